@@ -1,0 +1,41 @@
+"""srcjax: a source-to-source array compiler for NumPy-style Python.
+
+It reads your function's source, infers every shape and dtype statically,
+writes readable Python (``srcjax.source``), lowers it to StableHLO and runs it
+on XLA through jaxlib.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import primitives as _primitives  # noqa: F401  (registers the primitive table)
+from .api import Compiled, Lowered, compile, eval_shape, lower, numpy_function, source
+from .core import (
+    ArgumentError, DTypeError, DynamicControlFlowError, ShapeDtypeStruct, ShapeError, StaticValueError,
+    TranspileError, UnknownFunctionError, UnsupportedSyntaxError,
+)
+
+__version__ = "0.1.0"
+
+
+def devices(platform: str | None = None) -> list[Any]:
+    """The devices of the default (or given) PJRT platform."""
+    from .runtime import devices as _devices
+
+    return _devices(platform)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Array":
+        from .runtime import Array
+
+        return Array
+    raise AttributeError(f"module 'srcjax' has no attribute {name!r}")
+
+
+__all__ = [
+    "ArgumentError", "Compiled", "DTypeError", "DynamicControlFlowError", "Lowered", "ShapeDtypeStruct",
+    "ShapeError", "StaticValueError", "TranspileError", "UnknownFunctionError", "UnsupportedSyntaxError",
+    "compile", "devices", "eval_shape", "lower", "numpy_function", "source",
+]

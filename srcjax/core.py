@@ -1,0 +1,226 @@
+"""Core records shared by every stage: abstract values, source spans, errors.
+
+Nothing here imports jaxlib; everything here is cheap to import.
+"""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+try:  # bfloat16 comes from ml_dtypes, which jaxlib depends on.
+    import ml_dtypes
+
+    bfloat16: Any = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - ml_dtypes ships with jaxlib
+    bfloat16 = None
+
+SUPPORTED_DTYPES = {
+    np.dtype(t)
+    for t in (
+        np.bool_, np.int8, np.int16, np.int32, np.int64,
+        np.uint8, np.uint16, np.uint32, np.uint64,
+        np.float16, np.float32, np.float64,
+    )
+} | ({bfloat16} if bfloat16 is not None else set())
+
+# The dtype a weakly typed Python scalar has in NumPy 2 (NEP 50).
+PYTHON_SCALAR_DTYPES = {
+    bool: np.dtype(np.bool_),
+    int: np.dtype(np.int64),
+    float: np.dtype(np.float64),
+}
+
+
+# ---------------------------------------------------------------------------
+# Abstract values
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShapedArray:
+    """The abstract value of an array: shape, dtype and NEP 50 weak typing.
+
+    ``weak_type`` is true for values that behave like Python scalars in NumPy
+    (a Python ``float`` argument, ``x.shape[0] * 0.5`` ...): they take the dtype
+    of the array they meet. ``origin`` names the Python int/bool arguments the
+    value was computed from; if such a value reaches a place that needs a
+    static value, the argument is made static and the function re-specialized.
+    """
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    weak_type: bool = False
+    origin: frozenset[str] = field(default=frozenset(), compare=False)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def update(self, **kw: Any) -> ShapedArray:
+        d = dict(shape=self.shape, dtype=self.dtype, weak_type=self.weak_type, origin=self.origin)
+        d.update(kw)
+        return ShapedArray(**d)
+
+    def str_short(self) -> str:
+        return f"{dtype_short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    def __repr__(self) -> str:
+        weak = ", weak" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
+
+
+class ShapeDtypeStruct:
+    """A shape and dtype standing in for an array (as ``jax.ShapeDtypeStruct``)."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: tuple[int, ...] | list[int], dtype: Any) -> None:
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ShapeDtypeStruct)
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype))
+
+
+_SHORT = {
+    "bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "float16": "f16", "float32": "f32", "float64": "f64", "bfloat16": "bf16",
+}
+
+
+def dtype_short_name(dtype: np.dtype) -> str:
+    return _SHORT.get(np.dtype(dtype).name, np.dtype(dtype).name)
+
+
+def canonical_dtype(dtype: Any) -> np.dtype:
+    """``np.dtype(dtype)``, refusing what XLA cannot hold (objects, complex, strings)."""
+    d = np.dtype(dtype)
+    if d not in SUPPORTED_DTYPES:
+        raise DTypeError(f"dtype {d} is not supported (supported: bool, int8-64, uint8-64, "
+                         "float16, bfloat16, float32, float64)")
+    return d
+
+
+# ---------------------------------------------------------------------------
+# Source spans and errors
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Span:
+    """A place in the user's source: 1-based line, 0-based column."""
+
+    filename: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    def source_line(self) -> str:
+        return linecache.getline(self.filename, self.line).rstrip("\n")
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.line}:{self.col + 1}"
+
+
+class TranspileError(Exception):
+    """Base class of every error srcjax reports about a user's program.
+
+    Carries the place (file:line:col), the offending line with a caret under
+    the expression, and a hint of what to write instead.
+    """
+
+    kind = "error"
+
+    def __init__(self, message: str, span: Span | None = None, hint: str | None = None) -> None:
+        self.message = message
+        self.span = span
+        self.hint = hint
+        self.note: str | None = None
+        super().__init__(message)
+
+    def with_span(self, span: Span | None) -> TranspileError:
+        if self.span is None and span is not None:
+            self.span = span
+        return self
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def render(self) -> str:
+        head = f"{self.message}"
+        lines = []
+        if self.span is not None:
+            lines.append(f"{self.span}: error: {head}")
+            src = self.span.source_line()
+            if src:
+                lines.append(f"    {src}")
+                end = self.span.end_col if self.span.end_line == self.span.line else len(src)
+                width = max(1, end - self.span.col)
+                lines.append("    " + " " * self.span.col + "^" * width)
+        else:
+            lines.append(head)
+        if self.note:
+            lines.append(f"note: {self.note}")
+        if self.hint:
+            lines.append(f"hint: {self.hint}")
+        return "\n".join(lines)
+
+
+class ShapeError(TranspileError, ValueError):
+    """Operand shapes do not fit the operation (found before anything runs)."""
+
+
+class DTypeError(TranspileError, TypeError):
+    """An operand has a dtype the operation does not accept."""
+
+
+class UnsupportedSyntaxError(TranspileError):
+    """A Python construct srcjax does not transpile (yet)."""
+
+
+class UnknownFunctionError(TranspileError, NameError):
+    """A name or function srcjax cannot resolve or does not support."""
+
+
+class ArgumentError(TranspileError, TypeError):
+    """A compiled function was called with the wrong arguments."""
+
+
+class StaticValueError(TranspileError):
+    """A value that must be known at transpile time depends on array data."""
+
+
+class DynamicControlFlowError(StaticValueError):
+    """Control flow decided by array data (not supported yet)."""
+
+
+class NeedStatic(Exception):
+    """Internal signal: these Python int/bool arguments must become static."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        super().__init__(sorted(names))
+        self.names = names

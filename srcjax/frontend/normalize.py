@@ -1,0 +1,731 @@
+"""Normalize: a parsed user function -> A-normal form (ANF), shape-agnostic.
+
+Input: :class:`FunctionSource`. Output: :class:`NormalizedFunction`, whose
+``fdef`` is a libcst ``FunctionDef`` in which
+
+- every statement performs at most one operation, on *atoms* (names,
+  literals, ``np.float32``-like constants, ``x.shape``/``x.ndim``/``x.dtype``,
+  and tuples/lists/slices of atoms);
+- fresh temporaries are named after what they hold (``matmul``, ``tanh_1``);
+- ``numpy`` under any alias and ``from numpy import f`` become ``np.f``;
+  array methods become NumPy calls (``x.sum(0)`` -> ``np.sum(x, axis=0)``),
+  with every non-operand argument passed by keyword;
+- augmented assignment, conditional expressions and chained assignment are
+  desugared; docstrings and ``pass`` are dropped;
+- calls to other user functions name the generated helper.
+
+Expressions that Python evaluates lazily (operands of ``and``/``or``, chained
+comparisons, ``while`` tests, comprehensions) are kept nested: flattening them
+would change when they run. Unsupported syntax raises
+:class:`UnsupportedSyntaxError` here, before any shapes are known.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import math
+import re
+import types
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+import numpy as np
+
+from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
+from ..primitives import registry
+from .read import FunctionSource, read_function
+
+# -- tables -------------------------------------------------------------------------
+
+BINOP_HINT = {
+    "Add": "add", "Subtract": "sub", "Multiply": "mul", "Divide": "div", "FloorDivide": "floordiv",
+    "Modulo": "mod", "Power": "pow", "MatrixMultiply": "matmul", "BitAnd": "and_", "BitOr": "or_",
+    "BitXor": "xor", "LeftShift": "lshift", "RightShift": "rshift",
+}
+UNARY_HINT = {"Minus": "neg", "Plus": "pos", "BitInvert": "invert", "Not": "not_"}
+COMPARE_HINT = {
+    "LessThan": "lt", "LessThanEqual": "le", "GreaterThan": "gt", "GreaterThanEqual": "ge",
+    "Equal": "eq", "NotEqual": "ne", "Is": "is_", "IsNot": "is_not", "In": "in_", "NotIn": "not_in",
+}
+AUG_TO_BIN = {
+    "AddAssign": cst.Add, "SubtractAssign": cst.Subtract, "MultiplyAssign": cst.Multiply,
+    "DivideAssign": cst.Divide, "FloorDivideAssign": cst.FloorDivide, "ModuloAssign": cst.Modulo,
+    "PowerAssign": cst.Power, "MatrixMultiplyAssign": cst.MatrixMultiply, "BitAndAssign": cst.BitAnd,
+    "BitOrAssign": cst.BitOr, "BitXorAssign": cst.BitXor, "LeftShiftAssign": cst.LeftShift,
+    "RightShiftAssign": cst.RightShift,
+}
+
+# array method -> NumPy function; "pack" methods take their shape/axes as varargs too.
+ARRAY_METHODS = {
+    "sum": "sum", "mean": "mean", "prod": "prod", "max": "max", "min": "min", "all": "all",
+    "any": "any", "argmax": "argmax", "argmin": "argmin", "var": "var", "std": "std",
+    "clip": "clip", "round": "round", "dot": "dot", "repeat": "repeat", "squeeze": "squeeze",
+    "swapaxes": "swapaxes", "ravel": "ravel", "flatten": "ravel", "astype": "astype",
+    "reshape": "reshape", "transpose": "transpose", "copy": "copy",
+}
+PACK_METHODS = {"reshape", "transpose"}
+
+# Builtins a program may use (most only on static values; the interpreter checks).
+ALLOWED_BUILTINS = {
+    "range", "len", "abs", "min", "max", "float", "int", "bool", "tuple", "list", "dict",
+    "enumerate", "zip", "reversed", "sum", "round", "isinstance", "slice", "sorted", "any", "all",
+    "divmod", "pow", "str", "ValueError", "TypeError", "AssertionError", "NotImplementedError",
+    "Ellipsis", "None", "True", "False", "map",
+}
+
+UNSUPPORTED_STATEMENTS = {
+    cst.Try: ("try/except", "remove it: errors inside compiled code cannot be caught"),
+    cst.With: ("with", "move the context manager outside the compiled function"),
+    cst.ClassDef: ("class definitions", "define classes outside the function"),
+    cst.Global: ("global", "pass the value as an argument and return the new value"),
+    cst.Nonlocal: ("nonlocal", "pass the value as an argument and return the new value"),
+    cst.Import: ("import inside a function", "import at module level"),
+    cst.ImportFrom: ("import inside a function", "import at module level"),
+    cst.Del: ("del", "just stop using the name"),
+}
+UNSUPPORTED_EXPRESSIONS = {
+    cst.Lambda: ("lambda", "define a named function with `def` at module level"),
+    cst.Yield: ("yield", "return the values (e.g. stacked with np.stack)"),
+    cst.Await: ("await", "compiled functions are synchronous"),
+    cst.NamedExpr: ("the walrus operator `:=`", "assign in a separate statement"),
+    cst.SetComp: ("set comprehensions", "use a list or tuple"),
+    cst.DictComp: ("dict comprehensions", "build the dict with a for loop over static keys"),
+    cst.Set: ("sets", "use a tuple"),
+}
+
+
+@dataclass
+class NormalizedFunction:
+    """One function of a program, in ANF."""
+
+    name: str  # its name in the generated module
+    fn: Callable[..., Any]  # the user's function
+    fdef: cst.FunctionDef
+    spans: dict[int, Span]  # id(statement node) -> where it came from
+    source: FunctionSource
+    calls: list[Callable[..., Any]] = field(default_factory=list)  # user functions it calls
+    temps: set[str] = field(default_factory=set)  # names the normalizer invented
+
+    @property
+    def namespace(self) -> dict[str, Any]:
+        return self.source.globals
+
+
+def _attr_chain(node: cst.BaseExpression) -> list[str] | None:
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return parts[::-1]
+    return None
+
+
+def dotted(path: str) -> cst.BaseExpression:
+    parts = path.split(".")
+    node: cst.BaseExpression = cst.Name(parts[0])
+    for p in parts[1:]:
+        node = cst.Attribute(value=node, attr=cst.Name(p))
+    return node
+
+
+def _is_user_function(v: Any) -> bool:
+    if getattr(v, "__srcjax_fn__", None) is not None:
+        return True
+    if not isinstance(v, types.FunctionType):
+        return False
+    mod = getattr(v, "__module__", "") or ""
+    return not (mod == "numpy" or mod.startswith("numpy.") or mod.startswith("srcjax"))
+
+
+def unwrap(v: Any) -> Any:
+    """A user function behind a srcjax wrapper (``@srcjax.compile``)."""
+    inner = getattr(v, "__srcjax_fn__", None)
+    return inner if inner is not None else v
+
+
+class Normalizer:
+    def __init__(self, src: FunctionSource, helper_name: Callable[[Callable[..., Any]], str]) -> None:
+        self.src = src
+        self.helper_name = helper_name
+        self.spans: dict[int, Span] = {}
+        self.calls: list[Callable[..., Any]] = []
+        self.locals = _local_names(src.fdef)
+        self.used = set(self.locals) | _all_names(src.fdef) | {"np", "math", "srcjax"}
+        self.counts: dict[str, int] = {}
+        self.temps: set[str] = set()
+        self.out: list[cst.BaseStatement] = []
+
+    # -- errors and spans ---------------------------------------------------------
+    def span(self, node: cst.CSTNode) -> Span | None:
+        return self.src.span(node)
+
+    def unsupported(self, node: cst.CSTNode, what: str, hint: str | None = None) -> UnsupportedSyntaxError:
+        return UnsupportedSyntaxError(f"{what} is not supported", span=self.span(node), hint=hint)
+
+    # -- names -----------------------------------------------------------------
+    def fresh(self, hint: str) -> str:
+        base = re.sub(r"\W", "_", hint) or "t"
+        if base[0].isdigit():
+            base = "t" + base
+        if base not in self.used and not hasattr(builtins, base):
+            self.used.add(base)
+            self.temps.add(base)
+            return base
+        k = self.counts.get(base, 0)
+        while True:
+            k += 1
+            name = f"{base}_{k}"
+            if name not in self.used:
+                self.counts[base] = k
+                self.used.add(name)
+                self.temps.add(name)
+                return name
+
+    def lookup(self, name: str) -> tuple[bool, Any]:
+        if name in self.src.closure:
+            return True, self.src.closure[name]
+        if name in self.src.globals:
+            return True, self.src.globals[name]
+        if hasattr(builtins, name):
+            return True, getattr(builtins, name)
+        return False, None
+
+    def resolve_name(self, node: cst.Name) -> cst.BaseExpression:
+        name = node.value
+        if name in self.locals or name in ("None", "True", "False"):
+            return node
+        found, v = self.lookup(name)
+        if not found:
+            raise UnknownFunctionError(f"name {name!r} is not defined", span=self.span(node))
+        if v is np:
+            return cst.Name("np")
+        if v is math:
+            return cst.Name("math")
+        if isinstance(v, types.ModuleType) and v.__name__.startswith("numpy."):
+            return dotted("np" + v.__name__[len("numpy"):])
+        prim = registry.lookup(v) if callable(v) else None
+        if prim is not None:
+            return dotted(prim.path)
+        if _is_user_function(v):
+            fn = unwrap(v)
+            if fn not in self.calls:
+                self.calls.append(fn)
+            return cst.Name(self.helper_name(fn))
+        if v is getattr(builtins, name, None) and name not in ALLOWED_BUILTINS:
+            raise UnknownFunctionError(f"the builtin {name}() is not supported in compiled code",
+                                       span=self.span(node))
+        return node
+
+    def static_value(self, node: cst.BaseExpression) -> tuple[bool, Any]:
+        """The value of a module-rooted name chain (``np.tanh``), if it has one."""
+        chain = _attr_chain(node)
+        if chain is None or chain[0] in self.locals:
+            return False, None
+        found, v = self.lookup(chain[0])
+        if not found:
+            return False, None
+        for part in chain[1:]:
+            if not isinstance(v, types.ModuleType) and not isinstance(v, type):
+                return False, None
+            if not hasattr(v, part):
+                raise UnknownFunctionError(f"{'.'.join(chain)} does not exist", span=self.span(node))
+            v = getattr(v, part)
+        return True, v
+
+    # -- emitting ---------------------------------------------------------------
+    def emit(self, stmt: cst.BaseSmallStatement, origin: cst.CSTNode | None) -> None:
+        line = cst.SimpleStatementLine(body=[stmt])
+        if origin is not None:
+            sp = self.span(origin)
+            if sp is not None:
+                self.spans[id(line)] = sp
+        self.out.append(line)
+
+    def assign(self, target: cst.BaseAssignTargetExpression, value: cst.BaseExpression,
+               origin: cst.CSTNode | None) -> None:
+        self.emit(cst.Assign(targets=[cst.AssignTarget(target=target)], value=value), origin)
+
+    # -- expressions --------------------------------------------------------------
+    def atom(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """An atom for ``node``, emitting statements for whatever it computes."""
+        flat, hint = self.flat(node)
+        if hint is None:
+            return flat
+        name = self.fresh(hint)
+        self.assign(cst.Name(name), flat, node)
+        return cst.Name(name)
+
+    def flat(self, node: cst.BaseExpression) -> tuple[cst.BaseExpression, str | None]:
+        """One operation on atoms, and a name hint (None when already an atom)."""
+        for kind, (what, hint) in UNSUPPORTED_EXPRESSIONS.items():
+            if isinstance(node, kind):
+                raise self.unsupported(node, what, hint)
+        node = node.with_changes(lpar=[], rpar=[]) if getattr(node, "lpar", None) else node
+        if isinstance(node, cst.Name):
+            return self.resolve_name(node), None
+        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
+                             cst.ConcatenatedString, cst.Ellipsis)):
+            return node, None
+        if isinstance(node, cst.FormattedString):
+            self.check_lazy(node)
+            return node, None
+        if isinstance(node, cst.Attribute):
+            return self.flat_attribute(node)
+        if isinstance(node, cst.Subscript):
+            base = self.atom(node.value)
+            elems = [self.slice_element(e) for e in node.slice]
+            return node.with_changes(value=base, slice=elems), "getitem"
+        if isinstance(node, cst.BinaryOperation):
+            left = self.atom(node.left)
+            right = self.atom(node.right)
+            return node.with_changes(left=left, right=right), BINOP_HINT[type(node.operator).__name__]
+        if isinstance(node, cst.UnaryOperation):
+            if isinstance(node.operator, (cst.Minus, cst.Plus)) and isinstance(node.expression, (cst.Integer, cst.Float)):
+                return node, None  # a negative literal is an atom
+            return node.with_changes(expression=self.atom(node.expression)), \
+                UNARY_HINT[type(node.operator).__name__]
+        if isinstance(node, cst.Comparison):
+            if len(node.comparisons) == 1:
+                left = self.atom(node.left)
+                c = node.comparisons[0]
+                return node.with_changes(left=left, comparisons=[c.with_changes(
+                    comparator=self.atom(c.comparator))]), COMPARE_HINT[type(c.operator).__name__]
+            self.check_lazy(node)
+            return node, "cmp"
+        if isinstance(node, cst.BooleanOperation):
+            self.check_lazy(node)
+            return node, "and_" if isinstance(node.operator, cst.And) else "or_"
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+            self.check_lazy(node)
+            return node, "items"
+        if isinstance(node, cst.IfExp):
+            return self.flat_ifexp(node)
+        if isinstance(node, (cst.Tuple, cst.List)):
+            elems = []
+            for e in node.elements:
+                if isinstance(e, cst.StarredElement):
+                    raise self.unsupported(e, "starred elements (*x) in a tuple or list",
+                                           "build the tuple with + on static tuples")
+                elems.append(e.with_changes(value=self.atom(e.value)))
+            return node.with_changes(elements=elems), None
+        if isinstance(node, cst.Dict):
+            elems = []
+            for e in node.elements:
+                if isinstance(e, cst.StarredDictElement):
+                    raise self.unsupported(e, "**-unpacking in a dict")
+                elems.append(e.with_changes(key=self.atom(e.key), value=self.atom(e.value)))
+            return node.with_changes(elements=elems), None
+        if isinstance(node, cst.Call):
+            return self.flat_call(node)
+        raise self.unsupported(node, f"the expression {type(node).__name__}")
+
+    def slice_element(self, e: cst.SubscriptElement) -> cst.SubscriptElement:
+        s = e.slice
+        if isinstance(s, cst.Index):
+            if s.star is not None:
+                raise self.unsupported(s, "starred indices")
+            return e.with_changes(slice=s.with_changes(value=self.atom(s.value)))
+        assert isinstance(s, cst.Slice)
+        return e.with_changes(slice=s.with_changes(
+            lower=self.atom(s.lower) if s.lower is not None else None,
+            upper=self.atom(s.upper) if s.upper is not None else None,
+            step=self.atom(s.step) if s.step is not None else None))
+
+    def flat_attribute(self, node: cst.Attribute) -> tuple[cst.BaseExpression, str | None]:
+        ok, v = self.static_value(node)
+        if ok:
+            if isinstance(v, types.ModuleType) and v.__name__.startswith("numpy"):
+                return dotted("np" + v.__name__[len("numpy"):]), None
+            prim = registry.lookup(v) if callable(v) else None
+            if prim is not None:
+                return dotted(prim.path), None
+            chain = _attr_chain(node)
+            assert chain is not None
+            head = self.resolve_name(cst.Name(chain[0]))
+            return dotted(cst.Module([]).code_for_node(head) + "." + ".".join(chain[1:])), None
+        base = self.atom(node.value)
+        attr = node.attr.value
+        if attr in ("shape", "ndim", "dtype", "size"):
+            return node.with_changes(value=base), None
+        hint = f"{base.value}_{attr}" if isinstance(base, cst.Name) else attr
+        return node.with_changes(value=base), hint
+
+    def flat_ifexp(self, node: cst.IfExp) -> tuple[cst.BaseExpression, str | None]:
+        test = self.atom(node.test)
+        name = self.fresh("select")
+        saved = self.out
+        self.out = []
+        self.assign(cst.Name(name), self.flat(node.body)[0], node.body)
+        body = self.out
+        self.out = []
+        self.assign(cst.Name(name), self.flat(node.orelse)[0], node.orelse)
+        orelse = self.out
+        self.out = saved
+        stmt = cst.If(test=test, body=cst.IndentedBlock(body=body),
+                      orelse=cst.Else(body=cst.IndentedBlock(body=orelse)))
+        sp = self.span(node.test)
+        if sp is not None:
+            self.spans[id(stmt)] = sp
+        self.out.append(stmt)
+        return cst.Name(name), None
+
+    def flat_call(self, node: cst.Call) -> tuple[cst.BaseExpression, str | None]:
+        for a in node.args:
+            if a.star:
+                raise self.unsupported(a, f"{a.star}-arguments in a call",
+                                       "pass the arguments one by one")
+        func = node.func
+        ok, fv = self.static_value(func)
+        # array methods -> NumPy functions
+        if not ok and isinstance(func, cst.Attribute) and func.attr.value in ARRAY_METHODS:
+            meth = func.attr.value
+            recv = self.atom(func.value)
+            args = list(node.args)
+            if meth in PACK_METHODS:
+                pos = [a for a in args if a.keyword is None]
+                kws = [a for a in args if a.keyword is not None]
+                if len(pos) > 1:
+                    packed = cst.Tuple(elements=[cst.Element(value=a.value) for a in pos])
+                    pos = [cst.Arg(value=packed)]
+                args = pos + kws
+            fname = ARRAY_METHODS[meth]
+            prim = registry.lookup(getattr(np, fname))
+            assert prim is not None, fname
+            return self.prim_call(node, prim, [cst.Arg(value=recv)] + args)
+        if ok:
+            prim = registry.lookup(fv) if callable(fv) else None
+            if prim is not None:
+                return self.prim_call(node, prim, list(node.args))
+            mod = getattr(fv, "__module__", None) or ""
+            if (callable(fv) and (mod == "numpy" or mod.startswith("numpy."))
+                    and not isinstance(fv, type) and fv not in _STATIC_NUMPY):
+                name = ".".join(_attr_chain(func) or ["?"])
+                raise UnknownFunctionError(f"{name} is not supported by srcjax (yet)", span=self.span(node),
+                                           hint="see the supported NumPy subset in the README")
+            if isinstance(fv, types.BuiltinFunctionType) and getattr(fv, "__self__", None) is not builtins \
+                    and not (mod == "math" or fv in _STATIC_NUMPY):
+                raise UnknownFunctionError(
+                    f"cannot transpile a call to {getattr(fv, '__qualname__', fv)!r}: it has no Python source",
+                    span=self.span(node), hint="use NumPy functions srcjax supports, or write it in Python")
+        callee = self.atom(func) if not isinstance(func, cst.Name) else self.resolve_name(func)
+        args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
+        hint = _call_hint(callee)
+        return node.with_changes(func=callee, args=args), hint
+
+    def prim_call(self, node: cst.Call, prim: registry.Primitive,
+                  args: list[cst.Arg]) -> tuple[cst.BaseExpression, str | None]:
+        pos = [a.value for a in args if a.keyword is None]
+        kws = {a.keyword.value: a.value for a in args if a.keyword is not None}
+        try:
+            bound = prim.signature.bind(*pos, **kws)
+        except TypeError as e:
+            raise ArgumentError(f"{prim.path}(): {e}", span=self.span(node),
+                                hint=f"srcjax supports {prim.path}{prim.signature}") from None
+        out_args: list[cst.Arg] = []
+        params = prim.signature.parameters
+        for i, (pname, value) in enumerate(bound.arguments.items()):
+            p = params[pname]
+            if p.kind == inspect.Parameter.VAR_POSITIONAL:
+                out_args += [cst.Arg(value=self.atom(v)) for v in value]
+            elif p.kind == inspect.Parameter.POSITIONAL_ONLY or i < prim.positional:
+                out_args.append(cst.Arg(value=self.atom(value)))
+            else:
+                out_args.append(cst.Arg(value=self.atom(value), keyword=cst.Name(pname),
+                                        equal=cst.AssignEqual(cst.SimpleWhitespace(""),
+                                                              cst.SimpleWhitespace(""))))
+        return cst.Call(func=dotted(prim.path), args=out_args), prim.name
+
+    def check_lazy(self, node: cst.CSTNode) -> None:
+        """Validate an expression kept nested: syntax and names."""
+        checker = _LazyChecker(self, node)
+        node.visit(checker)
+
+    # -- statements ---------------------------------------------------------------
+    def block(self, stmts: Sequence[cst.BaseStatement], top: bool = False) -> list[cst.BaseStatement]:
+        saved = self.out
+        self.out = []
+        for i, s in enumerate(stmts):
+            if top and i == 0 and _is_docstring(s):
+                continue
+            self.statement(s)
+        body = self.out or [cst.SimpleStatementLine(body=[cst.Pass()])]
+        self.out = saved
+        return body
+
+    def statement(self, s: cst.BaseStatement) -> None:
+        for kind, (what, hint) in UNSUPPORTED_STATEMENTS.items():
+            if isinstance(s, kind):
+                raise self.unsupported(s, what, hint)
+        if isinstance(s, cst.SimpleStatementLine):
+            for small in s.body:
+                self.small_statement(small)
+        elif isinstance(s, cst.If):
+            self.if_statement(s)
+        elif isinstance(s, cst.For):
+            if s.asynchronous is not None:
+                raise self.unsupported(s, "async for")
+            if s.orelse is not None:
+                raise self.unsupported(s.orelse, "for ... else", "use a flag variable")
+            it = self.atom_or_flat(s.iter)
+            target = self.target(s.target)
+            stmt = s.with_changes(target=target, iter=it, body=cst.IndentedBlock(body=self.block(s.body.body)))
+            self.record(stmt, s.iter)
+            self.out.append(stmt)
+        elif isinstance(s, cst.While):
+            if s.orelse is not None:
+                raise self.unsupported(s.orelse, "while ... else", "use a flag variable")
+            self.check_lazy(s.test)
+            stmt = s.with_changes(body=cst.IndentedBlock(body=self.block(s.body.body)))
+            self.record(stmt, s.test)
+            self.out.append(stmt)
+        elif isinstance(s, cst.FunctionDef):
+            raise self.unsupported(s, "nested function definitions", "define the function at module level")
+        else:
+            raise self.unsupported(s, f"the statement {type(s).__name__}")
+
+    def record(self, stmt: cst.CSTNode, origin: cst.CSTNode) -> None:
+        sp = self.span(origin)
+        if sp is not None:
+            self.spans[id(stmt)] = sp
+
+    def atom_or_flat(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """Loop iterables stay one call (``range(n)``) rather than a temporary."""
+        flat, hint = self.flat(node)
+        return flat
+
+    def if_statement(self, s: cst.If) -> None:
+        test = self.atom(s.test)
+        body = self.block(s.body.body)
+        orelse: cst.If | cst.Else | None = None
+        if isinstance(s.orelse, cst.Else):
+            orelse = s.orelse.with_changes(body=cst.IndentedBlock(body=self.block(s.orelse.body.body)))
+        elif isinstance(s.orelse, cst.If):
+            saved = self.out
+            self.out = []
+            self.if_statement(s.orelse)
+            inner = self.out
+            self.out = saved
+            if len(inner) == 1 and isinstance(inner[0], cst.If):
+                orelse = inner[0]
+            else:
+                orelse = cst.Else(body=cst.IndentedBlock(body=inner))
+        stmt = cst.If(test=test, body=cst.IndentedBlock(body=body), orelse=orelse)
+        self.record(stmt, s.test)
+        self.out.append(stmt)
+
+    def target(self, t: cst.BaseExpression) -> cst.BaseAssignTargetExpression:
+        if isinstance(t, cst.Name):
+            return t
+        if isinstance(t, (cst.Tuple, cst.List)):
+            elems = []
+            for e in t.elements:
+                if isinstance(e, cst.StarredElement):
+                    raise self.unsupported(e, "starred assignment targets (a, *b = ...)")
+                elems.append(e.with_changes(value=self.target(e.value)))
+            return cst.Tuple(elements=elems)
+        if isinstance(t, cst.Subscript):
+            raise self.unsupported(t, "assignment to an array element or slice (x[i] = v)",
+                                   "build the array functionally, e.g. with np.where or np.concatenate")
+        raise self.unsupported(t, f"assignment to {type(t).__name__}")
+
+    def small_statement(self, s: cst.BaseSmallStatement) -> None:
+        for kind, (what, hint) in UNSUPPORTED_STATEMENTS.items():
+            if isinstance(s, kind):
+                raise self.unsupported(s, what, hint)
+        if isinstance(s, cst.Assign):
+            targets = [self.target(t.target) for t in s.targets]
+            flat, hint = self.flat(s.value)
+            first = targets[0]
+            self.assign(first, flat, s.value)
+            for t in targets[1:]:
+                self.assign(t, first, s.value)
+        elif isinstance(s, cst.AnnAssign):
+            if s.value is not None:
+                self.assign(self.target(s.target), self.flat(s.value)[0], s.value)
+        elif isinstance(s, cst.AugAssign):
+            target = self.target(s.target)
+            if not isinstance(target, cst.Name):
+                raise self.unsupported(s.target, "augmented assignment to this target")
+            value = self.atom(s.value)
+            op = AUG_TO_BIN[type(s.operator).__name__]()
+            self.assign(target, cst.BinaryOperation(left=target, operator=op, right=value), s)
+        elif isinstance(s, cst.Return):
+            value = self.atom(s.value) if s.value is not None else None
+            self.emit(cst.Return(value=value), s)
+        elif isinstance(s, cst.Expr):
+            if isinstance(s.value, (cst.SimpleString, cst.ConcatenatedString)):
+                return
+            if not isinstance(s.value, cst.Call):
+                return  # an expression statement without effect
+            flat, _ = self.flat(s.value)
+            self.emit(cst.Expr(value=flat), s.value)
+        elif isinstance(s, cst.Assert):
+            test = self.atom(s.test)
+            if s.msg is not None:
+                self.check_lazy(s.msg)
+            self.emit(s.with_changes(test=test), s.test)
+        elif isinstance(s, cst.Raise):
+            if s.exc is not None:
+                self.check_lazy(s.exc)
+            self.emit(s, s)
+        elif isinstance(s, (cst.Pass, cst.Break, cst.Continue)):
+            if not isinstance(s, cst.Pass):
+                self.emit(s, s)
+        else:
+            raise self.unsupported(s, f"the statement {type(s).__name__}")
+
+    # -- the function ---------------------------------------------------------------
+    def function(self, name: str) -> cst.FunctionDef:
+        fdef = self.src.fdef
+        params = fdef.params
+        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) and isinstance(params.star_arg, cst.Param):
+            raise self.unsupported(params.star_arg, "*args parameters", "list the parameters explicitly")
+        if params.star_kwarg is not None:
+            raise self.unsupported(params.star_kwarg, "**kwargs parameters", "list the parameters explicitly")
+        clean = params.with_changes(
+            params=[p.with_changes(annotation=None) for p in params.params],
+            posonly_params=[p.with_changes(annotation=None) for p in params.posonly_params],
+            kwonly_params=[p.with_changes(annotation=None) for p in params.kwonly_params],
+        )
+        body = self.block(fdef.body.body, top=True)
+        return cst.FunctionDef(name=cst.Name(name), params=clean, body=cst.IndentedBlock(body=body))
+
+
+class _LazyChecker(cst.CSTVisitor):
+    """Checks an expression kept nested: no unsupported syntax, every name known."""
+
+    def __init__(self, norm: Normalizer, root: cst.CSTNode) -> None:
+        self.norm = norm
+        self.bound: set[str] = set()
+        for n in _comprehension_targets(root):
+            self.bound.add(n)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        for kind, (what, hint) in UNSUPPORTED_EXPRESSIONS.items():
+            if isinstance(node, kind):
+                raise self.norm.unsupported(node, what, hint)
+        return True
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        if node.value not in self.bound and node.value not in self.norm.locals and \
+                node.value not in ("None", "True", "False"):
+            found, v = self.norm.lookup(node.value)
+            if not found:
+                raise UnknownFunctionError(f"name {node.value!r} is not defined", span=self.norm.span(node))
+            if _is_user_function(v):
+                fn = unwrap(v)
+                if fn not in self.norm.calls:
+                    self.norm.calls.append(fn)
+        return False
+
+
+_STATIC_NUMPY: set[Any] = set()
+for _n in ("dtype", "finfo", "iinfo", "result_type", "promote_types", "shape", "ndim", "can_cast",
+           "issubdtype"):
+    if hasattr(np, _n):
+        _STATIC_NUMPY.add(getattr(np, _n))
+
+
+def _comprehension_targets(root: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            for n in _target_names(node.target):
+                names.add(n)
+
+    root.visit(V())
+    return names
+
+
+def _target_names(t: cst.CSTNode) -> list[str]:
+    if isinstance(t, cst.Name):
+        return [t.value]
+    if isinstance(t, (cst.Tuple, cst.List)):
+        return [n for e in t.elements for n in _target_names(e.value)]
+    if isinstance(t, cst.StarredElement):
+        return _target_names(t.value)
+    return []
+
+
+def _local_names(fdef: cst.FunctionDef) -> set[str]:
+    names: set[str] = set()
+    p = fdef.params
+    for prm in list(p.params) + list(p.posonly_params) + list(p.kwonly_params):
+        names.add(prm.name.value)
+    if isinstance(p.star_arg, cst.Param):
+        names.add(p.star_arg.name.value)
+    if p.star_kwarg is not None:
+        names.add(p.star_kwarg.name.value)
+
+    class V(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is fdef
+
+    fdef.visit(V())
+    return names
+
+
+def _all_names(node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            names.add(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+    node.visit(V())
+    return names
+
+
+def _is_docstring(s: cst.BaseStatement) -> bool:
+    return (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Expr)
+            and isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _call_hint(callee: cst.BaseExpression) -> str:
+    chain = _attr_chain(callee)
+    if chain:
+        return chain[-1]
+    return "call"
+
+
+def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]], str],
+              name: str | None = None) -> NormalizedFunction:
+    src = read_function(fn)
+    norm = Normalizer(src, helper_name)
+    fdef = norm.function(name or src.name)
+    return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,
+                              calls=norm.calls, temps=norm.temps)

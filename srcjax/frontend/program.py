@@ -1,0 +1,76 @@
+"""A program: the entry function and every user function it calls, normalized.
+
+``Program.source()`` is the generated module: imports first, then the entry
+function, then helpers in the order they are first called. Executed in the
+entry function's globals it runs with NumPy and returns what the compiled
+function returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import libcst as cst
+
+from .normalize import NormalizedFunction, normalize, unwrap
+
+HEADER = "import numpy as np\n"
+
+
+class Program:
+    def __init__(self, entry: Callable[..., Any]) -> None:
+        entry = unwrap(entry)
+        self.entry_fn = entry
+        self.functions: dict[str, NormalizedFunction] = {}  # generated name -> function
+        self.by_fn: dict[Callable[..., Any], str] = {}  # user function -> generated name
+        self._queue: list[Callable[..., Any]] = []
+        self.entry = self.add(entry)
+        while self._queue:
+            fn = self._queue.pop(0)
+            self._normalize(fn)
+
+    def helper_name(self, fn: Callable[..., Any]) -> str:
+        fn = unwrap(fn)
+        name = self.by_fn.get(fn)
+        if name is None:
+            base = fn.__name__
+            name = base
+            k = 0
+            taken = set(self.by_fn.values())
+            while name in taken:
+                k += 1
+                name = f"{base}_{k}"
+            self.by_fn[fn] = name
+            self._queue.append(fn)
+        return name
+
+    def add(self, fn: Callable[..., Any]) -> NormalizedFunction:
+        name = self.helper_name(fn)
+        self._queue.remove(fn)
+        return self._normalize(fn, name)
+
+    def _normalize(self, fn: Callable[..., Any], name: str | None = None) -> NormalizedFunction:
+        name = name or self.by_fn[fn]
+        nf = normalize(fn, self.helper_name, name)
+        self.functions[name] = nf
+        return nf
+
+    def function_for(self, fn: Callable[..., Any]) -> NormalizedFunction:
+        """The normalized version of a user function, normalizing it on first use."""
+        fn = unwrap(fn)
+        name = self.helper_name(fn)
+        if name not in self.functions:
+            self._queue.remove(fn)
+            self._normalize(fn, name)
+        return self.functions[name]
+
+    def source(self) -> str:
+        module = cst.Module(body=[])
+        parts = [HEADER]
+        for nf in self.functions.values():
+            parts.append("\n\n" + module.code_for_node(nf.fdef))
+        text = "".join(parts)
+        if "math." in text:
+            text = "import math\n" + text
+        return text

@@ -1,0 +1,102 @@
+"""Read: a Python function -> its libcst tree, positions and namespaces.
+
+Input: a plain Python function object. Output: :class:`FunctionSource` with
+the parsed (dedented) definition, a position for every node in the user's
+file coordinates, and the globals/closure the names resolve against.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from ..core import Span, UnknownFunctionError, UnsupportedSyntaxError
+
+
+@dataclass
+class FunctionSource:
+    fn: Callable[..., Any]
+    name: str
+    filename: str
+    fdef: cst.FunctionDef
+    positions: dict[cst.CSTNode, CodeRange]
+    line_offset: int  # add to a parsed line to get the file line
+    col_offset: int  # add to a parsed column to get the file column
+    globals: dict[str, Any]
+    closure: dict[str, Any]
+
+    def span(self, node: cst.CSTNode) -> Span | None:
+        r = self.positions.get(node)
+        if r is None:
+            return None
+        return Span(self.filename, r.start.line + self.line_offset, r.start.column + self.col_offset,
+                    r.end.line + self.line_offset, r.end.column + self.col_offset)
+
+
+_CACHE: dict[Any, FunctionSource] = {}
+
+
+def read_function(fn: Callable[..., Any]) -> FunctionSource:
+    """Parse ``fn``'s source. Cached per code object (sources do not change under us)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise UnknownFunctionError(
+            f"cannot transpile {fn!r}: it has no Python source (a builtin or C function?)",
+            hint="write it in NumPy-style Python, or use a NumPy function srcjax supports")
+    key = (code, id(fn.__globals__))
+    hit = _CACHE.get(key)
+    if hit is not None and hit.fn is fn:
+        return hit
+    if fn.__name__ == "<lambda>":
+        raise UnsupportedSyntaxError(
+            "lambda functions are not supported", span=_code_span(fn),
+            hint="define the function with `def` so srcjax can read its source")
+    try:
+        lines, start = inspect.getsourcelines(fn)
+        filename = inspect.getsourcefile(fn) or code.co_filename
+    except (OSError, TypeError) as e:
+        raise UnknownFunctionError(
+            f"cannot read the source of {fn.__qualname__}: {e}",
+            hint="srcjax needs the function's source file (functions typed into a REPL have none)") from e
+    raw = "".join(lines)
+    dedented = textwrap.dedent(raw)
+    first_raw = next((ln for ln in lines if ln.strip()), "")
+    first_ded = next((ln for ln in dedented.splitlines(True) if ln.strip()), "")
+    col_offset = len(first_raw) - len(first_raw.lstrip()) - (len(first_ded) - len(first_ded.lstrip()))
+    try:
+        module = cst.parse_module(dedented)
+    except cst.ParserSyntaxError as e:
+        raise UnsupportedSyntaxError(f"cannot parse the source of {fn.__qualname__}: {e.message}") from e
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = dict(wrapper.resolve(PositionProvider))
+    fdef = next((s for s in module.body if isinstance(s, cst.FunctionDef)), None)
+    if fdef is None:
+        raise UnsupportedSyntaxError(f"cannot find the definition of {fn.__qualname__} in its source")
+    if fdef.asynchronous is not None:
+        raise UnsupportedSyntaxError("async functions are not supported",
+                                     span=Span(filename, start, col_offset, start, col_offset + 5))
+    closure: dict[str, Any] = {}
+    if fn.__closure__:
+        for name, cell in zip(code.co_freevars, fn.__closure__):
+            try:
+                closure[name] = cell.cell_contents
+            except ValueError:  # empty cell (defined later)
+                pass
+    src = FunctionSource(fn=fn, name=fn.__name__, filename=filename, fdef=fdef, positions=positions,
+                         line_offset=start - 1, col_offset=col_offset, globals=fn.__globals__,
+                         closure=closure)
+    _CACHE[key] = src
+    return src
+
+
+def _code_span(fn: Callable[..., Any]) -> Span | None:
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    return Span(code.co_filename, code.co_firstlineno, 0, code.co_firstlineno, 0)

@@ -1,0 +1,1 @@
+"""ANF program -> StableHLO text. Only this package and ``srcjax.runtime`` import jaxlib."""

@@ -1,0 +1,385 @@
+"""A small builder for StableHLO text, one ``func.func`` at a time.
+
+Values are SSA names with their abstract value attached; every method emits
+one line in StableHLO's pretty form (the generic form where the pretty one is
+not accepted) and returns the new value. The builder knows nothing about
+NumPy semantics: promotion and broadcasting are decided by the primitive
+rules, which call these methods.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..core import ShapedArray, bfloat16
+
+_ELEM = {
+    "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "ui8", "uint16": "ui16", "uint32": "ui32", "uint64": "ui64",
+    "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+}
+
+
+def elem_type(dtype: np.dtype) -> str:
+    return _ELEM[np.dtype(dtype).name]
+
+
+def tensor_type(shape: Sequence[int], dtype: np.dtype) -> str:
+    dims = "".join(f"{d}x" for d in shape)
+    return f"tensor<{dims}{elem_type(dtype)}>"
+
+
+def aval_type(aval: ShapedArray) -> str:
+    return tensor_type(aval.shape, aval.dtype)
+
+
+def compare_type(dtype: np.dtype) -> str:
+    d = np.dtype(dtype)
+    if d.kind == "f" or d == bfloat16:
+        return "FLOAT"
+    if d.kind == "i":
+        return "SIGNED"
+    return "UNSIGNED"  # unsigned ints and bool
+
+
+def is_float(dtype: np.dtype) -> bool:
+    d = np.dtype(dtype)
+    return d.kind == "f" or d == bfloat16
+
+
+def scalar_literal(value: Any, dtype: np.dtype) -> str:
+    """MLIR text for one element of ``dtype``; exact for every float."""
+    d = np.dtype(dtype)
+    if d == np.bool_:
+        return "true" if bool(value) else "false"
+    if d.kind in "iu":
+        return str(int(value))
+    v = np.asarray(value, dtype=d)
+    if bool(np.isfinite(v)):
+        f = float(v)
+        text = repr(f)
+        return text if ("." in text or "e" in text) else text + ".0"
+    # NaN and infinities: the bit pattern in hex.
+    bits = v.view(f"u{d.itemsize}")
+    return f"0x{int(bits):0{2 * d.itemsize}X}"
+
+
+def dense_literal(array: np.ndarray) -> str:
+    """``dense<...>`` payload for a whole array (splat when all elements agree)."""
+    a = np.ascontiguousarray(array)
+    if a.size == 0:
+        return "dense<[]>" if a.ndim == 1 else "dense<" + "[" * a.ndim + "]" * a.ndim + ">"
+    flat = a.reshape(-1)
+    if a.size == 1 or bool(np.all(flat == flat[0])) and not (is_float(a.dtype) and np.isnan(flat[0])):
+        return f"dense<{scalar_literal(flat[0], a.dtype)}>"
+    if a.dtype == np.bool_:
+        def nest(x: np.ndarray) -> str:
+            if x.ndim == 0:
+                return "true" if bool(x) else "false"
+            return "[" + ", ".join(nest(e) for e in x) + "]"
+        return f"dense<{nest(a)}>"
+    return f'dense<"0x{a.astype(a.dtype.newbyteorder("<")).tobytes().hex().upper()}">'
+
+
+class HloValue:
+    """An SSA value in the function being built, with its abstract value.
+
+    ``literal`` keeps the Python scalar a weak constant came from, so that
+    rules can materialize it directly in the dtype it is promoted to.
+    """
+
+    __slots__ = ("name", "aval", "literal")
+
+    def __init__(self, name: str, aval: ShapedArray, literal: Any = None) -> None:
+        self.name = name
+        self.aval = aval
+        self.literal = literal
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.aval.shape)
+
+    def __repr__(self) -> str:
+        return f"{self.name}: {self.aval.str_short()}"
+
+
+class FuncBuilder:
+    """Emits the body of one ``func.func``."""
+
+    def __init__(self, name: str, arg_avals: Sequence[ShapedArray]) -> None:
+        self.name = name
+        self.args = [HloValue(f"%arg{i}", a) for i, a in enumerate(arg_avals)]
+        self.lines: list[str] = []
+        self._n = 0
+        self._const_cache: dict[tuple[Any, ...], HloValue] = {}
+        self.indent = "    "
+        self.loc: str | None = None
+
+    # -- plumbing ---------------------------------------------------------
+    def fresh(self) -> str:
+        self._n += 1
+        return f"%{self._n - 1}"
+
+    def emit(self, text: str, aval: ShapedArray) -> HloValue:
+        name = self.fresh()
+        loc = f" loc({self.loc})" if self.loc else ""
+        self.lines.append(f"{self.indent}{name} = {text}{loc}")
+        return HloValue(name, aval)
+
+    def finish(self, results: Sequence[HloValue], visibility: str = "public") -> str:
+        args = ", ".join(f"{a.name}: {aval_type(a.aval)}" for a in self.args)
+        rtypes = ", ".join(aval_type(r.aval) for r in results)
+        out = [f"  func.func {visibility} @{self.name}({args}) -> ({rtypes}) {{"]
+        out += ["  " + line for line in self.lines]
+        if results:
+            names = ", ".join(r.name for r in results)
+            out.append(f"      func.return {names} : {rtypes}")
+        else:
+            out.append("      func.return")
+        out.append("  }")
+        return "\n".join(out)
+
+    # -- constants --------------------------------------------------------
+    def constant(self, value: Any, aval: ShapedArray) -> HloValue:
+        arr = np.asarray(value)
+        if arr.shape != aval.shape:
+            if arr.size == 1:
+                arr = arr.reshape(())
+            else:
+                arr = np.broadcast_to(arr, aval.shape)
+        arr = arr.astype(aval.dtype) if arr.dtype != aval.dtype else arr
+        if arr.ndim == 0 or arr.size == 1:
+            payload = f"dense<{scalar_literal(arr.reshape(-1)[0] if arr.size else 0, aval.dtype)}>"
+        else:
+            payload = dense_literal(arr)
+        key = (payload, aval.shape, aval.dtype)
+        if len(payload) < 200 and key in self._const_cache:
+            return self._const_cache[key]
+        v = self.emit(f"stablehlo.constant {payload} : {aval_type(aval)}", aval)
+        if len(payload) < 200:
+            self._const_cache[key] = v
+        return v
+
+    def full(self, value: Any, shape: Sequence[int], dtype: np.dtype) -> HloValue:
+        return self.constant(np.asarray(value, dtype=dtype), ShapedArray(tuple(shape), np.dtype(dtype)))
+
+    # -- shape and type ---------------------------------------------------
+    def convert(self, x: HloValue, dtype: np.dtype) -> HloValue:
+        dtype = np.dtype(dtype)
+        if x.dtype == dtype:
+            return x
+        if x.literal is not None:
+            return self.full(x.literal, x.shape, dtype)
+        out = x.aval.update(dtype=dtype)
+        if dtype == np.bool_:  # convert truncates; NumPy tests != 0
+            zero = self.full(0, x.shape, x.dtype)
+            return self.compare("NE", x, zero)
+        return self.emit(f"stablehlo.convert {x.name} : ({aval_type(x.aval)}) -> {aval_type(out)}", out)
+
+    def broadcast_in_dim(self, x: HloValue, shape: Sequence[int], dims: Sequence[int]) -> HloValue:
+        shape = tuple(shape)
+        if x.shape == shape and list(dims) == list(range(len(shape))):
+            return x
+        if x.literal is not None:
+            return self.full(x.literal, shape, x.dtype)
+        out = x.aval.update(shape=shape)
+        return self.emit(
+            f"stablehlo.broadcast_in_dim {x.name}, dims = {list(dims)} : "
+            f"({aval_type(x.aval)}) -> {aval_type(out)}", out)
+
+    def broadcast_to(self, x: HloValue, shape: Sequence[int]) -> HloValue:
+        """NumPy broadcasting of ``x`` to ``shape`` (trailing dimensions align)."""
+        shape = tuple(shape)
+        if x.shape == shape:
+            return x
+        lead = len(shape) - x.ndim
+        if any(d not in (1, s) for d, s in zip(x.shape, shape[lead:])):
+            raise ValueError(f"cannot broadcast {x.shape} to {shape}")
+        # Drop size-1 dims that expand, so broadcast_in_dim stays simple.
+        return self.broadcast_in_dim(x, shape, list(range(lead, len(shape))))
+
+    def reshape(self, x: HloValue, shape: Sequence[int]) -> HloValue:
+        shape = tuple(shape)
+        if x.shape == shape:
+            return x
+        if x.literal is not None:
+            return self.full(x.literal, shape, x.dtype)
+        out = x.aval.update(shape=shape)
+        return self.emit(f"stablehlo.reshape {x.name} : ({aval_type(x.aval)}) -> {aval_type(out)}", out)
+
+    def transpose(self, x: HloValue, perm: Sequence[int]) -> HloValue:
+        perm = list(perm)
+        if perm == list(range(x.ndim)):
+            return x
+        out = x.aval.update(shape=tuple(x.shape[p] for p in perm))
+        return self.emit(
+            f"stablehlo.transpose {x.name}, dims = {perm} : ({aval_type(x.aval)}) -> {aval_type(out)}", out)
+
+    def slice(self, x: HloValue, starts: Sequence[int], limits: Sequence[int],
+              strides: Sequence[int] | None = None) -> HloValue:
+        strides = list(strides) if strides is not None else [1] * x.ndim
+        if list(starts) == [0] * x.ndim and tuple(limits) == x.shape and strides == [1] * x.ndim:
+            return x
+        shape = tuple(max(0, -(-(hi - lo) // st)) for lo, hi, st in zip(starts, limits, strides))
+        out = x.aval.update(shape=shape)
+        parts = ", ".join(
+            f"{lo}:{hi}" if st == 1 else f"{lo}:{hi}:{st}" for lo, hi, st in zip(starts, limits, strides))
+        return self.emit(f"stablehlo.slice {x.name} [{parts}] : ({aval_type(x.aval)}) -> {aval_type(out)}", out)
+
+    def reverse(self, x: HloValue, dims: Sequence[int]) -> HloValue:
+        if not dims:
+            return x
+        return self.emit(f"stablehlo.reverse {x.name}, dims = {list(dims)} : {aval_type(x.aval)}", x.aval)
+
+    def concatenate(self, xs: Sequence[HloValue], dim: int) -> HloValue:
+        if len(xs) == 1:
+            return xs[0]
+        shape = list(xs[0].shape)
+        shape[dim] = sum(x.shape[dim] for x in xs)
+        out = xs[0].aval.update(shape=tuple(shape))
+        names = ", ".join(x.name for x in xs)
+        types = ", ".join(aval_type(x.aval) for x in xs)
+        return self.emit(f"stablehlo.concatenate {names}, dim = {dim} : ({types}) -> {aval_type(out)}", out)
+
+    def iota(self, aval: ShapedArray, dim: int) -> HloValue:
+        return self.emit(f"stablehlo.iota dim = {dim} : {aval_type(aval)}", aval)
+
+    def pad(self, x: HloValue, value: HloValue, low: Sequence[int], high: Sequence[int],
+            interior: Sequence[int]) -> HloValue:
+        shape = tuple(lo + hi + d + max(0, d - 1) * it
+                      for d, lo, hi, it in zip(x.shape, low, high, interior))
+        out = x.aval.update(shape=shape)
+        return self.emit(
+            f"stablehlo.pad {x.name}, {value.name}, low = {list(low)}, high = {list(high)}, "
+            f"interior = {list(interior)} : ({aval_type(x.aval)}, {aval_type(value.aval)}) -> "
+            f"{aval_type(out)}", out)
+
+    def dynamic_slice(self, x: HloValue, starts: Sequence[HloValue], sizes: Sequence[int]) -> HloValue:
+        out = x.aval.update(shape=tuple(sizes))
+        idx = ", ".join(s.name for s in starts)
+        itypes = ", ".join(aval_type(s.aval) for s in starts)
+        return self.emit(
+            f"stablehlo.dynamic_slice {x.name}, {idx}, sizes = {list(sizes)} : "
+            f"({aval_type(x.aval)}, {itypes}) -> {aval_type(out)}", out)
+
+    # -- elementwise ------------------------------------------------------
+    def unary(self, op: str, x: HloValue, out: ShapedArray | None = None) -> HloValue:
+        out = out or x.aval
+        if op.startswith("chlo."):
+            return self.emit(f"{op} {x.name} : {aval_type(x.aval)} -> {aval_type(out)}", out)
+        if out.dtype != x.dtype:  # is_finite and friends
+            return self.emit(f"stablehlo.{op} {x.name} : ({aval_type(x.aval)}) -> {aval_type(out)}", out)
+        return self.emit(f"stablehlo.{op} {x.name} : {aval_type(out)}", out)
+
+    def binary(self, op: str, x: HloValue, y: HloValue) -> HloValue:
+        assert x.shape == y.shape and x.dtype == y.dtype, (op, x, y)
+        return self.emit(f"stablehlo.{op} {x.name}, {y.name} : {aval_type(x.aval)}", x.aval.update(weak_type=False))
+
+    def compare(self, direction: str, x: HloValue, y: HloValue) -> HloValue:
+        assert x.shape == y.shape and x.dtype == y.dtype, (direction, x, y)
+        out = ShapedArray(x.shape, np.dtype(np.bool_))
+        return self.emit(
+            f"stablehlo.compare {direction}, {x.name}, {y.name}, {compare_type(x.dtype)} : "
+            f"({aval_type(x.aval)}, {aval_type(y.aval)}) -> {aval_type(out)}", out)
+
+    def select(self, pred: HloValue, x: HloValue, y: HloValue) -> HloValue:
+        return self.emit(
+            f"stablehlo.select {pred.name}, {x.name}, {y.name} : "
+            f"{aval_type(pred.aval)}, {aval_type(x.aval)}", x.aval)
+
+    def clamp(self, lo: HloValue, x: HloValue, hi: HloValue) -> HloValue:
+        return self.emit(
+            f"stablehlo.clamp {lo.name}, {x.name}, {hi.name} : "
+            f"({aval_type(lo.aval)}, {aval_type(x.aval)}, {aval_type(hi.aval)}) -> {aval_type(x.aval)}", x.aval)
+
+    # -- contractions and reductions -------------------------------------
+    def dot_general(self, x: HloValue, y: HloValue, batch: tuple[Sequence[int], Sequence[int]],
+                    contract: tuple[Sequence[int], Sequence[int]], out: ShapedArray) -> HloValue:
+        prec = ", precision = [HIGHEST, HIGHEST]" if is_float(out.dtype) else ""
+        bd = f"batching_dims = {list(batch[0])} x {list(batch[1])}, " if batch[0] else ""
+        return self.emit(
+            f"stablehlo.dot_general {x.name}, {y.name}, {bd}"
+            f"contracting_dims = {list(contract[0])} x {list(contract[1])}{prec} : "
+            f"({aval_type(x.aval)}, {aval_type(y.aval)}) -> {aval_type(out)}", out)
+
+    def reduce(self, x: HloValue, op: str, init: Any, dims: Sequence[int]) -> HloValue:
+        """Reduce ``x`` over ``dims`` with the binary ``stablehlo.<op>`` starting from ``init``."""
+        dims = sorted(dims)
+        if not dims:
+            return x
+        init_v = self.full(init, (), x.dtype)
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in dims)
+        out = ShapedArray(shape, x.dtype)
+        return self.emit(
+            f"stablehlo.reduce({x.name} init: {init_v.name}) applies stablehlo.{op} across dimensions = "
+            f"{dims} : ({aval_type(x.aval)}, {aval_type(init_v.aval)}) -> {aval_type(out)}", out)
+
+    def arg_reduce(self, x: HloValue, axis: int, index_dtype: np.dtype, largest: bool) -> HloValue:
+        """Index of the first max (or min) along ``axis``; NaN wins, as in NumPy."""
+        idx_aval = ShapedArray(x.shape, np.dtype(index_dtype))
+        idx = self.iota(idx_aval, axis)
+        init_val = self.full(-np.inf if largest else np.inf, (), x.dtype) if is_float(x.dtype) else \
+            self.full(np.iinfo(x.dtype).min if largest else np.iinfo(x.dtype).max, (), x.dtype) \
+            if x.dtype != np.bool_ else self.full(not largest, (), x.dtype)
+        init_idx = self.full(0, (), index_dtype)
+        shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
+        vt, it = elem_type(x.dtype), elem_type(index_dtype)
+        out_v, out_i = tensor_type(shape, x.dtype), tensor_type(shape, index_dtype)
+        name = self.fresh()
+        direction = "GT" if largest else "LT"
+        ct = compare_type(x.dtype)
+        body = [
+            f"stablehlo.reduce({x.name} init: {init_val.name}), ({idx.name} init: {init_idx.name}) "
+            f"across dimensions = [{axis}] : ({aval_type(x.aval)}, {aval_type(idx.aval)}, tensor<{vt}>, "
+            f"tensor<{it}>) -> ({out_v}, {out_i})",
+            f"  reducer(%a: tensor<{vt}>, %c: tensor<{vt}>) (%b: tensor<{it}>, %d: tensor<{it}>) {{",
+            f"    %better = stablehlo.compare {direction}, %a, %c, {ct} : (tensor<{vt}>, tensor<{vt}>) -> tensor<i1>",
+        ]
+        if is_float(x.dtype):
+            body += [
+                f"    %anan = stablehlo.compare NE, %a, %a, FLOAT : (tensor<{vt}>, tensor<{vt}>) -> tensor<i1>",
+                f"    %cnan = stablehlo.compare NE, %c, %c, FLOAT : (tensor<{vt}>, tensor<{vt}>) -> tensor<i1>",
+                "    %notcnan = stablehlo.not %cnan : tensor<i1>",
+                "    %anan_only = stablehlo.and %anan, %notcnan : tensor<i1>",
+                "    %pick0 = stablehlo.or %better, %anan_only : tensor<i1>",
+                "    %bothnan = stablehlo.and %anan, %cnan : tensor<i1>",
+            ]
+        else:
+            body += ["    %pick0 = stablehlo.or %better, %better : tensor<i1>",
+                     "    %bothnan = stablehlo.and %better, %better : tensor<i1>",
+                     "    %bothnan0 = stablehlo.not %better : tensor<i1>"]
+        body += [
+            f"    %eq = stablehlo.compare EQ, %a, %c, {ct} : (tensor<{vt}>, tensor<{vt}>) -> tensor<i1>",
+            "    %tie = stablehlo.or %eq, %bothnan : tensor<i1>",
+            f"    %lower = stablehlo.compare LT, %b, %d, SIGNED : (tensor<{it}>, tensor<{it}>) -> tensor<i1>",
+            "    %tie_lower = stablehlo.and %tie, %lower : tensor<i1>",
+            "    %pick = stablehlo.or %pick0, %tie_lower : tensor<i1>",
+            f"    %v = stablehlo.select %pick, %a, %c : tensor<i1>, tensor<{vt}>",
+            f"    %i = stablehlo.select %pick, %b, %d : tensor<i1>, tensor<{it}>",
+            f"    stablehlo.return %v, %i : tensor<{vt}>, tensor<{it}>",
+            "  }",
+        ]
+        self.lines.append(f"{self.indent}{name}:2 = " + body[0])
+        self.lines += [self.indent + line for line in body[1:]]
+        return HloValue(f"{name}#1", ShapedArray(shape, np.dtype(index_dtype)))
+
+
+def module_text(funcs: Sequence[str], name: str = "srcjax") -> str:
+    return f"module @{name} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{\n" + \
+        "\n".join(funcs) + "\n}\n"
+
+
+def float_info_max(dtype: np.dtype) -> float:
+    return float(np.finfo(dtype).max) if is_float(dtype) else math.inf

@@ -1,0 +1,820 @@
+"""Specialize and lower: ANF program + argument specs -> one StableHLO module.
+
+An interpreter over the normalized source (the only IR). Values are either
+*static* (Python ints, tuples, dtypes, shapes: evaluated right here, exactly
+as Python would) or *dynamic* (:class:`HloValue`: an SSA value with its
+abstract value). This single walk is binding-time analysis, abstract
+evaluation and lowering at once:
+
+- static ``if``/``for``/``while`` are decided or unrolled here;
+- every primitive application runs the primitive's abstract-evaluation rule
+  (shape/dtype errors are raised here, pointing at the user's line) and then
+  its lowering rule, which appends StableHLO to the function being built;
+- user helper functions are interpreted in place (inlined);
+- a Python int/bool argument that reaches a place needing a static value
+  raises :class:`NeedStatic`; the caller re-specializes with it static.
+
+Control flow on dynamic values raises :class:`DynamicControlFlowError`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import math
+import operator
+import types
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+import numpy as np
+
+from ..core import (
+    ArgumentError, DTypeError, DynamicControlFlowError, NeedStatic, PYTHON_SCALAR_DTYPES, ShapedArray,
+    ShapeError, Span, StaticValueError, TranspileError, UnknownFunctionError, UnsupportedSyntaxError,
+    canonical_dtype,
+)
+from ..frontend.normalize import NormalizedFunction, _is_user_function, unwrap
+from ..frontend.program import Program
+from ..primitives import registry
+from ..primitives.elementwise import OPERATOR_PRIMS
+from ..primitives.registry import LowerCtx, Primitive
+from .. import pytree
+from .hlo import FuncBuilder, HloValue, module_text
+
+
+class InternalError(TranspileError):
+    """A bug in srcjax (please report it with the program that triggers it)."""
+
+
+@dataclass
+class ArgSpec:
+    """How an entry argument enters the program."""
+
+    static: bool
+    value: Any = None  # the static value
+    aval: ShapedArray | None = None  # for dynamic leaves (pytree of these for containers)
+
+
+class _Return(Exception):
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+_BINOPS: dict[str, Callable[[Any, Any], Any]] = {
+    "Add": operator.add, "Subtract": operator.sub, "Multiply": operator.mul, "Divide": operator.truediv,
+    "FloorDivide": operator.floordiv, "Modulo": operator.mod, "Power": operator.pow,
+    "MatrixMultiply": operator.matmul, "BitAnd": operator.and_, "BitOr": operator.or_,
+    "BitXor": operator.xor, "LeftShift": operator.lshift, "RightShift": operator.rshift,
+}
+_CMPOPS: dict[str, Callable[[Any, Any], Any]] = {
+    "LessThan": operator.lt, "LessThanEqual": operator.le, "GreaterThan": operator.gt,
+    "GreaterThanEqual": operator.ge, "Equal": operator.eq, "NotEqual": operator.ne,
+    "Is": operator.is_, "IsNot": operator.is_not,
+    "In": lambda a, b: a in b, "NotIn": lambda a, b: a not in b,
+}
+_UNOPS: dict[str, Callable[[Any], Any]] = {
+    "Minus": operator.neg, "Plus": operator.pos, "BitInvert": operator.invert, "Not": operator.not_,
+}
+_CONSTANT_NAMES = {"None": None, "True": True, "False": False}
+MAX_DEPTH = 64
+MAX_UNROLL = 10_000
+
+
+def is_dynamic(v: Any) -> bool:
+    return isinstance(v, HloValue)
+
+
+def _is_static_scalar(v: Any) -> bool:
+    return isinstance(v, (bool, int, float, np.generic)) and not isinstance(v, complex)
+
+
+class Specializer:
+    """Interprets a :class:`Program` for given argument specs, emitting StableHLO."""
+
+    def __init__(self, program: Program, name: str = "main") -> None:
+        self.program = program
+        self.fn_stack: list[NormalizedFunction] = []
+        self.consts: dict[int, tuple[Any, HloValue]] = {}
+        self.b: FuncBuilder | None = None
+        self.name = name
+
+    # -- entry -----------------------------------------------------------------
+    def lower(self, specs: list[ArgSpec]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any]]:
+        """Returns (module text, output avals, output tree, output leaves template).
+
+        The template holds static output leaves as themselves and ``None``
+        where a dynamic output (in order) goes.
+        """
+        arg_avals: list[ShapedArray] = []
+        for s in specs:
+            if not s.static:
+                leaves, _ = pytree.flatten(s.aval, is_leaf=lambda x: isinstance(x, ShapedArray))
+                arg_avals += leaves
+        self.b = FuncBuilder("main", arg_avals)
+        it = iter(self.b.args)
+        entry = self.program.entry
+        params = list(inspect.signature(entry.fn).parameters)
+        args = []
+        for pname, s in zip(params, specs):
+            if s.static:
+                args.append(s.value)
+            else:
+                leaves, tree = pytree.flatten(s.aval, is_leaf=lambda x: isinstance(x, ShapedArray))
+                vals = []
+                for a in leaves:
+                    v = next(it)
+                    if a.weak_type and a.dtype.kind in "bi":
+                        v.aval = a.update(origin=frozenset({pname}))
+                    vals.append(v)
+                args.append(pytree.unflatten(tree, vals))
+        result = self.call_function(entry, args, {})
+        leaves, tree = pytree.flatten(result)
+        outs: list[HloValue] = []
+        template: list[Any] = []
+        for leaf in leaves:
+            if is_dynamic(leaf):
+                outs.append(leaf)
+                template.append(None)
+            elif isinstance(leaf, (bool, int, float, str, np.generic, np.ndarray, type(None))) \
+                    or isinstance(leaf, np.dtype):
+                template.append(leaf)
+            else:
+                raise TranspileError(f"cannot return a value of type {type(leaf).__name__} from a compiled "
+                                     "function", hint="return arrays, numbers, or tuples/lists/dicts of them")
+        func = self.b.finish(outs)
+        return module_text([func]), [o.aval for o in outs], tree, template
+
+    # -- functions ---------------------------------------------------------------
+    def call_function(self, nf: NormalizedFunction, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+        if len(self.fn_stack) >= MAX_DEPTH:
+            raise UnsupportedSyntaxError(
+                f"call depth exceeds {MAX_DEPTH} (recursion on data is not supported)",
+                hint="recursion must end on a static condition (shapes, Python ints)")
+        sig = inspect.signature(nf.fn)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise ArgumentError(f"{nf.name}(): {e}") from None
+        bound.apply_defaults()
+        env: dict[str, Any] = dict(bound.arguments)
+        self.fn_stack.append(nf)
+        try:
+            self.exec_block(nf.fdef.body.body, env)
+        except _Return as r:
+            return r.value
+        finally:
+            self.fn_stack.pop()
+        return None
+
+    @property
+    def nf(self) -> NormalizedFunction:
+        return self.fn_stack[-1]
+
+    # -- statements ---------------------------------------------------------------
+    def exec_block(self, stmts: Sequence[cst.BaseStatement], env: dict[str, Any]) -> None:
+        for s in stmts:
+            span = self.nf.spans.get(id(s))
+            try:
+                self.exec_stmt(s, env)
+            except (_Return, _Break, _Continue, NeedStatic):
+                raise
+            except TranspileError as e:
+                if e.span is None and e.note is None and isinstance(e, (ShapeError, DTypeError)):
+                    e.note = self.operand_note(s, env)
+                raise e.with_span(span) from e.__cause__
+            except RecursionError:
+                raise
+            except Exception as e:  # a bug: report it where it happened
+                raise InternalError(f"internal error: {type(e).__name__}: {e}", span=span,
+                                    hint="this is a bug in srcjax; please report it with this program") from e
+
+    def operand_note(self, s: cst.CSTNode, env: dict[str, Any]) -> str | None:
+        """'x: f32[7,3], w: f32[4,2]' for the user's variables read by statement ``s``."""
+        if not isinstance(s, cst.SimpleStatementLine):
+            return None
+        seen: list[str] = []
+
+        class V(cst.CSTVisitor):
+            def visit_Name(self, n: cst.Name) -> None:
+                if n.value not in seen:
+                    seen.append(n.value)
+
+            def visit_Attribute(self, n: cst.Attribute) -> bool:
+                n.value.visit(self)
+                return False
+
+            def visit_Arg(self, n: cst.Arg) -> bool:
+                n.value.visit(self)
+                return False
+
+            def visit_AssignTarget(self, n: cst.AssignTarget) -> bool:
+                return False
+
+        s.visit(V())
+        parts = [f"{n}: {env[n].aval.str_short()}" for n in seen
+                 if n in env and is_dynamic(env[n]) and n not in self.nf.temps]
+        return ", ".join(parts) if parts else None
+
+    def exec_stmt(self, s: cst.BaseStatement, env: dict[str, Any]) -> None:
+        if isinstance(s, cst.SimpleStatementLine):
+            for small in s.body:
+                self.exec_small(small, env)
+        elif isinstance(s, cst.If):
+            if self.truth(self.eval(s.test, env), "an `if` condition"):
+                self.exec_block(s.body.body, env)
+            elif isinstance(s.orelse, cst.Else):
+                self.exec_block(s.orelse.body.body, env)
+            elif isinstance(s.orelse, cst.If):
+                self.exec_block([s.orelse], env)
+        elif isinstance(s, cst.For):
+            it = self.iterate(self.eval(s.iter, env))
+            for k, item in enumerate(it):
+                if k > MAX_UNROLL:
+                    raise UnsupportedSyntaxError(f"loop has more than {MAX_UNROLL} iterations to unroll")
+                self.bind_target(s.target, item, env)
+                try:
+                    self.exec_block(s.body.body, env)
+                except _Break:
+                    break
+                except _Continue:
+                    continue
+        elif isinstance(s, cst.While):
+            n = 0
+            while self.truth(self.eval(s.test, env), "a `while` condition"):
+                n += 1
+                if n > MAX_UNROLL:
+                    raise UnsupportedSyntaxError(f"static while loop ran more than {MAX_UNROLL} iterations")
+                try:
+                    self.exec_block(s.body.body, env)
+                except _Break:
+                    break
+                except _Continue:
+                    continue
+        else:
+            raise UnsupportedSyntaxError(f"the statement {type(s).__name__} is not supported")
+
+    def exec_small(self, s: cst.BaseSmallStatement, env: dict[str, Any]) -> None:
+        if isinstance(s, cst.Assign):
+            value = self.eval(s.value, env)
+            for t in s.targets:
+                self.bind_target(t.target, value, env)
+        elif isinstance(s, cst.Return):
+            raise _Return(self.eval(s.value, env) if s.value is not None else None)
+        elif isinstance(s, cst.Expr):
+            self.eval(s.value, env)
+        elif isinstance(s, cst.Assert):
+            ok = self.eval(s.test, env)
+            if is_dynamic(ok):
+                self.need_static(ok, "an assert condition")
+            if not ok:
+                msg = self.eval(s.msg, env) if s.msg is not None else None
+                raise TranspileError(f"assertion failed at transpile time{': ' + str(msg) if msg else ''}")
+        elif isinstance(s, cst.Raise):
+            exc = self.eval(s.exc, env) if s.exc is not None else None
+            raise TranspileError(f"the program raised {exc!r} at transpile time" if not isinstance(
+                exc, BaseException) else f"the program raised {type(exc).__name__}: {exc}")
+        elif isinstance(s, cst.Break):
+            raise _Break()
+        elif isinstance(s, cst.Continue):
+            raise _Continue()
+        elif isinstance(s, cst.Pass):
+            pass
+        else:
+            raise UnsupportedSyntaxError(f"the statement {type(s).__name__} is not supported")
+
+    def bind_target(self, t: cst.BaseExpression, value: Any, env: dict[str, Any]) -> None:
+        if isinstance(t, cst.Name):
+            env[t.value] = value
+            return
+        if isinstance(t, (cst.Tuple, cst.List)):
+            items = self.iterate(value)
+            if len(items) != len(t.elements):
+                raise ShapeError(f"cannot unpack {len(items)} values into {len(t.elements)} names")
+            for e, v in zip(t.elements, items):
+                self.bind_target(e.value, v, env)
+            return
+        raise UnsupportedSyntaxError(f"assignment to {type(t).__name__} is not supported")
+
+    def iterate(self, v: Any) -> list[Any]:
+        if is_dynamic(v):
+            if v.ndim == 0:
+                raise ShapeError("iteration over a 0-d array")
+            return [self.getitem(v, (i,)) for i in range(v.shape[0])]
+        if isinstance(v, (range, tuple, list, str, dict, types.GeneratorType, zip, enumerate, map)) or \
+                isinstance(v, (reversed, type({}.items()), type({}.keys()), type({}.values()))):
+            return list(v)
+        if isinstance(v, np.ndarray):
+            return [self.lift(x) for x in v]
+        raise DTypeError(f"cannot iterate over {type(v).__name__}")
+
+    def truth(self, v: Any, what: str) -> bool:
+        if is_dynamic(v):
+            if v.aval.origin:
+                raise NeedStatic(v.aval.origin)
+            raise DynamicControlFlowError(
+                f"{what} depends on array data ({v.aval.str_short()}); data-dependent control flow is not "
+                "supported yet",
+                hint="decide on shapes or static arguments, or compute both sides and use np.where(cond, a, b)")
+        try:
+            return bool(v)
+        except Exception as e:
+            raise StaticValueError(f"{what}: cannot take the truth value of {v!r}: {e}") from None
+
+    def need_static(self, v: Any, what: str) -> Any:
+        """``v`` if it holds no dynamic values; otherwise NeedStatic or a clear error."""
+        if is_dynamic(v):
+            if v.aval.origin:
+                raise NeedStatic(v.aval.origin)
+            raise StaticValueError(
+                f"{what} must be known at transpile time, but it is computed from array data "
+                f"({v.aval.str_short()})",
+                hint="compute it from shapes (x.shape), Python numbers, or static arguments")
+        if isinstance(v, (tuple, list)):
+            for x in v:
+                self.need_static(x, what)
+        return v
+
+    # -- expressions ---------------------------------------------------------------
+    def eval(self, node: cst.BaseExpression, env: dict[str, Any]) -> Any:
+        method = getattr(self, "eval_" + type(node).__name__, None)
+        if method is None:
+            raise UnsupportedSyntaxError(f"the expression {type(node).__name__} is not supported")
+        return method(node, env)
+
+    def eval_Name(self, node: cst.Name, env: dict[str, Any]) -> Any:
+        name = node.value
+        if name in env:
+            return env[name]
+        if name in _CONSTANT_NAMES:
+            return _CONSTANT_NAMES[name]
+        if name in self.program.functions:
+            return self.program.functions[name]
+        if name == "np":
+            return np
+        if name == "math":
+            return math
+        src = self.nf.source
+        if name in src.closure:
+            return self.from_python(src.closure[name])
+        if name in src.globals:
+            return self.from_python(src.globals[name])
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise UnknownFunctionError(f"name {name!r} is not defined")
+
+    def from_python(self, v: Any) -> Any:
+        if isinstance(v, np.ndarray):
+            return self.lift(v)
+        return v
+
+    def eval_Integer(self, node: cst.Integer, env: dict[str, Any]) -> Any:
+        return node.evaluated_value
+
+    def eval_Float(self, node: cst.Float, env: dict[str, Any]) -> Any:
+        return node.evaluated_value
+
+    def eval_Imaginary(self, node: cst.Imaginary, env: dict[str, Any]) -> Any:
+        raise DTypeError("complex numbers are not supported")
+
+    def eval_SimpleString(self, node: cst.SimpleString, env: dict[str, Any]) -> Any:
+        return node.evaluated_value
+
+    def eval_ConcatenatedString(self, node: cst.ConcatenatedString, env: dict[str, Any]) -> Any:
+        return node.evaluated_value
+
+    def eval_FormattedString(self, node: cst.FormattedString, env: dict[str, Any]) -> Any:
+        out = []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                out.append(part.value)
+            else:
+                v = self.eval(part.expression, env)
+                out.append(v.aval.str_short() if is_dynamic(v) else format(v))
+        return "".join(out)
+
+    def eval_Ellipsis(self, node: cst.Ellipsis, env: dict[str, Any]) -> Any:
+        return Ellipsis
+
+    def eval_Tuple(self, node: cst.Tuple, env: dict[str, Any]) -> Any:
+        return tuple(self.eval(e.value, env) for e in node.elements)
+
+    def eval_List(self, node: cst.List, env: dict[str, Any]) -> Any:
+        return [self.eval(e.value, env) for e in node.elements]
+
+    def eval_Dict(self, node: cst.Dict, env: dict[str, Any]) -> Any:
+        out = {}
+        for e in node.elements:
+            k = self.need_static(self.eval(e.key, env), "a dict key")
+            out[k] = self.eval(e.value, env)
+        return out
+
+    def eval_Attribute(self, node: cst.Attribute, env: dict[str, Any]) -> Any:
+        base = self.eval(node.value, env)
+        attr = node.attr.value
+        if is_dynamic(base):
+            a = base.aval
+            if attr == "shape":
+                return a.shape
+            if attr == "ndim":
+                return a.ndim
+            if attr == "dtype":
+                return a.dtype
+            if attr == "size":
+                return a.size
+            if attr == "T":
+                return self.apply(registry.PRIMITIVES["transpose"], [base], {})
+            raise UnknownFunctionError(f"arrays have no supported attribute or method {attr!r}",
+                                       hint="see the supported NumPy subset in the README")
+        try:
+            return self.from_python(getattr(base, attr))
+        except AttributeError as e:
+            raise UnknownFunctionError(str(e)) from None
+
+    def eval_Subscript(self, node: cst.Subscript, env: dict[str, Any]) -> Any:
+        base = self.eval(node.value, env)
+        idx = []
+        for e in node.slice:
+            s = e.slice
+            if isinstance(s, cst.Index):
+                idx.append(self.eval(s.value, env))
+            else:
+                assert isinstance(s, cst.Slice)
+                parts = [self.eval(p, env) if p is not None else None for p in (s.lower, s.upper, s.step)]
+                for p in parts:
+                    self.need_static(p, "a slice bound")
+                idx.append(slice(*parts))
+        key: Any = idx[0] if len(idx) == 1 else tuple(idx)
+        if is_dynamic(base):
+            return self.getitem(base, key if isinstance(key, tuple) else (key,))
+        self.need_static(key, "an index into a Python container")
+        try:
+            return self.from_python(base[key])
+        except (IndexError, KeyError, TypeError) as e:
+            raise StaticValueError(f"{type(e).__name__}: {e}") from None
+
+    def getitem(self, x: HloValue, key: tuple[Any, ...]) -> Any:
+        for k in key:
+            if is_dynamic(k) and k.aval.origin:
+                raise NeedStatic(k.aval.origin)
+        return self.apply(registry.PRIMITIVES["getitem"], [x, key], {})
+
+    def eval_BinaryOperation(self, node: cst.BinaryOperation, env: dict[str, Any]) -> Any:
+        left = self.eval(node.left, env)
+        right = self.eval(node.right, env)
+        op = type(node.operator).__name__
+        return self.binop(op, left, right)
+
+    def binop(self, op: str, left: Any, right: Any) -> Any:
+        if not is_dynamic(left) and not is_dynamic(right) and not isinstance(left, np.ndarray) \
+                and not isinstance(right, np.ndarray):
+            try:
+                return _BINOPS[op](left, right)
+            except Exception as e:
+                raise StaticValueError(f"{type(e).__name__}: {e}") from None
+        prim_name = OPERATOR_PRIMS.get(op)
+        if prim_name is None:
+            raise UnsupportedSyntaxError(f"the operator {op} is not supported on arrays")
+        return self.apply(registry.PRIMITIVES[prim_name], [left, right], {}, operator=True)
+
+    def eval_UnaryOperation(self, node: cst.UnaryOperation, env: dict[str, Any]) -> Any:
+        v = self.eval(node.expression, env)
+        op = type(node.operator).__name__
+        if not is_dynamic(v):
+            return _UNOPS[op](v)
+        if op == "Not":
+            raise DynamicControlFlowError(f"`not` on an array ({v.aval.str_short()}) needs its value",
+                                          hint="use np.logical_not(x) or ~x")
+        return self.apply(registry.PRIMITIVES[OPERATOR_PRIMS[op]], [v], {}, operator=True)
+
+    def eval_Comparison(self, node: cst.Comparison, env: dict[str, Any]) -> Any:
+        left = self.eval(node.left, env)
+        result: Any = True
+        for c in node.comparisons:
+            right = self.eval(c.comparator, env)
+            op = type(c.operator).__name__
+            if is_dynamic(left) or is_dynamic(right):
+                if op in ("Is", "IsNot", "In", "NotIn"):
+                    raise UnsupportedSyntaxError(f"`{op}` on arrays is not supported")
+                if len(node.comparisons) > 1:
+                    raise UnsupportedSyntaxError("chained comparisons on arrays are ambiguous",
+                                                 hint="write (a < b) & (b < c)")
+                return self.apply(registry.PRIMITIVES[OPERATOR_PRIMS[op]], [left, right], {}, operator=True)
+            r = _CMPOPS[op](left, right)
+            if isinstance(r, np.ndarray):
+                return r
+            if not r:
+                return False
+            result = r
+            left = right
+        return result
+
+    def eval_BooleanOperation(self, node: cst.BooleanOperation, env: dict[str, Any]) -> Any:
+        left = self.eval(node.left, env)
+        is_and = isinstance(node.operator, cst.And)
+        if is_dynamic(left):
+            self.truth(left, "`and`/`or` operand")
+        if is_and and not left:
+            return left
+        if not is_and and left:
+            return left
+        return self.eval(node.right, env)
+
+    def eval_IfExp(self, node: cst.IfExp, env: dict[str, Any]) -> Any:
+        if self.truth(self.eval(node.test, env), "a conditional expression"):
+            return self.eval(node.body, env)
+        return self.eval(node.orelse, env)
+
+    def _comprehension(self, node: cst.ListComp | cst.GeneratorExp, env: dict[str, Any]) -> list[Any]:
+        out: list[Any] = []
+        local = dict(env)
+        fors: list[cst.CompFor] = []
+        f: cst.CompFor | None = node.for_in
+        while f is not None:
+            fors.append(f)
+            f = f.inner_for_in
+
+        def go(k: int) -> None:
+            if k == len(fors):
+                out.append(self.eval(node.elt, local))
+                return
+            cf = fors[k]
+            for item in self.iterate(self.eval(cf.iter, local)):
+                self.bind_target(cf.target, item, local)
+                if all(self.truth(self.eval(c.test, local), "a comprehension condition") for c in cf.ifs):
+                    go(k + 1)
+
+        go(0)
+        return out
+
+    def eval_ListComp(self, node: cst.ListComp, env: dict[str, Any]) -> Any:
+        return self._comprehension(node, env)
+
+    def eval_GeneratorExp(self, node: cst.GeneratorExp, env: dict[str, Any]) -> Any:
+        return self._comprehension(node, env)
+
+    def eval_Call(self, node: cst.Call, env: dict[str, Any]) -> Any:
+        fv = self.eval(node.func, env)
+        args = []
+        kwargs = {}
+        for a in node.args:
+            v = self.eval(a.value, env)
+            if a.keyword is not None:
+                kwargs[a.keyword.value] = v
+            elif a.star == "*":
+                args += self.iterate(v)
+            else:
+                args.append(v)
+        return self.call_value(fv, args, kwargs)
+
+    # -- calls -------------------------------------------------------------------
+    def call_value(self, fv: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if isinstance(fv, NormalizedFunction):
+            return self.call_function(fv, args, kwargs)
+        prim = registry.lookup(fv) if callable(fv) else None
+        if prim is not None:
+            return self.apply(prim, args, kwargs)
+        if _is_user_function(fv):
+            return self.call_function(self.program.function_for(unwrap(fv)), args, kwargs)
+        if isinstance(fv, type) and issubclass(fv, np.generic):
+            (x,) = args
+            if is_dynamic(x):
+                return self.apply(registry.PRIMITIVES["astype"], [x, fv], {})
+            return fv(x)
+        special = _BUILTIN_RULES.get(fv)
+        if special is not None:
+            return special(self, args, kwargs)
+        dyn = [a for a in list(args) + list(kwargs.values()) if _contains_dynamic(a)]
+        if dyn and not _accepts_dynamic(fv):
+            name = getattr(fv, "__qualname__", None) or getattr(fv, "__name__", repr(fv))
+            raise StaticValueError(f"{name}() needs values known at transpile time, but got an array "
+                                   f"({_first_dynamic(dyn).aval.str_short()})",
+                                   hint="use the NumPy equivalent on arrays")
+        try:
+            return self.from_python(fv(*args, **kwargs))
+        except TranspileError:
+            raise
+        except Exception as e:
+            name = getattr(fv, "__qualname__", None) or repr(fv)
+            raise StaticValueError(f"{name}(): {type(e).__name__}: {e}") from None
+
+    def lift(self, v: Any) -> HloValue:
+        """A static value as a program constant (Python scalars stay weakly typed)."""
+        assert self.b is not None
+        if isinstance(v, HloValue):
+            return v
+        if isinstance(v, bool) or isinstance(v, (int, float)) and not isinstance(v, np.generic):
+            kind = bool if isinstance(v, bool) else int if isinstance(v, int) else float
+            if kind is int and not (-(2 ** 63) <= v < 2 ** 63):
+                raise DTypeError(f"Python integer {v} does not fit in int64")
+            aval = ShapedArray((), PYTHON_SCALAR_DTYPES[kind], weak_type=True)
+            c = self.b.constant(np.asarray(v, aval.dtype), aval)
+            return HloValue(c.name, aval, literal=v)
+        if isinstance(v, np.ndarray):
+            hit = self.consts.get(id(v))
+            if hit is not None and hit[0] is v:
+                return hit[1]
+        arr = np.asarray(v)
+        if arr.dtype.kind in "OUSVc":
+            raise DTypeError(f"cannot use a value of type {type(v).__name__} ({arr.dtype}) as an array")
+        dt = canonical_dtype(arr.dtype)
+        c = self.b.constant(arr, ShapedArray(arr.shape, dt))
+        if isinstance(v, np.ndarray):
+            self.consts[id(v)] = (v, c)
+        return c
+
+    def apply(self, prim: Primitive, args: list[Any], kwargs: dict[str, Any], operator: bool = False) -> Any:
+        assert self.b is not None
+        try:
+            bound = prim.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise ArgumentError(f"{prim.path}(): {e}") from None
+        bound.apply_defaults()
+        names = list(bound.arguments)
+        values = list(bound.arguments.values())
+        all_static = True
+        for i, (n, v) in enumerate(zip(names, values)):
+            if n in prim.arrays:
+                if is_dynamic(v):
+                    all_static = False
+            elif n in prim.array_seqs:
+                if not isinstance(v, (tuple, list)):
+                    raise DTypeError(f"{prim.path}(): {n} must be a sequence of arrays")
+                if any(is_dynamic(x) for x in v):
+                    all_static = False
+            else:
+                self.need_static(v, f"{prim.path}(): the argument {n!r}")
+        if all_static and prim.static_eval:
+            try:
+                return prim.fn(*args, **kwargs)
+            except Exception as e:
+                raise StaticValueError(f"{prim.path}(): {type(e).__name__}: {e}") from None
+        for i, (n, v) in enumerate(zip(names, values)):
+            if n in prim.arrays and v is not None:
+                values[i] = self.lift(v)
+            elif n in prim.array_seqs:
+                values[i] = [self.lift(x) for x in v]
+        params = [prim.signature.parameters[n] for n in names]
+        call_args: list[Any] = []
+        for p, v in zip(params, values):
+            if p.kind == inspect.Parameter.VAR_POSITIONAL:
+                call_args += list(v)
+            else:
+                call_args.append(v)
+        avals = [_aval_of(v) for v in call_args]
+        out = prim.abstract_eval(*avals)
+        multi = isinstance(out, (list, tuple))
+        outs = list(out) if multi else [out]
+        origin = frozenset().union(*(_origins(v) for v in call_args))
+        weak = operator and all(_is_weak(v) for v in call_args if v is not None)
+        res = prim.lower(LowerCtx(self.b, outs), *call_args)
+        res_list = list(res) if multi else [res]
+        final = []
+        for r, o in zip(res_list, outs):
+            if r.shape != o.shape or r.dtype != o.dtype:
+                raise InternalError(f"internal error: {prim.name} lowered to {r.aval.str_short()} but its "
+                                    f"abstract evaluation says {o.str_short()}")
+            o2 = o.update(weak_type=weak or o.weak_type, origin=origin if o.ndim == 0 else frozenset())
+            final.append(HloValue(r.name, o2))
+        return final if multi else final[0]
+
+
+def _aval_of(v: Any) -> Any:
+    if isinstance(v, HloValue):
+        return v.aval
+    if isinstance(v, list) and v and all(isinstance(x, HloValue) for x in v):
+        return [x.aval for x in v]
+    return v
+
+
+def _origins(v: Any) -> frozenset[str]:
+    if isinstance(v, HloValue):
+        return v.aval.origin
+    if isinstance(v, list):
+        return frozenset().union(*(_origins(x) for x in v)) if v else frozenset()
+    return frozenset()
+
+
+def _is_weak(v: Any) -> bool:
+    return isinstance(v, HloValue) and v.aval.weak_type
+
+
+def _contains_dynamic(v: Any) -> bool:
+    if is_dynamic(v):
+        return True
+    if isinstance(v, (tuple, list)):
+        return any(_contains_dynamic(x) for x in v)
+    if isinstance(v, dict):
+        return any(_contains_dynamic(x) for x in v.values())
+    return False
+
+
+def _first_dynamic(vs: list[Any]) -> HloValue:
+    for v in vs:
+        if is_dynamic(v):
+            return v
+        if isinstance(v, (tuple, list)):
+            r = _first_dynamic(list(v))
+            if r is not None:
+                return r
+        if isinstance(v, dict):
+            r = _first_dynamic(list(v.values()))
+            if r is not None:
+                return r
+    return None  # type: ignore[return-value]
+
+
+_CONTAINER_BUILTINS = {tuple, list, dict, enumerate, zip, reversed, isinstance, len, type, map}
+
+
+def _accepts_dynamic(fv: Any) -> bool:
+    """Callables that only move values around (containers, bound methods of static objects)."""
+    if fv in _CONTAINER_BUILTINS:
+        return True
+    self_obj = getattr(fv, "__self__", None)
+    return isinstance(self_obj, (list, dict, tuple))
+
+
+# -- builtins with array-aware behaviour -------------------------------------------------
+
+def _b_len(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    (x,) = args
+    if is_dynamic(x):
+        if x.ndim == 0:
+            raise ShapeError("len() of a 0-d array")
+        return x.shape[0]
+    return len(x)
+
+
+def _b_range(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    for a in args:
+        sp.need_static(a, "a range() bound")
+    try:
+        return range(*[operator.index(a) for a in args])
+    except TypeError as e:
+        raise StaticValueError(f"range(): {e}") from None
+
+
+def _b_abs(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    (x,) = args
+    if is_dynamic(x):
+        return sp.apply(registry.PRIMITIVES["absolute"], [x], {})
+    return abs(x)
+
+
+def _b_round(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if args and is_dynamic(args[0]):
+        return sp.apply(registry.PRIMITIVES["round"], args, kwargs)
+    return round(*args, **kwargs)
+
+
+def _b_sum(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    items = sp.iterate(args[0])
+    acc = args[1] if len(args) > 1 else kwargs.get("start", 0)
+    for it in items:
+        acc = sp.binop("Add", acc, it)
+    return acc
+
+
+def _b_minmax(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
+    def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if _contains_dynamic(args):
+            raise StaticValueError(
+                f"{fn.__name__}() compares values known only at run time",
+                hint=f"use np.{'maximum' if fn is max else 'minimum'}(a, b) or np.{fn.__name__}(x)")
+        return fn(*args, **kwargs)
+
+    return rule
+
+
+def _b_concrete(fn: type) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
+    def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if args and is_dynamic(args[0]):
+            sp.need_static(args[0], f"{fn.__name__}(...)")
+        return fn(*args, **kwargs)
+
+    return rule
+
+
+_BUILTIN_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]] = {
+    len: _b_len, range: _b_range, abs: _b_abs, round: _b_round, sum: _b_sum,
+    min: _b_minmax(min), max: _b_minmax(max),
+    float: _b_concrete(float), int: _b_concrete(int), bool: _b_concrete(bool),
+}
+
+
+def specialize(program: Program, specs: list[ArgSpec]) -> tuple[str, list[ShapedArray], Any, list[Any]]:
+    return Specializer(program).lower(specs)
+
+
+__all__ = ["ArgSpec", "InternalError", "Specializer", "specialize", "Span"]

@@ -1,0 +1,378 @@
+"""Elementwise primitives: NumPy ufuncs, ``where`` and ``clip``.
+
+Shapes broadcast as in NumPy; dtypes come from the ufunc's own type resolution
+(``ufunc.resolve_dtypes``), which implements NumPy 2's rules including weak
+Python scalars (NEP 50). Lowering casts each operand to the loop's input dtype,
+broadcasts it, and applies one StableHLO (or CHLO) op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core import DTypeError, ShapedArray
+from ..lower.hlo import FuncBuilder, HloValue, is_float
+from .common import broadcast_shapes, weak_key
+from .registry import LowerCtx, PRIMITIVES, alias, defprim
+
+
+def resolve(ufunc: np.ufunc, avals: list[ShapedArray]) -> tuple[tuple[np.dtype, ...], np.dtype]:
+    keys = tuple(weak_key(a) for a in avals)
+    try:
+        loop = ufunc.resolve_dtypes(keys + (None,) * ufunc.nout)
+    except (TypeError, np.exceptions.DTypePromotionError) as e:
+        names = ", ".join(a.dtype.name + (" (weak)" if a.weak_type else "") for a in avals)
+        raise DTypeError(f"np.{ufunc.__name__} does not support operands of dtype {names}") from e
+    return tuple(loop[: ufunc.nin]), loop[ufunc.nin]
+
+
+def _lift(b: FuncBuilder, x: HloValue, dtype: np.dtype, shape: tuple[int, ...]) -> HloValue:
+    if x.literal is not None:
+        v = x.literal
+        if dtype.kind in "iu" and not isinstance(v, bool):
+            info = np.iinfo(dtype)
+            if not info.min <= int(v) <= info.max:
+                raise DTypeError(f"Python integer {v} out of bounds for {dtype.name}")
+        return b.full(v, shape, dtype)
+    return b.broadcast_to(b.convert(x, dtype), shape)
+
+
+def _ufunc_abstract(ufunc: np.ufunc) -> Callable[..., ShapedArray]:
+    def rule(*avals: ShapedArray) -> ShapedArray:
+        shape = broadcast_shapes(*(a.shape for a in avals))
+        _, out = resolve(ufunc, list(avals))
+        return ShapedArray(shape, out)
+
+    return rule
+
+
+Emit = Callable[[FuncBuilder, list[HloValue], ShapedArray], HloValue]
+
+
+def _ufunc_lower(ufunc: np.ufunc, emit: Emit) -> Callable[..., HloValue]:
+    def rule(ctx: LowerCtx, *args: HloValue) -> HloValue:
+        out = ctx.avals_out[0]
+        ins, _ = resolve(ufunc, [a.aval for a in args])
+        xs = [_lift(ctx.b, a, d, out.shape) for a, d in zip(args, ins)]
+        return emit(ctx.b, xs, out)
+
+    return rule
+
+
+def _unary_stub(x, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _binary_stub(x1, x2, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def op(name: str) -> Emit:
+    """Apply one StableHLO/CHLO op (unary or binary) to same-typed operands."""
+
+    def emit(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+        if len(xs) == 1:
+            return b.unary(name, xs[0], out.update(weak_type=False))
+        return b.binary(name, xs[0], xs[1])
+
+    return emit
+
+
+def by_kind(on_float: Emit, on_int: Emit, on_bool: Emit | None = None) -> Emit:
+    def emit(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+        d = xs[0].dtype
+        if d == np.bool_ and on_bool is not None:
+            return on_bool(b, xs, out)
+        return (on_float if is_float(d) else on_int)(b, xs, out)
+
+    return emit
+
+
+def identity(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+    return xs[0]
+
+
+def compare(direction: str) -> Emit:
+    return lambda b, xs, out: b.compare(direction, xs[0], xs[1])
+
+
+def _square(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+    return b.binary("multiply", xs[0], xs[0])
+
+
+def _reciprocal(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+    return b.binary("divide", b.full(1, xs[0].shape, xs[0].dtype), xs[0])
+
+
+def _remainder(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+    """Python/NumPy modulo: the result takes the sign of the divisor."""
+    x, y = xs
+    zero = b.full(0, x.shape, x.dtype)
+    r = b.binary("remainder", x, y)
+    r_nonzero = b.compare("NE", r, zero)
+    signs_differ = b.compare("NE", b.compare("LT", r, zero), b.compare("LT", y, zero))
+    fix = b.binary("and", r_nonzero, signs_differ)
+    return b.select(fix, b.binary("add", r, y), r)
+
+
+def _floor_divide(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+    x, y = xs
+    zero = b.full(0, x.shape, x.dtype)
+    one = b.full(1, x.shape, x.dtype)
+    if not is_float(x.dtype):
+        q = b.binary("divide", x, y)
+        r = b.binary("remainder", x, y)
+        inexact = b.compare("NE", r, zero)
+        signs_differ = b.compare("NE", b.compare("LT", x, zero), b.compare("LT", y, zero))
+        return b.select(b.binary("and", inexact, signs_differ), b.binary("subtract", q, one), q)
+    # NumPy's algorithm (npy_divmod): exact multiple first, then round.
+    mod = b.binary("remainder", x, y)
+    div = b.binary("divide", b.binary("subtract", x, mod), y)
+    mod_nonzero = b.compare("NE", mod, zero)
+    signs_differ = b.compare("NE", b.compare("LT", y, zero), b.compare("LT", mod, zero))
+    div = b.select(b.binary("and", mod_nonzero, signs_differ), b.binary("subtract", div, one), div)
+    fl = b.unary("floor", div)
+    half = b.full(0.5, x.shape, x.dtype)
+    fl = b.select(b.compare("GT", b.binary("subtract", div, fl), half), b.binary("add", fl, one), fl)
+    return b.select(b.compare("EQ", y, zero), b.binary("divide", x, y), fl)
+
+
+def _power(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+    return b.binary("power", xs[0], xs[1])
+
+
+def _logical(name: str) -> Emit:
+    def emit(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+        bs = [b.convert(x, np.dtype(bool)) for x in xs]
+        if name == "not":
+            return b.unary("not", bs[0])
+        return b.binary(name, bs[0], bs[1])
+
+    return emit
+
+
+def _log_base(base: float) -> Emit:
+    def emit(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+        return b.binary("divide", b.unary("log", xs[0]), b.full(np.log(base), xs[0].shape, xs[0].dtype))
+
+    return emit
+
+
+def _exp2(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+    return b.binary("power", b.full(2, xs[0].shape, xs[0].dtype), xs[0])
+
+
+def _isnan(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+    if not is_float(xs[0].dtype):
+        return b.full(False, xs[0].shape, np.dtype(bool))
+    return b.compare("NE", xs[0], xs[0])
+
+
+def _isinf(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+    if not is_float(xs[0].dtype):
+        return b.full(False, xs[0].shape, np.dtype(bool))
+    a = b.unary("abs", xs[0])
+    return b.compare("EQ", a, b.full(np.inf, a.shape, a.dtype))
+
+
+def _isfinite(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+    if not is_float(xs[0].dtype):
+        return b.full(True, xs[0].shape, np.dtype(bool))
+    return b.unary("is_finite", xs[0], out)
+
+
+def _abs(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+    if xs[0].dtype.kind in "bu":
+        return xs[0]
+    return b.unary("abs", xs[0])
+
+
+def _sign(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+    if xs[0].dtype.kind == "u":
+        return b.convert(b.compare("NE", xs[0], b.full(0, xs[0].shape, xs[0].dtype)), xs[0].dtype)
+    return b.unary("sign", xs[0])
+
+
+UFUNCS: dict[str, tuple[np.ufunc, Emit]] = {
+    # arithmetic
+    "add": (np.add, by_kind(op("add"), op("add"), op("or"))),
+    "subtract": (np.subtract, op("subtract")),
+    "multiply": (np.multiply, by_kind(op("multiply"), op("multiply"), op("and"))),
+    "true_divide": (np.true_divide, op("divide")),
+    "floor_divide": (np.floor_divide, _floor_divide),
+    "remainder": (np.remainder, _remainder),
+    "power": (np.power, _power),
+    "maximum": (np.maximum, by_kind(op("maximum"), op("maximum"), op("or"))),
+    "minimum": (np.minimum, by_kind(op("minimum"), op("minimum"), op("and"))),
+    "arctan2": (np.arctan2, op("atan2")),
+    "negative": (np.negative, op("negate")),
+    "positive": (np.positive, identity),
+    "absolute": (np.absolute, _abs),
+    "sign": (np.sign, _sign),
+    "square": (np.square, by_kind(_square, _square, op("and"))),
+    "reciprocal": (np.reciprocal, _reciprocal),
+    # transcendental
+    "exp": (np.exp, op("exponential")),
+    "exp2": (np.exp2, _exp2),
+    "expm1": (np.expm1, op("exponential_minus_one")),
+    "log": (np.log, op("log")),
+    "log2": (np.log2, _log_base(2.0)),
+    "log10": (np.log10, _log_base(10.0)),
+    "log1p": (np.log1p, op("log_plus_one")),
+    "sqrt": (np.sqrt, op("sqrt")),
+    "cbrt": (np.cbrt, op("cbrt")),
+    "sin": (np.sin, op("sine")),
+    "cos": (np.cos, op("cosine")),
+    "tan": (np.tan, op("tan")),
+    "tanh": (np.tanh, op("tanh")),
+    "arcsin": (np.arcsin, op("chlo.asin")),
+    "arccos": (np.arccos, op("chlo.acos")),
+    "arctan": (np.arctan, op("chlo.atan")),
+    "sinh": (np.sinh, op("chlo.sinh")),
+    "cosh": (np.cosh, op("chlo.cosh")),
+    "arcsinh": (np.arcsinh, op("chlo.asinh")),
+    "arccosh": (np.arccosh, op("chlo.acosh")),
+    "arctanh": (np.arctanh, op("chlo.atanh")),
+    # rounding
+    "floor": (np.floor, by_kind(op("floor"), identity)),
+    "ceil": (np.ceil, by_kind(op("ceil"), identity)),
+    "rint": (np.rint, by_kind(op("round_nearest_even"), identity)),
+    "trunc": (np.trunc, by_kind(lambda b, xs, out: b.select(
+        b.compare("LT", xs[0], b.full(0, xs[0].shape, xs[0].dtype)),
+        b.unary("ceil", xs[0]), b.unary("floor", xs[0])), identity)),
+    # predicates and logic
+    "isfinite": (np.isfinite, _isfinite),
+    "isnan": (np.isnan, _isnan),
+    "isinf": (np.isinf, _isinf),
+    "equal": (np.equal, compare("EQ")),
+    "not_equal": (np.not_equal, compare("NE")),
+    "less": (np.less, compare("LT")),
+    "less_equal": (np.less_equal, compare("LE")),
+    "greater": (np.greater, compare("GT")),
+    "greater_equal": (np.greater_equal, compare("GE")),
+    "logical_and": (np.logical_and, _logical("and")),
+    "logical_or": (np.logical_or, _logical("or")),
+    "logical_xor": (np.logical_xor, _logical("xor")),
+    "logical_not": (np.logical_not, _logical("not")),
+    "bitwise_and": (np.bitwise_and, op("and")),
+    "bitwise_or": (np.bitwise_or, op("or")),
+    "bitwise_xor": (np.bitwise_xor, op("xor")),
+    "invert": (np.invert, op("not")),
+}
+
+for _name, (_uf, _emit) in UFUNCS.items():
+    defprim(
+        _name, _uf, _unary_stub if _uf.nin == 1 else _binary_stub,
+        abstract_eval=_ufunc_abstract(_uf), lower=_ufunc_lower(_uf, _emit),
+        arrays=("x",) if _uf.nin == 1 else ("x1", "x2"), ufunc=_uf,
+    )
+alias(np.abs, "absolute")
+alias(np.divide, "true_divide")
+alias(np.mod, "remainder")
+alias(np.bitwise_not, "invert")
+
+# Operators in source -> primitives (libcst operator node class names).
+OPERATOR_PRIMS = {
+    "Add": "add", "Subtract": "subtract", "Multiply": "multiply", "Divide": "true_divide",
+    "FloorDivide": "floor_divide", "Modulo": "remainder", "Power": "power",
+    "MatrixMultiply": "matmul", "BitAnd": "bitwise_and", "BitOr": "bitwise_or",
+    "BitXor": "bitwise_xor", "Minus": "negative", "Plus": "positive", "BitInvert": "invert",
+    "LessThan": "less", "LessThanEqual": "less_equal", "GreaterThan": "greater",
+    "GreaterThanEqual": "greater_equal", "Equal": "equal", "NotEqual": "not_equal",
+}
+
+
+# -- round(x, decimals) ---------------------------------------------------------
+def _round_stub(a, /, decimals=0, out=None):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _round_abstract(a: ShapedArray, decimals: int = 0, out: Any = None) -> ShapedArray:
+    if not isinstance(decimals, int):
+        raise DTypeError("np.round: decimals must be a static int")
+    return ShapedArray(a.shape, a.dtype if a.dtype != np.bool_ else np.dtype(np.bool_))
+
+
+def _round_lower(ctx: LowerCtx, a: HloValue, decimals: int = 0, out: Any = None) -> HloValue:
+    b = ctx.b
+    if not is_float(a.dtype):
+        if decimals >= 0:
+            return a
+        scale = b.full(10 ** (-decimals), a.shape, a.dtype)
+        half = b.full(10 ** (-decimals) // 2, a.shape, a.dtype)
+        q = _floor_divide(b, [b.binary("add", a, half), scale], a.aval)
+        return b.binary("multiply", q, scale)
+    if decimals == 0:
+        return b.unary("round_nearest_even", a)
+    scale = b.full(10.0 ** abs(decimals), a.shape, a.dtype)
+    if decimals > 0:
+        return b.binary("divide", b.unary("round_nearest_even", b.binary("multiply", a, scale)), scale)
+    return b.binary("multiply", b.unary("round_nearest_even", b.binary("divide", a, scale)), scale)
+
+
+defprim("round", np.round, _round_stub, abstract_eval=_round_abstract, lower=_round_lower,
+        arrays=("a",), path="np.round")
+alias(np.around, "round")
+
+
+# -- where(condition, x, y) -----------------------------------------------------
+def _where_stub(condition, x, y, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _result_dtype(*avals: ShapedArray) -> np.dtype:
+    keys = [weak_key(a) for a in avals]
+    dummies = [k(0) if isinstance(k, type) else np.zeros((), k) for k in keys]
+    try:
+        return np.result_type(*dummies)
+    except (TypeError, np.exceptions.DTypePromotionError) as e:
+        raise DTypeError("no common dtype for " + ", ".join(a.dtype.name for a in avals)) from e
+
+
+def _where_abstract(condition: ShapedArray, x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    shape = broadcast_shapes(condition.shape, x.shape, y.shape)
+    return ShapedArray(shape, _result_dtype(x, y))
+
+
+def _where_lower(ctx: LowerCtx, condition: HloValue, x: HloValue, y: HloValue) -> HloValue:
+    out = ctx.avals_out[0]
+    b = ctx.b
+    c = b.broadcast_to(b.convert(condition, np.dtype(bool)), out.shape)
+    return b.select(c, _lift(b, x, out.dtype, out.shape), _lift(b, y, out.dtype, out.shape))
+
+
+defprim("where", np.where, _where_stub, abstract_eval=_where_abstract, lower=_where_lower,
+        arrays=("condition", "x", "y"))
+
+
+# -- clip(a, a_min, a_max) ------------------------------------------------------
+def _clip_stub(a, a_min=None, a_max=None, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _clip_abstract(a: ShapedArray, a_min: ShapedArray | None = None,
+                   a_max: ShapedArray | None = None) -> ShapedArray:
+    ops = [v for v in (a, a_min, a_max) if v is not None]
+    shape = broadcast_shapes(*(v.shape for v in ops))
+    return ShapedArray(shape, _result_dtype(*ops))
+
+
+def _clip_lower(ctx: LowerCtx, a: HloValue, a_min: HloValue | None = None,
+                a_max: HloValue | None = None) -> HloValue:
+    out = ctx.avals_out[0]
+    b = ctx.b
+    r = _lift(b, a, out.dtype, out.shape)
+    if a_min is not None:
+        r = b.binary("maximum", r, _lift(b, a_min, out.dtype, out.shape))
+    if a_max is not None:
+        r = b.binary("minimum", r, _lift(b, a_max, out.dtype, out.shape))
+    return r
+
+
+defprim("clip", np.clip, _clip_stub, abstract_eval=_clip_abstract, lower=_clip_lower,
+        arrays=("a", "a_min", "a_max"), positional=3)
+
+__all__ = ["OPERATOR_PRIMS", "PRIMITIVES", "resolve"]

@@ -1,0 +1,220 @@
+"""Reductions: sum, prod, max, min, mean, var, std, all, any, argmax, argmin.
+
+``axis`` is None, an int (negative allowed) or a tuple; ``keepdims`` keeps the
+reduced axes with size 1. Result dtypes follow NumPy: sum/prod of small ints
+and bools accumulate in int64 (uint64 for unsigned), mean/var/std of integers
+are float64, argmax/argmin give int64.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core import DTypeError, ShapedArray, ShapeError
+from ..lower.hlo import HloValue, is_float
+from .common import as_dtype, normalize_axes, normalize_axis
+from .registry import LowerCtx, defprim
+
+
+def _reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _accumulate_dtype(d: np.dtype) -> np.dtype:
+    if d == np.bool_ or (d.kind == "i" and d.itemsize < 8):
+        return np.dtype(np.int64)
+    if d.kind == "u" and d.itemsize < 8:
+        return np.dtype(np.uint64)
+    return d
+
+
+def _mean_dtype(d: np.dtype) -> np.dtype:
+    return d if is_float(d) else np.dtype(np.float64)
+
+
+def _keep(b: Any, r: HloValue, out: ShapedArray) -> HloValue:
+    return b.reshape(r, out.shape)
+
+
+# -- sum / prod / max / min / all / any -----------------------------------------
+def _sum_stub(a, axis=None, dtype=None, keepdims=False, initial=None):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _minmax_stub(a, axis=None, keepdims=False, initial=None):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _bool_stub(a, axis=None, keepdims=False):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _monoid(name: str, kind: str) -> None:
+    """Register a reduction by a binary op: ``kind`` in sum/prod/max/min/all/any."""
+
+    def out_dtype(a: ShapedArray, dtype: Any) -> np.dtype:
+        if kind in ("all", "any"):
+            return np.dtype(np.bool_)
+        if kind in ("sum", "prod"):
+            return as_dtype(dtype) or _accumulate_dtype(a.dtype)
+        return a.dtype
+
+    def abstract(a: ShapedArray, axis: Any = None, *rest: Any) -> ShapedArray:
+        dtype, keepdims, initial = _unpack(rest)
+        axes = normalize_axes(axis, a.ndim)
+        if kind in ("max", "min") and initial is None and any(a.shape[i] == 0 for i in axes):
+            raise ShapeError(f"np.{name}: zero-size array to reduction operation which has no identity",
+                             hint="pass initial=... or make sure the reduced axis is not empty")
+        return ShapedArray(_reduced_shape(a.shape, axes, keepdims), out_dtype(a, dtype))
+
+    def lower(ctx: LowerCtx, a: HloValue, axis: Any = None, *rest: Any) -> HloValue:
+        dtype, keepdims, initial = _unpack(rest)
+        b = ctx.b
+        out = ctx.avals_out[0]
+        axes = normalize_axes(axis, a.ndim)
+        x = b.convert(a, out.dtype)
+        d = out.dtype
+        op, init = {
+            "sum": ("add", 0), "prod": ("multiply", 1),
+            "all": ("and", True), "any": ("or", False),
+            "max": ("maximum", -np.inf if is_float(d) else (True if d == np.bool_ else np.iinfo(d).min)),
+            "min": ("minimum", np.inf if is_float(d) else (False if d == np.bool_ else np.iinfo(d).max)),
+        }[kind]
+        if d == np.bool_ and kind in ("sum", "prod", "max", "min"):
+            op = {"sum": "or", "prod": "and", "max": "or", "min": "and"}[kind]
+        r = b.reduce(x, op, init, axes)
+        if initial is not None:
+            r = b.binary(op, r, b.full(initial, r.shape, d))
+        return _keep(b, r, out)
+
+    def _unpack(rest: tuple[Any, ...]) -> tuple[Any, bool, Any]:
+        if kind in ("sum", "prod"):
+            dtype, keepdims, initial = (list(rest) + [None, False, None])[:3]
+        elif kind in ("max", "min"):
+            dtype = None
+            keepdims, initial = (list(rest) + [False, None])[:2]
+        else:
+            dtype, initial = None, None
+            keepdims = rest[0] if rest else False
+        return dtype, bool(keepdims), initial
+
+    stub = _sum_stub if kind in ("sum", "prod") else _minmax_stub if kind in ("max", "min") else _bool_stub
+    defprim(name, getattr(np, name), stub, abstract_eval=abstract, lower=lower, arrays=("a",))
+
+
+for _name, _kind in [("sum", "sum"), ("prod", "prod"), ("max", "max"), ("min", "min"),
+                     ("all", "all"), ("any", "any")]:
+    _monoid(_name, _kind)
+
+from .registry import alias  # noqa: E402
+
+alias(np.amax, "max")
+alias(np.amin, "min")
+
+
+# -- mean / var / std ------------------------------------------------------------
+def _mean_stub(a, axis=None, dtype=None, keepdims=False):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _var_stub(a, axis=None, dtype=None, ddof=0, keepdims=False):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _mean_abstract(a: ShapedArray, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> ShapedArray:
+    axes = normalize_axes(axis, a.ndim)
+    return ShapedArray(_reduced_shape(a.shape, axes, bool(keepdims)), as_dtype(dtype) or _mean_dtype(a.dtype))
+
+
+def _mean_hlo(b: Any, a: HloValue, axes: tuple[int, ...], out_dtype: np.dtype, keepdims: bool) -> HloValue:
+    # float16/bfloat16 accumulate in float32, as NumPy does for float16.
+    acc = np.dtype(np.float32) if is_float(out_dtype) and out_dtype.itemsize < 4 else out_dtype
+    x = b.convert(a, acc)
+    s = b.reduce(x, "add", 0, axes)
+    n = int(np.prod([a.shape[i] for i in axes], dtype=np.int64))
+    m = b.binary("divide", s, b.full(n if n else np.nan, s.shape, acc)) if n else \
+        b.binary("divide", s, b.full(0, s.shape, acc))
+    m = b.convert(m, out_dtype)
+    if keepdims:
+        m = b.reshape(m, _reduced_shape(a.shape, axes, True))
+    return m
+
+
+def _mean_lower(ctx: LowerCtx, a: HloValue, axis: Any = None, dtype: Any = None,
+                keepdims: bool = False) -> HloValue:
+    out = ctx.avals_out[0]
+    return _mean_hlo(ctx.b, a, normalize_axes(axis, a.ndim), out.dtype, bool(keepdims))
+
+
+defprim("mean", np.mean, _mean_stub, abstract_eval=_mean_abstract, lower=_mean_lower, arrays=("a",))
+
+
+def _var_abstract(a: ShapedArray, axis: Any = None, dtype: Any = None, ddof: Any = 0,
+                  keepdims: bool = False) -> ShapedArray:
+    if not isinstance(ddof, (int, float)):
+        raise DTypeError("ddof must be a static number")
+    return _mean_abstract(a, axis, dtype, keepdims)
+
+
+def _var_hlo(ctx: LowerCtx, a: HloValue, axis: Any, ddof: Any, keepdims: bool, sqrt: bool) -> HloValue:
+    b = ctx.b
+    out = ctx.avals_out[0]
+    axes = normalize_axes(axis, a.ndim)
+    acc = np.dtype(np.float32) if out.dtype.itemsize < 4 else out.dtype
+    x = b.convert(a, acc)
+    mu = _mean_hlo(b, x, axes, acc, True)
+    centered = b.binary("subtract", x, b.broadcast_to(mu, x.shape))
+    sq = b.binary("multiply", centered, centered)
+    s = b.reduce(sq, "add", 0, axes)
+    n = int(np.prod([a.shape[i] for i in axes], dtype=np.int64)) - ddof
+    v = b.binary("divide", s, b.full(max(n, 0), s.shape, acc))
+    if sqrt:
+        v = b.unary("sqrt", v)
+    return b.reshape(b.convert(v, out.dtype), out.shape)
+
+
+defprim("var", np.var, _var_stub, abstract_eval=_var_abstract, arrays=("a",),
+        lower=lambda ctx, a, axis=None, dtype=None, ddof=0, keepdims=False:
+        _var_hlo(ctx, a, axis, ddof, bool(keepdims), sqrt=False))
+defprim("std", np.std, _var_stub, abstract_eval=_var_abstract, arrays=("a",),
+        lower=lambda ctx, a, axis=None, dtype=None, ddof=0, keepdims=False:
+        _var_hlo(ctx, a, axis, ddof, bool(keepdims), sqrt=True))
+
+
+# -- argmax / argmin -------------------------------------------------------------
+def _arg_stub(a, axis=None, keepdims=False):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _arg_abstract(a: ShapedArray, axis: Any = None, keepdims: bool = False) -> ShapedArray:
+    if a.size == 0:
+        raise ShapeError("attempt to get argmax/argmin of an empty sequence")
+    if axis is None:
+        shape: tuple[int, ...] = (1,) * a.ndim if keepdims else ()
+    else:
+        ax = normalize_axis(axis, a.ndim)
+        shape = _reduced_shape(a.shape, (ax,), bool(keepdims))
+    return ShapedArray(shape, np.dtype(np.int64))
+
+
+def _arg_lower(largest: bool) -> Any:
+    def lower(ctx: LowerCtx, a: HloValue, axis: Any = None, keepdims: bool = False) -> HloValue:
+        b = ctx.b
+        out = ctx.avals_out[0]
+        if axis is None:
+            a = b.reshape(a, (a.aval.size,))
+            ax = 0
+        else:
+            ax = normalize_axis(axis, a.ndim)
+        r = b.arg_reduce(a, ax, np.dtype(np.int64), largest)
+        return b.reshape(r, out.shape)
+
+    return lower
+
+
+defprim("argmax", np.argmax, _arg_stub, abstract_eval=_arg_abstract, lower=_arg_lower(True), arrays=("a",))
+defprim("argmin", np.argmin, _arg_stub, abstract_eval=_arg_abstract, lower=_arg_lower(False), arrays=("a",))

@@ -1,0 +1,245 @@
+"""Shape primitives: transpose, reshape, astype, copy, and basic indexing (``x[...]``).
+
+Further shape and creation primitives live in ``shape_ops.py`` and ``creation.py``.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ..core import DTypeError, ShapedArray, ShapeError
+from ..lower.hlo import HloValue
+from .common import as_dtype, fmt_shape, normalize_axis
+from .registry import LowerCtx, defprim
+
+
+# -- transpose -------------------------------------------------------------------
+def _transpose_stub(a, axes=None):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _perm(ndim: int, axes: Any) -> list[int]:
+    if axes is None:
+        return list(range(ndim))[::-1]
+    if isinstance(axes, int):
+        axes = (axes,)
+    perm = [normalize_axis(a, ndim) for a in axes]
+    if sorted(perm) != list(range(ndim)):
+        raise ShapeError(f"transpose: axes {tuple(axes)} are not a permutation of the {ndim} axes")
+    return perm
+
+
+def _transpose_abstract(a: ShapedArray, axes: Any = None) -> ShapedArray:
+    perm = _perm(a.ndim, axes)
+    return ShapedArray(tuple(a.shape[p] for p in perm), a.dtype)
+
+
+defprim("transpose", np.transpose, _transpose_stub, abstract_eval=_transpose_abstract,
+        lower=lambda ctx, a, axes=None: ctx.b.transpose(a, _perm(a.ndim, axes)), arrays=("a",))
+
+
+# -- reshape -----------------------------------------------------------------------
+def _reshape_stub(a, /, shape, order="C"):  # type: ignore[no-untyped-def]
+    ...
+
+
+def reshape_target(in_shape: tuple[int, ...], shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    if not isinstance(shape, (tuple, list)) or not all(isinstance(d, (int, np.integer)) for d in shape):
+        raise DTypeError(f"reshape: the new shape must be a tuple of ints, got {shape!r}")
+    shape = tuple(int(d) for d in shape)
+    size = int(np.prod(in_shape, dtype=np.int64))
+    if shape.count(-1) > 1:
+        raise ShapeError(f"reshape: can only specify one unknown dimension (-1), got {shape}")
+    if -1 in shape:
+        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+        if known == 0 or size % known:
+            raise ShapeError(f"cannot reshape array of shape {fmt_shape(in_shape)} (size {size}) into "
+                             f"shape {fmt_shape(shape)}")
+        shape = tuple(size // known if d == -1 else d for d in shape)
+    if any(d < 0 for d in shape) or int(np.prod(shape, dtype=np.int64)) != size:
+        raise ShapeError(f"cannot reshape array of shape {fmt_shape(in_shape)} (size {size}) into "
+                         f"shape {fmt_shape(shape)}")
+    return shape
+
+
+def _reshape_abstract(a: ShapedArray, shape: Any, order: str = "C") -> ShapedArray:
+    if order != "C":
+        raise DTypeError("reshape: only order='C' is supported")
+    return ShapedArray(reshape_target(a.shape, shape), a.dtype)
+
+
+defprim("reshape", np.reshape, _reshape_stub, abstract_eval=_reshape_abstract,
+        lower=lambda ctx, a, shape, order="C": ctx.b.reshape(a, ctx.avals_out[0].shape), arrays=("a",))
+
+
+# -- astype / copy -----------------------------------------------------------------
+def _astype_stub(x, dtype, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _astype_abstract(x: ShapedArray, dtype: Any) -> ShapedArray:
+    d = as_dtype(dtype)
+    if d is None:
+        raise DTypeError("astype: dtype must be given")
+    return ShapedArray(x.shape, d)
+
+
+def _astype_lower(ctx: LowerCtx, x: HloValue, dtype: Any) -> HloValue:
+    out = ctx.avals_out[0]
+    b = ctx.b
+    if x.dtype.kind == "f" and out.dtype.kind in "iu":
+        # NumPy truncates toward zero; so does stablehlo.convert. Nothing else to do.
+        pass
+    return b.convert(x, out.dtype)
+
+
+defprim("astype", np.astype, _astype_stub, abstract_eval=_astype_abstract, lower=_astype_lower,
+        arrays=("x",), positional=2, static_eval=False)
+
+
+def _copy_stub(a, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+defprim("copy", np.copy, _copy_stub, abstract_eval=lambda a: ShapedArray(a.shape, a.dtype),
+        lower=lambda ctx, a: a, arrays=("a",), static_eval=False)
+
+
+# -- basic indexing ----------------------------------------------------------------
+def _getitem_stub(x, key, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _is_int(k: Any) -> bool:
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+
+
+def _plan(shape: tuple[int, ...], key: tuple[Any, ...]) -> list[tuple[str, Any]]:
+    """Expand ``key`` into one entry per input axis or new axis.
+
+    Entries: ("int", i) static index, ("dyn", None) dynamic scalar index,
+    ("slice", (start, stop, step)), ("new", None).
+    """
+    for k in key:
+        if isinstance(k, HloValue) or isinstance(k, ShapedArray):
+            aval = k.aval if isinstance(k, HloValue) else k
+            if aval.ndim != 0 or aval.dtype.kind not in "iu":
+                raise ShapeError(
+                    f"indexing with an array ({aval.str_short()}) is not supported yet: only integers, "
+                    "slices, None and ... ",
+                    hint="use np.where(mask, x, 0) for masks, or static integer indices")
+        elif not (_is_int(k) or isinstance(k, slice) or k is None or k is Ellipsis):
+            raise ShapeError(f"unsupported index {k!r}: only integers, slices, None and ... are supported")
+    n_ell = sum(1 for k in key if k is Ellipsis)
+    if n_ell > 1:
+        raise ShapeError("an index can only have a single ellipsis ('...')")
+    n_used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if n_used > len(shape):
+        raise ShapeError(f"too many indices for array: array is {len(shape)}-dimensional, "
+                         f"but {n_used} were indexed")
+    full: list[Any] = []
+    for k in key:
+        if k is Ellipsis:
+            full += [slice(None)] * (len(shape) - n_used)
+        else:
+            full.append(k)
+    full += [slice(None)] * (len(shape) - sum(1 for k in full if k is not None))
+    plan: list[tuple[str, Any]] = []
+    axis = 0
+    for k in full:
+        if k is None:
+            plan.append(("new", None))
+            continue
+        d = shape[axis]
+        if isinstance(k, (HloValue, ShapedArray)):
+            plan.append(("dyn", None))
+        elif _is_int(k):
+            if not -d <= int(k) < d:
+                raise ShapeError(f"index {int(k)} is out of bounds for axis {axis} with size {d}")
+            plan.append(("int", int(k) % d))
+        else:
+            plan.append(("slice", k.indices(d)))
+        axis += 1
+    return plan
+
+
+def _getitem_abstract(x: ShapedArray, key: Any) -> ShapedArray:
+    if not isinstance(key, tuple):
+        key = (key,)
+    out: list[int] = []
+    for kind, v in _plan(x.shape, key):
+        if kind == "new":
+            out.append(1)
+        elif kind == "slice":
+            out.append(len(range(*v)))
+    return ShapedArray(tuple(out), x.dtype)
+
+
+def _getitem_lower(ctx: LowerCtx, x: HloValue, key: Any) -> HloValue:
+    b = ctx.b
+    if not isinstance(key, tuple):
+        key = (key,)
+    plan = _plan(x.shape, key)
+    dyn = [k for k in key if isinstance(k, HloValue)]
+    starts, limits, strides, rev = [], [], [], []
+    axis = 0
+    for kind, v in plan:
+        if kind == "new":
+            continue
+        if kind == "int":
+            starts.append(v)
+            limits.append(v + 1)
+            strides.append(1)
+        elif kind == "dyn":
+            starts.append(0)
+            limits.append(x.shape[axis])
+            strides.append(1)
+        else:
+            start, stop, step = v
+            n = len(range(start, stop, step))
+            if step > 0:
+                starts.append(start)
+                limits.append(start + max(n - 1, 0) * step + 1 if n else start)
+                strides.append(step)
+            else:
+                # reverse then slice forward
+                d = x.shape[axis]
+                rev.append(axis)
+                s2 = d - 1 - start
+                starts.append(s2)
+                limits.append(s2 + max(n - 1, 0) * (-step) + 1 if n else s2)
+                strides.append(-step)
+        axis += 1
+    y = b.reverse(x, rev)
+    y = b.slice(y, starts, limits, strides)
+    if dyn:
+        # dynamic scalar indices: one dynamic_slice over the already sliced array
+        it = iter(dyn)
+        idx: list[HloValue] = []
+        sizes = list(y.shape)
+        axis = 0
+        for kind, _ in plan:
+            if kind == "new":
+                continue
+            if kind == "dyn":
+                k = next(it)
+                k64 = b.convert(k, np.dtype(np.int64))
+                d = b.full(y.shape[axis], (), np.dtype(np.int64))
+                neg = b.compare("LT", k64, b.full(0, (), np.dtype(np.int64)))
+                k64 = b.select(neg, b.binary("add", k64, d), k64)
+                idx.append(k64)
+                sizes[axis] = 1
+            else:
+                idx.append(b.full(0, (), np.dtype(np.int64)))
+            axis += 1
+        y = b.dynamic_slice(y, idx, sizes)
+    return b.reshape(y, ctx.avals_out[0].shape)
+
+
+defprim("getitem", operator.getitem, _getitem_stub, abstract_eval=_getitem_abstract, lower=_getitem_lower,
+        arrays=("x",), path="operator.getitem", static_eval=False)

@@ -1,0 +1,5 @@
+"""Running StableHLO on XLA through jaxlib's PJRT client (the only jaxlib user, with ``lower``)."""
+
+from .xla import Array, Executable, compile_text, device_put, devices, get_backend
+
+__all__ = ["Array", "Executable", "compile_text", "device_put", "devices", "get_backend"]

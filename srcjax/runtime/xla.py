@@ -1,0 +1,280 @@
+"""PJRT through jaxlib alone: clients, compilation, upload, execution, results.
+
+Every private jaxlib API srcjax relies on is used in this file, behind four
+names: :func:`get_backend`, :func:`compile_text`, :func:`device_put` and
+:class:`Executable`. ``tests/test_runtime.py`` pins their behaviour so that a
+jaxlib upgrade that changes them fails loudly.
+
+Fast path (see shared/RUNTIME_FACTS.md): ``execute_sharded`` + result
+handlers, uploads with ``batched_device_put`` copying the host buffer
+(``IMMUTABLE_ONLY_DURING_CALL``) so later NumPy mutation cannot leak in.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # silence PJRT's startup log lines
+
+import numpy as np  # noqa: E402
+from jaxlib import _jax, xla_client  # noqa: E402
+
+from ..core import ShapedArray, canonical_dtype  # noqa: E402
+
+_COPY = xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
+
+
+class _Sharding(_jax.SingleDeviceSharding):  # type: ignore[misc]
+    """The single-device sharding ``batched_device_put`` expects from jax."""
+
+    memory_kind = None
+    is_fully_replicated = True
+    num_devices = 1
+
+    def _to_xla_hlo_sharding(self, ndim: int) -> Any:
+        return xla_client.HloSharding.replicate()
+
+    @property
+    def _device_assignment(self) -> tuple[Any, ...]:
+        return (self._device,)
+
+    @property
+    def _internal_device_list(self) -> Any:
+        return xla_client.DeviceList((self._device,))
+
+    def is_fully_addressable(self) -> bool:
+        return True
+
+
+class Backend:
+    """One PJRT client and its default device."""
+
+    def __init__(self, platform: str) -> None:
+        self.platform = platform
+        if platform == "cpu":
+            self.client = xla_client.make_cpu_client()
+        elif platform in ("gpu", "cuda"):
+            self.client = _make_cuda_client()
+        else:
+            raise ValueError(f"unknown platform {platform!r} (use 'cpu' or 'gpu')")
+        self.device = self.client.devices()[0]
+        self.device_list = xla_client.DeviceList((self.device,))
+        self.put_sharding = _Sharding(self.device)
+        self.result_sharding = _jax.SingleDeviceSharding(self.device)
+
+    def __repr__(self) -> str:
+        return f"Backend({self.platform}: {self.device})"
+
+
+def _make_cuda_client() -> Any:
+    for plugin in ("jax_plugins.xla_cuda13", "jax_plugins.xla_cuda12"):
+        try:
+            spec = importlib.util.find_spec(plugin)
+        except ModuleNotFoundError:
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        path = os.path.join(list(spec.submodule_search_locations)[0], "xla_cuda_plugin.so")
+        if os.path.exists(path):
+            if not xla_client.pjrt_plugin_loaded("cuda"):
+                xla_client.load_pjrt_plugin_dynamically("cuda", path)
+                xla_client.initialize_pjrt_plugin("cuda")
+            return xla_client.make_c_api_client("cuda", xla_client.generate_pjrt_gpu_plugin_options(), None)
+    raise RuntimeError("no GPU PJRT plugin found: pip install jax-cuda13-pjrt (or jax-cuda12-pjrt)")
+
+
+_BACKENDS: dict[str, Backend] = {}
+_LOCK = threading.Lock()
+
+
+def get_backend(platform: str | None = None) -> Backend:
+    platform = platform or os.environ.get("SRCJAX_PLATFORM", "cpu")
+    if platform == "cuda":
+        platform = "gpu"
+    b = _BACKENDS.get(platform)
+    if b is None:
+        with _LOCK:
+            b = _BACKENDS.get(platform)
+            if b is None:
+                b = _BACKENDS[platform] = Backend(platform)
+    return b
+
+
+def devices(platform: str | None = None) -> list[Any]:
+    return list(get_backend(platform).client.devices())
+
+
+class Array:
+    """A result living on the device. ``np.asarray(a)`` reads it (zero-copy on CPU);
+    passing it back into a compiled function costs no host round trip."""
+
+    __slots__ = ("_buf", "aval", "_np")
+    __array_priority__ = 100
+
+    def __init__(self, buf: Any, aval: ShapedArray) -> None:
+        self._buf = buf
+        self.aval = aval
+        self._np: np.ndarray | None = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.aval.shape)
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    def _value(self) -> np.ndarray:
+        v = self._np
+        if v is None:
+            v = self._buf._single_device_array_to_np_array_did_copy()[0]
+            if v.dtype != self.aval.dtype:
+                v = v.astype(self.aval.dtype)
+            v.flags.writeable = False
+            self._np = v
+        return v
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        v = self._value()
+        if dtype is not None and np.dtype(dtype) != v.dtype:
+            return v.astype(dtype)
+        if copy:
+            return v.copy()
+        return v
+
+    def block_until_ready(self) -> Array:
+        self._buf.block_until_ready()
+        return self
+
+    def __repr__(self) -> str:
+        return "srcjax.Array(" + np.array2string(self._value(), separator=", ", prefix="srcjax.Array(") + \
+            f", dtype={self.dtype.name})"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self) -> Any:
+        return iter(self._value())
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._value()[key]
+
+    def __float__(self) -> float:
+        return float(self._value())
+
+    def __int__(self) -> int:
+        return int(self._value())
+
+    def __bool__(self) -> bool:
+        return bool(self._value())
+
+    def __index__(self) -> int:
+        return int(self._value())
+
+    def item(self) -> Any:
+        return self._value().item()
+
+    def tolist(self) -> Any:
+        return self._value().tolist()
+
+    def __format__(self, spec: str) -> str:
+        v = self._value()
+        return format(v.item() if v.ndim == 0 else v, spec) if spec else str(v)
+
+    # NumPy semantics for convenience (results are NumPy arrays).
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        conv = [np.asarray(x) if isinstance(x, Array) else x for x in inputs]
+        return getattr(ufunc, method)(*conv, **kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        def conv(x: Any) -> Any:
+            if isinstance(x, Array):
+                return np.asarray(x)
+            if isinstance(x, (list, tuple)):
+                return type(x)(conv(y) for y in x)
+            return x
+        return func(*conv(args), **conv(kwargs))
+
+
+def _np_op(name: str) -> Any:
+    ufunc = getattr(np, name)
+
+    def op(self: Array, other: Any) -> Any:
+        return ufunc(self._value(), np.asarray(other) if isinstance(other, Array) else other)
+
+    def rop(self: Array, other: Any) -> Any:
+        return ufunc(other, self._value())
+
+    return op, rop
+
+
+for _dunder, _uf in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "true_divide"),
+                     ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "power"),
+                     ("matmul", "matmul"), ("and", "bitwise_and"), ("or", "bitwise_or"),
+                     ("xor", "bitwise_xor")]:
+    _op, _rop = _np_op(_uf)
+    setattr(Array, f"__{_dunder}__", _op)
+    setattr(Array, f"__r{_dunder}__", _rop)
+for _dunder, _uf in [("lt", "less"), ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal"),
+                     ("eq", "equal"), ("ne", "not_equal")]:
+    setattr(Array, f"__{_dunder}__", _np_op(_uf)[0])
+Array.__neg__ = lambda self: np.negative(self._value())  # type: ignore[attr-defined]
+Array.__abs__ = lambda self: np.absolute(self._value())  # type: ignore[attr-defined]
+Array.__hash__ = None  # type: ignore[assignment]
+
+
+def device_put(x: Any, aval: ShapedArray, backend: Backend) -> Any:
+    """Upload a host value (copied) and return the device buffer."""
+    if isinstance(x, Array):
+        return x._buf
+    arr = np.asarray(x, dtype=aval.dtype)
+    return xla_client.batched_device_put(aval, backend.put_sharding, [arr], [backend.device], True, False,
+                                         _COPY, True)
+
+
+class Executable:
+    """A compiled program: uploads arguments, runs, wraps results as :class:`Array`."""
+
+    def __init__(self, text: str, out_avals: Sequence[ShapedArray], backend: Backend) -> None:
+        self.text = text
+        self.backend = backend
+        self.out_avals = list(out_avals)
+        self.loaded = backend.client.compile_and_load(text, backend.device_list, xla_client.CompileOptions())
+        self.handlers = [_jax.array_result_handler(a, backend.result_sharding, True, True) for a in out_avals]
+
+    def run(self, bufs: list[Any]) -> list[Array]:
+        res = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
+        return [Array(r, a) for r, a in zip(res, self.out_avals)]
+
+    def as_text(self) -> str:
+        """Optimized HLO after XLA's passes."""
+        return str(self.loaded.hlo_modules()[0].to_string())
+
+    def cost_analysis(self) -> Any:
+        return self.loaded.cost_analysis()
+
+
+def compile_text(text: str, out_avals: Sequence[ShapedArray], platform: str | None = None) -> Executable:
+    return Executable(text, out_avals, get_backend(platform))
+
+
+def host_aval(x: Any) -> ShapedArray:
+    """Abstract value of a host argument."""
+    if isinstance(x, Array):
+        return x.aval
+    arr = np.asarray(x)
+    return ShapedArray(arr.shape, canonical_dtype(arr.dtype))
