@@ -45,11 +45,11 @@ def _clean(e: TranspileError) -> TranspileError:
 
 def _is_leaf(x: Any) -> bool:
     return isinstance(x, (np.ndarray, np.generic, ShapeDtypeStruct, ShapedArray)) or \
-        type(x).__name__ == "Array" and hasattr(x, "aval")
+        isinstance(getattr(x, "aval", None), ShapedArray)
 
 
 def _leaf_aval(x: Any) -> ShapedArray | None:
-    """Abstract value of a dynamic leaf, or None when the leaf is static."""
+    """Abstract value of a dynamic leaf, or None when the leaf cannot be an array."""
     t = type(x)
     if t is np.ndarray or isinstance(x, np.generic):
         return ShapedArray(x.shape, canonical_dtype(x.dtype))
@@ -65,6 +65,30 @@ def _leaf_aval(x: Any) -> ShapedArray | None:
     if hasattr(x, "__array__") and hasattr(x, "shape") and hasattr(x, "dtype"):
         return ShapedArray(tuple(x.shape), canonical_dtype(x.dtype))
     return None
+
+
+def _leaf_key(x: Any) -> Any:
+    """Cache-key piece of one dynamic leaf: (shape, dtype, weak)."""
+    t = type(x)
+    if t is np.ndarray:
+        return (x.shape, x.dtype, False)
+    if t is float or t is int or t is bool:
+        return t
+    aval = getattr(x, "aval", None)
+    if aval is None or not isinstance(aval, ShapedArray):
+        aval = _leaf_aval(x)
+        if aval is None:
+            return None
+    return (aval.shape, aval.dtype, aval.weak_type)
+
+
+_PY_AVALS = {t: ShapedArray((), d, weak_type=True) for t, d in PYTHON_SCALAR_DTYPES.items()}
+
+
+def _key_aval(k: Any) -> ShapedArray:
+    if isinstance(k, type):
+        return _PY_AVALS[k]
+    return ShapedArray(k[0], k[1], weak_type=k[2])
 
 
 class _Plan:
@@ -105,11 +129,23 @@ class Compiled:
                 raise ArgumentError(f"static_argnames: {fn.__name__} has no parameter {n!r}")
             static.add(n)
         self.static = frozenset(static)
-        self.auto_static: frozenset[str] = frozenset()
+        self._auto_static: frozenset[str] = frozenset()
+        self._static_all = self.static
+        self._nparams = len(self.params)
         self.device = device
         self._program: Program | None = None
         self._cache: dict[Any, _Plan] = {}
         self._simple = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in self.signature.parameters.values())
+
+    @property
+    def auto_static(self) -> frozenset[str]:
+        """Python int/bool arguments found to be needed as static values."""
+        return self._auto_static
+
+    @auto_static.setter
+    def auto_static(self, v: frozenset[str]) -> None:
+        self._auto_static = v
+        self._static_all = self.static | v
 
     @property
     def program(self) -> Program:
@@ -137,11 +173,12 @@ class Compiled:
         ba.apply_defaults()
         return list(ba.arguments.values())
 
-    def _key(self, values: list[Any]) -> tuple[tuple[Any, ...], list[Any]]:
-        """(cache key, dynamic leaves in order)."""
+    def _key(self, values: list[Any]) -> tuple[tuple[Any, ...], list[Any], list[Any]]:
+        """(cache key, dynamic leaves in order, their leaf keys)."""
         key: list[Any] = []
         leaves_out: list[Any] = []
-        static = self.static | self.auto_static
+        leaf_keys: list[Any] = []
+        static = self._static_all
         for name, v in zip(self.params, values):
             if name in static:
                 try:
@@ -151,18 +188,22 @@ class Compiled:
                                         f"{type(v).__name__}") from None
                 key.append(("s", v))
                 continue
-            leaves, tree = pytree.flatten(v, is_leaf=_is_leaf)
-            avals = []
+            if _is_leaf(v) or type(v) in (float, int, bool):
+                leaves, tree = [v], None
+            else:
+                leaves, tree = pytree.flatten(v, is_leaf=_is_leaf)
+            ks = []
             for leaf in leaves:
-                a = _leaf_aval(leaf)
-                if a is None:
+                k = _leaf_key(leaf)
+                if k is None:
                     raise ArgumentError(
                         f"argument {name!r}: cannot pass a value of type {type(leaf).__name__} as an array",
                         hint=f"mark it static: srcjax.compile(f, static_argnames=({name!r},))")
-                avals.append(a)
+                ks.append(k)
                 leaves_out.append(leaf)
-            key.append((tree, tuple(avals)))
-        return tuple(key), leaves_out
+            leaf_keys += ks
+            key.append(ks[0] if tree is None else (tree, tuple(ks)))
+        return tuple(key), leaves_out, leaf_keys
 
     def _specs(self, values: list[Any]) -> list[Any]:
         from .lower.specialize import ArgSpec
@@ -190,36 +231,60 @@ class Compiled:
                 self.auto_static = frozenset(new)
 
     def _plan(self, values: list[Any]) -> tuple[_Plan, list[Any]]:
-        key, leaves = self._key(values)
+        key, leaves, leaf_keys = self._key(values)
         plan = self._cache.get(key)
         if plan is None:
             from .runtime import compile_text
 
             before = self.auto_static
             text, out_avals, tree, template = self._specialize(values)
-            if self.auto_static != before:  # the key changed: some args became static
-                key, leaves = self._key(values)
+            if self.auto_static != before:  # some arguments became static: the key changed
+                key, leaves, leaf_keys = self._key(values)
             exe = compile_text(text, out_avals, self.device)
-            plan = self._cache[key] = _Plan(exe, tree, template, [a for _, avs in [] for a in avs])
+            plan = self._cache[key] = _Plan(exe, tree, template, [_key_aval(k) for k in leaf_keys])
         return plan, leaves
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            values = self._bind(args, kwargs)
-            if self.device == "numpy":
-                return self._run_numpy(values)
-            plan, leaves = self._plan(values)
-        except TranspileError as e:
-            raise _clean(e) from None
-        from .runtime.xla import device_put
+    def _fast_key(self, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """The cache key when every argument is a bare array or Python scalar (the common case)."""
+        if self._static_all:
+            return None
+        key = []
+        for a in args:
+            t = type(a)
+            if t is np.ndarray:
+                key.append((a.shape, a.dtype, False))
+            elif t is float or t is int or t is bool:
+                key.append(t)
+            else:
+                aval = getattr(a, "aval", None)
+                if aval is None or a.__class__.__name__ != "Array":
+                    return None
+                key.append((aval.shape, aval.dtype, aval.weak_type))
+        return tuple(key)
 
-        backend = plan.exe.backend
-        bufs = []
-        for leaf in leaves:
-            buf = getattr(leaf, "_buf", None)
-            bufs.append(buf if buf is not None else device_put(leaf, _leaf_aval(leaf), backend))  # type: ignore[arg-type]
-        outs = plan.exe.run(bufs)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        plan = None
+        if not kwargs and len(args) == self._nparams and self._simple and self.device != "numpy":
+            k = self._fast_key(args)
+            if k is not None:
+                plan = self._cache.get(k)
+                leaves: list[Any] = list(args)
+        if plan is None:
+            try:
+                values = self._bind(args, kwargs)
+                if self.device == "numpy":
+                    return self._run_numpy(values)
+                plan, leaves = self._plan(values)
+            except TranspileError as e:
+                raise _clean(e) from None
+        exe = plan.exe
+        put = exe.put
+        bufs = [leaf._buf if type(leaf) is exe.array_type else put(leaf, aval)
+                for leaf, aval in zip(leaves, plan.in_avals)]
+        outs = exe.run(bufs)
         if plan.n_out == len(plan.template):
+            if plan.out_tree is pytree.LEAF:
+                return outs[0]
             flat = outs
         else:
             it = iter(outs)

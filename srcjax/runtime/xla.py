@@ -28,6 +28,9 @@ from ..core import ShapedArray, canonical_dtype  # noqa: E402
 _COPY = xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
 
+_REPLICATED = xla_client.HloSharding.replicate()
+
+
 class _Sharding(_jax.SingleDeviceSharding):  # type: ignore[misc]
     """The single-device sharding ``batched_device_put`` expects from jax."""
 
@@ -36,15 +39,11 @@ class _Sharding(_jax.SingleDeviceSharding):  # type: ignore[misc]
     num_devices = 1
 
     def _to_xla_hlo_sharding(self, ndim: int) -> Any:
-        return xla_client.HloSharding.replicate()
+        return _REPLICATED
 
     @property
     def _device_assignment(self) -> tuple[Any, ...]:
         return (self._device,)
-
-    @property
-    def _internal_device_list(self) -> Any:
-        return xla_client.DeviceList((self._device,))
 
     def is_fully_addressable(self) -> bool:
         return True
@@ -255,10 +254,25 @@ class Executable:
         self.out_avals = list(out_avals)
         self.loaded = backend.client.compile_and_load(text, backend.device_list, xla_client.CompileOptions())
         self.handlers = [_jax.array_result_handler(a, backend.result_sharding, True, True) for a in out_avals]
+        self.array_type = Array
+        sharding, dev = backend.put_sharding, [backend.device]
+        put = xla_client.batched_device_put
+
+        def put_one(x: Any, aval: ShapedArray) -> Any:
+            if type(x) is not np.ndarray or x.dtype != aval.dtype:
+                if isinstance(x, Array):
+                    return x._buf
+                x = np.asarray(x, dtype=aval.dtype)
+            return put(aval, sharding, [x], dev, True, False, _COPY, True)
+
+        self.put = put_one
 
     def run(self, bufs: list[Any]) -> list[Array]:
         res = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
-        return [Array(r, a) for r, a in zip(res, self.out_avals)]
+        avals = self.out_avals
+        if len(res) == 1:
+            return [Array(res[0], avals[0])]
+        return [Array(r, a) for r, a in zip(res, avals)]
 
     def as_text(self) -> str:
         """Optimized HLO after XLA's passes."""
