@@ -15,6 +15,7 @@ Stages 1-3 run once per function; 4-5 once per argument signature.
 from __future__ import annotations
 
 import functools
+import re
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -28,6 +29,8 @@ from .core import (
 )
 from .frontend.normalize import unwrap
 from .frontend.program import Program
+
+_LOC = re.compile(r' loc\("(?:[^"\\\\]|\\\\.)*":\d+:\d+\)')
 
 __all__ = ["compile", "source", "lower", "eval_shape", "Compiled", "Lowered", "CompiledExecutable"]
 
@@ -320,8 +323,11 @@ class Lowered:
         self._compiled = compiled
         self._values = values
 
-    def as_text(self) -> str:
-        return self.text
+    def as_text(self, debug_info: bool = False) -> str:
+        """The StableHLO module; ``debug_info=True`` keeps ``loc(file:line:col)`` of the user's source."""
+        if debug_info:
+            return self.text
+        return _LOC.sub("", self.text)
 
     def compile(self) -> CompiledExecutable:
         from .runtime import compile_text

@@ -185,6 +185,8 @@ class Specializer:
     def exec_block(self, stmts: Sequence[cst.BaseStatement], env: dict[str, Any]) -> None:
         for s in stmts:
             span = self.nf.spans.get(id(s))
+            if span is not None and self.b is not None:
+                self.b.loc = _mlir_loc(span)
             try:
                 self.exec_stmt(s, env)
             except (_Return, _Break, _Continue, NeedStatic):
@@ -687,6 +689,11 @@ class Specializer:
             o2 = o.update(weak_type=weak or o.weak_type, origin=origin if o.ndim == 0 else frozenset())
             final.append(HloValue(r.name, o2))
         return final if multi else final[0]
+
+
+def _mlir_loc(span: Span) -> str:
+    name = span.filename.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{name}":{span.line}:{span.col + 1}'
 
 
 def _aval_of(v: Any) -> Any:
