@@ -5,7 +5,6 @@ import numpy as np
 from srcjax.core import ShapedArray
 from srcjax.runtime import xla
 
-
 TEXT = """
 module @t {
   func.func public @main(%a: tensor<3xf32>, %b: tensor<3xf32>) -> (tensor<3xf32>, tensor<f32>) {
@@ -57,3 +56,37 @@ def test_bfloat16_results_read_back():
     r = np.asarray(out)
     assert r.dtype == bf
     np.testing.assert_array_equal(r.astype(np.float32), [3.0, 4.0])
+
+
+def test_reading_results_never_imports_jax():
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import sys, numpy as np, ml_dtypes, srcjax
+        from srcjax.runtime import xla
+        from srcjax.core import ShapedArray
+        f32 = np.dtype(np.float32)
+        exe = xla.compile_text('''
+          func.func public @main(%a: tensor<3xf32>) -> (tensor<3xf32>) {
+            %0 = stablehlo.add %a, %a : tensor<3xf32>
+            func.return %0 : tensor<3xf32>
+          }''', [ShapedArray((3,), f32)])
+        (out,) = exe.run([exe.put(np.ones(3, np.float32), ShapedArray((3,), f32))])
+        assert np.asarray(out).tolist() == [2.0, 2.0, 2.0]
+        assert 'jax' not in sys.modules, 'reading a result imported jax'
+        print('ok')
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+
+
+def test_rejected_module_is_an_internal_error():
+    import pytest
+
+    from srcjax.lower.specialize import InternalError
+
+    with pytest.raises(InternalError, match="XLA rejected"):
+        xla.compile_text("func.func public @main() -> () { stablehlo.bogus }", [])

@@ -107,6 +107,45 @@ def devices(platform: str | None = None) -> list[Any]:
     return list(get_backend(platform).client.devices())
 
 
+class _HostView:
+    """Exposes a CPU device buffer to NumPy by pointer; keeps the buffer alive."""
+
+    __slots__ = ("buf", "__array_interface__")
+
+    def __init__(self, buf: Any, aval: ShapedArray, typestr: str) -> None:
+        self.buf = buf
+        self.__array_interface__ = {
+            "data": (buf.unsafe_buffer_pointer(), True), "shape": aval.shape, "typestr": typestr, "version": 3,
+        }
+
+
+_BUFFER_PROTOCOL_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                           "float16", "float32", "float64"}
+
+
+def _platform(buf: Any) -> str:
+    p = buf.platform
+    return str(p() if callable(p) else p)
+
+
+def _to_numpy(buf: Any, aval: ShapedArray) -> np.ndarray:
+    """A read-only NumPy view of a result (zero-copy on CPU), without importing jax."""
+    d = aval.dtype
+    if aval.size == 0:
+        v = np.empty(aval.shape, d)
+    elif _platform(buf) == "cpu":
+        if d.name in _BUFFER_PROTOCOL_DTYPES:  # native dtypes: the Python buffer protocol
+            v = np.asarray(buf)
+        else:  # bfloat16 and friends: same-size unsigned ints, viewed as the real dtype
+            v = np.asarray(_HostView(buf, aval, f"<u{d.itemsize}")).view(d)
+    else:
+        v = buf._single_device_array_to_np_array_did_copy()[0]
+    if v.dtype != d:
+        v = v.astype(d)
+    v.flags.writeable = False
+    return v
+
+
 class Array:
     """A result living on the device. ``np.asarray(a)`` reads it (zero-copy on CPU);
     passing it back into a compiled function costs no host round trip."""
@@ -138,11 +177,7 @@ class Array:
     def _value(self) -> np.ndarray:
         v = self._np
         if v is None:
-            v = self._buf._single_device_array_to_np_array_did_copy()[0]
-            if v.dtype != self.aval.dtype:
-                v = v.astype(self.aval.dtype)
-            v.flags.writeable = False
-            self._np = v
+            v = self._np = _to_numpy(self._buf, self.aval)
         return v
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -283,7 +318,15 @@ class Executable:
 
 
 def compile_text(text: str, out_avals: Sequence[ShapedArray], platform: str | None = None) -> Executable:
-    return Executable(text, out_avals, get_backend(platform))
+    """Compile StableHLO text; a rejected module is srcjax's bug, reported with the text."""
+    try:
+        return Executable(text, out_avals, get_backend(platform))
+    except _jax.JaxRuntimeError as e:
+        from ..lower.specialize import InternalError
+
+        numbered = "\n".join(f"{i + 1:4d}  {line}" for i, line in enumerate(text.splitlines()))
+        raise InternalError(f"internal error: XLA rejected the generated StableHLO: {e}\n{numbered}",
+                            hint="this is a bug in srcjax; please report it with this program") from e
 
 
 def host_aval(x: Any) -> ShapedArray:

@@ -1,0 +1,175 @@
+"""Where the microseconds of one srcjax call go (the tiny function ``x * 2.0 + 1.0``).
+
+Run::
+
+    .venv/bin/python benchmarks/profile_dispatch.py [--quick] [--no-jax]
+
+It re-times, one stage at a time, what ``Compiled.__call__`` does on a cache
+hit (it reaches into srcjax internals: ``_fast_key``, ``_cache``, the plan's
+``Executable``; update it when those change), then times reading a fresh
+result back with ``np.asarray``, then prints a cProfile of many calls. Every
+row is the median per-operation time in microseconds over interleaved batches.
+``--no-jax`` skips the jax reference rows (and, unlike the default, does not
+import jax before the measurements, which matters: see the np.asarray rows).
+
+Reading it: the "sum of stages" row should be close to the "full call" row;
+the gap is interpreter overhead of the call itself. Stages that are pure
+Python (key, cache lookup, wrapping) are srcjax's to shrink; upload and
+execute are jaxlib's C++ (batched_device_put, execute_sharded), which jax's
+own C++ dispatcher (``_jax.pjit``) replaces entirely.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import io
+import pstats
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import srcjax
+
+
+def tiny(x):
+    return x * 2.0 + 1.0
+
+
+def measure(fns: dict[str, Callable[[], Any]], rounds: int, k: int) -> dict[str, float]:
+    samples: dict[str, list[float]] = {n: [] for n in fns}
+    for f in fns.values():
+        f()
+    for _ in range(rounds):
+        for n, f in fns.items():
+            gc.disable()
+            t = time.perf_counter_ns()
+            for _ in range(k):
+                f()
+            samples[n].append((time.perf_counter_ns() - t) / k / 1e3)
+            gc.enable()
+    return {n: statistics.median(v) for n, v in samples.items()}
+
+
+def per_item(fn: Callable[[Any], Any], items: list[Any]) -> float:
+    gc.disable()
+    t = time.perf_counter_ns()
+    for it in items:
+        fn(it)
+    dt = (time.perf_counter_ns() - t) / len(items) / 1e3
+    gc.enable()
+    return dt
+
+
+class _HostView:
+    """Prototype of a jax-free zero-copy read of a CPU result (not in srcjax)."""
+
+    __slots__ = ("__array_interface__", "_buf")
+
+
+def proto_to_numpy(buf: Any, aval: Any) -> np.ndarray:
+    buf.block_until_ready()
+    if 0 in aval.shape:
+        return np.empty(aval.shape, aval.dtype)
+    h = _HostView()
+    h._buf = buf  # the view's base keeps the device buffer alive
+    h.__array_interface__ = {"shape": aval.shape, "typestr": aval.dtype.str,
+                             "data": (buf.unsafe_buffer_pointer(), True), "version": 3}
+    return np.asarray(h)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-jax", action="store_true")
+    a = ap.parse_args(argv)
+    rounds, k = (5, 200) if a.quick else (31, 2000)
+
+    x = np.array(3.0, np.float32)
+    c = srcjax.compile(tiny)
+    xd = c(x)
+    key = c._fast_key((x,))
+    plan = c._cache[key]
+    exe = plan.exe
+    aval = plan.in_avals[0]
+    buf = exe.put(x, aval)
+    loaded, handlers, out_aval, Array = exe.loaded, exe.handlers, exe.out_avals[0], exe.array_type
+    res = loaded.execute_sharded([buf]).consume_with_handlers(handlers)[0]
+
+    stages = {
+        "1 _fast_key(args)": lambda: c._fast_key((x,)),
+        "2 _cache.get(key)": lambda: c._cache.get(key),
+        "3 upload: exe.put (batched_device_put)": lambda: exe.put(x, aval),
+        "4 loaded.execute_sharded": lambda: loaded.execute_sharded([buf]),
+        "5 execute_sharded + consume_with_handlers": lambda: loaded.execute_sharded([buf]).consume_with_handlers(
+            handlers),
+        "6 Array(buf, aval) wrap": lambda: Array(res, out_aval),
+        "full call, numpy in": lambda: c(x),
+        "full call, device in": lambda: c(xd),
+        "full call + block_until_ready, device in": lambda: c(xd).block_until_ready(),
+    }
+    if not a.no_jax:
+        import jax
+
+        jf = jax.jit(tiny)
+        jf(x)
+        jd = jax.device_put(x)
+        stages["jax.jit call, numpy in"] = lambda: jf(x)
+        stages["jax.jit call, device in"] = lambda: jf(jd)
+    r = measure(stages, rounds, k)
+    r["sum of stages 1,2,3,5,6 (numpy in)"] = sum(r[n] for n in stages if n[0] in "12356")
+    r["sum of stages 1,2,5,6 (device in)"] = sum(r[n] for n in stages if n[0] in "1256")
+
+    # Reading a fresh result back: the first np.asarray of each Array does the work.
+    n = 300 if a.quick else 2000
+    had_jax = "jax" in sys.modules
+    t0 = time.perf_counter()
+    np.asarray(c(x))
+    first_ms = (time.perf_counter() - t0) * 1e3
+    imported_jax = "jax" in sys.modules and not had_jax
+    reads: dict[str, list[float]] = {"np.asarray(fresh Array) (current)": [],
+                                      "prototype: unsafe_buffer_pointer view": []}
+    for _ in range(3 if a.quick else 9):
+        outs = [c(x) for _ in range(2 * n)]
+        for o in outs:
+            o.block_until_ready()
+        reads["np.asarray(fresh Array) (current)"].append(per_item(np.asarray, outs[:n]))
+        reads["prototype: unsafe_buffer_pointer view"].append(
+            per_item(lambda o: proto_to_numpy(o._buf, o.aval), outs[n:]))
+    for name, v in reads.items():
+        r[name] = statistics.median(v)
+    v1 = np.asarray(c(x))
+    o = c(x)
+    v2 = proto_to_numpy(o._buf, o.aval)
+    assert v1 == v2 == tiny(x) and not v2.flags.writeable
+
+    print(f"srcjax {srcjax.__version__}, numpy {np.__version__}, python {sys.version.split()[0]}")
+    print(f"median us per operation, {rounds} interleaved batches of {k} (f32[] input):")
+    for name, us in r.items():
+        print(f"  {name:<48} {us:8.2f}")
+    print(f"first np.asarray of a result in this process: {first_ms:.1f} ms"
+          + ("  <- jaxlib imported jax here" if imported_jax else "")
+          + f"; jax in sys.modules now: {'jax' in sys.modules}")
+
+    # cProfile of many calls (device in and numpy in).
+    for label, arg in (("numpy in", x), ("device in", xd)):
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(2000 if a.quick else 20000):
+            c(arg)
+        pr.disable()
+        s = io.StringIO()
+        pstats.Stats(pr, stream=s).sort_stats("tottime").print_stats(8)
+        lines = [ln for ln in s.getvalue().splitlines() if ln.strip() and "Ordered by" not in ln]
+        print(f"\ncProfile, {label} (tottime; cProfile inflates pure-Python frames):")
+        print("\n".join(lines[:12]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
