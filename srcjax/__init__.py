@@ -11,9 +11,17 @@ from typing import Any
 
 from . import primitives as _primitives  # noqa: F401  (registers the primitive table)
 from .api import Compiled, Lowered, compile, eval_shape, lower, numpy_function, source
+from .autodiff import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
 from .core import (
-    ArgumentError, DTypeError, DynamicControlFlowError, ShapeDtypeStruct, ShapeError, StaticValueError,
-    TranspileError, UnknownFunctionError, UnsupportedSyntaxError,
+    ArgumentError,
+    DTypeError,
+    DynamicControlFlowError,
+    ShapeDtypeStruct,
+    ShapeError,
+    StaticValueError,
+    TranspileError,
+    UnknownFunctionError,
+    UnsupportedSyntaxError,
 )
 
 __version__ = "0.1.0"
@@ -37,5 +45,6 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ArgumentError", "Compiled", "DTypeError", "DynamicControlFlowError", "Lowered", "ShapeDtypeStruct",
     "ShapeError", "StaticValueError", "TranspileError", "UnknownFunctionError", "UnsupportedSyntaxError",
-    "compile", "devices", "eval_shape", "lower", "numpy_function", "source",
+    "compile", "devices", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lower", "numpy_function",
+    "source", "value_and_grad", "vjp",
 ]

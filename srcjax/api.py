@@ -15,8 +15,8 @@ Stages 1-3 run once per function; 4-5 once per argument signature.
 from __future__ import annotations
 
 import functools
-import re
 import inspect
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,7 +24,12 @@ import numpy as np
 
 from . import pytree
 from .core import (
-    ArgumentError, NeedStatic, PYTHON_SCALAR_DTYPES, ShapeDtypeStruct, ShapedArray, TranspileError,
+    PYTHON_SCALAR_DTYPES,
+    ArgumentError,
+    NeedStatic,
+    ShapedArray,
+    ShapeDtypeStruct,
+    TranspileError,
     canonical_dtype,
 )
 from .frontend.normalize import unwrap

@@ -139,6 +139,8 @@ def _is_user_function(v: Any) -> bool:
     if not isinstance(v, types.FunctionType):
         return False
     mod = getattr(v, "__module__", "") or ""
+    if mod == "srcjax.adjoint":  # derivative helpers are transpiled like user code
+        return True
     return not (mod == "numpy" or mod.startswith("numpy.") or mod.startswith("srcjax"))
 
 
@@ -197,11 +199,13 @@ class Normalizer:
 
     def resolve_name(self, node: cst.Name) -> cst.BaseExpression:
         name = node.value
-        if name in self.locals or name in ("None", "True", "False"):
+        if name in self.locals or name in self.temps or name in ("None", "True", "False"):
             return node
         found, v = self.lookup(name)
         if not found:
             raise UnknownFunctionError(f"name {name!r} is not defined", span=self.span(node))
+        if v is None:  # e.g. `from numpy import newaxis`
+            return cst.Name("None")
         if v is np:
             return cst.Name("np")
         if v is math:
@@ -216,7 +220,7 @@ class Normalizer:
             if fn not in self.calls:
                 self.calls.append(fn)
             return cst.Name(self.helper_name(fn))
-        if v is getattr(builtins, name, None) and name not in ALLOWED_BUILTINS:
+        if hasattr(builtins, name) and v is getattr(builtins, name) and name not in ALLOWED_BUILTINS:
             raise UnknownFunctionError(f"the builtin {name}() is not supported in compiled code",
                                        span=self.span(node))
         return node
@@ -265,15 +269,15 @@ class Normalizer:
         for kind, (what, hint) in UNSUPPORTED_EXPRESSIONS.items():
             if isinstance(node, kind):
                 raise self.unsupported(node, what, hint)
-        node = node.with_changes(lpar=[], rpar=[]) if getattr(node, "lpar", None) else node
+        if getattr(node, "lpar", None) and not (isinstance(node, cst.Tuple) and not node.elements):
+            node = node.with_changes(lpar=[], rpar=[])
         if isinstance(node, cst.Name):
             return self.resolve_name(node), None
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
                              cst.ConcatenatedString, cst.Ellipsis)):
             return node, None
         if isinstance(node, cst.FormattedString):
-            self.check_lazy(node)
-            return node, None
+            return self.lazy(node), None
         if isinstance(node, cst.Attribute):
             return self.flat_attribute(node)
         if isinstance(node, cst.Subscript):
@@ -285,7 +289,8 @@ class Normalizer:
             right = self.atom(node.right)
             return node.with_changes(left=left, right=right), BINOP_HINT[type(node.operator).__name__]
         if isinstance(node, cst.UnaryOperation):
-            if isinstance(node.operator, (cst.Minus, cst.Plus)) and isinstance(node.expression, (cst.Integer, cst.Float)):
+            if isinstance(node.operator, (cst.Minus, cst.Plus)) and \
+                    isinstance(node.expression, (cst.Integer, cst.Float)):
                 return node, None  # a negative literal is an atom
             return node.with_changes(expression=self.atom(node.expression)), \
                 UNARY_HINT[type(node.operator).__name__]
@@ -295,13 +300,13 @@ class Normalizer:
                 c = node.comparisons[0]
                 return node.with_changes(left=left, comparisons=[c.with_changes(
                     comparator=self.atom(c.comparator))]), COMPARE_HINT[type(c.operator).__name__]
-            self.check_lazy(node)
-            return node, "cmp"
+            return self.lazy(node), "cmp"
         if isinstance(node, cst.BooleanOperation):
-            self.check_lazy(node)
-            return node, "and_" if isinstance(node.operator, cst.And) else "or_"
+            return self.lazy(node), "and_" if isinstance(node.operator, cst.And) else "or_"
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
-            self.check_lazy(node)
+            node = self.lazy(node)
+            if isinstance(node, cst.GeneratorExp):  # its own parentheses (it may have borrowed a call's)
+                node = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             return node, "items"
         if isinstance(node, cst.IfExp):
             return self.flat_ifexp(node)
@@ -312,6 +317,8 @@ class Normalizer:
                     raise self.unsupported(e, "starred elements (*x) in a tuple or list",
                                            "build the tuple with + on static tuples")
                 elems.append(e.with_changes(value=self.atom(e.value)))
+            if isinstance(node, cst.Tuple):
+                return node.with_changes(elements=elems, lpar=[cst.LeftParen()], rpar=[cst.RightParen()]), None
             return node.with_changes(elements=elems), None
         if isinstance(node, cst.Dict):
             elems = []
@@ -383,39 +390,50 @@ class Normalizer:
         ok, fv = self.static_value(func)
         # array methods -> NumPy functions
         if not ok and isinstance(func, cst.Attribute) and func.attr.value in ARRAY_METHODS:
-            meth = func.attr.value
-            recv = self.atom(func.value)
-            args = list(node.args)
-            if meth in PACK_METHODS:
-                pos = [a for a in args if a.keyword is None]
-                kws = [a for a in args if a.keyword is not None]
-                if len(pos) > 1:
-                    packed = cst.Tuple(elements=[cst.Element(value=a.value) for a in pos])
-                    pos = [cst.Arg(value=packed)]
-                args = pos + kws
-            fname = ARRAY_METHODS[meth]
-            prim = registry.lookup(getattr(np, fname))
-            assert prim is not None, fname
-            return self.prim_call(node, prim, [cst.Arg(value=recv)] + args)
+            prim, args = self.method_call(node, self.atom(func.value), node.args)
+            return self.prim_call(node, prim, args)
         if ok:
             prim = registry.lookup(fv) if callable(fv) else None
             if prim is not None:
                 return self.prim_call(node, prim, list(node.args))
-            mod = getattr(fv, "__module__", None) or ""
-            if (callable(fv) and (mod == "numpy" or mod.startswith("numpy."))
-                    and not isinstance(fv, type) and fv not in _STATIC_NUMPY):
-                name = ".".join(_attr_chain(func) or ["?"])
-                raise UnknownFunctionError(f"{name} is not supported by srcjax (yet)", span=self.span(node),
-                                           hint="see the supported NumPy subset in the README")
-            if isinstance(fv, types.BuiltinFunctionType) and getattr(fv, "__self__", None) is not builtins \
-                    and not (mod == "math" or fv in _STATIC_NUMPY):
-                raise UnknownFunctionError(
-                    f"cannot transpile a call to {getattr(fv, '__qualname__', fv)!r}: it has no Python source",
-                    span=self.span(node), hint="use NumPy functions srcjax supports, or write it in Python")
+            self.check_callee(node, fv)
         callee = self.atom(func) if not isinstance(func, cst.Name) else self.resolve_name(func)
         args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
         hint = _call_hint(callee)
         return node.with_changes(func=callee, args=args), hint
+
+    def check_callee(self, node: cst.Call, fv: Any) -> None:
+        """Refuse calls to NumPy functions outside the table and to functions without source."""
+        mod = getattr(fv, "__module__", None) or ""
+        if (callable(fv) and (mod == "numpy" or mod.startswith("numpy."))
+                and not isinstance(fv, type) and fv not in _STATIC_NUMPY):
+            name = ".".join(_attr_chain(node.func) or ["?"])
+            raise UnknownFunctionError(f"{name} is not supported by srcjax (yet)", span=self.span(node),
+                                       hint="see the supported NumPy subset in the README")
+        if isinstance(fv, types.BuiltinFunctionType) and getattr(fv, "__self__", None) is not builtins \
+                and not (mod == "math" or fv in _STATIC_NUMPY):
+            raise UnknownFunctionError(
+                f"cannot transpile a call to {getattr(fv, '__qualname__', fv)!r}: it has no Python source",
+                span=self.span(node), hint="use NumPy functions srcjax supports, or write it in Python")
+
+    def method_call(self, node: cst.Call, recv: cst.BaseExpression,
+                    args: Sequence[cst.Arg]) -> tuple[registry.Primitive, list[cst.Arg]]:
+        """``recv.meth(args)`` -> the primitive and its arguments (``recv`` first)."""
+        assert isinstance(node.func, cst.Attribute)
+        meth = node.func.attr.value
+        args = list(args)
+        if meth in PACK_METHODS:
+            pos = [a for a in args if a.keyword is None]
+            kws = [a for a in args if a.keyword is not None]
+            if len(pos) > 1:
+                packed = cst.Tuple(elements=[cst.Element(value=a.value) for a in pos])
+                pos = [cst.Arg(value=packed)]
+            args = pos + kws
+        prim = registry.lookup(getattr(np, ARRAY_METHODS[meth], None))
+        if prim is None:
+            raise UnknownFunctionError(f"the array method .{meth}() is not supported by srcjax (yet)",
+                                       span=self.span(node), hint="see the supported NumPy subset in the README")
+        return prim, [cst.Arg(value=recv)] + args
 
     def prim_call(self, node: cst.Call, prim: registry.Primitive,
                   args: list[cst.Arg]) -> tuple[cst.BaseExpression, str | None]:
@@ -440,10 +458,14 @@ class Normalizer:
                                                               cst.SimpleWhitespace(""))))
         return cst.Call(func=dotted(prim.path), args=out_args), prim.name
 
-    def check_lazy(self, node: cst.CSTNode) -> None:
-        """Validate an expression kept nested: syntax and names."""
-        checker = _LazyChecker(self, node)
-        node.visit(checker)
+    def lazy(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """An expression kept nested (evaluated lazily), in canonical spelling.
+
+        Not flattened, but checked (syntax, names) and rewritten like flattened
+        code: names resolved (``np`` aliases, ``from numpy import f``, helpers),
+        array methods turned into NumPy calls.
+        """
+        return node.visit(_LazyRewriter(self, node))  # type: ignore[return-value]
 
     # -- statements ---------------------------------------------------------------
     def block(self, stmts: Sequence[cst.BaseStatement], top: bool = False) -> list[cst.BaseStatement]:
@@ -464,6 +486,8 @@ class Normalizer:
         if isinstance(s, cst.SimpleStatementLine):
             for small in s.body:
                 self.small_statement(small)
+        elif isinstance(s, cst.BaseSmallStatement):  # a one-line body: `def f(x): return x`
+            self.small_statement(s)
         elif isinstance(s, cst.If):
             self.if_statement(s)
         elif isinstance(s, cst.For):
@@ -479,8 +503,7 @@ class Normalizer:
         elif isinstance(s, cst.While):
             if s.orelse is not None:
                 raise self.unsupported(s.orelse, "while ... else", "use a flag variable")
-            self.check_lazy(s.test)
-            stmt = s.with_changes(body=cst.IndentedBlock(body=self.block(s.body.body)))
+            stmt = s.with_changes(test=self.lazy(s.test), body=cst.IndentedBlock(body=self.block(s.body.body)))
             self.record(stmt, s.test)
             self.out.append(stmt)
         elif isinstance(s, cst.FunctionDef):
@@ -518,7 +541,7 @@ class Normalizer:
         self.record(stmt, s.test)
         self.out.append(stmt)
 
-    def target(self, t: cst.BaseExpression) -> cst.BaseAssignTargetExpression:
+    def target(self, t: cst.BaseExpression, nested: bool = False) -> cst.BaseAssignTargetExpression:
         if isinstance(t, cst.Name):
             return t
         if isinstance(t, (cst.Tuple, cst.List)):
@@ -526,8 +549,10 @@ class Normalizer:
             for e in t.elements:
                 if isinstance(e, cst.StarredElement):
                     raise self.unsupported(e, "starred assignment targets (a, *b = ...)")
-                elems.append(e.with_changes(value=self.target(e.value)))
-            return cst.Tuple(elements=elems)
+                elems.append(e.with_changes(value=self.target(e.value, nested=True)))
+            if nested:
+                return cst.Tuple(elements=elems, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            return cst.Tuple(elements=elems, lpar=[], rpar=[])
         if isinstance(t, cst.Subscript):
             raise self.unsupported(t, "assignment to an array element or slice (x[i] = v)",
                                    "build the array functionally, e.g. with np.where or np.concatenate")
@@ -561,18 +586,17 @@ class Normalizer:
             if isinstance(s.value, (cst.SimpleString, cst.ConcatenatedString)):
                 return
             if not isinstance(s.value, cst.Call):
-                return  # an expression statement without effect
+                self.lazy(s.value)  # no effect, so dropped; but `yield x` or an unknown name is still an error
+                return
             flat, _ = self.flat(s.value)
             self.emit(cst.Expr(value=flat), s.value)
         elif isinstance(s, cst.Assert):
             test = self.atom(s.test)
-            if s.msg is not None:
-                self.check_lazy(s.msg)
-            self.emit(s.with_changes(test=test), s.test)
+            msg = self.lazy(s.msg) if s.msg is not None else None
+            self.emit(s.with_changes(test=test, msg=msg), s.test)
         elif isinstance(s, cst.Raise):
-            if s.exc is not None:
-                self.check_lazy(s.exc)
-            self.emit(s, s)
+            exc = self.lazy(s.exc) if s.exc is not None else None
+            self.emit(s.with_changes(exc=exc), s)
         elif isinstance(s, (cst.Pass, cst.Break, cst.Continue)):
             if not isinstance(s, cst.Pass):
                 self.emit(s, s)
@@ -596,44 +620,63 @@ class Normalizer:
         return cst.FunctionDef(name=cst.Name(name), params=clean, body=cst.IndentedBlock(body=body))
 
 
-class _LazyChecker(cst.CSTVisitor):
-    """Checks an expression kept nested: no unsupported syntax, every name known."""
+class _LazyRewriter(cst.CSTTransformer):
+    """Rewrites an expression kept nested (see :meth:`Normalizer.lazy`)."""
 
     def __init__(self, norm: Normalizer, root: cst.CSTNode) -> None:
         self.norm = norm
-        self.bound: set[str] = set()
-        for n in _comprehension_targets(root):
-            self.bound.add(n)
+        self.bound = _comprehension_targets(root)  # names the expression binds itself
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         for kind, (what, hint) in UNSUPPORTED_EXPRESSIONS.items():
             if isinstance(node, kind):
                 raise self.norm.unsupported(node, what, hint)
-        return True
+        return super().on_visit(node)
 
+    def local(self, name: str) -> bool:
+        return name in self.bound or name in self.norm.locals or name in self.norm.temps
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        if self.local(original.value):
+            return updated
+        return self.norm.resolve_name(original)
+
+    # an attribute's name and a keyword's name are not variables: only their values are rewritten
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
         return False
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        chain = _attr_chain(original)
+        if chain is not None and not self.local(chain[0]):
+            ok, _ = self.norm.static_value(original)
+            if ok:
+                return self.norm.flat_attribute(original)[0]
+        return updated.with_changes(value=original.value.visit(self))
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
         return False
 
-    def visit_Name(self, node: cst.Name) -> bool:
-        if node.value not in self.bound and node.value not in self.norm.locals and \
-                node.value not in ("None", "True", "False"):
-            found, v = self.norm.lookup(node.value)
-            if not found:
-                raise UnknownFunctionError(f"name {node.value!r} is not defined", span=self.norm.span(node))
-            if _is_user_function(v):
-                fn = unwrap(v)
-                if fn not in self.norm.calls:
-                    self.norm.calls.append(fn)
-        return False
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        if original.star:
+            raise self.norm.unsupported(original, f"{original.star}-arguments in a call",
+                                        "pass the arguments one by one")
+        return updated.with_changes(value=original.value.visit(self))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = original.func
+        chain = _attr_chain(func)
+        ok, fv = (False, None) if chain is None or self.local(chain[0]) else self.norm.static_value(func)
+        if not ok and isinstance(func, cst.Attribute) and func.attr.value in ARRAY_METHODS:
+            assert isinstance(updated.func, cst.Attribute)
+            prim, args = self.norm.method_call(original, updated.func.value, updated.args)
+            return cst.Call(func=dotted(prim.path), args=args)
+        if ok and (not callable(fv) or registry.lookup(fv) is None):
+            self.norm.check_callee(original, fv)
+        return updated
 
 
 _STATIC_NUMPY: set[Any] = set()
-for _n in ("dtype", "finfo", "iinfo", "result_type", "promote_types", "shape", "ndim", "can_cast",
+for _n in ("dtype", "finfo", "iinfo", "result_type", "promote_types", "shape", "ndim", "size", "can_cast",
            "issubdtype"):
     if hasattr(np, _n):
         _STATIC_NUMPY.add(getattr(np, _n))

@@ -8,6 +8,8 @@ function returns.
 
 from __future__ import annotations
 
+import inspect
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -66,11 +68,35 @@ class Program:
         return self.functions[name]
 
     def source(self) -> str:
+        """The generated module: imports, the entry function, then helpers.
+
+        Functions srcjax itself wrote (derivatives) are shown as written: they
+        are already one operation per line where it matters and read better
+        nested. Helpers from :mod:`srcjax.adjoint` are imported, not repeated.
+        """
         module = cst.Module(body=[])
-        parts = [HEADER]
+        parts: list[str] = []
+        library: list[str] = []
         for nf in self.functions.values():
-            parts.append("\n\n" + module.code_for_node(nf.fdef))
+            mod = getattr(nf.fn, "__module__", "")
+            if mod == "srcjax.adjoint":
+                library.append(nf.fn.__name__)
+                continue
+            if _is_generated(nf.fn) and nf.name == nf.fn.__name__:
+                parts.append("\n\n" + textwrap.dedent(inspect.getsource(nf.fn)).rstrip("\n") + "\n")
+            else:
+                parts.append("\n\n" + module.code_for_node(nf.fdef))
         text = "".join(parts)
+        header = HEADER
         if "math." in text:
-            text = "import math\n" + text
-        return text
+            header = "import math\n" + header
+        used = sorted(n for n in library if f"{n}(" in text)
+        if used:
+            header += f"from srcjax.adjoint import {', '.join(used)}\n"
+        return header + text
+
+
+def _is_generated(fn: Callable[..., Any]) -> bool:
+    """Written by srcjax (a derivative), with its text registered in linecache."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith("<srcjax.")

@@ -61,8 +61,10 @@ def scalar_literal(value: Any, dtype: np.dtype) -> str:
     v = np.asarray(value, dtype=d)
     if bool(np.isfinite(v)):
         f = float(v)
-        text = repr(f)
-        return text if ("." in text or "e" in text) else text + ".0"
+        mantissa, e, exponent = repr(f).partition("e")
+        if "." not in mantissa:  # MLIR needs `1.0e-05`, not `1e-05`
+            mantissa += ".0"
+        return mantissa + e + exponent
     # NaN and infinities: the bit pattern in hex.
     bits = v.view(f"u{d.itemsize}")
     return f"0x{int(bits):0{2 * d.itemsize}X}"
@@ -182,10 +184,20 @@ class FuncBuilder:
             return x
         if x.literal is not None:
             return self.full(x.literal, x.shape, dtype)
-        out = x.aval.update(dtype=dtype)
         if dtype == np.bool_:  # convert truncates; NumPy tests != 0
             zero = self.full(0, x.shape, x.dtype)
             return self.compare("NE", x, zero)
+        if x.dtype == np.bool_ and is_float(dtype):
+            # Through uint8: XLA rewrites convert(pred) * y into select(pred, y, 0), which loses
+            # 0 * inf = nan (np.true_divide(False, False) must be nan, not 0).
+            x = self._convert(x, np.dtype(np.uint8))
+        elif is_float(x.dtype) and dtype.kind in "iu" and dtype.itemsize < 8:
+            # Through int64, as C casts do on x86: NumPy turns -2.7 into 254 as uint8, not 0.
+            x = self._convert(x, np.dtype(np.int64))
+        return self._convert(x, dtype)
+
+    def _convert(self, x: HloValue, dtype: np.dtype) -> HloValue:
+        out = x.aval.update(dtype=dtype)
         return self.emit(f"stablehlo.convert {x.name} : ({aval_type(x.aval)}) -> {aval_type(out)}", out)
 
     def broadcast_in_dim(self, x: HloValue, shape: Sequence[int], dims: Sequence[int]) -> HloValue:
@@ -327,53 +339,57 @@ class FuncBuilder:
             f"{dims} : ({aval_type(x.aval)}, {aval_type(init_v.aval)}) -> {aval_type(out)}", out)
 
     def arg_reduce(self, x: HloValue, axis: int, index_dtype: np.dtype, largest: bool) -> HloValue:
-        """Index of the first max (or min) along ``axis``; NaN wins, as in NumPy."""
-        idx_aval = ShapedArray(x.shape, np.dtype(index_dtype))
-        idx = self.iota(idx_aval, axis)
-        init_val = self.full(-np.inf if largest else np.inf, (), x.dtype) if is_float(x.dtype) else \
-            self.full(np.iinfo(x.dtype).min if largest else np.iinfo(x.dtype).max, (), x.dtype) \
-            if x.dtype != np.bool_ else self.full(not largest, (), x.dtype)
-        init_idx = self.full(0, (), index_dtype)
-        shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
-        vt, it = elem_type(x.dtype), elem_type(index_dtype)
-        out_v, out_i = tensor_type(shape, x.dtype), tensor_type(shape, index_dtype)
-        name = self.fresh()
-        direction = "GT" if largest else "LT"
-        ct = compare_type(x.dtype)
-        body = [
-            f"stablehlo.reduce({x.name} init: {init_val.name}), ({idx.name} init: {init_idx.name}) "
-            f"across dimensions = [{axis}] : ({aval_type(x.aval)}, {aval_type(idx.aval)}, tensor<{vt}>, "
-            f"tensor<{it}>) -> ({out_v}, {out_i})",
-            f"  reducer(%a: tensor<{vt}>, %c: tensor<{vt}>) (%b: tensor<{it}>, %d: tensor<{it}>) {{",
-            f"    %better = stablehlo.compare {direction}, %a, %c, {ct} : (tensor<{vt}>, tensor<{vt}>) -> tensor<i1>",
-        ]
-        if is_float(x.dtype):
-            body += [
-                f"    %anan = stablehlo.compare NE, %a, %a, FLOAT : (tensor<{vt}>, tensor<{vt}>) -> tensor<i1>",
-                f"    %cnan = stablehlo.compare NE, %c, %c, FLOAT : (tensor<{vt}>, tensor<{vt}>) -> tensor<i1>",
-                "    %notcnan = stablehlo.not %cnan : tensor<i1>",
-                "    %anan_only = stablehlo.and %anan, %notcnan : tensor<i1>",
-                "    %pick0 = stablehlo.or %better, %anan_only : tensor<i1>",
-                "    %bothnan = stablehlo.and %anan, %cnan : tensor<i1>",
-            ]
+        """Index of the first max (``largest``) or min along ``axis``, as NumPy's argmax/argmin.
+
+        One variadic reduce over (value, index) pairs. The reducer keeps the pair that comes
+        first in a total order: a NaN before any number (NumPy returns the first NaN, for argmax
+        and argmin alike), then the larger (smaller) value, then, among equal values or among
+        NaNs, the lower index. A total order makes the reducer commutative and associative, so
+        XLA may combine partial results in any order. The init pair (the worst value, the largest
+        index) loses every comparison. The caller refuses an empty ``axis``.
+        """
+        index_dtype = np.dtype(index_dtype)
+        d = x.dtype
+        worst = (-np.inf if largest else np.inf) if is_float(d) else \
+            (not largest) if d == np.bool_ else (np.iinfo(d).min if largest else np.iinfo(d).max)
+        init_v = self.full(worst, (), d)
+        init_i = self.full(np.iinfo(index_dtype).max, (), index_dtype)
+        idx = self.iota(ShapedArray(x.shape, index_dtype), axis)
+        shape = tuple(n for i, n in enumerate(x.shape) if i != axis)
+        vt, it = f"tensor<{elem_type(d)}>", f"tensor<{elem_type(index_dtype)}>"
+        ct = compare_type(d)
+
+        def cmp(name: str, direction: str, a: str, b: str, t: str = vt, kind: str = ct) -> str:
+            return f"%{name} = stablehlo.compare {direction}, {a}, {b}, {kind} : ({t}, {t}) -> tensor<i1>"
+
+        def logic(name: str, op: str, a: str, b: str = "") -> str:
+            return f"%{name} = stablehlo.{op} {a}{', ' + b if b else ''} : tensor<i1>"
+
+        # the candidate (%v, %i) against the accumulator (%w, %j)
+        body = [cmp("greater", "GT" if largest else "LT", "%v", "%w"), cmp("equal", "EQ", "%v", "%w")]
+        if is_float(d):
+            body += [cmp("v_nan", "NE", "%v", "%v"), cmp("w_nan", "NE", "%w", "%w"),
+                     logic("w_num", "not", "%w_nan"), logic("nan_first", "and", "%v_nan", "%w_num"),
+                     logic("better", "or", "%greater", "%nan_first"), logic("both_nan", "and", "%v_nan", "%w_nan"),
+                     logic("same", "or", "%equal", "%both_nan")]
+            better, same = "%better", "%same"
         else:
-            body += ["    %pick0 = stablehlo.or %better, %better : tensor<i1>",
-                     "    %bothnan = stablehlo.and %better, %better : tensor<i1>",
-                     "    %bothnan0 = stablehlo.not %better : tensor<i1>"]
-        body += [
-            f"    %eq = stablehlo.compare EQ, %a, %c, {ct} : (tensor<{vt}>, tensor<{vt}>) -> tensor<i1>",
-            "    %tie = stablehlo.or %eq, %bothnan : tensor<i1>",
-            f"    %lower = stablehlo.compare LT, %b, %d, SIGNED : (tensor<{it}>, tensor<{it}>) -> tensor<i1>",
-            "    %tie_lower = stablehlo.and %tie, %lower : tensor<i1>",
-            "    %pick = stablehlo.or %pick0, %tie_lower : tensor<i1>",
-            f"    %v = stablehlo.select %pick, %a, %c : tensor<i1>, tensor<{vt}>",
-            f"    %i = stablehlo.select %pick, %b, %d : tensor<i1>, tensor<{it}>",
-            f"    stablehlo.return %v, %i : tensor<{vt}>, tensor<{it}>",
-            "  }",
-        ]
-        self.lines.append(f"{self.indent}{name}:2 = " + body[0])
-        self.lines += [self.indent + line for line in body[1:]]
-        return HloValue(f"{name}#1", ShapedArray(shape, np.dtype(index_dtype)))
+            better, same = "%greater", "%equal"
+        body += [cmp("earlier", "LT", "%i", "%j", it, "SIGNED"), logic("tie_won", "and", same, "%earlier"),
+                 logic("pick", "or", better, "%tie_won"),
+                 f"%value = stablehlo.select %pick, %v, %w : tensor<i1>, {vt}",
+                 f"%index = stablehlo.select %pick, %i, %j : tensor<i1>, {it}",
+                 f"stablehlo.return %value, %index : {vt}, {it}"]
+        name = self.fresh()
+        out_v, out_i = ShapedArray(shape, d), ShapedArray(shape, index_dtype)
+        self.lines.append(
+            f"{self.indent}{name}:2 = stablehlo.reduce({x.name} init: {init_v.name}), ({idx.name} init: "
+            f"{init_i.name}) across dimensions = [{axis}] : ({aval_type(x.aval)}, {aval_type(idx.aval)}, {vt}, "
+            f"{it}) -> ({aval_type(out_v)}, {aval_type(out_i)})")
+        self.lines.append(f"{self.indent}  reducer(%v: {vt}, %w: {vt}) (%i: {it}, %j: {it}) {{")
+        self.lines += [f"{self.indent}    {line}" for line in body]
+        self.lines.append(f"{self.indent}  }}")
+        return HloValue(f"{name}#1", out_i)
 
 
 def module_text(funcs: Sequence[str], name: str = "srcjax") -> str:

@@ -31,9 +31,20 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
+from .. import pytree
 from ..core import (
-    ArgumentError, DTypeError, DynamicControlFlowError, NeedStatic, PYTHON_SCALAR_DTYPES, ShapedArray,
-    ShapeError, Span, StaticValueError, TranspileError, UnknownFunctionError, UnsupportedSyntaxError,
+    PYTHON_SCALAR_DTYPES,
+    ArgumentError,
+    DTypeError,
+    DynamicControlFlowError,
+    NeedStatic,
+    ShapedArray,
+    ShapeError,
+    Span,
+    StaticValueError,
+    TranspileError,
+    UnknownFunctionError,
+    UnsupportedSyntaxError,
     canonical_dtype,
 )
 from ..frontend.normalize import NormalizedFunction, _is_user_function, unwrap
@@ -41,7 +52,6 @@ from ..frontend.program import Program
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
 from ..primitives.registry import LowerCtx, Primitive
-from .. import pytree
 from .hlo import FuncBuilder, HloValue, module_text
 
 
@@ -124,11 +134,12 @@ class Specializer:
         self.b = FuncBuilder("main", arg_avals)
         it = iter(self.b.args)
         entry = self.program.entry
-        params = list(inspect.signature(entry.fn).parameters)
-        args = []
+        params = inspect.signature(entry.fn).parameters
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
         for pname, s in zip(params, specs):
             if s.static:
-                args.append(s.value)
+                value = s.value
             else:
                 leaves, tree = pytree.flatten(s.aval, is_leaf=lambda x: isinstance(x, ShapedArray))
                 vals = []
@@ -137,8 +148,12 @@ class Specializer:
                     if a.weak_type and a.dtype.kind in "bi":
                         v.aval = a.update(origin=frozenset({pname}))
                     vals.append(v)
-                args.append(pytree.unflatten(tree, vals))
-        result = self.call_function(entry, args, {})
+                value = pytree.unflatten(tree, vals)
+            if params[pname].kind == inspect.Parameter.KEYWORD_ONLY:
+                kwargs[pname] = value
+            else:
+                args.append(value)
+        result = self.call_function(entry, args, kwargs)
         leaves, tree = pytree.flatten(result)
         outs: list[HloValue] = []
         template: list[Any] = []
@@ -318,6 +333,8 @@ class Specializer:
             return list(v)
         if isinstance(v, np.ndarray):
             return [self.lift(x) for x in v]
+        if hasattr(v, "__next__"):  # other static iterators (reversed(range(...)), ...)
+            return list(v)
         raise DTypeError(f"cannot iterate over {type(v).__name__}")
 
     def truth(self, v: Any, what: str) -> bool:
@@ -402,7 +419,14 @@ class Specializer:
                 out.append(part.value)
             else:
                 v = self.eval(part.expression, env)
-                out.append(v.aval.str_short() if is_dynamic(v) else format(v))
+                if is_dynamic(v):
+                    out.append(v.aval.str_short())
+                    continue
+                if part.conversion is not None:
+                    v = {"r": repr, "s": str, "a": ascii}[part.conversion](v)
+                spec = self.eval_FormattedString(cst.FormattedString(parts=part.format_spec), env) \
+                    if part.format_spec else ""
+                out.append(format(v, spec))
         return "".join(out)
 
     def eval_Ellipsis(self, node: cst.Ellipsis, env: dict[str, Any]) -> Any:
@@ -495,6 +519,8 @@ class Specializer:
         if not is_dynamic(v):
             return _UNOPS[op](v)
         if op == "Not":
+            if v.aval.origin:  # `not flag` on a Python bool argument: make it static
+                raise NeedStatic(v.aval.origin)
             raise DynamicControlFlowError(f"`not` on an array ({v.aval.str_short()}) needs its value",
                                           hint="use np.logical_not(x) or ~x")
         return self.apply(registry.PRIMITIVES[OPERATOR_PRIMS[op]], [v], {}, operator=True)
@@ -505,14 +531,23 @@ class Specializer:
         for c in node.comparisons:
             right = self.eval(c.comparator, env)
             op = type(c.operator).__name__
-            if is_dynamic(left) or is_dynamic(right):
-                if op in ("Is", "IsNot", "In", "NotIn"):
-                    raise UnsupportedSyntaxError(f"`{op}` on arrays is not supported")
+            if (is_dynamic(left) or is_dynamic(right)) and op in ("Is", "IsNot"):
+                # identity is static (an array is never None/True/..., and is itself), except for a
+                # Python int/bool argument, which must then become static: `flag is True`
+                for v in (left, right):
+                    if is_dynamic(v) and v.aval.origin:
+                        raise NeedStatic(v.aval.origin)
+                r = (left is right) == (op == "Is")
+            elif is_dynamic(left) or is_dynamic(right):
+                if op in ("In", "NotIn"):
+                    raise UnsupportedSyntaxError(f"`{'in' if op == 'In' else 'not in'}` on arrays is not supported",
+                                                 hint="compare elements with == and combine with np.any")
                 if len(node.comparisons) > 1:
                     raise UnsupportedSyntaxError("chained comparisons on arrays are ambiguous",
                                                  hint="write (a < b) & (b < c)")
                 return self.apply(registry.PRIMITIVES[OPERATOR_PRIMS[op]], [left, right], {}, operator=True)
-            r = _CMPOPS[op](left, right)
+            else:
+                r = _CMPOPS[op](left, right)
             if isinstance(r, np.ndarray):
                 return r
             if not r:
@@ -645,7 +680,7 @@ class Specializer:
         names = list(bound.arguments)
         values = list(bound.arguments.values())
         all_static = True
-        for i, (n, v) in enumerate(zip(names, values)):
+        for n, v in zip(names, values):
             if n in prim.arrays:
                 if is_dynamic(v):
                     all_static = False
@@ -654,7 +689,7 @@ class Specializer:
                     raise DTypeError(f"{prim.path}(): {n} must be a sequence of arrays")
                 if any(is_dynamic(x) for x in v):
                     all_static = False
-            else:
+            elif n not in prim.extra.get("mixed", ()):  # "mixed" params (index keys) may hold dynamic ints
                 self.need_static(v, f"{prim.path}(): the argument {n!r}")
         if all_static and prim.static_eval:
             try:
@@ -813,7 +848,67 @@ def _b_concrete(fn: type) -> Callable[[Specializer, list[Any], dict[str, Any]], 
     return rule
 
 
+def _b_isinstance(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """An array stands for an ``np.ndarray`` in the user's NumPy program; a 0-d result may also be a
+    NumPy scalar there, so asking about it is refused rather than answered wrongly."""
+    x, cls = args
+    if not is_dynamic(x):
+        return isinstance(x, cls)
+    if x.aval.origin:  # a Python int/bool argument: make it static and ask again
+        raise NeedStatic(x.aval.origin)
+    if x.ndim == 0 and x.aval.weak_type:  # a Python float argument (or arithmetic on them)
+        return isinstance({"b": False, "i": 0, "u": 0, "f": 0.0}[x.aval.dtype.kind], cls)
+    if x.ndim == 0:
+        raise StaticValueError(f"isinstance() of a 0-d array ({x.aval.str_short()}) is not decided: NumPy "
+                               "may hold it as a scalar or as an array",
+                               hint="test x.ndim or x.shape instead")
+    return issubclass(np.ndarray, cls)
+
+
+def _b_iterating(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
+    """``zip``/``enumerate``/``list``/...: a dynamic array argument is iterated row by row (unrolled)."""
+
+    def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        n_iterables = len(args) if fn is zip else 1
+        args = [sp.iterate(a) if i < n_iterables and is_dynamic(a) else a for i, a in enumerate(args)]
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:
+            raise StaticValueError(f"{fn.__name__}(): {e}") from None
+
+    return rule
+
+
+def _aval_dummy(v: Any) -> Any:
+    """A NumPy stand-in with the dtype (and NEP 50 weakness) of ``v``, for dtype queries."""
+    if is_dynamic(v):
+        a = v.aval
+        if a.weak_type:
+            return {"b": False, "i": 0, "u": 0, "f": 0.0}.get(a.dtype.kind, np.zeros((), a.dtype))
+        return np.zeros((), a.dtype)
+    return v
+
+
+def _b_shape_query(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
+    """np.shape / np.ndim / np.size of arrays are static: read them off the abstract value."""
+    def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        (x,) = args
+        if is_dynamic(x):
+            return {"shape": x.shape, "ndim": x.ndim, "size": x.aval.size}[fn.__name__]
+        return fn(x)
+
+    return rule
+
+
+def _b_result_type(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    return np.result_type(*[_aval_dummy(a) for a in args])
+
+
 _BUILTIN_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]] = {
+    np.shape: _b_shape_query(np.shape), np.ndim: _b_shape_query(np.ndim), np.size: _b_shape_query(np.size),
+    np.result_type: _b_result_type,
+    isinstance: _b_isinstance, zip: _b_iterating(zip), enumerate: _b_iterating(enumerate),
+    reversed: _b_iterating(reversed), list: _b_iterating(list), tuple: _b_iterating(tuple),
     len: _b_len, range: _b_range, abs: _b_abs, round: _b_round, sum: _b_sum,
     min: _b_minmax(min), max: _b_minmax(max),
     float: _b_concrete(float), int: _b_concrete(int), bool: _b_concrete(bool),

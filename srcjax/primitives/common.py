@@ -32,9 +32,10 @@ def broadcast_shapes(*shapes: Sequence[int], what: str = "operands") -> tuple[in
 
 def weak_key(a: ShapedArray) -> Any:
     """What NumPy's dtype resolution takes for an operand: a dtype, or the
-    Python type of a weak scalar (NEP 50)."""
+    Python type of a weak scalar (NEP 50). A Python bool is just the bool dtype:
+    it is already the lowest kind (and ``ufunc.resolve_dtypes`` refuses ``bool``)."""
     if a.weak_type:
-        return {"b": bool, "i": int, "u": int, "f": float}.get(a.dtype.kind, a.dtype)
+        return {"i": int, "u": int, "f": float}.get(a.dtype.kind, a.dtype)
     return a.dtype
 
 

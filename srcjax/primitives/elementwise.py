@@ -16,11 +16,16 @@ import numpy as np
 from ..core import DTypeError, ShapedArray
 from ..lower.hlo import FuncBuilder, HloValue, is_float
 from .common import broadcast_shapes, weak_key
-from .registry import LowerCtx, PRIMITIVES, alias, defprim
+from .registry import PRIMITIVES, LowerCtx, alias, defprim
 
 
 def resolve(ufunc: np.ufunc, avals: list[ShapedArray]) -> tuple[tuple[np.dtype, ...], np.dtype]:
-    keys = tuple(weak_key(a) for a in avals)
+    """The ufunc's loop (input dtypes, output dtype) for these operands. When every operand is a
+    weak Python scalar, NumPy converts each to its default dtype (int64, float64) first."""
+    if all(a.weak_type for a in avals):
+        keys: tuple[Any, ...] = tuple(a.dtype for a in avals)
+    else:
+        keys = tuple(weak_key(a) for a in avals)
     try:
         loop = ufunc.resolve_dtypes(keys + (None,) * ufunc.nout)
     except (TypeError, np.exceptions.DTypePromotionError) as e:
@@ -107,6 +112,14 @@ def _reciprocal(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValu
     return b.binary("divide", b.full(1, xs[0].shape, xs[0].dtype), xs[0])
 
 
+def _int_by_zero(b: FuncBuilder, y: HloValue, r: HloValue) -> HloValue:
+    """NumPy's integer ``x // 0`` and ``x % 0`` are 0 (XLA's are -1 and x)."""
+    if is_float(y.dtype):
+        return r
+    zero = b.full(0, y.shape, y.dtype)
+    return b.select(b.compare("EQ", y, zero), zero, r)
+
+
 def _remainder(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
     """Python/NumPy modulo: the result takes the sign of the divisor."""
     x, y = xs
@@ -115,7 +128,7 @@ def _remainder(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue
     r_nonzero = b.compare("NE", r, zero)
     signs_differ = b.compare("NE", b.compare("LT", r, zero), b.compare("LT", y, zero))
     fix = b.binary("and", r_nonzero, signs_differ)
-    return b.select(fix, b.binary("add", r, y), r)
+    return _int_by_zero(b, y, b.select(fix, b.binary("add", r, y), r))
 
 
 def _floor_divide(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
@@ -127,7 +140,7 @@ def _floor_divide(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloVa
         r = b.binary("remainder", x, y)
         inexact = b.compare("NE", r, zero)
         signs_differ = b.compare("NE", b.compare("LT", x, zero), b.compare("LT", y, zero))
-        return b.select(b.binary("and", inexact, signs_differ), b.binary("subtract", q, one), q)
+        return _int_by_zero(b, y, b.select(b.binary("and", inexact, signs_differ), b.binary("subtract", q, one), q))
     # NumPy's algorithm (npy_divmod): exact multiple first, then round.
     mod = b.binary("remainder", x, y)
     div = b.binary("divide", b.binary("subtract", x, mod), y)
@@ -291,20 +304,29 @@ def _round_stub(a, /, decimals=0, out=None):  # type: ignore[no-untyped-def]
 
 
 def _round_abstract(a: ShapedArray, decimals: int = 0, out: Any = None) -> ShapedArray:
-    if not isinstance(decimals, int):
+    if not isinstance(decimals, int) or isinstance(decimals, bool):
         raise DTypeError("np.round: decimals must be a static int")
-    return ShapedArray(a.shape, a.dtype if a.dtype != np.bool_ else np.dtype(np.bool_))
+    if out is not None:
+        raise DTypeError("np.round: out= is not supported", hint="use the returned array")
+    if a.dtype == np.bool_:  # NumPy rounds booleans as float16 (and refuses decimals != 0)
+        if decimals != 0:
+            raise DTypeError(f"np.round: cannot round a boolean array to decimals={decimals}")
+        return ShapedArray(a.shape, np.dtype(np.float16))
+    return ShapedArray(a.shape, a.dtype)
 
 
 def _round_lower(ctx: LowerCtx, a: HloValue, decimals: int = 0, out: Any = None) -> HloValue:
     b = ctx.b
+    if a.dtype == np.bool_:
+        return b.convert(a, ctx.avals_out[0].dtype)
     if not is_float(a.dtype):
         if decimals >= 0:
             return a
-        scale = b.full(10 ** (-decimals), a.shape, a.dtype)
-        half = b.full(10 ** (-decimals) // 2, a.shape, a.dtype)
-        q = _floor_divide(b, [b.binary("add", a, half), scale], a.aval)
-        return b.binary("multiply", q, scale)
+        # NumPy: in float64, a / 10**-decimals, rounded half to even, times 10**-decimals, cast back.
+        f = b.convert(a, np.dtype(np.float64))
+        scale = b.full(10.0 ** (-decimals), a.shape, np.dtype(np.float64))
+        r = b.binary("multiply", b.unary("round_nearest_even", b.binary("divide", f, scale)), scale)
+        return b.convert(r, a.dtype)
     if decimals == 0:
         return b.unary("round_nearest_even", a)
     scale = b.full(10.0 ** abs(decimals), a.shape, a.dtype)

@@ -13,27 +13,29 @@ import numpy as np
 
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import FuncBuilder, HloValue
-from .common import broadcast_shapes, fmt_shape, normalize_axes
+from .common import broadcast_shapes, fmt_shape, is_float_dtype, normalize_axes, normalize_axis
 from .elementwise import _result_dtype
 from .registry import LowerCtx, defprim
 
 
 def _contract_dtype(a: ShapedArray, b: ShapedArray, what: str) -> np.dtype:
-    d = _result_dtype(a, b)
-    if d == np.bool_:
-        raise DTypeError(f"{what}: boolean operands are not supported", hint="use x.astype(np.int32) first")
-    return d
+    """NumPy's result dtype of a contraction: the promoted operand dtype (bool stays bool)."""
+    return _result_dtype(a, b)
 
 
 def _dot_general(b: FuncBuilder, x: HloValue, y: HloValue, dtype: np.dtype,
                  batch: tuple[Sequence[int], Sequence[int]],
                  contract: tuple[Sequence[int], Sequence[int]]) -> HloValue:
-    x = b.convert(x, dtype)
-    y = b.convert(y, dtype)
+    """One dot_general in ``dtype``. Booleans, as in NumPy, give ``any(x and y)``: counted
+    in int32, then compared with 0."""
+    work = np.dtype(np.int32) if dtype == np.bool_ else dtype
+    x = b.convert(x, work)
+    y = b.convert(y, work)
     shape = [x.shape[i] for i in batch[0]]
     shape += [d for i, d in enumerate(x.shape) if i not in batch[0] and i not in contract[0]]
     shape += [d for i, d in enumerate(y.shape) if i not in batch[1] and i not in contract[1]]
-    return b.dot_general(x, y, batch, contract, ShapedArray(tuple(shape), dtype))
+    r = b.dot_general(x, y, batch, contract, ShapedArray(tuple(shape), work))
+    return b.convert(r, dtype)
 
 
 # -- matmul ------------------------------------------------------------------------
@@ -119,7 +121,7 @@ def _dot_lower(ctx: LowerCtx, a: HloValue, b: HloValue) -> HloValue:
     if kind == "mul":
         x = bl.broadcast_to(bl.convert(a, out.dtype), out.shape)
         y = bl.broadcast_to(bl.convert(b, out.dtype), out.shape)
-        return bl.binary("multiply", x, y)
+        return bl.binary("multiply" if out.dtype != np.bool_ else "and", x, y)
     if kind == "matmul":
         return matmul_hlo(bl, a, b, out)
     return _dot_general(bl, a, b, out.dtype, ([], []), (ca, cb))
@@ -202,97 +204,154 @@ defprim("tensordot", np.tensordot, _tensordot_stub, abstract_eval=_tensordot_abs
         lower=_tensordot_lower, arrays=("a", "b"))
 
 
-# -- einsum (one or two operands, explicit output) ------------------------------------
+# -- einsum -------------------------------------------------------------------------------
 def _einsum_stub(subscripts, /, *operands):  # type: ignore[no-untyped-def]
     ...
 
 
 def _parse_einsum(spec: Any, shapes: list[tuple[int, ...]]) -> tuple[list[str], str, dict[str, int]]:
+    """(one index string per operand, output indices, size of each index).
+
+    ``...`` becomes letters the subscripts do not use, aligned from the right as NumPy
+    broadcasts. An implicit output (no ``->``) is the ellipsis, then the indices that appear
+    once, in alphabetical order, as in NumPy.
+    """
     if not isinstance(spec, str):
         raise DTypeError("einsum: the subscripts must be a static string like 'ij,jk->ik'")
     s = spec.replace(" ", "")
-    if "->" not in s:
-        raise ShapeError(f"einsum: {spec!r} has no explicit output; write it with '->'",
-                         hint="e.g. 'ij,jk->ik'")
-    ins, out = s.split("->")
+    ins, arrow, out = s.partition("->")
     terms = ins.split(",")
-    if len(terms) != len(shapes) or len(shapes) not in (1, 2):
-        raise ShapeError(f"einsum: {spec!r} needs {len(terms)} operands, got {len(shapes)} "
-                         "(one or two operands are supported)")
-    sizes: dict[str, int] = {}
+    if len(terms) != len(shapes) or not shapes:
+        raise ShapeError(f"einsum: {spec!r} names {len(terms)} operands, but {len(shapes)} were given")
+    for t in terms + [out]:
+        if not t.replace("...", "", 1).isalpha() and t.replace("...", "", 1):
+            raise ShapeError(f"einsum: invalid subscripts {t!r} in {spec!r} (letters, and at most one '...')")
+    n_ell = max((len(sh) - len(t) + 3 for t, sh in zip(terms, shapes) if "..." in t), default=0)
+    ell = "".join(c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in s)[:max(n_ell, 0)]
+    letters = []
     for t, sh in zip(terms, shapes):
-        if "." in t:
-            raise ShapeError("einsum: ellipsis '...' is not supported yet")
+        if "..." in t:
+            k = len(sh) - len(t) + 3
+            if k < 0:
+                raise ShapeError(f"einsum: operand with subscripts {t!r} has shape {fmt_shape(sh)}")
+            t = t.replace("...", ell[len(ell) - k:])
         if len(t) != len(sh):
             raise ShapeError(f"einsum: operand with subscripts {t!r} has shape {fmt_shape(sh)}")
-        if len(set(t)) != len(t):
-            raise ShapeError(f"einsum: repeated index in {t!r} (traces/diagonals) is not supported")
+        letters.append(t)
+    sizes: dict[str, int] = {}
+    for t, sh in zip(letters, shapes):
         for c, d in zip(t, sh):
             if sizes.setdefault(c, d) != d:
-                raise ShapeError(f"einsum: index {c!r} has size {sizes[c]} and {d} in {spec!r}")
+                raise ShapeError(f"einsum: an index of {spec!r} has sizes {sizes[c]} and {d}",
+                                 hint="broadcasting size-1 dimensions in einsum is not supported")
+    if not arrow:
+        seen = "".join(letters)
+        out = ell + "".join(sorted(c for c in set(seen) if seen.count(c) == 1 and c not in ell))
+    elif "..." in out:
+        out = out.replace("...", ell)
+    elif ell:
+        raise ShapeError(f"einsum: the output of {spec!r} needs '...' for the broadcast dimensions")
+    if len(set(out)) != len(out):
+        raise ShapeError(f"einsum: an output index is repeated in {spec!r}")
     for c in out:
         if c not in sizes:
             raise ShapeError(f"einsum: output index {c!r} does not appear in the inputs of {spec!r}")
-    return terms, out, sizes
+    return letters, out, sizes
+
+
+def _einsum_dtype(operands: Sequence[ShapedArray]) -> np.dtype:
+    return np.result_type(*(o.dtype for o in operands))
 
 
 def _einsum_abstract(subscripts: Any, *operands: ShapedArray) -> ShapedArray:
     terms, out, sizes = _parse_einsum(subscripts, [o.shape for o in operands])
-    d = _result_dtype(*operands) if len(operands) == 2 else operands[0].dtype
-    return ShapedArray(tuple(sizes[c] for c in out), d)
+    return ShapedArray(tuple(sizes[c] for c in out), _einsum_dtype(operands))
+
+
+def _sum_over(b: FuncBuilder, x: HloValue, dims: Sequence[int]) -> HloValue:
+    return b.reduce(x, "add" if x.dtype != np.bool_ else "or", 0, dims)
+
+
+def _diagonal(b: FuncBuilder, x: HloValue, t: str) -> tuple[HloValue, str]:
+    """Take the diagonal of every index repeated in ``t`` (``ii`` -> ``i``)."""
+    while len(set(t)) != len(t):
+        c = next(c for c in t if t.count(c) > 1)
+        p = t.index(c)
+        q = t.index(c, p + 1)
+        iota = ShapedArray(x.shape, np.dtype(np.int64))
+        on = b.compare("EQ", b.iota(iota, p), b.iota(iota, q))
+        x = _sum_over(b, b.select(on, x, b.full(0, x.shape, x.dtype)), [q])
+        t = t[:q] + t[q + 1:]
+    return x, t
 
 
 def _einsum_lower(ctx: LowerCtx, subscripts: Any, *operands: HloValue) -> HloValue:
+    """Contract left to right, one dot_general per operand after the first.
+
+    Each operand first loses its diagonals and the indices no one else needs (summed); each
+    pairwise step batches the shared indices still needed later and contracts the others.
+    """
     b = ctx.b
-    out_aval = ctx.avals_out[0]
-    terms, out, sizes = _parse_einsum(subscripts, [o.shape for o in operands])
-    ops = [b.convert(o, out_aval.dtype) for o in operands]
-    # Sum away indices that appear in only one operand and not in the output.
-    for k, t in enumerate(terms):
+    dtype = ctx.avals_out[0].dtype
+    terms, out, _ = _parse_einsum(subscripts, [o.shape for o in operands])
+    ops, ts = [], []
+    for k, (o, t) in enumerate(zip(operands, terms)):
+        x, t = _diagonal(b, b.convert(o, dtype), t)
         others = "".join(terms[:k] + terms[k + 1:]) + out
         drop = [i for i, c in enumerate(t) if c not in others]
-        if drop:
-            ops[k] = b.reduce(ops[k], "add" if out_aval.dtype != np.bool_ else "or", 0, drop)
-            terms[k] = "".join(c for c in t if c not in others)
-    if len(ops) == 1:
-        t = terms[0]
-        return b.transpose(ops[0], [t.index(c) for c in out])
-    ta, tb = terms
-    batch = [c for c in ta if c in tb and c in out]
-    contract = [c for c in ta if c in tb and c not in out]
-    r = b.dot_general(ops[0], ops[1], ([ta.index(c) for c in batch], [tb.index(c) for c in batch]),
-                      ([ta.index(c) for c in contract], [tb.index(c) for c in contract]),
-                      ShapedArray(tuple(sizes[c] for c in batch + [c for c in ta if c not in tb]
-                                        + [c for c in tb if c not in ta]), out_aval.dtype)) \
-        if ops[0].dtype != np.bool_ else None
-    if r is None:
-        raise DTypeError("einsum: boolean operands are not supported")
-    order = batch + [c for c in ta if c not in tb] + [c for c in tb if c not in ta]
-    return b.transpose(r, [order.index(c) for c in out])
+        ops.append(_sum_over(b, x, drop))
+        ts.append("".join(c for c in t if c in others))
+    x, t = ops[0], ts[0]
+    for k in range(1, len(ops)):
+        y, u = ops[k], ts[k]
+        later = "".join(ts[k + 1:]) + out
+        shared = [c for c in t if c in u]
+        batch = [c for c in shared if c in later]
+        contract = [c for c in shared if c not in later]
+        x = _dot_general(b, x, y, dtype, ([t.index(c) for c in batch], [u.index(c) for c in batch]),
+                         ([t.index(c) for c in contract], [u.index(c) for c in contract]))
+        t = "".join(batch) + "".join(c for c in t if c not in u) + "".join(c for c in u if c not in t)
+        # an index of both operands needed later is batched, so none is left to sum here
+    return b.transpose(x, [t.index(c) for c in out])
 
 
 defprim("einsum", np.einsum, _einsum_stub, abstract_eval=_einsum_abstract, lower=_einsum_lower,
         arrays=(), array_seqs=("operands",), positional=0)
 
 
-# -- linalg.norm (vector 2-norm / Frobenius) -------------------------------------------
+# -- linalg.norm -------------------------------------------------------------------------
 def _norm_stub(x, ord=None, axis=None, keepdims=False):  # type: ignore[no-untyped-def]
     ...
 
 
-def _norm_check(x: ShapedArray, ord: Any, axis: Any) -> tuple[int, ...]:
-    if ord not in (None, 2, "fro") or (ord == 2 and (axis is None and x.ndim != 1)):
-        raise DTypeError(f"np.linalg.norm: ord={ord!r} is not supported (only the 2-norm / Frobenius norm)")
-    if ord == "fro" and x.ndim != 2 and axis is None:
-        raise ShapeError("np.linalg.norm: ord='fro' needs a 2-D array")
-    if isinstance(axis, tuple) and len(axis) > 2:
-        raise ShapeError("np.linalg.norm: axis must be an int or a pair")
-    return normalize_axes(axis, x.ndim)
+def _norm_plan(x: ShapedArray, ord: Any, axis: Any) -> tuple[str, tuple[int, ...]]:
+    """("vector" | "matrix" | "flat", axes); refuses what is not supported."""
+    if axis is None:
+        if ord is None:
+            return "flat", tuple(range(x.ndim))
+        if x.ndim not in (1, 2):
+            raise ShapeError(f"np.linalg.norm: ord={ord!r} needs a 1-D or 2-D array (or axis=...), got shape "
+                             f"{fmt_shape(x.shape)}")
+        axes = tuple(range(x.ndim))
+    else:
+        axes = tuple(normalize_axis(a, x.ndim) for a in (axis if isinstance(axis, tuple) else (axis,)))
+        if len(axes) not in (1, 2) or len(set(axes)) != len(axes):
+            raise ShapeError(f"np.linalg.norm: axis must be an int or a pair of distinct axes, got {axis!r}")
+    if len(axes) == 1:
+        if isinstance(ord, str) or not (ord is None or isinstance(ord, (int, float, np.integer, np.floating))):
+            raise DTypeError(f"np.linalg.norm: invalid norm order {ord!r} for vectors")
+        return "vector", axes
+    if ord in (2, -2, "nuc"):
+        raise DTypeError(f"np.linalg.norm: the matrix norm ord={ord!r} (singular values) is not supported",
+                         hint="supported matrix norms: None/'fro', 1, -1, inf, -inf")
+    if ord not in (None, "fro", 1, -1, np.inf, -np.inf):
+        raise DTypeError(f"np.linalg.norm: invalid norm order {ord!r} for matrices")
+    return "matrix", axes
 
 
 def _norm_abstract(x: ShapedArray, ord: Any = None, axis: Any = None, keepdims: bool = False) -> ShapedArray:
-    axes = _norm_check(x, ord, axis)
-    d = x.dtype if x.dtype.kind == "f" or x.dtype.name == "bfloat16" else np.dtype(np.float64)
+    _, axes = _norm_plan(x, ord, axis)
+    d = x.dtype if is_float_dtype(x.dtype) else np.dtype(np.float64)
     shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape)) if keepdims else \
         tuple(s for i, s in enumerate(x.shape) if i not in axes)
     return ShapedArray(shape, d)
@@ -300,12 +359,38 @@ def _norm_abstract(x: ShapedArray, ord: Any = None, axis: Any = None, keepdims: 
 
 def _norm_lower(ctx: LowerCtx, x: HloValue, ord: Any = None, axis: Any = None,
                 keepdims: bool = False) -> HloValue:
+    """NumPy's formulas: sums of squares, of absolute values, their max/min, and p-norms."""
     b = ctx.b
     out = ctx.avals_out[0]
-    axes = _norm_check(x.aval, ord, axis)
+    kind, axes = _norm_plan(x.aval, ord, axis)
     v = b.convert(x, out.dtype)
-    s = b.reduce(b.binary("multiply", v, v), "add", 0, axes)
-    return b.reshape(b.unary("sqrt", s), out.shape)
+    d = out.dtype
+
+    def full(value: Any, like: HloValue) -> HloValue:
+        return b.full(value, like.shape, d)
+
+    if kind == "flat" or ord in (None, "fro") or (kind == "vector" and ord == 2):
+        r = b.unary("sqrt", b.reduce(b.binary("multiply", v, v), "add", 0, axes))
+    elif kind == "matrix":
+        row, col = axes
+        a = b.unary("abs", v)
+        inner, outer = (row, col) if ord in (1, -1) else (col, row)  # 1: max column sum; inf: max row sum
+        s = b.reduce(a, "add", 0, [inner])
+        outer -= outer > inner
+        r = b.reduce(s, "maximum", -np.inf, [outer]) if ord > 0 else b.reduce(s, "minimum", np.inf, [outer])
+    elif ord == np.inf:
+        r = b.reduce(b.unary("abs", v), "maximum", -np.inf, axes)
+    elif ord == -np.inf:
+        r = b.reduce(b.unary("abs", v), "minimum", np.inf, axes)
+    elif ord == 0:
+        r = b.reduce(b.convert(b.compare("NE", v, full(0, v)), d), "add", 0, axes)
+    elif ord == 1:
+        r = b.reduce(b.unary("abs", v), "add", 0, axes)
+    else:
+        p = b.binary("power", b.unary("abs", v), full(ord, v))
+        s = b.reduce(p, "add", 0, axes)
+        r = b.binary("power", s, full(np.reciprocal(np.asarray(ord, dtype=d)), s))
+    return b.reshape(r, out.shape)
 
 
 defprim("norm", np.linalg.norm, _norm_stub, abstract_eval=_norm_abstract, lower=_norm_lower,

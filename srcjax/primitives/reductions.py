@@ -14,8 +14,16 @@ import numpy as np
 
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue, is_float
-from .common import as_dtype, normalize_axes, normalize_axis
+from .common import as_dtype, fmt_shape, normalize_axes, normalize_axis
 from .registry import LowerCtx, defprim
+
+
+def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    """``normalize_axes``, and NumPy's legacy leniency: an int axis 0 or -1 of a 0-d array
+    reduces nothing (``np.sum(np.float64(1), axis=0)`` works; ``np.mean`` refuses it)."""
+    if ndim == 0 and isinstance(axis, (int, np.integer)) and not isinstance(axis, bool) and axis in (0, -1):
+        return ()
+    return normalize_axes(axis, ndim)
 
 
 def _reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
@@ -65,7 +73,7 @@ def _monoid(name: str, kind: str) -> None:
 
     def abstract(a: ShapedArray, axis: Any = None, *rest: Any) -> ShapedArray:
         dtype, keepdims, initial = _unpack(rest)
-        axes = normalize_axes(axis, a.ndim)
+        axes = _axes(axis, a.ndim)
         if kind in ("max", "min") and initial is None and any(a.shape[i] == 0 for i in axes):
             raise ShapeError(f"np.{name}: zero-size array to reduction operation which has no identity",
                              hint="pass initial=... or make sure the reduced axis is not empty")
@@ -75,17 +83,18 @@ def _monoid(name: str, kind: str) -> None:
         dtype, keepdims, initial = _unpack(rest)
         b = ctx.b
         out = ctx.avals_out[0]
-        axes = normalize_axes(axis, a.ndim)
+        axes = _axes(axis, a.ndim)
         x = b.convert(a, out.dtype)
         d = out.dtype
-        op, init = {
-            "sum": ("add", 0), "prod": ("multiply", 1),
-            "all": ("and", True), "any": ("or", False),
-            "max": ("maximum", -np.inf if is_float(d) else (True if d == np.bool_ else np.iinfo(d).min)),
-            "min": ("minimum", np.inf if is_float(d) else (False if d == np.bool_ else np.iinfo(d).max)),
-        }[kind]
-        if d == np.bool_ and kind in ("sum", "prod", "max", "min"):
-            op = {"sum": "or", "prod": "and", "max": "or", "min": "and"}[kind]
+        init: Any
+        if d == np.bool_:  # sum and max are `or`, prod and min are `and`
+            op, init = ("or", False) if kind in ("sum", "max", "any") else ("and", True)
+        else:
+            op, init = {
+                "sum": ("add", 0), "prod": ("multiply", 1),
+                "max": ("maximum", -np.inf if is_float(d) else np.iinfo(d).min),
+                "min": ("minimum", np.inf if is_float(d) else np.iinfo(d).max),
+            }[kind]
         r = b.reduce(x, op, init, axes)
         if initial is not None:
             r = b.binary(op, r, b.full(initial, r.shape, d))
@@ -190,14 +199,25 @@ def _arg_stub(a, axis=None, keepdims=False):  # type: ignore[no-untyped-def]
     ...
 
 
+def _arg_axis(axis: Any, ndim: int) -> int | None:
+    """The axis of argmax/argmin (None: the flattened array); 0 and -1 are accepted for 0-d."""
+    if axis is None or ndim == 0 and not isinstance(axis, bool) and axis in (0, -1):
+        return None
+    return normalize_axis(axis, ndim)
+
+
 def _arg_abstract(a: ShapedArray, axis: Any = None, keepdims: bool = False) -> ShapedArray:
-    if a.size == 0:
-        raise ShapeError("attempt to get argmax/argmin of an empty sequence")
+    axis = _arg_axis(axis, a.ndim)
     if axis is None:
+        empty = a.size == 0
         shape: tuple[int, ...] = (1,) * a.ndim if keepdims else ()
     else:
         ax = normalize_axis(axis, a.ndim)
+        empty = a.shape[ax] == 0
         shape = _reduced_shape(a.shape, (ax,), bool(keepdims))
+    if empty:
+        raise ShapeError(f"attempt to get argmax/argmin of an empty sequence (shape {fmt_shape(a.shape)}, "
+                         f"axis {axis})")
     return ShapedArray(shape, np.dtype(np.int64))
 
 
@@ -205,11 +225,10 @@ def _arg_lower(largest: bool) -> Any:
     def lower(ctx: LowerCtx, a: HloValue, axis: Any = None, keepdims: bool = False) -> HloValue:
         b = ctx.b
         out = ctx.avals_out[0]
-        if axis is None:
+        ax = _arg_axis(axis, a.ndim)
+        if ax is None:
             a = b.reshape(a, (a.aval.size,))
             ax = 0
-        else:
-            ax = normalize_axis(axis, a.ndim)
         r = b.arg_reduce(a, ax, np.dtype(np.int64), largest)
         return b.reshape(r, out.shape)
 

@@ -135,6 +135,10 @@ def _plan(shape: tuple[int, ...], key: tuple[Any, ...]) -> list[tuple[str, Any]]
                     hint="use np.where(mask, x, 0) for masks, or static integer indices")
         elif not (_is_int(k) or isinstance(k, slice) or k is None or k is Ellipsis):
             raise ShapeError(f"unsupported index {k!r}: only integers, slices, None and ... are supported")
+        elif isinstance(k, slice) and not all(p is None or _is_int(p) for p in (k.start, k.stop, k.step)):
+            raise DTypeError(f"slice indices must be integers or None, got {k}")
+        elif isinstance(k, slice) and k.step == 0:
+            raise ShapeError("slice step cannot be zero")
     n_ell = sum(1 for k in key if k is Ellipsis)
     if n_ell > 1:
         raise ShapeError("an index can only have a single ellipsis ('...')")
@@ -242,4 +246,4 @@ def _getitem_lower(ctx: LowerCtx, x: HloValue, key: Any) -> HloValue:
 
 
 defprim("getitem", operator.getitem, _getitem_stub, abstract_eval=_getitem_abstract, lower=_getitem_lower,
-        arrays=("x",), path="operator.getitem", static_eval=False)
+        arrays=("x",), path="operator.getitem", static_eval=False, mixed=("key",))

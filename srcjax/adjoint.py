@@ -1,0 +1,502 @@
+"""NumPy-level helpers that generated derivative source calls.
+
+Plain NumPy-style Python with static control flow on shapes only: they run
+as they are under NumPy (``srcjax.numpy_function``), and srcjax transpiles
+them like any user helper, so derivatives of derivatives work through them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def unbroadcast(g: Any, x: Any) -> Any:
+    """Sum ``g`` over the axes along which ``x`` was broadcast: the result has ``x``'s shape."""
+    shape = np.shape(x)
+    gshape = np.shape(g)
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i in range(len(shape)) if shape[i] == 1 and gshape[lead + i] != 1)
+    return np.reshape(np.sum(g, axis=axes), shape)
+
+
+def broadcast_like(t: Any, y: Any) -> Any:
+    """``t`` broadcast to the shape of ``y`` (a tangent of a broadcast operand)."""
+    if np.shape(t) == np.shape(y):
+        return t
+    return np.broadcast_to(t, np.shape(y))
+
+
+def zeros_like(x: Any) -> Any:
+    """A zero cotangent/tangent for ``x`` (float zeros for integer ``x``)."""
+    return np.zeros(np.shape(x), dtype=np.result_type(x, 0.0))
+
+
+def ones_like(x: Any) -> Any:
+    return np.ones(np.shape(x), dtype=np.result_type(x, 0.0))
+
+
+def reduce_axes(a: Any, axis: Any) -> tuple[int, ...]:
+    nd = np.ndim(a)
+    if axis is None:
+        return tuple(range(nd))
+    if isinstance(axis, int):
+        return (axis % nd,)
+    return tuple(sorted(ax % nd for ax in axis))
+
+
+def expand_reduced(g: Any, a: Any, axis: Any, keepdims: Any) -> Any:
+    """Undo a reduction's shape: ``g`` (reduced) broadcast back to ``a``'s shape."""
+    if not keepdims:
+        g = np.reshape(g, tuple(1 if i in reduce_axes(a, axis) else d for i, d in enumerate(np.shape(a))))
+    return np.broadcast_to(g, np.shape(a))
+
+
+def reduced_size(a: Any, axis: Any) -> int:
+    n = 1
+    for ax in reduce_axes(a, axis):
+        n = n * np.shape(a)[ax]
+    return n
+
+
+def matmul_lhs_bar(g: Any, x1: Any, x2: Any) -> Any:
+    """Cotangent of ``x1`` in ``x1 @ x2`` for every 1-D/2-D/batched case."""
+    if np.ndim(x1) == 1 and np.ndim(x2) == 1:
+        return g * x2
+    if np.ndim(x2) == 1:
+        return unbroadcast(np.expand_dims(g, -1) * x2, x1)
+    if np.ndim(x1) == 1:
+        return unbroadcast(np.squeeze(np.expand_dims(g, -2) @ np.swapaxes(x2, -1, -2), -2), x1)
+    return unbroadcast(g @ np.swapaxes(x2, -1, -2), x1)
+
+
+def matmul_rhs_bar(g: Any, x1: Any, x2: Any) -> Any:
+    """Cotangent of ``x2`` in ``x1 @ x2``."""
+    if np.ndim(x1) == 1 and np.ndim(x2) == 1:
+        return g * x1
+    if np.ndim(x1) == 1:
+        return unbroadcast(np.expand_dims(x1, -1) * np.expand_dims(g, -2), x2)
+    if np.ndim(x2) == 1:
+        return unbroadcast(np.squeeze(np.swapaxes(x1, -1, -2) @ np.expand_dims(g, -1), -1), x2)
+    return unbroadcast(np.swapaxes(x1, -1, -2) @ g, x2)
+
+
+def index_add(z: Any, key: Any, g: Any) -> Any:
+    """``z`` with ``g`` added at ``z[key]``: a functional ``z[key] += g`` (basic indexing keys).
+
+    A primitive (``srcjax.primitives.ad_prims``): this body is its NumPy reference.
+    """
+    out = np.array(z, dtype=np.result_type(z, g), copy=True)
+    view = out[key]
+    view += g
+    return out
+
+
+def max_bar(g: Any, a: Any, y: Any, axis: Any, keepdims: Any) -> Any:
+    """Cotangent of ``a`` in ``y = max(a, axis)``: split equally among the maxima (as JAX)."""
+    yk = expand_reduced(y, a, axis, keepdims)
+    mask = (a == yk).astype(np.result_type(g))
+    count = expand_reduced(np.sum(mask, axis=axis, keepdims=keepdims), a, axis, keepdims)
+    return expand_reduced(g, a, axis, keepdims) * mask / count
+
+
+def var_bar(g: Any, a: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:
+    n = reduced_size(a, axis)
+    centered = a - np.mean(a, axis=axis, keepdims=True)
+    return expand_reduced(g, a, axis, keepdims) * centered * (2.0 / (n - ddof))
+
+
+def std_bar(g: Any, a: Any, y: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:
+    return var_bar(g / (2.0 * y), a, axis, ddof, keepdims)
+
+
+def norm_bar(g: Any, x: Any, y: Any, axis: Any, keepdims: Any) -> Any:
+    yk = expand_reduced(y, x, axis, keepdims)
+    return expand_reduced(g, x, axis, keepdims) * x / np.where(yk == 0, 1.0, yk)
+
+
+def inverse_perm(a: Any, axes: Any) -> Any:
+    """The permutation undoing ``np.transpose(a, axes)``."""
+    if axes is None:
+        return None
+    nd = np.ndim(a)
+    perm = [ax % nd for ax in axes]
+    return tuple(perm.index(i) for i in range(nd))
+
+
+# -- selection: JAX's tie conventions ----------------------------------------------------------
+
+def max_share(g: Any, a: Any, b: Any) -> Any:
+    """The part of ``g`` that flows to ``a`` in ``np.maximum(a, b)``: all of it where ``a > b``,
+    half of it where ``a == b`` (JAX splits ties equally), none where ``a < b``. Broadcast shape;
+    keeps ``g``'s dtype (no float64 constants)."""
+    return np.where(a > b, g, np.where(a == b, 0.5 * g, 0.0))
+
+
+def abs_share(g: Any, x: Any) -> Any:
+    """``g * d|x|/dx`` with JAX's convention at 0: the derivative of ``abs`` is 1 at ``x == 0``."""
+    return np.where(x >= 0, g, -g)
+
+
+def clip_share(g: Any, a: Any, a_min: Any, a_max: Any, which: int) -> Any:
+    """The part of ``g`` flowing to operand ``which`` (0: a, 1: a_min, 2: a_max) of
+    ``np.clip(a, a_min, a_max) == np.minimum(np.maximum(a, a_min), a_max)`` (JAX's
+    definition: a value on a bound shares the gradient 0.5/0.5 with that bound)."""
+    m = a
+    if a_min is not None:
+        m = np.maximum(a, a_min)
+    if which == 2:
+        return max_share(g, m, a_max)
+    s = g
+    if which == 0 and a_min is not None:
+        s = max_share(g, a, a_min)
+    if which == 1:
+        s = max_share(g, a_min, a)
+    if a_max is not None:
+        s = max_share(s, a_max, m)
+    return s
+
+
+# -- reductions ----------------------------------------------------------------------------------
+
+def prod_others(a: Any, axis: Any) -> Any:
+    """For each element of ``a``, the product of the other elements of its reduction group
+    (``d prod(a, axis) / d a``), exact when ``a`` holds zeros (no ``prod / a``)."""
+    zero = a == 0
+    nz = np.where(zero, 1.0, a)
+    p = expand_reduced(np.prod(nz, axis=axis, keepdims=True), a, axis, True)
+    nzeros = expand_reduced(np.sum(zero, axis=axis, keepdims=True), a, axis, True)
+    return np.where(nzeros == 0, p / nz, np.where((nzeros == 1) & zero, p, 0.0))
+
+
+def ravel_bar(g: Any, a: Any, order: Any) -> Any:
+    """Cotangent of ``a`` in ``np.ravel(a, order)``."""
+    if order == "F":
+        return np.transpose(np.reshape(g, tuple(reversed(np.shape(a)))))
+    return np.reshape(g, np.shape(a))
+
+
+# -- contractions --------------------------------------------------------------------------------
+
+def tensordot_axes(na: int, nb: int, axes: Any) -> tuple[list[int], list[int]]:
+    """The contracted axes ``(of a, of b)`` of ``np.tensordot(a, b, axes)`` for operands of
+    ``na`` and ``nb`` dimensions, normalized (static)."""
+    if isinstance(axes, int):
+        return list(range(na - axes, na)), list(range(axes))
+    xa, xb = axes
+    la = [xa] if isinstance(xa, int) else list(xa)
+    lb = [xb] if isinstance(xb, int) else list(xb)
+    return [i % na for i in la], [i % nb for i in lb]
+
+
+def tensordot_lhs_bar(g: Any, a: Any, b: Any, axes: Any) -> Any:
+    """Cotangent of ``a`` in ``np.tensordot(a, b, axes)``: ``g`` contracted with ``b``'s free axes."""
+    ca, cb = tensordot_axes(np.ndim(a), np.ndim(b), axes)
+    fa = [i for i in range(np.ndim(a)) if i not in ca]
+    fb = [i for i in range(np.ndim(b)) if i not in cb]
+    r = np.tensordot(g, b, axes=(list(range(len(fa), np.ndim(g))), fb))
+    # r's axes: a's free axes, then b's contracted axes in increasing order
+    scb = sorted(cb)
+    perm = tuple(fa.index(i) if i in fa else len(fa) + scb.index(cb[ca.index(i)]) for i in range(np.ndim(a)))
+    if perm == tuple(range(np.ndim(a))):
+        return r
+    return np.transpose(r, perm)
+
+
+def tensordot_rhs_bar(g: Any, a: Any, b: Any, axes: Any) -> Any:
+    """Cotangent of ``b`` in ``np.tensordot(a, b, axes)``."""
+    ca, cb = tensordot_axes(np.ndim(a), np.ndim(b), axes)
+    fa = [i for i in range(np.ndim(a)) if i not in ca]
+    fb = [i for i in range(np.ndim(b)) if i not in cb]
+    r = np.tensordot(a, g, axes=(fa, list(range(len(fa)))))
+    # r's axes: a's contracted axes in increasing order, then b's free axes
+    sca = sorted(ca)
+    perm = tuple(len(ca) + fb.index(i) if i in fb else sca.index(ca[cb.index(i)]) for i in range(np.ndim(b)))
+    if perm == tuple(range(np.ndim(b))):
+        return r
+    return np.transpose(r, perm)
+
+
+def dot_lhs_bar(g: Any, a: Any, b: Any) -> Any:
+    """Cotangent of ``a`` in ``np.dot(a, b)`` (scalar, matmul and N-D cases)."""
+    if np.ndim(a) == 0:
+        return np.sum(g * b)
+    if np.ndim(b) == 0:
+        return g * b
+    if np.ndim(a) <= 2 and np.ndim(b) <= 2:
+        return matmul_lhs_bar(g, a, b)
+    return tensordot_lhs_bar(g, a, b, ([np.ndim(a) - 1], [max(np.ndim(b) - 2, 0)]))
+
+
+def dot_rhs_bar(g: Any, a: Any, b: Any) -> Any:
+    """Cotangent of ``b`` in ``np.dot(a, b)``."""
+    if np.ndim(a) == 0:
+        return g * a
+    if np.ndim(b) == 0:
+        return np.sum(g * a)
+    if np.ndim(a) <= 2 and np.ndim(b) <= 2:
+        return matmul_rhs_bar(g, a, b)
+    return tensordot_rhs_bar(g, a, b, ([np.ndim(a) - 1], [max(np.ndim(b) - 2, 0)]))
+
+
+def inner_lhs_bar(g: Any, a: Any, b: Any) -> Any:
+    """Cotangent of ``a`` in ``np.inner(a, b)`` (contracts the last axes)."""
+    if np.ndim(a) == 0:
+        return np.sum(g * b)
+    if np.ndim(b) == 0:
+        return g * b
+    return tensordot_lhs_bar(g, a, b, ([np.ndim(a) - 1], [np.ndim(b) - 1]))
+
+
+def inner_rhs_bar(g: Any, a: Any, b: Any) -> Any:
+    """Cotangent of ``b`` in ``np.inner(a, b)``."""
+    if np.ndim(a) == 0:
+        return g * a
+    if np.ndim(b) == 0:
+        return np.sum(g * a)
+    return tensordot_rhs_bar(g, a, b, ([np.ndim(a) - 1], [np.ndim(b) - 1]))
+
+
+_EINSUM_SPARE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def einsum_terms(subscripts: Any, shapes: Any) -> tuple[list[str], str]:
+    """(subscripts of each operand, output subscripts) of an einsum, with ``...`` spelled out
+    as spare letters and an implicit output made explicit (NumPy's rules). Static."""
+    s = subscripts.replace(" ", "")
+    ins, arrow, out = s.partition("->")
+    terms = ins.split(",")
+    n_ell = max([len(sh) - len(t) + 3 for t, sh in zip(terms, shapes) if "..." in t] + [0])
+    ell = "".join([c for c in _EINSUM_SPARE if c not in s])[:n_ell]
+    letters = [t.replace("...", ell[len(ell) - (len(sh) - len(t) + 3):]) if "..." in t else t
+               for t, sh in zip(terms, shapes)]
+    if not arrow:
+        seen = "".join(letters)
+        out = ell + "".join(sorted([c for c in seen if seen.count(c) == 1 and c not in ell]))
+    elif "..." in out:
+        out = out.replace("...", ell)
+    return letters, out
+
+
+def einsum_term_bar(g: Any, out: str, rest: Any, others: Any, t: str, shape: Any) -> Any:
+    """Cotangent of the einsum operand with subscripts ``t`` (and ``shape``): the output
+    cotangent ``g`` (subscripts ``out``) contracted with the ``others`` operands (subscripts
+    ``rest``). Indices only ``t`` has are broadcast back; a repeated index (a diagonal) puts
+    the result on that diagonal."""
+    u = "".join([c for i, c in enumerate(t) if c not in t[:i]])
+    avail = out + "".join(rest)
+    kept = "".join([c for c in u if c in avail])
+    spec = ",".join([out] + list(rest)) + "->" + kept
+    if len(others) == 0:
+        r = np.einsum(spec, g)
+    elif len(others) == 1:
+        (b,) = others
+        r = np.einsum(spec, g, b)
+    elif len(others) == 2:
+        b, c = others
+        r = np.einsum(spec, g, b, c)
+    else:
+        b, c, d = others
+        r = np.einsum(spec, g, b, c, d)
+    for i in range(len(u)):
+        if u[i] not in kept:
+            r = np.expand_dims(r, i)
+    r = np.broadcast_to(r, tuple(shape[t.index(c)] for c in u))
+    for i in range(len(t)):
+        if t[i] in t[:i]:
+            j = t.index(t[i])
+            mask = np.reshape(np.eye(shape[i], dtype=np.result_type(r)),
+                              tuple(shape[i] if q == i or q == j else 1 for q in range(np.ndim(r) + 1)))
+            r = np.expand_dims(r, i) * mask
+    return r
+
+
+def einsum_bars(g: Any, subscripts: Any, operands: Any) -> Any:
+    """The cotangents of the einsum operands (a tuple, one per operand; one to four operands)."""
+    terms, out = einsum_terms(subscripts, [np.shape(o) for o in operands])
+    if len(operands) == 1:
+        (a,) = operands
+        return (einsum_term_bar(g, out, [], (), terms[0], np.shape(a)),)
+    if len(operands) == 2:
+        a, b = operands
+        return (einsum_term_bar(g, out, [terms[1]], (b,), terms[0], np.shape(a)),
+                einsum_term_bar(g, out, [terms[0]], (a,), terms[1], np.shape(b)))
+    if len(operands) == 3:
+        a, b, c = operands
+        ta, tb, tc = terms
+        return (einsum_term_bar(g, out, [tb, tc], (b, c), ta, np.shape(a)),
+                einsum_term_bar(g, out, [ta, tc], (a, c), tb, np.shape(b)),
+                einsum_term_bar(g, out, [ta, tb], (a, b), tc, np.shape(c)))
+    if len(operands) == 4:
+        a, b, c, d = operands
+        ta, tb, tc, td = terms
+        return (einsum_term_bar(g, out, [tb, tc, td], (b, c, d), ta, np.shape(a)),
+                einsum_term_bar(g, out, [ta, tc, td], (a, c, d), tb, np.shape(b)),
+                einsum_term_bar(g, out, [ta, tb, td], (a, b, d), tc, np.shape(c)),
+                einsum_term_bar(g, out, [ta, tb, tc], (a, b, c), td, np.shape(d)))
+    raise NotImplementedError("einsum derivatives support at most 4 operands")
+
+
+def einsum_jvp(subscripts: Any, operands: Any, tangents: Any) -> Any:
+    """The tangent of ``np.einsum(subscripts, *operands)``: one einsum per operand (product rule)."""
+    if len(operands) == 1:
+        (ta,) = tangents
+        return np.einsum(subscripts, ta)
+    if len(operands) == 2:
+        a, b = operands
+        ta, tb = tangents
+        return np.einsum(subscripts, ta, b) + np.einsum(subscripts, a, tb)
+    if len(operands) == 3:
+        a, b, c = operands
+        ta, tb, tc = tangents
+        return np.einsum(subscripts, ta, b, c) + np.einsum(subscripts, a, tb, c) + np.einsum(subscripts, a, b, tc)
+    if len(operands) == 4:
+        a, b, c, d = operands
+        ta, tb, tc, td = tangents
+        return (np.einsum(subscripts, ta, b, c, d) + np.einsum(subscripts, a, tb, c, d)
+                + np.einsum(subscripts, a, b, tc, d) + np.einsum(subscripts, a, b, c, td))
+    raise NotImplementedError("einsum derivatives support at most 4 operands")
+
+
+# -- shapes ---------------------------------------------------------------------------------------
+
+def axis_slice(ndim: int, axis: int, lo: int, hi: int) -> tuple[Any, ...]:
+    """The index ``[:, ..., lo:hi, ...]`` selecting ``lo:hi`` along ``axis`` (static)."""
+    return tuple(slice(lo, hi) if i == axis else slice(None) for i in range(ndim))
+
+
+def tile_bar(g: Any, A: Any, reps: Any) -> Any:
+    """Cotangent of ``A`` in ``np.tile(A, reps)``: the tiles summed."""
+    tup = (reps,) if isinstance(reps, int) else tuple(reps)
+    shape = np.shape(A)
+    n = max(len(tup), len(shape))
+    padded = (1,) * (n - len(shape)) + tuple(shape)
+    tup = (1,) * (n - len(tup)) + tup
+    inter = ()
+    for i in range(n):
+        inter = inter + (tup[i], padded[i])
+    return np.reshape(np.sum(np.reshape(g, inter), axis=tuple(range(0, 2 * n, 2))), shape)
+
+
+def repeat_bar(g: Any, a: Any, repeats: Any, axis: Any) -> Any:
+    """Cotangent of ``a`` in ``np.repeat(a, repeats, axis)`` (one static count): the copies summed."""
+    r = repeats[0] if isinstance(repeats, (tuple, list)) else repeats
+    shape = tuple(np.shape(a))
+    if axis is None:
+        return np.reshape(np.sum(np.reshape(g, (np.size(a), r)), axis=1), shape)
+    ax = axis % len(shape)
+    return np.sum(np.reshape(g, shape[:ax + 1] + (r,) + shape[ax + 1:]), axis=ax + 1)
+
+
+def seq_piece(g: Any, seq: Any, axis: Any, kind: str, k: int) -> Any:
+    """Piece ``k`` of a sequence rule: the cotangent of operand ``k`` of a join (``kind``:
+    concatenate, stack, hstack, vstack) or of ``np.atleast_<n>d`` (``atleast``), or the tangent
+    of result ``k`` of ``np.atleast_<axis>d`` (``atleast_dot``: ``g`` is the tangents)."""
+    if kind == "atleast_dot":
+        if axis == 1:
+            return np.atleast_1d(g[k])
+        if axis == 2:
+            return np.atleast_2d(g[k])
+        return np.atleast_3d(g[k])
+    if kind == "atleast":
+        if len(seq) == 1:
+            return np.reshape(g, np.shape(seq[0]))
+        return np.reshape(g[k], np.shape(seq[k]))
+    if kind == "stack":
+        return g[(slice(None),) * (axis % np.ndim(g)) + (k,)]
+    shapes = [np.shape(a) for a in seq]
+    if kind == "concatenate" and axis is None:
+        ax = 0
+        sizes = [np.size(a) for a in seq]
+    elif kind == "concatenate":
+        ax = axis % np.ndim(g)
+        sizes = [sh[ax] for sh in shapes]
+    elif kind == "hstack":  # operands made at least 1-D, joined on axis 0 (1-D) or 1
+        ax = 0 if np.ndim(g) == 1 else 1
+        sizes = [sh[ax] if len(sh) > 0 else 1 for sh in shapes]
+    else:  # vstack: operands made at least 2-D ((n,) -> (1, n)), joined on axis 0
+        ax = 0
+        sizes = [sh[0] if len(sh) >= 2 else 1 for sh in shapes]
+    lo = sum(sizes[:k])
+    return np.reshape(g[axis_slice(np.ndim(g), ax, lo, lo + sizes[k])], shapes[k])
+
+
+def seq_pieces(g: Any, seq: Any, axis: Any, kind: str) -> Any:
+    """``seq_piece`` for every element of ``seq``, as a tuple.
+
+    Written as tuple literals of fixed length, which the AD pass differentiates (it does
+    not differentiate lists built by loops or comprehensions); longer sequences fall back
+    to a comprehension (first derivatives only)."""
+    n = len(seq)
+    if n == 1:
+        return (seq_piece(g, seq, axis, kind, 0),)
+    if n == 2:
+        return (seq_piece(g, seq, axis, kind, 0), seq_piece(g, seq, axis, kind, 1))
+    if n == 3:
+        return (seq_piece(g, seq, axis, kind, 0), seq_piece(g, seq, axis, kind, 1),
+                seq_piece(g, seq, axis, kind, 2))
+    if n == 4:
+        return (seq_piece(g, seq, axis, kind, 0), seq_piece(g, seq, axis, kind, 1),
+                seq_piece(g, seq, axis, kind, 2), seq_piece(g, seq, axis, kind, 3))
+    if n == 5:
+        return (seq_piece(g, seq, axis, kind, 0), seq_piece(g, seq, axis, kind, 1),
+                seq_piece(g, seq, axis, kind, 2), seq_piece(g, seq, axis, kind, 3),
+                seq_piece(g, seq, axis, kind, 4))
+    if n == 6:
+        return (seq_piece(g, seq, axis, kind, 0), seq_piece(g, seq, axis, kind, 1),
+                seq_piece(g, seq, axis, kind, 2), seq_piece(g, seq, axis, kind, 3),
+                seq_piece(g, seq, axis, kind, 4), seq_piece(g, seq, axis, kind, 5))
+    return tuple([seq_piece(g, seq, axis, kind, k) for k in range(n)])
+
+
+def atleast_dots(tangents: Any, n: int) -> Any:
+    """The tangents of ``np.atleast_<n>d(*arys)``: an array for one operand, else a tuple."""
+    if len(tangents) == 1:
+        return seq_piece(tangents, tangents, n, "atleast_dot", 0)
+    return seq_pieces(tangents, tangents, n, "atleast_dot")
+
+
+def atleast_bars(g: Any, arys: Any) -> Any:
+    """The cotangents of ``np.atleast_<n>d(*arys)``'s operands (``g``: one array, or one per operand)."""
+    return seq_pieces(g, arys, None, "atleast")
+
+
+def join_bars(g: Any, arrays: Any, axis: Any, kind: str) -> Any:
+    """The cotangents of the operands of a join (``kind``: concatenate, stack, hstack, vstack):
+    slices of ``g``, one per operand, reshaped to its shape."""
+    return seq_pieces(g, arrays, axis, kind)
+
+
+def split_bounds(shape: Any, indices_or_sections: Any, axis: Any) -> tuple[int, list[tuple[int, int]]]:
+    """(axis, [(start, stop) of each piece]) of ``np.split``/``np.array_split`` (static)."""
+    ax = axis % len(shape)
+    n = shape[ax]
+    bounds = []
+    if isinstance(indices_or_sections, (tuple, list)):
+        cuts = [0] + list(indices_or_sections) + [n]
+        for k in range(len(cuts) - 1):
+            start, stop, _ = slice(cuts[k], cuts[k + 1]).indices(n)
+            bounds.append((start, max(start, stop)))
+        return ax, bounds
+    size, extra = divmod(n, indices_or_sections)
+    lo = 0
+    for k in range(indices_or_sections):
+        hi = lo + size + (1 if k < extra else 0)
+        bounds.append((lo, hi))
+        lo = hi
+    return ax, bounds
+
+
+def split_bar(g: Any, ary: Any, indices_or_sections: Any, axis: Any) -> Any:
+    """Cotangent of ``ary`` in ``np.split``/``np.array_split``: each piece's cotangent
+    (``g[k]``) added back where the piece came from (pieces may overlap)."""
+    ax, bounds = split_bounds(np.shape(ary), indices_or_sections, axis)
+    z = zeros_like(ary)
+    for k in range(len(bounds)):
+        lo, hi = bounds[k]
+        if hi > lo:
+            z = index_add(z, axis_slice(np.ndim(ary), ax, lo, hi), g[k])
+    return z

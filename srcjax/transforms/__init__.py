@@ -1,0 +1,1 @@
+"""Source-to-source transformations of ANF programs (AD today; control flow and vmap next)."""

@@ -1,0 +1,1248 @@
+"""Automatic differentiation as source transformation of ANF programs.
+
+Input: a normalized (ANF) function from :class:`~srcjax.frontend.program.Program`
+and the names of the parameters to differentiate. Output: **Python source**
+of new functions, which srcjax then reads like user code (so derivatives of
+derivatives, ``srcjax.source``, NumPy execution and compilation all just work).
+
+Forward mode (:func:`jvp_source`) interleaves a tangent statement after every
+active statement: ``t_dot = <template>``.
+
+Reverse mode (:func:`vjp_source`) writes the primal sweep, then the adjoint
+sweep in reverse statement order, accumulating ``v_bar`` cotangents. Values
+the adjoint needs but that the primal overwrites (variables assigned in loops
+or more than once) are saved on a tape (``_tape.append(v)`` before the
+assignment) and restored in the adjoint (``v = _tape.pop()``), which makes
+static ``if``/``for``/``while`` and helper calls uniform; a loop's adjoint runs
+over ``reversed(<the saved iterable>)``. Tapes are plain Python lists: under
+NumPy they are lists of arrays, under specialization lists of SSA values.
+
+Invariants: the output is valid for every shape the primal accepts (shape
+work is done by :mod:`srcjax.adjoint` helpers); only names of the primal
+are read by the adjoint at points where they hold their primal values.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+from ..core import TranspileError, UnsupportedSyntaxError
+from ..frontend.normalize import NormalizedFunction
+from ..frontend.program import Program
+from ..primitives import registry
+from ..primitives.elementwise import OPERATOR_PRIMS
+from . import rules
+
+_MOD = cst.Module(body=[])
+ADJOINT_IMPORTS = ("unbroadcast", "broadcast_like", "zeros_like", "ones_like", "expand_reduced", "reduced_size",
+                   "matmul_lhs_bar", "matmul_rhs_bar", "index_add", "max_bar", "var_bar", "std_bar", "norm_bar",
+                   "inverse_perm", "max_share", "abs_share", "clip_share", "prod_others", "ravel_bar", "tensordot_axes",
+                   "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar", "inner_lhs_bar",
+                   "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars", "einsum_jvp",
+                   "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece", "seq_pieces", "split_bounds",
+                   "split_bar")
+
+
+class DifferentiationError(TranspileError):
+    """A construct srcjax cannot differentiate (yet)."""
+
+
+def code(node: cst.CSTNode) -> str:
+    return _MOD.code_for_node(node)
+
+
+def _paths() -> dict[str, registry.Primitive]:
+    return {p.path: p for p in registry.PRIMITIVES.values()}
+
+
+# -- reading ANF statements --------------------------------------------------------------
+
+@dataclass
+class Op:
+    """What one ANF right-hand side does."""
+
+    kind: str  # prim | copy | pack | call | static | tape_pop | tape_new
+    prim: registry.Primitive | None = None
+    args: dict[str, Any] = field(default_factory=dict)  # param -> atom code (str), list[str] for sequences
+    operands: dict[str, str] = field(default_factory=dict)  # array param -> Name it reads (only Names)
+    callee: str | None = None  # helper name
+    call_args: list[str] = field(default_factory=list)
+    call_kwargs: dict[str, str] = field(default_factory=dict)
+    elements: list[str] = field(default_factory=list)  # for pack
+    reads: list[str] = field(default_factory=list)
+
+
+def _names_in(node: cst.CSTNode) -> list[str]:
+    out: list[str] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            out.append(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+    node.visit(V())
+    return out
+
+
+def _subscript_key(node: cst.Subscript) -> str:
+    """The index of ``x[...]`` as an expression: ``np.s_[1:, None]``."""
+    return "np.s_[" + ", ".join(code(e.slice) for e in node.slice) + "]"
+
+
+def _literal(v: Any) -> str:
+    return repr(v)
+
+
+def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction) -> Op:
+    paths = _paths()
+    reads = [n for n in _names_in(node)]
+    if isinstance(node, cst.Name):
+        return Op("copy", operands={"x": node.value}, reads=reads)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return Op("pack", elements=[code(e.value) for e in node.elements], reads=reads)
+    if isinstance(node, cst.BinaryOperation):
+        prim = registry.PRIMITIVES[OPERATOR_PRIMS[type(node.operator).__name__]]
+        args = {"x1": code(node.left), "x2": code(node.right)}
+        return _prim_op(prim, args, reads)
+    if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
+        if isinstance(node.expression, (cst.Integer, cst.Float)):
+            return Op("static", reads=reads)
+        prim = registry.PRIMITIVES[OPERATOR_PRIMS[type(node.operator).__name__]]
+        return _prim_op(prim, {"x": code(node.expression)}, reads)
+    if isinstance(node, cst.Comparison):
+        return Op("static", reads=reads)  # comparisons have zero derivatives
+    if isinstance(node, cst.Subscript):
+        return _prim_op(registry.PRIMITIVES["getitem"], {"x": code(node.value), "key": _subscript_key(node)}, reads)
+    if isinstance(node, cst.Attribute):
+        if node.attr.value == "T":
+            return _prim_op(registry.PRIMITIVES["transpose"], {"a": code(node.value), "axes": "None"}, reads)
+        return Op("static", reads=reads)
+    if isinstance(node, cst.Call):
+        fcode = code(node.func)
+        if fcode.endswith(".pop") and not node.args and isinstance(node.func, cst.Attribute):
+            return Op("tape_pop", callee=code(node.func.value), reads=reads)
+        prim = paths.get(fcode)
+        if prim is None and fcode == "np.astype":
+            prim = registry.PRIMITIVES["astype"]
+        if prim is not None:
+            pos = [code(a.value) for a in node.args if a.keyword is None]
+            kws = {a.keyword.value: code(a.value) for a in node.args if a.keyword is not None}
+            try:
+                bound = prim.signature.bind(*pos, **kws)
+            except TypeError as e:
+                raise DifferentiationError(f"{prim.path}(): {e}") from None
+            args: dict[str, Any] = {}
+            for pname, p in prim.signature.parameters.items():
+                if pname in bound.arguments:
+                    v = bound.arguments[pname]
+                    args[pname] = list(v) if p.kind == inspect.Parameter.VAR_POSITIONAL else v
+                elif p.default is not inspect.Parameter.empty:
+                    args[pname] = _literal(p.default)
+            return _prim_op(prim, args, reads)
+        if isinstance(node.func, cst.Name) and node.func.value in program.functions:
+            return Op("call", callee=node.func.value,
+                      call_args=[code(a.value) for a in node.args if a.keyword is None],
+                      call_kwargs={a.keyword.value: code(a.value) for a in node.args if a.keyword is not None},
+                      reads=reads)
+        return Op("static", reads=reads)
+    return Op("static", reads=reads)
+
+
+def _prim_op(prim: registry.Primitive, args: dict[str, Any], reads: list[str]) -> Op:
+    operands: dict[str, str] = {}
+    for p in prim.arrays:
+        a = args.get(p)
+        if isinstance(a, str) and a.isidentifier() and a not in ("None", "True", "False"):
+            operands[p] = a
+    for p in prim.array_seqs:
+        seq = args.get(p)
+        if isinstance(seq, str):
+            operands[p] = seq
+    return Op("prim", prim=prim, args=args, operands=operands, reads=reads)
+
+
+# -- templates --------------------------------------------------------------------------------
+
+class _Subst(cst.CSTTransformer):
+    def __init__(self, mapping: dict[str, cst.BaseExpression]) -> None:
+        self.mapping = mapping
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return True
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        rep = self.mapping.get(original.value)
+        return rep if rep is not None else updated
+
+
+class _Fold(cst.CSTTransformer):
+    """Fold literal arithmetic (``2 - 1``) and ``a ** 1`` in instantiated templates."""
+
+    def leave_BinaryOperation(self, original: cst.BinaryOperation,
+                              updated: cst.BinaryOperation) -> cst.BaseExpression:
+        lv, rv = _num(updated.left), _num(updated.right)
+        op = type(updated.operator).__name__
+        if lv is not None and rv is not None and op in ("Add", "Subtract", "Multiply"):
+            v = {"Add": lv + rv, "Subtract": lv - rv, "Multiply": lv * rv}[op]
+            return cst.parse_expression(repr(v))
+        if op == "Power" and rv == 1 and isinstance(rv, int):
+            return updated.left
+        return updated
+
+    def leave_UnaryOperation(self, original: cst.UnaryOperation,
+                             updated: cst.UnaryOperation) -> cst.BaseExpression:
+        return updated
+
+
+def _num(node: cst.BaseExpression) -> int | float | None:
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    if isinstance(node, cst.Float):
+        return float(node.evaluated_value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        v = _num(node.expression)
+        return -v if v is not None else None
+    return None
+
+
+_TEMPLATE_CACHE: dict[str, cst.BaseExpression] = {}
+
+
+def instantiate(template: str, mapping: dict[str, str]) -> str:
+    tree = _TEMPLATE_CACHE.get(template)
+    if tree is None:
+        tree = _TEMPLATE_CACHE[template] = cst.parse_expression(template)
+    nodes = {k: cst.parse_expression(v) if not isinstance(v, cst.BaseExpression) else v
+             for k, v in mapping.items()}
+    out = tree.visit(_Subst(nodes))
+    out = out.visit(_Fold())
+    return code(out)
+
+
+def _paren(s: str) -> str:
+    return s if s.isidentifier() or s.replace(".", "").replace("_", "").isalnum() else f"({s})"
+
+
+# -- analysis ------------------------------------------------------------------------------------
+
+def _walk(stmts: Sequence[cst.BaseStatement]) -> Iterable[tuple[cst.CSTNode, int]]:
+    """(small statement or compound, loop depth) in program order, recursively."""
+    def go(ss: Sequence[Any], depth: int) -> Iterable[tuple[cst.CSTNode, int]]:
+        for s in ss:
+            if isinstance(s, cst.SimpleStatementLine):
+                for small in s.body:
+                    yield small, depth
+            elif isinstance(s, cst.If):
+                yield s, depth
+                yield from go(s.body.body, depth)
+                orelse = s.orelse
+                while orelse is not None:
+                    if isinstance(orelse, cst.If):
+                        yield orelse, depth
+                        yield from go(orelse.body.body, depth)
+                        orelse = orelse.orelse
+                    else:
+                        yield from go(orelse.body.body, depth)
+                        orelse = None
+            elif isinstance(s, (cst.For, cst.While)):
+                yield s, depth
+                yield from go(s.body.body, depth + 1)
+
+    return go(stmts, 0)
+
+
+def _target_names(t: cst.BaseExpression) -> list[str]:
+    if isinstance(t, cst.Name):
+        return [t.value]
+    if isinstance(t, (cst.Tuple, cst.List)):
+        return [n for e in t.elements for n in _target_names(e.value)]
+    return []
+
+
+class Activity:
+    """Flow-insensitive activity: a name is active if any assignment to it depends
+    differentiably on an active input."""
+
+    def __init__(self, program: Program, nf: NormalizedFunction, active_params: Iterable[str],
+                 body: Sequence[Any] | None = None) -> None:
+        self.program = program
+        self.nf = nf
+        self.active: set[str] = set(active_params)
+        self.ops: dict[int, Op] = {}
+        changed = True
+        while changed:
+            changed = False
+            for s, _ in _walk(body if body is not None else nf.fdef.body.body):
+                targets, srcs = self.effect(s)
+                if targets and any(n in self.active for n in srcs):
+                    new = set(targets) - self.active
+                    if new:
+                        self.active |= new
+                        changed = True
+
+    def op(self, value: cst.BaseExpression) -> Op:
+        k = id(value)
+        op = self.ops.get(k)
+        if op is None:
+            op = self.ops[k] = classify(value, self.program, self.nf)
+        return op
+
+    def effect(self, s: cst.CSTNode) -> tuple[list[str], list[str]]:
+        """(names written, names whose activity flows into them)."""
+        if isinstance(s, cst.Assign):
+            targets = [n for t in s.targets for n in _target_names(t.target)]
+            op = self.op(s.value)
+            if op.kind == "prim":
+                assert op.prim is not None
+                if op.prim.name in rules.NONDIFF:
+                    return targets, []
+                if op.prim.name == "astype" and _is_int_dtype(op.args.get("dtype", "")):
+                    return targets, []
+                return targets, list(op.operands.values()) + [
+                    x for p in op.prim.array_seqs for x in _seq_names(op.args.get(p))]
+            if op.kind in ("copy", "pack", "call", "tape_pop"):
+                src = list(op.reads)
+                if op.kind == "tape_pop" and op.callee:
+                    src.append(op.callee)
+                return targets, src
+            return targets, []
+        if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and isinstance(s.value.func, cst.Attribute) \
+                and s.value.func.attr.value == "append":
+            return [code(s.value.func.value)], [n for a in s.value.args for n in _names_in(a.value)]
+        if isinstance(s, cst.For):
+            return _target_names(s.target), []
+        return [], []
+
+
+def _seq_names(v: Any) -> list[str]:
+    if isinstance(v, list):
+        return [x for x in v if isinstance(x, str) and x.isidentifier()]
+    if isinstance(v, str):
+        try:
+            node = cst.parse_expression(v)
+        except Exception:
+            return []
+        return _names_in(node)
+    return []
+
+
+def _is_int_dtype(s: str) -> bool:
+    return any(t in s for t in ("int", "bool", "uint"))
+
+
+# -- naming -------------------------------------------------------------------------------------
+
+class Names:
+    def __init__(self, taken: Iterable[str]) -> None:
+        self.taken = set(taken)
+
+    def fresh(self, base: str) -> str:
+        if base not in self.taken:
+            self.taken.add(base)
+            return base
+        for k in itertools.count(1):
+            n = f"{base}_{k}"
+            if n not in self.taken:
+                self.taken.add(n)
+                return n
+        raise AssertionError
+
+
+def _all_names(node: cst.CSTNode) -> set[str]:
+    out: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            out.add(n.value)
+
+    node.visit(V())
+    return out
+
+
+# -- forward mode ------------------------------------------------------------------------------
+
+class JVP:
+    """Writes ``def <name>(params..., <active>_dot...) -> (out, out_dot)``."""
+
+    def __init__(self, program: Program, nf: NormalizedFunction, active_params: Sequence[str],
+                 name: str, helpers: dict[tuple[str, tuple[str, ...]], str], out_lines: list[str]) -> None:
+        self.program = program
+        self.nf = nf
+        self.name = name
+        self.act = Activity(program, nf, active_params)
+        self.names = Names(_all_names(nf.fdef) | set(program.functions))
+        self.dot: dict[str, str] = {}
+        self.helpers = helpers
+        self.out_lines = out_lines
+        self.params = [p.name.value for p in nf.fdef.params.params]
+        self.active_params = list(active_params)
+
+    def dname(self, v: str) -> str:
+        d = self.dot.get(v)
+        if d is None:
+            d = self.dot[v] = self.names.fresh(f"{v}_dot")
+        return d
+
+    def build(self) -> str:
+        lines: list[str] = []
+        defined = set(self.active_params)
+        for p in self.active_params:
+            self.dname(p)
+        self.block(self.nf.fdef.body.body, lines, 1, defined, top=True)
+        sig = ", ".join(self.params + [self.dot[p] for p in self.active_params])
+        return f"def {self.name}({sig}):\n" + "\n".join(lines) + "\n"
+
+    def tangent_of(self, atom: str, defined: set[str]) -> str | None:
+        if atom in self.act.active and atom in defined:
+            return self.dot[atom]
+        return None
+
+    def block(self, stmts: Sequence[Any], lines: list[str], ind: int, defined: set[str], top: bool = False,
+              bound: set[str] | None = None) -> None:
+        """``defined``: names whose tangent exists here; ``bound``: names definitely bound here."""
+        if bound is None:
+            bound = self.bound = set(self.params)
+        pad = "    " * ind
+        for s in stmts:
+            if isinstance(s, cst.SimpleStatementLine):
+                for small in s.body:
+                    self.small(small, lines, ind, defined)
+                    if isinstance(small, cst.Assign):
+                        bound.update(n for t in small.targets for n in _target_names(t.target))
+            elif isinstance(s, cst.If):
+                lines.append(f"{pad}if {code(s.test)}:")
+                d1, k1 = set(defined), set(bound)
+                b1: list[str] = []
+                self.block(s.body.body, b1, ind + 1, d1, bound=k1)
+                d2, k2 = set(defined), set(bound)
+                b2: list[str] = []
+                if s.orelse is not None:
+                    body = [s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body
+                    self.block(body, b2, ind + 1, d2, bound=k2)
+                # a tangent defined on one path only: zeros on the other paths where the primal is bound
+                union = d1 | d2
+                for bl, d, k in ((b1, d1, k1), (b2, d2, k2)):
+                    for v in sorted((union - d) & (k1 & k2)):
+                        bl.append(f"{pad}    {self.dname(v)} = zeros_like({v})")
+                        d.add(v)
+                defined.clear()
+                defined |= d1 & d2
+                bound |= k1 & k2
+                lines += b1 or [f"{pad}    pass"]
+                if b2:
+                    lines.append(f"{pad}else:")
+                    lines += b2
+            elif isinstance(s, (cst.For, cst.While)):
+                header = f"for {code(s.target)} in {code(s.iter)}:" if isinstance(s, cst.For) \
+                    else f"while {code(s.test)}:"
+                body: list[str] = []
+                inner, kin = set(defined), set(bound)
+                if isinstance(s, cst.For):
+                    kin.update(_target_names(s.target))
+                self.block(s.body.body, body, ind + 1, inner, bound=kin)
+                # tangents carried around the loop must exist before it
+                for v in sorted(inner - defined):
+                    if v in bound:
+                        lines.append(f"{pad}{self.dname(v)} = zeros_like({v})")
+                        defined.add(v)
+                lines.append(pad + header)
+                lines += body or [f"{pad}    pass"]
+                defined |= inner
+            else:
+                raise UnsupportedSyntaxError(f"cannot differentiate {type(s).__name__}")
+
+    def small(self, s: Any, lines: list[str], ind: int, defined: set[str]) -> None:
+        pad = "    " * ind
+        if isinstance(s, cst.Return):
+            val = code(s.value) if s.value is not None else "None"
+            lines.append(f"{pad}return {val}, {self.tangent_expr(s.value, defined)}")
+            return
+        if isinstance(s, cst.Expr):
+            lines.append(pad + code(s))
+            call = s.value
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "append":
+                lst = code(call.func.value)
+                if lst in self.act.active:
+                    arg = code(call.args[0].value)
+                    t = self.tangent_expr(call.args[0].value, defined, allow_none=True)
+                    lines.append(f"{pad}{self.dname(lst)}.append({t})")
+                    _ = arg
+            return
+        if not isinstance(s, cst.Assign):
+            lines.append(pad + code(s))
+            return
+        lines.append(pad + code(s))
+        targets = [n for t in s.targets for n in _target_names(t.target)]
+        if not any(t in self.act.active for t in targets):
+            return
+        target = s.targets[0].target
+        op = self.act.op(s.value)
+        tname = code(target)
+        if op.kind == "prim":
+            t = self.prim_tangent(op, tname, defined)
+        elif op.kind == "copy":
+            t = self.tangent_of(op.operands["x"], defined)
+        elif op.kind == "pack":
+            t = self.tangent_expr(s.value, defined)
+        elif op.kind == "tape_pop":
+            assert op.callee is not None
+            t = f"{self.dname(op.callee)}.pop()" if op.callee in defined else None
+        elif op.kind == "call":
+            lines.pop()
+            self.call(s, op, lines, ind, defined)
+            return
+        else:
+            t = None
+        if isinstance(target, cst.Name):
+            if t is None:
+                t = f"zeros_like({tname})" if op.kind != "pack" else None
+            if t is not None:
+                if op.kind == "prim" and s.value is not None and code(s.value) == "[]":
+                    t = "[]"
+                lines.append(f"{pad}{self.dname(tname)} = {t}")
+                defined.add(tname)
+        else:  # tuple unpacking: unpack the tangent the same way
+            names = _target_names(target)
+            dots = ", ".join(self.dname(n) for n in names)
+            src = t if t is not None else f"zeros_like({code(s.value)})"
+            if op.kind == "copy" and t is None:
+                src = "(" + ", ".join(f"zeros_like({n})" for n in names) + ",)"
+            lines.append(f"{pad}{dots}, = {src}" if len(names) == 1 else f"{pad}{dots} = {src}")
+            defined.update(names)
+
+    def tangent_expr(self, node: cst.BaseExpression | None, defined: set[str], allow_none: bool = False) -> str:
+        if node is None:
+            return "None"
+        if isinstance(node, cst.Name):
+            t = self.tangent_of(node.value, defined)
+            if t is not None:
+                return t
+            if allow_none and node.value not in self.act.active:
+                return "None"
+            return f"zeros_like({node.value})"
+        if isinstance(node, (cst.Tuple, cst.List)):
+            parts = [self.tangent_expr(e.value, defined) for e in node.elements]
+            inner = ", ".join(parts) + ("," if len(parts) == 1 and isinstance(node, cst.Tuple) else "")
+            return f"({inner})" if isinstance(node, cst.Tuple) else f"[{inner}]"
+        return f"zeros_like({code(node)})"
+
+    def prim_tangent(self, op: Op, out: str, defined: set[str]) -> str | None:
+        assert op.prim is not None
+        prim = op.prim
+        if prim.name in rules.NONDIFF:
+            return None
+        templates = rules.JVP.get(prim.name)
+        if templates is None:
+            raise DifferentiationError(f"no derivative rule for {prim.path} yet",
+                                       hint="file an issue; or wrap it in srcjax.custom_jvp (issue #5)")
+        mapping = {k: v if isinstance(v, str) else "[" + ", ".join(v) + "]" for k, v in op.args.items()}
+        mapping["out"] = out
+        contribs = []
+        for p, tmpl in templates.items():
+            if p in prim.array_seqs:
+                seq = op.args.get(p)
+                elems = seq if isinstance(seq, list) else None
+                if elems is None or not any(isinstance(e, str) and self.tangent_of(e, defined) for e in elems):
+                    continue
+                mapping[f"{p}_dot"] = "[" + ", ".join(self.tangent_expr(cst.parse_expression(e), defined)
+                                                      for e in elems) + "]"
+                contribs.append(instantiate(tmpl, mapping))
+                continue
+            a = op.operands.get(p)
+            if a is None:
+                continue
+            t = self.tangent_of(a, defined)
+            if t is None:
+                continue
+            mapping[f"{p}_dot"] = t
+            contribs.append(instantiate(tmpl, mapping))
+        if not contribs:
+            return None
+        return " + ".join(_paren(c) for c in contribs) if len(contribs) > 1 else contribs[0]
+
+    def call(self, s: cst.Assign, op: Op, lines: list[str], ind: int, defined: set[str]) -> None:
+        pad = "    " * ind
+        callee = self.program.functions[op.callee]  # type: ignore[index]
+        params = [p.name.value for p in callee.fdef.params.params]
+        bound = dict(zip(params, op.call_args))
+        bound.update(op.call_kwargs)
+        active = tuple(p for p in params if p in bound and bound[p] in self.act.active and bound[p] in defined)
+        target = code(s.targets[0].target)
+        if not active:
+            lines.append(f"{pad}{target} = {code(s.value)}")
+            names = _target_names(s.targets[0].target)
+            for n in names:
+                if n in self.act.active:
+                    lines.append(f"{pad}{self.dname(n)} = zeros_like({n})")
+                    defined.add(n)
+            return
+        hname = jvp_helper(self.program, callee, active, self.helpers, self.out_lines)
+        args = [bound[p] for p in params if p in bound] + [self.dot[bound[p]] for p in active]
+        out = self.names.fresh(f"{op.callee}_out")
+        out_dot = self.names.fresh(f"{op.callee}_out_dot")
+        lines.append(f"{pad}{out}, {out_dot} = {hname}({', '.join(args)})")
+        lines.append(f"{pad}{target} = {out}")
+        names = _target_names(s.targets[0].target)
+        tgt = s.targets[0].target
+        if isinstance(tgt, cst.Name):
+            lines.append(f"{pad}{self.dname(tgt.value)} = {out_dot}")
+        else:
+            lines.append(f"{pad}{', '.join(self.dname(n) for n in names)} = {out_dot}")
+        defined.update(names)
+
+
+def jvp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...],
+               helpers: dict[tuple[str, tuple[str, ...]], str], out_lines: list[str]) -> str:
+    key = (nf.name, active)
+    name = helpers.get(key)
+    if name is None:
+        taken = set(helpers.values()) | set(program.functions)
+        name = Names(taken).fresh(f"{nf.name}_jvp")
+        helpers[key] = name
+        out_lines.append(JVP(program, nf, active, name, helpers, out_lines).build())
+    return name
+
+
+# -- reverse mode ------------------------------------------------------------------------------
+
+def _ends_with_return(stmts: Sequence[Any]) -> bool:
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return isinstance(last.body[-1], (cst.Return, cst.Raise))
+    if isinstance(last, cst.If):
+        if last.orelse is None:
+            return False
+        other = [last.orelse] if isinstance(last.orelse, cst.If) else list(last.orelse.body.body)
+        return _ends_with_return(list(last.body.body)) and _ends_with_return(other)
+    return False
+
+
+def _has_return(stmts: Sequence[Any]) -> bool:
+    return any(isinstance(s, cst.Return) for s, _ in _walk(stmts))
+
+
+def _push_rest(stmts: list[Any]) -> list[Any]:
+    """Move the statements after an ``if`` that returns into its branches that fall through."""
+    out: list[Any] = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, cst.If) and _has_return([s]):
+            rest = stmts[i + 1:]
+            body = list(s.body.body)
+            body = _push_rest(body if _ends_with_return(body) else body + rest)
+            if s.orelse is None:
+                other: list[Any] = list(rest)
+            elif isinstance(s.orelse, cst.If):
+                other = [s.orelse] + ([] if _ends_with_return([s.orelse]) else rest)
+            else:
+                other = list(s.orelse.body.body)
+                other = other if _ends_with_return(other) else other + rest
+            other = _push_rest(other)
+            new = s.with_changes(body=cst.IndentedBlock(body=body),
+                                 orelse=cst.Else(body=cst.IndentedBlock(body=other or [
+                                     cst.SimpleStatementLine(body=[cst.Pass()])])))
+            out.append(new)
+            return out
+        out.append(s)
+    return out
+
+
+class _ReturnToAssign(cst.CSTTransformer):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def leave_Return(self, original: cst.Return, updated: cst.Return) -> Any:
+        return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(self.name))],
+                          value=updated.value or cst.Name("None"))
+
+
+def single_exit(stmts: list[Any], result: str) -> list[Any]:
+    """Rewrite early returns in static ``if``s so the function has one ``return`` at the end."""
+    last_is_return = bool(stmts) and isinstance(stmts[-1], cst.SimpleStatementLine) and \
+        isinstance(stmts[-1].body[-1], cst.Return)
+    if not _has_return(stmts[:-1] if last_is_return else stmts):
+        return stmts
+    for s, depth in _walk(stmts):
+        if isinstance(s, (cst.For, cst.While)) and _has_return(list(s.body.body)):
+            raise DifferentiationError("`return` inside a loop is not supported in reverse mode yet",
+                                       hint="break out of the loop with a flag and return after it")
+    flat = _push_rest(stmts)
+    block = cst.IndentedBlock(body=flat).visit(_ReturnToAssign(result))
+    assert isinstance(block, cst.IndentedBlock)
+    return list(block.body) + [cst.SimpleStatementLine(body=[cst.Return(value=cst.Name(result))])]
+
+
+class VJP:
+    """Writes the primal sweep and the adjoint sweep of one function.
+
+    ``mode``: ``"grad"`` -> ``def name(params...)`` returning the cotangents of
+    the active params (seeded with ones); ``"vjp"`` -> ``def name(params..., out_bar)``
+    returning ``(out, cotangents)``; ``"fwd"``/``"bwd"`` -> helper halves sharing a tape.
+    """
+
+    def __init__(self, program: Program, nf: NormalizedFunction, active_params: Sequence[str],
+                 helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]], out_lines: list[str]) -> None:
+        self.program = program
+        self.nf = nf
+        self.active_params = list(active_params)
+        self.names = Names(_all_names(nf.fdef) | set(program.functions) | set(ADJOINT_IMPORTS))
+        self.bar: dict[str, str] = {}
+        self.helpers = helpers
+        self.out_lines = out_lines
+        self.params = [p.name.value for p in nf.fdef.params.params]
+        self.tape = self.names.fresh("_tape")
+        body = single_exit(list(nf.fdef.body.body), Names(_all_names(nf.fdef)).fresh("result"))
+        if not body or not isinstance(body[-1], cst.SimpleStatementLine) or \
+                not isinstance(body[-1].body[-1], cst.Return):
+            raise DifferentiationError(f"{nf.name}: reverse mode needs one `return` at the end of the function",
+                                       hint="assign the result to a variable in each branch and return it once")
+        for s, _ in _walk(body[:-1]):
+            if isinstance(s, cst.Return):
+                raise DifferentiationError(f"{nf.name}: `return` inside if/for is not supported in reverse mode "
+                                           "yet", hint="assign the result in each branch and return it once")
+            if isinstance(s, (cst.Break, cst.Continue)):
+                raise DifferentiationError("break/continue in a loop being differentiated is not supported yet",
+                                           hint="use a static condition around the loop body instead")
+        self.ret: cst.Return = body[-1].body[-1]
+        self.act = Activity(program, nf, active_params, body)
+        self.body = list(body[:-1]) + ([cst.SimpleStatementLine(body=list(body[-1].body[:-1]))]
+                                       if len(body[-1].body) > 1 else [])
+        self.saved = self.overwritten()
+        self.loop_iters: dict[int, str] = {}
+        self.counters: dict[int, str] = {}
+        self.loop_locals: dict[int, list[str]] = {}
+        self.pushed: set[tuple[int, str]] = set()
+        self.restore: set[str] = set(self.saved)
+        self.seed_expr: str | None = None  # grad seeds the output's cotangent with this expression
+
+    def bname(self, v: str) -> str:
+        b = self.bar.get(v)
+        if b is None:
+            b = self.bar[v] = self.names.fresh(f"{v}_bar")
+        return b
+
+    def overwritten(self) -> set[str]:
+        counts: dict[str, int] = {p: 1 for p in self.params}
+        in_loop: set[str] = set()
+        for s, depth in _walk(self.body):
+            if isinstance(s, cst.Assign):
+                for t in s.targets:
+                    for n in _target_names(t.target):
+                        counts[n] = counts.get(n, 0) + 1
+                        if depth > 0:
+                            in_loop.add(n)
+        return {n for n, c in counts.items() if c > 1} | in_loop
+
+    # -- primal sweep -------------------------------------------------------------------------
+    def primal(self, stmts: Sequence[Any], ind: int, lines: list[str], bound: set[str]) -> None:
+        """Emit the primal; save a value on the tape before it is overwritten, if the adjoint reads it.
+
+        ``bound`` holds the names definitely bound here (a push needs a value).
+        """
+        pad = "    " * ind
+        for s in stmts:
+            if isinstance(s, cst.SimpleStatementLine):
+                for small in s.body:
+                    if isinstance(small, cst.Assign):
+                        targets = [n for t in small.targets for n in _target_names(t.target)]
+                        op = self.act.op(small.value)
+                        for n in targets:
+                            if n in self.restore and n in bound:
+                                lines.append(f"{pad}{self.tape}.append({n})")
+                                self.pushed.add((id(small), n))
+                        bound.update(targets)
+                        if op.kind == "call" and self.call_active(op):
+                            fwd, _ = self.call_names(op)
+                            lines.append(f"{pad}{code(small.targets[0].target)} = {fwd}"
+                                         f"({', '.join(self.call_arg_list(op) + [self.tape])})")
+                            continue
+                    lines.append(pad + code(small))
+            elif isinstance(s, cst.If):
+                lines.append(f"{pad}if {code(s.test)}:")
+                b1 = set(bound)
+                self.primal(s.body.body, ind + 1, lines, b1)
+                b2 = set(bound)
+                if s.orelse is not None:
+                    lines.append(f"{pad}else:")
+                    self.primal([s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body, ind + 1,
+                                lines, b2)
+                bound |= b1 & b2
+            elif isinstance(s, (cst.For, cst.While)):
+                body_lines: list[str] = []
+                inner = set(bound)
+                if isinstance(s, cst.For):
+                    inner.update(_target_names(s.target))
+                self.primal(s.body.body, ind + 1, body_lines, inner)
+                # names first bound inside the body: saved at the end of every iteration
+                local = sorted(n for n in self.assigned_in(s.body.body) - bound if n in self.restore)
+                self.loop_locals[id(s)] = local
+                if local:
+                    body_lines.append(f"{pad}    {self.tape}.append(({', '.join(local)},))")
+                if isinstance(s, cst.For):
+                    it = self.loop_iters.get(id(s))
+                    if it is None:
+                        it = self.loop_iters[id(s)] = self.names.fresh("loop_items")
+                    lines.append(f"{pad}{it} = {code(s.iter)}")
+                    lines.append(f"{pad}for {code(s.target)} in {it}:")
+                else:
+                    c = self.counters.get(id(s))
+                    if c is None:
+                        c = self.counters[id(s)] = self.names.fresh("loop_count")
+                    lines.append(f"{pad}{c} = 0")
+                    lines.append(f"{pad}while {code(s.test)}:")
+                    body_lines.append(f"{pad}    {c} = {c} + 1")
+                lines += body_lines or [f"{pad}    pass"]
+
+    def assigned_in(self, stmts: Sequence[Any]) -> set[str]:
+        return {n for st, _ in _walk(stmts) if isinstance(st, cst.Assign)
+                for t in st.targets for n in _target_names(t.target)}
+
+    # -- adjoint sweep ------------------------------------------------------------------------
+    def accumulate(self, v: str, contrib: str, lines: list[str], pad: str, defined: set[str]) -> None:
+        b = self.bname(v)
+        scatter = f"index_add(zeros_like({v}), "
+        if v in defined and contrib.startswith(scatter):  # add into the accumulator in place
+            lines.append(f"{pad}{b} = index_add({b}, {contrib[len(scatter):]}")
+        elif v in defined:
+            lines.append(f"{pad}{b} = {b} + {_paren(contrib)}")
+        else:
+            lines.append(f"{pad}{b} = {contrib}")
+            defined.add(v)
+
+    def adjoint(self, stmts: Sequence[Any], ind: int, lines: list[str], defined: set[str]) -> None:
+        pad = "    " * ind
+        for s in reversed(stmts):
+            if isinstance(s, cst.SimpleStatementLine):
+                for small in reversed(s.body):
+                    self.adjoint_small(small, ind, lines, defined)
+            elif isinstance(s, cst.If):
+                b1: list[str] = []
+                d1 = set(defined)
+                self.adjoint(s.body.body, ind + 1, b1, d1)
+                b2: list[str] = []
+                d2 = set(defined)
+                if s.orelse is not None:
+                    self.adjoint([s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body, ind + 1, b2, d2)
+                union = d1 | d2
+                for bl, d in ((b1, d1), (b2, d2)):
+                    for v in sorted(union - d):
+                        bl.append(f"{pad}    {self.bname(v)} = zeros_like({v})")
+                defined.clear()
+                defined |= union
+                lines.append(f"{pad}if {code(s.test)}:")
+                lines += b1 or [f"{pad}    pass"]
+                if b2:
+                    lines.append(f"{pad}else:")
+                    lines += b2
+            elif isinstance(s, (cst.For, cst.While)):
+                body: list[str] = []
+                inner = set(defined)
+                # cotangents the body accumulates into outer variables must exist before the loop
+                touched = self.contributed(s.body.body)
+                local = self.assigned_in(s.body.body)
+                pre: list[str] = []
+                for v in sorted(touched - defined):
+                    if v not in local or v in self.params:
+                        pre.append(f"{pad}{self.bname(v)} = zeros_like({v})")
+                        inner.add(v)
+                start = set(inner)
+                saved = self.loop_locals.get(id(s), [])
+                if saved:
+                    names = ", ".join(saved)
+                    body.append(f"{pad}    {names}, = {self.tape}.pop()" if len(saved) == 1
+                                else f"{pad}    {names} = {self.tape}.pop()")
+                self.adjoint(s.body.body, ind + 1, body, inner)
+                for v in sorted(start - inner):
+                    body.append(f"{pad}    {self.bname(v)} = zeros_like({v})")
+                lines += pre
+                if isinstance(s, cst.For):
+                    lines.append(f"{pad}for {code(s.target)} in reversed({self.loop_iters[id(s)]}):")
+                else:
+                    lines.append(f"{pad}for _ in range({self.counters[id(s)]}):")
+                lines += body or [f"{pad}    pass"]
+                defined.clear()
+                defined |= start
+
+    def contributed(self, stmts: Sequence[Any]) -> set[str]:
+        out: set[str] = set()
+        for s, _ in _walk(stmts):
+            if isinstance(s, cst.Assign):
+                op = self.act.op(s.value)
+                out |= {n for n in op.reads if n in self.act.active}
+        return out
+
+    def adjoint_small(self, s: Any, ind: int, lines: list[str], defined: set[str]) -> None:
+        pad = "    " * ind
+        if isinstance(s, cst.Expr):
+            call = s.value
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
+                    call.func.attr.value == "append":
+                lst = code(call.func.value)
+                arg = code(call.args[0].value)
+                if lst in self.act.active and arg in self.act.active:
+                    lb = self.bname(lst)
+                    self.accumulate(arg, f"{lb}.pop()", lines, pad, defined)
+                elif lst in self.act.active:
+                    lines.append(f"{pad}{self.bname(lst)}.pop()")
+            return
+        if not isinstance(s, cst.Assign):
+            return
+        target = s.targets[0].target
+        names = _target_names(target)
+        op = self.act.op(s.value)
+        restore = [n for n in names if (id(s), n) in self.pushed]
+        has_bar = any(n in defined and n in self.act.active for n in names)
+        if not has_bar:
+            if op.kind == "tape_pop" and op.callee in self.act.active:
+                lines.append(f"{pad}{self.bname(op.callee)}.append(None)")
+            for n in restore:
+                lines.append(f"{pad}{n} = {self.tape}.pop()")
+            for n in names:
+                defined.discard(n)
+            return
+        tcode = code(target)
+        # the result's cotangent, consumed by this statement
+        if isinstance(target, cst.Name):
+            gexpr = self.bname(tcode)
+        else:
+            gexpr = "(" + ", ".join(self.bname(n) if n in defined else f"zeros_like({n})" for n in names) + ",)"
+        out_ref = tcode
+        if restore:
+            reads_target = any(n in op.operands.values() or n in op.reads for n in names)
+            if op.kind != "call" and reads_target:
+                # the operands are the old values: restore them first, keeping what the rule needs
+                if op.kind == "prim" and self.uses_out(op):
+                    out_ref = self.names.fresh(f"{tcode}_out")
+                    lines.append(f"{pad}{out_ref} = {tcode}")
+                if op.kind != "call" and isinstance(target, cst.Name):
+                    gsave = self.names.fresh(f"{tcode}_bar_out")
+                    lines.append(f"{pad}{gsave} = {gexpr}")
+                    gexpr = gsave
+                for n in restore:
+                    lines.append(f"{pad}{n} = {self.tape}.pop()")
+                restore = []
+        for n in names:
+            defined.discard(n)
+        if op.kind == "prim":
+            self.prim_adjoint(op, out_ref, gexpr, lines, pad, defined)
+        elif op.kind == "copy":
+            src = op.operands["x"]
+            if src in self.act.active:
+                self.accumulate(src, gexpr, lines, pad, defined)
+        elif op.kind == "pack":
+            for k, e in enumerate(op.elements):
+                if e.isidentifier() and e in self.act.active:
+                    self.accumulate(e, f"{gexpr}[{k}]", lines, pad, defined)
+        elif op.kind == "tape_pop":
+            lines.append(f"{pad}{self.bname(op.callee)}.append({gexpr})")  # type: ignore[arg-type]
+        elif op.kind == "call":
+            self.call_adjoint(op, gexpr, lines, pad, defined)
+        for n in restore:
+            lines.append(f"{pad}{n} = {self.tape}.pop()")
+
+    def uses_out(self, op: Op) -> bool:
+        assert op.prim is not None
+        return any(_mentions(t, "out") for t in rules.VJP.get(op.prim.name, {}).values())
+
+    def prim_adjoint(self, op: Op, out: str, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
+        prim = op.prim
+        assert prim is not None
+        if prim.name in rules.NONDIFF or (prim.name == "astype" and _is_int_dtype(op.args.get("dtype", ""))):
+            return
+        templates = rules.VJP.get(prim.name)
+        if templates is None:
+            raise DifferentiationError(f"no derivative rule for {prim.path} yet",
+                                       hint="file an issue; or wrap it in srcjax.custom_vjp (issue #5)")
+        mapping = {k: v if isinstance(v, str) else "[" + ", ".join(v) + "]" for k, v in op.args.items()}
+        mapping["out"] = out
+        mapping["out_bar"] = g
+        for p, tmpl in templates.items():
+            if p in prim.array_seqs:
+                seq = op.args.get(p)
+                if not isinstance(seq, list):
+                    continue
+                parts = instantiate(tmpl, mapping)
+                tmp = self.names.fresh(f"{p}_bars")
+                lines.append(f"{pad}{tmp} = {parts}")
+                for k, e in enumerate(seq):
+                    if e.isidentifier() and e in self.act.active:
+                        self.accumulate(e, f"{tmp}[{k}]", lines, pad, defined)
+                continue
+            a = op.operands.get(p)
+            if a is None or a not in self.act.active:
+                continue
+            self.accumulate(a, instantiate(tmpl, mapping), lines, pad, defined)
+
+    # -- helper calls ---------------------------------------------------------------------------
+    def call_bound(self, op: Op) -> tuple[NormalizedFunction, list[str], dict[str, str]]:
+        callee = self.program.functions[op.callee]  # type: ignore[index]
+        params = [p.name.value for p in callee.fdef.params.params]
+        bound = dict(zip(params, op.call_args))
+        bound.update(op.call_kwargs)
+        return callee, params, bound
+
+    def call_active(self, op: Op) -> tuple[str, ...]:
+        """The callee's params that receive active values, if any cotangent flows back through them."""
+        callee, params, bound = self.call_bound(op)
+        active = tuple(p for p in params if p in bound and bound[p] in self.act.active)
+        if not active:
+            return ()
+        pair = vjp_helper(self.program, callee, active, self.helpers, self.out_lines)
+        if set(HELPER_ZEROS.get(pair, ())) >= set(active):
+            return ()  # nothing flows back (e.g. ones_like(x)): call the plain function
+        return active
+
+    def call_names(self, op: Op) -> tuple[str, str]:
+        callee, _, _ = self.call_bound(op)
+        return vjp_helper(self.program, callee, self.call_active(op), self.helpers, self.out_lines)
+
+    def call_arg_list(self, op: Op) -> list[str]:
+        callee, params, bound = self.call_bound(op)
+        return [bound[p] if p in bound else "None" for p in params if p in bound]
+
+    def call_adjoint(self, op: Op, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
+        active = self.call_active(op)
+        if not active:
+            return
+        _, bwd = self.call_names(op)
+        callee, params, bound = self.call_bound(op)
+        zeros = HELPER_ZEROS.get(self.call_names(op), ())
+        nonzero = [p for p in active if p not in zeros]
+        if not nonzero:
+            lines.append(f"{pad}{bwd}({g}, {self.tape})")
+            return
+        tmp = self.names.fresh(f"{op.callee}_bars")
+        lines.append(f"{pad}{tmp} = {bwd}({g}, {self.tape})")
+        for k, p in enumerate(nonzero):
+            self.accumulate(bound[p], f"{tmp}[{k}]", lines, pad, defined)
+
+    # -- assembling ---------------------------------------------------------------------------
+    def sweeps(self, seed: str | None) -> tuple[list[str], list[str], str, set[str]]:
+        """(primal lines, adjoint lines, output atom, defined cotangents after)."""
+        # pass 1 finds which saved names the adjoint reads; pass 2 saves only those
+        taken = set(self.names.taken)
+        for _ in range(2):
+            self.bar = {}
+            self.names.taken = set(taken)
+            self.pushed = set()
+            primal: list[str] = []
+            self.final_bound = set(self.params)
+            self.primal(self.body, 1, primal, self.final_bound)
+            out = code(self.ret.value) if self.ret.value is not None else "None"
+            adj: list[str] = []
+            defined: set[str] = set()
+            if seed is not None:
+                self.seed(out, seed, adj, defined)
+            self.adjoint(self.body, 1, adj, defined)
+            needed = _reads(adj)
+            self.restore = {n for n in self.saved if n in needed}
+        return primal, adj, out, defined
+
+    def seed(self, out: str, g: str, adj: list[str], defined: set[str]) -> None:
+        node = cst.parse_expression(out)
+        if isinstance(node, cst.Name):
+            if out in self.act.active:
+                adj.append(f"    {self.bname(out)} = {self.seed_expr or g}")
+                defined.add(out)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for k, e in enumerate(node.elements):
+                n = code(e.value)
+                if n.isidentifier() and n in self.act.active:
+                    adj.append(f"    {self.bname(n)} = {g}[{k}]")
+                    defined.add(n)
+
+    def finish_bars(self, adj: list[str], defined: set[str], skip_zeros: bool = False) -> list[str]:
+        """Cotangent names of the active params (zeros where nothing flowed back).
+
+        With ``skip_zeros`` (helpers), params without any cotangent are left out and
+        recorded in ``self.zero_params`` so callers skip them.
+        """
+        outs = []
+        self.zero_params = [p for p in self.active_params if p not in defined]
+        for p in self.active_params:
+            if p not in defined:
+                if skip_zeros:
+                    continue
+                adj.append(f"    {self.bname(p)} = zeros_like({p})")
+            outs.append(self.bname(p))
+        return outs
+
+
+def _mentions(template: str, name: str) -> bool:
+    return name in _names_in(cst.parse_expression(template))
+
+
+def _reads(lines: list[str]) -> set[str]:
+    """Names read (not just assigned) by these statements."""
+    if not lines:
+        return set()
+    out: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> bool:
+            return False
+
+        def visit_Name(self, n: cst.Name) -> None:
+            out.add(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_For(self, n: cst.For) -> bool:
+            n.iter.visit(self)
+            n.body.visit(self)
+            return False
+
+    cst.parse_module(_dedent_block("\n".join(lines))).visit(V())
+    return out
+
+
+def _dedent_block(text: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(text) + "\n"
+
+
+HELPER_ZEROS: dict[tuple[str, str], tuple[str, ...]] = {}
+
+
+def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...],
+               helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]], out_lines: list[str]) -> tuple[str, str]:
+    key = (nf.name, active)
+    names = helpers.get(key)
+    if names is not None:
+        return names
+    taken = {n for pair in helpers.values() for n in pair} | set(program.functions)
+    nm = Names(taken)
+    fwd, bwd = nm.fresh(f"{nf.name}_fwd"), nm.fresh(f"{nf.name}_bwd")
+    helpers[key] = (fwd, bwd)
+    v = VJP(program, nf, active, helpers, out_lines)
+    out_bar = v.names.fresh("out_bar")
+    primal, adj, out, defined = v.sweeps(out_bar)
+    bars = v.finish_bars(adj, defined, skip_zeros=True)
+    HELPER_ZEROS[(fwd, bwd)] = tuple(v.zero_params)
+    # values the adjoint reads that the caller does not have: saved at the end of the forward half
+    adj_reads = set(_names_in(cst.parse_module(_dedent_block("\n".join(adj))))) if adj else set()
+    assigned = {n for s, _ in _walk(v.body) if isinstance(s, cst.Assign)
+                for t in s.targets for n in _target_names(t.target)}
+    assigned |= {n for s, _ in _walk(v.body) if isinstance(s, cst.For) for n in _target_names(s.target)}
+    assigned |= set(v.loop_iters.values()) | set(v.counters.values())
+    # the forward half saves everything the backward half reads, parameters included: the
+    # caller restores its own variables only after the backward half has popped these
+    residuals = sorted(n for n in adj_reads if (n in assigned or n in v.params) and n not in v.bar.values()
+                       and n != out_bar and n != v.tape)
+    params = v.params
+    tape = v.tape
+    res = ", ".join(residuals)
+    unbound = [n for n in residuals if n not in v.final_bound]
+    fwd_lines = [f"def {fwd}({', '.join(params + [tape])}):"]
+    fwd_lines += [f"    {n} = None" for n in unbound]  # bound on some paths only
+    fwd_lines += primal
+    if residuals:
+        fwd_lines.append(f"    {tape}.append(({res},))")
+    fwd_lines.append(f"    return {out}")
+    bwd_lines = [f"def {bwd}({out_bar}, {tape}):"]
+    if residuals:
+        bwd_lines.append(f"    {res}, = {tape}.pop()" if len(residuals) == 1 else f"    {res} = {tape}.pop()")
+    bwd_lines += adj
+    bwd_lines.append(f"    return ({', '.join(bars)},)" if bars else "    return ()")
+    out_lines.append("\n".join(fwd_lines) + "\n")
+    out_lines.append("\n".join(bwd_lines) + "\n")
+    return fwd, bwd
+
+
+def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: bool, has_aux: bool,
+                single: bool = True) -> str:
+    """Source of ``def name(params...)`` returning the gradient (and value/aux)."""
+    nf = program.entry
+    params = [p.name.value for p in nf.fdef.params.params]
+    active = [params[i] for i in argnums]
+    helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
+    extra: list[str] = []
+    v = VJP(program, nf, active, helpers, extra)
+    primal, adj, out, defined = [], [], "", set()
+    seed_holder = v.names.fresh("out_bar")
+    out_node = v.ret.value
+    if has_aux:
+        if not isinstance(out_node, (cst.Tuple, cst.List)) or len(out_node.elements) != 2:
+            raise DifferentiationError("has_aux=True needs the function to return a pair (output, aux)")
+        main = code(out_node.elements[0].value)
+        aux = code(out_node.elements[1].value)
+    else:
+        main, aux = code(out_node) if out_node is not None else "None", None
+    v.ret = cst.Return(value=cst.parse_expression(main))
+    v.seed_expr = f"ones_like({main})"
+    primal, adj, out, defined = v.sweeps(seed_holder)
+    bars = v.finish_bars(adj, defined)
+    lines = [f"def {name}({', '.join(params)}):"]
+    if any(v.tape in ln for ln in primal + adj) or helpers:
+        lines.append(f"    {v.tape} = []")
+    lines += primal
+    lines.append(f"    assert np.ndim({main}) == 0, 'grad requires a scalar output; use jacrev or vjp'")
+    if not any(ln.strip().startswith(v.bname(main) + " =") for ln in adj[:1]) and main not in v.act.active:
+        pass
+    lines += adj
+    g = bars[0] if single else "(" + ", ".join(bars) + ",)"
+    result = g
+    if has_aux:
+        result = f"{result}, {aux}"
+        if value:
+            result = f"({main}, {aux}), {g}"
+    elif value:
+        result = f"{main}, {g}"
+    lines.append(f"    return {result}")
+    return "\n".join(lines) + "\n" + ("\n\n" + "\n\n".join(extra) if extra else "")
+
+
+def vjp_source(program: Program, argnums: Sequence[int], name: str) -> str:
+    """Source of ``def name(params..., out_bar)`` returning ``(out, cotangents)``."""
+    nf = program.entry
+    params = [p.name.value for p in nf.fdef.params.params]
+    active = [params[i] for i in argnums]
+    helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
+    extra: list[str] = []
+    v = VJP(program, nf, active, helpers, extra)
+    out_bar = v.names.fresh("out_bar")
+    primal, adj, out, defined = v.sweeps(out_bar)
+    bars = v.finish_bars(adj, defined)
+    lines = [f"def {name}({', '.join(params + [out_bar])}):", f"    {v.tape} = []"] + primal + adj
+    lines.append(f"    return {out}, ({', '.join(bars)},)")
+    return "\n".join(lines) + "\n" + ("\n\n" + "\n\n".join(extra) if extra else "")
+
+
+def jvp_source(program: Program, argnums: Sequence[int], name: str) -> str:
+    nf = program.entry
+    params = [p.name.value for p in nf.fdef.params.params]
+    active = [params[i] for i in argnums]
+    helpers: dict[tuple[str, tuple[str, ...]], str] = {}
+    extra: list[str] = []
+    text = JVP(program, nf, active, name, helpers, extra).build()
+    return text + ("\n\n" + "\n\n".join(extra) if extra else "")

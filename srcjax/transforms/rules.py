@@ -1,0 +1,206 @@
+"""Derivative rules: short templates, one per primitive operand.
+
+A JVP template is the tangent contribution of one operand; a VJP template is
+the cotangent contribution to one operand. Templates are Python expressions
+over the primitive's parameter names, ``out`` (its result), ``out_bar`` (the
+result's cotangent) and ``<param>_dot`` (an operand's tangent); helpers come
+from :mod:`srcjax.adjoint`. They read like the math and are instantiated by
+substituting the atoms of the statement being differentiated.
+
+Primitives listed in ``NONDIFF`` have zero derivatives (comparisons, integer
+results, rounding, ...), as in JAX; ``NONDIFF_ARGS`` names the array operands
+that carry no derivative (``where``'s condition, ``full_like``'s template).
+
+Sequence operands (``concatenate``'s ``arrays``, ``einsum``'s ``operands``): the
+JVP template sees ``<param>_dot`` as a list literal of all the elements'
+tangents; the VJP template evaluates to a tuple with one cotangent per element.
+Multiple results (``split``, ``atleast_*d`` of several arrays): the JVP gives a
+list of tangents, ``out_bar`` is a tuple of cotangents.
+
+Conventions at non-differentiable points follow JAX (tests/test_ad_rules.py
+checks each against jax): ``abs`` has derivative 1 at 0; ``maximum``/``minimum``
+split a tie 0.5/0.5, and so does ``clip`` on a bound; ``max``/``min`` reductions
+split the gradient equally among tied extrema; ``sqrt``/``cbrt`` have an
+infinite derivative at 0; ``prod`` is exact with zeros. One deliberate
+difference: ``linalg.norm`` has gradient 0 at the zero vector (JAX: nan).
+
+Helpers should keep the dtype of the cotangent (select on it with ``np.where``
+rather than multiply by a float64 mask), so float32 gradients stay float32.
+"""
+
+from __future__ import annotations
+
+JVP: dict[str, dict[str, str]] = {}
+VJP: dict[str, dict[str, str]] = {}
+NONDIFF: set[str] = set()
+
+
+def defjvp(name: str, **templates: str) -> None:
+    JVP[name] = templates
+
+
+def defvjp(name: str, **templates: str) -> None:
+    VJP[name] = templates
+
+
+def deflinear(name: str, jvp: dict[str, str], vjp: dict[str, str]) -> None:
+    JVP[name] = jvp
+    VJP[name] = vjp
+
+
+NONDIFF.update({
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_xor", "logical_not",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "invert",
+    "isfinite", "isnan", "isinf", "sign", "floor", "ceil", "rint", "trunc", "round",
+    "floor_divide", "argmax", "argmin", "all", "any",
+    "zeros", "ones", "eye", "identity", "arange", "linspace", "zeros_like", "ones_like",
+})
+
+# Array operands that carry no derivative although their primitive has rules (the completeness
+# test checks every other array operand has both a JVP and a VJP template).
+NONDIFF_ARGS: dict[str, set[str]] = {
+    "where": {"condition"},
+    "full_like": {"a"},  # only a's shape/dtype are used
+}
+
+# -- elementwise arithmetic ------------------------------------------------------------
+deflinear("add", {"x1": "broadcast_like(x1_dot, out)", "x2": "broadcast_like(x2_dot, out)"},
+          {"x1": "unbroadcast(out_bar, x1)", "x2": "unbroadcast(out_bar, x2)"})
+deflinear("subtract", {"x1": "broadcast_like(x1_dot, out)", "x2": "broadcast_like(-x2_dot, out)"},
+          {"x1": "unbroadcast(out_bar, x1)", "x2": "unbroadcast(-out_bar, x2)"})
+defjvp("multiply", x1="x1_dot * x2", x2="x1 * x2_dot")
+defvjp("multiply", x1="unbroadcast(out_bar * x2, x1)", x2="unbroadcast(x1 * out_bar, x2)")
+defjvp("true_divide", x1="x1_dot / x2", x2="-out * x2_dot / x2")
+defvjp("true_divide", x1="unbroadcast(out_bar / x2, x1)", x2="unbroadcast(-out_bar * out / x2, x2)")
+# JAX convention for d(x1 ** x2)/dx2 = log(x1) * out: log(x1) is taken as 0 where x1 == 0 (so the
+# derivative is 0 there, not 0 * -inf = nan), and is nan for x1 < 0 (log of a negative number).
+# d/dx1 = x2 * x1 ** (x2 - 1) is nan at x1 == 0 for x2 == 0.0 and inf for 0 < x2 < 1, as in JAX.
+defjvp("power", x1="x1_dot * x2 * x1 ** (x2 - 1)", x2="x2_dot * np.log(np.where(x1 == 0, 1.0, x1)) * out")
+defvjp("power", x1="unbroadcast(out_bar * x2 * x1 ** (x2 - 1), x1)",
+       x2="unbroadcast(out_bar * np.log(np.where(x1 == 0, 1.0, x1)) * out, x2)")
+defjvp("remainder", x1="broadcast_like(x1_dot, out)", x2="-x2_dot * np.floor(x1 / x2)")
+defvjp("remainder", x1="unbroadcast(out_bar, x1)", x2="unbroadcast(-out_bar * np.floor(x1 / x2), x2)")
+# JAX convention: at a tie (x1 == x2) each operand gets half of the gradient (0.5/0.5).
+# max_share selects on the tangent itself, so float32 stays float32.
+defjvp("maximum", x1="max_share(x1_dot, x1, x2)", x2="max_share(x2_dot, x2, x1)")
+defvjp("maximum", x1="unbroadcast(max_share(out_bar, x1, x2), x1)", x2="unbroadcast(max_share(out_bar, x2, x1), x2)")
+defjvp("minimum", x1="max_share(x1_dot, x2, x1)", x2="max_share(x2_dot, x1, x2)")
+defvjp("minimum", x1="unbroadcast(max_share(out_bar, x2, x1), x1)", x2="unbroadcast(max_share(out_bar, x1, x2), x2)")
+defjvp("arctan2", x1="x1_dot * x2 / (x1 ** 2 + x2 ** 2)", x2="-x2_dot * x1 / (x1 ** 2 + x2 ** 2)")
+defvjp("arctan2", x1="unbroadcast(out_bar * x2 / (x1 ** 2 + x2 ** 2), x1)",
+       x2="unbroadcast(-out_bar * x1 / (x1 ** 2 + x2 ** 2), x2)")
+
+deflinear("negative", {"x": "-x_dot"}, {"x": "-out_bar"})
+deflinear("positive", {"x": "x_dot"}, {"x": "out_bar"})
+# JAX convention: d|x|/dx = 1 at x == 0 (JAX selects on x >= 0; not sign(x), which is 0 there).
+defjvp("absolute", x="abs_share(x_dot, x)")
+defvjp("absolute", x="abs_share(out_bar, x)")
+defjvp("square", x="2 * x * x_dot")
+defvjp("square", x="2 * x * out_bar")
+defjvp("reciprocal", x="-x_dot * out * out")
+defvjp("reciprocal", x="-out_bar * out * out")
+
+# -- transcendental ------------------------------------------------------------------
+_UNARY = {
+    "exp": "out", "exp2": "out * np.log(2.0)", "expm1": "out + 1", "log": "1 / x", "log2": "1 / (x * np.log(2.0))",
+    "log10": "1 / (x * np.log(10.0))", "log1p": "1 / (1 + x)", "sqrt": "0.5 / out", "cbrt": "1 / (3 * out * out)",
+    "sin": "np.cos(x)", "cos": "-np.sin(x)", "tan": "1 + out * out", "tanh": "1 - out * out",
+    "arcsin": "1 / np.sqrt(1 - x * x)", "arccos": "-1 / np.sqrt(1 - x * x)", "arctan": "1 / (1 + x * x)",
+    "sinh": "np.cosh(x)", "cosh": "np.sinh(x)", "arcsinh": "1 / np.sqrt(x * x + 1)",
+    "arccosh": "1 / np.sqrt(x * x - 1)", "arctanh": "1 / (1 - x * x)",
+}
+for _name, _deriv in _UNARY.items():
+    defjvp(_name, x=f"x_dot * ({_deriv})")
+    defvjp(_name, x=f"out_bar * ({_deriv})")
+
+# -- selection -------------------------------------------------------------------------
+defjvp("where", x="broadcast_like(np.where(condition, x_dot, 0.0), out)",
+       y="broadcast_like(np.where(condition, 0.0, y_dot), out)")
+defvjp("where", x="unbroadcast(np.where(condition, out_bar, 0.0), x)",
+       y="unbroadcast(np.where(condition, 0.0, out_bar), y)")
+# JAX convention: clip(a, lo, hi) == minimum(maximum(a, lo), hi), so a value on a bound shares the
+# gradient 0.5/0.5 with that bound (JAX gives 0.5 at a == lo, not 1). The bounds are differentiable.
+defjvp("clip", a="clip_share(a_dot, a, a_min, a_max, 0)", a_min="clip_share(a_min_dot, a, a_min, a_max, 1)",
+       a_max="clip_share(a_max_dot, a, a_min, a_max, 2)")
+defvjp("clip", a="unbroadcast(clip_share(out_bar, a, a_min, a_max, 0), a)",
+       a_min="unbroadcast(clip_share(out_bar, a, a_min, a_max, 1), a_min)",
+       a_max="unbroadcast(clip_share(out_bar, a, a_min, a_max, 2), a_max)")
+
+# -- reductions --------------------------------------------------------------------------
+deflinear("sum", {"a": "np.sum(a_dot, axis=axis, keepdims=keepdims)"},
+          {"a": "expand_reduced(out_bar, a, axis, keepdims)"})
+deflinear("mean", {"a": "np.mean(a_dot, axis=axis, keepdims=keepdims)"},
+          {"a": "expand_reduced(out_bar, a, axis, keepdims) / reduced_size(a, axis)"})
+# d prod / d a_i is the product of the others, computed without dividing by a (exact with zeros,
+# as JAX). Ties in max/min: the gradient is split equally among the maxima (JAX).
+defjvp("prod", a="np.sum(a_dot * prod_others(a, axis), axis=axis, keepdims=keepdims)")
+defvjp("prod", a="expand_reduced(out_bar, a, axis, keepdims) * prod_others(a, axis)")
+defjvp("max", a="np.sum(a_dot * max_bar(ones_like(out), a, out, axis, keepdims), axis=axis, keepdims=keepdims)")
+defvjp("max", a="max_bar(out_bar, a, out, axis, keepdims)")
+defjvp("min", a="np.sum(a_dot * max_bar(ones_like(out), a, out, axis, keepdims), axis=axis, keepdims=keepdims)")
+defvjp("min", a="max_bar(out_bar, a, out, axis, keepdims)")
+defjvp("var", a="np.sum(a_dot * var_bar(ones_like(out), a, axis, ddof, keepdims), axis=axis, keepdims=keepdims)")
+defvjp("var", a="var_bar(out_bar, a, axis, ddof, keepdims)")
+defjvp("std", a="np.sum(a_dot * std_bar(ones_like(out), a, out, axis, ddof, keepdims), axis=axis, keepdims=keepdims)")
+defvjp("std", a="std_bar(out_bar, a, out, axis, ddof, keepdims)")
+
+# -- linear algebra ----------------------------------------------------------------------
+deflinear("matmul", {"x1": "x1_dot @ x2", "x2": "x1 @ x2_dot"},
+          {"x1": "matmul_lhs_bar(out_bar, x1, x2)", "x2": "matmul_rhs_bar(out_bar, x1, x2)"})
+# Deliberate difference from JAX: the gradient of the 2-norm at x == 0 is 0 (a subgradient), not nan.
+defjvp("norm", x="np.sum(x_dot * norm_bar(ones_like(out), x, out, axis, keepdims), axis=axis, keepdims=keepdims)")
+defvjp("norm", x="norm_bar(out_bar, x, out, axis, keepdims)")
+
+# -- shapes -----------------------------------------------------------------------------------
+deflinear("transpose", {"a": "np.transpose(a_dot, axes)"}, {"a": "np.transpose(out_bar, inverse_perm(a, axes))"})
+deflinear("reshape", {"a": "np.reshape(a_dot, shape)"}, {"a": "np.reshape(out_bar, np.shape(a))"})
+deflinear("ravel", {"a": "np.ravel(a_dot, order)"}, {"a": "ravel_bar(out_bar, a, order)"})
+deflinear("squeeze", {"a": "np.squeeze(a_dot, axis)"}, {"a": "np.reshape(out_bar, np.shape(a))"})
+deflinear("expand_dims", {"a": "np.expand_dims(a_dot, axis)"}, {"a": "np.reshape(out_bar, np.shape(a))"})
+deflinear("broadcast_to", {"array": "np.broadcast_to(array_dot, shape)"}, {"array": "unbroadcast(out_bar, array)"})
+deflinear("copy", {"a": "a_dot"}, {"a": "out_bar"})
+deflinear("getitem", {"x": "x_dot[key]"}, {"x": "index_add(zeros_like(x), key, out_bar)"})
+deflinear("index_add", {"z": "broadcast_like(z_dot, out)", "g": "index_add(zeros_like(z), key, g_dot)"},
+          {"z": "out_bar", "g": "unbroadcast(out_bar[key], g)"})
+deflinear("astype", {"x": "x_dot.astype(dtype)"}, {"x": "out_bar.astype(np.result_type(x))"})
+
+# -- creation: linear in the fill value ---------------------------------------------------------------
+deflinear("full", {"fill_value": "np.full(shape, fill_value_dot)"}, {"fill_value": "unbroadcast(out_bar, fill_value)"})
+deflinear("full_like", {"fill_value": "broadcast_like(fill_value_dot, out)"},
+          {"fill_value": "unbroadcast(out_bar, fill_value)"})
+
+# -- contractions: bilinear ------------------------------------------------------------------------
+deflinear("dot", {"a": "np.dot(a_dot, b)", "b": "np.dot(a, b_dot)"},
+          {"a": "dot_lhs_bar(out_bar, a, b)", "b": "dot_rhs_bar(out_bar, a, b)"})
+deflinear("inner", {"a": "np.inner(a_dot, b)", "b": "np.inner(a, b_dot)"},
+          {"a": "inner_lhs_bar(out_bar, a, b)", "b": "inner_rhs_bar(out_bar, a, b)"})
+deflinear("outer", {"a": "np.outer(a_dot, b)", "b": "np.outer(a, b_dot)"},
+          {"a": "np.reshape(out_bar @ np.ravel(b), np.shape(a))",
+           "b": "np.reshape(np.ravel(a) @ out_bar, np.shape(b))"})
+deflinear("tensordot", {"a": "np.tensordot(a_dot, b, axes)", "b": "np.tensordot(a, b_dot, axes)"},
+          {"a": "tensordot_lhs_bar(out_bar, a, b, axes)", "b": "tensordot_rhs_bar(out_bar, a, b, axes)"})
+# operands is a sequence: the JVP sees all tangents at once, the VJP gives a list of cotangents
+deflinear("einsum", {"operands": "einsum_jvp(subscripts, operands, operands_dot)"},
+          {"operands": "einsum_bars(out_bar, subscripts, operands)"})
+
+# -- shapes: linear; the VJP undoes the data movement ------------------------------------------------
+deflinear("swapaxes", {"a": "np.swapaxes(a_dot, axis1, axis2)"}, {"a": "np.swapaxes(out_bar, axis1, axis2)"})
+deflinear("moveaxis", {"a": "np.moveaxis(a_dot, source, destination)"},
+          {"a": "np.moveaxis(out_bar, destination, source)"})
+deflinear("flip", {"m": "np.flip(m_dot, axis)"}, {"m": "np.flip(out_bar, axis)"})
+deflinear("tile", {"A": "np.tile(A_dot, reps)"}, {"A": "tile_bar(out_bar, A, reps)"})
+deflinear("repeat", {"a": "np.repeat(a_dot, repeats, axis)"}, {"a": "repeat_bar(out_bar, a, repeats, axis)"})
+for _n in (1, 2, 3):
+    deflinear(f"atleast_{_n}d", {"arys": f"atleast_dots(arys_dot, {_n})"}, {"arys": "atleast_bars(out_bar, arys)"})
+deflinear("concatenate", {"arrays": "np.concatenate(arrays_dot, axis=axis, dtype=dtype)"},
+          {"arrays": "join_bars(out_bar, arrays, axis, 'concatenate')"})
+deflinear("stack", {"arrays": "np.stack(arrays_dot, axis=axis, dtype=dtype)"},
+          {"arrays": "join_bars(out_bar, arrays, axis, 'stack')"})
+deflinear("hstack", {"tup": "np.hstack(tup_dot, dtype=dtype)"}, {"tup": "join_bars(out_bar, tup, None, 'hstack')"})
+deflinear("vstack", {"tup": "np.vstack(tup_dot, dtype=dtype)"}, {"tup": "join_bars(out_bar, tup, None, 'vstack')"})
+# multiple outputs: the tangent is the list of the pieces' tangents; out_bar is a tuple of cotangents
+deflinear("split", {"ary": "np.split(ary_dot, indices_or_sections, axis)"},
+          {"ary": "split_bar(out_bar, ary, indices_or_sections, axis)"})
+deflinear("array_split", {"ary": "np.array_split(ary_dot, indices_or_sections, axis)"},
+          {"ary": "split_bar(out_bar, ary, indices_or_sections, axis)"})

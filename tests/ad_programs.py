@@ -1,0 +1,95 @@
+"""Programs differentiated by tests/test_ad.py, each with a jax.numpy twin built from the same source."""
+
+import numpy as np
+
+
+def mse_tanh(w, x, y):
+    p = np.tanh(x @ w)
+    return np.mean((p - y) ** 2)
+
+
+def dense(w, b, x):
+    return np.tanh(x @ w + b)
+
+
+def mlp_loss(w1, b1, w2, x, y):
+    h = dense(w1, b1, x)
+    logits = h @ w2
+    return np.mean((logits - y) ** 2)
+
+
+def softmax_xent(logits, labels_onehot):
+    m = np.max(logits, axis=-1, keepdims=True)
+    z = logits - m
+    logp = z - np.log(np.sum(np.exp(z), axis=-1, keepdims=True))
+    return -np.mean(np.sum(labels_onehot * logp, axis=-1))
+
+
+def layer_norm(x, gamma, beta):
+    mu = np.mean(x, axis=-1, keepdims=True)
+    var = np.var(x, axis=-1, keepdims=True)
+    return np.sum((x - mu) / np.sqrt(var + 1e-5) * gamma + beta)
+
+
+def attention(q, k, v):
+    scores = q @ k.T / np.sqrt(q.shape[-1])
+    scores = scores - np.max(scores, axis=-1, keepdims=True)
+    w = np.exp(scores)
+    w = w / np.sum(w, axis=-1, keepdims=True)
+    return np.sum((w @ v) ** 2)
+
+
+def rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def logistic(w, x, y):
+    z = x @ w
+    p = 1 / (1 + np.exp(-z))
+    return -np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))
+
+
+def poly(x, c):
+    acc = 0.0
+    for i in range(4):
+        acc = acc * x + c[i]
+    return np.sum(acc)
+
+
+def branchy(x):
+    if x.ndim == 2:
+        y = np.sin(x) * np.cos(x)
+    else:
+        y = np.exp(-x * x)
+    return np.sum(y * x)
+
+
+def early_return(x):
+    if x.shape[0] > 3:
+        return np.sum(np.abs(x) ** 1.5)
+    return np.sum(x ** 2)
+
+
+def scalar_fn(x):
+    return np.sin(x) * x ** 3
+
+
+def reassign(x):
+    y = x * 2.0
+    y = np.sin(y) + y
+    y = y * x
+    return np.sum(y)
+
+
+def reductions(x):
+    return np.sum(np.max(x, axis=0) ** 2) + np.prod(x[0] + 2.0) + np.std(x) + np.min(x[:, 1])
+
+
+def broadcasting(a, b):
+    return np.sum(np.maximum(a[:, None] * b, 0.1) / (1.0 + b ** 2))
+
+
+def shapes(x):
+    y = np.reshape(x, (-1,))
+    z = np.transpose(np.reshape(y, (x.shape[1], x.shape[0])))
+    return np.sum(z * x + np.clip(x, -0.5, 0.5) + np.where(x > 0, x, -2.0 * x))

@@ -1,0 +1,681 @@
+"""Every TranspileError subclass: right class, file, line, column, message, hint.
+
+The programs below are deliberately wrong. Each table row names the program,
+its arguments, the error class, and a snippet of the program's source: the
+error must point at the first occurrence of that snippet (line and column in
+this file), and its message must contain the given fragments. Positions are
+found by searching the source, so editing this file does not break the tests.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from operator import add as op_add
+
+import numpy as np
+import pytest
+
+import srcjax
+from tests.corpus_helpers import dense, normalize_rows
+
+F32 = np.float32
+
+
+def arr(*shape, dtype=F32):
+    return np.ones(shape, dtype)
+
+
+def locate(fn, snippet, occurrence: int = 0) -> tuple[int, int]:
+    """(1-based line, 0-based column) of ``snippet`` in ``fn``'s source file.
+
+    ``snippet`` may be ``(other_function, text)`` when the error is inside a helper."""
+    if isinstance(snippet, tuple):
+        fn, snippet = snippet
+    lines, start = inspect.getsourcelines(fn)
+    seen = 0
+    for i, line in enumerate(lines):
+        col = line.find(snippet)
+        if col >= 0:
+            if seen == occurrence:
+                return start + i, col
+            seen += 1
+    raise AssertionError(f"{snippet!r} not in the source of {fn.__name__}")
+
+
+# ======================================================================================
+# Deliberately wrong programs
+# ======================================================================================
+# -- shapes ------------------------------------------------------------------------------
+def add_mismatch(x, y):
+    z = x * 2
+    return z + y
+
+
+def matmul_mismatch(x, w):
+    h = np.tanh(x)
+    return h @ w
+
+
+def reshape_bad_size(x):
+    return x.reshape(5, -1)
+
+
+def concatenate_mismatch(a, b):
+    return np.concatenate([a, b], axis=0)
+
+
+def sum_bad_axis(x):
+    return x.sum(axis=3)
+
+
+def mean_repeated_axis(x):
+    return np.mean(x, axis=(0, 0))
+
+
+def argmax_bad_axis(x):
+    return np.argmax(x, axis=-3)
+
+
+def index_out_of_bounds(x):
+    return x[10]
+
+
+def too_many_indices(x):
+    return x[0, 0, 0]
+
+
+def where_mismatch(c, a, b):
+    return np.where(c, a, b)
+
+
+def error_in_second_statement(x, y):
+    ok = x + 1.0
+    bad = ok - y
+    return bad
+
+
+def stack_mismatch(a, b):
+    return np.stack([a, b])
+
+
+# -- dtypes ---------------------------------------------------------------------------------
+def bitand_float(x):
+    return x & x
+
+
+def astype_complex(x):
+    return x.astype(np.complex64)
+
+
+def add_string(x):
+    return x + "a"
+
+
+def invert_float(x):
+    return ~x
+
+
+# -- unsupported syntax -------------------------------------------------------------------------
+def uses_try(x):
+    try:
+        y = x + 1
+    except ValueError:
+        y = x
+    return y
+
+
+def uses_with(x):
+    with open("data.txt") as fh:
+        fh.read()
+    return x
+
+
+def uses_class(x):
+    class Box:
+        pass
+    return x
+
+
+COUNTER = 0
+
+
+def uses_global(x):
+    global COUNTER
+    return x
+
+
+def make_nonlocal():
+    n = 0
+
+    def uses_nonlocal(x):
+        nonlocal n
+        return x
+
+    return uses_nonlocal
+
+
+def uses_yield(x):
+    yield x * 2
+
+
+def uses_yield_value(x):
+    y = yield x
+    return y
+
+
+async def uses_async(x):
+    return x
+
+
+def uses_lambda(x):
+    f = lambda y: y + 1  # noqa: E731
+    return f(x)
+
+
+def uses_walrus(x):
+    if (n := x.shape[0]) > 2:
+        return x * n
+    return x
+
+
+def uses_star_args(*xs):
+    return xs[0]
+
+
+def uses_kwargs(x, **options):
+    return x
+
+
+def uses_setitem(x):
+    x[0] = 1.0
+    return x
+
+
+def uses_slice_augassign(x):
+    x[1:] += 1.0
+    return x
+
+
+def uses_nested_def(x):
+    def inner(y):
+        return y * 2
+    return inner(x)
+
+
+def uses_del(x):
+    y = x
+    del y
+    return x
+
+
+def uses_import(x):
+    import math as m
+    return x * m.pi
+
+
+def uses_set(x):
+    s = {1, 2}  # noqa: F841
+    return x
+
+
+def uses_dict_comprehension(x):
+    d = {i: x for i in range(2)}
+    return d[0]
+
+
+def uses_star_call(x):
+    return np.maximum(*[x, x])
+
+
+def uses_star_target(x):
+    a, *rest = (x, x, x)  # noqa: F841
+    return a
+
+
+def uses_attribute_assignment(x):
+    x.flags = 1
+    return x
+
+
+def uses_for_else(x):
+    for i in range(3):
+        x = x + i
+    else:
+        x = -x
+    return x
+
+
+def uses_match(x):
+    match x.ndim:
+        case 2:
+            return x
+    return x
+
+
+# -- unknown names and functions ---------------------------------------------------------------
+def uses_undefined_name(x):
+    return x + undefined_thing  # noqa: F821
+
+
+def uses_fft(x):
+    return np.fft.fft(x)
+
+
+def uses_svd(x):
+    return np.linalg.svd(x)
+
+
+def uses_nonexistent_numpy(x):
+    return np.frobnicate(x)
+
+
+def uses_print_builtin(x):
+    print(x)
+    return x
+
+
+def uses_builtin_without_source(x):
+    return op_add(x, x)
+
+
+def uses_unsupported_method(x):
+    return x.cumsum()
+
+
+def uses_unknown_in_comprehension(x):
+    return [x * nope for i in range(3)]  # noqa: F821
+
+
+def uses_unknown_in_untaken_branch(x):
+    if x.ndim == 7:
+        raise ValueError(f"bad {nowhere}")  # noqa: F821
+    return x
+
+
+# -- arguments ---------------------------------------------------------------------------------
+def two_args(a, b):
+    return a + b
+
+
+def calls_helper_with_too_few(x):
+    return two_args(x)
+
+
+def calls_helper_with_unknown_keyword(x):
+    return two_args(x, c=x)
+
+
+def numpy_unknown_keyword(x):
+    return np.sum(x, bogus=1)
+
+
+# -- data-dependent control flow ----------------------------------------------------------------
+def if_on_data(x):
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+def while_on_data(x):
+    while x.max() > 1:
+        x = x / 2
+    return x
+
+
+def ifexp_on_data(x):
+    return x if x[0] > 0 else -x
+
+
+def and_on_data(x):
+    return x.sum() > 0 and x
+
+
+def not_on_data(x):
+    return not x
+
+
+def if_on_data_in_helper(x):
+    return _sign_branch(x)
+
+
+def _sign_branch(x):
+    if x.mean() < 0:
+        return -x
+    return x
+
+
+# -- values needed at transpile time ------------------------------------------------------------
+def shape_from_data(x):
+    return x.reshape(x.shape[0], x.argmax())
+
+
+def range_from_data(x):
+    acc = x
+    for i in range(x.max()):
+        acc = acc + i
+    return acc
+
+
+def float_of_data(x):
+    return float(x.sum())
+
+
+def slice_from_data(x):
+    return x[: x.argmax()]
+
+
+def reshape_by_argument(x, n):
+    return x.reshape(n, -1)
+
+
+def builtin_max_on_data(x):
+    return max(x, 0)
+
+
+def recursion_on_data(x):
+    return recursion_on_data(x * 2)
+
+
+# -- static checks the program makes itself --------------------------------------------------------
+def static_raise(x):
+    if x.ndim != 2:
+        raise ValueError(f"need a matrix, got {x.ndim} dims")
+    return x
+
+
+def static_raise_formatted(x):
+    if x.shape[0] < 4:
+        raise ValueError(f"need {4:>3} rows, got {x.shape!r} ({x.ndim:02d}-d, {x.dtype})")
+    return x
+
+
+def static_assert(x):
+    assert x.shape[0] == 3, "need exactly 3 rows"
+    return x
+
+
+# -- helpers and positions ---------------------------------------------------------------------
+def calls_imported_helper(x):
+    return normalize_rows(x) + x.T
+
+
+def calls_imported_dense(x, w, b):
+    return dense(x, w, b, activation="relu")
+
+
+def identity_decorator(fn):
+    return fn
+
+
+@identity_decorator
+def decorated_mismatch(x, y):
+    return x - y
+
+
+class Namespace:
+    @staticmethod
+    def indented_mismatch(x, y):
+        return x @ y
+
+
+# ======================================================================================
+# The table
+# ======================================================================================
+E = srcjax
+
+CASES = [
+    # (program, args, error class, snippet the error points at, message fragments)
+    (add_mismatch, (arr(4, 3), arr(4, 2)), E.ShapeError, "z + y", ["(4, 3)", "(4, 2)", "broadcast"]),
+    (matmul_mismatch, (arr(4, 3), arr(5, 3)), E.ShapeError, "h @ w", ["(4, 3)", "(5, 3)"]),
+    (reshape_bad_size, (arr(4, 3),), E.ShapeError, "x.reshape(5, -1)", ["(4, 3)", "reshape"]),
+    (concatenate_mismatch, (arr(4, 3), arr(4, 2)), E.ShapeError, "np.concatenate", ["(4, 3)", "(4, 2)"]),
+    (sum_bad_axis, (arr(4, 3),), E.ShapeError, "x.sum(axis=3)", ["axis 3", "dimension 2"]),
+    (mean_repeated_axis, (arr(4, 3),), E.ShapeError, "np.mean", ["repeated axis"]),
+    (argmax_bad_axis, (arr(4, 3),), E.ShapeError, "np.argmax", ["-3"]),
+    (index_out_of_bounds, (arr(4, 3),), E.ShapeError, "x[10]", ["index 10", "size 4"]),
+    (too_many_indices, (arr(4, 3),), E.ShapeError, "x[0, 0, 0]", ["too many indices"]),
+    (where_mismatch, (arr(4, 3, dtype=bool), arr(4, 3), arr(5, 3)), E.ShapeError, "np.where", ["(5, 3)"]),
+    (error_in_second_statement, (arr(3), arr(4)), E.ShapeError, "ok - y", ["(3,)", "(4,)"]),
+    (stack_mismatch, (arr(3), arr(4)), E.ShapeError, "np.stack", ["(3,)", "(4,)"]),
+    (bitand_float, (arr(2, 2),), E.DTypeError, "x & x", ["float32"]),
+    (astype_complex, (arr(2, 2),), E.DTypeError, "x.astype", ["complex64"]),
+    (add_string, (arr(2, 2),), E.DTypeError, 'x + "a"', ["str"]),
+    (invert_float, (arr(2, 2),), E.DTypeError, "~x", ["float32"]),
+    (uses_try, (arr(2),), E.UnsupportedSyntaxError, "try:", ["try"]),
+    (uses_with, (arr(2),), E.UnsupportedSyntaxError, "with open", ["with"]),
+    (uses_class, (arr(2),), E.UnsupportedSyntaxError, "class Box", ["class"]),
+    (uses_global, (arr(2),), E.UnsupportedSyntaxError, "global COUNTER", ["global"]),
+    (make_nonlocal(), (arr(2),), E.UnsupportedSyntaxError, "nonlocal n", ["nonlocal"]),
+    (uses_yield, (arr(2),), E.UnsupportedSyntaxError, "yield x * 2", ["yield"]),
+    (uses_yield_value, (arr(2),), E.UnsupportedSyntaxError, "yield x\n", ["yield"]),
+    (uses_async, (arr(2),), E.UnsupportedSyntaxError, "async def", ["async"]),
+    (uses_lambda, (arr(2),), E.UnsupportedSyntaxError, "lambda y", ["lambda"]),
+    (uses_walrus, (arr(2),), E.UnsupportedSyntaxError, "n := x.shape[0]", ["walrus"]),
+    (uses_star_args, (arr(2),), E.UnsupportedSyntaxError, "*xs", ["*args"]),
+    (uses_kwargs, (arr(2),), E.UnsupportedSyntaxError, "**options", ["**kwargs"]),
+    (uses_setitem, (arr(2),), E.UnsupportedSyntaxError, "x[0] = 1.0", ["x[i] = v"]),
+    (uses_slice_augassign, (arr(2),), E.UnsupportedSyntaxError, "x[1:] += 1.0", ["x[i] = v"]),
+    (uses_nested_def, (arr(2),), E.UnsupportedSyntaxError, "def inner", ["nested function"]),
+    (uses_del, (arr(2),), E.UnsupportedSyntaxError, "del y", ["del"]),
+    (uses_import, (arr(2),), E.UnsupportedSyntaxError, "import math as m", ["import"]),
+    (uses_set, (arr(2),), E.UnsupportedSyntaxError, "{1, 2}", ["set"]),
+    (uses_dict_comprehension, (arr(2),), E.UnsupportedSyntaxError, "{i: x for", ["dict comprehension"]),
+    (uses_star_call, (arr(2),), E.UnsupportedSyntaxError, "*[x, x]", ["*"]),
+    (uses_star_target, (arr(2),), E.UnsupportedSyntaxError, "*rest", ["starred"]),
+    (uses_attribute_assignment, (arr(2),), E.UnsupportedSyntaxError, "x.flags = 1", ["Attribute"]),
+    (uses_for_else, (arr(2),), E.UnsupportedSyntaxError, "else:", ["else"]),
+    (uses_match, (arr(2),), E.UnsupportedSyntaxError, "match x.ndim", ["Match"]),
+    (uses_undefined_name, (arr(2),), E.UnknownFunctionError, "undefined_thing", ["undefined_thing"]),
+    (uses_fft, (arr(2),), E.UnknownFunctionError, "np.fft.fft(x)", ["np.fft.fft"]),
+    (uses_svd, (arr(2, 2),), E.UnknownFunctionError, "np.linalg.svd(x)", ["np.linalg.svd"]),
+    (uses_nonexistent_numpy, (arr(2),), E.UnknownFunctionError, "np.frobnicate", ["np.frobnicate"]),
+    (uses_print_builtin, (arr(2),), E.UnknownFunctionError, "print(x)", ["print"]),
+    (uses_builtin_without_source, (arr(2),), E.UnknownFunctionError, "op_add(x, x)", ["no Python source"]),
+    (uses_unsupported_method, (arr(2),), E.UnknownFunctionError, "x.cumsum", ["cumsum"]),
+    (uses_unknown_in_comprehension, (arr(2),), E.UnknownFunctionError, "nope", ["nope"]),
+    (uses_unknown_in_untaken_branch, (arr(2),), E.UnknownFunctionError, "nowhere", ["nowhere"]),
+    (calls_helper_with_too_few, (arr(2),), E.ArgumentError, "two_args(x)", ["two_args", "'b'"]),
+    (calls_helper_with_unknown_keyword, (arr(2),), E.ArgumentError, "two_args(x, c=x)", ["two_args"]),
+    (numpy_unknown_keyword, (arr(2),), E.ArgumentError, "np.sum(x, bogus=1)", ["bogus"]),
+    (if_on_data, (arr(2),), E.DynamicControlFlowError, "x.sum() > 0", ["if", "array data"]),
+    (while_on_data, (arr(2),), E.DynamicControlFlowError, "x.max() > 1", ["while", "array data"]),
+    (ifexp_on_data, (arr(2),), E.DynamicControlFlowError, "x[0] > 0", ["array data"]),
+    (and_on_data, (arr(2),), E.DynamicControlFlowError, "x.sum() > 0 and x", ["and"]),
+    (not_on_data, (arr(2),), E.DynamicControlFlowError, "not x", ["not"]),
+    (if_on_data_in_helper, (arr(2),), E.DynamicControlFlowError, (_sign_branch, "x.mean() < 0"), ["if"]),
+    (calls_imported_dense, (arr(4, 3), arr(5, 2), arr(2)), E.ShapeError, (dense, "x @ w"), ["(4, 3)", "(5, 2)"]),
+    (shape_from_data, (arr(4, 3),), E.StaticValueError, "x.reshape(x.shape[0], x.argmax())", ["shape", "array data"]),
+    (range_from_data, (arr(3, dtype=np.int32),), E.StaticValueError, "range(x.max())", ["range"]),
+    (float_of_data, (arr(3),), E.StaticValueError, "float(x.sum())", ["float"]),
+    (slice_from_data, (arr(3),), E.StaticValueError, "x[: x.argmax()]", ["slice"]),
+    (reshape_by_argument, (arr(4, 3), np.int64(2)), E.StaticValueError, "x.reshape(n, -1)", ["shape"]),
+    (builtin_max_on_data, (arr(3),), E.StaticValueError, "max(x, 0)", ["max"]),
+    (static_raise, (arr(3),), E.TranspileError, "raise ValueError", ["ValueError", "need a matrix, got 1 dims"]),
+    (static_raise_formatted, (arr(3, 2),), E.TranspileError, "raise ValueError",
+     ["need   4 rows, got (3, 2) (02-d, float32)"]),
+    (static_assert, (arr(4, 3),), E.TranspileError, "x.shape[0] == 3", ["need exactly 3 rows"]),
+    (calls_imported_helper, (arr(4, 3),), E.ShapeError, "normalize_rows(x) + x.T", ["(4, 3)", "(3, 4)"]),
+    (decorated_mismatch, (arr(3), arr(4)), E.ShapeError, "x - y", ["(3,)", "(4,)"]),
+    (Namespace.indented_mismatch, (arr(4, 3), arr(4, 3)), E.ShapeError, "x @ y", ["(4, 3)"]),
+]
+
+
+def _id(row) -> str:
+    return row[0].__name__
+
+
+def _raise(row, how: str = "call") -> srcjax.TranspileError:
+    fn, args, cls, _, _ = row
+    with pytest.raises(cls) as ei:
+        if how == "call":
+            srcjax.compile(fn)(*args)
+        elif how == "eval_shape":
+            srcjax.eval_shape(fn, *args)
+        elif how == "lower":
+            srcjax.lower(fn, *args)
+        else:
+            raise AssertionError(how)
+    return ei.value
+
+
+@pytest.mark.parametrize("row", CASES, ids=_id)
+def test_error_class_and_position(row) -> None:
+    fn, args, cls, snippet, fragments = row
+    e = _raise(row)
+    assert isinstance(e, srcjax.TranspileError)
+    if cls is srcjax.TranspileError:  # a static raise/assert: not mistaken for a more specific kind
+        assert type(e) is srcjax.TranspileError or not isinstance(e, (srcjax.ShapeError, srcjax.DTypeError))
+    assert e.span is not None, f"no position for: {e}"
+    line, col = locate(fn, snippet)
+    where = snippet[0] if isinstance(snippet, tuple) else fn
+    assert e.span.filename == inspect.getsourcefile(where)
+    assert (e.span.line, e.span.col) == (line, col), f"points at {e.span}, expected {line}:{col + 1}\n{e}"
+    assert e.span.end_line >= e.span.line
+    if e.span.end_line == e.span.line:
+        assert e.span.end_col > e.span.col
+    for frag in fragments:
+        assert frag in e.message, f"{frag!r} not in the message: {e.message!r}"
+
+
+@pytest.mark.parametrize("row", CASES, ids=_id)
+def test_rendering_has_location_source_line_and_caret(row) -> None:
+    fn, _, _, snippet, _ = row
+    e = _raise(row)
+    text = str(e)
+    lines = text.splitlines()
+    line, col = locate(fn, snippet)
+    assert lines[0] == f"{e.span.filename}:{line}:{col + 1}: error: {e.message}"
+    where = snippet[0] if isinstance(snippet, tuple) else fn
+    src_lines, start = inspect.getsourcelines(where)
+    src_line = src_lines[line - start].rstrip("\n")
+    assert lines[1] == "    " + src_line
+    caret = lines[2]
+    assert caret.strip() and set(caret.strip()) == {"^"}
+    assert caret.index("^") == 4 + col
+    if e.hint:
+        assert f"hint: {e.hint}" in text
+
+
+@pytest.mark.parametrize("row", [r for r in CASES if r[2] not in (srcjax.UnsupportedSyntaxError,
+                                                                   srcjax.UnknownFunctionError)
+                                 and r[0] is not uses_unsupported_method], ids=_id)
+def test_same_error_without_running_anything(row, monkeypatch) -> None:
+    """Errors come from reading and abstract evaluation: eval_shape and lower raise the same
+    error, and the XLA compiler is never reached."""
+    import srcjax.runtime
+
+    def no_compile(*a, **k):
+        raise AssertionError("XLA compile reached for a program with an error")
+
+    monkeypatch.setattr(srcjax.runtime, "compile_text", no_compile)
+    first = _raise(row, "call")
+    for how in ("eval_shape", "lower"):
+        again = _raise(row, how)
+        assert type(again) is type(first)
+        assert again.span == first.span and again.message == first.message
+
+
+SYNTAX_AND_NAME_ROWS = [r for r in CASES if r[2] in (srcjax.UnsupportedSyntaxError, srcjax.UnknownFunctionError)
+                        and r[0] not in (uses_unsupported_method,)]
+
+
+@pytest.mark.parametrize("row", SYNTAX_AND_NAME_ROWS, ids=_id)
+def test_syntax_and_name_errors_need_no_shapes(row) -> None:
+    """Reading and normalizing find these: srcjax.source already raises them (no arguments needed)."""
+    fn, _, cls, snippet, _ = row
+    with pytest.raises(cls) as ei:
+        srcjax.source(fn)
+    assert (ei.value.span.line, ei.value.span.col) == locate(fn, snippet)
+
+
+def test_binary_shape_errors_name_both_operands() -> None:
+    with pytest.raises(srcjax.ShapeError) as ei:
+        srcjax.compile(add_mismatch)(arr(7, 3), arr(2, 3))
+    e = ei.value
+    assert "(7, 3)" in e.message and "(2, 3)" in e.message
+    assert e.note is not None and "z: f32[7,3]" in e.note and "y: f32[2,3]" in e.note
+    assert e.hint
+
+
+def test_dynamic_control_flow_has_hint() -> None:
+    with pytest.raises(srcjax.DynamicControlFlowError) as ei:
+        srcjax.compile(if_on_data)(arr(3))
+    assert isinstance(ei.value, srcjax.StaticValueError)  # a subclass: data needed at transpile time
+    assert ei.value.hint and "np.where" in ei.value.hint
+
+
+def test_helper_error_inside_call_chain() -> None:
+    with pytest.raises(srcjax.DynamicControlFlowError) as ei:
+        srcjax.compile(if_on_data_in_helper)(arr(3))
+    assert ei.value.span.line == locate(_sign_branch, "if x.mean()")[0]
+
+
+# -- ArgumentError at the call boundary ------------------------------------------------------------
+@pytest.mark.parametrize("args,kwargs,fragment", [
+    ((arr(2),), {}, "missing a required argument: 'b'"),
+    ((arr(2), arr(2), arr(2)), {}, "too many positional arguments"),
+    ((arr(2), arr(2)), {"c": arr(2)}, "unexpected keyword argument 'c'"),
+])
+def test_wrong_number_of_arguments(args, kwargs, fragment) -> None:
+    for call in (lambda: srcjax.compile(two_args)(*args, **kwargs),
+                 lambda: srcjax.eval_shape(two_args, *args, **kwargs)):
+        with pytest.raises(srcjax.ArgumentError) as ei:
+            call()
+        assert fragment in ei.value.message
+        assert ei.value.span is not None and ei.value.span.line == locate(two_args, "def two_args")[0]
+        assert "two_args(a, b)" in (ei.value.hint or "")
+
+
+def test_argument_of_unsupported_type() -> None:
+    with pytest.raises(srcjax.ArgumentError) as ei:
+        srcjax.compile(two_args)(arr(2), "text")
+    assert "'b'" in ei.value.message and "static_argnames" in (ei.value.hint or "")
+
+
+def test_builtin_without_source_as_entry() -> None:
+    with pytest.raises(srcjax.UnknownFunctionError) as ei:
+        srcjax.compile(len)(arr(2))
+    assert "no Python source" in ei.value.message
+
+
+@pytest.mark.xfail(strict=True, reason="reported: srcjax.source/compile of a builtin without a signature raises "
+                                       "ValueError from inspect.signature (api.Compiled.__init__)")
+def test_builtin_without_signature_as_entry() -> None:
+    with pytest.raises(srcjax.UnknownFunctionError):
+        srcjax.source(math.hypot)
+
+
+def test_lambda_as_entry() -> None:
+    f = lambda x: x + 1  # noqa: E731
+    with pytest.raises(srcjax.UnsupportedSyntaxError) as ei:
+        srcjax.compile(f)(arr(2))
+    assert "lambda" in ei.value.message and ei.value.span.line == locate(test_lambda_as_entry, "f = lambda")[0]
+
+
+def test_user_facing_errors_hide_internal_frames() -> None:
+    """What the user sees is the error, not a chain of srcjax-internal exceptions."""
+    with pytest.raises(srcjax.ShapeError) as ei:
+        srcjax.compile(matmul_mismatch)(arr(4, 3), arr(5, 3))
+    assert ei.value.__cause__ is None and ei.value.__suppress_context__
+
+
+def test_errors_are_catchable_as_builtin_kinds() -> None:
+    """ShapeError is a ValueError, DTypeError/ArgumentError TypeErrors, UnknownFunctionError a NameError."""
+    with pytest.raises(ValueError):
+        srcjax.compile(add_mismatch)(arr(2), arr(3))
+    with pytest.raises(TypeError):
+        srcjax.compile(bitand_float)(arr(2))
+    with pytest.raises(NameError):
+        srcjax.compile(uses_undefined_name)(arr(2))
+    with pytest.raises(TypeError):
+        srcjax.compile(two_args)(arr(2))
+
+
+def test_no_error_after_fixing_the_arguments() -> None:
+    """A failed specialization leaves nothing behind: the same compiled function works afterwards."""
+    f = srcjax.compile(add_mismatch)
+    with pytest.raises(srcjax.ShapeError):
+        f(arr(4, 3), arr(4, 2))
+    out = f(arr(4, 3), arr(4, 3))
+    np.testing.assert_array_equal(np.asarray(out), np.full((4, 3), 3.0, F32))

@@ -1,0 +1,1107 @@
+"""Registry-driven primitive tests: every entry of the primitive table, three oracles.
+
+Each case is a small function in NumPy spelling (``np.swapaxes(x, 0, 2)``) with
+its arguments. For every case:
+
+(a) ``srcjax.compile(f)(*args)`` (XLA) equals ``f(*args)`` run by NumPy: same
+    structure, shape and dtype exactly, values equal (integers, booleans) or
+    close to a tight, dtype-dependent tolerance (floats);
+(b) ``srcjax.numpy_function(f)(*args)`` (the generated source run by NumPy)
+    equals it exactly;
+(c) ``srcjax.eval_shape(f, *args)`` predicts every shape and dtype.
+
+Cases of one function or one family are grouped into one program (``add_group``). When
+NumPy refuses a call, srcjax must refuse it too, at transpile time, with a
+``TranspileError`` of the matching kind (ShapeError is a ValueError,
+DTypeError a TypeError). ``test_every_primitive_has_a_case`` fails when a
+primitive is registered without a case here. Hypothesis checks broadcasting of
+the binary ufuncs and reductions over random shapes and axes.
+"""
+
+from __future__ import annotations
+
+import warnings
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import srcjax
+from srcjax.adjoint import index_add
+from srcjax.primitives.elementwise import UFUNCS
+from srcjax.primitives.registry import PRIMITIVES
+
+TOL = {  # output dtype -> (rtol, atol) for XLA against NumPy
+    "float16": (1e-3, 1e-3),
+    "float32": (2e-6, 2e-6),
+    "float64": (1e-13, 1e-13),
+}
+HYPOTHESIS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
+
+
+# -- the three oracles ---------------------------------------------------------------
+def run_numpy(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # mean of an empty slice, ddof >= n, ...
+        return fn(*args)
+
+
+def assert_same(actual: Any, expected: Any, who: str, tol: tuple[float, float] | None = None,
+                exact: bool = False, path: str = "out") -> None:
+    if isinstance(expected, (tuple, list)):
+        assert isinstance(actual, (tuple, list)), f"{who}: {path} is a {type(actual).__name__}, expected a sequence"
+        assert len(actual) == len(expected), f"{who}: {path} has {len(actual)} items, expected {len(expected)}"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same(a, e, who, tol, exact, f"{path}[{i}]")
+        return
+    a, e = np.asarray(actual), np.asarray(expected)
+    assert a.shape == e.shape, f"{who}: {path} has shape {a.shape}, expected {e.shape}"
+    assert a.dtype == e.dtype, f"{who}: {path} has dtype {a.dtype}, expected {e.dtype}"
+    if exact or e.dtype.kind in "biu":
+        np.testing.assert_array_equal(a, e, err_msg=f"{who}: {path}")
+    else:
+        rtol, atol = tol or TOL[e.dtype.name]
+        np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{who}: {path}")
+
+
+def assert_shapes(shapes: Any, expected: Any, path: str = "out") -> None:
+    if isinstance(expected, (tuple, list)):
+        assert isinstance(shapes, (tuple, list)) and len(shapes) == len(expected), path
+        for i, (s, e) in enumerate(zip(shapes, expected)):
+            assert_shapes(s, e, f"{path}[{i}]")
+        return
+    e = np.asarray(expected)
+    if not isinstance(shapes, srcjax.ShapeDtypeStruct):  # a static output (NumPy ran it at transpile time)
+        assert_same(shapes, expected, "eval_shape (a static output)", exact=True, path=path)
+        return
+    assert (shapes.shape, shapes.dtype) == (e.shape, e.dtype), f"eval_shape: {path}: {shapes} vs {e.shape} {e.dtype}"
+
+
+def check(fn: Callable[..., Any], *args: Any, tol: tuple[float, float] | None = None,
+          compiled: srcjax.Compiled | None = None) -> None:
+    """The three oracles and eval_shape agree on ``fn(*args)`` (or all refuse it)."""
+    compiled = compiled or srcjax.compile(fn)  # one program (read, normalized once) for every oracle
+    try:
+        expected = run_numpy(fn, args)
+    except Exception as e:  # NumPy refuses: srcjax must refuse too, before running anything
+        kind = ValueError if isinstance(e, ValueError) else TypeError if isinstance(e, TypeError) else Exception
+        with pytest.raises(srcjax.TranspileError) as ei:
+            srcjax.eval_shape(compiled, *args)
+        assert isinstance(ei.value, kind), f"NumPy raised {type(e).__name__}: {e}; srcjax raised {ei.value!r}"
+        with pytest.raises(srcjax.TranspileError):
+            compiled(*args)
+        return
+    assert_same(compiled(*args), expected, "XLA", tol)
+    assert_same(run_numpy(srcjax.numpy_function(compiled), args), expected, "generated source", exact=True)
+    assert_shapes(srcjax.eval_shape(compiled, *args), expected)
+
+
+# -- the table of cases ------------------------------------------------------------------
+@dataclass
+class Case:
+    prim: str
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    id: str
+    tol: tuple[float, float] | None = None
+    spelled: str | None = None  # how the generated source shows the primitive, if not by its path
+    labels: tuple[str, ...] = ()  # a grouped case: what each of its calls is (for failure messages)
+    xfail: str | None = None  # a known bug outside the primitive table, with where it is
+
+
+CASES: list[Case] = []
+
+
+def case(prim: str, *arg_sets: tuple[Any, ...], tol: tuple[float, float] | None = None,
+         spelled: str | None = None, xfail: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as a case of ``prim``: one program calling it on each
+    argument tuple NumPy accepts (see ``add_group``), one case per tuple NumPy refuses."""
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if len(arg_sets) <= 1:
+            CASES.append(Case(prim, fn, arg_sets[0] if arg_sets else (), f"{prim}-{fn.__name__}", tol=tol,
+                              spelled=spelled, xfail=xfail))
+        else:
+            add_group(prim, fn.__name__, _over_calls(fn, len(arg_sets[0])), [(None, a) for a in arg_sets],
+                      tol=tol, spelled=spelled, xfail=xfail)
+        return fn
+
+    return register
+
+
+_rng = np.random.default_rng(0)
+
+
+def arr(shape: tuple[int, ...] | int, dtype: Any = np.float64, lo: float | None = None,
+        hi: float | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
+    """Random test data: floats uniform in [lo, hi), ints in [lo, hi], bools half true."""
+    rng = rng or _rng
+    shape = (shape,) if isinstance(shape, int) else shape
+    d = np.dtype(dtype)
+    if d == np.bool_:
+        return rng.random(shape) < 0.5
+    if d.kind in "iu":
+        lo = (0 if d.kind == "u" else -5) if lo is None else lo
+        return rng.integers(int(lo), int(5 if hi is None else hi) + 1, size=shape).astype(d)
+    return rng.uniform(-3 if lo is None else lo, 3 if hi is None else hi, size=shape).astype(d)
+
+
+F32, F64, I32, I64, U8, BOOL = (np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64, np.uint8,
+                                                      np.bool_))
+FLOAT_SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e-300, -7.0])
+
+
+# -- elementwise: every ufunc, generated from the table ------------------------------------
+DOMAIN = {  # ufunc -> (lo, hi) of its test data
+    "log": (0.1, 5), "log2": (0.1, 5), "log10": (0.1, 5), "sqrt": (0, 5), "reciprocal": (1, 5),
+    "log1p": (-0.9, 3), "arcsin": (-0.95, 0.95), "arccos": (-0.95, 0.95), "arctanh": (-0.95, 0.95),
+    "arccosh": (1, 4), "power": (0.1, 3),
+}
+INT_DOMAIN = {"reciprocal": (1, 5), "power": (0, 3), "floor_divide": (1, 5), "remainder": (1, 5),
+              "log": (1, 9), "log2": (1, 9), "log10": (1, 9), "sqrt": (0, 9), "arccosh": (1, 4)}
+
+
+# Calls are grouped into one program, ``f(calls)``, which applies the primitive to every argument
+# tuple of the list ``calls``: one test and one XLA compile per group rather than per call. A call
+# that NumPy refuses gets a case of its own; srcjax must refuse it before compiling anything.
+Maker = Callable[[list[Any]], Callable[..., Any]]
+
+
+def _numpy_accepts(fn: Callable[..., Any], args: tuple[Any, ...]) -> bool:
+    try:
+        run_numpy(fn, args)
+        return True
+    except Exception:
+        return False
+
+
+def add_group(prim: str, name: str, make: Maker, calls: list[tuple[Any, tuple[Any, ...]]], **kw: Any) -> None:
+    """One case for the calls ``(static spec, argument tuple)`` NumPy accepts, one per call it refuses."""
+    accepted = [_numpy_accepts(make([spec]), ([a],)) for spec, a in calls]
+    good = [c for c, ok in zip(calls, accepted) if ok]
+    bad = [c for c, ok in zip(calls, accepted) if not ok]
+    if good:
+        labels = tuple(_label(spec, a) for spec, a in good)
+        CASES.append(Case(prim, make([spec for spec, _ in good]), ([a for _, a in good],), f"{prim}-{name}",
+                          labels=labels, **kw))
+    for k, (spec, a) in enumerate(bad):
+        CASES.append(Case(prim, make([spec]), ([a],), f"{prim}-{name}-refused{k}-{_label(spec, a)}", **kw))
+
+
+def _label(spec: Any, args: tuple[Any, ...]) -> str:
+    """``f32[2,3],i64[3]`` (and the static spec, if any)."""
+    from srcjax.core import dtype_short_name
+
+    parts = [f"{dtype_short_name(np.asarray(x).dtype)}[{','.join(map(str, np.shape(x)))}]"
+             if isinstance(x, (np.ndarray, np.generic)) else repr(x) for x in args]
+    return ",".join(parts) + (f",{spec}" if spec is not None else "")
+
+
+def _over_calls(fn: Callable[..., Any], arity: int) -> Maker:
+    """``fn`` (a user function: srcjax inlines it) applied to each argument tuple of ``calls``."""
+
+    def make(specs: list[Any]) -> Callable[..., Any]:
+        def many1(calls):
+            return [fn(c[0]) for c in calls]
+
+        def many2(calls):
+            return [fn(c[0], c[1]) for c in calls]
+
+        def many3(calls):
+            return [fn(c[0], c[1], c[2]) for c in calls]
+
+        return {1: many1, 2: many2, 3: many3}[arity]
+
+    return make
+
+
+def _unary(uf: np.ufunc) -> Maker:
+    def make(specs: list[Any]) -> Callable[..., Any]:
+        def f(calls):
+            return [uf(c[0]) for c in calls]
+
+        return f
+
+    return make
+
+
+def _binary(uf: np.ufunc) -> Maker:
+    def make(specs: list[Any]) -> Callable[..., Any]:
+        def f(calls):
+            return [uf(c[0], c[1]) for c in calls]
+
+        return f
+
+    return make
+
+
+def _with_scalar(uf: np.ufunc) -> Maker:
+    """``spec`` is ("left" | "right", a Python scalar)."""
+
+    def make(specs: list[Any]) -> Callable[..., Any]:
+        def f(calls):
+            return [uf(s[1], c[0]) if s[0] == "left" else uf(c[0], s[1]) for c, s in zip(calls, specs)]
+
+        return f
+
+    return make
+
+
+def _data(name: str, dtype: np.dtype, shape: tuple[int, ...], operand: int = 0,
+          rng: np.random.Generator | None = None) -> np.ndarray:
+    """Data in the domain of ufunc ``name`` (``operand`` 1: a divisor or an exponent)."""
+    if dtype.kind in "iu":
+        divisor_like = name in ("floor_divide", "remainder", "power")
+        lo, hi = INT_DOMAIN.get(name, (None, None)) if operand == 1 or not divisor_like else (None, None)
+        if name == "power" and operand == 0:
+            lo, hi = -3, 3
+        return arr(shape, dtype, lo, hi, rng)
+    lo, hi = DOMAIN.get(name, (None, None))
+    if name == "power" and operand == 1:
+        lo, hi = -2, 2
+    return arr(shape, dtype, lo, hi, rng)
+
+
+I8, I16 = np.dtype(np.int8), np.dtype(np.int16)
+_SPECIAL_GRID = np.meshgrid(FLOAT_SPECIALS, FLOAT_SPECIALS)
+for _name, (_uf, _) in UFUNCS.items():
+    if _uf.nin == 1:
+        # np.reciprocal(bool) is int8(1.0 / 0) for False: undefined in C, platform-dependent
+        _dts = [F32, F64, I32, U8] + [BOOL] * (_name != "reciprocal")
+        add_group(_name, "dtypes", _unary(_uf),
+                  [(None, (_data(_name, d, (2, 3)),)) for d in _dts] + [(None, (FLOAT_SPECIALS,))])
+    else:
+        _pairs = [(_data(_name, d, (2, 3)), _data(_name, d, (3,), 1)) for d in (F32, F64, I64, BOOL)]
+        _pairs += [(_data(_name, I32, (3, 1)), _data(_name, F32, (1, 4), 1)),
+                   (_data(_name, I8, (4,)), _data(_name, U8, (4,), 1)), tuple(_SPECIAL_GRID)]
+        add_group(_name, "dtypes", _binary(_uf), [(None, p) for p in _pairs])
+        add_group(_name, "python-scalars", _with_scalar(_uf),
+                  [(("right", 2), (_data(_name, F32, (5,)),)), (("right", 1.5), (_data(_name, I16, (5,)),)),
+                   (("left", 3), (_data(_name, I8, (5,), 1),)), (("right", True), (_data(_name, I32, (5,)),))])
+
+_INT_EDGES = np.meshgrid(*[np.array([-7, -6, -1, 0, 1, 5, 6, 7], np.int32)] * 2)
+for _name in ("floor_divide", "remainder"):  # division by zero, signs, exact multiples
+    add_group(_name, "int-edges", _binary(UFUNCS[_name][0]),
+              [(None, tuple(_INT_EDGES)), (None, tuple(g.astype(np.uint8) for g in _INT_EDGES))])
+
+
+def add_operator(x, y):
+    return x + y * 2 - (x ** 2) / 3
+
+
+case("add", (arr((2, 3)), arr(3, F32)), spelled="+")(add_operator)
+
+
+@case("greater", (2, 3), (2.5, True), (np.float32(1.5), 2), (True, False))
+def python_scalar_arguments(a, b):
+    """Both operands weak: NumPy gives each its default dtype (int64, float64, bool)."""
+    return np.greater(a, b), np.add(a, b), np.true_divide(a, b), np.maximum(a, b), np.equal(a, b)
+
+
+# -- where / clip / round --------------------------------------------------------------
+@case("where", (arr((2, 3)) > 0, arr((2, 3), F32), arr(3, F32)), (arr(3, BOOL), arr((2, 3), I32), arr((2, 1))),
+      (arr((4,), I32), arr(4, U8), arr(4, BOOL)))
+def where3(c, x, y):
+    return np.where(c, x, y)
+
+
+@case("where", (arr((2, 3), F32),), (arr(4, I32),))
+def where_scalar(x):
+    return np.where(x > 0, x, 0.5)
+
+
+@case("clip", (arr((3, 4)),), (arr((3, 4), F32),), (arr(5, I32),))
+def clip_scalars(x):
+    return np.clip(x, -1, 2)
+
+
+@case("clip", (arr((3, 4), F32), arr(4, F32) - 1, arr((3, 1), F64) + 1), (arr(6, I32), arr(6, I32), arr(6, I64)))
+def clip_arrays(x, lo, hi):
+    return np.clip(x, lo, hi)
+
+
+@case("clip", (arr((3, 4), F32),), (FLOAT_SPECIALS,))
+def clip_upper_only(x):
+    return np.clip(x, None, 0.5), np.clip(x, 1, -1), np.clip(x, -0.5, 0.5)
+
+
+@case("round", (arr((3, 4)) * 10,), (arr(6, F32) * 10,), (np.array([0.5, 1.5, 2.5, -0.5, -1.5, np.nan]),),
+      (arr(6, I32),))
+def round_default(x):
+    return np.round(x)
+
+
+@case("round", (arr((3, 4)) * 10,), (arr(6, F32) * 10,))
+def round_decimals(x):
+    return np.round(x, 2)
+
+
+@case("round", (np.array([5, 15, 25, -15, -25, 14, 16, 0], np.int64),), (arr(8, F64) * 100,))
+def round_negative_decimals(x):
+    return np.round(x, -1)
+
+
+# -- reductions -------------------------------------------------------------------------
+def _reduction(fn: Callable[..., Any], axis: Any, keepdims: bool) -> Callable[..., Any]:
+    def f(x):
+        return fn(x, axis=axis, keepdims=keepdims)
+
+    return f
+
+
+def _reductions(fn: Callable[..., Any]) -> Maker:
+    """``spec`` is (axis, keepdims)."""
+
+    def make(specs: list[Any]) -> Callable[..., Any]:
+        def f(calls):
+            return [fn(c[0], axis=s[0], keepdims=s[1]) for c, s in zip(calls, specs)]
+
+        return f
+
+    return make
+
+
+REDUCTIONS = ["sum", "prod", "max", "min", "mean", "var", "std", "all", "any", "argmax", "argmin"]
+_NAN_INF = np.array([[1.0, np.nan, 3.0], [np.inf, -np.inf, 2.0], [0.0, -0.0, 5.0]])
+for _name in REDUCTIONS:
+    _small = (-2, 2) if _name == "prod" else (None, None)
+    _calls: list[tuple[Any, tuple[Any, ...]]] = [((-1, False), (arr((2, 3, 4), d, *_small),))
+                                                 for d in (F32, F64, I32, BOOL)]
+    _x = arr((2, 3, 4), F32)
+    _axes = [(None, False), (0, True), (None, True)]
+    if _name not in ("argmax", "argmin"):
+        _axes += [((0, -1), False), ((1, 2), True), ((), False)]
+    _calls += [(spec, (_x,)) for spec in _axes]
+    _calls += [((0, False), (arr((3, 2), U8),)), ((1, False), (_NAN_INF,)), ((1, False), (np.zeros((0, 3)),)),
+               ((0, False), (np.zeros((0, 3)),)), ((None, False), (np.zeros((2, 0), np.int32),)),
+               ((0, False), (arr((), F64),)), ((None, False), (arr((), I32),))]
+    add_group(_name, "axes-dtypes", _reductions(getattr(np, _name)), _calls)
+
+
+@case("sum", (arr((3, 4), I32),), (arr((3, 4), BOOL),))
+def sum_dtype(x):
+    return np.sum(x, axis=0, dtype=np.float32)
+
+
+@case("sum", (arr((3, 4)),), (arr((0, 4)),))
+def sum_initial(x):
+    return np.sum(x, axis=0, initial=10.0)
+
+
+@case("max", (arr((3, 4), I32),), (np.zeros((0, 4), np.float32),))
+def max_initial(x):
+    return np.max(x, axis=0, initial=3)
+
+
+@case("min", (arr((3, 4)),), spelled="np.min(")
+def min_method(x):
+    return x.min(axis=1)
+
+
+@case("prod", (arr((3, 4), I64),))
+def prod_dtype(x):
+    return np.prod(x, axis=1, dtype=np.int32)
+
+
+@case("mean", (arr((3, 4), I32),), (arr((3, 4), np.float16),))
+def mean_dtype(x):
+    return np.mean(x, axis=-1, dtype=np.float32)
+
+
+@case("mean", (arr((3, 4), np.float16),), tol=(2e-3, 2e-3))
+def mean_f16(x):
+    return np.mean(x, axis=0)
+
+
+@case("var", (arr((3, 4)),), (arr((3, 4), I32),), (arr((2, 4), F32),))
+def var_ddof(x):
+    return np.var(x, axis=0, ddof=1)
+
+
+@case("std", (arr((3, 4)),), (arr((1, 4), F32),))
+def std_ddof_keepdims(x):
+    return np.std(x, axis=0, ddof=1, keepdims=True)
+
+
+@case("argmax", (np.array([[1, 3, 3, 2], [7, 7, 7, 7]], np.int64),), (np.array([[True, False, True], [False] * 3]),),
+      (np.array([[np.nan, 1.0, np.nan], [2.0, 2.0, np.nan], [-np.inf, -np.inf, -np.inf]]),))
+def argmax_ties(x):
+    return np.argmax(x, axis=1)
+
+
+@case("argmin", (np.array([[1, 0, 0, 2], [7, 7, 7, 7]], np.uint8),), (np.array([[True, False, False], [True] * 3]),),
+      (np.array([[np.nan, 1.0, np.nan], [2.0, 2.0, np.nan], [np.inf, np.inf, np.inf]]),))
+def argmin_ties(x):
+    return np.argmin(x, axis=1)
+
+
+@case("argmax", (np.tile(np.array([0.5, 2.0, 2.0, -1.0, np.nan, 2.0]), 1000),),
+      (np.repeat(np.arange(3000, dtype=np.int32) % 7, 3),))
+def argmax_long(x):
+    return np.argmax(x)
+
+
+@case("argmin", (np.tile(np.array([0.5, -2.0, -2.0, 1.0]), 3000)[::-1].copy(),),
+      (np.repeat(np.arange(3000, dtype=np.int32) % 7, 3)[::-1].copy(),))
+def argmin_long(x):
+    return np.argmin(x)
+
+
+# -- linalg -------------------------------------------------------------------------------
+MATMUL_SHAPES = [((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)), ((2, 3, 4), (4, 5)),
+                 ((4,), (2, 4, 5)), ((2, 3, 4), (4,)), ((2, 1, 3, 4), (5, 4, 2)), ((0, 4), (4, 2)), ((3, 0), (0, 2))]
+
+
+@case("matmul", *[(arr(a, F32), arr(b, F32)) for a, b in MATMUL_SHAPES], (arr((2, 3), I32), arr((3, 2), I32)),
+      (arr((2, 3), I32), arr((3,), F32)), (arr((2, 3)), arr((3, 2), F32)), (arr((2, 3), BOOL), arr((3, 2), BOOL)),
+      (arr((2, 3)), arr((2, 3))), (arr((2, 3)), arr(())))
+def matmul(x, y):
+    return np.matmul(x, y)
+
+
+@case("matmul", (arr((2, 3, 4)), arr((2, 4, 3))), spelled="@")
+def matmul_operator(x, y):
+    return x @ y
+
+
+@case("dot", *[(arr(a), arr(b)) for a, b in [((3, 4), (4, 5)), ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 2)),
+                                            ((2, 3, 4), (4,)), ((2, 3, 4), (5, 4, 2)), ((4,), (2, 4, 3)), ((), (2, 3)),
+                                            ((2, 3), ())]],
+      (arr((2, 3), I32), arr(3, I64)), (arr((2, 3), BOOL), arr(3, BOOL)), (arr((2, 3)), arr((2, 3))))
+def dot(a, b):
+    return np.dot(a, b)
+
+
+@case("inner", (arr(4), arr(4)), (arr((2, 4), F32), arr((3, 4), F32)), (arr((2, 3, 4)), arr(4)), (arr(()), arr((2, 3))),
+      (arr(3, I32), arr(3, I32)), (arr(3, BOOL), arr(3, BOOL)), (arr(3), arr(4)))
+def inner(a, b):
+    return np.inner(a, b)
+
+
+@case("outer", (arr(3), arr(4)), (arr((2, 2), F32), arr(3, I32)), (arr(3, BOOL), arr(2, BOOL)), (arr(()), arr(3)))
+def outer(a, b):
+    return np.outer(a, b)
+
+
+@case("tensordot", (arr((2, 3, 4)), arr((3, 4, 5))), (arr((2, 3), I32), arr((2, 3), I32)), (arr(3), arr(4)),
+      (arr((2, 3), BOOL), arr((3, 2), BOOL)))
+def tensordot_default(a, b):
+    return np.tensordot(a, b)
+
+
+@case("tensordot", (arr((2, 3, 4)), arr((4, 3, 5))), (arr((2, 3, 4)), arr((4, 2, 5))))
+def tensordot_pairs(a, b):
+    return np.tensordot(a, b, axes=([1, -1], [1, 0]))
+
+
+@case("tensordot", (arr((2, 3)), arr((3, 4))), (arr((2, 3)), arr((2, 4))))
+def tensordot_one(a, b):
+    return np.tensordot(a, b, axes=1)
+
+
+@case("tensordot", (arr((2, 3)), arr((4,))))
+def tensordot_outer(a, b):
+    return np.tensordot(a, b, axes=0)
+
+
+@case("einsum", (arr((2, 3)), arr((3, 4))), (arr((2, 3), I32), arr((3, 4), I32)), (arr((2, 3)), arr((4, 4))))
+def einsum_matmul(a, b):
+    return np.einsum("ij,jk->ik", a, b)
+
+
+@case("einsum", (arr((5, 2, 3), F32), arr((5, 3, 4), F32)))
+def einsum_batched(a, b):
+    return np.einsum("bij,bjk->bik", a, b)
+
+
+@case("einsum", (arr((2, 3, 4)),), (arr((2, 3, 4), I32),), (arr((2, 3, 4), BOOL),))
+def einsum_unary(a):
+    return np.einsum("ijk->ki", a)
+
+
+@case("einsum", (arr(3), arr(3)), (arr(3, BOOL), arr(3, BOOL)))
+def einsum_inner(a, b):
+    return np.einsum("i,i->", a, b)
+
+
+@case("einsum", (arr((2, 3)), arr(4)))
+def einsum_outer_sum(a, b):
+    return np.einsum("ij,k->kj", a, b)
+
+
+@case("einsum", (arr((2, 3)), arr((3, 4))))
+def einsum_implicit(a, b):
+    return np.einsum("ij,jk", a, b), np.einsum("ji,jk", a, a), np.einsum("ij", a), np.einsum("ba", a)
+
+
+@case("einsum", (arr((3, 3)),))
+def einsum_trace(a):
+    return np.einsum("ii->", a)
+
+
+@case("einsum", (arr((2, 3)), arr((3, 4)), arr((4, 2))), (arr((2, 3), I32), arr((3, 4), I32), arr((4, 2), BOOL)))
+def einsum_three(a, b, c):
+    return np.einsum("ij,jk,kl->il", a, b, c), np.einsum("ij,jk,kl->jl", a, b, c), np.einsum("ij,jk,kl", a, b, c)
+
+
+@case("einsum", (arr((3, 3)), arr((2, 3, 3))))
+def einsum_diagonals(a, b):
+    return np.einsum("ii->i", a), np.einsum("bii->b", b), np.einsum("ii,bjj->b", a, b), np.einsum("iij", b.T)
+
+
+@case("einsum", (arr((4, 2, 3)), arr((4, 3, 5))), (arr((2, 3)), arr((3, 5))))
+def einsum_ellipsis(a, b):
+    return np.einsum("...ij,...jk->...ik", a, b), np.einsum("...ij,...jk", a, b), np.einsum("i...->...", a), \
+        np.einsum("...j,j...->...", a, b.T)
+
+
+@case("einsum", (arr((2, 3)), arr((4, 3))), (arr((2, 3)), arr(3)))
+def einsum_bad(a, b):
+    return np.einsum("ij,jk->ik", a, b)
+
+
+@case("norm", (arr(5),), (arr((3, 4), F32),), (arr((2, 3), I32),), (np.zeros(0),), (arr(4, np.float16),))
+def norm_default(x):
+    return np.linalg.norm(x)
+
+
+@case("norm", (arr((3, 4)),), (arr((3, 4), F32),))
+def norm_axis_keepdims(x):
+    return np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+@case("norm", (arr((2, 3, 4)),))
+def norm_fro_axes(x):
+    return np.linalg.norm(x, "fro", axis=(0, 2))
+
+
+@case("norm", (arr(5),), (arr((2, 5)),))
+def norm_ord2_vector(x):
+    return np.linalg.norm(x, 2, axis=-1)
+
+
+@case("norm", (arr(5),), (arr(5, I32),), (np.array([0.0, 3.0, -4.0, 0.0]),))
+def norm_vector_ords(x):
+    return (np.linalg.norm(x, 1), np.linalg.norm(x, np.inf), np.linalg.norm(x, -np.inf),
+            np.linalg.norm(x, 0), np.linalg.norm(x, 3), np.linalg.norm(x, 0.5))
+
+
+@case("norm", (arr((3, 4)),), (arr((3, 4), I32),))
+def norm_matrix_ords(x):
+    return (np.linalg.norm(x, 1), np.linalg.norm(x, -1), np.linalg.norm(x, np.inf), np.linalg.norm(x, -np.inf),
+            np.linalg.norm(x, "fro"))
+
+
+# -- shape (shape.py) ----------------------------------------------------------------------
+@case("transpose", (arr((2, 3, 4)),), (arr((2, 3), BOOL),), (arr(()),))
+def transpose_default(x):
+    return np.transpose(x)
+
+
+@case("transpose", (arr((2, 3, 4), I32),))
+def transpose_axes(x):
+    return np.transpose(x, (1, -1, 0))
+
+
+@case("transpose", (arr((2, 3), F32),), spelled=".T")
+def transpose_attr(x):
+    return x.T
+
+
+@case("transpose", (arr((2, 3, 4), F32),))
+def transpose_bad_axes(x):
+    return np.transpose(x, (0, 1, 1))
+
+
+@case("reshape", (arr((2, 3, 4)),), (arr(24, I32),))
+def reshape_infer(x):
+    return np.reshape(x, (4, -1))
+
+
+@case("reshape", (arr((2, 3, 4)),), (arr((0, 4)),))
+def reshape_method(x):
+    return x.reshape(-1, 2)
+
+
+@case("reshape", (arr((2, 3)),))
+def reshape_bad(x):
+    return np.reshape(x, (4, 2))
+
+
+@case("astype", *[(arr((2, 3), d),) for d in (F32, F64, I32, BOOL, U8)])
+def astype_all(x):
+    return x.astype(np.float32), x.astype(np.int32), x.astype(bool), x.astype(np.float16), x.astype(np.int8)
+
+
+@case("astype", (np.array([-2.7, -0.5, 0.5, 2.7, 1e3, -0.0]),), (np.array([-2.5, 0.0, 3.9], np.float32),))
+def astype_truncates(x):
+    return np.astype(x, np.int64), np.astype(x, np.int16), np.astype(x, bool)
+
+
+@case("astype", (arr((2, 3), I32),), (arr((2, 3), BOOL),), (arr((2, 3), F64, 0, 300),), (arr(3, np.int8),))
+def astype_unsigned(x):
+    return x.astype(np.uint8), x.astype(np.uint32), x.astype(np.uint64)
+
+
+@case("copy", (arr((2, 3)),), (arr(3, BOOL),))
+def copy_(x):
+    return np.copy(x)
+
+
+@case("getitem", (arr((4, 5, 6)),), (arr((4, 5, 6), I32),), spelled="[")
+def getitem_basic(x):
+    return x[1], x[-1, 2], x[1:3], x[::-1], x[::2, ::-2, 1:-1], x[..., None, 0], x[None, :, 0], x[:, 5:1:-2], \
+        x[10:], x[2, ..., ::-3]
+
+
+@case("getitem", (arr((4, 5)), np.int64(2)), (arr((4, 5)), np.int64(-1)), (arr((4, 5), I32), np.int32(3)),
+      spelled="[")
+def getitem_dynamic(x, i):
+    return x[i], x[1:, i], x[i, ::-1]
+
+
+@case("getitem", (arr((4, 5)),), spelled="[")
+def getitem_out_of_bounds(x):
+    return x[4]
+
+
+@case("getitem", (arr((4, 5)),), spelled="[")
+def getitem_too_many(x):
+    return x[1, 2, 3]
+
+
+@case("getitem", (arr((4, 5)),), spelled="[")
+def getitem_zero_step(x):
+    return x[::0]
+
+
+@case("getitem", (arr((4, 5)),), spelled="[")
+def getitem_float_slice(x):
+    return x[1.0:]
+
+
+@case("index_add", (arr((4, 5)), arr(5), np.int64(2)), (arr((4, 5), F32), arr(5, F64), np.int64(-1)),
+      (arr((4, 5), I32), arr(5, I32), np.int32(0)))
+def index_add_keys(z, g, i):
+    return (index_add(z, 1, g), index_add(z, (slice(1, 3),), g), index_add(z, (Ellipsis, slice(None, None, -2)), 1.5),
+            index_add(z, (None, 2, slice(1, 4)), g[:3]), index_add(z, i, g), index_add(z, (slice(None), i), 2))
+
+
+@case("index_add", (arr((4, 5)), arr(3)))
+def index_add_bad(z, g):
+    return index_add(z, 1, g)
+
+
+# -- shape_ops -----------------------------------------------------------------------------
+@case("ravel", (arr((2, 3, 4)),), (arr((), I32),), (arr((2, 0)),))
+def ravel(x):
+    return np.ravel(x)
+
+
+@case("ravel", (arr((2, 3, 4), I32),))
+def ravel_order_f(x):
+    return np.ravel(x, order="F"), x.ravel(), x.flatten()
+
+
+@case("expand_dims", (arr((2, 3)),), (arr((), BOOL),))
+def expand_dims(x):
+    return np.expand_dims(x, 0), np.expand_dims(x, -1), np.expand_dims(x, (0, -1)), np.expand_dims(x, (2, 0))
+
+
+@case("expand_dims", (arr((2, 3)),))
+def expand_dims_bad(x):
+    return np.expand_dims(x, (0, 0))
+
+
+@case("squeeze", (arr((1, 3, 1, 2)),), (arr((1, 1), I32),))
+def squeeze_all(x):
+    return np.squeeze(x), x.squeeze()
+
+
+@case("squeeze", (arr((1, 3, 1, 2)),))
+def squeeze_axes(x):
+    return np.squeeze(x, axis=-2), np.squeeze(x, axis=(0, 2))
+
+
+@case("squeeze", (arr((1, 3, 1, 2)),))
+def squeeze_not_one(x):
+    return np.squeeze(x, axis=1)
+
+
+@case("atleast_1d", (arr(()),), (arr(3, I32),), (arr((2, 3)),))
+def atleast_1d(x):
+    return np.atleast_1d(x)
+
+
+@case("atleast_2d", (arr(()),), (arr(3, I32),), (arr((2, 3, 4)),))
+def atleast_2d(x):
+    return np.atleast_2d(x)
+
+
+@case("atleast_3d", (arr(()),), (arr(3, I32),), (arr((2, 3)),), (arr((2, 3, 4, 5)),))
+def atleast_3d(x):
+    return np.atleast_3d(x)
+
+
+@case("atleast_2d", (arr(3), arr((2, 2), I32)))
+def atleast_2d_many(x, y):
+    return list(np.atleast_2d(x, y))
+
+
+@case("broadcast_to", (arr((3, 1)),), (arr(1, BOOL),))
+def broadcast_to(x):
+    return np.broadcast_to(x, (2, 3, 4))
+
+
+@case("broadcast_to", (arr(()),))
+def broadcast_to_int(x):
+    return np.broadcast_to(x, 5)
+
+
+@case("broadcast_to", (arr(3),), (arr((2, 4)),))
+def broadcast_to_bad(x):
+    return np.broadcast_to(x, (2, 2))
+
+
+@case("swapaxes", (arr((2, 3, 4)),), (arr((2, 3), I32),))
+def swapaxes(x):
+    return np.swapaxes(x, 0, -1), x.swapaxes(1, 0), np.swapaxes(x, 1, 1)
+
+
+@case("moveaxis", (arr((2, 3, 4, 5)),))
+def moveaxis(x):
+    return np.moveaxis(x, 0, -1), np.moveaxis(x, -1, 1), np.moveaxis(x, (0, 1), (-1, 0)), np.moveaxis(x, [3, 1], [0, 2])
+
+
+@case("moveaxis", (arr((2, 3, 4)),))
+def moveaxis_bad(x):
+    return np.moveaxis(x, (0, 1), 0)
+
+
+@case("flip", (arr((2, 3, 4)),), (arr(5, I32),), (arr((), BOOL),))
+def flip_all(x):
+    return np.flip(x)
+
+
+@case("flip", (arr((2, 3, 4)),))
+def flip_axes(x):
+    return np.flip(x, 0), np.flip(x, -1), np.flip(x, (0, 2))
+
+
+@case("tile", (arr(3),), (arr((2, 3), I32),), (arr((), BOOL),))
+def tile(x):
+    return np.tile(x, 2), np.tile(x, (2, 1, 3)), np.tile(x, (0, 2)), np.tile(x, 1)
+
+
+@case("repeat", (arr(3),), (arr((2, 3), I32),), (arr((), BOOL),))
+def repeat_flat(x):
+    return np.repeat(x, 3), np.repeat(x, 0), x.repeat(2)
+
+
+@case("repeat", (arr((2, 3)),))
+def repeat_axis(x):
+    return np.repeat(x, 2, axis=0), np.repeat(x, 3, axis=-1), np.repeat(x, [2], axis=1)
+
+
+@case("repeat", (arr(3),))
+def repeat_negative(x):
+    return np.repeat(x, -1)
+
+
+@case("concatenate", (arr((2, 3)), arr((4, 3), F32)), (arr((2, 3), I32), arr((4, 3), BOOL)))
+def concatenate(x, y):
+    return np.concatenate([x, y]), np.concatenate((x, x, y), axis=0), np.concatenate([x], axis=-1)
+
+
+@case("concatenate", (arr((2, 3)), arr((2, 1), I32)), (arr((2, 3)), arr((2, 0))))
+def concatenate_last(x, y):
+    return np.concatenate([x, y], axis=-1)
+
+
+@case("concatenate", (arr((2, 3)), arr(4, I32)), (arr(()), arr(2)))
+def concatenate_flat(x, y):
+    return np.concatenate([x, y], axis=None)
+
+
+@case("concatenate", (arr((2, 3), I32), arr((1, 3), I64)), (arr((2, 3)), arr((1, 3))))
+def concatenate_dtype(x, y):
+    return np.concatenate([x, y], dtype=np.int32)
+
+
+@case("concatenate", (arr((2, 3)), arr((2, 2))), (arr((2, 3)), arr(3)), (arr(()), arr(())))
+def concatenate_bad(x, y):
+    return np.concatenate([x, y])
+
+
+@case("concatenate", (arr(3, F32),))
+def concatenate_python_scalars(x):
+    return np.concatenate([x, [1.5]]), np.concatenate([x, x * 2])
+
+
+@case("stack", (arr((2, 3)), arr((2, 3), F32)), (arr((), I32), arr((), BOOL)))
+def stack(x, y):
+    return np.stack([x, y]), np.stack((x, y, x), axis=-1), np.stack([x], axis=1 if x.ndim else 0)
+
+
+@case("stack", (arr(3, F32),), (arr((), I32),))
+def stack_python_scalar(x):
+    return np.stack([x, x + 1, x * 2.5])
+
+
+@case("stack", (arr((), F32),), (arr((), BOOL),))
+def stack_literals(x):
+    """In a sequence, a Python scalar is converted as NumPy does (float64, int64): not weak."""
+    return np.stack([x, 1.5]), np.stack([x, 2, x]), np.hstack([x, 2]), np.vstack([x, True])
+
+
+@case("stack", (arr((2, 3)), arr((3, 2))))
+def stack_bad(x, y):
+    return np.stack([x, y])
+
+
+@case("stack", (arr((2, 3)), arr((2, 3), F32)))
+def stack_dtype(x, y):
+    return np.stack([x, y], dtype=np.float32)
+
+
+@case("hstack", (arr(3), arr(2, I32)), (arr((2, 3)), arr((2, 1), F32)), (arr(()), arr(2)))
+def hstack(x, y):
+    return np.hstack([x, y])
+
+
+@case("vstack", (arr(3), arr(3, I32)), (arr((2, 3)), arr(3, F32)), (arr(()), arr(())), (arr((2, 3, 4)), arr((1, 3, 4))))
+def vstack(x, y):
+    return np.vstack((x, y))
+
+
+@case("vstack", (arr(3), arr(2)))
+def vstack_bad(x, y):
+    return np.vstack((x, y))
+
+
+@case("split", (arr((4, 6)),), (arr((4, 6), I32),))
+def split_sections(x):
+    return np.split(x, 2), np.split(x, 3, axis=-1), np.split(x, 1)
+
+
+@case("split", (arr((4, 6)),))
+def split_indices(x):
+    return np.split(x, [1, 4], axis=1), np.split(x, [3, 1]), np.split(x, [-2, 10], axis=1), np.split(x, [])
+
+
+@case("split", (arr((4, 6)),))
+def split_unpack(x):
+    a, b = np.split(x, 2, axis=1)
+    return a * b
+
+
+@case("split", (arr((4, 6)),), (arr(()),))
+def split_uneven(x):
+    return np.split(x, 4, axis=-1)
+
+
+@case("array_split", (arr(7),), (arr((3, 5), I32),))
+def array_split(x):
+    return np.array_split(x, 3, axis=-1), np.array_split(x, [2, 3], axis=-1), np.array_split(x, 9, axis=-1)
+
+
+# -- creation ------------------------------------------------------------------------------
+@case("zeros")
+def zeros():
+    return np.zeros((2, 3)), np.zeros(4, dtype=np.int32), np.zeros((0, 2), np.float32)
+
+
+@case("zeros")
+def zeros_empty_shape():
+    return np.zeros((), bool), np.ones(()), np.full((), 2.5), np.broadcast_to(1, ())
+
+
+@case("zeros", (arr((2, 3)),))
+def zeros_from_shape(x):
+    return np.zeros(x.shape[1:]) + x[0], np.zeros([x.shape[0], 2], dtype=x.dtype)
+
+
+@case("zeros")
+def zeros_negative():
+    return np.zeros((2, -1))
+
+
+@case("ones")
+def ones():
+    return np.ones((2, 3)), np.ones(4, dtype=np.uint8), np.ones([1, 2], "float32")
+
+
+@case("full", (arr(()),), (arr((), I32),), (arr(3, F32),))
+def full(x):
+    return np.full((2, 3), x), np.full((2, 3), x, dtype=np.float32), np.full((2, 3), x, dtype=bool)
+
+
+@case("full")
+def full_static():
+    return (np.full((2, 3), 1.5), np.full(3, 2), np.full(3, True), np.full((2,), np.float32(2)),
+            np.full(3, 7, dtype=np.int8), np.full(2, 2.7, dtype=np.int32), np.full(2, -1.5, dtype=bool))
+
+
+@case("full")
+def full_overflow():
+    return np.full(3, 300, dtype=np.int8)
+
+
+@case("full", (arr(3),))
+def full_bad_broadcast(x):
+    return np.full((2, 2), x)
+
+
+@case("zeros_like", (arr((2, 3)),), (arr((), I32),), (arr(3, BOOL),))
+def zeros_like(x):
+    return np.zeros_like(x), np.zeros_like(x, dtype=np.float32), np.zeros_like(x, shape=(2, 1))
+
+
+@case("ones_like", (arr((2, 3)),), (arr((), I32),), (arr(3, BOOL),))
+def ones_like(x):
+    return np.ones_like(x), np.ones_like(x, dtype=np.int8), np.ones_like(x, shape=4)
+
+
+@case("full_like", (arr((2, 3)),), (arr(3, I32),), (arr(3, BOOL),))
+def full_like(x):
+    return (np.full_like(x, 7), np.full_like(x, 2.5), np.full_like(x, x[0]), np.full_like(x, 3, dtype=np.float32),
+            np.full_like(x, 1, shape=(2, 2)))
+
+
+@case("full_like", (arr(3, np.int8),))
+def full_like_overflow(x):
+    return np.full_like(x, 300)
+
+
+@case("eye")
+def eye():
+    return (np.eye(3), np.eye(2, 4), np.eye(4, 3, k=1), np.eye(3, k=-2, dtype=np.int32), np.eye(3, dtype=bool),
+            np.eye(0), np.eye(2, k=5))
+
+
+@case("identity")
+def identity():
+    return np.identity(3), np.identity(2, dtype=np.int64), np.identity(1, bool)
+
+
+@case("arange")
+def arange_ints():
+    return (np.arange(5), np.arange(2, 9), np.arange(10, 1, -3), np.arange(0), np.arange(5, 2),
+            np.arange(5, dtype=np.float32), np.arange(-3, 4, 2, dtype=np.int8), np.arange(5, step=2))
+
+
+@case("arange")
+def arange_floats():
+    return (np.arange(0.5, 3.3, 0.7), np.arange(1.0), np.arange(0, 1, 0.1), np.arange(0, 1, 0.1, dtype=np.float32),
+            np.arange(3, 0, -0.5), np.arange(0.5, 5.5, 1, dtype=np.int32), np.arange(np.float32(0.5), 3))
+
+
+@case("arange")
+def arange_zero_step():
+    return np.arange(0, 5, 0)
+
+
+@case("arange", (arr((3, 4)),))
+def arange_shape(x):
+    return np.arange(x.shape[1]) * x
+
+
+@case("linspace")
+def linspace():
+    return (np.linspace(0, 1, 7), np.linspace(-2.5, 3, 4, endpoint=False), np.linspace(0, 1, 1),
+            np.linspace(0, 1, 0), np.linspace(2, 2, 3), np.linspace(0, 10, 4, dtype=np.int32),
+            np.linspace(np.float32(0), 1, 5), np.linspace(0, 1), np.linspace(1, 0, 6, dtype=np.float32))
+
+
+@case("linspace")
+def linspace_negative():
+    return np.linspace(0, 1, -1)
+
+
+# -- the tests ---------------------------------------------------------------------------
+def test_every_primitive_has_a_case() -> None:
+    missing = sorted(set(PRIMITIVES) - {c.prim for c in CASES})
+    assert not missing, f"primitives without a case in tests/test_primitives.py: {missing}"
+    unknown = sorted({c.prim for c in CASES} - set(PRIMITIVES))
+    assert not unknown, f"cases for unregistered primitives: {unknown}"
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids)), "case ids must be unique"
+
+
+def _params(cases: list[Case]) -> list[Any]:
+    """Known bugs outside the table are strict xfails: fixing one makes the test say so."""
+    return [pytest.param(c, id=c.id, marks=[pytest.mark.xfail(reason=c.xfail, strict=True)] if c.xfail else [])
+            for c in cases]
+
+
+@pytest.mark.parametrize("c", _params(CASES))
+def test_primitive(c: Case) -> None:
+    # the case exercises the primitive it is filed under
+    spelled = c.spelled or PRIMITIVES[c.prim].path + "("
+    compiled = srcjax.compile(c.fn)
+    assert spelled in srcjax.source(compiled), f"{c.id}: the generated source does not call {spelled}"
+    try:
+        check(c.fn, *c.args, tol=c.tol, compiled=compiled)
+    except AssertionError as e:
+        if not c.labels:
+            raise
+        calls = "\n".join(f"  out[{k}]: {label}" for k, label in enumerate(c.labels))
+        raise AssertionError(f"{e}\nthe calls of this case (out[k] is call k):\n{calls}") from None
+
+
+# -- hypothesis: broadcasting of binary ufuncs ---------------------------------------------
+BINARY = sorted(n for n, (uf, _) in UFUNCS.items() if uf.nin == 2)
+DTYPES = [F32, F64, I32, I64, BOOL]
+
+
+@st.composite
+def binary_calls(draw: Any) -> tuple[str, np.ndarray, np.ndarray]:
+    name = draw(st.sampled_from(BINARY))
+    shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, min_side=0, max_side=3))
+    d1, d2 = draw(st.sampled_from(DTYPES)), draw(st.sampled_from(DTYPES))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    x = _data(name, d1, shapes.input_shapes[0], 0, rng)
+    y = _data(name, d2, shapes.input_shapes[1], 1, rng)
+    return name, x, y
+
+
+@HYPOTHESIS
+@given(binary_calls())
+def test_binary_broadcasting(call: tuple[str, np.ndarray, np.ndarray]) -> None:
+    name, x, y = call
+    check(_binary(UFUNCS[name][0])([None]), [(x, y)])
+
+
+# -- hypothesis: reductions over random shapes and axes --------------------------------------
+@st.composite
+def reduction_calls(draw: Any) -> tuple[str, np.ndarray, Any, bool]:
+    name = draw(st.sampled_from(REDUCTIONS))
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3))
+    dtype = draw(st.sampled_from(DTYPES))
+    nd = len(shape)
+    if name in ("argmax", "argmin"):
+        axis = draw(st.none() | st.integers(-nd, nd - 1)) if nd else None
+    else:
+        axes = draw(st.lists(st.integers(0, nd - 1), unique=True, max_size=nd)) if nd else []
+        axes = [a - nd if draw(st.booleans()) else a for a in axes]
+        axis = draw(st.sampled_from([None, tuple(axes)] + ([axes[0]] if axes else [])))
+    keepdims = draw(st.booleans())
+    x = np.random.default_rng(zlib.crc32(repr((name, shape)).encode())).uniform(-2, 2, shape)
+    if dtype.kind == "f" and x.size and draw(st.booleans()):  # NaNs, and ties from rounding
+        x = x.round()
+        x.flat[draw(st.integers(0, x.size - 1))] = np.nan
+    x = (x > 0) if dtype == BOOL else x.round().astype(dtype) if dtype.kind == "i" else x.astype(dtype)
+    return name, x, axis, keepdims
+
+
+@HYPOTHESIS
+@given(reduction_calls())
+def test_reductions_random_axes(call: tuple[str, np.ndarray, Any, bool]) -> None:
+    name, x, axis, keepdims = call
+    check(_reduction(getattr(np, name), axis, keepdims), x)
