@@ -256,7 +256,7 @@ class Compiled:
         """The cache key when every argument is a bare array or Python scalar (the common case)."""
         if self._static_all:
             return None
-        key = []
+        key: list[Any] = []
         for a in args:
             t = type(a)
             if t is np.ndarray:
@@ -417,6 +417,11 @@ def eval_shape(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     except TranspileError as e:
         raise _clean(e) from None
     it = iter(out_avals)
-    leaves = [ShapeDtypeStruct(a.shape, a.dtype) if t is None else t
-              for t, a in ((t, next(it) if t is None else None) for t in template)]
+    leaves = []
+    for t in template:
+        if t is None:
+            a = next(it)
+            leaves.append(ShapeDtypeStruct(a.shape, a.dtype))
+        else:
+            leaves.append(t)
     return pytree.unflatten(tree, leaves)

@@ -5,6 +5,7 @@ Nothing here imports jaxlib; everything here is cheap to import.
 
 from __future__ import annotations
 
+import dataclasses
 import linecache
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,9 +66,7 @@ class ShapedArray:
         return int(np.prod(self.shape, dtype=np.int64))
 
     def update(self, **kw: Any) -> ShapedArray:
-        d = dict(shape=self.shape, dtype=self.dtype, weak_type=self.weak_type, origin=self.origin)
-        d.update(kw)
-        return ShapedArray(**d)
+        return dataclasses.replace(self, **kw)
 
     def str_short(self) -> str:
         return f"{dtype_short_name(self.dtype)}[{','.join(map(str, self.shape))}]"

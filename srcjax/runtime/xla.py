@@ -21,7 +21,7 @@ from typing import Any
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # silence PJRT's startup log lines
 
 import numpy as np  # noqa: E402
-from jaxlib import _jax, xla_client  # noqa: E402
+from jaxlib import _jax, xla_client  # type: ignore[attr-defined]  # noqa: E402
 
 from ..core import ShapedArray, canonical_dtype  # noqa: E402
 
@@ -54,6 +54,7 @@ class Backend:
 
     def __init__(self, platform: str) -> None:
         self.platform = platform
+        self.client: Any
         if platform == "cpu":
             self.client = xla_client.make_cpu_client()
         elif platform in ("gpu", "cuda"):
@@ -266,8 +267,8 @@ for _dunder, _uf in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"), (
 for _dunder, _uf in [("lt", "less"), ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal"),
                      ("eq", "equal"), ("ne", "not_equal")]:
     setattr(Array, f"__{_dunder}__", _np_op(_uf)[0])
-Array.__neg__ = lambda self: np.negative(self._value())  # type: ignore[attr-defined]
-Array.__abs__ = lambda self: np.absolute(self._value())  # type: ignore[attr-defined]
+Array.__neg__ = lambda self: np.negative(self._value())  # type: ignore
+Array.__abs__ = lambda self: np.absolute(self._value())  # type: ignore
 Array.__hash__ = None  # type: ignore[assignment]
 
 

@@ -134,24 +134,24 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
         fcode = code(node.func)
         if fcode.endswith(".pop") and not node.args and isinstance(node.func, cst.Attribute):
             return Op("tape_pop", callee=code(node.func.value), reads=reads)
-        prim = paths.get(fcode)
-        if prim is None and fcode == "np.astype":
-            prim = registry.PRIMITIVES["astype"]
-        if prim is not None:
+        cprim = paths.get(fcode)
+        if cprim is None and fcode == "np.astype":
+            cprim = registry.PRIMITIVES["astype"]
+        if cprim is not None:
             pos = [code(a.value) for a in node.args if a.keyword is None]
             kws = {a.keyword.value: code(a.value) for a in node.args if a.keyword is not None}
             try:
-                bound = prim.signature.bind(*pos, **kws)
+                bound = cprim.signature.bind(*pos, **kws)
             except TypeError as e:
-                raise DifferentiationError(f"{prim.path}(): {e}") from None
-            args: dict[str, Any] = {}
-            for pname, p in prim.signature.parameters.items():
+                raise DifferentiationError(f"{cprim.path}(): {e}") from None
+            cargs: dict[str, Any] = {}
+            for pname, p in cprim.signature.parameters.items():
                 if pname in bound.arguments:
                     v = bound.arguments[pname]
-                    args[pname] = list(v) if p.kind == inspect.Parameter.VAR_POSITIONAL else v
+                    cargs[pname] = list(v) if p.kind == inspect.Parameter.VAR_POSITIONAL else v
                 elif p.default is not inspect.Parameter.empty:
-                    args[pname] = _literal(p.default)
-            return _prim_op(prim, args, reads)
+                    cargs[pname] = _literal(p.default)
+            return _prim_op(cprim, cargs, reads)
         if isinstance(node.func, cst.Name) and node.func.value in program.functions:
             return Op("call", callee=node.func.value,
                       call_args=[code(a.value) for a in node.args if a.keyword is None],
@@ -233,7 +233,7 @@ def instantiate(template: str, mapping: dict[str, str]) -> str:
         tree = _TEMPLATE_CACHE[template] = cst.parse_expression(template)
     nodes = {k: cst.parse_expression(v) if not isinstance(v, cst.BaseExpression) else v
              for k, v in mapping.items()}
-    out = tree.visit(_Subst(nodes))
+    out: Any = tree.visit(_Subst(nodes))
     out = out.visit(_Fold())
     return code(out)
 
@@ -244,7 +244,7 @@ def _paren(s: str) -> str:
 
 # -- analysis ------------------------------------------------------------------------------------
 
-def _walk(stmts: Sequence[cst.BaseStatement]) -> Iterable[tuple[cst.CSTNode, int]]:
+def _walk(stmts: Sequence[Any]) -> Iterable[tuple[Any, int]]:
     """(small statement or compound, loop depth) in program order, recursively."""
     def go(ss: Sequence[Any], depth: int) -> Iterable[tuple[cst.CSTNode, int]]:
         for s in ss:
@@ -436,8 +436,8 @@ class JVP:
                 d2, k2 = set(defined), set(bound)
                 b2: list[str] = []
                 if s.orelse is not None:
-                    body = [s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body
-                    self.block(body, b2, ind + 1, d2, bound=k2)
+                    other = [s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body
+                    self.block(other, b2, ind + 1, d2, bound=k2)
                 # a tangent defined on one path only: zeros on the other paths where the primal is bound
                 union = d1 | d2
                 for bl, d, k in ((b1, d1, k1), (b2, d2, k2)):
@@ -454,24 +454,25 @@ class JVP:
             elif isinstance(s, (cst.For, cst.While)):
                 header = f"for {code(s.target)} in {code(s.iter)}:" if isinstance(s, cst.For) \
                     else f"while {code(s.test)}:"
-                body: list[str] = []
+                body_lines: list[str] = []
                 inner, kin = set(defined), set(bound)
                 if isinstance(s, cst.For):
                     kin.update(_target_names(s.target))
-                self.block(s.body.body, body, ind + 1, inner, bound=kin)
+                self.block(s.body.body, body_lines, ind + 1, inner, bound=kin)
                 # tangents carried around the loop must exist before it
                 for v in sorted(inner - defined):
                     if v in bound:
                         lines.append(f"{pad}{self.dname(v)} = zeros_like({v})")
                         defined.add(v)
                 lines.append(pad + header)
-                lines += body or [f"{pad}    pass"]
+                lines += body_lines or [f"{pad}    pass"]
                 defined |= inner
             else:
                 raise UnsupportedSyntaxError(f"cannot differentiate {type(s).__name__}")
 
     def small(self, s: Any, lines: list[str], ind: int, defined: set[str]) -> None:
         pad = "    " * ind
+        t: str | None
         if isinstance(s, cst.Return):
             val = code(s.value) if s.value is not None else "None"
             lines.append(f"{pad}return {val}, {self.tangent_expr(s.value, defined)}")
@@ -658,7 +659,7 @@ def _push_rest(stmts: list[Any]) -> list[Any]:
                 other = list(s.orelse.body.body)
                 other = other if _ends_with_return(other) else other + rest
             other = _push_rest(other)
-            new = s.with_changes(body=cst.IndentedBlock(body=body),
+            new = s.with_changes(body=cst.IndentedBlock(body=body),  # type: ignore[arg-type]
                                  orelse=cst.Else(body=cst.IndentedBlock(body=other or [
                                      cst.SimpleStatementLine(body=[cst.Pass()])])))
             out.append(new)
@@ -1188,7 +1189,6 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
     helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
     extra: list[str] = []
     v = VJP(program, nf, active, helpers, extra)
-    primal, adj, out, defined = [], [], "", set()
     seed_holder = v.names.fresh("out_bar")
     out_node = v.ret.value
     if has_aux:
