@@ -81,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "StableHLO, or XLA's optimized HLO.",
         epilog="examples:\n"
                "  srcjax-transpile model.py::predict\n"
+               "  srcjax-transpile model.py::loss --grad --argnums 0,1\n"
+               "  srcjax-transpile model.py::loss --value-and-grad -o loss_grad.py\n"
                "  srcjax-transpile model.py::predict --emit hlo --arg x=f32[128,784] --arg w=f32[784,10]\n"
                "  srcjax-transpile model.py::predict -o predict_generated.py\n",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -91,7 +93,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC",
                    help="argument shape, e.g. x=f32[3,4], or a static number n=5 (needed for hlo)")
     p.add_argument("-o", "--output", help="write the output to this file instead of stdout")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--grad", action="store_true", help="transform with srcjax.grad first")
+    mode.add_argument("--value-and-grad", action="store_true", help="transform with srcjax.value_and_grad first")
+    mode.add_argument("--jvp", action="store_true", help="forward mode: def f_jvp(params..., tangents...)")
+    mode.add_argument("--vjp", action="store_true", help="reverse mode: def f_vjp(params..., out_bar)")
+    p.add_argument("--argnums", default="0", metavar="N[,N...]",
+                   help="parameters to differentiate (default 0; --jvp/--vjp default: all)")
     return p
+
+
+def transformed(fn: Any, ns: argparse.Namespace) -> Any:
+    """Apply the requested transformation (a plain function with source)."""
+    from .autodiff import derivative_function
+
+    kind = "grad" if ns.grad else "value_and_grad" if ns.value_and_grad else "jvp" if ns.jvp else \
+        "vjp" if ns.vjp else None
+    if kind is None:
+        return fn
+    import inspect
+
+    n = len(inspect.signature(fn).parameters)
+    explicit = ns.argnums != "0" or kind in ("grad", "value_and_grad")
+    try:
+        nums = tuple(int(a) for a in ns.argnums.split(",")) if explicit else tuple(range(n))
+    except ValueError:
+        raise ValueError(f"--argnums {ns.argnums!r}: expected integers like 0 or 0,1") from None
+    argnums: Any = nums[0] if len(nums) == 1 and kind in ("grad", "value_and_grad") else nums
+    return derivative_function(fn, kind, argnums)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,6 +137,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"srcjax-transpile: error: {e}", file=sys.stderr)
         return 2
     try:
+        try:
+            fn = transformed(fn, ns)
+        except ValueError as e:
+            parser.print_usage(sys.stderr)
+            print(f"srcjax-transpile: error: {e}", file=sys.stderr)
+            return 2
         if ns.emit == "source":
             out = api.source(fn)
         else:

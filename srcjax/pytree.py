@@ -49,37 +49,38 @@ NONE = TreeDef("none")
 
 def flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list[Leaf], TreeDef]:
     leaves: list[Leaf] = []
+    return leaves, _flatten(tree, is_leaf, leaves)
 
-    def go(x: Any) -> TreeDef:
-        if is_leaf is not None and is_leaf(x):
-            leaves.append(x)
-            return LEAF
-        if x is None:
-            return NONE
-        if type(x) is tuple or type(x) is list:
-            return TreeDef("tuple" if type(x) is tuple else "list", tuple(go(c) for c in x))
-        if type(x) is dict:
-            keys = tuple(sorted(x))
-            return TreeDef("dict", tuple(go(x[k]) for k in keys), keys)
+
+def _flatten(x: Any, is_leaf: Callable[[Any], bool] | None, leaves: list[Leaf]) -> TreeDef:
+    if is_leaf is not None and is_leaf(x):
         leaves.append(x)
         return LEAF
-
-    return leaves, go(tree)
+    if x is None:
+        return NONE
+    if type(x) is tuple or type(x) is list:
+        return TreeDef("tuple" if type(x) is tuple else "list", tuple(_flatten(c, is_leaf, leaves) for c in x))
+    if type(x) is dict:
+        keys = tuple(sorted(x))
+        return TreeDef("dict", tuple(_flatten(x[k], is_leaf, leaves) for k in keys), keys)
+    leaves.append(x)
+    return LEAF
 
 
 def unflatten(treedef: TreeDef, leaves: list[Leaf]) -> Any:
-    it = iter(leaves)
+    # No recursive closure here: a closure referring to itself is a reference cycle that would
+    # keep the results (device buffers) alive until the cycle collector runs.
+    return _build(treedef, iter(leaves))
 
-    def go(t: TreeDef) -> Any:
-        if t.kind == "leaf":
-            return next(it)
-        if t.kind == "none":
-            return None
-        kids = [go(c) for c in t.children]
-        if t.kind == "tuple":
-            return tuple(kids)
-        if t.kind == "list":
-            return kids
-        return dict(zip(t.keys, kids))
 
-    return go(treedef)
+def _build(t: TreeDef, it: Any) -> Any:
+    if t.kind == "leaf":
+        return next(it)
+    if t.kind == "none":
+        return None
+    kids = [_build(c, it) for c in t.children]
+    if t.kind == "tuple":
+        return tuple(kids)
+    if t.kind == "list":
+        return kids
+    return dict(zip(t.keys, kids))

@@ -19,6 +19,9 @@ from .normalize import NormalizedFunction, normalize, unwrap
 
 HEADER = "import numpy as np\n"
 
+# srcjax.adjoint helpers never change: normalized once per process.
+_LIBRARY: dict[Callable[..., Any], NormalizedFunction] = {}
+
 
 class Program:
     def __init__(self, entry: Callable[..., Any]) -> None:
@@ -54,7 +57,15 @@ class Program:
 
     def _normalize(self, fn: Callable[..., Any], name: str | None = None) -> NormalizedFunction:
         name = name or self.by_fn[fn]
-        nf = normalize(fn, self.helper_name, name)
+        library = getattr(fn, "__module__", "") == "srcjax.adjoint" and name == fn.__name__
+        nf = _LIBRARY.get(fn) if library else None
+        if nf is None:
+            nf = normalize(fn, self.helper_name, name)
+            if library:
+                _LIBRARY[fn] = nf
+        elif any(self.helper_name(c) != c.__name__ for c in nf.calls):
+            # a user function took a library helper's name: normalize this one afresh
+            nf = normalize(fn, self.helper_name, name)
         self.functions[name] = nf
         return nf
 
