@@ -1,0 +1,18 @@
+"""Every example runs (fast settings) and exits 0."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLES = sorted(pathlib.Path(__file__).resolve().parent.parent.joinpath("examples").glob("*.py"))
+FAST_ARGS = {"mlp_training.py": ["--epochs", "3"]}
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_example_runs(path):
+    r = subprocess.run([sys.executable, str(path), *FAST_ARGS.get(path.name, [])], capture_output=True, text=True,
+                       timeout=300, cwd=path.parent.parent)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert r.stdout.strip()
