@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,6 +31,7 @@ from .core import (
     ShapedArray,
     ShapeDtypeStruct,
     TranspileError,
+    UnknownFunctionError,
     canonical_dtype,
 )
 from .frontend.normalize import unwrap
@@ -75,6 +77,14 @@ def _leaf_aval(x: Any) -> ShapedArray | None:
     return None
 
 
+def _hashable(x: Any) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
 def _leaf_key(x: Any) -> Any:
     """Cache-key piece of one dynamic leaf: (shape, dtype, weak)."""
     t = type(x)
@@ -118,6 +128,10 @@ class Compiled:
     def __init__(self, fn: Callable[..., Any], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), device: str | None = None) -> None:
         fn = unwrap(fn)
+        if not isinstance(fn, types.FunctionType):
+            raise _clean(UnknownFunctionError(
+                f"cannot compile {fn!r}: it has no Python source (srcjax transpiles functions written with `def`)",
+                hint="wrap it: def f(x): return np.tanh(x)"))
         self.__srcjax_fn__ = fn
         self.fn = fn
         functools.update_wrapper(self, fn)
@@ -200,6 +214,13 @@ class Compiled:
                 leaves, tree = [v], None
             else:
                 leaves, tree = pytree.flatten(v, is_leaf=_is_leaf)
+                if not leaves and tree is pytree.NONE:  # None: a static argument
+                    self.auto_static = self.auto_static | {name}
+                    return self._key(values)
+                if len(leaves) == 1 and tree is pytree.LEAF and _leaf_aval(v) is None and _hashable(v):
+                    # not an array (a string, a function, ...): static, as JAX's static_argnames
+                    self.auto_static = self.auto_static | {name}
+                    return self._key(values)
             ks = []
             for leaf in leaves:
                 k = _leaf_key(leaf)
@@ -229,6 +250,7 @@ class Compiled:
     def _specialize(self, values: list[Any]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any]]:
         from .lower.specialize import specialize
 
+        self._key(values)  # validates arguments; non-array ones become static
         while True:
             try:
                 return specialize(self.program, self._specs(values))
@@ -389,10 +411,24 @@ def numpy_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     cached = getattr(prog, "_numpy_fn", None)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
-    ns = dict(c.fn.__globals__)
-    ns.update(prog.functions[prog.entry.name].source.closure)
-    exec(compile_source(prog.source(), f"<srcjax.source of {c.fn.__qualname__}>"), ns)
-    f = ns[prog.entry.name]
+    # Each generated function must see its own module's globals and closure: execute the module
+    # once per distinct namespace, take each function from its own, and link them together.
+    code = compile_source(prog.source(), f"<srcjax.source of {c.fn.__qualname__}>")
+    namespaces: dict[tuple[int, tuple[str, ...]], dict[str, Any]] = {}
+    chosen: dict[str, Any] = {}
+    for name, nf in prog.functions.items():
+        key = (id(nf.source.globals), tuple(sorted(nf.source.closure)))
+        ns = namespaces.get(key)
+        if ns is None:
+            ns = dict(nf.source.globals)
+            ns.update(nf.source.closure)
+            exec(code, ns)
+            namespaces[key] = ns
+        if name in ns:
+            chosen[name] = ns[name]
+    for ns in namespaces.values():
+        ns.update(chosen)
+    f = chosen[prog.entry.name]
     prog._numpy_fn = f  # type: ignore[attr-defined]
     return f  # type: ignore[no-any-return]
 

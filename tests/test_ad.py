@@ -18,7 +18,7 @@ rng = np.random.default_rng(7)
 def jax_twin(fn):
     """The same source, with `np` bound to jax.numpy (and twins of the helpers it calls)."""
     ns = {"np": jnp}
-    for name, obj in vars(P).items():
+    for obj in vars(P).values():
         if inspect.isfunction(obj) and obj.__module__ == P.__name__:
             exec(compile(inspect.getsource(obj), P.__file__, "exec"), ns)
     return ns[fn.__name__]

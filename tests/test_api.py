@@ -221,7 +221,9 @@ def test_wrong_number_of_arguments():
 
 
 def test_unsupported_argument_type():
-    with pytest.raises(srcjax.ArgumentError, match="static"):
+    with pytest.raises(srcjax.ArgumentError, match="as an array"):
+        srcjax.compile(scale_by)(np.ones(3), [object()])
+    with pytest.raises(srcjax.DTypeError):  # a string is static; multiplying an array by it is the error
         srcjax.compile(scale_by)(np.ones(3), "two")
 
 

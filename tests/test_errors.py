@@ -95,6 +95,19 @@ def error_in_second_statement(x, y):
     return bad
 
 
+def error_in_comprehension(x, w):
+    ys = [r @ w for r in x]
+    return ys
+
+
+def error_in_third_loop_iteration(x, w):
+    acc = x
+    for i in range(3):
+        acc = acc @ w  # fine for i = 0, 1; at i = 2, acc is (2, 2)
+        acc = acc[:, : 3 - i]
+    return acc
+
+
 def stack_mismatch(a, b):
     return np.stack([a, b])
 
@@ -331,6 +344,15 @@ def and_on_data(x):
     return x.sum() > 0 and x
 
 
+def assert_on_data(x):
+    assert x.sum() > 0
+    return x
+
+
+def chained_comparison_on_data(x):
+    return 0 < x < 1
+
+
 def not_on_data(x):
     return not x
 
@@ -438,6 +460,8 @@ CASES = [
     (where_mismatch, (arr(4, 3, dtype=bool), arr(4, 3), arr(5, 3)), E.ShapeError, "np.where", ["(5, 3)"]),
     (error_in_second_statement, (arr(3), arr(4)), E.ShapeError, "ok - y", ["(3,)", "(4,)"]),
     (stack_mismatch, (arr(3), arr(4)), E.ShapeError, "np.stack", ["(3,)", "(4,)"]),
+    (error_in_comprehension, (arr(2, 3), arr(4, 2)), E.ShapeError, "[r @ w for r in x]", ["(3,)", "(4, 2)"]),
+    (error_in_third_loop_iteration, (arr(2, 3), arr(3, 3)), E.ShapeError, "acc @ w", ["(2, 2)", "(3, 3)"]),
     (bitand_float, (arr(2, 2),), E.DTypeError, "x & x", ["float32"]),
     (astype_complex, (arr(2, 2),), E.DTypeError, "x.astype", ["complex64"]),
     (add_string, (arr(2, 2),), E.DTypeError, 'x + "a"', ["str"]),
@@ -483,6 +507,8 @@ CASES = [
     (ifexp_on_data, (arr(2),), E.DynamicControlFlowError, "x[0] > 0", ["array data"]),
     (and_on_data, (arr(2),), E.DynamicControlFlowError, "x.sum() > 0 and x", ["and"]),
     (not_on_data, (arr(2),), E.DynamicControlFlowError, "not x", ["not"]),
+    (assert_on_data, (arr(2),), E.StaticValueError, "x.sum() > 0", ["assert"]),
+    (chained_comparison_on_data, (arr(2),), E.UnsupportedSyntaxError, "0 < x < 1", ["chained"]),
     (if_on_data_in_helper, (arr(2),), E.DynamicControlFlowError, (_sign_branch, "x.mean() < 0"), ["if"]),
     (calls_imported_dense, (arr(4, 3), arr(5, 2), arr(2)), E.ShapeError, (dense, "x @ w"), ["(4, 3)", "(5, 2)"]),
     (shape_from_data, (arr(4, 3),), E.StaticValueError, "x.reshape(x.shape[0], x.argmax())", ["shape", "array data"]),
@@ -577,7 +603,7 @@ def test_same_error_without_running_anything(row, monkeypatch) -> None:
 
 
 SYNTAX_AND_NAME_ROWS = [r for r in CASES if r[2] in (srcjax.UnsupportedSyntaxError, srcjax.UnknownFunctionError)
-                        and r[0] not in (uses_unsupported_method,)]
+                        and r[0] not in (uses_unsupported_method, chained_comparison_on_data)]
 
 
 @pytest.mark.parametrize("row", SYNTAX_AND_NAME_ROWS, ids=_id)
@@ -629,8 +655,23 @@ def test_wrong_number_of_arguments(args, kwargs, fragment) -> None:
 
 def test_argument_of_unsupported_type() -> None:
     with pytest.raises(srcjax.ArgumentError) as ei:
-        srcjax.compile(two_args)(arr(2), "text")
+        srcjax.compile(two_args)(arr(2), {1, 2})  # a set: neither an array nor hashable
     assert "'b'" in ei.value.message and "static_argnames" in (ei.value.hint or "")
+
+
+def mode_switch(x, mode):
+    if mode is None:
+        return x * 0
+    return x
+
+
+def test_string_argument_is_static_everywhere() -> None:
+    """Non-array hashable arguments (strings, None) are static, as with static_argnames."""
+    out = srcjax.compile(mode_switch)(arr(3), "keep")
+    np.testing.assert_array_equal(np.asarray(out), arr(3))
+    assert srcjax.eval_shape(mode_switch, arr(3), "keep").shape == (3,)
+    assert "stablehlo.multiply" not in srcjax.lower(mode_switch, arr(3), "keep").as_text()
+    assert "stablehlo.multiply" in srcjax.lower(mode_switch, arr(3), None).as_text()
 
 
 def test_builtin_without_source_as_entry() -> None:
@@ -639,8 +680,6 @@ def test_builtin_without_source_as_entry() -> None:
     assert "no Python source" in ei.value.message
 
 
-@pytest.mark.xfail(strict=True, reason="reported: srcjax.source/compile of a builtin without a signature raises "
-                                       "ValueError from inspect.signature (api.Compiled.__init__)")
 def test_builtin_without_signature_as_entry() -> None:
     with pytest.raises(srcjax.UnknownFunctionError):
         srcjax.source(math.hypot)

@@ -415,6 +415,19 @@ BINARY_OPS = ["{} + {}", "{} - {}", "{} * {}", "np.maximum({}, {})", "np.minimum
 REDUCE = ["np.sum", "np.mean", "np.max", "np.min"]
 
 
+HELPERS = """
+
+def helper(v, scale=1.0):
+    return inner(v) * scale
+
+
+def inner(v):
+    if v.ndim == 0:
+        return v + 1.0
+    return np.tanh(v) + v.mean()
+"""
+
+
 def broadcastable(s1: tuple[int, ...], s2: tuple[int, ...]) -> bool:
     return all(a == b or a == 1 or b == 1 for a, b in zip(s1[::-1], s2[::-1]))
 
@@ -444,7 +457,8 @@ def random_program(draw):
         names = sorted(shapes)
         a = draw(st.sampled_from(names))
         kind = draw(st.sampled_from(["unary", "unary", "binary", "binary", "scalar", "reduce", "matmul", "T",
-                                     "reshape", "loop", "if", "augassign"]))
+                                     "reshape", "loop", "if", "augassign", "slice", "stack", "helper",
+                                     "compare", "unpack"]))
         v = new()
         if kind == "unary":
             lines.append(f"{v} = " + draw(st.sampled_from(UNARY)).format(a))
@@ -479,6 +493,31 @@ def random_program(draw):
             b = draw(st.sampled_from(partners))
             lines.append(f"{v} = np.tanh({a} @ {b})")
             shapes[v] = shapes[a][:-1] + (shapes[b][1],)
+        elif kind == "slice" and shapes[a]:
+            d = shapes[a][0]
+            lo, step = draw(st.integers(-d, d - 1)), draw(st.sampled_from([1, 2, -1]))
+            lines.append(f"{v} = {a}[{lo}::{step}, ...]")
+            shapes[v] = (len(range(d)[lo::step]),) + shapes[a][1:]
+        elif kind == "stack":
+            axis = draw(st.integers(0, len(shapes[a])))
+            lines.append(f"{v} = np.stack([{a}, np.tanh({a}), {a} * 0.5], axis={axis})")
+            s = list(shapes[a])
+            s.insert(axis, 3)
+            shapes[v] = tuple(s)
+        elif kind == "helper":
+            lines.append(f"{v} = helper({a}, scale={draw(st.sampled_from(['0.5', '2', '-1.0']))})")
+            shapes[v] = shapes[a]
+        elif kind == "compare":
+            partners = [b for b in names if broadcastable(shapes[a], shapes[b])]
+            b = draw(st.sampled_from(partners))
+            op = draw(st.sampled_from([">", "<=", "=="]))
+            lines.append(f"{v} = np.where(({a} {op} {b}) | ({a} > 1.0), {a}, {b})")
+            shapes[v] = broadcast(shapes[a], shapes[b])
+        elif kind == "unpack":
+            lines.append(f"p, q = {a}, {a} * 2")
+            lines.append("p, q = q, p")
+            lines.append(f"{v} = p - q")
+            shapes[v] = shapes[a]
         elif kind == "T":
             lines.append(f"{v} = {a}.T")
             shapes[v] = shapes[a][::-1]
@@ -504,7 +543,8 @@ def random_program(draw):
             shapes[v] = shapes[a]
     outs = [f"v{i}" for i in range(max(1, counter - 1), counter + 1)]
     body = "\n".join("    " + ln for ln in lines)
-    text = f"import numpy as np\n\n\ndef prog(x, y, w):\n{body}\n    return {', '.join(outs)}\n"
+    text = (f"import numpy as np\n\n\ndef prog(x, y, w):\n{body}\n    return {', '.join(outs)}\n"
+            + HELPERS)
     return text, (m, n), (n,), (n, k)
 
 

@@ -446,8 +446,10 @@ class Normalizer:
                                 hint=f"srcjax supports {prim.path}{prim.signature}") from None
         out_args: list[cst.Arg] = []
         params = prim.signature.parameters
-        for i, (pname, value) in enumerate(bound.arguments.items()):
+        index = {name: k for k, name in enumerate(params)}  # position in the signature, not in this call
+        for pname, value in bound.arguments.items():
             p = params[pname]
+            i = index[pname]
             if p.kind == inspect.Parameter.VAR_POSITIONAL:
                 out_args += [cst.Arg(value=self.atom(v)) for v in value]
             elif p.kind == inspect.Parameter.POSITIONAL_ONLY or i < prim.positional:
@@ -611,13 +613,41 @@ class Normalizer:
             raise self.unsupported(params.star_arg, "*args parameters", "list the parameters explicitly")
         if params.star_kwarg is not None:
             raise self.unsupported(params.star_kwarg, "**kwargs parameters", "list the parameters explicitly")
+        defaults = {k: v.default for k, v in inspect.signature(self.src.fn).parameters.items()
+                    if v.default is not inspect.Parameter.empty}
+
+        def clean_param(p: cst.Param) -> cst.Param:
+            p = p.with_changes(annotation=None)
+            # a default that is a plain literal is written as its value, so the generated
+            # module does not depend on the names the default was spelled with
+            lit = _literal_code(defaults.get(p.name.value, _NO_DEFAULT))
+            if p.default is not None and lit is not None:
+                p = p.with_changes(default=cst.parse_expression(lit))
+            return p
+
         clean = params.with_changes(
-            params=[p.with_changes(annotation=None) for p in params.params],
-            posonly_params=[p.with_changes(annotation=None) for p in params.posonly_params],
-            kwonly_params=[p.with_changes(annotation=None) for p in params.kwonly_params],
+            params=[clean_param(p) for p in params.params],
+            posonly_params=[clean_param(p) for p in params.posonly_params],
+            kwonly_params=[clean_param(p) for p in params.kwonly_params],
         )
         body = self.block(fdef.body.body, top=True)
         return cst.FunctionDef(name=cst.Name(name), params=clean, body=cst.IndentedBlock(body=body))
+
+
+_NO_DEFAULT = object()
+
+
+def _literal_code(v: Any) -> str | None:
+    """Source for a default value that is a plain literal (numbers, strings, None, tuples of them)."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return repr(v)
+    if isinstance(v, float):
+        return repr(v) if math.isfinite(v) else None
+    if isinstance(v, tuple):
+        parts = [_literal_code(x) for x in v]
+        if all(p is not None for p in parts):
+            return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"  # type: ignore[arg-type]
+    return None
 
 
 class _LazyRewriter(cst.CSTTransformer):

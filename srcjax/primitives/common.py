@@ -64,6 +64,8 @@ def as_dtype(dtype: Any) -> np.dtype | None:
         return None
     try:
         return canonical_dtype(dtype)
+    except DTypeError:
+        raise
     except TypeError as e:
         raise DTypeError(f"not a dtype: {dtype!r}") from e
 
