@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import linecache
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,7 +64,7 @@ class ShapedArray:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     def update(self, **kw: Any) -> ShapedArray:
         return dataclasses.replace(self, **kw)

@@ -120,8 +120,9 @@ class _HostView:
         }
 
 
-_BUFFER_PROTOCOL_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                           "float16", "float32", "float64"}
+_BUFFER_PROTOCOL_DTYPES = {np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+    np.float16, np.float32, np.float64)}
 
 
 def _platform(buf: Any) -> str:
@@ -135,7 +136,7 @@ def _to_numpy(buf: Any, aval: ShapedArray) -> np.ndarray:
     if aval.size == 0:
         v = np.empty(aval.shape, d)
     elif _platform(buf) == "cpu":
-        if d.name in _BUFFER_PROTOCOL_DTYPES:  # native dtypes: the Python buffer protocol
+        if d in _BUFFER_PROTOCOL_DTYPES:  # native dtypes: the Python buffer protocol
             v = np.asarray(buf)
         else:  # bfloat16 and friends: same-size unsigned ints, viewed as the real dtype
             v = np.asarray(_HostView(buf, aval, f"<u{d.itemsize}")).view(d)
@@ -143,7 +144,8 @@ def _to_numpy(buf: Any, aval: ShapedArray) -> np.ndarray:
         v = buf._single_device_array_to_np_array_did_copy()[0]
     if v.dtype != d:
         v = v.astype(d)
-    v.flags.writeable = False
+    if v.flags.writeable:
+        v.flags.writeable = False
     return v
 
 
