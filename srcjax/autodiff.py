@@ -22,6 +22,7 @@ from . import adjoint
 from .api import Compiled, _as_compiled, _clean, _leaf_aval
 from .core import DTypeError, TranspileError
 from .transforms import ad
+from .transforms.simplify import simplify_source
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "derivative_function"]
 
@@ -63,7 +64,7 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
     else:  # pragma: no cover
         raise ValueError(kind)
     header = "import numpy as np\nfrom srcjax.adjoint import " + ", ".join(ad.ADJOINT_IMPORTS) + "\n\n\n"
-    module_text = header + text
+    module_text = simplify_source(header + text, set(ad.ADJOINT_IMPORTS))
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
     ns: dict[str, Any] = dict(base.__globals__)

@@ -1,0 +1,155 @@
+"""Simplify generated source: copy propagation and dead-code elimination.
+
+Input and output: the Python source of generated functions (a module text).
+Only straight-line statements at the top level of a function are touched,
+and only names assigned exactly once in the whole function, so control flow
+and the tape (``_tape.append``/``pop``) are never reordered:
+
+- copy propagation: ``a = b`` (both names, each bound once) -> uses of ``a`` read ``b``;
+- dead code: ``a = <pure expression>`` whose ``a`` is never read is dropped.
+
+A call is pure when it calls ``np.*`` or a :mod:`srcjax.adjoint` helper;
+calls to other functions (forward halves that push on a tape) are kept.
+Shapes and dtypes are untouched: no ``0 * x`` folding (that is wrong for arrays).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import libcst as cst
+
+_MOD = cst.Module(body=[])
+
+
+def _names_read(node: cst.CSTNode) -> Counter[str]:
+    out: Counter[str] = Counter()
+
+    class V(cst.CSTVisitor):
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> bool:
+            # tuple targets bind names; a subscript target would read, but generated code has none
+            return False
+
+        def visit_Name(self, n: cst.Name) -> None:
+            out[n.value] += 1
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_For(self, n: cst.For) -> bool:
+            n.iter.visit(self)
+            n.body.visit(self)
+            return False
+
+    node.visit(V())
+    return out
+
+
+def _assign_counts(fdef: cst.FunctionDef) -> Counter[str]:
+    out: Counter[str] = Counter(p.name.value for p in fdef.params.params)
+
+    def targets(t: cst.BaseExpression) -> list[str]:
+        if isinstance(t, cst.Name):
+            return [t.value]
+        if isinstance(t, (cst.Tuple, cst.List)):
+            return [n for e in t.elements for n in targets(e.value)]
+        return []
+
+    class V(cst.CSTVisitor):
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
+            out.update(targets(n.target))
+
+        def visit_For(self, n: cst.For) -> None:
+            out.update(targets(n.target))
+            out.update(targets(n.target))  # loop targets are rebound every iteration
+
+    fdef.visit(V())
+    return out
+
+
+def _is_pure(node: cst.BaseExpression, pure_calls: set[str]) -> bool:
+    ok = True
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            nonlocal ok
+            f = _MOD.code_for_node(n.func)
+            if not (f.startswith("np.") or f in pure_calls):
+                ok = False
+
+    node.visit(V())
+    return ok
+
+
+class _Rename(cst.CSTTransformer):
+    def __init__(self, mapping: dict[str, str]) -> None:
+        self.mapping = mapping
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return True
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        seen: set[str] = set()
+        name = original.value
+        while name in self.mapping and name not in seen:
+            seen.add(name)
+            name = self.mapping[name]
+        return updated.with_changes(value=name)
+
+
+def simplify_function(fdef: cst.FunctionDef, pure_calls: set[str]) -> cst.FunctionDef:
+    for _ in range(4):  # to a fixpoint (a few rounds suffice)
+        counts = _assign_counts(fdef)
+        body = list(fdef.body.body)
+        # copy propagation
+        mapping: dict[str, str] = {}
+        keep: list[Any] = []
+        for s in body:
+            if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign):
+                a = s.body[0]
+                if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) and isinstance(a.value, cst.Name):
+                    dst, src = a.targets[0].target.value, a.value.value
+                    if counts[dst] == 1 and counts[src] <= 1:
+                        mapping[dst] = src
+                        continue
+            keep.append(s)
+        changed = bool(mapping)
+        new = fdef.with_changes(body=fdef.body.with_changes(body=keep))
+        if mapping:
+            new = new.visit(_Rename(mapping))  # type: ignore[assignment]
+        # dead code
+        reads = _names_read(new.body)
+        counts = _assign_counts(new)
+        keep2: list[Any] = []
+        for s in new.body.body:
+            if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign):
+                a = s.body[0]
+                if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name):
+                    n = a.targets[0].target.value
+                    if reads[n] == 0 and counts[n] == 1 and _is_pure(a.value, pure_calls):
+                        changed = True
+                        continue
+            keep2.append(s)
+        fdef = new.with_changes(body=new.body.with_changes(body=keep2))
+        if not changed:
+            break
+    return fdef
+
+
+def simplify_source(text: str, pure_calls: set[str]) -> str:
+    """Simplify every function of a generated module."""
+    module = cst.parse_module(text)
+    body = [simplify_function(s, pure_calls) if isinstance(s, cst.FunctionDef) else s for s in module.body]
+    return module.with_changes(body=body).code
