@@ -90,17 +90,20 @@ def index_add(z: Any, key: Any, g: Any) -> Any:
     A primitive (``srcjax.primitives.ad_prims``): this body is its NumPy reference.
     """
     out = np.array(z, dtype=np.result_type(z, g), copy=True)
-    view = out[key]
-    view += g
+    out[key] += g  # not `view = out[key]; view += g`: an all-integer key gives a copy, not a view
     return out
 
 
-def max_bar(g: Any, a: Any, y: Any, axis: Any, keepdims: Any) -> Any:
-    """Cotangent of ``a`` in ``y = max(a, axis)``: split equally among the maxima (as JAX)."""
+def max_bar(g: Any, a: Any, y: Any, axis: Any, keepdims: Any, initial: Any = None) -> Any:
+    """Cotangent of ``a`` in ``y = max(a, axis)`` (or min): split equally among the elements equal
+    to the result, as JAX does; an ``initial`` equal to the result takes its share (and an
+    ``initial`` beyond every element takes it all: zero cotangent)."""
     yk = expand_reduced(y, a, axis, keepdims)
     mask = (a == yk).astype(np.result_type(g))
     count = expand_reduced(np.sum(mask, axis=axis, keepdims=keepdims), a, axis, keepdims)
-    return expand_reduced(g, a, axis, keepdims) * mask / count
+    if initial is not None:
+        count = count + (yk == initial)
+    return expand_reduced(g, a, axis, keepdims) * mask / np.maximum(count, 1)
 
 
 def var_bar(g: Any, a: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:
@@ -113,18 +116,52 @@ def std_bar(g: Any, a: Any, y: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:
     return var_bar(g / (2.0 * y), a, axis, ddof, keepdims)
 
 
-def norm_bar(g: Any, x: Any, y: Any, axis: Any, keepdims: Any) -> Any:
-    yk = expand_reduced(y, x, axis, keepdims)
-    return expand_reduced(g, x, axis, keepdims) * x / np.where(yk == 0, 1.0, yk)
+def norm_axes(ndim: int, axis: Any) -> tuple[int, ...]:
+    """The axes ``np.linalg.norm`` reduces in an ``ndim``-D array; one axis is a vector norm, two a
+    matrix norm, all of them (``axis=None, ord=None``) the 2-norm of the flattened array. Static
+    (it takes ``ndim``, not the array: a helper given an active array counts as active)."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        return (axis % ndim,)
+    return tuple(ax % ndim for ax in axis)
 
 
-def inverse_perm(a: Any, axes: Any) -> Any:
-    """The permutation undoing ``np.transpose(a, axes)``."""
+def norm_bar(g: Any, x: Any, y: Any, axis: Any, keepdims: Any, ord: Any = None) -> Any:
+    """Cotangent of ``x`` in ``y = np.linalg.norm(x, ord, axis, keepdims)``, for every order srcjax
+    supports, with JAX's definitions (``sum(abs(x))``, ``max(abs(x))``, ...): abs has derivative 1
+    at 0, ties of max/min share equally. One deliberate difference: the 2-norm (and Frobenius)
+    gradient at x == 0 is 0 (JAX: nan)."""
+    axes = norm_axes(np.ndim(x), axis)
+    gk = expand_reduced(g, x, axes, keepdims)
+    yk = expand_reduced(y, x, axes, keepdims)
+    if ord is None or ord == "fro" or (ord == 2 and len(axes) == 1):
+        return gk * x / np.where(yk == 0, 1.0, yk)
+    ax = np.abs(x)
+    if len(axes) == 1:
+        if ord == 1:
+            return abs_share(gk, x)
+        if ord == np.inf or ord == -np.inf:
+            return abs_share(max_bar(g, ax, y, axes, keepdims), x)
+        if ord == 0:
+            return zeros_like(gk)
+        return abs_share(gk * ax ** (ord - 1) / yk ** (ord - 1), x)
+    row, col = axes
+    if ord == 1 or ord == -1:  # max/min over columns of the column sums
+        s = np.sum(ax, axis=row, keepdims=True)
+        return abs_share(np.broadcast_to(max_bar(g, s, y, col, keepdims), np.shape(x)), x)
+    s = np.sum(ax, axis=col, keepdims=True)  # inf / -inf: max/min over rows of the row sums
+    return abs_share(np.broadcast_to(max_bar(g, s, y, row, keepdims), np.shape(x)), x)
+
+
+def inverse_perm(ndim: int, axes: Any) -> Any:
+    """The permutation undoing ``np.transpose(a, axes)`` for an ``ndim``-D ``a``. Static: it takes
+    ``np.ndim(a)``, not ``a`` (a helper given an active array counts as active, and its result
+    would get a tangent)."""
     if axes is None:
         return None
-    nd = np.ndim(a)
-    perm = [ax % nd for ax in axes]
-    return tuple(perm.index(i) for i in range(nd))
+    perm = [ax % ndim for ax in axes]
+    return tuple(perm.index(i) for i in range(ndim))
 
 
 # -- selection: JAX's tie conventions ----------------------------------------------------------
@@ -162,12 +199,14 @@ def clip_share(g: Any, a: Any, a_min: Any, a_max: Any, which: int) -> Any:
 
 # -- reductions ----------------------------------------------------------------------------------
 
-def prod_others(a: Any, axis: Any) -> Any:
-    """For each element of ``a``, the product of the other elements of its reduction group
-    (``d prod(a, axis) / d a``), exact when ``a`` holds zeros (no ``prod / a``)."""
+def prod_others(a: Any, axis: Any, initial: Any = None) -> Any:
+    """For each element of ``a``, the product of the other elements of its reduction group (times
+    ``initial``): ``d prod(a, axis, initial=initial) / d a``, exact when ``a`` holds zeros (no ``prod / a``)."""
     zero = a == 0
     nz = np.where(zero, 1.0, a)
     p = expand_reduced(np.prod(nz, axis=axis, keepdims=True), a, axis, True)
+    if initial is not None:
+        p = p * initial
     nzeros = expand_reduced(np.sum(zero, axis=axis, keepdims=True), a, axis, True)
     return np.where(nzeros == 0, p / nz, np.where((nzeros == 1) & zero, p, 0.0))
 
@@ -375,9 +414,7 @@ def tile_bar(g: Any, A: Any, reps: Any) -> Any:
     n = max(len(tup), len(shape))
     padded = (1,) * (n - len(shape)) + tuple(shape)
     tup = (1,) * (n - len(tup)) + tup
-    inter = ()
-    for i in range(n):
-        inter = inter + (tup[i], padded[i])
+    inter = tuple([tup[i // 2] if i % 2 == 0 else padded[i // 2] for i in range(2 * n)])  # (t0, s0, t1, s1, ...)
     return np.reshape(np.sum(np.reshape(g, inter), axis=tuple(range(0, 2 * n, 2))), shape)
 
 

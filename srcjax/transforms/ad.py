@@ -42,11 +42,11 @@ from . import rules
 _MOD = cst.Module(body=[])
 ADJOINT_IMPORTS = ("unbroadcast", "broadcast_like", "zeros_like", "ones_like", "expand_reduced", "reduced_size",
                    "matmul_lhs_bar", "matmul_rhs_bar", "index_add", "max_bar", "var_bar", "std_bar", "norm_bar",
-                   "inverse_perm", "max_share", "abs_share", "clip_share", "prod_others", "ravel_bar", "tensordot_axes",
-                   "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar", "inner_lhs_bar",
-                   "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars", "einsum_jvp",
-                   "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece", "seq_pieces", "split_bounds",
-                   "split_bar")
+                   "norm_axes", "inverse_perm", "max_share", "abs_share", "clip_share", "prod_others", "ravel_bar",
+                   "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar",
+                   "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars", "einsum_jvp",
+                   "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
+                   "seq_pieces", "split_bounds", "split_bar")
 
 
 class DifferentiationError(TranspileError):
@@ -440,7 +440,7 @@ class JVP:
                     self.block(other, b2, ind + 1, d2, bound=k2)
                 # a tangent defined on one path only: zeros on the other paths where the primal is bound
                 union = d1 | d2
-                for bl, d, k in ((b1, d1, k1), (b2, d2, k2)):
+                for bl, d, _k in ((b1, d1, k1), (b2, d2, k2)):
                     for v in sorted((union - d) & (k1 & k2)):
                         bl.append(f"{pad}    {self.dname(v)} = zeros_like({v})")
                         d.add(v)
@@ -686,7 +686,7 @@ def single_exit(stmts: list[Any], result: str) -> list[Any]:
         isinstance(stmts[-1].body[-1], cst.Return)
     if not _has_return(stmts[:-1] if last_is_return else stmts):
         return stmts
-    for s, depth in _walk(stmts):
+    for s, _depth in _walk(stmts):
         if isinstance(s, (cst.For, cst.While)) and _has_return(list(s.body.body)):
             raise DifferentiationError("`return` inside a loop is not supported in reverse mode yet",
                                        hint="break out of the loop with a flag and return after it")

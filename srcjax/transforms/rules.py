@@ -134,12 +134,14 @@ deflinear("mean", {"a": "np.mean(a_dot, axis=axis, keepdims=keepdims)"},
           {"a": "expand_reduced(out_bar, a, axis, keepdims) / reduced_size(a, axis)"})
 # d prod / d a_i is the product of the others, computed without dividing by a (exact with zeros,
 # as JAX). Ties in max/min: the gradient is split equally among the maxima (JAX).
-defjvp("prod", a="np.sum(a_dot * prod_others(a, axis), axis=axis, keepdims=keepdims)")
-defvjp("prod", a="expand_reduced(out_bar, a, axis, keepdims) * prod_others(a, axis)")
-defjvp("max", a="np.sum(a_dot * max_bar(ones_like(out), a, out, axis, keepdims), axis=axis, keepdims=keepdims)")
-defvjp("max", a="max_bar(out_bar, a, out, axis, keepdims)")
-defjvp("min", a="np.sum(a_dot * max_bar(ones_like(out), a, out, axis, keepdims), axis=axis, keepdims=keepdims)")
-defvjp("min", a="max_bar(out_bar, a, out, axis, keepdims)")
+defjvp("prod", a="np.sum(a_dot * prod_others(a, axis, initial), axis=axis, keepdims=keepdims)")
+defvjp("prod", a="expand_reduced(out_bar, a, axis, keepdims) * prod_others(a, axis, initial)")
+defjvp("max", a="np.sum(a_dot * max_bar(ones_like(out), a, out, axis, keepdims, initial), axis=axis, "
+                 "keepdims=keepdims)")
+defvjp("max", a="max_bar(out_bar, a, out, axis, keepdims, initial)")
+defjvp("min", a="np.sum(a_dot * max_bar(ones_like(out), a, out, axis, keepdims, initial), axis=axis, "
+                 "keepdims=keepdims)")
+defvjp("min", a="max_bar(out_bar, a, out, axis, keepdims, initial)")
 defjvp("var", a="np.sum(a_dot * var_bar(ones_like(out), a, axis, ddof, keepdims), axis=axis, keepdims=keepdims)")
 defvjp("var", a="var_bar(out_bar, a, axis, ddof, keepdims)")
 defjvp("std", a="np.sum(a_dot * std_bar(ones_like(out), a, out, axis, ddof, keepdims), axis=axis, keepdims=keepdims)")
@@ -148,12 +150,15 @@ defvjp("std", a="std_bar(out_bar, a, out, axis, ddof, keepdims)")
 # -- linear algebra ----------------------------------------------------------------------
 deflinear("matmul", {"x1": "x1_dot @ x2", "x2": "x1 @ x2_dot"},
           {"x1": "matmul_lhs_bar(out_bar, x1, x2)", "x2": "matmul_rhs_bar(out_bar, x1, x2)"})
-# Deliberate difference from JAX: the gradient of the 2-norm at x == 0 is 0 (a subgradient), not nan.
-defjvp("norm", x="np.sum(x_dot * norm_bar(ones_like(out), x, out, axis, keepdims), axis=axis, keepdims=keepdims)")
-defvjp("norm", x="norm_bar(out_bar, x, out, axis, keepdims)")
+# Every order srcjax supports (vector p-norms; 1, -1, inf, -inf, fro matrix norms), as JAX defines them.
+# One deliberate difference from JAX: the gradient of the 2-norm at x == 0 is 0 (a subgradient), not nan.
+defjvp("norm", x="np.sum(x_dot * norm_bar(ones_like(out), x, out, axis, keepdims, ord), "
+                 "axis=norm_axes(np.ndim(x), axis), keepdims=keepdims)")
+defvjp("norm", x="norm_bar(out_bar, x, out, axis, keepdims, ord)")
 
 # -- shapes -----------------------------------------------------------------------------------
-deflinear("transpose", {"a": "np.transpose(a_dot, axes)"}, {"a": "np.transpose(out_bar, inverse_perm(a, axes))"})
+deflinear("transpose", {"a": "np.transpose(a_dot, axes)"},
+          {"a": "np.transpose(out_bar, inverse_perm(np.ndim(a), axes))"})
 deflinear("reshape", {"a": "np.reshape(a_dot, shape)"}, {"a": "np.reshape(out_bar, np.shape(a))"})
 deflinear("ravel", {"a": "np.ravel(a_dot, order)"}, {"a": "ravel_bar(out_bar, a, order)"})
 deflinear("squeeze", {"a": "np.squeeze(a_dot, axis)"}, {"a": "np.reshape(out_bar, np.shape(a))"})
@@ -166,8 +171,9 @@ deflinear("index_add", {"z": "broadcast_like(z_dot, out)", "g": "index_add(zeros
 deflinear("astype", {"x": "x_dot.astype(dtype)"}, {"x": "out_bar.astype(np.result_type(x))"})
 
 # -- creation: linear in the fill value ---------------------------------------------------------------
-deflinear("full", {"fill_value": "np.full(shape, fill_value_dot)"}, {"fill_value": "unbroadcast(out_bar, fill_value)"})
-deflinear("full_like", {"fill_value": "broadcast_like(fill_value_dot, out)"},
+deflinear("full", {"fill_value": "np.full(shape, fill_value_dot, dtype)"},
+          {"fill_value": "unbroadcast(out_bar, fill_value)"})
+deflinear("full_like", {"fill_value": "np.full_like(out, fill_value_dot)"},
           {"fill_value": "unbroadcast(out_bar, fill_value)"})
 
 # -- contractions: bilinear ------------------------------------------------------------------------
