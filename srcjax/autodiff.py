@@ -129,7 +129,19 @@ class _Derived(Compiled):
         return super().__call__(*args, **kwargs)
 
 
+_WRAPPED: dict[tuple[Any, ...], Compiled] = {}
+
+
 def _wrap(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool) -> Compiled:
+    """The compiled derivative; cached, so repeated jvp/vjp calls reuse their executables."""
+    key = (fn, kind, argnums if isinstance(argnums, int) else tuple(argnums), has_aux)
+    hit = _WRAPPED.get(key)
+    if hit is None:
+        hit = _WRAPPED[key] = _wrap_new(fn, kind, argnums, has_aux)
+    return hit
+
+
+def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool) -> Compiled:
     try:
         derived = derivative_function(fn, kind, argnums, has_aux)
     except TranspileError as e:

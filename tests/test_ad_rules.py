@@ -57,12 +57,6 @@ JAX_TOL: dict[str, Any] = dict(rtol=1e-9, atol=1e-11)
 NUMPY_TOL: dict[str, Any] = dict(rtol=1e-10, atol=1e-12)
 HYPOTHESIS = settings(max_examples=4, deadline=None, derandomize=True, database=None)
 
-# A known bug outside rules.py/adjoint.py: a sequence operand written as a list literal
-# (np.concatenate([x, y])) is differentiated as zero by srcjax/transforms/ad.py.
-SEQ_LITERAL_BUG = pytest.mark.xfail(
-    strict=True, reason="ad.py: a list-literal sequence operand (np.concatenate([x, y])) gets zero derivatives")
-
-
 # -- argument domains ------------------------------------------------------------------------
 def N(*shape: int) -> tuple[Any, ...]:
     """Standard normal."""
@@ -223,14 +217,14 @@ group("atleast", [("atleast_1d", "np.atleast_1d(x)"), ("atleast_2d", "np.atleast
                   ("atleast_3d", "np.atleast_3d(y)")], N(), N(3))
 case("atleast_3d", "np.atleast_3d(x, y)", N(3), N(2, 2))  # several operands: several results
 case("atleast_2d", "np.atleast_2d(x, y)", N(), N(3))
-case("concatenate", "np.concatenate([x, y])", N(2, 3), N(1, 3), marks=(SEQ_LITERAL_BUG,))
-case("concatenate", "np.concatenate((x, y, z), axis=1)", N(2, 1), N(2, 3), N(2, 2), marks=(SEQ_LITERAL_BUG,))
-case("concatenate", "np.concatenate([x, y], axis=None)", N(2, 2), N(3), marks=(SEQ_LITERAL_BUG,))
-case("stack", "np.stack([x, y])", N(3), N(3), marks=(SEQ_LITERAL_BUG,))
-case("stack", "np.stack((x, y, z), axis=-1)", N(2, 2), N(2, 2), N(2, 2), marks=(SEQ_LITERAL_BUG,))
-case("hstack", "np.hstack([x, y])", N(3), N(2), marks=(SEQ_LITERAL_BUG,))
-case("hstack", "np.hstack((x, y))", N(2, 1), N(2, 3), marks=(SEQ_LITERAL_BUG,))
-case("vstack", "np.vstack([x, y])", N(3), N(2, 3), marks=(SEQ_LITERAL_BUG,))
+case("concatenate", "np.concatenate([x, y])", N(2, 3), N(1, 3))
+case("concatenate", "np.concatenate((x, y, z), axis=1)", N(2, 1), N(2, 3), N(2, 2))
+case("concatenate", "np.concatenate([x, y], axis=None)", N(2, 2), N(3))
+case("stack", "np.stack([x, y])", N(3), N(3))
+case("stack", "np.stack((x, y, z), axis=-1)", N(2, 2), N(2, 2), N(2, 2))
+case("hstack", "np.hstack([x, y])", N(3), N(2))
+case("hstack", "np.hstack((x, y))", N(2, 1), N(2, 3))
+case("vstack", "np.vstack([x, y])", N(3), N(2, 3))
 case("split", "np.split(x, 2)", N(4, 3))
 case("split", "np.split(x, [1, 3], axis=1)", N(2, 5))
 case("array_split", "np.array_split(x, 3)", N(5))
@@ -463,12 +457,8 @@ NONDIFF_CASES = [
     ("floor_divide", "np.floor_divide(x, 0.7) * x", U(0.1, 0.6, 3)),
     ("comparisons", "np.where((x > 0) & (x < 1) | ~(x >= 2), x, 0.0)", A(4)),
     ("argmax", "x * np.argmax(x) + x * np.argmin(x)", C([0.3, -1.2, 2.5, 0.7])),
-    pytest.param("argmax_index", "x[np.argmax(x)] * x", C([0.3, -1.2, 2.5, 0.7]), marks=pytest.mark.xfail(
-        strict=True, reason="ad.py: the VJP of x[i] with a dynamic index writes np.s_[i], which specialization "
-                            "refuses (an index into a Python container must be static)")),
-    pytest.param("like", "np.zeros_like(x) + np.ones_like(x) * x", N(3), marks=pytest.mark.xfail(
-        strict=True, reason="ad.py: the primal temporary `ones_like = np.ones_like(x)` shadows the adjoint helper "
-                            "ones_like the gradient source calls")),
+    ("argmax_index", "x[np.argmax(x)] * x", C([0.3, -1.2, 2.5, 0.7])),
+    ("like", "np.zeros_like(x) + np.ones_like(x) * x", N(3)),
     ("creation", "x * np.arange(3.0) + np.ones(3) + np.zeros((3,)) + np.linspace(0.0, 1.0, 3)", N(3)),
     ("eye", "x @ (np.eye(3) + np.identity(3))", N(3)),
     ("predicates", "np.where(np.isfinite(x) & ~np.isnan(x) & ~np.isinf(x), x * x, 0.0)", N(3)),
@@ -677,9 +667,9 @@ def test_grad_of_grad_through_helpers() -> None:
     np.testing.assert_allclose(srcjax.grad(srcjax.grad(f))(0.7), ref, rtol=1e-9)
 
 
-@pytest.mark.xfail(strict=True, reason="ad.py: a list/tuple literal argument of a helper call (split_bar((a_bar, "
-                                       "b_bar), ...), atleast_bars, einsum_bars(g, s, [a, b])) is not active in "
-                                       "forward mode: its tangent is dropped, silently")
+@pytest.mark.xfail(strict=True, raises=srcjax.TranspileError,
+                   reason="second order through the sequence helpers (split_bar, atleast_bars) needs derivatives "
+                          "through list comprehensions, which ad.py refuses with a clear error for now")
 def test_hessian_vector_product_through_sequence_helpers() -> None:
     f = define("def f(x):\n"
                "    a, b = np.split(x, [1])\n"

@@ -35,6 +35,7 @@ import libcst as cst
 import numpy as np
 
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
+from .. import adjoint as _adjoint
 from ..primitives import registry
 from .read import FunctionSource, read_function
 
@@ -174,7 +175,7 @@ class Normalizer:
         base = re.sub(r"\W", "_", hint) or "t"
         if base[0].isdigit():
             base = "t" + base
-        if base not in self.used and not hasattr(builtins, base):
+        if base not in self.used and not hasattr(builtins, base) and base not in _RESERVED:
             self.used.add(base)
             self.temps.add(base)
             return base
@@ -182,7 +183,7 @@ class Normalizer:
         while True:
             k += 1
             name = f"{base}_{k}"
-            if name not in self.used:
+            if name not in self.used and name not in _RESERVED:
                 self.counts[base] = k
                 self.used.add(name)
                 self.temps.add(name)
@@ -397,7 +398,13 @@ class Normalizer:
             if prim is not None:
                 return self.prim_call(node, prim, list(node.args))
             self.check_callee(node, fv)
-        callee = self.atom(func) if not isinstance(func, cst.Name) else self.resolve_name(func)
+        if isinstance(func, cst.Name):
+            callee = self.resolve_name(func)
+        elif isinstance(func, cst.Attribute) and not ok:
+            # a method of a (static) object, e.g. `outs.append(y)`: keep `recv.method(...)` together
+            callee = func.with_changes(value=self.atom(func.value))
+        else:
+            callee = self.atom(func)
         args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
         hint = _call_hint(callee)
         return node.with_changes(func=callee, args=args), hint
@@ -635,6 +642,9 @@ class Normalizer:
 
 
 _NO_DEFAULT = object()
+
+# Names generated derivative code imports from srcjax.adjoint: never used for temporaries.
+_RESERVED = {n for n in dir(_adjoint) if not n.startswith("_")}
 
 
 def _literal_code(v: Any) -> str | None:

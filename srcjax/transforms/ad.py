@@ -98,8 +98,26 @@ def _names_in(node: cst.CSTNode) -> list[str]:
 
 
 def _subscript_key(node: cst.Subscript) -> str:
-    """The index of ``x[...]`` as an expression: ``np.s_[1:, None]``."""
-    return "np.s_[" + ", ".join(code(e.slice) for e in node.slice) + "]"
+    """The index of ``x[...]`` as an expression: ``np.s_[1:, None]`` when it is all literals,
+    else an explicit tuple (``(i, slice(1, n, None))``) so computed indices stay values."""
+    literal = all(isinstance(n, (cst.Integer, cst.Ellipsis, cst.UnaryOperation, cst.Slice)) or
+                  (isinstance(n, cst.Name) and n.value == "None")
+                  for e in node.slice for n in [e.slice.value if isinstance(e.slice, cst.Index) else e.slice])
+    literal = literal and all(
+        p is None or isinstance(p, (cst.Integer, cst.UnaryOperation))
+        for e in node.slice if isinstance(e.slice, cst.Slice) for p in (e.slice.lower, e.slice.upper, e.slice.step))
+    if literal:
+        return "np.s_[" + ", ".join(code(e.slice) for e in node.slice) + "]"
+    parts = []
+    for e in node.slice:
+        sl = e.slice
+        if isinstance(sl, cst.Index):
+            parts.append(code(sl.value))
+        else:
+            assert isinstance(sl, cst.Slice)
+            parts.append("slice(" + ", ".join(code(p) if p is not None else "None"
+                                             for p in (sl.lower, sl.upper, sl.step)) + ")")
+    return "(" + ", ".join(parts) + ",)"
 
 
 def _literal(v: Any) -> str:
@@ -170,7 +188,11 @@ def _prim_op(prim: registry.Primitive, args: dict[str, Any], reads: list[str]) -
     for p in prim.array_seqs:
         seq = args.get(p)
         if isinstance(seq, str):
-            operands[p] = seq
+            node = cst.parse_expression(seq)
+            if isinstance(node, (cst.List, cst.Tuple)):  # a literal list of arrays: its elements
+                args[p] = [code(e.value) for e in node.elements]
+            else:
+                operands[p] = seq  # a variable holding a list: see Activity.check
     return Op("prim", prim=prim, args=args, operands=operands, reads=reads)
 
 
@@ -299,12 +321,64 @@ class Activity:
                         self.active |= new
                         changed = True
 
+        self.check(body if body is not None else nf.fdef.body.body)
+
+    def check(self, body: Sequence[Any]) -> None:
+        """Refuse what would otherwise silently lose derivatives."""
+        containers = set()
+        for s, _ in _walk(body):
+            if isinstance(s, cst.Assign):
+                op = self.op(s.value)
+                names = [n for t in s.targets for n in _target_names(t.target)]
+                if op.kind == "pack" or (op.kind == "prim" and op.prim is not None and
+                                         op.prim.name in ("split", "array_split")) and \
+                        isinstance(s.targets[0].target, cst.Name):
+                    if isinstance(s.targets[0].target, cst.Name):
+                        containers.update(names)
+                reads_active = [n for n in _value_reads(s.value) if n in self.active]
+                if op.kind == "static" and reads_active and _stores_arrays(s.value):
+                    raise DifferentiationError(
+                        f"cannot differentiate through `{code(s.value)}` yet (it builds a list or value from "
+                        f"{', '.join(sorted(set(reads_active)))} that derivatives cannot follow)",
+                        hint="write the elements out (e.g. np.stack([a, b])) or use array operations")
+        for s, _ in _walk(body):
+            if isinstance(s, cst.Assign):
+                op = self.op(s.value)
+                if op.kind == "prim":
+                    for p, a in op.operands.items():
+                        if a in containers and a in self.active:
+                            raise DifferentiationError(
+                                f"cannot differentiate through the list `{a}` passed to {op.prim.path} "  # type: ignore[union-attr]
+                                "(derivatives of lists held in variables are not supported yet)",
+                                hint="pass the elements directly, e.g. np.concatenate([a, b]), or unpack "
+                                     "a split: a, b = np.split(x, 2)")
+
     def op(self, value: cst.BaseExpression) -> Op:
         k = id(value)
         op = self.ops.get(k)
         if op is None:
             op = self.ops[k] = classify(value, self.program, self.nf)
         return op
+
+    def call_output_active(self, op: Op) -> bool:
+        """Whether a helper's result depends on its active arguments (``range(np.ndim(x))`` does not)."""
+        callee = self.program.functions.get(op.callee or "")
+        if callee is None:
+            return True
+        params = [p.name.value for p in callee.fdef.params.params]
+        bound = dict(zip(params, op.call_args))
+        bound.update(op.call_kwargs)
+        pattern = tuple(p for p in params if p in bound and any(n in self.active for n in _names_in(
+            cst.parse_expression(bound[p]))))
+        if not pattern:
+            return False
+        key = (id(callee), pattern)
+        hit = _CALL_ACTIVITY.get(key)
+        if hit is None:
+            _CALL_ACTIVITY[key] = True  # recursion: assume active
+            sub = Activity(self.program, callee, pattern)
+            hit = _CALL_ACTIVITY[key] = bool(_returned_names(callee) & sub.active)
+        return hit
 
     def effect(self, s: cst.CSTNode) -> tuple[list[str], list[str]]:
         """(names written, names whose activity flows into them)."""
@@ -319,6 +393,8 @@ class Activity:
                     return targets, []
                 return targets, list(op.operands.values()) + [
                     x for p in op.prim.array_seqs for x in _seq_names(op.args.get(p))]
+            if op.kind == "call" and not self.call_output_active(op):
+                return targets, []
             if op.kind in ("copy", "pack", "call", "tape_pop"):
                 src = list(op.reads)
                 if op.kind == "tape_pop" and op.callee:
@@ -331,6 +407,79 @@ class Activity:
         if isinstance(s, cst.For):
             return _target_names(s.target), []
         return [], []
+
+
+_CALL_ACTIVITY: dict[tuple[int, tuple[str, ...]], bool] = {}
+
+
+def _returned_names(nf: NormalizedFunction) -> set[str]:
+    out: set[str] = set()
+    for s, _ in _walk(nf.fdef.body.body):
+        if isinstance(s, cst.Return) and s.value is not None:
+            out |= set(_names_in(s.value))
+    return out
+
+
+def _value_reads(node: cst.BaseExpression) -> list[str]:
+    """Names whose *values* an expression reads: not those only passed to non-primitive calls
+    (``np.shape(a)``, ``reduce_axes(a, axis)``) or read for ``.shape``/``.ndim``/``.dtype``."""
+    paths = _paths()
+    out: list[str] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            out.append(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            if n.attr.value not in ("shape", "ndim", "dtype", "size"):
+                n.value.visit(self)
+            return False
+
+        def visit_Call(self, n: cst.Call) -> bool:
+            f = code(n.func)
+            if f in paths or f == "np.astype":
+                return True
+            return False
+
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):  # container builtins: their args
+        for a in node.args:
+            out.extend(_value_reads(a.value))
+        return out
+    if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        # an iterable's values matter only if the loop variables' values do
+        inner = _value_reads(node.elt)
+        fors: list[cst.CompFor] = []
+        f: cst.CompFor | None = node.for_in
+        while f is not None:
+            fors.append(f)
+            for c in f.ifs:
+                inner += _value_reads(c.test)
+            f = f.inner_for_in
+        for f in reversed(fors):
+            targets = set(_target_names(f.target))
+            if targets & set(inner):
+                inner += _value_reads(f.iter)
+            inner = [n for n in inner if n not in targets]
+        return inner
+    node.visit(V())
+    bound: set[str] = set()
+
+    class B(cst.CSTVisitor):
+        def visit_CompFor(self, n: cst.CompFor) -> None:
+            bound.update(_target_names(n.target))
+
+    node.visit(B())
+    return [n for n in out if n not in bound]
+
+
+def _stores_arrays(node: cst.BaseExpression) -> bool:
+    """Expressions kept nested (comprehensions, ...) or container builtins over arrays."""
+    if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.BooleanOperation, cst.IfExp, cst.DictComp)):
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        return node.func.value in ("list", "tuple", "zip", "enumerate", "reversed", "sum", "sorted", "map",
+                                   "dict", "max", "min")
+    return False
 
 
 def _seq_names(v: Any) -> list[str]:
@@ -586,7 +735,8 @@ class JVP:
         params = [p.name.value for p in callee.fdef.params.params]
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
-        active = tuple(p for p in params if p in bound and bound[p] in self.act.active and bound[p] in defined)
+        active = tuple(p for p in params if p in bound and any(
+            n in self.act.active and n in defined for n in _names_in(cst.parse_expression(bound[p]))))
         target = code(s.targets[0].target)
         if not active:
             lines.append(f"{pad}{target} = {code(s.value)}")
@@ -597,7 +747,8 @@ class JVP:
                     defined.add(n)
             return
         hname = jvp_helper(self.program, callee, active, self.helpers, self.out_lines)
-        args = [bound[p] for p in params if p in bound] + [self.dot[bound[p]] for p in active]
+        args = [bound[p] for p in params if p in bound] + [
+            self.tangent_expr(cst.parse_expression(bound[p]), defined) for p in active]
         out = self.names.fresh(f"{op.callee}_out")
         out_dot = self.names.fresh(f"{op.callee}_out_dot")
         lines.append(f"{pad}{out}, {out_dot} = {hname}({', '.join(args)})")
@@ -1008,7 +1159,8 @@ class VJP:
     def call_active(self, op: Op) -> tuple[str, ...]:
         """The callee's params that receive active values, if any cotangent flows back through them."""
         callee, params, bound = self.call_bound(op)
-        active = tuple(p for p in params if p in bound and bound[p] in self.act.active)
+        active = tuple(p for p in params if p in bound and any(
+            n in self.act.active for n in _names_in(cst.parse_expression(bound[p]))))
         if not active:
             return ()
         pair = vjp_helper(self.program, callee, active, self.helpers, self.out_lines)
@@ -1038,7 +1190,14 @@ class VJP:
         tmp = self.names.fresh(f"{op.callee}_bars")
         lines.append(f"{pad}{tmp} = {bwd}({g}, {self.tape})")
         for k, p in enumerate(nonzero):
-            self.accumulate(bound[p], f"{tmp}[{k}]", lines, pad, defined)
+            node = cst.parse_expression(bound[p])
+            if isinstance(node, (cst.Tuple, cst.List)):  # a literal tuple argument: its elements
+                for j, e in enumerate(node.elements):
+                    n = code(e.value)
+                    if n.isidentifier() and n in self.act.active:
+                        self.accumulate(n, f"{tmp}[{k}][{j}]", lines, pad, defined)
+            elif bound[p] in self.act.active:
+                self.accumulate(bound[p], f"{tmp}[{k}]", lines, pad, defined)
 
     # -- assembling ---------------------------------------------------------------------------
     def sweeps(self, seed: str | None) -> tuple[list[str], list[str], str, set[str]]:
