@@ -34,8 +34,8 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from .. import adjoint as _adjoint
+from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
 from .read import FunctionSource, read_function
 
@@ -317,16 +317,16 @@ class Normalizer:
                 if isinstance(e, cst.StarredElement):
                     raise self.unsupported(e, "starred elements (*x) in a tuple or list",
                                            "build the tuple with + on static tuples")
-                elems.append(e.with_changes(value=self.atom(e.value)))
+                elems.append(e.with_changes(value=self.atom(e.value)))  # type: ignore[arg-type]
             if isinstance(node, cst.Tuple):
                 return node.with_changes(elements=elems, lpar=[cst.LeftParen()], rpar=[cst.RightParen()]), None
             return node.with_changes(elements=elems), None
         if isinstance(node, cst.Dict):
             elems = []
-            for e in node.elements:
+            for e in node.elements:  # type: ignore[assignment]
                 if isinstance(e, cst.StarredDictElement):
                     raise self.unsupported(e, "**-unpacking in a dict")
-                elems.append(e.with_changes(key=self.atom(e.key), value=self.atom(e.value)))
+                elems.append(e.with_changes(key=self.atom(e.key), value=self.atom(e.value)))  # type: ignore[arg-type, attr-defined]
             return node.with_changes(elements=elems), None
         if isinstance(node, cst.Call):
             return self.flat_call(node)
@@ -394,7 +394,7 @@ class Normalizer:
             prim, args = self.method_call(node, self.atom(func.value), node.args)
             return self.prim_call(node, prim, args)
         if ok:
-            prim = registry.lookup(fv) if callable(fv) else None
+            prim = registry.lookup(fv) if callable(fv) else None  # type: ignore[assignment]
             if prim is not None:
                 return self.prim_call(node, prim, list(node.args))
             self.check_callee(node, fv)
@@ -477,7 +477,7 @@ class Normalizer:
         return node.visit(_LazyRewriter(self, node))  # type: ignore[return-value]
 
     # -- statements ---------------------------------------------------------------
-    def block(self, stmts: Sequence[cst.BaseStatement], top: bool = False) -> list[cst.BaseStatement]:
+    def block(self, stmts: Sequence[Any], top: bool = False) -> list[cst.BaseStatement]:
         saved = self.out
         self.out = []
         for i, s in enumerate(stmts):
@@ -512,7 +512,7 @@ class Normalizer:
         elif isinstance(s, cst.While):
             if s.orelse is not None:
                 raise self.unsupported(s.orelse, "while ... else", "use a flag variable")
-            stmt = s.with_changes(test=self.lazy(s.test), body=cst.IndentedBlock(body=self.block(s.body.body)))
+            stmt = s.with_changes(test=self.lazy(s.test), body=cst.IndentedBlock(body=self.block(s.body.body)))  # type: ignore[assignment]
             self.record(stmt, s.test)
             self.out.append(stmt)
         elif isinstance(s, cst.FunctionDef):
@@ -573,7 +573,7 @@ class Normalizer:
                 raise self.unsupported(s, what, hint)
         if isinstance(s, cst.Assign):
             targets = [self.target(t.target) for t in s.targets]
-            flat, hint = self.flat(s.value)
+            flat, hint = self.flat(s.value)  # type: ignore[assignment]
             first = targets[0]
             self.assign(first, flat, s.value)
             for t in targets[1:]:
@@ -586,10 +586,10 @@ class Normalizer:
             if not isinstance(target, cst.Name):
                 raise self.unsupported(s.target, "augmented assignment to this target")
             value = self.atom(s.value)
-            op = AUG_TO_BIN[type(s.operator).__name__]()
+            op = AUG_TO_BIN[type(s.operator).__name__]()  # type: ignore[abstract]
             self.assign(target, cst.BinaryOperation(left=target, operator=op, right=value), s)
         elif isinstance(s, cst.Return):
-            value = self.atom(s.value) if s.value is not None else None
+            value = self.atom(s.value) if s.value is not None else None  # type: ignore[assignment]
             self.emit(cst.Return(value=value), s)
         elif isinstance(s, cst.Expr):
             if isinstance(s.value, (cst.SimpleString, cst.ConcatenatedString)):

@@ -197,7 +197,7 @@ class Specializer:
         return self.fn_stack[-1]
 
     # -- statements ---------------------------------------------------------------
-    def exec_block(self, stmts: Sequence[cst.BaseStatement], env: dict[str, Any]) -> None:
+    def exec_block(self, stmts: Sequence[Any], env: dict[str, Any]) -> None:
         for s in stmts:
             span = self.nf.spans.get(id(s))
             if span is not None and self.b is not None:
@@ -418,14 +418,14 @@ class Specializer:
             if isinstance(part, cst.FormattedStringText):
                 out.append(part.value)
             else:
-                v = self.eval(part.expression, env)
+                v = self.eval(part.expression, env)  # type: ignore[attr-defined]
                 if is_dynamic(v):
                     out.append(v.aval.str_short())
                     continue
-                if part.conversion is not None:
-                    v = {"r": repr, "s": str, "a": ascii}[part.conversion](v)
-                spec = self.eval_FormattedString(cst.FormattedString(parts=part.format_spec), env) \
-                    if part.format_spec else ""
+                if part.conversion is not None:  # type: ignore[attr-defined]
+                    v = {"r": repr, "s": str, "a": ascii}[part.conversion](v)  # type: ignore[attr-defined, operator]
+                fmt: Any = part.format_spec  # type: ignore[attr-defined]
+                spec = self.eval_FormattedString(cst.FormattedString(parts=fmt), env) if fmt else ""
                 out.append(format(v, spec))
         return "".join(out)
 
@@ -441,7 +441,7 @@ class Specializer:
     def eval_Dict(self, node: cst.Dict, env: dict[str, Any]) -> Any:
         out = {}
         for e in node.elements:
-            k = self.need_static(self.eval(e.key, env), "a dict key")
+            k = self.need_static(self.eval(e.key, env), "a dict key")  # type: ignore[attr-defined]
             out[k] = self.eval(e.value, env)
         return out
 

@@ -345,7 +345,7 @@ class Activity:
             if isinstance(s, cst.Assign):
                 op = self.op(s.value)
                 if op.kind == "prim":
-                    for p, a in op.operands.items():
+                    for _p, a in op.operands.items():
                         if a in containers and a in self.active:
                             raise DifferentiationError(
                                 f"cannot differentiate through the list `{a}` passed to {op.prim.path} "  # type: ignore[union-attr]
