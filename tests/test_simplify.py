@@ -50,3 +50,26 @@ def test_no_array_folding():
             return zero
     """)
     assert "0 * x" in out  # 0 * x has x's shape: never folded to a scalar
+
+
+def test_common_subexpressions():
+    out = simp("""
+        def f(x, y):
+            a = np.tanh(x) * y
+            b = np.tanh(x) * y
+            c = a + b
+            return c
+    """)
+    assert out.count("np.tanh(x) * y") == 1
+    assert "c = a + a" in out
+
+
+def test_no_cse_across_rebinding():
+    out = simp("""
+        def f(x):
+            a = x * 2
+            x = x + 1
+            b = x * 2
+            return a + b
+    """)
+    assert out.count("x * 2") == 2  # x is rebound: the two x * 2 differ

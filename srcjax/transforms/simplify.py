@@ -6,6 +6,7 @@ and only names assigned exactly once in the whole function, so control flow
 and the tape (``_tape.append``/``pop``) are never reordered:
 
 - copy propagation: ``a = b`` (both names, each bound once) -> uses of ``a`` read ``b``;
+- common subexpressions: a second ``b = <e>`` for the same pure ``<e>`` -> uses of ``b`` read ``a``;
 - dead code: ``a = <pure expression>`` whose ``a`` is never read is dropped.
 
 A call is pure when it calls ``np.*`` or a :mod:`srcjax.adjoint` helper;
@@ -125,6 +126,23 @@ def simplify_function(fdef: cst.FunctionDef, pure_calls: set[str]) -> cst.Functi
                         mapping[dst] = src
                         continue
             keep.append(s)
+        # common subexpressions: `b = <e>` after `a = <e>` (pure, all names bound once) reads `a`
+        seen: dict[str, str] = {}
+        keep_cse: list[Any] = []
+        for s in keep:
+            if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign):
+                a = s.body[0]
+                if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) and \
+                        not isinstance(a.value, cst.Name) and _is_pure(a.value, pure_calls):
+                    dst = a.targets[0].target.value
+                    expr = _MOD.code_for_node(a.value)
+                    if counts[dst] == 1 and all(counts[n] <= 1 for n in _names_read(a.value)):
+                        if expr in seen:
+                            mapping[dst] = seen[expr]
+                            continue
+                        seen[expr] = dst
+            keep_cse.append(s)
+        keep = keep_cse
         changed = bool(mapping)
         new = fdef.with_changes(body=fdef.body.with_changes(body=keep))
         if mapping:
