@@ -93,3 +93,10 @@ def shapes(x):
     y = np.reshape(x, (-1,))
     z = np.transpose(np.reshape(y, (x.shape[1], x.shape[0])))
     return np.sum(z * x + np.clip(x, -0.5, 0.5) + np.where(x > 0, x, -2.0 * x))
+
+
+def loop_sin(x):
+    acc = x
+    for _i in range(3):
+        acc = np.sin(acc) * x
+    return np.sum(acc)

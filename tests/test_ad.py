@@ -179,3 +179,28 @@ def test_grad_needs_scalar_output():
 
     with pytest.raises(srcjax.TranspileError, match="scalar"):
         srcjax.grad(vec)(np.ones(3))
+
+
+def test_reverse_over_reverse_through_a_derivative_inside_user_code():
+    gf = srcjax.grad(P.rosenbrock)
+
+    def penalty(x):
+        return np.sum(gf(x) ** 2)
+
+    x = np.array([0.3, -0.5, 1.2, 0.8])
+    jg = jax.grad(jax_twin(P.rosenbrock))
+    ref = jax.grad(lambda x: jnp.sum(jg(x) ** 2))(x)
+    np.testing.assert_allclose(srcjax.grad(penalty)(x), ref, rtol=1e-10)
+
+
+def test_reverse_over_reverse_with_loops_is_refused_clearly():
+    gf = srcjax.grad(P.loop_sin)
+
+    def penalty(x):
+        return np.sum(gf(x) ** 2)
+
+    with pytest.raises(srcjax.TranspileError, match="reverse over reverse"):
+        srcjax.grad(penalty)(np.array([0.3, -0.5, 1.2]))
+    # forward over reverse works for the same second derivative
+    ref = jax.hessian(jax_twin(P.loop_sin))(np.array([0.3, -0.5, 1.2]))
+    np.testing.assert_allclose(srcjax.hessian(P.loop_sin)(np.array([0.3, -0.5, 1.2])), ref, rtol=1e-10)

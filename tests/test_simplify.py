@@ -73,3 +73,15 @@ def test_no_cse_across_rebinding():
             return a + b
     """)
     assert out.count("x * 2") == 2  # x is rebound: the two x * 2 differ
+
+
+def test_no_cse_of_mutable_containers():
+    out = simp("""
+        def f(x):
+            _tape = []
+            _tape_dot = []
+            _tape.append(x)
+            _tape_dot.append(x)
+            return x
+    """)
+    assert "_tape_dot = []" in out and "_tape_dot.append(x)" in out

@@ -880,6 +880,18 @@ class VJP:
                                            hint="use a static condition around the loop body instead")
         self.ret: cst.Return = body[-1].body[-1]
         self.act = Activity(program, nf, active_params, body)
+        for st, depth in _walk(body):
+            tape_tuple = (isinstance(st, cst.Expr) and isinstance(st.value, cst.Call) and
+                          code(st.value.func).endswith(".append") and st.value.args and
+                          isinstance(st.value.args[0].value, cst.Tuple)) or \
+                         (isinstance(st, cst.Assign) and self.act.op(st.value).kind == "tape_pop" and
+                          not isinstance(st.targets[0].target, cst.Name))
+            if tape_tuple and depth > 0 or (tape_tuple and isinstance(st, cst.Assign) and
+                                            any(n in self.act.active for n in _target_names(st.targets[0].target))):
+                raise DifferentiationError(
+                    f"{nf.name}: reverse mode through saved loop values of generated derivative code "
+                    "(reverse over reverse with loops) is not supported yet",
+                    hint="use srcjax.hessian / srcjax.jacfwd (forward over reverse) instead")
         self.body = list(body[:-1]) + ([cst.SimpleStatementLine(body=list(body[-1].body[:-1]))]
                                        if len(body[-1].body) > 1 else [])
         self.saved = self.overwritten()

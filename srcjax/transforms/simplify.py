@@ -88,6 +88,27 @@ def _is_pure(node: cst.BaseExpression, pure_calls: set[str]) -> bool:
     return ok
 
 
+def _builds_mutable(node: cst.BaseExpression) -> bool:
+    """Lists, dicts and sets are distinct objects even when spelled alike (two tapes ``[]``)."""
+    found = False
+
+    class V(cst.CSTVisitor):
+        def visit_List(self, n: cst.List) -> None:
+            nonlocal found
+            found = True
+
+        def visit_Dict(self, n: cst.Dict) -> None:
+            nonlocal found
+            found = True
+
+        def visit_ListComp(self, n: cst.ListComp) -> None:
+            nonlocal found
+            found = True
+
+    node.visit(V())
+    return found
+
+
 class _Rename(cst.CSTTransformer):
     def __init__(self, mapping: dict[str, str]) -> None:
         self.mapping = mapping
@@ -133,7 +154,8 @@ def simplify_function(fdef: cst.FunctionDef, pure_calls: set[str]) -> cst.Functi
             if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign):
                 a = s.body[0]
                 if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) and \
-                        not isinstance(a.value, cst.Name) and _is_pure(a.value, pure_calls):
+                        not isinstance(a.value, cst.Name) and _is_pure(a.value, pure_calls) and \
+                        not _builds_mutable(a.value):
                     dst = a.targets[0].target.value
                     expr = _MOD.code_for_node(a.value)
                     if counts[dst] == 1 and all(counts[n] <= 1 for n in _names_read(a.value)):
