@@ -45,6 +45,7 @@ from hypothesis.extra import numpy as hnp
 import srcjax
 from srcjax import adjoint
 from srcjax.adjoint import index_add
+from srcjax.frontend.names import names_in
 from srcjax.primitives.registry import PRIMITIVES
 from srcjax.transforms import ad, rules
 
@@ -430,7 +431,7 @@ def test_templates_only_use_known_names() -> None:
             params = set(prim.signature.parameters)
             for p, tmpl in templates.items():
                 assert p in params, f"{kind} of {name}: {p!r} is not a parameter of {prim.path}"
-                names = set(ad._names_in(cst.parse_expression(tmpl)))
+                names = set(names_in(cst.parse_expression(tmpl)))
                 ok = params | {"out", "np"} | helpers | allowed_builtins | (
                     {f"{p}_dot"} if kind == "JVP" else {"out_bar"})
                 assert names <= ok, f"{kind} of {name}[{p}]: unknown names {sorted(names - ok)} in {tmpl!r}"

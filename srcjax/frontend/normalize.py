@@ -37,6 +37,7 @@ import numpy as np
 from .. import adjoint as _adjoint
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
+from .names import names_in, target_names
 from .read import FunctionSource, read_function
 
 # -- tables -------------------------------------------------------------------------
@@ -158,7 +159,7 @@ class Normalizer:
         self.spans: dict[int, Span] = {}
         self.calls: list[Callable[..., Any]] = []
         self.locals = _local_names(src.fdef)
-        self.used = set(self.locals) | _all_names(src.fdef) | {"np", "math", "srcjax"}
+        self.used = set(self.locals) | set(names_in(src.fdef)) | {"np", "math", "srcjax"}
         self.counts: dict[str, int] = {}
         self.temps: set[str] = set()
         self.out: list[cst.BaseStatement] = []
@@ -727,21 +728,11 @@ def _comprehension_targets(root: cst.CSTNode) -> set[str]:
 
     class V(cst.CSTVisitor):
         def visit_CompFor(self, node: cst.CompFor) -> None:
-            for n in _target_names(node.target):
+            for n in target_names(node.target):
                 names.add(n)
 
     root.visit(V())
     return names
-
-
-def _target_names(t: cst.CSTNode) -> list[str]:
-    if isinstance(t, cst.Name):
-        return [t.value]
-    if isinstance(t, (cst.Tuple, cst.List)):
-        return [n for e in t.elements for n in _target_names(e.value)]
-    if isinstance(t, cst.StarredElement):
-        return _target_names(t.value)
-    return []
 
 
 def _local_names(fdef: cst.FunctionDef) -> set[str]:
@@ -756,40 +747,21 @@ def _local_names(fdef: cst.FunctionDef) -> set[str]:
 
     class V(cst.CSTVisitor):
         def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            names.update(_target_names(node.target))
+            names.update(target_names(node.target))
 
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            names.update(_target_names(node.target))
+            names.update(target_names(node.target))
 
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            names.update(_target_names(node.target))
+            names.update(target_names(node.target))
 
         def visit_For(self, node: cst.For) -> None:
-            names.update(_target_names(node.target))
+            names.update(target_names(node.target))
 
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
             return node is fdef
 
     fdef.visit(V())
-    return names
-
-
-def _all_names(node: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            names.add(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
-            return False
-
-    node.visit(V())
     return names
 
 

@@ -47,6 +47,7 @@ from ..core import (
     UnsupportedSyntaxError,
     canonical_dtype,
 )
+from ..frontend.names import names_in
 from ..frontend.normalize import NormalizedFunction, _is_user_function, unwrap
 from ..frontend.program import Program
 from ..primitives import registry
@@ -220,25 +221,7 @@ class Specializer:
         """'x: f32[7,3], w: f32[4,2]' for the user's variables read by statement ``s``."""
         if not isinstance(s, cst.SimpleStatementLine):
             return None
-        seen: list[str] = []
-
-        class V(cst.CSTVisitor):
-            def visit_Name(self, n: cst.Name) -> None:
-                if n.value not in seen:
-                    seen.append(n.value)
-
-            def visit_Attribute(self, n: cst.Attribute) -> bool:
-                n.value.visit(self)
-                return False
-
-            def visit_Arg(self, n: cst.Arg) -> bool:
-                n.value.visit(self)
-                return False
-
-            def visit_AssignTarget(self, n: cst.AssignTarget) -> bool:
-                return False
-
-        s.visit(V())
+        seen = list(dict.fromkeys(names_in(s, skip_targets=True)))
         parts = [f"{n}: {env[n].aval.str_short()}" for n in seen
                  if n in env and is_dynamic(env[n]) and n not in self.nf.temps]
         return ", ".join(parts) if parts else None

@@ -33,6 +33,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import TranspileError, UnsupportedSyntaxError
+from ..frontend.names import RenameNames, names_in, target_names
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..primitives import registry
@@ -78,25 +79,6 @@ class Op:
     reads: list[str] = field(default_factory=list)
 
 
-def _names_in(node: cst.CSTNode) -> list[str]:
-    out: list[str] = []
-
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            out.append(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
-            return False
-
-    node.visit(V())
-    return out
-
-
 def _subscript_key(node: cst.Subscript) -> str:
     """The index of ``x[...]`` as an expression: ``np.s_[1:, None]`` when it is all literals,
     else an explicit tuple (``(i, slice(1, n, None))``) so computed indices stay values."""
@@ -126,7 +108,7 @@ def _literal(v: Any) -> str:
 
 def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction) -> Op:
     paths = _paths()
-    reads = [n for n in _names_in(node)]
+    reads = [n for n in names_in(node)]
     if isinstance(node, cst.Name):
         return Op("copy", operands={"x": node.value}, reads=reads)
     if isinstance(node, (cst.Tuple, cst.List)):
@@ -198,24 +180,6 @@ def _prim_op(prim: registry.Primitive, args: dict[str, Any], reads: list[str]) -
 
 # -- templates --------------------------------------------------------------------------------
 
-class _Subst(cst.CSTTransformer):
-    def __init__(self, mapping: dict[str, cst.BaseExpression]) -> None:
-        self.mapping = mapping
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        return True
-
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        return updated.with_changes(attr=original.attr)
-
-    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
-        return updated.with_changes(keyword=original.keyword)
-
-    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-        rep = self.mapping.get(original.value)
-        return rep if rep is not None else updated
-
-
 class _Fold(cst.CSTTransformer):
     """Fold literal arithmetic (``2 - 1``) and ``a ** 1`` in instantiated templates."""
 
@@ -255,7 +219,7 @@ def instantiate(template: str, mapping: dict[str, str]) -> str:
         tree = _TEMPLATE_CACHE[template] = cst.parse_expression(template)
     nodes = {k: cst.parse_expression(v) if not isinstance(v, cst.BaseExpression) else v
              for k, v in mapping.items()}
-    out: Any = tree.visit(_Subst(nodes))
+    out: Any = tree.visit(RenameNames(nodes))
     out = out.visit(_Fold())
     return code(out)
 
@@ -292,14 +256,6 @@ def _walk(stmts: Sequence[Any]) -> Iterable[tuple[Any, int]]:
     return go(stmts, 0)
 
 
-def _target_names(t: cst.BaseExpression) -> list[str]:
-    if isinstance(t, cst.Name):
-        return [t.value]
-    if isinstance(t, (cst.Tuple, cst.List)):
-        return [n for e in t.elements for n in _target_names(e.value)]
-    return []
-
-
 class Activity:
     """Flow-insensitive activity: a name is active if any assignment to it depends
     differentiably on an active input."""
@@ -329,7 +285,7 @@ class Activity:
         for s, _ in _walk(body):
             if isinstance(s, cst.Assign):
                 op = self.op(s.value)
-                names = [n for t in s.targets for n in _target_names(t.target)]
+                names = [n for t in s.targets for n in target_names(t.target)]
                 if op.kind == "pack" or (op.kind == "prim" and op.prim is not None and
                                          op.prim.name in ("split", "array_split")) and \
                         isinstance(s.targets[0].target, cst.Name):
@@ -368,7 +324,7 @@ class Activity:
         params = [p.name.value for p in callee.fdef.params.params]
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
-        pattern = tuple(p for p in params if p in bound and any(n in self.active for n in _names_in(
+        pattern = tuple(p for p in params if p in bound and any(n in self.active for n in names_in(
             cst.parse_expression(bound[p]))))
         if not pattern:
             return False
@@ -383,7 +339,7 @@ class Activity:
     def effect(self, s: cst.CSTNode) -> tuple[list[str], list[str]]:
         """(names written, names whose activity flows into them)."""
         if isinstance(s, cst.Assign):
-            targets = [n for t in s.targets for n in _target_names(t.target)]
+            targets = [n for t in s.targets for n in target_names(t.target)]
             op = self.op(s.value)
             if op.kind == "prim":
                 assert op.prim is not None
@@ -403,9 +359,9 @@ class Activity:
             return targets, []
         if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and isinstance(s.value.func, cst.Attribute) \
                 and s.value.func.attr.value == "append":
-            return [code(s.value.func.value)], [n for a in s.value.args for n in _names_in(a.value)]
+            return [code(s.value.func.value)], [n for a in s.value.args for n in names_in(a.value)]
         if isinstance(s, cst.For):
-            return _target_names(s.target), []
+            return target_names(s.target), []
         return [], []
 
 
@@ -416,7 +372,7 @@ def _returned_names(nf: NormalizedFunction) -> set[str]:
     out: set[str] = set()
     for s, _ in _walk(nf.fdef.body.body):
         if isinstance(s, cst.Return) and s.value is not None:
-            out |= set(_names_in(s.value))
+            out |= set(names_in(s.value))
     return out
 
 
@@ -456,7 +412,7 @@ def _value_reads(node: cst.BaseExpression) -> list[str]:
                 inner += _value_reads(c.test)
             f = f.inner_for_in
         for f in reversed(fors):
-            targets = set(_target_names(f.target))
+            targets = set(target_names(f.target))
             if targets & set(inner):
                 inner += _value_reads(f.iter)
             inner = [n for n in inner if n not in targets]
@@ -466,7 +422,7 @@ def _value_reads(node: cst.BaseExpression) -> list[str]:
 
     class B(cst.CSTVisitor):
         def visit_CompFor(self, n: cst.CompFor) -> None:
-            bound.update(_target_names(n.target))
+            bound.update(target_names(n.target))
 
     node.visit(B())
     return [n for n in out if n not in bound]
@@ -490,7 +446,7 @@ def _seq_names(v: Any) -> list[str]:
             node = cst.parse_expression(v)
         except Exception:
             return []
-        return _names_in(node)
+        return names_in(node)
     return []
 
 
@@ -516,17 +472,6 @@ class Names:
         raise AssertionError
 
 
-def _all_names(node: cst.CSTNode) -> set[str]:
-    out: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            out.add(n.value)
-
-    node.visit(V())
-    return out
-
-
 # -- forward mode ------------------------------------------------------------------------------
 
 class JVP:
@@ -538,7 +483,7 @@ class JVP:
         self.nf = nf
         self.name = name
         self.act = Activity(program, nf, active_params)
-        self.names = Names(_all_names(nf.fdef) | set(program.functions))
+        self.names = Names(set(names_in(nf.fdef)) | set(program.functions))
         self.dot: dict[str, str] = {}
         self.helpers = helpers
         self.out_lines = out_lines
@@ -576,7 +521,7 @@ class JVP:
                 for small in s.body:
                     self.small(small, lines, ind, defined)
                     if isinstance(small, cst.Assign):
-                        bound.update(n for t in small.targets for n in _target_names(t.target))
+                        bound.update(n for t in small.targets for n in target_names(t.target))
             elif isinstance(s, cst.If):
                 lines.append(f"{pad}if {code(s.test)}:")
                 d1, k1 = set(defined), set(bound)
@@ -606,7 +551,7 @@ class JVP:
                 body_lines: list[str] = []
                 inner, kin = set(defined), set(bound)
                 if isinstance(s, cst.For):
-                    kin.update(_target_names(s.target))
+                    kin.update(target_names(s.target))
                 self.block(s.body.body, body_lines, ind + 1, inner, bound=kin)
                 # tangents carried around the loop must exist before it
                 for v in sorted(inner - defined):
@@ -641,7 +586,7 @@ class JVP:
             lines.append(pad + code(s))
             return
         lines.append(pad + code(s))
-        targets = [n for t in s.targets for n in _target_names(t.target)]
+        targets = [n for t in s.targets for n in target_names(t.target)]
         if not any(t in self.act.active for t in targets):
             return
         target = s.targets[0].target
@@ -671,7 +616,7 @@ class JVP:
                 lines.append(f"{pad}{self.dname(tname)} = {t}")
                 defined.add(tname)
         else:  # tuple unpacking: unpack the tangent the same way
-            names = _target_names(target)
+            names = target_names(target)
             dots = ", ".join(self.dname(n) for n in names)
             src = t if t is not None else f"zeros_like({code(s.value)})"
             if op.kind == "copy" and t is None:
@@ -736,11 +681,11 @@ class JVP:
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
         active = tuple(p for p in params if p in bound and any(
-            n in self.act.active and n in defined for n in _names_in(cst.parse_expression(bound[p]))))
+            n in self.act.active and n in defined for n in names_in(cst.parse_expression(bound[p]))))
         target = code(s.targets[0].target)
         if not active:
             lines.append(f"{pad}{target} = {code(s.value)}")
-            names = _target_names(s.targets[0].target)
+            names = target_names(s.targets[0].target)
             for n in names:
                 if n in self.act.active:
                     lines.append(f"{pad}{self.dname(n)} = zeros_like({n})")
@@ -753,7 +698,7 @@ class JVP:
         out_dot = self.names.fresh(f"{op.callee}_out_dot")
         lines.append(f"{pad}{out}, {out_dot} = {hname}({', '.join(args)})")
         lines.append(f"{pad}{target} = {out}")
-        names = _target_names(s.targets[0].target)
+        names = target_names(s.targets[0].target)
         tgt = s.targets[0].target
         if isinstance(tgt, cst.Name):
             lines.append(f"{pad}{self.dname(tgt.value)} = {out_dot}")
@@ -860,13 +805,13 @@ class VJP:
         self.program = program
         self.nf = nf
         self.active_params = list(active_params)
-        self.names = Names(_all_names(nf.fdef) | set(program.functions) | set(ADJOINT_IMPORTS))
+        self.names = Names(set(names_in(nf.fdef)) | set(program.functions) | set(ADJOINT_IMPORTS))
         self.bar: dict[str, str] = {}
         self.helpers = helpers
         self.out_lines = out_lines
         self.params = [p.name.value for p in nf.fdef.params.params]
         self.tape = self.names.fresh("_tape")
-        body = single_exit(list(nf.fdef.body.body), Names(_all_names(nf.fdef)).fresh("result"))
+        body = single_exit(list(nf.fdef.body.body), Names(set(names_in(nf.fdef))).fresh("result"))
         if not body or not isinstance(body[-1], cst.SimpleStatementLine) or \
                 not isinstance(body[-1].body[-1], cst.Return):
             raise DifferentiationError(f"{nf.name}: reverse mode needs one `return` at the end of the function",
@@ -887,7 +832,7 @@ class VJP:
                          (isinstance(st, cst.Assign) and self.act.op(st.value).kind == "tape_pop" and
                           not isinstance(st.targets[0].target, cst.Name))
             if tape_tuple and depth > 0 or (tape_tuple and isinstance(st, cst.Assign) and
-                                            any(n in self.act.active for n in _target_names(st.targets[0].target))):
+                                            any(n in self.act.active for n in target_names(st.targets[0].target))):
                 raise DifferentiationError(
                     f"{nf.name}: reverse mode through saved loop values of generated derivative code "
                     "(reverse over reverse with loops) is not supported yet",
@@ -914,7 +859,7 @@ class VJP:
         for s, depth in _walk(self.body):
             if isinstance(s, cst.Assign):
                 for t in s.targets:
-                    for n in _target_names(t.target):
+                    for n in target_names(t.target):
                         counts[n] = counts.get(n, 0) + 1
                         if depth > 0:
                             in_loop.add(n)
@@ -931,7 +876,7 @@ class VJP:
             if isinstance(s, cst.SimpleStatementLine):
                 for small in s.body:
                     if isinstance(small, cst.Assign):
-                        targets = [n for t in small.targets for n in _target_names(t.target)]
+                        targets = [n for t in small.targets for n in target_names(t.target)]
                         op = self.act.op(small.value)
                         for n in targets:
                             if n in self.restore and n in bound:
@@ -958,7 +903,7 @@ class VJP:
                 body_lines: list[str] = []
                 inner = set(bound)
                 if isinstance(s, cst.For):
-                    inner.update(_target_names(s.target))
+                    inner.update(target_names(s.target))
                 self.primal(s.body.body, ind + 1, body_lines, inner)
                 # names first bound inside the body: saved at the end of every iteration
                 local = sorted(n for n in self.assigned_in(s.body.body) - bound if n in self.restore)
@@ -982,7 +927,7 @@ class VJP:
 
     def assigned_in(self, stmts: Sequence[Any]) -> set[str]:
         return {n for st, _ in _walk(stmts) if isinstance(st, cst.Assign)
-                for t in st.targets for n in _target_names(t.target)}
+                for t in st.targets for n in target_names(t.target)}
 
     # -- adjoint sweep ------------------------------------------------------------------------
     def accumulate(self, v: str, contrib: str, lines: list[str], pad: str, defined: set[str]) -> None:
@@ -1075,7 +1020,7 @@ class VJP:
         if not isinstance(s, cst.Assign):
             return
         target = s.targets[0].target
-        names = _target_names(target)
+        names = target_names(target)
         op = self.act.op(s.value)
         restore = [n for n in names if (id(s), n) in self.pushed]
         has_bar = any(n in defined and n in self.act.active for n in names)
@@ -1172,7 +1117,7 @@ class VJP:
         """The callee's params that receive active values, if any cotangent flows back through them."""
         callee, params, bound = self.call_bound(op)
         active = tuple(p for p in params if p in bound and any(
-            n in self.act.active for n in _names_in(cst.parse_expression(bound[p]))))
+            n in self.act.active for n in names_in(cst.parse_expression(bound[p]))))
         if not active:
             return ()
         pair = vjp_helper(self.program, callee, active, self.helpers, self.out_lines)
@@ -1264,37 +1209,14 @@ class VJP:
 
 
 def _mentions(template: str, name: str) -> bool:
-    return name in _names_in(cst.parse_expression(template))
+    return name in names_in(cst.parse_expression(template))
 
 
 def _reads(lines: list[str]) -> set[str]:
     """Names read (not just assigned) by these statements."""
     if not lines:
         return set()
-    out: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_AssignTarget(self, n: cst.AssignTarget) -> bool:
-            return False
-
-        def visit_Name(self, n: cst.Name) -> None:
-            out.add(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
-            return False
-
-        def visit_For(self, n: cst.For) -> bool:
-            n.iter.visit(self)
-            n.body.visit(self)
-            return False
-
-    cst.parse_module(_dedent_block("\n".join(lines))).visit(V())
-    return out
+    return set(names_in(cst.parse_module(_dedent_block("\n".join(lines))), skip_targets=True))
 
 
 def _dedent_block(text: str) -> str:
@@ -1322,10 +1244,10 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     bars = v.finish_bars(adj, defined, skip_zeros=True)
     HELPER_ZEROS[(fwd, bwd)] = tuple(v.zero_params)
     # values the adjoint reads that the caller does not have: saved at the end of the forward half
-    adj_reads = set(_names_in(cst.parse_module(_dedent_block("\n".join(adj))))) if adj else set()
+    adj_reads = set(names_in(cst.parse_module(_dedent_block("\n".join(adj))))) if adj else set()
     assigned = {n for s, _ in _walk(v.body) if isinstance(s, cst.Assign)
-                for t in s.targets for n in _target_names(t.target)}
-    assigned |= {n for s, _ in _walk(v.body) if isinstance(s, cst.For) for n in _target_names(s.target)}
+                for t in s.targets for n in target_names(t.target)}
+    assigned |= {n for s, _ in _walk(v.body) if isinstance(s, cst.For) for n in target_names(s.target)}
     assigned |= set(v.loop_iters.values()) | set(v.counters.values())
     # the forward half saves everything the backward half reads, parameters included: the
     # caller restores its own variables only after the backward half has popped these

@@ -21,54 +21,25 @@ from typing import Any
 
 import libcst as cst
 
+from ..frontend.names import RenameNames, names_in, target_names
+
 _MOD = cst.Module(body=[])
 
 
 def _names_read(node: cst.CSTNode) -> Counter[str]:
-    out: Counter[str] = Counter()
-
-    class V(cst.CSTVisitor):
-        def visit_AssignTarget(self, n: cst.AssignTarget) -> bool:
-            # tuple targets bind names; a subscript target would read, but generated code has none
-            return False
-
-        def visit_Name(self, n: cst.Name) -> None:
-            out[n.value] += 1
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
-            return False
-
-        def visit_For(self, n: cst.For) -> bool:
-            n.iter.visit(self)
-            n.body.visit(self)
-            return False
-
-    node.visit(V())
-    return out
+    return Counter(names_in(node, skip_targets=True))
 
 
 def _assign_counts(fdef: cst.FunctionDef) -> Counter[str]:
     out: Counter[str] = Counter(p.name.value for p in fdef.params.params)
 
-    def targets(t: cst.BaseExpression) -> list[str]:
-        if isinstance(t, cst.Name):
-            return [t.value]
-        if isinstance(t, (cst.Tuple, cst.List)):
-            return [n for e in t.elements for n in targets(e.value)]
-        return []
-
     class V(cst.CSTVisitor):
         def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
-            out.update(targets(n.target))
+            out.update(target_names(n.target))
 
         def visit_For(self, n: cst.For) -> None:
-            out.update(targets(n.target))
-            out.update(targets(n.target))  # loop targets are rebound every iteration
+            out.update(target_names(n.target))
+            out.update(target_names(n.target))  # loop targets are rebound every iteration
 
     fdef.visit(V())
     return out
@@ -109,26 +80,17 @@ def _builds_mutable(node: cst.BaseExpression) -> bool:
     return found
 
 
-class _Rename(cst.CSTTransformer):
-    def __init__(self, mapping: dict[str, str]) -> None:
-        self.mapping = mapping
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        return True
-
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        return updated.with_changes(attr=original.attr)
-
-    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
-        return updated.with_changes(keyword=original.keyword)
-
-    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-        seen: set[str] = set()
-        name = original.value
-        while name in self.mapping and name not in seen:
-            seen.add(name)
-            name = self.mapping[name]
-        return updated.with_changes(value=name)
+def _resolve(mapping: dict[str, str]) -> dict[str, str]:
+    """Follow chains (``a -> b -> c``) so one renaming pass suffices."""
+    out = {}
+    for name in mapping:
+        seen = {name}
+        target = mapping[name]
+        while target in mapping and target not in seen:
+            seen.add(target)
+            target = mapping[target]
+        out[name] = target
+    return out
 
 
 def simplify_function(fdef: cst.FunctionDef, pure_calls: set[str]) -> cst.FunctionDef:
@@ -168,7 +130,7 @@ def simplify_function(fdef: cst.FunctionDef, pure_calls: set[str]) -> cst.Functi
         changed = bool(mapping)
         new = fdef.with_changes(body=fdef.body.with_changes(body=keep))
         if mapping:
-            new = new.visit(_Rename(mapping))  # type: ignore[assignment]
+            new = new.visit(RenameNames(_resolve(mapping)))  # type: ignore[assignment]
         # dead code
         reads = _names_read(new.body)
         counts = _assign_counts(new)
