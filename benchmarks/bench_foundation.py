@@ -232,15 +232,16 @@ _FIRST_TEMPLATES = {
 class FreshFunctions:
     """Writes one new module per call, so every function object (and its code) is new."""
 
-    def __init__(self) -> None:
-        self.dir = tempfile.TemporaryDirectory(prefix="srcjax_bench_")
+    def __init__(self, templates: dict[str, str] | None = None, prefix: str = "srcjax_bench_") -> None:
+        self.templates = templates if templates is not None else _FIRST_TEMPLATES
+        self.dir = tempfile.TemporaryDirectory(prefix=prefix)
         self.n = 0
 
     def make(self, kind: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
         """(numpy function, jax function) with the same body and a constant never used before."""
         self.n += 1
-        c = f"{self.n}.0"  # a unique constant: no executable cache can hit
-        body = textwrap.dedent(_FIRST_TEMPLATES[kind]).format(c=c)
+        c = f"1.{self.n:06d}"  # a unique constant: no executable cache can hit
+        body = textwrap.dedent(self.templates[kind]).format(c=c)
         path = os.path.join(self.dir.name, f"bench_fresh_{kind}_{self.n}.py")
         with open(path, "w") as fh:
             fh.write("import numpy as np\n" + body)

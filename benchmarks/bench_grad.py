@@ -80,13 +80,10 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
 import os
 import re
 import statistics
 import sys
-import tempfile
-import textwrap
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -101,7 +98,14 @@ try:
 except ImportError:  # pragma: no cover - jax is a test/benchmark-only dependency
     sys.exit("bench_grad.py needs jax (pip install -e '.[test]'): it is the comparison oracle")
 
-from bench_foundation import _batch_size, _timed, as_jax, environment, fmt_us  # same directory as this script
+from bench_foundation import (  # same directory as this script
+    FreshFunctions,
+    _batch_size,
+    _timed,
+    as_jax,
+    environment,
+    fmt_us,
+)
 
 # float64 for the Rosenbrock case. Process-wide: set once, before any jax array exists.
 jax.config.update("jax_enable_x64", True)
@@ -284,32 +288,6 @@ _FIRST_TEMPLATES = {
 }
 
 
-class FreshFunctions:
-    """Writes one new module per call, so every function object (and its code) is new."""
-
-    def __init__(self) -> None:
-        self.dir = tempfile.TemporaryDirectory(prefix="srcjax_bench_grad_")
-        self.n = 0
-
-    def make(self, kind: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
-        """(numpy function, jax function) with the same body and a constant never used before."""
-        self.n += 1
-        c = f"1.{self.n:06d}"
-        body = textwrap.dedent(_FIRST_TEMPLATES[kind]).format(c=c)
-        modname = f"bench_grad_fresh_{kind}_{self.n}"
-        path = os.path.join(self.dir.name, modname + ".py")
-        with open(path, "w") as fh:
-            fh.write("import numpy as np\n" + body)
-        spec = importlib.util.spec_from_file_location(modname, path)
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod.f, as_jax(mod.f)
-
-    def close(self) -> None:
-        self.dir.cleanup()
-
-
 def _first_sj_grad(f: Callable[..., Any], argnums: Any, args: tuple[np.ndarray, ...]) -> Any:
     return _read(srcjax.grad(f, argnums=argnums)(*args))
 
@@ -361,7 +339,7 @@ def first_call_one(kind: str, args: tuple[np.ndarray, ...], argnums: Any, fresh:
 
 
 def first_call(reps: int) -> list[tuple[str, str, float, float]]:
-    fresh = FreshFunctions()
+    fresh = FreshFunctions(_FIRST_TEMPLATES, prefix="srcjax_bench_grad_")
     rows = []
     try:
         wl = [(kind, args, argnums) for _, kind, _, args, argnums in workloads(np.random.default_rng(1))]
