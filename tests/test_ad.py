@@ -7,6 +7,7 @@ import pytest
 
 import srcjax
 from tests import ad_programs as P
+from tests.fd import central_fd
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -49,19 +50,6 @@ def args_for(fn):
 
 PROGRAMS = [P.mse_tanh, P.mlp_loss, P.softmax_xent, P.layer_norm, P.attention, P.rosenbrock, P.logistic, P.poly,
             P.branchy, P.early_return, P.scalar_fn, P.reassign, P.reductions, P.broadcasting, P.shapes]
-
-
-def central_fd(f, args, i, eps=1e-6):
-    x = np.asarray(args[i], dtype=np.float64)
-    g = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[idx] += eps
-        xm[idx] -= eps
-        a, b = list(args), list(args)
-        a[i], b[i] = (xp if x.ndim else float(xp)), (xm if x.ndim else float(xm))
-        g[idx] = (f(*a) - f(*b)) / (2 * eps)
-    return g
 
 
 @pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)

@@ -48,6 +48,7 @@ from srcjax.adjoint import index_add
 from srcjax.frontend.names import names_in
 from srcjax.primitives.registry import PRIMITIVES
 from srcjax.transforms import ad, rules
+from tests.fd import central_fd
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -299,19 +300,6 @@ def programs(c: Case) -> Programs:
         labels = [c.exprs[0]]
     f = define(f"def f({params}, {ws}):\n" + "".join(lines), "f", np)
     return Programs(g, f, weights, multi, labels)
-
-
-def central_fd(f: Any, args: tuple[Any, ...], i: int, eps: float = 1e-6) -> np.ndarray:
-    x = np.asarray(args[i], dtype=np.float64)
-    grad = np.zeros_like(x)
-    for idx in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[idx] += eps
-        xm[idx] -= eps
-        a, b = list(args), list(args)
-        a[i], b[i] = xp, xm
-        grad[idx] = (f(*a) - f(*b)) / (2 * eps)
-    return grad
 
 
 def flat(v: Any) -> list[np.ndarray]:
