@@ -9,7 +9,6 @@ rules, which call these methods.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -395,7 +394,3 @@ class FuncBuilder:
 def module_text(funcs: Sequence[str], name: str = "srcjax") -> str:
     return f"module @{name} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{\n" + \
         "\n".join(funcs) + "\n}\n"
-
-
-def float_info_max(dtype: np.dtype) -> float:
-    return float(np.finfo(dtype).max) if is_float(dtype) else math.inf

@@ -1300,8 +1300,6 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
         lines.append(f"    {v.tape} = []")
     lines += primal
     lines.append(f"    assert np.ndim({main}) == 0, 'grad requires a scalar output; use jacrev or vjp'")
-    if not any(ln.strip().startswith(v.bname(main) + " =") for ln in adj[:1]) and main not in v.act.active:
-        pass
     lines += adj
     g = bars[0] if single else "(" + ", ".join(bars) + ",)"
     result = g
