@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from .lax import index_update
+
 
 def unbroadcast(g: Any, x: Any) -> Any:
     """Sum ``g`` over the axes along which ``x`` was broadcast: the result has ``x``'s shape."""

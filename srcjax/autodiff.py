@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import linecache
 import math
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -73,6 +74,7 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
         ns[nf.name] = nf.fn
     ns["np"] = np
     ns["math"] = math
+    ns["srcjax"] = sys.modules["srcjax"]
     ns.update(_FORWARD_NS)
     ns["__name__"] = base.__module__
     try:

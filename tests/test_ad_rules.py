@@ -44,7 +44,7 @@ from hypothesis.extra import numpy as hnp
 
 import srcjax
 from srcjax import adjoint
-from srcjax.adjoint import index_add
+from srcjax.adjoint import index_add, index_update
 from srcjax.frontend.names import names_in
 from srcjax.primitives.registry import PRIMITIVES
 from srcjax.transforms import ad, rules
@@ -235,6 +235,9 @@ group("full", [("full", "np.full((2, 3), x)"), ("full", "np.full((2, 3), y)"), (
                ("full_like", "np.full_like(y, y, shape=(2, 3))"), ("full", "np.full(3, x, np.float64)")], N(), N(3))
 case("index_add", "index_add(x, np.s_[1:3], y)", N(4, 2), N(2))
 case("index_add", "index_add(x, np.s_[::-2, None, 0], y)", N(4, 2), N(2, 1))
+case("index_update", "index_update(x, np.s_[1:3], y)", N(4, 2), N(2))
+case("index_update", "index_update(x, np.s_[::-2, 1], y)", N(4, 2), N(2))
+case("index_update", "index_update(x, 2, y)", N(4, 2), N())
 
 PARAMS = "xyzuv"
 
@@ -250,6 +253,10 @@ def jax_index_add(z: Any, key: Any, g: Any) -> Any:
     return jnp.asarray(z).at[key].add(g)
 
 
+def jax_index_update(x: Any, key: Any, v: Any) -> Any:
+    return jnp.asarray(x).at[key].set(v)
+
+
 _COUNTER = itertools.count()
 
 
@@ -257,7 +264,8 @@ def define(src: str, name: str, np_module: Any) -> Any:
     """Exec ``src`` (registered with linecache, so ``inspect.getsource`` reads it) and return ``name``."""
     filename = f"<test_ad_rules #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    ns: dict[str, Any] = {"np": np_module, "index_add": index_add if np_module is np else jax_index_add}
+    ns: dict[str, Any] = {"np": np_module, "index_add": index_add if np_module is np else jax_index_add,
+                          "index_update": index_update if np_module is np else jax_index_update}
     exec(compile(src, filename, "exec"), ns)
     return ns[name]
 
@@ -429,7 +437,7 @@ def test_adjoint_helpers_are_importable_by_generated_code() -> None:
     """Every name in ADJOINT_IMPORTS is a function of srcjax.adjoint, and none shadows a builtin."""
     for name in ad.ADJOINT_IMPORTS:
         fn = getattr(adjoint, name, None)
-        assert inspect.isfunction(fn) and fn.__module__ == adjoint.__name__, name
+        assert inspect.isfunction(fn) and fn.__module__ in (adjoint.__name__, "srcjax.lax"), name
     assert not set(ad.ADJOINT_IMPORTS) & set(dir(builtins))
 
 

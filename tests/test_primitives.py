@@ -34,6 +34,7 @@ from hypothesis.extra import numpy as hnp
 
 import srcjax
 from srcjax.adjoint import index_add
+from srcjax.lax import index_update
 from srcjax.primitives.elementwise import UFUNCS
 from srcjax.primitives.registry import PRIMITIVES
 
@@ -696,6 +697,19 @@ def index_add_keys(z, g, i):
 @case("index_add", (arr((4, 5)), arr(3)))
 def index_add_bad(z, g):
     return index_add(z, 1, g)
+
+
+@case("index_update", (arr((4, 5)), arr(5), np.int64(2)), (arr((4, 5), F32), arr(5, F64), np.int64(-1)),
+      (arr((4, 5), I32), arr(5, I32), np.int32(0)))
+def index_update_keys(x, v, i):
+    return (index_update(x, 1, v), index_update(x, (slice(1, 3),), v), index_update(x, (Ellipsis, slice(None, None, -2)), 7),
+            index_update(x, (None, 2, slice(1, 4)), v[:3]), index_update(x, i, v), index_update(x, (slice(None), i), 2),
+            index_update(x, (slice(3, 0, -2), i), v[:2]), index_update(x, (i, slice(5, 5)), v[:0]))
+
+
+@case("index_update", (arr((4, 5)), arr(3)))
+def index_update_bad(x, v):
+    return index_update(x, 1, v)
 
 
 # -- shape_ops -----------------------------------------------------------------------------

@@ -6,7 +6,7 @@ or a keyword (``axis=``) is not a variable and is left alone.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import libcst as cst
 
@@ -74,3 +74,30 @@ class RenameNames(cst.CSTTransformer):
         if rep is None:
             return updated
         return cst.Name(rep) if isinstance(rep, str) else rep
+
+
+def assigned_names(stmts: Sequence[cst.CSTNode]) -> list[str]:
+    """Every name the statements bind (assignments, ``for`` targets, ``def``s), in order, once each;
+    nested function bodies are their own scope and are not searched."""
+    out: dict[str, None] = {}
+
+    class V(cst.CSTVisitor):
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
+            out.update(dict.fromkeys(target_names(n.target)))
+
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            out.update(dict.fromkeys(target_names(n.target)))
+
+        def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
+            out.update(dict.fromkeys(target_names(n.target)))
+
+        def visit_For(self, n: cst.For) -> None:
+            out.update(dict.fromkeys(target_names(n.target)))
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            out[n.name.value] = None
+            return False
+
+    for s in stmts:
+        s.visit(V())
+    return list(out)

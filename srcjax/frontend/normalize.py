@@ -89,7 +89,7 @@ UNSUPPORTED_STATEMENTS = {
     cst.Del: ("del", "just stop using the name"),
 }
 UNSUPPORTED_EXPRESSIONS = {
-    cst.Lambda: ("lambda", "define a named function with `def` at module level"),
+    cst.Lambda: ("lambda", "define a named function with `def` (inside the function is fine)"),
     cst.Yield: ("yield", "return the values (e.g. stacked with np.stack)"),
     cst.Await: ("await", "compiled functions are synchronous"),
     cst.NamedExpr: ("the walrus operator `:=`", "assign in a separate statement"),
@@ -110,10 +110,16 @@ class NormalizedFunction:
     source: FunctionSource
     calls: list[Callable[..., Any]] = field(default_factory=list)  # user functions it calls
     temps: set[str] = field(default_factory=set)  # names the normalizer invented
+    # the ANF before control flow on data was functionalized (what AD transforms); None: same as fdef
+    plain: cst.FunctionDef | None = None
 
     @property
     def namespace(self) -> dict[str, Any]:
         return self.source.globals
+
+    @property
+    def plain_fdef(self) -> cst.FunctionDef:
+        return self.plain if self.plain is not None else self.fdef
 
 
 def _attr_chain(node: cst.BaseExpression) -> list[str] | None:
@@ -162,6 +168,7 @@ class Normalizer:
         self.used = set(self.locals) | set(names_in(src.fdef)) | {"np", "math", "srcjax"}
         self.counts: dict[str, int] = {}
         self.temps: set[str] = set()
+        self.updated: set[str] = set()  # names assigned into (y[k] = v)
         self.out: list[cst.BaseStatement] = []
 
     # -- errors and spans ---------------------------------------------------------
@@ -517,9 +524,26 @@ class Normalizer:
             self.record(stmt, s.test)
             self.out.append(stmt)
         elif isinstance(s, cst.FunctionDef):
-            raise self.unsupported(s, "nested function definitions", "define the function at module level")
+            self.nested_function(s)
         else:
             raise self.unsupported(s, f"the statement {type(s).__name__}")
+
+    def nested_function(self, s: cst.FunctionDef) -> None:
+        """A ``def`` inside the function (e.g. a loop body for ``srcjax.lax``): a closure, normalized in place."""
+        if s.decorators:
+            raise self.unsupported(s.decorators[0], "decorators on nested functions",
+                                   "define the function without a decorator")
+        if s.asynchronous is not None:
+            raise self.unsupported(s, "async functions")
+        p = s.params
+        if p.posonly_params or p.kwonly_params or isinstance(p.star_arg, cst.Param) or p.star_kwarg is not None \
+                or any(prm.default is not None for prm in p.params):
+            raise self.unsupported(s.params, "nested functions with defaults, *args, **kwargs or keyword-only "
+                                   "parameters", "give the nested function plain positional parameters")
+        params = p.with_changes(params=[prm.with_changes(annotation=None) for prm in p.params])
+        stmt = cst.FunctionDef(name=s.name, params=params, body=cst.IndentedBlock(body=self.block(s.body.body)))
+        self.record(stmt, s.name)
+        self.out.append(stmt)
 
     def record(self, stmt: cst.CSTNode, origin: cst.CSTNode) -> None:
         sp = self.span(origin)
@@ -564,15 +588,24 @@ class Normalizer:
                 return cst.Tuple(elements=elems, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             return cst.Tuple(elements=elems, lpar=[], rpar=[])
         if isinstance(t, cst.Subscript):
-            raise self.unsupported(t, "assignment to an array element or slice (x[i] = v)",
-                                   "build the array functionally, e.g. with np.where or np.concatenate")
+            raise self.unsupported(t, "assignment to an array element inside a tuple target or chained assignment",
+                                   "assign the element in a statement of its own: x[i] = v")
         raise self.unsupported(t, f"assignment to {type(t).__name__}")
 
     def small_statement(self, s: cst.BaseSmallStatement) -> None:
         for kind, (what, hint) in UNSUPPORTED_STATEMENTS.items():
             if isinstance(s, kind):
                 raise self.unsupported(s, what, hint)
-        if isinstance(s, cst.Assign):
+        if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Subscript):
+            self.index_assign(s.targets[0].target, self.atom(s.value), s)
+        elif isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Subscript):
+            # y[k] += v  ->  y = index_update(y, k, y[k] + v): NumPy's semantics for basic indices
+            sub = self.atom(s.target)
+            op = AUG_TO_BIN[type(s.operator).__name__]()  # type: ignore[abstract]
+            name = self.fresh(BINOP_HINT[type(op).__name__])
+            self.assign(cst.Name(name), cst.BinaryOperation(left=sub, operator=op, right=self.atom(s.value)), s)
+            self.index_assign(s.target, cst.Name(name), s)
+        elif isinstance(s, cst.Assign):
             targets = [self.target(t.target) for t in s.targets]
             flat, hint = self.flat(s.value)  # type: ignore[assignment]
             first = targets[0]
@@ -613,6 +646,30 @@ class Normalizer:
         else:
             raise self.unsupported(s, f"the statement {type(s).__name__}")
 
+    def index_assign(self, t: cst.Subscript, value: cst.BaseExpression, origin: cst.CSTNode) -> None:
+        """``y[key] = value`` -> ``y = srcjax.lax.index_update(y, key, value)`` (a functional update)."""
+        if not isinstance(t.value, cst.Name) or t.value.value not in self.locals:
+            raise self.unsupported(t, "assignment into an element of something other than a local array variable",
+                                   "assign the array to a local name first, then update it")
+        keys: list[cst.BaseExpression] = []
+        for e in t.slice:
+            sl = e.slice
+            if isinstance(sl, cst.Index):
+                if sl.star is not None:
+                    raise self.unsupported(sl, "starred indices")
+                keys.append(self.atom(sl.value))
+            else:
+                assert isinstance(sl, cst.Slice)
+                parts = [self.atom(p) if p is not None else cst.Name("None") for p in (sl.lower, sl.upper, sl.step)]
+                while len(parts) > 2 and isinstance(parts[-1], cst.Name) and parts[-1].value == "None":
+                    parts.pop()
+                keys.append(cst.Call(func=cst.Name("slice"), args=[cst.Arg(p) for p in parts]))
+        key = keys[0] if len(keys) == 1 else cst.Tuple(elements=[cst.Element(k) for k in keys])
+        call = cst.Call(func=dotted("srcjax.lax.index_update"),
+                        args=[cst.Arg(t.value), cst.Arg(key), cst.Arg(value)])
+        self.assign(cst.Name(t.value.value), call, origin)
+        self.updated.add(t.value.value)
+
     # -- the function ---------------------------------------------------------------
     def function(self, name: str) -> cst.FunctionDef:
         fdef = self.src.fdef
@@ -639,10 +696,70 @@ class Normalizer:
             kwonly_params=[clean_param(p) for p in params.kwonly_params],
         )
         body = self.block(fdef.body.body, top=True)
+        if self.updated:
+            _check_views(body, self.updated, self.spans)
         return cst.FunctionDef(name=cst.Name(name), params=clean, body=cst.IndentedBlock(body=body))
 
 
 _NO_DEFAULT = object()
+
+# NumPy calls whose result may share memory with their first argument
+_VIEW_CALLS = {"np.reshape", "np.transpose", "np.ravel", "np.squeeze", "np.expand_dims", "np.swapaxes",
+               "np.moveaxis", "np.broadcast_to", "np.atleast_1d", "np.atleast_2d", "np.atleast_3d",
+               "np.asarray", "np.diagonal", "np.real"}
+
+
+def _view_of(value: cst.BaseExpression) -> str | None:
+    """The variable ``value`` may be a NumPy view of (``y``, ``y[1:]``, ``y.T``, ``np.reshape(y, ...)``)."""
+    if isinstance(value, cst.Name):
+        return value.value
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
+        return value.value.value
+    if isinstance(value, cst.Attribute) and value.attr.value == "T" and isinstance(value.value, cst.Name):
+        return value.value.value
+    if isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Name):
+        chain = _attr_chain(value.func)
+        if chain is not None and ".".join(chain) in _VIEW_CALLS:
+            return value.args[0].value.value
+    return None
+
+
+def _check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) -> None:
+    """Refuse ``y[k] = v`` where NumPy would also change another variable that shares ``y``'s memory
+    (a view) and that is read afterwards: srcjax's update is functional, so the answers would differ."""
+    order: list[cst.SimpleStatementLine] = []
+
+    class V(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> None:
+            order.append(n)
+
+    for st in body:
+        st.visit(V())
+    views: list[tuple[int, str, str]] = []  # (position, alias, base)
+    for pos, line in enumerate(order):
+        for small in line.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                    isinstance(small.targets[0].target, cst.Name):
+                base = _view_of(small.value)
+                if base is not None and base != small.targets[0].target.value:
+                    views.append((pos, small.targets[0].target.value, base))
+    for pos, line in enumerate(order):
+        small = line.body[0]
+        if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
+                and _attr_chain(small.value.func) == ["srcjax", "lax", "index_update"]):
+            continue
+        y = small.targets[0].target.value  # type: ignore[attr-defined]
+        for vpos, alias, base in views:
+            if vpos >= pos or y not in (alias, base):
+                continue
+            other = base if y == alias else alias
+            later = any(other in names_in(ln, skip_targets=True) for ln in order[pos + 1:])
+            if later:
+                raise UnsupportedSyntaxError(
+                    f"assigning into {y!r} would also change {other!r} in NumPy (one is a view of the other), "
+                    f"and {other!r} is used afterwards; srcjax updates arrays functionally, so copy the view",
+                    span=spans.get(id(line)),
+                    hint=f"make {alias!r} an independent copy: append .copy() where it is created")
 
 # Names generated derivative code imports from srcjax.adjoint: never used for temporaries.
 _RESERVED = {n for n in dir(_adjoint) if not n.startswith("_")}
@@ -759,6 +876,9 @@ def _local_names(fdef: cst.FunctionDef) -> set[str]:
             names.update(target_names(node.target))
 
         def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            if node is not fdef:  # a nested def: its name, and (one flat namespace) its own locals
+                names.add(node.name.value)
+                names.update(_local_names(node))
             return node is fdef
 
     fdef.visit(V())

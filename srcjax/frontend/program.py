@@ -15,6 +15,7 @@ from typing import Any
 
 import libcst as cst
 
+from .functionalize import functionalize
 from .normalize import NormalizedFunction, normalize, unwrap
 
 HEADER = "import numpy as np\n"
@@ -66,6 +67,8 @@ class Program:
         elif any(self.helper_name(c) != c.__name__ for c in nf.calls):
             # a user function took a library helper's name: normalize this one afresh
             nf = normalize(fn, self.helper_name, name)
+        if not library:  # srcjax.adjoint helpers have no control flow on data
+            nf = functionalize(nf, taken=self.by_fn.values())
         self.functions[name] = nf
         return nf
 
@@ -83,7 +86,9 @@ class Program:
 
         Functions srcjax itself wrote (derivatives) are shown as written: they
         are already one operation per line where it matters and read better
-        nested. Helpers from :mod:`srcjax.adjoint` are imported, not repeated.
+        nested; unless control flow on data in them became ``srcjax.lax``
+        calls, which is then what runs and is shown. Helpers from
+        :mod:`srcjax.adjoint` are imported, not repeated.
         """
         module = cst.Module(body=[])
         parts: list[str] = []
@@ -93,7 +98,7 @@ class Program:
             if mod == "srcjax.adjoint":
                 library.append(nf.fn.__name__)
                 continue
-            if _is_generated(nf.fn) and nf.name == nf.fn.__name__:
+            if _is_generated(nf.fn) and nf.name == nf.fn.__name__ and nf.plain is None:
                 parts.append("\n\n" + textwrap.dedent(inspect.getsource(nf.fn)).rstrip("\n") + "\n")
             else:
                 parts.append("\n\n" + module.code_for_node(nf.fdef))
@@ -101,6 +106,8 @@ class Program:
         header = HEADER
         if "math." in text:
             header = "import math\n" + header
+        if "srcjax.lax." in text:
+            header += "import srcjax\n"
         used = sorted(n for n in library if f"{n}(" in text)
         if used:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"

@@ -9,7 +9,8 @@ rules, which call these methods.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -151,6 +152,67 @@ class FuncBuilder:
             out.append("      func.return")
         out.append("  }")
         return "\n".join(out)
+
+    # -- regions (the bodies of if / case / while) -------------------------
+    @contextmanager
+    def region(self, lines: list[str] | None = None) -> Iterator[list[str]]:
+        """Emit into ``lines`` (a new region, or one to continue) until the block ends.
+
+        Values defined outside stay visible inside (StableHLO regions of ``if``,
+        ``case`` and ``while`` may capture them); constants made inside are
+        forgotten on exit, since they do not dominate the code after the region.
+        """
+        saved = (self.lines, self.indent, self._const_cache)
+        self.lines = [] if lines is None else lines
+        self.indent = saved[1] + "    "
+        self._const_cache = dict(saved[2])
+        try:
+            yield self.lines
+        finally:
+            self.lines, self.indent, self._const_cache = saved
+
+    def block_args(self, avals: Sequence[ShapedArray]) -> list[HloValue]:
+        """Fresh block arguments for a region; emit them with :meth:`region_header`."""
+        return [HloValue(self.fresh(), a) for a in avals]
+
+    def region_return(self, values: Sequence[HloValue]) -> None:
+        types = ", ".join(aval_type(v.aval) for v in values)
+        names = ", ".join(v.name for v in values)
+        self.lines.append(f"{self.indent}stablehlo.return {names} : {types}" if values else
+                          f"{self.indent}stablehlo.return")
+
+    def _multi(self, op: str, operands: Sequence[HloValue], regions: Sequence[tuple[list[HloValue], list[str]]],
+               out_avals: Sequence[ShapedArray]) -> list[HloValue]:
+        name = self.fresh()
+        n = len(out_avals)
+        lhs = f"{name}:{n}" if n > 1 else name
+        in_types = ", ".join(aval_type(v.aval) for v in operands)
+        out_types = ", ".join(aval_type(a) for a in out_avals)
+        if n != 1:
+            out_types = f"({out_types})"
+        loc = f" loc({self.loc})" if self.loc else ""
+        text = [f"{self.indent}{lhs} = \"{op}\"({', '.join(v.name for v in operands)}) ({{"]
+        for k, (args, lines) in enumerate(regions):
+            if k:
+                text.append(f"{self.indent}}}, {{")
+            if args:
+                text.append(f"{self.indent}  ^bb0(" + ", ".join(f"{a.name}: {aval_type(a.aval)}" for a in args)
+                            + "):")
+            text += lines
+        text.append(f"{self.indent}}}) : ({in_types}) -> {out_types}{loc}")
+        self.lines += text
+        if n == 1:
+            return [HloValue(name, out_avals[0])]
+        return [HloValue(f"{name}#{i}", a) for i, a in enumerate(out_avals)]
+
+    def if_(self, pred: HloValue, branches: Sequence[list[str]], out_avals: Sequence[ShapedArray]) -> list[HloValue]:
+        """``stablehlo.if`` (two branches, ``pred`` an i1 scalar) or ``stablehlo.case`` (an i32 index)."""
+        op = "stablehlo.if" if len(branches) == 2 and pred.dtype == np.bool_ else "stablehlo.case"
+        return self._multi(op, [pred], [([], lines) for lines in branches], out_avals)
+
+    def while_(self, inits: Sequence[HloValue], cond: tuple[list[HloValue], list[str]],
+               body: tuple[list[HloValue], list[str]]) -> list[HloValue]:
+        return self._multi("stablehlo.while", inits, [cond, body], [v.aval for v in inits])
 
     # -- constants --------------------------------------------------------
     def constant(self, value: Any, aval: ShapedArray) -> HloValue:

@@ -53,6 +53,8 @@ from ..frontend.program import Program
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
 from ..primitives.registry import LowerCtx, Primitive
+from . import control
+from .control import LocalFunction, Undefined, is_loop_origin, lax_rules
 from .hlo import FuncBuilder, HloValue, module_text
 
 
@@ -115,6 +117,8 @@ class Specializer:
 
     def __init__(self, program: Program, name: str = "main") -> None:
         self.program = program
+        self.assign_targets: list[str] | None = None  # the names the current statement assigns
+        self.envs: list[dict[str, Any]] = []  # the scopes of the functions being interpreted
         self.fn_stack: list[NormalizedFunction] = []
         self.consts: dict[int, tuple[Any, HloValue]] = {}
         self.b: FuncBuilder | None = None
@@ -185,12 +189,14 @@ class Specializer:
         bound.apply_defaults()
         env: dict[str, Any] = dict(bound.arguments)
         self.fn_stack.append(nf)
+        self.envs.append(env)
         try:
             self.exec_block(nf.fdef.body.body, env)
         except _Return as r:
             return r.value
         finally:
             self.fn_stack.pop()
+            self.envs.pop()
         return None
 
     @property
@@ -231,12 +237,17 @@ class Specializer:
             for small in s.body:
                 self.exec_small(small, env)
         elif isinstance(s, cst.If):
-            if self.truth(self.eval(s.test, env), "an `if` condition"):
+            test = self.eval(s.test, env)
+            if control.is_data(self, test):
+                control.data_if(self, s, test, env)
+            elif self.truth(test, "an `if` condition"):
                 self.exec_block(s.body.body, env)
             elif isinstance(s.orelse, cst.Else):
                 self.exec_block(s.orelse.body.body, env)
             elif isinstance(s.orelse, cst.If):
                 self.exec_block([s.orelse], env)
+        elif isinstance(s, cst.FunctionDef):
+            env[s.name.value] = LocalFunction(s, env, self.nf)
         elif isinstance(s, cst.For):
             it = self.iterate(self.eval(s.iter, env))
             for k, item in enumerate(it):
@@ -251,7 +262,13 @@ class Specializer:
                     continue
         elif isinstance(s, cst.While):
             n = 0
-            while self.truth(self.eval(s.test, env), "a `while` condition"):
+            while True:
+                test = self.eval(s.test, env)
+                if control.is_data(self, test):
+                    control.data_while(self, s, env)
+                    break
+                if not self.truth(test, "a `while` condition"):
+                    break
                 n += 1
                 if n > MAX_UNROLL:
                     raise UnsupportedSyntaxError(f"static while loop ran more than {MAX_UNROLL} iterations")
@@ -266,6 +283,7 @@ class Specializer:
 
     def exec_small(self, s: cst.BaseSmallStatement, env: dict[str, Any]) -> None:
         if isinstance(s, cst.Assign):
+            self.assign_targets = [n for t in s.targets for n in names_in(t.target)]
             value = self.eval(s.value, env)
             for t in s.targets:
                 self.bind_target(t.target, value, env)
@@ -357,7 +375,11 @@ class Specializer:
     def eval_Name(self, node: cst.Name, env: dict[str, Any]) -> Any:
         name = node.value
         if name in env:
-            return env[name]
+            v = env[name]
+            if isinstance(v, Undefined):
+                raise UnsupportedSyntaxError(f"{name!r} is assigned on only some paths of {v.why}, and read "
+                                             "after it", hint=f"assign {name} before that statement or on every path")
+            return v
         if name in _CONSTANT_NAMES:
             return _CONSTANT_NAMES[name]
         if name in self.program.functions:
@@ -366,6 +388,10 @@ class Specializer:
             return np
         if name == "math":
             return math
+        if name == "srcjax":
+            import srcjax
+
+            return srcjax
         src = self.nf.source
         if name in src.closure:
             return self.from_python(src.closure[name])
@@ -475,7 +501,9 @@ class Specializer:
     def getitem(self, x: HloValue, key: tuple[Any, ...]) -> Any:
         for k in key:
             if is_dynamic(k) and k.aval.origin:
-                raise NeedStatic(k.aval.origin)
+                args = frozenset(o for o in k.aval.origin if not is_loop_origin(o))
+                if args:  # a Python int argument as an index: try it static first
+                    raise NeedStatic(args)
         return self.apply(registry.PRIMITIVES["getitem"], [x, key], {})
 
     def eval_BinaryOperation(self, node: cst.BinaryOperation, env: dict[str, Any]) -> Any:
@@ -601,6 +629,8 @@ class Specializer:
     def call_value(self, fv: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if isinstance(fv, NormalizedFunction):
             return self.call_function(fv, args, kwargs)
+        if isinstance(fv, LocalFunction):
+            return control.call_local(self, fv, args, kwargs)
         prim = registry.lookup(fv) if callable(fv) else None
         if prim is not None:
             return self.apply(prim, args, kwargs)
@@ -695,7 +725,8 @@ class Specializer:
         out = prim.abstract_eval(*avals)
         multi = isinstance(out, (list, tuple))
         outs = list(out) if multi else [out]
-        origin = frozenset().union(*(_origins(v) for v in call_args))
+        origin_args = call_args[:1] if prim.name == "getitem" else call_args  # x[i] is data, whatever i is
+        origin = frozenset().union(*(_origins(v) for v in origin_args))
         weak = operator and all(_is_weak(v) for v in call_args if v is not None)
         res = prim.lower(LowerCtx(self.b, outs), *call_args)
         res_list = list(res) if multi else [res]
@@ -888,6 +919,7 @@ def _b_result_type(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> 
 
 
 _BUILTIN_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]] = {
+    **lax_rules(),
     np.shape: _b_shape_query(np.shape), np.ndim: _b_shape_query(np.ndim), np.size: _b_shape_query(np.size),
     np.result_type: _b_result_type,
     isinstance: _b_isinstance, zip: _b_iterating(zip), enumerate: _b_iterating(enumerate),

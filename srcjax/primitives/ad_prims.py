@@ -1,4 +1,5 @@
-"""Primitives that generated derivative code needs: ``index_add`` (the transpose of indexing)."""
+"""Functional index updates: ``index_add`` (the transpose of indexing, for derivative code) and
+``index_update`` (``x[key] = value``, written by srcjax for assignments to array elements)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import adjoint
-from ..core import ShapedArray, ShapeError
+from .. import adjoint, lax
+from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue, aval_type
 from .common import broadcast_shapes, fmt_shape
 from .elementwise import _result_dtype
@@ -94,5 +95,74 @@ def _index_add_lower(ctx: LowerCtx, z: HloValue, key: Any, g: HloValue) -> HloVa
     return b.binary("add", zc, padded)
 
 
+def _index_update_stub(x, key, value, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _index_update_abstract(x: ShapedArray, key: Any, value: ShapedArray) -> ShapedArray:
+    sub = _getitem_abstract(x, key)
+    if broadcast_shapes(sub.shape, value.shape) != sub.shape:
+        raise ShapeError(f"cannot assign a value of shape {fmt_shape(value.shape)} to a selection of shape "
+                         f"{fmt_shape(sub.shape)}")
+    if value.dtype.kind == "f" and x.dtype.kind in "biu" or value.dtype.kind in "iu" and x.dtype.kind == "b":
+        if not value.weak_type:  # NumPy casts silently; refuse the lossy direction for arrays
+            raise DTypeError(f"assigning {value.dtype} values into a {x.dtype} array would truncate them",
+                             hint=f"convert explicitly: value.astype(np.{x.dtype})")
+    return ShapedArray(x.shape, x.dtype)
+
+
+def _index_update_lower(ctx: LowerCtx, x: HloValue, key: Any, value: HloValue) -> HloValue:
+    """A contiguous selection (ints, step-1 slices): one ``dynamic_update_slice``; otherwise a mask
+    built like ``index_add``'s padding and a ``select``."""
+    b = ctx.b
+    out = ctx.avals_out[0]
+    if not isinstance(key, tuple):
+        key = (key,)
+    plan = _plan(x.shape, key)
+    sub = _getitem_abstract(x.aval, key)
+    v = b.broadcast_to(b.convert(value, out.dtype), sub.shape)
+    contiguous = all(kind != "slice" or val[2] == 1 for kind, val in plan)
+    if contiguous:
+        sizes, starts = [], []
+        i64 = np.dtype(np.int64)
+        dyn = iter(k for k in key if isinstance(k, HloValue))
+        axis = 0
+        for kind, val in plan:
+            if kind == "new":
+                continue
+            d = x.shape[axis]
+            if kind == "int":
+                sizes.append(1)
+                starts.append(b.full(val, (), i64))
+            elif kind == "dyn":
+                k = b.convert(next(dyn), i64)
+                neg = b.compare("LT", k, b.full(0, (), i64))
+                sizes.append(1)
+                starts.append(b.select(neg, b.binary("add", k, b.full(d, (), i64)), k))
+            else:
+                start, stop, _ = val
+                n = len(range(start, stop))
+                if n == 0:
+                    return x
+                sizes.append(n)
+                starts.append(b.full(start, (), i64))
+            axis += 1
+        v = b.reshape(v, tuple(sizes))
+        idx = ", ".join(s.name for s in starts)
+        types = ", ".join(aval_type(s.aval) for s in starts)
+        return b.emit(f"stablehlo.dynamic_update_slice {x.name}, {v.name}, {idx} : "
+                      f"({aval_type(x.aval)}, {aval_type(v.aval)}, {types}) -> {aval_type(out)}", out)
+    ones = b.full(1, sub.shape, out.dtype)
+    zeros = b.full(0, x.shape, out.dtype)
+    sub_ctx = LowerCtx(b, [out])
+    placed = _index_add_lower(sub_ctx, HloValue(zeros.name, zeros.aval), key, v)
+    mask_f = _index_add_lower(sub_ctx, HloValue(zeros.name, zeros.aval), key, ones)
+    mask = b.compare("NE", mask_f, zeros)
+    return b.select(mask, placed, x)
+
+
 defprim("index_add", adjoint.index_add, _index_add_stub, abstract_eval=_index_add_abstract,
         lower=_index_add_lower, arrays=("z", "g"), path="index_add", static_eval=False, mixed=("key",))
+defprim("index_update", lax.index_update, _index_update_stub, abstract_eval=_index_update_abstract,
+        lower=_index_update_lower, arrays=("x", "value"), path="srcjax.lax.index_update", static_eval=False,
+        mixed=("key",))

@@ -36,12 +36,14 @@ from ..core import TranspileError, UnsupportedSyntaxError
 from ..frontend.names import RenameNames, names_in, target_names
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
+from ..frontend.restructure import single_exit as _single_exit
+from ..frontend.restructure import walk as _walk
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
 from . import rules
 
 _MOD = cst.Module(body=[])
-ADJOINT_IMPORTS = ("unbroadcast", "broadcast_like", "zeros_like", "ones_like", "expand_reduced", "reduced_size",
+ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like", "ones_like", "expand_reduced", "reduced_size",
                    "matmul_lhs_bar", "matmul_rhs_bar", "index_add", "max_bar", "var_bar", "std_bar", "norm_bar",
                    "norm_axes", "inverse_perm", "max_share", "abs_share", "clip_share", "prod_others", "ravel_bar",
                    "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar",
@@ -230,32 +232,6 @@ def _paren(s: str) -> str:
 
 # -- analysis ------------------------------------------------------------------------------------
 
-def _walk(stmts: Sequence[Any]) -> Iterable[tuple[Any, int]]:
-    """(small statement or compound, loop depth) in program order, recursively."""
-    def go(ss: Sequence[Any], depth: int) -> Iterable[tuple[cst.CSTNode, int]]:
-        for s in ss:
-            if isinstance(s, cst.SimpleStatementLine):
-                for small in s.body:
-                    yield small, depth
-            elif isinstance(s, cst.If):
-                yield s, depth
-                yield from go(s.body.body, depth)
-                orelse = s.orelse
-                while orelse is not None:
-                    if isinstance(orelse, cst.If):
-                        yield orelse, depth
-                        yield from go(orelse.body.body, depth)
-                        orelse = orelse.orelse
-                    else:
-                        yield from go(orelse.body.body, depth)
-                        orelse = None
-            elif isinstance(s, (cst.For, cst.While)):
-                yield s, depth
-                yield from go(s.body.body, depth + 1)
-
-    return go(stmts, 0)
-
-
 class Activity:
     """Flow-insensitive activity: a name is active if any assignment to it depends
     differentiably on an active input."""
@@ -269,7 +245,7 @@ class Activity:
         changed = True
         while changed:
             changed = False
-            for s, _ in _walk(body if body is not None else nf.fdef.body.body):
+            for s, _ in _walk(body if body is not None else nf.plain_fdef.body.body):
                 targets, srcs = self.effect(s)
                 if targets and any(n in self.active for n in srcs):
                     new = set(targets) - self.active
@@ -277,7 +253,7 @@ class Activity:
                         self.active |= new
                         changed = True
 
-        self.check(body if body is not None else nf.fdef.body.body)
+        self.check(body if body is not None else nf.plain_fdef.body.body)
 
     def check(self, body: Sequence[Any]) -> None:
         """Refuse what would otherwise silently lose derivatives."""
@@ -321,7 +297,7 @@ class Activity:
         callee = self.program.functions.get(op.callee or "")
         if callee is None:
             return True
-        params = [p.name.value for p in callee.fdef.params.params]
+        params = [p.name.value for p in callee.plain_fdef.params.params]
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
         pattern = tuple(p for p in params if p in bound and any(n in self.active for n in names_in(
@@ -370,7 +346,7 @@ _CALL_ACTIVITY: dict[tuple[int, tuple[str, ...]], bool] = {}
 
 def _returned_names(nf: NormalizedFunction) -> set[str]:
     out: set[str] = set()
-    for s, _ in _walk(nf.fdef.body.body):
+    for s, _ in _walk(nf.plain_fdef.body.body):
         if isinstance(s, cst.Return) and s.value is not None:
             out |= set(names_in(s.value))
     return out
@@ -483,11 +459,11 @@ class JVP:
         self.nf = nf
         self.name = name
         self.act = Activity(program, nf, active_params)
-        self.names = Names(set(names_in(nf.fdef)) | set(program.functions))
+        self.names = Names(set(names_in(nf.plain_fdef)) | set(program.functions))
         self.dot: dict[str, str] = {}
         self.helpers = helpers
         self.out_lines = out_lines
-        self.params = [p.name.value for p in nf.fdef.params.params]
+        self.params = [p.name.value for p in nf.plain_fdef.params.params]
         self.active_params = list(active_params)
 
     def dname(self, v: str) -> str:
@@ -501,7 +477,7 @@ class JVP:
         defined = set(self.active_params)
         for p in self.active_params:
             self.dname(p)
-        self.block(self.nf.fdef.body.body, lines, 1, defined, top=True)
+        self.block(self.nf.plain_fdef.body.body, lines, 1, defined, top=True)
         sig = ", ".join(self.params + [self.dot[p] for p in self.active_params])
         return f"def {self.name}({sig}):\n" + "\n".join(lines) + "\n"
 
@@ -677,7 +653,7 @@ class JVP:
     def call(self, s: cst.Assign, op: Op, lines: list[str], ind: int, defined: set[str]) -> None:
         pad = "    " * ind
         callee = self.program.functions[op.callee]  # type: ignore[index]
-        params = [p.name.value for p in callee.fdef.params.params]
+        params = [p.name.value for p in callee.plain_fdef.params.params]
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
         active = tuple(p for p in params if p in bound and any(
@@ -721,75 +697,13 @@ def jvp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
 
 # -- reverse mode ------------------------------------------------------------------------------
 
-def _ends_with_return(stmts: Sequence[Any]) -> bool:
-    if not stmts:
-        return False
-    last = stmts[-1]
-    if isinstance(last, cst.SimpleStatementLine):
-        return isinstance(last.body[-1], (cst.Return, cst.Raise))
-    if isinstance(last, cst.If):
-        if last.orelse is None:
-            return False
-        other = [last.orelse] if isinstance(last.orelse, cst.If) else list(last.orelse.body.body)
-        return _ends_with_return(list(last.body.body)) and _ends_with_return(other)
-    return False
-
-
-def _has_return(stmts: Sequence[Any]) -> bool:
-    return any(isinstance(s, cst.Return) for s, _ in _walk(stmts))
-
-
-def _push_rest(stmts: list[Any]) -> list[Any]:
-    """Move the statements after an ``if`` that returns into its branches that fall through."""
-    out: list[Any] = []
-    for i, s in enumerate(stmts):
-        if isinstance(s, cst.If) and _has_return([s]):
-            rest = stmts[i + 1:]
-            body = list(s.body.body)
-            body = _push_rest(body if _ends_with_return(body) else body + rest)
-            if s.orelse is None:
-                other: list[Any] = list(rest)
-            elif isinstance(s.orelse, cst.If):
-                other = [s.orelse] + ([] if _ends_with_return([s.orelse]) else rest)
-            else:
-                other = list(s.orelse.body.body)
-                other = other if _ends_with_return(other) else other + rest
-            other = _push_rest(other)
-            new = s.with_changes(body=cst.IndentedBlock(body=body),  # type: ignore[arg-type]
-                                 orelse=cst.Else(body=cst.IndentedBlock(body=other or [
-                                     cst.SimpleStatementLine(body=[cst.Pass()])])))
-            out.append(new)
-            return out
-        out.append(s)
-    return out
-
-
-class _ReturnToAssign(cst.CSTTransformer):
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def leave_Return(self, original: cst.Return, updated: cst.Return) -> Any:
-        return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(self.name))],
-                          value=updated.value or cst.Name("None"))
-
-
 def single_exit(stmts: list[Any], result: str) -> list[Any]:
     """Rewrite early returns in static ``if``s so the function has one ``return`` at the end."""
-    last_is_return = bool(stmts) and isinstance(stmts[-1], cst.SimpleStatementLine) and \
-        isinstance(stmts[-1].body[-1], cst.Return)
-    if not _has_return(stmts[:-1] if last_is_return else stmts):
-        return stmts
-    for s, _depth in _walk(stmts):
-        if isinstance(s, (cst.For, cst.While)) and _has_return(list(s.body.body)):
-            raise DifferentiationError("`return` inside a loop is not supported in reverse mode yet",
-                                       hint="break out of the loop with a flag and return after it")
-    flat = _push_rest(stmts)
-    block = cst.IndentedBlock(body=flat).visit(_ReturnToAssign(result))
-    assert isinstance(block, cst.IndentedBlock)
-    return list(block.body) + [cst.SimpleStatementLine(body=[cst.Return(value=cst.Name(result))])]
+    try:
+        return _single_exit(stmts, result)
+    except UnsupportedSyntaxError:
+        raise DifferentiationError("`return` inside a loop is not supported in reverse mode yet",
+                                   hint="break out of the loop with a flag and return after it") from None
 
 
 class VJP:
@@ -805,13 +719,13 @@ class VJP:
         self.program = program
         self.nf = nf
         self.active_params = list(active_params)
-        self.names = Names(set(names_in(nf.fdef)) | set(program.functions) | set(ADJOINT_IMPORTS))
+        self.names = Names(set(names_in(nf.plain_fdef)) | set(program.functions) | set(ADJOINT_IMPORTS))
         self.bar: dict[str, str] = {}
         self.helpers = helpers
         self.out_lines = out_lines
-        self.params = [p.name.value for p in nf.fdef.params.params]
+        self.params = [p.name.value for p in nf.plain_fdef.params.params]
         self.tape = self.names.fresh("_tape")
-        body = single_exit(list(nf.fdef.body.body), Names(set(names_in(nf.fdef))).fresh("result"))
+        body = single_exit(list(nf.plain_fdef.body.body), Names(set(names_in(nf.plain_fdef))).fresh("result"))
         if not body or not isinstance(body[-1], cst.SimpleStatementLine) or \
                 not isinstance(body[-1].body[-1], cst.Return):
             raise DifferentiationError(f"{nf.name}: reverse mode needs one `return` at the end of the function",
@@ -1108,7 +1022,7 @@ class VJP:
     # -- helper calls ---------------------------------------------------------------------------
     def call_bound(self, op: Op) -> tuple[NormalizedFunction, list[str], dict[str, str]]:
         callee = self.program.functions[op.callee]  # type: ignore[index]
-        params = [p.name.value for p in callee.fdef.params.params]
+        params = [p.name.value for p in callee.plain_fdef.params.params]
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
         return callee, params, bound
@@ -1277,7 +1191,7 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
                 single: bool = True) -> str:
     """Source of ``def name(params...)`` returning the gradient (and value/aux)."""
     nf = program.entry
-    params = [p.name.value for p in nf.fdef.params.params]
+    params = [p.name.value for p in nf.plain_fdef.params.params]
     active = [params[i] for i in argnums]
     helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
     extra: list[str] = []
@@ -1316,7 +1230,7 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
 def vjp_source(program: Program, argnums: Sequence[int], name: str) -> str:
     """Source of ``def name(params..., out_bar)`` returning ``(out, cotangents)``."""
     nf = program.entry
-    params = [p.name.value for p in nf.fdef.params.params]
+    params = [p.name.value for p in nf.plain_fdef.params.params]
     active = [params[i] for i in argnums]
     helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
     extra: list[str] = []
@@ -1331,7 +1245,7 @@ def vjp_source(program: Program, argnums: Sequence[int], name: str) -> str:
 
 def jvp_source(program: Program, argnums: Sequence[int], name: str) -> str:
     nf = program.entry
-    params = [p.name.value for p in nf.fdef.params.params]
+    params = [p.name.value for p in nf.plain_fdef.params.params]
     active = [params[i] for i in argnums]
     helpers: dict[tuple[str, tuple[str, ...]], str] = {}
     extra: list[str] = []

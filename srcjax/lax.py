@@ -1,0 +1,111 @@
+"""Structured control flow: ``cond``, ``switch``, ``while_loop``, ``fori_loop``, ``scan``.
+
+The signatures are JAX's (``jax.lax``). Each function here *is* the NumPy
+reference implementation: generated source that calls ``srcjax.lax.cond`` runs
+with plain NumPy, and compiled code lowers the same call to ``stablehlo.if``,
+``stablehlo.case`` or ``stablehlo.while``.
+
+Users may call these directly; srcjax also writes them when it rewrites
+``if``/``while``/``for`` statements that depend on array values (see
+``srcjax.source``).
+
+Compiled semantics differ from plain Python in one way, as in JAX: both
+branches of a ``cond`` and the body of a loop are transpiled, so they must
+give the same structure, shapes and dtypes for every outcome. A Python scalar
+(weakly typed) output takes the dtype of the other branch's array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["cond", "fori_loop", "index_update", "scan", "switch", "while_loop"]
+
+
+def _truth(pred: Any, what: str) -> bool:
+    p = np.asarray(pred)
+    if p.shape != ():
+        raise TypeError(f"{what} must be a scalar (shape ()), got shape {p.shape}; reduce it with np.any or np.all")
+    return bool(p)
+
+
+def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; ``pred`` is a scalar."""
+    if _truth(pred, "cond: the predicate"):
+        return true_fun(*operands)
+    return false_fun(*operands)
+
+
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+    """``branches[index](*operands)``, with ``index`` clamped into ``[0, len(branches) - 1]``."""
+    i = np.asarray(index)
+    if i.shape != () or i.dtype.kind not in "iub":
+        raise TypeError(f"switch: the index must be an integer scalar, got {i.dtype}{list(i.shape)}")
+    if not branches:
+        raise ValueError("switch: at least one branch is needed")
+    k = min(max(int(i), 0), len(branches) - 1)
+    return branches[k](*operands)
+
+
+def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
+    """``val = init_val; while cond_fun(val): val = body_fun(val); return val``."""
+    val = init_val
+    while _truth(cond_fun(val), "while_loop: cond_fun's result"):
+        val = body_fun(val)
+    return val
+
+
+def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
+    """``val = init_val; for i in range(lower, upper): val = body_fun(i, val); return val``."""
+    val = init_val
+    for i in range(int(lower), int(upper)):
+        val = body_fun(i, val)
+    return val
+
+
+def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, length: int | None = None,
+         reverse: bool = False) -> tuple[Any, Any]:
+    """``carry, y = f(carry, x)`` for each leading slice ``x`` of ``xs``; returns ``(carry, stacked ys)``.
+
+    ``xs`` may be an array, a tuple/list/dict of arrays (sliced together), or
+    ``None`` with ``length`` given. ``reverse=True`` walks the slices from the
+    last to the first and stores each ``y`` at its slice's position.
+    """
+    from . import pytree
+
+    leaves, tree = pytree.flatten(xs)
+    leaves = [np.asarray(x) for x in leaves]
+    if leaves:
+        n = leaves[0].shape[0] if leaves[0].ndim else None
+        if n is None or any(x.ndim == 0 or x.shape[0] != n for x in leaves):
+            raise ValueError("scan: every array in xs needs the same leading dimension")
+        if length is not None and length != n:
+            raise ValueError(f"scan: length={length} but xs has leading dimension {n}")
+    elif length is None:
+        raise ValueError("scan: give xs or length")
+    else:
+        n = length
+    carry = init
+    ys: list[Any] = [None] * n
+    order = range(n - 1, -1, -1) if reverse else range(n)
+    for k in order:
+        x = pytree.unflatten(tree, [leaf[k] for leaf in leaves]) if leaves else None
+        carry, y = f(carry, x)
+        ys[k] = y
+    if n == 0:
+        return carry, None
+    y_leaves = [pytree.flatten(y)[0] for y in ys]
+    _, y_tree = pytree.flatten(ys[0])
+    stacked = [np.stack([np.asarray(row[j]) for row in y_leaves]) for j in range(len(y_leaves[0]))]
+    return carry, pytree.unflatten(y_tree, stacked)
+
+
+def index_update(x: Any, key: Any, value: Any) -> Any:
+    """A copy of ``x`` with ``x[key] = value`` (NumPy assignment semantics: ``value`` is cast to
+    ``x``'s dtype and broadcast to the selection). srcjax writes this for ``x[key] = value``."""
+    out = np.array(x, copy=True)
+    out[key] = value
+    return out

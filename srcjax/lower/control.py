@@ -1,0 +1,665 @@
+"""Control flow on array data: ``srcjax.lax`` calls and ``if``/``while`` on data -> StableHLO regions.
+
+The specializer calls in here when a decision depends on a run-time value:
+
+- ``srcjax.lax.cond`` / ``switch`` with a dynamic predicate, and a Python
+  ``if`` whose test is an array value, become ``stablehlo.if`` / ``case``:
+  every branch is interpreted into its own region, and the branches' outputs
+  are joined (same structure and shapes; a Python scalar takes the dtype of
+  the other branch's array);
+- ``srcjax.lax.while_loop`` / ``fori_loop`` / ``scan``, and a Python ``while``
+  whose test is an array value, become one ``stablehlo.while``. The body is
+  interpreted once with the loop-carried values as block arguments, so
+  transpile time does not depend on the trip count.
+
+A Python int that a loop carries, and a ``fori_loop`` counter, are marked
+with a *loop origin*: if the body needs them as static values (indexing a
+Python list, a ``range`` bound, a shape), a loop with static bounds is
+unrolled instead, exactly as Python would run it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+import numpy as np
+
+from .. import pytree
+from ..core import (
+    PYTHON_SCALAR_DTYPES,
+    DTypeError,
+    NeedStatic,
+    ShapedArray,
+    ShapeError,
+    StaticValueError,
+    TranspileError,
+    UnsupportedSyntaxError,
+    canonical_dtype,
+)
+from ..frontend.names import assigned_names
+from ..frontend.normalize import NormalizedFunction
+from ..primitives import registry
+from .hlo import HloValue
+
+if TYPE_CHECKING:
+    from .specialize import Specializer
+
+LOOP_ORIGIN = "\0loop"  # prefix of the origin names that mark loop-carried Python ints
+TINY_TRIP = 2  # static loops this short are unrolled
+_ids = itertools.count()
+
+
+def is_loop_origin(name: str) -> bool:
+    return name.startswith(LOOP_ORIGIN)
+
+
+@dataclass
+class LocalFunction:
+    """A ``def`` inside a function (generated branch and loop bodies): a closure over ``env``."""
+
+    fdef: cst.FunctionDef
+    env: dict[str, Any]
+    parent: NormalizedFunction
+
+    @property
+    def name(self) -> str:
+        return self.fdef.name.value
+
+
+class Undefined:
+    """A name assigned on only some paths of control flow on data; reading it is an error.
+
+    When the paths were the branches of an ``if`` on data, ``value`` holds what
+    the name is on the ``branches`` that assign it (garbage elsewhere), and a
+    later ``if`` on the very same predicate ``pred`` (generated derivative code
+    re-tests the forward pass's condition) may read it on those branches.
+    """
+
+    def __init__(self, name: str, why: str, value: Any = None, pred: str | None = None,
+                 branches: frozenset[int] = frozenset()) -> None:
+        self.name = name
+        self.why = why
+        self.value = value
+        self.pred = pred
+        self.branches = branches
+
+
+class _Unroll(Exception):
+    """Internal: a loop body needs its counter (or a carried int) static; unroll the loop."""
+
+
+def _aval_of_static(v: Any) -> ShapedArray | None:
+    if isinstance(v, bool | int | float) and not isinstance(v, np.generic):
+        kind = bool if isinstance(v, bool) else int if isinstance(v, int) else float
+        return ShapedArray((), PYTHON_SCALAR_DTYPES[kind], weak_type=True)
+    if isinstance(v, np.ndarray | np.generic) and np.asarray(v).dtype.kind in "biuf":
+        a = np.asarray(v)
+        return ShapedArray(a.shape, canonical_dtype(a.dtype))
+    return None
+
+
+def _same_static(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def join_avals(avals: Sequence[ShapedArray], what: str) -> ShapedArray:
+    """The one abstract value that every outcome converts to without changing a value's meaning."""
+    first = avals[0]
+    for a in avals[1:]:
+        if a.shape != first.shape:
+            raise ShapeError(f"{what} has shape {first.str_short()} on one path and {a.str_short()} on another",
+                             hint="give it the same shape on every path (e.g. start from np.zeros_like(...))")
+    strong = [a for a in avals if not a.weak_type]
+    if not strong:
+        dt = np.result_type(*[a.dtype for a in avals])
+        return ShapedArray(first.shape, canonical_dtype(dt), weak_type=True)
+    dts = {a.dtype for a in strong}
+    if len(dts) > 1:
+        names = " and ".join(sorted(str(d) for d in dts))
+        raise DTypeError(f"{what} is {names} on different paths",
+                         hint="convert it to one dtype with .astype(...) on every path")
+    dt = strong[0].dtype
+    order = "bif"  # a Python bool/int/float takes the array's dtype only if that does not lose its kind
+    for a in avals:
+        if a.weak_type and order.index(a.dtype.kind if a.dtype.kind in order else "f") > \
+                order.index(dt.kind if dt.kind in order else "f"):
+            raise DTypeError(f"{what} is a Python {dict(b='bool', i='int', f='float')[a.dtype.kind]} on one "
+                             f"path and {dt} on another",
+                             hint=f"write the Python number as an array of dtype {dt} (e.g. np.{dt}(...))")
+    return ShapedArray(first.shape, dt)
+
+
+def _containers(envs: Sequence[dict[str, Any]]) -> dict[int, tuple[str, Any, Any]]:
+    """Every Python list/dict reachable from the live scopes: id -> (name, object, shallow copy)."""
+    out: dict[int, tuple[str, Any, Any]] = {}
+
+    def visit(name: str, v: Any, depth: int) -> None:
+        if depth > 4 or id(v) in out:
+            return
+        if isinstance(v, list | dict):
+            out[id(v)] = (name, v, list(v) if isinstance(v, list) else dict(v))
+            for x in (v if isinstance(v, list) else v.values()):
+                visit(name, x, depth + 1)
+        elif isinstance(v, tuple):
+            for x in v:
+                visit(name, x, depth + 1)
+
+    for env in envs:
+        for k, v in env.items():
+            visit(k, v, 0)
+    return out
+
+
+def _check_containers(snap: dict[int, tuple[str, Any, Any]], where: str) -> None:
+    for name, obj, copy in snap.values():
+        same = len(obj) == len(copy) and (
+            all(a is b for a, b in zip(obj, copy)) if isinstance(obj, list)
+            else obj.keys() == copy.keys() and all(obj[k] is copy[k] for k in copy))
+        if not same:
+            if isinstance(obj, list):
+                obj[:] = copy
+            else:
+                obj.clear()
+                obj.update(copy)
+            raise UnsupportedSyntaxError(
+                f"the Python {type(obj).__name__} `{name}` is changed inside {where}; srcjax transpiles every "
+                "branch and the loop body once, so the change cannot depend on the data",
+                hint="collect results in arrays (x[i] = v, or srcjax.lax.scan) or decide the condition on "
+                     "static values")
+
+
+# -- the rules (functions of the Specializer, called by it) ----------------------------------
+
+# -- helpers -------------------------------------------------------------------
+def is_data(sp: Specializer, v: Any) -> bool:
+    """A dynamic value that decides control flow at run time (not a Python int/bool argument)."""
+    if not isinstance(v, HloValue):
+        return False
+    arg_origins = {o for o in v.aval.origin if not is_loop_origin(o)}
+    if arg_origins:
+        raise NeedStatic(frozenset(arg_origins))
+    return True
+
+def call_local(sp: Specializer, fn: LocalFunction, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    from .specialize import _Return
+
+    params = fn.fdef.params
+    names = [p.name.value for p in params.params]
+    if len(args) != len(names) or kwargs:
+        raise TranspileError(f"{fn.name}() takes {len(names)} arguments, got {len(args)}")
+    env = dict(fn.env)
+    env.update(zip(names, args))
+    sp.fn_stack.append(fn.parent)
+    sp.envs.append(env)
+    try:
+        sp.exec_block(fn.fdef.body.body, env)
+    except _Return as r:
+        return r.value
+    finally:
+        sp.fn_stack.pop()
+        sp.envs.pop()
+    return None
+
+def scalar_pred(sp: Specializer, p: HloValue, what: str) -> HloValue:
+    if p.ndim != 0:
+        raise ShapeError(f"{what} must be a scalar, but it is an array {p.aval.str_short()}",
+                         hint="reduce it to one truth value with np.any(...) or np.all(...)")
+    if p.dtype != np.bool_:
+        zero = sp.lift(0)
+        p = sp.apply(registry.PRIMITIVES["not_equal"], [p, zero], {})
+    return p
+
+def leaf_value(sp: Specializer, v: Any, aval: ShapedArray) -> HloValue:
+    """``v`` (static or dynamic) as an SSA value of abstract value ``aval``, emitted here."""
+    assert sp.b is not None
+    h = sp.lift(v) if not isinstance(v, HloValue) else v
+    if h.dtype != aval.dtype:
+        h = sp.b.convert(h, aval.dtype)
+    return HloValue(h.name, aval)
+
+def out_names(sp: Specializer, n: int) -> list[str]:
+    t = sp.assign_targets
+    if t is not None and len(t) == n:
+        return [f"`{x}`" for x in t]
+    return [f"output {i + 1}" if n > 1 else "the result" for i in range(n)]
+
+# -- branches --------------------------------------------------------------------
+def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
+             names: Callable[[int], list[str]] | None = None) -> Any:
+    """Run each of ``fns`` in its own region; ``stablehlo.if``/``case`` on ``index``; the joined outputs."""
+    assert sp.b is not None
+    regions: list[list[str]] = []
+    outs: list[Any] = []
+    saved = dict(sp.consts)
+    snap = _containers(sp.envs)
+    for fn in fns:
+        with sp.b.region() as lines:
+            try:
+                outs.append(fn())
+            finally:
+                sp.consts = dict(saved)
+        _check_containers(snap, "a branch on array data")
+        regions.append(lines)
+    flat = [pytree.flatten(o) for o in outs]
+    tree = flat[0][1]
+    for leaves, t in flat[1:]:
+        if t != tree:
+            raise TranspileError(f"the branches give different structures: {tree} and {t}",
+                                 hint="return the same tuple/list/dict structure from every branch")
+    n = tree.num_leaves
+    labels = names(n) if names is not None else out_names(sp, n)
+    result: list[Any] = [None] * n
+    partial: dict[int, tuple[Undefined, frozenset[int]]] = {}
+    dyn: list[int] = []
+    avals: list[ShapedArray] = []
+    for j in range(n):
+        vals = [leaves[j] for leaves, _ in flat]
+        if not any(isinstance(v, HloValue) for v in vals) and all(_same_static(vals[0], v) for v in vals):
+            result[j] = vals[0]
+            continue
+        undefined = next((v for v in vals if isinstance(v, Undefined)), None)
+        if undefined is not None:  # assigned on some paths only: an error if it is read later
+            defined = frozenset(k for k, v in enumerate(vals) if not isinstance(v, Undefined))
+            avs = [v.aval if isinstance(v, HloValue) else _aval_of_static(v) for k, v in enumerate(vals)
+                   if k in defined]
+            known = [a for a in avs if a is not None]
+            if not defined or len(known) < len(avs):
+                result[j] = undefined
+                continue
+            partial[j] = (undefined, defined)
+            dyn.append(j)
+            avals.append(join_avals(known, labels[j]))
+            continue
+        vavals: list[ShapedArray] = []
+        for v in vals:
+            a = v.aval if isinstance(v, HloValue) else _aval_of_static(v)
+            if a is None:
+                raise StaticValueError(f"{labels[j]} is {v!r} on one branch and something else on another; "
+                                       "a value decided by array data must be an array or a number")
+            vavals.append(a)
+        dyn.append(j)
+        avals.append(join_avals(vavals, labels[j]))
+    for k, lines in enumerate(regions):
+        with sp.b.region(lines):
+            try:
+                sp.b.region_return([leaf_value(sp, flat[k][0][j], a) if not isinstance(
+                    flat[k][0][j], Undefined) else sp.b.full(0, a.shape, a.dtype) for j, a in zip(dyn, avals)])
+            finally:
+                sp.consts = dict(saved)
+    if dyn:
+        for j, v in zip(dyn, sp.b.if_(index, regions, avals)):
+            if j in partial:
+                u, defined = partial[j]
+                result[j] = Undefined(u.name, u.why, value=v, pred=index.name, branches=defined)
+            else:
+                result[j] = v
+    return pytree.unflatten(tree, result)
+
+def lax_cond(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if len(args) < 3 or kwargs:
+        raise TranspileError("srcjax.lax.cond(pred, true_fun, false_fun, *operands) takes its arguments "
+                             "by position")
+    pred, tf, ff, *ops = args
+    if not is_data(sp, pred):
+        return sp.call_value(tf if sp.truth(pred, "cond's predicate") else ff, list(ops), {})
+    p = scalar_pred(sp, pred, "the predicate of cond")
+    return branches(sp, p, [lambda: sp.call_value(tf, list(ops), {}),
+                             lambda: sp.call_value(ff, list(ops), {})])
+
+def lax_switch(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if len(args) < 2 or kwargs:
+        raise TranspileError("srcjax.lax.switch(index, branches, *operands) takes its arguments by position")
+    index, fns, *ops = args
+    fns = list(sp.need_static(fns, "the branches of switch") if not isinstance(fns, list | tuple) else fns)
+    if not fns:
+        raise TranspileError("switch needs at least one branch")
+    if not is_data(sp, index):
+        k = min(max(int(index), 0), len(fns) - 1)
+        return sp.call_value(fns[k], list(ops), {})
+    if index.ndim != 0 or index.dtype.kind not in "iub":
+        raise DTypeError(f"the index of switch must be an integer scalar, got {index.aval.str_short()}")
+    assert sp.b is not None
+    i = sp.b.convert(index, np.dtype(np.int64)) if index.dtype != np.int64 else index
+    i64 = np.dtype(np.int64)
+    lo, hi = sp.b.full(0, (), i64), sp.b.full(len(fns) - 1, (), i64)
+    i = sp.b.convert(sp.b.clamp(lo, i, hi), np.dtype(np.int32))  # clamp first: no wrap-around
+
+    def call(f: Any) -> Callable[[], Any]:
+        return lambda: sp.call_value(f, list(ops), {})
+
+    return branches(sp, i, [call(f) for f in fns])
+
+def data_if(sp: Specializer, s: cst.If, test: HloValue, env: dict[str, Any]) -> None:
+    """A Python ``if`` on array data: both branches in regions, the assigned names joined."""
+    from .specialize import _Break, _Continue, _Return
+
+    p = scalar_pred(sp, test, "an `if` condition on array data")
+    bodies: list[Sequence[Any]] = [s.body.body]
+    if isinstance(s.orelse, cst.Else):
+        bodies.append(s.orelse.body.body)
+    elif isinstance(s.orelse, cst.If):
+        bodies.append([s.orelse])
+    else:
+        bodies.append([])
+    assigned = sorted(set().union(*(assigned_names(b) for b in bodies)))
+    line = sp.nf.spans.get(id(s))
+    why = f"the `if` on array data{f' at line {line.line}' if line else ''}"
+
+    def run(k: int, body: Sequence[Any]) -> Callable[[], Any]:
+        def go() -> Any:
+            local = dict(env)
+            for name, v in env.items():  # defined on this branch of an earlier `if` on the same test
+                if isinstance(v, Undefined) and v.pred == p.name and k in v.branches:
+                    local[name] = v.value
+            try:
+                sp.exec_block(body, local)
+            except (_Return, _Break, _Continue) as e:
+                word = {"_Return": "return", "_Break": "break", "_Continue": "continue"}[type(e).__name__]
+                raise UnsupportedSyntaxError(
+                    f"`{word}` inside an `if` on array data that srcjax could not rewrite",
+                    hint="assign the value to a variable and return it after the `if`") from None
+            return tuple(local.get(n, Undefined(n, why)) for n in assigned)
+        return go
+
+    outs = branches(sp, p, [run(k, b) for k, b in enumerate(bodies)],
+                         names=lambda n: [f"`{x}`" for x in assigned])
+    for name, v in zip(assigned, outs):
+        env[name] = v
+
+# -- loops --------------------------------------------------------------------------
+def rolled_loop(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], carry: Any,
+                labels: Callable[[int], list[str]]) -> Any:
+    """One ``stablehlo.while`` over the pytree ``carry``.
+
+    Numbers and arrays in ``carry`` are carried (a Python scalar that the body
+    turns into an array of another dtype is carried in that dtype); other
+    static leaves (None, strings, functions) must come back unchanged.
+    Raises :class:`_Unroll` when the body needs a carried Python int static.
+    """
+    assert sp.b is not None
+    leaves, tree = pytree.flatten(carry)
+    n = len(leaves)
+    names = labels(n)
+    carried = [j for j, v in enumerate(leaves) if isinstance(v, HloValue) or _aval_of_static(v) is not None]
+    avals: dict[int, ShapedArray] = {}
+    marker = f"{LOOP_ORIGIN}{next(_ids)}"
+    for j in carried:
+        v = leaves[j]
+        a = v.aval if isinstance(v, HloValue) else _aval_of_static(v)
+        assert a is not None
+        if not isinstance(v, HloValue) and a.dtype.kind in "bi" and a.ndim == 0:
+            a = a.update(origin=frozenset({marker}))  # a Python int the body might need static
+        elif a.origin:
+            a = a.update(origin=frozenset(o for o in a.origin if is_loop_origin(o)))
+        avals[j] = a
+    saved = dict(sp.consts)
+    snap = _containers(sp.envs)
+    for _attempt in range(4):
+        cond_args = sp.b.block_args([avals[j] for j in carried])
+        body_args = sp.b.block_args([avals[j] for j in carried])
+
+        def rebuild(args: list[HloValue]) -> Any:
+            vals = list(leaves)
+            for j, a in zip(carried, args):
+                vals[j] = a
+            return pytree.unflatten(tree, vals)
+
+        try:
+            with sp.b.region() as cond_lines:
+                try:
+                    c = cond_fn(rebuild(cond_args))
+                    _check_containers(snap, "a loop condition on array data")
+                    if not isinstance(c, HloValue):
+                        c = sp.lift(bool(sp.truth(c, "the loop condition")))
+                    c = scalar_pred(sp, c, "the loop condition")
+                    sp.b.region_return([c])
+                finally:
+                    sp.consts = dict(saved)
+            with sp.b.region() as body_lines:
+                try:
+                    out = body_fn(rebuild(body_args))
+                    _check_containers(snap, "a loop on array data")
+                    out_leaves, out_tree = pytree.flatten(out)
+                    if out_tree != tree:
+                        raise TranspileError(f"the loop body returns {out_tree}, but the loop carries {tree}",
+                                             hint="return the same structure the loop starts with")
+                    changed = False
+                    for j, v in enumerate(out_leaves):
+                        if j not in avals:
+                            if not _same_static(v, leaves[j]):
+                                raise StaticValueError(
+                                    f"{names[j]} changes in a loop on array data from {leaves[j]!r} to {v!r}")
+                            continue
+                        a = v.aval if isinstance(v, HloValue) else _aval_of_static(v)
+                        if a is None:
+                            raise StaticValueError(f"{names[j]} becomes {v!r} in the loop body")
+                        old = avals[j]
+                        if (a.shape, a.dtype) != (old.shape, old.dtype) or (old.weak_type and not a.weak_type):
+                            if a.shape != old.shape:
+                                raise ShapeError(
+                                    f"{names[j]} changes shape in the loop, from {old.str_short()} to "
+                                    f"{a.str_short()}",
+                                    hint="start the loop with the final shape (e.g. np.zeros(...) or "
+                                         "np.broadcast_to(...))")
+                            j_aval = join_avals([old, a], names[j])
+                            avals[j] = j_aval.update(origin=old.origin)
+                            changed = True
+                    if changed:
+                        continue
+                    sp.b.region_return([leaf_value(sp, out_leaves[j], avals[j]) for j in carried])
+                finally:
+                    sp.consts = dict(saved)
+        except NeedStatic as ns:
+            if marker in ns.names:
+                raise _Unroll() from None
+            raise
+        inits = [leaf_value(sp, leaves[j], avals[j]) for j in carried]
+        res = sp.b.while_((inits), (cond_args, cond_lines), (body_args, body_lines))
+        vals = list(leaves)
+        for j, r in zip(carried, res):
+            vals[j] = HloValue(r.name, r.aval.update(origin=frozenset()))
+        return pytree.unflatten(tree, vals)
+    raise DTypeError(f"the types of {', '.join(names)} do not settle in the loop")
+
+def data_while(sp: Specializer, s: cst.While, env: dict[str, Any]) -> None:
+    """A Python ``while`` whose test is array data: one ``stablehlo.while`` carrying the names it assigns."""
+    from .specialize import _Break, _Continue, _Return
+
+    assigned = sorted(assigned_names(s.body.body))
+    carried = [n for n in assigned if n in env and not isinstance(env[n], Undefined)]
+    line = sp.nf.spans.get(id(s))
+    why = f"the `while` loop on array data{f' at line {line.line}' if line else ''}"
+
+    def scope(carry: tuple[Any, ...]) -> dict[str, Any]:
+        local = dict(env)
+        local.update(zip(carried, carry))
+        return local
+
+    def body(carry: tuple[Any, ...]) -> tuple[Any, ...]:
+        local = scope(carry)
+        try:
+            sp.exec_block(s.body.body, local)
+        except (_Return, _Break, _Continue) as e:
+            word = {"_Return": "return", "_Break": "break", "_Continue": "continue"}[type(e).__name__]
+            raise UnsupportedSyntaxError(
+                f"`{word}` inside a `while` loop on array data that srcjax could not rewrite",
+                hint="use a flag variable in the loop condition") from None
+        return tuple(local[n] for n in carried)
+
+    out = while_common(sp, lambda c: sp.eval(s.test, scope(c)), body, tuple(env[n] for n in carried),
+                            lambda n: [f"`{x}`" for x in carried])
+    for name, v in zip(carried, out):
+        env[name] = v
+    for name in assigned:
+        if name not in carried:
+            env[name] = Undefined(name, why)
+
+def lax_while_loop(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    cond_fun, body_fun, init = _bind(args, kwargs, ("cond_fun", "body_fun", "init_val"), "while_loop")
+    return while_common(sp, lambda c: sp.call_value(cond_fun, [c], {}),
+                             lambda c: sp.call_value(body_fun, [c], {}), init, lambda n: out_names(sp, n))
+
+def while_common(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], carry: Any,
+                 labels: Callable[[int], list[str]]) -> Any:
+    from .specialize import MAX_UNROLL, _contains_dynamic
+
+    steps = 0
+    while not _contains_dynamic(carry):  # a loop on Python values runs here, as Python runs it
+        c = cond_fn(carry)
+        if isinstance(c, HloValue):
+            break
+        if not sp.truth(c, "the loop condition"):
+            return carry
+        carry = body_fn(carry)
+        steps += 1
+        if steps > MAX_UNROLL:
+            raise UnsupportedSyntaxError(f"a while loop on static values ran more than {MAX_UNROLL} times")
+    try:
+        return rolled_loop(sp, cond_fn, body_fn, carry, labels)
+    except _Unroll:
+        raise StaticValueError("a value carried by a loop on array data is used where srcjax needs it at "
+                               "transpile time (a Python list index, a range bound or a shape)",
+                               hint="index arrays (not lists) with it, or make the loop's trip count static"
+                               ) from None
+
+def lax_fori_loop(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    lo, hi, body_fun, init = _bind(args, kwargs, ("lower", "upper", "body_fun", "init_val"), "fori_loop")
+    return fori(sp, lo, hi, lambda i, c: sp.call_value(body_fun, [i, c], {}), init, lambda n: out_names(sp, n))
+
+def fori(sp: Specializer, lo: Any, hi: Any, body: Callable[[Any, Any], Any], carry: Any,
+         labels: Callable[[int], list[str]]) -> Any:
+    from .specialize import MAX_UNROLL
+
+    static = not isinstance(lo, HloValue) and not isinstance(hi, HloValue)
+    if static:
+        lo, hi = int(lo), int(hi)
+        if hi - lo <= TINY_TRIP:
+            for i in range(lo, hi):
+                carry = body(i, carry)
+            return carry
+    if isinstance(lo, HloValue):  # the counter is a Python int, as range() gives the reference
+        if lo.ndim != 0 or lo.dtype.kind not in "iu":
+            raise DTypeError(f"fori_loop's lower bound must be an integer scalar, got {lo.aval.str_short()}")
+        lo = leaf_value(sp, lo, ShapedArray((), np.dtype(np.int64), weak_type=True))
+    for _peel in range(2):
+        try:
+            state = (lo, carry)
+            hi_v = hi
+
+            def cond_fn(st: Any) -> Any:
+                return sp.binop("LessThan", st[0], hi_v)
+
+            def body_fn(st: Any) -> Any:
+                i, c = st
+                return (sp.binop("Add", i, 1), body(i, c))
+
+            return rolled_loop(sp, cond_fn, body_fn, state, lambda n: ["the loop counter"] + labels(n - 1))[1]
+        except _Unroll:
+            if not static:
+                raise StaticValueError("the loop counter of a loop with bounds known only at run time is "
+                                       "used where srcjax needs a static value (a Python list index, a "
+                                       "range bound or a shape)") from None
+            if hi - lo > MAX_UNROLL:
+                raise UnsupportedSyntaxError(f"loop has more than {MAX_UNROLL} iterations to unroll") from None
+            for i in range(lo, hi):
+                carry = body(i, carry)
+            return carry
+        except (ShapeError, DTypeError):
+            # the first iteration may turn Python numbers into arrays: run it, then loop
+            if not static or _peel or hi - lo < 1:
+                raise
+            carry = body(lo, carry)
+            lo += 1
+    raise AssertionError("unreachable")
+
+def lax_scan(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    f, init, xs, length, reverse = _bind(args, kwargs, ("f", "init", "xs", "length", "reverse"), "scan",
+                                         defaults={"xs": None, "length": None, "reverse": False})
+    xleaves, xtree = pytree.flatten(xs)
+    xleaves = [sp.lift(x) if not isinstance(x, HloValue) else x for x in xleaves]
+    n = length
+    for x in xleaves:
+        if x.ndim == 0:
+            raise ShapeError("scan: every array in xs needs a leading dimension")
+        if n is None:
+            n = x.shape[0]
+        elif x.shape[0] != n:
+            raise ShapeError(f"scan: xs has leading dimensions {n} and {x.shape[0]}")
+    if n is None:
+        raise TranspileError("scan: give xs or length")
+    n = int(sp.need_static(n, "scan's length"))
+    reverse = bool(sp.need_static(reverse, "scan's reverse flag"))
+
+    def x_at(i: Any) -> Any:
+        return pytree.unflatten(xtree, [sp.getitem(x, (i,)) for x in xleaves]) if xleaves else None
+
+    # the shape of one y: run the body once on the initial carry (emits dead code, removed by XLA)
+    if n == 0:
+        raise ShapeError("scan over zero elements is not supported")
+    # the type of one y: run the body on the initial carry and once more on the carry it gives
+    # (a Python number carried may become an array); emits dead code that XLA removes
+    probe_i = n - 1 if reverse else 0
+    c1, y0 = sp.call_value(f, [init, x_at(probe_i)], {})
+    _, y1 = sp.call_value(f, [c1, x_at(probe_i)], {})
+    yleaves0, ytree = pytree.flatten(y0)
+    ys0 = []
+    for y, y_next in zip(yleaves0, pytree.flatten(y1)[0]):
+        avs = [v.aval if isinstance(v, HloValue) else _aval_of_static(v) for v in (y, y_next)]
+        if avs[0] is None or avs[1] is None:
+            raise StaticValueError(f"scan: f returns {y!r} as a y; ys must be arrays or numbers")
+        a = join_avals(avs, "a y of scan")  # type: ignore[arg-type]
+        ys0.append(sp.apply(registry.PRIMITIVES["zeros"], [(n,) + a.shape], {"dtype": a.dtype}))
+    ysinit = pytree.unflatten(ytree, ys0)
+
+    def body(k: Any, c: Any) -> Any:
+        carry, ys = c
+        i = sp.binop("Subtract", n - 1, k) if reverse else k
+        carry, y = sp.call_value(f, [carry, x_at(i)], {})
+        yl, yt = pytree.flatten(y)
+        if yt != ytree:
+            raise TranspileError(f"scan: f returns ys of structure {yt} and {ytree} on different steps")
+        yss = pytree.flatten(ys)[0]
+        new = [sp.apply(registry.PRIMITIVES["index_update"], [buf, (i,), v], {}) for buf, v in zip(yss, yl)]
+        return carry, pytree.unflatten(ytree, new)
+
+    carry, ys = fori(sp, 0, n, body, (init, ysinit), lambda n: out_names(sp, n))
+    return carry, ys
+
+
+def _bind(args: list[Any], kwargs: dict[str, Any], names: tuple[str, ...], fn: str,
+          defaults: dict[str, Any] | None = None) -> list[Any]:
+    vals = dict(zip(names, args))
+    if len(args) > len(names):
+        raise TranspileError(f"srcjax.lax.{fn}() takes at most {len(names)} arguments")
+    for k, v in kwargs.items():
+        if k not in names or k in vals:
+            raise TranspileError(f"srcjax.lax.{fn}() got an unexpected or repeated argument {k!r}")
+        vals[k] = v
+    for k, v in (defaults or {}).items():
+        vals.setdefault(k, v)
+    missing = [k for k in names if k not in vals]
+    if missing:
+        raise TranspileError(f"srcjax.lax.{fn}() is missing {', '.join(missing)}")
+    return [vals[k] for k in names]
+
+
+def lax_rules() -> dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]]:
+    from .. import lax
+
+    return {
+        lax.cond: lax_cond, lax.switch: lax_switch, lax.while_loop: lax_while_loop,
+        lax.fori_loop: lax_fori_loop, lax.scan: lax_scan,
+    }
