@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .lax import index_update
+from .lax import index_update  # noqa: F401  (generated derivative code imports it from here)
 
 
 def unbroadcast(g: Any, x: Any) -> Any:

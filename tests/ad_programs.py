@@ -100,3 +100,48 @@ def loop_sin(x):
     for _i in range(3):
         acc = np.sin(acc) * x
     return np.sum(acc)
+
+
+def loop_carried_unused_after(x, y):
+    """Regression: b is carried by the loop but not read after it (its cotangent was dropped)."""
+    a = x
+    b = y
+    for _ in range(3):
+        b = b * 2.0
+        a = a + np.sin(b)
+    return np.sum(a)
+
+
+def coupled_loop(x, y):
+    a = x
+    b = y
+    for _ in range(5):
+        c = a * b
+        b = np.sin(b) + c
+        a = a + b * 0.1
+    return np.sum(a)
+
+
+def data_branches(x, t):
+    s = np.sum(x)
+    if s > t:
+        y = np.sin(x) * s
+    elif s < -t:
+        y = x ** 2
+    else:
+        y = -x * t
+    return np.sum(y * y)
+
+
+def long_loop(x0, v):
+    x = x0
+    for _ in range(200):
+        x = x + 0.01 * np.tanh(v * x)
+    return np.sum(x * x)
+
+
+def newton_sqrt(a):
+    x = a
+    while np.max(np.abs(x * x - a)) > 1e-12:
+        x = 0.5 * (x + a / x)
+    return np.sum(x)

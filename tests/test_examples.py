@@ -7,7 +7,11 @@ import sys
 import pytest
 
 EXAMPLES = sorted(pathlib.Path(__file__).resolve().parent.parent.joinpath("examples").glob("*.py"))
-FAST_ARGS = {"mlp_training.py": ["--epochs", "3"]}
+FAST_ARGS = {
+    "mlp_training.py": ["--epochs", "3"],
+    "newton.py": ["--n", "1000"],
+    "ode_sensitivity.py": ["--steps", "50", "--fit-steps", "3"],
+}
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)

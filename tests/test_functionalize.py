@@ -39,7 +39,8 @@ def examples(n: int) -> settings:
 
 
 def vectors(n: int = 3, lo: float = -2.0, hi: float = 2.0):
-    return hnp.arrays(np.float64, (n,), elements=st.floats(lo, hi, allow_nan=False, allow_infinity=False))
+    return hnp.arrays(np.float64, (n,), elements=st.floats(lo, hi, allow_nan=False, allow_infinity=False,
+                                                         allow_subnormal=False))
 
 
 # ======================================================================================
@@ -66,7 +67,7 @@ def newton_sqrt(a):
 
 
 def decay_until_small(x):
-    for i in range(1000):
+    for i in range(1000):  # noqa: B007
         x = x * 0.9
         if np.sum(np.abs(x)) < 1.0:
             break
@@ -92,7 +93,7 @@ def early_return(x):
 
 def nested_loops_and_ifs(x, w):
     acc = x
-    for i in range(3):
+    for i in range(3):  # noqa: B007
         h = np.tanh(acc @ w)
         if np.mean(h) > 0:
             acc = h
@@ -172,7 +173,7 @@ def stepped_range(x):
 
 def break_deep_with_tail(x):
     acc = x
-    for i in range(20):
+    for i in range(20):  # noqa: B007
         acc = acc + 1.0
         if np.sum(acc) > 0:
             if np.max(acc) > 3.0:
@@ -197,6 +198,64 @@ def both_exits(x):
             continue
         acc = acc + t
     return acc
+
+
+def iterations_used(x):
+    for i in range(100):  # noqa: B007
+        x = x * 0.5
+        if np.max(np.abs(x)) < 1.0:
+            break
+    return x, i
+
+
+def doubling_until(x):
+    while True:
+        x = x * 2
+        if np.sum(x) > 100:
+            break
+    return x
+
+
+def with_user_closure(x):
+    def body(i, acc):
+        return acc + x[i]
+
+    if np.sum(x) > 0:
+        y = x * 2
+    else:
+        y = x
+    return srcjax.lax.fori_loop(0, 3, body, y[0] * 0) + y
+
+
+def first_nonpositive(x):
+    y = np.tanh(x)
+    i = 0
+    n = y.shape[0]
+    while i < n and y[i] > 0:  # y[n] would fail: the right side must stay lazy
+        i = i + 1
+    return i
+
+
+def scoping_traps(x, flag=False):
+    # `z` is defined before the loop, assigned in both branches and again later in the body: it is a
+    # local of loop_body, so it must not be passed to the cond (it is unbound there); `w` may be unbound
+    # before the second `if` (flag=False): it must not be passed either
+    acc = x * 0
+    z = x * 0
+    for i in range(3):
+        if np.sum(x) > i:
+            z = x + 1
+        else:
+            z = x - 1
+        acc = acc + z
+        z = acc
+    if flag:
+        w = x
+    if np.sum(x) > 0:
+        w = x * 2
+    else:
+        w = x * 3
+    return acc, w
 
 
 # -- static control flow: stays Python -------------------------------------------------------
@@ -235,7 +294,7 @@ def one_branch_only(x):
 
 
 def return_in_data_loop(x):
-    for i in range(10):
+    for i in range(10):  # noqa: B007
         x = x * 2
         if np.sum(x) > 100:
             return x
@@ -257,7 +316,7 @@ def append_in_data_if(x):
 
 
 def break_in_zip_loop(x, ys):
-    for a, b in zip(ys, ys):
+    for a, b in zip(ys, ys):  # noqa: B007
         x = x + a
         if np.sum(x) > 0:
             break
@@ -493,13 +552,13 @@ def test_early_return(x) -> None:
 
 
 @examples(15)
-@given(vectors(3, -1.5, 1.5), hnp.arrays(np.float64, (3, 3), elements=st.floats(-1.5, 1.5)))
+@given(vectors(3, -1.5, 1.5), hnp.arrays(np.float64, (3, 3), elements=st.floats(-1.5, 1.5, allow_subnormal=False)))
 def test_nested(x, w) -> None:
     both(nested_loops_and_ifs, x.reshape(1, 3), w)
 
 
 @examples(15)
-@given(hnp.arrays(np.float64, st.tuples(st.integers(1, 5), st.just(3)), elements=st.floats(-2, 2)))
+@given(hnp.arrays(np.float64, st.tuples(st.integers(1, 5), st.just(3)), elements=st.floats(-2, 2, allow_subnormal=False)))
 def test_rows(X) -> None:
     both(sum_positive_rows, X)
     both(rows_until, X)
@@ -536,6 +595,48 @@ def test_misc(x) -> None:
     both(both_exits, x)
 
 
+@examples(15)
+@given(vectors(3, -300.0, 300.0))
+def test_loop_variable_used_after_a_break(x) -> None:
+    text = src(iterations_used)
+    assert "counter = 0" in text and "i = counter" in text and "counter = counter + 1" in text
+    both(iterations_used, x)
+
+
+@examples(10)
+@given(vectors(3, -3.0, 3.0))
+def test_operands_are_only_what_a_branch_reads_first(x) -> None:
+    text = src(scoping_traps)
+    assert "srcjax.lax.cond(gt, if_true, if_false)" in text and "def loop_body(i, acc):" in text
+    assert "w = srcjax.lax.cond(gt_1, if_true_1, if_false_1)" in text
+    both(scoping_traps, x)
+
+
+@examples(15)
+@given(vectors(4, -1.0, 3.0))
+@example(np.array([1.0, 2.0, 3.0, 4.0]))  # runs off the end: y[4] must not be evaluated
+def test_and_keeps_its_right_side_lazy(x) -> None:
+    text = src(first_nonpositive)
+    assert "def and_rhs():" in text and "and_ = srcjax.lax.cond(lt, and_rhs, and_short)" in text
+    both(first_nonpositive, x)
+
+
+@examples(10)
+@given(vectors(3, 0.1, 30.0))
+def test_while_true_with_break(x) -> None:
+    cond = body_of(src(doubling_until), "loop_cond")
+    assert cond.split("return ")[1].startswith("not_stop")  # no `True and ...`
+    both(doubling_until, x)
+
+
+@examples(10)
+@given(vectors(3, -2.0, 2.0))
+def test_user_nested_def_is_kept(x) -> None:
+    text = src(with_user_closure)
+    assert "def body(i, acc):" in text and "srcjax.lax.cond(gt, if_true, if_false)" in text
+    both(with_user_closure, x)
+
+
 def test_static_programs_agree() -> None:
     x = np.arange(6.0).reshape(2, 3)
     both(static_shapes, x)
@@ -550,12 +651,16 @@ def test_static_programs_agree() -> None:
 
 
 def test_one_branch_only_is_an_error() -> None:
+    """Such an `if` stays Python (derivative code relies on re-testing a predicate); the lowering, which
+    knows on which paths `y` is defined, refuses the read."""
+    text = src(one_branch_only)
+    assert "srcjax.lax" not in text and "if gt:" in text
     with pytest.raises(srcjax.UnsupportedSyntaxError) as ei:
-        src(one_branch_only)
+        srcjax.compile(one_branch_only)(np.ones(3))
     e = ei.value
-    assert e.span.line == line_of(one_branch_only, "if np.sum(x) > 0")
-    assert "`y`" in e.message and "only one branch" in e.message
-    assert e.hint == "assign y in both branches, or before the if"
+    assert e.span.line == line_of(one_branch_only, "return y")
+    assert "'y'" in e.message and f"line {line_of(one_branch_only, 'if np.sum(x) > 0')}" in e.message
+    assert e.hint and "every path" in e.hint
 
 
 @pytest.mark.parametrize("fn,snippet", [(return_in_data_loop, "return x\n"),
@@ -569,7 +674,7 @@ def test_return_in_data_loop_is_an_error(fn, snippet) -> None:
 
 @pytest.mark.parametrize("fn,snippet,fragment", [
     (append_in_data_if, "if np.sum(x) > 0", "outs.append"),
-    (break_in_zip_loop, "for a, b in zip", "cannot rewrite"),
+    (break_in_zip_loop, "for a, b in zip", "range(...)"),
     (while_defines_late, "while np.sum(x) < 10", "`z`"),
 ])
 def test_other_errors(fn, snippet, fragment) -> None:
@@ -649,7 +754,7 @@ def test_spans_and_plain() -> None:
                 kept.append(cst.Module([]).code_for_node(node).strip())
 
     nf.fdef.visit(K())
-    assert "x = x * 0.9" in kept and "sum_1 = np.sum(abs_1)" in kept or "x = x * 0.9" in kept
+    assert "x = x * 0.9" in kept
 
 
 def test_nothing_to_rewrite_returns_the_same_function() -> None:
@@ -671,6 +776,31 @@ def test_compiled_error_points_at_user_line_inside_a_branch() -> None:
     with pytest.raises(srcjax.ShapeError) as ei:
         srcjax.compile(bad)(np.ones(3), np.ones((4, 2)))
     assert ei.value.span is not None and ei.value.span.line == line_of(bad, "y = x @ w")
+
+
+def _loss_break(x):
+    return np.sum(decay_until_small(x))
+
+
+def _loss_continue(x):
+    return np.sum(skip_negative_terms(x))
+
+
+def _loss_newton(a):
+    return np.sum(newton_sqrt(a))
+
+
+@pytest.mark.parametrize("fn,x", [(_loss_break, np.array([3.0, -4.0, 5.0])),
+                                  (_loss_continue, np.array([1.0, -2.0, 0.5])),
+                                  (_loss_newton, np.array([2.0, 9.0, 0.5]))])
+def test_jvp_through_data_loops(fn, x) -> None:
+    """Forward mode writes tangent code next to the primal: its loops are functionalized together."""
+    v = np.array([0.3, -0.2, 0.1])
+    eps = 1e-6
+    expected = (fn(x + eps * v) - fn(x - eps * v)) / (2 * eps)
+    out, t = srcjax.jvp(fn, (x,), (v,))
+    np.testing.assert_allclose(np.asarray(out), fn(x), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(t), expected, rtol=1e-6, atol=1e-8)
 
 
 def test_grad_through_data_if() -> None:

@@ -17,14 +17,20 @@ after a DYNAMIC ``continue`` is DYNAMIC too.
 
 **Rewrites** (only what is DYNAMIC):
 
-- ``if`` -> ``srcjax.lax.cond(pred, if_true, if_false, *operands)``. Operands:
-  names a branch assigns that exist before the ``if`` (a nested function that
-  assigns a name makes it local); outputs: names a branch assigns that are live
-  after it. Everything else is read by closure. ``elif`` chains nest.
-  An early ``return`` under such an ``if`` is first moved to the end of the
-  function (:func:`srcjax.frontend.restructure.single_exit`).
+- ``if`` -> ``srcjax.lax.cond(pred, if_true, if_false, *operands)``. Outputs:
+  names a branch assigns that are live after it. Operands: names a branch
+  assigns (in Python, a nested function that assigns a name makes it local)
+  that exist before the ``if`` and that a branch may read first or returns
+  unchanged. Everything else is read by closure. ``elif`` chains nest. An
+  early ``return`` under such an ``if`` is first moved to the end of the
+  function (:func:`srcjax.frontend.restructure.single_exit`). An ``if`` one
+  branch of which defines a name read later stays Python, and so do later
+  ``if``s on the same predicate (derivative code re-tests it to read what
+  that branch saved): the lowering tracks on which paths a name is defined.
 - ``while`` -> ``srcjax.lax.while_loop(loop_cond, loop_body, carry)``; the carry
-  is the names the body assigns that are live at the loop head.
+  is the names the body assigns that are live at the loop head. In tests on
+  data, ``and``/``or``/``not`` become ``np.logical_*``, or a ``cond`` when the
+  right side indexes or calls a helper (``i < n and y[i] > 0`` stays lazy).
 - ``for i in range(...)`` / ``for row in X`` (``X`` DYNAMIC) ->
   ``srcjax.lax.fori_loop(lo, hi, loop_body, carry)``, kept as Python when the
   body appends to a list, returns, or defines a name used after the loop.
@@ -68,7 +74,6 @@ from .restructure import has_return, single_exit, walk
 __all__ = ["DYNAMIC", "STATIC", "UNKNOWN", "BindingTimes", "functionalize"]
 
 STATIC, UNKNOWN, DYNAMIC = 0, 1, 2
-KIND_NAMES = {STATIC: "static", UNKNOWN: "unknown", DYNAMIC: "dynamic"}
 
 _SHAPE_ATTRS = {"shape", "ndim", "dtype", "size"}
 _STATIC_FUNCTIONS: set[int] = {id(f) for f in (len, range, isinstance, type, np.shape, np.ndim, np.size,
@@ -170,7 +175,9 @@ def _line(small: cst.BaseSmallStatement) -> cst.SimpleStatementLine:
 
 
 def _assign(target: str | Sequence[str], value: cst.BaseExpression) -> cst.SimpleStatementLine:
-    return _line(cst.Assign(targets=[cst.AssignTarget(target=_names_expr(target, parens=False))], value=value))
+    t = _names_expr(target, parens=False)
+    assert isinstance(t, (cst.Name, cst.Tuple))
+    return _line(cst.Assign(targets=[cst.AssignTarget(target=t)], value=value))
 
 
 def _names_expr(names: str | Sequence[str], parens: bool) -> cst.BaseExpression:
@@ -389,8 +396,9 @@ class _Functionalizer:
         self.invented: set[str] = set()
         self.changed = False
         self.logical_tests: set[str] = set()
-        self.retested: set[str] = set()  # predicates of `if`s kept Python (see retest)
+        self.retested: set[str] = set()  # predicates of `if`s left to the lowering (see if_stmt)
         self._reads: dict[int, set[str]] = {}
+        self._heads: dict[tuple[int, frozenset[str]], frozenset[str]] = {}
         # names a nested `def` of the user's reads when called: live at every point (calls may come anywhere)
         self.pinned: set[str] = set()
         for st in _statements(nf.fdef.body.body):
@@ -467,6 +475,10 @@ class _Functionalizer:
 
     def loop_head(self, s: cst.For | cst.While, out: set[str]) -> set[str]:
         """Names live at the head of a loop (before a ``for`` binds its target)."""
+        key = (id(s), frozenset(out))
+        hit = self._heads.get(key)
+        if hit is not None:
+            return set(hit)
         test = self.reads(s.test) if isinstance(s, cst.While) else set()
         tgt = set(target_names(s.target)) if isinstance(s, cst.For) else set()
         head = set(out) | test
@@ -474,6 +486,8 @@ class _Functionalizer:
             body = self.live_in(s.body.body, head, (head, set(out)))
             new = set(out) | test | (body - tgt)
             if new == head:
+                self._heads[key] = frozenset(head)
+                self.keep.append(s)
                 return head
             head = new
 
@@ -488,15 +502,15 @@ class _Functionalizer:
         out: list[Any] = []
         defined = set(ctx.defined)
         for i, s in enumerate(stmts):
-            out.extend(self.stmt(s, defined, after[i], ctx, stmts[i + 1:]))
+            out.extend(self.stmt(s, defined, after[i], ctx))
             defined |= set(_assigned([s]))
         return out
 
-    def stmt(self, s: Any, defined: set[str], after: set[str], ctx: _Ctx, rest: Sequence[Any] = ()) -> list[Any]:
+    def stmt(self, s: Any, defined: set[str], after: set[str], ctx: _Ctx) -> list[Any]:
         if isinstance(s, cst.SimpleStatementLine):
             return self.simple(s)
         if isinstance(s, cst.If):
-            return self.if_stmt(s, defined, after, ctx, rest)
+            return self.if_stmt(s, defined, after, ctx)
         if isinstance(s, cst.While):
             return self.while_stmt(s, defined, after, ctx)
         if isinstance(s, cst.For):
@@ -550,57 +564,40 @@ class _Functionalizer:
         return [self.mark(s.with_changes(body=self.indented(body), orelse=orelse), self.span(s))]
 
     # -- if ----------------------------------------------------------------------------------
-    def if_stmt(self, s: cst.If, defined: set[str], after: set[str], ctx: _Ctx,
-                rest: Sequence[Any] = ()) -> list[Any]:
+    def if_stmt(self, s: cst.If, defined: set[str], after: set[str], ctx: _Ctx) -> list[Any]:
         if self.bta.of(s.test) != DYNAMIC or (isinstance(s.test, cst.Name) and s.test.value in self.retested):
             return self.python_if(s, defined, after, ctx)
         sp = self.span(s)
         tb, fb = list(s.body.body), _orelse_stmts(s)
         at, af = _assigned(tb), _assigned(fb)
         names = list(dict.fromkeys(at + af))
-        operands = [n for n in names if n in defined]
         outputs = [n for n in names if n in after]
         partial = [n for n in outputs if n not in defined and not (n in at and n in af)]
-        if partial and self.retest(s, partial, rest, ctx):
-            return self.python_if(s, defined, after, ctx)
         if partial:
-            n = partial[0]
-            raise self.error(f"`{n}` is assigned in only one branch of an `if` on array data, and used after it",
-                             s, f"assign {n} in both branches, or before the if")
+            # a name defined on one branch only and read later: valid Python only if every later read is
+            # on a path where it is defined (derivative code re-tests the same condition). The lowering
+            # tracks that exactly and refuses a read on a path where it is not; leave this `if` to it,
+            # and every later `if` on the same predicate (the re-tests that read the name) too.
+            if isinstance(s.test, cst.Name):
+                self.retested.add(s.test.value)
+            return self.python_if(s, defined, after, ctx)
         self.check_effects(tb + fb, defined, "an `if` on array data", s)
         self.changed = True
         if not outputs:
             return []
-        inner = _Ctx(set(outputs), defined, None)
+        # operands: what a branch assigns (so, in Python, a local of its function) but may read first,
+        # or returns unchanged; everything else a branch reads comes by closure
+        live_in = self.live_in(tb, set(outputs), None) | self.live_in(fb, set(outputs), None)
+        operands = [n for n in names if n in defined and n in live_in]
         t_name, f_name = self.fresh("if_true"), self.fresh("if_false")
-        true_def = self.function(t_name, operands, self.block(tb, inner) + [self.ret(outputs, sp)], sp)
-        false_def = self.function(f_name, operands, self.block(fb, inner) + [self.ret(outputs, sp)], sp)
+        defs = []
+        for fname, branch, assigned in ((t_name, tb, at), (f_name, fb, af)):
+            inner = _Ctx(set(outputs), (defined - set(assigned)) | set(operands), None)
+            defs.append(self.function(fname, operands, self.block(branch, inner) + [self.ret(outputs, sp)], sp))
+        true_def, false_def = defs
         call = _call("srcjax.lax.cond", s.test, cst.Name(t_name), cst.Name(f_name),
                      *[cst.Name(n) for n in operands])
         return [true_def, false_def, self.blank(self.mark(_assign(outputs, call), sp))]
-
-    def retest(self, s: cst.If, partial: Sequence[str], rest: Sequence[Any], ctx: _Ctx) -> bool:
-        """Names one branch defines that are read only under later ``if``s on the same predicate.
-
-        Derivative code re-tests the forward pass's condition to read the values
-        that branch saved: such ``if``s stay Python, and the lowering (which
-        knows the predicate is the same value) joins them.
-        """
-        if not isinstance(s.test, cst.Name):
-            return False
-        p = s.test.value
-        elsewhere: set[str] = set(ctx.live)
-        for st in rest:
-            if isinstance(st, cst.If) and isinstance(st.test, cst.Name) and st.test.value == p:
-                continue
-            if p in _assigned([st]):
-                return False
-            elsewhere |= self.reads(st)
-        if any(n in elsewhere for n in partial) or not any(
-                isinstance(st, cst.If) and isinstance(st.test, cst.Name) and st.test.value == p for st in rest):
-            return False
-        self.retested.add(p)
-        return True
 
     def check_effects(self, stmts: Sequence[Any], outer: set[str], where: str, node: cst.CSTNode) -> None:
         """Refuse what a generated function cannot do for its caller: mutate, raise, return."""
@@ -652,7 +649,8 @@ class _Functionalizer:
             return flat
         name = self.fresh(hint)
         self.bta.declare(name, DYNAMIC)
-        out.append(self.line(name, flat, sp))
+        line = self.line(name, flat, sp)
+        out.append(self.blank(line) if out and isinstance(out[-1], cst.FunctionDef) else line)
         return cst.Name(name)
 
     def flat(self, e: cst.BaseExpression, out: list[Any], sp: Span | None) -> tuple[cst.BaseExpression, str | None]:
@@ -662,10 +660,13 @@ class _Functionalizer:
         if isinstance(e, cst.Name) or _is_literal(e):
             return e, None
         if isinstance(e, cst.BooleanOperation):
-            fn = "np.logical_and" if isinstance(e.operator, cst.And) else "np.logical_or"
+            is_and = isinstance(e.operator, cst.And)
             left = self.atom(e.left, out, sp)
+            if self.may_raise(e.right):
+                # `i < n and x[i] > 0`: the right side runs only when it decides, as in Python
+                return self.lazy_side(left, e.right, is_and, out, sp), "and_" if is_and else "or_"
             right = self.atom(e.right, out, sp)
-            return _call(fn, left, right), "and_" if isinstance(e.operator, cst.And) else "or_"
+            return _call("np.logical_and" if is_and else "np.logical_or", left, right), "and_" if is_and else "or_"
         if isinstance(e, cst.UnaryOperation):
             if isinstance(e.operator, cst.Not):
                 return _call("np.logical_not", self.atom(e.expression, out, sp)), "not_"
@@ -720,10 +721,35 @@ class _Functionalizer:
             args = [a.with_changes(value=self.atom(a.value, out, sp)) for a in e.args]
             return e.with_changes(func=func, args=args), _call_hint(func)
         if isinstance(e, (cst.Tuple, cst.List)):
-            elems = [el.with_changes(value=self.atom(el.value, out, sp)) if isinstance(el, cst.Element) else el
-                     for el in e.elements]
-            return e.with_changes(elements=elems), None
+            items: list[cst.BaseElement] = [
+                el.with_changes(value=self.atom(el.value, out, sp)) if isinstance(el, cst.Element) else el
+                for el in e.elements]
+            return e.with_changes(elements=items), None
         return e, "value"  # a comprehension or an f-string: kept whole
+
+    def may_raise(self, e: cst.CSTNode) -> bool:
+        """Indexing, or a call of a function that is not a NumPy primitive: may fail where Python skips it."""
+        if isinstance(e, cst.Subscript):
+            return True
+        if isinstance(e, cst.Call):
+            ok, v = self.bta.resolve(e.func)
+            if not ok or not (registry.lookup(v) is not None or id(v) in _STATIC_FUNCTIONS or
+                              v in (abs, min, max, float, int, bool)):
+                return True
+        return any(self.may_raise(c) for c in e.children)
+
+    def lazy_side(self, left: cst.BaseExpression, right: cst.BaseExpression, is_and: bool, out: list[Any],
+                  sp: Span | None) -> cst.BaseExpression:
+        """``left and right`` as a cond that evaluates ``right`` only when ``left`` does not decide."""
+        rhs_name = self.fresh("and_rhs" if is_and else "or_rhs")
+        short_name = self.fresh("and_short" if is_and else "or_short")
+        rhs: list[Any] = []
+        rhs.append(self.ret_expr(self.atom(right, rhs, sp), sp))
+        rhs_def = self.function(rhs_name, [], rhs, sp)
+        short_def = self.function(short_name, [], [self.ret_expr(left, sp)], sp)
+        out.extend([rhs_def, short_def])
+        first, second = (rhs_name, short_name) if is_and else (short_name, rhs_name)
+        return _call("srcjax.lax.cond", left, cst.Name(first), cst.Name(second))
 
     # -- loops ---------------------------------------------------------------------------------
     def python_loop(self, s: cst.For | cst.While, defined: set[str], after: set[str]) -> list[Any]:
@@ -802,7 +828,9 @@ class _Functionalizer:
         body, stop = self.flags(body, carry, pre, sp)
         if not [n for n in carry if n != stop]:
             return []  # nothing it computes is used: it can only end at once or never
-        return pre + self.while_loop(test, body, carry, stop, set(defined) | set(carry), sp)
+        # in loop_body, a name the body assigns is a local: bound only once assigned (or carried)
+        inner_defined = (defined - set(_assigned(body))) | set(carry)
+        return pre + self.while_loop(test, body, carry, stop, inner_defined, sp)
 
     def flags(self, body: list[Any], carry: list[str], pre: list[Any],
               sp: Span | None) -> tuple[list[Any], str | None]:
@@ -878,14 +906,16 @@ class _Functionalizer:
         # a `for` that a test on data breaks out of becomes a while_loop, which can carry the loop variable
         keep_target = dynamic_break and rng is not None and target is not None and target in after
         why = None
-        if target is None:
-            why = "its target is not a single name"
-        elif rng is None and not rows:
+        if rng is None and not rows:
             why = "it does not loop over range(...) or the rows of an array"
+        elif target is None:
+            why = "its target is not a single name"
         elif target in after and not keep_target:
             why = f"the loop variable `{target}` is used after the loop"
         elif has_return(body):
             why = "it returns from inside the loop"
+        elif any(isinstance(st, (cst.Raise, cst.Assert)) for st, _ in walk(body)) and not flagged:
+            why = "it checks something (raise/assert): kept Python, so the check sees each value of the loop variable"
         elif receivers & defined:
             name = sorted(receivers & defined)[0]
             why = f"it changes `{name}` (a method call)"
@@ -936,7 +966,7 @@ class _Functionalizer:
             lo, hi, index = cst.Integer("0"), cst.Name(trips), k
         body, stop = self.flags(body, carry, pre, sp)
         body = first + body
-        inner_defined = set(defined) | set(carry) | {index}
+        inner_defined = (defined - set(_assigned(body))) | set(carry) | {index}
         if dynamic_break:
             # a while_loop that carries the counter
             every = _assigned(body)
@@ -954,7 +984,7 @@ class _Functionalizer:
             self.bta.declare(index, DYNAMIC)
             pre.append(self.line(index, lo, sp))
             carry.insert(len(carry) - 1, index)  # before the stop flag
-            inner_defined.add(index)
+            inner_defined = (defined - set(_assigned(body))) | set(carry)
             op: cst.BaseCompOp = cst.LessThan() if step > 0 else cst.GreaterThan()
             test = cst.Comparison(left=cst.Name(index), comparisons=[cst.ComparisonTarget(op, hi)])
             step_expr = cst.BinaryOperation(cst.Name(index), cst.Add() if step > 0 else cst.Subtract(),

@@ -73,19 +73,23 @@ class LocalFunction:
 class Undefined:
     """A name assigned on only some paths of control flow on data; reading it is an error.
 
-    When the paths were the branches of an ``if`` on data, ``value`` holds what
-    the name is on the ``branches`` that assign it (garbage elsewhere), and a
-    later ``if`` on the very same predicate ``pred`` (generated derivative code
-    re-tests the forward pass's condition) may read it on those branches.
+    When those paths are branches of ``if``s on data, ``value`` holds the name's
+    value where it is assigned (zeros elsewhere) and ``conds`` maps each
+    condition (an SSA name) to the branches that assign it: all must hold. A
+    later ``if`` on the very same conditions may read it on those branches
+    (generated derivative code re-tests the forward pass's conditions).
     """
 
-    def __init__(self, name: str, why: str, value: Any = None, pred: str | None = None,
-                 branches: frozenset[int] = frozenset()) -> None:
+    def __init__(self, name: str, why: str, value: Any = None,
+                 conds: dict[str, frozenset[int]] | None = None) -> None:
         self.name = name
         self.why = why
         self.value = value
-        self.pred = pred
-        self.branches = branches
+        self.conds = conds or {}
+
+    def readable(self, on_branch: Sequence[tuple[str, int]]) -> bool:
+        return self.value is not None and all(any(p == pred and k in ks for p, k in on_branch)
+                                              for pred, ks in self.conds.items())
 
 
 class _Unroll(Exception):
@@ -245,24 +249,26 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
     outs: list[Any] = []
     saved = dict(sp.consts)
     snap = _containers(sp.envs)
-    for fn in fns:
+    for k, fn in enumerate(fns):
         with sp.b.region() as lines:
+            sp.on_branch.append((index.name, k))  # names defined on branch k of an earlier `if` on index
             try:
                 outs.append(fn())
             finally:
                 sp.consts = dict(saved)
+                sp.on_branch.pop()
         _check_containers(snap, "a branch on array data")
         regions.append(lines)
     flat = [pytree.flatten(o) for o in outs]
     tree = flat[0][1]
-    for leaves, t in flat[1:]:
+    for _, t in flat[1:]:
         if t != tree:
             raise TranspileError(f"the branches give different structures: {tree} and {t}",
                                  hint="return the same tuple/list/dict structure from every branch")
     n = tree.num_leaves
     labels = names(n) if names is not None else out_names(sp, n)
     result: list[Any] = [None] * n
-    partial: dict[int, tuple[Undefined, frozenset[int]]] = {}
+    partial: dict[int, tuple[Undefined, dict[str, frozenset[int]]]] = {}
     dyn: list[int] = []
     avals: list[ShapedArray] = []
     for j in range(n):
@@ -272,14 +278,15 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
             continue
         undefined = next((v for v in vals if isinstance(v, Undefined)), None)
         if undefined is not None:  # assigned on some paths only: an error if it is read later
-            defined = frozenset(k for k, v in enumerate(vals) if not isinstance(v, Undefined))
-            avs = [v.aval if isinstance(v, HloValue) else _aval_of_static(v) for k, v in enumerate(vals)
-                   if k in defined]
-            known = [a for a in avs if a is not None]
-            if not defined or len(known) < len(avs):
+            avail = {k: v for k, v in enumerate(vals) if not isinstance(v, Undefined) or v.value is not None}
+            conds = [v.conds if isinstance(v, Undefined) else {} for v in avail.values()]
+            avs = [(v.value if isinstance(v, Undefined) else v) for v in avail.values()]
+            known = [a for a in (x.aval if isinstance(x, HloValue) else _aval_of_static(x) for x in avs)
+                     if a is not None]
+            if not avail or len(known) < len(avs) or any(c != conds[0] for c in conds):
                 result[j] = undefined
                 continue
-            partial[j] = (undefined, defined)
+            partial[j] = (undefined, {**conds[0], index.name: frozenset(avail)})
             dyn.append(j)
             avals.append(join_avals(known, labels[j]))
             continue
@@ -295,15 +302,28 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
     for k, lines in enumerate(regions):
         with sp.b.region(lines):
             try:
-                sp.b.region_return([leaf_value(sp, flat[k][0][j], a) if not isinstance(
-                    flat[k][0][j], Undefined) else sp.b.full(0, a.shape, a.dtype) for j, a in zip(dyn, avals)])
+                outs_k = []
+                for j, a in zip(dyn, avals):
+                    v = flat[k][0][j]
+                    if isinstance(v, Undefined):
+                        v = v.value if v.value is not None else sp.b.full(0, a.shape, a.dtype)
+                    outs_k.append(leaf_value(sp, v, a))
+                sp.b.region_return(outs_k)
             finally:
                 sp.consts = dict(saved)
     if dyn:
-        for j, v in zip(dyn, sp.b.if_(index, regions, avals)):
+        outs = sp.b.if_(index, regions, avals)
+        # a condition computed inside a branch and returned is known outside by its output's name
+        renamed: dict[str, str] = {}
+        for j, v in zip(dyn, outs):
+            for leaves, _ in flat:
+                inner = leaves[j].value if isinstance(leaves[j], Undefined) else leaves[j]
+                if isinstance(inner, HloValue):
+                    renamed[inner.name] = v.name
+        for j, v in zip(dyn, outs):
             if j in partial:
-                u, defined = partial[j]
-                result[j] = Undefined(u.name, u.why, value=v, pred=index.name, branches=defined)
+                u, where = partial[j]
+                result[j] = Undefined(u.name, u.why, value=v, conds={renamed.get(c, c): ks for c, ks in where.items()})
             else:
                 result[j] = v
     return pytree.unflatten(tree, result)
@@ -361,9 +381,6 @@ def data_if(sp: Specializer, s: cst.If, test: HloValue, env: dict[str, Any]) -> 
     def run(k: int, body: Sequence[Any]) -> Callable[[], Any]:
         def go() -> Any:
             local = dict(env)
-            for name, v in env.items():  # defined on this branch of an earlier `if` on the same test
-                if isinstance(v, Undefined) and v.pred == p.name and k in v.branches:
-                    local[name] = v.value
             try:
                 sp.exec_block(body, local)
             except (_Return, _Break, _Continue) as e:
@@ -557,9 +574,8 @@ def fori(sp: Specializer, lo: Any, hi: Any, body: Callable[[Any, Any], Any], car
     for _peel in range(2):
         try:
             state = (lo, carry)
-            hi_v = hi
 
-            def cond_fn(st: Any) -> Any:
+            def cond_fn(st: Any, hi_v: Any = hi) -> Any:
                 return sp.binop("LessThan", st[0], hi_v)
 
             def body_fn(st: Any) -> Any:
@@ -663,3 +679,233 @@ def lax_rules() -> dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], 
         lax.cond: lax_cond, lax.switch: lax_switch, lax.while_loop: lax_while_loop,
         lax.fori_loop: lax_fori_loop, lax.scan: lax_scan,
     }
+
+
+def _contains_number(v: Any, static_only: bool = False) -> bool:
+    """Whether ``v`` (a pytree) holds a Python/NumPy number (or, unless ``static_only``, any leaf)."""
+    leaves, _ = pytree.flatten(v)
+    return any(not isinstance(x, HloValue) and _aval_of_static(x) is not None for x in leaves)
+
+
+def _contains_dynamic_leaf(v: Any) -> bool:
+    return any(isinstance(x, HloValue) for x in pytree.flatten(v)[0])
+
+
+# -- Python `for` loops over static ranges, rolled ----------------------------------------------
+
+class Segment:
+    """What a rolled loop appended to a Python list: row ``r`` holds iteration ``r``'s appends.
+
+    Generated derivative code keeps a tape (``_tape.append(...)`` in the forward
+    loop, ``_tape.pop()`` in the reversed adjoint loop). A rolled forward loop
+    leaves one ``Segment`` on the list; ``pop`` on it returns the items of the
+    last unconsumed row, in reverse order of appending, with a static row when
+    the popping loop is unrolled and the popping loop's counter when it is
+    rolled too.
+    """
+
+    def __init__(self, trees: list[pytree.TreeDef], bufs: list[list[HloValue]], n: int) -> None:
+        self.trees = trees  # per item position within a row
+        self.bufs = bufs  # per item position: one (n, ...) buffer per leaf
+        self.n = n
+        self.rows_left = n  # rows not yet popped (static pops)
+        self.pos = len(trees)  # the next item popped in the current row is pos - 1
+
+    def __repr__(self) -> str:
+        return f"<{self.n} loop iterations of saved values>"
+
+
+@dataclass
+class _RowContext:
+    counter: HloValue  # the rolled loop's iteration number (0, 1, ...)
+    n: int  # its trip count
+    popped: dict[int, int]  # id(segment) -> items popped in this iteration's trace
+
+
+def segment_pop(sp: Specializer, lst: list[Any], static: bool = False) -> Any:
+    """``lst.pop()`` where the list ends in a :class:`Segment`."""
+    seg = lst[-1]
+    assert isinstance(seg, Segment)
+    ctx = sp.row_contexts[-1] if sp.row_contexts and not static else None
+    k = len(seg.trees)
+    if ctx is not None and seg.rows_left == seg.n and seg.pos == k:  # a rolled loop consumes the segment
+        done = ctx.popped.get(id(seg), 0)
+        if seg.n != ctx.n or done >= k:
+            raise _Unroll()
+        ctx.popped[id(seg)] = done + 1
+        p = k - 1 - done
+        row: Any = sp.binop("Subtract", seg.n - 1, ctx.counter)
+    else:  # one static row at a time
+        if seg.pos == 0:
+            seg.rows_left -= 1
+            seg.pos = k
+        seg.pos -= 1
+        p = seg.pos
+        row = seg.rows_left - 1
+        if p == 0 and seg.rows_left == 1:
+            lst.pop()
+    leaves = [sp.getitem(buf, (row,)) for buf in seg.bufs[p]]
+    return pytree.unflatten(seg.trees[p], leaves)
+
+
+def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool:
+    """A Python ``for`` over a static range as one ``stablehlo.while``; False to unroll it instead.
+
+    Carried: the names the body assigns that exist before the loop. Names first
+    assigned in the body are carried too (from zeros; reading one before the body
+    assigns it falls back to unrolling), so they hold the last iteration's value
+    afterwards, as in Python. Items the body appends to a Python list become one
+    :class:`Segment` of stacked rows.
+    """
+    from .specialize import _Break, _Continue
+
+    assert sp.b is not None and isinstance(s.target, cst.Name)
+    target = s.target.value
+    n = len(r)
+    assigned = [x for x in assigned_names(s.body.body) if x != target]
+    carried = [x for x in assigned if x in env and not isinstance(env[x], Undefined)]
+    fresh = [x for x in assigned if x not in carried]
+    snap = _containers(sp.envs)
+    lists = {i: obj for i, (_, obj, _) in snap.items() if isinstance(obj, list)}
+    line = sp.nf.spans.get(id(s))
+    why = f"the loop at line {line.line}" if line else "the loop"
+    found: dict[str, Any] = {}
+
+    def run(state: Any, out_fresh: bool) -> tuple[dict[str, Any], dict[int, list[Any]]]:
+        k, cvals = state[0], state[1]
+        local = dict(env)
+        local.update(zip(carried, cvals))
+        for x in fresh:
+            local[x] = Undefined(x, why)
+        i = k if r.start == 0 and r.step == 1 else sp.binop("Add", r.start, sp.binop("Multiply", k, r.step))
+        local[target] = i
+        ctx = _RowContext(k, n, {})
+        sp.row_contexts.append(ctx)
+        sp.envs.append(local)
+        try:
+            sp.exec_block(s.body.body, local)
+        except (_Break, _Continue):
+            raise _Unroll() from None
+        finally:
+            sp.row_contexts.pop()
+            sp.envs.pop()
+        for seg_id, count in ctx.popped.items():
+            owner = next(lst for lst in lists.values() if lst and id(lst[-1]) == seg_id)
+            if count != len(owner[-1].trees):
+                raise _Unroll()
+            found.setdefault("consumed", {})[seg_id] = owner
+        appended: dict[int, list[Any]] = {}
+        for i_l, lst in lists.items():
+            before = snap[i_l][2]
+            if len(lst) < len(before) or any(a is not b for a, b in zip(lst, before)):
+                lst[:] = before
+                raise _Unroll()
+            if len(lst) > len(before):
+                appended[i_l] = lst[len(before):]
+                lst[:] = before
+        if out_fresh and any(isinstance(local[x], Undefined) for x in fresh):
+            raise _Unroll()  # assigned on some iterations' paths only
+        return local, appended
+
+    # a dry run (thrown away) learns what the body first assigns and appends, and their types
+    def dry_body(state: Any) -> Any:
+        local, appended = run(state, False)
+        found["fresh"] = {x: local[x] for x in fresh if not isinstance(local[x], Undefined)}
+        found["appended"] = appended
+        return (sp.binop("Add", state[0], 1), tuple(local[x] for x in carried), state[2])
+
+    def cond(state: Any) -> Any:
+        return sp.binop("LessThan", state[0], n)
+
+    labels = lambda m: ["the loop counter"] + [f"`{x}`" for x in carried + fresh] + \
+        ["a saved value"] * (m - 1 - len(carried) - len(fresh))  # noqa: E731
+    # a Python number the loop changes stays a Python number only if the loop is unrolled
+    if any(not isinstance(env[x], HloValue) and _contains_number(env[x]) for x in carried):
+        return False
+    state0 = (0, tuple(env[x] for x in carried), ())
+    try:
+        with sp.b.region():
+            rolled_loop(sp, cond, dry_body, state0, labels)
+        fresh_vals = found["fresh"]
+        if set(fresh_vals) != set(fresh):
+            raise _Unroll()
+        for items in found["appended"].values():
+            if any(_contains_number(it, static_only=True) for it in items):
+                raise _Unroll()  # a Python number saved per iteration: keep it a Python number
+        static_fresh = {x: v for x, v in fresh_vals.items() if not _contains_dynamic_leaf(v)}
+        fresh = [x for x in fresh if x not in static_fresh]  # the same on every iteration: not carried
+        zeros = []
+        for x in fresh:
+            v = fresh_vals[x]
+            a = v.aval if isinstance(v, HloValue) else _aval_of_static(v)
+            if a is None:
+                raise _Unroll()
+            zeros.append(sp.b.full(0, a.shape, a.dtype) if not a.weak_type else HloValue(
+                sp.b.full(0, a.shape, a.dtype).name, a))
+        # buffers for appended items: per list, per item position, per leaf
+        layout: list[tuple[int, list[pytree.TreeDef]]] = []
+        bufs: list[HloValue] = []
+        for i_l, items in found["appended"].items():
+            trees = []
+            for item in items:
+                leaves, tree = pytree.flatten(item)
+                trees.append(tree)
+                for leaf in leaves:
+                    a = leaf.aval if isinstance(leaf, HloValue) else _aval_of_static(leaf)
+                    if a is None:
+                        raise _Unroll()
+                    bufs.append(sp.b.full(0, (n,) + a.shape, a.dtype))
+            layout.append((i_l, trees))
+
+        def body(state: Any) -> Any:
+            local, appended = run(state, True)
+            new_bufs = list(state[3])
+            j = 0
+            for i_l, trees in layout:
+                items = appended.get(i_l, [])
+                if len(items) != len(trees):
+                    raise _Unroll()
+                for item, tree in zip(items, trees):
+                    leaves, t = pytree.flatten(item)
+                    if t != tree:
+                        raise _Unroll()
+                    for leaf in leaves:
+                        new_bufs[j] = sp.apply(registry.PRIMITIVES["index_update"], [new_bufs[j], (state[0],), leaf],
+                                               {})
+                        j += 1
+            if set(appended) - {i_l for i_l, _ in layout}:
+                raise _Unroll()
+            return (sp.binop("Add", state[0], 1), tuple(local[x] for x in carried),
+                    tuple(local[x] for x in fresh), tuple(new_bufs))
+
+        state1 = (0, tuple(env[x] for x in carried), tuple(zeros), tuple(bufs))
+        out = rolled_loop(sp, cond, body, state1, labels)
+    except NeedStatic as e:
+        if not all(is_loop_origin(o) for o in e.names):
+            raise
+        return False
+    except (_Unroll, TranspileError):
+        # the body needs Python semantics a rolled loop cannot give (a static counter, a changing shape,
+        # `continue` on the counter, ...): unroll it, as Python runs it; real errors surface there
+        return False
+    _, cvals, fvals, bvals = out
+    env.update(zip(carried, cvals))
+    env.update(zip(fresh, fvals))
+    env.update(static_fresh)
+    env[target] = r[-1] if n else env.get(target)
+    j = 0
+    for i_l, trees in layout:
+        per_pos = []
+        for tree in trees:
+            per_pos.append(list(bvals[j:j + tree.num_leaves]))
+            j += tree.num_leaves
+        seg = Segment(trees, per_pos, n)
+        if snap[i_l][0].startswith("_tape"):  # a derivative's tape: popped row by row, maybe by a rolled loop
+            lists[i_l].append(seg)
+        else:  # a user's list: its items, read back from the stacked rows
+            for _ in range(n * len(trees)):
+                lists[i_l].insert(len(snap[i_l][2]), segment_pop(sp, [seg], static=True))
+    for seg_id, owner in found.get("consumed", {}).items():  # popped one row per iteration: all gone
+        if owner and id(owner[-1]) == seg_id:
+            owner.pop()
+    return True

@@ -119,6 +119,8 @@ class Specializer:
         self.program = program
         self.assign_targets: list[str] | None = None  # the names the current statement assigns
         self.envs: list[dict[str, Any]] = []  # the scopes of the functions being interpreted
+        self.on_branch: list[tuple[str, int]] = []  # (condition, branch) of the data branches being traced
+        self.row_contexts: list[control._RowContext] = []  # rolled loops being traced (innermost last)
         self.fn_stack: list[NormalizedFunction] = []
         self.consts: dict[int, tuple[Any, HloValue]] = {}
         self.b: FuncBuilder | None = None
@@ -249,7 +251,11 @@ class Specializer:
         elif isinstance(s, cst.FunctionDef):
             env[s.name.value] = LocalFunction(s, env, self.nf)
         elif isinstance(s, cst.For):
-            it = self.iterate(self.eval(s.iter, env))
+            seq = self.eval(s.iter, env)
+            if isinstance(seq, range) and len(seq) > control.TINY_TRIP and isinstance(s.target, cst.Name) \
+                    and control.roll_for(self, s, seq, env):
+                return
+            it = self.iterate(seq)
             for k, item in enumerate(it):
                 if k > MAX_UNROLL:
                     raise UnsupportedSyntaxError(f"loop has more than {MAX_UNROLL} iterations to unroll")
@@ -377,6 +383,8 @@ class Specializer:
         if name in env:
             v = env[name]
             if isinstance(v, Undefined):
+                if v.readable(self.on_branch):
+                    return v.value  # defined on this branch of an earlier `if` on the same condition
                 raise UnsupportedSyntaxError(f"{name!r} is assigned on only some paths of {v.why}, and read "
                                              "after it", hint=f"assign {name} before that statement or on every path")
             return v
@@ -631,6 +639,13 @@ class Specializer:
             return self.call_function(fv, args, kwargs)
         if isinstance(fv, LocalFunction):
             return control.call_local(self, fv, args, kwargs)
+        owner = getattr(fv, "__self__", None)
+        if isinstance(owner, list) and owner and isinstance(owner[-1], control.Segment):
+            if getattr(fv, "__name__", "") == "pop" and not args and not kwargs:
+                return control.segment_pop(self, owner)
+            if getattr(fv, "__name__", "") != "append":
+                raise UnsupportedSyntaxError(f"list.{fv.__name__}() on a list that holds a rolled loop's saved "
+                                             "values is not supported", hint="use append and pop")
         prim = registry.lookup(fv) if callable(fv) else None
         if prim is not None:
             return self.apply(prim, args, kwargs)
@@ -883,6 +898,8 @@ def _b_iterating(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], di
     """``zip``/``enumerate``/``list``/...: a dynamic array argument is iterated row by row (unrolled)."""
 
     def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if fn is reversed and len(args) == 1 and isinstance(args[0], range):
+            return args[0][::-1]  # still a range: a loop over it can be rolled
         n_iterables = len(args) if fn is zip else 1
         args = [sp.iterate(a) if i < n_iterables and is_dynamic(a) else a for i, a in enumerate(args)]
         try:

@@ -43,7 +43,8 @@ from ..primitives.elementwise import OPERATOR_PRIMS
 from . import rules
 
 _MOD = cst.Module(body=[])
-ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like", "ones_like", "expand_reduced", "reduced_size",
+ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like", "ones_like", "expand_reduced",
+                   "reduced_size",
                    "matmul_lhs_bar", "matmul_rhs_bar", "index_add", "max_bar", "var_bar", "std_bar", "norm_bar",
                    "norm_axes", "inverse_perm", "max_share", "abs_share", "clip_share", "prod_others", "ravel_bar",
                    "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar",
@@ -887,8 +888,9 @@ class VJP:
                 touched = self.contributed(s.body.body)
                 local = self.assigned_in(s.body.body)
                 pre: list[str] = []
+                carried = _upward_exposed(s.body.body)  # read before the body assigns them: loop-carried
                 for v in sorted(touched - defined):
-                    if v not in local or v in self.params:
+                    if v not in local or v in self.params or v in carried:
                         pre.append(f"{pad}{self.bname(v)} = zeros_like({v})")
                         inner.add(v)
                 start = set(inner)
@@ -1120,6 +1122,25 @@ class VJP:
                 adj.append(f"    {self.bname(p)} = zeros_like({p})")
             outs.append(self.bname(p))
         return outs
+
+
+def _upward_exposed(stmts: Sequence[Any]) -> set[str]:
+    """Names the statements may read before assigning them (conservatively: a nested block's
+    assignments never count as done)."""
+    exposed: set[str] = set()
+    killed: set[str] = set()
+    for s in stmts:
+        if isinstance(s, cst.SimpleStatementLine):
+            for small in s.body:
+                if isinstance(small, cst.Assign):
+                    exposed |= set(names_in(small.value)) - killed
+                    for t in small.targets:
+                        killed |= set(target_names(t.target))
+                else:
+                    exposed |= set(names_in(small)) - killed
+        else:
+            exposed |= set(names_in(s)) - killed
+    return exposed
 
 
 def _mentions(template: str, name: str) -> bool:

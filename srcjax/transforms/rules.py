@@ -168,7 +168,8 @@ deflinear("copy", {"a": "a_dot"}, {"a": "out_bar"})
 deflinear("getitem", {"x": "x_dot[key]"}, {"x": "index_add(zeros_like(x), key, out_bar)"})
 deflinear("index_add", {"z": "broadcast_like(z_dot, out)", "g": "index_add(zeros_like(z), key, g_dot)"},
           {"z": "out_bar", "g": "unbroadcast(out_bar[key], g)"})
-deflinear("index_update", {"x": "index_update(x_dot, key, 0.0)", "value": "index_update(zeros_like(x), key, value_dot)"},
+deflinear("index_update", {"x": "index_update(x_dot, key, 0.0)",
+                           "value": "index_update(zeros_like(x), key, value_dot)"},
           {"x": "index_update(out_bar, key, 0.0)", "value": "unbroadcast(out_bar[key], value)"})
 deflinear("astype", {"x": "x_dot.astype(dtype)"}, {"x": "out_bar.astype(np.result_type(x))"})
 
