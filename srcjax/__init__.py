@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import lax
 from . import primitives as _primitives  # noqa: F401  (registers the primitive table)
 from .api import Compiled, Lowered, compile, eval_shape, lower, numpy_function, source
 from .autodiff import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
@@ -45,6 +46,6 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ArgumentError", "Compiled", "DTypeError", "DynamicControlFlowError", "Lowered", "ShapeDtypeStruct",
     "ShapeError", "StaticValueError", "TranspileError", "UnknownFunctionError", "UnsupportedSyntaxError",
-    "compile", "devices", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lower", "numpy_function",
+    "compile", "devices", "lax", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lower", "numpy_function",
     "source", "value_and_grad", "vjp",
 ]

@@ -215,7 +215,7 @@ class StaticValueError(TranspileError):
 
 
 class DynamicControlFlowError(StaticValueError):
-    """Control flow decided by array data (not supported yet)."""
+    """A decision srcjax needs at transpile time made on array data (`and`/`or`/`not` on arrays)."""
 
 
 class NeedStatic(Exception):

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from tests import corpus_helpers
+
 
 def mse_tanh(w, x, y):
     p = np.tanh(x @ w)
@@ -145,3 +147,18 @@ def newton_sqrt(a):
     while np.max(np.abs(x * x - a)) > 1e-12:
         x = 0.5 * (x + a / x)
     return np.sum(x)
+
+
+def module_attribute_helper(x):
+    """Regression: a helper called as `module.f(x)` was opaque to grad (a silent zero gradient)."""
+    return np.sum(corpus_helpers.cube(x) * x)
+
+
+def _sim(x, k):
+    for _ in range(50):
+        x = x + 0.01 * np.sin(k * x)
+    return x
+
+
+def loop_in_helper(x0, k):
+    return np.sum(_sim(x0, k) ** 2)

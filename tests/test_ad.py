@@ -1,6 +1,7 @@
 """Derivatives as source: against jax, central finite differences, and the generated source run by NumPy."""
 
 import inspect
+import types
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ rng = np.random.default_rng(7)
 
 def jax_twin(fn):
     """The same source, with `np` bound to jax.numpy (and twins of the helpers it calls)."""
-    ns = {"np": jnp}
+    ns = {"np": jnp, "corpus_helpers": types.SimpleNamespace(cube=P.corpus_helpers.cube)}
     for obj in vars(P).values():
         if inspect.isfunction(obj) and obj.__module__ == P.__name__:
             exec(compile(inspect.getsource(obj), P.__file__, "exec"), ns)
@@ -49,13 +50,16 @@ def args_for(fn):
         "data_branches": (n(4), 0.5),
         "long_loop": (n(6), n(6)),
         "newton_sqrt": (r.uniform(0.5, 4.0, 5),),
+        "module_attribute_helper": (n(4),),
+        "loop_in_helper": (n(3), 0.7),
     }
     return table[fn.__name__]
 
 
 PROGRAMS = [P.mse_tanh, P.mlp_loss, P.softmax_xent, P.layer_norm, P.attention, P.rosenbrock, P.logistic, P.poly,
             P.branchy, P.early_return, P.scalar_fn, P.reassign, P.reductions, P.broadcasting, P.shapes,
-            P.loop_carried_unused_after, P.coupled_loop, P.data_branches, P.long_loop]
+            P.loop_carried_unused_after, P.coupled_loop, P.data_branches, P.long_loop, P.module_attribute_helper,
+            P.loop_in_helper]
 
 
 @pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
@@ -223,3 +227,9 @@ def test_grad_of_a_long_loop_is_one_xla_loop_each_way():
     text = srcjax.lower(srcjax.grad(P.long_loop, argnums=(0, 1)), *args).as_text()
     assert text.count("stablehlo.while") == 2
     assert len(text.splitlines()) < 200
+
+
+def test_grad_of_a_loop_inside_a_helper_stays_two_loops():
+    args = args_for(P.loop_in_helper)
+    text = srcjax.lower(srcjax.grad(P.loop_in_helper), *args).as_text()
+    assert text.count("stablehlo.while") == 2

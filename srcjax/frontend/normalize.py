@@ -406,6 +406,14 @@ class Normalizer:
             if prim is not None:
                 return self.prim_call(node, prim, list(node.args))
             self.check_callee(node, fv)
+            if isinstance(func, cst.Attribute) and _is_user_function(fv):  # `helpers.f(x)`: a helper like `f(x)`
+                fn = unwrap(fv)
+                if fn not in self.calls:
+                    self.calls.append(fn)
+                args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
+                callee = cst.Name(self.helper_name(fn))
+                self.used.add(callee.value)  # no temporary may shadow it
+                return node.with_changes(func=callee, args=args), _call_hint(callee)
         if isinstance(func, cst.Name):
             callee = self.resolve_name(func)
         elif isinstance(func, cst.Attribute) and not ok:
