@@ -2,6 +2,7 @@
 
 import numpy as np
 
+import srcjax
 from tests import corpus_helpers
 
 
@@ -162,3 +163,18 @@ def _sim(x, k):
 
 def loop_in_helper(x0, k):
     return np.sum(_sim(x0, k) ** 2)
+
+
+def _double(x):
+    return x * 2.0
+
+
+def lax_cond_direct(x):
+    """srcjax.lax.cond called directly: grad must refuse (it used to give a silent zero)."""
+    return np.sum(srcjax.lax.cond(np.sum(x) > 0, np.sin, _double, x))
+
+
+def lax_fori_nested_body(x):
+    def body(i, c):
+        return c * x
+    return np.sum(srcjax.lax.fori_loop(0, 3, body, x))

@@ -233,3 +233,11 @@ def test_grad_of_a_loop_inside_a_helper_stays_two_loops():
     args = args_for(P.loop_in_helper)
     text = srcjax.lower(srcjax.grad(P.loop_in_helper), *args).as_text()
     assert text.count("stablehlo.while") == 2
+
+
+@pytest.mark.parametrize("fn", [P.lax_cond_direct, P.lax_fori_nested_body], ids=lambda f: f.__name__)
+def test_grad_refuses_direct_lax_calls_clearly(fn):
+    """Regression: a call srcjax has no derivative for was treated as constant (a silent zero gradient)."""
+    with pytest.raises(srcjax.TranspileError) as ei:
+        srcjax.grad(fn)(np.array([0.5, 1.0]))
+    assert "cannot differentiate" in str(ei.value) and "if/for/while" in str(ei.value)

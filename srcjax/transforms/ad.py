@@ -258,6 +258,13 @@ class Activity:
 
     def check(self, body: Sequence[Any]) -> None:
         """Refuse what would otherwise silently lose derivatives."""
+        for st in body:
+            nested = _find_nested_def(st)
+            if nested is not None:
+                raise DifferentiationError(
+                    f"cannot differentiate through the nested function `{nested.name.value}` (e.g. a body "
+                    "passed to srcjax.lax.cond/fori_loop/while_loop/scan) yet",
+                    hint="write it as plain Python if/for/while: srcjax rewrites and differentiates that")
         containers = set()
         for s, _ in _walk(body):
             if isinstance(s, cst.Assign):
@@ -269,6 +276,15 @@ class Activity:
                     if isinstance(s.targets[0].target, cst.Name):
                         containers.update(names)
                 reads_active = [n for n in _value_reads(s.value) if n in self.active]
+                arg_reads = [n for a in s.value.args for n in names_in(a.value) if n in self.active] \
+                    if isinstance(s.value, cst.Call) else []
+                if op.kind == "static" and arg_reads and isinstance(s.value, cst.Call) and \
+                        code(s.value.func) not in _STATIC_RESULT_CALLS and not code(s.value.func).endswith(".pop"):
+                    raise DifferentiationError(
+                        f"cannot differentiate through `{code(s.value.func)}(...)`: srcjax does not know its "
+                        f"derivative (it reads {', '.join(sorted(set(arg_reads)))})",
+                        hint="call NumPy functions srcjax supports, or your own Python functions (imported "
+                             "by name); srcjax.lax calls are differentiated when written as plain if/for/while")
                 if op.kind == "static" and reads_active and _stores_arrays(s.value):
                     raise DifferentiationError(
                         f"cannot differentiate through `{code(s.value)}` yet (it builds a list or value from "
@@ -1122,6 +1138,26 @@ class VJP:
                 adj.append(f"    {self.bname(p)} = zeros_like({p})")
             outs.append(self.bname(p))
         return outs
+
+
+# calls whose result carries no derivative even when they read an active value (shapes, types, counts)
+_STATIC_RESULT_CALLS = {
+    "len", "range", "isinstance", "type", "int", "bool", "float", "tuple", "list", "enumerate", "zip",
+    "reversed", "str", "repr", "np.shape", "np.ndim", "np.size", "np.result_type", "np.dtype", "dict",
+    "slice", "sorted", "divmod", "min", "max", "any", "all", "map",
+}
+
+
+def _find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:
+    found: list[cst.FunctionDef] = []
+
+    class V(cst.CSTVisitor):
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            found.append(n)
+            return False
+
+    node.visit(V())
+    return found[0] if found else None
 
 
 def _upward_exposed(stmts: Sequence[Any]) -> set[str]:
