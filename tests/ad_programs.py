@@ -178,3 +178,21 @@ def lax_fori_nested_body(x):
     def body(i, c):
         return c * x
     return np.sum(srcjax.lax.fori_loop(0, 3, body, x))
+
+
+def newton_bounded(a):
+    """The bounded form of a data-dependent while that reverse mode supports (one loop each way)."""
+    x = a
+    done = False
+    for _ in range(50):
+        done = done | (np.max(np.abs(x * x - a)) < 1e-12)
+        x = np.where(done, x, 0.5 * (x + a / x))
+    return np.sum(x)
+
+
+def break_on_data(x):
+    for _ in range(100):
+        x = x * 0.9
+        if np.sum(x) < 1.0:
+            break
+    return np.sum(x)

@@ -241,3 +241,21 @@ def test_grad_refuses_direct_lax_calls_clearly(fn):
     with pytest.raises(srcjax.TranspileError) as ei:
         srcjax.grad(fn)(np.array([0.5, 1.0]))
     assert "cannot differentiate" in str(ei.value) and "if/for/while" in str(ei.value)
+
+
+def test_grad_of_a_while_on_data_says_how_to_bound_it():
+    with pytest.raises(srcjax.TranspileError) as ei:
+        srcjax.grad(P.newton_sqrt)(np.array([0.5, 2.0]))
+    assert "while" in str(ei.value) and "range(max_iters)" in str(ei.value)
+    assert ei.value.span is not None and ei.value.span.filename == P.__file__
+    with pytest.raises(srcjax.TranspileError) as ei:
+        srcjax.grad(P.break_on_data)(np.array([0.5, 2.0]))
+    assert "break" in str(ei.value) and "np.where" in str(ei.value)
+
+
+def test_grad_of_the_bounded_form_is_exact_and_rolled():
+    a = np.array([0.5, 2.0, 9.0])
+    np.testing.assert_allclose(srcjax.grad(P.newton_bounded)(a), 0.5 / np.sqrt(a), rtol=1e-10)
+    np.testing.assert_allclose(srcjax.grad(P.newton_bounded)(a), jax.grad(jax_twin(P.newton_bounded))(a),
+                               rtol=1e-10)
+    assert srcjax.lower(srcjax.grad(P.newton_bounded), a).as_text().count("stablehlo.while") == 2

@@ -687,6 +687,10 @@ def _contains_number(v: Any, static_only: bool = False) -> bool:
     return any(not isinstance(x, HloValue) and _aval_of_static(x) is not None for x in leaves)
 
 
+def _contains_int(v: Any) -> bool:
+    return any(isinstance(x, int | np.integer) and not isinstance(x, bool) for x in pytree.flatten(v)[0])
+
+
 def _contains_dynamic_leaf(v: Any) -> bool:
     return any(isinstance(x, HloValue) for x in pytree.flatten(v)[0])
 
@@ -821,8 +825,9 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
 
     labels = lambda m: ["the loop counter"] + [f"`{x}`" for x in carried + fresh] + \
         ["a saved value"] * (m - 1 - len(carried) - len(fresh))  # noqa: E731
-    # a Python number the loop changes stays a Python number only if the loop is unrolled
-    if any(not isinstance(env[x], HloValue) and _contains_number(env[x]) for x in carried):
+    # a Python int the loop changes (a counter, an offset) may be needed static after the loop: it stays
+    # a Python int only if the loop is unrolled (floats, bools and arrays are carried as data)
+    if any(_contains_int(env[x]) for x in carried):
         return False
     state0 = (0, tuple(env[x] for x in carried), ())
     try:

@@ -752,8 +752,20 @@ class VJP:
                 raise DifferentiationError(f"{nf.name}: `return` inside if/for is not supported in reverse mode "
                                            "yet", hint="assign the result in each branch and return it once")
             if isinstance(s, (cst.Break, cst.Continue)):
-                raise DifferentiationError("break/continue in a loop being differentiated is not supported yet",
-                                           hint="use a static condition around the loop body instead")
+                raise DifferentiationError(
+                    "break/continue in a loop being differentiated is not supported in reverse mode yet",
+                    hint="run every iteration and freeze the state once done instead: "
+                         "done = done | cond; x = np.where(done, x, new_x)  (forward mode, jvp, handles break)")
+        from ..frontend.functionalize import DYNAMIC, BindingTimes
+
+        bta = BindingTimes(nf, nf.plain_fdef, body)
+        for s, _ in _walk(body):
+            if isinstance(s, cst.While) and bta.of(s.test) == DYNAMIC:
+                raise DifferentiationError(
+                    "reverse mode through a `while` loop on array data (a trip count known only at run time) is "
+                    "not supported yet", span=nf.spans.get(id(s)),
+                    hint="bound it: for i in range(max_iters): x = np.where(done, x, new_x), with "
+                         "done = done | converged; forward mode (srcjax.jvp) handles the while loop as it is")
         self.ret: cst.Return = body[-1].body[-1]
         self.act = Activity(program, nf, active_params, body)
         for st, depth in _walk(body):
