@@ -585,6 +585,9 @@ class _Functionalizer:
         self.changed = True
         if not outputs:
             return []
+        flag = self.set_flag(s, tb, fb, outputs, defined, sp)
+        if flag is not None:
+            return flag
         # operands: what a branch assigns (so, in Python, a local of its function) but may read first,
         # or returns unchanged; everything else a branch reads comes by closure
         live_in = self.live_in(tb, set(outputs), None) | self.live_in(fb, set(outputs), None)
@@ -598,6 +601,23 @@ class _Functionalizer:
         call = _call("srcjax.lax.cond", s.test, cst.Name(t_name), cst.Name(f_name),
                      *[cst.Name(n) for n in operands])
         return [true_def, false_def, self.blank(self.mark(_assign(outputs, call), sp))]
+
+    def set_flag(self, s: cst.If, tb: list[Any], fb: list[Any], outputs: list[str], defined: set[str],
+                 sp: Span | None) -> list[Any] | None:
+        """``if c: flag = True`` (how ``break`` is rewritten) as ``flag = np.logical_or(flag, c)``: no branches."""
+        if fb or len(tb) != 1 or len(outputs) != 1:
+            return None
+        line = tb[0]
+        if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
+                and isinstance(line.body[0], cst.Assign) and len(line.body[0].targets) == 1):
+            return None
+        a = line.body[0]
+        target = a.targets[0].target
+        if not (isinstance(target, cst.Name) and target.value == outputs[0] and target.value in defined
+                and isinstance(a.value, cst.Name) and a.value.value == "True"):
+            return None
+        call = _call("np.logical_or", cst.Name(target.value), s.test)
+        return [self.mark(_assign(target.value, call), sp)]
 
     def check_effects(self, stmts: Sequence[Any], outer: set[str], where: str, node: cst.CSTNode) -> None:
         """Refuse what a generated function cannot do for its caller: mutate, raise, return."""
