@@ -259,3 +259,13 @@ def test_grad_of_the_bounded_form_is_exact_and_rolled():
     np.testing.assert_allclose(srcjax.grad(P.newton_bounded)(a), jax.grad(jax_twin(P.newton_bounded))(a),
                                rtol=1e-10)
     assert srcjax.lower(srcjax.grad(P.newton_bounded), a).as_text().count("stablehlo.while") == 2
+
+
+def test_jvp_through_a_break_on_data():
+    x = np.array([3.0, 2.0])
+    t = np.array([1.0, -0.5])
+    out, tangent = srcjax.jvp(P.break_on_data, (x,), (t,))
+    np.testing.assert_allclose(out, P.break_on_data(x.copy()), rtol=1e-12)
+    # the loop stops after k steps: out = 0.9**k * sum(x), k decided by the data
+    k = next(k for k in range(1, 101) if np.sum(x) * 0.9 ** k < 1.0)
+    np.testing.assert_allclose(tangent, 0.9 ** k * np.sum(t), rtol=1e-12)
