@@ -16,6 +16,10 @@ A Python int that a loop carries, and a ``fori_loop`` counter, are marked
 with a *loop origin*: if the body needs them as static values (indexing a
 Python list, a ``range`` bound, a shape), a loop with static bounds is
 unrolled instead, exactly as Python would run it.
+
+Python ``for`` loops over static ranges are rolled the same way
+(:func:`roll_for`); lists they append to (a derivative's tape) hold one
+stacked :class:`Segment` per loop, which a reversed loop pops row by row.
 """
 
 from __future__ import annotations
