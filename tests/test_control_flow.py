@@ -572,3 +572,32 @@ def test_list_mutation_under_parameter_if_is_refused():
     with pytest.raises(srcjax.UnsupportedSyntaxError) as ei:
         srcjax.compile(append_under_parameter_if)(x)
     assert "`out`" in str(ei.value) and "changed inside" in str(ei.value)
+
+
+def counts_while_looping(x):
+    n = 0
+    for _ in range(1000):
+        x = x * 0.999 + 0.001
+        n = n + 2
+    return x, n
+
+
+def count_used_as_a_shape(x):
+    n = 0
+    for _ in range(5):
+        n = n + 1
+    return x[:n]
+
+
+def test_a_loop_changing_a_python_int_stays_one_loop():
+    x = np.ones(8)
+    got = srcjax.compile(counts_while_looping)(x)
+    want = counts_while_looping(x)
+    np.testing.assert_allclose(np.asarray(got[0]), want[0], rtol=1e-12)
+    assert int(np.asarray(got[1])) == want[1]
+    assert srcjax.lower(counts_while_looping, x).as_text().count("stablehlo.while") == 1
+
+
+def test_a_loop_int_needed_static_afterwards_unrolls_that_loop():
+    x = np.arange(8.0)
+    np.testing.assert_array_equal(np.asarray(srcjax.compile(count_used_as_a_shape)(x)), count_used_as_a_shape(x))

@@ -31,6 +31,7 @@ class Program:
         self.functions: dict[str, NormalizedFunction] = {}  # generated name -> function
         self.by_fn: dict[Callable[..., Any], str] = {}  # user function -> generated name
         self._queue: list[Callable[..., Any]] = []
+        self.no_roll: set[int] = set()  # id() of `for` statements to unroll (their int results are needed static)
         self.entry = self.add(entry)
         while self._queue:
             fn = self._queue.pop(0)

@@ -402,7 +402,7 @@ def data_if(sp: Specializer, s: cst.If, test: HloValue, env: dict[str, Any]) -> 
 
 # -- loops --------------------------------------------------------------------------
 def rolled_loop(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], carry: Any,
-                labels: Callable[[int], list[str]]) -> Any:
+                labels: Callable[[int], list[str]], out_origin: str | None = None) -> Any:
     """One ``stablehlo.while`` over the pytree ``carry``.
 
     Numbers and arrays in ``carry`` are carried (a Python scalar that the body
@@ -491,7 +491,10 @@ def rolled_loop(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callabl
         res = sp.b.while_((inits), (cond_args, cond_lines), (body_args, body_lines))
         vals = list(leaves)
         for j, r in zip(carried, res):
-            vals[j] = HloValue(r.name, r.aval.update(origin=frozenset()))
+            # a Python int the loop changed: if code after the loop needs it static, `out_origin` (the
+            # loop's key) says which loop to unroll on the next try (see specialize())
+            keep = out_origin is not None and marker in avals[j].origin
+            vals[j] = HloValue(r.name, r.aval.update(origin=frozenset({out_origin}) if keep else frozenset()))
         return pytree.unflatten(tree, vals)
     raise DTypeError(f"the types of {', '.join(names)} do not settle in the loop")
 
@@ -691,10 +694,6 @@ def _contains_number(v: Any, static_only: bool = False) -> bool:
     return any(not isinstance(x, HloValue) and _aval_of_static(x) is not None for x in leaves)
 
 
-def _contains_int(v: Any) -> bool:
-    return any(isinstance(x, int | np.integer) and not isinstance(x, bool) for x in pytree.flatten(v)[0])
-
-
 def _contains_dynamic_leaf(v: Any) -> bool:
     return any(isinstance(x, HloValue) for x in pytree.flatten(v)[0])
 
@@ -829,9 +828,10 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
 
     labels = lambda m: ["the loop counter"] + [f"`{x}`" for x in carried + fresh] + \
         ["a saved value"] * (m - 1 - len(carried) - len(fresh))  # noqa: E731
-    # a Python int the loop changes (a counter, an offset) may be needed static after the loop: it stays
-    # a Python int only if the loop is unrolled (floats, bools and arrays are carried as data)
-    if any(_contains_int(env[x]) for x in carried):
+    # a Python int the loop changes (a counter, an offset) is carried as data; if code after the loop
+    # needs it static, specialization restarts with this loop unrolled (sp.program.no_roll)
+    loop_key = f"{LOOP_ORIGIN}for:{id(s)}"
+    if id(s) in sp.program.no_roll:
         return False
     state0 = (0, tuple(env[x] for x in carried), ())
     try:
@@ -842,7 +842,7 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
             raise _Unroll()
         for items in found["appended"].values():
             if any(_contains_number(it, static_only=True) for it in items):
-                raise _Unroll()  # a Python number saved per iteration: keep it a Python number
+                raise _Unroll()  # the same Python number saved every iteration: keep it a Python number
         static_fresh = {x: v for x, v in fresh_vals.items() if not _contains_dynamic_leaf(v)}
         fresh = [x for x in fresh if x not in static_fresh]  # the same on every iteration: not carried
         zeros = []
@@ -890,7 +890,7 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
                     tuple(local[x] for x in fresh), tuple(new_bufs))
 
         state1 = (0, tuple(env[x] for x in carried), tuple(zeros), tuple(bufs))
-        out = rolled_loop(sp, cond, body, state1, labels)
+        out = rolled_loop(sp, cond, body, state1, labels, out_origin=loop_key)
     except NeedStatic as e:
         if not all(is_loop_origin(o) for o in e.names):
             raise
@@ -915,7 +915,11 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
             lists[i_l].append(seg)
         else:  # a user's list: its items, read back from the stacked rows
             for _ in range(n * len(trees)):
-                lists[i_l].insert(len(snap[i_l][2]), segment_pop(sp, [seg], static=True))
+                item = segment_pop(sp, [seg], static=True)
+                leaves, tree = pytree.flatten(item)
+                leaves = [HloValue(v.name, v.aval.update(origin=frozenset({loop_key})))
+                          if isinstance(v, HloValue) and v.ndim == 0 and v.dtype.kind in "biu" else v for v in leaves]
+                lists[i_l].insert(len(snap[i_l][2]), pytree.unflatten(tree, leaves))
     for seg_id, owner in found.get("consumed", {}).items():  # popped one row per iteration: all gone
         if owner and id(owner[-1]) == seg_id:
             owner.pop()

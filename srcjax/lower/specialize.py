@@ -661,6 +661,9 @@ class Specializer:
             return special(self, args, kwargs)
         dyn = [a for a in list(args) + list(kwargs.values()) if _contains_dynamic(a)]
         if dyn and not _accepts_dynamic(fv):
+            origin = frozenset().union(*(_origins_deep(a) for a in dyn))
+            if origin:  # a Python int argument, or an int a rolled loop computed: try it static
+                raise NeedStatic(origin)
             name = getattr(fv, "__qualname__", None) or getattr(fv, "__name__", repr(fv))
             raise StaticValueError(f"{name}() needs values known at transpile time, but got an array "
                                    f"({_first_dynamic(dyn).aval.str_short()})",
@@ -774,6 +777,11 @@ def _origins(v: Any) -> frozenset[str]:
     if isinstance(v, list):
         return frozenset().union(*(_origins(x) for x in v)) if v else frozenset()
     return frozenset()
+
+
+def _origins_deep(v: Any) -> frozenset[str]:
+    leaves, _ = pytree.flatten(v)
+    return frozenset().union(*(x.aval.origin for x in leaves if isinstance(x, HloValue))) if leaves else frozenset()
 
 
 def _is_weak(v: Any) -> bool:
@@ -948,7 +956,19 @@ _BUILTIN_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any
 
 
 def specialize(program: Program, specs: list[ArgSpec]) -> tuple[str, list[ShapedArray], Any, list[Any]]:
-    return Specializer(program).lower(specs)
+    """Lower ``program``; a rolled loop whose Python int results turn out to be needed static is unrolled
+    on the next try (each loop at most once, so this ends)."""
+    while True:
+        try:
+            return Specializer(program).lower(specs)
+        except NeedStatic as ns:
+            loops = {n for n in ns.names if n.startswith(control.LOOP_ORIGIN + "for:")}
+            if not loops:
+                raise
+            program.no_roll |= {int(n[len(control.LOOP_ORIGIN + "for:"):]) for n in loops}
+            rest = frozenset(n for n in ns.names if not is_loop_origin(n))
+            if rest:
+                raise NeedStatic(rest) from None
 
 
 __all__ = ["ArgSpec", "InternalError", "Specializer", "specialize", "Span"]
