@@ -202,24 +202,12 @@ def is_data(sp: Specializer, v: Any) -> bool:
     return True
 
 def call_local(sp: Specializer, fn: LocalFunction, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
-    from .specialize import _Return
-
-    params = fn.fdef.params
-    names = [p.name.value for p in params.params]
+    names = [p.name.value for p in fn.fdef.params.params]
     if len(args) != len(names) or kwargs:
         raise TranspileError(f"{fn.name}() takes {len(names)} arguments, got {len(args)}")
     env = dict(fn.env)
     env.update(zip(names, args))
-    sp.fn_stack.append(fn.parent)
-    sp.envs.append(env)
-    try:
-        sp.exec_block(fn.fdef.body.body, env)
-    except _Return as r:
-        return r.value
-    finally:
-        sp.fn_stack.pop()
-        sp.envs.pop()
-    return None
+    return sp.run_body(fn.parent, fn.fdef.body.body, env)
 
 def scalar_pred(sp: Specializer, p: HloValue, what: str) -> HloValue:
     if p.ndim != 0:
@@ -366,10 +354,27 @@ def lax_switch(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
 
     return branches(sp, i, [call(f) for f in fns])
 
-def data_if(sp: Specializer, s: cst.If, test: HloValue, env: dict[str, Any]) -> None:
-    """A Python ``if`` on array data: both branches in regions, the assigned names joined."""
+_EXIT_HINTS = {
+    "return": "assign the result to a variable and return it once, after the `if`/loop",
+    "break": "use a flag: stop = stop | cond, and test `not stop` in the loop condition",
+    "continue": "put the rest of the loop body under `if not cond:` instead",
+}
+
+
+def exec_without_exits(sp: Specializer, body: Sequence[Any], env: dict[str, Any], where: str) -> None:
+    """Run ``body`` as one region: a ``return``/``break``/``continue`` out of it is refused clearly."""
     from .specialize import _Break, _Continue, _Return
 
+    try:
+        sp.exec_block(body, env)
+    except (_Return, _Break, _Continue) as e:
+        word = {_Return: "return", _Break: "break", _Continue: "continue"}[type(e)]
+        raise UnsupportedSyntaxError(f"`{word}` inside {where} that srcjax could not rewrite",
+                                     hint=_EXIT_HINTS[word]) from None
+
+
+def data_if(sp: Specializer, s: cst.If, test: HloValue, env: dict[str, Any]) -> None:
+    """A Python ``if`` on array data: both branches in regions, the assigned names joined."""
     p = scalar_pred(sp, test, "an `if` condition on array data")
     bodies: list[Sequence[Any]] = [s.body.body]
     if isinstance(s.orelse, cst.Else):
@@ -385,13 +390,7 @@ def data_if(sp: Specializer, s: cst.If, test: HloValue, env: dict[str, Any]) -> 
     def run(k: int, body: Sequence[Any]) -> Callable[[], Any]:
         def go() -> Any:
             local = dict(env)
-            try:
-                sp.exec_block(body, local)
-            except (_Return, _Break, _Continue) as e:
-                word = {"_Return": "return", "_Break": "break", "_Continue": "continue"}[type(e).__name__]
-                raise UnsupportedSyntaxError(
-                    f"`{word}` inside an `if` on array data that srcjax could not rewrite",
-                    hint="assign the value to a variable and return it after the `if`") from None
+            exec_without_exits(sp, body, local, "an `if` on array data")
             return tuple(local.get(n, Undefined(n, why)) for n in assigned)
         return go
 
@@ -500,8 +499,6 @@ def rolled_loop(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callabl
 
 def data_while(sp: Specializer, s: cst.While, env: dict[str, Any]) -> None:
     """A Python ``while`` whose test is array data: one ``stablehlo.while`` carrying the names it assigns."""
-    from .specialize import _Break, _Continue, _Return
-
     assigned = sorted(assigned_names(s.body.body))
     carried = [n for n in assigned if n in env and not isinstance(env[n], Undefined)]
     line = sp.nf.spans.get(id(s))
@@ -514,13 +511,7 @@ def data_while(sp: Specializer, s: cst.While, env: dict[str, Any]) -> None:
 
     def body(carry: tuple[Any, ...]) -> tuple[Any, ...]:
         local = scope(carry)
-        try:
-            sp.exec_block(s.body.body, local)
-        except (_Return, _Break, _Continue) as e:
-            word = {"_Return": "return", "_Break": "break", "_Continue": "continue"}[type(e).__name__]
-            raise UnsupportedSyntaxError(
-                f"`{word}` inside a `while` loop on array data that srcjax could not rewrite",
-                hint="use a flag variable in the loop condition") from None
+        exec_without_exits(sp, s.body.body, local, "a `while` loop on array data")
         return tuple(local[n] for n in carried)
 
     out = while_common(sp, lambda c: sp.eval(s.test, scope(c)), body, tuple(env[n] for n in carried),

@@ -189,11 +189,14 @@ class Specializer:
         except TypeError as e:
             raise ArgumentError(f"{nf.name}(): {e}") from None
         bound.apply_defaults()
-        env: dict[str, Any] = dict(bound.arguments)
+        return self.run_body(nf, nf.fdef.body.body, dict(bound.arguments))
+
+    def run_body(self, nf: NormalizedFunction, body: Sequence[Any], env: dict[str, Any]) -> Any:
+        """Execute a function body (``nf``'s, or a nested ``def``'s) in ``env``; its return value."""
         self.fn_stack.append(nf)
         self.envs.append(env)
         try:
-            self.exec_block(nf.fdef.body.body, env)
+            self.exec_block(body, env)
         except _Return as r:
             return r.value
         finally:
