@@ -12,10 +12,13 @@ from typing import Any
 import numpy as np
 
 from .lax import index_update  # noqa: F401  (generated derivative code imports it from here)
+from .pytree import is_tree, tree_get, tree_like, tree_map, tree_set
 
 
 def unbroadcast(g: Any, x: Any) -> Any:
     """Sum ``g`` over the axes along which ``x`` was broadcast: the result has ``x``'s shape."""
+    if is_tree(g):  # a container's cotangent (e.g. of index_add's g): already shaped like x
+        return g
     shape = np.shape(x)
     gshape = np.shape(g)
     if gshape == shape:
@@ -27,14 +30,77 @@ def unbroadcast(g: Any, x: Any) -> Any:
 
 def broadcast_like(t: Any, y: Any) -> Any:
     """``t`` broadcast to the shape of ``y`` (a tangent of a broadcast operand)."""
-    if np.shape(t) == np.shape(y):
+    if is_tree(t) or np.shape(t) == np.shape(y):
         return t
     return np.broadcast_to(t, np.shape(y))
 
 
 def zeros_like(x: Any) -> Any:
-    """A zero cotangent/tangent for ``x`` (float zeros for integer ``x``)."""
+    """A zero cotangent/tangent for ``x`` (float zeros for integer ``x``).
+
+    For a container (tuple, list, dict, NamedTuple): the same container with float zeros at the
+    floating-point leaves and ``None`` at the others (integers, booleans, strings, ``None``),
+    which carry no derivative."""
+    if is_tree(x):
+        return tree_map(zero_leaf, x)
     return np.zeros(np.shape(x), dtype=np.result_type(x, 0.0))
+
+
+def is_float(x: Any) -> bool:
+    """Whether ``x`` (an array or a number) is floating point."""
+    dt = np.result_type(x)
+    return dt.kind == "f" or dt.name == "bfloat16"
+
+
+def has_derivative(x: Any) -> bool:
+    """Whether a container leaf carries a derivative: floating point (not an integer, a boolean,
+    a string or None)."""
+    if x is None or isinstance(x, str):
+        return False
+    return is_float(x)
+
+
+def zero_leaf(x: Any) -> Any:
+    """The zero cotangent of a leaf inside a container: None for a leaf without a derivative."""
+    if not has_derivative(x):
+        return None
+    return zeros_like(x)
+
+
+def add_leaf(a: Any, b: Any) -> Any:
+    """``a + b`` for two cotangents of one leaf; None (no derivative) absorbs the other."""
+    if a is None or b is None:
+        return None
+    return a + b
+
+
+def tree_add(a: Any, b: Any) -> Any:
+    """The sum of two cotangents of the same value: ``a + b``, leaf by leaf for containers."""
+    if is_tree(a):
+        return tree_map(add_leaf, a, b)
+    return add_leaf(a, b)
+
+
+def pack_like(x: Any, items: Any) -> Any:
+    """One cotangent per element of ``x`` (``a, b = x``; a loop over ``x``) packed like ``x``: the
+    same kind of container, or ``np.stack(items)`` for an array. Elements of a container that are
+    not floating point get None."""
+    if is_tree(x):
+        return tree_like(x, [tree_map(mask_leaf, x[i], items[i]) for i in range(len(items))])
+    return np.stack(items)
+
+
+def mask_leaf(x: Any, g: Any) -> Any:
+    """``g``, the cotangent of the container leaf ``x``; None where ``x`` carries no derivative."""
+    if g is None or not has_derivative(x):
+        return None
+    return g
+
+
+def tree_index_add(z: Any, key: Any, g: Any) -> Any:
+    """``index_add`` into a container: ``z`` with ``g`` added to ``z[key]`` (a copy; for the
+    cotangent of ``z[key]``, ``z[1:]`` or the NamedTuple field ``z.w``)."""
+    return tree_set(z, key, tree_add(tree_get(z, key), g))
 
 
 def ones_like(x: Any) -> Any:
@@ -89,8 +155,11 @@ def matmul_rhs_bar(g: Any, x1: Any, x2: Any) -> Any:
 def index_add(z: Any, key: Any, g: Any) -> Any:
     """``z`` with ``g`` added at ``z[key]``: a functional ``z[key] += g`` (basic indexing keys).
 
-    A primitive (``srcjax.primitives.ad_prims``): this body is its NumPy reference.
+    A primitive (``srcjax.primitives.ad_prims``): this body is its NumPy reference. For a
+    container ``z`` it is :func:`tree_index_add`.
     """
+    if is_tree(z):
+        return tree_index_add(z, key, g)
     out = np.array(z, dtype=np.result_type(z, g), copy=True)
     out[key] += g  # not `view = out[key]; view += g`: an all-integer key gives a copy, not a view
     return out

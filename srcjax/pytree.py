@@ -1,4 +1,11 @@
-"""Minimal pytrees: nested tuples, lists and dicts with array (or static) leaves."""
+"""Minimal pytrees: nested tuples, lists, dicts and NamedTuples with array (or static) leaves.
+
+Besides flatten/unflatten (argument and result handling), the structural helpers that
+derivative code uses on containers live here: :func:`is_tree`, :func:`tree_get`,
+:func:`tree_set`, :func:`tree_like` only move values around, so they run unchanged on
+NumPy leaves and, inside the specializer, on SSA values; :func:`tree_map` calls a function
+on every leaf (the specializer runs it itself, calling back for each leaf).
+"""
 
 from __future__ import annotations
 
@@ -34,6 +41,8 @@ class TreeDef:
         if self.kind == "dict":
             inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.keys, self.children))
             return "{" + inner + "}"
+        if self.kind == "namedtuple":
+            return f"{self.keys[0].__name__}({inner})"
         return ("(" + inner + ",)") if self.kind == "tuple" else ("[" + inner + "]")
 
     @property
@@ -63,6 +72,8 @@ def _flatten(x: Any, is_leaf: Callable[[Any], bool] | None, leaves: list[Leaf]) 
     if type(x) is dict:
         keys = tuple(sorted(x))
         return TreeDef("dict", tuple(_flatten(x[k], is_leaf, leaves) for k in keys), keys)
+    if is_namedtuple(x):
+        return TreeDef("namedtuple", tuple(_flatten(c, is_leaf, leaves) for c in x), (type(x),))
     leaves.append(x)
     return LEAF
 
@@ -83,4 +94,98 @@ def _build(t: TreeDef, it: Any) -> Any:
         return tuple(kids)
     if t.kind == "list":
         return kids
+    if t.kind == "namedtuple":
+        return t.keys[0](*kids)
     return dict(zip(t.keys, kids))
+
+
+# -- structural helpers (derivative code on containers) -----------------------------------------
+
+def is_namedtuple(x: Any) -> bool:
+    return isinstance(x, tuple) and type(x) is not tuple and hasattr(type(x), "_fields")
+
+
+def is_tree(x: Any) -> bool:
+    """Whether ``x`` is a container: a tuple, list, dict or NamedTuple (arrays and scalars are leaves)."""
+    t = type(x)
+    return t is tuple or t is list or t is dict or is_namedtuple(x)
+
+
+def tree_get(z: Any, key: Any) -> Any:
+    """``z[key]``; a string key of a NamedTuple names a field (``p.w`` is ``tree_get(p, "w")``)."""
+    if isinstance(key, str) and is_namedtuple(z):
+        return getattr(z, key)
+    return z[key]
+
+
+def tree_like(x: Any, items: Any) -> Any:
+    """The sequence ``items`` as a container of the same kind as the sequence ``x``."""
+    if type(x) is list:
+        return list(items)
+    if is_namedtuple(x):
+        return type(x)(*items)
+    return tuple(items)
+
+
+def tree_set(z: Any, key: Any, value: Any) -> Any:
+    """A copy of the container ``z`` with ``z[key]`` replaced by ``value`` (``z`` is left as it is).
+
+    ``key``: a dict key, a sequence index or slice (then ``value`` is a sequence of the slice's
+    length), or a NamedTuple field name."""
+    if type(z) is dict:
+        out = dict(z)
+        out[key] = value
+        return out
+    if isinstance(key, str) and is_namedtuple(z):
+        return z._replace(**{key: value})  # type: ignore[attr-defined]
+    items = list(z)
+    if isinstance(key, slice):
+        idx = range(len(items))[key]
+        value = list(value)
+        if len(value) != len(idx):
+            raise ValueError(f"cannot set {len(value)} items into a slice of {len(idx)}")
+        for i, v in zip(idx, value):
+            items[i] = v
+    else:
+        items[key] = value
+    return tree_like(z, items)
+
+
+def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
+    """``f`` applied to the leaves of ``tree`` and the matching parts of ``rest``; the result has
+    ``tree``'s structure. ``None`` is a leaf here (``f`` sees it); where ``tree`` has a container
+    and another tree has ``None``, ``f`` sees ``None`` for each leaf below. Sequences match
+    sequences of the same length whatever their kind (a tuple cotangent for a list)."""
+    if not is_tree(tree):
+        return f(tree, *rest)
+    if type(tree) is dict:
+        keys = list(tree)
+        parts = [_children(r, keys, tree) for r in rest]
+        return {k: tree_map(f, tree[k], *[p[i] for p in parts]) for i, k in enumerate(keys)}
+    n = len(tree)
+    parts = [_children(r, range(n), tree) for r in rest]
+    return tree_like(tree, [tree_map(f, tree[i], *[p[i] for p in parts]) for i in range(n)])
+
+
+def _children(r: Any, keys: Any, like: Any) -> list[Any]:
+    if r is None:
+        return [None for _ in keys]
+    if type(like) is dict:
+        if type(r) is not dict or set(r) != set(like):
+            raise TreeMismatch(f"expected a dict with keys {sorted(like, key=repr)}, got {describe(r)}")
+        return [r[k] for k in keys]
+    if not (isinstance(r, (tuple, list))) or len(r) != len(like):
+        raise TreeMismatch(f"expected a {type(like).__name__} of {len(like)}, got {describe(r)}")
+    return list(r)
+
+
+class TreeMismatch(ValueError):
+    """Two containers that should have the same structure do not."""
+
+
+def describe(x: Any) -> str:
+    if type(x) is dict:
+        return f"a dict with keys {sorted(x, key=repr)}"
+    if is_tree(x):
+        return f"a {type(x).__name__} of {len(x)}"
+    return f"a {type(x).__name__}"

@@ -557,8 +557,8 @@ class Specializer:
                 # identity is static (an array is never None/True/..., and is itself), except for a
                 # Python int/bool argument, which must then become static: `flag is True`
                 for v in (left, right):
-                    if is_dynamic(v) and v.aval.origin:
-                        raise NeedStatic(v.aval.origin)
+                    if is_dynamic(v) and v.aval.origin and left is not None and right is not None:
+                        raise NeedStatic(v.aval.origin)  # (a number is never None, whatever its value)
                 r = (left is right) == (op == "Is")
             elif is_dynamic(left) or is_dynamic(right):
                 if op in ("In", "NotIn"):
@@ -651,6 +651,9 @@ class Specializer:
                                              "values is not supported", hint="use append and pop")
         prim = registry.lookup(fv) if callable(fv) else None
         if prim is not None:
+            tree = prim.extra.get("tree")
+            if tree is not None and args and pytree.is_tree(args[0]):  # e.g. index_add into a container
+                return self.call_value(tree, args, kwargs)
             return self.apply(prim, args, kwargs)
         if _is_user_function(fv):
             return self.call_function(self.program.function_for(unwrap(fv)), args, kwargs)
@@ -816,12 +819,15 @@ def _first_dynamic(vs: list[Any]) -> HloValue:
     return None  # type: ignore[return-value]
 
 
-_CONTAINER_BUILTINS = {tuple, list, dict, enumerate, zip, reversed, isinstance, len, type, map}
+_CONTAINER_BUILTINS = {tuple, list, dict, enumerate, zip, reversed, isinstance, len, type, map,
+                       pytree.is_tree, pytree.tree_get, pytree.tree_set, pytree.tree_like}
 
 
 def _accepts_dynamic(fv: Any) -> bool:
     """Callables that only move values around (containers, bound methods of static objects)."""
     if fv in _CONTAINER_BUILTINS:
+        return True
+    if isinstance(fv, type) and issubclass(fv, tuple) and hasattr(fv, "_fields"):  # a NamedTuple class
         return True
     self_obj = getattr(fv, "__self__", None)
     return isinstance(self_obj, (list, dict, tuple))
@@ -894,11 +900,14 @@ def _b_isinstance(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> A
     x, cls = args
     if not is_dynamic(x):
         return isinstance(x, cls)
+    if x.ndim == 0 and x.aval.weak_type:  # a Python number argument (or arithmetic on them): its type is known
+        return isinstance({"b": False, "i": 0, "u": 0, "f": 0.0}[x.aval.dtype.kind], cls)
     if x.aval.origin:  # a Python int/bool argument: make it static and ask again
         raise NeedStatic(x.aval.origin)
-    if x.ndim == 0 and x.aval.weak_type:  # a Python float argument (or arithmetic on them)
-        return isinstance({"b": False, "i": 0, "u": 0, "f": 0.0}[x.aval.dtype.kind], cls)
     if x.ndim == 0:
+        as_array, as_scalar = issubclass(np.ndarray, cls), issubclass(x.aval.dtype.type, cls)
+        if as_array == as_scalar:  # e.g. isinstance(x, (tuple, list, dict)): False either way
+            return as_array
         raise StaticValueError(f"isinstance() of a 0-d array ({x.aval.str_short()}) is not decided: NumPy "
                                "may hold it as a scalar or as an array",
                                hint="test x.ndim or x.shape instead")
@@ -919,6 +928,15 @@ def _b_iterating(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], di
             raise StaticValueError(f"{fn.__name__}(): {e}") from None
 
     return rule
+
+
+def _b_tree_map(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``pytree.tree_map`` run here: the structure is static, ``f`` is called (traced) per leaf."""
+    f, *trees = args
+    try:
+        return pytree.tree_map(lambda *leaves: sp.call_value(f, list(leaves), {}), *trees)
+    except pytree.TreeMismatch as e:
+        raise ArgumentError(f"container structures do not match: {e}") from None
 
 
 def _aval_dummy(v: Any) -> Any:
@@ -949,7 +967,7 @@ def _b_result_type(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> 
 _BUILTIN_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]] = {
     **lax_rules(),
     np.shape: _b_shape_query(np.shape), np.ndim: _b_shape_query(np.ndim), np.size: _b_shape_query(np.size),
-    np.result_type: _b_result_type,
+    np.result_type: _b_result_type, pytree.tree_map: _b_tree_map,
     isinstance: _b_isinstance, zip: _b_iterating(zip), enumerate: _b_iterating(enumerate),
     reversed: _b_iterating(reversed), list: _b_iterating(list), tuple: _b_iterating(tuple),
     len: _b_len, range: _b_range, abs: _b_abs, round: _b_round, sum: _b_sum,

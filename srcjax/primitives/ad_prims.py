@@ -162,7 +162,8 @@ def _index_update_lower(ctx: LowerCtx, x: HloValue, key: Any, value: HloValue) -
 
 
 defprim("index_add", adjoint.index_add, _index_add_stub, abstract_eval=_index_add_abstract,
-        lower=_index_add_lower, arrays=("z", "g"), path="index_add", static_eval=False, mixed=("key",))
+        lower=_index_add_lower, arrays=("z", "g"), path="index_add", static_eval=False, mixed=("key",),
+        tree=adjoint.tree_index_add)  # a container z: its cotangent (``p["w"]``, ``params[-1]``)
 defprim("index_update", lax.index_update, _index_update_stub, abstract_eval=_index_update_abstract,
         lower=_index_update_lower, arrays=("x", "value"), path="srcjax.lax.index_update", static_eval=False,
         mixed=("key",))

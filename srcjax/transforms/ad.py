@@ -50,7 +50,7 @@ ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like"
                    "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar",
                    "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars", "einsum_jvp",
                    "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
-                   "seq_pieces", "split_bounds", "split_bar")
+                   "seq_pieces", "split_bounds", "split_bar", "tree_add", "pack_like", "is_tree")
 
 
 class DifferentiationError(TranspileError):
@@ -78,8 +78,9 @@ class Op:
     callee: str | None = None  # helper name
     call_args: list[str] = field(default_factory=list)
     call_kwargs: dict[str, str] = field(default_factory=dict)
-    elements: list[str] = field(default_factory=list)  # for pack
+    elements: list[str] = field(default_factory=list)  # for pack (and dict: the values)
     reads: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)  # for dict: the keys' code
 
 
 def _subscript_key(node: cst.Subscript) -> str:
@@ -102,6 +103,8 @@ def _subscript_key(node: cst.Subscript) -> str:
             assert isinstance(sl, cst.Slice)
             parts.append("slice(" + ", ".join(code(p) if p is not None else "None"
                                              for p in (sl.lower, sl.upper, sl.step)) + ")")
+    if len(parts) == 1:
+        return parts[0]  # x[i], p["w"], xs[a:b]: one index as itself (a container takes no tuple key)
     return "(" + ", ".join(parts) + ",)"
 
 
@@ -116,6 +119,9 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
         return Op("copy", operands={"x": node.value}, reads=reads)
     if isinstance(node, (cst.Tuple, cst.List)):
         return Op("pack", elements=[code(e.value) for e in node.elements], reads=reads)
+    container = classify_container(node, program)
+    if container is not None:
+        return container
     if isinstance(node, cst.BinaryOperation):
         prim = registry.PRIMITIVES[OPERATOR_PRIMS[type(node.operator).__name__]]
         args = {"x1": code(node.left), "x2": code(node.right)}
@@ -179,6 +185,204 @@ def _prim_op(prim: registry.Primitive, args: dict[str, Any], reads: list[str]) -
             else:
                 operands[p] = seq  # a variable holding a list: see Activity.check
     return Op("prim", prim=prim, args=args, operands=operands, reads=reads)
+
+
+# -- containers --------------------------------------------------------------------------------
+#
+# The tangent or cotangent of a tuple, list, dict or NamedTuple is a container of the same
+# structure holding the leaves' tangents or cotangents; in cotangents, leaves without a
+# derivative (integers, booleans, strings, None) hold None. Derivative code builds them with
+# srcjax.adjoint helpers that also take arrays, so the same source serves every argument
+# structure: ``zeros_like(p)``, ``index_add(z, key, g)`` (``p["w"]``, ``params[-1]``,
+# ``params[:-1]``, ``p.w``), ``tree_add(a, b)`` (two cotangents of one value that may be a
+# container), ``pack_like(x, (a_bar, b_bar))`` (``a, b = x``). A loop over a container binds
+# its target from an element of a sequence; the adjoint adds the target's cotangent into the
+# sequence's at that element's index.
+
+_STATIC_ATTRS = {"shape", "ndim", "dtype", "size", "T"}
+
+
+def classify_container(node: cst.BaseExpression, program: Program) -> Op | None:
+    """Dict literals, attribute reads (NamedTuple fields) and calls of the container helpers."""
+    reads = list(names_in(node))
+    if isinstance(node, cst.Dict):
+        elements = [e for e in node.elements if isinstance(e, cst.DictElement)]
+        if len(elements) != len(node.elements):
+            return Op("static", reads=reads)  # {**d}: not differentiated (see Activity.check)
+        return Op("dict", elements=[code(e.value) for e in elements], keys=[code(e.key) for e in elements],
+                  reads=reads)
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value not in _STATIC_ATTRS:
+        return Op("getattr", operands={"x": node.value.value}, args={"attr": node.attr.value}, reads=reads)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in program.functions:
+        from .. import adjoint
+
+        fn = program.functions[node.func.value].fn
+        args = [code(a.value) for a in node.args]
+        if fn is adjoint.zeros_like or fn is adjoint.ones_like:
+            return Op("static", reads=reads)
+        if fn is adjoint.tree_add:
+            return Op("tree_add", elements=args, reads=reads)
+        if fn is adjoint.pack_like:
+            return Op("pack_like", args={"x": args[0]}, elements=args[1:], reads=reads)
+    return None
+
+
+_ITERATOR_CALLS = {"enumerate", "zip", "map", "filter"}
+
+
+@dataclass
+class LoopSource:
+    """One part of a loop target bound from an element of a sequence: ``target`` (a name or a
+    tuple target) is ``seq[key]``; ``key`` is "index" (the element's position), "rindex"
+    (position from the end: ``reversed(xs)``), "nth" (the position-th key: ``d.values()``), or
+    the code of a target name holding the key (``i`` in ``enumerate``, ``k`` in ``d.items()``)."""
+
+    target: cst.BaseExpression
+    seq: cst.BaseExpression
+    key: str
+
+
+def loop_sources(s: cst.For) -> list[LoopSource]:
+    """How ``for <target> in <iter>`` binds its target from sequences (empty for ``range`` and
+    other iterables whose items carry no derivative)."""
+    target = s.target
+    it = _strip_calls(s.iter, ("list", "tuple"))
+    inner = _strip_calls(it, ("reversed",))
+    reverse = inner is not it
+    it = _strip_calls(inner, ("list", "tuple"))
+    parts = list(target.elements) if isinstance(target, (cst.Tuple, cst.List)) else None
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name):
+        args = [a.value for a in it.args]
+        if it.func.value == "enumerate" and len(args) == 1 and parts is not None and len(parts) == 2:
+            idx = parts[0].value
+            return [LoopSource(parts[1].value, args[0], code(idx) if isinstance(idx, cst.Name) else "index")]
+        if it.func.value == "zip" and parts is not None and len(parts) == len(args) and not reverse:
+            return [LoopSource(p.value, a, "index") for p, a in zip(parts, args)]
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and not it.args and not reverse:
+        meth = it.func.attr.value
+        if meth == "items" and parts is not None and len(parts) == 2 and isinstance(parts[0].value, cst.Name):
+            return [LoopSource(parts[1].value, it.func.value, code(parts[0].value))]
+        if meth == "values":
+            return [LoopSource(target, it.func.value, "nth")]
+    if isinstance(it, cst.Call):
+        return []  # range(...), d.keys(), ...: static items
+    return [LoopSource(target, it, "rindex" if reverse else "index")]
+
+
+def _strip_calls(node: cst.BaseExpression, names: tuple[str, ...]) -> cst.BaseExpression:
+    """``list(tuple(x))`` -> ``x`` for ``names=("list", "tuple")``."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in names \
+            and len(node.args) == 1:
+        node = node.args[0].value
+    return node
+
+
+def _call_name(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        return node.func.value
+    return None
+
+
+def active_loop(s: cst.For, active: set[str]) -> list[LoopSource]:
+    """The sources of a loop whose target receives derivatives (a sequence that is active)."""
+    srcs = loop_sources(s)
+    if any(n in active for src in srcs for n in names_in(src.seq)):
+        return srcs
+    it = _strip_calls(s.iter, ("list", "tuple", "reversed"))
+    iterator = _call_name(it) in _ITERATOR_CALLS or (
+        isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "values"))
+    if iterator and any(n in active for n in names_in(s.iter)):
+        raise DifferentiationError(
+            f"cannot differentiate a loop over `{code(s.iter)}` yet",
+            hint="loop over a list, tuple, dict or array (`for p in params`, `for i, p in enumerate(params)`, "
+                 "`for a, b in zip(xs, ys)`, `for k, v in d.items()`)")
+    return []
+
+
+def hoist_loop_sequences(body: Sequence[Any], active: set[str], names: Names) -> list[Any]:
+    """Name the sequences of active loops: ``for p in params[:-1]:`` ->
+    ``loop_items = params[:-1]`` + ``for p in loop_items:``, so the cotangent the loop gives
+    ``loop_items`` flows back through an ordinary statement."""
+    out: list[Any] = []
+    for st in body:
+        if isinstance(st, cst.If):
+            st = _hoist_if(st, active, names)
+        elif isinstance(st, (cst.For, cst.While)):
+            st = st.with_changes(body=st.body.with_changes(body=hoist_loop_sequences(st.body.body, active, names)))
+        if isinstance(st, cst.For):
+            mapping: dict[cst.BaseExpression, cst.Name] = {}
+            for src in active_loop(st, active):
+                if not isinstance(src.seq, cst.Name) and src.seq not in mapping:
+                    name = cst.Name(names.fresh("loop_items"))
+                    mapping[src.seq] = name
+                    out.append(cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(target=name)],
+                                                                       value=src.seq)]))
+            if mapping:
+                st = st.with_changes(iter=st.iter.visit(_Replace(mapping)))
+        out.append(st)
+    return out
+
+
+def _hoist_if(st: cst.If, active: set[str], names: Names) -> cst.If:
+    body = st.body.with_changes(body=hoist_loop_sequences(st.body.body, active, names))
+    orelse = st.orelse
+    if isinstance(orelse, cst.If):
+        orelse = _hoist_if(orelse, active, names)
+    elif orelse is not None:
+        orelse = orelse.with_changes(body=orelse.body.with_changes(
+            body=hoist_loop_sequences(orelse.body.body, active, names)))
+    return st.with_changes(body=body, orelse=orelse)
+
+
+class _Replace(cst.CSTTransformer):
+    """Replace given nodes (by identity) with names."""
+
+    def __init__(self, mapping: dict[cst.BaseExpression, cst.Name]) -> None:
+        self.mapping = {id(k): v for k, v in mapping.items()}
+
+    def on_leave(self, original: Any, updated: Any) -> Any:
+        rep = self.mapping.get(id(original))
+        return rep if rep is not None else updated
+
+
+def loop_key(src: LoopSource, index: str) -> str:
+    """The expression of ``src``'s element key in the adjoint loop (``index``: its position)."""
+    seq = code(src.seq)
+    if src.key == "index":
+        return index
+    if src.key == "rindex":
+        return f"-1 - {index}"
+    if src.key == "nth":
+        return f"list({seq})[{index}]"
+    return src.key
+
+
+def _tuple_target_code(t: cst.BaseExpression, leaf: Any) -> str:
+    """``t`` (a name or a nested tuple target) with each name replaced by ``leaf(name)``."""
+    if isinstance(t, (cst.Tuple, cst.List)):
+        parts = [_tuple_target_code(e.value, leaf) for e in t.elements]
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    assert isinstance(t, cst.Name)
+    return str(leaf(t.value))
+
+
+# primitives with several results (a tuple): their targets are not plain arrays
+_MULTI_RESULT = {"split", "array_split", "atleast_1d", "atleast_2d", "atleast_3d"}
+
+
+def array_names(body: Sequence[Any], act: Activity) -> set[str]:
+    """Names that certainly hold arrays (or numbers), never containers: results of array
+    primitives and their operands. The cotangents of other names are added with tree_add."""
+    out: set[str] = set()
+    for st, _ in _walk(body):
+        if isinstance(st, cst.Assign):
+            op = act.op(st.value)
+            if op.kind != "prim" or op.prim is None or op.prim.name == "getitem":
+                continue
+            out.update(a for p, a in op.operands.items() if p in op.prim.arrays)
+            if op.prim.name not in _MULTI_RESULT and isinstance(st.targets[0].target, cst.Name):
+                out.add(st.targets[0].target.value)
+    return out
 
 
 # -- templates --------------------------------------------------------------------------------
@@ -295,7 +499,7 @@ class Activity:
                 op = self.op(s.value)
                 if op.kind == "prim":
                     for _p, a in op.operands.items():
-                        if a in containers and a in self.active:
+                        if a in containers and a in self.active and _p not in op.prim.array_seqs:  # type: ignore[union-attr]
                             raise DifferentiationError(
                                 f"cannot differentiate through the list `{a}` passed to {op.prim.path} "  # type: ignore[union-attr]
                                 "(derivatives of lists held in variables are not supported yet)",
@@ -344,7 +548,7 @@ class Activity:
                     x for p in op.prim.array_seqs for x in _seq_names(op.args.get(p))]
             if op.kind == "call" and not self.call_output_active(op):
                 return targets, []
-            if op.kind in ("copy", "pack", "call", "tape_pop"):
+            if op.kind in ("copy", "pack", "call", "tape_pop", "dict", "getattr", "tree_add", "pack_like"):
                 src = list(op.reads)
                 if op.kind == "tape_pop" and op.callee:
                     src.append(op.callee)
@@ -354,6 +558,10 @@ class Activity:
                 and s.value.func.attr.value == "append":
             return [code(s.value.func.value)], [n for a in s.value.args for n in names_in(a.value)]
         if isinstance(s, cst.For):
+            srcs = loop_sources(s)  # a loop over a container or array: its items carry derivatives
+            if srcs:
+                return [n for src in srcs for n in target_names(src.target)], [n for src in srcs
+                                                                               for n in names_in(src.seq)]
             return target_names(s.target), []
         return [], []
 
@@ -475,8 +683,10 @@ class JVP:
         self.program = program
         self.nf = nf
         self.name = name
-        self.act = Activity(program, nf, active_params)
         self.names = Names(set(names_in(nf.plain_fdef)) | set(program.functions))
+        self.body = list(nf.plain_fdef.body.body)
+        self.act = Activity(program, nf, active_params, self.body)
+        self.body, self.act = _hoisted(program, nf, active_params, self.body, self.act, self.names)
         self.dot: dict[str, str] = {}
         self.helpers = helpers
         self.out_lines = out_lines
@@ -494,7 +704,7 @@ class JVP:
         defined = set(self.active_params)
         for p in self.active_params:
             self.dname(p)
-        self.block(self.nf.plain_fdef.body.body, lines, 1, defined, top=True)
+        self.block(self.body, lines, 1, defined, top=True)
         sig = ", ".join(self.params + [self.dot[p] for p in self.active_params])
         return f"def {self.name}({sig}):\n" + "\n".join(lines) + "\n"
 
@@ -545,6 +755,10 @@ class JVP:
                 inner, kin = set(defined), set(bound)
                 if isinstance(s, cst.For):
                     kin.update(target_names(s.target))
+                    srcs = active_loop(s, self.act.active)
+                    if srcs:  # the items' tangents come from the sequences' tangents, in step
+                        header = self.loop_header(s, srcs, defined)
+                        inner.update(n for src in srcs for n in target_names(src.target))
                 self.block(s.body.body, body_lines, ind + 1, inner, bound=kin)
                 # tangents carried around the loop must exist before it
                 for v in sorted(inner - defined):
@@ -589,8 +803,10 @@ class JVP:
             t = self.prim_tangent(op, tname, defined)
         elif op.kind == "copy":
             t = self.tangent_of(op.operands["x"], defined)
-        elif op.kind == "pack":
+        elif op.kind in ("pack", "dict"):
             t = self.tangent_expr(s.value, defined)
+        elif op.kind in ("getattr", "tree_add", "pack_like"):
+            t = self.container_tangent(op, defined)
         elif op.kind == "tape_pop":
             assert op.callee is not None
             t = f"{self.dname(op.callee)}.pop()" if op.callee in defined else None
@@ -631,7 +847,40 @@ class JVP:
             parts = [self.tangent_expr(e.value, defined) for e in node.elements]
             inner = ", ".join(parts) + ("," if len(parts) == 1 and isinstance(node, cst.Tuple) else "")
             return f"({inner})" if isinstance(node, cst.Tuple) else f"[{inner}]"
+        if isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
+            return "{" + ", ".join(f"{code(e.key)}: {self.tangent_expr(e.value, defined)}"  # type: ignore[attr-defined]
+                                   for e in node.elements) + "}"
         return f"zeros_like({code(node)})"
+
+    def container_tangent(self, op: Op, defined: set[str]) -> str | None:
+        """The tangent of ``p.w``, ``tree_add(a, b)`` or ``pack_like(x, items)``."""
+        if op.kind == "getattr":
+            t = self.tangent_of(op.operands["x"], defined)
+            return f"{t}.{op.args['attr']}" if t is not None else None
+        if op.kind == "tree_add":
+            ts = [t for t in (self.tangent_of(e, defined) for e in op.elements) if t is not None]
+            return None if not ts else ts[0] if len(ts) == 1 else f"tree_add({ts[0]}, {ts[1]})"
+        items = self.tangent_expr(cst.parse_expression(op.elements[0]), defined)
+        return f"pack_like({op.args['x']}, {items})"
+
+    def loop_header(self, s: cst.For, srcs: list[LoopSource], defined: set[str]) -> str:
+        """``for <target>, <its tangent> in zip(<iter>, <iter over the tangents>):``."""
+        mapping: dict[str, cst.BaseExpression] = {}
+        for src in srcs:
+            if isinstance(src.seq, cst.Name):
+                mapping[src.seq.value] = cst.parse_expression(self.tangent_expr(src.seq, defined))
+        it_dot = code(s.iter.visit(RenameNames(mapping)))  # type: ignore[arg-type]
+        values = {n for src in srcs for n in target_names(src.target)}
+
+        def dot_target(t: cst.BaseExpression) -> str:
+            if isinstance(t, (cst.Tuple, cst.List)):
+                parts = [dot_target(e.value) for e in t.elements]
+                return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+            assert isinstance(t, cst.Name)
+            return self.dname(t.value) if t.value in values else self.names.fresh("_")
+
+        target = _tuple_target_code(s.target, str)
+        return f"for {target}, {dot_target(s.target)} in zip({code(s.iter)}, {it_dot}):"
 
     def prim_tangent(self, op: Op, out: str, defined: set[str]) -> str | None:
         assert op.prim is not None
@@ -648,6 +897,10 @@ class JVP:
         for p, tmpl in templates.items():
             if p in prim.array_seqs:
                 seq = op.args.get(p)
+                if isinstance(seq, str) and seq.isidentifier() and self.tangent_of(seq, defined):  # np.stack(xs)
+                    mapping[f"{p}_dot"] = self.tangent_of(seq, defined)  # type: ignore[assignment]
+                    contribs.append(instantiate(tmpl, mapping))
+                    continue
                 elems = seq if isinstance(seq, list) else None
                 if elems is None or not any(isinstance(e, str) and self.tangent_of(e, defined) for e in elems):
                     continue
@@ -698,6 +951,16 @@ class JVP:
         else:
             lines.append(f"{pad}{', '.join(self.dname(n) for n in names)} = {out_dot}")
         defined.update(names)
+
+
+def _hoisted(program: Program, nf: NormalizedFunction, active_params: Sequence[str], body: list[Any],
+             act: Activity, names: Names) -> tuple[list[Any], Activity]:
+    """``body`` with the sequences of active loops named (see hoist_loop_sequences), and its activity."""
+    before = len(names.taken)
+    hoisted = hoist_loop_sequences(body, act.active, names)
+    if len(names.taken) == before:
+        return body, act
+    return hoisted, Activity(program, nf, active_params, hoisted)
 
 
 def jvp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...],
@@ -768,6 +1031,7 @@ class VJP:
                          "done = done | converged; forward mode (srcjax.jvp) handles the while loop as it is")
         self.ret: cst.Return = body[-1].body[-1]
         self.act = Activity(program, nf, active_params, body)
+        body, self.act = _hoisted(program, nf, active_params, body, self.act, self.names)
         for st, depth in _walk(body):
             tape_tuple = (isinstance(st, cst.Expr) and isinstance(st.value, cst.Call) and
                           code(st.value.func).endswith(".append") and st.value.args and
@@ -783,6 +1047,8 @@ class VJP:
         self.body = list(body[:-1]) + ([cst.SimpleStatementLine(body=list(body[-1].body[:-1]))]
                                        if len(body[-1].body) > 1 else [])
         self.saved = self.overwritten()
+        self.arrays = array_names(self.body, self.act)
+        self.loop_index: dict[int, str] = {}
         self.loop_iters: dict[int, str] = {}
         self.counters: dict[int, str] = {}
         self.loop_locals: dict[int, list[str]] = {}
@@ -855,9 +1121,13 @@ class VJP:
                     body_lines.append(f"{pad}    {self.tape}.append(({', '.join(local)},))")
                 if isinstance(s, cst.For):
                     it = self.loop_iters.get(id(s))
+                    seq = s.iter.value if isinstance(s.iter, cst.Name) else None
+                    reuse = seq is not None and bool(active_loop(s, self.act.active)) and \
+                        seq not in self.assigned_in(s.body.body)
                     if it is None:
-                        it = self.loop_iters[id(s)] = self.names.fresh("loop_items")
-                    lines.append(f"{pad}{it} = {code(s.iter)}")
+                        it = self.loop_iters[id(s)] = seq if reuse and seq else self.names.fresh("loop_items")
+                    if not reuse:  # an iterator (enumerate, zip, ...) is saved as a list: the adjoint reverses it
+                        lines.append(f"{pad}{it} = {_saved_iterable(s.iter)}")
                     lines.append(f"{pad}for {code(s.target)} in {it}:")
                 else:
                     c = self.counters.get(id(s))
@@ -878,6 +1148,8 @@ class VJP:
         scatter = f"index_add(zeros_like({v}), "
         if v in defined and contrib.startswith(scatter):  # add into the accumulator in place
             lines.append(f"{pad}{b} = index_add({b}, {contrib[len(scatter):]}")
+        elif v in defined and v not in self.arrays:  # may be a container: `+` would concatenate lists
+            lines.append(f"{pad}{b} = tree_add({b}, {contrib})")
         elif v in defined:
             lines.append(f"{pad}{b} = {b} + {_paren(contrib)}")
         else:
@@ -914,10 +1186,13 @@ class VJP:
                 inner = set(defined)
                 # cotangents the body accumulates into outer variables must exist before the loop
                 touched = self.contributed(s.body.body)
+                srcs = active_loop(s, self.act.active) if isinstance(s, cst.For) else []
+                touched |= {code(src.seq) for src in srcs if code(src.seq) in self.act.active}
                 local = self.assigned_in(s.body.body)
+                items = set(target_names(s.target)) if srcs else set()  # type: ignore[union-attr]
                 pre: list[str] = []
                 carried = _upward_exposed(s.body.body)  # read before the body assigns them: loop-carried
-                for v in sorted(touched - defined):
+                for v in sorted(touched - defined - items):  # (items are rebound every iteration)
                     if v not in local or v in self.params or v in carried:
                         pre.append(f"{pad}{self.bname(v)} = zeros_like({v})")
                         inner.add(v)
@@ -928,16 +1203,36 @@ class VJP:
                     body.append(f"{pad}    {names}, = {self.tape}.pop()" if len(saved) == 1
                                 else f"{pad}    {names} = {self.tape}.pop()")
                 self.adjoint(s.body.body, ind + 1, body, inner)
+                index = self.loop_index.setdefault(id(s), self.names.fresh("i")) if any(
+                    src.key in ("index", "rindex", "nth") for src in srcs) else None
+                if srcs:
+                    self.item_cotangents(srcs, index or "", body, pad + "    ", inner)
                 for v in sorted(start - inner):
                     body.append(f"{pad}    {self.bname(v)} = zeros_like({v})")
                 lines += pre
-                if isinstance(s, cst.For):
+                if isinstance(s, cst.For) and index is not None:
+                    lines.append(f"{pad}for {index}, {_tuple_target_code(s.target, str)} in "
+                                 f"reversed(list(enumerate({self.loop_iters[id(s)]}))):")
+                elif isinstance(s, cst.For):
                     lines.append(f"{pad}for {code(s.target)} in reversed({self.loop_iters[id(s)]}):")
                 else:
                     lines.append(f"{pad}for _ in range({self.counters[id(s)]}):")
                 lines += body or [f"{pad}    pass"]
                 defined.clear()
                 defined |= start
+
+    def item_cotangents(self, srcs: list[LoopSource], index: str, lines: list[str], pad: str,
+                        defined: set[str]) -> None:
+        """At the end of an adjoint loop iteration: the loop items' cotangents into their sequences'."""
+        for src in srcs:
+            names = target_names(src.target)
+            seq = code(src.seq)
+            if any(n in defined for n in names) and seq in self.act.active:
+                bar = _tuple_target_code(src.target, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
+                self.accumulate(seq, f"index_add(zeros_like({seq}), {loop_key(src, index)}, {bar})", lines, pad,
+                                defined)
+            for n in names:
+                defined.discard(n)
 
     def contributed(self, stmts: Sequence[Any]) -> set[str]:
         out: set[str] = set()
@@ -980,8 +1275,15 @@ class VJP:
         # the result's cotangent, consumed by this statement
         if isinstance(target, cst.Name):
             gexpr = self.bname(tcode)
+        elif any(isinstance(e.value, (cst.Tuple, cst.List)) for e in target.elements):  # type: ignore[attr-defined]
+            gexpr = _tuple_target_code(target, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
         else:
             gexpr = "(" + ", ".join(self.bname(n) if n in defined else f"zeros_like({n})" for n in names) + ",)"
+        parts = None  # `a, b = c, d`: each element's cotangent
+        if op.kind == "pack" and isinstance(target, (cst.Tuple, cst.List)) and \
+                len(target.elements) == len(op.elements):
+            parts = [_tuple_target_code(e.value, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
+                     for e in target.elements]
         out_ref = tcode
         if restore:
             reads_target = any(n in op.operands.values() or n in op.reads for n in names)
@@ -1003,18 +1305,38 @@ class VJP:
             self.prim_adjoint(op, out_ref, gexpr, lines, pad, defined)
         elif op.kind == "copy":
             src = op.operands["x"]
-            if src in self.act.active:
-                self.accumulate(src, gexpr, lines, pad, defined)
+            if src in self.act.active:  # `a, b = x`: the cotangents packed like x (a list, an array, ...)
+                self.accumulate(src, gexpr if isinstance(target, cst.Name) else f"pack_like({src}, {gexpr})",
+                                lines, pad, defined)
+        elif op.kind in ("dict", "getattr", "tree_add", "pack_like"):
+            self.container_adjoint(op, gexpr, lines, pad, defined)
         elif op.kind == "pack":
             for k, e in enumerate(op.elements):
                 if e.isidentifier() and e in self.act.active:
-                    self.accumulate(e, f"{gexpr}[{k}]", lines, pad, defined)
+                    self.accumulate(e, parts[k] if parts is not None else f"{gexpr}[{k}]", lines, pad, defined)
         elif op.kind == "tape_pop":
             lines.append(f"{pad}{self.bname(op.callee)}.append({gexpr})")  # type: ignore[arg-type]
         elif op.kind == "call":
             self.call_adjoint(op, gexpr, lines, pad, defined)
         for n in restore:
             lines.append(f"{pad}{n} = {self.tape}.pop()")
+
+    def container_adjoint(self, op: Op, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
+        """Cotangents of a dict literal's values, of ``p`` in ``p.w``, of tree_add's and pack_like's operands."""
+        if op.kind == "dict":
+            for k, e in zip(op.keys, op.elements):
+                if e.isidentifier() and e in self.act.active:
+                    self.accumulate(e, f"{g}[{k}]", lines, pad, defined)
+        elif op.kind == "getattr":
+            x = op.operands["x"]
+            if x in self.act.active:
+                self.accumulate(x, f"index_add(zeros_like({x}), {op.args['attr']!r}, {g})", lines, pad, defined)
+        elif op.kind == "tree_add":
+            for e in op.elements:
+                if e in self.act.active:
+                    self.accumulate(e, g, lines, pad, defined)
+        elif op.elements and op.elements[0] in self.act.active:  # pack_like(x, items)
+            self.accumulate(op.elements[0], f"tuple({g})", lines, pad, defined)
 
     def uses_out(self, op: Op) -> bool:
         assert op.prim is not None
@@ -1035,6 +1357,10 @@ class VJP:
         for p, tmpl in templates.items():
             if p in prim.array_seqs:
                 seq = op.args.get(p)
+                if isinstance(seq, str) and seq.isidentifier() and seq in self.act.active:  # np.stack(xs)
+                    tmp = self.names.fresh(f"{p}_bars")
+                    lines.append(f"{pad}{tmp} = {instantiate(tmpl, mapping)}")
+                    self.accumulate(seq, f"pack_like({seq}, {tmp})", lines, pad, defined)
                 if not isinstance(seq, list):
                     continue
                 parts = instantiate(tmpl, mapping)
@@ -1156,8 +1482,21 @@ class VJP:
 _STATIC_RESULT_CALLS = {
     "len", "range", "isinstance", "type", "int", "bool", "float", "tuple", "list", "enumerate", "zip",
     "reversed", "str", "repr", "np.shape", "np.ndim", "np.size", "np.result_type", "np.dtype", "dict",
-    "slice", "sorted", "divmod", "min", "max", "any", "all", "map",
+    "slice", "sorted", "divmod", "min", "max", "any", "all", "map", "is_tree",
+    "zeros_like", "ones_like",  # (srcjax.adjoint's: classify_container)
 }
+
+
+def _saved_iterable(it: cst.BaseExpression) -> str:
+    """What the primal keeps of a loop's iterable for the adjoint: iterators become lists."""
+    if not isinstance(it, cst.Call):
+        return code(it)
+    f = it.func
+    if isinstance(f, cst.Name) and f.value in _ITERATOR_CALLS | {"reversed"} and not (
+            f.value == "reversed" and it.args and _call_name(it.args[0].value) == "range") or \
+            isinstance(f, cst.Attribute) and f.attr.value in ("items", "values", "keys"):
+        return f"list({code(it)})"
+    return code(it)
 
 
 def _find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:
@@ -1189,6 +1528,36 @@ def _upward_exposed(stmts: Sequence[Any]) -> set[str]:
         else:
             exposed |= set(names_in(s)) - killed
     return exposed
+
+
+def _free_of_loop_targets(module: cst.Module) -> set[str]:
+    """Names in ``module`` except where a ``for`` around them binds them (an adjoint loop rebinds
+    the primal loop's target: ``for i, p in reversed(...)``), so they need not be saved."""
+    out: set[str] = set()
+    bound: list[set[str]] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            if not any(n.value in b for b in bound):
+                out.add(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            n.value.visit(self)
+            return False
+
+        def visit_For(self, n: cst.For) -> bool:
+            n.iter.visit(self)
+            bound.append(set(target_names(n.target)))
+            n.body.visit(self)
+            bound.pop()
+            return False
+
+    module.visit(V())
+    return out
 
 
 def _mentions(template: str, name: str) -> bool:
@@ -1227,7 +1596,7 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     bars = v.finish_bars(adj, defined, skip_zeros=True)
     HELPER_ZEROS[(fwd, bwd)] = tuple(v.zero_params)
     # values the adjoint reads that the caller does not have: saved at the end of the forward half
-    adj_reads = set(names_in(cst.parse_module(_dedent_block("\n".join(adj))))) if adj else set()
+    adj_reads = _free_of_loop_targets(cst.parse_module(_dedent_block("\n".join(adj)))) if adj else set()
     assigned = {n for s, _ in _walk(v.body) if isinstance(s, cst.Assign)
                 for t in s.targets for n in target_names(t.target)}
     assigned |= {n for s, _ in _walk(v.body) if isinstance(s, cst.For) for n in target_names(s.target)}
