@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from . import adjoint
-from .api import Compiled, _as_compiled, _clean, _leaf_aval
-from .core import DTypeError, TranspileError
+from . import adjoint, pytree
+from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval
+from .core import ArgumentError, DTypeError, TranspileError
 from .transforms import ad
 from .transforms.simplify import simplify_source
 
@@ -99,7 +99,8 @@ def _forward_grad_source(base: Callable[..., Any], name: str, nums: tuple[int, .
     for k in nums:
         jv = derivative_function(base, "jvp", (k,))
         p = params[k]
-        lines.append(f"    assert np.ndim({p}) == 0, 'grad of a derivative needs scalar inputs: use jacfwd or hessian'")
+        lines.append(f"    assert not is_tree({p}) and np.ndim({p}) == 0, 'grad of a derivative needs scalar inputs: "
+                     "use jacfwd or hessian'")
         lines.append(f"    out, {p}_dot = {jv.__name__}({', '.join(params)}, ones_like({p}))")
         dots.append(f"{p}_dot")
         _FORWARD_NS[jv.__name__] = jv
@@ -164,30 +165,71 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has
     return _wrap(fn, "value_and_grad", argnums, has_aux)
 
 
+def _is_float_leaf(v: Any) -> bool:
+    a = _leaf_aval(v)
+    return a is not None and (a.dtype.kind == "f" or a.dtype.name == "bfloat16")
+
+
 def _float_positions(values: Sequence[Any]) -> tuple[int, ...]:
-    out = []
-    for i, v in enumerate(values):
-        a = _leaf_aval(v)
-        if a is not None and (a.dtype.kind == "f" or a.dtype.name == "bfloat16"):
-            out.append(i)
-    return tuple(out)
+    """The arguments with floating-point leaves (an array, a number, or a container holding some)."""
+    return tuple(i for i, v in enumerate(values)
+                 if any(_is_float_leaf(x) for x in pytree.flatten(v, is_leaf=_is_leaf)[0]))
+
+
+def _matching(what: str, path: str, primal: Any, t: Any) -> Any:
+    """The tangent (or cotangent) ``t`` checked against ``primal``'s structure and shapes, with
+    ``primal``'s container types. Leaves without a derivative (integers, booleans, strings,
+    None) take zeros (None for strings and None), whatever was passed for them (None, zeros, ...)."""
+    if pytree.is_tree(primal):
+        if type(primal) is dict:
+            if type(t) is not dict or set(t) != set(primal):
+                raise ArgumentError(f"{what} at {path} must be a dict with keys {sorted(primal, key=repr)}, like its "
+                                    f"primal, but it is {pytree.describe(t)}")
+            return {k: _matching(what, f"{path}[{k!r}]", primal[k], t[k]) for k in primal}
+        if not isinstance(t, (tuple, list)) or len(t) != len(primal):
+            raise ArgumentError(f"{what} at {path} must be a {type(primal).__name__} of {len(primal)}, like its "
+                                f"primal, but it is {pytree.describe(t)}")
+        return pytree.tree_like(primal, [_matching(what, f"{path}[{i}]", p, x) for i, (p, x) in
+                                         enumerate(zip(primal, t))])
+    if primal is None or isinstance(primal, str):
+        return None
+    if not _is_float_leaf(primal):  # an integer or boolean leaf: a zero tangent
+        if type(primal) in (int, bool):
+            return 0.0
+        return adjoint.zeros_like(np.asarray(primal))
+    pa, ta = _leaf_aval(primal), _leaf_aval(t)
+    if ta is None or pytree.is_tree(t):
+        raise ArgumentError(f"{what} at {path} must be an array like its primal ({pa.str_short()}), "  # type: ignore[union-attr]
+                            f"but it is {pytree.describe(t)}")
+    if pa is not None and pa.shape != ta.shape:
+        raise ArgumentError(f"{what} at {path} has shape {ta.shape} but its primal has shape {pa.shape}")
+    return t
 
 
 def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    """Forward mode: ``(fn(*primals), directional derivative along tangents)``."""
+    """Forward mode: ``(fn(*primals), directional derivative along tangents)``.
+
+    Primals may be containers (tuples, lists, dicts, NamedTuples); each tangent has its primal's
+    structure. Leaves without a derivative (integers, booleans, strings) take zero tangents,
+    whatever is passed for them (None is fine)."""
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise _clean(DTypeError(f"jvp: {len(primals)} primals but {len(tangents)} tangents"))
     nums = _float_positions(primals)
-    for i in nums:
-        pa, ta = _leaf_aval(primals[i]), _leaf_aval(tangents[i])
-        if pa is not None and ta is not None and pa.shape != ta.shape:
-            raise _clean(DTypeError(f"jvp: tangent {i} has shape {ta.shape} but its primal has shape {pa.shape}"))
+    try:
+        ts = [_matching("jvp: the tangent", f"tangents[{i}]", primals[i], tangents[i]) for i in nums]
+    except TranspileError as e:
+        raise _clean(e) from None
     if not nums:
         out = _as_compiled(fn)(*primals)
-        return out, adjoint.zeros_like(np.asarray(out))
+        return out, _zero_tangent(out)
     f = _wrap(fn, "jvp", nums, False)
-    return f(*primals, *[tangents[i] for i in nums])  # type: ignore[no-any-return]
+    return f(*primals, *ts)  # type: ignore[no-any-return]
+
+
+def _zero_tangent(out: Any) -> Any:
+    leaves, tree = pytree.flatten(out, is_leaf=_is_leaf)
+    return pytree.unflatten(tree, [None if isinstance(x, str) else adjoint.zeros_like(np.asarray(x)) for x in leaves])
 
 
 def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
@@ -201,6 +243,10 @@ def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tup
     f = _wrap(fn, "vjp", nums, False)
 
     def vjp_fn(ct: Any) -> tuple[Any, ...]:
+        try:
+            ct = _matching("vjp: the cotangent", "the output", out, ct)
+        except TranspileError as e:
+            raise _clean(e) from None
         _, bars = f(*primals, ct)
         return tuple(bars)
 
@@ -215,30 +261,95 @@ def _basis(shape: tuple[int, ...], dtype: Any) -> Any:
         yield e.reshape(shape)
 
 
+def _float_dtype(x: Any) -> Any:
+    a = _leaf_aval(x)
+    return a.dtype if a is not None and _is_float_leaf(x) else np.dtype(np.float64)
+
+
+def _leaves(v: Any) -> tuple[list[Any], pytree.TreeDef]:
+    """Leaves of a value or of its (co)tangent, None included (a leaf without a derivative)."""
+    return pytree.flatten(v, is_leaf=lambda x: x is None or _is_leaf(x))
+
+
+def _jacobian(out: Any, x: Any, block: Callable[[int, int], Any]) -> Any:
+    """JAX's layout: ``out``'s structure outside, ``x``'s inside; ``block(k, j)`` is the array of
+    output leaf ``k`` by the floating-point leaf ``j`` of ``x`` (other leaves of ``x``: None)."""
+    ol, ot = _leaves(out)
+    xl, xt = _leaves(x)
+    return pytree.unflatten(ot, [pytree.unflatten(xt, [block(k, j) if _is_float_leaf(v) else None
+                                                      for j, v in enumerate(xl)]) for k in range(len(ol))])
+
+
+def _check_float(x: Any, what: str) -> None:
+    if not pytree.is_tree(x) and not _is_float_leaf(x):
+        a = _leaf_aval(x)
+        raise _clean(DTypeError(f"{what} requires floating-point inputs, but the argument has "
+                                f"{'dtype ' + a.dtype.name if a is not None else 'type ' + type(x).__name__}",
+                                hint="pass x.astype(np.float32) (or float64)"))
+
+
 def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
-    """Jacobian by forward mode: shape ``out.shape + x.shape`` (one JVP per input element)."""
-    def jac(*args: Any) -> np.ndarray:
-        x = np.asarray(args[argnums])
-        cols = []
-        for e in _basis(x.shape, x.dtype if x.dtype.kind == "f" else np.float64):
-            tangents = [np.zeros_like(np.asarray(a), dtype=e.dtype) if i != argnums else e
-                        for i, a in enumerate(args)]
-            _, t = jvp(fn, args, tangents)
-            cols.append(np.asarray(t))
-        out_shape = cols[0].shape if cols else ()
-        return np.stack(cols, axis=-1).reshape(out_shape + x.shape) if cols else np.zeros(x.shape)
+    """Jacobian by forward mode: shape ``out.shape + x.shape`` (one JVP per input element).
+
+    For containers, JAX's layout: the output's structure outside, the argument's inside."""
+    def jac(*args: Any) -> Any:
+        x = args[argnums]
+        _check_float(x, "srcjax.jacfwd")
+        xl, xt = _leaves(x)
+        zeros = [pytree.unflatten(t, [np.zeros(np.shape(v), _float_dtype(v)) if _is_float_leaf(v) else None
+                                      for v in ls]) for ls, t in map(_leaves, args)]  # zero tangents
+        cols: dict[int, list[list[Any]]] = {}  # float leaf of x -> per element: flat output tangent leaves
+        out: Any = None
+        for j, v in enumerate(xl):
+            if not _is_float_leaf(v):
+                continue
+            cols[j] = []
+            for e in _basis(np.shape(v), _float_dtype(v)):
+                tl = _leaves(zeros[argnums])[0]
+                tl[j] = e
+                tangents = list(zeros)
+                tangents[argnums] = pytree.unflatten(xt, tl)
+                out, t = jvp(fn, args, tangents)
+                cols[j].append(_leaves(t)[0])
+        if out is None:
+            out = _as_compiled(fn)(*args)
+
+        def block(k: int, j: int) -> Any:
+            o, shape = _leaves(out)[0][k], np.shape(xl[j])
+            if not cols[j]:
+                return np.zeros(np.shape(o) + shape)
+            return np.stack([np.asarray(c[k]) for c in cols[j]], axis=-1).reshape(np.shape(o) + shape)
+
+        return _jacobian(out, x, block)
 
     return jac
 
 
 def jacrev(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
-    """Jacobian by reverse mode: shape ``out.shape + x.shape`` (one VJP per output element)."""
-    def jac(*args: Any) -> np.ndarray:
+    """Jacobian by reverse mode: shape ``out.shape + x.shape`` (one VJP per output element).
+
+    For containers, JAX's layout: the output's structure outside, the argument's inside."""
+    def jac(*args: Any) -> Any:
+        x = args[argnums]
+        _check_float(x, "srcjax.jacrev")
         out, f = vjp(fn, *args)
-        o = np.asarray(out)
-        x = np.asarray(args[argnums])
-        rows = [np.asarray(f(e)[argnums]) for e in _basis(o.shape, o.dtype)]
-        return np.stack(rows).reshape(o.shape + x.shape) if rows else np.zeros(o.shape + x.shape)
+        ol, ot = _leaves(out)
+        xl, _ = _leaves(x)
+        rows: list[list[list[Any]]] = []  # per output leaf, per element: flat cotangent leaves of x
+        for k, o in enumerate(ol):
+            rows.append([])
+            for e in _basis(np.shape(o), _float_dtype(o)):
+                cl = [np.zeros(np.shape(v), _float_dtype(v)) for v in ol]
+                cl[k] = e
+                rows[k].append(_leaves(f(pytree.unflatten(ot, cl))[argnums])[0])
+
+        def block(k: int, j: int) -> Any:
+            shape = np.shape(ol[k]) + np.shape(xl[j])
+            if not rows[k]:
+                return np.zeros(shape)
+            return np.stack([np.asarray(r[j]) for r in rows[k]]).reshape(shape)
+
+        return _jacobian(out, x, block)
 
     return jac
 

@@ -233,40 +233,56 @@ _ITERATOR_CALLS = {"enumerate", "zip", "map", "filter"}
 @dataclass
 class LoopSource:
     """One part of a loop target bound from an element of a sequence: ``target`` (a name or a
-    tuple target) is ``seq[key]``; ``key`` is "index" (the element's position), "rindex"
-    (position from the end: ``reversed(xs)``), "nth" (the position-th key: ``d.values()``), or
-    the code of a target name holding the key (``i`` in ``enumerate``, ``k`` in ``d.items()``)."""
+    tuple target) is ``seq[key]``. ``key`` is code in which ``@i@`` stands for the position of
+    the item in the loop (the adjoint enumerates it): ``@i@``, ``-1 - @i@`` (``reversed(xs)``),
+    ``list(d)[@i@]`` (``d.values()``), or a target name holding the key (``i`` in
+    ``enumerate``, ``k`` in ``d.items()``)."""
 
     target: cst.BaseExpression
     seq: cst.BaseExpression
     key: str
 
 
+INDEX = "@i@"
+
+
 def loop_sources(s: cst.For) -> list[LoopSource]:
     """How ``for <target> in <iter>`` binds its target from sequences (empty for ``range`` and
     other iterables whose items carry no derivative)."""
-    target = s.target
-    it = _strip_calls(s.iter, ("list", "tuple"))
-    inner = _strip_calls(it, ("reversed",))
-    reverse = inner is not it
-    it = _strip_calls(inner, ("list", "tuple"))
-    parts = list(target.elements) if isinstance(target, (cst.Tuple, cst.List)) else None
-    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name):
+    return _sources(s.iter, s.target)
+
+
+def _sources(it: cst.BaseExpression, target: cst.BaseExpression) -> list[LoopSource]:
+    it = _strip_calls(it, ("list", "tuple"))
+    parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else None
+    name = _call_name(it)
+    if isinstance(it, cst.Call) and name is not None:
         args = [a.value for a in it.args]
-        if it.func.value == "enumerate" and len(args) == 1 and parts is not None and len(parts) == 2:
-            idx = parts[0].value
-            return [LoopSource(parts[1].value, args[0], code(idx) if isinstance(idx, cst.Name) else "index")]
-        if it.func.value == "zip" and parts is not None and len(parts) == len(args) and not reverse:
-            return [LoopSource(p.value, a, "index") for p, a in zip(parts, args)]
-    if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and not it.args and not reverse:
+        if len(args) != 1 and name != "zip" or any(a.keyword is not None or a.star for a in it.args):
+            return []
+        if name == "reversed":
+            inner = _strip_calls(args[0], ("list", "tuple"))
+            if _call_name(inner) == "zip":
+                return []  # (positions from the end of a zip of unequal lengths: not followed)
+            return [LoopSource(src.target, src.seq, src.key.replace(INDEX, f"-1 - {INDEX}"))
+                    for src in _sources(args[0], target)]
+        if name == "enumerate" and parts is not None and len(parts) == 2:
+            idx = code(parts[0]) if isinstance(parts[0], cst.Name) else INDEX
+            return [LoopSource(src.target, src.seq, src.key.replace(INDEX, idx))
+                    for src in _sources(args[0], parts[1])]
+        if name == "zip" and parts is not None and len(parts) == len(args):
+            return [src for p, a in zip(parts, args) for src in _sources(a, p)]
+        return []  # range(...), sorted(d), ...: static items
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and not it.args:
         meth = it.func.attr.value
-        if meth == "items" and parts is not None and len(parts) == 2 and isinstance(parts[0].value, cst.Name):
-            return [LoopSource(parts[1].value, it.func.value, code(parts[0].value))]
+        if meth == "items" and parts is not None and len(parts) == 2 and isinstance(parts[0], cst.Name):
+            return [LoopSource(parts[1], it.func.value, code(parts[0]))]
         if meth == "values":
-            return [LoopSource(target, it.func.value, "nth")]
+            return [LoopSource(target, it.func.value, f"list({code(it.func.value)})[{INDEX}]")]
+        return []
     if isinstance(it, cst.Call):
-        return []  # range(...), d.keys(), ...: static items
-    return [LoopSource(target, it, "rindex" if reverse else "index")]
+        return []
+    return [LoopSource(target, it, INDEX)]
 
 
 def _strip_calls(node: cst.BaseExpression, names: tuple[str, ...]) -> cst.BaseExpression:
@@ -299,6 +315,76 @@ def active_loop(s: cst.For, active: set[str]) -> list[LoopSource]:
     return []
 
 
+_VIEW_CALLS = {"enumerate", "zip", "list", "tuple", "reversed"}
+
+
+def inline_loop_iterables(body: Sequence[Any]) -> list[Any]:
+    """Put a loop's iterable back together where A-normal form split it (derivative code read
+    again, e.g. for hessian): ``list_1 = list(enumerate_1)`` + ``for i, p in reversed(list_1):``
+    -> ``for i, p in reversed(list(enumerate(params))):``, for names used only there."""
+    counts: dict[str, int] = {}
+    for st in body:
+        for n in names_in(st):
+            counts[n] = counts.get(n, 0) + 1
+    return _inline_block(list(body), counts)
+
+
+def _inline_block(stmts: list[Any], counts: dict[str, int]) -> list[Any]:
+    out: list[Any] = []
+    views: dict[str, tuple[int, cst.BaseExpression]] = {}
+    dropped: set[int] = set()
+    for st in stmts:
+        if isinstance(st, cst.If):
+            st = _with_bodies(st, _inline_block(list(st.body.body), counts), _inline_orelse(st.orelse, counts))
+        elif isinstance(st, (cst.For, cst.While)):
+            st = _with_bodies(st, _inline_block(list(st.body.body), counts))
+        if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign) \
+                and len(st.body[0].targets) == 1 and isinstance(st.body[0].targets[0].target, cst.Name):
+            value = st.body[0].value
+            is_view = isinstance(value, cst.Call) and (
+                _call_name(value) in _VIEW_CALLS or isinstance(value.func, cst.Attribute) and not value.args
+                and value.func.attr.value in ("items", "values"))
+            if is_view:
+                views[st.body[0].targets[0].target.value] = (len(out), value)
+        if isinstance(st, cst.For):
+            it = st.iter
+            while True:
+                used = [n for n in names_in(it) if n in views and counts.get(n) == 2]
+                if not used:
+                    break
+                for n in used:
+                    dropped.add(views[n][0])
+                it = it.visit(RenameNames({n: views.pop(n)[1] for n in used}))  # type: ignore[assignment]
+            if it is not st.iter:
+                st = st.with_changes(iter=it)
+        out.append(st)
+    return [st for k, st in enumerate(out) if k not in dropped]
+
+
+def _inline_orelse(orelse: Any, counts: dict[str, int]) -> Any:
+    if isinstance(orelse, cst.If):
+        return _with_bodies(orelse, _inline_block(list(orelse.body.body), counts),
+                            _inline_orelse(orelse.orelse, counts))
+    if orelse is not None:
+        return _with_bodies(orelse, _inline_block(list(orelse.body.body), counts))
+    return None
+
+
+_KEEP = object()
+
+
+def _with_bodies(st: Any, body: list[Any], orelse: Any = _KEEP) -> Any:
+    """``st`` with a new body (and ``orelse``), or ``st`` itself when nothing changed (statements
+    keep their identity: source positions are looked up by it)."""
+    same = len(body) == len(st.body.body) and all(a is b for a, b in zip(body, st.body.body))
+    if same and (orelse is _KEEP or orelse is st.orelse):
+        return st
+    changes: dict[str, Any] = {"body": st.body.with_changes(body=body)}
+    if orelse is not _KEEP:
+        changes["orelse"] = orelse
+    return st.with_changes(**changes)
+
+
 def hoist_loop_sequences(body: Sequence[Any], active: set[str], names: Names) -> list[Any]:
     """Name the sequences of active loops: ``for p in params[:-1]:`` ->
     ``loop_items = params[:-1]`` + ``for p in loop_items:``, so the cotangent the loop gives
@@ -308,7 +394,7 @@ def hoist_loop_sequences(body: Sequence[Any], active: set[str], names: Names) ->
         if isinstance(st, cst.If):
             st = _hoist_if(st, active, names)
         elif isinstance(st, (cst.For, cst.While)):
-            st = st.with_changes(body=st.body.with_changes(body=hoist_loop_sequences(st.body.body, active, names)))
+            st = _with_bodies(st, hoist_loop_sequences(st.body.body, active, names))
         if isinstance(st, cst.For):
             mapping: dict[cst.BaseExpression, cst.Name] = {}
             for src in active_loop(st, active):
@@ -324,14 +410,12 @@ def hoist_loop_sequences(body: Sequence[Any], active: set[str], names: Names) ->
 
 
 def _hoist_if(st: cst.If, active: set[str], names: Names) -> cst.If:
-    body = st.body.with_changes(body=hoist_loop_sequences(st.body.body, active, names))
     orelse = st.orelse
     if isinstance(orelse, cst.If):
         orelse = _hoist_if(orelse, active, names)
     elif orelse is not None:
-        orelse = orelse.with_changes(body=orelse.body.with_changes(
-            body=hoist_loop_sequences(orelse.body.body, active, names)))
-    return st.with_changes(body=body, orelse=orelse)
+        orelse = _with_bodies(orelse, hoist_loop_sequences(orelse.body.body, active, names))
+    return _with_bodies(st, hoist_loop_sequences(st.body.body, active, names), orelse)  # type: ignore[no-any-return]
 
 
 class _Replace(cst.CSTTransformer):
@@ -347,14 +431,7 @@ class _Replace(cst.CSTTransformer):
 
 def loop_key(src: LoopSource, index: str) -> str:
     """The expression of ``src``'s element key in the adjoint loop (``index``: its position)."""
-    seq = code(src.seq)
-    if src.key == "index":
-        return index
-    if src.key == "rindex":
-        return f"-1 - {index}"
-    if src.key == "nth":
-        return f"list({seq})[{index}]"
-    return src.key
+    return src.key.replace(INDEX, index)
 
 
 def _tuple_target_code(t: cst.BaseExpression, leaf: Any) -> str:
@@ -447,6 +524,8 @@ class Activity:
         self.nf = nf
         self.active: set[str] = set(active_params)
         self.ops: dict[int, Op] = {}
+        if body is None:
+            body = inline_loop_iterables(nf.plain_fdef.body.body)
         changed = True
         while changed:
             changed = False
@@ -497,9 +576,10 @@ class Activity:
         for s, _ in _walk(body):
             if isinstance(s, cst.Assign):
                 op = self.op(s.value)
-                if op.kind == "prim":
+                if op.kind == "prim" and op.prim is not None:
                     for _p, a in op.operands.items():
-                        if a in containers and a in self.active and _p not in op.prim.array_seqs:  # type: ignore[union-attr]
+                        if a in containers and a in self.active and _p not in op.prim.array_seqs and \
+                                "tree" not in op.prim.extra:
                             raise DifferentiationError(
                                 f"cannot differentiate through the list `{a}` passed to {op.prim.path} "  # type: ignore[union-attr]
                                 "(derivatives of lists held in variables are not supported yet)",
@@ -533,6 +613,16 @@ class Activity:
             hit = _CALL_ACTIVITY[key] = bool(_returned_names(callee) & sub.active)
         return hit
 
+    def mutated_args(self, op: Op) -> list[str]:
+        """The names passed to a helper's parameters that it appends to (``_tape``)."""
+        callee = self.program.functions.get(op.callee or "")
+        if callee is None:
+            return []
+        params = [p.name.value for p in callee.plain_fdef.params.params]
+        bound = dict(zip(params, op.call_args))
+        bound.update(op.call_kwargs)
+        return [bound[p] for p in _mutated_params(self.program, callee) if p in bound and bound[p].isidentifier()]
+
     def effect(self, s: cst.CSTNode) -> tuple[list[str], list[str]]:
         """(names written, names whose activity flows into them)."""
         if isinstance(s, cst.Assign):
@@ -545,10 +635,16 @@ class Activity:
                 if op.prim.name == "astype" and _is_int_dtype(op.args.get("dtype", "")):
                     return targets, []
                 return targets, list(op.operands.values()) + [
-                    x for p in op.prim.array_seqs for x in _seq_names(op.args.get(p))]
-            if op.kind == "call" and not self.call_output_active(op):
-                return targets, []
-            if op.kind in ("copy", "pack", "call", "tape_pop", "dict", "getattr", "tree_add", "pack_like"):
+                    x for p in op.prim.array_seqs for x in _seq_names(op.args.get(p))] + [
+                    x for p in op.prim.arrays if p not in op.operands  # index_add(z, i, (w_bar, b_bar))
+                    for x in _seq_names(op.args.get(p))]
+            if op.kind == "call":
+                # a list the callee appends to (a tape passed to a helper) holds what the call reads
+                mutated = self.mutated_args(op)
+                if not self.call_output_active(op):
+                    return mutated, list(op.reads) if mutated else []
+                return targets + mutated, list(op.reads)
+            if op.kind in ("copy", "pack", "tape_pop", "dict", "getattr", "tree_add", "pack_like"):
                 src = list(op.reads)
                 if op.kind == "tape_pop" and op.callee:
                     src.append(op.callee)
@@ -567,6 +663,33 @@ class Activity:
 
 
 _CALL_ACTIVITY: dict[tuple[int, tuple[str, ...]], bool] = {}
+_MUTATED: dict[int, tuple[NormalizedFunction, set[str]]] = {}
+
+
+def _mutated_params(program: Program, nf: NormalizedFunction) -> set[str]:
+    """Parameters of ``nf`` that it (or a helper it passes them to) appends to."""
+    hit = _MUTATED.get(id(nf))
+    if hit is not None and hit[0] is nf:
+        return hit[1]
+    _MUTATED[id(nf)] = (nf, set())  # recursion: nothing yet
+    params = {p.name.value for p in nf.plain_fdef.params.params}
+    out: set[str] = set()
+    for st, _ in _walk(nf.plain_fdef.body.body):
+        call = st.value if isinstance(st, (cst.Expr, cst.Assign)) else None
+        if not isinstance(call, cst.Call):
+            continue
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "append" and \
+                isinstance(call.func.value, cst.Name) and call.func.value.value in params:
+            out.add(call.func.value.value)
+        elif isinstance(call.func, cst.Name) and call.func.value in program.functions:
+            callee = program.functions[call.func.value]
+            cparams = [p.name.value for p in callee.plain_fdef.params.params]
+            bound = {cparams[i]: code(a.value) for i, a in enumerate(call.args) if a.keyword is None
+                     and i < len(cparams)}
+            bound.update({a.keyword.value: code(a.value) for a in call.args if a.keyword is not None})
+            out |= {bound[p] for p in _mutated_params(program, callee) if bound.get(p) in params}
+    _MUTATED[id(nf)] = (nf, out)
+    return out
 
 
 def _returned_names(nf: NormalizedFunction) -> set[str]:
@@ -684,7 +807,7 @@ class JVP:
         self.nf = nf
         self.name = name
         self.names = Names(set(names_in(nf.plain_fdef)) | set(program.functions))
-        self.body = list(nf.plain_fdef.body.body)
+        self.body = inline_loop_iterables(nf.plain_fdef.body.body)
         self.act = Activity(program, nf, active_params, self.body)
         self.body, self.act = _hoisted(program, nf, active_params, self.body, self.act, self.names)
         self.dot: dict[str, str] = {}
@@ -751,20 +874,26 @@ class JVP:
             elif isinstance(s, (cst.For, cst.While)):
                 header = f"for {code(s.target)} in {code(s.iter)}:" if isinstance(s, cst.For) \
                     else f"while {code(s.test)}:"
-                body_lines: list[str] = []
-                inner, kin = set(defined), set(bound)
-                if isinstance(s, cst.For):
-                    kin.update(target_names(s.target))
-                    srcs = active_loop(s, self.act.active)
-                    if srcs:  # the items' tangents come from the sequences' tangents, in step
-                        header = self.loop_header(s, srcs, defined)
-                        inner.update(n for src in srcs for n in target_names(src.target))
-                self.block(s.body.body, body_lines, ind + 1, inner, bound=kin)
-                # tangents carried around the loop must exist before it
-                for v in sorted(inner - defined):
-                    if v in bound:
+                taken = set(self.names.taken)
+                while True:
+                    body_lines: list[str] = []
+                    inner, kin = set(defined), set(bound)
+                    if isinstance(s, cst.For):
+                        kin.update(target_names(s.target))
+                        srcs = active_loop(s, self.act.active)
+                        if srcs:  # the items' tangents come from the sequences' tangents, in step
+                            header = self.loop_header(s, srcs, defined)
+                            inner.update(n for src in srcs for n in target_names(src.target))
+                    self.block(s.body.body, body_lines, ind + 1, inner, bound=kin)
+                    # tangents carried around the loop must exist before it; if the body reads one before
+                    # assigning it (x in `t.append(x); x = f(x)`), it is written again knowing that
+                    carried = [v for v in sorted(inner - defined) if v in bound]
+                    for v in carried:
                         lines.append(f"{pad}{self.dname(v)} = zeros_like({v})")
                         defined.add(v)
+                    if not carried or not set(carried) & set(_upward_exposed(s.body.body)):
+                        break
+                    self.names.taken = set(taken) | set(self.dot.values())
                 lines.append(pad + header)
                 lines += body_lines or [f"{pad}    pass"]
                 defined |= inner
@@ -830,6 +959,9 @@ class JVP:
             src = t if t is not None else f"zeros_like({code(s.value)})"
             if op.kind == "copy" and t is None:
                 src = "(" + ", ".join(f"zeros_like({n})" for n in names) + ",)"
+            if any(isinstance(e.value, (cst.Tuple, cst.List)) for e in target.elements):  # type: ignore[attr-defined]
+                dots = _tuple_target_code(target, self.dname)[1:-1]  # (a, b), c = ...: the same nesting
+                src = t if t is not None else _tuple_target_code(target, lambda n: f"zeros_like({n})")
             lines.append(f"{pad}{dots}, = {src}" if len(names) == 1 else f"{pad}{dots} = {src}")
             defined.update(names)
 
@@ -893,6 +1025,14 @@ class JVP:
                                        hint="file an issue; or wrap it in srcjax.custom_jvp (issue #5)")
         mapping = {k: v if isinstance(v, str) else "[" + ", ".join(v) + "]" for k, v in op.args.items()}
         mapping["out"] = out
+        if prim.name == "index_add":  # linear in (z, g) together (z may be a container: no `+`)
+            zt, gt = (self.tangent_of(op.operands.get(p, ""), defined) for p in ("z", "g"))
+            g = cst.parse_expression(op.args["g"])
+            if isinstance(g, (cst.Tuple, cst.List)):  # index_add(params_bar, i, (w_bar, b_bar))
+                gt = self.tangent_expr(g, defined)
+                zt = zt if zt is not None else f"zeros_like({op.args['z']})"
+            if zt is not None and gt is not None:
+                return f"index_add({zt}, {op.args['key']}, {gt})"
         contribs = []
         for p, tmpl in templates.items():
             if p in prim.array_seqs:
@@ -1005,7 +1145,8 @@ class VJP:
         self.out_lines = out_lines
         self.params = [p.name.value for p in nf.plain_fdef.params.params]
         self.tape = self.names.fresh("_tape")
-        body = single_exit(list(nf.plain_fdef.body.body), Names(set(names_in(nf.plain_fdef))).fresh("result"))
+        body = single_exit(inline_loop_iterables(nf.plain_fdef.body.body),
+                           Names(set(names_in(nf.plain_fdef))).fresh("result"))
         if not body or not isinstance(body[-1], cst.SimpleStatementLine) or \
                 not isinstance(body[-1].body[-1], cst.Return):
             raise DifferentiationError(f"{nf.name}: reverse mode needs one `return` at the end of the function",
@@ -1121,11 +1262,12 @@ class VJP:
                     body_lines.append(f"{pad}    {self.tape}.append(({', '.join(local)},))")
                 if isinstance(s, cst.For):
                     it = self.loop_iters.get(id(s))
-                    seq = s.iter.value if isinstance(s.iter, cst.Name) else None
-                    reuse = seq is not None and bool(active_loop(s, self.act.active)) and \
-                        seq not in self.assigned_in(s.body.body)
+                    # an active loop's sequences are names the loop does not change: its adjoint iterates
+                    # over them again (so forward mode can follow it: hessian)
+                    reuse = bool(active_loop(s, self.act.active)) and \
+                        not set(names_in(s.iter)) & self.assigned_in(s.body.body)
                     if it is None:
-                        it = self.loop_iters[id(s)] = seq if reuse and seq else self.names.fresh("loop_items")
+                        it = self.loop_iters[id(s)] = code(s.iter) if reuse else self.names.fresh("loop_items")
                     if not reuse:  # an iterator (enumerate, zip, ...) is saved as a list: the adjoint reverses it
                         lines.append(f"{pad}{it} = {_saved_iterable(s.iter)}")
                     lines.append(f"{pad}for {code(s.target)} in {it}:")
@@ -1204,7 +1346,7 @@ class VJP:
                                 else f"{pad}    {names} = {self.tape}.pop()")
                 self.adjoint(s.body.body, ind + 1, body, inner)
                 index = self.loop_index.setdefault(id(s), self.names.fresh("i")) if any(
-                    src.key in ("index", "rindex", "nth") for src in srcs) else None
+                    INDEX in src.key for src in srcs) else None
                 if srcs:
                     self.item_cotangents(srcs, index or "", body, pad + "    ", inner)
                 for v in sorted(start - inner):
@@ -1213,6 +1355,8 @@ class VJP:
                 if isinstance(s, cst.For) and index is not None:
                     lines.append(f"{pad}for {index}, {_tuple_target_code(s.target, str)} in "
                                  f"reversed(list(enumerate({self.loop_iters[id(s)]}))):")
+                elif isinstance(s, cst.For) and srcs:
+                    lines.append(f"{pad}for {code(s.target)} in reversed(list({self.loop_iters[id(s)]})):")
                 elif isinstance(s, cst.For):
                     lines.append(f"{pad}for {code(s.target)} in reversed({self.loop_iters[id(s)]}):")
                 else:
