@@ -152,6 +152,7 @@ class Compiled:
             static.add(n)
         self.static = frozenset(static)
         self._auto_static: frozenset[str] = frozenset()
+        self._by_value: set[str] = set()  # made static for holding None / a non-array in some call
         self._static_all = self.static
         self._nparams = len(self.params)
         self.device = device
@@ -202,10 +203,23 @@ class Compiled:
         leaf_keys: list[Any] = []
         static = self._static_all
         for name, v in zip(self.params, values):
+            if name in static and name in self._by_value and name not in self.static and \
+                    (_is_leaf(v) or type(v) in (float, int, bool) or pytree.is_tree(v)):
+                # static because an earlier call passed None (a default) or a string; now an array
+                self._by_value.discard(name)
+                self.auto_static = self.auto_static - {name}
+                return self._key(values)
             if name in static:
                 try:
                     hash(v)
                 except TypeError:
+                    if name not in self.static and pytree.is_tree(v):  # made static for a number inside it
+                        raise ArgumentError(
+                            f"argument {name!r}: a Python number inside this {type(v).__name__} is used where a "
+                            "value known at transpile time is needed (a shape, a range bound, an index); numbers "
+                            "inside containers are run-time values",
+                            hint="pass that number as its own argument (a Python int argument used this way is "
+                                 "made static automatically)") from None
                     raise ArgumentError(f"static argument {name!r} must be hashable, got "
                                         f"{type(v).__name__}") from None
                 key.append(("s", v))
@@ -216,21 +230,30 @@ class Compiled:
                 leaves, tree = pytree.flatten(v, is_leaf=_is_leaf)
                 if not leaves and tree is pytree.NONE:  # None: a static argument
                     self.auto_static = self.auto_static | {name}
+                    self._by_value.add(name)
                     return self._key(values)
                 if len(leaves) == 1 and tree is pytree.LEAF and _leaf_aval(v) is None and _hashable(v):
                     # not an array (a string, a function, ...): static, as JAX's static_argnames
                     self.auto_static = self.auto_static | {name}
+                    self._by_value.add(name)
                     return self._key(values)
             ks = []
-            for leaf in leaves:
+            container = tree is not None and tree is not pytree.LEAF
+            for j, leaf in enumerate(leaves):
                 k = _leaf_key(leaf)
+                if k is None and container and isinstance(leaf, str):
+                    ks.append(("s", leaf))  # a string inside a container: static (e.g. an activation's name)
+                    continue
                 if k is None:
+                    where = pytree.leaf_path(v, j, name, is_leaf=_is_leaf) if container else name
                     raise ArgumentError(
-                        f"argument {name!r}: cannot pass a value of type {type(leaf).__name__} as an array",
-                        hint=f"mark it static: srcjax.compile(f, static_argnames=({name!r},))")
+                        f"argument {name!r}: cannot pass a value of type {type(leaf).__name__} "
+                        f"{'at ' + where + ' ' if container else ''}as an array",
+                        hint="containers hold arrays, numbers, strings and None" if container else
+                        f"mark it static: srcjax.compile(f, static_argnames=({name!r},))")
                 ks.append(k)
                 leaves_out.append(leaf)
-            leaf_keys += ks
+                leaf_keys.append(k)
             key.append(ks[0] if tree is None else (tree, tuple(ks)))
         return tuple(key), leaves_out, leaf_keys
 
@@ -244,7 +267,8 @@ class Compiled:
                 specs.append(ArgSpec(True, value=v))
             else:
                 leaves, tree = pytree.flatten(v, is_leaf=_is_leaf)
-                specs.append(ArgSpec(False, aval=pytree.unflatten(tree, [_leaf_aval(x) for x in leaves])))
+                specs.append(ArgSpec(False, aval=pytree.unflatten(tree, [x if isinstance(x, str) else _leaf_aval(x)
+                                                                         for x in leaves])))
         return specs
 
     def _specialize(self, values: list[Any]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any]]:

@@ -99,6 +99,31 @@ def _build(t: TreeDef, it: Any) -> Any:
     return dict(zip(t.keys, kids))
 
 
+def leaf_path(tree: Any, index: int, base: str, is_leaf: Callable[[Any], bool] | None = None) -> str:
+    """How to reach leaf number ``index`` (in flatten order) of ``tree``: ``params[0]['w']``."""
+    paths: list[str] = []
+
+    def go(x: Any, path: str) -> None:
+        if is_leaf is not None and is_leaf(x):
+            paths.append(path)
+        elif x is None:
+            pass
+        elif type(x) is dict:
+            for k in sorted(x):
+                go(x[k], f"{path}[{k!r}]")
+        elif is_namedtuple(x):
+            for f, c in zip(x._fields, x):  # type: ignore[attr-defined]
+                go(c, f"{path}.{f}")
+        elif type(x) is tuple or type(x) is list:
+            for i, c in enumerate(x):
+                go(c, f"{path}[{i}]")
+        else:
+            paths.append(path)
+
+    go(tree, base)
+    return paths[index] if index < len(paths) else base
+
+
 # -- structural helpers (derivative code on containers) -----------------------------------------
 
 def is_namedtuple(x: Any) -> bool:

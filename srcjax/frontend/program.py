@@ -9,6 +9,7 @@ function returns.
 from __future__ import annotations
 
 import inspect
+import re
 import textwrap
 from collections.abc import Callable
 from typing import Any
@@ -109,10 +110,14 @@ class Program:
             header = "import math\n" + header
         if "srcjax.lax." in text:
             header += "import srcjax\n"
-        used = sorted(n for n in library if f"{n}(" in text)
+        # helpers srcjax transpiled, and those it runs itself (the index_add primitive, container tests)
+        used = sorted(n for n in set(library) | _RUNTIME_HELPERS if re.search(rf"(?<![\w.]){n}\(", text))
         if used:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
         return header + text
+
+
+_RUNTIME_HELPERS = {"index_add", "is_tree"}  # in srcjax.adjoint, but not transpiled (a primitive; run natively)
 
 
 def _is_generated(fn: Callable[..., Any]) -> bool:

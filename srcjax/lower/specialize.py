@@ -135,9 +135,9 @@ class Specializer:
         """
         arg_avals: list[ShapedArray] = []
         for s in specs:
-            if not s.static:
+            if not s.static:  # (strings inside a container are static leaves)
                 leaves, _ = pytree.flatten(s.aval, is_leaf=lambda x: isinstance(x, ShapedArray))
-                arg_avals += leaves
+                arg_avals += [a for a in leaves if isinstance(a, ShapedArray)]
         self.b = FuncBuilder("main", arg_avals)
         it = iter(self.b.args)
         entry = self.program.entry
@@ -151,6 +151,9 @@ class Specializer:
                 leaves, tree = pytree.flatten(s.aval, is_leaf=lambda x: isinstance(x, ShapedArray))
                 vals = []
                 for a in leaves:
+                    if not isinstance(a, ShapedArray):
+                        vals.append(a)
+                        continue
                     v = next(it)
                     if a.weak_type and a.dtype.kind in "bi":
                         v.aval = a.update(origin=frozenset({pname}))

@@ -1329,6 +1329,12 @@ class VJP:
                 # cotangents the body accumulates into outer variables must exist before the loop
                 touched = self.contributed(s.body.body)
                 srcs = active_loop(s, self.act.active) if isinstance(s, cst.For) else []
+                values_key = None
+                if isinstance(s, cst.For) and isinstance(s.iter, cst.Call) and isinstance(s.iter.func, cst.Attribute) \
+                        and s.iter.func.attr.value == "values" and not s.iter.args and len(srcs) == 1:
+                    # `for v in d.values()`: the adjoint walks d.items(), so it has each key at hand
+                    values_key = self.loop_index.setdefault(id(s), self.names.fresh("key"))
+                    srcs = [LoopSource(srcs[0].target, srcs[0].seq, values_key)]
                 touched |= {code(src.seq) for src in srcs if code(src.seq) in self.act.active}
                 local = self.assigned_in(s.body.body)
                 items = set(target_names(s.target)) if srcs else set()  # type: ignore[union-attr]
@@ -1345,16 +1351,22 @@ class VJP:
                     body.append(f"{pad}    {names}, = {self.tape}.pop()" if len(saved) == 1
                                 else f"{pad}    {names} = {self.tape}.pop()")
                 self.adjoint(s.body.body, ind + 1, body, inner)
-                index = self.loop_index.setdefault(id(s), self.names.fresh("i")) if any(
-                    INDEX in src.key for src in srcs) else None
-                if srcs:
-                    self.item_cotangents(srcs, index or "", body, pad + "    ", inner)
+                index = None
+                if srcs:  # the items' cotangents into their sequences' (at position INDEX, if needed)
+                    items_lines: list[str] = []
+                    self.item_cotangents(srcs, INDEX, items_lines, pad + "    ", inner)
+                    if any(INDEX in ln for ln in items_lines):
+                        index = self.loop_index.setdefault(id(s), self.names.fresh("i"))
+                    body += [ln.replace(INDEX, index or INDEX) for ln in items_lines]
                 for v in sorted(start - inner):
                     body.append(f"{pad}    {self.bname(v)} = zeros_like({v})")
                 lines += pre
                 if isinstance(s, cst.For) and index is not None:
                     lines.append(f"{pad}for {index}, {_tuple_target_code(s.target, str)} in "
                                  f"reversed(list(enumerate({self.loop_iters[id(s)]}))):")
+                elif isinstance(s, cst.For) and values_key is not None:
+                    lines.append(f"{pad}for {values_key}, {_tuple_target_code(s.target, str)} in "
+                                 f"reversed(list({code(s.iter.func.value)}.items())):")  # type: ignore[attr-defined]
                 elif isinstance(s, cst.For) and srcs:
                     lines.append(f"{pad}for {code(s.target)} in reversed(list({self.loop_iters[id(s)]})):")
                 elif isinstance(s, cst.For):
@@ -1598,12 +1610,23 @@ class VJP:
             if out in self.act.active:
                 adj.append(f"    {self.bname(out)} = {self.seed_expr or g}")
                 defined.add(out)
+        else:
+            self.seed_parts(node, g, adj, defined)
+
+    def seed_parts(self, node: cst.BaseExpression, g: str, adj: list[str], defined: set[str]) -> None:
+        """``return a, {"h": h, "pair": (s, m)}``: each returned name gets its part of ``g``."""
+        if isinstance(node, cst.Name):
+            if node.value in self.act.active:
+                self.accumulate(node.value, g, adj, "    ", defined)
         elif isinstance(node, (cst.Tuple, cst.List)):
             for k, e in enumerate(node.elements):
-                n = code(e.value)
-                if n.isidentifier() and n in self.act.active:
-                    adj.append(f"    {self.bname(n)} = {g}[{k}]")
-                    defined.add(n)
+                self.seed_parts(e.value, f"{g}[{k}]", adj, defined)
+        elif isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
+            for de in node.elements:
+                self.seed_parts(de.value, f"{g}[{code(de.key)}]", adj, defined)  # type: ignore[attr-defined]
+        elif any(v in self.act.active for v in names_in(node)):
+            raise DifferentiationError(f"cannot differentiate `return {code(node)}` yet",
+                                       hint="assign the result to a variable and return that")
 
     def finish_bars(self, adj: list[str], defined: set[str], skip_zeros: bool = False) -> list[str]:
         """Cotangent names of the active params (zeros where nothing flowed back).
@@ -1791,11 +1814,14 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
     v.seed_expr = f"ones_like({main})"
     primal, adj, out, defined = v.sweeps(seed_holder)
     bars = v.finish_bars(adj, defined)
-    lines = [f"def {name}({', '.join(params)}):"]
+    lines = [f"def {name}({_signature(nf)}):"]  # the same parameters, defaults included
     if any(v.tape in ln for ln in primal + adj) or helpers:
         lines.append(f"    {v.tape} = []")
     lines += primal
     lines.append(f"    assert np.ndim({main}) == 0, 'grad requires a scalar output; use jacrev or vjp'")
+    if value or has_aux:
+        kept = _kept(v, [main, aux], adj, lines)
+        main, aux = kept[0] or main, kept[1]
     lines += adj
     g = bars[0] if single else "(" + ", ".join(bars) + ",)"
     result = g
@@ -1809,6 +1835,32 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
     return "\n".join(lines) + "\n" + ("\n\n" + "\n\n".join(extra) if extra else "")
 
 
+def _signature(nf: NormalizedFunction) -> str:
+    """``nf``'s parameters as written, with their defaults (``params, x, y=None``)."""
+    return ", ".join(p.name.value + (f"={code(p.default)}" if p.default is not None else "")
+                     for p in nf.plain_fdef.params.params)
+
+
+def _kept(v: VJP, exprs: list[str | None], adj: list[str], lines: list[str]) -> list[str | None]:
+    """``exprs`` (results returned after the adjoint) reading copies of the names the adjoint
+    restores from the tape (``s`` of a loop ``s = s + ...``: the adjoint rewinds it)."""
+    rebound: set[str] = set()
+    if adj:
+        for st, _ in _walk(cst.parse_module(_dedent_block("\n".join(adj))).body):
+            if isinstance(st, cst.Assign):
+                rebound.update(n for t in st.targets for n in target_names(t.target))
+            elif isinstance(st, cst.For):
+                rebound.update(target_names(st.target))
+    mapping: dict[str, str] = {}
+    for e in exprs:
+        for n in names_in(cst.parse_expression(e)) if e is not None else []:
+            if n in rebound and n not in mapping:
+                mapping[n] = v.names.fresh(f"{n}_value")
+                lines.append(f"    {mapping[n]} = {n}")
+    return [code(cst.parse_expression(e).visit(RenameNames(mapping)))  # type: ignore[arg-type]
+            if e is not None and mapping else e for e in exprs]
+
+
 def vjp_source(program: Program, argnums: Sequence[int], name: str) -> str:
     """Source of ``def name(params..., out_bar)`` returning ``(out, cotangents)``."""
     nf = program.entry
@@ -1820,7 +1872,9 @@ def vjp_source(program: Program, argnums: Sequence[int], name: str) -> str:
     out_bar = v.names.fresh("out_bar")
     primal, adj, out, defined = v.sweeps(out_bar)
     bars = v.finish_bars(adj, defined)
-    lines = [f"def {name}({', '.join(params + [out_bar])}):", f"    {v.tape} = []"] + primal + adj
+    lines = [f"def {name}({', '.join(params + [out_bar])}):", f"    {v.tape} = []"] + primal
+    out = _kept(v, [out, None], adj, lines)[0] or out
+    lines += adj
     lines.append(f"    return {out}, ({', '.join(bars)},)")
     return "\n".join(lines) + "\n" + ("\n\n" + "\n\n".join(extra) if extra else "")
 
