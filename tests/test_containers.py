@@ -199,8 +199,10 @@ def test_mlp_gradient_source_is_readable_and_runs_with_numpy() -> None:
                  "    for i, p in reversed(list(enumerate(loop_items))):",
                  "        loop_items_bar = index_add(loop_items_bar, i, p_bar)",
                  "    params_bar = index_add(params_bar, np.s_[:-1], loop_items_bar)",
-                 '    getitem_bar = index_add(zeros_like(getitem), "w", getitem_1_bar)',
-                 '    p_bar = index_add(zeros_like(p), "b", getitem_1_bar)'):
+                 '    getitem_bar = index_add(zeros_like(getitem), "w", getitem_w_bar)',
+                 '    p_w = p["w"]',  # a string key names its value
+                 '    p_bar = index_add(zeros_like(p), "b", p_b_bar)',
+                 '    p_bar = index_add(p_bar, "w", p_w_bar)'):
         assert line in text, line
     assert "tree_add" not in text  # each cotangent is built once: no container sums here
     ns = dict(vars(P))

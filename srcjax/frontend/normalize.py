@@ -292,7 +292,13 @@ class Normalizer:
         if isinstance(node, cst.Subscript):
             base = self.atom(node.value)
             elems = [self.slice_element(e) for e in node.slice]
-            return node.with_changes(value=base, slice=elems), "getitem"
+            hint = "getitem"
+            key = node.slice[0].slice if len(node.slice) == 1 else None
+            if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString) and isinstance(base, cst.Name):
+                k = key.value.evaluated_value
+                if isinstance(k, str) and k.isidentifier():
+                    hint = f"{base.value}_{k}"  # p["w"] -> p_w (as p.w is)
+            return node.with_changes(value=base, slice=elems), hint
         if isinstance(node, cst.BinaryOperation):
             left = self.atom(node.left)
             right = self.atom(node.right)
