@@ -1486,7 +1486,7 @@ class VJP:
         elif op.kind == "getattr":
             x = op.operands["x"]
             if x in self.act.active:
-                self.accumulate(x, f"index_add(zeros_like({x}), {op.args['attr']!r}, {g})", lines, pad, defined)
+                self.accumulate(x, f'index_add(zeros_like({x}), "{op.args["attr"]}", {g})', lines, pad, defined)
         elif op.kind == "tree_add":
             for e in op.elements:
                 if e in self.act.active:
