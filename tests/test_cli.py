@@ -406,6 +406,7 @@ def test_grad_refusals_exit_1(model):
     ("import numpy as np\ndef f(x):\n    return x +\n", "{path}:3:15: error: SyntaxError: invalid syntax"),
     ("import numpy as np\nA = 1 / 0\ndef f(x):\n    return x\n",
      "{path}:2:5: error: importing {path} raised ZeroDivisionError: division by zero"),
+    ("import sys\nsys.exit(3)\n", "{path}:2:1: error: importing {path} raised SystemExit: 3"),
 ])
 def test_file_errors_exit_1(tmp_path, text, first):
     path = tmp_path / "broken.py"
@@ -445,3 +446,43 @@ def test_help_documents_everything():
     for flag in ("--list", "--emit", "--arg", "--dim", "--grad", "--value-and-grad", "--jvp", "--vjp", "--argnums",
                  "-o", "--color", "NO_COLOR", 'def loss(w: "f32[784, 256]"', "examples:", "exit status"):
         assert flag in r.stdout, flag
+
+
+# ---------------------------------------------------------------------------
+# Standalone modules: constants written as literals (in-process)
+# ---------------------------------------------------------------------------
+
+
+def test_literals_evaluate_to_the_same_values():
+    from srcjax.cli.standalone import literal
+
+    big = np.arange(1000, dtype=np.float32).reshape(10, 100) / 7
+    values = [None, True, 3, -2.5, float("nan"), float("-inf"), "s", (1,), (1, 2.0), [1, (2, 3)], {"a": 1},
+              np.float32(1.5), np.int64(-3), np.array([[1, 2], [3, 4]], dtype=np.int16), np.array([np.nan, 1.0]),
+              np.zeros((2, 0)), big, np.array([True, False])]
+    import base64
+
+    for v in values:
+        text = literal(v)
+        got = eval(text, {"np": np, "base64": base64})
+        assert type(got) is type(v), text
+        if isinstance(v, (np.ndarray, np.generic)):
+            assert got.dtype == v.dtype and got.shape == np.shape(v), text
+            np.testing.assert_array_equal(got, v)
+        elif v == v:
+            assert got == v, text
+    assert literal(object()) is None and literal((1, object())) is None
+
+
+def test_unwritable_constant_is_a_warning_and_prints_go_to_stderr(tmp_path):
+    path = tmp_path / "objs.py"
+    path.write_text("import numpy as np\n\nprint('imported')\n\nclass Box:\n    k = 2.0\n\nBOX = Box()\n\n\n"
+                    "def f(x):\n    return x * BOX.k\n")
+    r = run(f"{path}::f")
+    assert r.returncode == 0 and "BOX_k = BOX.k" in r.stdout
+    assert r.stderr == (f"imported\n{path}::f: warning: the generated code reads 'BOX' from objs.py, which cannot be written "
+                        "into the output as a literal; define it before running the output\n")
+    from srcjax.cli.standalone import free_names
+
+    assert free_names("import numpy as np\nA = 1\n\n\ndef f(x):\n    def g(y):\n        return y + x + B\n"
+                      "    return np.sum(g(x)) + A + len(x)\n") == ["B"]

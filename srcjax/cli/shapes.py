@@ -323,6 +323,9 @@ def _bind(bound: dict[str, tuple[int, str]], name: str, value: int, origin: str)
 def missing_message(decl: FunctionDecl, missing: list[str], why: str) -> str:
     """The usage error for parameters with no shape: names them and shows both ways to give one."""
     p = missing[0]
+    number = {"int": "4", "float": "0.5", "bool": "True"}.get(decl.other.get(p, ""))
+    if number is not None:
+        return f"{why} needs a value for {p!r} of {decl.name} (annotated {decl.other[p]}): pass --arg {p}={number}"
     sig = ", ".join(f'{q}: "f32[3, 4]"' if q == p else q for q in decl.params[:decl.params.index(p) + 1])
     more = ", ..." if p != decl.params[-1] else ""
     names = ", ".join(repr(q) for q in missing)

@@ -5,7 +5,7 @@ constants of the user's file (``SCALE``, ``BIAS = np.array(...)``). A module
 written by the CLI must import and run on its own, so each such name is
 written out as a literal: numbers, strings, tuples/lists/dicts of them, NumPy
 scalars and arrays (exact: small arrays as nested lists, larger ones as
-base64 of their bytes). What cannot be written so is reported, never guessed.
+base64 of their bytes, which needs ``import base64``). What cannot be written so is reported, never guessed.
 """
 
 from __future__ import annotations
@@ -107,8 +107,8 @@ def _array_literal(a: np.ndarray, scalar: bool) -> str | None:
     import base64
 
     data = base64.b64encode(np.ascontiguousarray(a).tobytes()).decode()
-    return (f"np.frombuffer(__import__('base64').b64decode({data!r}), dtype=np.dtype({a.dtype.str!r}))"
-            f".reshape({a.shape!r})")
+    chunks = "".join(f'\n    "{data[i:i + 96]}"' for i in range(0, len(data), 96))
+    return f"np.frombuffer(base64.b64decode({chunks}\n), dtype=np.dtype({a.dtype.str!r})).reshape({a.shape!r})"
 
 
 def _item(x: Any) -> str:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import dataclasses
 import importlib.util
 import inspect
 import re
@@ -85,8 +87,9 @@ def load(path_s: str) -> Loaded:
     sys.modules[mod_name] = module
     sys.path.insert(0, str(path.resolve().parent))
     try:
-        spec.loader.exec_module(module)
-    except Exception as e:  # noqa: BLE001 - the user's top-level code raised: report where
+        with contextlib.redirect_stdout(sys.stderr):  # the output stays clean of the module's prints
+            spec.loader.exec_module(module)
+    except (Exception, SystemExit) as e:  # the user's top-level code raised: report where
         frames = [f for f in traceback.extract_tb(e.__traceback__) if Path(f.filename) == path.resolve()]
         span = None
         if frames:
@@ -235,19 +238,20 @@ def derived_args(fn: Any, derived: Any, kind: str | None, nums: tuple[int, ...],
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="srcjax-transpile",
-        description="Show what srcjax generates for a function in FILE.py: the normalized Python source, "
-                    "a derivative's source, StableHLO, or XLA's optimized HLO; or, with --list, check every "
-                    "function in the file.\n\n"
-                    "FILE.py is imported as a module to read its functions: its top-level code runs, as "
-                    "with `import`, but not its `if __name__ == \"__main__\":` block. Functions are read, "
-                    "transformed and compiled, never called.",
+        description="Show what srcjax generates for a function in FILE.py: the normalized Python source,\n"
+                    "a derivative's source, StableHLO, or XLA's optimized HLO; or, with --list, check\n"
+                    "every function in the file.\n\n"
+                    "FILE.py is imported as a module to read its functions: its top-level code runs, as\n"
+                    "with `import` (what it prints goes to stderr), but not its `if __name__ == \"__main__\":`\n"
+                    "block. Functions are read, transformed and compiled, never called.",
         epilog="""argument shapes (for --emit hlo / optimized-hlo, and --list's checks):
   from annotations in the source, a string in the --arg syntax, never evaluated:
       def loss(w: "f32[784, 256]", x: "f32[n, 784]", y: "f32[n, 10]"): ...
   or a literal ShapeDtypeStruct((784, 256), np.float32) annotation. Dims are integers or
   names; a name (n) gets its value from --dim n=128, or from an --arg that replaces an
   annotation of the same rank (--arg x=f32[128,784] gives n=128). --arg overrides an
-  annotation. srcjax.compile and srcjax.grad ignore such annotations.
+  annotation. With --list, --arg and --dim apply to every function that has that
+  parameter or dim. srcjax.compile and srcjax.grad ignore such annotations.
 
 examples:
   srcjax-transpile model.py --list
@@ -281,11 +285,13 @@ exit status: 0 success; 1 an error in the program (file:line:col: error: ...); 2
     mode.add_argument("--vjp", action="store_true",
                       help="reverse mode: def FUNC_vjp(params..., out_bar) -> (out, cotangents)")
     p.add_argument("--argnums", metavar="N[,N...]",
-                   help="parameters to differentiate (default: 0 for --grad/--value-and-grad, all for --jvp/--vjp)")
+                   help="parameters to differentiate (default: 0 for --grad/--value-and-grad and --list's grad "
+                        "check, all for --jvp/--vjp)")
     p.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC",
                    help="an argument's shape and dtype, e.g. x=f32[3,4], x=f32[n,4], s=f32[] (scalar); dtypes "
-                        "f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool; or a static Python value, n=5, "
-                        "eps=0.1, flag=True. Overrides an annotation. Repeatable")
+                        "f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool; or a Python number, n=5, eps=0.1, "
+                        "flag=True (static where the code needs it, as with srcjax.compile). Overrides an "
+                        "annotation. Repeatable")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=INT",
                    help="the value of a symbolic dimension used in annotations or --arg, e.g. n=128. Repeatable")
     p.add_argument("-o", "--output", metavar="FILE",
@@ -308,7 +314,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{parser.prog}: error: {e}", file=sys.stderr)
         return 2
     except TranspileError as e:
-        text = e.render()
+        path_s = split_target(ns.target)[0]
+        if e.span is not None and Path(e.span.filename).resolve() == Path(path_s).resolve():
+            e.span = dataclasses.replace(e.span, filename=path_s)  # as the user wrote it
+        text = e.render() if e.span is not None else f"{ns.target}: error: {e.render()}"
         print(highlight.error(text) if err_color else text, file=sys.stderr)
         return 1
 
@@ -395,6 +404,8 @@ def module_text(fn: Any, ns: argparse.Namespace, loaded: Loaded) -> str:
     consts, bad = module_constants(fn, text)
     if consts:
         header, sep, body = text.partition("\n\n\n")
+        if "base64.b64decode(" in consts:
+            header = f"import base64\n{header}"
         text = f"{header}\n\n{consts}{sep}{body}"
     for name in bad:
         print(f"{ns.target}: warning: the generated code reads {name!r} from {loaded.path.name}, which cannot be "
