@@ -41,13 +41,21 @@ def _argnums(argnums: int | Sequence[int], n: int) -> tuple[tuple[int, ...], boo
 
 
 def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int] = 0,
-                        has_aux: bool = False) -> Callable[..., Any]:
-    """The plain Python function srcjax writes for ``kind`` in grad/value_and_grad/vjp/jvp."""
+                        has_aux: bool = False, max_iters: int | None = None) -> Callable[..., Any]:
+    """The plain Python function srcjax writes for ``kind`` in grad/value_and_grad/vjp/jvp.
+
+    ``max_iters`` bounds reverse mode through ``while`` loops on data (see
+    :mod:`srcjax.transforms.bounded`); forward mode needs no bound.
+    """
     c = _as_compiled(fn)
     base = c.fn
     prog = c.program
     nums, single = _argnums(argnums, len(c.params))
-    key = (base, kind, nums, single, has_aux)
+    if kind == "jvp":
+        max_iters = None
+    elif max_iters is not None and (isinstance(max_iters, bool) or not isinstance(max_iters, int) or max_iters < 1):
+        raise DTypeError(f"max_iters must be a positive int, not {max_iters!r}")
+    key = (base, kind, nums, single, has_aux, max_iters)
     hit = _DERIVED.get(key)
     if hit is not None:
         return hit
@@ -57,9 +65,10 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
         # scalar output, so forward mode over it gives the same numbers without a tape of tapes.
         text = _forward_grad_source(base, name, nums, single, kind == "value_and_grad", has_aux)
     elif kind in ("grad", "value_and_grad"):
-        text = ad.grad_source(prog, nums, name, value=kind == "value_and_grad", has_aux=has_aux, single=single)
+        text = ad.grad_source(prog, nums, name, value=kind == "value_and_grad", has_aux=has_aux, single=single,
+                              max_iters=max_iters)
     elif kind == "vjp":
-        text = ad.vjp_source(prog, nums, name)
+        text = ad.vjp_source(prog, nums, name, max_iters)
     elif kind == "jvp":
         text = ad.jvp_source(prog, nums, name)
     else:  # pragma: no cover
@@ -134,18 +143,20 @@ class _Derived(Compiled):
 _WRAPPED: dict[tuple[Any, ...], Compiled] = {}
 
 
-def _wrap(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool) -> Compiled:
+def _wrap(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool,
+          max_iters: int | None = None) -> Compiled:
     """The compiled derivative; cached, so repeated jvp/vjp calls reuse their executables."""
-    key = (fn, kind, argnums if isinstance(argnums, int) else tuple(argnums), has_aux)
+    key = (fn, kind, argnums if isinstance(argnums, int) else tuple(argnums), has_aux, max_iters)
     hit = _WRAPPED.get(key)
     if hit is None:
-        hit = _WRAPPED[key] = _wrap_new(fn, kind, argnums, has_aux)
+        hit = _WRAPPED[key] = _wrap_new(fn, kind, argnums, has_aux, max_iters)
     return hit
 
 
-def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool) -> Compiled:
+def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool,
+              max_iters: int | None) -> Compiled:
     try:
-        derived = derivative_function(fn, kind, argnums, has_aux)
+        derived = derivative_function(fn, kind, argnums, has_aux, max_iters)
     except TranspileError as e:
         raise _clean(e) from None
     c = _as_compiled(fn)
@@ -154,14 +165,22 @@ def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], h
         i for i, p in enumerate(c.params) if p in c.static), device=c.device)
 
 
-def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Compiled:
-    """The gradient of a scalar function, as a compiled function with the same arguments."""
-    return _wrap(fn, "grad", argnums, has_aux)
+def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, *,
+         max_iters: int | None = None) -> Compiled:
+    """The gradient of a scalar function, as a compiled function with the same arguments.
+
+    ``max_iters``: an upper bound on the iterations of ``while`` loops on array
+    data (needed to differentiate them in reverse mode, unless the test counts:
+    ``while it < 100 and ...``). A loop still running after that many
+    iterations stops there.
+    """
+    return _wrap(fn, "grad", argnums, has_aux, max_iters)
 
 
-def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Compiled:
-    """``(value, gradient)`` (``((value, aux), gradient)`` with ``has_aux``)."""
-    return _wrap(fn, "value_and_grad", argnums, has_aux)
+def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, *,
+                   max_iters: int | None = None) -> Compiled:
+    """``(value, gradient)`` (``((value, aux), gradient)`` with ``has_aux``); ``max_iters`` as in :func:`grad`."""
+    return _wrap(fn, "value_and_grad", argnums, has_aux, max_iters)
 
 
 def _float_positions(values: Sequence[Any]) -> tuple[int, ...]:
@@ -190,15 +209,16 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any])
     return f(*primals, *[tangents[i] for i in nums])  # type: ignore[no-any-return]
 
 
-def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+def vjp(fn: Callable[..., Any], *primals: Any,
+        max_iters: int | None = None) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     """Reverse mode: ``(fn(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` gives one cotangent per primal.
 
     The cotangent function re-runs the forward pass inside one compiled program
-    (no residuals cross the Python boundary).
+    (no residuals cross the Python boundary). ``max_iters`` as in :func:`grad`.
     """
     nums = tuple(range(len(primals)))
     out = _as_compiled(fn)(*primals)
-    f = _wrap(fn, "vjp", nums, False)
+    f = _wrap(fn, "vjp", nums, False, max_iters)
 
     def vjp_fn(ct: Any) -> tuple[Any, ...]:
         _, bars = f(*primals, ct)
@@ -231,10 +251,10 @@ def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
     return jac
 
 
-def jacrev(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+def jacrev(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
     """Jacobian by reverse mode: shape ``out.shape + x.shape`` (one VJP per output element)."""
     def jac(*args: Any) -> np.ndarray:
-        out, f = vjp(fn, *args)
+        out, f = vjp(fn, *args, max_iters=max_iters)
         o = np.asarray(out)
         x = np.asarray(args[argnums])
         rows = [np.asarray(f(e)[argnums]) for e in _basis(o.shape, o.dtype)]
@@ -243,6 +263,6 @@ def jacrev(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
     return jac
 
 
-def hessian(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+def hessian(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
     """Hessian of a scalar function: forward mode over the generated gradient source."""
-    return jacfwd(grad(fn, argnums), argnums)
+    return jacfwd(grad(fn, argnums, max_iters=max_iters), argnums)

@@ -556,9 +556,9 @@ class Specializer:
             if (is_dynamic(left) or is_dynamic(right)) and op in ("Is", "IsNot"):
                 # identity is static (an array is never None/True/..., and is itself), except for a
                 # Python int/bool argument, which must then become static: `flag is True`
-                for v in (left, right):
-                    if is_dynamic(v) and v.aval.origin:
-                        raise NeedStatic(v.aval.origin)
+                for v, w in ((left, right), (right, left)):
+                    if is_dynamic(v) and v.aval.origin and (is_dynamic(w) or isinstance(w, int | np.generic)):
+                        raise NeedStatic(v.aval.origin)  # (a Python number `is` None/UNSET: never)
                 r = (left is right) == (op == "Is")
             elif is_dynamic(left) or is_dynamic(right):
                 if op in ("In", "NotIn"):

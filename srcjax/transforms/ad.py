@@ -41,6 +41,8 @@ from ..frontend.restructure import walk as _walk
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
 from . import rules
+from .bounded import bound_loops
+from .inline_lax import Inliner, inline_lax
 
 _MOD = cst.Module(body=[])
 ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like", "ones_like", "expand_reduced",
@@ -50,7 +52,7 @@ ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like"
                    "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar",
                    "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars", "einsum_jvp",
                    "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
-                   "seq_pieces", "split_bounds", "split_bar")
+                   "seq_pieces", "split_bounds", "split_bar", "UNSET")
 
 
 class DifferentiationError(TranspileError):
@@ -283,8 +285,7 @@ class Activity:
                     raise DifferentiationError(
                         f"cannot differentiate through `{code(s.value.func)}(...)`: srcjax does not know its "
                         f"derivative (it reads {', '.join(sorted(set(arg_reads)))})",
-                        hint="call NumPy functions srcjax supports, or your own Python functions (imported "
-                             "by name); srcjax.lax calls are differentiated when written as plain if/for/while")
+                        hint="call NumPy functions srcjax supports, srcjax.lax, or your own Python functions")
                 if op.kind == "static" and reads_active and _stores_arrays(s.value):
                     raise DifferentiationError(
                         f"cannot differentiate through `{code(s.value)}` yet (it builds a list or value from "
@@ -475,7 +476,8 @@ class JVP:
         self.program = program
         self.nf = nf
         self.name = name
-        self.act = Activity(program, nf, active_params)
+        self.body = inline_lax(nf, list(nf.plain_fdef.body.body))  # user srcjax.lax calls -> if/for/while
+        self.act = Activity(program, nf, active_params, self.body)
         self.names = Names(set(names_in(nf.plain_fdef)) | set(program.functions))
         self.dot: dict[str, str] = {}
         self.helpers = helpers
@@ -494,7 +496,7 @@ class JVP:
         defined = set(self.active_params)
         for p in self.active_params:
             self.dname(p)
-        self.block(self.nf.plain_fdef.body.body, lines, 1, defined, top=True)
+        self.block(self.body, lines, 1, defined, top=True)
         sig = ", ".join(self.params + [self.dot[p] for p in self.active_params])
         return f"def {self.name}({sig}):\n" + "\n".join(lines) + "\n"
 
@@ -732,9 +734,11 @@ class VJP:
     """
 
     def __init__(self, program: Program, nf: NormalizedFunction, active_params: Sequence[str],
-                 helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]], out_lines: list[str]) -> None:
+                 helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]], out_lines: list[str],
+                 max_iters: int | None = None) -> None:
         self.program = program
         self.nf = nf
+        self.max_iters = max_iters
         self.active_params = list(active_params)
         self.names = Names(set(names_in(nf.plain_fdef)) | set(program.functions) | set(ADJOINT_IMPORTS))
         self.bar: dict[str, str] = {}
@@ -743,6 +747,10 @@ class VJP:
         self.params = [p.name.value for p in nf.plain_fdef.params.params]
         self.tape = self.names.fresh("_tape")
         body = single_exit(list(nf.plain_fdef.body.body), Names(set(names_in(nf.plain_fdef))).fresh("result"))
+        body = inline_lax(nf, body)  # user srcjax.lax calls -> if/for/while (see transforms/inline_lax.py)
+        # while on data -> bounded for; break/continue -> flags (see transforms/bounded.py)
+        body, self.spans, self._bounder = bound_loops(nf, body, max_iters)
+        body = inline_calls_in_data_branches(program, nf, body)
         if not body or not isinstance(body[-1], cst.SimpleStatementLine) or \
                 not isinstance(body[-1].body[-1], cst.Return):
             raise DifferentiationError(f"{nf.name}: reverse mode needs one `return` at the end of the function",
@@ -751,21 +759,10 @@ class VJP:
             if isinstance(s, cst.Return):
                 raise DifferentiationError(f"{nf.name}: `return` inside if/for is not supported in reverse mode "
                                            "yet", hint="assign the result in each branch and return it once")
-            if isinstance(s, (cst.Break, cst.Continue)):
-                raise DifferentiationError(
-                    "break/continue in a loop being differentiated is not supported in reverse mode yet",
-                    hint="run every iteration and freeze the state once done instead: "
-                         "done = done | cond; x = np.where(done, x, new_x)  (forward mode, jvp, handles break)")
-        from ..frontend.functionalize import DYNAMIC, BindingTimes
+            assert not isinstance(s, (cst.Break, cst.Continue)), "bound_loops leaves no loop exits"
+        from ..frontend.functionalize import BindingTimes
 
-        bta = BindingTimes(nf, nf.plain_fdef, body)
-        for s, _ in _walk(body):
-            if isinstance(s, cst.While) and bta.of(s.test) == DYNAMIC:
-                raise DifferentiationError(
-                    "reverse mode through a `while` loop on array data (a trip count known only at run time) is "
-                    "not supported yet", span=nf.spans.get(id(s)),
-                    hint="bound it: for i in range(max_iters): x = np.where(done, x, new_x), with "
-                         "done = done | converged; forward mode (srcjax.jvp) handles the while loop as it is")
+        self.bta = BindingTimes(nf, nf.plain_fdef, body)
         self.ret: cst.Return = body[-1].body[-1]
         self.act = Activity(program, nf, active_params, body)
         for st, depth in _walk(body):
@@ -786,7 +783,11 @@ class VJP:
         self.loop_iters: dict[int, str] = {}
         self.counters: dict[int, str] = {}
         self.loop_locals: dict[int, list[str]] = {}
-        self.pushed: set[tuple[int, str]] = set()
+        # (statement id, name) -> where the adjoint gets the name's old value back: the tape, or a
+        # name saved inside an `if` on data (a tape push there would depend on the branch taken)
+        self.pushed: dict[tuple[int, str], str] = {}
+        self.branch_saves: list[list[tuple[str, str]]] = []  # per open data `if`: (saved name, variable)
+        self.loop_saves: list[list[str]] = []  # per open loop: saved names first bound in its body
         self.restore: set[str] = set(self.saved)
         self.seed_expr: str | None = None  # grad seeds the output's cotangent with this expression
 
@@ -823,8 +824,16 @@ class VJP:
                         op = self.act.op(small.value)
                         for n in targets:
                             if n in self.restore and n in bound:
-                                lines.append(f"{pad}{self.tape}.append({n})")
-                                self.pushed.add((id(small), n))
+                                if self.branch_saves:
+                                    sv = self.names.fresh(f"{n}_before")
+                                    lines.append(f"{pad}{sv} = {n}")
+                                    self.pushed[(id(small), n)] = sv
+                                    self.branch_saves[-1].append((sv, n))
+                                    if self.loop_saves:
+                                        self.loop_saves[-1].append(sv)
+                                else:
+                                    lines.append(f"{pad}{self.tape}.append({n})")
+                                    self.pushed[(id(small), n)] = f"{self.tape}.pop()"
                         bound.update(targets)
                         if op.kind == "call" and self.call_active(op):
                             fwd, _ = self.call_names(op)
@@ -833,23 +842,17 @@ class VJP:
                             continue
                     lines.append(pad + code(small))
             elif isinstance(s, cst.If):
-                lines.append(f"{pad}if {code(s.test)}:")
-                b1 = set(bound)
-                self.primal(s.body.body, ind + 1, lines, b1)
-                b2 = set(bound)
-                if s.orelse is not None:
-                    lines.append(f"{pad}else:")
-                    self.primal([s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body, ind + 1,
-                                lines, b2)
-                bound |= b1 & b2
+                self.primal_if(s, ind, lines, bound)
             elif isinstance(s, (cst.For, cst.While)):
                 body_lines: list[str] = []
                 inner = set(bound)
                 if isinstance(s, cst.For):
                     inner.update(target_names(s.target))
+                self.loop_saves.append([])
                 self.primal(s.body.body, ind + 1, body_lines, inner)
+                in_branches = self.loop_saves.pop()
                 # names first bound inside the body: saved at the end of every iteration
-                local = sorted(n for n in self.assigned_in(s.body.body) - bound if n in self.restore)
+                local = sorted(n for n in self.assigned_in(s.body.body) - bound if n in self.restore) + in_branches
                 self.loop_locals[id(s)] = local
                 if local:
                     body_lines.append(f"{pad}    {self.tape}.append(({', '.join(local)},))")
@@ -867,6 +870,45 @@ class VJP:
                     lines.append(f"{pad}while {code(s.test)}:")
                     body_lines.append(f"{pad}    {c} = {c} + 1")
                 lines += body_lines or [f"{pad}    pass"]
+
+    def primal_if(self, s: cst.If, ind: int, lines: list[str], bound: set[str]) -> None:
+        """An ``if``; on data, values the adjoint restores are saved in names both branches bind."""
+        from ..frontend.functionalize import STATIC
+
+        pad = "    " * ind
+        data = self.bta.of(s.test) != STATIC
+        if data:
+            self.branch_saves.append([])
+        lines.append(f"{pad}if {code(s.test)}:")
+        b1 = set(bound)
+        first: list[str] = []
+        self.primal(s.body.body, ind + 1, first, b1)
+        saves1 = self.branch_saves[-1][:] if data else []
+        b2 = set(bound)
+        second: list[str] = []
+        if s.orelse is not None:
+            self.primal([s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body, ind + 1, second, b2)
+        if data:
+            saves = self.branch_saves.pop()
+            saves2 = saves[len(saves1):]
+            for mine, other in ((first, saves2), (second, saves1)):
+                # the other branch's saved names, bound here too: to the value at the `if` (read only
+                # on the other branch, but giving the join a value), or UNSET if there is none yet
+                mine[:0] = [f"{pad}    {sv} = {n if n in bound else 'UNSET'}" for sv, n in other]
+            if self.branch_saves:
+                self.branch_saves[-1] += saves
+            if self.loop_saves:
+                # a loop saves what its body binds at the end of every iteration: a name the adjoint
+                # needs that one branch binds is UNSET on the others (read only under the same test)
+                for mine, b_mine, b_other in ((first, b1, b2), (second, b2, b1)):
+                    for n in sorted((b_other - b_mine - bound) & self.restore):
+                        mine.append(f"{pad}    {n} = UNSET")
+                        b_mine.add(n)
+        lines += first or [f"{pad}    pass"]
+        if second:
+            lines.append(f"{pad}else:")
+            lines += second
+        bound |= b1 & b2
 
     def assigned_in(self, stmts: Sequence[Any]) -> set[str]:
         return {n for st, _ in _walk(stmts) if isinstance(st, cst.Assign)
@@ -967,12 +1009,13 @@ class VJP:
         names = target_names(target)
         op = self.act.op(s.value)
         restore = [n for n in names if (id(s), n) in self.pushed]
+        old = {n: self.pushed[(id(s), n)] for n in restore}
         has_bar = any(n in defined and n in self.act.active for n in names)
         if not has_bar:
             if op.kind == "tape_pop" and op.callee in self.act.active:
                 lines.append(f"{pad}{self.bname(op.callee)}.append(None)")
             for n in restore:
-                lines.append(f"{pad}{n} = {self.tape}.pop()")
+                lines.append(f"{pad}{n} = {old[n]}")
             for n in names:
                 defined.discard(n)
             return
@@ -995,8 +1038,14 @@ class VJP:
                     lines.append(f"{pad}{gsave} = {gexpr}")
                     gexpr = gsave
                 for n in restore:
-                    lines.append(f"{pad}{n} = {self.tape}.pop()")
+                    lines.append(f"{pad}{n} = {old[n]}")
                 restore = []
+        elif op.kind in ("prim", "copy", "pack") and isinstance(target, cst.Name) and \
+                (tcode in op.operands.values() or tcode in op.elements):
+            # `y = f(y, ...)`: the rule accumulates into y's cotangent, which it also reads
+            gsave = self.names.fresh(f"{tcode}_bar_out")
+            lines.append(f"{pad}{gsave} = {gexpr}")
+            gexpr = gsave
         for n in names:
             defined.discard(n)
         if op.kind == "prim":
@@ -1014,7 +1063,7 @@ class VJP:
         elif op.kind == "call":
             self.call_adjoint(op, gexpr, lines, pad, defined)
         for n in restore:
-            lines.append(f"{pad}{n} = {self.tape}.pop()")
+            lines.append(f"{pad}{n} = {old[n]}")
 
     def uses_out(self, op: Op) -> bool:
         assert op.prim is not None
@@ -1064,14 +1113,14 @@ class VJP:
             n in self.act.active for n in names_in(cst.parse_expression(bound[p]))))
         if not active:
             return ()
-        pair = vjp_helper(self.program, callee, active, self.helpers, self.out_lines)
+        pair = vjp_helper(self.program, callee, active, self.helpers, self.out_lines, self.max_iters)
         if set(HELPER_ZEROS.get(pair, ())) >= set(active):
             return ()  # nothing flows back (e.g. ones_like(x)): call the plain function
         return active
 
     def call_names(self, op: Op) -> tuple[str, str]:
         callee, _, _ = self.call_bound(op)
-        return vjp_helper(self.program, callee, self.call_active(op), self.helpers, self.out_lines)
+        return vjp_helper(self.program, callee, self.call_active(op), self.helpers, self.out_lines, self.max_iters)
 
     def call_arg_list(self, op: Op) -> list[str]:
         callee, params, bound = self.call_bound(op)
@@ -1108,7 +1157,7 @@ class VJP:
         for _ in range(2):
             self.bar = {}
             self.names.taken = set(taken)
-            self.pushed = set()
+            self.pushed = {}
             primal: list[str] = []
             self.final_bound = set(self.params)
             self.primal(self.body, 1, primal, self.final_bound)
@@ -1160,6 +1209,78 @@ _STATIC_RESULT_CALLS = {
 }
 
 
+def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body: list[Any],
+                                   depth: int = 0) -> list[Any]:
+    """Helper calls inside ``if``s on data, written out in place (reverse mode).
+
+    A helper's forward half pushes its saved values on the tape, which a branch
+    on data cannot do; its statements in the branch save them like the
+    branch's own (in names both branches bind).
+    """
+    from ..frontend.functionalize import STATIC, BindingTimes
+
+    calls = [st for st, _ in _walk(body) if isinstance(st, cst.Assign) and isinstance(st.value, cst.Call)
+             and isinstance(st.value.func, cst.Name) and st.value.func.value in program.functions]
+    if not calls:
+        return body
+    bta = BindingTimes(nf, nf.plain_fdef, body)
+    inl = Inliner(nf, set(names_in(nf.plain_fdef)) | set(names_in(cst.Module(body=body))))
+    changed = False
+
+    def block(stmts: Sequence[Any], data: bool) -> list[Any]:
+        nonlocal changed
+        out: list[Any] = []
+        for st in stmts:
+            if isinstance(st, cst.If):
+                d = data or bta.of(st.test) != STATIC
+                orelse = st.orelse
+                if isinstance(orelse, cst.If):
+                    orelse = block([orelse], d)[0]
+                elif orelse is not None:
+                    orelse = orelse.with_changes(body=orelse.body.with_changes(body=block(orelse.body.body, d)))
+                out.append(st.with_changes(body=st.body.with_changes(body=block(st.body.body, d)), orelse=orelse))
+            elif isinstance(st, (cst.For, cst.While)):
+                out.append(st.with_changes(body=st.body.with_changes(body=block(st.body.body, data))))
+            elif data and isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and \
+                    isinstance(st.body[0], cst.Assign) and isinstance(st.body[0].value, cst.Call) and \
+                    isinstance(st.body[0].value.func, cst.Name) and st.body[0].value.func.value in program.functions:
+                out += inline_one(st.body[0], st)
+                changed = True
+            else:
+                out.append(st)
+        return out
+
+    def inline_one(a: cst.Assign, line: Any) -> list[Any]:
+        op = classify(a.value, program, nf)
+        callee = program.functions[op.callee]  # type: ignore[index]
+        where = f"a call of `{callee.name}` inside an `if` on array data"
+        if callee.source.globals is not nf.source.globals or callee.source.closure or depth > 8 or \
+                callee is nf or _find_nested_def(callee.plain_fdef.body) is not None:
+            raise DifferentiationError(f"reverse mode through {where} (a helper from another module, a closure, "
+                                       "or recursion) is not supported yet", span=nf.spans.get(id(line)),
+                                       hint=f"call {callee.name} before the `if` and select the result with "
+                                            "np.where, or move the `if` into the helper")
+        params = callee.plain_fdef.params.params
+        args: list[str] = []
+        for k, p in enumerate(params):
+            name = p.name.value
+            if k < len(op.call_args):
+                args.append(op.call_args[k])
+            elif name in op.call_kwargs:
+                args.append(op.call_kwargs[name])
+            elif p.default is not None:
+                args.append(code(p.default))
+            else:
+                raise DifferentiationError(f"{callee.name}() is missing the argument `{name}`",
+                                           span=nf.spans.get(id(line)))
+        inner = inline_calls_in_data_branches(program, callee, list(callee.plain_fdef.body.body), depth + 1)
+        fdef = callee.plain_fdef.with_changes(body=callee.plain_fdef.body.with_changes(body=inner))
+        return inl.inline(fdef, args, code(a.targets[0].target), line)
+
+    new = block(body, False)
+    return new if changed else body
+
+
 def _find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:
     found: list[cst.FunctionDef] = []
 
@@ -1173,10 +1294,14 @@ def _find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:
 
 
 def _upward_exposed(stmts: Sequence[Any]) -> set[str]:
-    """Names the statements may read before assigning them (conservatively: a nested block's
-    assignments never count as done)."""
+    """Names the statements may read before assigning them (an ``if`` assigns what both
+    branches assign; a loop's body may run zero times)."""
+    return _exposed(stmts, set())[0]
+
+
+def _exposed(stmts: Sequence[Any], killed: set[str]) -> tuple[set[str], set[str]]:
     exposed: set[str] = set()
-    killed: set[str] = set()
+    killed = set(killed)
     for s in stmts:
         if isinstance(s, cst.SimpleStatementLine):
             for small in s.body:
@@ -1186,9 +1311,22 @@ def _upward_exposed(stmts: Sequence[Any]) -> set[str]:
                         killed |= set(target_names(t.target))
                 else:
                     exposed |= set(names_in(small)) - killed
+        elif isinstance(s, cst.If):
+            exposed |= set(names_in(s.test)) - killed
+            e1, k1 = _exposed(s.body.body, killed)
+            other = [] if s.orelse is None else [s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body
+            e2, k2 = _exposed(other, killed)
+            exposed |= e1 | e2
+            killed = k1 & k2
+        elif isinstance(s, cst.For):
+            exposed |= set(names_in(s.iter)) - killed
+            exposed |= _exposed(s.body.body, killed | set(target_names(s.target)))[0]
+        elif isinstance(s, cst.While):
+            exposed |= set(names_in(s.test)) - killed
+            exposed |= _exposed(s.body.body, killed)[0]
         else:
             exposed |= set(names_in(s)) - killed
-    return exposed
+    return exposed, killed
 
 
 def _mentions(template: str, name: str) -> bool:
@@ -1212,7 +1350,8 @@ HELPER_ZEROS: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
 def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...],
-               helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]], out_lines: list[str]) -> tuple[str, str]:
+               helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]], out_lines: list[str],
+               max_iters: int | None = None) -> tuple[str, str]:
     key = (nf.name, active)
     names = helpers.get(key)
     if names is not None:
@@ -1221,7 +1360,7 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     nm = Names(taken)
     fwd, bwd = nm.fresh(f"{nf.name}_fwd"), nm.fresh(f"{nf.name}_bwd")
     helpers[key] = (fwd, bwd)
-    v = VJP(program, nf, active, helpers, out_lines)
+    v = VJP(program, nf, active, helpers, out_lines, max_iters)
     out_bar = v.names.fresh("out_bar")
     primal, adj, out, defined = v.sweeps(out_bar)
     bars = v.finish_bars(adj, defined, skip_zeros=True)
@@ -1257,14 +1396,14 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
 
 
 def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: bool, has_aux: bool,
-                single: bool = True) -> str:
+                single: bool = True, max_iters: int | None = None) -> str:
     """Source of ``def name(params...)`` returning the gradient (and value/aux)."""
     nf = program.entry
     params = [p.name.value for p in nf.plain_fdef.params.params]
     active = [params[i] for i in argnums]
     helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
     extra: list[str] = []
-    v = VJP(program, nf, active, helpers, extra)
+    v = VJP(program, nf, active, helpers, extra, max_iters)
     seed_holder = v.names.fresh("out_bar")
     out_node = v.ret.value
     if has_aux:
@@ -1296,14 +1435,14 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
     return "\n".join(lines) + "\n" + ("\n\n" + "\n\n".join(extra) if extra else "")
 
 
-def vjp_source(program: Program, argnums: Sequence[int], name: str) -> str:
+def vjp_source(program: Program, argnums: Sequence[int], name: str, max_iters: int | None = None) -> str:
     """Source of ``def name(params..., out_bar)`` returning ``(out, cotangents)``."""
     nf = program.entry
     params = [p.name.value for p in nf.plain_fdef.params.params]
     active = [params[i] for i in argnums]
     helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
     extra: list[str] = []
-    v = VJP(program, nf, active, helpers, extra)
+    v = VJP(program, nf, active, helpers, extra, max_iters)
     out_bar = v.names.fresh("out_bar")
     primal, adj, out, defined = v.sweeps(out_bar)
     bars = v.finish_bars(adj, defined)
