@@ -66,8 +66,15 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
         # (Not through a custom_vjp, which has no forward mode: reverse over reverse, as JAX.)
         text = _forward_grad_source(base, name, nums, single, kind == "value_and_grad", has_aux)
     elif kind in ("grad", "value_and_grad"):
-        text = ad.grad_source(prog, nums, name, value=kind == "value_and_grad", has_aux=has_aux, single=single,
-                              origins=origins)
+        try:
+            text = ad.grad_source(prog, nums, name, value=kind == "value_and_grad", has_aux=has_aux,
+                                  single=single, origins=origins)
+        except ad.DifferentiationError as e:
+            if getattr(base, "__srcjax_derived__", None) is not None:  # reverse over reverse: custom_vjp
+                e.hint = ("a custom_vjp has no forward mode, so grad of grad through it runs reverse over "
+                          "reverse, which does not go through loops yet: unroll the loop, or give the "
+                          "function a srcjax.custom_jvp rule")
+            raise
     elif kind == "vjp":
         text = ad.vjp_source(prog, nums, name, origins)
     elif kind == "jvp":

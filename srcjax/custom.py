@@ -54,12 +54,10 @@ class _Custom:
         functools.update_wrapper(self, fun)
         self.fun = fun
         nparams = len(inspect.signature(fun).parameters)
-        nums = tuple(sorted({int(i) % nparams if -nparams <= int(i) < nparams else int(i)
-                             for i in nondiff_argnums}))
-        bad = [i for i in nums if not 0 <= i < nparams]
+        bad = [i for i in nondiff_argnums if not -nparams <= i < nparams]
         if bad:
             raise ValueError(f"nondiff_argnums {tuple(bad)} out of range for {fun.__name__} with {nparams} parameters")
-        self.nondiff_argnums = nums
+        self.nondiff_argnums = tuple(sorted({i % nparams for i in nondiff_argnums}))
         # What srcjax transpiles: a twin of ``fun`` (same code, globals and closure) that carries
         # this rule, so ``fun`` itself stays an ordinary function.
         twin = types.FunctionType(fun.__code__, fun.__globals__, fun.__name__, fun.__defaults__, fun.__closure__)
@@ -245,6 +243,11 @@ def check_rule_result(role: str, owner: _Custom, span: Span | None, args: Sequen
                 f"{name} has {len(diff)} differentiable argument{'s' if len(diff) != 1 else ''} "
                 f"({', '.join(diff)}){extra}", span=span,
                 hint="return one cotangent per differentiable argument, in order, as a tuple")
+        for p, ct in zip(diff, result):
+            if ct is None:
+                raise CustomRuleError(
+                    f"the bwd rule of {name} returned None as the cotangent of {p}; srcjax needs an array",
+                    span=span, hint=f"return zeros_like({p}) (np.zeros_like) for a zero cotangent")
         calls = primal_calls.get(id(owner), [])
         for k, (p, ct) in enumerate(zip(diff, result)):
             want = {_shape_tree(c[k]) for c in calls if c[k] is not None}

@@ -354,6 +354,18 @@ def test_grad_of_grad_and_hessian():
     np.testing.assert_allclose(srcjax.hessian(jvp_chain)(x, w), jax.hessian(jax_twin(jvp_chain))(x, w), rtol=1e-9)
 
 
+def test_grad_of_grad_through_custom_vjp_in_a_loop_is_refused():
+    def f(x):
+        h = x
+        for _ in range(3):
+            h = log1pexp(h) * 0.5
+        return h
+
+    with pytest.raises(srcjax.TranspileError, match="reverse over reverse") as e:
+        srcjax.grad(srcjax.grad(f))(0.3)
+    assert "custom_jvp" in e.value.hint
+
+
 def test_forward_mode_over_custom_vjp_is_an_error_as_in_jax():
     x = rng.normal(size=3)
     with pytest.raises(TypeError, match="forward-mode"):
@@ -366,7 +378,30 @@ def test_forward_mode_over_custom_vjp_is_an_error_as_in_jax():
         assert "custom_jvp" in e.value.hint
 
 
+@functools.partial(srcjax.custom_jvp, nondiff_argnums=(0,))
+def app(f, x):  # JAX's idiom: a function as a non-differentiable argument
+    return f(x)
+
+
+@app.defjvp
+def app_jvp(f, primals, tangents):
+    x, = primals
+    x_dot, = tangents
+    return f(x), 2.0 * x_dot
+
+
+def apply_sin(x):
+    return np.sum(app(np.sin, x) + app(sin_helper, x))
+
+
+def sin_helper(x):
+    return np.sin(x)
+
+
 def test_nondiff_argnums():
+    x0 = rng.normal(size=3)
+    np.testing.assert_allclose(srcjax.grad(apply_sin)(x0), 4.0)
+    np.testing.assert_allclose(srcjax.jvp(apply_sin, (x0,), (np.ones(3),))[1], 12.0)
     x = np.array([0.1, -0.4, 0.3])
     np.testing.assert_allclose(srcjax.grad(vjp_nondiff)(x), np.clip(6 * x * 3.0, -0.5, 0.5) * 3.0)
     assert "clip_gradient_bwd(-0.5, 0.5, clip_gradient_res, " in srcjax.source(srcjax.grad(vjp_nondiff))
@@ -374,6 +409,76 @@ def test_nondiff_argnums():
     np.testing.assert_allclose(srcjax.grad(power)(2.0, 3), 12.0)
     with pytest.raises(ValueError, match="nondiff_argnums"):
         srcjax.custom_vjp(log1pexp.fun, nondiff_argnums=(3,))
+
+
+@srcjax.custom_vjp
+def sincos(x, scale=2.0):  # tuple output, a defaulted argument
+    return np.sin(x) * scale, np.cos(x)
+
+
+def sincos_fwd(x, scale=2.0):
+    return sincos(x, scale), (x, scale)
+
+
+def sincos_bwd(res, g):
+    x, scale = res
+    gs, gc = g
+    return gs * np.cos(x) * scale - gc * np.sin(x), np.sum(gs * np.sin(x))
+
+
+sincos.defvjp(sincos_fwd, sincos_bwd)
+
+
+@srcjax.custom_jvp
+def square_exp(x):
+    return x * x, np.exp(x)
+
+
+@square_exp.defjvp
+def square_exp_jvp(primals, tangents):
+    x, = primals
+    t, = tangents
+    a, b = square_exp(x)
+    return (a, b), (2 * x * t, b * t)
+
+
+def tuple_outputs(x, s):
+    a, b = sincos(x, scale=s)
+    c, d = square_exp(a)
+    e, f = sincos(d)
+    return np.sum(a * b + c * d + e * f), a
+
+
+def test_tuple_outputs_keyword_arguments_and_aux():
+    @jax.custom_vjp
+    def jsincos(x, scale=2.0):
+        return jnp.sin(x) * scale, jnp.cos(x)
+
+    jsincos.defvjp(lambda x, scale=2.0: (jsincos(x, scale), (x, scale)),
+                   lambda r, g: (g[0] * jnp.cos(r[0]) * r[1] - g[1] * jnp.sin(r[0]), jnp.sum(g[0] * jnp.sin(r[0]))))
+
+    @jax.custom_jvp
+    def jsquare_exp(x):
+        return x * x, jnp.exp(x)
+
+    jsquare_exp.defjvp(lambda p, t: (jsquare_exp(p[0]), (2 * p[0] * t[0], jnp.exp(p[0]) * t[0])))
+    ns = {"np": jnp, "sincos": jsincos, "square_exp": jsquare_exp}
+    exec(compile(inspect.getsource(tuple_outputs), __file__, "exec"), ns)
+    x, s = rng.normal(size=3), 1.5
+    (v, aux), g = srcjax.value_and_grad(tuple_outputs, argnums=(0, 1), has_aux=True)(x, s)
+    (jv, jaux), jg = jax.value_and_grad(ns["tuple_outputs"], argnums=(0, 1), has_aux=True)(x, s)
+    np.testing.assert_allclose(v, jv, rtol=1e-12)
+    np.testing.assert_allclose(aux, jaux, rtol=1e-12)
+    for a, b in zip(g, jg):
+        np.testing.assert_allclose(a, b, rtol=1e-10)
+    assert "(a, b), sincos_res = sincos_fwd(x, scale=s)" in srcjax.source(srcjax.grad(tuple_outputs, has_aux=True))
+
+    def h(x):
+        c, d = square_exp(x)
+        return np.sum(c * d)
+
+    _, t = srcjax.jvp(h, (x,), (np.ones(3),))
+    np.testing.assert_allclose(t, np.sum((2 * x + x * x) * np.exp(x)), rtol=1e-12)
 
 
 def test_rule_from_another_module():
@@ -478,6 +583,22 @@ def bad_tangent_jvp(primals, tangents):
     return x * 2.0, np.sum(t)
 
 
+@srcjax.custom_vjp
+def none_cotangent(x):
+    return x * 2.0
+
+
+def none_cotangent_fwd(x):
+    return x * 2.0, None
+
+
+def none_cotangent_bwd(res, g):
+    return (None,)
+
+
+none_cotangent.defvjp(none_cotangent_fwd, none_cotangent_bwd)
+
+
 def use(fn):
     def total(x):
         return np.sum(fn(x))
@@ -492,6 +613,7 @@ ERRORS = [  # (custom function, transformation, where the error points, message 
     (too_many, "grad", (too_many_bwd, "return (g, g)"), "returned 2 cotangents, but too_many has 1"),
     (not_a_tuple, "grad", (not_a_tuple_bwd, "return g * 2.0"), "must return a tuple with one cotangent"),
     (wrong_shape, "grad", (wrong_shape_bwd, "return (np.sum(g),)"), "cotangent for x of shape (), but x has shape (3,)"),
+    (none_cotangent, "grad", (none_cotangent_bwd, "return (None,)"), "returned None as the cotangent of x"),
     (bad_tangent, "jvp", (bad_tangent_jvp, "return x * 2.0, np.sum(t)"), "tangent that does not match its output"),
     (bad_tangent, "grad", (bad_tangent_jvp, "def bad_tangent_jvp"), "transposes its jvp rule"),
 ]
