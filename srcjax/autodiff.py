@@ -22,7 +22,9 @@ import numpy as np
 from . import adjoint
 from .api import Compiled, _as_compiled, _clean, _leaf_aval
 from .core import DTypeError, TranspileError
-from .transforms import ad
+from .custom import custom_vjp, owner_of
+from .frontend.program import Program
+from .transforms import ad, custom_rules
 from .transforms.simplify import simplify_source
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "derivative_function"]
@@ -59,41 +61,83 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
     hit = _DERIVED.get(key)
     if hit is not None:
         return hit
-    name = f"{prog.entry.name}_{kind}"
-    if kind in ("grad", "value_and_grad") and getattr(base, "__srcjax_derived__", None) is not None:
+    entry_name = prog.entry.name
+    if owner_of(base) is not None:  # a custom_vjp/custom_jvp itself: differentiate a caller, so its rule applies
+        prog = _custom_caller(base)
+    custom_rules.add_rules(prog)  # before naming: a rule may be called f_jvp too
+    name = ad.Names(prog.functions).fresh(f"{entry_name}_{kind}")
+    origins: dict[str, str] = {}  # generated helper -> the program function it derives from
+    if kind in ("grad", "value_and_grad") and getattr(base, "__srcjax_derived__", None) is not None and \
+            not any(isinstance(owner_of(nf.fn), custom_vjp) for nf in prog.functions.values()):
         # Differentiating generated derivative code (grad of grad): its inputs must be scalars for a
         # scalar output, so forward mode over it gives the same numbers without a tape of tapes.
+        # (Not through a custom_vjp, which has no forward mode: reverse over reverse, as JAX.)
         text = _forward_grad_source(base, name, nums, single, kind == "value_and_grad", has_aux)
     elif kind in ("grad", "value_and_grad"):
-        text = ad.grad_source(prog, nums, name, value=kind == "value_and_grad", has_aux=has_aux, single=single,
-                              max_iters=max_iters)
+        try:
+            text = ad.grad_source(prog, nums, name, value=kind == "value_and_grad", has_aux=has_aux,
+                                  single=single, origins=origins, max_iters=max_iters)
+        except ad.DifferentiationError as e:
+            if getattr(base, "__srcjax_derived__", None) is not None:  # reverse over reverse: custom_vjp
+                e.hint = ("a custom_vjp has no forward mode, so grad of grad through it runs reverse over "
+                          "reverse, which does not go through loops yet: unroll the loop, or give the "
+                          "function a srcjax.custom_jvp rule")
+            raise
     elif kind == "vjp":
-        text = ad.vjp_source(prog, nums, name, max_iters)
+        text = ad.vjp_source(prog, nums, name, origins, max_iters)
     elif kind == "jvp":
-        text = ad.jvp_source(prog, nums, name)
+        text = ad.jvp_source(prog, nums, name, origins)
     else:  # pragma: no cover
         raise ValueError(kind)
     header = "import numpy as np\nfrom srcjax.adjoint import " + ", ".join(ad.ADJOINT_IMPORTS) + "\n\n\n"
     module_text = simplify_source(header + text, set(ad.ADJOINT_IMPORTS))
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
-    ns: dict[str, Any] = dict(base.__globals__)
-    for nf in prog.functions.values():
-        ns.update(nf.source.closure)
-        ns[nf.name] = nf.fn
-    ns["np"] = np
-    ns["math"] = math
-    ns["srcjax"] = sys.modules["srcjax"]
-    ns.update(_FORWARD_NS)
-    ns["__name__"] = base.__module__
     try:
-        exec(compile(module_text, filename, "exec"), ns)
+        code = compile(module_text, filename, "exec")
     except SyntaxError as e:  # pragma: no cover - a bug in the generator
         raise TranspileError(f"internal error: generated {kind} source does not parse: {e}\n{module_text}") from e
-    derived = ns[name]
+    functions = _exec_derived(code, name, prog, origins)
+    custom_rules.mark_transposes(prog, functions)
+    derived: Any = functions[name]
     derived.__srcjax_derived__ = (kind, base, nums)
     _DERIVED[key] = derived
     return derived
+
+
+def _exec_derived(code: Any, name: str, prog: Program, origins: dict[str, str]) -> dict[str, Callable[..., Any]]:
+    """Execute the derivative module; each generated function in the namespace of the function it derives
+    from (its module's globals and its closure: what its body reads), all of them linked by name."""
+    functions = {nf.name: nf.fn for nf in prog.functions.values()}
+    spaces: dict[tuple[Any, ...], dict[str, Any]] = {}
+    chosen: dict[str, Callable[..., Any]] = {}
+    for generated in [name, *origins]:
+        nf = prog.functions.get(origins.get(generated, prog.entry.name), prog.entry)
+        src = nf.source
+        key = (id(src.globals), tuple(sorted((k, id(v)) for k, v in src.closure.items())))
+        ns = spaces.get(key)
+        if ns is None:
+            ns = spaces[key] = dict(src.globals)
+            ns.update(src.closure)
+            ns.update(functions)
+            ns.update(np=np, math=math, srcjax=sys.modules["srcjax"])
+            ns.update(_FORWARD_NS)
+            ns["__name__"] = getattr(nf.fn, "__module__", None) or prog.entry_fn.__module__
+            exec(code, ns)
+        chosen[generated] = ns[generated]
+    for ns in spaces.values():
+        ns.update(chosen)
+    return chosen
+
+
+_CALLERS: dict[Callable[..., Any], Program] = {}
+
+
+def _custom_caller(fn: Callable[..., Any]) -> Program:
+    hit = _CALLERS.get(fn)
+    if hit is None:
+        hit = _CALLERS[fn] = Program(custom_rules.trampoline(fn))
+    return hit
 
 
 def _forward_grad_source(base: Callable[..., Any], name: str, nums: tuple[int, ...], single: bool,

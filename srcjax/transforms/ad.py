@@ -34,13 +34,13 @@ import libcst as cst
 
 from ..core import TranspileError, UnsupportedSyntaxError
 from ..frontend.names import RenameNames, names_in, target_names
-from ..frontend.normalize import NormalizedFunction
+from ..frontend.normalize import NormalizedFunction, _literal_code
 from ..frontend.program import Program
 from ..frontend.restructure import single_exit as _single_exit
 from ..frontend.restructure import walk as _walk
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
-from . import rules
+from . import custom_rules, rules
 from .bounded import bound_loops
 from .inline_lax import Inliner, inline_lax
 
@@ -158,12 +158,39 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
                     cargs[pname] = _literal(p.default)
             return _prim_op(cprim, cargs, reads)
         if isinstance(node.func, cst.Name) and node.func.value in program.functions:
-            return Op("call", callee=node.func.value,
-                      call_args=[code(a.value) for a in node.args if a.keyword is None],
-                      call_kwargs={a.keyword.value: code(a.value) for a in node.args if a.keyword is not None},
-                      reads=reads)
+            if custom_rules.custom_callee(program, node.func.value) is not None:
+                return custom_rules.classify_call(program, node, Op)
+            pos, kws = _every_argument(program.functions[node.func.value],
+                                       [code(a.value) for a in node.args if a.keyword is None],
+                                       {a.keyword.value: code(a.value) for a in node.args if a.keyword is not None})
+            return Op("call", callee=node.func.value, call_args=pos, call_kwargs=kws, reads=reads)
         return Op("static", reads=reads)
     return Op("static", reads=reads)
+
+
+def _every_argument(nf: NormalizedFunction, pos: list[str],
+                    kws: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """A helper call's arguments for every parameter, in order, literal defaults written out: the
+    helper's generated halves and jvp list every parameter (then ``_tape`` or tangents)."""
+    sig = inspect.signature(nf.fn)
+    try:
+        ba = sig.bind(*pos, **kws)
+    except TypeError:
+        return pos, kws  # reported when the call is specialized
+    out = []
+    for name, p in sig.parameters.items():
+        if p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD:
+            return pos, kws
+        if name in ba.arguments:
+            out.append(ba.arguments[name])
+            continue
+        lit = _literal_code(p.default)
+        if lit is None:
+            raise DifferentiationError(
+                f"cannot differentiate the call to {nf.name}: it leaves {name!r} to its default, which is not a "
+                "literal value", hint=f"pass {name}=... explicitly in the call")
+        out.append(lit)
+    return out, {}
 
 
 def _prim_op(prim: registry.Primitive, args: dict[str, Any], reads: list[str]) -> Op:
@@ -330,6 +357,16 @@ class Activity:
             hit = _CALL_ACTIVITY[key] = bool(_returned_names(callee) & sub.active)
         return hit
 
+    def appended_arguments(self, op: Op) -> list[str]:
+        callee = self.program.functions.get(op.callee or "")
+        if callee is None:
+            return []
+        params = [p.name.value for p in callee.plain_fdef.params.params]
+        appended = {code(s.value.func.value) for s, _ in _walk(callee.plain_fdef.body.body)
+                    if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call)
+                    and isinstance(s.value.func, cst.Attribute) and s.value.func.attr.value == "append"}
+        return [a for p, a in zip(params, op.call_args) if p in appended and a.isidentifier()]
+
     def effect(self, s: cst.CSTNode) -> tuple[list[str], list[str]]:
         """(names written, names whose activity flows into them)."""
         if isinstance(s, cst.Assign):
@@ -345,7 +382,9 @@ class Activity:
                     x for p in op.prim.array_seqs for x in _seq_names(op.args.get(p))]
             if op.kind == "call" and not self.call_output_active(op):
                 return targets, []
-            if op.kind in ("copy", "pack", "call", "tape_pop"):
+            if op.kind == "call":  # a list the helper appends to (a forward half's tape) changes too
+                targets = targets + self.appended_arguments(op)
+            if op.kind in ("copy", "pack", "call", "tape_pop", "custom"):
                 src = list(op.reads)
                 if op.kind == "tape_pop" and op.callee:
                     src.append(op.callee)
@@ -600,6 +639,10 @@ class JVP:
             lines.pop()
             self.call(s, op, lines, ind, defined)
             return
+        elif op.kind == "custom":
+            lines.pop()
+            custom_rules.jvp_call(self, s, op, lines, ind, defined)
+            return
         else:
             t = None
         if isinstance(target, cst.Name):
@@ -697,8 +740,9 @@ class JVP:
         tgt = s.targets[0].target
         if isinstance(tgt, cst.Name):
             lines.append(f"{pad}{self.dname(tgt.value)} = {out_dot}")
-        else:
-            lines.append(f"{pad}{', '.join(self.dname(n) for n in names)} = {out_dot}")
+        else:  # the tangents unpack like the target (`a, = h(x)` -> `a_dot, = h_out_dot`)
+            dots: Any = tgt.visit(RenameNames({n: self.dname(n) for n in names}))
+            lines.append(f"{pad}{code(dots)} = {out_dot}")
         defined.update(names)
 
 
@@ -779,6 +823,8 @@ class VJP:
                     hint="use srcjax.hessian / srcjax.jacfwd (forward over reverse) instead")
         self.body = list(body[:-1]) + ([cst.SimpleStatementLine(body=list(body[-1].body[:-1]))]
                                        if len(body[-1].body) > 1 else [])
+        self.body, self.custom_res = custom_rules.with_residuals(self, self.body)
+        self.no_bar: set[int] = set()  # calls whose result gets no cotangent: primal calls them plainly
         self.saved = self.overwritten()
         self.loop_iters: dict[int, str] = {}
         self.counters: dict[int, str] = {}
@@ -835,7 +881,12 @@ class VJP:
                                     lines.append(f"{pad}{self.tape}.append({n})")
                                     self.pushed[(id(small), n)] = f"{self.tape}.pop()"
                         bound.update(targets)
-                        if op.kind == "call" and self.call_active(op):
+                        if op.kind == "custom":
+                            line = custom_rules.primal_line(self, small, op, pad)
+                            if line is not None:
+                                lines.append(line)
+                                continue
+                        if op.kind == "call" and self.call_active(op) and id(small) not in self.no_bar:
                             fwd, _ = self.call_names(op)
                             lines.append(f"{pad}{code(small.targets[0].target)} = {fwd}"
                                          f"({', '.join(self.call_arg_list(op) + [self.tape])})")
@@ -1012,12 +1063,17 @@ class VJP:
         old = {n: self.pushed[(id(s), n)] for n in restore}
         has_bar = any(n in defined and n in self.act.active for n in names)
         if not has_bar:
+            if op.kind in ("call", "custom"):
+                self.no_bar.add(id(s))  # its forward half would leave residuals on the tape: not used
             if op.kind == "tape_pop" and op.callee in self.act.active:
                 lines.append(f"{pad}{self.bname(op.callee)}.append(None)")
             for n in restore:
                 lines.append(f"{pad}{n} = {old[n]}")
             for n in names:
                 defined.discard(n)
+            return
+        if op.kind == "custom":
+            custom_rules.adjoint(self, s, op, restore, lines, pad, defined)
             return
         tcode = code(target)
         # the result's cotangent, consumed by this statement
@@ -1152,7 +1208,8 @@ class VJP:
     # -- assembling ---------------------------------------------------------------------------
     def sweeps(self, seed: str | None) -> tuple[list[str], list[str], str, set[str]]:
         """(primal lines, adjoint lines, output atom, defined cotangents after)."""
-        # pass 1 finds which saved names the adjoint reads; pass 2 saves only those
+        # pass 1 finds which saved names the adjoint reads and which calls get no cotangent;
+        # pass 2 saves only those, and calls those plainly
         taken = set(self.names.taken)
         for _ in range(2):
             self.bar = {}
@@ -1183,6 +1240,8 @@ class VJP:
                 if n.isidentifier() and n in self.act.active:
                     adj.append(f"    {self.bname(n)} = {g}[{k}]")
                     defined.add(n)
+                elif isinstance(e.value, (cst.Tuple, cst.List)):  # a nested tuple of outputs
+                    self.seed(n, f"{g}[{k}]", adj, defined)
 
     def finish_bars(self, adj: list[str], defined: set[str], skip_zeros: bool = False) -> list[str]:
         """Cotangent names of the active params (zeros where nothing flowed back).
@@ -1219,8 +1278,11 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
     """
     from ..frontend.functionalize import STATIC, BindingTimes
 
-    calls = [st for st, _ in _walk(body) if isinstance(st, cst.Assign) and isinstance(st.value, cst.Call)
-             and isinstance(st.value.func, cst.Name) and st.value.func.value in program.functions]
+    def inlinable(v: cst.BaseExpression) -> bool:  # a helper call; custom rules keep their own call
+        return isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in program.functions \
+            and custom_rules.custom_callee(program, v.func.value) is None
+
+    calls = [st for st, _ in _walk(body) if isinstance(st, cst.Assign) and inlinable(st.value)]
     if not calls:
         return body
     bta = BindingTimes(nf, nf.plain_fdef, body)
@@ -1242,8 +1304,7 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
             elif isinstance(st, (cst.For, cst.While)):
                 out.append(st.with_changes(body=st.body.with_changes(body=block(st.body.body, data))))
             elif data and isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and \
-                    isinstance(st.body[0], cst.Assign) and isinstance(st.body[0].value, cst.Call) and \
-                    isinstance(st.body[0].value.func, cst.Name) and st.body[0].value.func.value in program.functions:
+                    isinstance(st.body[0], cst.Assign) and inlinable(st.body[0].value):
                 out += inline_one(st.body[0], st)
                 changed = True
             else:
@@ -1395,8 +1456,16 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     return fwd, bwd
 
 
+def _record_origins(helpers: dict[Any, Any], origins: dict[str, str] | None) -> None:
+    """``origins[generated helper] = the program function it derives from`` (whose namespace it needs)."""
+    if origins is not None:
+        for (fname, _), names in helpers.items():
+            for n in names if isinstance(names, tuple) else (names,):
+                origins[n] = fname
+
+
 def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: bool, has_aux: bool,
-                single: bool = True, max_iters: int | None = None) -> str:
+                single: bool = True, origins: dict[str, str] | None = None, max_iters: int | None = None) -> str:
     """Source of ``def name(params...)`` returning the gradient (and value/aux)."""
     nf = program.entry
     params = [p.name.value for p in nf.plain_fdef.params.params]
@@ -1432,10 +1501,12 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
     elif value:
         result = f"{main}, {g}"
     lines.append(f"    return {result}")
+    _record_origins(helpers, origins)
     return "\n".join(lines) + "\n" + ("\n\n" + "\n\n".join(extra) if extra else "")
 
 
-def vjp_source(program: Program, argnums: Sequence[int], name: str, max_iters: int | None = None) -> str:
+def vjp_source(program: Program, argnums: Sequence[int], name: str, origins: dict[str, str] | None = None,
+               max_iters: int | None = None) -> str:
     """Source of ``def name(params..., out_bar)`` returning ``(out, cotangents)``."""
     nf = program.entry
     params = [p.name.value for p in nf.plain_fdef.params.params]
@@ -1448,14 +1519,16 @@ def vjp_source(program: Program, argnums: Sequence[int], name: str, max_iters: i
     bars = v.finish_bars(adj, defined)
     lines = [f"def {name}({', '.join(params + [out_bar])}):", f"    {v.tape} = []"] + primal + adj
     lines.append(f"    return {out}, ({', '.join(bars)},)")
+    _record_origins(helpers, origins)
     return "\n".join(lines) + "\n" + ("\n\n" + "\n\n".join(extra) if extra else "")
 
 
-def jvp_source(program: Program, argnums: Sequence[int], name: str) -> str:
+def jvp_source(program: Program, argnums: Sequence[int], name: str, origins: dict[str, str] | None = None) -> str:
     nf = program.entry
     params = [p.name.value for p in nf.plain_fdef.params.params]
     active = [params[i] for i in argnums]
     helpers: dict[tuple[str, tuple[str, ...]], str] = {}
     extra: list[str] = []
     text = JVP(program, nf, active, name, helpers, extra).build()
+    _record_origins(helpers, origins)
     return text + ("\n\n" + "\n\n".join(extra) if extra else "")
