@@ -277,3 +277,12 @@ def test_jvp_through_a_break_on_data():
     # the loop stops after k steps: out = 0.9**k * sum(x), k decided by the data
     k = next(k for k in range(1, 101) if np.sum(x) * 0.9 ** k < 1.0)
     np.testing.assert_allclose(tangent, 0.9 ** k * np.sum(t), rtol=1e-12)
+
+
+def test_regression_grad_keeps_the_default_arguments():
+    # the derivative used to be `def with_default_grad(v, eps):`, so grad(f)(v) failed for lack of eps
+    v = np.array([1.0, -2.0])
+    g = srcjax.grad(P.with_default)
+    np.testing.assert_allclose(np.asarray(g(v)), v / np.sqrt(v * v + 1e-6), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(g(v, 0.5)), v / np.sqrt(v * v + 0.5), rtol=1e-12)
+    assert "eps=1e-06" in srcjax.source(g) or "eps=1e-6" in srcjax.source(g)

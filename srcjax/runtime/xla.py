@@ -255,6 +255,8 @@ class Array:
                 return np.asarray(x)
             if isinstance(x, (list, tuple)):
                 return type(x)(conv(y) for y in x)
+            if isinstance(x, dict):
+                return {k: conv(y) for k, y in x.items()}
             return x
         return func(*conv(args), **conv(kwargs))
 

@@ -1486,7 +1486,9 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
     v.seed_expr = f"ones_like({main})"
     primal, adj, out, defined = v.sweeps(seed_holder)
     bars = v.finish_bars(adj, defined)
-    lines = [f"def {name}({', '.join(params)}):"]
+    sig = [p.name.value + (f"={code(p.default)}" if p.default is not None else "")
+           for p in nf.plain_fdef.params.params]  # the same defaults as f
+    lines = [f"def {name}({', '.join(sig)}):"]
     if any(v.tape in ln for ln in primal + adj) or helpers:
         lines.append(f"    {v.tape} = []")
     lines += primal
