@@ -78,6 +78,13 @@ try:
 except ImportError:  # pragma: no cover - jax is a test/benchmark-only dependency
     sys.exit("bench_foundation.py needs jax (pip install -e '.[test]'): it is the comparison oracle")
 
+# Start jax's backend before srcjax's: on a GPU both use the CUDA PJRT plugin, which jax
+# registers once (it refuses one srcjax registered first) and srcjax then shares.
+jax.devices()
+# srcjax lowers float32 matmuls at HIGHEST precision (full float32, what NumPy computes); jax's
+# default on GPUs is TF32, which is faster and ~1e-3 off. Compare the same arithmetic.
+jax.config.update("jax_default_matmul_precision", "highest")
+
 
 # ----------------------------------------------------------------------------------------------
 # Workloads. Each is plain NumPy-style source; the jax version is the same code object with

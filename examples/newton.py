@@ -8,7 +8,8 @@ loop into `srcjax.lax.while_loop(cond, body, carry)` (printed at the end),
 which lowers to a single `stablehlo.while`: the number of iterations is
 decided on the device, per call, and a new input needing more iterations runs
 the same compiled executable. The same function is also run as plain NumPy to
-check the results and the iteration counts.
+check the results and the iteration counts. Last, `srcjax.grad` differentiates
+through the loop (reverse mode, bounded by the loop's own iteration cap).
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ def cubic_root(c, tol, max_iter):
         x = x - step
         n += 1
     return x, n
+
+
+def root_sum(c, tol, max_iter):
+    x, _ = cubic_root(c, tol, max_iter)
+    return np.sum(x)
 
 
 def timed(fn, *args):
@@ -77,6 +83,17 @@ def main() -> None:
     for ci, xi in zip(c, x):
         print(f"  c = {ci:>9g}: x = {xi:.12f}  (x**3 + x - c = {xi ** 3 + xi - ci:+.1e})")
     print(f"  {int(n)} iterations (NumPy: {n_np})")
+
+    print("\n== d root / d c through the `while` loop (jax.grad cannot differentiate a while_loop)")
+    # the test `n < max_iter` bounds the loop, so reverse mode needs no max_iters=; the implicit function
+    # theorem gives the exact answer: dx/dc = 1 / (3 x**2 + 1)
+    # (c = 0 is left out: the starting guess np.cbrt(c) has an infinite derivative there)
+    c, x_np = c[c != 0], x_np[c != 0]
+    g = srcjax.grad(root_sum)(c, 1e-12, 50)
+    exact = 1 / (3 * x_np ** 2 + 1)
+    assert np.allclose(g, exact, rtol=1e-9), (g, exact)
+    for ci, gi, ei in zip(c, np.asarray(g), exact):
+        print(f"  c = {ci:>9g}: grad {gi:.12f}  exact 1/(3x**2+1) {ei:.12f}")
 
     print("\n--- srcjax.source(newton_sqrt): the while statement, functionalized ---")
     print(srcjax.source(sqrt))

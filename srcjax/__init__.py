@@ -15,6 +15,7 @@ from .api import Compiled, Lowered, compile, eval_shape, lower, numpy_function, 
 from .autodiff import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
 from .core import (
     ArgumentError,
+    CustomRuleError,
     DTypeError,
     DynamicControlFlowError,
     ShapeDtypeStruct,
@@ -24,6 +25,7 @@ from .core import (
     UnknownFunctionError,
     UnsupportedSyntaxError,
 )
+from .custom import custom_jvp, custom_vjp
 
 __version__ = "0.1.0"
 
@@ -44,8 +46,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "ArgumentError", "Compiled", "DTypeError", "DynamicControlFlowError", "Lowered", "ShapeDtypeStruct",
-    "ShapeError", "StaticValueError", "TranspileError", "UnknownFunctionError", "UnsupportedSyntaxError",
-    "compile", "devices", "lax", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lower", "numpy_function",
-    "source", "value_and_grad", "vjp",
+    "ArgumentError", "Compiled", "CustomRuleError", "DTypeError", "DynamicControlFlowError", "Lowered",
+    "ShapeDtypeStruct", "ShapeError", "StaticValueError", "TranspileError", "UnknownFunctionError",
+    "UnsupportedSyntaxError", "compile", "custom_jvp", "custom_vjp", "devices", "lax", "eval_shape", "grad",
+    "hessian", "jacfwd", "jacrev", "jvp", "lower", "numpy_function", "source", "value_and_grad", "vjp",
 ]

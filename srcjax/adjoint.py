@@ -15,6 +15,33 @@ from .lax import index_update  # noqa: F401  (generated derivative code imports 
 from .pytree import is_tree, tree_get, tree_like, tree_map, tree_set
 
 
+class _Unset:
+    """The value of a name on a branch of an ``if`` on data that does not compute it.
+
+    Generated derivative code saves a loop iteration's values for the adjoint
+    sweep; a name computed on one branch only gets ``UNSET`` on the others, and
+    the adjoint reads it only under the same condition. Under NumPy it is this
+    object (any use fails loudly); compiled, it joins the other branch's value
+    as zeros of the same shape and dtype.
+    """
+
+    _instance: _Unset | None = None
+
+    def __new__(cls) -> _Unset:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __reduce__(self) -> str:
+        return "UNSET"
+
+
+UNSET = _Unset()
+
+
 def unbroadcast(g: Any, x: Any) -> Any:
     """Sum ``g`` over the axes along which ``x`` was broadcast: the result has ``x``'s shape."""
     if is_tree(g):  # a container's cotangent (e.g. of index_add's g): already shaped like x
@@ -36,11 +63,13 @@ def broadcast_like(t: Any, y: Any) -> Any:
 
 
 def zeros_like(x: Any) -> Any:
-    """A zero cotangent/tangent for ``x`` (float zeros for integer ``x``).
+    """A zero cotangent/tangent for ``x`` (float zeros for integer ``x``); UNSET stays UNSET.
 
     For a container (tuple, list, dict, NamedTuple): the same container with float zeros at the
     floating-point leaves and ``None`` at the others (integers, booleans, strings, ``None``),
     which carry no derivative."""
+    if x is UNSET:
+        return UNSET
     if is_tree(x):
         return tree_map(zero_leaf, x)
     return np.zeros(np.shape(x), dtype=np.result_type(x, 0.0))

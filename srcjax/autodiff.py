@@ -22,7 +22,9 @@ import numpy as np
 from . import adjoint, pytree
 from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval
 from .core import ArgumentError, DTypeError, TranspileError
-from .transforms import ad
+from .custom import custom_vjp, owner_of
+from .frontend.program import Program
+from .transforms import ad, custom_rules
 from .transforms.simplify import simplify_source
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "derivative_function"]
@@ -41,50 +43,101 @@ def _argnums(argnums: int | Sequence[int], n: int) -> tuple[tuple[int, ...], boo
 
 
 def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int] = 0,
-                        has_aux: bool = False) -> Callable[..., Any]:
-    """The plain Python function srcjax writes for ``kind`` in grad/value_and_grad/vjp/jvp."""
+                        has_aux: bool = False, max_iters: int | None = None) -> Callable[..., Any]:
+    """The plain Python function srcjax writes for ``kind`` in grad/value_and_grad/vjp/jvp.
+
+    ``max_iters`` bounds reverse mode through ``while`` loops on data (see
+    :mod:`srcjax.transforms.bounded`); forward mode needs no bound.
+    """
     c = _as_compiled(fn)
     base = c.fn
     prog = c.program
     nums, single = _argnums(argnums, len(c.params))
-    key = (base, kind, nums, single, has_aux)
+    if kind == "jvp":
+        max_iters = None
+    elif max_iters is not None and (isinstance(max_iters, bool) or not isinstance(max_iters, int) or max_iters < 1):
+        raise DTypeError(f"max_iters must be a positive int, not {max_iters!r}")
+    key = (base, kind, nums, single, has_aux, max_iters)
     hit = _DERIVED.get(key)
     if hit is not None:
         return hit
-    name = f"{prog.entry.name}_{kind}"
-    if kind in ("grad", "value_and_grad") and getattr(base, "__srcjax_derived__", None) is not None:
+    entry_name = prog.entry.name
+    if owner_of(base) is not None:  # a custom_vjp/custom_jvp itself: differentiate a caller, so its rule applies
+        prog = _custom_caller(base)
+    custom_rules.add_rules(prog)  # before naming: a rule may be called f_jvp too
+    name = ad.Names(prog.functions).fresh(f"{entry_name}_{kind}")
+    origins: dict[str, str] = {}  # generated helper -> the program function it derives from
+    if kind in ("grad", "value_and_grad") and getattr(base, "__srcjax_derived__", None) is not None and \
+            not any(isinstance(owner_of(nf.fn), custom_vjp) for nf in prog.functions.values()):
         # Differentiating generated derivative code (grad of grad): its inputs must be scalars for a
         # scalar output, so forward mode over it gives the same numbers without a tape of tapes.
+        # (Not through a custom_vjp, which has no forward mode: reverse over reverse, as JAX.)
         text = _forward_grad_source(base, name, nums, single, kind == "value_and_grad", has_aux)
     elif kind in ("grad", "value_and_grad"):
-        text = ad.grad_source(prog, nums, name, value=kind == "value_and_grad", has_aux=has_aux, single=single)
+        try:
+            text = ad.grad_source(prog, nums, name, value=kind == "value_and_grad", has_aux=has_aux,
+                                  single=single, origins=origins, max_iters=max_iters)
+        except ad.DifferentiationError as e:
+            if getattr(base, "__srcjax_derived__", None) is not None:  # reverse over reverse: custom_vjp
+                e.hint = ("a custom_vjp has no forward mode, so grad of grad through it runs reverse over "
+                          "reverse, which does not go through loops yet: unroll the loop, or give the "
+                          "function a srcjax.custom_jvp rule")
+            raise
     elif kind == "vjp":
-        text = ad.vjp_source(prog, nums, name)
+        text = ad.vjp_source(prog, nums, name, origins, max_iters)
     elif kind == "jvp":
-        text = ad.jvp_source(prog, nums, name)
+        text = ad.jvp_source(prog, nums, name, origins)
     else:  # pragma: no cover
         raise ValueError(kind)
     header = "import numpy as np\nfrom srcjax.adjoint import " + ", ".join(ad.ADJOINT_IMPORTS) + "\n\n\n"
     module_text = simplify_source(header + text, set(ad.ADJOINT_IMPORTS))
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
-    ns: dict[str, Any] = dict(base.__globals__)
-    for nf in prog.functions.values():
-        ns.update(nf.source.closure)
-        ns[nf.name] = nf.fn
-    ns["np"] = np
-    ns["math"] = math
-    ns["srcjax"] = sys.modules["srcjax"]
-    ns.update(_FORWARD_NS)
-    ns["__name__"] = base.__module__
     try:
-        exec(compile(module_text, filename, "exec"), ns)
+        code = compile(module_text, filename, "exec")
     except SyntaxError as e:  # pragma: no cover - a bug in the generator
         raise TranspileError(f"internal error: generated {kind} source does not parse: {e}\n{module_text}") from e
-    derived = ns[name]
+    functions = _exec_derived(code, name, prog, origins)
+    custom_rules.mark_transposes(prog, functions)
+    derived: Any = functions[name]
     derived.__srcjax_derived__ = (kind, base, nums)
     _DERIVED[key] = derived
     return derived
+
+
+def _exec_derived(code: Any, name: str, prog: Program, origins: dict[str, str]) -> dict[str, Callable[..., Any]]:
+    """Execute the derivative module; each generated function in the namespace of the function it derives
+    from (its module's globals and its closure: what its body reads), all of them linked by name."""
+    functions = {nf.name: nf.fn for nf in prog.functions.values()}
+    spaces: dict[tuple[Any, ...], dict[str, Any]] = {}
+    chosen: dict[str, Callable[..., Any]] = {}
+    for generated in [name, *origins]:
+        nf = prog.functions.get(origins.get(generated, prog.entry.name), prog.entry)
+        src = nf.source
+        key = (id(src.globals), tuple(sorted((k, id(v)) for k, v in src.closure.items())))
+        ns = spaces.get(key)
+        if ns is None:
+            ns = spaces[key] = dict(src.globals)
+            ns.update(src.closure)
+            ns.update(functions)
+            ns.update(np=np, math=math, srcjax=sys.modules["srcjax"])
+            ns.update(_FORWARD_NS)
+            ns["__name__"] = getattr(nf.fn, "__module__", None) or prog.entry_fn.__module__
+            exec(code, ns)
+        chosen[generated] = ns[generated]
+    for ns in spaces.values():
+        ns.update(chosen)
+    return chosen
+
+
+_CALLERS: dict[Callable[..., Any], Program] = {}
+
+
+def _custom_caller(fn: Callable[..., Any]) -> Program:
+    hit = _CALLERS.get(fn)
+    if hit is None:
+        hit = _CALLERS[fn] = Program(custom_rules.trampoline(fn))
+    return hit
 
 
 def _forward_grad_source(base: Callable[..., Any], name: str, nums: tuple[int, ...], single: bool,
@@ -135,18 +188,20 @@ class _Derived(Compiled):
 _WRAPPED: dict[tuple[Any, ...], Compiled] = {}
 
 
-def _wrap(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool) -> Compiled:
+def _wrap(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool,
+          max_iters: int | None = None) -> Compiled:
     """The compiled derivative; cached, so repeated jvp/vjp calls reuse their executables."""
-    key = (fn, kind, argnums if isinstance(argnums, int) else tuple(argnums), has_aux)
+    key = (fn, kind, argnums if isinstance(argnums, int) else tuple(argnums), has_aux, max_iters)
     hit = _WRAPPED.get(key)
     if hit is None:
-        hit = _WRAPPED[key] = _wrap_new(fn, kind, argnums, has_aux)
+        hit = _WRAPPED[key] = _wrap_new(fn, kind, argnums, has_aux, max_iters)
     return hit
 
 
-def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool) -> Compiled:
+def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool,
+              max_iters: int | None) -> Compiled:
     try:
-        derived = derivative_function(fn, kind, argnums, has_aux)
+        derived = derivative_function(fn, kind, argnums, has_aux, max_iters)
     except TranspileError as e:
         raise _clean(e) from None
     c = _as_compiled(fn)
@@ -155,14 +210,22 @@ def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], h
         i for i, p in enumerate(c.params) if p in c.static), device=c.device)
 
 
-def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Compiled:
-    """The gradient of a scalar function, as a compiled function with the same arguments."""
-    return _wrap(fn, "grad", argnums, has_aux)
+def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, *,
+         max_iters: int | None = None) -> Compiled:
+    """The gradient of a scalar function, as a compiled function with the same arguments.
+
+    ``max_iters``: an upper bound on the iterations of ``while`` loops on array
+    data (needed to differentiate them in reverse mode, unless the test counts:
+    ``while it < 100 and ...``). A loop still running after that many
+    iterations stops there.
+    """
+    return _wrap(fn, "grad", argnums, has_aux, max_iters)
 
 
-def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Compiled:
-    """``(value, gradient)`` (``((value, aux), gradient)`` with ``has_aux``)."""
-    return _wrap(fn, "value_and_grad", argnums, has_aux)
+def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, *,
+                   max_iters: int | None = None) -> Compiled:
+    """``(value, gradient)`` (``((value, aux), gradient)`` with ``has_aux``); ``max_iters`` as in :func:`grad`."""
+    return _wrap(fn, "value_and_grad", argnums, has_aux, max_iters)
 
 
 def _is_float_leaf(v: Any) -> bool:
@@ -232,15 +295,16 @@ def _zero_tangent(out: Any) -> Any:
     return pytree.unflatten(tree, [None if isinstance(x, str) else adjoint.zeros_like(np.asarray(x)) for x in leaves])
 
 
-def vjp(fn: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+def vjp(fn: Callable[..., Any], *primals: Any,
+        max_iters: int | None = None) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     """Reverse mode: ``(fn(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` gives one cotangent per primal.
 
     The cotangent function re-runs the forward pass inside one compiled program
-    (no residuals cross the Python boundary).
+    (no residuals cross the Python boundary). ``max_iters`` as in :func:`grad`.
     """
     nums = tuple(range(len(primals)))
     out = _as_compiled(fn)(*primals)
-    f = _wrap(fn, "vjp", nums, False)
+    f = _wrap(fn, "vjp", nums, False, max_iters)
 
     def vjp_fn(ct: Any) -> tuple[Any, ...]:
         try:
@@ -325,14 +389,14 @@ def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
     return jac
 
 
-def jacrev(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+def jacrev(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
     """Jacobian by reverse mode: shape ``out.shape + x.shape`` (one VJP per output element).
 
     For containers, JAX's layout: the output's structure outside, the argument's inside."""
     def jac(*args: Any) -> Any:
         x = args[argnums]
         _check_float(x, "srcjax.jacrev")
-        out, f = vjp(fn, *args)
+        out, f = vjp(fn, *args, max_iters=max_iters)
         ol, ot = _leaves(out)
         xl, _ = _leaves(x)
         rows: list[list[list[Any]]] = []  # per output leaf, per element: flat cotangent leaves of x
@@ -354,6 +418,6 @@ def jacrev(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
     return jac
 
 
-def hessian(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+def hessian(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
     """Hessian of a scalar function: forward mode over the generated gradient source."""
-    return jacfwd(grad(fn, argnums), argnums)
+    return jacfwd(grad(fn, argnums, max_iters=max_iters), argnums)

@@ -218,6 +218,10 @@ class DynamicControlFlowError(StaticValueError):
     """A decision srcjax needs at transpile time made on array data (`and`/`or`/`not` on arrays)."""
 
 
+class CustomRuleError(TranspileError):
+    """A custom_vjp/custom_jvp rule is missing or returns what its convention does not allow."""
+
+
 class NeedStatic(Exception):
     """Internal signal: these Python int/bool arguments must become static."""
 

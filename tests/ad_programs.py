@@ -180,6 +180,14 @@ def lax_fori_nested_body(x):
     return np.sum(srcjax.lax.fori_loop(0, 3, body, x))
 
 
+def with_default(v, eps=1e-6):
+    return np.sum(np.sqrt(v * v + eps))
+
+
+def opaque_call(x):
+    return np.sum(np.vectorize(np.sin)(x))
+
+
 def newton_bounded(a):
     """The bounded form of a data-dependent while that reverse mode supports (one loop each way)."""
     x = a

@@ -9,6 +9,8 @@ import math
 
 import numpy as xp
 
+import srcjax
+
 GELU_C = math.sqrt(2.0 / math.pi)
 LEAK = 0.1
 
@@ -37,3 +39,29 @@ def normalize_rows(x, eps=1e-8):
 
 def cube(x):
     return x * x * x
+
+
+GAIN = 1.5
+
+
+def scaled_gelu(x):
+    """Reads this module's constant and calls another function of this module (their derivatives
+    must be resolved in this module too)."""
+    return GAIN * gelu(x) + leaky_relu(x)
+
+
+# A custom derivative rule defined in another module: its jvp rule reads this module's constant,
+# and so does the transpose srcjax generates from it for reverse mode.
+TEMPERATURE = 2.0
+
+
+@srcjax.custom_jvp
+def soft_abs(x):
+    return TEMPERATURE * xp.log(xp.cosh(x / TEMPERATURE))
+
+
+@soft_abs.defjvp
+def soft_abs_jvp(primals, tangents):
+    x, = primals
+    t, = tangents
+    return soft_abs(x), xp.tanh(x / TEMPERATURE) * t

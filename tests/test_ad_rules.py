@@ -434,9 +434,12 @@ def test_templates_only_use_known_names() -> None:
 
 
 def test_adjoint_helpers_are_importable_by_generated_code() -> None:
-    """Every name in ADJOINT_IMPORTS is a function of srcjax.adjoint, and none shadows a builtin."""
+    """Every name in ADJOINT_IMPORTS is a function of srcjax.adjoint (or its UNSET marker), none a builtin."""
     for name in ad.ADJOINT_IMPORTS:
         fn = getattr(adjoint, name, None)
+        if name == "UNSET":
+            assert fn is adjoint.UNSET
+            continue
         assert inspect.isfunction(fn) and fn.__module__ in (adjoint.__name__, "srcjax.lax", "srcjax.pytree"), name
     assert not set(ad.ADJOINT_IMPORTS) & set(dir(builtins))
 

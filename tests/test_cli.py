@@ -1,6 +1,10 @@
-"""srcjax-transpile through a subprocess: every flag, every emit stage, errors and exit codes."""
+"""srcjax-transpile through a subprocess: every flag, every emit stage, --list, annotations, colors,
+written modules, errors and exit codes. Shape parsing and highlighting also in-process (fast)."""
 
 import importlib.util
+import os
+import pathlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -8,22 +12,60 @@ import textwrap
 import numpy as np
 import pytest
 
+import srcjax
+from srcjax.cli import highlight
+from srcjax.cli.shapes import FunctionDecl, ShapeSpec, SpecError, parse_arg, parse_spec, resolve
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
 MODEL = textwrap.dedent('''
     import numpy as np
 
-    def loss(w, x, y):
-        p = np.tanh(x @ w)
+    import srcjax
+
+    SCALE = 0.5
+    OFFSET = np.array([0.25, -0.5], dtype=np.float32)
+
+
+    def loss(w: "f32[3, 2]", x: "f32[n, 3]", y: "f32[n, 2]"):
+        p = np.tanh(x @ w) * SCALE + OFFSET
         return np.mean((p - y) ** 2)
 
-    def bad(x, w):
+
+    def predict(w, x):
         return x @ w
+
+
+    def features(x: "f64[n, 3]"):
+        return np.concatenate([x, x ** 2], axis=1)
+
+
+    def bad(x: "f32[2, 3]", w: "f32[4, 5]"):
+        return x @ w
+
+
+    def count(x: "i32[4]"):
+        return np.sum(x)
+
 
     def uses_try(x):
         try:
             return x
         except Exception:
             return x
+
+
+    def norm(v: srcjax.ShapeDtypeStruct((5,), np.float32), eps=1e-6):
+        return np.sqrt(np.sum(v * v) + eps)
+
+
+    if __name__ == "__main__":
+        raise SystemExit("the main block must not run")
 ''')
+
+
+def line_of(text):
+    return next(i for i, ln in enumerate(MODEL.splitlines(), 1) if text in ln)
 
 
 @pytest.fixture()
@@ -33,44 +75,12 @@ def model(tmp_path):
     return path
 
 
-def run(*args):
+def run(*args, env=None):
+    e = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    e["PYTHONPATH"] = os.pathsep.join([str(ROOT), e.get("PYTHONPATH", "")])
+    e.update(env or {})
     return subprocess.run([sys.executable, "-m", "srcjax", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
-
-
-def test_source(model):
-    r = run(f"{model}::loss")
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("import numpy as np")
-    assert "def loss(w, x, y):" in r.stdout and "np.tanh(" in r.stdout
-
-
-def test_emit_hlo_and_optimized(model):
-    args = ["--arg", "w=f32[3,2]", "--arg", "x=f32[5,3]", "--arg", "y=f32[5,2]"]
-    r = run(f"{model}::loss", "--emit", "hlo", *args)
-    assert r.returncode == 0, r.stderr
-    assert "func.func public @main(%arg0: tensor<3x2xf32>" in r.stdout
-    r = run(f"{model}::loss", "--emit", "optimized-hlo", *args)
-    assert r.returncode == 0, r.stderr
-    assert "HloModule" in r.stdout
-
-
-def test_grad_output_module_is_importable(model, tmp_path):
-    out = tmp_path / "loss_grad.py"
-    r = run(f"{model}::loss", "--grad", "--argnums", "0,1", "-o", out)
-    assert r.returncode == 0, r.stderr
-    spec = importlib.util.spec_from_file_location("loss_grad", out)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    rng = np.random.default_rng(0)
-    w, x, y = rng.normal(size=(3, 2)), rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
-    gw, gx = mod.loss_grad(w, x, y)
-    import srcjax
-
-    ref_w, ref_x = srcjax.grad(_load(model).loss, argnums=(0, 1))(w, x, y)
-    np.testing.assert_allclose(gw, ref_w, rtol=1e-10)
-    np.testing.assert_allclose(gx, ref_x, rtol=1e-10)
-    assert model.read_text() == MODEL  # the input file is never modified
+                          timeout=300, env=e)
 
 
 def _load(path):
@@ -81,37 +91,398 @@ def _load(path):
     return mod
 
 
-@pytest.mark.parametrize("flag", ["--value-and-grad", "--jvp", "--vjp"])
-def test_other_transforms(model, flag):
-    r = run(f"{model}::loss", flag)
+# ---------------------------------------------------------------------------
+# Stages
+# ---------------------------------------------------------------------------
+
+
+def test_source_writes_module_constants(model):
+    r = run(f"{model}::loss")
     assert r.returncode == 0, r.stderr
-    suffix = {"--value-and-grad": "value_and_grad", "--jvp": "jvp", "--vjp": "vjp"}[flag]
-    assert f"def loss_{suffix}(" in r.stdout
+    assert r.stdout.startswith("import numpy as np\n")
+    assert "def loss(w, x, y):" in r.stdout and "np.tanh(" in r.stdout
+    assert "SCALE = 0.5\n" in r.stdout
+    assert "OFFSET = np.array([0.25, -0.5], dtype=np.float32)\n" in r.stdout
+    assert "\x1b[" not in r.stdout  # not a terminal: plain
+
+
+def test_emit_hlo_and_optimized(model):
+    args = ["--arg", "w=f32[3,2]", "--arg", "x=f32[5,3]", "--arg", "y=f32[5,2]"]
+    r = run(f"{model}::loss", "--emit", "hlo", *args)
+    assert r.returncode == 0, r.stderr
+    assert "func.func public @main(%arg0: tensor<3x2xf32>" in r.stdout
+    r = run(f"{model}::loss", "--emit", "optimized-hlo", "--dim", "n=5")
+    assert r.returncode == 0, r.stderr
+    assert "HloModule" in r.stdout and "f32[5,3]" in r.stdout
+
+
+@pytest.mark.parametrize("flag, signature", [("--jvp", "def loss_jvp(w, x, y, w_dot, x_dot, y_dot):"),
+                                             ("--vjp", "def loss_vjp(w, x, y, out_bar):")])
+def test_jvp_and_vjp_source(model, flag, signature):
+    r = run(f"{model}::loss", flag)  # value_and_grad: see the -o test
+    assert r.returncode == 0, r.stderr
+    assert signature in r.stdout
+
+
+@pytest.mark.parametrize("flag, signature", [
+    ("--jvp", "%arg0: tensor<3x2xf32>, %arg1: tensor<4x3xf32>, %arg2: tensor<4x2xf32>, %arg3: tensor<3x2xf32>) "),
+    ("--vjp", "%arg2: tensor<4x2xf32>, %arg3: tensor<f32>) "),  # the cotangent has the output's shape
+    ("--grad", "%arg2: tensor<4x2xf32>) -> (tensor<3x2xf32>)"),
+])
+def test_transforms_lower_with_shapes_from_annotations(model, flag, signature):
+    r = run(f"{model}::loss", flag, "--argnums", "0", "--emit", "hlo", "--dim", "n=4")
+    assert r.returncode == 0, r.stderr
+    assert signature in r.stdout
+
+
+def test_output_modules_import_and_match_in_process(model, tmp_path):
+    """-o writes standalone modules: they import and run with NumPy and through srcjax, in a fresh
+    process, and agree with srcjax.grad in this one; the input file is never modified."""
+    g, vg = tmp_path / "out" / "loss_grad.py", tmp_path / "out" / "loss_vg.py"
+    g.parent.mkdir()
+    for path, flag in ((g, "--grad"), (vg, "--value-and-grad")):
+        r = run(f"{model}::loss", flag, "--argnums", "0,1", "-o", path)
+        assert r.returncode == 0 and r.stdout == "", r.stderr
+        assert path.read_text().startswith("# Generated by srcjax-transpile ")
+    rng = np.random.default_rng(0)
+    w, x, y = rng.normal(size=(3, 2)), rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
+    np.savez(tmp_path / "in.npz", w=w, x=x, y=y)
+    script = textwrap.dedent(f'''
+        import importlib.util, sys
+        import numpy as np
+        import srcjax
+        def load(name, path):
+            spec = importlib.util.spec_from_file_location(name, path)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            return mod
+        g, vg = load("loss_grad", {str(g)!r}), load("loss_vg", {str(vg)!r})
+        assert "model" not in sys.modules
+        a = np.load({str(tmp_path / "in.npz")!r})
+        args = (a["w"], a["x"], a["y"])
+        gw, gx = g.loss_grad(*args)
+        cw, cx = srcjax.compile(g.loss_grad)(*args)
+        v, (vw, vx) = vg.loss_value_and_grad(*args)
+        cv, (cvw, cvx) = srcjax.compile(vg.loss_value_and_grad)(*args)
+        out = dict(gw=gw, gx=gx, cw=cw, cx=cx, v=v, vw=vw, vx=vx, cv=cv, cvw=cvw, cvx=cvx)
+        np.savez({str(tmp_path / "out.npz")!r}, **{{k: np.asarray(v) for k, v in out.items()}})
+    ''')
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env,
+                       cwd=tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    out = np.load(tmp_path / "out.npz")
+    mod = _load(model)
+    ref_w, ref_x = srcjax.grad(mod.loss, argnums=(0, 1))(w, x, y)
+    for k in ("gw", "cw", "vw", "cvw"):
+        np.testing.assert_allclose(out[k], ref_w, rtol=1e-10, err_msg=k)
+    for k in ("gx", "cx", "vx", "cvx"):
+        np.testing.assert_allclose(out[k], ref_x, rtol=1e-10, err_msg=k)
+    np.testing.assert_allclose(out["v"], mod.loss(w, x, y), rtol=1e-12)
+    np.testing.assert_allclose(out["cv"], mod.loss(w, x, y), rtol=1e-12)
+    assert model.read_text() == MODEL
+
+
+# ---------------------------------------------------------------------------
+# --list
+# ---------------------------------------------------------------------------
+
+
+def _rows(stdout):
+    return {m.group(1): m.group(0) for m in re.finditer(r"^ *\d+  (\w+)\(.*$", stdout, re.M)}
+
+
+def test_list(model):
+    r = run(model, "--list")
+    assert r.returncode == 0, r.stderr
+    assert "main block" not in r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"{model}: 7 top-level functions (the file was imported; no function was called)"
+    assert lines[1].split() == ["LINE", "FUNCTION", "TRANSPILES", "OUTPUT", "GRAD", "NOTES"]
+    rows = _rows(r.stdout)
+    assert list(rows) == ["loss", "predict", "features", "bad", "count", "uses_try", "norm"]
+    assert rows["loss"].split()[:7] == [str(line_of("def loss")), "loss(w:", "f32[3,2],", "x:", "f32[n,3],", "y:",
+                                        "f32[n,2])"]
+    assert rows["loss"].split()[-3:] == ["ok", "f32[]", "ok"]
+    assert rows["predict"].split()[3:6] == ["ok", "?", "?"]
+    assert "no shape for w, x" in rows["predict"] and "--arg w=f32[3,4]" in rows["predict"]
+    assert " ok  " in rows["features"] and " f64[n,6] " in rows["features"]
+    assert "--grad needs a scalar output, but features returns f64[n,6]" in rows["features"]
+    assert f"{line_of('def bad') + 1}:12: ShapeError: matmul" in rows["bad"]
+    assert " error " in rows["bad"]
+    assert f"{line_of('def count')}:11: DTypeError: --grad needs floating-point inputs" in rows["count"]
+    assert rows["uses_try"].split()[2:5] == ["error", "-", "-"]
+    assert f"{line_of('try:')}:5: UnsupportedSyntaxError: try/except is not supported" in rows["uses_try"]
+    assert rows["norm"].split()[1:7] == ["norm(v:", "f32[5],", "eps=1e-06)", "ok", "f32[]", "ok"]
+    assert lines[-1] == "symbolic dimensions with no --dim value were checked with stand-ins: n=11"
+
+
+def test_list_one_function_with_dims_and_args(model):
+    r = run(f"{model}::loss", "--list", "--dim", "n=7", "--arg", "w=f64[3,2]")
+    assert r.returncode == 0, r.stderr
+    rows = _rows(r.stdout)
+    assert list(rows) == ["loss"]
+    assert "loss(w: f64[3,2], x: f32[n,3], y: f32[n,2])" in rows["loss"]
+    assert rows["loss"].split()[-3:] == ["ok", "f64[]", "ok"]
+    assert "stand-in" not in r.stdout
+
+
+# ---------------------------------------------------------------------------
+# Shapes from annotations
+# ---------------------------------------------------------------------------
+
+
+def test_annotations_args_and_dims(model):
+    # --arg overrides an annotation (here its dtype) and, of the same rank, binds n for y
+    r = run(f"{model}::loss", "--emit", "hlo", "--arg", "x=f64[6,3]", "--arg", "w=f64[3,2]")
+    assert r.returncode == 0, r.stderr
+    assert "@main(%arg0: tensor<3x2xf64>, %arg1: tensor<6x3xf64>, %arg2: tensor<6x2xf32>)" in r.stdout
+    # --arg shapes may be symbolic too
+    r = run(f"{model}::predict", "--emit", "hlo", "--arg", "w=f32[3,k]", "--arg", "x=f32[2,3]", "--dim", "k=9")
+    assert r.returncode == 0, r.stderr
+    assert "-> (tensor<2x9xf32>)" in r.stdout
+
+
+def test_symbolic_dim_errors(model):
+    r = run(f"{model}::loss", "--emit", "hlo", "--arg", "x=f32[6,3]", "--arg", "y=f32[4,2]")
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[-1] == (
+        "srcjax-transpile: error: symbolic dimension n is inconsistent: 6 from --arg x=f32[6,3] (annotated f32[n,3]), "
+        "but 4 from --arg y=f32[4,2] (annotated f32[n,2])")
+    r = run(f"{model}::loss", "--emit", "hlo", "--dim", "n=5", "--arg", "y=f32[4,2]")
+    assert r.returncode == 2 and "5 from --dim n=5, but 4 from --arg y=f32[4,2]" in r.stderr
+    r = run(f"{model}::loss", "--emit", "hlo")
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[-1] == (
+        "srcjax-transpile: error: symbolic dimension n has no value (n in x: f32[n,3], y: f32[n,2]): "
+        "pass --dim n=128, or concrete shapes, e.g. --arg x=f32[128,3]")
+
+
+def test_missing_shape_names_the_argument(model):
+    r = run(f"{model}::predict", "--emit", "hlo", "--arg", "w=f32[3,4]")
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[-1] == (
+        "srcjax-transpile: error: --emit hlo needs a shape for 'x' of predict: annotate it, "
+        "def predict(w, x: \"f32[3, 4]\"), or pass --arg x=f32[3,4]")
+
+
+def test_bad_annotation_points_at_it(tmp_path):
+    path = tmp_path / "ann.py"
+    path.write_text('import numpy as np\n\n\ndef f(x: "f32[3, n+1]"):\n    return x\n')
+    r = run(f"{path}::f", "--emit", "hlo")
+    assert r.returncode == 1
+    lines = r.stderr.splitlines()
+    assert lines[0] == (f"{path}:4:10: error: shape annotation of 'x': bad dimension 'n+1' in 'f32[3, n+1]': "
+                        "a dimension is an integer or a name")
+    assert lines[1:3] == ['    def f(x: "f32[3, n+1]"):', "             ^^^^^^^^^^^^^"]
+
+
+def test_parse_specs():
+    assert parse_spec("f32[n, 784]") == ShapeSpec(np.dtype("float32"), ("n", 784))
+    assert parse_spec("f64") == parse_spec("float64[]") == ShapeSpec(np.dtype("float64"), ())
+    assert parse_spec("bool[2,]") == ShapeSpec(np.dtype("bool"), (2,))
+    assert parse_spec("bf16[2]").dtype.name == "bfloat16"
+    for not_a_shape in ("int", "list[int]", "np.ndarray", "Array"):
+        assert parse_spec(not_a_shape) is None
+    for bad in ("f32[3", "f32[3]x", "f32[-1]", "f32[2*n]"):
+        with pytest.raises(SpecError):
+            parse_spec(bad)
+    assert parse_arg("n=5") == ("n", 5) and parse_arg("eps=0.1") == ("eps", 0.1)
+    assert parse_arg("flag=True") == ("flag", True)
+    for bad in ("w", "w=f33[3]", "w=oops", "1x=f32[3]"):
+        with pytest.raises(SpecError):
+            parse_arg(bad)
+
+
+def test_resolve_binds_and_checks_dims():
+    decl = FunctionDecl("f", 1, ["a", "b", "c"], {"a": parse_spec("f32[n, 3]"), "b": parse_spec("f32[n, m]")},
+                        {}, {}, defaults={"c": "1.0"})
+    r = resolve(decl, {"a": parse_spec("f32[4, 3]", "--arg a=f32[4,3]")}, {"m": 2})
+    assert r.args["b"].shape == (4, 2) and r.missing == [] and "c" not in r.args
+    with pytest.raises(SpecError, match="symbolic dimension n has no value"):
+        resolve(decl, {}, {"m": 2})
+    r = resolve(decl, {}, {}, stand_ins=True)
+    assert r.stand_ins == {"n": 11, "m": 12} and r.args["b"].shape == (11, 12)
+
+
+def test_compile_and_grad_ignore_shape_annotations(model):
+    mod = _load(model)
+    rng = np.random.default_rng(1)
+    w, x, y = rng.normal(size=(3, 2)), rng.normal(size=(7, 3)), rng.normal(size=(7, 2))  # not the annotated f32
+    np.testing.assert_allclose(srcjax.compile(mod.loss)(w, x, y), mod.loss(w, x, y), rtol=1e-12)
+    assert srcjax.grad(mod.loss)(w, x, y).shape == (3, 2)
+    np.testing.assert_allclose(srcjax.compile(mod.norm)(np.ones(5, np.float32)), np.sqrt(5 + 1e-6), rtol=1e-6)
+    assert "def loss(w, x, y):" in srcjax.source(mod.loss)  # annotations are not part of the generated code
+
+
+# ---------------------------------------------------------------------------
+# Colors
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["::loss", "--grad"], ["::loss", "--emit", "optimized-hlo", "--dim", "n=4"],
+                                  ["", "--list"]], ids=["source", "optimized-hlo", "list"])
+def test_color_always_strips_to_plain(model, args):
+    target, *rest = args
+    plain = run(f"{model}{target}", *rest, "--color", "never", env={"NO_COLOR": ""})
+    colored = run(f"{model}{target}", *rest, "--color", "always", env={"NO_COLOR": "1"})
+    assert plain.returncode == colored.returncode == 0, plain.stderr + colored.stderr
+    assert "\x1b[" not in plain.stdout and "\x1b[" in colored.stdout
+    assert highlight.strip(colored.stdout) == plain.stdout
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+@pytest.mark.parametrize("no_color", ["", "1"])
+def test_color_auto_on_a_terminal_and_no_color(model, no_color):
+    import pty
+
+    primary, secondary = pty.openpty()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+               NO_COLOR=no_color, TERM="xterm")
+    p = subprocess.run([sys.executable, "-m", "srcjax", f"{model}::loss"], stdout=secondary,
+                       stderr=subprocess.PIPE, env=env, timeout=300)
+    os.close(secondary)
+    data = b""
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    os.close(primary)
+    assert p.returncode == 0, p.stderr
+    assert (b"\x1b[" in data) == (no_color == "")
+
+
+def test_highlighters_only_insert_escapes():
+    import inspect
+
+    import srcjax.cli.tool
+
+    src = inspect.getsource(srcjax.cli.tool) + 'x = f"{a!r:>{w}}"\ny = """two\nlines"""  # c\n'
+    assert highlight.strip(highlight.python(src)) == src
+    hlo = 'HloModule m\nENTRY %main (p: f32[2]) -> f32[2] {\n  ROOT %add.1 = f32[2]{0} add(%p, %p) /*x*/\n}\n'
+    colored = highlight.hlo(hlo)
+    assert highlight.strip(colored) == hlo
+    assert f"{highlight.BOLD}{highlight.BLUE}add{highlight.RESET}(" in colored
+    assert f"{highlight.YELLOW}%add.1{highlight.RESET}" in colored
+
+
+# ---------------------------------------------------------------------------
+# Errors and exit codes
+# ---------------------------------------------------------------------------
 
 
 def test_shape_error_exit_1(model):
-    r = run(f"{model}::bad", "--emit", "hlo", "--arg", "x=f32[2,3]", "--arg", "w=f32[4,5]")
+    r = run(f"{model}::bad", "--emit", "hlo", "--color", "always")
     assert r.returncode == 1
-    first = r.stderr.splitlines()[0]
-    assert first.startswith(f"{model}:9:12: error: matmul")
-    assert "^" in r.stderr
+    plain = highlight.strip(r.stderr)
+    first = plain.splitlines()[0]
+    assert first.startswith(f"{model}:{line_of('def bad') + 1}:12: error: matmul")
+    assert plain.splitlines()[1:3] == ["        return x @ w", "               ^^^^^"]
+    assert "\x1b[" in r.stderr  # --color always colors errors too
 
 
 def test_unsupported_syntax_exit_1(model):
     r = run(f"{model}::uses_try")
     assert r.returncode == 1
-    assert ":12:5: error: try/except is not supported" in r.stderr
+    assert f":{line_of('try:')}:5: error: try/except is not supported" in r.stderr
 
 
-@pytest.mark.parametrize("args", [["nofile.py::f"], ["{model}"], ["{model}::missing"], ["{model}::loss", "--arg", "w"],
-                                  ["{model}::loss", "--emit", "hlo"], ["{model}::loss", "--emit", "bogus"]])
-def test_usage_errors_exit_2(model, args):
+def test_grad_refusals_exit_1(model):
+    r = run(f"{model}::count", "--grad", "--emit", "hlo")
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"{model}:{line_of('def count')}:11: error: --grad needs floating-point inputs, "
+                               "but argument 'x' is i32[4]")
+    r = run(f"{model}::features", "--grad", "--emit", "hlo", "--dim", "n=2")
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"{model}:{line_of('def features')}:1: error: --grad needs a scalar output, "
+                               "but features returns f64[2,6]")
+
+
+@pytest.mark.parametrize("text, first", [
+    ("import numpy as np\ndef f(x):\n    return x +\n", "{path}:3:15: error: SyntaxError: invalid syntax"),
+    ("import numpy as np\nA = 1 / 0\ndef f(x):\n    return x\n",
+     "{path}:2:5: error: importing {path} raised ZeroDivisionError: division by zero"),
+    ("import sys\nsys.exit(3)\n", "{path}:2:1: error: importing {path} raised SystemExit: 3"),
+])
+def test_file_errors_exit_1(tmp_path, text, first):
+    path = tmp_path / "broken.py"
+    path.write_text(text)
+    r = run(f"{path}::f")
+    assert r.returncode == 1
+    assert r.stderr.splitlines()[0] == first.format(path=path)
+    assert "^" in r.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["nofile.py::f"], "nofile.py: no such file"),
+    (["{model}"], "{model}: which function? write {model}::FUNCTION, or use --list to see the functions in {model}"),
+    (["{model}::missing"], "{model} has no function 'missing' (its functions: loss, predict, features, bad, count, "
+                           "uses_try, norm)"),
+    (["{model}::loss", "--arg", "w"], "--arg 'w': expected NAME=VALUE"),
+    (["{model}::loss", "--arg", "w=f32[3"], "--arg 'w=f32[3': expected f32[dim, ...] in 'f32[3'"),
+    (["{model}::loss", "--arg", "z=f32[3]"], "--arg z=...: loss has no parameter 'z' (its parameters: w, x, y)"),
+    (["{model}::loss", "--dim", "n=x"], "--dim 'n=x': expected NAME=<non-negative integer>, e.g. --dim n=128"),
+    (["{model}::loss", "--argnums", "1"], "--argnums needs --grad, --value-and-grad, --jvp or --vjp"),
+    (["{model}::loss", "--grad", "--argnums", "3"], "--argnums 3: loss has 3 parameters (w, x, y), so argnums are 0..2"),
+    (["{model}::loss", "-o", "{model}"], "-o {model} would overwrite the input file"),
+    (["{model}::loss", "--emit", "bogus"], "argument --emit: invalid choice: 'bogus'"),
+    (["{model}::loss", "--grad", "--jvp"], "argument --jvp: not allowed with argument --grad"),
+])
+def test_usage_errors_exit_2(model, args, message):
     r = run(*[a.format(model=model) for a in args])
     assert r.returncode == 2, (r.stdout, r.stderr)
+    assert r.stderr.startswith("usage: srcjax-transpile")
+    assert f"srcjax-transpile: error: {message.format(model=model)}" in r.stderr
+    assert model.read_text() == MODEL
 
 
-def test_help_documents_examples():
+def test_help_documents_everything():
     r = run("--help")
     assert r.returncode == 0
-    for flag in ("--emit", "--arg", "--grad", "--argnums", "-o"):
-        assert flag in r.stdout
+    for flag in ("--list", "--emit", "--arg", "--dim", "--grad", "--value-and-grad", "--jvp", "--vjp", "--argnums",
+                 "-o", "--color", "NO_COLOR", 'def loss(w: "f32[784, 256]"', "examples:", "exit status"):
+        assert flag in r.stdout, flag
+
+
+# ---------------------------------------------------------------------------
+# Standalone modules: constants written as literals (in-process)
+# ---------------------------------------------------------------------------
+
+
+def test_literals_evaluate_to_the_same_values():
+    from srcjax.cli.standalone import literal
+
+    big = np.arange(1000, dtype=np.float32).reshape(10, 100) / 7
+    values = [None, True, 3, -2.5, float("nan"), float("-inf"), "s", (1,), (1, 2.0), [1, (2, 3)], {"a": 1},
+              np.float32(1.5), np.int64(-3), np.array([[1, 2], [3, 4]], dtype=np.int16), np.array([np.nan, 1.0]),
+              np.zeros((2, 0)), big, np.array([True, False])]
+    import base64
+
+    for v in values:
+        text = literal(v)
+        got = eval(text, {"np": np, "base64": base64})
+        assert type(got) is type(v), text
+        if isinstance(v, (np.ndarray, np.generic)):
+            assert got.dtype == v.dtype and got.shape == np.shape(v), text
+            np.testing.assert_array_equal(got, v)
+        elif v == v:
+            assert got == v, text
+    assert literal(object()) is None and literal((1, object())) is None
+
+
+def test_unwritable_constant_is_a_warning_and_prints_go_to_stderr(tmp_path):
+    path = tmp_path / "objs.py"
+    path.write_text("import numpy as np\n\nprint('imported')\n\nclass Box:\n    k = 2.0\n\nBOX = Box()\n\n\n"
+                    "def f(x):\n    return x * BOX.k\n")
+    r = run(f"{path}::f")
+    assert r.returncode == 0 and "BOX_k = BOX.k" in r.stdout
+    assert r.stderr == (f"imported\n{path}::f: warning: the generated code reads 'BOX' from objs.py, which cannot be written "
+                        "into the output as a literal; define it before running the output\n")
+    from srcjax.cli.standalone import free_names
+
+    assert free_names("import numpy as np\nA = 1\n\n\ndef f(x):\n    def g(y):\n        return y + x + B\n"
+                      "    return np.sum(g(x)) + A + len(x)\n") == ["B"]

@@ -12,6 +12,11 @@ FAST_ARGS = {
     "newton.py": ["--n", "1000"],
     "ode_sensitivity.py": ["--steps", "50", "--fit-steps", "3"],
 }
+EXPECTED = {  # output fragments an example must print
+    "custom_vjp.py": ["nan                1          1", "gradient, differentiated body: [nan nan nan]",
+                      "matches finite differences and the NumPy run of the generated source: True",
+                      "neg_bar, = softplus_bwd(softplus_res, softplus_1_bar)"],
+}
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
@@ -20,3 +25,5 @@ def test_example_runs(path):
                        timeout=300, cwd=path.parent.parent)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert r.stdout.strip()
+    for fragment in EXPECTED.get(path.name, []):
+        assert fragment in r.stdout, fragment

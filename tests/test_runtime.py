@@ -2,6 +2,7 @@
 
 import numpy as np
 
+import srcjax
 from srcjax.core import ShapedArray
 from srcjax.runtime import xla
 
@@ -90,3 +91,18 @@ def test_rejected_module_is_an_internal_error():
 
     with pytest.raises(InternalError, match="XLA rejected"):
         xla.compile_text("func.func public @main() -> () { stablehlo.bogus }", [])
+
+
+def _twice(x):
+    return x * 2.0
+
+
+def test_regression_numpy_functions_taking_arrays_as_keyword_arguments():
+    # Array.__array_function__ did not convert values inside **kwargs: np.savez(**{k: Array}) recursed forever
+    import io
+
+    a = srcjax.compile(_twice)(np.arange(3.0))
+    buf = io.BytesIO()
+    np.savez(buf, **{"a": a})
+    buf.seek(0)
+    np.testing.assert_array_equal(np.load(buf)["a"], [0.0, 2.0, 4.0])

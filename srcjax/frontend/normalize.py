@@ -234,6 +234,40 @@ class Normalizer:
                                        span=self.span(node))
         return node
 
+    def reserve_helpers(self, fdef: cst.FunctionDef) -> None:
+        """Name every user function the body refers to before any temporary is made, so that no
+        temporary takes a helper's name (``cube_1 = cube_1(x)`` when another module's ``cube``
+        becomes ``cube_1``)."""
+        norm = self
+
+        def reserve(v: Any) -> None:
+            if _is_user_function(v) and not (callable(v) and registry.lookup(v) is not None):
+                norm.used.add(norm.helper_name(unwrap(v)))
+
+        class V(cst.CSTVisitor):
+            def visit_Name(self, n: cst.Name) -> None:
+                if n.value not in norm.locals:
+                    found, v = norm.lookup(n.value)
+                    if found:
+                        reserve(v)
+
+            def visit_Attribute(self, n: cst.Attribute) -> bool:
+                try:
+                    ok, v = norm.static_value(n)
+                except UnknownFunctionError:
+                    ok = False
+                if ok:
+                    reserve(v)
+                    return False
+                n.value.visit(self)
+                return False
+
+            def visit_Arg(self, n: cst.Arg) -> bool:
+                n.value.visit(self)
+                return False
+
+        fdef.body.visit(V())
+
     def static_value(self, node: cst.BaseExpression) -> tuple[bool, Any]:
         """The value of a module-rooted name chain (``np.tanh``), if it has one."""
         chain = _attr_chain(node)
@@ -709,6 +743,7 @@ class Normalizer:
             posonly_params=[clean_param(p) for p in params.posonly_params],
             kwonly_params=[clean_param(p) for p in params.kwonly_params],
         )
+        self.reserve_helpers(fdef)
         body = self.block(fdef.body.body, top=True)
         if self.updated:
             _check_views(body, self.updated, self.spans)

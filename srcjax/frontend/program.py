@@ -33,6 +33,7 @@ class Program:
         self.by_fn: dict[Callable[..., Any], str] = {}  # user function -> generated name
         self._queue: list[Callable[..., Any]] = []
         self.no_roll: set[int] = set()  # id() of `for` statements to unroll (their int results are needed static)
+        self.rule_only: set[str] = set()  # custom derivative rules (and what they call) the program never calls
         self.entry = self.add(entry)
         while self._queue:
             fn = self._queue.pop(0)
@@ -83,6 +84,18 @@ class Program:
             self._normalize(fn, name)
         return self.functions[name]
 
+    def add_rule(self, fn: Callable[..., Any]) -> str:
+        """Normalize a custom_vjp/custom_jvp rule function (and the functions it calls) for AD; its name.
+
+        Derivatives call rules by this name; ``source()`` leaves them out unless the program calls them.
+        """
+        before = set(self.functions)
+        name = self.function_for(fn).name
+        while self._queue:
+            self._normalize(self._queue.pop(0))
+        self.rule_only |= set(self.functions) - before
+        return name
+
     def source(self) -> str:
         """The generated module: imports, the entry function, then helpers.
 
@@ -96,6 +109,8 @@ class Program:
         parts: list[str] = []
         library: list[str] = []
         for nf in self.functions.values():
+            if nf.name in self.rule_only:
+                continue
             mod = getattr(nf.fn, "__module__", "")
             if mod == "srcjax.adjoint":
                 library.append(nf.fn.__name__)

@@ -33,6 +33,7 @@ import libcst as cst
 import numpy as np
 
 from .. import pytree
+from ..adjoint import UNSET
 from ..core import (
     PYTHON_SCALAR_DTYPES,
     DTypeError,
@@ -265,6 +266,16 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
     avals: list[ShapedArray] = []
     for j in range(n):
         vals = [leaves[j] for leaves, _ in flat]
+        if any(v is UNSET for v in vals):
+            vals = [v for v in vals if v is not UNSET]
+            if not vals or not all(isinstance(v, HloValue) or _aval_of_static(v) is not None for v in vals):
+                result[j] = UNSET if not vals else Undefined(labels[j], "an `if` on array data")
+                continue
+            # zeros on the branches that leave it UNSET
+            dyn.append(j)
+            avals.append(join_avals([v.aval if isinstance(v, HloValue) else _aval_of_static(v)  # type: ignore
+                                     for v in vals], labels[j]))
+            continue
         if not any(isinstance(v, HloValue) for v in vals) and all(_same_static(vals[0], v) for v in vals):
             result[j] = vals[0]
             continue
@@ -297,6 +308,8 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
                 outs_k = []
                 for j, a in zip(dyn, avals):
                     v = flat[k][0][j]
+                    if v is UNSET:
+                        v = sp.b.full(0, a.shape, a.dtype)
                     if isinstance(v, Undefined):
                         v = v.value if v.value is not None else sp.b.full(0, a.shape, a.dtype)
                     outs_k.append(leaf_value(sp, v, a))
@@ -771,6 +784,10 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
     why = f"the loop at line {line.line}" if line else "the loop"
     found: dict[str, Any] = {}
 
+    def restore_lists() -> None:
+        for i_l, lst in lists.items():
+            lst[:] = snap[i_l][2]
+
     def run(state: Any, out_fresh: bool) -> tuple[dict[str, Any], dict[int, list[Any]]]:
         k, cvals = state[0], state[1]
         local = dict(env)
@@ -785,7 +802,11 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
         try:
             sp.exec_block(s.body.body, local)
         except (_Break, _Continue):
+            restore_lists()
             raise _Unroll() from None
+        except BaseException:
+            restore_lists()  # a traced iteration must leave the Python lists as they were
+            raise
         finally:
             sp.row_contexts.pop()
             sp.envs.pop()
@@ -798,11 +819,11 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
         for i_l, lst in lists.items():
             before = snap[i_l][2]
             if len(lst) < len(before) or any(a is not b for a, b in zip(lst, before)):
-                lst[:] = before
+                restore_lists()
                 raise _Unroll()
             if len(lst) > len(before):
                 appended[i_l] = lst[len(before):]
-                lst[:] = before
+        restore_lists()
         if out_fresh and any(isinstance(local[x], Undefined) for x in fresh):
             raise _Unroll()  # assigned on some iterations' paths only
         return local, appended

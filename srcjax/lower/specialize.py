@@ -47,6 +47,7 @@ from ..core import (
     UnsupportedSyntaxError,
     canonical_dtype,
 )
+from ..custom import check_rule_result, def_span, rule_role, transpose_error
 from ..frontend.names import names_in
 from ..frontend.normalize import NormalizedFunction, _is_user_function, unwrap
 from ..frontend.program import Program
@@ -123,6 +124,7 @@ class Specializer:
         self.row_contexts: list[control._RowContext] = []  # rolled loops being traced (innermost last)
         self.fn_stack: list[NormalizedFunction] = []
         self.consts: dict[int, tuple[Any, HloValue]] = {}
+        self.rule_calls: dict[int, list[Any]] = {}  # custom_vjp -> arguments of its fwd calls (checks bwd)
         self.b: FuncBuilder | None = None
         self.name = name
 
@@ -192,7 +194,16 @@ class Specializer:
         except TypeError as e:
             raise ArgumentError(f"{nf.name}(): {e}") from None
         bound.apply_defaults()
-        return self.run_body(nf, nf.fdef.body.body, dict(bound.arguments))
+        role = rule_role(nf.fn)
+        try:
+            result = self.run_body(nf, nf.fdef.body.body, dict(bound.arguments))
+        except (ShapeError, DTypeError) as e:
+            if role is None or role[0] != "transpose":
+                raise
+            raise transpose_error(role[1], e) from e
+        if role is not None:  # a custom_vjp/custom_jvp rule: its result must follow the convention
+            check_rule_result(role[0], role[1], _return_span(nf), args, kwargs, result, self.rule_calls)
+        return result
 
     def run_body(self, nf: NormalizedFunction, body: Sequence[Any], env: dict[str, Any]) -> Any:
         """Execute a function body (``nf``'s, or a nested ``def``'s) in ``env``; its return value."""
@@ -559,9 +570,9 @@ class Specializer:
             if (is_dynamic(left) or is_dynamic(right)) and op in ("Is", "IsNot"):
                 # identity is static (an array is never None/True/..., and is itself), except for a
                 # Python int/bool argument, which must then become static: `flag is True`
-                for v in (left, right):
-                    if is_dynamic(v) and v.aval.origin and left is not None and right is not None:
-                        raise NeedStatic(v.aval.origin)  # (a number is never None, whatever its value)
+                for v, w in ((left, right), (right, left)):
+                    if is_dynamic(v) and v.aval.origin and (is_dynamic(w) or isinstance(w, int | np.generic)):
+                        raise NeedStatic(v.aval.origin)  # (a Python number `is` None/UNSET: never)
                 r = (left is right) == (op == "Is")
             elif is_dynamic(left) or is_dynamic(right):
                 if op in ("In", "NotIn"):
@@ -765,6 +776,22 @@ class Specializer:
             o2 = o.update(weak_type=weak or o.weak_type, origin=origin if o.ndim == 0 else frozenset())
             final.append(HloValue(r.name, o2))
         return final if multi else final[0]
+
+
+def _return_span(nf: NormalizedFunction) -> Span | None:
+    """Where a function returns, when it has one ``return``; else its ``def`` line."""
+    spans = set()
+
+    class V(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> None:
+            if any(isinstance(s, cst.Return) for s in n.body):
+                spans.add(nf.spans.get(id(n)))
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            return n is nf.fdef
+
+    nf.fdef.visit(V())
+    return spans.pop() if len(spans) == 1 and None not in spans else def_span(nf.fn)
 
 
 def _mlir_loc(span: Span) -> str:

@@ -80,11 +80,23 @@ def _make_cuda_client() -> Any:
             continue
         path = os.path.join(list(spec.submodule_search_locations)[0], "xla_cuda_plugin.so")
         if os.path.exists(path):
+            # jax registers the same plugin under the same name; reuse it when jax
+            # got there first (jax must be imported and initialized first when
+            # both run in one process: its own registration refuses a second).
             if not xla_client.pjrt_plugin_loaded("cuda"):
                 xla_client.load_pjrt_plugin_dynamically("cuda", path)
+            if not xla_client.pjrt_plugin_initialized("cuda"):
                 xla_client.initialize_pjrt_plugin("cuda")
             return xla_client.make_c_api_client("cuda", xla_client.generate_pjrt_gpu_plugin_options(), None)
     raise RuntimeError("no GPU PJRT plugin found: pip install jax-cuda13-pjrt (or jax-cuda12-pjrt)")
+
+
+def _result_handler(aval: ShapedArray, sharding: Any) -> Any:
+    """``array_result_handler``: jaxlib 0.10 takes (aval, sharding, committed, _skip_checks), 0.11 drops the last."""
+    try:
+        return _jax.array_result_handler(aval, sharding, True, True)
+    except TypeError:
+        return _jax.array_result_handler(aval, sharding, True)
 
 
 _BACKENDS: dict[str, Backend] = {}
@@ -243,6 +255,8 @@ class Array:
                 return np.asarray(x)
             if isinstance(x, (list, tuple)):
                 return type(x)(conv(y) for y in x)
+            if isinstance(x, dict):
+                return {k: conv(y) for k, y in x.items()}
             return x
         return func(*conv(args), **conv(kwargs))
 
@@ -291,7 +305,7 @@ class Executable:
         self.backend = backend
         self.out_avals = list(out_avals)
         self.loaded = backend.client.compile_and_load(text, backend.device_list, xla_client.CompileOptions())
-        self.handlers = [_jax.array_result_handler(a, backend.result_sharding, True, True) for a in out_avals]
+        self.handlers = [_result_handler(a, backend.result_sharding) for a in out_avals]
         self.array_type = Array
         sharding, dev = backend.put_sharding, [backend.device]
         put = xla_client.batched_device_put

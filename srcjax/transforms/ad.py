@@ -34,13 +34,15 @@ import libcst as cst
 
 from ..core import TranspileError, UnsupportedSyntaxError
 from ..frontend.names import RenameNames, names_in, target_names
-from ..frontend.normalize import NormalizedFunction
+from ..frontend.normalize import NormalizedFunction, _literal_code
 from ..frontend.program import Program
 from ..frontend.restructure import single_exit as _single_exit
 from ..frontend.restructure import walk as _walk
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
-from . import rules
+from . import custom_rules, rules
+from .bounded import bound_loops
+from .inline_lax import Inliner, inline_lax
 
 _MOD = cst.Module(body=[])
 ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like", "ones_like", "expand_reduced",
@@ -50,7 +52,7 @@ ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like"
                    "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar",
                    "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars", "einsum_jvp",
                    "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
-                   "seq_pieces", "split_bounds", "split_bar", "tree_add", "pack_like", "is_tree")
+                   "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "pack_like", "is_tree")
 
 
 class DifferentiationError(TranspileError):
@@ -162,12 +164,39 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
                     cargs[pname] = _literal(p.default)
             return _prim_op(cprim, cargs, reads)
         if isinstance(node.func, cst.Name) and node.func.value in program.functions:
-            return Op("call", callee=node.func.value,
-                      call_args=[code(a.value) for a in node.args if a.keyword is None],
-                      call_kwargs={a.keyword.value: code(a.value) for a in node.args if a.keyword is not None},
-                      reads=reads)
+            if custom_rules.custom_callee(program, node.func.value) is not None:
+                return custom_rules.classify_call(program, node, Op)
+            pos, kws = _every_argument(program.functions[node.func.value],
+                                       [code(a.value) for a in node.args if a.keyword is None],
+                                       {a.keyword.value: code(a.value) for a in node.args if a.keyword is not None})
+            return Op("call", callee=node.func.value, call_args=pos, call_kwargs=kws, reads=reads)
         return Op("static", reads=reads)
     return Op("static", reads=reads)
+
+
+def _every_argument(nf: NormalizedFunction, pos: list[str],
+                    kws: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """A helper call's arguments for every parameter, in order, literal defaults written out: the
+    helper's generated halves and jvp list every parameter (then ``_tape`` or tangents)."""
+    sig = inspect.signature(nf.fn)
+    try:
+        ba = sig.bind(*pos, **kws)
+    except TypeError:
+        return pos, kws  # reported when the call is specialized
+    out = []
+    for name, p in sig.parameters.items():
+        if p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD:
+            return pos, kws
+        if name in ba.arguments:
+            out.append(ba.arguments[name])
+            continue
+        lit = _literal_code(p.default)
+        if lit is None:
+            raise DifferentiationError(
+                f"cannot differentiate the call to {nf.name}: it leaves {name!r} to its default, which is not a "
+                "literal value", hint=f"pass {name}=... explicitly in the call")
+        out.append(lit)
+    return out, {}
 
 
 def _prim_op(prim: registry.Primitive, args: dict[str, Any], reads: list[str]) -> Op:
@@ -566,8 +595,7 @@ class Activity:
                     raise DifferentiationError(
                         f"cannot differentiate through `{code(s.value.func)}(...)`: srcjax does not know its "
                         f"derivative (it reads {', '.join(sorted(set(arg_reads)))})",
-                        hint="call NumPy functions srcjax supports, or your own Python functions (imported "
-                             "by name); srcjax.lax calls are differentiated when written as plain if/for/while")
+                        hint="call NumPy functions srcjax supports, srcjax.lax, or your own Python functions")
                 if op.kind == "static" and reads_active and _stores_arrays(s.value):
                     raise DifferentiationError(
                         f"cannot differentiate through `{code(s.value)}` yet (it builds a list or value from "
@@ -613,8 +641,8 @@ class Activity:
             hit = _CALL_ACTIVITY[key] = bool(_returned_names(callee) & sub.active)
         return hit
 
-    def mutated_args(self, op: Op) -> list[str]:
-        """The names passed to a helper's parameters that it appends to (``_tape``)."""
+    def appended_arguments(self, op: Op) -> list[str]:
+        """The names passed to a helper's parameters that it (or a helper it calls) appends to (``_tape``)."""
         callee = self.program.functions.get(op.callee or "")
         if callee is None:
             return []
@@ -638,13 +666,12 @@ class Activity:
                     x for p in op.prim.array_seqs for x in _seq_names(op.args.get(p))] + [
                     x for p in op.prim.arrays if p not in op.operands  # index_add(z, i, (w_bar, b_bar))
                     for x in _seq_names(op.args.get(p))]
-            if op.kind == "call":
-                # a list the callee appends to (a tape passed to a helper) holds what the call reads
-                mutated = self.mutated_args(op)
-                if not self.call_output_active(op):
-                    return mutated, list(op.reads) if mutated else []
-                return targets + mutated, list(op.reads)
-            if op.kind in ("copy", "pack", "tape_pop", "dict", "getattr", "tree_add", "pack_like"):
+            if op.kind == "call" and not self.call_output_active(op):
+                appended = self.appended_arguments(op)  # a tape the helper appends to holds what it reads
+                return appended, list(op.reads) if appended else []
+            if op.kind == "call":  # a list the helper appends to (a forward half's tape) changes too
+                targets = targets + self.appended_arguments(op)
+            if op.kind in ("copy", "pack", "call", "tape_pop", "custom", "dict", "getattr", "tree_add", "pack_like"):
                 src = list(op.reads)
                 if op.kind == "tape_pop" and op.callee:
                     src.append(op.callee)
@@ -807,7 +834,8 @@ class JVP:
         self.nf = nf
         self.name = name
         self.names = Names(set(names_in(nf.plain_fdef)) | set(program.functions))
-        self.body = inline_loop_iterables(nf.plain_fdef.body.body)
+        self.body = inline_lax(nf, list(nf.plain_fdef.body.body))  # user srcjax.lax calls -> if/for/while
+        self.body = inline_loop_iterables(self.body)
         self.act = Activity(program, nf, active_params, self.body)
         self.body, self.act = _hoisted(program, nf, active_params, self.body, self.act, self.names)
         self.dot: dict[str, str] = {}
@@ -942,6 +970,10 @@ class JVP:
         elif op.kind == "call":
             lines.pop()
             self.call(s, op, lines, ind, defined)
+            return
+        elif op.kind == "custom":
+            lines.pop()
+            custom_rules.jvp_call(self, s, op, lines, ind, defined)
             return
         else:
             t = None
@@ -1088,8 +1120,9 @@ class JVP:
         tgt = s.targets[0].target
         if isinstance(tgt, cst.Name):
             lines.append(f"{pad}{self.dname(tgt.value)} = {out_dot}")
-        else:
-            lines.append(f"{pad}{', '.join(self.dname(n) for n in names)} = {out_dot}")
+        else:  # the tangents unpack like the target (`a, = h(x)` -> `a_dot, = h_out_dot`)
+            dots: Any = tgt.visit(RenameNames({n: self.dname(n) for n in names}))
+            lines.append(f"{pad}{code(dots)} = {out_dot}")
         defined.update(names)
 
 
@@ -1135,9 +1168,11 @@ class VJP:
     """
 
     def __init__(self, program: Program, nf: NormalizedFunction, active_params: Sequence[str],
-                 helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]], out_lines: list[str]) -> None:
+                 helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]], out_lines: list[str],
+                 max_iters: int | None = None) -> None:
         self.program = program
         self.nf = nf
+        self.max_iters = max_iters
         self.active_params = list(active_params)
         self.names = Names(set(names_in(nf.plain_fdef)) | set(program.functions) | set(ADJOINT_IMPORTS))
         self.bar: dict[str, str] = {}
@@ -1145,8 +1180,12 @@ class VJP:
         self.out_lines = out_lines
         self.params = [p.name.value for p in nf.plain_fdef.params.params]
         self.tape = self.names.fresh("_tape")
-        body = single_exit(inline_loop_iterables(nf.plain_fdef.body.body),
-                           Names(set(names_in(nf.plain_fdef))).fresh("result"))
+        body = single_exit(list(nf.plain_fdef.body.body), Names(set(names_in(nf.plain_fdef))).fresh("result"))
+        body = inline_lax(nf, body)  # user srcjax.lax calls -> if/for/while (see transforms/inline_lax.py)
+        # while on data -> bounded for; break/continue -> flags (see transforms/bounded.py)
+        body, self.spans, self._bounder = bound_loops(nf, body, max_iters)
+        body = inline_calls_in_data_branches(program, nf, body)
+        body = inline_loop_iterables(body)  # for i, p in reversed(list(enumerate(xs))): as written
         if not body or not isinstance(body[-1], cst.SimpleStatementLine) or \
                 not isinstance(body[-1].body[-1], cst.Return):
             raise DifferentiationError(f"{nf.name}: reverse mode needs one `return` at the end of the function",
@@ -1155,21 +1194,10 @@ class VJP:
             if isinstance(s, cst.Return):
                 raise DifferentiationError(f"{nf.name}: `return` inside if/for is not supported in reverse mode "
                                            "yet", hint="assign the result in each branch and return it once")
-            if isinstance(s, (cst.Break, cst.Continue)):
-                raise DifferentiationError(
-                    "break/continue in a loop being differentiated is not supported in reverse mode yet",
-                    hint="run every iteration and freeze the state once done instead: "
-                         "done = done | cond; x = np.where(done, x, new_x)  (forward mode, jvp, handles break)")
-        from ..frontend.functionalize import DYNAMIC, BindingTimes
+            assert not isinstance(s, (cst.Break, cst.Continue)), "bound_loops leaves no loop exits"
+        from ..frontend.functionalize import BindingTimes
 
-        bta = BindingTimes(nf, nf.plain_fdef, body)
-        for s, _ in _walk(body):
-            if isinstance(s, cst.While) and bta.of(s.test) == DYNAMIC:
-                raise DifferentiationError(
-                    "reverse mode through a `while` loop on array data (a trip count known only at run time) is "
-                    "not supported yet", span=nf.spans.get(id(s)),
-                    hint="bound it: for i in range(max_iters): x = np.where(done, x, new_x), with "
-                         "done = done | converged; forward mode (srcjax.jvp) handles the while loop as it is")
+        self.bta = BindingTimes(nf, nf.plain_fdef, body)
         self.ret: cst.Return = body[-1].body[-1]
         self.act = Activity(program, nf, active_params, body)
         body, self.act = _hoisted(program, nf, active_params, body, self.act, self.names)
@@ -1187,13 +1215,19 @@ class VJP:
                     hint="use srcjax.hessian / srcjax.jacfwd (forward over reverse) instead")
         self.body = list(body[:-1]) + ([cst.SimpleStatementLine(body=list(body[-1].body[:-1]))]
                                        if len(body[-1].body) > 1 else [])
+        self.body, self.custom_res = custom_rules.with_residuals(self, self.body)
+        self.no_bar: set[int] = set()  # calls whose result gets no cotangent: primal calls them plainly
         self.saved = self.overwritten()
         self.arrays = array_names(self.body, self.act)
         self.loop_index: dict[int, str] = {}
         self.loop_iters: dict[int, str] = {}
         self.counters: dict[int, str] = {}
         self.loop_locals: dict[int, list[str]] = {}
-        self.pushed: set[tuple[int, str]] = set()
+        # (statement id, name) -> where the adjoint gets the name's old value back: the tape, or a
+        # name saved inside an `if` on data (a tape push there would depend on the branch taken)
+        self.pushed: dict[tuple[int, str], str] = {}
+        self.branch_saves: list[list[tuple[str, str]]] = []  # per open data `if`: (saved name, variable)
+        self.loop_saves: list[list[str]] = []  # per open loop: saved names first bound in its body
         self.restore: set[str] = set(self.saved)
         self.seed_expr: str | None = None  # grad seeds the output's cotangent with this expression
 
@@ -1230,33 +1264,40 @@ class VJP:
                         op = self.act.op(small.value)
                         for n in targets:
                             if n in self.restore and n in bound:
-                                lines.append(f"{pad}{self.tape}.append({n})")
-                                self.pushed.add((id(small), n))
+                                if self.branch_saves:
+                                    sv = self.names.fresh(f"{n}_before")
+                                    lines.append(f"{pad}{sv} = {n}")
+                                    self.pushed[(id(small), n)] = sv
+                                    self.branch_saves[-1].append((sv, n))
+                                    if self.loop_saves:
+                                        self.loop_saves[-1].append(sv)
+                                else:
+                                    lines.append(f"{pad}{self.tape}.append({n})")
+                                    self.pushed[(id(small), n)] = f"{self.tape}.pop()"
                         bound.update(targets)
-                        if op.kind == "call" and self.call_active(op):
+                        if op.kind == "custom":
+                            line = custom_rules.primal_line(self, small, op, pad)
+                            if line is not None:
+                                lines.append(line)
+                                continue
+                        if op.kind == "call" and self.call_active(op) and id(small) not in self.no_bar:
                             fwd, _ = self.call_names(op)
                             lines.append(f"{pad}{code(small.targets[0].target)} = {fwd}"
                                          f"({', '.join(self.call_arg_list(op) + [self.tape])})")
                             continue
                     lines.append(pad + code(small))
             elif isinstance(s, cst.If):
-                lines.append(f"{pad}if {code(s.test)}:")
-                b1 = set(bound)
-                self.primal(s.body.body, ind + 1, lines, b1)
-                b2 = set(bound)
-                if s.orelse is not None:
-                    lines.append(f"{pad}else:")
-                    self.primal([s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body, ind + 1,
-                                lines, b2)
-                bound |= b1 & b2
+                self.primal_if(s, ind, lines, bound)
             elif isinstance(s, (cst.For, cst.While)):
                 body_lines: list[str] = []
                 inner = set(bound)
                 if isinstance(s, cst.For):
                     inner.update(target_names(s.target))
+                self.loop_saves.append([])
                 self.primal(s.body.body, ind + 1, body_lines, inner)
+                in_branches = self.loop_saves.pop()
                 # names first bound inside the body: saved at the end of every iteration
-                local = sorted(n for n in self.assigned_in(s.body.body) - bound if n in self.restore)
+                local = sorted(n for n in self.assigned_in(s.body.body) - bound if n in self.restore) + in_branches
                 self.loop_locals[id(s)] = local
                 if local:
                     body_lines.append(f"{pad}    {self.tape}.append(({', '.join(local)},))")
@@ -1279,6 +1320,45 @@ class VJP:
                     lines.append(f"{pad}while {code(s.test)}:")
                     body_lines.append(f"{pad}    {c} = {c} + 1")
                 lines += body_lines or [f"{pad}    pass"]
+
+    def primal_if(self, s: cst.If, ind: int, lines: list[str], bound: set[str]) -> None:
+        """An ``if``; on data, values the adjoint restores are saved in names both branches bind."""
+        from ..frontend.functionalize import STATIC
+
+        pad = "    " * ind
+        data = self.bta.of(s.test) != STATIC
+        if data:
+            self.branch_saves.append([])
+        lines.append(f"{pad}if {code(s.test)}:")
+        b1 = set(bound)
+        first: list[str] = []
+        self.primal(s.body.body, ind + 1, first, b1)
+        saves1 = self.branch_saves[-1][:] if data else []
+        b2 = set(bound)
+        second: list[str] = []
+        if s.orelse is not None:
+            self.primal([s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body, ind + 1, second, b2)
+        if data:
+            saves = self.branch_saves.pop()
+            saves2 = saves[len(saves1):]
+            for mine, other in ((first, saves2), (second, saves1)):
+                # the other branch's saved names, bound here too: to the value at the `if` (read only
+                # on the other branch, but giving the join a value), or UNSET if there is none yet
+                mine[:0] = [f"{pad}    {sv} = {n if n in bound else 'UNSET'}" for sv, n in other]
+            if self.branch_saves:
+                self.branch_saves[-1] += saves
+            if self.loop_saves:
+                # a loop saves what its body binds at the end of every iteration: a name the adjoint
+                # needs that one branch binds is UNSET on the others (read only under the same test)
+                for mine, b_mine, b_other in ((first, b1, b2), (second, b2, b1)):
+                    for n in sorted((b_other - b_mine - bound) & self.restore):
+                        mine.append(f"{pad}    {n} = UNSET")
+                        b_mine.add(n)
+        lines += first or [f"{pad}    pass"]
+        if second:
+            lines.append(f"{pad}else:")
+            lines += second
+        bound |= b1 & b2
 
     def assigned_in(self, stmts: Sequence[Any]) -> set[str]:
         return {n for st, _ in _walk(stmts) if isinstance(st, cst.Assign)
@@ -1418,14 +1498,20 @@ class VJP:
         names = target_names(target)
         op = self.act.op(s.value)
         restore = [n for n in names if (id(s), n) in self.pushed]
+        old = {n: self.pushed[(id(s), n)] for n in restore}
         has_bar = any(n in defined and n in self.act.active for n in names)
         if not has_bar:
+            if op.kind in ("call", "custom"):
+                self.no_bar.add(id(s))  # its forward half would leave residuals on the tape: not used
             if op.kind == "tape_pop" and op.callee in self.act.active:
                 lines.append(f"{pad}{self.bname(op.callee)}.append(None)")
             for n in restore:
-                lines.append(f"{pad}{n} = {self.tape}.pop()")
+                lines.append(f"{pad}{n} = {old[n]}")
             for n in names:
                 defined.discard(n)
+            return
+        if op.kind == "custom":
+            custom_rules.adjoint(self, s, op, restore, lines, pad, defined)
             return
         tcode = code(target)
         # the result's cotangent, consumed by this statement
@@ -1453,8 +1539,14 @@ class VJP:
                     lines.append(f"{pad}{gsave} = {gexpr}")
                     gexpr = gsave
                 for n in restore:
-                    lines.append(f"{pad}{n} = {self.tape}.pop()")
+                    lines.append(f"{pad}{n} = {old[n]}")
                 restore = []
+        elif op.kind in ("prim", "copy", "pack") and isinstance(target, cst.Name) and \
+                (tcode in op.operands.values() or tcode in op.elements):
+            # `y = f(y, ...)`: the rule accumulates into y's cotangent, which it also reads
+            gsave = self.names.fresh(f"{tcode}_bar_out")
+            lines.append(f"{pad}{gsave} = {gexpr}")
+            gexpr = gsave
         for n in names:
             defined.discard(n)
         if op.kind == "prim":
@@ -1475,7 +1567,7 @@ class VJP:
         elif op.kind == "call":
             self.call_adjoint(op, gexpr, lines, pad, defined)
         for n in restore:
-            lines.append(f"{pad}{n} = {self.tape}.pop()")
+            lines.append(f"{pad}{n} = {old[n]}")
 
     def container_adjoint(self, op: Op, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
         """Cotangents of a dict literal's values, of ``p`` in ``p.w``, of tree_add's and pack_like's operands."""
@@ -1546,14 +1638,14 @@ class VJP:
             n in self.act.active for n in names_in(cst.parse_expression(bound[p]))))
         if not active:
             return ()
-        pair = vjp_helper(self.program, callee, active, self.helpers, self.out_lines)
+        pair = vjp_helper(self.program, callee, active, self.helpers, self.out_lines, self.max_iters)
         if set(HELPER_ZEROS.get(pair, ())) >= set(active):
             return ()  # nothing flows back (e.g. ones_like(x)): call the plain function
         return active
 
     def call_names(self, op: Op) -> tuple[str, str]:
         callee, _, _ = self.call_bound(op)
-        return vjp_helper(self.program, callee, self.call_active(op), self.helpers, self.out_lines)
+        return vjp_helper(self.program, callee, self.call_active(op), self.helpers, self.out_lines, self.max_iters)
 
     def call_arg_list(self, op: Op) -> list[str]:
         callee, params, bound = self.call_bound(op)
@@ -1585,12 +1677,13 @@ class VJP:
     # -- assembling ---------------------------------------------------------------------------
     def sweeps(self, seed: str | None) -> tuple[list[str], list[str], str, set[str]]:
         """(primal lines, adjoint lines, output atom, defined cotangents after)."""
-        # pass 1 finds which saved names the adjoint reads; pass 2 saves only those
+        # pass 1 finds which saved names the adjoint reads and which calls get no cotangent;
+        # pass 2 saves only those, and calls those plainly
         taken = set(self.names.taken)
         for _ in range(2):
             self.bar = {}
             self.names.taken = set(taken)
-            self.pushed = set()
+            self.pushed = {}
             primal: list[str] = []
             self.final_bound = set(self.params)
             self.primal(self.body, 1, primal, self.final_bound)
@@ -1666,6 +1759,80 @@ def _saved_iterable(it: cst.BaseExpression) -> str:
     return code(it)
 
 
+def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body: list[Any],
+                                   depth: int = 0) -> list[Any]:
+    """Helper calls inside ``if``s on data, written out in place (reverse mode).
+
+    A helper's forward half pushes its saved values on the tape, which a branch
+    on data cannot do; its statements in the branch save them like the
+    branch's own (in names both branches bind).
+    """
+    from ..frontend.functionalize import STATIC, BindingTimes
+
+    def inlinable(v: cst.BaseExpression) -> bool:  # a helper call; custom rules keep their own call
+        return isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in program.functions \
+            and custom_rules.custom_callee(program, v.func.value) is None
+
+    calls = [st for st, _ in _walk(body) if isinstance(st, cst.Assign) and inlinable(st.value)]
+    if not calls:
+        return body
+    bta = BindingTimes(nf, nf.plain_fdef, body)
+    inl = Inliner(nf, set(names_in(nf.plain_fdef)) | set(names_in(cst.Module(body=body))))
+    changed = False
+
+    def block(stmts: Sequence[Any], data: bool) -> list[Any]:
+        nonlocal changed
+        out: list[Any] = []
+        for st in stmts:
+            if isinstance(st, cst.If):
+                d = data or bta.of(st.test) != STATIC
+                orelse = st.orelse
+                if isinstance(orelse, cst.If):
+                    orelse = block([orelse], d)[0]
+                elif orelse is not None:
+                    orelse = orelse.with_changes(body=orelse.body.with_changes(body=block(orelse.body.body, d)))
+                out.append(st.with_changes(body=st.body.with_changes(body=block(st.body.body, d)), orelse=orelse))
+            elif isinstance(st, (cst.For, cst.While)):
+                out.append(st.with_changes(body=st.body.with_changes(body=block(st.body.body, data))))
+            elif data and isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and \
+                    isinstance(st.body[0], cst.Assign) and inlinable(st.body[0].value):
+                out += inline_one(st.body[0], st)
+                changed = True
+            else:
+                out.append(st)
+        return out
+
+    def inline_one(a: cst.Assign, line: Any) -> list[Any]:
+        op = classify(a.value, program, nf)
+        callee = program.functions[op.callee]  # type: ignore[index]
+        where = f"a call of `{callee.name}` inside an `if` on array data"
+        if callee.source.globals is not nf.source.globals or callee.source.closure or depth > 8 or \
+                callee is nf or _find_nested_def(callee.plain_fdef.body) is not None:
+            raise DifferentiationError(f"reverse mode through {where} (a helper from another module, a closure, "
+                                       "or recursion) is not supported yet", span=nf.spans.get(id(line)),
+                                       hint=f"call {callee.name} before the `if` and select the result with "
+                                            "np.where, or move the `if` into the helper")
+        params = callee.plain_fdef.params.params
+        args: list[str] = []
+        for k, p in enumerate(params):
+            name = p.name.value
+            if k < len(op.call_args):
+                args.append(op.call_args[k])
+            elif name in op.call_kwargs:
+                args.append(op.call_kwargs[name])
+            elif p.default is not None:
+                args.append(code(p.default))
+            else:
+                raise DifferentiationError(f"{callee.name}() is missing the argument `{name}`",
+                                           span=nf.spans.get(id(line)))
+        inner = inline_calls_in_data_branches(program, callee, list(callee.plain_fdef.body.body), depth + 1)
+        fdef = callee.plain_fdef.with_changes(body=callee.plain_fdef.body.with_changes(body=inner))
+        return inl.inline(fdef, args, code(a.targets[0].target), line)
+
+    new = block(body, False)
+    return new if changed else body
+
+
 def _find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:
     found: list[cst.FunctionDef] = []
 
@@ -1679,10 +1846,14 @@ def _find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:
 
 
 def _upward_exposed(stmts: Sequence[Any]) -> set[str]:
-    """Names the statements may read before assigning them (conservatively: a nested block's
-    assignments never count as done)."""
+    """Names the statements may read before assigning them (an ``if`` assigns what both
+    branches assign; a loop's body may run zero times)."""
+    return _exposed(stmts, set())[0]
+
+
+def _exposed(stmts: Sequence[Any], killed: set[str]) -> tuple[set[str], set[str]]:
     exposed: set[str] = set()
-    killed: set[str] = set()
+    killed = set(killed)
     for s in stmts:
         if isinstance(s, cst.SimpleStatementLine):
             for small in s.body:
@@ -1692,9 +1863,22 @@ def _upward_exposed(stmts: Sequence[Any]) -> set[str]:
                         killed |= set(target_names(t.target))
                 else:
                     exposed |= set(names_in(small)) - killed
+        elif isinstance(s, cst.If):
+            exposed |= set(names_in(s.test)) - killed
+            e1, k1 = _exposed(s.body.body, killed)
+            other = [] if s.orelse is None else [s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body
+            e2, k2 = _exposed(other, killed)
+            exposed |= e1 | e2
+            killed = k1 & k2
+        elif isinstance(s, cst.For):
+            exposed |= set(names_in(s.iter)) - killed
+            exposed |= _exposed(s.body.body, killed | set(target_names(s.target)))[0]
+        elif isinstance(s, cst.While):
+            exposed |= set(names_in(s.test)) - killed
+            exposed |= _exposed(s.body.body, killed)[0]
         else:
             exposed |= set(names_in(s)) - killed
-    return exposed
+    return exposed, killed
 
 
 def _free_of_loop_targets(module: cst.Module) -> set[str]:
@@ -1748,7 +1932,8 @@ HELPER_ZEROS: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
 def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...],
-               helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]], out_lines: list[str]) -> tuple[str, str]:
+               helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]], out_lines: list[str],
+               max_iters: int | None = None) -> tuple[str, str]:
     key = (nf.name, active)
     names = helpers.get(key)
     if names is not None:
@@ -1757,7 +1942,7 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     nm = Names(taken)
     fwd, bwd = nm.fresh(f"{nf.name}_fwd"), nm.fresh(f"{nf.name}_bwd")
     helpers[key] = (fwd, bwd)
-    v = VJP(program, nf, active, helpers, out_lines)
+    v = VJP(program, nf, active, helpers, out_lines, max_iters)
     out_bar = v.names.fresh("out_bar")
     primal, adj, out, defined = v.sweeps(out_bar)
     bars = v.finish_bars(adj, defined, skip_zeros=True)
@@ -1792,15 +1977,23 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     return fwd, bwd
 
 
+def _record_origins(helpers: dict[Any, Any], origins: dict[str, str] | None) -> None:
+    """``origins[generated helper] = the program function it derives from`` (whose namespace it needs)."""
+    if origins is not None:
+        for (fname, _), names in helpers.items():
+            for n in names if isinstance(names, tuple) else (names,):
+                origins[n] = fname
+
+
 def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: bool, has_aux: bool,
-                single: bool = True) -> str:
+                single: bool = True, origins: dict[str, str] | None = None, max_iters: int | None = None) -> str:
     """Source of ``def name(params...)`` returning the gradient (and value/aux)."""
     nf = program.entry
     params = [p.name.value for p in nf.plain_fdef.params.params]
     active = [params[i] for i in argnums]
     helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
     extra: list[str] = []
-    v = VJP(program, nf, active, helpers, extra)
+    v = VJP(program, nf, active, helpers, extra, max_iters)
     seed_holder = v.names.fresh("out_bar")
     out_node = v.ret.value
     if has_aux:
@@ -1832,6 +2025,7 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
     elif value:
         result = f"{main}, {g}"
     lines.append(f"    return {result}")
+    _record_origins(helpers, origins)
     return "\n".join(lines) + "\n" + ("\n\n" + "\n\n".join(extra) if extra else "")
 
 
@@ -1861,14 +2055,15 @@ def _kept(v: VJP, exprs: list[str | None], adj: list[str], lines: list[str]) -> 
             if e is not None and mapping else e for e in exprs]
 
 
-def vjp_source(program: Program, argnums: Sequence[int], name: str) -> str:
+def vjp_source(program: Program, argnums: Sequence[int], name: str, origins: dict[str, str] | None = None,
+               max_iters: int | None = None) -> str:
     """Source of ``def name(params..., out_bar)`` returning ``(out, cotangents)``."""
     nf = program.entry
     params = [p.name.value for p in nf.plain_fdef.params.params]
     active = [params[i] for i in argnums]
     helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
     extra: list[str] = []
-    v = VJP(program, nf, active, helpers, extra)
+    v = VJP(program, nf, active, helpers, extra, max_iters)
     out_bar = v.names.fresh("out_bar")
     primal, adj, out, defined = v.sweeps(out_bar)
     bars = v.finish_bars(adj, defined)
@@ -1876,14 +2071,16 @@ def vjp_source(program: Program, argnums: Sequence[int], name: str) -> str:
     out = _kept(v, [out, None], adj, lines)[0] or out
     lines += adj
     lines.append(f"    return {out}, ({', '.join(bars)},)")
+    _record_origins(helpers, origins)
     return "\n".join(lines) + "\n" + ("\n\n" + "\n\n".join(extra) if extra else "")
 
 
-def jvp_source(program: Program, argnums: Sequence[int], name: str) -> str:
+def jvp_source(program: Program, argnums: Sequence[int], name: str, origins: dict[str, str] | None = None) -> str:
     nf = program.entry
     params = [p.name.value for p in nf.plain_fdef.params.params]
     active = [params[i] for i in argnums]
     helpers: dict[tuple[str, tuple[str, ...]], str] = {}
     extra: list[str] = []
     text = JVP(program, nf, active, name, helpers, extra).build()
+    _record_origins(helpers, origins)
     return text + ("\n\n" + "\n\n".join(extra) if extra else "")

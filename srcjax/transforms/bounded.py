@@ -1,0 +1,268 @@
+"""Loops for reverse mode: ``while`` on data gets a bound, ``break``/``continue`` become flags.
+
+Reverse mode saves what each iteration computes and replays the iterations
+backwards, so it needs loops whose structure does not depend on a decision
+made by array data in the middle of the loop. Before differentiating, this
+pass rewrites the ANF of a function (``nf.plain``) into that form:
+
+* ``break``/``continue`` (on data or not) become flags, as the forward
+  functionalization does (``stop = np.logical_or(...)``), and the rest of the
+  iteration is guarded by ``if not_stop:``; an iteration after the loop has
+  stopped does nothing. ::
+
+      for i in range(n):                 stop = False
+          x = step(x)                    for i in range(n):
+          if done(x):           ->           not_stop = np.logical_not(stop)
+              break                          if not_stop:
+                                                 x = step(x)
+                                                 gt = done(x)
+                                                 if gt:
+                                                     stop = True
+
+* ``while test:`` whose test (or an exit) depends on data becomes a ``for``
+  over a bound, with ``if not test: break`` first::
+
+      while it < 100 and err > tol:      ->  for _ in range(0, 100, 1):  # it = 0; it = it + 1
+      while err > tol:  (max_iters=50)   ->  for _ in range(50):
+
+  The bound is read from the test when it has a counter (``i < n`` or
+  ``i <= n`` with ``i`` set to an integer literal just before the loop and
+  increased by a positive literal once per iteration in the body), else it
+  is the ``max_iters`` given to the transformation, else the loop is
+  refused with an error that says how to give one. A loop still running
+  after ``max_iters`` iterations stops there: the derivative is that of the
+  first ``max_iters`` iterations.
+
+Everything here is plain ANF again, so the rest of reverse mode (tapes
+stacked per iteration, ``if``s on data re-tested by the adjoint) applies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import libcst as cst
+
+from ..core import Span, TranspileError
+from ..frontend.functionalize import (
+    DYNAMIC,
+    STATIC,
+    BindingTimes,
+    _call,
+    _Functionalizer,
+    _int_literal,
+    _is_true,
+    _orelse_stmts,
+    _own_exits,
+)
+from ..frontend.names import names_in, target_names
+from ..frontend.normalize import NormalizedFunction
+
+
+class LoopBoundError(TranspileError):
+    """Reverse mode through a loop whose trip count is decided by data, without a bound."""
+
+
+def _hint() -> str:
+    return ("give an upper bound on its iterations: srcjax.grad(f, max_iters=100) (also value_and_grad, vjp, "
+            "jacrev, hessian), or count in the test: `while it < 100 and ...:` with `it = 0` before the loop and "
+            "`it += 1` in it; forward mode (srcjax.jvp) needs no bound")
+
+
+class Bounder:
+    """Rewrites one function body; ``changed`` tells whether it did anything."""
+
+    def __init__(self, nf: NormalizedFunction, body: Sequence[Any], max_iters: int | None) -> None:
+        self.nf = nf
+        self.max_iters = max_iters
+        self.bta = BindingTimes(nf, nf.plain_fdef, body)
+        self.f = _Functionalizer(nf, self.bta, names_in(nf.plain_fdef))
+        self.changed = False
+
+    @property
+    def spans(self) -> dict[int, Span]:
+        return self.f.spans
+
+    def block(self, stmts: Sequence[Any]) -> list[Any]:
+        out: list[Any] = []
+        for s in stmts:
+            if isinstance(s, cst.If):
+                out.append(self.if_(s))
+            elif isinstance(s, cst.For):
+                out += self.for_(s, s.body.body)
+            elif isinstance(s, cst.While):
+                out += self.while_(s, out)
+            else:
+                out.append(s)
+        return out
+
+    def if_(self, s: cst.If) -> cst.If:
+        body = self.block(s.body.body)
+        orelse = s.orelse
+        if isinstance(orelse, cst.If):
+            orelse = self.if_(orelse)
+        elif orelse is not None:
+            orelse = orelse.with_changes(body=self.f.indented(self.block(_orelse_stmts(s))))
+        new = s.with_changes(body=self.f.indented(body), orelse=orelse)
+        return self.f.mark(new, self.f.span(s))  # type: ignore[no-any-return]
+
+    def for_(self, s: cst.For, body_stmts: Sequence[Any]) -> list[Any]:
+        sp = self.f.span(s)
+        if s.orelse is not None:
+            raise LoopBoundError("reverse mode through a `for ... else:` loop is not supported", span=sp,
+                                 hint="set a flag before `break` and test it after the loop")
+        body = self.block(body_stmts)
+        pre: list[Any] = []
+        breaks, conts = _own_exits(body)
+        if breaks or conts:
+            self.changed = True
+            body, stop = self.f.flags(body, [], pre, sp)
+            if stop is not None:
+                go = self.f.fresh(f"not_{stop}")
+                self.bta.declare(go, DYNAMIC)
+                body = [self.f.line(go, _call("np.logical_not", cst.Name(stop)), sp),
+                        self.f.mark(cst.If(test=cst.Name(go), body=self.f.indented(body)), sp)]
+        new = s.with_changes(body=self.f.indented(body))
+        return pre + [self.f.mark(new, sp)]
+
+    def while_(self, s: cst.While, before: list[Any]) -> list[Any]:
+        sp = self.f.span(s)
+        if s.orelse is not None:
+            raise LoopBoundError("reverse mode through a `while ... else:` loop is not supported", span=sp,
+                                 hint="set a flag before `break` and test it after the loop")
+        on_data = self.bta.of(s.test) != STATIC or id(s) in self.bta.flagged
+        if not on_data:
+            breaks, conts = _own_exits(s.body.body)
+            if not breaks and not conts:
+                return [self.f.mark(s.with_changes(body=self.f.indented(self.block(s.body.body))), sp)]
+        rng = self.counted(s, before)
+        if rng is None:
+            if self.max_iters is None:
+                what = "on array data" if on_data else "with break/continue"
+                raise LoopBoundError(f"reverse mode through a `while` loop {what} needs a bound on its "
+                                     "iterations", span=sp, hint=_hint())
+            rng = _call("range", cst.Integer(str(self.max_iters)))
+        self.changed = True
+        test: list[Any] = []
+        if _is_true(s.test):  # `while True:` ends by its breaks alone
+            loop = cst.For(target=cst.Name(self.f.fresh("_")), iter=rng, body=s.body)
+            self.f.mark(loop, sp)
+            return self.for_(loop, list(loop.body.body))
+        t = self.f.atom(s.test, test, sp)
+        if any(isinstance(x, cst.FunctionDef) for x in test):
+            raise LoopBoundError("reverse mode through this `while` test (an `and`/`or` whose right side may "
+                                 "fail when the left decides) is not supported", span=sp,
+                                 hint="compute both sides first and combine them with np.logical_and / "
+                                      "np.logical_or")
+        nt = self.f.fresh(f"not_{t.value}" if isinstance(t, cst.Name) else "not_test")
+        self.bta.declare(nt, DYNAMIC)
+        test.append(self.f.line(nt, _call("np.logical_not", t), sp))
+        test.append(self.f.mark(cst.If(test=cst.Name(nt), body=self.f.indented(
+            [cst.SimpleStatementLine(body=[cst.Break()])])), sp))
+        target = self.f.fresh("_")
+        loop = cst.For(target=cst.Name(target), iter=rng, body=self.f.indented(test + list(s.body.body)))
+        self.f.mark(loop, sp)
+        return self.for_(loop, list(loop.body.body))
+
+    def counted(self, s: cst.While, before: Sequence[Any]) -> cst.BaseExpression | None:
+        """``range(i0, n, c)`` when the test has a conjunct ``i < n`` (or ``<=``) on a counter."""
+        conj: list[cst.BaseExpression] = []
+
+        def split(e: cst.BaseExpression) -> None:
+            if isinstance(e, cst.BooleanOperation) and isinstance(e.operator, cst.And):
+                split(e.left)
+                split(e.right)
+            else:
+                conj.append(e)
+
+        split(s.test)
+        for e in conj:
+            if not isinstance(e, cst.Comparison) or len(e.comparisons) != 1:
+                continue
+            op = e.comparisons[0].operator
+            left, right = e.left, e.comparisons[0].comparator
+            if isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)):
+                left, right = right, left
+                op = cst.LessThan() if isinstance(op, cst.GreaterThan) else cst.LessThanEqual()
+            if not isinstance(op, (cst.LessThan, cst.LessThanEqual)) or not isinstance(left, cst.Name):
+                continue
+            i = left.value
+            if self.bta.of(right) == DYNAMIC or i in names_in(right):
+                continue
+            start = self.initial(i, before)
+            step = self.step(i, s.body.body)
+            if start is None or step is None:
+                continue
+            hi: cst.BaseExpression = right
+            if isinstance(op, cst.LessThanEqual):
+                hi = cst.BinaryOperation(right, cst.Add(), cst.Integer("1"))
+            return _call("range", cst.Integer(str(start)), hi, cst.Integer(str(step)))
+        return None
+
+    @staticmethod
+    def initial(i: str, before: Sequence[Any]) -> int | None:
+        """The integer literal ``i`` is set to by the last statement before the loop that binds it."""
+        for st in reversed(before):
+            if isinstance(st, cst.SimpleStatementLine):
+                for small in reversed(st.body):
+                    if isinstance(small, cst.Assign) and any(i in target_names(t.target) for t in small.targets):
+                        if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                            return _int_literal(small.value)
+                        return None
+            elif i in names_in(st):
+                return None
+        return None
+
+    @staticmethod
+    def step(i: str, body: Sequence[Any]) -> int | None:
+        """``c`` when the body's only binding of ``i`` is ``i = i + c`` at its top level (c > 0)."""
+        found: int | None = None
+        for st in body:
+            if isinstance(st, cst.SimpleStatementLine):
+                for small in st.body:
+                    if isinstance(small, cst.Assign) and any(i in target_names(t.target) for t in small.targets):
+                        v = small.value
+                        ok = (found is None and len(small.targets) == 1 and isinstance(v, cst.BinaryOperation)
+                              and isinstance(v.operator, cst.Add) and isinstance(v.left, cst.Name)
+                              and v.left.value == i)
+                        c = _int_literal(v.right) if ok else None  # type: ignore[attr-defined]
+                        if c is None or c <= 0:
+                            return None
+                        found = c
+            elif i in _bound_in(st):
+                return None
+        return found
+
+
+def _bound_in(st: Any) -> set[str]:
+    out: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
+            out.update(target_names(n.target))
+
+        def visit_For(self, n: cst.For) -> None:
+            out.update(target_names(n.target))
+
+    st.visit(V())
+    return out
+
+
+def bound_loops(nf: NormalizedFunction, body: Sequence[Any],
+                max_iters: int | None) -> tuple[list[Any], dict[int, Span], Bounder | None]:
+    """``body`` with loops rewritten for reverse mode, the spans of new nodes, and the rewriter
+    (which keeps the new nodes alive while their spans are used); the body itself when nothing changed."""
+    if not any(isinstance(s, (cst.While, cst.Break, cst.Continue)) for s in _all(body)):
+        return list(body), nf.spans, None
+    b = Bounder(nf, body, max_iters)
+    new = b.block(body)
+    if not b.changed:
+        return list(body), nf.spans, None
+    return new, b.spans, b
+
+
+def _all(stmts: Sequence[Any]) -> list[Any]:
+    from ..frontend.restructure import walk
+
+    return [s for s, _ in walk(stmts)]

@@ -1,0 +1,350 @@
+"""Calls to custom_vjp / custom_jvp functions in forward and reverse mode.
+
+Input: an ANF call ``y = f(a, n)`` whose callee is a custom function (ad.classify
+gives it kind ``"custom"``; its ``reads`` are the names of the differentiable
+arguments only). Output: source lines that call the user's rules, which
+are added to the :class:`~srcjax.frontend.program.Program` like helpers
+(``Program.add_rule``) so they are transpiled, and differentiated again
+for higher orders:
+
+- forward mode, custom_jvp: ``y, y_dot = f_jvp((a,), (a_dot,))``
+  (nondiff arguments first; inactive arguments get ``zeros_like`` tangents);
+  custom_vjp: a :class:`CustomRuleError`, as in JAX.
+- reverse mode, custom_vjp: :func:`with_residuals` first rewrites the
+  statement's target to ``y, f_res`` so the residuals are an ordinary local
+  that the tape saves when a loop overwrites it; the primal sweep then reads
+  ``y, f_res = f_fwd(a, n)`` and the adjoint ``a_bar, = f_bwd(n, f_res, y_bar)``.
+- reverse mode, custom_jvp: the primal sweep calls ``f`` itself; the rule's
+  tangent output is linear in the tangents, so its transpose is the
+  reverse-mode derivative of the rule with respect to ``tangents`` (at zero
+  tangents), written as one generated function with its own tape:
+  ``a_bar, = f_jvp_transpose((a,), (zeros_like(a),), (None, y_bar))``.
+
+Everything here is reached from one dispatch line per site in ``ad.py``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from ..core import CustomRuleError
+from ..custom import _Custom, custom_jvp, custom_vjp, owner_of, register_role
+from ..frontend.names import RenameNames, names_in, target_names
+from ..frontend.program import Program
+
+if TYPE_CHECKING:
+    from ..frontend.normalize import NormalizedFunction
+    from .ad import JVP, VJP, Op
+
+_MOD = cst.Module(body=[])
+
+
+def code(node: cst.CSTNode) -> str:
+    return _MOD.code_for_node(node)
+
+
+def custom_callee(program: Program, name: str) -> _Custom | None:
+    nf = program.functions.get(name)
+    return owner_of(nf.fn) if nf is not None else None
+
+
+def classify_call(program: Program, node: cst.Call, op_cls: type[Op]) -> Op:
+    """The Op of ``f(...)`` for a custom ``f``: reads only the differentiable arguments."""
+    assert isinstance(node.func, cst.Name)
+    name = node.func.value
+    pos = [code(a.value) for a in node.args if a.keyword is None]
+    kws = {a.keyword.value: code(a.value) for a in node.args if a.keyword is not None}
+    op = op_cls("custom", callee=name, call_args=pos, call_kwargs=kws)
+    owner = custom_callee(program, name)
+    assert owner is not None
+    bound = _bound(owner, op)
+    op.reads = [n for p in owner.diff_params() if bound.get(p) for n in names_in(cst.parse_expression(bound[p]))]
+    return op
+
+
+_MISSING = "<missing>"
+
+
+def _bound(owner: _Custom, op: Op) -> dict[str, str]:
+    """Parameter -> argument code (literal defaults written out; others ``_MISSING``)."""
+    sig = inspect.signature(owner.fun)
+    try:
+        ba = sig.bind(*op.call_args, **op.call_kwargs)
+    except TypeError as e:
+        raise CustomRuleError(f"{owner.__name__}(): {e}", span=owner.span()) from None  # type: ignore[attr-defined]
+    out = dict(ba.arguments)
+    for p, prm in sig.parameters.items():
+        if p not in out:
+            out[p] = _literal(prm.default) if prm.default is not inspect.Parameter.empty else _MISSING
+    return out
+
+
+def _literal(v: Any) -> str:
+    if v is None or isinstance(v, (bool, int, str)) or (isinstance(v, float) and math.isfinite(v)):
+        return repr(v)
+    return _MISSING
+
+
+def _need(owner: _Custom, bound: dict[str, str], p: str) -> str:
+    v = bound[p]
+    if v == _MISSING:
+        raise CustomRuleError(
+            f"{owner.__name__}: argument {p!r} is not passed and its default is not a literal, so srcjax cannot "  # type: ignore[attr-defined]
+            "pass it to the derivative rule", span=owner.span(), hint=f"pass {p}=... explicitly in the call")
+    return v
+
+
+def _tuple(items: list[str]) -> str:
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _target(node: cst.BaseExpression) -> str:
+    """A target as it may appear inside a larger tuple target."""
+    return f"({code(node)})" if isinstance(node, cst.Tuple) else code(node)
+
+
+def _no_rule(owner: _Custom, what: str) -> CustomRuleError:
+    name = owner.__name__  # type: ignore[attr-defined]
+    call = f"{name}.defvjp({name}_fwd, {name}_bwd)" if isinstance(owner, custom_vjp) else \
+        f"@{name}.defjvp above def {name}_jvp(primals, tangents)"
+    return CustomRuleError(f"{name} is a srcjax.{owner.kind} function but {what} was never called, so it has no "
+                           "derivative rule", span=owner.span(), hint=f"define the rule: {call}")
+
+
+def add_rules(program: Program) -> None:
+    """Add the rules of every custom function the program calls (and of those their rules call)."""
+    done: set[str] = set()
+    while True:
+        todo = [nf for nf in program.functions.values() if nf.name not in done and owner_of(nf.fn) is not None]
+        if not todo:
+            return
+        for nf in todo:
+            done.add(nf.name)
+            owner = owner_of(nf.fn)
+            for role in ("fwd", "bwd", "jvp"):
+                fn = getattr(owner, role, None)
+                if fn is not None:
+                    program.add_rule(fn)
+
+
+def _rule(program: Program, owner: _Custom, role: str) -> str:
+    fn = getattr(owner, role)
+    if fn is None:
+        raise _no_rule(owner, "defvjp" if role in ("fwd", "bwd") else "defjvp")
+    return program.add_rule(fn)
+
+
+# -- forward mode -----------------------------------------------------------------------------
+
+def jvp_call(jv: JVP, s: cst.Assign, op: Op, lines: list[str], ind: int, defined: set[str]) -> None:
+    """``y, y_dot = f_jvp(*nondiff, (a, b), (a_dot, b_dot))``."""
+    owner = custom_callee(jv.program, op.callee or "")
+    assert owner is not None
+    name = owner.__name__  # type: ignore[attr-defined]
+    if isinstance(owner, custom_vjp):
+        raise CustomRuleError(
+            f"cannot differentiate {name} in forward mode (jvp): it is a srcjax.custom_vjp function, whose rule "
+            "only gives reverse-mode derivatives (as in JAX)", span=owner.span(),
+            hint="use reverse mode (srcjax.grad / srcjax.vjp), or give it a forward rule with srcjax.custom_jvp")
+    rule = _rule(jv.program, owner, "jvp")
+    bound = _bound(owner, op)
+    diff = [_need(owner, bound, p) for p in owner.diff_params()]
+    nondiff = [_need(owner, bound, p) for p in owner.nondiff_params()]
+    tangents = [jv.tangent_expr(cst.parse_expression(d), defined) for d in diff]
+    target = s.targets[0].target
+    names = target_names(target)
+    dots: Any = target.visit(RenameNames({n: jv.dname(n) for n in names}))
+    args = nondiff + [_tuple(diff), _tuple(tangents)]
+    lines.append(f"{'    ' * ind}{_target(target)}, {_target(dots)} = {rule}({', '.join(args)})")
+    defined.update(names)
+
+
+# -- reverse mode -----------------------------------------------------------------------------
+
+def with_residuals(v: VJP, body: list[Any]) -> tuple[list[Any], dict[int, str]]:
+    """Give each active custom_vjp call a residual target: ``y = f(a)`` -> ``y, f_res = f(a)``.
+
+    Returns the new body and ``id(Assign) -> residual name``.
+    """
+    res: dict[int, str] = {}
+
+    class T(cst.CSTTransformer):
+        def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+            op = v.act.op(original.value)
+            if op.kind != "custom":
+                return updated
+            owner = custom_callee(v.program, op.callee or "")
+            names = [n for t in original.targets for n in target_names(t.target)]
+            if not isinstance(owner, custom_vjp) or not any(n in v.act.active for n in names):
+                return updated
+            if owner.fwd is None or owner.bwd is None:
+                raise _no_rule(owner, "defvjp")
+            r = v.names.fresh(f"{owner.__name__}_res")  # type: ignore[attr-defined]
+            out = original.targets[0].target
+            if isinstance(out, cst.Tuple):
+                out = out.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            new = cst.Assign(targets=[cst.AssignTarget(cst.Tuple(
+                [cst.Element(out), cst.Element(cst.Name(r))], lpar=[], rpar=[]))], value=original.value)
+            res[id(new)] = r
+            return new
+
+    return [s.visit(T()) for s in body], res
+
+
+_FLOWS: dict[Any, bool] = {}  # jvp rule -> whether its tangent output depends on the tangents
+# program -> generated transpose name -> its custom_jvp (errors inside a transpose are the rule's)
+_TRANSPOSES: weakref.WeakKeyDictionary[Program, dict[str, custom_jvp]] = weakref.WeakKeyDictionary()
+
+
+def mark_transposes(program: Program, functions: dict[str, Any]) -> None:
+    """Register the generated transposes among ``functions`` with :mod:`srcjax.custom`."""
+    for name, owner in _TRANSPOSES.get(program, {}).items():
+        fn = functions.get(name)
+        if fn is not None:
+            register_role(fn, "transpose", owner)
+
+
+def _transpose(v: VJP, owner: custom_jvp) -> tuple[str, bool]:
+    """``def <rule>_transpose(*nondiff, primals, tangents, out_bar) -> tangents_bar``: the rule's reverse
+    mode with respect to the tangents; (its name, whether any cotangent reaches the tangents)."""
+    from .ad import VJP, Names
+
+    rule = _rule(v.program, owner, "jvp")
+    nf: NormalizedFunction = v.program.functions[rule]
+    key = (nf.name, ("<transpose>",))
+    hit = v.helpers.get(key)
+    if hit is not None:
+        return hit[0], _FLOWS[nf.fn]
+    params = [p.name.value for p in nf.plain_fdef.params.params]
+    tangents = params[-1]
+    name = Names({n for pair in v.helpers.values() for n in pair} | set(v.program.functions)).fresh(
+        f"{rule}_transpose")
+    v.helpers[key] = (name, name)
+    _TRANSPOSES.setdefault(v.program, {})[name] = owner
+    t = VJP(v.program, nf, (tangents,), v.helpers, v.out_lines)
+    out_bar = t.names.fresh("out_bar")
+    primal, adj, _, defined = t.sweeps(out_bar)
+    flows = _FLOWS[nf.fn] = tangents in defined
+    lines = [f"def {name}({', '.join(params + [out_bar])}):"]
+    if any(t.tape in ln for ln in primal + adj):
+        lines.append(f"    {t.tape} = []")
+    lines += primal + adj + [f"    return {t.bname(tangents) if flows else '()'}"]
+    v.out_lines.append("\n".join(lines) + "\n")
+    return name, flows
+
+
+def primal_line(v: VJP, small: cst.Assign, op: Op, pad: str) -> str | None:
+    """The primal-sweep line of an active custom call (None: the plain call)."""
+    owner = custom_callee(v.program, op.callee or "")
+    target = small.targets[0].target
+    if id(small) in v.no_bar:  # no cotangent reaches it: the plain call
+        if id(small) in v.custom_res and isinstance(target, cst.Tuple):
+            return f"{pad}{_target(target.elements[0].value)} = {code(small.value)}"
+        return None
+    if id(small) in v.custom_res:
+        fwd = _rule(v.program, owner, "fwd")  # type: ignore[arg-type]
+        args = op.call_args + [f"{k}={a}" for k, a in op.call_kwargs.items()]
+        return f"{pad}{code(target)} = {fwd}({', '.join(args)})"
+    return None
+
+
+def _bar_expr(v: VJP, node: cst.BaseExpression, defined: set[str]) -> str:
+    if isinstance(node, cst.Name):
+        return v.bname(node.value) if node.value in defined else f"zeros_like({node.value})"
+    assert isinstance(node, (cst.Tuple, cst.List))
+    return _tuple([_bar_expr(v, e.value, defined) for e in node.elements])
+
+
+def adjoint(v: VJP, s: cst.Assign, op: Op, restore: list[str], lines: list[str], pad: str,
+            defined: set[str]) -> None:
+    """Cotangents of the differentiable arguments from the user's rule; then restore saved values."""
+    owner = custom_callee(v.program, op.callee or "")
+    assert owner is not None
+    target = s.targets[0].target
+    res = v.custom_res.get(id(s))
+    out = target.elements[0].value if res is not None and isinstance(target, cst.Tuple) else target
+    g = _bar_expr(v, out, defined)
+    for n in target_names(target):
+        defined.discard(n)
+    bound = _bound(owner, op)
+    nondiff = [_need(owner, bound, p) for p in owner.nondiff_params()]
+    if isinstance(owner, custom_vjp):
+        diff = [bound[p] for p in owner.diff_params()]
+        call = f"{_rule(v.program, owner, 'bwd')}({', '.join(nondiff + [res or 'None', g])})"
+    else:
+        assert isinstance(owner, custom_jvp)
+        diff = [_need(owner, bound, p) for p in owner.diff_params()]
+        transpose, flows = _transpose(v, owner)
+        zeros = _tuple([f"zeros_like({d})" for d in diff])
+        call = f"{transpose}({', '.join(nondiff + [_tuple(diff), zeros, f'(None, {g})'])})"
+        if not flows:
+            diff = []
+    active = [d if d.isidentifier() and d in v.act.active else None for d in diff]
+    if any(active):
+        # unpack into the cotangents themselves where they start here, else into fresh names then added
+        # (no tuple temporary: it could not be joined with the other branch of an `if` on data)
+        unpack, first, more = [], set(), []
+        for a in active:
+            if a is None:
+                unpack.append("_")
+            elif a not in defined and a not in first:
+                unpack.append(v.bname(a))
+                first.add(a)
+            else:
+                t = v.names.fresh(f"{a}_bar")
+                unpack.append(t)
+                more.append((a, t))
+        lines.append(f"{pad}{', '.join(unpack)}{',' if len(active) == 1 else ''} = {call}")
+        defined.update(first)
+        for a, t in more:
+            v.accumulate(a, t, lines, pad, defined)
+    for n in restore:
+        lines.append(f"{pad}{n} = {v.tape}.pop()")
+
+
+# -- differentiating a custom function itself --------------------------------------------------
+
+_TRAMPOLINES: dict[Any, Any] = {}
+
+
+class _Ref:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def trampoline(fn: Any) -> Any:
+    """``def _call_f(x): y = f(x); return y``: a caller of the custom ``fn``, so that
+    ``srcjax.grad(f)`` uses f's rule rather than differentiating its body."""
+    hit = _TRAMPOLINES.get(fn)
+    if hit is not None:
+        return hit
+    import linecache
+
+    sig = inspect.signature(fn)
+    ns: dict[str, Any] = {"_custom_function": owner_of(fn)}
+    params = []
+    for i, p in enumerate(sig.parameters.values()):
+        p = p.replace(annotation=inspect.Parameter.empty)
+        if p.default is not inspect.Parameter.empty:
+            ns[f"_default_{i}"] = p.default
+            p = p.replace(default=_Ref(f"_default_{i}"))
+        params.append(p)
+    head = str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
+    args = ", ".join(p.name if p.kind != p.KEYWORD_ONLY else f"{p.name}={p.name}" for p in params)
+    out = next(n for n in ("y", "out", "out_") if n not in sig.parameters)
+    # named so that the custom function keeps its own name in the program
+    text = f"def _call_{fn.__name__}{head}:\n    {out} = _custom_function({args})\n    return {out}\n"
+    filename = f"<srcjax.custom call of {fn.__qualname__}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    ns["__name__"] = fn.__module__
+    exec(compile(text, filename, "exec"), ns)
+    t = _TRAMPOLINES[fn] = ns[f"_call_{fn.__name__}"]
+    return t

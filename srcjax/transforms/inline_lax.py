@@ -1,0 +1,296 @@
+"""``srcjax.lax`` calls written by the user, as Python control flow that AD reads.
+
+The differentiation passes understand Python ``if``/``for``/``while`` (and
+re-test, stack, or bound them as needed). A call such as
+``srcjax.lax.fori_loop(0, n, body, x)`` is the same computation with the
+control flow hidden in a function argument; before differentiating, this pass
+writes it back out::
+
+    def body(i, c):                    c_1 = x
+        return c * x                   for i_1 in range(0, n):
+    y = srcjax.lax.fori_loop(   ->         c_2 = c_1
+        0, n, body, x)                     mul_1 = c_2 * x
+                                           c_1 = mul_1
+                                       y = c_1
+
+* ``cond(p, f, g, *ops)`` -> ``if p: ... else: ...``;
+* ``switch(i, [f0, f1, ...], *ops)`` -> the index clamped as JAX does, then
+  an ``if``/``else`` chain on it;
+* ``fori_loop(lo, hi, body, init)`` -> ``for i in range(lo, hi)``;
+* ``while_loop(cond, body, init)`` -> ``while`` (reverse mode then needs a
+  bound, like any ``while`` on data: see :mod:`srcjax.transforms.bounded`);
+* ``scan(f, init, xs)`` (``xs`` an array or None, ``length``, ``reverse``;
+  ``ys`` an array or None) -> a ``for`` over the rows, ``ys`` written row by
+  row into a buffer shaped from the first row.
+
+A function argument defined in the same function (a nested ``def``) is
+inlined with its own names renamed apart (it reads the enclosing names it
+closes over directly); any other function (``np.sin``, a module-level
+helper) is called. The derivative source shows the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import libcst as cst
+
+from ..core import TranspileError
+from ..frontend.names import RenameNames, assigned_names, names_in, target_names
+from ..frontend.normalize import NormalizedFunction
+from ..frontend.restructure import single_exit
+
+_LAX = ("cond", "switch", "fori_loop", "while_loop", "scan")
+
+
+class LaxInlineError(TranspileError):
+    """A ``srcjax.lax`` call that differentiation cannot write out as Python control flow."""
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _stmt(text: str) -> Any:
+    return cst.parse_statement(text)
+
+
+def lax_call(value: cst.BaseExpression) -> str | None:
+    """``"fori_loop"`` etc. when ``value`` calls ``srcjax.lax.<that>``."""
+    if isinstance(value, cst.Call):
+        name = _code(value.func)
+        for kind in _LAX:
+            if name == f"srcjax.lax.{kind}":
+                return kind
+    return None
+
+
+class Inliner:
+    def __init__(self, nf: NormalizedFunction, taken: Iterable[str]) -> None:
+        self.nf = nf
+        self.taken = set(taken)
+        self.defs: dict[str, cst.FunctionDef] = {}
+        self.used_defs: set[str] = set()
+        self.counts: dict[str, int] = {}
+
+    def fresh(self, base: str) -> str:
+        k = self.counts.get(base, 0)
+        name = base if k == 0 and base not in self.taken else f"{base}_{k or 1}"
+        while name in self.taken:
+            k += 1
+            name = f"{base}_{k}"
+        self.counts[base] = k + 1
+        self.taken.add(name)
+        return name
+
+    def error(self, msg: str, node: cst.CSTNode | None) -> LaxInlineError:
+        return LaxInlineError(msg, span=self.nf.spans.get(id(node)) if node is not None else None,
+                              hint="write the loop or branch as a Python for/while/if instead; srcjax "
+                                   "differentiates those")
+
+    # -- statements ---------------------------------------------------------------------------
+    def block(self, stmts: Sequence[Any]) -> list[Any]:
+        out: list[Any] = []
+        for s in stmts:
+            if isinstance(s, cst.FunctionDef):
+                self.defs[s.name.value] = s
+                out.append(s)
+            elif isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and \
+                    isinstance(s.body[0], cst.Assign) and lax_call(s.body[0].value) is not None:
+                out += self.expand(s.body[0], s)
+            elif isinstance(s, cst.If):
+                out.append(self.if_(s))
+            elif isinstance(s, (cst.For, cst.While)):
+                out.append(s.with_changes(body=s.body.with_changes(body=self.block(s.body.body))))
+            else:
+                out.append(s)
+        return out
+
+    def if_(self, s: cst.If) -> cst.If:
+        orelse = s.orelse
+        if isinstance(orelse, cst.If):
+            orelse = self.if_(orelse)
+        elif orelse is not None:
+            orelse = orelse.with_changes(body=orelse.body.with_changes(body=self.block(orelse.body.body)))
+        return s.with_changes(body=s.body.with_changes(body=self.block(s.body.body)), orelse=orelse)
+
+    # -- one call -------------------------------------------------------------------------------
+    def expand(self, assign: cst.Assign, line: Any) -> list[Any]:
+        call = assign.value
+        assert isinstance(call, cst.Call)
+        kind = lax_call(call)
+        if len(assign.targets) != 1:
+            raise self.error("chained assignment of a srcjax.lax call", line)
+        target = _code(assign.targets[0].target)
+        pos = [a.value for a in call.args if a.keyword is None and a.star == ""]
+        kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if any(a.star for a in call.args):
+            raise self.error(f"srcjax.lax.{kind} with *args", line)
+        out: list[Any] = []
+        if kind == "cond":
+            if len(pos) < 3 or kw:
+                raise self.error("srcjax.lax.cond(pred, true_fun, false_fun, *operands) takes positional "
+                                 "arguments", line)
+            pred, tf, ff, ops = pos[0], pos[1], pos[2], [_code(o) for o in pos[3:]]
+            body = self.apply(tf, ops, target, line)
+            orelse = self.apply(ff, ops, target, line)
+            out.append(cst.If(test=pred, body=cst.IndentedBlock(body=body),
+                              orelse=cst.Else(body=cst.IndentedBlock(body=orelse))))
+        elif kind == "switch":
+            if len(pos) < 2 or kw:
+                raise self.error("srcjax.lax.switch(index, branches, *operands) takes positional arguments",
+                                 line)
+            fns = self.sequence(pos[1], line)
+            ops = [_code(o) for o in pos[2:]]
+            k = self.fresh("index")
+            out.append(_stmt(f"{k} = np.clip({_code(pos[0])}, 0, {len(fns) - 1})"))
+            chain: list[Any] = self.apply(fns[-1], ops, target, line)
+            for j in range(len(fns) - 2, -1, -1):
+                eq = self.fresh(f"is_{j}")
+                test_line = _stmt(f"{eq} = {k} == {j}")
+                branch = cst.If(test=cst.Name(eq), body=cst.IndentedBlock(body=self.apply(fns[j], ops, target, line)),
+                                orelse=cst.Else(body=cst.IndentedBlock(body=chain)))
+                chain = [test_line, branch]
+            out += chain
+        elif kind == "fori_loop":
+            if len(pos) != 4 or kw:
+                raise self.error("srcjax.lax.fori_loop(lower, upper, body_fun, init_val) takes four positional "
+                                 "arguments", line)
+            carry = self.fresh("carry")
+            i = self.fresh("i")
+            out.append(_stmt(f"{carry} = {_code(pos[3])}"))
+            body = self.apply(pos[2], [i, carry], carry, line)
+            out.append(cst.For(target=cst.Name(i), iter=cst.parse_expression(
+                f"range({_code(pos[0])}, {_code(pos[1])})"), body=cst.IndentedBlock(body=body)))
+            out.append(_stmt(f"{target} = {carry}"))
+        elif kind == "while_loop":
+            if len(pos) != 3 or kw:
+                raise self.error("srcjax.lax.while_loop(cond_fun, body_fun, init_val) takes three positional "
+                                 "arguments", line)
+            carry = self.fresh("carry")
+            go = self.fresh("go")
+            out.append(_stmt(f"{carry} = {_code(pos[2])}"))
+            out += self.apply(pos[0], [carry], go, line)
+            body = self.apply(pos[1], [carry], carry, line) + self.apply(pos[0], [carry], go, line)
+            out.append(cst.While(test=cst.Name(go), body=cst.IndentedBlock(body=body)))
+            out.append(_stmt(f"{target} = {carry}"))
+        else:
+            out += self.scan(pos, kw, target, line)
+        return out
+
+    def scan(self, pos: list[cst.BaseExpression], kw: dict[str, cst.BaseExpression], target: str,
+             line: Any) -> list[Any]:
+        names = ["f", "init", "xs", "length", "reverse", "unroll"]
+        args: dict[str, cst.BaseExpression] = dict(zip(names, pos))
+        for k, v in kw.items():
+            if k not in names or k in args:
+                raise self.error(f"srcjax.lax.scan: unexpected argument {k}", line)
+            args[k] = v
+        if "f" not in args or "init" not in args:
+            raise self.error("srcjax.lax.scan(f, init, xs=None, length=None, reverse=False)", line)
+        xs = args.get("xs")
+        xs_code = _code(xs) if xs is not None else "None"
+        reverse = args.get("reverse")
+        rev = reverse is not None and _code(reverse) not in ("False", "0")
+        if reverse is not None and rev and _code(reverse) not in ("True", "1"):
+            raise self.error("srcjax.lax.scan: `reverse` must be True or False, written as such", line)
+        carry, y, ys, i, n = (self.fresh(b) for b in ("carry", "y", "ys", "i", "n"))
+        x = self.fresh("x")
+        out: list[Any] = [_stmt(f"{carry} = {_code(args['init'])}")]
+        if xs_code == "None":
+            if "length" not in args:
+                raise self.error("srcjax.lax.scan with xs=None needs length=", line)
+            out.append(_stmt(f"{n} = {_code(args['length'])}"))
+        else:
+            out.append(_stmt(f"{n} = len({xs_code})"))
+        step = self.fresh("step")
+        first = self.fresh("first")
+        out.append(_stmt(f"{first} = {n} - 1" if rev else f"{first} = 0"))
+        # the first iteration runs apart: its row gives the buffer's shape
+        out += self.iteration(args["f"], xs_code, first, carry, x, y, step, line)
+        sy, sys_, dt = self.fresh("shape_y"), self.fresh("shape_ys"), self.fresh("dtype_y")
+        out.append(cst.If(test=cst.parse_expression(f"{y} is None"),
+                          body=cst.IndentedBlock(body=[_stmt(f"{ys} = None")]),
+                          orelse=cst.Else(body=cst.IndentedBlock(body=[
+                              _stmt(f"{sy} = np.shape({y})"), _stmt(f"{sys_} = ({n},) + {sy}"),
+                              _stmt(f"{dt} = np.result_type({y})"), _stmt(f"{ys} = np.zeros({sys_}, dtype={dt})"),
+                              _stmt(f"{ys} = srcjax.lax.index_update({ys}, {first}, {y})")]))))
+        body = self.iteration(args["f"], xs_code, i, carry, x, y, step, line)
+        body.append(cst.If(test=cst.parse_expression(f"{y} is not None"), body=cst.IndentedBlock(
+            body=[_stmt(f"{ys} = srcjax.lax.index_update({ys}, {i}, {y})")])))
+        rest = f"range({n} - 2, -1, -1)" if rev else f"range(1, {n})"
+        out.append(cst.For(target=cst.Name(i), iter=cst.parse_expression(rest), body=cst.IndentedBlock(body=body)))
+        out.append(_stmt(f"{target} = ({carry}, {ys})"))
+        return out
+
+    def iteration(self, f: cst.BaseExpression, xs_code: str, index: str, carry: str, x: str, y: str, step: str,
+                  line: Any) -> list[Any]:
+        body: list[Any] = [_stmt(f"{x} = {xs_code}[{index}]" if xs_code != "None" else f"{x} = None")]
+        body += self.apply(f, [carry, x], step, line)
+        body.append(_stmt(f"{carry}, {y} = {step}"))
+        return body
+
+    def sequence(self, e: cst.BaseExpression, line: Any) -> list[cst.BaseExpression]:
+        if isinstance(e, (cst.List, cst.Tuple)):
+            return [el.value for el in e.elements]
+        raise self.error("srcjax.lax.switch: the branches must be a literal list or tuple of functions", line)
+
+    def apply(self, fn: cst.BaseExpression, args: Sequence[str], target: str, line: Any) -> list[Any]:
+        """Statements that set ``target`` to ``fn(*args)``."""
+        if isinstance(fn, cst.Name) and fn.value in self.defs:
+            self.used_defs.add(fn.value)
+            return self.inline(self.defs[fn.value], args, target, line)
+        return [_stmt(f"{target} = {_code(fn)}({', '.join(args)})")]
+
+    def inline(self, fdef: cst.FunctionDef, args: Sequence[str], target: str, line: Any) -> list[Any]:
+        params = [p.name.value for p in fdef.params.params]
+        if len(params) != len(args) or fdef.params.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or \
+                fdef.params.kwonly_params or fdef.params.star_kwarg is not None:
+            raise self.error(f"`{fdef.name.value}` takes {len(params)} arguments here, but srcjax.lax passes "
+                             f"{len(args)}", line)
+        if any(isinstance(s, cst.FunctionDef) for s in fdef.body.body):
+            raise self.error(f"`{fdef.name.value}` defines a function itself", line)
+        body = list(fdef.body.body)
+        result = self.fresh("result")
+        try:
+            body = single_exit(body, result)
+        except TranspileError:
+            raise self.error(f"`{fdef.name.value}` returns from inside a loop", line) from None
+        locals_ = set(params) | set(assigned_names(body))
+        mapping = {n: self.fresh(n) for n in sorted(locals_)}
+        renamer = RenameNames(mapping)
+        out: list[Any] = [_stmt(f"{mapping[p]} = {a}") for p, a in zip(params, args)]
+        for s in body[:-1]:
+            out.append(s.visit(renamer))
+        last = body[-1]
+        assert isinstance(last, cst.SimpleStatementLine)
+        for small in last.body[:-1]:
+            out.append(cst.SimpleStatementLine(body=[small.visit(renamer)]))  # type: ignore[list-item]
+        ret = last.body[-1]
+        assert isinstance(ret, cst.Return)
+        value = ret.value.visit(renamer) if ret.value is not None else cst.Name("None")
+        out.append(_stmt(f"{target} = {_code(value)}"))  # type: ignore[arg-type]
+        return out
+
+
+def inline_lax(nf: NormalizedFunction, body: Sequence[Any]) -> list[Any]:
+    """``body`` with its ``srcjax.lax`` calls written out (the same list when there are none)."""
+    if not any(isinstance(s, cst.Assign) and lax_call(s.value) is not None for s in _smalls(body)):
+        return list(body)
+    inl = Inliner(nf, names_in(nf.plain_fdef))
+    new = inl.block(body)
+    # nested defs used only by the calls written out are gone; others stay (and AD refuses them)
+    still = set(names_in(cst.Module(body=[s for s in new if not isinstance(s, cst.FunctionDef)])))
+    return [s for s in new if not (isinstance(s, cst.FunctionDef) and s.name.value in inl.used_defs
+                                   and s.name.value not in still)]
+
+
+def _smalls(stmts: Sequence[Any]) -> Iterable[Any]:
+    from ..frontend.restructure import walk
+
+    for s, _ in walk(stmts):
+        yield s
+
+
+__all__ = ["inline_lax", "lax_call", "LaxInlineError", "target_names"]
