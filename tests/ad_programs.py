@@ -184,6 +184,16 @@ def with_default(v, eps=1e-6):
     return np.sum(np.sqrt(v * v + eps))
 
 
+def _rec(x, n):
+    if n == 0:
+        return x
+    return _rec(np.sin(x) * 1.5, n - 1)
+
+
+def recursion_static_depth(x, n=3):
+    return np.sum(_rec(x, n))
+
+
 def opaque_call(x):
     return np.sum(np.vectorize(np.sin)(x))
 

@@ -286,3 +286,12 @@ def test_regression_grad_keeps_the_default_arguments():
     np.testing.assert_allclose(np.asarray(g(v)), v / np.sqrt(v * v + 1e-6), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(g(v, 0.5)), v / np.sqrt(v * v + 0.5), rtol=1e-12)
     assert "eps=1e-06" in srcjax.source(g) or "eps=1e-6" in srcjax.source(g)
+
+
+def test_regression_recursion_on_a_python_int_under_grad():
+    # the `if n == 0` test is not known static before specializing; reverse mode must not try to write the
+    # recursive call out in place (it did, and refused the program)
+    x = np.array([0.3, -0.4])
+    for args in ((x,), (x, 1), (x, 4)):
+        g = srcjax.grad(P.recursion_static_depth)
+        np.testing.assert_allclose(np.asarray(g(*args)), central_fd(P.recursion_static_depth, args, 0), rtol=1e-6)

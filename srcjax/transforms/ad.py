@@ -1767,7 +1767,7 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
     on data cannot do; its statements in the branch save them like the
     branch's own (in names both branches bind).
     """
-    from ..frontend.functionalize import STATIC, BindingTimes
+    from ..frontend.functionalize import DYNAMIC, STATIC, BindingTimes
 
     def inlinable(v: cst.BaseExpression) -> bool:  # a helper call; custom rules keep their own call
         return isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in program.functions \
@@ -1780,12 +1780,12 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
     inl = Inliner(nf, set(names_in(nf.plain_fdef)) | set(names_in(cst.Module(body=body))))
     changed = False
 
-    def block(stmts: Sequence[Any], data: bool) -> list[Any]:
+    def block(stmts: Sequence[Any], data: int) -> list[Any]:  # data: the binding time of the tests around
         nonlocal changed
         out: list[Any] = []
         for st in stmts:
             if isinstance(st, cst.If):
-                d = data or bta.of(st.test) != STATIC
+                d = max(data, bta.of(st.test))
                 orelse = st.orelse
                 if isinstance(orelse, cst.If):
                     orelse = block([orelse], d)[0]
@@ -1794,20 +1794,23 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
                 out.append(st.with_changes(body=st.body.with_changes(body=block(st.body.body, d)), orelse=orelse))
             elif isinstance(st, (cst.For, cst.While)):
                 out.append(st.with_changes(body=st.body.with_changes(body=block(st.body.body, data))))
-            elif data and isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and \
+            elif data != STATIC and isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and \
                     isinstance(st.body[0], cst.Assign) and inlinable(st.body[0].value):
-                out += inline_one(st.body[0], st)
-                changed = True
+                inlined = inline_one(st.body[0], st, data)
+                out += inlined if inlined is not None else [st]
+                changed = changed or inlined is not None
             else:
                 out.append(st)
         return out
 
-    def inline_one(a: cst.Assign, line: Any) -> list[Any]:
+    def inline_one(a: cst.Assign, line: Any, data: int) -> list[Any] | None:
         op = classify(a.value, program, nf)
         callee = program.functions[op.callee]  # type: ignore[index]
         where = f"a call of `{callee.name}` inside an `if` on array data"
         if callee.source.globals is not nf.source.globals or callee.source.closure or depth > 8 or \
                 callee is nf or _find_nested_def(callee.plain_fdef.body) is not None:
+            if data != DYNAMIC:
+                return None  # the test may turn out static (recursion on a Python int): call it as usual
             raise DifferentiationError(f"reverse mode through {where} (a helper from another module, a closure, "
                                        "or recursion) is not supported yet", span=nf.spans.get(id(line)),
                                        hint=f"call {callee.name} before the `if` and select the result with "
@@ -1829,7 +1832,7 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
         fdef = callee.plain_fdef.with_changes(body=callee.plain_fdef.body.with_changes(body=inner))
         return inl.inline(fdef, args, code(a.targets[0].target), line)
 
-    new = block(body, False)
+    new = block(body, STATIC)
     return new if changed else body
 
 
