@@ -37,7 +37,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import TranspileError
-from ..frontend.names import RenameNames, assigned_names, names_in, target_names
+from ..frontend.names import RenameNames, assigned_names, names_in
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.restructure import single_exit
 
@@ -293,4 +293,4 @@ def _smalls(stmts: Sequence[Any]) -> Iterable[Any]:
         yield s
 
 
-__all__ = ["inline_lax", "lax_call", "LaxInlineError", "target_names"]
+__all__ = ["Inliner", "LaxInlineError", "inline_lax", "lax_call"]
