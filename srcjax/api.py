@@ -422,6 +422,11 @@ def _as_compiled(fn: Any) -> Compiled:
 
 def source(fn: Callable[..., Any]) -> str:
     """The generated Python module for ``fn``: imports, the entry function, helpers."""
+    needs = getattr(fn, "_needs", None)
+    if needs:  # a derivative of a function that calls a parameter: written per function
+        raise _clean(ArgumentError(
+            f"this derivative is written once the function passed for `{sorted(needs)[0]}` is known",
+            hint="call it once with that function, or differentiate a function that calls it by name"))
     try:
         return _as_compiled(fn).program.source()
     except TranspileError as e:

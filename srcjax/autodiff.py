@@ -43,21 +43,24 @@ def _argnums(argnums: int | Sequence[int], n: int) -> tuple[tuple[int, ...], boo
 
 
 def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int] = 0,
-                        has_aux: bool = False, max_iters: int | None = None) -> Callable[..., Any]:
+                        has_aux: bool = False, max_iters: int | None = None,
+                        bindings: dict[str, Any] | None = None) -> Callable[..., Any]:
     """The plain Python function srcjax writes for ``kind`` in grad/value_and_grad/vjp/jvp.
 
     ``max_iters`` bounds reverse mode through ``while`` loops on data (see
-    :mod:`srcjax.transforms.bounded`); forward mode needs no bound.
+    :mod:`srcjax.transforms.bounded`); forward mode needs no bound. ``bindings``
+    fixes function-valued parameters (``act`` in ``f(x, act)``): the derivative
+    calls that function where ``f`` calls ``act``, and is written once per function.
     """
     c = _as_compiled(fn)
     base = c.fn
-    prog = c.program
+    prog = c.program if not bindings else Program(base, bindings)
     nums, single = _argnums(argnums, len(c.params))
     if kind == "jvp":
         max_iters = None
     elif max_iters is not None and (isinstance(max_iters, bool) or not isinstance(max_iters, int) or max_iters < 1):
         raise DTypeError(f"max_iters must be a positive int, not {max_iters!r}")
-    key = (base, kind, nums, single, has_aux, max_iters)
+    key = (base, kind, nums, single, has_aux, max_iters, tuple(sorted((bindings or {}).items())))
     hit = _DERIVED.get(key)
     if hit is not None:
         return hit
@@ -172,8 +175,38 @@ class _Derived(Compiled):
         super().__init__(fn, **kw)
         self._check = check
         self._what = what
+        self._origin: tuple[Any, ...] | None = None  # (fn, kind, argnums, has_aux, max_iters), for _bound
+        self._bound: dict[tuple[Any, ...], _Derived] = {}
+        self._needs: set[str] = set()  # parameters called as functions: a function must be passed for each
+
+    def _function_arguments(self, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Function-valued arguments (an activation chosen by the caller), by parameter name."""
+        if self._origin is None:
+            return {}
+        params = _as_compiled(self._origin[0]).params
+        named = dict(zip(params, args))
+        named.update(kwargs)
+        return {p: v for p, v in named.items() if _is_function_value(v)}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fns = self._function_arguments(args, kwargs)
+        missing = sorted(self._needs - set(fns))
+        if missing:
+            raise _clean(ArgumentError(f"{self._what}: the function calls its parameter `{missing[0]}`, so it needs "
+                                       f"a function there (got {len(args)} positional arguments)",
+                                       hint=f"pass the function, e.g. f(x, {missing[0]}=np.tanh)"))
+        if fns:  # the derivative of f with those parameters fixed: written (and cached) per function
+            key = tuple(sorted(fns.items()))
+            d = self._bound.get(key)
+            if d is None:
+                fn, kind, argnums, has_aux, max_iters = self._origin  # type: ignore[misc]
+                try:
+                    derived = derivative_function(fn, kind, argnums, has_aux, max_iters, bindings=fns)
+                except TranspileError as e:
+                    raise _clean(e) from None
+                d = self._bound[key] = _Derived(derived, self._check, self._what, static_argnums=tuple(
+                    i for i, p in enumerate(self.params) if p in self.static), device=self.device)
+            return d(*args, **kwargs)
         for i in self._check:
             if i < len(args):
                 a = _leaf_aval(args[i])
@@ -183,6 +216,11 @@ class _Derived(Compiled):
                         hint="pass x.astype(np.float32) (or float64), or differentiate with respect to another "
                              "argument via argnums"))
         return super().__call__(*args, **kwargs)
+
+
+def _is_function_value(v: Any) -> bool:
+    """A Python function or NumPy function passed as an argument (not an array, not a number)."""
+    return callable(v) and not isinstance(v, type) and not hasattr(v, "shape") and not isinstance(v, Compiled)
 
 
 _WRAPPED: dict[tuple[Any, ...], Compiled] = {}
@@ -198,16 +236,37 @@ def _wrap(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_a
     return hit
 
 
+def _called_parameters(c: Compiled) -> set[str]:
+    """Parameters the function calls (``act(x)``): function-valued arguments, fixed per call."""
+    import libcst as cst
+
+    params = set(c.params)
+    found: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            if isinstance(n.func, cst.Name) and n.func.value in params:
+                found.add(n.func.value)
+
+    c.program.entry.plain_fdef.visit(V())
+    return found
+
+
 def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool,
               max_iters: int | None) -> Compiled:
+    c = _as_compiled(fn)
     try:
-        derived = derivative_function(fn, kind, argnums, has_aux, max_iters)
+        needs = _called_parameters(c)
+        # a function calling a parameter is differentiated once the caller says which function it is
+        derived = c.fn if needs else derivative_function(fn, kind, argnums, has_aux, max_iters)
     except TranspileError as e:
         raise _clean(e) from None
-    c = _as_compiled(fn)
     nums, _ = _argnums(argnums, len(c.params))
-    return _Derived(derived, nums, f"srcjax.{kind}", static_argnums=tuple(
+    d = _Derived(derived, nums, f"srcjax.{kind}", static_argnums=tuple(
         i for i, p in enumerate(c.params) if p in c.static), device=c.device)
+    d._origin = (fn, kind, argnums, has_aux, max_iters)
+    d._needs = needs
+    return d
 
 
 def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, *,

@@ -1,4 +1,4 @@
-"""Minimal pytrees: nested tuples, lists, dicts and NamedTuples with array (or static) leaves.
+"""Minimal pytrees: nested tuples, lists, dicts, NamedTuples and dataclasses with array (or static) leaves.
 
 Besides flatten/unflatten (argument and result handling), the structural helpers that
 derivative code uses on containers live here: :func:`is_tree`, :func:`tree_get`,
@@ -9,6 +9,7 @@ on every leaf (the specializer runs it itself, calling back for each leaf).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -43,6 +44,9 @@ class TreeDef:
             return "{" + inner + "}"
         if self.kind == "namedtuple":
             return f"{self.keys[0].__name__}({inner})"
+        if self.kind == "record":
+            fields = ", ".join(f"{k}={c!r}" for k, c in zip(self.keys[1], self.children))
+            return f"{self.keys[0].__name__}({fields})"
         return ("(" + inner + ",)") if self.kind == "tuple" else ("[" + inner + "]")
 
     @property
@@ -74,6 +78,9 @@ def _flatten(x: Any, is_leaf: Callable[[Any], bool] | None, leaves: list[Leaf]) 
         return TreeDef("dict", tuple(_flatten(x[k], is_leaf, leaves) for k in keys), keys)
     if is_namedtuple(x):
         return TreeDef("namedtuple", tuple(_flatten(c, is_leaf, leaves) for c in x), (type(x),))
+    if is_record(x):
+        fields = record_fields(x)
+        return TreeDef("record", tuple(_flatten(getattr(x, f), is_leaf, leaves) for f in fields), (type(x), fields))
     leaves.append(x)
     return LEAF
 
@@ -96,6 +103,8 @@ def _build(t: TreeDef, it: Any) -> Any:
         return kids
     if t.kind == "namedtuple":
         return t.keys[0](*kids)
+    if t.kind == "record":
+        return t.keys[0](**dict(zip(t.keys[1], kids)))
     return dict(zip(t.keys, kids))
 
 
@@ -114,6 +123,9 @@ def leaf_path(tree: Any, index: int, base: str, is_leaf: Callable[[Any], bool] |
         elif is_namedtuple(x):
             for f, c in zip(x._fields, x):  # type: ignore[attr-defined]
                 go(c, f"{path}.{f}")
+        elif is_record(x):
+            for f in record_fields(x):
+                go(getattr(x, f), f"{path}.{f}")
         elif type(x) is tuple or type(x) is list:
             for i, c in enumerate(x):
                 go(c, f"{path}[{i}]")
@@ -130,24 +142,35 @@ def is_namedtuple(x: Any) -> bool:
     return isinstance(x, tuple) and type(x) is not tuple and hasattr(type(x), "_fields")
 
 
+def is_record(x: Any) -> bool:
+    """A user's dataclass instance whose fields are all ``__init__`` parameters (rebuilt from them);
+    srcjax's own dataclasses (SSA values, spans, ...) are leaves."""
+    return dataclasses.is_dataclass(x) and not isinstance(x, type) and \
+        not type(x).__module__.startswith("srcjax.") and all(f.init for f in dataclasses.fields(x))
+
+
+def record_fields(x: Any) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(x))
+
+
 def is_tree(x: Any) -> bool:
-    """Whether ``x`` is a container: a tuple, list, dict or NamedTuple (arrays and scalars are leaves)."""
+    """Whether ``x`` is a container: a tuple, list, dict, NamedTuple or dataclass (arrays and scalars are leaves)."""
     t = type(x)
-    return t is tuple or t is list or t is dict or is_namedtuple(x)
+    return t is tuple or t is list or t is dict or is_namedtuple(x) or is_record(x)
 
 
 def tree_get(z: Any, key: Any) -> Any:
-    """``z[key]``; a string key of a NamedTuple names a field (``p.w`` is ``tree_get(p, "w")``)."""
-    if isinstance(key, str) and is_namedtuple(z):
+    """``z[key]``; a string key of a NamedTuple or dataclass names a field (``p.w`` is ``tree_get(p, "w")``)."""
+    if isinstance(key, str) and (is_namedtuple(z) or is_record(z)):
         return getattr(z, key)
     return z[key]
 
 
 def tree_like(x: Any, items: Any) -> Any:
-    """The sequence ``items`` as a container of the same kind as the sequence ``x``."""
+    """The sequence ``items`` as a container of the same kind as ``x`` (a dataclass: its fields in order)."""
     if type(x) is list:
         return list(items)
-    if is_namedtuple(x):
+    if is_namedtuple(x) or is_record(x):
         return type(x)(*items)
     return tuple(items)
 
@@ -163,6 +186,8 @@ def tree_set(z: Any, key: Any, value: Any) -> Any:
         return out
     if isinstance(key, str) and is_namedtuple(z):
         return z._replace(**{key: value})  # type: ignore[attr-defined]
+    if isinstance(key, str) and is_record(z):
+        return dataclasses.replace(z, **{key: value})
     items = list(z)
     if isinstance(key, slice):
         idx = range(len(items))[key]
@@ -187,6 +212,10 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
         keys = list(tree)
         parts = [_children(r, keys, tree) for r in rest]
         return {k: tree_map(f, tree[k], *[p[i] for p in parts]) for i, k in enumerate(keys)}
+    if is_record(tree):
+        fields = record_fields(tree)
+        parts = [_children(r, fields, tree) for r in rest]
+        return type(tree)(**{k: tree_map(f, getattr(tree, k), *[p[i] for p in parts]) for i, k in enumerate(fields)})
     n = len(tree)
     parts = [_children(r, range(n), tree) for r in rest]
     return tree_like(tree, [tree_map(f, tree[i], *[p[i] for p in parts]) for i in range(n)])
@@ -199,6 +228,10 @@ def _children(r: Any, keys: Any, like: Any) -> list[Any]:
         if type(r) is not dict or set(r) != set(like):
             raise TreeMismatch(f"expected a dict with keys {sorted(like, key=repr)}, got {describe(r)}")
         return [r[k] for k in keys]
+    if is_record(like):
+        if type(r) is not type(like):
+            raise TreeMismatch(f"expected a {type(like).__name__}, got {describe(r)}")
+        return [getattr(r, k) for k in keys]
     if not (isinstance(r, (tuple, list))) or len(r) != len(like):
         raise TreeMismatch(f"expected a {type(like).__name__} of {len(like)}, got {describe(r)}")
     return list(r)
@@ -211,6 +244,8 @@ class TreeMismatch(ValueError):
 def describe(x: Any) -> str:
     if type(x) is dict:
         return f"a dict with keys {sorted(x, key=repr)}"
+    if is_record(x):
+        return f"a {type(x).__name__}"
     if is_tree(x):
         return f"a {type(x).__name__} of {len(x)}"
     return f"a {type(x).__name__}"

@@ -194,6 +194,14 @@ def recursion_static_depth(x, n=3):
     return np.sum(_rec(x, n))
 
 
+def softsign(x):
+    return x / (1.0 + np.abs(x))
+
+
+def act_layer(x, w, act):
+    return np.sum(act(x @ w) ** 2)
+
+
 def opaque_call(x):
     return np.sum(np.vectorize(np.sin)(x))
 

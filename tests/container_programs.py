@@ -1,6 +1,7 @@
 """Programs over containers differentiated by tests/test_containers.py; each has a jax.numpy twin
 built from the same source (``np`` bound to jax.numpy)."""
 
+import dataclasses
 from typing import NamedTuple
 
 import numpy as np
@@ -137,3 +138,18 @@ def with_aux(params, x):
 def outputs_tree(p, x):
     h = np.tanh(x @ p["w"])
     return {"h": h, "pair": (np.sum(h), p["w"] * 2.0)}
+
+
+@dataclasses.dataclass
+class Affine:
+    w: np.ndarray
+    b: np.ndarray
+    scale: float = 2.0
+
+
+def dataclass_loss(p, x):
+    return np.sum(np.tanh(x @ p.w + p.b) * p.scale)
+
+
+def dataclass_loss_split(w, b, scale, x):  # the same, with the fields passed apart (the jax oracle)
+    return np.sum(np.tanh(x @ w + b) * scale)

@@ -295,3 +295,23 @@ def test_regression_recursion_on_a_python_int_under_grad():
     for args in ((x,), (x, 1), (x, 4)):
         g = srcjax.grad(P.recursion_static_depth)
         np.testing.assert_allclose(np.asarray(g(*args)), central_fd(P.recursion_static_depth, args, 0), rtol=1e-6)
+
+
+def test_grad_with_a_function_passed_as_an_argument():
+    """Issue #5: an activation chosen by the caller; the derivative is written per function passed."""
+    r = np.random.default_rng(5)
+    x, w = r.normal(size=(4, 3)), r.normal(size=(3, 2))
+    twin = jax_twin(P.act_layer)
+    g = srcjax.grad(P.act_layer, argnums=(0, 1))
+    for ours_act, jax_act in ((np.tanh, jnp.tanh), (P.softsign, jax_twin(P.softsign))):
+        got = g(x, w, ours_act)
+        ref = jax.grad(twin, argnums=(0, 1))(x, w, jax_act)
+        for a, b in zip(got, ref):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10)
+    got = g(x, w, act=P.softsign)  # by keyword too
+    np.testing.assert_allclose(np.asarray(got[1]), central_fd(lambda w: P.act_layer(x, w, P.softsign), (w,), 0),
+                               rtol=1e-6)
+    with pytest.raises(srcjax.ArgumentError, match="act"):
+        g(x, w, 1.0)
+    with pytest.raises(srcjax.ArgumentError, match="act"):
+        srcjax.source(g)

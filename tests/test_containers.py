@@ -414,3 +414,18 @@ def test_random_structure_against_jax_and_finite_differences() -> None:
     assert_tree_close(srcjax.grad(P.tree_sum)(tree), jax_grad(P.tree_sum, (tree,), 0), rtol=1e-9, atol=1e-11)
     assert_tree_close(srcjax.grad(P.tree_sum)(tree), fd_grad(P.tree_sum, (tree,), 0), rtol=1e-5, atol=1e-6)
 
+
+
+def test_grad_with_respect_to_a_dataclass() -> None:
+    """Issue #5: dataclasses of arrays are containers like NamedTuples; the gradient is the same dataclass."""
+    p, x = P.Affine(n(3, 2), n(2), 0.5), n(4, 3)
+    g = srcjax.grad(P.dataclass_loss)
+    ours = g(p, x)
+    assert type(ours) is P.Affine
+    ref = jax.grad(jax_twin(P.dataclass_loss_split), argnums=(0, 1, 2))(p.w, p.b, p.scale, x)
+    for got, want in zip((ours.w, ours.b, ours.scale), ref):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10)
+    via_numpy = srcjax.numpy_function(g)(p, x)
+    np.testing.assert_allclose(np.asarray(via_numpy.w), np.asarray(ours.w), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(srcjax.compile(P.dataclass_loss)(p, x)), P.dataclass_loss(p, x),
+                               rtol=1e-12)

@@ -158,6 +158,14 @@ def uses_global(x):
     return x
 
 
+CALLS: list[int] = []
+
+
+def appends_to_a_global(x):
+    CALLS.append(1)
+    return x * 2
+
+
 def make_nonlocal():
     n = 0
 
@@ -488,6 +496,7 @@ CASES = [
     (uses_class, (arr(2),), E.UnsupportedSyntaxError, "class Box", ["class"]),
     (uses_global, (arr(2),), E.UnsupportedSyntaxError, "global COUNTER", ["global"]),
     (make_nonlocal(), (arr(2),), E.UnsupportedSyntaxError, "nonlocal n", ["nonlocal"]),
+    (appends_to_a_global, (arr(2),), E.UnsupportedSyntaxError, "CALLS.append(1)", ["global `CALLS`", "pure"]),
     (uses_yield, (arr(2),), E.UnsupportedSyntaxError, "yield x * 2", ["yield"]),
     (uses_yield_value, (arr(2),), E.UnsupportedSyntaxError, "yield x\n", ["yield"]),
     (uses_async, (arr(2),), E.UnsupportedSyntaxError, "async def", ["async"]),
@@ -744,3 +753,9 @@ def test_no_error_after_fixing_the_arguments() -> None:
         f(arr(4, 3), arr(4, 2))
     out = f(arr(4, 3), arr(4, 3))
     np.testing.assert_array_equal(np.asarray(out), np.full((4, 3), 3.0, F32))
+
+
+def test_a_refused_global_mutation_did_not_run() -> None:
+    with pytest.raises(srcjax.TranspileError):
+        srcjax.compile(appends_to_a_global)(arr(2))
+    assert CALLS == []

@@ -159,8 +159,10 @@ def unwrap(v: Any) -> Any:
 
 
 class Normalizer:
-    def __init__(self, src: FunctionSource, helper_name: Callable[[Callable[..., Any]], str]) -> None:
+    def __init__(self, src: FunctionSource, helper_name: Callable[[Callable[..., Any]], str],
+                 bindings: dict[str, Any] | None = None) -> None:
         self.src = src
+        self.bindings = bindings or {}  # parameters fixed to a function (an activation passed by the caller)
         self.helper_name = helper_name
         self.spans: dict[int, Span] = {}
         self.calls: list[Callable[..., Any]] = []
@@ -208,9 +210,12 @@ class Normalizer:
 
     def resolve_name(self, node: cst.Name) -> cst.BaseExpression:
         name = node.value
-        if name in self.locals or name in self.temps or name in ("None", "True", "False"):
+        if name in self.bindings:  # a function-valued parameter, fixed: calls through it are calls of it
+            found, v = True, self.bindings[name]
+        elif name in self.locals or name in self.temps or name in ("None", "True", "False"):
             return node
-        found, v = self.lookup(name)
+        else:
+            found, v = self.lookup(name)
         if not found:
             raise UnknownFunctionError(f"name {name!r} is not defined", span=self.span(node))
         if v is None:  # e.g. `from numpy import newaxis`
@@ -679,6 +684,7 @@ class Normalizer:
             if not isinstance(s.value, cst.Call):
                 self.lazy(s.value)  # no effect, so dropped; but `yield x` or an unknown name is still an error
                 return
+            self.check_global_mutation(s.value)
             flat, _ = self.flat(s.value)
             self.emit(cst.Expr(value=flat), s.value)
         elif isinstance(s, cst.Assert):
@@ -693,6 +699,21 @@ class Normalizer:
                 self.emit(s, s)
         else:
             raise self.unsupported(s, f"the statement {type(s).__name__}")
+
+    def check_global_mutation(self, call: cst.Call) -> None:
+        """``G.append(x)`` on a module global (or closure) list/dict/set/array: refused, not run at transpile time."""
+        f = call.func
+        if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name)):
+            return
+        name = f.value.value
+        if name in self.locals or name in self.temps:
+            return
+        found, v = self.lookup(name)
+        if found and isinstance(v, list | dict | set | np.ndarray) and f.attr.value in _MUTATING_METHODS:
+            raise UnsupportedSyntaxError(
+                f"`{name}.{f.attr.value}(...)` changes the global `{name}`; compiled code is a pure function "
+                "and would change it once, while transpiling, not on every call", span=self.span(call),
+                hint=f"return the new value instead (or pass {name} in as an argument and return its update)")
 
     def index_assign(self, t: cst.Subscript, value: cst.BaseExpression, origin: cst.CSTNode) -> None:
         """``y[key] = value`` -> ``y = srcjax.lax.index_update(y, key, value)`` (a functional update)."""
@@ -756,6 +777,11 @@ _NO_DEFAULT = object()
 _VIEW_CALLS = {"np.reshape", "np.transpose", "np.ravel", "np.squeeze", "np.expand_dims", "np.swapaxes",
                "np.moveaxis", "np.broadcast_to", "np.atleast_1d", "np.atleast_2d", "np.atleast_3d",
                "np.asarray", "np.diagonal", "np.real"}
+
+
+_MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
+                               "popitem", "add", "discard", "sort", "reverse", "fill", "resize", "itemset", "put",
+                               "__setitem__", "__delitem__"})
 
 
 def _view_of(value: cst.BaseExpression) -> str | None:
@@ -947,9 +973,9 @@ def _call_hint(callee: cst.BaseExpression) -> str:
 
 
 def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]], str],
-              name: str | None = None) -> NormalizedFunction:
+              name: str | None = None, bindings: dict[str, Any] | None = None) -> NormalizedFunction:
     src = read_function(fn)
-    norm = Normalizer(src, helper_name)
+    norm = Normalizer(src, helper_name, bindings)
     fdef = norm.function(name or src.name)
     return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,
                               calls=norm.calls, temps=norm.temps)
