@@ -23,6 +23,7 @@ from . import adjoint, pytree
 from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval
 from .core import ArgumentError, DTypeError, TranspileError
 from .custom import custom_vjp, owner_of
+from .frontend.names import Names
 from .frontend.program import Program
 from .transforms import ad, custom_rules
 from .transforms.simplify import simplify_source
@@ -68,7 +69,7 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
     if owner_of(base) is not None:  # a custom_vjp/custom_jvp itself: differentiate a caller, so its rule applies
         prog = _custom_caller(base)
     custom_rules.add_rules(prog)  # before naming: a rule may be called f_jvp too
-    name = ad.Names(prog.functions).fresh(f"{entry_name}_{kind}")
+    name = Names(prog.functions).fresh(f"{entry_name}_{kind}")
     origins: dict[str, str] = {}  # generated helper -> the program function it derives from
     if kind in ("grad", "value_and_grad") and getattr(base, "__srcjax_derived__", None) is not None and \
             not any(isinstance(owner_of(nf.fn), custom_vjp) for nf in prog.functions.values()):
@@ -181,10 +182,10 @@ class _Derived(Compiled):
 
     def _function_arguments(self, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Function-valued arguments (an activation chosen by the caller), by parameter name."""
-        if self._origin is None:
-            return {}
-        params = _as_compiled(self._origin[0]).params
-        named = dict(zip(params, args))
+        if self._origin is None or not (self._needs or any(_is_function_value(v) for v in args)
+                                        or any(_is_function_value(v) for v in kwargs.values())):
+            return {}  # the common case, on every call: no function among the arguments
+        named = dict(zip(self.params, args))
         named.update(kwargs)
         return {p: v for p, v in named.items() if _is_function_value(v)}
 

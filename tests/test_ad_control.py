@@ -212,6 +212,11 @@ def lax_scan_reverse(x, w):
     return np.sum(ys * np.arange(1.0, 5.0)[:, None])
 
 
+def lax_switch_on_a_variable(x, k):
+    fns = [np.sin, np.cos]
+    return np.sum(srcjax.lax.switch(k, fns, x))
+
+
 def jax_twin(fn):
     import types
 
@@ -451,3 +456,12 @@ def test_regression_update_of_a_name_the_adjoint_never_reads():
     # the rule zeroed ys's cotangent at i, then read the zeroed one for y (a silently wrong gradient)
     x, w = np.random.default_rng(3).normal(size=(4, 2)), np.array([0.5, -1.2])
     check(lax_scan, (x, w), argnums=(0, 1))
+
+
+def test_lax_call_reverse_mode_cannot_write_out_is_a_clear_error():
+    with pytest.raises(srcjax.TranspileError) as e:
+        srcjax.grad(lax_switch_on_a_variable)(np.array([0.5]), 1)
+    msg = str(e.value)
+    assert "literal list" in msg and "for/while/if" in msg
+    line = inspect.getsourcelines(lax_switch_on_a_variable)[1] + 2
+    assert f"{__file__}:{line}:" in msg

@@ -6,7 +6,8 @@ or a keyword (``axis=``) is not a variable and is left alone.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
 
 import libcst as cst
 
@@ -101,3 +102,21 @@ def assigned_names(stmts: Sequence[cst.CSTNode]) -> list[str]:
     for s in stmts:
         s.visit(V())
     return list(out)
+
+
+class Names:
+    """Fresh names: ``base``, else ``base_1``, ``base_2``, ... avoiding every name taken so far."""
+
+    def __init__(self, taken: Iterable[str]) -> None:
+        self.taken = set(taken)
+
+    def fresh(self, base: str) -> str:
+        if base not in self.taken:
+            self.taken.add(base)
+            return base
+        for k in itertools.count(1):
+            n = f"{base}_{k}"
+            if n not in self.taken:
+                self.taken.add(n)
+                return n
+        raise AssertionError

@@ -25,7 +25,6 @@ are read by the adjoint at points where they hold their primal values.
 from __future__ import annotations
 
 import inspect
-import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +32,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import TranspileError, UnsupportedSyntaxError
-from ..frontend.names import RenameNames, names_in, target_names
+from ..frontend.names import Names, RenameNames, names_in, target_names
 from ..frontend.normalize import NormalizedFunction, _literal_code
 from ..frontend.program import Program
 from ..frontend.restructure import single_exit as _single_exit
@@ -806,22 +805,6 @@ def _is_int_dtype(s: str) -> bool:
 
 
 # -- naming -------------------------------------------------------------------------------------
-
-class Names:
-    def __init__(self, taken: Iterable[str]) -> None:
-        self.taken = set(taken)
-
-    def fresh(self, base: str) -> str:
-        if base not in self.taken:
-            self.taken.add(base)
-            return base
-        for k in itertools.count(1):
-            n = f"{base}_{k}"
-            if n not in self.taken:
-                self.taken.add(n)
-                return n
-        raise AssertionError
-
 
 # -- forward mode ------------------------------------------------------------------------------
 

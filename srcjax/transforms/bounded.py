@@ -56,8 +56,9 @@ from ..frontend.functionalize import (
     _orelse_stmts,
     _own_exits,
 )
-from ..frontend.names import names_in, target_names
+from ..frontend.names import assigned_names, names_in, target_names
 from ..frontend.normalize import NormalizedFunction
+from ..frontend.restructure import walk
 
 
 class LoopBoundError(TranspileError):
@@ -230,30 +231,16 @@ class Bounder:
                         if c is None or c <= 0:
                             return None
                         found = c
-            elif i in _bound_in(st):
+            elif i in assigned_names([st]):
                 return None
         return found
-
-
-def _bound_in(st: Any) -> set[str]:
-    out: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
-            out.update(target_names(n.target))
-
-        def visit_For(self, n: cst.For) -> None:
-            out.update(target_names(n.target))
-
-    st.visit(V())
-    return out
 
 
 def bound_loops(nf: NormalizedFunction, body: Sequence[Any],
                 max_iters: int | None) -> tuple[list[Any], dict[int, Span], Bounder | None]:
     """``body`` with loops rewritten for reverse mode, the spans of new nodes, and the rewriter
     (which keeps the new nodes alive while their spans are used); the body itself when nothing changed."""
-    if not any(isinstance(s, (cst.While, cst.Break, cst.Continue)) for s in _all(body)):
+    if not any(isinstance(s, (cst.While, cst.Break, cst.Continue)) for s, _ in walk(body)):
         return list(body), nf.spans, None
     b = Bounder(nf, body, max_iters)
     new = b.block(body)
@@ -261,8 +248,3 @@ def bound_loops(nf: NormalizedFunction, body: Sequence[Any],
         return list(body), nf.spans, None
     return new, b.spans, b
 
-
-def _all(stmts: Sequence[Any]) -> list[Any]:
-    from ..frontend.restructure import walk
-
-    return [s for s, _ in walk(stmts)]

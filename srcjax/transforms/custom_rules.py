@@ -212,7 +212,8 @@ def mark_transposes(program: Program, functions: dict[str, Any]) -> None:
 def _transpose(v: VJP, owner: custom_jvp) -> tuple[str, bool]:
     """``def <rule>_transpose(*nondiff, primals, tangents, out_bar) -> tangents_bar``: the rule's reverse
     mode with respect to the tangents; (its name, whether any cotangent reaches the tangents)."""
-    from .ad import VJP, Names
+    from ..frontend.names import Names
+    from .ad import VJP
 
     rule = _rule(v.program, owner, "jvp")
     nf: NormalizedFunction = v.program.functions[rule]

@@ -37,9 +37,9 @@ from typing import Any
 import libcst as cst
 
 from ..core import TranspileError
-from ..frontend.names import RenameNames, assigned_names, names_in
+from ..frontend.names import Names, RenameNames, assigned_names, names_in
 from ..frontend.normalize import NormalizedFunction
-from ..frontend.restructure import single_exit
+from ..frontend.restructure import single_exit, walk
 
 _LAX = ("cond", "switch", "fori_loop", "while_loop", "scan")
 
@@ -69,20 +69,10 @@ def lax_call(value: cst.BaseExpression) -> str | None:
 class Inliner:
     def __init__(self, nf: NormalizedFunction, taken: Iterable[str]) -> None:
         self.nf = nf
-        self.taken = set(taken)
+        self.names = Names(taken)
+        self.fresh = self.names.fresh
         self.defs: dict[str, cst.FunctionDef] = {}
         self.used_defs: set[str] = set()
-        self.counts: dict[str, int] = {}
-
-    def fresh(self, base: str) -> str:
-        k = self.counts.get(base, 0)
-        name = base if k == 0 and base not in self.taken else f"{base}_{k or 1}"
-        while name in self.taken:
-            k += 1
-            name = f"{base}_{k}"
-        self.counts[base] = k + 1
-        self.taken.add(name)
-        return name
 
     def error(self, msg: str, node: cst.CSTNode | None) -> LaxInlineError:
         return LaxInlineError(msg, span=self.nf.spans.get(id(node)) if node is not None else None,
@@ -276,7 +266,7 @@ class Inliner:
 
 def inline_lax(nf: NormalizedFunction, body: Sequence[Any]) -> list[Any]:
     """``body`` with its ``srcjax.lax`` calls written out (the same list when there are none)."""
-    if not any(isinstance(s, cst.Assign) and lax_call(s.value) is not None for s in _smalls(body)):
+    if not any(isinstance(s, cst.Assign) and lax_call(s.value) is not None for s, _ in walk(body)):
         return list(body)
     inl = Inliner(nf, names_in(nf.plain_fdef))
     new = inl.block(body)
@@ -284,13 +274,6 @@ def inline_lax(nf: NormalizedFunction, body: Sequence[Any]) -> list[Any]:
     still = set(names_in(cst.Module(body=[s for s in new if not isinstance(s, cst.FunctionDef)])))
     return [s for s in new if not (isinstance(s, cst.FunctionDef) and s.name.value in inl.used_defs
                                    and s.name.value not in still)]
-
-
-def _smalls(stmts: Sequence[Any]) -> Iterable[Any]:
-    from ..frontend.restructure import walk
-
-    for s, _ in walk(stmts):
-        yield s
 
 
 __all__ = ["Inliner", "LaxInlineError", "inline_lax", "lax_call"]
