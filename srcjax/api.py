@@ -18,6 +18,7 @@ import functools
 import inspect
 import re
 import types
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -414,10 +415,21 @@ def compile(fn: Callable[..., Any] | None = None, *, static_argnums: int | Seque
     return Compiled(fn, static_argnums, static_argnames, device)
 
 
+_PLAIN: weakref.WeakKeyDictionary[Any, Compiled] = weakref.WeakKeyDictionary()
+
+
 def _as_compiled(fn: Any) -> Compiled:
+    """``fn`` itself when compiled; for a plain function one shared ``Compiled`` (read and
+    normalized once, whichever transformations ask for it)."""
     if isinstance(fn, Compiled):
         return fn
-    return Compiled(fn)
+    try:
+        hit = _PLAIN.get(fn)
+    except TypeError:  # not weak-referenceable: Compiled reports what it is
+        return Compiled(fn)
+    if hit is None:
+        hit = _PLAIN[fn] = Compiled(fn)
+    return hit
 
 
 def source(fn: Callable[..., Any]) -> str:
