@@ -10,6 +10,7 @@ returns it compiled. ``srcjax.source(srcjax.grad(f))`` shows it;
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import linecache
 import math
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import adjoint, pytree
-from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval
+from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval, eval_shape
 from .core import ArgumentError, DTypeError, TranspileError
 from .custom import custom_vjp, owner_of
 from .frontend.names import Names
@@ -71,12 +72,13 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
     custom_rules.add_rules(prog)  # before naming: a rule may be called f_jvp too
     name = Names(prog.functions).fresh(f"{entry_name}_{kind}")
     origins: dict[str, str] = {}  # generated helper -> the program function it derives from
+    extra: dict[str, Callable[..., Any]] = {}  # functions the generated source calls by name (other derivatives)
     if kind in ("grad", "value_and_grad") and getattr(base, "__srcjax_derived__", None) is not None and \
             not any(isinstance(owner_of(nf.fn), custom_vjp) for nf in prog.functions.values()):
         # Differentiating generated derivative code (grad of grad): its inputs must be scalars for a
         # scalar output, so forward mode over it gives the same numbers without a tape of tapes.
         # (Not through a custom_vjp, which has no forward mode: reverse over reverse, as JAX.)
-        text = _forward_grad_source(base, name, nums, single, kind == "value_and_grad", has_aux)
+        text = _forward_grad_source(base, name, nums, single, kind == "value_and_grad", has_aux, extra)
     elif kind in ("grad", "value_and_grad"):
         try:
             text = ad.grad_source(prog, nums, name, value=kind == "value_and_grad", has_aux=has_aux,
@@ -87,6 +89,8 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
                           "reverse, which does not go through loops yet: unroll the loop, or give the "
                           "function a srcjax.custom_jvp rule")
             raise
+    elif kind in ("jacfwd", "jacrev"):
+        text = _jacobian_source(base, name, nums[0], kind, max_iters, extra)
     elif kind == "vjp":
         text = ad.vjp_source(prog, nums, name, origins, max_iters)
     elif kind == "jvp":
@@ -101,7 +105,7 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
         code = compile(module_text, filename, "exec")
     except SyntaxError as e:  # pragma: no cover - a bug in the generator
         raise TranspileError(f"internal error: generated {kind} source does not parse: {e}\n{module_text}") from e
-    functions = _exec_derived(code, name, prog, origins)
+    functions = _exec_derived(code, name, prog, origins, extra)
     custom_rules.mark_transposes(prog, functions)
     derived: Any = functions[name]
     derived.__srcjax_derived__ = (kind, base, nums)
@@ -109,7 +113,8 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
     return derived
 
 
-def _exec_derived(code: Any, name: str, prog: Program, origins: dict[str, str]) -> dict[str, Callable[..., Any]]:
+def _exec_derived(code: Any, name: str, prog: Program, origins: dict[str, str],
+                  extra: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
     """Execute the derivative module; each generated function in the namespace of the function it derives
     from (its module's globals and its closure: what its body reads), all of them linked by name."""
     functions = {nf.name: nf.fn for nf in prog.functions.values()}
@@ -125,7 +130,7 @@ def _exec_derived(code: Any, name: str, prog: Program, origins: dict[str, str]) 
             ns.update(src.closure)
             ns.update(functions)
             ns.update(np=np, math=math, srcjax=sys.modules["srcjax"])
-            ns.update(_FORWARD_NS)
+            ns.update(extra)
             ns["__name__"] = getattr(nf.fn, "__module__", None) or prog.entry_fn.__module__
             exec(code, ns)
         chosen[generated] = ns[generated]
@@ -145,12 +150,10 @@ def _custom_caller(fn: Callable[..., Any]) -> Program:
 
 
 def _forward_grad_source(base: Callable[..., Any], name: str, nums: tuple[int, ...], single: bool,
-                         value: bool, has_aux: bool) -> str:
+                         value: bool, has_aux: bool, extra: dict[str, Callable[..., Any]]) -> str:
     if has_aux:
         raise ad.DifferentiationError("has_aux is not supported when differentiating a derivative")
-    import inspect as _inspect
-
-    params = list(_inspect.signature(base).parameters)
+    params = list(inspect.signature(base).parameters)
     lines = [f"def {name}({', '.join(params)}):"]
     dots = []
     for k in nums:
@@ -160,13 +163,48 @@ def _forward_grad_source(base: Callable[..., Any], name: str, nums: tuple[int, .
                      "use jacfwd or hessian'")
         lines.append(f"    out, {p}_dot = {jv.__name__}({', '.join(params)}, ones_like({p}))")
         dots.append(f"{p}_dot")
-        _FORWARD_NS[jv.__name__] = jv
+        extra[jv.__name__] = jv
     g = dots[0] if single else "(" + ", ".join(dots) + ",)"
     lines.append(f"    return {'out, ' if value else ''}{g}")
     return "\n".join(lines) + "\n"
 
 
-_FORWARD_NS: dict[str, Callable[..., Any]] = {}
+def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max_iters: int | None,
+                     extra: dict[str, Callable[..., Any]]) -> str:
+    """``def name(params...)``: the Jacobian w.r.t. the array parameter ``k`` by one JVP per input
+    element (jacfwd) or one VJP per output element (jacrev), in a loop the compiler rolls into one
+    ``while`` (one executable, one dispatch; the loop-invariant primal is hoisted by XLA)."""
+    params = list(inspect.signature(base).parameters)
+    names = Names([*params, name, *base.__globals__])
+    n, i, jac, out, out_i, e, t, bars = (names.fresh(v) for v in ("n", "i", "jac", "out", "out_i", "e", "t", "bars"))
+    x, args = params[k], ", ".join(params)
+    lines = [f"def {name}({args}):",
+             f"    assert not is_tree({x}), '{kind} of a container runs one program per element: call srcjax.{kind}'"]
+    if kind == "jacfwd":
+        jv = derivative_function(base, "jvp", (k,))
+        extra[jv.__name__] = jv
+        lines += [f"    {out}, {t} = {jv.__name__}({args}, zeros_like({x}))  # the output's shape and dtype",
+                  f"    {n} = np.size({x})",
+                  f"    {jac} = np.zeros(({n},) + np.shape({out}), dtype={out}.dtype)",
+                  f"    for {i} in range({n}):",
+                  f"        {e} = np.reshape(np.arange({n}) == {i}, np.shape({x})).astype({x}.dtype)",
+                  f"        {out_i}, {t} = {jv.__name__}({args}, {e})",
+                  f"        {jac} = index_update({jac}, {i}, {t})",
+                  f"    return np.reshape(np.moveaxis({jac}, 0, -1), np.shape({out}) + np.shape({x}))"]
+    else:
+        vj = derivative_function(base, "vjp", (k,), max_iters=max_iters)
+        primal = names.fresh(base.__name__)
+        extra[vj.__name__] = vj
+        extra[primal] = base
+        lines += [f"    {out} = {primal}({args})",
+                  f"    {n} = np.size({out})",
+                  f"    {jac} = np.zeros(({n},) + np.shape({x}), dtype={x}.dtype)",
+                  f"    for {i} in range({n}):",
+                  f"        {e} = np.reshape(np.arange({n}) == {i}, np.shape({out})).astype({out}.dtype)",
+                  f"        {out_i}, {bars} = {vj.__name__}({args}, {e})",
+                  f"        {jac} = index_update({jac}, {i}, {bars}[0])",
+                  f"    return np.reshape({jac}, np.shape({out}) + np.shape({x}))"]
+    return "\n".join(lines) + "\n"
 
 
 class _Derived(Compiled):
@@ -412,10 +450,8 @@ def _check_float(x: Any, what: str) -> None:
                                 hint="pass x.astype(np.float32) (or float64)"))
 
 
-def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
-    """Jacobian by forward mode: shape ``out.shape + x.shape`` (one JVP per input element).
-
-    For containers, JAX's layout: the output's structure outside, the argument's inside."""
+def _jacfwd_loop(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+    """jacfwd from Python: one compiled JVP call per element (containers, scalars, function arguments)."""
     def jac(*args: Any) -> Any:
         x = args[argnums]
         _check_float(x, "srcjax.jacfwd")
@@ -449,10 +485,8 @@ def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
     return jac
 
 
-def jacrev(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
-    """Jacobian by reverse mode: shape ``out.shape + x.shape`` (one VJP per output element).
-
-    For containers, JAX's layout: the output's structure outside, the argument's inside."""
+def _jacrev_loop(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
+    """jacrev from Python: one compiled VJP call per output element (containers, scalars, function arguments)."""
     def jac(*args: Any) -> Any:
         x = args[argnums]
         _check_float(x, "srcjax.jacrev")
@@ -476,6 +510,81 @@ def jacrev(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = 
         return _jacobian(out, x, block)
 
     return jac
+
+
+class _Jacobian(_Derived):
+    """A compiled Jacobian: generated source that loops over basis vectors inside one program.
+
+    Arrays in, an array out: the generated function (``srcjax.source`` shows it) runs as one
+    executable. A container argument or output, a Python scalar argument, or a function-valued
+    argument takes the general path instead: one compiled JVP/VJP call per element."""
+
+    def __init__(self, fn: Callable[..., Any], kind: str, argnums: int, max_iters: int | None,
+                 loop: Callable[..., Any]) -> None:
+        c = _as_compiled(fn)
+        self._kind, self._argnum, self._loop, self._base = kind, argnums, loop, c
+        try:
+            needs = _called_parameters(c)
+            derived = c.fn if needs else derivative_function(fn, kind, (argnums,), max_iters=max_iters)
+        except TranspileError as e:
+            raise _clean(e) from None
+        super().__init__(derived, (argnums,), f"srcjax.{kind}", static_argnums=tuple(
+            i for i, p in enumerate(c.params) if p in c.static), device=c.device)
+        self._needs = needs
+        self._array_out: dict[Any, bool] = {}
+
+    def _compiled_path(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        if kwargs or self._needs or not -len(args) <= self._argnum < len(args):
+            return False
+        x = args[self._argnum]
+        if not hasattr(x, "shape") or not hasattr(x, "dtype") or pytree.is_tree(x):
+            return False
+        leaves = pytree.flatten(list(args), is_leaf=_is_leaf)[0]
+        if any(_is_function_value(v) for v in leaves):
+            return False
+        key = tuple((type(v), np.shape(v), getattr(v, "dtype", None)) if hasattr(v, "shape") else (type(v), v)
+                    for v in leaves) if all(_hashable(v) for v in leaves) else None
+        hit = self._array_out.get(key) if key is not None else None
+        if hit is None:
+            out = eval_shape(self._base, *args)  # raises the function's own errors, at its line
+            hit = not pytree.is_tree(out)
+            if key is not None:
+                self._array_out[key] = hit
+        return hit
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._compiled_path(args, kwargs):
+            _check_float(args[self._argnum], self._what)
+            return super().__call__(*args, **kwargs)
+        return self._loop(*args, **kwargs)
+
+
+def _hashable(v: Any) -> bool:
+    if hasattr(v, "shape"):
+        return True
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+    """Jacobian by forward mode: shape ``out.shape + x.shape`` (one JVP per input element).
+
+    For an array argument and an array output the Jacobian is one compiled program (the JVP in a
+    loop over basis vectors; ``srcjax.source`` shows it). For containers, JAX's layout: the
+    output's structure outside, the argument's inside."""
+    return _Jacobian(fn, "jacfwd", argnums, None, _jacfwd_loop(fn, argnums))
+
+
+def jacrev(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
+    """Jacobian by reverse mode: shape ``out.shape + x.shape`` (one VJP per output element).
+
+    For an array argument and an array output the Jacobian is one compiled program (the VJP in a
+    loop over basis cotangents; ``srcjax.source`` shows it). For containers, JAX's layout: the
+    output's structure outside, the argument's inside. ``max_iters`` as in :func:`grad`."""
+    return _Jacobian(fn, "jacrev", argnums, max_iters, _jacrev_loop(fn, argnums, max_iters=max_iters))
 
 
 def hessian(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:

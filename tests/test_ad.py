@@ -105,6 +105,14 @@ def test_grad_of_grad():
     np.testing.assert_allclose(ggg(0.4), jax.grad(ref)(0.4), rtol=1e-10)
 
 
+def test_grad_of_grad_source_runs_with_numpy():
+    # regression: the forward-mode twin of `unbroadcast` was imported from srcjax.adjoint, where it is not
+    gg = srcjax.grad(srcjax.grad(P.scalar_fn))
+    text = srcjax.source(gg)
+    assert "def unbroadcast_jvp(" in text and "import unbroadcast_jvp" not in text
+    np.testing.assert_allclose(srcjax.numpy_function(gg)(0.7), gg(0.7), rtol=1e-12)
+
+
 @pytest.mark.parametrize("fn", [P.mse_tanh, P.layer_norm, P.poly, P.branchy, P.reductions],
                          ids=lambda f: f.__name__)
 def test_jvp_matches_jax_and_transposes_vjp(fn):

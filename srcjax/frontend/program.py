@@ -113,7 +113,7 @@ class Program:
             if nf.name in self.rule_only:
                 continue
             mod = getattr(nf.fn, "__module__", "")
-            if mod == "srcjax.adjoint":
+            if mod == "srcjax.adjoint" and not _is_generated(nf.fn):  # (a derivative of one is shown)
                 library.append(nf.fn.__name__)
                 continue
             if _is_generated(nf.fn) and nf.name == nf.fn.__name__ and nf.plain is None:
