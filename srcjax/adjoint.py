@@ -190,7 +190,7 @@ def index_add(z: Any, key: Any, g: Any) -> Any:
     if is_tree(z):
         return tree_index_add(z, key, g)
     out = np.array(z, dtype=np.result_type(z, g), copy=True)
-    out[key] += g  # not `view = out[key]; view += g`: an all-integer key gives a copy, not a view
+    np.add.at(out, key, g)  # repeated integer-array indices accumulate (`out[key] += g` would not)
     return out
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from .. import adjoint, lax
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue, aval_type
+from . import gather
 from .common import broadcast_shapes, fmt_shape
 from .elementwise import _result_dtype
 from .registry import LowerCtx, defprim
@@ -33,6 +34,14 @@ def _index_add_lower(ctx: LowerCtx, z: HloValue, key: Any, g: HloValue) -> HloVa
     out = ctx.avals_out[0]
     if not isinstance(key, tuple):
         key = (key,)
+    if gather.is_advanced(key):  # a scatter that adds (repeated indices accumulate) into the sliced view
+        basic, whole = gather.basic_part(key, z.shape)
+        if whole:
+            return gather.lower_scatter(b, b.convert(z, out.dtype), key, g, add=True)
+        view = _getitem_abstract(ShapedArray(z.shape, out.dtype), basic)
+        sub_key = tuple(e[1] if e[0] == "index" else slice(None) for e in gather.plan(z.shape, key).entries)
+        placed = gather.lower_scatter(b, b.full(0, view.shape, out.dtype), sub_key, g, add=True)
+        return _index_add_lower(ctx, z, basic, placed)
     plan = _plan(z.shape, key)
     sub = _getitem_abstract(z.aval, key)
     gv = b.broadcast_to(b.convert(g, out.dtype), sub.shape)
@@ -118,6 +127,13 @@ def _index_update_lower(ctx: LowerCtx, x: HloValue, key: Any, value: HloValue) -
     out = ctx.avals_out[0]
     if not isinstance(key, tuple):
         key = (key,)
+    if gather.is_advanced(key):
+        basic, whole = gather.basic_part(key, x.shape)
+        if not whole:
+            raise ShapeError("assigning through integer-array indices mixed with slices is not supported",
+                             hint="assign through the arrays alone (x[rows, cols] = v), or build the array with "
+                                  "np.where")
+        return gather.lower_scatter(b, x, key, value, add=False)
     plan = _plan(x.shape, key)
     sub = _getitem_abstract(x.aval, key)
     v = b.broadcast_to(b.convert(value, out.dtype), sub.shape)

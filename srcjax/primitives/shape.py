@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue
+from . import gather
 from .common import as_dtype, fmt_shape, normalize_axis
 from .registry import LowerCtx, defprim
 
@@ -130,9 +131,8 @@ def _plan(shape: tuple[int, ...], key: tuple[Any, ...]) -> list[tuple[str, Any]]
             aval = k.aval if isinstance(k, HloValue) else k
             if aval.ndim != 0 or aval.dtype.kind not in "iu":
                 raise ShapeError(
-                    f"indexing with an array ({aval.str_short()}) is not supported yet: only integers, "
-                    "slices, None and ... ",
-                    hint="use np.where(mask, x, 0) for masks, or static integer indices")
+                    f"indexing with a {aval.str_short()} value: indices must be integers",
+                    hint="convert it: idx.astype(np.int64)")
         elif not (_is_int(k) or isinstance(k, slice) or k is None or k is Ellipsis):
             raise ShapeError(f"unsupported index {k!r}: only integers, slices, None and ... are supported")
         elif isinstance(k, slice) and not all(p is None or _is_int(p) for p in (k.start, k.stop, k.step)):
@@ -175,6 +175,8 @@ def _plan(shape: tuple[int, ...], key: tuple[Any, ...]) -> list[tuple[str, Any]]
 def _getitem_abstract(x: ShapedArray, key: Any) -> ShapedArray:
     if not isinstance(key, tuple):
         key = (key,)
+    if gather.is_advanced(key):
+        return gather.abstract(x, key)
     out: list[int] = []
     for kind, v in _plan(x.shape, key):
         if kind == "new":
@@ -188,6 +190,8 @@ def _getitem_lower(ctx: LowerCtx, x: HloValue, key: Any) -> HloValue:
     b = ctx.b
     if not isinstance(key, tuple):
         key = (key,)
+    if gather.is_advanced(key):
+        return gather.lower_gather(b, x, key, ctx.avals_out[0])
     plan = _plan(x.shape, key)
     dyn = [k for k in key if isinstance(k, HloValue)]
     starts, limits, strides, rev = [], [], [], []

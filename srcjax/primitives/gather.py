@@ -1,0 +1,230 @@
+"""Integer-array indexing (``x[idx]``, ``x[rows, cols]``, ``x[:, idx]``): gather, and its transpose.
+
+NumPy's "advanced" indexing, for integer arrays (dynamic or constant) mixed with
+integers, slices and ``...``:
+
+- the index arrays (and integers among them) broadcast together to a shape ``B``;
+- when they are adjacent (``x[:, i, j]``) ``B`` replaces them in place, otherwise
+  it comes first (``x[i, :, j]``), as in NumPy;
+- negative indices count from the end; an index out of bounds is clamped into
+  range (XLA's gather, as in JAX: NumPy would raise, which compiled code cannot).
+  Constant indices are checked when the program is specialized.
+
+Lowering: the slices first (``slice``/``reverse``), then one ``stablehlo.gather``
+whose batch dimensions are ``B``. ``index_add`` with such a key (the gradient of
+``x[idx]``) is a ``stablehlo.scatter`` that adds, so repeated indices accumulate
+(``np.add.at``); ``index_update`` (``x[idx] = v``) scatters by replacement.
+Boolean masks have a data-dependent shape and are refused with a hint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..core import DTypeError, ShapedArray, ShapeError
+from ..lower.hlo import FuncBuilder as Builder
+from ..lower.hlo import HloValue, aval_type, elem_type
+from .common import broadcast_shapes
+
+_I64 = np.dtype(np.int64)
+
+
+def _index_aval(k: Any) -> ShapedArray | None:
+    """The aval of an index array (dynamic or constant), else None."""
+    if isinstance(k, HloValue):
+        return k.aval
+    if isinstance(k, ShapedArray):
+        return k
+    if isinstance(k, np.ndarray):
+        return ShapedArray(k.shape, k.dtype)
+    if isinstance(k, list):
+        a = np.asarray(k)
+        return ShapedArray(a.shape, a.dtype if a.size else _I64)
+    return None
+
+
+def is_advanced(key: Any) -> bool:
+    """Does ``key`` index with an array (not a 0-d integer)?"""
+    keys = key if isinstance(key, tuple) else (key,)
+    for k in keys:
+        a = _index_aval(k)
+        if a is not None and (a.ndim > 0 or a.dtype == np.bool_):
+            return True
+    return False
+
+
+@dataclass
+class Plan:
+    """One entry per input axis: ``("slice", original slice, (start, stop, step))`` or ``("index", k)``."""
+
+    entries: list[tuple[str, Any, Any]]
+    batch: tuple[int, ...]  # B, the broadcast shape of the index arrays
+    adjacent: bool
+
+    @property
+    def axes(self) -> list[int]:
+        return [a for a, e in enumerate(self.entries) if e[0] == "index"]
+
+    def sliced_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(len(range(*e[2])) if e[0] == "slice" else d for e, d in zip(self.entries, shape))
+
+    def out_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        rest = [len(range(*e[2])) for e in self.entries if e[0] == "slice"]
+        if self.adjacent:
+            p = self.axes[0]
+            return tuple(rest[:p]) + self.batch + tuple(rest[p:])
+        return self.batch + tuple(rest)
+
+    def offset_dims(self) -> list[int]:
+        """Output positions of the sliced (kept) axes."""
+        n_rest, nb = len(self.entries) - len(self.axes), len(self.batch)
+        if self.adjacent:
+            p = self.axes[0]
+            return [j if j < p else j + nb for j in range(n_rest)]
+        return [nb + j for j in range(n_rest)]
+
+
+def plan(shape: tuple[int, ...], key: Any) -> Plan:
+    keys = key if isinstance(key, tuple) else (key,)
+    hint = "index with integer arrays, integers, slices and ...; for None, add axes after indexing (np.expand_dims)"
+    for k in keys:
+        if k is None:
+            raise ShapeError("new axes (None) mixed with integer-array indexing are not supported", hint=hint)
+        a = _index_aval(k)
+        if a is not None and a.dtype == np.bool_:
+            raise ShapeError(f"indexing with a boolean mask ({a.str_short()}) gives a result whose shape depends "
+                             "on the data, which compiled code cannot have",
+                             hint="use np.where(mask, x, 0) (or np.sum(np.where(mask, x, 0))) instead")
+        if a is not None and a.dtype.kind not in "iu":
+            raise DTypeError(f"arrays used as indices must be of integer type, not {a.dtype}",
+                             hint="convert them: idx.astype(np.int64)")
+        if a is None and not (isinstance(k, (int, np.integer, slice)) or k is Ellipsis) or \
+                isinstance(k, (bool, np.bool_)):
+            raise ShapeError(f"unsupported index {k!r}: only integer arrays, integers, slices and ... are supported")
+        if isinstance(k, slice) and not all(p is None or isinstance(p, (int, np.integer)) for p in
+                                            (k.start, k.stop, k.step)):
+            raise DTypeError(f"slice indices must be integers or None, got {k}")
+        if isinstance(k, slice) and k.step == 0:
+            raise ShapeError("slice step cannot be zero")
+    if sum(1 for k in keys if k is Ellipsis) > 1:
+        raise ShapeError("an index can only have a single ellipsis ('...')")
+    used = sum(1 for k in keys if k is not Ellipsis)
+    if used > len(shape):
+        raise ShapeError(f"too many indices for array: array is {len(shape)}-dimensional, but {used} were indexed")
+    full: list[Any] = []
+    for k in keys:
+        full += [slice(None)] * (len(shape) - used) if k is Ellipsis else [k]
+    full += [slice(None)] * (len(shape) - len(full))
+    entries: list[tuple[str, Any, Any]] = []
+    shapes = []
+    for axis, (k, d) in enumerate(zip(full, shape)):
+        if isinstance(k, slice):
+            entries.append(("slice", k, k.indices(d)))
+            continue
+        if isinstance(k, (int, np.integer)) and not -d <= int(k) < d:
+            raise ShapeError(f"index {int(k)} is out of bounds for axis {axis} with size {d}")
+        if isinstance(k, (list, np.ndarray)):
+            arr = np.asarray(k)
+            if arr.size and (arr.min() < -d or arr.max() >= d):
+                bad = int(arr.min()) if arr.min() < -d else int(arr.max())
+                raise ShapeError(f"index {bad} is out of bounds for axis {axis} with size {d}")
+        a = _index_aval(k)
+        shapes.append(a.shape if a is not None else ())
+        entries.append(("index", k, None))
+    batch = broadcast_shapes(*shapes, what="index arrays")
+    axes = [a for a, e in enumerate(entries) if e[0] == "index"]
+    return Plan(entries, tuple(batch), axes == list(range(axes[0], axes[-1] + 1)))
+
+
+def abstract(x: ShapedArray, key: Any) -> ShapedArray:
+    return ShapedArray(plan(x.shape, key).out_shape(x.shape), x.dtype)
+
+
+def _sliced(b: Builder, x: HloValue, p: Plan) -> HloValue:
+    """``x`` with the slices of the key applied (index axes kept whole)."""
+    starts, limits, strides, rev = [], [], [], []
+    for axis, (kind, _, v) in enumerate(p.entries):
+        d = x.shape[axis]
+        if kind == "index":
+            starts.append(0)
+            limits.append(d)
+            strides.append(1)
+            continue
+        start, stop, step = v
+        n = len(range(start, stop, step))
+        if step < 0:
+            rev.append(axis)
+            start, step = d - 1 - start, -step
+        starts.append(start)
+        limits.append(start + max(n - 1, 0) * step + 1 if n else start)
+        strides.append(step)
+    return b.slice(b.reverse(x, rev), starts, limits, strides)
+
+
+def _indices(b: Builder, shape: tuple[int, ...], p: Plan) -> HloValue:
+    """The start indices, ``B + (number of index axes,)``, negatives wrapped, as i64."""
+    parts = []
+    for axis in p.axes:
+        k = p.entries[axis][1]
+        if isinstance(k, HloValue):
+            v = b.convert(k, _I64)
+        else:
+            arr = np.asarray(k, dtype=_I64)
+            v = b.constant(arr, ShapedArray(arr.shape, _I64))
+        d = b.full(shape[axis], (), _I64)
+        v = b.select(b.compare("LT", v, b.full(0, v.shape, _I64)), b.binary("add", v, b.broadcast_to(d, v.shape)), v)
+        parts.append(b.reshape(b.broadcast_to(v, p.batch), p.batch + (1,)))
+    return b.concatenate(parts, len(p.batch))
+
+
+def lower_gather(b: Builder, x: HloValue, key: Any, out: ShapedArray) -> HloValue:
+    p = plan(x.shape, key)
+    y = _sliced(b, x, p)
+    idx = _indices(b, x.shape, p)
+    axes = p.axes
+    sizes = [1 if a in axes else d for a, d in enumerate(y.shape)]
+    return b.emit(
+        f'"stablehlo.gather"({y.name}, {idx.name}) {{dimension_numbers = #stablehlo.gather<'
+        f"offset_dims = {p.offset_dims()}, collapsed_slice_dims = {axes}, start_index_map = {axes}, "
+        f"index_vector_dim = {len(p.batch)}>, indices_are_sorted = false, "
+        f"slice_sizes = array<i64: {', '.join(map(str, sizes))}>}} : "
+        f"({aval_type(y.aval)}, {aval_type(idx.aval)}) -> {aval_type(out)}", out)
+
+
+def lower_scatter(b: Builder, z: HloValue, key: Any, g: HloValue, add: bool) -> HloValue:
+    """``z`` with ``g`` added at (``add``) or written to ``z[key]``; ``z`` already has the result dtype.
+
+    Scatters into the sliced view's shape; the caller places that back when the key has slices."""
+    p = plan(z.shape, key)
+    sub = p.out_shape(z.shape)
+    g = b.broadcast_to(b.convert(g, z.dtype), sub)
+    idx = _indices(b, z.shape, p)
+    axes = p.axes
+    scalar = f"tensor<{elem_type(z.dtype)}>"
+    old, new, res = b.fresh(), b.fresh(), b.fresh()
+    body = f"{new}" if not add else res
+    name = b.fresh()
+    lines = [f'{b.indent}{name} = "stablehlo.scatter"({z.name}, {idx.name}, {g.name}) ({{',
+             f"{b.indent}  ^bb0({old}: {scalar}, {new}: {scalar}):"]
+    if add:
+        op = "or" if z.dtype == np.bool_ else "add"
+        lines.append(f"{b.indent}    {res} = stablehlo.{op} {old}, {new} : {scalar}")
+    lines += [f"{b.indent}    stablehlo.return {body} : {scalar}",
+              f"{b.indent}}}) {{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<"
+              f"update_window_dims = {p.offset_dims()}, inserted_window_dims = {axes}, "
+              f"scatter_dims_to_operand_dims = {axes}, index_vector_dim = {len(p.batch)}>, "
+              f"unique_indices = false}} : ({aval_type(z.aval)}, {aval_type(idx.aval)}, {aval_type(g.aval)}) "
+              f"-> {aval_type(z.aval)}"]
+    b.lines += lines
+    return HloValue(name, z.aval)
+
+
+def basic_part(key: Any, shape: tuple[int, ...]) -> tuple[tuple[Any, ...], bool]:
+    """The key with its index entries made whole slices, and whether that is all of ``x``."""
+    p = plan(shape, key)
+    basic = tuple(slice(None) if e[0] == "index" else e[1] for e in p.entries)
+    whole = all(e[0] == "index" or e[2] == slice(None).indices(d) for e, d in zip(p.entries, shape))
+    return basic, whole
