@@ -145,6 +145,13 @@ def reduce_axes(a: Any, axis: Any) -> tuple[int, ...]:
     return tuple(sorted(ax % nd for ax in axis))
 
 
+def cumsum_bar(g: Any, a: Any, axis: Any) -> Any:
+    """Cotangent of ``a`` in ``np.cumsum(a, axis)``: the cumulative sum from the end (``axis=None``:
+    over the flattened array, reshaped back)."""
+    ax = 0 if axis is None else axis
+    return np.reshape(np.flip(np.cumsum(np.flip(g, ax), ax), ax), np.shape(a))
+
+
 def expand_reduced(g: Any, a: Any, axis: Any, keepdims: Any) -> Any:
     """Undo a reduction's shape: ``g`` (reduced) broadcast back to ``a``'s shape."""
     if not keepdims:

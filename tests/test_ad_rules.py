@@ -155,7 +155,8 @@ group("reductions", [
     ("prod", "np.prod(x, axis=0, initial=2.0)"),
     ("max", "np.max(x)"), ("max", "x.max(axis=0, keepdims=True)"), ("min", "np.min(x, axis=-1)"),
     ("min", "np.min(x, axis=(0, 1))"), ("max", "np.max(x, axis=1, initial=1.0)"), ("min", "np.min(x, initial=0.7)"), ("var", "np.var(x)"), ("var", "np.var(x, axis=0, ddof=1)"),
-    ("std", "np.std(x, axis=-1, keepdims=True)"), ("std", "x.std(ddof=1)")],
+    ("std", "np.std(x, axis=-1, keepdims=True)"), ("std", "x.std(ddof=1)"),
+    ("cumsum", "np.cumsum(x)"), ("cumsum", "np.cumsum(x, axis=1)"), ("cumsum", "x.cumsum(axis=-1)")],
     U(0.5, 1.5, 2, 3, 2))
 group("norm", [("norm", "np.linalg.norm(x)"), ("norm", "np.linalg.norm(x, axis=1)"),
                ("norm", "np.linalg.norm(x, axis=0, keepdims=True)"), ("norm", "np.linalg.norm(x, 'fro')"),

@@ -390,6 +390,13 @@ def sum_dtype(x):
     return np.sum(x, axis=0, dtype=np.float32)
 
 
+@case("cumsum", (arr((3, 4)),), (arr((3, 4), I32),), (arr((3, 4), BOOL),), (arr((2, 3, 4), F32),),
+      (np.zeros((0, 4)),), (arr((), F64),))
+def cumsum_axes(x):
+    return np.cumsum(x), np.cumsum(x, axis=-1) if x.ndim else x, np.cumsum(x, axis=0, dtype=np.float32) if x.ndim \
+        else x
+
+
 @case("sum", (arr((3, 4)),), (arr((0, 4)),))
 def sum_initial(x):
     return np.sum(x, axis=0, initial=10.0)

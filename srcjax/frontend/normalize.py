@@ -63,7 +63,7 @@ AUG_TO_BIN = {
 # array method -> NumPy function; "pack" methods take their shape/axes as varargs too.
 ARRAY_METHODS = {
     "sum": "sum", "mean": "mean", "prod": "prod", "max": "max", "min": "min", "all": "all",
-    "any": "any", "argmax": "argmax", "argmin": "argmin", "var": "var", "std": "std",
+    "any": "any", "argmax": "argmax", "argmin": "argmin", "var": "var", "std": "std", "cumsum": "cumsum",
     "clip": "clip", "round": "round", "dot": "dot", "repeat": "repeat", "squeeze": "squeeze",
     "swapaxes": "swapaxes", "ravel": "ravel", "flatten": "ravel", "astype": "astype",
     "reshape": "reshape", "transpose": "transpose", "copy": "copy",

@@ -1,4 +1,4 @@
-"""Reductions: sum, prod, max, min, mean, var, std, all, any, argmax, argmin.
+"""Reductions: sum, prod, max, min, mean, var, std, all, any, argmax, argmin; and cumsum.
 
 ``axis`` is None, an int (negative allowed) or a tuple; ``keepdims`` keeps the
 reduced axes with size 1. Result dtypes follow NumPy: sum/prod of small ints
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..core import DTypeError, ShapedArray, ShapeError
-from ..lower.hlo import HloValue, is_float
+from ..lower.hlo import HloValue, aval_type, elem_type, is_float
 from .common import as_dtype, fmt_shape, normalize_axes, normalize_axis
 from .registry import LowerCtx, defprim
 
@@ -237,3 +237,46 @@ def _arg_lower(largest: bool) -> Any:
 
 defprim("argmax", np.argmax, _arg_stub, abstract_eval=_arg_abstract, lower=_arg_lower(True), arrays=("a",))
 defprim("argmin", np.argmin, _arg_stub, abstract_eval=_arg_abstract, lower=_arg_lower(False), arrays=("a",))
+
+
+# -- cumsum ----------------------------------------------------------------------
+def _cumsum_stub(a, axis=None, dtype=None):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _cumsum_abstract(a: ShapedArray, axis: Any = None, dtype: Any = None) -> ShapedArray:
+    d = as_dtype(dtype) or _accumulate_dtype(a.dtype)
+    if axis is None:
+        return ShapedArray((a.size,), d)
+    normalize_axis(axis, a.ndim)
+    return ShapedArray(a.shape, d)
+
+
+def _cumsum_lower(ctx: LowerCtx, a: HloValue, axis: Any = None, dtype: Any = None) -> HloValue:
+    """A ``reduce_window`` whose window covers everything up to each element (XLA picks the scan)."""
+    b = ctx.b
+    out = ctx.avals_out[0]
+    x = b.convert(b.reshape(a, out.shape), out.dtype)
+    if out.size == 0:
+        return x
+    ax = 0 if axis is None else normalize_axis(axis, a.ndim)
+    n = out.shape[ax]
+    window = [n if i == ax else 1 for i in range(out.ndim)]
+    pads = ", ".join(f"[{n - 1 if i == ax else 0}, 0]" for i in range(out.ndim))
+    op = "or" if out.dtype == np.bool_ else "add"
+    init = b.full(False if out.dtype == np.bool_ else 0, (), out.dtype)
+    scalar = f"tensor<{elem_type(out.dtype)}>"
+    acc, el, res, name = b.fresh(), b.fresh(), b.fresh(), b.fresh()
+    ones = ", ".join("1" for _ in window)
+    b.lines += [
+        f'{b.indent}{name} = "stablehlo.reduce_window"({x.name}, {init.name}) ({{',
+        f"{b.indent}  ^bb0({acc}: {scalar}, {el}: {scalar}):",
+        f"{b.indent}    {res} = stablehlo.{op} {acc}, {el} : {scalar}",
+        f"{b.indent}    stablehlo.return {res} : {scalar}",
+        f"{b.indent}}}) {{padding = dense<[{pads}]> : tensor<{out.ndim}x2xi64>, "
+        f"window_dimensions = array<i64: {', '.join(map(str, window))}>, window_strides = array<i64: {ones}>}} : "
+        f"({aval_type(x.aval)}, {scalar}) -> {aval_type(out)}"]
+    return HloValue(name, out)
+
+
+defprim("cumsum", np.cumsum, _cumsum_stub, abstract_eval=_cumsum_abstract, lower=_cumsum_lower, arrays=("a",))

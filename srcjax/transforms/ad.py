@@ -45,7 +45,7 @@ from .inline_lax import Inliner, inline_lax
 
 _MOD = cst.Module(body=[])
 ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like", "ones_like", "expand_reduced",
-                   "reduced_size",
+                   "reduced_size", "cumsum_bar",
                    "matmul_lhs_bar", "matmul_rhs_bar", "index_add", "max_bar", "var_bar", "std_bar", "norm_bar",
                    "norm_axes", "inverse_perm", "max_share", "abs_share", "clip_share", "prod_others", "ravel_bar",
                    "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar",

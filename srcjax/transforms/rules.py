@@ -132,6 +132,7 @@ deflinear("sum", {"a": "np.sum(a_dot, axis=axis, keepdims=keepdims)"},
           {"a": "expand_reduced(out_bar, a, axis, keepdims)"})
 deflinear("mean", {"a": "np.mean(a_dot, axis=axis, keepdims=keepdims)"},
           {"a": "expand_reduced(out_bar, a, axis, keepdims) / reduced_size(a, axis)"})
+deflinear("cumsum", {"a": "np.cumsum(a_dot, axis=axis, dtype=dtype)"}, {"a": "cumsum_bar(out_bar, a, axis)"})
 # d prod / d a_i is the product of the others, computed without dividing by a (exact with zeros,
 # as JAX). Ties in max/min: the gradient is split equally among the maxima (JAX).
 defjvp("prod", a="np.sum(a_dot * prod_others(a, axis, initial), axis=axis, keepdims=keepdims)")
