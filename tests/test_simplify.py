@@ -273,6 +273,14 @@ def test_unicode_and_multiline_statements():
             return b, s
     """)
     assert "b = np.sum(x,\n" in out and "return b, s" in out
+    out = simp_all("""
+        def f(x):
+            t = np.tanh(x)
+            a = unbroadcast(t +
+                            1.0, t)
+            return a
+    """)
+    assert "a = (t +\n" in out
 
 
 # -- generated derivatives -----------------------------------------------------------------------------

@@ -360,9 +360,9 @@ class _Function:
             folded = self._identity(a, b, node.left, 0) or self._identity(b, a, node.right, 0, negate=True)
         if folded is not None:
             return self._fold(node, folded, need)
-        if op is ast.MatMult:
+        if op is ast.MatMult:  # the same for operands of the same shapes
             dt = _fresh_dtype(da[1] or db[1], True)
-            return R(Fact(frozenset({next(_ids)}), dt, True), edits, p, reads, pure)
+            return R(Fact(frozenset({("matmul", fa.shape, fb.shape)}), dt, True), edits, p, reads, pure)
         dt = self._arith_dtype(op, da, db)
         return R(Fact(_union(fa.shape, fb.shape), dt, True), edits, p, reads, pure)
 
@@ -421,9 +421,10 @@ class _Function:
             while k >= 0 and src[k] in " \t":
                 k -= 1
             grouped = k < 0 or not (src[k].isalnum() or src[k] in "_)]}'\"")
-        if grouped and r.prec >= need:
+        multiline = "\n" in text  # a line break needs parentheses around it
+        if grouped and r.prec >= need and not multiline:
             s, e = i, j + 1
-        elif r.prec < need and not grouped:
+        elif (r.prec < need or multiline) and not grouped:
             text = f"({text})"
         return R(r.fact, [(s, e, text)], r.prec if r.prec >= need else _ATOM, r.reads, r.pure, r.name)
 
@@ -490,7 +491,10 @@ class _Function:
         elif fname == "reduced_size" or short in ("ndim", "size"):
             fact = Fact(frozenset(), ("pyint", False, False), True)
         elif fname in ("matmul_lhs_bar", "matmul_rhs_bar") and len(args) == 3 and not kws:
-            fact = Fact(fs[1 if fname == "matmul_lhs_bar" else 2].shape, _fresh_dtype(False, True), True)
+            # the operand's shape (unbroadcast to it), except 1-D @ 1-D: g * x2, fine for a scalar g
+            g, x1, x2 = fs
+            if g.shape in (frozenset(), frozenset({("matmul", x1.shape, x2.shape)})):
+                fact = Fact((x1 if fname == "matmul_lhs_bar" else x2).shape, _fresh_dtype(False, True), True)
         elif fname in ("max_share", "abs_share") and not kws:
             shape = frozenset().union(*[f.shape for f in fs]) if all(f.numeric for f in fs) else None
             g = fs[0]
