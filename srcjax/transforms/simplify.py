@@ -1,157 +1,728 @@
-"""Simplify generated source: copy propagation and dead-code elimination.
+"""Simplify generated source: copy propagation, common subexpressions, dead code, and folding
+of helpers and ones/zeros that a symbolic shape/dtype analysis proves to be identities.
 
-Input and output: the Python source of generated functions (a module text).
-Only straight-line statements at the top level of a function are touched,
-and only names assigned exactly once in the whole function, so control flow
-and the tape (``_tape.append``/``pop``) are never reordered:
+Input and output: the Python source of generated functions (a module text). The text is
+read with :mod:`ast` (no libcst: this pass runs on every derivative written) and edited in
+place by source positions, so statements that do not change keep their text exactly.
+
+Only straight-line statements at the top level of a function are folded, deleted or used as
+definitions, and only names bound once in the whole function are propagated or removed, so
+control flow and the tape (``_tape.append``/``pop``) are never reordered:
 
 - copy propagation: ``a = b`` (both names, each bound once) -> uses of ``a`` read ``b``;
 - common subexpressions: a second ``b = <e>`` for the same pure ``<e>`` -> uses of ``b`` read ``a``;
-- dead code: ``a = <pure expression>`` whose ``a`` is never read is dropped.
+- dead code: ``a = <pure expression>`` whose ``a`` is never read is dropped;
+- folding (below) -> then the statement may become a copy, or dead.
 
-A call is pure when it calls ``np.*`` or a :mod:`srcjax.adjoint` helper;
+A call is pure when it calls ``np.*`` or a :mod:`srcjax.adjoint` helper (``pure_calls``);
 calls to other functions (forward halves that push on a tape) are kept.
-Shapes and dtypes are untouched: no ``0 * x`` folding (that is wrong for arrays).
+
+Folding must hold for *every* shape and dtype the function accepts (no example arguments are
+known), so each top-level value gets a symbolic description (:class:`Fact`), computed in one
+forward pass over the statements:
+
+- ``shape``: a set of atoms whose broadcast is the value's ``np.shape``. A parameter, or
+  anything not understood, is a fresh atom; elementwise operators and ufuncs take the union
+  of their operands' sets (broadcasting is associative, commutative and idempotent); a number
+  and a full reduction (``np.sum(x)``) are the empty set (shape ``()``); ``np.max(x, 1,
+  keepdims=True)`` is an atom that ``x``'s own shape absorbs (``x - m`` has ``x``'s shape);
+  ``x[1:]`` and ``x[:-1]`` are the same atom. Equal sets prove equal shapes.
+- ``dtype``: ``(id, inexact, strong)``; equal ids prove the same dtype *and* NEP 50 weakness
+  (a Python float stays weak, ``np.tanh`` of it is a strong float64). Only rules that hold
+  for every dtype keep an id: ``a * 2`` keeps ``a``'s for floating ``a`` (an integer ``a``
+  times ``2.0`` is float64), ``np.sum`` keeps a strong floating dtype, ``ones_like(x)`` has
+  ``x``'s dtype only for strong floating ``x`` (``np.result_type(x, 0.0)``).
+- ``numeric``: an array or number (not a tuple: ``t + t`` concatenates), ``const``: every
+  element is 0, 1 or -1 (``ones_like``, ``zeros_like``, ``expand_reduced`` of them, ``-``).
+
+Rewrites (each returns exactly what the helper would return, or the same values with the
+same shape, dtype and weakness):
+
+- ``unbroadcast(g, x)``, ``broadcast_like(g, x)`` -> ``g`` when the shapes are provably equal
+  (the helpers return ``g`` itself then);
+- ``g * ones``, ``ones * g`` -> ``g`` (``-g`` for minus ones), ``g + zeros``, ``zeros + g``,
+  ``g - zeros`` -> ``g``: ``g`` a strong array of the same dtype id, ``ones`` of ``g``'s shape
+  or of shape ``()``;
+- ``expand_reduced(ones, x, ...)`` -> ``ones_like(x)`` (also minus ones and zeros) when
+  ``ones``'s dtype id is ``x``'s (so no float32 becomes float64).
+
+Everything else is left as it is. Facts are forgotten where a statement could change them
+(compound statements rebind, calls to other functions may write into arrays).
 """
 
 from __future__ import annotations
 
+import ast
+import itertools
 from collections import Counter
-from typing import Any
+from typing import Any, NamedTuple
 
-import libcst as cst
+_ATOM = 100
+_BINPREC: dict[type, int] = {ast.Pow: 16, ast.Mult: 14, ast.MatMult: 14, ast.Div: 14, ast.FloorDiv: 14,
+                             ast.Mod: 14, ast.Add: 13, ast.Sub: 13, ast.LShift: 12, ast.RShift: 12,
+                             ast.BitAnd: 11, ast.BitXor: 10, ast.BitOr: 9}
+# ufuncs whose result is floating point: a strong floating operand keeps its dtype
+_FLOAT_UFUNCS = frozenset("sin cos tan tanh sinh cosh arcsin arccos arctan arcsinh arccosh arctanh exp exp2 "
+                          "expm1 log log2 log10 log1p sqrt cbrt".split())
+_SAME_UFUNCS = frozenset("negative positive square".split())  # keep any floating dtype
+_SHAPE_UFUNCS = frozenset("abs absolute sign floor ceil rint trunc isnan isfinite isinf logical_not "
+                          "signbit conj conjugate real imag".split())
+_BINARY_UFUNCS = frozenset("maximum minimum add subtract multiply divide true_divide power fmax fmin "
+                           "arctan2 hypot".split())
+_REDUCTIONS = frozenset("sum mean max min prod amax amin nansum nanmean".split())
+_KEEP_DTYPE_REDUCTIONS = frozenset("max min amax amin".split())
+_NUMBERS = {int: ("pyint", False), float: ("pyfloat", True)}
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp)
+_BUILDS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.Lambda,
+           ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)
+_SIMPLE = (ast.Assign, ast.Expr, ast.Return, ast.Assert, ast.AugAssign)
 
-from ..frontend.names import RenameNames, names_in, target_names
-
-_MOD = cst.Module(body=[])
+_ids = itertools.count()
 
 
-def _names_read(node: cst.CSTNode) -> Counter[str]:
-    return Counter(names_in(node, skip_targets=True))
+class Fact(NamedTuple):
+    """What is known of a value: see the module docstring."""
+    shape: frozenset[Any]
+    dtype: tuple[Any, bool, bool]  # (id, inexact, strong)
+    numeric: bool = False
+    const: int | None = None
 
 
-def _assign_counts(fdef: cst.FunctionDef) -> Counter[str]:
-    out: Counter[str] = Counter(p.name.value for p in fdef.params.params)
+def _fresh(numeric: bool = False, inexact: bool = False, strong: bool = False) -> Fact:
+    n = next(_ids)
+    return Fact(frozenset({n}), (n, inexact, strong), numeric)
 
-    class V(cst.CSTVisitor):
-        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
-            out.update(target_names(n.target))
 
-        def visit_For(self, n: cst.For) -> None:
-            out.update(target_names(n.target))
-            out.update(target_names(n.target))  # loop targets are rebound every iteration
+def _fresh_dtype(inexact: bool, strong: bool) -> tuple[Any, bool, bool]:
+    return (next(_ids), inexact, strong)
 
-    fdef.visit(V())
+
+def _union(a: frozenset[Any], b: frozenset[Any]) -> frozenset[Any]:
+    """The broadcast of two shapes: keepdims reductions of a shape in the set are absorbed."""
+    if a == b or not b:
+        return a
+    if not a:
+        return b
+    s = a | b
+    drop = [t for t in s if type(t) is tuple and t[0] == "keep" and t[1] <= s]
+    return s.difference(drop) if drop else s
+
+
+class R(NamedTuple):
+    """An expression after renaming and folding."""
+    fact: Fact
+    edits: list[tuple[int, int, str]]  # (start, end, text) replacements inside the expression
+    prec: int  # precedence of the (possibly replaced) expression
+    reads: list[str]
+    pure: bool
+    name: str | None = None  # the expression is (now) just this name
+
+
+class _Unsafe(Exception):
+    """A function this pass does not edit."""
+
+
+class _Text:
+    """Offsets into the module text from ast positions (``col_offset`` counts UTF-8 bytes)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0]
+        i = text.find("\n")
+        while i >= 0:
+            self.starts.append(i + 1)
+            i = text.find("\n", i + 1)
+        self.ascii = text.isascii()
+
+    def off(self, line: int, col: int) -> int:
+        start = self.starts[line - 1]
+        if self.ascii:
+            return start + col
+        end = self.starts[line] if line < len(self.starts) else len(self.text)
+        return start + len(self.text[start:end].encode()[:col].decode(errors="ignore"))
+
+    def span(self, node: Any) -> tuple[int, int]:
+        return self.off(node.lineno, node.col_offset), self.off(node.end_lineno, node.end_col_offset)
+
+    def render(self, start: int, end: int, edits: list[tuple[int, int, str]]) -> str:
+        if not edits:
+            return self.text[start:end]
+        out = []
+        pos = start
+        for s, e, t in sorted(edits):
+            out.append(self.text[pos:s])
+            out.append(t)
+            pos = e
+        out.append(self.text[pos:end])
+        return "".join(out)
+
+
+def _prec(node: ast.AST) -> int:
+    if isinstance(node, ast.BinOp):
+        return _BINPREC[type(node.op)]
+    if isinstance(node, ast.UnaryOp):
+        return 7 if isinstance(node.op, ast.Not) else 15
+    if isinstance(node, ast.Compare):
+        return 8
+    if isinstance(node, ast.BoolOp):
+        return 6 if isinstance(node.op, ast.And) else 5
+    if isinstance(node, ast.IfExp):
+        return 4
+    if isinstance(node, (ast.Lambda, ast.Tuple, ast.Starred, ast.NamedExpr)):
+        return 0
+    return _ATOM
+
+
+def _binds(fdef: ast.FunctionDef) -> Counter[str]:
+    """How many times each name is bound in ``fdef``: twice for a binding inside a loop or a
+    nested scope (comprehension, lambda, def), so only names bound once at top level count 1."""
+    out: Counter[str] = Counter()
+    a = fdef.args
+    for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *([a.vararg] if a.vararg else []),
+              *([a.kwarg] if a.kwarg else [])]:
+        out[p.arg] += 1
+
+    def visit(node: ast.AST, w: int) -> None:
+        if isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                out[node.id] += w
+            return
+        if isinstance(node, ast.arg):
+            out[node.arg] += 2
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out[node.name] += 2
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for n in node.names:
+                out[n] += 2
+        elif isinstance(node, ast.alias):
+            out[(node.asname or node.name).split(".")[0]] += 2
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            out[node.name] += 2
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            out[node.name] += 2
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            out[node.rest] += 2
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, *_SCOPES)):
+            w = 2
+        for child in ast.iter_child_nodes(node):
+            visit(child, w)
+
+    for s in fdef.body:
+        visit(s, 1)
     return out
 
 
-def _is_pure(node: cst.BaseExpression, pure_calls: set[str]) -> bool:
-    ok = True
+class _Stmt:
+    __slots__ = ("node", "start", "end", "solo", "edits", "reads", "deleted", "pure", "targets", "text")
 
-    class V(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            nonlocal ok
-            f = _MOD.code_for_node(n.func)
-            if not (f.startswith("np.") or f in pure_calls):
-                ok = False
-
-    node.visit(V())
-    return ok
-
-
-def _builds_mutable(node: cst.BaseExpression) -> bool:
-    """Lists, dicts and sets are distinct objects even when spelled alike (two tapes ``[]``)."""
-    found = False
-
-    class V(cst.CSTVisitor):
-        def visit_List(self, n: cst.List) -> None:
-            nonlocal found
-            found = True
-
-        def visit_Dict(self, n: cst.Dict) -> None:
-            nonlocal found
-            found = True
-
-        def visit_ListComp(self, n: cst.ListComp) -> None:
-            nonlocal found
-            found = True
-
-    node.visit(V())
-    return found
+    def __init__(self, node: ast.stmt, start: int, end: int, solo: bool) -> None:
+        self.node = node
+        self.start = start  # the statement's whole lines
+        self.end = end
+        self.solo = solo  # alone on its lines: may be deleted
+        self.edits: list[tuple[int, int, str]] = []
+        self.reads: list[str] = []
+        self.deleted = False
+        self.pure = False
+        self.targets: list[str] = []  # names a dead-code candidate binds
+        self.text: str | None = None  # replacement text of the whole statement
 
 
-def _resolve(mapping: dict[str, str]) -> dict[str, str]:
-    """Follow chains (``a -> b -> c``) so one renaming pass suffices."""
-    out = {}
-    for name in mapping:
-        seen = {name}
-        target = mapping[name]
-        while target in mapping and target not in seen:
-            seen.add(target)
-            target = mapping[target]
-        out[name] = target
-    return out
+class _Function:
+    def __init__(self, fdef: ast.FunctionDef, t: _Text, pure_calls: set[str]) -> None:
+        self.fdef = fdef
+        self.t = t
+        self.binds = _binds(fdef)
+        self.helpers = {n for n in pure_calls if self.binds[n] == 0}
+        self.np_ok = self.binds["np"] == 0
+        self.subst: dict[str, str] = {}
+        self.facts: dict[str, Fact] = {}
+        # names a nested function may rebind: nothing is known of them
+        self.volatile = {n for s in ast.walk(fdef) if isinstance(s, (ast.Global, ast.Nonlocal)) for n in s.names}
+        for p in fdef.args.args:
+            self.facts[p.arg] = _fresh()
 
+    # -- names -------------------------------------------------------------------------------------
 
-def simplify_function(fdef: cst.FunctionDef, pure_calls: set[str]) -> cst.FunctionDef:
-    for _ in range(4):  # to a fixpoint (a few rounds suffice)
-        counts = _assign_counts(fdef)
-        body = list(fdef.body.body)
-        # copy propagation
-        mapping: dict[str, str] = {}
-        keep: list[Any] = []
+    def _name(self, n: str) -> str:
+        return self.subst.get(n, n)
+
+    def _rename(self, node: ast.Name, new: str) -> tuple[int, int, str]:
+        s, e = self.t.span(node)
+        if self.t.text[s:e] != node.id:  # positions inside an f-string may be off: leave the function
+            raise _Unsafe
+        return (s, e, new)
+
+    def _fact(self, n: str) -> Fact:
+        f = self.facts.get(n)
+        if f is None or n in self.volatile:
+            f = self.facts[n] = _fresh()
+        return f
+
+    def _generic(self, node: ast.AST) -> R:
+        """Rename only: any expression (or the target of an augmented assignment)."""
+        edits: list[tuple[int, int, str]] = []
+        reads: list[str] = []
+        pure = True
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name):
+                if isinstance(n.ctx, ast.Store) and not isinstance(node, ast.Name):
+                    continue
+                new = self.subst.get(n.id)
+                if new is not None:
+                    edits.append(self._rename(n, new))
+                reads.append(new or n.id)
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                reads.append(self._name(n.target.id))
+            elif isinstance(n, ast.Call):
+                pure = pure and self._callee(n.func) is not None
+            elif isinstance(n, _BUILDS):
+                pure = False  # distinct objects each time: never merged or dropped
+        name = node.id if isinstance(node, ast.Name) else None
+        return R(_fresh(), edits, _prec(node), reads, pure, name and self._name(name))
+
+    def _callee(self, func: ast.expr) -> str | None:
+        """``np.<...>`` or a helper name, when the call is pure; else None."""
+        if isinstance(func, ast.Name):
+            return func.id if func.id in self.helpers else None
+        parts = []
+        while isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if isinstance(func, ast.Name) and func.id == "np" and self.np_ok and parts and parts[-1] != "random":
+            return "np." + ".".join(reversed(parts))
+        return None
+
+    # -- expressions ---------------------------------------------------------------------------------
+
+    def expr(self, node: ast.expr, need: int) -> R:
+        if isinstance(node, ast.Name):
+            n = self._name(node.id)
+            edits = [] if n == node.id else [self._rename(node, n)]
+            return R(self._fact(n), edits, _ATOM, [n], True, n)
+        if isinstance(node, ast.Constant):
+            kind = _NUMBERS.get(type(node.value))
+            if kind is None:
+                return R(_fresh(), [], _ATOM, [], True)
+            return R(Fact(frozenset(), (kind[0], kind[1], False), True), [], _ATOM, [], True)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            r = self.expr(node.operand, 15)
+            f = r.fact
+            dt = f.dtype if f.dtype[1] else _fresh_dtype(False, f.dtype[2])
+            const = f.const if f.const is None or isinstance(node.op, ast.UAdd) else -f.const
+            return R(Fact(f.shape, dt, True, const), r.edits, 15, r.reads, r.pure)
+        if isinstance(node, ast.BinOp):
+            return self._binop(node, need)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and \
+                not isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+            a, b = self.expr(node.left, 9), self.expr(node.comparators[0], 9)
+            fa, fb = a.fact, b.fact
+            if isinstance(node.ops[0], (ast.Eq, ast.NotEq)):  # tuple == tuple is one bool
+                ok = fa.dtype[2] or fb.dtype[2] or (fa.numeric and fb.numeric)
+            else:  # a number and a tuple do not compare; tuples do, lexicographically
+                ok = fa.numeric or fb.numeric
+            strong = fa.dtype[2] or fb.dtype[2]
+            f = Fact(_union(fa.shape, fb.shape), _fresh_dtype(False, strong), True) if ok else _fresh()
+            return R(f, a.edits + b.edits, 8, a.reads + b.reads, a.pure and b.pure)
+        if isinstance(node, ast.Call):
+            return self._call(node, need)
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node)
+        return self._generic(node)
+
+    def _binop(self, node: ast.BinOp, need: int) -> R:
+        op = type(node.op)
+        p = _BINPREC[op]
+        a = self.expr(node.left, 17 if op is ast.Pow else p)
+        b = self.expr(node.right, 15 if op is ast.Pow else p + 1)
+        fa, fb = a.fact, b.fact
+        edits, reads, pure = a.edits + b.edits, a.reads + b.reads, a.pure and b.pure
+        da, db = fa.dtype, fb.dtype
+        strong = da[2] or db[2]
+        if _container(node.left) or _container(node.right):
+            numeric = False
+        elif op is ast.Add:  # tuple + tuple concatenates; a number + a tuple is an error
+            numeric = fa.numeric or fb.numeric
+        elif op in (ast.Mod, ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift):
+            numeric = strong or (fa.numeric and fb.numeric)
+        else:
+            numeric = True  # srcjax refuses -, *, /, **, //, @ of containers
+        if not numeric:
+            return R(_fresh(), edits, p, reads, pure)
+        # identities: g * ones, g + zeros, ...
+        folded = None
+        if op is ast.Mult:
+            folded = self._identity(a, b, node.left, 1) or self._identity(b, a, node.right, 1)
+        elif op is ast.Add:
+            folded = self._identity(a, b, node.left, 0) or self._identity(b, a, node.right, 0)
+        elif op is ast.Sub:
+            folded = self._identity(a, b, node.left, 0) or self._identity(b, a, node.right, 0, negate=True)
+        if folded is not None:
+            return self._fold(node, folded, need)
+        if op is ast.MatMult:  # the same for operands of the same shapes
+            dt = _fresh_dtype(da[1] or db[1], True)
+            return R(Fact(frozenset({("matmul", fa.shape, fb.shape)}), dt, True), edits, p, reads, pure)
+        dt = self._arith_dtype(op, da, db)
+        return R(Fact(_union(fa.shape, fb.shape), dt, True), edits, p, reads, pure)
+
+    @staticmethod
+    def _arith_dtype(op: type, da: tuple[Any, bool, bool], db: tuple[Any, bool, bool]) -> tuple[Any, bool, bool]:
+        if op not in (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow):
+            return _fresh_dtype(da[1] or db[1], da[2] or db[2])
+        if da == db and da[1]:
+            return da
+        if op is ast.Pow:  # a Python float ** a float may be complex: only strong arrays, or ** int
+            if da[1] and (da[2] or db[0] == "pyint"):
+                return da
+        elif da[1] and db[0] in ("pyint", "pyfloat"):
+            return da
+        elif db[1] and da[0] in ("pyint", "pyfloat"):
+            return db
+        return _fresh_dtype(da[1] or db[1] or op is ast.Div, da[2] or db[2])
+
+    def _identity(self, keep: R, other: R, keep_node: ast.expr, unit: int, negate: bool = False) -> R | None:
+        """``keep`` (as a replacement text) when ``other`` is all ``unit`` (``-keep`` for all
+        ``-unit``, or with ``negate``) and the result provably has ``keep``'s shape, dtype and weakness."""
+        fk, fo = keep.fact, other.fact
+        c = fo.const
+        if c is None or not fo.numeric or (unit == 1 and c not in (1, -1)) or (unit == 0 and c != 0):
+            return None
+        if not (fk.numeric and fk.dtype[2] and fk.dtype == fo.dtype and _union(fk.shape, fo.shape) == fk.shape):
+            return None
+        if not (negate or c == -1):
+            return self._as_text(keep, keep_node)
+        f = Fact(fk.shape, fk.dtype, True, None if fk.const is None else -fk.const)
+        return R(f, [(-1, -1, "-" + self._wrap(keep, keep_node, 15))], 15, keep.reads, keep.pure)
+
+    def _wrap(self, r: R, node: ast.expr, need: int) -> str:
+        s, e = self.t.span(node)
+        text = self.t.render(s, e, r.edits)
+        return f"({text})" if r.prec < need else text
+
+    def _as_text(self, r: R, node: ast.expr) -> R:
+        """``node`` (read as ``r``) as a replacement text, for :meth:`_fold` to put elsewhere."""
+        return R(r.fact, [(-1, -1, self._wrap(r, node, 0))], r.prec, r.reads, r.pure, r.name)
+
+    def _fold(self, node: ast.expr, r: R, need: int) -> R:
+        """Replace ``node`` by ``r`` (produced by :meth:`_as_text`): parenthesized when needed;
+        grouping parentheses around ``node`` in the source are dropped when not needed."""
+        text = r.edits[0][2]
+        s, e = self.t.span(node)
+        src = self.t.text
+        i, j = s - 1, e
+        while i >= 0 and src[i] in " \t":
+            i -= 1
+        while j < len(src) and src[j] in " \t":
+            j += 1
+        grouped = False
+        if i >= 0 and src[i] == "(" and j < len(src) and src[j] == ")":
+            k = i - 1
+            while k >= 0 and src[k] in " \t":
+                k -= 1
+            grouped = k < 0 or not (src[k].isalnum() or src[k] in "_)]}'\"")
+        multiline = "\n" in text  # a line break needs parentheses around it
+        if grouped and r.prec >= need and not multiline:
+            s, e = i, j + 1
+        elif (r.prec < need or multiline) and not grouped:
+            text = f"({text})"
+        return R(r.fact, [(s, e, text)], r.prec if r.prec >= need else _ATOM, r.reads, r.pure, r.name)
+
+    def _subscript(self, node: ast.Subscript) -> R:
+        v = self.expr(node.value, _ATOM)
+        sl = self._generic(node.slice)
+        edits, reads, pure = v.edits + sl.edits, v.reads + sl.reads, v.pure and sl.pure
+        f = v.fact
+        delta = _slice_delta(node.slice)
+        if delta is None or not f.shape:
+            out = _fresh(f.dtype[2], f.dtype[1], f.dtype[2]) if f.dtype[2] else _fresh()
+            return R(out, edits, _ATOM, reads, pure)
+        shape = f.shape if delta == 0 else frozenset({("slice", f.shape, delta)})
+        dt = f.dtype if f.dtype[2] else _fresh_dtype(False, False)
+        return R(Fact(shape, dt, f.dtype[2]), edits, _ATOM, reads, pure)
+
+    def _call(self, node: ast.Call, need: int) -> R:
+        fname = self._callee(node.func)
+        if fname is None or any(isinstance(a, ast.Starred) for a in node.args):
+            fr = self._generic(node.func) if not isinstance(node.func, ast.Name) else self.expr(node.func, _ATOM)
+            rs = [self.expr(a, 1) if not isinstance(a, ast.Starred) else self._generic(a) for a in node.args]
+            rs += [self.expr(k.value, 1) for k in node.keywords]
+            return R(_fresh(), fr.edits + [x for r in rs for x in r.edits], _ATOM,
+                     fr.reads + [x for r in rs for x in r.reads], False)
+        args = [self.expr(a, 1) for a in node.args]
+        kwl = [self.expr(k.value, 1) for k in node.keywords]
+        kws = {k.arg: r for k, r in zip(node.keywords, kwl) if k.arg is not None}
+        edits = [x for r in [*args, *kwl] for x in r.edits]
+        reads = [x for r in [*args, *kwl] for x in r.reads]
+        if isinstance(node.func, ast.Name):
+            reads.append(node.func.id)
+        pure = all(r.pure for r in [*args, *kwl])
+        if len(kws) != len(node.keywords):  # f(**kw)
+            return R(_fresh(), edits, _ATOM, reads, pure)
+        fact = _fresh()
+        fs = [r.fact for r in args]
+        short = fname[3:] if fname.startswith("np.") else None
+        if fname in ("unbroadcast", "broadcast_like") and len(args) == 2 and not kws:
+            g, x = fs
+            if g.shape == x.shape:
+                return self._fold(node, self._as_text(args[0], node.args[0]), need)
+            if g.numeric:
+                dt = g.dtype if g.dtype[2] else _fresh_dtype(g.dtype[1], True)
+                fact = Fact(x.shape, dt, True)
+        elif fname in ("ones_like", "zeros_like") and len(args) == 1 and not kws:
+            x = fs[0]
+            if x.numeric or fname == "ones_like":
+                dt = x.dtype if x.dtype[1] and x.dtype[2] else _fresh_dtype(True, True)
+                fact = Fact(x.shape, dt, True, 1 if fname == "ones_like" else 0)
+        elif fname == "expand_reduced" and len(args) == 4 and not kws:
+            g, x = fs[0], fs[1]
+            if g.numeric:
+                dt = g.dtype if g.dtype[2] else _fresh_dtype(g.dtype[1], True)
+                fact = Fact(x.shape, dt, True, g.const)
+                helper = {1: "ones_like", -1: "ones_like", 0: "zeros_like"}.get(g.const) if g.const is not None \
+                    else None
+                if helper in self.helpers and x.numeric and x.dtype == g.dtype and x.dtype[1] and x.dtype[2]:
+                    xr = args[1]
+                    text = helper + "(" + self._wrap(xr, node.args[1], 1) + ")"
+                    if g.const == -1:
+                        text = "-" + text
+                    r = R(fact, [(-1, -1, text)], 15 if g.const == -1 else _ATOM, xr.reads + [helper], True)
+                    return self._fold(node, r, need)
+        elif fname == "reduced_size" or short in ("ndim", "size"):
+            fact = Fact(frozenset(), ("pyint", False, False), True)
+        elif fname in ("matmul_lhs_bar", "matmul_rhs_bar") and len(args) == 3 and not kws:
+            # the operand's shape (unbroadcast to it), except 1-D @ 1-D: g * x2, fine for a scalar g
+            g, x1, x2 = fs
+            if g.shape in (frozenset(), frozenset({("matmul", x1.shape, x2.shape)})):
+                fact = Fact((x1 if fname == "matmul_lhs_bar" else x2).shape, _fresh_dtype(False, True), True)
+        elif fname in ("max_share", "abs_share") and not kws:
+            shape = frozenset().union(*[f.shape for f in fs]) if all(f.numeric for f in fs) else None
+            g = fs[0]
+            if shape is not None:
+                dt = g.dtype if g.dtype[1] and g.dtype[2] else _fresh_dtype(g.dtype[1], True)
+                fact = Fact(_union(shape, shape), dt, True)
+        elif short is not None:
+            fact = self._np_fact(short, fs, kws, node)
+        return R(fact, edits, _ATOM, reads, pure)
+
+    def _np_fact(self, fn: str, fs: list[Fact], kws: dict[str, R], node: ast.Call) -> Fact:
+        if len(fs) == 1 and not kws and (fn in _FLOAT_UFUNCS or fn in _SAME_UFUNCS or fn in _SHAPE_UFUNCS):
+            x = fs[0]
+            if fn in _SHAPE_UFUNCS:
+                return Fact(x.shape, _fresh_dtype(False, True), True)
+            if x.dtype[1] and x.dtype[2]:
+                return Fact(x.shape, x.dtype, True)
+            return Fact(x.shape, _fresh_dtype(fn in _FLOAT_UFUNCS or x.dtype[1], True), True)
+        if fn in _BINARY_UFUNCS and len(fs) == 2 and not kws:
+            a, b = fs
+            dt = self._arith_dtype(ast.Add, a.dtype, b.dtype) if fn in ("maximum", "minimum", "fmax", "fmin") \
+                else _fresh_dtype(a.dtype[1] or b.dtype[1], True)
+            if not dt[2]:
+                dt = _fresh_dtype(dt[1], True)
+            return Fact(_union(a.shape, b.shape), dt, True)
+        if fn == "where" and len(fs) == 3 and not kws:
+            c, a, b = fs
+            dt = self._arith_dtype(ast.Add, a.dtype, b.dtype)
+            if not dt[2]:
+                dt = _fresh_dtype(dt[1], True)
+            return Fact(_union(_union(c.shape, a.shape), b.shape), dt, True)
+        if fn in _REDUCTIONS and 1 <= len(fs) <= 2 and set(kws) <= {"axis", "keepdims"} and \
+                not (len(fs) == 2 and "axis" in kws):
+            x = fs[0]
+            kw = {k.arg: k.value for k in node.keywords}
+            axis_node = node.args[1] if len(fs) == 2 else kw.get("axis")
+            keep = kw.get("keepdims")
+            keep_v = keep.value if isinstance(keep, ast.Constant) else (False if keep is None else None)
+            full = axis_node is None or isinstance(axis_node, ast.Constant) and axis_node.value is None
+            axis_key = None if full else _literal(axis_node)  # type: ignore[arg-type]
+            dt = x.dtype if x.dtype[2] and (x.dtype[1] or fn in _KEEP_DTYPE_REDUCTIONS) else \
+                _fresh_dtype(x.dtype[1] or fn in ("mean", "nanmean"), True)
+            shape: frozenset[Any]
+            if keep_v is None or (not full and axis_key is None):
+                shape = frozenset({next(_ids)})
+            elif full and not keep_v:
+                shape = frozenset()
+            else:
+                shape = frozenset({("keep" if keep_v else "red", x.shape, axis_key)})
+            return Fact(shape, dt, True)
+        return _fresh()
+
+    # -- statements -------------------------------------------------------------------------------
+
+    def simplify(self) -> list[tuple[int, int, str]]:
+        t = self.t
+        body = self.fdef.body
+        stmts: list[_Stmt] = []
+        lines_used: Counter[int] = Counter()
         for s in body:
-            if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign):
-                a = s.body[0]
-                if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) and isinstance(a.value, cst.Name):
-                    dst, src = a.targets[0].target.value, a.value.value
-                    if counts[dst] == 1 and counts[src] <= 1:
-                        mapping[dst] = src
-                        continue
-            keep.append(s)
-        # common subexpressions: `b = <e>` after `a = <e>` (pure, all names bound once) reads `a`
+            for ln in range(s.lineno, (s.end_lineno or s.lineno) + 1):
+                lines_used[ln] += 1
+        for s in body:
+            start, end = t.span(s)
+            last = s.end_lineno or s.lineno
+            ls = t.starts[s.lineno - 1]
+            le = t.starts[last] if last < len(t.starts) else len(t.text)
+            solo = t.text[ls:start].strip() == "" and t.text[end:le].strip() in ("", ";") and \
+                all(lines_used[ln] == 1 for ln in range(s.lineno, last + 1))
+            stmts.append(_Stmt(s, ls, le, solo))
         seen: dict[str, str] = {}
-        keep_cse: list[Any] = []
-        for s in keep:
-            if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign):
-                a = s.body[0]
-                if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) and \
-                        not isinstance(a.value, cst.Name) and _is_pure(a.value, pure_calls) and \
-                        not _builds_mutable(a.value):
-                    dst = a.targets[0].target.value
-                    expr = _MOD.code_for_node(a.value)
-                    if counts[dst] == 1 and all(counts[n] <= 1 for n in _names_read(a.value)):
-                        if expr in seen:
-                            mapping[dst] = seen[expr]
-                            continue
-                        seen[expr] = dst
-            keep_cse.append(s)
-        keep = keep_cse
-        changed = bool(mapping)
-        new = fdef.with_changes(body=fdef.body.with_changes(body=keep))
-        if mapping:
-            new = new.visit(RenameNames(_resolve(mapping)))  # type: ignore[assignment]
-        # dead code
-        reads = _names_read(new.body)
-        counts = _assign_counts(new)
-        keep2: list[Any] = []
-        for s in new.body.body:
-            if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign):
-                a = s.body[0]
-                if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name):
-                    n = a.targets[0].target.value
-                    if reads[n] == 0 and counts[n] == 1 and _is_pure(a.value, pure_calls):
-                        changed = True
-                        continue
-            keep2.append(s)
-        fdef = new.with_changes(body=new.body.with_changes(body=keep2))
-        if not changed:
-            break
-    return fdef
+        later: list[_Stmt] = []  # renamed after the pass (the final renaming is known then)
+        for st in stmts:
+            s = st.node
+            if not isinstance(s, _SIMPLE) or any(isinstance(n, _SCOPES) for n in ast.walk(s)):
+                later.append(st)
+                self._forget(s)
+                continue
+            if isinstance(s, ast.Assign):
+                self._assign(st, s, seen)
+            elif isinstance(s, ast.AugAssign):
+                tr = self._generic(s.target)
+                r = self.expr(s.value, 0)
+                st.edits, st.reads = tr.edits + r.edits, tr.reads + r.reads
+                self._forget(s)
+            else:
+                value = s.value if isinstance(s, (ast.Expr, ast.Return)) else s.test  # type: ignore[union-attr]
+                rs = [self.expr(value, 0)] if value is not None else []
+                if isinstance(s, ast.Assert) and s.msg is not None:
+                    rs.append(self.expr(s.msg, 0))
+                st.edits = [x for r in rs for x in r.edits]
+                st.reads = [x for r in rs for x in r.reads]
+                if not all(r.pure for r in rs):
+                    self._forget_consts()
+        for st in later:
+            r = self._generic(st.node)
+            st.edits, st.reads = r.edits, r.reads
+        self._dead_code(stmts)
+        out: list[tuple[int, int, str]] = []
+        kept = [st for st in stmts if not st.deleted]
+        if not kept:  # pragma: no cover - a function always returns
+            stmts[-1].deleted = False
+        for st in stmts:
+            if st.deleted:
+                out.append((st.start, st.end, ""))
+            elif st.edits:
+                out.extend(st.edits)
+        return out
+
+    def _assign(self, st: _Stmt, s: ast.Assign, seen: dict[str, str]) -> None:
+        r = self.expr(s.value, 0)
+        st.edits, st.reads, st.pure = list(r.edits), list(r.reads), r.pure
+        names = [tg.id for tg in s.targets if isinstance(tg, ast.Name)]
+        if len(s.targets) == 1 and len(names) == 1:
+            dst = names[0]
+            if st.solo and self.binds[dst] == 1:
+                if r.name is not None and self.binds[r.name] <= 1:  # copy
+                    self.subst[dst] = r.name
+                    st.deleted = True
+                    return
+                if r.pure and not isinstance(s.value, ast.Name) and all(self.binds[n] <= 1 for n in r.reads):
+                    key = self.t.render(*self.t.span(s.value), r.edits)
+                    if key in seen:
+                        self.subst[dst] = seen[key]
+                        st.deleted = True
+                        return
+                    seen[key] = dst
+            st.targets = [dst]
+            self.facts[dst] = r.fact
+            return
+        # other targets: tuples of names, subscripts, attributes
+        for tg in s.targets:
+            if isinstance(tg, ast.Name):
+                self.facts[tg.id] = _fresh()
+                continue
+            tr = self._generic(tg)
+            st.edits += tr.edits
+            st.reads += [n for n in tr.reads if not (isinstance(tg, (ast.Tuple, ast.List)) and
+                                                    n in _target_names(tg))]
+            for n in ast.walk(tg):
+                if isinstance(n, ast.Name):
+                    self.facts[n.id] = _fresh()
+            if not isinstance(tg, (ast.Tuple, ast.List)):
+                self._forget_consts()  # an item assignment may write into any array
+        if all(isinstance(tg, (ast.Name, ast.Tuple, ast.List)) for tg in s.targets):
+            st.targets = [n for tg in s.targets for n in _target_names(tg)]
+        if not r.pure:
+            self._forget_consts()
+
+    def _forget(self, s: ast.stmt) -> None:
+        """After a statement that is not analysed: what it binds is unknown, values may change."""
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                self.facts[n.id] = _fresh()
+        self._forget_consts()
+
+    def _forget_consts(self) -> None:
+        for k, f in self.facts.items():
+            if f.const is not None:
+                self.facts[k] = f._replace(const=None)
+
+    def _dead_code(self, stmts: list[_Stmt]) -> None:
+        reads: Counter[str] = Counter()
+        for st in stmts:
+            if not st.deleted:
+                reads.update(st.reads)
+        changed = True
+        while changed:
+            changed = False
+            for st in reversed(stmts):
+                if st.deleted or not st.pure or not st.solo or not st.targets:
+                    continue
+                if all(reads[n] == 0 and self.binds[n] == 1 for n in st.targets):
+                    st.deleted = True
+                    reads.subtract(st.reads)
+                    changed = True
+
+
+def _container(node: ast.expr) -> bool:
+    """A literal that is not a number (``[x] * 2`` repeats a list, ``"%d" % n`` formats)."""
+    return isinstance(node, (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)) or \
+        isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
+
+
+def _target_names(t: ast.AST) -> list[str]:
+    if isinstance(t, ast.Name):
+        return [t.id]
+    if isinstance(t, (ast.Tuple, ast.List)):
+        return [n for e in t.elts for n in _target_names(e)]
+    if isinstance(t, ast.Starred):
+        return _target_names(t.value)
+    return []
+
+
+def _literal(node: ast.expr) -> Any:
+    """A static literal (int, or tuple of ints) as a key; None when not one."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and type(node.operand.value) is int:
+        return -node.operand.value
+    if isinstance(node, ast.Tuple):
+        items = [_literal(e) for e in node.elts]
+        return None if any(i is None for i in items) else tuple(items)
+    return None
+
+
+def _slice_delta(s: ast.expr) -> int | None:
+    """For ``x[lo:hi]`` with literal ``lo >= 0`` and ``hi < 0`` (either may be absent), the
+    length along axis 0 is ``max(0, len(x) + hi - lo)``: ``hi - lo`` (0 for ``x[:]``)."""
+    if not isinstance(s, ast.Slice) or s.step is not None:
+        return None
+    lo = 0 if s.lower is None else _literal(s.lower)
+    hi = 0 if s.upper is None else _literal(s.upper)
+    if type(lo) is not int or type(hi) is not int or lo < 0 or hi > 0 or (s.upper is not None and hi == 0):
+        return None
+    return hi - lo
 
 
 def simplify_source(text: str, pure_calls: set[str]) -> str:
     """Simplify every function of a generated module."""
-    module = cst.parse_module(text)
-    body = [simplify_function(s, pure_calls) if isinstance(s, cst.FunctionDef) else s for s in module.body]
-    return module.with_changes(body=body).code
+    tree = ast.parse(text)
+    t = _Text(text)
+    edits: list[tuple[int, int, str]] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            try:
+                edits.extend(_Function(node, t, pure_calls).simplify())
+            except _Unsafe:
+                pass
+    return t.render(0, len(text), edits)
