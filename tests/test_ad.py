@@ -107,10 +107,14 @@ def test_grad_of_grad():
 
 def test_grad_of_grad_source_runs_with_numpy():
     # regression: the forward-mode twin of `unbroadcast` was imported from srcjax.adjoint, where it is not
-    gg = srcjax.grad(srcjax.grad(P.scalar_fn))
+    def spread(x):
+        return np.sum(np.sin(x * np.arange(3.0)))  # x is broadcast: its cotangent is summed back
+
+    gg = srcjax.grad(srcjax.grad(spread))
     text = srcjax.source(gg)
     assert "def unbroadcast_jvp(" in text and "import unbroadcast_jvp" not in text
     np.testing.assert_allclose(srcjax.numpy_function(gg)(0.7), gg(0.7), rtol=1e-12)
+    np.testing.assert_allclose(gg(0.7), -np.sum(np.arange(3.0) ** 2 * np.sin(0.7 * np.arange(3.0))), rtol=1e-12)
 
 
 @pytest.mark.parametrize("fn", [P.mse_tanh, P.layer_norm, P.poly, P.branchy, P.reductions],
@@ -323,3 +327,48 @@ def test_grad_with_a_function_passed_as_an_argument():
         g(x, w, 1.0)
     with pytest.raises(srcjax.ArgumentError, match="act"):
         srcjax.source(g)
+
+
+def _joins_tuples(x):
+    t = (x, x) + (x,)
+    return t[0] * t[-1]
+
+
+def _repeats_list(x):
+    return np.sum(np.stack([x] * 3))
+
+
+def _joins_a_parameter(x, p):
+    t = p + (x,)
+    return t[0] * t[-1]
+
+
+def _comprehension(x):
+    return np.sum(np.stack([np.sin(x * i) for i in range(3)]))
+
+
+@pytest.mark.parametrize("fn,args,fragment", [
+    (_joins_tuples, (3.0,), "(x, x) + (x,)"),
+    (_repeats_list, (np.ones(2),), "[x] * 3"),
+    (_joins_a_parameter, (3.0, (2.0,)), "p + (x,)"),
+    (_comprehension, (np.ones(2),), "for i in range(3)"),
+])
+def test_containers_built_from_active_values_are_refused_at_the_line(fn, args, fragment):
+    # regression: `(x, x) + (x,)` gave a zero gradient (the tuple operands of `+` carried none)
+    with pytest.raises(srcjax.TranspileError, match="cannot differentiate") as e:
+        srcjax.grad(fn)(*args)
+    text = str(e.value)
+    assert f"{__file__}:" in text and fragment in text and "hint:" in text
+
+
+def test_append_loops_are_the_way_to_build_lists():
+    def build(x):
+        outs = []
+        for i in range(3):
+            outs.append(np.sin(x * i))
+        return np.sum(np.stack(outs))
+
+    x = rng.normal(size=4)
+    ref = sum(i * np.cos(i * x) for i in range(3))
+    np.testing.assert_allclose(srcjax.grad(build)(x), ref, rtol=1e-12)
+    np.testing.assert_allclose(srcjax.numpy_function(srcjax.grad(build))(x), ref, rtol=1e-12)

@@ -593,13 +593,23 @@ class Activity:
                         code(s.value.func) not in _STATIC_RESULT_CALLS and not code(s.value.func).endswith(".pop"):
                     raise DifferentiationError(
                         f"cannot differentiate through `{code(s.value.func)}(...)`: srcjax does not know its "
-                        f"derivative (it reads {', '.join(sorted(set(arg_reads)))})",
+                        f"derivative (it reads {', '.join(sorted(set(arg_reads)))})", span=self.span_of(s, body),
                         hint="call NumPy functions srcjax supports, srcjax.lax, or your own Python functions")
+                if isinstance(s.value, cst.BinaryOperation) and any(
+                        isinstance(v, (cst.Tuple, cst.List)) and any(n in self.active for n in names_in(v))
+                        for v in (s.value.left, s.value.right)):
+                    raise DifferentiationError(
+                        f"cannot differentiate through `{code(s.value)}` yet: joining or repeating tuples or lists "
+                        f"that hold {', '.join(sorted(set(reads_active)))}",
+                        span=self.span_of(s, body),
+                        hint="write the whole tuple or list out, e.g. (a, b, x) instead of (a, b) + (x,)")
                 if op.kind == "static" and reads_active and _stores_arrays(s.value):
                     raise DifferentiationError(
                         f"cannot differentiate through `{code(s.value)}` yet (it builds a list or value from "
                         f"{', '.join(sorted(set(reads_active)))} that derivatives cannot follow)",
-                        hint="write the elements out (e.g. np.stack([a, b])) or use array operations")
+                        span=self.span_of(s, body),
+                        hint="write the elements out (np.stack([a, b])), build the list with `out.append(y)` in a "
+                             "for loop, or use array operations")
         for s, _ in _walk(body):
             if isinstance(s, cst.Assign):
                 op = self.op(s.value)
@@ -612,6 +622,24 @@ class Activity:
                                 "(derivatives of lists held in variables are not supported yet)",
                                 hint="pass the elements directly, e.g. np.concatenate([a, b]), or unpack "
                                      "a split: a, b = np.split(x, 2)")
+
+    def span_of(self, small: cst.CSTNode, body: Sequence[Any]) -> Any:
+        """The user's source position of a small statement of ``body`` (None if it was written by srcjax)."""
+        def lines(ss: Sequence[Any]) -> Iterable[Any]:
+            for st in ss:
+                if isinstance(st, cst.SimpleStatementLine):
+                    yield st
+                elif isinstance(st, (cst.If, cst.For, cst.While)):
+                    yield from lines(st.body.body)
+                    orelse = st.orelse
+                    while orelse is not None:
+                        yield from lines(orelse.body.body)
+                        orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+
+        for line in lines(body):
+            if any(b is small for b in line.body):
+                return self.nf.spans.get(id(line))
+        return None
 
     def op(self, value: cst.BaseExpression) -> Op:
         k = id(value)
