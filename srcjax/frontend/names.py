@@ -6,10 +6,123 @@ or a keyword (``axis=``) is not a variable and is left alone.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import libcst as cst
+
+# -- fast traversal ------------------------------------------------------------------
+# ``CSTVisitor`` rebuilds every node it passes (libcst visits through ``_visit_and_replace_children``),
+# and ``node.children`` does the same: queries here walk the dataclass fields instead, in the order
+# libcst visits them (lexical order: ``IfExp`` is body, test, orelse), read once per node type from
+# libcst's own ``_visit_and_replace_children``.
+
+_FIELD_RE = re.compile(r'visit_\w+\(\s*self,\s*"(\w+)"')
+# fields that only hold whitespace, comments and punctuation: never a name, a call or a statement
+_TRIVIA = frozenset({
+    "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header", "footer",
+    "trailing_whitespace", "newline", "dot", "equal", "colon", "operator", "whitespace", "indent"})
+_ALL_FIELDS: dict[type, tuple[str, ...]] = {}
+_SYNTAX_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields_of(cls: type) -> tuple[str, ...]:
+    """Every field of ``cls`` that may hold nodes, in the order libcst visits them."""
+    found = _ALL_FIELDS.get(cls)
+    if found is None:
+        declared = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+        try:
+            visited = _FIELD_RE.findall(inspect.getsource(cls._visit_and_replace_children))  # type: ignore[attr-defined]
+        except (OSError, TypeError):  # pragma: no cover - libcst without sources
+            visited = []
+        order = [f for f in dict.fromkeys(visited) if f in declared]
+        found = _ALL_FIELDS[cls] = tuple(order + [f for f in declared if f not in order])
+    return found
+
+
+def _syntax_fields(cls: type) -> tuple[str, ...]:
+    """:func:`_fields_of` less whitespace and punctuation."""
+    found = _SYNTAX_FIELDS.get(cls)
+    if found is None:
+        found = _SYNTAX_FIELDS[cls] = tuple(
+            f for f in _fields_of(cls) if f not in _TRIVIA and not f.startswith("whitespace"))
+    return found
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node.children`` (every child node, in lexical order), without rebuilding ``node``."""
+    out: list[cst.CSTNode] = []
+    for f in _fields_of(type(node)):
+        v = getattr(node, f)
+        if isinstance(v, cst.CSTNode):
+            out.append(v)
+        elif isinstance(v, (tuple, list)):
+            out.extend(c for c in v if isinstance(c, cst.CSTNode))
+    return out
+
+
+def syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The child nodes that are code (expressions, statements, names, ...), in lexical order."""
+    out: list[cst.CSTNode] = []
+    for f in _syntax_fields(type(node)):
+        v = getattr(node, f)
+        if isinstance(v, cst.CSTNode):
+            out.append(v)
+        elif isinstance(v, (tuple, list)):
+            out.extend(c for c in v if isinstance(c, cst.CSTNode))
+    return out
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and every code node under it (see :func:`syntax_children`), in source order."""
+    stack = [node]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        n = pop()
+        yield n
+        kids = syntax_children(n)
+        kids.reverse()
+        extend(kids)
+
+
+class Visitor:
+    """A read-only ``CSTVisitor`` that does not rebuild the nodes it passes (several times faster).
+
+    Subclasses define ``visit_<Node>(node)`` (return False to skip the node's children) and
+    ``leave_<Node>(node)``, as for libcst; ``self.walk(child)`` visits a child from inside
+    a method (where libcst code writes ``self.walk(child)``). Only code nodes are visited
+    (not whitespace, comments or punctuation: see :func:`syntax_children`), in source order.
+    """
+
+    _hooks: dict[type, tuple[Any, Any]]
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        cls._hooks = {}
+
+    def walk(self, node: cst.CSTNode) -> None:
+        t = type(node)
+        hooks = self._hooks.get(t)
+        if hooks is None:
+            hooks = self._hooks[t] = (getattr(type(self), f"visit_{t.__name__}", None),
+                                      getattr(type(self), f"leave_{t.__name__}", None))
+        visit, leave = hooks
+        if visit is None or visit(self, node) is not False:
+            walk = self.walk
+            for f in _SYNTAX_FIELDS.get(t) or _syntax_fields(t):
+                v = getattr(node, f)
+                if isinstance(v, cst.CSTNode):
+                    walk(v)
+                elif v.__class__ is tuple or v.__class__ is list:
+                    for c in v:
+                        if isinstance(c, cst.CSTNode):
+                            walk(c)
+        if leave is not None:
+            leave(self, node)
 
 
 def names_in(node: cst.CSTNode, *, skip_targets: bool = False) -> list[str]:
@@ -18,32 +131,41 @@ def names_in(node: cst.CSTNode, *, skip_targets: bool = False) -> list[str]:
     With ``skip_targets``, names only bound (assignment and ``for`` targets) are left out.
     """
     out: list[str] = []
+    append = out.append
+    syntax = _SYNTAX_FIELDS
+    node_type = cst.CSTNode
+    name_t, attr_t, arg_t, target_t, for_t = cst.Name, cst.Attribute, cst.Arg, cst.AssignTarget, cst.For
 
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            out.append(n.value)
+    def go(n: cst.CSTNode) -> None:
+        t = type(n)
+        if t is name_t:
+            append(n.value)  # type: ignore[attr-defined]
+            return
+        if t is attr_t or t is arg_t:
+            go(n.value)  # type: ignore[attr-defined]
+            return
+        if skip_targets:
+            if t is target_t:
+                return
+            if t is for_t:
+                go(n.iter)  # type: ignore[attr-defined]
+                go(n.body)  # type: ignore[attr-defined]
+                if n.orelse is not None:  # type: ignore[attr-defined]
+                    go(n.orelse)  # type: ignore[attr-defined]
+                return
+        fields = syntax.get(t)
+        if fields is None:
+            fields = _syntax_fields(t)
+        for f in fields:
+            v = getattr(n, f)
+            if isinstance(v, node_type):
+                go(v)
+            elif v.__class__ is tuple or v.__class__ is list:
+                for c in v:
+                    if isinstance(c, node_type):
+                        go(c)
 
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
-            return False
-
-        def visit_AssignTarget(self, n: cst.AssignTarget) -> bool:
-            return not skip_targets
-
-        def visit_For(self, n: cst.For) -> bool:
-            if not skip_targets:
-                return True
-            n.iter.visit(self)
-            n.body.visit(self)
-            if n.orelse is not None:
-                n.orelse.visit(self)
-            return False
-
-    node.visit(V())
+    go(node)
     return out
 
 
@@ -82,7 +204,7 @@ def assigned_names(stmts: Sequence[cst.CSTNode]) -> list[str]:
     nested function bodies are their own scope and are not searched."""
     out: dict[str, None] = {}
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
             out.update(dict.fromkeys(target_names(n.target)))
 
@@ -100,7 +222,7 @@ def assigned_names(stmts: Sequence[cst.CSTNode]) -> list[str]:
             return False
 
     for s in stmts:
-        s.visit(V())
+        V().walk(s)
     return list(out)
 
 

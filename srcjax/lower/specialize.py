@@ -48,7 +48,7 @@ from ..core import (
     canonical_dtype,
 )
 from ..custom import check_rule_result, def_span, rule_role, transpose_error
-from ..frontend.names import names_in
+from ..frontend.names import Visitor, names_in
 from ..frontend.normalize import NormalizedFunction, _is_user_function, unwrap
 from ..frontend.program import Program
 from ..primitives import registry
@@ -782,7 +782,7 @@ def _return_span(nf: NormalizedFunction) -> Span | None:
     """Where a function returns, when it has one ``return``; else its ``def`` line."""
     spans = set()
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> None:
             if any(isinstance(s, cst.Return) for s in n.body):
                 spans.add(nf.spans.get(id(n)))
@@ -790,7 +790,7 @@ def _return_span(nf: NormalizedFunction) -> Span | None:
         def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
             return n is nf.fdef
 
-    nf.fdef.visit(V())
+    V().walk(nf.fdef)
     return spans.pop() if len(spans) == 1 and None not in spans else def_span(nf.fn)
 
 

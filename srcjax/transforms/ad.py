@@ -32,7 +32,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import TranspileError, UnsupportedSyntaxError
-from ..frontend.names import Names, RenameNames, names_in, target_names
+from ..frontend.names import Names, RenameNames, Visitor, names_in, target_names
 from ..frontend.normalize import NormalizedFunction, _literal_code
 from ..frontend.program import Program
 from ..frontend.restructure import single_exit as _single_exit
@@ -732,13 +732,13 @@ def _value_reads(node: cst.BaseExpression) -> list[str]:
     paths = _paths()
     out: list[str] = []
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_Name(self, n: cst.Name) -> None:
             out.append(n.value)
 
         def visit_Attribute(self, n: cst.Attribute) -> bool:
             if n.attr.value not in ("shape", "ndim", "dtype", "size"):
-                n.value.visit(self)
+                self.walk(n.value)
             return False
 
         def visit_Call(self, n: cst.Call) -> bool:
@@ -767,14 +767,14 @@ def _value_reads(node: cst.BaseExpression) -> list[str]:
                 inner += _value_reads(f.iter)
             inner = [n for n in inner if n not in targets]
         return inner
-    node.visit(V())
+    V().walk(node)
     bound: set[str] = set()
 
-    class B(cst.CSTVisitor):
+    class B(Visitor):
         def visit_CompFor(self, n: cst.CompFor) -> None:
             bound.update(target_names(n.target))
 
-    node.visit(B())
+    B().walk(node)
     return [n for n in out if n not in bound]
 
 
@@ -1822,12 +1822,12 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
 def _find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:
     found: list[cst.FunctionDef] = []
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
             found.append(n)
             return False
 
-    node.visit(V())
+    V().walk(node)
     return found[0] if found else None
 
 
@@ -1873,27 +1873,27 @@ def _free_of_loop_targets(module: cst.Module) -> set[str]:
     out: set[str] = set()
     bound: list[set[str]] = []
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_Name(self, n: cst.Name) -> None:
             if not any(n.value in b for b in bound):
                 out.add(n.value)
 
         def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
+            self.walk(n.value)
             return False
 
         def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
+            self.walk(n.value)
             return False
 
         def visit_For(self, n: cst.For) -> bool:
-            n.iter.visit(self)
+            self.walk(n.iter)
             bound.append(set(target_names(n.target)))
-            n.body.visit(self)
+            self.walk(n.body)
             bound.pop()
             return False
 
-    module.visit(V())
+    V().walk(module)
     return out
 
 
