@@ -154,3 +154,32 @@ def test_visitor_visits_like_libcst():
         theirs, log2 = recorder(cst.CSTVisitor)
         tree.visit(theirs())
         assert log1 == log2
+
+
+def test_positions_match_the_metadata_wrapper():
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from srcjax.frontend.read import _positions
+
+    for text in (EXTRA, EXTRA.replace("\n", "\r\n"), inspect.getsource(ad_programs), inspect.getsource(corpus_programs)):
+        module = cst.parse_module(text)
+        assert _positions(module) == dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider))
+
+
+def test_renamed_matches_rename_names():
+    mod = cst.Module(body=[])
+    for tree in TREES:
+        for node in N.walk(tree):
+            if not isinstance(node, (cst.BaseExpression, cst.BaseStatement, cst.BaseSmallStatement)):
+                continue
+            found = N.names_in(node)
+            mapping = {n: cst.parse_expression(f"({n} + 1)") for n in found[::2]}
+            mapping.update({n: cst.Name(n + "_r") for n in found[1::2]})
+            try:
+                theirs = mod.code_for_node(node.visit(N.RenameNames(mapping)))
+            except cst.CSTValidationError:  # an expression where only a name may stand (``except E as n``)
+                continue
+            ours = N.renamed(node, mapping)
+            assert mod.code_for_node(ours) == theirs
+            if not mapping:
+                assert ours is node

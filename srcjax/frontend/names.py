@@ -11,7 +11,7 @@ import inspect
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import libcst as cst
 
@@ -21,6 +21,7 @@ import libcst as cst
 # libcst visits them (lexical order: ``IfExp`` is body, test, orelse), read once per node type from
 # libcst's own ``_visit_and_replace_children``.
 
+_N = TypeVar("_N", bound=cst.CSTNode)
 _FIELD_RE = re.compile(r'visit_\w+\(\s*self,\s*"(\w+)"')
 # fields that only hold whitespace, comments and punctuation: never a name, a call or a statement
 _TRIVIA = frozenset({
@@ -44,7 +45,7 @@ def _fields_of(cls: type) -> tuple[str, ...]:
     return found
 
 
-def _syntax_fields(cls: type) -> tuple[str, ...]:
+def syntax_fields(cls: type) -> tuple[str, ...]:
     """:func:`_fields_of` less whitespace and punctuation."""
     found = _SYNTAX_FIELDS.get(cls)
     if found is None:
@@ -68,7 +69,7 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
 def syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The child nodes that are code (expressions, statements, names, ...), in lexical order."""
     out: list[cst.CSTNode] = []
-    for f in _syntax_fields(type(node)):
+    for f in syntax_fields(type(node)):
         v = getattr(node, f)
         if isinstance(v, cst.CSTNode):
             out.append(v)
@@ -113,7 +114,7 @@ class Visitor:
         visit, leave = hooks
         if visit is None or visit(self, node) is not False:
             walk = self.walk
-            for f in _SYNTAX_FIELDS.get(t) or _syntax_fields(t):
+            for f in _SYNTAX_FIELDS.get(t) or syntax_fields(t):
                 v = getattr(node, f)
                 if isinstance(v, cst.CSTNode):
                     walk(v)
@@ -155,7 +156,7 @@ def names_in(node: cst.CSTNode, *, skip_targets: bool = False) -> list[str]:
                 return
         fields = syntax.get(t)
         if fields is None:
-            fields = _syntax_fields(t)
+            fields = syntax_fields(t)
         for f in fields:
             v = getattr(n, f)
             if isinstance(v, node_type):
@@ -197,6 +198,31 @@ class RenameNames(cst.CSTTransformer):
         if rep is None:
             return updated
         return cst.Name(rep) if isinstance(rep, str) else rep
+
+
+def renamed(node: _N, mapping: Mapping[str, cst.BaseExpression]) -> _N:
+    """``node.visit(RenameNames(mapping))`` for expressions and statements whose text is what matters:
+    subtrees without a renamed name are kept (the same objects), the rest rebuilt along the way."""
+    t = type(node)
+    if t is cst.Name:
+        rep = mapping.get(node.value)  # type: ignore[attr-defined]
+        return node if rep is None else rep  # type: ignore[return-value]
+    if t is cst.Attribute or t is cst.Arg:  # the attribute's name, the keyword: not variables
+        value = node.value  # type: ignore[attr-defined]
+        new = renamed(value, mapping)
+        return node if new is value else node.with_changes(value=new)
+    changes: dict[str, Any] = {}
+    for f in _SYNTAX_FIELDS.get(t) or syntax_fields(t):
+        v = getattr(node, f)
+        if isinstance(v, cst.CSTNode):
+            nv = renamed(v, mapping)
+            if nv is not v:
+                changes[f] = nv
+        elif v.__class__ is tuple or v.__class__ is list:
+            items = [renamed(c, mapping) if isinstance(c, cst.CSTNode) else c for c in v]
+            if any(a is not b for a, b in zip(items, v)):
+                changes[f] = items
+    return node.with_changes(**changes) if changes else node
 
 
 def assigned_names(stmts: Sequence[cst.CSTNode]) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from ..core import Span, UnknownFunctionError, UnsupportedSyntaxError
 
@@ -73,8 +74,7 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
         module = cst.parse_module(dedented)
     except cst.ParserSyntaxError as e:
         raise UnsupportedSyntaxError(f"cannot parse the source of {fn.__qualname__}: {e.message}") from e
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = dict(wrapper.resolve(PositionProvider))
+    positions = _positions(module)
     fdef = next((s for s in module.body if isinstance(s, cst.FunctionDef)), None)
     if fdef is None:
         raise UnsupportedSyntaxError(f"cannot find the definition of {fn.__qualname__} in its source")
@@ -93,6 +93,30 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
                          closure=closure)
     _CACHE[key] = src
     return src
+
+
+class _PositionState(PositionProvidingCodegenState):
+    """libcst's position-recording code generator, with a cheaper step for tokens without a line break."""
+
+    def _update_position(self, value: str) -> None:
+        if "\n" in value or "\r" in value:
+            super()._update_position(value)
+        else:
+            self.column += len(value)
+
+
+def _positions(module: cst.Module) -> dict[cst.CSTNode, CodeRange]:
+    """``MetadataWrapper(module).resolve(PositionProvider)``, without the wrapper's extra passes
+    over the tree (the positions come from one code generation of ``module``)."""
+    try:
+        provider = PositionProvider()
+        provider._computed = {}
+        state = _PositionState(default_indent=module.default_indent, default_newline=module.default_newline,
+                               provider=provider)
+        module._codegen(state)
+        return provider._computed  # type: ignore[return-value]
+    except (AttributeError, TypeError):  # pragma: no cover - another libcst: the public way
+        return dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider))
 
 
 def _code_span(fn: Callable[..., Any]) -> Span | None:

@@ -25,6 +25,7 @@ are read by the adjoint at points where they hold their primal values.
 from __future__ import annotations
 
 import inspect
+import keyword
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +33,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import TranspileError, UnsupportedSyntaxError
-from ..frontend.names import Names, RenameNames, Visitor, names_in, target_names
+from ..frontend.names import Names, RenameNames, Visitor, names_in, renamed, syntax_fields, target_names
 from ..frontend.normalize import NormalizedFunction, _literal_code
 from ..frontend.program import Program
 from ..frontend.restructure import single_exit as _single_exit
@@ -492,23 +493,34 @@ def array_names(body: Sequence[Any], act: Activity) -> set[str]:
 
 # -- templates --------------------------------------------------------------------------------
 
-class _Fold(cst.CSTTransformer):
-    """Fold literal arithmetic (``2 - 1``) and ``a ** 1`` in instantiated templates."""
-
-    def leave_BinaryOperation(self, original: cst.BinaryOperation,
-                              updated: cst.BinaryOperation) -> cst.BaseExpression:
-        lv, rv = _num(updated.left), _num(updated.right)
-        op = type(updated.operator).__name__
+def _fold(node: cst.CSTNode) -> cst.CSTNode:
+    """Fold literal arithmetic (``2 - 1``) and ``a ** 1`` in instantiated templates (bottom up)."""
+    t = type(node)
+    if t is cst.Name or t is cst.Integer or t is cst.Float or t is cst.SimpleString:
+        return node
+    changes: dict[str, Any] = {}
+    for f in syntax_fields(t):
+        v = getattr(node, f)
+        if isinstance(v, cst.CSTNode):
+            nv = _fold(v)
+            if nv is not v:
+                changes[f] = nv
+        elif v.__class__ is tuple or v.__class__ is list:
+            items = [_fold(c) if isinstance(c, cst.CSTNode) else c for c in v]
+            if any(a is not b for a, b in zip(items, v)):
+                changes[f] = items
+    if changes:
+        node = node.with_changes(**changes)
+    if t is cst.BinaryOperation:
+        assert isinstance(node, cst.BinaryOperation)
+        lv, rv = _num(node.left), _num(node.right)
+        op = type(node.operator).__name__
         if lv is not None and rv is not None and op in ("Add", "Subtract", "Multiply"):
             v = {"Add": lv + rv, "Subtract": lv - rv, "Multiply": lv * rv}[op]
-            return cst.parse_expression(repr(v))
+            return _expr(repr(v))
         if op == "Power" and rv == 1 and isinstance(rv, int):
-            return updated.left
-        return updated
-
-    def leave_UnaryOperation(self, original: cst.UnaryOperation,
-                             updated: cst.UnaryOperation) -> cst.BaseExpression:
-        return updated
+            return node.left
+    return node
 
 
 def _num(node: cst.BaseExpression) -> int | float | None:
@@ -523,17 +535,26 @@ def _num(node: cst.BaseExpression) -> int | float | None:
 
 
 _TEMPLATE_CACHE: dict[str, cst.BaseExpression] = {}
+_EXPR_CACHE: dict[str, cst.BaseExpression] = {}
+
+
+def _expr(text: str) -> cst.BaseExpression:
+    """``cst.parse_expression(text)``, remembered (trees are immutable; only their text is used)."""
+    hit = _EXPR_CACHE.get(text)
+    if hit is None:
+        if len(_EXPR_CACHE) > 20000:
+            _EXPR_CACHE.clear()
+        hit = _EXPR_CACHE[text] = cst.Name(text) if text.isidentifier() and not keyword.iskeyword(text) \
+            else cst.parse_expression(text)
+    return hit
 
 
 def instantiate(template: str, mapping: dict[str, str]) -> str:
     tree = _TEMPLATE_CACHE.get(template)
     if tree is None:
         tree = _TEMPLATE_CACHE[template] = cst.parse_expression(template)
-    nodes = {k: cst.parse_expression(v) if not isinstance(v, cst.BaseExpression) else v
-             for k, v in mapping.items()}
-    out: Any = tree.visit(RenameNames(nodes))
-    out = out.visit(_Fold())
-    return code(out)
+    nodes = {k: _expr(v) if not isinstance(v, cst.BaseExpression) else v for k, v in mapping.items()}
+    return code(_fold(renamed(tree, nodes)))
 
 
 def _paren(s: str) -> str:
