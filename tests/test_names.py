@@ -183,3 +183,14 @@ def test_renamed_matches_rename_names():
             assert mod.code_for_node(ours) == theirs
             if not mapping:
                 assert ours is node
+
+
+def test_names_read_matches_names_in():
+    """``names_read`` (Python's parser) gives the names ``names_in(..., skip_targets=True)`` gives."""
+    texts = [EXTRA, "import a.b as c, d\nfrom e.f import g\nglobal h\nclass K(L):\n    m: M = n\n",
+             "try:\n    pass\nexcept E as err:\n    lam = lambda p, *q, r=s, **t: (p, q)\n"]
+    texts += [textwrap.dedent(inspect.getsource(fn)) for fn in _functions()]
+    texts += [srcjax.source(srcjax.grad(fn)) for fn in (ad_programs.mlp_loss, ad_programs.rosenbrock,
+                                                        ad_programs.branchy, ad_programs.long_loop)]
+    for text in texts:
+        assert N.names_read(text) == set(N.names_in(cst.parse_module(text), skip_targets=True)), text

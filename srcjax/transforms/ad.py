@@ -33,7 +33,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import TranspileError, UnsupportedSyntaxError
-from ..frontend.names import Names, RenameNames, Visitor, names_in, renamed, syntax_fields, target_names
+from ..frontend.names import Names, RenameNames, Visitor, names_in, names_read, renamed, syntax_fields, target_names
 from ..frontend.normalize import NormalizedFunction, _literal_code
 from ..frontend.program import Program
 from ..frontend.restructure import single_exit as _single_exit
@@ -60,6 +60,9 @@ class DifferentiationError(TranspileError):
 
 
 def code(node: cst.CSTNode) -> str:
+    t = type(node)
+    if (t is cst.Name or t is cst.Integer or t is cst.Float) and not node.lpar:  # type: ignore[attr-defined]
+        return node.value  # type: ignore[attr-defined,no-any-return]
     return _MOD.code_for_node(node)
 
 
@@ -650,7 +653,7 @@ class Activity:
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
         pattern = tuple(p for p in params if p in bound and any(n in self.active for n in names_in(
-            cst.parse_expression(bound[p]))))
+            _expr(bound[p]))))
         if not pattern:
             return False
         key = (id(callee), pattern)
@@ -1103,7 +1106,7 @@ class JVP:
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
         active = tuple(p for p in params if p in bound and any(
-            n in self.act.active and n in defined for n in names_in(cst.parse_expression(bound[p]))))
+            n in self.act.active and n in defined for n in names_in(_expr(bound[p]))))
         target = code(s.targets[0].target)
         if not active:
             lines.append(f"{pad}{target} = {code(s.value)}")
@@ -1639,7 +1642,7 @@ class VJP:
         """The callee's params that receive active values, if any cotangent flows back through them."""
         callee, params, bound = self.call_bound(op)
         active = tuple(p for p in params if p in bound and any(
-            n in self.act.active for n in names_in(cst.parse_expression(bound[p]))))
+            n in self.act.active for n in names_in(_expr(bound[p]))))
         if not active:
             return ()
         pair = vjp_helper(self.program, callee, active, self.helpers, self.out_lines, self.max_iters)
@@ -1919,14 +1922,14 @@ def _free_of_loop_targets(module: cst.Module) -> set[str]:
 
 
 def _mentions(template: str, name: str) -> bool:
-    return name in names_in(cst.parse_expression(template))
+    return name in names_in(_expr(template))
 
 
 def _reads(lines: list[str]) -> set[str]:
     """Names read (not just assigned) by these statements."""
     if not lines:
         return set()
-    return set(names_in(cst.parse_module(_dedent_block("\n".join(lines))), skip_targets=True))
+    return names_read(_dedent_block("\n".join(lines)))
 
 
 def _dedent_block(text: str) -> str:
@@ -2054,7 +2057,7 @@ def _kept(v: VJP, exprs: list[str | None], adj: list[str], lines: list[str]) -> 
                 rebound.update(target_names(st.target))
     mapping: dict[str, str] = {}
     for e in exprs:
-        for n in names_in(cst.parse_expression(e)) if e is not None else []:
+        for n in names_in(_expr(e)) if e is not None else []:
             if n in rebound and n not in mapping:
                 mapping[n] = v.names.fresh(f"{n}_value")
                 lines.append(f"    {mapping[n]} = {n}")
