@@ -170,7 +170,7 @@ def test_renamed_matches_rename_names():
     mod = cst.Module(body=[])
     for tree in TREES:
         for node in N.walk(tree):
-            if not isinstance(node, (cst.BaseExpression, cst.BaseStatement, cst.BaseSmallStatement)):
+            if not isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement, cst.Call)):
                 continue
             found = N.names_in(node)
             mapping = {n: cst.parse_expression(f"({n} + 1)") for n in found[::2]}
