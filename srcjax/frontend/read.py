@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from ..core import Span, UnknownFunctionError, UnsupportedSyntaxError
@@ -96,13 +96,53 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
 
 
 class _PositionState(PositionProvidingCodegenState):
-    """libcst's position-recording code generator, with a cheaper step for tokens without a line break."""
+    """libcst's position-recording code generator with cheaper bookkeeping (same positions)."""
 
     def _update_position(self, value: str) -> None:
         if "\n" in value or "\r" in value:
             super()._update_position(value)
         else:
             self.column += len(value)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        if "\n" in value or "\r" in value:
+            super()._update_position(value)
+        else:
+            self.column += len(value)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self._stack.append((self.line, self.column))  # type: ignore[arg-type]
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start: Any = self._stack.pop()
+        computed = self.provider._computed
+        if node not in computed:
+            computed[node] = CodeRange(CodePosition(*start), CodePosition(self.line, self.column))
+
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
+                                  end_node: cst.CSTNode | None = None) -> Any:
+        return _Syntactic(self, node, start_node, end_node)
+
+
+class _Syntactic:
+    """``PositionProvidingCodegenState.record_syntactic_position`` without a generator."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state: _PositionState, node: cst.CSTNode, start_node: cst.CSTNode | None,
+                 end_node: cst.CSTNode | None) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = CodePosition(self.state.line, self.state.column)
+
+    def __exit__(self, *exc: object) -> None:
+        st = self.state
+        computed: Any = st.provider._computed
+        start = computed[self.start_node].start if self.start_node is not None else self.start
+        end = computed[self.end_node].end if self.end_node is not None else CodePosition(st.line, st.column)
+        computed[self.node] = CodeRange(start, end)
 
 
 def _positions(module: cst.Module) -> dict[cst.CSTNode, CodeRange]:
