@@ -14,6 +14,7 @@ import types
 
 import libcst as cst
 import pytest
+from libcst._nodes.base import CSTCodegenError
 
 import srcjax
 from srcjax.frontend import names as N
@@ -194,3 +195,14 @@ def test_names_read_matches_names_in():
                                                         ad_programs.branchy, ad_programs.long_loop)]
     for text in texts:
         assert N.names_read(text) == set(N.names_in(cst.parse_module(text), skip_targets=True)), text
+
+
+def test_code_matches_code_for_node():
+    mod = cst.Module(body=[])
+    for tree in TREES:
+        for node in N.walk(tree):
+            try:
+                theirs = mod.code_for_node(node)
+            except CSTCodegenError:  # needs its parent (an annotation's default indicator)
+                continue
+            assert N.code(node) == theirs

@@ -57,7 +57,7 @@ import numpy as np
 
 from ..core import Span, UnsupportedSyntaxError
 from ..primitives import registry
-from .names import children, names_in, target_names
+from .names import children, code, names_in, target_names
 from .names import walk as walk_nodes
 from .normalize import (
     _RESERVED,
@@ -1038,7 +1038,7 @@ def _int_expr(v: int) -> cst.BaseExpression:
 
 
 def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+    return code(node)
 
 
 # ======================================================================================

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 # -- fast traversal ------------------------------------------------------------------
 # ``CSTVisitor`` rebuilds every node it passes (libcst visits through ``_visit_and_replace_children``),
@@ -125,6 +126,37 @@ class Visitor:
                             walk(c)
         if leave is not None:
             leave(self, node)
+
+
+class _NoPosition:
+    """A context manager that does nothing (``CodegenState.record_syntactic_position`` is a generator)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_NO_POSITION = _NoPosition()
+
+
+class _Codegen(CodegenState):
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
+                                  end_node: cst.CSTNode | None = None) -> Any:
+        return _NO_POSITION
+
+
+def code(node: cst.CSTNode) -> str:
+    """``cst.Module([]).code_for_node(node)``, cheaper (a name or number is its text)."""
+    t = type(node)
+    if (t is cst.Name or t is cst.Integer or t is cst.Float) and not node.lpar:  # type: ignore[attr-defined]
+        return node.value  # type: ignore[attr-defined,no-any-return]
+    state = _Codegen(default_indent="    ", default_newline="\n")
+    node._codegen(state)
+    return "".join(state.tokens)
 
 
 def names_in(node: cst.CSTNode, *, skip_targets: bool = False) -> list[str]:

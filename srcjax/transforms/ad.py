@@ -33,7 +33,17 @@ from typing import Any
 import libcst as cst
 
 from ..core import TranspileError, UnsupportedSyntaxError
-from ..frontend.names import Names, RenameNames, Visitor, names_in, names_read, renamed, syntax_fields, target_names
+from ..frontend.names import (
+    Names,
+    RenameNames,
+    Visitor,
+    code,
+    names_in,
+    names_read,
+    renamed,
+    syntax_fields,
+    target_names,
+)
 from ..frontend.normalize import NormalizedFunction, _literal_code
 from ..frontend.program import Program
 from ..frontend.restructure import single_exit as _single_exit
@@ -44,7 +54,6 @@ from . import custom_rules, rules
 from .bounded import bound_loops
 from .inline_lax import Inliner, inline_lax
 
-_MOD = cst.Module(body=[])
 ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like", "ones_like", "expand_reduced",
                    "reduced_size",
                    "matmul_lhs_bar", "matmul_rhs_bar", "index_add", "max_bar", "var_bar", "std_bar", "norm_bar",
@@ -57,13 +66,6 @@ ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like"
 
 class DifferentiationError(TranspileError):
     """A construct srcjax cannot differentiate (yet)."""
-
-
-def code(node: cst.CSTNode) -> str:
-    t = type(node)
-    if (t is cst.Name or t is cst.Integer or t is cst.Float) and not node.lpar:  # type: ignore[attr-defined]
-        return node.value  # type: ignore[attr-defined,no-any-return]
-    return _MOD.code_for_node(node)
 
 
 def _paths() -> dict[str, registry.Primitive]:

@@ -34,18 +34,12 @@ import libcst as cst
 
 from ..core import CustomRuleError
 from ..custom import _Custom, custom_jvp, custom_vjp, owner_of, register_role
-from ..frontend.names import RenameNames, names_in, replaced, target_names
+from ..frontend.names import RenameNames, code, names_in, replaced, target_names
 from ..frontend.program import Program
 
 if TYPE_CHECKING:
     from ..frontend.normalize import NormalizedFunction
     from .ad import JVP, VJP, Op
-
-_MOD = cst.Module(body=[])
-
-
-def code(node: cst.CSTNode) -> str:
-    return _MOD.code_for_node(node)
 
 
 def custom_callee(program: Program, name: str) -> _Custom | None:
