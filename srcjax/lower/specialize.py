@@ -24,6 +24,7 @@ import inspect
 import math
 import operator
 import types
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -188,7 +189,7 @@ class Specializer:
             raise UnsupportedSyntaxError(
                 f"call depth exceeds {MAX_DEPTH} (recursion on data is not supported)",
                 hint="recursion must end on a static condition (shapes, Python ints)")
-        sig = inspect.signature(nf.fn)
+        sig = _signature(nf.fn)
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as e:
@@ -776,6 +777,23 @@ class Specializer:
             o2 = o.update(weak_type=weak or o.weak_type, origin=origin if o.ndim == 0 else frozenset())
             final.append(HloValue(r.name, o2))
         return final if multi else final[0]
+
+
+_SIGNATURES: weakref.WeakKeyDictionary[Any, tuple[Any, Any, inspect.Signature]] = weakref.WeakKeyDictionary()
+
+
+def _signature(fn: Callable[..., Any]) -> inspect.Signature:
+    """``inspect.signature(fn)``, remembered while ``fn``'s defaults stay the same objects."""
+    defaults, kwdefaults = getattr(fn, "__defaults__", None), getattr(fn, "__kwdefaults__", None)
+    try:
+        hit = _SIGNATURES.get(fn)
+    except TypeError:  # not weakly referable
+        return inspect.signature(fn)
+    if hit is not None and hit[0] is defaults and hit[1] is kwdefaults:
+        return hit[2]
+    sig = inspect.signature(fn)
+    _SIGNATURES[fn] = (defaults, kwdefaults, sig)
+    return sig
 
 
 def _return_span(nf: NormalizedFunction) -> Span | None:
