@@ -24,7 +24,7 @@ from . import adjoint, pytree
 from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval, eval_shape
 from .core import ArgumentError, DTypeError, TranspileError
 from .custom import custom_vjp, owner_of
-from .frontend.names import Names
+from .frontend.names import Names, Visitor
 from .frontend.program import Program
 from .transforms import ad, custom_rules
 from .transforms.simplify import simplify_source
@@ -282,12 +282,12 @@ def _called_parameters(c: Compiled) -> set[str]:
     params = set(c.params)
     found: set[str] = set()
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_Call(self, n: cst.Call) -> None:
             if isinstance(n.func, cst.Name) and n.func.value in params:
                 found.add(n.func.value)
 
-    c.program.entry.plain_fdef.visit(V())
+    V().walk(c.program.entry.plain_fdef)
     return found
 
 

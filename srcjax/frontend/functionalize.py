@@ -57,7 +57,8 @@ import numpy as np
 
 from ..core import Span, UnsupportedSyntaxError
 from ..primitives import registry
-from .names import names_in, target_names
+from .names import children, code, names_in, target_names
+from .names import walk as walk_nodes
 from .normalize import (
     _RESERVED,
     _STATIC_NUMPY,
@@ -354,7 +355,7 @@ class BindingTimes:
             return STATIC
         if isinstance(e, cst.Arg):
             return self.of(e.value)
-        return max((self.of(child) for child in e.children), default=STATIC)
+        return max((self.of(child) for child in children(e)), default=STATIC)
 
     def call(self, e: cst.Call) -> int:
         args = max((self.of(a.value) for a in e.args), default=STATIC)
@@ -756,7 +757,7 @@ class _Functionalizer:
             if not ok or not (registry.lookup(v) is not None or id(v) in _STATIC_FUNCTIONS or
                               v in (abs, min, max, float, int, bool)):
                 return True
-        return any(self.may_raise(c) for c in e.children)
+        return any(self.may_raise(c) for c in children(e))
 
     def lazy_side(self, left: cst.BaseExpression, right: cst.BaseExpression, is_and: bool, out: list[Any],
                   sp: Span | None) -> cst.BaseExpression:
@@ -1037,7 +1038,7 @@ def _int_expr(v: int) -> cst.BaseExpression:
 
 
 def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+    return code(node)
 
 
 # ======================================================================================
@@ -1102,13 +1103,6 @@ def functionalize(nf: NormalizedFunction, taken: Iterable[str] = ()) -> Normaliz
     if not f.changed:
         return nf
     new = fdef.with_changes(body=fdef.body.with_changes(body=new_body))
-    alive: set[int] = set()
-
-    class Ids(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            alive.add(id(node))
-            return True
-
-    new.visit(Ids())
+    alive = {id(n) for n in walk_nodes(new)}
     spans = {k: v for k, v in f.spans.items() if k in alive or k in nf.spans}
     return dataclasses.replace(nf, fdef=new, plain=nf.plain_fdef, spans=spans, temps=nf.temps | f.invented)

@@ -6,10 +6,157 @@ or a keyword (``axis=``) is not a variable and is left alone.
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import inspect
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+# -- fast traversal ------------------------------------------------------------------
+# ``CSTVisitor`` rebuilds every node it passes (libcst visits through ``_visit_and_replace_children``),
+# and ``node.children`` does the same: queries here walk the dataclass fields instead, in the order
+# libcst visits them (lexical order: ``IfExp`` is body, test, orelse), read once per node type from
+# libcst's own ``_visit_and_replace_children``.
+
+_N = TypeVar("_N", bound=cst.CSTNode)
+_FIELD_RE = re.compile(r'visit_\w+\(\s*self,\s*"(\w+)"')
+# fields that only hold whitespace, comments and punctuation: never a name, a call or a statement
+_TRIVIA = frozenset({
+    "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header", "footer",
+    "trailing_whitespace", "newline", "dot", "equal", "colon", "operator", "whitespace", "indent"})
+_ALL_FIELDS: dict[type, tuple[str, ...]] = {}
+_SYNTAX_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields_of(cls: type) -> tuple[str, ...]:
+    """Every field of ``cls`` that may hold nodes, in the order libcst visits them."""
+    found = _ALL_FIELDS.get(cls)
+    if found is None:
+        declared = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+        try:
+            visited = _FIELD_RE.findall(inspect.getsource(cls._visit_and_replace_children))  # type: ignore[attr-defined]
+        except (OSError, TypeError):  # pragma: no cover - libcst without sources
+            visited = []
+        order = [f for f in dict.fromkeys(visited) if f in declared]
+        found = _ALL_FIELDS[cls] = tuple(order + [f for f in declared if f not in order])
+    return found
+
+
+def syntax_fields(cls: type) -> tuple[str, ...]:
+    """:func:`_fields_of` less whitespace and punctuation."""
+    found = _SYNTAX_FIELDS.get(cls)
+    if found is None:
+        found = _SYNTAX_FIELDS[cls] = tuple(
+            f for f in _fields_of(cls) if f not in _TRIVIA and not f.startswith("whitespace"))
+    return found
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node.children`` (every child node, in lexical order), without rebuilding ``node``."""
+    out: list[cst.CSTNode] = []
+    for f in _fields_of(type(node)):
+        v = getattr(node, f)
+        if isinstance(v, cst.CSTNode):
+            out.append(v)
+        elif isinstance(v, (tuple, list)):
+            out.extend(c for c in v if isinstance(c, cst.CSTNode))
+    return out
+
+
+def syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The child nodes that are code (expressions, statements, names, ...), in lexical order."""
+    out: list[cst.CSTNode] = []
+    for f in syntax_fields(type(node)):
+        v = getattr(node, f)
+        if isinstance(v, cst.CSTNode):
+            out.append(v)
+        elif isinstance(v, (tuple, list)):
+            out.extend(c for c in v if isinstance(c, cst.CSTNode))
+    return out
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and every code node under it (see :func:`syntax_children`), in source order."""
+    stack = [node]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        n = pop()
+        yield n
+        kids = syntax_children(n)
+        kids.reverse()
+        extend(kids)
+
+
+class Visitor:
+    """A read-only ``CSTVisitor`` that does not rebuild the nodes it passes (several times faster).
+
+    Subclasses define ``visit_<Node>(node)`` (return False to skip the node's children) and
+    ``leave_<Node>(node)``, as for libcst; ``self.walk(child)`` visits a child from inside
+    a method (where libcst code writes ``self.walk(child)``). Only code nodes are visited
+    (not whitespace, comments or punctuation: see :func:`syntax_children`), in source order.
+    """
+
+    _hooks: dict[type, tuple[Any, Any]]
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        cls._hooks = {}
+
+    def walk(self, node: cst.CSTNode) -> None:
+        t = type(node)
+        hooks = self._hooks.get(t)
+        if hooks is None:
+            hooks = self._hooks[t] = (getattr(type(self), f"visit_{t.__name__}", None),
+                                      getattr(type(self), f"leave_{t.__name__}", None))
+        visit, leave = hooks
+        if visit is None or visit(self, node) is not False:
+            walk = self.walk
+            for f in _SYNTAX_FIELDS.get(t) or syntax_fields(t):
+                v = getattr(node, f)
+                if isinstance(v, cst.CSTNode):
+                    walk(v)
+                elif v.__class__ is tuple or v.__class__ is list:
+                    for c in v:
+                        if isinstance(c, cst.CSTNode):
+                            walk(c)
+        if leave is not None:
+            leave(self, node)
+
+
+class _NoPosition:
+    """A context manager that does nothing (``CodegenState.record_syntactic_position`` is a generator)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_NO_POSITION = _NoPosition()
+
+
+class _Codegen(CodegenState):
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
+                                  end_node: cst.CSTNode | None = None) -> Any:
+        return _NO_POSITION
+
+
+def code(node: cst.CSTNode) -> str:
+    """``cst.Module([]).code_for_node(node)``, cheaper (a name or number is its text)."""
+    t = type(node)
+    if (t is cst.Name or t is cst.Integer or t is cst.Float) and not node.lpar:  # type: ignore[attr-defined]
+        return node.value  # type: ignore[attr-defined,no-any-return]
+    state = _Codegen(default_indent="    ", default_newline="\n")
+    node._codegen(state)
+    return "".join(state.tokens)
 
 
 def names_in(node: cst.CSTNode, *, skip_targets: bool = False) -> list[str]:
@@ -18,32 +165,84 @@ def names_in(node: cst.CSTNode, *, skip_targets: bool = False) -> list[str]:
     With ``skip_targets``, names only bound (assignment and ``for`` targets) are left out.
     """
     out: list[str] = []
+    append = out.append
+    syntax = _SYNTAX_FIELDS
+    node_type = cst.CSTNode
+    name_t, attr_t, arg_t, target_t, for_t = cst.Name, cst.Attribute, cst.Arg, cst.AssignTarget, cst.For
 
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            out.append(n.value)
+    def go(n: cst.CSTNode) -> None:
+        t = type(n)
+        if t is name_t:
+            append(n.value)  # type: ignore[attr-defined]
+            return
+        if t is attr_t or t is arg_t:
+            go(n.value)  # type: ignore[attr-defined]
+            return
+        if skip_targets:
+            if t is target_t:
+                return
+            if t is for_t:
+                go(n.iter)  # type: ignore[attr-defined]
+                go(n.body)  # type: ignore[attr-defined]
+                if n.orelse is not None:  # type: ignore[attr-defined]
+                    go(n.orelse)  # type: ignore[attr-defined]
+                return
+        fields = syntax.get(t)
+        if fields is None:
+            fields = syntax_fields(t)
+        for f in fields:
+            v = getattr(n, f)
+            if isinstance(v, node_type):
+                go(v)
+            elif v.__class__ is tuple or v.__class__ is list:
+                for c in v:
+                    if isinstance(c, node_type):
+                        go(c)
 
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
-            return False
+    go(node)
+    return out
 
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
-            return False
 
-        def visit_AssignTarget(self, n: cst.AssignTarget) -> bool:
-            return not skip_targets
-
-        def visit_For(self, n: cst.For) -> bool:
-            if not skip_targets:
-                return True
-            n.iter.visit(self)
-            n.body.visit(self)
-            if n.orelse is not None:
-                n.orelse.visit(self)
-            return False
-
-    node.visit(V())
+def names_read(text: str) -> set[str]:
+    """``set(names_in(cst.parse_module(text), skip_targets=True))``, with Python's own parser (several
+    times faster than libcst's): for analyses of generated source that only need the names."""
+    out: set[str] = set()
+    stack: list[ast.AST] = [ast.parse(text)]
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is ast.Name:
+            out.add(n.id)  # type: ignore[attr-defined]
+            continue
+        if t is ast.Assign:  # its targets are only bound
+            stack.append(n.value)  # type: ignore[attr-defined]
+            continue
+        if t is ast.For or t is ast.AsyncFor:
+            stack.append(n.iter)  # type: ignore[attr-defined]
+            stack.extend(n.body)  # type: ignore[attr-defined]
+            stack.extend(n.orelse)  # type: ignore[attr-defined]
+            continue
+        # names that are no ast.Name, but a libcst Name
+        if t is ast.Constant:
+            if n.value is None or n.value is True or n.value is False:  # type: ignore[attr-defined]
+                out.add(repr(n.value))  # type: ignore[attr-defined]
+        elif t is ast.arg:
+            out.add(n.arg)  # type: ignore[attr-defined]
+        elif t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
+            out.add(n.name)  # type: ignore[attr-defined]
+        elif t is ast.ExceptHandler:
+            if n.name:  # type: ignore[attr-defined]
+                out.add(n.name)  # type: ignore[attr-defined]
+        elif t is ast.alias:
+            out.add(n.name.split(".")[0])  # type: ignore[attr-defined]
+            if n.asname:  # type: ignore[attr-defined]
+                out.add(n.asname)  # type: ignore[attr-defined]
+        elif t is ast.ImportFrom:
+            if n.module:  # type: ignore[attr-defined]
+                out.add(n.module.split(".")[0])  # type: ignore[attr-defined]
+        elif t is ast.Global or t is ast.Nonlocal:
+            out.update(n.names)  # type: ignore[attr-defined]
+        stack.extend(ast.iter_child_nodes(n))
     return out
 
 
@@ -77,12 +276,57 @@ class RenameNames(cst.CSTTransformer):
         return cst.Name(rep) if isinstance(rep, str) else rep
 
 
+def renamed(node: _N, mapping: Mapping[str, cst.BaseExpression]) -> _N:
+    """``node.visit(RenameNames(mapping))`` for expressions and statements whose text is what matters:
+    subtrees without a renamed name are kept (the same objects), the rest rebuilt along the way."""
+    t = type(node)
+    if t is cst.Name:
+        rep = mapping.get(node.value)  # type: ignore[attr-defined]
+        return node if rep is None else rep  # type: ignore[return-value]
+    if t is cst.Attribute or t is cst.Arg:  # the attribute's name, the keyword: not variables
+        value = node.value  # type: ignore[attr-defined]
+        new = renamed(value, mapping)
+        return node if new is value else node.with_changes(value=new)
+    changes: dict[str, Any] = {}
+    for f in _SYNTAX_FIELDS.get(t) or syntax_fields(t):
+        v = getattr(node, f)
+        if isinstance(v, cst.CSTNode):
+            nv = renamed(v, mapping)
+            if nv is not v:
+                changes[f] = nv
+        elif v.__class__ is tuple or v.__class__ is list:
+            items = [renamed(c, mapping) if isinstance(c, cst.CSTNode) else c for c in v]
+            if any(a is not b for a, b in zip(items, v)):
+                changes[f] = items
+    return node.with_changes(**changes) if changes else node
+
+
+def replaced(node: _N, kind: type, fn: Callable[[Any], cst.CSTNode]) -> _N:
+    """``node`` with each node of type ``kind`` under it replaced by ``fn(that node)`` (not searched
+    inside); subtrees with nothing replaced are kept (the same objects), the rest rebuilt along the way."""
+    t = type(node)
+    if t is kind:
+        return fn(node)  # type: ignore[return-value]
+    changes: dict[str, Any] = {}
+    for f in _SYNTAX_FIELDS.get(t) or syntax_fields(t):
+        v = getattr(node, f)
+        if isinstance(v, cst.CSTNode):
+            nv = replaced(v, kind, fn)
+            if nv is not v:
+                changes[f] = nv
+        elif v.__class__ is tuple or v.__class__ is list:
+            items = [replaced(c, kind, fn) if isinstance(c, cst.CSTNode) else c for c in v]
+            if any(a is not b for a, b in zip(items, v)):
+                changes[f] = items
+    return node.with_changes(**changes) if changes else node
+
+
 def assigned_names(stmts: Sequence[cst.CSTNode]) -> list[str]:
     """Every name the statements bind (assignments, ``for`` targets, ``def``s), in order, once each;
     nested function bodies are their own scope and are not searched."""
     out: dict[str, None] = {}
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
             out.update(dict.fromkeys(target_names(n.target)))
 
@@ -100,7 +344,7 @@ def assigned_names(stmts: Sequence[cst.CSTNode]) -> list[str]:
             return False
 
     for s in stmts:
-        s.visit(V())
+        V().walk(s)
     return list(out)
 
 

@@ -37,7 +37,7 @@ import numpy as np
 from .. import adjoint as _adjoint
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from .names import names_in, target_names
+from .names import Visitor, names_in, target_names
 from .read import FunctionSource, read_function
 
 # -- tables -------------------------------------------------------------------------
@@ -249,7 +249,7 @@ class Normalizer:
             if _is_user_function(v) and not (callable(v) and registry.lookup(v) is not None):
                 norm.used.add(norm.helper_name(unwrap(v)))
 
-        class V(cst.CSTVisitor):
+        class V(Visitor):
             def visit_Name(self, n: cst.Name) -> None:
                 if n.value not in norm.locals:
                     found, v = norm.lookup(n.value)
@@ -264,14 +264,14 @@ class Normalizer:
                 if ok:
                     reserve(v)
                     return False
-                n.value.visit(self)
+                self.walk(n.value)
                 return False
 
             def visit_Arg(self, n: cst.Arg) -> bool:
-                n.value.visit(self)
+                self.walk(n.value)
                 return False
 
-        fdef.body.visit(V())
+        V().walk(fdef.body)
 
     def static_value(self, node: cst.BaseExpression) -> tuple[bool, Any]:
         """The value of a module-rooted name chain (``np.tanh``), if it has one."""
@@ -804,12 +804,12 @@ def _check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span])
     (a view) and that is read afterwards: srcjax's update is functional, so the answers would differ."""
     order: list[cst.SimpleStatementLine] = []
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> None:
             order.append(n)
 
     for st in body:
-        st.visit(V())
+        V().walk(st)
     views: list[tuple[int, str, str]] = []  # (position, alias, base)
     for pos, line in enumerate(order):
         for small in line.body:
@@ -918,12 +918,12 @@ for _n in ("dtype", "finfo", "iinfo", "result_type", "promote_types", "shape", "
 def _comprehension_targets(root: cst.CSTNode) -> set[str]:
     names: set[str] = set()
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_CompFor(self, node: cst.CompFor) -> None:
             for n in target_names(node.target):
                 names.add(n)
 
-    root.visit(V())
+    V().walk(root)
     return names
 
 
@@ -937,7 +937,7 @@ def _local_names(fdef: cst.FunctionDef) -> set[str]:
     if p.star_kwarg is not None:
         names.add(p.star_kwarg.name.value)
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
             names.update(target_names(node.target))
 
@@ -956,7 +956,7 @@ def _local_names(fdef: cst.FunctionDef) -> set[str]:
                 names.update(_local_names(node))
             return node is fdef
 
-    fdef.visit(V())
+    V().walk(fdef)
     return names
 
 

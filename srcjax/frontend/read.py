@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from ..core import Span, UnknownFunctionError, UnsupportedSyntaxError
 
@@ -73,8 +74,7 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
         module = cst.parse_module(dedented)
     except cst.ParserSyntaxError as e:
         raise UnsupportedSyntaxError(f"cannot parse the source of {fn.__qualname__}: {e.message}") from e
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = dict(wrapper.resolve(PositionProvider))
+    positions = _positions(module)
     fdef = next((s for s in module.body if isinstance(s, cst.FunctionDef)), None)
     if fdef is None:
         raise UnsupportedSyntaxError(f"cannot find the definition of {fn.__qualname__} in its source")
@@ -93,6 +93,70 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
                          closure=closure)
     _CACHE[key] = src
     return src
+
+
+class _PositionState(PositionProvidingCodegenState):
+    """libcst's position-recording code generator with cheaper bookkeeping (same positions)."""
+
+    def _update_position(self, value: str) -> None:
+        if "\n" in value or "\r" in value:
+            super()._update_position(value)
+        else:
+            self.column += len(value)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        if "\n" in value or "\r" in value:
+            super()._update_position(value)
+        else:
+            self.column += len(value)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self._stack.append((self.line, self.column))  # type: ignore[arg-type]
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start: Any = self._stack.pop()
+        computed = self.provider._computed
+        if node not in computed:
+            computed[node] = CodeRange(CodePosition(*start), CodePosition(self.line, self.column))
+
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
+                                  end_node: cst.CSTNode | None = None) -> Any:
+        return _Syntactic(self, node, start_node, end_node)
+
+
+class _Syntactic:
+    """``PositionProvidingCodegenState.record_syntactic_position`` without a generator."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state: _PositionState, node: cst.CSTNode, start_node: cst.CSTNode | None,
+                 end_node: cst.CSTNode | None) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = CodePosition(self.state.line, self.state.column)
+
+    def __exit__(self, *exc: object) -> None:
+        st = self.state
+        computed: Any = st.provider._computed
+        start = computed[self.start_node].start if self.start_node is not None else self.start
+        end = computed[self.end_node].end if self.end_node is not None else CodePosition(st.line, st.column)
+        computed[self.node] = CodeRange(start, end)
+
+
+def _positions(module: cst.Module) -> dict[cst.CSTNode, CodeRange]:
+    """``MetadataWrapper(module).resolve(PositionProvider)``, without the wrapper's extra passes
+    over the tree (the positions come from one code generation of ``module``)."""
+    try:
+        provider = PositionProvider()
+        provider._computed = {}
+        state = _PositionState(default_indent=module.default_indent, default_newline=module.default_newline,
+                               provider=provider)
+        module._codegen(state)
+        return provider._computed  # type: ignore[return-value]
+    except (AttributeError, TypeError):  # pragma: no cover - another libcst: the public way
+        return dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider))
 
 
 def _code_span(fn: Callable[..., Any]) -> Span | None:

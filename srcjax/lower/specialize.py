@@ -24,6 +24,7 @@ import inspect
 import math
 import operator
 import types
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,7 +49,7 @@ from ..core import (
     canonical_dtype,
 )
 from ..custom import check_rule_result, def_span, rule_role, transpose_error
-from ..frontend.names import names_in
+from ..frontend.names import Visitor, names_in
 from ..frontend.normalize import NormalizedFunction, _is_user_function, unwrap
 from ..frontend.program import Program
 from ..primitives import registry
@@ -188,7 +189,7 @@ class Specializer:
             raise UnsupportedSyntaxError(
                 f"call depth exceeds {MAX_DEPTH} (recursion on data is not supported)",
                 hint="recursion must end on a static condition (shapes, Python ints)")
-        sig = inspect.signature(nf.fn)
+        sig = _signature(nf.fn)
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as e:
@@ -778,11 +779,28 @@ class Specializer:
         return final if multi else final[0]
 
 
+_SIGNATURES: weakref.WeakKeyDictionary[Any, tuple[Any, Any, inspect.Signature]] = weakref.WeakKeyDictionary()
+
+
+def _signature(fn: Callable[..., Any]) -> inspect.Signature:
+    """``inspect.signature(fn)``, remembered while ``fn``'s defaults stay the same objects."""
+    defaults, kwdefaults = getattr(fn, "__defaults__", None), getattr(fn, "__kwdefaults__", None)
+    try:
+        hit = _SIGNATURES.get(fn)
+    except TypeError:  # not weakly referable
+        return inspect.signature(fn)
+    if hit is not None and hit[0] is defaults and hit[1] is kwdefaults:
+        return hit[2]
+    sig = inspect.signature(fn)
+    _SIGNATURES[fn] = (defaults, kwdefaults, sig)
+    return sig
+
+
 def _return_span(nf: NormalizedFunction) -> Span | None:
     """Where a function returns, when it has one ``return``; else its ``def`` line."""
     spans = set()
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> None:
             if any(isinstance(s, cst.Return) for s in n.body):
                 spans.add(nf.spans.get(id(n)))
@@ -790,7 +808,7 @@ def _return_span(nf: NormalizedFunction) -> Span | None:
         def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
             return n is nf.fdef
 
-    nf.fdef.visit(V())
+    V().walk(nf.fdef)
     return spans.pop() if len(spans) == 1 and None not in spans else def_span(nf.fn)
 
 

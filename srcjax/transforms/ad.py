@@ -25,6 +25,7 @@ are read by the adjoint at points where they hold their primal values.
 from __future__ import annotations
 
 import inspect
+import keyword
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +33,17 @@ from typing import Any
 import libcst as cst
 
 from ..core import TranspileError, UnsupportedSyntaxError
-from ..frontend.names import Names, RenameNames, names_in, target_names
+from ..frontend.names import (
+    Names,
+    RenameNames,
+    Visitor,
+    code,
+    names_in,
+    names_read,
+    renamed,
+    syntax_fields,
+    target_names,
+)
 from ..frontend.normalize import NormalizedFunction, _literal_code
 from ..frontend.program import Program
 from ..frontend.restructure import single_exit as _single_exit
@@ -43,7 +54,6 @@ from . import custom_rules, rules
 from .bounded import bound_loops
 from .inline_lax import Inliner, inline_lax
 
-_MOD = cst.Module(body=[])
 ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like", "ones_like", "expand_reduced",
                    "reduced_size", "cumsum_bar",
                    "matmul_lhs_bar", "matmul_rhs_bar", "index_add", "max_bar", "var_bar", "std_bar", "norm_bar",
@@ -56,10 +66,6 @@ ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like"
 
 class DifferentiationError(TranspileError):
     """A construct srcjax cannot differentiate (yet)."""
-
-
-def code(node: cst.CSTNode) -> str:
-    return _MOD.code_for_node(node)
 
 
 def _paths() -> dict[str, registry.Primitive]:
@@ -492,23 +498,34 @@ def array_names(body: Sequence[Any], act: Activity) -> set[str]:
 
 # -- templates --------------------------------------------------------------------------------
 
-class _Fold(cst.CSTTransformer):
-    """Fold literal arithmetic (``2 - 1``) and ``a ** 1`` in instantiated templates."""
-
-    def leave_BinaryOperation(self, original: cst.BinaryOperation,
-                              updated: cst.BinaryOperation) -> cst.BaseExpression:
-        lv, rv = _num(updated.left), _num(updated.right)
-        op = type(updated.operator).__name__
+def _fold(node: cst.CSTNode) -> cst.CSTNode:
+    """Fold literal arithmetic (``2 - 1``) and ``a ** 1`` in instantiated templates (bottom up)."""
+    t = type(node)
+    if t is cst.Name or t is cst.Integer or t is cst.Float or t is cst.SimpleString:
+        return node
+    changes: dict[str, Any] = {}
+    for f in syntax_fields(t):
+        v = getattr(node, f)
+        if isinstance(v, cst.CSTNode):
+            nv = _fold(v)
+            if nv is not v:
+                changes[f] = nv
+        elif v.__class__ is tuple or v.__class__ is list:
+            items = [_fold(c) if isinstance(c, cst.CSTNode) else c for c in v]
+            if any(a is not b for a, b in zip(items, v)):
+                changes[f] = items
+    if changes:
+        node = node.with_changes(**changes)
+    if t is cst.BinaryOperation:
+        assert isinstance(node, cst.BinaryOperation)
+        lv, rv = _num(node.left), _num(node.right)
+        op = type(node.operator).__name__
         if lv is not None and rv is not None and op in ("Add", "Subtract", "Multiply"):
             v = {"Add": lv + rv, "Subtract": lv - rv, "Multiply": lv * rv}[op]
-            return cst.parse_expression(repr(v))
+            return _expr(repr(v))
         if op == "Power" and rv == 1 and isinstance(rv, int):
-            return updated.left
-        return updated
-
-    def leave_UnaryOperation(self, original: cst.UnaryOperation,
-                             updated: cst.UnaryOperation) -> cst.BaseExpression:
-        return updated
+            return node.left
+    return node
 
 
 def _num(node: cst.BaseExpression) -> int | float | None:
@@ -523,17 +540,26 @@ def _num(node: cst.BaseExpression) -> int | float | None:
 
 
 _TEMPLATE_CACHE: dict[str, cst.BaseExpression] = {}
+_EXPR_CACHE: dict[str, cst.BaseExpression] = {}
+
+
+def _expr(text: str) -> cst.BaseExpression:
+    """``cst.parse_expression(text)``, remembered (trees are immutable; only their text is used)."""
+    hit = _EXPR_CACHE.get(text)
+    if hit is None:
+        if len(_EXPR_CACHE) > 20000:
+            _EXPR_CACHE.clear()
+        hit = _EXPR_CACHE[text] = cst.Name(text) if text.isidentifier() and not keyword.iskeyword(text) \
+            else cst.parse_expression(text)
+    return hit
 
 
 def instantiate(template: str, mapping: dict[str, str]) -> str:
     tree = _TEMPLATE_CACHE.get(template)
     if tree is None:
         tree = _TEMPLATE_CACHE[template] = cst.parse_expression(template)
-    nodes = {k: cst.parse_expression(v) if not isinstance(v, cst.BaseExpression) else v
-             for k, v in mapping.items()}
-    out: Any = tree.visit(RenameNames(nodes))
-    out = out.visit(_Fold())
-    return code(out)
+    nodes = {k: _expr(v) if not isinstance(v, cst.BaseExpression) else v for k, v in mapping.items()}
+    return code(_fold(renamed(tree, nodes)))
 
 
 def _paren(s: str) -> str:
@@ -657,7 +683,7 @@ class Activity:
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
         pattern = tuple(p for p in params if p in bound and any(n in self.active for n in names_in(
-            cst.parse_expression(bound[p]))))
+            _expr(bound[p]))))
         if not pattern:
             return False
         key = (id(callee), pattern)
@@ -760,13 +786,13 @@ def _value_reads(node: cst.BaseExpression) -> list[str]:
     paths = _paths()
     out: list[str] = []
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_Name(self, n: cst.Name) -> None:
             out.append(n.value)
 
         def visit_Attribute(self, n: cst.Attribute) -> bool:
             if n.attr.value not in ("shape", "ndim", "dtype", "size"):
-                n.value.visit(self)
+                self.walk(n.value)
             return False
 
         def visit_Call(self, n: cst.Call) -> bool:
@@ -795,14 +821,14 @@ def _value_reads(node: cst.BaseExpression) -> list[str]:
                 inner += _value_reads(f.iter)
             inner = [n for n in inner if n not in targets]
         return inner
-    node.visit(V())
+    V().walk(node)
     bound: set[str] = set()
 
-    class B(cst.CSTVisitor):
+    class B(Visitor):
         def visit_CompFor(self, n: cst.CompFor) -> None:
             bound.update(target_names(n.target))
 
-    node.visit(B())
+    B().walk(node)
     return [n for n in out if n not in bound]
 
 
@@ -1110,7 +1136,7 @@ class JVP:
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
         active = tuple(p for p in params if p in bound and any(
-            n in self.act.active and n in defined for n in names_in(cst.parse_expression(bound[p]))))
+            n in self.act.active and n in defined for n in names_in(_expr(bound[p]))))
         target = code(s.targets[0].target)
         if not active:
             lines.append(f"{pad}{target} = {code(s.value)}")
@@ -1646,7 +1672,7 @@ class VJP:
         """The callee's params that receive active values, if any cotangent flows back through them."""
         callee, params, bound = self.call_bound(op)
         active = tuple(p for p in params if p in bound and any(
-            n in self.act.active for n in names_in(cst.parse_expression(bound[p]))))
+            n in self.act.active for n in names_in(_expr(bound[p]))))
         if not active:
             return ()
         pair = vjp_helper(self.program, callee, active, self.helpers, self.out_lines, self.max_iters)
@@ -1850,12 +1876,12 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
 def _find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:
     found: list[cst.FunctionDef] = []
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
             found.append(n)
             return False
 
-    node.visit(V())
+    V().walk(node)
     return found[0] if found else None
 
 
@@ -1901,39 +1927,39 @@ def _free_of_loop_targets(module: cst.Module) -> set[str]:
     out: set[str] = set()
     bound: list[set[str]] = []
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_Name(self, n: cst.Name) -> None:
             if not any(n.value in b for b in bound):
                 out.add(n.value)
 
         def visit_Attribute(self, n: cst.Attribute) -> bool:
-            n.value.visit(self)
+            self.walk(n.value)
             return False
 
         def visit_Arg(self, n: cst.Arg) -> bool:
-            n.value.visit(self)
+            self.walk(n.value)
             return False
 
         def visit_For(self, n: cst.For) -> bool:
-            n.iter.visit(self)
+            self.walk(n.iter)
             bound.append(set(target_names(n.target)))
-            n.body.visit(self)
+            self.walk(n.body)
             bound.pop()
             return False
 
-    module.visit(V())
+    V().walk(module)
     return out
 
 
 def _mentions(template: str, name: str) -> bool:
-    return name in names_in(cst.parse_expression(template))
+    return name in names_in(_expr(template))
 
 
 def _reads(lines: list[str]) -> set[str]:
     """Names read (not just assigned) by these statements."""
     if not lines:
         return set()
-    return set(names_in(cst.parse_module(_dedent_block("\n".join(lines))), skip_targets=True))
+    return names_read(_dedent_block("\n".join(lines)))
 
 
 def _dedent_block(text: str) -> str:
@@ -2061,7 +2087,7 @@ def _kept(v: VJP, exprs: list[str | None], adj: list[str], lines: list[str]) -> 
                 rebound.update(target_names(st.target))
     mapping: dict[str, str] = {}
     for e in exprs:
-        for n in names_in(cst.parse_expression(e)) if e is not None else []:
+        for n in names_in(_expr(e)) if e is not None else []:
             if n in rebound and n not in mapping:
                 mapping[n] = v.names.fresh(f"{n}_value")
                 lines.append(f"    {mapping[n]} = {n}")

@@ -34,18 +34,12 @@ import libcst as cst
 
 from ..core import CustomRuleError
 from ..custom import _Custom, custom_jvp, custom_vjp, owner_of, register_role
-from ..frontend.names import RenameNames, names_in, target_names
+from ..frontend.names import RenameNames, code, names_in, replaced, target_names
 from ..frontend.program import Program
 
 if TYPE_CHECKING:
     from ..frontend.normalize import NormalizedFunction
     from .ad import JVP, VJP, Op
-
-_MOD = cst.Module(body=[])
-
-
-def code(node: cst.CSTNode) -> str:
-    return _MOD.code_for_node(node)
 
 
 def custom_callee(program: Program, name: str) -> _Custom | None:
@@ -173,27 +167,26 @@ def with_residuals(v: VJP, body: list[Any]) -> tuple[list[Any], dict[int, str]]:
     """
     res: dict[int, str] = {}
 
-    class T(cst.CSTTransformer):
-        def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
-            op = v.act.op(original.value)
-            if op.kind != "custom":
-                return updated
-            owner = custom_callee(v.program, op.callee or "")
-            names = [n for t in original.targets for n in target_names(t.target)]
-            if not isinstance(owner, custom_vjp) or not any(n in v.act.active for n in names):
-                return updated
-            if owner.fwd is None or owner.bwd is None:
-                raise _no_rule(owner, "defvjp")
-            r = v.names.fresh(f"{owner.__name__}_res")  # type: ignore[attr-defined]
-            out = original.targets[0].target
-            if isinstance(out, cst.Tuple):
-                out = out.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-            new = cst.Assign(targets=[cst.AssignTarget(cst.Tuple(
-                [cst.Element(out), cst.Element(cst.Name(r))], lpar=[], rpar=[]))], value=original.value)
-            res[id(new)] = r
-            return new
+    def residual(original: cst.Assign) -> cst.Assign:
+        op = v.act.op(original.value)
+        if op.kind != "custom":
+            return original
+        owner = custom_callee(v.program, op.callee or "")
+        names = [n for t in original.targets for n in target_names(t.target)]
+        if not isinstance(owner, custom_vjp) or not any(n in v.act.active for n in names):
+            return original
+        if owner.fwd is None or owner.bwd is None:
+            raise _no_rule(owner, "defvjp")
+        r = v.names.fresh(f"{owner.__name__}_res")  # type: ignore[attr-defined]
+        out = original.targets[0].target
+        if isinstance(out, cst.Tuple):
+            out = out.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        new = cst.Assign(targets=[cst.AssignTarget(cst.Tuple(
+            [cst.Element(out), cst.Element(cst.Name(r))], lpar=[], rpar=[]))], value=original.value)
+        res[id(new)] = r
+        return new
 
-    return [s.visit(T()) for s in body], res
+    return [replaced(s, cst.Assign, residual) for s in body], res
 
 
 _FLOWS: dict[Any, bool] = {}  # jvp rule -> whether its tangent output depends on the tangents

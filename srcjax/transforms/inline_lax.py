@@ -37,7 +37,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import TranspileError
-from ..frontend.names import Names, RenameNames, assigned_names, names_in
+from ..frontend.names import Names, RenameNames, assigned_names, code, names_in
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.restructure import single_exit, walk
 
@@ -49,7 +49,7 @@ class LaxInlineError(TranspileError):
 
 
 def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+    return code(node)
 
 
 def _stmt(text: str) -> Any:
