@@ -79,20 +79,33 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
         # scalar output, so forward mode over it gives the same numbers without a tape of tapes.
         # (Not through a custom_vjp, which has no forward mode: reverse over reverse, as JAX.)
         text = _forward_grad_source(base, name, nums, single, kind == "value_and_grad", has_aux, extra)
-    elif kind in ("grad", "value_and_grad"):
-        try:
-            text = ad.grad_source(prog, nums, name, value=kind == "value_and_grad", has_aux=has_aux,
+    elif kind in ("grad", "value_and_grad", "vjp"):
+        def reverse(prog: Program) -> str:
+            origins.clear()
+            if kind == "vjp":
+                return ad.vjp_source(prog, nums, name, origins, max_iters)
+            return ad.grad_source(prog, nums, name, value=kind == "value_and_grad", has_aux=has_aux,
                                   single=single, origins=origins, max_iters=max_iters)
+
+        try:
+            try:
+                text = reverse(prog)
+            except ad.ComprehensionError:
+                if owner_of(base) is not None:
+                    raise
+                # a list comprehension over differentiated values: the program again, comprehensions
+                # written as append loops (which reverse mode follows)
+                prog = Program(base, bindings, comprehension_loops=True)
+                custom_rules.add_rules(prog)
+                text = reverse(prog)
         except ad.DifferentiationError as e:
-            if getattr(base, "__srcjax_derived__", None) is not None:  # reverse over reverse: custom_vjp
+            if kind != "vjp" and getattr(base, "__srcjax_derived__", None) is not None:  # reverse over reverse
                 e.hint = ("a custom_vjp has no forward mode, so grad of grad through it runs reverse over "
                           "reverse, which does not go through loops yet: unroll the loop, or give the "
                           "function a srcjax.custom_jvp rule")
             raise
     elif kind in ("jacfwd", "jacrev"):
         text = _jacobian_source(base, name, nums[0], kind, max_iters, extra)
-    elif kind == "vjp":
-        text = ad.vjp_source(prog, nums, name, origins, max_iters)
     elif kind == "jvp":
         text = ad.jvp_source(prog, nums, name, origins)
     else:  # pragma: no cover
@@ -215,6 +228,7 @@ class _Derived(Compiled):
         self._check = check
         self._what = what
         self._origin: tuple[Any, ...] | None = None  # (fn, kind, argnums, has_aux, max_iters), for _bound
+        self._primal: Callable[..., Any] | None = None  # the function differentiated, when it takes the same arguments
         self._bound: dict[tuple[Any, ...], _Derived] = {}
         self._needs: set[str] = set()  # parameters called as functions: a function must be passed for each
 
@@ -257,7 +271,12 @@ class _Derived(Compiled):
                         f"{self._what} requires floating-point inputs, but argument {i} has dtype {a.dtype.name}",
                         hint="pass x.astype(np.float32) (or float64), or differentiate with respect to another "
                              "argument via argnums"))
-        return super().__call__(*args, **kwargs)
+        try:
+            return super().__call__(*args, **kwargs)
+        except TranspileError:
+            if self._primal is not None:  # the function itself fails on these arguments: its error, at its line
+                eval_shape(self._primal, *args, **kwargs)
+            raise
 
 
 def _is_function_value(v: Any) -> bool:
@@ -307,6 +326,7 @@ def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], h
     d = _Derived(derived, nums, f"srcjax.{kind}", static_argnums=tuple(
         i for i, p in enumerate(c.params) if p in c.static), device=c.device)
     d._origin = (fn, kind, argnums, has_aux, max_iters)
+    d._primal = fn if kind in ("grad", "value_and_grad") else None
     d._needs = needs
     return d
 
@@ -534,6 +554,7 @@ class _Jacobian(_Derived):
         super().__init__(derived, (argnums,), f"srcjax.{kind}", static_argnums=tuple(
             i for i, p in enumerate(c.params) if p in c.static), device=c.device)
         self._needs = needs
+        self._primal = getattr(c, "_primal", None) or fn  # hessian: the function, not its gradient
         self._array_out: dict[Any, bool] = {}
 
     def _compiled_path(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
@@ -549,7 +570,11 @@ class _Jacobian(_Derived):
                     for v in leaves) if all(_hashable(v) for v in leaves) else None
         hit = self._array_out.get(key) if key is not None else None
         if hit is None:
-            out = eval_shape(self._base, *args)  # raises the function's own errors, at its line
+            try:
+                out = eval_shape(self._base, *args)
+            except TranspileError:
+                eval_shape(self._primal or self._base, *args)  # the function's own errors, at its line
+                raise
             hit = not pytree.is_tree(out)
             if key is not None:
                 self._array_out[key] = hit

@@ -343,15 +343,15 @@ def _joins_a_parameter(x, p):
     return t[0] * t[-1]
 
 
-def _comprehension(x):
-    return np.sum(np.stack([np.sin(x * i) for i in range(3)]))
+def _generator(x):
+    return np.sum(np.stack(tuple(np.sin(x * i) for i in range(3))))
 
 
 @pytest.mark.parametrize("fn,args,fragment", [
     (_joins_tuples, (3.0,), "(x, x) + (x,)"),
     (_repeats_list, (np.ones(2),), "[x] * 3"),
     (_joins_a_parameter, (3.0, (2.0,)), "p + (x,)"),
-    (_comprehension, (np.ones(2),), "for i in range(3)"),
+    (_generator, (np.ones(2),), "for i in range(3)"),
 ])
 def test_containers_built_from_active_values_are_refused_at_the_line(fn, args, fragment):
     # regression: `(x, x) + (x,)` gave a zero gradient (the tuple operands of `+` carried none)
@@ -372,3 +372,15 @@ def test_append_loops_are_the_way_to_build_lists():
     ref = sum(i * np.cos(i * x) for i in range(3))
     np.testing.assert_allclose(srcjax.grad(build)(x), ref, rtol=1e-12)
     np.testing.assert_allclose(srcjax.numpy_function(srcjax.grad(build))(x), ref, rtol=1e-12)
+
+
+def _mismatched(x, w):
+    return np.sum(np.tanh(w @ x))
+
+
+@pytest.mark.parametrize("transform", [srcjax.grad, srcjax.value_and_grad, srcjax.jacfwd, srcjax.hessian])
+def test_shape_errors_of_the_function_point_at_its_line_not_the_derivative(transform):
+    with pytest.raises(srcjax.ShapeError) as e:
+        transform(_mismatched)(np.ones(3), np.ones((2, 4)))
+    text = str(e.value)
+    assert f"{__file__}:" in text and "<srcjax." not in text and "w @ x" in text

@@ -465,3 +465,79 @@ def test_lax_call_reverse_mode_cannot_write_out_is_a_clear_error():
     assert "literal list" in msg and "for/while/if" in msg
     line = inspect.getsourcelines(lax_switch_on_a_variable)[1] + 2
     assert f"{__file__}:{line}:" in msg
+
+
+# -- loops whose iterable depends on an enclosing loop; list comprehensions -------------------
+
+def triangle(x):
+    items = []
+    for j in range(3):
+        for k in range(j, 3):
+            items.append(x[j] * x[k])
+    return np.sum(np.stack(items))
+
+
+def nested_counted_while(x, n):
+    acc = 0.0
+    for i in range(n):
+        y = x * (i + 1.0)
+        k = 0
+        while k < i + 1:
+            y = np.sin(y)
+            k = k + 1
+        acc = acc + np.sum(y)
+    return acc
+
+
+def comp_simple(x):
+    return np.sum(np.stack([np.sin(x * i) for i in range(3)]))
+
+
+def comp_over_params(x, ws):
+    hs = [np.tanh(w @ x) for w in ws]
+    return np.sum(np.concatenate(hs) ** 2)
+
+
+def comp_filter_and_shadow(x):
+    i = 10.0
+    ys = [x * i for i in range(1, 4) if i != 2]
+    return np.sum(np.stack(ys)) * i
+
+
+def comp_two_fors(x):
+    return np.sum(np.stack([x[j] * x[k] for j in range(3) for k in range(j, 3)]))
+
+
+def comp_nested(x):
+    return np.sum(np.stack([np.sum(np.stack([x * a * b for a in range(2)])) for b in range(3)]))
+
+
+def test_inner_loop_range_from_the_outer_loop_is_saved_per_iteration():
+    # regression: the adjoint reran every inner loop over the last outer iteration's range (a wrong gradient)
+    g = check(triangle, (np.array([1.0, 2.0, 3.0]),))
+    np.testing.assert_allclose(g(np.array([1.0, 2.0, 3.0])), [7.0, 8.0, 9.0])
+
+
+def test_while_nested_in_a_for_saves_its_trip_count_per_iteration():
+    check(nested_counted_while, (np.array([0.3, 0.7]), 3), fd=True)
+
+
+@pytest.mark.parametrize("fn,args", [
+    (comp_simple, (np.array([0.3, -0.4, 1.1]),)),
+    (comp_over_params, (np.array([0.3, -0.4, 1.1]), [np.linspace(-1, 1, 6).reshape(2, 3) * k for k in (1, 2, 3)])),
+    (comp_filter_and_shadow, (np.array([0.3, -0.4]),)),
+    (comp_two_fors, (np.array([1.0, 2.0, 3.0]),)),
+    (comp_nested, (np.array([0.3, -0.4]),)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_list_comprehensions_over_differentiated_values(fn, args):
+    g = check(fn, args, fd=not isinstance(args[-1], list))
+    assert ".append(" in srcjax.source(g)  # the comprehension, written as a loop that appends
+
+
+def test_comprehension_written_as_loop_keeps_errors_at_the_users_line():
+    def bad(x, w):
+        return np.sum(np.stack([w @ x * i for i in range(2)]))
+
+    with pytest.raises(srcjax.ShapeError) as e:
+        srcjax.grad(bad)(np.ones(3), np.ones((2, 4)))
+    assert f"{__file__}:" in str(e.value) and "w @ x" in str(e.value)

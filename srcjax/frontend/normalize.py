@@ -37,7 +37,7 @@ import numpy as np
 from .. import adjoint as _adjoint
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from .names import Visitor, names_in, target_names
+from .names import Visitor, children, names_in, renamed, target_names
 from .read import FunctionSource, read_function
 
 # -- tables -------------------------------------------------------------------------
@@ -160,8 +160,9 @@ def unwrap(v: Any) -> Any:
 
 class Normalizer:
     def __init__(self, src: FunctionSource, helper_name: Callable[[Callable[..., Any]], str],
-                 bindings: dict[str, Any] | None = None) -> None:
+                 bindings: dict[str, Any] | None = None, comprehension_loops: bool = False) -> None:
         self.src = src
+        self.comprehension_loops = comprehension_loops  # list comprehensions as append loops (reverse mode)
         self.bindings = bindings or {}  # parameters fixed to a function (an activation passed by the caller)
         self.helper_name = helper_name
         self.spans: dict[int, Span] = {}
@@ -357,6 +358,8 @@ class Normalizer:
             return self.lazy(node), "cmp"
         if isinstance(node, cst.BooleanOperation):
             return self.lazy(node), "and_" if isinstance(node.operator, cst.And) else "or_"
+        if isinstance(node, cst.ListComp) and self.comprehension_loops:
+            return self.comprehension_loop(node)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
             node = self.lazy(node)
             if isinstance(node, cst.GeneratorExp):  # its own parentheses (it may have borrowed a call's)
@@ -384,6 +387,43 @@ class Normalizer:
         if isinstance(node, cst.Call):
             return self.flat_call(node)
         raise self.unsupported(node, f"the expression {type(node).__name__}")
+
+    def comprehension_loop(self, node: cst.ListComp) -> tuple[cst.BaseExpression, str | None]:
+        """``[e for t in it if c]`` written as ``items = []`` and a ``for`` loop that appends ``e``.
+
+        For reverse mode, which follows lists built by ``append`` in loops but not comprehensions.
+        The comprehension's own names are renamed apart (in Python 3 they do not leak); positions
+        are kept, so errors still point into the comprehension.
+        """
+        positions = self.src.positions
+        mapping: dict[str, cst.BaseExpression] = {n: cst.Name(self.fresh(n)) for n in
+                                                  sorted(_comprehension_targets(node))}
+        new = renamed(node, mapping)
+        _copy_positions(node, new, positions)
+        items = self.fresh("items")
+
+        def located(made: Any, origin: cst.CSTNode) -> Any:
+            r = positions.get(origin)
+            if r is not None:
+                positions[made] = r
+            return made
+
+        def loop(cf: cst.CompFor) -> cst.BaseStatement:
+            inner: cst.BaseStatement
+            if cf.inner_for_in is not None:
+                inner = loop(cf.inner_for_in)
+            else:
+                call = located(cst.Expr(cst.Call(func=cst.Attribute(value=cst.Name(items), attr=cst.Name("append")),
+                                                 args=[cst.Arg(new.elt)])), new.elt)
+                inner = located(cst.SimpleStatementLine(body=[call]), new.elt)
+            for c in reversed(cf.ifs):
+                inner = located(cst.If(test=c.test, body=cst.IndentedBlock(body=[inner])), c.test)
+            return located(cst.For(target=cf.target, iter=cf.iter, body=cst.IndentedBlock(body=[inner])), cf)
+
+        start = located(cst.Assign(targets=[cst.AssignTarget(cst.Name(items))], value=cst.List([])), node)
+        self.statement(located(cst.SimpleStatementLine(body=[start]), node))
+        self.statement(loop(new.for_in))
+        return cst.Name(items), None
 
     def slice_element(self, e: cst.SubscriptElement) -> cst.SubscriptElement:
         s = e.slice
@@ -915,6 +955,17 @@ for _n in ("dtype", "finfo", "iinfo", "result_type", "promote_types", "shape", "
         _STATIC_NUMPY.add(getattr(np, _n))
 
 
+def _copy_positions(old: cst.CSTNode, new: cst.CSTNode, positions: dict[cst.CSTNode, Any]) -> None:
+    """Give the nodes of ``new`` (``old`` with some names replaced) the positions of ``old``'s."""
+    if old is new:
+        return
+    r = positions.get(old)
+    if r is not None:
+        positions[new] = r
+    for a, b in zip(children(old), children(new)):
+        _copy_positions(a, b, positions)
+
+
 def _comprehension_targets(root: cst.CSTNode) -> set[str]:
     names: set[str] = set()
 
@@ -973,9 +1024,10 @@ def _call_hint(callee: cst.BaseExpression) -> str:
 
 
 def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]], str],
-              name: str | None = None, bindings: dict[str, Any] | None = None) -> NormalizedFunction:
+              name: str | None = None, bindings: dict[str, Any] | None = None,
+              comprehension_loops: bool = False) -> NormalizedFunction:
     src = read_function(fn)
-    norm = Normalizer(src, helper_name, bindings)
+    norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     fdef = norm.function(name or src.name)
     return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,
                               calls=norm.calls, temps=norm.temps)

@@ -26,10 +26,12 @@ _LIBRARY: dict[Callable[..., Any], NormalizedFunction] = {}
 
 
 class Program:
-    def __init__(self, entry: Callable[..., Any], bindings: dict[str, Any] | None = None) -> None:
+    def __init__(self, entry: Callable[..., Any], bindings: dict[str, Any] | None = None,
+                 comprehension_loops: bool = False) -> None:
         entry = unwrap(entry)
         self.entry_fn = entry
         self.bindings = bindings  # entry parameters fixed to functions (see Normalizer.bindings)
+        self.comprehension_loops = comprehension_loops  # list comprehensions as append loops (reverse mode)
         self.functions: dict[str, NormalizedFunction] = {}  # generated name -> function
         self.by_fn: dict[Callable[..., Any], str] = {}  # user function -> generated name
         self._queue: list[Callable[..., Any]] = []
@@ -65,7 +67,8 @@ class Program:
         library = getattr(fn, "__module__", "") == "srcjax.adjoint" and name == fn.__name__
         nf = _LIBRARY.get(fn) if library else None
         if nf is None:
-            nf = normalize(fn, self.helper_name, name, self.bindings if fn is self.entry_fn else None)
+            nf = normalize(fn, self.helper_name, name, self.bindings if fn is self.entry_fn else None,
+                           self.comprehension_loops and not library)
             if library:
                 _LIBRARY[fn] = nf
         elif any(self.helper_name(c) != c.__name__ for c in nf.calls):

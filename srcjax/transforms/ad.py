@@ -68,6 +68,10 @@ class DifferentiationError(TranspileError):
     """A construct srcjax cannot differentiate (yet)."""
 
 
+class ComprehensionError(DifferentiationError):
+    """A list comprehension over differentiated values: written as an append loop, it can be."""
+
+
 def _paths() -> dict[str, registry.Primitive]:
     return {p.path: p for p in registry.PRIMITIVES.values()}
 
@@ -630,7 +634,7 @@ class Activity:
                         span=self.span_of(s, body),
                         hint="write the whole tuple or list out, e.g. (a, b, x) instead of (a, b) + (x,)")
                 if op.kind == "static" and reads_active and _stores_arrays(s.value):
-                    raise DifferentiationError(
+                    raise (ComprehensionError if isinstance(s.value, cst.ListComp) else DifferentiationError)(
                         f"cannot differentiate through `{code(s.value)}` yet (it builds a list or value from "
                         f"{', '.join(sorted(set(reads_active)))} that derivatives cannot follow)",
                         span=self.span_of(s, body),
@@ -1348,11 +1352,15 @@ class VJP:
                         it = self.loop_iters[id(s)] = code(s.iter) if reuse else self.names.fresh("loop_items")
                     if not reuse:  # an iterator (enumerate, zip, ...) is saved as a list: the adjoint reverses it
                         lines.append(f"{pad}{it} = {_saved_iterable(s.iter)}")
+                        if self.loop_saves and it not in self.loop_saves[-1]:
+                            self.loop_saves[-1].append(it)  # per iteration of the enclosing loop (range(j, n))
                     lines.append(f"{pad}for {code(s.target)} in {it}:")
                 else:
                     c = self.counters.get(id(s))
                     if c is None:
                         c = self.counters[id(s)] = self.names.fresh("loop_count")
+                    if self.loop_saves and c not in self.loop_saves[-1]:
+                        self.loop_saves[-1].append(c)  # the trip count of each run of a nested while
                     lines.append(f"{pad}{c} = 0")
                     lines.append(f"{pad}while {code(s.test)}:")
                     body_lines.append(f"{pad}    {c} = {c} + 1")
