@@ -384,3 +384,33 @@ def test_shape_errors_of_the_function_point_at_its_line_not_the_derivative(trans
         transform(_mismatched)(np.ones(3), np.ones((2, 4)))
     text = str(e.value)
     assert f"{__file__}:" in text and "<srcjax." not in text and "w @ x" in text
+
+
+def _swap(w):
+    p, q = w, w * 2
+    p, q = q, p
+    return np.sum(p - q * 3.0)
+
+
+def _rotate(a, b, c):
+    for _ in range(2):
+        a, b, c = b * 1.5, np.sin(c), a - b
+    return np.sum(a * b + c)
+
+
+@pytest.mark.parametrize("fn,args", [(_swap, (np.array([0.7, -0.2]),)),
+                                     (_rotate, (np.array([0.3]), np.array([-0.4]), np.array([1.1])))],
+                         ids=["swap", "rotate"])
+def test_tuple_reassignment_reads_old_values(fn, args):
+    # regression: `p, q = q, p` restored p and q from the tape in the wrong order and gave q's
+    # cotangent to p after overwriting it (silently wrong gradients)
+    nums = tuple(range(len(args)))
+    ours = srcjax.grad(fn, argnums=nums)(*args)
+    ns = {"np": jnp}
+    exec(inspect.getsource(fn), ns)
+    ref = jax.grad(ns[fn.__name__], argnums=nums)(*args)
+    via_numpy = srcjax.numpy_function(srcjax.grad(fn, argnums=nums))(*args)
+    for k, i in enumerate(nums):
+        np.testing.assert_allclose(ours[k], ref[k], rtol=1e-12)
+        np.testing.assert_allclose(via_numpy[k], ref[k], rtol=1e-12)
+        np.testing.assert_allclose(ours[k], central_fd(fn, args, i), rtol=1e-6)

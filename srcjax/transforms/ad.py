@@ -1550,7 +1550,7 @@ class VJP:
                 self.no_bar.add(id(s))  # its forward half would leave residuals on the tape: not used
             if op.kind == "tape_pop" and op.callee in self.act.active:
                 lines.append(f"{pad}{self.bname(op.callee)}.append(None)")
-            for n in restore:
+            for n in reversed(restore):  # the last pushed comes off the tape first
                 lines.append(f"{pad}{n} = {old[n]}")
             for n in names:
                 defined.discard(n)
@@ -1583,7 +1583,7 @@ class VJP:
                     gsave = self.names.fresh(f"{tcode}_bar_out")
                     lines.append(f"{pad}{gsave} = {gexpr}")
                     gexpr = gsave
-                for n in restore:
+                for n in reversed(restore):
                     lines.append(f"{pad}{n} = {old[n]}")
                 restore = []
         elif op.kind in ("prim", "copy", "pack") and isinstance(target, cst.Name) and \
@@ -1604,6 +1604,11 @@ class VJP:
         elif op.kind in ("dict", "getattr", "tree_add", "pack_like"):
             self.container_adjoint(op, gexpr, lines, pad, defined)
         elif op.kind == "pack":
+            if set(op.elements) & set(names):  # `p, q = q, p`: every part read before any is replaced
+                saved = self.names.fresh("parts_bar")
+                value = f"({', '.join(parts)},)" if parts is not None else gexpr
+                lines.append(f"{pad}{saved} = {value}")
+                parts = [f"{saved}[{k}]" for k in range(len(op.elements))]
             for k, e in enumerate(op.elements):
                 if e.isidentifier() and e in self.act.active:
                     self.accumulate(e, parts[k] if parts is not None else f"{gexpr}[{k}]", lines, pad, defined)
@@ -1611,7 +1616,7 @@ class VJP:
             lines.append(f"{pad}{self.bname(op.callee)}.append({gexpr})")  # type: ignore[arg-type]
         elif op.kind == "call":
             self.call_adjoint(op, gexpr, lines, pad, defined)
-        for n in restore:
+        for n in reversed(restore):
             lines.append(f"{pad}{n} = {old[n]}")
 
     def container_adjoint(self, op: Op, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
