@@ -271,6 +271,13 @@ class BindingTimes:
                     for t in small.targets:
                         for n in target_names(t.target):
                             self._set(n, k)
+                elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
+                        isinstance(small.value.func, cst.Attribute) and \
+                        isinstance(small.value.func.value, cst.Name) and small.value.func.value.value in self.locals:
+                    # `items.append(v)`: the list holds what is put in it (and is built under the control)
+                    call = small.value
+                    k = max([self.of(a.value) for a in call.args] + [ctl])
+                    self._set(call.func.value.value, k)  # type: ignore[attr-defined]
                 elif isinstance(small, (cst.Break, cst.Continue)) and loop is not None:
                     if lctl == DYNAMIC:
                         self._flag(self.flagged, loop)
@@ -433,7 +440,7 @@ class _Functionalizer:
     def reads(self, node: cst.CSTNode) -> set[str]:
         r = self._reads.get(id(node))
         if r is None:
-            r = self._reads[id(node)] = set(names_in(node, skip_targets=True))
+            r = self._reads[id(node)] = _free_reads(node)
             self.keep.append(node)
         return r
 
@@ -1106,3 +1113,33 @@ def functionalize(nf: NormalizedFunction, taken: Iterable[str] = ()) -> Normaliz
     alive = {id(n) for n in walk_nodes(new)}
     spans = {k: v for k, v in f.spans.items() if k in alive or k in nf.spans}
     return dataclasses.replace(nf, fdef=new, plain=nf.plain_fdef, spans=spans, temps=nf.temps | f.invented)
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
+
+
+def _free_reads(node: cst.CSTNode) -> set[str]:
+    """The names ``node`` reads from its scope: not a comprehension's own variables (``k`` in
+    ``[f(k) for k in range(3)]`` is not the ``k`` of an enclosing loop)."""
+    found = set(names_in(node, skip_targets=True))
+    comps = [n for n in walk_nodes(node) if isinstance(n, _COMPREHENSIONS)]
+    if not comps:
+        return found
+    bound: set[str] = set()
+    for c in comps:
+        f: Any = c.for_in
+        while f is not None:
+            bound |= set(target_names(f.target))
+            f = f.inner_for_in
+    cut: Any = node.visit(_OuterParts())  # comprehensions cut to their iterables
+    outside = set(names_in(cut, skip_targets=True))
+    return (found - bound) | (found & outside)
+
+
+class _OuterParts(cst.CSTTransformer):
+    """Each comprehension replaced by its first iterable (the only part evaluated in the enclosing scope)."""
+
+    def on_leave(self, original: Any, updated: Any) -> Any:
+        if isinstance(updated, _COMPREHENSIONS):
+            return updated.for_in.iter
+        return updated

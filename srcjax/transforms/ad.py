@@ -1531,6 +1531,8 @@ class VJP:
                     call.func.attr.value == "append":
                 lst = code(call.func.value)
                 arg = code(call.args[0].value)
+                if lst not in defined:  # no cotangent reached this binding of the list (a result not used)
+                    return
                 if lst in self.act.active and arg in self.act.active:
                     lb = self.bname(lst)
                     self.accumulate(arg, f"{lb}.pop()", lines, pad, defined)
