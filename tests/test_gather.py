@@ -242,3 +242,16 @@ def test_random_keys_forward_and_gradient(case):
     jns: dict = {"np": jnp}
     exec(compile(src, fname, "exec"), jns)
     np.testing.assert_allclose(g, jax.grad(jns["f"])(x, *arrays), rtol=1e-10, atol=1e-12)
+
+
+def list_with_a_runtime_int(x, i):
+    return np.sum(np.sin(x[[i, 0, i]]) * np.arange(3.0))
+
+
+def test_a_list_index_holding_a_runtime_int():
+    x = np.linspace(0.0, 1.0, 5)
+    for i in (3, -2):
+        np.testing.assert_allclose(srcjax.compile(list_with_a_runtime_int)(x, i), list_with_a_runtime_int(x, i),
+                                   rtol=1e-12)
+    ref = jax.grad(lambda x, i: jnp.sum(jnp.sin(x[jnp.array([i, 0, i])]) * jnp.arange(3.0)))(x, 3)
+    np.testing.assert_allclose(srcjax.grad(list_with_a_runtime_int)(x, 3), ref, rtol=1e-12)

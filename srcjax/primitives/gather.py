@@ -41,9 +41,23 @@ def _index_aval(k: Any) -> ShapedArray | None:
     if isinstance(k, np.ndarray):
         return ShapedArray(k.shape, k.dtype)
     if isinstance(k, list):
+        if any(isinstance(e, (HloValue, ShapedArray)) for e in k):  # [i, 0] with i a run-time int
+            ok = all(_is_index_scalar(e) for e in k)
+            return ShapedArray((len(k),), _I64 if ok else np.dtype(object))
         a = np.asarray(k)
         return ShapedArray(a.shape, a.dtype if a.size else _I64)
     return None
+
+
+def _is_index_scalar(e: Any) -> bool:
+    if isinstance(e, (HloValue, ShapedArray)):
+        a = e.aval if isinstance(e, HloValue) else e
+        return a.ndim == 0 and a.dtype.kind in "iu"
+    return isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_))
+
+
+def _dynamic_list(k: Any) -> bool:
+    return isinstance(k, list) and any(isinstance(e, (HloValue, ShapedArray)) for e in k)
 
 
 def is_advanced(key: Any) -> bool:
@@ -126,7 +140,7 @@ def plan(shape: tuple[int, ...], key: Any) -> Plan:
             continue
         if isinstance(k, (int, np.integer)) and not -d <= int(k) < d:
             raise ShapeError(f"index {int(k)} is out of bounds for axis {axis} with size {d}")
-        if isinstance(k, (list, np.ndarray)):
+        if isinstance(k, (list, np.ndarray)) and not _dynamic_list(k):
             arr = np.asarray(k)
             if arr.size and (arr.min() < -d or arr.max() >= d):
                 bad = int(arr.min()) if arr.min() < -d else int(arr.max())
@@ -171,6 +185,9 @@ def _indices(b: Builder, shape: tuple[int, ...], p: Plan) -> HloValue:
         k = p.entries[axis][1]
         if isinstance(k, HloValue):
             v = b.convert(k, _I64)
+        elif _dynamic_list(k):
+            v = b.concatenate([b.reshape(b.convert(e, _I64) if isinstance(e, HloValue) else b.full(int(e), (), _I64),
+                                         (1,)) for e in k], 0)
         else:
             arr = np.asarray(k, dtype=_I64)
             v = b.constant(arr, ShapedArray(arr.shape, _I64))
