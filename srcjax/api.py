@@ -332,6 +332,10 @@ class Compiled:
                 plan, leaves = self._plan(values)
             except TranspileError as e:
                 raise _clean(e) from None
+        return self._run_plan(plan, leaves)
+
+    def _run_plan(self, plan: _Plan, leaves: list[Any]) -> Any:
+        """Upload, execute, and rebuild the result's structure (the cache-hit path of a call)."""
         exe = plan.exe
         put = exe.put
         bufs = [leaf._buf if type(leaf) is exe.array_type else put(leaf, aval)

@@ -243,8 +243,10 @@ class _Derived(Compiled):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs and not self._needs and len(args) == self._nparams and self._simple and \
-                self.device != "numpy" and self._fast_key(args) in self._cache:
-            return super().__call__(*args)  # arrays of dtypes already checked: no function among them
+                self.device != "numpy":
+            plan = self._cache.get(self._fast_key(args))
+            if plan is not None:  # arrays of dtypes already checked: no function among them
+                return self._run_plan(plan, list(args))
         fns = self._function_arguments(args, kwargs)
         missing = sorted(self._needs - set(fns))
         if missing:

@@ -56,28 +56,25 @@ def syntax_fields(cls: type) -> tuple[str, ...]:
     return found
 
 
-def children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """``node.children`` (every child node, in lexical order), without rebuilding ``node``."""
+def _nodes_in(node: cst.CSTNode, fields: tuple[str, ...]) -> list[cst.CSTNode]:
     out: list[cst.CSTNode] = []
-    for f in _fields_of(type(node)):
+    for f in fields:
         v = getattr(node, f)
         if isinstance(v, cst.CSTNode):
             out.append(v)
         elif isinstance(v, (tuple, list)):
             out.extend(c for c in v if isinstance(c, cst.CSTNode))
     return out
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node.children`` (every child node, in lexical order), without rebuilding ``node``."""
+    return _nodes_in(node, _fields_of(type(node)))
 
 
 def syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The child nodes that are code (expressions, statements, names, ...), in lexical order."""
-    out: list[cst.CSTNode] = []
-    for f in syntax_fields(type(node)):
-        v = getattr(node, f)
-        if isinstance(v, cst.CSTNode):
-            out.append(v)
-        elif isinstance(v, (tuple, list)):
-            out.extend(c for c in v if isinstance(c, cst.CSTNode))
-    return out
+    return _nodes_in(node, syntax_fields(type(node)))
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
