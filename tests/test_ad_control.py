@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import srcjax
+from srcjax import lax
 from tests.fd import central_fd
 
 jax.config.update("jax_enable_x64", True)
@@ -667,3 +668,55 @@ def test_values_from_an_appended_list_are_data():
     x = np.array([0.1, 0.2, 0.3])
     np.testing.assert_allclose(srcjax.compile(appended_then_break)(x), appended_then_break(x), rtol=1e-12)
     check(appended_then_break, (x,))
+
+
+def branch_local_helper(x):
+    if np.sum(x) > 0:
+        v = x * 2
+        y = np.sin(v)
+    else:
+        y = -x
+    return y
+
+
+def calls_branch_local_helper(x):
+    return np.sum(branch_local_helper(x))
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_helper_saving_a_value_bound_on_one_branch(sign):
+    # regression: the helper's forward half bound `v` to None before the `if`, so the branch that does
+    # not assign it returned None where the other returned an array ("the branches give different
+    # structures", pointing into generated source); it is UNSET now, and the module imports it
+    x = sign * np.array([0.3, 0.5, 0.9])
+    want = 2 * np.cos(2 * x) if sign > 0 else -np.ones(3)
+    g = srcjax.grad(calls_branch_local_helper)
+    np.testing.assert_allclose(g(x), want, rtol=1e-12)
+    np.testing.assert_allclose(g(x), central_fd(calls_branch_local_helper, (x,), 0), rtol=1e-6)
+    text = srcjax.source(g)
+    assert "v = UNSET" in text and "from srcjax.adjoint import UNSET," in text
+    ns = dict(globals())
+    exec(text, ns)
+    np.testing.assert_allclose(ns["calls_branch_local_helper_grad"](x), want, rtol=1e-12)
+
+
+def lax_alias_in_a_helper(x):
+    def t(v):
+        return v * 2
+
+    def f(v):
+        return np.sin(v)
+    return lax.cond(np.sum(x) > 0, t, f, x)
+
+
+def calls_lax_alias_helper(x):
+    return np.sum(lax_alias_in_a_helper(x))
+
+
+def test_lax_imported_by_another_name_is_differentiated():
+    # regression: only calls spelled `srcjax.lax.cond(...)` were written out as Python control flow for
+    # AD; `from srcjax import lax; lax.cond(...)` was refused ("cannot differentiate through the nested
+    # function"), and so was any srcjax.lax call inside a helper function
+    for x in (np.array([0.3, 0.5]), np.array([-0.3, -0.5])):
+        np.testing.assert_allclose(srcjax.grad(calls_lax_alias_helper)(x),
+                                   np.where(x.sum() > 0, 2.0, np.cos(x)), rtol=1e-12)

@@ -233,3 +233,23 @@ def test_devices():
     devs = srcjax.devices()
     want = os.environ.get("SRCJAX_PLATFORM", "cpu").replace("gpu", "cuda")
     assert devs and want in str(devs[0]).lower()
+
+
+def spans_lines(x, y):
+    z = np.where(
+        (x.shape[0] > 0 and
+         y.shape[0] > 2), x,
+        y)
+    return np.sum(
+        z[:, None]
+        @ z[None])
+
+
+def test_an_expression_over_several_lines_is_one_line_of_source():
+    # regression: flattening dropped the user's brackets but kept their line breaks, so the generated
+    # module did not parse (`matmul = getitem\n        @ getitem_1`)
+    text = srcjax.source(spans_lines)
+    assert "matmul = getitem @ getitem_1" in text and "x.shape[0] > 0 and y.shape[0] > 2" in text
+    x, y = rng.normal(size=3), rng.normal(size=3)
+    np.testing.assert_allclose(srcjax.numpy_function(spans_lines)(x, y), spans_lines(x, y))
+    np.testing.assert_allclose(srcjax.compile(spans_lines)(x, y), spans_lines(x, y))

@@ -189,8 +189,8 @@ async def uses_async(x):
     return x
 
 
-def uses_lambda(x):
-    f = lambda y: y + 1  # noqa: E731
+def uses_lambda_with_default(x):
+    f = lambda y, k=2: y * k  # noqa: E731
     return f(x)
 
 
@@ -500,7 +500,7 @@ CASES = [
     (uses_yield, (arr(2),), E.UnsupportedSyntaxError, "yield x * 2", ["yield"]),
     (uses_yield_value, (arr(2),), E.UnsupportedSyntaxError, "yield x\n", ["yield"]),
     (uses_async, (arr(2),), E.UnsupportedSyntaxError, "async def", ["async"]),
-    (uses_lambda, (arr(2),), E.UnsupportedSyntaxError, "lambda y", ["lambda"]),
+    (uses_lambda_with_default, (arr(2),), E.UnsupportedSyntaxError, "y, k=2: y", ["defaults"]),
     (uses_walrus, (arr(2),), E.UnsupportedSyntaxError, "n := x.shape[0]", ["walrus"]),
     (uses_star_args, (arr(2),), E.UnsupportedSyntaxError, "*xs", ["*args"]),
     (uses_kwargs, (arr(2),), E.UnsupportedSyntaxError, "**options", ["**kwargs"]),
@@ -720,11 +720,11 @@ def test_builtin_without_signature_as_entry() -> None:
         srcjax.source(math.hypot)
 
 
-def test_lambda_as_entry() -> None:
-    f = lambda x: x + 1  # noqa: E731
-    with pytest.raises(srcjax.UnsupportedSyntaxError) as ei:
+def test_lambda_as_entry_points_into_the_lambda() -> None:
+    f = lambda x: x @ np.ones(3)  # noqa: E731
+    with pytest.raises(srcjax.ShapeError) as ei:
         srcjax.compile(f)(arr(2))
-    assert "lambda" in ei.value.message and ei.value.span.line == locate(test_lambda_as_entry, "f = lambda")[0]
+    assert (ei.value.span.line, ei.value.span.col) == locate(test_lambda_as_entry_points_into_the_lambda, "x @ np")
 
 
 def test_user_facing_errors_hide_internal_frames() -> None:

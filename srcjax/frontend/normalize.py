@@ -89,7 +89,8 @@ UNSUPPORTED_STATEMENTS = {
     cst.Del: ("del", "just stop using the name"),
 }
 UNSUPPORTED_EXPRESSIONS = {
-    cst.Lambda: ("lambda", "define a named function with `def` (inside the function is fine)"),
+    cst.Lambda: ("a lambda inside a comprehension or a kept-nested expression",
+                 "assign it to a name first (f = lambda y: ...) or define it with `def`"),
     cst.Yield: ("yield", "return the values (e.g. stacked with np.stack)"),
     cst.Await: ("await", "compiled functions are synchronous"),
     cst.NamedExpr: ("the walrus operator `:=`", "assign in a separate statement"),
@@ -292,11 +293,12 @@ class Normalizer:
 
     # -- emitting ---------------------------------------------------------------
     def emit(self, stmt: cst.BaseSmallStatement, origin: cst.CSTNode | None) -> None:
+        sp = self.span(origin) if origin is not None else None
+        if sp is not None and sp.end_line != sp.line:  # written over several lines: one line now
+            stmt = stmt.visit(_OneLine())  # type: ignore[assignment]
         line = cst.SimpleStatementLine(body=[stmt])
-        if origin is not None:
-            sp = self.span(origin)
-            if sp is not None:
-                self.spans[id(line)] = sp
+        if sp is not None:
+            self.spans[id(line)] = sp
         self.out.append(line)
 
     def assign(self, target: cst.BaseAssignTargetExpression, value: cst.BaseExpression,
@@ -315,6 +317,8 @@ class Normalizer:
 
     def flat(self, node: cst.BaseExpression) -> tuple[cst.BaseExpression, str | None]:
         """One operation on atoms, and a name hint (None when already an atom)."""
+        if isinstance(node, cst.Lambda):  # an argument `lambda i, c: ...`: a nested def before the statement
+            return cst.Name(self.lambda_function(node, self.fresh("lambda_fn"))), None
         for kind, (what, hint) in UNSUPPORTED_EXPRESSIONS.items():
             if isinstance(node, kind):
                 raise self.unsupported(node, what, hint)
@@ -638,6 +642,19 @@ class Normalizer:
         self.record(stmt, s.name)
         self.out.append(stmt)
 
+    def lambda_function(self, lam: cst.Lambda, name: str) -> str:
+        """``lambda params: body`` as the nested ``def name(params): return body`` (same closure
+        semantics: both read enclosing names when called)."""
+        ret = cst.Return(value=lam.body)
+        fdef = cst.FunctionDef(name=cst.Name(name), params=lam.params,
+                               body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[ret])]))
+        positions = self.src.positions
+        if lam in positions:  # errors in the body point at the lambda
+            positions[fdef.name] = positions[lam]
+            positions[ret] = positions[lam.body]
+        self.nested_function(fdef)
+        return name
+
     def record(self, stmt: cst.CSTNode, origin: cst.CSTNode) -> None:
         sp = self.span(origin)
         if sp is not None:
@@ -698,6 +715,9 @@ class Normalizer:
             name = self.fresh(BINOP_HINT[type(op).__name__])
             self.assign(cst.Name(name), cst.BinaryOperation(left=sub, operator=op, right=self.atom(s.value)), s)
             self.index_assign(s.target, cst.Name(name), s)
+        elif isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) \
+                and isinstance(s.value, cst.Lambda):  # f = lambda y: ...  ->  def f(y): ...
+            self.lambda_function(s.value, s.targets[0].target.value)
         elif isinstance(s, cst.Assign):
             targets = [self.target(t.target) for t in s.targets]
             flat, hint = self.flat(s.value)  # type: ignore[assignment]
@@ -893,6 +913,22 @@ def _literal_code(v: Any) -> str | None:
     return None
 
 
+class _OneLine(cst.CSTTransformer):
+    """Line breaks inside an expression (legal in the user's brackets, which flattening may drop)
+    as single spaces; none just inside a bracket."""
+
+    def on_leave(self, original: Any, updated: Any) -> Any:
+        if isinstance(original, cst.ParenthesizedWhitespace):
+            return cst.SimpleWhitespace(" ")
+        if isinstance(original, (cst.LeftParen, cst.LeftSquareBracket, cst.LeftCurlyBrace)) and \
+                isinstance(original.whitespace_after, cst.ParenthesizedWhitespace):
+            return updated.with_changes(whitespace_after=cst.SimpleWhitespace(""))
+        if isinstance(original, (cst.RightParen, cst.RightSquareBracket, cst.RightCurlyBrace)) and \
+                isinstance(original.whitespace_before, cst.ParenthesizedWhitespace):
+            return updated.with_changes(whitespace_before=cst.SimpleWhitespace(""))
+        return updated
+
+
 class _LazyRewriter(cst.CSTTransformer):
     """Rewrites an expression kept nested (see :meth:`Normalizer.lazy`)."""
 
@@ -1006,6 +1042,9 @@ def _local_names(fdef: cst.FunctionDef) -> set[str]:
                 names.add(node.name.value)
                 names.update(_local_names(node))
             return node is fdef
+
+        def visit_Lambda(self, node: cst.Lambda) -> None:  # becomes a nested def (see lambda_function)
+            names.update(prm.name.value for prm in node.params.params)
 
     V().walk(fdef)
     return names

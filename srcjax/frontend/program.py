@@ -18,6 +18,7 @@ import libcst as cst
 
 from .functionalize import functionalize
 from .normalize import NormalizedFunction, normalize, unwrap
+from .read import function_name
 
 HEADER = "import numpy as np\n"
 
@@ -46,7 +47,7 @@ class Program:
         fn = unwrap(fn)
         name = self.by_fn.get(fn)
         if name is None:
-            base = fn.__name__
+            base = function_name(fn)
             name = base
             k = 0
             taken = set(self.by_fn.values())
@@ -130,13 +131,15 @@ class Program:
         if "srcjax.lax." in text:
             header += "import srcjax\n"
         # helpers srcjax transpiled, and those it runs itself (the index_add primitive, container tests)
-        used = sorted(n for n in set(library) | _RUNTIME_HELPERS if re.search(rf"(?<![\w.]){n}\(", text))
+        used = sorted({n for n in set(library) | _RUNTIME_HELPERS if re.search(rf"(?<![\w.]){n}\(", text)} |
+                      {n for n in _RUNTIME_VALUES if re.search(rf"(?<![\w.]){n}(?!\w)", text)})
         if used:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
         return header + text
 
 
 _RUNTIME_HELPERS = {"index_add", "is_tree"}  # in srcjax.adjoint, but not transpiled (a primitive; run natively)
+_RUNTIME_VALUES = {"UNSET"}  # constants of srcjax.adjoint that derivative source reads
 
 
 def _is_generated(fn: Callable[..., Any]) -> bool:

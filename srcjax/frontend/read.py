@@ -7,7 +7,9 @@ file coordinates, and the globals/closure the names resolve against.
 
 from __future__ import annotations
 
+import ast
 import inspect
+import linecache
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,9 +57,9 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
     if hit is not None and hit.fn is fn:
         return hit
     if fn.__name__ == "<lambda>":
-        raise UnsupportedSyntaxError(
-            "lambda functions are not supported", span=_code_span(fn),
-            hint="define the function with `def` so srcjax can read its source")
+        src = _read_lambda(fn, code)
+        _CACHE[key] = src
+        return src
     try:
         lines, start = inspect.getsourcelines(fn)
         filename = inspect.getsourcefile(fn) or code.co_filename
@@ -81,18 +83,99 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
     if fdef.asynchronous is not None:
         raise UnsupportedSyntaxError("async functions are not supported",
                                      span=Span(filename, start, col_offset, start, col_offset + 5))
+    src = FunctionSource(fn=fn, name=fn.__name__, filename=filename, fdef=fdef, positions=positions,
+                         line_offset=start - 1, col_offset=col_offset, globals=fn.__globals__,
+                         closure=_closure(fn))
+    _CACHE[key] = src
+    return src
+
+
+def function_name(fn: Callable[..., Any]) -> str:
+    """The name generated source gives ``fn``: its ``__name__``, or for a lambda the variable it
+    was assigned to (``loss = lambda w: ...`` -> ``loss``), else ``lambda_fn``."""
+    if fn.__name__ != "<lambda>":
+        return fn.__name__
+    return read_function(fn).name
+
+
+def _closure(fn: Callable[..., Any]) -> dict[str, Any]:
     closure: dict[str, Any] = {}
     if fn.__closure__:
-        for name, cell in zip(code.co_freevars, fn.__closure__):
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
             try:
                 closure[name] = cell.cell_contents
             except ValueError:  # empty cell (defined later)
                 pass
-    src = FunctionSource(fn=fn, name=fn.__name__, filename=filename, fdef=fdef, positions=positions,
-                         line_offset=start - 1, col_offset=col_offset, globals=fn.__globals__,
-                         closure=closure)
-    _CACHE[key] = src
-    return src
+    return closure
+
+
+_TREES: dict[tuple[str, int], ast.Module] = {}  # a source file's text (by hash) -> its ast
+
+
+def _read_lambda(fn: Callable[..., Any], code: Any) -> FunctionSource:
+    """A lambda read as ``def name(params): return body``. Python's ``ast`` finds it in its file
+    (by line, parameters and the code's instruction positions when several share a line); libcst
+    parses just the lambda, placed so positions are the file's own."""
+    filename = inspect.getsourcefile(fn) or code.co_filename
+    lines = linecache.getlines(filename, fn.__globals__)
+    if not lines:
+        raise UnknownFunctionError(
+            "cannot read the source of a lambda defined here", span=_code_span(fn),
+            hint="srcjax needs the function's source file (functions typed into a REPL have none)")
+    text = "".join(lines)
+    tree = _TREES.get((filename, hash(text)))
+    if tree is None:
+        try:
+            tree = _TREES[(filename, hash(text))] = ast.parse(text)
+        except SyntaxError as e:
+            raise UnknownFunctionError(f"cannot parse the source file of a lambda: {e}", span=_code_span(fn)) from e
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    line = code.co_firstlineno
+    found: list[tuple[ast.Lambda, str | None]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            node.value._srcjax_name = node.targets[0].id  # type: ignore[attr-defined]
+        if isinstance(node, ast.Lambda) and node.lineno == line:
+            a = node.args
+            if tuple(p.arg for p in a.posonlyargs + a.args + a.kwonlyargs) == names:
+                found.append((node, None))
+    # the instructions' positions (UTF-8 columns, as ast's) lie inside this lambda's body
+    spots = [(p[0], p[2], p[1], p[3]) for p in code.co_positions()
+             if p[0] is not None and p[2] is not None and p[3] is not None and (p[1], p[3]) > (p[0], p[2])]
+
+    def holds(lam: ast.Lambda) -> bool:
+        b = lam.body
+        return all((b.lineno, b.col_offset) <= (ln, c) and (el, ec) <= (b.end_lineno, b.end_col_offset)
+                   for ln, c, el, ec in spots)
+
+    fits = sorted((lam for lam, _ in found if holds(lam)),
+                  key=lambda lam: (lam.end_lineno or 0, lam.end_col_offset or 0, -lam.col_offset))
+    if not fits:
+        raise UnknownFunctionError("cannot find this lambda in its source file (was the file edited?)",
+                                   span=_code_span(fn), hint="define the function with `def`")
+    lam = fits[0]
+    segment = ast.get_source_segment(text, lam) or ""
+    col = len(lines[line - 1].encode()[:lam.col_offset].decode(errors="replace"))
+    # the lambda in parentheses, its first character at its column in the file
+    module = cst.parse_module("(" + " " * (col - 1) + segment + ")\n" if col else "(" + segment + ")\n")
+    positions = _positions(module)
+    line_1: Any = module.body[0]
+    expr = line_1.body[0].value
+    assert isinstance(expr, cst.Lambda)
+    if not col:  # shift line 1 back over the "("
+        positions = {n: CodeRange(CodePosition(r.start.line, r.start.column - (r.start.line == 1)),
+                                  CodePosition(r.end.line, r.end.column - (r.end.line == 1)))
+                     for n, r in positions.items()}
+    name = getattr(lam, "_srcjax_name", None) or "lambda_fn"
+    ret = cst.Return(value=expr.body)
+    stmt = cst.SimpleStatementLine(body=[ret])
+    fdef = cst.FunctionDef(name=cst.Name(name), params=expr.params, body=cst.IndentedBlock(body=[stmt]))
+    whole = positions[expr]
+    positions[fdef] = positions[fdef.name] = whole
+    positions[ret] = positions[stmt] = positions[expr.body]
+    return FunctionSource(fn=fn, name=name, filename=filename, fdef=fdef, positions=positions,
+                          line_offset=line - 1, col_offset=0, globals=fn.__globals__, closure=_closure(fn))
 
 
 class _PositionState(PositionProvidingCodegenState):

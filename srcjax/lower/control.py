@@ -774,9 +774,10 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
     target = s.target.value
     n = len(r)
     assigned = [x for x in assigned_names(s.body.body) if x != target]
-    # a name that is None before the loop (derivative code declares saved values that way) is as good
-    # as first assigned in the body: reading it before the body assigns it falls back to unrolling
-    carried = [x for x in assigned if x in env and not isinstance(env[x], Undefined) and env[x] is not None]
+    # a name that is None or UNSET before the loop (derivative code declares saved values that way) is as
+    # good as first assigned in the body: reading it before the body assigns it falls back to unrolling
+    carried = [x for x in assigned if x in env and not isinstance(env[x], Undefined) and env[x] is not None
+               and env[x] is not UNSET]
     fresh = [x for x in assigned if x not in carried]
     snap = _containers(sp.envs)
     lists = {i: obj for i, (_, obj, _) in snap.items() if isinstance(obj, list)}

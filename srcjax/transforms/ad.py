@@ -582,8 +582,8 @@ class Activity:
         self.nf = nf
         self.active: set[str] = set(active_params)
         self.ops: dict[int, Op] = {}
-        if body is None:
-            body = inline_loop_iterables(nf.plain_fdef.body.body)
+        if body is None:  # a helper's summary: its body as the helper's derivative will see it
+            body = inline_loop_iterables(inline_lax(nf, list(nf.plain_fdef.body.body)))
         changed = True
         while changed:
             changed = False
@@ -604,8 +604,9 @@ class Activity:
             if nested is not None:
                 raise DifferentiationError(
                     f"cannot differentiate through the nested function `{nested.name.value}` (e.g. a body "
-                    "passed to srcjax.lax.cond/fori_loop/while_loop/scan) yet",
-                    hint="write it as plain Python if/for/while: srcjax rewrites and differentiates that")
+                    "passed to srcjax.lax.cond/fori_loop/while_loop/scan) yet", span=self.nf.spans.get(id(nested)),
+                    hint="define a helper at module level (calls of module functions are differentiated), and "
+                         "write lax bodies as plain Python if/for/while: srcjax rewrites and differentiates that")
         containers = set()
         for s, _ in _walk(body):
             if isinstance(s, cst.Assign):
@@ -2017,7 +2018,7 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     res = ", ".join(residuals)
     unbound = [n for n in residuals if n not in v.final_bound]
     fwd_lines = [f"def {fwd}({', '.join(params + [tape])}):"]
-    fwd_lines += [f"    {n} = None" for n in unbound]  # bound on some paths only
+    fwd_lines += [f"    {n} = UNSET" for n in unbound]  # bound on some paths only (read under the same test)
     fwd_lines += primal
     if residuals:
         fwd_lines.append(f"    {tape}.append(({res},))")

@@ -56,14 +56,26 @@ def _stmt(text: str) -> Any:
     return cst.parse_statement(text)
 
 
-def lax_call(value: cst.BaseExpression) -> str | None:
-    """``"fori_loop"`` etc. when ``value`` calls ``srcjax.lax.<that>``."""
-    if isinstance(value, cst.Call):
-        name = _code(value.func)
-        for kind in _LAX:
-            if name == f"srcjax.lax.{kind}":
-                return kind
-    return None
+def lax_call(value: cst.BaseExpression, nf: NormalizedFunction | None = None) -> str | None:
+    """``"fori_loop"`` etc. when ``value`` calls ``srcjax.lax.<that>``: spelled so, or (given the
+    function ``nf``) any name that resolves to it in its namespace (``from srcjax import lax``)."""
+    if not isinstance(value, cst.Call):
+        return None
+    name = _code(value.func)
+    for kind in _LAX:
+        if name == f"srcjax.lax.{kind}":
+            return kind
+    kind = name.rpartition(".")[2]
+    if nf is None or kind not in _LAX:
+        return None
+    head, *rest = name.split(".")
+    src = nf.source
+    obj = src.closure[head] if head in src.closure else src.globals.get(head)
+    for part in rest:
+        obj = getattr(obj, part, None)
+    from .. import lax
+
+    return kind if obj is not None and obj is getattr(lax, kind) else None
 
 
 class Inliner:
@@ -87,7 +99,7 @@ class Inliner:
                 self.defs[s.name.value] = s
                 out.append(s)
             elif isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and \
-                    isinstance(s.body[0], cst.Assign) and lax_call(s.body[0].value) is not None:
+                    isinstance(s.body[0], cst.Assign) and lax_call(s.body[0].value, self.nf) is not None:
                 out += self.expand(s.body[0], s)
             elif isinstance(s, cst.If):
                 out.append(self.if_(s))
@@ -109,7 +121,7 @@ class Inliner:
     def expand(self, assign: cst.Assign, line: Any) -> list[Any]:
         call = assign.value
         assert isinstance(call, cst.Call)
-        kind = lax_call(call)
+        kind = lax_call(call, self.nf)
         if len(assign.targets) != 1:
             raise self.error("chained assignment of a srcjax.lax call", line)
         target = _code(assign.targets[0].target)
@@ -266,7 +278,7 @@ class Inliner:
 
 def inline_lax(nf: NormalizedFunction, body: Sequence[Any]) -> list[Any]:
     """``body`` with its ``srcjax.lax`` calls written out (the same list when there are none)."""
-    if not any(isinstance(s, cst.Assign) and lax_call(s.value) is not None for s, _ in walk(body)):
+    if not any(isinstance(s, cst.Assign) and lax_call(s.value, nf) is not None for s, _ in walk(body)):
         return list(body)
     inl = Inliner(nf, names_in(nf.plain_fdef))
     new = inl.block(body)
