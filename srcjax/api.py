@@ -113,7 +113,7 @@ def _key_aval(k: Any) -> ShapedArray:
 class _Plan:
     """What one specialization needs at call time."""
 
-    __slots__ = ("exe", "out_tree", "template", "n_out", "in_avals")
+    __slots__ = ("exe", "out_tree", "template", "n_out", "in_avals", "run")
 
     def __init__(self, exe: Any, out_tree: pytree.TreeDef, template: list[Any], in_avals: list[ShapedArray]):
         self.exe = exe
@@ -121,6 +121,28 @@ class _Plan:
         self.template = template
         self.n_out = sum(1 for t in template if t is None)
         self.in_avals = in_avals
+        self.run = self._runner()
+
+    def _runner(self) -> Callable[[Sequence[Any]], Any]:
+        """``run(leaves)``: upload, execute, rebuild the result's structure (the cache-hit path of a
+        call, so everything it needs is bound here once)."""
+        exe, in_avals, template, tree = self.exe, self.in_avals, self.template, self.out_tree
+        put, array, run = exe.put, exe.array_type, exe.run
+
+        def upload(leaves: Sequence[Any]) -> list[Any]:
+            return [leaf._buf if type(leaf) is array else put(leaf, aval) for leaf, aval in zip(leaves, in_avals)]
+
+        if tree is pytree.LEAF and self.n_out == len(template) == 1 and hasattr(exe, "run_one"):
+            run_one = exe.run_one
+            return lambda leaves: run_one(upload(leaves))
+        if self.n_out == len(template):
+            return lambda leaves: pytree.unflatten(tree, run(upload(leaves)))
+
+        def rebuild(leaves: Sequence[Any]) -> Any:
+            it = iter(run(upload(leaves)))
+            return pytree.unflatten(tree, [next(it) if t is None else t for t in template])
+
+        return rebuild
 
 
 class Compiled:
@@ -323,7 +345,9 @@ class Compiled:
             k = self._fast_key(args)
             if k is not None:
                 plan = self._cache.get(k)
-                leaves: list[Any] = list(args)
+                if plan is not None:
+                    return plan.run(args)
+                leaves: Sequence[Any] = args
         if plan is None:
             try:
                 values = self._bind(args, kwargs)
@@ -334,21 +358,9 @@ class Compiled:
                 raise _clean(e) from None
         return self._run_plan(plan, leaves)
 
-    def _run_plan(self, plan: _Plan, leaves: list[Any]) -> Any:
+    def _run_plan(self, plan: _Plan, leaves: Sequence[Any]) -> Any:
         """Upload, execute, and rebuild the result's structure (the cache-hit path of a call)."""
-        exe = plan.exe
-        put = exe.put
-        bufs = [leaf._buf if type(leaf) is exe.array_type else put(leaf, aval)
-                for leaf, aval in zip(leaves, plan.in_avals)]
-        outs = exe.run(bufs)
-        if plan.n_out == len(plan.template):
-            if plan.out_tree is pytree.LEAF:
-                return outs[0]
-            flat = outs
-        else:
-            it = iter(outs)
-            flat = [next(it) if t is None else t for t in plan.template]
-        return pytree.unflatten(plan.out_tree, flat)
+        return plan.run(leaves)
 
     # -- NumPy execution mode ---------------------------------------------------------
     def _run_numpy(self, values: list[Any]) -> Any:

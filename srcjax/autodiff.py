@@ -246,7 +246,7 @@ class _Derived(Compiled):
                 self.device != "numpy":
             plan = self._cache.get(self._fast_key(args))
             if plan is not None:  # arrays of dtypes already checked: no function among them
-                return self._run_plan(plan, list(args))
+                return plan.run(args)
         fns = self._function_arguments(args, kwargs)
         missing = sorted(self._needs - set(fns))
         if missing:

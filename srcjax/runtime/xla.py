@@ -319,6 +319,10 @@ class Executable:
 
         self.put = put_one
 
+    def run_one(self, bufs: list[Any]) -> Array:
+        """:meth:`run` of a program with one result."""
+        return Array(self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)[0], self.out_avals[0])
+
     def run(self, bufs: list[Any]) -> list[Array]:
         res = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
         avals = self.out_avals
