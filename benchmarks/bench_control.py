@@ -158,9 +158,6 @@ def newton_sqrt_while(a):
     return lax.while_loop(cond, body, a)
 
 
-def _to_device(x):
-    return x
-
 
 def sim_args(rng: np.random.Generator) -> tuple[Any, ...]:
     x0 = rng.uniform(0.0, 1.0, 1000).astype(np.float32)
@@ -235,7 +232,7 @@ def steady_state_one(name: str, fn: Callable[..., Any], fn_lax: Callable[..., An
 
 
 def steady_state(rounds: int, batch_ns: float) -> list[SteadyRow]:
-    sj_put = srcjax.compile(_to_device)
+    sj_put = srcjax.device_put
     rows = []
     for name, fn, fn_lax, args, rtol in workloads(np.random.default_rng(0)):
         rows += steady_state_one(name, fn, fn_lax, args, rtol, sj_put, rounds, batch_ns)
@@ -484,7 +481,7 @@ def grad_child(n: int, rounds: int, batch_ns: float, reps: int) -> int:
             assert a.dtype == b.dtype == np.float32 and a.shape == b.shape, (a.dtype, b.dtype)
             np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-3 * float(np.max(np.abs(b))),
                                        err_msg=f"grad {n} steps: srcjax vs jax")
-        sj_put = srcjax.compile(_to_device)
+        sj_put = srcjax.device_put
         sj_dev = (sj_put(args[0]), sj_put(args[1]), args[2])
         jx_dev = (jax.device_put(args[0]), jax.device_put(args[1]), args[2])
         modes: list[tuple[str, dict[str, Callable[[], Any]]]] = [

@@ -114,9 +114,6 @@ def tiny(x):
     return x * 2.0 + 1.0
 
 
-def _to_device(x):
-    return x
-
 
 def as_jax(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn``'s code object with ``np`` bound to ``jax.numpy``."""
@@ -212,7 +209,7 @@ def steady_state_one(name: str, fn: Callable[..., Any], args: tuple[np.ndarray, 
 
 
 def steady_state(rounds: int, batch_ns: float) -> list[tuple[str, str, float, float, float]]:
-    sj_put = srcjax.compile(_to_device)
+    sj_put = srcjax.device_put
     rows = []
     for name, fn, args in workloads(np.random.default_rng(0)):
         rows += steady_state_one(name, fn, args, sj_put, rounds, batch_ns)

@@ -134,9 +134,6 @@ def rosen(x):
     return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
 
 
-def _to_device(x):
-    return x
-
 
 MLP_ARGNUMS = (0, 1, 2, 3)
 
@@ -435,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
           "to stay float32)")
     t0 = time.perf_counter()
 
-    sj_put = srcjax.compile(_to_device)
+    sj_put = srcjax.device_put
     rows = []
     hlo_rows = []
     full_hlo = []

@@ -11,7 +11,7 @@ from typing import Any
 
 from . import lax
 from . import primitives as _primitives  # noqa: F401  (registers the primitive table)
-from .api import Compiled, Lowered, compile, eval_shape, lower, numpy_function, source
+from .api import Compiled, Lowered, compile, device_put, eval_shape, lower, numpy_function, source
 from .autodiff import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
 from .core import (
     ArgumentError,
@@ -48,6 +48,6 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ArgumentError", "Compiled", "CustomRuleError", "DTypeError", "DynamicControlFlowError", "Lowered",
     "ShapeDtypeStruct", "ShapeError", "StaticValueError", "TranspileError", "UnknownFunctionError",
-    "UnsupportedSyntaxError", "compile", "custom_jvp", "custom_vjp", "devices", "lax", "eval_shape", "grad",
+    "UnsupportedSyntaxError", "compile", "custom_jvp", "custom_vjp", "device_put", "devices", "lax", "eval_shape", "grad",
     "hessian", "jacfwd", "jacrev", "jvp", "lower", "numpy_function", "source", "value_and_grad", "vjp",
 ]

@@ -448,6 +448,43 @@ def _as_compiled(fn: Any) -> Compiled:
     return hit
 
 
+def device_put(x: Any, device: str | None = None) -> Any:
+    """``x`` uploaded once to the device (``"cpu"``/``"gpu"``; default: ``SRCJAX_PLATFORM`` or cpu),
+    as :class:`srcjax.Array` leaves of the same structure (``x`` may be an array, a number, or a
+    tuple/list/dict/NamedTuple/dataclass of them). Compiled functions and derivatives take such
+    arrays without a host transfer per call, as ``jax.device_put``. Strings and None stay as they are."""
+    from .runtime import Array, get_backend
+    from .runtime import device_put as upload
+    from .runtime.xla import _platform
+
+    if device == "numpy":
+        raise _clean(ArgumentError("device_put: the numpy device runs on the host; there is nothing to upload",
+                                   hint="pass NumPy arrays to a function compiled with device='numpy'"))
+    try:
+        backend = get_backend(device)
+    except ValueError as e:
+        raise _clean(ArgumentError(f"device_put: {e}")) from None
+
+    def put(leaf: Any) -> Any:
+        if leaf is None or isinstance(leaf, str):
+            return leaf
+        if isinstance(leaf, Array):
+            if _platform(leaf._buf).replace("cuda", "gpu") == backend.platform:
+                return leaf
+            leaf = np.asarray(leaf)
+        aval = _leaf_aval(leaf)
+        if aval is None:
+            leaf = np.asarray(leaf)
+            aval = _leaf_aval(leaf) if leaf.dtype != object else None
+        if aval is None:
+            raise _clean(ArgumentError(f"device_put: cannot upload a value of type {type(leaf).__name__}",
+                                       hint="pass arrays, numbers, or containers of them"))
+        return Array(upload(leaf, aval, backend), aval)
+
+    leaves, tree = pytree.flatten(x, is_leaf=lambda v: _is_leaf(v) or v is None or isinstance(v, str))
+    return pytree.unflatten(tree, [put(leaf) for leaf in leaves])
+
+
 def source(fn: Callable[..., Any]) -> str:
     """The generated Python module for ``fn``: imports, the entry function, helpers."""
     needs = getattr(fn, "_needs", None)

@@ -1,6 +1,7 @@
 """Pins the private jaxlib APIs srcjax's runtime relies on: a jaxlib upgrade that changes them fails here."""
 
 import numpy as np
+import pytest
 
 import srcjax
 from srcjax.core import ShapedArray
@@ -106,3 +107,31 @@ def test_regression_numpy_functions_taking_arrays_as_keyword_arguments():
     np.savez(buf, **{"a": a})
     buf.seek(0)
     np.testing.assert_array_equal(np.load(buf)["a"], [0.0, 2.0, 4.0])
+
+
+def doubled(x):
+    return x * 2
+
+
+def test_device_put_uploads_once_and_keeps_structure():
+    x = np.arange(6.0).reshape(2, 3)
+    a = srcjax.device_put(x)
+    assert isinstance(a, srcjax.Array) and a.shape == (2, 3) and a.dtype == np.float64
+    np.testing.assert_array_equal(np.asarray(a), x)
+    assert srcjax.device_put(a) is a  # already there: not copied
+    x[0, 0] = 99.0  # the upload is a copy
+    assert np.asarray(a)[0, 0] == 0.0
+    np.testing.assert_array_equal(srcjax.compile(doubled)(a), np.arange(6.0).reshape(2, 3) * 2)
+    tree = srcjax.device_put({"w": np.ones(2, np.float32), "b": 1.5, "tag": "dense", "skip": None})
+    assert isinstance(tree["w"], srcjax.Array) and tree["w"].dtype == np.float32
+    assert isinstance(tree["b"], srcjax.Array) and tree["tag"] == "dense" and tree["skip"] is None
+    np.testing.assert_allclose(srcjax.grad(lambda w: np.sum(w * w))(tree["w"]), 2 * np.ones(2))
+
+
+def test_device_put_errors():
+    with pytest.raises(srcjax.ArgumentError, match="cannot upload"):
+        srcjax.device_put(object())
+    with pytest.raises(srcjax.ArgumentError, match="unknown platform"):
+        srcjax.device_put(1.0, "tpu")
+    with pytest.raises(srcjax.ArgumentError, match="numpy device"):
+        srcjax.device_put(1.0, "numpy")
