@@ -69,7 +69,8 @@ class DifferentiationError(TranspileError):
 
 
 class ComprehensionError(DifferentiationError):
-    """A list comprehension over differentiated values: written as an append loop, it can be."""
+    """A comprehension, generator expression or builtin ``sum`` over differentiated values: written as
+    a loop (``items.append(y)``, ``total = total + y``), it can be."""
 
 
 def _paths() -> dict[str, registry.Primitive]:
@@ -621,7 +622,7 @@ class Activity:
                     if isinstance(s.value, cst.Call) else []
                 if op.kind == "static" and arg_reads and isinstance(s.value, cst.Call) and \
                         code(s.value.func) not in _STATIC_RESULT_CALLS and not code(s.value.func).endswith(".pop"):
-                    raise DifferentiationError(
+                    raise (ComprehensionError if code(s.value.func) == "sum" else DifferentiationError)(
                         f"cannot differentiate through `{code(s.value.func)}(...)`: srcjax does not know its "
                         f"derivative (it reads {', '.join(sorted(set(arg_reads)))})", span=self.span_of(s, body),
                         hint="call NumPy functions srcjax supports, srcjax.lax, or your own Python functions")
@@ -634,7 +635,8 @@ class Activity:
                         span=self.span_of(s, body),
                         hint="write the whole tuple or list out, e.g. (a, b, x) instead of (a, b) + (x,)")
                 if op.kind == "static" and reads_active and _stores_arrays(s.value):
-                    raise (ComprehensionError if isinstance(s.value, cst.ListComp) else DifferentiationError)(
+                    raise (ComprehensionError if isinstance(s.value, (cst.ListComp, cst.GeneratorExp))
+                           else DifferentiationError)(
                         f"cannot differentiate through `{code(s.value)}` yet (it builds a list or value from "
                         f"{', '.join(sorted(set(reads_active)))} that derivatives cannot follow)",
                         span=self.span_of(s, body),
@@ -646,7 +648,7 @@ class Activity:
                 if op.kind == "prim" and op.prim is not None:
                     for _p, a in op.operands.items():
                         if a in containers and a in self.active and _p not in op.prim.array_seqs and \
-                                "tree" not in op.prim.extra:
+                                "tree" not in op.prim.extra and op.prim.name != "getitem":
                             raise DifferentiationError(
                                 f"cannot differentiate through the list `{a}` passed to {op.prim.path} "  # type: ignore[union-attr]
                                 "(derivatives of lists held in variables are not supported yet)",
@@ -1340,6 +1342,9 @@ class VJP:
                 # names first bound inside the body: saved at the end of every iteration
                 local = sorted(n for n in self.assigned_in(s.body.body) - bound if n in self.restore) + in_branches
                 self.loop_locals[id(s)] = local
+                # bound only by a nested loop, which may run no iterations (`for k in range(j)`): declared
+                # at the top of the function, so the save has a value (read only where it was bound)
+                self.declared.update(n for n in local if n not in inner)
                 if local:
                     body_lines.append(f"{pad}    {self.tape}.append(({', '.join(local)},))")
                 if isinstance(s, cst.For):
@@ -1352,6 +1357,7 @@ class VJP:
                         it = self.loop_iters[id(s)] = code(s.iter) if reuse else self.names.fresh("loop_items")
                     if not reuse:  # an iterator (enumerate, zip, ...) is saved as a list: the adjoint reverses it
                         lines.append(f"{pad}{it} = {_saved_iterable(s.iter)}")
+                        bound.add(it)
                         if self.loop_saves and it not in self.loop_saves[-1]:
                             self.loop_saves[-1].append(it)  # per iteration of the enclosing loop (range(j, n))
                     lines.append(f"{pad}for {code(s.target)} in {it}:")
@@ -1362,6 +1368,7 @@ class VJP:
                     if self.loop_saves and c not in self.loop_saves[-1]:
                         self.loop_saves[-1].append(c)  # the trip count of each run of a nested while
                     lines.append(f"{pad}{c} = 0")
+                    bound.add(c)
                     lines.append(f"{pad}while {code(s.test)}:")
                     body_lines.append(f"{pad}    {c} = {c} + 1")
                 lines += body_lines or [f"{pad}    pass"]
@@ -1392,13 +1399,14 @@ class VJP:
                 mine[:0] = [f"{pad}    {sv} = {n if n in bound else 'UNSET'}" for sv, n in other]
             if self.branch_saves:
                 self.branch_saves[-1] += saves
-            if self.loop_saves:
-                # a loop saves what its body binds at the end of every iteration: a name the adjoint
-                # needs that one branch binds is UNSET on the others (read only under the same test)
-                for mine, b_mine, b_other in ((first, b1, b2), (second, b2, b1)):
-                    for n in sorted((b_other - b_mine - bound) & self.restore):
-                        mine.append(f"{pad}    {n} = UNSET")
-                        b_mine.add(n)
+        if self.loop_saves:
+            # a loop saves what its body binds at the end of every iteration: a name the adjoint
+            # needs that one branch binds is UNSET on the others (read only under the same test,
+            # static or on data: `if j != k` in a comprehension's loops)
+            for mine, b_mine, b_other in ((first, b1, b2), (second, b2, b1)):
+                for n in sorted((b_other - b_mine - bound) & self.restore):
+                    mine.append(f"{pad}    {n} = UNSET")
+                    b_mine.add(n)
         lines += first or [f"{pad}    pass"]
         if second:
             lines.append(f"{pad}else:")
@@ -1738,7 +1746,9 @@ class VJP:
             self.pushed = {}
             primal: list[str] = []
             self.final_bound = set(self.params)
+            self.declared: set[str] = set()
             self.primal(self.body, 1, primal, self.final_bound)
+            primal[:0] = [f"    {n} = None" for n in sorted(self.declared - set(self.params))]
             out = code(self.ret.value) if self.ret.value is not None else "None"
             adj: list[str] = []
             defined: set[str] = set()
