@@ -594,6 +594,13 @@ class Normalizer:
         for pname, value in bound.arguments.items():
             p = params[pname]
             i = index[pname]
+            if self.comprehension_loops and pname in prim.arrays and isinstance(value, cst.ListComp):
+                # np.sum([y for ...]): NumPy makes one array of the list, as np.stack does; for derivatives
+                # (which follow np.stack of a list built by a loop)
+                value = cst.Call(func=dotted("np.stack"), args=[cst.Arg(value)])
+                r = self.src.positions.get(bound.arguments[pname])
+                if r is not None:
+                    self.src.positions[value] = r
             if p.kind == inspect.Parameter.VAR_POSITIONAL:
                 out_args += [cst.Arg(value=self.atom(v)) for v in value]
             elif p.kind == inspect.Parameter.POSITIONAL_ONLY or i < prim.positional:
