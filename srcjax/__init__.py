@@ -48,6 +48,6 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ArgumentError", "Compiled", "CustomRuleError", "DTypeError", "DynamicControlFlowError", "Lowered",
     "ShapeDtypeStruct", "ShapeError", "StaticValueError", "TranspileError", "UnknownFunctionError",
-    "UnsupportedSyntaxError", "compile", "custom_jvp", "custom_vjp", "device_put", "devices", "lax", "eval_shape", "grad",
-    "hessian", "jacfwd", "jacrev", "jvp", "lower", "numpy_function", "source", "value_and_grad", "vjp",
+    "UnsupportedSyntaxError", "compile", "custom_jvp", "custom_vjp", "device_put", "devices", "lax", "eval_shape",
+    "grad", "hessian", "jacfwd", "jacrev", "jvp", "lower", "numpy_function", "source", "value_and_grad", "vjp",
 ]

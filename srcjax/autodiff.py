@@ -88,16 +88,7 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
                                   single=single, origins=origins, max_iters=max_iters)
 
         try:
-            try:
-                text = reverse(prog)
-            except ad.ComprehensionError:
-                if owner_of(base) is not None:
-                    raise
-                # a list comprehension over differentiated values: the program again, comprehensions
-                # written as append loops (which reverse mode follows)
-                prog = Program(base, bindings, comprehension_loops=True)
-                custom_rules.add_rules(prog)
-                text = reverse(prog)
+            text = _as_loops_if_needed(base, bindings, prog, reverse)
         except ad.DifferentiationError as e:
             if kind != "vjp" and getattr(base, "__srcjax_derived__", None) is not None:  # reverse over reverse
                 e.hint = ("a custom_vjp has no forward mode, so grad of grad through it runs reverse over "
@@ -107,7 +98,7 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
     elif kind in ("jacfwd", "jacrev"):
         text = _jacobian_source(base, name, nums[0], kind, max_iters, extra)
     elif kind == "jvp":
-        text = ad.jvp_source(prog, nums, name, origins)
+        text = _as_loops_if_needed(base, bindings, prog, lambda p: ad.jvp_source(p, nums, name, origins))
     else:  # pragma: no cover
         raise ValueError(kind)
     header = "import numpy as np\nfrom srcjax.adjoint import " + ", ".join(ad.ADJOINT_IMPORTS) + "\n\n\n"
@@ -124,6 +115,21 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
     derived.__srcjax_derived__ = (kind, base, nums)
     _DERIVED[key] = derived
     return derived
+
+
+def _as_loops_if_needed(base: Callable[..., Any], bindings: dict[str, Any] | None, prog: Program,
+                        write: Callable[[Program], str]) -> str:
+    """``write(prog)``; if it meets a comprehension, a generator expression or a builtin ``sum`` over
+    differentiated values, ``write`` of the program read again with those written as loops (which
+    derivatives follow: ``items.append(y)``, ``total = total + y``)."""
+    try:
+        return write(prog)
+    except ad.ComprehensionError:
+        if owner_of(base) is not None:
+            raise
+        prog = Program(base, bindings, comprehension_loops=True)
+        custom_rules.add_rules(prog)
+        return write(prog)
 
 
 def _exec_derived(code: Any, name: str, prog: Program, origins: dict[str, str],

@@ -564,6 +564,12 @@ _STEPS = {
                  "        {v} = {v} + np.sin({a} * (j + k) * 0.3)"],
     "gather": ["{v} = np.tanh({a}[np.arange(3) // 2]) * 2.0"],  # indices 0, 0, 1: repeated
     "where": ["{v} = np.where({a} > 0.1, {a} * 2.0, np.exp({a}))"],
+    "generator": ["{v} = sum(np.tanh({a} * k) for k in range(1, 3))"],
+    "generator_filter": ["{v} = sum(({a} * j + k for j in range(3) for k in range(j) if j != k + 1), {a} * 0.5)"],
+    "append_index": ["items = []", "for k in range(3):", "    items.append(np.sin({a} + k))",
+                     "{v} = items[0] * items[-1] + items[1]"],
+    "append_read_back": ["items = [{a}]", "for k in range(2):", "    items.append(np.cos(items[-1]) * 0.9)",
+                         "{v} = items[len(items) - 1] + items[0] * 0.5"],
 }
 
 

@@ -362,7 +362,7 @@ class Normalizer:
             return self.lazy(node), "cmp"
         if isinstance(node, cst.BooleanOperation):
             return self.lazy(node), "and_" if isinstance(node.operator, cst.And) else "or_"
-        if isinstance(node, cst.ListComp) and self.comprehension_loops:
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp)) and self.comprehension_loops:
             return self.comprehension_loop(node)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
             node = self.lazy(node)
@@ -392,19 +392,24 @@ class Normalizer:
             return self.flat_call(node)
         raise self.unsupported(node, f"the expression {type(node).__name__}")
 
-    def comprehension_loop(self, node: cst.ListComp) -> tuple[cst.BaseExpression, str | None]:
-        """``[e for t in it if c]`` written as ``items = []`` and a ``for`` loop that appends ``e``.
+    def comprehension_loop(self, node: cst.ListComp | cst.GeneratorExp,
+                           total: tuple[cst.BaseExpression, cst.CSTNode] | None = None,
+                           ) -> tuple[cst.BaseExpression, str | None]:
+        """``[e for t in it if c]`` (or ``(e for ...)``) written as ``items = []`` and a ``for`` loop
+        that appends ``e``; with ``total=(start, call)``, ``sum(e for ...)`` as ``total = start`` and a
+        loop that adds ``e`` (no list).
 
-        For reverse mode, which follows lists built by ``append`` in loops but not comprehensions.
-        The comprehension's own names are renamed apart (in Python 3 they do not leak); positions
-        are kept, so errors still point into the comprehension.
+        For derivatives, which follow lists built by ``append`` in loops and sums in loops, but not
+        comprehensions. A generator expression is evaluated at once (its consumers in the supported
+        subset read every item). The comprehension's own names are renamed apart (in Python 3 they
+        do not leak); positions are kept, so errors still point into the comprehension.
         """
         positions = self.src.positions
         mapping: dict[str, cst.BaseExpression] = {n: cst.Name(self.fresh(n)) for n in
                                                   sorted(_comprehension_targets(node))}
         new = renamed(node, mapping)
         _copy_positions(node, new, positions)
-        items = self.fresh("items")
+        result = self.fresh("items" if total is None else "total")
 
         def located(made: Any, origin: cst.CSTNode) -> Any:
             r = positions.get(origin)
@@ -412,22 +417,48 @@ class Normalizer:
                 positions[made] = r
             return made
 
+        def leaf() -> cst.BaseSmallStatement:
+            if total is None:
+                return cst.Expr(cst.Call(func=cst.Attribute(value=cst.Name(result), attr=cst.Name("append")),
+                                         args=[cst.Arg(new.elt)]))
+            return cst.Assign(targets=[cst.AssignTarget(cst.Name(result))],
+                              value=cst.BinaryOperation(cst.Name(result), cst.Add(), new.elt))
+
         def loop(cf: cst.CompFor) -> cst.BaseStatement:
             inner: cst.BaseStatement
             if cf.inner_for_in is not None:
                 inner = loop(cf.inner_for_in)
             else:
-                call = located(cst.Expr(cst.Call(func=cst.Attribute(value=cst.Name(items), attr=cst.Name("append")),
-                                                 args=[cst.Arg(new.elt)])), new.elt)
-                inner = located(cst.SimpleStatementLine(body=[call]), new.elt)
+                inner = located(cst.SimpleStatementLine(body=[located(leaf(), new.elt)]), new.elt)
             for c in reversed(cf.ifs):
                 inner = located(cst.If(test=c.test, body=cst.IndentedBlock(body=[inner])), c.test)
             return located(cst.For(target=cf.target, iter=cf.iter, body=cst.IndentedBlock(body=[inner])), cf)
 
-        start = located(cst.Assign(targets=[cst.AssignTarget(cst.Name(items))], value=cst.List([])), node)
-        self.statement(located(cst.SimpleStatementLine(body=[start]), node))
+        first = cst.List([]) if total is None else total[0]
+        start = located(cst.Assign(targets=[cst.AssignTarget(cst.Name(result))], value=first),
+                        node if total is None else total[1])
+        self.statement(located(cst.SimpleStatementLine(body=[start]), node if total is None else total[1]))
         self.statement(loop(new.for_in))
-        return cst.Name(items), None
+        return cst.Name(result), None
+
+    def sum_loop(self, node: cst.Call) -> tuple[cst.BaseExpression, str | None] | None:
+        """``sum(it)`` / ``sum(it, start)`` (the builtin) written as a loop that adds each item to
+        ``total`` (from ``start``, 0 by default), exactly as ``sum`` does; a comprehension or generator
+        argument is fused into that loop. For derivatives (see :meth:`comprehension_loop`)."""
+        args = node.args
+        pos = [a for a in args if a.keyword is None]
+        kws = {a.keyword.value: a for a in args if a.keyword is not None}
+        if not pos or len(pos) > 2 or set(kws) - {"start"} or len(pos) + len(kws) > 2:
+            return None
+        start: cst.BaseExpression = pos[1].value if len(pos) == 2 else \
+            kws["start"].value if kws else cst.Integer("0")
+        it = pos[0].value
+        if isinstance(it, (cst.ListComp, cst.GeneratorExp)):
+            return self.comprehension_loop(it, total=(start, node))
+        seq = self.atom(it)
+        item = cst.Name(self.fresh("item"))
+        gen = cst.GeneratorExp(elt=item, for_in=cst.CompFor(target=item, iter=seq))
+        return self.comprehension_loop(gen, total=(start, node))
 
     def slice_element(self, e: cst.SubscriptElement) -> cst.SubscriptElement:
         s = e.slice
@@ -503,6 +534,11 @@ class Normalizer:
                 callee = cst.Name(self.helper_name(fn))
                 self.used.add(callee.value)  # no temporary may shadow it
                 return node.with_changes(func=callee, args=args), _call_hint(callee)
+        if self.comprehension_loops and isinstance(func, cst.Name) and func.value == "sum" and \
+                func.value not in self.locals and self.lookup("sum")[1] is builtins.sum:
+            looped = self.sum_loop(node)
+            if looped is not None:
+                return looped
         if isinstance(func, cst.Name):
             callee = self.resolve_name(func)
         elif isinstance(func, cst.Attribute) and not ok:
@@ -562,6 +598,13 @@ class Normalizer:
         for pname, value in bound.arguments.items():
             p = params[pname]
             i = index[pname]
+            if self.comprehension_loops and pname in prim.arrays and isinstance(value, cst.ListComp):
+                # np.sum([y for ...]): NumPy makes one array of the list, as np.stack does; for derivatives
+                # (which follow np.stack of a list built by a loop)
+                value = cst.Call(func=dotted("np.stack"), args=[cst.Arg(value)])
+                r = self.src.positions.get(bound.arguments[pname])
+                if r is not None:
+                    self.src.positions[value] = r
             if p.kind == inspect.Parameter.VAR_POSITIONAL:
                 out_args += [cst.Arg(value=self.atom(v)) for v in value]
             elif p.kind == inspect.Parameter.POSITIONAL_ONLY or i < prim.positional:

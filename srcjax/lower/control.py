@@ -759,6 +759,24 @@ def segment_pop(sp: Specializer, lst: list[Any], static: bool = False) -> Any:
     return pytree.unflatten(seg.trees[p], leaves)
 
 
+def _read_not_appended(body: Sequence[Any]) -> set[str]:
+    """Names the statements read other than as ``name.append(...)`` / ``name.pop()``."""
+    out: set[str] = set()
+
+    class V(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            if isinstance(node.value, cst.Name) and node.attr.value in ("append", "pop"):
+                return False
+            return True
+
+        def visit_Name(self, node: cst.Name) -> None:
+            out.add(node.value)
+
+    for st in body:
+        st.visit(V())
+    return out
+
+
 def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool:
     """A Python ``for`` over a static range as one ``stablehlo.while``; False to unroll it instead.
 
@@ -784,6 +802,7 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
     line = sp.nf.spans.get(id(s))
     why = f"the loop at line {line.line}" if line else "the loop"
     found: dict[str, Any] = {}
+    read = _read_not_appended(s.body.body)  # a list the body reads while appending to it: unrolled
 
     def restore_lists() -> None:
         for i_l, lst in lists.items():
@@ -824,6 +843,9 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
                 raise _Unroll()
             if len(lst) > len(before):
                 appended[i_l] = lst[len(before):]
+                if snap[i_l][0] in read:  # items[-1], len(items): each iteration sees the earlier appends
+                    restore_lists()
+                    raise _Unroll()
         restore_lists()
         if out_fresh and any(isinstance(local[x], Undefined) for x in fresh):
             raise _Unroll()  # assigned on some iterations' paths only

@@ -69,7 +69,8 @@ class DifferentiationError(TranspileError):
 
 
 class ComprehensionError(DifferentiationError):
-    """A list comprehension over differentiated values: written as an append loop, it can be."""
+    """A comprehension, generator expression or builtin ``sum`` over differentiated values: written as
+    a loop (``items.append(y)``, ``total = total + y``), it can be."""
 
 
 def _paths() -> dict[str, registry.Primitive]:
@@ -103,6 +104,9 @@ def _subscript_key(node: cst.Subscript) -> str:
     literal = literal and all(
         p is None or isinstance(p, (cst.Integer, cst.UnaryOperation))
         for e in node.slice if isinstance(e.slice, cst.Slice) for p in (e.slice.lower, e.slice.upper, e.slice.step))
+    if literal and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and \
+            isinstance(node.slice[0].slice.value, (cst.Integer, cst.UnaryOperation)):
+        return code(node.slice[0].slice.value)  # items[0], x[-1]: the index itself
     if literal:
         return "np.s_[" + ", ".join(code(e.slice) for e in node.slice) + "]"
     parts = []
@@ -423,19 +427,26 @@ def _with_bodies(st: Any, body: list[Any], orelse: Any = _KEEP) -> Any:
     return st.with_changes(**changes)
 
 
-def hoist_loop_sequences(body: Sequence[Any], active: set[str], names: Names) -> list[Any]:
+def hoist_loop_sequences(body: Sequence[Any], active: set[str], names: Names,
+                         spans: dict[int, Any] | None = None) -> list[Any]:
     """Name the sequences of active loops: ``for p in params[:-1]:`` ->
     ``loop_items = params[:-1]`` + ``for p in loop_items:``, so the cotangent the loop gives
-    ``loop_items`` flows back through an ordinary statement."""
+    ``loop_items`` flows back through an ordinary statement. (``spans``: the user's positions of
+    statements, for errors.)"""
     out: list[Any] = []
     for st in body:
+        where = (spans or {}).get(id(st))
         if isinstance(st, cst.If):
-            st = _hoist_if(st, active, names)
+            st = _hoist_if(st, active, names, spans)
         elif isinstance(st, (cst.For, cst.While)):
-            st = _with_bodies(st, hoist_loop_sequences(st.body.body, active, names))
+            st = _with_bodies(st, hoist_loop_sequences(st.body.body, active, names, spans))
         if isinstance(st, cst.For):
             mapping: dict[cst.BaseExpression, cst.Name] = {}
-            for src in active_loop(st, active):
+            try:
+                srcs = active_loop(st, active)
+            except DifferentiationError as e:
+                raise e.with_span(where) from None
+            for src in srcs:
                 if not isinstance(src.seq, cst.Name) and src.seq not in mapping:
                     name = cst.Name(names.fresh("loop_items"))
                     mapping[src.seq] = name
@@ -447,13 +458,13 @@ def hoist_loop_sequences(body: Sequence[Any], active: set[str], names: Names) ->
     return out
 
 
-def _hoist_if(st: cst.If, active: set[str], names: Names) -> cst.If:
+def _hoist_if(st: cst.If, active: set[str], names: Names, spans: dict[int, Any] | None) -> cst.If:
     orelse = st.orelse
     if isinstance(orelse, cst.If):
-        orelse = _hoist_if(orelse, active, names)
+        orelse = _hoist_if(orelse, active, names, spans)
     elif orelse is not None:
-        orelse = _with_bodies(orelse, hoist_loop_sequences(orelse.body.body, active, names))
-    return _with_bodies(st, hoist_loop_sequences(st.body.body, active, names), orelse)  # type: ignore[no-any-return]
+        orelse = _with_bodies(orelse, hoist_loop_sequences(orelse.body.body, active, names, spans))
+    return _with_bodies(st, hoist_loop_sequences(st.body.body, active, names, spans), orelse)  # type: ignore[no-any-return]
 
 
 class _Replace(cst.CSTTransformer):
@@ -584,6 +595,7 @@ class Activity:
         self.ops: dict[int, Op] = {}
         if body is None:  # a helper's summary: its body as the helper's derivative will see it
             body = inline_loop_iterables(inline_lax(nf, list(nf.plain_fdef.body.body)))
+        self.sequences = _local_sequences(body)
         changed = True
         while changed:
             changed = False
@@ -612,7 +624,7 @@ class Activity:
             if isinstance(s, cst.Assign):
                 op = self.op(s.value)
                 names = [n for t in s.targets for n in target_names(t.target)]
-                if op.kind == "pack" or (op.kind == "prim" and op.prim is not None and
+                if op.kind in ("pack", "convert") or (op.kind == "prim" and op.prim is not None and
                                          op.prim.name in ("split", "array_split")) and \
                         isinstance(s.targets[0].target, cst.Name):
                     if isinstance(s.targets[0].target, cst.Name):
@@ -622,7 +634,7 @@ class Activity:
                     if isinstance(s.value, cst.Call) else []
                 if op.kind == "static" and arg_reads and isinstance(s.value, cst.Call) and \
                         code(s.value.func) not in _STATIC_RESULT_CALLS and not code(s.value.func).endswith(".pop"):
-                    raise DifferentiationError(
+                    raise (ComprehensionError if code(s.value.func) == "sum" else DifferentiationError)(
                         f"cannot differentiate through `{code(s.value.func)}(...)`: srcjax does not know its "
                         f"derivative (it reads {', '.join(sorted(set(arg_reads)))})", span=self.span_of(s, body),
                         hint="call NumPy functions srcjax supports, srcjax.lax, or your own Python functions")
@@ -634,8 +646,16 @@ class Activity:
                         f"that hold {', '.join(sorted(set(reads_active)))}",
                         span=self.span_of(s, body),
                         hint="write the whole tuple or list out, e.g. (a, b, x) instead of (a, b) + (x,)")
+                if op.kind == "static" and reads_active and _call_name(s.value) in ("max", "min"):
+                    name = _call_name(s.value)
+                    raise DifferentiationError(
+                        f"cannot differentiate the builtin {name}() of differentiated values yet",
+                        span=self.span_of(s, body),
+                        hint=f"make one array and reduce it: np.{name}(np.stack([...]), axis=0), or "
+                             f"np.{'maximum' if name == 'max' else 'minimum'}(a, b) for two values")
                 if op.kind == "static" and reads_active and _stores_arrays(s.value):
-                    raise (ComprehensionError if isinstance(s.value, cst.ListComp) else DifferentiationError)(
+                    raise (ComprehensionError if isinstance(s.value, (cst.ListComp, cst.GeneratorExp))
+                           else DifferentiationError)(
                         f"cannot differentiate through `{code(s.value)}` yet (it builds a list or value from "
                         f"{', '.join(sorted(set(reads_active)))} that derivatives cannot follow)",
                         span=self.span_of(s, body),
@@ -647,12 +667,13 @@ class Activity:
                 if op.kind == "prim" and op.prim is not None:
                     for _p, a in op.operands.items():
                         if a in containers and a in self.active and _p not in op.prim.array_seqs and \
-                                "tree" not in op.prim.extra:
+                                "tree" not in op.prim.extra and op.prim.name != "getitem":
                             raise DifferentiationError(
                                 f"cannot differentiate through the list `{a}` passed to {op.prim.path} "  # type: ignore[union-attr]
-                                "(derivatives of lists held in variables are not supported yet)",
-                                hint="pass the elements directly, e.g. np.concatenate([a, b]), or unpack "
-                                     "a split: a, b = np.split(x, 2)")
+                                "as an array (NumPy makes one array of it, which derivatives do not follow)",
+                                span=self.span_of(s, body),
+                                hint=f"make the array explicit: {op.prim.path}(np.stack({a}), ...); or index the "
+                                     f"list ({a}[0]), or unpack it (a, b = {a})")
 
     def span_of(self, small: cst.CSTNode, body: Sequence[Any]) -> Any:
         """The user's source position of a small statement of ``body`` (None if it was written by srcjax)."""
@@ -676,7 +697,14 @@ class Activity:
         k = id(value)
         op = self.ops.get(k)
         if op is None:
-            op = self.ops[k] = classify(value, self.program, self.nf)
+            op = classify(value, self.program, self.nf)
+            if op.kind == "static" and isinstance(value, cst.Call) and _call_name(value) in ("tuple", "list") and \
+                    len(value.args) == 1 and value.args[0].keyword is None and \
+                    isinstance(value.args[0].value, cst.Name) and value.args[0].value.value in self.sequences:
+                # tuple(items) of a list built here: the same items (cotangents packed like the list)
+                op = Op("convert", operands={"x": value.args[0].value.value}, args={"kind": _call_name(value)},
+                        reads=op.reads)
+            self.ops[k] = op
         return op
 
     def call_output_active(self, op: Op) -> bool:
@@ -729,7 +757,8 @@ class Activity:
                 return appended, list(op.reads) if appended else []
             if op.kind == "call":  # a list the helper appends to (a forward half's tape) changes too
                 targets = targets + self.appended_arguments(op)
-            if op.kind in ("copy", "pack", "call", "tape_pop", "custom", "dict", "getattr", "tree_add", "pack_like"):
+            if op.kind in ("copy", "pack", "call", "tape_pop", "custom", "dict", "getattr", "tree_add", "pack_like",
+                           "convert"):
                 src = list(op.reads)
                 if op.kind == "tape_pop" and op.callee:
                     src.append(op.callee)
@@ -1006,6 +1035,9 @@ class JVP:
             t = self.tangent_expr(s.value, defined)
         elif op.kind in ("getattr", "tree_add", "pack_like"):
             t = self.container_tangent(op, defined)
+        elif op.kind == "convert":
+            t = self.tangent_of(op.operands["x"], defined)
+            t = f"{op.args['kind']}({t})" if t is not None else None
         elif op.kind == "tape_pop":
             assert op.callee is not None
             t = f"{self.dname(op.callee)}.pop()" if op.callee in defined else None
@@ -1172,7 +1204,7 @@ def _hoisted(program: Program, nf: NormalizedFunction, active_params: Sequence[s
              act: Activity, names: Names) -> tuple[list[Any], Activity]:
     """``body`` with the sequences of active loops named (see hoist_loop_sequences), and its activity."""
     before = len(names.taken)
-    hoisted = hoist_loop_sequences(body, act.active, names)
+    hoisted = hoist_loop_sequences(body, act.active, names, nf.spans)
     if len(names.taken) == before:
         return body, act
     return hoisted, Activity(program, nf, active_params, hoisted)
@@ -1259,6 +1291,8 @@ class VJP:
                                        if len(body[-1].body) > 1 else [])
         self.body, self.custom_res = custom_rules.with_residuals(self, self.body)
         self.no_bar: set[int] = set()  # calls whose result gets no cotangent: primal calls them plainly
+        self.order = {id(st): k for k, (st, _) in enumerate(_walk(self.body))}  # program order
+        self.first_reads = _first_reads(self.body)
         self.saved = self.overwritten()
         self.arrays = array_names(self.body, self.act)
         self.loop_index: dict[int, str] = {}
@@ -1341,6 +1375,9 @@ class VJP:
                 # names first bound inside the body: saved at the end of every iteration
                 local = sorted(n for n in self.assigned_in(s.body.body) - bound if n in self.restore) + in_branches
                 self.loop_locals[id(s)] = local
+                # bound only by a nested loop, which may run no iterations (`for k in range(j)`): declared
+                # at the top of the function, so the save has a value (read only where it was bound)
+                self.declared.update(n for n in local if n not in inner)
                 if local:
                     body_lines.append(f"{pad}    {self.tape}.append(({', '.join(local)},))")
                 if isinstance(s, cst.For):
@@ -1353,6 +1390,7 @@ class VJP:
                         it = self.loop_iters[id(s)] = code(s.iter) if reuse else self.names.fresh("loop_items")
                     if not reuse:  # an iterator (enumerate, zip, ...) is saved as a list: the adjoint reverses it
                         lines.append(f"{pad}{it} = {_saved_iterable(s.iter)}")
+                        bound.add(it)
                         if self.loop_saves and it not in self.loop_saves[-1]:
                             self.loop_saves[-1].append(it)  # per iteration of the enclosing loop (range(j, n))
                     lines.append(f"{pad}for {code(s.target)} in {it}:")
@@ -1363,6 +1401,7 @@ class VJP:
                     if self.loop_saves and c not in self.loop_saves[-1]:
                         self.loop_saves[-1].append(c)  # the trip count of each run of a nested while
                     lines.append(f"{pad}{c} = 0")
+                    bound.add(c)
                     lines.append(f"{pad}while {code(s.test)}:")
                     body_lines.append(f"{pad}    {c} = {c} + 1")
                 lines += body_lines or [f"{pad}    pass"]
@@ -1393,13 +1432,14 @@ class VJP:
                 mine[:0] = [f"{pad}    {sv} = {n if n in bound else 'UNSET'}" for sv, n in other]
             if self.branch_saves:
                 self.branch_saves[-1] += saves
-            if self.loop_saves:
-                # a loop saves what its body binds at the end of every iteration: a name the adjoint
-                # needs that one branch binds is UNSET on the others (read only under the same test)
-                for mine, b_mine, b_other in ((first, b1, b2), (second, b2, b1)):
-                    for n in sorted((b_other - b_mine - bound) & self.restore):
-                        mine.append(f"{pad}    {n} = UNSET")
-                        b_mine.add(n)
+        if self.loop_saves:
+            # a loop saves what its body binds at the end of every iteration: a name the adjoint
+            # needs that one branch binds is UNSET on the others (read only under the same test,
+            # static or on data: `if j != k` in a comprehension's loops)
+            for mine, b_mine, b_other in ((first, b1, b2), (second, b2, b1)):
+                for n in sorted((b_other - b_mine - bound) & self.restore):
+                    mine.append(f"{pad}    {n} = UNSET")
+                    b_mine.add(n)
         lines += first or [f"{pad}    pass"]
         if second:
             lines.append(f"{pad}else:")
@@ -1462,6 +1502,7 @@ class VJP:
                     values_key = self.loop_index.setdefault(id(s), self.names.fresh("key"))
                     srcs = [LoopSource(srcs[0].target, srcs[0].seq, values_key)]
                 touched |= {code(src.seq) for src in srcs if code(src.seq) in self.act.active}
+                touched |= {lst for lst in self.appended_in(s.body.body) if self.read_before(lst, s)}
                 local = self.assigned_in(s.body.body)
                 items = set(target_names(s.target)) if srcs else set()  # type: ignore[union-attr]
                 pre: list[str] = []
@@ -1516,6 +1557,16 @@ class VJP:
             for n in names:
                 defined.discard(n)
 
+    def appended_in(self, stmts: Sequence[Any]) -> set[str]:
+        """Active lists the statements append to."""
+        return {code(st.value.func.value) for st, _ in _walk(stmts) if _is_append(st)} & self.act.active
+
+    def read_before(self, lst: str, st: cst.CSTNode) -> bool:
+        """Whether the list ``lst`` is read (not appended to) before the statement ``st``: then its
+        cotangent may start before (in the adjoint: after) appends that see none."""
+        first = self.first_reads.get(lst)
+        return first is not None and first < self.order[id(st)]
+
     def contributed(self, stmts: Sequence[Any]) -> set[str]:
         out: set[str] = set()
         for s, _ in _walk(stmts):
@@ -1532,6 +1583,12 @@ class VJP:
                     call.func.attr.value == "append":
                 lst = code(call.func.value)
                 arg = code(call.args[0].value)
+                if lst not in defined and lst in self.act.active and self.read_before(lst, s):
+                    # the list's last append, read before it (`b = items[0]`, then appends): its cotangent
+                    # starts here, as long as the list is now; what this append added gets none
+                    lines.append(f"{pad}{self.bname(lst)} = zeros_like({lst}[:-1])")
+                    defined.add(lst)
+                    return
                 if lst not in defined:  # no cotangent reached this binding of the list (a result not used)
                     return
                 if lst in self.act.active and arg in self.act.active:
@@ -1606,6 +1663,9 @@ class VJP:
                                 lines, pad, defined)
         elif op.kind in ("dict", "getattr", "tree_add", "pack_like"):
             self.container_adjoint(op, gexpr, lines, pad, defined)
+        elif op.kind == "convert" and op.operands["x"] in self.act.active:  # tuple(items)
+            src = op.operands["x"]
+            self.accumulate(src, f"pack_like({src}, {gexpr})", lines, pad, defined)
         elif op.kind == "pack":
             if set(op.elements) & set(names):  # `p, q = q, p`: every part read before any is replaced
                 saved = self.names.fresh("parts_bar")
@@ -1739,7 +1799,9 @@ class VJP:
             self.pushed = {}
             primal: list[str] = []
             self.final_bound = set(self.params)
+            self.declared: set[str] = set()
             self.primal(self.body, 1, primal, self.final_bound)
+            primal[:0] = [f"    {n} = None" for n in sorted(self.declared - set(self.params))]
             out = code(self.ret.value) if self.ret.value is not None else "None"
             adj: list[str] = []
             defined: set[str] = set()
@@ -1887,6 +1949,48 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
 
     new = block(body, STATIC)
     return new if changed else body
+
+
+def _local_sequences(body: Sequence[Any]) -> set[str]:
+    """Names bound to lists or tuples built here: literals (``items = []``), and ``tuple``/``list``
+    of those."""
+    out: set[str] = set()
+    for st, _ in _walk(body):
+        if isinstance(st, cst.Assign) and len(st.targets) == 1 and isinstance(st.targets[0].target, cst.Name):
+            v = st.value
+            if isinstance(v, (cst.List, cst.Tuple)) or (
+                    _call_name(v) in ("tuple", "list") and len(v.args) == 1  # type: ignore[attr-defined]
+                    and isinstance(v.args[0].value, cst.Name) and v.args[0].value.value in out):  # type: ignore[attr-defined]
+                out.add(st.targets[0].target.value)
+    return out
+
+
+def _is_append(st: cst.CSTNode) -> bool:
+    return isinstance(st, cst.Expr) and isinstance(st.value, cst.Call) and \
+        isinstance(st.value.func, cst.Attribute) and st.value.func.attr.value == "append" and \
+        isinstance(st.value.func.value, cst.Name) and len(st.value.args) == 1
+
+
+def _first_reads(body: Sequence[Any]) -> dict[str, int]:
+    """Lists appended to -> the program-order position (of :func:`_walk`) of their first read that is
+    not an append (``b = items[0]``, ``for v in items``, ``np.stack(items)``)."""
+    lists = {code(st.value.func.value) for st, _ in _walk(body) if _is_append(st)}
+    out: dict[str, int] = {}
+    for k, (st, _) in enumerate(_walk(body)):
+        if isinstance(st, cst.Assign):
+            node: Any = st.value
+        elif isinstance(st, (cst.If, cst.While)):
+            node = st.test
+        elif isinstance(st, cst.For):
+            node = st.iter
+        elif _is_append(st):
+            node = st.value.args[0].value
+        else:
+            node = st
+        for n in names_in(node):
+            if n in lists and n not in out:
+                out[n] = k
+    return out
 
 
 def _find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:
