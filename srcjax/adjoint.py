@@ -72,6 +72,8 @@ def zeros_like(x: Any) -> Any:
         return UNSET
     if is_tree(x):
         return tree_map(zero_leaf, x)
+    if isinstance(x, range):  # a loop's saved iterable (derivative code): no derivative
+        return None
     return np.zeros(np.shape(x), dtype=np.result_type(x, 0.0))
 
 

@@ -92,8 +92,8 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
         except ad.DifferentiationError as e:
             if kind != "vjp" and getattr(base, "__srcjax_derived__", None) is not None:  # reverse over reverse
                 e.hint = ("a custom_vjp has no forward mode, so grad of grad through it runs reverse over "
-                          "reverse, which does not go through loops yet: unroll the loop, or give the "
-                          "function a srcjax.custom_jvp rule")
+                          "reverse (reverse mode of the generated gradient): give the function a srcjax.custom_jvp "
+                          "rule to differentiate it in forward mode instead")
             raise
     elif kind in ("jacfwd", "jacrev"):
         text = _jacobian_source(base, name, nums[0], kind, max_iters, extra)
@@ -197,7 +197,7 @@ def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max
     names = Names([*params, name, *base.__globals__])
     n, i, jac, out, out_i, e, t, bars = (names.fresh(v) for v in ("n", "i", "jac", "out", "out_i", "e", "t", "bars"))
     x, args = params[k], ", ".join(params)
-    lines = [f"def {name}({args}):",
+    lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):",  # defaults included
              f"    assert not is_tree({x}), '{kind} of a container runs one program per element: call srcjax.{kind}'"]
     if kind == "jacfwd":
         jv = derivative_function(base, "jvp", (k,))
@@ -434,16 +434,30 @@ def vjp(fn: Callable[..., Any], *primals: Any,
     nums = tuple(range(len(primals)))
     out = _as_compiled(fn)(*primals)
     f = _wrap(fn, "vjp", nums, False, max_iters)
+    full = _with_defaults(fn, primals)  # the generated vjp takes every parameter, then the cotangent
 
     def vjp_fn(ct: Any) -> tuple[Any, ...]:
         try:
             ct = _matching("vjp: the cotangent", "the output", out, ct)
         except TranspileError as e:
             raise _clean(e) from None
-        _, bars = f(*primals, ct)
+        _, bars = f(*full, ct)
         return tuple(bars)
 
     return out, vjp_fn
+
+
+def _with_defaults(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``args`` and the default values of the parameters after them."""
+    c = _as_compiled(fn)
+    if len(args) >= len(c.params):
+        return args
+    try:
+        bound = inspect.signature(c.fn).bind(*args)
+    except TypeError:
+        return args  # reported by the call
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
 
 
 def _basis(shape: tuple[int, ...], dtype: Any) -> Any:

@@ -25,6 +25,7 @@ stacked :class:`Segment` per loop, which a reversed loop pops row by row.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -268,6 +269,10 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
         vals = [leaves[j] for leaves, _ in flat]
         if any(v is UNSET for v in vals):
             vals = [v for v in vals if v is not UNSET]
+            if vals and not any(isinstance(v, HloValue | Undefined) for v in vals) and \
+                    all(_same_static(vals[0], v) for v in vals):
+                result[j] = vals[0]  # read only where it was set (derivative code): it stays a Python value
+                continue
             if not vals or not all(isinstance(v, HloValue) or _aval_of_static(v) is not None for v in vals):
                 result[j] = UNSET if not vals else Undefined(labels[j], "an `if` on array data")
                 continue
@@ -692,12 +697,6 @@ def lax_rules() -> dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], 
     }
 
 
-def _contains_number(v: Any, static_only: bool = False) -> bool:
-    """Whether ``v`` (a pytree) holds a Python/NumPy number (or, unless ``static_only``, any leaf)."""
-    leaves, _ = pytree.flatten(v)
-    return any(not isinstance(x, HloValue) and _aval_of_static(x) is not None for x in leaves)
-
-
 def _contains_dynamic_leaf(v: Any) -> bool:
     return any(isinstance(x, HloValue) for x in pytree.flatten(v)[0])
 
@@ -715,15 +714,24 @@ class Segment:
     rolled too.
     """
 
-    def __init__(self, trees: list[pytree.TreeDef], bufs: list[list[HloValue]], n: int) -> None:
+    def __init__(self, trees: list[pytree.TreeDef], bufs: list[list[Any]], n: int) -> None:
         self.trees = trees  # per item position within a row
-        self.bufs = bufs  # per item position: one (n, ...) buffer per leaf
+        # per item position, per leaf: an (n, ...) buffer, or a _Same (a static value: the same every row)
+        self.bufs = bufs
         self.n = n
         self.rows_left = n  # rows not yet popped (static pops)
         self.pos = len(trees)  # the next item popped in the current row is pos - 1
 
     def __repr__(self) -> str:
         return f"<{self.n} loop iterations of saved values>"
+
+
+@dataclass
+class _Same:
+    """A static leaf a rolled loop appends: one traced iteration stands for all, so it is the same
+    value on every row, and stays a Python value (a test on it stays static)."""
+
+    value: Any
 
 
 @dataclass
@@ -755,12 +763,14 @@ def segment_pop(sp: Specializer, lst: list[Any], static: bool = False) -> Any:
         row = seg.rows_left - 1
         if p == 0 and seg.rows_left == 1:
             lst.pop()
-    leaves = [sp.getitem(buf, (row,)) for buf in seg.bufs[p]]
+    leaves = [buf.value if isinstance(buf, _Same) else sp.getitem(buf, (row,)) for buf in seg.bufs[p]]
     return pytree.unflatten(seg.trees[p], leaves)
 
 
 def _read_not_appended(body: Sequence[Any]) -> set[str]:
-    """Names the statements read other than as ``name.append(...)`` / ``name.pop()``."""
+    """Names the statements read other than as ``name.append(...)`` / ``name.pop()``. Derivative
+    code's tapes (``_tape``, ``_tape_1``, ``_tape_bar``) passed to its helpers count as neither: the
+    helpers only push and pop them."""
     out: set[str] = set()
 
     class V(cst.CSTVisitor):
@@ -774,7 +784,20 @@ def _read_not_appended(body: Sequence[Any]) -> set[str]:
 
     for st in body:
         st.visit(V())
-    return out
+    return {n for n in out if not _TAPE.match(n)}
+
+
+_TAPE = re.compile(r"_tape(_bar)?(_\d+)?$")
+
+
+def int_range(seq: Any) -> range | None:
+    """A list or tuple of Python ints in steps of one size (a derivative's ``list(reversed(range(n)))``)
+    as the range it equals, so a loop over it can be rolled too; None for anything else."""
+    if not isinstance(seq, (list, tuple)) or len(seq) < 2 or any(type(v) is not int for v in seq):
+        return None
+    step = seq[1] - seq[0]
+    r = range(seq[0], seq[-1] + (1 if step > 0 else -1), step) if step else None
+    return r if r is not None and len(r) == len(seq) and all(a == b for a, b in zip(r, seq)) else None
 
 
 def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool:
@@ -875,38 +898,48 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
         fresh_vals = found["fresh"]
         if set(fresh_vals) != set(fresh):
             raise _Unroll()
-        for items in found["appended"].values():
-            if any(_contains_number(it, static_only=True) for it in items):
-                raise _Unroll()  # the same Python number saved every iteration: keep it a Python number
         static_fresh = {x: v for x, v in fresh_vals.items() if not _contains_dynamic_leaf(v)}
         fresh = [x for x in fresh if x not in static_fresh]  # the same on every iteration: not carried
-        zeros = []
-        for x in fresh:
-            v = fresh_vals[x]
+
+        def zero(v: Any) -> Any:
+            assert sp.b is not None
             a = v.aval if isinstance(v, HloValue) else _aval_of_static(v)
             if a is None:
                 raise _Unroll()
-            zeros.append(sp.b.full(0, a.shape, a.dtype) if not a.weak_type else HloValue(
-                sp.b.full(0, a.shape, a.dtype).name, a))
+            return sp.b.full(0, a.shape, a.dtype) if not a.weak_type else HloValue(
+                sp.b.full(0, a.shape, a.dtype).name, a)
+
+        zeros = []
+        for x in fresh:
+            v = fresh_vals[x]
+            if pytree.is_tree(v):  # a tuple of arrays (the cotangents a derivative's helper returns)
+                leaves, tree = pytree.flatten(v)
+                if not all(isinstance(leaf, HloValue) for leaf in leaves):
+                    raise _Unroll()
+                zeros.append(pytree.unflatten(tree, [zero(leaf) for leaf in leaves]))
+            else:
+                zeros.append(zero(v))
         # buffers for appended items: per list, per item position, per leaf
         layout: list[tuple[int, list[pytree.TreeDef]]] = []
         bufs: list[HloValue] = []
+        same: list[_Same | None] = []  # per leaf: its static value, or None for a buffer
         for i_l, items in found["appended"].items():
             trees = []
             for item in items:
                 leaves, tree = pytree.flatten(item)
                 trees.append(tree)
                 for leaf in leaves:
-                    a = leaf.aval if isinstance(leaf, HloValue) else _aval_of_static(leaf)
-                    if a is None:
-                        raise _Unroll()
-                    bufs.append(sp.b.full(0, (n,) + a.shape, a.dtype))
+                    if not isinstance(leaf, HloValue):
+                        same.append(_Same(leaf))
+                        continue
+                    same.append(None)
+                    bufs.append(sp.b.full(0, (n,) + leaf.aval.shape, leaf.aval.dtype))
             layout.append((i_l, trees))
 
         def body(state: Any) -> Any:
             local, appended = run(state, True)
             new_bufs = list(state[3])
-            j = 0
+            j = k = 0
             for i_l, trees in layout:
                 items = appended.get(i_l, [])
                 if len(items) != len(trees):
@@ -916,6 +949,14 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
                     if t != tree:
                         raise _Unroll()
                     for leaf in leaves:
+                        fixed = same[k]
+                        k += 1
+                        if fixed is not None:
+                            if isinstance(leaf, HloValue) or not _same_static(leaf, fixed.value):
+                                raise _Unroll()
+                            continue
+                        if not isinstance(leaf, HloValue):
+                            raise _Unroll()
                         new_bufs[j] = sp.apply(registry.PRIMITIVES["index_update"], [new_bufs[j], (state[0],), leaf],
                                                {})
                         j += 1
@@ -939,12 +980,19 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
     env.update(zip(fresh, fvals))
     env.update(static_fresh)
     env[target] = r[-1] if n else env.get(target)
-    j = 0
+    j = k = 0
     for i_l, trees in layout:
         per_pos = []
         for tree in trees:
-            per_pos.append(list(bvals[j:j + tree.num_leaves]))
-            j += tree.num_leaves
+            row: list[Any] = []
+            for fixed in same[k:k + tree.num_leaves]:
+                if fixed is None:
+                    row.append(bvals[j])
+                    j += 1
+                else:
+                    row.append(fixed)
+            per_pos.append(row)
+            k += tree.num_leaves
         seg = Segment(trees, per_pos, n)
         if snap[i_l][0].startswith("_tape"):  # a derivative's tape: popped row by row, maybe by a rolled loop
             lists[i_l].append(seg)

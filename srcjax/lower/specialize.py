@@ -270,8 +270,11 @@ class Specializer:
             env[s.name.value] = LocalFunction(s, env, self.nf)
         elif isinstance(s, cst.For):
             seq = self.eval(s.iter, env)
-            if isinstance(seq, range) and len(seq) > control.TINY_TRIP and isinstance(s.target, cst.Name) \
-                    and control.roll_for(self, s, seq, env):
+            if isinstance(seq, (reversed, type(reversed([])), type(reversed(())))):
+                seq = list(seq)  # (the loop consumes the iterator anyway)
+            r = seq if isinstance(seq, range) else control.int_range(seq)
+            if r is not None and len(r) > control.TINY_TRIP and isinstance(s.target, cst.Name) \
+                    and control.roll_for(self, s, r, env):
                 return
             it = self.iterate(seq)
             for k, item in enumerate(it):

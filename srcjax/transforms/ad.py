@@ -37,6 +37,7 @@ from ..frontend.names import (
     Names,
     RenameNames,
     Visitor,
+    assigned_names,
     code,
     names_in,
     names_read,
@@ -596,6 +597,7 @@ class Activity:
         if body is None:  # a helper's summary: its body as the helper's derivative will see it
             body = inline_loop_iterables(inline_lax(nf, list(nf.plain_fdef.body.body)))
         self.sequences = _local_sequences(body)
+        self.pushed = _pushed_names(body)
         changed = True
         while changed:
             changed = False
@@ -761,6 +763,10 @@ class Activity:
                            "convert"):
                 src = list(op.reads)
                 if op.kind == "tape_pop" and op.callee:
+                    if set(targets) <= self.pushed.get(op.callee, set()):
+                        # `y = _tape.pop()` undoing this function's `_tape.append(y)` (derivative code): each
+                        # name gets its own value back, so keeps its own activity (a saved `range` stays inactive)
+                        return [], []
                     src.append(op.callee)
                 return targets, src
             return targets, []
@@ -774,6 +780,19 @@ class Activity:
                                                                                for n in names_in(src.seq)]
             return target_names(s.target), []
         return [], []
+
+
+def _pushed_names(body: Sequence[Any]) -> dict[str, set[str]]:
+    """Per list, the names ``body`` appends to it, alone or in a tuple (``_tape.append((a, b,))``)."""
+    out: dict[str, set[str]] = {}
+    for s, _ in _walk(body):
+        if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and isinstance(s.value.func, cst.Attribute) \
+                and s.value.func.attr.value == "append" and len(s.value.args) == 1:
+            v = s.value.args[0].value
+            items = [e.value for e in v.elements] if isinstance(v, cst.Tuple) else [v]
+            out.setdefault(code(s.value.func.value), set()).update(
+                e.value for e in items if isinstance(e, cst.Name))
+    return out
 
 
 _CALL_ACTIVITY: dict[tuple[int, tuple[str, ...]], bool] = {}
@@ -1275,18 +1294,6 @@ class VJP:
         self.ret: cst.Return = body[-1].body[-1]
         self.act = Activity(program, nf, active_params, body)
         body, self.act = _hoisted(program, nf, active_params, body, self.act, self.names)
-        for st, depth in _walk(body):
-            tape_tuple = (isinstance(st, cst.Expr) and isinstance(st.value, cst.Call) and
-                          code(st.value.func).endswith(".append") and st.value.args and
-                          isinstance(st.value.args[0].value, cst.Tuple)) or \
-                         (isinstance(st, cst.Assign) and self.act.op(st.value).kind == "tape_pop" and
-                          not isinstance(st.targets[0].target, cst.Name))
-            if tape_tuple and depth > 0 or (tape_tuple and isinstance(st, cst.Assign) and
-                                            any(n in self.act.active for n in target_names(st.targets[0].target))):
-                raise DifferentiationError(
-                    f"{nf.name}: reverse mode through saved loop values of generated derivative code "
-                    "(reverse over reverse with loops) is not supported yet",
-                    hint="use srcjax.hessian / srcjax.jacfwd (forward over reverse) instead")
         self.body = list(body[:-1]) + ([cst.SimpleStatementLine(body=list(body[-1].body[:-1]))]
                                        if len(body[-1].body) > 1 else [])
         self.body, self.custom_res = custom_rules.with_residuals(self, self.body)
@@ -1582,7 +1589,8 @@ class VJP:
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
                     call.func.attr.value == "append":
                 lst = code(call.func.value)
-                arg = code(call.args[0].value)
+                node = call.args[0].value
+                arg = code(node)
                 if lst not in defined and lst in self.act.active and self.read_before(lst, s):
                     # the list's last append, read before it (`b = items[0]`, then appends): its cotangent
                     # starts here, as long as the list is now; what this append added gets none
@@ -1591,11 +1599,25 @@ class VJP:
                     return
                 if lst not in defined:  # no cotangent reached this binding of the list (a result not used)
                     return
-                if lst in self.act.active and arg in self.act.active:
-                    lb = self.bname(lst)
+                if lst not in self.act.active:
+                    return
+                lb = self.bname(lst)
+                if isinstance(node, cst.Tuple):  # `_tape.append((a, b,))` (derivative code): per element
+                    elems = [(k, e) for k, e in ((k, code(e.value)) for k, e in enumerate(node.elements))
+                             if e.isidentifier() and e in self.act.active]
+                    if len(node.elements) == 1 and elems:
+                        self.accumulate(elems[0][1], f"{lb}.pop()[0]", lines, pad, defined)
+                    elif elems:
+                        row = self.names.fresh("saved_bar")
+                        lines.append(f"{pad}{row} = {lb}.pop()")
+                        for k, e in elems:
+                            self.accumulate(e, f"{row}[{k}]", lines, pad, defined)
+                    else:
+                        lines.append(f"{pad}{lb}.pop()")
+                elif arg in self.act.active:
                     self.accumulate(arg, f"{lb}.pop()", lines, pad, defined)
-                elif lst in self.act.active:
-                    lines.append(f"{pad}{self.bname(lst)}.pop()")
+                else:
+                    lines.append(f"{pad}{lb}.pop()")
             return
         if not isinstance(s, cst.Assign):
             return
@@ -1609,7 +1631,11 @@ class VJP:
             if op.kind in ("call", "custom"):
                 self.no_bar.add(id(s))  # its forward half would leave residuals on the tape: not used
             if op.kind == "tape_pop" and op.callee in self.act.active:
-                lines.append(f"{pad}{self.bname(op.callee)}.append(None)")
+                # a zero cotangent for what was popped: the append this pop undoes adds it (a stack of
+                # cotangents, in step with the list)
+                self.cotangent_list(op.callee, lines, pad, defined)
+                zeros = _tuple_target_code(target, lambda n: f"zeros_like({n})")
+                lines.append(f"{pad}{self.bname(op.callee)}.append({zeros})")
             for n in reversed(restore):  # the last pushed comes off the tape first
                 lines.append(f"{pad}{n} = {old[n]}")
             for n in names:
@@ -1676,11 +1702,19 @@ class VJP:
                 if e.isidentifier() and e in self.act.active:
                     self.accumulate(e, parts[k] if parts is not None else f"{gexpr}[{k}]", lines, pad, defined)
         elif op.kind == "tape_pop":
+            self.cotangent_list(op.callee, lines, pad, defined)  # type: ignore[arg-type]
             lines.append(f"{pad}{self.bname(op.callee)}.append({gexpr})")  # type: ignore[arg-type]
         elif op.kind == "call":
             self.call_adjoint(op, gexpr, lines, pad, defined)
         for n in reversed(restore):
             lines.append(f"{pad}{n} = {old[n]}")
+
+    def cotangent_list(self, lst: str, lines: list[str], pad: str, defined: set[str]) -> None:
+        """``lst_bar`` exists before the adjoint of ``v = lst.pop()`` appends to it: one zero per item
+        left in ``lst`` (none, for a derivative's tape, which the primal empties)."""
+        if lst not in defined:
+            lines.append(f"{pad}{self.bname(lst)} = zeros_like({lst})")
+            defined.add(lst)
 
     def container_adjoint(self, op: Op, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
         """Cotangents of a dict literal's values, of ``p`` in ``p.w``, of tree_add's and pack_like's operands."""
@@ -1922,7 +1956,7 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
         op = classify(a.value, program, nf)
         callee = program.functions[op.callee]  # type: ignore[index]
         where = f"a call of `{callee.name}` inside an `if` on array data"
-        if callee.source.globals is not nf.source.globals or callee.source.closure or depth > 8 or \
+        if not _reads_same_globals(program, callee, nf) or callee.source.closure or depth > 8 or \
                 callee is nf or _find_nested_def(callee.plain_fdef.body) is not None:
             if data != DYNAMIC:
                 return None  # the test may turn out static (recursion on a Python int): call it as usual
@@ -1991,6 +2025,17 @@ def _first_reads(body: Sequence[Any]) -> dict[str, int]:
             if n in lists and n not in out:
                 out[n] = k
     return out
+
+
+def _reads_same_globals(program: Program, callee: NormalizedFunction, nf: NormalizedFunction) -> bool:
+    """Whether ``callee``'s body, written out inside ``nf``, reads the same globals there: one module, or
+    a helper of :mod:`srcjax.adjoint` (``unbroadcast``) called by derivative code, which imports what it reads."""
+    if callee.source.globals is nf.source.globals:
+        return True
+    fdef = callee.plain_fdef
+    local = {p.name.value for p in fdef.params.params} | set(assigned_names(fdef.body.body)) | set(program.functions)
+    mine, theirs = callee.source.globals, nf.source.globals
+    return all(theirs.get(n) is mine[n] for n in set(names_in(fdef.body)) - local if n in mine)
 
 
 def _find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:
@@ -2167,7 +2212,7 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
     v.seed_expr = f"ones_like({main})"
     primal, adj, out, defined = v.sweeps(seed_holder)
     bars = v.finish_bars(adj, defined)
-    lines = [f"def {name}({_signature(nf)}):"]  # the same parameters, defaults included
+    lines = [f"def {name}({signature(nf)}):"]  # the same parameters, defaults included
     if any(v.tape in ln for ln in primal + adj) or helpers:
         lines.append(f"    {v.tape} = []")
     lines += primal
@@ -2189,7 +2234,7 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
     return "\n".join(lines) + "\n" + ("\n\n" + "\n\n".join(extra) if extra else "")
 
 
-def _signature(nf: NormalizedFunction) -> str:
+def signature(nf: NormalizedFunction) -> str:
     """``nf``'s parameters as written, with their defaults (``params, x, y=None``)."""
     return ", ".join(p.name.value + (f"={code(p.default)}" if p.default is not None else "")
                      for p in nf.plain_fdef.params.params)
