@@ -110,6 +110,26 @@ def _key_aval(k: Any) -> ShapedArray:
     return ShapedArray(k[0], k[1], weak_type=k[2])
 
 
+class Static:
+    """A static value inside a container argument (a Python int a split VJP saved): part of the
+    cache key, seen by the program as the value itself, as a string inside a container is."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Static and type(other.value) is type(self.value) and other.value == self.value
+
+    def __hash__(self) -> int:
+        v = self.value
+        return hash((type(v), (v.start, v.stop, v.step) if type(v) is slice else v))
+
+    def __repr__(self) -> str:
+        return f"Static({self.value!r})"
+
+
 class _Plan:
     """What one specialization needs at call time."""
 
@@ -242,7 +262,7 @@ class Compiled:
             container = tree is not None and tree is not pytree.LEAF
             for j, leaf in enumerate(leaves):
                 k = _leaf_key(leaf)
-                if k is None and container and isinstance(leaf, str):
+                if k is None and container and isinstance(leaf, (str, Static)):
                     ks.append(("s", leaf))  # a string inside a container: static (e.g. an activation's name)
                     continue
                 if k is None:
@@ -265,11 +285,11 @@ class Compiled:
         specs = []
         for name, v in zip(self.params, values):
             if name in static:
-                specs.append(ArgSpec(True, value=v))
+                specs.append(ArgSpec(True, value=v.value if isinstance(v, Static) else v))
             else:
                 leaves, tree = pytree.flatten(v, is_leaf=_is_leaf)
-                specs.append(ArgSpec(False, aval=pytree.unflatten(tree, [x if isinstance(x, str) else _leaf_aval(x)
-                                                                         for x in leaves])))
+                specs.append(ArgSpec(False, aval=pytree.unflatten(tree, [
+                    x if isinstance(x, str) else x.value if isinstance(x, Static) else _leaf_aval(x) for x in leaves])))
         return specs
 
     def _specialize(self, values: list[Any]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any]]:
@@ -438,6 +458,9 @@ def _as_compiled(fn: Any) -> Compiled:
 
 def source(fn: Callable[..., Any]) -> str:
     """The generated Python module for ``fn``: imports, the entry function, helpers."""
+    written = getattr(fn, "__srcjax_source__", None)
+    if written is not None:  # a split VJP's cotangent function: its forward and backward programs
+        return written()  # type: ignore[no-any-return]
     needs = getattr(fn, "_needs", None)
     if needs:  # a derivative of a function that calls a parameter: written per function
         raise _clean(ArgumentError(

@@ -44,6 +44,8 @@ class TreeDef:
             return "{" + inner + "}"
         if self.kind == "namedtuple":
             return f"{self.keys[0].__name__}({inner})"
+        if self.kind == "node":
+            return f"{self.keys[0].__name__}({inner})"
         if self.kind == "record":
             fields = ", ".join(f"{k}={c!r}" for k, c in zip(self.keys[1], self.children))
             return f"{self.keys[0].__name__}({fields})"
@@ -81,6 +83,9 @@ def _flatten(x: Any, is_leaf: Callable[[Any], bool] | None, leaves: list[Leaf]) 
     if is_record(x):
         fields = record_fields(x)
         return TreeDef("record", tuple(_flatten(getattr(x, f), is_leaf, leaves) for f in fields), (type(x), fields))
+    if getattr(type(x), "__srcjax_node__", False):  # srcjax's own node types (a loop's saved values)
+        children, aux = x.tree_flatten()
+        return TreeDef("node", tuple(_flatten(c, is_leaf, leaves) for c in children), (type(x), aux))
     leaves.append(x)
     return LEAF
 
@@ -105,6 +110,8 @@ def _build(t: TreeDef, it: Any) -> Any:
         return t.keys[0](*kids)
     if t.kind == "record":
         return t.keys[0](**dict(zip(t.keys[1], kids)))
+    if t.kind == "node":
+        return t.keys[0].tree_unflatten(t.keys[1], kids)
     return dict(zip(t.keys, kids))
 
 

@@ -130,7 +130,8 @@ class Program:
         if "srcjax.lax." in text:
             header += "import srcjax\n"
         # helpers srcjax transpiled, and those it runs itself (the index_add primitive, container tests)
-        used = sorted(n for n in set(library) | _RUNTIME_HELPERS if re.search(rf"(?<![\w.]){n}\(", text))
+        used = sorted([n for n in set(library) | _RUNTIME_HELPERS if re.search(rf"(?<![\w.]){n}\(", text)] +
+                      (["UNSET"] if re.search(r"(?<![\w.])UNSET\b", text) else []))  # (a value, not called)
         if used:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
         return header + text

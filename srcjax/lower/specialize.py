@@ -174,7 +174,7 @@ class Specializer:
             if is_dynamic(leaf):
                 outs.append(leaf)
                 template.append(None)
-            elif isinstance(leaf, (bool, int, float, str, np.generic, np.ndarray, type(None))) \
+            elif isinstance(leaf, (bool, int, float, str, np.generic, np.ndarray, type(None), range, slice)) \
                     or isinstance(leaf, np.dtype):
                 template.append(leaf)
             else:
