@@ -457,6 +457,17 @@ def vjp(fn: Callable[..., Any], *primals: Any,
     return out, _RecomputingVJP(f, out, primals, halves if failure is not None else None, failure)
 
 
+def _cotangent(out: Any, ct: Any) -> Any:
+    """``ct`` checked against the output; a Python number for a floating-point array output takes
+    its dtype (the cotangent of a float32 output is float32, as in JAX, whatever ``1.0`` is)."""
+    ct = _matching("vjp: the cotangent", "the output", out, ct)
+    if type(ct) is float or type(ct) is int:
+        a = _leaf_aval(out)
+        if a is not None and not a.weak_type and (a.dtype.kind == "f" or a.dtype.name == "bfloat16"):
+            return np.asarray(ct, dtype=a.dtype)
+    return ct
+
+
 class _RecomputingVJP:
     """``vjp_fn`` as one program: the forward pass again, then the adjoint sweep."""
 
@@ -468,7 +479,7 @@ class _RecomputingVJP:
 
     def __call__(self, ct: Any) -> tuple[Any, ...]:
         try:
-            ct = _matching("vjp: the cotangent", "the output", self._out, ct)
+            ct = _cotangent(self._out, ct)
         except TranspileError as e:
             raise _clean(e) from None
         _, bars = self._f(*self._primals, ct)
@@ -530,7 +541,7 @@ class _SplitVJPFunction:
     def __call__(self, ct: Any) -> tuple[Any, ...]:
         h = self._halves
         try:
-            ct = _matching("vjp: the cotangent", "the output", self._out, ct)
+            ct = _cotangent(self._out, ct)
         except TranspileError as e:
             raise _clean(e) from None
         if h.recompute is None:

@@ -90,6 +90,8 @@ def split_source(program: Program, argnums: Sequence[int], fwd: str, bwd: str, h
     if uses_tape:
         residuals.append(v.tape)
 
+    shape_defs: list[str] = []  # definitions the backward half repeats for a shape (see _shape_only)
+
     def write(reads: list[int], residuals: list[str]) -> str:
         saved = [n for n in residuals if n != v.tape]
         f = [f"def {fwd}({ad._signature(nf)}):"]
@@ -104,12 +106,22 @@ def split_source(program: Program, argnums: Sequence[int], fwd: str, bwd: str, h
         b = [f"def {bwd}({', '.join([params[i] for i in reads] + residuals + [out_bar])}):"]
         if uses_tape:
             b.append(f"    {v.tape} = list({v.tape})  # popped below: a copy, so this can run again")
+        b += [f"    {d}  # read for its shape only (XLA drops the computation)" for d in shape_defs]
         b += adj
         b.append(f"    return ({', '.join(bars)},)")
         body = "\n".join(f) + "\n\n\n" + "\n".join(b) + "\n" + ("\n\n" + "\n\n".join(extra) if extra else "")
         return simplify_source(header + body, set(ad.ADJOINT_IMPORTS))
 
     text = write(reads, residuals)
+    # a residual the backward half reads for its shape only, computed by one pure statement from
+    # values it has: that statement is repeated there instead (XLA drops the computation itself)
+    shape_defs[:] = _shape_only(text, fwd, bwd, residuals, params)
+    if shape_defs:
+        moved = {d.split(" = ", 1)[0] for d in shape_defs}
+        residuals = [n for n in residuals if n not in moved]
+        needed = {n for d in shape_defs for n in names_in(cst.parse_statement(d))}
+        reads = sorted(set(reads) | {i for i, p in enumerate(params) if p in needed})
+        text = write(reads, residuals)
     # simplification may leave a residual or parameter unread (folded away): drop it from both halves
     unread = _unread_parameters(text, bwd) - {out_bar, v.tape}
     if unread:
@@ -117,6 +129,68 @@ def split_source(program: Program, argnums: Sequence[int], fwd: str, bwd: str, h
         residuals = [n for n in residuals if n not in unread]
         text = write(reads, residuals)
     return Split(text, fwd, bwd, tuple(reads), tuple(residuals))
+
+
+# arguments that only give the helper a shape: (function, argument position)
+_SHAPE_ARGS = {("unbroadcast", 1), ("expand_reduced", 1), ("reduced_size", 0), ("broadcast_like", 1),
+               ("np.shape", 0), ("np.ndim", 0), ("np.size", 0)}
+
+
+def _shape_only(text: str, fwd: str, bwd: str, residuals: list[str], params: list[str]) -> list[str]:
+    """Definitions (``pow_1 = sub ** 2``) of residuals the backward half reads only through the
+    shape of its value, each one pure statement at the top of the forward half reading parameters
+    and residuals bound once (so their values there are those the backward half has): in order."""
+    mod = ast.parse(text)
+    defs = {n.name: n for n in mod.body if isinstance(n, ast.FunctionDef)}
+    f, b = defs[fwd], defs[bwd]
+    shape_reads: set[int] = set()
+    for n in ast.walk(b):
+        if isinstance(n, ast.Call):
+            fn = ast.unparse(n.func)
+            shape_reads |= {id(a) for k, a in enumerate(n.args) if (fn, k) in _SHAPE_ARGS and isinstance(a, ast.Name)}
+    loads: dict[str, list[ast.Name]] = {}
+    stores: dict[str, int] = {}
+    for n in ast.walk(b):
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, ast.Load):
+                loads.setdefault(n.id, []).append(n)
+            else:
+                stores[n.id] = stores.get(n.id, 0) + 1
+    fstores: dict[str, int] = {}
+    for n in ast.walk(f):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            fstores[n.id] = fstores.get(n.id, 0) + 1
+    ret = f.body[-1]
+    if not (isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and len(ret.value.elts) == 2 and
+            isinstance(ret.value.elts[1], ast.Tuple)):
+        return []
+    returned = [ast.unparse(e) for e in ret.value.elts[1].elts]  # what the forward half returns per residual
+    same = {n for n, r in zip(residuals, returned) if n == r}
+    top: dict[str, ast.Assign] = {st.targets[0].id: st for st in f.body if isinstance(st, ast.Assign) and
+                                  len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)}
+    candidates = {r for r in same if r in top and fstores.get(r) == 1 and not stores.get(r) and loads.get(r) and
+                  all(id(x) in shape_reads for x in loads[r]) and _pure(top[r].value)}
+    while True:  # drop those reading a value the backward half would not have
+        have = candidates | (same - candidates) | {p for p in params if not fstores.get(p)}
+        bad = {r for r in candidates if any(n.id not in have or fstores.get(n.id, 0) > 1 for n in ast.walk(top[r].value)
+                                            if isinstance(n, ast.Name))}
+        if not bad:
+            break
+        candidates -= bad
+    return [ast.unparse(st) for st in f.body if isinstance(st, ast.Assign) and st.targets[0] is not None and
+            isinstance(st.targets[0], ast.Name) and st.targets[0].id in candidates]
+
+
+def _pure(e: ast.expr) -> bool:
+    """Only operators, NumPy functions and srcjax.adjoint helpers (no forward half pushing on a tape)."""
+    for n in ast.walk(e):
+        if isinstance(n, ast.Call):
+            fn = ast.unparse(n.func)
+            if not (fn.startswith("np.") or fn in ad.ADJOINT_IMPORTS):
+                return False
+        elif isinstance(n, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
+            return False
+    return True
 
 
 def _unread_parameters(text: str, name: str) -> set[str]:
