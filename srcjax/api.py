@@ -110,6 +110,26 @@ def _key_aval(k: Any) -> ShapedArray:
     return ShapedArray(k[0], k[1], weak_type=k[2])
 
 
+class Static:
+    """A static value inside a container argument (a Python int a split VJP saved): part of the
+    cache key, seen by the program as the value itself, as a string inside a container is."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Static and type(other.value) is type(self.value) and other.value == self.value
+
+    def __hash__(self) -> int:
+        v = self.value
+        return hash((type(v), (v.start, v.stop, v.step) if type(v) is slice else v))
+
+    def __repr__(self) -> str:
+        return f"Static({self.value!r})"
+
+
 class _Plan:
     """What one specialization needs at call time."""
 
@@ -127,19 +147,18 @@ class _Plan:
         """``run(leaves)``: upload, execute, rebuild the result's structure (the cache-hit path of a
         call, so everything it needs is bound here once)."""
         exe, in_avals, template, tree = self.exe, self.in_avals, self.template, self.out_tree
-        put, array, run = exe.put, exe.array_type, exe.run
+        put, array = exe.put, exe.array_type
 
         def upload(leaves: Sequence[Any]) -> list[Any]:
             return [leaf._buf if type(leaf) is array else put(leaf, aval) for leaf, aval in zip(leaves, in_avals)]
 
         if tree is pytree.LEAF and self.n_out == len(template) == 1 and hasattr(exe, "run_one"):
-            run_one = exe.run_one
-            return lambda leaves: run_one(upload(leaves))
+            return lambda leaves: exe.run_one(upload(leaves))
         if self.n_out == len(template):
-            return lambda leaves: pytree.unflatten(tree, run(upload(leaves)))
+            return lambda leaves: pytree.unflatten(tree, exe.run(upload(leaves)))
 
         def rebuild(leaves: Sequence[Any]) -> Any:
-            it = iter(run(upload(leaves)))
+            it = iter(exe.run(upload(leaves)))
             return pytree.unflatten(tree, [next(it) if t is None else t for t in template])
 
         return rebuild
@@ -250,7 +269,7 @@ class Compiled:
             if _is_leaf(v) or type(v) in (float, int, bool):
                 leaves, tree = [v], None
             else:
-                leaves, tree = pytree.flatten(v, is_leaf=_is_leaf)
+                leaves, tree = pytree.flatten(v, is_leaf=_is_leaf, nodes=True)
                 if not leaves and tree is pytree.NONE:  # None: a static argument
                     self.auto_static = self.auto_static | {name}
                     self._by_value.add(name)
@@ -264,7 +283,7 @@ class Compiled:
             container = tree is not None and tree is not pytree.LEAF
             for j, leaf in enumerate(leaves):
                 k = _leaf_key(leaf)
-                if k is None and container and isinstance(leaf, str):
+                if k is None and container and isinstance(leaf, (str, Static)):
                     ks.append(("s", leaf))  # a string inside a container: static (e.g. an activation's name)
                     continue
                 if k is None:
@@ -287,11 +306,11 @@ class Compiled:
         specs = []
         for name, v in zip(self.params, values):
             if name in static:
-                specs.append(ArgSpec(True, value=v))
+                specs.append(ArgSpec(True, value=v.value if isinstance(v, Static) else v))
             else:
-                leaves, tree = pytree.flatten(v, is_leaf=_is_leaf)
-                specs.append(ArgSpec(False, aval=pytree.unflatten(tree, [x if isinstance(x, str) else _leaf_aval(x)
-                                                                         for x in leaves])))
+                leaves, tree = pytree.flatten(v, is_leaf=_is_leaf, nodes=True)
+                specs.append(ArgSpec(False, aval=pytree.unflatten(tree, [
+                    x if isinstance(x, str) else x.value if isinstance(x, Static) else _leaf_aval(x) for x in leaves])))
         return specs
 
     def _specialize(self, values: list[Any]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any]]:
@@ -487,6 +506,9 @@ def device_put(x: Any, device: str | None = None) -> Any:
 
 def source(fn: Callable[..., Any]) -> str:
     """The generated Python module for ``fn``: imports, the entry function, helpers."""
+    written = getattr(fn, "__srcjax_source__", None)
+    if written is not None:  # a split VJP's cotangent function: its forward and backward programs
+        return written()  # type: ignore[no-any-return]
     needs = getattr(fn, "_needs", None)
     if needs:  # a derivative of a function that calls a parameter: written per function
         raise _clean(ArgumentError(

@@ -26,7 +26,7 @@ from .core import ArgumentError, DTypeError, TranspileError
 from .custom import custom_vjp, owner_of
 from .frontend.names import Names, Visitor
 from .frontend.program import Program
-from .transforms import ad, custom_rules
+from .transforms import ad, custom_rules, split
 from .transforms.simplify import simplify_source
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "derivative_function"]
@@ -71,6 +71,8 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
         prog = _custom_caller(base)
     custom_rules.add_rules(prog)  # before naming: a rule may be called f_jvp too
     name = Names(prog.functions).fresh(f"{entry_name}_{kind}")
+    header = "import numpy as np\nfrom srcjax.adjoint import " + ", ".join(ad.ADJOINT_IMPORTS) + "\n\n\n"
+    halves: split.Split | None = None
     origins: dict[str, str] = {}  # generated helper -> the program function it derives from
     extra: dict[str, Callable[..., Any]] = {}  # functions the generated source calls by name (other derivatives)
     if kind in ("grad", "value_and_grad") and getattr(base, "__srcjax_derived__", None) is not None and \
@@ -79,9 +81,15 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
         # scalar output, so forward mode over it gives the same numbers without a tape of tapes.
         # (Not through a custom_vjp, which has no forward mode: reverse over reverse, as JAX.)
         text = _forward_grad_source(base, name, nums, single, kind == "value_and_grad", has_aux, extra)
-    elif kind in ("grad", "value_and_grad", "vjp"):
+    elif kind in ("grad", "value_and_grad", "vjp", "vjp_split"):
         def reverse(prog: Program) -> str:
+            nonlocal halves, name
             origins.clear()
+            if kind == "vjp_split":
+                name, bwd = split.fresh_names(prog, f"{entry_name}_vjp")
+                halves = split.split_source(prog, nums, name, bwd, header, origins, max_iters)
+                origins[bwd] = prog.entry.name
+                return halves.text
             if kind == "vjp":
                 return ad.vjp_source(prog, nums, name, origins, max_iters)
             return ad.grad_source(prog, nums, name, value=kind == "value_and_grad", has_aux=has_aux,
@@ -90,7 +98,7 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
         try:
             text = _as_loops_if_needed(base, bindings, prog, reverse)
         except ad.DifferentiationError as e:
-            if kind != "vjp" and getattr(base, "__srcjax_derived__", None) is not None:  # reverse over reverse
+            if kind not in ("vjp", "vjp_split") and getattr(base, "__srcjax_derived__", None) is not None:
                 e.hint = ("a custom_vjp has no forward mode, so grad of grad through it runs reverse over "
                           "reverse (reverse mode of the generated gradient): give the function a srcjax.custom_jvp "
                           "rule to differentiate it in forward mode instead")
@@ -101,8 +109,7 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
         text = _as_loops_if_needed(base, bindings, prog, lambda p: ad.jvp_source(p, nums, name, origins))
     else:  # pragma: no cover
         raise ValueError(kind)
-    header = "import numpy as np\nfrom srcjax.adjoint import " + ", ".join(ad.ADJOINT_IMPORTS) + "\n\n\n"
-    module_text = simplify_source(header + text, set(ad.ADJOINT_IMPORTS))
+    module_text = text if halves is not None else simplify_source(header + text, set(ad.ADJOINT_IMPORTS))
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
     try:
@@ -113,6 +120,9 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
     custom_rules.mark_transposes(prog, functions)
     derived: Any = functions[name]
     derived.__srcjax_derived__ = (kind, base, nums)
+    if halves is not None:  # the forward half; the backward half and how to call it hang on it
+        functions[halves.bwd].__srcjax_derived__ = (kind, base, nums)  # type: ignore[attr-defined]
+        derived.__srcjax_split__ = (functions[halves.bwd], halves.reads, halves.residuals)
     _DERIVED[key] = derived
     return derived
 
@@ -428,23 +438,187 @@ def vjp(fn: Callable[..., Any], *primals: Any,
         max_iters: int | None = None) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     """Reverse mode: ``(fn(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` gives one cotangent per primal.
 
-    The cotangent function re-runs the forward pass inside one compiled program
-    (no residuals cross the Python boundary). ``max_iters`` as in :func:`grad`.
-    """
-    nums = tuple(range(len(primals)))
-    out = _as_compiled(fn)(*primals)
-    f = _wrap(fn, "vjp", nums, False, max_iters)
-    full = _with_defaults(fn, primals)  # the generated vjp takes every parameter, then the cotangent
+    Two compiled programs, as JAX's ``vjp``: ``vjp`` runs the forward half, which returns the
+    output and the residuals (the values the adjoint sweep reads), and ``vjp_fn`` runs the
+    backward half on them; residuals stay on the device in between, and ``vjp_fn`` may be
+    called again with other cotangents. ``srcjax.source(vjp_fn)`` shows both halves
+    (``f_vjp_fwd``, ``f_vjp_bwd``; see :mod:`srcjax.transforms.split`).
 
-    def vjp_fn(ct: Any) -> tuple[Any, ...]:
+    Falls back to one program that recomputes the forward pass before the adjoint sweep
+    (``vjp_fn.recomputes`` is then True) where the split does not apply: a function calling a
+    function-valued parameter, fewer primals than parameters, ``device="numpy"``, or when the
+    backward half cannot take what the forward half saved (a value saved in a loop that the
+    adjoint needs as a static Python int: one program can re-specialize the loop unrolled,
+    two cannot). ``max_iters`` as in :func:`grad`.
+    """
+    halves = _split_vjp(fn, max_iters, len(primals))
+    failure: TranspileError | None = None
+    if halves is not None and halves.recompute is None:
         try:
-            ct = _matching("vjp: the cotangent", "the output", out, ct)
+            return halves.forward(primals)
+        except TranspileError as e:
+            failure = e
+    out = _as_compiled(fn)(*primals)
+    f = _wrap(fn, "vjp", tuple(range(len(primals))), False, max_iters)
+    full = _with_defaults(fn, primals)  # the generated vjp takes every parameter, then the cotangent
+    return out, _RecomputingVJP(f, out, full, halves if failure is not None else None, failure)
+
+
+def _cotangent(out: Any, ct: Any) -> Any:
+    """``ct`` checked against the output; a Python number for a floating-point array output takes
+    its dtype (the cotangent of a float32 output is float32, as in JAX, whatever ``1.0`` is)."""
+    ct = _matching("vjp: the cotangent", "the output", out, ct)
+    if type(ct) is float or type(ct) is int:
+        a = _leaf_aval(out)
+        if a is not None and not a.weak_type and (a.dtype.kind == "f" or a.dtype.name == "bfloat16"):
+            return np.asarray(ct, dtype=a.dtype)
+    return ct
+
+
+class _RecomputingVJP:
+    """``vjp_fn`` as one program: the forward pass again, then the adjoint sweep."""
+
+    recomputes = True
+
+    def __init__(self, f: Compiled, out: Any, primals: tuple[Any, ...], halves: _SplitVJP | None = None,
+                 failure: TranspileError | None = None) -> None:
+        self._f, self._out, self._primals, self._halves, self._failure = f, out, primals, halves, failure
+
+    def __call__(self, ct: Any) -> tuple[Any, ...]:
+        try:
+            ct = _cotangent(self._out, ct)
         except TranspileError as e:
             raise _clean(e) from None
-        _, bars = f(*full, ct)
+        _, bars = self._f(*self._primals, ct)
+        if self._halves is not None and self._halves.recompute is None:  # the split failed where one program works
+            self._halves.recompute = f"the forward half: {type(self._failure).__name__}: {self._failure}"
         return tuple(bars)
 
-    return out, vjp_fn
+    def __srcjax_source__(self) -> str:
+        from .api import source
+
+        return source(self._f)
+
+
+class _SplitVJP:
+    """The two compiled halves of ``fn``'s VJP (each caches its executables per argument signature)."""
+
+    def __init__(self, fn: Callable[..., Any], c: Compiled, fwd: Callable[..., Any], max_iters: int | None) -> None:
+        bwd, reads, residuals = fwd.__srcjax_split__  # type: ignore[attr-defined]
+        nums = tuple(range(len(c.params)))
+        statics = tuple(i for i, p in enumerate(c.params) if p in c.static)
+        self.fn, self.max_iters = fn, max_iters
+        self.fwd = _Derived(fwd, nums, "srcjax.vjp", static_argnums=statics, device=c.device)
+        self.fwd._primal = fn  # the same arguments: the function's own errors, at its line
+        self.bwd = Compiled(bwd, static_argnums=tuple(k for k, i in enumerate(reads) if i in statics),
+                            device=c.device)
+        self.reads = reads
+        self.nres = len(residuals)
+        self.recompute: str | None = None  # why this function's VJP recomputes the forward pass instead
+
+    def forward(self, primals: tuple[Any, ...]) -> tuple[Any, _SplitVJPFunction]:
+        if self.reads:  # arguments the backward half takes again: on the device once, for both halves
+            primals = tuple(_on_device(p, self.fwd.device) if i in self.reads else p for i, p in enumerate(primals))
+        out, res = self.fwd(*primals)
+        saved = [primals[i] for i in self.reads]
+        saved += [_static_leaves(r) for r in res]
+        return out, _SplitVJPFunction(self, out, primals, saved)
+
+    def source(self) -> str:
+        from .api import source
+
+        imports: dict[str, None] = {}
+        bodies = []
+        for f in (self.fwd, self.bwd):
+            lines = source(f).splitlines()
+            k = next(i for i, ln in enumerate(lines) if ln and not ln.startswith(("import ", "from ")))
+            imports.update(dict.fromkeys(ln for ln in lines[:k] if ln))
+            bodies.append("\n".join(lines[k:]).strip("\n"))
+        return "\n".join(imports) + "\n\n\n" + "\n\n\n".join(bodies) + "\n"
+
+
+class _SplitVJPFunction:
+    """``vjp_fn`` of a split VJP: the backward program on the saved residuals and a cotangent."""
+
+    recomputes = False
+
+    def __init__(self, halves: _SplitVJP, out: Any, primals: tuple[Any, ...], saved: list[Any]) -> None:
+        self._halves, self._out, self._primals, self._saved = halves, out, primals, saved
+
+    def __call__(self, ct: Any) -> tuple[Any, ...]:
+        h = self._halves
+        try:
+            ct = _cotangent(self._out, ct)
+        except TranspileError as e:
+            raise _clean(e) from None
+        if h.recompute is None:
+            try:
+                return tuple(h.bwd(*self._saved, ct))
+            except TranspileError as e:
+                failure = e
+        f = _wrap(h.fn, "vjp", tuple(range(len(self._primals))), False, h.max_iters)
+        _, bars = f(*self._primals, ct)
+        if h.recompute is None:  # the backward half failed where one program works: recompute from now on
+            h.recompute = f"the backward half: {type(failure).__name__}: {failure}"
+        return tuple(bars)
+
+    def __srcjax_source__(self) -> str:
+        h = self._halves
+        if h.recompute is None:
+            return h.source()
+        from .api import source
+
+        return source(_wrap(h.fn, "vjp", tuple(range(len(self._primals))), False, h.max_iters))
+
+
+_SPLITS: dict[tuple[Any, ...], _SplitVJP | None] = {}
+
+
+def _split_vjp(fn: Callable[..., Any], max_iters: int | None, n: int) -> _SplitVJP | None:
+    """The split VJP of ``fn`` with ``n`` primals (cached), or None where it does not apply."""
+    try:
+        key = (fn, max_iters, n)
+        hit = _SPLITS.get(key, False)
+    except TypeError:  # an unhashable callable
+        return None
+    if hit is not False:
+        return hit  # type: ignore[return-value]
+    halves = None
+    try:
+        c = _as_compiled(fn)
+        if c.device != "numpy" and n == len(c.params) and c._simple and not _called_parameters(c):
+            halves = _SplitVJP(fn, c, derivative_function(fn, "vjp_split", tuple(range(n)), max_iters=max_iters),
+                               max_iters)
+    except TranspileError:  # one program reports it (or manages)
+        halves = None
+    _SPLITS[key] = halves
+    return halves
+
+
+def _on_device(v: Any, device: str | None) -> Any:
+    """``v`` with its NumPy array leaves uploaded (once, for both halves of a VJP)."""
+    from .runtime import Array, device_put, get_backend
+
+    if type(v) is np.ndarray:
+        a = _leaf_aval(v)
+        assert a is not None
+        return Array(device_put(v, a, get_backend(device)), a)
+    if not pytree.is_tree(v):
+        return v
+    leaves, tree = pytree.flatten(v, is_leaf=_is_leaf)
+    return pytree.unflatten(tree, [_on_device(x, device) if type(x) is np.ndarray else x for x in leaves])
+
+
+def _static_leaves(r: Any) -> Any:
+    """A residual with its non-array leaves static: the backward half sees the same Python values
+    (an int on the tape, a ``range``) as the forward half had, not run-time numbers."""
+    from .api import Static
+
+    if _is_leaf(r):
+        return r
+    leaves, tree = pytree.flatten(r, is_leaf=_is_leaf, nodes=True)
+    return pytree.unflatten(tree, [x if _is_leaf(x) or isinstance(x, (str, Static)) or not _hashable(Static(x))
+                                   else Static(x) for x in leaves])
 
 
 def _with_defaults(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:

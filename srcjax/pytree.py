@@ -44,6 +44,8 @@ class TreeDef:
             return "{" + inner + "}"
         if self.kind == "namedtuple":
             return f"{self.keys[0].__name__}({inner})"
+        if self.kind == "node":
+            return f"{self.keys[0].__name__}({inner})"
         if self.kind == "record":
             fields = ", ".join(f"{k}={c!r}" for k, c in zip(self.keys[1], self.children))
             return f"{self.keys[0].__name__}({fields})"
@@ -60,27 +62,35 @@ LEAF = TreeDef("leaf")
 NONE = TreeDef("none")
 
 
-def flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list[Leaf], TreeDef]:
+def flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None,
+            nodes: bool = False) -> tuple[list[Leaf], TreeDef]:
+    """Leaves and structure. ``nodes``: srcjax's own node types (a rolled loop's saved values, see
+    ``lower.control.Segment``) are containers too, as at a program's boundary (a split VJP's forward
+    program returns one, its backward program takes it); elsewhere they are leaves."""
     leaves: list[Leaf] = []
-    return leaves, _flatten(tree, is_leaf, leaves)
+    return leaves, _flatten(tree, is_leaf, leaves, nodes)
 
 
-def _flatten(x: Any, is_leaf: Callable[[Any], bool] | None, leaves: list[Leaf]) -> TreeDef:
+def _flatten(x: Any, is_leaf: Callable[[Any], bool] | None, leaves: list[Leaf], nodes: bool = False) -> TreeDef:
     if is_leaf is not None and is_leaf(x):
         leaves.append(x)
         return LEAF
     if x is None:
         return NONE
     if type(x) is tuple or type(x) is list:
-        return TreeDef("tuple" if type(x) is tuple else "list", tuple(_flatten(c, is_leaf, leaves) for c in x))
+        return TreeDef("tuple" if type(x) is tuple else "list", tuple(_flatten(c, is_leaf, leaves, nodes) for c in x))
     if type(x) is dict:
         keys = tuple(sorted(x))
-        return TreeDef("dict", tuple(_flatten(x[k], is_leaf, leaves) for k in keys), keys)
+        return TreeDef("dict", tuple(_flatten(x[k], is_leaf, leaves, nodes) for k in keys), keys)
     if is_namedtuple(x):
-        return TreeDef("namedtuple", tuple(_flatten(c, is_leaf, leaves) for c in x), (type(x),))
+        return TreeDef("namedtuple", tuple(_flatten(c, is_leaf, leaves, nodes) for c in x), (type(x),))
     if is_record(x):
         fields = record_fields(x)
-        return TreeDef("record", tuple(_flatten(getattr(x, f), is_leaf, leaves) for f in fields), (type(x), fields))
+        kids = tuple(_flatten(getattr(x, f), is_leaf, leaves, nodes) for f in fields)
+        return TreeDef("record", kids, (type(x), fields))
+    if nodes and getattr(type(x), "__srcjax_node__", False):  # srcjax's own node types (a loop's saved values)
+        children, aux = x.tree_flatten()
+        return TreeDef("node", tuple(_flatten(c, is_leaf, leaves, nodes) for c in children), (type(x), aux))
     leaves.append(x)
     return LEAF
 
@@ -105,6 +115,8 @@ def _build(t: TreeDef, it: Any) -> Any:
         return t.keys[0](*kids)
     if t.kind == "record":
         return t.keys[0](**dict(zip(t.keys[1], kids)))
+    if t.kind == "node":
+        return t.keys[0].tree_unflatten(t.keys[1], kids)
     return dict(zip(t.keys, kids))
 
 

@@ -725,6 +725,23 @@ class Segment:
     def __repr__(self) -> str:
         return f"<{self.n} loop iterations of saved values>"
 
+    # a pytree node (see srcjax.pytree): a split VJP's forward program returns it as its stacked
+    # arrays, and its backward program takes it back as an argument
+    __srcjax_node__ = True
+
+    def tree_flatten(self) -> tuple[tuple[tuple[Any, ...], ...], tuple[Any, ...]]:
+        if any(isinstance(b, _Same) for bs in self.bufs for b in bs):  # (a split VJP then recomputes)
+            raise TranspileError("a loop's saved values include Python values the same on every iteration; "
+                                 "they cannot cross a program boundary yet")
+        return tuple(tuple(b) for b in self.bufs), (tuple(self.trees), self.n, self.rows_left, self.pos)
+
+    @classmethod
+    def tree_unflatten(cls, aux: tuple[Any, ...], children: list[Any]) -> Segment:
+        trees, n, rows_left, pos = aux
+        seg = cls(list(trees), [list(c) for c in children], n)
+        seg.rows_left, seg.pos = rows_left, pos
+        return seg
+
 
 @dataclass
 class _Same:

@@ -139,7 +139,7 @@ class Specializer:
         arg_avals: list[ShapedArray] = []
         for s in specs:
             if not s.static:  # (strings inside a container are static leaves)
-                leaves, _ = pytree.flatten(s.aval, is_leaf=lambda x: isinstance(x, ShapedArray))
+                leaves, _ = pytree.flatten(s.aval, is_leaf=lambda x: isinstance(x, ShapedArray), nodes=True)
                 arg_avals += [a for a in leaves if isinstance(a, ShapedArray)]
         self.b = FuncBuilder("main", arg_avals)
         it = iter(self.b.args)
@@ -151,7 +151,7 @@ class Specializer:
             if s.static:
                 value = s.value
             else:
-                leaves, tree = pytree.flatten(s.aval, is_leaf=lambda x: isinstance(x, ShapedArray))
+                leaves, tree = pytree.flatten(s.aval, is_leaf=lambda x: isinstance(x, ShapedArray), nodes=True)
                 vals = []
                 for a in leaves:
                     if not isinstance(a, ShapedArray):
@@ -167,14 +167,14 @@ class Specializer:
             else:
                 args.append(value)
         result = self.call_function(entry, args, kwargs)
-        leaves, tree = pytree.flatten(result)
+        leaves, tree = pytree.flatten(result, nodes=True)
         outs: list[HloValue] = []
         template: list[Any] = []
         for leaf in leaves:
             if is_dynamic(leaf):
                 outs.append(leaf)
                 template.append(None)
-            elif isinstance(leaf, (bool, int, float, str, np.generic, np.ndarray, type(None))) \
+            elif isinstance(leaf, (bool, int, float, str, np.generic, np.ndarray, type(None), range, slice)) \
                     or isinstance(leaf, np.dtype):
                 template.append(leaf)
             else:
