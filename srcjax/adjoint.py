@@ -306,6 +306,24 @@ def clip_share(g: Any, a: Any, a_min: Any, a_max: Any, which: int) -> Any:
     return s
 
 
+# -- elementwise --------------------------------------------------------------------------------
+
+def logaddexp_weight(x: Any, out: Any, base: Any) -> Any:
+    """``d out / d x`` for ``out = logaddexp(x, y)`` (``base`` 'e') or ``logaddexp2`` (``base`` 2):
+    ``exp(x - out)`` (``exp2``), with ``+inf`` read as 0 on both sides as JAX does (so two infinite
+    operands give 1, not nan)."""
+    d = np.where(x == np.inf, 0.0, x) - np.where(out == np.inf, 0.0, out)
+    if base == 2:
+        return np.exp2(d)
+    return np.exp(d)
+
+
+def sinc_slope(x: Any, out: Any) -> Any:
+    """``d sinc(x) / dx = (cos(pi x) - sinc(x)) / x``, and 0 at ``x == 0`` (JAX)."""
+    nz = np.where(x == 0, 1.0, x)
+    return np.where(x == 0, 0.0, (np.cos(np.pi * nz) - out) / nz)
+
+
 # -- reductions ----------------------------------------------------------------------------------
 
 def prod_others(a: Any, axis: Any, initial: Any = None) -> Any:

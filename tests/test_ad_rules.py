@@ -141,6 +141,14 @@ group("selection", [("maximum", "np.maximum(x, y)"), ("minimum", "np.minimum(y, 
                     ("clip", "np.clip(x, -0.5, 0.5)"), ("clip", "np.clip(x, None, y)"),
                     ("clip", "np.clip(y, x, None)")],
       N(2, 3), N(3))
+group("binary_more", [("logaddexp", "np.logaddexp(x, y)"), ("logaddexp", "np.logaddexp(x, 0.0)"),
+                      ("logaddexp2", "np.logaddexp2(y, x)"), ("hypot", "np.hypot(x, y)"),
+                      ("float_power", "np.float_power(y, x)"), ("fmax", "np.fmax(x, y)"), ("fmin", "np.fmin(x, y)"),
+                      ("heaviside", "np.heaviside(x, y)"), ("deg2rad", "np.deg2rad(x)"), ("rad2deg", "np.rad2deg(y)"),
+                      ("sinc", "np.sinc(x)"), ("sinc", "np.sinc(y)")],
+      A(2, 3), U(1.0, 2.0, 3))
+case("logaddexp", "np.logaddexp(x, y)", N(3, 1), N(1, 4))
+case("heaviside", "np.heaviside(x, y)", C([-1.0, 0.0, 2.0, 0.0]), N(4), fd=False)  # x2 passes where x1 == 0
 case("subtract", "x - y", N(3, 1), N(1, 4))
 case("where", "np.where(y > 0, x, 2.0)", N(), A(2, 2))
 case("clip", "np.clip(x, y, z)", N(4), C([-2.0, -0.1, 0.3, 0.2]), C(0.4))

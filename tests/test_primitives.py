@@ -348,6 +348,24 @@ def round_negative_decimals(x):
     return np.round(x, -1)
 
 
+@case("sinc", (arr((2, 3)),), (arr(5, F32),), (arr(4, I32),), (arr(3, BOOL),), (FLOAT_SPECIALS,),
+      (np.array([0.0, 1.0, -2.0, 0.5]),), (arr((), F64),))
+def sinc(x):
+    return np.sinc(x)
+
+
+@case("logaddexp", (arr(4), arr((3, 1), F32)), (np.array([-np.inf, np.inf, 1e300, -1e300, 0.0]),
+                                              np.array([-np.inf, np.inf, 1e300, 1e300, 800.0])))
+def logaddexp_stable(x, y):
+    """No overflow for large operands; infinities of one sign give that infinity (x + y)."""
+    return np.logaddexp(x, y), np.logaddexp2(x, y), np.logaddexp(x, 0.0)
+
+
+@case("deg2rad", (arr((2, 3)),), (arr(3, I32),))
+def degrees_radians(x):
+    return np.radians(x), np.degrees(x), np.deg2rad(x), np.rad2deg(x)
+
+
 # -- reductions -------------------------------------------------------------------------
 def _reduction(fn: Callable[..., Any], axis: Any, keepdims: bool) -> Callable[..., Any]:
     def f(x):
