@@ -345,6 +345,81 @@ def ravel_bar(g: Any, a: Any, order: Any) -> Any:
     return np.reshape(g, np.shape(a))
 
 
+def cumprod_terms(a: Any, axis: Any) -> Any:
+    """``D[j, ..., i, ...] = d cumprod(a, axis)[i] / d a[j]``: a new leading axis ``j`` (``a``
+    flattened for ``axis=None``). The product of ``a[0..i]`` with ``a[j]`` replaced by 1, for
+    ``j <= i``; 0 for ``j > i``. Exact with zeros (no division); quadratic in the axis' size."""
+    if axis is None:
+        a = np.ravel(a)
+    ax = 0 if axis is None else axis % np.ndim(a)
+    n = np.shape(a)[ax]
+    along = tuple([n if k == ax else 1 for k in range(np.ndim(a))])
+    j = np.reshape(np.arange(n), (n,) + (1,) * np.ndim(a))
+    i = np.reshape(np.arange(n), (1,) + along)
+    c = np.cumprod(np.where(j == i, 1.0, a), axis=ax + 1)
+    return np.where(i >= j, c, 0.0)
+
+
+def cumprod_jvp(t: Any, a: Any, axis: Any) -> Any:
+    """The tangent of ``np.cumprod(a, axis)`` for the tangent ``t`` of ``a``."""
+    if axis is None:
+        t = np.ravel(t)
+    ax = 0 if axis is None else axis % np.ndim(a)
+    tj = np.expand_dims(np.moveaxis(t, ax, 0), ax + 1)  # j first, then a's axes (size 1 at i)
+    return np.sum(tj * cumprod_terms(a, axis), axis=0)
+
+
+def cumprod_bar(g: Any, a: Any, axis: Any) -> Any:
+    """The cotangent of ``a`` in ``np.cumprod(a, axis)``."""
+    ax = 0 if axis is None else axis % np.ndim(a)
+    r = np.sum(np.expand_dims(g, 0) * cumprod_terms(a, axis), axis=ax + 1)  # (j, the other axes)
+    return np.reshape(np.moveaxis(r, 0, ax), np.shape(a))
+
+
+def diff_bar(g: Any, a: Any, n: Any, axis: Any) -> Any:
+    """Cotangent of ``a`` in ``np.diff(a, n, axis)``: ``n`` times the transpose of one difference
+    (``[0, g] - [g, 0]`` along the axis)."""
+    ax = axis % np.ndim(a)
+    if n >= np.shape(a)[ax]:
+        return zeros_like(a)
+    for _ in range(n):
+        z = np.zeros(tuple([1 if k == ax else d for k, d in enumerate(np.shape(g))]), dtype=np.result_type(g))
+        g = np.concatenate([z, g], axis=ax) - np.concatenate([g, z], axis=ax)
+    return g
+
+
+def trace_bar(g: Any, a: Any, offset: Any, axis1: Any, axis2: Any) -> Any:
+    """Cotangent of ``a`` in ``np.trace(a, offset, axis1, axis2)``: ``g`` on that diagonal."""
+    nd = np.ndim(a)
+    shape = np.shape(a)
+    i, j = axis1 % nd, axis2 % nd
+    eye = np.eye(shape[i], shape[j], k=offset, dtype=bool)
+    if i > j:
+        eye = np.transpose(eye)
+    mask = np.reshape(eye, tuple([shape[k] if k == i or k == j else 1 for k in range(nd)]))
+    return np.where(mask, np.expand_dims(g, (min(i, j), max(i, j))), 0.0)
+
+
+def diag_bar(g: Any, v: Any, k: Any) -> Any:
+    """Cotangent of ``v`` in ``np.diag(v, k)``: the diagonal of ``g`` (``v`` 1-D), or ``g`` put on
+    the ``k``-th diagonal of a matrix shaped like ``v`` (``v`` 2-D)."""
+    if np.ndim(v) == 1:
+        return np.diag(g, k)
+    r, c = np.shape(v)
+    n = r if k >= 0 else c  # the diagonal runs down the rows (k >= 0) or along the columns
+    gp = np.concatenate([g, np.zeros(n - np.shape(g)[0], dtype=np.result_type(g))])
+    if k >= 0:
+        gp = np.reshape(gp, (n, 1))
+    return np.where(np.eye(r, c, k=k, dtype=bool), gp, 0.0)
+
+
+def negated(shift: Any) -> Any:
+    """``-shift`` for an int or a tuple of ints (static: ``np.roll``'s inverse shift)."""
+    if isinstance(shift, (tuple, list)):
+        return tuple([-s for s in shift])
+    return -shift
+
+
 # -- contractions --------------------------------------------------------------------------------
 
 def tensordot_axes(na: int, nb: int, axes: Any) -> tuple[list[int], list[int]]:

@@ -174,6 +174,18 @@ group("norm", [("norm", "np.linalg.norm(x)"), ("norm", "np.linalg.norm(x, axis=1
                ("norm", "np.linalg.norm(x, 1)"), ("norm", "np.linalg.norm(x, -1, keepdims=True)"),
                ("norm", "np.linalg.norm(x, np.inf)"), ("norm", "np.linalg.norm(x, -np.inf, axis=(1, 0))")],
       A(3, 4))
+group("diffs", [("diff", "np.diff(x)"), ("diff", "np.diff(x, 2, axis=0)"), ("diff", "np.diff(x, axis=-2)"),
+                ("cumprod", "np.cumprod(x)"), ("cumprod", "np.cumprod(x, axis=1)"), ("cumprod", "x.cumprod(axis=0)"),
+                ("trace", "np.trace(x)"), ("trace", "x.trace(1)"), ("trace", "np.trace(x, -1, axis1=1, axis2=0)"),
+                ("diag", "np.diag(x, 1)"), ("diag", "np.diag(x, -2)"), ("diag", "np.diag(x[0])"),
+                ("diag", "np.diag(x[:, 1], -1)"), ("triu", "np.triu(x)"), ("triu", "np.triu(x, -1)"),
+                ("tril", "np.tril(x, 1)"), ("roll", "np.roll(x, 2)"),
+                ("roll", "np.roll(x, (1, -1), axis=(0, 1))"), ("roll", "np.roll(x, -1, axis=0)")],
+      U(0.5, 1.5, 4, 5))
+case("cumprod", "np.cumprod(x, axis=0)", C([[0.0, 2.0, 1.5], [1.5, 0.0, 0.5], [0.5, 2.0, 0.0]]))  # exact with zeros
+case("trace", "np.trace(x, 1, 0, 2)", N(3, 2, 4))
+case("tril", "np.tril(x, 1)", N(3), jax=False)  # a 1-D m is a row broadcast to a square (jax refuses it)
+case("diff", "np.diff(x, 3)", N(2, 3))  # n >= the axis size: empty result, zero cotangent
 case("prod", "np.prod(x, axis=0, keepdims=True)", C([[0.0, 2.0, 0.0], [1.5, 0.5, 0.0]]))  # exact with zeros
 case("prod", "np.prod(x)", U(-1.5, 1.5, 4))
 

@@ -304,7 +304,7 @@ def uses_builtin_without_source(x):
 
 
 def uses_unsupported_method(x):
-    return x.cumprod()
+    return x.argsort()
 
 
 def uses_unknown_in_comprehension(x):
@@ -522,7 +522,7 @@ CASES = [
     (uses_nonexistent_numpy, (arr(2),), E.UnknownFunctionError, "np.frobnicate", ["np.frobnicate"]),
     (uses_print_builtin, (arr(2),), E.UnknownFunctionError, "print(x)", ["print"]),
     (uses_builtin_without_source, (arr(2),), E.UnknownFunctionError, "op_add(x, x)", ["no Python source"]),
-    (uses_unsupported_method, (arr(2),), E.UnknownFunctionError, "x.cumprod", ["cumprod"]),
+    (uses_unsupported_method, (arr(2),), E.UnknownFunctionError, "x.argsort", ["argsort"]),
     (uses_unknown_in_comprehension, (arr(2),), E.UnknownFunctionError, "nope", ["nope"]),
     (uses_unknown_in_untaken_branch, (arr(2),), E.UnknownFunctionError, "nowhere", ["nowhere"]),
     (calls_helper_with_too_few, (arr(2),), E.ArgumentError, "two_args(x)", ["two_args", "'b'"]),

@@ -479,6 +479,65 @@ def argmin_long(x):
     return np.argmin(x)
 
 
+@case("cumprod", (arr((3, 4), lo=-2, hi=2),), (arr((3, 4), I32, -2, 2),), (arr((3, 4), BOOL),),
+      (arr((2, 3, 4), F32, -2, 2),), (np.zeros((0, 4)),), (arr((), F64),))
+def cumprod_axes(x):
+    return np.cumprod(x), np.cumprod(x, axis=-1) if x.ndim else x, x.cumprod(axis=0, dtype=np.float32) if x.ndim \
+        else x
+
+
+@case("diff", (arr((3, 5)),), (arr((3, 5), I32),), (arr((3, 5), BOOL),), (arr((3, 5), U8),), (arr((2, 3, 4), F32),))
+def diff_orders(x):
+    return np.diff(x), np.diff(x, 2, axis=0), np.diff(x, n=0), np.diff(x, 4, axis=0), np.diff(x, axis=-2)
+
+
+@case("diff", (arr(()),), (arr(3),))
+def diff_bad(x):
+    return np.diff(x, -1)
+
+
+@case("trace", (arr((3, 4)),), (arr((4, 3), I32),), (arr((3, 3), BOOL),), (arr((2, 3, 4), F32),), (arr(3),))
+def trace_offsets(x):
+    return np.trace(x), np.trace(x, 1), np.trace(x, -2), x.trace(offset=5), np.trace(x, dtype=np.float32)
+
+
+@case("trace", (arr((2, 3, 4)),))
+def trace_axes(x):
+    return np.trace(x, 0, 2, 0), np.trace(x, 1, axis1=-1, axis2=1)
+
+
+@case("trace", (arr((2, 3)),))
+def trace_same_axes(x):
+    return np.trace(x, 0, 1, 1)
+
+
+@case("diag", (arr(3),), (arr(4, I32),), (arr(2, BOOL),), (arr((3, 4)),), (arr((4, 3), I32),), (arr((3, 3), BOOL),),
+      (arr((2, 3, 4)),), (arr(()),))
+def diag(x):
+    return np.diag(x), np.diag(x, 1), np.diag(x, -2), np.diag(x, k=7)
+
+
+@case("triu", (arr((3, 4)),), (arr((4, 3), I32),), (arr((2, 3, 3), BOOL),), (arr(3, F32),), (arr(()),))
+def triangles(x):
+    return np.triu(x), np.triu(x, 1), np.triu(x, -5), np.triu(x, k=9)
+
+
+@case("tril", (arr((3, 4)),), (arr((4, 3), I32),), (arr((2, 3, 3), BOOL),), (arr(3, F32),), (arr(()),))
+def tril(x):
+    return np.tril(x), np.tril(x, k=-1), np.tril(x, 2), np.tril(x, -9)
+
+
+@case("roll", (arr((3, 4)),), (arr((3, 4), I32),), (arr(5, BOOL),), (np.zeros((0, 3)),))
+def roll(x):
+    return np.roll(x, 1), np.roll(x, -7), np.roll(x, 2, axis=-1), np.roll(x, (1, 2), axis=(0, -1)), \
+        np.roll(x, (1, -3), axis=(0, 0)), np.roll(x, 0)
+
+
+@case("roll", (arr((3, 4)),))
+def roll_bad(x):
+    return np.roll(x, (1, 2, 3), axis=(0, 1))
+
+
 # -- linalg -------------------------------------------------------------------------------
 MATMUL_SHAPES = [((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)), ((2, 3, 4), (4, 5)),
                  ((4,), (2, 4, 5)), ((2, 3, 4), (4,)), ((2, 1, 3, 4), (5, 4, 2)), ((0, 4), (4, 2)), ((3, 0), (0, 2))]

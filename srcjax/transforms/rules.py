@@ -162,6 +162,12 @@ deflinear("sum", {"a": "np.sum(a_dot, axis=axis, keepdims=keepdims)"},
 deflinear("mean", {"a": "np.mean(a_dot, axis=axis, keepdims=keepdims)"},
           {"a": "expand_reduced(out_bar, a, axis, keepdims) / reduced_size(a, axis)"})
 deflinear("cumsum", {"a": "np.cumsum(a_dot, axis=axis, dtype=dtype)"}, {"a": "cumsum_bar(out_bar, a, axis)"})
+deflinear("diff", {"a": "np.diff(a_dot, n, axis)"}, {"a": "diff_bar(out_bar, a, n, axis)"})
+deflinear("trace", {"a": "np.trace(a_dot, offset, axis1, axis2, dtype)"},
+          {"a": "trace_bar(out_bar, a, offset, axis1, axis2)"})
+# d out_i / d a_j is the product of a_0..a_i without a_j: exact with zeros (no division), as JAX
+defjvp("cumprod", a="cumprod_jvp(a_dot, a, axis)")
+defvjp("cumprod", a="cumprod_bar(out_bar, a, axis)")
 # d prod / d a_i is the product of the others, computed without dividing by a (exact with zeros,
 # as JAX). Ties in max/min: the gradient is split equally among the maxima (JAX).
 defjvp("prod", a="np.sum(a_dot * prod_others(a, axis, initial), axis=axis, keepdims=keepdims)")
@@ -227,6 +233,10 @@ deflinear("einsum", {"operands": "einsum_jvp(subscripts, operands, operands_dot)
 deflinear("swapaxes", {"a": "np.swapaxes(a_dot, axis1, axis2)"}, {"a": "np.swapaxes(out_bar, axis1, axis2)"})
 deflinear("moveaxis", {"a": "np.moveaxis(a_dot, source, destination)"},
           {"a": "np.moveaxis(out_bar, destination, source)"})
+deflinear("diag", {"v": "np.diag(v_dot, k)"}, {"v": "diag_bar(out_bar, v, k)"})
+deflinear("triu", {"m": "np.triu(m_dot, k)"}, {"m": "unbroadcast(np.triu(out_bar, k), m)"})
+deflinear("tril", {"m": "np.tril(m_dot, k)"}, {"m": "unbroadcast(np.tril(out_bar, k), m)"})
+deflinear("roll", {"a": "np.roll(a_dot, shift, axis)"}, {"a": "np.roll(out_bar, negated(shift), axis)"})
 deflinear("flip", {"m": "np.flip(m_dot, axis)"}, {"m": "np.flip(out_bar, axis)"})
 deflinear("tile", {"A": "np.tile(A_dot, reps)"}, {"A": "tile_bar(out_bar, A, reps)"})
 deflinear("repeat", {"a": "np.repeat(a_dot, repeats, axis)"}, {"a": "repeat_bar(out_bar, a, repeats, axis)"})
