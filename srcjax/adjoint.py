@@ -420,6 +420,31 @@ def negated(shift: Any) -> Any:
     return -shift
 
 
+def take_bar(g: Any, a: Any, indices: Any, axis: Any) -> Any:
+    """Cotangent of ``a`` in ``np.take(a, indices, axis)``: ``g`` scatter-added at the indices."""
+    if axis is None:
+        return np.reshape(index_add(np.zeros(np.size(a), dtype=np.result_type(g)), indices, g), np.shape(a))
+    return index_add(zeros_like(a), (slice(None),) * (axis % np.ndim(a)) + (indices,), g)
+
+
+def take_along_axis_bar(g: Any, arr: Any, indices: Any, axis: Any) -> Any:
+    """Cotangent of ``arr`` in ``np.take_along_axis(arr, indices, axis)``: ``g`` scatter-added at
+    ``arr[i0, ..., indices, ...]`` (an ``arange`` on every other axis); the axes ``arr`` had
+    broadcast along are summed."""
+    if axis is None:
+        return np.reshape(index_add(np.zeros(np.size(arr), dtype=np.result_type(g)), indices, g), np.shape(arr))
+    nd = np.ndim(arr)
+    ax = axis % nd
+    shape = np.shape(arr)
+    key: tuple[Any, ...] = ()
+    for k in range(nd):
+        if k == ax:
+            key = key + (indices,)
+        else:
+            key = key + (np.reshape(np.arange(shape[k]), tuple([shape[k] if q == k else 1 for q in range(nd)])),)
+    return index_add(zeros_like(arr), key, g)
+
+
 # -- contractions --------------------------------------------------------------------------------
 
 def tensordot_axes(na: int, nb: int, axes: Any) -> tuple[list[int], list[int]]:

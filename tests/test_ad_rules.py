@@ -254,6 +254,11 @@ case("array_split", "np.array_split(x, 3)", N(5))
 case("array_split", "np.array_split(x, [3, 1], axis=-1)", N(2, 4), jax=False)  # overlapping and empty pieces
 group("full", [("full", "np.full((2, 3), x)"), ("full", "np.full((2, 3), y)"), ("full_like", "np.full_like(y, x)"),
                ("full_like", "np.full_like(y, y, shape=(2, 3))"), ("full", "np.full(3, x, np.float64)")], N(), N(3))
+group("gathers", [("take", "np.take(x, np.arange(4) % 3, axis=1)"), ("take", "np.take(x, 5 - np.arange(7))"),
+                 ("take", "np.take(x, np.arange(2), axis=-2)"),
+                 ("take_along_axis", "np.take_along_axis(x, np.argmax(x, axis=1, keepdims=True), axis=1)"),
+                 ("take_along_axis", "np.take_along_axis(x, np.reshape(np.arange(6) % 3, (2, 3)), axis=0)"),
+                 ("take_along_axis", "np.take_along_axis(x, np.arange(4)[None, :] % 2, axis=1)")], N(3, 3))
 case("index_add", "index_add(x, np.s_[1:3], y)", N(4, 2), N(2))
 case("index_add", "index_add(x, np.s_[::-2, None, 0], y)", N(4, 2), N(2, 1))
 case("index_update", "index_update(x, np.s_[1:3], y)", N(4, 2), N(2))

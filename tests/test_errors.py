@@ -511,6 +511,14 @@ def cumprod_bad_axis(x):
     return x.cumprod(axis=2)
 
 
+def take_float_indices(x):
+    return np.take(x, x)
+
+
+def take_along_axis_rank(x, i):
+    return np.take_along_axis(x, i, axis=1)
+
+
 # -- helpers and positions ---------------------------------------------------------------------
 def calls_imported_helper(x):
     return normalize_rows(x) + x.T
@@ -572,6 +580,9 @@ CASES = [
     (triu_of_scalar, (arr(3),), E.DTypeError, "np.triu(x.sum())", ["at least one dimension"]),
     (tril_of_scalar, (arr(3),), E.DTypeError, "np.tril(x.sum())", ["at least one dimension"]),
     (roll_lengths, (arr(2, 3),), E.ShapeError, "np.roll(x, (1, 2, 3), axis=(0, 1))", ["different lengths"]),
+    (take_float_indices, (arr(3),), E.DTypeError, "np.take(x, x)", ["integers", "float32"]),
+    (take_along_axis_rank, (arr(2, 3), np.array([0, 1])), E.ShapeError, "np.take_along_axis(x, i, axis=1)",
+     ["same number of dimensions", "(2,)", "(2, 3)"]),
     (cumprod_bad_axis, (arr(2, 3),), E.ShapeError, "x.cumprod(axis=2)", ["axis 2", "dimension 2"]),
     (bitand_float, (arr(2, 2),), E.DTypeError, "x & x", ["float32"]),
     (astype_complex, (arr(2, 2),), E.DTypeError, "x.astype", ["complex64"]),
@@ -727,7 +738,8 @@ def test_syntax_and_name_errors_need_no_shapes(row) -> None:
 NEW_NUMPY_ROWS = [r for r in CASES if r[0].__name__ in {
     "logaddexp_mismatch", "logaddexp2_mismatch", "hypot_mismatch", "heaviside_mismatch", "float_power_mismatch",
     "fmax_mismatch", "fmin_mismatch", "sinc_extra_argument", "deg2rad_extra_argument", "rad2deg_extra_argument",
-    "diff_of_scalar", "trace_of_vector", "diag_of_3d", "triu_of_scalar", "tril_of_scalar", "roll_lengths"}]
+    "diff_of_scalar", "trace_of_vector", "diag_of_3d", "triu_of_scalar", "tril_of_scalar", "roll_lengths",
+    "take_float_indices", "take_along_axis_rank"}]
 
 
 @pytest.mark.parametrize("row", NEW_NUMPY_ROWS, ids=_id)

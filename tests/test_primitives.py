@@ -796,6 +796,29 @@ def index_update_bad(x, v):
     return index_update(x, 1, v)
 
 
+@case("take", (arr((3, 4)), np.array([0, 2, 2, -1])), (arr((3, 4), I32), np.array([[1, 0], [3, 3]], np.int32)),
+      (arr(5, BOOL), np.array([4, 0], np.uint8)))
+def take(x, i):
+    return np.take(x, i), np.take(x, i % 3, axis=0), np.take(x, i, axis=-1), np.take(x, 1)
+
+
+@case("take", (arr((3, 4)), np.array([0.0, 1.0])))
+def take_float_indices(x, i):
+    return np.take(x, i)
+
+
+@case("take_along_axis", (arr((3, 4)), np.array([[0, 3], [1, 1], [2, -1]])), (arr((3, 4), I32), np.array([[1], [0], [3]])),
+      (arr((3, 4), BOOL), np.array([[0, 1, 2, 3, 3]])))
+def take_along_axis(x, i):
+    return np.take_along_axis(x, i, axis=1), np.take_along_axis(x, i % 3, axis=-1), \
+        np.take_along_axis(x, np.argmax(x, axis=0, keepdims=True), axis=0), np.take_along_axis(x.ravel(), i[0], None)
+
+
+@case("take_along_axis", (arr((3, 4)), np.array([0, 1])), (arr((3, 4)), np.array([[0, 1]], np.float64)))
+def take_along_axis_bad(x, i):
+    return np.take_along_axis(x, i, axis=1)
+
+
 # -- shape_ops -----------------------------------------------------------------------------
 @case("ravel", (arr((2, 3, 4)),), (arr((), I32),), (arr((2, 0)),))
 def ravel(x):

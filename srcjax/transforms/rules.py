@@ -61,7 +61,9 @@ NONDIFF.update({
 # test checks every other array operand has both a JVP and a VJP template).
 NONDIFF_ARGS: dict[str, set[str]] = {
     "where": {"condition"},
-    "heaviside": {"x1"},  # a step: zero derivative in x1; x2 is the value at x1 == 0
+    "heaviside": {"x1"},
+    "take": {"indices"},  # integers
+    "take_along_axis": {"indices"},  # a step: zero derivative in x1; x2 is the value at x1 == 0
     "full_like": {"a"},  # only a's shape/dtype are used
 }
 
@@ -237,6 +239,10 @@ deflinear("diag", {"v": "np.diag(v_dot, k)"}, {"v": "diag_bar(out_bar, v, k)"})
 deflinear("triu", {"m": "np.triu(m_dot, k)"}, {"m": "unbroadcast(np.triu(out_bar, k), m)"})
 deflinear("tril", {"m": "np.tril(m_dot, k)"}, {"m": "unbroadcast(np.tril(out_bar, k), m)"})
 deflinear("roll", {"a": "np.roll(a_dot, shift, axis)"}, {"a": "np.roll(out_bar, negated(shift), axis)"})
+# gathers: the VJP scatters with np.add.at semantics (repeated indices accumulate)
+deflinear("take", {"a": "np.take(a_dot, indices, axis)"}, {"a": "take_bar(out_bar, a, indices, axis)"})
+deflinear("take_along_axis", {"arr": "np.take_along_axis(arr_dot, indices, axis)"},
+          {"arr": "take_along_axis_bar(out_bar, arr, indices, axis)"})
 deflinear("flip", {"m": "np.flip(m_dot, axis)"}, {"m": "np.flip(out_bar, axis)"})
 deflinear("tile", {"A": "np.tile(A_dot, reps)"}, {"A": "tile_bar(out_bar, A, reps)"})
 deflinear("repeat", {"a": "np.repeat(a_dot, repeats, axis)"}, {"a": "repeat_bar(out_bar, a, repeats, axis)"})
