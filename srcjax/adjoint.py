@@ -306,6 +306,24 @@ def clip_share(g: Any, a: Any, a_min: Any, a_max: Any, which: int) -> Any:
     return s
 
 
+# -- elementwise --------------------------------------------------------------------------------
+
+def logaddexp_weight(x: Any, out: Any, base: Any) -> Any:
+    """``d out / d x`` for ``out = logaddexp(x, y)`` (``base`` 'e') or ``logaddexp2`` (``base`` 2):
+    ``exp(x - out)`` (``exp2``), with ``+inf`` read as 0 on both sides as JAX does (so two infinite
+    operands give 1, not nan)."""
+    d = np.where(x == np.inf, 0.0, x) - np.where(out == np.inf, 0.0, out)
+    if base == 2:
+        return np.exp2(d)
+    return np.exp(d)
+
+
+def sinc_slope(x: Any, out: Any) -> Any:
+    """``d sinc(x) / dx = (cos(pi x) - sinc(x)) / x``, and 0 at ``x == 0`` (JAX)."""
+    nz = np.where(x == 0, 1.0, x)
+    return np.where(x == 0, 0.0, (np.cos(np.pi * nz) - out) / nz)
+
+
 # -- reductions ----------------------------------------------------------------------------------
 
 def prod_others(a: Any, axis: Any, initial: Any = None) -> Any:
@@ -325,6 +343,106 @@ def ravel_bar(g: Any, a: Any, order: Any) -> Any:
     if order == "F":
         return np.transpose(np.reshape(g, tuple(reversed(np.shape(a)))))
     return np.reshape(g, np.shape(a))
+
+
+def cumprod_terms(a: Any, axis: Any) -> Any:
+    """``D[j, ..., i, ...] = d cumprod(a, axis)[i] / d a[j]``: a new leading axis ``j`` (``a``
+    flattened for ``axis=None``). The product of ``a[0..i]`` with ``a[j]`` replaced by 1, for
+    ``j <= i``; 0 for ``j > i``. Exact with zeros (no division); quadratic in the axis' size."""
+    if axis is None:
+        a = np.ravel(a)
+    ax = 0 if axis is None else axis % np.ndim(a)
+    n = np.shape(a)[ax]
+    along = tuple([n if k == ax else 1 for k in range(np.ndim(a))])
+    j = np.reshape(np.arange(n), (n,) + (1,) * np.ndim(a))
+    i = np.reshape(np.arange(n), (1,) + along)
+    c = np.cumprod(np.where(j == i, 1.0, a), axis=ax + 1)
+    return np.where(i >= j, c, 0.0)
+
+
+def cumprod_jvp(t: Any, a: Any, axis: Any) -> Any:
+    """The tangent of ``np.cumprod(a, axis)`` for the tangent ``t`` of ``a``."""
+    if axis is None:
+        t = np.ravel(t)
+    ax = 0 if axis is None else axis % np.ndim(a)
+    tj = np.expand_dims(np.moveaxis(t, ax, 0), ax + 1)  # j first, then a's axes (size 1 at i)
+    return np.sum(tj * cumprod_terms(a, axis), axis=0)
+
+
+def cumprod_bar(g: Any, a: Any, axis: Any) -> Any:
+    """The cotangent of ``a`` in ``np.cumprod(a, axis)``."""
+    ax = 0 if axis is None else axis % np.ndim(a)
+    r = np.sum(np.expand_dims(g, 0) * cumprod_terms(a, axis), axis=ax + 1)  # (j, the other axes)
+    return np.reshape(np.moveaxis(r, 0, ax), np.shape(a))
+
+
+def diff_bar(g: Any, a: Any, n: Any, axis: Any) -> Any:
+    """Cotangent of ``a`` in ``np.diff(a, n, axis)``: ``n`` times the transpose of one difference
+    (``[0, g] - [g, 0]`` along the axis)."""
+    ax = axis % np.ndim(a)
+    if n >= np.shape(a)[ax]:
+        return zeros_like(a)
+    for _ in range(n):
+        z = np.zeros(tuple([1 if k == ax else d for k, d in enumerate(np.shape(g))]), dtype=np.result_type(g))
+        g = np.concatenate([z, g], axis=ax) - np.concatenate([g, z], axis=ax)
+    return g
+
+
+def trace_bar(g: Any, a: Any, offset: Any, axis1: Any, axis2: Any) -> Any:
+    """Cotangent of ``a`` in ``np.trace(a, offset, axis1, axis2)``: ``g`` on that diagonal."""
+    nd = np.ndim(a)
+    shape = np.shape(a)
+    i, j = axis1 % nd, axis2 % nd
+    eye = np.eye(shape[i], shape[j], k=offset, dtype=bool)
+    if i > j:
+        eye = np.transpose(eye)
+    mask = np.reshape(eye, tuple([shape[k] if k == i or k == j else 1 for k in range(nd)]))
+    return np.where(mask, np.expand_dims(g, (min(i, j), max(i, j))), 0.0)
+
+
+def diag_bar(g: Any, v: Any, k: Any) -> Any:
+    """Cotangent of ``v`` in ``np.diag(v, k)``: the diagonal of ``g`` (``v`` 1-D), or ``g`` put on
+    the ``k``-th diagonal of a matrix shaped like ``v`` (``v`` 2-D)."""
+    if np.ndim(v) == 1:
+        return np.diag(g, k)
+    r, c = np.shape(v)
+    n = r if k >= 0 else c  # the diagonal runs down the rows (k >= 0) or along the columns
+    gp = np.concatenate([g, np.zeros(n - np.shape(g)[0], dtype=np.result_type(g))])
+    if k >= 0:
+        gp = np.reshape(gp, (n, 1))
+    return np.where(np.eye(r, c, k=k, dtype=bool), gp, 0.0)
+
+
+def negated(shift: Any) -> Any:
+    """``-shift`` for an int or a tuple of ints (static: ``np.roll``'s inverse shift)."""
+    if isinstance(shift, (tuple, list)):
+        return tuple([-s for s in shift])
+    return -shift
+
+
+def take_bar(g: Any, a: Any, indices: Any, axis: Any) -> Any:
+    """Cotangent of ``a`` in ``np.take(a, indices, axis)``: ``g`` scatter-added at the indices."""
+    if axis is None:
+        return np.reshape(index_add(np.zeros(np.size(a), dtype=np.result_type(g)), indices, g), np.shape(a))
+    return index_add(zeros_like(a), (slice(None),) * (axis % np.ndim(a)) + (indices,), g)
+
+
+def take_along_axis_bar(g: Any, arr: Any, indices: Any, axis: Any) -> Any:
+    """Cotangent of ``arr`` in ``np.take_along_axis(arr, indices, axis)``: ``g`` scatter-added at
+    ``arr[i0, ..., indices, ...]`` (an ``arange`` on every other axis); the axes ``arr`` had
+    broadcast along are summed."""
+    if axis is None:
+        return np.reshape(index_add(np.zeros(np.size(arr), dtype=np.result_type(g)), indices, g), np.shape(arr))
+    nd = np.ndim(arr)
+    ax = axis % nd
+    shape = np.shape(arr)
+    key: tuple[Any, ...] = ()
+    for k in range(nd):
+        if k == ax:
+            key = key + (indices,)
+        else:
+            key = key + (np.reshape(np.arange(shape[k]), tuple([shape[k] if q == k else 1 for q in range(nd)])),)
+    return index_add(zeros_like(arr), key, g)
 
 
 # -- contractions --------------------------------------------------------------------------------

@@ -141,6 +141,14 @@ group("selection", [("maximum", "np.maximum(x, y)"), ("minimum", "np.minimum(y, 
                     ("clip", "np.clip(x, -0.5, 0.5)"), ("clip", "np.clip(x, None, y)"),
                     ("clip", "np.clip(y, x, None)")],
       N(2, 3), N(3))
+group("binary_more", [("logaddexp", "np.logaddexp(x, y)"), ("logaddexp", "np.logaddexp(x, 0.0)"),
+                      ("logaddexp2", "np.logaddexp2(y, x)"), ("hypot", "np.hypot(x, y)"),
+                      ("float_power", "np.float_power(y, x)"), ("fmax", "np.fmax(x, y)"), ("fmin", "np.fmin(x, y)"),
+                      ("heaviside", "np.heaviside(x, y)"), ("deg2rad", "np.deg2rad(x)"), ("rad2deg", "np.rad2deg(y)"),
+                      ("sinc", "np.sinc(x)"), ("sinc", "np.sinc(y)")],
+      A(2, 3), U(1.0, 2.0, 3))
+case("logaddexp", "np.logaddexp(x, y)", N(3, 1), N(1, 4))
+case("heaviside", "np.heaviside(x, y)", C([-1.0, 0.0, 2.0, 0.0]), N(4), fd=False)  # x2 passes where x1 == 0
 case("subtract", "x - y", N(3, 1), N(1, 4))
 case("where", "np.where(y > 0, x, 2.0)", N(), A(2, 2))
 case("clip", "np.clip(x, y, z)", N(4), C([-2.0, -0.1, 0.3, 0.2]), C(0.4))
@@ -166,6 +174,18 @@ group("norm", [("norm", "np.linalg.norm(x)"), ("norm", "np.linalg.norm(x, axis=1
                ("norm", "np.linalg.norm(x, 1)"), ("norm", "np.linalg.norm(x, -1, keepdims=True)"),
                ("norm", "np.linalg.norm(x, np.inf)"), ("norm", "np.linalg.norm(x, -np.inf, axis=(1, 0))")],
       A(3, 4))
+group("diffs", [("diff", "np.diff(x)"), ("diff", "np.diff(x, 2, axis=0)"), ("diff", "np.diff(x, axis=-2)"),
+                ("cumprod", "np.cumprod(x)"), ("cumprod", "np.cumprod(x, axis=1)"), ("cumprod", "x.cumprod(axis=0)"),
+                ("trace", "np.trace(x)"), ("trace", "x.trace(1)"), ("trace", "np.trace(x, -1, axis1=1, axis2=0)"),
+                ("diag", "np.diag(x, 1)"), ("diag", "np.diag(x, -2)"), ("diag", "np.diag(x[0])"),
+                ("diag", "np.diag(x[:, 1], -1)"), ("triu", "np.triu(x)"), ("triu", "np.triu(x, -1)"),
+                ("tril", "np.tril(x, 1)"), ("roll", "np.roll(x, 2)"),
+                ("roll", "np.roll(x, (1, -1), axis=(0, 1))"), ("roll", "np.roll(x, -1, axis=0)")],
+      U(0.5, 1.5, 4, 5))
+case("cumprod", "np.cumprod(x, axis=0)", C([[0.0, 2.0, 1.5], [1.5, 0.0, 0.5], [0.5, 2.0, 0.0]]))  # exact with zeros
+case("trace", "np.trace(x, 1, 0, 2)", N(3, 2, 4))
+case("tril", "np.tril(x, 1)", N(3), jax=False)  # a 1-D m is a row broadcast to a square (jax refuses it)
+case("diff", "np.diff(x, 3)", N(2, 3))  # n >= the axis size: empty result, zero cotangent
 case("prod", "np.prod(x, axis=0, keepdims=True)", C([[0.0, 2.0, 0.0], [1.5, 0.5, 0.0]]))  # exact with zeros
 case("prod", "np.prod(x)", U(-1.5, 1.5, 4))
 
@@ -234,6 +254,11 @@ case("array_split", "np.array_split(x, 3)", N(5))
 case("array_split", "np.array_split(x, [3, 1], axis=-1)", N(2, 4), jax=False)  # overlapping and empty pieces
 group("full", [("full", "np.full((2, 3), x)"), ("full", "np.full((2, 3), y)"), ("full_like", "np.full_like(y, x)"),
                ("full_like", "np.full_like(y, y, shape=(2, 3))"), ("full", "np.full(3, x, np.float64)")], N(), N(3))
+group("gathers", [("take", "np.take(x, np.arange(4) % 3, axis=1)"), ("take", "np.take(x, 5 - np.arange(7))"),
+                 ("take", "np.take(x, np.arange(2), axis=-2)"),
+                 ("take_along_axis", "np.take_along_axis(x, np.argmax(x, axis=1, keepdims=True), axis=1)"),
+                 ("take_along_axis", "np.take_along_axis(x, np.reshape(np.arange(6) % 3, (2, 3)), axis=0)"),
+                 ("take_along_axis", "np.take_along_axis(x, np.arange(4)[None, :] % 2, axis=1)")], N(3, 3))
 case("index_add", "index_add(x, np.s_[1:3], y)", N(4, 2), N(2))
 case("index_add", "index_add(x, np.s_[::-2, None, 0], y)", N(4, 2), N(2, 1))
 case("index_update", "index_update(x, np.s_[1:3], y)", N(4, 2), N(2))

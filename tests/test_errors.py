@@ -304,7 +304,7 @@ def uses_builtin_without_source(x):
 
 
 def uses_unsupported_method(x):
-    return x.cumprod()
+    return x.argsort()
 
 
 def uses_unknown_in_comprehension(x):
@@ -442,6 +442,83 @@ def static_assert(x):
     return x
 
 
+# -- NumPy functions added with their derivative rules ------------------------------------------
+def logaddexp_mismatch(x, y):
+    return np.logaddexp(x, y)
+
+
+def logaddexp2_mismatch(x, y):
+    return np.logaddexp2(x, y)
+
+
+def hypot_mismatch(x, y):
+    return np.hypot(x, y)
+
+
+def heaviside_mismatch(x, y):
+    return np.heaviside(x, y)
+
+
+def float_power_mismatch(x, y):
+    return np.float_power(x, y)
+
+
+def fmax_mismatch(x, y):
+    return np.fmax(x, y)
+
+
+def fmin_mismatch(x, y):
+    return np.fmin(x, y)
+
+
+def sinc_extra_argument(x):
+    return np.sinc(x, 2)
+
+
+def deg2rad_extra_argument(x):
+    return np.deg2rad(x, x, x)
+
+
+def rad2deg_extra_argument(x):
+    return np.rad2deg(x, x, x)
+
+
+def diff_of_scalar(x):
+    return np.diff(x.sum())
+
+
+def trace_of_vector(x):
+    return np.trace(x)
+
+
+def diag_of_3d(x):
+    return np.diag(x)
+
+
+def triu_of_scalar(x):
+    return np.triu(x.sum())
+
+
+def tril_of_scalar(x):
+    return np.tril(x.sum())
+
+
+def roll_lengths(x):
+    return np.roll(x, (1, 2, 3), axis=(0, 1))
+
+
+def cumprod_bad_axis(x):
+    return x.cumprod(axis=2)
+
+
+def take_float_indices(x):
+    return np.take(x, x)
+
+
+def take_along_axis_rank(x, i):
+    return np.take_along_axis(x, i, axis=1)
+
+
 # -- helpers and positions ---------------------------------------------------------------------
 def calls_imported_helper(x):
     return normalize_rows(x) + x.T
@@ -487,6 +564,26 @@ CASES = [
     (stack_mismatch, (arr(3), arr(4)), E.ShapeError, "np.stack", ["(3,)", "(4,)"]),
     (error_in_comprehension, (arr(2, 3), arr(4, 2)), E.ShapeError, "[r @ w for r in x]", ["(3,)", "(4, 2)"]),
     (error_in_third_loop_iteration, (arr(2, 3), arr(3, 3)), E.ShapeError, "acc @ w", ["(2, 2)", "(3, 3)"]),
+    (logaddexp_mismatch, (arr(4, 3), arr(4, 2)), E.ShapeError, "np.logaddexp(x, y)", ["(4, 3)", "(4, 2)"]),
+    (logaddexp2_mismatch, (arr(4, 3), arr(2)), E.ShapeError, "np.logaddexp2(x, y)", ["(4, 3)", "(2,)"]),
+    (hypot_mismatch, (arr(3), arr(4)), E.ShapeError, "np.hypot(x, y)", ["(3,)", "(4,)"]),
+    (heaviside_mismatch, (arr(3), arr(4)), E.ShapeError, "np.heaviside(x, y)", ["(3,)", "(4,)"]),
+    (float_power_mismatch, (arr(3), arr(4)), E.ShapeError, "np.float_power(x, y)", ["(3,)", "(4,)"]),
+    (fmax_mismatch, (arr(3), arr(4)), E.ShapeError, "np.fmax(x, y)", ["(3,)", "(4,)"]),
+    (fmin_mismatch, (arr(3), arr(4)), E.ShapeError, "np.fmin(x, y)", ["(3,)", "(4,)"]),
+    (sinc_extra_argument, (arr(3),), E.ArgumentError, "np.sinc(x, 2)", ["np.sinc"]),
+    (deg2rad_extra_argument, (arr(3),), E.ArgumentError, "np.deg2rad(x, x, x)", ["np.deg2rad"]),
+    (rad2deg_extra_argument, (arr(3),), E.ArgumentError, "np.rad2deg(x, x, x)", ["np.rad2deg"]),
+    (diff_of_scalar, (arr(3),), E.ShapeError, "np.diff(x.sum())", ["at least one dimensional"]),
+    (trace_of_vector, (arr(3),), E.ShapeError, "np.trace(x)", ["two dimensions", "(3,)"]),
+    (diag_of_3d, (arr(2, 3, 4),), E.ShapeError, "np.diag(x)", ["1- or 2-d", "(2, 3, 4)"]),
+    (triu_of_scalar, (arr(3),), E.DTypeError, "np.triu(x.sum())", ["at least one dimension"]),
+    (tril_of_scalar, (arr(3),), E.DTypeError, "np.tril(x.sum())", ["at least one dimension"]),
+    (roll_lengths, (arr(2, 3),), E.ShapeError, "np.roll(x, (1, 2, 3), axis=(0, 1))", ["different lengths"]),
+    (take_float_indices, (arr(3),), E.DTypeError, "np.take(x, x)", ["integers", "float32"]),
+    (take_along_axis_rank, (arr(2, 3), np.array([0, 1])), E.ShapeError, "np.take_along_axis(x, i, axis=1)",
+     ["same number of dimensions", "(2,)", "(2, 3)"]),
+    (cumprod_bad_axis, (arr(2, 3),), E.ShapeError, "x.cumprod(axis=2)", ["axis 2", "dimension 2"]),
     (bitand_float, (arr(2, 2),), E.DTypeError, "x & x", ["float32"]),
     (astype_complex, (arr(2, 2),), E.DTypeError, "x.astype", ["complex64"]),
     (add_string, (arr(2, 2),), E.DTypeError, 'x + "a"', ["str"]),
@@ -522,7 +619,7 @@ CASES = [
     (uses_nonexistent_numpy, (arr(2),), E.UnknownFunctionError, "np.frobnicate", ["np.frobnicate"]),
     (uses_print_builtin, (arr(2),), E.UnknownFunctionError, "print(x)", ["print"]),
     (uses_builtin_without_source, (arr(2),), E.UnknownFunctionError, "op_add(x, x)", ["no Python source"]),
-    (uses_unsupported_method, (arr(2),), E.UnknownFunctionError, "x.cumprod", ["cumprod"]),
+    (uses_unsupported_method, (arr(2),), E.UnknownFunctionError, "x.argsort", ["argsort"]),
     (uses_unknown_in_comprehension, (arr(2),), E.UnknownFunctionError, "nope", ["nope"]),
     (uses_unknown_in_untaken_branch, (arr(2),), E.UnknownFunctionError, "nowhere", ["nowhere"]),
     (calls_helper_with_too_few, (arr(2),), E.ArgumentError, "two_args(x)", ["two_args", "'b'"]),
@@ -636,6 +733,20 @@ def test_syntax_and_name_errors_need_no_shapes(row) -> None:
     with pytest.raises(cls) as ei:
         srcjax.source(fn)
     assert (ei.value.span.line, ei.value.span.col) == locate(fn, snippet)
+
+
+NEW_NUMPY_ROWS = [r for r in CASES if r[0].__name__ in {
+    "logaddexp_mismatch", "logaddexp2_mismatch", "hypot_mismatch", "heaviside_mismatch", "float_power_mismatch",
+    "fmax_mismatch", "fmin_mismatch", "sinc_extra_argument", "deg2rad_extra_argument", "rad2deg_extra_argument",
+    "diff_of_scalar", "trace_of_vector", "diag_of_3d", "triu_of_scalar", "tril_of_scalar", "roll_lengths",
+    "take_float_indices", "take_along_axis_rank"}]
+
+
+@pytest.mark.parametrize("row", NEW_NUMPY_ROWS, ids=_id)
+def test_numpy_function_errors_have_a_hint(row) -> None:
+    """The errors of the NumPy functions added with their derivative rules say what to write instead."""
+    e = _raise(row)
+    assert e.hint, f"no hint for: {e}"
 
 
 def test_binary_shape_errors_name_both_operands() -> None:

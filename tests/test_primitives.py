@@ -348,6 +348,24 @@ def round_negative_decimals(x):
     return np.round(x, -1)
 
 
+@case("sinc", (arr((2, 3)),), (arr(5, F32),), (arr(4, I32),), (arr(3, BOOL),), (FLOAT_SPECIALS,),
+      (np.array([0.0, 1.0, -2.0, 0.5]),), (arr((), F64),))
+def sinc(x):
+    return np.sinc(x)
+
+
+@case("logaddexp", (arr(4), arr((3, 1), F32)), (np.array([-np.inf, np.inf, 1e300, -1e300, 0.0]),
+                                              np.array([-np.inf, np.inf, 1e300, 1e300, 800.0])))
+def logaddexp_stable(x, y):
+    """No overflow for large operands; infinities of one sign give that infinity (x + y)."""
+    return np.logaddexp(x, y), np.logaddexp2(x, y), np.logaddexp(x, 0.0)
+
+
+@case("deg2rad", (arr((2, 3)),), (arr(3, I32),))
+def degrees_radians(x):
+    return np.radians(x), np.degrees(x), np.deg2rad(x), np.rad2deg(x)
+
+
 # -- reductions -------------------------------------------------------------------------
 def _reduction(fn: Callable[..., Any], axis: Any, keepdims: bool) -> Callable[..., Any]:
     def f(x):
@@ -459,6 +477,65 @@ def argmax_long(x):
       (np.repeat(np.arange(3000, dtype=np.int32) % 7, 3)[::-1].copy(),))
 def argmin_long(x):
     return np.argmin(x)
+
+
+@case("cumprod", (arr((3, 4), lo=-2, hi=2),), (arr((3, 4), I32, -2, 2),), (arr((3, 4), BOOL),),
+      (arr((2, 3, 4), F32, -2, 2),), (np.zeros((0, 4)),), (arr((), F64),))
+def cumprod_axes(x):
+    return np.cumprod(x), np.cumprod(x, axis=-1) if x.ndim else x, x.cumprod(axis=0, dtype=np.float32) if x.ndim \
+        else x
+
+
+@case("diff", (arr((3, 5)),), (arr((3, 5), I32),), (arr((3, 5), BOOL),), (arr((3, 5), U8),), (arr((2, 3, 4), F32),))
+def diff_orders(x):
+    return np.diff(x), np.diff(x, 2, axis=0), np.diff(x, n=0), np.diff(x, 4, axis=0), np.diff(x, axis=-2)
+
+
+@case("diff", (arr(()),), (arr(3),))
+def diff_bad(x):
+    return np.diff(x, -1)
+
+
+@case("trace", (arr((3, 4)),), (arr((4, 3), I32),), (arr((3, 3), BOOL),), (arr((2, 3, 4), F32),), (arr(3),))
+def trace_offsets(x):
+    return np.trace(x), np.trace(x, 1), np.trace(x, -2), x.trace(offset=5), np.trace(x, dtype=np.float32)
+
+
+@case("trace", (arr((2, 3, 4)),))
+def trace_axes(x):
+    return np.trace(x, 0, 2, 0), np.trace(x, 1, axis1=-1, axis2=1)
+
+
+@case("trace", (arr((2, 3)),))
+def trace_same_axes(x):
+    return np.trace(x, 0, 1, 1)
+
+
+@case("diag", (arr(3),), (arr(4, I32),), (arr(2, BOOL),), (arr((3, 4)),), (arr((4, 3), I32),), (arr((3, 3), BOOL),),
+      (arr((2, 3, 4)),), (arr(()),))
+def diag(x):
+    return np.diag(x), np.diag(x, 1), np.diag(x, -2), np.diag(x, k=7)
+
+
+@case("triu", (arr((3, 4)),), (arr((4, 3), I32),), (arr((2, 3, 3), BOOL),), (arr(3, F32),), (arr(()),))
+def triangles(x):
+    return np.triu(x), np.triu(x, 1), np.triu(x, -5), np.triu(x, k=9)
+
+
+@case("tril", (arr((3, 4)),), (arr((4, 3), I32),), (arr((2, 3, 3), BOOL),), (arr(3, F32),), (arr(()),))
+def tril(x):
+    return np.tril(x), np.tril(x, k=-1), np.tril(x, 2), np.tril(x, -9)
+
+
+@case("roll", (arr((3, 4)),), (arr((3, 4), I32),), (arr(5, BOOL),), (np.zeros((0, 3)),))
+def roll(x):
+    return np.roll(x, 1), np.roll(x, -7), np.roll(x, 2, axis=-1), np.roll(x, (1, 2), axis=(0, -1)), \
+        np.roll(x, (1, -3), axis=(0, 0)), np.roll(x, 0)
+
+
+@case("roll", (arr((3, 4)),))
+def roll_bad(x):
+    return np.roll(x, (1, 2, 3), axis=(0, 1))
 
 
 # -- linalg -------------------------------------------------------------------------------
@@ -717,6 +794,29 @@ def index_update_keys(x, v, i):
 @case("index_update", (arr((4, 5)), arr(3)))
 def index_update_bad(x, v):
     return index_update(x, 1, v)
+
+
+@case("take", (arr((3, 4)), np.array([0, 2, 2, -1])), (arr((3, 4), I32), np.array([[1, 0], [3, 3]], np.int32)),
+      (arr(5, BOOL), np.array([4, 0], np.uint8)))
+def take(x, i):
+    return np.take(x, i), np.take(x, i % 3, axis=0), np.take(x, i, axis=-1), np.take(x, 1)
+
+
+@case("take", (arr((3, 4)), np.array([0.0, 1.0])))
+def take_float_indices(x, i):
+    return np.take(x, i)
+
+
+@case("take_along_axis", (arr((3, 4)), np.array([[0, 3], [1, 1], [2, -1]])), (arr((3, 4), I32), np.array([[1], [0], [3]])),
+      (arr((3, 4), BOOL), np.array([[0, 1, 2, 3, 3]])))
+def take_along_axis(x, i):
+    return np.take_along_axis(x, i, axis=1), np.take_along_axis(x, i % 3, axis=-1), \
+        np.take_along_axis(x, np.argmax(x, axis=0, keepdims=True), axis=0), np.take_along_axis(x.ravel(), i[0], None)
+
+
+@case("take_along_axis", (arr((3, 4)), np.array([0, 1])), (arr((3, 4)), np.array([[0, 1]], np.float64)))
+def take_along_axis_bad(x, i):
+    return np.take_along_axis(x, i, axis=1)
 
 
 # -- shape_ops -----------------------------------------------------------------------------

@@ -64,6 +64,7 @@ AUG_TO_BIN = {
 ARRAY_METHODS = {
     "sum": "sum", "mean": "mean", "prod": "prod", "max": "max", "min": "min", "all": "all",
     "any": "any", "argmax": "argmax", "argmin": "argmin", "var": "var", "std": "std", "cumsum": "cumsum",
+    "cumprod": "cumprod", "trace": "trace",
     "clip": "clip", "round": "round", "dot": "dot", "repeat": "repeat", "squeeze": "squeeze",
     "swapaxes": "swapaxes", "ravel": "ravel", "flatten": "ravel", "astype": "astype",
     "reshape": "reshape", "transpose": "transpose", "copy": "copy",

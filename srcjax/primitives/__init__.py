@@ -9,4 +9,5 @@ from . import (  # noqa: F401
     registry,
     shape,
     shape_ops,
+    take,  # noqa: F401  (after shape: it reuses the gather of integer-array indexing)
 )

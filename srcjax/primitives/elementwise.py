@@ -209,6 +209,68 @@ def _sign(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
     return b.unary("sign", xs[0])
 
 
+def _c(b: FuncBuilder, v: Any, like: HloValue) -> HloValue:
+    """The constant ``v`` shaped and typed like ``like``."""
+    return b.full(v, like.shape, like.dtype)
+
+
+def _logaddexp(base2: bool) -> Emit:
+    """``max + log1p(exp(-|x - y|))`` (base 2: ``exp2``, scaled by 1/ln 2), numerically stable; where
+    ``x - y`` is nan (a nan operand, or infinities of one sign) the result is ``x + y``, as in JAX."""
+
+    def emit(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+        x, y = xs
+        d = b.binary("subtract", x, y)
+        e = b.unary("negate", b.unary("abs", d))
+        e = _exp2(b, [e], out) if base2 else b.unary("exponential", e)
+        t = b.unary("log_plus_one", e)
+        if base2:
+            t = b.binary("multiply", t, _c(b, 1 / np.log(2.0), t))
+        r = b.binary("add", b.binary("maximum", x, y), t)
+        return b.select(b.compare("NE", d, d), b.binary("add", x, y), r)
+
+    return emit
+
+
+def _hypot(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+    """``hi * sqrt(1 + (lo / hi)**2)`` with ``hi, lo`` the larger and smaller magnitude (no overflow);
+    0 where both are 0, inf where either is infinite (even if the other is nan), as NumPy."""
+    a, c = (b.unary("abs", x) for x in xs)
+    hi, lo = b.binary("maximum", a, c), b.binary("minimum", a, c)
+    zero, one, inf = _c(b, 0, hi), _c(b, 1, hi), _c(b, np.inf, hi)
+    hi_zero = b.compare("EQ", hi, zero)
+    q = b.binary("divide", lo, b.select(hi_zero, one, hi))
+    r = b.binary("multiply", hi, b.unary("sqrt", b.binary("add", one, b.binary("multiply", q, q))))
+    r = b.select(hi_zero, zero, r)
+    return b.select(b.binary("or", b.compare("EQ", a, inf), b.compare("EQ", c, inf)), inf, r)
+
+
+def _heaviside(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+    x, y = xs
+    zero = _c(b, 0, x)
+    r = b.select(b.compare("NE", x, x), x, y)
+    r = b.select(b.compare("GT", x, zero), _c(b, 1, x), r)
+    return b.select(b.compare("LT", x, zero), zero, r)
+
+
+def _scale(factor: float) -> Emit:
+    return lambda b, xs, out: b.binary("multiply", xs[0], _c(b, factor, xs[0]))
+
+
+def _fminmax(op: str) -> Emit:
+    """``fmax``/``fmin``: a nan operand is ignored (nan only when both are)."""
+
+    def emit(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+        x, y = xs
+        r = b.binary(op, x, y)
+        if not is_float(x.dtype):
+            return r
+        r = b.select(b.compare("NE", x, x), y, r)
+        return b.select(b.compare("NE", y, y), x, r)
+
+    return emit
+
+
 UFUNCS: dict[str, tuple[np.ufunc, Emit]] = {
     # arithmetic
     "add": (np.add, by_kind(op("add"), op("add"), op("or"))),
@@ -221,6 +283,13 @@ UFUNCS: dict[str, tuple[np.ufunc, Emit]] = {
     "maximum": (np.maximum, by_kind(op("maximum"), op("maximum"), op("or"))),
     "minimum": (np.minimum, by_kind(op("minimum"), op("minimum"), op("and"))),
     "arctan2": (np.arctan2, op("atan2")),
+    "float_power": (np.float_power, _power),
+    "fmax": (np.fmax, by_kind(_fminmax("maximum"), op("maximum"), op("or"))),
+    "fmin": (np.fmin, by_kind(_fminmax("minimum"), op("minimum"), op("and"))),
+    "hypot": (np.hypot, _hypot),
+    "logaddexp": (np.logaddexp, _logaddexp(base2=False)),
+    "logaddexp2": (np.logaddexp2, _logaddexp(base2=True)),
+    "heaviside": (np.heaviside, _heaviside),
     "negative": (np.negative, op("negate")),
     "positive": (np.positive, identity),
     "absolute": (np.absolute, _abs),
@@ -249,6 +318,8 @@ UFUNCS: dict[str, tuple[np.ufunc, Emit]] = {
     "arcsinh": (np.arcsinh, op("chlo.asinh")),
     "arccosh": (np.arccosh, op("chlo.acosh")),
     "arctanh": (np.arctanh, op("chlo.atanh")),
+    "deg2rad": (np.deg2rad, _scale(np.pi / 180)),
+    "rad2deg": (np.rad2deg, _scale(180 / np.pi)),
     # rounding
     "floor": (np.floor, by_kind(op("floor"), identity)),
     "ceil": (np.ceil, by_kind(op("ceil"), identity)),
@@ -286,6 +357,8 @@ alias(np.abs, "absolute")
 alias(np.divide, "true_divide")
 alias(np.mod, "remainder")
 alias(np.bitwise_not, "invert")
+alias(np.radians, "deg2rad")
+alias(np.degrees, "rad2deg")
 
 # Operators in source -> primitives (libcst operator node class names).
 OPERATOR_PRIMS = {
@@ -338,6 +411,27 @@ def _round_lower(ctx: LowerCtx, a: HloValue, decimals: int = 0, out: Any = None)
 defprim("round", np.round, _round_stub, abstract_eval=_round_abstract, lower=_round_lower,
         arrays=("a",), path="np.round")
 alias(np.around, "round")
+
+
+# -- sinc(x) --------------------------------------------------------------------
+def _sinc_dtype(x: ShapedArray) -> np.dtype:
+    """``np.sinc`` computes in ``pi * x``'s dtype: a float array keeps its dtype, anything else is float64."""
+    return x.dtype if is_float(x.dtype) and not x.weak_type else np.dtype(np.float64)
+
+
+def _sinc_lower(ctx: LowerCtx, x: HloValue) -> HloValue:
+    """NumPy's definition: ``y = pi * x``, replaced by the dtype's eps where 0; ``sin(y) / y``."""
+    b = ctx.b
+    out = ctx.avals_out[0]
+    y = _lift(b, x, out.dtype, out.shape)
+    y = b.binary("multiply", y, _c(b, np.pi, y))
+    eps = np.finfo(out.dtype).eps if out.dtype.kind == "f" else 1e-20
+    y = b.select(b.compare("NE", y, _c(b, 0, y)), y, _c(b, eps, y))
+    return b.binary("divide", b.unary("sine", y), y)
+
+
+defprim("sinc", np.sinc, _unary_stub, abstract_eval=lambda x: ShapedArray(x.shape, _sinc_dtype(x)),
+        lower=_sinc_lower, arrays=("x",))
 
 
 # -- where(condition, x, y) -----------------------------------------------------

@@ -252,31 +252,127 @@ def _cumsum_abstract(a: ShapedArray, axis: Any = None, dtype: Any = None) -> Sha
     return ShapedArray(a.shape, d)
 
 
-def _cumsum_lower(ctx: LowerCtx, a: HloValue, axis: Any = None, dtype: Any = None) -> HloValue:
-    """A ``reduce_window`` whose window covers everything up to each element (XLA picks the scan)."""
+def _cumulative(kind: str) -> Any:
+    """The lowering of ``cumsum`` (``kind`` 'sum') or ``cumprod`` ('prod')."""
+
+    def lower(ctx: LowerCtx, a: HloValue, axis: Any = None, dtype: Any = None) -> HloValue:
+        """A ``reduce_window`` whose window covers everything up to each element (XLA picks the scan)."""
+        b = ctx.b
+        out = ctx.avals_out[0]
+        x = b.convert(b.reshape(a, out.shape), out.dtype)
+        if out.size == 0:
+            return x
+        ax = 0 if axis is None else normalize_axis(axis, a.ndim)
+        n = out.shape[ax]
+        window = [n if i == ax else 1 for i in range(out.ndim)]
+        pads = ", ".join(f"[{n - 1 if i == ax else 0}, 0]" for i in range(out.ndim))
+        init_value: Any
+        if out.dtype == np.bool_:
+            op, init_value = ("or", False) if kind == "sum" else ("and", True)
+        else:
+            op, init_value = ("add", 0) if kind == "sum" else ("multiply", 1)
+        init = b.full(init_value, (), out.dtype)
+        scalar = f"tensor<{elem_type(out.dtype)}>"
+        acc, el, res, name = b.fresh(), b.fresh(), b.fresh(), b.fresh()
+        ones = ", ".join("1" for _ in window)
+        b.lines += [
+            f'{b.indent}{name} = "stablehlo.reduce_window"({x.name}, {init.name}) ({{',
+            f"{b.indent}  ^bb0({acc}: {scalar}, {el}: {scalar}):",
+            f"{b.indent}    {res} = stablehlo.{op} {acc}, {el} : {scalar}",
+            f"{b.indent}    stablehlo.return {res} : {scalar}",
+            f"{b.indent}}}) {{padding = dense<[{pads}]> : tensor<{out.ndim}x2xi64>, "
+            f"window_dimensions = array<i64: {', '.join(map(str, window))}>, window_strides = array<i64: {ones}>}} : "
+            f"({aval_type(x.aval)}, {scalar}) -> {aval_type(out)}"]
+        return HloValue(name, out)
+
+    return lower
+
+
+defprim("cumsum", np.cumsum, _cumsum_stub, abstract_eval=_cumsum_abstract, lower=_cumulative("sum"), arrays=("a",))
+defprim("cumprod", np.cumprod, _cumsum_stub, abstract_eval=_cumsum_abstract, lower=_cumulative("prod"),
+        arrays=("a",))
+
+
+# -- diff --------------------------------------------------------------------------
+def _diff_stub(a, n=1, axis=-1):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _diff_plan(a: ShapedArray, n: Any, axis: Any) -> tuple[int, int]:
+    """(order, axis), validated."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise DTypeError(f"np.diff: n must be a static int, got {n!r}")
+    if n < 0:
+        raise ShapeError(f"np.diff: order must be non-negative but got {n}")
+    if a.ndim == 0:
+        raise ShapeError("np.diff requires input that is at least one dimensional",
+                         hint="give it an axis: np.atleast_1d(x), or x[None]")
+    return int(n), normalize_axis(axis, a.ndim)
+
+
+def _diff_abstract(a: ShapedArray, n: Any = 1, axis: Any = -1) -> ShapedArray:
+    order, ax = _diff_plan(a, n, axis)
+    return ShapedArray(tuple(max(d - order, 0) if i == ax else d for i, d in enumerate(a.shape)), a.dtype)
+
+
+def _diff_lower(ctx: LowerCtx, a: HloValue, n: Any = 1, axis: Any = -1) -> HloValue:
+    """``n`` times ``x[1:] - x[:-1]`` along the axis (booleans: ``!=``, as NumPy)."""
+    b = ctx.b
+    order, ax = _diff_plan(a.aval, n, axis)
+    x = a
+    for _ in range(order):
+        d = x.shape[ax]
+        if d == 0:
+            break
+        lo = b.slice(x, [1 if i == ax else 0 for i in range(x.ndim)], list(x.shape))
+        hi = b.slice(x, [0] * x.ndim, [d - 1 if i == ax else s for i, s in enumerate(x.shape)])
+        x = b.compare("NE", lo, hi) if x.dtype == np.bool_ else b.binary("subtract", lo, hi)
+    return x
+
+
+defprim("diff", np.diff, _diff_stub, abstract_eval=_diff_abstract, lower=_diff_lower, arrays=("a",))
+
+
+# -- trace -------------------------------------------------------------------------
+def _trace_stub(a, offset=0, axis1=0, axis2=1, dtype=None):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _trace_plan(a: ShapedArray, offset: Any, axis1: Any, axis2: Any) -> tuple[int, int, int]:
+    if a.ndim < 2:
+        raise ShapeError(f"np.trace: diag requires an array of at least two dimensions, got shape "
+                         f"{fmt_shape(a.shape)}", hint="np.trace takes a matrix (or a stack of them)")
+    if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
+        raise DTypeError(f"np.trace: offset must be a static int, got {offset!r}")
+    i, j = normalize_axis(axis1, a.ndim, "axis1"), normalize_axis(axis2, a.ndim, "axis2")
+    if i == j:
+        raise ShapeError("np.trace: axis1 and axis2 cannot be the same", hint="pass two different axes")
+    return int(offset), i, j
+
+
+def _trace_abstract(a: ShapedArray, offset: Any = 0, axis1: Any = 0, axis2: Any = 1, dtype: Any = None) -> ShapedArray:
+    _, i, j = _trace_plan(a, offset, axis1, axis2)
+    return ShapedArray(tuple(d for k, d in enumerate(a.shape) if k not in (i, j)),
+                       as_dtype(dtype) or _accumulate_dtype(a.dtype))
+
+
+def _diagonal_mask(b: Any, shape: tuple[int, ...], i: int, j: int, offset: int) -> HloValue:
+    """``col - row == offset`` over ``shape``, with rows along axis ``i`` and columns along ``j``."""
+    i64 = np.dtype(np.int64)
+    rows = b.iota(ShapedArray(shape, i64), i)
+    cols = b.iota(ShapedArray(shape, i64), j)
+    return b.compare("EQ", b.binary("subtract", cols, rows), b.full(offset, shape, i64))
+
+
+def _trace_lower(ctx: LowerCtx, a: HloValue, offset: Any = 0, axis1: Any = 0, axis2: Any = 1,
+                 dtype: Any = None) -> HloValue:
+    """The elements off the diagonal replaced by 0, then a sum over both axes."""
     b = ctx.b
     out = ctx.avals_out[0]
-    x = b.convert(b.reshape(a, out.shape), out.dtype)
-    if out.size == 0:
-        return x
-    ax = 0 if axis is None else normalize_axis(axis, a.ndim)
-    n = out.shape[ax]
-    window = [n if i == ax else 1 for i in range(out.ndim)]
-    pads = ", ".join(f"[{n - 1 if i == ax else 0}, 0]" for i in range(out.ndim))
-    op = "or" if out.dtype == np.bool_ else "add"
-    init = b.full(False if out.dtype == np.bool_ else 0, (), out.dtype)
-    scalar = f"tensor<{elem_type(out.dtype)}>"
-    acc, el, res, name = b.fresh(), b.fresh(), b.fresh(), b.fresh()
-    ones = ", ".join("1" for _ in window)
-    b.lines += [
-        f'{b.indent}{name} = "stablehlo.reduce_window"({x.name}, {init.name}) ({{',
-        f"{b.indent}  ^bb0({acc}: {scalar}, {el}: {scalar}):",
-        f"{b.indent}    {res} = stablehlo.{op} {acc}, {el} : {scalar}",
-        f"{b.indent}    stablehlo.return {res} : {scalar}",
-        f"{b.indent}}}) {{padding = dense<[{pads}]> : tensor<{out.ndim}x2xi64>, "
-        f"window_dimensions = array<i64: {', '.join(map(str, window))}>, window_strides = array<i64: {ones}>}} : "
-        f"({aval_type(x.aval)}, {scalar}) -> {aval_type(out)}"]
-    return HloValue(name, out)
+    off, i, j = _trace_plan(a.aval, offset, axis1, axis2)
+    x = b.convert(a, out.dtype)
+    x = b.select(_diagonal_mask(b, x.shape, i, j, off), x, b.full(0, x.shape, out.dtype))
+    return b.reduce(x, "or" if out.dtype == np.bool_ else "add", False if out.dtype == np.bool_ else 0, (i, j))
 
 
-defprim("cumsum", np.cumsum, _cumsum_stub, abstract_eval=_cumsum_abstract, lower=_cumsum_lower, arrays=("a",))
+defprim("trace", np.trace, _trace_stub, abstract_eval=_trace_abstract, lower=_trace_lower, arrays=("a",))

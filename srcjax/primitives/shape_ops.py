@@ -498,3 +498,135 @@ def _split(name: str, even: bool) -> None:
 
 _split("split", even=True)
 _split("array_split", even=False)
+
+
+# -- diag / triu / tril ----------------------------------------------------------------
+def _diag_stub(v, k=0):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _mask(b: FuncBuilder, shape: tuple[int, ...], k: int, cmp: str) -> HloValue:
+    """``col - row <cmp> k`` over the last two axes of ``shape`` (EQ: a diagonal; GE: upper triangle)."""
+    i64 = np.dtype(np.int64)
+    n = len(shape)
+    rows = b.iota(ShapedArray(shape, i64), n - 2)
+    cols = b.iota(ShapedArray(shape, i64), n - 1)
+    return b.compare(cmp, b.binary("subtract", cols, rows), b.full(k, shape, i64))
+
+
+def _diag_plan(v: ShapedArray, k: Any) -> tuple[int, tuple[int, ...]]:
+    """(k, output shape)."""
+    k = _static_int(k, "np.diag: k")
+    if v.ndim == 1:
+        n = v.shape[0] + abs(k)
+        return k, (n, n)
+    if v.ndim == 2:
+        r, c = v.shape
+        length = min(r, c - k) if k >= 0 else min(r + k, c)
+        return k, (max(length, 0),)
+    raise ShapeError(f"np.diag: input must be 1- or 2-d, got shape {fmt_shape(v.shape)}",
+                     hint="np.diag builds a matrix from a vector or takes a matrix's diagonal")
+
+
+def _diag_abstract(v: ShapedArray, k: Any = 0) -> ShapedArray:
+    return ShapedArray(_diag_plan(v, k)[1], v.dtype)
+
+
+def _diag_lower(ctx: LowerCtx, v: HloValue, k: Any = 0) -> HloValue:
+    """1-D: ``v`` padded, broadcast along the rows (k >= 0) or columns, kept on the diagonal.
+    2-D: everything off the diagonal zeroed, then a sum along the rows (or columns) and a slice."""
+    b = ctx.b
+    k, shape = _diag_plan(v.aval, k)
+    zero = b.full(False if v.dtype == np.bool_ else 0, (), v.dtype)
+    if v.ndim == 1:
+        vp = b.pad(v, zero, [0], [abs(k)], [0])
+        x = b.broadcast_in_dim(vp, shape, [0] if k >= 0 else [1])
+        return b.select(_mask(b, shape, k, "EQ"), x, b.broadcast_to(zero, shape))
+    x = b.select(_mask(b, v.shape, k, "EQ"), v, b.broadcast_to(zero, v.shape))
+    ax = 1 if k >= 0 else 0
+    s = b.reduce(x, "or" if v.dtype == np.bool_ else "add", False if v.dtype == np.bool_ else 0, (ax,))
+    return b.slice(s, [0], [shape[0]])  # row r holds (r, r + k); column c holds (c - k, c)
+
+
+defprim("diag", np.diag, _diag_stub, abstract_eval=_diag_abstract, lower=_diag_lower, arrays=("v",))
+
+
+def _tri_stub(m, k=0):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _tri_shape(m: ShapedArray, k: Any, name: str) -> tuple[int, ...]:
+    _static_int(k, f"np.{name}: k")
+    if m.ndim == 0:
+        raise DTypeError(f"np.{name} needs an array of at least one dimension, got a 0-d array",
+                         hint="np.triu/np.tril take a matrix (or a stack of them)")
+    return m.shape if m.ndim >= 2 else (m.shape[0], m.shape[0])
+
+
+def _tri(name: str, cmp: str) -> None:
+    """``triu`` keeps ``col - row >= k``; ``tril`` keeps ``col - row <= k`` (a 1-D ``m`` is a row,
+    broadcast to a square, as NumPy)."""
+
+    def abstract(m: ShapedArray, k: Any = 0) -> ShapedArray:
+        return ShapedArray(_tri_shape(m, k, name), m.dtype)
+
+    def lower(ctx: LowerCtx, m: HloValue, k: Any = 0) -> HloValue:
+        b = ctx.b
+        shape = _tri_shape(m.aval, k, name)
+        zero = b.full(False if m.dtype == np.bool_ else 0, shape, m.dtype)
+        return b.select(_mask(b, shape, int(k), cmp), b.broadcast_to(m, shape), zero)
+
+    defprim(name, getattr(np, name), _tri_stub, abstract_eval=abstract, lower=lower, arrays=("m",))
+
+
+_tri("triu", "GE")
+_tri("tril", "LE")
+
+
+# -- roll ------------------------------------------------------------------------------
+def _roll_stub(a, shift, axis=None):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _roll_plan(a: ShapedArray, shift: Any, axis: Any) -> list[tuple[int, int]]:
+    """[(axis, shift modulo its size)]: shifts along one axis add up (axis None: the flat array's)."""
+    shifts = _int_tuple(shift, "np.roll: shift")
+    if axis is None:
+        if len(shifts) != 1:
+            raise ShapeError(f"np.roll: with axis=None, shift must be a single int, got {shift!r}")
+        n = a.size
+        return [(0, shifts[0] % n if n else 0)]
+    axes = [normalize_axis(x, a.ndim) for x in _int_tuple(axis, "np.roll: axis")]
+    if len(shifts) == 1:
+        shifts = shifts * len(axes)
+    elif len(axes) == 1:
+        axes = axes * len(shifts)
+    if len(shifts) != len(axes):
+        raise ShapeError(f"np.roll: shift {shift!r} and axis {axis!r} have different lengths",
+                         hint="give one shift per axis")
+    total: dict[int, int] = {}
+    for ax, s in zip(axes, shifts):
+        total[ax] = total.get(ax, 0) + s
+    return [(ax, s % a.shape[ax] if a.shape[ax] else 0) for ax, s in sorted(total.items())]
+
+
+def _roll_lower(ctx: LowerCtx, a: HloValue, shift: Any, axis: Any = None) -> HloValue:
+    """Per axis: the last ``s`` elements, then the others (one concatenate)."""
+    b = ctx.b
+    x = b.reshape(a, (a.aval.size,)) if axis is None else a
+    for ax, s in _roll_plan(a.aval, shift, axis):
+        if s == 0:
+            continue
+        n = x.shape[ax]
+        tail = b.slice(x, [n - s if i == ax else 0 for i in range(x.ndim)], list(x.shape))
+        head = b.slice(x, [0] * x.ndim, [n - s if i == ax else d for i, d in enumerate(x.shape)])
+        x = b.concatenate([tail, head], ax)
+    return b.reshape(x, a.shape)
+
+
+def _roll_abstract(a: ShapedArray, shift: Any, axis: Any = None) -> ShapedArray:
+    _roll_plan(a, shift, axis)
+    return ShapedArray(a.shape, a.dtype)
+
+
+defprim("roll", np.roll, _roll_stub, abstract_eval=_roll_abstract, lower=_roll_lower, arrays=("a",), positional=2)

@@ -61,6 +61,9 @@ NONDIFF.update({
 # test checks every other array operand has both a JVP and a VJP template).
 NONDIFF_ARGS: dict[str, set[str]] = {
     "where": {"condition"},
+    "heaviside": {"x1"},
+    "take": {"indices"},  # integers
+    "take_along_axis": {"indices"},  # a step: zero derivative in x1; x2 is the value at x1 == 0
     "full_like": {"a"},  # only a's shape/dtype are used
 }
 
@@ -90,6 +93,31 @@ defvjp("minimum", x1="unbroadcast(max_share(out_bar, x2, x1), x1)", x2="unbroadc
 defjvp("arctan2", x1="x1_dot * x2 / (x1 ** 2 + x2 ** 2)", x2="-x2_dot * x1 / (x1 ** 2 + x2 ** 2)")
 defvjp("arctan2", x1="unbroadcast(out_bar * x2 / (x1 ** 2 + x2 ** 2), x1)",
        x2="unbroadcast(-out_bar * x1 / (x1 ** 2 + x2 ** 2), x2)")
+defjvp("float_power", **JVP["power"])
+defvjp("float_power", **VJP["power"])
+# log(exp(x1) + exp(x2)): each operand's softmax weight exp(x - out), with +inf read as 0 (JAX's rule).
+defjvp("logaddexp", x1="x1_dot * logaddexp_weight(x1, out, 'e')", x2="x2_dot * logaddexp_weight(x2, out, 'e')")
+defvjp("logaddexp", x1="unbroadcast(out_bar * logaddexp_weight(x1, out, 'e'), x1)",
+       x2="unbroadcast(out_bar * logaddexp_weight(x2, out, 'e'), x2)")
+defjvp("logaddexp2", x1="x1_dot * logaddexp_weight(x1, out, 2)", x2="x2_dot * logaddexp_weight(x2, out, 2)")
+defvjp("logaddexp2", x1="unbroadcast(out_bar * logaddexp_weight(x1, out, 2), x1)",
+       x2="unbroadcast(out_bar * logaddexp_weight(x2, out, 2), x2)")
+# d hypot / d x1 = x1 / out; 0 at the origin (a subgradient, like linalg.norm; JAX splits it 0.5/0.5).
+defjvp("hypot", x1="x1_dot * x1 / np.where(out == 0, 1.0, out)", x2="x2_dot * x2 / np.where(out == 0, 1.0, out)")
+defvjp("hypot", x1="unbroadcast(out_bar * x1 / np.where(out == 0, 1.0, out), x1)",
+       x2="unbroadcast(out_bar * x2 / np.where(out == 0, 1.0, out), x2)")
+# JAX: fmax(x1, x2) = where((x1 > x2) | isnan(x2), x1, x2), so a tie goes to x2 (fmin: x1 < x2).
+defjvp("fmax", x1="np.where((x1 > x2) | np.isnan(x2), x1_dot, 0.0)",
+       x2="np.where((x1 > x2) | np.isnan(x2), 0.0, x2_dot)")
+defvjp("fmax", x1="unbroadcast(np.where((x1 > x2) | np.isnan(x2), out_bar, 0.0), x1)",
+       x2="unbroadcast(np.where((x1 > x2) | np.isnan(x2), 0.0, out_bar), x2)")
+defjvp("fmin", x1="np.where((x1 < x2) | np.isnan(x2), x1_dot, 0.0)",
+       x2="np.where((x1 < x2) | np.isnan(x2), 0.0, x2_dot)")
+defvjp("fmin", x1="unbroadcast(np.where((x1 < x2) | np.isnan(x2), out_bar, 0.0), x1)",
+       x2="unbroadcast(np.where((x1 < x2) | np.isnan(x2), 0.0, out_bar), x2)")
+# a step in x1 (zero derivative, as JAX); x2 passes through where x1 == 0
+defjvp("heaviside", x2="np.where(x1 == 0, x2_dot, 0.0)")
+defvjp("heaviside", x2="unbroadcast(np.where(x1 == 0, out_bar, 0.0), x2)")
 
 deflinear("negative", {"x": "-x_dot"}, {"x": "-out_bar"})
 deflinear("positive", {"x": "x_dot"}, {"x": "out_bar"})
@@ -109,6 +137,9 @@ _UNARY = {
     "arcsin": "1 / np.sqrt(1 - x * x)", "arccos": "-1 / np.sqrt(1 - x * x)", "arctan": "1 / (1 + x * x)",
     "sinh": "np.cosh(x)", "cosh": "np.sinh(x)", "arcsinh": "1 / np.sqrt(x * x + 1)",
     "arccosh": "1 / np.sqrt(x * x - 1)", "arctanh": "1 / (1 - x * x)",
+    "deg2rad": "np.pi / 180", "rad2deg": "180 / np.pi",
+    # JAX: d sinc / dx = 0 at x == 0 (sinc is even); elsewhere (cos(pi x) - sinc(x)) / x
+    "sinc": "sinc_slope(x, out)",
 }
 for _name, _deriv in _UNARY.items():
     defjvp(_name, x=f"x_dot * ({_deriv})")
@@ -133,6 +164,12 @@ deflinear("sum", {"a": "np.sum(a_dot, axis=axis, keepdims=keepdims)"},
 deflinear("mean", {"a": "np.mean(a_dot, axis=axis, keepdims=keepdims)"},
           {"a": "expand_reduced(out_bar, a, axis, keepdims) / reduced_size(a, axis)"})
 deflinear("cumsum", {"a": "np.cumsum(a_dot, axis=axis, dtype=dtype)"}, {"a": "cumsum_bar(out_bar, a, axis)"})
+deflinear("diff", {"a": "np.diff(a_dot, n, axis)"}, {"a": "diff_bar(out_bar, a, n, axis)"})
+deflinear("trace", {"a": "np.trace(a_dot, offset, axis1, axis2, dtype)"},
+          {"a": "trace_bar(out_bar, a, offset, axis1, axis2)"})
+# d out_i / d a_j is the product of a_0..a_i without a_j: exact with zeros (no division), as JAX
+defjvp("cumprod", a="cumprod_jvp(a_dot, a, axis)")
+defvjp("cumprod", a="cumprod_bar(out_bar, a, axis)")
 # d prod / d a_i is the product of the others, computed without dividing by a (exact with zeros,
 # as JAX). Ties in max/min: the gradient is split equally among the maxima (JAX).
 defjvp("prod", a="np.sum(a_dot * prod_others(a, axis, initial), axis=axis, keepdims=keepdims)")
@@ -198,6 +235,14 @@ deflinear("einsum", {"operands": "einsum_jvp(subscripts, operands, operands_dot)
 deflinear("swapaxes", {"a": "np.swapaxes(a_dot, axis1, axis2)"}, {"a": "np.swapaxes(out_bar, axis1, axis2)"})
 deflinear("moveaxis", {"a": "np.moveaxis(a_dot, source, destination)"},
           {"a": "np.moveaxis(out_bar, destination, source)"})
+deflinear("diag", {"v": "np.diag(v_dot, k)"}, {"v": "diag_bar(out_bar, v, k)"})
+deflinear("triu", {"m": "np.triu(m_dot, k)"}, {"m": "unbroadcast(np.triu(out_bar, k), m)"})
+deflinear("tril", {"m": "np.tril(m_dot, k)"}, {"m": "unbroadcast(np.tril(out_bar, k), m)"})
+deflinear("roll", {"a": "np.roll(a_dot, shift, axis)"}, {"a": "np.roll(out_bar, negated(shift), axis)"})
+# gathers: the VJP scatters with np.add.at semantics (repeated indices accumulate)
+deflinear("take", {"a": "np.take(a_dot, indices, axis)"}, {"a": "take_bar(out_bar, a, indices, axis)"})
+deflinear("take_along_axis", {"arr": "np.take_along_axis(arr_dot, indices, axis)"},
+          {"arr": "take_along_axis_bar(out_bar, arr, indices, axis)"})
 deflinear("flip", {"m": "np.flip(m_dot, axis)"}, {"m": "np.flip(out_bar, axis)"})
 deflinear("tile", {"A": "np.tile(A_dot, reps)"}, {"A": "tile_bar(out_bar, A, reps)"})
 deflinear("repeat", {"a": "np.repeat(a_dot, repeats, axis)"}, {"a": "repeat_bar(out_bar, a, repeats, axis)"})
