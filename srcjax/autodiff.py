@@ -14,18 +14,22 @@ import inspect
 import itertools
 import linecache
 import math
+import re
 import sys
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import libcst as cst
 import numpy as np
 
 from . import adjoint, pytree
 from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval, eval_shape
 from .core import ArgumentError, DTypeError, TranspileError
 from .custom import custom_vjp, owner_of
-from .frontend.names import Names, Visitor
+from .frontend.names import Names, Visitor, code
 from .frontend.program import Program
+from .frontend.read import read_function
 from .transforms import ad, custom_rules, split
 from .transforms.simplify import simplify_source
 
@@ -96,6 +100,8 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
                                   single=single, origins=origins, max_iters=max_iters)
 
         try:
+            if getattr(base, "__srcjax_derived__", None) is not None:
+                _refuse_tapes_across_calls(base, prog)
             text = _as_loops_if_needed(base, bindings, prog, reverse)
         except ad.DifferentiationError as e:
             if kind not in ("vjp", "vjp_split") and getattr(base, "__srcjax_derived__", None) is not None:
@@ -619,6 +625,45 @@ def _static_leaves(r: Any) -> Any:
     leaves, tree = pytree.flatten(r, is_leaf=_is_leaf, nodes=True)
     return pytree.unflatten(tree, [x if _is_leaf(x) or isinstance(x, (str, Static)) or not _hashable(Static(x))
                                    else Static(x) for x in leaves])
+
+
+def _refuse_tapes_across_calls(base: Callable[..., Any], prog: Program) -> None:
+    """Reverse mode over derivative code whose helpers hand saved values to each other through the
+    tape (``th_1 = th_fwd(w, _tape)`` ... ``th_bwd(th_1_bar, _tape)``) would lose the derivative
+    that flows through those saved values (the cotangent tape does not cross calls yet): refused,
+    not a wrong answer."""
+    tape = re.compile(r"_tape(_\d+)?$")
+    for nf in prog.functions.values():
+        if not getattr(nf.fn, "__srcjax_derived__", None) and not _is_generated_helper(nf.fn):
+            continue
+        for call in _calls(nf.plain_fdef):
+            callee = code(call.func)
+            if callee in prog.functions and any(isinstance(a.value, cst.Name) and tape.match(a.value.value)
+                                                for a in call.args):
+                user = getattr(base, "__srcjax_derived__", (None, base))[1]
+                src = read_function(user) if isinstance(user, types.FunctionType) else None
+                raise ad.DifferentiationError(
+                    f"reverse mode over the derivative of {getattr(user, '__name__', user)!r}: it calls "
+                    f"`{callee}`, which hands values saved for the adjoint through the tape; reverse mode "
+                    "does not follow derivatives through them yet",
+                    span=src.span(src.fdef.name) if src is not None else None,
+                    hint="use srcjax.hessian or srcjax.jacfwd(srcjax.grad(f)) (forward over reverse), or "
+                         "write the helper's body into the function")
+
+
+def _is_generated_helper(fn: Callable[..., Any]) -> bool:
+    return str(getattr(fn, "__code__", None) and fn.__code__.co_filename).startswith("<srcjax.")
+
+
+def _calls(node: cst.CSTNode) -> list[cst.Call]:
+    out: list[cst.Call] = []
+
+    class V(Visitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            out.append(n)
+
+    V().walk(node)
+    return out
 
 
 def _with_defaults(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:

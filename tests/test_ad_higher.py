@@ -302,3 +302,27 @@ def test_lists_of_arrays_are_refused_clearly_in_reverse_over_reverse():
     with pytest.raises(srcjax.TranspileError, match="cannot differentiate through") as e:
         srcjax.jacrev(srcjax.grad(stacked))(X3)
     assert e.value.hint
+
+
+def _th(x):
+    return np.tanh(x)
+
+
+def calls_a_helper(w):
+    return np.sum(_th(w) * w)
+
+
+def test_reverse_over_reverse_through_a_helper_is_refused_not_wrong():
+    # regression: the helper's forward half saves tanh on the tape for its backward half; reverse
+    # mode over that derivative dropped the cotangent of the saved value and gave a wrong Hessian
+    # (1.83 where the answer is 1.67)
+    w = np.array([0.3, -0.5])
+    with pytest.raises(srcjax.TranspileError) as ei:
+        srcjax.jacrev(srcjax.grad(calls_a_helper))(w)
+    e = ei.value
+    assert "through the tape" in e.message and "srcjax.hessian" in (e.hint or "")
+    assert e.span is not None and e.span.line == inspect.getsourcelines(calls_a_helper)[1]
+    t = 1 - np.tanh(w) ** 2
+    want = np.diag(2 * t - 2 * w * np.tanh(w) * t)  # d2/dw2 of tanh(w) * w
+    np.testing.assert_allclose(srcjax.hessian(calls_a_helper)(w), want, rtol=1e-12)
+    np.testing.assert_allclose(srcjax.jacfwd(srcjax.grad(calls_a_helper))(w), want, rtol=1e-12)
