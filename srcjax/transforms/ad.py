@@ -1439,6 +1439,7 @@ class VJP:
                 mine[:0] = [f"{pad}    {sv} = {n if n in bound else 'UNSET'}" for sv, n in other]
             if self.branch_saves:
                 self.branch_saves[-1] += saves
+            bound.update(sv for sv, _ in saves)  # both branches bind every saved name
         if self.loop_saves:
             # a loop saves what its body binds at the end of every iteration: a name the adjoint
             # needs that one branch binds is UNSET on the others (read only under the same test,
@@ -2158,6 +2159,8 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
                 for t in s.targets for n in target_names(t.target)}
     assigned |= {n for s, _ in _walk(v.body) if isinstance(s, cst.For) for n in target_names(s.target)}
     assigned |= set(v.loop_iters.values()) | set(v.counters.values())
+    # and the names the primal half binds for the adjoint: a value saved inside an `if` on data (`g_before`)
+    assigned |= {sv for sv in v.pushed.values() if not sv.endswith(".pop()")}
     # the forward half saves everything the backward half reads, parameters included: the
     # caller restores its own variables only after the backward half has popped these
     residuals = sorted(n for n in adj_reads if (n in assigned or n in v.params) and n not in v.bar.values()
