@@ -255,9 +255,8 @@ def test_reverse_over_reverse_keeps_loops_rolled():
 # -- random loop programs ----------------------------------------------------------------------
 
 # not yet here: lists of arrays (np.stack(items)) and tuples held in variables (a swap's cotangents),
-# see the test below; and a helper's tuple of cotangents bound in only one branch of an `if` on data
-# (the XLA lowering cannot join a tuple with UNSET)
-_LOOP_STEPS = ["break", "continue", "cumsum", "gather", "triangle", "where"]
+# see the test below
+_LOOP_STEPS = ["break", "continue", "cumsum", "gather", "if_data", "triangle", "where", "while"]
 
 
 @st.composite

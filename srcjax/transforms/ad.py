@@ -1448,6 +1448,10 @@ class VJP:
                 for n in sorted((b_other - b_mine - bound) & self.restore):
                     mine.append(f"{pad}    {n} = UNSET")
                     b_mine.add(n)
+        elif data:
+            # bound on one path only (outside loops): the adjoint's zero cotangent for such a name on
+            # the other path reads it, so the function binds it to UNSET first (zeros_like(UNSET) is UNSET)
+            self.partial |= (b1 ^ b2) - bound
         lines += first or [f"{pad}    pass"]
         if second:
             lines.append(f"{pad}else:")
@@ -1835,6 +1839,7 @@ class VJP:
             primal: list[str] = []
             self.final_bound = set(self.params)
             self.declared: set[str] = set()
+            self.partial: set[str] = set()
             self.primal(self.body, 1, primal, self.final_bound)
             primal[:0] = [f"    {n} = None" for n in sorted(self.declared - set(self.params))]
             out = code(self.ret.value) if self.ret.value is not None else "None"
@@ -1844,6 +1849,9 @@ class VJP:
                 self.seed(out, seed, adj, defined)
             self.adjoint(self.body, 1, adj, defined)
             needed = _reads(adj)
+            unset = sorted((self.partial & needed) - self.final_bound - self.declared)
+            primal[:0] = [f"    {n} = UNSET" for n in unset]
+            self.final_bound.update(unset)
             self.restore = {n for n in self.saved if n in needed}
         return primal, adj, out, defined
 
