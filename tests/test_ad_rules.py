@@ -44,7 +44,7 @@ from hypothesis.extra import numpy as hnp
 
 import srcjax
 from srcjax import adjoint
-from srcjax.adjoint import index_add, index_update
+from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_update, unbroadcast
 from srcjax.frontend.names import names_in
 from srcjax.primitives.registry import PRIMITIVES
 from srcjax.transforms import ad, rules
@@ -264,6 +264,13 @@ case("index_add", "index_add(x, np.s_[::-2, None, 0], y)", N(4, 2), N(2, 1))
 case("index_update", "index_update(x, np.s_[1:3], y)", N(4, 2), N(2))
 case("index_update", "index_update(x, np.s_[::-2, 1], y)", N(4, 2), N(2))
 case("index_update", "index_update(x, 2, y)", N(4, 2), N())
+# derivative code's shape moves (the second operand gives a shape only)
+case("unbroadcast", "unbroadcast(x, y)", N(2, 3, 4), N(3, 1), jax=False)
+case("unbroadcast", "unbroadcast(x, y)", N(3), N(3), jax=False)
+case("broadcast_like", "broadcast_like(x, y)", N(3, 1), N(2, 3, 4), jax=False)
+case("expand_reduced", "expand_reduced(x, y, 1, False)", N(2, 4), N(2, 3, 4), jax=False)
+case("expand_reduced", "expand_reduced(x, y, (0, -1), True)", N(1, 3, 1), N(2, 3, 4), jax=False)
+case("expand_reduced", "expand_reduced(x, y, None, False)", N(), N(2, 3), jax=False)
 
 PARAMS = "xyzuv"
 
@@ -291,7 +298,9 @@ def define(src: str, name: str, np_module: Any) -> Any:
     filename = f"<test_ad_rules #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     ns: dict[str, Any] = {"np": np_module, "index_add": index_add if np_module is np else jax_index_add,
-                          "index_update": index_update if np_module is np else jax_index_update}
+                          "index_update": index_update if np_module is np else jax_index_update,
+                          "unbroadcast": unbroadcast, "broadcast_like": broadcast_like,
+                          "expand_reduced": expand_reduced}  # (cases without a jax twin)
     exec(compile(src, filename, "exec"), ns)
     return ns[name]
 

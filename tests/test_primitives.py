@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import srcjax
-from srcjax.adjoint import index_add
+from srcjax.adjoint import broadcast_like, expand_reduced, index_add, unbroadcast
 from srcjax.lax import index_update
 from srcjax.primitives.elementwise import UFUNCS
 from srcjax.primitives.registry import PRIMITIVES
@@ -781,6 +781,27 @@ def index_add_keys(z, g, i):
 @case("index_add", (arr((4, 5)), arr(3)))
 def index_add_bad(z, g):
     return index_add(z, 1, g)
+
+
+@case("unbroadcast", (arr((2, 3, 4)), arr((3, 1))), (arr((3, 4), F32), arr(4)), (arr(3), arr(3)))
+def unbroadcast_shapes(g, x):
+    return unbroadcast(g, x)
+
+
+@case("unbroadcast", (arr(3), arr(4)))
+def unbroadcast_bad(g, x):
+    return unbroadcast(g, x)
+
+
+@case("broadcast_like", (arr((3, 1)), arr((2, 3, 4))), (arr(4, F32), arr((3, 4))), (arr(3), arr(3)))
+def broadcast_like_shapes(t, y):
+    return broadcast_like(t, y)
+
+
+@case("expand_reduced", (arr((2, 4)), arr((2, 3, 4))), (arr((2, 4), F32), arr((2, 3, 4))))
+def expand_reduced_axes(g, a):
+    return (expand_reduced(g, a, 1, False), expand_reduced(g[:, None, :1], a, (1, -1), True),
+            expand_reduced(g[0, 0], a, None, False))
 
 
 @case("index_update", (arr((4, 5)), arr(5), np.int64(2)), (arr((4, 5), F32), arr(5, F64), np.int64(-1)),

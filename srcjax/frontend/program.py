@@ -138,7 +138,8 @@ class Program:
         return header + text
 
 
-_RUNTIME_HELPERS = {"index_add", "is_tree"}  # in srcjax.adjoint, but not transpiled (a primitive; run natively)
+# in srcjax.adjoint, but not transpiled (primitives; run natively)
+_RUNTIME_HELPERS = {"index_add", "is_tree", "unbroadcast", "broadcast_like", "expand_reduced"}
 _RUNTIME_VALUES = {"UNSET"}  # constants of srcjax.adjoint that derivative source reads
 
 

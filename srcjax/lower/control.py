@@ -254,6 +254,8 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
         _check_containers(snap, "a branch on array data")
         regions.append(lines)
     flat = [pytree.flatten(o) for o in outs]
+    if any(t != flat[0][1] for _, t in flat[1:]):
+        flat = [pytree.flatten(o) for o in _spread_unset(outs)]
     tree = flat[0][1]
     for _, t in flat[1:]:
         if t != tree:
@@ -291,7 +293,15 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
             avs = [(v.value if isinstance(v, Undefined) else v) for v in avail.values()]
             known = [a for a in (x.aval if isinstance(x, HloValue) else _aval_of_static(x) for x in avs)
                      if a is not None]
-            if not avail or len(known) < len(avs) or any(c != conds[0] for c in conds):
+            if not avail or any(c != conds[0] for c in conds):
+                result[j] = undefined
+                continue
+            if not any(isinstance(v, HloValue) for v in avs) and all(_same_static(avs[0], v) for v in avs):
+                # a Python value (a shape, a flag of derivative code): it stays one, read on those branches only
+                result[j] = Undefined(undefined.name, undefined.why, value=avs[0],
+                                      conds={**conds[0], index.name: frozenset(avail)})
+                continue
+            if len(known) < len(avs):
                 result[j] = undefined
                 continue
             partial[j] = (undefined, {**conds[0], index.name: frozenset(avail)})
@@ -337,6 +347,46 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
             else:
                 result[j] = v
     return pytree.unflatten(tree, result)
+
+def _spread_unset(outs: Sequence[Any]) -> list[Any]:
+    """The branches' outputs with ``UNSET`` or an :class:`Undefined` (a name one branch leaves unbound)
+    spread over the structure that another branch gives it: derivative code binds a helper's tuple of
+    cotangents, or a shape, on one path only."""
+    like = next((o for o in outs if pytree.is_tree(o)), None)
+    if like is None:
+        return list(outs)
+    outs = [pytree.tree_map(lambda _, o=o: o, like) if _missing(o) else o for o in outs]
+    keys = _child_keys(like)
+    if any(type(o) is not type(like) or _child_keys(o) != keys for o in outs):
+        return outs  # different containers: reported by the caller
+    columns = [_spread_unset([_child(o, k) for o in outs]) for k in keys]
+    rebuilt = []
+    for b, o in enumerate(outs):
+        kids = [col[b] for col in columns]
+        if type(o) is dict:
+            rebuilt.append(dict(zip(keys, kids)))
+        elif pytree.is_record(o):
+            rebuilt.append(type(o)(**dict(zip(keys, kids))))
+        else:
+            rebuilt.append(pytree.tree_like(o, kids))
+    return rebuilt
+
+
+def _missing(v: Any) -> bool:
+    return v is UNSET or (isinstance(v, Undefined) and v.value is None)
+
+
+def _child_keys(x: Any) -> list[Any]:
+    if type(x) is dict:
+        return list(x)
+    if pytree.is_record(x):
+        return list(pytree.record_fields(x))
+    return list(range(len(x)))
+
+
+def _child(x: Any, key: Any) -> Any:
+    return getattr(x, key) if pytree.is_record(x) else x[key]
+
 
 def lax_cond(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
     if len(args) < 3 or kwargs:

@@ -11,7 +11,7 @@ from .. import adjoint, lax
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue, aval_type
 from . import gather
-from .common import broadcast_shapes, fmt_shape
+from .common import broadcast_shapes, fmt_shape, normalize_axes
 from .elementwise import _result_dtype
 from .registry import LowerCtx, defprim
 from .shape import _getitem_abstract, _plan
@@ -183,3 +183,82 @@ defprim("index_add", adjoint.index_add, _index_add_stub, abstract_eval=_index_ad
 defprim("index_update", lax.index_update, _index_update_stub, abstract_eval=_index_update_abstract,
         lower=_index_update_lower, arrays=("x", "value"), path="srcjax.lax.index_update", static_eval=False,
         mixed=("key",))
+
+
+# -- the shape moves of derivative code: linear maps with their own rules ----------------------------
+# ``unbroadcast`` (sum a cotangent over broadcast axes), ``broadcast_like`` (broadcast a tangent) and
+# ``expand_reduced`` (undo a reduction's shape) are primitives rather than helpers whose source srcjax
+# differentiates: a derivative of derivative code applies their rules (each is the other's transpose;
+# ``expand_reduced``'s is a sum) instead of saving their internals on a tape. The second operand
+# gives only a shape.
+
+def _unbroadcast_stub(g, x, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _unbroadcast_axes(gshape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    lead = len(gshape) - len(shape)
+    if lead < 0 or any(d not in (1, e) for d, e in zip(shape, gshape[lead:])):
+        raise ShapeError(f"unbroadcast: a value of shape {fmt_shape(gshape)} is not a broadcast of shape "
+                         f"{fmt_shape(shape)}")
+    return tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape) if d == 1 and gshape[lead + i] != 1)
+
+
+def _unbroadcast_abstract(g: ShapedArray, x: ShapedArray) -> ShapedArray:
+    _unbroadcast_axes(g.shape, x.shape)
+    return ShapedArray(x.shape, g.dtype, weak_type=g.weak_type)
+
+
+def _unbroadcast_lower(ctx: LowerCtx, g: HloValue, x: HloValue) -> HloValue:
+    out = ctx.avals_out[0]
+    if g.shape == out.shape:
+        return g
+    summed = ctx.b.reduce(g, "add", 0, _unbroadcast_axes(g.shape, out.shape))
+    return ctx.b.reshape(summed, out.shape)
+
+
+def _broadcast_like_stub(t, y, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _broadcast_like_abstract(t: ShapedArray, y: ShapedArray) -> ShapedArray:
+    if t.shape == y.shape:
+        return t
+    _unbroadcast_axes(y.shape, t.shape)
+    return ShapedArray(y.shape, t.dtype, weak_type=t.weak_type)
+
+
+def _broadcast_like_lower(ctx: LowerCtx, t: HloValue, y: HloValue) -> HloValue:
+    return ctx.b.broadcast_to(t, ctx.avals_out[0].shape)
+
+
+def _expand_reduced_stub(g, a, axis, keepdims, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _kept_shape(a: ShapedArray, axis: Any) -> tuple[int, ...]:
+    axes = normalize_axes(axis, a.ndim) if a.ndim or axis is None else ()
+    return tuple(1 if i in axes else d for i, d in enumerate(a.shape))
+
+
+def _expand_reduced_abstract(g: ShapedArray, a: ShapedArray, axis: Any, keepdims: Any) -> ShapedArray:
+    kept = _kept_shape(a, axis)
+    if g.size != int(np.prod(kept)) if not keepdims else broadcast_shapes(g.shape, kept) != kept:
+        raise ShapeError(f"expand_reduced: a value of shape {fmt_shape(g.shape)} is not the reduction of shape "
+                         f"{fmt_shape(a.shape)} over axis {axis!r}")
+    return ShapedArray(a.shape, g.dtype, weak_type=g.weak_type)
+
+
+def _expand_reduced_lower(ctx: LowerCtx, g: HloValue, a: HloValue, axis: Any, keepdims: Any) -> HloValue:
+    kept = _kept_shape(a.aval, axis)
+    if g.shape != kept and not keepdims:
+        g = ctx.b.reshape(g, kept)
+    return ctx.b.broadcast_to(g, ctx.avals_out[0].shape)
+
+
+defprim("unbroadcast", adjoint.unbroadcast, _unbroadcast_stub, abstract_eval=_unbroadcast_abstract,
+        lower=_unbroadcast_lower, arrays=("g", "x"), path="unbroadcast", tree=adjoint.first_of)
+defprim("broadcast_like", adjoint.broadcast_like, _broadcast_like_stub, abstract_eval=_broadcast_like_abstract,
+        lower=_broadcast_like_lower, arrays=("t", "y"), path="broadcast_like", tree=adjoint.first_of)
+defprim("expand_reduced", adjoint.expand_reduced, _expand_reduced_stub, abstract_eval=_expand_reduced_abstract,
+        lower=_expand_reduced_lower, arrays=("g", "a"), path="expand_reduced", positional=4)

@@ -1441,6 +1441,7 @@ class VJP:
                 mine[:0] = [f"{pad}    {sv} = {n if n in bound else 'UNSET'}" for sv, n in other]
             if self.branch_saves:
                 self.branch_saves[-1] += saves
+            bound.update(sv for sv, _ in saves)  # both branches bind every saved name
         if self.loop_saves:
             # a loop saves what its body binds at the end of every iteration: a name the adjoint
             # needs that one branch binds is UNSET on the others (read only under the same test,
@@ -1449,6 +1450,10 @@ class VJP:
                 for n in sorted((b_other - b_mine - bound) & self.restore):
                     mine.append(f"{pad}    {n} = UNSET")
                     b_mine.add(n)
+        elif data:
+            # bound on one path only (outside loops): the adjoint's zero cotangent for such a name on
+            # the other path reads it, so the function binds it to UNSET first (zeros_like(UNSET) is UNSET)
+            self.partial |= (b1 ^ b2) - bound
         lines += first or [f"{pad}    pass"]
         if second:
             lines.append(f"{pad}else:")
@@ -1836,6 +1841,7 @@ class VJP:
             primal: list[str] = []
             self.final_bound = set(self.params)
             self.declared: set[str] = set()
+            self.partial: set[str] = set()
             self.primal(self.body, 1, primal, self.final_bound)
             primal[:0] = [f"    {n} = None" for n in sorted(self.declared - set(self.params))]
             out = code(self.ret.value) if self.ret.value is not None else "None"
@@ -1845,6 +1851,9 @@ class VJP:
                 self.seed(out, seed, adj, defined)
             self.adjoint(self.body, 1, adj, defined)
             needed = _reads(adj)
+            unset = sorted((self.partial & needed) - self.final_bound - self.declared)
+            primal[:0] = [f"    {n} = UNSET" for n in unset]
+            self.final_bound.update(unset)
             self.restore = {n for n in self.saved if n in needed}
         return primal, adj, out, defined
 
@@ -2160,6 +2169,8 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
                 for t in s.targets for n in target_names(t.target)}
     assigned |= {n for s, _ in _walk(v.body) if isinstance(s, cst.For) for n in target_names(s.target)}
     assigned |= set(v.loop_iters.values()) | set(v.counters.values())
+    # and the names the primal half binds for the adjoint: a value saved inside an `if` on data (`g_before`)
+    assigned |= {sv for sv in v.pushed.values() if not sv.endswith(".pop()")}
     # the forward half saves everything the backward half reads, parameters included: the
     # caller restores its own variables only after the backward half has popped these
     residuals = sorted(n for n in adj_reads if (n in assigned or n in v.params) and n not in v.bar.values()

@@ -65,6 +65,7 @@ NONDIFF_ARGS: dict[str, set[str]] = {
     "take": {"indices"},  # integers
     "take_along_axis": {"indices"},  # a step: zero derivative in x1; x2 is the value at x1 == 0
     "full_like": {"a"},  # only a's shape/dtype are used
+    "unbroadcast": {"x"}, "broadcast_like": {"y"}, "expand_reduced": {"a"},  # (shapes, for derivative code)
 }
 
 # -- elementwise arithmetic ------------------------------------------------------------
@@ -259,3 +260,9 @@ deflinear("split", {"ary": "np.split(ary_dot, indices_or_sections, axis)"},
           {"ary": "split_bar(out_bar, ary, indices_or_sections, axis)"})
 deflinear("array_split", {"ary": "np.array_split(ary_dot, indices_or_sections, axis)"},
           {"ary": "split_bar(out_bar, ary, indices_or_sections, axis)"})
+
+# -- derivative code's shape moves (srcjax.adjoint): linear, each the transpose of the other ---------------
+deflinear("unbroadcast", {"g": "unbroadcast(g_dot, x)"}, {"g": "broadcast_like(out_bar, g)"})
+deflinear("broadcast_like", {"t": "broadcast_like(t_dot, y)"}, {"t": "unbroadcast(out_bar, t)"})
+deflinear("expand_reduced", {"g": "expand_reduced(g_dot, a, axis, keepdims)"},
+          {"g": "np.sum(out_bar, axis=axis, keepdims=keepdims)"})
