@@ -7,6 +7,7 @@ them like any user helper, so derivatives of derivatives work through them.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,10 @@ class _Unset:
 
 
 UNSET = _Unset()
+
+TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")
+"""The names derivative code gives its tapes (``_tape``, ``_tape_1``: the values saved for the
+adjoint sweep) and their cotangent tapes (``_tape_bar``, reverse over reverse)."""
 
 
 def unbroadcast(g: Any, x: Any) -> Any:

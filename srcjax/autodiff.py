@@ -14,7 +14,6 @@ import inspect
 import itertools
 import linecache
 import math
-import re
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -28,7 +27,7 @@ from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval, eval_shap
 from .core import ArgumentError, DTypeError, TranspileError
 from .custom import custom_vjp, owner_of
 from .frontend.names import Names, Visitor, code
-from .frontend.program import Program
+from .frontend.program import Program, is_generated
 from .frontend.read import read_function
 from .transforms import ad, custom_rules, split
 from .transforms.simplify import simplify_source
@@ -632,38 +631,28 @@ def _refuse_tapes_across_calls(base: Callable[..., Any], prog: Program) -> None:
     tape (``th_1 = th_fwd(w, _tape)`` ... ``th_bwd(th_1_bar, _tape)``) would lose the derivative
     that flows through those saved values (the cotangent tape does not cross calls yet): refused,
     not a wrong answer."""
-    tape = re.compile(r"_tape(_\d+)?$")
-    for nf in prog.functions.values():
-        if not getattr(nf.fn, "__srcjax_derived__", None) and not _is_generated_helper(nf.fn):
-            continue
-        for call in _calls(nf.plain_fdef):
-            callee = code(call.func)
-            if callee in prog.functions and any(isinstance(a.value, cst.Name) and tape.match(a.value.value)
-                                                for a in call.args):
-                user = getattr(base, "__srcjax_derived__", (None, base))[1]
-                src = read_function(user) if isinstance(user, types.FunctionType) else None
-                raise ad.DifferentiationError(
-                    f"reverse mode over the derivative of {getattr(user, '__name__', user)!r}: it calls "
-                    f"`{callee}`, which hands values saved for the adjoint through the tape; reverse mode "
-                    "does not follow derivatives through them yet",
-                    span=src.span(src.fdef.name) if src is not None else None,
-                    hint="use srcjax.hessian or srcjax.jacfwd(srcjax.grad(f)) (forward over reverse), or "
-                         "write the helper's body into the function")
-
-
-def _is_generated_helper(fn: Callable[..., Any]) -> bool:
-    return str(getattr(fn, "__code__", None) and fn.__code__.co_filename).startswith("<srcjax.")
-
-
-def _calls(node: cst.CSTNode) -> list[cst.Call]:
-    out: list[cst.Call] = []
+    calls: list[cst.Call] = []
 
     class V(Visitor):
         def visit_Call(self, n: cst.Call) -> None:
-            out.append(n)
+            calls.append(n)
 
-    V().walk(node)
-    return out
+    for nf in prog.functions.values():
+        if is_generated(nf.fn):  # derivative code (helpers srcjax wrote for it included)
+            V().walk(nf.plain_fdef)
+    for call in calls:
+        callee = code(call.func)
+        if callee in prog.functions and any(isinstance(a.value, cst.Name) and adjoint.TAPE_NAME.match(a.value.value)
+                                            for a in call.args):
+            user = base.__srcjax_derived__[1]  # type: ignore[attr-defined]
+            src = read_function(user) if isinstance(user, types.FunctionType) else None
+            raise ad.DifferentiationError(
+                f"reverse mode over the derivative of {getattr(user, '__name__', user)!r}: it calls "
+                f"`{callee}`, which hands values saved for the adjoint through the tape; reverse mode "
+                "does not follow derivatives through them yet",
+                span=src.span(src.fdef.name) if src is not None else None,
+                hint="use srcjax.hessian or srcjax.jacfwd(srcjax.grad(f)) (forward over reverse), or "
+                     "write the helper's body into the function")
 
 
 def _with_defaults(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:

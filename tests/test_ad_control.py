@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import srcjax
 from srcjax import lax
 from tests.fd import central_fd
+from tests.written import numpy_and_jax
 
 jax.config.update("jax_enable_x64", True)
 
@@ -596,22 +597,12 @@ _THOROUGH = os.environ.get("SRCJAX_HYPOTHESIS") == "thorough"  # fresh random ex
 @settings(max_examples=200 if _THOROUGH else 10, deadline=None, derandomize=not _THOROUGH)
 @given(control_program(), st.lists(st.floats(-1.0, 1.0), min_size=6, max_size=6))
 def test_random_control_programs_match_jax(tmp_path_factory, text, vals):
-    import hashlib
-    import importlib.util
-
-    d = tmp_path_factory.mktemp("control_programs", numbered=True)
-    path = d / f"ctl_{hashlib.sha1(text.encode()).hexdigest()[:12]}.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    f, jf = numpy_and_jax(tmp_path_factory.mktemp("control_programs", numbered=True), text, "ctl")
     x, w = np.array(vals[:3]), np.array(vals[3:])
-    ns: dict = {}
-    exec(compile(text.replace("import numpy as np", "import jax.numpy as np"), str(path), "exec"), ns)
     try:
-        g = srcjax.grad(mod.f, argnums=(0, 1))
+        g = srcjax.grad(f, argnums=(0, 1))
         ours = g(x, w)
-        ref = jax.grad(ns["f"], argnums=(0, 1))(x, w)
+        ref = jax.grad(jf, argnums=(0, 1))(x, w)
         via_numpy = srcjax.numpy_function(g)(x, w)
         for a, b, c in zip(ours, ref, via_numpy):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-9, atol=1e-11)

@@ -7,8 +7,6 @@ into ``v_bar``. Each result is checked against jax (``jax.jacrev(jax.grad(f))``,
 jax.numpy twin, and against the generated source run by NumPy.
 """
 
-import hashlib
-import importlib.util
 import inspect
 
 import numpy as np
@@ -18,6 +16,7 @@ from hypothesis import strategies as st
 
 import srcjax
 from tests.test_ad_control import _STEPS
+from tests.written import numpy_and_jax
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -274,18 +273,11 @@ def loop_program(draw):
 @settings(max_examples=6, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate])
 @given(loop_program(), st.lists(st.floats(-1.0, 1.0), min_size=6, max_size=6))
 def test_random_control_programs_jacrev_of_grad_match_jax(tmp_path_factory, text, vals):
-    d = tmp_path_factory.mktemp("rr_programs", numbered=True)
-    path = d / f"rr_{hashlib.sha1(text.encode()).hexdigest()[:12]}.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    f, jf = numpy_and_jax(tmp_path_factory.mktemp("rr_programs", numbered=True), text, "rr")
     x, w = np.array(vals[:3]), np.array(vals[3:])
-    ns: dict = {}
-    exec(compile(text.replace("import numpy as np", "import jax.numpy as np"), str(path), "exec"), ns)
     try:
-        h = srcjax.jacrev(srcjax.grad(mod.f))
-        agree(h(x, w), jax.jacrev(jax.grad(ns["f"]))(x, w), srcjax.numpy_function(h)(x, w))
+        h = srcjax.jacrev(srcjax.grad(f))
+        agree(h(x, w), jax.jacrev(jax.grad(jf))(x, w), srcjax.numpy_function(h)(x, w))
     except AssertionError as e:
         raise AssertionError(f"{e}\n{text}") from None
 

@@ -117,10 +117,10 @@ class Program:
             if nf.name in self.rule_only:
                 continue
             mod = getattr(nf.fn, "__module__", "")
-            if mod == "srcjax.adjoint" and not _is_generated(nf.fn):  # (a derivative of one is shown)
+            if mod == "srcjax.adjoint" and not is_generated(nf.fn):  # (a derivative of one is shown)
                 library.append(nf.fn.__name__)
                 continue
-            if _is_generated(nf.fn) and nf.name == nf.fn.__name__ and nf.plain is None:
+            if is_generated(nf.fn) and nf.name == nf.fn.__name__ and nf.plain is None:
                 parts.append("\n\n" + textwrap.dedent(inspect.getsource(nf.fn)).rstrip("\n") + "\n")
             else:
                 parts.append("\n\n" + module.code_for_node(nf.fdef))
@@ -143,7 +143,7 @@ _RUNTIME_HELPERS = {"index_add", "is_tree", "unbroadcast", "broadcast_like", "ex
 _RUNTIME_VALUES = {"UNSET"}  # constants of srcjax.adjoint that derivative source reads
 
 
-def _is_generated(fn: Callable[..., Any]) -> bool:
+def is_generated(fn: Callable[..., Any]) -> bool:
     """Written by srcjax (a derivative), with its text registered in linecache."""
     code = getattr(fn, "__code__", None)
     return code is not None and code.co_filename.startswith("<srcjax.")

@@ -131,15 +131,16 @@ def _read_lambda(fn: Callable[..., Any], code: Any) -> FunctionSource:
             raise UnknownFunctionError(f"cannot parse the source file of a lambda: {e}", span=_code_span(fn)) from e
     names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
     line = code.co_firstlineno
-    found: list[tuple[ast.Lambda, str | None]] = []
+    found: list[ast.Lambda] = []
+    assigned: dict[int, str] = {}  # id(lambda) -> the one name it is assigned to (`loss = lambda w: ...`)
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name):
-            node.value._srcjax_name = node.targets[0].id  # type: ignore[attr-defined]
+            assigned[id(node.value)] = node.targets[0].id
         if isinstance(node, ast.Lambda) and node.lineno == line:
             a = node.args
             if tuple(p.arg for p in a.posonlyargs + a.args + a.kwonlyargs) == names:
-                found.append((node, None))
+                found.append(node)
     # the instructions' positions (UTF-8 columns, as ast's) lie inside this lambda's body
     spots = [(p[0], p[2], p[1], p[3]) for p in code.co_positions()
              if p[0] is not None and p[2] is not None and p[3] is not None and (p[1], p[3]) > (p[0], p[2])]
@@ -149,7 +150,7 @@ def _read_lambda(fn: Callable[..., Any], code: Any) -> FunctionSource:
         return all((b.lineno, b.col_offset) <= (ln, c) and (el, ec) <= (b.end_lineno, b.end_col_offset)
                    for ln, c, el, ec in spots)
 
-    fits = sorted((lam for lam, _ in found if holds(lam)),
+    fits = sorted((lam for lam in found if holds(lam)),
                   key=lambda lam: (lam.end_lineno or 0, lam.end_col_offset or 0, -lam.col_offset))
     if not fits:
         raise UnknownFunctionError("cannot find this lambda in its source file (was the file edited?)",
@@ -167,7 +168,7 @@ def _read_lambda(fn: Callable[..., Any], code: Any) -> FunctionSource:
         positions = {n: CodeRange(CodePosition(r.start.line, r.start.column - (r.start.line == 1)),
                                   CodePosition(r.end.line, r.end.column - (r.end.line == 1)))
                      for n, r in positions.items()}
-    name = getattr(lam, "_srcjax_name", None) or "lambda_fn"
+    name = assigned.get(id(lam), "lambda_fn")
     ret = cst.Return(value=expr.body)
     stmt = cst.SimpleStatementLine(body=[ret])
     fdef = cst.FunctionDef(name=cst.Name(name), params=expr.params, body=cst.IndentedBlock(body=[stmt]))

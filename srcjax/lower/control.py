@@ -25,7 +25,6 @@ stacked :class:`Segment` per loop, which a reversed loop pops row by row.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -34,7 +33,7 @@ import libcst as cst
 import numpy as np
 
 from .. import pytree
-from ..adjoint import UNSET
+from ..adjoint import TAPE_NAME, UNSET
 from ..core import (
     PYTHON_SCALAR_DTYPES,
     DTypeError,
@@ -851,10 +850,7 @@ def _read_not_appended(body: Sequence[Any]) -> set[str]:
 
     for st in body:
         st.visit(V())
-    return {n for n in out if not _TAPE.match(n)}
-
-
-_TAPE = re.compile(r"_tape(_bar)?(_\d+)?$")
+    return {n for n in out if not TAPE_NAME.match(n)}
 
 
 def int_range(seq: Any) -> range | None:
