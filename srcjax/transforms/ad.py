@@ -6,7 +6,13 @@ of new functions, which srcjax then reads like user code (so derivatives of
 derivatives, ``srcjax.source``, NumPy execution and compilation all just work).
 
 Forward mode (:func:`jvp_source`) interleaves a tangent statement after every
-active statement: ``t_dot = <template>``.
+active statement: ``t_dot = <template>``. The template reads the statement's
+operands as they were when it ran, and its result (``out``); between the two lines
+only the statement's targets change. So a statement that rebinds a name it reads
+(``y = e * y``, ``x = np.tanh(x)``, ``a, b = b, a``) first binds its result to a
+fresh name: ``mul = e * y``, ``mul_dot = ...``, then ``y = mul``, ``y_dot = mul_dot``
+(:meth:`JVP.rebinding`). Copies read only tangents, and helper and custom_jvp
+calls bind the value and its tangent in one statement, so they need none.
 
 Reverse mode (:func:`vjp_source`) writes the primal sweep, then the adjoint
 sweep in reverse statement order, accumulating ``v_bar`` cotangents. Values
@@ -19,7 +25,12 @@ NumPy they are lists of arrays, under specialization lists of SSA values.
 
 Invariants: the output is valid for every shape the primal accepts (shape
 work is done by :mod:`srcjax.adjoint` helpers); only names of the primal
-are read by the adjoint at points where they hold their primal values.
+are read by the adjoint at points where they hold their primal values. The
+adjoint of a statement reads its operands as they were before it and its results
+as they are after it: when the statement rebinds an operand (``y = e * y``), what
+the rule needs of the results (``out``, zero cotangents of results without one,
+custom_vjp residuals) is kept in fresh names, then the old values come back (from
+the tape, or from names an ``if`` on data saved them in), then the rule runs.
 """
 
 from __future__ import annotations
