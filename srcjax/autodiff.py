@@ -431,7 +431,8 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any])
         out = _as_compiled(fn)(*primals)
         return out, _zero_tangent(out)
     f = _wrap(fn, "jvp", nums, False)
-    return f(*primals, *ts)  # type: ignore[no-any-return]
+    # the generated jvp takes every parameter, then the tangents: defaults written out (as vjp does)
+    return f(*_with_defaults(fn, primals), *ts)  # type: ignore[no-any-return]
 
 
 def _zero_tangent(out: Any) -> Any:

@@ -6,7 +6,13 @@ of new functions, which srcjax then reads like user code (so derivatives of
 derivatives, ``srcjax.source``, NumPy execution and compilation all just work).
 
 Forward mode (:func:`jvp_source`) interleaves a tangent statement after every
-active statement: ``t_dot = <template>``.
+active statement: ``t_dot = <template>``. The template reads the statement's
+operands as they were when it ran, and its result (``out``); between the two lines
+only the statement's targets change. So a statement that rebinds a name it reads
+(``y = e * y``, ``x = np.tanh(x)``, ``a, b = b, a``) first binds its result to a
+fresh name: ``mul = e * y``, ``mul_dot = ...``, then ``y = mul``, ``y_dot = mul_dot``
+(:meth:`JVP.rebinding`). Copies read only tangents, and helper and custom_jvp
+calls bind the value and its tangent in one statement, so they need none.
 
 Reverse mode (:func:`vjp_source`) writes the primal sweep, then the adjoint
 sweep in reverse statement order, accumulating ``v_bar`` cotangents. Values
@@ -19,7 +25,12 @@ NumPy they are lists of arrays, under specialization lists of SSA values.
 
 Invariants: the output is valid for every shape the primal accepts (shape
 work is done by :mod:`srcjax.adjoint` helpers); only names of the primal
-are read by the adjoint at points where they hold their primal values.
+are read by the adjoint at points where they hold their primal values. The
+adjoint of a statement reads its operands as they were before it and its results
+as they are after it: when the statement rebinds an operand (``y = e * y``), what
+the rule needs of the results (``out``, zero cotangents of results without one,
+custom_vjp residuals) is kept in fresh names, then the old values come back (from
+the tape, or from names an ``if`` on data saved them in), then the rule runs.
 """
 
 from __future__ import annotations
@@ -45,7 +56,7 @@ from ..frontend.names import (
     syntax_fields,
     target_names,
 )
-from ..frontend.normalize import NormalizedFunction, _literal_code
+from ..frontend.normalize import BINOP_HINT, UNARY_HINT, NormalizedFunction, _call_hint, _literal_code
 from ..frontend.program import Program
 from ..frontend.restructure import single_exit as _single_exit
 from ..frontend.restructure import walk as _walk
@@ -917,6 +928,27 @@ def _is_int_dtype(s: str) -> bool:
 
 # -- forward mode ------------------------------------------------------------------------------
 
+# Ops whose tangent line reads no primal that the statement itself rebinds: a copy reads the
+# source's tangent; a helper or custom_jvp call computes the value and its tangent in one call
+# (``h_out, h_out_dot = h_jvp(...)``) before the target is bound.
+_OWN_TEMPORARIES = ("copy", "call", "custom")
+
+
+def _temporary_hint(value: cst.BaseExpression) -> str:
+    """A name for the value of ``value`` as A-normal form names it (``mul``, ``tanh``, ``getitem``)."""
+    if isinstance(value, cst.BinaryOperation):
+        return BINOP_HINT[type(value.operator).__name__]
+    if isinstance(value, cst.UnaryOperation):
+        return UNARY_HINT.get(type(value.operator).__name__, "value")
+    if isinstance(value, cst.Call):
+        return _call_hint(value.func)
+    if isinstance(value, cst.Subscript):
+        return "getitem"
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return "items"
+    return "value"
+
+
 class JVP:
     """Writes ``def <name>(params..., <active>_dot...) -> (out, out_dot)``."""
 
@@ -925,7 +957,7 @@ class JVP:
         self.program = program
         self.nf = nf
         self.name = name
-        self.names = Names(set(names_in(nf.plain_fdef)) | set(program.functions))
+        self.names = Names(set(names_in(nf.plain_fdef)) | set(program.functions) | set(ADJOINT_IMPORTS))
         self.body = inline_lax(nf, list(nf.plain_fdef.body.body))  # user srcjax.lax calls -> if/for/while
         self.body = inline_loop_iterables(self.body)
         self.act = Activity(program, nf, active_params, self.body)
@@ -935,6 +967,7 @@ class JVP:
         self.out_lines = out_lines
         self.params = [p.name.value for p in nf.plain_fdef.params.params]
         self.active_params = list(active_params)
+        self.synthesized: list[cst.Assign] = []
 
     def dname(self, v: str) -> str:
         d = self.dot.get(v)
@@ -1047,6 +1080,10 @@ class JVP:
             return
         target = s.targets[0].target
         op = self.act.op(s.value)
+        if op.kind not in _OWN_TEMPORARIES and set(targets) & set(names_in(s.value)):
+            lines.pop()
+            self.rebinding(s, lines, ind, defined)
+            return
         tname = code(target)
         if op.kind == "prim":
             t = self.prim_tangent(op, tname, defined)
@@ -1091,6 +1128,18 @@ class JVP:
                 src = t if t is not None else _tuple_target_code(target, lambda n: f"zeros_like({n})")
             lines.append(f"{pad}{dots}, = {src}" if len(names) == 1 else f"{pad}{dots} = {src}")
             defined.update(names)
+
+    def rebinding(self, s: cst.Assign, lines: list[str], ind: int, defined: set[str]) -> None:
+        """``y = e * y``: the tangent's rule reads the old ``y`` (and the result), so the result gets
+        a fresh name first, ``mul = e * y`` and its tangent, then ``y = mul`` and ``y_dot = mul_dot``
+        (see the module docstring: no tangent reads a name its own primal statement rebinds)."""
+        tmp = self.names.fresh(_temporary_hint(s.value))
+        self.act.active.add(tmp)
+        first = cst.Assign(targets=[cst.AssignTarget(cst.Name(tmp))], value=s.value)
+        then = cst.Assign(targets=s.targets, value=cst.Name(tmp))
+        self.synthesized += [first, then]  # alive while Activity.op remembers them by id
+        self.small(first, lines, ind, defined)
+        self.small(then, lines, ind, defined)
 
     def tangent_expr(self, node: cst.BaseExpression | None, defined: set[str], allow_none: bool = False) -> str:
         if node is None:
@@ -1649,8 +1698,16 @@ class VJP:
                 defined.discard(n)
             return
         if op.kind == "custom":
-            custom_rules.adjoint(self, s, op, restore, lines, pad, defined)
+            custom_rules.adjoint(self, s, op, [(n, old[n]) for n in reversed(restore)], lines, pad, defined)
             return
+        reads_target = any(n in op.operands.values() or n in op.reads for n in names)
+        if restore and reads_target and op.kind != "call" and not isinstance(target, cst.Name):
+            # the old values come back before the rule runs (below): a result without a cotangent gets
+            # its zeros now, shaped like the result (`a, b = b, a`: the old `b` may have another shape)
+            for n in names:
+                if n not in defined:
+                    lines.append(f"{pad}{self.bname(n)} = zeros_like({n})")
+                    defined.add(n)
         tcode = code(target)
         # the result's cotangent, consumed by this statement
         if isinstance(target, cst.Name):
@@ -1666,7 +1723,6 @@ class VJP:
                      for e in target.elements]
         out_ref = tcode
         if restore:
-            reads_target = any(n in op.operands.values() or n in op.reads for n in names)
             if op.kind != "call" and reads_target:
                 # the operands are the old values: restore them first, keeping what the rule needs
                 if op.kind == "prim" and self.uses_out(op):
@@ -1965,6 +2021,8 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
 
     def inline_one(a: cst.Assign, line: Any, data: int) -> list[Any] | None:
         op = classify(a.value, program, nf)
+        if op.kind != "call":  # a srcjax.adjoint helper in derivative code (zeros_like, tree_add, ...)
+            return None
         callee = program.functions[op.callee]  # type: ignore[index]
         where = f"a call of `{callee.name}` inside an `if` on array data"
         if not _reads_same_globals(program, callee, nf) or callee.source.closure or depth > 8 or \

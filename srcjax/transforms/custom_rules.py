@@ -254,9 +254,12 @@ def _bar_expr(v: VJP, node: cst.BaseExpression, defined: set[str]) -> str:
     return _tuple([_bar_expr(v, e.value, defined) for e in node.elements])
 
 
-def adjoint(v: VJP, s: cst.Assign, op: Op, restore: list[str], lines: list[str], pad: str,
+def adjoint(v: VJP, s: cst.Assign, op: Op, restore: list[tuple[str, str]], lines: list[str], pad: str,
             defined: set[str]) -> None:
-    """Cotangents of the differentiable arguments from the user's rule; then restore saved values."""
+    """Cotangents of the differentiable arguments from the user's rule, and the targets' old values
+    given back (``restore``: (name, where its old value is), in that order). The rule runs where the
+    arguments hold the values the call read: after the restore when a target is one of them
+    (``x = f(x)``), with what it needs of the results (residuals, zeros) kept first."""
     owner = custom_callee(v.program, op.callee or "")
     assert owner is not None
     target = s.targets[0].target
@@ -267,12 +270,24 @@ def adjoint(v: VJP, s: cst.Assign, op: Op, restore: list[str], lines: list[str],
         defined.discard(n)
     bound = _bound(owner, op)
     nondiff = [_need(owner, bound, p) for p in owner.nondiff_params()]
+    diff = [_need(owner, bound, p) for p in owner.diff_params()] if isinstance(owner, custom_jvp) else []
+    restored = {n for n, _ in restore}
+    if restored & {n for a in nondiff + diff for n in names_in(cst.parse_expression(a))}:
+        if res is not None and res in restored:
+            keep = v.names.fresh(f"{res}_out")
+            lines.append(f"{pad}{keep} = {res}")
+            res = keep
+        if not g.isidentifier():  # zeros_like(y): the result's shape
+            keep = v.names.fresh(f"{code(out) if isinstance(out, cst.Name) else 'out'}_bar_out")
+            lines.append(f"{pad}{keep} = {g}")
+            g = keep
+        lines += [f"{pad}{n} = {src}" for n, src in restore]
+        restore = []
     if isinstance(owner, custom_vjp):
         diff = [bound[p] for p in owner.diff_params()]
         call = f"{_rule(v.program, owner, 'bwd')}({', '.join(nondiff + [res or 'None', g])})"
     else:
         assert isinstance(owner, custom_jvp)
-        diff = [_need(owner, bound, p) for p in owner.diff_params()]
         transpose, flows = _transpose(v, owner)
         zeros = _tuple([f"zeros_like({d})" for d in diff])
         call = f"{transpose}({', '.join(nondiff + [_tuple(diff), zeros, f'(None, {g})'])})"
@@ -297,8 +312,7 @@ def adjoint(v: VJP, s: cst.Assign, op: Op, restore: list[str], lines: list[str],
         defined.update(first)
         for a, t in more:
             v.accumulate(a, t, lines, pad, defined)
-    for n in restore:
-        lines.append(f"{pad}{n} = {v.tape}.pop()")
+    lines += [f"{pad}{n} = {src}" for n, src in restore]
 
 
 # -- differentiating a custom function itself --------------------------------------------------

@@ -170,10 +170,11 @@ def _shape_only(text: str, fwd: str, bwd: str, residuals: list[str], params: lis
                                   len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)}
     candidates = {r for r in same if r in top and fstores.get(r) == 1 and not stores.get(r) and loads.get(r) and
                   all(id(x) in shape_reads for x in loads[r]) and _pure(top[r].value)}
+    rebound = {p for p in params if fstores.get(p)}  # a parameter the forward half binds again: bound twice
     while True:  # drop those reading a value the backward half would not have
         have = candidates | (same - candidates) | {p for p in params if not fstores.get(p)}
-        bad = {r for r in candidates if any(n.id not in have or fstores.get(n.id, 0) > 1 for n in ast.walk(top[r].value)
-                                            if isinstance(n, ast.Name))}
+        bad = {r for r in candidates if any(n.id not in have or fstores.get(n.id, 0) > 1 or n.id in rebound
+                                            for n in ast.walk(top[r].value) if isinstance(n, ast.Name))}
         if not bad:
             break
         candidates -= bad
