@@ -301,3 +301,28 @@ def test_static_evaluation_keeps_working() -> None:
         want = static_everything(x, p, s, mode)
         np.testing.assert_allclose(np.asarray(f(x, p, s, mode)), want, rtol=1e-12)
         np.testing.assert_allclose(srcjax.numpy_function(static_everything)(x, p, s, mode), want, rtol=1e-12)
+
+
+class Box:
+    def __init__(self, v: float) -> None:
+        self.v = v
+
+
+def builds_a_box(x):
+    return x * Box(2.0).v
+
+
+def builds_settings(x):
+    s = Settings(2, "two")
+    return x * s.repeats
+
+
+def test_constructing_objects() -> None:
+    """A dataclass or NamedTuple built from static values stores its fields: evaluated while specializing.
+    A class with its own ``__init__`` runs code srcjax does not transpile: refused at the call."""
+    x = np.arange(3.0)
+    np.testing.assert_allclose(np.asarray(srcjax.compile(builds_settings)(x)), builds_settings(x))
+    with pytest.raises(srcjax.OpaqueCallError) as ei:
+        srcjax.compile(builds_a_box)(x)
+    assert at(ei.value, builds_a_box, "Box(2.0)")
+    assert "Box" in ei.value.message and "pass it in" in ei.value.hint

@@ -193,37 +193,38 @@ def _is_random(fv: Any) -> bool:
     return any(m == r or m.startswith(r + ".") for m in mods for r in _RANDOM_MODULES)
 
 
-def refusal(fv: Any, span: Span | None = None, name: str | None = None) -> OpaqueCallError:
+def refusal(fv: Any, span: Span | None = None) -> OpaqueCallError:
     """The error for calling ``fv`` (none of a primitive, user code, or a pure static function)."""
-    name = name or callee_name(fv)
+    name = callee_name(fv)
     lib = origin(fv)
     note = None
     frozen = "run once while compiling, its result would become a constant that every call reuses"
+    pass_in = "compute it outside the compiled function and pass the result in as an argument"
     owner = getattr(fv, "__self__", None)
     if lib in _WHERE:
         code = code_of(fv)
         assert code is not None
         what = f"it is in {_WHERE[lib]}, and srcjax transpiles only your own code"
         note = f"{name} is defined at {code.co_filename}:{code.co_firstlineno}"
+        pass_in = "write it with NumPy in your own code, or " + pass_in
+    elif isinstance(fv, type):
+        name = f"{fv.__qualname__}"
+        what = f"constructing a {name} object runs Python code srcjax does not transpile; {frozen}"
+        pass_in = "build the object outside the compiled function and pass it in as an argument"
     elif owner is not None and not isinstance(owner, types.ModuleType):
         cls = owner if isinstance(owner, type) else type(owner)
         what = f"srcjax cannot read the methods of {'the class' if cls is owner else 'a'} {cls.__qualname__}" \
                f"{'' if cls is owner else ' object'}; {frozen}"
-    elif isinstance(fv, (types.BuiltinFunctionType, types.FunctionType, type)):
+    elif isinstance(fv, (types.BuiltinFunctionType, types.FunctionType)):
         what = f"it has no Python source srcjax can read; {frozen}"
     else:
-        name = f"a {type(fv).__qualname__} object"
+        name = f"a {type(fv).__module__}.{type(fv).__qualname__} object"
         what = f"srcjax cannot read it; {frozen}"
-    message = f"cannot call {name}{'()' if not name.startswith('a ') else ''} in compiled code: {what}"
+    message = f"cannot call {name}{'' if name.startswith('a ') else '()'} in compiled code: {what}"
     if _is_random(fv):
-        hint = ("draw the random numbers outside the compiled function and pass them in as an argument "
-                "(srcjax.random is planned)")
-    elif lib in _WHERE:
-        hint = ("write it with NumPy in your own code, or compute it outside the compiled function and pass "
-                "the result in as an argument")
-    else:
-        hint = "compute it outside the compiled function and pass the result in as an argument"
-    err = OpaqueCallError(message, span=span, hint=hint)
+        pass_in = ("draw the random numbers outside the compiled function and pass them in as an argument "
+                   "(srcjax.random is planned)")
+    err = OpaqueCallError(message, span=span, hint=pass_in)
     err.note = note
     return err
 
