@@ -103,6 +103,49 @@ def test_the_suggested_rewrite_draws_outside() -> None:
     assert not np.allclose(outs[0], outs[1])
 
 
+sample = np.random.normal
+SAMPLERS = {"noise": np.random.normal, "make": np.random.default_rng}
+
+
+def draws_np_random(x):
+    return x + np.random.normal(size=x.shape)
+
+
+def draws_through_alias(x):
+    return x + sample(size=x.shape)
+
+
+def draws_through_dict(x):
+    return x + SAMPLERS["noise"](size=x.shape)
+
+
+def draws_from_made_generator(x):
+    return x + SAMPLERS["make"](0).normal()
+
+
+def closes_over_generator():
+    r = np.random.default_rng(0)
+
+    def draws_from_closure(x):
+        return x + r.uniform()
+
+    return draws_from_closure
+
+
+@pytest.mark.parametrize("fn,snippet,name", [
+    (draws_np_random, "np.random.normal(size=x.shape)", "np.random.normal"),
+    (draws_through_alias, "sample(size=x.shape)", "RandomState.normal"),
+    (draws_through_dict, 'SAMPLERS["noise"](size=x.shape)', "RandomState.normal"),
+    (draws_from_made_generator, 'SAMPLERS["make"](0)', "default_rng"),
+    (closes_over_generator(), "r.uniform()", "Generator.uniform"),
+], ids=["np.random", "alias", "dict", "made", "closure"])
+def test_numpy_random_reached_any_way_is_refused(fn, snippet, name) -> None:
+    with pytest.raises(srcjax.OpaqueCallError) as ei:
+        srcjax.compile(fn)(np.ones(2))
+    assert at(ei.value, fn, snippet)
+    assert name in ei.value.message and "srcjax.random" in ei.value.hint
+
+
 # -- methods and properties of the user's own classes --------------------------------------------------
 class Config:
     def __init__(self, width: int, rng=None) -> None:

@@ -185,7 +185,8 @@ def callee_name(fv: Any) -> str:
     return qual
 
 
-def _is_random(fv: Any) -> bool:
+def is_random(fv: Any) -> bool:
+    """``fv`` draws random numbers (``random``, ``numpy.random``, their generators' methods)."""
     owner = getattr(fv, "__self__", None)
     mods = [getattr(fv, "__module__", None) or "", type(fv).__module__]
     if owner is not None:
@@ -193,9 +194,10 @@ def _is_random(fv: Any) -> bool:
     return any(m == r or m.startswith(r + ".") for m in mods for r in _RANDOM_MODULES)
 
 
-def refusal(fv: Any, span: Span | None = None) -> OpaqueCallError:
-    """The error for calling ``fv`` (none of a primitive, user code, or a pure static function)."""
-    name = callee_name(fv)
+def refusal(fv: Any, span: Span | None = None, name: str | None = None) -> OpaqueCallError:
+    """The error for calling ``fv`` (none of a primitive, user code, or a pure static function);
+    ``name``: how the program spells it, when that says more than its own name (``np.random.normal``)."""
+    name = name or callee_name(fv)
     lib = origin(fv)
     note = None
     frozen = "run once while compiling, its result would become a constant that every call reuses"
@@ -215,13 +217,13 @@ def refusal(fv: Any, span: Span | None = None) -> OpaqueCallError:
         cls = owner if isinstance(owner, type) else type(owner)
         what = f"srcjax cannot read the methods of {'the class' if cls is owner else 'a'} {cls.__qualname__}" \
                f"{'' if cls is owner else ' object'}; {frozen}"
-    elif isinstance(fv, (types.BuiltinFunctionType, types.FunctionType)):
-        what = f"it has no Python source srcjax can read; {frozen}"
+    elif isinstance(fv, (types.BuiltinFunctionType, types.FunctionType)) or hasattr(fv, "__qualname__"):
+        what = f"it has no Python source srcjax can read; {frozen}"  # (C and Cython functions)
     else:
         name = f"a {type(fv).__module__}.{type(fv).__qualname__} object"
         what = f"srcjax cannot read it; {frozen}"
     message = f"cannot call {name}{'' if name.startswith('a ') else '()'} in compiled code: {what}"
-    if _is_random(fv):
+    if is_random(fv):
         pass_in = ("draw the random numbers outside the compiled function and pass them in as an argument "
                    "(srcjax.random is planned)")
     err = OpaqueCallError(message, span=span, hint=pass_in)

@@ -555,9 +555,11 @@ class Normalizer:
         """Refuse calls to NumPy functions outside the table and to callees srcjax cannot read (library
         code, C functions, methods of other objects): see :mod:`srcjax.frontend.callees`."""
         mod = getattr(fv, "__module__", None) or ""
+        name = ".".join(_attr_chain(node.func) or ["?"])
+        if callable(fv) and callees.is_random(fv) and not isinstance(fv, type):  # np.random.normal, random.random
+            raise callees.refusal(fv, span=self.span(node), name=name if name.startswith("np.") else None)
         if (callable(fv) and (mod == "numpy" or mod.startswith("numpy."))
                 and not isinstance(fv, type) and fv not in _STATIC_NUMPY):
-            name = ".".join(_attr_chain(node.func) or ["?"])
             raise UnknownFunctionError(f"{name} is not supported by srcjax (yet)", span=self.span(node),
                                        hint="see the supported NumPy subset in the README")
         if (isinstance(fv, (types.BuiltinFunctionType, types.MethodType)) or callees.library_function(fv)) \
