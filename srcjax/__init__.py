@@ -18,6 +18,7 @@ from .core import (
     CustomRuleError,
     DTypeError,
     DynamicControlFlowError,
+    OpaqueCallError,
     ShapeDtypeStruct,
     ShapeError,
     StaticValueError,
@@ -47,7 +48,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ArgumentError", "Compiled", "CustomRuleError", "DTypeError", "DynamicControlFlowError", "Lowered",
-    "ShapeDtypeStruct", "ShapeError", "StaticValueError", "TranspileError", "UnknownFunctionError",
+    "OpaqueCallError", "ShapeDtypeStruct", "ShapeError", "StaticValueError", "TranspileError", "UnknownFunctionError",
     "UnsupportedSyntaxError", "compile", "custom_jvp", "custom_vjp", "device_put", "devices", "lax", "eval_shape",
     "grad", "hessian", "jacfwd", "jacrev", "jvp", "lower", "numpy_function", "source", "value_and_grad", "vjp",
 ]

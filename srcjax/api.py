@@ -533,6 +533,8 @@ def numpy_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     namespaces: dict[tuple[int, tuple[str, ...]], dict[str, Any]] = {}
     chosen: dict[str, Any] = {}
     for name, nf in prog.functions.items():
+        if name in prog.methods:  # (run through their objects, not by name)
+            continue
         key = (id(nf.source.globals), tuple(sorted(nf.source.closure)))
         ns = namespaces.get(key)
         if ns is None:

@@ -160,11 +160,20 @@ class TranspileError(Exception):
         self.span = span
         self.hint = hint
         self.note: str | None = None
+        self.chain: list[Span] = []  # the calls that led to ``span``, innermost first (a traceback)
         super().__init__(message)
 
     def with_span(self, span: Span | None) -> TranspileError:
         if self.span is None and span is not None:
             self.span = span
+        return self
+
+    def called_from(self, site: Span | None) -> TranspileError:
+        """Record that the code where this error is was reached by a call at ``site`` (one entry a line)."""
+        if site is not None and self.span is not None and not site.filename.startswith("<srcjax."):
+            seen = {(s.filename, s.line) for s in [self.span, *self.chain]}
+            if (site.filename, site.line) not in seen:
+                self.chain.append(site)
         return self
 
     def __str__(self) -> str:
@@ -185,6 +194,11 @@ class TranspileError(Exception):
             lines.append(head)
         if self.note:
             lines.append(f"note: {self.note}")
+        for site in self.chain:
+            lines.append(f"  called from {site}")
+            src = site.source_line()
+            if src:
+                lines.append(f"    {src.strip()}")
         if self.hint:
             lines.append(f"hint: {self.hint}")
         return "\n".join(lines)
@@ -204,6 +218,12 @@ class UnsupportedSyntaxError(TranspileError):
 
 class UnknownFunctionError(TranspileError, NameError):
     """A name or function srcjax cannot resolve or does not support."""
+
+
+class OpaqueCallError(UnknownFunctionError):
+    """A call of something srcjax cannot read (library code, a C function, a method of an arbitrary
+    object such as a ``np.random.Generator``): run once while compiling, its result would be frozen
+    into the compiled code, so it is refused where the program calls it."""
 
 
 class ArgumentError(TranspileError, TypeError):

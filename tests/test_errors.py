@@ -9,14 +9,19 @@ found by searching the source, so editing this file does not break the tests.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
+import random
+import statistics
+import time
 from operator import add as op_add
 
 import numpy as np
 import pytest
 
 import srcjax
+from tests import opaque_helpers
 from tests.corpus_helpers import dense, normalize_rows
 
 F32 = np.float32
@@ -543,6 +548,63 @@ class Namespace:
         return x @ y
 
 
+# -- calls srcjax cannot read: run once while compiling, they would become constants -------------
+def draws_from_generator(w, rng):
+    return w + rng.normal(size=w.shape)
+
+
+def draws_from_random_state(w, rs):
+    return w * rs.rand(3)
+
+
+STDLIB_RNG = random.Random(0)
+
+
+def draws_from_stdlib_random(w):
+    return w + STDLIB_RNG.random()
+
+
+def draws_with_random_gauss(w):
+    return w + random.gauss(0.0, 1.0)
+
+
+def calls_stdlib_function(x):
+    return statistics.fmean(x) + x
+
+
+clock = time.perf_counter  # a C function under another name
+
+
+def reads_a_clock(x):
+    return x * clock()
+
+
+ADD_ONE = functools.partial(np.add, 1.0)
+
+
+def calls_a_partial_object(x):
+    return ADD_ONE(x)
+
+
+def calls_stdlib_through_own_helper(x):
+    return opaque_helpers.fmean_of(x) * 2.0
+
+
+E_OPAQUE = srcjax.OpaqueCallError
+OPAQUE_ROWS = [
+    (draws_from_generator, (arr(3), np.random.default_rng(0)), E_OPAQUE,
+     "rng.normal(size=w.shape)", ["Generator.normal", "constant"]),
+    (draws_from_random_state, (arr(3), np.random.RandomState(0)), E_OPAQUE, "rs.rand(3)", ["RandomState.rand"]),
+    (draws_from_stdlib_random, (arr(3),), E_OPAQUE, "STDLIB_RNG.random()", ["Random.random"]),
+    (draws_with_random_gauss, (arr(3),), E_OPAQUE, "random.gauss(0.0, 1.0)", ["gauss", "standard library"]),
+    (calls_stdlib_function, (arr(3),), E_OPAQUE, "statistics.fmean(x)", ["statistics.fmean", "standard library"]),
+    (reads_a_clock, (arr(3),), E_OPAQUE, "clock()", ["time.perf_counter", "no Python source"]),
+    (calls_a_partial_object, (arr(3),), E_OPAQUE, "ADD_ONE(x)", ["partial"]),
+    (calls_stdlib_through_own_helper, (arr(3),), E_OPAQUE, (opaque_helpers.fmean_of, "statistics.fmean(x)"),
+     ["statistics.fmean"]),
+]
+
+
 # ======================================================================================
 # The table
 # ======================================================================================
@@ -644,6 +706,7 @@ CASES = [
     (calls_imported_helper, (arr(4, 3),), E.ShapeError, "normalize_rows(x) + x.T", ["(4, 3)", "(3, 4)"]),
     (decorated_mismatch, (arr(3), arr(4)), E.ShapeError, "x - y", ["(3,)", "(4,)"]),
     (Namespace.indented_mismatch, (arr(4, 3), arr(4, 3)), E.ShapeError, "x @ y", ["(4, 3)"]),
+    *OPAQUE_ROWS,
 ]
 
 
@@ -747,6 +810,18 @@ def test_numpy_function_errors_have_a_hint(row) -> None:
     """The errors of the NumPy functions added with their derivative rules say what to write instead."""
     e = _raise(row)
     assert e.hint, f"no hint for: {e}"
+
+
+@pytest.mark.parametrize("row", OPAQUE_ROWS, ids=_id)
+def test_opaque_calls_say_what_to_write_instead(row) -> None:
+    """A call srcjax cannot read is refused at the user's call, and says to pass the value in; random
+    draws say so (srcjax.random is planned), library functions say where they are defined."""
+    e = _raise(row)
+    assert e.hint and "pass" in e.hint and "argument" in e.hint
+    assert ("random" in e.hint) == (row[0] in (draws_from_generator, draws_from_random_state,
+                                               draws_from_stdlib_random, draws_with_random_gauss))
+    if "standard library" in e.message:
+        assert e.note is not None and ".py:" in e.note
 
 
 def test_binary_shape_errors_name_both_operands() -> None:

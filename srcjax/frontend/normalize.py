@@ -37,6 +37,8 @@ import numpy as np
 from .. import adjoint as _adjoint
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
+from . import callees
+from .callees import ALLOWED_BUILTINS
 from .names import Visitor, children, names_in, renamed, target_names
 from .read import FunctionSource, read_function
 
@@ -71,14 +73,6 @@ ARRAY_METHODS = {
 }
 PACK_METHODS = {"reshape", "transpose"}
 
-# Builtins a program may use (most only on static values; the interpreter checks).
-ALLOWED_BUILTINS = {
-    "range", "len", "abs", "min", "max", "float", "int", "bool", "tuple", "list", "dict",
-    "enumerate", "zip", "reversed", "sum", "round", "isinstance", "slice", "sorted", "any", "all",
-    "divmod", "pow", "str", "ValueError", "TypeError", "AssertionError", "NotImplementedError",
-    "Ellipsis", "None", "True", "False", "map",
-}
-
 UNSUPPORTED_STATEMENTS = {
     cst.Try: ("try/except", "remove it: errors inside compiled code cannot be caught"),
     cst.With: ("with", "move the context manager outside the compiled function"),
@@ -111,6 +105,7 @@ class NormalizedFunction:
     spans: dict[int, Span]  # id(statement node) -> where it came from
     source: FunctionSource
     calls: list[Callable[..., Any]] = field(default_factory=list)  # user functions it calls
+    call_sites: dict[Callable[..., Any], Span | None] = field(default_factory=dict)  # where it names each
     temps: set[str] = field(default_factory=set)  # names the normalizer invented
     # the ANF before control flow on data was functionalized (what AD transforms); None: same as fdef
     plain: cst.FunctionDef | None = None
@@ -151,7 +146,9 @@ def _is_user_function(v: Any) -> bool:
     mod = getattr(v, "__module__", "") or ""
     if mod == "srcjax.adjoint":  # derivative helpers are transpiled like user code
         return True
-    return not (mod == "numpy" or mod.startswith("numpy.") or mod.startswith("srcjax"))
+    if mod in ("numpy", "srcjax") or mod.startswith(("numpy.", "srcjax.")):
+        return False
+    return callees.origin(v) is None  # the standard library and installed packages are not the user's code
 
 
 def unwrap(v: Any) -> Any:
@@ -169,6 +166,7 @@ class Normalizer:
         self.helper_name = helper_name
         self.spans: dict[int, Span] = {}
         self.calls: list[Callable[..., Any]] = []
+        self.call_sites: dict[Callable[..., Any], Span | None] = {}  # where each of `calls` is first named
         self.locals = _local_names(src.fdef)
         self.used = set(self.locals) | set(names_in(src.fdef)) | {"np", "math", "srcjax"}
         self.counts: dict[str, int] = {}
@@ -236,6 +234,7 @@ class Normalizer:
             fn = unwrap(v)
             if fn not in self.calls:
                 self.calls.append(fn)
+                self.call_sites[fn] = self.span(node)
             return cst.Name(self.helper_name(fn))
         if hasattr(builtins, name) and v is getattr(builtins, name) and name not in ALLOWED_BUILTINS:
             raise UnknownFunctionError(f"the builtin {name}() is not supported in compiled code",
@@ -531,6 +530,7 @@ class Normalizer:
                 fn = unwrap(fv)
                 if fn not in self.calls:
                     self.calls.append(fn)
+                    self.call_sites[fn] = self.span(node)
                 args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
                 callee = cst.Name(self.helper_name(fn))
                 self.used.add(callee.value)  # no temporary may shadow it
@@ -552,18 +552,19 @@ class Normalizer:
         return node.with_changes(func=callee, args=args), hint
 
     def check_callee(self, node: cst.Call, fv: Any) -> None:
-        """Refuse calls to NumPy functions outside the table and to functions without source."""
+        """Refuse calls to NumPy functions outside the table and to callees srcjax cannot read (library
+        code, C functions, methods of other objects): see :mod:`srcjax.frontend.callees`."""
         mod = getattr(fv, "__module__", None) or ""
+        name = ".".join(_attr_chain(node.func) or ["?"])
+        if callable(fv) and callees.is_random(fv) and not isinstance(fv, type):  # np.random.normal, random.random
+            raise callees.refusal(fv, span=self.span(node), name=name if name.startswith("np.") else None)
         if (callable(fv) and (mod == "numpy" or mod.startswith("numpy."))
                 and not isinstance(fv, type) and fv not in _STATIC_NUMPY):
-            name = ".".join(_attr_chain(node.func) or ["?"])
             raise UnknownFunctionError(f"{name} is not supported by srcjax (yet)", span=self.span(node),
                                        hint="see the supported NumPy subset in the README")
-        if isinstance(fv, types.BuiltinFunctionType) and getattr(fv, "__self__", None) is not builtins \
-                and not (mod == "math" or fv in _STATIC_NUMPY):
-            raise UnknownFunctionError(
-                f"cannot transpile a call to {getattr(fv, '__qualname__', fv)!r}: it has no Python source",
-                span=self.span(node), hint="use NumPy functions srcjax supports, or write it in Python")
+        if (isinstance(fv, (types.BuiltinFunctionType, types.MethodType)) or callees.library_function(fv)) \
+                and not callees.is_static_pure(fv) and callees.user_method(fv) is None:
+            raise callees.refusal(fv, span=self.span(node))
 
     def method_call(self, node: cst.Call, recv: cst.BaseExpression,
                     args: Sequence[cst.Arg]) -> tuple[registry.Primitive, list[cst.Arg]]:
@@ -1028,11 +1029,7 @@ class _LazyRewriter(cst.CSTTransformer):
         return updated
 
 
-_STATIC_NUMPY: set[Any] = set()
-for _n in ("dtype", "finfo", "iinfo", "result_type", "promote_types", "shape", "ndim", "size", "can_cast",
-           "issubdtype"):
-    if hasattr(np, _n):
-        _STATIC_NUMPY.add(getattr(np, _n))
+_STATIC_NUMPY = callees.STATIC_NUMPY
 
 
 def _copy_positions(old: cst.CSTNode, new: cst.CSTNode, positions: dict[cst.CSTNode, Any]) -> None:
@@ -1113,4 +1110,4 @@ def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]]
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     fdef = norm.function(name or src.name)
     return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,
-                              calls=norm.calls, temps=norm.temps)
+                              calls=norm.calls, call_sites=norm.call_sites, temps=norm.temps)

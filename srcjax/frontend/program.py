@@ -16,6 +16,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..core import Span, TranspileError
 from .functionalize import functionalize
 from .normalize import NormalizedFunction, normalize, unwrap
 from .read import function_name
@@ -38,6 +39,8 @@ class Program:
         self._queue: list[Callable[..., Any]] = []
         self.no_roll: set[int] = set()  # id() of `for` statements to unroll (their int results are needed static)
         self.rule_only: set[str] = set()  # custom derivative rules (and what they call) the program never calls
+        self.called_at: dict[Callable[..., Any], tuple[Callable[..., Any], Span | None]] = {}  # callee -> caller
+        self.methods: set[str] = set()  # methods and property getters of the user's classes (not called by name)
         self.entry = self.add(entry)
         while self._queue:
             fn = self._queue.pop(0)
@@ -64,6 +67,22 @@ class Program:
         return self._normalize(fn, name)
 
     def _normalize(self, fn: Callable[..., Any], name: str | None = None) -> NormalizedFunction:
+        try:
+            nf = self._normalize_one(fn, name)
+        except TranspileError as e:  # in a helper: the calls that lead there from the entry, as a traceback
+            seen = {fn}
+            while fn in self.called_at:
+                fn, site = self.called_at[fn]
+                if fn in seen:
+                    break
+                seen.add(fn)
+                e.called_from(site)
+            raise
+        for callee, site in nf.call_sites.items():
+            self.called_at.setdefault(callee, (fn, site))
+        return nf
+
+    def _normalize_one(self, fn: Callable[..., Any], name: str | None = None) -> NormalizedFunction:
         name = name or self.by_fn[fn]
         library = getattr(fn, "__module__", "") == "srcjax.adjoint" and name == fn.__name__
         nf = _LIBRARY.get(fn) if library else None
@@ -88,6 +107,14 @@ class Program:
             self._queue.remove(fn)
             self._normalize(fn, name)
         return self.functions[name]
+
+    def method_for(self, fn: Callable[..., Any]) -> NormalizedFunction:
+        """The normalized version of a method (or property getter) of a user class, which the program
+        calls through its object (``obj.m(x)``, ``obj.p``): run by the specializer, not shown by ``source()``
+        (the generated source calls the method itself)."""
+        nf = self.function_for(fn)
+        self.methods.add(nf.name)
+        return nf
 
     def add_rule(self, fn: Callable[..., Any]) -> str:
         """Normalize a custom_vjp/custom_jvp rule function (and the functions it calls) for AD; its name.
@@ -114,7 +141,7 @@ class Program:
         parts: list[str] = []
         library: list[str] = []
         for nf in self.functions.values():
-            if nf.name in self.rule_only:
+            if nf.name in self.rule_only or nf.name in self.methods:
                 continue
             mod = getattr(nf.fn, "__module__", "")
             if mod == "srcjax.adjoint" and not is_generated(nf.fn):  # (a derivative of one is shown)

@@ -20,6 +20,7 @@ Control flow on dynamic values raises :class:`DynamicControlFlowError`.
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import math
 import operator
@@ -49,6 +50,7 @@ from ..core import (
     canonical_dtype,
 )
 from ..custom import check_rule_result, def_span, rule_role, transpose_error
+from ..frontend import callees
 from ..frontend.names import Visitor, names_in
 from ..frontend.normalize import NormalizedFunction, _is_user_function, unwrap
 from ..frontend.program import Program
@@ -128,6 +130,7 @@ class Specializer:
         self.rule_calls: dict[int, list[Any]] = {}  # custom_vjp -> arguments of its fwd calls (checks bwd)
         self.b: FuncBuilder | None = None
         self.name = name
+        self.here: Span | None = None  # the statement being run (where a call to a helper is made)
 
     # -- entry -----------------------------------------------------------------
     def lower(self, specs: list[ArgSpec]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any]]:
@@ -196,12 +199,17 @@ class Specializer:
             raise ArgumentError(f"{nf.name}(): {e}") from None
         bound.apply_defaults()
         role = rule_role(nf.fn)
+        site = self.here
         try:
             result = self.run_body(nf, nf.fdef.body.body, dict(bound.arguments))
         except (ShapeError, DTypeError) as e:
             if role is None or role[0] != "transpose":
+                e.called_from(site)
                 raise
             raise transpose_error(role[1], e) from e
+        except TranspileError as e:  # an error inside the callee: its place, and the call that led there
+            e.called_from(site)
+            raise
         if role is not None:  # a custom_vjp/custom_jvp rule: its result must follow the convention
             check_rule_result(role[0], role[1], _return_span(nf), args, kwargs, result, self.rule_calls)
         return result
@@ -225,10 +233,12 @@ class Specializer:
 
     # -- statements ---------------------------------------------------------------
     def exec_block(self, stmts: Sequence[Any], env: dict[str, Any]) -> None:
+        outer = self.here
         for s in stmts:
             span = self.nf.spans.get(id(s))
             if span is not None and self.b is not None:
                 self.b.loc = _mlir_loc(span)
+            self.here = span or outer
             try:
                 self.exec_stmt(s, env)
             except (_Return, _Break, _Continue, NeedStatic):
@@ -242,6 +252,8 @@ class Specializer:
             except Exception as e:  # a bug: report it where it happened
                 raise InternalError(f"internal error: {type(e).__name__}: {e}", span=span,
                                     hint="this is a bug in srcjax; please report it with this program") from e
+            finally:
+                self.here = outer
 
     def operand_note(self, s: cst.CSTNode, env: dict[str, Any]) -> str | None:
         """'x: f32[7,3], w: f32[4,2]' for the user's variables read by statement ``s``."""
@@ -500,6 +512,9 @@ class Specializer:
                 return self.apply(registry.PRIMITIVES["transpose"], [base], {})
             raise UnknownFunctionError(f"arrays have no supported attribute or method {attr!r}",
                                        hint="see the supported NumPy subset in the README")
+        getter = _user_property(base, attr)
+        if getter is not None:  # a property of the user's class: its getter is code, read like a method
+            return self.call_method(getter, [base], {})
         try:
             return self.from_python(getattr(base, attr))
         except AttributeError as e:
@@ -683,6 +698,14 @@ class Specializer:
         special = _BUILTIN_RULES.get(fv)
         if special is not None:
             return special(self, args, kwargs)
+        method = callees.user_method(fv)
+        if method is not None:  # a method (or __call__) of the user's own class: read like a helper
+            return self.call_method(method[0], [method[1], *args], kwargs)
+        if not callable(fv):
+            raise StaticValueError(f"a {type(fv).__name__} object is not callable")
+        if fv not in _CONTAINER_BUILTINS and not callees.is_static_pure(fv):  # it would run once here, its
+            # result a constant of the compiled program, where NumPy calls it again on every call
+            raise callees.refusal(fv)
         dyn = [a for a in list(args) + list(kwargs.values()) if _contains_dynamic(a)]
         if dyn and not _accepts_dynamic(fv):
             origin = frozenset().union(*(_origins_deep(a) for a in dyn))
@@ -699,6 +722,12 @@ class Specializer:
         except Exception as e:
             name = getattr(fv, "__qualname__", None) or repr(fv)
             raise StaticValueError(f"{name}(): {type(e).__name__}: {e}") from None
+
+    def call_method(self, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """A method, property getter or ``__call__`` of the user's own class: transpiled like a helper, with
+        the object as its first argument. (Derivatives do not follow these calls: differentiating through
+        one that reads a differentiated value is refused where it is called.)"""
+        return self.call_function(self.program.method_for(fn), args, kwargs)
 
     def lift(self, v: Any) -> HloValue:
         """A static value as a program constant (Python scalars stay weakly typed)."""
@@ -868,6 +897,22 @@ def _first_dynamic(vs: list[Any]) -> HloValue:
             if r is not None:
                 return r
     return None  # type: ignore[return-value]
+
+
+def _user_property(base: Any, attr: str) -> Callable[..., Any] | None:
+    """The getter of ``type(base).attr`` when it is a property written in the user's own code."""
+    if isinstance(base, (type, types.ModuleType) + callees.PLAIN_TYPES):
+        return None
+    for cls in type(base).__mro__:
+        d = cls.__dict__.get(attr)
+        if d is None:
+            continue
+        if isinstance(d, functools.cached_property) and attr not in getattr(base, "__dict__", {}):
+            d = property(d.func)
+        if isinstance(d, property) and isinstance(d.fget, types.FunctionType) and callees.origin(d.fget) is None:
+            return d.fget
+        return None
+    return None
 
 
 _CONTAINER_BUILTINS = {tuple, list, dict, enumerate, zip, reversed, isinstance, len, type, map,
