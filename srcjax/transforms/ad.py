@@ -1077,6 +1077,11 @@ class JVP:
         lines.append(pad + code(s))
         targets = [n for t in s.targets for n in target_names(t.target)]
         if not any(t in self.act.active for t in targets):
+            op = self.act.op(s.value)
+            if op.kind == "tape_pop" and op.callee in self.act.active and op.callee in defined:
+                # the tangent list moves in step with its list (every append pushed a tangent, zeros for
+                # values without one), so a pop whose values carry no derivative pops it too
+                lines.append(f"{pad}{self.dname(op.callee)}.pop()")
             return
         target = s.targets[0].target
         op = self.act.op(s.value)
@@ -1906,7 +1911,8 @@ class VJP:
             if seed is not None:
                 self.seed(out, seed, adj, defined)
             self.adjoint(self.body, 1, adj, defined)
-            needed = _reads(adj)
+            # finish_bars reads a parameter that got no cotangent (zeros_like(p)): its value on entry
+            needed = _reads(adj) | {p for p in self.active_params if p not in defined}
             unset = sorted((self.partial & needed) - self.final_bound - self.declared)
             primal[:0] = [f"    {n} = UNSET" for n in unset]
             self.final_bound.update(unset)
