@@ -6,20 +6,19 @@ central finite differences.
 """
 
 import inspect
-import os
 import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import Phase, assume, example, given, note, settings
 from hypothesis import strategies as st
 
 import srcjax
 from srcjax import lax
 from tests.fd import central_fd
-from tests.written import numpy_and_jax
+from tests.written import EXAMPLES, THOROUGH, check_transforms, data_programs, examples, numpy_and_jax, run_numpy
 
 jax.config.update("jax_enable_x64", True)
 
@@ -571,6 +570,16 @@ _STEPS = {
                      "{v} = items[0] * items[-1] + items[1]"],
     "append_read_back": ["items = [{a}]", "for k in range(2):", "    items.append(np.cos(items[-1]) * 0.9)",
                          "{v} = items[len(items) - 1] + items[0] * 0.5"],
+    # names rebound from themselves: after a loop or a branch on data, in both branches, in a loop
+    "rebind_after_while": ["{v} = {a} * 1.0", "j = 0", "while j < 3 and {v}.mean() < 3.0:",
+                           "    {v} = {v} + 0.5 * (1.5 + np.cos(np.exp(-{a} * {a})))", "    j = j + 1",
+                           "{v} = np.sin({v})"],
+    "rebind_in_branches": ["{v} = {a} + 0.0", "if np.mean({v}) < -0.5:", "    {v} = np.sin({v} - {a})", "else:",
+                           "    {v} = {v} * {v} * np.tanh({v})", "{v} = {a} * {v}"],
+    "loop_local": ["{v} = {a} * 1.0", "j = 0", "while j < 2:", "    t = 0.5 * (1.0 / (1.0 + {v} * {v})) - {v}",
+                   "    {v} = {v} / (1.0 + {a} * {a})", "    j += 1"],
+    "rebind_in_loop": ["{v} = {a} * 1.0", "for _ in range(3):", "    {v} = {a} * {v}"],
+    "rebind_argument": ["{a} = np.sin({a}) * {a}", "{v} = {a} * 1.0"],
 }
 
 
@@ -591,24 +600,100 @@ def control_program(draw):
     return f"import numpy as np\n\n\ndef f(x, w):\n{body}\n    return np.sum({names[-1]} * {names[-2]})\n"
 
 
-_THOROUGH = os.environ.get("SRCJAX_HYPOTHESIS") == "thorough"  # fresh random examples, 20x as many
+# Without shrinking by default: each example compiles several programs, and a failing one prints its source.
+_NO_SHRINK = {} if THOROUGH or EXAMPLES else {"phases": [Phase.explicit, Phase.reuse, Phase.generate]}
 
 
-@settings(max_examples=200 if _THOROUGH else 10, deadline=None, derandomize=not _THOROUGH)
+@examples(10, scale=20, **_NO_SHRINK)
 @given(control_program(), st.lists(st.floats(-1.0, 1.0), min_size=6, max_size=6))
 def test_random_control_programs_match_jax(tmp_path_factory, text, vals):
+    """grad (XLA and the generated source run by NumPy) and jvp against jax."""
+    note(text)
     f, jf = numpy_and_jax(tmp_path_factory.mktemp("control_programs", numbered=True), text, "ctl")
     x, w = np.array(vals[:3]), np.array(vals[3:])
-    try:
-        g = srcjax.grad(f, argnums=(0, 1))
-        ours = g(x, w)
-        ref = jax.grad(jf, argnums=(0, 1))(x, w)
-        via_numpy = srcjax.numpy_function(g)(x, w)
-        for a, b, c in zip(ours, ref, via_numpy):
-            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-9, atol=1e-11)
-            np.testing.assert_allclose(c, np.asarray(b), rtol=1e-9, atol=1e-11)
-    except AssertionError as e:
-        raise AssertionError(f"{e}\n{text}") from None
+    g = srcjax.grad(f, argnums=(0, 1))
+    ours = g(x, w)
+    ref = jax.grad(jf, argnums=(0, 1))(x, w)
+    via_numpy = srcjax.numpy_function(g)(x, w)
+    for a, b, c in zip(ours, ref, via_numpy):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-9, atol=1e-11, err_msg="grad, XLA")
+        np.testing.assert_allclose(c, np.asarray(b), rtol=1e-9, atol=1e-11, err_msg="grad, NumPy")
+    tangents = (np.cos(np.arange(3.0) + x), np.sin(np.arange(3.0) - w))
+    out, t = srcjax.jvp(f, (x, w), tangents)
+    jout, jt = jax.jvp(jf, (x, w), tangents)
+    np.testing.assert_allclose(np.asarray(out), np.asarray(jout), rtol=1e-9, atol=1e-11, err_msg="jvp value")
+    np.testing.assert_allclose(np.asarray(t), np.asarray(jt), rtol=1e-8, atol=1e-10, err_msg="jvp tangent")
+
+
+# issue 13's two random programs that forward mode got wrong (jvp read names after rebinding them)
+FZ_A = """import numpy as np
+
+
+def f(x, y, z):
+    j = 0
+    while j < 3 and z.mean() < 3.0:
+        z = z + 0.5 * (1.5 + np.cos(np.exp(-x * x)))
+        j = j + 1
+    if np.mean(y) < -0.5:
+        z = np.sin(z - x)
+    else:
+        z = np.sin(z)
+    v1 = z[:, -2:]
+    v2 = z.T
+    if np.max(z) > 0.5:
+        y = y + y + 0.1
+    else:
+        y = y * y * np.tanh(y)
+    return np.sum(y) + 0.6 * np.sum(v1 * v1) + 0.1 * np.sum(np.tanh(v2))
+"""
+FZ_B = """import numpy as np
+
+
+def f(x, y, z):
+    j = 0
+    while j < 2:
+        v1 = 0.5 * (1.0 / (1.0 + y * y)) - y
+        y = y / (1.0 + x * x)
+        j += 1
+    v2 = z @ y
+    v3 = x - -y
+    v3 = -v3 + v3
+    if v3.mean() < 0.5:
+        v4 = np.tanh(v2)
+    else:
+        v4 = np.cos(np.log(1.0 + np.tanh(v2) * np.tanh(v2)))
+    v5 = np.cos(v3) * -x * 0.25
+    v8 = np.reshape(v5, (3, 1))
+    if v2.mean() > -1.0:
+        v8 = np.sin(v8)
+    j = 0
+    while j < 3 and v8.sum() < 0.0:
+        v8 = v8 + 0.3 * np.exp(np.sin(v8))
+        j += 1
+    v10 = np.sin(z) + np.sum(v5, axis=0, keepdims=True)
+    return np.sum(np.tanh(z.T).mean(axis=-2)) - 0.9 * v10.sum() + 0.5 * np.sum(v8)
+"""
+
+
+@examples(3, **_NO_SHRINK)
+@example((FZ_A, {"x": (5, 4), "y": (4, 4), "z": (5, 4)}), 0)
+@example((FZ_B, {"x": (), "y": (3,), "z": (2, 3)}), 0)
+@given(data_programs(), st.integers(0, 2 ** 16))
+def test_random_data_programs_match_jax(tmp_path_factory, program, seed):
+    """Random programs with control flow on data that rebind names from themselves (``y = e * y``),
+    right after loops and branches on data, with ``while j < 3 and z.mean() < 3.0:``, loop locals
+    nobody reads, names rebound in both branches, keepdims reductions, transposes and slices
+    (tests/written.py): grad, jvp, vjp and hessian against jax, by XLA and by NumPy. A large sample
+    that reports every failure: ``python -m tests.sweep --count 1000``."""
+    text, shapes = program
+    note(text)
+    note(f"arguments: {shapes}, drawn by np.random.default_rng({seed}).standard_normal")
+    f, jf = numpy_and_jax(tmp_path_factory.mktemp("data_programs", numbered=True), text, "data")
+    rng = np.random.default_rng(seed)
+    args = tuple(rng.standard_normal(s) for s in shapes.values())
+    value = run_numpy(f, args)
+    assume(value is not None and abs(value) < 1e6)
+    check_transforms(f, jf, args, seed=seed)
 
 
 def reused_list_name(x):

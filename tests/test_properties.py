@@ -27,11 +27,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, Phase, assume, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import srcjax
+from tests import written
 
 # The default profile is small and deterministic (CI); SRCJAX_HYPOTHESIS=thorough hunts with fresh
 # random examples and 10x as many of them.
@@ -413,6 +414,8 @@ UNARY = ["np.tanh({})", "np.sin({})", "np.cos({})", "np.abs({})", "np.square(np.
 BINARY_OPS = ["{} + {}", "{} - {}", "{} * {}", "np.maximum({}, {})", "np.minimum({}, {})",
               "{} / (1.0 + {} ** 2)"]
 REDUCE = ["np.sum", "np.mean", "np.max", "np.min"]
+REBIND = ["{a} = {b} * {a}", "{a} = np.tanh({a}) + {a}", "{a} = {a} / (1.0 + {b} ** 2)", "{a} = np.sin({a} - {b})",
+          "{a} = {a} * {a} * 0.5", "{a} += {b}"]
 
 
 HELPERS = """
@@ -458,7 +461,7 @@ def random_program(draw):
         a = draw(st.sampled_from(names))
         kind = draw(st.sampled_from(["unary", "unary", "binary", "binary", "scalar", "reduce", "matmul", "T",
                                      "reshape", "loop", "if", "augassign", "slice", "stack", "helper",
-                                     "compare", "unpack"]))
+                                     "compare", "unpack", "rebind", "rebind"]))
         v = new()
         if kind == "unary":
             lines.append(f"{v} = " + draw(st.sampled_from(UNARY)).format(a))
@@ -518,6 +521,12 @@ def random_program(draw):
             lines.append("p, q = q, p")
             lines.append(f"{v} = p - q")
             shapes[v] = shapes[a]
+        elif kind == "rebind":  # a copy, then the name rebound from itself (the copy keeps the old value)
+            b = draw(st.sampled_from([b for b in names if broadcastable(shapes[b], shapes[a])
+                                      and broadcast(shapes[b], shapes[a]) == shapes[a]]))
+            lines.append(f"{v} = {a}")
+            lines.append(draw(st.sampled_from(REBIND)).format(a=a, b=b))
+            shapes[v] = shapes[a]
         elif kind == "T":
             lines.append(f"{v} = {a}.T")
             shapes[v] = shapes[a][::-1]
@@ -529,6 +538,8 @@ def random_program(draw):
             lines.append(f"{v} = {a}")
             lines.append(f"for i in range({steps}):")
             lines.append(f"    {v} = np.tanh({v}) * 0.5 + i")
+            if draw(st.booleans()):
+                lines.append(f"{v} = np.sin({v})")  # rebound right after the loop
             shapes[v] = shapes[a]
         elif kind == "if":
             lines.append(f"if {a}.ndim >= 2 and {a}.shape[0] > 1:")
@@ -548,25 +559,26 @@ def random_program(draw):
     return text, (m, n), (n,), (n, k)
 
 
-@examples(30)
+# SRCJAX_HYPOTHESIS_EXAMPLES=N sets the random-program tests' count; each failing example prints its source
+_NO_SHRINK = {} if written.THOROUGH or written.EXAMPLES else {"phases": [Phase.explicit, Phase.reuse, Phase.generate]}
+
+
+@written.examples(30)
 @given(prog=random_program(), dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2 ** 16))
 def test_random_programs(module_dir, prog, dtype, seed) -> None:
     text, sx, sy, sw = prog
+    note(text)
     mod = load(module_dir, text)
     rng = np.random.default_rng(seed)
     x, y, w = (rng.standard_normal(s).astype(dtype) for s in (sx, sy, sw))
-    note = f"\n{text}"
-    try:
-        if dtype == np.float32:
-            three_oracles(mod.prog, srcjax.compile(mod.prog), x, y, w, rtol=1e-4, atol=1e-5)
-        else:
-            three_oracles(mod.prog, srcjax.compile(mod.prog), x, y, w, rtol=1e-10, atol=1e-12)
-    except AssertionError as e:
-        raise AssertionError(str(e) + note) from None
+    if dtype == np.float32:
+        three_oracles(mod.prog, srcjax.compile(mod.prog), x, y, w, rtol=1e-4, atol=1e-5)
+    else:
+        three_oracles(mod.prog, srcjax.compile(mod.prog), x, y, w, rtol=1e-10, atol=1e-12)
     # abstract evaluation predicts the outputs without running anything
     shapes = srcjax.eval_shape(mod.prog, x, y, w)
     expected = mod.prog(x, y, w)
-    assert [(s.shape, s.dtype) for s in shapes] == [(np.shape(e), np.asarray(e).dtype) for e in expected], note
+    assert [(s.shape, s.dtype) for s in shapes] == [(np.shape(e), np.asarray(e).dtype) for e in expected]
 
 
 LOSS = """
@@ -577,33 +589,37 @@ def loss(x, y, w):
 """
 
 
-@examples(12)
+@written.examples(12, **_NO_SHRINK)
 @given(prog=random_program(), seed=st.integers(0, 2 ** 16))
 def test_random_program_gradients(module_dir, prog, seed) -> None:
     """Reverse mode of random programs (loops, static ifs, helpers, slices, stacks, unpacking, ...)
     against jax.grad of the same text with ``np`` bound to jax.numpy, and the derivative source run by
-    NumPy; forward mode against the same directional derivative."""
+    NumPy; forward mode against the same directional derivative; vjp of the program itself (two
+    array outputs) against jax.vjp."""
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
     text, sx, sy, sw = prog
     text = text + LOSS
+    note(text)
     mod = load(module_dir, text)
     rng = np.random.default_rng(seed)
     args = tuple(rng.standard_normal(s) for s in (sx, sy, sw))
     ns: dict[str, Any] = {}
     exec(compile(text.replace("import numpy as np", "import jax.numpy as np"), "<jax twin>", "exec"), ns)
-    note = f"\n{text}"
-    try:
-        g = srcjax.grad(mod.loss, argnums=(0, 1, 2))
-        ours = g(*args)
-        ref = jax.grad(ns["loss"], argnums=(0, 1, 2))(*args)
-        via_numpy = srcjax.numpy_function(g)(*args)
-        for a, b, c in zip(ours, ref, via_numpy):
-            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-9, atol=1e-11)
-            np.testing.assert_allclose(c, np.asarray(b), rtol=1e-9, atol=1e-11)
-        tangents = tuple(rng.standard_normal(s) for s in (sx, sy, sw))
-        _, t = srcjax.jvp(mod.loss, args, tangents)
-        _, jt = jax.jvp(ns["loss"], args, tangents)
-        np.testing.assert_allclose(np.asarray(t), np.asarray(jt), rtol=1e-8, atol=1e-10)
-    except AssertionError as e:
-        raise AssertionError(str(e) + note) from None
+    g = srcjax.grad(mod.loss, argnums=(0, 1, 2))
+    ours = g(*args)
+    ref = jax.grad(ns["loss"], argnums=(0, 1, 2))(*args)
+    via_numpy = srcjax.numpy_function(g)(*args)
+    for a, b, c in zip(ours, ref, via_numpy):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-9, atol=1e-11)
+        np.testing.assert_allclose(c, np.asarray(b), rtol=1e-9, atol=1e-11)
+    tangents = tuple(rng.standard_normal(s) for s in (sx, sy, sw))
+    _, t = srcjax.jvp(mod.loss, args, tangents)
+    _, jt = jax.jvp(ns["loss"], args, tangents)
+    np.testing.assert_allclose(np.asarray(t), np.asarray(jt), rtol=1e-8, atol=1e-10, err_msg="jvp")
+    # vjp of the program itself (two array outputs), random cotangents
+    outs, back = srcjax.vjp(mod.prog, *args)
+    jouts, jback = jax.vjp(ns["prog"], *args)
+    cts = tuple(rng.standard_normal(np.shape(o)) for o in jouts)
+    for a, b in zip(back(cts), jback(cts)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-9, atol=1e-11, err_msg="vjp")
