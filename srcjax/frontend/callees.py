@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import functools
 import inspect
 import math
 import os
@@ -89,9 +90,11 @@ def origin(fn: Any) -> str | None:
     """Where a Python function's code lives: ``"stdlib"``, ``"installed"`` (site-packages or
     dist-packages), ``"srcjax"``, or ``None`` for the user's own code (what srcjax transpiles)."""
     code = code_of(fn)
-    if code is None:
-        return None
-    filename = code.co_filename
+    return None if code is None else _file_origin(code.co_filename)
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_origin(filename: str) -> str | None:
     if filename.startswith("<frozen "):
         return "stdlib"
     if filename.startswith("<"):  # derivative source srcjax wrote (`<srcjax.grad of f #1>`), a notebook cell
