@@ -517,7 +517,8 @@ def array_names(body: Sequence[Any], act: Activity) -> set[str]:
 # -- templates --------------------------------------------------------------------------------
 
 def _fold(node: cst.CSTNode) -> cst.CSTNode:
-    """Fold literal arithmetic (``2 - 1``) and ``a ** 1`` in instantiated templates (bottom up)."""
+    """Fold literal arithmetic (``2 - 1``) and ``a ** 1`` in instantiated templates (bottom up), and
+    drop ``dtype=None`` (NumPy's default everywhere: a template passes its primitive's ``dtype``)."""
     t = type(node)
     if t is cst.Name or t is cst.Integer or t is cst.Float or t is cst.SimpleString:
         return node
@@ -534,6 +535,12 @@ def _fold(node: cst.CSTNode) -> cst.CSTNode:
                 changes[f] = items
     if changes:
         node = node.with_changes(**changes)
+    if t is cst.Call:
+        assert isinstance(node, cst.Call)
+        args = [a for a in node.args if not (a.keyword is not None and a.keyword.value == "dtype" and
+                                             isinstance(a.value, cst.Name) and a.value.value == "None")]
+        if len(args) != len(node.args):
+            node = node.with_changes(args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args])
     if t is cst.BinaryOperation:
         assert isinstance(node, cst.BinaryOperation)
         lv, rv = _num(node.left), _num(node.right)
