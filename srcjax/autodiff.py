@@ -10,6 +10,7 @@ returns it compiled. ``srcjax.source(srcjax.grad(f))`` shows it;
 
 from __future__ import annotations
 
+import ast
 import inspect
 import itertools
 import linecache
@@ -114,7 +115,8 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
         text = _as_loops_if_needed(base, bindings, prog, lambda p: ad.jvp_source(p, nums, name, origins))
     else:  # pragma: no cover
         raise ValueError(kind)
-    module_text = text if halves is not None else simplify_source(header + text, set(ad.ADJOINT_IMPORTS))
+    module_text = text if halves is not None else simplify_source(header + text, set(ad.ADJOINT_IMPORTS),
+                                                                  _float_parameters(text, name, c.params, nums, kind))
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
     try:
@@ -130,6 +132,20 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
         derived.__srcjax_split__ = (functions[halves.bwd], halves.reads, halves.residuals)
     _DERIVED[key] = derived
     return derived
+
+
+def _float_parameters(text: str, name: str, params: list[str], nums: tuple[int, ...],
+                      kind: str) -> dict[str, frozenset[str]]:
+    """The parameters of the derivative ``name`` that are floating point (or containers) whenever it
+    runs: the differentiated ones (``_Derived`` checks them), and for jvp and vjp the tangents and
+    the output's cotangent after them. What the simplifier may assume (a float32 ``x`` times 2.0
+    stays float32: no cast to fold away)."""
+    floats = {params[i] for i in nums}
+    if kind in ("jvp", "vjp"):
+        fdef = next((n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+        if fdef is not None:
+            floats.update(a.arg for a in fdef.args.args[len(params):])
+    return {name: frozenset(floats)}
 
 
 def _as_loops_if_needed(base: Callable[..., Any], bindings: dict[str, Any] | None, prog: Program,

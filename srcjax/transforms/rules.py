@@ -143,7 +143,8 @@ defvjp("reciprocal", x="-out_bar * out * out")
 _UNARY = {
     # (log 2 and log 10 as Python floats: np.log(2.0) is a float64 scalar, which would upcast float32)
     "exp": "out", "exp2": "out * 0.6931471805599453", "expm1": "out + 1", "log": "1 / x",
-    "log2": "1 / (x * 0.6931471805599453)", "log10": "1 / (x * 2.302585092994046)", "log1p": "1 / (1 + x)", "sqrt": "0.5 / out", "cbrt": "1 / (3 * out * out)",
+    "log2": "1 / (x * 0.6931471805599453)", "log10": "1 / (x * 2.302585092994046)", "log1p": "1 / (1 + x)",
+    "sqrt": "0.5 / out", "cbrt": "1 / (3 * out * out)",
     "sin": "np.cos(x)", "cos": "-np.sin(x)", "tan": "1 + out * out", "tanh": "1 - out * out",
     "arcsin": "1 / np.sqrt(1 - x * x)", "arccos": "-1 / np.sqrt(1 - x * x)", "arctan": "1 / (1 + x * x)",
     "sinh": "np.cosh(x)", "cosh": "np.sinh(x)", "arcsinh": "1 / np.sqrt(x * x + 1)",
