@@ -64,7 +64,7 @@ ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like"
                    "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
                    "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "pack_like", "is_tree",
                    "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar",
-                   "trace_bar", "diag_bar", "negated", "take_bar", "take_along_axis_bar")
+                   "trace_bar", "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float")
 
 
 class DifferentiationError(TranspileError):
@@ -2236,7 +2236,8 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
     if any(v.tape in ln for ln in primal + adj) or helpers:
         lines.append(f"    {v.tape} = []")
     lines += primal
-    lines.append(f"    assert np.ndim({main}) == 0, 'grad requires a scalar output; use jacrev or vjp'")
+    lines.append(f"    assert np.ndim({main}) == 0 and is_float({main}), "
+                 "'grad requires a real scalar output; use jacrev or vjp'")
     if value or has_aux:
         kept = _kept(v, [main, aux], adj, lines)
         main, aux = kept[0] or main, kept[1]
