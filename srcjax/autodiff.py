@@ -27,6 +27,7 @@ from . import adjoint, pytree
 from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval, eval_shape
 from .core import ArgumentError, DTypeError, ShapeDtypeStruct, ShapeError, Span, TranspileError, dtype_short_name
 from .custom import custom_vjp, owner_of
+from .frontend import locations
 from .frontend.names import Names, Visitor, code
 from .frontend.program import Program, is_generated
 from .frontend.read import read_function
@@ -119,6 +120,10 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
                                                                   _float_parameters(text, name, c.params, nums, kind))
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
+    owners = {g: prog.functions.get(origins.get(g, prog.entry.name), prog.entry) for g in [name, *origins]}
+    if halves is not None:
+        owners[halves.bwd] = prog.entry
+    locations.register(filename, module_text, owners)  # (the user's lines in StableHLO locations)
     try:
         code = compile(module_text, filename, "exec")
     except SyntaxError as e:  # pragma: no cover - a bug in the generator
