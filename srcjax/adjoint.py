@@ -54,10 +54,18 @@ def typed_like(g: Any, x: Any) -> Any:
     implicit upcast (``w32 * np.arange(3)`` is float64) is a downcast. The shape moves below apply
     it, so every rule that ends in one of them keeps dtypes (a function of the primitives' own
     rules; generated source calls them, not this)."""
-    dt = np.result_type(x)
-    if np.result_type(g) != dt and is_float(g) and is_float(x):
+    dt, dg = _dtype(x), _dtype(g)
+    if dg != dt and _is_float_dtype(dg) and _is_float_dtype(dt):
         return np.asarray(g, dtype=dt)
     return g
+
+
+def _dtype(v: Any) -> np.dtype:
+    return np.asarray(v).dtype if isinstance(v, (list, tuple)) else np.result_type(v)
+
+
+def _is_float_dtype(dt: np.dtype) -> bool:
+    return dt.kind == "f" or dt.name == "bfloat16"
 
 
 def unbroadcast(g: Any, x: Any) -> Any:
