@@ -144,7 +144,8 @@ def _float_parameters(text: str, name: str, params: list[str], nums: tuple[int, 
     """The parameters of the derivative ``name`` that are floating point (or containers) whenever it
     runs: the differentiated ones (``_Derived`` checks them), and for jvp and vjp the tangents and
     the output's cotangent after them. What the simplifier may assume (a float32 ``x`` times 2.0
-    stays float32: no cast to fold away)."""
+    stays float32: no cast to keep). (Not that a tangent has its primal's dtype: grad of grad
+    seeds a Python float's tangent with a float64 array, not a Python float.)"""
     floats = {params[i] for i in nums}
     if kind in ("jvp", "vjp"):
         fdef = next((n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name), None)

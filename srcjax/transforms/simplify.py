@@ -374,9 +374,10 @@ class _Function:
             folded = self._identity(a, b, node.left, 0) or self._identity(b, a, node.right, 0, negate=True)
         if folded is not None:
             return self._fold(node, folded, need)
-        if op is ast.MatMult:  # the same for operands of the same shapes
+        if op is ast.MatMult:  # the same for operands of the same shapes (and dtypes)
             dt = _fresh_dtype(da[1] or db[1], True)
-            return R(Fact(frozenset({("matmul", fa.shape, fb.shape)}), dt, True), edits, p, reads, pure)
+            return R(Fact(frozenset({("matmul", fa.shape, fb.shape)}), dt, True,
+                          family=("matmul", frozenset((da[0], db[0])))), edits, p, reads, pure)
         dt = self._arith_dtype(op, da, db)
         return R(Fact(_union(fa.shape, fb.shape), dt, True, family=self._arith_family(op, fa, fb)), edits, p, reads,
                  pure)
@@ -397,7 +398,10 @@ class _Function:
             return _fam(fa)
         if fb.dtype[1] and _fam(fb) == ("float_of", fa.dtype[0]):
             return _fam(fb)
-        return None
+        # else NumPy's promotion of the two dtypes: the same for every ``a <op> b`` of those dtype ids
+        if op is ast.Pow:
+            return ("pow", fa.dtype[0], fb.dtype[0])
+        return ("div" if op is ast.Div else "arith", frozenset((fa.dtype[0], fb.dtype[0])))
 
     @staticmethod
     def _arith_dtype(op: type, da: tuple[Any, bool, bool], db: tuple[Any, bool, bool]) -> tuple[Any, bool, bool]:
@@ -530,7 +534,7 @@ class _Function:
             g, x1, x2 = fs
             if g.shape in (frozenset(), frozenset({("matmul", x1.shape, x2.shape)})):
                 fact = Fact((x1 if fname == "matmul_lhs_bar" else x2).shape, _fresh_dtype(False, True), True)
-        elif fname in ("max_share", "abs_share") and not kws:
+        elif fname in ("max_share", "abs_share", "clip_share") and not kws:
             shape = frozenset().union(*[f.shape for f in fs]) if all(f.numeric for f in fs) else None
             g = fs[0]
             if shape is not None:
