@@ -51,9 +51,10 @@ def typed_like(g: Any, x: Any) -> Any:
     """``g`` in ``x``'s dtype when both are floating point (else ``g``).
 
     A cotangent has its primal's dtype and a tangent its result's, as in JAX: the adjoint of an
-    implicit upcast (``w32 * np.arange(3)`` is float64) is a downcast. The shape moves below apply
-    it, so every rule that ends in one of them keeps dtypes (a function of the primitives' own
-    rules; generated source calls them, not this)."""
+    implicit upcast (``w32 * np.arange(3)`` is float64) is a downcast. The shape moves below
+    (``unbroadcast``, ``broadcast_like``, ``expand_reduced``: primitives, whose lowerings cast the
+    same way) apply it, so a derivative rule that ends in one of them keeps dtypes; generated
+    source calls those, never this."""
     dt, dg = _dtype(x), _dtype(g)
     if dg != dt and _is_float_dtype(dg) and _is_float_dtype(dt):
         return np.asarray(g, dtype=dt)
