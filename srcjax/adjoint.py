@@ -47,10 +47,34 @@ TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")
 adjoint sweep) and their cotangent tapes (``_tape_bar``, reverse over reverse)."""
 
 
+def typed_like(g: Any, x: Any) -> Any:
+    """``g`` in ``x``'s dtype when both are floating point (else ``g``).
+
+    A cotangent has its primal's dtype and a tangent its result's, as in JAX: the adjoint of an
+    implicit upcast (``w32 * np.arange(3)`` is float64) is a downcast. The shape moves below
+    (``unbroadcast``, ``broadcast_like``, ``expand_reduced``: primitives, whose lowerings cast the
+    same way) apply it, so a derivative rule that ends in one of them keeps dtypes; generated
+    source calls those, never this."""
+    dt, dg = _dtype(x), _dtype(g)
+    if dg != dt and _is_float_dtype(dg) and _is_float_dtype(dt):
+        return np.asarray(g, dtype=dt)
+    return g
+
+
+def _dtype(v: Any) -> np.dtype:
+    return np.asarray(v).dtype if isinstance(v, (list, tuple)) else np.result_type(v)
+
+
+def _is_float_dtype(dt: np.dtype) -> bool:
+    return dt.kind == "f" or dt.name == "bfloat16"
+
+
 def unbroadcast(g: Any, x: Any) -> Any:
-    """Sum ``g`` over the axes along which ``x`` was broadcast: the result has ``x``'s shape."""
+    """Sum ``g`` over the axes along which ``x`` was broadcast: the result has ``x``'s shape and,
+    both being floating point, ``x``'s dtype (``g`` is the cotangent of a result ``x`` took part in)."""
     if is_tree(g):  # a container's cotangent (e.g. of index_add's g): already shaped like x
         return g
+    g = typed_like(g, x)
     shape = np.shape(x)
     gshape = np.shape(g)
     if gshape == shape:
@@ -61,8 +85,12 @@ def unbroadcast(g: Any, x: Any) -> Any:
 
 
 def broadcast_like(t: Any, y: Any) -> Any:
-    """``t`` broadcast to the shape of ``y`` (a tangent of a broadcast operand)."""
-    if is_tree(t) or np.shape(t) == np.shape(y):
+    """``t`` broadcast to the shape of ``y`` and, both being floating point, in ``y``'s dtype (the
+    tangent of a result ``y`` from the tangent of one of its operands)."""
+    if is_tree(t):
+        return t
+    t = typed_like(t, y)
+    if np.shape(t) == np.shape(y):
         return t
     return np.broadcast_to(t, np.shape(y))
 
@@ -161,11 +189,13 @@ def cumsum_bar(g: Any, a: Any, axis: Any) -> Any:
     """Cotangent of ``a`` in ``np.cumsum(a, axis)``: the cumulative sum from the end (``axis=None``:
     over the flattened array, reshaped back)."""
     ax = 0 if axis is None else axis
-    return np.reshape(np.flip(np.cumsum(np.flip(g, ax), ax), ax), np.shape(a))
+    return unbroadcast(np.reshape(np.flip(np.cumsum(np.flip(g, ax), ax), ax), np.shape(a)), a)
 
 
 def expand_reduced(g: Any, a: Any, axis: Any, keepdims: Any) -> Any:
-    """Undo a reduction's shape: ``g`` (reduced) broadcast back to ``a``'s shape."""
+    """Undo a reduction's shape: ``g`` (reduced) broadcast back to ``a``'s shape, in ``a``'s dtype
+    when both are floating point (``np.sum(a, dtype=np.float64)``'s cotangent for a float32 ``a``)."""
+    g = typed_like(g, a)
     if not keepdims:
         g = np.reshape(g, tuple(1 if i in reduce_axes(a, axis) else d for i, d in enumerate(np.shape(a))))
     return np.broadcast_to(g, np.shape(a))
@@ -181,7 +211,7 @@ def reduced_size(a: Any, axis: Any) -> int:
 def matmul_lhs_bar(g: Any, x1: Any, x2: Any) -> Any:
     """Cotangent of ``x1`` in ``x1 @ x2`` for every 1-D/2-D/batched case."""
     if np.ndim(x1) == 1 and np.ndim(x2) == 1:
-        return g * x2
+        return unbroadcast(g * x2, x1)
     if np.ndim(x2) == 1:
         return unbroadcast(np.expand_dims(g, -1) * x2, x1)
     if np.ndim(x1) == 1:
@@ -192,7 +222,7 @@ def matmul_lhs_bar(g: Any, x1: Any, x2: Any) -> Any:
 def matmul_rhs_bar(g: Any, x1: Any, x2: Any) -> Any:
     """Cotangent of ``x2`` in ``x1 @ x2``."""
     if np.ndim(x1) == 1 and np.ndim(x2) == 1:
-        return g * x1
+        return unbroadcast(g * x1, x2)
     if np.ndim(x1) == 1:
         return unbroadcast(np.expand_dims(x1, -1) * np.expand_dims(g, -2), x2)
     if np.ndim(x2) == 1:
@@ -383,7 +413,7 @@ def cumprod_bar(g: Any, a: Any, axis: Any) -> Any:
     """The cotangent of ``a`` in ``np.cumprod(a, axis)``."""
     ax = 0 if axis is None else axis % np.ndim(a)
     r = np.sum(np.expand_dims(g, 0) * cumprod_terms(a, axis), axis=ax + 1)  # (j, the other axes)
-    return np.reshape(np.moveaxis(r, 0, ax), np.shape(a))
+    return unbroadcast(np.reshape(np.moveaxis(r, 0, ax), np.shape(a)), a)
 
 
 def diff_bar(g: Any, a: Any, n: Any, axis: Any) -> Any:
@@ -407,7 +437,7 @@ def trace_bar(g: Any, a: Any, offset: Any, axis1: Any, axis2: Any) -> Any:
     if i > j:
         eye = np.transpose(eye)
     mask = np.reshape(eye, tuple([shape[k] if k == i or k == j else 1 for k in range(nd)]))
-    return np.where(mask, np.expand_dims(g, (min(i, j), max(i, j))), 0.0)
+    return unbroadcast(np.where(mask, np.expand_dims(g, (min(i, j), max(i, j))), 0.0), a)
 
 
 def diag_bar(g: Any, v: Any, k: Any) -> Any:
@@ -478,8 +508,8 @@ def tensordot_lhs_bar(g: Any, a: Any, b: Any, axes: Any) -> Any:
     scb = sorted(cb)
     perm = tuple(fa.index(i) if i in fa else len(fa) + scb.index(cb[ca.index(i)]) for i in range(np.ndim(a)))
     if perm == tuple(range(np.ndim(a))):
-        return r
-    return np.transpose(r, perm)
+        return unbroadcast(r, a)
+    return unbroadcast(np.transpose(r, perm), a)
 
 
 def tensordot_rhs_bar(g: Any, a: Any, b: Any, axes: Any) -> Any:
@@ -492,16 +522,16 @@ def tensordot_rhs_bar(g: Any, a: Any, b: Any, axes: Any) -> Any:
     sca = sorted(ca)
     perm = tuple(len(ca) + fb.index(i) if i in fb else sca.index(ca[cb.index(i)]) for i in range(np.ndim(b)))
     if perm == tuple(range(np.ndim(b))):
-        return r
-    return np.transpose(r, perm)
+        return unbroadcast(r, b)
+    return unbroadcast(np.transpose(r, perm), b)
 
 
 def dot_lhs_bar(g: Any, a: Any, b: Any) -> Any:
     """Cotangent of ``a`` in ``np.dot(a, b)`` (scalar, matmul and N-D cases)."""
     if np.ndim(a) == 0:
-        return np.sum(g * b)
+        return unbroadcast(np.sum(g * b), a)
     if np.ndim(b) == 0:
-        return g * b
+        return unbroadcast(g * b, a)
     if np.ndim(a) <= 2 and np.ndim(b) <= 2:
         return matmul_lhs_bar(g, a, b)
     return tensordot_lhs_bar(g, a, b, ([np.ndim(a) - 1], [max(np.ndim(b) - 2, 0)]))
@@ -510,9 +540,9 @@ def dot_lhs_bar(g: Any, a: Any, b: Any) -> Any:
 def dot_rhs_bar(g: Any, a: Any, b: Any) -> Any:
     """Cotangent of ``b`` in ``np.dot(a, b)``."""
     if np.ndim(a) == 0:
-        return g * a
+        return unbroadcast(g * a, b)
     if np.ndim(b) == 0:
-        return np.sum(g * a)
+        return unbroadcast(np.sum(g * a), b)
     if np.ndim(a) <= 2 and np.ndim(b) <= 2:
         return matmul_rhs_bar(g, a, b)
     return tensordot_rhs_bar(g, a, b, ([np.ndim(a) - 1], [max(np.ndim(b) - 2, 0)]))
@@ -521,18 +551,18 @@ def dot_rhs_bar(g: Any, a: Any, b: Any) -> Any:
 def inner_lhs_bar(g: Any, a: Any, b: Any) -> Any:
     """Cotangent of ``a`` in ``np.inner(a, b)`` (contracts the last axes)."""
     if np.ndim(a) == 0:
-        return np.sum(g * b)
+        return unbroadcast(np.sum(g * b), a)
     if np.ndim(b) == 0:
-        return g * b
+        return unbroadcast(g * b, a)
     return tensordot_lhs_bar(g, a, b, ([np.ndim(a) - 1], [np.ndim(b) - 1]))
 
 
 def inner_rhs_bar(g: Any, a: Any, b: Any) -> Any:
     """Cotangent of ``b`` in ``np.inner(a, b)``."""
     if np.ndim(a) == 0:
-        return g * a
+        return unbroadcast(g * a, b)
     if np.ndim(b) == 0:
-        return np.sum(g * a)
+        return unbroadcast(np.sum(g * a), b)
     return tensordot_rhs_bar(g, a, b, ([np.ndim(a) - 1], [np.ndim(b) - 1]))
 
 
@@ -557,11 +587,12 @@ def einsum_terms(subscripts: Any, shapes: Any) -> tuple[list[str], str]:
     return letters, out
 
 
-def einsum_term_bar(g: Any, out: str, rest: Any, others: Any, t: str, shape: Any) -> Any:
-    """Cotangent of the einsum operand with subscripts ``t`` (and ``shape``): the output
+def einsum_term_bar(g: Any, out: str, rest: Any, others: Any, t: str, x: Any) -> Any:
+    """Cotangent of the einsum operand ``x`` with subscripts ``t``: the output
     cotangent ``g`` (subscripts ``out``) contracted with the ``others`` operands (subscripts
     ``rest``). Indices only ``t`` has are broadcast back; a repeated index (a diagonal) puts
     the result on that diagonal."""
+    shape = np.shape(x)
     u = "".join([c for i, c in enumerate(t) if c not in t[:i]])
     avail = out + "".join(rest)
     kept = "".join([c for c in u if c in avail])
@@ -587,7 +618,7 @@ def einsum_term_bar(g: Any, out: str, rest: Any, others: Any, t: str, shape: Any
             mask = np.reshape(np.eye(shape[i], dtype=np.result_type(r)),
                               tuple(shape[i] if q == i or q == j else 1 for q in range(np.ndim(r) + 1)))
             r = np.expand_dims(r, i) * mask
-    return r
+    return unbroadcast(r, x)
 
 
 def einsum_bars(g: Any, subscripts: Any, operands: Any) -> Any:
@@ -595,24 +626,24 @@ def einsum_bars(g: Any, subscripts: Any, operands: Any) -> Any:
     terms, out = einsum_terms(subscripts, [np.shape(o) for o in operands])
     if len(operands) == 1:
         (a,) = operands
-        return (einsum_term_bar(g, out, [], (), terms[0], np.shape(a)),)
+        return (einsum_term_bar(g, out, [], (), terms[0], a),)
     if len(operands) == 2:
         a, b = operands
-        return (einsum_term_bar(g, out, [terms[1]], (b,), terms[0], np.shape(a)),
-                einsum_term_bar(g, out, [terms[0]], (a,), terms[1], np.shape(b)))
+        return (einsum_term_bar(g, out, [terms[1]], (b,), terms[0], a),
+                einsum_term_bar(g, out, [terms[0]], (a,), terms[1], b))
     if len(operands) == 3:
         a, b, c = operands
         ta, tb, tc = terms
-        return (einsum_term_bar(g, out, [tb, tc], (b, c), ta, np.shape(a)),
-                einsum_term_bar(g, out, [ta, tc], (a, c), tb, np.shape(b)),
-                einsum_term_bar(g, out, [ta, tb], (a, b), tc, np.shape(c)))
+        return (einsum_term_bar(g, out, [tb, tc], (b, c), ta, a),
+                einsum_term_bar(g, out, [ta, tc], (a, c), tb, b),
+                einsum_term_bar(g, out, [ta, tb], (a, b), tc, c))
     if len(operands) == 4:
         a, b, c, d = operands
         ta, tb, tc, td = terms
-        return (einsum_term_bar(g, out, [tb, tc, td], (b, c, d), ta, np.shape(a)),
-                einsum_term_bar(g, out, [ta, tc, td], (a, c, d), tb, np.shape(b)),
-                einsum_term_bar(g, out, [ta, tb, td], (a, b, d), tc, np.shape(c)),
-                einsum_term_bar(g, out, [ta, tb, tc], (a, b, c), td, np.shape(d)))
+        return (einsum_term_bar(g, out, [tb, tc, td], (b, c, d), ta, a),
+                einsum_term_bar(g, out, [ta, tc, td], (a, c, d), tb, b),
+                einsum_term_bar(g, out, [ta, tb, td], (a, b, d), tc, c),
+                einsum_term_bar(g, out, [ta, tb, tc], (a, b, c), td, d))
     raise NotImplementedError("einsum derivatives support at most 4 operands")
 
 
@@ -680,7 +711,7 @@ def seq_piece(g: Any, seq: Any, axis: Any, kind: str, k: int) -> Any:
             return np.reshape(g, np.shape(seq[0]))
         return np.reshape(g[k], np.shape(seq[k]))
     if kind == "stack":
-        return g[(slice(None),) * (axis % np.ndim(g)) + (k,)]
+        return unbroadcast(g[(slice(None),) * (axis % np.ndim(g)) + (k,)], seq[k])
     shapes = [np.shape(a) for a in seq]
     if kind == "concatenate" and axis is None:
         ax = 0
@@ -695,7 +726,7 @@ def seq_piece(g: Any, seq: Any, axis: Any, kind: str, k: int) -> Any:
         ax = 0
         sizes = [sh[0] if len(sh) >= 2 else 1 for sh in shapes]
     lo = sum(sizes[:k])
-    return np.reshape(g[axis_slice(np.ndim(g), ax, lo, lo + sizes[k])], shapes[k])
+    return unbroadcast(np.reshape(g[axis_slice(np.ndim(g), ax, lo, lo + sizes[k])], shapes[k]), seq[k])
 
 
 def seq_pieces(g: Any, seq: Any, axis: Any, kind: str) -> Any:

@@ -10,6 +10,7 @@ returns it compiled. ``srcjax.source(srcjax.grad(f))`` shows it;
 
 from __future__ import annotations
 
+import ast
 import inspect
 import itertools
 import linecache
@@ -24,8 +25,9 @@ import numpy as np
 
 from . import adjoint, pytree
 from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval, eval_shape
-from .core import ArgumentError, DTypeError, TranspileError
+from .core import ArgumentError, DTypeError, ShapeDtypeStruct, ShapeError, Span, TranspileError, dtype_short_name
 from .custom import custom_vjp, owner_of
+from .frontend import locations
 from .frontend.names import Names, Visitor, code
 from .frontend.program import Program, is_generated
 from .frontend.read import read_function
@@ -114,9 +116,14 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
         text = _as_loops_if_needed(base, bindings, prog, lambda p: ad.jvp_source(p, nums, name, origins))
     else:  # pragma: no cover
         raise ValueError(kind)
-    module_text = text if halves is not None else simplify_source(header + text, set(ad.ADJOINT_IMPORTS))
+    module_text = text if halves is not None else simplify_source(header + text, set(ad.ADJOINT_IMPORTS),
+                                                                  _float_parameters(text, name, c.params, nums, kind))
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
+    owners = {g: prog.functions.get(origins.get(g, prog.entry.name), prog.entry) for g in [name, *origins]}
+    if halves is not None:
+        owners[halves.bwd] = prog.entry
+    locations.register(filename, module_text, owners)  # (the user's lines in StableHLO locations)
     try:
         code = compile(module_text, filename, "exec")
     except SyntaxError as e:  # pragma: no cover - a bug in the generator
@@ -130,6 +137,21 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
         derived.__srcjax_split__ = (functions[halves.bwd], halves.reads, halves.residuals)
     _DERIVED[key] = derived
     return derived
+
+
+def _float_parameters(text: str, name: str, params: list[str], nums: tuple[int, ...],
+                      kind: str) -> dict[str, frozenset[str]]:
+    """The parameters of the derivative ``name`` that are floating point (or containers) whenever it
+    runs: the differentiated ones (``_Derived`` checks them), and for jvp and vjp the tangents and
+    the output's cotangent after them. What the simplifier may assume (a float32 ``x`` times 2.0
+    stays float32: no cast to keep). (Not that a tangent has its primal's dtype: grad of grad
+    seeds a Python float's tangent with a float64 array, not a Python float.)"""
+    floats = {params[i] for i in nums}
+    if kind in ("jvp", "vjp"):
+        fdef = next((n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+        if fdef is not None:
+            floats.update(a.arg for a in fdef.args.args[len(params):])
+    return {name: frozenset(floats)}
 
 
 def _as_loops_if_needed(base: Callable[..., Any], bindings: dict[str, Any] | None, prog: Program,
@@ -252,6 +274,7 @@ class _Derived(Compiled):
         self._primal: Callable[..., Any] | None = None  # the function differentiated, when it takes the same arguments
         self._bound: dict[tuple[Any, ...], _Derived] = {}
         self._needs: set[str] = set()  # parameters called as functions: a function must be passed for each
+        self._output_of: tuple[bool, str] | None = None  # grad: (has_aux, srcjax.grad): a real scalar output
 
     def _function_arguments(self, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Function-valued arguments (an activation chosen by the caller), by parameter name."""
@@ -285,6 +308,7 @@ class _Derived(Compiled):
                     raise _clean(e) from None
                 d = self._bound[key] = _Derived(derived, self._check, self._what, static_argnums=tuple(
                     i for i, p in enumerate(self.params) if p in self.static), device=self.device)
+                d._primal, d._output_of = self._primal, self._output_of
             return d(*args, **kwargs)
         for i in self._check:
             if i < len(args):
@@ -297,9 +321,19 @@ class _Derived(Compiled):
         try:
             return super().__call__(*args, **kwargs)
         except TranspileError:
-            if self._primal is not None:  # the function itself fails on these arguments: its error, at its line
-                eval_shape(self._primal, *args, **kwargs)
+            if self._primal is not None:
+                self._primal_error(args, kwargs)
             raise
+
+    def _primal_error(self, args: Sequence[Any], kwargs: dict[str, Any]) -> None:
+        """Raise the function's own error on these arguments, at its line, if it has one: its
+        transpile error, or (grad) an output that is not a real scalar, which the derivative asserts."""
+        out = eval_shape(self._primal, *args, **kwargs)  # type: ignore[arg-type]
+        if self._output_of is not None:
+            has_aux, what = self._output_of
+            bad = grad_output_error(self._primal, out, has_aux, what)  # type: ignore[arg-type]
+            if bad is not None:
+                raise _clean(bad) from None
 
 
 def _is_function_value(v: Any) -> bool:
@@ -350,8 +384,72 @@ def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], h
         i for i, p in enumerate(c.params) if p in c.static), device=c.device)
     d._origin = (fn, kind, argnums, has_aux, max_iters)
     d._primal = fn if kind in ("grad", "value_and_grad") else None
+    d._output_of = (has_aux, f"srcjax.{kind}") if kind in ("grad", "value_and_grad") else None
     d._needs = needs
     return d
+
+
+def grad_output_error(fn: Callable[..., Any], out: Any, has_aux: bool, what: str,
+                      describe: Callable[[Any], str] | None = None) -> TranspileError | None:
+    """What ``what`` (``srcjax.grad``, ``--grad``) refuses in ``out``, ``fn``'s output (from
+    ``eval_shape``; with ``has_aux`` the first of the pair): not a scalar (a ShapeError), not
+    floating point (a DTypeError, as JAX: "grad requires real-valued outputs"). Located at
+    ``fn``'s ``return`` (the function's name where it has several); None when ``out`` is fine."""
+    show = describe or _describe_output
+    name = getattr(fn, "__name__", "the function")
+    main = out[0] if has_aux and isinstance(out, (tuple, list)) and len(out) == 2 else out
+    if isinstance(main, ShapeDtypeStruct) and main.shape == () and \
+            (main.dtype.kind == "f" or main.dtype.name == "bfloat16") or type(main) is float:
+        return None
+    span = _return_span(fn, has_aux)
+    part = " as its output (the first of the pair)" if has_aux and main is not out else ""
+    if isinstance(main, ShapeDtypeStruct) and main.shape == () or type(main) in (int, bool):
+        return DTypeError(f"{what} requires a real-valued (floating-point) output, but {name} returns "
+                          f"{show(main)}{part}", span=span,
+                          hint="an integer or boolean output has no gradient: compute the output in floating point "
+                               "(x.astype(np.float32)), or use srcjax.vjp")
+    return ShapeError(f"{what} needs a scalar output, but {name} returns {show(main)}{part}", span=span,
+                      hint="reduce it to a scalar (np.sum, np.mean), or use srcjax.jacrev or srcjax.vjp for a "
+                           "non-scalar output")
+
+
+def _describe_output(out: Any) -> str:
+    """``f32[3]``, ``(f32[3], f32[])``, or the type of a non-array."""
+    if isinstance(out, ShapeDtypeStruct):
+        return f"{dtype_short_name(out.dtype)}[{','.join(map(str, out.shape))}]"
+    if isinstance(out, (tuple, list)) and not pytree.is_record(out):
+        inner = ", ".join(_describe_output(o) for o in out)
+        return f"({inner},)" if isinstance(out, tuple) and len(out) == 1 else \
+            f"({inner})" if isinstance(out, tuple) else f"[{inner}]"
+    return pytree.describe(out)
+
+
+def _return_span(fn: Callable[..., Any], has_aux: bool) -> Span | None:
+    """Where ``fn`` returns its output: the value of its only ``return`` (the first element of a
+    returned pair with ``has_aux``), else its name in the ``def``."""
+    try:
+        src = read_function(_as_compiled(fn).fn)
+    except TranspileError:
+        return None
+    returns: list[cst.Return] = []
+
+    class V(Visitor):
+        def visit_Return(self, n: cst.Return) -> None:
+            returns.append(n)
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            return n is src.fdef  # not a nested function's return
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            return False
+
+    V().walk(src.fdef)
+    if len(returns) == 1 and returns[0].value is not None:
+        v = returns[0].value
+        if has_aux and isinstance(v, (cst.Tuple, cst.List)) and len(v.elements) == 2:
+            v = v.elements[0].value
+        return src.span(v) or src.span(returns[0])
+    return src.span(src.fdef.name)
 
 
 def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, *,
@@ -384,9 +482,11 @@ def _float_positions(values: Sequence[Any]) -> tuple[int, ...]:
 
 
 def _matching(what: str, path: str, primal: Any, t: Any) -> Any:
-    """The tangent (or cotangent) ``t`` checked against ``primal``'s structure and shapes, with
-    ``primal``'s container types. Leaves without a derivative (integers, booleans, strings,
-    None) take zeros (None for strings and None), whatever was passed for them (None, zeros, ...)."""
+    """The tangent (or cotangent) ``t`` checked against ``primal``'s structure, shapes and dtypes,
+    with ``primal``'s container types. Leaves without a derivative (integers, booleans, strings,
+    None) take zeros (None for strings and None), whatever was passed for them (None, zeros, ...).
+    A Python number takes its primal's dtype; an array must have it (as in JAX: a float32 value's
+    tangent is float32)."""
     if pytree.is_tree(primal):
         if type(primal) is dict:
             if type(t) is not dict or set(t) != set(primal):
@@ -410,6 +510,12 @@ def _matching(what: str, path: str, primal: Any, t: Any) -> Any:
                             f"but it is {pytree.describe(t)}")
     if pa is not None and pa.shape != ta.shape:
         raise ArgumentError(f"{what} at {path} has shape {ta.shape} but its primal has shape {pa.shape}")
+    if pa is not None and ta.weak_type and type(t) in (float, int):
+        return float(t) if pa.weak_type else np.asarray(t, dtype=pa.dtype)
+    if pa is not None and ta.dtype != pa.dtype:
+        raise ArgumentError(f"{what} at {path} has dtype {ta.dtype.name} but its primal has dtype "
+                            f"{pa.dtype.name}: a tangent or cotangent has its primal's dtype",
+                            hint=f"convert it: t.astype(np.{pa.dtype.name})")
     return t
 
 
@@ -471,14 +577,9 @@ def vjp(fn: Callable[..., Any], *primals: Any,
 
 
 def _cotangent(out: Any, ct: Any) -> Any:
-    """``ct`` checked against the output; a Python number for a floating-point array output takes
+    """``ct`` checked against the output: a Python number for a floating-point array output takes
     its dtype (the cotangent of a float32 output is float32, as in JAX, whatever ``1.0`` is)."""
-    ct = _matching("vjp: the cotangent", "the output", out, ct)
-    if type(ct) is float or type(ct) is int:
-        a = _leaf_aval(out)
-        if a is not None and not a.weak_type and (a.dtype.kind == "f" or a.dtype.name == "bfloat16"):
-            return np.asarray(ct, dtype=a.dtype)
-    return ct
+    return _matching("vjp: the cotangent", "the output", out, ct)
 
 
 class _RecomputingVJP:
@@ -786,6 +887,7 @@ class _Jacobian(_Derived):
             i for i, p in enumerate(c.params) if p in c.static), device=c.device)
         self._needs = needs
         self._primal = getattr(c, "_primal", None) or fn  # hessian: the function, not its gradient
+        self._output_of = getattr(c, "_output_of", None)  # hessian: its gradient's output must be a real scalar
         self._array_out: dict[Any, bool] = {}
 
     def _compiled_path(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
@@ -804,7 +906,7 @@ class _Jacobian(_Derived):
             try:
                 out = eval_shape(self._base, *args)
             except TranspileError:
-                eval_shape(self._primal or self._base, *args)  # the function's own errors, at its line
+                self._primal_error(args, {})  # the function's own errors, at its line
                 raise
             hit = not pytree.is_tree(out)
             if key is not None:

@@ -187,10 +187,12 @@ def check_differentiable(fn: Any, decl: FunctionDecl, kind: str, nums: tuple[int
                              hint=f"annotate it as float (\"f32[...]\"), pass --arg {p}=f32[...], or choose other "
                                   "parameters with --argnums")
     if kind in ("grad", "value_and_grad"):
-        out = api.eval_shape(fn, **args)
-        if not (isinstance(out, ShapeDtypeStruct) and out.shape == ()):
-            raise ShapeError(f"{flag} needs a scalar output, but {decl.name} returns {describe(out, names)}",
-                                 span=def_span(decl), hint="use --vjp for a non-scalar output")
+        from ..autodiff import grad_output_error
+
+        bad = grad_output_error(fn, api.eval_shape(fn, **args), False, flag, lambda o: describe(o, names))
+        if bad is not None:  # at the function's return, as srcjax.grad reports it
+            bad.hint = "use --vjp for a non-scalar output" if isinstance(bad, ShapeError) else bad.hint
+            raise bad
 
 
 def describe(out: Any, names: dict[int, str] | None = None) -> str:

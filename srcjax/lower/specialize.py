@@ -51,6 +51,7 @@ from ..core import (
 )
 from ..custom import check_rule_result, def_span, rule_role, transpose_error
 from ..frontend import callees
+from ..frontend.locations import user_span
 from ..frontend.names import Visitor, names_in
 from ..frontend.normalize import NormalizedFunction, _is_user_function, unwrap
 from ..frontend.program import Program
@@ -218,6 +219,7 @@ class Specializer:
         """Execute a function body (``nf``'s, or a nested ``def``'s) in ``env``; its return value."""
         self.fn_stack.append(nf)
         self.envs.append(env)
+        loc = self.b.loc if self.b is not None else None
         try:
             self.exec_block(body, env)
         except _Return as r:
@@ -225,6 +227,8 @@ class Specializer:
         finally:
             self.fn_stack.pop()
             self.envs.pop()
+            if self.b is not None:  # the rest of the calling statement is the caller's line
+                self.b.loc = loc
         return None
 
     @property
@@ -237,7 +241,9 @@ class Specializer:
         for s in stmts:
             span = self.nf.spans.get(id(s))
             if span is not None and self.b is not None:
-                self.b.loc = _mlir_loc(span)
+                loc = user_span(span)  # derivative code: the user's line; srcjax's helpers: the caller's
+                if loc is not None:
+                    self.b.loc = _mlir_loc(loc)
             self.here = span or outer
             try:
                 self.exec_stmt(s, env)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import adjoint, lax
 from ..core import DTypeError, ShapedArray, ShapeError
-from ..lower.hlo import HloValue, aval_type
+from ..lower.hlo import HloValue, aval_type, is_float
 from . import gather
 from .common import broadcast_shapes, fmt_shape, normalize_axes
 from .elementwise import _result_dtype
@@ -204,13 +204,21 @@ def _unbroadcast_axes(gshape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[
     return tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape) if d == 1 and gshape[lead + i] != 1)
 
 
+def _typed_like(shape: tuple[int, ...], g: ShapedArray, x: ShapedArray) -> ShapedArray:
+    """``g`` of ``shape``, in ``x``'s dtype when both are floating point (``adjoint.typed_like``)."""
+    if g.dtype != x.dtype and is_float(g.dtype) and is_float(x.dtype):
+        return ShapedArray(shape, x.dtype)
+    return ShapedArray(shape, g.dtype, weak_type=g.weak_type)
+
+
 def _unbroadcast_abstract(g: ShapedArray, x: ShapedArray) -> ShapedArray:
     _unbroadcast_axes(g.shape, x.shape)
-    return ShapedArray(x.shape, g.dtype, weak_type=g.weak_type)
+    return _typed_like(x.shape, g, x)
 
 
 def _unbroadcast_lower(ctx: LowerCtx, g: HloValue, x: HloValue) -> HloValue:
     out = ctx.avals_out[0]
+    g = ctx.b.convert(g, out.dtype)  # (a float32 operand's cotangent of a float64 result: a downcast first)
     if g.shape == out.shape:
         return g
     summed = ctx.b.reduce(g, "add", 0, _unbroadcast_axes(g.shape, out.shape))
@@ -222,14 +230,16 @@ def _broadcast_like_stub(t, y, /):  # type: ignore[no-untyped-def]
 
 
 def _broadcast_like_abstract(t: ShapedArray, y: ShapedArray) -> ShapedArray:
+    out = _typed_like(y.shape, t, y)
     if t.shape == y.shape:
-        return t
+        return t if out.dtype == t.dtype else out
     _unbroadcast_axes(y.shape, t.shape)
-    return ShapedArray(y.shape, t.dtype, weak_type=t.weak_type)
+    return out
 
 
 def _broadcast_like_lower(ctx: LowerCtx, t: HloValue, y: HloValue) -> HloValue:
-    return ctx.b.broadcast_to(t, ctx.avals_out[0].shape)
+    out = ctx.avals_out[0]
+    return ctx.b.broadcast_to(ctx.b.convert(t, out.dtype), out.shape)
 
 
 def _expand_reduced_stub(g, a, axis, keepdims, /):  # type: ignore[no-untyped-def]
@@ -246,11 +256,12 @@ def _expand_reduced_abstract(g: ShapedArray, a: ShapedArray, axis: Any, keepdims
     if g.size != int(np.prod(kept)) if not keepdims else broadcast_shapes(g.shape, kept) != kept:
         raise ShapeError(f"expand_reduced: a value of shape {fmt_shape(g.shape)} is not the reduction of shape "
                          f"{fmt_shape(a.shape)} over axis {axis!r}")
-    return ShapedArray(a.shape, g.dtype, weak_type=g.weak_type)
+    return _typed_like(a.shape, g, a)
 
 
 def _expand_reduced_lower(ctx: LowerCtx, g: HloValue, a: HloValue, axis: Any, keepdims: Any) -> HloValue:
     kept = _kept_shape(a.aval, axis)
+    g = ctx.b.convert(g, ctx.avals_out[0].dtype)
     if g.shape != kept and not keepdims:
         g = ctx.b.reshape(g, kept)
     return ctx.b.broadcast_to(g, ctx.avals_out[0].shape)

@@ -75,7 +75,7 @@ ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like"
                    "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
                    "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "pack_like", "is_tree",
                    "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar",
-                   "trace_bar", "diag_bar", "negated", "take_bar", "take_along_axis_bar")
+                   "trace_bar", "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float")
 
 
 class DifferentiationError(TranspileError):
@@ -528,7 +528,8 @@ def array_names(body: Sequence[Any], act: Activity) -> set[str]:
 # -- templates --------------------------------------------------------------------------------
 
 def _fold(node: cst.CSTNode) -> cst.CSTNode:
-    """Fold literal arithmetic (``2 - 1``) and ``a ** 1`` in instantiated templates (bottom up)."""
+    """Fold literal arithmetic (``2 - 1``) and ``a ** 1`` in instantiated templates (bottom up), and
+    drop ``dtype=None`` (NumPy's default everywhere: a template passes its primitive's ``dtype``)."""
     t = type(node)
     if t is cst.Name or t is cst.Integer or t is cst.Float or t is cst.SimpleString:
         return node
@@ -545,6 +546,12 @@ def _fold(node: cst.CSTNode) -> cst.CSTNode:
                 changes[f] = items
     if changes:
         node = node.with_changes(**changes)
+    if t is cst.Call:
+        assert isinstance(node, cst.Call)
+        args = [a for a in node.args if not (a.keyword is not None and a.keyword.value == "dtype" and
+                                             isinstance(a.value, cst.Name) and a.value.value == "None")]
+        if len(args) != len(node.args):
+            node = node.with_changes(args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args])
     if t is cst.BinaryOperation:
         assert isinstance(node, cst.BinaryOperation)
         lv, rv = _num(node.left), _num(node.right)
@@ -2293,7 +2300,8 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
     if any(v.tape in ln for ln in primal + adj) or helpers:
         lines.append(f"    {v.tape} = []")
     lines += primal
-    lines.append(f"    assert np.ndim({main}) == 0, 'grad requires a scalar output; use jacrev or vjp'")
+    lines.append(f"    assert np.ndim({main}) == 0 and is_float({main}), "
+                 "'grad requires a real scalar output; use jacrev or vjp'")
     if value or has_aux:
         kept = _kept(v, [main, aux], adj, lines)
         main, aux = kept[0] or main, kept[1]

@@ -24,8 +24,15 @@ split the gradient equally among tied extrema; ``sqrt``/``cbrt`` have an
 infinite derivative at 0; ``prod`` is exact with zeros. One deliberate
 difference: ``linalg.norm`` has gradient 0 at the zero vector (JAX: nan).
 
-Helpers should keep the dtype of the cotangent (select on it with ``np.where``
-rather than multiply by a float64 mask), so float32 gradients stay float32.
+Dtypes follow JAX: a cotangent has its primal's dtype and a tangent its result's, so
+float32 gradients stay float32 and the adjoint of an implicit upcast (``w32 * x64``,
+``w32 * np.arange(3)``, ``np.sum(w32, dtype=np.float64)``) is a downcast. The shape moves
+``unbroadcast``/``broadcast_like``/``expand_reduced`` cast to their reference operand's dtype
+(both being floating point), so a template that can change dtypes ends in one of them.
+Constants in templates are Python numbers (weak: ``0.5 * g`` keeps float32), never NumPy
+scalars (``np.log(2.0)`` is a float64 that would upcast), and helpers select on the
+cotangent with ``np.where`` rather than multiply by a float64 mask.
+tests/test_ad_rules.py checks both for every case with float32/float64 mixes.
 """
 
 from __future__ import annotations
@@ -87,9 +94,11 @@ defjvp("remainder", x1="broadcast_like(x1_dot, out)", x2="-x2_dot * np.floor(x1 
 defvjp("remainder", x1="unbroadcast(out_bar, x1)", x2="unbroadcast(-out_bar * np.floor(x1 / x2), x2)")
 # JAX convention: at a tie (x1 == x2) each operand gets half of the gradient (0.5/0.5).
 # max_share selects on the tangent itself, so float32 stays float32.
-defjvp("maximum", x1="max_share(x1_dot, x1, x2)", x2="max_share(x2_dot, x2, x1)")
+defjvp("maximum", x1="broadcast_like(max_share(x1_dot, x1, x2), out)",
+       x2="broadcast_like(max_share(x2_dot, x2, x1), out)")
 defvjp("maximum", x1="unbroadcast(max_share(out_bar, x1, x2), x1)", x2="unbroadcast(max_share(out_bar, x2, x1), x2)")
-defjvp("minimum", x1="max_share(x1_dot, x2, x1)", x2="max_share(x2_dot, x1, x2)")
+defjvp("minimum", x1="broadcast_like(max_share(x1_dot, x2, x1), out)",
+       x2="broadcast_like(max_share(x2_dot, x1, x2), out)")
 defvjp("minimum", x1="unbroadcast(max_share(out_bar, x2, x1), x1)", x2="unbroadcast(max_share(out_bar, x1, x2), x2)")
 defjvp("arctan2", x1="x1_dot * x2 / (x1 ** 2 + x2 ** 2)", x2="-x2_dot * x1 / (x1 ** 2 + x2 ** 2)")
 defvjp("arctan2", x1="unbroadcast(out_bar * x2 / (x1 ** 2 + x2 ** 2), x1)",
@@ -108,16 +117,16 @@ defjvp("hypot", x1="x1_dot * x1 / np.where(out == 0, 1.0, out)", x2="x2_dot * x2
 defvjp("hypot", x1="unbroadcast(out_bar * x1 / np.where(out == 0, 1.0, out), x1)",
        x2="unbroadcast(out_bar * x2 / np.where(out == 0, 1.0, out), x2)")
 # JAX: fmax(x1, x2) = where((x1 > x2) | isnan(x2), x1, x2), so a tie goes to x2 (fmin: x1 < x2).
-defjvp("fmax", x1="np.where((x1 > x2) | np.isnan(x2), x1_dot, 0.0)",
-       x2="np.where((x1 > x2) | np.isnan(x2), 0.0, x2_dot)")
+defjvp("fmax", x1="broadcast_like(np.where((x1 > x2) | np.isnan(x2), x1_dot, 0.0), out)",
+       x2="broadcast_like(np.where((x1 > x2) | np.isnan(x2), 0.0, x2_dot), out)")
 defvjp("fmax", x1="unbroadcast(np.where((x1 > x2) | np.isnan(x2), out_bar, 0.0), x1)",
        x2="unbroadcast(np.where((x1 > x2) | np.isnan(x2), 0.0, out_bar), x2)")
-defjvp("fmin", x1="np.where((x1 < x2) | np.isnan(x2), x1_dot, 0.0)",
-       x2="np.where((x1 < x2) | np.isnan(x2), 0.0, x2_dot)")
+defjvp("fmin", x1="broadcast_like(np.where((x1 < x2) | np.isnan(x2), x1_dot, 0.0), out)",
+       x2="broadcast_like(np.where((x1 < x2) | np.isnan(x2), 0.0, x2_dot), out)")
 defvjp("fmin", x1="unbroadcast(np.where((x1 < x2) | np.isnan(x2), out_bar, 0.0), x1)",
        x2="unbroadcast(np.where((x1 < x2) | np.isnan(x2), 0.0, out_bar), x2)")
 # a step in x1 (zero derivative, as JAX); x2 passes through where x1 == 0
-defjvp("heaviside", x2="np.where(x1 == 0, x2_dot, 0.0)")
+defjvp("heaviside", x2="broadcast_like(np.where(x1 == 0, x2_dot, 0.0), out)")
 defvjp("heaviside", x2="unbroadcast(np.where(x1 == 0, out_bar, 0.0), x2)")
 
 deflinear("negative", {"x": "-x_dot"}, {"x": "-out_bar"})
@@ -132,8 +141,10 @@ defvjp("reciprocal", x="-out_bar * out * out")
 
 # -- transcendental ------------------------------------------------------------------
 _UNARY = {
-    "exp": "out", "exp2": "out * np.log(2.0)", "expm1": "out + 1", "log": "1 / x", "log2": "1 / (x * np.log(2.0))",
-    "log10": "1 / (x * np.log(10.0))", "log1p": "1 / (1 + x)", "sqrt": "0.5 / out", "cbrt": "1 / (3 * out * out)",
+    # (log 2 and log 10 as Python floats: np.log(2.0) is a float64 scalar, which would upcast float32)
+    "exp": "out", "exp2": "out * 0.6931471805599453", "expm1": "out + 1", "log": "1 / x",
+    "log2": "1 / (x * 0.6931471805599453)", "log10": "1 / (x * 2.302585092994046)", "log1p": "1 / (1 + x)",
+    "sqrt": "0.5 / out", "cbrt": "1 / (3 * out * out)",
     "sin": "np.cos(x)", "cos": "-np.sin(x)", "tan": "1 + out * out", "tanh": "1 - out * out",
     "arcsin": "1 / np.sqrt(1 - x * x)", "arccos": "-1 / np.sqrt(1 - x * x)", "arctan": "1 / (1 + x * x)",
     "sinh": "np.cosh(x)", "cosh": "np.sinh(x)", "arcsinh": "1 / np.sqrt(x * x + 1)",
@@ -153,27 +164,28 @@ defvjp("where", x="unbroadcast(np.where(condition, out_bar, 0.0), x)",
        y="unbroadcast(np.where(condition, 0.0, out_bar), y)")
 # JAX convention: clip(a, lo, hi) == minimum(maximum(a, lo), hi), so a value on a bound shares the
 # gradient 0.5/0.5 with that bound (JAX gives 0.5 at a == lo, not 1). The bounds are differentiable.
-defjvp("clip", a="clip_share(a_dot, a, a_min, a_max, 0)", a_min="clip_share(a_min_dot, a, a_min, a_max, 1)",
-       a_max="clip_share(a_max_dot, a, a_min, a_max, 2)")
+defjvp("clip", a="broadcast_like(clip_share(a_dot, a, a_min, a_max, 0), out)",
+       a_min="broadcast_like(clip_share(a_min_dot, a, a_min, a_max, 1), out)",
+       a_max="broadcast_like(clip_share(a_max_dot, a, a_min, a_max, 2), out)")
 defvjp("clip", a="unbroadcast(clip_share(out_bar, a, a_min, a_max, 0), a)",
        a_min="unbroadcast(clip_share(out_bar, a, a_min, a_max, 1), a_min)",
        a_max="unbroadcast(clip_share(out_bar, a, a_min, a_max, 2), a_max)")
 
 # -- reductions --------------------------------------------------------------------------
-deflinear("sum", {"a": "np.sum(a_dot, axis=axis, keepdims=keepdims)"},
+deflinear("sum", {"a": "np.sum(a_dot, axis=axis, dtype=dtype, keepdims=keepdims)"},
           {"a": "expand_reduced(out_bar, a, axis, keepdims)"})
-deflinear("mean", {"a": "np.mean(a_dot, axis=axis, keepdims=keepdims)"},
+deflinear("mean", {"a": "np.mean(a_dot, axis=axis, dtype=dtype, keepdims=keepdims)"},
           {"a": "expand_reduced(out_bar, a, axis, keepdims) / reduced_size(a, axis)"})
 deflinear("cumsum", {"a": "np.cumsum(a_dot, axis=axis, dtype=dtype)"}, {"a": "cumsum_bar(out_bar, a, axis)"})
 deflinear("diff", {"a": "np.diff(a_dot, n, axis)"}, {"a": "diff_bar(out_bar, a, n, axis)"})
 deflinear("trace", {"a": "np.trace(a_dot, offset, axis1, axis2, dtype)"},
           {"a": "trace_bar(out_bar, a, offset, axis1, axis2)"})
 # d out_i / d a_j is the product of a_0..a_i without a_j: exact with zeros (no division), as JAX
-defjvp("cumprod", a="cumprod_jvp(a_dot, a, axis)")
+defjvp("cumprod", a="broadcast_like(cumprod_jvp(a_dot, a, axis), out)")
 defvjp("cumprod", a="cumprod_bar(out_bar, a, axis)")
 # d prod / d a_i is the product of the others, computed without dividing by a (exact with zeros,
 # as JAX). Ties in max/min: the gradient is split equally among the maxima (JAX).
-defjvp("prod", a="np.sum(a_dot * prod_others(a, axis, initial), axis=axis, keepdims=keepdims)")
+defjvp("prod", a="np.sum(a_dot * prod_others(a, axis, initial), axis=axis, dtype=dtype, keepdims=keepdims)")
 defvjp("prod", a="expand_reduced(out_bar, a, axis, keepdims) * prod_others(a, axis, initial)")
 defjvp("max", a="np.sum(a_dot * max_bar(ones_like(out), a, out, axis, keepdims, initial), axis=axis, "
                  "keepdims=keepdims)")
@@ -181,9 +193,11 @@ defvjp("max", a="max_bar(out_bar, a, out, axis, keepdims, initial)")
 defjvp("min", a="np.sum(a_dot * max_bar(ones_like(out), a, out, axis, keepdims, initial), axis=axis, "
                  "keepdims=keepdims)")
 defvjp("min", a="max_bar(out_bar, a, out, axis, keepdims, initial)")
-defjvp("var", a="np.sum(a_dot * var_bar(ones_like(out), a, axis, ddof, keepdims), axis=axis, keepdims=keepdims)")
+defjvp("var", a="np.sum(a_dot * var_bar(ones_like(out), a, axis, ddof, keepdims), axis=axis, dtype=dtype, "
+                 "keepdims=keepdims)")
 defvjp("var", a="var_bar(out_bar, a, axis, ddof, keepdims)")
-defjvp("std", a="np.sum(a_dot * std_bar(ones_like(out), a, out, axis, ddof, keepdims), axis=axis, keepdims=keepdims)")
+defjvp("std", a="np.sum(a_dot * std_bar(ones_like(out), a, out, axis, ddof, keepdims), axis=axis, dtype=dtype, "
+                 "keepdims=keepdims)")
 defvjp("std", a="std_bar(out_bar, a, out, axis, ddof, keepdims)")
 
 # -- linear algebra ----------------------------------------------------------------------
@@ -206,7 +220,7 @@ deflinear("broadcast_to", {"array": "np.broadcast_to(array_dot, shape)"}, {"arra
 deflinear("copy", {"a": "a_dot"}, {"a": "out_bar"})
 deflinear("getitem", {"x": "x_dot[key]"}, {"x": "index_add(zeros_like(x), key, out_bar)"})
 deflinear("index_add", {"z": "broadcast_like(z_dot, out)", "g": "index_add(zeros_like(z), key, g_dot)"},
-          {"z": "out_bar", "g": "unbroadcast(out_bar[key], g)"})
+          {"z": "unbroadcast(out_bar, z)", "g": "unbroadcast(out_bar[key], g)"})
 deflinear("index_update", {"x": "index_update(x_dot, key, 0.0)",
                            "value": "index_update(zeros_like(x), key, value_dot)"},
           {"x": "index_update(out_bar, key, 0.0)", "value": "unbroadcast(out_bar[key], value)"})
@@ -224,8 +238,8 @@ deflinear("dot", {"a": "np.dot(a_dot, b)", "b": "np.dot(a, b_dot)"},
 deflinear("inner", {"a": "np.inner(a_dot, b)", "b": "np.inner(a, b_dot)"},
           {"a": "inner_lhs_bar(out_bar, a, b)", "b": "inner_rhs_bar(out_bar, a, b)"})
 deflinear("outer", {"a": "np.outer(a_dot, b)", "b": "np.outer(a, b_dot)"},
-          {"a": "np.reshape(out_bar @ np.ravel(b), np.shape(a))",
-           "b": "np.reshape(np.ravel(a) @ out_bar, np.shape(b))"})
+          {"a": "unbroadcast(np.reshape(out_bar @ np.ravel(b), np.shape(a)), a)",
+           "b": "unbroadcast(np.reshape(np.ravel(a) @ out_bar, np.shape(b)), b)"})
 deflinear("tensordot", {"a": "np.tensordot(a_dot, b, axes)", "b": "np.tensordot(a, b_dot, axes)"},
           {"a": "tensordot_lhs_bar(out_bar, a, b, axes)", "b": "tensordot_rhs_bar(out_bar, a, b, axes)"})
 # operands is a sequence: the JVP sees all tangents at once, the VJP gives a list of cotangents
@@ -265,4 +279,4 @@ deflinear("array_split", {"ary": "np.array_split(ary_dot, indices_or_sections, a
 deflinear("unbroadcast", {"g": "unbroadcast(g_dot, x)"}, {"g": "broadcast_like(out_bar, g)"})
 deflinear("broadcast_like", {"t": "broadcast_like(t_dot, y)"}, {"t": "unbroadcast(out_bar, t)"})
 deflinear("expand_reduced", {"g": "expand_reduced(g_dot, a, axis, keepdims)"},
-          {"g": "np.sum(out_bar, axis=axis, keepdims=keepdims)"})
+          {"g": "unbroadcast(np.sum(out_bar, axis=axis, keepdims=keepdims), g)"})

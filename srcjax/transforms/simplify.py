@@ -32,6 +32,13 @@ forward pass over the statements:
   for every dtype keep an id: ``a * 2`` keeps ``a``'s for floating ``a`` (an integer ``a``
   times ``2.0`` is float64), ``np.sum`` keeps a strong floating dtype, ``ones_like(x)`` has
   ``x``'s dtype only for strong floating ``x`` (``np.result_type(x, 0.0)``).
+- ``family``: values of one family have the same dtype *whenever both are floating point*
+  (what ``unbroadcast`` needs: it casts a floating ``g`` to a floating ``x``'s dtype). A
+  family holds at least the values of one dtype id, and grows only by rules that keep it
+  for every dtype: ``a * 2.0``, ``a / 3``, ``-a``, ``a + b`` of one family, ``ones_like(a)``,
+  ``np.sum(a)``, ``np.where(c, a, 0.0)`` (a floating ``a`` keeps its dtype; from an integer
+  ``a`` every floating result is float64), ``np.tanh(a)`` for floating ``a``. ``np.tanh(a)``
+  of any ``a`` is of the family ``("float_of", a's dtype id)``, which ``np.tanh(a) + a`` keeps.
 - ``numeric``: an array or number (not a tuple: ``t + t`` concatenates), ``const``: every
   element is 0, 1 or -1 (``ones_like``, ``zeros_like``, ``expand_reduced`` of them, ``-``).
 
@@ -39,7 +46,7 @@ Rewrites (each returns exactly what the helper would return, or the same values 
 same shape, dtype and weakness):
 
 - ``unbroadcast(g, x)``, ``broadcast_like(g, x)`` -> ``g`` when the shapes are provably equal
-  (the helpers return ``g`` itself then);
+  and ``g`` is of ``x``'s family (the helpers return ``g`` itself then: no cast);
 - ``g * ones``, ``ones * g`` -> ``g`` (``-g`` for minus ones), ``g + zeros``, ``zeros + g``,
   ``g - zeros`` -> ``g``: ``g`` a strong array of the same dtype id, ``ones`` of ``g``'s shape
   or of shape ``()``;
@@ -69,7 +76,7 @@ _SHAPE_UFUNCS = frozenset("abs absolute sign floor ceil rint trunc isnan isfinit
                           "signbit conj conjugate real imag".split())
 _BINARY_UFUNCS = frozenset("maximum minimum add subtract multiply divide true_divide power fmax fmin "
                            "arctan2 hypot".split())
-_REDUCTIONS = frozenset("sum mean max min prod amax amin nansum nanmean".split())
+_REDUCTIONS = frozenset("sum mean max min prod amax amin nansum nanmean var std".split())
 _KEEP_DTYPE_REDUCTIONS = frozenset("max min amax amin".split())
 _NUMBERS = {int: ("pyint", False), float: ("pyfloat", True)}
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
@@ -87,6 +94,12 @@ class Fact(NamedTuple):
     dtype: tuple[Any, bool, bool]  # (id, inexact, strong)
     numeric: bool = False
     const: int | None = None
+    family: Any = None  # None: the dtype id (see the module docstring)
+
+
+def _fam(f: Fact) -> Any:
+    """``f``'s family: values of one family have one dtype whenever both are floating point."""
+    return f.dtype[0] if f.family is None else f.family
 
 
 def _fresh(numeric: bool = False, inexact: bool = False, strong: bool = False) -> Fact:
@@ -230,7 +243,8 @@ class _Stmt:
 
 
 class _Function:
-    def __init__(self, fdef: ast.FunctionDef, t: _Text, pure_calls: set[str]) -> None:
+    def __init__(self, fdef: ast.FunctionDef, t: _Text, pure_calls: set[str],
+                 floats: frozenset[str] = frozenset()) -> None:
         self.fdef = fdef
         self.t = t
         self.binds = _binds(fdef)
@@ -241,7 +255,7 @@ class _Function:
         # names a nested function may rebind: nothing is known of them
         self.volatile = {n for s in ast.walk(fdef) if isinstance(s, (ast.Global, ast.Nonlocal)) for n in s.names}
         for p in fdef.args.args:
-            self.facts[p.arg] = _fresh()
+            self.facts[p.arg] = _fresh(inexact=p.arg in floats)
 
     # -- names -------------------------------------------------------------------------------------
 
@@ -311,7 +325,7 @@ class _Function:
             f = r.fact
             dt = f.dtype if f.dtype[1] else _fresh_dtype(False, f.dtype[2])
             const = f.const if f.const is None or isinstance(node.op, ast.UAdd) else -f.const
-            return R(Fact(f.shape, dt, True, const), r.edits, 15, r.reads, r.pure)
+            return R(Fact(f.shape, dt, True, const, _fam(f)), r.edits, 15, r.reads, r.pure)
         if isinstance(node, ast.BinOp):
             return self._binop(node, need)
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and \
@@ -360,11 +374,34 @@ class _Function:
             folded = self._identity(a, b, node.left, 0) or self._identity(b, a, node.right, 0, negate=True)
         if folded is not None:
             return self._fold(node, folded, need)
-        if op is ast.MatMult:  # the same for operands of the same shapes
+        if op is ast.MatMult:  # the same for operands of the same shapes (and dtypes)
             dt = _fresh_dtype(da[1] or db[1], True)
-            return R(Fact(frozenset({("matmul", fa.shape, fb.shape)}), dt, True), edits, p, reads, pure)
+            return R(Fact(frozenset({("matmul", fa.shape, fb.shape)}), dt, True,
+                          family=("matmul", frozenset((da[0], db[0])))), edits, p, reads, pure)
         dt = self._arith_dtype(op, da, db)
-        return R(Fact(_union(fa.shape, fb.shape), dt, True), edits, p, reads, pure)
+        return R(Fact(_union(fa.shape, fb.shape), dt, True, family=self._arith_family(op, fa, fb)), edits, p, reads,
+                 pure)
+
+    @staticmethod
+    def _arith_family(op: type, fa: Fact, fb: Fact) -> Any:
+        """The family of ``a <op> b`` (None: its own dtype id): ``a``'s with a Python number ``b``
+        (or the other way round), or with ``b`` of the same family. A floating ``a`` keeps its
+        dtype; from integers, every floating result (``a * 2.0``, ``a / 3``, ``a / b``) is float64."""
+        if op not in (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow):
+            return None
+        if fb.dtype[0] in ("pyint", "pyfloat") or _fam(fa) == _fam(fb):
+            return _fam(fa)
+        if fa.dtype[0] in ("pyint", "pyfloat"):
+            return _fam(fb)
+        # np.tanh(x) + x: a float ufunc's result has a dtype that holds x's (float16 for int8)
+        if fa.dtype[1] and _fam(fa) == ("float_of", fb.dtype[0]):
+            return _fam(fa)
+        if fb.dtype[1] and _fam(fb) == ("float_of", fa.dtype[0]):
+            return _fam(fb)
+        # else NumPy's promotion of the two dtypes: the same for every ``a <op> b`` of those dtype ids
+        if op is ast.Pow:
+            return ("pow", fa.dtype[0], fb.dtype[0])
+        return ("div" if op is ast.Div else "arith", frozenset((fa.dtype[0], fb.dtype[0])))
 
     @staticmethod
     def _arith_dtype(op: type, da: tuple[Any, bool, bool], db: tuple[Any, bool, bool]) -> tuple[Any, bool, bool]:
@@ -392,7 +429,7 @@ class _Function:
             return None
         if not (negate or c == -1):
             return self._as_text(keep, keep_node)
-        f = Fact(fk.shape, fk.dtype, True, None if fk.const is None else -fk.const)
+        f = Fact(fk.shape, fk.dtype, True, None if fk.const is None else -fk.const, fk.family)
         return R(f, [(-1, -1, "-" + self._wrap(keep, keep_node, 15))], 15, keep.reads, keep.pure)
 
     def _wrap(self, r: R, node: ast.expr, need: int) -> str:
@@ -433,13 +470,15 @@ class _Function:
         sl = self._generic(node.slice)
         edits, reads, pure = v.edits + sl.edits, v.reads + sl.reads, v.pure and sl.pure
         f = v.fact
+        # an array's elements have its dtype; slices of a container are containers (never floating)
+        family = _fam(f) if f.numeric or _slices_only(node.slice) else None
         delta = _slice_delta(node.slice)
         if delta is None or not f.shape:
             out = _fresh(f.dtype[2], f.dtype[1], f.dtype[2]) if f.dtype[2] else _fresh()
-            return R(out, edits, _ATOM, reads, pure)
+            return R(out._replace(family=family), edits, _ATOM, reads, pure)
         shape = f.shape if delta == 0 else frozenset({("slice", f.shape, delta)})
         dt = f.dtype if f.dtype[2] else _fresh_dtype(False, False)
-        return R(Fact(shape, dt, f.dtype[2]), edits, _ATOM, reads, pure)
+        return R(Fact(shape, dt, f.dtype[2], family=family), edits, _ATOM, reads, pure)
 
     def _call(self, node: ast.Call, need: int) -> R:
         fname = self._callee(node.func)
@@ -464,21 +503,21 @@ class _Function:
         short = fname[3:] if fname.startswith("np.") else None
         if fname in ("unbroadcast", "broadcast_like") and len(args) == 2 and not kws:
             g, x = fs
-            if g.shape == x.shape:
+            if g.shape == x.shape and self._uncast(g, x):  # returns g itself
                 return self._fold(node, self._as_text(args[0], node.args[0]), need)
             if g.numeric:
-                dt = g.dtype if g.dtype[2] else _fresh_dtype(g.dtype[1], True)
-                fact = Fact(x.shape, dt, True)
+                dt, numeric, family = self._cast_like(g, x)
+                fact = Fact(x.shape, dt, numeric, family=family)
         elif fname in ("ones_like", "zeros_like") and len(args) == 1 and not kws:
             x = fs[0]
             if x.numeric or fname == "ones_like":
                 dt = x.dtype if x.dtype[1] and x.dtype[2] else _fresh_dtype(True, True)
-                fact = Fact(x.shape, dt, True, 1 if fname == "ones_like" else 0)
+                fact = Fact(x.shape, dt, True, 1 if fname == "ones_like" else 0, _fam(x))
         elif fname == "expand_reduced" and len(args) == 4 and not kws:
             g, x = fs[0], fs[1]
             if g.numeric:
-                dt = g.dtype if g.dtype[2] else _fresh_dtype(g.dtype[1], True)
-                fact = Fact(x.shape, dt, True, g.const)
+                dt, numeric, family = self._cast_like(g, x)
+                fact = Fact(x.shape, dt, numeric, g.const, family)
                 helper = {1: "ones_like", -1: "ones_like", 0: "zeros_like"}.get(g.const) if g.const is not None \
                     else None
                 if helper in self.helpers and x.numeric and x.dtype == g.dtype and x.dtype[1] and x.dtype[2]:
@@ -495,37 +534,57 @@ class _Function:
             g, x1, x2 = fs
             if g.shape in (frozenset(), frozenset({("matmul", x1.shape, x2.shape)})):
                 fact = Fact((x1 if fname == "matmul_lhs_bar" else x2).shape, _fresh_dtype(False, True), True)
-        elif fname in ("max_share", "abs_share") and not kws:
+        elif fname in ("max_share", "abs_share", "clip_share") and not kws:
             shape = frozenset().union(*[f.shape for f in fs]) if all(f.numeric for f in fs) else None
             g = fs[0]
             if shape is not None:
                 dt = g.dtype if g.dtype[1] and g.dtype[2] else _fresh_dtype(g.dtype[1], True)
-                fact = Fact(_union(shape, shape), dt, True)
+                fact = Fact(_union(shape, shape), dt, True, family=_fam(g))  # (np.where(.., g, 0.0))
         elif short is not None:
             fact = self._np_fact(short, fs, kws, node)
         return R(fact, edits, _ATOM, reads, pure)
+
+    @staticmethod
+    def _cast_like(g: Fact, x: Fact) -> tuple[tuple[Any, bool, bool], bool, Any]:
+        """(dtype, numeric, family) of ``g`` cast like ``x`` (``unbroadcast``, ``broadcast_like``,
+        ``expand_reduced``: ``x``'s dtype when both are floating point, else ``g``'s)."""
+        same = _fam(g) == _fam(x) or (g.dtype[1] and x.dtype[1])  # then a floating result has x's dtype
+        dt = g.dtype if g.dtype[2] and g.dtype == x.dtype else _fresh_dtype(g.dtype[1], True)
+        return dt, True, _fam(x) if same else _fam(g) if _Function._uncast(g, x) else None
+
+    @staticmethod
+    def _uncast(g: Fact, x: Fact) -> bool:
+        """Whether ``g`` cast like ``x`` is provably ``g`` itself: ``g`` is of ``x``'s family, or of
+        ``np.tanh(x)``'s (a floating ``x``'s dtype; for another ``x`` there is no cast)."""
+        return _fam(g) == _fam(x) or _fam(g) == ("float_of", x.dtype[0])
 
     def _np_fact(self, fn: str, fs: list[Fact], kws: dict[str, R], node: ast.Call) -> Fact:
         if len(fs) == 1 and not kws and (fn in _FLOAT_UFUNCS or fn in _SAME_UFUNCS or fn in _SHAPE_UFUNCS):
             x = fs[0]
             if fn in _SHAPE_UFUNCS:
-                return Fact(x.shape, _fresh_dtype(False, True), True)
+                return Fact(x.shape, _fresh_dtype(False, True), True,
+                            family=_fam(x) if fn in ("abs", "absolute", "sign") else None)  # (x's dtype)
+            # np.sin of an integer array is float16, float32 or float64 by its width, the same for
+            # every float ufunc: a family of its own ("float_of"), the operand's for a floating operand
+            family = _fam(x) if fn in _SAME_UFUNCS or x.dtype[1] else \
+                ("float_of", x.dtype[0]) if fn in _FLOAT_UFUNCS else None
             if x.dtype[1] and x.dtype[2]:
-                return Fact(x.shape, x.dtype, True)
-            return Fact(x.shape, _fresh_dtype(fn in _FLOAT_UFUNCS or x.dtype[1], True), True)
+                return Fact(x.shape, x.dtype, True, family=family)
+            return Fact(x.shape, _fresh_dtype(fn in _FLOAT_UFUNCS or x.dtype[1], True), True, family=family)
         if fn in _BINARY_UFUNCS and len(fs) == 2 and not kws:
             a, b = fs
             dt = self._arith_dtype(ast.Add, a.dtype, b.dtype) if fn in ("maximum", "minimum", "fmax", "fmin") \
                 else _fresh_dtype(a.dtype[1] or b.dtype[1], True)
             if not dt[2]:
                 dt = _fresh_dtype(dt[1], True)
-            return Fact(_union(a.shape, b.shape), dt, True)
+            family = self._arith_family(ast.Add, a, b) if fn not in ("arctan2", "hypot") else None
+            return Fact(_union(a.shape, b.shape), dt, True, family=family)
         if fn == "where" and len(fs) == 3 and not kws:
             c, a, b = fs
             dt = self._arith_dtype(ast.Add, a.dtype, b.dtype)
             if not dt[2]:
                 dt = _fresh_dtype(dt[1], True)
-            return Fact(_union(_union(c.shape, a.shape), b.shape), dt, True)
+            return Fact(_union(_union(c.shape, a.shape), b.shape), dt, True, family=self._arith_family(ast.Add, a, b))
         if fn in _REDUCTIONS and 1 <= len(fs) <= 2 and set(kws) <= {"axis", "keepdims"} and \
                 not (len(fs) == 2 and "axis" in kws):
             x = fs[0]
@@ -536,7 +595,7 @@ class _Function:
             full = axis_node is None or isinstance(axis_node, ast.Constant) and axis_node.value is None
             axis_key = None if full else _literal(axis_node)  # type: ignore[arg-type]
             dt = x.dtype if x.dtype[2] and (x.dtype[1] or fn in _KEEP_DTYPE_REDUCTIONS) else \
-                _fresh_dtype(x.dtype[1] or fn in ("mean", "nanmean"), True)
+                _fresh_dtype(x.dtype[1] or fn in ("mean", "nanmean", "var", "std"), True)
             shape: frozenset[Any]
             if keep_v is None or (not full and axis_key is None):
                 shape = frozenset({next(_ids)})
@@ -544,7 +603,7 @@ class _Function:
                 shape = frozenset()
             else:
                 shape = frozenset({("keep" if keep_v else "red", x.shape, axis_key)})
-            return Fact(shape, dt, True)
+            return Fact(shape, dt, True, family=_fam(x))
         return _fresh()
 
     # -- statements -------------------------------------------------------------------------------
@@ -702,6 +761,13 @@ def _literal(node: ast.expr) -> Any:
     return None
 
 
+def _slices_only(s: ast.expr) -> bool:
+    """``x[1:]``, ``x[:, 0]``: an index that takes no item of a container (a slice of a tuple is a
+    tuple; a tuple index fails on one), so it keeps an array's dtype or gives a non-number."""
+    return isinstance(s, ast.Tuple) and len(s.elts) > 1 or isinstance(s, ast.Slice) or \
+        isinstance(s, ast.Constant) and s.value in (None, Ellipsis)
+
+
 def _slice_delta(s: ast.expr) -> int | None:
     """For ``x[lo:hi]`` with literal ``lo >= 0`` and ``hi < 0`` (either may be absent), the
     length along axis 0 is ``max(0, len(x) + hi - lo)``: ``hi - lo`` (0 for ``x[:]``)."""
@@ -714,15 +780,16 @@ def _slice_delta(s: ast.expr) -> int | None:
     return hi - lo
 
 
-def simplify_source(text: str, pure_calls: set[str]) -> str:
-    """Simplify every function of a generated module."""
+def simplify_source(text: str, pure_calls: set[str], floats: dict[str, frozenset[str]] | None = None) -> str:
+    """Simplify every function of a generated module; ``floats`` names, per function, parameters
+    that are floating point (or containers) whenever it runs (differentiated arguments: checked)."""
     tree = ast.parse(text)
     t = _Text(text)
     edits: list[tuple[int, int, str]] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             try:
-                edits.extend(_Function(node, t, pure_calls).simplify())
+                edits.extend(_Function(node, t, pure_calls, (floats or {}).get(node.name, frozenset())).simplify())
             except _Unsafe:
                 pass
     return t.render(0, len(text), edits)

@@ -1,0 +1,159 @@
+"""Where derivative code comes from: user locations for the lines of generated modules.
+
+srcjax writes derivatives as Python source (``<srcjax.grad of f #3>``) and reads it back, so
+the statements of derivative code have spans in that generated text, and the adjoint helpers
+it calls (``matmul_lhs_bar``) have spans in ``srcjax/adjoint.py``. Errors keep those spans (the
+generated line is what srcjax ran); the *locations* StableHLO carries, which XLA keeps as
+``source_file``/``source_line`` metadata in profiles and dumps, should name the user's line.
+
+:func:`register` maps each statement line of a generated module to the user statement it
+derives from, by the names the derivative's conventions give: a primal line assigns the
+user's ANF name (``matmul``), a tangent line its ``_dot``, an adjoint line reads the
+``_bar`` of the statement it transposes (``x_bar = matmul_lhs_bar(matmul_bar, x, w)`` comes
+from ``matmul = x @ w``); anything else (tapes of loop counters, ``assert``) gets the
+function's ``def``. :func:`user_span` resolves a span through these maps (a derivative of a
+derivative maps twice) and returns None for srcjax's own helpers, whose operations take the
+location of the user statement that called them.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from ..core import Span
+from .names import assigned_names, target_names
+from .normalize import NormalizedFunction
+
+_TABLES: dict[str, dict[int, Span]] = {}  # generated filename -> line -> the user's span
+_SRCJAX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_SUFFIX = re.compile(r"^(.+?)_(bar|dot)(_\d+)?$")
+
+
+def user_span(span: Span) -> Span | None:
+    """The user's location for ``span`` (a statement srcjax is lowering); None for a statement of
+    srcjax's own helpers (``srcjax/adjoint.py``): its operations belong to the caller's line."""
+    for _ in range(16):  # generated from generated ...: each level maps to the one below
+        table = _TABLES.get(span.filename)
+        if table is None:
+            break
+        mapped = table.get(span.line)
+        if mapped is None:
+            return None
+        span = mapped
+    if span.filename.startswith(_SRCJAX_DIR):
+        return None
+    return span
+
+
+def register(filename: str, module_text: str, owners: dict[str, NormalizedFunction]) -> None:
+    """Map every statement line of the generated module ``filename`` (text ``module_text``) to a
+    span of the function it derives from (``owners``: generated function name -> the program
+    function it was written from)."""
+    table: dict[int, Span] = {}
+    for node in ast.parse(module_text).body:
+        nf = owners.get(node.name) if isinstance(node, ast.FunctionDef) else None
+        if nf is None:
+            continue
+        assert isinstance(node, ast.FunctionDef)
+        bindings = _bindings(nf)
+        default = nf.source.span(nf.source.fdef.name)
+        if default is None:
+            continue
+        table[node.lineno] = default
+        for st in _statements(node.body):
+            table.setdefault(st.lineno, _origin(st, bindings) or default)
+    _TABLES[filename] = table
+
+
+def _bindings(nf: NormalizedFunction) -> dict[str, Span]:
+    """Each name the function binds -> the span of (the last) statement binding it; parameters ->
+    the ``def``."""
+    out: dict[str, Span] = {}
+    span = nf.source.span(nf.source.fdef.name)
+    if span is not None:
+        for p in nf.plain_fdef.params.params:
+            out[p.name.value] = span
+    for fdef in dict.fromkeys([nf.plain_fdef, nf.fdef]):
+        for st in _cst_statements(fdef.body.body):
+            sp = nf.spans.get(id(st))
+            if isinstance(st, cst.FunctionDef):  # a nested def (a loop body): its parameters
+                sp = nf.source.span(st.name) or sp
+                for p in st.params.params:
+                    if sp is not None:
+                        out.setdefault(p.name.value, sp)
+                continue
+            if sp is None:
+                continue
+            if isinstance(st, cst.For):
+                names = target_names(st.target)
+            elif isinstance(st, cst.SimpleStatementLine):
+                names = assigned_names([st])
+            else:
+                continue
+            for n in names:
+                out[n] = sp
+    return out
+
+
+def _cst_statements(stmts: object) -> Iterator[cst.CSTNode]:
+    for st in stmts:  # type: ignore[attr-defined]
+        yield st
+        for field in ("body", "orelse"):
+            block = getattr(st, field, None)
+            if isinstance(block, cst.Else):
+                block = block.body
+            if isinstance(block, cst.If):  # elif
+                yield from _cst_statements([block])
+            elif isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+                yield from _cst_statements(block.body)
+
+
+def _statements(stmts: list[ast.stmt]) -> Iterator[ast.stmt]:
+    for st in stmts:
+        yield st
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(st, field, None)
+            if isinstance(block, list):
+                yield from _statements(block)
+
+
+def _origin(st: ast.stmt, bindings: dict[str, Span]) -> Span | None:
+    """The span of the user statement ``st`` derives from (see the module docstring)."""
+    targets: list[str] = []
+    if isinstance(st, ast.Assign):
+        for t in st.targets:
+            targets += [n.id for n in ast.walk(t) if isinstance(n, ast.Name)]
+    elif isinstance(st, (ast.AugAssign, ast.AnnAssign, ast.For)):
+        targets = [n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)]
+    head: list[ast.AST] = [v for v in (getattr(st, f, None) for f in ("value", "test", "iter", "msg")) if v is not None]
+    reads = [n.id for h in head for n in ast.walk(h) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    if any(_SUFFIX.match(t) and _SUFFIX.match(t).group(2) == "bar" for t in targets):  # type: ignore[union-attr]
+        for n in reads:  # the cotangent it transposes (not its own accumulation)
+            m = _SUFFIX.match(n)
+            found = _lookup(m.group(1), bindings) if m is not None and m.group(2) == "bar" and n not in targets \
+                else None
+            if found is not None:
+                return found
+    for n in targets + reads:
+        found = _lookup(n, bindings)
+        if found is not None:
+            return found
+    return None
+
+
+def _lookup(name: str, bindings: dict[str, Span]) -> Span | None:
+    """``name``'s binding: itself, the primal of a ``_bar``/``_dot``, or the name a renaming numbered
+    (``mul_1``: a loop body of ``srcjax.lax.fori_loop`` written into the function)."""
+    m = _SUFFIX.match(name)
+    for n in (name, m.group(1) if m is not None else None):
+        while n is not None:
+            if n in bindings:
+                return bindings[n]
+            stripped = re.sub(r"_\d+$", "", n)
+            n = stripped if stripped != n else None
+    return None
