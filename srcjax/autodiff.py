@@ -97,8 +97,11 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
                 return halves.text
             if kind == "vjp":
                 return ad.vjp_source(prog, nums, name, origins, max_iters)
-            return ad.grad_source(prog, nums, name, value=kind == "value_and_grad", has_aux=has_aux,
-                                  single=single, origins=origins, max_iters=max_iters)
+            try:
+                return ad.grad_source(prog, nums, name, value=kind == "value_and_grad", has_aux=has_aux,
+                                      single=single, origins=origins, max_iters=max_iters)
+            except ShapeError as e:  # a container output: at the user's return
+                raise e.with_span(_return_span(base, has_aux)) from None
 
         try:
             if getattr(base, "__srcjax_derived__", None) is not None:

@@ -93,6 +93,31 @@ def test_grad_output_errors_point_at_the_return(row: Any) -> None:
     assert e.hint
 
 
+def _returns_a_dict(w, x):
+    return {"a": w * 2.0, "b": np.cos(w) * x}
+
+
+def _returns_a_pair(w):
+    return np.sum(w), np.cos(w)
+
+
+@pytest.mark.parametrize("fn,kind,what", [(_returns_a_dict, "a dict", srcjax.grad),
+                                          (_returns_a_pair, "a tuple", srcjax.grad),
+                                          (_returns_a_dict, "a dict", srcjax.value_and_grad)])
+def test_a_returned_container_is_refused_at_the_return_even_without_arguments(fn, kind, what) -> None:
+    """A container output is never a scalar: ``srcjax.source`` of the gradient says so at the return
+    (it said ``name 'out_bar' is not defined``, in generated code), and so does a call."""
+    line = inspect.getsourcelines(fn)[1] + 1
+    name = "value_and_grad" if what is srcjax.value_and_grad else "grad"
+    for attempt in (lambda: srcjax.source(what(fn)), lambda: what(fn)(np.ones(2), np.ones(2))[:1]):
+        with pytest.raises(srcjax.ShapeError) as info:
+            attempt()
+        first = str(info.value).splitlines()[0]
+        assert f"test_ad_locations.py:{line}:12: error: srcjax.{name} needs a scalar output" in first, first
+        assert f"returns {kind}" in first
+        assert "has_aux=True" in (info.value.hint or "")
+
+
 def test_a_scalar_float_output_is_fine() -> None:
     g = srcjax.grad(lambda x: np.sum(np.tanh(x)))(np.ones(3))
     assert g.shape == (3,)

@@ -43,7 +43,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..core import TranspileError, UnsupportedSyntaxError
+from ..core import ShapeError, TranspileError, UnsupportedSyntaxError
 from ..frontend.names import (
     Names,
     RenameNames,
@@ -2292,7 +2292,15 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
         aux = code(out_node.elements[1].value)
     else:
         main, aux = code(out_node) if out_node is not None else "None", None
-    v.ret = cst.Return(value=cst.parse_expression(main))
+    main_node = cst.parse_expression(main)
+    if isinstance(main_node, (cst.Tuple, cst.List, cst.Dict, cst.Set)):  # a container: never a scalar
+        kind = {cst.Tuple: "a tuple", cst.List: "a list", cst.Dict: "a dict", cst.Set: "a set"}[type(main_node)]
+        raise ShapeError(  # located at the user's return by autodiff (which knows the function)
+            f"srcjax.{'value_and_grad' if value else 'grad'} needs a scalar output, but {nf.name} returns {kind}"
+            + (" as its output (the first of has_aux's pair)" if has_aux else ""),
+            hint="reduce it to a scalar (np.sum, np.mean), or use srcjax.jacrev or srcjax.vjp for a "
+                 "non-scalar output" + ("" if has_aux else "; has_aux=True if the rest is auxiliary data"))
+    v.ret = cst.Return(value=main_node)
     v.seed_expr = f"ones_like({main})"
     primal, adj, out, defined = v.sweeps(seed_holder)
     bars = v.finish_bars(adj, defined)
