@@ -19,7 +19,8 @@ unrolled instead, exactly as Python would run it.
 
 Python ``for`` loops over static ranges are rolled the same way
 (:func:`roll_for`); lists they append to (a derivative's tape) hold one
-stacked :class:`Segment` per loop, which a reversed loop pops row by row.
+stacked :class:`Segment` per loop, which a reversed loop pops row by row
+(a loop inside a rolled loop: one segment per outer row, stacked).
 """
 
 from __future__ import annotations
@@ -454,15 +455,22 @@ def data_if(sp: Specializer, s: cst.If, test: HloValue, env: dict[str, Any]) -> 
     line = sp.nf.spans.get(id(s))
     why = f"the `if` on array data{f' at line {line.line}' if line else ''}"
 
+    first: list[Any] = []
+
     def run(k: int, body: Sequence[Any]) -> Callable[[], Any]:
         def go() -> Any:
             local = dict(env)
             exec_without_exits(sp, body, local, "an `if` on array data")
-            return tuple(local.get(n, Undefined(n, why)) for n in assigned)
+            out = tuple(local.get(n, Undefined(n, why)) for n in assigned)
+            first[:] = first or [out]
+            return out
         return go
 
-    outs = branches(sp, p, [run(k, b) for k, b in enumerate(bodies)],
-                         names=lambda n: [f"`{x}`" for x in assigned])
+    def labels(n: int) -> list[str]:  # one per leaf: a name bound to a tuple has several
+        out = [f"`{x}`" for x, v in zip(assigned, first[0]) for _ in range(pytree.flatten(v)[1].num_leaves)]
+        return out if len(out) == n else [f"`{x}`" for x in assigned] + ["a value"] * (n - len(assigned))
+
+    outs = branches(sp, p, [run(k, b) for k, b in enumerate(bodies)], names=labels)
     for name, v in zip(assigned, outs):
         env[name] = v
 
@@ -761,33 +769,51 @@ class Segment:
     last unconsumed row, in reverse order of appending, with a static row when
     the popping loop is unrolled and the popping loop's counter when it is
     rolled too.
+
+    An inner loop rolled inside a rolled loop leaves its own segment in each
+    iteration's appends; the outer segment stacks it (its buffers gain the outer
+    loop's leading axis), and a pop that reaches it puts that row's inner segment
+    on the list, where the inner adjoint loop pops it as if the outer loop had
+    been unrolled.
     """
 
-    def __init__(self, trees: list[pytree.TreeDef], bufs: list[list[Any]], n: int) -> None:
+    def __init__(self, trees: list[pytree.TreeDef], bufs: list[list[Any]], n: int, depth: int = 0) -> None:
         self.trees = trees  # per item position within a row
-        # per item position, per leaf: an (n, ...) buffer, or a _Same (a static value: the same every row)
+        # per item position, per leaf: an (n, ...) buffer, a _Same (a static value: the same every row), or a
+        # Segment of an inner loop's saved values whose buffers are stacked along a leading axis of n rows
         self.bufs = bufs
         self.n = n
         self.rows_left = n  # rows not yet popped (static pops)
         self.pos = len(trees)  # the next item popped in the current row is pos - 1
+        # the rolled loops around the place where the segment is put on its list: a loop rolled there that
+        # pops its rows is sp.row_contexts[depth]
+        self.depth = depth
 
     def __repr__(self) -> str:
         return f"<{self.n} loop iterations of saved values>"
+
+    def map_bufs(self, f: Callable[[Any], Any]) -> Segment:
+        """The same segment with ``f`` applied to each buffer and inner segment (static values kept)."""
+        seg = Segment(self.trees, [[b if isinstance(b, _Same) else f(b) for b in bs] for bs in self.bufs], self.n,
+                      self.depth)
+        seg.rows_left, seg.pos = self.rows_left, self.pos
+        return seg
 
     # a pytree node (see srcjax.pytree): a split VJP's forward program returns it as its stacked
     # arrays, and its backward program takes it back as an argument
     __srcjax_node__ = True
 
     def tree_flatten(self) -> tuple[tuple[tuple[Any, ...], ...], tuple[Any, ...]]:
-        if any(isinstance(b, _Same) for bs in self.bufs for b in bs):  # (a split VJP then recomputes)
-            raise TranspileError("a loop's saved values include Python values the same on every iteration; "
-                                 "they cannot cross a program boundary yet")
-        return tuple(tuple(b) for b in self.bufs), (tuple(self.trees), self.n, self.rows_left, self.pos)
+        # a static value the same on every row is a static leaf (the backward half gets it as a Python value)
+        children = tuple(tuple(b.value if isinstance(b, _Same) else b for b in bs) for bs in self.bufs)
+        same = tuple(tuple(isinstance(b, _Same) for b in bs) for bs in self.bufs)
+        return children, (tuple(self.trees), self.n, self.rows_left, self.pos, same)
 
     @classmethod
     def tree_unflatten(cls, aux: tuple[Any, ...], children: list[Any]) -> Segment:
-        trees, n, rows_left, pos = aux
-        seg = cls(list(trees), [list(c) for c in children], n)
+        trees, n, rows_left, pos, same = aux
+        bufs = [[_Same(c) if s else c for c, s in zip(cs, ss)] for cs, ss in zip(children, same)]
+        seg = cls(list(trees), bufs, n)
         seg.rows_left, seg.pos = rows_left, pos
         return seg
 
@@ -807,30 +833,109 @@ class _RowContext:
     popped: dict[int, int]  # id(segment) -> items popped in this iteration's trace
 
 
+def _stacked(sp: Specializer, leaf: Any, n: int) -> Any:
+    """Zero buffers for ``n`` rows of a leaf that a loop appends: an ``(n, ...)`` array for an array,
+    the value itself for a static leaf, and an inner loop's segment with each buffer stacked."""
+    assert sp.b is not None
+    if isinstance(leaf, HloValue):
+        return sp.b.full(0, (n,) + leaf.aval.shape, leaf.aval.dtype)
+    if isinstance(leaf, Segment):
+        return leaf.map_bufs(lambda b: _stacked(sp, b, n))
+    return _Same(leaf)
+
+
+def _buffers(entry: Any) -> list[HloValue]:
+    """The buffers in an entry of :func:`_stacked`, in a fixed order."""
+    if isinstance(entry, HloValue):
+        return [entry]
+    if isinstance(entry, Segment):
+        return [x for bs in entry.bufs for b in bs if not isinstance(b, _Same) for x in _buffers(b)]
+    return []
+
+
+def _refilled(entry: Any, it: Any) -> Any:
+    """``entry`` with its buffers taken in order from the iterator ``it``."""
+    if isinstance(entry, HloValue):
+        return next(it)
+    if isinstance(entry, Segment):
+        return entry.map_bufs(lambda b: _refilled(b, it))
+    return entry
+
+
+def _row_values(entry: Any, leaf: Any) -> list[HloValue]:
+    """The arrays of one iteration's ``leaf``, one per buffer of ``entry``; _Unroll when the iteration
+    appends something else than the traced one did."""
+    if isinstance(entry, _Same):
+        if isinstance(leaf, HloValue | Segment) or not _same_static(leaf, entry.value):
+            raise _Unroll()
+        return []
+    if isinstance(entry, HloValue):
+        if not isinstance(leaf, HloValue):
+            raise _Unroll()
+        return [leaf]
+    if not isinstance(leaf, Segment) or leaf.trees != entry.trees or \
+            (leaf.n, leaf.rows_left, leaf.pos) != (entry.n, entry.rows_left, entry.pos):
+        raise _Unroll()
+    out: list[HloValue] = []
+    for es, ls in zip(entry.bufs, leaf.bufs):
+        for e, x in zip(es, ls):
+            if isinstance(e, _Same):
+                if not isinstance(x, _Same) or not _same_static(x.value, e.value):
+                    raise _Unroll()
+            else:
+                out += _row_values(e, x)
+    return out
+
+
+def _is_segment_item(tree: pytree.TreeDef, entries: list[Any]) -> bool:
+    return tree == pytree.LEAF and isinstance(entries[0], Segment)
+
+
+def _row(sp: Specializer, buf: Any, row: Any) -> Any:
+    if isinstance(buf, Segment):
+        return buf.map_bufs(lambda b: _row(sp, b, row))
+    return sp.getitem(buf, (row,))
+
+
 def segment_pop(sp: Specializer, lst: list[Any], static: bool = False) -> Any:
     """``lst.pop()`` where the list ends in a :class:`Segment`."""
     seg = lst[-1]
     assert isinstance(seg, Segment)
-    ctx = sp.row_contexts[-1] if sp.row_contexts and not static else None
+    ctx = sp.row_contexts[seg.depth] if len(sp.row_contexts) > seg.depth and not static else None
     k = len(seg.trees)
-    if ctx is not None and seg.rows_left == seg.n and seg.pos == k:  # a rolled loop consumes the segment
-        done = ctx.popped.get(id(seg), 0)
-        if seg.n != ctx.n or done >= k:
-            raise _Unroll()
-        ctx.popped[id(seg)] = done + 1
-        p = k - 1 - done
-        row: Any = sp.binop("Subtract", seg.n - 1, ctx.counter)
-    else:  # one static row at a time
+    rolled = ctx is not None and seg.rows_left == seg.n and seg.pos == k  # a rolled loop consumes the segment
+
+    def take() -> int:  # the position of the next item of the row, marked popped
+        if rolled:
+            assert ctx is not None
+            done = ctx.popped.get(id(seg), 0)
+            if seg.n != ctx.n or done >= k:
+                raise _Unroll()
+            ctx.popped[id(seg)] = done + 1
+            return k - 1 - done
         if seg.pos == 0:
             seg.rows_left -= 1
             seg.pos = k
         seg.pos -= 1
-        p = seg.pos
-        row = seg.rows_left - 1
-        if p == 0 and seg.rows_left == 1:
+        if seg.pos == 0 and seg.rows_left == 1:
             lst.pop()
-    leaves = [buf.value if isinstance(buf, _Same) else sp.getitem(buf, (row,)) for buf in seg.bufs[p]]
-    return pytree.unflatten(seg.trees[p], leaves)
+        return seg.pos
+
+    if rolled:
+        row: Any = sp.binop("Subtract", seg.n - 1, ctx.counter)  # type: ignore[union-attr]
+        p = take()
+    else:  # one static row at a time
+        p = take()
+        row = seg.rows_left - 1
+    leaves = [buf.value if isinstance(buf, _Same) else _row(sp, buf, row) for buf in seg.bufs[p]]
+    item = pytree.unflatten(seg.trees[p], leaves)
+    if p > 0 and _is_segment_item(seg.trees[p - 1], seg.bufs[p - 1]):
+        # the row's next item is an inner loop's saved values: on the list now, as unrolled, for its adjoint loop
+        take()
+        inner = _row(sp, seg.bufs[p - 1][0], row)
+        inner.depth = len(sp.row_contexts)
+        lst.append(inner)
+    return item
 
 
 def _read_not_appended(body: Sequence[Any]) -> set[str]:
@@ -869,8 +974,14 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
     Carried: the names the body assigns that exist before the loop. Names first
     assigned in the body are carried too (from zeros; reading one before the body
     assigns it falls back to unrolling), so they hold the last iteration's value
-    afterwards, as in Python. Items the body appends to a Python list become one
-    :class:`Segment` of stacked rows.
+    afterwards, as in Python. A name the body assigns on some paths only (branches
+    of an ``if`` on data) is carried as well, where the traced iteration shows it is
+    read on those paths only; after the loop it is unreadable, as after such an
+    ``if``. Items the body appends to a Python list become one :class:`Segment` of
+    stacked rows (an inner loop's segment among them, stacked in turn).
+
+    Falling back to unrolling makes the program N times longer: derivative code
+    relies on every loop here staying rolled (``tests/test_bounded_size.py``).
     """
     from .specialize import _Break, _Continue
 
@@ -878,16 +989,18 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
     target = s.target.value
     n = len(r)
     assigned = [x for x in assigned_names(s.body.body) if x != target]
-    # a name that is None or UNSET before the loop (derivative code declares saved values that way) is as
-    # good as first assigned in the body: reading it before the body assigns it falls back to unrolling
-    carried = [x for x in assigned if x in env and not isinstance(env[x], Undefined) and env[x] is not None
-               and env[x] is not UNSET]
+    # a name that is None or UNSET before the loop (derivative code declares saved values that way), or a
+    # function (a `def` in the body, run before: an enclosing loop unrolled) is as good as first assigned in
+    # the body: reading it before the body assigns it falls back to unrolling
+    carried = [x for x in assigned if x in env and not isinstance(env[x], Undefined | LocalFunction)
+               and env[x] is not None and env[x] is not UNSET]
     fresh = [x for x in assigned if x not in carried]
     snap = _containers(sp.envs)
     lists = {i: obj for i, (_, obj, _) in snap.items() if isinstance(obj, list)}
     line = sp.nf.spans.get(id(s))
     why = f"the loop at line {line.line}" if line else "the loop"
     found: dict[str, Any] = {}
+    sometimes: dict[str, Any] = {}
     read = _read_not_appended(s.body.body)  # a list the body reads while appending to it: unrolled
 
     def restore_lists() -> None:
@@ -900,6 +1013,8 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
         local.update(zip(carried, cvals))
         for x in fresh:
             local[x] = Undefined(x, why)
+        if out_fresh:  # a name assigned on some paths only holds its last value (zeros at first) elsewhere
+            local.update((x, v) for x, v in zip(fresh, state[2]) if x in sometimes)
         i = k if r.start == 0 and r.step == 1 else sp.binop("Add", r.start, sp.binop("Multiply", k, r.step))
         local[target] = i
         ctx = _RowContext(k, n, {})
@@ -941,6 +1056,12 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
     def dry_body(state: Any) -> Any:
         local, appended = run(state, False)
         found["fresh"] = {x: local[x] for x in fresh if not isinstance(local[x], Undefined)}
+        # assigned on some paths of the body only (a derivative's branch-local values): read on those
+        # paths only, or the traced iteration would have failed; carried, it keeps the loop rolled. One
+        # that has no value to carry (unreadable after the body) is not carried.
+        found["sometimes"] = {x: local[x].value for x in fresh if isinstance(local[x], Undefined)
+                              and isinstance(local[x].value, HloValue)}
+        found["unreadable"] = {x for x in fresh if isinstance(local[x], Undefined)} - set(found["sometimes"])
         found["appended"] = appended
         return (sp.binop("Add", state[0], 1), tuple(local[x] for x in carried), state[2])
 
@@ -958,9 +1079,12 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
     try:
         with sp.b.region():
             rolled_loop(sp, cond, dry_body, state0, labels)
-        fresh_vals = found["fresh"]
-        if set(fresh_vals) != set(fresh):
+        fresh_vals = {**found["fresh"], **found["sometimes"]}
+        sometimes.update(found["sometimes"])
+        unreadable = found["unreadable"]
+        if set(fresh_vals) | unreadable != set(fresh):
             raise _Unroll()
+        fresh = [x for x in fresh if x not in unreadable]
         static_fresh = {x: v for x, v in fresh_vals.items() if not _contains_dynamic_leaf(v)}
         fresh = [x for x in fresh if x not in static_fresh]  # the same on every iteration: not carried
 
@@ -982,22 +1106,26 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
                 zeros.append(pytree.unflatten(tree, [zero(leaf) for leaf in leaves]))
             else:
                 zeros.append(zero(v))
-        # buffers for appended items: per list, per item position, per leaf
+        # buffers for appended items: per list, per item position, per leaf (see _stacked)
         layout: list[tuple[int, list[pytree.TreeDef]]] = []
-        bufs: list[HloValue] = []
-        same: list[_Same | None] = []  # per leaf: its static value, or None for a buffer
+        entries: list[Any] = []
         for i_l, items in found["appended"].items():
             trees = []
             for item in items:
                 leaves, tree = pytree.flatten(item)
                 trees.append(tree)
-                for leaf in leaves:
-                    if not isinstance(leaf, HloValue):
-                        same.append(_Same(leaf))
-                        continue
-                    same.append(None)
-                    bufs.append(sp.b.full(0, (n,) + leaf.aval.shape, leaf.aval.dtype))
+                entries += [_stacked(sp, leaf, n) for leaf in leaves]
             layout.append((i_l, trees))
+            # an inner loop's saved values are popped as a whole, once the item appended after them is
+            # (segment_pop): an item of their own, followed by one that is not
+            k = len(entries) - sum(t.num_leaves for t in trees)
+            for q, tree in enumerate(trees):
+                here, k = entries[k:k + tree.num_leaves], k + tree.num_leaves
+                if any(isinstance(e, Segment) for e in here) and (
+                        not _is_segment_item(tree, here) or q + 1 == len(trees)
+                        or _is_segment_item(trees[q + 1], entries[k:k + trees[q + 1].num_leaves])):
+                    raise _Unroll()
+        bufs = [b for e in entries for b in _buffers(e)]
 
         def body(state: Any) -> Any:
             local, appended = run(state, True)
@@ -1012,17 +1140,11 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
                     if t != tree:
                         raise _Unroll()
                     for leaf in leaves:
-                        fixed = same[k]
+                        for v in _row_values(entries[k], leaf):
+                            new_bufs[j] = sp.apply(registry.PRIMITIVES["index_update"], [new_bufs[j], (state[0],), v],
+                                                   {})
+                            j += 1
                         k += 1
-                        if fixed is not None:
-                            if isinstance(leaf, HloValue) or not _same_static(leaf, fixed.value):
-                                raise _Unroll()
-                            continue
-                        if not isinstance(leaf, HloValue):
-                            raise _Unroll()
-                        new_bufs[j] = sp.apply(registry.PRIMITIVES["index_update"], [new_bufs[j], (state[0],), leaf],
-                                               {})
-                        j += 1
             if set(appended) - {i_l for i_l, _ in layout}:
                 raise _Unroll()
             return (sp.binop("Add", state[0], 1), tuple(local[x] for x in carried),
@@ -1042,21 +1164,17 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
     env.update(zip(carried, cvals))
     env.update(zip(fresh, fvals))
     env.update(static_fresh)
+    # as after an `if` that assigns them on one branch
+    env.update((x, Undefined(x, why)) for x in [*sometimes, *unreadable])
     env[target] = r[-1] if n else env.get(target)
-    j = k = 0
+    k = 0
+    it = iter(bvals)
     for i_l, trees in layout:
         per_pos = []
         for tree in trees:
-            row: list[Any] = []
-            for fixed in same[k:k + tree.num_leaves]:
-                if fixed is None:
-                    row.append(bvals[j])
-                    j += 1
-                else:
-                    row.append(fixed)
-            per_pos.append(row)
+            per_pos.append([_refilled(e, it) for e in entries[k:k + tree.num_leaves]])
             k += tree.num_leaves
-        seg = Segment(trees, per_pos, n)
+        seg = Segment(trees, per_pos, n, len(sp.row_contexts))
         if snap[i_l][0].startswith("_tape"):  # a derivative's tape: popped row by row, maybe by a rolled loop
             lists[i_l].append(seg)
         else:  # a user's list: its items, read back from the stacked rows

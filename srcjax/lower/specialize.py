@@ -1004,12 +1004,12 @@ def _b_isinstance(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> A
         return isinstance(x, cls)
     if x.ndim == 0 and x.aval.weak_type:  # a Python number argument (or arithmetic on them): its type is known
         return isinstance({"b": False, "i": 0, "u": 0, "f": 0.0}[x.aval.dtype.kind], cls)
-    if x.aval.origin:  # a Python int/bool argument: make it static and ask again
-        raise NeedStatic(x.aval.origin)
     if x.ndim == 0:
         as_array, as_scalar = issubclass(np.ndarray, cls), issubclass(x.aval.dtype.type, cls)
         if as_array == as_scalar:  # e.g. isinstance(x, (tuple, list, dict)): False either way
             return as_array
+        if x.aval.origin:  # a Python int/bool argument: make it static and ask again
+            raise NeedStatic(x.aval.origin)
         raise StaticValueError(f"isinstance() of a 0-d array ({x.aval.str_short()}) is not decided: NumPy "
                                "may hold it as a scalar or as an array",
                                hint="test x.ndim or x.shape instead")
