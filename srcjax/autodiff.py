@@ -26,7 +26,7 @@ import numpy as np
 from . import adjoint, pytree
 from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval, eval_shape
 from .core import ArgumentError, DTypeError, ShapeDtypeStruct, ShapeError, Span, TranspileError, dtype_short_name
-from .custom import custom_vjp, owner_of
+from .custom import custom_vjp, owner_of, rule_role
 from .frontend import locations
 from .frontend.names import Names, Visitor, code
 from .frontend.program import Program, is_generated
@@ -747,6 +747,19 @@ def _refuse_tapes_across_calls(base: Callable[..., Any], prog: Program) -> None:
             V().walk(nf.plain_fdef)
     for call in calls:
         callee = code(call.func)
+        role = rule_role(prog.functions[callee].fn) if callee in prog.functions else None
+        if role is not None and role[0] == "transpose":
+            # the transposed custom_jvp rule is differentiated in its tangents only: reverse mode over it
+            # dropped the derivative in the primals (jacrev(grad(f)) gave zeros)
+            user = base.__srcjax_derived__[1]  # type: ignore[attr-defined]
+            src = read_function(user) if isinstance(user, types.FunctionType) else None
+            raise ad.DifferentiationError(
+                f"reverse mode over the derivative of {getattr(user, '__name__', user)!r}: it calls the "
+                f"custom_jvp function {getattr(role[1], '__name__', 'f')!r}, whose rule's transpose reverse mode "
+                "cannot differentiate in the primals yet",
+                span=src.span(src.fdef.name) if src is not None else None,
+                hint="use srcjax.hessian or srcjax.jacfwd(srcjax.grad(f)) (forward over reverse), which apply "
+                     "the custom_jvp rule itself")
         if callee in prog.functions and any(isinstance(a.value, cst.Name) and adjoint.TAPE_NAME.match(a.value.value)
                                             for a in call.args):
             user = base.__srcjax_derived__[1]  # type: ignore[attr-defined]

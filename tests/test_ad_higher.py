@@ -471,3 +471,31 @@ def test_shape_moves_of_derivative_code_are_primitives_in_reverse_over_reverse()
     h = srcjax.hessian(normalize)
     x = COMMON[3][1][0]
     agree(h(x), jax.hessian(jax_twin(normalize))(x), srcjax.numpy_function(h)(x))
+
+
+@srcjax.custom_jvp
+def _sin_c(x):
+    return np.sin(x)
+
+
+@_sin_c.defjvp
+def _sin_c_jvp(primals, tangents):
+    x, = primals
+    t, = tangents
+    return np.sin(x), t * np.cos(x)
+
+
+def _through_custom_jvp(x):
+    y = _sin_c(x)
+    return np.sum(y * y)
+
+
+def test_reverse_over_reverse_through_a_custom_jvp_is_refused_not_zero():
+    """jacrev(grad(f)) through a custom_jvp gave an all-zero Hessian (the rule's transpose was
+    differentiated in its tangents only); it is refused at f with a hint, and hessian is right."""
+    x = np.array([0.1, 0.2, 0.3])
+    with pytest.raises(srcjax.TranspileError) as info:
+        srcjax.jacrev(srcjax.grad(_through_custom_jvp))(x)
+    assert "custom_jvp" in str(info.value) and "srcjax.hessian" in (info.value.hint or "")
+    want = np.diag(2 * np.cos(2 * x))  # d2/dx2 sum(sin(x)^2) = 2 cos(2x)
+    np.testing.assert_allclose(np.asarray(srcjax.hessian(_through_custom_jvp)(x)), want, rtol=1e-12)
