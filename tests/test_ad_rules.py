@@ -406,7 +406,8 @@ def check_case(c: Case, full_checks: bool = True, via_vjp: bool = True) -> None:
     # (c) transposition: <vjp(u), v> == <u, jvp(v)>
     if via_vjp:
         out2, f_vjp = srcjax.vjp(p.g, *args)
-        u = tuple(np.asarray(r.normal(size=np.shape(o))) for o in flat(out2))
+        # a cotangent has its output's dtype (srcjax.vjp refuses another, as JAX does)
+        u = tuple(np.asarray(r.normal(size=np.shape(o))).astype(np.result_type(o)) for o in flat(out2))
         bars = f_vjp(u if p.multi else u[0])
     else:
         u, bars = p.weights, ours
