@@ -222,3 +222,25 @@ def break_on_data(x):
         if np.sum(x) < 1.0:
             break
     return np.sum(x)
+
+
+def nested_tuples(x):
+    # a nested tuple literal, unpacked later: each inner element's cotangent reaches what it holds
+    a = np.sin(x)
+    y, r = (a * x, (x, a))
+    p, q = r
+    return np.sum(y * p * q)
+
+
+def nested_mixed(x, w):
+    a = np.tanh(x * w)
+    r = (a * x, [w, (a, 2.0 * a)])
+    y, (p, (q, s)) = r
+    return np.sum(y * p * q * s)
+
+
+def nested_in_dict(x):
+    a = np.sin(x)
+    d = {"u": (x, a), "v": [a * 2.0, [x]]}
+    p, q = d["u"]
+    return np.sum(p * q * d["v"][0] * d["v"][1][0])

@@ -52,6 +52,9 @@ def args_for(fn):
         "newton_sqrt": (r.uniform(0.5, 4.0, 5),),
         "module_attribute_helper": (n(4),),
         "loop_in_helper": (n(3), 0.7),
+        "nested_tuples": (n(4),),
+        "nested_mixed": (n(3), n(3)),
+        "nested_in_dict": (n(3),),
     }
     return table[fn.__name__]
 
@@ -59,7 +62,7 @@ def args_for(fn):
 PROGRAMS = [P.mse_tanh, P.mlp_loss, P.softmax_xent, P.layer_norm, P.attention, P.rosenbrock, P.logistic, P.poly,
             P.branchy, P.early_return, P.scalar_fn, P.reassign, P.reductions, P.broadcasting, P.shapes,
             P.loop_carried_unused_after, P.coupled_loop, P.data_branches, P.long_loop, P.module_attribute_helper,
-            P.loop_in_helper]
+            P.loop_in_helper, P.nested_tuples, P.nested_mixed, P.nested_in_dict]
 
 
 @pytest.mark.parametrize("fn", PROGRAMS, ids=lambda f: f.__name__)
@@ -88,12 +91,25 @@ def test_value_and_grad_all_argnums(fn):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
 
 
-@pytest.mark.parametrize("fn", [P.rosenbrock, P.mse_tanh, P.softmax_xent, P.scalar_fn], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [P.rosenbrock, P.mse_tanh, P.softmax_xent, P.scalar_fn, P.nested_tuples, P.nested_mixed,
+                                P.nested_in_dict],
+                         ids=lambda f: f.__name__)
 def test_hessian_matches_jax(fn):
     args = args_for(fn)
     ours = np.asarray(srcjax.hessian(fn)(*args))
     ref = np.asarray(jax.hessian(jax_twin(fn))(*args))
     np.testing.assert_allclose(ours, ref, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("fn", [P.nested_tuples, P.nested_mixed, P.nested_in_dict], ids=lambda f: f.__name__)
+def test_reverse_over_reverse_of_nested_tuple_literals(fn):
+    # regression: the cotangent of a nested literal's inner elements was dropped, in grad and again
+    # in the gradient's own `pack_like(r, (p_bar, (q_bar, s_bar)))` under jacrev(grad)
+    args = args_for(fn)
+    h = srcjax.jacrev(srcjax.grad(fn))
+    ref = np.asarray(jax.jacrev(jax.grad(jax_twin(fn)))(*args))
+    np.testing.assert_allclose(np.asarray(h(*args)), ref, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(np.asarray(srcjax.numpy_function(h)(*args)), ref, rtol=1e-8, atol=1e-10)
 
 
 def test_grad_of_grad():

@@ -214,6 +214,23 @@ def test_grad_of_grad_through_a_custom_vjp_in_a_loop():
     agree(h(X3), jax.jacrev(jax.grad(jax_twin(custom_in_loop_vec)))(X3), srcjax.numpy_function(h)(X3))
 
 
+def custom_in_branch(x):
+    if np.sum(x) > 0:
+        y = softplus(x) * x
+    else:
+        y = x * 3.0
+    return np.sum(y * y)
+
+
+def test_jacrev_of_grad_through_a_custom_vjp_in_a_branch_on_data():
+    # regression (session 6): the inlined forward rule returns `(out, (x,))`, a nested tuple whose
+    # inner cotangent was dropped: 0.079 where jax gives 0.119 (tests/test_ad.py has the user-level form)
+    h = srcjax.jacrev(srcjax.grad(custom_in_branch))
+    ref = jax.jacrev(jax.grad(jax_twin(custom_in_branch)))
+    for x in (X3, -X3):
+        agree(h(x), ref(x), srcjax.numpy_function(h)(x))
+
+
 # -- a derivative called inside the function differentiated -----------------------------------
 
 V = np.array([0.3, -0.2, 0.7])

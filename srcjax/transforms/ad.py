@@ -141,6 +141,14 @@ def _literal(v: Any) -> str:
     return repr(v)
 
 
+def _literal_container(arg: Any) -> cst.Tuple | cst.List | None:
+    """An array argument written as a tuple or list literal (``index_add(z, k, (a_bar, b_bar))``)."""
+    if not isinstance(arg, str) or not arg.startswith(("(", "[")):
+        return None
+    node = cst.parse_expression(arg)
+    return node if isinstance(node, (cst.Tuple, cst.List)) else None
+
+
 def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction) -> Op:
     paths = _paths()
     reads = [n for n in names_in(node)]
@@ -1237,6 +1245,12 @@ class JVP:
                 contribs.append(instantiate(tmpl, mapping))
                 continue
             a = op.operands.get(p)
+            lit = _literal_container(op.args.get(p)) if a is None else None
+            if lit is not None and any(self.tangent_of(n, defined) for n in names_in(lit)):
+                # `(a, b)` as an array: its tangent is the literal of the elements' tangents
+                mapping[f"{p}_dot"] = self.tangent_expr(lit, defined)
+                contribs.append(instantiate(tmpl, mapping))
+                continue
             if a is None:
                 continue
             t = self.tangent_of(a, defined)
@@ -1773,9 +1787,10 @@ class VJP:
                 value = f"({', '.join(parts)},)" if parts is not None else gexpr
                 lines.append(f"{pad}{saved} = {value}")
                 parts = [f"{saved}[{k}]" for k in range(len(op.elements))]
-            for k, e in enumerate(op.elements):
-                if e.isidentifier() and e in self.act.active:
-                    self.accumulate(e, parts[k] if parts is not None else f"{gexpr}[{k}]", lines, pad, defined)
+            assert isinstance(s.value, (cst.Tuple, cst.List))
+            for k, el in enumerate(s.value.elements):
+                self.element_adjoint(el.value, parts[k] if parts is not None else f"{gexpr}[{k}]", lines, pad,
+                                     defined)
         elif op.kind == "tape_pop":
             self.cotangent_list(op.callee, lines, pad, defined)  # type: ignore[arg-type]
             lines.append(f"{pad}{self.bname(op.callee)}.append({gexpr})")  # type: ignore[arg-type]
@@ -1783,6 +1798,16 @@ class VJP:
             self.call_adjoint(op, gexpr, lines, pad, defined)
         for n in reversed(restore):
             lines.append(f"{pad}{n} = {old[n]}")
+
+    def element_adjoint(self, node: cst.BaseExpression, g: str, lines: list[str], pad: str,
+                        defined: set[str]) -> None:
+        """The cotangent ``g`` of one element of a tuple or list literal into what it reads: a name,
+        or each element of a nested literal (``(y, (x, c))``: ``g[1][0]`` into x)."""
+        if isinstance(node, cst.Name) and node.value in self.act.active:
+            self.accumulate(node.value, g, lines, pad, defined)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for k, el in enumerate(node.elements):
+                self.element_adjoint(el.value, f"{g}[{k}]", lines, pad, defined)
 
     def cotangent_list(self, lst: str, lines: list[str], pad: str, defined: set[str]) -> None:
         """``lst_bar`` exists before the adjoint of ``v = lst.pop()`` appends to it: one zero per item
@@ -1795,8 +1820,7 @@ class VJP:
         """Cotangents of a dict literal's values, of ``p`` in ``p.w``, of tree_add's and pack_like's operands."""
         if op.kind == "dict":
             for k, e in zip(op.keys, op.elements):
-                if e.isidentifier() and e in self.act.active:
-                    self.accumulate(e, f"{g}[{k}]", lines, pad, defined)
+                self.element_adjoint(cst.parse_expression(e), f"{g}[{k}]", lines, pad, defined)
         elif op.kind == "getattr":
             x = op.operands["x"]
             if x in self.act.active:
@@ -1807,6 +1831,10 @@ class VJP:
                     self.accumulate(e, g, lines, pad, defined)
         elif op.elements and op.elements[0] in self.act.active:  # pack_like(x, items)
             self.accumulate(op.elements[0], f"tuple({g})", lines, pad, defined)
+        elif op.elements:  # pack_like(x, (a_bar, (b_bar, c_bar))): each item's cotangent into its name
+            items = cst.parse_expression(op.elements[0])
+            if isinstance(items, (cst.Tuple, cst.List)):
+                self.element_adjoint(items, g, lines, pad, defined)
 
     def uses_out(self, op: Op) -> bool:
         assert op.prim is not None
@@ -1836,11 +1864,17 @@ class VJP:
                 parts = instantiate(tmpl, mapping)
                 tmp = self.names.fresh(f"{p}_bars")
                 lines.append(f"{pad}{tmp} = {parts}")
-                for k, e in enumerate(seq):
-                    if e.isidentifier() and e in self.act.active:
-                        self.accumulate(e, f"{tmp}[{k}]", lines, pad, defined)
+                for k, e in enumerate(seq):  # a name, or a nested literal (`np.array([[a, b], [c, d]])`)
+                    self.element_adjoint(cst.parse_expression(e), f"{tmp}[{k}]", lines, pad, defined)
                 continue
             a = op.operands.get(p)
+            lit = _literal_container(op.args.get(p)) if a is None else None
+            if lit is not None and any(n in self.act.active for n in names_in(lit)):
+                # `(a, b)` as an array: element k of its cotangent into the k-th name
+                tmp = self.names.fresh(f"{p}_bar")
+                lines.append(f"{pad}{tmp} = {instantiate(tmpl, mapping)}")
+                self.element_adjoint(lit, tmp, lines, pad, defined)
+                continue
             if a is None or a not in self.act.active:
                 continue
             self.accumulate(a, instantiate(tmpl, mapping), lines, pad, defined)
