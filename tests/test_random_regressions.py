@@ -51,10 +51,12 @@ def check(fn, args, what):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-9, atol=1e-12, err_msg=what)
 
 
-# -- `and`/`or` of two tests on data in an `if` --------------------------------------------------------
-# Not supported under derivatives yet (open): grad, jvp, vjp and hessian refuse it at the user's line,
-# before anything runs, never with a wrong number. `while j < 3 and z.mean() < 3.0:` works; compile works.
-# When this is supported, these tests turn into value checks against jax (`check(if_or, (x, y), what)`).
+# -- `and`/`or` of tests on data in an `if` ---------------------------------------------------------
+# Was refused under derivatives ("builds a list or value ... derivatives cannot follow"), and the
+# gradient's `and_ = a > 0 and b < 1` (bound again by the tape's pop) stayed a Python `and` on data
+# under XLA. The value of an `and`/`or` of comparisons is a boolean, which carries no derivative;
+# derivative code keeps it, and the functionalizer makes it `np.logical_and` wherever it is an
+# `if` test on data.
 
 def if_or(x, y):
     if np.mean(y) < 0.5 or np.sum(x) < -0.5:
@@ -72,16 +74,41 @@ def if_and(x):
     return np.sum(v)
 
 
+def if_and_not_in_a_loop(x, z):
+    it = 0
+    while it < 3 and np.sum(x) < 1.0:
+        x = z * x
+        if np.sum(x) > 0.0 and not np.max(z) > 0.5:
+            x = x * np.tanh(x)
+        else:
+            x = np.where(x > 0, x, 0.1 * x)
+        it = it + 1
+    return np.sum(x * z)
+
+
+def value_of_or_is_refused(x, y):
+    v = x or y  # the value of `or` is one of the arrays: derivatives do not follow it
+    return np.sum(v)
+
+
 @pytest.mark.parametrize("what", ["grad", "jvp", "vjp", "hessian"])
 @pytest.mark.parametrize("fn,args", [(if_or, (np.array([0.3, -0.2]), np.array([0.6, 0.9]))),
-                                     (if_and, (np.array([0.3, -0.2]),))], ids=["or", "and"])
-def test_and_or_of_two_data_tests_in_an_if_is_refused_at_the_users_line(fn, args, what):
+                                     (if_or, (np.array([0.3, -0.2]), np.array([0.2, 0.4]))),
+                                     (if_and, (np.array([0.3, -0.2]),)),
+                                     (if_and, (np.array([-0.3, -0.2]),)),
+                                     (if_and_not_in_a_loop, (np.array([0.3, 0.2, 0.1]), np.array([0.9, 0.8, 1.1]))),
+                                     (if_and_not_in_a_loop, (np.array([0.3, 0.2, 0.1]), np.array([0.4, 0.3, 0.2])))],
+                         ids=["or-true", "or-false", "and-true", "and-false", "loop-else", "loop-then"])
+def test_and_or_of_data_tests_in_an_if(fn, args, what):
     np.testing.assert_allclose(srcjax.compile(fn)(*args), fn(*args), rtol=1e-12)
+    check(fn, args, what)
+
+
+def test_the_value_of_or_on_arrays_is_refused_at_the_users_line():
     with pytest.raises(srcjax.TranspileError) as info:
-        check(fn, args, what)
-    msg = str(info.value)
-    line = inspect.getsourcelines(fn)[1] + 1
-    assert f"test_random_regressions.py:{line}:" in msg.splitlines()[0], msg
+        srcjax.grad(value_of_or_is_refused)(np.array([0.3]), np.array([0.2]))
+    line = inspect.getsourcelines(value_of_or_is_refused)[1] + 1
+    assert f"test_random_regressions.py:{line}:" in str(info.value).splitlines()[0], str(info.value)
 
 
 # -- forward over reverse: a loop whose tape holds only flags --------------------------------------

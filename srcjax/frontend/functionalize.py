@@ -57,7 +57,7 @@ import numpy as np
 
 from ..core import Span, UnsupportedSyntaxError
 from ..primitives import registry
-from .names import children, code, names_in, target_names
+from .names import boolean_valued, children, code, names_in, target_names
 from .names import walk as walk_nodes
 from .normalize import (
     _RESERVED,
@@ -1080,6 +1080,40 @@ def _return_checks(f: _Functionalizer, body: Sequence[Any]) -> bool:
     return needs_exit
 
 
+def _only_tested(body: list[Any]) -> set[str]:
+    """``if`` tests bound once, by a boolean-valued ``and``/``or`` or read only as tests (``and_ = a > 0
+    and b < 1`` then ``if and_:``, as derivative code writes it): ``and``/``or`` may become
+    ``np.logical_and``/``np.logical_or`` without changing what the program computes."""
+    uses: dict[str, int] = {}
+    for node in walk_nodes(cst.Module(body=body)):
+        if isinstance(node, cst.Name):
+            uses[node.value] = uses.get(node.value, 0) + 1
+    tests: dict[str, int] = {}
+    bound: dict[str, int] = {}
+    for s, _ in walk(body):
+        if isinstance(s, cst.If) and isinstance(s.test, cst.Name):
+            tests[s.test.value] = tests.get(s.test.value, 0) + 1
+        for t in _assigned_targets(s):
+            bound[t] = bound.get(t, 0) + 1
+    logical: dict[str, bool] = {}  # name -> every `and`/`or`/`not` bound to it is boolean-valued
+    for s, _ in walk(body):
+        if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) \
+                and _Functionalizer.is_logical(s.value):
+            n = s.targets[0].target.value
+            logical[n] = logical.get(n, True) and boolean_valued(s.value)
+    return {n for n, k in tests.items() if logical.get(n) or (bound.get(n) == 1 and uses.get(n) == k + 1)}
+
+
+def _assigned_targets(s: Any) -> list[str]:
+    if isinstance(s, cst.Assign):
+        return [n for t in s.targets for n in target_names(t.target)]
+    if isinstance(s, (cst.AugAssign, cst.AnnAssign)):
+        return target_names(s.target)
+    if isinstance(s, cst.For):
+        return target_names(s.target)
+    return []
+
+
 def functionalize(nf: NormalizedFunction, taken: Iterable[str] = ()) -> NormalizedFunction:
     """``nf`` with control flow on array data rewritten into :mod:`srcjax.lax` calls.
 
@@ -1101,9 +1135,10 @@ def functionalize(nf: NormalizedFunction, taken: Iterable[str] = ()) -> Normaliz
         f.keep.extend(body)
         f.bta = bta = BindingTimes(nf, fdef, body, helpers=taken)
         f.changed = True
+    only_tested = _only_tested(body)
     for s, _ in walk(body):
-        if isinstance(s, cst.If) and isinstance(s.test, cst.Name) and s.test.value in nf.temps and \
-                bta.of(s.test) == DYNAMIC:
+        if isinstance(s, cst.If) and isinstance(s.test, cst.Name) and bta.of(s.test) == DYNAMIC and \
+                (s.test.value in nf.temps or s.test.value in only_tested):
             f.logical_tests.add(s.test.value)
     params = {p.name.value for p in _params(fdef)}
     new_body = f.block(body, _Ctx(set(), params, None))

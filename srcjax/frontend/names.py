@@ -361,3 +361,23 @@ class Names:
                 self.taken.add(n)
                 return n
         raise AssertionError
+
+
+BOOLEAN_CALLS = {f"np.{n}" for n in ("isfinite", "isnan", "isinf", "isneginf", "isposinf", "any", "all",
+                                      "logical_and", "logical_or", "logical_not", "logical_xor", "signbit",
+                                      "array_equal", "allclose")}
+
+
+def boolean_valued(e: cst.BaseExpression, leaf: Callable[[cst.BaseExpression], bool] | None = None) -> bool:
+    """``a > 0 and not np.isnan(b)``: an ``and``/``or``/``not`` of comparisons and tests, a boolean
+    whichever operand decides (``np.logical_and`` of the same operands is the same value). ``leaf``
+    accepts other operands (say, values without a derivative)."""
+    if isinstance(e, cst.BooleanOperation):
+        return boolean_valued(e.left, leaf) and boolean_valued(e.right, leaf)
+    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Not):
+        return True
+    if isinstance(e, cst.Comparison) or (isinstance(e, cst.Name) and e.value in ("True", "False")):
+        return True
+    if isinstance(e, cst.Call) and code(e.func) in BOOLEAN_CALLS:
+        return True
+    return leaf is not None and leaf(e)

@@ -49,6 +49,7 @@ from ..frontend.names import (
     RenameNames,
     Visitor,
     assigned_names,
+    boolean_valued,
     code,
     names_in,
     names_read,
@@ -683,7 +684,8 @@ class Activity:
                         span=self.span_of(s, body),
                         hint=f"make one array and reduce it: np.{name}(np.stack([...]), axis=0), or "
                              f"np.{'maximum' if name == 'max' else 'minimum'}(a, b) for two values")
-                if op.kind == "static" and reads_active and _stores_arrays(s.value):
+                if op.kind == "static" and reads_active and _stores_arrays(s.value) and \
+                        not boolean_valued(s.value, lambda e: not any(n in self.active for n in names_in(e))):
                     raise (ComprehensionError if isinstance(s.value, (cst.ListComp, cst.GeneratorExp))
                            else DifferentiationError)(
                         f"cannot differentiate through `{code(s.value)}` yet (it builds a list or value from "
