@@ -212,15 +212,15 @@ def _forward_grad_source(base: Callable[..., Any], name: str, nums: tuple[int, .
                          value: bool, has_aux: bool, extra: dict[str, Callable[..., Any]]) -> str:
     if has_aux:
         raise ad.DifferentiationError("has_aux is not supported when differentiating a derivative")
-    params = list(inspect.signature(base).parameters)
-    lines = [f"def {name}({', '.join(params)}):"]
+    params, args = _positional_and_call(base)
+    lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):"]
     dots = []
     for k in nums:
         jv = derivative_function(base, "jvp", (k,))
         p = params[k]
         lines.append(f"    assert not is_tree({p}) and np.ndim({p}) == 0, 'grad of a derivative needs scalar inputs: "
                      "use jacfwd or hessian'")
-        lines.append(f"    out, {p}_dot = {jv.__name__}({', '.join(params)}, ones_like({p}))")
+        lines.append(f"    out, {p}_dot = {jv.__name__}({_then(args, f'ones_like({p})')})")
         dots.append(f"{p}_dot")
         extra[jv.__name__] = jv
     g = dots[0] if single else "(" + ", ".join(dots) + ",)"
@@ -233,21 +233,21 @@ def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max
     """``def name(params...)``: the Jacobian w.r.t. the array parameter ``k`` by one JVP per input
     element (jacfwd) or one VJP per output element (jacrev), in a loop the compiler rolls into one
     ``while`` (one executable, one dispatch; the loop-invariant primal is hoisted by XLA)."""
-    params = list(inspect.signature(base).parameters)
-    names = Names([*params, name, *base.__globals__])
+    params, args = _positional_and_call(base)
+    names = Names([*inspect.signature(base).parameters, name, *base.__globals__])
     n, i, jac, out, out_i, e, t, bars = (names.fresh(v) for v in ("n", "i", "jac", "out", "out_i", "e", "t", "bars"))
-    x, args = params[k], ", ".join(params)
+    x = params[k]
     lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):",  # defaults included
              f"    assert not is_tree({x}), '{kind} of a container runs one program per element: call srcjax.{kind}'"]
     if kind == "jacfwd":
         jv = derivative_function(base, "jvp", (k,))
         extra[jv.__name__] = jv
-        lines += [f"    {out}, {t} = {jv.__name__}({args}, zeros_like({x}))  # the output's shape and dtype",
+        lines += [f"    {out}, {t} = {jv.__name__}({_then(args, f'zeros_like({x})')})  # the output's shape and dtype",
                   f"    {n} = np.size({x})",
                   f"    {jac} = np.zeros(({n},) + np.shape({out}), dtype={out}.dtype)",
                   f"    for {i} in range({n}):",
                   f"        {e} = np.reshape(np.arange({n}) == {i}, np.shape({x})).astype({x}.dtype)",
-                  f"        {out_i}, {t} = {jv.__name__}({args}, {e})",
+                  f"        {out_i}, {t} = {jv.__name__}({_then(args, e)})",
                   f"        {jac} = index_update({jac}, {i}, {t})",
                   f"    return np.reshape(np.moveaxis({jac}, 0, -1), np.shape({out}) + np.shape({x}))"]
     else:
@@ -255,15 +255,29 @@ def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max
         primal = names.fresh(base.__name__)
         extra[vj.__name__] = vj
         extra[primal] = base
-        lines += [f"    {out} = {primal}({args})",
+        lines += [f"    {out} = {primal}({', '.join(args[0] + args[1])})",
                   f"    {n} = np.size({out})",
                   f"    {jac} = np.zeros(({n},) + np.shape({x}), dtype={x}.dtype)",
                   f"    for {i} in range({n}):",
                   f"        {e} = np.reshape(np.arange({n}) == {i}, np.shape({out})).astype({out}.dtype)",
-                  f"        {out_i}, {bars} = {vj.__name__}({args}, {e})",
+                  f"        {out_i}, {bars} = {vj.__name__}({_then(args, e)})",
                   f"        {jac} = index_update({jac}, {i}, {bars}[0])",
                   f"    return np.reshape({jac}, np.shape({out}) + np.shape({x}))"]
     return "\n".join(lines) + "\n"
+
+
+def _positional_and_call(base: Callable[..., Any]) -> tuple[list[str], tuple[list[str], list[str]]]:
+    """The positional parameter names, and a call's arguments passing every parameter on
+    (positional names; ``scale=scale`` for a keyword-only one)."""
+    ps = inspect.signature(base).parameters.values()
+    pos = [p.name for p in ps if p.kind != inspect.Parameter.KEYWORD_ONLY]
+    kw = [f"{p.name}={p.name}" for p in ps if p.kind == inspect.Parameter.KEYWORD_ONLY]
+    return pos, (pos, kw)
+
+
+def _then(args: tuple[list[str], list[str]], *more: str) -> str:
+    """A derivative's call: the positional arguments, ``more`` (a tangent, a cotangent), the keywords."""
+    return ", ".join([*args[0], *more, *args[1]])
 
 
 class _Derived(Compiled):
@@ -528,7 +542,15 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any])
     Primals may be containers (tuples, lists, dicts, NamedTuples); each tangent has its primal's
     structure. Leaves without a derivative (integers, booleans, strings) take zero tangents,
     whatever is passed for them (None is fine)."""
+    return _jvp(fn, primals, tangents, {})
+
+
+def _jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+         kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """jvp; ``kwargs``: keyword-only arguments (not differentiated; jacfwd passes them on)."""
     primals, tangents = tuple(primals), tuple(tangents)
+    if not kwargs:
+        _refuse_required_keywords(fn, "srcjax.jvp")
     if len(primals) != len(tangents):
         raise _clean(DTypeError(f"jvp: {len(primals)} primals but {len(tangents)} tangents"))
     nums = _float_positions(primals)
@@ -537,11 +559,32 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any])
     except TranspileError as e:
         raise _clean(e) from None
     if not nums:
-        out = _as_compiled(fn)(*primals)
+        out = _as_compiled(fn)(*primals, **kwargs)
         return out, _zero_tangent(out)
     f = _wrap(fn, "jvp", nums, False)
     # the generated jvp takes every parameter, then the tangents: defaults written out (as vjp does)
-    return f(*_with_defaults(fn, primals), *ts)  # type: ignore[no-any-return]
+    return f(*_with_defaults(fn, primals), *ts, **kwargs)  # type: ignore[no-any-return]
+
+
+def _refuse_required_keywords(fn: Callable[..., Any], what: str) -> None:
+    """jvp and vjp pass primals by position (as JAX's): a keyword-only parameter needs a default."""
+    try:
+        params = inspect.signature(_as_compiled(fn).fn).parameters.values()
+    except (TranspileError, TypeError, ValueError):
+        return
+    required = [p.name for p in params if p.kind == inspect.Parameter.KEYWORD_ONLY and p.default is p.empty]
+    if required:
+        try:
+            src = read_function(_as_compiled(fn).fn)
+            span = src.span(src.fdef.name)
+        except TranspileError:
+            span = None
+        name = getattr(fn, "__name__", "f")
+        raise _clean(ArgumentError(
+            f"{what} passes the primals by position, but {name} has the keyword-only parameter "
+            f"`{required[0]}` without a default", span=span,
+            hint=f"give `{required[0]}` a default, or wrap it: def g(x): return {name}(x, {required[0]}=...); "
+                 "grad, jacfwd, jacrev and hessian pass keyword arguments on"))
 
 
 def _zero_tangent(out: Any) -> Any:
@@ -566,6 +609,7 @@ def vjp(fn: Callable[..., Any], *primals: Any,
     adjoint needs as a static Python int: one program can re-specialize the loop unrolled,
     two cannot). ``max_iters`` as in :func:`grad`.
     """
+    _refuse_required_keywords(fn, "srcjax.vjp")
     halves = _split_vjp(fn, max_iters, len(primals))
     failure: TranspileError | None = None
     if halves is not None and halves.recompute is None:
@@ -591,15 +635,16 @@ class _RecomputingVJP:
     recomputes = True
 
     def __init__(self, f: Compiled, out: Any, primals: tuple[Any, ...], halves: _SplitVJP | None = None,
-                 failure: TranspileError | None = None) -> None:
+                 failure: TranspileError | None = None, kwargs: dict[str, Any] | None = None) -> None:
         self._f, self._out, self._primals, self._halves, self._failure = f, out, primals, halves, failure
+        self._kwargs = kwargs or {}
 
     def __call__(self, ct: Any) -> tuple[Any, ...]:
         try:
             ct = _cotangent(self._out, ct)
         except TranspileError as e:
             raise _clean(e) from None
-        _, bars = self._f(*self._primals, ct)
+        _, bars = self._f(*self._primals, ct, **self._kwargs)
         if self._halves is not None and self._halves.recompute is None:  # the split failed where one program works
             self._halves.recompute = f"the forward half: {type(self._failure).__name__}: {self._failure}"
         return tuple(bars)
@@ -779,11 +824,12 @@ def _with_defaults(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, 
     if len(args) >= len(c.params):
         return args
     try:
-        bound = inspect.signature(c.fn).bind(*args)
+        bound = inspect.signature(c.fn).bind_partial(*args)
     except TypeError:
         return args  # reported by the call
     bound.apply_defaults()
-    return tuple(bound.arguments.values())
+    return tuple(v for k, v in bound.arguments.items()
+                 if bound.signature.parameters[k].kind != inspect.Parameter.KEYWORD_ONLY)
 
 
 def _basis(shape: tuple[int, ...], dtype: Any) -> Any:
@@ -823,7 +869,7 @@ def _check_float(x: Any, what: str) -> None:
 
 def _jacfwd_loop(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
     """jacfwd from Python: one compiled JVP call per element (containers, scalars, function arguments)."""
-    def jac(*args: Any) -> Any:
+    def jac(*args: Any, **kwargs: Any) -> Any:
         x = args[argnums]
         _check_float(x, "srcjax.jacfwd")
         xl, xt = _leaves(x)
@@ -840,10 +886,10 @@ def _jacfwd_loop(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]
                 tl[j] = e
                 tangents = list(zeros)
                 tangents[argnums] = pytree.unflatten(xt, tl)
-                out, t = jvp(fn, args, tangents)
+                out, t = _jvp(fn, args, tangents, kwargs)
                 cols[j].append(_leaves(t)[0])
         if out is None:
-            out = _as_compiled(fn)(*args)
+            out = _as_compiled(fn)(*args, **kwargs)
 
         def block(k: int, j: int) -> Any:
             o, shape = _leaves(out)[0][k], np.shape(xl[j])
@@ -858,10 +904,16 @@ def _jacfwd_loop(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]
 
 def _jacrev_loop(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
     """jacrev from Python: one compiled VJP call per output element (containers, scalars, function arguments)."""
-    def jac(*args: Any) -> Any:
+    def jac(*args: Any, **kwargs: Any) -> Any:
         x = args[argnums]
         _check_float(x, "srcjax.jacrev")
-        out, f = vjp(fn, *args, max_iters=max_iters)
+        if kwargs:  # keyword-only arguments: one program per cotangent, the forward pass again each time
+            out = _as_compiled(fn)(*args, **kwargs)
+            whole = _wrap(fn, "vjp", tuple(range(len(args))), False, max_iters)
+            f: Callable[[Any], tuple[Any, ...]] = _RecomputingVJP(whole, out, _with_defaults(fn, args),
+                                                                   kwargs=kwargs)
+        else:
+            out, f = vjp(fn, *args, max_iters=max_iters)
         ol, ot = _leaves(out)
         xl, _ = _leaves(x)
         rows: list[list[list[Any]]] = []  # per output leaf, per element: flat cotangent leaves of x
@@ -907,22 +959,23 @@ class _Jacobian(_Derived):
         self._array_out: dict[Any, bool] = {}
 
     def _compiled_path(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        if kwargs or self._needs or not -len(args) <= self._argnum < len(args):
+        if self._needs or not -len(args) <= self._argnum < len(args):
             return False
         x = args[self._argnum]
         if not hasattr(x, "shape") or not hasattr(x, "dtype") or pytree.is_tree(x):
             return False
-        leaves = pytree.flatten(list(args), is_leaf=_is_leaf)[0]
+        leaves = pytree.flatten([*args, *(kwargs[k] for k in sorted(kwargs))], is_leaf=_is_leaf)[0]
         if any(_is_function_value(v) for v in leaves):
             return False
-        key = tuple((type(v), np.shape(v), getattr(v, "dtype", None)) if hasattr(v, "shape") else (type(v), v)
-                    for v in leaves) if all(_hashable(v) for v in leaves) else None
+        key = (*sorted(kwargs),) + tuple(
+            (type(v), np.shape(v), getattr(v, "dtype", None)) if hasattr(v, "shape") else (type(v), v)
+            for v in leaves) if all(_hashable(v) for v in leaves) else None
         hit = self._array_out.get(key) if key is not None else None
         if hit is None:
             try:
-                out = eval_shape(self._base, *args)
+                out = eval_shape(self._base, *args, **kwargs)
             except TranspileError:
-                self._primal_error(args, {})  # the function's own errors, at its line
+                self._primal_error(args, kwargs)  # the function's own errors, at its line
                 raise
             hit = not pytree.is_tree(out)
             if key is not None:

@@ -212,27 +212,38 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
 
 def _every_argument(nf: NormalizedFunction, pos: list[str],
                     kws: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-    """A helper call's arguments for every parameter, in order, literal defaults written out: the
-    helper's generated halves and jvp list every parameter (then ``_tape`` or tangents)."""
+    """A helper call's arguments for every parameter, literal defaults written out: the positional
+    ones in order, and the keyword-only ones by name. The helper's generated halves and jvp take
+    the positional ones, then ``_tape`` or tangents, then the keyword-only ones by keyword."""
     sig = inspect.signature(nf.fn)
     try:
         ba = sig.bind(*pos, **kws)
     except TypeError:
         return pos, kws  # reported when the call is specialized
-    out = []
+    out: list[str] = []
+    kw: dict[str, str] = {}
     for name, p in sig.parameters.items():
-        if p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD:
+        if p.kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
             return pos, kws
         if name in ba.arguments:
-            out.append(ba.arguments[name])
-            continue
-        lit = _literal_code(p.default)
-        if lit is None:
-            raise DifferentiationError(
-                f"cannot differentiate the call to {nf.name}: it leaves {name!r} to its default, which is not a "
-                "literal value", hint=f"pass {name}=... explicitly in the call")
-        out.append(lit)
-    return out, {}
+            value = ba.arguments[name]
+        else:
+            value = _literal_code(p.default)
+            if value is None:
+                raise DifferentiationError(
+                    f"cannot differentiate the call to {nf.name}: it leaves {name!r} to its default, which is not "
+                    "a literal value", hint=f"pass {name}=... explicitly in the call")
+        if p.kind is inspect.Parameter.KEYWORD_ONLY:
+            kw[name] = value
+        else:
+            out.append(value)
+    return out, kw
+
+
+def call_arguments(op: Op, then: Sequence[str]) -> list[str]:
+    """A helper's derivative called: the positional arguments, ``then`` (tangents, the tape), and
+    the keyword-only arguments by keyword (as ``signature(callee, then)`` takes them)."""
+    return [*op.call_args, *then, *(f"{k}={v}" for k, v in op.call_kwargs.items())]
 
 
 def _prim_op(prim: registry.Primitive, args: dict[str, Any], reads: list[str]) -> Op:
@@ -744,7 +755,7 @@ class Activity:
         callee = self.program.functions.get(op.callee or "")
         if callee is None:
             return True
-        params = [p.name.value for p in callee.plain_fdef.params.params]
+        params = all_params(callee)
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
         pattern = tuple(p for p in params if p in bound and any(n in self.active for n in names_in(
@@ -764,7 +775,7 @@ class Activity:
         callee = self.program.functions.get(op.callee or "")
         if callee is None:
             return []
-        params = [p.name.value for p in callee.plain_fdef.params.params]
+        params = all_params(callee)
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
         return [bound[p] for p in _mutated_params(self.program, callee) if p in bound and bound[p].isidentifier()]
@@ -982,7 +993,7 @@ class JVP:
         self.dot: dict[str, str] = {}
         self.helpers = helpers
         self.out_lines = out_lines
-        self.params = [p.name.value for p in nf.plain_fdef.params.params]
+        self.params = all_params(nf)
         self.active_params = list(active_params)
         self.synthesized: list[cst.Assign] = []
 
@@ -998,7 +1009,7 @@ class JVP:
         for p in self.active_params:
             self.dname(p)
         self.block(self.body, lines, 1, defined, top=True)
-        sig = ", ".join(self.params + [self.dot[p] for p in self.active_params])
+        sig = signature(self.nf, [self.dot[p] for p in self.active_params])
         return f"def {self.name}({sig}):\n" + "\n".join(lines) + "\n"
 
     def tangent_of(self, atom: str, defined: set[str]) -> str | None:
@@ -1267,7 +1278,7 @@ class JVP:
     def call(self, s: cst.Assign, op: Op, lines: list[str], ind: int, defined: set[str]) -> None:
         pad = "    " * ind
         callee = self.program.functions[op.callee]  # type: ignore[index]
-        params = [p.name.value for p in callee.plain_fdef.params.params]
+        params = all_params(callee)
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
         active = tuple(p for p in params if p in bound and any(
@@ -1282,8 +1293,7 @@ class JVP:
                     defined.add(n)
             return
         hname = jvp_helper(self.program, callee, active, self.helpers, self.out_lines)
-        args = [bound[p] for p in params if p in bound] + [
-            self.tangent_expr(cst.parse_expression(bound[p]), defined) for p in active]
+        args = call_arguments(op, [self.tangent_expr(cst.parse_expression(bound[p]), defined) for p in active])
         out = self.names.fresh(f"{op.callee}_out")
         out_dot = self.names.fresh(f"{op.callee}_out_dot")
         lines.append(f"{pad}{out}, {out_dot} = {hname}({', '.join(args)})")
@@ -1350,7 +1360,7 @@ class VJP:
         self.bar: dict[str, str] = {}
         self.helpers = helpers
         self.out_lines = out_lines
-        self.params = [p.name.value for p in nf.plain_fdef.params.params]
+        self.params = all_params(nf)
         self.tape = self.names.fresh("_tape")
         body = single_exit(list(nf.plain_fdef.body.body), Names(set(names_in(nf.plain_fdef))).fresh("result"))
         body = inline_lax(nf, body)  # user srcjax.lax calls -> if/for/while (see transforms/inline_lax.py)
@@ -1445,7 +1455,7 @@ class VJP:
                         if op.kind == "call" and self.call_active(op) and id(small) not in self.no_bar:
                             fwd, _ = self.call_names(op)
                             lines.append(f"{pad}{code(small.targets[0].target)} = {fwd}"
-                                         f"({', '.join(self.call_arg_list(op) + [self.tape])})")
+                                         f"({', '.join(call_arguments(op, [self.tape]))})")
                             continue
                     lines.append(pad + code(small))
             elif isinstance(s, cst.If):
@@ -1884,7 +1894,7 @@ class VJP:
     # -- helper calls ---------------------------------------------------------------------------
     def call_bound(self, op: Op) -> tuple[NormalizedFunction, list[str], dict[str, str]]:
         callee = self.program.functions[op.callee]  # type: ignore[index]
-        params = [p.name.value for p in callee.plain_fdef.params.params]
+        params = all_params(callee)
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
         return callee, params, bound
@@ -1904,10 +1914,6 @@ class VJP:
     def call_names(self, op: Op) -> tuple[str, str]:
         callee, _, _ = self.call_bound(op)
         return vjp_helper(self.program, callee, self.call_active(op), self.helpers, self.out_lines, self.max_iters)
-
-    def call_arg_list(self, op: Op) -> list[str]:
-        callee, params, bound = self.call_bound(op)
-        return [bound[p] if p in bound else "None" for p in params if p in bound]
 
     def call_adjoint(self, op: Op, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
         active = self.call_active(op)
@@ -2082,11 +2088,13 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
                                        "or recursion) is not supported yet", span=nf.spans.get(id(line)),
                                        hint=f"call {callee.name} before the `if` and select the result with "
                                             "np.where, or move the `if` into the helper")
-        params = callee.plain_fdef.params.params
+        ps = callee.plain_fdef.params
+        params = [*ps.params, *ps.kwonly_params]  # inlined: every parameter bound by position
+        npos = len(ps.params)
         args: list[str] = []
         for k, p in enumerate(params):
             name = p.name.value
-            if k < len(op.call_args):
+            if k < min(len(op.call_args), npos):
                 args.append(op.call_args[k])
             elif name in op.call_kwargs:
                 args.append(op.call_kwargs[name])
@@ -2096,7 +2104,9 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
                 raise DifferentiationError(f"{callee.name}() is missing the argument `{name}`",
                                            span=nf.spans.get(id(line)))
         inner = inline_calls_in_data_branches(program, callee, list(callee.plain_fdef.body.body), depth + 1)
-        fdef = callee.plain_fdef.with_changes(body=callee.plain_fdef.body.with_changes(body=inner))
+        fdef = callee.plain_fdef.with_changes(body=callee.plain_fdef.body.with_changes(body=inner),
+                                              params=ps.with_changes(params=params, kwonly_params=[],
+                                                                     star_arg=cst.MaybeSentinel.DEFAULT))
         return inl.inline(fdef, args, code(a.targets[0].target), line)
 
     new = block(body, STATIC)
@@ -2282,11 +2292,10 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     # caller restores its own variables only after the backward half has popped these
     residuals = sorted(n for n in adj_reads if (n in assigned or n in v.params) and n not in v.bar.values()
                        and n != out_bar and n != v.tape)
-    params = v.params
     tape = v.tape
     res = ", ".join(residuals)
     unbound = [n for n in residuals if n not in v.final_bound]
-    fwd_lines = [f"def {fwd}({', '.join(params + [tape])}):"]
+    fwd_lines = [f"def {fwd}({signature(nf, [tape])}):"]
     fwd_lines += [f"    {n} = UNSET" for n in unbound]  # bound on some paths only (read under the same test)
     fwd_lines += primal
     if residuals:
@@ -2363,10 +2372,24 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
     return "\n".join(lines) + "\n" + ("\n\n" + "\n\n".join(extra) if extra else "")
 
 
-def signature(nf: NormalizedFunction) -> str:
-    """``nf``'s parameters as written, with their defaults (``params, x, y=None``)."""
-    return ", ".join(p.name.value + (f"={code(p.default)}" if p.default is not None else "")
-                     for p in nf.plain_fdef.params.params)
+def _param_code(p: cst.Param) -> str:
+    return p.name.value + (f"={code(p.default)}" if p.default is not None else "")
+
+
+def signature(nf: NormalizedFunction, then: Sequence[str] | None = None) -> str:
+    """``nf``'s parameters as written, with their defaults (``params, x, y=None, *, scale=2.0``);
+    with ``then`` (tangents, a cotangent): the positional names, ``then``, and the keyword-only
+    parameters with their defaults (``x, y, x_dot, *, scale=2.0``)."""
+    ps = nf.plain_fdef.params
+    pos = [_param_code(p) for p in ps.params] if then is None else [p.name.value for p in ps.params] + list(then)
+    kw = [_param_code(p) for p in ps.kwonly_params]
+    return ", ".join(pos + (["*", *kw] if kw else []))
+
+
+def all_params(nf: NormalizedFunction) -> list[str]:
+    """Every parameter name, positional then keyword-only (all bound on entry)."""
+    ps = nf.plain_fdef.params
+    return [p.name.value for p in [*ps.params, *ps.kwonly_params]]
 
 
 def _kept(v: VJP, exprs: list[str | None], adj: list[str], lines: list[str]) -> list[str | None]:
@@ -2401,7 +2424,7 @@ def vjp_source(program: Program, argnums: Sequence[int], name: str, origins: dic
     out_bar = v.names.fresh("out_bar")
     primal, adj, out, defined = v.sweeps(out_bar)
     bars = v.finish_bars(adj, defined)
-    lines = [f"def {name}({', '.join(params + [out_bar])}):", f"    {v.tape} = []"] + primal
+    lines = [f"def {name}({signature(nf, [out_bar])}):", f"    {v.tape} = []"] + primal
     out = _kept(v, [out, None], adj, lines)[0] or out
     lines += adj
     lines.append(f"    return {out}, ({', '.join(bars)},)")

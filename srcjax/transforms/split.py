@@ -70,7 +70,8 @@ def split_source(program: Program, argnums: Sequence[int], fwd: str, bwd: str, h
     tape_re = re.compile(rf"(?<![\w.]){re.escape(v.tape)}\b")
     uses_tape = any(tape_re.search(ln) for ln in primal + adj)
     exposed = ad._upward_exposed(cst.parse_module(ad._dedent_block("\n".join(adj))).body) if adj else set()
-    bound: list[str] = []  # names the primal binds, in order of first binding
+    kwonly = [p.name.value for p in nf.plain_fdef.params.kwonly_params]  # the backward half takes them saved
+    bound: list[str] = list(kwonly)  # names the primal binds, in order of first binding
     in_loops: set[str] = set()  # ... and those it binds inside a loop
     body = cst.parse_module(ad._dedent_block("\n".join(primal))).body if primal else []
     for st, depth in ad._walk(body):
@@ -79,9 +80,9 @@ def split_source(program: Program, argnums: Sequence[int], fwd: str, bwd: str, h
         bound += names
         if depth or isinstance(st, cst.For):
             in_loops.update(names)
-    top = set(v.final_bound) | {n for line in body if isinstance(line, cst.SimpleStatementLine)  # bound on every path
-                                for st in line.body if isinstance(st, cst.Assign)
-                                for t in st.targets for n in target_names(t.target)}
+    top = set(v.final_bound) | set(kwonly) | {  # bound on every path
+        n for line in body if isinstance(line, cst.SimpleStatementLine)
+        for st in line.body if isinstance(st, cst.Assign) for t in st.targets for n in target_names(t.target)}
     skip = {v.tape, out_bar, *v.bar.values()}
     residuals = [n for n in dict.fromkeys(bound) if n in exposed and n not in skip]
     reads = [i for i, p in enumerate(params) if p in exposed and p not in residuals]
