@@ -730,31 +730,12 @@ def seq_piece(g: Any, seq: Any, axis: Any, kind: str, k: int) -> Any:
 
 
 def seq_pieces(g: Any, seq: Any, axis: Any, kind: str) -> Any:
-    """``seq_piece`` for every element of ``seq``, as a tuple.
-
-    Written as tuple literals of fixed length, which the AD pass differentiates (it does
-    not differentiate lists built by loops or comprehensions); longer sequences fall back
-    to a comprehension (first derivatives only)."""
-    n = len(seq)
-    if n == 1:
-        return (seq_piece(g, seq, axis, kind, 0),)
-    if n == 2:
-        return (seq_piece(g, seq, axis, kind, 0), seq_piece(g, seq, axis, kind, 1))
-    if n == 3:
-        return (seq_piece(g, seq, axis, kind, 0), seq_piece(g, seq, axis, kind, 1),
-                seq_piece(g, seq, axis, kind, 2))
-    if n == 4:
-        return (seq_piece(g, seq, axis, kind, 0), seq_piece(g, seq, axis, kind, 1),
-                seq_piece(g, seq, axis, kind, 2), seq_piece(g, seq, axis, kind, 3))
-    if n == 5:
-        return (seq_piece(g, seq, axis, kind, 0), seq_piece(g, seq, axis, kind, 1),
-                seq_piece(g, seq, axis, kind, 2), seq_piece(g, seq, axis, kind, 3),
-                seq_piece(g, seq, axis, kind, 4))
-    if n == 6:
-        return (seq_piece(g, seq, axis, kind, 0), seq_piece(g, seq, axis, kind, 1),
-                seq_piece(g, seq, axis, kind, 2), seq_piece(g, seq, axis, kind, 3),
-                seq_piece(g, seq, axis, kind, 4), seq_piece(g, seq, axis, kind, 5))
-    return tuple([seq_piece(g, seq, axis, kind, k) for k in range(n)])
+    """``seq_piece`` for every element of ``seq``, as a tuple (a loop of appends, which the AD
+    pass differentiates again: the Hessian of ``np.stack(items)``)."""
+    pieces = []
+    for k in range(len(seq)):
+        pieces.append(seq_piece(g, seq, axis, kind, k))
+    return tuple(pieces)
 
 
 def atleast_dots(tangents: Any, n: int) -> Any:

@@ -244,9 +244,9 @@ def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max
         extra[jv.__name__] = jv
         lines += [f"    {out}, {t} = {jv.__name__}({_then(args, f'zeros_like({x})')})  # the output's shape and dtype",
                   f"    {n} = np.size({x})",
-                  f"    {jac} = np.zeros(({n},) + np.shape({out}), dtype={out}.dtype)",
+                  f"    {jac} = np.zeros(({n},) + np.shape({out}), dtype=np.result_type({out}))",
                   f"    for {i} in range({n}):",
-                  f"        {e} = np.reshape(np.arange({n}) == {i}, np.shape({x})).astype({x}.dtype)",
+                  f"        {e} = np.reshape(np.arange({n}) == {i}, np.shape({x})).astype(np.result_type({x}))",
                   f"        {out_i}, {t} = {jv.__name__}({_then(args, e)})",
                   f"        {jac} = index_update({jac}, {i}, {t})",
                   f"    return np.reshape(np.moveaxis({jac}, 0, -1), np.shape({out}) + np.shape({x}))"]
@@ -257,9 +257,9 @@ def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max
         extra[primal] = base
         lines += [f"    {out} = {primal}({', '.join(args[0] + args[1])})",
                   f"    {n} = np.size({out})",
-                  f"    {jac} = np.zeros(({n},) + np.shape({x}), dtype={x}.dtype)",
+                  f"    {jac} = np.zeros(({n},) + np.shape({x}), dtype=np.result_type({x}))",
                   f"    for {i} in range({n}):",
-                  f"        {e} = np.reshape(np.arange({n}) == {i}, np.shape({out})).astype({out}.dtype)",
+                  f"        {e} = np.reshape(np.arange({n}) == {i}, np.shape({out})).astype(np.result_type({out}))",
                   f"        {out_i}, {bars} = {vj.__name__}({_then(args, e)})",
                   f"        {jac} = index_update({jac}, {i}, {bars}[0])",
                   f"    return np.reshape({jac}, np.shape({out}) + np.shape({x}))"]
@@ -288,7 +288,8 @@ class _Derived(Compiled):
         self._check = check
         self._what = what
         self._origin: tuple[Any, ...] | None = None  # (fn, kind, argnums, has_aux, max_iters), for _bound
-        self._primal: Callable[..., Any] | None = None  # the function differentiated, when it takes the same arguments
+        self._primal: Callable[..., Any] | None = None  # the function differentiated
+        self._primal_nargs: int | None = None  # jvp, vjp: the leading arguments are the primal's (then tangents)
         self._bound: dict[tuple[Any, ...], _Derived] = {}
         self._needs: set[str] = set()  # parameters called as functions: a function must be passed for each
         self._output_of: tuple[bool, str] | None = None  # grad: (has_aux, srcjax.grad): a real scalar output
@@ -345,7 +346,14 @@ class _Derived(Compiled):
     def _primal_error(self, args: Sequence[Any], kwargs: dict[str, Any]) -> None:
         """Raise the function's own error on these arguments, at its line, if it has one: its
         transpile error, or (grad) an output that is not a real scalar, which the derivative asserts."""
-        out = eval_shape(self._primal, *args, **kwargs)  # type: ignore[arg-type]
+        primal_args = args if self._primal_nargs is None else args[:self._primal_nargs]
+        try:
+            out = eval_shape(self._primal, *primal_args, **kwargs)  # type: ignore[arg-type]
+        except TranspileError:
+            inner = self._primal
+            if isinstance(inner, _Derived) and inner._primal is not None:
+                inner._primal_error(primal_args, kwargs)  # a derivative of a derivative: the innermost function's
+            raise
         if self._output_of is not None:
             has_aux, what = self._output_of
             bad = grad_output_error(self._primal, out, has_aux, what)  # type: ignore[arg-type]
@@ -400,7 +408,10 @@ def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], h
     d = _Derived(derived, nums, f"srcjax.{kind}", static_argnums=tuple(
         i for i, p in enumerate(c.params) if p in c.static), device=c.device)
     d._origin = (fn, kind, argnums, has_aux, max_iters)
-    d._primal = fn if kind in ("grad", "value_and_grad") else None
+    d._primal = fn
+    if kind in ("jvp", "vjp"):  # (primals..., tangents or a cotangent): the function's own errors at its lines
+        d._primal_nargs = sum(p.kind != inspect.Parameter.KEYWORD_ONLY
+                              for p in inspect.signature(c.fn).parameters.values())
     d._output_of = (has_aux, f"srcjax.{kind}") if kind in ("grad", "value_and_grad") else None
     d._needs = needs
     return d

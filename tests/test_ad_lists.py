@@ -315,3 +315,26 @@ def test_refused_with_the_users_line_and_a_hint(fn, text, words, hint, transform
     assert f"{__file__}:{_line_of(fn, text)}:" in msg, msg
     assert text in msg  # the source line, with a caret under it
     assert words in msg and "hint:" in msg and hint in msg, msg
+
+
+# -- the Hessian of np.stack/np.concatenate of an appended list --------------------------------
+# The gradient splits the joined cotangent with srcjax.adjoint.seq_pieces, which the second
+# derivative reads; it was refused inside srcjax/adjoint.py (a comprehension) for more than six items.
+
+def stacked_items(x, n=3):
+    items = []
+    for i in range(n):
+        items.append(np.sin(x) * (i + 1.0))
+    return np.sum(np.stack(items) ** 2) + np.sum(np.concatenate(items) ** 3)
+
+
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_second_derivatives_of_joined_appended_lists(n):
+    x = np.array([0.1, -0.2])
+    ns = {"np": jnp}
+    exec(inspect.getsource(stacked_items), ns)
+    jf = ns["stacked_items"]
+    ref = np.asarray(jax.hessian(jf)(x, n))
+    np.testing.assert_allclose(np.asarray(srcjax.hessian(stacked_items)(x, n)), ref, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(srcjax.jacrev(srcjax.grad(stacked_items))(x, n)), ref, rtol=1e-9,
+                               atol=1e-12)

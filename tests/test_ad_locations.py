@@ -226,3 +226,31 @@ def test_primal_locations_are_unchanged() -> None:
     locs = _locations(srcjax.compile(rnn_loss), *LOCATION_CASES[3][1])
     line = locate(rnn_loss, "h = np.tanh(")[0]
     assert (__file__, line) in locs and locs <= _lines_of(rnn_loss)
+
+
+# -- errors inside a helper, under jvp and a derivative of a derivative ---------------------------
+# jvp reported `<srcjax.jvp of f #0>:16:14` (generated code); grad(grad(f)) the inner gradient's source.
+
+def _bad_matmul(x):
+    return np.reshape(x, (3, 2)) @ np.ones(4)
+
+
+def _sums_bad_matmul(x):
+    return np.sum(_bad_matmul(x))
+
+
+@pytest.mark.parametrize("what", ["jvp", "vjp", "grad", "grad_grad", "jacfwd", "hessian"])
+def test_a_helpers_error_is_at_the_helpers_line(what):
+    x = np.arange(6.0)
+    calls = {
+        "jvp": lambda: srcjax.jvp(_sums_bad_matmul, (x,), (x,)),
+        "vjp": lambda: srcjax.vjp(_sums_bad_matmul, x),
+        "grad": lambda: srcjax.grad(_sums_bad_matmul)(x),
+        "grad_grad": lambda: srcjax.grad(srcjax.grad(_sums_bad_matmul))(x),
+        "jacfwd": lambda: srcjax.jacfwd(_bad_matmul)(x),
+        "hessian": lambda: srcjax.hessian(_sums_bad_matmul)(x),
+    }
+    with pytest.raises(srcjax.ShapeError) as info:
+        calls[what]()
+    line = inspect.getsourcelines(_bad_matmul)[1] + 1
+    assert f"test_ad_locations.py:{line}:" in str(info.value).splitlines()[0], str(info.value)

@@ -15,6 +15,7 @@ class (a ``srcjax.TranspileError`` subclass) and that the message starts with
 from __future__ import annotations
 
 import inspect
+import itertools
 import os
 import warnings
 from typing import Any
@@ -601,3 +602,51 @@ def test_a_loop_changing_a_python_int_stays_one_loop():
 def test_a_loop_int_needed_static_afterwards_unrolls_that_loop():
     x = np.arange(8.0)
     np.testing.assert_array_equal(np.asarray(srcjax.compile(count_used_as_a_shape)(x)), count_used_as_a_shape(x))
+
+
+# -- builtins that call functions, endless iterators ---------------------------------------------
+# map(f, xs) raised "'NormalizedFunction' object is not callable"; sorted(key=f) ran f as a Python
+# function; `for i in itertools.count():` hung while specializing.
+
+def _square(v):
+    return v * v
+
+
+def maps_a_helper(x, y):
+    out = np.sum(np.stack(list(map(_square, [x, x * 2.0]))))
+    for v in map(np.add, [x, y], [y, x]):
+        out = out + np.sum(v)
+    return out
+
+
+def sorts_by_shape(xs):
+    parts = sorted(xs, key=lambda a: a.shape[0])
+    return np.sum(parts[0]) * 2.0 + np.sum(parts[1])
+
+
+def sorts_by_data(x):
+    parts = sorted([x, x * 2.0], key=np.sum)
+    return np.sum(parts[0])
+
+
+def counts_until_static_break(x):
+    for i in itertools.count():
+        if i > 3:
+            break
+        x = x * 2.0
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("fn,args", [(maps_a_helper, (np.arange(3.0), np.ones(3))),
+                                     (sorts_by_shape, ([np.ones(4), np.ones(2)],)),
+                                     (counts_until_static_break, (np.arange(3.0),))],
+                         ids=["map", "sorted", "count"])
+def test_builtins_calling_functions_and_endless_iterators(fn, args):
+    np.testing.assert_allclose(np.asarray(srcjax.compile(fn)(*args)), fn(*args), rtol=1e-12)
+
+
+def test_sorting_by_array_data_is_refused_at_the_users_line():
+    with pytest.raises(srcjax.StaticValueError) as info:
+        srcjax.compile(sorts_by_data)(np.arange(3.0))
+    line = inspect.getsourcelines(sorts_by_data)[1] + 1
+    assert f"test_control_flow.py:{line}:" in str(info.value).splitlines()[0], str(info.value)

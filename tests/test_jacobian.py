@@ -132,3 +132,16 @@ def test_integer_argument_is_refused():
         srcjax.jacfwd(vec)(np.arange(4))
     with pytest.raises(srcjax.DTypeError, match="floating-point"):
         srcjax.jacrev(vec)(np.arange(4))
+
+
+def _scalar_pair(x, y):
+    return x * y + np.sin(x)
+
+
+@pytest.mark.parametrize("kind", ["jacfwd", "jacrev", "hessian"])
+def test_python_float_arguments_in_the_generated_source(kind):
+    # regression: the generated Jacobian read `x.dtype` ('float' object has no attribute 'dtype')
+    j = getattr(srcjax, kind)(_scalar_pair)
+    ref = 0.5 + np.cos(0.3) if kind != "hessian" else -np.sin(0.3)  # d/dx, d2/dx2 of x * y + sin(x)
+    np.testing.assert_allclose(float(j(0.3, 0.5)), float(ref), rtol=1e-12)
+    np.testing.assert_allclose(float(srcjax.numpy_function(j)(0.3, 0.5)), float(ref), rtol=1e-12)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
+import itertools
 import math
 import operator
 import types
@@ -379,8 +380,8 @@ class Specializer:
             return list(v)
         if isinstance(v, np.ndarray):
             return [self.lift(x) for x in v]
-        if hasattr(v, "__next__"):  # other static iterators (reversed(range(...)), ...)
-            return list(v)
+        if hasattr(v, "__next__"):  # other static iterators (reversed(range(...)), itertools.count(), ...)
+            return list(itertools.islice(v, MAX_UNROLL + 2))  # an endless one stops the unrolled loop there
         raise DTypeError(f"cannot iterate over {type(v).__name__}")
 
     def truth(self, v: Any, what: str) -> bool:
@@ -1041,6 +1042,31 @@ def _b_tree_map(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any
         raise ArgumentError(f"container structures do not match: {e}") from None
 
 
+def _b_map(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``map(f, xs, ...)``: ``f`` called (traced) per item, eagerly (the items are static in number)."""
+    if len(args) < 2 or kwargs:
+        raise StaticValueError("map() takes a function and at least one iterable")
+    f, *seqs = args
+    seqs = [sp.iterate(a) if is_dynamic(a) else a for a in seqs]
+    return iter([sp.call_value(f, list(items), {}) for items in zip(*seqs)])
+
+
+def _b_sorted(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``sorted(xs, key=f)``: ``f`` called (traced) per item; its results must be static to order by."""
+    key = kwargs.pop("key", None)
+    (seq,) = args
+    items = list(sp.iterate(seq) if is_dynamic(seq) else seq)
+    if key is None:
+        keys = items
+    else:
+        keys = [sp.call_value(key, [v], {}) for v in items]
+    if any(is_dynamic(k) for k in keys):
+        raise StaticValueError("sorted() orders by values known at transpile time, but the key is array data",
+                               hint="sort by a shape or a static value, or use np.sort/np.argsort on one array")
+    order = sorted(range(len(items)), key=lambda i: keys[i], reverse=bool(kwargs.pop("reverse", False)))
+    return [items[i] for i in order]
+
+
 def _aval_dummy(v: Any) -> Any:
     """A NumPy stand-in with the dtype (and NEP 50 weakness) of ``v``, for dtype queries."""
     if is_dynamic(v):
@@ -1069,7 +1095,7 @@ def _b_result_type(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> 
 _BUILTIN_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]] = {
     **lax_rules(),
     np.shape: _b_shape_query(np.shape), np.ndim: _b_shape_query(np.ndim), np.size: _b_shape_query(np.size),
-    np.result_type: _b_result_type, pytree.tree_map: _b_tree_map,
+    np.result_type: _b_result_type, pytree.tree_map: _b_tree_map, map: _b_map, sorted: _b_sorted,
     isinstance: _b_isinstance, zip: _b_iterating(zip), enumerate: _b_iterating(enumerate),
     reversed: _b_iterating(reversed), list: _b_iterating(list), tuple: _b_iterating(tuple),
     len: _b_len, range: _b_range, abs: _b_abs, round: _b_round, sum: _b_sum,
