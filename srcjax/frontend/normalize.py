@@ -37,7 +37,7 @@ import numpy as np
 from .. import adjoint as _adjoint
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from . import callees
+from . import aliasing, callees
 from .callees import ALLOWED_BUILTINS
 from .names import Visitor, children, names_in, renamed, target_names
 from .read import FunctionSource, read_function
@@ -847,6 +847,10 @@ class Normalizer:
     # -- the function ---------------------------------------------------------------
     def function(self, name: str) -> cst.FunctionDef:
         fdef = self.src.fdef
+        alias = aliasing.check_in_place_aliasing(fdef)
+        if alias is not None:
+            what, hint = aliasing.describe(alias)
+            raise UnsupportedSyntaxError(what, span=self.span(alias.statement), hint=hint)
         params = fdef.params
         if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) and isinstance(params.star_arg, cst.Param):
             raise self.unsupported(params.star_arg, "*args parameters", "list the parameters explicitly")

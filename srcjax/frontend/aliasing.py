@@ -1,0 +1,198 @@
+"""In-place changes NumPy makes through another name: refused, not silently different.
+
+NumPy's ``a += b``, ``a[i] = v`` and ``a[i] += v`` change the array ``a`` names, so every other
+name bound to the same array (``b = a`` earlier) sees the change. srcjax's arrays are immutable,
+as JAX's: those statements rebind ``a`` to a new array and ``b`` keeps the old value. Where a
+function reads such a second name after the change, the two semantics give different numbers;
+:func:`check_in_place_aliasing` refuses that at the changing statement, with the name and the
+line that made it an alias.
+
+The analysis is local and conservative about what it accepts: names are followed through plain
+copies (``b = a``) in program order; any other binding gives a name a new value; a value bound
+from a number, string or boolean literal is immutable in NumPy too (``+=`` rebinds it) and is
+never reported. Inside a loop, a read anywhere in the loop counts as later.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+from .names import code, names_in, target_names
+
+
+@dataclass
+class InPlaceAlias:
+    """``statement`` changes ``name``'s array in place; ``alias`` (bound to it by ``copy``) is read after."""
+    statement: cst.CSTNode
+    name: str
+    alias: str
+    copy: tuple[str, str] | None  # (target, source) of the copy that made the alias
+
+
+@dataclass
+class _Event:
+    pos: int
+    kind: str  # read | bind | copy | inplace
+    name: str
+    node: cst.CSTNode
+    source: str = ""  # copy: the name copied
+    loops: tuple[tuple[int, int], ...] = ()  # the enclosing loops' position ranges
+    literal: bool = False  # bind: from an immutable literal
+
+
+@dataclass
+class _Walk:
+    events: list[_Event] = field(default_factory=list)
+    pos: Iterator[int] = field(default_factory=itertools.count)
+    loops: list[list[int]] = field(default_factory=list)
+
+
+def _base_name(t: cst.BaseExpression) -> str | None:
+    while isinstance(t, (cst.Subscript, cst.Attribute)):
+        t = t.value
+    return t.value if isinstance(t, cst.Name) else None
+
+
+def _is_literal(v: cst.BaseExpression) -> bool:
+    if isinstance(v, cst.UnaryOperation):
+        v = v.expression
+    return isinstance(v, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)) or (
+        isinstance(v, cst.Name) and v.value in ("True", "False", "None"))
+
+
+def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
+    """The statement's reads, then what it binds or changes (``v = v + 1`` reads the old ``v``)."""
+    p = next(w.pos)
+    loops = tuple((lp[0], -1) for lp in w.loops)
+    reads: list[str] = []
+    effects: list[_Event] = []
+
+    def ev(kind: str, name: str, **kw: Any) -> None:
+        effects.append(_Event(p, kind, name, node, loops=loops, **kw))
+
+    if isinstance(s, cst.Assign):
+        reads = names_in(s.value)
+        for t in s.targets:
+            tgt = t.target
+            if isinstance(tgt, (cst.Subscript, cst.Attribute)):
+                base = _base_name(tgt)
+                reads += [n for n in names_in(tgt) if n != base]
+                if base is not None and isinstance(tgt, cst.Subscript):
+                    ev("inplace", base)
+            elif isinstance(tgt, cst.Name) and isinstance(s.value, cst.Name):
+                ev("copy", tgt.value, source=s.value.value)
+            else:
+                for n in target_names(tgt):
+                    ev("bind", n, literal=isinstance(tgt, cst.Name) and _is_literal(s.value))
+    elif isinstance(s, cst.AugAssign):
+        reads = names_in(s.value)
+        base = _base_name(s.target)
+        if isinstance(s.target, cst.Subscript):
+            reads += [n for n in names_in(s.target) if n != base]
+        if base is not None and isinstance(s.target, (cst.Name, cst.Subscript)):
+            ev("inplace", base)
+    elif isinstance(s, cst.AnnAssign) and s.value is not None:
+        reads = names_in(s.value)
+        for n in target_names(s.target):
+            ev("bind", n, literal=_is_literal(s.value))
+    else:
+        reads = names_in(s)
+    w.events += [_Event(p, "read", n, node, loops=loops) for n in reads] + effects
+
+
+def _block(w: _Walk, stmts: Sequence[Any]) -> None:
+    for st in stmts:
+        if isinstance(st, cst.SimpleStatementLine):
+            for small in st.body:
+                _small(w, small, small)
+        elif isinstance(st, cst.If):
+            p = next(w.pos)
+            w.events += [_Event(p, "read", n, st.test) for n in names_in(st.test)]
+            _block(w, st.body.body)
+            orelse = st.orelse
+            if isinstance(orelse, cst.If):
+                _block(w, [orelse])
+            elif orelse is not None:
+                _block(w, orelse.body.body)
+        elif isinstance(st, (cst.For, cst.While)):
+            p = next(w.pos)
+            w.loops.append([p])
+            start = len(w.events)
+            if isinstance(st, cst.For):
+                w.events += [_Event(p, "read", n, st.iter) for n in names_in(st.iter)]
+                w.events += [_Event(p, "bind", n, st.target) for n in target_names(st.target)]
+            else:
+                w.events += [_Event(p, "read", n, st.test) for n in names_in(st.test)]
+            _block(w, st.body.body)
+            if st.orelse is not None:
+                _block(w, st.orelse.body.body)
+            end = next(w.pos)
+            w.loops.pop()
+            for e in w.events[start:]:  # close this loop's range in its events
+                e.loops = tuple((a, end) if a == p and b == -1 else (a, b) for a, b in e.loops) + (
+                    ((p, end),) if not any(a == p for a, _ in e.loops) else ())
+        elif isinstance(st, (cst.With, cst.Try)):
+            _block(w, st.body.body)
+        # nested defs are separate functions
+
+
+def check_in_place_aliasing(fdef: cst.FunctionDef) -> InPlaceAlias | None:
+    """The first in-place change of an array that another name, read after it, also holds."""
+    w = _Walk()
+    _block(w, fdef.body.body)
+    events = w.events
+    obj: dict[str, int] = {}  # name -> the value it holds (an id per binding)
+    immutable: set[int] = set()
+    copied_at: dict[tuple[str, int], tuple[str, str]] = {}
+    fresh = itertools.count()
+    for p in [*fdef.params.params, *fdef.params.kwonly_params, *fdef.params.posonly_params]:
+        obj[p.name.value] = next(fresh)
+    for k, e in enumerate(events):
+        if e.kind == "bind":
+            obj[e.name] = next(fresh)
+            if e.literal:
+                immutable.add(obj[e.name])
+        elif e.kind == "copy":
+            if e.source not in obj:
+                obj[e.source] = next(fresh)  # a global or closure value
+            obj[e.name] = obj[e.source]
+            copied_at[(e.name, obj[e.name])] = (e.name, e.source)
+            copied_at.setdefault((e.source, obj[e.name]), (e.name, e.source))
+        elif e.kind == "inplace" and e.name in obj and obj[e.name] not in immutable:
+            v = obj[e.name]
+            for m in sorted(n for n, o in obj.items() if o == v and n != e.name):
+                if _read_later(events, k, m, e):
+                    return InPlaceAlias(e.node, e.name, m, copied_at.get((m, v)) or copied_at.get((e.name, v)))
+    return None
+
+
+def _read_later(events: list[_Event], k: int, name: str, at: _Event) -> bool:
+    """Whether ``name`` is read after event ``k`` before it is bound again (in a loop around
+    ``k``: read anywhere in that loop)."""
+    for e in events[k + 1:]:
+        if e.name != name:
+            continue
+        if e.kind == "read":
+            return True
+        if e.kind in ("bind", "copy"):
+            break
+    for a, b in at.loops:
+        if any(e.name == name and e.kind == "read" and a <= e.pos <= b for e in events):
+            return True
+    return False
+
+
+def describe(found: InPlaceAlias) -> tuple[str, str]:
+    """The message and hint for ``found``."""
+    what = code(found.statement)
+    return (f"`{what}` changes `{found.name}`'s array in place in NumPy, so `{found.alias}`, bound to the "
+            f"same array, would change too; srcjax arrays are immutable (as JAX's) and `{found.alias}` would "
+            "keep the old value",
+            (f"to keep the old value in both, copy where the alias is made: `{found.copy[0]} = "
+             f"np.copy({found.copy[1]})`" if found.copy else "copy the array before changing it (np.copy)")
+            + f"; to see the change, compute `{found.alias}` again after it")
