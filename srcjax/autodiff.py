@@ -577,13 +577,19 @@ def _jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     return f(*_with_defaults(fn, primals), *ts, **kwargs)  # type: ignore[no-any-return]
 
 
+_REQUIRED_KEYWORDS: dict[Any, list[str]] = {}  # function -> its keyword-only parameters without a default
+
+
 def _refuse_required_keywords(fn: Callable[..., Any], what: str) -> None:
     """jvp and vjp pass primals by position (as JAX's): a keyword-only parameter needs a default."""
     try:
-        params = inspect.signature(_as_compiled(fn).fn).parameters.values()
+        required = _REQUIRED_KEYWORDS.get(fn)
+        if required is None:
+            params = inspect.signature(_as_compiled(fn).fn).parameters.values()
+            required = _REQUIRED_KEYWORDS[fn] = [
+                p.name for p in params if p.kind == inspect.Parameter.KEYWORD_ONLY and p.default is p.empty]
     except (TranspileError, TypeError, ValueError):
         return
-    required = [p.name for p in params if p.kind == inspect.Parameter.KEYWORD_ONLY and p.default is p.empty]
     if required:
         try:
             src = read_function(_as_compiled(fn).fn)

@@ -703,10 +703,8 @@ def test_grad_of_grad_through_helpers() -> None:
     np.testing.assert_allclose(srcjax.grad(srcjax.grad(f))(0.7), ref, rtol=1e-9)
 
 
-@pytest.mark.xfail(strict=True, raises=srcjax.TranspileError,
-                   reason="second order through the sequence helpers (split_bar, atleast_bars) needs derivatives "
-                          "through list comprehensions, which ad.py refuses with a clear error for now")
 def test_hessian_vector_product_through_sequence_helpers() -> None:
+    # was refused (a comprehension in srcjax.adjoint.seq_pieces); seq_pieces is now a loop of appends
     f = define("def f(x):\n"
                "    a, b = np.split(x, [1])\n"
                "    c, d = np.atleast_2d(a, b * b)\n"
