@@ -37,6 +37,8 @@ from .anf import (
 from .inline_lax import inline_lax
 from .templates import expr
 
+# -- analysis ------------------------------------------------------------------------------------
+
 # primitives with several results (a tuple): their targets are not plain arrays
 _MULTI_RESULT = {"split", "array_split", "atleast_1d", "atleast_2d", "atleast_3d"}
 
@@ -55,8 +57,6 @@ def array_names(body: Sequence[Any], act: Activity) -> set[str]:
                 out.add(st.targets[0].target.value)
     return out
 
-
-# -- analysis ------------------------------------------------------------------------------------
 
 class Activity:
     """Flow-insensitive activity: a name is active if any assignment to it depends
