@@ -1,6 +1,6 @@
 """Calls to custom_vjp / custom_jvp functions in forward and reverse mode.
 
-Input: an ANF call ``y = f(a, n)`` whose callee is a custom function (ad.classify
+Input: an ANF call ``y = f(a, n)`` whose callee is a custom function (anf.classify
 gives it kind ``"custom"``; its ``reads`` are the names of the differentiable
 arguments only). Output: source lines that call the user's rules, which
 are added to the :class:`~srcjax.frontend.program.Program` like helpers
@@ -20,7 +20,9 @@ for higher orders:
   tangents), written as one generated function with its own tape:
   ``a_bar, = f_jvp_transpose((a,), (zeros_like(a),), (None, y_bar))``.
 
-Everything here is reached from one dispatch line per site in ``ad.py``.
+Everything here is reached from one dispatch line per site in ``anf.py``, ``forward_ad.py``
+and ``reverse_ad.py``, which import this module; it imports none of them (their classes only
+for type checking).
 """
 
 from __future__ import annotations
@@ -34,12 +36,14 @@ import libcst as cst
 
 from ..core import CustomRuleError
 from ..custom import _Custom, custom_jvp, custom_vjp, owner_of, register_role
-from ..frontend.names import RenameNames, code, names_in, replaced, target_names
+from ..frontend.names import Names, RenameNames, code, names_in, replaced, target_names
 from ..frontend.program import Program
 
 if TYPE_CHECKING:
     from ..frontend.normalize import NormalizedFunction
-    from .ad import JVP, VJP, Op
+    from .anf import Op
+    from .forward_ad import JVP
+    from .reverse_ad import VJP
 
 
 def custom_callee(program: Program, name: str) -> _Custom | None:
@@ -205,9 +209,6 @@ def mark_transposes(program: Program, functions: dict[str, Any]) -> None:
 def _transpose(v: VJP, owner: custom_jvp) -> tuple[str, bool]:
     """``def <rule>_transpose(*nondiff, primals, tangents, out_bar) -> tangents_bar``: the rule's reverse
     mode with respect to the tangents; (its name, whether any cotangent reaches the tangents)."""
-    from ..frontend.names import Names
-    from .ad import VJP
-
     rule = _rule(v.program, owner, "jvp")
     nf: NormalizedFunction = v.program.functions[rule]
     key = (nf.name, ("<transpose>",))
@@ -220,7 +221,8 @@ def _transpose(v: VJP, owner: custom_jvp) -> tuple[str, bool]:
         f"{rule}_transpose")
     v.helpers[key] = (name, name)
     _TRANSPOSES.setdefault(v.program, {})[name] = owner
-    t = VJP(v.program, nf, (tangents,), v.helpers, v.out_lines)
+    # type(v): VJP itself, read off the caller (reverse_ad imports this module, not the other way)
+    t = type(v)(v.program, nf, (tangents,), v.helpers, v.out_lines)
     out_bar = t.names.fresh("out_bar")
     primal, adj, _, defined = t.sweeps(out_bar)
     flows = _FLOWS[nf.fn] = tangents in defined

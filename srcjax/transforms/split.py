@@ -11,7 +11,7 @@ Output: the Python source of two functions (plus the fwd/bwd halves of the helpe
         ...                              # the adjoint sweep
         return (w_bar, x_bar, y_bar,)
 
-Both sweeps are exactly those of :class:`~srcjax.transforms.ad.VJP` (what
+Both sweeps are exactly those of :class:`~srcjax.transforms.reverse_ad.VJP` (what
 ``vjp_source`` writes as one function); the cut between them is the only new thing:
 
 - **residuals** are the names the adjoint reads before it binds them (upward-exposed)
@@ -42,7 +42,11 @@ import libcst as cst
 
 from ..frontend.names import Names, names_in, target_names
 from ..frontend.program import Program
-from . import ad
+from ..frontend.restructure import walk
+from .activity import upward_exposed
+from .anf import ADJOINT_IMPORTS, signature
+from .derivative_source import record_origins
+from .reverse_ad import VJP, dedent_block
 from .simplify import simplify_source
 
 
@@ -63,18 +67,18 @@ def split_source(program: Program, argnums: Sequence[int], fwd: str, bwd: str, h
     active = [params[i] for i in argnums]
     helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
     extra: list[str] = []
-    v = ad.VJP(program, nf, active, helpers, extra, max_iters)
+    v = VJP(program, nf, active, helpers, extra, max_iters)
     out_bar = v.names.fresh("out_bar")
     primal, adj, out, defined = v.sweeps(out_bar)
     bars = v.finish_bars(adj, defined)
     tape_re = re.compile(rf"(?<![\w.]){re.escape(v.tape)}\b")
     uses_tape = any(tape_re.search(ln) for ln in primal + adj)
-    exposed = ad._upward_exposed(cst.parse_module(ad._dedent_block("\n".join(adj))).body) if adj else set()
+    exposed = upward_exposed(cst.parse_module(dedent_block("\n".join(adj))).body) if adj else set()
     kwonly = [p.name.value for p in nf.plain_fdef.params.kwonly_params]  # the backward half takes them saved
     bound: list[str] = list(kwonly)  # names the primal binds, in order of first binding
     in_loops: set[str] = set()  # ... and those it binds inside a loop
-    body = cst.parse_module(ad._dedent_block("\n".join(primal))).body if primal else []
-    for st, depth in ad._walk(body):
+    body = cst.parse_module(dedent_block("\n".join(primal))).body if primal else []
+    for st, depth in walk(body):
         names = [n for t in st.targets for n in target_names(t.target)] if isinstance(st, cst.Assign) else \
             target_names(st.target) if isinstance(st, cst.For) else []
         bound += names
@@ -86,7 +90,7 @@ def split_source(program: Program, argnums: Sequence[int], fwd: str, bwd: str, h
     skip = {v.tape, out_bar, *v.bar.values()}
     residuals = [n for n in dict.fromkeys(bound) if n in exposed and n not in skip]
     reads = [i for i, p in enumerate(params) if p in exposed and p not in residuals]
-    _record = ad._record_origins
+    _record = record_origins
     _record(helpers, origins)
     if uses_tape:
         residuals.append(v.tape)
@@ -95,7 +99,7 @@ def split_source(program: Program, argnums: Sequence[int], fwd: str, bwd: str, h
 
     def write(reads: list[int], residuals: list[str]) -> str:
         saved = [n for n in residuals if n != v.tape]
-        f = [f"def {fwd}({ad.signature(nf)}):"]
+        f = [f"def {fwd}({signature(nf)}):"]
         if uses_tape:
             f.append(f"    {v.tape} = []")
         # bound on some paths only: None before a loop binds it (a rolled loop carries it from zeros);
@@ -111,7 +115,7 @@ def split_source(program: Program, argnums: Sequence[int], fwd: str, bwd: str, h
         b += adj
         b.append(f"    return ({', '.join(bars)},)")
         body = "\n".join(f) + "\n\n\n" + "\n".join(b) + "\n" + ("\n\n" + "\n\n".join(extra) if extra else "")
-        return simplify_source(header + body, set(ad.ADJOINT_IMPORTS))
+        return simplify_source(header + body, set(ADJOINT_IMPORTS))
 
     text = write(reads, residuals)
     # a residual the backward half reads for its shape only, computed by one pure statement from
@@ -188,7 +192,7 @@ def _pure(e: ast.expr) -> bool:
     for n in ast.walk(e):
         if isinstance(n, ast.Call):
             fn = ast.unparse(n.func)
-            if not (fn.startswith("np.") or fn in ad.ADJOINT_IMPORTS):
+            if not (fn.startswith("np.") or fn in ADJOINT_IMPORTS):
                 return False
         elif isinstance(n, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
             return False

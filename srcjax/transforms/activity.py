@@ -1,0 +1,525 @@
+"""Activity analysis, and the data-flow facts both modes read.
+
+:class:`Activity` finds the names that depend differentiably on the active inputs
+(flow-insensitive; through helper calls, with their summaries cached), and refuses at the
+user's line what derivatives cannot follow (comprehensions over active values, a list passed
+as an array). Around it: :func:`hoisted_body` (the body with active loops' sequences named, and
+its activity), :func:`array_names` (names that certainly hold arrays, not containers),
+:func:`first_reads` (where an appended list is first read), :func:`upward_exposed` (names read
+before they are assigned), :func:`free_of_loop_targets` (names an adjoint reads outside its own
+loops) and :func:`find_nested_def`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import libcst as cst
+
+from ..frontend.names import Names, Visitor, boolean_valued, code, names_in, target_names
+from ..frontend.normalize import NormalizedFunction
+from ..frontend.program import Program
+from ..frontend.restructure import walk as _walk
+from . import rules
+from .anf import (
+    ComprehensionError,
+    DifferentiationError,
+    Op,
+    all_params,
+    call_name,
+    classify,
+    hoist_loop_sequences,
+    inline_loop_iterables,
+    loop_sources,
+    primitive_paths,
+)
+from .inline_lax import inline_lax
+from .templates import expr
+
+# -- analysis ------------------------------------------------------------------------------------
+
+# primitives with several results (a tuple): their targets are not plain arrays
+_MULTI_RESULT = {"split", "array_split", "atleast_1d", "atleast_2d", "atleast_3d"}
+
+
+def array_names(body: Sequence[Any], act: Activity) -> set[str]:
+    """Names that certainly hold arrays (or numbers), never containers: results of array
+    primitives and their operands. The cotangents of other names are added with tree_add."""
+    out: set[str] = set()
+    for st, _ in _walk(body):
+        if isinstance(st, cst.Assign):
+            op = act.op(st.value)
+            if op.kind != "prim" or op.prim is None or op.prim.name == "getitem":
+                continue
+            out.update(a for p, a in op.operands.items() if p in op.prim.arrays)
+            if op.prim.name not in _MULTI_RESULT and isinstance(st.targets[0].target, cst.Name):
+                out.add(st.targets[0].target.value)
+    return out
+
+
+class Activity:
+    """Flow-insensitive activity: a name is active if any assignment to it depends
+    differentiably on an active input."""
+
+    def __init__(self, program: Program, nf: NormalizedFunction, active_params: Iterable[str],
+                 body: Sequence[Any] | None = None) -> None:
+        self.program = program
+        self.nf = nf
+        self.active: set[str] = set(active_params)
+        self.ops: dict[int, Op] = {}
+        if body is None:  # a helper's summary: its body as the helper's derivative will see it
+            body = inline_loop_iterables(inline_lax(nf, list(nf.plain_fdef.body.body)))
+        self.sequences = _local_sequences(body)
+        self.pushed = _pushed_names(body)
+        changed = True
+        while changed:
+            changed = False
+            for s, _ in _walk(body if body is not None else nf.plain_fdef.body.body):
+                targets, srcs = self.effect(s)
+                if targets and any(n in self.active for n in srcs):
+                    new = set(targets) - self.active
+                    if new:
+                        self.active |= new
+                        changed = True
+
+        self.check(body if body is not None else nf.plain_fdef.body.body)
+
+    def check(self, body: Sequence[Any]) -> None:
+        """Refuse what would otherwise silently lose derivatives."""
+        for st in body:
+            nested = find_nested_def(st)
+            if nested is not None:
+                raise DifferentiationError(
+                    f"cannot differentiate through the nested function `{nested.name.value}` (e.g. a body "
+                    "passed to srcjax.lax.cond/fori_loop/while_loop/scan) yet", span=self.nf.spans.get(id(nested)),
+                    hint="define a helper at module level (calls of module functions are differentiated), and "
+                         "write lax bodies as plain Python if/for/while: srcjax rewrites and differentiates that")
+        containers = set()
+        for s, _ in _walk(body):
+            if isinstance(s, cst.Assign):
+                op = self.op(s.value)
+                names = [n for t in s.targets for n in target_names(t.target)]
+                if op.kind in ("pack", "convert") or (op.kind == "prim" and op.prim is not None and
+                                         op.prim.name in ("split", "array_split")) and \
+                        isinstance(s.targets[0].target, cst.Name):
+                    if isinstance(s.targets[0].target, cst.Name):
+                        containers.update(names)
+                reads_active = [n for n in _value_reads(s.value) if n in self.active]
+                arg_reads = [n for a in s.value.args for n in names_in(a.value) if n in self.active] \
+                    if isinstance(s.value, cst.Call) else []
+                if op.kind == "static" and arg_reads and isinstance(s.value, cst.Call) and \
+                        code(s.value.func) not in _STATIC_RESULT_CALLS and not code(s.value.func).endswith(".pop"):
+                    raise (ComprehensionError if code(s.value.func) == "sum" else DifferentiationError)(
+                        f"cannot differentiate through `{code(s.value.func)}(...)`: srcjax does not know its "
+                        f"derivative (it reads {', '.join(sorted(set(arg_reads)))})", span=self.span_of(s, body),
+                        hint="call NumPy functions srcjax supports, srcjax.lax, or your own Python functions")
+                if isinstance(s.value, cst.BinaryOperation) and any(
+                        isinstance(v, (cst.Tuple, cst.List)) and any(n in self.active for n in names_in(v))
+                        for v in (s.value.left, s.value.right)):
+                    raise DifferentiationError(
+                        f"cannot differentiate through `{code(s.value)}` yet: joining or repeating tuples or lists "
+                        f"that hold {', '.join(sorted(set(reads_active)))}",
+                        span=self.span_of(s, body),
+                        hint="write the whole tuple or list out, e.g. (a, b, x) instead of (a, b) + (x,)")
+                if op.kind == "static" and reads_active and call_name(s.value) in ("max", "min"):
+                    name = call_name(s.value)
+                    raise DifferentiationError(
+                        f"cannot differentiate the builtin {name}() of differentiated values yet",
+                        span=self.span_of(s, body),
+                        hint=f"make one array and reduce it: np.{name}(np.stack([...]), axis=0), or "
+                             f"np.{'maximum' if name == 'max' else 'minimum'}(a, b) for two values")
+                if op.kind == "static" and reads_active and _stores_arrays(s.value) and \
+                        not boolean_valued(s.value, lambda e: not any(n in self.active for n in names_in(e))):
+                    raise (ComprehensionError if isinstance(s.value, (cst.ListComp, cst.GeneratorExp))
+                           else DifferentiationError)(
+                        f"cannot differentiate through `{code(s.value)}` yet (it builds a list or value from "
+                        f"{', '.join(sorted(set(reads_active)))} that derivatives cannot follow)",
+                        span=self.span_of(s, body),
+                        hint="write the elements out (np.stack([a, b])), build the list with `out.append(y)` in a "
+                             "for loop, or use array operations")
+        for s, _ in _walk(body):
+            if isinstance(s, cst.Assign):
+                op = self.op(s.value)
+                if op.kind == "prim" and op.prim is not None:
+                    for _p, a in op.operands.items():
+                        if a in containers and a in self.active and _p not in op.prim.array_seqs and \
+                                "tree" not in op.prim.extra and op.prim.name != "getitem":
+                            raise DifferentiationError(
+                                f"cannot differentiate through the list `{a}` passed to {op.prim.path} "  # type: ignore[union-attr]
+                                "as an array (NumPy makes one array of it, which derivatives do not follow)",
+                                span=self.span_of(s, body),
+                                hint=f"make the array explicit: {op.prim.path}(np.stack({a}), ...); or index the "
+                                     f"list ({a}[0]), or unpack it (a, b = {a})")
+
+    def span_of(self, small: cst.CSTNode, body: Sequence[Any]) -> Any:
+        """The user's source position of a small statement of ``body`` (None if it was written by srcjax)."""
+        def lines(ss: Sequence[Any]) -> Iterable[Any]:
+            for st in ss:
+                if isinstance(st, cst.SimpleStatementLine):
+                    yield st
+                elif isinstance(st, (cst.If, cst.For, cst.While)):
+                    yield from lines(st.body.body)
+                    orelse = st.orelse
+                    while orelse is not None:
+                        yield from lines(orelse.body.body)
+                        orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+
+        for line in lines(body):
+            if any(b is small for b in line.body):
+                return self.nf.spans.get(id(line))
+        return None
+
+    def op(self, value: cst.BaseExpression) -> Op:
+        k = id(value)
+        op = self.ops.get(k)
+        if op is None:
+            op = classify(value, self.program, self.nf)
+            if op.kind == "static" and isinstance(value, cst.Call) and call_name(value) in ("tuple", "list") and \
+                    len(value.args) == 1 and value.args[0].keyword is None and \
+                    isinstance(value.args[0].value, cst.Name) and value.args[0].value.value in self.sequences:
+                # tuple(items) of a list built here: the same items (cotangents packed like the list)
+                op = Op("convert", operands={"x": value.args[0].value.value}, args={"kind": call_name(value)},
+                        reads=op.reads)
+            self.ops[k] = op
+        return op
+
+    def call_output_active(self, op: Op) -> bool:
+        """Whether a helper's result depends on its active arguments (``range(np.ndim(x))`` does not)."""
+        callee = self.program.functions.get(op.callee or "")
+        if callee is None:
+            return True
+        params = all_params(callee)
+        bound = dict(zip(params, op.call_args))
+        bound.update(op.call_kwargs)
+        pattern = tuple(p for p in params if p in bound and any(n in self.active for n in names_in(
+            expr(bound[p]))))
+        if not pattern:
+            return False
+        key = (id(callee), pattern)
+        hit = _CALL_ACTIVITY.get(key)
+        if hit is None:
+            _CALL_ACTIVITY[key] = True  # recursion: assume active
+            sub = Activity(self.program, callee, pattern)
+            hit = _CALL_ACTIVITY[key] = bool(_returned_names(callee) & sub.active)
+        return hit
+
+    def appended_arguments(self, op: Op) -> list[str]:
+        """The names passed to a helper's parameters that it (or a helper it calls) appends to (``_tape``)."""
+        callee = self.program.functions.get(op.callee or "")
+        if callee is None:
+            return []
+        params = all_params(callee)
+        bound = dict(zip(params, op.call_args))
+        bound.update(op.call_kwargs)
+        return [bound[p] for p in _mutated_params(self.program, callee) if p in bound and bound[p].isidentifier()]
+
+    def effect(self, s: cst.CSTNode) -> tuple[list[str], list[str]]:
+        """(names written, names whose activity flows into them)."""
+        if isinstance(s, cst.Assign):
+            targets = [n for t in s.targets for n in target_names(t.target)]
+            op = self.op(s.value)
+            if op.kind == "prim":
+                assert op.prim is not None
+                if op.prim.name in rules.NONDIFF:
+                    return targets, []
+                if op.prim.name == "astype" and is_int_dtype(op.args.get("dtype", "")):
+                    return targets, []
+                return targets, list(op.operands.values()) + [
+                    x for p in op.prim.array_seqs for x in _seq_names(op.args.get(p))] + [
+                    x for p in op.prim.arrays if p not in op.operands  # index_add(z, i, (w_bar, b_bar))
+                    for x in _seq_names(op.args.get(p))]
+            if op.kind == "call" and not self.call_output_active(op):
+                appended = self.appended_arguments(op)  # a tape the helper appends to holds what it reads
+                return appended, list(op.reads) if appended else []
+            if op.kind == "call":  # a list the helper appends to (a forward half's tape) changes too
+                targets = targets + self.appended_arguments(op)
+            if op.kind in ("copy", "pack", "call", "tape_pop", "custom", "dict", "getattr", "tree_add", "pack_like",
+                           "convert"):
+                src = list(op.reads)
+                if op.kind == "tape_pop" and op.callee:
+                    if set(targets) <= self.pushed.get(op.callee, set()):
+                        # `y = _tape.pop()` undoing this function's `_tape.append(y)` (derivative code): each
+                        # name gets its own value back, so keeps its own activity (a saved `range` stays inactive)
+                        return [], []
+                    src.append(op.callee)
+                return targets, src
+            return targets, []
+        if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and isinstance(s.value.func, cst.Attribute) \
+                and s.value.func.attr.value == "append":
+            return [code(s.value.func.value)], [n for a in s.value.args for n in names_in(a.value)]
+        if isinstance(s, cst.For):
+            srcs = loop_sources(s)  # a loop over a container or array: its items carry derivatives
+            if srcs:
+                return [n for src in srcs for n in target_names(src.target)], [n for src in srcs
+                                                                               for n in names_in(src.seq)]
+            return target_names(s.target), []
+        return [], []
+
+
+def hoisted_body(program: Program, nf: NormalizedFunction, active_params: Sequence[str], body: list[Any],
+             act: Activity, names: Names) -> tuple[list[Any], Activity]:
+    """``body`` with the sequences of active loops named (see hoist_loop_sequences), and its activity."""
+    before = len(names.taken)
+    hoisted = hoist_loop_sequences(body, act.active, names, nf.spans)
+    if len(names.taken) == before:
+        return body, act
+    return hoisted, Activity(program, nf, active_params, hoisted)
+
+
+def _pushed_names(body: Sequence[Any]) -> dict[str, set[str]]:
+    """Per list, the names ``body`` appends to it, alone or in a tuple (``_tape.append((a, b,))``)."""
+    out: dict[str, set[str]] = {}
+    for s, _ in _walk(body):
+        if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and isinstance(s.value.func, cst.Attribute) \
+                and s.value.func.attr.value == "append" and len(s.value.args) == 1:
+            v = s.value.args[0].value
+            items = [e.value for e in v.elements] if isinstance(v, cst.Tuple) else [v]
+            out.setdefault(code(s.value.func.value), set()).update(
+                e.value for e in items if isinstance(e, cst.Name))
+    return out
+
+
+_CALL_ACTIVITY: dict[tuple[int, tuple[str, ...]], bool] = {}
+_MUTATED: dict[int, tuple[NormalizedFunction, set[str]]] = {}
+
+
+def _mutated_params(program: Program, nf: NormalizedFunction) -> set[str]:
+    """Parameters of ``nf`` that it (or a helper it passes them to) appends to."""
+    hit = _MUTATED.get(id(nf))
+    if hit is not None and hit[0] is nf:
+        return hit[1]
+    _MUTATED[id(nf)] = (nf, set())  # recursion: nothing yet
+    params = {p.name.value for p in nf.plain_fdef.params.params}
+    out: set[str] = set()
+    for st, _ in _walk(nf.plain_fdef.body.body):
+        call = st.value if isinstance(st, (cst.Expr, cst.Assign)) else None
+        if not isinstance(call, cst.Call):
+            continue
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "append" and \
+                isinstance(call.func.value, cst.Name) and call.func.value.value in params:
+            out.add(call.func.value.value)
+        elif isinstance(call.func, cst.Name) and call.func.value in program.functions:
+            callee = program.functions[call.func.value]
+            cparams = [p.name.value for p in callee.plain_fdef.params.params]
+            bound = {cparams[i]: code(a.value) for i, a in enumerate(call.args) if a.keyword is None
+                     and i < len(cparams)}
+            bound.update({a.keyword.value: code(a.value) for a in call.args if a.keyword is not None})
+            out |= {bound[p] for p in _mutated_params(program, callee) if bound.get(p) in params}
+    _MUTATED[id(nf)] = (nf, out)
+    return out
+
+
+def _returned_names(nf: NormalizedFunction) -> set[str]:
+    out: set[str] = set()
+    for s, _ in _walk(nf.plain_fdef.body.body):
+        if isinstance(s, cst.Return) and s.value is not None:
+            out |= set(names_in(s.value))
+    return out
+
+
+def _value_reads(node: cst.BaseExpression) -> list[str]:
+    """Names whose *values* an expression reads: not those only passed to non-primitive calls
+    (``np.shape(a)``, ``reduce_axes(a, axis)``) or read for ``.shape``/``.ndim``/``.dtype``."""
+    paths = primitive_paths()
+    out: list[str] = []
+
+    class V(Visitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            out.append(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            if n.attr.value not in ("shape", "ndim", "dtype", "size"):
+                self.walk(n.value)
+            return False
+
+        def visit_Call(self, n: cst.Call) -> bool:
+            f = code(n.func)
+            if f in paths or f == "np.astype":
+                return True
+            return False
+
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):  # container builtins: their args
+        for a in node.args:
+            out.extend(_value_reads(a.value))
+        return out
+    if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        # an iterable's values matter only if the loop variables' values do
+        inner = _value_reads(node.elt)
+        fors: list[cst.CompFor] = []
+        f: cst.CompFor | None = node.for_in
+        while f is not None:
+            fors.append(f)
+            for c in f.ifs:
+                inner += _value_reads(c.test)
+            f = f.inner_for_in
+        for f in reversed(fors):
+            targets = set(target_names(f.target))
+            if targets & set(inner):
+                inner += _value_reads(f.iter)
+            inner = [n for n in inner if n not in targets]
+        return inner
+    V().walk(node)
+    bound: set[str] = set()
+
+    class B(Visitor):
+        def visit_CompFor(self, n: cst.CompFor) -> None:
+            bound.update(target_names(n.target))
+
+    B().walk(node)
+    return [n for n in out if n not in bound]
+
+
+def _stores_arrays(node: cst.BaseExpression) -> bool:
+    """Expressions kept nested (comprehensions, ...) or container builtins over arrays."""
+    if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.BooleanOperation, cst.IfExp, cst.DictComp)):
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        return node.func.value in ("list", "tuple", "zip", "enumerate", "reversed", "sum", "sorted", "map",
+                                   "dict", "max", "min")
+    return False
+
+
+def _seq_names(v: Any) -> list[str]:
+    if isinstance(v, list):
+        return [x for x in v if isinstance(x, str) and x.isidentifier()]
+    if isinstance(v, str):
+        try:
+            node = cst.parse_expression(v)
+        except Exception:
+            return []
+        return names_in(node)
+    return []
+
+
+def is_int_dtype(s: str) -> bool:
+    return any(t in s for t in ("int", "bool", "uint"))
+
+
+# calls whose result carries no derivative even when they read an active value (shapes, types, counts)
+_STATIC_RESULT_CALLS = {
+    "len", "range", "isinstance", "type", "int", "bool", "float", "tuple", "list", "enumerate", "zip",
+    "reversed", "str", "repr", "np.shape", "np.ndim", "np.size", "np.result_type", "np.dtype", "dict",
+    "slice", "sorted", "divmod", "min", "max", "any", "all", "map", "is_tree",
+    "zeros_like", "ones_like",  # (srcjax.adjoint's: classify_container)
+}
+
+
+def _local_sequences(body: Sequence[Any]) -> set[str]:
+    """Names bound to lists or tuples built here: literals (``items = []``), and ``tuple``/``list``
+    of those."""
+    out: set[str] = set()
+    for st, _ in _walk(body):
+        if isinstance(st, cst.Assign) and len(st.targets) == 1 and isinstance(st.targets[0].target, cst.Name):
+            v = st.value
+            if isinstance(v, (cst.List, cst.Tuple)) or (
+                    call_name(v) in ("tuple", "list") and len(v.args) == 1  # type: ignore[attr-defined]
+                    and isinstance(v.args[0].value, cst.Name) and v.args[0].value.value in out):  # type: ignore[attr-defined]
+                out.add(st.targets[0].target.value)
+    return out
+
+
+def is_append(st: cst.CSTNode) -> bool:
+    return isinstance(st, cst.Expr) and isinstance(st.value, cst.Call) and \
+        isinstance(st.value.func, cst.Attribute) and st.value.func.attr.value == "append" and \
+        isinstance(st.value.func.value, cst.Name) and len(st.value.args) == 1
+
+
+def first_reads(body: Sequence[Any]) -> dict[str, int]:
+    """Lists appended to -> the program-order position (of :func:`_walk`) of their first read that is
+    not an append (``b = items[0]``, ``for v in items``, ``np.stack(items)``)."""
+    lists = {code(st.value.func.value) for st, _ in _walk(body) if is_append(st)}
+    out: dict[str, int] = {}
+    for k, (st, _) in enumerate(_walk(body)):
+        if isinstance(st, cst.Assign):
+            node: Any = st.value
+        elif isinstance(st, (cst.If, cst.While)):
+            node = st.test
+        elif isinstance(st, cst.For):
+            node = st.iter
+        elif is_append(st):
+            node = st.value.args[0].value
+        else:
+            node = st
+        for n in names_in(node):
+            if n in lists and n not in out:
+                out[n] = k
+    return out
+
+
+def find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:
+    found: list[cst.FunctionDef] = []
+
+    class V(Visitor):
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            found.append(n)
+            return False
+
+    V().walk(node)
+    return found[0] if found else None
+
+
+def upward_exposed(stmts: Sequence[Any]) -> set[str]:
+    """Names the statements may read before assigning them (an ``if`` assigns what both
+    branches assign; a loop's body may run zero times)."""
+    return _exposed(stmts, set())[0]
+
+
+def _exposed(stmts: Sequence[Any], killed: set[str]) -> tuple[set[str], set[str]]:
+    exposed: set[str] = set()
+    killed = set(killed)
+    for s in stmts:
+        if isinstance(s, cst.SimpleStatementLine):
+            for small in s.body:
+                if isinstance(small, cst.Assign):
+                    exposed |= set(names_in(small.value)) - killed
+                    for t in small.targets:
+                        killed |= set(target_names(t.target))
+                else:
+                    exposed |= set(names_in(small)) - killed
+        elif isinstance(s, cst.If):
+            exposed |= set(names_in(s.test)) - killed
+            e1, k1 = _exposed(s.body.body, killed)
+            other = [] if s.orelse is None else [s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body
+            e2, k2 = _exposed(other, killed)
+            exposed |= e1 | e2
+            killed = k1 & k2
+        elif isinstance(s, cst.For):
+            exposed |= set(names_in(s.iter)) - killed
+            exposed |= _exposed(s.body.body, killed | set(target_names(s.target)))[0]
+        elif isinstance(s, cst.While):
+            exposed |= set(names_in(s.test)) - killed
+            exposed |= _exposed(s.body.body, killed)[0]
+        else:
+            exposed |= set(names_in(s)) - killed
+    return exposed, killed
+
+
+def free_of_loop_targets(module: cst.Module) -> set[str]:
+    """Names in ``module`` except where a ``for`` around them binds them (an adjoint loop rebinds
+    the primal loop's target: ``for i, p in reversed(...)``), so they need not be saved."""
+    out: set[str] = set()
+    bound: list[set[str]] = []
+
+    class V(Visitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            if not any(n.value in b for b in bound):
+                out.add(n.value)
+
+        def visit_Attribute(self, n: cst.Attribute) -> bool:
+            self.walk(n.value)
+            return False
+
+        def visit_Arg(self, n: cst.Arg) -> bool:
+            self.walk(n.value)
+            return False
+
+        def visit_For(self, n: cst.For) -> bool:
+            self.walk(n.iter)
+            bound.append(set(target_names(n.target)))
+            self.walk(n.body)
+            bound.pop()
+            return False
+
+    V().walk(module)
+    return out

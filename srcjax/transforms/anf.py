@@ -1,0 +1,511 @@
+"""Reading ANF statements: what the forward and reverse modes share about the function they differentiate.
+
+- :class:`Op` and :func:`classify`: what one ANF right-hand side does (a primitive and its
+  operands, a copy, a tuple, a helper or custom-rule call, ...); containers
+  (:func:`classify_container`: dicts, NamedTuple fields, the srcjax.adjoint tree helpers);
+- loops: how ``for <target> in <iter>`` binds its target from sequences (:class:`LoopSource`,
+  :func:`loop_sources`, :func:`active_loop`, :func:`loop_key`), and the loop pre-passes
+  that put iterables back together (:func:`inline_loop_iterables`) and name the sequences of
+  active loops (:func:`hoist_loop_sequences`);
+- a function's parameters as generated functions take them (:func:`signature`,
+  :func:`all_params`, :func:`call_arguments`);
+- ``ADJOINT_IMPORTS`` (the :mod:`srcjax.adjoint` helpers generated code reads) and the errors
+  of differentiation (:class:`DifferentiationError`, :class:`ComprehensionError`).
+
+The facade :mod:`srcjax.transforms.ad` re-exports the public names.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+from ..core import TranspileError
+from ..frontend.names import Names, RenameNames, code, names_in
+from ..frontend.normalize import NormalizedFunction, _literal_code
+from ..frontend.program import Program
+from ..primitives import registry
+from ..primitives.elementwise import OPERATOR_PRIMS
+from . import custom_rules
+
+ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like", "ones_like", "expand_reduced",
+                   "reduced_size", "cumsum_bar",
+                   "matmul_lhs_bar", "matmul_rhs_bar", "index_add", "max_bar", "var_bar", "std_bar", "norm_bar",
+                   "norm_axes", "inverse_perm", "max_share", "abs_share", "clip_share", "prod_others", "ravel_bar",
+                   "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar",
+                   "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars", "einsum_jvp",
+                   "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
+                   "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "pack_like", "is_tree",
+                   "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar",
+                   "trace_bar", "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float")
+
+
+class DifferentiationError(TranspileError):
+    """A construct srcjax cannot differentiate (yet)."""
+
+
+class ComprehensionError(DifferentiationError):
+    """A comprehension, generator expression or builtin ``sum`` over differentiated values: written as
+    a loop (``items.append(y)``, ``total = total + y``), it can be."""
+
+
+def primitive_paths() -> dict[str, registry.Primitive]:
+    return {p.path: p for p in registry.PRIMITIVES.values()}
+
+
+# -- reading ANF statements --------------------------------------------------------------
+
+@dataclass
+class Op:
+    """What one ANF right-hand side does."""
+
+    kind: str  # prim | copy | pack | call | static | tape_pop | tape_new
+    prim: registry.Primitive | None = None
+    args: dict[str, Any] = field(default_factory=dict)  # param -> atom code (str), list[str] for sequences
+    operands: dict[str, str] = field(default_factory=dict)  # array param -> Name it reads (only Names)
+    callee: str | None = None  # helper name
+    call_args: list[str] = field(default_factory=list)
+    call_kwargs: dict[str, str] = field(default_factory=dict)
+    elements: list[str] = field(default_factory=list)  # for pack (and dict: the values)
+    reads: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)  # for dict: the keys' code
+
+
+def _subscript_key(node: cst.Subscript) -> str:
+    """The index of ``x[...]`` as an expression: ``np.s_[1:, None]`` when it is all literals,
+    else an explicit tuple (``(i, slice(1, n, None))``) so computed indices stay values."""
+    literal = all(isinstance(n, (cst.Integer, cst.Ellipsis, cst.UnaryOperation, cst.Slice)) or
+                  (isinstance(n, cst.Name) and n.value == "None")
+                  for e in node.slice for n in [e.slice.value if isinstance(e.slice, cst.Index) else e.slice])
+    literal = literal and all(
+        p is None or isinstance(p, (cst.Integer, cst.UnaryOperation))
+        for e in node.slice if isinstance(e.slice, cst.Slice) for p in (e.slice.lower, e.slice.upper, e.slice.step))
+    if literal and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and \
+            isinstance(node.slice[0].slice.value, (cst.Integer, cst.UnaryOperation)):
+        return code(node.slice[0].slice.value)  # items[0], x[-1]: the index itself
+    if literal:
+        return "np.s_[" + ", ".join(code(e.slice) for e in node.slice) + "]"
+    parts = []
+    for e in node.slice:
+        sl = e.slice
+        if isinstance(sl, cst.Index):
+            parts.append(code(sl.value))
+        else:
+            assert isinstance(sl, cst.Slice)
+            parts.append("slice(" + ", ".join(code(p) if p is not None else "None"
+                                             for p in (sl.lower, sl.upper, sl.step)) + ")")
+    if len(parts) == 1:
+        return parts[0]  # x[i], p["w"], xs[a:b]: one index as itself (a container takes no tuple key)
+    return "(" + ", ".join(parts) + ",)"
+
+
+def _literal(v: Any) -> str:
+    return repr(v)
+
+
+def literal_container(arg: Any) -> cst.Tuple | cst.List | None:
+    """An array argument written as a tuple or list literal (``index_add(z, k, (a_bar, b_bar))``)."""
+    if not isinstance(arg, str) or not arg.startswith(("(", "[")):
+        return None
+    node = cst.parse_expression(arg)
+    return node if isinstance(node, (cst.Tuple, cst.List)) else None
+
+
+def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction) -> Op:
+    paths = primitive_paths()
+    reads = [n for n in names_in(node)]
+    if isinstance(node, cst.Name):
+        return Op("copy", operands={"x": node.value}, reads=reads)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return Op("pack", elements=[code(e.value) for e in node.elements], reads=reads)
+    container = classify_container(node, program)
+    if container is not None:
+        return container
+    if isinstance(node, cst.BinaryOperation):
+        prim = registry.PRIMITIVES[OPERATOR_PRIMS[type(node.operator).__name__]]
+        args = {"x1": code(node.left), "x2": code(node.right)}
+        return _prim_op(prim, args, reads)
+    if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
+        if isinstance(node.expression, (cst.Integer, cst.Float)):
+            return Op("static", reads=reads)
+        prim = registry.PRIMITIVES[OPERATOR_PRIMS[type(node.operator).__name__]]
+        return _prim_op(prim, {"x": code(node.expression)}, reads)
+    if isinstance(node, cst.Comparison):
+        return Op("static", reads=reads)  # comparisons have zero derivatives
+    if isinstance(node, cst.Subscript):
+        return _prim_op(registry.PRIMITIVES["getitem"], {"x": code(node.value), "key": _subscript_key(node)}, reads)
+    if isinstance(node, cst.Attribute):
+        if node.attr.value == "T":
+            return _prim_op(registry.PRIMITIVES["transpose"], {"a": code(node.value), "axes": "None"}, reads)
+        return Op("static", reads=reads)
+    if isinstance(node, cst.Call):
+        fcode = code(node.func)
+        if fcode.endswith(".pop") and not node.args and isinstance(node.func, cst.Attribute):
+            return Op("tape_pop", callee=code(node.func.value), reads=reads)
+        cprim = paths.get(fcode)
+        if cprim is None and fcode == "np.astype":
+            cprim = registry.PRIMITIVES["astype"]
+        if cprim is not None:
+            pos = [code(a.value) for a in node.args if a.keyword is None]
+            kws = {a.keyword.value: code(a.value) for a in node.args if a.keyword is not None}
+            try:
+                bound = cprim.signature.bind(*pos, **kws)
+            except TypeError as e:
+                raise DifferentiationError(f"{cprim.path}(): {e}") from None
+            cargs: dict[str, Any] = {}
+            for pname, p in cprim.signature.parameters.items():
+                if pname in bound.arguments:
+                    v = bound.arguments[pname]
+                    cargs[pname] = list(v) if p.kind == inspect.Parameter.VAR_POSITIONAL else v
+                elif p.default is not inspect.Parameter.empty:
+                    cargs[pname] = _literal(p.default)
+            return _prim_op(cprim, cargs, reads)
+        if isinstance(node.func, cst.Name) and node.func.value in program.functions:
+            if custom_rules.custom_callee(program, node.func.value) is not None:
+                return custom_rules.classify_call(program, node, Op)
+            pos, kws = _every_argument(program.functions[node.func.value],
+                                       [code(a.value) for a in node.args if a.keyword is None],
+                                       {a.keyword.value: code(a.value) for a in node.args if a.keyword is not None})
+            return Op("call", callee=node.func.value, call_args=pos, call_kwargs=kws, reads=reads)
+        return Op("static", reads=reads)
+    return Op("static", reads=reads)
+
+
+def _every_argument(nf: NormalizedFunction, pos: list[str],
+                    kws: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """A helper call's arguments for every parameter, literal defaults written out: the positional
+    ones in order, and the keyword-only ones by name. The helper's generated halves and jvp take
+    the positional ones, then ``_tape`` or tangents, then the keyword-only ones by keyword."""
+    sig = inspect.signature(nf.fn)
+    try:
+        ba = sig.bind(*pos, **kws)
+    except TypeError:
+        return pos, kws  # reported when the call is specialized
+    out: list[str] = []
+    kw: dict[str, str] = {}
+    for name, p in sig.parameters.items():
+        if p.kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+            return pos, kws
+        if name in ba.arguments:
+            value = ba.arguments[name]
+        else:
+            value = _literal_code(p.default)
+            if value is None:
+                raise DifferentiationError(
+                    f"cannot differentiate the call to {nf.name}: it leaves {name!r} to its default, which is not "
+                    "a literal value", hint=f"pass {name}=... explicitly in the call")
+        if p.kind is inspect.Parameter.KEYWORD_ONLY:
+            kw[name] = value
+        else:
+            out.append(value)
+    return out, kw
+
+
+def call_arguments(op: Op, then: Sequence[str]) -> list[str]:
+    """A helper's derivative called: the positional arguments, ``then`` (tangents, the tape), and
+    the keyword-only arguments by keyword (as ``signature(callee, then)`` takes them)."""
+    return [*op.call_args, *then, *(f"{k}={v}" for k, v in op.call_kwargs.items())]
+
+
+def _prim_op(prim: registry.Primitive, args: dict[str, Any], reads: list[str]) -> Op:
+    operands: dict[str, str] = {}
+    for p in prim.arrays:
+        a = args.get(p)
+        if isinstance(a, str) and a.isidentifier() and a not in ("None", "True", "False"):
+            operands[p] = a
+    for p in prim.array_seqs:
+        seq = args.get(p)
+        if isinstance(seq, str):
+            node = cst.parse_expression(seq)
+            if isinstance(node, (cst.List, cst.Tuple)):  # a literal list of arrays: its elements
+                args[p] = [code(e.value) for e in node.elements]
+            else:
+                operands[p] = seq  # a variable holding a list: see Activity.check
+    return Op("prim", prim=prim, args=args, operands=operands, reads=reads)
+
+
+# -- containers --------------------------------------------------------------------------------
+#
+# The tangent or cotangent of a tuple, list, dict or NamedTuple is a container of the same
+# structure holding the leaves' tangents or cotangents; in cotangents, leaves without a
+# derivative (integers, booleans, strings, None) hold None. Derivative code builds them with
+# srcjax.adjoint helpers that also take arrays, so the same source serves every argument
+# structure: ``zeros_like(p)``, ``index_add(z, key, g)`` (``p["w"]``, ``params[-1]``,
+# ``params[:-1]``, ``p.w``), ``tree_add(a, b)`` (two cotangents of one value that may be a
+# container), ``pack_like(x, (a_bar, b_bar))`` (``a, b = x``). A loop over a container binds
+# its target from an element of a sequence; the adjoint adds the target's cotangent into the
+# sequence's at that element's index.
+
+_STATIC_ATTRS = {"shape", "ndim", "dtype", "size", "T"}
+
+
+def classify_container(node: cst.BaseExpression, program: Program) -> Op | None:
+    """Dict literals, attribute reads (NamedTuple fields) and calls of the container helpers."""
+    reads = list(names_in(node))
+    if isinstance(node, cst.Dict):
+        elements = [e for e in node.elements if isinstance(e, cst.DictElement)]
+        if len(elements) != len(node.elements):
+            return Op("static", reads=reads)  # {**d}: not differentiated (see Activity.check)
+        return Op("dict", elements=[code(e.value) for e in elements], keys=[code(e.key) for e in elements],
+                  reads=reads)
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value not in _STATIC_ATTRS:
+        return Op("getattr", operands={"x": node.value.value}, args={"attr": node.attr.value}, reads=reads)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in program.functions:
+        from .. import adjoint
+
+        fn = program.functions[node.func.value].fn
+        args = [code(a.value) for a in node.args]
+        if fn is adjoint.zeros_like or fn is adjoint.ones_like:
+            return Op("static", reads=reads)
+        if fn is adjoint.tree_add:
+            return Op("tree_add", elements=args, reads=reads)
+        if fn is adjoint.pack_like:
+            return Op("pack_like", args={"x": args[0]}, elements=args[1:], reads=reads)
+    return None
+
+
+ITERATOR_CALLS = {"enumerate", "zip", "map", "filter"}
+
+
+@dataclass
+class LoopSource:
+    """One part of a loop target bound from an element of a sequence: ``target`` (a name or a
+    tuple target) is ``seq[key]``. ``key`` is code in which ``@i@`` stands for the position of
+    the item in the loop (the adjoint enumerates it): ``@i@``, ``-1 - @i@`` (``reversed(xs)``),
+    ``list(d)[@i@]`` (``d.values()``), or a target name holding the key (``i`` in
+    ``enumerate``, ``k`` in ``d.items()``)."""
+
+    target: cst.BaseExpression
+    seq: cst.BaseExpression
+    key: str
+
+
+INDEX = "@i@"
+
+
+def loop_sources(s: cst.For) -> list[LoopSource]:
+    """How ``for <target> in <iter>`` binds its target from sequences (empty for ``range`` and
+    other iterables whose items carry no derivative)."""
+    return _sources(s.iter, s.target)
+
+
+def _sources(it: cst.BaseExpression, target: cst.BaseExpression) -> list[LoopSource]:
+    it = _strip_calls(it, ("list", "tuple"))
+    parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else None
+    name = call_name(it)
+    if isinstance(it, cst.Call) and name is not None:
+        args = [a.value for a in it.args]
+        if len(args) != 1 and name != "zip" or any(a.keyword is not None or a.star for a in it.args):
+            return []
+        if name == "reversed":
+            inner = _strip_calls(args[0], ("list", "tuple"))
+            if call_name(inner) == "zip":
+                return []  # (positions from the end of a zip of unequal lengths: not followed)
+            return [LoopSource(src.target, src.seq, src.key.replace(INDEX, f"-1 - {INDEX}"))
+                    for src in _sources(args[0], target)]
+        if name == "enumerate" and parts is not None and len(parts) == 2:
+            idx = code(parts[0]) if isinstance(parts[0], cst.Name) else INDEX
+            return [LoopSource(src.target, src.seq, src.key.replace(INDEX, idx))
+                    for src in _sources(args[0], parts[1])]
+        if name == "zip" and parts is not None and len(parts) == len(args):
+            return [src for p, a in zip(parts, args) for src in _sources(a, p)]
+        return []  # range(...), sorted(d), ...: static items
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and not it.args:
+        meth = it.func.attr.value
+        if meth == "items" and parts is not None and len(parts) == 2 and isinstance(parts[0], cst.Name):
+            return [LoopSource(parts[1], it.func.value, code(parts[0]))]
+        if meth == "values":
+            return [LoopSource(target, it.func.value, f"list({code(it.func.value)})[{INDEX}]")]
+        return []
+    if isinstance(it, cst.Call):
+        return []
+    return [LoopSource(target, it, INDEX)]
+
+
+def _strip_calls(node: cst.BaseExpression, names: tuple[str, ...]) -> cst.BaseExpression:
+    """``list(tuple(x))`` -> ``x`` for ``names=("list", "tuple")``."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in names \
+            and len(node.args) == 1:
+        node = node.args[0].value
+    return node
+
+
+def call_name(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        return node.func.value
+    return None
+
+
+def active_loop(s: cst.For, active: set[str]) -> list[LoopSource]:
+    """The sources of a loop whose target receives derivatives (a sequence that is active)."""
+    srcs = loop_sources(s)
+    if any(n in active for src in srcs for n in names_in(src.seq)):
+        return srcs
+    it = _strip_calls(s.iter, ("list", "tuple", "reversed"))
+    iterator = call_name(it) in ITERATOR_CALLS or (
+        isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "values"))
+    if iterator and any(n in active for n in names_in(s.iter)):
+        raise DifferentiationError(
+            f"cannot differentiate a loop over `{code(s.iter)}` yet",
+            hint="loop over a list, tuple, dict or array (`for p in params`, `for i, p in enumerate(params)`, "
+                 "`for a, b in zip(xs, ys)`, `for k, v in d.items()`)")
+    return []
+
+
+_VIEW_CALLS = {"enumerate", "zip", "list", "tuple", "reversed"}
+
+
+def inline_loop_iterables(body: Sequence[Any]) -> list[Any]:
+    """Put a loop's iterable back together where A-normal form split it (derivative code read
+    again, e.g. for hessian): ``list_1 = list(enumerate_1)`` + ``for i, p in reversed(list_1):``
+    -> ``for i, p in reversed(list(enumerate(params))):``, for names used only there."""
+    counts: dict[str, int] = {}
+    for st in body:
+        for n in names_in(st):
+            counts[n] = counts.get(n, 0) + 1
+    return _inline_block(list(body), counts)
+
+
+def _inline_block(stmts: list[Any], counts: dict[str, int]) -> list[Any]:
+    out: list[Any] = []
+    views: dict[str, tuple[int, cst.BaseExpression]] = {}
+    dropped: set[int] = set()
+    for st in stmts:
+        if isinstance(st, cst.If):
+            st = _with_bodies(st, _inline_block(list(st.body.body), counts), _inline_orelse(st.orelse, counts))
+        elif isinstance(st, (cst.For, cst.While)):
+            st = _with_bodies(st, _inline_block(list(st.body.body), counts))
+        if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign) \
+                and len(st.body[0].targets) == 1 and isinstance(st.body[0].targets[0].target, cst.Name):
+            value = st.body[0].value
+            is_view = isinstance(value, cst.Call) and (
+                call_name(value) in _VIEW_CALLS or isinstance(value.func, cst.Attribute) and not value.args
+                and value.func.attr.value in ("items", "values"))
+            if is_view:
+                views[st.body[0].targets[0].target.value] = (len(out), value)
+        if isinstance(st, cst.For):
+            it = st.iter
+            while True:
+                used = [n for n in names_in(it) if n in views and counts.get(n) == 2]
+                if not used:
+                    break
+                for n in used:
+                    dropped.add(views[n][0])
+                it = it.visit(RenameNames({n: views.pop(n)[1] for n in used}))  # type: ignore[assignment]
+            if it is not st.iter:
+                st = st.with_changes(iter=it)
+        out.append(st)
+    return [st for k, st in enumerate(out) if k not in dropped]
+
+
+def _inline_orelse(orelse: Any, counts: dict[str, int]) -> Any:
+    if isinstance(orelse, cst.If):
+        return _with_bodies(orelse, _inline_block(list(orelse.body.body), counts),
+                            _inline_orelse(orelse.orelse, counts))
+    if orelse is not None:
+        return _with_bodies(orelse, _inline_block(list(orelse.body.body), counts))
+    return None
+
+
+_KEEP = object()
+
+
+def _with_bodies(st: Any, body: list[Any], orelse: Any = _KEEP) -> Any:
+    """``st`` with a new body (and ``orelse``), or ``st`` itself when nothing changed (statements
+    keep their identity: source positions are looked up by it)."""
+    same = len(body) == len(st.body.body) and all(a is b for a, b in zip(body, st.body.body))
+    if same and (orelse is _KEEP or orelse is st.orelse):
+        return st
+    changes: dict[str, Any] = {"body": st.body.with_changes(body=body)}
+    if orelse is not _KEEP:
+        changes["orelse"] = orelse
+    return st.with_changes(**changes)
+
+
+def hoist_loop_sequences(body: Sequence[Any], active: set[str], names: Names,
+                         spans: dict[int, Any] | None = None) -> list[Any]:
+    """Name the sequences of active loops: ``for p in params[:-1]:`` ->
+    ``loop_items = params[:-1]`` + ``for p in loop_items:``, so the cotangent the loop gives
+    ``loop_items`` flows back through an ordinary statement. (``spans``: the user's positions of
+    statements, for errors.)"""
+    out: list[Any] = []
+    for st in body:
+        where = (spans or {}).get(id(st))
+        if isinstance(st, cst.If):
+            st = _hoist_if(st, active, names, spans)
+        elif isinstance(st, (cst.For, cst.While)):
+            st = _with_bodies(st, hoist_loop_sequences(st.body.body, active, names, spans))
+        if isinstance(st, cst.For):
+            mapping: dict[cst.BaseExpression, cst.Name] = {}
+            try:
+                srcs = active_loop(st, active)
+            except DifferentiationError as e:
+                raise e.with_span(where) from None
+            for src in srcs:
+                if not isinstance(src.seq, cst.Name) and src.seq not in mapping:
+                    name = cst.Name(names.fresh("loop_items"))
+                    mapping[src.seq] = name
+                    out.append(cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(target=name)],
+                                                                       value=src.seq)]))
+            if mapping:
+                st = st.with_changes(iter=st.iter.visit(_Replace(mapping)))
+        out.append(st)
+    return out
+
+
+def _hoist_if(st: cst.If, active: set[str], names: Names, spans: dict[int, Any] | None) -> cst.If:
+    orelse = st.orelse
+    if isinstance(orelse, cst.If):
+        orelse = _hoist_if(orelse, active, names, spans)
+    elif orelse is not None:
+        orelse = _with_bodies(orelse, hoist_loop_sequences(orelse.body.body, active, names, spans))
+    return _with_bodies(st, hoist_loop_sequences(st.body.body, active, names, spans), orelse)  # type: ignore[no-any-return]
+
+
+class _Replace(cst.CSTTransformer):
+    """Replace given nodes (by identity) with names."""
+
+    def __init__(self, mapping: dict[cst.BaseExpression, cst.Name]) -> None:
+        self.mapping = {id(k): v for k, v in mapping.items()}
+
+    def on_leave(self, original: Any, updated: Any) -> Any:
+        rep = self.mapping.get(id(original))
+        return rep if rep is not None else updated
+
+
+def loop_key(src: LoopSource, index: str) -> str:
+    """The expression of ``src``'s element key in the adjoint loop (``index``: its position)."""
+    return src.key.replace(INDEX, index)
+
+
+def tuple_target_code(t: cst.BaseExpression, leaf: Any) -> str:
+    """``t`` (a name or a nested tuple target) with each name replaced by ``leaf(name)``."""
+    if isinstance(t, (cst.Tuple, cst.List)):
+        parts = [tuple_target_code(e.value, leaf) for e in t.elements]
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    assert isinstance(t, cst.Name)
+    return str(leaf(t.value))
+
+
+def _param_code(p: cst.Param) -> str:
+    return p.name.value + (f"={code(p.default)}" if p.default is not None else "")
+
+
+def signature(nf: NormalizedFunction, then: Sequence[str] | None = None) -> str:
+    """``nf``'s parameters as written, with their defaults (``params, x, y=None, *, scale=2.0``);
+    with ``then`` (tangents, a cotangent): the positional names, ``then``, and the keyword-only
+    parameters with their defaults (``x, y, x_dot, *, scale=2.0``)."""
+    ps = nf.plain_fdef.params
+    pos = [_param_code(p) for p in ps.params] if then is None else [p.name.value for p in ps.params] + list(then)
+    kw = [_param_code(p) for p in ps.kwonly_params]
+    return ", ".join(pos + (["*", *kw] if kw else []))
+
+
+def all_params(nf: NormalizedFunction) -> list[str]:
+    """Every parameter name, positional then keyword-only (all bound on entry)."""
+    ps = nf.plain_fdef.params
+    return [p.name.value for p in [*ps.params, *ps.kwonly_params]]

@@ -1,0 +1,406 @@
+"""Forward mode: :class:`JVP` writes ``def <name>(params..., <active>_dot...) -> (out, out_dot)``.
+
+Forward mode (:func:`~.derivative_source.jvp_source`) interleaves a tangent statement after every
+active statement: ``t_dot = <template>``. The template reads the statement's
+operands as they were when it ran, and its result (``out``); between the two lines
+only the statement's targets change. So a statement that rebinds a name it reads
+(``y = e * y``, ``x = np.tanh(x)``, ``a, b = b, a``) first binds its result to a
+fresh name: ``mul = e * y``, ``mul_dot = ...``, then ``y = mul``, ``y_dot = mul_dot``
+(:meth:`JVP.rebinding`). Copies read only tangents, and helper and custom_jvp
+calls bind the value and its tangent in one statement, so they need none.
+Helpers get their own ``<helper>_jvp`` (:func:`jvp_helper`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import libcst as cst
+
+from ..core import UnsupportedSyntaxError
+from ..frontend.names import Names, RenameNames, code, names_in, target_names
+from ..frontend.normalize import BINOP_HINT, UNARY_HINT, NormalizedFunction, _call_hint
+from ..frontend.program import Program
+from . import custom_rules, rules
+from .activity import Activity, hoisted_body, upward_exposed
+from .anf import (
+    ADJOINT_IMPORTS,
+    DifferentiationError,
+    LoopSource,
+    Op,
+    active_loop,
+    all_params,
+    call_arguments,
+    inline_loop_iterables,
+    literal_container,
+    signature,
+    tuple_target_code,
+)
+from .inline_lax import inline_lax
+from .templates import expr, instantiate, paren
+
+# -- forward mode ------------------------------------------------------------------------------
+
+# Ops whose tangent line reads no primal that the statement itself rebinds: a copy reads the
+# source's tangent; a helper or custom_jvp call computes the value and its tangent in one call
+# (``h_out, h_out_dot = h_jvp(...)``) before the target is bound.
+_OWN_TEMPORARIES = ("copy", "call", "custom")
+
+
+def _temporary_hint(value: cst.BaseExpression) -> str:
+    """A name for the value of ``value`` as A-normal form names it (``mul``, ``tanh``, ``getitem``)."""
+    if isinstance(value, cst.BinaryOperation):
+        return BINOP_HINT[type(value.operator).__name__]
+    if isinstance(value, cst.UnaryOperation):
+        return UNARY_HINT.get(type(value.operator).__name__, "value")
+    if isinstance(value, cst.Call):
+        return _call_hint(value.func)
+    if isinstance(value, cst.Subscript):
+        return "getitem"
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return "items"
+    return "value"
+
+
+class JVP:
+    """Writes ``def <name>(params..., <active>_dot...) -> (out, out_dot)``."""
+
+    def __init__(self, program: Program, nf: NormalizedFunction, active_params: Sequence[str],
+                 name: str, helpers: dict[tuple[str, tuple[str, ...]], str], out_lines: list[str]) -> None:
+        self.program = program
+        self.nf = nf
+        self.name = name
+        self.names = Names(set(names_in(nf.plain_fdef)) | set(program.functions) | set(ADJOINT_IMPORTS))
+        self.body = inline_lax(nf, list(nf.plain_fdef.body.body))  # user srcjax.lax calls -> if/for/while
+        self.body = inline_loop_iterables(self.body)
+        self.act = Activity(program, nf, active_params, self.body)
+        self.body, self.act = hoisted_body(program, nf, active_params, self.body, self.act, self.names)
+        self.dot: dict[str, str] = {}
+        self.helpers = helpers
+        self.out_lines = out_lines
+        self.params = all_params(nf)
+        self.active_params = list(active_params)
+        self.synthesized: list[cst.Assign] = []
+
+    def dname(self, v: str) -> str:
+        d = self.dot.get(v)
+        if d is None:
+            d = self.dot[v] = self.names.fresh(f"{v}_dot")
+        return d
+
+    def build(self) -> str:
+        lines: list[str] = []
+        defined = set(self.active_params)
+        for p in self.active_params:
+            self.dname(p)
+        self.block(self.body, lines, 1, defined, top=True)
+        sig = signature(self.nf, [self.dot[p] for p in self.active_params])
+        return f"def {self.name}({sig}):\n" + "\n".join(lines) + "\n"
+
+    def tangent_of(self, atom: str, defined: set[str]) -> str | None:
+        if atom in self.act.active and atom in defined:
+            return self.dot[atom]
+        return None
+
+    def block(self, stmts: Sequence[Any], lines: list[str], ind: int, defined: set[str], top: bool = False,
+              bound: set[str] | None = None) -> None:
+        """``defined``: names whose tangent exists here; ``bound``: names definitely bound here."""
+        if bound is None:
+            bound = self.bound = set(self.params)
+        pad = "    " * ind
+        for s in stmts:
+            if isinstance(s, cst.SimpleStatementLine):
+                for small in s.body:
+                    self.small(small, lines, ind, defined)
+                    if isinstance(small, cst.Assign):
+                        bound.update(n for t in small.targets for n in target_names(t.target))
+            elif isinstance(s, cst.If):
+                lines.append(f"{pad}if {code(s.test)}:")
+                d1, k1 = set(defined), set(bound)
+                b1: list[str] = []
+                self.block(s.body.body, b1, ind + 1, d1, bound=k1)
+                d2, k2 = set(defined), set(bound)
+                b2: list[str] = []
+                if s.orelse is not None:
+                    other = [s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body
+                    self.block(other, b2, ind + 1, d2, bound=k2)
+                # a tangent defined on one path only: zeros on the other paths where the primal is bound
+                union = d1 | d2
+                for bl, d, _k in ((b1, d1, k1), (b2, d2, k2)):
+                    for v in sorted((union - d) & (k1 & k2)):
+                        bl.append(f"{pad}    {self.dname(v)} = zeros_like({v})")
+                        d.add(v)
+                defined.clear()
+                defined |= d1 & d2
+                bound |= k1 & k2
+                lines += b1 or [f"{pad}    pass"]
+                if b2:
+                    lines.append(f"{pad}else:")
+                    lines += b2
+            elif isinstance(s, (cst.For, cst.While)):
+                header = f"for {code(s.target)} in {code(s.iter)}:" if isinstance(s, cst.For) \
+                    else f"while {code(s.test)}:"
+                taken = set(self.names.taken)
+                while True:
+                    body_lines: list[str] = []
+                    inner, kin = set(defined), set(bound)
+                    if isinstance(s, cst.For):
+                        kin.update(target_names(s.target))
+                        srcs = active_loop(s, self.act.active)
+                        if srcs:  # the items' tangents come from the sequences' tangents, in step
+                            header = self.loop_header(s, srcs, defined)
+                            inner.update(n for src in srcs for n in target_names(src.target))
+                    self.block(s.body.body, body_lines, ind + 1, inner, bound=kin)
+                    # tangents carried around the loop must exist before it; if the body reads one before
+                    # assigning it (x in `t.append(x); x = f(x)`), it is written again knowing that
+                    carried = [v for v in sorted(inner - defined) if v in bound]
+                    for v in carried:
+                        lines.append(f"{pad}{self.dname(v)} = zeros_like({v})")
+                        defined.add(v)
+                    if not carried or not set(carried) & set(upward_exposed(s.body.body)):
+                        break
+                    self.names.taken = set(taken) | set(self.dot.values())
+                lines.append(pad + header)
+                lines += body_lines or [f"{pad}    pass"]
+                defined |= inner
+            else:
+                raise UnsupportedSyntaxError(f"cannot differentiate {type(s).__name__}")
+
+    def small(self, s: Any, lines: list[str], ind: int, defined: set[str]) -> None:
+        pad = "    " * ind
+        t: str | None
+        if isinstance(s, cst.Return):
+            val = code(s.value) if s.value is not None else "None"
+            lines.append(f"{pad}return {val}, {self.tangent_expr(s.value, defined)}")
+            return
+        if isinstance(s, cst.Expr):
+            lines.append(pad + code(s))
+            call = s.value
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "append":
+                lst = code(call.func.value)
+                if lst in self.act.active:
+                    arg = code(call.args[0].value)
+                    t = self.tangent_expr(call.args[0].value, defined, allow_none=True)
+                    lines.append(f"{pad}{self.dname(lst)}.append({t})")
+                    _ = arg
+            return
+        if not isinstance(s, cst.Assign):
+            lines.append(pad + code(s))
+            return
+        lines.append(pad + code(s))
+        targets = [n for t in s.targets for n in target_names(t.target)]
+        if not any(t in self.act.active for t in targets):
+            op = self.act.op(s.value)
+            if op.kind == "tape_pop" and op.callee in self.act.active and op.callee in defined:
+                # the tangent list moves in step with its list (every append pushed a tangent, zeros for
+                # values without one), so a pop whose values carry no derivative pops it too
+                lines.append(f"{pad}{self.dname(op.callee)}.pop()")
+            return
+        target = s.targets[0].target
+        op = self.act.op(s.value)
+        if op.kind not in _OWN_TEMPORARIES and set(targets) & set(names_in(s.value)):
+            lines.pop()
+            self.rebinding(s, lines, ind, defined)
+            return
+        tname = code(target)
+        if op.kind == "prim":
+            t = self.prim_tangent(op, tname, defined)
+        elif op.kind == "copy":
+            t = self.tangent_of(op.operands["x"], defined)
+        elif op.kind in ("pack", "dict"):
+            t = self.tangent_expr(s.value, defined)
+        elif op.kind in ("getattr", "tree_add", "pack_like"):
+            t = self.container_tangent(op, defined)
+        elif op.kind == "convert":
+            t = self.tangent_of(op.operands["x"], defined)
+            t = f"{op.args['kind']}({t})" if t is not None else None
+        elif op.kind == "tape_pop":
+            assert op.callee is not None
+            t = f"{self.dname(op.callee)}.pop()" if op.callee in defined else None
+        elif op.kind == "call":
+            lines.pop()
+            self.call(s, op, lines, ind, defined)
+            return
+        elif op.kind == "custom":
+            lines.pop()
+            custom_rules.jvp_call(self, s, op, lines, ind, defined)
+            return
+        else:
+            t = None
+        if isinstance(target, cst.Name):
+            if t is None:
+                t = f"zeros_like({tname})" if op.kind != "pack" else None
+            if t is not None:
+                if op.kind == "prim" and s.value is not None and code(s.value) == "[]":
+                    t = "[]"
+                lines.append(f"{pad}{self.dname(tname)} = {t}")
+                defined.add(tname)
+        else:  # tuple unpacking: unpack the tangent the same way
+            names = target_names(target)
+            dots = ", ".join(self.dname(n) for n in names)
+            src = t if t is not None else f"zeros_like({code(s.value)})"
+            if op.kind == "copy" and t is None:
+                src = "(" + ", ".join(f"zeros_like({n})" for n in names) + ",)"
+            if any(isinstance(e.value, (cst.Tuple, cst.List)) for e in target.elements):  # type: ignore[attr-defined]
+                dots = tuple_target_code(target, self.dname)[1:-1]  # (a, b), c = ...: the same nesting
+                src = t if t is not None else tuple_target_code(target, lambda n: f"zeros_like({n})")
+            lines.append(f"{pad}{dots}, = {src}" if len(names) == 1 else f"{pad}{dots} = {src}")
+            defined.update(names)
+
+    def rebinding(self, s: cst.Assign, lines: list[str], ind: int, defined: set[str]) -> None:
+        """``y = e * y``: the tangent's rule reads the old ``y`` (and the result), so the result gets
+        a fresh name first, ``mul = e * y`` and its tangent, then ``y = mul`` and ``y_dot = mul_dot``
+        (see the module docstring: no tangent reads a name its own primal statement rebinds)."""
+        tmp = self.names.fresh(_temporary_hint(s.value))
+        self.act.active.add(tmp)
+        first = cst.Assign(targets=[cst.AssignTarget(cst.Name(tmp))], value=s.value)
+        then = cst.Assign(targets=s.targets, value=cst.Name(tmp))
+        self.synthesized += [first, then]  # alive while Activity.op remembers them by id
+        self.small(first, lines, ind, defined)
+        self.small(then, lines, ind, defined)
+
+    def tangent_expr(self, node: cst.BaseExpression | None, defined: set[str], allow_none: bool = False) -> str:
+        if node is None:
+            return "None"
+        if isinstance(node, cst.Name):
+            t = self.tangent_of(node.value, defined)
+            if t is not None:
+                return t
+            if allow_none and node.value not in self.act.active:
+                return "None"
+            return f"zeros_like({node.value})"
+        if isinstance(node, (cst.Tuple, cst.List)):
+            parts = [self.tangent_expr(e.value, defined) for e in node.elements]
+            inner = ", ".join(parts) + ("," if len(parts) == 1 and isinstance(node, cst.Tuple) else "")
+            return f"({inner})" if isinstance(node, cst.Tuple) else f"[{inner}]"
+        if isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
+            return "{" + ", ".join(f"{code(e.key)}: {self.tangent_expr(e.value, defined)}"  # type: ignore[attr-defined]
+                                   for e in node.elements) + "}"
+        return f"zeros_like({code(node)})"
+
+    def container_tangent(self, op: Op, defined: set[str]) -> str | None:
+        """The tangent of ``p.w``, ``tree_add(a, b)`` or ``pack_like(x, items)``."""
+        if op.kind == "getattr":
+            t = self.tangent_of(op.operands["x"], defined)
+            return f"{t}.{op.args['attr']}" if t is not None else None
+        if op.kind == "tree_add":
+            ts = [t for t in (self.tangent_of(e, defined) for e in op.elements) if t is not None]
+            return None if not ts else ts[0] if len(ts) == 1 else f"tree_add({ts[0]}, {ts[1]})"
+        items = self.tangent_expr(cst.parse_expression(op.elements[0]), defined)
+        return f"pack_like({op.args['x']}, {items})"
+
+    def loop_header(self, s: cst.For, srcs: list[LoopSource], defined: set[str]) -> str:
+        """``for <target>, <its tangent> in zip(<iter>, <iter over the tangents>):``."""
+        mapping: dict[str, cst.BaseExpression] = {}
+        for src in srcs:
+            if isinstance(src.seq, cst.Name):
+                mapping[src.seq.value] = cst.parse_expression(self.tangent_expr(src.seq, defined))
+        it_dot = code(s.iter.visit(RenameNames(mapping)))  # type: ignore[arg-type]
+        values = {n for src in srcs for n in target_names(src.target)}
+
+        def dot_target(t: cst.BaseExpression) -> str:
+            if isinstance(t, (cst.Tuple, cst.List)):
+                parts = [dot_target(e.value) for e in t.elements]
+                return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+            assert isinstance(t, cst.Name)
+            return self.dname(t.value) if t.value in values else self.names.fresh("_")
+
+        target = tuple_target_code(s.target, str)
+        return f"for {target}, {dot_target(s.target)} in zip({code(s.iter)}, {it_dot}):"
+
+    def prim_tangent(self, op: Op, out: str, defined: set[str]) -> str | None:
+        assert op.prim is not None
+        prim = op.prim
+        if prim.name in rules.NONDIFF:
+            return None
+        templates = rules.JVP.get(prim.name)
+        if templates is None:
+            raise DifferentiationError(f"no derivative rule for {prim.path} yet",
+                                       hint="file an issue; or wrap it in srcjax.custom_jvp (issue #5)")
+        mapping = {k: v if isinstance(v, str) else "[" + ", ".join(v) + "]" for k, v in op.args.items()}
+        mapping["out"] = out
+        if prim.name == "index_add":  # linear in (z, g) together (z may be a container: no `+`)
+            zt, gt = (self.tangent_of(op.operands.get(p, ""), defined) for p in ("z", "g"))
+            g = cst.parse_expression(op.args["g"])
+            if isinstance(g, (cst.Tuple, cst.List)):  # index_add(params_bar, i, (w_bar, b_bar))
+                gt = self.tangent_expr(g, defined)
+                zt = zt if zt is not None else f"zeros_like({op.args['z']})"
+            if zt is not None and gt is not None:
+                return f"index_add({zt}, {op.args['key']}, {gt})"
+        contribs = []
+        for p, tmpl in templates.items():
+            if p in prim.array_seqs:
+                seq = op.args.get(p)
+                if isinstance(seq, str) and seq.isidentifier() and self.tangent_of(seq, defined):  # np.stack(xs)
+                    mapping[f"{p}_dot"] = self.tangent_of(seq, defined)  # type: ignore[assignment]
+                    contribs.append(instantiate(tmpl, mapping))
+                    continue
+                elems = seq if isinstance(seq, list) else None
+                if elems is None or not any(isinstance(e, str) and self.tangent_of(e, defined) for e in elems):
+                    continue
+                mapping[f"{p}_dot"] = "[" + ", ".join(self.tangent_expr(cst.parse_expression(e), defined)
+                                                      for e in elems) + "]"
+                contribs.append(instantiate(tmpl, mapping))
+                continue
+            a = op.operands.get(p)
+            lit = literal_container(op.args.get(p)) if a is None else None
+            if lit is not None and any(self.tangent_of(n, defined) for n in names_in(lit)):
+                # `(a, b)` as an array: its tangent is the literal of the elements' tangents
+                mapping[f"{p}_dot"] = self.tangent_expr(lit, defined)
+                contribs.append(instantiate(tmpl, mapping))
+                continue
+            if a is None:
+                continue
+            t = self.tangent_of(a, defined)
+            if t is None:
+                continue
+            mapping[f"{p}_dot"] = t
+            contribs.append(instantiate(tmpl, mapping))
+        if not contribs:
+            return None
+        return " + ".join(paren(c) for c in contribs) if len(contribs) > 1 else contribs[0]
+
+    def call(self, s: cst.Assign, op: Op, lines: list[str], ind: int, defined: set[str]) -> None:
+        pad = "    " * ind
+        callee = self.program.functions[op.callee]  # type: ignore[index]
+        params = all_params(callee)
+        bound = dict(zip(params, op.call_args))
+        bound.update(op.call_kwargs)
+        active = tuple(p for p in params if p in bound and any(
+            n in self.act.active and n in defined for n in names_in(expr(bound[p]))))
+        target = code(s.targets[0].target)
+        if not active:
+            lines.append(f"{pad}{target} = {code(s.value)}")
+            names = target_names(s.targets[0].target)
+            for n in names:
+                if n in self.act.active:
+                    lines.append(f"{pad}{self.dname(n)} = zeros_like({n})")
+                    defined.add(n)
+            return
+        hname = jvp_helper(self.program, callee, active, self.helpers, self.out_lines)
+        args = call_arguments(op, [self.tangent_expr(cst.parse_expression(bound[p]), defined) for p in active])
+        out = self.names.fresh(f"{op.callee}_out")
+        out_dot = self.names.fresh(f"{op.callee}_out_dot")
+        lines.append(f"{pad}{out}, {out_dot} = {hname}({', '.join(args)})")
+        lines.append(f"{pad}{target} = {out}")
+        names = target_names(s.targets[0].target)
+        tgt = s.targets[0].target
+        if isinstance(tgt, cst.Name):
+            lines.append(f"{pad}{self.dname(tgt.value)} = {out_dot}")
+        else:  # the tangents unpack like the target (`a, = h(x)` -> `a_dot, = h_out_dot`)
+            dots: Any = tgt.visit(RenameNames({n: self.dname(n) for n in names}))
+            lines.append(f"{pad}{code(dots)} = {out_dot}")
+        defined.update(names)
+
+
+def jvp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...],
+               helpers: dict[tuple[str, tuple[str, ...]], str], out_lines: list[str]) -> str:
+    key = (nf.name, active)
+    name = helpers.get(key)
+    if name is None:
+        taken = set(helpers.values()) | set(program.functions)
+        name = Names(taken).fresh(f"{nf.name}_jvp")
+        helpers[key] = name
+        out_lines.append(JVP(program, nf, active, name, helpers, out_lines).build())
+    return name

@@ -1,0 +1,116 @@
+"""Reverse mode's pre-pass for helper calls inside ``if``s on data (:func:`inline_calls_in_data_branches`).
+
+A helper's forward half pushes its saved values on the tape, which a branch on data cannot
+do; so :class:`~.reverse_ad.VJP` first writes such calls out in place (with
+:class:`~.inline_lax.Inliner`), and their statements save values like the branch's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import libcst as cst
+
+from ..frontend.names import assigned_names, code, names_in
+from ..frontend.normalize import NormalizedFunction
+from ..frontend.program import Program
+from ..frontend.restructure import walk as _walk
+from . import custom_rules
+from .activity import find_nested_def
+from .anf import DifferentiationError, classify
+from .inline_lax import Inliner
+
+
+def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body: list[Any],
+                                   depth: int = 0) -> list[Any]:
+    """Helper calls inside ``if``s on data, written out in place (reverse mode).
+
+    A helper's forward half pushes its saved values on the tape, which a branch
+    on data cannot do; its statements in the branch save them like the
+    branch's own (in names both branches bind).
+    """
+    from ..frontend.functionalize import DYNAMIC, STATIC, BindingTimes
+
+    def inlinable(v: cst.BaseExpression) -> bool:  # a helper call; custom rules keep their own call
+        return isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in program.functions \
+            and custom_rules.custom_callee(program, v.func.value) is None
+
+    calls = [st for st, _ in _walk(body) if isinstance(st, cst.Assign) and inlinable(st.value)]
+    if not calls:
+        return body
+    bta = BindingTimes(nf, nf.plain_fdef, body)
+    inl = Inliner(nf, set(names_in(nf.plain_fdef)) | set(names_in(cst.Module(body=body))))
+    changed = False
+
+    def block(stmts: Sequence[Any], data: int) -> list[Any]:  # data: the binding time of the tests around
+        nonlocal changed
+        out: list[Any] = []
+        for st in stmts:
+            if isinstance(st, cst.If):
+                d = max(data, bta.of(st.test))
+                orelse = st.orelse
+                if isinstance(orelse, cst.If):
+                    orelse = block([orelse], d)[0]
+                elif orelse is not None:
+                    orelse = orelse.with_changes(body=orelse.body.with_changes(body=block(orelse.body.body, d)))
+                out.append(st.with_changes(body=st.body.with_changes(body=block(st.body.body, d)), orelse=orelse))
+            elif isinstance(st, (cst.For, cst.While)):
+                out.append(st.with_changes(body=st.body.with_changes(body=block(st.body.body, data))))
+            elif data != STATIC and isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and \
+                    isinstance(st.body[0], cst.Assign) and inlinable(st.body[0].value):
+                inlined = inline_one(st.body[0], st, data)
+                out += inlined if inlined is not None else [st]
+                changed = changed or inlined is not None
+            else:
+                out.append(st)
+        return out
+
+    def inline_one(a: cst.Assign, line: Any, data: int) -> list[Any] | None:
+        op = classify(a.value, program, nf)
+        if op.kind != "call":  # a srcjax.adjoint helper in derivative code (zeros_like, tree_add, ...)
+            return None
+        callee = program.functions[op.callee]  # type: ignore[index]
+        where = f"a call of `{callee.name}` inside an `if` on array data"
+        if not _reads_same_globals(program, callee, nf) or callee.source.closure or depth > 8 or \
+                callee is nf or find_nested_def(callee.plain_fdef.body) is not None:
+            if data != DYNAMIC:
+                return None  # the test may turn out static (recursion on a Python int): call it as usual
+            raise DifferentiationError(f"reverse mode through {where} (a helper from another module, a closure, "
+                                       "or recursion) is not supported yet", span=nf.spans.get(id(line)),
+                                       hint=f"call {callee.name} before the `if` and select the result with "
+                                            "np.where, or move the `if` into the helper")
+        ps = callee.plain_fdef.params
+        params = [*ps.params, *ps.kwonly_params]  # inlined: every parameter bound by position
+        npos = len(ps.params)
+        args: list[str] = []
+        for k, p in enumerate(params):
+            name = p.name.value
+            if k < min(len(op.call_args), npos):
+                args.append(op.call_args[k])
+            elif name in op.call_kwargs:
+                args.append(op.call_kwargs[name])
+            elif p.default is not None:
+                args.append(code(p.default))
+            else:
+                raise DifferentiationError(f"{callee.name}() is missing the argument `{name}`",
+                                           span=nf.spans.get(id(line)))
+        inner = inline_calls_in_data_branches(program, callee, list(callee.plain_fdef.body.body), depth + 1)
+        fdef = callee.plain_fdef.with_changes(body=callee.plain_fdef.body.with_changes(body=inner),
+                                              params=ps.with_changes(params=params, kwonly_params=[],
+                                                                     star_arg=cst.MaybeSentinel.DEFAULT))
+        return inl.inline(fdef, args, code(a.targets[0].target), line)
+
+    new = block(body, STATIC)
+    return new if changed else body
+
+
+def _reads_same_globals(program: Program, callee: NormalizedFunction, nf: NormalizedFunction) -> bool:
+    """Whether ``callee``'s body, written out inside ``nf``, reads the same globals there: one module, or
+    a helper of :mod:`srcjax.adjoint` (``unbroadcast``) called by derivative code, which imports what it reads."""
+    if callee.source.globals is nf.source.globals:
+        return True
+    fdef = callee.plain_fdef
+    local = {p.name.value for p in fdef.params.params} | set(assigned_names(fdef.body.body)) | set(program.functions)
+    mine, theirs = callee.source.globals, nf.source.globals
+    return all(theirs.get(n) is mine[n] for n in set(names_in(fdef.body)) - local if n in mine)

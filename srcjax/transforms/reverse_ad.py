@@ -1,0 +1,825 @@
+"""Reverse mode: :class:`VJP` writes the primal sweep and the adjoint sweep of one function.
+
+Reverse mode (:func:`~.derivative_source.vjp_source`, :func:`~.derivative_source.grad_source`)
+writes the primal sweep, then the adjoint
+sweep in reverse statement order, accumulating ``v_bar`` cotangents. Values
+the adjoint needs but that the primal overwrites (variables assigned in loops
+or more than once) are saved on a tape (``_tape.append(v)`` before the
+assignment) and restored in the adjoint (``v = _tape.pop()``), which makes
+static ``if``/``for``/``while`` and helper calls uniform; a loop's adjoint runs
+over ``reversed(<the saved iterable>)``. Tapes are plain Python lists: under
+NumPy they are lists of arrays, under specialization lists of SSA values.
+Helpers get a forward and a backward half sharing the tape (:func:`vjp_helper`).
+
+Invariants: the output is valid for every shape the primal accepts (shape
+work is done by :mod:`srcjax.adjoint` helpers); only names of the primal
+are read by the adjoint at points where they hold their primal values. The
+adjoint of a statement reads its operands as they were before it and its results
+as they are after it: when the statement rebinds an operand (``y = e * y``), what
+the rule needs of the results (``out``, zero cotangents of results without one,
+custom_vjp residuals) is kept in fresh names, then the old values come back (from
+the tape, or from names an ``if`` on data saved them in), then the rule runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import libcst as cst
+
+from ..core import UnsupportedSyntaxError
+from ..frontend.names import Names, code, names_in, names_read, target_names
+from ..frontend.normalize import NormalizedFunction
+from ..frontend.program import Program
+from ..frontend.restructure import single_exit as _single_exit
+from ..frontend.restructure import walk as _walk
+from . import custom_rules, rules
+from .activity import (
+    Activity,
+    array_names,
+    first_reads,
+    free_of_loop_targets,
+    hoisted_body,
+    is_append,
+    is_int_dtype,
+    upward_exposed,
+)
+from .anf import (
+    ADJOINT_IMPORTS,
+    INDEX,
+    ITERATOR_CALLS,
+    DifferentiationError,
+    LoopSource,
+    Op,
+    active_loop,
+    all_params,
+    call_arguments,
+    call_name,
+    inline_loop_iterables,
+    literal_container,
+    loop_key,
+    signature,
+    tuple_target_code,
+)
+from .bounded import bound_loops
+from .inline_calls import inline_calls_in_data_branches
+from .inline_lax import inline_lax
+from .templates import expr, instantiate, paren
+
+# -- reverse mode ------------------------------------------------------------------------------
+
+def single_exit(stmts: list[Any], result: str) -> list[Any]:
+    """Rewrite early returns in static ``if``s so the function has one ``return`` at the end."""
+    try:
+        return _single_exit(stmts, result)
+    except UnsupportedSyntaxError:
+        raise DifferentiationError("`return` inside a loop is not supported in reverse mode yet",
+                                   hint="break out of the loop with a flag and return after it") from None
+
+
+class VJP:
+    """Writes the primal sweep and the adjoint sweep of one function.
+
+    ``mode``: ``"grad"`` -> ``def name(params...)`` returning the cotangents of
+    the active params (seeded with ones); ``"vjp"`` -> ``def name(params..., out_bar)``
+    returning ``(out, cotangents)``; ``"fwd"``/``"bwd"`` -> helper halves sharing a tape.
+    """
+
+    def __init__(self, program: Program, nf: NormalizedFunction, active_params: Sequence[str],
+                 helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]], out_lines: list[str],
+                 max_iters: int | None = None) -> None:
+        self.program = program
+        self.nf = nf
+        self.max_iters = max_iters
+        self.active_params = list(active_params)
+        self.names = Names(set(names_in(nf.plain_fdef)) | set(program.functions) | set(ADJOINT_IMPORTS))
+        self.bar: dict[str, str] = {}
+        self.helpers = helpers
+        self.out_lines = out_lines
+        self.params = all_params(nf)
+        self.tape = self.names.fresh("_tape")
+        body = single_exit(list(nf.plain_fdef.body.body), Names(set(names_in(nf.plain_fdef))).fresh("result"))
+        body = inline_lax(nf, body)  # user srcjax.lax calls -> if/for/while (see transforms/inline_lax.py)
+        # while on data -> bounded for; break/continue -> flags (see transforms/bounded.py)
+        body, self.spans, self._bounder = bound_loops(nf, body, max_iters)
+        body = inline_calls_in_data_branches(program, nf, body)
+        body = inline_loop_iterables(body)  # for i, p in reversed(list(enumerate(xs))): as written
+        if not body or not isinstance(body[-1], cst.SimpleStatementLine) or \
+                not isinstance(body[-1].body[-1], cst.Return):
+            raise DifferentiationError(f"{nf.name}: reverse mode needs one `return` at the end of the function",
+                                       hint="assign the result to a variable in each branch and return it once")
+        for s, _ in _walk(body[:-1]):
+            if isinstance(s, cst.Return):
+                raise DifferentiationError(f"{nf.name}: `return` inside if/for is not supported in reverse mode "
+                                           "yet", hint="assign the result in each branch and return it once")
+            assert not isinstance(s, (cst.Break, cst.Continue)), "bound_loops leaves no loop exits"
+        from ..frontend.functionalize import BindingTimes
+
+        self.bta = BindingTimes(nf, nf.plain_fdef, body)
+        self.ret: cst.Return = body[-1].body[-1]
+        self.act = Activity(program, nf, active_params, body)
+        body, self.act = hoisted_body(program, nf, active_params, body, self.act, self.names)
+        self.body = list(body[:-1]) + ([cst.SimpleStatementLine(body=list(body[-1].body[:-1]))]
+                                       if len(body[-1].body) > 1 else [])
+        self.body, self.custom_res = custom_rules.with_residuals(self, self.body)
+        self.no_bar: set[int] = set()  # calls whose result gets no cotangent: primal calls them plainly
+        self.order = {id(st): k for k, (st, _) in enumerate(_walk(self.body))}  # program order
+        self.first_reads = first_reads(self.body)
+        self.saved = self.overwritten()
+        self.arrays = array_names(self.body, self.act)
+        self.loop_index: dict[int, str] = {}
+        self.loop_iters: dict[int, str] = {}
+        self.counters: dict[int, str] = {}
+        self.loop_locals: dict[int, list[str]] = {}
+        # (statement id, name) -> where the adjoint gets the name's old value back: the tape, or a
+        # name saved inside an `if` on data (a tape push there would depend on the branch taken)
+        self.pushed: dict[tuple[int, str], str] = {}
+        self.branch_saves: list[list[tuple[str, str]]] = []  # per open data `if`: (saved name, variable)
+        self.loop_saves: list[list[str]] = []  # per open loop: saved names first bound in its body
+        self.restore: set[str] = set(self.saved)
+        self.seed_expr: str | None = None  # grad seeds the output's cotangent with this expression
+
+    def bname(self, v: str) -> str:
+        b = self.bar.get(v)
+        if b is None:
+            b = self.bar[v] = self.names.fresh(f"{v}_bar")
+        return b
+
+    def overwritten(self) -> set[str]:
+        counts: dict[str, int] = {p: 1 for p in self.params}
+        in_loop: set[str] = set()
+        for s, depth in _walk(self.body):
+            if isinstance(s, cst.Assign):
+                for t in s.targets:
+                    for n in target_names(t.target):
+                        counts[n] = counts.get(n, 0) + 1
+                        if depth > 0:
+                            in_loop.add(n)
+        return {n for n, c in counts.items() if c > 1} | in_loop
+
+    # -- primal sweep -------------------------------------------------------------------------
+    def primal(self, stmts: Sequence[Any], ind: int, lines: list[str], bound: set[str]) -> None:
+        """Emit the primal; save a value on the tape before it is overwritten, if the adjoint reads it.
+
+        ``bound`` holds the names definitely bound here (a push needs a value).
+        """
+        pad = "    " * ind
+        for s in stmts:
+            if isinstance(s, cst.SimpleStatementLine):
+                for small in s.body:
+                    if isinstance(small, cst.Assign):
+                        targets = [n for t in small.targets for n in target_names(t.target)]
+                        op = self.act.op(small.value)
+                        for n in targets:
+                            if n in self.restore and n in bound:
+                                if self.branch_saves:
+                                    sv = self.names.fresh(f"{n}_before")
+                                    lines.append(f"{pad}{sv} = {n}")
+                                    self.pushed[(id(small), n)] = sv
+                                    self.branch_saves[-1].append((sv, n))
+                                    if self.loop_saves:
+                                        self.loop_saves[-1].append(sv)
+                                else:
+                                    lines.append(f"{pad}{self.tape}.append({n})")
+                                    self.pushed[(id(small), n)] = f"{self.tape}.pop()"
+                        bound.update(targets)
+                        if op.kind == "custom":
+                            line = custom_rules.primal_line(self, small, op, pad)
+                            if line is not None:
+                                lines.append(line)
+                                continue
+                        if op.kind == "call" and self.call_active(op) and id(small) not in self.no_bar:
+                            fwd, _ = self.call_names(op)
+                            lines.append(f"{pad}{code(small.targets[0].target)} = {fwd}"
+                                         f"({', '.join(call_arguments(op, [self.tape]))})")
+                            continue
+                    lines.append(pad + code(small))
+            elif isinstance(s, cst.If):
+                self.primal_if(s, ind, lines, bound)
+            elif isinstance(s, (cst.For, cst.While)):
+                body_lines: list[str] = []
+                inner = set(bound)
+                if isinstance(s, cst.For):
+                    inner.update(target_names(s.target))
+                self.loop_saves.append([])
+                self.primal(s.body.body, ind + 1, body_lines, inner)
+                in_branches = self.loop_saves.pop()
+                # names first bound inside the body: saved at the end of every iteration
+                local = sorted(n for n in self.assigned_in(s.body.body) - bound if n in self.restore) + in_branches
+                self.loop_locals[id(s)] = local
+                # bound only by a nested loop, which may run no iterations (`for k in range(j)`): declared
+                # at the top of the function, so the save has a value (read only where it was bound)
+                self.declared.update(n for n in local if n not in inner)
+                if local:
+                    body_lines.append(f"{pad}    {self.tape}.append(({', '.join(local)},))")
+                if isinstance(s, cst.For):
+                    it = self.loop_iters.get(id(s))
+                    # an active loop's sequences are names the loop does not change: its adjoint iterates
+                    # over them again (so forward mode can follow it: hessian)
+                    reuse = bool(active_loop(s, self.act.active)) and \
+                        not set(names_in(s.iter)) & self.assigned_in(s.body.body)
+                    if it is None:
+                        it = self.loop_iters[id(s)] = code(s.iter) if reuse else self.names.fresh("loop_items")
+                    if not reuse:  # an iterator (enumerate, zip, ...) is saved as a list: the adjoint reverses it
+                        lines.append(f"{pad}{it} = {_saved_iterable(s.iter)}")
+                        bound.add(it)
+                        if self.loop_saves and it not in self.loop_saves[-1]:
+                            self.loop_saves[-1].append(it)  # per iteration of the enclosing loop (range(j, n))
+                    lines.append(f"{pad}for {code(s.target)} in {it}:")
+                else:
+                    c = self.counters.get(id(s))
+                    if c is None:
+                        c = self.counters[id(s)] = self.names.fresh("loop_count")
+                    if self.loop_saves and c not in self.loop_saves[-1]:
+                        self.loop_saves[-1].append(c)  # the trip count of each run of a nested while
+                    lines.append(f"{pad}{c} = 0")
+                    bound.add(c)
+                    lines.append(f"{pad}while {code(s.test)}:")
+                    body_lines.append(f"{pad}    {c} = {c} + 1")
+                lines += body_lines or [f"{pad}    pass"]
+
+    def primal_if(self, s: cst.If, ind: int, lines: list[str], bound: set[str]) -> None:
+        """An ``if``; on data, values the adjoint restores are saved in names both branches bind."""
+        from ..frontend.functionalize import STATIC
+
+        pad = "    " * ind
+        data = self.bta.of(s.test) != STATIC
+        if data:
+            self.branch_saves.append([])
+        lines.append(f"{pad}if {code(s.test)}:")
+        b1 = set(bound)
+        first: list[str] = []
+        self.primal(s.body.body, ind + 1, first, b1)
+        saves1 = self.branch_saves[-1][:] if data else []
+        b2 = set(bound)
+        second: list[str] = []
+        if s.orelse is not None:
+            self.primal([s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body, ind + 1, second, b2)
+        if data:
+            saves = self.branch_saves.pop()
+            saves2 = saves[len(saves1):]
+            for mine, other in ((first, saves2), (second, saves1)):
+                # the other branch's saved names, bound here too: to the value at the `if` (read only
+                # on the other branch, but giving the join a value), or UNSET if there is none yet
+                mine[:0] = [f"{pad}    {sv} = {n if n in bound else 'UNSET'}" for sv, n in other]
+            if self.branch_saves:
+                self.branch_saves[-1] += saves
+            bound.update(sv for sv, _ in saves)  # both branches bind every saved name
+        if self.loop_saves:
+            # a loop saves what its body binds at the end of every iteration: a name the adjoint
+            # needs that one branch binds is UNSET on the others (read only under the same test,
+            # static or on data: `if j != k` in a comprehension's loops)
+            for mine, b_mine, b_other in ((first, b1, b2), (second, b2, b1)):
+                for n in sorted((b_other - b_mine - bound) & self.restore):
+                    mine.append(f"{pad}    {n} = UNSET")
+                    b_mine.add(n)
+        elif data:
+            # bound on one path only (outside loops): the adjoint's zero cotangent for such a name on
+            # the other path reads it, so the function binds it to UNSET first (zeros_like(UNSET) is UNSET)
+            self.partial |= (b1 ^ b2) - bound
+        lines += first or [f"{pad}    pass"]
+        if second:
+            lines.append(f"{pad}else:")
+            lines += second
+        bound |= b1 & b2
+
+    def assigned_in(self, stmts: Sequence[Any]) -> set[str]:
+        return {n for st, _ in _walk(stmts) if isinstance(st, cst.Assign)
+                for t in st.targets for n in target_names(t.target)}
+
+    # -- adjoint sweep ------------------------------------------------------------------------
+    def accumulate(self, v: str, contrib: str, lines: list[str], pad: str, defined: set[str]) -> None:
+        b = self.bname(v)
+        scatter = f"index_add(zeros_like({v}), "
+        if v in defined and contrib.startswith(scatter):  # add into the accumulator in place
+            lines.append(f"{pad}{b} = index_add({b}, {contrib[len(scatter):]}")
+        elif v in defined and v not in self.arrays:  # may be a container: `+` would concatenate lists
+            lines.append(f"{pad}{b} = tree_add({b}, {contrib})")
+        elif v in defined:
+            lines.append(f"{pad}{b} = {b} + {paren(contrib)}")
+        else:
+            lines.append(f"{pad}{b} = {contrib}")
+            defined.add(v)
+
+    def adjoint(self, stmts: Sequence[Any], ind: int, lines: list[str], defined: set[str]) -> None:
+        pad = "    " * ind
+        for s in reversed(stmts):
+            if isinstance(s, cst.SimpleStatementLine):
+                for small in reversed(s.body):
+                    self.adjoint_small(small, ind, lines, defined)
+            elif isinstance(s, cst.If):
+                b1: list[str] = []
+                d1 = set(defined)
+                self.adjoint(s.body.body, ind + 1, b1, d1)
+                b2: list[str] = []
+                d2 = set(defined)
+                if s.orelse is not None:
+                    self.adjoint([s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body, ind + 1, b2, d2)
+                union = d1 | d2
+                for bl, d in ((b1, d1), (b2, d2)):
+                    for v in sorted(union - d):
+                        bl.append(f"{pad}    {self.bname(v)} = zeros_like({v})")
+                defined.clear()
+                defined |= union
+                lines.append(f"{pad}if {code(s.test)}:")
+                lines += b1 or [f"{pad}    pass"]
+                if b2:
+                    lines.append(f"{pad}else:")
+                    lines += b2
+            elif isinstance(s, (cst.For, cst.While)):
+                body: list[str] = []
+                inner = set(defined)
+                # cotangents the body accumulates into outer variables must exist before the loop
+                touched = self.contributed(s.body.body)
+                srcs = active_loop(s, self.act.active) if isinstance(s, cst.For) else []
+                values_key = None
+                if isinstance(s, cst.For) and isinstance(s.iter, cst.Call) and isinstance(s.iter.func, cst.Attribute) \
+                        and s.iter.func.attr.value == "values" and not s.iter.args and len(srcs) == 1:
+                    # `for v in d.values()`: the adjoint walks d.items(), so it has each key at hand
+                    values_key = self.loop_index.setdefault(id(s), self.names.fresh("key"))
+                    srcs = [LoopSource(srcs[0].target, srcs[0].seq, values_key)]
+                touched |= {code(src.seq) for src in srcs if code(src.seq) in self.act.active}
+                touched |= {lst for lst in self.appended_in(s.body.body) if self.read_before(lst, s)}
+                local = self.assigned_in(s.body.body)
+                items = set(target_names(s.target)) if srcs else set()  # type: ignore[union-attr]
+                pre: list[str] = []
+                carried = upward_exposed(s.body.body)  # read before the body assigns them: loop-carried
+                for v in sorted(touched - defined - items):  # (items are rebound every iteration)
+                    if v not in local or v in self.params or v in carried:
+                        pre.append(f"{pad}{self.bname(v)} = zeros_like({v})")
+                        inner.add(v)
+                start = set(inner)
+                saved = self.loop_locals.get(id(s), [])
+                if saved:
+                    names = ", ".join(saved)
+                    body.append(f"{pad}    {names}, = {self.tape}.pop()" if len(saved) == 1
+                                else f"{pad}    {names} = {self.tape}.pop()")
+                self.adjoint(s.body.body, ind + 1, body, inner)
+                index = None
+                if srcs:  # the items' cotangents into their sequences' (at position INDEX, if needed)
+                    items_lines: list[str] = []
+                    self.item_cotangents(srcs, INDEX, items_lines, pad + "    ", inner)
+                    if any(INDEX in ln for ln in items_lines):
+                        index = self.loop_index.setdefault(id(s), self.names.fresh("i"))
+                    body += [ln.replace(INDEX, index or INDEX) for ln in items_lines]
+                for v in sorted(start - inner):
+                    body.append(f"{pad}    {self.bname(v)} = zeros_like({v})")
+                lines += pre
+                if isinstance(s, cst.For) and index is not None:
+                    lines.append(f"{pad}for {index}, {tuple_target_code(s.target, str)} in "
+                                 f"reversed(list(enumerate({self.loop_iters[id(s)]}))):")
+                elif isinstance(s, cst.For) and values_key is not None:
+                    lines.append(f"{pad}for {values_key}, {tuple_target_code(s.target, str)} in "
+                                 f"reversed(list({code(s.iter.func.value)}.items())):")  # type: ignore[attr-defined]
+                elif isinstance(s, cst.For) and srcs:
+                    lines.append(f"{pad}for {code(s.target)} in reversed(list({self.loop_iters[id(s)]})):")
+                elif isinstance(s, cst.For):
+                    lines.append(f"{pad}for {code(s.target)} in reversed({self.loop_iters[id(s)]}):")
+                else:
+                    lines.append(f"{pad}for _ in range({self.counters[id(s)]}):")
+                lines += body or [f"{pad}    pass"]
+                defined.clear()
+                defined |= start
+
+    def item_cotangents(self, srcs: list[LoopSource], index: str, lines: list[str], pad: str,
+                        defined: set[str]) -> None:
+        """At the end of an adjoint loop iteration: the loop items' cotangents into their sequences'."""
+        for src in srcs:
+            names = target_names(src.target)
+            seq = code(src.seq)
+            if any(n in defined for n in names) and seq in self.act.active:
+                bar = tuple_target_code(src.target, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
+                self.accumulate(seq, f"index_add(zeros_like({seq}), {loop_key(src, index)}, {bar})", lines, pad,
+                                defined)
+            for n in names:
+                defined.discard(n)
+
+    def appended_in(self, stmts: Sequence[Any]) -> set[str]:
+        """Active lists the statements append to."""
+        return {code(st.value.func.value) for st, _ in _walk(stmts) if is_append(st)} & self.act.active
+
+    def read_before(self, lst: str, st: cst.CSTNode) -> bool:
+        """Whether the list ``lst`` is read (not appended to) before the statement ``st``: then its
+        cotangent may start before (in the adjoint: after) appends that see none."""
+        first = self.first_reads.get(lst)
+        return first is not None and first < self.order[id(st)]
+
+    def contributed(self, stmts: Sequence[Any]) -> set[str]:
+        out: set[str] = set()
+        for s, _ in _walk(stmts):
+            if isinstance(s, cst.Assign):
+                op = self.act.op(s.value)
+                out |= {n for n in op.reads if n in self.act.active}
+        return out
+
+    def adjoint_small(self, s: Any, ind: int, lines: list[str], defined: set[str]) -> None:
+        pad = "    " * ind
+        if isinstance(s, cst.Expr):
+            call = s.value
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
+                    call.func.attr.value == "append":
+                lst = code(call.func.value)
+                node = call.args[0].value
+                arg = code(node)
+                if lst not in defined and lst in self.act.active and self.read_before(lst, s):
+                    # the list's last append, read before it (`b = items[0]`, then appends): its cotangent
+                    # starts here, as long as the list is now; what this append added gets none
+                    lines.append(f"{pad}{self.bname(lst)} = zeros_like({lst}[:-1])")
+                    defined.add(lst)
+                    return
+                if lst not in defined:  # no cotangent reached this binding of the list (a result not used)
+                    return
+                if lst not in self.act.active:
+                    return
+                lb = self.bname(lst)
+                if isinstance(node, cst.Tuple):  # `_tape.append((a, b,))` (derivative code): per element
+                    elems = [(k, e) for k, e in ((k, code(e.value)) for k, e in enumerate(node.elements))
+                             if e.isidentifier() and e in self.act.active]
+                    if len(node.elements) == 1 and elems:
+                        self.accumulate(elems[0][1], f"{lb}.pop()[0]", lines, pad, defined)
+                    elif elems:
+                        row = self.names.fresh("saved_bar")
+                        lines.append(f"{pad}{row} = {lb}.pop()")
+                        for k, e in elems:
+                            self.accumulate(e, f"{row}[{k}]", lines, pad, defined)
+                    else:
+                        lines.append(f"{pad}{lb}.pop()")
+                elif arg in self.act.active:
+                    self.accumulate(arg, f"{lb}.pop()", lines, pad, defined)
+                else:
+                    lines.append(f"{pad}{lb}.pop()")
+            return
+        if not isinstance(s, cst.Assign):
+            return
+        target = s.targets[0].target
+        names = target_names(target)
+        op = self.act.op(s.value)
+        restore = [n for n in names if (id(s), n) in self.pushed]
+        old = {n: self.pushed[(id(s), n)] for n in restore}
+        has_bar = any(n in defined and n in self.act.active for n in names)
+        if not has_bar:
+            if op.kind in ("call", "custom"):
+                self.no_bar.add(id(s))  # its forward half would leave residuals on the tape: not used
+            if op.kind == "tape_pop" and op.callee in self.act.active:
+                # a zero cotangent for what was popped: the append this pop undoes adds it (a stack of
+                # cotangents, in step with the list)
+                self.cotangent_list(op.callee, lines, pad, defined)
+                zeros = tuple_target_code(target, lambda n: f"zeros_like({n})")
+                lines.append(f"{pad}{self.bname(op.callee)}.append({zeros})")
+            for n in reversed(restore):  # the last pushed comes off the tape first
+                lines.append(f"{pad}{n} = {old[n]}")
+            for n in names:
+                defined.discard(n)
+            return
+        if op.kind == "custom":
+            custom_rules.adjoint(self, s, op, [(n, old[n]) for n in reversed(restore)], lines, pad, defined)
+            return
+        reads_target = any(n in op.operands.values() or n in op.reads for n in names)
+        if restore and reads_target and op.kind != "call" and not isinstance(target, cst.Name):
+            # the old values come back before the rule runs (below): a result without a cotangent gets
+            # its zeros now, shaped like the result (`a, b = b, a`: the old `b` may have another shape)
+            for n in names:
+                if n not in defined:
+                    lines.append(f"{pad}{self.bname(n)} = zeros_like({n})")
+                    defined.add(n)
+        tcode = code(target)
+        # the result's cotangent, consumed by this statement
+        if isinstance(target, cst.Name):
+            gexpr = self.bname(tcode)
+        elif any(isinstance(e.value, (cst.Tuple, cst.List)) for e in target.elements):  # type: ignore[attr-defined]
+            gexpr = tuple_target_code(target, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
+        else:
+            gexpr = "(" + ", ".join(self.bname(n) if n in defined else f"zeros_like({n})" for n in names) + ",)"
+        parts = None  # `a, b = c, d`: each element's cotangent
+        if op.kind == "pack" and isinstance(target, (cst.Tuple, cst.List)) and \
+                len(target.elements) == len(op.elements):
+            parts = [tuple_target_code(e.value, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
+                     for e in target.elements]
+        out_ref = tcode
+        if restore:
+            if op.kind != "call" and reads_target:
+                # the operands are the old values: restore them first, keeping what the rule needs
+                if op.kind == "prim" and self.uses_out(op):
+                    out_ref = self.names.fresh(f"{tcode}_out")
+                    lines.append(f"{pad}{out_ref} = {tcode}")
+                if op.kind != "call" and isinstance(target, cst.Name):
+                    gsave = self.names.fresh(f"{tcode}_bar_out")
+                    lines.append(f"{pad}{gsave} = {gexpr}")
+                    gexpr = gsave
+                for n in reversed(restore):
+                    lines.append(f"{pad}{n} = {old[n]}")
+                restore = []
+        elif op.kind in ("prim", "copy", "pack") and isinstance(target, cst.Name) and \
+                (tcode in op.operands.values() or tcode in op.elements):
+            # `y = f(y, ...)`: the rule accumulates into y's cotangent, which it also reads
+            gsave = self.names.fresh(f"{tcode}_bar_out")
+            lines.append(f"{pad}{gsave} = {gexpr}")
+            gexpr = gsave
+        for n in names:
+            defined.discard(n)
+        if op.kind == "prim":
+            self.prim_adjoint(op, out_ref, gexpr, lines, pad, defined)
+        elif op.kind == "copy":
+            src = op.operands["x"]
+            if src in self.act.active:  # `a, b = x`: the cotangents packed like x (a list, an array, ...)
+                self.accumulate(src, gexpr if isinstance(target, cst.Name) else f"pack_like({src}, {gexpr})",
+                                lines, pad, defined)
+        elif op.kind in ("dict", "getattr", "tree_add", "pack_like"):
+            self.container_adjoint(op, gexpr, lines, pad, defined)
+        elif op.kind == "convert" and op.operands["x"] in self.act.active:  # tuple(items)
+            src = op.operands["x"]
+            self.accumulate(src, f"pack_like({src}, {gexpr})", lines, pad, defined)
+        elif op.kind == "pack":
+            if set(op.elements) & set(names):  # `p, q = q, p`: every part read before any is replaced
+                saved = self.names.fresh("parts_bar")
+                value = f"({', '.join(parts)},)" if parts is not None else gexpr
+                lines.append(f"{pad}{saved} = {value}")
+                parts = [f"{saved}[{k}]" for k in range(len(op.elements))]
+            assert isinstance(s.value, (cst.Tuple, cst.List))
+            for k, el in enumerate(s.value.elements):
+                self.element_adjoint(el.value, parts[k] if parts is not None else f"{gexpr}[{k}]", lines, pad,
+                                     defined)
+        elif op.kind == "tape_pop":
+            self.cotangent_list(op.callee, lines, pad, defined)  # type: ignore[arg-type]
+            lines.append(f"{pad}{self.bname(op.callee)}.append({gexpr})")  # type: ignore[arg-type]
+        elif op.kind == "call":
+            self.call_adjoint(op, gexpr, lines, pad, defined)
+        for n in reversed(restore):
+            lines.append(f"{pad}{n} = {old[n]}")
+
+    def element_adjoint(self, node: cst.BaseExpression, g: str, lines: list[str], pad: str,
+                        defined: set[str]) -> None:
+        """The cotangent ``g`` of one element of a tuple or list literal into what it reads: a name,
+        or each element of a nested literal (``(y, (x, c))``: ``g[1][0]`` into x)."""
+        if isinstance(node, cst.Name) and node.value in self.act.active:
+            self.accumulate(node.value, g, lines, pad, defined)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for k, el in enumerate(node.elements):
+                self.element_adjoint(el.value, f"{g}[{k}]", lines, pad, defined)
+
+    def cotangent_list(self, lst: str, lines: list[str], pad: str, defined: set[str]) -> None:
+        """``lst_bar`` exists before the adjoint of ``v = lst.pop()`` appends to it: one zero per item
+        left in ``lst`` (none, for a derivative's tape, which the primal empties)."""
+        if lst not in defined:
+            lines.append(f"{pad}{self.bname(lst)} = zeros_like({lst})")
+            defined.add(lst)
+
+    def container_adjoint(self, op: Op, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
+        """Cotangents of a dict literal's values, of ``p`` in ``p.w``, of tree_add's and pack_like's operands."""
+        if op.kind == "dict":
+            for k, e in zip(op.keys, op.elements):
+                self.element_adjoint(cst.parse_expression(e), f"{g}[{k}]", lines, pad, defined)
+        elif op.kind == "getattr":
+            x = op.operands["x"]
+            if x in self.act.active:
+                self.accumulate(x, f'index_add(zeros_like({x}), "{op.args["attr"]}", {g})', lines, pad, defined)
+        elif op.kind == "tree_add":
+            for e in op.elements:
+                if e in self.act.active:
+                    self.accumulate(e, g, lines, pad, defined)
+        elif op.elements and op.elements[0] in self.act.active:  # pack_like(x, items)
+            self.accumulate(op.elements[0], f"tuple({g})", lines, pad, defined)
+        elif op.elements:  # pack_like(x, (a_bar, (b_bar, c_bar))): each item's cotangent into its name
+            items = cst.parse_expression(op.elements[0])
+            if isinstance(items, (cst.Tuple, cst.List)):
+                self.element_adjoint(items, g, lines, pad, defined)
+
+    def uses_out(self, op: Op) -> bool:
+        assert op.prim is not None
+        return any(_mentions(t, "out") for t in rules.VJP.get(op.prim.name, {}).values())
+
+    def prim_adjoint(self, op: Op, out: str, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
+        prim = op.prim
+        assert prim is not None
+        if prim.name in rules.NONDIFF or (prim.name == "astype" and is_int_dtype(op.args.get("dtype", ""))):
+            return
+        templates = rules.VJP.get(prim.name)
+        if templates is None:
+            raise DifferentiationError(f"no derivative rule for {prim.path} yet",
+                                       hint="file an issue; or wrap it in srcjax.custom_vjp (issue #5)")
+        mapping = {k: v if isinstance(v, str) else "[" + ", ".join(v) + "]" for k, v in op.args.items()}
+        mapping["out"] = out
+        mapping["out_bar"] = g
+        for p, tmpl in templates.items():
+            if p in prim.array_seqs:
+                seq = op.args.get(p)
+                if isinstance(seq, str) and seq.isidentifier() and seq in self.act.active:  # np.stack(xs)
+                    tmp = self.names.fresh(f"{p}_bars")
+                    lines.append(f"{pad}{tmp} = {instantiate(tmpl, mapping)}")
+                    self.accumulate(seq, f"pack_like({seq}, {tmp})", lines, pad, defined)
+                if not isinstance(seq, list):
+                    continue
+                parts = instantiate(tmpl, mapping)
+                tmp = self.names.fresh(f"{p}_bars")
+                lines.append(f"{pad}{tmp} = {parts}")
+                for k, e in enumerate(seq):  # a name, or a nested literal (`np.array([[a, b], [c, d]])`)
+                    self.element_adjoint(cst.parse_expression(e), f"{tmp}[{k}]", lines, pad, defined)
+                continue
+            a = op.operands.get(p)
+            lit = literal_container(op.args.get(p)) if a is None else None
+            if lit is not None and any(n in self.act.active for n in names_in(lit)):
+                # `(a, b)` as an array: element k of its cotangent into the k-th name
+                tmp = self.names.fresh(f"{p}_bar")
+                lines.append(f"{pad}{tmp} = {instantiate(tmpl, mapping)}")
+                self.element_adjoint(lit, tmp, lines, pad, defined)
+                continue
+            if a is None or a not in self.act.active:
+                continue
+            self.accumulate(a, instantiate(tmpl, mapping), lines, pad, defined)
+
+    # -- helper calls ---------------------------------------------------------------------------
+    def call_bound(self, op: Op) -> tuple[NormalizedFunction, list[str], dict[str, str]]:
+        callee = self.program.functions[op.callee]  # type: ignore[index]
+        params = all_params(callee)
+        bound = dict(zip(params, op.call_args))
+        bound.update(op.call_kwargs)
+        return callee, params, bound
+
+    def call_active(self, op: Op) -> tuple[str, ...]:
+        """The callee's params that receive active values, if any cotangent flows back through them."""
+        callee, params, bound = self.call_bound(op)
+        active = tuple(p for p in params if p in bound and any(
+            n in self.act.active for n in names_in(expr(bound[p]))))
+        if not active:
+            return ()
+        pair = vjp_helper(self.program, callee, active, self.helpers, self.out_lines, self.max_iters)
+        if set(HELPER_ZEROS.get(pair, ())) >= set(active):
+            return ()  # nothing flows back (e.g. ones_like(x)): call the plain function
+        return active
+
+    def call_names(self, op: Op) -> tuple[str, str]:
+        callee, _, _ = self.call_bound(op)
+        return vjp_helper(self.program, callee, self.call_active(op), self.helpers, self.out_lines, self.max_iters)
+
+    def call_adjoint(self, op: Op, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
+        active = self.call_active(op)
+        if not active:
+            return
+        _, bwd = self.call_names(op)
+        callee, params, bound = self.call_bound(op)
+        zeros = HELPER_ZEROS.get(self.call_names(op), ())
+        nonzero = [p for p in active if p not in zeros]
+        if not nonzero:
+            lines.append(f"{pad}{bwd}({g}, {self.tape})")
+            return
+        tmp = self.names.fresh(f"{op.callee}_bars")
+        lines.append(f"{pad}{tmp} = {bwd}({g}, {self.tape})")
+        for k, p in enumerate(nonzero):
+            node = cst.parse_expression(bound[p])
+            if isinstance(node, (cst.Tuple, cst.List)):  # a literal tuple argument: its elements
+                for j, e in enumerate(node.elements):
+                    n = code(e.value)
+                    if n.isidentifier() and n in self.act.active:
+                        self.accumulate(n, f"{tmp}[{k}][{j}]", lines, pad, defined)
+            elif bound[p] in self.act.active:
+                self.accumulate(bound[p], f"{tmp}[{k}]", lines, pad, defined)
+
+    # -- assembling ---------------------------------------------------------------------------
+    def sweeps(self, seed: str | None) -> tuple[list[str], list[str], str, set[str]]:
+        """(primal lines, adjoint lines, output atom, defined cotangents after)."""
+        # pass 1 finds which saved names the adjoint reads and which calls get no cotangent;
+        # pass 2 saves only those, and calls those plainly
+        taken = set(self.names.taken)
+        for _ in range(2):
+            self.bar = {}
+            self.names.taken = set(taken)
+            self.pushed = {}
+            primal: list[str] = []
+            self.final_bound = set(self.params)
+            self.declared: set[str] = set()
+            self.partial: set[str] = set()
+            self.primal(self.body, 1, primal, self.final_bound)
+            primal[:0] = [f"    {n} = None" for n in sorted(self.declared - set(self.params))]
+            out = code(self.ret.value) if self.ret.value is not None else "None"
+            adj: list[str] = []
+            defined: set[str] = set()
+            if seed is not None:
+                self.seed(out, seed, adj, defined)
+            self.adjoint(self.body, 1, adj, defined)
+            # finish_bars reads a parameter that got no cotangent (zeros_like(p)): its value on entry
+            needed = _reads(adj) | {p for p in self.active_params if p not in defined}
+            unset = sorted((self.partial & needed) - self.final_bound - self.declared)
+            primal[:0] = [f"    {n} = UNSET" for n in unset]
+            self.final_bound.update(unset)
+            self.restore = {n for n in self.saved if n in needed}
+        return primal, adj, out, defined
+
+    def seed(self, out: str, g: str, adj: list[str], defined: set[str]) -> None:
+        node = cst.parse_expression(out)
+        if isinstance(node, cst.Name):
+            if out in self.act.active:
+                adj.append(f"    {self.bname(out)} = {self.seed_expr or g}")
+                defined.add(out)
+        else:
+            self.seed_parts(node, g, adj, defined)
+
+    def seed_parts(self, node: cst.BaseExpression, g: str, adj: list[str], defined: set[str]) -> None:
+        """``return a, {"h": h, "pair": (s, m)}``: each returned name gets its part of ``g``."""
+        if isinstance(node, cst.Name):
+            if node.value in self.act.active:
+                self.accumulate(node.value, g, adj, "    ", defined)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for k, e in enumerate(node.elements):
+                self.seed_parts(e.value, f"{g}[{k}]", adj, defined)
+        elif isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
+            for de in node.elements:
+                self.seed_parts(de.value, f"{g}[{code(de.key)}]", adj, defined)  # type: ignore[attr-defined]
+        elif any(v in self.act.active for v in names_in(node)):
+            raise DifferentiationError(f"cannot differentiate `return {code(node)}` yet",
+                                       hint="assign the result to a variable and return that")
+
+    def finish_bars(self, adj: list[str], defined: set[str], skip_zeros: bool = False) -> list[str]:
+        """Cotangent names of the active params (zeros where nothing flowed back).
+
+        With ``skip_zeros`` (helpers), params without any cotangent are left out and
+        recorded in ``self.zero_params`` so callers skip them.
+        """
+        outs = []
+        self.zero_params = [p for p in self.active_params if p not in defined]
+        for p in self.active_params:
+            if p not in defined:
+                if skip_zeros:
+                    continue
+                adj.append(f"    {self.bname(p)} = zeros_like({p})")
+            outs.append(self.bname(p))
+        return outs
+
+
+def _saved_iterable(it: cst.BaseExpression) -> str:
+    """What the primal keeps of a loop's iterable for the adjoint: iterators become lists."""
+    if not isinstance(it, cst.Call):
+        return code(it)
+    f = it.func
+    if isinstance(f, cst.Name) and f.value in ITERATOR_CALLS | {"reversed"} and not (
+            f.value == "reversed" and it.args and call_name(it.args[0].value) == "range") or \
+            isinstance(f, cst.Attribute) and f.attr.value in ("items", "values", "keys"):
+        return f"list({code(it)})"
+    return code(it)
+
+
+def _mentions(template: str, name: str) -> bool:
+    return name in names_in(expr(template))
+
+
+def _reads(lines: list[str]) -> set[str]:
+    """Names read (not just assigned) by these statements."""
+    if not lines:
+        return set()
+    return names_read(dedent_block("\n".join(lines)))
+
+
+def dedent_block(text: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(text) + "\n"
+
+
+HELPER_ZEROS: dict[tuple[str, str], tuple[str, ...]] = {}
+
+
+def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...],
+               helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]], out_lines: list[str],
+               max_iters: int | None = None) -> tuple[str, str]:
+    key = (nf.name, active)
+    names = helpers.get(key)
+    if names is not None:
+        return names
+    taken = {n for pair in helpers.values() for n in pair} | set(program.functions)
+    nm = Names(taken)
+    fwd, bwd = nm.fresh(f"{nf.name}_fwd"), nm.fresh(f"{nf.name}_bwd")
+    helpers[key] = (fwd, bwd)
+    v = VJP(program, nf, active, helpers, out_lines, max_iters)
+    out_bar = v.names.fresh("out_bar")
+    primal, adj, out, defined = v.sweeps(out_bar)
+    bars = v.finish_bars(adj, defined, skip_zeros=True)
+    HELPER_ZEROS[(fwd, bwd)] = tuple(v.zero_params)
+    # values the adjoint reads that the caller does not have: saved at the end of the forward half
+    adj_reads = free_of_loop_targets(cst.parse_module(dedent_block("\n".join(adj)))) if adj else set()
+    assigned = {n for s, _ in _walk(v.body) if isinstance(s, cst.Assign)
+                for t in s.targets for n in target_names(t.target)}
+    assigned |= {n for s, _ in _walk(v.body) if isinstance(s, cst.For) for n in target_names(s.target)}
+    assigned |= set(v.loop_iters.values()) | set(v.counters.values())
+    # and the names the primal half binds for the adjoint: a value saved inside an `if` on data (`g_before`)
+    assigned |= {sv for sv in v.pushed.values() if not sv.endswith(".pop()")}
+    # the forward half saves everything the backward half reads, parameters included: the
+    # caller restores its own variables only after the backward half has popped these
+    residuals = sorted(n for n in adj_reads if (n in assigned or n in v.params) and n not in v.bar.values()
+                       and n != out_bar and n != v.tape)
+    tape = v.tape
+    res = ", ".join(residuals)
+    unbound = [n for n in residuals if n not in v.final_bound]
+    fwd_lines = [f"def {fwd}({signature(nf, [tape])}):"]
+    fwd_lines += [f"    {n} = UNSET" for n in unbound]  # bound on some paths only (read under the same test)
+    fwd_lines += primal
+    if residuals:
+        fwd_lines.append(f"    {tape}.append(({res},))")
+    fwd_lines.append(f"    return {out}")
+    bwd_lines = [f"def {bwd}({out_bar}, {tape}):"]
+    if residuals:
+        bwd_lines.append(f"    {res}, = {tape}.pop()" if len(residuals) == 1 else f"    {res} = {tape}.pop()")
+    bwd_lines += adj
+    bwd_lines.append(f"    return ({', '.join(bars)},)" if bars else "    return ()")
+    out_lines.append("\n".join(fwd_lines) + "\n")
+    out_lines.append("\n".join(bwd_lines) + "\n")
+    return fwd, bwd

@@ -1,0 +1,91 @@
+"""Derivative rules' templates instantiated as code.
+
+:func:`instantiate` fills a template of :mod:`.rules` (``"out_bar * x2"``) with a statement's
+atoms and folds what that makes literal (``2 - 1``, ``a ** 1``, ``dtype=None``); :func:`expr`
+parses an expression once and remembers it; :func:`paren` parenthesizes a term of a sum.
+"""
+
+from __future__ import annotations
+
+import keyword
+from typing import Any
+
+import libcst as cst
+
+from ..frontend.names import code, renamed, syntax_fields
+
+# -- templates --------------------------------------------------------------------------------
+
+def _fold(node: cst.CSTNode) -> cst.CSTNode:
+    """Fold literal arithmetic (``2 - 1``) and ``a ** 1`` in instantiated templates (bottom up), and
+    drop ``dtype=None`` (NumPy's default everywhere: a template passes its primitive's ``dtype``)."""
+    t = type(node)
+    if t is cst.Name or t is cst.Integer or t is cst.Float or t is cst.SimpleString:
+        return node
+    changes: dict[str, Any] = {}
+    for f in syntax_fields(t):
+        v = getattr(node, f)
+        if isinstance(v, cst.CSTNode):
+            nv = _fold(v)
+            if nv is not v:
+                changes[f] = nv
+        elif v.__class__ is tuple or v.__class__ is list:
+            items = [_fold(c) if isinstance(c, cst.CSTNode) else c for c in v]
+            if any(a is not b for a, b in zip(items, v)):
+                changes[f] = items
+    if changes:
+        node = node.with_changes(**changes)
+    if t is cst.Call:
+        assert isinstance(node, cst.Call)
+        args = [a for a in node.args if not (a.keyword is not None and a.keyword.value == "dtype" and
+                                             isinstance(a.value, cst.Name) and a.value.value == "None")]
+        if len(args) != len(node.args):
+            node = node.with_changes(args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args])
+    if t is cst.BinaryOperation:
+        assert isinstance(node, cst.BinaryOperation)
+        lv, rv = _num(node.left), _num(node.right)
+        op = type(node.operator).__name__
+        if lv is not None and rv is not None and op in ("Add", "Subtract", "Multiply"):
+            v = {"Add": lv + rv, "Subtract": lv - rv, "Multiply": lv * rv}[op]
+            return expr(repr(v))
+        if op == "Power" and rv == 1 and isinstance(rv, int):
+            return node.left
+    return node
+
+
+def _num(node: cst.BaseExpression) -> int | float | None:
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    if isinstance(node, cst.Float):
+        return float(node.evaluated_value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        v = _num(node.expression)
+        return -v if v is not None else None
+    return None
+
+
+_TEMPLATE_CACHE: dict[str, cst.BaseExpression] = {}
+_EXPR_CACHE: dict[str, cst.BaseExpression] = {}
+
+
+def expr(text: str) -> cst.BaseExpression:
+    """``cst.parse_expression(text)``, remembered (trees are immutable; only their text is used)."""
+    hit = _EXPR_CACHE.get(text)
+    if hit is None:
+        if len(_EXPR_CACHE) > 20000:
+            _EXPR_CACHE.clear()
+        hit = _EXPR_CACHE[text] = cst.Name(text) if text.isidentifier() and not keyword.iskeyword(text) \
+            else cst.parse_expression(text)
+    return hit
+
+
+def instantiate(template: str, mapping: dict[str, str]) -> str:
+    tree = _TEMPLATE_CACHE.get(template)
+    if tree is None:
+        tree = _TEMPLATE_CACHE[template] = cst.parse_expression(template)
+    nodes = {k: expr(v) if not isinstance(v, cst.BaseExpression) else v for k, v in mapping.items()}
+    return code(_fold(renamed(tree, nodes)))
+
+
+def paren(s: str) -> str:
+    return s if s.isidentifier() or s.replace(".", "").replace("_", "").isalnum() else f"({s})"
