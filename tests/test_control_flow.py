@@ -76,7 +76,9 @@ def hlo(fn, *args: Any) -> str:
 
 
 def floats(lo: float, hi: float):
-    return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+    # no subnormals: XLA on CPU flushes them to zero (as under jax), so a test on a subnormal input
+    # (`mid ** 3 > -1e-308`) may take the other branch than NumPy does
+    return st.floats(lo, hi, allow_nan=False, allow_infinity=False, allow_subnormal=False)
 
 
 def vectors(n: int = 4, lo: float = -3.0, hi: float = 3.0):
