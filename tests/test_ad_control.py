@@ -255,7 +255,7 @@ def test_if_on_data_inside_a_loop_overwriting_the_carry():
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3))
+@given(st.lists(st.floats(-1.0, 1.0, allow_subnormal=False), min_size=3, max_size=3))
 def test_names_computed_on_one_branch_inside_a_loop(xs):
     x = np.array(xs)
     check(branch_locals_in_loop, (x,), fd=False)
@@ -605,7 +605,7 @@ _NO_SHRINK = {} if THOROUGH or EXAMPLES else {"phases": [Phase.explicit, Phase.r
 
 
 @examples(10, scale=20, **_NO_SHRINK)
-@given(control_program(), st.lists(st.floats(-1.0, 1.0), min_size=6, max_size=6))
+@given(control_program(), st.lists(st.floats(-1.0, 1.0, allow_subnormal=False), min_size=6, max_size=6))
 def test_random_control_programs_match_jax(tmp_path_factory, text, vals):
     """grad (XLA and the generated source run by NumPy) and jvp against jax."""
     note(text)
