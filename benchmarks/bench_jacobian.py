@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 import srcjax
-from srcjax.autodiff import _jacfwd_loop, _jacrev_loop
+from srcjax.jacobian import _jacfwd_loop, _jacrev_loop
 
 try:
     import jax

@@ -12,7 +12,7 @@ from typing import Any
 from . import lax
 from . import primitives as _primitives  # noqa: F401  (registers the primitive table)
 from .api import Compiled, Lowered, compile, device_put, eval_shape, lower, numpy_function, source
-from .autodiff import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
+from .autodiff import grad, jvp, value_and_grad, vjp
 from .core import (
     ArgumentError,
     CustomRuleError,
@@ -27,6 +27,7 @@ from .core import (
     UnsupportedSyntaxError,
 )
 from .custom import custom_jvp, custom_vjp
+from .jacobian import hessian, jacfwd, jacrev
 
 __version__ = "0.1.0"
 

@@ -34,7 +34,7 @@ from .frontend.read import read_function
 from .transforms import ad, custom_rules, split
 from .transforms.simplify import simplify_source
 
-__all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "derivative_function"]
+__all__ = ["grad", "value_and_grad", "jvp", "vjp", "derivative_function"]
 
 _COUNTER = itertools.count()
 _DERIVED: dict[tuple[Any, ...], Callable[..., Any]] = {}
@@ -793,6 +793,16 @@ def _static_leaves(r: Any) -> Any:
                                    else Static(x) for x in leaves])
 
 
+def _reverse_over_refused(base: Callable[..., Any], why: str, instead: str) -> ad.DifferentiationError:
+    """Reverse mode over ``base`` (a generated derivative) refused, at the user's function."""
+    user = base.__srcjax_derived__[1]  # type: ignore[attr-defined]
+    src = read_function(user) if isinstance(user, types.FunctionType) else None
+    return ad.DifferentiationError(
+        f"reverse mode over the derivative of {getattr(user, '__name__', user)!r}: {why}",
+        span=src.span(src.fdef.name) if src is not None else None,
+        hint=f"use srcjax.hessian or srcjax.jacfwd(srcjax.grad(f)) (forward over reverse), {instead}")
+
+
 def _refuse_tapes_across_calls(base: Callable[..., Any], prog: Program) -> None:
     """Reverse mode over derivative code whose helpers hand saved values to each other through the
     tape (``th_1 = th_fwd(w, _tape)`` ... ``th_bwd(th_1_bar, _tape)``) would lose the derivative
@@ -813,26 +823,15 @@ def _refuse_tapes_across_calls(base: Callable[..., Any], prog: Program) -> None:
         if role is not None and role[0] == "transpose":
             # the transposed custom_jvp rule is differentiated in its tangents only: reverse mode over it
             # dropped the derivative in the primals (jacrev(grad(f)) gave zeros)
-            user = base.__srcjax_derived__[1]  # type: ignore[attr-defined]
-            src = read_function(user) if isinstance(user, types.FunctionType) else None
-            raise ad.DifferentiationError(
-                f"reverse mode over the derivative of {getattr(user, '__name__', user)!r}: it calls the "
-                f"custom_jvp function {getattr(role[1], '__name__', 'f')!r}, whose rule's transpose reverse mode "
-                "cannot differentiate in the primals yet",
-                span=src.span(src.fdef.name) if src is not None else None,
-                hint="use srcjax.hessian or srcjax.jacfwd(srcjax.grad(f)) (forward over reverse), which apply "
-                     "the custom_jvp rule itself")
+            raise _reverse_over_refused(
+                base, f"it calls the custom_jvp function {getattr(role[1], '__name__', 'f')!r}, whose rule's "
+                "transpose reverse mode cannot differentiate in the primals yet",
+                "which apply the custom_jvp rule itself")
         if callee in prog.functions and any(isinstance(a.value, cst.Name) and adjoint.TAPE_NAME.match(a.value.value)
                                             for a in call.args):
-            user = base.__srcjax_derived__[1]  # type: ignore[attr-defined]
-            src = read_function(user) if isinstance(user, types.FunctionType) else None
-            raise ad.DifferentiationError(
-                f"reverse mode over the derivative of {getattr(user, '__name__', user)!r}: it calls "
-                f"`{callee}`, which hands values saved for the adjoint through the tape; reverse mode "
-                "does not follow derivatives through them yet",
-                span=src.span(src.fdef.name) if src is not None else None,
-                hint="use srcjax.hessian or srcjax.jacfwd(srcjax.grad(f)) (forward over reverse), or "
-                     "write the helper's body into the function")
+            raise _reverse_over_refused(
+                base, f"it calls `{callee}`, which hands values saved for the adjoint through the tape; reverse "
+                "mode does not follow derivatives through them yet", "or write the helper's body into the function")
 
 
 def _with_defaults(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -849,163 +848,6 @@ def _with_defaults(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, 
                  if bound.signature.parameters[k].kind != inspect.Parameter.KEYWORD_ONLY)
 
 
-def _basis(shape: tuple[int, ...], dtype: Any) -> Any:
-    n = math.prod(shape)
-    for k in range(n):
-        e = np.zeros(n, dtype=dtype)
-        e[k] = 1
-        yield e.reshape(shape)
-
-
-def _float_dtype(x: Any) -> Any:
-    a = _leaf_aval(x)
-    return a.dtype if a is not None and _is_float_leaf(x) else np.dtype(np.float64)
-
-
-def _leaves(v: Any) -> tuple[list[Any], pytree.TreeDef]:
-    """Leaves of a value or of its (co)tangent, None included (a leaf without a derivative)."""
-    return pytree.flatten(v, is_leaf=lambda x: x is None or _is_leaf(x))
-
-
-def _jacobian(out: Any, x: Any, block: Callable[[int, int], Any]) -> Any:
-    """JAX's layout: ``out``'s structure outside, ``x``'s inside; ``block(k, j)`` is the array of
-    output leaf ``k`` by the floating-point leaf ``j`` of ``x`` (other leaves of ``x``: None)."""
-    ol, ot = _leaves(out)
-    xl, xt = _leaves(x)
-    return pytree.unflatten(ot, [pytree.unflatten(xt, [block(k, j) if _is_float_leaf(v) else None
-                                                      for j, v in enumerate(xl)]) for k in range(len(ol))])
-
-
-def _check_float(x: Any, what: str) -> None:
-    if not pytree.is_tree(x) and not _is_float_leaf(x):
-        a = _leaf_aval(x)
-        raise _clean(DTypeError(f"{what} requires floating-point inputs, but the argument has "
-                                f"{'dtype ' + a.dtype.name if a is not None else 'type ' + type(x).__name__}",
-                                hint="pass x.astype(np.float32) (or float64)"))
-
-
-def _jacfwd_loop(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
-    """jacfwd from Python: one compiled JVP call per element (containers, scalars, function arguments)."""
-    def jac(*args: Any, **kwargs: Any) -> Any:
-        x = args[argnums]
-        _check_float(x, "srcjax.jacfwd")
-        xl, xt = _leaves(x)
-        zeros = [pytree.unflatten(t, [np.zeros(np.shape(v), _float_dtype(v)) if _is_float_leaf(v) else None
-                                      for v in ls]) for ls, t in map(_leaves, args)]  # zero tangents
-        cols: dict[int, list[list[Any]]] = {}  # float leaf of x -> per element: flat output tangent leaves
-        out: Any = None
-        for j, v in enumerate(xl):
-            if not _is_float_leaf(v):
-                continue
-            cols[j] = []
-            for e in _basis(np.shape(v), _float_dtype(v)):
-                tl = _leaves(zeros[argnums])[0]
-                tl[j] = e
-                tangents = list(zeros)
-                tangents[argnums] = pytree.unflatten(xt, tl)
-                out, t = _jvp(fn, args, tangents, kwargs)
-                cols[j].append(_leaves(t)[0])
-        if out is None:
-            out = _as_compiled(fn)(*args, **kwargs)
-
-        def block(k: int, j: int) -> Any:
-            o, shape = _leaves(out)[0][k], np.shape(xl[j])
-            if not cols[j]:
-                return np.zeros(np.shape(o) + shape)
-            return np.stack([np.asarray(c[k]) for c in cols[j]], axis=-1).reshape(np.shape(o) + shape)
-
-        return _jacobian(out, x, block)
-
-    return jac
-
-
-def _jacrev_loop(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
-    """jacrev from Python: one compiled VJP call per output element (containers, scalars, function arguments)."""
-    def jac(*args: Any, **kwargs: Any) -> Any:
-        x = args[argnums]
-        _check_float(x, "srcjax.jacrev")
-        if kwargs:  # keyword-only arguments: one program per cotangent, the forward pass again each time
-            out = _as_compiled(fn)(*args, **kwargs)
-            whole = _wrap(fn, "vjp", tuple(range(len(args))), False, max_iters)
-            f: Callable[[Any], tuple[Any, ...]] = _RecomputingVJP(whole, out, _with_defaults(fn, args),
-                                                                   kwargs=kwargs)
-        else:
-            out, f = vjp(fn, *args, max_iters=max_iters)
-        ol, ot = _leaves(out)
-        xl, _ = _leaves(x)
-        rows: list[list[list[Any]]] = []  # per output leaf, per element: flat cotangent leaves of x
-        for k, o in enumerate(ol):
-            rows.append([])
-            for e in _basis(np.shape(o), _float_dtype(o)):
-                cl = [np.zeros(np.shape(v), _float_dtype(v)) for v in ol]
-                cl[k] = e
-                rows[k].append(_leaves(f(pytree.unflatten(ot, cl))[argnums])[0])
-
-        def block(k: int, j: int) -> Any:
-            shape = np.shape(ol[k]) + np.shape(xl[j])
-            if not rows[k]:
-                return np.zeros(shape)
-            return np.stack([np.asarray(r[j]) for r in rows[k]]).reshape(shape)
-
-        return _jacobian(out, x, block)
-
-    return jac
-
-
-class _Jacobian(_Derived):
-    """A compiled Jacobian: generated source that loops over basis vectors inside one program.
-
-    Arrays in, an array out: the generated function (``srcjax.source`` shows it) runs as one
-    executable. A container argument or output, a Python scalar argument, or a function-valued
-    argument takes the general path instead: one compiled JVP/VJP call per element."""
-
-    def __init__(self, fn: Callable[..., Any], kind: str, argnums: int, max_iters: int | None,
-                 loop: Callable[..., Any]) -> None:
-        c = _as_compiled(fn)
-        self._kind, self._argnum, self._loop, self._base = kind, argnums, loop, c
-        try:
-            needs = _called_parameters(c)
-            derived = c.fn if needs else derivative_function(fn, kind, (argnums,), max_iters=max_iters)
-        except TranspileError as e:
-            raise _clean(e) from None
-        super().__init__(derived, (argnums,), f"srcjax.{kind}", static_argnums=tuple(
-            i for i, p in enumerate(c.params) if p in c.static), device=c.device)
-        self._needs = needs
-        self._primal = getattr(c, "_primal", None) or fn  # hessian: the function, not its gradient
-        self._output_of = getattr(c, "_output_of", None)  # hessian: its gradient's output must be a real scalar
-        self._array_out: dict[Any, bool] = {}
-
-    def _compiled_path(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        if self._needs or not -len(args) <= self._argnum < len(args):
-            return False
-        x = args[self._argnum]
-        if not hasattr(x, "shape") or not hasattr(x, "dtype") or pytree.is_tree(x):
-            return False
-        leaves = pytree.flatten([*args, *(kwargs[k] for k in sorted(kwargs))], is_leaf=_is_leaf)[0]
-        if any(_is_function_value(v) for v in leaves):
-            return False
-        key = (*sorted(kwargs),) + tuple(
-            (type(v), np.shape(v), getattr(v, "dtype", None)) if hasattr(v, "shape") else (type(v), v)
-            for v in leaves) if all(_hashable(v) for v in leaves) else None
-        hit = self._array_out.get(key) if key is not None else None
-        if hit is None:
-            try:
-                out = eval_shape(self._base, *args, **kwargs)
-            except TranspileError:
-                self._primal_error(args, kwargs)  # the function's own errors, at its line
-                raise
-            hit = not pytree.is_tree(out)
-            if key is not None:
-                self._array_out[key] = hit
-        return hit
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._compiled_path(args, kwargs):
-            _check_float(args[self._argnum], self._what)
-            return super().__call__(*args, **kwargs)
-        return self._loop(*args, **kwargs)
-
-
 def _hashable(v: Any) -> bool:
     if hasattr(v, "shape"):
         return True
@@ -1014,26 +856,3 @@ def _hashable(v: Any) -> bool:
     except TypeError:
         return False
     return True
-
-
-def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
-    """Jacobian by forward mode: shape ``out.shape + x.shape`` (one JVP per input element).
-
-    For an array argument and an array output the Jacobian is one compiled program (the JVP in a
-    loop over basis vectors; ``srcjax.source`` shows it). For containers, JAX's layout: the
-    output's structure outside, the argument's inside."""
-    return _Jacobian(fn, "jacfwd", argnums, None, _jacfwd_loop(fn, argnums))
-
-
-def jacrev(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
-    """Jacobian by reverse mode: shape ``out.shape + x.shape`` (one VJP per output element).
-
-    For an array argument and an array output the Jacobian is one compiled program (the VJP in a
-    loop over basis cotangents; ``srcjax.source`` shows it). For containers, JAX's layout: the
-    output's structure outside, the argument's inside. ``max_iters`` as in :func:`grad`."""
-    return _Jacobian(fn, "jacrev", argnums, max_iters, _jacrev_loop(fn, argnums, max_iters=max_iters))
-
-
-def hessian(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
-    """Hessian of a scalar function: forward mode over the generated gradient source."""
-    return jacfwd(grad(fn, argnums, max_iters=max_iters), argnums)

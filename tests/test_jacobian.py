@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import srcjax
-from srcjax.autodiff import _jacfwd_loop, _jacrev_loop
+from srcjax.jacobian import _jacfwd_loop, _jacrev_loop
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")

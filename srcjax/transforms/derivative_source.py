@@ -31,15 +31,23 @@ def record_origins(helpers: dict[Any, Any], origins: dict[str, str] | None) -> N
                 origins[n] = fname
 
 
+def entry_vjp(program: Program, argnums: Sequence[int], max_iters: int | None
+              ) -> tuple[VJP, dict[tuple[str, tuple[str, ...]], tuple[str, str]], list[str]]:
+    """The reverse-mode writer of ``program.entry`` w.r.t. the positional parameters ``argnums``,
+    with the helpers' derivatives it writes on the way (keyed by helper and active parameters)
+    and their source (grad, vjp and the split vjp all start here)."""
+    nf = program.entry
+    params = [p.name.value for p in nf.plain_fdef.params.params]
+    helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
+    extra: list[str] = []
+    return VJP(program, nf, [params[i] for i in argnums], helpers, extra, max_iters), helpers, extra
+
+
 def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: bool, has_aux: bool,
                 single: bool = True, origins: dict[str, str] | None = None, max_iters: int | None = None) -> str:
     """Source of ``def name(params...)`` returning the gradient (and value/aux)."""
     nf = program.entry
-    params = [p.name.value for p in nf.plain_fdef.params.params]
-    active = [params[i] for i in argnums]
-    helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
-    extra: list[str] = []
-    v = VJP(program, nf, active, helpers, extra, max_iters)
+    v, helpers, extra = entry_vjp(program, argnums, max_iters)
     seed_holder = v.names.fresh("out_bar")
     out_node = v.ret.value
     if has_aux:
@@ -108,11 +116,7 @@ def vjp_source(program: Program, argnums: Sequence[int], name: str, origins: dic
                max_iters: int | None = None) -> str:
     """Source of ``def name(params..., out_bar)`` returning ``(out, cotangents)``."""
     nf = program.entry
-    params = [p.name.value for p in nf.plain_fdef.params.params]
-    active = [params[i] for i in argnums]
-    helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
-    extra: list[str] = []
-    v = VJP(program, nf, active, helpers, extra, max_iters)
+    v, helpers, extra = entry_vjp(program, argnums, max_iters)
     out_bar = v.names.fresh("out_bar")
     primal, adj, out, defined = v.sweeps(out_bar)
     bars = v.finish_bars(adj, defined)

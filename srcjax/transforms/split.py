@@ -45,8 +45,8 @@ from ..frontend.program import Program
 from ..frontend.restructure import walk
 from .activity import upward_exposed
 from .anf import ADJOINT_IMPORTS, signature
-from .derivative_source import record_origins
-from .reverse_ad import VJP, dedent_block
+from .derivative_source import entry_vjp, record_origins
+from .reverse_ad import dedent_block
 from .simplify import simplify_source
 
 
@@ -64,10 +64,7 @@ def split_source(program: Program, argnums: Sequence[int], fwd: str, bwd: str, h
     """The forward and backward halves of ``program.entry``'s VJP w.r.t. ``argnums`` (see the module doc)."""
     nf = program.entry
     params = [p.name.value for p in nf.plain_fdef.params.params]
-    active = [params[i] for i in argnums]
-    helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
-    extra: list[str] = []
-    v = VJP(program, nf, active, helpers, extra, max_iters)
+    v, helpers, extra = entry_vjp(program, argnums, max_iters)
     out_bar = v.names.fresh("out_bar")
     primal, adj, out, defined = v.sweeps(out_bar)
     bars = v.finish_bars(adj, defined)

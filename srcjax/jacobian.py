@@ -1,0 +1,220 @@
+"""Jacobians: ``jacfwd``, ``jacrev`` and ``hessian``.
+
+An array argument and an array output take one compiled program: the generated JVP (VJP) in a
+loop over basis vectors (``autodiff._jacobian_source`` writes it; ``srcjax.source`` shows it).
+Containers, Python scalars and function-valued arguments take the general path: one compiled
+JVP (VJP) call per element from Python, laid out as JAX lays out a Jacobian of containers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import pytree
+from .api import _as_compiled, _is_leaf, _leaf_aval, eval_shape
+
+# The Jacobians are built on autodiff's derivative machinery; these underscore names are internal
+# to srcjax's AD and shared by the two modules on purpose (not public API).
+from .autodiff import (  # noqa: I001
+    _called_parameters,
+    _clean,
+    _Derived,
+    _hashable,
+    _is_float_leaf,
+    _is_function_value,
+    _jvp,
+    _RecomputingVJP,
+    _with_defaults,
+    _wrap,
+    derivative_function,
+    grad,
+    vjp,
+)
+from .core import DTypeError, TranspileError
+
+
+def _basis(shape: tuple[int, ...], dtype: Any) -> Any:
+    n = math.prod(shape)
+    for k in range(n):
+        e = np.zeros(n, dtype=dtype)
+        e[k] = 1
+        yield e.reshape(shape)
+
+
+def _float_dtype(x: Any) -> Any:
+    a = _leaf_aval(x)
+    return a.dtype if a is not None and _is_float_leaf(x) else np.dtype(np.float64)
+
+
+def _leaves(v: Any) -> tuple[list[Any], pytree.TreeDef]:
+    """Leaves of a value or of its (co)tangent, None included (a leaf without a derivative)."""
+    return pytree.flatten(v, is_leaf=lambda x: x is None or _is_leaf(x))
+
+
+def _jacobian(out: Any, x: Any, block: Callable[[int, int], Any]) -> Any:
+    """JAX's layout: ``out``'s structure outside, ``x``'s inside; ``block(k, j)`` is the array of
+    output leaf ``k`` by the floating-point leaf ``j`` of ``x`` (other leaves of ``x``: None)."""
+    ol, ot = _leaves(out)
+    xl, xt = _leaves(x)
+    return pytree.unflatten(ot, [pytree.unflatten(xt, [block(k, j) if _is_float_leaf(v) else None
+                                                      for j, v in enumerate(xl)]) for k in range(len(ol))])
+
+
+def _check_float(x: Any, what: str) -> None:
+    if not pytree.is_tree(x) and not _is_float_leaf(x):
+        a = _leaf_aval(x)
+        raise _clean(DTypeError(f"{what} requires floating-point inputs, but the argument has "
+                                f"{'dtype ' + a.dtype.name if a is not None else 'type ' + type(x).__name__}",
+                                hint="pass x.astype(np.float32) (or float64)"))
+
+
+def _jacfwd_loop(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+    """jacfwd from Python: one compiled JVP call per element (containers, scalars, function arguments)."""
+    def jac(*args: Any, **kwargs: Any) -> Any:
+        x = args[argnums]
+        _check_float(x, "srcjax.jacfwd")
+        xl, xt = _leaves(x)
+        zeros = [pytree.unflatten(t, [np.zeros(np.shape(v), _float_dtype(v)) if _is_float_leaf(v) else None
+                                      for v in ls]) for ls, t in map(_leaves, args)]  # zero tangents
+        cols: dict[int, list[list[Any]]] = {}  # float leaf of x -> per element: flat output tangent leaves
+        out: Any = None
+        for j, v in enumerate(xl):
+            if not _is_float_leaf(v):
+                continue
+            cols[j] = []
+            for e in _basis(np.shape(v), _float_dtype(v)):
+                tl = _leaves(zeros[argnums])[0]
+                tl[j] = e
+                tangents = list(zeros)
+                tangents[argnums] = pytree.unflatten(xt, tl)
+                out, t = _jvp(fn, args, tangents, kwargs)
+                cols[j].append(_leaves(t)[0])
+        if out is None:
+            out = _as_compiled(fn)(*args, **kwargs)
+
+        def block(k: int, j: int) -> Any:
+            o, shape = _leaves(out)[0][k], np.shape(xl[j])
+            if not cols[j]:
+                return np.zeros(np.shape(o) + shape)
+            return np.stack([np.asarray(c[k]) for c in cols[j]], axis=-1).reshape(np.shape(o) + shape)
+
+        return _jacobian(out, x, block)
+
+    return jac
+
+
+def _jacrev_loop(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
+    """jacrev from Python: one compiled VJP call per output element (containers, scalars, function arguments)."""
+    def jac(*args: Any, **kwargs: Any) -> Any:
+        x = args[argnums]
+        _check_float(x, "srcjax.jacrev")
+        if kwargs:  # keyword-only arguments: one program per cotangent, the forward pass again each time
+            out = _as_compiled(fn)(*args, **kwargs)
+            whole = _wrap(fn, "vjp", tuple(range(len(args))), False, max_iters)
+            f: Callable[[Any], tuple[Any, ...]] = _RecomputingVJP(whole, out, _with_defaults(fn, args),
+                                                                   kwargs=kwargs)
+        else:
+            out, f = vjp(fn, *args, max_iters=max_iters)
+        ol, ot = _leaves(out)
+        xl, _ = _leaves(x)
+        rows: list[list[list[Any]]] = []  # per output leaf, per element: flat cotangent leaves of x
+        for k, o in enumerate(ol):
+            rows.append([])
+            for e in _basis(np.shape(o), _float_dtype(o)):
+                cl = [np.zeros(np.shape(v), _float_dtype(v)) for v in ol]
+                cl[k] = e
+                rows[k].append(_leaves(f(pytree.unflatten(ot, cl))[argnums])[0])
+
+        def block(k: int, j: int) -> Any:
+            shape = np.shape(ol[k]) + np.shape(xl[j])
+            if not rows[k]:
+                return np.zeros(shape)
+            return np.stack([np.asarray(r[j]) for r in rows[k]]).reshape(shape)
+
+        return _jacobian(out, x, block)
+
+    return jac
+
+
+class _Jacobian(_Derived):
+    """A compiled Jacobian: generated source that loops over basis vectors inside one program.
+
+    Arrays in, an array out: the generated function (``srcjax.source`` shows it) runs as one
+    executable. A container argument or output, a Python scalar argument, or a function-valued
+    argument takes the general path instead: one compiled JVP/VJP call per element."""
+
+    def __init__(self, fn: Callable[..., Any], kind: str, argnums: int, max_iters: int | None,
+                 loop: Callable[..., Any]) -> None:
+        c = _as_compiled(fn)
+        self._kind, self._argnum, self._loop, self._base = kind, argnums, loop, c
+        try:
+            needs = _called_parameters(c)
+            derived = c.fn if needs else derivative_function(fn, kind, (argnums,), max_iters=max_iters)
+        except TranspileError as e:
+            raise _clean(e) from None
+        super().__init__(derived, (argnums,), f"srcjax.{kind}", static_argnums=tuple(
+            i for i, p in enumerate(c.params) if p in c.static), device=c.device)
+        self._needs = needs
+        self._primal = getattr(c, "_primal", None) or fn  # hessian: the function, not its gradient
+        self._output_of = getattr(c, "_output_of", None)  # hessian: its gradient's output must be a real scalar
+        self._array_out: dict[Any, bool] = {}
+
+    def _compiled_path(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        if self._needs or not -len(args) <= self._argnum < len(args):
+            return False
+        x = args[self._argnum]
+        if not hasattr(x, "shape") or not hasattr(x, "dtype") or pytree.is_tree(x):
+            return False
+        leaves = pytree.flatten([*args, *(kwargs[k] for k in sorted(kwargs))], is_leaf=_is_leaf)[0]
+        if any(_is_function_value(v) for v in leaves):
+            return False
+        key = (*sorted(kwargs),) + tuple(
+            (type(v), np.shape(v), getattr(v, "dtype", None)) if hasattr(v, "shape") else (type(v), v)
+            for v in leaves) if all(_hashable(v) for v in leaves) else None
+        hit = self._array_out.get(key) if key is not None else None
+        if hit is None:
+            try:
+                out = eval_shape(self._base, *args, **kwargs)
+            except TranspileError:
+                self._primal_error(args, kwargs)  # the function's own errors, at its line
+                raise
+            hit = not pytree.is_tree(out)
+            if key is not None:
+                self._array_out[key] = hit
+        return hit
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._compiled_path(args, kwargs):
+            _check_float(args[self._argnum], self._what)
+            return super().__call__(*args, **kwargs)
+        return self._loop(*args, **kwargs)
+
+
+def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+    """Jacobian by forward mode: shape ``out.shape + x.shape`` (one JVP per input element).
+
+    For an array argument and an array output the Jacobian is one compiled program (the JVP in a
+    loop over basis vectors; ``srcjax.source`` shows it). For containers, JAX's layout: the
+    output's structure outside, the argument's inside."""
+    return _Jacobian(fn, "jacfwd", argnums, None, _jacfwd_loop(fn, argnums))
+
+
+def jacrev(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
+    """Jacobian by reverse mode: shape ``out.shape + x.shape`` (one VJP per output element).
+
+    For an array argument and an array output the Jacobian is one compiled program (the VJP in a
+    loop over basis cotangents; ``srcjax.source`` shows it). For containers, JAX's layout: the
+    output's structure outside, the argument's inside. ``max_iters`` as in :func:`grad`."""
+    return _Jacobian(fn, "jacrev", argnums, max_iters, _jacrev_loop(fn, argnums, max_iters=max_iters))
+
+
+def hessian(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
+    """Hessian of a scalar function: forward mode over the generated gradient source."""
+    return jacfwd(grad(fn, argnums, max_iters=max_iters), argnums)
+
+
+__all__ = ["hessian", "jacfwd", "jacrev"]
