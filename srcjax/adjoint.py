@@ -42,6 +42,18 @@ class _Unset:
 
 UNSET = _Unset()
 
+__all__ = [  # what generated derivative source imports (transforms/anf.py: ADJOINT_IMPORTS)
+    "unbroadcast", "index_update", "broadcast_like", "zeros_like", "ones_like", "expand_reduced",
+    "reduced_size", "cumsum_bar", "matmul_lhs_bar", "matmul_rhs_bar", "index_add", "max_bar", "var_bar",
+    "std_bar", "norm_bar", "norm_axes", "inverse_perm", "max_share", "abs_share", "clip_share", "prod_others",
+    "ravel_bar", "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar",
+    "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars", "einsum_jvp",
+    "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
+    "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "pack_like", "is_tree",
+    "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
+    "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float",
+]
+
 TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")
 """The names derivative code gives its tapes (``_tape``, ``_tape_1``: the values saved for the
 adjoint sweep) and their cotangent tapes (``_tape_bar``, reverse over reverse)."""

@@ -1,4 +1,4 @@
-"""Registry-driven tests of every derivative rule (srcjax/transforms/rules.py), against jax.
+"""Registry-driven tests of every derivative rule (the ``jvp``/``vjp`` of each primitive's record), against jax.
 
 Each case applies one primitive (or, to keep compilations few, a group of
 primitives sharing arguments: ``g`` then returns one result per expression) to
@@ -20,7 +20,7 @@ exec'd again with ``np`` bound to ``jax.numpy`` for the jax twin. For every case
 
 The jax references of (a) and (b) come from one ``jax.jit`` per case.
 ``test_every_primitive_has_rules`` fails when a registered primitive has no
-rules and is not marked NONDIFF; ``test_every_differentiable_primitive_has_a_case``
+rules and is not marked ``nondiff``; ``test_every_differentiable_primitive_has_a_case``
 when it has rules but no case here. The JAX conventions at non-differentiable
 points (abs at 0, ties, clip bounds, ...) have one named test each.
 """
@@ -47,7 +47,7 @@ from srcjax import adjoint
 from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_update, unbroadcast
 from srcjax.frontend.names import names_in
 from srcjax.primitives.registry import PRIMITIVES
-from srcjax.transforms import ad, rules
+from srcjax.transforms import ad
 from tests.fd import central_fd
 
 jax = pytest.importorskip("jax")
@@ -436,19 +436,20 @@ def test_rule(c: Case) -> None:
 
 # -- completeness -----------------------------------------------------------------------------------
 def test_every_primitive_has_rules() -> None:
-    """Each primitive is NONDIFF, or has a JVP and a VJP template for each array operand that
-    carries a derivative."""
+    """Each primitive is ``nondiff``, or has a JVP and a VJP template for each array operand that
+    carries a derivative (and none for an operand it says has none)."""
     missing = []
     for name, prim in PRIMITIVES.items():
-        if name in rules.NONDIFF:
-            assert name not in rules.JVP and name not in rules.VJP, f"{name} is NONDIFF but has rules"
+        operands = set(prim.arrays + prim.array_seqs)
+        assert prim.nondiff_args <= operands, f"{name}: nondiff_args {sorted(prim.nondiff_args - operands)}"
+        if prim.nondiff:
+            assert not prim.jvp and not prim.vjp and prim.jvp_joint is None, f"{name} is nondiff but has rules"
             continue
-        skip = rules.NONDIFF_ARGS.get(name, set())
-        for p in prim.arrays + prim.array_seqs:
-            if p in skip:
-                continue
-            for table, kind in ((rules.JVP, "JVP"), (rules.VJP, "VJP")):
-                if p not in table.get(name, {}):
+        for p in sorted(operands):
+            for table, kind in ((prim.jvp, "JVP"), (prim.vjp, "VJP")):
+                if p in prim.nondiff_args:
+                    assert p not in table, f"{prim.path}: a {kind} template for {p!r}, listed in nondiff_args"
+                elif p not in table:
                     missing.append(f"{prim.path} ({kind} for {p!r})")
     assert not missing, "derivative rules missing: " + ", ".join(missing)
 
@@ -457,15 +458,15 @@ def test_templates_only_use_known_names() -> None:
     """A template reads the primitive's parameters, out/out_bar/<param>_dot, np and adjoint helpers."""
     helpers = set(ad.ADJOINT_IMPORTS)
     allowed_builtins = {"None", "True", "False", "len", "range", "tuple", "list"}
-    for table, kind in ((rules.JVP, "JVP"), (rules.VJP, "VJP")):
-        for name, templates in table.items():
-            prim = PRIMITIVES[name]
-            params = set(prim.signature.parameters)
+    for name, prim in PRIMITIVES.items():
+        params = set(prim.signature.parameters)
+        joint = {"*": prim.jvp_joint} if prim.jvp_joint is not None else {}
+        for templates, kind in ((prim.jvp, "JVP"), (prim.vjp, "VJP"), (joint, "joint JVP")):
             for p, tmpl in templates.items():
-                assert p in params, f"{kind} of {name}: {p!r} is not a parameter of {prim.path}"
+                assert p in params | {"*"}, f"{kind} of {name}: {p!r} is not a parameter of {prim.path}"
                 names = set(names_in(cst.parse_expression(tmpl)))
-                ok = params | {"out", "np"} | helpers | allowed_builtins | (
-                    {f"{p}_dot"} if kind == "JVP" else {"out_bar"})
+                dots = {f"{a}_dot" for a in prim.arrays} if p == "*" else {f"{p}_dot"}
+                ok = params | {"out", "np"} | helpers | allowed_builtins | (dots if "JVP" in kind else {"out_bar"})
                 assert names <= ok, f"{kind} of {name}[{p}]: unknown names {sorted(names - ok)} in {tmpl!r}"
 
 
@@ -482,7 +483,7 @@ def test_adjoint_helpers_are_importable_by_generated_code() -> None:
 
 def test_every_differentiable_primitive_has_a_case() -> None:
     covered = {p for c in CASES for p in c.prims}
-    lacking = [n for n in PRIMITIVES if n not in rules.NONDIFF and n not in covered]
+    lacking = [n for n, p in PRIMITIVES.items() if not p.nondiff and n not in covered]
     assert not lacking, f"no derivative test case for {lacking}"
 
 

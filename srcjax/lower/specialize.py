@@ -691,7 +691,7 @@ class Specializer:
                                              "values is not supported", hint="use append and pop")
         prim = registry.lookup(fv) if callable(fv) else None
         if prim is not None:
-            tree = prim.extra.get("tree")
+            tree = prim.tree
             if tree is not None and args and pytree.is_tree(args[0]):  # e.g. index_add into a container
                 return self.call_value(tree, args, kwargs)
             return self.apply(prim, args, kwargs)
@@ -780,7 +780,7 @@ class Specializer:
                     raise DTypeError(f"{prim.path}(): {n} must be a sequence of arrays")
                 if any(is_dynamic(x) for x in v):
                     all_static = False
-            elif n not in prim.extra.get("mixed", ()):  # "mixed" params (index keys) may hold dynamic ints
+            elif n not in prim.mixed:  # "mixed" params (index keys) may hold dynamic ints
                 self.need_static(v, f"{prim.path}(): the argument {n!r}")
         if all_static and prim.static_eval:
             try:

@@ -13,7 +13,7 @@ from ..lower.hlo import HloValue, aval_type, is_float
 from . import gather
 from .common import broadcast_shapes, fmt_shape, normalize_axes
 from .elementwise import _result_dtype
-from .registry import LowerCtx, defprim
+from .registry import LowerCtx, deflinear, defprim
 from .shape import _getitem_abstract, _plan
 
 
@@ -179,7 +179,8 @@ def _index_update_lower(ctx: LowerCtx, x: HloValue, key: Any, value: HloValue) -
 
 defprim("index_add", adjoint.index_add, _index_add_stub, abstract_eval=_index_add_abstract,
         lower=_index_add_lower, arrays=("z", "g"), path="index_add", static_eval=False, mixed=("key",),
-        tree=adjoint.tree_index_add)  # a container z: its cotangent (``p["w"]``, ``params[-1]``)
+        tree=adjoint.tree_index_add,  # a container z: its cotangent (``p["w"]``, ``params[-1]``)
+        jvp_joint="index_add(z_dot, key, g_dot)")  # linear in (z, g) together (z may be a container: no `+`)
 defprim("index_update", lax.index_update, _index_update_stub, abstract_eval=_index_update_abstract,
         lower=_index_update_lower, arrays=("x", "value"), path="srcjax.lax.index_update", static_eval=False,
         mixed=("key",))
@@ -268,8 +269,25 @@ def _expand_reduced_lower(ctx: LowerCtx, g: HloValue, a: HloValue, axis: Any, ke
 
 
 defprim("unbroadcast", adjoint.unbroadcast, _unbroadcast_stub, abstract_eval=_unbroadcast_abstract,
-        lower=_unbroadcast_lower, arrays=("g", "x"), path="unbroadcast", tree=adjoint.first_of)
+        lower=_unbroadcast_lower, arrays=("g", "x"), path="unbroadcast", tree=adjoint.first_of,
+        nondiff_args=("x",))  # (x gives the shape)
 defprim("broadcast_like", adjoint.broadcast_like, _broadcast_like_stub, abstract_eval=_broadcast_like_abstract,
-        lower=_broadcast_like_lower, arrays=("t", "y"), path="broadcast_like", tree=adjoint.first_of)
+        lower=_broadcast_like_lower, arrays=("t", "y"), path="broadcast_like", tree=adjoint.first_of,
+        nondiff_args=("y",))
 defprim("expand_reduced", adjoint.expand_reduced, _expand_reduced_stub, abstract_eval=_expand_reduced_abstract,
-        lower=_expand_reduced_lower, arrays=("g", "a"), path="expand_reduced", positional=4)
+        lower=_expand_reduced_lower, arrays=("g", "a"), path="expand_reduced", positional=4,
+        nondiff_args=("a",))
+
+
+# -- derivatives: linear --------------------------------------------------------------------------------
+deflinear("index_add", {"z": "broadcast_like(z_dot, out)", "g": "index_add(zeros_like(z), key, g_dot)"},
+          {"z": "unbroadcast(out_bar, z)", "g": "unbroadcast(out_bar[key], g)"})
+deflinear("index_update", {"x": "index_update(x_dot, key, 0.0)",
+                           "value": "index_update(zeros_like(x), key, value_dot)"},
+          {"x": "index_update(out_bar, key, 0.0)", "value": "unbroadcast(out_bar[key], value)"})
+
+# -- derivative code's shape moves (srcjax.adjoint): linear, each the transpose of the other ---------------
+deflinear("unbroadcast", {"g": "unbroadcast(g_dot, x)"}, {"g": "broadcast_like(out_bar, g)"})
+deflinear("broadcast_like", {"t": "broadcast_like(t_dot, y)"}, {"t": "unbroadcast(out_bar, t)"})
+deflinear("expand_reduced", {"g": "expand_reduced(g_dot, a, axis, keepdims)"},
+          {"g": "unbroadcast(np.sum(out_bar, axis=axis, keepdims=keepdims), g)"})

@@ -20,7 +20,7 @@ import numpy as np
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import FuncBuilder, HloValue, is_float
 from .common import as_dtype, fmt_shape
-from .registry import LowerCtx, defprim
+from .registry import LowerCtx, deflinear, defprim
 
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
@@ -71,7 +71,7 @@ def _constant(name: str, value: int) -> None:
         return ctx.b.full(value, out.shape, out.dtype)
 
     defprim(name, getattr(np, name), _const_stub, abstract_eval=abstract, lower=lower, arrays=(),
-            static_eval=False, positional=1)
+            static_eval=False, positional=1, nondiff=True)
 
 
 _constant("zeros", 0)
@@ -116,7 +116,7 @@ def _constant_like(name: str, value: int) -> None:
         return ctx.b.full(value, out.shape, out.dtype)
 
     defprim(name, getattr(np, name), _like_stub, abstract_eval=abstract, lower=lower, arrays=("a",),
-            static_eval=False)
+            static_eval=False, nondiff=True)
 
 
 _constant_like("zeros_like", 0)
@@ -140,7 +140,7 @@ def _full_like_lower(ctx: LowerCtx, a: HloValue, fill_value: HloValue, dtype: An
 
 
 defprim("full_like", np.full_like, _full_like_stub, abstract_eval=_full_like_abstract, lower=_full_like_lower,
-        arrays=("a", "fill_value"), static_eval=False)
+        arrays=("a", "fill_value"), static_eval=False, nondiff_args=("a",))  # (only a's shape and dtype are read)
 
 
 # -- eye / identity ------------------------------------------------------------------
@@ -167,7 +167,7 @@ def eye_hlo(b: FuncBuilder, out: ShapedArray, k: int) -> HloValue:
 
 defprim("eye", np.eye, _eye_stub, abstract_eval=_eye_abstract,
         lower=lambda ctx, N, M=None, k=0, dtype=None: eye_hlo(ctx.b, ctx.avals_out[0], operator.index(k)),
-        arrays=(), static_eval=False, positional=1)
+        arrays=(), static_eval=False, positional=1, nondiff=True)
 
 
 def _identity_stub(n, dtype=None):  # type: ignore[no-untyped-def]
@@ -177,7 +177,7 @@ def _identity_stub(n, dtype=None):  # type: ignore[no-untyped-def]
 defprim("identity", np.identity, _identity_stub,
         abstract_eval=lambda n, dtype=None: _eye_abstract(n, None, 0, dtype),
         lower=lambda ctx, n, dtype=None: eye_hlo(ctx.b, ctx.avals_out[0], 0),
-        arrays=(), static_eval=False, positional=1)
+        arrays=(), static_eval=False, positional=1, nondiff=True)
 
 
 # -- arange --------------------------------------------------------------------------
@@ -226,7 +226,7 @@ def _arange_lower(ctx: LowerCtx, start: Any, stop: Any = None, step: Any = None,
 
 
 defprim("arange", np.arange, _arange_stub, abstract_eval=_arange_abstract, lower=_arange_lower,
-        arrays=(), static_eval=False, positional=1)
+        arrays=(), static_eval=False, positional=1, nondiff=True)
 
 
 # -- linspace ------------------------------------------------------------------------
@@ -282,4 +282,11 @@ def _linspace_lower(ctx: LowerCtx, start: Any, stop: Any, num: Any = 50, endpoin
 
 
 defprim("linspace", np.linspace, _linspace_stub, abstract_eval=_linspace_abstract, lower=_linspace_lower,
-        arrays=(), static_eval=False, positional=2)
+        arrays=(), static_eval=False, positional=2, nondiff=True)
+
+
+# -- creation: linear in the fill value ---------------------------------------------------------------
+deflinear("full", {"fill_value": "np.full(shape, fill_value_dot, dtype)"},
+          {"fill_value": "unbroadcast(out_bar, fill_value)"})
+deflinear("full_like", {"fill_value": "np.full_like(out, fill_value_dot)"},
+          {"fill_value": "unbroadcast(out_bar, fill_value)"})

@@ -16,7 +16,7 @@ import numpy as np
 from ..core import DTypeError, ShapedArray
 from ..lower.hlo import FuncBuilder, HloValue, is_float
 from .common import broadcast_shapes, weak_key
-from .registry import PRIMITIVES, LowerCtx, alias, defprim
+from .registry import PRIMITIVES, LowerCtx, alias, defjvp, deflinear, defprim, defvjp, derivatives, nondiff
 
 
 def resolve(ufunc: np.ufunc, avals: list[ShapedArray]) -> tuple[tuple[np.dtype, ...], np.dtype]:
@@ -351,7 +351,7 @@ for _name, (_uf, _emit) in UFUNCS.items():
     defprim(
         _name, _uf, _unary_stub if _uf.nin == 1 else _binary_stub,
         abstract_eval=_ufunc_abstract(_uf), lower=_ufunc_lower(_uf, _emit),
-        arrays=("x",) if _uf.nin == 1 else ("x1", "x2"), ufunc=_uf,
+        arrays=("x",) if _uf.nin == 1 else ("x1", "x2"),
     )
 alias(np.abs, "absolute")
 alias(np.divide, "true_divide")
@@ -409,7 +409,7 @@ def _round_lower(ctx: LowerCtx, a: HloValue, decimals: int = 0, out: Any = None)
 
 
 defprim("round", np.round, _round_stub, abstract_eval=_round_abstract, lower=_round_lower,
-        arrays=("a",), path="np.round")
+        arrays=("a",), path="np.round", nondiff=True)
 alias(np.around, "round")
 
 
@@ -461,7 +461,7 @@ def _where_lower(ctx: LowerCtx, condition: HloValue, x: HloValue, y: HloValue) -
 
 
 defprim("where", np.where, _where_stub, abstract_eval=_where_abstract, lower=_where_lower,
-        arrays=("condition", "x", "y"))
+        arrays=("condition", "x", "y"), nondiff_args=("condition",), simplify="select")
 
 
 # -- clip(a, a_min, a_max) ------------------------------------------------------
@@ -490,5 +490,123 @@ def _clip_lower(ctx: LowerCtx, a: HloValue, a_min: HloValue | None = None,
 
 defprim("clip", np.clip, _clip_stub, abstract_eval=_clip_abstract, lower=_clip_lower,
         arrays=("a", "a_min", "a_max"), positional=3)
+
+
+# -- elementwise arithmetic ------------------------------------------------------------
+deflinear("add", {"x1": "broadcast_like(x1_dot, out)", "x2": "broadcast_like(x2_dot, out)"},
+          {"x1": "unbroadcast(out_bar, x1)", "x2": "unbroadcast(out_bar, x2)"})
+deflinear("subtract", {"x1": "broadcast_like(x1_dot, out)", "x2": "broadcast_like(-x2_dot, out)"},
+          {"x1": "unbroadcast(out_bar, x1)", "x2": "unbroadcast(-out_bar, x2)"})
+defjvp("multiply", x1="x1_dot * x2", x2="x1 * x2_dot")
+defvjp("multiply", x1="unbroadcast(out_bar * x2, x1)", x2="unbroadcast(x1 * out_bar, x2)")
+defjvp("true_divide", x1="x1_dot / x2", x2="-out * x2_dot / x2")
+defvjp("true_divide", x1="unbroadcast(out_bar / x2, x1)", x2="unbroadcast(-out_bar * out / x2, x2)")
+# JAX convention for d(x1 ** x2)/dx2 = log(x1) * out: log(x1) is taken as 0 where x1 == 0 (so the
+# derivative is 0 there, not 0 * -inf = nan), and is nan for x1 < 0 (log of a negative number).
+# d/dx1 = x2 * x1 ** (x2 - 1) is nan at x1 == 0 for x2 == 0.0 and inf for 0 < x2 < 1, as in JAX.
+defjvp("power", x1="x1_dot * x2 * x1 ** (x2 - 1)", x2="x2_dot * np.log(np.where(x1 == 0, 1.0, x1)) * out")
+defvjp("power", x1="unbroadcast(out_bar * x2 * x1 ** (x2 - 1), x1)",
+       x2="unbroadcast(out_bar * np.log(np.where(x1 == 0, 1.0, x1)) * out, x2)")
+defjvp("remainder", x1="broadcast_like(x1_dot, out)", x2="-x2_dot * np.floor(x1 / x2)")
+defvjp("remainder", x1="unbroadcast(out_bar, x1)", x2="unbroadcast(-out_bar * np.floor(x1 / x2), x2)")
+# JAX convention: at a tie (x1 == x2) each operand gets half of the gradient (0.5/0.5).
+# max_share selects on the tangent itself, so float32 stays float32.
+defjvp("maximum", x1="broadcast_like(max_share(x1_dot, x1, x2), out)",
+       x2="broadcast_like(max_share(x2_dot, x2, x1), out)")
+defvjp("maximum", x1="unbroadcast(max_share(out_bar, x1, x2), x1)", x2="unbroadcast(max_share(out_bar, x2, x1), x2)")
+defjvp("minimum", x1="broadcast_like(max_share(x1_dot, x2, x1), out)",
+       x2="broadcast_like(max_share(x2_dot, x1, x2), out)")
+defvjp("minimum", x1="unbroadcast(max_share(out_bar, x2, x1), x1)", x2="unbroadcast(max_share(out_bar, x1, x2), x2)")
+defjvp("arctan2", x1="x1_dot * x2 / (x1 ** 2 + x2 ** 2)", x2="-x2_dot * x1 / (x1 ** 2 + x2 ** 2)")
+defvjp("arctan2", x1="unbroadcast(out_bar * x2 / (x1 ** 2 + x2 ** 2), x1)",
+       x2="unbroadcast(-out_bar * x1 / (x1 ** 2 + x2 ** 2), x2)")
+defjvp("float_power", **PRIMITIVES["power"].jvp)
+defvjp("float_power", **PRIMITIVES["power"].vjp)
+# log(exp(x1) + exp(x2)): each operand's softmax weight exp(x - out), with +inf read as 0 (JAX's rule).
+defjvp("logaddexp", x1="x1_dot * logaddexp_weight(x1, out, 'e')", x2="x2_dot * logaddexp_weight(x2, out, 'e')")
+defvjp("logaddexp", x1="unbroadcast(out_bar * logaddexp_weight(x1, out, 'e'), x1)",
+       x2="unbroadcast(out_bar * logaddexp_weight(x2, out, 'e'), x2)")
+defjvp("logaddexp2", x1="x1_dot * logaddexp_weight(x1, out, 2)", x2="x2_dot * logaddexp_weight(x2, out, 2)")
+defvjp("logaddexp2", x1="unbroadcast(out_bar * logaddexp_weight(x1, out, 2), x1)",
+       x2="unbroadcast(out_bar * logaddexp_weight(x2, out, 2), x2)")
+# d hypot / d x1 = x1 / out; 0 at the origin (a subgradient, like linalg.norm; JAX splits it 0.5/0.5).
+defjvp("hypot", x1="x1_dot * x1 / np.where(out == 0, 1.0, out)", x2="x2_dot * x2 / np.where(out == 0, 1.0, out)")
+defvjp("hypot", x1="unbroadcast(out_bar * x1 / np.where(out == 0, 1.0, out), x1)",
+       x2="unbroadcast(out_bar * x2 / np.where(out == 0, 1.0, out), x2)")
+# JAX: fmax(x1, x2) = where((x1 > x2) | isnan(x2), x1, x2), so a tie goes to x2 (fmin: x1 < x2).
+defjvp("fmax", x1="broadcast_like(np.where((x1 > x2) | np.isnan(x2), x1_dot, 0.0), out)",
+       x2="broadcast_like(np.where((x1 > x2) | np.isnan(x2), 0.0, x2_dot), out)")
+defvjp("fmax", x1="unbroadcast(np.where((x1 > x2) | np.isnan(x2), out_bar, 0.0), x1)",
+       x2="unbroadcast(np.where((x1 > x2) | np.isnan(x2), 0.0, out_bar), x2)")
+defjvp("fmin", x1="broadcast_like(np.where((x1 < x2) | np.isnan(x2), x1_dot, 0.0), out)",
+       x2="broadcast_like(np.where((x1 < x2) | np.isnan(x2), 0.0, x2_dot), out)")
+defvjp("fmin", x1="unbroadcast(np.where((x1 < x2) | np.isnan(x2), out_bar, 0.0), x1)",
+       x2="unbroadcast(np.where((x1 < x2) | np.isnan(x2), 0.0, out_bar), x2)")
+# a step in x1 (zero derivative, as JAX); x2 passes through where x1 == 0
+defjvp("heaviside", x2="broadcast_like(np.where(x1 == 0, x2_dot, 0.0), out)")
+defvjp("heaviside", x2="unbroadcast(np.where(x1 == 0, out_bar, 0.0), x2)")
+
+deflinear("negative", {"x": "-x_dot"}, {"x": "-out_bar"})
+deflinear("positive", {"x": "x_dot"}, {"x": "out_bar"})
+# JAX convention: d|x|/dx = 1 at x == 0 (JAX selects on x >= 0; not sign(x), which is 0 there).
+defjvp("absolute", x="abs_share(x_dot, x)")
+defvjp("absolute", x="abs_share(out_bar, x)")
+defjvp("square", x="2 * x * x_dot")
+defvjp("square", x="2 * x * out_bar")
+defjvp("reciprocal", x="-x_dot * out * out")
+defvjp("reciprocal", x="-out_bar * out * out")
+
+# -- transcendental ------------------------------------------------------------------
+_UNARY = {
+    # (log 2 and log 10 as Python floats: np.log(2.0) is a float64 scalar, which would upcast float32)
+    "exp": "out", "exp2": "out * 0.6931471805599453", "expm1": "out + 1", "log": "1 / x",
+    "log2": "1 / (x * 0.6931471805599453)", "log10": "1 / (x * 2.302585092994046)", "log1p": "1 / (1 + x)",
+    "sqrt": "0.5 / out", "cbrt": "1 / (3 * out * out)",
+    "sin": "np.cos(x)", "cos": "-np.sin(x)", "tan": "1 + out * out", "tanh": "1 - out * out",
+    "arcsin": "1 / np.sqrt(1 - x * x)", "arccos": "-1 / np.sqrt(1 - x * x)", "arctan": "1 / (1 + x * x)",
+    "sinh": "np.cosh(x)", "cosh": "np.sinh(x)", "arcsinh": "1 / np.sqrt(x * x + 1)",
+    "arccosh": "1 / np.sqrt(x * x - 1)", "arctanh": "1 / (1 - x * x)",
+    "deg2rad": "np.pi / 180", "rad2deg": "180 / np.pi",
+    # JAX: d sinc / dx = 0 at x == 0 (sinc is even); elsewhere (cos(pi x) - sinc(x)) / x
+    "sinc": "sinc_slope(x, out)",
+}
+for _name, _deriv in _UNARY.items():
+    defjvp(_name, x=f"x_dot * ({_deriv})")
+    defvjp(_name, x=f"out_bar * ({_deriv})")
+
+# -- selection -------------------------------------------------------------------------
+defjvp("where", x="broadcast_like(np.where(condition, x_dot, 0.0), out)",
+       y="broadcast_like(np.where(condition, 0.0, y_dot), out)")
+defvjp("where", x="unbroadcast(np.where(condition, out_bar, 0.0), x)",
+       y="unbroadcast(np.where(condition, 0.0, out_bar), y)")
+# JAX convention: clip(a, lo, hi) == minimum(maximum(a, lo), hi), so a value on a bound shares the
+# gradient 0.5/0.5 with that bound (JAX gives 0.5 at a == lo, not 1). The bounds are differentiable.
+defjvp("clip", a="broadcast_like(clip_share(a_dot, a, a_min, a_max, 0), out)",
+       a_min="broadcast_like(clip_share(a_min_dot, a, a_min, a_max, 1), out)",
+       a_max="broadcast_like(clip_share(a_max_dot, a, a_min, a_max, 2), out)")
+defvjp("clip", a="unbroadcast(clip_share(out_bar, a, a_min, a_max, 0), a)",
+       a_min="unbroadcast(clip_share(out_bar, a, a_min, a_max, 1), a_min)",
+       a_max="unbroadcast(clip_share(out_bar, a, a_min, a_max, 2), a_max)")
+
+
+# zero derivatives, as in JAX: comparisons, logic, integer results, rounding
+nondiff("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+        "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+        "invert", "isfinite", "isnan", "isinf", "sign", "floor", "ceil", "rint", "trunc", "floor_divide")
+derivatives("heaviside", nondiff_args=frozenset({"x1"}))  # a step in x1
+
+# what the simplifier of generated source may assume (registry.SIMPLIFY_KINDS)
+for _kind, _names in {
+    "float": "sin cos tan tanh sinh cosh arcsin arccos arctan arcsinh arccosh arctanh exp exp2 expm1 log log2 "
+             "log10 log1p sqrt cbrt",
+    "same": "negative positive square",
+    "shape": "floor ceil rint trunc isnan isfinite isinf logical_not",
+    "shape_family": "absolute sign",
+    "arith": "add subtract multiply true_divide power",
+    "promote": "maximum minimum fmax fmin",
+    "binary": "arctan2 hypot",
+}.items():
+    for _name in _names.split():
+        derivatives(_name, simplify=_kind)
 
 __all__ = ["OPERATOR_PRIMS", "PRIMITIVES", "resolve"]

@@ -15,7 +15,7 @@ from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import FuncBuilder, HloValue
 from .common import broadcast_shapes, fmt_shape, is_float_dtype, normalize_axes, normalize_axis
 from .elementwise import _result_dtype
-from .registry import LowerCtx, defprim
+from .registry import LowerCtx, defjvp, deflinear, defprim, defvjp
 
 
 def _contract_dtype(a: ShapedArray, b: ShapedArray, what: str) -> np.dtype:
@@ -395,5 +395,30 @@ def _norm_lower(ctx: LowerCtx, x: HloValue, ord: Any = None, axis: Any = None,
 
 defprim("norm", np.linalg.norm, _norm_stub, abstract_eval=_norm_abstract, lower=_norm_lower,
         arrays=("x",), path="np.linalg.norm")
+
+
+# -- linear algebra ----------------------------------------------------------------------
+deflinear("matmul", {"x1": "x1_dot @ x2", "x2": "x1 @ x2_dot"},
+          {"x1": "matmul_lhs_bar(out_bar, x1, x2)", "x2": "matmul_rhs_bar(out_bar, x1, x2)"})
+# Every order srcjax supports (vector p-norms; 1, -1, inf, -inf, fro matrix norms), as JAX defines them.
+# One deliberate difference from JAX: the gradient of the 2-norm at x == 0 is 0 (a subgradient), not nan.
+defjvp("norm", x="np.sum(x_dot * norm_bar(ones_like(out), x, out, axis, keepdims, ord), "
+                 "axis=norm_axes(np.ndim(x), axis), keepdims=keepdims)")
+defvjp("norm", x="norm_bar(out_bar, x, out, axis, keepdims, ord)")
+
+# -- contractions: bilinear ------------------------------------------------------------------------
+deflinear("dot", {"a": "np.dot(a_dot, b)", "b": "np.dot(a, b_dot)"},
+          {"a": "dot_lhs_bar(out_bar, a, b)", "b": "dot_rhs_bar(out_bar, a, b)"})
+deflinear("inner", {"a": "np.inner(a_dot, b)", "b": "np.inner(a, b_dot)"},
+          {"a": "inner_lhs_bar(out_bar, a, b)", "b": "inner_rhs_bar(out_bar, a, b)"})
+deflinear("outer", {"a": "np.outer(a_dot, b)", "b": "np.outer(a, b_dot)"},
+          {"a": "unbroadcast(np.reshape(out_bar @ np.ravel(b), np.shape(a)), a)",
+           "b": "unbroadcast(np.reshape(np.ravel(a) @ out_bar, np.shape(b)), b)"})
+deflinear("tensordot", {"a": "np.tensordot(a_dot, b, axes)", "b": "np.tensordot(a, b_dot, axes)"},
+          {"a": "tensordot_lhs_bar(out_bar, a, b, axes)", "b": "tensordot_rhs_bar(out_bar, a, b, axes)"})
+# operands is a sequence: the JVP sees all tangents at once, the VJP gives a list of cotangents
+deflinear("einsum", {"operands": "einsum_jvp(subscripts, operands, operands_dot)"},
+          {"operands": "einsum_bars(out_bar, subscripts, operands)"})
+
 
 __all__ = ["matmul_hlo", "normalize_axes"]

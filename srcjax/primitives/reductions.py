@@ -15,7 +15,7 @@ import numpy as np
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue, aval_type, elem_type, is_float
 from .common import as_dtype, fmt_shape, normalize_axes, normalize_axis
-from .registry import LowerCtx, defprim
+from .registry import LowerCtx, alias, defjvp, deflinear, defprim, defvjp
 
 
 def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
@@ -112,14 +112,14 @@ def _monoid(name: str, kind: str) -> None:
         return dtype, bool(keepdims), initial
 
     stub = _sum_stub if kind in ("sum", "prod") else _minmax_stub if kind in ("max", "min") else _bool_stub
-    defprim(name, getattr(np, name), stub, abstract_eval=abstract, lower=lower, arrays=("a",))
+    defprim(name, getattr(np, name), stub, abstract_eval=abstract, lower=lower, arrays=("a",),
+            nondiff=kind in ("all", "any"), simplify={"sum": "reduce", "prod": "reduce", "max": "reduce_keep",
+                                                      "min": "reduce_keep"}.get(kind))
 
 
 for _name, _kind in [("sum", "sum"), ("prod", "prod"), ("max", "max"), ("min", "min"),
                      ("all", "all"), ("any", "any")]:
     _monoid(_name, _kind)
-
-from .registry import alias  # noqa: E402
 
 alias(np.amax, "max")
 alias(np.amin, "min")
@@ -159,7 +159,8 @@ def _mean_lower(ctx: LowerCtx, a: HloValue, axis: Any = None, dtype: Any = None,
     return _mean_hlo(ctx.b, a, normalize_axes(axis, a.ndim), out.dtype, bool(keepdims))
 
 
-defprim("mean", np.mean, _mean_stub, abstract_eval=_mean_abstract, lower=_mean_lower, arrays=("a",))
+defprim("mean", np.mean, _mean_stub, abstract_eval=_mean_abstract, lower=_mean_lower, arrays=("a",),
+        simplify="reduce_float")
 
 
 def _var_abstract(a: ShapedArray, axis: Any = None, dtype: Any = None, ddof: Any = 0,
@@ -186,10 +187,10 @@ def _var_hlo(ctx: LowerCtx, a: HloValue, axis: Any, ddof: Any, keepdims: bool, s
     return b.reshape(b.convert(v, out.dtype), out.shape)
 
 
-defprim("var", np.var, _var_stub, abstract_eval=_var_abstract, arrays=("a",),
+defprim("var", np.var, _var_stub, abstract_eval=_var_abstract, arrays=("a",), simplify="reduce_float",
         lower=lambda ctx, a, axis=None, dtype=None, ddof=0, keepdims=False:
         _var_hlo(ctx, a, axis, ddof, bool(keepdims), sqrt=False))
-defprim("std", np.std, _var_stub, abstract_eval=_var_abstract, arrays=("a",),
+defprim("std", np.std, _var_stub, abstract_eval=_var_abstract, arrays=("a",), simplify="reduce_float",
         lower=lambda ctx, a, axis=None, dtype=None, ddof=0, keepdims=False:
         _var_hlo(ctx, a, axis, ddof, bool(keepdims), sqrt=True))
 
@@ -235,8 +236,10 @@ def _arg_lower(largest: bool) -> Any:
     return lower
 
 
-defprim("argmax", np.argmax, _arg_stub, abstract_eval=_arg_abstract, lower=_arg_lower(True), arrays=("a",))
-defprim("argmin", np.argmin, _arg_stub, abstract_eval=_arg_abstract, lower=_arg_lower(False), arrays=("a",))
+defprim("argmax", np.argmax, _arg_stub, abstract_eval=_arg_abstract, lower=_arg_lower(True), arrays=("a",),
+        nondiff=True)
+defprim("argmin", np.argmin, _arg_stub, abstract_eval=_arg_abstract, lower=_arg_lower(False), arrays=("a",),
+        nondiff=True)
 
 
 # -- cumsum ----------------------------------------------------------------------
@@ -376,3 +379,33 @@ def _trace_lower(ctx: LowerCtx, a: HloValue, offset: Any = 0, axis1: Any = 0, ax
 
 
 defprim("trace", np.trace, _trace_stub, abstract_eval=_trace_abstract, lower=_trace_lower, arrays=("a",))
+
+
+# -- reductions --------------------------------------------------------------------------
+deflinear("sum", {"a": "np.sum(a_dot, axis=axis, dtype=dtype, keepdims=keepdims)"},
+          {"a": "expand_reduced(out_bar, a, axis, keepdims)"})
+deflinear("mean", {"a": "np.mean(a_dot, axis=axis, dtype=dtype, keepdims=keepdims)"},
+          {"a": "expand_reduced(out_bar, a, axis, keepdims) / reduced_size(a, axis)"})
+deflinear("cumsum", {"a": "np.cumsum(a_dot, axis=axis, dtype=dtype)"}, {"a": "cumsum_bar(out_bar, a, axis)"})
+deflinear("diff", {"a": "np.diff(a_dot, n, axis)"}, {"a": "diff_bar(out_bar, a, n, axis)"})
+deflinear("trace", {"a": "np.trace(a_dot, offset, axis1, axis2, dtype)"},
+          {"a": "trace_bar(out_bar, a, offset, axis1, axis2)"})
+# d out_i / d a_j is the product of a_0..a_i without a_j: exact with zeros (no division), as JAX
+defjvp("cumprod", a="broadcast_like(cumprod_jvp(a_dot, a, axis), out)")
+defvjp("cumprod", a="cumprod_bar(out_bar, a, axis)")
+# d prod / d a_i is the product of the others, computed without dividing by a (exact with zeros,
+# as JAX). Ties in max/min: the gradient is split equally among the maxima (JAX).
+defjvp("prod", a="np.sum(a_dot * prod_others(a, axis, initial), axis=axis, dtype=dtype, keepdims=keepdims)")
+defvjp("prod", a="expand_reduced(out_bar, a, axis, keepdims) * prod_others(a, axis, initial)")
+defjvp("max", a="np.sum(a_dot * max_bar(ones_like(out), a, out, axis, keepdims, initial), axis=axis, "
+                 "keepdims=keepdims)")
+defvjp("max", a="max_bar(out_bar, a, out, axis, keepdims, initial)")
+defjvp("min", a="np.sum(a_dot * max_bar(ones_like(out), a, out, axis, keepdims, initial), axis=axis, "
+                 "keepdims=keepdims)")
+defvjp("min", a="max_bar(out_bar, a, out, axis, keepdims, initial)")
+defjvp("var", a="np.sum(a_dot * var_bar(ones_like(out), a, axis, ddof, keepdims), axis=axis, dtype=dtype, "
+                 "keepdims=keepdims)")
+defvjp("var", a="var_bar(out_bar, a, axis, ddof, keepdims)")
+defjvp("std", a="np.sum(a_dot * std_bar(ones_like(out), a, out, axis, ddof, keepdims), axis=axis, dtype=dtype, "
+                 "keepdims=keepdims)")
+defvjp("std", a="std_bar(out_bar, a, out, axis, ddof, keepdims)")

@@ -2,26 +2,93 @@
 
 A primitive is keyed by the NumPy callable it stands for (``np.tanh``), which
 is also its reference implementation: generated source calls it directly, so
-running that source with NumPy *is* the reference semantics. Each entry adds:
+running that source with NumPy *is* the reference semantics. Its record
+(:class:`Primitive`, registered with :func:`defprim` in the module of its
+family: ``elementwise``, ``reductions``, ``shape``, ...) holds:
 
 - ``signature``: the NumPy call signature (from a stub), used to canonicalize
   calls (positional -> keyword) and to bind arguments;
-- ``arrays``: the parameters that take array operands (everything else must be
-  static, i.e. known at transpile time);
+- ``arrays``/``array_seqs``: the parameters that take array operands (or sequences
+  of them); everything else must be static, i.e. known at transpile time;
 - ``abstract_eval(**bound) -> ShapedArray | tuple``: shapes and dtypes;
-- ``lower(ctx, **bound) -> HloValue | tuple``: StableHLO emission.
+- ``lower(ctx, **bound) -> HloValue | tuple``: StableHLO emission;
+- ``jvp``/``vjp``: the derivative templates (below), ``nondiff``/``nondiff_args``/
+  ``nondiff_when`` where there is no derivative, ``jvp_joint`` for a rule that is
+  linear in several operands together;
+- ``batch``: the batching rule (``vmap``, issue #15; empty for now);
+- ``results``: what the call returns (one array, a list, one per operand, anything);
+- ``simplify``: what the simplifier of generated source may assume about the
+  result's shape and dtype (:data:`SIMPLIFY_KINDS`).
 
-Families register their entries with :func:`defprim` in their own module.
+tests/test_ad_rules.py fails when a primitive lacks a rule it should have.
+
+Derivative rules
+----------------
+A JVP template is the tangent contribution of one operand; a VJP template is the
+cotangent contribution to one operand. Templates are Python expressions over the
+primitive's parameter names, ``out`` (its result), ``out_bar`` (the result's
+cotangent) and ``<param>_dot`` (an operand's tangent); helpers come from
+:mod:`srcjax.adjoint` (its ``__all__``). They read like the math and are
+instantiated by substituting the atoms of the statement being differentiated.
+
+``nondiff=True`` primitives have zero derivatives (comparisons, integer results,
+rounding, ...), as in JAX; ``nondiff_args`` names the array operands that carry no
+derivative (``where``'s condition, ``full_like``'s template); ``nondiff_when(args)``
+says so from a call's (source-text) arguments (``x.astype(int)``).
+
+Sequence operands (``concatenate``'s ``arrays``, ``einsum``'s ``operands``): the
+JVP template sees ``<param>_dot`` as a list literal of all the elements'
+tangents; the VJP template evaluates to a tuple with one cotangent per element.
+Multiple results (``split``, ``atleast_*d`` of several arrays): the JVP gives a
+list of tangents, ``out_bar`` is a tuple of cotangents.
+
+Conventions at non-differentiable points follow JAX (tests/test_ad_rules.py
+checks each against jax): ``abs`` has derivative 1 at 0; ``maximum``/``minimum``
+split a tie 0.5/0.5, and so does ``clip`` on a bound; ``max``/``min`` reductions
+split the gradient equally among tied extrema; ``sqrt``/``cbrt`` have an
+infinite derivative at 0; ``prod`` is exact with zeros. One deliberate
+difference: ``linalg.norm`` has gradient 0 at the zero vector (JAX: nan).
+
+Dtypes follow JAX: a cotangent has its primal's dtype and a tangent its result's, so
+float32 gradients stay float32 and the adjoint of an implicit upcast (``w32 * x64``,
+``w32 * np.arange(3)``, ``np.sum(w32, dtype=np.float64)``) is a downcast. The shape moves
+``unbroadcast``/``broadcast_like``/``expand_reduced`` cast to their reference operand's dtype
+(both being floating point), so a template that can change dtypes ends in one of them.
+Constants in templates are Python numbers (weak: ``0.5 * g`` keeps float32), never NumPy
+scalars (``np.log(2.0)`` is a float64 that would upcast), and helpers select on the
+cotangent with ``np.where`` rather than multiply by a float64 mask.
+tests/test_ad_rules.py checks both for every case with float32/float64 mixes.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+import numpy as np
 
 from ..core import ShapedArray
+
+Results = Literal["array", "list", "per_operand", "any"]
+"""What a primitive returns: one array (or number); a list of arrays (``split``); one array per
+operand, a tuple when there are several (``atleast_1d(a, b)``); or anything (``x[i]`` of a tuple)."""
+
+SIMPLIFY_KINDS = {
+    "float": "unary; a floating result, a strong floating operand's dtype kept (np.sin)",
+    "same": "unary; the operand's dtype (np.negative)",
+    "shape": "unary; the operand's shape, some dtype (np.floor, np.isnan)",
+    "shape_family": "unary; the operand's shape and dtype family (np.abs)",
+    "arith": "binary; broadcast shape, the dtype family of ``a + b`` (np.multiply)",
+    "promote": "binary; broadcast shape, the promoted dtype of ``a + b`` (np.maximum)",
+    "binary": "binary; broadcast shape, some dtype (np.arctan2)",
+    "select": "np.where(c, a, b): broadcast shape, the promoted dtype of ``a + b``",
+    "reduce": "a reduction over ``axis`` (np.sum): a strong floating operand's dtype kept",
+    "reduce_keep": "a reduction keeping every dtype (np.max)",
+    "reduce_float": "a reduction with a floating result (np.mean)",
+}
+"""The facts the simplifier of generated source (transforms/simplify.py) may use about a result."""
 
 
 @dataclass
@@ -36,7 +103,7 @@ class LowerCtx:
 class Primitive:
     name: str
     path: str  # how generated source spells it, e.g. "np.linalg.norm"
-    fn: Callable[..., Any]
+    fn: Callable[..., Any]  # the NumPy reference implementation
     signature: inspect.Signature
     arrays: tuple[str, ...]
     abstract_eval: Callable[..., Any]
@@ -44,7 +111,20 @@ class Primitive:
     array_seqs: tuple[str, ...] = ()  # parameters taking a sequence of arrays
     static_eval: bool = True  # all-static operands may be evaluated by NumPy at transpile time
     positional: int = 1  # leading parameters kept positional in generated source
-    extra: dict[str, Any] = field(default_factory=dict)
+    # -- derivatives (transforms/forward_ad.py, transforms/reverse_ad.py) --
+    jvp: dict[str, str] = field(default_factory=dict)  # operand -> its tangent contribution
+    vjp: dict[str, str] = field(default_factory=dict)  # operand -> its cotangent
+    nondiff: bool = False  # zero derivative everywhere
+    nondiff_args: frozenset[str] = frozenset()  # array operands without a derivative
+    nondiff_when: Callable[[Mapping[str, Any]], bool] | None = None  # no derivative for these arguments
+    jvp_joint: str | None = None  # the tangent when the rule is linear in its operands together
+    # -- batching (vmap, issue #15): None until it exists --
+    batch: Callable[..., Any] | None = None
+    # -- what the call returns, and what the simplifier may assume about it --
+    results: Results = "array"
+    simplify: str | None = None  # a key of SIMPLIFY_KINDS
+    tree: Callable[..., Any] | None = None  # the operation on a container first operand (index_add)
+    mixed: tuple[str, ...] = ()  # static parameters that may hold dynamic integers (index keys)
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
@@ -54,6 +134,10 @@ class Primitive:
         ba = self.signature.bind(*args, **kwargs)
         ba.apply_defaults()
         return dict(ba.arguments)
+
+    def differentiable(self, args: Mapping[str, Any]) -> bool:
+        """Whether a call with these (source-text) arguments has a derivative at all."""
+        return not self.nondiff and not (self.nondiff_when is not None and self.nondiff_when(args))
 
 
 PRIMITIVES: dict[str, Primitive] = {}  # by name
@@ -73,11 +157,22 @@ def defprim(
     path: str | None = None,
     static_eval: bool = True,
     positional: int | None = None,
-    **extra: Any,
+    jvp: Mapping[str, str] | None = None,
+    vjp: Mapping[str, str] | None = None,
+    nondiff: bool = False,
+    nondiff_args: Sequence[str] = (),
+    nondiff_when: Callable[[Mapping[str, Any]], bool] | None = None,
+    jvp_joint: str | None = None,
+    results: Results = "array",
+    simplify: str | None = None,
+    tree: Callable[..., Any] | None = None,
+    mixed: Sequence[str] = (),
 ) -> Primitive:
     """Register one primitive. ``stub`` only provides the signature."""
     if name in PRIMITIVES:
         raise ValueError(f"primitive {name!r} registered twice")
+    if simplify is not None and simplify not in SIMPLIFY_KINDS:
+        raise ValueError(f"primitive {name!r}: unknown simplify kind {simplify!r}")
     sig = inspect.signature(stub)
     if positional is None:
         positional = len(arrays) + len(array_seqs)
@@ -92,11 +187,55 @@ def defprim(
         lower=lower,
         static_eval=static_eval,
         positional=positional,
-        extra=dict(extra),
+        nondiff=nondiff,
+        nondiff_args=frozenset(nondiff_args),
+        nondiff_when=nondiff_when,
+        jvp_joint=jvp_joint,
+        results=results,
+        simplify=simplify,
+        tree=tree,
+        mixed=tuple(mixed),
     )
+    derivatives(prim, jvp=jvp, vjp=vjp)
     PRIMITIVES[name] = prim
     BY_CALLABLE.setdefault(id(fn), prim)
     return prim
+
+
+def derivatives(prim: Primitive | str, *, jvp: Mapping[str, str] | None = None,
+                vjp: Mapping[str, str] | None = None, **fields: Any) -> None:
+    """Set derivative templates (and other fields) of a primitive registered in a table loop."""
+    p = PRIMITIVES[prim] if isinstance(prim, str) else prim
+    if jvp is not None:
+        p.jvp = dict(jvp)
+    if vjp is not None:
+        p.vjp = dict(vjp)
+    for k, v in fields.items():
+        if not hasattr(p, k):
+            raise AttributeError(f"a primitive has no field {k!r}")
+        setattr(p, k, v)
+
+
+def defjvp(name: str, **templates: str) -> None:
+    """The JVP templates of a primitive registered in a table loop (one per operand)."""
+    PRIMITIVES[name].jvp = dict(templates)
+
+
+def defvjp(name: str, **templates: str) -> None:
+    """The VJP templates of a primitive registered in a table loop (one per operand)."""
+    PRIMITIVES[name].vjp = dict(templates)
+
+
+def deflinear(name: str, jvp: Mapping[str, str], vjp: Mapping[str, str]) -> None:
+    """Both templates of a primitive registered in a table loop (linear ones read like their transposes)."""
+    PRIMITIVES[name].jvp = dict(jvp)
+    PRIMITIVES[name].vjp = dict(vjp)
+
+
+def nondiff(*names: str) -> None:
+    """Primitives registered in a table loop that have no derivative (comparisons, integer results)."""
+    for n in names:
+        PRIMITIVES[n].nondiff = True
 
 
 def alias(fn: Callable[..., Any], name: str) -> None:
@@ -106,3 +245,14 @@ def alias(fn: Callable[..., Any], name: str) -> None:
 
 def lookup(fn: Any) -> Primitive | None:
     return BY_CALLABLE.get(id(fn))
+
+
+def numpy_spellings() -> dict[str, Primitive]:
+    """``"sin"`` -> its primitive, for every name in the ``np`` namespace that is a primitive
+    (aliases included: ``abs``, ``amax``, ``asin``)."""
+    out = {}
+    for k, v in vars(np).items():
+        p = BY_CALLABLE.get(id(v)) if callable(v) else None
+        if p is not None:
+            out[k] = p
+    return out

@@ -6,6 +6,7 @@ Further shape and creation primitives live in ``shape_ops.py`` and ``creation.py
 from __future__ import annotations
 
 import operator
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue
 from . import gather
 from .common import as_dtype, fmt_shape, normalize_axis
-from .registry import LowerCtx, defprim
+from .registry import LowerCtx, deflinear, defprim
 
 
 # -- transpose -------------------------------------------------------------------
@@ -99,8 +100,13 @@ def _astype_lower(ctx: LowerCtx, x: HloValue, dtype: Any) -> HloValue:
     return b.convert(x, out.dtype)
 
 
+def _to_integers(args: Mapping[str, Any]) -> bool:
+    """``x.astype(int)`` (the call's arguments as source text): an integer or boolean result has no derivative."""
+    return any(t in args.get("dtype", "") for t in ("int", "bool", "uint"))
+
+
 defprim("astype", np.astype, _astype_stub, abstract_eval=_astype_abstract, lower=_astype_lower,
-        arrays=("x",), positional=2, static_eval=False)
+        arrays=("x",), positional=2, static_eval=False, nondiff_when=_to_integers)
 
 
 def _copy_stub(a, /):  # type: ignore[no-untyped-def]
@@ -250,4 +256,14 @@ def _getitem_lower(ctx: LowerCtx, x: HloValue, key: Any) -> HloValue:
 
 
 defprim("getitem", operator.getitem, _getitem_stub, abstract_eval=_getitem_abstract, lower=_getitem_lower,
-        arrays=("x",), path="operator.getitem", static_eval=False, mixed=("key",))
+        arrays=("x",), path="operator.getitem", static_eval=False, mixed=("key",),
+        results="any")  # (an element of a tuple or dict may be anything)
+
+
+# -- derivatives: linear; the VJP undoes the data movement --------------------------------------
+deflinear("transpose", {"a": "np.transpose(a_dot, axes)"},
+          {"a": "np.transpose(out_bar, inverse_perm(np.ndim(a), axes))"})
+deflinear("reshape", {"a": "np.reshape(a_dot, shape)"}, {"a": "np.reshape(out_bar, np.shape(a))"})
+deflinear("copy", {"a": "a_dot"}, {"a": "out_bar"})
+deflinear("getitem", {"x": "x_dot[key]"}, {"x": "index_add(zeros_like(x), key, out_bar)"})
+deflinear("astype", {"x": "x_dot.astype(dtype)"}, {"x": "out_bar.astype(np.result_type(x))"})

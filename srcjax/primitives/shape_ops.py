@@ -22,7 +22,7 @@ import numpy as np
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import FuncBuilder, HloValue
 from .common import as_dtype, fmt_shape, normalize_axis
-from .registry import LowerCtx, defprim
+from .registry import LowerCtx, deflinear, defprim
 
 
 def _static_int(v: Any, what: str) -> int:
@@ -139,7 +139,7 @@ def _atleast(n: int) -> None:
 
     fn = getattr(np, f"atleast_{n}d")
     defprim(f"atleast_{n}d", fn, _atleast_stub, abstract_eval=abstract, lower=lower, arrays=(),
-            array_seqs=("arys",))
+            array_seqs=("arys",), results="per_operand")
 
 
 for _n in (1, 2, 3):
@@ -493,7 +493,7 @@ def _split(name: str, even: bool) -> None:
         return outs
 
     defprim(name, getattr(np, name), _split_stub, abstract_eval=abstract, lower=lower, arrays=("ary",),
-            positional=2)
+            positional=2, results="list")
 
 
 _split("split", even=True)
@@ -630,3 +630,33 @@ def _roll_abstract(a: ShapedArray, shift: Any, axis: Any = None) -> ShapedArray:
 
 
 defprim("roll", np.roll, _roll_stub, abstract_eval=_roll_abstract, lower=_roll_lower, arrays=("a",), positional=2)
+
+
+# -- derivatives: linear; the VJP undoes the data movement ------------------------------------------------
+deflinear("ravel", {"a": "np.ravel(a_dot, order)"}, {"a": "ravel_bar(out_bar, a, order)"})
+deflinear("squeeze", {"a": "np.squeeze(a_dot, axis)"}, {"a": "np.reshape(out_bar, np.shape(a))"})
+deflinear("expand_dims", {"a": "np.expand_dims(a_dot, axis)"}, {"a": "np.reshape(out_bar, np.shape(a))"})
+deflinear("broadcast_to", {"array": "np.broadcast_to(array_dot, shape)"}, {"array": "unbroadcast(out_bar, array)"})
+deflinear("swapaxes", {"a": "np.swapaxes(a_dot, axis1, axis2)"}, {"a": "np.swapaxes(out_bar, axis1, axis2)"})
+deflinear("moveaxis", {"a": "np.moveaxis(a_dot, source, destination)"},
+          {"a": "np.moveaxis(out_bar, destination, source)"})
+deflinear("diag", {"v": "np.diag(v_dot, k)"}, {"v": "diag_bar(out_bar, v, k)"})
+deflinear("triu", {"m": "np.triu(m_dot, k)"}, {"m": "unbroadcast(np.triu(out_bar, k), m)"})
+deflinear("tril", {"m": "np.tril(m_dot, k)"}, {"m": "unbroadcast(np.tril(out_bar, k), m)"})
+deflinear("roll", {"a": "np.roll(a_dot, shift, axis)"}, {"a": "np.roll(out_bar, negated(shift), axis)"})
+deflinear("flip", {"m": "np.flip(m_dot, axis)"}, {"m": "np.flip(out_bar, axis)"})
+deflinear("tile", {"A": "np.tile(A_dot, reps)"}, {"A": "tile_bar(out_bar, A, reps)"})
+deflinear("repeat", {"a": "np.repeat(a_dot, repeats, axis)"}, {"a": "repeat_bar(out_bar, a, repeats, axis)"})
+for _n in (1, 2, 3):
+    deflinear(f"atleast_{_n}d", {"arys": f"atleast_dots(arys_dot, {_n})"}, {"arys": "atleast_bars(out_bar, arys)"})
+deflinear("concatenate", {"arrays": "np.concatenate(arrays_dot, axis=axis, dtype=dtype)"},
+          {"arrays": "join_bars(out_bar, arrays, axis, 'concatenate')"})
+deflinear("stack", {"arrays": "np.stack(arrays_dot, axis=axis, dtype=dtype)"},
+          {"arrays": "join_bars(out_bar, arrays, axis, 'stack')"})
+deflinear("hstack", {"tup": "np.hstack(tup_dot, dtype=dtype)"}, {"tup": "join_bars(out_bar, tup, None, 'hstack')"})
+deflinear("vstack", {"tup": "np.vstack(tup_dot, dtype=dtype)"}, {"tup": "join_bars(out_bar, tup, None, 'vstack')"})
+# multiple outputs: the tangent is the list of the pieces' tangents; out_bar is a tuple of cotangents
+deflinear("split", {"ary": "np.split(ary_dot, indices_or_sections, axis)"},
+          {"ary": "split_bar(out_bar, ary, indices_or_sections, axis)"})
+deflinear("array_split", {"ary": "np.array_split(ary_dot, indices_or_sections, axis)"},
+          {"ary": "split_bar(out_bar, ary, indices_or_sections, axis)"})

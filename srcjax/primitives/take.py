@@ -17,7 +17,7 @@ from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue
 from . import gather
 from .common import broadcast_shapes, fmt_shape, normalize_axis
-from .registry import LowerCtx, defprim
+from .registry import LowerCtx, deflinear, defprim
 
 _I64 = np.dtype(np.int64)
 
@@ -56,7 +56,7 @@ def _take_lower(ctx: LowerCtx, a: HloValue, indices: HloValue, axis: Any = None)
 
 
 defprim("take", np.take, _take_stub, abstract_eval=_take_abstract, lower=_take_lower, arrays=("a", "indices"),
-        static_eval=False)
+        static_eval=False, nondiff_args=("indices",))  # (integers)
 
 
 # -- take_along_axis ------------------------------------------------------------------------
@@ -98,4 +98,10 @@ def _along_lower(ctx: LowerCtx, arr: HloValue, indices: HloValue, axis: Any = -1
 
 
 defprim("take_along_axis", np.take_along_axis, _along_stub, abstract_eval=_along_abstract, lower=_along_lower,
-        arrays=("arr", "indices"), static_eval=False)
+        arrays=("arr", "indices"), static_eval=False, nondiff_args=("indices",))
+
+
+# -- derivatives: the VJP scatters with np.add.at semantics (repeated indices accumulate) --------------
+deflinear("take", {"a": "np.take(a_dot, indices, axis)"}, {"a": "take_bar(out_bar, a, indices, axis)"})
+deflinear("take_along_axis", {"arr": "np.take_along_axis(arr_dot, indices, axis)"},
+          {"arr": "take_along_axis_bar(out_bar, arr, indices, axis)"})

@@ -21,7 +21,6 @@ from ..frontend.names import Names, Visitor, boolean_valued, code, names_in, tar
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.restructure import walk as _walk
-from . import rules
 from .anf import (
     ComprehensionError,
     DifferentiationError,
@@ -39,10 +38,6 @@ from .templates import expr
 
 # -- analysis ------------------------------------------------------------------------------------
 
-# primitives with several results (a tuple): their targets are not plain arrays
-_MULTI_RESULT = {"split", "array_split", "atleast_1d", "atleast_2d", "atleast_3d"}
-
-
 def array_names(body: Sequence[Any], act: Activity) -> set[str]:
     """Names that certainly hold arrays (or numbers), never containers: results of array
     primitives and their operands. The cotangents of other names are added with tree_add."""
@@ -50,10 +45,10 @@ def array_names(body: Sequence[Any], act: Activity) -> set[str]:
     for st, _ in _walk(body):
         if isinstance(st, cst.Assign):
             op = act.op(st.value)
-            if op.kind != "prim" or op.prim is None or op.prim.name == "getitem":
+            if op.kind != "prim" or op.prim is None or op.prim.results == "any":
                 continue
             out.update(a for p, a in op.operands.items() if p in op.prim.arrays)
-            if op.prim.name not in _MULTI_RESULT and isinstance(st.targets[0].target, cst.Name):
+            if op.prim.results == "array" and isinstance(st.targets[0].target, cst.Name):
                 out.add(st.targets[0].target.value)
     return out
 
@@ -101,7 +96,7 @@ class Activity:
                 op = self.op(s.value)
                 names = [n for t in s.targets for n in target_names(t.target)]
                 if op.kind in ("pack", "convert") or (op.kind == "prim" and op.prim is not None and
-                                         op.prim.name in ("split", "array_split")) and \
+                                                      op.prim.results == "list") and \
                         isinstance(s.targets[0].target, cst.Name):
                     if isinstance(s.targets[0].target, cst.Name):
                         containers.update(names)
@@ -144,7 +139,7 @@ class Activity:
                 if op.kind == "prim" and op.prim is not None:
                     for _p, a in op.operands.items():
                         if a in containers and a in self.active and _p not in op.prim.array_seqs and \
-                                "tree" not in op.prim.extra and op.prim.name != "getitem":
+                                op.prim.tree is None and op.prim.results != "any":
                             raise DifferentiationError(
                                 f"cannot differentiate through the list `{a}` passed to {op.prim.path} "  # type: ignore[union-attr]
                                 "as an array (NumPy makes one array of it, which derivatives do not follow)",
@@ -221,9 +216,7 @@ class Activity:
             op = self.op(s.value)
             if op.kind == "prim":
                 assert op.prim is not None
-                if op.prim.name in rules.NONDIFF:
-                    return targets, []
-                if op.prim.name == "astype" and is_int_dtype(op.args.get("dtype", "")):
+                if not op.prim.differentiable(op.args):
                     return targets, []
                 return targets, list(op.operands.values()) + [
                     x for p in op.prim.array_seqs for x in _seq_names(op.args.get(p))] + [
@@ -390,10 +383,6 @@ def _seq_names(v: Any) -> list[str]:
             return []
         return names_in(node)
     return []
-
-
-def is_int_dtype(s: str) -> bool:
-    return any(t in s for t in ("int", "bool", "uint"))
 
 
 # calls whose result carries no derivative even when they read an active value (shapes, types, counts)

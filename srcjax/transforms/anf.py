@@ -24,6 +24,7 @@ from typing import Any
 
 import libcst as cst
 
+from .. import adjoint
 from ..core import TranspileError
 from ..frontend.names import Names, RenameNames, code, names_in
 from ..frontend.normalize import NormalizedFunction, _literal_code
@@ -32,16 +33,7 @@ from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
 from . import custom_rules
 
-ADJOINT_IMPORTS = ("unbroadcast", "index_update", "broadcast_like", "zeros_like", "ones_like", "expand_reduced",
-                   "reduced_size", "cumsum_bar",
-                   "matmul_lhs_bar", "matmul_rhs_bar", "index_add", "max_bar", "var_bar", "std_bar", "norm_bar",
-                   "norm_axes", "inverse_perm", "max_share", "abs_share", "clip_share", "prod_others", "ravel_bar",
-                   "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar",
-                   "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars", "einsum_jvp",
-                   "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
-                   "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "pack_like", "is_tree",
-                   "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar",
-                   "trace_bar", "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float")
+ADJOINT_IMPORTS = tuple(adjoint.__all__)  # the helpers generated derivative source imports
 
 
 class DifferentiationError(TranspileError):

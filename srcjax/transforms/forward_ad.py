@@ -22,7 +22,7 @@ from ..core import UnsupportedSyntaxError
 from ..frontend.names import Names, RenameNames, code, names_in, target_names
 from ..frontend.normalize import BINOP_HINT, UNARY_HINT, NormalizedFunction, _call_hint
 from ..frontend.program import Program
-from . import custom_rules, rules
+from . import custom_rules
 from .activity import Activity, hoisted_body, upward_exposed
 from .anf import (
     ADJOINT_IMPORTS,
@@ -309,25 +309,41 @@ class JVP:
         target = tuple_target_code(s.target, str)
         return f"for {target}, {dot_target(s.target)} in zip({code(s.iter)}, {it_dot}):"
 
+    def joint_tangent(self, op: Op, mapping: dict[str, str], defined: set[str]) -> str | None:
+        """The record's ``jvp_joint`` template when every array operand has a tangent. An operand
+        written as a literal (``index_add(params_bar, i, (w_bar, b_bar))``) has the literal of its
+        elements' tangents, and then an operand without one gets zeros."""
+        prim = op.prim
+        assert prim is not None and prim.jvp_joint is not None
+        dots: dict[str, str | None] = {p: self.tangent_of(op.operands.get(p, ""), defined) for p in prim.arrays}
+        literal = False
+        for p in prim.arrays:
+            lit = cst.parse_expression(op.args[p]) if isinstance(op.args.get(p), str) else None
+            if isinstance(lit, (cst.Tuple, cst.List)):
+                dots[p] = self.tangent_expr(lit, defined)
+                literal = True
+        if literal:
+            dots = {p: d if d is not None else f"zeros_like({op.args[p]})" for p, d in dots.items()}
+        filled = {f"{p}_dot": d for p, d in dots.items() if d is not None}
+        if len(filled) < len(dots):
+            return None
+        return instantiate(prim.jvp_joint, {**mapping, **filled})
+
     def prim_tangent(self, op: Op, out: str, defined: set[str]) -> str | None:
         assert op.prim is not None
         prim = op.prim
-        if prim.name in rules.NONDIFF:
+        if not prim.differentiable(op.args):
             return None
-        templates = rules.JVP.get(prim.name)
-        if templates is None:
+        templates = prim.jvp
+        if not templates:
             raise DifferentiationError(f"no derivative rule for {prim.path} yet",
                                        hint="file an issue; or wrap it in srcjax.custom_jvp (issue #5)")
         mapping = {k: v if isinstance(v, str) else "[" + ", ".join(v) + "]" for k, v in op.args.items()}
         mapping["out"] = out
-        if prim.name == "index_add":  # linear in (z, g) together (z may be a container: no `+`)
-            zt, gt = (self.tangent_of(op.operands.get(p, ""), defined) for p in ("z", "g"))
-            g = cst.parse_expression(op.args["g"])
-            if isinstance(g, (cst.Tuple, cst.List)):  # index_add(params_bar, i, (w_bar, b_bar))
-                gt = self.tangent_expr(g, defined)
-                zt = zt if zt is not None else f"zeros_like({op.args['z']})"
-            if zt is not None and gt is not None:
-                return f"index_add({zt}, {op.args['key']}, {gt})"
+        if prim.jvp_joint is not None:  # linear in its operands together (index_add: z may be a container)
+            joint = self.joint_tangent(op, mapping, defined)
+            if joint is not None:
+                return joint
         contribs = []
         for p, tmpl in templates.items():
             if p in prim.array_seqs:

@@ -34,7 +34,7 @@ from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.restructure import single_exit as _single_exit
 from ..frontend.restructure import walk as _walk
-from . import custom_rules, rules
+from . import custom_rules
 from .activity import (
     Activity,
     array_names,
@@ -42,7 +42,6 @@ from .activity import (
     free_of_loop_targets,
     hoisted_body,
     is_append,
-    is_int_dtype,
     upward_exposed,
 )
 from .anf import (
@@ -587,15 +586,15 @@ class VJP:
 
     def uses_out(self, op: Op) -> bool:
         assert op.prim is not None
-        return any(_mentions(t, "out") for t in rules.VJP.get(op.prim.name, {}).values())
+        return any(_mentions(t, "out") for t in op.prim.vjp.values())
 
     def prim_adjoint(self, op: Op, out: str, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
         prim = op.prim
         assert prim is not None
-        if prim.name in rules.NONDIFF or (prim.name == "astype" and is_int_dtype(op.args.get("dtype", ""))):
+        if not prim.differentiable(op.args):
             return
-        templates = rules.VJP.get(prim.name)
-        if templates is None:
+        templates = prim.vjp
+        if not templates:
             raise DifferentiationError(f"no derivative rule for {prim.path} yet",
                                        hint="file an issue; or wrap it in srcjax.custom_vjp (issue #5)")
         mapping = {k: v if isinstance(v, str) else "[" + ", ".join(v) + "]" for k, v in op.args.items()}

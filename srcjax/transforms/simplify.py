@@ -62,22 +62,15 @@ from __future__ import annotations
 import ast
 import itertools
 from collections import Counter
+from functools import cache
 from typing import Any, NamedTuple
+
+from ..primitives import registry
 
 _ATOM = 100
 _BINPREC: dict[type, int] = {ast.Pow: 16, ast.Mult: 14, ast.MatMult: 14, ast.Div: 14, ast.FloorDiv: 14,
                              ast.Mod: 14, ast.Add: 13, ast.Sub: 13, ast.LShift: 12, ast.RShift: 12,
                              ast.BitAnd: 11, ast.BitXor: 10, ast.BitOr: 9}
-# ufuncs whose result is floating point: a strong floating operand keeps its dtype
-_FLOAT_UFUNCS = frozenset("sin cos tan tanh sinh cosh arcsin arccos arctan arcsinh arccosh arctanh exp exp2 "
-                          "expm1 log log2 log10 log1p sqrt cbrt".split())
-_SAME_UFUNCS = frozenset("negative positive square".split())  # keep any floating dtype
-_SHAPE_UFUNCS = frozenset("abs absolute sign floor ceil rint trunc isnan isfinite isinf logical_not "
-                          "signbit conj conjugate real imag".split())
-_BINARY_UFUNCS = frozenset("maximum minimum add subtract multiply divide true_divide power fmax fmin "
-                           "arctan2 hypot".split())
-_REDUCTIONS = frozenset("sum mean max min prod amax amin nansum nanmean var std".split())
-_KEEP_DTYPE_REDUCTIONS = frozenset("max min amax amin".split())
 _NUMBERS = {int: ("pyint", False), float: ("pyfloat", True)}
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
            ast.DictComp, ast.GeneratorExp)
@@ -559,33 +552,34 @@ class _Function:
         return _fam(g) == _fam(x) or _fam(g) == ("float_of", x.dtype[0])
 
     def _np_fact(self, fn: str, fs: list[Fact], kws: dict[str, R], node: ast.Call) -> Fact:
-        if len(fs) == 1 and not kws and (fn in _FLOAT_UFUNCS or fn in _SAME_UFUNCS or fn in _SHAPE_UFUNCS):
+        kind = _kinds().get(fn)
+        if len(fs) == 1 and not kws and kind in ("float", "same", "shape", "shape_family"):
             x = fs[0]
-            if fn in _SHAPE_UFUNCS:
+            if kind in ("shape", "shape_family"):
                 return Fact(x.shape, _fresh_dtype(False, True), True,
-                            family=_fam(x) if fn in ("abs", "absolute", "sign") else None)  # (x's dtype)
+                            family=_fam(x) if kind == "shape_family" else None)  # (x's dtype)
             # np.sin of an integer array is float16, float32 or float64 by its width, the same for
             # every float ufunc: a family of its own ("float_of"), the operand's for a floating operand
-            family = _fam(x) if fn in _SAME_UFUNCS or x.dtype[1] else \
-                ("float_of", x.dtype[0]) if fn in _FLOAT_UFUNCS else None
+            family = _fam(x) if kind == "same" or x.dtype[1] else ("float_of", x.dtype[0]) if kind == "float" else None
             if x.dtype[1] and x.dtype[2]:
                 return Fact(x.shape, x.dtype, True, family=family)
-            return Fact(x.shape, _fresh_dtype(fn in _FLOAT_UFUNCS or x.dtype[1], True), True, family=family)
-        if fn in _BINARY_UFUNCS and len(fs) == 2 and not kws:
+            return Fact(x.shape, _fresh_dtype(kind == "float" or x.dtype[1], True), True, family=family)
+        if kind in ("arith", "promote", "binary") and len(fs) == 2 and not kws:
             a, b = fs
-            dt = self._arith_dtype(ast.Add, a.dtype, b.dtype) if fn in ("maximum", "minimum", "fmax", "fmin") \
+            dt = self._arith_dtype(ast.Add, a.dtype, b.dtype) if kind == "promote" \
                 else _fresh_dtype(a.dtype[1] or b.dtype[1], True)
             if not dt[2]:
                 dt = _fresh_dtype(dt[1], True)
-            family = self._arith_family(ast.Add, a, b) if fn not in ("arctan2", "hypot") else None
+            family = self._arith_family(ast.Add, a, b) if kind != "binary" else None
             return Fact(_union(a.shape, b.shape), dt, True, family=family)
-        if fn == "where" and len(fs) == 3 and not kws:
+        if kind == "select" and len(fs) == 3 and not kws:
             c, a, b = fs
             dt = self._arith_dtype(ast.Add, a.dtype, b.dtype)
             if not dt[2]:
                 dt = _fresh_dtype(dt[1], True)
             return Fact(_union(_union(c.shape, a.shape), b.shape), dt, True, family=self._arith_family(ast.Add, a, b))
-        if fn in _REDUCTIONS and 1 <= len(fs) <= 2 and set(kws) <= {"axis", "keepdims"} and \
+        if kind in ("reduce", "reduce_keep", "reduce_float") and 1 <= len(fs) <= 2 and \
+                set(kws) <= {"axis", "keepdims"} and \
                 not (len(fs) == 2 and "axis" in kws):
             x = fs[0]
             kw = {k.arg: k.value for k in node.keywords}
@@ -594,8 +588,8 @@ class _Function:
             keep_v = keep.value if isinstance(keep, ast.Constant) else (False if keep is None else None)
             full = axis_node is None or isinstance(axis_node, ast.Constant) and axis_node.value is None
             axis_key = None if full else _literal(axis_node)  # type: ignore[arg-type]
-            dt = x.dtype if x.dtype[2] and (x.dtype[1] or fn in _KEEP_DTYPE_REDUCTIONS) else \
-                _fresh_dtype(x.dtype[1] or fn in ("mean", "nanmean", "var", "std"), True)
+            dt = x.dtype if x.dtype[2] and (x.dtype[1] or kind == "reduce_keep") else \
+                _fresh_dtype(x.dtype[1] or kind == "reduce_float", True)
             shape: frozenset[Any]
             if keep_v is None or (not full and axis_key is None):
                 shape = frozenset({next(_ids)})
@@ -793,3 +787,11 @@ def simplify_source(text: str, pure_calls: set[str], floats: dict[str, frozenset
             except _Unsafe:
                 pass
     return t.render(0, len(text), edits)
+
+
+@cache
+def _kinds() -> dict[str, str]:
+    """``"sin"`` -> what its primitive's record says the simplifier may assume (``"float"``), for
+    every NumPy spelling of a primitive (``np.abs`` and ``np.absolute``); see registry.SIMPLIFY_KINDS."""
+    return {k: p.simplify for k, p in registry.numpy_spellings().items() if p.simplify is not None}
+
