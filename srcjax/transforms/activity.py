@@ -12,6 +12,7 @@ loops) and :func:`find_nested_def`.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -191,12 +192,12 @@ class Activity:
             expr(bound[p]))))
         if not pattern:
             return False
-        key = (id(callee), pattern)
-        hit = _CALL_ACTIVITY.get(key)
+        known = _CALL_ACTIVITY.of(callee)
+        hit = known.get(pattern)
         if hit is None:
-            _CALL_ACTIVITY[key] = True  # recursion: assume active
+            known[pattern] = True  # recursion: assume active
             sub = Activity(self.program, callee, pattern)
-            hit = _CALL_ACTIVITY[key] = bool(_returned_names(callee) & sub.active)
+            hit = known[pattern] = bool(_returned_names(callee) & sub.active)
         return hit
 
     def appended_arguments(self, op: Op) -> list[str]:
@@ -273,16 +274,36 @@ def _pushed_names(body: Sequence[Any]) -> dict[str, set[str]]:
     return out
 
 
-_CALL_ACTIVITY: dict[tuple[int, tuple[str, ...]], bool] = {}
-_MUTATED: dict[int, tuple[NormalizedFunction, set[str]]] = {}
+class PerFunction:
+    """Facts about one normalized function, kept as long as that function object lives (keyed by
+    its identity, not by an ``id()`` a new object may reuse)."""
+
+    def __init__(self) -> None:
+        self._facts: dict[int, tuple[weakref.ref[NormalizedFunction], dict[Any, Any]]] = {}
+
+    def of(self, nf: NormalizedFunction) -> dict[Any, Any]:
+        entry = self._facts.get(id(nf))
+        if entry is None or entry[0]() is not nf:
+            key = id(nf)
+
+            def forget(ref: weakref.ref[NormalizedFunction]) -> None:
+                if self._facts.get(key, (None, None))[0] is ref:
+                    del self._facts[key]
+
+            entry = self._facts[key] = (weakref.ref(nf, forget), {})
+        return entry[1]
+
+
+_CALL_ACTIVITY = PerFunction()  # callee -> {its active parameters: whether its result is active}
+_MUTATED = PerFunction()  # function -> {"params": the parameters it appends to}
 
 
 def _mutated_params(program: Program, nf: NormalizedFunction) -> set[str]:
     """Parameters of ``nf`` that it (or a helper it passes them to) appends to."""
-    hit = _MUTATED.get(id(nf))
-    if hit is not None and hit[0] is nf:
-        return hit[1]
-    _MUTATED[id(nf)] = (nf, set())  # recursion: nothing yet
+    known = _MUTATED.of(nf)
+    if "params" in known:
+        return known["params"]  # type: ignore[no-any-return]
+    known["params"] = set()  # recursion: nothing yet
     params = {p.name.value for p in nf.plain_fdef.params.params}
     out: set[str] = set()
     for st, _ in _walk(nf.plain_fdef.body.body):
@@ -299,7 +320,7 @@ def _mutated_params(program: Program, nf: NormalizedFunction) -> set[str]:
                      and i < len(cparams)}
             bound.update({a.keyword.value: code(a.value) for a in call.args if a.keyword is not None})
             out |= {bound[p] for p in _mutated_params(program, callee) if bound.get(p) in params}
-    _MUTATED[id(nf)] = (nf, out)
+    known["params"] = out
     return out
 
 
