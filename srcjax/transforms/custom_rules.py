@@ -21,8 +21,9 @@ for higher orders:
   ``a_bar, = f_jvp_transpose((a,), (zeros_like(a),), (None, y_bar))``.
 
 Everything here is reached from one dispatch line per site in ``anf.py``, ``forward_ad.py``
-and ``reverse_ad.py``, which import this module; it imports none of them (their classes only
-for type checking).
+and ``reverse_ad.py``, which import this module; it imports none of them, and sees the
+derivative writers only through the hook interfaces :class:`ForwardWriter` and
+:class:`ReverseWriter` (what forward_ad.JVP and reverse_ad.VJP offer a rule).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from __future__ import annotations
 import inspect
 import math
 import weakref
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import libcst as cst
 
@@ -41,9 +43,53 @@ from ..frontend.program import Program
 
 if TYPE_CHECKING:
     from ..frontend.normalize import NormalizedFunction
-    from .anf import Op
-    from .forward_ad import JVP
-    from .reverse_ad import VJP
+    from .anf import Op  # (anf dispatches to this module: a type only)
+
+
+class _Activity(Protocol):
+    active: set[str]
+
+    def op(self, node: cst.BaseExpression) -> Op: ...
+
+
+class ForwardWriter(Protocol):
+    """What forward mode offers a custom rule (forward_ad.JVP)."""
+
+    program: Program
+
+    def tangent_expr(self, node: cst.BaseExpression | None, defined: set[str], allow_none: bool = False) -> str:
+        """The tangent of a name or literal (zeros where it has none)."""
+
+    def dname(self, v: str) -> str:
+        """The tangent's name of ``v``."""
+
+
+class ReverseWriter(Protocol):
+    """What reverse mode offers a custom rule (reverse_ad.VJP)."""
+
+    program: Program
+    names: Names  # fresh names for this function's derivative
+    helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]]  # derivatives written so far, by (helper, wrt)
+    out_lines: list[str]  # the source of the generated helpers
+    tape: str  # the name of this derivative's tape
+    no_bar: set[int]  # id() of the statements no cotangent reaches
+    custom_res: dict[int, str]  # id() of a custom_vjp call -> its residuals' name (with_residuals)
+
+    @property
+    def act(self) -> _Activity:
+        """Which names are active, and each statement's Op."""
+
+    def bname(self, v: str) -> str:
+        """The cotangent's name of ``v``."""
+
+    def accumulate(self, v: str, contrib: str, lines: list[str], pad: str, defined: set[str]) -> None:
+        """Add ``contrib`` into ``v``'s cotangent."""
+
+    def sweeps(self, seed: str | None) -> tuple[list[str], list[str], str, set[str]]:
+        """(primal sweep, adjoint sweep, result, the names with cotangents) of the whole function."""
+
+    def writer_for(self, nf: NormalizedFunction, active: Sequence[str]) -> ReverseWriter:
+        """A writer of ``nf``'s reverse mode w.r.t. ``active``, sharing this one's helpers."""
 
 
 def custom_callee(program: Program, name: str) -> _Custom | None:
@@ -139,7 +185,7 @@ def _rule(program: Program, owner: _Custom, role: str) -> str:
 
 # -- forward mode -----------------------------------------------------------------------------
 
-def jvp_call(jv: JVP, s: cst.Assign, op: Op, lines: list[str], ind: int, defined: set[str]) -> None:
+def jvp_call(jv: ForwardWriter, s: cst.Assign, op: Op, lines: list[str], ind: int, defined: set[str]) -> None:
     """``y, y_dot = f_jvp(*nondiff, (a, b), (a_dot, b_dot))``."""
     owner = custom_callee(jv.program, op.callee or "")
     assert owner is not None
@@ -164,7 +210,7 @@ def jvp_call(jv: JVP, s: cst.Assign, op: Op, lines: list[str], ind: int, defined
 
 # -- reverse mode -----------------------------------------------------------------------------
 
-def with_residuals(v: VJP, body: list[Any]) -> tuple[list[Any], dict[int, str]]:
+def with_residuals(v: ReverseWriter, body: list[Any]) -> tuple[list[Any], dict[int, str]]:
     """Give each active custom_vjp call a residual target: ``y = f(a)`` -> ``y, f_res = f(a)``.
 
     Returns the new body and ``id(Assign) -> residual name``.
@@ -206,7 +252,7 @@ def mark_transposes(program: Program, functions: dict[str, Any]) -> None:
             register_role(fn, "transpose", owner)
 
 
-def _transpose(v: VJP, owner: custom_jvp) -> tuple[str, bool]:
+def _transpose(v: ReverseWriter, owner: custom_jvp) -> tuple[str, bool]:
     """``def <rule>_transpose(*nondiff, primals, tangents, out_bar) -> tangents_bar``: the rule's reverse
     mode with respect to the tangents; (its name, whether any cotangent reaches the tangents)."""
     rule = _rule(v.program, owner, "jvp")
@@ -221,8 +267,7 @@ def _transpose(v: VJP, owner: custom_jvp) -> tuple[str, bool]:
         f"{rule}_transpose")
     v.helpers[key] = (name, name)
     _TRANSPOSES.setdefault(v.program, {})[name] = owner
-    # type(v): VJP itself, read off the caller (reverse_ad imports this module, not the other way)
-    t = type(v)(v.program, nf, (tangents,), v.helpers, v.out_lines)
+    t = v.writer_for(nf, (tangents,))
     out_bar = t.names.fresh("out_bar")
     primal, adj, _, defined = t.sweeps(out_bar)
     flows = _FLOWS[nf.fn] = tangents in defined
@@ -234,7 +279,7 @@ def _transpose(v: VJP, owner: custom_jvp) -> tuple[str, bool]:
     return name, flows
 
 
-def primal_line(v: VJP, small: cst.Assign, op: Op, pad: str) -> str | None:
+def primal_line(v: ReverseWriter, small: cst.Assign, op: Op, pad: str) -> str | None:
     """The primal-sweep line of an active custom call (None: the plain call)."""
     owner = custom_callee(v.program, op.callee or "")
     target = small.targets[0].target
@@ -249,14 +294,14 @@ def primal_line(v: VJP, small: cst.Assign, op: Op, pad: str) -> str | None:
     return None
 
 
-def _bar_expr(v: VJP, node: cst.BaseExpression, defined: set[str]) -> str:
+def _bar_expr(v: ReverseWriter, node: cst.BaseExpression, defined: set[str]) -> str:
     if isinstance(node, cst.Name):
         return v.bname(node.value) if node.value in defined else f"zeros_like({node.value})"
     assert isinstance(node, (cst.Tuple, cst.List))
     return _tuple([_bar_expr(v, e.value, defined) for e in node.elements])
 
 
-def adjoint(v: VJP, s: cst.Assign, op: Op, restore: list[tuple[str, str]], lines: list[str], pad: str,
+def adjoint(v: ReverseWriter, s: cst.Assign, op: Op, restore: list[tuple[str, str]], lines: list[str], pad: str,
             defined: set[str]) -> None:
     """Cotangents of the differentiable arguments from the user's rule, and the targets' old values
     given back (``restore``: (name, where its old value is), in that order). The rule runs where the

@@ -139,6 +139,10 @@ class VJP:
         self.restore: set[str] = set(self.saved)
         self.seed_expr: str | None = None  # grad seeds the output's cotangent with this expression
 
+    def writer_for(self, nf: NormalizedFunction, active: Sequence[str]) -> VJP:
+        """The reverse mode of ``nf`` w.r.t. ``active``, sharing this writer's helpers (custom_rules' hook)."""
+        return VJP(self.program, nf, tuple(active), self.helpers, self.out_lines)
+
     def bname(self, v: str) -> str:
         b = self.bar.get(v)
         if b is None:
