@@ -35,8 +35,8 @@ from .core import (
     UnknownFunctionError,
     canonical_dtype,
 )
-from .frontend.normalize import unwrap
 from .frontend.program import Program
+from .frontend.resolve import unwrap
 
 _LOC = re.compile(r' loc\("(?:[^"\\\\]|\\\\.)*":\d+:\d+\)')
 

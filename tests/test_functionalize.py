@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import srcjax
-from srcjax.frontend.functionalize import DYNAMIC, STATIC, UNKNOWN, BindingTimes
+from srcjax.frontend.binding_times import DYNAMIC, STATIC, UNKNOWN, BindingTimes
 from srcjax.frontend.program import Program
 
 _SCALE = 10 if os.environ.get("SRCJAX_HYPOTHESIS") == "thorough" else 1

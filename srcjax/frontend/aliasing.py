@@ -11,6 +11,11 @@ The analysis is local and conservative about what it accepts: names are followed
 copies (``b = a``) in program order; any other binding gives a name a new value; a value bound
 from a number, string or boolean literal is immutable in NumPy too (``+=`` rebinds it) and is
 never reported. Inside a loop, a read anywhere in the loop counts as later.
+
+:func:`check_views` refuses the same difference through NumPy *views*, after normalization:
+``y[k] = v`` (a functional ``srcjax.lax.index_update`` in srcjax) where another variable that
+may share ``y``'s memory (``b = y[1:]``, ``b = y.T``, ``b = np.reshape(y, ...)``) is read
+afterwards, anywhere later in the function.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from typing import Any
 
 import libcst as cst
 
-from .names import code, names_in, target_names
+from ..core import Span, UnsupportedSyntaxError
+from .names import Visitor, code, names_in, target_names
+from .syntax import attr_chain
 
 
 @dataclass
@@ -196,3 +203,62 @@ def describe(found: InPlaceAlias) -> tuple[str, str]:
             (f"to keep the old value in both, copy where the alias is made: `{found.copy[0]} = "
              f"np.copy({found.copy[1]})`" if found.copy else "copy the array before changing it (np.copy)")
             + f"; to see the change, compute `{found.alias}` again after it")
+
+
+# NumPy calls whose result may share memory with their first argument
+_VIEW_CALLS = {"np.reshape", "np.transpose", "np.ravel", "np.squeeze", "np.expand_dims", "np.swapaxes",
+               "np.moveaxis", "np.broadcast_to", "np.atleast_1d", "np.atleast_2d", "np.atleast_3d",
+               "np.asarray", "np.diagonal", "np.real"}
+
+
+def _view_of(value: cst.BaseExpression) -> str | None:
+    """The variable ``value`` may be a NumPy view of (``y``, ``y[1:]``, ``y.T``, ``np.reshape(y, ...)``)."""
+    if isinstance(value, cst.Name):
+        return value.value
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
+        return value.value.value
+    if isinstance(value, cst.Attribute) and value.attr.value == "T" and isinstance(value.value, cst.Name):
+        return value.value.value
+    if isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Name):
+        chain = attr_chain(value.func)
+        if chain is not None and ".".join(chain) in _VIEW_CALLS:
+            return value.args[0].value.value
+    return None
+
+
+def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) -> None:
+    """Refuse ``y[k] = v`` where NumPy would also change another variable that shares ``y``'s memory
+    (a view) and that is read afterwards: srcjax's update is functional, so the answers would differ."""
+    order: list[cst.SimpleStatementLine] = []
+
+    class V(Visitor):
+        def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> None:
+            order.append(n)
+
+    for st in body:
+        V().walk(st)
+    views: list[tuple[int, str, str]] = []  # (position, alias, base)
+    for pos, line in enumerate(order):
+        for small in line.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                    isinstance(small.targets[0].target, cst.Name):
+                base = _view_of(small.value)
+                if base is not None and base != small.targets[0].target.value:
+                    views.append((pos, small.targets[0].target.value, base))
+    for pos, line in enumerate(order):
+        small = line.body[0]
+        if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
+                and attr_chain(small.value.func) == ["srcjax", "lax", "index_update"]):
+            continue
+        y = small.targets[0].target.value  # type: ignore[attr-defined]
+        for vpos, alias, base in views:
+            if vpos >= pos or y not in (alias, base):
+                continue
+            other = base if y == alias else alias
+            later = any(other in names_in(ln, skip_targets=True) for ln in order[pos + 1:])
+            if later:
+                raise UnsupportedSyntaxError(
+                    f"assigning into {y!r} would also change {other!r} in NumPy (one is a view of the other), "
+                    f"and {other!r} is used afterwards; srcjax updates arrays functionally, so copy the view",
+                    span=spans.get(id(line)),
+                    hint=f"make {alias!r} an independent copy: append .copy() where it is created")

@@ -6,14 +6,9 @@ call to :mod:`srcjax.lax` with generated nested functions for its branches or
 body. Everything else stays Python: the lowering evaluates static control flow
 (shapes, Python ints, ``is None``) while it specializes.
 
-**Binding-time analysis** (:class:`BindingTimes`, source level, flow-insensitive,
-a fixed point): each variable is STATIC < UNKNOWN < DYNAMIC, the join over its
-assignments. Parameters are UNKNOWN (an array or a Python number: the lowering
-finds out) unless their default is a literal; shapes, dtypes, ``len()``,
-``range()``, ``is`` tests and module globals are STATIC; a NumPy primitive of
-anything not STATIC is DYNAMIC; everything else joins its operands. A name
-assigned under a DYNAMIC test, in a loop that a DYNAMIC test breaks out of, or
-after a DYNAMIC ``continue`` is DYNAMIC too.
+What is DYNAMIC comes from the binding-time analysis
+(:mod:`srcjax.frontend.binding_times`); which names a branch or a loop body must
+return, from :mod:`srcjax.frontend.liveness`.
 
 **Rewrites** (only what is DYNAMIC):
 
@@ -35,8 +30,9 @@ after a DYNAMIC ``continue`` is DYNAMIC too.
   ``srcjax.lax.fori_loop(lo, hi, loop_body, carry)``, kept as Python when the
   body appends to a list, returns, or defines a name used after the loop.
 - ``break``/``continue`` under a DYNAMIC test become flags (``stop`` carried,
-  ``skip`` per iteration) guarding the rest of the body; a ``for`` with such a
-  ``break`` becomes a ``while_loop`` that carries its counter.
+  ``skip`` per iteration) guarding the rest of the body
+  (:mod:`srcjax.frontend.exits`); a ``for`` with such a ``break`` becomes a
+  ``while_loop`` that carries its counter.
 
 Original statement nodes are kept inside the generated bodies (spans are keyed
 by ``id(node)``); every new statement gets the span of the construct it came from.
@@ -46,354 +42,58 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
-import numpy as np
 
 from ..core import Span, UnsupportedSyntaxError
 from ..primitives import registry
+from .binding_times import DYNAMIC, SHAPE_ATTRS, STATIC, STATIC_FUNCTIONS, UNKNOWN, BindingTimes
+from .exits import exit_flags, own_exits
+from .liveness import Liveness, LoopExits
 from .names import boolean_valued, children, code, names_in, target_names
 from .names import walk as walk_nodes
-from .normalize import (
-    _RESERVED,
-    _STATIC_NUMPY,
-    BINOP_HINT,
-    COMPARE_HINT,
-    UNARY_HINT,
-    NormalizedFunction,
-    _attr_chain,
-    _call_hint,
-    dotted,
-)
+from .normalize import BINOP_HINT, COMPARE_HINT, UNARY_HINT, NormalizedFunction, call_hint
+from .resolve import RESERVED
 from .restructure import has_return, single_exit, walk
+from .syntax import (
+    LOOPS,
+    assign_stmt,
+    assigned_in,
+    attr_chain,
+    dotted_call,
+    int_expr,
+    int_literal,
+    is_literal,
+    is_pass,
+    is_true,
+    names_expr,
+    orelse_stmts,
+    params_of,
+    stmt_line,
+)
 
-__all__ = ["DYNAMIC", "STATIC", "UNKNOWN", "BindingTimes", "functionalize"]
-
-STATIC, UNKNOWN, DYNAMIC = 0, 1, 2
-
-_SHAPE_ATTRS = {"shape", "ndim", "dtype", "size"}
-_STATIC_FUNCTIONS: set[int] = {id(f) for f in (len, range, isinstance, type, np.shape, np.ndim, np.size,
-                                                np.result_type, np.dtype)} | {id(f) for f in _STATIC_NUMPY}
-_LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)
-_LOOPS = (cst.For, cst.While)
-
-
-def _is_literal(e: cst.BaseExpression) -> bool:
-    if isinstance(e, _LITERALS):
-        return True
-    if isinstance(e, cst.Name) and e.value in ("None", "True", "False"):
-        return True
-    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, (cst.Minus, cst.Plus)):
-        return isinstance(e.expression, (cst.Integer, cst.Float))
-    if isinstance(e, cst.Tuple):
-        return all(_is_literal(el.value) for el in e.elements)
-    return False
-
-
-def _static_default(e: cst.BaseExpression) -> bool:
-    """A parameter default that makes the parameter STATIC: None, a bool, an int, a string, a tuple."""
-    if isinstance(e, cst.Tuple):
-        return all(_is_literal(el.value) for el in e.elements)
-    if isinstance(e, (cst.Float, cst.Imaginary)) or (isinstance(e, cst.UnaryOperation) and
-                                                      isinstance(e.expression, cst.Float)):
-        return False  # a Python float is a weakly typed dynamic value
-    return _is_literal(e)
-
-
-def _params(fdef: cst.FunctionDef) -> list[cst.Param]:
-    p = fdef.params
-    out = list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
-    if isinstance(p.star_arg, cst.Param):
-        out.append(p.star_arg)
-    if p.star_kwarg is not None:
-        out.append(p.star_kwarg)
-    return out
-
-
-def _statements(stmts: Sequence[Any]) -> Iterable[Any]:
-    """Small and compound statements, recursively; a nested ``def`` is yielded, its body not searched."""
-    for s in stmts:
-        if isinstance(s, cst.SimpleStatementLine):
-            yield from s.body
-        elif isinstance(s, cst.If):
-            yield s
-            yield from _statements(s.body.body)
-            yield from _statements(_orelse_stmts(s))
-        elif isinstance(s, _LOOPS):
-            yield s
-            yield from _statements(s.body.body)
-        else:
-            yield s
-
-
-def _assigned(stmts: Sequence[Any]) -> list[str]:
-    """Names bound in ``stmts`` (assignment and ``for`` targets, ``def``s, recursively), in order, once each."""
-    out: dict[str, None] = {}
-    for s in _statements(stmts):
-        if isinstance(s, cst.Assign):
-            for t in s.targets:
-                out.update(dict.fromkeys(target_names(t.target)))
-        elif isinstance(s, cst.For):
-            out.update(dict.fromkeys(target_names(s.target)))
-        elif isinstance(s, cst.FunctionDef):
-            out[s.name.value] = None
-    return list(out)
-
-
-def _free_names(fdef: cst.FunctionDef) -> set[str]:
-    """Names a nested ``def`` reads from the enclosing function (when it is called)."""
-    own = {p.name.value for p in _params(fdef)} | set(_assigned(fdef.body.body))
-    return set(names_in(fdef.body, skip_targets=True)) - own
-
-
-def _orelse_stmts(s: cst.If) -> list[Any]:
-    if s.orelse is None:
-        return []
-    if isinstance(s.orelse, cst.If):
-        return [s.orelse]
-    return list(s.orelse.body.body)
-
-
-def _own_exits(stmts: Sequence[Any]) -> tuple[list[cst.Break], list[cst.Continue]]:
-    """The ``break``/``continue`` statements of the loop whose body is ``stmts`` (not of nested loops)."""
-    breaks: list[cst.Break] = []
-    conts: list[cst.Continue] = []
-    for s, depth in walk(stmts):
-        if depth == 0 and isinstance(s, cst.Break):
-            breaks.append(s)
-        elif depth == 0 and isinstance(s, cst.Continue):
-            conts.append(s)
-    return breaks, conts
-
-
-def _line(small: cst.BaseSmallStatement) -> cst.SimpleStatementLine:
-    return cst.SimpleStatementLine(body=[small])
-
-
-def _assign(target: str | Sequence[str], value: cst.BaseExpression) -> cst.SimpleStatementLine:
-    t = _names_expr(target, parens=False)
-    assert isinstance(t, (cst.Name, cst.Tuple))
-    return _line(cst.Assign(targets=[cst.AssignTarget(target=t)], value=value))
-
-
-def _names_expr(names: str | Sequence[str], parens: bool) -> cst.BaseExpression:
-    if isinstance(names, str):
-        return cst.Name(names)
-    if len(names) == 1:
-        return cst.Name(names[0])
-    par = ([cst.LeftParen()], [cst.RightParen()]) if parens else ([], [])
-    return cst.Tuple(elements=[cst.Element(cst.Name(n)) for n in names], lpar=par[0], rpar=par[1])
-
-
-def _call(path: str, *args: cst.BaseExpression) -> cst.Call:
-    return cst.Call(func=dotted(path), args=[cst.Arg(value=a) for a in args])
-
-
-def _is_pass(s: Any) -> bool:
-    return isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body)
-
-
-# ======================================================================================
-# Binding-time analysis
-# ======================================================================================
-
-
-class BindingTimes:
-    """STATIC / UNKNOWN / DYNAMIC for every variable of a normalized function (see the module docstring).
-
-    ``flagged`` holds ``id()`` of the loops whose ``break``/``continue`` must
-    become flags: a ``while`` on a DYNAMIC test, and any loop with an exit
-    under a DYNAMIC test; ``dynamic_break`` the loops an exit under a DYNAMIC
-    test breaks out of.
-    """
-
-    def __init__(self, nf: NormalizedFunction, fdef: cst.FunctionDef, body: Sequence[Any] | None = None,
-                 helpers: Iterable[str] = ()) -> None:
-        self.nf = nf
-        self.helpers = set(helpers)
-        body = list(fdef.body.body) if body is None else list(body)
-        self.kinds: dict[str, int] = {}
-        self.locals: set[str] = set(_assigned(body))
-        for p in _params(fdef):
-            name = p.name.value
-            self.locals.add(name)
-            self.kinds[name] = STATIC if p.default is not None and _static_default(p.default) else UNKNOWN
-        self.flagged: set[int] = set()
-        self.dynamic_break: set[int] = set()
-        self.changed = True
-        while self.changed:
-            self.changed = False
-            self.block(body, STATIC, STATIC, None)
-
-    # -- variables ---------------------------------------------------------------------
-    def kind(self, name: str) -> int:
-        return self.kinds.get(name, STATIC) if name in self.locals else STATIC
-
-    def declare(self, name: str, kind: int) -> None:
-        """A name invented by a rewrite."""
-        self.locals.add(name)
-        self.kinds[name] = max(kind, self.kinds.get(name, STATIC))
-
-    def _set(self, name: str, kind: int) -> None:
-        if kind > self.kinds.get(name, STATIC):
-            self.kinds[name] = kind
-            self.changed = True
-
-    def _flag(self, table: set[int], loop: cst.CSTNode) -> None:
-        if id(loop) not in table:
-            table.add(id(loop))
-            self.changed = True
-
-    # -- statements ----------------------------------------------------------------------
-    def block(self, stmts: Sequence[Any], ctl: int, lctl: int, loop: cst.CSTNode | None) -> bool:
-        """Walk ``stmts`` with control kind ``ctl`` (``lctl``: relative to the innermost loop).
-
-        True when ``stmts`` hold an exit of ``loop`` that becomes a flag: what follows it is
-        control dependent on that flag.
-        """
-        exits = False
-        for s in stmts:
-            if self.stmt(s, DYNAMIC if exits else ctl, DYNAMIC if exits else lctl, loop):
-                exits = True
-        return exits
-
-    def stmt(self, s: Any, ctl: int, lctl: int, loop: cst.CSTNode | None) -> bool:
-        if isinstance(s, cst.SimpleStatementLine):
-            exits = False
-            for small in s.body:
-                if isinstance(small, cst.Assign):
-                    k = max(self.of(small.value), ctl)
-                    for t in small.targets:
-                        for n in target_names(t.target):
-                            self._set(n, k)
-                elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
-                        isinstance(small.value.func, cst.Attribute) and \
-                        isinstance(small.value.func.value, cst.Name) and small.value.func.value.value in self.locals:
-                    # `items.append(v)`: the list holds what is put in it (and is built under the control)
-                    call = small.value
-                    k = max([self.of(a.value) for a in call.args] + [ctl])
-                    self._set(call.func.value.value, k)  # type: ignore[attr-defined]
-                elif isinstance(small, (cst.Break, cst.Continue)) and loop is not None:
-                    if lctl == DYNAMIC:
-                        self._flag(self.flagged, loop)
-                        if isinstance(small, cst.Break):
-                            self._flag(self.dynamic_break, loop)
-                    exits = exits or id(loop) in self.flagged
-            return exits
-        if isinstance(s, cst.If):
-            dyn = self.of(s.test) == DYNAMIC
-            c, lc = (DYNAMIC, DYNAMIC) if dyn else (ctl, lctl)
-            a = self.block(s.body.body, c, lc, loop)
-            b = self.block(_orelse_stmts(s), c, lc, loop)
-            return a or b
-        if isinstance(s, cst.While):
-            if self.of(s.test) == DYNAMIC:
-                self._flag(self.flagged, s)
-                self._flag(self.dynamic_break, s)
-            c = DYNAMIC if id(s) in self.dynamic_break else ctl
-            self.block(s.body.body, c, STATIC, s)
-            return False
-        if isinstance(s, cst.For):
-            c = DYNAMIC if id(s) in self.dynamic_break else ctl
-            tk = UNKNOWN if self.range_call(s.iter) else self.of(s.iter)
-            for n in target_names(s.target):
-                self._set(n, max(tk, c))
-            self.block(s.body.body, c, STATIC, s)
-            return False
-        return False
-
-    def range_call(self, e: cst.BaseExpression) -> bool:
-        if not isinstance(e, cst.Call):
-            return False
-        ok, v = self.resolve(e.func)
-        return ok and v is range
-
-    # -- expressions -----------------------------------------------------------------------
-    def resolve(self, e: cst.BaseExpression) -> tuple[bool, Any]:
-        """The value of a global name chain (``np.float32``, ``range``), if it has one."""
-        chain = _attr_chain(e)
-        if chain is None or chain[0] in self.locals or chain[0] in self.helpers:
-            return False, None
-        head = chain[0]
-        src = self.nf.source
-        if head == "np":
-            v: Any = np
-        elif head == "math":
-            v = math
-        elif head == "srcjax":
-            import srcjax as v
-        elif head in src.closure:
-            v = src.closure[head]
-        elif head in src.globals:
-            v = src.globals[head]
-        elif hasattr(builtins, head):
-            v = getattr(builtins, head)
-        else:
-            return False, None
-        for part in chain[1:]:
-            try:
-                v = getattr(v, part)
-            except Exception:
-                return False, None
-        return True, v
-
-    def of(self, e: cst.CSTNode) -> int:
-        """The binding time of an expression."""
-        if isinstance(e, cst.Name):
-            return self.kind(e.value)
-        if isinstance(e, _LITERALS):
-            return STATIC
-        if isinstance(e, cst.Attribute):
-            if e.attr.value in _SHAPE_ATTRS:
-                return STATIC
-            chain = _attr_chain(e)
-            if chain is not None and chain[0] not in self.locals:
-                return STATIC
-            return self.of(e.value)
-        if isinstance(e, cst.Call):
-            return self.call(e)
-        if isinstance(e, cst.Comparison) and all(
-                isinstance(c.operator, (cst.Is, cst.IsNot)) for c in e.comparisons):
-            return STATIC
-        if isinstance(e, cst.Arg):
-            return self.of(e.value)
-        return max((self.of(child) for child in children(e)), default=STATIC)
-
-    def call(self, e: cst.Call) -> int:
-        args = max((self.of(a.value) for a in e.args), default=STATIC)
-        ok, v = self.resolve(e.func)
-        if ok:
-            if id(v) in _STATIC_FUNCTIONS:
-                return STATIC
-            prim = registry.lookup(v) if callable(v) else None
-            if prim is not None:
-                return STATIC if args == STATIC and prim.static_eval else DYNAMIC
-            return args
-        if isinstance(e.func, cst.Attribute):  # a method of a local value
-            return max(args, self.of(e.func.value))
-        if isinstance(e.func, cst.Name) and e.func.value in self.helpers:
-            return args
-        return max(args, self.of(e.func))
+__all__ = ["Functionalizer", "functionalize"]
 
 
 # ======================================================================================
 # The rewrite
 # ======================================================================================
 
-
 @dataclass
 class _Ctx:
     live: set[str]  # names live after the block
     defined: set[str]  # names bound before the block (parameters, earlier assignments)
-    loop: tuple[set[str], set[str]] | None  # innermost Python loop: (live at its head, live after it)
+    loop: LoopExits | None  # innermost Python loop: (live at its head, live after it)
 
 
-class _Functionalizer:
+class Functionalizer:
+    """Rewrites the control flow of one function (see the module docstring); :mod:`srcjax.transforms.bounded`
+    uses its builders (fresh names, spans, generated statements) and the flag rewrite with it."""
+
     def __init__(self, nf: NormalizedFunction, bta: BindingTimes, taken: Iterable[str]) -> None:
         self.nf = nf
         self.bta = bta
@@ -405,13 +105,7 @@ class _Functionalizer:
         self.changed = False
         self.logical_tests: set[str] = set()
         self.retested: set[str] = set()  # predicates of `if`s left to the lowering (see if_stmt)
-        self._reads: dict[int, set[str]] = {}
-        self._heads: dict[tuple[int, frozenset[str]], frozenset[str]] = {}
-        # names a nested `def` of the user's reads when called: live at every point (calls may come anywhere)
-        self.pinned: set[str] = set()
-        for st in _statements(nf.fdef.body.body):
-            if isinstance(st, cst.FunctionDef):
-                self.pinned |= _free_names(st)
+        self.live = Liveness(nf.fdef.body.body)
 
     # -- names, spans ------------------------------------------------------------------------
     def fresh(self, hint: str) -> str:
@@ -420,7 +114,7 @@ class _Functionalizer:
             base = "t" + base
         name = base
         k = self.counts.get(base, 0)
-        while name in self.used or name in _RESERVED or hasattr(builtins, name):
+        while name in self.used or name in RESERVED or hasattr(builtins, name):
             k += 1
             name = f"{base}_{k}"
         self.counts[base] = k
@@ -437,81 +131,18 @@ class _Functionalizer:
             self.spans[id(node)] = span
         return node
 
-    def reads(self, node: cst.CSTNode) -> set[str]:
-        r = self._reads.get(id(node))
-        if r is None:
-            r = self._reads[id(node)] = _free_reads(node)
-            self.keep.append(node)
-        return r
-
     def error(self, message: str, node: cst.CSTNode | None, hint: str) -> UnsupportedSyntaxError:
         return UnsupportedSyntaxError(message, span=self.span(node), hint=hint)
-
-    # -- liveness ----------------------------------------------------------------------------
-    def live_in(self, stmts: Sequence[Any], out: set[str], loop: tuple[set[str], set[str]] | None) -> set[str]:
-        live = set(out)
-        for s in reversed(stmts):
-            live = self.live_stmt(s, live, loop) | self.pinned
-        return live
-
-    def live_stmt(self, s: Any, out: set[str], loop: tuple[set[str], set[str]] | None) -> set[str]:
-        if isinstance(s, cst.SimpleStatementLine):
-            live = set(out)
-            for small in reversed(s.body):
-                if isinstance(small, cst.Assign):
-                    for t in small.targets:
-                        live -= set(target_names(t.target))
-                    live |= self.reads(small)
-                elif isinstance(small, (cst.Return, cst.Raise)):
-                    live = set(self.reads(small))
-                elif isinstance(small, cst.Break):
-                    live = set(loop[1]) if loop is not None else live
-                elif isinstance(small, cst.Continue):
-                    live = set(loop[0]) if loop is not None else live
-                else:
-                    live |= self.reads(small)
-            return live
-        if isinstance(s, cst.If):
-            return (self.reads(s.test) | self.live_in(s.body.body, out, loop)
-                    | self.live_in(_orelse_stmts(s), out, loop))
-        if isinstance(s, _LOOPS):
-            head = self.loop_head(s, out)
-            return head | self.reads(s.iter) if isinstance(s, cst.For) else head
-        if isinstance(s, cst.FunctionDef):  # what it reads is pinned live everywhere (see __init__)
-            return set(out) - {s.name.value}
-        return set(out) | self.reads(s)
-
-    def loop_head(self, s: cst.For | cst.While, out: set[str]) -> set[str]:
-        """Names live at the head of a loop (before a ``for`` binds its target)."""
-        key = (id(s), frozenset(out))
-        hit = self._heads.get(key)
-        if hit is not None:
-            return set(hit)
-        test = self.reads(s.test) if isinstance(s, cst.While) else set()
-        tgt = set(target_names(s.target)) if isinstance(s, cst.For) else set()
-        head = set(out) | test
-        while True:
-            body = self.live_in(s.body.body, head, (head, set(out)))
-            new = set(out) | test | (body - tgt)
-            if new == head:
-                self._heads[key] = frozenset(head)
-                self.keep.append(s)
-                return head
-            head = new
 
     # -- blocks ------------------------------------------------------------------------------
     def block(self, stmts: Sequence[Any], ctx: _Ctx) -> list[Any]:
         """Rewrite ``stmts``; the result reuses every statement that needs no change."""
-        after: list[set[str]] = [set()] * len(stmts)
-        live = set(ctx.live) | self.pinned
-        for i in range(len(stmts) - 1, -1, -1):
-            after[i] = live
-            live = self.live_stmt(stmts[i], live, ctx.loop) | self.pinned
+        after = self.live.live_after(stmts, set(ctx.live) | self.live.pinned, ctx.loop)
         out: list[Any] = []
         defined = set(ctx.defined)
         for i, s in enumerate(stmts):
             out.extend(self.stmt(s, defined, after[i], ctx))
-            defined |= set(_assigned([s]))
+            defined |= set(assigned_in([s]))
         return out
 
     def stmt(self, s: Any, defined: set[str], after: set[str], ctx: _Ctx) -> list[Any]:
@@ -549,7 +180,7 @@ class _Functionalizer:
         return len(old) == len(new) and all(a is b for a, b in zip(old, new))
 
     def indented(self, stmts: list[Any]) -> cst.IndentedBlock:
-        stmts = [s for s in stmts if not _is_pass(s)] or [_line(cst.Pass())]
+        stmts = [s for s in stmts if not is_pass(s)] or [stmt_line(cst.Pass())]
         first = stmts[0]
         if getattr(first, "leading_lines", None):
             stmts[0] = self.mark(first.with_changes(leading_lines=[]), self.span(first))
@@ -559,7 +190,7 @@ class _Functionalizer:
         """An ``if`` that stays Python: rewrite inside its branches."""
         inner = _Ctx(after, defined, ctx.loop)
         body = self.block(s.body.body, inner)
-        other = _orelse_stmts(s)
+        other = orelse_stmts(s)
         new_other = self.block(other, inner)
         if self.same(s.body.body, body) and self.same(other, new_other):
             return [s]
@@ -576,8 +207,8 @@ class _Functionalizer:
         if self.bta.of(s.test) != DYNAMIC or (isinstance(s.test, cst.Name) and s.test.value in self.retested):
             return self.python_if(s, defined, after, ctx)
         sp = self.span(s)
-        tb, fb = list(s.body.body), _orelse_stmts(s)
-        at, af = _assigned(tb), _assigned(fb)
+        tb, fb = list(s.body.body), orelse_stmts(s)
+        at, af = assigned_in(tb), assigned_in(fb)
         names = list(dict.fromkeys(at + af))
         outputs = [n for n in names if n in after]
         partial = [n for n in outputs if n not in defined and not (n in at and n in af)]
@@ -598,7 +229,7 @@ class _Functionalizer:
             return flag
         # operands: what a branch assigns (so, in Python, a local of its function) but may read first,
         # or returns unchanged; everything else a branch reads comes by closure
-        live_in = self.live_in(tb, set(outputs), None) | self.live_in(fb, set(outputs), None)
+        live_in = self.live.live_in(tb, set(outputs), None) | self.live.live_in(fb, set(outputs), None)
         operands = [n for n in names if n in defined and n in live_in]
         t_name, f_name = self.fresh("if_true"), self.fresh("if_false")
         defs = []
@@ -606,9 +237,9 @@ class _Functionalizer:
             inner = _Ctx(set(outputs), (defined - set(assigned)) | set(operands), None)
             defs.append(self.function(fname, operands, self.block(branch, inner) + [self.ret(outputs, sp)], sp))
         true_def, false_def = defs
-        call = _call("srcjax.lax.cond", s.test, cst.Name(t_name), cst.Name(f_name),
+        call = dotted_call("srcjax.lax.cond", s.test, cst.Name(t_name), cst.Name(f_name),
                      *[cst.Name(n) for n in operands])
-        return [true_def, false_def, self.blank(self.mark(_assign(outputs, call), sp))]
+        return [true_def, false_def, self.blank(self.mark(assign_stmt(outputs, call), sp))]
 
     def set_flag(self, s: cst.If, tb: list[Any], fb: list[Any], outputs: list[str], defined: set[str],
                  sp: Span | None) -> list[Any] | None:
@@ -624,8 +255,8 @@ class _Functionalizer:
         if not (isinstance(target, cst.Name) and target.value == outputs[0] and target.value in defined
                 and isinstance(a.value, cst.Name) and a.value.value == "True"):
             return None
-        call = _call("np.logical_or", cst.Name(target.value), s.test)
-        return [self.mark(_assign(target.value, call), sp)]
+        call = dotted_call("np.logical_or", cst.Name(target.value), s.test)
+        return [self.mark(assign_stmt(target.value, call), sp)]
 
     def check_effects(self, stmts: Sequence[Any], outer: set[str], where: str, node: cst.CSTNode) -> None:
         """Refuse what a generated function cannot do for its caller: mutate, raise, return."""
@@ -658,10 +289,10 @@ class _Functionalizer:
         return self.mark(new, self.span(line))  # type: ignore[no-any-return]
 
     def ret(self, names: Sequence[str], sp: Span | None) -> cst.SimpleStatementLine:
-        return self.mark(_line(cst.Return(value=_names_expr(names, parens=False))), sp)  # type: ignore[no-any-return]
+        return self.mark(stmt_line(cst.Return(value=names_expr(names, parens=False))), sp)  # type: ignore[no-any-return]
 
     def line(self, target: str | Sequence[str], value: cst.BaseExpression, sp: Span | None) -> cst.SimpleStatementLine:
-        return self.mark(_assign(target, value), sp)  # type: ignore[no-any-return]
+        return self.mark(assign_stmt(target, value), sp)  # type: ignore[no-any-return]
 
     def carry_params(self, carry: Sequence[str], sp: Span | None, name: str | None = None) -> tuple[str, list[Any]]:
         """The parameter that receives ``carry`` and the statement that unpacks it."""
@@ -685,7 +316,7 @@ class _Functionalizer:
         """One operation on atoms, ``and``/``or``/``not`` as ``np.logical_*``; a name hint (None: an atom)."""
         if getattr(e, "lpar", None) and not (isinstance(e, cst.Tuple) and not e.elements):
             e = e.with_changes(lpar=[], rpar=[])
-        if isinstance(e, cst.Name) or _is_literal(e):
+        if isinstance(e, cst.Name) or is_literal(e):
             return e, None
         if isinstance(e, cst.BooleanOperation):
             is_and = isinstance(e.operator, cst.And)
@@ -694,10 +325,11 @@ class _Functionalizer:
                 # `i < n and x[i] > 0`: the right side runs only when it decides, as in Python
                 return self.lazy_side(left, e.right, is_and, out, sp), "and_" if is_and else "or_"
             right = self.atom(e.right, out, sp)
-            return _call("np.logical_and" if is_and else "np.logical_or", left, right), "and_" if is_and else "or_"
+            both = dotted_call("np.logical_and" if is_and else "np.logical_or", left, right)
+            return both, "and_" if is_and else "or_"
         if isinstance(e, cst.UnaryOperation):
             if isinstance(e.operator, cst.Not):
-                return _call("np.logical_not", self.atom(e.expression, out, sp)), "not_"
+                return dotted_call("np.logical_not", self.atom(e.expression, out, sp)), "not_"
             return e.with_changes(expression=self.atom(e.expression, out, sp)), UNARY_HINT[type(e.operator).__name__]
         if isinstance(e, cst.Comparison):
             left = self.atom(e.left, out, sp)
@@ -712,7 +344,7 @@ class _Functionalizer:
             acc = self.atom(parts[0], out, sp)
             for k, p in enumerate(parts[1:]):
                 nxt = self.atom(p, out, sp)
-                call = _call("np.logical_and", acc, nxt)
+                call = dotted_call("np.logical_and", acc, nxt)
                 if k == len(parts) - 2:
                     return call, "and_"
                 acc = self.atom(call, out, sp)
@@ -721,11 +353,11 @@ class _Functionalizer:
             right = self.atom(e.right, out, sp)
             return e.with_changes(left=left, right=right), BINOP_HINT[type(e.operator).__name__]
         if isinstance(e, cst.Attribute):
-            chain = _attr_chain(e)
+            chain = attr_chain(e)
             if chain is not None and chain[0] not in self.bta.locals:
                 return e, None  # np.float32, a module constant
             base = self.atom(e.value, out, sp)
-            if e.attr.value in _SHAPE_ATTRS:
+            if e.attr.value in SHAPE_ATTRS:
                 return e.with_changes(value=base), None
             hint = f"{base.value}_{e.attr.value}" if isinstance(base, cst.Name) else e.attr.value
             return e.with_changes(value=base), hint
@@ -743,11 +375,11 @@ class _Functionalizer:
             return e.with_changes(value=base, slice=elems), "getitem"
         if isinstance(e, cst.Call):
             func = e.func
-            if isinstance(func, cst.Attribute) and (_attr_chain(func) is None or
-                                                    _attr_chain(func)[0] in self.bta.locals):  # type: ignore[index]
+            if isinstance(func, cst.Attribute) and (attr_chain(func) is None or
+                                                    attr_chain(func)[0] in self.bta.locals):  # type: ignore[index]
                 func = func.with_changes(value=self.atom(func.value, out, sp))
             args = [a.with_changes(value=self.atom(a.value, out, sp)) for a in e.args]
-            return e.with_changes(func=func, args=args), _call_hint(func)
+            return e.with_changes(func=func, args=args), call_hint(func)
         if isinstance(e, (cst.Tuple, cst.List)):
             items: list[cst.BaseElement] = [
                 el.with_changes(value=self.atom(el.value, out, sp)) if isinstance(el, cst.Element) else el
@@ -761,7 +393,7 @@ class _Functionalizer:
             return True
         if isinstance(e, cst.Call):
             ok, v = self.bta.resolve(e.func)
-            if not ok or not (registry.lookup(v) is not None or id(v) in _STATIC_FUNCTIONS or
+            if not ok or not (registry.lookup(v) is not None or id(v) in STATIC_FUNCTIONS or
                               v in (abs, min, max, float, int, bool)):
                 return True
         return any(self.may_raise(c) for c in children(e))
@@ -777,65 +409,18 @@ class _Functionalizer:
         short_def = self.function(short_name, [], [self.ret_expr(left, sp)], sp)
         out.extend([rhs_def, short_def])
         first, second = (rhs_name, short_name) if is_and else (short_name, rhs_name)
-        return _call("srcjax.lax.cond", left, cst.Name(first), cst.Name(second))
+        return dotted_call("srcjax.lax.cond", left, cst.Name(first), cst.Name(second))
 
     # -- loops ---------------------------------------------------------------------------------
     def python_loop(self, s: cst.For | cst.While, defined: set[str], after: set[str]) -> list[Any]:
         """A loop that stays Python: rewrite inside its body."""
-        head = self.loop_head(s, after)
+        head = self.live.loop_head(s, after)
         tgt = set(target_names(s.target)) if isinstance(s, cst.For) else set()
-        inner = _Ctx(head, defined | tgt | set(_assigned(s.body.body)) & head, (head, set(after)))
+        inner = _Ctx(head, defined | tgt | set(assigned_in(s.body.body)) & head, (head, set(after)))
         body = self.block(s.body.body, inner)
         if self.same(s.body.body, body):
             return [s]
         return [self.mark(s.with_changes(body=self.indented(body)), self.span(s))]
-
-    def guard(self, stmts: Sequence[Any], flags: dict[str, str], sp: Span | None) -> list[Any]:
-        """Replace this loop's ``break``/``continue`` by flags; guard what follows them."""
-        out: list[Any] = []
-        for i, s in enumerate(stmts):
-            if isinstance(s, cst.SimpleStatementLine):
-                kept: list[Any] = []
-                for small in s.body:
-                    if isinstance(small, (cst.Break, cst.Continue)):
-                        flag = flags["break" if isinstance(small, cst.Break) else "continue"]
-                        if kept:
-                            out.append(self.mark(s.with_changes(body=kept), self.span(s)))
-                        out.append(self.line(flag, cst.Name("True"), self.span(s) or sp))
-                        return out
-                    kept.append(small)
-                out.append(s)
-                continue
-            if isinstance(s, cst.If):
-                breaks, conts = _own_exits([s])
-                if not breaks and not conts:
-                    out.append(s)
-                    continue
-                body = self.guard(s.body.body, flags, sp)
-                other = _orelse_stmts(s)
-                new_other = self.guard(other, flags, sp)
-                orelse: cst.If | cst.Else | None = None
-                if s.orelse is not None:
-                    orelse = new_other[0] if isinstance(s.orelse, cst.If) and len(new_other) == 1 and \
-                        isinstance(new_other[0], cst.If) else cst.Else(body=self.indented(new_other))
-                out.append(self.mark(s.with_changes(body=self.indented(body), orelse=orelse), self.span(s)))
-                rest = list(stmts[i + 1:])
-                if rest:
-                    isp = self.span(s) or sp
-                    used = ([flags["break"]] if breaks else []) + ([flags["continue"]] if conts else [])
-                    if len(used) == 2:
-                        done = self.fresh("done")
-                        self.bta.declare(done, DYNAMIC)
-                        out.append(self.line(done, _call("np.logical_or", *map(cst.Name, used)), isp))
-                        used = [done]
-                    go = self.fresh(f"not_{used[0]}")
-                    self.bta.declare(go, DYNAMIC)
-                    out.append(self.line(go, _call("np.logical_not", cst.Name(used[0])), isp))
-                    out.append(self.mark(cst.If(test=cst.Name(go), body=self.indented(self.guard(rest, flags, sp))),
-                                         isp))
-                return out
-            out.append(s)  # a nested loop: its exits are its own
-        return out
 
     def while_stmt(self, s: cst.While, defined: set[str], after: set[str], ctx: _Ctx) -> list[Any]:
         if id(s) not in self.bta.flagged:
@@ -844,41 +429,21 @@ class _Functionalizer:
         sp = self.span(s)
         self.check_effects(s.body.body, defined, "a `while` loop on array data", s)
         body = list(s.body.body)
-        head = self.loop_head(s, after)
-        assigned = _assigned(body)
+        head = self.live.loop_head(s, after)
+        assigned = assigned_in(body)
         for n in assigned:
             if n not in defined and n in head:
                 raise self.error(f"`{n}` is first assigned inside a `while` loop on array data, and used after it",
                                  s, f"assign {n} before the loop")
         carry = [n for n in assigned if n in head and n in defined]
         pre: list[Any] = []
-        test: cst.BaseExpression | None = None if _is_true(s.test) else s.test
-        body, stop = self.flags(body, carry, pre, sp)
+        test: cst.BaseExpression | None = None if is_true(s.test) else s.test
+        body, stop = exit_flags(self, body, carry, pre, sp)
         if not [n for n in carry if n != stop]:
             return []  # nothing it computes is used: it can only end at once or never
         # in loop_body, a name the body assigns is a local: bound only once assigned (or carried)
-        inner_defined = (defined - set(_assigned(body))) | set(carry)
+        inner_defined = (defined - set(assigned_in(body))) | set(carry)
         return pre + self.while_loop(test, body, carry, stop, inner_defined, sp)
-
-    def flags(self, body: list[Any], carry: list[str], pre: list[Any],
-              sp: Span | None) -> tuple[list[Any], str | None]:
-        """Replace ``break``/``continue`` by flags; ``stop`` joins the carry, ``skip`` is reset each iteration."""
-        breaks, conts = _own_exits(body)
-        flags: dict[str, str] = {}
-        stop = None
-        if breaks:
-            stop = flags["break"] = self.fresh("stop")
-            self.bta.declare(stop, DYNAMIC)
-            pre.append(self.line(stop, cst.Name("False"), self.span(breaks[0]) or sp))
-            carry.append(stop)
-        if conts:
-            flags["continue"] = self.fresh("skip")
-            self.bta.declare(flags["continue"], DYNAMIC)
-        if flags:
-            body = self.guard(body, flags, sp)
-        if conts:
-            body = [self.line(flags["continue"], cst.Name("False"), sp)] + body
-        return body, stop
 
     def while_loop(self, test: cst.BaseExpression | None, body: list[Any], carry: list[str], stop: str | None,
                    defined: set[str], sp: Span | None) -> list[Any]:
@@ -888,7 +453,7 @@ class _Functionalizer:
         pred = self.atom(test, cond, sp) if test is not None else None
         if stop is not None:
             go = self.fresh(f"not_{stop}")
-            cond.append(self.line(go, _call("np.logical_not", cst.Name(stop)), sp))
+            cond.append(self.line(go, dotted_call("np.logical_not", cst.Name(stop)), sp))
             pred = cst.Name(go) if pred is None else self.atom(
                 cst.BooleanOperation(pred, cst.And(), cst.Name(go)), cond, sp)
         assert pred is not None
@@ -896,12 +461,12 @@ class _Functionalizer:
         bparam, bunpack = self.carry_params(carry, sp, cparam)
         inner = _Ctx(set(carry), defined, None)
         body_stmts = bunpack + self.block(body, inner) + [self.ret(carry, sp)]
-        call = _call("srcjax.lax.while_loop", cst.Name(cond_name), cst.Name(body_name), _names_expr(carry, True))
+        call = dotted_call("srcjax.lax.while_loop", cst.Name(cond_name), cst.Name(body_name), names_expr(carry, True))
         return [self.function(cond_name, [cparam], cond, sp), self.function(body_name, [bparam], body_stmts, sp),
                 self.blank(self.line(carry, call, sp))]
 
     def ret_expr(self, e: cst.BaseExpression, sp: Span | None) -> cst.SimpleStatementLine:
-        return self.mark(_line(cst.Return(value=e)), sp)  # type: ignore[no-any-return]
+        return self.mark(stmt_line(cst.Return(value=e)), sp)  # type: ignore[no-any-return]
 
     def range_args(self, e: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression, int] | None:
         """(lower, upper, step) of ``range(...)`` with a literal step, else None."""
@@ -913,7 +478,7 @@ class _Functionalizer:
         if len(args) == 2:
             return args[0], args[1], 1
         if len(args) == 3:
-            step = _int_literal(args[2])
+            step = int_literal(args[2])
             if step is not None and step != 0:
                 return args[0], args[1], step
         return None
@@ -924,10 +489,10 @@ class _Functionalizer:
         rng = self.range_args(s.iter)
         rows = rng is None and self.bta.of(s.iter) == DYNAMIC
         body = list(s.body.body)
-        breaks, conts = _own_exits(body)
-        head = self.loop_head(s, after)
+        breaks, conts = own_exits(body)
+        head = self.live.loop_head(s, after)
         target = s.target.value if isinstance(s.target, cst.Name) else None
-        assigned = [n for n in _assigned(body) if n != target]
+        assigned = [n for n in assigned_in(body) if n != target]
         carry = [n for n in assigned if n in head and n in defined]
         receivers = {n for st, _ in walk(body) if (n := self.method_receiver(st)) is not None}
         dynamic_break = id(s) in self.bta.dynamic_break
@@ -969,7 +534,7 @@ class _Functionalizer:
         hi: cst.BaseExpression
         first: list[Any] = []  # statements at the top of the body
         if rows:
-            n = self.fresh(f"len_{_code(s.iter)}" if isinstance(s.iter, cst.Name) else "len")
+            n = self.fresh(f"len_{code(s.iter)}" if isinstance(s.iter, cst.Name) else "len")
             pre.append(self.line(n, cst.Call(func=cst.Name("len"), args=[cst.Arg(s.iter)]), sp))
             lo, hi, step = cst.Integer("0"), cst.Name(n), 1
             index = self.fresh("i")
@@ -989,15 +554,15 @@ class _Functionalizer:
             k = self.fresh("k")
             self.bta.declare(k, UNKNOWN)
             offset = self.fresh("offset")
-            first += [self.line(offset, cst.BinaryOperation(cst.Name(k), cst.Multiply(), _int_expr(step)), sp),
+            first += [self.line(offset, cst.BinaryOperation(cst.Name(k), cst.Multiply(), int_expr(step)), sp),
                       self.line(target, cst.BinaryOperation(lo, cst.Add(), cst.Name(offset)), sp)]
             lo, hi, index = cst.Integer("0"), cst.Name(trips), k
-        body, stop = self.flags(body, carry, pre, sp)
+        body, stop = exit_flags(self, body, carry, pre, sp)
         body = first + body
-        inner_defined = (defined - set(_assigned(body))) | set(carry) | {index}
+        inner_defined = (defined - set(assigned_in(body))) | set(carry) | {index}
         if dynamic_break:
             # a while_loop that carries the counter
-            every = _assigned(body)
+            every = assigned_in(body)
             if isinstance(hi, cst.Name) and hi.value in every:  # range() read its bound once
                 upper = self.fresh("upper")
                 pre.append(self.line(upper, hi, sp))
@@ -1012,40 +577,19 @@ class _Functionalizer:
             self.bta.declare(index, DYNAMIC)
             pre.append(self.line(index, lo, sp))
             carry.insert(len(carry) - 1, index)  # before the stop flag
-            inner_defined = (defined - set(_assigned(body))) | set(carry)
+            inner_defined = (defined - set(assigned_in(body))) | set(carry)
             op: cst.BaseCompOp = cst.LessThan() if step > 0 else cst.GreaterThan()
             test = cst.Comparison(left=cst.Name(index), comparisons=[cst.ComparisonTarget(op, hi)])
             step_expr = cst.BinaryOperation(cst.Name(index), cst.Add() if step > 0 else cst.Subtract(),
-                                            _int_expr(abs(step)))
+                                            int_expr(abs(step)))
             body = body + [self.line(index, step_expr, sp)]
             return pre + self.while_loop(test, body, carry, stop, inner_defined, sp)
         name = self.fresh("loop_body")
         bparam, bunpack = self.carry_params(carry, sp)
         inner = _Ctx(set(carry), inner_defined, None)
         body_stmts = bunpack + self.block(body, inner) + [self.ret(carry, sp)]
-        call = _call("srcjax.lax.fori_loop", lo, hi, cst.Name(name), _names_expr(carry, True))
+        call = dotted_call("srcjax.lax.fori_loop", lo, hi, cst.Name(name), names_expr(carry, True))
         return pre + [self.function(name, [index, bparam], body_stmts, sp), self.blank(self.line(carry, call, sp))]
-
-
-def _is_true(e: cst.BaseExpression) -> bool:
-    return isinstance(e, cst.Name) and e.value == "True"
-
-
-def _int_literal(e: cst.BaseExpression) -> int | None:
-    if isinstance(e, cst.Integer):
-        return int(e.evaluated_value)
-    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus) and isinstance(e.expression,
-                                                                                            cst.Integer):
-        return -int(e.expression.evaluated_value)
-    return None
-
-
-def _int_expr(v: int) -> cst.BaseExpression:
-    return cst.Integer(str(v)) if v >= 0 else cst.UnaryOperation(cst.Minus(), cst.Integer(str(-v)))
-
-
-def _code(node: cst.CSTNode) -> str:
-    return code(node)
 
 
 # ======================================================================================
@@ -1053,7 +597,7 @@ def _code(node: cst.CSTNode) -> str:
 # ======================================================================================
 
 
-def _return_checks(f: _Functionalizer, body: Sequence[Any]) -> bool:
+def _return_checks(f: Functionalizer, body: Sequence[Any]) -> bool:
     """Refuse ``return`` in a loop on data; True when a ``return`` sits under an ``if`` on data."""
     bta = f.bta
     needs_exit = False
@@ -1072,8 +616,8 @@ def _return_checks(f: _Functionalizer, body: Sequence[Any]) -> bool:
             elif isinstance(s, cst.If):
                 d = bta.of(s.test) == DYNAMIC
                 go(s.body.body, dyn_if or d, loop, dyn_in_loop or d)
-                go(_orelse_stmts(s), dyn_if or d, loop, dyn_in_loop or d)
-            elif isinstance(s, _LOOPS):
+                go(orelse_stmts(s), dyn_if or d, loop, dyn_in_loop or d)
+            elif isinstance(s, LOOPS):
                 go(s.body.body, dyn_if, s, False)
 
     go(body, False, None, False)
@@ -1098,7 +642,7 @@ def _only_tested(body: list[Any]) -> set[str]:
     logical: dict[str, bool] = {}  # name -> every `and`/`or`/`not` bound to it is boolean-valued
     for s, _ in walk(body):
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) \
-                and _Functionalizer.is_logical(s.value):
+                and Functionalizer.is_logical(s.value):
             n = s.targets[0].target.value
             logical[n] = logical.get(n, True) and boolean_valued(s.value)
     return {n for n, k in tests.items() if logical.get(n) or (bound.get(n) == 1 and uses.get(n) == k + 1)}
@@ -1129,7 +673,7 @@ def functionalize(nf: NormalizedFunction, taken: Iterable[str] = ()) -> Normaliz
     if not bta.flagged and not any(isinstance(s, cst.If) and bta.of(s.test) == DYNAMIC for s, _ in walk(body)) \
             and not any(isinstance(s, cst.For) for s, _ in walk(body)):
         return nf
-    f = _Functionalizer(nf, bta, taken)
+    f = Functionalizer(nf, bta, taken)
     if _return_checks(f, body):
         body = single_exit(body, f.fresh("result"), f.spans)
         f.keep.extend(body)
@@ -1140,7 +684,7 @@ def functionalize(nf: NormalizedFunction, taken: Iterable[str] = ()) -> Normaliz
         if isinstance(s, cst.If) and isinstance(s.test, cst.Name) and bta.of(s.test) == DYNAMIC and \
                 (s.test.value in nf.temps or s.test.value in only_tested):
             f.logical_tests.add(s.test.value)
-    params = {p.name.value for p in _params(fdef)}
+    params = {p.name.value for p in params_of(fdef)}
     new_body = f.block(body, _Ctx(set(), params, None))
     if not f.changed:
         return nf
@@ -1148,33 +692,3 @@ def functionalize(nf: NormalizedFunction, taken: Iterable[str] = ()) -> Normaliz
     alive = {id(n) for n in walk_nodes(new)}
     spans = {k: v for k, v in f.spans.items() if k in alive or k in nf.spans}
     return dataclasses.replace(nf, fdef=new, plain=nf.plain_fdef, spans=spans, temps=nf.temps | f.invented)
-
-
-_COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
-
-
-def _free_reads(node: cst.CSTNode) -> set[str]:
-    """The names ``node`` reads from its scope: not a comprehension's own variables (``k`` in
-    ``[f(k) for k in range(3)]`` is not the ``k`` of an enclosing loop)."""
-    found = set(names_in(node, skip_targets=True))
-    comps = [n for n in walk_nodes(node) if isinstance(n, _COMPREHENSIONS)]
-    if not comps:
-        return found
-    bound: set[str] = set()
-    for c in comps:
-        f: Any = c.for_in
-        while f is not None:
-            bound |= set(target_names(f.target))
-            f = f.inner_for_in
-    cut: Any = node.visit(_OuterParts())  # comprehensions cut to their iterables
-    outside = set(names_in(cut, skip_targets=True))
-    return (found - bound) | (found & outside)
-
-
-class _OuterParts(cst.CSTTransformer):
-    """Each comprehension replaced by its first iterable (the only part evaluated in the enclosing scope)."""
-
-    def on_leave(self, original: Any, updated: Any) -> Any:
-        if isinstance(updated, _COMPREHENSIONS):
-            return updated.for_in.iter
-        return updated

@@ -25,7 +25,6 @@ from __future__ import annotations
 import builtins
 import inspect
 import math
-import re
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,13 +33,13 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from .. import adjoint as _adjoint
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from . import aliasing, callees
-from .callees import ALLOWED_BUILTINS
-from .names import Visitor, children, names_in, renamed, target_names
+from . import aliasing
+from .names import Visitor, children, renamed, target_names
 from .read import FunctionSource, read_function
+from .resolve import Resolver, is_user_function, unwrap
+from .syntax import attr_chain, dotted
 
 # -- tables -------------------------------------------------------------------------
 
@@ -119,177 +118,16 @@ class NormalizedFunction:
         return self.plain if self.plain is not None else self.fdef
 
 
-def _attr_chain(node: cst.BaseExpression) -> list[str] | None:
-    parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-        return parts[::-1]
-    return None
+class Normalizer(Resolver):
+    """Writes one user function in ANF (see the module docstring); names are resolved by :class:`Resolver`."""
 
-
-def dotted(path: str) -> cst.BaseExpression:
-    parts = path.split(".")
-    node: cst.BaseExpression = cst.Name(parts[0])
-    for p in parts[1:]:
-        node = cst.Attribute(value=node, attr=cst.Name(p))
-    return node
-
-
-def _is_user_function(v: Any) -> bool:
-    if getattr(v, "__srcjax_fn__", None) is not None:
-        return True
-    if not isinstance(v, types.FunctionType):
-        return False
-    mod = getattr(v, "__module__", "") or ""
-    if mod == "srcjax.adjoint":  # derivative helpers are transpiled like user code
-        return True
-    if mod in ("numpy", "srcjax") or mod.startswith(("numpy.", "srcjax.")):
-        return False
-    return callees.origin(v) is None  # the standard library and installed packages are not the user's code
-
-
-def unwrap(v: Any) -> Any:
-    """A user function behind a srcjax wrapper (``@srcjax.compile``)."""
-    inner = getattr(v, "__srcjax_fn__", None)
-    return inner if inner is not None else v
-
-
-class Normalizer:
     def __init__(self, src: FunctionSource, helper_name: Callable[[Callable[..., Any]], str],
                  bindings: dict[str, Any] | None = None, comprehension_loops: bool = False) -> None:
-        self.src = src
+        super().__init__(src, helper_name, bindings)
         self.comprehension_loops = comprehension_loops  # list comprehensions as append loops (reverse mode)
-        self.bindings = bindings or {}  # parameters fixed to a function (an activation passed by the caller)
-        self.helper_name = helper_name
         self.spans: dict[int, Span] = {}
-        self.calls: list[Callable[..., Any]] = []
-        self.call_sites: dict[Callable[..., Any], Span | None] = {}  # where each of `calls` is first named
-        self.locals = _local_names(src.fdef)
-        self.used = set(self.locals) | set(names_in(src.fdef)) | {"np", "math", "srcjax"}
-        self.counts: dict[str, int] = {}
-        self.temps: set[str] = set()
         self.updated: set[str] = set()  # names assigned into (y[k] = v)
         self.out: list[cst.BaseStatement] = []
-
-    # -- errors and spans ---------------------------------------------------------
-    def span(self, node: cst.CSTNode) -> Span | None:
-        return self.src.span(node)
-
-    def unsupported(self, node: cst.CSTNode, what: str, hint: str | None = None) -> UnsupportedSyntaxError:
-        return UnsupportedSyntaxError(f"{what} is not supported", span=self.span(node), hint=hint)
-
-    # -- names -----------------------------------------------------------------
-    def fresh(self, hint: str) -> str:
-        base = re.sub(r"\W", "_", hint) or "t"
-        if base[0].isdigit():
-            base = "t" + base
-        if base not in self.used and not hasattr(builtins, base) and base not in _RESERVED:
-            self.used.add(base)
-            self.temps.add(base)
-            return base
-        k = self.counts.get(base, 0)
-        while True:
-            k += 1
-            name = f"{base}_{k}"
-            if name not in self.used and name not in _RESERVED:
-                self.counts[base] = k
-                self.used.add(name)
-                self.temps.add(name)
-                return name
-
-    def lookup(self, name: str) -> tuple[bool, Any]:
-        if name in self.src.closure:
-            return True, self.src.closure[name]
-        if name in self.src.globals:
-            return True, self.src.globals[name]
-        if hasattr(builtins, name):
-            return True, getattr(builtins, name)
-        return False, None
-
-    def resolve_name(self, node: cst.Name) -> cst.BaseExpression:
-        name = node.value
-        if name in self.bindings:  # a function-valued parameter, fixed: calls through it are calls of it
-            found, v = True, self.bindings[name]
-        elif name in self.locals or name in self.temps or name in ("None", "True", "False"):
-            return node
-        else:
-            found, v = self.lookup(name)
-        if not found:
-            raise UnknownFunctionError(f"name {name!r} is not defined", span=self.span(node))
-        if v is None:  # e.g. `from numpy import newaxis`
-            return cst.Name("None")
-        if v is np:
-            return cst.Name("np")
-        if v is math:
-            return cst.Name("math")
-        if isinstance(v, types.ModuleType) and v.__name__.startswith("numpy."):
-            return dotted("np" + v.__name__[len("numpy"):])
-        prim = registry.lookup(v) if callable(v) else None
-        if prim is not None:
-            return dotted(prim.path)
-        if _is_user_function(v):
-            fn = unwrap(v)
-            if fn not in self.calls:
-                self.calls.append(fn)
-                self.call_sites[fn] = self.span(node)
-            return cst.Name(self.helper_name(fn))
-        if hasattr(builtins, name) and v is getattr(builtins, name) and name not in ALLOWED_BUILTINS:
-            raise UnknownFunctionError(f"the builtin {name}() is not supported in compiled code",
-                                       span=self.span(node))
-        return node
-
-    def reserve_helpers(self, fdef: cst.FunctionDef) -> None:
-        """Name every user function the body refers to before any temporary is made, so that no
-        temporary takes a helper's name (``cube_1 = cube_1(x)`` when another module's ``cube``
-        becomes ``cube_1``)."""
-        norm = self
-
-        def reserve(v: Any) -> None:
-            if _is_user_function(v) and not (callable(v) and registry.lookup(v) is not None):
-                norm.used.add(norm.helper_name(unwrap(v)))
-
-        class V(Visitor):
-            def visit_Name(self, n: cst.Name) -> None:
-                if n.value not in norm.locals:
-                    found, v = norm.lookup(n.value)
-                    if found:
-                        reserve(v)
-
-            def visit_Attribute(self, n: cst.Attribute) -> bool:
-                try:
-                    ok, v = norm.static_value(n)
-                except UnknownFunctionError:
-                    ok = False
-                if ok:
-                    reserve(v)
-                    return False
-                self.walk(n.value)
-                return False
-
-            def visit_Arg(self, n: cst.Arg) -> bool:
-                self.walk(n.value)
-                return False
-
-        V().walk(fdef.body)
-
-    def static_value(self, node: cst.BaseExpression) -> tuple[bool, Any]:
-        """The value of a module-rooted name chain (``np.tanh``), if it has one."""
-        chain = _attr_chain(node)
-        if chain is None or chain[0] in self.locals:
-            return False, None
-        found, v = self.lookup(chain[0])
-        if not found:
-            return False, None
-        for part in chain[1:]:
-            if not isinstance(v, types.ModuleType) and not isinstance(v, type):
-                return False, None
-            if not hasattr(v, part):
-                raise UnknownFunctionError(f"{'.'.join(chain)} does not exist", span=self.span(node))
-            v = getattr(v, part)
-        return True, v
 
     # -- emitting ---------------------------------------------------------------
     def emit(self, stmt: cst.BaseSmallStatement, origin: cst.CSTNode | None) -> None:
@@ -480,7 +318,7 @@ class Normalizer:
             prim = registry.lookup(v) if callable(v) else None
             if prim is not None:
                 return dotted(prim.path), None
-            chain = _attr_chain(node)
+            chain = attr_chain(node)
             assert chain is not None
             head = self.resolve_name(cst.Name(chain[0]))
             return dotted(cst.Module([]).code_for_node(head) + "." + ".".join(chain[1:])), None
@@ -526,7 +364,7 @@ class Normalizer:
             if prim is not None:
                 return self.prim_call(node, prim, list(node.args))
             self.check_callee(node, fv)
-            if isinstance(func, cst.Attribute) and _is_user_function(fv):  # `helpers.f(x)`: a helper like `f(x)`
+            if isinstance(func, cst.Attribute) and is_user_function(fv):  # `helpers.f(x)`: a helper like `f(x)`
                 fn = unwrap(fv)
                 if fn not in self.calls:
                     self.calls.append(fn)
@@ -534,7 +372,7 @@ class Normalizer:
                 args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
                 callee = cst.Name(self.helper_name(fn))
                 self.used.add(callee.value)  # no temporary may shadow it
-                return node.with_changes(func=callee, args=args), _call_hint(callee)
+                return node.with_changes(func=callee, args=args), call_hint(callee)
         if self.comprehension_loops and isinstance(func, cst.Name) and func.value == "sum" and \
                 func.value not in self.locals and self.lookup("sum")[1] is builtins.sum:
             looped = self.sum_loop(node)
@@ -548,23 +386,8 @@ class Normalizer:
         else:
             callee = self.atom(func)
         args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
-        hint = _call_hint(callee)
+        hint = call_hint(callee)
         return node.with_changes(func=callee, args=args), hint
-
-    def check_callee(self, node: cst.Call, fv: Any) -> None:
-        """Refuse calls to NumPy functions outside the table and to callees srcjax cannot read (library
-        code, C functions, methods of other objects): see :mod:`srcjax.frontend.callees`."""
-        mod = getattr(fv, "__module__", None) or ""
-        name = ".".join(_attr_chain(node.func) or ["?"])
-        if callable(fv) and callees.is_random(fv) and not isinstance(fv, type):  # np.random.normal, random.random
-            raise callees.refusal(fv, span=self.span(node), name=name if name.startswith("np.") else None)
-        if (callable(fv) and (mod == "numpy" or mod.startswith("numpy."))
-                and not isinstance(fv, type) and fv not in _STATIC_NUMPY):
-            raise UnknownFunctionError(f"{name} is not supported by srcjax (yet)", span=self.span(node),
-                                       hint="see the supported NumPy subset in the README")
-        if (isinstance(fv, (types.BuiltinFunctionType, types.MethodType)) or callees.library_function(fv)) \
-                and not callees.is_static_pure(fv) and callees.user_method(fv) is None:
-            raise callees.refusal(fv, span=self.span(node))
 
     def method_call(self, node: cst.Call, recv: cst.BaseExpression,
                     args: Sequence[cst.Arg]) -> tuple[registry.Primitive, list[cst.Arg]]:
@@ -805,21 +628,6 @@ class Normalizer:
         else:
             raise self.unsupported(s, f"the statement {type(s).__name__}")
 
-    def check_global_mutation(self, call: cst.Call) -> None:
-        """``G.append(x)`` on a module global (or closure) list/dict/set/array: refused, not run at transpile time."""
-        f = call.func
-        if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name)):
-            return
-        name = f.value.value
-        if name in self.locals or name in self.temps:
-            return
-        found, v = self.lookup(name)
-        if found and isinstance(v, list | dict | set | np.ndarray) and f.attr.value in _MUTATING_METHODS:
-            raise UnsupportedSyntaxError(
-                f"`{name}.{f.attr.value}(...)` changes the global `{name}`; compiled code is a pure function "
-                "and would change it once, while transpiling, not on every call", span=self.span(call),
-                hint=f"return the new value instead (or pass {name} in as an argument and return its update)")
-
     def index_assign(self, t: cst.Subscript, value: cst.BaseExpression, origin: cst.CSTNode) -> None:
         """``y[key] = value`` -> ``y = srcjax.lax.index_update(y, key, value)`` (a functional update)."""
         if not isinstance(t.value, cst.Name) or t.value.value not in self.locals:
@@ -863,7 +671,7 @@ class Normalizer:
             p = p.with_changes(annotation=None)
             # a default that is a plain literal is written as its value, so the generated
             # module does not depend on the names the default was spelled with
-            lit = _literal_code(defaults.get(p.name.value, _NO_DEFAULT))
+            lit = literal_code(defaults.get(p.name.value, _NO_DEFAULT))
             if p.default is not None and lit is not None:
                 p = p.with_changes(default=cst.parse_expression(lit))
             return p
@@ -876,87 +684,20 @@ class Normalizer:
         self.reserve_helpers(fdef)
         body = self.block(fdef.body.body, top=True)
         if self.updated:
-            _check_views(body, self.updated, self.spans)
+            aliasing.check_views(body, self.updated, self.spans)
         return cst.FunctionDef(name=cst.Name(name), params=clean, body=cst.IndentedBlock(body=body))
 
 
 _NO_DEFAULT = object()
 
-# NumPy calls whose result may share memory with their first argument
-_VIEW_CALLS = {"np.reshape", "np.transpose", "np.ravel", "np.squeeze", "np.expand_dims", "np.swapaxes",
-               "np.moveaxis", "np.broadcast_to", "np.atleast_1d", "np.atleast_2d", "np.atleast_3d",
-               "np.asarray", "np.diagonal", "np.real"}
-
-
-_MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
-                               "popitem", "add", "discard", "sort", "reverse", "fill", "resize", "itemset", "put",
-                               "__setitem__", "__delitem__"})
-
-
-def _view_of(value: cst.BaseExpression) -> str | None:
-    """The variable ``value`` may be a NumPy view of (``y``, ``y[1:]``, ``y.T``, ``np.reshape(y, ...)``)."""
-    if isinstance(value, cst.Name):
-        return value.value
-    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
-        return value.value.value
-    if isinstance(value, cst.Attribute) and value.attr.value == "T" and isinstance(value.value, cst.Name):
-        return value.value.value
-    if isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Name):
-        chain = _attr_chain(value.func)
-        if chain is not None and ".".join(chain) in _VIEW_CALLS:
-            return value.args[0].value.value
-    return None
-
-
-def _check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) -> None:
-    """Refuse ``y[k] = v`` where NumPy would also change another variable that shares ``y``'s memory
-    (a view) and that is read afterwards: srcjax's update is functional, so the answers would differ."""
-    order: list[cst.SimpleStatementLine] = []
-
-    class V(Visitor):
-        def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> None:
-            order.append(n)
-
-    for st in body:
-        V().walk(st)
-    views: list[tuple[int, str, str]] = []  # (position, alias, base)
-    for pos, line in enumerate(order):
-        for small in line.body:
-            if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
-                    isinstance(small.targets[0].target, cst.Name):
-                base = _view_of(small.value)
-                if base is not None and base != small.targets[0].target.value:
-                    views.append((pos, small.targets[0].target.value, base))
-    for pos, line in enumerate(order):
-        small = line.body[0]
-        if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
-                and _attr_chain(small.value.func) == ["srcjax", "lax", "index_update"]):
-            continue
-        y = small.targets[0].target.value  # type: ignore[attr-defined]
-        for vpos, alias, base in views:
-            if vpos >= pos or y not in (alias, base):
-                continue
-            other = base if y == alias else alias
-            later = any(other in names_in(ln, skip_targets=True) for ln in order[pos + 1:])
-            if later:
-                raise UnsupportedSyntaxError(
-                    f"assigning into {y!r} would also change {other!r} in NumPy (one is a view of the other), "
-                    f"and {other!r} is used afterwards; srcjax updates arrays functionally, so copy the view",
-                    span=spans.get(id(line)),
-                    hint=f"make {alias!r} an independent copy: append .copy() where it is created")
-
-# Names generated derivative code imports from srcjax.adjoint: never used for temporaries.
-_RESERVED = {n for n in dir(_adjoint) if not n.startswith("_")}
-
-
-def _literal_code(v: Any) -> str | None:
+def literal_code(v: Any) -> str | None:
     """Source for a default value that is a plain literal (numbers, strings, None, tuples of them)."""
     if v is None or isinstance(v, (bool, int, str)):
         return repr(v)
     if isinstance(v, float):
         return repr(v) if math.isfinite(v) else None
     if isinstance(v, tuple):
-        parts = [_literal_code(x) for x in v]
+        parts = [literal_code(x) for x in v]
         if all(p is not None for p in parts):
             return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"  # type: ignore[arg-type]
     return None
@@ -1004,7 +745,7 @@ class _LazyRewriter(cst.CSTTransformer):
         return False
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
-        chain = _attr_chain(original)
+        chain = attr_chain(original)
         if chain is not None and not self.local(chain[0]):
             ok, _ = self.norm.static_value(original)
             if ok:
@@ -1022,7 +763,7 @@ class _LazyRewriter(cst.CSTTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
-        chain = _attr_chain(func)
+        chain = attr_chain(func)
         ok, fv = (False, None) if chain is None or self.local(chain[0]) else self.norm.static_value(func)
         if not ok and isinstance(func, cst.Attribute) and func.attr.value in ARRAY_METHODS:
             assert isinstance(updated.func, cst.Attribute)
@@ -1031,9 +772,6 @@ class _LazyRewriter(cst.CSTTransformer):
         if ok and (not callable(fv) or registry.lookup(fv) is None):
             self.norm.check_callee(original, fv)
         return updated
-
-
-_STATIC_NUMPY = callees.STATIC_NUMPY
 
 
 def _copy_positions(old: cst.CSTNode, new: cst.CSTNode, positions: dict[cst.CSTNode, Any]) -> None:
@@ -1059,49 +797,13 @@ def _comprehension_targets(root: cst.CSTNode) -> set[str]:
     return names
 
 
-def _local_names(fdef: cst.FunctionDef) -> set[str]:
-    names: set[str] = set()
-    p = fdef.params
-    for prm in list(p.params) + list(p.posonly_params) + list(p.kwonly_params):
-        names.add(prm.name.value)
-    if isinstance(p.star_arg, cst.Param):
-        names.add(p.star_arg.name.value)
-    if p.star_kwarg is not None:
-        names.add(p.star_kwarg.name.value)
-
-    class V(Visitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            names.update(target_names(node.target))
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            names.update(target_names(node.target))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            names.update(target_names(node.target))
-
-        def visit_For(self, node: cst.For) -> None:
-            names.update(target_names(node.target))
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            if node is not fdef:  # a nested def: its name, and (one flat namespace) its own locals
-                names.add(node.name.value)
-                names.update(_local_names(node))
-            return node is fdef
-
-        def visit_Lambda(self, node: cst.Lambda) -> None:  # becomes a nested def (see lambda_function)
-            names.update(prm.name.value for prm in node.params.params)
-
-    V().walk(fdef)
-    return names
-
-
 def _is_docstring(s: cst.BaseStatement) -> bool:
     return (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Expr)
             and isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
-def _call_hint(callee: cst.BaseExpression) -> str:
-    chain = _attr_chain(callee)
+def call_hint(callee: cst.BaseExpression) -> str:
+    chain = attr_chain(callee)
     if chain:
         return chain[-1]
     return "call"

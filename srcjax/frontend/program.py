@@ -18,8 +18,9 @@ import libcst as cst
 
 from ..core import Span, TranspileError
 from .functionalize import functionalize
-from .normalize import NormalizedFunction, normalize, unwrap
+from .normalize import NormalizedFunction, normalize
 from .read import function_name
+from .resolve import unwrap
 
 HEADER = "import numpy as np\n"
 

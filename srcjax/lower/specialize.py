@@ -54,8 +54,9 @@ from ..custom import check_rule_result, def_span, rule_role, transpose_error
 from ..frontend import callees
 from ..frontend.locations import user_span
 from ..frontend.names import Visitor, names_in
-from ..frontend.normalize import NormalizedFunction, _is_user_function, unwrap
+from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
+from ..frontend.resolve import is_user_function, unwrap
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
 from ..primitives.registry import LowerCtx, Primitive
@@ -695,7 +696,7 @@ class Specializer:
             if tree is not None and args and pytree.is_tree(args[0]):  # e.g. index_add into a container
                 return self.call_value(tree, args, kwargs)
             return self.apply(prim, args, kwargs)
-        if _is_user_function(fv):
+        if is_user_function(fv):
             return self.call_function(self.program.function_for(unwrap(fv)), args, kwargs)
         if isinstance(fv, type) and issubclass(fv, np.generic):
             (x,) = args

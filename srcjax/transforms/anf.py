@@ -27,7 +27,7 @@ import libcst as cst
 from .. import adjoint
 from ..core import TranspileError
 from ..frontend.names import Names, RenameNames, code, names_in
-from ..frontend.normalize import NormalizedFunction, _literal_code
+from ..frontend.normalize import NormalizedFunction, literal_code
 from ..frontend.program import Program
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
@@ -185,7 +185,7 @@ def _every_argument(nf: NormalizedFunction, pos: list[str],
         if name in ba.arguments:
             value = ba.arguments[name]
         else:
-            value = _literal_code(p.default)
+            value = literal_code(p.default)
             if value is None:
                 raise DifferentiationError(
                     f"cannot differentiate the call to {nf.name}: it leaves {name!r} to its default, which is not "

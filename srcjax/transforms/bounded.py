@@ -5,10 +5,10 @@ backwards, so it needs loops whose structure does not depend on a decision
 made by array data in the middle of the loop. Before differentiating, this
 pass rewrites the ANF of a function (``nf.plain``) into that form:
 
-* ``break``/``continue`` (on data or not) become flags, as the forward
-  functionalization does (``stop = np.logical_or(...)``), and the rest of the
-  iteration is guarded by ``if not_stop:``; an iteration after the loop has
-  stopped does nothing. ::
+* ``break``/``continue`` (on data or not) become flags by the rewrite the
+  forward functionalization uses (:func:`srcjax.frontend.exits.exit_flags`),
+  and the rest of the iteration is guarded by ``if not_stop:``; an iteration
+  after the loop has stopped does nothing. ::
 
       for i in range(n):                 stop = False
           x = step(x)                    for i in range(n):
@@ -45,20 +45,13 @@ from typing import Any
 import libcst as cst
 
 from ..core import Span, TranspileError
-from ..frontend.functionalize import (
-    DYNAMIC,
-    STATIC,
-    BindingTimes,
-    _call,
-    _Functionalizer,
-    _int_literal,
-    _is_true,
-    _orelse_stmts,
-    _own_exits,
-)
+from ..frontend.binding_times import DYNAMIC, STATIC, BindingTimes
+from ..frontend.exits import exit_flags, own_exits
+from ..frontend.functionalize import Functionalizer
 from ..frontend.names import assigned_names, names_in, target_names
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.restructure import walk
+from ..frontend.syntax import dotted_call, int_literal, is_true, orelse_stmts
 
 
 class LoopBoundError(TranspileError):
@@ -78,7 +71,7 @@ class Bounder:
         self.nf = nf
         self.max_iters = max_iters
         self.bta = BindingTimes(nf, nf.plain_fdef, body)
-        self.f = _Functionalizer(nf, self.bta, names_in(nf.plain_fdef))
+        self.f = Functionalizer(nf, self.bta, names_in(nf.plain_fdef))
         self.changed = False
 
     @property
@@ -104,7 +97,7 @@ class Bounder:
         if isinstance(orelse, cst.If):
             orelse = self.if_(orelse)
         elif orelse is not None:
-            orelse = orelse.with_changes(body=self.f.indented(self.block(_orelse_stmts(s))))
+            orelse = orelse.with_changes(body=self.f.indented(self.block(orelse_stmts(s))))
         new = s.with_changes(body=self.f.indented(body), orelse=orelse)
         return self.f.mark(new, self.f.span(s))  # type: ignore[no-any-return]
 
@@ -115,14 +108,14 @@ class Bounder:
                                  hint="set a flag before `break` and test it after the loop")
         body = self.block(body_stmts)
         pre: list[Any] = []
-        breaks, conts = _own_exits(body)
+        breaks, conts = own_exits(body)
         if breaks or conts:
             self.changed = True
-            body, stop = self.f.flags(body, [], pre, sp)
+            body, stop = exit_flags(self.f, body, [], pre, sp)
             if stop is not None:
                 go = self.f.fresh(f"not_{stop}")
                 self.bta.declare(go, DYNAMIC)
-                body = [self.f.line(go, _call("np.logical_not", cst.Name(stop)), sp),
+                body = [self.f.line(go, dotted_call("np.logical_not", cst.Name(stop)), sp),
                         self.f.mark(cst.If(test=cst.Name(go), body=self.f.indented(body)), sp)]
         new = s.with_changes(body=self.f.indented(body))
         return pre + [self.f.mark(new, sp)]
@@ -134,7 +127,7 @@ class Bounder:
                                  hint="set a flag before `break` and test it after the loop")
         on_data = self.bta.of(s.test) != STATIC or id(s) in self.bta.flagged
         if not on_data:
-            breaks, conts = _own_exits(s.body.body)
+            breaks, conts = own_exits(s.body.body)
             if not breaks and not conts:
                 return [self.f.mark(s.with_changes(body=self.f.indented(self.block(s.body.body))), sp)]
         rng = self.counted(s, before)
@@ -143,10 +136,10 @@ class Bounder:
                 what = "on array data" if on_data else "with break/continue"
                 raise LoopBoundError(f"reverse mode through a `while` loop {what} needs a bound on its "
                                      "iterations", span=sp, hint=_hint())
-            rng = _call("range", cst.Integer(str(self.max_iters)))
+            rng = dotted_call("range", cst.Integer(str(self.max_iters)))
         self.changed = True
         test: list[Any] = []
-        if _is_true(s.test):  # `while True:` ends by its breaks alone
+        if is_true(s.test):  # `while True:` ends by its breaks alone
             loop = cst.For(target=cst.Name(self.f.fresh("_")), iter=rng, body=s.body)
             self.f.mark(loop, sp)
             return self.for_(loop, list(loop.body.body))
@@ -158,7 +151,7 @@ class Bounder:
                                       "np.logical_or")
         nt = self.f.fresh(f"not_{t.value}" if isinstance(t, cst.Name) else "not_test")
         self.bta.declare(nt, DYNAMIC)
-        test.append(self.f.line(nt, _call("np.logical_not", t), sp))
+        test.append(self.f.line(nt, dotted_call("np.logical_not", t), sp))
         test.append(self.f.mark(cst.If(test=cst.Name(nt), body=self.f.indented(
             [cst.SimpleStatementLine(body=[cst.Break()])])), sp))
         target = self.f.fresh("_")
@@ -198,7 +191,7 @@ class Bounder:
             hi: cst.BaseExpression = right
             if isinstance(op, cst.LessThanEqual):
                 hi = cst.BinaryOperation(right, cst.Add(), cst.Integer("1"))
-            return _call("range", cst.Integer(str(start)), hi, cst.Integer(str(step)))
+            return dotted_call("range", cst.Integer(str(start)), hi, cst.Integer(str(step)))
         return None
 
     @staticmethod
@@ -209,7 +202,7 @@ class Bounder:
                 for small in reversed(st.body):
                     if isinstance(small, cst.Assign) and any(i in target_names(t.target) for t in small.targets):
                         if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-                            return _int_literal(small.value)
+                            return int_literal(small.value)
                         return None
             elif i in names_in(st):
                 return None
@@ -227,7 +220,7 @@ class Bounder:
                         ok = (found is None and len(small.targets) == 1 and isinstance(v, cst.BinaryOperation)
                               and isinstance(v.operator, cst.Add) and isinstance(v.left, cst.Name)
                               and v.left.value == i)
-                        c = _int_literal(v.right) if ok else None  # type: ignore[attr-defined]
+                        c = int_literal(v.right) if ok else None  # type: ignore[attr-defined]
                         if c is None or c <= 0:
                             return None
                         found = c

@@ -20,7 +20,7 @@ import libcst as cst
 
 from ..core import UnsupportedSyntaxError
 from ..frontend.names import Names, RenameNames, code, names_in, target_names
-from ..frontend.normalize import BINOP_HINT, UNARY_HINT, NormalizedFunction, _call_hint
+from ..frontend.normalize import BINOP_HINT, UNARY_HINT, NormalizedFunction, call_hint
 from ..frontend.program import Program
 from . import custom_rules
 from .activity import Activity, hoisted_body, upward_exposed
@@ -55,7 +55,7 @@ def _temporary_hint(value: cst.BaseExpression) -> str:
     if isinstance(value, cst.UnaryOperation):
         return UNARY_HINT.get(type(value.operator).__name__, "value")
     if isinstance(value, cst.Call):
-        return _call_hint(value.func)
+        return call_hint(value.func)
     if isinstance(value, cst.Subscript):
         return "getitem"
     if isinstance(value, (cst.Tuple, cst.List)):

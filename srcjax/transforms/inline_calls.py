@@ -30,7 +30,7 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
     on data cannot do; its statements in the branch save them like the
     branch's own (in names both branches bind).
     """
-    from ..frontend.functionalize import DYNAMIC, STATIC, BindingTimes
+    from ..frontend.binding_times import DYNAMIC, STATIC, BindingTimes
 
     def inlinable(v: cst.BaseExpression) -> bool:  # a helper call; custom rules keep their own call
         return isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in program.functions \

@@ -113,7 +113,7 @@ class VJP:
                 raise DifferentiationError(f"{nf.name}: `return` inside if/for is not supported in reverse mode "
                                            "yet", hint="assign the result in each branch and return it once")
             assert not isinstance(s, (cst.Break, cst.Continue)), "bound_loops leaves no loop exits"
-        from ..frontend.functionalize import BindingTimes
+        from ..frontend.binding_times import BindingTimes
 
         self.bta = BindingTimes(nf, nf.plain_fdef, body)
         self.ret: cst.Return = body[-1].body[-1]
@@ -244,7 +244,7 @@ class VJP:
 
     def primal_if(self, s: cst.If, ind: int, lines: list[str], bound: set[str]) -> None:
         """An ``if``; on data, values the adjoint restores are saved in names both branches bind."""
-        from ..frontend.functionalize import STATIC
+        from ..frontend.binding_times import STATIC
 
         pad = "    " * ind
         data = self.bta.of(s.test) != STATIC

@@ -1,0 +1,227 @@
+"""Binding-time analysis: which variables of a normalized function hold array *data*.
+
+:class:`BindingTimes` (source level, flow-insensitive, a fixed point) gives each
+variable STATIC < UNKNOWN < DYNAMIC, the join over its assignments. Parameters
+are UNKNOWN (an array or a Python number: the lowering finds out) unless their
+default is a literal; shapes, dtypes, ``len()``, ``range()``, ``is`` tests and
+module globals are STATIC; a NumPy primitive of anything not STATIC is DYNAMIC;
+everything else joins its operands. A name assigned under a DYNAMIC test, in a
+loop that a DYNAMIC test breaks out of, or after a DYNAMIC ``continue`` is
+DYNAMIC too.
+
+Used by :mod:`srcjax.frontend.functionalize` (what to rewrite into
+:mod:`srcjax.lax` calls), :mod:`srcjax.transforms.bounded` (which loops need a
+bound) and the AD transforms.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import libcst as cst
+import numpy as np
+
+from ..primitives import registry
+from .callees import STATIC_NUMPY
+from .names import children, target_names
+from .normalize import NormalizedFunction
+from .syntax import LITERALS, assigned_in, attr_chain, is_literal, orelse_stmts, params_of
+
+__all__ = ["DYNAMIC", "STATIC", "UNKNOWN", "BindingTimes"]
+
+STATIC, UNKNOWN, DYNAMIC = 0, 1, 2
+
+SHAPE_ATTRS = {"shape", "ndim", "dtype", "size"}
+STATIC_FUNCTIONS: set[int] = {id(f) for f in (len, range, isinstance, type, np.shape, np.ndim, np.size,
+                                               np.result_type, np.dtype)} | {id(f) for f in STATIC_NUMPY}
+
+
+def _static_default(e: cst.BaseExpression) -> bool:
+    """A parameter default that makes the parameter STATIC: None, a bool, an int, a string, a tuple."""
+    if isinstance(e, cst.Tuple):
+        return all(is_literal(el.value) for el in e.elements)
+    if isinstance(e, (cst.Float, cst.Imaginary)) or (isinstance(e, cst.UnaryOperation) and
+                                                      isinstance(e.expression, cst.Float)):
+        return False  # a Python float is a weakly typed dynamic value
+    return is_literal(e)
+
+
+class BindingTimes:
+    """STATIC / UNKNOWN / DYNAMIC for every variable of a normalized function (see the module docstring).
+
+    ``flagged`` holds ``id()`` of the loops whose ``break``/``continue`` must
+    become flags: a ``while`` on a DYNAMIC test, and any loop with an exit
+    under a DYNAMIC test; ``dynamic_break`` the loops an exit under a DYNAMIC
+    test breaks out of.
+    """
+
+    def __init__(self, nf: NormalizedFunction, fdef: cst.FunctionDef, body: Sequence[Any] | None = None,
+                 helpers: Iterable[str] = ()) -> None:
+        self.nf = nf
+        self.helpers = set(helpers)
+        body = list(fdef.body.body) if body is None else list(body)
+        self.kinds: dict[str, int] = {}
+        self.locals: set[str] = set(assigned_in(body))
+        for p in params_of(fdef):
+            name = p.name.value
+            self.locals.add(name)
+            self.kinds[name] = STATIC if p.default is not None and _static_default(p.default) else UNKNOWN
+        self.flagged: set[int] = set()
+        self.dynamic_break: set[int] = set()
+        self.changed = True
+        while self.changed:
+            self.changed = False
+            self.block(body, STATIC, STATIC, None)
+
+    # -- variables ---------------------------------------------------------------------
+    def kind(self, name: str) -> int:
+        return self.kinds.get(name, STATIC) if name in self.locals else STATIC
+
+    def declare(self, name: str, kind: int) -> None:
+        """A name invented by a rewrite."""
+        self.locals.add(name)
+        self.kinds[name] = max(kind, self.kinds.get(name, STATIC))
+
+    def _set(self, name: str, kind: int) -> None:
+        if kind > self.kinds.get(name, STATIC):
+            self.kinds[name] = kind
+            self.changed = True
+
+    def _flag(self, table: set[int], loop: cst.CSTNode) -> None:
+        if id(loop) not in table:
+            table.add(id(loop))
+            self.changed = True
+
+    # -- statements ----------------------------------------------------------------------
+    def block(self, stmts: Sequence[Any], ctl: int, lctl: int, loop: cst.CSTNode | None) -> bool:
+        """Walk ``stmts`` with control kind ``ctl`` (``lctl``: relative to the innermost loop).
+
+        True when ``stmts`` hold an exit of ``loop`` that becomes a flag: what follows it is
+        control dependent on that flag.
+        """
+        exits = False
+        for s in stmts:
+            if self.stmt(s, DYNAMIC if exits else ctl, DYNAMIC if exits else lctl, loop):
+                exits = True
+        return exits
+
+    def stmt(self, s: Any, ctl: int, lctl: int, loop: cst.CSTNode | None) -> bool:
+        if isinstance(s, cst.SimpleStatementLine):
+            exits = False
+            for small in s.body:
+                if isinstance(small, cst.Assign):
+                    k = max(self.of(small.value), ctl)
+                    for t in small.targets:
+                        for n in target_names(t.target):
+                            self._set(n, k)
+                elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
+                        isinstance(small.value.func, cst.Attribute) and \
+                        isinstance(small.value.func.value, cst.Name) and small.value.func.value.value in self.locals:
+                    # `items.append(v)`: the list holds what is put in it (and is built under the control)
+                    call = small.value
+                    k = max([self.of(a.value) for a in call.args] + [ctl])
+                    self._set(call.func.value.value, k)  # type: ignore[attr-defined]
+                elif isinstance(small, (cst.Break, cst.Continue)) and loop is not None:
+                    if lctl == DYNAMIC:
+                        self._flag(self.flagged, loop)
+                        if isinstance(small, cst.Break):
+                            self._flag(self.dynamic_break, loop)
+                    exits = exits or id(loop) in self.flagged
+            return exits
+        if isinstance(s, cst.If):
+            dyn = self.of(s.test) == DYNAMIC
+            c, lc = (DYNAMIC, DYNAMIC) if dyn else (ctl, lctl)
+            a = self.block(s.body.body, c, lc, loop)
+            b = self.block(orelse_stmts(s), c, lc, loop)
+            return a or b
+        if isinstance(s, cst.While):
+            if self.of(s.test) == DYNAMIC:
+                self._flag(self.flagged, s)
+                self._flag(self.dynamic_break, s)
+            c = DYNAMIC if id(s) in self.dynamic_break else ctl
+            self.block(s.body.body, c, STATIC, s)
+            return False
+        if isinstance(s, cst.For):
+            c = DYNAMIC if id(s) in self.dynamic_break else ctl
+            tk = UNKNOWN if self.range_call(s.iter) else self.of(s.iter)
+            for n in target_names(s.target):
+                self._set(n, max(tk, c))
+            self.block(s.body.body, c, STATIC, s)
+            return False
+        return False
+
+    def range_call(self, e: cst.BaseExpression) -> bool:
+        if not isinstance(e, cst.Call):
+            return False
+        ok, v = self.resolve(e.func)
+        return ok and v is range
+
+    # -- expressions -----------------------------------------------------------------------
+    def resolve(self, e: cst.BaseExpression) -> tuple[bool, Any]:
+        """The value of a global name chain (``np.float32``, ``range``), if it has one."""
+        chain = attr_chain(e)
+        if chain is None or chain[0] in self.locals or chain[0] in self.helpers:
+            return False, None
+        head = chain[0]
+        src = self.nf.source
+        if head == "np":
+            v: Any = np
+        elif head == "math":
+            v = math
+        elif head == "srcjax":
+            import srcjax as v
+        elif head in src.closure:
+            v = src.closure[head]
+        elif head in src.globals:
+            v = src.globals[head]
+        elif hasattr(builtins, head):
+            v = getattr(builtins, head)
+        else:
+            return False, None
+        for part in chain[1:]:
+            try:
+                v = getattr(v, part)
+            except Exception:
+                return False, None
+        return True, v
+
+    def of(self, e: cst.CSTNode) -> int:
+        """The binding time of an expression."""
+        if isinstance(e, cst.Name):
+            return self.kind(e.value)
+        if isinstance(e, LITERALS):
+            return STATIC
+        if isinstance(e, cst.Attribute):
+            if e.attr.value in SHAPE_ATTRS:
+                return STATIC
+            chain = attr_chain(e)
+            if chain is not None and chain[0] not in self.locals:
+                return STATIC
+            return self.of(e.value)
+        if isinstance(e, cst.Call):
+            return self.call(e)
+        if isinstance(e, cst.Comparison) and all(
+                isinstance(c.operator, (cst.Is, cst.IsNot)) for c in e.comparisons):
+            return STATIC
+        if isinstance(e, cst.Arg):
+            return self.of(e.value)
+        return max((self.of(child) for child in children(e)), default=STATIC)
+
+    def call(self, e: cst.Call) -> int:
+        args = max((self.of(a.value) for a in e.args), default=STATIC)
+        ok, v = self.resolve(e.func)
+        if ok:
+            if id(v) in STATIC_FUNCTIONS:
+                return STATIC
+            prim = registry.lookup(v) if callable(v) else None
+            if prim is not None:
+                return STATIC if args == STATIC and prim.static_eval else DYNAMIC
+            return args
+        if isinstance(e.func, cst.Attribute):  # a method of a local value
+            return max(args, self.of(e.func.value))
+        if isinstance(e.func, cst.Name) and e.func.value in self.helpers:
+            return args
+        return max(args, self.of(e.func))

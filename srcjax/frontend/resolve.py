@@ -1,0 +1,260 @@
+"""Name resolution for normalization: what each name a user function refers to is.
+
+:class:`Resolver` (the base of :class:`~srcjax.frontend.normalize.Normalizer`)
+knows a function's locals and its globals and closure: it resolves a global
+name to its canonical spelling in generated code (``numpy`` under any alias ->
+``np``, ``from numpy import tanh`` -> ``np.tanh``, another user function -> the
+name of its generated helper, recorded in ``calls``), the value of a
+module-rooted chain (``np.linalg.norm``), and refuses callees and globals that
+compiled code cannot use (functions srcjax cannot read, changing a global
+list). It also invents fresh temporaries (``fresh``), never a local's, a
+helper's or a name derivative code imports from :mod:`srcjax.adjoint`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import re
+import types
+from collections.abc import Callable
+from typing import Any
+
+import libcst as cst
+import numpy as np
+
+from .. import adjoint as _adjoint
+from ..core import Span, UnknownFunctionError, UnsupportedSyntaxError
+from ..primitives import registry
+from . import callees
+from .callees import ALLOWED_BUILTINS
+from .names import Visitor, names_in, target_names
+from .read import FunctionSource
+from .syntax import attr_chain, dotted
+
+__all__ = ["RESERVED", "Resolver", "is_user_function", "local_names", "unwrap"]
+
+# Names generated derivative code imports from srcjax.adjoint: never used for temporaries.
+RESERVED = {n for n in dir(_adjoint) if not n.startswith("_")}
+
+_MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
+                               "popitem", "add", "discard", "sort", "reverse", "fill", "resize", "itemset", "put",
+                               "__setitem__", "__delitem__"})
+
+
+def is_user_function(v: Any) -> bool:
+    if getattr(v, "__srcjax_fn__", None) is not None:
+        return True
+    if not isinstance(v, types.FunctionType):
+        return False
+    mod = getattr(v, "__module__", "") or ""
+    if mod == "srcjax.adjoint":  # derivative helpers are transpiled like user code
+        return True
+    if mod in ("numpy", "srcjax") or mod.startswith(("numpy.", "srcjax.")):
+        return False
+    return callees.origin(v) is None  # the standard library and installed packages are not the user's code
+
+
+def unwrap(v: Any) -> Any:
+    """A user function behind a srcjax wrapper (``@srcjax.compile``)."""
+    inner = getattr(v, "__srcjax_fn__", None)
+    return inner if inner is not None else v
+
+
+def local_names(fdef: cst.FunctionDef) -> set[str]:
+    names: set[str] = set()
+    p = fdef.params
+    for prm in list(p.params) + list(p.posonly_params) + list(p.kwonly_params):
+        names.add(prm.name.value)
+    if isinstance(p.star_arg, cst.Param):
+        names.add(p.star_arg.name.value)
+    if p.star_kwarg is not None:
+        names.add(p.star_kwarg.name.value)
+
+    class V(Visitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            names.update(target_names(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            names.update(target_names(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            names.update(target_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            names.update(target_names(node.target))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            if node is not fdef:  # a nested def: its name, and (one flat namespace) its own locals
+                names.add(node.name.value)
+                names.update(local_names(node))
+            return node is fdef
+
+        def visit_Lambda(self, node: cst.Lambda) -> None:  # becomes a nested def (see lambda_function)
+            names.update(prm.name.value for prm in node.params.params)
+
+    V().walk(fdef)
+    return names
+
+
+class Resolver:
+    """The names of one user function (see the module docstring)."""
+
+    def __init__(self, src: FunctionSource, helper_name: Callable[[Callable[..., Any]], str],
+                 bindings: dict[str, Any] | None = None) -> None:
+        self.src = src
+        self.bindings = bindings or {}  # parameters fixed to a function (an activation passed by the caller)
+        self.helper_name = helper_name
+        self.calls: list[Callable[..., Any]] = []
+        self.call_sites: dict[Callable[..., Any], Span | None] = {}  # where each of `calls` is first named
+        self.locals = local_names(src.fdef)
+        self.used = set(self.locals) | set(names_in(src.fdef)) | {"np", "math", "srcjax"}
+        self.counts: dict[str, int] = {}
+        self.temps: set[str] = set()
+
+    # -- errors and spans ---------------------------------------------------------
+    def span(self, node: cst.CSTNode) -> Span | None:
+        return self.src.span(node)
+
+    def unsupported(self, node: cst.CSTNode, what: str, hint: str | None = None) -> UnsupportedSyntaxError:
+        return UnsupportedSyntaxError(f"{what} is not supported", span=self.span(node), hint=hint)
+
+    # -- names -----------------------------------------------------------------
+    def fresh(self, hint: str) -> str:
+        base = re.sub(r"\W", "_", hint) or "t"
+        if base[0].isdigit():
+            base = "t" + base
+        if base not in self.used and not hasattr(builtins, base) and base not in RESERVED:
+            self.used.add(base)
+            self.temps.add(base)
+            return base
+        k = self.counts.get(base, 0)
+        while True:
+            k += 1
+            name = f"{base}_{k}"
+            if name not in self.used and name not in RESERVED:
+                self.counts[base] = k
+                self.used.add(name)
+                self.temps.add(name)
+                return name
+
+    def lookup(self, name: str) -> tuple[bool, Any]:
+        if name in self.src.closure:
+            return True, self.src.closure[name]
+        if name in self.src.globals:
+            return True, self.src.globals[name]
+        if hasattr(builtins, name):
+            return True, getattr(builtins, name)
+        return False, None
+
+    def resolve_name(self, node: cst.Name) -> cst.BaseExpression:
+        name = node.value
+        if name in self.bindings:  # a function-valued parameter, fixed: calls through it are calls of it
+            found, v = True, self.bindings[name]
+        elif name in self.locals or name in self.temps or name in ("None", "True", "False"):
+            return node
+        else:
+            found, v = self.lookup(name)
+        if not found:
+            raise UnknownFunctionError(f"name {name!r} is not defined", span=self.span(node))
+        if v is None:  # e.g. `from numpy import newaxis`
+            return cst.Name("None")
+        if v is np:
+            return cst.Name("np")
+        if v is math:
+            return cst.Name("math")
+        if isinstance(v, types.ModuleType) and v.__name__.startswith("numpy."):
+            return dotted("np" + v.__name__[len("numpy"):])
+        prim = registry.lookup(v) if callable(v) else None
+        if prim is not None:
+            return dotted(prim.path)
+        if is_user_function(v):
+            fn = unwrap(v)
+            if fn not in self.calls:
+                self.calls.append(fn)
+                self.call_sites[fn] = self.span(node)
+            return cst.Name(self.helper_name(fn))
+        if hasattr(builtins, name) and v is getattr(builtins, name) and name not in ALLOWED_BUILTINS:
+            raise UnknownFunctionError(f"the builtin {name}() is not supported in compiled code",
+                                       span=self.span(node))
+        return node
+
+    def reserve_helpers(self, fdef: cst.FunctionDef) -> None:
+        """Name every user function the body refers to before any temporary is made, so that no
+        temporary takes a helper's name (``cube_1 = cube_1(x)`` when another module's ``cube``
+        becomes ``cube_1``)."""
+        norm = self
+
+        def reserve(v: Any) -> None:
+            if is_user_function(v) and not (callable(v) and registry.lookup(v) is not None):
+                norm.used.add(norm.helper_name(unwrap(v)))
+
+        class V(Visitor):
+            def visit_Name(self, n: cst.Name) -> None:
+                if n.value not in norm.locals:
+                    found, v = norm.lookup(n.value)
+                    if found:
+                        reserve(v)
+
+            def visit_Attribute(self, n: cst.Attribute) -> bool:
+                try:
+                    ok, v = norm.static_value(n)
+                except UnknownFunctionError:
+                    ok = False
+                if ok:
+                    reserve(v)
+                    return False
+                self.walk(n.value)
+                return False
+
+            def visit_Arg(self, n: cst.Arg) -> bool:
+                self.walk(n.value)
+                return False
+
+        V().walk(fdef.body)
+
+    def static_value(self, node: cst.BaseExpression) -> tuple[bool, Any]:
+        """The value of a module-rooted name chain (``np.tanh``), if it has one."""
+        chain = attr_chain(node)
+        if chain is None or chain[0] in self.locals:
+            return False, None
+        found, v = self.lookup(chain[0])
+        if not found:
+            return False, None
+        for part in chain[1:]:
+            if not isinstance(v, types.ModuleType) and not isinstance(v, type):
+                return False, None
+            if not hasattr(v, part):
+                raise UnknownFunctionError(f"{'.'.join(chain)} does not exist", span=self.span(node))
+            v = getattr(v, part)
+        return True, v
+
+    def check_callee(self, node: cst.Call, fv: Any) -> None:
+        """Refuse calls to NumPy functions outside the table and to callees srcjax cannot read (library
+        code, C functions, methods of other objects): see :mod:`srcjax.frontend.callees`."""
+        mod = getattr(fv, "__module__", None) or ""
+        name = ".".join(attr_chain(node.func) or ["?"])
+        if callable(fv) and callees.is_random(fv) and not isinstance(fv, type):  # np.random.normal, random.random
+            raise callees.refusal(fv, span=self.span(node), name=name if name.startswith("np.") else None)
+        if (callable(fv) and (mod == "numpy" or mod.startswith("numpy."))
+                and not isinstance(fv, type) and fv not in callees.STATIC_NUMPY):
+            raise UnknownFunctionError(f"{name} is not supported by srcjax (yet)", span=self.span(node),
+                                       hint="see the supported NumPy subset in the README")
+        if (isinstance(fv, (types.BuiltinFunctionType, types.MethodType)) or callees.library_function(fv)) \
+                and not callees.is_static_pure(fv) and callees.user_method(fv) is None:
+            raise callees.refusal(fv, span=self.span(node))
+
+    def check_global_mutation(self, call: cst.Call) -> None:
+        """``G.append(x)`` on a module global (or closure) list/dict/set/array: refused, not run at transpile time."""
+        f = call.func
+        if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name)):
+            return
+        name = f.value.value
+        if name in self.locals or name in self.temps:
+            return
+        found, v = self.lookup(name)
+        if found and isinstance(v, list | dict | set | np.ndarray) and f.attr.value in _MUTATING_METHODS:
+            raise UnsupportedSyntaxError(
+                f"`{name}.{f.attr.value}(...)` changes the global `{name}`; compiled code is a pure function "
+                "and would change it once, while transpiling, not on every call", span=self.span(call),
+                hint=f"return the new value instead (or pass {name} in as an argument and return its update)")

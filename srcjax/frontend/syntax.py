@@ -1,0 +1,142 @@
+"""Small libcst helpers shared by the frontend passes and the AD pre-passes.
+
+Readers: attribute chains (``np.linalg.norm`` -> ``["np", "linalg", "norm"]``),
+literals, integer literals, a function's parameters, the statements of a block
+(nested ``def`` bodies not searched) and the names they bind. Builders: dotted
+paths, calls of dotted paths, one-statement lines and assignments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import libcst as cst
+
+from .names import target_names
+
+LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)
+LOOPS = (cst.For, cst.While)
+
+
+def attr_chain(node: cst.BaseExpression) -> list[str] | None:
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return parts[::-1]
+    return None
+
+
+def dotted(path: str) -> cst.BaseExpression:
+    parts = path.split(".")
+    node: cst.BaseExpression = cst.Name(parts[0])
+    for p in parts[1:]:
+        node = cst.Attribute(value=node, attr=cst.Name(p))
+    return node
+
+
+def is_literal(e: cst.BaseExpression) -> bool:
+    if isinstance(e, LITERALS):
+        return True
+    if isinstance(e, cst.Name) and e.value in ("None", "True", "False"):
+        return True
+    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, (cst.Minus, cst.Plus)):
+        return isinstance(e.expression, (cst.Integer, cst.Float))
+    if isinstance(e, cst.Tuple):
+        return all(is_literal(el.value) for el in e.elements)
+    return False
+
+
+def is_true(e: cst.BaseExpression) -> bool:
+    return isinstance(e, cst.Name) and e.value == "True"
+
+
+def int_literal(e: cst.BaseExpression) -> int | None:
+    if isinstance(e, cst.Integer):
+        return int(e.evaluated_value)
+    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus) and isinstance(e.expression,
+                                                                                            cst.Integer):
+        return -int(e.expression.evaluated_value)
+    return None
+
+
+def int_expr(v: int) -> cst.BaseExpression:
+    return cst.Integer(str(v)) if v >= 0 else cst.UnaryOperation(cst.Minus(), cst.Integer(str(-v)))
+
+
+def params_of(fdef: cst.FunctionDef) -> list[cst.Param]:
+    p = fdef.params
+    out = list(p.posonly_params) + list(p.params) + list(p.kwonly_params)
+    if isinstance(p.star_arg, cst.Param):
+        out.append(p.star_arg)
+    if p.star_kwarg is not None:
+        out.append(p.star_kwarg)
+    return out
+
+
+def statements_in(stmts: Sequence[Any]) -> Iterable[Any]:
+    """Small and compound statements, recursively; a nested ``def`` is yielded, its body not searched."""
+    for s in stmts:
+        if isinstance(s, cst.SimpleStatementLine):
+            yield from s.body
+        elif isinstance(s, cst.If):
+            yield s
+            yield from statements_in(s.body.body)
+            yield from statements_in(orelse_stmts(s))
+        elif isinstance(s, LOOPS):
+            yield s
+            yield from statements_in(s.body.body)
+        else:
+            yield s
+
+
+def assigned_in(stmts: Sequence[Any]) -> list[str]:
+    """Names bound in ``stmts`` (assignment and ``for`` targets, ``def``s, recursively), in order, once each."""
+    out: dict[str, None] = {}
+    for s in statements_in(stmts):
+        if isinstance(s, cst.Assign):
+            for t in s.targets:
+                out.update(dict.fromkeys(target_names(t.target)))
+        elif isinstance(s, cst.For):
+            out.update(dict.fromkeys(target_names(s.target)))
+        elif isinstance(s, cst.FunctionDef):
+            out[s.name.value] = None
+    return list(out)
+
+
+def orelse_stmts(s: cst.If) -> list[Any]:
+    if s.orelse is None:
+        return []
+    if isinstance(s.orelse, cst.If):
+        return [s.orelse]
+    return list(s.orelse.body.body)
+
+
+def stmt_line(small: cst.BaseSmallStatement) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine(body=[small])
+
+
+def assign_stmt(target: str | Sequence[str], value: cst.BaseExpression) -> cst.SimpleStatementLine:
+    t = names_expr(target, parens=False)
+    assert isinstance(t, (cst.Name, cst.Tuple))
+    return stmt_line(cst.Assign(targets=[cst.AssignTarget(target=t)], value=value))
+
+
+def names_expr(names: str | Sequence[str], parens: bool) -> cst.BaseExpression:
+    if isinstance(names, str):
+        return cst.Name(names)
+    if len(names) == 1:
+        return cst.Name(names[0])
+    par = ([cst.LeftParen()], [cst.RightParen()]) if parens else ([], [])
+    return cst.Tuple(elements=[cst.Element(cst.Name(n)) for n in names], lpar=par[0], rpar=par[1])
+
+
+def dotted_call(path: str, *args: cst.BaseExpression) -> cst.Call:
+    return cst.Call(func=dotted(path), args=[cst.Arg(value=a) for a in args])
+
+
+def is_pass(s: Any) -> bool:
+    return isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body)
