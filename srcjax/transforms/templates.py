@@ -1,8 +1,15 @@
 """Derivative rules' templates instantiated as code.
 
-:func:`instantiate` fills a template of :mod:`.rules` (``"out_bar * x2"``) with a statement's
-atoms and folds what that makes literal (``2 - 1``, ``a ** 1``, ``dtype=None``); :func:`expr`
-parses an expression once and remembers it; :func:`paren` parenthesizes a term of a sum.
+:func:`instantiate` fills a derivative template of a primitive's record (``"out_bar * x2"``,
+``registry.Primitive.jvp``/``vjp``) with a statement's atoms and folds what that makes literal
+(``2 - 1``, ``a ** 1``, ``dtype=None``); :func:`expr` parses an expression once and remembers
+it; :func:`paren` parenthesizes a term of a sum.
+
+Folding is split in two on purpose: this one is local and syntactic (one instantiated
+template, libcst, no knowledge of shapes: what substituting atoms into a template makes
+literal), while :mod:`.simplify` folds across a whole generated function with its symbolic
+shape/dtype facts (``unbroadcast(g, x)`` -> ``g``), on :mod:`ast` by source positions because it
+runs once per derivative on large texts. Neither repeats the other's rewrites.
 """
 
 from __future__ import annotations
