@@ -28,6 +28,7 @@ from . import pytree
 from .core import (
     PYTHON_SCALAR_DTYPES,
     ArgumentError,
+    InternalError,
     NeedStatic,
     ShapedArray,
     ShapeDtypeStruct,
@@ -45,8 +46,6 @@ __all__ = ["compile", "source", "lower", "eval_shape", "Compiled", "Lowered", "C
 
 def _clean(e: TranspileError) -> TranspileError:
     """Drop srcjax's own frames from a user-facing error (internal errors keep them)."""
-    from .lower.specialize import InternalError
-
     if not isinstance(e, InternalError):
         e.__cause__ = None
         e.__suppress_context__ = True

@@ -21,18 +21,14 @@ KNOWN_CYCLE_EDGES: dict[tuple[str, str], str] = {
     # `import srcjax` inside resolve(): the name `srcjax` in user code (srcjax.lax.cond) is the package;
     # the cycle: srcjax -> api -> frontend.program -> frontend.functionalize -> srcjax (#14, branch h-front)
     ("srcjax.frontend.functionalize", "srcjax"): "the package as the value of the name `srcjax`",
-    # the same in the specializer's eval_Name (#14, branch h-lower)
+    # the same in the specializer's eval_Name; the cycle: srcjax -> api -> lower.specialize -> srcjax
     ("srcjax.lower.specialize", "srcjax"): "the package as the value of the name `srcjax`",
-    # deferred imports of the loop signals, MAX_UNROLL, _contains_dynamic (#14, branch h-lower)
-    ("srcjax.lower.control", "srcjax.lower.specialize"): "shared interpreter helpers",
 }
 
 # Modules allowed over MAX_LINES for now, and why. Remove an entry when the module is split.
 KNOWN_LONG: dict[str, str] = {
     "frontend/functionalize.py": "being split under #14 (branch h-front)",
     "frontend/normalize.py": "being split under #14 (branch h-front)",
-    "lower/control.py": "being split under #14 (branch h-lower)",
-    "lower/specialize.py": "being split under #14 (branch h-lower)",
 }
 
 
