@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from .. import pytree
-from ..adjoint import TAPE_NAME, UNSET
+from ..adjoint import UNSET, is_saved_list_name, is_tape_name
 from ..core import NeedStatic, TranspileError
 from ..frontend.names import assigned_names
 from ..primitives import registry
@@ -222,8 +222,8 @@ def segment_pop(sp: Specializer, lst: list[Any], static: bool = False) -> Any:
 
 def _read_not_appended(body: Sequence[Any]) -> set[str]:
     """Names the statements read other than as ``name.append(...)`` / ``name.pop()``. Derivative
-    code's tapes (``_tape``, ``_tape_1``, ``_tape_bar``) passed to its helpers count as neither: the
-    helpers only push and pop them."""
+    code's tapes (``_tape``, ``_tape_1``, ``_tape_bar``: :func:`~srcjax.adjoint.is_tape_name`) passed
+    to its helpers count as neither: the helpers only push and pop them."""
     out: set[str] = set()
 
     class V(cst.CSTVisitor):
@@ -237,7 +237,7 @@ def _read_not_appended(body: Sequence[Any]) -> set[str]:
 
     for st in body:
         st.visit(V())
-    return {n for n in out if not TAPE_NAME.match(n)}
+    return {n for n in out if not is_tape_name(n)}
 
 
 def int_range(seq: Any) -> range | None:
@@ -455,7 +455,7 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
             per_pos.append([_refilled(e, it) for e in entries[k:k + tree.num_leaves]])
             k += tree.num_leaves
         seg = Segment(trees, per_pos, n, len(sp.row_contexts))
-        if snap[i_l][0].startswith("_tape"):  # a derivative's tape: popped row by row, maybe by a rolled loop
+        if is_saved_list_name(snap[i_l][0]):  # a derivative's tape: popped row by row, maybe by a rolled loop
             lists[i_l].append(seg)
         else:  # a user's list: its items, read back from the stacked rows
             for _ in range(n * len(trees)):
