@@ -59,6 +59,24 @@ TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")
 adjoint sweep) and their cotangent tapes (``_tape_bar``, reverse over reverse)."""
 
 
+def is_tape_name(name: str) -> bool:
+    """A tape or a cotangent tape (:data:`TAPE_NAME`): what derivative code passes its helpers,
+    which only push to it and pop from it."""
+    return TAPE_NAME.match(name) is not None
+
+
+def is_saved_list_name(name: str) -> bool:
+    """A list of saved values that a reversed loop pops: a tape, a cotangent tape, and also a tangent
+    tape (``_tape_dot``, ``_tape_1_dot``, ``_tape_bar_dot``: forward over reverse, as in a Hessian),
+    which the adjoint pops in step with its tape; any name that starts with ``_tape``.
+
+    Wider than :func:`is_tape_name` on purpose. A rolled loop keeps such a list's rows stacked for
+    the reversed loop to pop (``lower/rolled_for.py``): a tangent tape taken for a user's list would
+    unroll a Hessian's adjoint loops. A tangent tape passed to a helper still counts as read there
+    (:func:`is_tape_name`), which unrolls the loop that calls the helper."""
+    return name.startswith("_tape")
+
+
 def typed_like(g: Any, x: Any) -> Any:
     """``g`` in ``x``'s dtype when both are floating point (else ``g``).
 

@@ -28,6 +28,7 @@ from . import pytree
 from .core import (
     PYTHON_SCALAR_DTYPES,
     ArgumentError,
+    InternalError,
     NeedStatic,
     ShapedArray,
     ShapeDtypeStruct,
@@ -45,8 +46,6 @@ __all__ = ["compile", "source", "lower", "eval_shape", "Compiled", "Lowered", "C
 
 def _clean(e: TranspileError) -> TranspileError:
     """Drop srcjax's own frames from a user-facing error (internal errors keep them)."""
-    from .lower.specialize import InternalError
-
     if not isinstance(e, InternalError):
         e.__cause__ = None
         e.__suppress_context__ = True
@@ -474,7 +473,7 @@ def device_put(x: Any, device: str | None = None) -> Any:
     arrays without a host transfer per call, as ``jax.device_put``. Strings and None stay as they are."""
     from .runtime import Array, get_backend
     from .runtime import device_put as upload
-    from .runtime.xla import _platform
+    from .runtime.xla import buffer_platform
 
     if device == "numpy":
         raise _clean(ArgumentError("device_put: the numpy device runs on the host; there is nothing to upload",
@@ -488,7 +487,7 @@ def device_put(x: Any, device: str | None = None) -> Any:
         if leaf is None or isinstance(leaf, str):
             return leaf
         if isinstance(leaf, Array):
-            if _platform(leaf._buf).replace("cuda", "gpu") == backend.platform:
+            if buffer_platform(leaf._buf).replace("cuda", "gpu") == backend.platform:
                 return leaf
             leaf = np.asarray(leaf)
         aval = _leaf_aval(leaf)

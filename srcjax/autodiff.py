@@ -24,6 +24,9 @@ import libcst as cst
 import numpy as np
 
 from . import adjoint, pytree
+
+# api's underscore names are srcjax-internal (api is a public module: no underscore would read as API);
+# the transformations share them with srcjax.compile on purpose
 from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval, eval_shape
 from .core import ArgumentError, DTypeError, ShapeDtypeStruct, ShapeError, Span, TranspileError, dtype_short_name
 from .custom import custom_vjp, owner_of, rule_role

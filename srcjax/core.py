@@ -242,6 +242,10 @@ class CustomRuleError(TranspileError):
     """A custom_vjp/custom_jvp rule is missing or returns what its convention does not allow."""
 
 
+class InternalError(TranspileError):
+    """A bug in srcjax (please report it with the program that triggers it)."""
+
+
 class NeedStatic(Exception):
     """Internal signal: these Python int/bool arguments must become static."""
 

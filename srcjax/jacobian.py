@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from . import pytree
+
+# api's underscore names are srcjax-internal, shared with srcjax.compile on purpose (not public API)
 from .api import _as_compiled, _is_leaf, _leaf_aval, eval_shape
 
 # The Jacobians are built on autodiff's derivative machinery; these underscore names are internal

@@ -65,7 +65,7 @@ NONE = TreeDef("none")
 def flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None,
             nodes: bool = False) -> tuple[list[Leaf], TreeDef]:
     """Leaves and structure. ``nodes``: srcjax's own node types (a rolled loop's saved values, see
-    ``lower.control.Segment``) are containers too, as at a program's boundary (a split VJP's forward
+    ``lower.rolled_for.Segment``) are containers too, as at a program's boundary (a split VJP's forward
     program returns one, its backward program takes it); elsewhere they are leaves."""
     leaves: list[Leaf] = []
     return leaves, _flatten(tree, is_leaf, leaves, nodes)

@@ -338,3 +338,16 @@ def test_second_derivatives_of_joined_appended_lists(n):
     np.testing.assert_allclose(np.asarray(srcjax.hessian(stacked_items)(x, n)), ref, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(np.asarray(srcjax.jacrev(srcjax.grad(stacked_items))(x, n)), ref, rtol=1e-9,
                                atol=1e-12)
+
+
+# -- the names of derivative code's saved-value lists (srcjax.adjoint) ---------------------------
+
+def test_tape_names():
+    from srcjax.adjoint import is_saved_list_name, is_tape_name
+
+    tapes = ["_tape", "_tape_1", "_tape_bar", "_tape_bar_2"]
+    tangent_tapes = ["_tape_dot", "_tape_1_dot", "_tape_bar_dot"]  # forward over reverse (a Hessian)
+    assert all(is_tape_name(n) and is_saved_list_name(n) for n in tapes)
+    # popped like a tape by a rolled adjoint loop, but passed to a helper it counts as read
+    assert all(is_saved_list_name(n) and not is_tape_name(n) for n in tangent_tapes)
+    assert not any(is_tape_name(n) or is_saved_list_name(n) for n in ["tape", "x_tape", "items"])

@@ -88,7 +88,7 @@ def test_reading_results_never_imports_jax():
 def test_rejected_module_is_an_internal_error():
     import pytest
 
-    from srcjax.lower.specialize import InternalError
+    from srcjax.core import InternalError
 
     with pytest.raises(InternalError, match="XLA rejected"):
         xla.compile_text("func.func public @main() -> () { stablehlo.bogus }", [])

@@ -15,8 +15,9 @@ from typing import Any
 
 from ..core import TranspileError
 from . import highlight
+from .loading import Loaded, UsageError
 from .shapes import FunctionDecl, ShapeSpec, SpecError, resolve
-from .tool import Loaded, UsageError, check_differentiable, describe, parse_argnums, transformed, with_defaults
+from .transform import check_differentiable, describe, parse_argnums, transformed, with_defaults
 
 
 @dataclass

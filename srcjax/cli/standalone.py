@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+# _as_compiled: the one Compiled that srcjax.source and the transformations share for a plain
+# function (internal to srcjax, not public API); its program holds the namespaces the code reads
 from ..api import _as_compiled
 
 _INLINE_MAX = 256  # arrays with more elements are written as base64 of their bytes

@@ -16,221 +16,27 @@ with status 1; usage errors exit with status 2.
 from __future__ import annotations
 
 import argparse
-import ast
-import contextlib
 import dataclasses
-import importlib.util
 import inspect
-import re
 import sys
-import traceback
-from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from ..core import DTypeError, ShapeDtypeStruct, ShapeError, Span, TranspileError, dtype_short_name
+from ..core import TranspileError
 from . import highlight
-from .shapes import (
-    FunctionDecl,
-    ShapeSpec,
-    SpecError,
-    missing_message,
-    parse_arg,
-    parse_dim,
-    read_declarations,
-    resolve,
+from .listing import listing
+from .loading import Loaded, UsageError, declaration, def_span, load, split_target
+from .shapes import FunctionDecl, SpecError, parse_arg, parse_dim
+from .transform import (
+    KINDS,
+    check_differentiable,
+    derived_args,
+    parse_argnums,
+    primal_args,
+    requested_kind,
+    transformed,
+    with_defaults,
 )
-
-KINDS = {"grad": "--grad", "value_and_grad": "--value-and-grad", "jvp": "--jvp", "vjp": "--vjp"}
-
-
-class UsageError(Exception):
-    """A mistake on the command line: exit status 2, argparse style."""
-
-
-# ---------------------------------------------------------------------------
-# Loading the file
-# ---------------------------------------------------------------------------
-
-
-@dataclass
-class Loaded:
-    path: Path
-    module: ModuleType
-    decls: dict[str, FunctionDecl]  # top-level defs, in source order
-
-
-def split_target(target: str) -> tuple[str, str | None]:
-    if "::" in target:
-        path, func = target.rsplit("::", 1)
-        return path, func
-    return target, None
-
-
-def load(path_s: str) -> Loaded:
-    """Parse the file (for its top-level defs and their annotations), then import it."""
-    path = Path(path_s)
-    if not path.is_file():
-        raise UsageError(f"{path_s}: no such file")
-    text = path.read_text()
-    try:
-        tree = ast.parse(text, filename=path_s)
-    except SyntaxError as e:
-        line, col = e.lineno or 1, max((e.offset or 1) - 1, 0)
-        end = (e.end_offset or col + 2) - 1 if (e.end_lineno or line) == line else col + 1
-        raise TranspileError(f"SyntaxError: {e.msg}", span=Span(path_s, line, col, line, max(end, col + 1))) from None
-    mod_name = "_srcjax_cli_" + re.sub(r"\W", "_", path.stem)
-    spec = importlib.util.spec_from_file_location(mod_name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = module
-    sys.path.insert(0, str(path.resolve().parent))
-    try:
-        with contextlib.redirect_stdout(sys.stderr):  # the output stays clean of the module's prints
-            spec.loader.exec_module(module)
-    except (Exception, SystemExit) as e:  # the user's top-level code raised: report where
-        frames = [f for f in traceback.extract_tb(e.__traceback__) if Path(f.filename) == path.resolve()]
-        span = None
-        if frames:
-            f = frames[-1]
-            col = f.colno or 0
-            span = Span(path_s, f.lineno or 1, col, f.lineno or 1, f.end_colno or col + 1)
-        raise TranspileError(f"importing {path_s} raised {type(e).__name__}: {e}", span=span,
-                             hint="the file is imported (its top-level code runs) to read its functions") from None
-    return Loaded(path, module, read_declarations(tree, path_s))
-
-
-def declaration(loaded: Loaded, name: str, fn: Any) -> FunctionDecl:
-    """The function as written in the file; for one bound otherwise (an import), from its signature."""
-    decl = loaded.decls.get(name)
-    if decl is not None:
-        return decl
-    params = inspect.signature(fn).parameters
-    defaults = {p: repr(v.default) for p, v in params.items() if v.default is not v.empty}
-    return FunctionDecl(name, 0, list(params), {}, {}, {}, defaults=defaults)
-
-
-def def_span(decl: FunctionDecl) -> Span | None:
-    return decl.spans.get("")
-
-
-# ---------------------------------------------------------------------------
-# Transformations and argument shapes
-# ---------------------------------------------------------------------------
-
-
-def requested_kind(ns: argparse.Namespace) -> str | None:
-    return next((k for k in KINDS if getattr(ns, k)), None)
-
-
-def parse_argnums(text: str | None, kind: str | None, decl: FunctionDecl) -> tuple[int, ...] | int:
-    """``--argnums``: grad's default 0 (an int: a single gradient), jvp/vjp's default every parameter."""
-    n = len(decl.params)
-    if text is None:
-        return 0 if kind in (None, "grad", "value_and_grad") else tuple(range(n))
-    try:
-        nums = tuple(int(a) for a in text.split(","))
-    except ValueError:
-        raise UsageError(f"--argnums {text!r}: expected integers like 0 or 0,1") from None
-    bad = [a for a in nums if not -n <= a < n]
-    if bad:
-        raise UsageError(f"--argnums {text}: {decl.name} has {n} parameter{'s' if n != 1 else ''} "
-                         f"({', '.join(decl.params)}), so argnums are 0..{n - 1}")
-    nums = tuple(a % n for a in nums)
-    return nums[0] if len(nums) == 1 and kind in (None, "grad", "value_and_grad") else nums
-
-
-def transformed(fn: Any, kind: str | None, argnums: tuple[int, ...] | int) -> Any:
-    """The function srcjax writes for ``kind`` (a plain Python function with source), or ``fn``."""
-    if kind is None:
-        return fn
-    from ..autodiff import derivative_function
-
-    return derivative_function(fn, kind, argnums)
-
-
-def primal_args(decl: FunctionDecl, overrides: dict[str, Any], dims: dict[str, int], why: str,
-                stand_ins: bool = False) -> tuple[dict[str, Any], dict[str, int]]:
-    """Concrete arguments of the user's function (keyword -> ShapeDtypeStruct or number), stand-ins used."""
-    try:
-        r = resolve(decl, {k: v for k, v in overrides.items() if k in decl.params}, dims, stand_ins)
-    except SpecError as e:
-        raise UsageError(str(e)) from None
-    if r.missing:
-        raise UsageError(missing_message(decl, r.missing, why))
-    return r.args, r.stand_ins
-
-
-def with_defaults(fn: Any, args: dict[str, Any]) -> dict[str, Any]:
-    """``args`` and the defaults of the parameters it leaves out: derivatives are written without defaults."""
-    out = dict(args)
-    for p, prm in inspect.signature(fn).parameters.items():
-        if p not in out and prm.default is not prm.empty:
-            out[p] = prm.default
-    return out
-
-
-def check_differentiable(fn: Any, decl: FunctionDecl, kind: str, nums: tuple[int, ...], args: dict[str, Any],
-                         names: dict[int, str] | None = None) -> None:
-    """What ``srcjax.grad`` would refuse when called: integer inputs, a non-scalar output (for grad)."""
-    from .. import api
-
-    flag = KINDS[kind]
-    for i in nums:
-        p = decl.params[i]
-        a = args.get(p)
-        if isinstance(a, ShapeDtypeStruct) and not (a.dtype.kind == "f" or a.dtype.name == "bfloat16"):
-            shown = f"{dtype_short_name(a.dtype)}[{','.join(map(str, a.shape))}]"
-            raise DTypeError(f"{flag} needs floating-point inputs, but argument {p!r} is {shown}",
-                             span=decl.spans.get(p),
-                             hint=f"annotate it as float (\"f32[...]\"), pass --arg {p}=f32[...], or choose other "
-                                  "parameters with --argnums")
-    if kind in ("grad", "value_and_grad"):
-        from ..autodiff import grad_output_error
-
-        bad = grad_output_error(fn, api.eval_shape(fn, **args), False, flag, lambda o: describe(o, names))
-        if bad is not None:  # at the function's return, as srcjax.grad reports it
-            bad.hint = "use --vjp for a non-scalar output" if isinstance(bad, ShapeError) else bad.hint
-            raise bad
-
-
-def describe(out: Any, names: dict[int, str] | None = None) -> str:
-    """``f32[3,4]`` for one array, ``(f32[], f32[3])`` for a tuple of them; dims in ``names`` by name."""
-    if isinstance(out, ShapeDtypeStruct):
-        dims = ",".join(names.get(d, str(d)) if names else str(d) for d in out.shape)
-        return f"{dtype_short_name(out.dtype)}[{dims}]"
-    if isinstance(out, (tuple, list)):
-        inner = ", ".join(describe(o, names) for o in out)
-        return f"({inner},)" if isinstance(out, tuple) and len(out) == 1 else \
-            f"({inner})" if isinstance(out, tuple) else f"[{inner}]"
-    if isinstance(out, dict):
-        return "{" + ", ".join(f"{k!r}: {describe(v, names)}" for k, v in out.items()) + "}"
-    return repr(out)
-
-
-def derived_args(fn: Any, derived: Any, kind: str | None, nums: tuple[int, ...], decl: FunctionDecl,
-                 args: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
-    """Arguments of the transformed function: jvp tangents take their primal's shape, vjp's
-    cotangent the output's; ``--arg`` may give them too."""
-    from .. import api
-
-    extra = list(inspect.signature(derived).parameters)[len(decl.params):]
-    out = dict(args)
-    for i, p in enumerate(extra):
-        given = overrides.get(p)
-        if isinstance(given, ShapeSpec):
-            if given.symbols():
-                raise UsageError(f"--arg {p}={given}: give the shape of {p} with numbers")
-            out[p] = given.resolve({})
-        elif given is not None:
-            out[p] = given
-        elif kind == "jvp":
-            out[p] = args[decl.params[nums[i]]]
-        else:  # vjp: the cotangent of the output
-            out[p] = api.eval_shape(fn, **args)
-    return out
-
 
 # ---------------------------------------------------------------------------
 # The command
@@ -346,8 +152,6 @@ def run(ns: argparse.Namespace) -> int:
     loaded = load(path_s)
     out_color = highlight.want_color(ns.color, sys.stdout)
     if ns.list:
-        from .listing import listing
-
         if func is not None and func not in loaded.decls:
             raise UsageError(f"{path_s} has no top-level function {func!r}{_known(loaded)}")
         sys.stdout.write(listing(loaded, func, overrides, dims, ns.argnums, out_color))

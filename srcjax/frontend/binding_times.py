@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -171,8 +172,8 @@ class BindingTimes:
             v: Any = np
         elif head == "math":
             v = math
-        elif head == "srcjax":
-            import srcjax as v
+        elif head == "srcjax":  # the package as a value (loaded: it is what runs this), not an import
+            v = sys.modules["srcjax"]
         elif head in src.closure:
             v = src.closure[head]
         elif head in src.globals:

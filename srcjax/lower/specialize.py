@@ -15,6 +15,13 @@ evaluation and lowering at once:
   raises :class:`NeedStatic`; the caller re-specializes with it static.
 
 Control flow on dynamic values raises :class:`DynamicControlFlowError`.
+
+The interpreter is this module; the rest of ``lower/`` holds what it calls on:
+:mod:`.values` (its values and signals), :mod:`.apply` (applying a primitive),
+:mod:`.python_builtins` (Python's builtins and operators), and the control flow on
+array data it turns into StableHLO regions: :mod:`.regions`, :mod:`.branches`
+(``if``, ``lax.cond``/``switch``), :mod:`.loops` (``while``, ``lax.while_loop``/
+``fori_loop``/``scan``), :mod:`.rolled_for` (``for`` over a static range).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import functools
 import inspect
 import itertools
 import math
-import operator
+import sys
 import types
 import weakref
 from collections.abc import Callable, Sequence
@@ -40,6 +47,7 @@ from ..core import (
     ArgumentError,
     DTypeError,
     DynamicControlFlowError,
+    InternalError,
     NeedStatic,
     ShapedArray,
     ShapeError,
@@ -59,14 +67,24 @@ from ..frontend.program import Program
 from ..frontend.resolve import is_user_function, unwrap
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
-from ..primitives.registry import LowerCtx, Primitive
-from . import control
-from .control import LocalFunction, Undefined, is_loop_origin, lax_rules
+from ..primitives.registry import Primitive
+from . import branches, loops, regions, rolled_for
+from .apply import apply_primitive
 from .hlo import FuncBuilder, HloValue, module_text
-
-
-class InternalError(TranspileError):
-    """A bug in srcjax (please report it with the program that triggers it)."""
+from .python_builtins import BINOPS, BUILTIN_RULES, CMPOPS, CONTAINER_BUILTINS, UNOPS, accepts_dynamic
+from .values import (
+    LOOP_ORIGIN,
+    MAX_UNROLL,
+    TINY_TRIP,
+    Break,
+    Continue,
+    LocalFunction,
+    Return,
+    Undefined,
+    contains_dynamic,
+    is_dynamic,
+    is_loop_origin,
+)
 
 
 @dataclass
@@ -78,45 +96,8 @@ class ArgSpec:
     aval: ShapedArray | None = None  # for dynamic leaves (pytree of these for containers)
 
 
-class _Return(Exception):
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-
-class _Break(Exception):
-    pass
-
-
-class _Continue(Exception):
-    pass
-
-
-_BINOPS: dict[str, Callable[[Any, Any], Any]] = {
-    "Add": operator.add, "Subtract": operator.sub, "Multiply": operator.mul, "Divide": operator.truediv,
-    "FloorDivide": operator.floordiv, "Modulo": operator.mod, "Power": operator.pow,
-    "MatrixMultiply": operator.matmul, "BitAnd": operator.and_, "BitOr": operator.or_,
-    "BitXor": operator.xor, "LeftShift": operator.lshift, "RightShift": operator.rshift,
-}
-_CMPOPS: dict[str, Callable[[Any, Any], Any]] = {
-    "LessThan": operator.lt, "LessThanEqual": operator.le, "GreaterThan": operator.gt,
-    "GreaterThanEqual": operator.ge, "Equal": operator.eq, "NotEqual": operator.ne,
-    "Is": operator.is_, "IsNot": operator.is_not,
-    "In": lambda a, b: a in b, "NotIn": lambda a, b: a not in b,
-}
-_UNOPS: dict[str, Callable[[Any], Any]] = {
-    "Minus": operator.neg, "Plus": operator.pos, "BitInvert": operator.invert, "Not": operator.not_,
-}
 _CONSTANT_NAMES = {"None": None, "True": True, "False": False}
 MAX_DEPTH = 64
-MAX_UNROLL = 10_000
-
-
-def is_dynamic(v: Any) -> bool:
-    return isinstance(v, HloValue)
-
-
-def _is_static_scalar(v: Any) -> bool:
-    return isinstance(v, (bool, int, float, np.generic)) and not isinstance(v, complex)
 
 
 class Specializer:
@@ -127,7 +108,7 @@ class Specializer:
         self.assign_targets: list[str] | None = None  # the names the current statement assigns
         self.envs: list[dict[str, Any]] = []  # the scopes of the functions being interpreted
         self.on_branch: list[tuple[str, int]] = []  # (condition, branch) of the data branches being traced
-        self.row_contexts: list[control._RowContext] = []  # rolled loops being traced (innermost last)
+        self.row_contexts: list[rolled_for.RowContext] = []  # rolled loops being traced (innermost last)
         self.fn_stack: list[NormalizedFunction] = []
         self.consts: dict[int, tuple[Any, HloValue]] = {}
         self.rule_calls: dict[int, list[Any]] = {}  # custom_vjp -> arguments of its fwd calls (checks bwd)
@@ -224,7 +205,7 @@ class Specializer:
         loc = self.b.loc if self.b is not None else None
         try:
             self.exec_block(body, env)
-        except _Return as r:
+        except Return as r:
             return r.value
         finally:
             self.fn_stack.pop()
@@ -249,7 +230,7 @@ class Specializer:
             self.here = span or outer
             try:
                 self.exec_stmt(s, env)
-            except (_Return, _Break, _Continue, NeedStatic):
+            except (Return, Break, Continue, NeedStatic):
                 raise
             except TranspileError as e:
                 if e.span is None and e.note is None and isinstance(e, (ShapeError, DTypeError)):
@@ -278,8 +259,8 @@ class Specializer:
                 self.exec_small(small, env)
         elif isinstance(s, cst.If):
             test = self.eval(s.test, env)
-            if control.is_data(self, test):
-                control.data_if(self, s, test, env)
+            if regions.is_data(self, test):
+                branches.data_if(self, s, test, env)
             elif self.truth(test, "an `if` condition"):
                 self.exec_block(s.body.body, env)
             elif isinstance(s.orelse, cst.Else):
@@ -292,9 +273,9 @@ class Specializer:
             seq = self.eval(s.iter, env)
             if isinstance(seq, (reversed, type(reversed([])), type(reversed(())))):
                 seq = list(seq)  # (the loop consumes the iterator anyway)
-            r = seq if isinstance(seq, range) else control.int_range(seq)
-            if r is not None and len(r) > control.TINY_TRIP and isinstance(s.target, cst.Name) \
-                    and control.roll_for(self, s, r, env):
+            r = seq if isinstance(seq, range) else rolled_for.int_range(seq)
+            if r is not None and len(r) > TINY_TRIP and isinstance(s.target, cst.Name) \
+                    and rolled_for.roll_for(self, s, r, env):
                 return
             it = self.iterate(seq)
             for k, item in enumerate(it):
@@ -303,16 +284,16 @@ class Specializer:
                 self.bind_target(s.target, item, env)
                 try:
                     self.exec_block(s.body.body, env)
-                except _Break:
+                except Break:
                     break
-                except _Continue:
+                except Continue:
                     continue
         elif isinstance(s, cst.While):
             n = 0
             while True:
                 test = self.eval(s.test, env)
-                if control.is_data(self, test):
-                    control.data_while(self, s, env)
+                if regions.is_data(self, test):
+                    loops.data_while(self, s, env)
                     break
                 if not self.truth(test, "a `while` condition"):
                     break
@@ -321,9 +302,9 @@ class Specializer:
                     raise UnsupportedSyntaxError(f"static while loop ran more than {MAX_UNROLL} iterations")
                 try:
                     self.exec_block(s.body.body, env)
-                except _Break:
+                except Break:
                     break
-                except _Continue:
+                except Continue:
                     continue
         else:
             raise UnsupportedSyntaxError(f"the statement {type(s).__name__} is not supported")
@@ -335,7 +316,7 @@ class Specializer:
             for t in s.targets:
                 self.bind_target(t.target, value, env)
         elif isinstance(s, cst.Return):
-            raise _Return(self.eval(s.value, env) if s.value is not None else None)
+            raise Return(self.eval(s.value, env) if s.value is not None else None)
         elif isinstance(s, cst.Expr):
             self.eval(s.value, env)
         elif isinstance(s, cst.Assert):
@@ -350,9 +331,9 @@ class Specializer:
             raise TranspileError(f"the program raised {exc!r} at transpile time" if not isinstance(
                 exc, BaseException) else f"the program raised {type(exc).__name__}: {exc}")
         elif isinstance(s, cst.Break):
-            raise _Break()
+            raise Break()
         elif isinstance(s, cst.Continue):
-            raise _Continue()
+            raise Continue()
         elif isinstance(s, cst.Pass):
             pass
         else:
@@ -437,10 +418,8 @@ class Specializer:
             return np
         if name == "math":
             return math
-        if name == "srcjax":
-            import srcjax
-
-            return srcjax
+        if name == "srcjax":  # the package as a value (loaded: it is what runs this), not an import
+            return sys.modules["srcjax"]
         src = self.nf.source
         if name in src.closure:
             return self.from_python(src.closure[name])
@@ -568,7 +547,7 @@ class Specializer:
         if not is_dynamic(left) and not is_dynamic(right) and not isinstance(left, np.ndarray) \
                 and not isinstance(right, np.ndarray):
             try:
-                return _BINOPS[op](left, right)
+                return BINOPS[op](left, right)
             except Exception as e:
                 raise StaticValueError(f"{type(e).__name__}: {e}") from None
         prim_name = OPERATOR_PRIMS.get(op)
@@ -580,7 +559,7 @@ class Specializer:
         v = self.eval(node.expression, env)
         op = type(node.operator).__name__
         if not is_dynamic(v):
-            return _UNOPS[op](v)
+            return UNOPS[op](v)
         if op == "Not":
             if v.aval.origin:  # `not flag` on a Python bool argument: make it static
                 raise NeedStatic(v.aval.origin)
@@ -610,7 +589,7 @@ class Specializer:
                                                  hint="write (a < b) & (b < c)")
                 return self.apply(registry.PRIMITIVES[OPERATOR_PRIMS[op]], [left, right], {}, operator=True)
             else:
-                r = _CMPOPS[op](left, right)
+                r = CMPOPS[op](left, right)
             if isinstance(r, np.ndarray):
                 return r
             if not r:
@@ -682,11 +661,11 @@ class Specializer:
         if isinstance(fv, NormalizedFunction):
             return self.call_function(fv, args, kwargs)
         if isinstance(fv, LocalFunction):
-            return control.call_local(self, fv, args, kwargs)
+            return regions.call_local(self, fv, args, kwargs)
         owner = getattr(fv, "__self__", None)
-        if isinstance(owner, list) and owner and isinstance(owner[-1], control.Segment):
+        if isinstance(owner, list) and owner and isinstance(owner[-1], rolled_for.Segment):
             if getattr(fv, "__name__", "") == "pop" and not args and not kwargs:
-                return control.segment_pop(self, owner)
+                return rolled_for.segment_pop(self, owner)
             if getattr(fv, "__name__", "") != "append":
                 raise UnsupportedSyntaxError(f"list.{fv.__name__}() on a list that holds a rolled loop's saved "
                                              "values is not supported", hint="use append and pop")
@@ -703,7 +682,7 @@ class Specializer:
             if is_dynamic(x):
                 return self.apply(registry.PRIMITIVES["astype"], [x, fv], {})
             return fv(x)
-        special = _BUILTIN_RULES.get(fv)
+        special = _CALL_RULES.get(fv)
         if special is not None:
             return special(self, args, kwargs)
         method = callees.user_method(fv)
@@ -711,11 +690,11 @@ class Specializer:
             return self.call_method(method[0], [method[1], *args], kwargs)
         if not callable(fv):
             raise StaticValueError(f"a {type(fv).__name__} object is not callable")
-        if fv not in _CONTAINER_BUILTINS and not callees.is_static_pure(fv):  # it would run once here, its
+        if fv not in CONTAINER_BUILTINS and not callees.is_static_pure(fv):  # it would run once here, its
             # result a constant of the compiled program, where NumPy calls it again on every call
             raise callees.refusal(fv)
-        dyn = [a for a in list(args) + list(kwargs.values()) if _contains_dynamic(a)]
-        if dyn and not _accepts_dynamic(fv):
+        dyn = [a for a in list(args) + list(kwargs.values()) if contains_dynamic(a)]
+        if dyn and not accepts_dynamic(fv):
             origin = frozenset().union(*(_origins_deep(a) for a in dyn))
             if origin:  # a Python int argument, or an int a rolled loop computed: try it static
                 raise NeedStatic(origin)
@@ -763,60 +742,7 @@ class Specializer:
         return c
 
     def apply(self, prim: Primitive, args: list[Any], kwargs: dict[str, Any], operator: bool = False) -> Any:
-        assert self.b is not None
-        try:
-            bound = prim.signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise ArgumentError(f"{prim.path}(): {e}") from None
-        bound.apply_defaults()
-        names = list(bound.arguments)
-        values = list(bound.arguments.values())
-        all_static = True
-        for n, v in zip(names, values):
-            if n in prim.arrays:
-                if is_dynamic(v):
-                    all_static = False
-            elif n in prim.array_seqs:
-                if not isinstance(v, (tuple, list)):
-                    raise DTypeError(f"{prim.path}(): {n} must be a sequence of arrays")
-                if any(is_dynamic(x) for x in v):
-                    all_static = False
-            elif n not in prim.mixed:  # "mixed" params (index keys) may hold dynamic ints
-                self.need_static(v, f"{prim.path}(): the argument {n!r}")
-        if all_static and prim.static_eval:
-            try:
-                return prim.fn(*args, **kwargs)
-            except Exception as e:
-                raise StaticValueError(f"{prim.path}(): {type(e).__name__}: {e}") from None
-        for i, (n, v) in enumerate(zip(names, values)):
-            if n in prim.arrays and v is not None:
-                values[i] = self.lift(v)
-            elif n in prim.array_seqs:
-                values[i] = [self.lift(x) for x in v]
-        params = [prim.signature.parameters[n] for n in names]
-        call_args: list[Any] = []
-        for p, v in zip(params, values):
-            if p.kind == inspect.Parameter.VAR_POSITIONAL:
-                call_args += list(v)
-            else:
-                call_args.append(v)
-        avals = [_aval_of(v) for v in call_args]
-        out = prim.abstract_eval(*avals)
-        multi = isinstance(out, (list, tuple))
-        outs = list(out) if multi else [out]
-        origin_args = call_args[:1] if prim.name == "getitem" else call_args  # x[i] is data, whatever i is
-        origin = frozenset().union(*(_origins(v) for v in origin_args))
-        weak = operator and all(_is_weak(v) for v in call_args if v is not None)
-        res = prim.lower(LowerCtx(self.b, outs), *call_args)
-        res_list = list(res) if multi else [res]
-        final = []
-        for r, o in zip(res_list, outs):
-            if r.shape != o.shape or r.dtype != o.dtype:
-                raise InternalError(f"internal error: {prim.name} lowered to {r.aval.str_short()} but its "
-                                    f"abstract evaluation says {o.str_short()}")
-            o2 = o.update(weak_type=weak or o.weak_type, origin=origin if o.ndim == 0 else frozenset())
-            final.append(HloValue(r.name, o2))
-        return final if multi else final[0]
+        return apply_primitive(self, prim, args, kwargs, operator)
 
 
 _SIGNATURES: weakref.WeakKeyDictionary[Any, tuple[Any, Any, inspect.Signature]] = weakref.WeakKeyDictionary()
@@ -857,39 +783,9 @@ def _mlir_loc(span: Span) -> str:
     return f'"{name}":{span.line}:{span.col + 1}'
 
 
-def _aval_of(v: Any) -> Any:
-    if isinstance(v, HloValue):
-        return v.aval
-    if isinstance(v, list) and v and all(isinstance(x, HloValue) for x in v):
-        return [x.aval for x in v]
-    return v
-
-
-def _origins(v: Any) -> frozenset[str]:
-    if isinstance(v, HloValue):
-        return v.aval.origin
-    if isinstance(v, list):
-        return frozenset().union(*(_origins(x) for x in v)) if v else frozenset()
-    return frozenset()
-
-
 def _origins_deep(v: Any) -> frozenset[str]:
     leaves, _ = pytree.flatten(v)
     return frozenset().union(*(x.aval.origin for x in leaves if isinstance(x, HloValue))) if leaves else frozenset()
-
-
-def _is_weak(v: Any) -> bool:
-    return isinstance(v, HloValue) and v.aval.weak_type
-
-
-def _contains_dynamic(v: Any) -> bool:
-    if is_dynamic(v):
-        return True
-    if isinstance(v, (tuple, list)):
-        return any(_contains_dynamic(x) for x in v)
-    if isinstance(v, dict):
-        return any(_contains_dynamic(x) for x in v.values())
-    return False
 
 
 def _first_dynamic(vs: list[Any]) -> HloValue:
@@ -923,186 +819,17 @@ def _user_property(base: Any, attr: str) -> Callable[..., Any] | None:
     return None
 
 
-_CONTAINER_BUILTINS = {tuple, list, dict, enumerate, zip, reversed, isinstance, len, type, map,
-                       pytree.is_tree, pytree.tree_get, pytree.tree_set, pytree.tree_like}
+def _lax_rules() -> dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]]:
+    from .. import lax
+
+    return {
+        lax.cond: branches.lax_cond, lax.switch: branches.lax_switch, lax.while_loop: loops.lax_while_loop,
+        lax.fori_loop: loops.lax_fori_loop, lax.scan: loops.lax_scan,
+    }
 
 
-def _accepts_dynamic(fv: Any) -> bool:
-    """Callables that only move values around (containers, bound methods of static objects)."""
-    if fv in _CONTAINER_BUILTINS:
-        return True
-    if isinstance(fv, type) and issubclass(fv, tuple) and hasattr(fv, "_fields"):  # a NamedTuple class
-        return True
-    self_obj = getattr(fv, "__self__", None)
-    return isinstance(self_obj, (list, dict, tuple))
-
-
-# -- builtins with array-aware behaviour -------------------------------------------------
-
-def _b_len(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    (x,) = args
-    if is_dynamic(x):
-        if x.ndim == 0:
-            raise ShapeError("len() of a 0-d array")
-        return x.shape[0]
-    return len(x)
-
-
-def _b_range(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    for a in args:
-        sp.need_static(a, "a range() bound")
-    try:
-        return range(*[operator.index(a) for a in args])
-    except TypeError as e:
-        raise StaticValueError(f"range(): {e}") from None
-
-
-def _b_abs(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    (x,) = args
-    if is_dynamic(x):
-        return sp.apply(registry.PRIMITIVES["absolute"], [x], {})
-    return abs(x)
-
-
-def _b_round(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    if args and is_dynamic(args[0]):
-        return sp.apply(registry.PRIMITIVES["round"], args, kwargs)
-    return round(*args, **kwargs)
-
-
-def _b_sum(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    items = sp.iterate(args[0])
-    acc = args[1] if len(args) > 1 else kwargs.get("start", 0)
-    for it in items:
-        acc = sp.binop("Add", acc, it)
-    return acc
-
-
-def _b_minmax(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
-    def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        if _contains_dynamic(args):
-            raise StaticValueError(
-                f"{fn.__name__}() compares values known only at run time",
-                hint=f"use np.{'maximum' if fn is max else 'minimum'}(a, b) or np.{fn.__name__}(x)")
-        return fn(*args, **kwargs)
-
-    return rule
-
-
-def _b_concrete(fn: type) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
-    def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        if args and is_dynamic(args[0]):
-            sp.need_static(args[0], f"{fn.__name__}(...)")
-        return fn(*args, **kwargs)
-
-    return rule
-
-
-def _b_isinstance(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """An array stands for an ``np.ndarray`` in the user's NumPy program; a 0-d result may also be a
-    NumPy scalar there, so asking about it is refused rather than answered wrongly."""
-    x, cls = args
-    if not is_dynamic(x):
-        return isinstance(x, cls)
-    if x.ndim == 0 and x.aval.weak_type:  # a Python number argument (or arithmetic on them): its type is known
-        return isinstance({"b": False, "i": 0, "u": 0, "f": 0.0}[x.aval.dtype.kind], cls)
-    if x.ndim == 0:
-        as_array, as_scalar = issubclass(np.ndarray, cls), issubclass(x.aval.dtype.type, cls)
-        if as_array == as_scalar:  # e.g. isinstance(x, (tuple, list, dict)): False either way
-            return as_array
-        if x.aval.origin:  # a Python int/bool argument: make it static and ask again
-            raise NeedStatic(x.aval.origin)
-        raise StaticValueError(f"isinstance() of a 0-d array ({x.aval.str_short()}) is not decided: NumPy "
-                               "may hold it as a scalar or as an array",
-                               hint="test x.ndim or x.shape instead")
-    return issubclass(np.ndarray, cls)
-
-
-def _b_iterating(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
-    """``zip``/``enumerate``/``list``/...: a dynamic array argument is iterated row by row (unrolled)."""
-
-    def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        if fn is reversed and len(args) == 1 and isinstance(args[0], range):
-            return args[0][::-1]  # still a range: a loop over it can be rolled
-        n_iterables = len(args) if fn is zip else 1
-        args = [sp.iterate(a) if i < n_iterables and is_dynamic(a) else a for i, a in enumerate(args)]
-        try:
-            return fn(*args, **kwargs)
-        except TypeError as e:
-            raise StaticValueError(f"{fn.__name__}(): {e}") from None
-
-    return rule
-
-
-def _b_tree_map(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """``pytree.tree_map`` run here: the structure is static, ``f`` is called (traced) per leaf."""
-    f, *trees = args
-    try:
-        return pytree.tree_map(lambda *leaves: sp.call_value(f, list(leaves), {}), *trees)
-    except pytree.TreeMismatch as e:
-        raise ArgumentError(f"container structures do not match: {e}") from None
-
-
-def _b_map(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """``map(f, xs, ...)``: ``f`` called (traced) per item, eagerly (the items are static in number)."""
-    if len(args) < 2 or kwargs:
-        raise StaticValueError("map() takes a function and at least one iterable")
-    f, *seqs = args
-    seqs = [sp.iterate(a) if is_dynamic(a) else a for a in seqs]
-    return iter([sp.call_value(f, list(items), {}) for items in zip(*seqs)])
-
-
-def _b_sorted(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    """``sorted(xs, key=f)``: ``f`` called (traced) per item; its results must be static to order by."""
-    key = kwargs.pop("key", None)
-    (seq,) = args
-    items = list(sp.iterate(seq) if is_dynamic(seq) else seq)
-    if key is None:
-        keys = items
-    else:
-        keys = [sp.call_value(key, [v], {}) for v in items]
-    if any(is_dynamic(k) for k in keys):
-        raise StaticValueError("sorted() orders by values known at transpile time, but the key is array data",
-                               hint="sort by a shape or a static value, or use np.sort/np.argsort on one array")
-    order = sorted(range(len(items)), key=lambda i: keys[i], reverse=bool(kwargs.pop("reverse", False)))
-    return [items[i] for i in order]
-
-
-def _aval_dummy(v: Any) -> Any:
-    """A NumPy stand-in with the dtype (and NEP 50 weakness) of ``v``, for dtype queries."""
-    if is_dynamic(v):
-        a = v.aval
-        if a.weak_type:
-            return {"b": False, "i": 0, "u": 0, "f": 0.0}.get(a.dtype.kind, np.zeros((), a.dtype))
-        return np.zeros((), a.dtype)
-    return v
-
-
-def _b_shape_query(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
-    """np.shape / np.ndim / np.size of arrays are static: read them off the abstract value."""
-    def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        (x,) = args
-        if is_dynamic(x):
-            return {"shape": x.shape, "ndim": x.ndim, "size": x.aval.size}[fn.__name__]
-        return fn(x)
-
-    return rule
-
-
-def _b_result_type(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    return np.result_type(*[_aval_dummy(a) for a in args])
-
-
-_BUILTIN_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]] = {
-    **lax_rules(),
-    np.shape: _b_shape_query(np.shape), np.ndim: _b_shape_query(np.ndim), np.size: _b_shape_query(np.size),
-    np.result_type: _b_result_type, pytree.tree_map: _b_tree_map, map: _b_map, sorted: _b_sorted,
-    isinstance: _b_isinstance, zip: _b_iterating(zip), enumerate: _b_iterating(enumerate),
-    reversed: _b_iterating(reversed), list: _b_iterating(list), tuple: _b_iterating(tuple),
-    len: _b_len, range: _b_range, abs: _b_abs, round: _b_round, sum: _b_sum,
-    min: _b_minmax(min), max: _b_minmax(max),
-    float: _b_concrete(float), int: _b_concrete(int), bool: _b_concrete(bool),
-}
+# the functions the specializer runs itself: srcjax.lax's control flow, and Python's builtins
+_CALL_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]] = {**_lax_rules(), **BUILTIN_RULES}
 
 
 def specialize(program: Program, specs: list[ArgSpec]) -> tuple[str, list[ShapedArray], Any, list[Any]]:
@@ -1112,13 +839,13 @@ def specialize(program: Program, specs: list[ArgSpec]) -> tuple[str, list[Shaped
         try:
             return Specializer(program).lower(specs)
         except NeedStatic as ns:
-            loops = {n for n in ns.names if n.startswith(control.LOOP_ORIGIN + "for:")}
-            if not loops:
+            rolled = {n for n in ns.names if n.startswith(LOOP_ORIGIN + "for:")}
+            if not rolled:
                 raise
-            program.no_roll |= {int(n[len(control.LOOP_ORIGIN + "for:"):]) for n in loops}
+            program.no_roll |= {int(n[len(LOOP_ORIGIN + "for:"):]) for n in rolled}
             rest = frozenset(n for n in ns.names if not is_loop_origin(n))
             if rest:
                 raise NeedStatic(rest) from None
 
 
-__all__ = ["ArgSpec", "InternalError", "Specializer", "specialize", "Span"]
+__all__ = ["ArgSpec", "Specializer", "specialize", "Span"]

@@ -12,9 +12,9 @@ from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue, aval_type, is_float
 from . import gather
 from .common import broadcast_shapes, fmt_shape, normalize_axes
-from .elementwise import _result_dtype
+from .elementwise import result_dtype
 from .registry import LowerCtx, deflinear, defprim
-from .shape import _getitem_abstract, _plan
+from .shape import getitem_abstract, index_plan
 
 
 def _index_add_stub(z, key, g, /):  # type: ignore[no-untyped-def]
@@ -22,11 +22,11 @@ def _index_add_stub(z, key, g, /):  # type: ignore[no-untyped-def]
 
 
 def _index_add_abstract(z: ShapedArray, key: Any, g: ShapedArray) -> ShapedArray:
-    sub = _getitem_abstract(z, key)
+    sub = getitem_abstract(z, key)
     if broadcast_shapes(sub.shape, g.shape) != sub.shape:
         raise ShapeError(f"index_add: cannot add a value of shape {fmt_shape(g.shape)} into a selection of "
                          f"shape {fmt_shape(sub.shape)}")
-    return ShapedArray(z.shape, _result_dtype(z, g))
+    return ShapedArray(z.shape, result_dtype(z, g))
 
 
 def _index_add_lower(ctx: LowerCtx, z: HloValue, key: Any, g: HloValue) -> HloValue:
@@ -38,12 +38,12 @@ def _index_add_lower(ctx: LowerCtx, z: HloValue, key: Any, g: HloValue) -> HloVa
         basic, whole = gather.basic_part(key, z.shape)
         if whole:
             return gather.lower_scatter(b, b.convert(z, out.dtype), key, g, add=True)
-        view = _getitem_abstract(ShapedArray(z.shape, out.dtype), basic)
+        view = getitem_abstract(ShapedArray(z.shape, out.dtype), basic)
         sub_key = tuple(e[1] if e[0] == "index" else slice(None) for e in gather.plan(z.shape, key).entries)
         placed = gather.lower_scatter(b, b.full(0, view.shape, out.dtype), sub_key, g, add=True)
         return _index_add_lower(ctx, z, basic, placed)
-    plan = _plan(z.shape, key)
-    sub = _getitem_abstract(z.aval, key)
+    plan = index_plan(z.shape, key)
+    sub = getitem_abstract(z.aval, key)
     gv = b.broadcast_to(b.convert(g, out.dtype), sub.shape)
     # g's shape with one entry per indexed axis (ints -> 1, new axes dropped)
     per_axis = [1 if kind in ("int", "dyn") else len(range(*v)) for kind, v in plan if kind != "new"]
@@ -109,7 +109,7 @@ def _index_update_stub(x, key, value, /):  # type: ignore[no-untyped-def]
 
 
 def _index_update_abstract(x: ShapedArray, key: Any, value: ShapedArray) -> ShapedArray:
-    sub = _getitem_abstract(x, key)
+    sub = getitem_abstract(x, key)
     if broadcast_shapes(sub.shape, value.shape) != sub.shape:
         raise ShapeError(f"cannot assign a value of shape {fmt_shape(value.shape)} to a selection of shape "
                          f"{fmt_shape(sub.shape)}")
@@ -134,8 +134,8 @@ def _index_update_lower(ctx: LowerCtx, x: HloValue, key: Any, value: HloValue) -
                              hint="assign through the arrays alone (x[rows, cols] = v), or build the array with "
                                   "np.where")
         return gather.lower_scatter(b, x, key, value, add=False)
-    plan = _plan(x.shape, key)
-    sub = _getitem_abstract(x.aval, key)
+    plan = index_plan(x.shape, key)
+    sub = getitem_abstract(x.aval, key)
     v = b.broadcast_to(b.convert(value, out.dtype), sub.shape)
     contiguous = all(kind != "slice" or val[2] == 1 for kind, val in plan)
     if contiguous:

@@ -439,7 +439,7 @@ def _where_stub(condition, x, y, /):  # type: ignore[no-untyped-def]
     ...
 
 
-def _result_dtype(*avals: ShapedArray) -> np.dtype:
+def result_dtype(*avals: ShapedArray) -> np.dtype:
     keys = [weak_key(a) for a in avals]
     dummies = [k(0) if isinstance(k, type) else np.zeros((), k) for k in keys]
     try:
@@ -450,7 +450,7 @@ def _result_dtype(*avals: ShapedArray) -> np.dtype:
 
 def _where_abstract(condition: ShapedArray, x: ShapedArray, y: ShapedArray) -> ShapedArray:
     shape = broadcast_shapes(condition.shape, x.shape, y.shape)
-    return ShapedArray(shape, _result_dtype(x, y))
+    return ShapedArray(shape, result_dtype(x, y))
 
 
 def _where_lower(ctx: LowerCtx, condition: HloValue, x: HloValue, y: HloValue) -> HloValue:
@@ -473,7 +473,7 @@ def _clip_abstract(a: ShapedArray, a_min: ShapedArray | None = None,
                    a_max: ShapedArray | None = None) -> ShapedArray:
     ops = [v for v in (a, a_min, a_max) if v is not None]
     shape = broadcast_shapes(*(v.shape for v in ops))
-    return ShapedArray(shape, _result_dtype(*ops))
+    return ShapedArray(shape, result_dtype(*ops))
 
 
 def _clip_lower(ctx: LowerCtx, a: HloValue, a_min: HloValue | None = None,

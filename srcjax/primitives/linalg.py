@@ -14,13 +14,13 @@ import numpy as np
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import FuncBuilder, HloValue
 from .common import broadcast_shapes, fmt_shape, is_float_dtype, normalize_axes, normalize_axis
-from .elementwise import _result_dtype
+from .elementwise import result_dtype
 from .registry import LowerCtx, defjvp, deflinear, defprim, defvjp
 
 
 def _contract_dtype(a: ShapedArray, b: ShapedArray, what: str) -> np.dtype:
     """NumPy's result dtype of a contraction: the promoted operand dtype (bool stays bool)."""
-    return _result_dtype(a, b)
+    return result_dtype(a, b)
 
 
 def _dot_general(b: FuncBuilder, x: HloValue, y: HloValue, dtype: np.dtype,
@@ -150,7 +150,7 @@ defprim("inner", np.inner, _ab_stub, abstract_eval=_inner_abstract, lower=_inner
 
 
 def _outer_abstract(a: ShapedArray, b: ShapedArray) -> ShapedArray:
-    return ShapedArray((a.size, b.size), _result_dtype(a, b))
+    return ShapedArray((a.size, b.size), result_dtype(a, b))
 
 
 def _outer_lower(ctx: LowerCtx, a: HloValue, b: HloValue) -> HloValue:

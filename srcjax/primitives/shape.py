@@ -126,7 +126,7 @@ def _is_int(k: Any) -> bool:
     return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
 
 
-def _plan(shape: tuple[int, ...], key: tuple[Any, ...]) -> list[tuple[str, Any]]:
+def index_plan(shape: tuple[int, ...], key: tuple[Any, ...]) -> list[tuple[str, Any]]:
     """Expand ``key`` into one entry per input axis or new axis.
 
     Entries: ("int", i) static index, ("dyn", None) dynamic scalar index,
@@ -178,13 +178,13 @@ def _plan(shape: tuple[int, ...], key: tuple[Any, ...]) -> list[tuple[str, Any]]
     return plan
 
 
-def _getitem_abstract(x: ShapedArray, key: Any) -> ShapedArray:
+def getitem_abstract(x: ShapedArray, key: Any) -> ShapedArray:
     if not isinstance(key, tuple):
         key = (key,)
     if gather.is_advanced(key):
         return gather.abstract(x, key)
     out: list[int] = []
-    for kind, v in _plan(x.shape, key):
+    for kind, v in index_plan(x.shape, key):
         if kind == "new":
             out.append(1)
         elif kind == "slice":
@@ -198,7 +198,7 @@ def _getitem_lower(ctx: LowerCtx, x: HloValue, key: Any) -> HloValue:
         key = (key,)
     if gather.is_advanced(key):
         return gather.lower_gather(b, x, key, ctx.avals_out[0])
-    plan = _plan(x.shape, key)
+    plan = index_plan(x.shape, key)
     dyn = [k for k in key if isinstance(k, HloValue)]
     starts, limits, strides, rev = [], [], [], []
     axis = 0
@@ -255,7 +255,7 @@ def _getitem_lower(ctx: LowerCtx, x: HloValue, key: Any) -> HloValue:
     return b.reshape(y, ctx.avals_out[0].shape)
 
 
-defprim("getitem", operator.getitem, _getitem_stub, abstract_eval=_getitem_abstract, lower=_getitem_lower,
+defprim("getitem", operator.getitem, _getitem_stub, abstract_eval=getitem_abstract, lower=_getitem_lower,
         arrays=("x",), path="operator.getitem", static_eval=False, mixed=("key",),
         results="any")  # (an element of a tuple or dict may be anything)
 

@@ -23,7 +23,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # silence PJRT's startup log
 import numpy as np  # noqa: E402
 from jaxlib import _jax, xla_client  # type: ignore[attr-defined]  # noqa: E402
 
-from ..core import ShapedArray, canonical_dtype  # noqa: E402
+from ..core import InternalError, ShapedArray, canonical_dtype  # noqa: E402
 
 _COPY = xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
@@ -137,7 +137,7 @@ _BUFFER_PROTOCOL_DTYPES = {np.dtype(t) for t in (
     np.float16, np.float32, np.float64)}
 
 
-def _platform(buf: Any) -> str:
+def buffer_platform(buf: Any) -> str:
     p = buf.platform
     return str(p() if callable(p) else p)
 
@@ -147,7 +147,7 @@ def _to_numpy(buf: Any, aval: ShapedArray) -> np.ndarray:
     d = aval.dtype
     if aval.size == 0:
         v = np.empty(aval.shape, d)
-    elif _platform(buf) == "cpu":
+    elif buffer_platform(buf) == "cpu":
         if d in _BUFFER_PROTOCOL_DTYPES:  # native dtypes: the Python buffer protocol
             v = np.asarray(buf)
         else:  # bfloat16 and friends: same-size unsigned ints, viewed as the real dtype
@@ -343,8 +343,6 @@ def compile_text(text: str, out_avals: Sequence[ShapedArray], platform: str | No
     try:
         return Executable(text, out_avals, get_backend(platform))
     except _jax.JaxRuntimeError as e:
-        from ..lower.specialize import InternalError
-
         numbered = "\n".join(f"{i + 1:4d}  {line}" for i, line in enumerate(text.splitlines()))
         raise InternalError(f"internal error: XLA rejected the generated StableHLO: {e}\n{numbered}",
                             hint="this is a bug in srcjax; please report it with this program") from e

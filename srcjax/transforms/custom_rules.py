@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import libcst as cst
 
 from ..core import CustomRuleError
+
+# _Custom: the common base of custom_jvp/custom_vjp (srcjax.custom is a public module; the base is not API)
 from ..custom import _Custom, custom_jvp, custom_vjp, owner_of, register_role
 from ..frontend.names import Names, RenameNames, code, names_in, replaced, target_names
 from ..frontend.program import Program

@@ -21,7 +21,7 @@ Both sweeps are exactly those of :class:`~srcjax.transforms.reverse_ad.VJP` (wha
   passes it again), unless the primal rebinds it.
 - the **tape** (values that loops and helper calls save, ``_tape.append``) is one more
   residual, ``_tape``: under NumPy a list of arrays; compiled, a rolled loop's part of it
-  is one stacked :class:`~srcjax.lower.control.Segment`, which the specializer returns as
+  is one stacked :class:`~srcjax.lower.rolled_for.Segment`, which the specializer returns as
   its arrays and accepts back as an argument (a pytree node). The backward half pops a
   copy (``list(_tape)``), so it can run again with another cotangent.
 - after simplification, residuals and parameters the backward half no longer reads are

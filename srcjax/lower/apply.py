@@ -1,0 +1,101 @@
+"""Applying a primitive to the specializer's values (:func:`apply_primitive`, ``Specializer.apply``).
+
+With every array operand static (and a primitive that allows it) the primitive's NumPy function runs
+right here, as Python would. Otherwise its abstract-evaluation rule runs (shape and dtype errors are
+raised here, pointing at the user's line) and then its lowering rule, which appends StableHLO to the
+function being built; a result whose type differs from the abstract evaluation is srcjax's bug.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any
+
+from ..core import ArgumentError, DTypeError, InternalError, StaticValueError
+from ..primitives.registry import LowerCtx, Primitive
+from .hlo import HloValue
+from .values import is_dynamic
+
+if TYPE_CHECKING:  # annotations only: the specializer imports this module, not the other way round
+    from .specialize import Specializer
+
+
+def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: dict[str, Any],
+                    operator: bool = False) -> Any:
+    """``prim`` applied to ``args``: run here when every array operand is static (and the primitive
+    allows it), else abstract evaluation (shape and dtype errors) and lowering into ``sp``'s function.
+    Scalar results carry their operands' origins; an operator on weakly typed operands stays weak."""
+    assert sp.b is not None
+    try:
+        bound = prim.signature.bind(*args, **kwargs)
+    except TypeError as e:
+        raise ArgumentError(f"{prim.path}(): {e}") from None
+    bound.apply_defaults()
+    names = list(bound.arguments)
+    values = list(bound.arguments.values())
+    all_static = True
+    for n, v in zip(names, values):
+        if n in prim.arrays:
+            if is_dynamic(v):
+                all_static = False
+        elif n in prim.array_seqs:
+            if not isinstance(v, (tuple, list)):
+                raise DTypeError(f"{prim.path}(): {n} must be a sequence of arrays")
+            if any(is_dynamic(x) for x in v):
+                all_static = False
+        elif n not in prim.mixed:  # "mixed" params (index keys) may hold dynamic ints
+            sp.need_static(v, f"{prim.path}(): the argument {n!r}")
+    if all_static and prim.static_eval:
+        try:
+            return prim.fn(*args, **kwargs)
+        except Exception as e:
+            raise StaticValueError(f"{prim.path}(): {type(e).__name__}: {e}") from None
+    for i, (n, v) in enumerate(zip(names, values)):
+        if n in prim.arrays and v is not None:
+            values[i] = sp.lift(v)
+        elif n in prim.array_seqs:
+            values[i] = [sp.lift(x) for x in v]
+    params = [prim.signature.parameters[n] for n in names]
+    call_args: list[Any] = []
+    for p, v in zip(params, values):
+        if p.kind == inspect.Parameter.VAR_POSITIONAL:
+            call_args += list(v)
+        else:
+            call_args.append(v)
+    avals = [_aval_of(v) for v in call_args]
+    out = prim.abstract_eval(*avals)
+    multi = isinstance(out, (list, tuple))
+    outs = list(out) if multi else [out]
+    origin_args = call_args[:1] if prim.name == "getitem" else call_args  # x[i] is data, whatever i is
+    origin = frozenset().union(*(_origins(v) for v in origin_args))
+    weak = operator and all(_is_weak(v) for v in call_args if v is not None)
+    res = prim.lower(LowerCtx(sp.b, outs), *call_args)
+    res_list = list(res) if multi else [res]
+    final = []
+    for r, o in zip(res_list, outs):
+        if r.shape != o.shape or r.dtype != o.dtype:
+            raise InternalError(f"internal error: {prim.name} lowered to {r.aval.str_short()} but its "
+                                f"abstract evaluation says {o.str_short()}")
+        o2 = o.update(weak_type=weak or o.weak_type, origin=origin if o.ndim == 0 else frozenset())
+        final.append(HloValue(r.name, o2))
+    return final if multi else final[0]
+
+
+def _aval_of(v: Any) -> Any:
+    if isinstance(v, HloValue):
+        return v.aval
+    if isinstance(v, list) and v and all(isinstance(x, HloValue) for x in v):
+        return [x.aval for x in v]
+    return v
+
+
+def _origins(v: Any) -> frozenset[str]:
+    if isinstance(v, HloValue):
+        return v.aval.origin
+    if isinstance(v, list):
+        return frozenset().union(*(_origins(x) for x in v)) if v else frozenset()
+    return frozenset()
+
+
+def _is_weak(v: Any) -> bool:
+    return isinstance(v, HloValue) and v.aval.weak_type

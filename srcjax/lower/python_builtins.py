@@ -1,0 +1,220 @@
+"""Python's builtins and operators as the specializer runs them, on static and dynamic values.
+
+A static operand is computed right here, as Python would. Builtins with array-aware behaviour have a
+rule (:data:`BUILTIN_RULES`): ``len`` and ``np.shape`` read the abstract value, ``abs``/``round``/
+``sum`` apply primitives, ``zip``/``enumerate``/``list`` iterate an array row by row, ``map``/
+``sorted``/``pytree.tree_map`` call (trace) a function per item, ``min``/``max``/``int``/... need
+static values. :func:`accepts_dynamic` names the callables that only move values around.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import pytree
+from ..core import ArgumentError, NeedStatic, ShapeError, StaticValueError
+from ..primitives import registry
+from .values import contains_dynamic, is_dynamic
+
+if TYPE_CHECKING:  # annotations only: the specializer imports this module, not the other way round
+    from .specialize import Specializer
+
+
+BINOPS: dict[str, Callable[[Any, Any], Any]] = {
+    "Add": operator.add, "Subtract": operator.sub, "Multiply": operator.mul, "Divide": operator.truediv,
+    "FloorDivide": operator.floordiv, "Modulo": operator.mod, "Power": operator.pow,
+    "MatrixMultiply": operator.matmul, "BitAnd": operator.and_, "BitOr": operator.or_,
+    "BitXor": operator.xor, "LeftShift": operator.lshift, "RightShift": operator.rshift,
+}
+CMPOPS: dict[str, Callable[[Any, Any], Any]] = {
+    "LessThan": operator.lt, "LessThanEqual": operator.le, "GreaterThan": operator.gt,
+    "GreaterThanEqual": operator.ge, "Equal": operator.eq, "NotEqual": operator.ne,
+    "Is": operator.is_, "IsNot": operator.is_not,
+    "In": lambda a, b: a in b, "NotIn": lambda a, b: a not in b,
+}
+UNOPS: dict[str, Callable[[Any], Any]] = {
+    "Minus": operator.neg, "Plus": operator.pos, "BitInvert": operator.invert, "Not": operator.not_,
+}
+
+
+CONTAINER_BUILTINS = {tuple, list, dict, enumerate, zip, reversed, isinstance, len, type, map,
+                       pytree.is_tree, pytree.tree_get, pytree.tree_set, pytree.tree_like}
+
+
+def accepts_dynamic(fv: Any) -> bool:
+    """Callables that only move values around (containers, bound methods of static objects)."""
+    if fv in CONTAINER_BUILTINS:
+        return True
+    if isinstance(fv, type) and issubclass(fv, tuple) and hasattr(fv, "_fields"):  # a NamedTuple class
+        return True
+    self_obj = getattr(fv, "__self__", None)
+    return isinstance(self_obj, (list, dict, tuple))
+
+
+def _b_len(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    (x,) = args
+    if is_dynamic(x):
+        if x.ndim == 0:
+            raise ShapeError("len() of a 0-d array")
+        return x.shape[0]
+    return len(x)
+
+
+def _b_range(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    for a in args:
+        sp.need_static(a, "a range() bound")
+    try:
+        return range(*[operator.index(a) for a in args])
+    except TypeError as e:
+        raise StaticValueError(f"range(): {e}") from None
+
+
+def _b_abs(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    (x,) = args
+    if is_dynamic(x):
+        return sp.apply(registry.PRIMITIVES["absolute"], [x], {})
+    return abs(x)
+
+
+def _b_round(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if args and is_dynamic(args[0]):
+        return sp.apply(registry.PRIMITIVES["round"], args, kwargs)
+    return round(*args, **kwargs)
+
+
+def _b_sum(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    items = sp.iterate(args[0])
+    acc = args[1] if len(args) > 1 else kwargs.get("start", 0)
+    for it in items:
+        acc = sp.binop("Add", acc, it)
+    return acc
+
+
+def _b_minmax(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
+    def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if contains_dynamic(args):
+            raise StaticValueError(
+                f"{fn.__name__}() compares values known only at run time",
+                hint=f"use np.{'maximum' if fn is max else 'minimum'}(a, b) or np.{fn.__name__}(x)")
+        return fn(*args, **kwargs)
+
+    return rule
+
+
+def _b_concrete(fn: type) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
+    def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if args and is_dynamic(args[0]):
+            sp.need_static(args[0], f"{fn.__name__}(...)")
+        return fn(*args, **kwargs)
+
+    return rule
+
+
+def _b_isinstance(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """An array stands for an ``np.ndarray`` in the user's NumPy program; a 0-d result may also be a
+    NumPy scalar there, so asking about it is refused rather than answered wrongly."""
+    x, cls = args
+    if not is_dynamic(x):
+        return isinstance(x, cls)
+    if x.ndim == 0 and x.aval.weak_type:  # a Python number argument (or arithmetic on them): its type is known
+        return isinstance({"b": False, "i": 0, "u": 0, "f": 0.0}[x.aval.dtype.kind], cls)
+    if x.ndim == 0:
+        as_array, as_scalar = issubclass(np.ndarray, cls), issubclass(x.aval.dtype.type, cls)
+        if as_array == as_scalar:  # e.g. isinstance(x, (tuple, list, dict)): False either way
+            return as_array
+        if x.aval.origin:  # a Python int/bool argument: make it static and ask again
+            raise NeedStatic(x.aval.origin)
+        raise StaticValueError(f"isinstance() of a 0-d array ({x.aval.str_short()}) is not decided: NumPy "
+                               "may hold it as a scalar or as an array",
+                               hint="test x.ndim or x.shape instead")
+    return issubclass(np.ndarray, cls)
+
+
+def _b_iterating(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
+    """``zip``/``enumerate``/``list``/...: a dynamic array argument is iterated row by row (unrolled)."""
+
+    def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if fn is reversed and len(args) == 1 and isinstance(args[0], range):
+            return args[0][::-1]  # still a range: a loop over it can be rolled
+        n_iterables = len(args) if fn is zip else 1
+        args = [sp.iterate(a) if i < n_iterables and is_dynamic(a) else a for i, a in enumerate(args)]
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:
+            raise StaticValueError(f"{fn.__name__}(): {e}") from None
+
+    return rule
+
+
+def _b_tree_map(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``pytree.tree_map`` run here: the structure is static, ``f`` is called (traced) per leaf."""
+    f, *trees = args
+    try:
+        return pytree.tree_map(lambda *leaves: sp.call_value(f, list(leaves), {}), *trees)
+    except pytree.TreeMismatch as e:
+        raise ArgumentError(f"container structures do not match: {e}") from None
+
+
+def _b_map(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``map(f, xs, ...)``: ``f`` called (traced) per item, eagerly (the items are static in number)."""
+    if len(args) < 2 or kwargs:
+        raise StaticValueError("map() takes a function and at least one iterable")
+    f, *seqs = args
+    seqs = [sp.iterate(a) if is_dynamic(a) else a for a in seqs]
+    return iter([sp.call_value(f, list(items), {}) for items in zip(*seqs)])
+
+
+def _b_sorted(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``sorted(xs, key=f)``: ``f`` called (traced) per item; its results must be static to order by."""
+    key = kwargs.pop("key", None)
+    (seq,) = args
+    items = list(sp.iterate(seq) if is_dynamic(seq) else seq)
+    if key is None:
+        keys = items
+    else:
+        keys = [sp.call_value(key, [v], {}) for v in items]
+    if any(is_dynamic(k) for k in keys):
+        raise StaticValueError("sorted() orders by values known at transpile time, but the key is array data",
+                               hint="sort by a shape or a static value, or use np.sort/np.argsort on one array")
+    order = sorted(range(len(items)), key=lambda i: keys[i], reverse=bool(kwargs.pop("reverse", False)))
+    return [items[i] for i in order]
+
+
+def _aval_dummy(v: Any) -> Any:
+    """A NumPy stand-in with the dtype (and NEP 50 weakness) of ``v``, for dtype queries."""
+    if is_dynamic(v):
+        a = v.aval
+        if a.weak_type:
+            return {"b": False, "i": 0, "u": 0, "f": 0.0}.get(a.dtype.kind, np.zeros((), a.dtype))
+        return np.zeros((), a.dtype)
+    return v
+
+
+def _b_shape_query(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
+    """np.shape / np.ndim / np.size of arrays are static: read them off the abstract value."""
+    def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        (x,) = args
+        if is_dynamic(x):
+            return {"shape": x.shape, "ndim": x.ndim, "size": x.aval.size}[fn.__name__]
+        return fn(x)
+
+    return rule
+
+
+def _b_result_type(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    return np.result_type(*[_aval_dummy(a) for a in args])
+
+
+BUILTIN_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]] = {
+    np.shape: _b_shape_query(np.shape), np.ndim: _b_shape_query(np.ndim), np.size: _b_shape_query(np.size),
+    np.result_type: _b_result_type, pytree.tree_map: _b_tree_map, map: _b_map, sorted: _b_sorted,
+    isinstance: _b_isinstance, zip: _b_iterating(zip), enumerate: _b_iterating(enumerate),
+    reversed: _b_iterating(reversed), list: _b_iterating(list), tuple: _b_iterating(tuple),
+    len: _b_len, range: _b_range, abs: _b_abs, round: _b_round, sum: _b_sum,
+    min: _b_minmax(min), max: _b_minmax(max),
+    float: _b_concrete(float), int: _b_concrete(int), bool: _b_concrete(bool),
+}

@@ -1,0 +1,120 @@
+"""Tracing code into a StableHLO region (a branch, or a loop's condition and body, on array data).
+
+A region runs once at transpile time for every run-time outcome, so it must not change the Python
+lists and dicts around it (:func:`snapshot_containers`, :func:`check_containers`) nor leave by
+``return``/``break``/``continue`` (:func:`exec_without_exits`). Also here: whether a value decides
+control flow at run time (:func:`is_data`), a scalar predicate, values converted to a region's result
+types, names for results in errors, and calling a generated branch or loop body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..core import NeedStatic, ShapedArray, ShapeError, TranspileError, UnsupportedSyntaxError
+from ..primitives import registry
+from .hlo import HloValue
+from .values import Break, Continue, LocalFunction, Return, is_loop_origin
+
+if TYPE_CHECKING:  # annotations only: the specializer imports this module, not the other way round
+    from .specialize import Specializer
+
+
+def snapshot_containers(envs: Sequence[dict[str, Any]]) -> dict[int, tuple[str, Any, Any]]:
+    """Every Python list/dict reachable from the live scopes: id -> (name, object, shallow copy)."""
+    out: dict[int, tuple[str, Any, Any]] = {}
+
+    def visit(name: str, v: Any, depth: int) -> None:
+        if depth > 4 or id(v) in out:
+            return
+        if isinstance(v, list | dict):
+            out[id(v)] = (name, v, list(v) if isinstance(v, list) else dict(v))
+            for x in (v if isinstance(v, list) else v.values()):
+                visit(name, x, depth + 1)
+        elif isinstance(v, tuple):
+            for x in v:
+                visit(name, x, depth + 1)
+
+    for env in envs:
+        for k, v in env.items():
+            visit(k, v, 0)
+    return out
+
+
+def check_containers(snap: dict[int, tuple[str, Any, Any]], where: str) -> None:
+    for name, obj, copy in snap.values():
+        same = len(obj) == len(copy) and (
+            all(a is b for a, b in zip(obj, copy)) if isinstance(obj, list)
+            else obj.keys() == copy.keys() and all(obj[k] is copy[k] for k in copy))
+        if not same:
+            if isinstance(obj, list):
+                obj[:] = copy
+            else:
+                obj.clear()
+                obj.update(copy)
+            raise UnsupportedSyntaxError(
+                f"the Python {type(obj).__name__} `{name}` is changed inside {where}; srcjax transpiles every "
+                "branch and the loop body once, so the change cannot depend on the data",
+                hint="collect results in arrays (x[i] = v, or srcjax.lax.scan) or decide the condition on "
+                     "static values")
+
+
+def is_data(sp: Specializer, v: Any) -> bool:
+    """A dynamic value that decides control flow at run time (not a Python int/bool argument)."""
+    if not isinstance(v, HloValue):
+        return False
+    arg_origins = {o for o in v.aval.origin if not is_loop_origin(o)}
+    if arg_origins:
+        raise NeedStatic(frozenset(arg_origins))
+    return True
+
+def call_local(sp: Specializer, fn: LocalFunction, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    names = [p.name.value for p in fn.fdef.params.params]
+    if len(args) != len(names) or kwargs:
+        raise TranspileError(f"{fn.name}() takes {len(names)} arguments, got {len(args)}")
+    env = dict(fn.env)
+    env.update(zip(names, args))
+    return sp.run_body(fn.parent, fn.fdef.body.body, env)
+
+def scalar_pred(sp: Specializer, p: HloValue, what: str) -> HloValue:
+    if p.ndim != 0:
+        raise ShapeError(f"{what} must be a scalar, but it is an array {p.aval.str_short()}",
+                         hint="reduce it to one truth value with np.any(...) or np.all(...)")
+    if p.dtype != np.bool_:
+        zero = sp.lift(0)
+        p = sp.apply(registry.PRIMITIVES["not_equal"], [p, zero], {})
+    return p
+
+def leaf_value(sp: Specializer, v: Any, aval: ShapedArray) -> HloValue:
+    """``v`` (static or dynamic) as an SSA value of abstract value ``aval``, emitted here."""
+    assert sp.b is not None
+    h = sp.lift(v) if not isinstance(v, HloValue) else v
+    if h.dtype != aval.dtype:
+        h = sp.b.convert(h, aval.dtype)
+    return HloValue(h.name, aval)
+
+def out_names(sp: Specializer, n: int) -> list[str]:
+    t = sp.assign_targets
+    if t is not None and len(t) == n:
+        return [f"`{x}`" for x in t]
+    return [f"output {i + 1}" if n > 1 else "the result" for i in range(n)]
+
+
+_EXIT_HINTS = {
+    "return": "assign the result to a variable and return it once, after the `if`/loop",
+    "break": "use a flag: stop = stop | cond, and test `not stop` in the loop condition",
+    "continue": "put the rest of the loop body under `if not cond:` instead",
+}
+
+
+def exec_without_exits(sp: Specializer, body: Sequence[Any], env: dict[str, Any], where: str) -> None:
+    """Run ``body`` as one region: a ``return``/``break``/``continue`` out of it is refused clearly."""
+    try:
+        sp.exec_block(body, env)
+    except (Return, Break, Continue) as e:
+        word = {Return: "return", Break: "break", Continue: "continue"}[type(e)]
+        raise UnsupportedSyntaxError(f"`{word}` inside {where} that srcjax could not rewrite",
+                                     hint=_EXIT_HINTS[word]) from None

@@ -1,0 +1,147 @@
+"""The interpreter's values and signals, shared by the specializer and its control-flow rules.
+
+- :class:`Return`, :class:`Break`, :class:`Continue`: a ``return``/``break``/``continue`` on its way
+  out of the statements being run; :class:`Unroll`: a loop that cannot stay one ``stablehlo.while``;
+- *dynamic* values (:class:`HloValue`) and containers holding them;
+- :class:`LocalFunction` (a generated branch or loop body) and :class:`Undefined` (a name bound on
+  some paths of control flow on data only);
+- *loop origins*, which mark loop-carried Python ints, and how far loops unroll;
+- the abstract value of a static number or array, and the one abstract value several join to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+import numpy as np
+
+from ..core import PYTHON_SCALAR_DTYPES, DTypeError, ShapedArray, ShapeError, canonical_dtype
+from ..frontend.normalize import NormalizedFunction
+from .hlo import HloValue
+
+MAX_UNROLL = 10_000  # iterations a static loop may run, unrolled
+TINY_TRIP = 2  # static loops this short are unrolled
+LOOP_ORIGIN = "\0loop"  # prefix of the origin names that mark loop-carried Python ints
+
+
+class Return(Exception):
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class Break(Exception):
+    pass
+
+
+class Continue(Exception):
+    pass
+
+
+class Unroll(Exception):
+    """Internal: a loop body needs its counter (or a carried int) static; unroll the loop."""
+
+
+def is_dynamic(v: Any) -> bool:
+    return isinstance(v, HloValue)
+
+
+def contains_dynamic(v: Any) -> bool:
+    if is_dynamic(v):
+        return True
+    if isinstance(v, (tuple, list)):
+        return any(contains_dynamic(x) for x in v)
+    if isinstance(v, dict):
+        return any(contains_dynamic(x) for x in v.values())
+    return False
+
+
+def is_loop_origin(name: str) -> bool:
+    return name.startswith(LOOP_ORIGIN)
+
+
+@dataclass
+class LocalFunction:
+    """A ``def`` inside a function (generated branch and loop bodies): a closure over ``env``."""
+
+    fdef: cst.FunctionDef
+    env: dict[str, Any]
+    parent: NormalizedFunction
+
+    @property
+    def name(self) -> str:
+        return self.fdef.name.value
+
+
+class Undefined:
+    """A name assigned on only some paths of control flow on data; reading it is an error.
+
+    When those paths are branches of ``if``s on data, ``value`` holds the name's
+    value where it is assigned (zeros elsewhere) and ``conds`` maps each
+    condition (an SSA name) to the branches that assign it: all must hold. A
+    later ``if`` on the very same conditions may read it on those branches
+    (generated derivative code re-tests the forward pass's conditions).
+    """
+
+    def __init__(self, name: str, why: str, value: Any = None,
+                 conds: dict[str, frozenset[int]] | None = None) -> None:
+        self.name = name
+        self.why = why
+        self.value = value
+        self.conds = conds or {}
+
+    def readable(self, on_branch: Sequence[tuple[str, int]]) -> bool:
+        return self.value is not None and all(any(p == pred and k in ks for p, k in on_branch)
+                                              for pred, ks in self.conds.items())
+
+
+def aval_of_static(v: Any) -> ShapedArray | None:
+    if isinstance(v, bool | int | float) and not isinstance(v, np.generic):
+        kind = bool if isinstance(v, bool) else int if isinstance(v, int) else float
+        return ShapedArray((), PYTHON_SCALAR_DTYPES[kind], weak_type=True)
+    if isinstance(v, np.ndarray | np.generic) and np.asarray(v).dtype.kind in "biuf":
+        a = np.asarray(v)
+        return ShapedArray(a.shape, canonical_dtype(a.dtype))
+    return None
+
+
+def same_static(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, np.ndarray):
+        return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def join_avals(avals: Sequence[ShapedArray], what: str) -> ShapedArray:
+    """The one abstract value that every outcome converts to without changing a value's meaning."""
+    first = avals[0]
+    for a in avals[1:]:
+        if a.shape != first.shape:
+            raise ShapeError(f"{what} has shape {first.str_short()} on one path and {a.str_short()} on another",
+                             hint="give it the same shape on every path (e.g. start from np.zeros_like(...))")
+    strong = [a for a in avals if not a.weak_type]
+    if not strong:
+        dt = np.result_type(*[a.dtype for a in avals])
+        return ShapedArray(first.shape, canonical_dtype(dt), weak_type=True)
+    dts = {a.dtype for a in strong}
+    if len(dts) > 1:
+        names = " and ".join(sorted(str(d) for d in dts))
+        raise DTypeError(f"{what} is {names} on different paths",
+                         hint="convert it to one dtype with .astype(...) on every path")
+    dt = strong[0].dtype
+    order = "bif"  # a Python bool/int/float takes the array's dtype only if that does not lose its kind
+    for a in avals:
+        if a.weak_type and order.index(a.dtype.kind if a.dtype.kind in order else "f") > \
+                order.index(dt.kind if dt.kind in order else "f"):
+            raise DTypeError(f"{what} is a Python {dict(b='bool', i='int', f='float')[a.dtype.kind]} on one "
+                             f"path and {dt} on another",
+                             hint=f"write the Python number as an array of dtype {dt} (e.g. np.{dt}(...))")
+    return ShapedArray(first.shape, dt)
