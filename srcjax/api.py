@@ -320,7 +320,7 @@ class Compiled:
             try:
                 return specialize(self.program, self._specs(values))
             except NeedStatic as ns:
-                new = self.auto_static | ns.names
+                new = self.auto_static | {str(n) for n in ns.names}  # (argument names; a loop's origin matches none)
                 if new == self.auto_static:
                     raise
                 self.auto_static = frozenset(new)

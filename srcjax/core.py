@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import linecache
 import math
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,12 +52,14 @@ class ShapedArray:
     of the array they meet. ``origin`` names the Python int/bool arguments the
     value was computed from; if such a value reaches a place that needs a
     static value, the argument is made static and the function re-specialized.
+    A rolled loop adds its own origin object (``lower.values.LoopOrigin``) for the
+    Python ints it carries: needed static, the loop unrolls instead.
     """
 
     shape: tuple[int, ...]
     dtype: np.dtype
     weak_type: bool = False
-    origin: frozenset[str] = field(default=frozenset(), compare=False)
+    origin: frozenset[Hashable] = field(default=frozenset(), compare=False)  # argument names, loop origins
 
     @property
     def ndim(self) -> int:
@@ -249,6 +252,6 @@ class InternalError(TranspileError):
 class NeedStatic(Exception):
     """Internal signal: these Python int/bool arguments must become static."""
 
-    def __init__(self, names: frozenset[str]) -> None:
-        super().__init__(sorted(names))
+    def __init__(self, names: frozenset[Hashable]) -> None:
+        super().__init__(sorted(map(str, names)))
         self.names = names

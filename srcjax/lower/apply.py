@@ -9,6 +9,7 @@ function being built; a result whose type differs from the abstract evaluation i
 from __future__ import annotations
 
 import inspect
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from ..core import ArgumentError, DTypeError, InternalError, StaticValueError
@@ -89,7 +90,7 @@ def _aval_of(v: Any) -> Any:
     return v
 
 
-def _origins(v: Any) -> frozenset[str]:
+def _origins(v: Any) -> frozenset[Hashable]:
     if isinstance(v, HloValue):
         return v.aval.origin
     if isinstance(v, list):

@@ -32,9 +32,9 @@ from ..primitives import registry
 from .hlo import HloValue
 from .regions import check_containers, exec_without_exits, leaf_value, out_names, scalar_pred, snapshot_containers
 from .values import (
-    LOOP_ORIGIN,
     MAX_UNROLL,
     TINY_TRIP,
+    LoopOrigin,
     Undefined,
     Unroll,
     aval_of_static,
@@ -52,7 +52,7 @@ _ids = itertools.count()
 
 
 def rolled_loop(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], carry: Any,
-                labels: Callable[[int], list[str]], out_origin: str | None = None) -> Any:
+                labels: Callable[[int], list[str]], out_origin: LoopOrigin | None = None) -> Any:
     """One ``stablehlo.while`` over the pytree ``carry``.
 
     Numbers and arrays in ``carry`` are carried (a Python scalar that the body
@@ -66,7 +66,7 @@ def rolled_loop(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callabl
     names = labels(n)
     carried = [j for j, v in enumerate(leaves) if isinstance(v, HloValue) or aval_of_static(v) is not None]
     avals: dict[int, ShapedArray] = {}
-    marker = f"{LOOP_ORIGIN}{next(_ids)}"
+    marker = LoopOrigin(next(_ids))
     for j in carried:
         v = leaves[j]
         a = v.aval if isinstance(v, HloValue) else aval_of_static(v)

@@ -23,10 +23,10 @@ from .hlo import HloValue
 from .loops import rolled_loop
 from .regions import snapshot_containers
 from .values import (
-    LOOP_ORIGIN,
     Break,
     Continue,
     LocalFunction,
+    LoopOrigin,
     Undefined,
     Unroll,
     aval_of_static,
@@ -352,7 +352,7 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
         ["a saved value"] * (m - 1 - len(carried) - len(fresh))  # noqa: E731
     # a Python int the loop changes (a counter, an offset) is carried as data; if code after the loop
     # needs it static, specialization restarts with this loop unrolled (sp.program.no_roll)
-    loop_key = f"{LOOP_ORIGIN}for:{id(s)}"
+    loop_key = LoopOrigin(id(s), rolled_for=True)
     if id(s) in sp.program.no_roll:
         return False
     state0 = (0, tuple(env[x] for x in carried), ())

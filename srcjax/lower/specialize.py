@@ -34,7 +34,7 @@ import math
 import sys
 import types
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,12 +73,12 @@ from .apply import apply_primitive
 from .hlo import FuncBuilder, HloValue, module_text
 from .python_builtins import BINOPS, BUILTIN_RULES, CMPOPS, CONTAINER_BUILTINS, UNOPS, accepts_dynamic
 from .values import (
-    LOOP_ORIGIN,
     MAX_UNROLL,
     TINY_TRIP,
     Break,
     Continue,
     LocalFunction,
+    LoopOrigin,
     Return,
     Undefined,
     contains_dynamic,
@@ -783,7 +783,7 @@ def _mlir_loc(span: Span) -> str:
     return f'"{name}":{span.line}:{span.col + 1}'
 
 
-def _origins_deep(v: Any) -> frozenset[str]:
+def _origins_deep(v: Any) -> frozenset[Hashable]:
     leaves, _ = pytree.flatten(v)
     return frozenset().union(*(x.aval.origin for x in leaves if isinstance(x, HloValue))) if leaves else frozenset()
 
@@ -839,10 +839,10 @@ def specialize(program: Program, specs: list[ArgSpec]) -> tuple[str, list[Shaped
         try:
             return Specializer(program).lower(specs)
         except NeedStatic as ns:
-            rolled = {n for n in ns.names if n.startswith(LOOP_ORIGIN + "for:")}
+            rolled = {o for o in ns.names if isinstance(o, LoopOrigin) and o.rolled_for}
             if not rolled:
                 raise
-            program.no_roll |= {int(n[len(LOOP_ORIGIN + "for:"):]) for n in rolled}
+            program.no_roll |= {o.key for o in rolled}
             rest = frozenset(n for n in ns.names if not is_loop_origin(n))
             if rest:
                 raise NeedStatic(rest) from None

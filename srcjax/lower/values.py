@@ -24,7 +24,20 @@ from .hlo import HloValue
 
 MAX_UNROLL = 10_000  # iterations a static loop may run, unrolled
 TINY_TRIP = 2  # static loops this short are unrolled
-LOOP_ORIGIN = "\0loop"  # prefix of the origin names that mark loop-carried Python ints
+
+
+@dataclass(frozen=True)
+class LoopOrigin:
+    """The origin of a Python int a rolled loop carries (its counter, an offset), next to the argument
+    names in ``ShapedArray.origin``: if code needs it static, the loop unrolls. ``key`` identifies the
+    loop (``rolled_for``: the ``id()`` of its ``for`` statement, which the program keeps alive, so the
+    retry can unroll exactly that loop via ``Program.no_roll``; otherwise a fresh counter)."""
+
+    key: int
+    rolled_for: bool = False
+
+    def __str__(self) -> str:
+        return f"<{'for' if self.rolled_for else 'loop'} {self.key}>"
 
 
 class Return(Exception):
@@ -58,8 +71,8 @@ def contains_dynamic(v: Any) -> bool:
     return False
 
 
-def is_loop_origin(name: str) -> bool:
-    return name.startswith(LOOP_ORIGIN)
+def is_loop_origin(origin: Any) -> bool:
+    return isinstance(origin, LoopOrigin)
 
 
 @dataclass
