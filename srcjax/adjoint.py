@@ -21,9 +21,15 @@ class _Unset:
 
     Generated derivative code saves a loop iteration's values for the adjoint
     sweep; a name computed on one branch only gets ``UNSET`` on the others, and
-    the adjoint reads it only under the same condition. Under NumPy it is this
-    object (any use fails loudly); compiled, it joins the other branch's value
-    as zeros of the same shape and dtype.
+    the adjoint reads it only under the same condition. Names the saved values
+    need before a loop first binds them are declared ``UNSET`` at the top of the
+    function. Under NumPy it is this object (any use fails loudly); compiled, it
+    joins the other branch's value as zeros of the same shape and dtype.
+
+    It is the one marker of "no value on this path" in generated source (``None``
+    is only ever a user's value). The specializer's compile-time counterpart is
+    ``lower.values.Undefined``: a name unbound, or ``UNSET``, on some paths of
+    control flow on data, with the conditions under which it may still be read.
     """
 
     _instance: _Unset | None = None

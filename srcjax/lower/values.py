@@ -96,6 +96,10 @@ class Undefined:
     condition (an SSA name) to the branches that assign it: all must hold. A
     later ``if`` on the very same conditions may read it on those branches
     (generated derivative code re-tests the forward pass's conditions).
+
+    This is the compile-time form of the source-level marker ``srcjax.adjoint.UNSET``
+    (a branch that leaves a name ``UNSET`` gives an ``Undefined`` where the branches
+    join); the two are one concept at two stages, not two sentinels.
     """
 
     def __init__(self, name: str, why: str, value: Any = None,

@@ -693,7 +693,7 @@ class VJP:
             self.declared: set[str] = set()
             self.partial: set[str] = set()
             self.primal(self.body, 1, primal, self.final_bound)
-            primal[:0] = [f"    {n} = None" for n in sorted(self.declared - set(self.params))]
+            primal[:0] = [f"    {n} = UNSET" for n in sorted(self.declared - set(self.params))]
             out = code(self.ret.value) if self.ret.value is not None else "None"
             adj: list[str] = []
             defined: set[str] = set()
