@@ -18,6 +18,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..frontend.liveness import Liveness
 from ..frontend.names import Names, Visitor, boolean_valued, code, names_in, target_names
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
@@ -471,38 +472,9 @@ def find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:
 
 def upward_exposed(stmts: Sequence[Any]) -> set[str]:
     """Names the statements may read before assigning them (an ``if`` assigns what both
-    branches assign; a loop's body may run zero times)."""
-    return _exposed(stmts, set())[0]
-
-
-def _exposed(stmts: Sequence[Any], killed: set[str]) -> tuple[set[str], set[str]]:
-    exposed: set[str] = set()
-    killed = set(killed)
-    for s in stmts:
-        if isinstance(s, cst.SimpleStatementLine):
-            for small in s.body:
-                if isinstance(small, cst.Assign):
-                    exposed |= set(names_in(small.value)) - killed
-                    for t in small.targets:
-                        killed |= set(target_names(t.target))
-                else:
-                    exposed |= set(names_in(small)) - killed
-        elif isinstance(s, cst.If):
-            exposed |= set(names_in(s.test)) - killed
-            e1, k1 = _exposed(s.body.body, killed)
-            other = [] if s.orelse is None else [s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body
-            e2, k2 = _exposed(other, killed)
-            exposed |= e1 | e2
-            killed = k1 & k2
-        elif isinstance(s, cst.For):
-            exposed |= set(names_in(s.iter)) - killed
-            exposed |= _exposed(s.body.body, killed | set(target_names(s.target)))[0]
-        elif isinstance(s, cst.While):
-            exposed |= set(names_in(s.test)) - killed
-            exposed |= _exposed(s.body.body, killed)[0]
-        else:
-            exposed |= set(names_in(s)) - killed
-    return exposed, killed
+    branches assign; a loop's body may run zero times): their live-in set with nothing live
+    after them, by the one liveness analysis (:class:`~srcjax.frontend.liveness.Liveness`)."""
+    return Liveness(stmts).live_in(stmts, set(), None)
 
 
 def free_of_loop_targets(module: cst.Module) -> set[str]:
