@@ -71,16 +71,21 @@ def is_tape_name(name: str) -> bool:
     return TAPE_NAME.match(name) is not None
 
 
+SAVED_LIST_NAME = re.compile(r"_tape(_bar|_dot|_\d+)*$")
+"""Every name derivative code gives a list of saved values: the tapes of :data:`TAPE_NAME` and their
+tangent tapes (``_tape_dot``, ``_tape_1_dot``, ``_tape_bar_dot``). Reserved: user code may not bind one."""
+
+
 def is_saved_list_name(name: str) -> bool:
     """A list of saved values that a reversed loop pops: a tape, a cotangent tape, and also a tangent
     tape (``_tape_dot``, ``_tape_1_dot``, ``_tape_bar_dot``: forward over reverse, as in a Hessian),
-    which the adjoint pops in step with its tape; any name that starts with ``_tape``.
+    which the adjoint pops in step with its tape (:data:`SAVED_LIST_NAME`).
 
     Wider than :func:`is_tape_name` on purpose. A rolled loop keeps such a list's rows stacked for
     the reversed loop to pop (``lower/rolled_for.py``): a tangent tape taken for a user's list would
     unroll a Hessian's adjoint loops. A tangent tape passed to a helper still counts as read there
     (:func:`is_tape_name`), which unrolls the loop that calls the helper."""
-    return name.startswith("_tape")
+    return SAVED_LIST_NAME.match(name) is not None
 
 
 def typed_like(g: Any, x: Any) -> Any:

@@ -32,8 +32,8 @@ from .core import ArgumentError, DTypeError, ShapeDtypeStruct, ShapeError, Span,
 from .custom import custom_vjp, owner_of, rule_role
 from .frontend import locations
 from .frontend.names import Names, Visitor, code
-from .frontend.program import Program, is_generated
-from .frontend.read import read_function
+from .frontend.program import Program
+from .frontend.read import is_generated, read_function
 from .transforms import ad, custom_rules, split
 from .transforms.simplify import simplify_source
 

@@ -351,3 +351,34 @@ def test_tape_names():
     # popped like a tape by a rolled adjoint loop, but passed to a helper it counts as read
     assert all(is_saved_list_name(n) and not is_tape_name(n) for n in tangent_tapes)
     assert not any(is_tape_name(n) or is_saved_list_name(n) for n in ["tape", "x_tape", "items"])
+
+
+def _user_tapes_list(x):
+    _tapes = []
+    for i in range(5):
+        _tapes.append(x * i)
+    return sum(_tapes) + _tapes[-1] * _tapes[1]
+
+
+def _user_tape_list(x):
+    _tape = []
+    for i in range(5):
+        _tape.append(x * i)
+    return sum(_tape)
+
+
+def test_a_users_list_named_like_a_tape_is_the_users_list():
+    """Tapes exist only in derivative source srcjax wrote: a user's `_tapes` list in a rolled loop is
+    read back like any list (it was taken for a tape: TypeError 'int' + 'Segment')."""
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(np.asarray(srcjax.compile(_user_tapes_list)(x)), _user_tapes_list(x), rtol=1e-12)
+    g = srcjax.grad(lambda x: np.sum(_user_tapes_list(x)))(x)
+    np.testing.assert_allclose(np.asarray(g), 10.0 + 8 * x, rtol=1e-12)
+
+
+def test_a_users_tape_name_is_refused_at_its_line():
+    """The names derivative code gives its tapes are reserved: a located error, not a wrong answer."""
+    with pytest.raises(srcjax.UnsupportedSyntaxError, match=r"`_tape`.*tapes of srcjax's derivative code") as e:
+        srcjax.compile(_user_tape_list)(np.ones(3))
+    assert e.value.span is not None and e.value.span.line == inspect.getsourcelines(_user_tape_list)[1] + 1
+    assert "rename it" in str(e.value)

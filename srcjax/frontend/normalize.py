@@ -33,12 +33,14 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
+from ..adjoint import SAVED_LIST_NAME
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
 from . import aliasing
 from .names import Visitor, children, renamed, target_names
-from .read import FunctionSource, read_function
-from .resolve import Resolver, is_user_function, unwrap
+from .names import walk as walk_nodes
+from .read import FunctionSource, is_generated, read_function
+from .resolve import Resolver, is_user_function, local_names, unwrap
 from .syntax import attr_chain, dotted
 
 # -- tables -------------------------------------------------------------------------
@@ -653,6 +655,20 @@ class Normalizer(Resolver):
         self.updated.add(t.value.value)
 
     # -- the function ---------------------------------------------------------------
+    def refuse_tape_names(self, fdef: cst.FunctionDef) -> None:
+        """User code may not bind the names derivative code gives its tapes (``_tape``, ``_tape_1``,
+        ``_tape_dot``): the compiler pops those lists row by row, so a user's list of that name
+        would be read wrong."""
+        if is_generated(self.src.fn):
+            return
+        taken = {n for n in local_names(fdef) if SAVED_LIST_NAME.match(n)}
+        if not taken:
+            return
+        first = next(n for n in walk_nodes(fdef) if isinstance(n, cst.Name) and n.value in taken)
+        raise self.unsupported(first, f"the name `{first.value}` (names like `_tape`, `_tape_1` and `_tape_dot` "
+                                      "are the tapes of srcjax's derivative code)",
+                               f"rename it, e.g. `{first.value.lstrip('_')}`")
+
     def function(self, name: str) -> cst.FunctionDef:
         fdef = self.src.fdef
         alias = aliasing.check_in_place_aliasing(fdef)
@@ -681,6 +697,7 @@ class Normalizer(Resolver):
             posonly_params=[clean_param(p) for p in params.posonly_params],
             kwonly_params=[clean_param(p) for p in params.kwonly_params],
         )
+        self.refuse_tape_names(fdef)
         self.reserve_helpers(fdef)
         body = self.block(fdef.body.body, top=True)
         if self.updated:

@@ -19,7 +19,7 @@ import libcst as cst
 from ..core import Span, TranspileError
 from .functionalize import functionalize
 from .normalize import NormalizedFunction, normalize
-from .read import function_name
+from .read import function_name, is_generated
 from .resolve import unwrap
 
 HEADER = "import numpy as np\n"
@@ -170,8 +170,3 @@ class Program:
 _RUNTIME_HELPERS = {"index_add", "index_update", "is_tree", "unbroadcast", "broadcast_like", "expand_reduced"}
 _RUNTIME_VALUES = {"UNSET"}  # constants of srcjax.adjoint that derivative source reads
 
-
-def is_generated(fn: Callable[..., Any]) -> bool:
-    """Written by srcjax (a derivative), with its text registered in linecache."""
-    code = getattr(fn, "__code__", None)
-    return code is not None and code.co_filename.startswith("<srcjax.")

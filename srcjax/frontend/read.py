@@ -248,3 +248,9 @@ def _code_span(fn: Callable[..., Any]) -> Span | None:
     if code is None:
         return None
     return Span(code.co_filename, code.co_firstlineno, 0, code.co_firstlineno, 0)
+
+
+def is_generated(fn: Callable[..., Any]) -> bool:
+    """Written by srcjax (a derivative), with its text registered in linecache."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith("<srcjax.")

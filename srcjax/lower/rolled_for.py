@@ -18,6 +18,7 @@ from .. import pytree
 from ..adjoint import UNSET, is_saved_list_name, is_tape_name
 from ..core import NeedStatic, TranspileError
 from ..frontend.names import assigned_names
+from ..frontend.read import is_generated
 from ..primitives import registry
 from .hlo import HloValue
 from .loops import rolled_loop
@@ -220,7 +221,7 @@ def segment_pop(sp: Specializer, lst: list[Any], static: bool = False) -> Any:
     return item
 
 
-def _read_not_appended(body: Sequence[Any]) -> set[str]:
+def _read_not_appended(body: Sequence[Any], derivative: bool) -> set[str]:
     """Names the statements read other than as ``name.append(...)`` / ``name.pop()``. Derivative
     code's tapes (``_tape``, ``_tape_1``, ``_tape_bar``: :func:`~srcjax.adjoint.is_tape_name`) passed
     to its helpers count as neither: the helpers only push and pop them."""
@@ -237,7 +238,7 @@ def _read_not_appended(body: Sequence[Any]) -> set[str]:
 
     for st in body:
         st.visit(V())
-    return {n for n in out if not is_tape_name(n)}
+    return {n for n in out if not (derivative and is_tape_name(n))}
 
 
 def int_range(seq: Any) -> range | None:
@@ -281,7 +282,9 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
     why = f"the loop at line {line.line}" if line else "the loop"
     found: dict[str, Any] = {}
     sometimes: dict[str, Any] = {}
-    read = _read_not_appended(s.body.body)  # a list the body reads while appending to it: unrolled
+    # tapes exist only in derivative code srcjax wrote: a user's `_tape` list is the user's list
+    derivative = is_generated(sp.nf.fn)
+    read = _read_not_appended(s.body.body, derivative)  # a list the body reads while appending to it: unrolled
 
     def restore_lists() -> None:
         for i_l, lst in lists.items():
@@ -455,7 +458,7 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
             per_pos.append([_refilled(e, it) for e in entries[k:k + tree.num_leaves]])
             k += tree.num_leaves
         seg = Segment(trees, per_pos, n, len(sp.row_contexts))
-        if is_saved_list_name(snap[i_l][0]):  # a derivative's tape: popped row by row, maybe by a rolled loop
+        if derivative and is_saved_list_name(snap[i_l][0]):  # a tape: popped row by row, maybe by a rolled loop
             lists[i_l].append(seg)
         else:  # a user's list: its items, read back from the stacked rows
             for _ in range(n * len(trees)):
