@@ -37,7 +37,7 @@ def test_record_fields_are_well_formed() -> None:
     for name, p in PRIMITIVES.items():
         params = set(p.signature.parameters)
         assert set(p.arrays) | set(p.array_seqs) <= params, name
-        assert set(p.mixed) <= params, name
+        assert set(p.mixed) <= params and set(p.origin_from) <= params, name
         assert p.results in ("array", "list", "per_operand", "any"), name
         assert p.simplify is None or p.simplify in SIMPLIFY_KINDS, name
         assert p.batch is None or callable(p.batch), name  # (the slot vmap fills: issue #15)
@@ -122,9 +122,9 @@ def test_reduction_facts_hold_for_numpy(d: np.dtype, axis: int | None, keepdims:
 
 def test_generic_engines_read_records_not_names() -> None:
     """The derivative engines decide by a primitive's record, never by testing its name."""
-    import srcjax.transforms as transforms
-
-    root = inspect.getfile(transforms).rsplit("/", 1)[0]
-    for mod in ("activity", "forward_ad", "reverse_ad", "anf", "simplify"):
-        text = open(f"{root}/{mod}.py").read()
+    root = inspect.getfile(srcjax).rsplit("/", 1)[0]
+    engines = [f"transforms/{m}.py" for m in ("activity", "forward_ad", "reverse_ad", "anf", "simplify")] + \
+        [f"lower/{m}.py" for m in ("apply", "specialize", "loops", "branches", "rolled_for")]
+    for mod in engines:
+        text = open(f"{root}/{mod}").read()
         assert "prim.name ==" not in text and "prim.name in" not in text and "prim.name not in" not in text, mod

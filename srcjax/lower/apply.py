@@ -67,7 +67,9 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
     out = prim.abstract_eval(*avals)
     multi = isinstance(out, (list, tuple))
     outs = list(out) if multi else [out]
-    origin_args = call_args[:1] if prim.name == "getitem" else call_args  # x[i] is data, whatever i is
+    # a scalar result is computed from its operands' Python ints, unless the record says from which
+    # (x[i] is data, whatever i is)
+    origin_args = [v for n, v in zip(names, values) if n in prim.origin_from] if prim.origin_from else call_args
     origin = frozenset().union(*(_origins(v) for v in origin_args))
     weak = operator and all(_is_weak(v) for v in call_args if v is not None)
     res = prim.lower(LowerCtx(sp.b, outs), *call_args)

@@ -125,6 +125,7 @@ class Primitive:
     simplify: str | None = None  # a key of SIMPLIFY_KINDS
     tree: Callable[..., Any] | None = None  # the operation on a container first operand (index_add)
     mixed: tuple[str, ...] = ()  # static parameters that may hold dynamic integers (index keys)
+    origin_from: tuple[str, ...] = ()  # the operands a scalar result is computed from, if not all (x of x[i])
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
@@ -167,6 +168,7 @@ def defprim(
     simplify: str | None = None,
     tree: Callable[..., Any] | None = None,
     mixed: Sequence[str] = (),
+    origin_from: Sequence[str] = (),
 ) -> Primitive:
     """Register one primitive. ``stub`` only provides the signature."""
     if name in PRIMITIVES:
@@ -195,6 +197,7 @@ def defprim(
         simplify=simplify,
         tree=tree,
         mixed=tuple(mixed),
+        origin_from=tuple(origin_from),
     )
     derivatives(prim, jvp=jvp, vjp=vjp)
     PRIMITIVES[name] = prim

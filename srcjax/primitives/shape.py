@@ -256,7 +256,7 @@ def _getitem_lower(ctx: LowerCtx, x: HloValue, key: Any) -> HloValue:
 
 
 defprim("getitem", operator.getitem, _getitem_stub, abstract_eval=getitem_abstract, lower=_getitem_lower,
-        arrays=("x",), path="operator.getitem", static_eval=False, mixed=("key",),
+        arrays=("x",), path="operator.getitem", static_eval=False, mixed=("key",), origin_from=("x",),
         results="any")  # (an element of a tuple or dict may be anything)
 
 
