@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import srcjax
@@ -188,6 +188,9 @@ def _close(ours: Any, ref: Any, dtype: np.dtype, what: str) -> None:
 @settings(max_examples=6 * _SCALE, deadline=None, derandomize=_SCALE == 1,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(prog=dtype_program(), seed=st.integers(0, 2 ** 16))
+# found by the thorough sample: float64 arguments, a float32 cast inside (jvp differs at 1e-8 relative)
+@example(prog=("import numpy as np\n\n\ndef f(a, b, c):\n    v0 = np.tanh(a)\n    v1 = a.astype(np.float32) * a\n"
+               "    return np.sum(v1)\n", [F64, F64, F64]), seed=0)
 def test_random_programs_keep_dtypes(program_dir: Any, prog: tuple[str, list[np.dtype]], seed: int) -> None:
     """grad, vjp and jvp of random programs mixing dtypes: every gradient leaf has its primal's dtype
     (generated source run by NumPy and XLA), every tangent its output's, and values agree with jax
@@ -198,7 +201,8 @@ def test_random_programs_keep_dtypes(program_dir: Any, prog: tuple[str, list[np.
     r = np.random.default_rng(seed)
     args = tuple(np.asarray(r.uniform(0.2, 1.2, 4), dtype=k) for k in kinds)
     note = f"\n{text}dtypes: {[k.name for k in kinds]}"
-    loose = F32 if F32 in kinds else F64
+    # float32 anywhere (an argument, a cast, a constant) rounds at float32: a float32 tolerance
+    loose = F32 if F32 in kinds or "float32" in text else F64
     with np.errstate(all="ignore"):
         expected = f(*args)
     if not np.all(np.isfinite(expected)):
