@@ -16,7 +16,7 @@ import numpy as np
 from ..core import DTypeError, ShapedArray
 from ..lower.hlo import FuncBuilder, HloValue, is_float
 from .common import broadcast_shapes, weak_key
-from .registry import PRIMITIVES, LowerCtx, alias, defjvp, deflinear, defprim, defvjp, derivatives, nondiff
+from .registry import PRIMITIVES, LowerCtx, alias, defjvp, deflinear, defprim, defvjp, nondiff, set_fields
 
 
 def resolve(ufunc: np.ufunc, avals: list[ShapedArray]) -> tuple[tuple[np.dtype, ...], np.dtype]:
@@ -593,7 +593,7 @@ defvjp("clip", a="unbroadcast(clip_share(out_bar, a, a_min, a_max, 0), a)",
 nondiff("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
         "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
         "invert", "isfinite", "isnan", "isinf", "sign", "floor", "ceil", "rint", "trunc", "floor_divide")
-derivatives("heaviside", nondiff_args=frozenset({"x1"}))  # a step in x1
+set_fields("heaviside", nondiff_args=frozenset({"x1"}))  # a step in x1
 
 # what the simplifier of generated source may assume (registry.SIMPLIFY_KINDS)
 for _kind, _names in {
@@ -607,6 +607,6 @@ for _kind, _names in {
     "binary": "arctan2 hypot",
 }.items():
     for _name in _names.split():
-        derivatives(_name, simplify=_kind)
+        set_fields(_name, simplify=_kind)
 
 __all__ = ["OPERATOR_PRIMS", "PRIMITIVES", "resolve"]

@@ -15,7 +15,7 @@ import numpy as np
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue, aval_type, elem_type, is_float
 from .common import as_dtype, fmt_shape, normalize_axes, normalize_axis
-from .registry import LowerCtx, alias, defjvp, deflinear, defprim, defvjp
+from .registry import PRIMITIVES, LowerCtx, alias, defjvp, deflinear, defprim, defvjp
 
 
 def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
@@ -400,9 +400,8 @@ defvjp("prod", a="expand_reduced(out_bar, a, axis, keepdims) * prod_others(a, ax
 defjvp("max", a="np.sum(a_dot * max_bar(ones_like(out), a, out, axis, keepdims, initial), axis=axis, "
                  "keepdims=keepdims)")
 defvjp("max", a="max_bar(out_bar, a, out, axis, keepdims, initial)")
-defjvp("min", a="np.sum(a_dot * max_bar(ones_like(out), a, out, axis, keepdims, initial), axis=axis, "
-                 "keepdims=keepdims)")
-defvjp("min", a="max_bar(out_bar, a, out, axis, keepdims, initial)")
+defjvp("min", **PRIMITIVES["max"].jvp)  # (max_bar reads which entries equal out: min's extrema too)
+defvjp("min", **PRIMITIVES["max"].vjp)
 defjvp("var", a="np.sum(a_dot * var_bar(ones_like(out), a, axis, ddof, keepdims), axis=axis, dtype=dtype, "
                  "keepdims=keepdims)")
 defvjp("var", a="var_bar(out_bar, a, axis, ddof, keepdims)")

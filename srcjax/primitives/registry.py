@@ -198,21 +198,17 @@ def defprim(
         tree=tree,
         mixed=tuple(mixed),
         origin_from=tuple(origin_from),
+        jvp=dict(jvp or {}),
+        vjp=dict(vjp or {}),
     )
-    derivatives(prim, jvp=jvp, vjp=vjp)
     PRIMITIVES[name] = prim
     BY_CALLABLE.setdefault(id(fn), prim)
     return prim
 
 
-def derivatives(prim: Primitive | str, *, jvp: Mapping[str, str] | None = None,
-                vjp: Mapping[str, str] | None = None, **fields: Any) -> None:
-    """Set derivative templates (and other fields) of a primitive registered in a table loop."""
-    p = PRIMITIVES[prim] if isinstance(prim, str) else prim
-    if jvp is not None:
-        p.jvp = dict(jvp)
-    if vjp is not None:
-        p.vjp = dict(vjp)
+def set_fields(name: str, **fields: Any) -> None:
+    """Other fields of a primitive registered in a table loop (``nondiff_args``, ``simplify``)."""
+    p = PRIMITIVES[name]
     for k, v in fields.items():
         if not hasattr(p, k):
             raise AttributeError(f"a primitive has no field {k!r}")
