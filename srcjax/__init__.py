@@ -28,6 +28,7 @@ from .core import (
 )
 from .custom import custom_jvp, custom_vjp
 from .jacobian import hessian, jacfwd, jacrev
+from .vmap import vmap
 
 __version__ = "0.1.0"
 
@@ -51,5 +52,5 @@ __all__ = [
     "ArgumentError", "Compiled", "CustomRuleError", "DTypeError", "DynamicControlFlowError", "Lowered",
     "OpaqueCallError", "ShapeDtypeStruct", "ShapeError", "StaticValueError", "TranspileError", "UnknownFunctionError",
     "UnsupportedSyntaxError", "compile", "custom_jvp", "custom_vjp", "device_put", "devices", "lax", "eval_shape",
-    "grad", "hessian", "jacfwd", "jacrev", "jvp", "lower", "numpy_function", "source", "value_and_grad", "vjp",
+    "grad", "hessian", "jacfwd", "jacrev", "jvp", "lower", "numpy_function", "source", "value_and_grad", "vjp", "vmap",
 ]

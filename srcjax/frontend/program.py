@@ -20,7 +20,7 @@ from ..core import Span, TranspileError
 from .functionalize import functionalize
 from .normalize import NormalizedFunction, normalize
 from .read import function_name, is_generated
-from .resolve import unwrap
+from .resolve import LIBRARY_MODULES, unwrap
 
 HEADER = "import numpy as np\n"
 
@@ -85,7 +85,7 @@ class Program:
 
     def _normalize_one(self, fn: Callable[..., Any], name: str | None = None) -> NormalizedFunction:
         name = name or self.by_fn[fn]
-        library = getattr(fn, "__module__", "") == "srcjax.adjoint" and name == fn.__name__
+        library = getattr(fn, "__module__", "") in LIBRARY_MODULES and name == fn.__name__
         nf = _LIBRARY.get(fn) if library else None
         if nf is None:
             nf = normalize(fn, self.helper_name, name, self.bindings if fn is self.entry_fn else None,
@@ -140,13 +140,13 @@ class Program:
         """
         module = cst.Module(body=[])
         parts: list[str] = []
-        library: list[str] = []
+        library: dict[str, list[str]] = {m: [] for m in LIBRARY_MODULES}
         for nf in self.functions.values():
             if nf.name in self.rule_only or nf.name in self.methods:
                 continue
             mod = getattr(nf.fn, "__module__", "")
-            if mod == "srcjax.adjoint" and not is_generated(nf.fn):  # (a derivative of one is shown)
-                library.append(nf.fn.__name__)
+            if mod in LIBRARY_MODULES and not is_generated(nf.fn):  # (a derivative of one is shown)
+                library[mod].append(nf.fn.__name__)
                 continue
             if is_generated(nf.fn) and nf.name == nf.fn.__name__ and nf.plain is None:
                 parts.append("\n\n" + textwrap.dedent(inspect.getsource(nf.fn)).rstrip("\n") + "\n")
@@ -159,10 +159,16 @@ class Program:
         if "srcjax.lax." in text:
             header += "import srcjax\n"
         # helpers srcjax transpiled, and those it runs itself (the index_add primitive, container tests)
-        used = sorted({n for n in set(library) | _RUNTIME_HELPERS if re.search(rf"(?<![\w.]){n}\(", text)} |
+        used = sorted({n for n in set(library["srcjax.adjoint"]) | _RUNTIME_HELPERS
+                       if re.search(rf"(?<![\w.]){n}\(", text)} |
                       {n for n in _RUNTIME_VALUES if re.search(rf"(?<![\w.]){n}(?!\w)", text)})
         if used:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
+        from .. import batched
+
+        shown = sorted(set(library["srcjax.batched"]) & set(batched.__all__))  # (not what they call)
+        if shown:
+            header += f"from srcjax.batched import {', '.join(shown)}\n"
         return header + text
 
 

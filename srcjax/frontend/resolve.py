@@ -24,6 +24,7 @@ import libcst as cst
 import numpy as np
 
 from .. import adjoint as _adjoint
+from .. import batched as _batched
 from ..core import Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
 from . import callees
@@ -32,10 +33,14 @@ from .names import Visitor, names_in, target_names
 from .read import FunctionSource
 from .syntax import attr_chain, dotted
 
-__all__ = ["RESERVED", "Resolver", "is_user_function", "local_names", "unwrap"]
+__all__ = ["LIBRARY_MODULES", "RESERVED", "Resolver", "is_user_function", "local_names", "unwrap"]
 
-# Names generated derivative code imports from srcjax.adjoint: never used for temporaries.
-RESERVED = {n for n in dir(_adjoint) if not n.startswith("_")}
+# Names generated derivative and batched code imports from srcjax.adjoint and srcjax.batched:
+# never used for temporaries.
+RESERVED = {n for n in dir(_adjoint) if not n.startswith("_")} | {n for n in dir(_batched) if not n.startswith("_")}
+
+LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched")
+"""The helpers generated source calls: transpiled like user code, shown as imports."""
 
 _MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
                                "popitem", "add", "discard", "sort", "reverse", "fill", "resize", "itemset", "put",
@@ -48,7 +53,7 @@ def is_user_function(v: Any) -> bool:
     if not isinstance(v, types.FunctionType):
         return False
     mod = getattr(v, "__module__", "") or ""
-    if mod == "srcjax.adjoint":  # derivative helpers are transpiled like user code
+    if mod in LIBRARY_MODULES:  # derivative and batching helpers are transpiled like user code
         return True
     if mod in ("numpy", "srcjax") or mod.startswith(("numpy.", "srcjax.")):
         return False

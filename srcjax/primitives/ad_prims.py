@@ -10,7 +10,7 @@ import numpy as np
 from .. import adjoint, lax
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue, aval_type, is_float
-from . import gather
+from . import batch_rules, gather
 from .common import broadcast_shapes, fmt_shape, normalize_axes
 from .elementwise import result_dtype
 from .registry import LowerCtx, deflinear, defprim
@@ -291,3 +291,13 @@ deflinear("unbroadcast", {"g": "unbroadcast(g_dot, x)"}, {"g": "broadcast_like(o
 deflinear("broadcast_like", {"t": "broadcast_like(t_dot, y)"}, {"t": "unbroadcast(out_bar, t)"})
 deflinear("expand_reduced", {"g": "expand_reduced(g_dot, a, axis, keepdims)"},
           {"g": "unbroadcast(np.sum(out_bar, axis=axis, keepdims=keepdims), g)"})
+
+
+# -- batching (vmap) ------------------------------------------------------------------------------
+from .registry import set_fields  # noqa: E402
+
+set_fields("index_add", batch=batch_rules.keyed("batch_index_add", "z", "key", "g"))
+set_fields("index_update", batch=batch_rules.keyed("batch_index_update", "x", "key", "value"))
+set_fields("unbroadcast", batch=batch_rules.helper("batch_unbroadcast", "g", "x"))
+set_fields("broadcast_like", batch=batch_rules.helper("batch_broadcast_like", "t", "y"))
+set_fields("expand_reduced", batch=batch_rules.helper("batch_expand_reduced", "g", "a", "axis", "keepdims"))

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import FuncBuilder, HloValue, is_float
+from . import batch_rules
 from .common import as_dtype, fmt_shape
 from .registry import LowerCtx, deflinear, defprim
 
@@ -290,3 +291,14 @@ deflinear("full", {"fill_value": "np.full(shape, fill_value_dot, dtype)"},
           {"fill_value": "unbroadcast(out_bar, fill_value)"})
 deflinear("full_like", {"fill_value": "np.full_like(out, fill_value_dot)"},
           {"fill_value": "unbroadcast(out_bar, fill_value)"})
+
+
+# -- batching (vmap): only a batched template or fill value makes a batched array ----------------------
+from .registry import set_fields  # noqa: E402
+
+for _name in ("zeros", "ones", "eye", "identity", "arange", "linspace"):
+    set_fields(_name, batch=batch_rules.per_example)  # (no array operand: never batched)
+set_fields("full", batch=batch_rules.full)
+set_fields("zeros_like", batch=batch_rules.like)
+set_fields("ones_like", batch=batch_rules.like)
+set_fields("full_like", batch=batch_rules.full_like)

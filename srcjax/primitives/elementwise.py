@@ -15,6 +15,7 @@ import numpy as np
 
 from ..core import DTypeError, ShapedArray
 from ..lower.hlo import FuncBuilder, HloValue, is_float
+from . import batch_rules
 from .common import broadcast_shapes, weak_key
 from .registry import PRIMITIVES, LowerCtx, alias, defjvp, deflinear, defprim, defvjp, nondiff, set_fields
 
@@ -610,3 +611,9 @@ for _kind, _names in {
         set_fields(_name, simplify=_kind)
 
 __all__ = ["OPERATOR_PRIMS", "PRIMITIVES", "resolve"]
+
+
+
+# -- batching (vmap): each batched operand gets the others' per-example rank, then NumPy broadcasts -----
+for _name in [*UFUNCS, "round", "sinc", "where", "clip"]:
+    set_fields(_name, batch=batch_rules.elementwise)

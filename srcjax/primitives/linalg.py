@@ -13,6 +13,7 @@ import numpy as np
 
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import FuncBuilder, HloValue
+from . import batch_rules
 from .common import broadcast_shapes, fmt_shape, is_float_dtype, normalize_axes, normalize_axis
 from .elementwise import result_dtype
 from .registry import LowerCtx, defjvp, deflinear, defprim, defvjp
@@ -422,3 +423,15 @@ deflinear("einsum", {"operands": "einsum_jvp(subscripts, operands, operands_dot)
 
 
 __all__ = ["matmul_hlo", "normalize_axes"]
+
+
+# -- batching (vmap): contractions never repeat an unbatched operand along the batch ------------------
+from .registry import set_fields  # noqa: E402
+
+set_fields("matmul", batch=batch_rules.helper("batch_matmul", "x1", "x2"))
+set_fields("dot", batch=batch_rules.helper("batch_dot", "a", "b"))
+set_fields("inner", batch=batch_rules.helper("batch_inner", "a", "b"))
+set_fields("outer", batch=batch_rules.helper("batch_outer", "a", "b"))
+set_fields("tensordot", batch=batch_rules.helper("batch_tensordot", "a", "b", "axes"))
+set_fields("einsum", batch=batch_rules.einsum)
+set_fields("norm", batch=batch_rules.helper_batched_only("batch_norm", "x", "ord", "axis", "keepdims"))

@@ -14,8 +14,9 @@ import numpy as np
 
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue, aval_type, elem_type, is_float
+from . import batch_rules
 from .common import as_dtype, fmt_shape, normalize_axes, normalize_axis
-from .registry import PRIMITIVES, LowerCtx, alias, defjvp, deflinear, defprim, defvjp
+from .registry import PRIMITIVES, LowerCtx, alias, defjvp, deflinear, defprim, defvjp, set_fields
 
 
 def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
@@ -408,3 +409,11 @@ defvjp("var", a="var_bar(out_bar, a, axis, ddof, keepdims)")
 defjvp("std", a="np.sum(a_dot * std_bar(ones_like(out), a, out, axis, ddof, keepdims), axis=axis, dtype=dtype, "
                  "keepdims=keepdims)")
 defvjp("std", a="std_bar(out_bar, a, out, axis, ddof, keepdims)")
+
+
+# -- batching (vmap): axes count per-example axes ----------------------------------------------------
+for _name in ("sum", "prod", "max", "min", "all", "any", "mean", "var", "std", "diff"):
+    set_fields(_name, batch=batch_rules.axes("axis"))
+for _name in ("argmax", "argmin", "cumsum", "cumprod"):
+    set_fields(_name, batch=batch_rules.axes("axis", none="flatten"))
+set_fields("trace", batch=batch_rules.axes("axis1", "axis2"))

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue
-from . import gather
+from . import batch_rules, gather
 from .common import as_dtype, fmt_shape, normalize_axis
 from .registry import LowerCtx, deflinear, defprim
 
@@ -267,3 +267,13 @@ deflinear("reshape", {"a": "np.reshape(a_dot, shape)"}, {"a": "np.reshape(out_ba
 deflinear("copy", {"a": "a_dot"}, {"a": "out_bar"})
 deflinear("getitem", {"x": "x_dot[key]"}, {"x": "index_add(zeros_like(x), key, out_bar)"})
 deflinear("astype", {"x": "x_dot.astype(dtype)"}, {"x": "out_bar.astype(np.result_type(x))"})
+
+
+# -- batching (vmap) ------------------------------------------------------------------------------
+from .registry import set_fields  # noqa: E402
+
+set_fields("transpose", batch=batch_rules.helper_batched_only("batch_transpose", "a", "axes"))
+set_fields("reshape", batch=batch_rules.reshape)
+set_fields("astype", batch=batch_rules.unary)
+set_fields("copy", batch=batch_rules.unary)
+set_fields("getitem", batch=batch_rules.getitem)

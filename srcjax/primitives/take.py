@@ -15,7 +15,7 @@ import numpy as np
 
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue
-from . import gather
+from . import batch_rules, gather
 from .common import broadcast_shapes, fmt_shape, normalize_axis
 from .registry import LowerCtx, deflinear, defprim
 
@@ -105,3 +105,10 @@ defprim("take_along_axis", np.take_along_axis, _along_stub, abstract_eval=_along
 deflinear("take", {"a": "np.take(a_dot, indices, axis)"}, {"a": "take_bar(out_bar, a, indices, axis)"})
 deflinear("take_along_axis", {"arr": "np.take_along_axis(arr_dot, indices, axis)"},
           {"arr": "take_along_axis_bar(out_bar, arr, indices, axis)"})
+
+
+# -- batching (vmap) ------------------------------------------------------------------------------
+from .registry import set_fields  # noqa: E402
+
+set_fields("take", batch=batch_rules.helper("batch_take", "a", "indices", "axis"))
+set_fields("take_along_axis", batch=batch_rules.helper("batch_take_along_axis", "arr", "indices", "axis"))

@@ -1,0 +1,722 @@
+"""vmap: a normalized function -> its batched version, as source.
+
+Input: a program function after functionalization (``NormalizedFunction.fdef``: A-normal
+form; control flow on data already ``srcjax.lax.cond``/``while_loop``/``fori_loop`` calls
+on nested functions; ``break``/``continue`` on data already flags), and which parameters
+are batched. Output: ``def <name>_vmap(same parameters)`` where every batched value has its
+batch axis first, and values that do not depend on a mapped input keep their per-example
+shapes (what is batched is tracked statically per name, :data:`State`).
+
+Per statement:
+
+- a primitive call: its record's ``batch`` rule (primitives/batch_rules.py);
+- a call of a program function with batched arguments: a batched copy of that function,
+  written once per (function, argument states) (:meth:`Batcher.function`);
+- shape queries of batched values give per-example shapes (``x.shape`` -> ``x.shape[1:]``);
+- ``srcjax.lax.cond`` on a batched predicate runs both branches and selects per example;
+  ``while_loop`` with a batched condition runs until every example is done, with finished
+  examples frozen (JAX's batched while); ``fori_loop``/``scan`` carry batched values; Python
+  ``if``/``for`` on static values stay as they are.
+
+The result is handed back as module text and runs through the normal pipeline (normalize,
+functionalize, specialize), so it composes with every other transformation.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from typing import Any
+
+import libcst as cst
+
+from .. import batched as batched_helpers
+from ..core import Span, TranspileError
+from ..frontend.names import Names, code, names_in, target_names
+from ..frontend.normalize import NormalizedFunction
+from ..frontend.program import Program
+from ..primitives import registry
+from ..primitives.elementwise import OPERATOR_PRIMS
+from . import batch_lax
+from .anf import ADJOINT_IMPORTS, Op, classify
+from .batch_state import State, Tree, any_batched, item, join, pack
+
+BATCHED_IMPORTS = tuple(batched_helpers.__all__)
+
+
+class BatchingError(TranspileError):
+    """A construct srcjax cannot batch (a batched value where a static one is needed)."""
+
+
+_SHAPE_ATTRS = {"shape", "ndim", "size"}
+_STATIC_CALLS = {"np.shape", "np.ndim", "np.size", "len", "np.result_type", "is_tree", "is_float", "isinstance",
+                 "type", "np.issubdtype", "np.iscomplexobj", "np.isrealobj", "np.dtype"}
+_LAX = {"srcjax.lax.cond", "srcjax.lax.switch", "srcjax.lax.while_loop", "srcjax.lax.fori_loop",
+        "srcjax.lax.scan"}
+_COMPARE = {"LessThan": "<", "LessThanEqual": "<=", "GreaterThan": ">", "GreaterThanEqual": ">=",
+            "Equal": "==", "NotEqual": "!="}
+_BINOPS = {"Add": "+", "Subtract": "-", "Multiply": "*", "Divide": "/", "FloorDivide": "//", "Modulo": "%",
+           "Power": "**", "MatrixMultiply": "@", "BitAnd": "&", "BitOr": "|", "BitXor": "^"}
+
+
+class _Call:
+    """A :class:`~srcjax.primitives.batch_rules.BatchCall`: one primitive call being batched."""
+
+    def __init__(self, w: FunctionWriter, prim: registry.Primitive, args: dict[str, Any], flags: dict[str, bool],
+                 seq_flags: dict[str, list[bool]], operator: str | None, ind: int) -> None:
+        self.w = w
+        self.prim = prim
+        self.path = prim.path
+        self.arrays = prim.arrays
+        self.args = args
+        self.flags = flags
+        self.seq_flags = seq_flags
+        self.operator = operator
+        self.size = w.size
+        self.ind = ind
+
+    def batched(self, param: str) -> bool:
+        return self.flags.get(param, False)
+
+    def seq_batched(self, param: str) -> list[bool]:
+        return self.seq_flags.get(param, [])
+
+    def call(self, **replace: Any) -> str:
+        args = {**self.args, **replace}
+        if self.operator is not None:
+            if len(self.prim.arrays) == 2:
+                return f"{_paren(args['x1'])} {self.operator} {_paren(args['x2'])}"
+            return f"{self.operator}{_paren(args['x'])}"
+        return _call_text(self.prim, args, changed=set(replace))
+
+    def let(self, hint: str, value: str) -> str:
+        name = self.w.names.fresh(hint)
+        self.w.emit(f"{name} = {value}", self.ind)
+        return name
+
+    def per_example(self) -> str:
+        """A rolled loop over the examples: ``out[k] = f(x[k], w)``."""
+        w = self.w
+        k = w.names.fresh("k")
+        first = w.names.fresh(f"{self.prim.name}_0")
+        out = w.names.fresh(self.prim.name)
+
+        def at(index: str) -> dict[str, Any]:
+            new: dict[str, Any] = {}
+            for p in self.prim.arrays:
+                if self.flags.get(p):
+                    new[p] = f"{self.args[p]}[{index}]"
+            for p in self.prim.mixed:
+                if self.flags.get(p):
+                    text = self.args[p]
+                    for n in _names(text):
+                        if any_batched(self.w.state(n)):
+                            text = _replace_name(text, n, f"{n}[{index}]")
+                    new[p] = text
+            for p in self.prim.array_seqs:
+                if p in self.seq_flags:
+                    new[p] = "[" + ", ".join(f"{e}[{index}]" if b else e
+                                             for e, b in zip(self.args[p], self.seq_flags[p])) + "]"
+                elif self.flags.get(p):
+                    new[p] = f"{self.args[p]}[{index}]"
+            return new
+
+        if self.operator is not None:
+            self.operator = None
+        w.emit(f"{first} = {_call_text(self.prim, {**self.args, **at('0')}, changed=set(at('0')))}", self.ind)
+        w.emit(f"{out} = np.zeros(({self.size},) + np.shape({first}), dtype=np.result_type({first}))", self.ind)
+        w.emit(f"for {k} in range({self.size}):", self.ind)
+        w.emit(f"{out}[{k}] = {_call_text(self.prim, {**self.args, **at(k)}, changed=set(at(k)))}", self.ind + 1)
+        return out
+
+
+def _paren(text: str) -> str:
+    try:
+        node = cst.parse_expression(text)
+    except Exception:  # pragma: no cover
+        return f"({text})"
+    if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.Call, cst.Subscript, cst.Attribute)):
+        return text
+    return f"({text})"
+
+
+def _call_text(prim: registry.Primitive, args: dict[str, Any], changed: set[str]) -> str:
+    """``np.sum(a, axis=1)``: positional leading parameters, keywords for the rest when not defaults."""
+    parts: list[str] = []
+    params = list(prim.signature.parameters.values())
+    import inspect
+
+    for i, p in enumerate(params):
+        if p.name not in args:
+            continue
+        v = args[p.name]
+        if isinstance(v, list):
+            v = "[" + ", ".join(v) + "]"
+        if p.kind == inspect.Parameter.VAR_POSITIONAL:
+            parts.append(v[1:-1] if v.startswith("[") else f"*{v}")
+            continue
+        default = p.default
+        if p.name not in changed and default is not inspect.Parameter.empty and v == repr(default):
+            continue
+        if i < prim.positional or p.kind == inspect.Parameter.POSITIONAL_ONLY or p.name in prim.arrays and i == 0:
+            parts.append(v)
+        else:
+            parts.append(f"{p.name}={v}")
+    return f"{prim.path}({', '.join(parts)})"
+
+
+class Batcher:
+    """Writes the batched functions of one program (the entry, helpers once per argument states)."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.names = Names(set(program.functions) | set(ADJOINT_IMPORTS) | set(BATCHED_IMPORTS))
+        self.written: dict[tuple[str, tuple[State, ...]], tuple[str, State]] = {}
+        self.texts: list[str] = []  # helper functions written, in order
+        self.origins: dict[str, str] = {}  # generated function -> the program function it batches
+
+    def function(self, nf: NormalizedFunction, states: tuple[State, ...]) -> tuple[str, State]:
+        """The batched copy of a program function for these argument states; its name and result state."""
+        key = (nf.name, states)
+        hit = self.written.get(key)
+        if hit is not None:
+            return hit
+        name = self.names.fresh(f"{nf.name}_vmap")
+        self.written[key] = (name, True)  # (recursion: assumed batched)
+        params = _params(nf.fdef)
+        w = FunctionWriter(self, nf, dict(zip(params, states)))
+        w.size = w.names.fresh("batch_size")
+        first = next(i for i, s in enumerate(states) if any_batched(s))
+        w.emit(f"{w.size} = batch_size_of({params[first]})", 1)
+        w.write_body()
+        head = f"def {name}({code(nf.fdef.params)}):"
+        self.texts.append(head + "\n" + "\n".join(w.lines) + "\n")
+        self.origins[name] = nf.name
+        self.written[key] = (name, w.returned)
+        return name, w.returned
+
+
+def _params(fdef: cst.FunctionDef) -> list[str]:
+    ps = fdef.params
+    return [p.name.value for p in [*ps.posonly_params, *ps.params, *ps.kwonly_params]]
+
+
+class FunctionWriter:
+    """Writes one batched function body (and the nested functions its lax calls take)."""
+
+    def __init__(self, batcher: Batcher, nf: NormalizedFunction, states: dict[str, State],
+                 parent: FunctionWriter | None = None, want_return: State | None = None) -> None:
+        self.b = batcher
+        self.nf = nf
+        self.program = batcher.program
+        self.st: dict[str, State] = dict(parent.st) if parent is not None else {}
+        self.st.update(states)
+        self.names: Names = parent.names if parent is not None else \
+            Names(set(names_in(nf.fdef)) | set(batcher.program.functions) | set(ADJOINT_IMPORTS) |
+                  set(BATCHED_IMPORTS) | set(batcher.names.taken))
+        self.size: str = parent.size if parent is not None else "batch_size"
+        self.defs: dict[str, cst.FunctionDef] = dict(parent.defs) if parent is not None else {}
+        self.lines: list[str] = []
+        self.returned: State = False
+        self.want_return = want_return
+        self.forced: set[str] = set()  # names that must be batched wherever bound (loops, lists)
+
+    # -- output -----------------------------------------------------------------------------
+    def emit(self, line: str, ind: int) -> None:
+        self.lines.append("    " * ind + line)
+
+    def error(self, msg: str, node: cst.CSTNode | None = None, hint: str | None = None) -> TranspileError:
+        span = self.nf.spans.get(id(node)) if node is not None else None
+        e = BatchingError(msg, hint=hint)
+        if span is not None:
+            return e.with_span(span)
+        fspan = getattr(self.nf.source, "span", None)
+        if isinstance(fspan, Span):
+            return e.with_span(fspan)
+        return e
+
+    def state(self, atom: str) -> State:
+        return self.st.get(atom, False)
+
+    def convert(self, expr: str, have: State, want: State) -> str:
+        """``expr`` (in state ``have``) brought to the state ``want`` by broadcasting unbatched leaves."""
+        if have == want or want is False:
+            return expr
+        if have is False and want is True:
+            return f"batch_broadcast({expr}, {self.size})"
+        if isinstance(want, Tree):
+            if have is True:
+                return expr
+            items = dict(have.items) if isinstance(have, Tree) else {}
+            return pack(want.kind, [(k, self.convert(item(expr, k), items.get(k, False), v)) for k, v in want.items])
+        assert isinstance(have, Tree) and want is True
+        return pack(have.kind, [(k, self.convert(item(expr, k), v, True)) for k, v in have.items])
+
+    def bind(self, name: str, state: State) -> None:
+        self.st[name] = state
+
+    # -- bodies ------------------------------------------------------------------------------
+    def write_body(self, stmts: Sequence[Any] | None = None, ind: int = 1) -> None:
+        body = list(self.nf.fdef.body.body) if stmts is None else list(stmts)
+        start_st = dict(self.st)
+        start_lines = list(self.lines)
+        names_taken = set(self.names.taken)
+        for _ in range(8):  # until the names forced batched (loops, lists) stop growing
+            before = set(self.forced)
+            for v in sorted(self.forced):
+                if v in self.st and self.st[v] is not True:
+                    self.emit(f"{v} = {self.convert(v, self.st[v], True)}", ind)
+                    self.st[v] = True
+            self.block(body, ind)
+            if self.forced == before:
+                return
+            self.st = dict(start_st)
+            self.lines = list(start_lines)
+            self.names.taken = set(names_taken)
+            self.returned = False
+        raise self.error("vmap: the batched values of this function did not settle")  # pragma: no cover
+
+    def block(self, stmts: Sequence[Any], ind: int) -> None:
+        for s in stmts:
+            if isinstance(s, cst.SimpleStatementLine):
+                for small in s.body:
+                    self.small(small, ind, s)
+            elif isinstance(s, cst.FunctionDef):
+                self.defs[s.name.value] = s
+            elif isinstance(s, cst.If):
+                self.if_(s, ind)
+            elif isinstance(s, (cst.For, cst.While)):
+                self.loop(s, ind)
+            else:
+                raise self.error(f"vmap: cannot batch a {type(s).__name__} statement", s)
+
+    def if_(self, s: cst.If, ind: int) -> None:
+        test = code(s.test)
+        if any(any_batched(self.state(n)) for n in names_in(s.test)):
+            test = self.static_expr(s.test, s)
+        self.emit(f"if {test}:", ind)
+        before = dict(self.st)
+        self.block(s.body.body, ind + 1)
+        n_then = len(self.lines)
+        st_then = self.st
+        self.st = dict(before)
+        other: list[Any] = []
+        if s.orelse is not None:
+            other = [s.orelse] if isinstance(s.orelse, cst.If) else list(s.orelse.body.body)
+        else_lines_start = len(self.lines)
+        self.block(other, ind + 1)
+        st_else = self.st
+        else_lines = self.lines[else_lines_start:]
+        del self.lines[else_lines_start:]
+        # a name batched on one path only: broadcast on the other
+        joined = dict(st_else)
+        fix_then: list[str] = []
+        fix_else: list[str] = []
+        for v in set(st_then) | set(st_else):
+            a, b = st_then.get(v, False), st_else.get(v, False)
+            j = join(a, b)
+            joined[v] = j
+            if v in st_then and a != j:
+                fix_then.append(f"{v} = {self.convert(v, a, j)}")
+            if v in st_else and b != j:
+                fix_else.append(f"{v} = {self.convert(v, b, j)}")
+        then_lines = self.lines[:n_then]
+        self.lines = then_lines
+        for f in fix_then:
+            self.emit(f, ind + 1)
+        if self.lines[-1].strip().endswith(":") and self.lines[-1].startswith("    " * ind + "if"):
+            self.emit("pass", ind + 1)
+        if other or fix_else:
+            self.emit("else:", ind)
+            self.lines += else_lines
+            for f in fix_else:
+                self.emit(f, ind + 1)
+            if not else_lines and not fix_else:
+                self.emit("pass", ind + 1)
+        self.st = joined
+
+    def loop(self, s: cst.For | cst.While, ind: int) -> None:
+        before = dict(self.st)
+        # names batched by the loop body must be batched before it (they are carried around)
+        for v in self.forced:
+            if v in self.st and self.st[v] is not True:
+                self.emit(f"{v} = {self.convert(v, self.st[v], True)}", ind)
+                self.st[v] = True
+        if isinstance(s, cst.For):
+            it = code(s.iter)
+            it_state = self.iter_state(s.iter, s)
+            if it_state is True:
+                it = f"batch_rows({it})"
+            self.emit(f"for {code(s.target)} in {it}:", ind)
+            for t in target_names(s.target):
+                self.st[t] = it_state if not isinstance(it_state, Tree) else any_batched(it_state)
+        else:
+            if any(any_batched(self.state(n)) for n in names_in(s.test)):
+                raise self.error("vmap: a while loop on batched data must be functionalized first", s)
+            self.emit(f"while {code(s.test)}:", ind)
+        entry = dict(self.st)
+        n = len(self.lines)
+        self.block(s.body.body, ind + 1)
+        if len(self.lines) == n:
+            self.emit("pass", ind + 1)
+        for v, st in self.st.items():
+            if any_batched(st) and not any_batched(entry.get(v, False)) and v in before:
+                self.forced.add(v)
+        for v, st in list(self.st.items()):
+            self.st[v] = join(st, entry.get(v, st))
+
+    def iter_state(self, it: cst.BaseExpression, node: cst.CSTNode) -> State:
+        if isinstance(it, cst.Name):
+            s = self.state(it.value)
+            if isinstance(s, Tree):
+                j: State = False
+                for _, v in s.items:
+                    j = join(j, v)
+                return any_batched(j)
+            return s
+        if any(any_batched(self.state(n)) for n in names_in(it)):
+            raise self.error("vmap: a for loop over a batched value needs its sequence as a name", node)
+        return False
+
+    def small(self, s: Any, ind: int, line: cst.SimpleStatementLine) -> None:
+        if isinstance(s, cst.Return):
+            self.return_(s, ind)
+        elif isinstance(s, cst.Assign):
+            self.assign(s, ind, line)
+        elif isinstance(s, cst.Expr):
+            self.expr_stmt(s, ind, line)
+        elif isinstance(s, (cst.Pass, cst.Break, cst.Continue)):
+            self.emit(code(s), ind)
+        elif isinstance(s, cst.Assert):
+            self.emit(code(s), ind)
+        else:
+            raise self.error(f"vmap: cannot batch {code(s)!r}", line)
+
+    def return_(self, s: cst.Return, ind: int) -> None:
+        val = code(s.value) if s.value is not None else "None"
+        st = self.value_state(s.value) if s.value is not None else False
+        want = self.want_return
+        if want is None:
+            self.returned = join(self.returned, st) if self.returned is not False else st
+            self.emit(f"return {self.returned_expr(val, st)}", ind)
+        else:
+            self.emit(f"return {self.returned_expr(self.convert(val, st, join(st, want)), join(st, want))}", ind)
+
+    def returned_expr(self, val: str, st: State) -> str:
+        return val
+
+    def value_state(self, node: cst.BaseExpression) -> State:
+        if isinstance(node, cst.Name):
+            return self.state(node.value)
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return Tree("tuple" if isinstance(node, cst.Tuple) else "list",
+                        tuple((str(i), self.value_state(e.value)) for i, e in enumerate(node.elements)))
+        if isinstance(node, cst.Dict):
+            return Tree("dict", tuple((code(e.key), self.value_state(e.value)) for e in node.elements
+                                      if isinstance(e, cst.DictElement)))
+        return any(any_batched(self.state(n)) for n in names_in(node))
+
+    def expr_stmt(self, s: cst.Expr, ind: int, line: cst.SimpleStatementLine) -> None:
+        call = s.value
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
+                call.func.attr.value == "append" and isinstance(call.func.value, cst.Name):
+            lst = call.func.value.value
+            arg = code(call.args[0].value)
+            ast_ = self.value_state(call.args[0].value)
+            if any_batched(ast_) or lst in self.forced:
+                if lst not in self.forced:
+                    self.forced.add(lst)
+                self.emit(f"{lst}.append({self.convert(arg, ast_, True)})", ind)
+                self.st[lst] = True
+                return
+            self.emit(code(s), ind)
+            return
+        if any(any_batched(self.state(n)) for n in names_in(s)):
+            raise self.error(f"vmap: cannot batch {code(s)!r}", line)
+        self.emit(code(s), ind)
+
+    # -- assignments -------------------------------------------------------------------------
+    def assign(self, s: cst.Assign, ind: int, line: cst.SimpleStatementLine) -> None:
+        if len(s.targets) != 1:
+            raise self.error("vmap: chained assignment", line)
+        target = s.targets[0].target
+        value = s.value
+        expr, st = self.rhs(value, ind, line, target)
+        tnames = target_names(target)
+        if isinstance(target, cst.Name):
+            name = target.value
+            if name in self.forced and st is not True:
+                expr = self.convert(expr, st, True) if st is not False or not _is_empty_list(value) else expr
+                st = True
+            self.emit(f"{name} = {expr}", ind)
+            self.bind(name, st)
+            return
+        if isinstance(target, (cst.Tuple, cst.List)) and all(isinstance(e.value, cst.Name) for e in target.elements):
+            elems = [e.value.value for e in target.elements]  # type: ignore[attr-defined]
+            if isinstance(st, Tree) and len(st.items) == len(elems):
+                states = [v for _, v in st.items]
+            else:
+                states = [st] * len(elems)
+                if st is True:
+                    expr = f"batch_rows({expr})"
+            self.emit(f"{code(target)} = {expr}", ind)
+            for n, v in zip(elems, states):
+                self.bind(n, v)
+            extra = [n for n, v in zip(elems, states) if n in self.forced and v is not True]
+            for n in extra:
+                self.emit(f"{n} = {self.convert(n, self.st[n], True)}", ind)
+                self.bind(n, True)
+            return
+        if not any(any_batched(self.state(n)) for n in names_in(value)) and \
+                not any(any_batched(self.state(n)) for n in tnames):
+            self.emit(code(s), ind)
+            return
+        raise self.error(f"vmap: cannot batch the assignment to {code(target)!r}", line)
+
+    def rhs(self, value: cst.BaseExpression, ind: int, line: cst.SimpleStatementLine,
+            target: cst.BaseExpression) -> tuple[str, State]:
+        """The batched right-hand side and its state (statements it needs are emitted first)."""
+        if isinstance(value, cst.Call) and code(value.func) in _LAX:
+            return self.lax_call(value, ind, line, target)
+        reads = names_in(value)
+        if not any(any_batched(self.state(n)) for n in reads):
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.defs:
+                return self.local_call(value, ind, line)
+            return code(value), False
+        if isinstance(value, cst.Name):
+            return value.value, self.state(value.value)
+        if isinstance(value, (cst.Tuple, cst.List, cst.Dict)):
+            st = self.value_state(value)
+            return code(value), st
+        if isinstance(value, cst.Comparison) and len(value.comparisons) == 1:
+            opname = type(value.comparisons[0].operator).__name__
+            prim = registry.PRIMITIVES[OPERATOR_PRIMS[opname]]
+            args = {"x1": code(value.left), "x2": code(value.comparisons[0].comparator)}
+            return self.prim_call(prim, args, ind, line, _COMPARE[opname]), True
+        if self.only_shapes(value):
+            return self.static_expr(value, line), False
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.defs:
+            return self.local_call(value, ind, line)
+        op = classify(value, self.program, self.nf)
+        if op.kind == "prim":
+            assert op.prim is not None
+            opsym = None
+            if isinstance(value, cst.BinaryOperation):
+                opsym = _BINOPS.get(type(value.operator).__name__)
+            elif isinstance(value, cst.UnaryOperation):
+                opsym = {"Minus": "-", "Plus": "+", "BitInvert": "~"}.get(type(value.operator).__name__)
+            x = op.args.get(op.prim.arrays[0]) if op.prim.arrays else None
+            if op.prim.results == "any" and isinstance(x, str) and isinstance(self.state(x), Tree):
+                return self.container_item(value, x, op)
+            return self.prim_call(op.prim, dict(op.args), ind, line, opsym), True
+        if op.kind in ("call", "custom"):
+            return self.helper_call(op, ind, line)
+        if op.kind == "copy":
+            return code(value), self.state(code(value))
+        if op.kind in ("tree_add", "pack_like"):
+            return code(value), True
+        if op.kind == "getattr":
+            st = self.state(op.operands["x"])
+            return code(value), any_batched(st)
+        if op.kind == "tape_pop":
+            return code(value), self.state(op.callee or "")
+        if isinstance(value, cst.Call) and code(value.func) in ("zeros_like", "ones_like", "np.zeros_like",
+                                                                 "np.ones_like"):
+            return code(value), self.value_state(value.args[0].value)
+        raise self.error(f"vmap: cannot batch {code(value)!r}", line,
+                         hint="pass in_axes=None for the arguments it reads, if they should not be mapped")
+
+    def only_shapes(self, value: cst.BaseExpression) -> bool:
+        """Whether ``value`` reads batched names only through shape queries (``x.shape``, ``len(x)``)."""
+        ok = True
+
+        def visit(n: cst.CSTNode, inside: bool) -> None:
+            nonlocal ok
+            if isinstance(n, cst.Name):
+                if any_batched(self.state(n.value)) and not inside:
+                    ok = False
+                return
+            if isinstance(n, cst.Attribute) and n.attr.value in (_SHAPE_ATTRS | {"dtype"}):
+                visit(n.value, True)
+                return
+            if isinstance(n, cst.Call) and code(n.func) in _STATIC_CALLS:
+                for a in n.args:
+                    visit(a.value, True)
+                return
+            if isinstance(n, cst.Attribute):
+                visit(n.value, inside)
+                return
+            for c in n.children:
+                visit(c, inside)
+
+        visit(value, False)
+        return ok
+
+    def static_expr(self, value: cst.BaseExpression, node: cst.CSTNode) -> str:
+        """A shape query of batched values as the per-example query (``x.shape`` -> ``x.shape[1:]``)."""
+        w = self
+
+        class T(cst.CSTTransformer):
+            def leave_Attribute(self, orig: cst.Attribute, upd: cst.Attribute) -> cst.BaseExpression:
+                if isinstance(orig.value, cst.Name) and any_batched(w.state(orig.value.value)):
+                    a = orig.attr.value
+                    x = orig.value.value
+                    if a == "shape":
+                        return cst.parse_expression(f"{x}.shape[1:]")
+                    if a == "ndim":
+                        return cst.parse_expression(f"({x}.ndim - 1)")
+                    if a == "size":
+                        return cst.parse_expression(f"({x}.size // {w.size})")
+                return upd
+
+            def leave_Call(self, orig: cst.Call, upd: cst.Call) -> cst.BaseExpression:
+                f = code(orig.func)
+                if orig.args and isinstance(orig.args[0].value, cst.Name) and \
+                        any_batched(w.state(orig.args[0].value.value)):
+                    x = orig.args[0].value.value
+                    if f == "np.shape":
+                        return cst.parse_expression(f"np.shape({x})[1:]")
+                    if f == "np.ndim":
+                        return cst.parse_expression(f"(np.ndim({x}) - 1)")
+                    if f == "np.size":
+                        return cst.parse_expression(f"(np.size({x}) // {w.size})")
+                    if f == "len":
+                        return cst.parse_expression(f"np.shape({x})[1]")
+                return upd
+
+        return code(value.visit(T()))  # type: ignore[arg-type]
+
+    # -- primitives -------------------------------------------------------------------------
+    def prim_call(self, prim: registry.Primitive, args: dict[str, Any], ind: int, line: cst.CSTNode,
+                  operator: str | None = None) -> str:
+        flags = {p: any_batched(self.state(args[p])) for p in prim.arrays
+                 if isinstance(args.get(p), str) and args[p].isidentifier()}
+        seq_flags: dict[str, list[bool]] = {}
+        for p in prim.array_seqs:
+            a = args.get(p)
+            if isinstance(a, str):
+                node = cst.parse_expression(a)
+                if isinstance(node, (cst.List, cst.Tuple)):
+                    a = args[p] = [code(e.value) for e in node.elements]
+            if isinstance(a, list):
+                seq_flags[p] = [any_batched(self.state(e)) if e.isidentifier() else False for e in a]
+            elif isinstance(a, str):
+                flags[p] = any_batched(self.state(a))
+        for p in prim.mixed:  # static parameters that may hold dynamic integers (an index key)
+            if isinstance(args.get(p), str):
+                flags[p] = any(any_batched(self.state(n)) for n in _names(args[p]))
+        static_batched = [p for p, v in args.items() if p not in prim.arrays and p not in prim.array_seqs and
+                          p not in prim.mixed and isinstance(v, str) and
+                          any(any_batched(self.state(n)) for n in _names(v))]
+        if static_batched:
+            raise self.error(
+                f"vmap: {prim.path}'s {static_batched[0]}= must be static, but {args[static_batched[0]]} depends on "
+                "a mapped argument", line, hint="pass in_axes=None for the argument it is computed from")
+        rule = prim.batch
+        c = _Call(self, prim, args, flags, seq_flags, operator, ind)
+        if rule is None:
+            return c.per_example()
+        out = rule(c)
+        return str(out)
+
+    def container_item(self, value: cst.BaseExpression, x: str, op: Op) -> tuple[str, State]:
+        """``t[k]`` of a tuple, list or dict whose elements are batched element by element."""
+        xs = self.state(x)
+        assert isinstance(xs, Tree)
+        key = op.args.get("key", "")
+        k = _literal_key(key)
+        if k is not None:
+            for kk, v in xs.items:
+                if _literal_key(kk) == k:
+                    return code(value), v
+        j: State = False
+        for _, v in xs.items:
+            j = join(j, v)
+        if any_batched(j) and not all(v is True for _, v in xs.items):
+            self.forced.add(x)  # an element chosen at run time: every element batched
+        return code(value), any_batched(j)
+
+    # -- calls ------------------------------------------------------------------------------
+    def helper_call(self, op: Op, ind: int, line: cst.CSTNode) -> tuple[str, State]:
+        callee = op.callee
+        assert callee is not None
+        nf = self.program.functions[callee]
+        params = _params(nf.fdef)
+        import inspect as _inspect
+
+        sig = _inspect.signature(nf.fn)
+        try:
+            bound = sig.bind(*op.call_args, **op.call_kwargs)
+        except TypeError as e:
+            raise self.error(f"vmap: {callee}(): {e}", line) from None
+        states = []
+        for p in params:
+            a = bound.arguments.get(p)
+            if isinstance(a, str):
+                try:
+                    states.append(self.value_state(cst.parse_expression(a)))
+                except Exception:
+                    states.append(False)
+            else:
+                states.append(False)
+        if not any(any_batched(s) for s in states):
+            return f"{callee}({', '.join([*op.call_args, *(f'{k}={v}' for k, v in op.call_kwargs.items())])})", False
+        name, ret = self.b.function(nf, tuple(states))
+        args = [*op.call_args, *(f"{k}={v}" for k, v in op.call_kwargs.items())]
+        return f"{name}({', '.join(args)})", ret
+
+    def local_call(self, value: cst.Call, ind: int, line: cst.CSTNode) -> tuple[str, State]:
+        fname = code(value.func)
+        fdef = self.defs[fname]
+        states = [self.value_state(a.value) for a in value.args]
+        name, ret = self.nested(fdef, states, ind)
+        return f"{name}({', '.join(code(a) for a in value.args)})", ret
+
+    def nested(self, fdef: cst.FunctionDef, states: Sequence[State], ind: int,
+               want_return: State | None = None, name: str | None = None) -> tuple[str, State]:
+        """Write the batched copy of a nested function (closure reads see the current states)."""
+        params = _params(fdef)
+        sub = FunctionWriter(self.b, self.nf, dict(zip(params, states)), parent=self, want_return=want_return)
+        sub.forced = set()
+        sub.write_body(fdef.body.body, ind + 1)
+        new = name or fdef.name.value
+        self.emit(f"def {new}({code(fdef.params)}):", ind)
+        self.lines += sub.lines
+        return new, (sub.returned if want_return is None else join(sub.returned, want_return))
+
+    def nested_state(self, fdef: cst.FunctionDef, states: Sequence[State]) -> State:
+        """The result state of a nested function for these parameter states (written to a scratch buffer)."""
+        params = _params(fdef)
+        sub = FunctionWriter(self.b, self.nf, dict(zip(params, states)), parent=self)
+        taken = set(self.names.taken)
+        sub.write_body(fdef.body.body, 1)
+        self.names.taken = taken
+        return sub.returned
+
+    def lax_call(self, value: cst.Call, ind: int, line: cst.CSTNode,
+                 target: cst.BaseExpression) -> tuple[str, State]:
+        return batch_lax.lax_call(self, value, ind, line)
+
+
+def _is_empty_list(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.List) and not value.elements
+
+
+def _names(text: str) -> list[str]:
+    try:
+        return names_in(cst.parse_expression(text))
+    except Exception:
+        return []
+
+
+def _literal_key(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError):
+        return None
+
+
+def _replace_name(text: str, name: str, new: str) -> str:
+    from ..frontend.names import renamed
+
+    return code(renamed(cst.parse_expression(text), {name: cst.parse_expression(new)}))

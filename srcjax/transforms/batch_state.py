@@ -1,0 +1,88 @@
+"""What is batched of a value, tracked statically per name by the vmap writer (transforms/batch.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ..frontend.names import code
+
+__all__ = ["State", "Tree", "all_batched", "any_batched", "item", "join", "pack", "parts_of"]
+
+
+@dataclass(frozen=True)
+class Tree:
+    """A tuple, list or dict literal whose elements are batched or not, element by element."""
+
+    kind: str  # "tuple" | "list" | "dict"
+    items: tuple[tuple[str, State], ...]  # (key as source: "0", "'w'"), state
+
+
+State = bool | Tree
+"""What is batched of a value: ``False`` nothing (per-example shape), ``True`` every leaf
+(batch axis first), or a :class:`Tree` element by element."""
+
+
+def any_batched(s: State) -> bool:
+    if isinstance(s, Tree):
+        return any(any_batched(v) for _, v in s.items)
+    return s
+
+
+def join(a: State, b: State) -> State:
+    """The least state both ``a`` and ``b`` can be brought to (by broadcasting)."""
+    if a == b:
+        return a
+    if isinstance(a, Tree) and isinstance(b, Tree) and a.kind == b.kind and [k for k, _ in a.items] == \
+            [k for k, _ in b.items]:
+        return Tree(a.kind, tuple((k, join(x, y)) for (k, x), (_, y) in zip(a.items, b.items)))
+    if a is False and isinstance(b, Tree) or b is False and isinstance(a, Tree):
+        t = a if isinstance(a, Tree) else b
+        assert isinstance(t, Tree)
+        return Tree(t.kind, tuple((k, join(v, False)) for k, v in t.items))
+    return any_batched(a) or any_batched(b)
+
+
+def all_batched(s: State) -> State:
+    """``s`` with every leaf batched (keeping a tree's structure)."""
+    if isinstance(s, Tree):
+        return Tree(s.kind, tuple((k, all_batched(v)) for k, v in s.items))
+    return True
+
+
+def parts_of(expr: str) -> dict[str, str] | None:
+    """The elements of a tuple, list or dict literal by key (``"0"``, ``"'w'"``), or None."""
+    try:
+        node = cst.parse_expression(expr)
+    except Exception:
+        return None
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return {str(i): code(e.value) for i, e in enumerate(node.elements)}
+    if isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
+        return {code(e.key): code(e.value) for e in node.elements if isinstance(e, cst.DictElement)}
+    return None
+
+
+def item(expr: str, key: str) -> str:
+    """``expr[key]``, or the literal's element itself."""
+    parts = parts_of(expr)
+    if parts is not None and key in parts:
+        return parts[key]
+    try:
+        simple = isinstance(cst.parse_expression(expr), (cst.Name, cst.Subscript, cst.Attribute, cst.Call))
+    except Exception:
+        simple = False
+    return f"{expr}[{key}]" if simple else f"({expr})[{key}]"
+
+
+def pack(kind: str, parts: Sequence[tuple[str, str]]) -> str:
+    if kind == "dict":
+        return "{" + ", ".join(f"{k}: {v}" for k, v in parts) + "}"
+    body = ", ".join(v for _, v in parts)
+    if kind == "list":
+        return "[" + body + "]"
+    return "(" + body + ("," if len(parts) == 1 else "") + ")"
+
+

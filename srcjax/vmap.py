@@ -1,0 +1,290 @@
+"""``srcjax.vmap``: a batched program written as source (transforms/batch.py does the writing)."""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import pytree
+from .api import Compiled, _as_compiled, _clean, _leaf_aval  # (api's shared argument helpers)
+from .core import ArgumentError, TranspileError
+from .frontend import locations
+from .frontend.names import Names, code
+from .transforms.anf import ADJOINT_IMPORTS
+from .transforms.batch import BATCHED_IMPORTS, Batcher, FunctionWriter, State, Tree, item
+
+__all__ = ["vmap"]
+
+_COUNTER = itertools.count()
+_WRITTEN: dict[tuple[Any, ...], Callable[..., Any]] = {}
+
+Axes = Any  # int | None | a pytree prefix of ints and Nones
+
+
+def _spec_state(spec: Axes, where: str) -> State:
+    """The batched state a parameter has for its in_axes entry."""
+    if spec is None:
+        return False
+    if isinstance(spec, bool) or not isinstance(spec, (int, tuple, list, dict)):
+        raise ArgumentError(f"vmap: in_axes{where} must be an int, None, or a tuple/list/dict of them, not {spec!r}")
+    if isinstance(spec, int):
+        return True
+    if isinstance(spec, dict):
+        return Tree("dict", tuple((repr(k), _spec_state(v, f"{where}[{k!r}]")) for k, v in spec.items()))
+    kind = "list" if isinstance(spec, list) else "tuple"
+    return Tree(kind, tuple((str(i), _spec_state(v, f"{where}[{i}]")) for i, v in enumerate(spec)))
+
+
+def _moved(expr: str, spec: Axes) -> str | None:
+    """``expr`` with every mapped axis of ``spec`` moved first (None: nothing to move)."""
+    if spec is None or spec == 0:
+        return None
+    if isinstance(spec, int):
+        return f"batch_moveaxis({expr}, {spec}, 0)"
+    items = spec.items() if isinstance(spec, dict) else enumerate(spec)
+    parts = []
+    moved = False
+    for k, v in items:
+        sub = f"{expr}[{k!r}]"
+        m = _moved(sub, v)
+        moved = moved or m is not None
+        parts.append((repr(k), m or sub))
+    if not moved:
+        return None
+    if isinstance(spec, dict):
+        return "{" + ", ".join(f"{k}: {v}" for k, v in parts) + "}"
+    body = ", ".join(v for _, v in parts)
+    return ("[" + body + "]") if isinstance(spec, list) else ("(" + body + ("," if len(parts) == 1 else "") + ")")
+
+
+def _first_batched(expr: str, spec: Axes) -> str | None:
+    if spec is None:
+        return None
+    if isinstance(spec, int):
+        return expr
+    items = spec.items() if isinstance(spec, dict) else enumerate(spec)
+    for k, v in items:
+        found = _first_batched(f"{expr}[{k!r}]", v)
+        if found is not None:
+            return found
+    return None
+
+
+class _EntryWriter(FunctionWriter):
+    """The entry function: its returns put the batch axis where ``out_axes`` says."""
+
+    out_axes: Axes = 0
+
+    def returned_expr(self, val: str, st: State) -> str:
+        return self.out(val, st, self.out_axes)
+
+    def out(self, expr: str, st: State, spec: Axes) -> str:
+        if isinstance(spec, (tuple, list, dict)):
+            items = list(spec.items()) if isinstance(spec, dict) else list(enumerate(spec))
+            sts = dict(st.items) if isinstance(st, Tree) else {}
+            parts = [(repr(k), self.out(item(expr, repr(k)), sts.get(repr(k), sts.get(str(k), st)) if sts else st, v))
+                     for k, v in items]
+            if isinstance(spec, dict):
+                return "{" + ", ".join(f"{k}: {v}" for k, v in parts) + "}"
+            body = ", ".join(v for _, v in parts)
+            return ("[" + body + "]") if isinstance(spec, list) else "(" + body + ("," if len(parts) == 1 else "") + ")"
+        if isinstance(st, Tree):
+            kind = st.kind
+            parts = [(k, self.out(item(expr, k), v, spec)) for k, v in st.items]
+            if kind == "dict":
+                return "{" + ", ".join(f"{k}: {v}" for k, v in parts) + "}"
+            body = ", ".join(v for _, v in parts)
+            return ("[" + body + "]") if kind == "list" else "(" + body + ("," if len(parts) == 1 else "") + ")"
+        if spec is None:
+            if st:
+                raise self.error("vmap: out_axes=None for an output that depends on a mapped argument",
+                                 hint="give the output an axis in out_axes (e.g. 0), or compute it from "
+                                      "unmapped arguments only")
+            return expr
+        if st:
+            return expr if spec == 0 else f"batch_moveaxis({expr}, 0, {spec})"
+        return f"batch_out({expr}, {spec}, {self.size}, False)"
+
+
+def batched_source(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None) -> \
+        tuple[str, str, Batcher, Any]:
+    """The module text of ``vmap(fn, in_axes, out_axes, axis_size)``, its function's name, and the program."""
+    c = _as_compiled(fn)
+    prog = c.program
+    nf = prog.entry
+    params = c.params
+    specs = _in_specs(in_axes, len(params), fn)
+    b = Batcher(prog)
+    name = b.names.fresh(f"{nf.name}_vmap")
+    states = {p: _spec_state(s, f"[{i}]") for i, (p, s) in enumerate(zip(params, specs))}
+    w = _EntryWriter(b, nf, states)
+    w.out_axes = out_axes
+    w.size = w.names.fresh("batch_size")
+    for p, s in zip(params, specs):
+        m = _moved(p, s)
+        if m is not None:
+            w.emit(f"{p} = {m}", 1)
+    firsts = [f for p, s in zip(params, specs) if (f := _first_batched(p, s)) is not None]
+    if firsts:
+        w.emit(f"{w.size} = batch_size_of({firsts[0]})", 1)
+        for f in firsts[1:]:
+            w.emit(f"assert batch_size_of({f}) == {w.size}, 'vmap: mapped axes of different sizes'", 1)
+    elif axis_size is not None:
+        w.emit(f"{w.size} = {int(axis_size)}", 1)
+    else:
+        raise ArgumentError("vmap: nothing is mapped (every in_axes is None) and no axis_size is given",
+                            hint="map an argument (in_axes=0) or pass axis_size=n")
+    w.write_body()
+    text = f"def {name}({code(nf.fdef.params)}):\n" + "\n".join(w.lines) + "\n"
+    return text, name, b, prog
+
+
+def _in_specs(in_axes: Axes, n: int, fn: Any) -> list[Axes]:
+    if isinstance(in_axes, (int, type(None))) and not isinstance(in_axes, bool):
+        return [in_axes] * n
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    if not isinstance(in_axes, tuple):
+        raise ArgumentError(f"vmap: in_axes must be an int, None or a tuple with one entry per argument, "
+                            f"not {in_axes!r}")
+    if len(in_axes) != n:
+        raise ArgumentError(f"vmap: in_axes has {len(in_axes)} entries but {getattr(fn, '__name__', fn)} takes "
+                            f"{n} arguments", hint="give one entry per positional argument (None: not mapped)")
+    return list(in_axes)
+
+
+def _write(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None) -> Callable[..., Any]:
+    key = (fn, _freeze(in_axes), _freeze(out_axes), axis_size)
+    hit = _WRITTEN.get(key)
+    if hit is not None:
+        return hit
+    from .autodiff import _exec_derived  # (the one way to run generated module text in the user's namespaces)
+    from .transforms.simplify import simplify_source
+
+    text, name, b, prog = batched_source(fn, in_axes, out_axes, axis_size)
+    header = ("import numpy as np\nimport srcjax\nfrom srcjax.adjoint import " + ", ".join(ADJOINT_IMPORTS) +
+              "\nfrom srcjax.batched import " + ", ".join(BATCHED_IMPORTS) + "\n\n\n")
+    module_text = header + text + "".join("\n\n" + t for t in b.texts)
+    try:
+        module_text = simplify_source(module_text, set(ADJOINT_IMPORTS) | set(BATCHED_IMPORTS), {})
+    except Exception:  # pragma: no cover - the simplifier is an optimization
+        pass
+    base = _as_compiled(fn).fn
+    filename = f"<srcjax.vmap of {base.__qualname__} #{next(_COUNTER)}>"
+    linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
+    owners = {g: prog.functions.get(b.origins.get(g, prog.entry.name), prog.entry) for g in [name, *b.origins]}
+    locations.register(filename, module_text, owners)
+    try:
+        compiled = compile(module_text, filename, "exec")
+    except SyntaxError as e:  # pragma: no cover - a bug in the writer
+        raise TranspileError(f"internal error: generated vmap source does not parse: {e}\n{module_text}") from e
+    functions = _exec_derived(compiled, name, prog, b.origins, {})
+    out = functions[name]
+    out.__srcjax_derived__ = ("vmap", base, ())  # type: ignore[attr-defined]
+    _WRITTEN[key] = out
+    return out
+
+
+def _freeze(spec: Axes) -> Any:
+    if isinstance(spec, dict):
+        return ("dict", tuple((k, _freeze(v)) for k, v in spec.items()))
+    if isinstance(spec, (list, tuple)):
+        return (type(spec).__name__, tuple(_freeze(v) for v in spec))
+    return spec
+
+
+class Vmapped(Compiled):
+    """``srcjax.vmap(fn, ...)``: a compiled batched program; checks the mapped sizes of its arguments."""
+
+    def __init__(self, fn: Callable[..., Any], written: Callable[..., Any], in_axes: Axes, out_axes: Axes,
+                 axis_size: int | None, **kw: Any) -> None:
+        super().__init__(written, **kw)
+        self._in_axes = in_axes
+        self._axis_size = axis_size
+        self._primal = fn
+        self._nparams = len(self.params)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and len(args) == self._nparams and self.device != "numpy":
+            plan = self._cache.get(self._fast_key(args))
+            if plan is not None:
+                return plan.run(args)
+        self._check_sizes(args)
+        return super().__call__(*args, **kwargs)
+
+    def _check_sizes(self, args: Sequence[Any]) -> None:
+        specs = _in_specs(self._in_axes, len(self.params), self._primal)
+        sizes: list[tuple[str, int]] = []
+        for p, a, s in zip(self.params, args, specs):
+            for path, leaf, ax in _leaves_with_axes(a, s, p):
+                if ax is None:
+                    continue
+                aval = _leaf_aval(leaf)
+                if aval is None:
+                    raise _clean(ArgumentError(f"vmap: {path} is mapped (in_axes {ax}) but is not an array",
+                                               hint=f"pass in_axes=None for {p}"))
+                nd = len(aval.shape)
+                if not -nd <= ax < nd:
+                    raise _clean(ArgumentError(
+                        f"vmap: in_axes {ax} for {path}, which has {nd} dimension{'s' * (nd != 1)} "
+                        f"(shape {aval.shape})", hint="map an axis it has, or pass None to not map it"))
+                sizes.append((path, aval.shape[ax]))
+        if self._axis_size is not None:
+            sizes.insert(0, ("axis_size", self._axis_size))
+        for path, n in sizes[1:]:
+            if n != sizes[0][1]:
+                raise _clean(ArgumentError(
+                    f"vmap: mapped axes of different sizes: {sizes[0][0]} has {sizes[0][1]}, {path} has {n}",
+                    hint="every mapped argument needs the same size along its mapped axis"))
+
+
+def _leaves_with_axes(value: Any, spec: Axes, path: str) -> list[tuple[str, Any, int | None]]:
+    """(path, leaf, axis) for every leaf of an argument under its in_axes prefix."""
+    if spec is None or isinstance(spec, int):
+        leaves, _ = pytree.flatten(value)
+        if len(leaves) == 1 and leaves[0] is value:
+            return [(path, value, spec)]
+        return [(f"{path}[{i}]", leaf, spec) for i, leaf in enumerate(leaves)]
+    out: list[tuple[str, Any, int | None]] = []
+    if isinstance(spec, dict):
+        if not isinstance(value, dict) or set(value) != set(spec):
+            raise _clean(ArgumentError(f"vmap: in_axes for {path} is a dict with keys {sorted(map(str, spec))}, but "
+                                       f"the argument is {type(value).__name__}"
+                                       + (f" with keys {sorted(map(str, value))}" if isinstance(value, dict) else ""),
+                                       hint="in_axes must have the argument's structure (or be one int/None)"))
+        for k, v in spec.items():
+            out += _leaves_with_axes(value[k], v, f"{path}[{k!r}]")
+        return out
+    if not isinstance(value, (tuple, list)) or len(value) != len(spec):
+        raise _clean(ArgumentError(f"vmap: in_axes for {path} has {len(spec)} entries, but the argument is "
+                                   f"{type(value).__name__}" + (f" of length {len(value)}"
+                                                                 if isinstance(value, (tuple, list)) else ""),
+                                   hint="in_axes must have the argument's structure (or be one int/None)"))
+    for i, v in enumerate(spec):
+        out += _leaves_with_axes(value[i], v, f"{path}[{i}]")
+    return out
+
+
+def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_size: int | None = None) -> Vmapped:
+    """The batched version of ``fn`` (JAX's ``vmap``), written as source (``srcjax.source`` shows it).
+
+    ``in_axes``: for each positional argument, the axis mapped over (an int, negative ints count from
+    the end), ``None`` for an argument shared by every example, or a tuple/list/dict prefix of the
+    argument's structure; one int or None applies to every argument. ``out_axes``: where the batch
+    axis goes in each output (``None``: an output that does not depend on a mapped argument).
+    ``axis_size``: the batch size when no argument is mapped.
+    """
+    if axis_size is not None and (isinstance(axis_size, bool) or not isinstance(axis_size, int) or axis_size < 0):
+        raise _clean(ArgumentError(f"vmap: axis_size must be a non-negative int, not {axis_size!r}"))
+    c = _as_compiled(fn)
+    try:
+        written = _write(fn, in_axes, out_axes, axis_size)
+    except TranspileError as e:
+        raise _clean(e) from None
+    return Vmapped(fn, written, in_axes, out_axes, axis_size,
+                   static_argnums=tuple(i for i, p in enumerate(c.params) if p in c.static), device=c.device)
+
+
+_ = Names
