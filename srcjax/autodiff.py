@@ -11,6 +11,7 @@ returns it compiled. ``srcjax.source(srcjax.grad(f))`` shows it;
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import itertools
 import linecache
@@ -55,6 +56,18 @@ def _argnums(argnums: int | Sequence[int], n: int) -> tuple[tuple[int, ...], boo
 def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int] = 0,
                         has_aux: bool = False, max_iters: int | None = None,
                         bindings: dict[str, Any] | None = None) -> Callable[..., Any]:
+    """:func:`_derivative_function`; reverse mode of a Jacobian differentiates its loop form (one
+    JVP/VJP per basis vector in a rolled loop): reverse mode through batched source's helpers inside
+    branches on data is not supported yet, and the loop form's tapes are what it differentiates."""
+    twin = getattr(_as_compiled(fn).fn, "__srcjax_loop_twin__", None)
+    if twin is not None and kind in ("grad", "value_and_grad", "vjp", "vjp_split", "jacrev"):
+        fn = twin()
+    return _derivative_function(fn, kind, argnums, has_aux, max_iters, bindings)
+
+
+def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int] = 0,
+                         has_aux: bool = False, max_iters: int | None = None,
+                         bindings: dict[str, Any] | None = None) -> Callable[..., Any]:
     """The plain Python function srcjax writes for ``kind`` in grad/value_and_grad/vjp/jvp.
 
     ``max_iters`` bounds reverse mode through ``while`` loops on data (see
@@ -116,8 +129,9 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
                           "reverse (reverse mode of the generated gradient): give the function a srcjax.custom_jvp "
                           "rule to differentiate it in forward mode instead")
             raise
-    elif kind in ("jacfwd", "jacrev"):
-        text = _jacobian_source(base, name, nums[0], kind, max_iters, extra)
+    elif kind in ("jacfwd", "jacrev", "jacfwd_loop", "jacrev_loop"):
+        text = _jacobian_source(base, name, nums[0], kind.removesuffix("_loop"), max_iters, extra,
+                                batched=not kind.endswith("_loop"))
     elif kind == "jvp":
         text = _as_loops_if_needed(base, bindings, prog, lambda p: ad.jvp_source(p, nums, name, origins))
     else:  # pragma: no cover
@@ -138,6 +152,9 @@ def derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Sequen
     custom_rules.mark_transposes(prog, functions)
     derived: Any = functions[name]
     derived.__srcjax_derived__ = (kind, base, nums)
+    if kind in ("jacfwd", "jacrev"):
+        derived.__srcjax_loop_twin__ = functools.partial(derivative_function, fn, kind + "_loop", argnums,
+                                                         max_iters=max_iters)
     if halves is not None:  # the forward half; the backward half and how to call it hang on it
         functions[halves.bwd].__srcjax_derived__ = (kind, base, nums)  # type: ignore[attr-defined]
         derived.__srcjax_split__ = (functions[halves.bwd], halves.reads, halves.residuals)
@@ -232,15 +249,56 @@ def _forward_grad_source(base: Callable[..., Any], name: str, nums: tuple[int, .
 
 
 def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max_iters: int | None,
-                     extra: dict[str, Callable[..., Any]]) -> str:
-    """``def name(params...)``: the Jacobian w.r.t. the array parameter ``k`` by one JVP per input
-    element (jacfwd) or one VJP per output element (jacrev), in a loop the compiler rolls into one
-    ``while`` (one executable, one dispatch; the loop-invariant primal is hoisted by XLA)."""
+                     extra: dict[str, Callable[..., Any]], batched: bool = True) -> str:
+    """``def name(params...)``: the Jacobian w.r.t. the array parameter ``k`` as one batched JVP over
+    the input's basis vectors (jacfwd) or one batched VJP over the output's (jacrev): the generated
+    JVP/VJP under ``srcjax.vmap``, so the Jacobian is one program with no loop over elements."""
+    from .vmap import batched_function  # (vmap builds on the derivatives: imported when used)
+
+    if not batched:
+        return _jacobian_loop_source(base, name, k, kind, max_iters, extra)
+    params, args = _positional_and_call(base)
+    names = Names([*inspect.signature(base).parameters, name, *base.__globals__])
+    n, basis, out, t, bars = (names.fresh(v) for v in ("n", "basis", "out", "t", "bars"))
+    x = params[k]
+    lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):",  # defaults included
+             f"    assert not is_tree({x}), '{kind} of a container runs one program per element: call srcjax.{kind}'"]
+    if kind == "jacfwd":
+        jv = derivative_function(base, "jvp", (k,))
+        jparams = list(inspect.signature(jv).parameters)
+        bfun = batched_function(jv, tuple(0 if i == len(params) else None for i in range(len(jparams))),
+                                   (None, 0), None)
+        extra[bfun.__name__] = bfun
+        lines += [f"    {n} = np.size({x})",
+                  f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({x})), ({n},) + np.shape({x}))",
+                  f"    {out}, {t} = {bfun.__name__}({_then(args, basis)})  # one JVP per basis vector, batched",
+                  f"    return np.reshape(np.moveaxis({t}, 0, -1), np.shape({out}) + np.shape({x}))"]
+    else:
+        vj = derivative_function(base, "vjp", (k,), max_iters=max_iters)
+        vparams = list(inspect.signature(vj).parameters)
+        bfun = batched_function(vj, tuple(0 if i == len(params) else None for i in range(len(vparams))),
+                                   (None, 0), None)
+        primal = names.fresh(base.__name__)
+        extra[bfun.__name__] = bfun
+        extra[primal] = base
+        lines += [f"    {out} = {primal}({', '.join(args[0] + args[1])})",
+                  f"    {n} = np.size({out})",
+                  f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({out})), ({n},) + np.shape({out}))",
+                  f"    _, {bars} = {bfun.__name__}({_then(args, basis)})  # one VJP per basis cotangent, batched",
+                  f"    return np.reshape({bars}[0], np.shape({out}) + np.shape({x}))"]
+    return "\n".join(lines) + "\n"
+
+
+def _jacobian_loop_source(base: Callable[..., Any], name: str, k: int, kind: str, max_iters: int | None,
+                          extra: dict[str, Callable[..., Any]]) -> str:
+    """The Jacobian as one JVP per input element (jacfwd) or one VJP per output element (jacrev) in a
+    loop the compiler rolls into one ``while``: what a derivative of a Jacobian differentiates when
+    the batched form cannot be (see :func:`derivative_function`)."""
     params, args = _positional_and_call(base)
     names = Names([*inspect.signature(base).parameters, name, *base.__globals__])
     n, i, jac, out, out_i, e, t, bars = (names.fresh(v) for v in ("n", "i", "jac", "out", "out_i", "e", "t", "bars"))
     x = params[k]
-    lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):",  # defaults included
+    lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):",
              f"    assert not is_tree({x}), '{kind} of a container runs one program per element: call srcjax.{kind}'"]
     if kind == "jacfwd":
         jv = derivative_function(base, "jvp", (k,))

@@ -18,10 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from .pytree import is_tree, tree_map
+from .adjoint import UNSET, broadcast_like, expand_reduced, index_add, unbroadcast
+from .lax import index_update
+from .pytree import is_tree
 
 __all__ = [  # what generated batched source imports (transforms/batch.py)
-    "batch_align", "batch_align_b", "batch_broadcast", "batch_axis", "batch_axes", "batch_select",
+    "batch_align", "batch_align_b", "batch_broadcast", "batch_broadcast_items", "batch_axis", "batch_axes",
+    "batch_select",
     "batch_choose", "batch_reshape", "batch_transpose", "batch_moveaxis", "batch_size_of", "batch_rows",
     "batch_matmul", "batch_dot", "batch_inner", "batch_outer", "batch_tensordot", "batch_take",
     "batch_take_along_axis", "batch_getitem", "batch_index_update", "batch_index_add", "batch_squeeze",
@@ -52,9 +55,37 @@ def batch_align_b(x: Any, y: Any) -> Any:
 
 
 def batch_broadcast(x: Any, n: int) -> Any:
-    """An unbatched value (array, number, or a container of them) repeated along a new batch axis."""
-    if is_tree(x):
-        return tree_map(lambda leaf: batch_broadcast(leaf, n), x)
+    """An unbatched array (or number) repeated along a new batch axis (``UNSET`` stays ``UNSET``)."""
+    if x is UNSET:
+        return x
+    return np.broadcast_to(x, (n,) + np.shape(x))
+
+
+def batch_broadcast_items(x: Any, n: int) -> Any:
+    """A list or tuple (of arrays, or of tuples of arrays: a derivative tape) with every array
+    repeated along a new batch axis; an array itself otherwise (``UNSET`` stays ``UNSET``)."""
+    if x is UNSET:
+        return x
+    if isinstance(x, (tuple, list)):
+        items = []
+        for v in x:
+            items.append(_broadcast_items_1(v, n))
+        if isinstance(x, tuple):
+            return tuple(items)
+        return items
+    return np.broadcast_to(x, (n,) + np.shape(x))
+
+
+def _broadcast_items_1(x: Any, n: int) -> Any:
+    if x is UNSET or x is None:
+        return x
+    if isinstance(x, (tuple, list)):
+        items = []
+        for v in x:
+            items.append(np.broadcast_to(v, (n,) + np.shape(v)))
+        if isinstance(x, tuple):
+            return tuple(items)
+        return items
     return np.broadcast_to(x, (n,) + np.shape(x))
 
 
@@ -66,19 +97,17 @@ def batch_size_of(x: Any) -> int:
 
 
 def batch_moveaxis(x: Any, source: int, destination: int) -> Any:
-    """``np.moveaxis`` on an array or on every leaf of a container."""
-    if is_tree(x):
-        return tree_map(lambda leaf: np.moveaxis(leaf, source, destination), x)
+    """``np.moveaxis`` of a batched array: where its batch axis is."""
     return np.moveaxis(x, source, destination)
 
 
 def batch_out(x: Any, axis: int, n: int, batched: bool) -> Any:
-    """An output leaf with its batch axis at ``axis`` (an unbatched leaf broadcast first)."""
+    """An output (or every leaf of it) with its batch axis at ``axis`` (unbatched: broadcast first)."""
     if not batched:
-        x = np.broadcast_to(x, (n,) + np.shape(x))
+        x = batch_broadcast(x, n)
     if axis == 0:
         return x
-    return np.moveaxis(x, 0, axis)
+    return batch_moveaxis(x, 0, axis)
 
 
 def batch_axis(axis: Any, x: Any) -> Any:
@@ -102,10 +131,8 @@ def batch_flat_axis(x: Any) -> Any:
 
 
 def batch_select(c: Any, a: Any, b: Any) -> Any:
-    """Per example, ``a`` where the batched condition ``c`` holds, else ``b`` (containers leaf by leaf)."""
-    if is_tree(a):
-        return tree_map(lambda u, v: batch_select(c, u, v), a, b)
-    return np.where(_lifted(c, max(np.ndim(a), np.ndim(b)) - 1) if np.ndim(c) > 0 else c, a, b)
+    """Per example, ``a`` where the batched condition ``c`` holds, else ``b``."""
+    return np.where(_lifted(c, max(np.ndim(a), np.ndim(b)) - 1), a, b)
 
 
 def batch_where_any(c: Any) -> Any:
@@ -312,14 +339,18 @@ def _batched_key(key: Any) -> Any:
 
 
 def batch_getitem(x: Any, key: Any) -> Any:
-    """``x[key]`` per example for a batched ``x`` and a static key (ints, slices, None, Ellipsis)."""
+    """``x[key]`` per example for a batched ``x`` and a static key (ints, slices, None, Ellipsis); an
+    element of a container of batched values."""
+    if is_tree(x):
+        return x[key]
     return x[_batched_key(key)]
 
 
 def batch_index_update(x: Any, key: Any, value: Any, bx: bool, bv: bool) -> Any:
-    """``x[key] = value`` per example (a static key)."""
-    from .lax import index_update
-
+    """``x[key] = value`` per example (a static key); ``x`` may be a container."""
+    if is_tree(x):
+        n = np.shape(value)[0] if bv else batch_size_of(x)
+        return index_update(x if bx else batch_broadcast_items(x, n), key, value if bv else batch_broadcast(value, n))
     if not bx:
         x = batch_broadcast(x, np.shape(value)[0])
     if bv:
@@ -330,9 +361,11 @@ def batch_index_update(x: Any, key: Any, value: Any, bx: bool, bv: bool) -> Any:
 
 
 def batch_index_add(z: Any, key: Any, g: Any, bz: bool, bg: bool) -> Any:
-    """``index_add(z, key, g)`` per example (a static key)."""
-    from .adjoint import index_add
-
+    """``index_add(z, key, g)`` per example (a static key); ``z`` may be a container (a cotangent of
+    a tuple), made batched element by element."""
+    if is_tree(z):
+        n = np.shape(g)[0] if bg else batch_size_of(z)
+        return index_add(z if bz else batch_broadcast_items(z, n), key, g if bg else batch_broadcast(g, n))
     if not bz:
         z = batch_broadcast(z, np.shape(g)[0])
     if bg:
@@ -343,21 +376,22 @@ def batch_index_add(z: Any, key: Any, g: Any, bz: bool, bg: bool) -> Any:
 
 
 def batch_unbroadcast(g: Any, x: Any, bg: bool, bx: bool) -> Any:
-    """``unbroadcast(g, x)`` per example: ``g`` summed to the per-example shape of ``x``."""
-    from .adjoint import unbroadcast
-
-    if not bg:
-        return unbroadcast(g, x[0] if bx else x)
-    if not bx:
-        return unbroadcast(g, batch_broadcast(x, np.shape(g)[0]))
-    g = _lifted(g, np.ndim(x) - 1)
-    return unbroadcast(g, x)
+    """``unbroadcast(g, x)`` per example: each example's ``g`` summed to the per-example shape of ``x``
+    (its extra leading axes, then the axes where ``x`` has length 1), in ``x``'s dtype."""
+    if not bg:  # the same for every example
+        return batch_broadcast(unbroadcast(g, x[0]), np.shape(x)[0])
+    n = np.shape(g)[0]
+    xs = np.shape(x)[1:] if bx else np.shape(x)
+    lead = tuple(range(1, np.ndim(g) - len(xs)))  # (no rebinding of g: each step its own name)
+    g1 = np.sum(g, axis=lead) if lead else g
+    gs = np.shape(g1)
+    axes = tuple(1 + i for i in range(len(xs)) if xs[i] == 1 and gs[1 + i] != 1)
+    g2 = np.sum(g1, axis=axes, keepdims=True) if axes else g1
+    return unbroadcast(g2, x if bx else batch_broadcast(x, n))  # (same shapes: x's dtype)
 
 
 def batch_broadcast_like(t: Any, y: Any, bt: bool, by: bool) -> Any:
     """``broadcast_like(t, y)`` per example."""
-    from .adjoint import broadcast_like
-
     if not by:
         y = batch_broadcast(y, np.shape(t)[0])
     if not bt:
@@ -367,8 +401,6 @@ def batch_broadcast_like(t: Any, y: Any, bt: bool, by: bool) -> Any:
 
 def batch_expand_reduced(g: Any, a: Any, axis: Any, keepdims: Any, bg: bool, ba: bool) -> Any:
     """``expand_reduced(g, a, axis, keepdims)`` per example."""
-    from .adjoint import expand_reduced
-
     if not ba:
         a = batch_broadcast(a, np.shape(g)[0])
     if not bg:

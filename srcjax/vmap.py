@@ -155,7 +155,9 @@ def _in_specs(in_axes: Axes, n: int, fn: Any) -> list[Axes]:
     return list(in_axes)
 
 
-def _write(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None) -> Callable[..., Any]:
+def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None) -> \
+        Callable[..., Any]:
+    """The generated Python function of ``vmap(fn, in_axes, out_axes, axis_size)`` (cached)."""
     key = (fn, _freeze(in_axes), _freeze(out_axes), axis_size)
     hit = _WRITTEN.get(key)
     if hit is not None:
@@ -166,7 +168,9 @@ def _write(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int
     text, name, b, prog = batched_source(fn, in_axes, out_axes, axis_size)
     header = ("import numpy as np\nimport srcjax\nfrom srcjax.adjoint import " + ", ".join(ADJOINT_IMPORTS) +
               "\nfrom srcjax.batched import " + ", ".join(BATCHED_IMPORTS) + "\n\n\n")
-    module_text = header + text + "".join("\n\n" + t for t in b.texts)
+    used = b.used(text)
+    origins = {g: b.origins[g] for g in used}
+    module_text = header + text + "".join("\n\n" + b.texts[g] for g in used)
     try:
         module_text = simplify_source(module_text, set(ADJOINT_IMPORTS) | set(BATCHED_IMPORTS), {})
     except Exception:  # pragma: no cover - the simplifier is an optimization
@@ -174,13 +178,13 @@ def _write(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int
     base = _as_compiled(fn).fn
     filename = f"<srcjax.vmap of {base.__qualname__} #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
-    owners = {g: prog.functions.get(b.origins.get(g, prog.entry.name), prog.entry) for g in [name, *b.origins]}
+    owners = {g: prog.functions.get(origins.get(g, prog.entry.name), prog.entry) for g in [name, *origins]}
     locations.register(filename, module_text, owners)
     try:
         compiled = compile(module_text, filename, "exec")
     except SyntaxError as e:  # pragma: no cover - a bug in the writer
         raise TranspileError(f"internal error: generated vmap source does not parse: {e}\n{module_text}") from e
-    functions = _exec_derived(compiled, name, prog, b.origins, {})
+    functions = _exec_derived(compiled, name, prog, origins, {})
     out = functions[name]
     out.__srcjax_derived__ = ("vmap", base, ())  # type: ignore[attr-defined]
     _WRITTEN[key] = out
@@ -280,7 +284,7 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_siz
         raise _clean(ArgumentError(f"vmap: axis_size must be a non-negative int, not {axis_size!r}"))
     c = _as_compiled(fn)
     try:
-        written = _write(fn, in_axes, out_axes, axis_size)
+        written = batched_function(fn, in_axes, out_axes, axis_size)
     except TranspileError as e:
         raise _clean(e) from None
     return Vmapped(fn, written, in_axes, out_axes, axis_size,

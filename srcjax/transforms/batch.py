@@ -25,6 +25,7 @@ functionalize, specialize), so it composes with every other transformation.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -171,29 +172,47 @@ class Batcher:
     def __init__(self, program: Program) -> None:
         self.program = program
         self.names = Names(set(program.functions) | set(ADJOINT_IMPORTS) | set(BATCHED_IMPORTS))
-        self.written: dict[tuple[str, tuple[State, ...]], tuple[str, State]] = {}
-        self.texts: list[str] = []  # helper functions written, in order
+        self.written: dict[tuple[str, tuple[State, ...]], tuple[str, State, set[str]]] = {}
+        self.texts: dict[str, str] = {}  # helper functions written, in order
         self.origins: dict[str, str] = {}  # generated function -> the program function it batches
 
-    def function(self, nf: NormalizedFunction, states: tuple[State, ...]) -> tuple[str, State]:
-        """The batched copy of a program function for these argument states; its name and result state."""
+    def function(self, nf: NormalizedFunction, states: tuple[State, ...]) -> tuple[str, State, set[str]]:
+        """The batched copy of a program function for these argument states: its name, its result's
+        state, and the parameters it needs batched on entry (lists it appends batched values to: the
+        caller batches its list, and calls again)."""
         key = (nf.name, states)
         hit = self.written.get(key)
         if hit is not None:
             return hit
         name = self.names.fresh(f"{nf.name}_vmap")
-        self.written[key] = (name, True)  # (recursion: assumed batched)
+        self.written[key] = (name, True, set())  # (recursion: assumed batched)
         params = _params(nf.fdef)
         w = FunctionWriter(self, nf, dict(zip(params, states)))
+        w.params = set(params)
         w.size = w.names.fresh("batch_size")
         first = next(i for i, s in enumerate(states) if any_batched(s))
-        w.emit(f"{w.size} = batch_size_of({params[first]})", 1)
+        w.emit(f"{w.size} = batch_size_of({batched_leaf(params[first], states[first])})", 1)
         w.write_body()
         head = f"def {name}({code(nf.fdef.params)}):"
-        self.texts.append(head + "\n" + "\n".join(w.lines) + "\n")
+        self.texts[name] = head + "\n" + "\n".join(w.lines) + "\n"
         self.origins[name] = nf.name
-        self.written[key] = (name, w.returned)
-        return name, w.returned
+        needs = {p for p in w.forced & set(params) if states[params.index(p)] is not True}
+        self.written[key] = (name, w.returned, needs)
+        return name, w.returned, needs
+
+    def used(self, entry: str) -> list[str]:
+        """The names of the helpers written that the entry's text calls (directly or through another)."""
+        out: list[str] = []
+        seen: set[str] = set()
+        todo = [entry]
+        while todo:
+            text = todo.pop()
+            for name, t in self.texts.items():
+                if name not in seen and re.search(rf"(?<![\w.]){re.escape(name)}\(", text):
+                    seen.add(name)
+                    out.append(name)
+                    todo.append(t)
+        return [n for n in self.texts if n in seen]
 
 
 def _params(fdef: cst.FunctionDef) -> list[str]:
@@ -220,6 +239,8 @@ class FunctionWriter:
         self.returned: State = False
         self.want_return = want_return
         self.forced: set[str] = set()  # names that must be batched wherever bound (loops, lists)
+        self.zeros: set[str] = set(parent.zeros) if parent is not None else set()  # bound to zeros_like(...)
+        self.params: set[str] = set()  # (a helper's own parameters)
 
     # -- output -----------------------------------------------------------------------------
     def emit(self, line: str, ind: int) -> None:
@@ -243,6 +264,8 @@ class FunctionWriter:
         if have == want or want is False:
             return expr
         if have is False and want is True:
+            if expr in self.zeros:  # zeros of a value that may be a container (a cotangent)
+                return f"batch_broadcast_items({expr}, {self.size})"
             return f"batch_broadcast({expr}, {self.size})"
         if isinstance(want, Tree):
             if have is True:
@@ -264,6 +287,8 @@ class FunctionWriter:
         for _ in range(8):  # until the names forced batched (loops, lists) stop growing
             before = set(self.forced)
             for v in sorted(self.forced):
+                if v in self.params:  # (the caller passes it batched: see Batcher.function)
+                    continue
                 if v in self.st and self.st[v] is not True:
                     self.emit(f"{v} = {self.convert(v, self.st[v], True)}", ind)
                     self.st[v] = True
@@ -344,7 +369,16 @@ class FunctionWriter:
                 self.st[v] = True
         if isinstance(s, cst.For):
             it = code(s.iter)
-            it_state = self.iter_state(s.iter, s)
+            if not isinstance(s.iter, cst.Name) and any(any_batched(self.state(n)) for n in names_in(s.iter)):
+                # a computed sequence (``for ax in reduce_axes(a, axis)``): batched on its own line first
+                seq = self.names.fresh("seq")
+                value, st = self.rhs(s.iter, ind, s, cst.Name(seq))  # type: ignore[arg-type]
+                self.emit(f"{seq} = {value}", ind)
+                self.bind(seq, st)
+                it = seq
+                it_state = self.iter_state(cst.Name(seq), s)
+            else:
+                it_state = self.iter_state(s.iter, s)
             if it_state is True:
                 it = f"batch_rows({it})"
             self.emit(f"for {code(s.target)} in {it}:", ind)
@@ -374,8 +408,6 @@ class FunctionWriter:
                     j = join(j, v)
                 return any_batched(j)
             return s
-        if any(any_batched(self.state(n)) for n in names_in(it)):
-            raise self.error("vmap: a for loop over a batched value needs its sequence as a name", node)
         return False
 
     def small(self, s: Any, ind: int, line: cst.SimpleStatementLine) -> None:
@@ -431,6 +463,10 @@ class FunctionWriter:
                 return
             self.emit(code(s), ind)
             return
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "pop" \
+                and not call.args:  # a value dropped from a list (a tape)
+            self.emit(code(s), ind)
+            return
         if any(any_batched(self.state(n)) for n in names_in(s)):
             raise self.error(f"vmap: cannot batch {code(s)!r}", line)
         self.emit(code(s), ind)
@@ -443,10 +479,22 @@ class FunctionWriter:
         value = s.value
         expr, st = self.rhs(value, ind, line, target)
         tnames = target_names(target)
+        if expr == code(target):  # bound where it was computed (the branches of an if)
+            for n, v in zip(tnames, [v for _, v in st.items] if isinstance(st, Tree) and len(tnames) > 1
+                            else [st] * len(tnames)):
+                self.bind(n, v)
+            return
         if isinstance(target, cst.Name):
             name = target.value
+            if isinstance(value, cst.Call) and code(value.func) in ("zeros_like", "ones_like"):
+                self.zeros.add(name)
+            else:
+                self.zeros.discard(name)
             if name in self.forced and st is not True:
-                expr = self.convert(expr, st, True) if st is not False or not _is_empty_list(value) else expr
+                if st is False and not _is_empty_list(value):  # a list or tape made batched: each element
+                    expr = f"batch_broadcast_items({expr}, {self.size})"
+                elif st is not False:
+                    expr = self.convert(expr, st, True)
                 st = True
             self.emit(f"{name} = {expr}", ind)
             self.bind(name, st)
@@ -520,6 +568,9 @@ class FunctionWriter:
             return code(value), any_batched(st)
         if op.kind == "tape_pop":
             return code(value), self.state(op.callee or "")
+        if isinstance(value, cst.Call) and code(value.func) in ("tuple", "list", "reversed") and \
+                len(value.args) == 1:  # the same elements in another container
+            return code(value), any_batched(self.value_state(value.args[0].value))
         if isinstance(value, cst.Call) and code(value.func) in ("zeros_like", "ones_like", "np.zeros_like",
                                                                  "np.ones_like"):
             return code(value), self.value_state(value.args[0].value)
@@ -661,7 +712,11 @@ class FunctionWriter:
                 states.append(False)
         if not any(any_batched(s) for s in states):
             return f"{callee}({', '.join([*op.call_args, *(f'{k}={v}' for k, v in op.call_kwargs.items())])})", False
-        name, ret = self.b.function(nf, tuple(states))
+        name, ret, needs = self.b.function(nf, tuple(states))
+        for p in needs:  # a list the helper appends batched values to: batched here from the start
+            a = bound.arguments.get(p)
+            if isinstance(a, str) and a.isidentifier():
+                self.forced.add(a)
         args = [*op.call_args, *(f"{k}={v}" for k, v in op.call_kwargs.items())]
         return f"{name}({', '.join(args)})", ret
 
@@ -684,6 +739,12 @@ class FunctionWriter:
         self.lines += sub.lines
         return new, (sub.returned if want_return is None else join(sub.returned, want_return))
 
+    def sub(self, states: dict[str, State]) -> FunctionWriter:
+        """A writer for a function nested here (closure reads see the current states)."""
+        w = FunctionWriter(self.b, self.nf, states, parent=self)
+        w.forced = set()
+        return w
+
     def nested_state(self, fdef: cst.FunctionDef, states: Sequence[State]) -> State:
         """The result state of a nested function for these parameter states (written to a scratch buffer)."""
         params = _params(fdef)
@@ -695,7 +756,16 @@ class FunctionWriter:
 
     def lax_call(self, value: cst.Call, ind: int, line: cst.CSTNode,
                  target: cst.BaseExpression) -> tuple[str, State]:
-        return batch_lax.lax_call(self, value, ind, line)
+        return batch_lax.lax_call(self, value, ind, line, target)
+
+
+def batched_leaf(expr: str, st: State) -> str:
+    """A path to a batched leaf of a value in state ``st`` (``p[1]['w']``)."""
+    if isinstance(st, Tree):
+        for k, v in st.items:
+            if any_batched(v):
+                return batched_leaf(item(expr, k), v)
+    return expr
 
 
 def _is_empty_list(value: cst.BaseExpression) -> bool:

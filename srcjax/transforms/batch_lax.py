@@ -15,14 +15,15 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ..frontend.names import code, names_in
-from .batch_state import State, Tree, all_batched, any_batched, join
+from ..frontend.names import assigned_names, code, names_in, renamed
+from .batch_state import State, Tree, all_batched, any_batched, item, join, pack
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
 
 
-def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode) -> tuple[str, State]:
+def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
+             target: cst.BaseExpression) -> tuple[str, State]:
     """``srcjax.lax.cond/switch/while_loop/fori_loop/scan`` with batched operands (see transforms/batch.py)."""
     f = code(value.func).rsplit(".", 1)[1]
     args = [a for a in value.args if a.keyword is None]
@@ -37,22 +38,22 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode) ->
         pred, tf, ff = args[0].value, args[1].value, args[2].value
         ops = [a.value for a in args[3:]]
         op_states = [w.value_state(o) for o in ops]
-        t_st = w.nested_state(fn(tf), op_states)
-        f_st = w.nested_state(fn(ff), op_states)
-        ret = join(t_st, f_st)
-        pb = any_batched(w.value_state(pred))
-        tname, _ = w.nested(fn(tf), op_states, ind, want_return=ret,
-                               name=w.names.fresh(code(tf)) if pb else code(tf))
-        fname, _ = w.nested(fn(ff), op_states, ind, want_return=ret,
-                               name=w.names.fresh(code(ff)) if pb else code(ff))
-        opargs = ", ".join(code(o) for o in ops)
-        if not pb:
-            return f"srcjax.lax.cond({code(pred)}, {tname}, {fname}{', ' + opargs if opargs else ''})", ret
-        a = w.names.fresh("if_true_out")
-        b = w.names.fresh("if_false_out")
-        w.emit(f"{a} = {tname}({opargs})", ind)
-        w.emit(f"{b} = {fname}({opargs})", ind)
-        return f"batch_select({code(pred)}, {w.convert(a, ret, True)}, {w.convert(b, ret, True)})", True
+        ret = join(w.nested_state(fn(tf), op_states), w.nested_state(fn(ff), op_states))
+        opcode = [code(o) for o in ops]
+        if not any_batched(w.value_state(pred)):  # one branch runs: a Python if (on data: functionalized again)
+            out = code(target) if isinstance(target, (cst.Name, cst.Tuple)) else w.names.fresh("cond_out")
+            w.emit(f"if {code(pred)}:", ind)
+            e, st = inline(w, fn(tf), opcode, op_states, ind + 1)
+            w.emit(f"{out} = {w.convert(e, st, ret)}", ind + 1)
+            w.emit("else:", ind)
+            e, st = inline(w, fn(ff), opcode, op_states, ind + 1)
+            w.emit(f"{out} = {w.convert(e, st, ret)}", ind + 1)
+            return out, ret
+        # a batched predicate: both branches run, written out in line, and each example selects
+        outs = [inline(w, fn(tf), opcode, op_states, ind), inline(w, fn(ff), opcode, op_states, ind)]
+        full = all_batched(ret)
+        a, b = (w.convert(e, st, full) for e, st in outs)
+        return select(code(pred), a, b, full), full
     if f == "switch":
         index, branches = args[0].value, args[1].value
         ops = [a.value for a in args[2:]]
@@ -63,66 +64,59 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode) ->
         ret = False
         for fd in fdefs:
             ret = join(ret, w.nested_state(fd, op_states))
-        pb = any_batched(w.value_state(index))
-        names_ = []
-        for e, fd in zip(branches.elements, fdefs):
-            n_, _ = w.nested(fd, op_states, ind, want_return=ret,
-                                name=w.names.fresh(code(e.value)) if pb else code(e.value))
-            names_.append(n_)
-        opargs = ", ".join(code(o) for o in ops)
-        if not pb:
+        if not any_batched(w.value_state(index)):
+            names_ = [w.nested(fd, op_states, ind, want_return=ret)[0] for fd in fdefs]
+            opargs = ", ".join(code(o) for o in ops)
             return (f"srcjax.lax.switch({code(index)}, [{', '.join(names_)}]"
                     f"{', ' + opargs if opargs else ''})"), ret
-        outs = []
-        for n_ in names_:
-            o = w.names.fresh(f"{n_}_out")
-            w.emit(f"{o} = {n_}({opargs})", ind)
-            outs.append(w.convert(o, ret, True))
-        return f"batch_choose({code(index)}, [{', '.join(outs)}])", True
+        full = all_batched(ret)
+        written = [inline(w, fd, [code(o) for o in ops], op_states, ind) for fd in fdefs]
+        return choose(code(index), [w.convert(e, st, full) for e, st in written], full), full
     if f == "while_loop":
         cf, bf, init = fn(args[0].value), fn(args[1].value), args[2].value
         carry = w.value_state(init)
         for _ in range(8):
-            out = w.nested_state(bf, [carry])
-            new = join(carry, out)
+            new = join(carry, w.nested_state(bf, [carry]))
             if new == carry:
                 break
             carry = new
-        c_st = w.nested_state(cf, [carry])
-        init_code = code(init)
-        if any_batched(c_st):
+        batched_test = any_batched(w.nested_state(cf, [carry]))
+        if batched_test:  # every example's carry batched: finished examples keep theirs
             carry = all_batched(carry)
-            init_code = w.convert(init_code, w.value_state(init), carry)
-            cname, _ = w.nested(cf, [carry], ind, name=w.names.fresh(f"{cf.name.value}_each"))
-            bname, _ = w.nested(bf, [carry], ind, want_return=carry,
-                                   name=w.names.fresh(f"{bf.name.value}_each"))
-            c = w.names.fresh("carry")
-            anyname = w.names.fresh("any_running")
-            step = w.names.fresh("step_running")
-            w.emit(f"def {anyname}({c}):", ind)
-            w.emit(f"return np.any({cname}({c}))", ind + 1)
-            w.emit(f"def {step}({c}):", ind)
-            w.emit(f"return batch_select({cname}({c}), {bname}({c}), {c})", ind + 1)
-            return f"srcjax.lax.while_loop({anyname}, {step}, {init_code})", carry
-        init_code = w.convert(init_code, w.value_state(init), carry)
-        cname, _ = w.nested(cf, [carry], ind)
-        bname, _ = w.nested(bf, [carry], ind, want_return=carry)
-        return f"srcjax.lax.while_loop({cname}, {bname}, {init_code})", carry
+        c = w.names.fresh("carry")
+        running = w.names.fresh("running")
+        w.emit(f"{c} = {w.convert(code(init), w.value_state(init), carry)}", ind)
+        w.bind(c, carry)
+        e, _ = inline(w, cf, [c], [carry], ind)
+        w.emit(f"{running} = {e}", ind)
+        w.emit(f"while {'np.any(' + running + ')' if batched_test else running}:", ind)
+        stepped, st = inline(w, bf, [c], [carry], ind + 1)
+        stepped = w.convert(stepped, st, carry)
+        w.emit(f"{c} = {select(running, stepped, c, carry) if batched_test else stepped}", ind + 1)
+        e, _ = inline(w, cf, [c], [carry], ind + 1)
+        w.emit(f"{running} = {e}", ind + 1)
+        w.bind(c, carry)
+        return c, carry
     if f == "fori_loop":
-        lo, hi, bf, init = args[0].value, args[1].value, fn(args[2].value), args[3].value
+        lo, hi, bfn, init = args[0].value, args[1].value, fn(args[2].value), args[3].value
         if any(any_batched(w.state(n)) for n in names_in(lo) + names_in(hi)):
             raise w.error("vmap: the bounds of a fori_loop depend on a mapped argument", line,
-                             hint="write the loop as a while loop on data")
+                          hint="write the loop as a while loop on data")
         carry = w.value_state(init)
         for _ in range(8):
-            out = w.nested_state(bf, [False, carry])
-            new = join(carry, out)
+            new = join(carry, w.nested_state(bfn, [False, carry]))
             if new == carry:
                 break
             carry = new
-        init_code = w.convert(code(init), w.value_state(init), carry)
-        bname, _ = w.nested(bf, [False, carry], ind, want_return=carry)
-        return f"srcjax.lax.fori_loop({code(lo)}, {code(hi)}, {bname}, {init_code})", carry
+        c = w.names.fresh("carry")
+        i = w.names.fresh("i")
+        w.emit(f"{c} = {w.convert(code(init), w.value_state(init), carry)}", ind)
+        w.bind(c, carry)
+        w.emit(f"for {i} in range({code(lo)}, {code(hi)}):", ind)
+        stepped, st = inline(w, bfn, [i, c], [False, carry], ind + 1)
+        w.emit(f"{c} = {w.convert(stepped, st, carry)}", ind + 1)
+        w.bind(c, carry)
+        return c, carry
     if f == "scan":
         sf = fn(args[0].value)
         init = args[1].value if len(args) > 1 else kw["init"]
@@ -131,16 +125,16 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode) ->
         xb = any_batched(xs_state)
         carry = w.value_state(init)
         for _ in range(8):
-            out = w.nested_state(sf, [carry, xb])
-            if isinstance(out, Tree) and len(out.items) == 2:
-                new = join(carry, out.items[0][1])
+            res_st = w.nested_state(sf, [carry, xb])
+            if isinstance(res_st, Tree) and len(res_st.items) == 2:
+                new = join(carry, res_st.items[0][1])
             else:
-                new = join(carry, any_batched(out))
+                new = join(carry, any_batched(res_st))
             if new == carry:
                 break
             carry = new
-        out = w.nested_state(sf, [carry, xb])
-        ys = out.items[1][1] if isinstance(out, Tree) and len(out.items) == 2 else any_batched(out)
+        res_st = w.nested_state(sf, [carry, xb])
+        ys = res_st.items[1][1] if isinstance(res_st, Tree) and len(res_st.items) == 2 else any_batched(res_st)
         want = Tree("tuple", (("0", carry), ("1", ys)))
         bname, _ = w.nested(sf, [carry, xb], ind, want_return=want)
         init_code = w.convert(code(init), w.value_state(init), carry)
@@ -154,3 +148,47 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode) ->
     raise w.error(f"vmap: cannot batch srcjax.lax.{f}", line)  # pragma: no cover
 
 
+
+
+def select(c: str, a: str, b: str, st: State) -> str:
+    """Per example ``a`` where ``c`` holds, else ``b``: leaf by leaf for a known structure."""
+    if isinstance(st, Tree):
+        return pack(st.kind, [(k, select(c, item(a, k), item(b, k), v)) for k, v in st.items])
+    return f"batch_select({c}, {a}, {b})"
+
+
+def choose(index: str, outs: list[str], st: State) -> str:
+    """Per example ``outs[index]``: leaf by leaf for a known structure."""
+    if isinstance(st, Tree):
+        return pack(st.kind, [(k, choose(index, [item(o, k) for o in outs], v)) for k, v in st.items])
+    return f"batch_choose({index}, [{', '.join(outs)}])"
+
+
+def inline(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: list[State],
+           ind: int) -> tuple[str, State]:
+    """The batched body of the nested function ``fdef`` called with ``args``, written in line (its
+    names renamed fresh); the expression of its result and that result's state."""
+    body = list(fdef.body.body)
+    last = body[-1] if body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and
+            isinstance(last.body[0], cst.Return) and last.body[0].value is not None) or \
+            any(_returns(st) for st in body[:-1]):
+        raise w.error(f"vmap: {fdef.name.value} needs one return at its end to run on batched data")
+    params = [p.name.value for p in fdef.params.params]
+    mapping = {n: cst.Name(w.names.fresh(n)) for n in [*params, *assigned_names(body[:-1])]}
+    for p, a, st in zip(params, args, states):
+        target = mapping[p].value
+        w.emit(f"{target} = {a}", ind)
+        w.bind(target, st)
+    w.block([renamed(st, mapping) for st in body[:-1]], ind)
+    ret = renamed(last.body[0].value, mapping)
+    return code(ret), w.value_state(ret)
+
+
+def _returns(node: cst.CSTNode) -> bool:
+    """Whether ``node`` holds a ``return`` of its function (not of a function nested in it)."""
+    if isinstance(node, cst.Return):
+        return True
+    if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+        return False
+    return any(_returns(c) for c in node.children)
