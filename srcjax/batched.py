@@ -46,12 +46,14 @@ def _lifted(x: Any, r: int) -> Any:
 def batch_align(x: Any, y: Any) -> Any:
     """The batched ``x`` with at least as many per-example axes as the unbatched ``y`` has axes
     (new axes of length 1 after the batch axis), so that it broadcasts against ``y`` per example."""
-    return _lifted(x, np.ndim(y))
+    k = np.ndim(y) - (np.ndim(x) - 1)  # (written out, not through _lifted: one call level for AD)
+    return np.reshape(x, np.shape(x)[:1] + (1,) * k + np.shape(x)[1:]) if k > 0 else x
 
 
 def batch_align_b(x: Any, y: Any) -> Any:
     """The batched ``x`` with at least as many per-example axes as the batched ``y``."""
-    return _lifted(x, np.ndim(y) - 1)
+    k = np.ndim(y) - np.ndim(x)
+    return np.reshape(x, np.shape(x)[:1] + (1,) * k + np.shape(x)[1:]) if k > 0 else x
 
 
 def batch_broadcast(x: Any, n: int) -> Any:
@@ -132,7 +134,8 @@ def batch_flat_axis(x: Any) -> Any:
 
 def batch_select(c: Any, a: Any, b: Any) -> Any:
     """Per example, ``a`` where the batched condition ``c`` holds, else ``b``."""
-    return np.where(_lifted(c, max(np.ndim(a), np.ndim(b)) - 1), a, b)
+    k = max(np.ndim(a), np.ndim(b)) - np.ndim(c)
+    return np.where(np.reshape(c, np.shape(c)[:1] + (1,) * k + np.shape(c)[1:]) if k > 0 else c, a, b)
 
 
 def batch_where_any(c: Any) -> Any:
@@ -349,7 +352,7 @@ def batch_getitem(x: Any, key: Any) -> Any:
 def batch_index_update(x: Any, key: Any, value: Any, bx: bool, bv: bool) -> Any:
     """``x[key] = value`` per example (a static key); ``x`` may be a container."""
     if is_tree(x):
-        n = np.shape(value)[0] if bv else batch_size_of(x)
+        n = batch_size_of(value) if bv else batch_size_of(x)
         return index_update(x if bx else batch_broadcast_items(x, n), key, value if bv else batch_broadcast(value, n))
     if not bx:
         x = batch_broadcast(x, np.shape(value)[0])
@@ -364,7 +367,7 @@ def batch_index_add(z: Any, key: Any, g: Any, bz: bool, bg: bool) -> Any:
     """``index_add(z, key, g)`` per example (a static key); ``z`` may be a container (a cotangent of
     a tuple), made batched element by element."""
     if is_tree(z):
-        n = np.shape(g)[0] if bg else batch_size_of(z)
+        n = batch_size_of(g) if bg else batch_size_of(z)
         return index_add(z if bz else batch_broadcast_items(z, n), key, g if bg else batch_broadcast(g, n))
     if not bz:
         z = batch_broadcast(z, np.shape(g)[0])

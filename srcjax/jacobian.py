@@ -164,6 +164,7 @@ class _Jacobian(_Derived):
         self._primal = getattr(c, "_primal", None) or fn  # hessian: the function, not its gradient
         self._output_of = getattr(c, "_output_of", None)  # hessian: its gradient's output must be a real scalar
         self._array_out: dict[Any, bool] = {}
+        self._fallback: _Derived | None = None  # the loop form, where the batched form does not compile
 
     def _compiled_path(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         if self._needs or not -len(args) <= self._argnum < len(args):
@@ -192,7 +193,21 @@ class _Jacobian(_Derived):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._compiled_path(args, kwargs):
             _check_float(args[self._argnum], self._what)
-            return super().__call__(*args, **kwargs)
+            if self._fallback is not None:
+                return self._fallback(*args, **kwargs)
+            try:
+                return super().__call__(*args, **kwargs)
+            except TranspileError:
+                # the batched JVP/VJP could not be compiled for these arguments (a container srcjax.vmap
+                # cannot batch yet): the loop over basis vectors, which can (and reports the function's
+                # own errors at its lines)
+                twin = getattr(self.fn, "__srcjax_loop_twin__", None)
+                if twin is None:
+                    raise
+                self._fallback = _Derived(twin(), (self._argnum,), self._what, static_argnums=tuple(
+                    i for i, p in enumerate(self.params) if p in self.static), device=self.device)
+                self._fallback._primal, self._fallback._output_of = self._primal, self._output_of
+                return self._fallback(*args, **kwargs)
         return self._loop(*args, **kwargs)
 
 

@@ -69,7 +69,7 @@ def elementwise(c: BatchCall) -> str:
             continue
         e = c.args[p]
         for q in ops:
-            if q != p and _is_name(c.args[q]):
+            if q != p and _is_name(c.args[q]) and c.args[q] != c.args[p]:
                 e = f"batch_align{'_b' if c.batched(q) else ''}({e}, {c.args[q]})"
         new[p] = e
     return c.call(**new)

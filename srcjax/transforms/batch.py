@@ -33,14 +33,14 @@ import libcst as cst
 
 from .. import batched as batched_helpers
 from ..core import Span, TranspileError
-from ..frontend.names import Names, code, names_in, target_names
+from ..frontend.names import Names, code, names_in, target_names, walk
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
 from . import batch_lax
 from .anf import ADJOINT_IMPORTS, Op, classify
-from .batch_state import State, Tree, any_batched, item, join, pack
+from .batch_state import Stack, State, Tree, all_batched, any_batched, element, item, join, pack, parts_of
 
 BATCHED_IMPORTS = tuple(batched_helpers.__all__)
 
@@ -172,11 +172,12 @@ class Batcher:
     def __init__(self, program: Program) -> None:
         self.program = program
         self.names = Names(set(program.functions) | set(ADJOINT_IMPORTS) | set(BATCHED_IMPORTS))
-        self.written: dict[tuple[str, tuple[State, ...]], tuple[str, State, set[str]]] = {}
+        self.written: dict[tuple[str, tuple[State, ...]], tuple[str, State, set[str], dict[str, State]]] = {}
         self.texts: dict[str, str] = {}  # helper functions written, in order
         self.origins: dict[str, str] = {}  # generated function -> the program function it batches
 
-    def function(self, nf: NormalizedFunction, states: tuple[State, ...]) -> tuple[str, State, set[str]]:
+    def function(self, nf: NormalizedFunction, states: tuple[State, ...]) -> \
+            tuple[str, State, set[str], dict[str, State]]:
         """The batched copy of a program function for these argument states: its name, its result's
         state, and the parameters it needs batched on entry (lists it appends batched values to: the
         caller batches its list, and calls again)."""
@@ -185,20 +186,22 @@ class Batcher:
         if hit is not None:
             return hit
         name = self.names.fresh(f"{nf.name}_vmap")
-        self.written[key] = (name, True, set())  # (recursion: assumed batched)
+        self.written[key] = (name, True, set(), {})  # (recursion: assumed batched)
         params = _params(nf.fdef)
         w = FunctionWriter(self, nf, dict(zip(params, states)))
         w.params = set(params)
         w.size = w.names.fresh("batch_size")
-        first = next(i for i, s in enumerate(states) if any_batched(s))
-        w.emit(f"{w.size} = batch_size_of({batched_leaf(params[first], states[first])})", 1)
+        first = next((i for i, s in enumerate(states) if any_batched(s) and not isinstance(s, Stack)), None)
+        if first is not None:
+            w.emit(f"{w.size} = batch_size_of({batched_leaf(params[first], states[first])})", 1)
         w.write_body()
         head = f"def {name}({code(nf.fdef.params)}):"
         self.texts[name] = head + "\n" + "\n".join(w.lines) + "\n"
         self.origins[name] = nf.name
         needs = {p for p in w.forced & set(params) if states[params.index(p)] is not True}
-        self.written[key] = (name, w.returned, needs)
-        return name, w.returned, needs
+        effects = {p: w.st[p] for p, s in zip(params, states) if isinstance(s, Stack) and w.st.get(p) != s}
+        self.written[key] = (name, w.returned, needs, effects)
+        return name, w.returned, needs, effects
 
     def used(self, entry: str) -> list[str]:
         """The names of the helpers written that the entry's text calls (directly or through another)."""
@@ -394,10 +397,13 @@ class FunctionWriter:
         if len(self.lines) == n:
             self.emit("pass", ind + 1)
         for v, st in self.st.items():
+            if isinstance(st, Stack):  # (pushed or popped once per iteration: not a carried value)
+                continue
             if any_batched(st) and not any_batched(entry.get(v, False)) and v in before:
                 self.forced.add(v)
         for v, st in list(self.st.items()):
-            self.st[v] = join(st, entry.get(v, st))
+            if not isinstance(st, Stack):
+                self.st[v] = join(st, entry.get(v, st))
 
     def iter_state(self, it: cst.BaseExpression, node: cst.CSTNode) -> State:
         if isinstance(it, cst.Name):
@@ -455,6 +461,12 @@ class FunctionWriter:
             lst = call.func.value.value
             arg = code(call.args[0].value)
             ast_ = self.value_state(call.args[0].value)
+            have = self.state(lst)
+            if isinstance(have, (Stack, Tree)) and (not isinstance(have, Tree) or have.kind == "list"):
+                entries = have.entries if isinstance(have, Stack) else tuple(v for _, v in have.items)
+                self.emit(code(s), ind)  # each value keeps its own state (see batch_state.Stack)
+                self.st[lst] = Stack((*entries, ast_))
+                return
             if any_batched(ast_) or lst in self.forced:
                 if lst not in self.forced:
                     self.forced.add(lst)
@@ -464,12 +476,23 @@ class FunctionWriter:
             self.emit(code(s), ind)
             return
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "pop" \
-                and not call.args:  # a value dropped from a list (a tape)
+                and not call.args and isinstance(call.func.value, cst.Name):  # a value dropped from a list (a tape)
+            self.popped(call.func.value.value, line)
             self.emit(code(s), ind)
             return
         if any(any_batched(self.state(n)) for n in names_in(s)):
             raise self.error(f"vmap: cannot batch {code(s)!r}", line)
         self.emit(code(s), ind)
+
+    def popped(self, lst: str, line: cst.CSTNode) -> State:
+        """The state of the value ``lst.pop()`` gives (the list's state updated)."""
+        have = self.state(lst)
+        if isinstance(have, Stack):
+            if not have.entries:
+                raise self.error(f"vmap: {lst}.pop() of a value pushed where srcjax cannot follow it", line)
+            self.st[lst] = Stack(have.entries[:-1])
+            return have.entries[-1]
+        return element(have)
 
     # -- assignments -------------------------------------------------------------------------
     def assign(self, s: cst.Assign, ind: int, line: cst.SimpleStatementLine) -> None:
@@ -499,6 +522,13 @@ class FunctionWriter:
             self.emit(f"{name} = {expr}", ind)
             self.bind(name, st)
             return
+        if isinstance(target, (cst.Tuple, cst.List)) and \
+                not all(isinstance(e.value, cst.Name) for e in target.elements) and \
+                all(isinstance(n, (cst.Name, cst.Tuple, cst.List, cst.Element)) for n in walk(target)):
+            # nested unpacking (``a, (b, c) = t``): inner levels are containers, element by element
+            self.emit(f"{code(target)} = {f'batch_rows({expr})' if st is True else expr}", ind)
+            self.bind_target(target, st)
+            return
         if isinstance(target, (cst.Tuple, cst.List)) and all(isinstance(e.value, cst.Name) for e in target.elements):
             elems = [e.value.value for e in target.elements]  # type: ignore[attr-defined]
             if isinstance(st, Tree) and len(st.items) == len(elems):
@@ -521,12 +551,31 @@ class FunctionWriter:
             return
         raise self.error(f"vmap: cannot batch the assignment to {code(target)!r}", line)
 
+    def bind_target(self, target: cst.BaseExpression, st: State) -> None:
+        if isinstance(target, cst.Name):
+            self.bind(target.value, st)
+            return
+        assert isinstance(target, (cst.Tuple, cst.List))
+        parts = [v for _, v in st.items] if isinstance(st, Tree) and len(st.items) == len(target.elements) else \
+            [st] * len(target.elements)
+        for e, v in zip(target.elements, parts):
+            self.bind_target(e.value, v)
+
     def rhs(self, value: cst.BaseExpression, ind: int, line: cst.SimpleStatementLine,
             target: cst.BaseExpression) -> tuple[str, State]:
         """The batched right-hand side and its state (statements it needs are emitted first)."""
         if isinstance(value, cst.Call) and code(value.func) in _LAX:
             return self.lax_call(value, ind, line, target)
         reads = names_in(value)
+        if _is_empty_list(value):
+            return code(value), Stack(())
+        if isinstance(value, cst.Call) and code(value.func) in ("zeros_like", "ones_like") and value.args and \
+                isinstance(value.args[0].value, cst.Name) and isinstance(self.state(value.args[0].value.value), Stack):
+            return code(value), self.state(value.args[0].value.value)  # zeros like a tape: the same states
+        if isinstance(value, cst.Call) and self.stack_args(value):  # a helper pushing to or popping a list
+            op = classify(value, self.program, self.nf)
+            if op.kind in ("call", "custom"):
+                return self.helper_call(op, ind, line)
         if not any(any_batched(self.state(n)) for n in reads):
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.defs:
                 return self.local_call(value, ind, line)
@@ -536,6 +585,9 @@ class FunctionWriter:
         if isinstance(value, (cst.Tuple, cst.List, cst.Dict)):
             st = self.value_state(value)
             return code(value), st
+        if isinstance(value, cst.Comparison) and \
+                any(type(c.operator).__name__ not in _COMPARE for c in value.comparisons):
+            return code(value), False  # `x is UNSET`, `k in d`: about the value's identity, not its data
         if isinstance(value, cst.Comparison) and len(value.comparisons) == 1:
             opname = type(value.comparisons[0].operator).__name__
             prim = registry.PRIMITIVES[OPERATOR_PRIMS[opname]]
@@ -567,7 +619,7 @@ class FunctionWriter:
             st = self.state(op.operands["x"])
             return code(value), any_batched(st)
         if op.kind == "tape_pop":
-            return code(value), self.state(op.callee or "")
+            return code(value), self.popped(op.callee or "", line)
         if isinstance(value, cst.Call) and code(value.func) in ("tuple", "list", "reversed") and \
                 len(value.args) == 1:  # the same elements in another container
             return code(value), any_batched(self.value_state(value.args[0].value))
@@ -577,8 +629,19 @@ class FunctionWriter:
         raise self.error(f"vmap: cannot batch {code(value)!r}", line,
                          hint="pass in_axes=None for the arguments it reads, if they should not be mapped")
 
+    def stack_args(self, value: cst.Call) -> bool:
+        return any(isinstance(a.value, cst.Name) and isinstance(self.state(a.value.value), Stack) for a in value.args)
+
+    def comprehension_targets(self, value: cst.BaseExpression) -> None:
+        """Targets of comprehensions over batched sequences (``[np.shape(a) for a in seq]``) are batched."""
+        for n in walk(value):
+            if isinstance(n, cst.CompFor) and any(any_batched(self.state(m)) for m in names_in(n.iter)):
+                for t in target_names(n.target):
+                    self.st[t] = True
+
     def only_shapes(self, value: cst.BaseExpression) -> bool:
         """Whether ``value`` reads batched names only through shape queries (``x.shape``, ``len(x)``)."""
+        self.comprehension_targets(value)
         ok = True
 
         def visit(n: cst.CSTNode, inside: bool) -> None:
@@ -596,6 +659,14 @@ class FunctionWriter:
                 return
             if isinstance(n, cst.Attribute):
                 visit(n.value, inside)
+                return
+            if isinstance(n, cst.CompFor):  # the sequence a comprehension runs over is not read as data
+                visit(n.target, True)
+                visit(n.iter, True)
+                for cond in n.ifs:
+                    visit(cond, inside)
+                if n.inner_for_in is not None:
+                    visit(n.inner_for_in, inside)
                 return
             for c in n.children:
                 visit(c, inside)
@@ -638,10 +709,33 @@ class FunctionWriter:
         return code(value.visit(T()))  # type: ignore[arg-type]
 
     # -- primitives -------------------------------------------------------------------------
+    def per_example_text(self, text: str, line: cst.CSTNode) -> str:
+        """An argument written as an expression (``x.ndim``, ``(x.size,)``): shape queries of batched
+        values become per-example queries; any other read of a batched value there is refused."""
+        if text.isidentifier() or not any(any_batched(self.state(n)) for n in _names(text)):
+            return text
+        node = cst.parse_expression(text)
+        if self.only_shapes(node):
+            return self.static_expr(node, line)
+        raise self.error(f"vmap: cannot batch the argument {text!r}", line,
+                         hint="compute it on its own line first")
+
     def prim_call(self, prim: registry.Primitive, args: dict[str, Any], ind: int, line: cst.CSTNode,
                   operator: str | None = None) -> str:
+        operands_batched: dict[str, bool] = {}
+        for p, v in list(args.items()):
+            if isinstance(v, str) and p in prim.arrays and isinstance(parts_of(v), dict):
+                st = self.value_state(cst.parse_expression(v))  # a container operand written out
+                if any_batched(st):
+                    args[p] = self.convert(v, st, all_batched(st))
+                    operands_batched[p] = True
+            elif isinstance(v, str) and p in prim.arrays:
+                args[p] = self.per_example_text(v, line)
+            elif isinstance(v, list):
+                args[p] = [self.per_example_text(e, line) for e in v]
         flags = {p: any_batched(self.state(args[p])) for p in prim.arrays
                  if isinstance(args.get(p), str) and args[p].isidentifier()}
+        flags.update(operands_batched)
         seq_flags: dict[str, list[bool]] = {}
         for p in prim.array_seqs:
             a = args.get(p)
@@ -650,6 +744,7 @@ class FunctionWriter:
                 if isinstance(node, (cst.List, cst.Tuple)):
                     a = args[p] = [code(e.value) for e in node.elements]
             if isinstance(a, list):
+                a = args[p] = [self.per_example_text(e, line) for e in a]
                 seq_flags[p] = [any_batched(self.state(e)) if e.isidentifier() else False for e in a]
             elif isinstance(a, str):
                 flags[p] = any_batched(self.state(a))
@@ -659,6 +754,11 @@ class FunctionWriter:
         static_batched = [p for p, v in args.items() if p not in prim.arrays and p not in prim.array_seqs and
                           p not in prim.mixed and isinstance(v, str) and
                           any(any_batched(self.state(n)) for n in _names(v))]
+        for p in list(static_batched):  # ``(x.size,)``: a per-example shape query is static
+            node = cst.parse_expression(args[p])
+            if self.only_shapes(node):
+                args[p] = self.static_expr(node, line)
+                static_batched.remove(p)
         if static_batched:
             raise self.error(
                 f"vmap: {prim.path}'s {static_batched[0]}= must be static, but {args[static_batched[0]]} depends on "
@@ -710,9 +810,13 @@ class FunctionWriter:
                     states.append(False)
             else:
                 states.append(False)
-        if not any(any_batched(s) for s in states):
+        if not any(any_batched(s) or isinstance(s, Stack) for s in states):
             return f"{callee}({', '.join([*op.call_args, *(f'{k}={v}' for k, v in op.call_kwargs.items())])})", False
-        name, ret, needs = self.b.function(nf, tuple(states))
+        name, ret, needs, effects = self.b.function(nf, tuple(states))
+        for p, after in effects.items():  # what the helper pushed to (popped from) a list argument
+            a = bound.arguments.get(p)
+            if isinstance(a, str) and a.isidentifier():
+                self.st[a] = after
         for p in needs:  # a list the helper appends batched values to: batched here from the start
             a = bound.arguments.get(p)
             if isinstance(a, str) and a.isidentifier():

@@ -9,7 +9,7 @@ import libcst as cst
 
 from ..frontend.names import code
 
-__all__ = ["State", "Tree", "all_batched", "any_batched", "item", "join", "pack", "parts_of"]
+__all__ = ["Stack", "State", "Tree", "all_batched", "any_batched", "element", "item", "join", "pack", "parts_of"]
 
 
 @dataclass(frozen=True)
@@ -20,21 +20,50 @@ class Tree:
     items: tuple[tuple[str, State], ...]  # (key as source: "0", "'w'"), state
 
 
-State = bool | Tree
+@dataclass(frozen=True)
+class Stack:
+    """A Python list used as a stack (a derivative's tape): the state of each value pushed, in order.
+
+    Pushes and pops are matched in program order (a loop's body stands for each of its iterations,
+    which push and pop alike), so a value keeps its own state through the list: a tape holding an
+    unbatched weight and a batched activation stores the weight once, not once per example."""
+
+    entries: tuple[State, ...]
+
+    def push(self, s: State) -> Stack:
+        return Stack((*self.entries, s))
+
+
+State = bool | Tree | Stack
 """What is batched of a value: ``False`` nothing (per-example shape), ``True`` every leaf
-(batch axis first), or a :class:`Tree` element by element."""
+(batch axis first), a :class:`Tree` element by element, or a :class:`Stack` pushed value by value."""
 
 
 def any_batched(s: State) -> bool:
     if isinstance(s, Tree):
         return any(any_batched(v) for _, v in s.items)
+    if isinstance(s, Stack):
+        return any(any_batched(v) for v in s.entries)
     return s
+
+
+def element(s: State) -> State:
+    """The state of any one element of a container (a list indexed at run time, a loop over it)."""
+    parts = [v for _, v in s.items] if isinstance(s, Tree) else list(s.entries) if isinstance(s, Stack) else [s]
+    out: State = False
+    for v in parts:
+        out = join(out, v)
+    return out if not parts or all(v == parts[0] for v in parts) else any_batched(out)
 
 
 def join(a: State, b: State) -> State:
     """The least state both ``a`` and ``b`` can be brought to (by broadcasting)."""
     if a == b:
         return a
+    if isinstance(a, Stack) and isinstance(b, Stack) and len(a.entries) == len(b.entries):
+        return Stack(tuple(join(x, y) for x, y in zip(a.entries, b.entries)))
+    if isinstance(a, Stack) or isinstance(b, Stack):
+        return any_batched(a) or any_batched(b)
     if isinstance(a, Tree) and isinstance(b, Tree) and a.kind == b.kind and [k for k, _ in a.items] == \
             [k for k, _ in b.items]:
         return Tree(a.kind, tuple((k, join(x, y)) for (k, x), (_, y) in zip(a.items, b.items)))

@@ -1,0 +1,319 @@
+"""srcjax.vmap: batched programs against a Python loop over examples, jax.vmap, and NumPy.
+
+Every case runs the batched program compiled (XLA) and its generated source under NumPy
+(``srcjax.numpy_function``), and compares both with ``fn`` called per example by NumPy and
+stacked. Programs cover the control flow a batched program changes: an ``if`` on batched data
+(both branches, selected per example), a ``while`` on batched data (per-example trip counts,
+finished examples frozen), ``break`` on batched data, static loops carrying batched values,
+helpers, containers, lists; and the transformations vmap composes with.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import srcjax
+
+jax.config.update("jax_enable_x64", True)
+rng = np.random.default_rng(0)
+
+
+def per_example(fn: Any, args: tuple[Any, ...], in_axes: Any, out_axes: Any = 0) -> Any:
+    """``fn`` called on each example by NumPy; results stacked along ``out_axes``."""
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    n = next(np.shape(a)[ax] for a, ax in zip(args, axes) if ax is not None)
+    outs = [fn(*[a if ax is None else np.take(a, k, axis=ax) for a, ax in zip(args, axes)]) for k in range(n)]
+
+    def stack(*leaves: Any, axis: Any = 0) -> Any:
+        return np.stack([np.asarray(v) for v in leaves], axis=axis)
+
+    if isinstance(out_axes, int):
+        return jax.tree_util.tree_map(lambda *xs: stack(*xs, axis=out_axes), *outs)
+    return jax.tree_util.tree_map(lambda ax, *xs: stack(*xs, axis=ax), out_axes, *outs)
+
+
+def agree(actual: Any, expected: Any, rtol: float = 1e-10, atol: float = 1e-12) -> None:
+    al, at = jax.tree_util.tree_flatten(actual)
+    el, et = jax.tree_util.tree_flatten(expected)
+    assert at == et, f"structure {at} != {et}"
+    for a, e in zip(al, el):
+        assert np.shape(a) == np.shape(e), f"shape {np.shape(a)} != {np.shape(e)}"
+        np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=rtol, atol=atol)
+
+
+def check(fn: Any, args: tuple[Any, ...], in_axes: Any = 0, out_axes: Any = 0, **kw: Any) -> Any:
+    v = srcjax.vmap(fn, in_axes=in_axes, out_axes=out_axes)
+    want = per_example(fn, args, in_axes, out_axes)
+    agree(v(*args), want, **kw)
+    agree(srcjax.numpy_function(v)(*args), want, **kw)  # the generated source, run by NumPy
+    return v
+
+
+# -- programs -----------------------------------------------------------------------------------
+
+def mlp(params, x):
+    w1, b1, w2, b2 = params
+    h = np.tanh(x @ w1 + b1)
+    return h @ w2 + b2
+
+
+def loss(params, x, y):
+    return np.mean((mlp(params, x) - y) ** 2)
+
+
+PARAMS = (rng.normal(size=(5, 8)), rng.normal(size=8), rng.normal(size=(8, 3)), rng.normal(size=3))
+XS, YS = rng.normal(size=(7, 5)), rng.normal(size=(7, 3))
+
+
+def branchy(x, t):
+    if np.sum(x) > t:
+        y = np.sin(x) * 2.0
+        z = y + 1.0
+    else:
+        y = x * x
+        z = y - 1.0
+    return y * z
+
+
+def newton_sqrt(a):
+    x = a
+    while np.abs(x * x - a) > 1e-12 * a:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def counted(a):
+    x = a
+    k = 0
+    while np.abs(x * x - a) > 1e-12 * a:
+        x = 0.5 * (x + a / x)
+        k = k + 1
+    return x, k
+
+
+def with_break(x):
+    y = x
+    for _ in range(8):
+        y = np.sin(y) * 1.5 + x
+        if np.max(y) > 2.0:
+            break
+    return y
+
+
+def accumulate(x, w):
+    total = np.zeros_like(w)
+    rows = []
+    for i in range(3):
+        total = total + x[i] * w
+        rows.append(total * 2.0)
+    return np.stack(rows), total
+
+
+def helper_scale(a, s):
+    return np.tanh(a) * s
+
+
+def calls_helper(x, s):
+    return helper_scale(x, s) + helper_scale(x * 2.0, 1.5)
+
+
+def shapes(x):
+    n = x.shape[0]
+    m = len(x)
+    return np.reshape(x, (x.size,)) * n + m + x.ndim
+
+
+def containers(p, x):
+    h = np.tanh(x @ p["w"] + p["b"])
+    return {"h": h, "s": np.sum(h)}, (h[0], p["b"] * 2.0)
+
+
+def test_mlp_per_example():
+    check(mlp, (PARAMS, XS), in_axes=(None, 0))
+    check(loss, (PARAMS, XS, YS), in_axes=(None, 0, 0))
+
+
+def test_if_on_batched_data_selects_per_example():
+    x = rng.normal(size=(9, 3))
+    v = check(branchy, (x, 0.0), in_axes=(0, None))
+    text = srcjax.source(v)
+    assert "batch_select(" in text and "lax.cond" not in text  # both branches, selected
+
+
+def test_if_on_unbatched_data_stays_a_branch():
+    x = rng.normal(size=(9, 3))
+    ts = np.array([0.5, -0.5])
+
+    def by_threshold(x, t):
+        return branchy(x, t)
+
+    check(by_threshold, (x[0], ts), in_axes=(None, 0))
+
+
+def test_while_on_batched_data_runs_per_example_trip_counts():
+    a = rng.uniform(0.5, 1e4, size=33)
+    v = check(newton_sqrt, (a,))
+    text = srcjax.source(v)
+    assert "np.any(" in text  # runs while any example runs
+    x, k = srcjax.vmap(counted)(a)
+    xs, ks = per_example(counted, (a,), 0)
+    np.testing.assert_array_equal(np.asarray(k), ks)  # finished examples are frozen
+    assert len(set(ks.tolist())) > 1
+    np.testing.assert_allclose(np.asarray(x), np.sqrt(a), rtol=1e-12)
+
+
+def test_break_on_batched_data_is_a_mask():
+    check(with_break, (rng.normal(size=(6, 4)),))
+
+
+def test_static_loops_carry_batched_values_and_lists():
+    check(accumulate, (rng.normal(size=(5, 3)), rng.normal(size=4)), in_axes=(0, None))
+    check(accumulate, (rng.normal(size=(3,)), rng.normal(size=(5, 4))), in_axes=(None, 0))
+
+
+def test_helpers_and_shape_queries():
+    check(calls_helper, (rng.normal(size=(4, 3)), rng.normal(size=4)), in_axes=(0, 0))
+    check(shapes, (rng.normal(size=(5, 2, 3)),))
+
+
+def test_containers_in_and_out():
+    p = {"w": rng.normal(size=(3, 4)), "b": rng.normal(size=4)}
+    check(containers, (p, rng.normal(size=(6, 3))), in_axes=(None, 0))
+    # a dict prefix: the bias per example, the weights shared
+    pb = {"w": p["w"], "b": rng.normal(size=(6, 4))}
+    x = rng.normal(size=(6, 3))
+    out = srcjax.vmap(containers, in_axes=({"w": None, "b": 0}, 0))(pb, x)
+    want = per_example(lambda b, x: containers({"w": p["w"], "b": b}, x), (pb["b"], x), 0)
+    agree(out, want)
+
+
+def test_in_axes_out_axes_and_axis_size():
+    x = rng.normal(size=(3, 5, 2))
+
+    def f(x, y):
+        return np.sum(x * 2.0, axis=0) + y
+
+    y = rng.normal(size=(2, 5))
+    check(f, (x, y), in_axes=(1, -1))
+    check(f, (x, y), in_axes=(1, 1), out_axes=1)
+
+    def pair(x, w):
+        return x * w, w * 2.0
+
+    w = rng.normal(size=2)
+    out = srcjax.vmap(pair, in_axes=(0, None), out_axes=(0, None))(x[0], w)
+    agree(out, (x[0] * w, w * 2.0))
+
+    def const(w):
+        return w * 3.0
+
+    out = srcjax.vmap(const, in_axes=None, axis_size=4)(w)
+    agree(out, np.broadcast_to(w * 3.0, (4, 2)))
+
+
+def test_unbatched_values_stay_unbatched():
+    def f(w, x):
+        h = np.tanh(w * 2.0)
+        return x @ h
+
+    v = check(f, (rng.normal(size=(3, 3)), rng.normal(size=(5, 3))), in_axes=(None, 0))
+    text = srcjax.source(v)
+    assert "h = np.tanh(" in text and "batch_broadcast(" not in text
+
+
+def dist(a, b):
+    return np.sqrt(np.sum((a - b) ** 2))
+
+
+def test_nested_vmap_is_a_pairwise_distance():
+    a, b = rng.normal(size=(5, 3)), rng.normal(size=(4, 3))
+    pw = srcjax.vmap(srcjax.vmap(dist, in_axes=(None, 0)), in_axes=(0, None))
+    want = np.sqrt(((a[:, None] - b[None]) ** 2).sum(-1))
+    agree(pw(a, b), want)
+    agree(srcjax.numpy_function(pw)(a, b), want)
+
+
+# -- composition -----------------------------------------------------------------------------------
+
+def jloss(params, x, y):
+    w1, b1, w2, b2 = params
+    h = jnp.tanh(x @ w1 + b1)
+    return jnp.mean((h @ w2 + b2 - y) ** 2)
+
+
+def test_vmap_of_grad_is_per_example_gradients():
+    pe = srcjax.vmap(srcjax.grad(loss), in_axes=(None, 0, 0))
+    want = jax.vmap(jax.grad(jloss), in_axes=(None, 0, 0))(PARAMS, XS, YS)
+    agree(pe(PARAMS, XS, YS), tuple(np.asarray(w) for w in want))
+
+
+def test_grad_of_vmap():
+    batched = srcjax.vmap(loss, in_axes=(None, 0, 0))
+
+    def total(params, xs, ys):
+        return np.sum(batched(params, xs, ys))
+
+    want = jax.grad(lambda p: jnp.sum(jax.vmap(jloss, in_axes=(None, 0, 0))(p, XS, YS)))(PARAMS)
+    agree(srcjax.grad(total)(PARAMS, XS, YS), tuple(np.asarray(w) for w in want))
+
+
+def test_grad_of_vmap_through_a_batched_while():
+    batched = srcjax.vmap(newton_sqrt)
+
+    def total(a):
+        return np.sum(batched(a))
+
+    a = rng.uniform(0.5, 50.0, size=5)
+    agree(srcjax.grad(total, max_iters=100)(a), 0.5 / np.sqrt(a), rtol=1e-8)
+
+
+def test_vmap_of_jvp_and_jacobians():
+    def f(x):
+        return np.sin(x) * np.sum(x ** 2)
+
+    def jf(x):
+        return jnp.sin(x) * jnp.sum(x ** 2)
+
+    x = rng.normal(size=(4, 3))
+    agree(srcjax.vmap(srcjax.jacfwd(f))(x), jax.vmap(jax.jacfwd(jf))(x))
+    agree(srcjax.vmap(srcjax.jacrev(f))(x), jax.vmap(jax.jacrev(jf))(x))
+    agree(srcjax.vmap(srcjax.hessian(lambda v: np.sum(f(v))))(x), jax.vmap(jax.hessian(lambda v: jnp.sum(jf(v))))(x))
+
+
+# -- errors ----------------------------------------------------------------------------------------
+
+def test_mapped_sizes_must_agree():
+    with pytest.raises(srcjax.ArgumentError) as ei:
+        srcjax.vmap(branchy, in_axes=(0, 0))(rng.normal(size=(4, 3)), rng.normal(size=5))
+    assert "4" in ei.value.message and "5" in ei.value.message and "t" in ei.value.message
+
+
+def test_in_axes_must_match_the_arguments():
+    with pytest.raises(srcjax.ArgumentError):
+        srcjax.vmap(branchy, in_axes=(0, 0, 0))
+    with pytest.raises(srcjax.ArgumentError) as ei:
+        srcjax.vmap(newton_sqrt, in_axes=2)(np.ones(3))
+    assert "dimension" in ei.value.message
+
+
+def test_out_axes_none_for_a_batched_output_is_refused():
+    with pytest.raises(srcjax.TranspileError) as ei:
+        srcjax.vmap(newton_sqrt, out_axes=None)
+    assert "out_axes=None" in ei.value.message
+
+
+def reshape_by_data(x, k):
+    return np.reshape(x, (k, -1))
+
+
+def test_batched_value_where_a_static_one_is_needed():
+    with pytest.raises(srcjax.TranspileError) as ei:
+        srcjax.vmap(reshape_by_data, in_axes=(0, 0))
+    e = ei.value
+    assert e.span is not None and e.span.line == reshape_by_data.__code__.co_firstlineno + 1
+    assert "in_axes=None" in (e.hint or "")
