@@ -10,8 +10,10 @@ from typing import Any
 from . import pytree
 from .api import Compiled, _as_compiled, _clean, _leaf_aval  # (api's shared argument helpers)
 from .core import ArgumentError, TranspileError
+from .custom import custom_jvp, custom_vjp
 from .frontend import locations
 from .frontend.names import Names, code
+from .frontend.normalize import NormalizedFunction
 from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch import BATCHED_IMPORTS, Batcher, FunctionWriter, State, Tree, item
 
@@ -168,7 +170,8 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
     text, name, b, prog = batched_source(fn, in_axes, out_axes, axis_size)
     header = ("import numpy as np\nimport srcjax\nfrom srcjax.adjoint import " + ", ".join(ADJOINT_IMPORTS) +
               "\nfrom srcjax.batched import " + ", ".join(BATCHED_IMPORTS) + "\n\n\n")
-    used = b.used(text)
+    used = b.used(text + "".join(b.texts[r] for _, _, rules in b.customs.values() for r in rules))
+    used += [r for _, _, rules in b.customs.values() for r in rules if r not in used]
     origins = {g: b.origins[g] for g in used}
     module_text = header + text + "".join("\n\n" + b.texts[g] for g in used)
     try:
@@ -185,6 +188,19 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
     except SyntaxError as e:  # pragma: no cover - a bug in the writer
         raise TranspileError(f"internal error: generated vmap source does not parse: {e}\n{module_text}") from e
     functions = _exec_derived(compiled, name, prog, origins, {})
+    for g, (kind, nondiff, rules) in b.customs.items():  # batched custom functions keep their (batched) rules
+        if g not in functions:
+            continue
+        fn_g = functions[g]
+        if kind == "vjp":
+            wrapped: Any = custom_vjp(fn_g, nondiff_argnums=nondiff)
+            wrapped.defvjp(functions[rules[0]], functions[rules[1]])
+        else:
+            wrapped = custom_jvp(fn_g, nondiff_argnums=nondiff)
+            wrapped.defjvp(functions[rules[0]])
+        for f in functions.values():
+            if f.__globals__.get(g) is fn_g:
+                f.__globals__[g] = wrapped
     out = functions[name]
     out.__srcjax_derived__ = ("vmap", base, ())  # type: ignore[attr-defined]
     _WRITTEN[key] = out
@@ -280,6 +296,8 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_siz
     axis goes in each output (``None``: an output that does not depend on a mapped argument).
     ``axis_size``: the batch size when no argument is mapped.
     """
+    if isinstance(fn, NormalizedFunction):  # srcjax.vmap(f) inside a function srcjax is transpiling: f's function
+        fn = fn.fn
     if axis_size is not None and (isinstance(axis_size, bool) or not isinstance(axis_size, int) or axis_size < 0):
         raise _clean(ArgumentError(f"vmap: axis_size must be a non-negative int, not {axis_size!r}"))
     c = _as_compiled(fn)

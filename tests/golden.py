@@ -3,7 +3,7 @@
 Refactors must keep behaviour, and the generated source is behaviour a user reads. Every program
 of the corpora (tests/corpus_programs.py, tests/ad_programs.py, tests/container_programs.py and
 the control-flow programs of tests/test_ad_control.py and tests/test_ad_higher.py) is written
-under each transformation (compile, grad, jvp, vjp, hessian, grad with ``max_iters``), and the
+under each transformation (compile, grad, jvp, vjp, hessian, grad with ``max_iters``, vmap), and the
 text is compared with tests/golden/<module>.<function>.<transform>.txt. A transformation that
 refuses a program records the refusal (class and first line), so a change of what is refused
 shows up too.
@@ -55,6 +55,7 @@ TRANSFORMS: dict[str, Callable[[Callable[..., Any]], str]] = {
     "jvp": lambda f: srcjax.source(autodiff._wrap(f, "jvp", (0,), False)),
     "vjp": lambda f: srcjax.source(autodiff._wrap(f, "vjp", (0,), False)),
     "hessian": lambda f: srcjax.source(srcjax.hessian(f)),
+    "vmap": lambda f: srcjax.source(srcjax.vmap(f)),  # every parameter mapped over its axis 0
 }
 
 

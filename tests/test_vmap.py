@@ -317,3 +317,77 @@ def test_batched_value_where_a_static_one_is_needed():
     e = ei.value
     assert e.span is not None and e.span.line == reshape_by_data.__code__.co_firstlineno + 1
     assert "in_axes=None" in (e.hint or "")
+
+
+# -- custom rules ----------------------------------------------------------------------------------
+
+@srcjax.custom_vjp
+def clipped_sin(x):
+    return np.sin(x)
+
+
+def _clipped_fwd(x):
+    return np.sin(x), (x,)
+
+
+def _clipped_bwd(res, g):
+    x, = res
+    return (np.clip(g * np.cos(x), -0.1, 0.1),)
+
+
+clipped_sin.defvjp(_clipped_fwd, _clipped_bwd)
+
+
+@srcjax.custom_jvp
+def steep_tanh(x):
+    return np.tanh(x)
+
+
+@steep_tanh.defjvp
+def _steep_tanh_jvp(primals, tangents):
+    x, = primals
+    t, = tangents
+    return np.tanh(x), 3.0 * t
+
+
+def uses_rules(w, x):
+    return np.sum(clipped_sin(x * w)) + np.sum(steep_tanh(x) * w)
+
+
+@jax.custom_vjp
+def j_clipped_sin(x):
+    return jnp.sin(x)
+
+
+j_clipped_sin.defvjp(lambda x: (jnp.sin(x), (x,)), lambda res, g: (jnp.clip(g * jnp.cos(res[0]), -0.1, 0.1),))
+
+
+@jax.custom_jvp
+def j_steep_tanh(x):
+    return jnp.tanh(x)
+
+
+@j_steep_tanh.defjvp
+def _j_steep_tanh_jvp(primals, tangents):
+    return jnp.tanh(primals[0]), 3.0 * tangents[0]
+
+
+def j_uses_rules(w, x):
+    return jnp.sum(j_clipped_sin(x * w)) + jnp.sum(j_steep_tanh(x) * w)
+
+
+BATCHED_RULES = srcjax.vmap(uses_rules, in_axes=(None, 0))
+
+
+def total_with_rules(w, xs):
+    return np.sum(BATCHED_RULES(w, xs))
+
+
+def test_custom_rules_are_batched_not_dropped():
+    w, xs = np.array([0.5, 2.0, -1.0]), rng.normal(size=(4, 3))
+    check(uses_rules, (w, xs), in_axes=(None, 0))
+    # grad of the batched program uses the (batched) rules: the clipped gradient, the steep tangent
+    want = jax.grad(lambda w: jnp.sum(jax.vmap(j_uses_rules, in_axes=(None, 0))(w, xs)))(w)
+    agree(srcjax.grad(total_with_rules)(w, xs), want)
+    agree(srcjax.vmap(srcjax.grad(uses_rules), in_axes=(None, 0))(w, xs),
+          jax.vmap(jax.grad(j_uses_rules), in_axes=(None, 0))(w, xs))

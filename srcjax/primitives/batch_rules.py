@@ -38,6 +38,8 @@ class BatchCall(Protocol):
 
     def seq_batched(self, param: str) -> list[bool]: ...
 
+    def static(self, param: str) -> bool: ...
+
     def call(self, **replace: Any) -> str: ...
 
     def let(self, hint: str, value: str) -> str: ...
@@ -69,7 +71,7 @@ def elementwise(c: BatchCall) -> str:
             continue
         e = c.args[p]
         for q in ops:
-            if q != p and _is_name(c.args[q]) and c.args[q] != c.args[p]:
+            if q != p and _is_name(c.args[q]) and c.args[q] != c.args[p] and not c.static(q):
                 e = f"batch_align{'_b' if c.batched(q) else ''}({e}, {c.args[q]})"
         new[p] = e
     return c.call(**new)

@@ -73,6 +73,14 @@ def matmul_hlo(b: FuncBuilder, x: HloValue, y: HloValue, out: ShapedArray) -> Hl
         return _dot_general(b, x, y, out.dtype, ([], []), ([0], [0]))
     if y.ndim == 1:  # (..., m, k) @ (k,) : contract the last axis, no batching needed
         return b.reshape(_dot_general(b, x, y, out.dtype, ([], []), ([x.ndim - 1], [0])), out.shape)
+    if y.ndim == 2 and x.ndim > 2:  # a stack of matrices times one matrix: no copy of it per stack entry
+        return _dot_general(b, x, y, out.dtype, ([], []), ([x.ndim - 1], [0]))
+    if x.ndim <= 2 and y.ndim > 2:  # one matrix (or vector) times a stack: contract, then put the stack first
+        r = _dot_general(b, x, y, out.dtype, ([], []), ([x.ndim - 1], [y.ndim - 2]))
+        if x.ndim == 1:
+            return r  # (stack..., n)
+        nb = y.ndim - 2  # r is (m, stack..., n)
+        return b.transpose(r, list(range(1, nb + 1)) + [0, nb + 1])
     x2 = b.reshape(x, (1,) + x.shape) if x.ndim == 1 else x
     nb = len(batch)
     x2 = b.broadcast_to(x2, batch + x2.shape[-2:])

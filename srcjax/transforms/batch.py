@@ -33,6 +33,7 @@ import libcst as cst
 
 from .. import batched as batched_helpers
 from ..core import Span, TranspileError
+from ..custom import custom_jvp, custom_vjp, owner_of
 from ..frontend.names import Names, code, names_in, target_names, walk
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
@@ -81,6 +82,10 @@ class _Call:
 
     def seq_batched(self, param: str) -> list[bool]:
         return self.seq_flags.get(param, [])
+
+    def static(self, param: str) -> bool:
+        """Whether the argument is a number computed from shapes (``n = x.shape[0]``)."""
+        return self.args.get(param) in self.w.static_names
 
     def call(self, **replace: Any) -> str:
         args = {**self.args, **replace}
@@ -172,23 +177,24 @@ class Batcher:
     def __init__(self, program: Program) -> None:
         self.program = program
         self.names = Names(set(program.functions) | set(ADJOINT_IMPORTS) | set(BATCHED_IMPORTS))
-        self.written: dict[tuple[str, tuple[State, ...]], tuple[str, State, set[str], dict[str, State]]] = {}
+        self.written: dict[tuple[Any, ...], tuple[str, State, set[str], dict[str, State]]] = {}
+        self.customs: dict[str, tuple[str, tuple[int, ...], tuple[str, ...]]] = {}  # batched custom functions
         self.texts: dict[str, str] = {}  # helper functions written, in order
         self.origins: dict[str, str] = {}  # generated function -> the program function it batches
 
-    def function(self, nf: NormalizedFunction, states: tuple[State, ...]) -> \
-            tuple[str, State, set[str], dict[str, State]]:
+    def function(self, nf: NormalizedFunction, states: tuple[State, ...], force: bool = False,
+                 want_return: State | None = None) -> tuple[str, State, set[str], dict[str, State]]:
         """The batched copy of a program function for these argument states: its name, its result's
         state, and the parameters it needs batched on entry (lists it appends batched values to: the
         caller batches its list, and calls again)."""
-        key = (nf.name, states)
+        key = (nf.name, states, want_return)
         hit = self.written.get(key)
         if hit is not None:
             return hit
         name = self.names.fresh(f"{nf.name}_vmap")
         self.written[key] = (name, True, set(), {})  # (recursion: assumed batched)
         params = _params(nf.fdef)
-        w = FunctionWriter(self, nf, dict(zip(params, states)))
+        w = FunctionWriter(self, nf, dict(zip(params, states)), want_return=want_return)
         w.params = set(params)
         w.size = w.names.fresh("batch_size")
         first = next((i for i, s in enumerate(states) if any_batched(s) and not isinstance(s, Stack)), None)
@@ -202,6 +208,33 @@ class Batcher:
         effects = {p: w.st[p] for p, s in zip(params, states) if isinstance(s, Stack) and w.st.get(p) != s}
         self.written[key] = (name, w.returned, needs, effects)
         return name, w.returned, needs, effects
+
+    def custom_rules(self, name: str, nf: NormalizedFunction, states: tuple[State, ...], ret: State) -> None:
+        """The batched rules of a custom_vjp/custom_jvp function batched as ``name``: derivatives of the
+        batched program call them (``vmap.batched_function`` makes ``name`` a custom function again)."""
+        if name in self.customs:
+            return
+        owner = owner_of(nf.fn)
+        assert owner is not None
+        nondiff = [states[i] for i in owner.nondiff_argnums]
+        diff = [s for i, s in enumerate(states) if i not in owner.nondiff_argnums]
+        if isinstance(owner, custom_vjp):
+            assert owner.fwd is not None and owner.bwd is not None
+            fwd_nf = self.program.functions[self.program.add_rule(owner.fwd)]
+            bwd_nf = self.program.functions[self.program.add_rule(owner.bwd)]
+            fwd, fwd_ret, _, _ = self.function(fwd_nf, states, force=True)
+            res = fwd_ret.items[1][1] if isinstance(fwd_ret, Tree) and len(fwd_ret.items) == 2 else any_batched(fwd_ret)
+            out = fwd_ret.items[0][1] if isinstance(fwd_ret, Tree) and len(fwd_ret.items) == 2 else ret
+            bwd, _, _, _ = self.function(bwd_nf, (*nondiff, res, out), force=True, want_return=Tree(
+                "tuple", tuple((str(i), s) for i, s in enumerate(diff))))
+            self.customs[name] = ("vjp", owner.nondiff_argnums, (fwd, bwd))
+        else:
+            assert isinstance(owner, custom_jvp) and owner.jvp is not None
+            jvp_nf = self.program.functions[self.program.add_rule(owner.jvp)]
+            prim = Tree("tuple", tuple((str(i), s) for i, s in enumerate(diff)))
+            jvp, _, _, _ = self.function(jvp_nf, (*nondiff, prim, prim), force=True,
+                                         want_return=Tree("tuple", (("0", ret), ("1", ret))))
+            self.customs[name] = ("jvp", owner.nondiff_argnums, (jvp,))
 
     def used(self, entry: str) -> list[str]:
         """The names of the helpers written that the entry's text calls (directly or through another)."""
@@ -244,6 +277,7 @@ class FunctionWriter:
         self.forced: set[str] = set()  # names that must be batched wherever bound (loops, lists)
         self.zeros: set[str] = set(parent.zeros) if parent is not None else set()  # bound to zeros_like(...)
         self.params: set[str] = set()  # (a helper's own parameters)
+        self.static_names: set[str] = set(parent.static_names) if parent is not None else set()
 
     # -- output -----------------------------------------------------------------------------
     def emit(self, line: str, ind: int) -> None:
@@ -594,6 +628,8 @@ class FunctionWriter:
             args = {"x1": code(value.left), "x2": code(value.comparisons[0].comparator)}
             return self.prim_call(prim, args, ind, line, _COMPARE[opname]), True
         if self.only_shapes(value):
+            if isinstance(target, cst.Name) and _scalar_query(value):
+                self.static_names.add(target.value)  # a Python int: never an operand to align with
             return self.static_expr(value, line), False
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.defs:
             return self.local_call(value, ind, line)
@@ -679,6 +715,16 @@ class FunctionWriter:
         w = self
 
         class T(cst.CSTTransformer):
+            def leave_Subscript(self, orig: cst.Subscript, upd: cst.Subscript) -> cst.BaseExpression:
+                v = orig.value  # x.shape[0] -> x.shape[1] (a per-example axis by its index)
+                if isinstance(v, cst.Attribute) and v.attr.value == "shape" and isinstance(v.value, cst.Name) and \
+                        any_batched(w.state(v.value.value)) and len(orig.slice) == 1 and \
+                        isinstance(orig.slice[0].slice, cst.Index):
+                    k = _literal_key(code(orig.slice[0].slice.value))
+                    if isinstance(k, int) and not isinstance(k, bool):
+                        return cst.parse_expression(f"{v.value.value}.shape[{k + 1 if k >= 0 else k}]")
+                return upd
+
             def leave_Attribute(self, orig: cst.Attribute, upd: cst.Attribute) -> cst.BaseExpression:
                 if isinstance(orig.value, cst.Name) and any_batched(w.state(orig.value.value)):
                     a = orig.attr.value
@@ -813,6 +859,8 @@ class FunctionWriter:
         if not any(any_batched(s) or isinstance(s, Stack) for s in states):
             return f"{callee}({', '.join([*op.call_args, *(f'{k}={v}' for k, v in op.call_kwargs.items())])})", False
         name, ret, needs, effects = self.b.function(nf, tuple(states))
+        if op.kind == "custom":
+            self.b.custom_rules(name, nf, tuple(states), ret)
         for p, after in effects.items():  # what the helper pushed to (popped from) a list argument
             a = bound.arguments.get(p)
             if isinstance(a, str) and a.isidentifier():
@@ -870,6 +918,16 @@ def batched_leaf(expr: str, st: State) -> str:
             if any_batched(v):
                 return batched_leaf(item(expr, k), v)
     return expr
+
+
+def _scalar_query(value: cst.BaseExpression) -> bool:
+    """``x.shape[0]``, ``x.ndim``, ``len(x)``: a shape query giving one int (not a tuple)."""
+    if isinstance(value, cst.Subscript):
+        return len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index) and \
+            isinstance(value.slice[0].slice.value, cst.Integer)
+    if isinstance(value, cst.Attribute):
+        return value.attr.value in ("ndim", "size")
+    return isinstance(value, cst.Call) and code(value.func) in ("len", "np.ndim", "np.size")
 
 
 def _is_empty_list(value: cst.BaseExpression) -> bool:
