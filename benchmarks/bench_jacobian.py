@@ -2,9 +2,10 @@
 
     .venv/bin/python benchmarks/bench_jacobian.py [--quick]
 
-srcjax writes a Jacobian as generated source: the JVP (jacfwd) or VJP
-(jacrev) called in a loop over basis vectors, which the compiler rolls into
-one ``while`` in one executable. jax batches the same JVPs/VJPs with
+srcjax writes a Jacobian as generated source: one batched JVP (jacfwd) or
+VJP (jacrev) over all the basis vectors at once, the generated JVP/VJP under
+``srcjax.vmap`` (``srcjax.source(srcjax.jacrev(f))`` shows it), in one
+executable with no loop over elements; jax batches the same JVPs/VJPs with
 ``vmap``. The per-element column is srcjax's general path (one compiled JVP
 or VJP call from Python per element; what containers still take), timed on
 the same inputs for comparison. Every result is checked against jax first.

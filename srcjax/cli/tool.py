@@ -5,6 +5,7 @@
     srcjax-transpile model.py::loss --grad -o loss_grad.py   # write an importable module
     srcjax-transpile model.py::predict --emit hlo --arg x=f32[128,784] --arg w=f32[784,10]
     srcjax-transpile model.py::loss --emit optimized-hlo --dim n=128   # shapes from annotations
+    srcjax-transpile model.py::loss --grad --vmap --in-axes None,0,0   # per-example gradients
 
 The file is imported as a module (running its top-level code, as Python
 does; not its ``if __name__ == "__main__":`` block); functions are read and
@@ -29,12 +30,17 @@ from .loading import Loaded, UsageError, declaration, def_span, load, split_targ
 from .shapes import FunctionDecl, SpecError, parse_arg, parse_dim
 from .transform import (
     KINDS,
+    batched_args,
     check_differentiable,
     derived_args,
     parse_argnums,
+    parse_in_axes,
+    parse_out_axes,
     primal_args,
     requested_kind,
     transformed,
+    unbatched_overrides,
+    vmapped,
     with_defaults,
 )
 
@@ -69,6 +75,8 @@ examples:
   srcjax-transpile model.py::loss --jvp --argnums 0
   srcjax-transpile model.py::predict --emit hlo --arg x=f32[128,784] --arg w=f32[784,10]
   srcjax-transpile model.py::loss --grad --emit optimized-hlo --dim n=128
+  srcjax-transpile model.py::loss --grad --vmap --in-axes None,0,0
+  srcjax-transpile model.py::predict --vmap --in-axes None,0 --emit hlo --arg x=f32[32,128,784]
   srcjax-transpile model.py::predict --emit hlo --arg x=f32[n,784] --dim n=32 --color always | less -R
 
 exit status: 0 success; 1 an error in the program (file:line:col: error: ...); 2 a usage error.
@@ -95,6 +103,16 @@ exit status: 0 success; 1 an error in the program (file:line:col: error: ...); 2
     p.add_argument("--argnums", metavar="N[,N...]",
                    help="parameters to differentiate (default: 0 for --grad/--value-and-grad and --list's grad "
                         "check, all for --jvp/--vjp)")
+    p.add_argument("--vmap", action="store_true",
+                   help="the batched program (srcjax.vmap) of FUNC, or of its derivative with --grad, "
+                        "--value-and-grad, --jvp or --vjp: def FUNC_vmap(params...). With --emit hlo, --arg gives "
+                        "a mapped parameter's batched shape; annotations give one example's")
+    p.add_argument("--in-axes", metavar="AXIS[,AXIS...]",
+                   help="with --vmap: the mapped axis of each parameter, an integer or None (shared by every "
+                        "example), one per parameter, e.g. None,0,0 (default: 0 for each)")
+    p.add_argument("--out-axes", metavar="AXIS",
+                   help="with --vmap: where the batch axis goes in every output, an integer (default 0) or None "
+                        "(outputs that depend on no mapped parameter)")
     p.add_argument("--arg", action="append", default=[], metavar="NAME=SPEC",
                    help="an argument's shape and dtype, e.g. x=f32[3,4], x=f32[n,4], s=f32[] (scalar); dtypes "
                         "f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool; or a Python number, n=5, eps=0.1, "
@@ -149,6 +167,10 @@ def run(ns: argparse.Namespace) -> int:
     kind = requested_kind(ns)
     if ns.argnums is not None and kind is None and not ns.list:
         raise UsageError("--argnums needs --grad, --value-and-grad, --jvp or --vjp")
+    if not ns.vmap and (ns.in_axes is not None or ns.out_axes is not None):
+        raise UsageError(f"{'--in-axes' if ns.in_axes is not None else '--out-axes'} needs --vmap")
+    if ns.vmap and ns.list:
+        raise UsageError("--vmap shows one function's batched program; --list checks the functions themselves")
     loaded = load(path_s)
     out_color = highlight.want_color(ns.color, sys.stdout)
     if ns.list:
@@ -190,14 +212,25 @@ def stage(ns: argparse.Namespace, loaded: Loaded, fn: Any, decl: FunctionDecl, k
     if unknown:
         raise UsageError(f"--arg {unknown[0]}=...: {getattr(derived, '__name__', decl.name)} has no parameter "
                          f"{unknown[0]!r} (its parameters: {', '.join(params)})")
+    size = None
+    if ns.vmap:
+        in_axes = parse_in_axes(ns.in_axes, getattr(derived, "__name__", decl.name), params)
+        if all(a is None for a in in_axes):
+            raise UsageError(f"--in-axes {ns.in_axes}: map at least one parameter (an integer axis)")
+        shown = vmapped(derived, in_axes, parse_out_axes(ns.out_axes))
+        overrides, size = unbatched_overrides(overrides, params, in_axes, dims)  # one example's shapes
     if ns.emit == "source":
-        return module_text(derived, ns, loaded)
+        return module_text(shown if ns.vmap else derived, ns, loaded)
     args, _ = primal_args(decl, overrides, dims, f"--emit {ns.emit}")
     args = with_defaults(fn, args)
     if kind is not None:
         check_differentiable(fn, decl, kind, nums, args)
     args = derived_args(fn, derived, kind, nums, decl, args, overrides)
-    lowered = api.Compiled(derived).lower(**args)
+    if ns.vmap:
+        args = batched_args(args, params, in_axes, size)
+        lowered = shown.lower(**args)
+    else:
+        lowered = api.Compiled(derived).lower(**args)
     return lowered.as_text() if ns.emit == "hlo" else lowered.compile().as_text()
 
 
@@ -220,6 +253,9 @@ def module_text(fn: Any, ns: argparse.Namespace, loaded: Loaded) -> str:
         kind = requested_kind(ns)
         how = f" {KINDS[kind]}" if kind else ""
         how += f" --argnums {ns.argnums}" if ns.argnums is not None else ""
+        how += " --vmap" if ns.vmap else ""
+        how += f" --in-axes {ns.in_axes}" if ns.in_axes is not None else ""
+        how += f" --out-axes {ns.out_axes}" if ns.out_axes is not None else ""
         text = f"# Generated by srcjax-transpile {ns.target}{how}; edit {loaded.path.name}, not this file.\n{text}"
     return text
 

@@ -1,5 +1,6 @@
 """The transformation srcjax-transpile is asked for (``--grad``, ``--value-and-grad``, ``--jvp``,
-``--vjp``) and ``--argnums``; the arguments a function is checked and lowered with (shapes, defaults,
+``--vjp``) and ``--argnums``, and ``--vmap`` of it with ``--in-axes``/``--out-axes`` (``--arg`` giving
+batched shapes); the arguments a function is checked and lowered with (shapes, defaults,
 a derivative's tangents and cotangent); what ``srcjax.grad`` would refuse, found without calling it.
 """
 
@@ -126,3 +127,107 @@ def derived_args(fn: Any, derived: Any, kind: str | None, nums: tuple[int, ...],
         else:  # vjp: the cotangent of the output
             out[p] = api.eval_shape(fn, **args)
     return out
+
+
+# ---------------------------------------------------------------------------
+# --vmap: the batched program of FUNC (or of its derivative)
+# ---------------------------------------------------------------------------
+
+
+def _axis(text: str, flag: str, whole: str) -> int | None:
+    t = text.strip()
+    if t == "None":
+        return None
+    try:
+        return int(t)
+    except ValueError:
+        raise UsageError(f"{flag} {whole!r}: expected an integer or None for each parameter, "
+                         f"like 0,None, not {t!r}") from None
+
+
+def parse_in_axes(text: str | None, name: str, params: list[str]) -> tuple[int | None, ...]:
+    """``--in-axes 0,None``: one entry (an int or None) per positional parameter; default 0 for each."""
+    if text is None:
+        return (0,) * len(params)
+    axes = tuple(_axis(t, "--in-axes", text) for t in text.split(","))
+    if len(axes) != len(params):
+        n = len(params)
+        raise UsageError(f"--in-axes {text}: {name} has {n} parameter{'s' if n != 1 else ''} "
+                         f"({', '.join(params)}), so --in-axes needs {n} entr{'ies' if n != 1 else 'y'} "
+                         f"(an integer, or None for a parameter shared by every example), not {len(axes)}")
+    return axes
+
+
+def parse_out_axes(text: str | None) -> int | None:
+    """``--out-axes N``: where the batch axis goes in every output (None: outputs not batched)."""
+    return 0 if text is None else _axis(text, "--out-axes", text)
+
+
+def vmapped(fn: Any, in_axes: tuple[int | None, ...], out_axes: int | None) -> Any:
+    """``srcjax.vmap(fn, in_axes, out_axes)``: the compiled batched program, with source."""
+    from ..vmap import vmap
+
+    return vmap(fn, in_axes=in_axes, out_axes=out_axes)
+
+
+def unbatched_overrides(overrides: dict[str, Any], params: list[str], in_axes: tuple[int | None, ...],
+                        dims: dict[str, int]) -> tuple[dict[str, Any], int | None]:
+    """With --vmap, ``--arg`` gives a mapped parameter's BATCHED shape: the shapes of one example
+    (the mapped axis removed), and the batch size those arguments agree on (None when no ``--arg``
+    gives a mapped parameter)."""
+    axes = dict(zip(params, in_axes))
+    out = dict(overrides)
+    size: tuple[int, str] | None = None
+    for p, spec in overrides.items():
+        ax = axes.get(p)
+        if ax is None:
+            continue
+        if not isinstance(spec, ShapeSpec):
+            raise UsageError(f"--arg {p}={spec}: {p} is a number, so it cannot be mapped: "
+                             f"give it None in --in-axes")
+        nd = len(spec.dims)
+        if not -nd <= ax < nd:
+            raise UsageError(f"--in-axes maps axis {ax} of {p}, but --arg {p}={spec} has {nd} dimension"
+                             f"{'s' if nd != 1 else ''} (with --vmap, --arg gives the batched shape)")
+        d = spec.dims[ax]
+        if isinstance(d, str):
+            if d not in dims:
+                raise UsageError(f"--arg {p}={spec}: the batch dimension {d} has no value: pass --dim {d}=32")
+            d = dims[d]
+        if size is not None and size[0] != d:
+            raise UsageError(f"--vmap: mapped axes of different sizes: {size[1]} has {size[0]}, "
+                             f"--arg {p}={spec} has {d} (axis {ax})")
+        size = size or (d, f"--arg {p}={spec} (axis {ax})")
+        out[p] = ShapeSpec(spec.dtype, spec.dims[:ax % nd] + spec.dims[ax % nd + 1:], spec.origin)
+    return out, None if size is None else size[0]
+
+
+def batched_args(args: dict[str, Any], params: list[str], in_axes: tuple[int | None, ...],
+                 size: int | None) -> dict[str, Any]:
+    """One example's arguments -> the vmapped program's: the batch axis of ``size`` inserted where
+    ``in_axes`` maps it."""
+    out = dict(args)
+    for p, ax in zip(params, in_axes):
+        if ax is None or p not in args:
+            continue
+        a = args[p]
+        if not isinstance(a, ShapeDtypeStruct):
+            raise UsageError(f"--vmap: {p} is {a!r}, not an array, so it cannot be mapped: give it None in --in-axes")
+        if size is None:
+            raise UsageError(f"--vmap --emit hlo needs the batch size: pass the batched shape of a mapped parameter, "
+                             f"e.g. --arg {p}={_batched_example(a, ax)}")
+        nd = len(a.shape) + 1
+        if not -nd <= ax < nd:
+            raise UsageError(f"--in-axes maps axis {ax} of {p}, which has {nd - 1} dimension"
+                             f"{'s' if nd != 2 else ''} in one example")
+        shape = list(a.shape)
+        shape.insert(ax % nd, size)
+        out[p] = ShapeDtypeStruct(tuple(shape), a.dtype)
+    return out
+
+
+def _batched_example(a: ShapeDtypeStruct, ax: int) -> str:
+    nd = len(a.shape) + 1
+    dims = [str(d) for d in a.shape]
+    dims.insert(ax % nd if -nd <= ax < nd else 0, "32")
+    return f"{dtype_short_name(a.dtype)}[{','.join(dims)}]"
