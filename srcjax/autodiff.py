@@ -15,8 +15,6 @@ import functools
 import inspect
 import itertools
 import linecache
-import math
-import sys
 import types
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -35,6 +33,7 @@ from .frontend import locations
 from .frontend.names import Names, Visitor, code
 from .frontend.program import Program
 from .frontend.read import is_generated, read_function
+from .generated import exec_generated
 from .transforms import ad, custom_rules, split
 from .transforms.simplify import simplify_source
 
@@ -148,7 +147,7 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
         code = compile(module_text, filename, "exec")
     except SyntaxError as e:  # pragma: no cover - a bug in the generator
         raise TranspileError(f"internal error: generated {kind} source does not parse: {e}\n{module_text}") from e
-    functions = _exec_derived(code, name, prog, origins, extra)
+    functions = exec_generated(code, name, prog, origins, extra)
     custom_rules.mark_transposes(prog, functions)
     derived: Any = functions[name]
     derived.__srcjax_derived__ = (kind, base, nums)
@@ -190,32 +189,6 @@ def _as_loops_if_needed(base: Callable[..., Any], bindings: dict[str, Any] | Non
         prog = Program(base, bindings, comprehension_loops=True)
         custom_rules.add_rules(prog)
         return write(prog)
-
-
-def _exec_derived(code: Any, name: str, prog: Program, origins: dict[str, str],
-                  extra: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
-    """Execute the derivative module; each generated function in the namespace of the function it derives
-    from (its module's globals and its closure: what its body reads), all of them linked by name."""
-    functions = {nf.name: nf.fn for nf in prog.functions.values()}
-    spaces: dict[tuple[Any, ...], dict[str, Any]] = {}
-    chosen: dict[str, Callable[..., Any]] = {}
-    for generated in [name, *origins]:
-        nf = prog.functions.get(origins.get(generated, prog.entry.name), prog.entry)
-        src = nf.source
-        key = (id(src.globals), tuple(sorted((k, id(v)) for k, v in src.closure.items())))
-        ns = spaces.get(key)
-        if ns is None:
-            ns = spaces[key] = dict(src.globals)
-            ns.update(src.closure)
-            ns.update(functions)
-            ns.update(np=np, math=math, srcjax=sys.modules["srcjax"])
-            ns.update(extra)
-            ns["__name__"] = getattr(nf.fn, "__module__", None) or prog.entry_fn.__module__
-            exec(code, ns)
-        chosen[generated] = ns[generated]
-    for ns in spaces.values():
-        ns.update(chosen)
-    return chosen
 
 
 _CALLERS: dict[Callable[..., Any], Program] = {}

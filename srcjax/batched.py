@@ -20,7 +20,7 @@ import numpy as np
 
 from .adjoint import UNSET, broadcast_like, expand_reduced, index_add, unbroadcast
 from .lax import index_update
-from .pytree import is_tree
+from .pytree import is_tree, tree_set
 
 __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_align", "batch_align_b", "batch_broadcast", "batch_broadcast_items", "batch_axis", "batch_axes",
@@ -64,27 +64,20 @@ def batch_broadcast(x: Any, n: int) -> Any:
 
 
 def batch_broadcast_items(x: Any, n: int) -> Any:
-    """A list or tuple (of arrays, or of tuples of arrays: a derivative tape) with every array
-    repeated along a new batch axis; an array itself otherwise (``UNSET`` stays ``UNSET``)."""
-    if x is UNSET:
-        return x
-    if isinstance(x, (tuple, list)):
-        items = []
-        for v in x:
-            items.append(_broadcast_items_1(v, n))
-        if isinstance(x, tuple):
-            return tuple(items)
-        return items
-    return np.broadcast_to(x, (n,) + np.shape(x))
-
-
-def _broadcast_items_1(x: Any, n: int) -> Any:
+    """A list or tuple (of arrays, or of such lists and tuples: a derivative tape, a cotangent of a
+    nested tuple) with every array repeated along a new batch axis; an array itself otherwise
+    (``UNSET`` and ``None`` stay as they are)."""
     if x is UNSET or x is None:
         return x
+    if isinstance(x, dict):
+        out = x
+        for k in x:
+            out = tree_set(out, k, batch_broadcast_items(x[k], n))
+        return out
     if isinstance(x, (tuple, list)):
         items = []
         for v in x:
-            items.append(np.broadcast_to(v, (n,) + np.shape(v)))
+            items.append(batch_broadcast_items(v, n))
         if isinstance(x, tuple):
             return tuple(items)
         return items
@@ -380,7 +373,10 @@ def batch_index_add(z: Any, key: Any, g: Any, bz: bool, bg: bool) -> Any:
 
 def batch_unbroadcast(g: Any, x: Any, bg: bool, bx: bool) -> Any:
     """``unbroadcast(g, x)`` per example: each example's ``g`` summed to the per-example shape of ``x``
-    (its extra leading axes, then the axes where ``x`` has length 1), in ``x``'s dtype."""
+    (its extra leading axes, then the axes where ``x`` has length 1), in ``x``'s dtype. A container's
+    cotangent is already shaped like it (as ``unbroadcast``)."""
+    if is_tree(g):
+        return g if bg else batch_broadcast_items(g, batch_size_of(x))
     if not bg:  # the same for every example
         return batch_broadcast(unbroadcast(g, x[0]), np.shape(x)[0])
     n = np.shape(g)[0]
@@ -394,7 +390,9 @@ def batch_unbroadcast(g: Any, x: Any, bg: bool, bx: bool) -> Any:
 
 
 def batch_broadcast_like(t: Any, y: Any, bt: bool, by: bool) -> Any:
-    """``broadcast_like(t, y)`` per example."""
+    """``broadcast_like(t, y)`` per example (a container's tangent as it is, as ``broadcast_like``)."""
+    if is_tree(t):
+        return t if bt else batch_broadcast_items(t, batch_size_of(y))
     if not by:
         y = batch_broadcast(y, np.shape(t)[0])
     if not bt:

@@ -14,6 +14,7 @@ from .custom import custom_jvp, custom_vjp
 from .frontend import locations
 from .frontend.names import Names, code
 from .frontend.normalize import NormalizedFunction
+from .generated import exec_generated
 from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch import BATCHED_IMPORTS, Batcher, FunctionWriter, State, Tree, item
 
@@ -164,7 +165,6 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
     hit = _WRITTEN.get(key)
     if hit is not None:
         return hit
-    from .autodiff import _exec_derived  # (the one way to run generated module text in the user's namespaces)
     from .transforms.simplify import simplify_source
 
     text, name, b, prog = batched_source(fn, in_axes, out_axes, axis_size)
@@ -187,7 +187,7 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
         compiled = compile(module_text, filename, "exec")
     except SyntaxError as e:  # pragma: no cover - a bug in the writer
         raise TranspileError(f"internal error: generated vmap source does not parse: {e}\n{module_text}") from e
-    functions = _exec_derived(compiled, name, prog, origins, {})
+    functions = exec_generated(compiled, name, prog, origins, {})
     for g, (kind, nondiff, rules) in b.customs.items():  # batched custom functions keep their (batched) rules
         if g not in functions:
             continue

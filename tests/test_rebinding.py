@@ -321,7 +321,8 @@ def test_scale_jvp_reads_the_value_before_the_rebinding():
 def test_scale_jvp_source_names_the_result_first():
     text = srcjax.source(srcjax.jacfwd(scale))
     assert "y_dot = (e_dot * y) + (e * y_dot)" not in text
-    assert "mul_dot = e_dot * y" in text  # the tangent of `mul = e * y`, then `y = mul`
+    # the tangent of `mul = e * y` (batched over the basis: e_dot has a batch axis), then `y = mul`
+    assert "mul_dot = batch_align(e_dot, y) * y" in text
 
 
 def test_loop3_every_forward_mode_transformation():

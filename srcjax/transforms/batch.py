@@ -41,6 +41,7 @@ from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
 from . import batch_lax
 from .anf import ADJOINT_IMPORTS, Op, classify
+from .batch_call import BatchCall
 from .batch_state import Stack, State, Tree, all_batched, any_batched, element, item, join, pack, parts_of
 
 BATCHED_IMPORTS = tuple(batched_helpers.__all__)
@@ -59,116 +60,6 @@ _COMPARE = {"LessThan": "<", "LessThanEqual": "<=", "GreaterThan": ">", "Greater
             "Equal": "==", "NotEqual": "!="}
 _BINOPS = {"Add": "+", "Subtract": "-", "Multiply": "*", "Divide": "/", "FloorDivide": "//", "Modulo": "%",
            "Power": "**", "MatrixMultiply": "@", "BitAnd": "&", "BitOr": "|", "BitXor": "^"}
-
-
-class _Call:
-    """A :class:`~srcjax.primitives.batch_rules.BatchCall`: one primitive call being batched."""
-
-    def __init__(self, w: FunctionWriter, prim: registry.Primitive, args: dict[str, Any], flags: dict[str, bool],
-                 seq_flags: dict[str, list[bool]], operator: str | None, ind: int) -> None:
-        self.w = w
-        self.prim = prim
-        self.path = prim.path
-        self.arrays = prim.arrays
-        self.args = args
-        self.flags = flags
-        self.seq_flags = seq_flags
-        self.operator = operator
-        self.size = w.size
-        self.ind = ind
-
-    def batched(self, param: str) -> bool:
-        return self.flags.get(param, False)
-
-    def seq_batched(self, param: str) -> list[bool]:
-        return self.seq_flags.get(param, [])
-
-    def static(self, param: str) -> bool:
-        """Whether the argument is a number computed from shapes (``n = x.shape[0]``)."""
-        return self.args.get(param) in self.w.static_names
-
-    def call(self, **replace: Any) -> str:
-        args = {**self.args, **replace}
-        if self.operator is not None:
-            if len(self.prim.arrays) == 2:
-                return f"{_paren(args['x1'])} {self.operator} {_paren(args['x2'])}"
-            return f"{self.operator}{_paren(args['x'])}"
-        return _call_text(self.prim, args, changed=set(replace))
-
-    def let(self, hint: str, value: str) -> str:
-        name = self.w.names.fresh(hint)
-        self.w.emit(f"{name} = {value}", self.ind)
-        return name
-
-    def per_example(self) -> str:
-        """A rolled loop over the examples: ``out[k] = f(x[k], w)``."""
-        w = self.w
-        k = w.names.fresh("k")
-        first = w.names.fresh(f"{self.prim.name}_0")
-        out = w.names.fresh(self.prim.name)
-
-        def at(index: str) -> dict[str, Any]:
-            new: dict[str, Any] = {}
-            for p in self.prim.arrays:
-                if self.flags.get(p):
-                    new[p] = f"{self.args[p]}[{index}]"
-            for p in self.prim.mixed:
-                if self.flags.get(p):
-                    text = self.args[p]
-                    for n in _names(text):
-                        if any_batched(self.w.state(n)):
-                            text = _replace_name(text, n, f"{n}[{index}]")
-                    new[p] = text
-            for p in self.prim.array_seqs:
-                if p in self.seq_flags:
-                    new[p] = "[" + ", ".join(f"{e}[{index}]" if b else e
-                                             for e, b in zip(self.args[p], self.seq_flags[p])) + "]"
-                elif self.flags.get(p):
-                    new[p] = f"{self.args[p]}[{index}]"
-            return new
-
-        if self.operator is not None:
-            self.operator = None
-        w.emit(f"{first} = {_call_text(self.prim, {**self.args, **at('0')}, changed=set(at('0')))}", self.ind)
-        w.emit(f"{out} = np.zeros(({self.size},) + np.shape({first}), dtype=np.result_type({first}))", self.ind)
-        w.emit(f"for {k} in range({self.size}):", self.ind)
-        w.emit(f"{out}[{k}] = {_call_text(self.prim, {**self.args, **at(k)}, changed=set(at(k)))}", self.ind + 1)
-        return out
-
-
-def _paren(text: str) -> str:
-    try:
-        node = cst.parse_expression(text)
-    except Exception:  # pragma: no cover
-        return f"({text})"
-    if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.Call, cst.Subscript, cst.Attribute)):
-        return text
-    return f"({text})"
-
-
-def _call_text(prim: registry.Primitive, args: dict[str, Any], changed: set[str]) -> str:
-    """``np.sum(a, axis=1)``: positional leading parameters, keywords for the rest when not defaults."""
-    parts: list[str] = []
-    params = list(prim.signature.parameters.values())
-    import inspect
-
-    for i, p in enumerate(params):
-        if p.name not in args:
-            continue
-        v = args[p.name]
-        if isinstance(v, list):
-            v = "[" + ", ".join(v) + "]"
-        if p.kind == inspect.Parameter.VAR_POSITIONAL:
-            parts.append(v[1:-1] if v.startswith("[") else f"*{v}")
-            continue
-        default = p.default
-        if p.name not in changed and default is not inspect.Parameter.empty and v == repr(default):
-            continue
-        if i < prim.positional or p.kind == inspect.Parameter.POSITIONAL_ONLY or p.name in prim.arrays and i == 0:
-            parts.append(v)
-        else:
-            parts.append(f"{p.name}={v}")
-    return f"{prim.path}({', '.join(parts)})"
 
 
 class Batcher:
@@ -406,7 +297,12 @@ class FunctionWriter:
                 self.st[v] = True
         if isinstance(s, cst.For):
             it = code(s.iter)
-            if not isinstance(s.iter, cst.Name) and any(any_batched(self.state(n)) for n in names_in(s.iter)):
+            walked = self.iterator(s.iter) if any(any_batched(self.state(n)) for n in names_in(s.iter)) else None
+            if walked is not None:  # zip / enumerate / .items() of containers: element by element
+                it, elem = walked
+                self.emit(f"for {code(s.target)} in {it}:", ind)
+                self.bind_target(s.target, elem)
+            elif not isinstance(s.iter, cst.Name) and any(any_batched(self.state(n)) for n in names_in(s.iter)):
                 # a computed sequence (``for ax in reduce_axes(a, axis)``): batched on its own line first
                 seq = self.names.fresh("seq")
                 value, st = self.rhs(s.iter, ind, s, cst.Name(seq))  # type: ignore[arg-type]
@@ -416,11 +312,12 @@ class FunctionWriter:
                 it_state = self.iter_state(cst.Name(seq), s)
             else:
                 it_state = self.iter_state(s.iter, s)
-            if it_state is True:
-                it = f"batch_rows({it})"
-            self.emit(f"for {code(s.target)} in {it}:", ind)
-            for t in target_names(s.target):
-                self.st[t] = it_state if not isinstance(it_state, Tree) else any_batched(it_state)
+            if walked is None:
+                if it_state is True:
+                    it = f"batch_rows({it})"
+                self.emit(f"for {code(s.target)} in {it}:", ind)
+                for t in target_names(s.target):
+                    self.st[t] = it_state if not isinstance(it_state, Tree) else any_batched(it_state)
         else:
             if any(any_batched(self.state(n)) for n in names_in(s.test)):
                 raise self.error("vmap: a while loop on batched data must be functionalized first", s)
@@ -438,6 +335,40 @@ class FunctionWriter:
         for v, st in list(self.st.items()):
             if not isinstance(st, Stack):
                 self.st[v] = join(st, entry.get(v, st))
+
+    def iterator(self, it: cst.BaseExpression) -> tuple[str, State] | None:
+        """``zip(a, b)``, ``enumerate(a)``, ``d.items()``, ``reversed(a)`` over batched values: the
+        iterable (a batched array's rows, ``batch_rows``) and the state of each element; None when
+        ``it`` is none of these."""
+        if isinstance(it, cst.Name):
+            st = self.state(it.value)
+            if isinstance(st, (Tree, Stack)):
+                return it.value, element(st)
+            return (f"batch_rows({it.value})", True) if st is True else (it.value, False)
+        if not isinstance(it, cst.Call):
+            return None
+        f = code(it.func)
+        args = [a.value for a in it.args]
+        if isinstance(it.func, cst.Attribute) and not args and it.func.attr.value in ("items", "values", "keys") and \
+                isinstance(it.func.value, cst.Name):
+            st = self.state(it.func.value.value)
+            v = element(st) if isinstance(st, Tree) else any_batched(st)
+            kind = it.func.attr.value
+            return code(it), (Tree("tuple", (("0", False), ("1", v))) if kind == "items" else
+                              v if kind == "values" else False)
+        if f in ("zip", "enumerate", "reversed", "list", "tuple") and args and all(a.keyword is None for a in it.args):
+            parts = [self.iterator(a) for a in args]
+            if any(p is None for p in parts):
+                return None
+            texts = [p[0] for p in parts if p is not None]
+            states = [p[1] for p in parts if p is not None]
+            if f == "zip":
+                return f"zip({', '.join(texts)})", Tree("tuple", tuple((str(i), v) for i, v in enumerate(states)))
+            if f == "enumerate" and len(args) == 1:
+                return f"enumerate({texts[0]})", Tree("tuple", (("0", False), ("1", states[0])))
+            if len(args) == 1:
+                return f"{f}({texts[0]})", states[0]
+        return None
 
     def iter_state(self, it: cst.BaseExpression, node: cst.CSTNode) -> State:
         if isinstance(it, cst.Name):
@@ -656,9 +587,9 @@ class FunctionWriter:
             return code(value), any_batched(st)
         if op.kind == "tape_pop":
             return code(value), self.popped(op.callee or "", line)
-        if isinstance(value, cst.Call) and code(value.func) in ("tuple", "list", "reversed") and \
-                len(value.args) == 1:  # the same elements in another container
-            return code(value), any_batched(self.value_state(value.args[0].value))
+        walked = self.iterator(value) if isinstance(value, cst.Call) else None
+        if walked is not None:  # zip(a, b), enumerate(a), d.items(), list(reversed(a)): a sequence
+            return walked[0], Stack((walked[1],))  # (every element in that state)
         if isinstance(value, cst.Call) and code(value.func) in ("zeros_like", "ones_like", "np.zeros_like",
                                                                  "np.ones_like"):
             return code(value), self.value_state(value.args[0].value)
@@ -810,7 +741,7 @@ class FunctionWriter:
                 f"vmap: {prim.path}'s {static_batched[0]}= must be static, but {args[static_batched[0]]} depends on "
                 "a mapped argument", line, hint="pass in_axes=None for the argument it is computed from")
         rule = prim.batch
-        c = _Call(self, prim, args, flags, seq_flags, operator, ind)
+        c = BatchCall(self, prim, args, flags, seq_flags, operator, ind)
         if rule is None:
             return c.per_example()
         out = rule(c)

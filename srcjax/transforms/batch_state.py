@@ -24,7 +24,8 @@ class Tree:
 class Stack:
     """A Python list used as a stack (a derivative's tape): the state of each value pushed, in order.
 
-    Pushes and pops are matched in program order (a loop's body stands for each of its iterations,
+    Also a sequence built by ``zip``/``enumerate``/``reversed`` for a loop: one entry, the state of
+    every element. Pushes and pops are matched in program order (a loop's body stands for each of its iterations,
     which push and pop alike), so a value keeps its own state through the list: a tape holding an
     unbatched weight and a batched activation stores the weight once, not once per example."""
 

@@ -1,0 +1,40 @@
+"""Running generated module text (derivatives, batched programs) where the user's functions live."""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .frontend.program import Program
+
+__all__ = ["exec_generated"]
+
+
+def exec_generated(code: Any, name: str, prog: Program, origins: dict[str, str],
+                  extra: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    """Execute the derivative module; each generated function in the namespace of the function it derives
+    from (its module's globals and its closure: what its body reads), all of them linked by name."""
+    functions = {nf.name: nf.fn for nf in prog.functions.values()}
+    spaces: dict[tuple[Any, ...], dict[str, Any]] = {}
+    chosen: dict[str, Callable[..., Any]] = {}
+    for generated in [name, *origins]:
+        nf = prog.functions.get(origins.get(generated, prog.entry.name), prog.entry)
+        src = nf.source
+        key = (id(src.globals), tuple(sorted((k, id(v)) for k, v in src.closure.items())))
+        ns = spaces.get(key)
+        if ns is None:
+            ns = spaces[key] = dict(src.globals)
+            ns.update(src.closure)
+            ns.update(functions)
+            ns.update(np=np, math=math, srcjax=sys.modules["srcjax"])
+            ns.update(extra)
+            ns["__name__"] = getattr(nf.fn, "__module__", None) or prog.entry_fn.__module__
+            exec(code, ns)
+        chosen[generated] = ns[generated]
+    for ns in spaces.values():
+        ns.update(chosen)
+    return chosen

@@ -1,0 +1,136 @@
+"""One primitive call being batched: what a batching rule sees (``primitives/batch_rules.BatchCall``)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from ..frontend.names import code, names_in, renamed
+from ..primitives import registry
+from .batch_state import any_batched
+
+if TYPE_CHECKING:
+    from .batch import FunctionWriter
+
+__all__ = ["BatchCall", "call_text"]
+
+
+class BatchCall:
+    """A :class:`~srcjax.primitives.batch_rules.BatchCall`: one primitive call being batched."""
+
+    def __init__(self, w: FunctionWriter, prim: registry.Primitive, args: dict[str, Any], flags: dict[str, bool],
+                 seq_flags: dict[str, list[bool]], operator: str | None, ind: int) -> None:
+        self.w = w
+        self.prim = prim
+        self.path = prim.path
+        self.arrays = prim.arrays
+        self.args = args
+        self.flags = flags
+        self.seq_flags = seq_flags
+        self.operator = operator
+        self.size = w.size
+        self.ind = ind
+
+    def batched(self, param: str) -> bool:
+        return self.flags.get(param, False)
+
+    def seq_batched(self, param: str) -> list[bool]:
+        return self.seq_flags.get(param, [])
+
+    def static(self, param: str) -> bool:
+        """Whether the argument is a number computed from shapes (``n = x.shape[0]``)."""
+        return self.args.get(param) in self.w.static_names
+
+    def call(self, **replace: Any) -> str:
+        args = {**self.args, **replace}
+        if self.operator is not None:
+            if len(self.prim.arrays) == 2:
+                return f"{_paren(args['x1'])} {self.operator} {_paren(args['x2'])}"
+            return f"{self.operator}{_paren(args['x'])}"
+        return call_text(self.prim, args, changed=set(replace))
+
+    def let(self, hint: str, value: str) -> str:
+        name = self.w.names.fresh(hint)
+        self.w.emit(f"{name} = {value}", self.ind)
+        return name
+
+    def per_example(self) -> str:
+        """A rolled loop over the examples: ``out[k] = f(x[k], w)``."""
+        w = self.w
+        k = w.names.fresh("k")
+        first = w.names.fresh(f"{self.prim.name}_0")
+        out = w.names.fresh(self.prim.name)
+
+        def at(index: str) -> dict[str, Any]:
+            new: dict[str, Any] = {}
+            for p in self.prim.arrays:
+                if self.flags.get(p):
+                    new[p] = f"{self.args[p]}[{index}]"
+            for p in self.prim.mixed:
+                if self.flags.get(p):
+                    text = self.args[p]
+                    for n in names_of(text):
+                        if any_batched(self.w.state(n)):
+                            text = replace_name(text, n, f"{n}[{index}]")
+                    new[p] = text
+            for p in self.prim.array_seqs:
+                if p in self.seq_flags:
+                    new[p] = "[" + ", ".join(f"{e}[{index}]" if b else e
+                                             for e, b in zip(self.args[p], self.seq_flags[p])) + "]"
+                elif self.flags.get(p):
+                    new[p] = f"{self.args[p]}[{index}]"
+            return new
+
+        if self.operator is not None:
+            self.operator = None
+        w.emit(f"{first} = {call_text(self.prim, {**self.args, **at('0')}, changed=set(at('0')))}", self.ind)
+        w.emit(f"{out} = np.zeros(({self.size},) + np.shape({first}), dtype=np.result_type({first}))", self.ind)
+        w.emit(f"for {k} in range({self.size}):", self.ind)
+        w.emit(f"{out}[{k}] = {call_text(self.prim, {**self.args, **at(k)}, changed=set(at(k)))}", self.ind + 1)
+        return out
+
+
+def _paren(text: str) -> str:
+    try:
+        node = cst.parse_expression(text)
+    except Exception:  # pragma: no cover
+        return f"({text})"
+    if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.Call, cst.Subscript, cst.Attribute)):
+        return text
+    return f"({text})"
+
+
+def call_text(prim: registry.Primitive, args: dict[str, Any], changed: set[str]) -> str:
+    """``np.sum(a, axis=1)``: positional leading parameters, keywords for the rest when not defaults."""
+    parts: list[str] = []
+    params = list(prim.signature.parameters.values())
+    for i, p in enumerate(params):
+        if p.name not in args:
+            continue
+        v = args[p.name]
+        if isinstance(v, list):
+            v = "[" + ", ".join(v) + "]"
+        if p.kind == inspect.Parameter.VAR_POSITIONAL:
+            parts.append(v[1:-1] if v.startswith("[") else f"*{v}")
+            continue
+        default = p.default
+        if p.name not in changed and default is not inspect.Parameter.empty and v == repr(default):
+            continue
+        if i < prim.positional or p.kind == inspect.Parameter.POSITIONAL_ONLY or p.name in prim.arrays and i == 0:
+            parts.append(v)
+        else:
+            parts.append(f"{p.name}={v}")
+    return f"{prim.path}({', '.join(parts)})"
+
+
+def names_of(text: str) -> list[str]:
+    try:
+        return names_in(cst.parse_expression(text))
+    except Exception:
+        return []
+
+
+def replace_name(text: str, name: str, new: str) -> str:
+    return code(renamed(cst.parse_expression(text), {name: cst.parse_expression(new)}))
