@@ -81,6 +81,10 @@ class _Call:
     def seq_batched(self, param: str) -> list[bool]:
         return self.seq_flags.get(param, [])
 
+    def reads_batched(self, text: str) -> bool:
+        """Whether the expression ``text`` (an element of a key) reads a batched name."""
+        return any(any_batched(self.w.state(n)) for n in _names(text))
+
     def call(self, **replace: Any) -> str:
         args = {**self.args, **replace}
         if self.operator is not None:
@@ -146,6 +150,7 @@ def _call_text(prim: registry.Primitive, args: dict[str, Any], changed: set[str]
     params = list(prim.signature.parameters.values())
     import inspect
 
+    skipped: list[str] = []  # positional defaults left out: written after all if a later one is positional
     for i, p in enumerate(params):
         if p.name not in args:
             continue
@@ -156,9 +161,16 @@ def _call_text(prim: registry.Primitive, args: dict[str, Any], changed: set[str]
             parts.append(v[1:-1] if v.startswith("[") else f"*{v}")
             continue
         default = p.default
-        if p.name not in changed and default is not inspect.Parameter.empty and v == repr(default):
+        positional = i < prim.positional or p.kind == inspect.Parameter.POSITIONAL_ONLY or \
+            p.name in prim.arrays and i == 0
+        if p.name not in changed and default is not inspect.Parameter.empty and v == repr(default) and \
+                not (positional and p.name in prim.arrays):  # (np.clip(x, y, None): NumPy wants a_max)
+            if positional:
+                skipped.append(v)
             continue
-        if i < prim.positional or p.kind == inspect.Parameter.POSITIONAL_ONLY or p.name in prim.arrays and i == 0:
+        if positional:
+            parts += skipped  # (np.clip(x, None, 0.5): a_min stays)
+            skipped = []
             parts.append(v)
         else:
             parts.append(f"{p.name}={v}")
