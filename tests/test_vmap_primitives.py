@@ -26,6 +26,8 @@ case here. Hypothesis checks the binary ufuncs, reductions and matmul over rando
 
 from __future__ import annotations
 
+import itertools
+import linecache
 import os
 import types
 import warnings
@@ -628,7 +630,8 @@ def _axis_spec(draw: Any, ndim: int, none: bool) -> Any:
 
 
 def _out_axes(draw: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> int:
-    return _axis_spec(draw, np.ndim(run_numpy(fn, *args)), False)
+    """An ``out_axes`` valid for every output of ``fn(*args)``."""
+    return _axis_spec(draw, min(np.ndim(leaf) for leaf in _leaves(run_numpy(fn, *args))), False)
 
 
 def _binary_fn(uf: Any) -> Callable[..., Any]:
@@ -722,3 +725,82 @@ def matmul_vmaps(draw: Any) -> tuple[Any, ...]:
 def test_matmul_random_axes(call: tuple[Any, ...]) -> None:
     args, in_axes, out_axes = call
     check_vmap(matmul, args, in_axes, out_axes, twin=jax_twin(matmul), tol={"float64": (1e-10, 1e-10)})
+
+
+# -- hypothesis: random index keys (getitem and index_add), written as source -------------------------
+_COUNTER = itertools.count()
+
+
+def define(src: str, name: str, namespace: dict[str, Any]) -> Any:
+    """Exec ``src`` (registered with linecache, so srcjax can read it) and return ``name``."""
+    filename = f"<test_vmap_primitives #{next(_COUNTER)}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    exec(compile(src, filename, "exec"), namespace)
+    return namespace[name]
+
+
+_SLICES = {":": "slice(None)", "1:": "slice(1, None)", "::-1": "slice(None, None, -1)", ":-1": "slice(None, -1)",
+           "::2": "slice(None, None, 2)"}
+
+
+@st.composite
+def index_vmaps(draw: Any) -> tuple[Any, ...]:
+    """``x[key]`` and ``index_add(x, key, v)`` for a random key of integers, slices, ``...``, None and
+    integer arrays / run-time integers (arguments, batched or not)."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=2, max_side=4))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    n_arrays = draw(st.integers(0, 2))
+    index_shapes = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, min_side=1, max_side=3))
+    kinds = draw(st.lists(st.sampled_from(["int", "slice", "array", "ellipsis", "none"]), min_size=1,
+                          max_size=len(shape)))
+    arrays = 0
+    for j, k in enumerate(kinds):  # the first n_arrays slots that may hold an index become arguments
+        if k in ("int", "slice") and arrays < n_arrays:
+            kinds[j] = "array"
+        arrays += kinds[j] == "array"
+    if "array" in kinds:
+        kinds = [k for k in kinds if k != "none"]  # (srcjax refuses None beside integer arrays)
+    if kinds.count("ellipsis") > 1:
+        kinds = [k for j, k in enumerate(kinds) if k != "ellipsis" or j == kinds.index("ellipsis")]
+    elems, args, names = [], [], []
+    axis = 0
+    for k in kinds:
+        if k == "ellipsis":
+            elems.append("...")
+            axis = len(shape) - len([q for q in kinds[kinds.index(k) + 1:] if q not in ("none", "ellipsis")])
+            continue
+        if k == "none":
+            elems.append("None")
+            continue
+        size = shape[axis]
+        if k == "int":
+            elems.append(str(draw(st.integers(-size, size - 1))))
+        elif k == "slice":
+            elems.append(draw(st.sampled_from(list(_SLICES))))
+        else:
+            ishape = index_shapes.input_shapes[len(args) % 2] if draw(st.booleans()) else ()
+            names.append(f"i{len(args)}")
+            elems.append(names[-1])
+            args.append(rng.integers(-size, size, size=ishape) if ishape else np.int64(rng.integers(-size, size)))
+        axis += 1
+    key = ", ".join(elems) if len(elems) > 1 else elems[0] + ("," if elems[0] == "..." else "")
+    key_tuple = "(" + ", ".join(_SLICES.get(e, "Ellipsis" if e == "..." else e) for e in elems) + ",)"
+    x = rng.normal(size=shape)
+    target = np.shape(x[eval(f"np.s_[{key}]", {"np": np, **dict(zip(names, args))})])
+    v = rng.normal(size=target[draw(st.integers(0, len(target))):])
+    params = ", ".join(["x", "v"] + names)
+    fn = define(f"def index_case({params}):\n    return x[{key}], index_add(x, {key_tuple}, v)\n", "index_case",
+                {"np": np, "index_add": index_add})
+    twin = define(f"def index_twin({params}):\n    return x[{key}], x.at[{key}].add(v)\n", "index_twin", {"np": jnp})
+    all_args = (x, v, *args)
+    in_axes = tuple(_axis_spec(draw, np.ndim(a), True) for a in all_args)
+    if all(a is None for a in in_axes):
+        in_axes = (0,) + in_axes[1:]
+    return fn, twin, all_args, in_axes, _out_axes(draw, fn, all_args)
+
+
+@HYPOTHESIS
+@given(index_vmaps())
+def test_index_keys_random_axes(call: tuple[Any, ...]) -> None:
+    fn, twin, args, in_axes, out_axes = call
+    check_vmap(fn, args, in_axes, out_axes, twin=twin)
