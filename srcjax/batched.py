@@ -28,14 +28,15 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_matmul", "batch_dot", "batch_inner", "batch_outer", "batch_tensordot", "batch_take",
     "batch_take_along_axis", "batch_getitem", "batch_index_update", "batch_index_add", "batch_squeeze",
     "batch_broadcast_to", "batch_atleast", "batch_flat_axis", "batch_where_any", "batch_unbroadcast",
-    "batch_broadcast_like", "batch_expand_reduced", "batch_einsum", "batch_full", "batch_tile",
-    "batch_linspace", "batch_out", "batch_triangle", "batch_diag", "batch_norm", "batch_hstack",
-    "batch_full_like", "batch_ravel", "batch_concatenate_flat", "batch_index", "batch_argmax", "batch_argmin",
-    "batch_cumsum", "batch_cumprod", "batch_repeat", "batch_roll", "batch_like",
+    "batch_broadcast_like", "batch_expand_reduced", "batch_full", "batch_tile", "batch_out", "batch_triangle",
+    "batch_diag", "batch_norm", "batch_hstack", "batch_vstack", "batch_full_like", "batch_like", "batch_ravel",
+    "batch_concatenate_flat", "batch_index", "batch_argmax", "batch_argmin", "batch_cumsum", "batch_cumprod",
+    "batch_repeat", "batch_roll",
 ]
 
 
 def _lifted(x: Any, r: int) -> Any:
+    """The batched ``x`` with at least ``r`` per-example axes: new length-1 axes after the batch axis."""
     k = r - (np.ndim(x) - 1)
     if k > 0:
         shape = np.shape(x)
@@ -240,6 +241,7 @@ def batch_atleast(a: Any, k: int) -> Any:
 
 
 def _dot_rank(x: Any, bx: bool) -> int:
+    """The per-example rank of an operand batched (``bx``) or not."""
     return np.ndim(x) - 1 if bx else np.ndim(x)
 
 
@@ -315,39 +317,14 @@ def batch_tensordot(a: Any, b: Any, axes: Any, ba: bool, bb: bool) -> Any:
     return _contract(a, b, ba, bb, sa, sb, out)
 
 
-def batch_einsum(subscripts: str, operands: Any, batched: Any) -> Any:
-    """``np.einsum`` per example: a new index letter for the batch axis of each batched operand."""
-    spec = subscripts.replace(" ", "")
-    if "->" in spec:
-        ins, out = spec.split("->")
-    else:
-        ins = spec
-        letters = ins.replace(",", "").replace(".", "")
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-        if "..." in ins:
-            out = "..." + out
-    used = set(spec)
-    z = next(c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in used)
-    terms = ins.split(",")
-    new = [z + t if b else t for t, b in zip(terms, batched)]
-    return np.einsum(",".join(new) + "->" + z + out, *operands)
-
-
 def batch_take(a: Any, indices: Any, axis: Any, ba: bool, bi: bool) -> Any:
-    """``np.take`` per example."""
+    """``np.take`` per example: ``a[:, ..., :, indices]`` with ``indices`` at ``axis`` (``axis=None``: of each
+    flattened example), one gather (:func:`batch_index`) whichever operands are batched."""
     if axis is None:
         a = batch_flat_axis(a) if ba else np.ravel(a)
         axis = 0
-    if not bi:
-        return np.take(a, indices, axis=(axis + 1 if axis >= 0 else axis) if ba else axis)
-    if not ba:
-        return np.take(a, indices, axis=axis) if axis == 0 else \
-            np.moveaxis(np.take(a, indices, axis=axis), axis % np.ndim(a), 0)
-    n = np.shape(a)[0]
-    out = []
-    for i in range(n):
-        out.append(np.take(a[i], indices[i], axis=axis))
-    return np.stack(out)
+    axis = axis % (np.ndim(a) - 1 if ba else np.ndim(a))
+    return batch_index(a, (slice(None),) * axis + (indices,), ba, (False,) * axis + (bi,))
 
 
 def batch_take_along_axis(arr: Any, indices: Any, axis: Any, ba: bool, bi: bool) -> Any:
@@ -367,6 +344,7 @@ def _is_array_index(e: Any) -> bool:
 
 
 def _contiguous(positions: list[int]) -> bool:
+    """Whether key positions are side by side (NumPy then keeps advanced-index axes in place)."""
     return positions == list(range(positions[0], positions[0] + len(positions)))
 
 
@@ -419,6 +397,7 @@ def _index_plan(x: Any, key: Any, bx: bool, flags: Any) -> tuple[Any, tuple[Any,
 
 
 def _moved(x: Any, source: tuple[int, ...], destination: tuple[int, ...]) -> Any:
+    """``np.moveaxis`` when there is something to move."""
     return np.moveaxis(x, source, destination) if source else x
 
 
@@ -504,19 +483,6 @@ def batch_tile(a: Any, reps: Any) -> Any:
     return np.tile(a, (1,) + (1,) * (r - len(reps)) + reps)
 
 
-def batch_linspace(start: Any, stop: Any, num: int, endpoint: bool, dtype: Any) -> Any:
-    """``np.linspace`` per example for batched bounds (the new axis after the batch axis)."""
-    div = (num - 1) if endpoint else num
-    steps = np.arange(num) / max(div, 1)
-    start = np.asarray(start)
-    stop = np.asarray(stop)
-    out = _lifted(start, 1 + np.ndim(stop) - 1)[:, None] + steps.reshape((1, num) + (1,) * (np.ndim(start) - 1)) * \
-        (stop - start)[:, None]
-    if endpoint and num > 1:
-        out = out  # the last point is stop up to rounding, as NumPy
-    return out.astype(dtype) if dtype is not None else out
-
-
 def batch_triangle(m: Any, k: int, lower: bool) -> Any:
     """``np.tril``/``np.triu`` per example (a per-example vector is a row, as NumPy)."""
     if np.ndim(m) == 2:
@@ -552,9 +518,16 @@ def batch_norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
     return np.linalg.norm(x, ord=ord, axis=batch_axis(axis, x), keepdims=keepdims)
 
 
-def batch_hstack(arrays: Any) -> Any:
-    """``np.hstack`` per example (batched elements, at least 1-D per example)."""
-    return np.concatenate(arrays, axis=1 if np.ndim(arrays[0]) == 2 else 2)
+def batch_hstack(arrays: Any, dtype: Any) -> Any:
+    """``np.hstack`` per example of batched arrays: each at least 1-D per example, joined along the
+    first per-example axis of vectors, the second of anything else."""
+    elems = [batch_atleast(a, 1) for a in arrays]
+    return np.concatenate(elems, axis=1 if np.ndim(elems[0]) == 2 else 2, dtype=dtype)
+
+
+def batch_vstack(arrays: Any, dtype: Any) -> Any:
+    """``np.vstack`` per example of batched arrays: each at least 2-D per example, joined along rows."""
+    return np.concatenate([batch_atleast(a, 2) for a in arrays], axis=1, dtype=dtype)
 
 
 def batch_full_like(a: Any, fill_value: Any, dtype: Any, shape: Any, ba: bool) -> Any:

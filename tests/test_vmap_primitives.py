@@ -11,7 +11,8 @@ its batching configurations ``(in_axes, out_axes)``:
     :mod:`srcjax.batched` run by NumPy) and ``srcjax.numpy_function(v)`` (the generated program
     run by NumPy) equal it too;
 (c) where the case has a jax twin (the same code with ``np`` bound to ``jax.numpy``), ``jax.vmap``
-    of the twin gives the same values and shapes.
+    of the twin gives the same values and shapes (once per case; by default for a representative
+    set: elementwise, reductions, contractions, reshapes, indexing; every twin when thorough).
 
 The default configurations batch each operand alone (``in_axes`` 0, the others unbatched: the
 case arguments are chosen so that some unbatched operand has a higher rank than the batched
@@ -56,7 +57,8 @@ B = 5  # the batch size of every case
 TOL = {"float16": (1e-3, 1e-3), "float32": (2e-6, 2e-6), "float64": (1e-12, 1e-12)}
 NUMPY_TOL = {"float16": (1e-3, 1e-3), "float32": (1e-6, 1e-6), "float64": (1e-13, 1e-13)}
 JAX_TOL = (1e-6, 1e-6)
-_SCALE = 10 if os.environ.get("SRCJAX_HYPOTHESIS") == "thorough" else 1
+THOROUGH = os.environ.get("SRCJAX_HYPOTHESIS") == "thorough"
+_SCALE = 10 if THOROUGH else 1
 HYPOTHESIS = settings(max_examples=6 * _SCALE, deadline=None, derandomize=_SCALE == 1, database=None)
 
 Axes = Any  # an in_axes / out_axes spec
@@ -198,6 +200,14 @@ class Case:
 CASES: list[Case] = []
 
 
+def keyed_configs(args: tuple[Any, ...]) -> list[tuple[Axes, Axes]]:
+    """For ``f(x, *indices)``: ``x`` batched alone, the indices batched alone (with an unbatched ``x``),
+    ``x`` and every other index batched, then everything with moved axes."""
+    n = len(args)
+    some = tuple(0 if j == 0 or j % 2 == 0 else None for j in range(n))
+    return [((0,) + (None,) * (n - 1), 0), ((None,) + (0,) * (n - 1), 0), (some, 0), default_configs(args)[-1]]
+
+
 def default_configs(args: tuple[Any, ...]) -> list[tuple[Axes, Axes]]:
     """Each operand batched alone (axis 0), then all of them with axes 1 / -1 and ``out_axes=-1`` (one
     operand: that last configuration only)."""
@@ -210,10 +220,14 @@ def default_configs(args: tuple[Any, ...]) -> list[tuple[Axes, Axes]]:
 
 
 def case(*prims: str, args: tuple[Any, ...], configs: list[tuple[Axes, Axes]] | None = None, jax: bool = False,
-         loops: bool = False, tol: dict[str, tuple[float, float]] | None = None
+         loops: bool = False, tol: dict[str, tuple[float, float]] | None = None, keyed: bool = False
          ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as a case of ``prims`` (``keyed``: configurations of
+    :func:`keyed_configs`, else :func:`default_configs`)."""
+
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        CASES.append(Case(prims, fn, args, configs or default_configs(args), jax, loops, tol))
+        CASES.append(Case(prims, fn, args, configs or (keyed_configs if keyed else default_configs)(args), jax,
+                          loops, tol))
         return fn
 
     return register
@@ -265,9 +279,11 @@ BINARY_FLOAT = ("add", "subtract", "multiply", "true_divide", "floor_divide", "r
                 "logical_xor")
 
 
-@case(*BINARY_FLOAT, args=(arr(3, lo=0.5, hi=2), arr((2, 3), lo=0.5, hi=2)), jax=True)
+@case(*BINARY_FLOAT, args=(arr(3, lo=0.5, hi=2), arr((2, 3), lo=0.5, hi=2)), jax=True,
+      configs=[((0, None), 0), ((-1, 1), -1)])
 def binary_floats(x, y):
-    """``x`` has a lower rank than ``y``: batching ``x`` alone needs ``batch_align``."""
+    """``x`` has a lower rank than ``y``: batching ``x`` alone needs ``batch_align`` (``y`` alone:
+    ``binary_operators``)."""
     return (np.add(x, y), np.subtract(x, y), np.multiply(x, y), np.true_divide(x, y), np.floor_divide(x, y),
             np.remainder(x, y), np.power(x, y), np.maximum(x, y), np.minimum(x, y), np.arctan2(x, y),
             np.float_power(x, y), np.fmax(x, y), np.fmin(x, y), np.hypot(x, y), np.logaddexp(x, y),
@@ -284,7 +300,7 @@ def binary_operators(x, y):
 
 
 @case("bitwise_and", "bitwise_or", "bitwise_xor", "invert", "floor_divide", "remainder", "logical_and", "equal",
-      args=(arr(4, I32, 1, 9), arr((2, 4), I64, 1, 5)), jax=True)
+      args=(arr(4, I32, 1, 9), arr((2, 4), I64, 1, 5)), jax=True, configs=[((0, None), 0), ((-1, 1), -1)])
 def integer_ufuncs(i, j):
     return (np.bitwise_and(i, j), np.bitwise_or(i, j), np.bitwise_xor(i, j), np.invert(i), i & j, i | j, i ^ j, ~j,
             np.floor_divide(i, j), np.remainder(i, j), i // j, i % j, i ** 2, np.logical_and(i > 3, j > 2),
@@ -357,7 +373,8 @@ def contractions(a, b, t):
             np.tensordot(t, a, axes=([-1], [0])), np.tensordot(a[0], b[0], axes=0), np.tensordot(t, t, axes=([0], [0])))
 
 
-@case("einsum", args=(arr((3, 4)), arr((4, 3)), arr((2, 4, 3))), jax=True)
+@case("einsum", args=(arr((3, 4)), arr((4, 3)), arr((2, 4, 3))), jax=True,
+      configs=[((0, None, 0), 0), ((None, 0, None), 0), ((1, -1, 1), -1)])
 def einsums(a, b, t):
     return (np.einsum("ij,jk->ik", a, b), np.einsum("ij,jk", a, b), np.einsum("bij,jk->bik", t, a),
             np.einsum("ii->i", a @ b), np.einsum("...j,jk->...k", t, a), np.einsum("ij->", a), np.einsum("ij", a),
@@ -450,7 +467,9 @@ def joins_of_lists(x, y):
     """A list variable (every element batched)."""
     parts = [x + y[:2], x * y[1:3]]
     parts.append(x - y[2:])
-    return np.concatenate(parts), np.stack(parts, axis=1), np.concatenate(parts, axis=-1), np.concatenate(parts, axis=None)
+    return (np.concatenate(parts), np.stack(parts, axis=1), np.concatenate(parts, axis=-1),
+            np.concatenate(parts, axis=None), np.hstack(parts), np.vstack(parts), np.vstack(parts, dtype=np.float32),
+            np.hstack([x[0], y[0]], dtype=np.float32))
 
 
 @case("atleast_1d", "atleast_2d", "atleast_3d", args=(arr((2, 3)), arr((), F32)), jax=True)
@@ -498,7 +517,8 @@ def getitem_dynamic(x, i):
 _INDEX = Ex(tuple(np.int64(k) for k in (2, -1, 0, 3, 1)))
 
 
-@case("getitem", args=(arr((4, 5, 6)), np.array([3, 0, 2]), np.array([[1, 3, 2], [0, 2, 3]]), _INDEX), jax=True)
+@case("getitem", args=(arr((4, 5, 6)), np.array([3, 0, 2]), np.array([[1, 3, 2], [0, 2, 3]]), _INDEX), jax=True,
+      keyed=True)
 def getitem_gather(x, i, j, k):
     """Integer arrays (batched or not, of different ranks), side by side or separated (their axes go
     first), with slices, ``...``, and run-time integers."""
@@ -522,7 +542,8 @@ def creation(x, s):
             np.ones_like(x, dtype=np.int8), np.zeros_like(x, shape=(2, 1)), np.ones_like(x, shape=4),
             np.full_like(x, 7), np.full_like(x, s), np.full_like(x, x[0]), np.full_like(x, 3, dtype=np.float32),
             np.full_like(x, 1, shape=(2, 2)), np.zeros(x.shape[1:]) + x[0], np.zeros([x.shape[0], 2], dtype=x.dtype),
-            np.full_like(s, 2.5), np.zeros_like(s), np.eye(x.shape[1], dtype=x.dtype))
+            np.full_like(s, 2.5), np.zeros_like(s), np.eye(x.shape[1], dtype=x.dtype), np.full(x.shape, s) * x,
+            np.broadcast_to(s, x.shape), np.reshape(x * s, x.shape[::-1]))
 
 
 @case("full_like", "full", args=(arr(3, I32), arr((2, 3))), jax=True)
@@ -562,13 +583,25 @@ def index_updates_dynamic(x, v, i):
     return index_update(x, i, v), index_update(x, (slice(None), i), 2), index_add(x, i, v), index_add(x, (i, 1), 1.5)
 
 
-@case("index_update", "index_add", args=(arr((4, 5, 6)), arr((3, 6)), np.array([3, 0, 2]), _INDEX))
+@case("index_update", "index_add", args=(arr((4, 5, 6)), arr((3, 6)), np.array([3, 0, 2]), _INDEX),
+      configs=[((0, None, None, None), 0), ((None, 0, 0, 0), 0), ((0, 0, None, None), 0), ((1, -1, 1, -1), -1)])
 def index_updates_gather(x, v, i, k):
     """Integer-array keys (batched or not; side by side or separated) and repeated indices (index_add)."""
     return (index_update(x, (i, 0), v), index_update(x, (i, slice(None), i), v[:, :5]),
             index_update(x, (slice(None), i, 0), v[:, :4].T), index_update(x, (k, i), v), index_update(x, i, 1.5),
             index_add(x, (i, i % 5), v), index_add(x, ([1, 1, 2],), v[:, None, :]), index_add(x, (slice(None), k), v[0]),
             index_add(x, (i, slice(None), k), 2.0), index_add(x, (Ellipsis, i), v[:, :1].T))
+
+
+@case("index_update", "getitem", "copy", args=(arr((4, 5)), arr(5), np.array([3, 1]), _INDEX))
+def assignments(x, v, i, k):
+    """``y[key] = v`` and ``y[key] += v`` in user code (functional updates)."""
+    y = x.copy()
+    y[k] = v
+    y[:, 0] += 1.0
+    y[i, k] = 2 * v[:2]
+    y[1:3] += v
+    return y
 
 
 @case("unbroadcast", "broadcast_like", args=(arr((2, 3, 4)), arr((3, 1))))
@@ -584,6 +617,9 @@ def expand_reduceds(g, a):
 
 
 # -- the tests ------------------------------------------------------------------------------------
+# jax by default (every twin when thorough); the hypothesis tests check binary ufuncs, reductions, matmul and
+# index keys against jax too
+JAX_REPRESENTATIVE = {"unary_floats", "contractions", "einsums", "reshapes", "getitem_static", "takes"}
 SPELLED = {"getitem": "[", "transpose": ".T", "matmul": "@", "index_update": "index_update(",
            "index_add": "index_add(", "unbroadcast": "unbroadcast(", "broadcast_like": "broadcast_like(",
            "expand_reduced": "expand_reduced("}
@@ -617,8 +653,11 @@ def _configs() -> list[Any]:
 @pytest.mark.parametrize(("c", "k"), _configs())
 def test_vmap_primitive(c: Case, k: int) -> None:
     in_axes, out_axes = c.configs[k]
-    last = k == len(c.configs) - 1  # (jax once per case: on the configuration that batches every operand)
-    check_vmap(c.fn, c.args, in_axes, out_axes, twin=jax_twin(c.fn) if c.jax and last else None, tol=c.tol,
+    # jax once per case, on the configuration that batches every operand; by default only for a
+    # representative set (each jax.jit costs as much as srcjax's compile), every twin when thorough
+    last = k == len(c.configs) - 1
+    twin = c.jax and last and (THOROUGH or c.id in JAX_REPRESENTATIVE)
+    check_vmap(c.fn, c.args, in_axes, out_axes, twin=jax_twin(c.fn) if twin else None, tol=c.tol,
                loops=c.loops, seed=zlib.crc32(c.id.encode()))
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Protocol
 
 Rule = Callable[["BatchCall"], Any]
@@ -48,6 +48,7 @@ class BatchCall(Protocol):
 
 
 def _is_name(text: Any) -> bool:
+    """Whether a call's argument text is a variable (not a literal)."""
     return isinstance(text, str) and text.isidentifier() and text not in ("None", "True", "False")
 
 
@@ -78,6 +79,7 @@ def elementwise(c: BatchCall) -> str:
 
 
 def _operands(c: BatchCall) -> list[str]:
+    """The array parameters of the call."""
     return list(c.arrays)
 
 
@@ -185,21 +187,21 @@ def join(param: str, none_flattens: bool = True) -> Rule:
 
 
 def hvstack(k: int) -> Rule:
-    """``np.vstack`` (k=2: rows) and ``np.hstack`` (k=1)."""
+    """``np.vstack`` (k=2: rows) and ``np.hstack`` (k=1): ``batch_vstack``/``batch_hstack`` make each
+    batched element at least ``k``-D per example and join them."""
 
     def rule(c: BatchCall) -> str:
-        param = "tup"
-        if not isinstance(c.args[param], list):
-            return c.per_example()
-        elems = [f"batch_atleast({e}, {k})" for e in _broadcast_elements(c, param)]
-        if k == 2:
-            return f"np.concatenate([{', '.join(elems)}], axis=1)"
-        return f"batch_hstack([{', '.join(elems)}])"
+        tup = c.args["tup"]
+        if isinstance(tup, list):
+            tup = "[" + ", ".join(_broadcast_elements(c, "tup")) + "]"
+        return f"batch_{'vstack' if k == 2 else 'hstack'}({tup}, {c.args.get('dtype', 'None')})"
 
     return rule
 
 
 def atleast(k: int) -> Rule:
+    """``np.atleast_{k}d``: each batched element given NumPy's new axes after the batch axis."""
+
     def rule(c: BatchCall) -> Any:
         if not isinstance(c.args["arys"], list):
             return c.per_example()
@@ -237,13 +239,10 @@ def einsum(c: BatchCall) -> str:
     return f"np.einsum({new!r}, {', '.join(ops)})"
 
 
-def seq_operands(params: Sequence[str]) -> list[str]:
-    return list(params)
-
-
 # -- shapes ---------------------------------------------------------------------------------------
 
 def reshape(c: BatchCall) -> str:
+    """``np.reshape``: every example to ``shape`` (srcjax reshapes in C order only)."""
     if _literal(c.args.get("order", "'C'")) != "C":
         return c.per_example()
     return f"batch_reshape({c.args['a']}, {c.args['shape']})"
@@ -257,10 +256,13 @@ def ravel(c: BatchCall) -> str:
 
 
 def broadcast_to(c: BatchCall) -> str:
+    """``np.broadcast_to``: every example to ``shape`` (``batch_align`` first)."""
     return f"batch_broadcast_to({c.args['array']}, {c.args['shape']}, True)"
 
 
 def triangle(lower: bool) -> Rule:
+    """``np.tril`` (``lower``) / ``np.triu``: on the last two axes, a per-example vector made rows first."""
+
     def rule(c: BatchCall) -> str:
         return f"batch_triangle({c.args['m']}, {c.args.get('k', '0')}, {lower})"
 

@@ -620,6 +620,11 @@ class FunctionWriter:
         static_batched = [p for p, v in args.items() if p not in prim.arrays and p not in prim.array_seqs and
                           p not in prim.mixed and isinstance(v, str) and
                           any(any_batched(self.state(n)) for n in _names(v))]
+        for p in list(static_batched):  # np.reshape(g, x.shape): the per-example shape of a batched x
+            node = cst.parse_expression(args[p])
+            if self.only_shapes(node):
+                args[p] = self.static_expr(node, line)
+                static_batched.remove(p)
         if static_batched:
             raise self.error(
                 f"vmap: {prim.path}'s {static_batched[0]}= must be static, but {args[static_batched[0]]} depends on "
