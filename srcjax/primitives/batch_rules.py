@@ -9,11 +9,13 @@ them along the batch (``x @ w`` with a batched ``x`` stays one matmul with ``w``
 
 Rules are shape-generic like the rest of generated source: where a per-example rank
 matters (broadcasting a batched ``x`` against an unbatched ``w``), they call a helper of
-:mod:`srcjax.batched`, whose static shape logic runs at compile time.
+:mod:`srcjax.batched`, whose static shape logic runs at compile time. So does a static
+argument a rule cannot read (a name: ``axis=AXIS``), which the helper reads then.
 
 Any primitive can fall back to :meth:`BatchCall.per_example`: a rolled loop over the
-examples, correct for every call (and what a rule uses for a case with no vectorized form,
-like ``np.take`` with batched array and indices).
+examples, correct for every call. Rules use it only where there is no vectorized form
+(a key or an ``einsum`` subscript that is not a literal, ``order=`` other than C).
+tests/test_vmap_primitives.py checks every rule, and that no case it marks vectorized loops.
 """
 
 from __future__ import annotations
