@@ -874,3 +874,13 @@ def test_vmap_of_grad(in_axes: Axes) -> None:
     assert_same(run_numpy(srcjax.numpy_function(v), *bargs), expected, "generated program (NumPy)", NUMPY_TOL)
     ref = jax.jit(jax.vmap(jax.grad(jax_twin(mlp_loss)), in_axes=in_axes))(*bargs)
     assert_same(ref, expected, "jax.vmap(jax.grad)", {"": JAX_TOL}, dtypes=False)
+
+
+def sliding(x, i):
+    return x[i:i + 2]
+
+
+def test_batched_slice_bound_is_refused() -> None:
+    """A slice bound that differs between examples has no static length: refused with a clear message."""
+    with pytest.raises(srcjax.TranspileError, match="slice bound .* depends on a mapped argument"):
+        srcjax.vmap(sliding, in_axes=(None, 0))(np.arange(5.0), np.array([0, 1]))

@@ -25,6 +25,8 @@ import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..core import StaticValueError
+
 Rule = Callable[["BatchCall"], Any]
 
 
@@ -347,6 +349,9 @@ def _batched_key(c: BatchCall, key: str) -> tuple[str, str] | None:
         return None
     new = []
     for e in elems:
+        if c.reads_batched(e) and _subscript(e) != e:
+            raise StaticValueError(f"vmap: a slice bound of the index [{_subscript(e)}] depends on a mapped argument",
+                                   hint="slice bounds must be static; index with np.arange(n) + i for a moving window")
         if c.reads_batched(e) and not _is_name(e):
             items = _list_items(e)
             if items is None or not all(_is_name(i) or not c.reads_batched(i) for i in items):
