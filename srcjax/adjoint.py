@@ -280,7 +280,9 @@ def index_add(z: Any, key: Any, g: Any) -> Any:
     if is_tree(z):
         return tree_index_add(z, key, g)
     out = np.array(z, dtype=np.result_type(z, g), copy=True)
-    np.add.at(out, key, g)  # repeated integer-array indices accumulate (`out[key] += g` would not)
+    # repeated integer-array indices accumulate (`out[key] += g` would not); g broadcast first: NumPy 2.4's
+    # ufunc.at drops contributions when it broadcasts g itself against a 2-D index array
+    np.add.at(out, key, np.broadcast_to(g, np.shape(out[key])))
     return out
 
 

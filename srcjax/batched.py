@@ -23,19 +23,22 @@ from .lax import index_update
 from .pytree import is_tree, tree_set
 
 __all__ = [  # what generated batched source imports (transforms/batch.py)
-    "batch_align", "batch_align_b", "batch_broadcast", "batch_broadcast_items", "batch_axis", "batch_axes",
+    "batch_align", "batch_align_b", "batch_broadcast", "batch_broadcast_items",
+    "batch_moveaxis_items", "batch_axis", "batch_axes",
     "batch_select",
     "batch_choose", "batch_reshape", "batch_transpose", "batch_moveaxis", "batch_size_of", "batch_rows",
     "batch_matmul", "batch_dot", "batch_inner", "batch_outer", "batch_tensordot", "batch_take",
     "batch_take_along_axis", "batch_getitem", "batch_index_update", "batch_index_add", "batch_squeeze",
     "batch_broadcast_to", "batch_atleast", "batch_flat_axis", "batch_where_any", "batch_unbroadcast",
-    "batch_broadcast_like", "batch_expand_reduced", "batch_einsum", "batch_full", "batch_tile",
-    "batch_linspace", "batch_out", "batch_triangle", "batch_diag", "batch_norm", "batch_hstack",
-    "batch_full_like",
+    "batch_broadcast_like", "batch_expand_reduced", "batch_full", "batch_tile", "batch_out", "batch_triangle",
+    "batch_diag", "batch_norm", "batch_hstack", "batch_vstack", "batch_full_like", "batch_like", "batch_ravel",
+    "batch_concatenate_flat", "batch_index", "batch_argmax", "batch_argmin", "batch_cumsum", "batch_cumprod",
+    "batch_repeat", "batch_roll",
 ]
 
 
 def _lifted(x: Any, r: int) -> Any:
+    """The batched ``x`` with at least ``r`` per-example axes: new length-1 axes after the batch axis."""
     k = r - (np.ndim(x) - 1)
     if k > 0:
         shape = np.shape(x)
@@ -84,6 +87,16 @@ def batch_broadcast_items(x: Any, n: int) -> Any:
     return np.broadcast_to(x, (n,) + np.shape(x))
 
 
+def batch_moveaxis_items(x: Any, source: int, destination: int) -> Any:
+    """``np.moveaxis`` of every array in a list or tuple (``np.split``'s result)."""
+    if isinstance(x, (tuple, list)):
+        items = []
+        for v in x:
+            items.append(batch_moveaxis_items(v, source, destination))
+        return tuple(items) if isinstance(x, tuple) else items
+    return np.moveaxis(x, source, destination)
+
+
 def batch_size_of(x: Any) -> int:
     """The batch size of a batched value: its first leaf's leading axis."""
     while is_tree(x):
@@ -125,6 +138,55 @@ def batch_flat_axis(x: Any) -> Any:
     return np.reshape(x, (np.shape(x)[0], -1))
 
 
+def batch_concatenate_flat(arrays: Any, dtype: Any) -> Any:
+    """``np.concatenate(arrays, axis=None)`` per example, for a list of batched arrays."""
+    return np.concatenate([batch_flat_axis(a) for a in arrays], axis=1, dtype=dtype)
+
+
+def batch_argmax(a: Any, axis: Any, keepdims: bool) -> Any:
+    """``np.argmax`` per example (``axis=None``: the index into each flattened example)."""
+    if axis is None:
+        out = np.argmax(batch_flat_axis(a), axis=1)
+        return np.reshape(out, (np.shape(a)[0],) + (1,) * (np.ndim(a) - 1)) if keepdims else out
+    return np.argmax(a, axis=batch_axis(axis, a), keepdims=keepdims)
+
+
+def batch_argmin(a: Any, axis: Any, keepdims: bool) -> Any:
+    """``np.argmin`` per example (``axis=None``: the index into each flattened example)."""
+    if axis is None:
+        out = np.argmin(batch_flat_axis(a), axis=1)
+        return np.reshape(out, (np.shape(a)[0],) + (1,) * (np.ndim(a) - 1)) if keepdims else out
+    return np.argmin(a, axis=batch_axis(axis, a), keepdims=keepdims)
+
+
+def batch_cumsum(a: Any, axis: Any, dtype: Any) -> Any:
+    """``np.cumsum`` per example (``axis=None``: along each flattened example)."""
+    if axis is None:
+        return np.cumsum(batch_flat_axis(a), axis=1, dtype=dtype)
+    return np.cumsum(a, axis=batch_axis(axis, a), dtype=dtype)
+
+
+def batch_cumprod(a: Any, axis: Any, dtype: Any) -> Any:
+    """``np.cumprod`` per example (``axis=None``: along each flattened example)."""
+    if axis is None:
+        return np.cumprod(batch_flat_axis(a), axis=1, dtype=dtype)
+    return np.cumprod(a, axis=batch_axis(axis, a), dtype=dtype)
+
+
+def batch_repeat(a: Any, repeats: Any, axis: Any) -> Any:
+    """``np.repeat`` per example (``axis=None``: each flattened example)."""
+    if axis is None:
+        return np.repeat(batch_flat_axis(a), repeats, axis=1)
+    return np.repeat(a, repeats, axis=batch_axis(axis, a))
+
+
+def batch_roll(a: Any, shift: Any, axis: Any) -> Any:
+    """``np.roll`` per example (``axis=None``: each example rolled flat, then reshaped back)."""
+    if axis is None:
+        return np.reshape(np.roll(batch_flat_axis(a), shift, axis=1), np.shape(a))
+    return np.roll(a, shift, axis=batch_axis(axis, a))
+
+
 def batch_select(c: Any, a: Any, b: Any) -> Any:
     """Per example, ``a`` where the batched condition ``c`` holds, else ``b``."""
     k = max(np.ndim(a), np.ndim(b)) - np.ndim(c)
@@ -159,6 +221,13 @@ def batch_transpose(a: Any, axes: Any) -> Any:
     else:
         perm = tuple((p % n) + 1 for p in axes)
     return np.transpose(a, (0,) + perm)
+
+
+def batch_ravel(a: Any, order: str) -> Any:
+    """``np.ravel`` of every example; ``order="F"`` reads each example's axes in reverse."""
+    if order == "F":
+        a = batch_transpose(a, None)
+    return batch_flat_axis(a)
 
 
 def batch_rows(a: Any) -> Any:
@@ -204,6 +273,7 @@ def batch_atleast(a: Any, k: int) -> Any:
 
 
 def _dot_rank(x: Any, bx: bool) -> int:
+    """The per-example rank of an operand batched (``bx``) or not."""
     return np.ndim(x) - 1 if bx else np.ndim(x)
 
 
@@ -273,47 +343,20 @@ def batch_tensordot(a: Any, b: Any, axes: Any, ba: bool, bb: bool) -> Any:
         lb = [axes[1]] if isinstance(axes[1], int) else list(axes[1])
     la = [i % na for i in la]
     lb = [i % nb for i in lb]
-    sa = list(_LETTERS[:na])
-    sb = list(_LETTERS[na:na + nb])
-    for i, j in zip(la, lb):
-        sb[j] = sa[i]
-    out = [s for k, s in enumerate(sa) if k not in la] + [s for k, s in enumerate(sb) if k not in lb]
-    return _contract(a, b, ba, bb, "".join(sa), "".join(sb), "".join(out))
-
-
-def batch_einsum(subscripts: str, operands: Any, batched: Any) -> Any:
-    """``np.einsum`` per example: a new index letter for the batch axis of each batched operand."""
-    spec = subscripts.replace(" ", "")
-    if "->" in spec:
-        ins, out = spec.split("->")
-    else:
-        ins = spec
-        letters = ins.replace(",", "").replace(".", "")
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
-        if "..." in ins:
-            out = "..." + out
-    used = set(spec)
-    z = next(c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in used)
-    terms = ins.split(",")
-    new = [z + t if b else t for t, b in zip(terms, batched)]
-    return np.einsum(",".join(new) + "->" + z + out, *operands)
+    sa = _LETTERS[:na]
+    sb = "".join([sa[la[lb.index(j)]] if j in lb else _LETTERS[na + j] for j in range(nb)])
+    out = "".join([sa[k] for k in range(na) if k not in la] + [sb[k] for k in range(nb) if k not in lb])
+    return _contract(a, b, ba, bb, sa, sb, out)
 
 
 def batch_take(a: Any, indices: Any, axis: Any, ba: bool, bi: bool) -> Any:
-    """``np.take`` per example."""
+    """``np.take`` per example: ``a[:, ..., :, indices]`` with ``indices`` at ``axis`` (``axis=None``: of each
+    flattened example), one gather (:func:`batch_index`) whichever operands are batched."""
     if axis is None:
         a = batch_flat_axis(a) if ba else np.ravel(a)
         axis = 0
-    if not bi:
-        return np.take(a, indices, axis=(axis + 1 if axis >= 0 else axis) if ba else axis)
-    if not ba:
-        return np.take(a, indices, axis=axis) if axis == 0 else \
-            np.moveaxis(np.take(a, indices, axis=axis), axis % np.ndim(a), 0)
-    n = np.shape(a)[0]
-    out = []
-    for i in range(n):
-        out.append(np.take(a[i], indices[i], axis=axis))
-    return np.stack(out)
+    axis = axis % (np.ndim(a) - 1 if ba else np.ndim(a))
+    return batch_index(a, (slice(None),) * axis + (indices,), ba, (False,) * axis + (bi,))
 
 
 def batch_take_along_axis(arr: Any, indices: Any, axis: Any, ba: bool, bi: bool) -> Any:
@@ -327,77 +370,137 @@ def batch_take_along_axis(arr: Any, indices: Any, axis: Any, ba: bool, bi: bool)
     return np.take_along_axis(arr, indices, axis=axis + 1 if axis >= 0 else axis)
 
 
-def _batched_key(key: Any) -> Any:
-    """A static per-example index for the batched array: the batch axis kept whole in front."""
-    if isinstance(key, tuple):
-        return (slice(None),) + key
-    return (slice(None), key)
+def _is_array_index(e: Any) -> bool:
+    """Whether a key element is an integer array (not an integer, slice, None or ``...``)."""
+    return e is not None and e is not Ellipsis and not isinstance(e, slice) and np.ndim(e) > 0
+
+
+def _contiguous(positions: list[int]) -> bool:
+    """Whether key positions are side by side (NumPy then keeps advanced-index axes in place)."""
+    return positions == list(range(positions[0], positions[0] + len(positions)))
+
+
+def _index_plan(x: Any, key: Any, bx: bool, flags: Any) -> tuple[Any, tuple[Any, ...], tuple[int, ...],
+                                                               tuple[int, ...]]:
+    """How to index ``x`` with ``key`` per example in one NumPy indexing: ``(x2, key2, source,
+    destination)`` such that ``np.moveaxis(x2[key2], source, destination)`` is ``x[key]`` of every
+    example, batch axis first.
+
+    ``x`` is batched or not (``bx``); ``flags`` (None: none) says which key elements are batched: an
+    integer or integer array per example, batch axis first. NumPy's placement rule holds per example:
+    the axes of advanced indices (integer arrays, and integers beside them) side by side stay in place,
+    those of separated ones go first. A batched ``x`` with batched indices gets ``np.arange`` over the
+    batch as one more advanced index in front; ``None`` beside integer arrays becomes a new axis of
+    ``x`` and a full slice, ``...`` full slices."""
+    key = key if isinstance(key, tuple) else (key,)
+    flags = (False,) * len(key) if flags is None else tuple(flags) if isinstance(flags, (tuple, list)) else (flags,)
+    batched = any(flags)
+    if not any(_is_array_index(e) for e in key) and not batched:  # basic indexing: the batch axis stays whole
+        return x, (slice(None),) + key, (), ()
+    rank = np.ndim(x) - 1 if bx else np.ndim(x)
+    used = len([e for e in key if e is not None and e is not Ellipsis])
+    full: tuple[Any, ...] = ()
+    fflags: tuple[bool, ...] = ()
+    for e, f in zip(key, flags):
+        if e is Ellipsis:
+            full = full + (slice(None),) * (rank - used)
+            fflags = fflags + (False,) * (rank - used)
+        else:
+            full = full + (e,)
+            fflags = fflags + (f,)
+    nones = tuple(j for j, e in enumerate(full) if e is None)
+    if nones:
+        x = np.expand_dims(x, tuple(j + 1 for j in nones) if bx else nones)
+        full = tuple(slice(None) if e is None else e for e in full)
+    adv = [j for j, e in enumerate(full) if not isinstance(e, slice)]
+    r = max([np.ndim(full[j]) - 1 if fflags[j] else np.ndim(full[j]) for j in adv])
+    first = adv[0]
+    together = _contiguous(adv)
+    if not batched:  # x[:, key]: separated advanced axes come before the batch axis
+        return (x, (slice(None),) + full, (), ()) if together else (x, (slice(None),) + full, (r,), (0,))
+    lifted = tuple(_lifted(e, r) if f else e for e, f in zip(full, fflags))
+    if not bx:  # the batched indices bring the batch axis: in front, or in place after `first` axes
+        return (x, lifted, (first,), (0,)) if together and first > 0 else (x, lifted, (), ())
+    n = np.shape(x)[0]
+    key2 = (np.reshape(np.arange(n), (n,) + (1,) * r),) + lifted
+    if together and first > 0:  # (n, S, before, after) -> (n, before, S, after)
+        return x, key2, tuple(range(1, 1 + r)), tuple(range(1 + first, 1 + first + r))
+    return x, key2, (), ()
+
+
+def _moved(x: Any, source: tuple[int, ...], destination: tuple[int, ...]) -> Any:
+    """``np.moveaxis`` when there is something to move."""
+    return np.moveaxis(x, source, destination) if source else x
 
 
 def batch_getitem(x: Any, key: Any) -> Any:
-    """``x[key]`` per example for a batched ``x`` and a static key (ints, slices, None, Ellipsis); an
-    element of a container of batched values."""
+    """``x[key]`` per example for a batched ``x`` and an unbatched key (integers, slices, None, ``...``,
+    integer arrays): see :func:`_index_plan`; an element of a container of batched values."""
     if is_tree(x):
         return x[key]
-    return x[_batched_key(key)]
+    x2, key2, source, destination = _index_plan(x, key, True, None)
+    return _moved(x2[key2], source, destination)
 
 
-def batch_index_update(x: Any, key: Any, value: Any, bx: bool, bv: bool) -> Any:
-    """``x[key] = value`` per example (a static key); ``x`` may be a container."""
-    if is_tree(x):
-        n = batch_size_of(value) if bv else batch_size_of(x)
-        return index_update(x if bx else batch_broadcast_items(x, n), key, value if bv else batch_broadcast(value, n))
-    if not bx:
-        x = batch_broadcast(x, np.shape(value)[0])
+def batch_index(x: Any, key: Any, bx: bool, flags: Any) -> Any:
+    """``x[key]`` per example where the key elements ``flags`` marks are batched (an integer or integer
+    array per example) and ``x`` is batched or not (``bx``): one vectorized gather (:func:`_index_plan`)."""
+    x2, key2, source, destination = _index_plan(x, key, bx, flags)
+    return _moved(x2[key2], source, destination)
+
+
+def _scattered(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: Any) -> tuple[Any, Any, Any]:
+    """``(x2, key2, value2)``: a per-example ``x[key] = value`` as one scatter of ``value2`` into
+    ``x2[key2]`` (``x`` batched, with the new axes of :func:`_index_plan`)."""
+    x2, key2, source, destination = _index_plan(x if bx else batch_broadcast(x, n), key, True, flags)
+    rank = len(np.shape(_moved(x2[key2], source, destination))) - 1  # the per-example target's rank
     if bv:
-        target = np.shape(x[_batched_key(key)])
-        value = np.reshape(value, np.shape(value)[:1] + (1,) * (len(target) - np.ndim(value)) + np.shape(value)[1:]) \
-            if len(target) > np.ndim(value) else value
-    return index_update(x, _batched_key(key), value)
+        value = _lifted(value, rank)
+    elif source:
+        value = np.reshape(value, (1,) * (rank + 1 - np.ndim(value)) + np.shape(value))
+    return x2, key2, _moved(value, destination, source)
 
 
-def batch_index_add(z: Any, key: Any, g: Any, bz: bool, bg: bool) -> Any:
-    """``index_add(z, key, g)`` per example (a static key); ``z`` may be a container (a cotangent of
-    a tuple), made batched element by element."""
+def batch_index_update(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: Any) -> Any:
+    """``index_update(x, key, value)`` (a functional ``x[key] = value``) per example: one scatter. ``n``:
+    the batch size; ``flags`` as for :func:`batch_index` (None: an unbatched key). A container ``x``
+    (a tuple of arrays) is made batched element by element."""
+    if is_tree(x):
+        return index_update(x if bx else batch_broadcast_items(x, n), key, value if bv else batch_broadcast(value, n))
+    x2, key2, value2 = _scattered(x, key, value, n, bx, bv, flags)
+    return np.reshape(index_update(x2, key2, value2), (n,) + (np.shape(x)[1:] if bx else np.shape(x)))
+
+
+def batch_index_add(z: Any, key: Any, g: Any, n: int, bz: bool, bg: bool, flags: Any) -> Any:
+    """``index_add(z, key, g)`` (``z[key] += g``, repeated indices accumulating) per example: one
+    scatter-add. ``n``: the batch size; ``flags`` as for :func:`batch_index` (None: an unbatched key).
+    A container ``z`` (the cotangent of a tuple) is made batched element by element."""
     if is_tree(z):
-        n = batch_size_of(g) if bg else batch_size_of(z)
-        return index_add(z if bz else batch_broadcast_items(z, n), key, g if bg else batch_broadcast(g, n))
-    if not bz:
-        z = batch_broadcast(z, np.shape(g)[0])
-    if bg:
-        target = np.shape(z[_batched_key(key)])
-        if len(target) > np.ndim(g):
-            g = np.reshape(g, np.shape(g)[:1] + (1,) * (len(target) - np.ndim(g)) + np.shape(g)[1:])
-    return index_add(z, _batched_key(key), g)
+        return index_add(z if bz else batch_broadcast_items(z, n), key, g if bg else batch_broadcast_items(g, n))
+    z2, key2, g2 = _scattered(z, key, g, n, bz, bg, flags)
+    return np.reshape(index_add(z2, key2, g2), (n,) + (np.shape(z)[1:] if bz else np.shape(z)))
 
 
 def batch_unbroadcast(g: Any, x: Any, bg: bool, bx: bool) -> Any:
-    """``unbroadcast(g, x)`` per example: each example's ``g`` summed to the per-example shape of ``x``
-    (its extra leading axes, then the axes where ``x`` has length 1), in ``x``'s dtype. A container's
+    """``unbroadcast(g, x)`` per example: each example of ``g`` summed to the per-example shape of ``x``
+    (``x`` with length-1 axes after the batch axis for the axes ``g`` has in front). A container's
     cotangent is already shaped like it (as ``unbroadcast``)."""
     if is_tree(g):
         return g if bg else batch_broadcast_items(g, batch_size_of(x))
-    if not bg:  # the same for every example
+    if not bg:
         return batch_broadcast(unbroadcast(g, x[0]), np.shape(x)[0])
-    n = np.shape(g)[0]
-    xs = np.shape(x)[1:] if bx else np.shape(x)
-    lead = tuple(range(1, np.ndim(g) - len(xs)))  # (no rebinding of g: each step its own name)
-    g1 = np.sum(g, axis=lead) if lead else g
-    gs = np.shape(g1)
-    axes = tuple(1 + i for i in range(len(xs)) if xs[i] == 1 and gs[1 + i] != 1)
-    g2 = np.sum(g1, axis=axes, keepdims=True) if axes else g1
-    return unbroadcast(g2, x if bx else batch_broadcast(x, n))  # (same shapes: x's dtype)
+    ref = x if bx else batch_broadcast(x, np.shape(g)[0])
+    return np.reshape(unbroadcast(g, _lifted(ref, np.ndim(g) - 1)), np.shape(ref))
 
 
 def batch_broadcast_like(t: Any, y: Any, bt: bool, by: bool) -> Any:
-    """``broadcast_like(t, y)`` per example (a container's tangent as it is, as ``broadcast_like``)."""
+    """``broadcast_like(t, y)`` per example: ``t`` broadcast to the per-example shape of ``y`` (a
+    container's tangent as it is, as ``broadcast_like``)."""
     if is_tree(t):
         return t if bt else batch_broadcast_items(t, batch_size_of(y))
     if not by:
         y = batch_broadcast(y, np.shape(t)[0])
-    if not bt:
-        t = batch_broadcast(t, np.shape(y)[0])
-    return broadcast_like(_lifted(t, np.ndim(y) - 1), y)
+    return broadcast_like(_lifted(t, np.ndim(y) - 1) if bt else t, y)
 
 
 def batch_expand_reduced(g: Any, a: Any, axis: Any, keepdims: Any, bg: bool, ba: bool) -> Any:
@@ -412,10 +515,10 @@ def batch_expand_reduced(g: Any, a: Any, axis: Any, keepdims: Any, bg: bool, ba:
 
 
 def batch_full(shape: Any, fill_value: Any, dtype: Any) -> Any:
-    """``np.full`` per example for a batched ``fill_value`` (one number per example)."""
+    """``np.full`` per example for a batched ``fill_value`` (a value per example, broadcast to ``shape``)."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    v = np.asarray(fill_value, dtype=dtype) if dtype is not None else fill_value
-    return np.broadcast_to(_lifted(v, len(shape)), np.shape(v)[:1] + shape) + np.zeros(shape, dtype=np.result_type(v))
+    v = fill_value if dtype is None else np.astype(fill_value, dtype)
+    return np.broadcast_to(_lifted(v, len(shape)), np.shape(v)[:1] + shape)
 
 
 def batch_tile(a: Any, reps: Any) -> Any:
@@ -426,19 +529,6 @@ def batch_tile(a: Any, reps: Any) -> Any:
     return np.tile(a, (1,) + (1,) * (r - len(reps)) + reps)
 
 
-def batch_linspace(start: Any, stop: Any, num: int, endpoint: bool, dtype: Any) -> Any:
-    """``np.linspace`` per example for batched bounds (the new axis after the batch axis)."""
-    div = (num - 1) if endpoint else num
-    steps = np.arange(num) / max(div, 1)
-    start = np.asarray(start)
-    stop = np.asarray(stop)
-    out = _lifted(start, 1 + np.ndim(stop) - 1)[:, None] + steps.reshape((1, num) + (1,) * (np.ndim(start) - 1)) * \
-        (stop - start)[:, None]
-    if endpoint and num > 1:
-        out = out  # the last point is stop up to rounding, as NumPy
-    return out.astype(dtype) if dtype is not None else out
-
-
 def batch_triangle(m: Any, k: int, lower: bool) -> Any:
     """``np.tril``/``np.triu`` per example (a per-example vector is a row, as NumPy)."""
     if np.ndim(m) == 2:
@@ -447,18 +537,20 @@ def batch_triangle(m: Any, k: int, lower: bool) -> Any:
 
 
 def batch_diag(v: Any, k: int) -> Any:
-    """``np.diag`` per example: a diagonal matrix of each vector, or each matrix's diagonal."""
+    """``np.diag`` per example: each matrix's ``k``-th diagonal (a gather), or a matrix with each vector
+    on its ``k``-th diagonal (a select on ``np.eye``'s mask)."""
     if np.ndim(v) == 3:
-        return np.diagonal(v, offset=k, axis1=1, axis2=2)
-    n = np.shape(v)[1] + abs(k)
-    eye = np.eye(n, k=k, dtype=bool)
-    idx = np.arange(np.shape(v)[1])
-    rows = idx + max(-k, 0)
-    cols = idx + max(k, 0)
-    out = np.zeros((np.shape(v)[0], n, n), dtype=np.result_type(v))
-    out[:, rows, cols] = v
-    _ = eye
-    return out
+        n, m = np.shape(v)[1], np.shape(v)[2]
+        first = max(-k, 0)
+        length = max(min(n - first, m - max(k, 0)), 0)
+        idx = np.arange(length)
+        return v[:, idx + first, idx + max(k, 0)]
+    size, n = np.shape(v)[0], np.shape(v)[1]
+    zero = np.zeros((), dtype=v.dtype)
+    # column j of the result holds v[j - max(k, 0)]: pad v to the result's width
+    cols = np.concatenate([np.broadcast_to(zero, (size, max(k, 0))), v, np.broadcast_to(zero, (size, max(-k, 0)))],
+                          axis=1)
+    return np.where(np.eye(n + abs(k), k=k, dtype=bool), cols[:, None, :], zero)
 
 
 def batch_norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
@@ -472,14 +564,28 @@ def batch_norm(x: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
     return np.linalg.norm(x, ord=ord, axis=batch_axis(axis, x), keepdims=keepdims)
 
 
-def batch_hstack(arrays: Any) -> Any:
-    """``np.hstack`` per example (batched elements, at least 1-D per example)."""
-    return np.concatenate(arrays, axis=1 if np.ndim(arrays[0]) == 2 else 2)
+def batch_hstack(arrays: Any, dtype: Any) -> Any:
+    """``np.hstack`` per example of batched arrays: each at least 1-D per example, joined along the
+    first per-example axis of vectors, the second of anything else."""
+    elems = [batch_atleast(a, 1) for a in arrays]
+    return np.concatenate(elems, axis=1 if np.ndim(elems[0]) == 2 else 2, dtype=dtype)
 
 
-def batch_full_like(a: Any, fill_value: Any, dtype: Any, ba: bool, bf: bool) -> Any:
-    """``np.full_like`` per example for a batched ``fill_value``."""
+def batch_vstack(arrays: Any, dtype: Any) -> Any:
+    """``np.vstack`` per example of batched arrays: each at least 2-D per example, joined along rows."""
+    return np.concatenate([batch_atleast(a, 2) for a in arrays], axis=1, dtype=dtype)
+
+
+def batch_full_like(a: Any, fill_value: Any, dtype: Any, shape: Any, ba: bool) -> Any:
+    """``np.full_like(a, fill_value, dtype, shape=shape)`` per example for a batched ``fill_value``."""
     dt = np.result_type(a) if dtype is None else dtype
-    shape = np.shape(a)[1:] if ba else np.shape(a)
-    v = np.asarray(fill_value)
-    return np.astype(np.broadcast_to(_lifted(v, len(shape)), np.shape(v)[:1] + shape), dt)
+    if shape is None:
+        shape = np.shape(a)[1:] if ba else np.shape(a)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return np.astype(np.broadcast_to(_lifted(fill_value, len(shape)), np.shape(fill_value)[:1] + shape), dt)
+
+
+def batch_like(out: Any, shape: Any, n: int) -> Any:
+    """A ``*_like`` call's result for a batched template: batched already, unless ``shape`` was given
+    (then the same array in every example)."""
+    return out if shape is None else batch_broadcast(out, n)

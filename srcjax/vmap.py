@@ -16,7 +16,7 @@ from .frontend.names import Names, code
 from .frontend.normalize import NormalizedFunction
 from .generated import exec_generated
 from .transforms.anf import ADJOINT_IMPORTS
-from .transforms.batch import BATCHED_IMPORTS, Batcher, FunctionWriter, State, Tree, item
+from .transforms.batch import BATCHED_IMPORTS, Batcher, FunctionWriter, Stack, State, Tree, item
 
 __all__ = ["vmap"]
 
@@ -100,6 +100,8 @@ class _EntryWriter(FunctionWriter):
                 return "{" + ", ".join(f"{k}: {v}" for k, v in parts) + "}"
             body = ", ".join(v for _, v in parts)
             return ("[" + body + "]") if kind == "list" else "(" + body + ("," if len(parts) == 1 else "") + ")"
+        if isinstance(st, Stack):  # a list of batched arrays (np.split)
+            return expr if spec == 0 else f"batch_moveaxis_items({expr}, 0, {spec})"
         if spec is None:
             if st:
                 raise self.error("vmap: out_axes=None for an output that depends on a mapped argument",

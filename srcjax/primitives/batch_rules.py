@@ -9,19 +9,23 @@ them along the batch (``x @ w`` with a batched ``x`` stays one matmul with ``w``
 
 Rules are shape-generic like the rest of generated source: where a per-example rank
 matters (broadcasting a batched ``x`` against an unbatched ``w``), they call a helper of
-:mod:`srcjax.batched`, whose static shape logic runs at compile time.
+:mod:`srcjax.batched`, whose static shape logic runs at compile time. So does a static
+argument a rule cannot read (a name: ``axis=AXIS``), which the helper reads then.
 
 Any primitive can fall back to :meth:`BatchCall.per_example`: a rolled loop over the
-examples, correct for every call (and what a rule uses for a case with no vectorized form,
-like ``np.take`` with batched array and indices).
+examples, correct for every call. Rules use it only where there is no vectorized form
+(a key or an ``einsum`` subscript that is not a literal, ``order=`` other than C).
+tests/test_vmap_primitives.py checks every rule, and that no case it marks vectorized loops.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Protocol
+
+from ..core import StaticValueError
 
 Rule = Callable[["BatchCall"], Any]
 
@@ -36,6 +40,8 @@ class BatchCall(Protocol):
 
     def batched(self, param: str) -> bool: ...
 
+    def reads_batched(self, text: str) -> bool: ...  # whether an expression reads a batched name
+
     def seq_batched(self, param: str) -> list[bool]: ...
 
     def static(self, param: str) -> bool: ...
@@ -48,6 +54,7 @@ class BatchCall(Protocol):
 
 
 def _is_name(text: Any) -> bool:
+    """Whether a call's argument text is a variable (not a literal)."""
     return isinstance(text, str) and text.isidentifier() and text not in ("None", "True", "False")
 
 
@@ -78,6 +85,7 @@ def elementwise(c: BatchCall) -> str:
 
 
 def _operands(c: BatchCall) -> list[str]:
+    """The array parameters of the call."""
     return list(c.arrays)
 
 
@@ -97,26 +105,27 @@ def _shift(text: str, operand: str, none: str | None) -> str:
     return f"batch_axis({text}, {operand})"
 
 
-def axes(*params: str, operand: str = "a", none: str = "all") -> Rule:
+def axes(*params: str, operand: str = "a") -> Rule:
     """A call of one batched operand whose axis parameters count per-example axes (``np.sum(a,
-    axis=0)`` -> ``axis=1``). ``none``: what ``axis=None`` means: ``"all"`` per-example axes, or
-    ``"flatten"`` (each example flattened first: ``np.cumsum``, ``np.argmax``)."""
+    axis=0)`` -> ``axis=1``); ``axis=None`` is every per-example axis."""
 
     def rule(c: BatchCall) -> str:
-        new: dict[str, str] = {}
-        for p in params:
-            if p not in c.args:
-                continue
-            if _literal(c.args[p]) is None and none == "flatten":
-                new[operand] = f"batch_flat_axis({c.args[operand]})"
-                new[p] = "1"
-                if _literal(c.args.get("keepdims", "False")) is True:
-                    return c.per_example()
-            elif _literal(c.args[p]) is None and none == "loop":
-                return c.per_example()
-            else:
-                new[p] = _shift(c.args[p], c.args[operand], None)
-        return c.call(**new)
+        return c.call(**{p: _shift(c.args[p], c.args[operand], None) for p in params if p in c.args})
+
+    return rule
+
+
+def flattening(name: str, *params: str, operand: str = "a") -> Rule:
+    """A call whose ``axis=None`` works on each flattened example (``np.argmax``, ``np.cumsum``,
+    ``np.repeat``, ``np.roll``): a literal axis is shifted past the batch axis; otherwise the helper
+    ``name`` of :mod:`srcjax.batched` takes the arguments ``params`` and decides while specializing."""
+    shifted = axes("axis", operand=operand)
+
+    def rule(c: BatchCall) -> str:
+        axis = _literal(c.args.get("axis", "None"))
+        if axis is not None and axis is not ...:
+            return shifted(c)
+        return f"{name}({', '.join(c.args[p] for p in params)})"
 
     return rule
 
@@ -168,7 +177,9 @@ def join(param: str, none_flattens: bool = True) -> Rule:
         ax = c.args.get("axis", "0")
         if not isinstance(c.args[param], list):  # a list variable: every element batched
             if _literal(ax) is None:
-                return c.per_example()
+                if not none_flattens:
+                    return c.per_example()
+                return f"batch_concatenate_flat({c.args[param]}, {c.args.get('dtype', 'None')})"
             return c.call(axis=_shift(ax, f"{c.args[param]}[0]", None))
         elems = _broadcast_elements(c, param)
         if _literal(ax) is None:
@@ -182,21 +193,21 @@ def join(param: str, none_flattens: bool = True) -> Rule:
 
 
 def hvstack(k: int) -> Rule:
-    """``np.vstack`` (k=2: rows) and ``np.hstack`` (k=1)."""
+    """``np.vstack`` (k=2: rows) and ``np.hstack`` (k=1): ``batch_vstack``/``batch_hstack`` make each
+    batched element at least ``k``-D per example and join them."""
 
     def rule(c: BatchCall) -> str:
-        param = "tup"
-        if not isinstance(c.args[param], list):
-            return c.per_example()
-        elems = [f"batch_atleast({e}, {k})" for e in _broadcast_elements(c, param)]
-        if k == 2:
-            return f"np.concatenate([{', '.join(elems)}], axis=1)"
-        return f"batch_hstack([{', '.join(elems)}])"
+        tup = c.args["tup"]
+        if isinstance(tup, list):
+            tup = "[" + ", ".join(_broadcast_elements(c, "tup")) + "]"
+        return f"batch_{'vstack' if k == 2 else 'hstack'}({tup}, {c.args.get('dtype', 'None')})"
 
     return rule
 
 
 def atleast(k: int) -> Rule:
+    """``np.atleast_{k}d``: each batched element given NumPy's new axes after the batch axis."""
+
     def rule(c: BatchCall) -> Any:
         if not isinstance(c.args["arys"], list):
             return c.per_example()
@@ -234,23 +245,30 @@ def einsum(c: BatchCall) -> str:
     return f"np.einsum({new!r}, {', '.join(ops)})"
 
 
-def seq_operands(params: Sequence[str]) -> list[str]:
-    return list(params)
-
-
 # -- shapes ---------------------------------------------------------------------------------------
 
 def reshape(c: BatchCall) -> str:
+    """``np.reshape``: every example to ``shape`` (srcjax reshapes in C order only)."""
     if _literal(c.args.get("order", "'C'")) != "C":
         return c.per_example()
     return f"batch_reshape({c.args['a']}, {c.args['shape']})"
 
 
+def ravel(c: BatchCall) -> str:
+    """``np.ravel``: each example flattened (``order="F"``: its axes reversed first)."""
+    if _literal(c.args.get("order", "'C'")) == "C":
+        return f"batch_flat_axis({c.args['a']})"
+    return f"batch_ravel({c.args['a']}, {c.args['order']})"
+
+
 def broadcast_to(c: BatchCall) -> str:
+    """``np.broadcast_to``: every example to ``shape`` (``batch_align`` first)."""
     return f"batch_broadcast_to({c.args['array']}, {c.args['shape']}, True)"
 
 
 def triangle(lower: bool) -> Rule:
+    """``np.tril`` (``lower``) / ``np.triu``: on the last two axes, a per-example vector made rows first."""
+
     def rule(c: BatchCall) -> str:
         return f"batch_triangle({c.args['m']}, {c.args.get('k', '0')}, {lower})"
 
@@ -263,51 +281,127 @@ def full(c: BatchCall) -> str:
 
 
 def like(c: BatchCall) -> str:
-    """``np.zeros_like(a)``: a batched template gives a batched result, unless ``shape=`` is given."""
-    if _literal(c.args.get("shape", "None")) is None:
+    """``np.zeros_like(a)``: a batched template gives a batched result, unless ``shape=`` is given (the
+    same array in every example; ``batch_like`` decides for a shape that is not a literal)."""
+    shape = _literal(c.args.get("shape", "None"))
+    if shape is None:
         return c.call()
+    if shape is ...:
+        return f"batch_like({c.call()}, {c.args['shape']}, {c.size})"
     return f"batch_broadcast({c.call()}, {c.size})"
 
 
 def full_like(c: BatchCall) -> str:
-    if _literal(c.args.get("shape", "None")) is not None:
-        return c.per_example()
+    """``np.full_like(a, v)``: as :func:`like` for an unbatched ``v``; a batched ``v`` fills each example
+    (``batch_full_like``)."""
     if not c.batched("fill_value"):
-        return c.call()
+        return like(c)
     return (f"batch_full_like({c.args['a']}, {c.args['fill_value']}, {c.args.get('dtype', 'None')}, "
-            f"{c.batched('a')}, True)")
+            f"{c.args.get('shape', 'None')}, {c.batched('a')})")
 
 
 # -- indexing -------------------------------------------------------------------------------------
 
-def _simple_gather(key: str) -> bool:
-    """``x[i]``, ``x[i, j]``, ``x[i, 0]``: indices that broadcast together (no slices): with batched
-    index arrays and an unbatched ``x`` the result is per example as it stands."""
+def _key_elements(key: str) -> list[str] | None:
+    """The elements of a key's source text (``(i, slice(1, None, None),)`` -> two), None if unreadable."""
     try:
         node = ast.parse(key, mode="eval").body
     except SyntaxError:
-        return False
+        return None
     elems = node.elts if isinstance(node, ast.Tuple) else [node]
-    return all(isinstance(e, ast.Name) or isinstance(e, ast.Constant) and isinstance(e.value, int) for e in elems) \
-        and sum(isinstance(e, ast.Name) for e in elems) <= 1
+    return [ast.unparse(e) for e in elems]
+
+
+def _subscript(elem: str) -> str:
+    """A key element as subscript syntax: ``slice(1, n, None)`` -> ``1:n``; ``np.s_[::2]`` -> ``::2``."""
+    node = ast.parse(elem, mode="eval").body
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "slice" and \
+            not node.keywords and 1 <= len(node.args) <= 3:
+        parts = [ast.unparse(a) for a in node.args]
+        if len(parts) == 1:
+            parts = ["None"] + parts
+        lo, hi, step = (parts + ["None"])[:3]
+        text = ("" if lo == "None" else lo) + ":" + ("" if hi == "None" else hi)
+        return text + ("" if step == "None" else ":" + step)
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "np.s_":
+        return ast.unparse(node.slice).removeprefix("(").removesuffix(")") if isinstance(node.slice, ast.Tuple) \
+            else ast.unparse(node.slice)
+    return elem
+
+
+def _basic(elem: str) -> bool:
+    """Whether a key element is basic indexing: an int literal, a slice, None or ``...``."""
+    node = ast.parse(elem, mode="eval").body
+    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+        node = node.operand
+    if isinstance(node, ast.Constant):
+        return node.value is None or node.value is Ellipsis or isinstance(node.value, int)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "slice":
+        return True
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "np.s_":
+        return not any(isinstance(n, (ast.List, ast.Tuple)) and n is not node.slice for n in ast.walk(node.slice))
+    return False
+
+
+def _batched_key(c: BatchCall, key: str) -> tuple[str, str] | None:
+    """A batched key for a ``batch_index`` helper: its text (a list of indices holding batched integers
+    as one array per example) and the flags of its elements; None if it cannot be read."""
+    elems = _key_elements(key)
+    if elems is None:
+        return None
+    new = []
+    for e in elems:
+        if c.reads_batched(e) and _subscript(e) != e:
+            raise StaticValueError(f"vmap: a slice bound of the index [{_subscript(e)}] depends on a mapped argument",
+                                   hint="slice bounds must be static; index with np.arange(n) + i for a moving window")
+        if c.reads_batched(e) and not _is_name(e):
+            items = _list_items(e)
+            if items is None or not all(_is_name(i) or not c.reads_batched(i) for i in items):
+                return None
+            # x[[i, 0]]: the index list as an array per example
+            e = "np.stack([" + ", ".join(i if c.reads_batched(i) else f"batch_broadcast({i}, {c.size})"
+                                        for i in items) + "], axis=1)"
+        new.append(e)
+    flags = ", ".join(str(c.reads_batched(e)) for e in elems)
+    return f"({', '.join(new)},)", f"({flags},)"
 
 
 def getitem(c: BatchCall) -> str:
-    """``x[key]``: a static key keeps the batch axis whole in front; batched indices gather per example."""
-    if c.batched("key"):
-        if not c.batched("x") and _simple_gather(c.args["key"]):
-            return c.call()
+    """``x[key]``: basic indexing keeps the batch axis whole in front (``x[:, 1:, None]``); integer
+    arrays and run-time integers gather per example, vectorized (``batch_getitem`` for an unbatched key,
+    ``batch_index`` for a batched one)."""
+    x, key = c.args["x"], c.args["key"]
+    elems = _key_elements(key)
+    if not c.batched("key"):
+        if elems is not None and all(_basic(e) for e in elems):
+            return f"{x}[{', '.join([':'] + [_subscript(e) for e in elems])}]"
+        return f"batch_getitem({x}, {key})"
+    batched = _batched_key(c, key)
+    if batched is None:
         return c.per_example()
-    return f"batch_getitem({c.args['x']}, {c.args['key']})"
+    return f"batch_index({x}, {batched[0]}, {c.batched('x')}, {batched[1]})"
+
+
+def _list_items(text: str) -> list[str] | None:
+    """The items of a list or tuple literal's source text, None if it is not one."""
+    node = ast.parse(text, mode="eval").body
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [ast.unparse(e) for e in node.elts]
+    return None
 
 
 def keyed(name: str, x: str, key: str, value: str) -> Rule:
-    """``index_update(x, key, v)`` / ``index_add``: a static key is shifted past the batch axis; a
-    batched key updates per example."""
+    """``index_update(x, key, v)`` / ``index_add``: one scatter into the batched ``x`` (``batch_index_update``,
+    ``batch_index_add``), with a batched key too."""
 
     def rule(c: BatchCall) -> str:
+        flags = "None"
+        k = c.args[key]
         if c.batched(key):
-            return c.per_example()
-        return f"{name}({c.args[x]}, {c.args[key]}, {c.args[value]}, {c.batched(x)}, {c.batched(value)})"
+            batched = _batched_key(c, k)
+            if batched is None:
+                return c.per_example()
+            k, flags = batched
+        return f"{name}({c.args[x]}, {k}, {c.args[value]}, {c.size}, {c.batched(x)}, {c.batched(value)}, {flags})"
 
     return rule

@@ -414,6 +414,8 @@ defvjp("std", a="std_bar(out_bar, a, out, axis, ddof, keepdims)")
 # -- batching (vmap): axes count per-example axes ----------------------------------------------------
 for _name in ("sum", "prod", "max", "min", "all", "any", "mean", "var", "std", "diff"):
     set_fields(_name, batch=batch_rules.axes("axis"))
-for _name in ("argmax", "argmin", "cumsum", "cumprod"):
-    set_fields(_name, batch=batch_rules.axes("axis", none="flatten"))
+for _name in ("argmax", "argmin"):
+    set_fields(_name, batch=batch_rules.flattening(f"batch_{_name}", "a", "axis", "keepdims"))
+for _name in ("cumsum", "cumprod"):
+    set_fields(_name, batch=batch_rules.flattening(f"batch_{_name}", "a", "axis", "dtype"))
 set_fields("trace", batch=batch_rules.axes("axis1", "axis2"))

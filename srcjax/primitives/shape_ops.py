@@ -666,7 +666,7 @@ deflinear("array_split", {"ary": "np.array_split(ary_dot, indices_or_sections, a
 # -- batching (vmap) ------------------------------------------------------------------------------
 from .registry import set_fields  # noqa: E402
 
-set_fields("ravel", batch=batch_rules.helper_batched_only("batch_flat_axis", "a"))
+set_fields("ravel", batch=batch_rules.ravel)
 set_fields("expand_dims", batch=batch_rules.axes("axis"))
 set_fields("squeeze", batch=batch_rules.helper_batched_only("batch_squeeze", "a", "axis"))
 for _k in (1, 2, 3):
@@ -676,7 +676,7 @@ set_fields("swapaxes", batch=batch_rules.axes("axis1", "axis2"))
 set_fields("moveaxis", batch=batch_rules.axes("source", "destination", operand="a"))
 set_fields("flip", batch=batch_rules.axes("axis", operand="m"))
 set_fields("tile", batch=batch_rules.helper_batched_only("batch_tile", "A", "reps"))
-set_fields("repeat", batch=batch_rules.axes("axis", none="flatten"))
+set_fields("repeat", batch=batch_rules.flattening("batch_repeat", "a", "repeats", "axis"))
 set_fields("concatenate", batch=batch_rules.join("arrays"))
 set_fields("stack", batch=batch_rules.join("arrays", none_flattens=False))
 set_fields("hstack", batch=batch_rules.hvstack(1))
@@ -686,4 +686,4 @@ set_fields("array_split", batch=batch_rules.axes("axis", operand="ary"))
 set_fields("diag", batch=batch_rules.helper_batched_only("batch_diag", "v", "k"))
 set_fields("triu", batch=batch_rules.triangle(lower=False))
 set_fields("tril", batch=batch_rules.triangle(lower=True))
-set_fields("roll", batch=batch_rules.axes("axis", none="loop"))
+set_fields("roll", batch=batch_rules.flattening("batch_roll", "a", "shift", "axis"))

@@ -191,6 +191,13 @@ class FunctionWriter:
         """``expr`` (in state ``have``) brought to the state ``want`` by broadcasting unbatched leaves."""
         if have == want or want is False:
             return expr
+        if isinstance(have, Stack) or isinstance(want, Stack):  # a list: every element, or none, batched
+            if all(v is True for v in (have.entries if isinstance(have, Stack) else (have,))):
+                return expr
+            if not any_batched(have):
+                return f"batch_broadcast_items({expr}, {self.size})"
+            raise self.error("vmap: a list holding batched and unbatched values is used as a whole",
+                             hint="make the unbatched values batched where they are put in the list")
         if have is False and want is True:
             if expr in self.zeros:  # zeros of a value that may be a container (a cotangent)
                 return f"batch_broadcast_items({expr}, {self.size})"
@@ -200,7 +207,7 @@ class FunctionWriter:
                 return expr
             items = dict(have.items) if isinstance(have, Tree) else {}
             return pack(want.kind, [(k, self.convert(item(expr, k), items.get(k, False), v)) for k, v in want.items])
-        assert isinstance(have, Tree) and want is True
+        assert isinstance(have, Tree) and want is True, (expr, have, want)
         return pack(have.kind, [(k, self.convert(item(expr, k), v, True)) for k, v in have.items])
 
     def bind(self, name: str, state: State) -> None:
@@ -319,9 +326,12 @@ class FunctionWriter:
                 for t in target_names(s.target):
                     self.st[t] = it_state if not isinstance(it_state, Tree) else any_batched(it_state)
         else:
+            test = code(s.test)
             if any(any_batched(self.state(n)) for n in names_in(s.test)):
-                raise self.error("vmap: a while loop on batched data must be functionalized first", s)
-            self.emit(f"while {code(s.test)}:", ind)
+                if not self.only_shapes(s.test):  # (`while is_tree(x)`: static)
+                    raise self.error("vmap: a while loop on batched data must be functionalized first", s)
+                test = self.static_expr(s.test, s)
+            self.emit(f"while {test}:", ind)
         entry = dict(self.st)
         n = len(self.lines)
         self.block(s.body.body, ind + 1)
@@ -575,7 +585,11 @@ class FunctionWriter:
             x = op.args.get(op.prim.arrays[0]) if op.prim.arrays else None
             if op.prim.results == "any" and isinstance(x, str) and isinstance(self.state(x), Tree):
                 return self.container_item(value, x, op)
-            return self.prim_call(op.prim, dict(op.args), ind, line, opsym), True
+            e = self.prim_call(op.prim, dict(op.args), ind, line, opsym)
+            parts = parts_of(e)  # (a tuple of results, atleast_1d(a, b): batched element by element)
+            if op.prim.results == "list":  # np.split: a list of batched arrays (of a length known later)
+                return e, Stack((True,))
+            return e, (Tree("tuple", tuple((k, True) for k in parts)) if parts is not None else True)
         if op.kind in ("call", "custom"):
             return self.helper_call(op, ind, line)
         if op.kind == "copy":
@@ -587,6 +601,12 @@ class FunctionWriter:
             return code(value), any_batched(st)
         if op.kind == "tape_pop":
             return code(value), self.popped(op.callee or "", line)
+        if isinstance(value, cst.Call) and code(value.func) == "tree_set" and len(value.args) == 3:
+            z, k, v = (a.value for a in value.args)  # a container with one element replaced
+            zs, vs = self.value_state(z), self.value_state(v)
+            zc = code(z) if any_batched(zs) else f"batch_broadcast_items({code(z)}, {self.size})"
+            vc = code(v) if any_batched(vs) else f"batch_broadcast_items({code(v)}, {self.size})"
+            return f"tree_set({zc}, {code(k)}, {vc})", True
         walked = self.iterator(value) if isinstance(value, cst.Call) else None
         if walked is not None:  # zip(a, b), enumerate(a), d.items(), list(reversed(a)): a sequence
             return walked[0], Stack((walked[1],))  # (every element in that state)
@@ -627,6 +647,12 @@ class FunctionWriter:
             if isinstance(n, cst.Attribute):
                 visit(n.value, inside)
                 return
+            if isinstance(n, cst.Comparison) and \
+                    any(type(c.operator).__name__ not in _COMPARE for c in n.comparisons):
+                visit(n.left, True)  # `x is UNSET`, `k in d`: the value's identity, not its data
+                for c in n.comparisons:
+                    visit(c.comparator, True)
+                return
             if isinstance(n, cst.CompFor):  # the sequence a comprehension runs over is not read as data
                 visit(n.target, True)
                 visit(n.iter, True)
@@ -635,8 +661,8 @@ class FunctionWriter:
                 if n.inner_for_in is not None:
                     visit(n.inner_for_in, inside)
                 return
-            for c in n.children:
-                visit(c, inside)
+            for child in n.children:
+                visit(child, inside)
 
         visit(value, False)
         return ok

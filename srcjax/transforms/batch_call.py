@@ -39,6 +39,10 @@ class BatchCall:
     def seq_batched(self, param: str) -> list[bool]:
         return self.seq_flags.get(param, [])
 
+    def reads_batched(self, text: str) -> bool:
+        """Whether the expression ``text`` (an element of a key) reads a batched name."""
+        return any(any_batched(self.w.state(n)) for n in names_of(text))
+
     def static(self, param: str) -> bool:
         """Whether the argument is a number computed from shapes (``n = x.shape[0]``)."""
         return self.args.get(param) in self.w.static_names
@@ -106,6 +110,7 @@ def call_text(prim: registry.Primitive, args: dict[str, Any], changed: set[str])
     """``np.sum(a, axis=1)``: positional leading parameters, keywords for the rest when not defaults."""
     parts: list[str] = []
     params = list(prim.signature.parameters.values())
+    skipped: list[str] = []  # positional defaults left out: written after all if a later one is positional
     for i, p in enumerate(params):
         if p.name not in args:
             continue
@@ -116,9 +121,16 @@ def call_text(prim: registry.Primitive, args: dict[str, Any], changed: set[str])
             parts.append(v[1:-1] if v.startswith("[") else f"*{v}")
             continue
         default = p.default
-        if p.name not in changed and default is not inspect.Parameter.empty and v == repr(default):
+        positional = i < prim.positional or p.kind == inspect.Parameter.POSITIONAL_ONLY or \
+            p.name in prim.arrays and i == 0
+        if p.name not in changed and default is not inspect.Parameter.empty and v == repr(default) and \
+                not (positional and p.name in prim.arrays):  # (np.clip(x, y, None): NumPy wants a_max)
+            if positional:
+                skipped.append(v)
             continue
-        if i < prim.positional or p.kind == inspect.Parameter.POSITIONAL_ONLY or p.name in prim.arrays and i == 0:
+        if positional:
+            parts += skipped  # (np.clip(x, None, 0.5): a_min stays)
+            skipped = []
             parts.append(v)
         else:
             parts.append(f"{p.name}={v}")
