@@ -355,6 +355,8 @@ class FunctionWriter:
             if isinstance(st, (Tree, Stack)):
                 return it.value, element(st)
             return (f"batch_rows({it.value})", True) if st is True else (it.value, False)
+        if isinstance(it, (cst.Tuple, cst.List)):  # a literal sequence: its elements' states
+            return code(it), element(self.value_state(it))
         if not isinstance(it, cst.Call):
             return None
         f = code(it.func)
@@ -400,8 +402,11 @@ class FunctionWriter:
             self.expr_stmt(s, ind, line)
         elif isinstance(s, (cst.Pass, cst.Break, cst.Continue)):
             self.emit(code(s), ind)
-        elif isinstance(s, cst.Assert):
-            self.emit(code(s), ind)
+        elif isinstance(s, (cst.Assert, cst.Raise)):  # (on shapes: per example)
+            reads = [n for n in names_in(s) if any_batched(self.state(n))]
+            if reads and not all(self.only_shapes(e) for e in _checked_exprs(s)):
+                raise self.error(f"vmap: cannot batch {code(s)!r}", line)
+            self.emit(code(s.visit(_PerExample(self))) if reads else code(s), ind)  # type: ignore[arg-type]
         else:
             raise self.error(f"vmap: cannot batch {code(s)!r}", line)
 
@@ -489,7 +494,9 @@ class FunctionWriter:
             else:
                 self.zeros.discard(name)
             if name in self.forced and st is not True:
-                if st is False and not _is_empty_list(value):  # a list or tape made batched: each element
+                if isinstance(value, (cst.Integer, cst.Float)):  # a number carried around a loop
+                    expr = f"batch_broadcast({expr}, {self.size})"
+                elif st is False and not _is_empty_list(value):  # a list or tape made batched: each element
                     expr = f"batch_broadcast_items({expr}, {self.size})"
                 elif st is not False:
                     expr = self.convert(expr, st, True)
@@ -875,6 +882,27 @@ def batched_leaf(expr: str, st: State) -> str:
             if any_batched(v):
                 return batched_leaf(item(expr, k), v)
     return expr
+
+
+def _checked_exprs(s: cst.Assert | cst.Raise) -> list[cst.BaseExpression]:
+    if isinstance(s, cst.Assert):
+        return [e for e in (s.test, s.msg) if e is not None]
+    return [e for e in (s.exc, s.cause.item if s.cause is not None else None) if e is not None]
+
+
+class _PerExample(cst.CSTTransformer):
+    """Shape queries of batched values in an ``assert`` or ``raise`` made per example."""
+
+    def __init__(self, w: FunctionWriter) -> None:
+        super().__init__()
+        self.w = w
+
+    def on_leave(self, original: Any, updated: Any) -> Any:
+        if isinstance(original, cst.BaseExpression) and not isinstance(original, cst.Name) and \
+                any(any_batched(self.w.state(n)) for n in names_in(original)) and \
+                isinstance(original, (cst.Attribute, cst.Call, cst.Subscript)) and self.w.only_shapes(original):
+            return cst.parse_expression(self.w.static_expr(original, original))
+        return updated
 
 
 def _scalar_query(value: cst.BaseExpression) -> bool:
