@@ -46,6 +46,8 @@ class BatchCall(Protocol):
 
     def static(self, param: str) -> bool: ...
 
+    def array(self, param: str) -> bool: ...
+
     def call(self, **replace: Any) -> str: ...
 
     def let(self, hint: str, value: str) -> str: ...
@@ -373,7 +375,7 @@ def getitem(c: BatchCall) -> str:
     x, key = c.args["x"], c.args["key"]
     elems = _key_elements(key)
     if not c.batched("key"):
-        if elems is not None and all(_basic(e) for e in elems):
+        if elems is not None and all(_basic(e) for e in elems) and c.array("x"):  # (a container: as it is)
             return f"{x}[{', '.join([':'] + [_subscript(e) for e in elems])}]"
         return f"batch_getitem({x}, {key})"
     batched = _batched_key(c, key)

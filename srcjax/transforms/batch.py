@@ -39,7 +39,7 @@ from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
-from . import batch_lax
+from . import batch_lax, batch_queries
 from .anf import ADJOINT_IMPORTS, Op, classify
 from .batch_call import BatchCall
 from .batch_state import Stack, State, Tree, all_batched, any_batched, element, item, join, pack, parts_of
@@ -91,6 +91,13 @@ class Batcher:
         first = next((i for i, s in enumerate(states) if any_batched(s) and not isinstance(s, Stack)), None)
         if first is not None:
             w.emit(f"{w.size} = batch_size_of({batched_leaf(params[first], states[first])})", 1)
+        else:  # only lists (tapes) carry batched values in: the batch size from the topmost batched one
+            for p, st in zip(params, states):
+                if isinstance(st, Stack) and any_batched(st):
+                    i = max(k for k, e in enumerate(st.entries) if any_batched(e))
+                    top = f"{p}[{i - len(st.entries)}]"
+                    w.emit(f"{w.size} = batch_size_of({batched_leaf(top, st.entries[i])})", 1)
+                    break
         w.write_body()
         head = f"def {name}({code(nf.fdef.params)}):"
         self.texts[name] = head + "\n" + "\n".join(w.lines) + "\n"
@@ -168,6 +175,8 @@ class FunctionWriter:
         self.forced: set[str] = set()  # names that must be batched wherever bound (loops, lists)
         self.zeros: set[str] = set(parent.zeros) if parent is not None else set()  # bound to zeros_like(...)
         self.params: set[str] = set()  # (a helper's own parameters)
+        self.arrays: set[str] = set(parent.arrays) if parent is not None else set()
+        self.last_array = False
         self.static_names: set[str] = set(parent.static_names) if parent is not None else set()
 
     # -- output -----------------------------------------------------------------------------
@@ -347,40 +356,7 @@ class FunctionWriter:
                 self.st[v] = join(st, entry.get(v, st))
 
     def iterator(self, it: cst.BaseExpression) -> tuple[str, State] | None:
-        """``zip(a, b)``, ``enumerate(a)``, ``d.items()``, ``reversed(a)`` over batched values: the
-        iterable (a batched array's rows, ``batch_rows``) and the state of each element; None when
-        ``it`` is none of these."""
-        if isinstance(it, cst.Name):
-            st = self.state(it.value)
-            if isinstance(st, (Tree, Stack)):
-                return it.value, element(st)
-            return (f"batch_rows({it.value})", True) if st is True else (it.value, False)
-        if isinstance(it, (cst.Tuple, cst.List)):  # a literal sequence: its elements' states
-            return code(it), element(self.value_state(it))
-        if not isinstance(it, cst.Call):
-            return None
-        f = code(it.func)
-        args = [a.value for a in it.args]
-        if isinstance(it.func, cst.Attribute) and not args and it.func.attr.value in ("items", "values", "keys") and \
-                isinstance(it.func.value, cst.Name):
-            st = self.state(it.func.value.value)
-            v = element(st) if isinstance(st, Tree) else any_batched(st)
-            kind = it.func.attr.value
-            return code(it), (Tree("tuple", (("0", False), ("1", v))) if kind == "items" else
-                              v if kind == "values" else False)
-        if f in ("zip", "enumerate", "reversed", "list", "tuple") and args and all(a.keyword is None for a in it.args):
-            parts = [self.iterator(a) for a in args]
-            if any(p is None for p in parts):
-                return None
-            texts = [p[0] for p in parts if p is not None]
-            states = [p[1] for p in parts if p is not None]
-            if f == "zip":
-                return f"zip({', '.join(texts)})", Tree("tuple", tuple((str(i), v) for i, v in enumerate(states)))
-            if f == "enumerate" and len(args) == 1:
-                return f"enumerate({texts[0]})", Tree("tuple", (("0", False), ("1", states[0])))
-            if len(args) == 1:
-                return f"{f}({texts[0]})", states[0]
-        return None
+        return batch_queries.iterator(self, it)
 
     def iter_state(self, it: cst.BaseExpression, node: cst.CSTNode) -> State:
         if isinstance(it, cst.Name):
@@ -404,9 +380,9 @@ class FunctionWriter:
             self.emit(code(s), ind)
         elif isinstance(s, (cst.Assert, cst.Raise)):  # (on shapes: per example)
             reads = [n for n in names_in(s) if any_batched(self.state(n))]
-            if reads and not all(self.only_shapes(e) for e in _checked_exprs(s)):
+            if reads and not all(self.only_shapes(e) for e in batch_queries.checked_exprs(s)):
                 raise self.error(f"vmap: cannot batch {code(s)!r}", line)
-            self.emit(code(s.visit(_PerExample(self))) if reads else code(s), ind)  # type: ignore[arg-type]
+            self.emit(code(s.visit(batch_queries.PerExample(self))) if reads else code(s), ind)  # type: ignore[arg-type]
         else:
             raise self.error(f"vmap: cannot batch {code(s)!r}", line)
 
@@ -480,8 +456,11 @@ class FunctionWriter:
             raise self.error("vmap: chained assignment", line)
         target = s.targets[0].target
         value = s.value
+        self.last_array = isinstance(value, (cst.BinaryOperation, cst.Comparison))
         expr, st = self.rhs(value, ind, line, target)
         tnames = target_names(target)
+        for n in tnames:  # names known to hold an array (a primitive's result), not a container
+            (self.arrays.add if self.last_array and isinstance(target, cst.Name) else self.arrays.discard)(n)
         if expr == code(target):  # bound where it was computed (the branches of an if)
             for n, v in zip(tnames, [v for _, v in st.items] if isinstance(st, Tree) and len(tnames) > 1
                             else [st] * len(tnames)):
@@ -576,7 +555,7 @@ class FunctionWriter:
             args = {"x1": code(value.left), "x2": code(value.comparisons[0].comparator)}
             return self.prim_call(prim, args, ind, line, _COMPARE[opname]), True
         if self.only_shapes(value):
-            if isinstance(target, cst.Name) and _scalar_query(value):
+            if isinstance(target, cst.Name) and batch_queries.scalar_query(value):
                 self.static_names.add(target.value)  # a Python int: never an operand to align with
             return self.static_expr(value, line), False
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.defs:
@@ -593,6 +572,7 @@ class FunctionWriter:
             if op.prim.results == "any" and isinstance(x, str) and isinstance(self.state(x), Tree):
                 return self.container_item(value, x, op)
             e = self.prim_call(op.prim, dict(op.args), ind, line, opsym)
+            self.last_array = op.prim.results == "array" and op.prim.tree is None  # (index_add of a tuple: a tuple)
             parts = parts_of(e)  # (a tuple of results, atleast_1d(a, b): batched element by element)
             if op.prim.results == "list":  # np.split: a list of batched arrays (of a length known later)
                 return e, Stack((True,))
@@ -882,37 +862,6 @@ def batched_leaf(expr: str, st: State) -> str:
             if any_batched(v):
                 return batched_leaf(item(expr, k), v)
     return expr
-
-
-def _checked_exprs(s: cst.Assert | cst.Raise) -> list[cst.BaseExpression]:
-    if isinstance(s, cst.Assert):
-        return [e for e in (s.test, s.msg) if e is not None]
-    return [e for e in (s.exc, s.cause.item if s.cause is not None else None) if e is not None]
-
-
-class _PerExample(cst.CSTTransformer):
-    """Shape queries of batched values in an ``assert`` or ``raise`` made per example."""
-
-    def __init__(self, w: FunctionWriter) -> None:
-        super().__init__()
-        self.w = w
-
-    def on_leave(self, original: Any, updated: Any) -> Any:
-        if isinstance(original, cst.BaseExpression) and not isinstance(original, cst.Name) and \
-                any(any_batched(self.w.state(n)) for n in names_in(original)) and \
-                isinstance(original, (cst.Attribute, cst.Call, cst.Subscript)) and self.w.only_shapes(original):
-            return cst.parse_expression(self.w.static_expr(original, original))
-        return updated
-
-
-def _scalar_query(value: cst.BaseExpression) -> bool:
-    """``x.shape[0]``, ``x.ndim``, ``len(x)``: a shape query giving one int (not a tuple)."""
-    if isinstance(value, cst.Subscript):
-        return len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index) and \
-            isinstance(value.slice[0].slice.value, cst.Integer)
-    if isinstance(value, cst.Attribute):
-        return value.attr.value in ("ndim", "size")
-    return isinstance(value, cst.Call) and code(value.func) in ("len", "np.ndim", "np.size")
 
 
 def _is_empty_list(value: cst.BaseExpression) -> bool:

@@ -43,6 +43,10 @@ class BatchCall:
         """Whether the expression ``text`` (an element of a key) reads a batched name."""
         return any(any_batched(self.w.state(n)) for n in names_of(text))
 
+    def array(self, param: str) -> bool:
+        """Whether the argument is a name known to hold an array (a primitive's result), not a container."""
+        return self.args.get(param) in self.w.arrays
+
     def static(self, param: str) -> bool:
         """Whether the argument is a number computed from shapes (``n = x.shape[0]``)."""
         return self.args.get(param) in self.w.static_names

@@ -1,0 +1,83 @@
+"""vmap: what the writer reads of an expression without batching it (shape queries, loop iterables)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from ..frontend.names import code, names_in
+from .batch_state import Stack, State, Tree, any_batched, element
+
+if TYPE_CHECKING:
+    from .batch import FunctionWriter
+
+__all__ = ["PerExample", "checked_exprs", "iterator", "scalar_query"]
+
+
+def iterator(w: FunctionWriter, it: cst.BaseExpression) -> tuple[str, State] | None:
+    """``zip(a, b)``, ``enumerate(a)``, ``d.items()``, ``reversed(a)`` over batched values: the
+    iterable (a batched array's rows, ``batch_rows``) and the state of each element; None when
+    ``it`` is none of these."""
+    if isinstance(it, cst.Name):
+        st = w.state(it.value)
+        if isinstance(st, (Tree, Stack)):
+            return it.value, element(st)
+        return (f"batch_rows({it.value})", True) if st is True else (it.value, False)
+    if isinstance(it, (cst.Tuple, cst.List)):  # a literal sequence: its elements' states
+        return code(it), element(w.value_state(it))
+    if not isinstance(it, cst.Call):
+        return None
+    f = code(it.func)
+    args = [a.value for a in it.args]
+    if isinstance(it.func, cst.Attribute) and not args and it.func.attr.value in ("items", "values", "keys") and \
+            isinstance(it.func.value, cst.Name):
+        st = w.state(it.func.value.value)
+        v = element(st) if isinstance(st, Tree) else any_batched(st)
+        kind = it.func.attr.value
+        return code(it), (Tree("tuple", (("0", False), ("1", v))) if kind == "items" else
+                          v if kind == "values" else False)
+    if f in ("zip", "enumerate", "reversed", "list", "tuple") and args and all(a.keyword is None for a in it.args):
+        parts = [w.iterator(a) for a in args]
+        if any(p is None for p in parts):
+            return None
+        texts = [p[0] for p in parts if p is not None]
+        states = [p[1] for p in parts if p is not None]
+        if f == "zip":
+            return f"zip({', '.join(texts)})", Tree("tuple", tuple((str(i), v) for i, v in enumerate(states)))
+        if f == "enumerate" and len(args) == 1:
+            return f"enumerate({texts[0]})", Tree("tuple", (("0", False), ("1", states[0])))
+        if len(args) == 1:
+            return f"{f}({texts[0]})", states[0]
+    return None
+
+
+def checked_exprs(s: cst.Assert | cst.Raise) -> list[cst.BaseExpression]:
+    if isinstance(s, cst.Assert):
+        return [e for e in (s.test, s.msg) if e is not None]
+    return [e for e in (s.exc, s.cause.item if s.cause is not None else None) if e is not None]
+
+
+class PerExample(cst.CSTTransformer):
+    """Shape queries of batched values in an ``assert`` or ``raise`` made per example."""
+
+    def __init__(self, w: FunctionWriter) -> None:
+        super().__init__()
+        self.w = w
+
+    def on_leave(self, original: Any, updated: Any) -> Any:
+        if isinstance(original, cst.BaseExpression) and not isinstance(original, cst.Name) and \
+                any(any_batched(self.w.state(n)) for n in names_in(original)) and \
+                isinstance(original, (cst.Attribute, cst.Call, cst.Subscript)) and self.w.only_shapes(original):
+            return cst.parse_expression(self.w.static_expr(original, original))
+        return updated
+
+
+def scalar_query(value: cst.BaseExpression) -> bool:
+    """``x.shape[0]``, ``x.ndim``, ``len(x)``: a shape query giving one int (not a tuple)."""
+    if isinstance(value, cst.Subscript):
+        return len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index) and \
+            isinstance(value.slice[0].slice.value, cst.Integer)
+    if isinstance(value, cst.Attribute):
+        return value.attr.value in ("ndim", "size")
+    return isinstance(value, cst.Call) and code(value.func) in ("len", "np.ndim", "np.size")
