@@ -281,7 +281,7 @@ class FunctionWriter:
         joined = dict(st_else)
         fix_then: list[str] = []
         fix_else: list[str] = []
-        for v in set(st_then) | set(st_else):
+        for v in sorted(set(st_then) | set(st_else)):  # (sorted: the same source in every process)
             a, b = st_then.get(v, False), st_else.get(v, False)
             j = join(a, b)
             joined[v] = j
