@@ -51,6 +51,11 @@ class BatchingError(TranspileError):
     """A construct srcjax cannot batch (a batched value where a static one is needed)."""
 
 
+_PER_EXAMPLE_QUERIES = {  # a shape query of a batched x -> the same query of one example
+    "shape": "{x}.shape[1:]", "ndim": "({x}.ndim - 1)", "size": "({x}.size // {n})",
+    "np.shape": "np.shape({x})[1:]", "np.ndim": "(np.ndim({x}) - 1)", "np.size": "(np.size({x}) // {n})",
+    "len": "np.shape({x})[1]",
+}
 _SHAPE_ATTRS = {"shape", "ndim", "size"}
 _STATIC_CALLS = {"np.shape", "np.ndim", "np.size", "len", "np.result_type", "is_tree", "is_float", "isinstance",
                  "type", "np.issubdtype", "np.iscomplexobj", "np.isrealobj", "np.dtype"}
@@ -654,6 +659,14 @@ class FunctionWriter:
         visit(value, False)
         return ok
 
+    def per_example_query(self, query: str, of: cst.BaseExpression | None, as_is: cst.BaseExpression) -> \
+            cst.BaseExpression:
+        """``x.shape`` -> ``x.shape[1:]`` (and ``ndim``, ``size``, ``np.shape``, ``len``...) for a batched ``x``."""
+        template = _PER_EXAMPLE_QUERIES.get(query)
+        if template is None or not isinstance(of, cst.Name) or not any_batched(self.state(of.value)):
+            return as_is
+        return cst.parse_expression(template.format(x=of.value, n=self.size))
+
     def static_expr(self, value: cst.BaseExpression, node: cst.CSTNode) -> str:
         """A shape query of batched values as the per-example query (``x.shape`` -> ``x.shape[1:]``)."""
         w = self
@@ -670,31 +683,10 @@ class FunctionWriter:
                 return upd
 
             def leave_Attribute(self, orig: cst.Attribute, upd: cst.Attribute) -> cst.BaseExpression:
-                if isinstance(orig.value, cst.Name) and any_batched(w.state(orig.value.value)):
-                    a = orig.attr.value
-                    x = orig.value.value
-                    if a == "shape":
-                        return cst.parse_expression(f"{x}.shape[1:]")
-                    if a == "ndim":
-                        return cst.parse_expression(f"({x}.ndim - 1)")
-                    if a == "size":
-                        return cst.parse_expression(f"({x}.size // {w.size})")
-                return upd
+                return w.per_example_query(orig.attr.value, orig.value, upd)
 
             def leave_Call(self, orig: cst.Call, upd: cst.Call) -> cst.BaseExpression:
-                f = code(orig.func)
-                if orig.args and isinstance(orig.args[0].value, cst.Name) and \
-                        any_batched(w.state(orig.args[0].value.value)):
-                    x = orig.args[0].value.value
-                    if f == "np.shape":
-                        return cst.parse_expression(f"np.shape({x})[1:]")
-                    if f == "np.ndim":
-                        return cst.parse_expression(f"(np.ndim({x}) - 1)")
-                    if f == "np.size":
-                        return cst.parse_expression(f"(np.size({x}) // {w.size})")
-                    if f == "len":
-                        return cst.parse_expression(f"np.shape({x})[1]")
-                return upd
+                return w.per_example_query(code(orig.func), orig.args[0].value if orig.args else None, upd)
 
         return code(value.visit(T()))  # type: ignore[arg-type]
 
