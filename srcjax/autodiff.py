@@ -22,7 +22,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from . import adjoint, pytree
+from . import adjoint, core, pytree
 
 # api's underscore names are srcjax-internal (api is a public module: no underscore would read as API);
 # the transformations share them with srcjax.compile on purpose
@@ -514,6 +514,7 @@ def _return_span(fn: Callable[..., Any], has_aux: bool) -> Span | None:
     return src.span(src.fdef.name)
 
 
+@core.transformation
 def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, *,
          max_iters: int | None = None) -> Compiled:
     """The gradient of a scalar function, as a compiled function with the same arguments.
@@ -526,6 +527,7 @@ def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool
     return _wrap(fn, "grad", argnums, has_aux, max_iters)
 
 
+@core.transformation
 def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, *,
                    max_iters: int | None = None) -> Compiled:
     """``(value, gradient)`` (``((value, aux), gradient)`` with ``has_aux``); ``max_iters`` as in :func:`grad`."""

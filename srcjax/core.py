@@ -43,6 +43,14 @@ PYTHON_SCALAR_DTYPES = {
 # ---------------------------------------------------------------------------
 
 
+def transformation(f: Any) -> Any:
+    """Marks a transformation (grad, vmap, ...) that the normalizer applies while reading a caller:
+    ``srcjax.vmap(f, in_axes=(0, None))(x, y)`` inside a function with static arguments is a call of the
+    generated function, so it can be differentiated and batched again."""
+    f.__srcjax_transform__ = True
+    return f
+
+
 @dataclass(frozen=True)
 class ShapedArray:
     """The abstract value of an array: shape, dtype and NEP 50 weak typing.

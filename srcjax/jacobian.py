@@ -36,7 +36,7 @@ from .autodiff import (  # noqa: I001
     grad,
     vjp,
 )
-from .core import DTypeError, TranspileError
+from .core import DTypeError, TranspileError, transformation
 
 
 def _basis(shape: tuple[int, ...], dtype: Any) -> Any:
@@ -211,6 +211,7 @@ class _Jacobian(_Derived):
         return self._loop(*args, **kwargs)
 
 
+@transformation
 def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
     """Jacobian by forward mode: shape ``out.shape + x.shape`` (one JVP per input element).
 
@@ -220,6 +221,7 @@ def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
     return _Jacobian(fn, "jacfwd", argnums, None, _jacfwd_loop(fn, argnums))
 
 
+@transformation
 def jacrev(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
     """Jacobian by reverse mode: shape ``out.shape + x.shape`` (one VJP per output element).
 
@@ -229,6 +231,7 @@ def jacrev(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = 
     return _Jacobian(fn, "jacrev", argnums, max_iters, _jacrev_loop(fn, argnums, max_iters=max_iters))
 
 
+@transformation
 def hessian(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
     """Hessian of a scalar function: forward mode over the generated gradient source."""
     return jacfwd(grad(fn, argnums, max_iters=max_iters), argnums)

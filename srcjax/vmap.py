@@ -9,7 +9,7 @@ from typing import Any
 
 from . import pytree
 from .api import Compiled, _as_compiled, _clean, _leaf_aval  # (api's shared argument helpers)
-from .core import ArgumentError, TranspileError
+from .core import ArgumentError, TranspileError, transformation
 from .custom import custom_jvp, custom_vjp
 from .frontend import locations
 from .frontend.names import Names, code
@@ -17,6 +17,7 @@ from .frontend.normalize import NormalizedFunction
 from .generated import exec_generated
 from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch import BATCHED_IMPORTS, Batcher, FunctionWriter, Stack, State, Tree, item
+from .transforms.batch_state import pack
 
 __all__ = ["vmap"]
 
@@ -30,8 +31,11 @@ def _spec_state(spec: Axes, where: str) -> State:
     """The batched state a parameter has for its in_axes entry."""
     if spec is None:
         return False
+    if _is_record(spec):
+        return Tree("record", tuple((f".{f}", _spec_state(v, f"{where}.{f}")) for f, v in _fields(spec)))
     if isinstance(spec, bool) or not isinstance(spec, (int, tuple, list, dict)):
-        raise ArgumentError(f"vmap: in_axes{where} must be an int, None, or a tuple/list/dict of them, not {spec!r}")
+        raise ArgumentError(f"vmap: in_axes{where} must be an int, None, or a tuple/list/dict/NamedTuple/dataclass "
+                            f"of them, not {spec!r}")
     if isinstance(spec, int):
         return True
     if isinstance(spec, dict):
@@ -40,10 +44,27 @@ def _spec_state(spec: Axes, where: str) -> State:
     return Tree(kind, tuple((str(i), _spec_state(v, f"{where}[{i}]")) for i, v in enumerate(spec)))
 
 
+def _is_record(spec: Axes) -> bool:
+    return pytree.is_namedtuple(spec) or pytree.is_record(spec)
+
+
+def _fields(spec: Axes) -> list[tuple[str, Axes]]:
+    """A NamedTuple's or dataclass's (field, value) pairs."""
+    names = spec._fields if pytree.is_namedtuple(spec) else pytree.record_fields(spec)
+    return [(f, getattr(spec, f)) for f in names]
+
+
 def _moved(expr: str, spec: Axes) -> str | None:
     """``expr`` with every mapped axis of ``spec`` moved first (None: nothing to move)."""
-    if spec is None or spec == 0:
+    if spec is None or spec is False or (isinstance(spec, int) and spec == 0):
         return None
+    if _is_record(spec):
+        out = expr
+        for f, v in _fields(spec):
+            m = _moved(f"{expr}.{f}", v)
+            if m is not None:
+                out = f"tree_set({out}, {f!r}, {m})"
+        return None if out == expr else out
     if isinstance(spec, int):
         return f"batch_moveaxis({expr}, {spec}, 0)"
     items = spec.items() if isinstance(spec, dict) else enumerate(spec)
@@ -65,11 +86,14 @@ def _moved(expr: str, spec: Axes) -> str | None:
 def _first_batched(expr: str, spec: Axes) -> str | None:
     if spec is None:
         return None
-    if isinstance(spec, int):
+    if _is_record(spec):
+        subs = [(f"{expr}.{f}", v) for f, v in _fields(spec)]
+    elif isinstance(spec, int):
         return expr
-    items = spec.items() if isinstance(spec, dict) else enumerate(spec)
-    for k, v in items:
-        found = _first_batched(f"{expr}[{k!r}]", v)
+    else:
+        subs = [(f"{expr}[{k!r}]", v) for k, v in (spec.items() if isinstance(spec, dict) else enumerate(spec))]
+    for sub, v in subs:
+        found = _first_batched(sub, v)
         if found is not None:
             return found
     return None
@@ -84,6 +108,10 @@ class _EntryWriter(FunctionWriter):
         return self.out(val, st, self.out_axes)
 
     def out(self, expr: str, st: State, spec: Axes) -> str:
+        if _is_record(spec):
+            sts = dict(st.items) if isinstance(st, Tree) else {}
+            return pack("record", [(f".{f}", self.out(item(expr, f".{f}"), sts.get(f".{f}", st), v))
+                                   for f, v in _fields(spec)], expr)
         if isinstance(spec, (tuple, list, dict)):
             items = list(spec.items()) if isinstance(spec, dict) else list(enumerate(spec))
             sts = dict(st.items) if isinstance(st, Tree) else {}
@@ -96,6 +124,8 @@ class _EntryWriter(FunctionWriter):
         if isinstance(st, Tree):
             kind = st.kind
             parts = [(k, self.out(item(expr, k), v, spec)) for k, v in st.items]
+            if kind == "record":
+                return pack(kind, parts, expr)
             if kind == "dict":
                 return "{" + ", ".join(f"{k}: {v}" for k, v in parts) + "}"
             body = ", ".join(v for _, v in parts)
@@ -210,6 +240,8 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
 
 
 def _freeze(spec: Axes) -> Any:
+    if _is_record(spec):
+        return (type(spec), tuple((f, _freeze(v)) for f, v in _fields(spec)))
     if isinstance(spec, dict):
         return ("dict", tuple((k, _freeze(v)) for k, v in spec.items()))
     if isinstance(spec, (list, tuple)):
@@ -270,6 +302,14 @@ def _leaves_with_axes(value: Any, spec: Axes, path: str) -> list[tuple[str, Any,
             return [(path, value, spec)]
         return [(f"{path}[{i}]", leaf, spec) for i, leaf in enumerate(leaves)]
     out: list[tuple[str, Any, int | None]] = []
+    if _is_record(spec):
+        if type(value) is not type(spec):
+            raise _clean(ArgumentError(f"vmap: in_axes for {path} is a {type(spec).__name__}, but the argument is "
+                                       f"{type(value).__name__}",
+                                       hint="in_axes must have the argument's structure (or be one int/None)"))
+        for f, v in _fields(spec):
+            out += _leaves_with_axes(getattr(value, f), v, f"{path}.{f}")
+        return out
     if isinstance(spec, dict):
         if not isinstance(value, dict) or set(value) != set(spec):
             raise _clean(ArgumentError(f"vmap: in_axes for {path} is a dict with keys {sorted(map(str, spec))}, but "
@@ -289,6 +329,7 @@ def _leaves_with_axes(value: Any, spec: Axes, path: str) -> list[tuple[str, Any,
     return out
 
 
+@transformation
 def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_size: int | None = None) -> Vmapped:
     """The batched version of ``fn`` (JAX's ``vmap``), written as source (``srcjax.source`` shows it).
 

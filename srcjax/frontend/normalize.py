@@ -356,6 +356,11 @@ class Normalizer(Resolver):
                 raise self.unsupported(a, f"{a.star}-arguments in a call",
                                        "pass the arguments one by one")
         func = node.func
+        made = self.transformed(func) if isinstance(func, cst.Call) else None
+        if made is not None:  # srcjax.vmap(f, in_axes=(0, None))(x, y): a call of the generated function
+            name = self.helper_call_name(unwrap(made), node)
+            args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
+            return node.with_changes(func=name, args=args), call_hint(name)
         ok, fv = self.static_value(func)
         # array methods -> NumPy functions
         if not ok and isinstance(func, cst.Attribute) and func.attr.value in ARRAY_METHODS:
@@ -367,14 +372,9 @@ class Normalizer(Resolver):
                 return self.prim_call(node, prim, list(node.args))
             self.check_callee(node, fv)
             if isinstance(func, cst.Attribute) and is_user_function(fv):  # `helpers.f(x)`: a helper like `f(x)`
-                fn = unwrap(fv)
-                if fn not in self.calls:
-                    self.calls.append(fn)
-                    self.call_sites[fn] = self.span(node)
+                name = self.helper_call_name(unwrap(fv), node)
                 args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
-                callee = cst.Name(self.helper_name(fn))
-                self.used.add(callee.value)  # no temporary may shadow it
-                return node.with_changes(func=callee, args=args), call_hint(callee)
+                return node.with_changes(func=name, args=args), call_hint(name)
         if self.comprehension_loops and isinstance(func, cst.Name) and func.value == "sum" and \
                 func.value not in self.locals and self.lookup("sum")[1] is builtins.sum:
             looped = self.sum_loop(node)
@@ -588,6 +588,10 @@ class Normalizer(Resolver):
         elif isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) \
                 and isinstance(s.value, cst.Lambda):  # f = lambda y: ...  ->  def f(y): ...
             self.lambda_function(s.value, s.targets[0].target.value)
+        elif isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) \
+                and isinstance(s.value, cst.Call) and (made := self.transformed(s.value)) is not None and \
+                self.assigned_once(s.targets[0].target.value):  # per_ex = srcjax.vmap(f): calls of it are calls
+            self.bindings[s.targets[0].target.value] = made  # of the generated function
         elif isinstance(s, cst.Assign):
             targets = [self.target(t.target) for t in s.targets]
             flat, hint = self.flat(s.value)  # type: ignore[assignment]

@@ -13,6 +13,7 @@ helper's or a name derivative code imports from :mod:`srcjax.adjoint`.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import math
 import re
@@ -25,11 +26,11 @@ import numpy as np
 
 from .. import adjoint as _adjoint
 from .. import batched as _batched
-from ..core import Span, UnknownFunctionError, UnsupportedSyntaxError
+from ..core import Span, TranspileError, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
 from . import callees
 from .callees import ALLOWED_BUILTINS
-from .names import Visitor, names_in, target_names
+from .names import Visitor, code, names_in, target_names
 from .read import FunctionSource
 from .syntax import attr_chain, dotted
 
@@ -233,6 +234,87 @@ class Resolver:
                 raise UnknownFunctionError(f"{'.'.join(chain)} does not exist", span=self.span(node))
             v = getattr(v, part)
         return True, v
+
+    def helper_call_name(self, fn: Callable[..., Any], node: cst.CSTNode) -> cst.Name:
+        """The name generated code calls the user function (or generated derivative) ``fn`` by."""
+        if fn not in self.calls:
+            self.calls.append(fn)
+            self.call_sites[fn] = self.span(node)
+        callee = cst.Name(self.helper_name(fn))
+        self.used.add(callee.value)  # no temporary may shadow it
+        return callee
+
+    def transformed(self, node: cst.Call) -> Any:
+        """``srcjax.grad(f)``, ``srcjax.vmap(f, in_axes=(0, None))`` (any srcjax transformation) with
+        static arguments, applied now: the function it writes (None: not such a call)."""
+        ok, fv = self.static_value(node.func)
+        if not ok or not getattr(fv, "__srcjax_transform__", False):
+            return None
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for a in node.args:
+            if a.star:
+                return None
+            known, v = self.constant(a.value)
+            if not known:
+                return None
+            if a.keyword is not None:
+                kwargs[a.keyword.value] = v
+            else:
+                args.append(v)
+        try:
+            made = fv(*args, **kwargs)
+        except TranspileError as e:
+            if e.span is None:
+                raise e.with_span(self.span(node)) from None
+            raise
+        return made if getattr(unwrap(made), "__srcjax_derived__", None) is not None else None
+
+    def constant(self, node: cst.BaseExpression) -> tuple[bool, Any]:
+        """The value of a literal (``(0, None)``, ``-1``) or of a global name (a function, a constant)."""
+        chain = attr_chain(node)
+        if chain is not None:
+            if chain[0] in self.locals or chain[0] in self.bindings:
+                return (True, self.bindings[chain[0]]) if len(chain) == 1 and chain[0] in self.bindings \
+                    else (False, None)
+            try:
+                return self.static_value(node)
+            except TranspileError:
+                return False, None
+        try:
+            return True, ast.literal_eval(code(node))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return False, None
+
+    def assigned_once(self, name: str) -> bool:
+        """Whether the function binds ``name`` in exactly one plain assignment (and nowhere else)."""
+        plain = 0
+        other = name in {p.name.value for p in (*self.src.fdef.params.params, *self.src.fdef.params.posonly_params,
+                                                 *self.src.fdef.params.kwonly_params)}
+
+        class V(Visitor):
+            def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
+                nonlocal plain
+                plain += target_names(n.target).count(name)
+
+            def visit_AugAssign(self, n: cst.AugAssign) -> None:
+                nonlocal other
+                other = other or name in target_names(n.target)
+
+            def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
+                nonlocal other
+                other = other or name in target_names(n.target)
+
+            def visit_For(self, n: cst.For) -> None:
+                nonlocal other
+                other = other or name in target_names(n.target)
+
+            def visit_FunctionDef(self, n: cst.FunctionDef) -> None:
+                nonlocal other
+                other = other or n.name.value == name
+
+        V().walk(self.src.fdef.body)
+        return plain == 1 and not other
 
     def check_callee(self, node: cst.Call, fv: Any) -> None:
         """Refuse calls to NumPy functions outside the table and to callees srcjax cannot read (library

@@ -24,8 +24,8 @@ functionalize, specialize), so it composes with every other transformation.
 
 from __future__ import annotations
 
-import ast
 import re
+import types
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,10 +39,10 @@ from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
-from . import batch_lax, batch_queries
+from . import batch_lax, batch_queries, batch_state
 from .anf import ADJOINT_IMPORTS, Op, classify
 from .batch_call import BatchCall
-from .batch_state import Stack, State, Tree, all_batched, any_batched, element, item, join, pack, parts_of
+from .batch_state import Stack, State, Tree, all_batched, any_batched, element, item, join, literal_key, pack, parts_of
 
 BATCHED_IMPORTS = tuple(batched_helpers.__all__)
 
@@ -95,13 +95,13 @@ class Batcher:
         w.size = w.names.fresh("batch_size")
         first = next((i for i, s in enumerate(states) if any_batched(s) and not isinstance(s, Stack)), None)
         if first is not None:
-            w.emit(f"{w.size} = batch_size_of({batched_leaf(params[first], states[first])})", 1)
+            w.emit(f"{w.size} = batch_size_of({batch_state.batched_leaf(params[first], states[first])})", 1)
         else:  # only lists (tapes) carry batched values in: the batch size from the topmost batched one
             for p, st in zip(params, states):
                 if isinstance(st, Stack) and any_batched(st):
                     i = max(k for k, e in enumerate(st.entries) if any_batched(e))
                     top = f"{p}[{i - len(st.entries)}]"
-                    w.emit(f"{w.size} = batch_size_of({batched_leaf(top, st.entries[i])})", 1)
+                    w.emit(f"{w.size} = batch_size_of({batch_state.batched_leaf(top, st.entries[i])})", 1)
                     break
         w.write_body()
         head = f"def {name}({code(nf.fdef.params)}):"
@@ -220,9 +220,10 @@ class FunctionWriter:
             if have is True:
                 return expr
             items = dict(have.items) if isinstance(have, Tree) else {}
-            return pack(want.kind, [(k, self.convert(item(expr, k), items.get(k, False), v)) for k, v in want.items])
+            return pack(want.kind, [(k, self.convert(item(expr, k), items.get(k, False), v)) for k, v in want.items],
+                        expr)
         assert isinstance(have, Tree) and want is True, (expr, have, want)
-        return pack(have.kind, [(k, self.convert(item(expr, k), v, True)) for k, v in have.items])
+        return pack(have.kind, [(k, self.convert(item(expr, k), v, True)) for k, v in have.items], expr)
 
     def bind(self, name: str, state: State) -> None:
         self.st[name] = state
@@ -551,6 +552,8 @@ class FunctionWriter:
         if isinstance(value, (cst.Tuple, cst.List, cst.Dict)):
             st = self.value_state(value)
             return code(value), st
+        if isinstance(value, cst.Call) and (fields := self.record_fields(value.func)) is not None:
+            return code(value), self.record_state(fields, value)
         if isinstance(value, cst.Comparison) and \
                 any(type(c.operator).__name__ not in _COMPARE for c in value.comparisons):
             return code(value), False  # `x is UNSET`, `k in d`: about the value's identity, not its data
@@ -590,6 +593,8 @@ class FunctionWriter:
             return code(value), True
         if op.kind == "getattr":
             st = self.state(op.operands["x"])
+            if isinstance(st, Tree) and st.kind == "record":  # a field of a NamedTuple/dataclass
+                return code(value), dict(st.items).get("." + str(op.args.get("attr")), any_batched(st))
             return code(value), any_batched(st)
         if op.kind == "tape_pop":
             return code(value), self.popped(op.callee or "", line)
@@ -607,6 +612,26 @@ class FunctionWriter:
             return code(value), self.value_state(value.args[0].value)
         raise self.error(f"vmap: cannot batch {code(value)!r}", line,
                          hint="pass in_axes=None for the arguments it reads, if they should not be mapped")
+
+    def record_fields(self, func: cst.BaseExpression) -> tuple[str, ...] | None:
+        """The fields of the NamedTuple or dataclass ``func`` names (None: not a record type)."""
+        chain = code(func).split(".")
+        obj: Any = self.nf.namespace.get(chain[0])
+        for part in chain[1:]:
+            obj = getattr(obj, part, None) if isinstance(obj, (type, types.ModuleType)) else None
+        return batch_state.record_type_fields(obj)
+
+    def record_state(self, fields: tuple[str, ...], value: cst.Call) -> State:
+        """The state of ``Record(a, b=c)``: field by field (a field left to its default: unbatched)."""
+        got: dict[str, State] = {}
+        for i, a in enumerate(value.args):
+            if a.star:
+                return True
+            name = a.keyword.value if a.keyword is not None else (fields[i] if i < len(fields) else None)
+            if name is None:
+                return True
+            got[name] = self.value_state(a.value)
+        return Tree("record", tuple((f".{f}", got.get(f, False)) for f in fields))
 
     def stack_args(self, value: cst.Call) -> bool:
         return any(isinstance(a.value, cst.Name) and isinstance(self.state(a.value.value), Stack) for a in value.args)
@@ -677,7 +702,7 @@ class FunctionWriter:
                 if isinstance(v, cst.Attribute) and v.attr.value == "shape" and isinstance(v.value, cst.Name) and \
                         any_batched(w.state(v.value.value)) and len(orig.slice) == 1 and \
                         isinstance(orig.slice[0].slice, cst.Index):
-                    k = _literal_key(code(orig.slice[0].slice.value))
+                    k = literal_key(code(orig.slice[0].slice.value))
                     if isinstance(k, int) and not isinstance(k, bool):
                         return cst.parse_expression(f"{v.value.value}.shape[{k + 1 if k >= 0 else k}]")
                 return upd
@@ -757,10 +782,12 @@ class FunctionWriter:
         xs = self.state(x)
         assert isinstance(xs, Tree)
         key = op.args.get("key", "")
-        k = _literal_key(key)
+        k = literal_key(key)
+        if xs.kind == "record" and isinstance(k, int) and -len(xs.items) <= k < len(xs.items):
+            return code(value), xs.items[k][1]  # a NamedTuple's field by position
         if k is not None:
             for kk, v in xs.items:
-                if _literal_key(kk) == k:
+                if literal_key(kk) == k:
                     return code(value), v
         j: State = False
         for _, v in xs.items:
@@ -847,15 +874,6 @@ class FunctionWriter:
         return batch_lax.lax_call(self, value, ind, line, target)
 
 
-def batched_leaf(expr: str, st: State) -> str:
-    """A path to a batched leaf of a value in state ``st`` (``p[1]['w']``)."""
-    if isinstance(st, Tree):
-        for k, v in st.items:
-            if any_batched(v):
-                return batched_leaf(item(expr, k), v)
-    return expr
-
-
 def _is_empty_list(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.List) and not value.elements
 
@@ -865,13 +883,6 @@ def _names(text: str) -> list[str]:
         return names_in(cst.parse_expression(text))
     except Exception:
         return []
-
-
-def _literal_key(text: str) -> Any:
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError):
-        return None
 
 
 def _replace_name(text: str, name: str, new: str) -> str:

@@ -153,14 +153,14 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
 def select(c: str, a: str, b: str, st: State) -> str:
     """Per example ``a`` where ``c`` holds, else ``b``: leaf by leaf for a known structure."""
     if isinstance(st, Tree):
-        return pack(st.kind, [(k, select(c, item(a, k), item(b, k), v)) for k, v in st.items])
+        return pack(st.kind, [(k, select(c, item(a, k), item(b, k), v)) for k, v in st.items], a)
     return f"batch_select({c}, {a}, {b})"
 
 
 def choose(index: str, outs: list[str], st: State) -> str:
     """Per example ``outs[index]``: leaf by leaf for a known structure."""
     if isinstance(st, Tree):
-        return pack(st.kind, [(k, choose(index, [item(o, k) for o in outs], v)) for k, v in st.items])
+        return pack(st.kind, [(k, choose(index, [item(o, k) for o in outs], v)) for k, v in st.items], outs[0])
     return f"batch_choose({index}, [{', '.join(outs)}])"
 
 

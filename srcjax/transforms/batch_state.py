@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import libcst as cst
 
 from ..frontend.names import code
 
-__all__ = ["Stack", "State", "Tree", "all_batched", "any_batched", "element", "item", "join", "pack", "parts_of"]
+__all__ = ["Stack", "State", "Tree", "all_batched", "any_batched", "element", "item", "join", "pack", "parts_of",
+           "record_type_fields", "batched_leaf", "literal_key"]
 
 
 @dataclass(frozen=True)
 class Tree:
-    """A tuple, list or dict literal whose elements are batched or not, element by element."""
+    """A tuple, list, dict or record (NamedTuple, dataclass) whose elements are batched or not, element by
+    element. A record's keys are its fields as ``".w"`` (read as ``x.w``, rebuilt with ``tree_set``)."""
 
-    kind: str  # "tuple" | "list" | "dict"
-    items: tuple[tuple[str, State], ...]  # (key as source: "0", "'w'"), state
+    kind: str  # "tuple" | "list" | "dict" | "record"
+    items: tuple[tuple[str, State], ...]  # (key as source: "0", "'w'", ".w"), state
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,17 @@ class Stack:
 State = bool | Tree | Stack
 """What is batched of a value: ``False`` nothing (per-example shape), ``True`` every leaf
 (batch axis first), a :class:`Tree` element by element, or a :class:`Stack` pushed value by value."""
+
+
+def record_type_fields(obj: Any) -> tuple[str, ...] | None:
+    """The fields of a NamedTuple class or dataclass (None: ``obj`` is neither)."""
+    if not isinstance(obj, type):
+        return None
+    if issubclass(obj, tuple) and hasattr(obj, "_fields"):
+        return tuple(obj._fields)
+    if dataclasses.is_dataclass(obj):
+        return tuple(f.name for f in dataclasses.fields(obj) if f.init)
+    return None
 
 
 def any_batched(s: State) -> bool:
@@ -96,7 +112,7 @@ def parts_of(expr: str) -> dict[str, str] | None:
 
 
 def item(expr: str, key: str) -> str:
-    """``expr[key]``, or the literal's element itself."""
+    """``expr[key]`` (``expr.w`` for a record's key ``".w"``), or the literal's element itself."""
     parts = parts_of(expr)
     if parts is not None and key in parts:
         return parts[key]
@@ -104,10 +120,19 @@ def item(expr: str, key: str) -> str:
         simple = isinstance(cst.parse_expression(expr), (cst.Name, cst.Subscript, cst.Attribute, cst.Call))
     except Exception:
         simple = False
+    if key.startswith("."):
+        return f"{expr}{key}" if simple else f"({expr}){key}"
     return f"{expr}[{key}]" if simple else f"({expr})[{key}]"
 
 
-def pack(kind: str, parts: Sequence[tuple[str, str]]) -> str:
+def pack(kind: str, parts: Sequence[tuple[str, str]], base: str = "") -> str:
+    """The container of ``kind`` with these elements; a record is ``base`` with its fields replaced."""
+    if kind == "record":
+        out = base
+        for k, v in parts:
+            if v != item(base, k):
+                out = f"tree_set({out}, {k[1:]!r}, {v})"
+        return out
     if kind == "dict":
         return "{" + ", ".join(f"{k}: {v}" for k, v in parts) + "}"
     body = ", ".join(v for _, v in parts)
@@ -116,3 +141,17 @@ def pack(kind: str, parts: Sequence[tuple[str, str]]) -> str:
     return "(" + body + ("," if len(parts) == 1 else "") + ")"
 
 
+def batched_leaf(expr: str, st: State) -> str:
+    """A path to a batched leaf of a value in state ``st`` (``p[1]['w']``)."""
+    if isinstance(st, Tree):
+        for k, v in st.items:
+            if any_batched(v):
+                return batched_leaf(item(expr, k), v)
+    return expr
+
+
+def literal_key(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError):
+        return None
