@@ -188,7 +188,12 @@ def batch_roll(a: Any, shift: Any, axis: Any) -> Any:
 
 
 def batch_select(c: Any, a: Any, b: Any) -> Any:
-    """Per example, ``a`` where the batched condition ``c`` holds, else ``b``."""
+    """Per example, ``a`` where the batched condition ``c`` holds, else ``b``. A value only one branch
+    binds (``UNSET`` in the other) is that branch's: where the other ran, nothing reads it."""
+    if a is UNSET:
+        return b
+    if b is UNSET:
+        return a
     k = max(np.ndim(a), np.ndim(b)) - np.ndim(c)
     return np.where(np.reshape(c, np.shape(c)[:1] + (1,) * k + np.shape(c)[1:]) if k > 0 else c, a, b)
 
@@ -291,6 +296,13 @@ def batch_matmul(x1: Any, x2: Any, b1: bool, b2: bool) -> Any:
     r1, r2 = _dot_rank(x1, b1), _dot_rank(x2, b2)
     if r1 == 1 and r2 == 1:
         return np.sum(x1 * x2, axis=-1)
+    # one shared matrix and a batch: the batch is the left operand of one plain product
+    if b1 and not b2 and r1 == 1 and r2 == 2:  # v @ m per example: (B, n) @ (n, k)
+        return np.matmul(x1, x2)
+    if b2 and not b1 and r1 == 2 and r2 == 1:  # m @ v per example: (B, n) @ m.T
+        return np.matmul(x2, np.swapaxes(x1, -1, -2))
+    if b2 and not b1 and r1 == 2 and r2 == 2:  # m @ s per example: (s.T @ m.T).T
+        return np.swapaxes(np.matmul(np.swapaxes(x2, -1, -2), np.swapaxes(x1, -1, -2)), -1, -2)
     if r2 == 1:  # m @ v contracts v with m's last axis
         v = x2[..., None]
         return np.matmul(x1, _lifted(v, r1) if b2 else v)[..., 0]

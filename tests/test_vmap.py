@@ -512,3 +512,24 @@ def test_inline_vmap_errors_are_at_the_users_line():
         srcjax.compile(bad_inline)(rng.normal(size=(4, 3)), rng.normal(size=3))
     assert "in_axes has 3 entries" in str(e.value)
     assert "test_vmap.py" in str(e.value) and "srcjax.vmap(dist, in_axes=(0, None, 0))" in str(e.value)
+
+
+def one_branch_binds(x, y, z):
+    if np.mean(z) < 0.5:
+        y = np.exp(-y * y)  # `-y` is a temporary only this branch binds
+    x = np.tanh(x)
+    return np.sum(x) + 0.1 * np.sum(np.tanh(np.tanh(x) @ y))
+
+
+def j_one_branch_binds(x, y, z):
+    y = jnp.where(jnp.mean(z) < 0.5, jnp.exp(-y * y), y)
+    x = jnp.tanh(x)
+    return jnp.sum(x) + 0.1 * jnp.sum(jnp.tanh(jnp.tanh(x) @ y))
+
+
+def test_grad_of_an_if_on_batched_data_that_binds_a_name_in_one_branch():
+    # regression: the gradient's tape held UNSET for the other branch, and batch_select refused it
+    x, y, zs = rng.normal(size=(1, 3)), rng.normal(size=3), rng.normal(size=(4, 1, 3)) + 0.5
+    g = srcjax.vmap(srcjax.grad(one_branch_binds, argnums=(0, 1, 2)), in_axes=(None, None, 0))(x, y, zs)
+    want = jax.vmap(jax.grad(j_one_branch_binds, argnums=(0, 1, 2)), in_axes=(None, None, 0))(x, y, zs)
+    agree(g, tuple(np.asarray(w) for w in want))
