@@ -24,7 +24,6 @@ import srcjax
 from . import written
 from .test_properties import load, module_dir, random_program  # noqa: F401  (module_dir: a fixture)
 
-
 # no shrinking in CI (a failing example prints its program and in_axes as drawn)
 _NO_SHRINK = {} if written.THOROUGH or written.EXAMPLES else {"phases": [Phase.explicit, Phase.reuse, Phase.generate]}
 
