@@ -110,7 +110,6 @@ class Specializer:
         self.on_branch: list[tuple[str, int]] = []  # (condition, branch) of the data branches being traced
         self.row_contexts: list[rolled_for.RowContext] = []  # rolled loops being traced (innermost last)
         self.fn_stack: list[NormalizedFunction] = []
-        self.consts: dict[int, tuple[Any, HloValue]] = {}
         self.rule_calls: dict[int, list[Any]] = {}  # custom_vjp -> arguments of its fwd calls (checks bwd)
         self.b: FuncBuilder | None = None
         self.name = name
@@ -729,7 +728,7 @@ class Specializer:
             c = self.b.constant(np.asarray(v, aval.dtype), aval)
             return HloValue(c.name, aval, literal=v)
         if isinstance(v, np.ndarray):
-            hit = self.consts.get(id(v))
+            hit = self.b.lifted.get(id(v))
             if hit is not None and hit[0] is v:
                 return hit[1]
         arr = np.asarray(v)
@@ -738,7 +737,7 @@ class Specializer:
         dt = canonical_dtype(arr.dtype)
         c = self.b.constant(arr, ShapedArray(arr.shape, dt))
         if isinstance(v, np.ndarray):
-            self.consts[id(v)] = (v, c)
+            self.b.lifted[id(v)] = (v, c)
         return c
 
     def apply(self, prim: Primitive, args: list[Any], kwargs: dict[str, Any], operator: bool = False) -> Any:
