@@ -601,3 +601,16 @@ def test_grad_of_a_break_on_batched_data_in_a_rolled_loop():
     g = srcjax.vmap(srcjax.grad(break_in_a_rolled_loop, argnums=(0, 1, 2)), in_axes=(0, 1, None))(x, y, z)
     want = jax.vmap(jax.grad(j_break_in_a_rolled_loop, argnums=(0, 1, 2)), in_axes=(0, 1, None))(x, y, z)
     agree(g, tuple(np.asarray(w) for w in want))
+
+
+def float_of_data(x, w):
+    return np.sum(x * w) * float(np.sum(w))
+
+
+def test_errors_in_the_batched_program_are_at_the_users_line():
+    # regression: the error was placed in the generated source (`<srcjax.vmap of g #0>:11:15`)
+    with pytest.raises(srcjax.TranspileError) as e:
+        srcjax.vmap(float_of_data, in_axes=(0, None))(rng.normal(size=(4, 3)), rng.normal(size=3))
+    first = str(e.value).splitlines()[0]
+    assert "test_vmap.py:" in first and "<srcjax." not in str(e.value), str(e.value)
+    assert "float(np.sum(w))" in str(e.value)
