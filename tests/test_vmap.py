@@ -577,7 +577,7 @@ def test_lists_mixing_batched_and_unbatched_values(fn):
 def break_in_a_rolled_loop(x, y, z):
     v1 = np.tanh(x)
     v2 = z[::-1, :2]
-    for i in range(3):
+    for _ in range(3):
         v1 = y * v1
         if np.max(v1) > 0.5:
             break
@@ -587,7 +587,7 @@ def break_in_a_rolled_loop(x, y, z):
 def j_break_in_a_rolled_loop(x, y, z):
     v1 = jnp.tanh(x)
     stop = False
-    for i in range(3):
+    for _ in range(3):
         new = jnp.where(stop, v1, y * v1)
         stop = jnp.logical_or(stop, jnp.max(new) > 0.5)
         v1 = new

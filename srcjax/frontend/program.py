@@ -164,11 +164,13 @@ class Program:
                       {n for n in _RUNTIME_VALUES if re.search(rf"(?<![\w.]){n}(?!\w)", text)})
         if used:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
-        from .. import batched
+        from .. import batched, composites
 
-        shown = sorted(set(library["srcjax.batched"]) & set(batched.__all__))  # (not what they call)
-        if shown:
-            header += f"from srcjax.batched import {', '.join(shown)}\n"
+        for mod, public in (("srcjax.batched", batched.__all__), ("srcjax.composites", composites.__all__)):
+            shown = sorted(n for n in set(library[mod]) & set(public)  # (not what they call)
+                           if re.search(rf"(?<![\w.]){n}\(", text))
+            if shown:
+                header += f"from {mod} import {', '.join(shown)}\n"
         return header + text
 
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import adjoint as _adjoint
 from .. import batched as _batched
+from .. import composites as _composites
 from ..core import Span, TranspileError, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
 from . import callees
@@ -40,12 +41,24 @@ __all__ = ["LIBRARY_MODULES", "RESERVED", "Resolver", "is_user_function", "local
 # never used for temporaries.
 RESERVED = {n for n in dir(_adjoint) if not n.startswith("_")} | {n for n in dir(_batched) if not n.startswith("_")}
 
-LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched")
+LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.composites")
 """The helpers generated source calls: transpiled like user code, shown as imports."""
 
 _MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
                                "popitem", "add", "discard", "sort", "reverse", "fill", "resize", "itemset", "put",
                                "__setitem__", "__delitem__"})
+
+
+_UFUNC_METHODS = ("accumulate", "reduce", "at", "outer", "reduceat")
+
+
+def composite(v: Any) -> Any:
+    """``v``, or srcjax's implementation of it in NumPy terms when ``v`` is a NumPy function srcjax
+    writes that way (``np.isclose``: :mod:`srcjax.composites`)."""
+    try:
+        return _composites.IMPLEMENTS.get(v, v)
+    except TypeError:  # unhashable: not a function
+        return v
 
 
 def is_user_function(v: Any) -> bool:
@@ -163,6 +176,7 @@ class Resolver:
             found, v = self.lookup(name)
         if not found:
             raise UnknownFunctionError(f"name {name!r} is not defined", span=self.span(node))
+        v = composite(v)
         if v is None:  # e.g. `from numpy import newaxis`
             return cst.Name("None")
         if v is np:
@@ -228,12 +242,15 @@ class Resolver:
         if not found:
             return False, None
         for part in chain[1:]:
+            if isinstance(v, np.ufunc) and part in _UFUNC_METHODS:  # np.maximum.accumulate
+                v = getattr(v, part)
+                continue
             if not isinstance(v, types.ModuleType) and not isinstance(v, type):
                 return False, None
             if not hasattr(v, part):
                 raise UnknownFunctionError(f"{'.'.join(chain)} does not exist", span=self.span(node))
             v = getattr(v, part)
-        return True, v
+        return True, composite(v)
 
     def helper_call_name(self, fn: Callable[..., Any], node: cst.CSTNode) -> cst.Name:
         """The name generated code calls the user function (or generated derivative) ``fn`` by."""

@@ -1,0 +1,195 @@
+"""NumPy functions srcjax writes in NumPy terms (``srcjax/composites.py``): against NumPy (compiled by
+XLA and as generated source run by NumPy), their derivatives against jax and finite differences,
+and their batched programs against a loop over examples."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import srcjax
+
+jax.config.update("jax_enable_x64", True)
+rng = np.random.default_rng(0)
+
+
+def agree(got: Any, want: Any, rtol: float = 1e-10, atol: float = 1e-12) -> None:
+    if isinstance(want, (tuple, list)):
+        assert isinstance(got, (tuple, list)) and len(got) == len(want)
+        for g, w in zip(got, want):
+            agree(g, w, rtol, atol)
+        return
+    g = np.asarray(got)
+    assert g.shape == np.shape(want), (g.shape, np.shape(want))
+    np.testing.assert_allclose(g, want, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def both(fn: Any, *args: Any, rtol: float = 1e-10) -> None:
+    """Compiled (XLA) and the generated source run by NumPy, against NumPy running ``fn``."""
+    want = fn(*args)
+    agree(srcjax.compile(fn)(*args), want, rtol)
+    agree(srcjax.compile(fn, device="numpy")(*args), want, rtol)
+
+
+# -- the functions, as a user writes them -----------------------------------------------------------
+
+def closeness(x, y):
+    return np.isclose(x, y), np.isclose(x, y, rtol=0.1, atol=0.0, equal_nan=True), np.allclose(x, x + 1e-12)
+
+
+def nans(x):
+    return (np.nan_to_num(x), np.nan_to_num(x, nan=-1.0, posinf=9.0), np.nansum(x), np.nansum(x, axis=0),
+            np.nanmean(x, axis=1, keepdims=True), np.nanmax(x, axis=0), np.nanmin(x), np.nanprod(x, axis=1),
+            np.nanvar(x, axis=0), np.nanstd(x, ddof=1), np.nanargmax(x, axis=1), np.nanargmin(x))
+
+
+def statistics(x, y):
+    return np.cov(x), np.cov(x, rowvar=False, bias=True), np.cov(x[0], y), np.corrcoef(x), np.corrcoef(x[0], y)
+
+
+def tables(x, xp, fp):
+    return np.interp(x, xp, fp), np.interp(x, xp, fp, left=-7.0, right=7.0)
+
+
+def polynomials(p, x):
+    return np.polyval(p, x)
+
+
+def integrals(y, x):
+    return np.trapezoid(y), np.trapezoid(y, dx=0.5, axis=0), np.trapezoid(y[0], x)
+
+
+def differences(f):
+    return np.gradient(f[0]), np.gradient(f[0], 0.5), np.gradient(f), np.gradient(f, 0.5, 2.0), np.gradient(f, axis=1)
+
+
+def convolutions(a, v):
+    return (np.convolve(a, v), np.convolve(a, v, mode="same"), np.convolve(a, v, mode="valid"),
+            np.convolve(v, a, mode="same"), np.correlate(a, v), np.correlate(a, v, mode="full"),
+            np.correlate(v, a, mode="same"))
+
+
+def choices(x):
+    return np.select([x > 0.5, x < -0.5], [x * 2.0, -x], default=0.25)
+
+
+def histograms(x, edges):
+    return np.histogram(x, bins=4), np.histogram(x, bins=3, range=(-1.0, 1.0)), np.histogram(x, bins=edges)
+
+
+def scans(x):
+    return np.maximum.accumulate(x), np.minimum.accumulate(x, axis=1), np.add.accumulate(x), np.multiply.accumulate(x[0])
+
+
+def test_closeness():
+    x = rng.normal(size=(3, 4))
+    y = x + rng.normal(size=(3, 4)) * 1e-6
+    y[0, 0], x[1, 1], y[1, 1], x[2, 2], y[2, 2] = 5.0, np.nan, np.nan, np.inf, np.inf
+    both(closeness, x, y)
+
+
+def test_nan_functions():
+    x = rng.normal(size=(3, 4))
+    x[0, 1] = np.nan
+    x[2, 3] = np.inf
+    x[1, 0] = -np.inf
+    both(nans, x)
+
+
+def test_statistics():
+    both(statistics, rng.normal(size=(3, 5)), rng.normal(size=5))
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(n=st.integers(1, 6), m=st.integers(1, 6), seed=st.integers(0, 2 ** 16))
+def test_convolution_modes_and_lengths(n, m, seed):
+    r = np.random.default_rng(seed)
+    both(convolutions, r.normal(size=n), r.normal(size=m))
+
+
+def test_interpolation_polynomials_integrals_differences():
+    xp = np.array([-1.0, 0.0, 0.5, 2.0])
+    both(tables, np.array([-3.0, -1.0, -0.2, 0.0, 0.7, 2.0, 5.0]), xp, rng.normal(size=4))
+    both(polynomials, rng.normal(size=4), rng.normal(size=5))
+    both(integrals, rng.normal(size=(3, 5)), np.cumsum(rng.uniform(0.1, 1.0, size=5)))
+    both(differences, rng.normal(size=(4, 5)))
+
+
+def test_select_histogram_scans():
+    both(choices, rng.normal(size=(3, 4)))
+    both(histograms, rng.normal(size=20), np.array([-2.0, 0.0, 0.5, 2.0]))
+    both(scans, rng.normal(size=(5, 6)))
+
+
+# -- derivatives against jax ---------------------------------------------------------------------
+
+XP = np.array([-1.0, 0.0, 0.5, 2.0])
+
+
+def loss_interp(fp, x):
+    return np.sum(np.interp(x, XP, fp) ** 2)
+
+
+def j_loss_interp(fp, x):
+    return jnp.sum(jnp.interp(x, jnp.array([-1.0, 0.0, 0.5, 2.0]), fp) ** 2)
+
+
+def loss_signal(a, v):
+    return np.sum(np.tanh(np.convolve(a, v, mode="same"))) + np.sum(np.correlate(a, v) ** 2) + \
+        np.sum(np.gradient(a) ** 2)
+
+
+def j_loss_signal(a, v):
+    return jnp.sum(jnp.tanh(jnp.convolve(a, v, mode="same"))) + jnp.sum(jnp.correlate(a, v) ** 2) + \
+        jnp.sum(jnp.gradient(a) ** 2)
+
+
+def loss_stats(x):
+    return np.sum(np.corrcoef(x) ** 2) + np.sum(np.cov(x)) + np.trapezoid(np.polyval(x[0], x[1])) + \
+        np.sum(np.maximum.accumulate(x[2])) + np.nanmean(x)
+
+
+def j_loss_stats(x):
+    return jnp.sum(jnp.corrcoef(x) ** 2) + jnp.sum(jnp.cov(x)) + jnp.trapezoid(jnp.polyval(x[0], x[1])) + \
+        jnp.sum(jax.lax.cummax(x[2])) + jnp.nanmean(x)
+
+
+@pytest.mark.parametrize("f, jf, args", [
+    (loss_interp, j_loss_interp, (rng.normal(size=4), np.array([-3.0, -0.7, 0.2, 1.1, 4.0]))),
+    (loss_signal, j_loss_signal, (rng.normal(size=6), rng.normal(size=3))),
+    (loss_stats, j_loss_stats, (rng.normal(size=(3, 5)),)),
+])
+def test_gradients_against_jax(f, jf, args):
+    nums = tuple(range(len(args)))
+    agree(srcjax.grad(f, argnums=nums)(*args), tuple(np.asarray(g) for g in jax.grad(jf, argnums=nums)(*args)),
+          rtol=1e-8, atol=1e-10)
+    tangents = tuple(rng.normal(size=np.shape(a)) for a in args)
+    _, t = srcjax.jvp(f, args, tangents)
+    _, jt = jax.jvp(jf, args, tangents)
+    agree(t, np.asarray(jt), rtol=1e-8, atol=1e-10)
+
+
+# -- batched ---------------------------------------------------------------------------------------
+
+def per_row(x, v):
+    return np.convolve(x, v, mode="same") + np.interp(x, XP[:3], v) + \
+        np.maximum.accumulate(x) + np.nan_to_num(np.log(x))
+
+
+def test_vmap_matches_a_loop_over_examples():
+    xs, v = rng.normal(size=(4, 3)), rng.normal(size=3)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        want = np.stack([per_row(x, v) for x in xs])
+        got = srcjax.vmap(per_row, in_axes=(0, None))(xs, v)
+    agree(got, want)
+
+
+def test_the_source_shows_the_implementation_imported():
+    text = srcjax.source(srcjax.compile(choices))
+    assert "from srcjax.composites import select" in text and "select(" in text
