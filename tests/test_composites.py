@@ -193,3 +193,32 @@ def test_vmap_matches_a_loop_over_examples():
 def test_the_source_shows_the_implementation_imported():
     text = srcjax.source(srcjax.compile(choices))
     assert "from srcjax.composites import select" in text and "select(" in text
+
+
+# -- float() / int() of a one-element array, as data -------------------------------------------------
+
+def numbers_as_data(x, w):
+    s = float(np.sum(w))
+    k = int(np.max(x) * 3)  # truncated toward zero, as Python's int()
+    return x * s + k, int(-2.7 * np.sum(w) / np.sum(w)) * x
+
+
+def test_float_and_int_of_arrays_are_data():
+    x, w = np.arange(3.0, dtype=np.float32), np.array([0.5, 1.25])
+    both(numbers_as_data, x, w)
+    out = srcjax.compile(numbers_as_data)(x, w)
+    assert np.asarray(out[0]).dtype == np.float32  # a Python float is weak: x keeps its dtype
+    # float(x) passes the derivative through; int(x) has none
+    agree(srcjax.grad(lambda w: float(np.sum(w * w)) * 2.0)(w), 4.0 * w)
+    xs = np.stack([x, x + 1.0, x - 2.0])
+    agree(srcjax.vmap(numbers_as_data, in_axes=(0, None))(xs, w),
+          tuple(np.stack(r) for r in zip(*[numbers_as_data(v, w) for v in xs])))
+
+
+def size_from_data(w):
+    return np.zeros(int(np.sum(w)))
+
+
+def test_int_of_data_where_a_static_value_is_needed_is_refused():
+    with pytest.raises(srcjax.StaticValueError, match="must be known at transpile time"):
+        srcjax.compile(size_from_data)(np.array([1.0, 2.0]))

@@ -603,14 +603,14 @@ def test_grad_of_a_break_on_batched_data_in_a_rolled_loop():
     agree(g, tuple(np.asarray(w) for w in want))
 
 
-def float_of_data(x, w):
-    return np.sum(x * w) * float(np.sum(w))
+def size_of_data(x, w):
+    return np.sum(x * w) * np.ones(int(np.sum(w)))
 
 
 def test_errors_in_the_batched_program_are_at_the_users_line():
     # regression: the error was placed in the generated source (`<srcjax.vmap of g #0>:11:15`)
     with pytest.raises(srcjax.TranspileError) as e:
-        srcjax.vmap(float_of_data, in_axes=(0, None))(rng.normal(size=(4, 3)), rng.normal(size=3))
+        srcjax.vmap(size_of_data, in_axes=(0, None))(rng.normal(size=(4, 3)), rng.normal(size=3))
     first = str(e.value).splitlines()[0]
     assert "test_vmap.py:" in first and "<srcjax." not in str(e.value), str(e.value)
-    assert "float(np.sum(w))" in str(e.value)
+    assert "np.ones(int(np.sum(w)))" in str(e.value)

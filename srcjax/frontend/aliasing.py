@@ -230,9 +230,11 @@ def _read_later(events: list[_Event], k: int, name: str, at: _Event) -> bool:
 def describe(found: InPlaceAlias) -> tuple[str, str]:
     """The message and hint for ``found``."""
     what = code(found.statement)
-    return (f"`{what}` changes `{found.name}`'s array in place in NumPy, so `{found.alias}`, bound to the "
-            f"same array, would change too; srcjax arrays are immutable (as JAX's) and `{found.alias}` would "
-            "keep the old value",
+    view = found.copy is not None and not found.copy[1].isidentifier()
+    bound = (f"which shares it through a view (`{found.copy[0]} = {found.copy[1]}`: not a copy)" if view and found.copy
+             else "bound to the same array")
+    return (f"`{what}` changes `{found.name}`'s array in place in NumPy, so `{found.alias}`, {bound}, would "
+            f"change too; srcjax arrays are immutable (as JAX's) and `{found.alias}` would keep the old value",
             (f"to keep the old value in both, copy where the alias is made: `{found.copy[0]} = "
              + (f"np.copy({found.copy[1]})`" if found.copy[1].isidentifier() else f"{found.copy[1]}.copy()`")
              if found.copy else "copy the array before changing it (np.copy)")

@@ -42,8 +42,8 @@ def sequence_sum(w: FunctionWriter, value: cst.BinaryOperation) -> tuple[str, St
 
 
 def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None:
-    """``abs(x)``, ``round(x, 2)`` (elementwise on a batched array), ``list(t)``, ``tuple(t)`` (a
-    container element by element) of batched values."""
+    """``abs(x)``, ``round(x, 2)`` (elementwise on a batched array), ``float(x)``/``int(x)`` (each
+    example's number), ``list(t)``, ``tuple(t)`` (a container element by element) of batched values."""
     f = value.func.value  # type: ignore[attr-defined]
     args = [a for a in value.args if a.keyword is None and not a.star]
     if not args:
@@ -52,6 +52,9 @@ def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None
     rest = [a.value for a in value.args[1:]]
     if f in ("abs", "round") and not any(any_batched(w.value_state(r)) for r in rest):
         return code(value), first
+    if f in ("float", "int") and len(value.args) == 1 and first is True:  # a per-example number, as data
+        x = code(args[0].value)
+        return (f"{x} * 1.0", True) if f == "float" else (f"{x}.astype(np.int64)", True)
     if f in ("list", "tuple") and len(value.args) == 1 and isinstance(first, (Tree, Stack)):
         if isinstance(first, Tree) and first.kind in ("tuple", "list"):
             return code(value), Tree(f, first.items)
