@@ -19,7 +19,7 @@ import numpy as np
 __all__ = ["IMPLEMENTS", "accumulate_add", "accumulate_max", "accumulate_min", "accumulate_multiply", "allclose",
            "convolve", "corrcoef", "correlate", "cov", "gradient", "histogram", "interp", "isclose", "nan_to_num",
            "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar",
-           "polyval", "select", "trapezoid"]
+           "polyval", "select", "sliding_window_view", "trapezoid"]
 
 IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
 
@@ -341,3 +341,27 @@ def accumulate_add(array: Any, axis: int = 0, dtype: Any = None, out: Any = None
 @_implements(np.multiply.accumulate)
 def accumulate_multiply(array: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
     return np.cumprod(array, axis=axis)
+
+
+# -- windows ---------------------------------------------------------------------------------------
+
+@_implements(np.lib.stride_tricks.sliding_window_view)
+def sliding_window_view(x: Any, window_shape: Any, axis: Any = None, subok: bool = False,
+                        writeable: bool = False) -> Any:
+    """Every window of ``window_shape`` (NumPy's layout: the window axes last), as a copy: one slice
+    per offset in the window (a static count), stacked. ``writeable`` views are not supported."""
+    assert not writeable, "sliding_window_view: srcjax arrays are immutable (writeable=True is not supported)"
+    ws = (window_shape,) if isinstance(window_shape, int) else tuple(window_shape)
+    if axis is None:
+        axes = tuple(range(np.ndim(x)))
+    else:
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = x
+    for ax, w in zip(axes, ws):
+        front = np.moveaxis(out, ax, 0)
+        count = np.shape(front)[0] - w + 1
+        rows = []
+        for i in range(w):  # (a loop, not a comprehension: derivatives follow appends)
+            rows.append(np.moveaxis(front[i:i + count], 0, ax))
+        out = np.stack(rows, axis=-1)
+    return out

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numpy.lib.stride_tricks import sliding_window_view
 
 import srcjax
 
@@ -222,3 +223,59 @@ def size_from_data(w):
 def test_int_of_data_where_a_static_value_is_needed_is_refused():
     with pytest.raises(srcjax.StaticValueError, match="must be known at transpile time"):
         srcjax.compile(size_from_data)(np.array([1.0, 2.0]))
+
+
+# -- np.add.at, sliding windows --------------------------------------------------------------------
+
+def scatter_add(x, i, v):
+    a = np.zeros(5)
+    np.add.at(a, i, v)  # repeated indices accumulate
+    b = x.copy()
+    np.add.at(b, (i, 0), 2.0)
+    return a, b
+
+
+def test_add_at_accumulates_repeated_indices():
+    x, i, v = rng.normal(size=(5, 2)), np.array([0, 2, 2, 4, 0]), rng.normal(size=5)
+    want = scatter_add(x.copy(), i, v)
+    agree(srcjax.compile(scatter_add)(x, i, v), want)
+    agree(srcjax.compile(scatter_add, device="numpy")(x, i, v), want)
+    assert "index_add(a, i, v)" in srcjax.source(srcjax.compile(scatter_add))
+    jloss = lambda v: jnp.sum(jnp.zeros(5).at[i].add(v) ** 2)  # noqa: E731
+    agree(srcjax.grad(lambda v: np.sum(scatter_add(x, i, v)[0] ** 2))(v), np.asarray(jax.grad(jloss)(v)))
+    vs = rng.normal(size=(3, 5))
+    agree(srcjax.vmap(scatter_add, in_axes=(None, None, 0))(x, i, vs),
+          tuple(np.stack(r) for r in zip(*[scatter_add(x.copy(), i, u) for u in vs])))
+
+
+def add_at_then_read_alias(x, i, v):
+    y = x
+    np.add.at(x, i, v)
+    return y
+
+
+def test_add_at_through_an_alias_is_refused():
+    with pytest.raises(srcjax.UnsupportedSyntaxError, match="in place"):
+        srcjax.compile(add_at_then_read_alias)(np.ones(5), np.array([0, 1]), np.ones(2))
+
+
+def windows(x):
+    return (sliding_window_view(x[0], 3), np.lib.stride_tricks.sliding_window_view(x, (2, 2)),
+            sliding_window_view(x, 2, axis=1), sliding_window_view(x, (2, 3), axis=(1, 0)))
+
+
+def max_pool(img):
+    w = np.lib.stride_tricks.sliding_window_view(img, (2, 2))[::2, ::2]
+    return np.max(w, axis=(-1, -2))
+
+
+def j_max_pool(img):
+    return jax.lax.reduce_window(img, -jnp.inf, jax.lax.max, (2, 2), (2, 2), "VALID")
+
+
+def test_sliding_window_view_and_pooling():
+    x = rng.normal(size=(4, 6))
+    both(windows, x)
+    both(max_pool, x)
+    agree(srcjax.grad(lambda a: np.sum(max_pool(a) ** 2))(x),
+          np.asarray(jax.grad(lambda a: jnp.sum(j_max_pool(a) ** 2))(x)))

@@ -142,6 +142,11 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
             ev("bind", n, literal=_is_literal(s.value))
     else:
         reads = names_in(s)
+        call = s.value if isinstance(s, cst.Expr) else None
+        chain = attr_chain(call.func) if isinstance(call, cst.Call) else None
+        if isinstance(call, cst.Call) and chain is not None and chain[-1] == "at" and call.args and \
+                isinstance(call.args[0].value, cst.Name):  # np.add.at(a, i, b) changes a in place
+            ev("inplace", call.args[0].value.value)
     w.events += [_Event(p, "read", n, node, loops=loops) for n in reads] + effects
 
 

@@ -49,6 +49,16 @@ _MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "c
                                "__setitem__", "__delitem__"})
 
 
+# NumPy functions whose result has a size that depends on the data (srcjax's shapes are static), and
+# what to write instead
+_MASK = "keep the shape and mask instead: np.where(cond, x, fill), or np.sum(np.where(cond, x, 0))"
+_DATA_SIZED = {
+    "nonzero": _MASK, "flatnonzero": _MASK, "argwhere": _MASK, "compress": _MASK, "extract": _MASK,
+    "trim_zeros": _MASK, "unique": "sort and compare neighbours (np.sort(x); x[1:] != x[:-1]) for a mask",
+    "bincount": "count into a static number of bins n: np.sum(x[:, None] == np.arange(n), axis=0)",
+    "histogram_bin_edges": "give the bins as a number or an array of edges to np.histogram",
+}
+
 _UFUNC_METHODS = ("accumulate", "reduce", "at", "outer", "reduceat")
 
 
@@ -342,8 +352,11 @@ class Resolver:
             raise callees.refusal(fv, span=self.span(node), name=name if name.startswith("np.") else None)
         if (callable(fv) and (mod == "numpy" or mod.startswith("numpy."))
                 and not isinstance(fv, type) and fv not in callees.STATIC_NUMPY):
-            raise UnknownFunctionError(f"{name} is not supported by srcjax (yet)", span=self.span(node),
-                                       hint="see the supported NumPy subset in the README")
+            short = name.split(".")[-1]
+            hint = _DATA_SIZED.get(short) or "see the supported NumPy subset in the README"
+            raise UnknownFunctionError(f"{name} is not supported by srcjax (yet)"
+                                       + (": its result's size depends on the data" if short in _DATA_SIZED else ""),
+                                       span=self.span(node), hint=hint)
         if (isinstance(fv, (types.BuiltinFunctionType, types.MethodType)) or callees.library_function(fv)) \
                 and not callees.is_static_pure(fv) and callees.user_method(fv) is None:
             raise callees.refusal(fv, span=self.span(node))

@@ -411,6 +411,9 @@ class Specializer:
             return v
         if name in _CONSTANT_NAMES:
             return _CONSTANT_NAMES[name]
+        bare = registry.PRIMITIVES.get(name)
+        if bare is not None and bare.path == name:  # a primitive generated source names bare (index_add)
+            return bare.fn
         if name in self.program.functions:
             return self.program.functions[name]
         if name == "np":
