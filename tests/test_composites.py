@@ -279,3 +279,25 @@ def test_sliding_window_view_and_pooling():
     both(max_pool, x)
     agree(srcjax.grad(lambda a: np.sum(max_pool(a) ** 2))(x),
           np.asarray(jax.grad(lambda a: jnp.sum(j_max_pool(a) ** 2))(x)))
+
+
+# -- where= on reductions ----------------------------------------------------------------------------
+
+def masked_reductions(x, m):
+    return (np.sum(x, where=m), np.sum(x, axis=0, where=m, keepdims=True), np.mean(x, axis=1, where=m),
+            np.max(x, where=m, initial=-np.inf), np.min(x, axis=0, where=m, initial=10.0), np.prod(x, where=m),
+            np.any(x > 0, where=m), np.all(x > -5, axis=1, where=m), x.sum(where=m))
+
+
+def max_where_without_initial(x, m):
+    return np.max(x, where=m)
+
+
+def test_where_on_reductions():
+    x = rng.normal(size=(3, 4))
+    m = x > -0.3
+    both(masked_reductions, x, m)
+    agree(srcjax.grad(lambda x: np.mean(x ** 2, where=m))(x),
+          np.asarray(jax.grad(lambda x: jnp.mean(x ** 2, where=m))(x)))
+    with pytest.raises(srcjax.ArgumentError, match="initial="):
+        srcjax.compile(max_where_without_initial)(x, m)

@@ -36,7 +36,7 @@ import numpy as np
 from ..adjoint import SAVED_LIST_NAME
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from . import aliasing
+from . import aliasing, numpy_calls
 from .names import Visitor, children, renamed, target_names
 from .names import walk as walk_nodes
 from .read import FunctionSource, is_generated, read_function
@@ -414,6 +414,8 @@ class Normalizer(Resolver):
                   args: list[cst.Arg]) -> tuple[cst.BaseExpression, str | None]:
         pos = [a.value for a in args if a.keyword is None]
         kws = {a.keyword.value: a.value for a in args if a.keyword is not None}
+        if "where" in kws and "where" not in prim.signature.parameters and prim.name in numpy_calls.WHERE_FILL:
+            return self.flat(numpy_calls.reduction_where(self, node, prim, pos, kws))
         try:
             bound = prim.signature.bind(*pos, **kws)
         except TypeError as e:
@@ -618,7 +620,7 @@ class Normalizer(Resolver):
             if not isinstance(s.value, cst.Call):
                 self.lazy(s.value)  # no effect, so dropped; but `yield x` or an unknown name is still an error
                 return
-            if self.ufunc_at(s.value):  # np.add.at(a, idx, b): a = index_add(a, idx, b)
+            if numpy_calls.ufunc_at(self, s.value):  # np.add.at(a, idx, b): a = index_add(a, idx, b)
                 return
             self.check_global_mutation(s.value)
             flat, _ = self.flat(s.value)
@@ -659,29 +661,6 @@ class Normalizer(Resolver):
                         args=[cst.Arg(t.value), cst.Arg(key), cst.Arg(value)])
         self.assign(cst.Name(t.value.value), call, origin)
         self.updated.add(t.value.value)
-
-    def ufunc_at(self, call: cst.Call) -> bool:
-        """``np.add.at(a, indices, b)`` (NumPy's unbuffered in-place add: repeated indices accumulate) as
-        the functional ``a = index_add(a, indices, b)``; other ``ufunc.at`` are refused. False: not one."""
-        try:
-            ok, fv = self.static_value(call.func)
-        except UnknownFunctionError:
-            return False
-        if not ok or getattr(fv, "__name__", None) != "at" or not isinstance(getattr(fv, "__self__", None), np.ufunc):
-            return False
-        if fv.__self__ is not np.add:
-            raise self.unsupported(call, f"np.{fv.__self__.__name__}.at",
-                                   "np.add.at is supported (a scatter-add); write other updates with np.where")
-        args = [a.value for a in call.args]
-        if len(args) != 3 or any(a.keyword is not None or a.star for a in call.args) or \
-                not isinstance(args[0], cst.Name) or args[0].value not in self.locals:
-            raise self.unsupported(call, "this form of np.add.at",
-                                   "write np.add.at(a, indices, values) with `a` a local array variable")
-        key, value = self.atom(args[1]), self.atom(args[2])
-        self.assign(cst.Name(args[0].value), cst.Call(func=cst.Name("index_add"), args=[
-            cst.Arg(args[0]), cst.Arg(key), cst.Arg(value)]), call)
-        self.updated.add(args[0].value)
-        return True
 
     # -- the function ---------------------------------------------------------------
     def refuse_tape_names(self, fdef: cst.FunctionDef) -> None:
