@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import lax
+from . import lax, tree_util
 from . import primitives as _primitives  # noqa: F401  (registers the primitive table)
-from .api import Compiled, Lowered, compile, device_put, eval_shape, lower, numpy_function, source
+from .api import Compiled, Lowered, compile, device_put, eval_shape, jit, lower, numpy_function, source
 from .autodiff import grad, jvp, value_and_grad, vjp
 from .core import (
     ArgumentError,
@@ -50,7 +50,8 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ArgumentError", "Compiled", "CustomRuleError", "DTypeError", "DynamicControlFlowError", "Lowered",
-    "OpaqueCallError", "ShapeDtypeStruct", "ShapeError", "StaticValueError", "TranspileError", "UnknownFunctionError",
-    "UnsupportedSyntaxError", "compile", "custom_jvp", "custom_vjp", "device_put", "devices", "lax", "eval_shape",
-    "grad", "hessian", "jacfwd", "jacrev", "jvp", "lower", "numpy_function", "source", "value_and_grad", "vjp", "vmap",
+    "OpaqueCallError", "ShapeDtypeStruct", "ShapeError", "StaticValueError", "TranspileError",
+    "UnknownFunctionError", "UnsupportedSyntaxError", "compile", "jit", "tree_util", "custom_jvp", "custom_vjp",
+    "device_put", "devices", "lax", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lower",
+    "numpy_function", "source", "value_and_grad", "vjp", "vmap",
 ]

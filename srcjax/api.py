@@ -447,15 +447,29 @@ class CompiledExecutable:
 
 
 def compile(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
-            static_argnames: str | Sequence[str] = (), device: str | None = None) -> Any:
-    """Compile ``fn`` with srcjax: ``@srcjax.compile`` or ``srcjax.compile(fn, ...)``.
+            static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
+            device: str | None = None) -> Any:
+    """Compile ``fn`` with srcjax: ``@srcjax.compile`` or ``srcjax.compile(fn, ...)`` (``srcjax.jit``).
 
     ``device`` is ``"cpu"`` (default), ``"gpu"``, or ``"numpy"`` to run the
-    generated source with NumPy instead of XLA (for debugging).
+    generated source with NumPy instead of XLA (for debugging). ``donate_argnums`` is accepted
+    (JAX's signature) and changes nothing: srcjax never reuses an argument's buffer for a result.
     """
     if fn is None:
         return lambda f: Compiled(f, static_argnums, static_argnames, device)
     return Compiled(fn, static_argnums, static_argnames, device)
+
+
+def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
+        donate_argnames: str | Sequence[str] = (), device: str | None = None) -> Any:
+    """JAX's spelling of :func:`compile` (``@srcjax.jit``, ``srcjax.jit(f, static_argnums=...)``).
+
+    ``donate_argnums``/``donate_argnames`` are accepted and ignored: srcjax never reuses an
+    argument's buffer for a result (the program is the same; only memory use differs).
+    """
+    return compile(fn, static_argnums=static_argnums, static_argnames=static_argnames, donate_argnums=donate_argnums,
+                   device=device)
 
 
 _PLAIN: weakref.WeakKeyDictionary[Any, Compiled] = weakref.WeakKeyDictionary()

@@ -347,14 +347,16 @@ def _leaves_with_axes(value: Any, spec: Axes, path: str) -> list[tuple[str, Any,
 
 
 @transformation
-def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_size: int | None = None) -> Vmapped:
+def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_size: int | None = None,
+         axis_name: Any = None) -> Vmapped:
     """The batched version of ``fn`` (JAX's ``vmap``), written as source (``srcjax.source`` shows it).
 
     ``in_axes``: for each positional argument, the axis mapped over (an int, negative ints count from
     the end), ``None`` for an argument shared by every example, or a tuple/list/dict prefix of the
     argument's structure; one int or None applies to every argument. ``out_axes``: where the batch
     axis goes in each output (``None``: an output that does not depend on a mapped argument).
-    ``axis_size``: the batch size when no argument is mapped.
+    ``axis_size``: the batch size when no argument is mapped. ``axis_name`` is accepted (JAX's
+    signature) but names nothing yet: collectives over a vmapped axis are not supported.
     """
     if isinstance(fn, NormalizedFunction):  # srcjax.vmap(f) inside a function srcjax is transpiling: f's function
         fn = fn.fn

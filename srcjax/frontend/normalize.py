@@ -91,7 +91,6 @@ UNSUPPORTED_EXPRESSIONS = {
     cst.Await: ("await", "compiled functions are synchronous"),
     cst.NamedExpr: ("the walrus operator `:=`", "assign in a separate statement"),
     cst.SetComp: ("set comprehensions", "use a list or tuple"),
-    cst.DictComp: ("dict comprehensions", "build the dict with a for loop over static keys"),
     cst.Set: ("sets", "use a tuple"),
 }
 
@@ -707,7 +706,8 @@ class Normalizer(Resolver):
         )
         self.refuse_tape_names(fdef)
         self.reserve_helpers(fdef)
-        body = self.block(fdef.body.body, top=True)
+        stmts = [st.visit(_DictComprehensions(self.src.positions)) for st in fdef.body.body]
+        body = self.block(stmts, top=True)
         if self.updated:
             aliasing.check_views(body, self.updated, self.spans)
         return cst.FunctionDef(name=cst.Name(name), params=clean, body=cst.IndentedBlock(body=body))
@@ -726,6 +726,24 @@ def literal_code(v: Any) -> str | None:
         if all(p is not None for p in parts):
             return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"  # type: ignore[arg-type]
     return None
+
+
+class _DictComprehensions(cst.CSTTransformer):
+    """``{k: v for k in keys}`` as ``dict([(k, v) for k in keys])``: the keys are static (a dict's keys,
+    a list of names), so the dict is built while compiling, like any container (positions kept)."""
+
+    def __init__(self, positions: dict[cst.CSTNode, Any]) -> None:
+        self.positions = positions
+
+    def leave_DictComp(self, original: cst.DictComp, updated: cst.DictComp) -> cst.BaseExpression:
+        pairs = cst.ListComp(elt=cst.Tuple(elements=[cst.Element(updated.key), cst.Element(updated.value)]),
+                             for_in=updated.for_in)
+        call = cst.Call(func=cst.Name("dict"), args=[cst.Arg(pairs)])
+        where = self.positions.get(original)
+        if where is not None:
+            for node in (pairs, call, pairs.elt):
+                self.positions[node] = where
+        return call
 
 
 class _OneLine(cst.CSTTransformer):

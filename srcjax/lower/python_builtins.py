@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import pytree
+from .. import pytree, tree_util
 from ..core import ArgumentError, NeedStatic, ShapeError, StaticValueError
 from ..primitives import registry
 from .values import contains_dynamic, is_dynamic
@@ -42,7 +42,9 @@ UNOPS: dict[str, Callable[[Any], Any]] = {
 
 
 CONTAINER_BUILTINS = {tuple, list, dict, enumerate, zip, reversed, isinstance, len, type, map,
-                       pytree.is_tree, pytree.tree_get, pytree.tree_set, pytree.tree_like}
+                       pytree.is_tree, pytree.tree_get, pytree.tree_set, pytree.tree_like,
+                       tree_util.tree_leaves, tree_util.tree_flatten, tree_util.tree_unflatten,
+                       tree_util.tree_structure}
 
 
 def accepts_dynamic(fv: Any) -> bool:
@@ -182,6 +184,20 @@ def _b_tree_map(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any
         raise ArgumentError(f"container structures do not match: {e}") from None
 
 
+def _b_util_tree_map(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``srcjax.tree_util.tree_map`` run here: ``f`` is called (traced) per leaf."""
+    f, *trees = args
+    try:
+        return tree_util.tree_map(lambda *leaves: sp.call_value(f, list(leaves), {}), *trees, **kwargs)
+    except ValueError as e:
+        raise ArgumentError(str(e)) from None
+
+
+def _b_util_tree_reduce(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    f, *rest = args
+    return tree_util.tree_reduce(lambda a, b: sp.call_value(f, [a, b], {}), *rest, **kwargs)
+
+
 def _b_map(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """``map(f, xs, ...)``: ``f`` called (traced) per item, eagerly (the items are static in number)."""
     if len(args) < 2 or kwargs:
@@ -234,7 +250,8 @@ def _b_result_type(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> 
 
 BUILTIN_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]] = {
     np.shape: _b_shape_query(np.shape), np.ndim: _b_shape_query(np.ndim), np.size: _b_shape_query(np.size),
-    np.result_type: _b_result_type, pytree.tree_map: _b_tree_map, map: _b_map, sorted: _b_sorted,
+    np.result_type: _b_result_type, pytree.tree_map: _b_tree_map, map: _b_map,
+    tree_util.tree_map: _b_util_tree_map, tree_util.tree_reduce: _b_util_tree_reduce, sorted: _b_sorted,
     isinstance: _b_isinstance, zip: _b_iterating(zip), enumerate: _b_iterating(enumerate),
     reversed: _b_iterating(reversed), list: _b_iterating(list), tuple: _b_iterating(tuple),
     len: _b_len, range: _b_range, abs: _b_abs, round: _b_round, sum: _b_sum,

@@ -103,6 +103,9 @@ class Activity:
                     if isinstance(s.targets[0].target, cst.Name):
                         containers.update(names)
                 reads_active = [n for n in _value_reads(s.value) if n in self.active]
+                if isinstance(s.value, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)):
+                    # what it iterates over carries values too (`for k, v in params.items()`)
+                    reads_active = [n for n in names_in(s.value) if n in self.active]
                 arg_reads = [n for a in s.value.args for n in names_in(a.value) if n in self.active] \
                     if isinstance(s.value, cst.Call) else []
                 if op.kind == "static" and arg_reads and isinstance(s.value, cst.Call) and \

@@ -1,0 +1,64 @@
+"""``srcjax.tree_util``: JAX's pytree functions over the containers srcjax knows.
+
+Containers are tuples, lists, dicts (in sorted key order), NamedTuples and dataclasses; ``None`` is
+an empty container (no leaves), as in JAX; everything else (arrays, ``srcjax.Array``, numbers) is a
+leaf. Outside compiled code these run in Python (an optimizer step on a dict of parameters:
+``tree_map(lambda p, g: p - lr * g, params, grads)``); inside a compiled function ``tree_map``,
+``tree_leaves``, ``tree_flatten`` and ``tree_unflatten`` run while srcjax specializes it, calling
+the function on each leaf. Registering new node types (``register_pytree_node``) is not supported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import pytree
+from .pytree import TreeDef
+
+__all__ = ["TreeDef", "tree_flatten", "tree_leaves", "tree_map", "tree_reduce", "tree_structure", "tree_unflatten"]
+
+
+def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list[Any], TreeDef]:
+    """The leaves of ``tree`` (depth first; a dict's in sorted key order) and its structure."""
+    return pytree.flatten(tree, is_leaf)
+
+
+def tree_unflatten(treedef: TreeDef, leaves: Any) -> Any:
+    """The container of structure ``treedef`` holding ``leaves`` in order."""
+    return pytree.unflatten(treedef, list(leaves))
+
+
+def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
+    return pytree.flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> TreeDef:
+    return pytree.flatten(tree, is_leaf)[1]
+
+
+def tree_map(f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """``f`` of each leaf of ``tree`` and the leaves at the same place in each of ``rest`` (which must
+    have ``tree``'s structure); the results in ``tree``'s structure."""
+    leaves, treedef = pytree.flatten(tree, is_leaf)
+    others = []
+    for k, r in enumerate(rest):
+        r_leaves, r_def = pytree.flatten(r, is_leaf)
+        if r_def != treedef:
+            raise ValueError(f"tree_map: argument {k + 2} has structure {r_def}, but the first tree has {treedef}")
+        others.append(r_leaves)
+    return pytree.unflatten(treedef, [f(x, *[o[i] for o in others]) for i, x in enumerate(leaves)])
+
+
+def tree_reduce(f: Callable[[Any, Any], Any], tree: Any, *initializer: Any,
+                is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """``f`` folded over the leaves, left to right (from ``initializer`` when given)."""
+    leaves = pytree.flatten(tree, is_leaf)[0]
+    if len(initializer) > 1:
+        raise TypeError("tree_reduce takes at most one initializer")
+    if not leaves and not initializer:
+        raise TypeError("tree_reduce of a tree without leaves needs an initializer")
+    acc, start = (initializer[0], 0) if initializer else (leaves[0], 1)
+    for x in leaves[start:]:
+        acc = f(acc, x)
+    return acc

@@ -1,0 +1,109 @@
+"""JAX users' spellings: ``srcjax.jit``, ``srcjax.tree_util`` (outside and inside compiled code) and
+dict comprehensions over static keys, against NumPy and jax."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import srcjax
+from srcjax.tree_util import tree_flatten, tree_leaves, tree_map, tree_reduce, tree_structure, tree_unflatten
+
+jax.config.update("jax_enable_x64", True)
+rng = np.random.default_rng(0)
+PARAMS = {"w": rng.normal(size=(2, 3)), "b": rng.normal(size=3), "layers": [rng.normal(size=3), None]}
+
+
+def test_tree_util_matches_jax_outside_compiled_code():
+    leaves, treedef = tree_flatten(PARAMS)
+    jleaves, jdef = jax.tree_util.tree_flatten(PARAMS)
+    assert len(leaves) == len(jleaves) == 3  # None holds no leaf, as in JAX
+    for a, b in zip(leaves, jleaves):
+        np.testing.assert_array_equal(a, b)
+    assert tree_unflatten(treedef, leaves)["layers"][1] is None
+    assert tree_structure(PARAMS) == treedef
+    doubled = tree_map(lambda p, q: p + 2 * q, PARAMS, PARAMS)
+    jdoubled = jax.tree_util.tree_map(lambda p, q: p + 2 * q, PARAMS, PARAMS)
+    for a, b in zip(tree_leaves(doubled), jax.tree_util.tree_leaves(jdoubled)):
+        np.testing.assert_allclose(a, b)
+    assert tree_reduce(lambda a, b: a + np.sum(b), PARAMS, 0.0) == pytest.approx(
+        sum(float(np.sum(v)) for v in jleaves))
+    with pytest.raises(ValueError, match="structure"):
+        tree_map(lambda a, b: a + b, PARAMS, {"w": 1.0})
+
+
+def loss(params, x, y):
+    h = np.tanh(x @ params["w"] + params["b"])
+    return np.mean((h - y) ** 2)
+
+
+def j_loss(params, x, y):
+    h = jnp.tanh(x @ params["w"] + params["b"])
+    return jnp.mean((h - y) ** 2)
+
+
+@srcjax.jit
+def sgd_tree_map(params, x, y):
+    g = srcjax.grad(loss)(params, x, y)
+    return tree_map(lambda p, d: p - 0.1 * d, params, g)
+
+
+@srcjax.jit
+def sgd_dict_comprehension(params, x, y):
+    g = srcjax.grad(loss)(params, x, y)
+    return {k: params[k] - 0.1 * g[k] for k in params}
+
+
+@pytest.mark.parametrize("step", [sgd_tree_map, sgd_dict_comprehension])
+def test_an_sgd_step_as_jax_users_write_it(step):
+    params = {"w": PARAMS["w"], "b": PARAMS["b"]}
+    x, y = rng.normal(size=(5, 2)), rng.normal(size=(5, 3))
+    jg = jax.grad(j_loss)(params, x, y)
+    want = {k: params[k] - 0.1 * np.asarray(jg[k]) for k in params}
+    got = step(params, x, y)
+    assert set(got) == set(want)
+    for k in want:
+        np.testing.assert_allclose(np.asarray(got[k]), want[k], rtol=1e-10)
+    via_numpy = srcjax.compile(step.fn, device="numpy")(params, x, y)
+    for k in want:
+        np.testing.assert_allclose(np.asarray(via_numpy[k]), want[k], rtol=1e-10)
+
+
+def penalty(params, x, y):
+    sq = {k: np.sum(v ** 2) for k, v in params.items()}
+    return sq["w"] + 0.5 * sq["b"] + loss(params, x, y)
+
+
+def j_penalty(params, x, y):
+    sq = {k: jnp.sum(v ** 2) for k, v in params.items()}
+    return sq["w"] + 0.5 * sq["b"] + j_loss(params, x, y)
+
+
+def squares_by_pairs(p):
+    sq = dict([(k, np.sum(v ** 2)) for k, v in p.items()])
+    return sq["a"]
+
+
+def test_dict_comprehensions_compile_and_batch_and_are_refused_by_derivatives():
+    params = {"w": PARAMS["w"], "b": PARAMS["b"]}
+    x, y = rng.normal(size=(5, 2)), rng.normal(size=(5, 3))
+    np.testing.assert_allclose(np.asarray(srcjax.compile(penalty)(params, x, y)), penalty(params, x, y))
+    # derivatives do not follow a dict built from pairs yet: refused at the line, never a silent zero
+    for f in (penalty, squares_by_pairs):
+        with pytest.raises(srcjax.TranspileError, match="cannot differentiate through `dict"):
+            srcjax.grad(f)(params if f is penalty else {"a": x[0]}, *((x, y) if f is penalty else ()))
+    xs = rng.normal(size=(4, 5, 2))
+    got = srcjax.vmap(penalty, in_axes=(None, 0, None))(params, xs, y)
+    want = jax.vmap(j_penalty, in_axes=(None, 0, None))(params, xs, y)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10)
+
+
+def test_jit_is_compile_with_jax_arguments():
+    def f(x, n):
+        return x * n
+
+    jf = srcjax.jit(f, static_argnums=1, donate_argnums=0)
+    assert isinstance(jf, srcjax.Compiled)
+    np.testing.assert_allclose(np.asarray(jf(np.ones(3), 4)), 4.0 * np.ones(3))
