@@ -104,8 +104,9 @@ class Activity:
                         containers.update(names)
                 reads_active = [n for n in _value_reads(s.value) if n in self.active]
                 if isinstance(s.value, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)):
-                    # what it iterates over carries values too (`for k, v in params.items()`)
-                    reads_active = [n for n in names_in(s.value) if n in self.active]
+                    # an element reading its loop's items reads what the loop iterates over
+                    # (`[(k, f(v)) for k, v in params.items()]`; not `[np.shape(a) for a in seq]`)
+                    reads_active += _comprehension_item_reads(s.value, self.active)
                 arg_reads = [n for a in s.value.args for n in names_in(a.value) if n in self.active] \
                     if isinstance(s.value, cst.Call) else []
                 if op.kind == "static" and arg_reads and isinstance(s.value, cst.Call) and \
@@ -390,6 +391,20 @@ def _value_reads(node: cst.BaseExpression) -> list[str]:
 
     B().walk(node)
     return [n for n in out if n not in bound]
+
+
+def _comprehension_item_reads(node: cst.BaseExpression, active: set[str]) -> list[str]:
+    """The active names a comprehension iterates over, when its elements read the items' values."""
+    fors: list[cst.CompFor] = []
+    f = getattr(node, "for_in", None)
+    while isinstance(f, cst.CompFor):
+        fors.append(f)
+        f = f.inner_for_in
+    bound = {n for c in fors for n in target_names(c.target)}
+    parts = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+    if not any(n in bound for p in parts for n in _value_reads(p)):
+        return []
+    return [n for c in fors for n in names_in(c.iter) if n in active]
 
 
 def _stores_arrays(node: cst.BaseExpression) -> bool:
