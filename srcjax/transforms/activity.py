@@ -401,7 +401,7 @@ def _comprehension_item_reads(node: cst.BaseExpression, active: set[str]) -> lis
         fors.append(f)
         f = f.inner_for_in
     bound = {n for c in fors for n in target_names(c.target)}
-    parts = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+    parts = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]  # type: ignore[attr-defined]
     if not any(n in bound for p in parts for n in _value_reads(p)):
         return []
     return [n for c in fors for n in names_in(c.iter) if n in active]
