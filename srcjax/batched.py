@@ -33,7 +33,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_broadcast_like", "batch_expand_reduced", "batch_full", "batch_tile", "batch_out", "batch_triangle",
     "batch_diag", "batch_norm", "batch_hstack", "batch_vstack", "batch_full_like", "batch_like", "batch_ravel",
     "batch_concatenate_flat", "batch_index", "batch_argmax", "batch_argmin", "batch_cumsum", "batch_cumprod",
-    "batch_repeat", "batch_roll", "tree_set",
+    "batch_repeat", "batch_roll", "batch_solve", "tree_set",
 ]
 
 
@@ -311,6 +311,15 @@ def batch_matmul(x1: Any, x2: Any, b1: bool, b2: bool) -> Any:
         return np.matmul(_lifted(u, r2) if b1 else u, x2)[..., 0, :]
     r = max(r1, r2)
     return np.matmul(_lifted(x1, r) if b1 else x1, _lifted(x2, r) if b2 else x2)
+
+
+def batch_solve(a: Any, b: Any, ba: bool, bb: bool) -> Any:
+    """``np.linalg.solve`` per example: a per-example 1-D ``b`` is one vector (a column), and the
+    per-example batch dimensions of ``a`` and ``b`` broadcast as NumPy broadcasts them."""
+    if np.ndim(b) - bb == 1:
+        return batch_solve(a, b[..., None], ba, bb)[..., 0]
+    r = max(np.ndim(a) - ba, np.ndim(b) - bb)
+    return np.linalg.solve(_lifted(a, r) if ba else a, _lifted(b, r) if bb else b)
 
 
 def batch_dot(a: Any, b: Any, ba: bool, bb: bool) -> Any:

@@ -189,6 +189,19 @@ case("diff", "np.diff(x, 3)", N(2, 3))  # n >= the axis size: empty result, zero
 case("prod", "np.prod(x, axis=0, keepdims=True)", C([[0.0, 2.0, 0.0], [1.5, 0.5, 0.0]]))  # exact with zeros
 case("prod", "np.prod(x)", U(-1.5, 1.5, 4))
 
+# np.linalg: well-conditioned (x + 4 I), positive definite (x x^T + I) and well-separated spectra
+group("linalg", [("solve", "np.linalg.solve(x + 4.0 * np.eye(3), y)"),
+                 ("solve", "np.linalg.solve(x + 4.0 * np.eye(3), y[:, 0])"),
+                 ("inv", "np.linalg.inv(x + 4.0 * np.eye(3))"), ("det", "np.linalg.det(x)"),
+                 ("slogdet", "np.linalg.slogdet(x)[1]"), ("slogdet", "np.linalg.slogdet(-x)[1]"),
+                 ("cholesky", "np.linalg.cholesky(x @ x.T + np.eye(3))"),
+                 ("eigh", "np.linalg.eigh(x @ x.T + np.diag(np.arange(3.0)) * 3.0)[0]"),
+                 ("eigh", "np.linalg.eigh(x @ x.T + np.diag(np.arange(3.0)) * 3.0)[1] ** 2"),
+                 ("eigvalsh", "np.linalg.eigvalsh(x @ x.T + np.diag(np.arange(3.0)) * 3.0)")],
+      N(3, 3), N(3, 2))
+case("solve", "np.linalg.solve(x + 4.0 * np.eye(3), y)", N(2, 3, 3), N(3, 2))  # a stack of matrices, b broadcast
+case("cholesky", "np.linalg.cholesky(x @ np.swapaxes(x, -1, -2) + np.eye(3))", N(2, 3, 3))
+
 # contractions
 group("contract_2d", [("matmul", "x @ y"), ("dot", "np.dot(x, y)"), ("dot", "x.dot(y)"),
                       ("tensordot", "np.tensordot(x, y, 1)"),

@@ -1053,6 +1053,62 @@ def array_split(x):
     return np.array_split(x, 3, axis=-1), np.array_split(x, [2, 3], axis=-1), np.array_split(x, 9, axis=-1)
 
 
+# -- np.linalg: solvers and decompositions (well-conditioned: m + 4 I; positive definite: m m^T + I) ----
+def _wc(shape: tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
+    return (arr(shape, np.float64, -1, 1) + 4 * np.eye(shape[-1])).astype(dtype)
+
+
+def _spd(shape: tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
+    m = arr(shape, np.float64, -1, 1)
+    return (m @ np.swapaxes(m, -1, -2) + np.eye(shape[-1])).astype(dtype)
+
+
+LINALG_TOL = (1e-5, 1e-5)  # float32 LU/Cholesky/eigh against NumPy's LAPACK: rounding of n = 4 factorizations
+
+
+@case("solve", (_wc((4, 4)), arr((4, 2))), (_wc((4, 4)), arr(4)), (_wc((2, 3, 3)), arr((3, 2))),
+      (_wc((3, 3)), arr((2, 3, 1))), (_wc((2, 3, 3)), arr(3)), (_wc((3, 3), F32), arr((3, 2), F32)),
+      (_wc((3, 3), F32), arr(3)), (arr((3, 3), I32, -3, 3) + 9 * np.eye(3, dtype=np.int32), arr(3, I32)),
+      (arr((3, 4)), arr(3)), (_wc((3, 3)), arr(4)), (_wc((3, 3)), arr((4, 2))),
+      (_wc((3, 3), np.float16), arr(3, np.float16)), tol=LINALG_TOL)
+def solve(a, b):
+    return np.linalg.solve(a, b)
+
+
+@case("inv", (_wc((3, 3)),), (_wc((2, 4, 4), F32),), (arr((2, 2), I32, 1, 5) + 9 * np.eye(2, dtype=np.int32),),
+      (arr((3, 4)),), (arr(3),), tol=LINALG_TOL)
+def inv(a):
+    return np.linalg.inv(a)
+
+
+@case("det", (_wc((3, 3)),), (_wc((2, 4, 4), F32),), (np.ones((3, 3)),), (arr((3, 4)),), tol=LINALG_TOL)
+def det(a):
+    return np.linalg.det(a)
+
+
+@case("slogdet", (arr((3, 3)),), (_wc((2, 4, 4), F32),), (np.ones((3, 3)),), (arr((2, 3)),), tol=LINALG_TOL)
+def slogdet(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return sign, logabsdet
+
+
+@case("cholesky", (_spd((3, 3)),), (_spd((2, 4, 4), F32),), (arr((3, 4)),), (_spd((3, 3), np.float16),),
+      tol=LINALG_TOL)
+def cholesky(a):
+    return np.linalg.cholesky(a)
+
+
+@case("eigh", (_spd((3, 3)),), (_spd((2, 4, 4), F32),), (arr((4, 3)),), tol=LINALG_TOL)
+def eigh(a):
+    w, v = np.linalg.eigh(a)
+    return w, np.abs(v), np.linalg.eigh(a, "U")[0]  # (|v|: each column's sign is LAPACK's choice)
+
+
+@case("eigvalsh", (_spd((3, 3)),), (_spd((2, 4, 4), F32),), (arr((2, 3, 3)),), tol=LINALG_TOL)
+def eigvalsh(a):
+    return np.linalg.eigvalsh(a), np.linalg.eigvalsh(a, UPLO="U")
+
+
 # -- creation ------------------------------------------------------------------------------
 @case("zeros")
 def zeros():

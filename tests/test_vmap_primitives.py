@@ -396,6 +396,25 @@ def norms(x):
             np.linalg.norm(x, "fro", axis=(1, 0)))
 
 
+def _spd(m):  # positive definite and well-conditioned, whatever the (random) example
+    return m @ np.swapaxes(m, -1, -2) + 3.0 * np.eye(3)
+
+
+@case("solve", args=(arr((3, 3)), arr((3, 2)), arr(3)), jax=True)
+def solves(a, b, v):
+    """``b`` a matrix or one vector per example (the vector case must not become a matrix when batched)."""
+    s = _spd(a)
+    return np.linalg.solve(s, b), np.linalg.solve(s, v), np.linalg.solve(s[None], b)
+
+
+@case("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", args=(arr((3, 3)), arr((2, 3, 3))), jax=True)
+def decompositions(a, t):
+    s, st = _spd(a), _spd(t)
+    w, v = np.linalg.eigh(s)
+    return (np.linalg.inv(s), np.linalg.inv(st), np.linalg.det(s), np.linalg.slogdet(st)[1], np.linalg.cholesky(s),
+            np.linalg.cholesky(st), w, np.abs(v), np.linalg.eigvalsh(st))
+
+
 # -- shapes -----------------------------------------------------------------------------------------
 @case("transpose", "reshape", "astype", "copy", "ravel", args=(arr((2, 3, 4)),), jax=True)
 def reshapes(x):

@@ -339,7 +339,7 @@ class JVP:
             raise DifferentiationError(f"no derivative rule for {prim.path} yet",
                                        hint="file an issue; or wrap it in srcjax.custom_jvp (issue #5)")
         mapping = {k: v if isinstance(v, str) else "[" + ", ".join(v) + "]" for k, v in op.args.items()}
-        mapping["out"] = out
+        mapping["out"] = paren(out)  # (a tuple target of a multi-result primitive: `(w, v)`)
         if prim.jvp_joint is not None:  # linear in its operands together (index_add: z may be a container)
             joint = self.joint_tangent(op, mapping, defined)
             if joint is not None:

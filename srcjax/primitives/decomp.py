@@ -1,0 +1,247 @@
+"""np.linalg decompositions and solvers: solve, inv, det, slogdet, cholesky, eigh, eigvalsh.
+
+NumPy's semantics: the last two axes are the matrix, any leading axes a batch (so a batching rule
+only adds one more); results float32 for float32 operands, float64 otherwise (a float32/float64 mix
+promotes; integers and booleans compute in float64). Complex and float16 operands are refused
+(``DTypeError``), as NumPy refuses float16.
+Lowered to jaxlib's LAPACK kernels (:mod:`.lapack`); where NumPy raises ``LinAlgError`` (a singular
+matrix to solve or invert, a Cholesky factor of a matrix that is not positive definite) compiled code
+gives NaNs for that matrix, as JAX does.
+
+Derivatives are JAX's. ``cholesky``, ``eigh`` and ``eigvalsh`` read one triangle of their operand, as
+NumPy does, and their derivatives are those of JAX, which symmetrizes the operand first: the
+cotangent of ``a`` is a symmetric matrix. ``slogdet``'s sign has no derivative.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core import DTypeError, ShapedArray, ShapeError
+from ..lower.hlo import HloValue
+from . import batch_rules, lapack
+from .common import broadcast_shapes, fmt_shape
+from .registry import LowerCtx, defprim
+
+
+def _float_dtype(name: str, *avals: ShapedArray) -> np.dtype:
+    """NumPy's: float32 stays float32; integers and booleans compute in float64."""
+    for a in avals:
+        if a.dtype.kind not in "biu" and a.dtype.name not in ("float32", "float64"):
+            raise DTypeError(f"np.linalg.{name}: array type {a.dtype.name} is unsupported in linalg",
+                             hint="convert first, e.g. a.astype(np.float64)")
+    return np.result_type(*(a.dtype if a.dtype.kind == "f" else np.float64 for a in avals))
+
+
+def _square(name: str, a: ShapedArray) -> int:
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeError(f"np.linalg.{name}: the last two axes must be a square matrix, got shape "
+                         f"{fmt_shape(a.shape)}",
+                         hint="a stack of n x n matrices has shape (..., n, n)")
+    if a.shape[-1] == 0:
+        raise ShapeError(f"np.linalg.{name}: empty (0 x 0) matrices are not supported")
+    return a.shape[-1]
+
+
+def _matrix(name: str, a: ShapedArray) -> None:
+    if a.ndim < 2:
+        raise ShapeError(f"np.linalg.{name}: needs at least a 2-D array (..., m, n), got shape {fmt_shape(a.shape)}")
+    if 0 in a.shape[-2:]:
+        raise ShapeError(f"np.linalg.{name}: empty matrices are not supported, got shape {fmt_shape(a.shape)}")
+
+
+def _a_stub(a):  # type: ignore[no-untyped-def]
+    ...
+
+
+# -- solve -------------------------------------------------------------------------------
+def _ab_stub(a, b):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _solve_plan(a: ShapedArray, b: ShapedArray) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(broadcast batch shape, result shape). As NumPy 2: ``b`` is one vector only when 1-D."""
+    n = _square("solve", a)
+    if b.ndim == 1:
+        if b.shape[0] != n:
+            raise ShapeError(f"np.linalg.solve: a has shape {fmt_shape(a.shape)} but b has shape {fmt_shape(b.shape)}"
+                             f" ({n} != {b.shape[0]})")
+        return a.shape[:-2], a.shape[:-1]
+    if b.ndim < 1 or b.shape[-2] != n:
+        raise ShapeError(f"np.linalg.solve: a has shape {fmt_shape(a.shape)} but b has shape {fmt_shape(b.shape)}",
+                         hint="b is one vector (n,) or a stack of (n, k) matrices; a stack of vectors "
+                              "is b[..., None] (then [..., 0] on the result)")
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2], what="np.linalg.solve batch dimensions")
+    return batch, batch + b.shape[-2:]
+
+
+def _solve_abstract(a: ShapedArray, b: ShapedArray) -> ShapedArray:
+    d = _float_dtype("solve", a, b)
+    return ShapedArray(_solve_plan(a, b)[1], d)
+
+
+def _solve_lower(ctx: LowerCtx, a: HloValue, b: HloValue) -> HloValue:
+    bl, out = ctx.b, ctx.avals_out[0]
+    batch, _ = _solve_plan(a.aval, b.aval)
+    a = bl.broadcast_to(bl.convert(a, out.dtype), batch + a.shape[-2:])
+    rhs = bl.convert(b, out.dtype)
+    rhs = bl.reshape(rhs, (b.shape[0], 1)) if b.ndim == 1 else rhs
+    rhs = bl.broadcast_to(rhs, batch + rhs.shape[-2:])
+    x = lapack.lu_solve(bl, a, rhs)
+    return bl.reshape(x, out.shape)
+
+
+defprim("solve", np.linalg.solve, _ab_stub, abstract_eval=_solve_abstract, lower=_solve_lower,
+        arrays=("a", "b"), path="np.linalg.solve")
+
+
+# -- inv -----------------------------------------------------------------------------------
+def _inv_abstract(a: ShapedArray) -> ShapedArray:
+    _square("inv", a)
+    return ShapedArray(a.shape, _float_dtype("inv", a))
+
+
+def _inv_lower(ctx: LowerCtx, a: HloValue) -> HloValue:
+    a = ctx.b.convert(a, ctx.avals_out[0].dtype)
+    eye = lapack.eye_mask(ctx.b, a.shape)
+    eye = ctx.b.convert(eye, a.dtype)
+    return lapack.lu_solve(ctx.b, a, eye)
+
+
+defprim("inv", np.linalg.inv, _a_stub, abstract_eval=_inv_abstract, lower=_inv_lower, path="np.linalg.inv",
+        arrays=("a",))
+
+
+# -- det / slogdet -----------------------------------------------------------------------------
+def _det_abstract(a: ShapedArray) -> ShapedArray:
+    _square("det", a)
+    return ShapedArray(a.shape[:-2], _float_dtype("det", a))
+
+
+def _lu_diagonal(ctx: LowerCtx, a: HloValue) -> tuple[HloValue, HloValue]:
+    """(diagonal of U, whether the row permutation is odd) of ``a``'s LU."""
+    a = ctx.b.convert(a, ctx.avals_out[0].dtype)
+    lu, ipiv, _ = lapack.getrf(ctx.b, a)  # info > 0: an exact zero on U's diagonal, which we read
+    return lapack.diagonal(ctx.b, lu), lapack.pivot_parity(ctx.b, ipiv)
+
+
+def _det_lower(ctx: LowerCtx, a: HloValue) -> HloValue:
+    b = ctx.b
+    diag, odd = _lu_diagonal(ctx, a)
+    d = b.reduce(diag, "multiply", 1, [diag.ndim - 1])
+    return b.select(odd, b.unary("negate", d), d)
+
+
+defprim("det", np.linalg.det, _a_stub, abstract_eval=_det_abstract, lower=_det_lower, path="np.linalg.det",
+        arrays=("a",))
+
+
+def _slogdet_abstract(a: ShapedArray) -> list[ShapedArray]:
+    _square("slogdet", a)
+    r = ShapedArray(a.shape[:-2], _float_dtype("slogdet", a))
+    return [r, r]
+
+
+def _slogdet_lower(ctx: LowerCtx, a: HloValue) -> list[HloValue]:
+    b = ctx.b
+    diag, odd = _lu_diagonal(ctx, a)
+    last = [diag.ndim - 1]
+    sign = b.reduce(b.unary("sign", diag), "multiply", 1, last)
+    sign = b.select(odd, b.unary("negate", sign), sign)
+    return [sign, b.reduce(b.unary("log", b.unary("abs", diag)), "add", 0, last)]
+
+
+defprim("slogdet", np.linalg.slogdet, _a_stub, abstract_eval=_slogdet_abstract, lower=_slogdet_lower,
+        path="np.linalg.slogdet", arrays=("a",), results="list")
+
+
+# -- cholesky ------------------------------------------------------------------------------------
+def _cholesky_stub(a, /, *, upper=False):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _cholesky_abstract(a: ShapedArray, upper: Any = False) -> ShapedArray:
+    _square("cholesky", a)
+    if upper is not False:
+        raise DTypeError("np.linalg.cholesky: upper=True is not supported",
+                         hint="take the lower factor's transpose: np.swapaxes(np.linalg.cholesky(a), -1, -2)")
+    return ShapedArray(a.shape, _float_dtype("cholesky", a))
+
+
+def _cholesky_lower(ctx: LowerCtx, a: HloValue, upper: Any = False) -> HloValue:
+    b = ctx.b
+    a = b.convert(a, ctx.avals_out[0].dtype)
+    f, info = lapack.custom_call(b, "potrf", [a], [a.aval, ShapedArray(a.shape[:-2], lapack.I32)],
+                                 [True, True, False], {"uplo": lapack.L}, alias=(0, 0))
+    return lapack.failed_to_nan(b, lapack.triangle(b, f, lower=True), info)
+
+
+defprim("cholesky", np.linalg.cholesky, _cholesky_stub, abstract_eval=_cholesky_abstract, lower=_cholesky_lower,
+        path="np.linalg.cholesky", arrays=("a",))
+
+
+# -- eigh / eigvalsh -----------------------------------------------------------------------------
+def _eigh_stub(a, UPLO="L"):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _uplo(name: str, UPLO: Any) -> int:
+    if UPLO not in ("L", "U"):
+        raise DTypeError(f"np.linalg.{name}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    return ord(UPLO)
+
+
+def _eigh_abstract(a: ShapedArray, UPLO: Any = "L") -> list[ShapedArray]:
+    _square("eigh", a)
+    _uplo("eigh", UPLO)
+    d = _float_dtype("eigh", a)
+    return [ShapedArray(a.shape[:-1], d), ShapedArray(a.shape, d)]
+
+
+def _syevd(ctx: LowerCtx, a: HloValue, UPLO: Any, vectors: bool) -> tuple[HloValue, HloValue]:
+    """(eigenvalues ascending, eigenvectors in columns), NaN where LAPACK failed."""
+    b = ctx.b
+    a = b.convert(a, ctx.avals_out[0].dtype)
+    v, w, info = lapack.custom_call(
+        b, "syevd", [a], [a.aval, ShapedArray(a.shape[:-1], a.dtype), ShapedArray(a.shape[:-2], lapack.I32)],
+        [True, True, False, False], {"mode": lapack.V if vectors else lapack.N, "uplo": _uplo("eigh", UPLO)},
+        alias=(0, 0))
+    return lapack.failed_to_nan(b, w, info), lapack.failed_to_nan(b, v, info)
+
+
+def _eigh_lower(ctx: LowerCtx, a: HloValue, UPLO: Any = "L") -> list[HloValue]:
+    return list(_syevd(ctx, a, UPLO, True))
+
+
+defprim("eigh", np.linalg.eigh, _eigh_stub, abstract_eval=_eigh_abstract, lower=_eigh_lower,
+        path="np.linalg.eigh", arrays=("a",), results="list")
+
+
+def _eigvalsh_abstract(a: ShapedArray, UPLO: Any = "L") -> ShapedArray:
+    return _eigh_abstract(a, UPLO)[0]
+
+
+defprim("eigvalsh", np.linalg.eigvalsh, _eigh_stub, abstract_eval=_eigvalsh_abstract,
+        lower=lambda ctx, a, UPLO="L": _syevd(ctx, a, UPLO, False)[0], path="np.linalg.eigvalsh", arrays=("a",))
+
+
+# -- derivatives: JAX's rules (helpers in srcjax/adjoint.py) ------------------------------------------
+from .registry import deflinear, set_fields  # noqa: E402
+
+set_fields("solve", jvp={"a": "-solve_cols(a, a_dot @ as_cols(out, b), b)", "b": "np.linalg.solve(a, b_dot)"},
+           vjp={"a": "unbroadcast(-(np.linalg.solve(mT(a), as_cols(out_bar, b)) @ mT(as_cols(out, b))), a)",
+                "b": "unbroadcast(solve_cols(mT(a), as_cols(out_bar, b), b), b)"})
+deflinear("inv", {"a": "-(out @ a_dot @ out)"}, {"a": "-(mT(out) @ out_bar @ mT(out))"})
+set_fields("det", jvp={"a": "out * np.trace(np.linalg.solve(a, a_dot), axis1=-2, axis2=-1)"},
+           vjp={"a": "(out_bar * out)[..., None, None] * mT(np.linalg.inv(a))"})
+set_fields("slogdet", jvp={"a": "slogdet_dots(a, a_dot, out)"}, vjp={"a": "slogdet_bar(out_bar, a)"})
+set_fields("cholesky", jvp={"a": "cholesky_dot(a_dot, out)"}, vjp={"a": "cholesky_bar(out_bar, out)"})
+set_fields("eigh", jvp={"a": "eigh_dots(a_dot, out)"}, vjp={"a": "eigh_bar(out_bar, out)"})
+set_fields("eigvalsh", jvp={"a": "eigvalsh_dot(a, a_dot, UPLO)"}, vjp={"a": "eigvalsh_bar(out_bar, a, UPLO)"})
+
+# -- batching: the batch axis is one more leading (batch) axis --------------------------------------
+for _name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh"):
+    set_fields(_name, batch=batch_rules.unary)
+set_fields("solve", batch=batch_rules.helper("batch_solve", "a", "b"))
