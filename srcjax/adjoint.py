@@ -13,6 +13,29 @@ from typing import Any
 import numpy as np
 
 from .lax import index_update  # noqa: F401  (generated derivative code imports it from here)
+from .linalg_adjoint import (  # noqa: F401  (np.linalg's helpers, in their own file: see its docstring)
+    LINALG_HELPERS,
+    as_cols,
+    cholesky_bar,
+    cholesky_dot,
+    eigh_bar,
+    eigh_dots,
+    eigh_gaps,
+    eigvalsh_bar,
+    eigvalsh_dot,
+    mT,
+    qr_bar,
+    qr_dots,
+    qr_thin_bar,
+    qr_thin_dots,
+    slogdet_bar,
+    slogdet_dots,
+    solve_cols,
+    svd_bar,
+    svd_dots,
+    svd_gaps,
+    svd_square_only,
+)
 from .pytree import is_tree, tree_get, tree_like, tree_map, tree_set
 
 
@@ -57,9 +80,7 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
     "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "pack_like", "is_tree",
     "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
-    "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "mT", "as_cols", "solve_cols",
-    "slogdet_dots", "slogdet_bar", "cholesky_dot", "cholesky_bar", "eigh_gaps", "eigh_dots", "eigh_bar",
-    "eigvalsh_dot", "eigvalsh_bar",
+    "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", *LINALG_HELPERS,
 ]
 
 TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")
@@ -831,69 +852,3 @@ def split_bar(g: Any, ary: Any, indices_or_sections: Any, axis: Any) -> Any:
         if hi > lo:
             z = index_add(z, axis_slice(np.ndim(ary), ax, lo, hi), g[k])
     return z
-
-
-# -- np.linalg (JAX's rules; primitives/decomp.py) ---------------------------------------------------------
-def mT(x: Any) -> Any:  # each matrix of a stack transposed
-    return np.swapaxes(x, -1, -2)
-
-
-def as_cols(x: Any, b: Any) -> Any:
-    """``x`` laid out as ``np.linalg.solve``'s matrix right-hand side (a 1-D ``b`` is one column)."""
-    return x[..., None] if np.ndim(b) == 1 else x
-
-
-def solve_cols(a: Any, y: Any, b: Any) -> Any:
-    """``np.linalg.solve(a, y)`` of columns ``y``, laid out as ``solve(a, b)``'s result."""
-    x = np.linalg.solve(a, y)
-    return x[..., 0] if np.ndim(b) == 1 else x
-
-
-def cholesky_dot(a_dot: Any, l: Any) -> Any:  # noqa: E741
-    """``L @ phi(L^-1 sym(a_dot) L^-T)``, phi: the lower triangle with half the diagonal."""
-    li = np.linalg.inv(l)
-    t = li @ (0.5 * (a_dot + mT(a_dot))) @ mT(li)
-    return l @ (0.5 * (np.tril(t) + np.tril(t, -1)))
-
-
-def cholesky_bar(g: Any, l: Any) -> Any:  # noqa: E741
-    li = np.linalg.inv(l)
-    p = mT(l) @ g
-    s = mT(li) @ (0.5 * (np.tril(p) + np.tril(p, -1))) @ li
-    return 0.5 * (s + mT(s))
-
-
-def eigh_gaps(w: Any) -> Any:  # F[..., i, j] = 1 / (w[j] - w[i]), 0 on the diagonal
-    d = w[..., None, :] - w[..., :, None]
-    eye = np.eye(np.shape(w)[-1], dtype=bool)
-    return np.where(eye, 0, 1 / np.where(eye, 1, d))
-
-
-def slogdet_dots(a: Any, a_dot: Any, out: Any) -> Any:
-    return [zeros_like(out[0]), np.trace(np.linalg.solve(a, a_dot), axis1=-2, axis2=-1)]
-
-
-def slogdet_bar(g: Any, a: Any) -> Any:
-    return g[1][..., None, None] * mT(np.linalg.inv(a))
-
-
-def eigh_dots(a_dot: Any, out: Any) -> Any:
-    w, v = out
-    sv = (0.5 * (a_dot + mT(a_dot))) @ v
-    return [np.sum(v * sv, axis=-2), v @ (eigh_gaps(w) * (mT(v) @ sv))]
-
-
-def eigh_bar(g: Any, out: Any) -> Any:
-    w, v = out
-    s = (v * g[0][..., None, :]) @ mT(v) + v @ (eigh_gaps(w) * (mT(v) @ g[1])) @ mT(v)
-    return 0.5 * (s + mT(s))
-
-
-def eigvalsh_dot(a: Any, a_dot: Any, UPLO: Any) -> Any:
-    w, v = np.linalg.eigh(a, UPLO)
-    return np.sum(v * ((0.5 * (a_dot + mT(a_dot))) @ v), axis=-2)
-
-
-def eigvalsh_bar(g: Any, a: Any, UPLO: Any) -> Any:
-    w, v = np.linalg.eigh(a, UPLO)
-    return (v * g[..., None, :]) @ mT(v)

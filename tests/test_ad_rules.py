@@ -199,6 +199,16 @@ group("linalg", [("solve", "np.linalg.solve(x + 4.0 * np.eye(3), y)"),
                  ("eigh", "np.linalg.eigh(x @ x.T + np.diag(np.arange(3.0)) * 3.0)[1] ** 2"),
                  ("eigvalsh", "np.linalg.eigvalsh(x @ x.T + np.diag(np.arange(3.0)) * 3.0)")],
       N(3, 3), N(3, 2))
+group("orthogonal", [("svd", "np.linalg.svd(x, full_matrices=False)[1]"),
+                     ("svd", "np.linalg.svd(x, full_matrices=False)[0] ** 2"),
+                     ("svd", "np.linalg.svd(x, full_matrices=False)[2] ** 2"),
+                     ("svd", "np.linalg.svd(x, compute_uv=False)"), ("svd", "np.linalg.svd(x.T, compute_uv=False)"),
+                     ("svd", "np.linalg.svd(x.T, full_matrices=False)[2] * np.linalg.svd(x.T, False)[2][:1]"),
+                     ("qr", "np.linalg.qr(x)[0] * np.linalg.qr(x)[0][:1]"), ("qr", "np.linalg.qr(x)[1]"),
+                     ("qr", "np.linalg.qr(x.T)[1]"), ("qr", "np.linalg.qr(x.T)[0] * np.linalg.qr(x.T)[0][:1]")],
+      N(4, 3))
+case("svd", "np.linalg.svd(x @ x.T + np.diag(np.arange(3.0)) * 3.0)[0] * np.linalg.svd(x)[0][:1]", N(3, 3))
+case("qr", "np.linalg.qr(x)", N(2, 3, 3))
 case("solve", "np.linalg.solve(x + 4.0 * np.eye(3), y)", N(2, 3, 3), N(3, 2))  # a stack of matrices, b broadcast
 case("cholesky", "np.linalg.cholesky(x @ np.swapaxes(x, -1, -2) + np.eye(3))", N(2, 3, 3))
 

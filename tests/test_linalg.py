@@ -58,6 +58,29 @@ def test_random_shapes_against_numpy(batch: list[int], n: int, k: int, seed: int
         np.testing.assert_allclose(g, w, **tol)
 
 
+def orth_f(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    q, r = np.linalg.qr(a)
+    return np.abs(u), s, np.abs(vh), np.linalg.svd(a, compute_uv=False), np.abs(q), np.abs(r)
+
+
+@HYPOTHESIS
+@given(batch=st.lists(st.integers(1, 3), max_size=2), m=st.integers(1, 5), n=st.integers(1, 5),
+       seed=st.integers(0, 2**16))
+def test_random_shapes_svd_qr(batch: list[int], m: int, n: int, seed: int) -> None:
+    """Tall, wide and square stacks; the signs of singular vectors and of Q's columns are LAPACK's
+    (the same as NumPy's here), compared in absolute value."""
+    a = np.random.default_rng(seed).normal(size=(*batch, m, n))
+    for g, w in zip(srcjax.compile(orth_f)(a), orth_f(a)):
+        assert np.shape(g) == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
+    u, s, vh = srcjax.compile(lambda a: np.linalg.svd(a))(a)  # full_matrices: orthogonal, reconstructs a
+    assert np.shape(u) == (*batch, m, m) and np.shape(vh) == (*batch, n, n)
+    k = min(m, n)
+    np.testing.assert_allclose((np.asarray(u)[..., :k] * np.asarray(s)[..., None, :]) @ np.asarray(vh)[..., :k, :],
+                               a, atol=1e-12)
+
+
 def test_numpy_device_runs_numpy() -> None:
     rng = np.random.default_rng(1)
     a = spd(rng, (2, 3, 3))
@@ -118,6 +141,10 @@ def test_errors_are_located_with_hints() -> None:
         srcjax.compile(solve_f)(np.eye(3), np.ones((2, 4)))
     with pytest.raises(srcjax.DTypeError, match="float16"):
         srcjax.compile(non_square)(np.eye(3, dtype=np.float16))
+    with pytest.raises(srcjax.DTypeError, match="mode"):
+        srcjax.compile(lambda a: np.linalg.qr(a, mode="complete"))(np.eye(3))
+    with pytest.raises(srcjax.TranspileError, match="full_matrices=True needs square"):
+        srcjax.grad(lambda a: np.sum(np.linalg.svd(a)[0]))(np.ones((3, 2)))
     with pytest.raises(srcjax.DTypeError, match="upper"):
         srcjax.compile(lambda a: np.linalg.cholesky(a, upper=True))(np.eye(3))
 

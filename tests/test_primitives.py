@@ -1109,6 +1109,21 @@ def eigvalsh(a):
     return np.linalg.eigvalsh(a), np.linalg.eigvalsh(a, UPLO="U")
 
 
+@case("svd", (arr((4, 3)),), (arr((3, 4), F32),), (arr((2, 3, 3)),), (arr(3),), tol=LINALG_TOL)
+def svd(a):
+    u, s, vh = np.linalg.svd(a)
+    u1, s1, vh1 = np.linalg.svd(a, full_matrices=False)
+    # (|u|, |vh|: the signs of singular vectors are LAPACK's choice; full_matrices=True's extra columns
+    # of u or rows of vh are any orthonormal completion, so only their shape is compared)
+    return u.shape, s, vh.shape, np.abs(u1), s1, np.abs(vh1), np.linalg.svd(a, compute_uv=False)
+
+
+@case("qr", (arr((4, 3)),), (arr((3, 4), F32),), (arr((2, 3, 3)),), (arr(3),), tol=LINALG_TOL)
+def qr(a):
+    q, r = np.linalg.qr(a)
+    return np.abs(q), np.abs(r)
+
+
 # -- creation ------------------------------------------------------------------------------
 @case("zeros")
 def zeros():

@@ -415,6 +415,13 @@ def decompositions(a, t):
             np.linalg.cholesky(st), w, np.abs(v), np.linalg.eigvalsh(st))
 
 
+@case("svd", "qr", args=(arr((4, 3)), arr((2, 3, 4))), jax=True)
+def orthogonal_decompositions(a, t):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    q, r = np.linalg.qr(t)
+    return np.abs(u), s, np.abs(vh), np.linalg.svd(t, compute_uv=False), np.abs(q), np.abs(r)
+
+
 # -- shapes -----------------------------------------------------------------------------------------
 @case("transpose", "reshape", "astype", "copy", "ravel", args=(arr((2, 3, 4)),), jax=True)
 def reshapes(x):

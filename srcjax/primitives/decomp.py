@@ -1,4 +1,4 @@
-"""np.linalg decompositions and solvers: solve, inv, det, slogdet, cholesky, eigh, eigvalsh.
+"""np.linalg decompositions and solvers: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, qr.
 
 NumPy's semantics: the last two axes are the matrix, any leading axes a batch (so a batching rule
 only adds one more); results float32 for float32 operands, float64 otherwise (a float32/float64 mix
@@ -227,6 +227,86 @@ defprim("eigvalsh", np.linalg.eigvalsh, _eigh_stub, abstract_eval=_eigvalsh_abst
         lower=lambda ctx, a, UPLO="L": _syevd(ctx, a, UPLO, False)[0], path="np.linalg.eigvalsh", arrays=("a",))
 
 
+# -- svd -------------------------------------------------------------------------------------------
+def _svd_stub(a, full_matrices=True, compute_uv=True, hermitian=False):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _static_bool(name: str, what: str, v: Any) -> bool:
+    if not isinstance(v, (bool, np.bool_)):
+        raise DTypeError(f"np.linalg.{name}: {what} must be a literal True or False, got {v!r}")
+    return bool(v)
+
+
+def _svd_abstract(a: ShapedArray, full_matrices: Any = True, compute_uv: Any = True,
+                  hermitian: Any = False) -> Any:
+    _matrix("svd", a)
+    d = _float_dtype("svd", a)
+    full = _static_bool("svd", "full_matrices", full_matrices)
+    if _static_bool("svd", "hermitian", hermitian):
+        raise DTypeError("np.linalg.svd: hermitian=True is not supported", hint="use np.linalg.eigh")
+    (m, n), k = a.shape[-2:], min(a.shape[-2:])
+    s = ShapedArray(a.shape[:-2] + (k,), d)
+    if not _static_bool("svd", "compute_uv", compute_uv):
+        return s
+    b = a.shape[:-2]
+    return [ShapedArray(b + (m, m if full else k), d), s, ShapedArray(b + (n if full else k, n), d)]
+
+
+def _svd_lower(ctx: LowerCtx, a: HloValue, full_matrices: Any = True, compute_uv: Any = True,
+               hermitian: Any = False) -> Any:
+    b = ctx.b
+    a = b.convert(a, ctx.avals_out[0].dtype)
+    (m, n), k = a.shape[-2:], min(a.shape[-2:])
+    batch = a.shape[:-2]
+    full = full_matrices and compute_uv
+    mode = lapack.A if full else lapack.S if compute_uv else lapack.N
+    u = ShapedArray(batch + (m, m if full else k), a.dtype)
+    vt = ShapedArray(batch + (n if full else k, n), a.dtype)
+    _, s, u_, vt_, info = lapack.custom_call(
+        b, "gesdd", [a], [a.aval, ShapedArray(batch + (k,), a.dtype), u, vt, ShapedArray(batch, lapack.I32)],
+        [True, True, False, True, True, False], {"mode": mode}, alias=(0, 0))
+    s = lapack.failed_to_nan(b, s, info)
+    if not compute_uv:
+        return s
+    return [lapack.failed_to_nan(b, u_, info), s, lapack.failed_to_nan(b, vt_, info)]
+
+
+defprim("svd", np.linalg.svd, _svd_stub, abstract_eval=_svd_abstract, lower=_svd_lower, path="np.linalg.svd",
+        arrays=("a",), results=lambda args: "array" if args.get("compute_uv") in ("False", "0") else "list")
+
+
+# -- qr ------------------------------------------------------------------------------------------------
+def _qr_stub(a, mode="reduced"):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _qr_abstract(a: ShapedArray, mode: Any = "reduced") -> list[ShapedArray]:
+    _matrix("qr", a)
+    d = _float_dtype("qr", a)
+    if mode != "reduced":
+        raise DTypeError(f"np.linalg.qr: mode={mode!r} is not supported", hint="mode='reduced' (the default)")
+    (m, n), k = a.shape[-2:], min(a.shape[-2:])
+    return [ShapedArray(a.shape[:-2] + (m, k), d), ShapedArray(a.shape[:-2] + (k, n), d)]
+
+
+def _qr_lower(ctx: LowerCtx, a: HloValue, mode: Any = "reduced") -> list[HloValue]:
+    """geqrf (R above the diagonal, Householder reflectors below), then orgqr (Q from them)."""
+    b = ctx.b
+    a = b.convert(a, ctx.avals_out[0].dtype)
+    nd, (m, n), k = a.ndim, a.shape[-2:], min(a.shape[-2:])
+    f, taus = lapack.custom_call(b, "geqrf", [a], [a.aval, ShapedArray(a.shape[:-2] + (k,), a.dtype)],
+                                 [True, True, False], alias=(0, 0))
+    r = lapack.triangle(b, b.slice(f, [0] * nd, a.shape[:-2] + (k, n)), lower=False)
+    reflectors = b.slice(f, [0] * nd, a.shape[:-2] + (m, k))
+    q = lapack.custom_call(b, "orgqr", [reflectors, taus], [reflectors.aval], [True, False, True], alias=(0, 0))[0]
+    return [q, r]
+
+
+defprim("qr", np.linalg.qr, _qr_stub, abstract_eval=_qr_abstract, lower=_qr_lower, path="np.linalg.qr",
+        arrays=("a",), results="list")
+
+
 # -- derivatives: JAX's rules (helpers in srcjax/adjoint.py) ------------------------------------------
 from .registry import deflinear, set_fields  # noqa: E402
 
@@ -239,9 +319,12 @@ set_fields("det", jvp={"a": "out * np.trace(np.linalg.solve(a, a_dot), axis1=-2,
 set_fields("slogdet", jvp={"a": "slogdet_dots(a, a_dot, out)"}, vjp={"a": "slogdet_bar(out_bar, a)"})
 set_fields("cholesky", jvp={"a": "cholesky_dot(a_dot, out)"}, vjp={"a": "cholesky_bar(out_bar, out)"})
 set_fields("eigh", jvp={"a": "eigh_dots(a_dot, out)"}, vjp={"a": "eigh_bar(out_bar, out)"})
+set_fields("svd", jvp={"a": "svd_dots(a, a_dot, out, full_matrices, compute_uv)"},
+           vjp={"a": "svd_bar(out_bar, a, out, full_matrices, compute_uv)"})
+set_fields("qr", jvp={"a": "qr_dots(a, a_dot, out)"}, vjp={"a": "qr_bar(out_bar, a, out)"})
 set_fields("eigvalsh", jvp={"a": "eigvalsh_dot(a, a_dot, UPLO)"}, vjp={"a": "eigvalsh_bar(out_bar, a, UPLO)"})
 
 # -- batching: the batch axis is one more leading (batch) axis --------------------------------------
-for _name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh"):
+for _name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "qr"):
     set_fields(_name, batch=batch_rules.unary)
 set_fields("solve", batch=batch_rules.helper("batch_solve", "a", "b"))
