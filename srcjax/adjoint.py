@@ -18,6 +18,7 @@ from .linalg_adjoint import (  # noqa: F401  (np.linalg's helpers, in their own 
     as_cols,
     cholesky_bar,
     cholesky_dot,
+    cond_bar,
     eigh_bar,
     eigh_dots,
     eigh_gaps,
@@ -31,6 +32,7 @@ from .linalg_adjoint import (  # noqa: F401  (np.linalg's helpers, in their own 
     slogdet_bar,
     slogdet_dots,
     solve_cols,
+    spectral_norm_bar,
     svd_bar,
     svd_dots,
     svd_gaps,
@@ -352,6 +354,8 @@ def norm_bar(g: Any, x: Any, y: Any, axis: Any, keepdims: Any, ord: Any = None) 
     yk = expand_reduced(y, x, axes, keepdims)
     if ord is None or ord == "fro" or (ord == 2 and len(axes) == 1):
         return gk * x / np.where(yk == 0, 1.0, yk)
+    if isinstance(ord, str) and ord == "nuc" or not isinstance(ord, str) and ord in (2, -2) and len(axes) == 2:
+        return spectral_norm_bar(gk, x, axes, ord)
     ax = np.abs(x)
     if len(axes) == 1:
         if ord == 1:

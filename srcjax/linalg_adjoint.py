@@ -165,8 +165,32 @@ def qr_bar(g: Any, a: Any, out: Any) -> Any:
     return np.concatenate([a1_bar, q @ gr2], axis=-1)
 
 
+def spectral_norm_bar(gk: Any, x: Any, axes: Any, ord: Any) -> Any:
+    """Cotangent of ``x`` in ``np.linalg.norm(x, ord, axes)`` for ord 2, -2 (the largest, smallest
+    singular value: u_i v_i^T) and 'nuc' (their sum: U V^T); ``gk`` has ``x``'s rank."""
+    u, s, vh = np.linalg.svd(np.moveaxis(x, axes, (-2, -1)), full_matrices=False)
+    if isinstance(ord, str):
+        d = u @ vh
+    else:
+        i = 0 if ord == 2 else np.shape(s)[-1] - 1
+        d = u[..., :, i:i + 1] @ vh[..., i:i + 1, :]
+    return np.moveaxis(np.moveaxis(gk, axes, (-2, -1)) * d, (-2, -1), axes)
+
+
+def cond_bar(g: Any, x: Any, p: Any) -> Any:
+    """Cotangent of ``x`` in ``np.linalg.cond(x, p)`` = s_hi / s_lo (p = -2: s_min / s_max)."""
+    u, s, vh = np.linalg.svd(x, full_matrices=False)
+    k = np.shape(s)[-1]
+    hi, lo = (k - 1, 0) if p == -2 else (0, k - 1)
+    s_hi, s_lo = s[..., hi], s[..., lo]
+    d_hi = u[..., :, hi:hi + 1] @ vh[..., hi:hi + 1, :]
+    d_lo = u[..., :, lo:lo + 1] @ vh[..., lo:lo + 1, :]
+    return (g / s_lo)[..., None, None] * d_hi - (g * s_hi / s_lo ** 2)[..., None, None] * d_lo
+
+
 LINALG_HELPERS = ("mT", "as_cols", "solve_cols", "slogdet_dots", "slogdet_bar", "cholesky_dot", "cholesky_bar",
                   "eigh_gaps", "eigh_dots", "eigh_bar", "eigvalsh_dot", "eigvalsh_bar", "svd_dots", "svd_gaps",
-                  "svd_square_only", "svd_bar", "qr_thin_dots", "qr_thin_bar", "qr_dots", "qr_bar")
+                  "svd_square_only", "svd_bar", "qr_thin_dots", "qr_thin_bar", "qr_dots", "qr_bar", "spectral_norm_bar",
+                  "cond_bar")
 for _name in LINALG_HELPERS:
     globals()[_name].__module__ = "srcjax.adjoint"

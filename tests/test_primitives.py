@@ -1109,6 +1109,18 @@ def eigvalsh(a):
     return np.linalg.eigvalsh(a), np.linalg.eigvalsh(a, UPLO="U")
 
 
+@case("norm", (arr((4, 3)),), (arr((2, 3, 4), F32),), (arr((3, 3), I32),), (arr((3, 3), np.float16),), tol=LINALG_TOL)
+def norm_singular_values(x):
+    return (np.linalg.norm(x, 2, axis=(-2, -1)), np.linalg.norm(x, -2, axis=(-1, -2)),
+            np.linalg.norm(x, "nuc", axis=(0, -1), keepdims=True))
+
+
+@case("cond", (arr((4, 3)),), (arr((2, 3, 4), F32),), (arr((3, 3), I32, -3, 3) + 9 * np.eye(3, dtype=np.int32),),
+      (arr(3),), tol=LINALG_TOL)
+def cond(x):
+    return np.linalg.cond(x), np.linalg.cond(x, 2), np.linalg.cond(x, -2)
+
+
 @case("svd", (arr((4, 3)),), (arr((3, 4), F32),), (arr((2, 3, 3)),), (arr(3),), tol=LINALG_TOL)
 def svd(a):
     u, s, vh = np.linalg.svd(a)

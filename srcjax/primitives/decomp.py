@@ -1,4 +1,4 @@
-"""np.linalg decompositions and solvers: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, qr.
+"""np.linalg decompositions and solvers: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, qr, cond.
 
 NumPy's semantics: the last two axes are the matrix, any leading axes a batch (so a batching rule
 only adds one more); results float32 for float32 operands, float64 otherwise (a float32/float64 mix
@@ -307,6 +307,30 @@ defprim("qr", np.linalg.qr, _qr_stub, abstract_eval=_qr_abstract, lower=_qr_lowe
         arrays=("a",), results="list")
 
 
+# -- cond (through singular values) --------------------------------------------------------------------
+def _cond_stub(x, p=None):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _cond_abstract(x: ShapedArray, p: Any = None) -> ShapedArray:
+    _matrix("cond", x)
+    if isinstance(p, str) or p not in (None, 2, -2):
+        raise DTypeError(f"np.linalg.cond: p={p!r} is not supported", hint="p=None, 2 or -2 (singular values)")
+    return ShapedArray(x.shape[:-2], _float_dtype("cond", x))
+
+
+def _cond_lower(ctx: LowerCtx, x: HloValue, p: Any = None) -> HloValue:
+    b = ctx.b
+    s = lapack.singular_values(b, b.convert(x, ctx.avals_out[0].dtype))
+    last = [s.ndim - 1]
+    hi, lo = b.reduce(s, "maximum", -np.inf, last), b.reduce(s, "minimum", np.inf, last)
+    return b.binary("divide", lo, hi) if p == -2 else b.binary("divide", hi, lo)
+
+
+defprim("cond", np.linalg.cond, _cond_stub, abstract_eval=_cond_abstract, lower=_cond_lower, path="np.linalg.cond",
+        arrays=("x",))
+
+
 # -- derivatives: JAX's rules (helpers in srcjax/adjoint.py) ------------------------------------------
 from .registry import deflinear, set_fields  # noqa: E402
 
@@ -322,9 +346,11 @@ set_fields("eigh", jvp={"a": "eigh_dots(a_dot, out)"}, vjp={"a": "eigh_bar(out_b
 set_fields("svd", jvp={"a": "svd_dots(a, a_dot, out, full_matrices, compute_uv)"},
            vjp={"a": "svd_bar(out_bar, a, out, full_matrices, compute_uv)"})
 set_fields("qr", jvp={"a": "qr_dots(a, a_dot, out)"}, vjp={"a": "qr_bar(out_bar, a, out)"})
+set_fields("cond", jvp={"x": "np.sum(x_dot * cond_bar(ones_like(out), x, p), axis=(-2, -1))"},
+           vjp={"x": "cond_bar(out_bar, x, p)"})
 set_fields("eigvalsh", jvp={"a": "eigvalsh_dot(a, a_dot, UPLO)"}, vjp={"a": "eigvalsh_bar(out_bar, a, UPLO)"})
 
 # -- batching: the batch axis is one more leading (batch) axis --------------------------------------
-for _name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "qr"):
+for _name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "qr", "cond"):
     set_fields(_name, batch=batch_rules.unary)
 set_fields("solve", batch=batch_rules.helper("batch_solve", "a", "b"))

@@ -164,3 +164,14 @@ def lu_solve(b: FuncBuilder, a: HloValue, rhs: HloValue) -> HloValue:
     x = trsm(b, lu, x, lower=True, unit=True)
     x = trsm(b, lu, x, lower=False)
     return failed_to_nan(b, x, info)
+
+
+def singular_values(b: FuncBuilder, a: HloValue) -> HloValue:
+    """The singular values of each matrix (descending), NaN where gesdd did not converge."""
+    (m, n), k = a.shape[-2:], min(a.shape[-2:])
+    batch = a.shape[:-2]
+    _, s, _, _, info = custom_call(
+        b, "gesdd", [a], [a.aval, ShapedArray(batch + (k,), a.dtype), ShapedArray(batch + (m, k), a.dtype),
+                          ShapedArray(batch + (k, n), a.dtype), ShapedArray(batch, I32)],
+        [True, True, False, True, True, False], {"mode": N}, alias=(0, 0))
+    return failed_to_nan(b, s, info)
