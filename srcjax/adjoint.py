@@ -25,6 +25,8 @@ from .linalg_adjoint import (  # noqa: F401  (np.linalg's helpers, in their own 
     eigvalsh_bar,
     eigvalsh_dot,
     mT,
+    pinv_bar,
+    pinv_dot,
     qr_bar,
     qr_dots,
     qr_thin_bar,

@@ -188,9 +188,22 @@ def cond_bar(g: Any, x: Any, p: Any) -> Any:
     return (g / s_lo)[..., None, None] * d_hi - (g * s_hi / s_lo ** 2)[..., None, None] * d_lo
 
 
+def pinv_dot(a: Any, a_dot: Any, p: Any) -> Any:
+    """JAX's: ``-p da p + p p^T da^T (I - a p) + (I - p a) da^T p^T p``."""
+    x = p @ (mT(p) @ mT(a_dot))
+    y = mT(a_dot) @ (mT(p) @ p)
+    return -(p @ a_dot @ p) + (x - (x @ a) @ p) + (y - p @ (a @ y))
+
+
+def pinv_bar(g: Any, a: Any, p: Any) -> Any:
+    x = mT(g) @ (p @ mT(p))
+    y = (mT(p) @ p) @ mT(g)
+    return -(mT(p) @ g @ mT(p)) + (x - a @ (p @ x)) + (y - (y @ p) @ a)
+
+
 LINALG_HELPERS = ("mT", "as_cols", "solve_cols", "slogdet_dots", "slogdet_bar", "cholesky_dot", "cholesky_bar",
                   "eigh_gaps", "eigh_dots", "eigh_bar", "eigvalsh_dot", "eigvalsh_bar", "svd_dots", "svd_gaps",
                   "svd_square_only", "svd_bar", "qr_thin_dots", "qr_thin_bar", "qr_dots", "qr_bar", "spectral_norm_bar",
-                  "cond_bar")
+                  "cond_bar", "pinv_dot", "pinv_bar")
 for _name in LINALG_HELPERS:
     globals()[_name].__module__ = "srcjax.adjoint"

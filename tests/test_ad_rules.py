@@ -208,7 +208,8 @@ group("orthogonal", [("svd", "np.linalg.svd(x, full_matrices=False)[1]"),
                      ("qr", "np.linalg.qr(x.T)[1]"), ("qr", "np.linalg.qr(x.T)[0] * np.linalg.qr(x.T)[0][:1]"),
                      ("norm", "np.linalg.norm(x, 2)"), ("norm", "np.linalg.norm(x, -2)"),
                      ("norm", "np.linalg.norm(x, 'nuc')"), ("norm", "np.linalg.norm(x[None], 2, axis=(2, 1))"),
-                     ("cond", "np.linalg.cond(x)"), ("cond", "np.linalg.cond(x[None].T, -2)")],
+                     ("cond", "np.linalg.cond(x)"), ("cond", "np.linalg.cond(x[None].T, -2)"),
+                     ("pinv", "np.linalg.pinv(x)"), ("pinv", "np.linalg.pinv(x.T)")],
       N(4, 3))
 case("svd", "np.linalg.svd(x @ x.T + np.diag(np.arange(3.0)) * 3.0)[0] * np.linalg.svd(x)[0][:1]", N(3, 3))
 case("qr", "np.linalg.qr(x)", N(2, 3, 3))

@@ -1121,6 +1121,12 @@ def cond(x):
     return np.linalg.cond(x), np.linalg.cond(x, 2), np.linalg.cond(x, -2)
 
 
+@case("pinv", (arr((4, 3)),), (arr((3, 4), F32),), (arr((2, 3, 3)),), (np.array([[1.0, 2.0], [2.0, 4.0]]),),
+      (arr((2, 2), I32, 1, 4),), (arr(3),), tol=LINALG_TOL)
+def pinv(a):
+    return np.linalg.pinv(a), np.linalg.pinv(a, 0.3), np.linalg.pinv(a, rtol=1e-2)
+
+
 @case("svd", (arr((4, 3)),), (arr((3, 4), F32),), (arr((2, 3, 3)),), (arr(3),), tol=LINALG_TOL)
 def svd(a):
     u, s, vh = np.linalg.svd(a)

@@ -415,13 +415,13 @@ def decompositions(a, t):
             np.linalg.cholesky(st), w, np.abs(v), np.linalg.eigvalsh(st))
 
 
-@case("svd", "qr", "norm", "cond", args=(arr((4, 3)), arr((2, 3, 4))), jax=True)
+@case("svd", "qr", "norm", "cond", "pinv", args=(arr((4, 3)), arr((2, 3, 4))), jax=True)
 def orthogonal_decompositions(a, t):
     u, s, vh = np.linalg.svd(a, full_matrices=False)
     q, r = np.linalg.qr(t)
     return (np.abs(u), s, np.abs(vh), np.linalg.svd(t, compute_uv=False), np.abs(q), np.abs(r), np.linalg.norm(a, 2),
             np.linalg.norm(t, "nuc", axis=(0, 2)), np.linalg.norm(t, -2, axis=(-1, -2), keepdims=True),
-            np.linalg.cond(a), np.linalg.cond(t, -2))
+            np.linalg.cond(a), np.linalg.cond(t, -2), np.linalg.pinv(a), np.linalg.pinv(t, 0.2))
 
 
 # -- shapes -----------------------------------------------------------------------------------------

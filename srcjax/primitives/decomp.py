@@ -1,4 +1,4 @@
-"""np.linalg decompositions and solvers: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, qr, cond.
+"""np.linalg decompositions and solvers: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, qr, cond, pinv.
 
 NumPy's semantics: the last two axes are the matrix, any leading axes a batch (so a batching rule
 only adds one more); results float32 for float32 operands, float64 otherwise (a float32/float64 mix
@@ -331,6 +331,51 @@ defprim("cond", np.linalg.cond, _cond_stub, abstract_eval=_cond_abstract, lower=
         arrays=("x",))
 
 
+# -- pinv ----------------------------------------------------------------------------------------------
+def _pinv_stub(a, rcond=None, hermitian=False, *, rtol=None):  # type: ignore[no-untyped-def]
+    ...  # (NumPy's rtol defaults to a private marker; rtol=None here is that default, see below)
+
+
+def _pinv_rcond(a: ShapedArray, rcond: Any, hermitian: Any, rtol: Any) -> float:
+    """NumPy's relative cutoff of small singular values (a static number): ``rcond``, else ``rtol``,
+    else 1e-15. One difference: NumPy reads an explicit ``rtol=None`` as ``max(m, n) * eps``; srcjax
+    cannot tell it from no ``rtol`` and uses 1e-15 (write ``rtol=max(m, n) * np.finfo(dtype).eps``)."""
+    if hermitian is not False:
+        raise DTypeError("np.linalg.pinv: hermitian=True is not supported")
+    if rcond is not None and rtol is not None:
+        raise ShapeError("np.linalg.pinv: `rtol` and `rcond` can't be both set.")
+    rcond = rcond if rcond is not None else rtol if rtol is not None else 1e-15
+    if not isinstance(rcond, (int, float, np.integer, np.floating)) or isinstance(rcond, bool):
+        raise DTypeError(f"np.linalg.pinv: rcond/rtol must be a static number, got {rcond!r}")
+    return float(rcond)
+
+
+def _pinv_abstract(a: ShapedArray, rcond: Any = None, hermitian: Any = False, rtol: Any = None) -> ShapedArray:
+    _matrix("pinv", a)
+    _pinv_rcond(a, rcond, hermitian, rtol)
+    return ShapedArray(a.shape[:-2] + (a.shape[-1], a.shape[-2]), _float_dtype("pinv", a))
+
+
+def _pinv_lower(ctx: LowerCtx, a: HloValue, rcond: Any = None, hermitian: Any = False,
+                rtol: Any = None) -> HloValue:
+    """``vh^T diag(1/s) u^T`` over the singular values above ``rcond * max(s)`` (as NumPy)."""
+    b, out = ctx.b, ctx.avals_out[0]
+    cut = _pinv_rcond(a.aval, rcond, hermitian, rtol)
+    a = b.convert(a, out.dtype)
+    u, s, vt = lapack.svd(b, a)
+    nb = len(a.shape[:-2])
+    smax = b.broadcast_in_dim(b.reduce(s, "maximum", -np.inf, [nb]), s.shape, list(range(nb)))
+    large = b.compare("GT", s, b.binary("multiply", smax, b.full(cut, s.shape, s.dtype)))
+    s_inv = b.select(large, b.binary("divide", b.full(1, s.shape, s.dtype), s), b.full(0, s.shape, s.dtype))
+    w = b.binary("multiply", u, b.broadcast_in_dim(s_inv, u.shape, list(range(nb)) + [nb + 1]))
+    bd = list(range(nb))
+    return b.dot_general(vt, w, (bd, bd), ([nb], [nb + 1]), out)
+
+
+defprim("pinv", np.linalg.pinv, _pinv_stub, abstract_eval=_pinv_abstract, lower=_pinv_lower, path="np.linalg.pinv",
+        arrays=("a",))
+
+
 # -- derivatives: JAX's rules (helpers in srcjax/adjoint.py) ------------------------------------------
 from .registry import deflinear, set_fields  # noqa: E402
 
@@ -348,9 +393,10 @@ set_fields("svd", jvp={"a": "svd_dots(a, a_dot, out, full_matrices, compute_uv)"
 set_fields("qr", jvp={"a": "qr_dots(a, a_dot, out)"}, vjp={"a": "qr_bar(out_bar, a, out)"})
 set_fields("cond", jvp={"x": "np.sum(x_dot * cond_bar(ones_like(out), x, p), axis=(-2, -1))"},
            vjp={"x": "cond_bar(out_bar, x, p)"})
+set_fields("pinv", jvp={"a": "pinv_dot(a, a_dot, out)"}, vjp={"a": "pinv_bar(out_bar, a, out)"})
 set_fields("eigvalsh", jvp={"a": "eigvalsh_dot(a, a_dot, UPLO)"}, vjp={"a": "eigvalsh_bar(out_bar, a, UPLO)"})
 
 # -- batching: the batch axis is one more leading (batch) axis --------------------------------------
-for _name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "qr", "cond"):
+for _name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "qr", "cond", "pinv"):
     set_fields(_name, batch=batch_rules.unary)
 set_fields("solve", batch=batch_rules.helper("batch_solve", "a", "b"))

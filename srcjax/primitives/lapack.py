@@ -175,3 +175,14 @@ def singular_values(b: FuncBuilder, a: HloValue) -> HloValue:
                           ShapedArray(batch + (k, n), a.dtype), ShapedArray(batch, I32)],
         [True, True, False, True, True, False], {"mode": N}, alias=(0, 0))
     return failed_to_nan(b, s, info)
+
+
+def svd(b: FuncBuilder, a: HloValue) -> tuple[HloValue, HloValue, HloValue]:
+    """The reduced SVD ``(u, s, vh)`` of each matrix, NaN where gesdd did not converge."""
+    (m, n), k = a.shape[-2:], min(a.shape[-2:])
+    batch = a.shape[:-2]
+    _, s, u, vt, info = custom_call(
+        b, "gesdd", [a], [a.aval, ShapedArray(batch + (k,), a.dtype), ShapedArray(batch + (m, k), a.dtype),
+                          ShapedArray(batch + (k, n), a.dtype), ShapedArray(batch, I32)],
+        [True, True, False, True, True, False], {"mode": S}, alias=(0, 0))
+    return failed_to_nan(b, u, info), failed_to_nan(b, s, info), failed_to_nan(b, vt, info)
