@@ -33,7 +33,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_broadcast_like", "batch_expand_reduced", "batch_full", "batch_tile", "batch_out", "batch_triangle",
     "batch_diag", "batch_norm", "batch_hstack", "batch_vstack", "batch_full_like", "batch_like", "batch_ravel",
     "batch_concatenate_flat", "batch_index", "batch_argmax", "batch_argmin", "batch_cumsum", "batch_cumprod",
-    "batch_repeat", "batch_roll", "batch_solve", "tree_set",
+    "batch_repeat", "batch_roll", "batch_solve", "batch_multi_dot", "tree_set",
 ]
 
 
@@ -320,6 +320,15 @@ def batch_solve(a: Any, b: Any, ba: bool, bb: bool) -> Any:
         return batch_solve(a, b[..., None], ba, bb)[..., 0]
     r = max(np.ndim(a) - ba, np.ndim(b) - bb)
     return np.linalg.solve(_lifted(a, r) if ba else a, _lifted(b, r) if bb else b)
+
+
+def batch_multi_dot(arrays: Any, batched: Any) -> Any:
+    """``np.linalg.multi_dot`` per example: ``batch_matmul`` from left to right."""
+    x, bx = arrays[0], batched[0]
+    for k in range(1, len(arrays)):
+        x = batch_matmul(x, arrays[k], bx, batched[k])
+        bx = bx or batched[k]
+    return x
 
 
 def batch_dot(a: Any, b: Any, ba: bool, bb: bool) -> Any:

@@ -201,9 +201,29 @@ def pinv_bar(g: Any, a: Any, p: Any) -> Any:
     return -(mT(p) @ g @ mT(p)) + (x - a @ (p @ x)) + (y - (y @ p) @ a)
 
 
+def matrix_power_dot(a: Any, a_dot: Any, n: Any) -> Any:
+    """``sum_j b^j db b^(k-1-j)`` for ``b^k`` (``b = inv(a)``, ``k = -n`` when ``n < 0``)."""
+    b, db, k = (a, a_dot, n) if n > 0 else (np.linalg.inv(a), -(np.linalg.inv(a) @ a_dot @ np.linalg.inv(a)), -n)
+    t, p = db, b
+    for _ in range(1, k):
+        t = t @ b + p @ db
+        p = p @ b
+    return t
+
+
+def matrix_power_bar(g: Any, a: Any, n: Any) -> Any:
+    b = a if n > 0 else np.linalg.inv(a)
+    c = mT(b)
+    t, p = g, c
+    for _ in range(1, abs(n)):
+        t = t @ c + p @ g
+        p = p @ c
+    return t if n > 0 else -(c @ t @ c)
+
+
 LINALG_HELPERS = ("mT", "as_cols", "solve_cols", "slogdet_dots", "slogdet_bar", "cholesky_dot", "cholesky_bar",
                   "eigh_gaps", "eigh_dots", "eigh_bar", "eigvalsh_dot", "eigvalsh_bar", "svd_dots", "svd_gaps",
                   "svd_square_only", "svd_bar", "qr_thin_dots", "qr_thin_bar", "qr_dots", "qr_bar", "spectral_norm_bar",
-                  "cond_bar", "pinv_dot", "pinv_bar")
+                  "cond_bar", "pinv_dot", "pinv_bar", "matrix_power_dot", "matrix_power_bar")
 for _name in LINALG_HELPERS:
     globals()[_name].__module__ = "srcjax.adjoint"

@@ -209,7 +209,11 @@ group("orthogonal", [("svd", "np.linalg.svd(x, full_matrices=False)[1]"),
                      ("norm", "np.linalg.norm(x, 2)"), ("norm", "np.linalg.norm(x, -2)"),
                      ("norm", "np.linalg.norm(x, 'nuc')"), ("norm", "np.linalg.norm(x[None], 2, axis=(2, 1))"),
                      ("cond", "np.linalg.cond(x)"), ("cond", "np.linalg.cond(x[None].T, -2)"),
-                     ("pinv", "np.linalg.pinv(x)"), ("pinv", "np.linalg.pinv(x.T)")],
+                     ("pinv", "np.linalg.pinv(x)"), ("pinv", "np.linalg.pinv(x.T)"),
+                     ("matrix_power", "np.linalg.matrix_power(x[:3], 3)"),
+                     ("matrix_power", "np.linalg.matrix_power(x[:3] + 4.0 * np.eye(3), -2)"),
+                     ("multi_dot", "np.linalg.multi_dot([x.T, x, x.T])"),
+                     ("multi_dot", "np.linalg.multi_dot([x[0], x.T, x, x[1]])")],
       N(4, 3))
 case("svd", "np.linalg.svd(x @ x.T + np.diag(np.arange(3.0)) * 3.0)[0] * np.linalg.svd(x)[0][:1]", N(3, 3))
 case("qr", "np.linalg.qr(x)", N(2, 3, 3))

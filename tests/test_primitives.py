@@ -1127,6 +1127,25 @@ def pinv(a):
     return np.linalg.pinv(a), np.linalg.pinv(a, 0.3), np.linalg.pinv(a, rtol=1e-2)
 
 
+@case("matrix_power", (_wc((3, 3)),), (_wc((2, 3, 3), F32),), (arr((2, 2), I32, -3, 3),), (arr((2, 3)),),
+      tol=LINALG_TOL)
+def matrix_power(a):
+    return (np.linalg.matrix_power(a, 0), np.linalg.matrix_power(a, 1), np.linalg.matrix_power(a, 4),
+            np.linalg.matrix_power(a, 7))
+
+
+@case("matrix_power", (_wc((3, 3)),), (_wc((2, 3, 3), F32),), tol=LINALG_TOL)
+def matrix_power_negative(a):
+    return np.linalg.matrix_power(a, -1), np.linalg.matrix_power(a, -3)
+
+
+@case("multi_dot", (arr((3, 4)), arr((4, 2)), arr(3)), (arr((3, 4), F32), arr((4, 2), I32), arr(3, I32)),
+      (arr((3, 4)), arr((5, 2)), arr(3)), tol=LINALG_TOL)
+def multi_dot(a, b, v):
+    return (np.linalg.multi_dot([a, b]), np.linalg.multi_dot([v, a, b]), np.linalg.multi_dot([a.T, a, b, b.T]),
+            np.linalg.multi_dot([v, a, b, b[0]]), np.linalg.multi_dot((v, v)))
+
+
 @case("svd", (arr((4, 3)),), (arr((3, 4), F32),), (arr((2, 3, 3)),), (arr(3),), tol=LINALG_TOL)
 def svd(a):
     u, s, vh = np.linalg.svd(a)

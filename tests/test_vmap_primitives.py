@@ -415,6 +415,13 @@ def decompositions(a, t):
             np.linalg.cholesky(st), w, np.abs(v), np.linalg.eigvalsh(st))
 
 
+@case("matrix_power", "multi_dot", args=(arr((3, 3)), arr((3, 4)), arr(3)), jax=True)
+def products(a, b, v):
+    s = _spd(a)
+    return (np.linalg.matrix_power(a, 3), np.linalg.matrix_power(s, -2), np.linalg.multi_dot([a, b, b.T]),
+            np.linalg.multi_dot([v, a, b]), np.linalg.multi_dot([a, a, v]))
+
+
 @case("svd", "qr", "norm", "cond", "pinv", args=(arr((4, 3)), arr((2, 3, 4))), jax=True)
 def orthogonal_decompositions(a, t):
     u, s, vh = np.linalg.svd(a, full_matrices=False)

@@ -1,4 +1,5 @@
-"""np.linalg decompositions and solvers: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, qr, cond, pinv.
+"""np.linalg decompositions and solvers: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, qr, cond, pinv,
+matrix_power, multi_dot.
 
 NumPy's semantics: the last two axes are the matrix, any leading axes a batch (so a batching rule
 only adds one more); results float32 for float32 operands, float64 otherwise (a float32/float64 mix
@@ -23,6 +24,8 @@ from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue
 from . import batch_rules, lapack
 from .common import broadcast_shapes, fmt_shape
+from .elementwise import result_dtype
+from .linalg import _matmul_shapes, matmul_hlo  # _matmul_shapes: the shape rule of `@`, shared with multi_dot
 from .registry import LowerCtx, defprim
 
 
@@ -376,6 +379,85 @@ defprim("pinv", np.linalg.pinv, _pinv_stub, abstract_eval=_pinv_abstract, lower=
         arrays=("a",))
 
 
+# -- matrix_power / multi_dot: products of matmuls ------------------------------------------------------
+def _matrix_power_stub(a, n):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _power(n: Any) -> int:
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise DTypeError(f"np.linalg.matrix_power: the exponent must be a static integer, got {n!r}")
+    return int(n)
+
+
+def _matrix_power_abstract(a: ShapedArray, n: Any) -> ShapedArray:
+    _square("matrix_power", a)
+    if _power(n) < 0:
+        return ShapedArray(a.shape, _float_dtype("matrix_power", a))
+    if a.dtype.kind == "c":
+        raise DTypeError("np.linalg.matrix_power: complex arrays are not supported")
+    return ShapedArray(a.shape, a.dtype)
+
+
+def _matrix_power_lower(ctx: LowerCtx, a: HloValue, n: Any) -> HloValue:
+    """Binary powering (``inv(a)`` first for a negative ``n``), as NumPy."""
+    b, out = ctx.b, ctx.avals_out[0]
+    k = _power(n)
+    if k == 0:
+        return b.convert(lapack.eye_mask(b, a.shape), out.dtype)
+    if k < 0:
+        a = b.convert(a, out.dtype)
+        a, k = lapack.lu_solve(b, a, b.convert(lapack.eye_mask(b, a.shape), out.dtype)), -k
+    result = None
+    while k:
+        if k & 1:
+            result = a if result is None else matmul_hlo(b, result, a, out)
+        k >>= 1
+        if k:
+            a = matmul_hlo(b, a, a, out)
+    assert result is not None
+    return result
+
+
+defprim("matrix_power", np.linalg.matrix_power, _matrix_power_stub, abstract_eval=_matrix_power_abstract,
+        lower=_matrix_power_lower, path="np.linalg.matrix_power", arrays=("a",),
+        nondiff_when=lambda args: args.get("n") in ("0", "-0"))
+
+
+def _multi_dot_stub(arrays, *, out=None):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _multi_dot_abstract(arrays: Any, out: Any = None) -> ShapedArray:
+    """``arrays[0] @ arrays[1] @ ...``: 2-D arrays, the first and last may be 1-D (a row, a column)."""
+    if out is not None:
+        raise DTypeError("np.linalg.multi_dot: out= is not supported", hint="assign the result instead")
+    if len(arrays) < 2:
+        raise ShapeError("np.linalg.multi_dot: expecting at least two arrays")
+    for k, a in enumerate(arrays):
+        if a.ndim != 2 and not (a.ndim == 1 and k in (0, len(arrays) - 1)):
+            raise ShapeError(f"np.linalg.multi_dot: array {k} has shape {fmt_shape(a.shape)}: "
+                             "only the first and last may be 1-D, the others must be 2-D")
+    r = arrays[0]
+    for a in arrays[1:]:
+        r = ShapedArray(_matmul_shapes(r.shape, a.shape)[1], result_dtype(r, a))
+    return r
+
+
+def _multi_dot_lower(ctx: LowerCtx, arrays: Any, out: Any = None) -> HloValue:
+    """Left to right (NumPy picks the cheapest order for three or more: results differ by rounding)."""
+    b = ctx.b
+    dtype = ctx.avals_out[0].dtype
+    r = b.convert(arrays[0], dtype)
+    for a in arrays[1:]:
+        r = matmul_hlo(b, r, b.convert(a, dtype), ShapedArray(_matmul_shapes(r.shape, a.shape)[1], dtype))
+    return r
+
+
+defprim("multi_dot", np.linalg.multi_dot, _multi_dot_stub, abstract_eval=_multi_dot_abstract,
+        lower=_multi_dot_lower, path="np.linalg.multi_dot", arrays=(), array_seqs=("arrays",))
+
+
 # -- derivatives: JAX's rules (helpers in srcjax/adjoint.py) ------------------------------------------
 from .registry import deflinear, set_fields  # noqa: E402
 
@@ -394,9 +476,12 @@ set_fields("qr", jvp={"a": "qr_dots(a, a_dot, out)"}, vjp={"a": "qr_bar(out_bar,
 set_fields("cond", jvp={"x": "np.sum(x_dot * cond_bar(ones_like(out), x, p), axis=(-2, -1))"},
            vjp={"x": "cond_bar(out_bar, x, p)"})
 set_fields("pinv", jvp={"a": "pinv_dot(a, a_dot, out)"}, vjp={"a": "pinv_bar(out_bar, a, out)"})
+set_fields("matrix_power", jvp={"a": "matrix_power_dot(a, a_dot, n)"}, vjp={"a": "matrix_power_bar(out_bar, a, n)"})
+deflinear("multi_dot", {"arrays": "multi_dot_jvp(arrays, arrays_dot)"}, {"arrays": "multi_dot_bars(out_bar, arrays)"})
 set_fields("eigvalsh", jvp={"a": "eigvalsh_dot(a, a_dot, UPLO)"}, vjp={"a": "eigvalsh_bar(out_bar, a, UPLO)"})
 
 # -- batching: the batch axis is one more leading (batch) axis --------------------------------------
-for _name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "qr", "cond", "pinv"):
+for _name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "qr", "cond", "pinv", "matrix_power"):
     set_fields(_name, batch=batch_rules.unary)
 set_fields("solve", batch=batch_rules.helper("batch_solve", "a", "b"))
+set_fields("multi_dot", batch=batch_rules.multi_dot)
