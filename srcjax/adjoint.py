@@ -12,37 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from . import linalg_adjoint  # np.linalg's helpers, in their own file (see its docstring); exported below
 from .lax import index_update  # noqa: F401  (generated derivative code imports it from here)
-from .linalg_adjoint import (  # noqa: F401  (np.linalg's helpers, in their own file: see its docstring)
-    LINALG_HELPERS,
-    as_cols,
-    cholesky_bar,
-    cholesky_dot,
-    cond_bar,
-    eigh_bar,
-    eigh_dots,
-    eigh_gaps,
-    eigvalsh_bar,
-    eigvalsh_dot,
-    matrix_power_bar,
-    matrix_power_dot,
-    mT,
-    pinv_bar,
-    pinv_dot,
-    qr_bar,
-    qr_dots,
-    qr_thin_bar,
-    qr_thin_dots,
-    slogdet_bar,
-    slogdet_dots,
-    solve_cols,
-    spectral_norm_bar,
-    svd_bar,
-    svd_dots,
-    svd_gaps,
-    svd_square_only,
-)
+from .linalg_adjoint import spectral_norm_bar  # (norm_bar's matrix orders 2, -2 and 'nuc')
 from .pytree import is_tree, tree_get, tree_like, tree_map, tree_set
+
+globals().update({_n: getattr(linalg_adjoint, _n) for _n in linalg_adjoint.LINALG_HELPERS})
 
 
 class _Unset:
@@ -87,7 +62,7 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "pack_like", "is_tree",
     "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
     "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "multi_dot_jvp", "multi_dot_bars",
-    "chain_dot", *LINALG_HELPERS,
+    "chain_dot", *linalg_adjoint.LINALG_HELPERS,
 ]
 
 TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")

@@ -221,9 +221,45 @@ def matrix_power_bar(g: Any, a: Any, n: Any) -> Any:
     return t if n > 0 else -(c @ t @ c)
 
 
+def lstsq_cut(a: Any, rcond: Any) -> Any:  # np.linalg.lstsq's relative cutoff (static)
+    return np.finfo(np.result_type(a)).eps * max(np.shape(a)) if rcond is None else rcond
+
+
+def lstsq_dots(a: Any, b: Any, a_dot: Any, b_dot: Any, out: Any, rcond: Any) -> Any:
+    """The tangents of ``np.linalg.lstsq``'s ``[x, residuals, rank, s]`` (x = pinv(a) b)."""
+    x, res, rank, s = out
+    p = np.linalg.pinv(a, lstsq_cut(a, rcond))
+    dx = pinv_dot(a, a_dot, p) @ b + p @ b_dot
+    dres = np.zeros_like(res)
+    if np.shape(a)[0] > np.shape(a)[1]:
+        r = b - a @ x
+        dres = np.reshape(2 * np.sum(r * (b_dot - a_dot @ x - a @ dx), axis=0), np.shape(res))
+    return [dx, dres, np.zeros_like(s[0]), svd_dots(a, a_dot, None, False, False)]
+
+
+def lstsq_bars(g: Any, a: Any, b: Any, out: Any, rcond: Any) -> Any:
+    """The cotangents ``(a_bar, b_bar)`` (the transpose of :func:`lstsq_dots`)."""
+    x, res, rank, s = out
+    gx, gres, grank, gs = g
+    p = np.linalg.pinv(a, lstsq_cut(a, rcond))
+    a_bar = svd_bar(gs, a, None, False, False)
+    b_bar = np.zeros_like(b)
+    if np.shape(a)[0] > np.shape(a)[1]:
+        gr = 2 * (b - a @ x) * np.reshape(gres, np.shape(res)[:np.ndim(b) - 1])
+        a_bar = a_bar - cols_outer(gr, x)
+        gx = gx - mT(a) @ gr
+        b_bar = gr
+    return a_bar + pinv_bar(cols_outer(gx, b), a, p), b_bar + mT(p) @ gx
+
+
+def cols_outer(u: Any, v: Any) -> Any:  # u v^T for columns (1-D: an outer product)
+    return u[:, None] * v[None, :] if np.ndim(u) == 1 else u @ mT(v)
+
+
 LINALG_HELPERS = ("mT", "as_cols", "solve_cols", "slogdet_dots", "slogdet_bar", "cholesky_dot", "cholesky_bar",
                   "eigh_gaps", "eigh_dots", "eigh_bar", "eigvalsh_dot", "eigvalsh_bar", "svd_dots", "svd_gaps",
                   "svd_square_only", "svd_bar", "qr_thin_dots", "qr_thin_bar", "qr_dots", "qr_bar", "spectral_norm_bar",
-                  "cond_bar", "pinv_dot", "pinv_bar", "matrix_power_dot", "matrix_power_bar")
+                  "cond_bar", "pinv_dot", "pinv_bar", "matrix_power_dot", "matrix_power_bar",
+                  "lstsq_cut", "lstsq_dots", "lstsq_bars", "cols_outer")
 for _name in LINALG_HELPERS:
     globals()[_name].__module__ = "srcjax.adjoint"

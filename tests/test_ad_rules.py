@@ -213,7 +213,9 @@ group("orthogonal", [("svd", "np.linalg.svd(x, full_matrices=False)[1]"),
                      ("matrix_power", "np.linalg.matrix_power(x[:3], 3)"),
                      ("matrix_power", "np.linalg.matrix_power(x[:3] + 4.0 * np.eye(3), -2)"),
                      ("multi_dot", "np.linalg.multi_dot([x.T, x, x.T])"),
-                     ("multi_dot", "np.linalg.multi_dot([x[0], x.T, x, x[1]])")],
+                     ("multi_dot", "np.linalg.multi_dot([x[0], x.T, x, x[1]])"),
+                     ("lstsq", "np.linalg.lstsq(x, x[:, 0] * 2.0 + 1.0)[0]"),
+                     ("lstsq", "np.linalg.lstsq(x, np.sin(x[:, :2]))[1]"), ("lstsq", "np.linalg.lstsq(x.T, x[:3])[3]")],
       N(4, 3))
 case("svd", "np.linalg.svd(x @ x.T + np.diag(np.arange(3.0)) * 3.0)[0] * np.linalg.svd(x)[0][:1]", N(3, 3))
 case("qr", "np.linalg.qr(x)", N(2, 3, 3))

@@ -129,6 +129,19 @@ def test_ill_conditioned_within_condition_number_tolerance() -> None:
                                atol=1e-15 * np.linalg.norm(h, 2) * 10)
 
 
+def test_lstsq_rank_deficient_residuals_follow_jax() -> None:
+    """NumPy's residuals are empty for a rank-deficient tall matrix (a shape that depends on the data);
+    srcjax's, as JAX's, are the sums of squared residuals whatever the rank. x, rank and s agree."""
+    a = np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])
+    b = np.array([1.0, 0.0, 1.0])
+    x, res, rank, s = srcjax.compile(lambda a, b: np.linalg.lstsq(a, b))(a, b)
+    nx, nres, nrank, ns = np.linalg.lstsq(a, b)
+    np.testing.assert_allclose(x, nx, atol=1e-12)
+    assert int(rank) == nrank == 1 and nres.shape == (0,)
+    np.testing.assert_allclose(res, [np.sum((b - a @ nx) ** 2)])
+    np.testing.assert_allclose(s, ns, atol=1e-12)
+
+
 # -- errors -------------------------------------------------------------------------------------------
 def test_errors_are_located_with_hints() -> None:
     def non_square(a):

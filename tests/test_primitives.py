@@ -1146,6 +1146,14 @@ def multi_dot(a, b, v):
             np.linalg.multi_dot([v, a, b, b[0]]), np.linalg.multi_dot((v, v)))
 
 
+@case("lstsq", (arr((5, 3)), arr(5)), (arr((5, 3), F32), arr((5, 2), F32)), (arr((3, 5)), arr((3, 2))),
+      (arr((3, 3), I32, 1, 5) + 9 * np.eye(3, dtype=np.int32), arr(3)), (arr((2, 3, 3)), arr(3)), (arr((5, 3)), arr(4)),
+      tol=LINALG_TOL)
+def lstsq(a, b):
+    x, residuals, rank, s = np.linalg.lstsq(a, b)
+    return x, residuals, rank, s, np.linalg.lstsq(a, b, rcond=0.5)[0]
+
+
 @case("svd", (arr((4, 3)),), (arr((3, 4), F32),), (arr((2, 3, 3)),), (arr(3),), tol=LINALG_TOL)
 def svd(a):
     u, s, vh = np.linalg.svd(a)

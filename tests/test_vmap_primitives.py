@@ -422,6 +422,12 @@ def products(a, b, v):
             np.linalg.multi_dot([v, a, b]), np.linalg.multi_dot([a, a, v]))
 
 
+@case("lstsq", args=(arr((5, 3)), arr(5), arr((3, 4)), arr((3, 2))), jax=True)
+def least_squares(a, b, w, c):
+    x, residuals, rank, s = np.linalg.lstsq(a, b)
+    return x, residuals, rank, s, np.linalg.lstsq(w, c)[0], np.linalg.lstsq(a, b[:, None] * 2.0)[1]
+
+
 @case("svd", "qr", "norm", "cond", "pinv", args=(arr((4, 3)), arr((2, 3, 4))), jax=True)
 def orthogonal_decompositions(a, t):
     u, s, vh = np.linalg.svd(a, full_matrices=False)

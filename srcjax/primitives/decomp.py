@@ -1,5 +1,5 @@
 """np.linalg decompositions and solvers: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, qr, cond, pinv,
-matrix_power, multi_dot.
+lstsq, matrix_power, multi_dot.
 
 NumPy's semantics: the last two axes are the matrix, any leading axes a batch (so a batching rule
 only adds one more); results float32 for float32 operands, float64 otherwise (a float32/float64 mix
@@ -379,6 +379,65 @@ defprim("pinv", np.linalg.pinv, _pinv_stub, abstract_eval=_pinv_abstract, lower=
         arrays=("a",))
 
 
+# -- lstsq ---------------------------------------------------------------------------------------------
+def _lstsq_stub(a, b, rcond=None):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _lstsq_plan(a: ShapedArray, b: ShapedArray, rcond: Any) -> tuple[float, bool]:
+    """(the relative cutoff of small singular values, whether residuals are computed: m > n)."""
+    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
+        raise ShapeError(f"np.linalg.lstsq: a must be (m, n) and b (m,) or (m, k), got {fmt_shape(a.shape)} and "
+                         f"{fmt_shape(b.shape)}", hint="np.linalg.lstsq takes one matrix, not a stack")
+    if 0 in a.shape:
+        raise ShapeError(f"np.linalg.lstsq: empty matrices are not supported, got shape {fmt_shape(a.shape)}")
+    d = _float_dtype("lstsq", a, b)
+    if rcond is None:
+        rcond = float(np.finfo(d).eps) * max(a.shape)
+    if not isinstance(rcond, (int, float, np.integer, np.floating)) or isinstance(rcond, bool):
+        raise DTypeError(f"np.linalg.lstsq: rcond must be a static number or None, got {rcond!r}")
+    return float(rcond), a.shape[0] > a.shape[1]
+
+
+def _lstsq_abstract(a: ShapedArray, b: ShapedArray, rcond: Any = None) -> list[ShapedArray]:
+    _, resid = _lstsq_plan(a, b, rcond)
+    d = _float_dtype("lstsq", a, b)
+    k = b.shape[1] if b.ndim == 2 else 1
+    return [ShapedArray((a.shape[1],) + b.shape[1:], d), ShapedArray((k if resid else 0,), d),
+            ShapedArray((), np.dtype(np.int32)), ShapedArray((min(a.shape),), d)]
+
+
+def _lstsq_lower(ctx: LowerCtx, a: HloValue, b: HloValue, rcond: Any = None) -> list[HloValue]:
+    """``x = vh^T diag(1/s) u^T b`` over the singular values above ``rcond * max(s)`` (NumPy's gelsd
+    cut); residuals ``sum((b - a x)^2, axis=0)`` when m > n, whatever the rank (as JAX: NumPy gives
+    an empty array for a rank-deficient ``a``); the rank counts the singular values kept."""
+    bl = ctx.b
+    x_aval, r_aval, rank_aval, _ = ctx.avals_out
+    cut, resid = _lstsq_plan(a.aval, b.aval, rcond)
+    d = x_aval.dtype
+    a, b = bl.convert(a, d), bl.convert(b, d)
+    b2 = bl.reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b
+    u, s, vt = lapack.svd(bl, a)
+    smax = bl.broadcast_in_dim(bl.reduce(s, "maximum", -np.inf, [0]), s.shape, [])
+    large = bl.compare("GT", s, bl.binary("multiply", smax, bl.full(cut, s.shape, d)))
+    s_inv = bl.select(large, bl.binary("divide", bl.full(1, s.shape, d), s), bl.full(0, s.shape, d))
+    k = b2.shape[1]
+    utb = bl.dot_general(u, b2, ([], []), ([0], [0]), ShapedArray((s.shape[0], k), d))
+    utb = bl.binary("multiply", utb, bl.broadcast_in_dim(s_inv, utb.shape, [0]))
+    x2 = bl.dot_general(vt, utb, ([], []), ([0], [0]), ShapedArray((a.shape[1], k), d))
+    if resid:
+        r = bl.binary("subtract", b2, bl.dot_general(a, x2, ([], []), ([1], [0]), b2.aval))
+        res = bl.reduce(bl.binary("multiply", r, r), "add", 0, [0])
+    else:
+        res = bl.full(0, r_aval.shape, d)
+    rank = bl.reduce(bl.convert(large, rank_aval.dtype), "add", 0, [0])
+    return [bl.reshape(x2, x_aval.shape), bl.reshape(res, r_aval.shape), rank, s]
+
+
+defprim("lstsq", np.linalg.lstsq, _lstsq_stub, abstract_eval=_lstsq_abstract, lower=_lstsq_lower,
+        path="np.linalg.lstsq", arrays=("a", "b"), results="list")
+
+
 # -- matrix_power / multi_dot: products of matmuls ------------------------------------------------------
 def _matrix_power_stub(a, n):  # type: ignore[no-untyped-def]
     ...
@@ -478,6 +537,9 @@ set_fields("cond", jvp={"x": "np.sum(x_dot * cond_bar(ones_like(out), x, p), axi
 set_fields("pinv", jvp={"a": "pinv_dot(a, a_dot, out)"}, vjp={"a": "pinv_bar(out_bar, a, out)"})
 set_fields("matrix_power", jvp={"a": "matrix_power_dot(a, a_dot, n)"}, vjp={"a": "matrix_power_bar(out_bar, a, n)"})
 deflinear("multi_dot", {"arrays": "multi_dot_jvp(arrays, arrays_dot)"}, {"arrays": "multi_dot_bars(out_bar, arrays)"})
+set_fields("lstsq", jvp={"a": "lstsq_dots(a, b, a_dot, zeros_like(b), out, rcond)",
+                          "b": "lstsq_dots(a, b, zeros_like(a), b_dot, out, rcond)"},
+           vjp={"a": "lstsq_bars(out_bar, a, b, out, rcond)[0]", "b": "lstsq_bars(out_bar, a, b, out, rcond)[1]"})
 set_fields("eigvalsh", jvp={"a": "eigvalsh_dot(a, a_dot, UPLO)"}, vjp={"a": "eigvalsh_bar(out_bar, a, UPLO)"})
 
 # -- batching: the batch axis is one more leading (batch) axis --------------------------------------
@@ -485,3 +547,4 @@ for _name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "q
     set_fields(_name, batch=batch_rules.unary)
 set_fields("solve", batch=batch_rules.helper("batch_solve", "a", "b"))
 set_fields("multi_dot", batch=batch_rules.multi_dot)
+set_fields("lstsq", batch=batch_rules.helper("batch_lstsq", "a", "b", "rcond"))

@@ -375,6 +375,11 @@ class JVP:
             contribs.append(instantiate(tmpl, mapping))
         if not contribs:
             return None
+        if len(contribs) > 1 and prim.result_kind(op.args) == "list":  # lists of tangents add item by item
+            total = contribs[0]
+            for c in contribs[1:]:
+                total = f"tree_add({total}, {c})"
+            return total
         return " + ".join(paren(c) for c in contribs) if len(contribs) > 1 else contribs[0]
 
     def call(self, s: cst.Assign, op: Op, lines: list[str], ind: int, defined: set[str]) -> None:
