@@ -224,3 +224,15 @@ def test_gradient_source_reads_like_the_math() -> None:
     assert "np.linalg.cholesky(a)" in text and "cholesky_bar(" in text and "slogdet_bar(" in text
     assert "np.linalg.solve(mT(" in text  # the adjoint of a solve is a solve with the transpose
     assert max(len(line) for line in text.splitlines()) < 140
+
+
+def test_gpu_backend_refuses_lapack_with_a_clear_error() -> None:
+    """No GPU here: the check that a GPU backend refuses the CPU LAPACK kernels (instead of an XLA
+    error about an unknown custom-call target) runs on a stand-in backend."""
+    from srcjax.runtime import xla
+
+    class GpuStandIn:
+        platform = "gpu"
+
+    with pytest.raises(srcjax.TranspileError, match="CPU only"):
+        xla._register_lapack(GpuStandIn())  # type: ignore[arg-type]  # (private: the one registration point)

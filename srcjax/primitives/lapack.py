@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core import ShapedArray
 from ..lower.hlo import FuncBuilder, HloValue, aval_type
+from .gather import lower_gather
 
 I32 = np.dtype(np.int32)
 L, U, N, V, A, S = (ord(c) for c in "LUNVAS")  # LAPACK's flags, as the kernels read them
@@ -136,16 +137,14 @@ def pivots_to_permutation(b: FuncBuilder, ipiv: HloValue) -> HloValue:
 
 
 def permute_rows(b: FuncBuilder, x: HloValue, perm: HloValue) -> HloValue:
-    """``x[..., perm, :]`` for a batch of row orders (batch dims shared): one-hot rows, a batched product."""
-    nd = x.ndim
-    n = x.shape[-2]
-    shape = perm.shape + (n,)
-    onehot = b.compare("EQ", b.broadcast_in_dim(perm, shape, list(range(perm.ndim))),
-                       b.iota(ShapedArray(shape, I32), len(shape) - 1))
-    p = b.convert(onehot, x.dtype)
-    bd = list(range(nd - 2))
-    out = ShapedArray(x.shape, x.dtype)
-    return b.dot_general(p, x, (bd, bd), ([nd - 1], [nd - 2]), out)
+    """``x[..., perm, :]`` for a batch of row orders (batch dims shared): one gather, as
+    ``np.take_along_axis(x, perm[..., None], axis=-2)``."""
+    i64 = np.dtype(np.int64)
+    rows = b.reshape(b.convert(perm, i64), perm.shape + (1,))
+    key = tuple(rows if k == x.ndim - 2 else
+                b.iota(ShapedArray(tuple(d if q == k else 1 for q in range(x.ndim)), i64), k)
+                for k, d in enumerate(x.shape))
+    return lower_gather(b, x, key, x.aval)
 
 
 def trsm(b: FuncBuilder, t: HloValue, x: HloValue, lower: bool, unit: bool = False,
