@@ -177,7 +177,7 @@ def spectral_norm_bar(gk: Any, x: Any, axes: Any, ord: Any) -> Any:
     return np.moveaxis(np.moveaxis(gk, axes, (-2, -1)) * d, (-2, -1), axes)
 
 
-def cond_bar(g: Any, x: Any, p: Any) -> Any:
+def cond_number_bar(g: Any, x: Any, p: Any) -> Any:
     """Cotangent of ``x`` in ``np.linalg.cond(x, p)`` = s_hi / s_lo (p = -2: s_min / s_max)."""
     u, s, vh = np.linalg.svd(x, full_matrices=False)
     k = np.shape(s)[-1]
@@ -259,7 +259,7 @@ def cols_outer(u: Any, v: Any) -> Any:  # u v^T for columns (1-D: an outer produ
 LINALG_HELPERS = ("mT", "as_cols", "solve_cols", "slogdet_dots", "slogdet_bar", "cholesky_dot", "cholesky_bar",
                   "eigh_gaps", "eigh_dots", "eigh_bar", "eigvalsh_dot", "eigvalsh_bar", "svd_dots", "svd_gaps",
                   "svd_square_only", "svd_bar", "qr_thin_dots", "qr_thin_bar", "qr_dots", "qr_bar", "spectral_norm_bar",
-                  "cond_bar", "pinv_dot", "pinv_bar", "matrix_power_dot", "matrix_power_bar",
+                  "cond_number_bar", "pinv_dot", "pinv_bar", "matrix_power_dot", "matrix_power_bar",
                   "lstsq_cut", "lstsq_dots", "lstsq_bars", "cols_outer")
 for _name in LINALG_HELPERS:
     globals()[_name].__module__ = "srcjax.adjoint"

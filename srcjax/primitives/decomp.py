@@ -532,8 +532,8 @@ set_fields("eigh", jvp={"a": "eigh_dots(a_dot, out)"}, vjp={"a": "eigh_bar(out_b
 set_fields("svd", jvp={"a": "svd_dots(a, a_dot, out, full_matrices, compute_uv)"},
            vjp={"a": "svd_bar(out_bar, a, out, full_matrices, compute_uv)"})
 set_fields("qr", jvp={"a": "qr_dots(a, a_dot, out)"}, vjp={"a": "qr_bar(out_bar, a, out)"})
-set_fields("cond", jvp={"x": "np.sum(x_dot * cond_bar(ones_like(out), x, p), axis=(-2, -1))"},
-           vjp={"x": "cond_bar(out_bar, x, p)"})
+set_fields("cond", jvp={"x": "np.sum(x_dot * cond_number_bar(ones_like(out), x, p), axis=(-2, -1))"},
+           vjp={"x": "cond_number_bar(out_bar, x, p)"})
 set_fields("pinv", jvp={"a": "pinv_dot(a, a_dot, out)"}, vjp={"a": "pinv_bar(out_bar, a, out)"})
 set_fields("matrix_power", jvp={"a": "matrix_power_dot(a, a_dot, n)"}, vjp={"a": "matrix_power_bar(out_bar, a, n)"})
 deflinear("multi_dot", {"arrays": "multi_dot_jvp(arrays, arrays_dot)"}, {"arrays": "multi_dot_bars(out_bar, arrays)"})
