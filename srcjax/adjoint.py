@@ -12,8 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from . import linalg_adjoint  # np.linalg's helpers, in their own file (see its docstring); exported below
 from .lax import index_update  # noqa: F401  (generated derivative code imports it from here)
+from .linalg_adjoint import spectral_norm_bar  # (norm_bar's matrix orders 2, -2 and 'nuc')
 from .pytree import is_tree, tree_get, tree_like, tree_map, tree_set
+
+globals().update({_n: getattr(linalg_adjoint, _n) for _n in linalg_adjoint.LINALG_HELPERS})
 
 
 class _Unset:
@@ -57,7 +61,8 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
     "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "pack_like", "is_tree",
     "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
-    "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float",
+    "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "multi_dot_jvp", "multi_dot_bars",
+    "chain_dot", *linalg_adjoint.LINALG_HELPERS,
 ]
 
 TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")
@@ -329,6 +334,8 @@ def norm_bar(g: Any, x: Any, y: Any, axis: Any, keepdims: Any, ord: Any = None) 
     yk = expand_reduced(y, x, axes, keepdims)
     if ord is None or ord == "fro" or (ord == 2 and len(axes) == 1):
         return gk * x / np.where(yk == 0, 1.0, yk)
+    if isinstance(ord, str) and ord == "nuc" or not isinstance(ord, str) and ord in (2, -2) and len(axes) == 2:
+        return spectral_norm_bar(gk, x, axes, ord)
     ax = np.abs(x)
     if len(axes) == 1:
         if ord == 1:
@@ -829,3 +836,35 @@ def split_bar(g: Any, ary: Any, indices_or_sections: Any, axis: Any) -> Any:
         if hi > lo:
             z = index_add(z, axis_slice(np.ndim(ary), ax, lo, hi), g[k])
     return z
+
+
+def chain_dot(arrays: Any, dots: Any, i: int) -> Any:
+    """``arrays[0] @ ... @ arrays[-1]`` with ``dots[i]`` in place of ``arrays[i]``."""
+    x = dots[0] if i == 0 else arrays[0]
+    for k in range(1, len(arrays)):
+        x = x @ (dots[k] if k == i else arrays[k])
+    return x
+
+
+def multi_dot_jvp(arrays: Any, dots: Any) -> Any:
+    t = chain_dot(arrays, dots, 0)
+    for i in range(1, len(arrays)):
+        t = t + chain_dot(arrays, dots, i)
+    return t
+
+
+def multi_dot_bars(g: Any, arrays: Any) -> Any:
+    """The cotangents of ``np.linalg.multi_dot(arrays)`` (a tuple), back through the left-to-right chain."""
+    n = len(arrays)
+    prefix = [arrays[0]]
+    for k in range(1, n - 1):
+        prefix.append(prefix[k - 1] @ arrays[k])
+    rev = []
+    for k in range(n - 1, 0, -1):
+        rev.append(matmul_rhs_bar(g, prefix[k - 1], arrays[k]))
+        g = matmul_lhs_bar(g, prefix[k - 1], arrays[k])
+    rev.append(g)
+    bars = []
+    for k in range(n):
+        bars.append(rev[n - 1 - k])
+    return tuple(bars)

@@ -33,7 +33,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_broadcast_like", "batch_expand_reduced", "batch_full", "batch_tile", "batch_out", "batch_triangle",
     "batch_diag", "batch_norm", "batch_hstack", "batch_vstack", "batch_full_like", "batch_like", "batch_ravel",
     "batch_concatenate_flat", "batch_index", "batch_argmax", "batch_argmin", "batch_cumsum", "batch_cumprod",
-    "batch_repeat", "batch_roll", "tree_set",
+    "batch_repeat", "batch_roll", "batch_solve", "batch_multi_dot", "batch_lstsq", "tree_set",
 ]
 
 
@@ -311,6 +311,45 @@ def batch_matmul(x1: Any, x2: Any, b1: bool, b2: bool) -> Any:
         return np.matmul(_lifted(u, r2) if b1 else u, x2)[..., 0, :]
     r = max(r1, r2)
     return np.matmul(_lifted(x1, r) if b1 else x1, _lifted(x2, r) if b2 else x2)
+
+
+def batch_solve(a: Any, b: Any, ba: bool, bb: bool) -> Any:
+    """``np.linalg.solve`` per example: a per-example 1-D ``b`` is one vector (a column), and the
+    per-example batch dimensions of ``a`` and ``b`` broadcast as NumPy broadcasts them."""
+    if np.ndim(b) - bb == 1:
+        return batch_solve(a, b[..., None], ba, bb)[..., 0]
+    r = max(np.ndim(a) - ba, np.ndim(b) - bb)
+    return np.linalg.solve(_lifted(a, r) if ba else a, _lifted(b, r) if bb else b)
+
+
+def batch_lstsq(a: Any, b: Any, rcond: Any, ba: bool, bb: bool) -> Any:
+    """``np.linalg.lstsq`` per example (NumPy's takes one matrix): the batched reduced SVD, as the
+    lowering computes it; every result has the batch axis (``[x, residuals, rank, s]``)."""
+    m, n = np.shape(a)[-2], np.shape(a)[-1]
+    size = np.shape(a)[0] if ba else np.shape(b)[0]
+    vec = np.ndim(b) - bb == 1
+    b2 = b[..., None] if vec else b
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    cut = np.finfo(np.result_type(a, b)).eps * max(m, n) if rcond is None else rcond
+    large = s > cut * np.max(s, axis=-1, keepdims=True)
+    s_inv = np.where(large, 1 / np.where(large, s, 1), 0)
+    x = np.swapaxes(vh, -1, -2) @ (s_inv[..., :, None] * (np.swapaxes(u, -1, -2) @ b2))
+    if m > n:
+        res = np.sum((b2 - a @ x) ** 2, axis=-2)
+    else:
+        res = np.zeros((size, 0), dtype=np.result_type(x))
+    rank = np.sum(large, axis=-1).astype(np.int32)
+    return [x[..., 0] if vec else x, np.broadcast_to(res, (size,) + np.shape(res)[-1:]),
+            np.broadcast_to(rank, (size,)), np.broadcast_to(s, (size,) + np.shape(s)[-1:])]
+
+
+def batch_multi_dot(arrays: Any, batched: Any) -> Any:
+    """``np.linalg.multi_dot`` per example: ``batch_matmul`` from left to right."""
+    x, bx = arrays[0], batched[0]
+    for k in range(1, len(arrays)):
+        x = batch_matmul(x, arrays[k], bx, batched[k])
+        bx = bx or batched[k]
+    return x
 
 
 def batch_dot(a: Any, b: Any, ba: bool, bb: bool) -> Any:

@@ -189,6 +189,39 @@ case("diff", "np.diff(x, 3)", N(2, 3))  # n >= the axis size: empty result, zero
 case("prod", "np.prod(x, axis=0, keepdims=True)", C([[0.0, 2.0, 0.0], [1.5, 0.5, 0.0]]))  # exact with zeros
 case("prod", "np.prod(x)", U(-1.5, 1.5, 4))
 
+# np.linalg: well-conditioned (x + 4 I), positive definite (x x^T + I) and well-separated spectra
+group("linalg", [("solve", "np.linalg.solve(x + 4.0 * np.eye(3), y)"),
+                 ("solve", "np.linalg.solve(x + 4.0 * np.eye(3), y[:, 0])"),
+                 ("inv", "np.linalg.inv(x + 4.0 * np.eye(3))"), ("det", "np.linalg.det(x)"),
+                 ("slogdet", "np.linalg.slogdet(x)[1]"), ("slogdet", "np.linalg.slogdet(-x)[1]"),
+                 ("cholesky", "np.linalg.cholesky(x @ x.T + np.eye(3))"),
+                 ("eigh", "np.linalg.eigh(x @ x.T + np.diag(np.arange(3.0)) * 3.0)[0]"),
+                 ("eigh", "np.linalg.eigh(x @ x.T + np.diag(np.arange(3.0)) * 3.0)[1] ** 2"),
+                 ("eigvalsh", "np.linalg.eigvalsh(x @ x.T + np.diag(np.arange(3.0)) * 3.0)")],
+      N(3, 3), N(3, 2))
+group("orthogonal", [("svd", "np.linalg.svd(x, full_matrices=False)[1]"),
+                     ("svd", "np.linalg.svd(x, full_matrices=False)[0] ** 2"),
+                     ("svd", "np.linalg.svd(x, full_matrices=False)[2] ** 2"),
+                     ("svd", "np.linalg.svd(x, compute_uv=False)"), ("svd", "np.linalg.svd(x.T, compute_uv=False)"),
+                     ("svd", "np.linalg.svd(x.T, full_matrices=False)[2] * np.linalg.svd(x.T, False)[2][:1]"),
+                     ("qr", "np.linalg.qr(x)[0] * np.linalg.qr(x)[0][:1]"), ("qr", "np.linalg.qr(x)[1]"),
+                     ("qr", "np.linalg.qr(x.T)[1]"), ("qr", "np.linalg.qr(x.T)[0] * np.linalg.qr(x.T)[0][:1]"),
+                     ("norm", "np.linalg.norm(x, 2)"), ("norm", "np.linalg.norm(x, -2)"),
+                     ("norm", "np.linalg.norm(x, 'nuc')"), ("norm", "np.linalg.norm(x[None], 2, axis=(2, 1))"),
+                     ("cond", "np.linalg.cond(x)"), ("cond", "np.linalg.cond(x[None].T, -2)"),
+                     ("pinv", "np.linalg.pinv(x)"), ("pinv", "np.linalg.pinv(x.T)"),
+                     ("matrix_power", "np.linalg.matrix_power(x[:3], 3)"),
+                     ("matrix_power", "np.linalg.matrix_power(x[:3] + 4.0 * np.eye(3), -2)"),
+                     ("multi_dot", "np.linalg.multi_dot([x.T, x, x.T])"),
+                     ("multi_dot", "np.linalg.multi_dot([x[0], x.T, x, x[1]])"),
+                     ("lstsq", "np.linalg.lstsq(x, x[:, 0] * 2.0 + 1.0)[0]"),
+                     ("lstsq", "np.linalg.lstsq(x, np.sin(x[:, :2]))[1]"), ("lstsq", "np.linalg.lstsq(x.T, x[:3])[3]")],
+      N(4, 3))
+case("svd", "np.linalg.svd(x @ x.T + np.diag(np.arange(3.0)) * 3.0)[0] * np.linalg.svd(x)[0][:1]", N(3, 3))
+case("qr", "np.linalg.qr(x)", N(2, 3, 3))
+case("solve", "np.linalg.solve(x + 4.0 * np.eye(3), y)", N(2, 3, 3), N(3, 2))  # a stack of matrices, b broadcast
+case("cholesky", "np.linalg.cholesky(x @ np.swapaxes(x, -1, -2) + np.eye(3))", N(2, 3, 3))
+
 # contractions
 group("contract_2d", [("matmul", "x @ y"), ("dot", "np.dot(x, y)"), ("dot", "x.dot(y)"),
                       ("tensordot", "np.tensordot(x, y, 1)"),

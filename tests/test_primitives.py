@@ -1053,6 +1053,122 @@ def array_split(x):
     return np.array_split(x, 3, axis=-1), np.array_split(x, [2, 3], axis=-1), np.array_split(x, 9, axis=-1)
 
 
+# -- np.linalg: solvers and decompositions (well-conditioned: m + 4 I; positive definite: m m^T + I) ----
+def _wc(shape: tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
+    return (arr(shape, np.float64, -1, 1) + 4 * np.eye(shape[-1])).astype(dtype)
+
+
+def _spd(shape: tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
+    m = arr(shape, np.float64, -1, 1)
+    return (m @ np.swapaxes(m, -1, -2) + np.eye(shape[-1])).astype(dtype)
+
+
+LINALG_TOL = (1e-5, 1e-5)  # float32 LU/Cholesky/eigh against NumPy's LAPACK: rounding of n = 4 factorizations
+
+
+@case("solve", (_wc((4, 4)), arr((4, 2))), (_wc((4, 4)), arr(4)), (_wc((2, 3, 3)), arr((3, 2))),
+      (_wc((3, 3)), arr((2, 3, 1))), (_wc((2, 3, 3)), arr(3)), (_wc((3, 3), F32), arr((3, 2), F32)),
+      (_wc((3, 3), F32), arr(3)), (arr((3, 3), I32, -3, 3) + 9 * np.eye(3, dtype=np.int32), arr(3, I32)),
+      (arr((3, 4)), arr(3)), (_wc((3, 3)), arr(4)), (_wc((3, 3)), arr((4, 2))),
+      (_wc((3, 3), np.float16), arr(3, np.float16)), tol=LINALG_TOL)
+def solve(a, b):
+    return np.linalg.solve(a, b)
+
+
+@case("inv", (_wc((3, 3)),), (_wc((2, 4, 4), F32),), (arr((2, 2), I32, 1, 5) + 9 * np.eye(2, dtype=np.int32),),
+      (arr((3, 4)),), (arr(3),), tol=LINALG_TOL)
+def inv(a):
+    return np.linalg.inv(a)
+
+
+@case("det", (_wc((3, 3)),), (_wc((2, 4, 4), F32),), (np.ones((3, 3)),), (arr((3, 4)),), tol=LINALG_TOL)
+def det(a):
+    return np.linalg.det(a)
+
+
+@case("slogdet", (arr((3, 3)),), (_wc((2, 4, 4), F32),), (np.ones((3, 3)),), (arr((2, 3)),), tol=LINALG_TOL)
+def slogdet(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return sign, logabsdet
+
+
+@case("cholesky", (_spd((3, 3)),), (_spd((2, 4, 4), F32),), (arr((3, 4)),), (_spd((3, 3), np.float16),),
+      tol=LINALG_TOL)
+def cholesky(a):
+    return np.linalg.cholesky(a)
+
+
+@case("eigh", (_spd((3, 3)),), (_spd((2, 4, 4), F32),), (arr((4, 3)),), tol=LINALG_TOL)
+def eigh(a):
+    w, v = np.linalg.eigh(a)
+    return w, np.abs(v), np.linalg.eigh(a, "U")[0]  # (|v|: each column's sign is LAPACK's choice)
+
+
+@case("eigvalsh", (_spd((3, 3)),), (_spd((2, 4, 4), F32),), (arr((2, 3, 3)),), tol=LINALG_TOL)
+def eigvalsh(a):
+    return np.linalg.eigvalsh(a), np.linalg.eigvalsh(a, UPLO="U")
+
+
+@case("norm", (arr((4, 3)),), (arr((2, 3, 4), F32),), (arr((3, 3), I32),), (arr((3, 3), np.float16),), tol=LINALG_TOL)
+def norm_singular_values(x):
+    return (np.linalg.norm(x, 2, axis=(-2, -1)), np.linalg.norm(x, -2, axis=(-1, -2)),
+            np.linalg.norm(x, "nuc", axis=(0, -1), keepdims=True))
+
+
+@case("cond", (arr((4, 3)),), (arr((2, 3, 4), F32),), (arr((3, 3), I32, -3, 3) + 9 * np.eye(3, dtype=np.int32),),
+      (arr(3),), tol=LINALG_TOL)
+def cond(x):
+    return np.linalg.cond(x), np.linalg.cond(x, 2), np.linalg.cond(x, -2)
+
+
+@case("pinv", (arr((4, 3)),), (arr((3, 4), F32),), (arr((2, 3, 3)),), (np.array([[1.0, 2.0], [2.0, 4.0]]),),
+      (arr((2, 2), I32, 1, 4),), (arr(3),), tol=LINALG_TOL)
+def pinv(a):
+    return np.linalg.pinv(a), np.linalg.pinv(a, 0.3), np.linalg.pinv(a, rtol=1e-2)
+
+
+@case("matrix_power", (_wc((3, 3)),), (_wc((2, 3, 3), F32),), (arr((2, 2), I32, -3, 3),), (arr((2, 3)),),
+      tol=LINALG_TOL)
+def matrix_power(a):
+    return (np.linalg.matrix_power(a, 0), np.linalg.matrix_power(a, 1), np.linalg.matrix_power(a, 4),
+            np.linalg.matrix_power(a, 7))
+
+
+@case("matrix_power", (_wc((3, 3)),), (_wc((2, 3, 3), F32),), tol=LINALG_TOL)
+def matrix_power_negative(a):
+    return np.linalg.matrix_power(a, -1), np.linalg.matrix_power(a, -3)
+
+
+@case("multi_dot", (arr((3, 4)), arr((4, 2)), arr(3)), (arr((3, 4), F32), arr((4, 2), I32), arr(3, I32)),
+      (arr((3, 4)), arr((5, 2)), arr(3)), tol=LINALG_TOL)
+def multi_dot(a, b, v):
+    return (np.linalg.multi_dot([a, b]), np.linalg.multi_dot([v, a, b]), np.linalg.multi_dot([a.T, a, b, b.T]),
+            np.linalg.multi_dot([v, a, b, b[0]]), np.linalg.multi_dot((v, v)))
+
+
+@case("lstsq", (arr((5, 3)), arr(5)), (arr((5, 3), F32), arr((5, 2), F32)), (arr((3, 5)), arr((3, 2))),
+      (arr((3, 3), I32, 1, 5) + 9 * np.eye(3, dtype=np.int32), arr(3)), (arr((2, 3, 3)), arr(3)), (arr((5, 3)), arr(4)),
+      tol=LINALG_TOL)
+def lstsq(a, b):
+    x, residuals, rank, s = np.linalg.lstsq(a, b)
+    return x, residuals, rank, s, np.linalg.lstsq(a, b, rcond=0.5)[0]
+
+
+@case("svd", (arr((4, 3)),), (arr((3, 4), F32),), (arr((2, 3, 3)),), (arr(3),), tol=LINALG_TOL)
+def svd(a):
+    u, s, vh = np.linalg.svd(a)
+    u1, s1, vh1 = np.linalg.svd(a, full_matrices=False)
+    # (|u|, |vh|: the signs of singular vectors are LAPACK's choice; full_matrices=True's extra columns
+    # of u or rows of vh are any orthonormal completion, so only their shape is compared)
+    return u.shape, s, vh.shape, np.abs(u1), s1, np.abs(vh1), np.linalg.svd(a, compute_uv=False)
+
+
+@case("qr", (arr((4, 3)),), (arr((3, 4), F32),), (arr((2, 3, 3)),), (arr(3),), tol=LINALG_TOL)
+def qr(a):
+    q, r = np.linalg.qr(a)
+    return np.abs(q), np.abs(r)
+
+
 # -- creation ------------------------------------------------------------------------------
 @case("zeros")
 def zeros():

@@ -38,7 +38,7 @@ def test_record_fields_are_well_formed() -> None:
         params = set(p.signature.parameters)
         assert set(p.arrays) | set(p.array_seqs) <= params, name
         assert set(p.mixed) <= params and set(p.origin_from) <= params, name
-        assert p.results in ("array", "list", "per_operand", "any"), name
+        assert p.result_kind({}) in ("array", "list", "per_operand", "any"), name
         assert p.simplify is None or p.simplify in SIMPLIFY_KINDS, name
         assert p.batch is None or callable(p.batch), name  # (the slot vmap fills: issue #15)
         assert callable(p.fn) and callable(p.abstract_eval) and callable(p.lower), name

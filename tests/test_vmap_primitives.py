@@ -396,6 +396,47 @@ def norms(x):
             np.linalg.norm(x, "fro", axis=(1, 0)))
 
 
+def _spd(m):  # positive definite and well-conditioned, whatever the (random) example
+    return m @ np.swapaxes(m, -1, -2) + 3.0 * np.eye(3)
+
+
+@case("solve", args=(arr((3, 3)), arr((3, 2)), arr(3)), jax=True)
+def solves(a, b, v):
+    """``b`` a matrix or one vector per example (the vector case must not become a matrix when batched)."""
+    s = _spd(a)
+    return np.linalg.solve(s, b), np.linalg.solve(s, v), np.linalg.solve(s[None], b)
+
+
+@case("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", args=(arr((3, 3)), arr((2, 3, 3))), jax=True)
+def decompositions(a, t):
+    s, st = _spd(a), _spd(t)
+    w, v = np.linalg.eigh(s)
+    return (np.linalg.inv(s), np.linalg.inv(st), np.linalg.det(s), np.linalg.slogdet(st)[1], np.linalg.cholesky(s),
+            np.linalg.cholesky(st), w, np.abs(v), np.linalg.eigvalsh(st))
+
+
+@case("matrix_power", "multi_dot", args=(arr((3, 3)), arr((3, 4)), arr(3)), jax=True)
+def products(a, b, v):
+    s = _spd(a)
+    return (np.linalg.matrix_power(a, 3), np.linalg.matrix_power(s, -2), np.linalg.multi_dot([a, b, b.T]),
+            np.linalg.multi_dot([v, a, b]), np.linalg.multi_dot([a, a, v]))
+
+
+@case("lstsq", args=(arr((5, 3)), arr(5), arr((3, 4)), arr((3, 2))), jax=True)
+def least_squares(a, b, w, c):
+    x, residuals, rank, s = np.linalg.lstsq(a, b)
+    return x, residuals, rank, s, np.linalg.lstsq(w, c)[0], np.linalg.lstsq(a, b[:, None] * 2.0)[1]
+
+
+@case("svd", "qr", "norm", "cond", "pinv", args=(arr((4, 3)), arr((2, 3, 4))), jax=True)
+def orthogonal_decompositions(a, t):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    q, r = np.linalg.qr(t)
+    return (np.abs(u), s, np.abs(vh), np.linalg.svd(t, compute_uv=False), np.abs(q), np.abs(r), np.linalg.norm(a, 2),
+            np.linalg.norm(t, "nuc", axis=(0, 2)), np.linalg.norm(t, -2, axis=(-1, -2), keepdims=True),
+            np.linalg.cond(a), np.linalg.cond(t, -2), np.linalg.pinv(a), np.linalg.pinv(t, 0.2))
+
+
 # -- shapes -----------------------------------------------------------------------------------------
 @case("transpose", "reshape", "astype", "copy", "ravel", args=(arr((2, 3, 4)),), jax=True)
 def reshapes(x):

@@ -3,6 +3,7 @@
 from . import (  # noqa: F401
     ad_prims,  # noqa: F401,E402  (after shape: it reuses the indexing plan)
     creation,
+    decomp,
     elementwise,
     linalg,
     reductions,

@@ -158,6 +158,15 @@ def helper_batched_only(name: str, *params: str) -> Rule:
     return rule
 
 
+def multi_dot(c: BatchCall) -> str:
+    """``np.linalg.multi_dot([...])``: a chain of per-example matmuls (``batch_multi_dot``); a list
+    that is not a literal runs per example."""
+    elems = c.args["arrays"]
+    if not isinstance(elems, list):
+        return c.per_example()
+    return f"batch_multi_dot([{', '.join(elems)}], {c.seq_batched('arrays')!r})"
+
+
 def per_example(c: BatchCall) -> str:
     """A rolled loop over the examples (correct for any call; no vectorized form)."""
     return c.per_example()

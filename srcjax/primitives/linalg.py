@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import FuncBuilder, HloValue
-from . import batch_rules
+from . import batch_rules, lapack
 from .common import broadcast_shapes, fmt_shape, is_float_dtype, normalize_axes, normalize_axis
 from .elementwise import result_dtype
 from .registry import LowerCtx, defjvp, deflinear, defprim, defvjp
@@ -350,9 +350,11 @@ def _norm_plan(x: ShapedArray, ord: Any, axis: Any) -> tuple[str, tuple[int, ...
         if isinstance(ord, str) or not (ord is None or isinstance(ord, (int, float, np.integer, np.floating))):
             raise DTypeError(f"np.linalg.norm: invalid norm order {ord!r} for vectors")
         return "vector", axes
-    if ord in (2, -2, "nuc"):
-        raise DTypeError(f"np.linalg.norm: the matrix norm ord={ord!r} (singular values) is not supported",
-                         hint="supported matrix norms: None/'fro', 1, -1, inf, -inf")
+    if isinstance(ord, str) and ord == "nuc" or not isinstance(ord, str) and ord in (2, -2):
+        if not is_float_dtype(x.dtype) and x.dtype.kind not in "biu" or x.dtype.name in ("float16", "bfloat16"):
+            raise DTypeError(f"np.linalg.norm: ord={ord!r} needs float32 or float64 (singular values), got "
+                             f"{x.dtype.name}")
+        return "spectral", axes
     if ord not in (None, "fro", 1, -1, np.inf, -np.inf):
         raise DTypeError(f"np.linalg.norm: invalid norm order {ord!r} for matrices")
     return "matrix", axes
@@ -378,7 +380,14 @@ def _norm_lower(ctx: LowerCtx, x: HloValue, ord: Any = None, axis: Any = None,
     def full(value: Any, like: HloValue) -> HloValue:
         return b.full(value, like.shape, d)
 
-    if kind == "flat" or ord in (None, "fro") or (kind == "vector" and ord == 2):
+    if kind == "spectral":  # singular values (LAPACK gesdd), the norm axes moved last
+        rest = [i for i in range(x.ndim) if i not in axes]
+        m = b.transpose(v, rest + list(axes))
+        r = lapack.singular_values(b, m)
+        last = [r.ndim - 1]
+        r = b.reduce(r, "add", 0, last) if ord == "nuc" else \
+            b.reduce(r, "maximum", -np.inf, last) if ord == 2 else b.reduce(r, "minimum", np.inf, last)
+    elif kind == "flat" or ord in (None, "fro") or (kind == "vector" and ord == 2):
         r = b.unary("sqrt", b.reduce(b.binary("multiply", v, v), "add", 0, axes))
     elif kind == "matrix":
         row, col = axes

@@ -121,7 +121,7 @@ class Primitive:
     # -- batching (vmap, issue #15): None until it exists --
     batch: Callable[..., Any] | None = None
     # -- what the call returns, and what the simplifier may assume about it --
-    results: Results = "array"
+    results: Results | Callable[[Mapping[str, Any]], Results] = "array"  # (a function of the call's arguments)
     simplify: str | None = None  # a key of SIMPLIFY_KINDS
     tree: Callable[..., Any] | None = None  # the operation on a container first operand (index_add)
     mixed: tuple[str, ...] = ()  # static parameters that may hold dynamic integers (index keys)
@@ -135,6 +135,11 @@ class Primitive:
         ba = self.signature.bind(*args, **kwargs)
         ba.apply_defaults()
         return dict(ba.arguments)
+
+    def result_kind(self, args: Mapping[str, Any]) -> Results:
+        """What a call with these (source-text) arguments returns (``np.linalg.svd``: a list, or with
+        ``compute_uv=False`` one array)."""
+        return self.results(args) if callable(self.results) else self.results
 
     def differentiable(self, args: Mapping[str, Any]) -> bool:
         """Whether a call with these (source-text) arguments has a derivative at all."""
@@ -164,7 +169,7 @@ def defprim(
     nondiff_args: Sequence[str] = (),
     nondiff_when: Callable[[Mapping[str, Any]], bool] | None = None,
     jvp_joint: str | None = None,
-    results: Results = "array",
+    results: Results | Callable[[Mapping[str, Any]], Results] = "array",
     simplify: str | None = None,
     tree: Callable[..., Any] | None = None,
     mixed: Sequence[str] = (),

@@ -23,7 +23,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # silence PJRT's startup log
 import numpy as np  # noqa: E402
 from jaxlib import _jax, xla_client  # type: ignore[attr-defined]  # noqa: E402
 
-from ..core import InternalError, ShapedArray, canonical_dtype  # noqa: E402
+from ..core import InternalError, ShapedArray, TranspileError, canonical_dtype  # noqa: E402
 
 _COPY = xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
@@ -338,10 +338,36 @@ class Executable:
         return self.loaded.cost_analysis()
 
 
+_LAPACK_REGISTERED = False
+
+
+def _register_lapack(backend: Backend) -> None:
+    """Make jaxlib's LAPACK FFI kernels (``@lapack_*_ffi``, ``np.linalg``) callable, once per process.
+
+    Registered the first time a program calls one (most programs never do); on a GPU, where they
+    would be cuSOLVER's, np.linalg is refused with a clear error instead."""
+    global _LAPACK_REGISTERED
+    if backend.platform != "cpu":
+        raise TranspileError(f"np.linalg decompositions (solve, inv, det, cholesky, eigh, svd, qr, ...) run on "
+                             f"CPU only for now, not on {backend.platform!r}",
+                             hint="compile this function with device='cpu'")
+    with _LOCK:
+        if not _LAPACK_REGISTERED:
+            from jaxlib import lapack  # (imports without jax: shared/RUNTIME_FACTS.md)
+
+            for name, fn, api in lapack.registrations()["cpu"]:
+                xla_client.register_custom_call_target(name, fn, "cpu", api)
+            lapack._lapack.initialize()
+            _LAPACK_REGISTERED = True
+
+
 def compile_text(text: str, out_avals: Sequence[ShapedArray], platform: str | None = None) -> Executable:
     """Compile StableHLO text; a rejected module is srcjax's bug, reported with the text."""
+    backend = get_backend(platform)
+    if "@lapack_" in text:
+        _register_lapack(backend)
     try:
-        return Executable(text, out_avals, get_backend(platform))
+        return Executable(text, out_avals, backend)
     except _jax.JaxRuntimeError as e:
         numbered = "\n".join(f"{i + 1:4d}  {line}" for i, line in enumerate(text.splitlines()))
         raise InternalError(f"internal error: XLA rejected the generated StableHLO: {e}\n{numbered}",

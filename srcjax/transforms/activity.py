@@ -47,10 +47,10 @@ def array_names(body: Sequence[Any], act: Activity) -> set[str]:
     for st, _ in _walk(body):
         if isinstance(st, cst.Assign):
             op = act.op(st.value)
-            if op.kind != "prim" or op.prim is None or op.prim.results == "any":
+            if op.kind != "prim" or op.prim is None or op.prim.result_kind(op.args) == "any":
                 continue
             out.update(a for p, a in op.operands.items() if p in op.prim.arrays)
-            if op.prim.results == "array" and isinstance(st.targets[0].target, cst.Name):
+            if op.prim.result_kind(op.args) == "array" and isinstance(st.targets[0].target, cst.Name):
                 out.add(st.targets[0].target.value)
     return out
 
@@ -98,7 +98,7 @@ class Activity:
                 op = self.op(s.value)
                 names = [n for t in s.targets for n in target_names(t.target)]
                 if op.kind in ("pack", "convert") or (op.kind == "prim" and op.prim is not None and
-                                                      op.prim.results == "list") and \
+                                                      op.prim.result_kind(op.args) == "list") and \
                         isinstance(s.targets[0].target, cst.Name):
                     if isinstance(s.targets[0].target, cst.Name):
                         containers.update(names)
@@ -145,7 +145,7 @@ class Activity:
                 if op.kind == "prim" and op.prim is not None:
                     for _p, a in op.operands.items():
                         if a in containers and a in self.active and _p not in op.prim.array_seqs and \
-                                op.prim.tree is None and op.prim.results != "any":
+                                op.prim.tree is None and op.prim.result_kind(op.args) != "any":
                             raise DifferentiationError(
                                 f"cannot differentiate through the list `{a}` passed to {op.prim.path} "  # type: ignore[union-attr]
                                 "as an array (NumPy makes one array of it, which derivatives do not follow)",

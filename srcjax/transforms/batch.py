@@ -596,12 +596,13 @@ class FunctionWriter:
             elif isinstance(value, cst.UnaryOperation):
                 opsym = {"Minus": "-", "Plus": "+", "BitInvert": "~"}.get(type(value.operator).__name__)
             x = op.args.get(op.prim.arrays[0]) if op.prim.arrays else None
-            if op.prim.results == "any" and isinstance(x, str) and isinstance(self.state(x), Tree):
+            if op.prim.result_kind(op.args) == "any" and isinstance(x, str) and isinstance(self.state(x), Tree):
                 return batch_containers.container_item(self, value, x, op)
             e = self.prim_call(op.prim, dict(op.args), ind, line, opsym)
-            self.last_array = op.prim.results == "array" and op.prim.tree is None  # (index_add of a tuple: a tuple)
+            kind = op.prim.result_kind(op.args)
+            self.last_array = kind == "array" and op.prim.tree is None  # (index_add of a tuple: a tuple)
             parts = parts_of(e)  # (a tuple of results, atleast_1d(a, b): batched element by element)
-            if op.prim.results == "list":  # np.split: a list of batched arrays (of a length known later)
+            if kind == "list":  # np.split: a list of batched arrays (of a length known later)
                 return e, Stack((True,))
             return e, (Tree("tuple", tuple((k, True) for k in parts)) if parts is not None else True)
         if op.kind in ("call", "custom"):

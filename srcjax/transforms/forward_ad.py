@@ -341,7 +341,7 @@ class JVP:
             raise DifferentiationError(f"no derivative rule for {prim.path} yet",
                                        hint="file an issue; or wrap it in srcjax.custom_jvp (issue #5)")
         mapping = {k: v if isinstance(v, str) else "[" + ", ".join(v) + "]" for k, v in op.args.items()}
-        mapping["out"] = out
+        mapping["out"] = paren(out)  # (a tuple target of a multi-result primitive: `(w, v)`)
         if prim.jvp_joint is not None:  # linear in its operands together (index_add: z may be a container)
             joint = self.joint_tangent(op, mapping, defined)
             if joint is not None:
@@ -377,6 +377,11 @@ class JVP:
             contribs.append(instantiate(tmpl, mapping))
         if not contribs:
             return None
+        if len(contribs) > 1 and prim.result_kind(op.args) == "list":  # lists of tangents add item by item
+            total = contribs[0]
+            for c in contribs[1:]:
+                total = f"tree_add({total}, {c})"
+            return total
         return " + ".join(paren(c) for c in contribs) if len(contribs) > 1 else contribs[0]
 
     def call(self, s: cst.Assign, op: Op, lines: list[str], ind: int, defined: set[str]) -> None:

@@ -602,7 +602,7 @@ class VJP:
             raise DifferentiationError(f"no derivative rule for {prim.path} yet",
                                        hint="file an issue; or wrap it in srcjax.custom_vjp (issue #5)")
         mapping = {k: v if isinstance(v, str) else "[" + ", ".join(v) + "]" for k, v in op.args.items()}
-        mapping["out"] = out
+        mapping["out"] = paren(out)  # (a tuple target of a multi-result primitive: `(w, v)`)
         mapping["out_bar"] = g
         for p, tmpl in templates.items():
             if p in prim.array_seqs:

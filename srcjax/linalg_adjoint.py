@@ -1,0 +1,265 @@
+"""The derivative helpers of np.linalg (JAX's rules; records in primitives/decomp.py).
+
+They are :mod:`srcjax.adjoint` helpers in every respect (generated derivative source imports them
+from there, srcjax transpiles them like user code): only the file is separate, to keep each module
+within the line budget. So their ``__module__`` is ``srcjax.adjoint`` (set at the bottom), which is
+how the frontend recognizes library helpers (``frontend/resolve.LIBRARY_MODULES``). They import
+nothing from srcjax (srcjax.adjoint imports this module); templates call ``unbroadcast`` themselves.
+
+Plain NumPy with static control flow on shapes only. ``mT(x)`` transposes each matrix of a stack.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def mT(x: Any) -> Any:  # each matrix of a stack transposed
+    return np.swapaxes(x, -1, -2)
+
+
+def as_cols(x: Any, b: Any) -> Any:
+    """``x`` laid out as ``np.linalg.solve``'s matrix right-hand side (a 1-D ``b`` is one column)."""
+    return x[..., None] if np.ndim(b) == 1 else x
+
+
+def solve_cols(a: Any, y: Any, b: Any) -> Any:
+    """``np.linalg.solve(a, y)`` of columns ``y``, laid out as ``solve(a, b)``'s result."""
+    x = np.linalg.solve(a, y)
+    return x[..., 0] if np.ndim(b) == 1 else x
+
+
+def cholesky_dot(a_dot: Any, l: Any) -> Any:  # noqa: E741
+    """``L @ phi(L^-1 sym(a_dot) L^-T)``, phi: the lower triangle with half the diagonal."""
+    li = np.linalg.inv(l)
+    t = li @ (0.5 * (a_dot + mT(a_dot))) @ mT(li)
+    return l @ (0.5 * (np.tril(t) + np.tril(t, -1)))
+
+
+def cholesky_bar(g: Any, l: Any) -> Any:  # noqa: E741
+    li = np.linalg.inv(l)
+    p = mT(l) @ g
+    s = mT(li) @ (0.5 * (np.tril(p) + np.tril(p, -1))) @ li
+    return 0.5 * (s + mT(s))
+
+
+def eigh_gaps(w: Any) -> Any:  # F[..., i, j] = 1 / (w[j] - w[i]), 0 on the diagonal
+    d = w[..., None, :] - w[..., :, None]
+    eye = np.eye(np.shape(w)[-1], dtype=bool)
+    return np.where(eye, 0, 1 / np.where(eye, 1, d))
+
+
+def slogdet_dots(a: Any, a_dot: Any, out: Any) -> Any:
+    return [np.zeros_like(out[0]), np.trace(np.linalg.solve(a, a_dot), axis1=-2, axis2=-1)]
+
+
+def slogdet_bar(g: Any, a: Any) -> Any:
+    return g[1][..., None, None] * mT(np.linalg.inv(a))
+
+
+def eigh_dots(a_dot: Any, out: Any) -> Any:
+    w, v = out
+    sv = (0.5 * (a_dot + mT(a_dot))) @ v
+    return [np.sum(v * sv, axis=-2), v @ (eigh_gaps(w) * (mT(v) @ sv))]
+
+
+def eigh_bar(g: Any, out: Any) -> Any:
+    w, v = out
+    s = (v * g[0][..., None, :]) @ mT(v) + v @ (eigh_gaps(w) * (mT(v) @ g[1])) @ mT(v)
+    return 0.5 * (s + mT(s))
+
+
+def eigvalsh_dot(a: Any, a_dot: Any, UPLO: Any) -> Any:
+    w, v = np.linalg.eigh(a, UPLO)
+    return np.sum(v * ((0.5 * (a_dot + mT(a_dot))) @ v), axis=-2)
+
+
+def eigvalsh_bar(g: Any, a: Any, UPLO: Any) -> Any:
+    w, v = np.linalg.eigh(a, UPLO)
+    return (v * g[..., None, :]) @ mT(v)
+
+
+def svd_dots(a: Any, a_dot: Any, out: Any, full_matrices: Any, compute_uv: Any) -> Any:
+    """The tangents of ``np.linalg.svd``'s results (JAX's rule): ``[u, s, vh]``, or ``s``."""
+    u, s, vh = out if compute_uv else np.linalg.svd(a, full_matrices=False)
+    k = np.shape(s)[-1]
+    u1, v1 = u[..., :, :k], mT(vh[..., :k, :])
+    av = a_dot @ v1
+    ds = np.sum(u1 * av, axis=-2)
+    if not compute_uv:
+        return ds
+    svd_square_only(a, full_matrices)
+    f = svd_gaps(s)
+    dsm = mT(u1) @ av
+    ua = mT(a_dot) @ u1
+    du = u1 @ (f * (dsm * s[..., None, :] + mT(dsm) * s[..., :, None])) + (av - u1 @ (mT(u1) @ av)) / s[..., None, :]
+    dv = v1 @ (f * (s[..., :, None] * dsm + mT(dsm) * s[..., None, :])) + (ua - v1 @ (mT(v1) @ ua)) / s[..., None, :]
+    return [du, ds, mT(dv)]
+
+
+def svd_square_only(a: Any, full_matrices: Any) -> None:
+    if full_matrices and np.shape(a)[-2] != np.shape(a)[-1]:
+        raise ValueError("np.linalg.svd: the derivative of full_matrices=True needs square matrices (as in JAX); "
+                         "use full_matrices=False")
+
+
+def svd_gaps(s: Any) -> Any:  # F[..., i, j] = 1 / (s[j]^2 - s[i]^2), 0 on the diagonal
+    d = s[..., None, :] ** 2 - s[..., :, None] ** 2
+    eye = np.eye(np.shape(s)[-1], dtype=bool)
+    return np.where(eye, 0, 1 / np.where(eye, 1, d))
+
+
+def svd_bar(g: Any, a: Any, out: Any, full_matrices: Any, compute_uv: Any) -> Any:
+    """The cotangent of ``a`` (the transpose of :func:`svd_dots`)."""
+    if not compute_uv:
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        return (u * g[..., None, :]) @ vh
+    svd_square_only(a, full_matrices)
+    u, s, vh = out
+    gu, gs, gvh = g
+    v, gv = mT(vh), mT(gvh)
+    j = svd_gaps(s) * (mT(u) @ gu)
+    kk = svd_gaps(s) * (mT(v) @ gv)
+    eye = np.eye(np.shape(s)[-1], dtype=bool)
+    inner = (j + mT(j)) * s[..., None, :] + s[..., :, None] * (kk + mT(kk)) + np.where(eye, gs[..., :, None], 0)
+    gu_s = gu / s[..., None, :]
+    gv_s = gv / s[..., None, :]
+    return u @ inner @ vh + (gu_s - u @ (mT(u) @ gu_s)) @ vh + u @ mT(gv_s - v @ (mT(v) @ gv_s))
+
+
+def qr_thin_dots(q: Any, r: Any, dx: Any) -> Any:
+    """``(dq, dr)`` of a reduced QR with m >= n (JAX's ``_thin_qr_jvp``, real)."""
+    b = mT(np.linalg.solve(mT(r), mT(dx)))  # dx r^-1
+    c = mT(q) @ b
+    low = np.tril(c, -1)
+    omega = low - mT(low)
+    return [q @ (omega - c) + b, (c - omega) @ r]
+
+
+def qr_thin_bar(q: Any, r: Any, gq: Any, gr: Any) -> Any:
+    m = gr @ mT(r) - mT(q) @ gq
+    n = m - np.tril(m - mT(m), -1)
+    return mT(np.linalg.solve(r, mT(gq + q @ n)))  # (gq + q n) r^-T
+
+
+def qr_dots(a: Any, a_dot: Any, out: Any) -> Any:
+    """The tangents of ``np.linalg.qr(a)``'s ``(q, r)`` (reduced; a wide ``a`` = [a1 a2]: JAX's rule)."""
+    q, r = out
+    m, n = np.shape(a)[-2], np.shape(a)[-1]
+    if m >= n:
+        return qr_thin_dots(q, r, a_dot)
+    dq, dr1 = qr_thin_dots(q, r[..., :, :m], a_dot[..., :, :m])
+    return [dq, np.concatenate([dr1, mT(dq) @ a[..., :, m:] + mT(q) @ a_dot[..., :, m:]], axis=-1)]
+
+
+def qr_bar(g: Any, a: Any, out: Any) -> Any:
+    q, r = out
+    gq, gr = g
+    m, n = np.shape(a)[-2], np.shape(a)[-1]
+    if m >= n:
+        return qr_thin_bar(q, r, gq, gr)
+    gr2 = gr[..., :, m:]
+    a1_bar = qr_thin_bar(q, r[..., :, :m], gq + a[..., :, m:] @ mT(gr2), gr[..., :, :m])
+    return np.concatenate([a1_bar, q @ gr2], axis=-1)
+
+
+def spectral_norm_bar(gk: Any, x: Any, axes: Any, ord: Any) -> Any:
+    """Cotangent of ``x`` in ``np.linalg.norm(x, ord, axes)`` for ord 2, -2 (the largest, smallest
+    singular value: u_i v_i^T) and 'nuc' (their sum: U V^T); ``gk`` has ``x``'s rank."""
+    u, s, vh = np.linalg.svd(np.moveaxis(x, axes, (-2, -1)), full_matrices=False)
+    if isinstance(ord, str):
+        d = u @ vh
+    else:
+        i = 0 if ord == 2 else np.shape(s)[-1] - 1
+        d = u[..., :, i:i + 1] @ vh[..., i:i + 1, :]
+    return np.moveaxis(np.moveaxis(gk, axes, (-2, -1)) * d, (-2, -1), axes)
+
+
+def cond_number_bar(g: Any, x: Any, p: Any) -> Any:
+    """Cotangent of ``x`` in ``np.linalg.cond(x, p)`` = s_hi / s_lo (p = -2: s_min / s_max)."""
+    u, s, vh = np.linalg.svd(x, full_matrices=False)
+    k = np.shape(s)[-1]
+    hi, lo = (k - 1, 0) if p == -2 else (0, k - 1)
+    s_hi, s_lo = s[..., hi], s[..., lo]
+    d_hi = u[..., :, hi:hi + 1] @ vh[..., hi:hi + 1, :]
+    d_lo = u[..., :, lo:lo + 1] @ vh[..., lo:lo + 1, :]
+    return (g / s_lo)[..., None, None] * d_hi - (g * s_hi / s_lo ** 2)[..., None, None] * d_lo
+
+
+def pinv_dot(a: Any, a_dot: Any, p: Any) -> Any:
+    """JAX's: ``-p da p + p p^T da^T (I - a p) + (I - p a) da^T p^T p``."""
+    x = p @ (mT(p) @ mT(a_dot))
+    y = mT(a_dot) @ (mT(p) @ p)
+    return -(p @ a_dot @ p) + (x - (x @ a) @ p) + (y - p @ (a @ y))
+
+
+def pinv_bar(g: Any, a: Any, p: Any) -> Any:
+    x = mT(g) @ (p @ mT(p))
+    y = (mT(p) @ p) @ mT(g)
+    return -(mT(p) @ g @ mT(p)) + (x - a @ (p @ x)) + (y - (y @ p) @ a)
+
+
+def matrix_power_dot(a: Any, a_dot: Any, n: Any) -> Any:
+    """``sum_j b^j db b^(k-1-j)`` for ``b^k`` (``b = inv(a)``, ``k = -n`` when ``n < 0``)."""
+    b, db, k = (a, a_dot, n) if n > 0 else (np.linalg.inv(a), -(np.linalg.inv(a) @ a_dot @ np.linalg.inv(a)), -n)
+    t, p = db, b
+    for _ in range(1, k):
+        t = t @ b + p @ db
+        p = p @ b
+    return t
+
+
+def matrix_power_bar(g: Any, a: Any, n: Any) -> Any:
+    b = a if n > 0 else np.linalg.inv(a)
+    c = mT(b)
+    t, p = g, c
+    for _ in range(1, abs(n)):
+        t = t @ c + p @ g
+        p = p @ c
+    return t if n > 0 else -(c @ t @ c)
+
+
+def lstsq_cut(a: Any, rcond: Any) -> Any:  # np.linalg.lstsq's relative cutoff (static)
+    return np.finfo(np.result_type(a)).eps * max(np.shape(a)) if rcond is None else rcond
+
+
+def lstsq_dots(a: Any, b: Any, a_dot: Any, b_dot: Any, out: Any, rcond: Any) -> Any:
+    """The tangents of ``np.linalg.lstsq``'s ``[x, residuals, rank, s]`` (x = pinv(a) b)."""
+    x, res, rank, s = out
+    p = np.linalg.pinv(a, lstsq_cut(a, rcond))
+    dx = pinv_dot(a, a_dot, p) @ b + p @ b_dot
+    dres = np.zeros_like(res)
+    if np.shape(a)[0] > np.shape(a)[1]:
+        r = b - a @ x
+        dres = np.reshape(2 * np.sum(r * (b_dot - a_dot @ x - a @ dx), axis=0), np.shape(res))
+    return [dx, dres, np.zeros_like(s[0]), svd_dots(a, a_dot, None, False, False)]
+
+
+def lstsq_bars(g: Any, a: Any, b: Any, out: Any, rcond: Any) -> Any:
+    """The cotangents ``(a_bar, b_bar)`` (the transpose of :func:`lstsq_dots`)."""
+    x, res, rank, s = out
+    gx, gres, grank, gs = g
+    p = np.linalg.pinv(a, lstsq_cut(a, rcond))
+    a_bar = svd_bar(gs, a, None, False, False)
+    b_bar = np.zeros_like(b)
+    if np.shape(a)[0] > np.shape(a)[1]:
+        gr = 2 * (b - a @ x) * np.reshape(gres, np.shape(res)[:np.ndim(b) - 1])
+        a_bar = a_bar - cols_outer(gr, x)
+        gx = gx - mT(a) @ gr
+        b_bar = gr
+    return a_bar + pinv_bar(cols_outer(gx, b), a, p), b_bar + mT(p) @ gx
+
+
+def cols_outer(u: Any, v: Any) -> Any:  # u v^T for columns (1-D: an outer product)
+    return u[:, None] * v[None, :] if np.ndim(u) == 1 else u @ mT(v)
+
+
+LINALG_HELPERS = ("mT", "as_cols", "solve_cols", "slogdet_dots", "slogdet_bar", "cholesky_dot", "cholesky_bar",
+                  "eigh_gaps", "eigh_dots", "eigh_bar", "eigvalsh_dot", "eigvalsh_bar", "svd_dots", "svd_gaps",
+                  "svd_square_only", "svd_bar", "qr_thin_dots", "qr_thin_bar", "qr_dots", "qr_bar", "spectral_norm_bar",
+                  "cond_number_bar", "pinv_dot", "pinv_bar", "matrix_power_dot", "matrix_power_bar",
+                  "lstsq_cut", "lstsq_dots", "lstsq_bars", "cols_outer")
+for _name in LINALG_HELPERS:
+    globals()[_name].__module__ = "srcjax.adjoint"
