@@ -13,6 +13,14 @@ from typing import Any
 import numpy as np
 
 from .lax import index_update  # noqa: F401  (generated derivative code imports it from here)
+from .order_stats import (  # noqa: F401  (generated derivative code imports them from here)
+    order_stat_bar,
+    order_stat_jvp,
+    partition_bar,
+    partition_jvp,
+    sort_bar,
+    sort_jvp,
+)
 from .pytree import is_tree, tree_get, tree_like, tree_map, tree_set
 
 
@@ -57,7 +65,8 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
     "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "pack_like", "is_tree",
     "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
-    "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float",
+    "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "sort_jvp", "sort_bar", "partition_jvp",
+    "partition_bar", "order_stat_jvp", "order_stat_bar",
 ]
 
 TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")

@@ -259,6 +259,17 @@ group("gathers", [("take", "np.take(x, np.arange(4) % 3, axis=1)"), ("take", "np
                  ("take_along_axis", "np.take_along_axis(x, np.argmax(x, axis=1, keepdims=True), axis=1)"),
                  ("take_along_axis", "np.take_along_axis(x, np.reshape(np.arange(6) % 3, (2, 3)), axis=0)"),
                  ("take_along_axis", "np.take_along_axis(x, np.arange(4)[None, :] % 2, axis=1)")], N(3, 3))
+# sorting and order statistics: the gradient goes to the elements selected (distinct values here; ties in
+# tests/test_sorting.py)
+group("sorting", [("sort", "np.sort(x)"), ("sort", "np.sort(x, axis=0)"), ("sort", "np.sort(x, axis=None)"),
+                  ("partition", "np.partition(x, 1)[:, 1]"), ("partition", "np.partition(x, -1, axis=0)[-1]"),
+                  ("median", "np.median(x, axis=1)"), ("median", "np.median(x)"),
+                  ("median", "np.median(x, axis=0, keepdims=True)"), ("quantile", "np.quantile(x, 0.3, axis=1)"),
+                  ("quantile", "np.quantile(x, 0.8)"), ("percentile", "np.percentile(x, 40, axis=0)"),
+                  ("percentile", "np.percentile(x, 75.0, axis=(0, 1), keepdims=True)")], N(3, 4))
+case("quantile", "np.quantile(x, [0.0, 0.3, 0.8, 1.0], axis=0)", N(4, 3), jax=False)  # (jax wants an array q)
+case("percentile", "np.percentile(x, (10, 50), axis=-1, keepdims=True)", N(2, 5), jax=False)
+case("median", "np.median(x, axis=(0, 2))", N(2, 3, 2))
 case("index_add", "index_add(x, np.s_[1:3], y)", N(4, 2), N(2))
 case("index_add", "index_add(x, np.s_[::-2, None, 0], y)", N(4, 2), N(2, 1))
 case("index_update", "index_update(x, np.s_[1:3], y)", N(4, 2), N(2))
@@ -477,7 +488,8 @@ def test_adjoint_helpers_are_importable_by_generated_code() -> None:
         if name == "UNSET":
             assert fn is adjoint.UNSET
             continue
-        assert inspect.isfunction(fn) and fn.__module__ in (adjoint.__name__, "srcjax.lax", "srcjax.pytree"), name
+        assert inspect.isfunction(fn) and fn.__module__ in (adjoint.__name__, "srcjax.lax", "srcjax.pytree",
+                                                                 "srcjax.order_stats"), name
     assert not set(ad.ADJOINT_IMPORTS) & set(dir(builtins))
 
 

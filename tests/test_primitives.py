@@ -1166,6 +1166,85 @@ def linspace_negative():
     return np.linspace(0, 1, -1)
 
 
+# -- sorting and order statistics ------------------------------------------------------------------
+_TIES = np.array([[2.0, -1.0, 2.0, np.nan, 0.0, -0.0], [1.5, 1.5, -3.0, 1.5, 4.0, -3.0]])
+
+
+@case("sort", (arr((3, 4)),), (arr((2, 3), I32),), (arr(5, BOOL),), (arr((2, 3), F32),), (_TIES,))
+def sort_(x):
+    return np.sort(x), np.sort(x, axis=0), np.sort(x, axis=None), np.sort(x, -1, kind="stable")
+
+
+@case("sort", (arr(()),))
+def sort_0d(x):
+    return np.sort(x)
+
+
+@case("argsort", (arr((3, 4)),), (arr((2, 6), I32, 0, 2),), (arr(5, BOOL),), (_TIES,))
+def argsort_(x):
+    return np.argsort(x, kind="stable"), np.argsort(x, axis=0, kind="stable"), np.argsort(x, axis=None, kind="stable")
+
+
+@case("partition", (arr((3, 5)),), (arr((2, 4), I32),))
+def partition_(x):
+    return np.partition(x, 2)[..., 2], np.partition(x, -1, axis=0)[-1], np.sort(np.partition(x, (0, 1)), axis=-1)
+
+
+@case("partition", (arr(4),))
+def partition_out_of_bounds(x):
+    return np.partition(x, 4)
+
+
+@case("argpartition", (arr((3, 5)),), (arr(4, F32),))
+def argpartition_(x):
+    return np.take_along_axis(x, np.argpartition(x, 1, axis=-1), axis=-1)[..., 1], np.argpartition(x, 0, axis=None)[0]
+
+
+@case("lexsort", (arr(6, I32, 0, 2), arr(6)), (arr((2, 4), I32, 0, 1), arr((2, 4), I32, 0, 1)))
+def lexsort_(a, b):
+    return np.lexsort([a, b]), np.lexsort((b, a), axis=0), np.lexsort([a])
+
+
+@case("searchsorted", (np.sort(arr(6)), arr((2, 3))), (np.array([1, 2, 2, 3]), np.array([[0, 2], [3, 5]])),
+      (np.array([-1.0, 0.5, np.nan]), np.array([np.nan, 0.5, -2.0, np.inf])))
+def searchsorted_(a, v):
+    return np.searchsorted(a, v), np.searchsorted(a, v, side="right"), np.searchsorted(a, 0.5)
+
+
+@case("searchsorted", (arr((2, 3)), arr(2)))
+def searchsorted_2d(a, v):
+    return np.searchsorted(a, v)
+
+
+@case("median", (arr((3, 4)),), (arr((3, 5), I32),), (arr((2, 3), F32),), (_TIES,), (arr((2, 3), np.float16),))
+def median_(x):
+    return (np.median(x), np.median(x, axis=0), np.median(x, axis=-1, keepdims=True), np.median(x, axis=(0, 1)),
+            np.median(x[:, :0], axis=1))
+
+
+@case("quantile", (arr((3, 4)),), (arr((3, 5), I32),), (arr((2, 3), F32),), (_TIES,), (arr(7, BOOL),))
+def quantile_(x):
+    return (np.quantile(x, 0.3), np.quantile(x, [0.0, 0.25, 1.0], axis=0), np.quantile(x, 0.5, axis=-1, keepdims=True),
+            np.quantile(x, (0.1, 0.9), axis=(0, 1)), np.quantile(x, 1), np.quantile(x, 0.4, method="lower"),
+            np.quantile(x, 0.4, method="higher"), np.quantile(x, [0.4, 0.5], method="midpoint"),
+            np.quantile(x, [0.25, 0.5, 0.7], method="nearest"))
+
+
+@case("quantile", (arr(4),))
+def quantile_out_of_range(x):
+    return np.quantile(x, 1.5)
+
+
+@case("percentile", (arr((3, 4)),), (arr((3, 5), I32),), (arr((2, 3), F32),))
+def percentile_(x):
+    return np.percentile(x, 30), np.percentile(x, [10.0, 50.0, 100.0], axis=1), np.percentile(x, 75, keepdims=True)
+
+
+@case("percentile", (arr(4),))
+def percentile_out_of_range(x):
+    return np.percentile(x, [-1, 50])
+
+
 # -- the tests ---------------------------------------------------------------------------
 def test_every_primitive_has_a_case() -> None:
     missing = sorted(set(PRIMITIVES) - {c.prim for c in CASES})

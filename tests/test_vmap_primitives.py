@@ -615,6 +615,28 @@ def assignments(x, v, i, k):
     return y
 
 
+# -- sorting and order statistics ---------------------------------------------------------------
+@case("sort", "argsort", "partition", "argpartition", "median", "quantile", "percentile", args=(arr((3, 4)),),
+      jax=True)
+def sorts(x):
+    return (np.sort(x), np.sort(x, axis=0), np.argsort(x, axis=0), np.partition(x, 1)[..., 1],
+            np.take_along_axis(x, np.argpartition(x, 2, axis=0), axis=0)[2], np.median(x, axis=1),
+            np.median(x), np.quantile(x, 0.25, axis=0), np.percentile(x, 60, keepdims=True))
+
+
+@case("sort", "argsort", "median", "quantile", "percentile", args=(arr((2, 3, 4)),))
+def sorts_flat(x):
+    return (np.sort(x, axis=None), np.argsort(x, axis=None), np.median(x, axis=(0, 2)),
+            np.quantile(x, [0.1, 0.5], axis=1), np.percentile(x, (20, 80), axis=(-1, 0), keepdims=True))
+
+
+@case("searchsorted", "lexsort", args=(np.sort(arr(6)), arr((2, 3)), arr(3, I32, 0, 2)), jax=True)
+def searches(a, v, k):
+    a = np.sort(a)  # (the examples of a are permutations)
+    return (np.searchsorted(a, v), np.searchsorted(a, v[0], side="right"), np.searchsorted(a, 0.5),
+            np.lexsort([v[0], k]), np.lexsort((k, v[1], v[0])))
+
+
 @case("unbroadcast", "broadcast_like", args=(arr((2, 3, 4)), arr((3, 1))))
 def unbroadcasts(g, x):
     return unbroadcast(g, x), broadcast_like(x, g), unbroadcast(g[0], x), broadcast_like(x[0], g), unbroadcast(g, g)

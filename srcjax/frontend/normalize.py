@@ -70,7 +70,8 @@ ARRAY_METHODS = {
     "cumprod": "cumprod", "trace": "trace",
     "clip": "clip", "round": "round", "dot": "dot", "repeat": "repeat", "squeeze": "squeeze",
     "swapaxes": "swapaxes", "ravel": "ravel", "flatten": "ravel", "astype": "astype",
-    "reshape": "reshape", "transpose": "transpose", "copy": "copy",
+    "reshape": "reshape", "transpose": "transpose", "copy": "copy", "argsort": "argsort",
+    "argpartition": "argpartition", "searchsorted": "searchsorted",
 }
 PACK_METHODS = {"reshape", "transpose"}
 

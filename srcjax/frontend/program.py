@@ -159,13 +159,15 @@ class Program:
         if "srcjax.lax." in text:
             header += "import srcjax\n"
         # helpers srcjax transpiled, and those it runs itself (the index_add primitive, container tests)
+        from .. import batched
+
+        for n in library["srcjax.order_stats"]:  # imported from the module that re-exports it
+            library["srcjax.batched" if n in batched.__all__ else "srcjax.adjoint"].append(n)
         used = sorted({n for n in set(library["srcjax.adjoint"]) | _RUNTIME_HELPERS
                        if re.search(rf"(?<![\w.]){n}\(", text)} |
                       {n for n in _RUNTIME_VALUES if re.search(rf"(?<![\w.]){n}(?!\w)", text)})
         if used:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
-        from .. import batched
-
         shown = sorted(set(library["srcjax.batched"]) & set(batched.__all__))  # (not what they call)
         if shown:
             header += f"from srcjax.batched import {', '.join(shown)}\n"

@@ -9,5 +9,6 @@ from . import (  # noqa: F401
     registry,
     shape,
     shape_ops,
+    sorting,
     take,  # noqa: F401  (after shape: it reuses the gather of integer-array indexing)
 )
