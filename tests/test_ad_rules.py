@@ -270,6 +270,13 @@ group("sorting", [("sort", "np.sort(x)"), ("sort", "np.sort(x, axis=0)"), ("sort
 case("quantile", "np.quantile(x, [0.0, 0.3, 0.8, 1.0], axis=0)", N(4, 3), jax=False)  # (jax wants an array q)
 case("percentile", "np.percentile(x, (10, 50), axis=-1, keepdims=True)", N(2, 5), jax=False)
 case("median", "np.median(x, axis=(0, 2))", N(2, 3, 2))
+# construction
+group("arrays", [("array", "np.array([x, y])"), ("array", "np.array([[x[0], 1.0], [y[1], x[2]]])"),
+                 ("array", "np.array(x, ndmin=2)"), ("asarray", "np.asarray([y, x])"), ("asarray", "np.asarray(x)")],
+      N(3), N(3))
+group("diagonals", [("diagonal", "np.diagonal(x)"), ("diagonal", "np.diagonal(x, 1)"),
+                    ("diagonal", "np.diagonal(x, -1, 0, 2)"), ("diagonal", "x.diagonal(offset=2, axis1=2, axis2=1)")],
+      N(2, 3, 4))
 case("index_add", "index_add(x, np.s_[1:3], y)", N(4, 2), N(2))
 case("index_add", "index_add(x, np.s_[::-2, None, 0], y)", N(4, 2), N(2, 1))
 case("index_update", "index_update(x, np.s_[1:3], y)", N(4, 2), N(2))
@@ -489,7 +496,7 @@ def test_adjoint_helpers_are_importable_by_generated_code() -> None:
             assert fn is adjoint.UNSET
             continue
         assert inspect.isfunction(fn) and fn.__module__ in (adjoint.__name__, "srcjax.lax", "srcjax.pytree",
-                                                                 "srcjax.order_stats"), name
+                                                                 "srcjax.order_stats", "srcjax.construction"), name
     assert not set(ad.ADJOINT_IMPORTS) & set(dir(builtins))
 
 

@@ -1245,6 +1245,34 @@ def percentile_out_of_range(x):
     return np.percentile(x, [-1, 50])
 
 
+# -- construction -------------------------------------------------------------------------------------
+@case("array", (arr(()), arr((2, 3), F32)), (arr((), I32), arr((), BOOL)), (arr(3), arr(3, I32)))
+def array_(x, y):
+    return (np.array([x, y]), np.array((x, y), dtype=np.float32), np.array([[x, 1.0], [y, 2]]),
+            np.array(x, ndmin=2), np.array([0.0, -9.81]) + x, np.array(y, dtype=np.int32), np.array([x]))
+
+
+@case("array", (arr(3), arr(2)), spelled="np.stack(")  # (the literal list is np.stack of its elements)
+def array_ragged(x, y):
+    return np.array([x, y])
+
+
+@case("asarray", (arr((2, 3)), arr((2, 3), I32)), (arr(()), arr((), F32)))
+def asarray_(x, y):
+    return np.asarray(x), np.asarray([x, y]), np.asarray(y, dtype=np.float64), np.asarray(((x,), (y,)))
+
+
+@case("diagonal", (arr((3, 4)),), (arr((2, 3, 4), I32),), (arr((4, 3), BOOL),), (arr((5, 2)),))
+def diagonal_(x):
+    return (np.diagonal(x), np.diagonal(x, 1), np.diagonal(x, -2), x.diagonal(offset=-1, axis1=-1, axis2=0),
+            np.diagonal(x, 7), np.diagonal(x, -9))
+
+
+@case("diagonal", (arr(3),))
+def diagonal_1d(x):
+    return np.diagonal(x)
+
+
 # -- the tests ---------------------------------------------------------------------------
 def test_every_primitive_has_a_case() -> None:
     missing = sorted(set(PRIMITIVES) - {c.prim for c in CASES})

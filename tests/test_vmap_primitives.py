@@ -637,6 +637,13 @@ def searches(a, v, k):
             np.lexsort([v[0], k]), np.lexsort((k, v[1], v[0])))
 
 
+# -- construction ---------------------------------------------------------------------------------
+@case("array", "asarray", "diagonal", args=(arr((3, 4)), arr(4, F32)), jax=True)
+def constructions(x, y):
+    return (np.array([x[0], y]), np.array([[y[0], 1.0], [x[1, 2], 2.0]]), np.array(y, ndmin=3),
+            np.asarray(x, dtype=np.float32), np.diagonal(x), np.diagonal(x, -1), x.diagonal(1))
+
+
 @case("unbroadcast", "broadcast_like", args=(arr((2, 3, 4)), arr((3, 1))))
 def unbroadcasts(g, x):
     return unbroadcast(g, x), broadcast_like(x, g), unbroadcast(g[0], x), broadcast_like(x[0], g), unbroadcast(g, g)

@@ -161,8 +161,9 @@ class Program:
         # helpers srcjax transpiled, and those it runs itself (the index_add primitive, container tests)
         from .. import batched
 
-        for n in library["srcjax.order_stats"]:  # imported from the module that re-exports it
-            library["srcjax.batched" if n in batched.__all__ else "srcjax.adjoint"].append(n)
+        for m in LIBRARY_MODULES[2:]:  # imported from the module that re-exports them
+            for n in library[m]:
+                library["srcjax.batched" if n in batched.__all__ else "srcjax.adjoint"].append(n)
         used = sorted({n for n in set(library["srcjax.adjoint"]) | _RUNTIME_HELPERS
                        if re.search(rf"(?<![\w.]){n}\(", text)} |
                       {n for n in _RUNTIME_VALUES if re.search(rf"(?<![\w.]){n}(?!\w)", text)})

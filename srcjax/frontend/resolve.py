@@ -40,9 +40,9 @@ __all__ = ["LIBRARY_MODULES", "RESERVED", "Resolver", "is_user_function", "local
 # never used for temporaries.
 RESERVED = {n for n in dir(_adjoint) if not n.startswith("_")} | {n for n in dir(_batched) if not n.startswith("_")}
 
-LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.order_stats")
-"""The helpers generated source calls: transpiled like user code, shown as imports (those of
-``srcjax.order_stats`` from the module that re-exports them: ``srcjax.adjoint`` or ``srcjax.batched``)."""
+LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.order_stats", "srcjax.construction")
+"""The helpers generated source calls: transpiled like user code, shown as imports (those of the
+modules after the first two from the module that re-exports them: ``srcjax.adjoint`` or ``srcjax.batched``)."""
 
 _MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
                                "popitem", "add", "discard", "sort", "reverse", "fill", "resize", "itemset", "put",

@@ -31,7 +31,7 @@ from ..lower.hlo import FuncBuilder, HloValue, is_float
 from ..quantile_plan import order_stat_shape, reduced_perm, stat_points
 from . import batch_rules
 from .common import fmt_shape, normalize_axis
-from .registry import PRIMITIVES, LowerCtx, defprim, set_fields
+from .registry import LowerCtx, defprim, set_fields
 
 _I64 = np.dtype(np.int64)
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
@@ -373,18 +373,6 @@ for _name, _percent in (("quantile", False), ("percentile", True)):
 
 
 # -- batching (vmap) -----------------------------------------------------------------------------------
-def _with_defaults(name: str, rule: batch_rules.Rule) -> batch_rules.Rule:
-    """``rule`` seeing every parameter, the ones the call leaves out at their defaults (``np.sort(x)``
-    sorts along -1, not along None)."""
-    def with_defaults(c: batch_rules.BatchCall) -> Any:
-        for p in PRIMITIVES[name].signature.parameters.values():
-            if p.name not in c.args and p.default is not p.empty:
-                c.args[p.name] = repr(p.default)
-        return rule(c)
-
-    return with_defaults
-
-
 def _lexsort_batch(c: batch_rules.BatchCall) -> str:
     """``np.lexsort(keys)`` per example: every key batched, the axis shifted past the batch axis."""
     if not isinstance(c.args["keys"], list):
@@ -424,4 +412,4 @@ for _name, _rule in [
         ("median", batch_rules.axes("axis")),
         ("quantile", _quantile_batch("batch_quantile")),
         ("percentile", _quantile_batch("batch_percentile"))]:
-    set_fields(_name, batch=_with_defaults(_name, _rule))
+    set_fields(_name, batch=_rule)
