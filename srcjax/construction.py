@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from .move_plan import move_back, move_index
+
 
 def diagonal_bar(g: Any, a: Any, offset: Any, axis1: Any, axis2: Any) -> Any:
     """The cotangent of ``a`` in ``np.diagonal(a, offset, axis1, axis2)``: ``g`` on that diagonal, zeros
@@ -37,4 +39,33 @@ def batch_array(x: Any, dtype: Any, ndmin: int) -> Any:
     return np.array(y, dtype=dtype)
 
 
-__all__ = ["diagonal_bar", "batch_array"]
+def _move_shapes(x: Any, y: Any) -> tuple[tuple[int, ...], ...]:
+    return (np.shape(x),) if y is None else (np.shape(x), np.shape(y))
+
+
+def move_bar(g: Any, x: Any, y: Any, k: int, kind: str, params: Any) -> Any:
+    """The cotangent of operand ``k`` (``x`` or ``y``) of ``np.<kind>`` (insert, delete, append, pad,
+    resize): for each of its elements, the sum of the result cotangents that read it (static gathers)."""
+    back = move_back(kind, _move_shapes(x, y), params, k)
+    flat = np.concatenate([np.ravel(g), np.zeros(1, dtype=np.result_type(g))])
+    return np.reshape(np.sum(np.take(flat, back), axis=-1), np.shape(x if k == 0 else y))
+
+
+def batch_move(x: Any, y: Any, kind: str, params: Any, fill: Any, x_batched: bool, y_batched: bool) -> Any:
+    """``np.<kind>`` per example: every example's elements (flattened, joined, a fill value last) gathered
+    by the one static plan of an example."""
+    n = np.shape(x)[0] if x_batched else np.shape(y)[0]
+    ex = np.shape(x)[1:] if x_batched else np.shape(x)
+    shapes = (ex,) if y is None else (ex, np.shape(y)[1:] if y_batched else np.shape(y))
+    index = move_index(kind, shapes, params)
+    dtype = np.result_type(x, y) if kind == "append" else np.result_type(x)
+    parts = [np.reshape(x, (n, -1)) if x_batched else np.broadcast_to(np.ravel(x), (n, np.size(x)))]
+    if y is not None:
+        parts.append(np.reshape(y, (n, -1)) if y_batched else np.broadcast_to(np.ravel(y), (n, np.size(y))))
+    if kind == "pad":
+        parts.append(np.full((n, 1), fill, dtype=dtype))
+    flat = np.concatenate([p.astype(dtype) for p in parts], axis=1)
+    return np.reshape(np.take(flat, np.ravel(index), axis=1), (n,) + np.shape(index))
+
+
+__all__ = ["diagonal_bar", "batch_array", "move_bar", "batch_move"]

@@ -277,6 +277,15 @@ group("arrays", [("array", "np.array([x, y])"), ("array", "np.array([[x[0], 1.0]
 group("diagonals", [("diagonal", "np.diagonal(x)"), ("diagonal", "np.diagonal(x, 1)"),
                     ("diagonal", "np.diagonal(x, -1, 0, 2)"), ("diagonal", "x.diagonal(offset=2, axis1=2, axis2=1)")],
       N(2, 3, 4))
+group("moves", [("insert", "np.insert(x, 1, y, axis=0)"), ("insert", "np.insert(x, 3, y[:3])"),
+                ("delete", "np.delete(x, 1, axis=1)"), ("append", "np.append(x, y)"),
+                ("append", "np.append(x, x[:1], axis=0)"), ("pad", "np.pad(x, 2)"),
+                ("pad", "np.pad(x, ((1, 0), (2, 3)), mode='reflect')"), ("pad", "np.pad(x, 1, mode='edge')"),
+                ("pad", "np.pad(x, (2, 1), mode='wrap')"), ("pad", "np.pad(x, 1, constant_values=-2.5)"),
+                ("pad", "np.pad(x, 3, mode='symmetric')"), ("resize", "np.resize(x, (5, 3))"),
+                ("resize", "np.resize(y, 10)")], N(3, 4), N(4))
+case("insert", "np.insert(x, [0, 2, 2], y[:3], axis=1)", N(3, 4), N(4), jax=False)  # (jax wants an array obj)
+case("delete", "np.delete(x, [0, -1])", N(3, 4), jax=False)
 case("index_add", "index_add(x, np.s_[1:3], y)", N(4, 2), N(2))
 case("index_add", "index_add(x, np.s_[::-2, None, 0], y)", N(4, 2), N(2, 1))
 case("index_update", "index_update(x, np.s_[1:3], y)", N(4, 2), N(2))

@@ -1273,6 +1273,53 @@ def diagonal_1d(x):
     return np.diagonal(x)
 
 
+@case("insert", (arr((3, 4)), arr(4)), (arr((3, 4), I32), arr(4)), (arr((2, 4), BOOL), arr(4, BOOL)))
+def insert_(x, v):
+    return (np.insert(x, 1, v, axis=0), np.insert(x, [0, 2, 2], 5, axis=1), np.insert(x, 3, v[:3]),
+            np.insert(x, slice(1, 3), v[0], axis=-1), np.insert(x, -1, v[:1], axis=0))
+
+
+@case("insert", (arr((3, 4)), arr(3)))
+def insert_mismatch(x, v):
+    return np.insert(x, 1, v, axis=0)
+
+
+@case("delete", (arr((3, 4)),), (arr(5, I32),))
+def delete_(x):
+    return np.delete(x, 1, axis=0), np.delete(x, [0, -1]), np.delete(x, slice(None, None, 2), axis=-1)
+
+
+@case("delete", (arr((3, 4)),))
+def delete_out_of_bounds(x):
+    return np.delete(x, 7, axis=1)
+
+
+@case("append", (arr((3, 4)), arr(4)), (arr((2, 4), I32), arr(4, F32)))
+def append_(x, v):
+    return np.append(x, v), np.append(x, x[:1], axis=0), np.append(v, 2.5), np.append(x, v[None] * 2, axis=0)
+
+
+@case("pad", (arr((3, 4)),), (arr(5, I32),), (arr((2, 3), F32),))
+def pad_(x):
+    return (np.pad(x, 2), np.pad(x, 1, mode="reflect"), np.pad(x, (2, 1), mode="edge"), np.pad(x, (5, 6), mode="wrap"),
+            np.pad(x, 1, constant_values=3), np.pad(x, 4, mode="symmetric"), np.pad(x, (0, 2), mode="reflect"))
+
+
+@case("pad", (arr((2, 3)),))
+def pad_2d_widths(x):
+    return np.pad(x, ((1, 0), (2, 3))), np.pad(x, ((1, 2),), mode="edge"), np.pad(x, [[0, 1], [1, 0]], mode="wrap")
+
+
+@case("pad", (arr((2, 3)),))
+def pad_negative(x):
+    return np.pad(x, -1)
+
+
+@case("resize", (arr((3, 4)),), (arr(5, I32),))
+def resize_(x):
+    return np.resize(x, (5, 3)), np.resize(x, 10), np.resize(x, (2,)), np.resize(x, (0, 2))
+
+
 # -- the tests ---------------------------------------------------------------------------
 def test_every_primitive_has_a_case() -> None:
     missing = sorted(set(PRIMITIVES) - {c.prim for c in CASES})

@@ -644,6 +644,14 @@ def constructions(x, y):
             np.asarray(x, dtype=np.float32), np.diagonal(x), np.diagonal(x, -1), x.diagonal(1))
 
 
+@case("insert", "delete", "append", "pad", "resize", args=(arr((3, 4)), arr(4, F32)), jax=True)
+def moves(x, v):
+    return (np.insert(x, 1, v, axis=0), np.insert(x, 3, v[:3]), np.delete(x, 1, axis=1), np.append(x, v),
+            np.append(x, x[:1], axis=0), np.pad(x, 2), np.pad(x, ((1, 0), (2, 3)), mode="reflect"),
+            np.pad(x, 1, mode="edge"), np.pad(x, (2, 1), mode="wrap"), np.pad(v, 1, constant_values=-2.5),
+            np.resize(x, (5, 3)), np.resize(v, 10))
+
+
 @case("unbroadcast", "broadcast_like", args=(arr((2, 3, 4)), arr((3, 1))))
 def unbroadcasts(g, x):
     return unbroadcast(g, x), broadcast_like(x, g), unbroadcast(g[0], x), broadcast_like(x[0], g), unbroadcast(g, g)

@@ -20,7 +20,7 @@ from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue
 from . import batch_rules
 from .common import as_dtype, fmt_shape, normalize_axis
-from .registry import LowerCtx, defprim, set_fields
+from .registry import LowerCtx, deflinear, defprim, set_fields
 
 
 def _to_integers(args: Mapping[str, Any]) -> bool:
@@ -123,3 +123,157 @@ defprim("diagonal", np.diagonal, _diagonal_stub, abstract_eval=_diagonal_abstrac
         arrays=("a",), jvp={"a": "np.diagonal(a_dot, offset, axis1, axis2)"},
         vjp={"a": "diagonal_bar(out_bar, a, offset, axis1, axis2)"})
 set_fields("diagonal", batch=batch_rules.axes("axis1", "axis2"))
+
+
+# -- insert / delete / append / pad / resize: elements moved, by a static plan (move_plan.py) ----------------
+def _insert_stub(arr, obj, values, axis=None):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _delete_stub(arr, obj, axis=None):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _append_stub(arr, values, axis=None):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _pad_stub(array, pad_width, mode="constant", constant_values=0):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _resize_stub(a, new_shape):  # type: ignore[no-untyped-def]
+    ...
+
+
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+def _static(v: Any, what: str) -> Any:
+    """A static index argument as a plain (hashable-by-repr) value: ints, slices, nested tuples."""
+    if isinstance(v, ShapedArray):
+        raise DTypeError(f"{what} must be static (known while compiling), got an array",
+                         hint="the result's shape depends on it: compute it from shapes and Python ints")
+    if isinstance(v, np.ndarray):
+        return _static(v.tolist(), what)
+    if isinstance(v, (list, tuple)):
+        return tuple(_static(x, what) for x in v)
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+def _move_params(kind: str, args: dict[str, Any]) -> tuple[Any, ...]:
+    """The static parameters of a move primitive's plan, from its bound arguments."""
+    if kind in ("insert", "delete"):
+        return (_static(args["obj"], f"np.{kind}: obj"), args["axis"])
+    if kind == "append":
+        return (args["axis"],)
+    if kind == "pad":
+        if args["mode"] not in _PAD_MODES:
+            raise DTypeError(f"np.pad: mode={args['mode']!r} is not supported (srcjax has {', '.join(_PAD_MODES)})")
+        cv = args["constant_values"]
+        if isinstance(cv, ShapedArray) or not isinstance(cv, (int, float, bool, np.number, np.bool_)):
+            raise DTypeError("np.pad: constant_values must be a static number",
+                             hint="pad with 0 and add value * (1 - np.pad(np.ones_like(x), pad_width))")
+        return (_static(args["pad_width"], "np.pad: pad_width"), args["mode"])
+    return (_static(args["new_shape"], "np.resize: new_shape"),)
+
+
+def _move_plan(kind: str, avals: list[ShapedArray], args: dict[str, Any]) -> Any:
+    from ..move_plan import move_plan
+
+    params = _move_params(kind, args)
+    if kind == "insert" and (isinstance(params[0], bool) or avals[0].ndim == 0 and params[1] is not None):
+        raise ShapeError(f"np.insert: bad obj or axis for an array of shape {fmt_shape(avals[0].shape)}")
+    try:
+        return move_plan(kind, tuple(a.shape for a in avals), params)
+    except (IndexError, ValueError) as e:  # NumPy's own refusal (AxisError is both)
+        raise ShapeError(f"np.{kind}: {e}") from None
+    except TypeError as e:
+        raise DTypeError(f"np.{kind}: {e}") from None
+
+
+def _move_dtype(kind: str, avals: list[ShapedArray]) -> np.dtype:
+    if kind == "append":  # (np.append's values go through np.ravel: a Python float is float64)
+        return np.result_type(*(a.dtype for a in avals))
+    return avals[0].dtype
+
+
+def _mover(kind: str, stub: Any, arrays: tuple[str, ...], positional: int) -> None:
+    import inspect
+
+    sig = inspect.signature(stub)
+
+    def bind(*args: Any) -> dict[str, Any]:
+        return dict(zip(sig.parameters, args))
+
+    def abstract(*args: Any) -> ShapedArray:
+        a = bind(*args)
+        avals = [a[p] for p in arrays]
+        return ShapedArray(_move_plan(kind, avals, a).index.shape, _move_dtype(kind, avals))
+
+    def lower(ctx: LowerCtx, *args: Any) -> HloValue:
+        """The operands flattened, cast and joined (a constant fill last), then one gather."""
+        from . import gather
+
+        b = ctx.b
+        a = bind(*args)
+        out = ctx.avals_out[0]
+        xs = [a[p] for p in arrays]
+        plan = _move_plan(kind, [x.aval for x in xs], a)
+        parts = [b.reshape(b.convert(x, out.dtype), (x.aval.size,)) for x in xs]
+        if kind == "pad" and a["mode"] == "constant":
+            parts.append(b.full(a["constant_values"], (1,), out.dtype))
+        flat = b.concatenate(parts, 0)
+        if plan.index.size == 0:
+            return b.full(0, out.shape, out.dtype)
+        idx = b.constant(plan.index, ShapedArray(plan.index.shape, np.dtype(np.int64)))
+        return gather.lower_gather(b, flat, (idx,), out)
+
+    defprim(kind, getattr(np, kind), stub, abstract_eval=abstract, lower=lower, arrays=arrays, positional=positional)
+
+
+_mover("insert", _insert_stub, ("arr", "values"), 3)
+_mover("delete", _delete_stub, ("arr",), 2)
+_mover("append", _append_stub, ("arr", "values"), 2)
+_mover("pad", _pad_stub, ("array",), 2)
+_mover("resize", _resize_stub, ("a",), 2)
+
+# linear: the tangent moves as the values; the cotangent of each operand gathers back its uses
+deflinear("insert", {"arr": "np.insert(arr_dot, obj, zeros_like(values), axis)",
+                     "values": "np.insert(zeros_like(arr), obj, values_dot, axis)"},
+          {"arr": "unbroadcast(move_bar(out_bar, arr, values, 0, 'insert', (obj, axis)), arr)",
+           "values": "unbroadcast(move_bar(out_bar, arr, values, 1, 'insert', (obj, axis)), values)"})
+set_fields("insert", jvp_joint="np.insert(arr_dot, obj, values_dot, axis)")
+deflinear("append", {"arr": "broadcast_like(np.append(arr_dot, zeros_like(values), axis), out)",
+                     "values": "broadcast_like(np.append(zeros_like(arr), values_dot, axis), out)"},
+          {"arr": "unbroadcast(move_bar(out_bar, arr, values, 0, 'append', (axis,)), arr)",
+           "values": "unbroadcast(move_bar(out_bar, arr, values, 1, 'append', (axis,)), values)"})
+set_fields("append", jvp_joint="broadcast_like(np.append(arr_dot, values_dot, axis), out)")
+deflinear("delete", {"arr": "np.delete(arr_dot, obj, axis)"},
+          {"arr": "unbroadcast(move_bar(out_bar, arr, None, 0, 'delete', (obj, axis)), arr)"})
+deflinear("pad", {"array": "np.pad(array_dot, pad_width, mode)"},
+          {"array": "unbroadcast(move_bar(out_bar, array, None, 0, 'pad', (pad_width, mode)), array)"})
+deflinear("resize", {"a": "np.resize(a_dot, new_shape)"},
+          {"a": "unbroadcast(move_bar(out_bar, a, None, 0, 'resize', (new_shape,)), a)"})
+
+
+def _move_batch(kind: str, first: str, second: str | None, params: tuple[str, ...]) -> batch_rules.Rule:
+    """Every example moved by the same static plan: ``batch_move`` gathers the flattened examples."""
+
+    def rule(c: batch_rules.BatchCall) -> str:
+        y = c.args[second] if second else "None"
+        fill = c.args.get("constant_values", "0") if kind == "pad" else "0"
+        ps = "(" + ", ".join(c.args[p] for p in params) + ("," if len(params) == 1 else "") + ")"
+        return (f"batch_move({c.args[first]}, {y}, {kind!r}, {ps}, {fill}, {c.batched(first)}, "
+                f"{c.batched(second) if second else False})")
+
+    return rule
+
+
+set_fields("insert", batch=_move_batch("insert", "arr", "values", ("obj", "axis")))
+set_fields("delete", batch=_move_batch("delete", "arr", None, ("obj", "axis")))
+set_fields("append", batch=_move_batch("append", "arr", "values", ("axis",)))
+set_fields("pad", batch=_move_batch("pad", "array", None, ("pad_width", "mode")))
+set_fields("resize", batch=_move_batch("resize", "a", None, ("new_shape",)))
