@@ -12,7 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from .construction import diagonal_bar, move_bar  # noqa: F401  (generated derivative code imports them here)
+from .construction import (  # noqa: F401  (generated derivative code imports them from here)
+    cross_bar,
+    diagonal_bar,
+    kron_bar,
+    move_bar,
+)
 from .lax import index_update  # noqa: F401  (generated derivative code imports it from here)
 from .order_stats import (  # noqa: F401  (generated derivative code imports them from here)
     order_stat_bar,
@@ -67,7 +72,8 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "pack_like", "is_tree",
     "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
     "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "sort_jvp", "sort_bar", "partition_jvp",
-    "partition_bar", "order_stat_jvp", "order_stat_bar", "diagonal_bar", "move_bar",
+    "partition_bar", "order_stat_jvp", "order_stat_bar", "diagonal_bar", "move_bar", "kron_bar",
+    "cross_bar",
 ]
 
 TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")

@@ -19,7 +19,12 @@ from typing import Any
 import numpy as np
 
 from .adjoint import UNSET, broadcast_like, expand_reduced, index_add, unbroadcast
-from .construction import batch_array, batch_move  # noqa: F401  (generated batched code imports them here)
+from .construction import (  # noqa: F401  (generated batched code imports them from here)
+    batch_array,
+    batch_cross,
+    batch_kron,
+    batch_move,
+)
 from .lax import index_update
 from .order_stats import (  # noqa: F401  (generated batched code imports them from here)
     batch_argpartition,
@@ -45,6 +50,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_concatenate_flat", "batch_index", "batch_argmax", "batch_argmin", "batch_cumsum", "batch_cumprod",
     "batch_repeat", "batch_roll", "tree_set", "batch_sort", "batch_argsort", "batch_partition", "batch_argpartition",
     "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",
+    "batch_kron", "batch_cross",
 ]
 
 

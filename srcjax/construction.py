@@ -68,4 +68,90 @@ def batch_move(x: Any, y: Any, kind: str, params: Any, fill: Any, x_batched: boo
     return np.reshape(np.take(flat, np.ravel(index), axis=1), (n,) + np.shape(index))
 
 
-__all__ = ["diagonal_bar", "batch_array", "move_bar", "batch_move"]
+def _kron_layout(ea: Any, eb: Any) -> tuple[list[int], list[int], list[int]]:
+    """For per-example shapes ``ea`` and ``eb``: a's and b's shapes on interleaved axes (a0, b0, a1, b1, ...),
+    and the result's shape."""
+    nd = max(len(ea), len(eb))
+    sa = (1,) * (nd - len(ea)) + tuple(ea)
+    sb = (1,) * (nd - len(eb)) + tuple(eb)
+    ia: list[int] = []
+    ib: list[int] = []
+    out: list[int] = []
+    for x, y in zip(sa, sb):
+        ia = ia + [x, 1]
+        ib = ib + [1, y]
+        out = out + [x * y]
+    return ia, ib, out
+
+
+def kron_bar(g: Any, a: Any, b: Any, k: int) -> Any:
+    """The cotangent of ``a`` (``k`` 0) or ``b`` in ``np.kron(a, b)``: ``g`` on interleaved axes times the
+    other operand, summed over the other operand's axes."""
+    ia, ib, _ = _kron_layout(np.shape(a), np.shape(b))
+    inter = [x * y for x, y in zip(ia, ib)]
+    gi = np.reshape(g, tuple(inter))
+    if k == 0:
+        r = np.sum(gi * np.reshape(b, tuple(ib)), axis=tuple(range(1, len(inter), 2)))
+        return np.reshape(r, np.shape(a))
+    r = np.sum(gi * np.reshape(a, tuple(ia)), axis=tuple(range(0, len(inter), 2)))
+    return np.reshape(r, np.shape(b))
+
+
+def batch_kron(a: Any, b: Any, a_batched: bool, b_batched: bool) -> Any:
+    """``np.kron`` per example (an unbatched operand broadcasts along the batch)."""
+    ea = np.shape(a)[1:] if a_batched else np.shape(a)
+    eb = np.shape(b)[1:] if b_batched else np.shape(b)
+    ia, ib, out = _kron_layout(ea, eb)
+    n = np.shape(a)[0] if a_batched else np.shape(b)[0]
+    xa = np.reshape(a, ((n,) if a_batched else (1,)) + tuple(ia))
+    xb = np.reshape(b, ((n,) if b_batched else (1,)) + tuple(ib))
+    return np.reshape(xa * xb, (n,) + tuple(out))
+
+
+def _three(v: Any) -> Any:
+    """Vectors (last axis) of 2 or 3 components as 3 (a zero third component)."""
+    if np.shape(v)[-1] == 3:
+        return v
+    return np.concatenate([v, np.zeros_like(v[..., :1])], axis=-1)
+
+
+def cross_bar(g: Any, a: Any, b: Any, k: int, axisa: Any, axisb: Any, axisc: Any, axis: Any) -> Any:
+    """The cotangent of ``a`` (``k`` 0: ``b x g``) or ``b`` (``g x a``) in ``np.cross``, on 3-vectors, cut
+    to the operand's components and put back on its axis (broadcast axes summed by the caller)."""
+    if axis is not None:
+        axisa, axisb, axisc = axis, axis, axis
+    am = np.moveaxis(a, axisa, -1)
+    bm = np.moveaxis(b, axisb, -1)
+    if np.shape(am)[-1] == 2 and np.shape(bm)[-1] == 2:
+        g3 = np.stack([np.zeros_like(g), np.zeros_like(g), g], axis=-1)
+    else:
+        g3 = np.moveaxis(g, axisc, -1)
+    x = a if k == 0 else b
+    n = np.shape(am if k == 0 else bm)[-1]
+    r = np.cross(_three(bm), g3) if k == 0 else np.cross(g3, _three(am))
+    ax = (axisa if k == 0 else axisb) % np.ndim(x)
+    return np.moveaxis(r[..., :n], -1, ax - np.ndim(x))
+
+
+def batch_cross(a: Any, b: Any, a_batched: bool, b_batched: bool, axisa: Any, axisb: Any, axisc: Any,
+                axis: Any) -> Any:
+    """``np.cross`` per example: the vector axes moved last, the batched operands' leading axes aligned."""
+    if axis is not None:
+        axisa, axisb, axisc = axis, axis, axis
+    na = np.ndim(a) - (1 if a_batched else 0)
+    nb = np.ndim(b) - (1 if b_batched else 0)
+    am = np.moveaxis(a, axisa % na + (1 if a_batched else 0), -1)
+    bm = np.moveaxis(b, axisb % nb + (1 if b_batched else 0), -1)
+    lead = max(na, nb) - 1
+    if a_batched:
+        am = np.reshape(am, np.shape(am)[:1] + (1,) * (lead - na + 1) + np.shape(am)[1:])
+    if b_batched:
+        bm = np.reshape(bm, np.shape(bm)[:1] + (1,) * (lead - nb + 1) + np.shape(bm)[1:])
+    r = np.cross(am, bm)
+    if np.shape(am)[-1] == 2 and np.shape(bm)[-1] == 2:
+        return r
+    return np.moveaxis(r, -1, axisc % (lead + 1) + 1)
+
+
+__all__ = ["diagonal_bar", "batch_array", "move_bar", "batch_move", "kron_bar", "batch_kron", "cross_bar",
+           "batch_cross"]

@@ -286,6 +286,10 @@ group("moves", [("insert", "np.insert(x, 1, y, axis=0)"), ("insert", "np.insert(
                 ("resize", "np.resize(y, 10)")], N(3, 4), N(4))
 case("insert", "np.insert(x, [0, 2, 2], y[:3], axis=1)", N(3, 4), N(4), jax=False)  # (jax wants an array obj)
 case("delete", "np.delete(x, [0, -1])", N(3, 4), jax=False)
+group("products", [("kron", "np.kron(x, y)"), ("kron", "np.kron(y, x)"), ("kron", "np.kron(x[0], 2.0)"),
+                   ("cross", "np.cross(x, y)"), ("cross", "np.cross(y, x[:, ::-1])"),
+                   ("cross", "np.cross(x.T, y, axisa=0)"), ("cross", "np.cross(x[:, :2], y[:2])"),
+                   ("cross", "np.cross(x, y[1:], axisc=0)")], N(2, 3), N(3))
 case("index_add", "index_add(x, np.s_[1:3], y)", N(4, 2), N(2))
 case("index_add", "index_add(x, np.s_[::-2, None, 0], y)", N(4, 2), N(2, 1))
 case("index_update", "index_update(x, np.s_[1:3], y)", N(4, 2), N(2))

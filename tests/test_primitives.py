@@ -1320,6 +1320,21 @@ def resize_(x):
     return np.resize(x, (5, 3)), np.resize(x, 10), np.resize(x, (2,)), np.resize(x, (0, 2))
 
 
+@case("kron", (arr((2, 3)), arr(3)), (arr((2, 2), I32), arr((3, 1, 2), F32)), (arr(2, BOOL), arr((2, 2), BOOL)))
+def kron_(a, b):
+    return np.kron(a, b), np.kron(b, a), np.kron(a, 2), np.kron(a[0], b)
+
+
+@case("cross", (arr((2, 3)), arr(3)), (arr((4, 2), I32), arr(2)), (arr((3, 2)), arr((4, 1, 3), F32)))
+def cross_(a, b):
+    return np.cross(a, b), np.cross(b, a), np.cross(a, a[::-1]), np.cross(a.T, b, axisa=0), np.cross(a, b, axisc=0)
+
+
+@case("cross", (arr((2, 4)), arr(3)))
+def cross_bad_size(a, b):
+    return np.cross(a, b)
+
+
 # -- the tests ---------------------------------------------------------------------------
 def test_every_primitive_has_a_case() -> None:
     missing = sorted(set(PRIMITIVES) - {c.prim for c in CASES})

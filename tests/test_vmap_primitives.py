@@ -652,6 +652,12 @@ def moves(x, v):
             np.resize(x, (5, 3)), np.resize(v, 10))
 
 
+@case("kron", "cross", args=(arr((2, 3)), arr(3, F32)), jax=True)
+def products(a, b):
+    return (np.kron(a, b), np.kron(b, a), np.cross(a, b), np.cross(b, a[:, ::-1]), np.cross(a.T, b, axisa=0),
+            np.cross(a, b, axisc=0), np.cross(a[:, :2], b[:2]))
+
+
 @case("unbroadcast", "broadcast_like", args=(arr((2, 3, 4)), arr((3, 1))))
 def unbroadcasts(g, x):
     return unbroadcast(g, x), broadcast_like(x, g), unbroadcast(g[0], x), broadcast_like(x[0], g), unbroadcast(g, g)

@@ -708,7 +708,7 @@ class Specializer:
             name = getattr(fv, "__qualname__", None) or getattr(fv, "__name__", repr(fv))
             raise StaticValueError(f"{name}() needs values known at transpile time, but got an array "
                                    f"({_first_dynamic(dyn).aval.str_short()})",
-                                   hint="use the NumPy equivalent on arrays")
+                                   hint=callees.STATIC_ONLY_HINTS.get(fv, "use the NumPy equivalent on arrays"))
         try:
             return self.from_python(fv(*args, **kwargs))
         except TranspileError:

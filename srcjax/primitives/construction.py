@@ -277,3 +277,125 @@ set_fields("delete", batch=_move_batch("delete", "arr", None, ("obj", "axis")))
 set_fields("append", batch=_move_batch("append", "arr", "values", ("axis",)))
 set_fields("pad", batch=_move_batch("pad", "array", None, ("pad_width", "mode")))
 set_fields("resize", batch=_move_batch("resize", "a", None, ("new_shape",)))
+
+
+# -- kron ------------------------------------------------------------------------------------------------
+def _kron_stub(a, b):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _kron_shapes(a: ShapedArray, b: ShapedArray) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Both shapes padded with leading 1s to the same rank (NumPy's kron)."""
+    nd = max(a.ndim, b.ndim)
+    return (1,) * (nd - a.ndim) + a.shape, (1,) * (nd - b.ndim) + b.shape
+
+
+def _kron_abstract(a: ShapedArray, b: ShapedArray) -> ShapedArray:
+    sa, sb = _kron_shapes(a, b)
+    return ShapedArray(tuple(x * y for x, y in zip(sa, sb)), np.result_type(a.dtype, b.dtype))
+
+
+def _kron_lower(ctx: LowerCtx, a: HloValue, b: HloValue) -> HloValue:
+    """``a`` and ``b`` broadcast on interleaved axes (a0, b0, a1, b1, ...), multiplied, merged."""
+    bld = ctx.b
+    out = ctx.avals_out[0]
+    sa, sb = _kron_shapes(a.aval, b.aval)
+    inter = tuple(d for pair in zip(sa, sb) for d in pair)
+    nd = len(sa)
+    x = bld.broadcast_in_dim(bld.reshape(bld.convert(a, out.dtype), sa), inter, [2 * i for i in range(nd)])
+    y = bld.broadcast_in_dim(bld.reshape(bld.convert(b, out.dtype), sb), inter, [2 * i + 1 for i in range(nd)])
+    return bld.reshape(bld.binary("and" if out.dtype == np.bool_ else "multiply", x, y), out.shape)
+
+
+defprim("kron", np.kron, _kron_stub, abstract_eval=_kron_abstract, lower=_kron_lower, arrays=("a", "b"),
+        jvp={"a": "np.kron(a_dot, b)", "b": "np.kron(a, b_dot)"},
+        vjp={"a": "unbroadcast(kron_bar(out_bar, a, b, 0), a)", "b": "unbroadcast(kron_bar(out_bar, a, b, 1), b)"})
+set_fields("kron", batch=batch_rules.helper("batch_kron", "a", "b"))
+
+
+# -- cross -----------------------------------------------------------------------------------------------
+def _cross_stub(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _cross_plan(a: ShapedArray, b: ShapedArray, axisa: Any, axisb: Any, axisc: Any,
+                axis: Any) -> tuple[int, int, int | None, tuple[int, ...], np.dtype]:
+    """(axis of a, axis of b, axis of the result or None for 2-vectors, result shape, dtype)."""
+    if axis is not None:
+        axisa, axisb, axisc = axis, axis, axis
+    if a.ndim == 0 or b.ndim == 0:
+        raise ShapeError("np.cross: the vectors need an axis", hint="pass arrays of 2- or 3-vectors")
+    ia, ib = normalize_axis(axisa, a.ndim, "axisa"), normalize_axis(axisb, b.ndim, "axisb")
+    na, nb = a.shape[ia], b.shape[ib]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ShapeError(f"np.cross: incompatible dimensions for cross product (dimension must be 2 or 3), got "
+                         f"{na} and {nb}")
+    from .common import broadcast_shapes
+
+    lead = broadcast_shapes(tuple(d for i, d in enumerate(a.shape) if i != ia),
+                            tuple(d for i, d in enumerate(b.shape) if i != ib), what="np.cross: vectors")
+    d = np.result_type(a.dtype, b.dtype)
+    if d == np.bool_:
+        raise DTypeError("np.cross of booleans is not supported (NumPy refuses the subtraction)")
+    if na == nb == 2:
+        return ia, ib, None, lead, d
+    ic = normalize_axis(axisc, len(lead) + 1, "axisc")
+    return ia, ib, ic, lead[:ic] + (3,) + lead[ic:], d
+
+
+def _cross_abstract(a: ShapedArray, b: ShapedArray, axisa: Any = -1, axisb: Any = -1, axisc: Any = -1,
+                    axis: Any = None) -> ShapedArray:
+    *_, shape, d = _cross_plan(a, b, axisa, axisb, axisc, axis)
+    return ShapedArray(shape, d)
+
+
+def _cross_lower(ctx: LowerCtx, a: HloValue, b: HloValue, axisa: Any = -1, axisb: Any = -1, axisc: Any = -1,
+                 axis: Any = None) -> HloValue:
+    """Components sliced out, broadcast over the leading axes, combined as NumPy does (a 2-vector's third
+    component is 0)."""
+    bld = ctx.b
+    ia, ib, ic, shape, d = _cross_plan(a.aval, b.aval, axisa, axisb, axisc, axis)
+    lead = shape if ic is None else shape[:ic] + shape[ic + 1:]
+
+    def parts(x: HloValue, ax: int) -> list[HloValue | None]:
+        x = bld.convert(x, d)
+        moved = bld.transpose(x, [i for i in range(x.ndim) if i != ax] + [ax])
+        comps: list[HloValue | None] = []
+        for k in range(3):
+            if k >= x.shape[ax]:
+                comps.append(None)
+                continue
+            s = bld.slice(moved, [0] * (moved.ndim - 1) + [k], list(moved.shape[:-1]) + [k + 1])
+            comps.append(bld.broadcast_to(bld.reshape(s, moved.shape[:-1]), lead))
+        return comps
+
+    def term(x: HloValue | None, y: HloValue | None) -> HloValue | None:
+        return None if x is None or y is None else bld.binary("multiply", x, y)
+
+    def minus(p: HloValue | None, q: HloValue | None) -> HloValue:
+        if p is None and q is None:
+            return bld.full(0, lead, d)
+        if q is None:
+            assert p is not None
+            return p
+        if p is None:
+            return bld.unary("negate", q)
+        return bld.binary("subtract", p, q)
+
+    (a0, a1, a2), (b0, b1, b2) = parts(a, ia), parts(b, ib)
+    z = minus(term(a0, b1), term(a1, b0))
+    if ic is None:
+        return z
+    x = minus(term(a1, b2), term(a2, b1))
+    y = minus(term(a2, b0), term(a0, b2))
+    stacked = bld.concatenate([bld.reshape(c, lead + (1,)) for c in (x, y, z)], len(lead))
+    return bld.transpose(stacked, list(range(ic)) + [len(lead)] + list(range(ic, len(lead))))
+
+
+defprim("cross", np.cross, _cross_stub, abstract_eval=_cross_abstract, lower=_cross_lower, arrays=("a", "b"),
+        jvp={"a": "np.cross(a_dot, b, axisa, axisb, axisc, axis)",
+             "b": "np.cross(a, b_dot, axisa, axisb, axisc, axis)"},
+        vjp={"a": "unbroadcast(cross_bar(out_bar, a, b, 0, axisa, axisb, axisc, axis), a)",
+             "b": "unbroadcast(cross_bar(out_bar, a, b, 1, axisa, axisb, axisc, axis), b)"})
+set_fields("cross", batch=lambda c: f"batch_cross({c.args['a']}, {c.args['b']}, {c.batched('a')}, {c.batched('b')}, "
+                                    f"{c.args['axisa']}, {c.args['axisb']}, {c.args['axisc']}, {c.args['axis']})")
