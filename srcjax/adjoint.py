@@ -16,6 +16,8 @@ from .construction import (  # noqa: F401  (generated derivative code imports th
     cross_bar,
     diagonal_bar,
     kron_bar,
+    meshgrid_bars,
+    meshgrid_dots,
     move_bar,
 )
 from .lax import index_update  # noqa: F401  (generated derivative code imports it from here)
@@ -73,7 +75,7 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
     "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "sort_jvp", "sort_bar", "partition_jvp",
     "partition_bar", "order_stat_jvp", "order_stat_bar", "diagonal_bar", "move_bar", "kron_bar",
-    "cross_bar",
+    "cross_bar", "meshgrid_dots", "meshgrid_bars",
 ]
 
 TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")

@@ -23,6 +23,7 @@ from .construction import (  # noqa: F401  (generated batched code imports them 
     batch_array,
     batch_cross,
     batch_kron,
+    batch_meshgrid,
     batch_move,
 )
 from .lax import index_update
@@ -50,7 +51,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_concatenate_flat", "batch_index", "batch_argmax", "batch_argmin", "batch_cumsum", "batch_cumprod",
     "batch_repeat", "batch_roll", "tree_set", "batch_sort", "batch_argsort", "batch_partition", "batch_argpartition",
     "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",
-    "batch_kron", "batch_cross",
+    "batch_kron", "batch_cross", "batch_meshgrid",
 ]
 
 

@@ -153,5 +153,52 @@ def batch_cross(a: Any, b: Any, a_batched: bool, b_batched: bool, axisa: Any, ax
     return np.moveaxis(r, -1, axisc % (lead + 1) + 1)
 
 
-__all__ = ["diagonal_bar", "batch_array", "move_bar", "batch_move", "kron_bar", "batch_kron", "cross_bar",
-           "batch_cross"]
+def mesh_piece(x: Any, sizes: Any, k: int, sparse: Any, indexing: Any, batch: Any) -> Any:
+    """Result ``k`` of ``np.meshgrid`` of operands of ``sizes`` for its operand ``x`` (``batch``: the batch
+    size of a batched ``x``, whose first axis it is; else None)."""
+    n = len(sizes)
+    dims = list(range(n))
+    if indexing == "xy" and n >= 2:
+        dims = [1, 0] + dims[2:]
+    full = tuple([sizes[dims[j]] for j in range(n)])
+    own = tuple([sizes[k] if j == dims[k] else 1 for j in range(n)])
+    lead = () if batch is None else (batch,)
+    v = np.reshape(x, lead + own)
+    return v if sparse else np.broadcast_to(v, lead + full)
+
+
+def meshgrid_dots(tangents: Any, sparse: Any, indexing: Any) -> Any:
+    """The tangents of ``np.meshgrid(*xi)``: each tangent placed as its operand is."""
+    sizes = [np.size(t) for t in tangents]
+    pieces = []
+    for k in range(len(tangents)):
+        pieces.append(mesh_piece(tangents[k], sizes, k, sparse, indexing, None))
+    return tuple(pieces)
+
+
+def meshgrid_bars(g: Any, xi: Any, indexing: Any) -> Any:
+    """The cotangents of ``np.meshgrid(*xi)``'s operands: each result's cotangent summed over every axis but
+    the one its operand runs along."""
+    n = len(xi)
+    dims = list(range(n))
+    if indexing == "xy" and n >= 2:
+        dims = [1, 0] + dims[2:]
+    pieces = []
+    for k in range(n):
+        axes = tuple([j for j in range(n) if j != dims[k]])
+        pieces.append(np.reshape(np.sum(g[k], axis=axes), np.shape(xi[k])))
+    return tuple(pieces)
+
+
+def batch_meshgrid(xi: Any, batched: Any, sparse: Any, indexing: Any, size: int) -> Any:
+    """``np.meshgrid`` per example: every result batched (an unbatched operand's repeated)."""
+    sizes = [np.size(x) // size if b else np.size(x) for x, b in zip(xi, batched)]
+    pieces = []
+    for k in range(len(xi)):
+        x = xi[k] if batched[k] else np.broadcast_to(xi[k], (size,) + np.shape(xi[k]))
+        pieces.append(mesh_piece(x, sizes, k, sparse, indexing, size))
+    return tuple(pieces)
+
+
+__all__ = ["mesh_piece", "meshgrid_dots", "meshgrid_bars", "batch_meshgrid", "diagonal_bar", "batch_array", "move_bar",
+           "batch_move", "kron_bar", "batch_kron", "cross_bar", "batch_cross"]

@@ -290,6 +290,9 @@ group("products", [("kron", "np.kron(x, y)"), ("kron", "np.kron(y, x)"), ("kron"
                    ("cross", "np.cross(x, y)"), ("cross", "np.cross(y, x[:, ::-1])"),
                    ("cross", "np.cross(x.T, y, axisa=0)"), ("cross", "np.cross(x[:, :2], y[:2])"),
                    ("cross", "np.cross(x, y[1:], axisc=0)")], N(2, 3), N(3))
+case("meshgrid", "np.meshgrid(x, y)", N(3), N(4))
+case("meshgrid", "np.meshgrid(x, y, x, indexing='ij')", N(3), N(2))
+case("meshgrid", "np.meshgrid(y, x, sparse=True)", N(3), N(2))
 case("index_add", "index_add(x, np.s_[1:3], y)", N(4, 2), N(2))
 case("index_add", "index_add(x, np.s_[::-2, None, 0], y)", N(4, 2), N(2, 1))
 case("index_update", "index_update(x, np.s_[1:3], y)", N(4, 2), N(2))

@@ -1335,6 +1335,17 @@ def cross_bad_size(a, b):
     return np.cross(a, b)
 
 
+@case("meshgrid", (arr(3), arr((2, 2), I32)), (arr(4, F32), arr(1)))
+def meshgrid_(x, y):
+    return (np.meshgrid(x, y), np.meshgrid(x, y, indexing="ij"), np.meshgrid(y, x, x, sparse=True),
+            np.meshgrid(x), np.meshgrid(x, y, x, indexing="xy"))
+
+
+@case("meshgrid", (arr(3),))
+def meshgrid_bad_indexing(x):
+    return np.meshgrid(x, x, indexing="yx")
+
+
 # -- the tests ---------------------------------------------------------------------------
 def test_every_primitive_has_a_case() -> None:
     missing = sorted(set(PRIMITIVES) - {c.prim for c in CASES})

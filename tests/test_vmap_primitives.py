@@ -658,6 +658,14 @@ def products(a, b):
             np.cross(a, b, axisc=0), np.cross(a[:, :2], b[:2]))
 
 
+@case("meshgrid", args=(arr(3), arr(4, F32)), jax=True)
+def meshgrids(x, y):
+    a, b = np.meshgrid(x, y)
+    c, d, e = np.meshgrid(y, x, y, indexing="ij")
+    s, t = np.meshgrid(x, y, sparse=True)
+    return a, b, c, d, e, s, t
+
+
 @case("unbroadcast", "broadcast_like", args=(arr((2, 3, 4)), arr((3, 1))))
 def unbroadcasts(g, x):
     return unbroadcast(g, x), broadcast_like(x, g), unbroadcast(g[0], x), broadcast_like(x[0], g), unbroadcast(g, g)

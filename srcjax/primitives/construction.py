@@ -399,3 +399,51 @@ defprim("cross", np.cross, _cross_stub, abstract_eval=_cross_abstract, lower=_cr
              "b": "unbroadcast(cross_bar(out_bar, a, b, 1, axisa, axisb, axisc, axis), b)"})
 set_fields("cross", batch=lambda c: f"batch_cross({c.args['a']}, {c.args['b']}, {c.batched('a')}, {c.batched('b')}, "
                                     f"{c.args['axisa']}, {c.args['axisb']}, {c.args['axisc']}, {c.args['axis']})")
+
+
+# -- meshgrid ------------------------------------------------------------------------------------------
+def _meshgrid_stub(*xi, copy=True, sparse=False, indexing="xy"):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _mesh_plan(sizes: list[int], sparse: Any, indexing: Any) -> list[tuple[tuple[int, ...], int]]:
+    """(result shape, the axis its operand runs along) per operand (NumPy: ``xy`` swaps the first two)."""
+    if indexing not in ("xy", "ij"):
+        raise ShapeError("np.meshgrid: Valid values for `indexing` are 'xy' and 'ij'.")
+    n = len(sizes)
+    dims = list(range(n))
+    if indexing == "xy" and n >= 2:
+        dims[0], dims[1] = 1, 0
+    full = tuple(sizes[dims[k]] for k in range(n))  # (dims is its own inverse)
+    return [(tuple(sizes[i] if k == dims[i] else 1 for k in range(n)) if sparse else full, dims[i])
+            for i in range(n)]
+
+
+def _meshgrid_abstract(*args: Any) -> Any:
+    xi, (_, sparse, indexing) = args[:-3], args[-3:]  # (keywords come positionally, after the operands)
+    return [ShapedArray(shape, x.dtype) for x, (shape, _) in zip(xi, _mesh_plan([x.size for x in xi], sparse,
+                                                                                  indexing))]
+
+
+def _meshgrid_lower(ctx: LowerCtx, *args: Any) -> Any:
+    b = ctx.b
+    xi, (_, sparse, indexing) = args[:-3], args[-3:]
+    plan = _mesh_plan([x.aval.size for x in xi], sparse, indexing)
+    return [b.broadcast_in_dim(b.reshape(x, (x.aval.size,)), shape, [d]) for x, (shape, d) in zip(xi, plan)]
+
+
+defprim("meshgrid", np.meshgrid, _meshgrid_stub, abstract_eval=_meshgrid_abstract, lower=_meshgrid_lower,
+        arrays=(), array_seqs=("xi",), results="list",
+        jvp={"xi": "meshgrid_dots(xi_dot, sparse, indexing)"}, vjp={"xi": "meshgrid_bars(out_bar, xi, indexing)"})
+
+
+def _meshgrid_batch(c: batch_rules.BatchCall) -> Any:
+    """``np.meshgrid`` per example: every result batched (``batch_meshgrid``)."""
+    if not isinstance(c.args["xi"], list):
+        return c.per_example()
+    flags = ", ".join(str(f) for f in c.seq_batched("xi"))
+    return (f"batch_meshgrid([{', '.join(c.args['xi'])}], [{flags}], {c.args.get('sparse', 'False')}, "
+            f"{c.args.get('indexing', repr('xy'))}, {c.size})")
+
+
+set_fields("meshgrid", batch=_meshgrid_batch)
