@@ -74,7 +74,7 @@ def dense_literal(array: np.ndarray) -> str:
     """``dense<...>`` payload for a whole array (splat when all elements agree)."""
     a = np.ascontiguousarray(array)
     if a.size == 0:
-        return "dense<[]>" if a.ndim == 1 else "dense<" + "[" * a.ndim + "]" * a.ndim + ">"
+        return "dense<>"  # (an empty elements literal takes its shape from the type)
     flat = a.reshape(-1)
     if a.size == 1 or bool(np.all(flat == flat[0])) and not (is_float(a.dtype) and np.isnan(flat[0])):
         return f"dense<{scalar_literal(flat[0], a.dtype)}>"
