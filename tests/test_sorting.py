@@ -258,3 +258,19 @@ def test_generated_source_reads_well() -> None:
     assert "from srcjax.adjoint import" in grad_text
     vmap_text = srcjax.source(srcjax.vmap(f))
     assert "np.sort(x, axis=-1)" in vmap_text and "np.quantile(x, 0.25, axis=1)" in vmap_text
+
+
+def test_hessian_through_sort_quantiles_and_pad() -> None:
+    """Second derivatives go through the derivative helpers (transpiled like user code)."""
+    w = np.arange(1.0, 6.0)
+
+    def f(x):
+        return (np.sum(np.sort(x) ** 3 * w) + np.median(x) ** 3 + np.quantile(x, 0.3) ** 3
+                + np.sum(np.pad(x, 2, mode="reflect") ** 3))
+
+    def fj(x):
+        return (jnp.sum(jnp.sort(x) ** 3 * w) + jnp.median(x) ** 3 + jnp.quantile(x, 0.3) ** 3
+                + jnp.sum(jnp.pad(x, 2, mode="reflect") ** 3))
+
+    x = np.array([0.3, -1.2, 2.0, 0.7, -0.1])
+    np.testing.assert_allclose(srcjax.hessian(f)(x), jax.hessian(fj)(x), rtol=1e-12, atol=1e-12)

@@ -502,8 +502,9 @@ class Specializer:
             if attr == "T":
                 return self.apply(registry.PRIMITIVES["transpose"], [base], {})
             if attr in _IN_PLACE:
-                raise UnsupportedSyntaxError(f"x.{attr}(...) changes the array in place; compiled code is a pure "
-                                             "function", hint=f"assign a new array instead: {_IN_PLACE[attr]}")
+                raise UnsupportedSyntaxError(f"the array method .{attr}() changes the array in place; compiled "
+                                             "code is a pure function",
+                                             hint=f"assign a new array instead: {_IN_PLACE[attr]}")
             raise UnknownFunctionError(f"arrays have no supported attribute or method {attr!r}",
                                        hint="see the supported NumPy subset in the README")
         getter = _user_property(base, attr)
