@@ -36,6 +36,7 @@ from .core import (
     UnknownFunctionError,
     canonical_dtype,
 )
+from .frontend import locations
 from .frontend.program import Program
 from .frontend.resolve import unwrap
 
@@ -45,11 +46,19 @@ __all__ = ["compile", "source", "lower", "eval_shape", "Compiled", "Lowered", "C
 
 
 def _clean(e: TranspileError) -> TranspileError:
-    """Drop srcjax's own frames from a user-facing error (internal errors keep them)."""
+    """Drop srcjax's own frames from a user-facing error (internal errors keep them); an error placed
+    in source srcjax wrote (``<srcjax.vmap of f #0>``) or in its helpers is placed at the user's line
+    that source comes from (or the innermost user call that led there)."""
     if not isinstance(e, InternalError):
         e.__cause__ = None
         e.__suppress_context__ = True
         e.with_traceback(None)
+    if e.span is not None and not locations.is_users(e.span):
+        for k, site in enumerate([e.span, *e.chain]):
+            mapped = locations.user_span(site)
+            if mapped is not None:
+                e.span, e.chain = mapped, [c for c in e.chain[k:] if locations.is_users(c) and c != mapped]
+                break
     return e
 
 

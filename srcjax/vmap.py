@@ -14,9 +14,19 @@ from .custom import custom_jvp, custom_vjp
 from .frontend import locations
 from .frontend.names import Names, code
 from .frontend.normalize import NormalizedFunction
+from .frontend.program import Program
 from .generated import exec_generated
 from .transforms.anf import ADJOINT_IMPORTS
-from .transforms.batch import BATCHED_IMPORTS, Batcher, FunctionWriter, Stack, State, Tree, item
+from .transforms.batch import (
+    BATCHED_IMPORTS,
+    Batcher,
+    ComprehensionBatchingError,
+    FunctionWriter,
+    Stack,
+    State,
+    Tree,
+    item,
+)
 from .transforms.batch_state import pack
 
 __all__ = ["vmap"]
@@ -147,7 +157,14 @@ def batched_source(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_s
         tuple[str, str, Batcher, Any]:
     """The module text of ``vmap(fn, in_axes, out_axes, axis_size)``, its function's name, and the program."""
     c = _as_compiled(fn)
-    prog = c.program
+    try:
+        return _batched_source(c, c.program, fn, in_axes, out_axes, axis_size)
+    except ComprehensionBatchingError:  # read again with comprehensions written as append loops
+        return _batched_source(c, Program(c.fn, comprehension_loops=True), fn, in_axes, out_axes, axis_size)
+
+
+def _batched_source(c: Compiled, prog: Program, fn: Callable[..., Any], in_axes: Axes, out_axes: Axes,
+                    axis_size: int | None) -> tuple[str, str, Batcher, Any]:
     nf = prog.entry
     params = c.params
     specs = _in_specs(in_axes, len(params), fn)

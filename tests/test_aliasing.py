@@ -106,3 +106,64 @@ ACCEPTED = [no_alias_read_after, python_numbers, explicit_copy, alias_rebound_be
 def test_without_a_later_read_of_an_alias_it_compiles_and_agrees_with_numpy(fn):
     x = np.arange(3.0)
     np.testing.assert_allclose(np.asarray(srcjax.compile(fn)(x.copy())), fn(x.copy()), rtol=1e-12)
+
+
+# -- through a NumPy view: the same difference ------------------------------------------------------
+
+def view_by_reshape_then_add(y):
+    v = y.reshape(-1)  # a view of y in NumPy
+    y += y
+    return np.sum(v * v)
+
+
+def view_by_transpose_then_scale(x):
+    t = x.T
+    x *= 2.0
+    return t
+
+
+def view_by_slice_then_subtract(x):
+    head = x[:2]
+    x -= 1.0
+    return np.sum(head) + np.sum(x)
+
+
+def view_by_np_reshape_changed_in_place(x):
+    r = np.reshape(x, (3, 1))
+    r += 1.0  # changes x too, in NumPy
+    return x
+
+
+VIEWS = [view_by_reshape_then_add, view_by_transpose_then_scale, view_by_slice_then_subtract,
+         view_by_np_reshape_changed_in_place]
+
+
+@pytest.mark.parametrize("fn", VIEWS, ids=[f.__name__ for f in VIEWS])
+def test_an_in_place_change_seen_through_a_view_is_refused_at_the_change(fn):
+    # regression: srcjax gave the old view's values where NumPy sees the change (a silent difference)
+    with pytest.raises(srcjax.UnsupportedSyntaxError) as info:
+        srcjax.compile(fn)(np.arange(3.0))
+    src, first = inspect.getsourcelines(fn)
+    line = first + next(k for k, ln in enumerate(src) if "=" in ln and ln.split("=")[0].rstrip()[-1] in "+-*")
+    msg = str(info.value)
+    assert f"test_aliasing.py:{line}:" in msg.splitlines()[0], msg
+    assert ".copy()`" in msg, msg  # the hint copies the view where it is made
+
+
+def element_then_add(x):
+    first = x[0]  # an element of a 1-D array: a copy in NumPy
+    x += 1.0
+    return x * first
+
+
+def view_rebound_before_the_change(x):
+    v = x[1:]
+    v = v * 2.0
+    x += 1.0
+    return np.sum(v) + np.sum(x)
+
+
+@pytest.mark.parametrize("fn", [element_then_add, view_rebound_before_the_change])
+def test_reads_that_are_not_views_still_compile_and_agree_with_numpy(fn):
+    x = np.arange(3.0)
+    np.testing.assert_allclose(np.asarray(srcjax.compile(fn)(x.copy())), fn(x.copy()), rtol=1e-12)

@@ -409,8 +409,8 @@ def range_from_data(x):
     return acc
 
 
-def float_of_data(x):
-    return float(x.sum())
+def count_from_data(x):
+    return np.ones(int(x.sum()))  # int() of data is data; a shape is not
 
 
 def slice_from_data(x):
@@ -695,7 +695,7 @@ CASES = [
     (chained_comparison_on_data, (arr(2),), E.UnsupportedSyntaxError, "0 < x < 1", ["chained"]),
     (calls_imported_dense, (arr(4, 3), arr(5, 2), arr(2)), E.ShapeError, (dense, "x @ w"), ["(4, 3)", "(5, 2)"]),
     (shape_from_data, (arr(4, 3),), E.StaticValueError, "x.reshape(x.shape[0], x.argmax())", ["shape", "array data"]),
-    (float_of_data, (arr(3),), E.StaticValueError, "float(x.sum())", ["float"]),
+    (count_from_data, (arr(3),), E.StaticValueError, "np.ones(int(x.sum()))", ["shape", "array data"]),
     (slice_from_data, (arr(3),), E.StaticValueError, "x[: x.argmax()]", ["slice"]),
     (reshape_by_argument, (arr(4, 3), np.int64(2)), E.StaticValueError, "x.reshape(n, -1)", ["shape"]),
     (builtin_max_on_data, (arr(3),), E.StaticValueError, "max(x, 0)", ["max"]),

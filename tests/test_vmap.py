@@ -533,3 +533,84 @@ def test_grad_of_an_if_on_batched_data_that_binds_a_name_in_one_branch():
     g = srcjax.vmap(srcjax.grad(one_branch_binds, argnums=(0, 1, 2)), in_axes=(None, None, 0))(x, y, zs)
     want = jax.vmap(jax.grad(j_one_branch_binds, argnums=(0, 1, 2)), in_axes=(None, None, 0))(x, y, zs)
     agree(g, tuple(np.asarray(w) for w in want))
+
+
+# -- lists of batched and unbatched values, builtins -----------------------------------------------
+
+def stack_of_mixed(x, w):
+    outs = []
+    outs.append(w)  # shared
+    outs.append(x * w)  # per example
+    return np.stack(outs)
+
+
+def builtins_on_batched(x, w):
+    return abs(x - w) + round(2.345, 2) * np.sum(abs(w))
+
+
+def list_of_a_tuple(x, w):
+    t = (x, w)
+    items = list(t)
+    return items[0] * items[1]
+
+
+def comprehension_and_concatenation(x, w):
+    ys = [x * i for i in range(3)] + [w]
+    return np.concatenate(ys)
+
+
+def loop_over_a_mixed_literal(x, w):
+    s = 0.0
+    for v in [x, w, x * w]:
+        s = s + np.sum(v)
+    return s
+
+
+@pytest.mark.parametrize("fn", [stack_of_mixed, builtins_on_batched, list_of_a_tuple, comprehension_and_concatenation,
+                                loop_over_a_mixed_literal])
+def test_lists_mixing_batched_and_unbatched_values(fn):
+    # regression: wrong shapes (a shared value treated as batched) or "cannot batch"
+    check(fn, (rng.normal(size=(4, 3)), rng.normal(size=3)), in_axes=(0, None))
+    check(fn, (rng.normal(size=3), rng.normal(size=(4, 3))), in_axes=(None, 0))
+
+
+def break_in_a_rolled_loop(x, y, z):
+    v1 = np.tanh(x)
+    v2 = z[::-1, :2]
+    for _ in range(3):
+        v1 = y * v1
+        if np.max(v1) > 0.5:
+            break
+    return np.sum(v2) + 0.6 * np.sum(v1 * v1)
+
+
+def j_break_in_a_rolled_loop(x, y, z):
+    v1 = jnp.tanh(x)
+    stop = False
+    for _ in range(3):
+        new = jnp.where(stop, v1, y * v1)
+        stop = jnp.logical_or(stop, jnp.max(new) > 0.5)
+        v1 = new
+    return jnp.sum(z[::-1, :2]) + 0.6 * jnp.sum(v1 * v1)
+
+
+def test_grad_of_a_break_on_batched_data_in_a_rolled_loop():
+    # regression: a constant made while the loop was traced once (thrown away) was used after it
+    # (XLA: "use of undeclared SSA value")
+    x, y, z = rng.normal(size=(2, 4)), rng.normal(size=(4, 2)) * 2.0, rng.normal(size=(3, 4))
+    g = srcjax.vmap(srcjax.grad(break_in_a_rolled_loop, argnums=(0, 1, 2)), in_axes=(0, 1, None))(x, y, z)
+    want = jax.vmap(jax.grad(j_break_in_a_rolled_loop, argnums=(0, 1, 2)), in_axes=(0, 1, None))(x, y, z)
+    agree(g, tuple(np.asarray(w) for w in want))
+
+
+def size_of_data(x, w):
+    return np.sum(x * w) * np.ones(int(np.sum(w)))
+
+
+def test_errors_in_the_batched_program_are_at_the_users_line():
+    # regression: the error was placed in the generated source (`<srcjax.vmap of g #0>:11:15`)
+    with pytest.raises(srcjax.TranspileError) as e:
+        srcjax.vmap(size_of_data, in_axes=(0, None))(rng.normal(size=(4, 3)), rng.normal(size=3))
+    first = str(e.value).splitlines()[0]
+    assert "test_vmap.py:" in first and "<srcjax." not in str(e.value), str(e.value)
+    assert "np.ones(int(np.sum(w)))" in str(e.value)

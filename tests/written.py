@@ -139,6 +139,7 @@ class DataProgram:
         self.lines: list[str] = []
         self.counter = 0
         self.last: list[str] = []  # names assigned most recently (the loss reads them)
+        self.viewed: set[str] = set()  # names that may share an array with another (a view: y.T, y[1:])
 
     # helpers ---------------------------------------------------------------------------------------
     def emit(self, depth: int, line: str) -> None:
@@ -165,6 +166,10 @@ class DataProgram:
         form = self.c.choice(REBIND)
         if form == "{a} = {b} * {a}" and b == a:
             form = "{a} = {ua}"
+        if a in self.viewed and form.startswith(("{a} +=", "{a} -=", "{a} *=")):
+            # in place on an array another name views: NumPy changes both (srcjax refuses that, as
+            # it would keep the old view); the generated programs rebind instead
+            form = "{a} = {a} " + form[4] + " " + form[7:]
         self.emit(depth, form.format(a=a, b=b, ua=self.unary(a), u=self.unary(b)))
 
     def test(self, a: str) -> str:
@@ -229,6 +234,7 @@ class DataProgram:
     def step_transpose(self) -> None:
         a, v = self.pick(), self.new()
         self.emit(0, f"{v} = {self.c.choice(['{a}.T', 'np.transpose({a})']).format(a=a)}")
+        self.viewed |= {a, v}
         self.shapes[v] = self.shapes[a][::-1]
         self.assigned(v)
 
@@ -250,6 +256,7 @@ class DataProgram:
                 out.append(size)
         v = self.new()
         self.emit(0, f"{v} = {a}[{', '.join(entries)}]")
+        self.viewed |= {a, v}
         self.shapes[v] = tuple(out)
         self.assigned(v)
 
@@ -275,6 +282,7 @@ class DataProgram:
             self.emit(0, f"{v} = {a}.reshape(-1)")
             shape = (size,)
         self.shapes[v] = shape
+        self.viewed |= {a, v}
         self.assigned(v)
 
     def step_rebind_shape(self) -> None:

@@ -50,6 +50,7 @@ class _Event:
     source: str = ""  # copy: the name copied
     loops: tuple[tuple[int, int], ...] = ()  # the enclosing loops' position ranges
     literal: bool = False  # bind: from an immutable literal
+    made: str = ""  # copy: the view expression (``y.reshape(-1)``), when not a plain name
 
 
 @dataclass
@@ -70,6 +71,36 @@ def _is_literal(v: cst.BaseExpression) -> bool:
         v = v.expression
     return isinstance(v, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)) or (
         isinstance(v, cst.Name) and v.value in ("True", "False", "None"))
+
+
+# what may return a view of its array (the user's spelling, before normalization)
+_VIEW_METHODS = {"reshape", "ravel", "squeeze", "transpose", "swapaxes", "view", "diagonal"}
+_VIEW_FUNCTIONS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "swapaxes", "moveaxis", "broadcast_to",
+                   "atleast_1d", "atleast_2d", "atleast_3d", "asarray", "diagonal", "real", "flip", "fliplr", "flipud",
+                   "rot90"}
+
+
+def _user_view_of(value: cst.BaseExpression) -> str | None:
+    """The variable whose array ``value`` may be a NumPy view of: ``y.T``, ``y.reshape(-1)``,
+    ``np.reshape(y, s)``, ``y[1:]``, ``y[:, None]`` (an integer index of a 1-D array is a copy, so a
+    subscript counts only with a slice, ``None`` or ``...``)."""
+    if isinstance(value, cst.Attribute) and value.attr.value == "T" and isinstance(value.value, cst.Name):
+        return value.value.value
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and any(
+            isinstance(e.slice, cst.Slice) or isinstance(e.slice, cst.Index) and (
+                isinstance(e.slice.value, cst.Ellipsis) or
+                isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None")
+            for e in value.slice):
+        return value.value.value
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        f = value.func
+        if f.attr.value in _VIEW_METHODS and isinstance(f.value, cst.Name) and f.value.value not in ("np", "numpy"):
+            return f.value.value
+        chain = attr_chain(f)
+        if chain is not None and chain[0] in ("np", "numpy") and chain[-1] in _VIEW_FUNCTIONS and value.args \
+                and isinstance(value.args[0].value, cst.Name):
+            return value.args[0].value.value
+    return None
 
 
 def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
@@ -93,6 +124,8 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
                     ev("inplace", base)
             elif isinstance(tgt, cst.Name) and isinstance(s.value, cst.Name):
                 ev("copy", tgt.value, source=s.value.value)
+            elif isinstance(tgt, cst.Name) and (base := _user_view_of(s.value)) is not None:
+                ev("copy", tgt.value, source=base, made=code(s.value))  # a view shares the array
             else:
                 for n in target_names(tgt):
                     ev("bind", n, literal=isinstance(tgt, cst.Name) and _is_literal(s.value))
@@ -109,6 +142,11 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
             ev("bind", n, literal=_is_literal(s.value))
     else:
         reads = names_in(s)
+        call = s.value if isinstance(s, cst.Expr) else None
+        chain = attr_chain(call.func) if isinstance(call, cst.Call) else None
+        if isinstance(call, cst.Call) and chain is not None and chain[-1] == "at" and call.args and \
+                isinstance(call.args[0].value, cst.Name):  # np.add.at(a, i, b) changes a in place
+            ev("inplace", call.args[0].value.value)
     w.events += [_Event(p, "read", n, node, loops=loops) for n in reads] + effects
 
 
@@ -168,8 +206,8 @@ def check_in_place_aliasing(fdef: cst.FunctionDef) -> InPlaceAlias | None:
             if e.source not in obj:
                 obj[e.source] = next(fresh)  # a global or closure value
             obj[e.name] = obj[e.source]
-            copied_at[(e.name, obj[e.name])] = (e.name, e.source)
-            copied_at.setdefault((e.source, obj[e.name]), (e.name, e.source))
+            copied_at[(e.name, obj[e.name])] = (e.name, e.made or e.source)
+            copied_at.setdefault((e.source, obj[e.name]), (e.name, e.made or e.source))
         elif e.kind == "inplace" and e.name in obj and obj[e.name] not in immutable:
             v = obj[e.name]
             for m in sorted(n for n, o in obj.items() if o == v and n != e.name):
@@ -197,11 +235,14 @@ def _read_later(events: list[_Event], k: int, name: str, at: _Event) -> bool:
 def describe(found: InPlaceAlias) -> tuple[str, str]:
     """The message and hint for ``found``."""
     what = code(found.statement)
-    return (f"`{what}` changes `{found.name}`'s array in place in NumPy, so `{found.alias}`, bound to the "
-            f"same array, would change too; srcjax arrays are immutable (as JAX's) and `{found.alias}` would "
-            "keep the old value",
+    view = found.copy is not None and not found.copy[1].isidentifier()
+    bound = (f"which shares it through a view (`{found.copy[0]} = {found.copy[1]}`: not a copy)" if view and found.copy
+             else "bound to the same array")
+    return (f"`{what}` changes `{found.name}`'s array in place in NumPy, so `{found.alias}`, {bound}, would "
+            f"change too; srcjax arrays are immutable (as JAX's) and `{found.alias}` would keep the old value",
             (f"to keep the old value in both, copy where the alias is made: `{found.copy[0]} = "
-             f"np.copy({found.copy[1]})`" if found.copy else "copy the array before changing it (np.copy)")
+             + (f"np.copy({found.copy[1]})`" if found.copy[1].isidentifier() else f"{found.copy[1]}.copy()`")
+             if found.copy else "copy the array before changing it (np.copy)")
             + f"; to see the change, compute `{found.alias}` again after it")
 
 

@@ -51,18 +51,10 @@ ALLOWED_BUILTINS = {
     "Ellipsis", "None", "True", "False", "map",
 }
 
-# NumPy functions of static values (dtypes, shapes; index arrays of static sizes; the unique values
-# of a constant) evaluated at transpile time.
+# NumPy functions of static values (dtypes, shapes; index arrays of static sizes) evaluated at transpile time.
 STATIC_NUMPY: set[Any] = {getattr(np, n) for n in (
     "dtype", "finfo", "iinfo", "result_type", "promote_types", "shape", "ndim", "size", "can_cast",
-    "issubdtype", "indices", "triu_indices", "tril_indices", "unique") if hasattr(np, n)}
-
-STATIC_ONLY_HINTS: dict[Any, str] = {
-    np.unique: "the number of unique values depends on the data, so the result has no static shape; sort and "
-               "mark the first of each run instead: s = np.sort(x); first = np.concatenate([[True], s[1:] != "
-               "s[:-1]]) (then e.g. np.sum(first), or np.where(first, s, fill))",
-}
-"""Hints for the functions of STATIC_NUMPY called on arrays (the default: use the NumPy equivalent)."""
+    "issubdtype", "indices", "triu_indices", "tril_indices") if hasattr(np, n)}
 
 _PURE_BUILTINS = {id(getattr(builtins, n)) for n in ALLOWED_BUILTINS if callable(getattr(builtins, n, None))}
 
@@ -247,5 +239,5 @@ def library_function(fv: Any) -> bool:
     return isinstance(fv, types.FunctionType) and origin(fv) in _WHERE
 
 
-__all__ = ["ALLOWED_BUILTINS", "OpaqueCallError", "PLAIN_TYPES", "STATIC_NUMPY", "STATIC_ONLY_HINTS", "callee_name",
-           "code_of", "is_static_pure", "library_function", "origin", "refusal", "user_method"]
+__all__ = ["ALLOWED_BUILTINS", "OpaqueCallError", "PLAIN_TYPES", "STATIC_NUMPY", "callee_name", "code_of",
+           "is_static_pure", "library_function", "origin", "refusal", "user_method"]

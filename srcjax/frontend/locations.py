@@ -50,6 +50,11 @@ def user_span(span: Span) -> Span | None:
     return span
 
 
+def is_users(span: Span) -> bool:
+    """Whether ``span`` is in the user's code (not in source srcjax wrote nor in srcjax itself)."""
+    return not span.filename.startswith("<srcjax.") and not span.filename.startswith(_SRCJAX_DIR)
+
+
 def register(filename: str, module_text: str, owners: dict[str, NormalizedFunction]) -> None:
     """Map every statement line of the generated module ``filename`` (text ``module_text``) to a
     span of the function it derives from (``owners``: generated function name -> the program

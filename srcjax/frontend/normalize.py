@@ -36,7 +36,7 @@ import numpy as np
 from ..adjoint import SAVED_LIST_NAME
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from . import aliasing
+from . import aliasing, numpy_calls
 from .names import Visitor, children, renamed, target_names
 from .names import walk as walk_nodes
 from .read import FunctionSource, is_generated, read_function
@@ -424,6 +424,8 @@ class Normalizer(Resolver):
                   args: list[cst.Arg]) -> tuple[cst.BaseExpression, str | None]:
         pos = [a.value for a in args if a.keyword is None]
         kws = {a.keyword.value: a.value for a in args if a.keyword is not None}
+        if "where" in kws and "where" not in prim.signature.parameters and prim.name in numpy_calls.WHERE_FILL:
+            return self.flat(numpy_calls.reduction_where(self, node, prim, pos, kws))
         try:
             bound = prim.signature.bind(*pos, **kws)
         except TypeError as e:
@@ -652,6 +654,8 @@ class Normalizer(Resolver):
                 return
             if not isinstance(s.value, cst.Call):
                 self.lazy(s.value)  # no effect, so dropped; but `yield x` or an unknown name is still an error
+                return
+            if numpy_calls.ufunc_at(self, s.value):  # np.add.at(a, idx, b): a = index_add(a, idx, b)
                 return
             self.check_global_mutation(s.value)
             flat, _ = self.flat(s.value)

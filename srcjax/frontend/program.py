@@ -159,9 +159,9 @@ class Program:
         if "srcjax.lax." in text:
             header += "import srcjax\n"
         # helpers srcjax transpiled, and those it runs itself (the index_add primitive, container tests)
-        from .. import batched
+        from .. import batched, composites
 
-        for m in LIBRARY_MODULES[2:]:  # imported from the module that re-exports them
+        for m in LIBRARY_MODULES[3:]:  # imported from the module that re-exports them
             for n in library[m]:
                 library["srcjax.batched" if n in batched.__all__ else "srcjax.adjoint"].append(n)
         used = sorted({n for n in set(library["srcjax.adjoint"]) | _RUNTIME_HELPERS
@@ -169,9 +169,11 @@ class Program:
                       {n for n in _RUNTIME_VALUES if re.search(rf"(?<![\w.]){n}(?!\w)", text)})
         if used:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
-        shown = sorted(set(library["srcjax.batched"]) & set(batched.__all__))  # (not what they call)
-        if shown:
-            header += f"from srcjax.batched import {', '.join(shown)}\n"
+        for mod, public in (("srcjax.batched", batched.__all__), ("srcjax.composites", composites.__all__)):
+            shown = sorted(n for n in set(library[mod]) & set(public)  # (not what they call)
+                           if re.search(rf"(?<![\w.]){n}\(", text))
+            if shown:
+                header += f"from {mod} import {', '.join(shown)}\n"
         return header + text
 
 

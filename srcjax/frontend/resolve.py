@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import adjoint as _adjoint
 from .. import batched as _batched
+from .. import composites as _composites
 from ..core import Span, TranspileError, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
 from . import callees
@@ -40,13 +41,35 @@ __all__ = ["LIBRARY_MODULES", "RESERVED", "Resolver", "is_user_function", "local
 # never used for temporaries.
 RESERVED = {n for n in dir(_adjoint) if not n.startswith("_")} | {n for n in dir(_batched) if not n.startswith("_")}
 
-LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.order_stats", "srcjax.construction")
-"""The helpers generated source calls: transpiled like user code, shown as imports (those of the
-modules after the first two from the module that re-exports them: ``srcjax.adjoint`` or ``srcjax.batched``)."""
+LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.composites", "srcjax.order_stats", "srcjax.construction")
+"""The helpers generated source calls: transpiled like user code, shown as imports (those of the last two
+from the module that re-exports them: ``srcjax.adjoint`` or ``srcjax.batched``)."""
 
 _MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
                                "popitem", "add", "discard", "sort", "reverse", "fill", "resize", "itemset", "put",
                                "__setitem__", "__delitem__"})
+
+
+# NumPy functions whose result has a size that depends on the data (srcjax's shapes are static), and
+# what to write instead
+_MASK = "keep the shape and mask instead: np.where(cond, x, fill), or np.sum(np.where(cond, x, 0))"
+_DATA_SIZED = {
+    "nonzero": _MASK, "flatnonzero": _MASK, "argwhere": _MASK, "compress": _MASK, "extract": _MASK,
+    "trim_zeros": _MASK, "unique": "sort and compare neighbours (np.sort(x); x[1:] != x[:-1]) for a mask",
+    "bincount": "count into a static number of bins n: np.sum(x[:, None] == np.arange(n), axis=0)",
+    "histogram_bin_edges": "give the bins as a number or an array of edges to np.histogram",
+}
+
+_UFUNC_METHODS = ("accumulate", "reduce", "at", "outer", "reduceat")
+
+
+def composite(v: Any) -> Any:
+    """``v``, or srcjax's implementation of it in NumPy terms when ``v`` is a NumPy function srcjax
+    writes that way (``np.isclose``: :mod:`srcjax.composites`)."""
+    try:
+        return _composites.IMPLEMENTS.get(v, v)
+    except TypeError:  # unhashable: not a function
+        return v
 
 
 def is_user_function(v: Any) -> bool:
@@ -164,6 +187,7 @@ class Resolver:
             found, v = self.lookup(name)
         if not found:
             raise UnknownFunctionError(f"name {name!r} is not defined", span=self.span(node))
+        v = composite(v)
         if v is None:  # e.g. `from numpy import newaxis`
             return cst.Name("None")
         if v is np:
@@ -229,12 +253,15 @@ class Resolver:
         if not found:
             return False, None
         for part in chain[1:]:
+            if isinstance(v, np.ufunc) and part in _UFUNC_METHODS:  # np.maximum.accumulate
+                v = getattr(v, part)
+                continue
             if not isinstance(v, types.ModuleType) and not isinstance(v, type):
                 return False, None
             if not hasattr(v, part):
                 raise UnknownFunctionError(f"{'.'.join(chain)} does not exist", span=self.span(node))
             v = getattr(v, part)
-        return True, v
+        return True, composite(v)
 
     def helper_call_name(self, fn: Callable[..., Any], node: cst.CSTNode) -> cst.Name:
         """The name generated code calls the user function (or generated derivative) ``fn`` by."""
@@ -326,8 +353,11 @@ class Resolver:
             raise callees.refusal(fv, span=self.span(node), name=name if name.startswith("np.") else None)
         if (callable(fv) and (mod == "numpy" or mod.startswith("numpy."))
                 and not isinstance(fv, type) and fv not in callees.STATIC_NUMPY):
-            raise UnknownFunctionError(f"{name} is not supported by srcjax (yet)", span=self.span(node),
-                                       hint="see the supported NumPy subset in the README")
+            short = name.split(".")[-1]
+            hint = _DATA_SIZED.get(short) or "see the supported NumPy subset in the README"
+            raise UnknownFunctionError(f"{name} is not supported by srcjax (yet)"
+                                       + (": its result's size depends on the data" if short in _DATA_SIZED else ""),
+                                       span=self.span(node), hint=hint)
         if (isinstance(fv, (types.BuiltinFunctionType, types.MethodType)) or callees.library_function(fv)) \
                 and not callees.is_static_pure(fv) and callees.user_method(fv) is None:
             raise callees.refusal(fv, span=self.span(node))

@@ -42,7 +42,6 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
     assert sp.b is not None
     regions: list[list[str]] = []
     outs: list[Any] = []
-    saved = dict(sp.consts)
     snap = snapshot_containers(sp.envs)
     for k, fn in enumerate(fns):
         with sp.b.region() as lines:
@@ -50,7 +49,6 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
             try:
                 outs.append(fn())
             finally:
-                sp.consts = dict(saved)
                 sp.on_branch.pop()
         check_containers(snap, "a branch on array data")
         regions.append(lines)
@@ -120,18 +118,15 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
         avals.append(join_avals(vavals, labels[j]))
     for k, lines in enumerate(regions):
         with sp.b.region(lines):
-            try:
-                outs_k = []
-                for j, a in zip(dyn, avals):
-                    v = flat[k][0][j]
-                    if v is UNSET:
-                        v = sp.b.full(0, a.shape, a.dtype)
-                    if isinstance(v, Undefined):
-                        v = v.value if v.value is not None else sp.b.full(0, a.shape, a.dtype)
-                    outs_k.append(leaf_value(sp, v, a))
-                sp.b.region_return(outs_k)
-            finally:
-                sp.consts = dict(saved)
+            outs_k = []
+            for j, a in zip(dyn, avals):
+                v = flat[k][0][j]
+                if v is UNSET:
+                    v = sp.b.full(0, a.shape, a.dtype)
+                if isinstance(v, Undefined):
+                    v = v.value if v.value is not None else sp.b.full(0, a.shape, a.dtype)
+                outs_k.append(leaf_value(sp, v, a))
+            sp.b.region_return(outs_k)
     if dyn:
         outs = sp.b.if_(index, regions, avals)
         # a condition computed inside a branch and returned is known outside by its output's name

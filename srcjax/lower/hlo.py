@@ -126,6 +126,9 @@ class FuncBuilder:
         self.lines: list[str] = []
         self._n = 0
         self._const_cache: dict[tuple[Any, ...], HloValue] = {}
+        # a static array object -> its constant (region-scoped like _const_cache: a constant made inside a
+        # region does not dominate the code after it)
+        self.lifted: dict[int, tuple[Any, HloValue]] = {}
         self.indent = "    "
         self.loc: str | None = None
 
@@ -162,14 +165,15 @@ class FuncBuilder:
         ``case`` and ``while`` may capture them); constants made inside are
         forgotten on exit, since they do not dominate the code after the region.
         """
-        saved = (self.lines, self.indent, self._const_cache)
+        saved = (self.lines, self.indent, self._const_cache, self.lifted)
         self.lines = [] if lines is None else lines
         self.indent = saved[1] + "    "
         self._const_cache = dict(saved[2])
+        self.lifted = dict(saved[3])
         try:
             yield self.lines
         finally:
-            self.lines, self.indent, self._const_cache = saved
+            self.lines, self.indent, self._const_cache, self.lifted = saved
 
     def block_args(self, avals: Sequence[ShapedArray]) -> list[HloValue]:
         """Fresh block arguments for a region; emit them with :meth:`region_header`."""

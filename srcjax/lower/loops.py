@@ -76,7 +76,6 @@ def rolled_loop(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callabl
         elif a.origin:
             a = a.update(origin=frozenset(o for o in a.origin if is_loop_origin(o)))
         avals[j] = a
-    saved = dict(sp.consts)
     snap = snapshot_containers(sp.envs)
     for _attempt in range(4):
         cond_args = sp.b.block_args([avals[j] for j in carried])
@@ -90,49 +89,43 @@ def rolled_loop(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callabl
 
         try:
             with sp.b.region() as cond_lines:
-                try:
-                    c = cond_fn(rebuild(cond_args))
-                    check_containers(snap, "a loop condition on array data")
-                    if not isinstance(c, HloValue):
-                        c = sp.lift(bool(sp.truth(c, "the loop condition")))
-                    c = scalar_pred(sp, c, "the loop condition")
-                    sp.b.region_return([c])
-                finally:
-                    sp.consts = dict(saved)
+                c = cond_fn(rebuild(cond_args))
+                check_containers(snap, "a loop condition on array data")
+                if not isinstance(c, HloValue):
+                    c = sp.lift(bool(sp.truth(c, "the loop condition")))
+                c = scalar_pred(sp, c, "the loop condition")
+                sp.b.region_return([c])
             with sp.b.region() as body_lines:
-                try:
-                    out = body_fn(rebuild(body_args))
-                    check_containers(snap, "a loop on array data")
-                    out_leaves, out_tree = pytree.flatten(out)
-                    if out_tree != tree:
-                        raise TranspileError(f"the loop body returns {out_tree}, but the loop carries {tree}",
-                                             hint="return the same structure the loop starts with")
-                    changed = False
-                    for j, v in enumerate(out_leaves):
-                        if j not in avals:
-                            if not same_static(v, leaves[j]):
-                                raise StaticValueError(
-                                    f"{names[j]} changes in a loop on array data from {leaves[j]!r} to {v!r}")
-                            continue
-                        a = v.aval if isinstance(v, HloValue) else aval_of_static(v)
-                        if a is None:
-                            raise StaticValueError(f"{names[j]} becomes {v!r} in the loop body")
-                        old = avals[j]
-                        if (a.shape, a.dtype) != (old.shape, old.dtype) or (old.weak_type and not a.weak_type):
-                            if a.shape != old.shape:
-                                raise ShapeError(
-                                    f"{names[j]} changes shape in the loop, from {old.str_short()} to "
-                                    f"{a.str_short()}",
-                                    hint="start the loop with the final shape (e.g. np.zeros(...) or "
-                                         "np.broadcast_to(...))")
-                            j_aval = join_avals([old, a], names[j])
-                            avals[j] = j_aval.update(origin=old.origin)
-                            changed = True
-                    if changed:
+                out = body_fn(rebuild(body_args))
+                check_containers(snap, "a loop on array data")
+                out_leaves, out_tree = pytree.flatten(out)
+                if out_tree != tree:
+                    raise TranspileError(f"the loop body returns {out_tree}, but the loop carries {tree}",
+                                         hint="return the same structure the loop starts with")
+                changed = False
+                for j, v in enumerate(out_leaves):
+                    if j not in avals:
+                        if not same_static(v, leaves[j]):
+                            raise StaticValueError(
+                                f"{names[j]} changes in a loop on array data from {leaves[j]!r} to {v!r}")
                         continue
-                    sp.b.region_return([leaf_value(sp, out_leaves[j], avals[j]) for j in carried])
-                finally:
-                    sp.consts = dict(saved)
+                    a = v.aval if isinstance(v, HloValue) else aval_of_static(v)
+                    if a is None:
+                        raise StaticValueError(f"{names[j]} becomes {v!r} in the loop body")
+                    old = avals[j]
+                    if (a.shape, a.dtype) != (old.shape, old.dtype) or (old.weak_type and not a.weak_type):
+                        if a.shape != old.shape:
+                            raise ShapeError(
+                                f"{names[j]} changes shape in the loop, from {old.str_short()} to "
+                                f"{a.str_short()}",
+                                hint="start the loop with the final shape (e.g. np.zeros(...) or "
+                                     "np.broadcast_to(...))")
+                        j_aval = join_avals([old, a], names[j])
+                        avals[j] = j_aval.update(origin=old.origin)
+                        changed = True
+                if changed:
+                    continue
+                sp.b.region_return([leaf_value(sp, out_leaves[j], avals[j]) for j in carried])
         except NeedStatic as ns:
             if marker in ns.names:
                 raise Unroll() from None

@@ -114,6 +114,29 @@ def _b_concrete(fn: type) -> Callable[[Specializer, list[Any], dict[str, Any]], 
     return rule
 
 
+def _b_number(fn: type) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
+    """``float(x)`` / ``int(x)`` of a one-element array computed from data: a Python number *as data*
+    (weakly typed, as Python numbers are; ``int`` truncates toward zero). A Python int argument that
+    may be static instead makes the function specialize on it, as before; used where a static value
+    is needed (a shape, a range bound), the number is refused there."""
+    concrete = _b_concrete(fn)
+
+    def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if len(args) != 1 or kwargs or not is_dynamic(args[0]) or args[0].aval.origin:
+            return concrete(sp, args, kwargs)
+        x = args[0]
+        assert sp.b is not None
+        if int(np.prod(x.shape)) != 1:
+            raise ShapeError(f"{fn.__name__}() of an array of shape {x.shape}: only one-element arrays convert to "
+                             "a Python number", hint="index one element first (x[0]), or reduce (np.sum(x))")
+        if x.shape:
+            x = sp.b.reshape(x, ())
+        out = sp.b.convert(x, np.dtype(np.float64 if fn is float else np.int64))
+        return type(out)(out.name, out.aval.update(weak_type=True))
+
+    return rule
+
+
 def _b_isinstance(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """An array stands for an ``np.ndarray`` in the user's NumPy program; a 0-d result may also be a
     NumPy scalar there, so asking about it is refused rather than answered wrongly."""
@@ -216,5 +239,5 @@ BUILTIN_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]
     reversed: _b_iterating(reversed), list: _b_iterating(list), tuple: _b_iterating(tuple),
     len: _b_len, range: _b_range, abs: _b_abs, round: _b_round, sum: _b_sum,
     min: _b_minmax(min), max: _b_minmax(max),
-    float: _b_concrete(float), int: _b_concrete(int), bool: _b_concrete(bool),
+    float: _b_number(float), int: _b_number(int), bool: _b_concrete(bool),
 }

@@ -114,7 +114,6 @@ class Specializer:
         self.on_branch: list[tuple[str, int]] = []  # (condition, branch) of the data branches being traced
         self.row_contexts: list[rolled_for.RowContext] = []  # rolled loops being traced (innermost last)
         self.fn_stack: list[NormalizedFunction] = []
-        self.consts: dict[int, tuple[Any, HloValue]] = {}
         self.rule_calls: dict[int, list[Any]] = {}  # custom_vjp -> arguments of its fwd calls (checks bwd)
         self.b: FuncBuilder | None = None
         self.name = name
@@ -416,6 +415,9 @@ class Specializer:
             return v
         if name in _CONSTANT_NAMES:
             return _CONSTANT_NAMES[name]
+        bare = registry.PRIMITIVES.get(name)
+        if bare is not None and bare.path == name:  # a primitive generated source names bare (index_add)
+            return bare.fn
         if name in self.program.functions:
             return self.program.functions[name]
         if name == "np":
@@ -709,7 +711,7 @@ class Specializer:
             name = getattr(fv, "__qualname__", None) or getattr(fv, "__name__", repr(fv))
             raise StaticValueError(f"{name}() needs values known at transpile time, but got an array "
                                    f"({_first_dynamic(dyn).aval.str_short()})",
-                                   hint=callees.STATIC_ONLY_HINTS.get(fv, "use the NumPy equivalent on arrays"))
+                                   hint="use the NumPy equivalent on arrays")
         try:
             return self.from_python(fv(*args, **kwargs))
         except TranspileError:
@@ -737,7 +739,7 @@ class Specializer:
             c = self.b.constant(np.asarray(v, aval.dtype), aval)
             return HloValue(c.name, aval, literal=v)
         if isinstance(v, np.ndarray):
-            hit = self.consts.get(id(v))
+            hit = self.b.lifted.get(id(v))
             if hit is not None and hit[0] is v:
                 return hit[1]
         arr = np.asarray(v)
@@ -746,7 +748,7 @@ class Specializer:
         dt = canonical_dtype(arr.dtype)
         c = self.b.constant(arr, ShapedArray(arr.shape, dt))
         if isinstance(v, np.ndarray):
-            self.consts[id(v)] = (v, c)
+            self.b.lifted[id(v)] = (v, c)
         return c
 
     def apply(self, prim: Primitive, args: list[Any], kwargs: dict[str, Any], operator: bool = False) -> Any:

@@ -178,6 +178,10 @@ class Activity:
                 # tuple(items) of a list built here: the same items (cotangents packed like the list)
                 op = Op("convert", operands={"x": value.args[0].value.value}, args={"kind": call_name(value)},
                         reads=op.reads)
+            elif op.kind == "static" and isinstance(value, cst.Call) and call_name(value) == "float" and \
+                    len(value.args) == 1 and value.args[0].keyword is None and \
+                    isinstance(value.args[0].value, cst.Name):
+                op = Op("copy", operands={"x": value.args[0].value.value}, reads=op.reads)  # float(x): x's value
             self.ops[k] = op
         return op
 

@@ -25,7 +25,6 @@ functionalize, specialize), so it composes with every other transformation.
 from __future__ import annotations
 
 import re
-import types
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,7 +38,7 @@ from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
-from . import batch_lax, batch_queries, batch_state
+from . import batch_containers, batch_lax, batch_queries, batch_state
 from .anf import ADJOINT_IMPORTS, Op, classify
 from .batch_call import BatchCall
 from .batch_state import Stack, State, Tree, all_batched, any_batched, element, item, join, literal_key, pack, parts_of
@@ -49,6 +48,11 @@ BATCHED_IMPORTS = tuple(batched_helpers.__all__)
 
 class BatchingError(TranspileError):
     """A construct srcjax cannot batch (a batched value where a static one is needed)."""
+
+
+class ComprehensionBatchingError(BatchingError):
+    """A comprehension or generator over batched values: written as a loop (``items.append(y)``), it can
+    be batched (:func:`srcjax.vmap.batched_source` reads the program again that way)."""
 
 
 _PER_EXAMPLE_QUERIES = {  # a shape query of a batched x -> the same query of one example
@@ -210,6 +214,9 @@ class FunctionWriter:
                 return expr
             if not any_batched(have):
                 return f"batch_broadcast_items({expr}, {self.size})"
+            if expr.isidentifier() and expr not in self.params:  # a list of batched and unbatched values used as
+                self.forced.add(expr)  # a whole: written again, batching each value where it is put in the list
+                return expr
             raise self.error("vmap: a list holding batched and unbatched values is used as a whole",
                              hint="make the unbatched values batched where they are put in the list")
         if have is False and want is True:
@@ -426,7 +433,11 @@ class FunctionWriter:
             have = self.state(lst)
             if isinstance(have, (Stack, Tree)) and (not isinstance(have, Tree) or have.kind == "list"):
                 entries = have.entries if isinstance(have, Stack) else tuple(v for _, v in have.items)
-                self.emit(code(s), ind)  # each value keeps its own state (see batch_state.Stack)
+                if lst in self.forced and ast_ is not True:  # a list used as a whole: every value batched
+                    self.emit(f"{lst}.append({self.convert(arg, ast_, True)})", ind)
+                    ast_ = True
+                else:
+                    self.emit(code(s), ind)  # each value keeps its own state (see batch_state.Stack)
                 self.st[lst] = Stack((*entries, ast_))
                 return
             if any_batched(ast_) or lst in self.forced:
@@ -552,8 +563,16 @@ class FunctionWriter:
         if isinstance(value, (cst.Tuple, cst.List, cst.Dict)):
             st = self.value_state(value)
             return code(value), st
-        if isinstance(value, cst.Call) and (fields := self.record_fields(value.func)) is not None:
-            return code(value), self.record_state(fields, value)
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and \
+                (joined := batch_containers.sequence_sum(self, value)) is not None:
+            return joined
+        if isinstance(value, cst.Call) and (fields := batch_containers.record_fields(self, value.func)) is not None:
+            return code(value), batch_containers.record_state(self, fields, value)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value not in self.defs \
+                and value.func.value not in self.params:
+            builtin = batch_containers.builtin_call(self, value)
+            if builtin is not None:
+                return builtin
         if isinstance(value, cst.Comparison) and \
                 any(type(c.operator).__name__ not in _COMPARE for c in value.comparisons):
             return code(value), False  # `x is UNSET`, `k in d`: about the value's identity, not its data
@@ -578,7 +597,7 @@ class FunctionWriter:
                 opsym = {"Minus": "-", "Plus": "+", "BitInvert": "~"}.get(type(value.operator).__name__)
             x = op.args.get(op.prim.arrays[0]) if op.prim.arrays else None
             if op.prim.results == "any" and isinstance(x, str) and isinstance(self.state(x), Tree):
-                return self.container_item(value, x, op)
+                return batch_containers.container_item(self, value, x, op)
             e = self.prim_call(op.prim, dict(op.args), ind, line, opsym)
             self.last_array = op.prim.results == "array" and op.prim.tree is None  # (index_add of a tuple: a tuple)
             parts = parts_of(e)  # (a tuple of results, atleast_1d(a, b): batched element by element)
@@ -610,28 +629,11 @@ class FunctionWriter:
         if isinstance(value, cst.Call) and code(value.func) in ("zeros_like", "ones_like", "np.zeros_like",
                                                                  "np.ones_like"):
             return code(value), self.value_state(value.args[0].value)
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)) or \
+                isinstance(value, cst.Call) and code(value.func) == "sum":
+            raise ComprehensionBatchingError(f"vmap: cannot batch {code(value)!r} as an expression")
         raise self.error(f"vmap: cannot batch {code(value)!r}", line,
                          hint="pass in_axes=None for the arguments it reads, if they should not be mapped")
-
-    def record_fields(self, func: cst.BaseExpression) -> tuple[str, ...] | None:
-        """The fields of the NamedTuple or dataclass ``func`` names (None: not a record type)."""
-        chain = code(func).split(".")
-        obj: Any = self.nf.namespace.get(chain[0])
-        for part in chain[1:]:
-            obj = getattr(obj, part, None) if isinstance(obj, (type, types.ModuleType)) else None
-        return batch_state.record_type_fields(obj)
-
-    def record_state(self, fields: tuple[str, ...], value: cst.Call) -> State:
-        """The state of ``Record(a, b=c)``: field by field (a field left to its default: unbatched)."""
-        got: dict[str, State] = {}
-        for i, a in enumerate(value.args):
-            if a.star:
-                return True
-            name = a.keyword.value if a.keyword is not None else (fields[i] if i < len(fields) else None)
-            if name is None:
-                return True
-            got[name] = self.value_state(a.value)
-        return Tree("record", tuple((f".{f}", got.get(f, False)) for f in fields))
 
     def stack_args(self, value: cst.Call) -> bool:
         return any(isinstance(a.value, cst.Name) and isinstance(self.state(a.value.value), Stack) for a in value.args)
@@ -754,7 +756,10 @@ class FunctionWriter:
                 a = args[p] = [self.per_example_text(e, line) for e in a]
                 seq_flags[p] = [any_batched(self.state(e)) if e.isidentifier() else False for e in a]
             elif isinstance(a, str):
-                flags[p] = any_batched(self.state(a))
+                st = self.state(a)
+                flags[p] = any_batched(st)
+                if flags[p] and st is not True:  # a list of batched and unbatched arrays: every one batched
+                    args[p] = self.convert(a, st, True)
         for p in prim.mixed:  # static parameters that may hold dynamic integers (an index key)
             if isinstance(args.get(p), str):
                 flags[p] = any(any_batched(self.state(n)) for n in _names(args[p]))
@@ -776,25 +781,6 @@ class FunctionWriter:
             return c.per_example()
         out = rule(c)
         return str(out)
-
-    def container_item(self, value: cst.BaseExpression, x: str, op: Op) -> tuple[str, State]:
-        """``t[k]`` of a tuple, list or dict whose elements are batched element by element."""
-        xs = self.state(x)
-        assert isinstance(xs, Tree)
-        key = op.args.get("key", "")
-        k = literal_key(key)
-        if xs.kind == "record" and isinstance(k, int) and -len(xs.items) <= k < len(xs.items):
-            return code(value), xs.items[k][1]  # a NamedTuple's field by position
-        if k is not None:
-            for kk, v in xs.items:
-                if literal_key(kk) == k:
-                    return code(value), v
-        j: State = False
-        for _, v in xs.items:
-            j = join(j, v)
-        if any_batched(j) and not all(v is True for _, v in xs.items):
-            self.forced.add(x)  # an element chosen at run time: every element batched
-        return code(value), any_batched(j)
 
     # -- calls ------------------------------------------------------------------------------
     def helper_call(self, op: Op, ind: int, line: cst.CSTNode) -> tuple[str, State]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ..frontend.names import code, names_in
-from .batch_state import Stack, State, Tree, any_batched, element
+from .batch_state import Stack, State, Tree, all_batched, any_batched, element
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
@@ -22,10 +22,10 @@ def iterator(w: FunctionWriter, it: cst.BaseExpression) -> tuple[str, State] | N
     if isinstance(it, cst.Name):
         st = w.state(it.value)
         if isinstance(st, (Tree, Stack)):
-            return it.value, element(st)
+            return _uniform(w, it.value, st)
         return (f"batch_rows({it.value})", True) if st is True else (it.value, False)
     if isinstance(it, (cst.Tuple, cst.List)):  # a literal sequence: its elements' states
-        return code(it), element(w.value_state(it))
+        return _uniform(w, code(it), w.value_state(it))
     if not isinstance(it, cst.Call):
         return None
     f = code(it.func)
@@ -50,6 +50,16 @@ def iterator(w: FunctionWriter, it: cst.BaseExpression) -> tuple[str, State] | N
         if len(args) == 1:
             return f"{f}({texts[0]})", states[0]
     return None
+
+
+def _uniform(w: FunctionWriter, text: str, st: State) -> tuple[str, State]:
+    """A sequence iterated over, with every element in one state: batched and unbatched elements
+    (``for v in [x, w]``, x mapped) are all batched first."""
+    parts = [v for _, v in st.items] if isinstance(st, Tree) else list(st.entries) if isinstance(st, Stack) else []
+    if parts and any_batched(st) and any(v != parts[0] for v in parts):
+        want = all_batched(st) if isinstance(st, Tree) else True
+        return w.convert(text, st, want), element(want) if isinstance(want, Tree) else True
+    return text, element(st)
 
 
 def checked_exprs(s: cst.Assert | cst.Raise) -> list[cst.BaseExpression]:

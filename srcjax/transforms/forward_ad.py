@@ -229,6 +229,8 @@ class JVP:
         else:
             t = None
         if isinstance(target, cst.Name):
+            if t is None and tname not in defined:
+                return  # a symbolic zero: no tangent statement; a read of it gets zeros where needed
             if t is None:
                 t = f"zeros_like({tname})" if op.kind != "pack" else None
             if t is not None:
@@ -390,9 +392,8 @@ class JVP:
             lines.append(f"{pad}{target} = {code(s.value)}")
             names = target_names(s.targets[0].target)
             for n in names:
-                if n in self.act.active:
+                if n in self.act.active and n in defined:  # (a name without a tangent yet: a symbolic zero)
                     lines.append(f"{pad}{self.dname(n)} = zeros_like({n})")
-                    defined.add(n)
             return
         hname = jvp_helper(self.program, callee, active, self.helpers, self.out_lines)
         args = call_arguments(op, [self.tangent_expr(cst.parse_expression(bound[p]), defined) for p in active])

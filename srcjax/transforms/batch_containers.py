@@ -1,0 +1,105 @@
+"""vmap: the batched states of container expressions (records, ``list``/``tuple``/``abs``/``round`` of
+batched values, sums of lists, an element of a container) for the writer in transforms/batch.py."""
+
+from __future__ import annotations
+
+import types
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from ..frontend.names import code
+from .anf import Op
+from .batch_state import Stack, State, Tree, all_batched, any_batched, join, literal_key, record_type_fields
+
+if TYPE_CHECKING:
+    from .batch import FunctionWriter
+
+__all__ = ["builtin_call", "container_item", "record_fields", "record_state", "sequence_sum"]
+
+
+def sequence_sum(w: FunctionWriter, value: cst.BinaryOperation) -> tuple[str, State] | None:
+    """``a + b`` of lists or tuples: their elements side by side (all batched if any is)."""
+    ls, rs = w.value_state(value.left), w.value_state(value.right)
+
+    def seq(st: State) -> bool:
+        return isinstance(st, Stack) or isinstance(st, Tree) and st.kind in ("list", "tuple")
+
+    if not (seq(ls) or seq(rs)):
+        return None
+    if isinstance(ls, Tree) and isinstance(rs, Tree) and ls.kind == rs.kind:
+        items = [v for _, v in ls.items] + [v for _, v in rs.items]
+        return code(value), Tree(ls.kind, tuple((str(i), v) for i, v in enumerate(items)))
+    if not (any_batched(ls) or any_batched(rs)):
+        return code(value), False
+
+    def batched(e: cst.BaseExpression, st: State) -> str:
+        if st is False:  # a list of unbatched values
+            return f"batch_broadcast_items({code(e)}, {w.size})"
+        return w.convert(code(e), st, all_batched(st) if isinstance(st, Tree) else True)
+
+    return f"{batched(value.left, ls)} + {batched(value.right, rs)}", True
+
+
+def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None:
+    """``abs(x)``, ``round(x, 2)`` (elementwise on a batched array), ``float(x)``/``int(x)`` (each
+    example's number), ``list(t)``, ``tuple(t)`` (a container element by element) of batched values."""
+    f = value.func.value  # type: ignore[attr-defined]
+    args = [a for a in value.args if a.keyword is None and not a.star]
+    if not args:
+        return None
+    first = w.value_state(args[0].value)
+    rest = [a.value for a in value.args[1:]]
+    if f in ("abs", "round") and not any(any_batched(w.value_state(r)) for r in rest):
+        return code(value), first
+    if f in ("float", "int") and len(value.args) == 1 and first is True:  # a per-example number, as data
+        x = code(args[0].value)
+        return (f"{x} * 1.0", True) if f == "float" else (f"{x}.astype(np.int64)", True)
+    if f in ("list", "tuple") and len(value.args) == 1 and isinstance(first, (Tree, Stack)):
+        if isinstance(first, Tree) and first.kind in ("tuple", "list"):
+            return code(value), Tree(f, first.items)
+        if isinstance(first, Stack):
+            return code(value), first
+    return None
+
+
+def record_fields(w: FunctionWriter, func: cst.BaseExpression) -> tuple[str, ...] | None:
+    """The fields of the NamedTuple or dataclass ``func`` names (None: not a record type)."""
+    chain = code(func).split(".")
+    obj: Any = w.nf.namespace.get(chain[0])
+    for part in chain[1:]:
+        obj = getattr(obj, part, None) if isinstance(obj, (type, types.ModuleType)) else None
+    return record_type_fields(obj)
+
+
+def record_state(w: FunctionWriter, fields: tuple[str, ...], value: cst.Call) -> State:
+    """The state of ``Record(a, b=c)``: field by field (a field left to its default: unbatched)."""
+    got: dict[str, State] = {}
+    for i, a in enumerate(value.args):
+        if a.star:
+            return True
+        name = a.keyword.value if a.keyword is not None else (fields[i] if i < len(fields) else None)
+        if name is None:
+            return True
+        got[name] = w.value_state(a.value)
+    return Tree("record", tuple((f".{f}", got.get(f, False)) for f in fields))
+
+
+def container_item(w: FunctionWriter, value: cst.BaseExpression, x: str, op: Op) -> tuple[str, State]:
+    """``t[k]`` of a tuple, list or dict whose elements are batched element by element."""
+    xs = w.state(x)
+    assert isinstance(xs, Tree)
+    key = op.args.get("key", "")
+    k = literal_key(key)
+    if xs.kind == "record" and isinstance(k, int) and -len(xs.items) <= k < len(xs.items):
+        return code(value), xs.items[k][1]  # a NamedTuple's field by position
+    if k is not None:
+        for kk, v in xs.items:
+            if literal_key(kk) == k:
+                return code(value), v
+    j: State = False
+    for _, v in xs.items:
+        j = join(j, v)
+    if any_batched(j) and not all(v is True for _, v in xs.items):
+        w.forced.add(x)  # an element chosen at run time: every element batched
+    return code(value), any_batched(j)
