@@ -13,8 +13,24 @@ from typing import Any
 import numpy as np
 
 from . import linalg_adjoint  # np.linalg's helpers, in their own file (see its docstring); exported below
+from .construction import (  # noqa: F401  (generated derivative code imports them from here)
+    cross_bar,
+    diagonal_bar,
+    kron_bar,
+    meshgrid_bars,
+    meshgrid_dots,
+    move_bar,
+)
 from .lax import index_update  # noqa: F401  (generated derivative code imports it from here)
 from .linalg_adjoint import spectral_norm_bar  # (norm_bar's matrix orders 2, -2 and 'nuc')
+from .order_stats import (  # noqa: F401  (generated derivative code imports them from here)
+    order_stat_bar,
+    order_stat_jvp,
+    partition_bar,
+    partition_jvp,
+    sort_bar,
+    sort_jvp,
+)
 from .pytree import is_tree, tree_get, tree_like, tree_map, tree_set
 
 globals().update({_n: getattr(linalg_adjoint, _n) for _n in linalg_adjoint.LINALG_HELPERS})
@@ -62,7 +78,9 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "pack_like", "is_tree",
     "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
     "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "multi_dot_jvp", "multi_dot_bars",
-    "chain_dot", *linalg_adjoint.LINALG_HELPERS,
+    "chain_dot", "sort_jvp", "sort_bar", "partition_jvp",
+    "partition_bar", "order_stat_jvp", "order_stat_bar", "diagonal_bar", "move_bar", "kron_bar",
+    "cross_bar", "meshgrid_dots", "meshgrid_bars", *linalg_adjoint.LINALG_HELPERS,
 ]
 
 TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")

@@ -19,7 +19,23 @@ from typing import Any
 import numpy as np
 
 from .adjoint import UNSET, broadcast_like, expand_reduced, index_add, unbroadcast
+from .construction import (  # noqa: F401  (generated batched code imports them from here)
+    batch_array,
+    batch_cross,
+    batch_kron,
+    batch_meshgrid,
+    batch_move,
+)
 from .lax import index_update
+from .order_stats import (  # noqa: F401  (generated batched code imports them from here)
+    batch_argpartition,
+    batch_argsort,
+    batch_partition,
+    batch_percentile,
+    batch_quantile,
+    batch_searchsorted,
+    batch_sort,
+)
 from .pytree import is_tree, tree_set
 
 __all__ = [  # what generated batched source imports (transforms/batch.py)
@@ -33,7 +49,10 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_broadcast_like", "batch_expand_reduced", "batch_full", "batch_tile", "batch_out", "batch_triangle",
     "batch_diag", "batch_norm", "batch_hstack", "batch_vstack", "batch_full_like", "batch_like", "batch_ravel",
     "batch_concatenate_flat", "batch_index", "batch_argmax", "batch_argmin", "batch_cumsum", "batch_cumprod",
-    "batch_repeat", "batch_roll", "batch_solve", "batch_multi_dot", "batch_lstsq", "tree_set",
+    "batch_repeat", "batch_roll", "batch_solve", "batch_multi_dot", "batch_lstsq", "tree_set", "batch_sort",
+    "batch_argsort", "batch_partition", "batch_argpartition",
+    "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",
+    "batch_kron", "batch_cross", "batch_meshgrid",
 ]
 
 

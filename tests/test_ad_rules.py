@@ -292,6 +292,40 @@ group("gathers", [("take", "np.take(x, np.arange(4) % 3, axis=1)"), ("take", "np
                  ("take_along_axis", "np.take_along_axis(x, np.argmax(x, axis=1, keepdims=True), axis=1)"),
                  ("take_along_axis", "np.take_along_axis(x, np.reshape(np.arange(6) % 3, (2, 3)), axis=0)"),
                  ("take_along_axis", "np.take_along_axis(x, np.arange(4)[None, :] % 2, axis=1)")], N(3, 3))
+# sorting and order statistics: the gradient goes to the elements selected (distinct values here; ties in
+# tests/test_sorting.py)
+group("sorting", [("sort", "np.sort(x)"), ("sort", "np.sort(x, axis=0)"), ("sort", "np.sort(x, axis=None)"),
+                  ("partition", "np.partition(x, 1)[:, 1]"), ("partition", "np.partition(x, -1, axis=0)[-1]"),
+                  ("median", "np.median(x, axis=1)"), ("median", "np.median(x)"),
+                  ("median", "np.median(x, axis=0, keepdims=True)"), ("quantile", "np.quantile(x, 0.3, axis=1)"),
+                  ("quantile", "np.quantile(x, 0.8)"), ("percentile", "np.percentile(x, 40, axis=0)"),
+                  ("percentile", "np.percentile(x, 75.0, axis=(0, 1), keepdims=True)")], N(3, 4))
+case("quantile", "np.quantile(x, [0.0, 0.3, 0.8, 1.0], axis=0)", N(4, 3), jax=False)  # (jax wants an array q)
+case("percentile", "np.percentile(x, (10, 50), axis=-1, keepdims=True)", N(2, 5), jax=False)
+case("median", "np.median(x, axis=(0, 2))", N(2, 3, 2))
+# construction
+group("arrays", [("array", "np.array([x, y])"), ("array", "np.array([[x[0], 1.0], [y[1], x[2]]])"),
+                 ("array", "np.array(x, ndmin=2)"), ("asarray", "np.asarray([y, x])"), ("asarray", "np.asarray(x)")],
+      N(3), N(3))
+group("diagonals", [("diagonal", "np.diagonal(x)"), ("diagonal", "np.diagonal(x, 1)"),
+                    ("diagonal", "np.diagonal(x, -1, 0, 2)"), ("diagonal", "x.diagonal(offset=2, axis1=2, axis2=1)")],
+      N(2, 3, 4))
+group("moves", [("insert", "np.insert(x, 1, y, axis=0)"), ("insert", "np.insert(x, 3, y[:3])"),
+                ("delete", "np.delete(x, 1, axis=1)"), ("append", "np.append(x, y)"),
+                ("append", "np.append(x, x[:1], axis=0)"), ("pad", "np.pad(x, 2)"),
+                ("pad", "np.pad(x, ((1, 0), (2, 3)), mode='reflect')"), ("pad", "np.pad(x, 1, mode='edge')"),
+                ("pad", "np.pad(x, (2, 1), mode='wrap')"), ("pad", "np.pad(x, 1, constant_values=-2.5)"),
+                ("pad", "np.pad(x, 3, mode='symmetric')"), ("resize", "np.resize(x, (5, 3))"),
+                ("resize", "np.resize(y, 10)")], N(3, 4), N(4))
+case("insert", "np.insert(x, [0, 2, 2], y[:3], axis=1)", N(3, 4), N(4), jax=False)  # (jax wants an array obj)
+case("delete", "np.delete(x, [0, -1])", N(3, 4), jax=False)
+group("products", [("kron", "np.kron(x, y)"), ("kron", "np.kron(y, x)"), ("kron", "np.kron(x[0], 2.0)"),
+                   ("cross", "np.cross(x, y)"), ("cross", "np.cross(y, x[:, ::-1])"),
+                   ("cross", "np.cross(x.T, y, axisa=0)"), ("cross", "np.cross(x[:, :2], y[:2])"),
+                   ("cross", "np.cross(x, y[1:], axisc=0)")], N(2, 3), N(3))
+case("meshgrid", "np.meshgrid(x, y)", N(3), N(4))
+case("meshgrid", "np.meshgrid(x, y, x, indexing='ij')", N(3), N(2))
+case("meshgrid", "np.meshgrid(y, x, sparse=True)", N(3), N(2))
 case("index_add", "index_add(x, np.s_[1:3], y)", N(4, 2), N(2))
 case("index_add", "index_add(x, np.s_[::-2, None, 0], y)", N(4, 2), N(2, 1))
 case("index_update", "index_update(x, np.s_[1:3], y)", N(4, 2), N(2))
@@ -510,7 +544,8 @@ def test_adjoint_helpers_are_importable_by_generated_code() -> None:
         if name == "UNSET":
             assert fn is adjoint.UNSET
             continue
-        assert inspect.isfunction(fn) and fn.__module__ in (adjoint.__name__, "srcjax.lax", "srcjax.pytree"), name
+        assert inspect.isfunction(fn) and fn.__module__ in (adjoint.__name__, "srcjax.lax", "srcjax.pytree",
+                                                                 "srcjax.order_stats", "srcjax.construction"), name
     assert not set(ad.ADJOINT_IMPORTS) & set(dir(builtins))
 
 

@@ -309,7 +309,7 @@ def uses_builtin_without_source(x):
 
 
 def uses_unsupported_method(x):
-    return x.argsort()
+    return x.nonzero()
 
 
 def uses_unknown_in_comprehension(x):
@@ -681,7 +681,7 @@ CASES = [
     (uses_nonexistent_numpy, (arr(2),), E.UnknownFunctionError, "np.frobnicate", ["np.frobnicate"]),
     (uses_print_builtin, (arr(2),), E.UnknownFunctionError, "print(x)", ["print"]),
     (uses_builtin_without_source, (arr(2),), E.UnknownFunctionError, "op_add(x, x)", ["no Python source"]),
-    (uses_unsupported_method, (arr(2),), E.UnknownFunctionError, "x.argsort", ["argsort"]),
+    (uses_unsupported_method, (arr(2),), E.UnknownFunctionError, "x.nonzero", ["nonzero"]),
     (uses_unknown_in_comprehension, (arr(2),), E.UnknownFunctionError, "nope", ["nope"]),
     (uses_unknown_in_untaken_branch, (arr(2),), E.UnknownFunctionError, "nowhere", ["nowhere"]),
     (calls_helper_with_too_few, (arr(2),), E.ArgumentError, "two_args(x)", ["two_args", "'b'"]),

@@ -1282,6 +1282,186 @@ def linspace_negative():
     return np.linspace(0, 1, -1)
 
 
+# -- sorting and order statistics ------------------------------------------------------------------
+_TIES = np.array([[2.0, -1.0, 2.0, np.nan, 0.0, -0.0], [1.5, 1.5, -3.0, 1.5, 4.0, -3.0]])
+
+
+@case("sort", (arr((3, 4)),), (arr((2, 3), I32),), (arr(5, BOOL),), (arr((2, 3), F32),), (_TIES,))
+def sort_(x):
+    return np.sort(x), np.sort(x, axis=0), np.sort(x, axis=None), np.sort(x, -1, kind="stable")
+
+
+@case("sort", (arr(()),))
+def sort_0d(x):
+    return np.sort(x)
+
+
+@case("argsort", (arr((3, 4)),), (arr((2, 6), I32, 0, 2),), (arr(5, BOOL),), (_TIES,))
+def argsort_(x):
+    return np.argsort(x, kind="stable"), np.argsort(x, axis=0, kind="stable"), np.argsort(x, axis=None, kind="stable")
+
+
+@case("partition", (arr((3, 5)),), (arr((2, 4), I32),))
+def partition_(x):
+    return np.partition(x, 2)[..., 2], np.partition(x, -1, axis=0)[-1], np.sort(np.partition(x, (0, 1)), axis=-1)
+
+
+@case("partition", (arr(4),))
+def partition_out_of_bounds(x):
+    return np.partition(x, 4)
+
+
+@case("argpartition", (arr((3, 5)),), (arr(4, F32),))
+def argpartition_(x):
+    return np.take_along_axis(x, np.argpartition(x, 1, axis=-1), axis=-1)[..., 1], np.argpartition(x, 0, axis=None)[0]
+
+
+@case("lexsort", (arr(6, I32, 0, 2), arr(6)), (arr((2, 4), I32, 0, 1), arr((2, 4), I32, 0, 1)))
+def lexsort_(a, b):
+    return np.lexsort([a, b]), np.lexsort((b, a), axis=0), np.lexsort([a])
+
+
+@case("searchsorted", (np.sort(arr(6)), arr((2, 3))), (np.array([1, 2, 2, 3]), np.array([[0, 2], [3, 5]])),
+      (np.array([-1.0, 0.5, np.nan]), np.array([np.nan, 0.5, -2.0, np.inf])))
+def searchsorted_(a, v):
+    return np.searchsorted(a, v), np.searchsorted(a, v, side="right"), np.searchsorted(a, 0.5)
+
+
+@case("searchsorted", (arr((2, 3)), arr(2)))
+def searchsorted_2d(a, v):
+    return np.searchsorted(a, v)
+
+
+@case("median", (arr((3, 4)),), (arr((3, 5), I32),), (arr((2, 3), F32),), (_TIES,), (arr((2, 3), np.float16),))
+def median_(x):
+    return (np.median(x), np.median(x, axis=0), np.median(x, axis=-1, keepdims=True), np.median(x, axis=(0, 1)),
+            np.median(x[:, :0], axis=1))
+
+
+@case("quantile", (arr((3, 4)),), (arr((3, 5), I32),), (arr((2, 3), F32),), (_TIES,), (arr(7, BOOL),))
+def quantile_(x):
+    return (np.quantile(x, 0.3), np.quantile(x, [0.0, 0.25, 1.0], axis=0), np.quantile(x, 0.5, axis=-1, keepdims=True),
+            np.quantile(x, (0.1, 0.9), axis=(0, 1)), np.quantile(x, 1), np.quantile(x, 0.4, method="lower"),
+            np.quantile(x, 0.4, method="higher"), np.quantile(x, [0.4, 0.5], method="midpoint"),
+            np.quantile(x, [0.25, 0.5, 0.7], method="nearest"))
+
+
+@case("quantile", (arr(4),))
+def quantile_out_of_range(x):
+    return np.quantile(x, 1.5)
+
+
+@case("percentile", (arr((3, 4)),), (arr((3, 5), I32),), (arr((2, 3), F32),))
+def percentile_(x):
+    return np.percentile(x, 30), np.percentile(x, [10.0, 50.0, 100.0], axis=1), np.percentile(x, 75, keepdims=True)
+
+
+@case("percentile", (arr(4),))
+def percentile_out_of_range(x):
+    return np.percentile(x, [-1, 50])
+
+
+# -- construction -------------------------------------------------------------------------------------
+@case("array", (arr(()), arr((2, 3), F32)), (arr((), I32), arr((), BOOL)), (arr(3), arr(3, I32)))
+def array_(x, y):
+    return (np.array([x, y]), np.array((x, y), dtype=np.float32), np.array([[x, 1.0], [y, 2]]),
+            np.array(x, ndmin=2), np.array([0.0, -9.81]) + x, np.array(y, dtype=np.int32), np.array([x]))
+
+
+@case("array", (arr(3), arr(2)), spelled="np.stack(")  # (the literal list is np.stack of its elements)
+def array_ragged(x, y):
+    return np.array([x, y])
+
+
+@case("asarray", (arr((2, 3)), arr((2, 3), I32)), (arr(()), arr((), F32)))
+def asarray_(x, y):
+    return np.asarray(x), np.asarray([x, y]), np.asarray(y, dtype=np.float64), np.asarray(((x,), (y,)))
+
+
+@case("diagonal", (arr((3, 4)),), (arr((2, 3, 4), I32),), (arr((4, 3), BOOL),), (arr((5, 2)),))
+def diagonal_(x):
+    return (np.diagonal(x), np.diagonal(x, 1), np.diagonal(x, -2), x.diagonal(offset=-1, axis1=-1, axis2=0),
+            np.diagonal(x, 7), np.diagonal(x, -9))
+
+
+@case("diagonal", (arr(3),))
+def diagonal_1d(x):
+    return np.diagonal(x)
+
+
+@case("insert", (arr((3, 4)), arr(4)), (arr((3, 4), I32), arr(4)), (arr((2, 4), BOOL), arr(4, BOOL)))
+def insert_(x, v):
+    return (np.insert(x, 1, v, axis=0), np.insert(x, [0, 2, 2], 5, axis=1), np.insert(x, 3, v[:3]),
+            np.insert(x, slice(1, 3), v[0], axis=-1), np.insert(x, -1, v[:1], axis=0))
+
+
+@case("insert", (arr((3, 4)), arr(3)))
+def insert_mismatch(x, v):
+    return np.insert(x, 1, v, axis=0)
+
+
+@case("delete", (arr((3, 4)),), (arr(5, I32),))
+def delete_(x):
+    return np.delete(x, 1, axis=0), np.delete(x, [0, -1]), np.delete(x, slice(None, None, 2), axis=-1)
+
+
+@case("delete", (arr((3, 4)),))
+def delete_out_of_bounds(x):
+    return np.delete(x, 7, axis=1)
+
+
+@case("append", (arr((3, 4)), arr(4)), (arr((2, 4), I32), arr(4, F32)))
+def append_(x, v):
+    return np.append(x, v), np.append(x, x[:1], axis=0), np.append(v, 2.5), np.append(x, v[None] * 2, axis=0)
+
+
+@case("pad", (arr((3, 4)),), (arr(5, I32),), (arr((2, 3), F32),))
+def pad_(x):
+    return (np.pad(x, 2), np.pad(x, 1, mode="reflect"), np.pad(x, (2, 1), mode="edge"), np.pad(x, (5, 6), mode="wrap"),
+            np.pad(x, 1, constant_values=3), np.pad(x, 4, mode="symmetric"), np.pad(x, (0, 2), mode="reflect"))
+
+
+@case("pad", (arr((2, 3)),))
+def pad_2d_widths(x):
+    return np.pad(x, ((1, 0), (2, 3))), np.pad(x, ((1, 2),), mode="edge"), np.pad(x, [[0, 1], [1, 0]], mode="wrap")
+
+
+@case("pad", (arr((2, 3)),))
+def pad_negative(x):
+    return np.pad(x, -1)
+
+
+@case("resize", (arr((3, 4)),), (arr(5, I32),))
+def resize_(x):
+    return np.resize(x, (5, 3)), np.resize(x, 10), np.resize(x, (2,)), np.resize(x, (0, 2))
+
+
+@case("kron", (arr((2, 3)), arr(3)), (arr((2, 2), I32), arr((3, 1, 2), F32)), (arr(2, BOOL), arr((2, 2), BOOL)))
+def kron_(a, b):
+    return np.kron(a, b), np.kron(b, a), np.kron(a, 2), np.kron(a[0], b)
+
+
+@case("cross", (arr((2, 3)), arr(3)), (arr((4, 2), I32), arr(2)), (arr((3, 2)), arr((4, 1, 3), F32)))
+def cross_(a, b):
+    return np.cross(a, b), np.cross(b, a), np.cross(a, a[::-1]), np.cross(a.T, b, axisa=0), np.cross(a, b, axisc=0)
+
+
+@case("cross", (arr((2, 4)), arr(3)))
+def cross_bad_size(a, b):
+    return np.cross(a, b)
+
+
+@case("meshgrid", (arr(3), arr((2, 2), I32)), (arr(4, F32), arr(1)))
+def meshgrid_(x, y):
+    return (np.meshgrid(x, y), np.meshgrid(x, y, indexing="ij"), np.meshgrid(y, x, x, sparse=True),
+            np.meshgrid(x), np.meshgrid(x, y, x, indexing="xy"))
+
+
+@case("meshgrid", (arr(3),))
+def meshgrid_bad_indexing(x):
+    return np.meshgrid(x, x, indexing="yx")
+
+
 # -- the tests ---------------------------------------------------------------------------
 def test_every_primitive_has_a_case() -> None:
     missing = sorted(set(PRIMITIVES) - {c.prim for c in CASES})

@@ -656,6 +656,57 @@ def assignments(x, v, i, k):
     return y
 
 
+# -- sorting and order statistics ---------------------------------------------------------------
+@case("sort", "argsort", "partition", "argpartition", "median", "quantile", "percentile", args=(arr((3, 4)),),
+      jax=True)
+def sorts(x):
+    return (np.sort(x), np.sort(x, axis=0), np.argsort(x, axis=0), np.partition(x, 1)[..., 1],
+            np.take_along_axis(x, np.argpartition(x, 2, axis=0), axis=0)[2], np.median(x, axis=1),
+            np.median(x), np.quantile(x, 0.25, axis=0), np.percentile(x, 60, keepdims=True))
+
+
+@case("sort", "argsort", "median", "quantile", "percentile", args=(arr((2, 3, 4)),))
+def sorts_flat(x):
+    return (np.sort(x, axis=None), np.argsort(x, axis=None), np.median(x, axis=(0, 2)),
+            np.quantile(x, [0.1, 0.5], axis=1), np.percentile(x, (20, 80), axis=(-1, 0), keepdims=True))
+
+
+@case("searchsorted", "lexsort", args=(np.sort(arr(6)), arr((2, 3)), arr(3, I32, 0, 2)), jax=True)
+def searches(a, v, k):
+    a = np.sort(a)  # (the examples of a are permutations)
+    return (np.searchsorted(a, v), np.searchsorted(a, v[0], side="right"), np.searchsorted(a, 0.5),
+            np.lexsort([v[0], k]), np.lexsort((k, v[1], v[0])))
+
+
+# -- construction ---------------------------------------------------------------------------------
+@case("array", "asarray", "diagonal", args=(arr((3, 4)), arr(4, F32)), jax=True)
+def constructions(x, y):
+    return (np.array([x[0], y]), np.array([[y[0], 1.0], [x[1, 2], 2.0]]), np.array(y, ndmin=3),
+            np.asarray(x, dtype=np.float32), np.diagonal(x), np.diagonal(x, -1), x.diagonal(1))
+
+
+@case("insert", "delete", "append", "pad", "resize", args=(arr((3, 4)), arr(4, F32)), jax=True)
+def moves(x, v):
+    return (np.insert(x, 1, v, axis=0), np.insert(x, 3, v[:3]), np.delete(x, 1, axis=1), np.append(x, v),
+            np.append(x, x[:1], axis=0), np.pad(x, 2), np.pad(x, ((1, 0), (2, 3)), mode="reflect"),
+            np.pad(x, 1, mode="edge"), np.pad(x, (2, 1), mode="wrap"), np.pad(v, 1, constant_values=-2.5),
+            np.resize(x, (5, 3)), np.resize(v, 10))
+
+
+@case("kron", "cross", args=(arr((2, 3)), arr(3, F32)), jax=True)
+def kron_cross(a, b):
+    return (np.kron(a, b), np.kron(b, a), np.cross(a, b), np.cross(b, a[:, ::-1]), np.cross(a.T, b, axisa=0),
+            np.cross(a, b, axisc=0), np.cross(a[:, :2], b[:2]))
+
+
+@case("meshgrid", args=(arr(3), arr(4, F32)), jax=True)
+def meshgrids(x, y):
+    a, b = np.meshgrid(x, y)
+    c, d, e = np.meshgrid(y, x, y, indexing="ij")
+    s, t = np.meshgrid(x, y, sparse=True)
+    return a, b, c, d, e, s, t
+
+
 @case("unbroadcast", "broadcast_like", args=(arr((2, 3, 4)), arr((3, 1))))
 def unbroadcasts(g, x):
     return unbroadcast(g, x), broadcast_like(x, g), unbroadcast(g[0], x), broadcast_like(x[0], g), unbroadcast(g, g)

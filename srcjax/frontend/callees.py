@@ -51,10 +51,10 @@ ALLOWED_BUILTINS = {
     "Ellipsis", "None", "True", "False", "map",
 }
 
-# NumPy functions of static values (dtypes, shapes) evaluated at transpile time.
+# NumPy functions of static values (dtypes, shapes; index arrays of static sizes) evaluated at transpile time.
 STATIC_NUMPY: set[Any] = {getattr(np, n) for n in (
     "dtype", "finfo", "iinfo", "result_type", "promote_types", "shape", "ndim", "size", "can_cast",
-    "issubdtype") if hasattr(np, n)}
+    "issubdtype", "indices", "triu_indices", "tril_indices") if hasattr(np, n)}
 
 _PURE_BUILTINS = {id(getattr(builtins, n)) for n in ALLOWED_BUILTINS if callable(getattr(builtins, n, None))}
 

@@ -70,7 +70,8 @@ ARRAY_METHODS = {
     "cumprod": "cumprod", "trace": "trace",
     "clip": "clip", "round": "round", "dot": "dot", "repeat": "repeat", "squeeze": "squeeze",
     "swapaxes": "swapaxes", "ravel": "ravel", "flatten": "ravel", "astype": "astype",
-    "reshape": "reshape", "transpose": "transpose", "copy": "copy",
+    "reshape": "reshape", "transpose": "transpose", "copy": "copy", "argsort": "argsort",
+    "argpartition": "argpartition", "searchsorted": "searchsorted", "diagonal": "diagonal",
 }
 PACK_METHODS = {"reshape", "transpose"}
 
@@ -93,6 +94,15 @@ UNSUPPORTED_EXPRESSIONS = {
     cst.SetComp: ("set comprehensions", "use a list or tuple"),
     cst.Set: ("sets", "use a tuple"),
 }
+
+
+def _numbers(node: cst.BaseExpression) -> bool:
+    """A (nested) list or tuple literal of number literals only (``[0.0, -9.81]``): NumPy makes it at once."""
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return all(not isinstance(e, cst.StarredElement) and _numbers(e.value) for e in node.elements)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float))
 
 
 @dataclass
@@ -433,6 +443,12 @@ class Normalizer(Resolver):
                 r = self.src.positions.get(bound.arguments[pname])
                 if r is not None:
                     self.src.positions[value] = r
+            stacked = self.stacked_call(value, node) if pname in prim.nested else None
+            if stacked is not None:  # np.array([x, y]): the list literal is np.stack([x, y])
+                if len(bound.arguments) == 1:  # nothing else to do: the stack is the array
+                    return stacked, "stack"
+                value = cst.Name(self.fresh("stack"))
+                self.assign(value, stacked, node)
             if p.kind == inspect.Parameter.VAR_POSITIONAL:
                 out_args += [cst.Arg(value=self.atom(v)) for v in value]
             elif p.kind == inspect.Parameter.POSITIONAL_ONLY or i < prim.positional:
@@ -442,6 +458,25 @@ class Normalizer(Resolver):
                                         equal=cst.AssignEqual(cst.SimpleWhitespace(""),
                                                               cst.SimpleWhitespace(""))))
         return cst.Call(func=dotted(prim.path), args=out_args), prim.name
+
+    def stacked_call(self, node: cst.BaseExpression, origin: cst.Call) -> cst.BaseExpression | None:
+        """``np.stack`` of a (nested) list or tuple literal's elements, inner lists first (NumPy's
+        ``np.array`` of such a list: one array of the elements' common dtype); None for anything else."""
+        if not isinstance(node, (cst.List, cst.Tuple)) or not node.elements or \
+                any(isinstance(e, cst.StarredElement) for e in node.elements) or _numbers(node):
+            return None
+        items = []
+        for e in node.elements:
+            inner = self.stacked_call(e.value, origin)
+            if inner is not None:
+                name = cst.Name(self.fresh("stack"))
+                self.assign(name, inner, e.value)
+                items.append(cst.Element(value=name))
+            else:
+                items.append(cst.Element(value=e.value))
+        stack = registry.lookup(np.stack)
+        assert stack is not None
+        return self.prim_call(origin, stack, [cst.Arg(cst.List(elements=items))])[0]
 
     def lazy(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """An expression kept nested (evaluated lazily), in canonical spelling.

@@ -159,13 +159,16 @@ class Program:
         if "srcjax.lax." in text:
             header += "import srcjax\n"
         # helpers srcjax transpiled, and those it runs itself (the index_add primitive, container tests)
+        from .. import batched, composites
+
+        for m in LIBRARY_MODULES[3:]:  # imported from the module that re-exports them
+            for n in library[m]:
+                library["srcjax.batched" if n in batched.__all__ else "srcjax.adjoint"].append(n)
         used = sorted({n for n in set(library["srcjax.adjoint"]) | _RUNTIME_HELPERS
                        if re.search(rf"(?<![\w.]){n}\(", text)} |
                       {n for n in _RUNTIME_VALUES if re.search(rf"(?<![\w.]){n}(?!\w)", text)})
         if used:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
-        from .. import batched, composites
-
         for mod, public in (("srcjax.batched", batched.__all__), ("srcjax.composites", composites.__all__)):
             shown = sorted(n for n in set(library[mod]) & set(public)  # (not what they call)
                            if re.search(rf"(?<![\w.]){n}\(", text))

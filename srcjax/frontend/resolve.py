@@ -41,8 +41,9 @@ __all__ = ["LIBRARY_MODULES", "RESERVED", "Resolver", "is_user_function", "local
 # never used for temporaries.
 RESERVED = {n for n in dir(_adjoint) if not n.startswith("_")} | {n for n in dir(_batched) if not n.startswith("_")}
 
-LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.composites")
-"""The helpers generated source calls: transpiled like user code, shown as imports."""
+LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.composites", "srcjax.order_stats", "srcjax.construction")
+"""The helpers generated source calls: transpiled like user code, shown as imports (those of the last two
+from the module that re-exports them: ``srcjax.adjoint`` or ``srcjax.batched``)."""
 
 _MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
                                "popitem", "add", "discard", "sort", "reverse", "fill", "resize", "itemset", "put",

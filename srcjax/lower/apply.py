@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import ArgumentError, DTypeError, InternalError, StaticValueError
 from ..primitives.registry import LowerCtx, Primitive
 from .hlo import HloValue
-from .values import is_dynamic
+from .values import contains_dynamic, is_dynamic
 
 if TYPE_CHECKING:  # annotations only: the specializer imports this module, not the other way round
     from .specialize import Specializer
@@ -36,6 +36,9 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
     values = list(bound.arguments.values())
     all_static = True
     for n, v in zip(names, values):
+        if n in prim.nested and isinstance(v, (list, tuple)) and contains_dynamic(v):  # (a literal: np.stack)
+            raise DTypeError(f"{prim.path}() of a {type(v).__name__} of arrays held in a variable is not supported",
+                             hint="join its arrays with np.stack(...) (or write the list literal in the call)")
         if n in prim.arrays:
             if is_dynamic(v):
                 all_static = False

@@ -74,7 +74,7 @@ def dense_literal(array: np.ndarray) -> str:
     """``dense<...>`` payload for a whole array (splat when all elements agree)."""
     a = np.ascontiguousarray(array)
     if a.size == 0:
-        return "dense<[]>" if a.ndim == 1 else "dense<" + "[" * a.ndim + "]" * a.ndim + ">"
+        return "dense<>"  # (an empty elements literal takes its shape from the type)
     flat = a.reshape(-1)
     if a.size == 1 or bool(np.all(flat == flat[0])) and not (is_float(a.dtype) and np.isnan(flat[0])):
         return f"dense<{scalar_literal(flat[0], a.dtype)}>"
@@ -455,6 +455,60 @@ class FuncBuilder:
         self.lines += [f"{self.indent}    {line}" for line in body]
         self.lines.append(f"{self.indent}  }}")
         return HloValue(f"{name}#1", out_i)
+
+
+    def sort(self, operands: Sequence[HloValue], dimension: int, num_keys: int = 1) -> list[HloValue]:
+        """``stablehlo.sort`` of ``operands`` (one shape) along ``dimension``: stable and ascending,
+        ordered by the first ``num_keys`` operands lexicographically (the first most significant), the
+        others carried along. NumPy's order: NaNs after every number and equal to each other, -0.0 equal
+        to 0.0 (so a stable sort keeps their order)."""
+        args: list[str] = []
+        body: list[str] = []
+        less, equal = "", ""
+        for k, v in enumerate(operands):
+            t = f"tensor<{elem_type(v.dtype)}>"
+            args += [f"%sort_a{k}: {t}", f"%sort_b{k}: {t}"]
+            if k >= num_keys:
+                continue
+            a, b, ct = f"%sort_a{k}", f"%sort_b{k}", compare_type(v.dtype)
+
+            def cmp(name: str, direction: str, x: str, y: str, t: str = t, ct: str = ct) -> str:
+                return f"%{name} = stablehlo.compare {direction}, {x}, {y}, {ct} : ({t}, {t}) -> tensor<i1>"
+
+            if is_float(v.dtype):  # a < b, or b is NaN and a is not; equal: neither is before the other
+                body += [cmp(f"lt{k}", "LT", a, b), cmp(f"gt{k}", "GT", a, b), cmp(f"anan{k}", "NE", a, a),
+                         cmp(f"bnan{k}", "NE", b, b),
+                         f"%anum{k} = stablehlo.not %anan{k} : tensor<i1>",
+                         f"%bnum{k} = stablehlo.not %bnan{k} : tensor<i1>",
+                         f"%nanb{k} = stablehlo.and %anum{k}, %bnan{k} : tensor<i1>",
+                         f"%nana{k} = stablehlo.and %bnum{k}, %anan{k} : tensor<i1>",
+                         f"%less{k} = stablehlo.or %lt{k}, %nanb{k} : tensor<i1>",
+                         f"%more{k} = stablehlo.or %gt{k}, %nana{k} : tensor<i1>"]
+            else:
+                body += [cmp(f"less{k}", "LT", a, b), cmp(f"more{k}", "GT", a, b)]
+            body += [f"%either{k} = stablehlo.or %less{k}, %more{k} : tensor<i1>",
+                     f"%same{k} = stablehlo.not %either{k} : tensor<i1>"]
+            if k == 0:
+                less, equal = "%less0", "%same0"
+            else:  # earlier keys equal, and this one less
+                body += [f"%tie{k} = stablehlo.and {equal}, %less{k} : tensor<i1>",
+                         f"%acc{k} = stablehlo.or {less}, %tie{k} : tensor<i1>",
+                         f"%eqacc{k} = stablehlo.and {equal}, %same{k} : tensor<i1>"]
+                less, equal = f"%acc{k}", f"%eqacc{k}"
+        body.append(f"stablehlo.return {less} : tensor<i1>")
+        name = self.fresh()
+        n = len(operands)
+        lhs = f"{name}:{n}" if n > 1 else name
+        in_types = ", ".join(aval_type(v.aval) for v in operands)
+        out_types = in_types if n == 1 else f"({in_types})"
+        self.lines.append(f'{self.indent}{lhs} = "stablehlo.sort"({", ".join(v.name for v in operands)}) ({{')
+        self.lines.append(f"{self.indent}  ^bb0({', '.join(args)}):")
+        self.lines += [f"{self.indent}    {line}" for line in body]
+        self.lines.append(f"{self.indent}}}) {{dimension = {dimension} : i64, is_stable = true}} : ({in_types}) -> "
+                          f"{out_types}")
+        if n == 1:
+            return [HloValue(name, operands[0].aval)]
+        return [HloValue(f"{name}#{i}", v.aval) for i, v in enumerate(operands)]
 
 
 def module_text(funcs: Sequence[str], name: str = "srcjax") -> str:

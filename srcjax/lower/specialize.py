@@ -86,6 +86,10 @@ from .values import (
     is_loop_origin,
 )
 
+_IN_PLACE = {"sort": "x = np.sort(x, axis)", "partition": "x = np.partition(x, kth, axis)",
+             "fill": "x = np.full_like(x, value)", "resize": "x = np.resize(x, shape)", "put": "x[idx] = values"}
+"""Array methods that change the array in place, and what to write instead."""
+
 
 @dataclass
 class ArgSpec:
@@ -499,6 +503,10 @@ class Specializer:
                 return a.size
             if attr == "T":
                 return self.apply(registry.PRIMITIVES["transpose"], [base], {})
+            if attr in _IN_PLACE:
+                raise UnsupportedSyntaxError(f"the array method .{attr}() changes the array in place; compiled "
+                                             "code is a pure function",
+                                             hint=f"assign a new array instead: {_IN_PLACE[attr]}")
             raise UnknownFunctionError(f"arrays have no supported attribute or method {attr!r}",
                                        hint="see the supported NumPy subset in the README")
         getter = _user_property(base, attr)

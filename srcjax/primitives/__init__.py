@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401
     ad_prims,  # noqa: F401,E402  (after shape: it reuses the indexing plan)
+    construction,
     creation,
     decomp,
     elementwise,
@@ -10,5 +11,6 @@ from . import (  # noqa: F401
     registry,
     shape,
     shape_ops,
+    sorting,
     take,  # noqa: F401  (after shape: it reuses the gather of integer-array indexing)
 )

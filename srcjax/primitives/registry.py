@@ -126,6 +126,7 @@ class Primitive:
     tree: Callable[..., Any] | None = None  # the operation on a container first operand (index_add)
     mixed: tuple[str, ...] = ()  # static parameters that may hold dynamic integers (index keys)
     origin_from: tuple[str, ...] = ()  # the operands a scalar result is computed from, if not all (x of x[i])
+    nested: tuple[str, ...] = ()  # array operands whose (nested) list literal is written as np.stack (np.array)
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
@@ -174,6 +175,7 @@ def defprim(
     tree: Callable[..., Any] | None = None,
     mixed: Sequence[str] = (),
     origin_from: Sequence[str] = (),
+    nested: Sequence[str] = (),
 ) -> Primitive:
     """Register one primitive. ``stub`` only provides the signature."""
     if name in PRIMITIVES:
@@ -203,6 +205,7 @@ def defprim(
         tree=tree,
         mixed=tuple(mixed),
         origin_from=tuple(origin_from),
+        nested=tuple(nested),
         jvp=dict(jvp or {}),
         vjp=dict(vjp or {}),
     )
