@@ -404,7 +404,19 @@ def _comprehension_item_reads(node: cst.BaseExpression, active: set[str]) -> lis
     parts = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]  # type: ignore[attr-defined]
     if not any(n in bound for p in parts for n in _value_reads(p)):
         return []
-    return [n for c in fors for n in names_in(c.iter) if n in active]
+    return [n for c in fors for n in _iter_reads(c.iter) if n in active]
+
+
+def _iter_reads(it: cst.BaseExpression) -> list[str]:
+    """The names whose values a loop over ``it`` hands out: ``params`` in ``params.items()``, ``a``
+    and ``b`` in ``zip(a, b)``; not ``r`` in ``range(np.ndim(r))``."""
+    if isinstance(it, cst.Call):
+        f = it.func
+        if isinstance(f, cst.Attribute) and f.attr.value in ("items", "values"):
+            return _iter_reads(f.value)
+        if isinstance(f, cst.Name) and f.value in ("zip", "enumerate", "reversed", "list", "tuple", "sorted"):
+            return [n for a in it.args for n in _iter_reads(a.value)]
+    return _value_reads(it)
 
 
 def _stores_arrays(node: cst.BaseExpression) -> bool:
