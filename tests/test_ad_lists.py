@@ -382,3 +382,36 @@ def test_a_users_tape_name_is_refused_at_its_line():
         srcjax.compile(_user_tape_list)(np.ones(3))
     assert e.value.span is not None and e.value.span.line == inspect.getsourcelines(_user_tape_list)[1] + 1
     assert "rename it" in str(e.value)
+
+
+# -- a loop over the tuple a helper returns ------------------------------------------------------
+
+def two_parts(a, b):
+    return (np.sin(a), np.exp(b))
+
+
+def weighted_parts_loop(a, b):
+    t = 0.0
+    for o in two_parts(a, b):
+        t = t + np.sum(o * np.arange(o.size).reshape(o.shape))
+    return t
+
+
+def weighted_parts_generator(a, b):
+    return sum(np.sum(o * np.arange(o.size).reshape(o.shape)) for o in two_parts(a, b))
+
+
+def j_weighted_parts(a, b):
+    return sum(jnp.sum(o * jnp.arange(o.size).reshape(o.shape)) for o in (jnp.sin(a), jnp.exp(b)))
+
+
+@pytest.mark.parametrize("fn", [weighted_parts_loop, weighted_parts_generator])
+def test_a_loop_over_a_helpers_tuple_carries_derivatives(fn):
+    # regression: the items of `for o in helper(a, b)` were taken for static: a silent zero gradient
+    a, b = np.linspace(-1.0, 1.0, 6).reshape(2, 3), np.linspace(0.0, 0.5, 3)
+    jg = jax.grad(j_weighted_parts, argnums=(0, 1))(a, b)
+    for got, want in zip(srcjax.grad(fn, argnums=(0, 1))(a, b), jg):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10)
+    _, t = srcjax.jvp(fn, (a, b), (np.ones_like(a), np.ones_like(b)))
+    _, jt = jax.jvp(j_weighted_parts, (a, b), (np.ones_like(a), np.ones_like(b)))
+    np.testing.assert_allclose(np.asarray(t), np.asarray(jt), rtol=1e-10)

@@ -289,6 +289,9 @@ def _sources(it: cst.BaseExpression, target: cst.BaseExpression) -> list[LoopSou
     it = _strip_calls(it, ("list", "tuple"))
     parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else None
     name = call_name(it)
+    if isinstance(it, cst.Call) and name is not None and name not in _ITEM_CALLS:
+        # the items of a sequence a call returns (a helper's tuple, np.split): named first (hoisted)
+        return [] if name in _STATIC_ITEM_CALLS or name.startswith("math.") else [LoopSource(target, it, INDEX)]
     if isinstance(it, cst.Call) and name is not None:
         args = [a.value for a in it.args]
         if len(args) != 1 and name != "zip" or any(a.keyword is not None or a.star for a in it.args):
@@ -316,6 +319,12 @@ def _sources(it: cst.BaseExpression, target: cst.BaseExpression) -> list[LoopSou
     if isinstance(it, cst.Call):
         return []
     return [LoopSource(target, it, INDEX)]
+
+
+# calls whose items are a sequence's own (followed above); calls whose items carry no derivative
+_ITEM_CALLS = {"reversed", "enumerate", "zip", "list", "tuple"}
+_STATIC_ITEM_CALLS = {"range", "sorted", "len", "iter", "map", "filter", "np.arange", "np.ndindex", "np.shape",
+                      "np.ndenumerate", "np.nonzero", "np.argsort", "np.unravel_index", "np.indices"}
 
 
 def _strip_calls(node: cst.BaseExpression, names: tuple[str, ...]) -> cst.BaseExpression:
