@@ -248,9 +248,9 @@ def uses_set(x):
     return x
 
 
-def uses_dict_comprehension(x):
-    d = {i: x for i in range(2)}
-    return d[0]
+def uses_set_comprehension(x):
+    d = {i * 2 for i in range(2)}
+    return x * len(d)
 
 
 def uses_star_call(x):
@@ -669,7 +669,7 @@ CASES = [
     (uses_del, (arr(2),), E.UnsupportedSyntaxError, "del y", ["del"]),
     (uses_import, (arr(2),), E.UnsupportedSyntaxError, "import math as m", ["import"]),
     (uses_set, (arr(2),), E.UnsupportedSyntaxError, "{1, 2}", ["set"]),
-    (uses_dict_comprehension, (arr(2),), E.UnsupportedSyntaxError, "{i: x for", ["dict comprehension"]),
+    (uses_set_comprehension, (arr(2),), E.UnsupportedSyntaxError, "{i * 2 for", ["set comprehension"]),
     (uses_star_call, (arr(2),), E.UnsupportedSyntaxError, "*[x, x]", ["*"]),
     (uses_star_target, (arr(2),), E.UnsupportedSyntaxError, "*rest", ["starred"]),
     (uses_attribute_assignment, (arr(2),), E.UnsupportedSyntaxError, "x.flags = 1", ["Attribute"]),

@@ -41,7 +41,7 @@ from .names import Visitor, children, renamed, target_names
 from .names import walk as walk_nodes
 from .read import FunctionSource, is_generated, read_function
 from .resolve import Resolver, is_user_function, local_names, unwrap
-from .syntax import attr_chain, dotted
+from .syntax import attr_chain, dict_comprehensions, dotted
 
 # -- tables -------------------------------------------------------------------------
 
@@ -741,7 +741,7 @@ class Normalizer(Resolver):
         )
         self.refuse_tape_names(fdef)
         self.reserve_helpers(fdef)
-        body = self.block([_dict_comprehensions(st, self.src.positions) for st in fdef.body.body], top=True)
+        body = self.block([dict_comprehensions(st, self.src.positions) for st in fdef.body.body], top=True)
         if self.updated:
             aliasing.check_views(body, self.updated, self.spans)
         return cst.FunctionDef(name=cst.Name(name), params=clean, body=cst.IndentedBlock(body=body))
@@ -760,54 +760,6 @@ def literal_code(v: Any) -> str | None:
         if all(p is not None for p in parts):
             return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"  # type: ignore[arg-type]
     return None
-
-
-def _dict_comprehensions(st: Any, positions: dict[cst.CSTNode, Any]) -> Any:
-    """``st`` with each ``{k: v for k in keys}`` written ``dict([(k, v) for k in keys])``: the keys are
-    static (a dict's keys, a list of names), so the dict is built while compiling, like any container.
-    The rewritten statement's nodes keep the user's positions."""
-    found: list[cst.DictComp] = []
-
-    class Find(Visitor):
-        def visit_DictComp(self, n: cst.DictComp) -> None:
-            found.append(n)
-
-    Find().walk(st)
-    if not found:
-        return st
-    done: list[tuple[cst.DictComp, cst.Call]] = []
-
-    class Rewrite(cst.CSTTransformer):
-        def leave_DictComp(self, original: cst.DictComp, updated: cst.DictComp) -> cst.BaseExpression:
-            pairs = cst.ListComp(elt=cst.Tuple(elements=[cst.Element(updated.key), cst.Element(updated.value)]),
-                                 for_in=updated.for_in)
-            call = cst.Call(func=cst.Name("dict"), args=[cst.Arg(pairs)])
-            done.append((original, call))
-            return call
-
-    new = st.visit(Rewrite())
-
-    def copy(old: cst.CSTNode, now: cst.CSTNode) -> None:  # _copy_positions, around the rewritten parts
-        r = positions.get(old)
-        if r is not None:
-            positions[now] = r
-        if isinstance(old, cst.DictComp):
-            return
-        for a, b in zip(children(old), children(now)):
-            copy(a, b)
-
-    copy(st, new)
-    for original, call in done:
-        where = positions.get(original)
-        pairs = call.args[0].value
-        assert isinstance(pairs, cst.ListComp) and isinstance(pairs.elt, cst.Tuple)
-        for node in (call, pairs, pairs.elt):
-            if where is not None:
-                positions[node] = where
-        copy(original.key, pairs.elt.elements[0].value)
-        copy(original.value, pairs.elt.elements[1].value)
-        copy(original.for_in, pairs.for_in)
-    return new
 
 
 class _OneLine(cst.CSTTransformer):

@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from .names import target_names
+from .names import Visitor, children, target_names
 
 LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)
 LOOPS = (cst.For, cst.While)
@@ -140,3 +140,51 @@ def dotted_call(path: str, *args: cst.BaseExpression) -> cst.Call:
 
 def is_pass(s: Any) -> bool:
     return isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body)
+
+
+def dict_comprehensions(st: Any, positions: dict[cst.CSTNode, Any]) -> Any:
+    """``st`` with each ``{k: v for k in keys}`` written ``dict([(k, v) for k in keys])``: the keys are
+    static (a dict's keys, a list of names), so the dict is built while compiling, like any container.
+    The rewritten statement's nodes keep the user's positions."""
+    found: list[cst.DictComp] = []
+
+    class Find(Visitor):
+        def visit_DictComp(self, n: cst.DictComp) -> None:
+            found.append(n)
+
+    Find().walk(st)
+    if not found:
+        return st
+    done: list[tuple[cst.DictComp, cst.Call]] = []
+
+    class Rewrite(cst.CSTTransformer):
+        def leave_DictComp(self, original: cst.DictComp, updated: cst.DictComp) -> cst.BaseExpression:
+            pairs = cst.ListComp(elt=cst.Tuple(elements=[cst.Element(updated.key), cst.Element(updated.value)]),
+                                 for_in=updated.for_in)
+            call = cst.Call(func=cst.Name("dict"), args=[cst.Arg(pairs)])
+            done.append((original, call))
+            return call
+
+    new = st.visit(Rewrite())
+
+    def copy(old: cst.CSTNode, now: cst.CSTNode) -> None:  # _copy_positions, around the rewritten parts
+        r = positions.get(old)
+        if r is not None:
+            positions[now] = r
+        if isinstance(old, cst.DictComp):
+            return
+        for a, b in zip(children(old), children(now)):
+            copy(a, b)
+
+    copy(st, new)
+    for original, call in done:
+        where = positions.get(original)
+        pairs = call.args[0].value
+        assert isinstance(pairs, cst.ListComp) and isinstance(pairs.elt, cst.Tuple)
+        for node in (call, pairs, pairs.elt):
+            if where is not None:
+                positions[node] = where
+        copy(original.key, pairs.elt.elements[0].value)
+        copy(original.value, pairs.elt.elements[1].value)
+        copy(original.for_in, pairs.for_in)
+    return new
