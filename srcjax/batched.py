@@ -49,7 +49,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_broadcast_like", "batch_expand_reduced", "batch_full", "batch_tile", "batch_out", "batch_triangle",
     "batch_diag", "batch_norm", "batch_hstack", "batch_vstack", "batch_full_like", "batch_like", "batch_ravel",
     "batch_concatenate_flat", "batch_index", "batch_argmax", "batch_argmin", "batch_cumsum", "batch_cumprod",
-    "batch_repeat", "batch_roll", "batch_solve", "batch_multi_dot", "batch_lstsq", "tree_set", "batch_sort",
+    "batch_repeat", "batch_roll", "batch_len", "batch_shape", "batch_solve", "batch_multi_dot", "batch_lstsq", "tree_set", "batch_sort",
     "batch_argsort", "batch_partition", "batch_argpartition",
     "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",
     "batch_kron", "batch_cross", "batch_meshgrid",
@@ -114,6 +114,21 @@ def batch_moveaxis_items(x: Any, source: int, destination: int) -> Any:
             items.append(batch_moveaxis_items(v, source, destination))
         return tuple(items) if isinstance(x, tuple) else items
     return np.moveaxis(x, source, destination)
+
+
+def batch_len(x: Any) -> int:
+    """``len`` of one example of ``x``: a list or tuple of batched values keeps its length; a batched
+    array's first per-example axis."""
+    if is_tree(x):
+        return len(x)
+    return np.shape(x)[1]
+
+
+def batch_shape(x: Any) -> Any:
+    """``np.shape`` of one example of ``x`` (a list of batched arrays: its length, then an element's)."""
+    if is_tree(x):
+        return (len(x),) + batch_shape(x[0]) if len(x) else (0,)
+    return np.shape(x)[1:]
 
 
 def batch_size_of(x: Any) -> int:

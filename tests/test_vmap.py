@@ -614,3 +614,16 @@ def test_errors_in_the_batched_program_are_at_the_users_line():
     first = str(e.value).splitlines()[0]
     assert "test_vmap.py:" in first and "<srcjax." not in str(e.value), str(e.value)
     assert "np.ones(int(np.sum(w)))" in str(e.value)
+
+
+def stack_of_a_list(x, w):
+    items = [x * w, np.sin(x)]
+    return np.sum(np.stack(items) ** 2)
+
+
+def test_vmap_of_grad_through_a_stack_of_a_list():
+    # regression: the batched cotangent helper read the list's length as a batched array's (IndexError)
+    x, w = rng.normal(size=(4, 3)), rng.normal(size=3)
+    got = srcjax.vmap(srcjax.grad(stack_of_a_list), in_axes=(0, None))(x, w)
+    want = jax.vmap(jax.grad(lambda x, w: jnp.sum(jnp.stack([x * w, jnp.sin(x)]) ** 2)), in_axes=(0, None))(x, w)
+    agree(got, np.asarray(want))

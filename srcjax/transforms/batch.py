@@ -693,6 +693,9 @@ class FunctionWriter:
         template = _PER_EXAMPLE_QUERIES.get(query)
         if template is None or not isinstance(of, cst.Name) or not any_batched(self.state(of.value)):
             return as_is
+        if query in ("len", "np.shape") and of.value not in self.arrays and of.value in self.params:
+            # a parameter that may hold a list of batched arrays (a helper's `seq`): decided at run time
+            return cst.parse_expression(f"batch_{'len' if query == 'len' else 'shape'}({of.value})")
         return cst.parse_expression(template.format(x=of.value, n=self.size))
 
     def static_expr(self, value: cst.BaseExpression, node: cst.CSTNode) -> str:
