@@ -47,6 +47,13 @@ def _batched_args(rng: np.random.Generator, shapes: list[tuple[int, ...]], axes:
     return batched, examples
 
 
+def _drawn(data: Any, shapes: list[tuple[int, ...]], n: int, seed: int) -> tuple[Any, Any, Any]:
+    """Random in_axes for arguments of ``shapes`` (noted), the batched arguments, each example's."""
+    axes = _axes(data.draw, shapes)
+    note(f"in_axes={axes}, batch {n}")
+    return (axes, *_batched_args(np.random.default_rng(seed), shapes, axes, n))
+
+
 def _copies(args: tuple[np.ndarray, ...]) -> list[np.ndarray]:
     """Fresh copies of arguments (the programs update arrays in place: ``x -= ...``)."""
     return [np.array(a) for a in args]
@@ -86,9 +93,7 @@ def test_vmap_of_random_programs_with_control_flow_on_data(module_dir, prog, n, 
     note(text)
     f, _ = written.numpy_and_jax(module_dir, text, "vmap_data")
     shape_list = list(shapes.values())
-    axes = _axes(data.draw, shape_list)
-    note(f"in_axes={axes}, batch {n}")
-    batched, examples = _batched_args(np.random.default_rng(seed), shape_list, axes, n)
+    axes, batched, examples = _drawn(data, shape_list, n, seed)
     _check_vmap(f, batched, examples, axes, rtol=1e-9)
 
 
@@ -103,9 +108,7 @@ def test_vmap_of_the_gradient_of_random_programs(module_dir, prog, n, seed, data
     note(text)
     f, jf = written.numpy_and_jax(module_dir, text, "vmap_grad")
     shape_list = list(shapes.values())
-    axes = _axes(data.draw, shape_list)
-    note(f"in_axes={axes}, batch {n}")
-    batched, examples = _batched_args(np.random.default_rng(seed), shape_list, axes, n)
+    axes, batched, examples = _drawn(data, shape_list, n, seed)
     nums = tuple(range(len(shape_list)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -123,8 +126,5 @@ def test_vmap_of_random_static_programs(module_dir, prog, n, seed, data) -> None
     text, sx, sy, sw = prog
     note(text)
     mod = load(module_dir, text)
-    shape_list = [sx, sy, sw]
-    axes = _axes(data.draw, shape_list)
-    note(f"in_axes={axes}, batch {n}")
-    batched, examples = _batched_args(np.random.default_rng(seed), shape_list, axes, n)
+    axes, batched, examples = _drawn(data, [sx, sy, sw], n, seed)
     _check_vmap(mod.prog, batched, examples, axes, rtol=1e-9)
