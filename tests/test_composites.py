@@ -301,3 +301,15 @@ def test_where_on_reductions():
           np.asarray(jax.grad(lambda x: jnp.mean(x ** 2, where=m))(x)))
     with pytest.raises(srcjax.ArgumentError, match="initial="):
         srcjax.compile(max_where_without_initial)(x, m)
+
+
+def counts_by_value(x):
+    return np.bincount(x)
+
+
+def test_data_sized_functions_are_refused_at_the_line_with_an_alternative():
+    with pytest.raises(srcjax.UnknownFunctionError) as e:
+        srcjax.compile(counts_by_value)(np.array([1, 2, 2]))
+    msg = str(e.value)
+    assert "test_composites.py:" in msg.splitlines()[0] and "size depends on the data" in msg
+    assert "np.arange(n)" in msg  # the hint names what to write instead
