@@ -36,7 +36,7 @@ import numpy as np
 from ..adjoint import SAVED_LIST_NAME
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from . import aliasing, numpy_calls
+from . import aliasing, jax_spellings, numpy_calls
 from .names import Visitor, children, renamed, target_names
 from .names import walk as walk_nodes
 from .read import FunctionSource, is_generated, read_function
@@ -365,6 +365,9 @@ class Normalizer(Resolver):
                 raise self.unsupported(a, f"{a.star}-arguments in a call",
                                        "pass the arguments one by one")
         func = node.func
+        at = jax_spellings.flat_at(self, node)  # x.at[k].set(v): a functional update
+        if at is not None:
+            return at
         made = self.transformed(func) if isinstance(func, cst.Call) else None
         if made is not None:  # srcjax.vmap(f, in_axes=(0, None))(x, y): a call of the generated function
             name = self.helper_call_name(unwrap(made), node)
@@ -822,6 +825,9 @@ class _LazyRewriter(cst.CSTTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func
+        at = jax_spellings.lazy_at(self.norm, original, updated)
+        if at is not None:
+            return at
         chain = attr_chain(func)
         ok, fv = (False, None) if chain is None or self.local(chain[0]) else self.norm.static_value(func)
         if not ok and isinstance(func, cst.Attribute) and func.attr.value in ARRAY_METHODS:

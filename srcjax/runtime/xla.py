@@ -240,6 +240,19 @@ class Array:
     def tolist(self) -> Any:
         return self._value().tolist()
 
+    def __getattr__(self, name: str) -> Any:
+        # NumPy's other methods and properties (.T, .sum(), .reshape(), .astype()...) run on the host
+        # copy and return NumPy values, as the operators below do
+        if not name.startswith("_") and hasattr(np.ndarray, name):
+            return getattr(self._value(), name)
+        raise AttributeError(f"'srcjax.Array' object has no attribute '{name}'")
+
+    @property
+    def at(self) -> _HostAt:
+        """JAX's functional updates, run on the host: ``a.at[k].set(v)`` is a NumPy copy of ``a`` with
+        ``[k]`` set to ``v`` (``add``/``multiply``/``min``/``max`` combine repeated indices, as JAX does)."""
+        return _HostAt(self._value())
+
     def __format__(self, spec: str) -> str:
         v = self._value()
         return format(v.item() if v.ndim == 0 else v, spec) if spec else str(v)
@@ -259,6 +272,44 @@ class Array:
                 return {k: conv(y) for k, y in x.items()}
             return x
         return func(*conv(args), **conv(kwargs))
+
+
+class _HostAt:
+    __slots__ = ("_v",)
+
+    def __init__(self, v: np.ndarray) -> None:
+        self._v = v
+
+    def __getitem__(self, key: Any) -> _HostUpdate:
+        return _HostUpdate(self._v, key)
+
+
+class _HostUpdate:
+    __slots__ = ("_v", "_key")
+    _UFUNCS = {"add": np.add, "multiply": np.multiply, "mul": np.multiply, "divide": np.true_divide,
+               "power": np.power, "min": np.minimum, "max": np.maximum}
+
+    def __init__(self, v: np.ndarray, key: Any) -> None:
+        self._v, self._key = v, key
+
+    def get(self, **_: Any) -> Any:
+        return self._v[self._key]
+
+    def set(self, value: Any, **_: Any) -> np.ndarray:
+        out = self._v.copy()
+        out[self._key] = np.asarray(value)
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        ufunc = _HostUpdate._UFUNCS.get(name)
+        if ufunc is None:
+            raise AttributeError(f"'.at[...]' has no update '{name}'")
+
+        def update(value: Any, **_: Any) -> np.ndarray:
+            out = self._v.copy()
+            ufunc.at(out, self._key, np.asarray(value).astype(out.dtype, copy=False))
+            return out
+        return update
 
 
 def _np_op(name: str) -> Any:

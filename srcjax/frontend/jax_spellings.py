@@ -1,0 +1,154 @@
+"""JAX spellings the normalizer writes in srcjax's terms: ``x.at[key].set(v)`` and the other
+``.at`` updates become srcjax's functional updates (``srcjax.lax.index_update``, ``index_add``),
+so code written for ``jax.numpy`` runs unchanged.
+
+``x.at[k].set(v)``       ->  ``srcjax.lax.index_update(x, k, v)``
+``x.at[k].add(v)``       ->  ``index_add(x, k, v)`` (repeated indices accumulate, as in JAX), cast back
+                            to ``x``'s dtype
+``x.at[k].multiply(v)``  ->  ``srcjax.lax.index_update(x, k, x[k] * v)`` (likewise ``divide``,
+                            ``power``, ``min``, ``max``)
+``x.at[k].get()``        ->  ``x[k]``
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+import numpy as np
+
+from ..primitives import registry
+from .syntax import dotted
+
+if TYPE_CHECKING:
+    from .normalize import Normalizer
+
+__all__ = ["AT_METHODS", "at_parts", "flat_at", "lazy_at"]
+
+# method -> how the selected elements combine with the value: an operator, a NumPy ufunc, or a
+# special form ("set", "add", "get")
+AT_METHODS: dict[str, type[cst.BaseBinaryOp] | np.ufunc | str] = {
+    "set": "set", "add": "add", "get": "get", "multiply": cst.Multiply, "mul": cst.Multiply,
+    "divide": cst.Divide, "power": cst.Power, "min": np.minimum, "max": np.maximum}
+# keyword arguments of JAX's `.at[...]` methods that change nothing here
+_IGNORED_KEYWORDS = frozenset({"indices_are_sorted", "unique_indices"})
+
+
+def at_parts(call: cst.Call) -> tuple[cst.BaseExpression, cst.Subscript, str] | None:
+    """``(x, x.at[key] subscript, method)`` when ``call`` is ``x.at[key].method(...)``; else None."""
+    f = call.func
+    if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Subscript)):
+        return None
+    at = f.value.value
+    if not (isinstance(at, cst.Attribute) and at.attr.value == "at"):
+        return None
+    return at.value, f.value, f.attr.value
+
+
+def _arguments(norm: Normalizer, call: cst.Call, method: str) -> cst.BaseExpression | None:
+    """The update's value (None for ``get``), after checking the method and its keywords."""
+    if method not in AT_METHODS:
+        raise norm.unsupported(call.func, f"the update .at[...].{method}()",
+                               "srcjax supports .at[...].set/add/multiply/divide/power/min/max/get")
+    pos = [a.value for a in call.args if a.keyword is None]
+    for a in call.args:
+        if a.keyword is None or a.keyword.value in _IGNORED_KEYWORDS:
+            continue
+        if a.keyword.value == "mode" and isinstance(a.value, cst.SimpleString) and \
+                a.value.evaluated_value in ("promise_in_bounds", "clip"):
+            continue  # srcjax's indices are checked or clipped like NumPy's, never dropped
+        raise norm.unsupported(a, f"the keyword {a.keyword.value}= of .at[...].{method}()",
+                               "remove it: out-of-bounds indices are an error (static) or clipped")
+    want = 0 if method == "get" else 1
+    if len(pos) != want:
+        raise norm.unsupported(call, f".at[...].{method}() with {len(pos)} positional arguments",
+                               f"write x.at[i].{method}({'' if want == 0 else 'value'})")
+    return pos[0] if pos else None
+
+
+def _key(elems: list[cst.SubscriptElement]) -> cst.BaseExpression:
+    """The run-time key of subscript elements: ``1:3`` -> ``slice(1, 3)``; several -> a tuple."""
+    keys: list[cst.BaseExpression] = []
+    for e in elems:
+        s = e.slice
+        if isinstance(s, cst.Index):
+            keys.append(s.value)
+        else:
+            assert isinstance(s, cst.Slice)
+            parts = [p if p is not None else cst.Name("None") for p in (s.lower, s.upper, s.step)]
+            while len(parts) > 2 and isinstance(parts[-1], cst.Name) and parts[-1].value == "None":
+                parts.pop()
+            keys.append(cst.Call(func=cst.Name("slice"), args=[cst.Arg(p) for p in parts]))
+    return keys[0] if len(keys) == 1 else cst.Tuple(elements=[cst.Element(k) for k in keys])
+
+
+def _update(x: cst.BaseExpression, key: cst.BaseExpression, value: cst.BaseExpression) -> cst.Call:
+    return cst.Call(func=dotted("srcjax.lax.index_update"), args=[cst.Arg(x), cst.Arg(key), cst.Arg(value)])
+
+
+def _add(x: cst.BaseExpression, key: cst.BaseExpression, value: cst.BaseExpression) -> cst.Call:
+    return cst.Call(func=cst.Name("index_add"), args=[cst.Arg(x), cst.Arg(key), cst.Arg(value)])
+
+
+def _cast_like(v: cst.BaseExpression, x: cst.BaseExpression) -> cst.Call:
+    return cst.Call(func=cst.Attribute(value=v, attr=cst.Name("astype")),
+                    args=[cst.Arg(cst.Attribute(value=x, attr=cst.Name("dtype")))])
+
+
+def flat_at(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str | None] | None:
+    """``x.at[key].method(v)`` as flat statements (the result: one operation on atoms and a name
+    hint); None when ``call`` is not such an update."""
+    parts = at_parts(call)
+    if parts is None:
+        return None
+    x, sub, method = parts
+    value = _arguments(norm, call, method)
+    base = norm.atom(x)
+    elems = [norm.slice_element(e) for e in sub.slice]
+    read = cst.Subscript(value=base, slice=elems)
+    if method == "get":
+        return read, "getitem"
+    assert value is not None
+    v = norm.atom(value)
+    key = _key(elems)  # kept whole, as for `y[k] = v` (a key is static structure around atoms)
+    how = AT_METHODS[method]
+    if how == "set":
+        return _update(base, key, v), "update"
+    if how == "add":
+        added = cst.Name(norm.fresh("update"))
+        norm.assign(added, _add(base, key, v), call)
+        return norm.flat(_cast_like(added, base))[0], "update"
+    selected = norm.atom(read)
+    if isinstance(how, np.ufunc):
+        prim = registry.lookup(how)
+        assert prim is not None
+        combined = norm.atom(norm.prim_call(call, prim, [cst.Arg(selected), cst.Arg(v)])[0])
+    else:
+        assert isinstance(how, type)
+        combined = norm.atom(cst.BinaryOperation(left=selected, operator=how(), right=v))
+    return _update(base, key, combined), "update"
+
+
+def lazy_at(norm: Normalizer, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
+    """``x.at[key].method(v)`` kept as one nested expression (``updated``: its parts already
+    rewritten); None when it is not such an update."""
+    parts = at_parts(updated)
+    if parts is None:
+        return None
+    x, sub, method = parts
+    _arguments(norm, original, method)
+    v = next((a.value for a in updated.args if a.keyword is None), None)
+    read = cst.Subscript(value=x, slice=sub.slice)
+    if method == "get":
+        return read
+    assert v is not None
+    key = _key(list(sub.slice))
+    how = AT_METHODS[method]
+    if how == "set":
+        return _update(x, key, v)
+    if how == "add":
+        return _cast_like(_add(x, key, v), x)
+    if isinstance(how, np.ufunc):
+        return _update(x, key, cst.Call(func=dotted(f"np.{how.__name__}"), args=[cst.Arg(read), cst.Arg(v)]))
+    assert isinstance(how, type)
+    return _update(x, key, cst.BinaryOperation(left=read, operator=how(), right=v))
