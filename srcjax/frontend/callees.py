@@ -48,7 +48,7 @@ ALLOWED_BUILTINS = {
     "range", "len", "abs", "min", "max", "float", "int", "bool", "tuple", "list", "dict",
     "enumerate", "zip", "reversed", "sum", "round", "isinstance", "slice", "sorted", "any", "all",
     "divmod", "pow", "str", "ValueError", "TypeError", "AssertionError", "NotImplementedError",
-    "Ellipsis", "None", "True", "False", "map",
+    "Ellipsis", "None", "True", "False", "map", "print",
 }
 
 # NumPy functions of static values (dtypes, shapes; index arrays of static sizes) evaluated at transpile time.
@@ -56,7 +56,9 @@ STATIC_NUMPY: set[Any] = {getattr(np, n) for n in (
     "dtype", "finfo", "iinfo", "result_type", "promote_types", "shape", "ndim", "size", "can_cast",
     "issubdtype", "indices", "triu_indices", "tril_indices") if hasattr(np, n)}
 
-_PURE_BUILTINS = {id(getattr(builtins, n)) for n in ALLOWED_BUILTINS if callable(getattr(builtins, n, None))}
+# (print prints at run time, at every call: srcjax/lower/host_print.py)
+_PURE_BUILTINS = {id(getattr(builtins, n)) for n in ALLOWED_BUILTINS - {"print"}
+                  if callable(getattr(builtins, n, None))}
 
 # Values whose (C) methods are pure functions of the value: their methods run at transpile time.
 PLAIN_TYPES: tuple[type, ...] = (int, float, complex, str, bytes, tuple, list, dict, set, frozenset, range,

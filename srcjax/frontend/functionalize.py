@@ -221,6 +221,8 @@ class Functionalizer:
                 self.retested.add(s.test.value)
             return self.python_if(s, defined, after, ctx)
         self.check_effects(tb + fb, defined, "an `if` on array data", s)
+        if not outputs and _prints(tb + fb):  # only prints: the specializer lowers it as it stands
+            return self.python_if(s, defined, after, ctx)
         self.changed = True
         if not outputs:
             return []
@@ -435,7 +437,8 @@ class Functionalizer:
             if n not in defined and n in head:
                 raise self.error(f"`{n}` is first assigned inside a `while` loop on array data, and used after it",
                                  s, f"assign {n} before the loop")
-        carry = [n for n in assigned if n in head and n in defined]
+        # (a loop that prints carries all it changes: the prints read it on every iteration)
+        carry = [n for n in assigned if (n in head or _prints(body)) and n in defined]
         pre: list[Any] = []
         test: cst.BaseExpression | None = None if is_true(s.test) else s.test
         body, stop = exit_flags(self, body, carry, pre, sp)
@@ -692,3 +695,9 @@ def functionalize(nf: NormalizedFunction, taken: Iterable[str] = ()) -> Normaliz
     alive = {id(n) for n in walk_nodes(new)}
     spans = {k: v for k, v in f.spans.items() if k in alive or k in nf.spans}
     return dataclasses.replace(nf, fdef=new, plain=nf.plain_fdef, spans=spans, temps=nf.temps | f.invented)
+
+
+def _prints(stmts: Sequence[Any]) -> bool:
+    """Whether ``stmts`` call ``print`` (a run-time effect: the code around it is not dead)."""
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "print"
+               for st in stmts for n in walk_nodes(st))

@@ -1,6 +1,6 @@
-"""JAX spellings the normalizer writes in srcjax's terms: ``x.at[key].set(v)`` and the other
-``.at`` updates become srcjax's functional updates (``srcjax.lax.index_update``, ``index_add``),
-so code written for ``jax.numpy`` runs unchanged.
+"""JAX habits the normalizer writes in srcjax's terms: ``x.at[key].set(v)`` and the other ``.at``
+updates become srcjax's functional updates (``srcjax.lax.index_update``, ``index_add``), so code
+written for ``jax.numpy`` runs unchanged; and the values an f-string in ``print`` formats become atoms.
 
 ``x.at[k].set(v)``       ->  ``srcjax.lax.index_update(x, k, v)``
 ``x.at[k].add(v)``       ->  ``index_add(x, k, v)`` (repeated indices accumulate, as in JAX), cast back
@@ -23,7 +23,7 @@ from .syntax import dotted
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
-__all__ = ["AT_METHODS", "at_parts", "flat_at", "lazy_at"]
+__all__ = ["AT_METHODS", "at_parts", "flat_at", "formatted_atoms", "lazy_at"]
 
 # method -> how the selected elements combine with the value: an operator, a NumPy ufunc, or a
 # special form ("set", "add", "get")
@@ -127,6 +127,16 @@ def flat_at(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str |
         assert isinstance(how, type)
         combined = norm.atom(cst.BinaryOperation(left=selected, operator=how(), right=v))
     return _update(base, key, combined), "update"
+
+
+def formatted_atoms(norm: Normalizer, node: cst.BaseExpression) -> cst.BaseExpression:
+    """An f-string (``print(f"loss {np.sum(l):.3f}")``) with the values it formats computed into atoms
+    first, like any other argument; anything else unchanged."""
+    if not isinstance(node, cst.FormattedString):
+        return node
+    parts = [p.with_changes(expression=norm.atom(p.expression)) if isinstance(p, cst.FormattedStringExpression)
+             else p for p in node.parts]
+    return node.with_changes(parts=parts)
 
 
 def lazy_at(norm: Normalizer, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:

@@ -374,6 +374,9 @@ class Normalizer(Resolver):
             args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
             return node.with_changes(func=name, args=args), call_hint(name)
         ok, fv = self.static_value(func)
+        if ok and fv is builtins.print:  # the values an f-string formats become atoms (then batched, ...)
+            node = node.with_changes(args=[a.with_changes(value=jax_spellings.formatted_atoms(self, a.value))
+                                           for a in node.args])
         # array methods -> NumPy functions
         if not ok and isinstance(func, cst.Attribute) and func.attr.value in ARRAY_METHODS:
             prim, args = self.method_call(node, self.atom(func.value), node.args)

@@ -40,6 +40,22 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
              names: Callable[[int], list[str]] | None = None) -> Any:
     """Run each of ``fns`` in its own region; ``stablehlo.if``/``case`` on ``index``; the joined outputs."""
     assert sp.b is not None
+    if sp.print_dep is not None:  # the program prints: each branch passes the print order on
+        outer = sp.print_dep
+
+        def in_order(fn: Callable[[], Any]) -> Callable[[], Any]:
+            def run() -> Any:
+                sp.print_dep = outer
+                return fn(), sp.print_dep
+            return run
+
+        sp.print_dep = None
+        try:
+            out, sp.print_dep = branches(sp, index, [in_order(f) for f in fns], names)
+        except BaseException:
+            sp.print_dep = outer
+            raise
+        return out
     regions: list[list[str]] = []
     outs: list[Any] = []
     snap = snapshot_containers(sp.envs)

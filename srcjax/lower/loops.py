@@ -61,6 +61,25 @@ def rolled_loop(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callabl
     Raises :class:`Unroll` when the body needs a carried Python int static.
     """
     assert sp.b is not None
+    if sp.print_dep is not None:  # the program prints: the loop carries the print order too
+        outer = sp.print_dep
+
+        def cond_in_order(c: Any) -> Any:
+            sp.print_dep = c[1]  # (a print in the test is ordered within the test)
+            return cond_fn(c[0])
+
+        def body_in_order(c: Any) -> Any:
+            sp.print_dep = c[1]
+            out = body_fn(c[0])
+            return out, sp.print_dep
+
+        sp.print_dep = None
+        try:
+            out, sp.print_dep = rolled_loop(sp, cond_in_order, body_in_order, (carry, outer), labels, out_origin)
+        except BaseException:
+            sp.print_dep = outer
+            raise
+        return out
     leaves, tree = pytree.flatten(carry)
     n = len(leaves)
     names = labels(n)

@@ -18,6 +18,7 @@ import numpy as np
 from .. import pytree, tree_util
 from ..core import ArgumentError, NeedStatic, ShapeError, StaticValueError
 from ..primitives import registry
+from .host_print import lower_print
 from .values import contains_dynamic, is_dynamic
 
 if TYPE_CHECKING:  # annotations only: the specializer imports this module, not the other way round
@@ -256,5 +257,5 @@ BUILTIN_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]
     reversed: _b_iterating(reversed), list: _b_iterating(list), tuple: _b_iterating(tuple),
     len: _b_len, range: _b_range, abs: _b_abs, round: _b_round, sum: _b_sum,
     min: _b_minmax(min), max: _b_minmax(max),
-    float: _b_number(float), int: _b_number(int), bool: _b_concrete(bool),
+    float: _b_number(float), int: _b_number(int), bool: _b_concrete(bool), print: lower_print,
 }

@@ -359,9 +359,13 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
     if id(s) in sp.program.no_roll:
         return False
     state0 = (0, tuple(env[x] for x in carried), ())
+    order = sp.print_dep  # (the dry run's code is thrown away, and with it the order its prints leave)
     try:
         with sp.b.region():
-            rolled_loop(sp, cond, dry_body, state0, labels)
+            try:
+                rolled_loop(sp, cond, dry_body, state0, labels)
+            finally:
+                sp.print_dep = order
         fresh_vals = {**found["fresh"], **found["sometimes"]}
         sometimes.update(found["sometimes"])
         unreadable = found["unreadable"]

@@ -68,9 +68,10 @@ from ..frontend.resolve import is_user_function, unwrap
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
 from ..primitives.registry import Primitive
-from . import branches, loops, regions, rolled_for
+from . import branches, host_print, loops, regions, rolled_for
 from .apply import apply_primitive
 from .hlo import FuncBuilder, HloValue, module_text
+from .host_print import DeferredText
 from .python_builtins import BINOPS, BUILTIN_RULES, CMPOPS, CONTAINER_BUILTINS, UNOPS, accepts_dynamic
 from .values import (
     MAX_UNROLL,
@@ -118,6 +119,9 @@ class Specializer:
         self.b: FuncBuilder | None = None
         self.name = name
         self.here: Span | None = None  # the statement being run (where a call to a helper is made)
+        # prints run in program order: each print's host call takes the last one's result (an i32 scalar,
+        # carried through loops and branches: see host_print.ordered); None when the program has no print
+        self.print_dep: HloValue | None = None
 
     # -- entry -----------------------------------------------------------------
     def lower(self, specs: list[ArgSpec]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any]]:
@@ -132,6 +136,8 @@ class Specializer:
                 leaves, _ = pytree.flatten(s.aval, is_leaf=lambda x: isinstance(x, ShapedArray), nodes=True)
                 arg_avals += [a for a in leaves if isinstance(a, ShapedArray)]
         self.b = FuncBuilder("main", arg_avals)
+        if host_print.has_print(self.program):
+            self.print_dep = self.b.full(0, (), np.dtype(np.int32))
         it = iter(self.b.args)
         entry = self.program.entry
         params = inspect.signature(entry.fn).parameters
@@ -457,20 +463,25 @@ class Specializer:
 
     def eval_FormattedString(self, node: cst.FormattedString, env: dict[str, Any]) -> Any:
         out = []
+        parts: list[Any] = []  # for print(): the run-time values with their conversion and format spec
         for part in node.parts:
             if isinstance(part, cst.FormattedStringText):
                 out.append(part.value)
+                parts.append(part.value)
             else:
                 v = self.eval(part.expression, env)  # type: ignore[attr-defined]
+                fmt: Any = part.format_spec  # type: ignore[attr-defined]
+                spec = self.eval_FormattedString(cst.FormattedString(parts=fmt), env) if fmt else ""
                 if is_dynamic(v):
                     out.append(v.aval.str_short())
+                    parts.append((v, part.conversion, str(spec)))  # type: ignore[attr-defined]
                     continue
                 if part.conversion is not None:  # type: ignore[attr-defined]
                     v = {"r": repr, "s": str, "a": ascii}[part.conversion](v)  # type: ignore[attr-defined, operator]
-                fmt: Any = part.format_spec  # type: ignore[attr-defined]
-                spec = self.eval_FormattedString(cst.FormattedString(parts=fmt), env) if fmt else ""
                 out.append(format(v, spec))
-        return "".join(out)
+                parts.append(out[-1])
+        text = "".join(out)
+        return DeferredText(text, parts) if any(isinstance(p, tuple) for p in parts) else text
 
     def eval_Ellipsis(self, node: cst.Ellipsis, env: dict[str, Any]) -> Any:
         return Ellipsis

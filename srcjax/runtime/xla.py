@@ -24,6 +24,7 @@ import numpy as np  # noqa: E402
 from jaxlib import _jax, xla_client  # type: ignore[attr-defined]  # noqa: E402
 
 from ..core import InternalError, ShapedArray, TranspileError, canonical_dtype  # noqa: E402
+from ..lower import host_print  # noqa: E402
 
 _COPY = xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
@@ -355,7 +356,10 @@ class Executable:
         self.text = text
         self.backend = backend
         self.out_avals = list(out_avals)
-        self.loaded = backend.client.compile_and_load(text, backend.device_list, xla_client.CompileOptions())
+        if host_print.CALLBACK_TARGET in text:  # print(...) inside: the module with its host callbacks
+            self.loaded = _compile_with_callbacks(text, backend)
+        else:
+            self.loaded = backend.client.compile_and_load(text, backend.device_list, xla_client.CompileOptions())
         self.handlers = [_result_handler(a, backend.result_sharding) for a in out_avals]
         self.array_type = Array
         sharding, dev = backend.put_sharding, [backend.device]
@@ -410,6 +414,36 @@ def _register_lapack(backend: Backend) -> None:
                 xla_client.register_custom_call_target(name, fn, "cpu", api)
             lapack._lapack.initialize()
             _LAPACK_REGISTERED = True
+
+
+_MLIR_CONTEXT: Any = None
+
+
+def _compile_with_callbacks(text: str, backend: Backend) -> Any:
+    """Compile a module that calls Python (``print``): only an ``ir.Module`` takes ``host_callbacks``
+    (``shared/RUNTIME_FACTS.md``, "Host callbacks"); the callables stay alive with the executable."""
+    global _MLIR_CONTEXT
+    if backend.platform != "cpu":
+        raise TranspileError(f"print() inside compiled code runs on CPU only for now, not on {backend.platform!r}",
+                             hint="remove the print, or compile with device='cpu' (or device='numpy') to debug")
+    from jaxlib.mlir import ir  # (imports without jax)
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # type: ignore[attr-defined]
+    from jaxlib.mlir.dialects import stablehlo
+
+    text, callbacks = host_print.host_callbacks(text)
+    with _LOCK:
+        if _MLIR_CONTEXT is None:
+            registry = ir.DialectRegistry()
+            _jax_mlir_ext.register_dialects(registry)
+            ctx = ir.Context()
+            ctx.append_dialect_registry(registry)
+            ctx.load_all_available_dialects()
+            stablehlo.register_dialect(ctx)
+            _MLIR_CONTEXT = ctx
+        with _MLIR_CONTEXT:
+            module = ir.Module.parse(text)
+            return backend.client.compile_and_load(module, backend.device_list, xla_client.CompileOptions(),
+                                                   host_callbacks=callbacks)
 
 
 def compile_text(text: str, out_avals: Sequence[ShapedArray], platform: str | None = None) -> Executable:

@@ -453,9 +453,10 @@ class FunctionWriter:
             self.popped(call.func.value.value, line)
             self.emit(code(s), ind)
             return
-        if any(any_batched(self.state(n)) for n in names_in(s)):
+        if any(any_batched(self.state(n)) for n in names_in(s)) and not (
+                isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "print"):
             raise self.error(f"vmap: cannot batch {code(s)!r}", line)
-        self.emit(code(s), ind)
+        self.emit(code(s), ind)  # (print: the batched values, whole)
 
     def popped(self, lst: str, line: cst.CSTNode) -> State:
         """The state of the value ``lst.pop()`` gives (the list's state updated)."""

@@ -1,0 +1,149 @@
+"""``print(...)`` inside compiled code: a host callback that prints the run-time values at every call.
+
+The specializer lowers ``print(a, b, sep=..., end=...)`` to one side-effecting
+``stablehlo.custom_call @xla_ffi_python_cpu_callback`` whose operands are the array values among
+the arguments (inside containers and f-strings too); the static parts (strings, numbers, keywords)
+stay in the Python closure that XLA calls with NumPy copies of the operands
+(``shared/RUNTIME_FACTS.md``, "Host callbacks"). The closure is kept in a process-wide table; the
+module text names it by its table id, and :func:`host_callbacks` turns those ids into the dense
+``host_callbacks=`` list of one executable. In the NumPy run of the same source it is just ``print``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import itertools
+import re
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+import numpy as np
+
+from .. import pytree
+from ..core import ShapedArray, TranspileError
+from ..frontend.names import walk as walk_nodes
+from .hlo import aval_type
+from .values import is_dynamic
+
+if TYPE_CHECKING:  # annotations only: the specializer imports this module
+    from .specialize import Specializer
+
+__all__ = ["CALLBACK_TARGET", "DeferredText", "host_callbacks", "lower_print"]
+
+CALLBACK_TARGET = "xla_ffi_python_cpu_callback"
+_TABLE: dict[int, Callable[..., tuple[np.ndarray]]] = {}
+_IDS = itertools.count()
+_LOCK = threading.Lock()
+_INDEX = re.compile(r"index = (\d+) : ui64")
+_ORDER = ShapedArray((), np.dtype(np.int32))
+_DONE = np.zeros((), np.int32)
+def _spec(spec: str, e: Any) -> str:
+    return format(e, spec)
+
+
+_CONVERSIONS: dict[str, Callable[[Any], str]] = {"r": repr, "s": str, "a": ascii}
+
+
+class DeferredText(str):
+    """An f-string with run-time values in it: as a ``str`` it reads like before (the abstract values,
+    ``f64[3]``); ``print`` formats ``parts`` on the host, with the values."""
+
+    parts: tuple[Any, ...]  # str | (value, conversion, format spec)
+
+    def __new__(cls, text: str, parts: Sequence[Any]) -> DeferredText:
+        out = super().__new__(cls, text)
+        out.parts = tuple(parts)
+        return out
+
+
+def _host_value(v: np.ndarray) -> Any:
+    return v[()] if v.ndim == 0 else v  # a 0-d array prints (and formats) as its scalar
+
+
+def _format(parts: Sequence[Any], values: Any) -> str:
+    out = []
+    for p in parts:
+        if isinstance(p, str):
+            out.append(p)
+            continue
+        v, conversion, spec = p
+        v = _host_value(next(values)) if v is None else v
+        if conversion is not None:
+            v = _CONVERSIONS[conversion](v)
+        if isinstance(v, np.ndarray) and spec:  # `{x:.3f}` of an array (a batch under vmap): each element
+            out.append(np.array2string(v, separator=" ", formatter={"all": functools.partial(_spec, spec)}))
+        else:
+            out.append(format(v, spec))
+    return "".join(out)
+
+
+def lower_print(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> None:
+    """``print(*args, **kwargs)`` with some run-time values: a host callback (see the module doc)."""
+    for k, v in kwargs.items():
+        if k not in ("sep", "end", "file", "flush") or is_dynamic(v):
+            raise TranspileError(f"print(): the keyword {k}= must be a static sep/end/file/flush",
+                                 hint="print(a, b, sep=', ', end='\\n')")
+    leaves, tree = pytree.flatten(list(args), nodes=True)
+    operands = []
+    plan: list[Any] = []  # per leaf: ("value",) | ("text", parts) | ("static", leaf)
+    for leaf in leaves:
+        if is_dynamic(leaf):
+            operands.append(leaf)
+            plan.append(("value",))
+        elif isinstance(leaf, DeferredText):
+            parts = []
+            for p in leaf.parts:
+                if isinstance(p, tuple) and is_dynamic(p[0]):
+                    operands.append(p[0])
+                    p = (None, p[1], p[2])
+                parts.append(p)
+            plan.append(("text", parts))
+        else:
+            plan.append(("static", leaf))
+
+    def show(_order: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray]:
+        values = iter(arrays)
+        filled = [_host_value(next(values)) if p[0] == "value" else _format(p[1], values) if p[0] == "text"
+                  else p[1] for p in plan]
+        builtins.print(*pytree.unflatten(tree, filled), **kwargs)
+        return (_DONE,)
+
+    with _LOCK:
+        ident = next(_IDS)
+        _TABLE[ident] = show
+    b = sp.b
+    assert b is not None and sp.print_dep is not None
+    operands.insert(0, sp.print_dep)
+    types = ", ".join(aval_type(o.aval) for o in operands)
+    sp.print_dep = b.emit(f"stablehlo.custom_call @{CALLBACK_TARGET}({', '.join(o.name for o in operands)}) "
+                          f"{{has_side_effect = true, mhlo.backend_config = {{index = {ident} : ui64}}}} : "
+                          f"({types}) -> tensor<i32>", _ORDER)
+
+
+def has_print(program: Any) -> bool:
+    """Whether any function of ``program`` calls ``print`` (then the specializer orders the calls)."""
+    found = getattr(program, "_has_print", None)
+    if found is None:
+        found = program._has_print = any(
+            isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "print"
+            for f in program.functions.values() for n in walk_nodes(f.fdef))
+    return bool(found)
+
+
+def host_callbacks(text: str) -> tuple[str, list[Callable[..., tuple[np.ndarray]]]]:
+    """``text`` with its callbacks' table ids renumbered 0, 1, ... and the callables in that order."""
+    found: list[Callable[..., tuple[np.ndarray]]] = []
+    local: dict[int, int] = {}
+
+    def renumber(m: re.Match[str]) -> str:
+        ident = int(m.group(1))
+        if ident not in local:
+            local[ident] = len(found)
+            found.append(_TABLE[ident])
+        return f"index = {local[ident]} : ui64"
+
+    lines = [(_INDEX.sub(renumber, line) if CALLBACK_TARGET in line else line) for line in text.split("\n")]
+    return "\n".join(lines), found

@@ -1,0 +1,93 @@
+"""``print(...)`` inside compiled code prints the run-time values at every call, in program order
+(host callbacks from XLA): what it prints equals what the user's function prints under NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import srcjax
+
+X = np.arange(1.0, 4.0)
+
+
+def straight(x):
+    y = np.sin(x)
+    print("y is", y, np.sum(y))
+    z = y * 2
+    print(f"total {np.sum(z):.4f}, first {z[0]!r}, shape {z.shape}")
+    print("a", "b", x.shape, sep="|", end="!\n")
+    return z
+
+
+def looping(x, n):
+    print("start", n)
+    i = 0
+    while np.sum(x) < 100.0:
+        x = x * 2.0
+        print(f"iter {i}: total={np.sum(x):.2f} x={x}")
+        i = i + 1
+    for k in range(3):
+        print("k", k, x[k])
+        if x[k] > 40.0:
+            print("big", x[k])
+        else:
+            print("small")
+    total = 0.0
+    for k in range(n):
+        total = total + x[k % 3]
+        print("running", total)
+    print({"a": x[0], "b": [x[1], 2]})
+    return np.sum(x ** 2)
+
+
+def run_printing(fn, capsys, *args, **options):
+    capsys.readouterr()
+    out = fn(*args, **options)
+    return out, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fn, args, static", [(straight, (X,), ()), (looping, (X, 4), ("n",))])
+def test_prints_what_numpy_prints_at_every_call_in_order(fn, args, static, capsys):
+    _, want = run_printing(fn, capsys, *args)
+    compiled = srcjax.compile(fn, static_argnames=static)
+    for _ in range(2):  # printed again at every call, not once while compiling
+        _, got = run_printing(compiled, capsys, *args)
+        assert got == want
+    _, got = run_printing(srcjax.compile(fn, static_argnames=static, device="numpy"), capsys, *args)
+    assert got == want
+
+
+def test_new_values_are_printed_on_the_next_call(capsys):
+    compiled = srcjax.compile(straight)
+    compiled(X)
+    _, got = run_printing(compiled, capsys, X + 1.0)
+    _, want = run_printing(straight, capsys, X + 1.0)
+    assert got == want
+
+
+def test_derivatives_print_the_forward_values_once(capsys):
+    _, want = run_printing(looping, capsys, X, 4)
+    g, got = run_printing(srcjax.grad(looping, max_iters=10), capsys, X, 4)
+    assert got == want
+    h = 1e-6
+    fd = (np.array([looping(X + h * e, 4) for e in np.eye(3)]) - looping(X, 4)) / h
+    capsys.readouterr()
+    np.testing.assert_allclose(np.asarray(g), fd, rtol=1e-4)
+
+
+def test_vmap_prints_the_batch(capsys):
+    xs = np.arange(1.0, 7.0).reshape(2, 3)
+
+    _, got = run_printing(srcjax.vmap(straight), capsys, xs)
+    first = got.splitlines()[0]
+    assert first.startswith("y is [[") and "[" in first
+    assert "total [" in got  # `{np.sum(z):.4f}` of a batch: each example's total, formatted
+    totals = [f"{np.sum(2 * np.sin(row)):.4f}" for row in xs]
+    assert all(t in got for t in totals)
+
+
+def test_the_generated_source_keeps_the_print(capsys):
+    text = srcjax.source(srcjax.compile(straight))
+    assert 'print("y is", y, sum_1)' in text
+    assert "print(f\"total {" in text
