@@ -241,7 +241,8 @@ def test_list(model):
     assert r.returncode == 0, r.stderr
     assert "main block" not in r.stdout + r.stderr
     lines = r.stdout.splitlines()
-    assert lines[0] == f"{model}: 7 top-level functions (the file was imported; no function was called)"
+    assert lines[0] == (f"{model}: 7 top-level functions, checked without calling them "
+                        "(the file was imported: its top-level code ran)")
     assert lines[1].split() == ["LINE", "FUNCTION", "TRANSPILES", "OUTPUT", "GRAD", "NOTES"]
     rows = _rows(r.stdout)
     assert list(rows) == ["loss", "predict", "features", "bad", "count", "uses_try", "norm"]
@@ -550,3 +551,70 @@ def test_unwritable_constant_is_a_warning_and_prints_go_to_stderr(tmp_path):
 
     assert free_names("import numpy as np\nA = 1\n\n\ndef f(x):\n    def g(y):\n        return y + x + B\n"
                       "    return np.sum(g(x)) + A + len(x)\n") == ["B"]
+
+
+# ---------------------------------------------------------------------------
+# Container arguments and --max-iters
+# ---------------------------------------------------------------------------
+
+NET = textwrap.dedent('''
+    import numpy as np
+
+
+    def loss(params, x, y):
+        h = x
+        for layer in params:
+            h = np.tanh(h @ layer["w"] + layer["b"])
+        return np.mean((h - y) ** 2)
+
+
+    def annotated(params: "[{w: f32[3, n], b: f32[n]}]", x: "f32[4, 3]"):
+        return np.sum(np.tanh(x @ params[0]["w"] + params[0]["b"]))
+
+
+    def newton(a):
+        x = a
+        while np.abs(x * x - a) > 1e-9:
+            x = 0.5 * (x + a / x)
+        return x
+''')
+
+
+def test_parse_arg_reads_containers():
+    name, tree = parse_arg("params=[{w: f32[3,n], 'b': f32[n]}, (f64[], 0.5, True, None)]")
+    assert name == "params"
+    assert tree[0]["w"] == ShapeSpec(np.dtype("float32"), (3, "n")) and tree[0]["b"].dims == ("n",)
+    assert tree[1][0] == ShapeSpec(np.dtype("float64"), ()) and tree[1][1:] == (0.5, True, None)
+    for bad in ("p=[f32[3], ", "p={w f32[3]}", "p=[q32[3]]", "p=[f32[3]] x"):
+        with pytest.raises(SpecError):
+            parse_arg(bad)
+
+
+def test_container_arguments_and_annotations(tmp_path):
+    path = tmp_path / "net.py"
+    path.write_text(NET)
+    r = run(f"{path}::loss", "--grad", "--emit", "hlo", "--arg", "params=[{w: f32[3,2], b: f32[2]}, {w: f32[2,1], b: f32[1]}]",
+            "--arg", "x=f32[4,3]", "--arg", "y=f32[4,1]")
+    assert r.returncode == 0, r.stderr
+    assert "-> (tensor<2xf32>, tensor<3x2xf32>, tensor<1xf32>, tensor<2x1xf32>)" in r.stdout
+    r = run(path, "--list", "--dim", "n=5")
+    assert r.returncode == 0, r.stderr
+    row = _rows(r.stdout)["annotated"]
+    assert "annotated(params: [{w: f32[3,n], b: f32[n]}], x: f32[4,3])" in row and row.split()[-2:] == ["f32[]", "ok"]
+
+
+def test_max_iters_bounds_reverse_mode_through_while(tmp_path):
+    path = tmp_path / "net.py"
+    path.write_text(NET)
+    r = run(f"{path}::newton", "--grad", "--arg", "a=f64[]")
+    assert r.returncode == 1 and "hint: pass --max-iters N" in r.stderr
+    r = run(f"{path}::newton", "--grad", "--max-iters", "50")
+    assert r.returncode == 0, r.stderr
+    assert "range(50)" in r.stdout
+    mod = _load(path)
+    g = srcjax.grad(mod.newton, max_iters=50)(np.float64(2.0))
+    assert abs(float(g) - 0.5 / np.sqrt(2.0)) < 1e-9
+    r = run(path, "--list", "--arg", "a=f64[]", "--max-iters", "50")
+    assert _rows(r.stdout)["newton"].split()[-2:] == ["f64[]", "ok"]
+    r = run(f"{path}::newton", "--max-iters", "5")
+    assert r.returncode == 2 and "--max-iters bounds" in r.stderr

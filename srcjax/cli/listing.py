@@ -16,7 +16,7 @@ from typing import Any
 from ..core import TranspileError
 from . import highlight
 from .loading import Loaded, UsageError
-from .shapes import FunctionDecl, ShapeSpec, SpecError, resolve
+from .shapes import FunctionDecl, ShapeSpec, SpecError, resolve, tree_text
 from .transform import check_differentiable, describe, parse_argnums, transformed, with_defaults
 
 
@@ -31,17 +31,17 @@ class Row:
 
 
 def listing(loaded: Loaded, only: str | None, overrides: dict[str, Any], dims: dict[str, int],
-            argnums: str | None, color: bool) -> str:
+            argnums: str | None, color: bool, max_iters: int | None = None) -> str:
     rows: list[Row] = []
     stand_ins: list[tuple[str, int]] = []
     for decl in loaded.decls.values():
         if only is None or decl.name == only:
-            rows.append(check(loaded, decl, overrides, dims, argnums, stand_ins))
+            rows.append(check(loaded, decl, overrides, dims, argnums, stand_ins, max_iters))
     return render(loaded, rows, stand_ins, color)
 
 
 def check(loaded: Loaded, decl: FunctionDecl, overrides: dict[str, Any], dims: dict[str, int],
-          argnums_text: str | None, stand_ins: list[tuple[str, int]]) -> Row:
+          argnums_text: str | None, stand_ins: list[tuple[str, int]], max_iters: int | None = None) -> Row:
     from .. import api
 
     mine = {k: v for k, v in overrides.items() if k in decl.params}
@@ -78,7 +78,7 @@ def check(loaded: Loaded, decl: FunctionDecl, overrides: dict[str, Any], dims: d
         argnums = parse_argnums(argnums_text, "grad", decl)
         nums = (argnums,) if isinstance(argnums, int) else argnums
         check_differentiable(fn, decl, "grad", nums, args, back)
-        api.eval_shape(transformed(fn, "grad", argnums), **args)
+        api.eval_shape(transformed(fn, "grad", argnums, max_iters), **args)
         row.grad = "ok"
     except UsageError as e:
         row.note = f"--grad: {e}"
@@ -99,6 +99,8 @@ def signature(decl: FunctionDecl, overrides: dict[str, Any]) -> str:
         spec = overrides.get(p, decl.specs.get(p))
         if isinstance(spec, ShapeSpec):
             parts.append(f"{p}: {spec}")
+        elif isinstance(spec, (list, tuple, dict)):
+            parts.append(f"{p}: {tree_text(spec)}")
         elif spec is not None:
             parts.append(f"{p}={spec!r}")
         elif p in decl.defaults:
@@ -136,8 +138,8 @@ def render(loaded: Loaded, rows: list[Row], stand_ins: list[tuple[str, int]], co
     table = [head] + [[str(r.line), r.signature, r.transpiles, r.output, r.grad, r.note] for r in rows]
     widths = [max(len(cells[i]) for cells in table) for i in range(len(head) - 1)] + [0]
     n = len(rows)
-    title = f"{loaded.path}: {n} top-level function{'s' if n != 1 else ''} " \
-            "(the file was imported; no function was called)"
+    title = f"{loaded.path}: {n} top-level function{'s' if n != 1 else ''}, checked without calling them " \
+            "(the file was imported: its top-level code ran)"
     lines = [highlight.paint(title, highlight.BOLD) if color else title]
     for k, cells in enumerate(table):
         out = []

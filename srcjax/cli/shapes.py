@@ -107,9 +107,124 @@ def parse_assignment(text: str, flag: str) -> tuple[str, str]:
     return name, value
 
 
-def parse_arg(text: str) -> tuple[str, ShapeSpec | int | float]:
-    """``--arg x=f32[3,4]`` / ``x=f32[n,4]`` -> a ShapeSpec; ``n=5`` / ``eps=0.1`` -> a static number."""
+_TOKEN = re.compile(r"\s*(?:(?P<spec>[A-Za-z_]\w*\s*\[[^\]]*\])|(?P<str>'[^']*'|\"[^\"]*\")|"
+                    r"(?P<word>[-+.\w]+)|(?P<punct>[\[\](){}:,]))")
+
+
+def parse_tree(text: str, origin: str = "") -> Any:
+    """A container of shapes and numbers, as Python writes it: ``[{w: f32[3,2], b: f32[2]}]``,
+    ``(f32[3], 0.5)``, ``{'w': f32[n]}`` (dict keys are names or quoted strings). Raises SpecError."""
+    tokens: list[tuple[str, str]] = []
+    pos = 0
+    while pos < len(text):
+        if text[pos:].strip() == "":
+            break
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise SpecError(f"cannot read {text[pos:].strip()!r} in {text.strip()!r}")
+        kind = m.lastgroup
+        assert kind is not None
+        tokens.append((kind, m.group(kind)))
+        pos = m.end()
+    out, k = _tree_value(tokens, 0, text, origin)
+    if k != len(tokens):
+        raise SpecError(f"unexpected {tokens[k][1]!r} in {text.strip()!r}")
+    return out
+
+
+def _tree_value(tokens: list[tuple[str, str]], k: int, text: str, origin: str) -> tuple[Any, int]:
+    if k >= len(tokens):
+        raise SpecError(f"{text.strip()!r} ends too early")
+    kind, tok = tokens[k]
+    if kind == "spec":
+        spec = parse_spec(tok, origin)
+        if spec is None:
+            raise SpecError(f"unknown dtype in {tok!r} (use one of {', '.join(_SHORT)})")
+        return spec, k + 1
+    if kind == "str":
+        return tok[1:-1], k + 1
+    if kind == "word":
+        return _number(tok, text), k + 1
+    close = {"[": "]", "(": ")", "{": "}"}.get(tok)
+    if close is None:
+        raise SpecError(f"unexpected {tok!r} in {text.strip()!r}")
+    items: list[Any] = []
+    keys: list[str] = []
+    k += 1
+    while k < len(tokens) and tokens[k][1] != close:
+        if tok == "{":
+            kkind, key = tokens[k]
+            if kkind not in ("word", "str") or k + 1 >= len(tokens) or tokens[k + 1][1] != ":":
+                raise SpecError(f"expected `key: value` in {text.strip()!r}")
+            keys.append(key[1:-1] if kkind == "str" else key)
+            k += 2
+        value, k = _tree_value(tokens, k, text, origin)
+        items.append(value)
+        if k < len(tokens) and tokens[k][1] == ",":
+            k += 1
+        elif k < len(tokens) and tokens[k][1] != close:
+            raise SpecError(f"expected ',' or {close!r} in {text.strip()!r}")
+    if k >= len(tokens):
+        raise SpecError(f"{text.strip()!r}: missing {close!r}")
+    if tok == "{":
+        return dict(zip(keys, items)), k + 1
+    return (tuple(items) if tok == "(" else items), k + 1
+
+
+def _number(tok: str, text: str) -> Any:
+    if tok in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[tok]
+    for conv in (int, float):
+        try:
+            return conv(tok)
+        except ValueError:
+            pass
+    raise SpecError(f"{tok!r} in {text.strip()!r} is not a shape (like f32[3,4]) or a number")
+
+
+def tree_specs(value: Any) -> list[ShapeSpec]:
+    """The shapes in a (container) argument value, in order."""
+    if isinstance(value, ShapeSpec):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in tree_specs(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in tree_specs(v)]
+    return []
+
+
+def tree_text(value: Any) -> str:
+    """A (container) argument value as ``--arg`` writes it: ``[{w: f32[3,2], b: f32[2]}]``."""
+    if isinstance(value, ShapeSpec):
+        return str(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {tree_text(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(tree_text(v) for v in value) + (",)" if len(value) == 1 else ")")
+    if isinstance(value, list):
+        return "[" + ", ".join(tree_text(v) for v in value) + "]"
+    return repr(value)
+
+
+def _resolve_tree(value: Any, values: Mapping[str, int]) -> Any:
+    if isinstance(value, ShapeSpec):
+        return value.resolve(values)
+    if isinstance(value, dict):
+        return {k: _resolve_tree(v, values) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_resolve_tree(v, values) for v in value)
+    return value
+
+
+def parse_arg(text: str) -> tuple[str, Any]:
+    """``--arg x=f32[3,4]`` / ``x=f32[n,4]`` -> a ShapeSpec; ``n=5`` / ``eps=0.1`` -> a static number;
+    ``params=[{w: f32[3,2], b: f32[2]}]`` -> that container of ShapeSpecs and numbers."""
     name, value = parse_assignment(text, "--arg")
+    if value[:1] in ("[", "(", "{"):
+        try:
+            return name, parse_tree(value, origin=f"--arg {name}={value}")
+        except SpecError as e:
+            raise SpecError(f"--arg {text!r}: {e}") from None
     try:
         spec = parse_spec(value, origin=f"--arg {name}={value}")
     except SpecError as e:
@@ -148,7 +263,7 @@ class FunctionDecl:
     name: str
     line: int
     params: list[str]
-    specs: dict[str, ShapeSpec]
+    specs: dict[str, Any]  # parameter -> a ShapeSpec, or a container of them (and numbers)
     other: dict[str, str]  # parameter -> an annotation that is not a shape (for messages)
     errors: dict[str, ShapeAnnotationError]  # parameter -> its annotation's error
     spans: dict[str, Span] = field(default_factory=dict)  # "" (the def line) and each parameter
@@ -197,11 +312,16 @@ def _declaration(node: ast.FunctionDef | ast.AsyncFunctionDef, filename: str) ->
     return decl
 
 
-def _annotation_spec(ann: ast.expr, origin: str) -> ShapeSpec | None:
+def _annotation_spec(ann: ast.expr, origin: str) -> Any:
     if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
         spec = parse_spec(ann.value, origin)
         if spec is not None:
             return spec
+        if ann.value.strip()[:1] in ("[", "(", "{") and "[" in ann.value.strip()[1:]:
+            try:  # a container of shapes: "[{w: f32[3, 2], b: f32[2]}]"
+                return parse_tree(ann.value, origin)  # type: ignore[no-any-return]
+            except SpecError:
+                pass
         try:
             inner = ast.parse(ann.value.strip(), mode="eval").body
         except SyntaxError:
@@ -268,14 +388,17 @@ def resolve(decl: FunctionDecl, overrides: Mapping[str, ShapeSpec | int | float]
         if p not in overrides:
             raise err
     bound: dict[str, tuple[int, str]] = {n: (v, f"--dim {n}={v}") for n, v in dims.items()}
-    for p, new in overrides.items():
-        old = decl.specs.get(p)
-        if not isinstance(new, ShapeSpec) or old is None or len(old.dims) != len(new.dims):
+    for p, override in overrides.items():
+        olds, news = tree_specs(decl.specs.get(p)), tree_specs(override)
+        if len(olds) != len(news):
             continue
-        for a, b in zip(old.dims, new.dims):
-            if isinstance(a, str) and isinstance(b, int):
-                _bind(bound, a, b, f"{new.origin} (annotated {old})")
-    chosen: dict[str, ShapeSpec | int | float] = {}
+        for old, new in zip(olds, news):
+            if len(old.dims) != len(new.dims):
+                continue
+            for a, b in zip(old.dims, new.dims):
+                if isinstance(a, str) and isinstance(b, int):
+                    _bind(bound, a, b, f"{new.origin} (annotated {old})")
+    chosen: dict[str, Any] = {}
     for p in decl.params:
         if p in overrides:
             chosen[p] = overrides[p]
@@ -283,22 +406,24 @@ def resolve(decl: FunctionDecl, overrides: Mapping[str, ShapeSpec | int | float]
             chosen[p] = decl.specs[p]
     specs = {p: s for p, s in chosen.items() if isinstance(s, ShapeSpec)}
     unbound: dict[str, list[str]] = {}
-    for p, s in specs.items():
-        for d in s.symbols():
-            if d not in bound:
-                unbound.setdefault(d, []).append(f"{p}: {s}")
+    for p, tree in chosen.items():
+        for s in tree_specs(tree):
+            for d in s.symbols():
+                if d not in bound:
+                    unbound.setdefault(d, []).append(f"{p}: {s}")
     given: dict[str, int] = {}
     if unbound and not stand_ins:
         names = list(unbound)
         uses = "; ".join(f"{d} in {', '.join(u)}" for d, u in unbound.items())
         example = " ".join(f"--dim {d}=128" for d in names)
-        p, s = next((q, t) for q, t in specs.items() if t.symbols())
+        p, s = next((q, t) for q, tree in chosen.items() for t in tree_specs(tree) if t.symbols())
         concrete = ShapeSpec(s.dtype, tuple(128 if isinstance(d, str) else d for d in s.dims))
         raise SpecError(f"symbolic dimension{'s' if len(names) > 1 else ''} {', '.join(names)} "
                         f"{'have' if len(names) > 1 else 'has'} no value ({uses}): pass {example}, "
                         f"or concrete shapes, e.g. --arg {p}={concrete}")
     if unbound:
-        taken = {d for s in specs.values() for d in s.dims if isinstance(d, int)} | {v for v, _ in bound.values()}
+        taken = {d for tree in chosen.values() for s in tree_specs(tree) for d in s.dims if isinstance(d, int)} | \
+            {v for v, _ in bound.values()}
         v = 11
         for d in unbound:
             while v in taken:
@@ -306,7 +431,7 @@ def resolve(decl: FunctionDecl, overrides: Mapping[str, ShapeSpec | int | float]
             given[d] = v
             taken.add(v)
     values = {n: v for n, (v, _) in bound.items()} | given
-    args: dict[str, Any] = {p: s.resolve(values) if isinstance(s, ShapeSpec) else s for p, s in chosen.items()}
+    args: dict[str, Any] = {p: _resolve_tree(s, values) for p, s in chosen.items()}
     missing = [p for p in decl.params if p not in chosen and p not in decl.defaults]
     return Resolved(args, specs, missing, values, given)
 

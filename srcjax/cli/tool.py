@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import TranspileError
+from ..transforms.bounded import LoopBoundError
 from . import highlight
 from .listing import listing
 from .loading import Loaded, UsageError, declaration, def_span, load, split_target
@@ -103,6 +104,9 @@ exit status: 0 success; 1 an error in the program (file:line:col: error: ...); 2
     p.add_argument("--argnums", metavar="N[,N...]",
                    help="parameters to differentiate (default: 0 for --grad/--value-and-grad and --list's grad "
                         "check, all for --jvp/--vjp)")
+    p.add_argument("--max-iters", type=int, metavar="N",
+                   help="with --grad/--value-and-grad/--vjp: a bound on the iterations of each `while` on "
+                        "array data (reverse mode needs one; as srcjax.grad(f, max_iters=N))")
     p.add_argument("--vmap", action="store_true",
                    help="the batched program (srcjax.vmap) of FUNC, or of its derivative with --grad, "
                         "--value-and-grad, --jvp or --vjp: def FUNC_vmap(params...). With --emit hlo, --arg gives "
@@ -143,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
         path_s = split_target(ns.target)[0]
         if e.span is not None and Path(e.span.filename).resolve() == Path(path_s).resolve():
             e.span = dataclasses.replace(e.span, filename=path_s)  # as the user wrote it
+        if isinstance(e, LoopBoundError):  # the CLI's spelling of max_iters=
+            e.hint = "pass --max-iters N (a bound on its iterations), or count in the test: " \
+                     "`while it < 100 and ...:` with `it = 0` before the loop and `it += 1` in it"
         text = e.render() if e.span is not None else f"{ns.target}: error: {e.render()}"
         print(highlight.error(text) if err_color else text, file=sys.stderr)
         return 1
@@ -165,6 +172,11 @@ def run(ns: argparse.Namespace) -> int:
     except SpecError as e:
         raise UsageError(str(e)) from None
     kind = requested_kind(ns)
+    if ns.max_iters is not None and kind not in ("grad", "value_and_grad", "vjp") and not ns.list:
+        raise UsageError("--max-iters bounds the `while` loops of reverse mode: use it with --grad, "
+                         "--value-and-grad, --vjp (or --list, for its GRAD column)")
+    if ns.max_iters is not None and ns.max_iters < 1:
+        raise UsageError(f"--max-iters {ns.max_iters}: expected a positive number of iterations")
     if ns.argnums is not None and kind is None and not ns.list:
         raise UsageError("--argnums needs --grad, --value-and-grad, --jvp or --vjp")
     if not ns.vmap and (ns.in_axes is not None or ns.out_axes is not None):
@@ -176,7 +188,7 @@ def run(ns: argparse.Namespace) -> int:
     if ns.list:
         if func is not None and func not in loaded.decls:
             raise UsageError(f"{path_s} has no top-level function {func!r}{_known(loaded)}")
-        sys.stdout.write(listing(loaded, func, overrides, dims, ns.argnums, out_color))
+        sys.stdout.write(listing(loaded, func, overrides, dims, ns.argnums, out_color, ns.max_iters))
         return 0
     assert func is not None
     fn = getattr(loaded.module, func, None)
@@ -206,7 +218,7 @@ def stage(ns: argparse.Namespace, loaded: Loaded, fn: Any, decl: FunctionDecl, k
     """The requested output for one function."""
     from .. import api
 
-    derived = transformed(fn, kind, argnums)
+    derived = transformed(fn, kind, argnums, ns.max_iters)
     params = list(inspect.signature(derived).parameters)
     unknown = [p for p in overrides if p not in params]
     if unknown:
@@ -253,6 +265,7 @@ def module_text(fn: Any, ns: argparse.Namespace, loaded: Loaded) -> str:
         kind = requested_kind(ns)
         how = f" {KINDS[kind]}" if kind else ""
         how += f" --argnums {ns.argnums}" if ns.argnums is not None else ""
+        how += f" --max-iters {ns.max_iters}" if ns.max_iters is not None else ""
         how += " --vmap" if ns.vmap else ""
         how += f" --in-axes {ns.in_axes}" if ns.in_axes is not None else ""
         how += f" --out-axes {ns.out_axes}" if ns.out_axes is not None else ""

@@ -38,13 +38,13 @@ def parse_argnums(text: str | None, kind: str | None, decl: FunctionDecl) -> tup
     return nums[0] if len(nums) == 1 and kind in (None, "grad", "value_and_grad") else nums
 
 
-def transformed(fn: Any, kind: str | None, argnums: tuple[int, ...] | int) -> Any:
+def transformed(fn: Any, kind: str | None, argnums: tuple[int, ...] | int, max_iters: int | None = None) -> Any:
     """The function srcjax writes for ``kind`` (a plain Python function with source), or ``fn``."""
     if kind is None:
         return fn
     from ..autodiff import derivative_function
 
-    return derivative_function(fn, kind, argnums)
+    return derivative_function(fn, kind, argnums, max_iters=max_iters)
 
 
 def primal_args(decl: FunctionDecl, overrides: dict[str, Any], dims: dict[str, int], why: str,
