@@ -422,7 +422,7 @@ class Normalizer(Resolver):
         prim = registry.lookup(getattr(np, ARRAY_METHODS[meth], None))
         if prim is None:
             raise UnknownFunctionError(f"the array method .{meth}() is not supported by srcjax (yet)",
-                                       span=self.span(node), hint="see the supported NumPy subset in the README")
+                                       span=self.span(node), hint="see the supported NumPy subset in docs/numpy.md")
         return prim, [cst.Arg(value=recv)] + args
 
     def prim_call(self, node: cst.Call, prim: registry.Primitive,

@@ -354,7 +354,7 @@ class Resolver:
         if (callable(fv) and (mod == "numpy" or mod.startswith("numpy."))
                 and not isinstance(fv, type) and fv not in callees.STATIC_NUMPY):
             short = name.split(".")[-1]
-            hint = _DATA_SIZED.get(short) or "see the supported NumPy subset in the README"
+            hint = _DATA_SIZED.get(short) or "see the supported NumPy subset in docs/numpy.md"
             raise UnknownFunctionError(f"{name} is not supported by srcjax (yet)"
                                        + (": its result's size depends on the data" if short in _DATA_SIZED else ""),
                                        span=self.span(node), hint=hint)

@@ -519,7 +519,7 @@ class Specializer:
                                              "code is a pure function",
                                              hint=f"assign a new array instead: {_IN_PLACE[attr]}")
             raise UnknownFunctionError(f"arrays have no supported attribute or method {attr!r}",
-                                       hint="see the supported NumPy subset in the README")
+                                       hint="see the supported NumPy subset in docs/numpy.md")
         getter = _user_property(base, attr)
         if getter is not None:  # a property of the user's class: its getter is code, read like a method
             return self.call_method(getter, [base], {})
