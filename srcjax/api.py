@@ -112,6 +112,69 @@ def _leaf_key(x: Any) -> Any:
 _PY_AVALS = {t: ShapedArray((), d, weak_type=True) for t, d in PYTHON_SCALAR_DTYPES.items()}
 
 
+class _TreeCalls:
+    """jaxlib's C++ pytree flattening (no jax import), for the cache-hit path of calls whose arguments
+    are containers: one C++ call flattens them and gives a hashable structure; set up on first use."""
+
+    flatten: Callable[[Any], tuple[list[Any], Any]] | None = None
+    array: type | None = None
+
+    @classmethod
+    def setup(cls) -> None:
+        from jaxlib import _jax  # type: ignore[attr-defined]
+
+        from .runtime.xla import Array
+
+        cls.flatten = _jax.pytree.default_registry().flatten
+        cls.array = Array
+
+
+def _cpp_tree(tree: pytree.TreeDef) -> Any:
+    """jaxlib's C++ structure equal to ``tree`` (tuples, lists, dicts, NamedTuples, None), whose
+    ``unflatten`` builds the same containers; None when ``tree`` has other nodes (dataclasses)."""
+    if _TreeCalls.flatten is None:
+        _TreeCalls.setup()
+    assert _TreeCalls.flatten is not None
+    n = tree.num_leaves
+    slots = [_Slot() for _ in range(n)]
+    leaves, cpp = _TreeCalls.flatten(pytree.unflatten(tree, list(slots)))
+    if len(leaves) != n or any(a is not b for a, b in zip(leaves, slots)):
+        return None
+    return cpp
+
+
+class _Slot:
+    """A placeholder leaf (see :func:`_cpp_tree`)."""
+
+    __slots__ = ()
+
+
+def _tree_key(args: tuple[Any, ...]) -> tuple[Any, list[Any]] | None:
+    """(cache key, leaves) of arguments that are containers (tuples, lists, dicts, NamedTuples, None)
+    of arrays and Python numbers, flattened in C++; None when a leaf is anything else (a string, a
+    dataclass, a function: the full path handles those)."""
+    flatten = _TreeCalls.flatten
+    if flatten is None:
+        _TreeCalls.setup()
+        flatten = _TreeCalls.flatten
+        assert flatten is not None
+    leaves, treedef = flatten(args)
+    array = _TreeCalls.array
+    sig: list[Any] = []
+    for a in leaves:
+        t = type(a)
+        if t is array:
+            v = a.aval
+            sig.append((v.shape, v.dtype, v.weak_type))
+        elif t is np.ndarray:
+            sig.append((a.shape, a.dtype))
+        elif t is float or t is int or t is bool:
+            sig.append(t)
+        else:
+            return None
+    return (treedef, tuple(sig)), leaves
+
+
 def _key_aval(k: Any) -> ShapedArray:
     if isinstance(k, type):
         return _PY_AVALS[k]
@@ -163,6 +226,10 @@ class _Plan:
         if tree is pytree.LEAF and self.n_out == len(template) == 1 and hasattr(exe, "run_one"):
             return lambda leaves: exe.run_one(upload(leaves))
         if self.n_out == len(template):
+            fast = _cpp_tree(tree)
+            if fast is not None:  # the result's structure rebuilt in C++
+                build = fast.unflatten
+                return lambda leaves: build(exe.run(upload(leaves)))
             return lambda leaves: pytree.unflatten(tree, exe.run(upload(leaves)))
 
         def rebuild(leaves: Sequence[Any]) -> Any:
@@ -208,6 +275,9 @@ class Compiled:
         self.device = device
         self._program: Program | None = None
         self._cache: dict[Any, _Plan] = {}
+        # containers of arrays: (C++ structure, leaf signatures) -> plan, when the plan's leaves are exactly
+        # the C++ flattening's (see _tree_key); filled by the full path, read by calls that hit it
+        self._tree_cache: dict[Any, _Plan] = {}
         self._simple = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in self.signature.parameters.values())
 
     @property
@@ -368,6 +438,7 @@ class Compiled:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         plan = None
+        tree: tuple[Any, list[Any]] | None = None
         if not kwargs and len(args) == self._nparams and self._simple and self.device != "numpy":
             k = self._fast_key(args)
             if k is not None:
@@ -375,6 +446,12 @@ class Compiled:
                 if plan is not None:
                     return plan.run(args)
                 leaves: Sequence[Any] = args
+            elif not self._static_all:
+                tree = _tree_key(args)
+                if tree is not None:
+                    plan = self._tree_cache.get(tree[0])
+                    if plan is not None:
+                        return plan.run(tree[1])
         if plan is None:
             try:
                 values = self._bind(args, kwargs)
@@ -383,7 +460,16 @@ class Compiled:
                 plan, leaves = self._plan(values)
             except TranspileError as e:
                 raise _clean(e) from None
+            if tree is not None:
+                self._remember_tree(tree, plan, leaves)
         return self._run_plan(plan, leaves)
+
+    def _remember_tree(self, tree: tuple[Any, list[Any]], plan: _Plan, leaves: Sequence[Any]) -> None:
+        """Serve later calls of this structure and these leaf signatures from ``plan`` when its leaves
+        are exactly the C++ flattening's, in order (otherwise they keep taking the full path)."""
+        fast = tree[1]
+        if not self._static_all and len(fast) == len(leaves) and all(a is b for a, b in zip(fast, leaves)):
+            self._tree_cache[tree[0]] = plan
 
     def _run_plan(self, plan: _Plan, leaves: Sequence[Any]) -> Any:
         """Upload, execute, and rebuild the result's structure (the cache-hit path of a call)."""

@@ -26,7 +26,7 @@ from . import adjoint, core, pytree
 
 # api's underscore names are srcjax-internal (api is a public module: no underscore would read as API);
 # the transformations share them with srcjax.compile on purpose
-from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval, eval_shape
+from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval, _tree_key, eval_shape
 from .core import ArgumentError, DTypeError, ShapeDtypeStruct, ShapeError, Span, TranspileError, dtype_short_name
 from .custom import custom_vjp, owner_of, rule_role
 from .frontend import locations
@@ -343,6 +343,10 @@ class _Derived(Compiled):
             plan = self._cache.get(self._fast_key(args))
             if plan is not None:  # arrays of dtypes already checked: no function among them
                 return plan.run(args)
+            if self._tree_cache and not self._static_all and (tree := _tree_key(args)) is not None:
+                plan = self._tree_cache.get(tree[0])
+                if plan is not None:  # containers of arrays seen before (so checked, as above)
+                    return plan.run(tree[1])
         fns = self._function_arguments(args, kwargs)
         missing = sorted(self._needs - set(fns))
         if missing:

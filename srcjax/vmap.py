@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import pytree
-from .api import Compiled, _as_compiled, _clean, _leaf_aval  # (api's shared argument helpers)
+from .api import Compiled, _as_compiled, _clean, _leaf_aval, _tree_key  # (api's shared argument helpers)
 from .core import ArgumentError, TranspileError, transformation
 from .custom import custom_jvp, custom_vjp
 from .frontend import locations
@@ -282,6 +282,10 @@ class Vmapped(Compiled):
             plan = self._cache.get(self._fast_key(args))
             if plan is not None:
                 return plan.run(args)
+            if self._tree_cache and not self._static_all and (tree := _tree_key(args)) is not None:
+                plan = self._tree_cache.get(tree[0])
+                if plan is not None:  # containers of arrays of shapes seen (and checked) before
+                    return plan.run(tree[1])
         self._check_sizes(args)
         return super().__call__(*args, **kwargs)
 

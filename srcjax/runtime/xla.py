@@ -383,7 +383,7 @@ class Executable:
         avals = self.out_avals
         if len(res) == 1:
             return [Array(res[0], avals[0])]
-        return [Array(r, a) for r, a in zip(res, avals)]
+        return list(map(Array, res, avals))
 
     def as_text(self) -> str:
         """Optimized HLO after XLA's passes."""

@@ -1,0 +1,174 @@
+"""Training steps of small models with pytree parameters: the per-call path (issue #18).
+
+    .venv/bin/python benchmarks/bench_models.py            # ~1-2 min
+    .venv/bin/python benchmarks/bench_models.py --quick    # a smoke run
+
+Each case is ``value_and_grad`` of a loss whose parameters are a container
+(a list of dicts, a dict), called with the same arguments over and over: the
+XLA programs are small, so what is measured is mostly each library's Python
+call path (binding, flattening and keying the pytree of arguments, uploading,
+wrapping the outputs). Models (float32):
+
+* ``mlp``          a 3-layer tanh MLP, params a list of dicts ``{"w", "b"}`` (6 leaves), batch 32;
+* ``lstm``         an LSTM cell run over 8 steps, params a dict of 12 arrays, batch 16;
+* ``transformer``  one pre-norm transformer block (attention + MLP), params a dict of 16 leaves,
+  sequence 16, width 32;
+* ``mlp-wide``     a 20-layer MLP with 40 leaves (list of dicts), batch 8.
+
+Modes: ``np``: NumPy arguments (uploaded every call); ``dev``: arguments already on
+the device (``srcjax.Array`` / ``jax.Array``); each result is left on the device
+(jax's and srcjax's asynchronous results), and the next call waits for nothing:
+this is a training loop's steady state. Median microseconds per call, srcjax and
+jax measured interleaved (``bench_foundation.measure``); ``sj/jax`` above 1:
+srcjax slower. Results are checked against jax before timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import numpy as np
+
+import srcjax
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError:  # pragma: no cover - jax is a test/benchmark-only dependency
+    sys.exit("bench_models.py needs jax (pip install -e '.[test]'): it is the comparison oracle")
+
+from bench_foundation import environment, measure  # same directory as this script
+
+
+def as_jax(fn: Any) -> Any:
+    """``fn`` with ``np`` bound to ``jax.numpy``, and so are the helpers of this module it calls."""
+    import types
+
+    g = dict(fn.__globals__)
+    g["np"] = jnp
+    for k, v in list(g.items()):
+        if isinstance(v, types.FunctionType) and v.__module__ == fn.__module__ and v is not fn:
+            g[k] = types.FunctionType(v.__code__, g, v.__name__)
+    return types.FunctionType(fn.__code__, g, fn.__name__ + "_jax")
+
+
+def mlp_loss(params, x, y):
+    h = x
+    for layer in params[:-1]:
+        h = np.tanh(h @ layer["w"] + layer["b"])
+    out = h @ params[-1]["w"] + params[-1]["b"]
+    return np.mean((out - y) ** 2)
+
+
+def sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def lstm_loss(p, xs, y):
+    h = np.zeros((xs.shape[1], p["wi_h"].shape[0]), dtype=xs.dtype)
+    c = h
+    for t in range(xs.shape[0]):
+        x = xs[t]
+        i = sigmoid(x @ p["wi_x"] + h @ p["wi_h"] + p["bi"])
+        f = sigmoid(x @ p["wf_x"] + h @ p["wf_h"] + p["bf"])
+        o = sigmoid(x @ p["wo_x"] + h @ p["wo_h"] + p["bo"])
+        g = np.tanh(x @ p["wg_x"] + h @ p["wg_h"] + p["bg"])
+        c = f * c + i * g
+        h = o * np.tanh(c)
+    return np.mean((h - y) ** 2)
+
+
+def layer_norm(x, g, b):
+    mu = np.mean(x, axis=-1, keepdims=True)
+    var = np.mean((x - mu) ** 2, axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5) * g + b
+
+
+def softmax(z):
+    z = z - np.max(z, axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def block_loss(p, x, y):
+    h = layer_norm(x, p["ln1_g"], p["ln1_b"])
+    q = h @ p["wq"] + p["bq"]
+    k = h @ p["wk"] + p["bk"]
+    v = h @ p["wv"] + p["bv"]
+    att = softmax(q @ k.T / np.sqrt(q.shape[-1]))
+    x = x + (att @ v) @ p["wo"] + p["bo"]
+    h = layer_norm(x, p["ln2_g"], p["ln2_b"])
+    x = x + np.tanh(h @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]
+    return np.mean((x - y) ** 2)
+
+
+def _mlp_params(rng: np.random.Generator, sizes: list[int]) -> list[dict[str, np.ndarray]]:
+    f32 = np.float32
+    return [{"w": (rng.standard_normal((a, b)) / np.sqrt(a)).astype(f32), "b": np.zeros(b, f32)}
+            for a, b in zip(sizes[:-1], sizes[1:])]
+
+
+def cases(rng: np.random.Generator) -> list[tuple[str, Any, tuple[Any, ...]]]:
+    f32 = np.float32
+    out: list[tuple[str, Any, tuple[Any, ...]]] = []
+    out.append(("mlp 6 leaves", mlp_loss, (_mlp_params(rng, [16, 32, 32, 4]),
+                                           rng.standard_normal((32, 16)).astype(f32),
+                                           rng.standard_normal((32, 4)).astype(f32))))
+    d, hdim = 8, 16
+    lstm = {}
+    for gate in "ifog":
+        lstm[f"w{gate}_x"] = (rng.standard_normal((d, hdim)) * 0.3).astype(f32)
+        lstm[f"w{gate}_h"] = (rng.standard_normal((hdim, hdim)) * 0.3).astype(f32)
+        lstm[f"b{gate}"] = np.zeros(hdim, f32)
+    out.append(("lstm 12 leaves", lstm_loss, (lstm, rng.standard_normal((8, 16, d)).astype(f32),
+                                              rng.standard_normal((16, hdim)).astype(f32))))
+    w = 32
+    blk = {"ln1_g": np.ones(w, f32), "ln1_b": np.zeros(w, f32), "ln2_g": np.ones(w, f32),
+           "ln2_b": np.zeros(w, f32), "b1": np.zeros(2 * w, f32), "b2": np.zeros(w, f32),
+           "w1": (rng.standard_normal((w, 2 * w)) * 0.1).astype(f32),
+           "w2": (rng.standard_normal((2 * w, w)) * 0.1).astype(f32)}
+    for n in "qkvo":
+        blk[f"w{n}"] = (rng.standard_normal((w, w)) * 0.1).astype(f32)
+        blk[f"b{n}"] = np.zeros(w, f32)
+    out.append(("transformer 16 leaves", block_loss, (blk, rng.standard_normal((16, w)).astype(f32),
+                                                      rng.standard_normal((16, w)).astype(f32))))
+    out.append(("mlp-wide 40 leaves", mlp_loss, (_mlp_params(rng, [8] * 21),
+                                                 rng.standard_normal((8, 8)).astype(f32),
+                                                 rng.standard_normal((8, 8)).astype(f32))))
+    return out
+
+
+def _agree(ours: Any, theirs: Any) -> None:
+    a, ta = jax.tree_util.tree_flatten(jax.tree_util.tree_map(np.asarray, ours))
+    b, tb = jax.tree_util.tree_flatten(jax.tree_util.tree_map(np.asarray, theirs))
+    assert len(a) == len(b), (ta, tb)
+    for u, v in zip(a, b):
+        np.testing.assert_allclose(u, v, rtol=2e-4, atol=2e-5)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ns = ap.parse_args(argv)
+    rounds, batch_ns = (3, 2e6) if ns.quick else (15, 2e7)
+    rng = np.random.default_rng(0)
+    print(environment())
+    print("| case | mode | srcjax us | jax us | sj/jax |")
+    print("|---|---|---:|---:|---:|")
+    for name, loss, args in cases(rng):
+        sj = srcjax.value_and_grad(loss)
+        jx = jax.jit(jax.value_and_grad(as_jax(loss)))
+        _agree(sj(*args), jx(*args))
+        sj_dev = jax.tree_util.tree_map(lambda a: srcjax.device_put(a), args)
+        jx_dev = jax.tree_util.tree_map(jax.device_put, args)
+        for mode, sa, ja in (("np", args, args), ("dev", sj_dev, jx_dev)):
+            t = measure({"srcjax": lambda sa=sa, f=sj: f(*sa), "jax": lambda ja=ja, f=jx: f(*ja)}, rounds, batch_ns)
+            print(f"| {name} | {mode} | {t['srcjax']:.1f} | {t['jax']:.1f} | {t['srcjax'] / t['jax']:.2f} |",
+                  flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
