@@ -14,13 +14,9 @@ from typing import Any
 
 import numpy as np
 
-try:  # bfloat16 comes from ml_dtypes, which jaxlib depends on.
-    import ml_dtypes
-
-    bfloat16: Any = np.dtype(ml_dtypes.bfloat16)
-except ImportError:  # pragma: no cover - ml_dtypes ships with jaxlib
-    bfloat16 = None
-
+# bfloat16 is ml_dtypes' dtype (jaxlib depends on ml_dtypes). Importing ml_dtypes takes 1-2 s, so srcjax
+# does not: a program only meets bfloat16 in arrays made with ml_dtypes, imported by then. Tell it by
+# name (is_bfloat16); `core.bfloat16` imports ml_dtypes when asked for.
 SUPPORTED_DTYPES = {
     np.dtype(t)
     for t in (
@@ -28,7 +24,19 @@ SUPPORTED_DTYPES = {
         np.uint8, np.uint16, np.uint32, np.uint64,
         np.float16, np.float32, np.float64,
     )
-} | ({bfloat16} if bfloat16 is not None else set())
+}
+
+
+def is_bfloat16(d: np.dtype) -> bool:
+    return d.name == "bfloat16" and d.kind == "V"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # The dtype a weakly typed Python scalar has in NumPy 2 (NEP 50).
 PYTHON_SCALAR_DTYPES = {
@@ -129,7 +137,7 @@ def dtype_short_name(dtype: np.dtype) -> str:
 def canonical_dtype(dtype: Any) -> np.dtype:
     """``np.dtype(dtype)``, refusing what XLA cannot hold (objects, complex, strings)."""
     d = np.dtype(dtype)
-    if d not in SUPPORTED_DTYPES:
+    if d not in SUPPORTED_DTYPES and not is_bfloat16(d):
         raise DTypeError(f"dtype {d} is not supported (supported: bool, int8-64, uint8-64, "
                          "float16, bfloat16, float32, float64)")
     return d

@@ -135,3 +135,15 @@ def test_device_put_errors():
         srcjax.device_put(1.0, "tpu")
     with pytest.raises(srcjax.ArgumentError, match="numpy device"):
         srcjax.device_put(1.0, "numpy")
+
+
+def test_import_srcjax_does_not_import_ml_dtypes_or_jax():
+    # ml_dtypes takes 1-2 s to import; a float32/64 program never needs it (issue #18)
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", "import sys, srcjax; "
+                          "print(sorted(m for m in ('ml_dtypes', 'jax') if m in sys.modules))"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

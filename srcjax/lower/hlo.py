@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import ShapedArray, bfloat16
+from ..core import ShapedArray, is_bfloat16
 
 _ELEM = {
     "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
@@ -39,7 +39,7 @@ def aval_type(aval: ShapedArray) -> str:
 
 def compare_type(dtype: np.dtype) -> str:
     d = np.dtype(dtype)
-    if d.kind == "f" or d == bfloat16:
+    if d.kind == "f" or is_bfloat16(d):
         return "FLOAT"
     if d.kind == "i":
         return "SIGNED"
@@ -48,7 +48,7 @@ def compare_type(dtype: np.dtype) -> str:
 
 def is_float(dtype: np.dtype) -> bool:
     d = np.dtype(dtype)
-    return d.kind == "f" or d == bfloat16
+    return d.kind == "f" or is_bfloat16(d)
 
 
 def scalar_literal(value: Any, dtype: np.dtype) -> str:
