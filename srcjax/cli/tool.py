@@ -84,8 +84,12 @@ exit status: 0 success; 1 an error in the program (file:line:col: error: ...); 2
 """,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("target", metavar="FILE.py[::FUNC]",
+    p.add_argument("target", metavar="FILE.py[::FUNC]", nargs="?",
                    help="the file and the function in it (FUNC may be left out with --list)")
+    p.add_argument("--cache-info", action="store_true",
+                   help="print where the persistent compilation cache is, its entries and size, and exit")
+    p.add_argument("--cache-clear", action="store_true",
+                   help="remove every entry of the persistent compilation cache, and exit")
     p.add_argument("--list", action="store_true",
                    help="list every top-level function in FILE.py: whether it transpiles (or its first error as "
                         "line:col: ErrorClass: message), its argument shapes from annotations, its output, and "
@@ -144,8 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{parser.prog}: error: {e}", file=sys.stderr)
         return 2
     except TranspileError as e:
-        path_s = split_target(ns.target)[0]
-        if e.span is not None and Path(e.span.filename).resolve() == Path(path_s).resolve():
+        path_s = split_target(ns.target or "")[0]
+        if ns.target and e.span is not None and Path(e.span.filename).resolve() == Path(path_s).resolve():
             e.span = dataclasses.replace(e.span, filename=path_s)  # as the user wrote it
         if isinstance(e, LoopBoundError):  # the CLI's spelling of max_iters=
             e.hint = "pass --max-iters N (a bound on its iterations), or count in the test: " \
@@ -155,7 +159,30 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def cache_command(ns: argparse.Namespace) -> int:
+    """``--cache-info`` / ``--cache-clear``: the persistent compilation cache (``runtime/disk_cache.py``)."""
+    from ..runtime import disk_cache
+
+    if ns.cache_clear:
+        print(f"removed {disk_cache.clear()} entries from {disk_cache.cache_dir()}")
+        return 0
+    info = disk_cache.info()
+    if info.directory is None:
+        print("the persistent compilation cache is off (SRCJAX_CACHE=0)")
+        return 0
+    print(f"{info.directory}: {info.entries} entr{'y' if info.entries == 1 else 'ies'}, "
+          f"{info.bytes / 2**20:.1f} MiB of at most {info.max_bytes / 2**20:.0f} MiB "
+          "(SRCJAX_CACHE_DIR moves it, SRCJAX_CACHE_MAX_BYTES caps it, SRCJAX_CACHE=0 turns it off)")
+    return 0
+
+
 def run(ns: argparse.Namespace) -> int:
+    if ns.cache_info or ns.cache_clear:
+        if ns.target is not None:
+            raise UsageError("--cache-info and --cache-clear take no FILE")
+        return cache_command(ns)
+    if ns.target is None:
+        raise UsageError("expected FILE.py::FUNCTION (or FILE.py --list)")
     path_s, func = split_target(ns.target)
     if func is None and not ns.list:
         raise UsageError(f"{ns.target}: which function? write {ns.target}::FUNCTION, "

@@ -25,6 +25,7 @@ from jaxlib import _jax, xla_client  # type: ignore[attr-defined]  # noqa: E402
 
 from ..core import InternalError, ShapedArray, TranspileError, canonical_dtype  # noqa: E402
 from ..lower import host_print  # noqa: E402
+from . import disk_cache  # noqa: E402
 
 _COPY = xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
@@ -359,7 +360,7 @@ class Executable:
         if host_print.CALLBACK_TARGET in text:  # print(...) inside: the module with its host callbacks
             self.loaded = _compile_with_callbacks(text, backend)
         else:
-            self.loaded = backend.client.compile_and_load(text, backend.device_list, xla_client.CompileOptions())
+            self.loaded = _compile_cached(text, backend)
         self.handlers = [_result_handler(a, backend.result_sharding) for a in out_avals]
         self.array_type = Array
         sharding, dev = backend.put_sharding, [backend.device]
@@ -417,6 +418,27 @@ def _register_lapack(backend: Backend) -> None:
 
 
 _MLIR_CONTEXT: Any = None
+
+
+def _compile_cached(text: str, backend: Backend) -> Any:
+    """XLA's executable for ``text``: from the persistent cache when a run compiled it before
+    (``runtime/disk_cache.py``), else compiled and stored there."""
+    options = xla_client.CompileOptions()
+    if disk_cache.cache_dir() is None:
+        return backend.client.compile_and_load(text, backend.device_list, options)
+    key = disk_cache.program_key(text, backend, options)
+    blob = disk_cache.load(key)
+    if blob is not None:
+        try:
+            return backend.client.deserialize_executable(blob, backend.device_list, options)
+        except Exception:  # noqa: BLE001 - an entry XLA cannot load: compile it again, and replace it
+            pass
+    loaded = backend.client.compile_and_load(text, backend.device_list, options)
+    try:
+        disk_cache.store(key, backend.client.serialize_executable(loaded))
+    except Exception:  # noqa: BLE001 - the cache is an optimization: never fail a compile because of it
+        pass
+    return loaded
 
 
 def _compile_with_callbacks(text: str, backend: Backend) -> Any:

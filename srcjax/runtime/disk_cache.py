@@ -1,0 +1,231 @@
+"""A persistent cache of compiled programs: a second run of the same program, in a new process, loads
+XLA's executable instead of compiling it again (milliseconds instead of 50-500 ms).
+
+Keyed by everything that determines the machine code: the StableHLO text (which the front end
+derives from the source, the module constants it reads and the argument signature), the compile
+options, srcjax's and jaxlib's versions, the platform and its version, the device kind and the host
+CPU's features. The text is the program, so an edited function, helper or constant gives another
+text and so another key: the cache never serves a program whose source changed.
+
+Where: ``$SRCJAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/srcjax``, else ``~/.cache/srcjax``;
+``SRCJAX_CACHE=0`` turns it off; ``SRCJAX_CACHE_MAX_BYTES`` caps its size (default 1 GiB; the
+least recently used entries go first). The cache holds machine code that srcjax runs, so the
+directory is created private (0700), an entry is read only when the file and its directory belong
+to the user and nobody else can write them, every entry carries a SHA-256 of its contents, and
+nothing is unpickled: an entry is a magic string, the checksum and XLA's serialized executable. A
+corrupt, truncated, foreign or unreadable entry is ignored and rewritten; writes are atomic
+(a temporary file renamed into place), so concurrent processes are safe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import stat
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["STATS", "CacheInfo", "cache_dir", "clear", "info", "load", "program_key", "store"]
+
+_MAGIC = b"SRCJAX-XLA-1\n"
+_SUFFIX = ".xla"
+_DEFAULT_MAX = 1 << 30
+_LOCK = threading.Lock()
+_CPU: str | None = None
+STATS = {"hits": 0, "misses": 0, "stores": 0}  # this process's lookups (tests and --cache-info read them)
+
+
+def cache_dir() -> Path | None:
+    """The cache's directory (not created here), or None when ``SRCJAX_CACHE=0``."""
+    if os.environ.get("SRCJAX_CACHE", "1").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    explicit = os.environ.get("SRCJAX_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "srcjax"
+
+
+def _max_bytes() -> int:
+    try:
+        return max(0, int(os.environ.get("SRCJAX_CACHE_MAX_BYTES", _DEFAULT_MAX)))
+    except ValueError:
+        return _DEFAULT_MAX
+
+
+def _cpu_features() -> str:
+    """The host CPU's model and feature flags (machine code compiled for one CPU may not run on another)."""
+    global _CPU
+    if _CPU is None:
+        found = ""
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    if line.startswith(("flags", "Features", "model name", "CPU implementer", "CPU part")):
+                        found += line.strip() + "\n"
+                    if not line.strip() and found:
+                        break  # the first processor's entry is enough
+        except OSError:
+            pass
+        _CPU = f"{platform.machine()}\n{platform.processor()}\n{found}"
+    return _CPU
+
+
+def program_key(text: str, backend: Any, options: Any) -> str:
+    """The cache key of compiling ``text`` with ``options`` for ``backend`` (hex SHA-256)."""
+    import jaxlib
+
+    from .. import __version__
+
+    h = hashlib.sha256()
+    for part in ("srcjax", __version__, "jaxlib", jaxlib.__version__, backend.platform,
+                 str(getattr(backend.client, "platform_version", "")),
+                 str(getattr(backend.device, "device_kind", "")), str(len(backend.device_list)), _cpu_features()):
+        h.update(part.encode())
+        h.update(b"\0")
+    h.update(options.SerializeAsString())
+    h.update(b"\0")
+    h.update(text.encode())
+    return h.hexdigest()
+
+
+def _private_dir(d: Path, create: bool) -> bool:
+    """Whether ``d`` is a directory only its owner (this user) can write; made 0700 when ``create``."""
+    try:
+        if create:
+            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = d.stat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+def load(key: str) -> bytes | None:
+    """The serialized executable stored under ``key``, or None (absent, unsafe or corrupt: then removed)."""
+    d = cache_dir()
+    if d is None:
+        return None
+    if not _private_dir(d, create=False):  # absent yet, or others may write it
+        STATS["misses"] += 1
+        return None
+    path = d / (key + _SUFFIX)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        STATS["misses"] += 1
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+            STATS["misses"] += 1
+            return None  # not ours, or others may write it: never run it (and never delete it)
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            data = f.read()
+    except OSError:
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    head = len(_MAGIC) + 32
+    if len(data) < head or not data.startswith(_MAGIC) or \
+            hashlib.sha256(data[head:]).digest() != data[len(_MAGIC):head]:
+        _remove(path)
+        STATS["misses"] += 1
+        return None
+    try:
+        os.utime(path)  # recently used (eviction removes the least recently used first)
+    except OSError:
+        pass
+    STATS["hits"] += 1
+    return data[head:]
+
+
+def store(key: str, blob: bytes) -> None:
+    """Store ``blob`` under ``key`` atomically; then keep the cache under its size cap. Never raises."""
+    d = cache_dir()
+    if d is None or not blob or not _private_dir(d, create=True):
+        return
+    data = _MAGIC + hashlib.sha256(blob).digest() + blob
+    try:
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=_SUFFIX)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, d / (key + _SUFFIX))
+            STATS["stores"] += 1
+        except BaseException:
+            _remove(Path(tmp))
+            raise
+    except OSError:
+        return
+    _evict(d, _max_bytes())
+
+
+def _entries(d: Path) -> list[tuple[float, int, Path]]:
+    out = []
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return []
+    for name in names:
+        if not name.endswith(_SUFFIX) or name.startswith("."):
+            continue
+        p = d / name
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        out.append((st.st_mtime, st.st_size, p))
+    return out
+
+
+def _evict(d: Path, cap: int) -> None:
+    with _LOCK:
+        entries = _entries(d)
+        total = sum(size for _, size, _ in entries)
+        if total <= cap:
+            return
+        for _, size, p in sorted(entries):  # oldest use first
+            _remove(p)
+            total -= size
+            if total <= cap * 0.9:
+                break
+
+
+def _remove(p: Path) -> None:
+    try:
+        p.unlink()
+    except OSError:
+        pass
+
+
+@dataclass
+class CacheInfo:
+    directory: Path | None
+    entries: int
+    bytes: int
+    max_bytes: int
+
+
+def info() -> CacheInfo:
+    d = cache_dir()
+    entries = _entries(d) if d is not None else []
+    return CacheInfo(d, len(entries), sum(size for _, size, _ in entries), _max_bytes())
+
+
+def clear() -> int:
+    """Remove every entry; the number removed."""
+    d = cache_dir()
+    if d is None:
+        return 0
+    n = 0
+    for _, _, p in _entries(d):
+        _remove(p)
+        n += 1
+    return n

@@ -1,0 +1,152 @@
+"""The persistent compilation cache (issue #18): a new process loads what an earlier one compiled;
+an edit to the function, to a helper in another module or to a module constant is a new program;
+corrupt, foreign or unsafe entries are never run; the size cap evicts the least recently used."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import srcjax
+from srcjax.runtime import disk_cache
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HELPER = "SCALE = {scale}\n\ndef inner(x):\n    return x * {factor}\n"
+MAIN = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import srcjax
+    from srcjax.runtime import disk_cache
+    import helper
+
+    OFFSET = {offset}
+
+    def f(x):
+        return np.sum(helper.inner(x) * helper.SCALE) + OFFSET
+
+    print(float(srcjax.compile(f)(np.arange(3.0))), float(srcjax.grad(f)(np.arange(3.0))[1]),
+          disk_cache.STATS["hits"], disk_cache.STATS["misses"])
+""")
+
+
+def _write(d: Path, scale=2.0, factor=3.0, offset=1.0) -> None:
+    (d / "helper.py").write_text(HELPER.format(scale=scale, factor=factor))
+    (d / "main.py").write_text(MAIN.format(offset=offset))
+
+
+def _run(d: Path, cache: Path, **env: str) -> tuple[float, float, int, int]:
+    e = {**os.environ, "SRCJAX_CACHE_DIR": str(cache), "PYTHONPATH": os.pathsep.join([str(ROOT), str(d)]), **env}
+    e.pop("SRCJAX_CACHE", None) if "SRCJAX_CACHE" not in env else None
+    r = subprocess.run([sys.executable, str(d / "main.py")], capture_output=True, text=True, timeout=300, env=e)
+    assert r.returncode == 0, r.stderr
+    value, grad, hits, misses = r.stdout.split()
+    return float(value), float(grad), int(hits), int(misses)
+
+
+def test_a_new_process_loads_what_an_earlier_one_compiled_and_edits_are_new_programs(tmp_path):
+    code, cache = tmp_path / "code", tmp_path / "cache"
+    code.mkdir()
+    _write(code)
+    assert _run(code, cache) == (2 * 3 * 3 + 1, 6.0, 0, 2)  # sum(3x)*2 + 1 at x = 0, 1, 2
+    assert oct(cache.stat().st_mode & 0o777) == "0o700"
+    assert _run(code, cache) == (19.0, 6.0, 2, 0)  # both programs from the cache
+    for change, want in ((dict(factor=5.0), (31.0, 10.0)), (dict(scale=4.0), (37.0, 12.0)),
+                         (dict(offset=7.0), (25.0, 6.0))):  # a helper in another module; its constant; ours
+        _write(code, **change)
+        value, grad, hits, misses = _run(code, cache)
+        assert (value, grad) == want and misses >= 1
+    _write(code)
+    assert _run(code, cache)[2:] == (2, 0)
+    assert _run(code, tmp_path / "off", SRCJAX_CACHE="0")[:2] == (19.0, 6.0)
+    assert not (tmp_path / "off").exists()
+
+
+def affine(x):
+    return x * 2.0 + 1.0
+
+
+def _entry(cache: Path) -> Path:
+    (entry,) = [p for p in cache.iterdir() if p.suffix == ".xla"]
+    return entry
+
+
+def _fresh_compile(x):
+    # a new Compiled each time: its in-memory cache is empty, so the disk cache is asked
+    return np.asarray(srcjax.compile(affine)(x))
+
+
+def test_corrupt_truncated_and_unsafe_entries_are_never_run(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(_fresh_compile(x), 2 * x + 1)
+    entry = _entry(cache)
+    good = entry.read_bytes()
+    for bad in (good[:-7], good[:10], good[:-1] + bytes([good[-1] ^ 1]), b"not an entry"):
+        entry.write_bytes(bad)
+        before = dict(disk_cache.STATS)
+        np.testing.assert_array_equal(_fresh_compile(x), 2 * x + 1)
+        assert disk_cache.STATS["hits"] == before["hits"]
+        rewritten = _entry(cache).read_bytes()
+        assert rewritten != bad and rewritten.startswith(b"SRCJAX-XLA-1\n")  # rewritten
+    entry.chmod(0o666)  # others may write it: not ours to run
+    before = dict(disk_cache.STATS)
+    np.testing.assert_array_equal(_fresh_compile(x), 2 * x + 1)
+    assert disk_cache.STATS["hits"] == before["hits"]
+    assert oct(_entry(cache).stat().st_mode & 0o777) == "0o600"  # replaced by a private one
+    before = dict(disk_cache.STATS)
+    np.testing.assert_array_equal(_fresh_compile(x), 2 * x + 1)
+    assert disk_cache.STATS["hits"] == before["hits"] + 1
+
+
+def test_a_directory_others_can_write_is_not_used(tmp_path, monkeypatch):
+    cache = tmp_path / "shared"
+    cache.mkdir(mode=0o777)
+    cache.chmod(0o777)
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(_fresh_compile(x), 2 * x + 1)
+    assert not list(cache.iterdir())
+
+
+def test_the_size_cap_evicts_the_least_recently_used(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))
+    for n in (1, 2, 3):
+        _fresh_compile(np.zeros(n))
+    sizes = sorted(p.stat().st_size for p in cache.iterdir())
+    assert len(sizes) == 3
+    monkeypatch.setenv("SRCJAX_CACHE_MAX_BYTES", str(sum(sizes) - 1))
+    oldest = min(cache.iterdir(), key=lambda p: p.stat().st_mtime)
+    _fresh_compile(np.zeros(4))
+    left = list(cache.iterdir())
+    assert oldest not in left and sum(p.stat().st_size for p in left) <= sum(sizes) - 1
+
+
+def test_cli_cache_info_and_clear(tmp_path):
+    cache = tmp_path / "cache"
+    env = {**os.environ, "SRCJAX_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
+    cache.mkdir(mode=0o700, exist_ok=True)
+    (cache / ("0" * 64 + ".xla")).write_bytes(b"x" * 100)
+    r = subprocess.run([sys.executable, "-m", "srcjax", "--cache-info"], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert str(cache) in r.stdout and "1 entr" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "srcjax", "--cache-clear"], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "removed 1" in r.stdout
+    assert not list(cache.glob("*.xla"))
+
+
+@pytest.mark.parametrize("value", ["0", "off"])
+def test_cache_off(value, monkeypatch):
+    monkeypatch.setenv("SRCJAX_CACHE", value)
+    assert disk_cache.cache_dir() is None
