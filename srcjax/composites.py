@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 __all__ = ["IMPLEMENTS", "accumulate_add", "accumulate_max", "accumulate_min", "accumulate_multiply", "allclose",
-           "convolve", "corrcoef", "correlate", "cov", "gradient", "histogram", "interp", "isclose", "nan_to_num",
-           "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar",
-           "polyval", "select", "sliding_window_view", "trapezoid"]
+           "block", "convolve", "corrcoef", "correlate", "cov", "empty_like", "gradient", "histogram", "interp",
+           "isclose", "isin", "nan_to_num", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod",
+           "nanstd", "nansum", "nanvar", "piecewise", "polyfit", "polyval", "select", "sliding_window_view",
+           "trapezoid"]
 
 IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
 
@@ -365,3 +366,100 @@ def sliding_window_view(x: Any, window_shape: Any, axis: Any = None, subok: bool
             rows.append(np.moveaxis(front[i:i + count], 0, ax))
         out = np.stack(rows, axis=-1)
     return out
+
+
+# -- more of NumPy in NumPy terms --------------------------------------------------------------
+
+@_implements(np.empty_like)
+def empty_like(prototype: Any, dtype: Any = None, order: Any = "K", subok: bool = True, shape: Any = None,
+               device: Any = None) -> Any:
+    """NumPy leaves the values unset; here they are zeros (one of the values NumPy may give)."""
+    if shape is None:
+        return np.zeros_like(prototype, dtype=dtype)
+    return np.zeros(shape, dtype=np.result_type(prototype) if dtype is None else dtype)
+
+
+@_implements(np.piecewise)
+def piecewise(x: Any, condlist: Any, funclist: Any) -> Any:
+    """``funclist[k]`` where ``condlist[k]`` holds (the last function or value where none does, when
+    there is one more): every function is evaluated on all of ``x`` and the results are selected,
+    so a function that is NaN where its condition is false gives NaN gradients there (as in JAX).
+    (NumPy's extra arguments for the functions are not supported: use lambdas.)"""
+    if np.ndim(condlist) == np.ndim(x) and not isinstance(condlist, (list, tuple)):
+        condlist = [condlist]
+    n = len(condlist)
+    out = np.zeros_like(x)
+    if len(funclist) == n + 1:
+        last = funclist[n]
+        out = out + (last if isinstance(last, (int, float, bool)) else last(x))
+    for k in range(n - 1, -1, -1):  # the first condition that holds wins, as NumPy's assignments in order
+        f = funclist[k]
+        out = np.where(condlist[k], f if isinstance(f, (int, float, bool)) else f(x), out)
+    return out
+
+
+@_implements(np.isin)
+def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False,
+         kind: Any = None) -> Any:
+    """Whether each element equals one of ``test_elements`` (compared all against all)."""
+    found = np.any(np.expand_dims(element, -1) == np.ravel(np.asarray(test_elements)), axis=-1)
+    return np.logical_not(found) if invert else found
+
+
+@_implements(np.polyfit)
+def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: Any = None,
+            cov: bool = False) -> Any:
+    """Least-squares polynomial coefficients, highest power first (``np.linalg.lstsq`` of the
+    Vandermonde matrix); ``full=`` and ``cov=`` are not supported."""
+    assert not full and not cov, "np.polyfit(full=True) / (cov=True) is not supported: use the coefficients"
+    xf = _float_of(x)
+    vander = np.expand_dims(xf, -1) ** np.arange(deg, -1, -1)
+    rhs = _float_of(y)
+    if w is not None:
+        vander = vander * np.expand_dims(w, -1)
+        rhs = rhs * (w if np.ndim(rhs) == 1 else np.expand_dims(w, -1))
+    return np.linalg.lstsq(vander, rhs, rcond=rcond)[0]
+
+
+def _block_shape(arrays: Any) -> tuple[int, int]:
+    """(nesting depth, the most dimensions of an array in it) of ``np.block``'s argument (static)."""
+    nested = [isinstance(arrays, list), isinstance(arrays, list) and isinstance(arrays[0], list),
+              isinstance(arrays, list) and isinstance(arrays[0], list) and isinstance(arrays[0][0], list)]
+    depth = nested.count(True)
+    shapes = np.shape(arrays) if depth == 0 else [np.shape(a) for a in arrays] if depth == 1 else \
+        [np.shape(b) for a in arrays for b in a] if depth == 2 else [np.shape(c) for a in arrays for b in a for c in b]
+    most = max([len(s) for s in ([shapes] if depth == 0 else shapes)])
+    return depth, max(most, depth)
+
+
+def _leading_ones(a: Any, ndim: int) -> Any:
+    return np.reshape(a, (1,) * (ndim - np.ndim(a)) + np.shape(a))
+
+
+def _joined(items: Any, ndim: int, axis: int) -> Any:
+    parts = []
+    for a in items:
+        parts.append(_leading_ones(a, ndim))
+    return np.concatenate(parts, axis=axis)
+
+
+@_implements(np.block)
+def block(arrays: Any) -> Any:
+    """Nested lists (up to three deep) of arrays joined NumPy's way: the innermost lists along the last
+    axis, the next along the one before, ...; arrays of fewer dimensions get leading ones."""
+    depth, ndim = _block_shape(arrays)
+    assert depth <= 3, "np.block of lists nested more than three deep is not supported"
+    if depth == 0:
+        return np.asarray(arrays)
+    if depth == 1:
+        return _joined(arrays, ndim, ndim - 1)
+    rows = []
+    for row in arrays:
+        if depth == 2:
+            rows.append(_joined(row, ndim, ndim - 1))
+        else:
+            planes = []
+            for r in row:
+                planes.append(_joined(r, ndim, ndim - 1))
+            rows.append(np.concatenate(planes, axis=ndim - 2))
+    return np.concatenate(rows, axis=ndim - depth)

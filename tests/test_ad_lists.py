@@ -415,3 +415,31 @@ def test_a_loop_over_a_helpers_tuple_carries_derivatives(fn):
     _, t = srcjax.jvp(fn, (a, b), (np.ones_like(a), np.ones_like(b)))
     _, jt = jax.jvp(j_weighted_parts, (a, b), (np.ones_like(a), np.ones_like(b)))
     np.testing.assert_allclose(np.asarray(t), np.asarray(jt), rtol=1e-10)
+
+
+# -- nested container literals passed to a helper (regression: their cotangents were dropped) -------
+
+def _pair_helper(arrs, d):
+    return arrs[0][0] * arrs[0][1] + d["k"] * arrs[1] + d["t"][0]
+
+
+def nested_literals(x, y):
+    return np.sum(_pair_helper([[x, y], x * 2.0], {"k": y, "t": (np.sin(x),)}))
+
+
+def test_nested_literal_arguments_get_their_cotangents():
+    x, y = np.array([1.0, -2.0, 0.5]), np.array([0.3, 1.5, -1.0])
+
+    def jhelper(arrs, d):
+        return arrs[0][0] * arrs[0][1] + d["k"] * arrs[1] + d["t"][0]
+
+    def jf(x, y):
+        return jnp.sum(jhelper([[x, y], x * 2.0], {"k": y, "t": (jnp.sin(x),)}))
+
+    got = srcjax.grad(nested_literals, argnums=(0, 1))(x, y)
+    want = jax.grad(jf, argnums=(0, 1))(x, y)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12)
+    t = (np.ones(3), np.arange(3.0))
+    np.testing.assert_allclose(float(srcjax.jvp(nested_literals, (x, y), t)[1]), float(jax.jvp(jf, (x, y), t)[1]),
+                               rtol=1e-12)

@@ -313,3 +313,63 @@ def test_data_sized_functions_are_refused_at_the_line_with_an_alternative():
     msg = str(e.value)
     assert "test_composites.py:" in msg.splitlines()[0] and "size depends on the data" in msg
     assert "np.arange(n)" in msg  # the hint names what to write instead
+
+
+# -- piecewise, polyfit, block, isin, empty_like ------------------------------------------------------
+
+def pieces(x):
+    return (np.piecewise(x, [x < 0, x >= 0], [lambda v: -v, lambda v: v ** 2]),
+            np.piecewise(x, [x < -0.5, x > 0.5], [lambda v: v * 3.0, 2.0, lambda v: np.sin(v)]),
+            np.piecewise(x, x > 0, [1.5, 0.0]))
+
+
+def fits(x, y, w):
+    return np.polyfit(x, y, 2), np.polyfit(x, y, 1, w=w), np.polyfit(x, np.stack([y, 2 * y], axis=1), 3)
+
+
+def blocks(a, b, v):
+    return (np.block([[a, b], [b.T, a]]), np.block([v, v]), np.block([[v], [v]]), np.block([a, a]),
+            np.block([[[a]], [[a]]]))
+
+
+def membership(i):
+    return np.isin(i, [1, 3, 7]), np.isin(i, np.array([2, 3]), invert=True)
+
+
+def scratch(x):
+    out = np.empty_like(x)
+    out[0] = x[0]
+    for t in range(1, x.shape[0]):
+        out[t] = 0.5 * x[t] + 0.5 * out[t - 1]
+    return out, np.empty_like(x, dtype=np.int32).dtype == np.int32
+
+
+def test_piecewise_polyfit_block_isin_empty_like():
+    x = rng.normal(size=7)
+    both(pieces, x)
+    xs = np.linspace(-1.0, 1.0, 9)
+    both(fits, xs, rng.normal(size=9), rng.uniform(0.5, 1.5, size=9), rtol=1e-8)
+    a, b = rng.normal(size=(2, 2)), rng.normal(size=(2, 2))
+    both(blocks, a, b, rng.normal(size=3))
+    both(membership, np.array([[0, 1, 2], [3, 7, 8]]))
+    out, ok = srcjax.compile(scratch)(x)
+    agree(out, scratch(x)[0])
+    assert bool(ok)
+
+
+def loss_pieces(x, y):
+    return np.sum(np.piecewise(x, [x < 0, x >= 0], [lambda v: -v, lambda v: v ** 2])) + \
+        np.sum(np.piecewise(x, [x < -0.5, x > 0.5], [np.sin, lambda t: t * 3.0, 2.0])) + \
+        np.sum(np.polyfit(x, y, 2) ** 2) + np.sum(np.block([[x[:2], y[:2]]]) ** 3)
+
+
+def j_loss_pieces(x, y):
+    return jnp.sum(jnp.piecewise(x, [x < 0, x >= 0], [lambda v: -v, lambda v: v ** 2])) + \
+        jnp.sum(jnp.piecewise(x, [x < -0.5, x > 0.5], [jnp.sin, lambda t: t * 3.0, 2.0])) + \
+        jnp.sum(jnp.polyfit(x, y, 2) ** 2) + jnp.sum(jnp.block([[x[:2], y[:2]]]) ** 3)
+
+
+def test_piecewise_polyfit_block_gradients_against_jax():
+    x, y = rng.normal(size=6), rng.normal(size=6)
+    agree(srcjax.grad(loss_pieces, argnums=(0, 1))(x, y),
+          tuple(np.asarray(g) for g in jax.grad(j_loss_pieces, argnums=(0, 1))(x, y)), rtol=1e-7, atol=1e-9)

@@ -40,7 +40,7 @@ from . import aliasing, jax_spellings, numpy_calls
 from .names import Visitor, children, renamed, target_names
 from .names import walk as walk_nodes
 from .read import FunctionSource, is_generated, read_function
-from .resolve import Resolver, is_user_function, local_names, unwrap
+from .resolve import Resolver, composite, is_user_function, local_names, unwrap
 from .syntax import attr_chain, dict_comprehensions, dotted
 
 # -- tables -------------------------------------------------------------------------
@@ -374,6 +374,8 @@ class Normalizer(Resolver):
             args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
             return node.with_changes(func=name, args=args), call_hint(name)
         ok, fv = self.static_value(func)
+        if ok and fv is composite(np.piecewise) and (rewritten := numpy_calls.piecewise(self, node)) is not None:
+            return self.flat(rewritten)  # np.select of the functions applied (derivatives through lambdas)
         if ok and fv is builtins.print:  # the values an f-string formats become atoms (then batched, ...)
             node = node.with_changes(args=[a.with_changes(value=jax_spellings.formatted_atoms(self, a.value))
                                            for a in node.args])

@@ -15,7 +15,7 @@ from .syntax import dotted
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
-__all__ = ["WHERE_FILL", "reduction_where", "ufunc_at"]
+__all__ = ["WHERE_FILL", "piecewise", "reduction_where", "ufunc_at"]
 
 # the value a reduction's `where=False` elements take (None: NumPy requires initial=)
 WHERE_FILL: dict[str, cst.BaseExpression | None] = {
@@ -74,3 +74,77 @@ def ufunc_at(norm: Normalizer, call: cst.Call) -> bool:
         cst.Arg(args[0]), cst.Arg(key), cst.Arg(value)]), call)
     norm.updated.add(args[0].value)
     return True
+
+
+class _Substitute(cst.CSTTransformer):
+    def __init__(self, name: str, value: cst.BaseExpression) -> None:
+        self.name, self.value = name, value
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)  # (an attribute's name is not the parameter)
+        return False
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        return updated.with_changes(value=original.value.visit(self))
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        return self.value if original.value == self.name else updated
+
+
+def _applied(f: cst.BaseExpression, x: cst.Name) -> cst.BaseExpression | None:
+    """``f`` applied to ``x`` as an expression: a one-parameter lambda's body with ``x`` for its
+    parameter, ``name(x)`` for a named function; a number as itself; None otherwise."""
+    if isinstance(f, (cst.Integer, cst.Float)) or (isinstance(f, cst.UnaryOperation) and
+                                                   isinstance(f.expression, (cst.Integer, cst.Float))):
+        return f
+    if isinstance(f, cst.Lambda):
+        ps = f.params
+        if len(ps.params) != 1 or ps.star_arg is not cst.MaybeSentinel.DEFAULT and ps.star_arg is not None or \
+                ps.kwonly_params or ps.star_kwarg is not None or ps.posonly_params:
+            return None
+        if any(isinstance(n, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp))
+               for n in _walk(f.body)):
+            return None
+        body = f.body.visit(_Substitute(ps.params[0].name.value, x))
+        assert isinstance(body, cst.BaseExpression)
+        return body.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    if isinstance(f, (cst.Name, cst.Attribute)):
+        return cst.Call(func=f, args=[cst.Arg(x)])
+    return None
+
+
+def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out = [node]
+    for c in node.children:
+        out += _walk(c)
+    return out
+
+
+def piecewise(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
+    """``np.piecewise(x, [c0, c1], [f0, f1(, otherwise)])`` with literal lists as ``np.select`` of each
+    function applied to ``x`` (a lambda's body written out), cast to ``x``'s dtype as NumPy's result
+    is, so derivatives go through the functions like any expression; None: another form (the
+    composite handles it, without derivatives through lambdas)."""
+    if len(call.args) != 3 or any(a.keyword is not None or a.star for a in call.args):
+        return None
+    xs, conds, funcs = (a.value for a in call.args)
+    if not isinstance(conds, (cst.List, cst.Tuple)) or not isinstance(funcs, (cst.List, cst.Tuple)):
+        return None
+    n = len(conds.elements)
+    if len(funcs.elements) not in (n, n + 1) or n == 0:
+        return None
+    x = norm.atom(xs)
+    if not isinstance(x, cst.Name):
+        name = cst.Name(norm.fresh("piecewise_x"))
+        norm.assign(name, x, xs)
+        x = name
+    applied = [_applied(e.value, x) for e in funcs.elements]
+    if any(a is None for a in applied):
+        return None
+    default: cst.BaseExpression = applied[n] if len(applied) == n + 1 else cst.Integer("0")  # type: ignore[assignment]
+    select = cst.Call(func=dotted("np.select"), args=[
+        cst.Arg(cst.List([cst.Element(e.value) for e in conds.elements])),
+        cst.Arg(cst.List([cst.Element(a) for a in applied[:n]])),  # type: ignore[arg-type]
+        cst.Arg(default, keyword=cst.Name("default"))])
+    return cst.Call(func=cst.Attribute(value=select, attr=cst.Name("astype")),
+                    args=[cst.Arg(cst.Attribute(value=x, attr=cst.Name("dtype")))])

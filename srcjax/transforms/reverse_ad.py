@@ -669,14 +669,24 @@ class VJP:
         tmp = self.names.fresh(f"{op.callee}_bars")
         lines.append(f"{pad}{tmp} = {bwd}({g}, {self.tape})")
         for k, p in enumerate(nonzero):
-            node = cst.parse_expression(bound[p])
-            if isinstance(node, (cst.Tuple, cst.List)):  # a literal tuple argument: its elements
-                for j, e in enumerate(node.elements):
-                    n = code(e.value)
-                    if n.isidentifier() and n in self.act.active:
-                        self.accumulate(n, f"{tmp}[{k}][{j}]", lines, pad, defined)
-            elif bound[p] in self.act.active:
-                self.accumulate(bound[p], f"{tmp}[{k}]", lines, pad, defined)
+            self.argument_parts(cst.parse_expression(bound[p]), f"{tmp}[{k}]", lines, pad, defined)
+
+    def argument_parts(self, node: cst.BaseExpression, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
+        """A helper's argument gets its cotangent ``g``: a name all of it, a (nested) tuple, list or
+        dict literal each element its part (``h([[x, y]])``: ``x`` gets ``g[0][0]``)."""
+        if isinstance(node, cst.Name):
+            if node.value in self.act.active:
+                self.accumulate(node.value, g, lines, pad, defined)
+        elif isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement)
+                                                                 for e in node.elements):
+            for j, e in enumerate(node.elements):
+                self.argument_parts(e.value, f"{g}[{j}]", lines, pad, defined)
+        elif isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
+            for de in node.elements:
+                self.argument_parts(de.value, f"{g}[{code(de.key)}]", lines, pad, defined)  # type: ignore[attr-defined]
+        elif any(v in self.act.active for v in names_in(node)):  # never drop a cotangent silently
+            raise DifferentiationError(f"cannot differentiate a call with the argument `{code(node)}` yet",
+                                       hint="assign the argument to a variable and pass that")
 
     # -- assembling ---------------------------------------------------------------------------
     def sweeps(self, seed: str | None) -> tuple[list[str], list[str], str, set[str]]:
