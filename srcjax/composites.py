@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["IMPLEMENTS", "accumulate_add", "accumulate_max", "accumulate_min", "accumulate_multiply", "allclose",
-           "block", "convolve", "corrcoef", "correlate", "cov", "empty_like", "gradient", "histogram", "interp",
-           "isclose", "isin", "nan_to_num", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod",
-           "nanstd", "nansum", "nanvar", "piecewise", "polyfit", "polyval", "select", "sliding_window_view",
-           "trapezoid"]
+__all__ = ["IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add", "accumulate_max", "accumulate_min",
+           "accumulate_multiply", "allclose", "block", "convolve", "corrcoef", "correlate", "cov", "empty_like",
+           "gradient", "histogram", "interp", "isclose", "isin", "nan_to_num", "nanargmax", "nanargmin", "nanmax",
+           "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar", "piecewise", "polyfit", "polyval",
+           "select", "selection_all", "selection_any", "selection_fill", "selection_max", "selection_mean",
+           "selection_min", "selection_prod", "selection_sum", "sliding_window_view", "trapezoid"]
 
 IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
 
@@ -463,3 +464,57 @@ def block(arrays: Any) -> Any:
                 planes.append(_joined(r, ndim, ndim - 1))
             rows.append(np.concatenate(planes, axis=ndim - 2))
     return np.concatenate(rows, axis=ndim - depth)
+
+
+# -- reductions of a boolean selection (x[x > 0].sum(): the normalizer writes these) ---------------
+
+def _aligned(mask: Any, x: Any) -> Any:
+    """A boolean index of ``x``'s leading axes, as a mask broadcasting against ``x``."""
+    return np.reshape(mask, np.shape(mask) + (1,) * (np.ndim(x) - np.ndim(mask)))
+
+
+def selection_fill(x: Any, mask: Any) -> Any:
+    """``x`` with every element ``mask`` leaves out replaced by the first one it selects: arithmetic on
+    ``x[mask]`` written on the whole ``x`` stays in the domain of the selected values, so no NaN or
+    infinity from an unselected element (``np.log(x[x > 0])`` at ``x = 0``) reaches a derivative."""
+    m = np.reshape(mask, (-1,)) if np.ndim(mask) > 0 else np.reshape(mask, (1,))
+    rows = np.reshape(x, (np.shape(m)[0],) + np.shape(x)[np.ndim(mask):])
+    first = rows[np.argmax(m)]
+    return np.where(_aligned(mask, x), x, first)
+
+
+def selection_sum(x: Any, mask: Any) -> Any:
+    """``np.sum(x[mask])`` for a boolean ``mask``, without the data-sized selection."""
+    return np.sum(np.where(_aligned(mask, x), x, 0))
+
+
+def selection_prod(x: Any, mask: Any) -> Any:
+    return np.prod(np.where(_aligned(mask, x), x, 1))
+
+
+def selection_mean(x: Any, mask: Any) -> Any:
+    m = np.logical_and(_aligned(mask, x), np.ones_like(x, dtype=bool))
+    return np.sum(np.where(m, x, 0)) / np.sum(m)
+
+
+def selection_any(x: Any, mask: Any) -> Any:
+    return np.any(np.logical_and(_aligned(mask, x), x))
+
+
+def selection_all(x: Any, mask: Any) -> Any:
+    return np.all(np.logical_or(np.logical_not(_aligned(mask, x)), x))
+
+
+def selection_max(x: Any, mask: Any) -> Any:
+    """(An empty selection gives the dtype's lowest value, where NumPy raises.)"""
+    lowest = -np.inf if np.issubdtype(np.result_type(x), np.floating) else np.iinfo(np.result_type(x)).min
+    return np.max(np.where(_aligned(mask, x), x, lowest))
+
+
+def selection_min(x: Any, mask: Any) -> Any:
+    highest = np.inf if np.issubdtype(np.result_type(x), np.floating) else np.iinfo(np.result_type(x)).max
+    return np.min(np.where(_aligned(mask, x), x, highest))
+
+
+SELECTION_REDUCTIONS = {"sum": selection_sum, "prod": selection_prod, "mean": selection_mean, "any": selection_any,
+                        "all": selection_all, "max": selection_max, "min": selection_min}

@@ -373,3 +373,35 @@ def test_piecewise_polyfit_block_gradients_against_jax():
     x, y = rng.normal(size=6), rng.normal(size=6)
     agree(srcjax.grad(loss_pieces, argnums=(0, 1))(x, y),
           tuple(np.asarray(g) for g in jax.grad(j_loss_pieces, argnums=(0, 1))(x, y)), rtol=1e-7, atol=1e-9)
+
+
+# -- reductions of boolean selections: x[x > 0].sum() -----------------------------------------------
+
+def selections(x, y, X):
+    keep = y > 0
+    return (x[x > 0].sum(), np.mean(x[keep]), x[np.isfinite(x) & (x < 1)].max(), np.sum(x[~keep]),
+            x[y > 0.5].any(), np.prod(x[keep]), x[keep].min(), np.all(x[x > -5] < 9), X[keep].sum(),
+            np.mean((x[keep] - 1.0) ** 2), np.sum(np.log(np.abs(x[x != 0])) * 2.0), X[X > 0].mean())
+
+
+def test_selection_reductions_match_numpy():
+    x = np.array([1.0, -2.0, 0.5, 3.0, 0.0])
+    y = np.array([0.1, -1.0, 2.0, 0.7, -0.3])
+    both(selections, x, y, rng.normal(size=(5, 3)))
+    text = srcjax.source(srcjax.compile(selections))
+    assert "selection_sum(x, gt)" in text and "[" not in text.split("def selections")[1].split("return")[0].replace(
+        "keep]", "").replace("ravel", "")  # no data-sized selection is made
+
+
+def log_selected(x):
+    return np.sum(np.log(x[x > 0])) + np.mean(x[x > 0] ** 3)
+
+
+def test_selection_reduction_gradients_are_finite_and_right():
+    x = np.array([0.0, 2.0, -1.0, 3.0, 0.5])
+    g = np.asarray(srcjax.grad(log_selected)(x))
+    sel = x > 0
+    want = np.where(sel, 1.0 / np.where(sel, x, 1.0) + 3.0 * x ** 2 / sel.sum(), 0.0)
+    np.testing.assert_allclose(g, want, rtol=1e-12)
+    xs = rng.uniform(-1.0, 2.0, size=(4, 5))
+    agree(srcjax.vmap(log_selected)(xs), np.array([log_selected(r) for r in xs]))

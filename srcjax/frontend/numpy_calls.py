@@ -3,6 +3,7 @@ replaced by the reduction's identity) and ``np.add.at`` (a functional scatter-ad
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -15,7 +16,7 @@ from .syntax import dotted
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
-__all__ = ["WHERE_FILL", "piecewise", "reduction_where", "ufunc_at"]
+__all__ = ["WHERE_FILL", "piecewise", "reduction_where", "selection_reduction", "ufunc_at"]
 
 # the value a reduction's `where=False` elements take (None: NumPy requires initial=)
 WHERE_FILL: dict[str, cst.BaseExpression | None] = {
@@ -148,3 +149,138 @@ def piecewise(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
         cst.Arg(default, keyword=cst.Name("default"))])
     return cst.Call(func=cst.Attribute(value=select, attr=cst.Name("astype")),
                     args=[cst.Arg(cst.Attribute(value=x, attr=cst.Name("dtype")))])
+
+
+_BOOL_CALLS = {"isnan", "isinf", "isfinite", "isneginf", "isposinf", "logical_and", "logical_or", "logical_not",
+               "logical_xor", "isclose", "isin", "signbit", "equal", "not_equal", "less", "less_equal", "greater",
+               "greater_equal"}
+
+
+def _boolean(node: cst.BaseExpression, names: set[str]) -> bool:
+    """Whether ``node`` is written as a boolean array: a comparison, ``~``/``&``/``|``/``^`` of those, a
+    NumPy predicate (``np.isnan(x)``), or a name only ever assigned such an expression."""
+    if isinstance(node, cst.Comparison):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.BitInvert, cst.Not)):
+        return _boolean(node.expression, names)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+        return _boolean(node.left, names) and _boolean(node.right, names)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value in _BOOL_CALLS
+    return isinstance(node, cst.Name) and node.value in names
+
+
+def _boolean_names(norm: Normalizer) -> set[str]:
+    """Local names every assignment of which (in the function as written) is a boolean expression."""
+    found = getattr(norm, "_boolean_names", None)
+    if found is None:
+        seen: dict[str, bool] = {}
+        for n in _walk(norm.src.fdef.body):
+            if isinstance(n, cst.Assign):
+                for t in n.targets:
+                    if isinstance(t.target, cst.Name):
+                        seen[t.target.value] = seen.get(t.target.value, True) and _boolean(n.value, set())
+            elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For)):
+                for part in _walk(n.target):
+                    if isinstance(part, cst.Name):
+                        seen[part.value] = False
+        found = {k for k, v in seen.items() if v}
+        norm._boolean_names = found  # type: ignore[attr-defined]
+    return found
+
+
+_ARITH = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power, cst.FloorDivide, cst.Modulo)
+
+
+def _selected(norm: Normalizer, node: cst.BaseExpression, names: set[str],
+              base: Callable[[cst.BaseExpression], cst.BaseExpression] = lambda x: x
+              ) -> tuple[str, cst.BaseExpression, cst.BaseExpression] | None:
+    """``(mask's code, mask, node with x[mask] written x)`` when ``node`` is elementwise arithmetic
+    (operators, NumPy ufuncs, numbers, names) over boolean selections ``x[mask]`` of one mask; None
+    when it has none, or something else (another mask, an index, a call that is not a ufunc)."""
+    def walk(n: cst.BaseExpression) -> tuple[list[tuple[str, cst.BaseExpression]], cst.BaseExpression] | None:
+        if isinstance(n, cst.Subscript):
+            if len(n.slice) == 1 and isinstance(n.slice[0].slice, cst.Index) and \
+                    _boolean(n.slice[0].slice.value, names):
+                m = n.slice[0].slice.value
+                return [(cst.Module([]).code_for_node(m), m)], base(n.value)
+            return None
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, _ARITH):
+            left, right = walk(n.left), walk(n.right)
+            if left is None or right is None:
+                return None
+            return left[0] + right[0], n.with_changes(left=left[1], right=right[1])
+        if isinstance(n, cst.Comparison) and len(n.comparisons) == 1:
+            left, right = walk(n.left), walk(n.comparisons[0].comparator)
+            if left is None or right is None:
+                return None
+            return left[0] + right[0], n.with_changes(left=left[1], comparisons=[
+                n.comparisons[0].with_changes(comparator=right[1])])
+        if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, (cst.Minus, cst.Plus)):
+            inner = walk(n.expression)
+            return None if inner is None else (inner[0], n.with_changes(expression=inner[1]))
+        if isinstance(n, cst.Call):
+            try:
+                ok, fv = norm.static_value(n.func)
+            except UnknownFunctionError:
+                return None
+            if not ok or not isinstance(fv, np.ufunc) or any(a.keyword is not None or a.star for a in n.args):
+                return None
+            parts = [walk(a.value) for a in n.args]
+            if any(p is None for p in parts):
+                return None
+            return [m for p in parts for m in p[0]], n.with_changes(  # type: ignore[index]
+                args=[a.with_changes(value=p[1]) for a, p in zip(n.args, parts)])  # type: ignore[index]
+        if isinstance(n, (cst.Name, cst.Integer, cst.Float, cst.Attribute)):
+            return [], n
+        return None
+
+    found = walk(node)
+    if found is None or not found[0] or any(code != found[0][0][0] for code, _ in found[0]):
+        return None
+    return found[0][0][0], found[0][0][1], found[1]
+
+
+def selection_reduction(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
+    """``x[mask].sum()`` / ``np.mean((x[mask] - c) ** 2)`` (also prod, any, all, max, min) with ``mask``
+    written as a boolean array and elementwise arithmetic between: the reduction over ``x`` where
+    ``mask`` holds (``srcjax.composites``'s ``selection_sum``...), so no array of a data-dependent size
+    is made. None: not such a call."""
+    from .. import composites  # (library code the normalizer calls into, as it does for np.isclose)
+
+    f = call.func
+    if isinstance(f, cst.Attribute) and f.attr.value in composites.SELECTION_REDUCTIONS and not call.args:
+        arg, kind = f.value, f.attr.value  # x[mask].sum()
+    elif len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star:
+        arg, kind = call.args[0].value, ""  # np.sum(x[mask])
+    else:
+        return None
+    if "[" not in cst.Module([]).code_for_node(arg):
+        return None
+    found = _selected(norm, arg, _boolean_names(norm))
+    if found is None:
+        return None
+    if not kind:
+        try:
+            ok, fv = norm.static_value(f)
+        except UnknownFunctionError:
+            return None
+        kind = next((k for k in composites.SELECTION_REDUCTIONS if ok and fv is getattr(np, k)), "")
+        if not kind:
+            return None
+    _, mask_node, expr = found
+    mask = norm.atom(mask_node)
+    if not isinstance(arg, cst.Subscript):  # arithmetic on the selection: on x with its gaps filled
+        fill = norm.helper_call_name(composites.selection_fill, call)
+
+        def filled_base(x: cst.BaseExpression) -> cst.BaseExpression:
+            name = cst.Name(norm.fresh("selected"))
+            norm.assign(name, cst.Call(func=fill, args=[cst.Arg(norm.atom(x)), cst.Arg(mask)]), call)
+            return name
+
+        filled = _selected(norm, arg, _boolean_names(norm), filled_base)
+        assert filled is not None
+        expr = filled[2]
+    x = norm.atom(expr)
+    name = norm.helper_call_name(composites.SELECTION_REDUCTIONS[kind], call)
+    return cst.Call(func=name, args=[cst.Arg(x), cst.Arg(mask)]), kind
