@@ -346,6 +346,10 @@ UFUNCS: dict[str, tuple[np.ufunc, Emit]] = {
     "bitwise_or": (np.bitwise_or, op("or")),
     "bitwise_xor": (np.bitwise_xor, op("xor")),
     "invert": (np.invert, op("not")),
+    # shifts (NumPy and XLA agree past the bit width: 0, or the sign for a signed right shift)
+    "left_shift": (np.left_shift, op("shift_left")),
+    "right_shift": (np.right_shift, lambda b, xs, out: b.binary(
+        "shift_right_logical" if xs[0].dtype.kind == "u" else "shift_right_arithmetic", xs[0], xs[1])),
 }
 
 for _name, (_uf, _emit) in UFUNCS.items():
@@ -366,7 +370,8 @@ OPERATOR_PRIMS = {
     "Add": "add", "Subtract": "subtract", "Multiply": "multiply", "Divide": "true_divide",
     "FloorDivide": "floor_divide", "Modulo": "remainder", "Power": "power",
     "MatrixMultiply": "matmul", "BitAnd": "bitwise_and", "BitOr": "bitwise_or",
-    "BitXor": "bitwise_xor", "Minus": "negative", "Plus": "positive", "BitInvert": "invert",
+    "BitXor": "bitwise_xor", "LeftShift": "left_shift", "RightShift": "right_shift", "Minus": "negative",
+    "Plus": "positive", "BitInvert": "invert",
     "LessThan": "less", "LessThanEqual": "less_equal", "GreaterThan": "greater",
     "GreaterThanEqual": "greater_equal", "Equal": "equal", "NotEqual": "not_equal",
 }
@@ -593,7 +598,8 @@ defvjp("clip", a="unbroadcast(clip_share(out_bar, a, a_min, a_max, 0), a)",
 # zero derivatives, as in JAX: comparisons, logic, integer results, rounding
 nondiff("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
         "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
-        "invert", "isfinite", "isnan", "isinf", "sign", "floor", "ceil", "rint", "trunc", "floor_divide")
+        "invert", "left_shift", "right_shift", "isfinite", "isnan", "isinf", "sign", "floor", "ceil", "rint", "trunc",
+        "floor_divide")
 set_fields("heaviside", nondiff_args=frozenset({"x1"}))  # a step in x1
 
 # what the simplifier of generated source may assume (registry.SIMPLIFY_KINDS)
