@@ -62,8 +62,8 @@ def main() -> None:
         got, want = np.asarray(compiled(key)), np.asarray(jitted(jkey))
         assert got.dtype == want.dtype and np.array_equal(got.view(np.uint8), want.view(np.uint8)), name
         on_numpy = srcjax.compile(mine, device="numpy")
-        t_np = measure({"numpy": lambda: np.asarray(on_numpy(key))}, max(1, rounds // 3), 2e8)["numpy"]
-        t = measure({"srcjax": lambda: np.asarray(compiled(key)), "jax": lambda: np.asarray(jitted(jkey)),
+        t_np = measure({"numpy": lambda f=on_numpy: np.asarray(f(key))}, max(1, rounds // 3), 2e8)["numpy"]
+        t = measure({"srcjax": lambda f=compiled: np.asarray(f(key)), "jax": lambda f=jitted: np.asarray(f(jkey)),
                      "rng": numpy_draw}, rounds, 2e8)
         print(f"{name:<12} {t['srcjax']:>10.0f} {t['jax']:>10.0f} {t['rng']:>13.0f} {t_np:>16.0f} "
               f"{t['srcjax'] / t['jax']:>7.2f} {t['srcjax'] / t['rng']:>7.2f}")
