@@ -17,12 +17,13 @@ give the same structure, shapes and dtypes for every outcome. A Python scalar
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["bitcast_convert_type", "cond", "fori_loop", "index_update", "scan", "switch", "while_loop"]
+__all__ = ["bitcast_convert_type", "cond", "erf", "fori_loop", "index_update", "scan", "switch", "while_loop"]
 
 
 def _truth(pred: Any, what: str) -> bool:
@@ -119,3 +120,11 @@ def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
     if d.itemsize != x.dtype.itemsize:
         raise TypeError(f"bitcast_convert_type: {x.dtype} and {d} have different widths (srcjax supports equal ones)")
     return x.view(d)
+
+
+def erf(x: Any) -> Any:
+    """JAX's ``lax.erf``, the error function, elementwise: a float array keeps its dtype, anything else
+    gives float64 (here ``math.erf`` per element; compiled, XLA's ``chlo.erf``, as jax)."""
+    a = np.asarray(x)
+    d = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
+    return np.asarray(np.vectorize(math.erf, otypes=[np.float64])(a), dtype=d)

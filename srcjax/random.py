@@ -5,9 +5,10 @@ not a typed key as ``jax.random.key`` does). Every draw is a pure function of it
 the Threefry-2x32 hash written in ordinary uint32 operations (add, shift, or, xor), in JAX's
 ``jax_threefry_partitionable=True`` mode: the same key gives the same bits as ``jax.random`` on every
 device, in the compiled program and in the NumPy run of its generated source. ``key``, ``split``,
-``fold_in``, ``bits``, ``uniform``, ``randint``, ``bernoulli``, ``permutation`` and ``choice`` give
-jax's values bit for bit; ``normal`` (through XLA's inverse error function, written here in NumPy)
-and ``categorical`` do too where XLA's ``log1p`` agrees with NumPy's.
+``fold_in``, ``bits``, ``uniform`` on [0, 1), ``randint``, ``bernoulli``, ``categorical``, ``permutation``
+and ``choice`` give jax's values bit for bit; compiled, ``normal``, ``truncated_normal`` (XLA's inverse
+error function, written here in NumPy) and a ``uniform`` over a range do too, and NumPy (eagerly, or
+running the generated source) is within a few ulp of them (XLA fuses multiply-adds, FMA).
 
 These functions are written in NumPy terms and srcjax transpiles them like the user's own helpers
 (``srcjax.source`` shows them imported from ``srcjax.random``): they run eagerly on NumPy arrays, and
@@ -23,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from .core import TranspileError
-from .lax import bitcast_convert_type
+from .lax import bitcast_convert_type, erf
 
 __all__ = ["PRNGKey", "RandomArgumentError", "bernoulli", "bits", "categorical", "choice", "fold_in", "key",
-           "normal", "permutation", "randint", "split", "threefry2x32", "uniform"]
+           "normal", "permutation", "randint", "split", "threefry2x32", "truncated_normal", "uniform"]
 
 
 class RandomArgumentError(TranspileError, TypeError):
@@ -239,6 +240,22 @@ def normal(key: Any, shape: Any = (), dtype: Any = None) -> Any:
     lo = -(1.0 - 2.0 ** -24) if d == np.float32 else -(1.0 - 2.0 ** -53)  # the float after -1
     u = uniform(key, shape, d, lo, 1.0)
     return 1.4142135623730951 * _erfinv(u)
+
+
+def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None, dtype: Any = None) -> Any:
+    """Standard normal samples conditioned on ``lower < x < upper`` (inverse CDF: ``u`` uniform between
+    ``erf(lower / sqrt 2)`` and ``erf(upper / sqrt 2)``), as ``jax.random.truncated_normal``; kept in
+    ``[lower, upper]`` against rounding (jax: the open interval). ``shape``: default the bounds'."""
+    if np.shape(key) != (2,) or np.result_type(key) != np.uint32:
+        raise RandomArgumentError(_key_message("truncated_normal", np.result_type(key), np.shape(key)))
+    d = _float_dtype(dtype, "truncated_normal")
+    lo = np.asarray(lower).astype(d)
+    hi = np.asarray(upper).astype(d)
+    shape = np.shape(lo + hi) if shape is None else _shape(shape, "truncated_normal")
+    a = erf(lo / 1.4142135623730951)
+    b = erf(hi / 1.4142135623730951)
+    out = 1.4142135623730951 * _erfinv(uniform(key, shape, d, a, b))
+    return np.clip(out, lo, hi)
 
 
 def _gumbel(key: Any, shape: tuple[int, ...], d: Any) -> Any:

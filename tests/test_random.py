@@ -89,9 +89,11 @@ def test_normal_and_ranged_uniform_match_jax(dtype):
     source) uses the same bits and polynomial, but XLA fuses multiply-adds (FMA) and has its own log1p:
     a few ulp (float64's 23-term polynomial: up to 16 eps relative)."""
     def draws(key):
-        return sr.normal(key, (20000,), dtype), sr.uniform(key, (1000,), dtype, -2.0, 3.0)
+        return (sr.normal(key, (20000,), dtype), sr.uniform(key, (1000,), dtype, -2.0, 3.0),
+                sr.truncated_normal(key, -1.0, 2.0, (1000,), dtype))
 
-    want = [np.asarray(jr.normal(JKEY, (20000,), dtype)), np.asarray(jr.uniform(JKEY, (1000,), dtype, -2.0, 3.0))]
+    want = [np.asarray(jr.normal(JKEY, (20000,), dtype)), np.asarray(jr.uniform(JKEY, (1000,), dtype, -2.0, 3.0)),
+            np.asarray(jr.truncated_normal(JKEY, -1.0, 2.0, (1000,), dtype))]
     eager, compiled, generated = three_ways(draws, KEY)
     for e, c, g, w in zip(eager, compiled, generated, want):
         same_bits(c, w)
@@ -137,6 +139,10 @@ def test_uniform_and_normal_statistics(dtype):
     assert abs(z.mean()) < 4 / math.sqrt(N) and abs(z.var() - 1) < 0.05
     assert abs(np.mean(z ** 3)) < 0.1 and abs(np.mean(z ** 4) - 3) < 0.2
     assert ks_statistic(z, normal_cdf) < KS_BOUND
+    t = sr.truncated_normal(sr.fold_in(k2, 1), -0.5, 1.5, (N,), dtype)
+    assert t.dtype == dtype and t.min() >= -0.5 and t.max() <= 1.5
+    lo, hi = normal_cdf(np.array([-0.5, 1.5]))
+    assert ks_statistic(t, lambda x: (normal_cdf(x) - lo) / (hi - lo)) < KS_BOUND
 
 
 def test_discrete_statistics():
@@ -211,13 +217,15 @@ def test_keys_pass_through_loops_and_are_returned():
 def reparam(mu, sigma, a, b, key):
     z = sr.normal(key, (50,)) * sigma + mu
     u = sr.uniform(sr.fold_in(key, 1), (50,), minval=a, maxval=b)
-    return np.sum(np.tanh(z) * u)
+    t = sr.truncated_normal(sr.fold_in(key, 2), a, b, (50,))  # (differentiable in its bounds, as jax's)
+    return np.sum(np.tanh(z) * u) + np.sum(t * t)
 
 
 def j_reparam(mu, sigma, a, b, key):
     z = jr.normal(key, (50,)) * sigma + mu
     u = jr.uniform(jr.fold_in(key, 1), (50,), minval=a, maxval=b)
-    return jnp.sum(jnp.tanh(z) * u)
+    t = jr.truncated_normal(jr.fold_in(key, 2), a, b, (50,))
+    return jnp.sum(jnp.tanh(z) * u) + jnp.sum(t * t)
 
 
 def test_grad_through_normal_and_uniform_reparameterization():

@@ -45,7 +45,7 @@ from hypothesis.extra import numpy as hnp
 
 import srcjax
 from srcjax.adjoint import broadcast_like, expand_reduced, index_add, unbroadcast
-from srcjax.lax import bitcast_convert_type, index_update
+from srcjax.lax import bitcast_convert_type, erf, index_update
 from srcjax.primitives.elementwise import UFUNCS
 from srcjax.primitives.registry import PRIMITIVES
 
@@ -316,6 +316,11 @@ def shifts_and_bits(u, n):
     rot = (u << 13) | (u >> 19)
     return (rot, np.left_shift(u, n.astype(np.uint32)), np.right_shift(n, 2), -n >> 3, u >> n.astype(np.uint32),
             bitcast_convert_type((u >> 9) | 0x3F800000, np.float32) - 1.0, bitcast_convert_type(n, np.float64))
+
+
+@case("erf", args=(arr((2, 3)), arr(3, F32)))
+def erf_batched(x, y):
+    return erf(x), erf(y), erf(2.0 * y) + y, erf(x * 0.5) * x
 
 
 @case("where", "clip", args=(arr((2, 3), BOOL), arr(3), arr((2, 1))), jax=True)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import lax
 from ..core import DTypeError, ShapedArray
 from ..lower.hlo import FuncBuilder, HloValue, is_float
 from . import batch_rules
@@ -419,6 +420,22 @@ defprim("round", np.round, _round_stub, abstract_eval=_round_abstract, lower=_ro
 alias(np.around, "round")
 
 
+# -- erf(x): srcjax.lax.erf (NumPy has none) ----------------------------------------
+def _erf_abstract(x: ShapedArray) -> ShapedArray:
+    if x.dtype.kind not in "fiub":
+        raise DTypeError(f"srcjax.lax.erf does not support {x.dtype}", hint="give a real array")
+    return ShapedArray(x.shape, x.dtype if is_float(x.dtype) and not x.weak_type else np.dtype(np.float64))
+
+
+def _erf_lower(ctx: LowerCtx, x: HloValue) -> HloValue:
+    out = ctx.avals_out[0]
+    return ctx.b.unary("chlo.erf", _lift(ctx.b, x, out.dtype, out.shape), out)
+
+
+defprim("erf", lax.erf, _unary_stub, abstract_eval=_erf_abstract, lower=_erf_lower, arrays=("x",),
+        path="srcjax.lax.erf")
+
+
 # -- sinc(x) --------------------------------------------------------------------
 def _sinc_dtype(x: ShapedArray) -> np.dtype:
     """``np.sinc`` computes in ``pi * x``'s dtype: a float array keeps its dtype, anything else is float64."""
@@ -575,6 +592,7 @@ _UNARY = {
     "deg2rad": "np.pi / 180", "rad2deg": "180 / np.pi",
     # JAX: d sinc / dx = 0 at x == 0 (sinc is even); elsewhere (cos(pi x) - sinc(x)) / x
     "sinc": "sinc_slope(x, out)",
+    "erf": "1.1283791670955126 * np.exp(-(x * x))",  # 2 / sqrt(pi) exp(-x^2)
 }
 for _name, _deriv in _UNARY.items():
     defjvp(_name, x=f"x_dot * ({_deriv})")
@@ -621,5 +639,5 @@ __all__ = ["OPERATOR_PRIMS", "PRIMITIVES", "resolve"]
 
 
 # -- batching (vmap): each batched operand gets the others' per-example rank, then NumPy broadcasts -----
-for _name in [*UFUNCS, "round", "sinc", "where", "clip"]:
+for _name in [*UFUNCS, "round", "sinc", "erf", "where", "clip"]:
     set_fields(_name, batch=batch_rules.elementwise)
