@@ -180,9 +180,26 @@ def test_vmap_over_split_keys():
     want = np.asarray(jax.vmap(lambda k: jr.normal(k, (3,)))(jr.split(JKEY, 8)))
     same_bits(got, want)
     same_bits(got, np.stack([sr.normal(k, (3,)) for k in keys]))
+    np.testing.assert_allclose(np.asarray(srcjax.numpy_function(srcjax.vmap(lambda k: sr.normal(k, (3,))))(keys)),
+                               np.asarray(got), rtol=1e-14)
     both = srcjax.vmap(lambda k, x: x + sr.uniform(k, x.shape) + sr.randint(k, (), 0, 5), in_axes=(0, None))(
         keys, np.ones(2))
     assert np.asarray(both).shape == (8, 2)
+    # vmap over the data folded in (step numbers), and per-example gradients with per-example keys
+    same_bits(srcjax.vmap(lambda i: sr.fold_in(KEY, i))(np.arange(5)),
+              np.asarray(jax.vmap(lambda i: jr.fold_in(JKEY, i))(jnp.arange(5))))
+    w = np.array([0.5, 1.0, 2.0])
+    per_example = srcjax.vmap(srcjax.grad(noisy_loss), in_axes=(None, 0))(w, keys[:4])
+    want = jax.vmap(jax.grad(j_noisy_loss), in_axes=(None, 0))(w, jr.split(JKEY, 8)[:4])
+    np.testing.assert_allclose(np.asarray(per_example), np.asarray(want), rtol=1e-12)
+
+
+def noisy_loss(w, key):
+    return np.sum(np.tanh(sr.normal(key, (3,)) * w))
+
+
+def j_noisy_loss(w, key):
+    return jnp.sum(jnp.tanh(jr.normal(key, (3,)) * w))
 
 
 def walk(key, x, steps):
