@@ -46,12 +46,12 @@ def _key_message(fn: str, dtype: Any, shape: Any) -> str:
 
 
 def _shape(shape: Any, fn: str) -> tuple[int, ...]:
-    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    dims = (shape,) if isinstance(shape, int) else shape
     if not isinstance(dims, (tuple, list)):
         raise RandomArgumentError(f"srcjax.random.{fn}: the shape must be a tuple of Python ints known while "
                                   "compiling (e.g. x.shape, or (3, 4)), not an array")
     for d in dims:
-        if not isinstance(d, (int, np.integer)) or isinstance(d, bool) or d < 0:
+        if not isinstance(d, int) or isinstance(d, bool) or d < 0:
             raise RandomArgumentError(f"srcjax.random.{fn}: the shape must be a tuple of Python ints known while "
                                       "compiling (e.g. x.shape, or (3, 4)), not a value computed from data; "
                                       "draw a static maximal shape and mask it with np.where instead")
