@@ -7,9 +7,11 @@ Rows: ``normal`` and ``uniform`` (float32 and float64) and ``bits`` (uint32), ea
 one key. srcjax and jax run the same Threefry-2x32 program (srcjax's is NumPy source it transpiles;
 jax's is its ``threefry2x32`` primitive), and the compiled results are checked bit for bit against
 jax's before timing. ``numpy rng``: ``np.random.default_rng().standard_normal`` / ``.random`` /
-``.integers`` (PCG64: a different generator, for scale). ``srcjax numpy``: the generated source run by
-NumPy (``device="numpy"``). Median microseconds per call, the result read back with ``np.asarray``,
-measured interleaved (``bench_foundation.measure``); ratios above 1: srcjax slower.
+``.integers`` (PCG64: a different generator, for scale). jax lowers ``threefry2x32`` on CPU as a rolled
+loop over the rounds (a ``while`` in its HLO); srcjax's source is straight-line, which XLA fuses.
+``srcjax numpy``: the generated source run by NumPy (``device="numpy"``). Median microseconds per call,
+the result read back with ``np.asarray``, measured interleaved (``bench_foundation.measure``); ratios
+above 1: srcjax slower.
 """
 
 from __future__ import annotations
