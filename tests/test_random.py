@@ -229,6 +229,32 @@ def test_keys_pass_through_loops_and_are_returned():
     same_bits(compiled[0], np.asarray(jx))
 
 
+def diffuse(key, x):
+    """A 100-step loop (kept rolled: its counter is data) folding the step into the key."""
+    for i in range(100):
+        x = x + 0.01 * sr.normal(sr.fold_in(key, i), x.shape)
+    return x
+
+
+def until_big(key, x):
+    """A while on data that carries its key."""
+    while np.sum(x) < 5.0:
+        key, sub = sr.split(key)
+        x = x + sr.uniform(sub, x.shape)
+    return x, key
+
+
+def test_keys_in_rolled_loops_and_whiles_on_data():
+    x = np.zeros(3)
+    jx = jnp.zeros(3)
+    for i in range(100):
+        jx = jx + 0.01 * jr.normal(jr.fold_in(JKEY, i), (3,))
+    np.testing.assert_allclose(np.asarray(srcjax.jit(diffuse)(KEY, x)), np.asarray(jx), rtol=0, atol=1e-15)
+    eager, compiled, generated = three_ways(until_big, KEY, x)
+    same_bits(eager[1], compiled[1], generated[1])
+    same_bits(eager[0], compiled[0], generated[0])
+
+
 # -- derivatives: reparameterized samples -------------------------------------------------------------
 
 def reparam(mu, sigma, a, b, key):
