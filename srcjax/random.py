@@ -5,10 +5,11 @@ not a typed key as ``jax.random.key`` does). Every draw is a pure function of it
 the Threefry-2x32 hash written in ordinary uint32 operations (add, shift, or, xor), in JAX's
 ``jax_threefry_partitionable=True`` mode: the same key gives the same bits as ``jax.random`` on every
 device, in the compiled program and in the NumPy run of its generated source. ``key``, ``split``,
-``fold_in``, ``bits``, ``uniform`` on [0, 1), ``randint``, ``bernoulli``, ``permutation`` and ``choice``
-give jax's values bit for bit (``categorical`` too, unless two scores tie within an ulp); compiled, ``normal``, ``truncated_normal`` (XLA's inverse
-error function, written here in NumPy) and a ``uniform`` over a range do too, and NumPy (eagerly, or
-running the generated source) is within a few ulp of them (XLA fuses multiply-adds, FMA).
+``fold_in``, ``bits``, ``uniform`` on [0, 1), ``randint``, ``bernoulli``, ``permutation`` and
+``choice`` give jax's values bit for bit (``categorical`` too, unless two scores tie within an ulp);
+compiled, ``normal``, ``truncated_normal`` (XLA's inverse error function, written here in NumPy) and
+a ``uniform`` over a range do too, and NumPy (eagerly, or running the generated source) is within a
+few ulp of them (XLA fuses multiply-adds, FMA).
 
 These functions are written in NumPy terms and srcjax transpiles them like the user's own helpers
 (``srcjax.source`` shows them imported from ``srcjax.random``): they run eagerly on NumPy arrays, and
