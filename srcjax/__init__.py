@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import lax, tree_util
+from . import lax, random, tree_util
 from . import primitives as _primitives  # noqa: F401  (registers the primitive table)
 from .api import Compiled, Lowered, compile, device_put, eval_shape, jit, lower, numpy_function, source
 from .autodiff import grad, jvp, value_and_grad, vjp
@@ -53,5 +53,5 @@ __all__ = [
     "OpaqueCallError", "ShapeDtypeStruct", "ShapeError", "StaticValueError", "TranspileError",
     "UnknownFunctionError", "UnsupportedSyntaxError", "compile", "jit", "tree_util", "custom_jvp", "custom_vjp",
     "device_put", "devices", "lax", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lower",
-    "numpy_function", "source", "value_and_grad", "vjp", "vmap",
+    "numpy_function", "random", "source", "value_and_grad", "vjp", "vmap",
 ]

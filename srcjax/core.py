@@ -180,6 +180,8 @@ class TranspileError(Exception):
         self.hint = hint
         self.note: str | None = None
         self.chain: list[Span] = []  # the calls that led to ``span``, innermost first (a traceback)
+        # raised by srcjax's library code (``srcjax.random``) about its arguments: located at the caller's line
+        self.at_caller = False
         super().__init__(message)
 
     def with_span(self, span: Span | None) -> TranspileError:

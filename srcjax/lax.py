@@ -17,12 +17,13 @@ give the same structure, shapes and dtypes for every outcome. A Python scalar
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["cond", "fori_loop", "index_update", "scan", "switch", "while_loop"]
+__all__ = ["bitcast_convert_type", "cond", "erf", "fori_loop", "index_update", "scan", "switch", "while_loop"]
 
 
 def _truth(pred: Any, what: str) -> bool:
@@ -109,3 +110,21 @@ def index_update(x: Any, key: Any, value: Any) -> Any:
     out = np.array(x, copy=True)
     out[key] = value
     return out
+
+
+def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
+    """JAX's ``lax.bitcast_convert_type`` between dtypes of one width: the same bits read as
+    ``new_dtype`` (``uint32`` <-> ``float32``, ``uint64`` <-> ``float64``), the shape unchanged."""
+    x = np.asarray(operand)
+    d = np.dtype(new_dtype)
+    if d.itemsize != x.dtype.itemsize:
+        raise TypeError(f"bitcast_convert_type: {x.dtype} and {d} have different widths (srcjax supports equal ones)")
+    return x.view(d)
+
+
+def erf(x: Any) -> Any:
+    """JAX's ``lax.erf``, the error function, elementwise: a float array keeps its dtype, anything else
+    gives float64 (here ``math.erf`` per element; compiled, XLA's ``chlo.erf``, as jax)."""
+    a = np.asarray(x)
+    d = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
+    return np.asarray(np.vectorize(math.erf, otypes=[np.float64])(a), dtype=d)

@@ -152,6 +152,8 @@ case("heaviside", "np.heaviside(x, y)", C([-1.0, 0.0, 2.0, 0.0]), N(4), fd=False
 case("subtract", "x - y", N(3, 1), N(1, 4))
 case("where", "np.where(y > 0, x, 2.0)", N(), A(2, 2))
 case("clip", "np.clip(x, y, z)", N(4), C([-2.0, -0.1, 0.3, 0.2]), C(0.4))
+case("erf", "erf(x) * x", N(2, 3))
+case("erf", "erf(x * 0.5)", N(4))
 case("astype", "x.astype(np.float32)", N(2, 3), fd=False, tol=1e-6)  # jax rounds the cotangent to float32
 case("astype", "np.astype(x, np.float64)", N(3))
 
@@ -366,6 +368,7 @@ def define(src: str, name: str, np_module: Any) -> Any:
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     ns: dict[str, Any] = {"np": np_module, "index_add": index_add if np_module is np else jax_index_add,
                           "index_update": index_update if np_module is np else jax_index_update,
+                          "erf": srcjax.lax.erf if np_module is np else jax.lax.erf,
                           "unbroadcast": unbroadcast, "broadcast_like": broadcast_like,
                           "expand_reduced": expand_reduced}  # (cases without a jax twin)
     exec(compile(src, filename, "exec"), ns)

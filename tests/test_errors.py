@@ -815,10 +815,10 @@ def test_numpy_function_errors_have_a_hint(row) -> None:
 @pytest.mark.parametrize("row", OPAQUE_ROWS, ids=_id)
 def test_opaque_calls_say_what_to_write_instead(row) -> None:
     """A call srcjax cannot read is refused at the user's call, and says to pass the value in; random
-    draws say so (srcjax.random is planned), library functions say where they are defined."""
+    draws name srcjax.random, library functions say where they are defined."""
     e = _raise(row)
     assert e.hint and "pass" in e.hint and "argument" in e.hint
-    assert ("random" in e.hint) == (row[0] in (draws_from_generator, draws_from_random_state,
+    assert ("srcjax.random" in e.hint) == (row[0] in (draws_from_generator, draws_from_random_state,
                                                draws_from_stdlib_random, draws_with_random_gauss))
     if "standard library" in e.message:
         assert e.note is not None and ".py:" in e.note

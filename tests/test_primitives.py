@@ -34,7 +34,7 @@ from hypothesis.extra import numpy as hnp
 
 import srcjax
 from srcjax.adjoint import broadcast_like, expand_reduced, index_add, unbroadcast
-from srcjax.lax import index_update
+from srcjax.lax import bitcast_convert_type, erf, index_update
 from srcjax.primitives.elementwise import UFUNCS
 from srcjax.primitives.registry import PRIMITIVES
 
@@ -810,6 +810,27 @@ def index_update_keys(x, v, i):
     return (index_update(x, 1, v), index_update(x, (slice(1, 3),), v), index_update(x, (Ellipsis, slice(None, None, -2)), 7),
             index_update(x, (None, 2, slice(1, 4)), v[:3]), index_update(x, i, v), index_update(x, (slice(None), i), 2),
             index_update(x, (slice(3, 0, -2), i), v[:2]), index_update(x, (i, slice(5, 5)), v[:0]))
+
+
+@case("erf", (arr((2, 3)),), (arr(5, F32),), (arr(4, I32),), (arr(3, BOOL),), (FLOAT_SPECIALS,), (arr((), F64),),
+      tol=(2e-7, 2e-7))
+def erf_values(x):
+    """``srcjax.lax.erf`` (NumPy has none): math.erf per element, XLA's ``chlo.erf`` compiled."""
+    return erf(x), erf(x * 3)
+
+
+@case("bitcast_convert_type", (arr((2, 3), F32),), (arr((2, 3)),), (np.array([0, 1, 0x3F800000, 0xFFFFFFFF], np.uint32),))
+def bitcast_round_trip(x):
+    """The bits of a float as an integer of its width, and back (JAX's ``lax.bitcast_convert_type``)."""
+    as_int = bitcast_convert_type(x, np.uint32 if x.dtype.itemsize == 4 else np.uint64)
+    as_signed = bitcast_convert_type(x, np.int32 if x.dtype.itemsize == 4 else np.int64)
+    back = bitcast_convert_type(as_int, np.float32 if x.dtype.itemsize == 4 else np.float64)
+    return as_int, as_signed, back
+
+
+@case("bitcast_convert_type", (arr(3, F32),))
+def bitcast_other_width(x):
+    return bitcast_convert_type(x, np.float64)
 
 
 @case("index_update", (arr((4, 5)), arr(3)))

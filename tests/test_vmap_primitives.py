@@ -45,7 +45,7 @@ from hypothesis.extra import numpy as hnp
 
 import srcjax
 from srcjax.adjoint import broadcast_like, expand_reduced, index_add, unbroadcast
-from srcjax.lax import index_update
+from srcjax.lax import bitcast_convert_type, erf, index_update
 from srcjax.primitives.elementwise import UFUNCS
 from srcjax.primitives.registry import PRIMITIVES
 
@@ -305,6 +305,22 @@ def integer_ufuncs(i, j):
     return (np.bitwise_and(i, j), np.bitwise_or(i, j), np.bitwise_xor(i, j), np.invert(i), i & j, i | j, i ^ j, ~j,
             np.floor_divide(i, j), np.remainder(i, j), i // j, i % j, i ** 2, np.logical_and(i > 3, j > 2),
             np.equal(i, j), i * j + 1, np.negative(i), np.absolute(i - j))
+
+
+@case("left_shift", "right_shift", "bitcast_convert_type",
+      args=(np.array([1, 0x80000001, 0xFFFFFFFF, 12345], np.uint32), arr((2, 4), I64, 0, 40)),
+      configs=[((0, None), 0), ((None, 0), 0), ((-1, 1), -1)])
+def shifts_and_bits(u, n):
+    """uint32 words shifted (by amounts past the width too), a signed right shift, and their bits read as
+    floats: the integer operations of srcjax.random's Threefry."""
+    rot = (u << 13) | (u >> 19)
+    return (rot, np.left_shift(u, n.astype(np.uint32)), np.right_shift(n, 2), -n >> 3, u >> n.astype(np.uint32),
+            bitcast_convert_type((u >> 9) | 0x3F800000, np.float32) - 1.0, bitcast_convert_type(n, np.float64))
+
+
+@case("erf", args=(arr((2, 3)), arr(3, F32)))
+def erf_batched(x, y):
+    return erf(x), erf(y), erf(2.0 * y) + y, erf(x * 0.5) * x
 
 
 @case("where", "clip", args=(arr((2, 3), BOOL), arr(3), arr((2, 1))), jax=True)

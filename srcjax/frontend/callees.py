@@ -229,11 +229,25 @@ def refusal(fv: Any, span: Span | None = None, name: str | None = None) -> Opaqu
         what = f"srcjax cannot read it; {frozen}"
     message = f"cannot call {name}{'' if name.startswith('a ') else '()'} in compiled code: {what}"
     if is_random(fv):
-        pass_in = ("draw the random numbers outside the compiled function and pass them in as an argument "
-                   "(srcjax.random is planned)")
+        draw = _SRCJAX_RANDOM.get(name.split(".")[-1], "normal(sub, shape)")
+        pass_in = ("use srcjax.random, whose keys are values: pass a key in as an argument (made once with "
+                   "srcjax.random.key(0)), split it (key, sub = srcjax.random.split(key)) and draw "
+                   f"srcjax.random.{draw}; or draw the numbers outside and pass them in")
     err = OpaqueCallError(message, span=span, hint=pass_in)
     err.note = note
     return err
+
+
+# NumPy's and Python's random draws -> srcjax.random's (the hint for a refused draw)
+_SRCJAX_RANDOM = {
+    "normal": "normal(sub, shape) * scale + loc", "standard_normal": "normal(sub, shape)",
+    "randn": "normal(sub, shape)", "gauss": "normal(sub, ()) * sigma + mu",
+    "uniform": "uniform(sub, shape, minval=low, maxval=high)", "random": "uniform(sub, shape)",
+    "rand": "uniform(sub, shape)", "random_sample": "uniform(sub, shape)",
+    "integers": "randint(sub, shape, low, high)", "randint": "randint(sub, shape, low, high)",
+    "choice": "choice(sub, a, shape)", "permutation": "permutation(sub, x)", "shuffle": "permutation(sub, x)",
+    "binomial": "bernoulli(sub, p, shape) (summed)",
+}
 
 
 def library_function(fv: Any) -> bool:

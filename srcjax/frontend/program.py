@@ -20,7 +20,7 @@ from ..core import Span, TranspileError
 from .functionalize import functionalize
 from .normalize import NormalizedFunction, normalize
 from .read import function_name, is_generated
-from .resolve import LIBRARY_MODULES, unwrap
+from .resolve import LIBRARY_MODULES, REEXPORTED_MODULES, unwrap
 
 HEADER = "import numpy as np\n"
 
@@ -159,9 +159,9 @@ class Program:
         if "srcjax.lax." in text:
             header += "import srcjax\n"
         # helpers srcjax transpiled, and those it runs itself (the index_add primitive, container tests)
-        from .. import batched, composites
+        from .. import batched, composites, random
 
-        for m in LIBRARY_MODULES[3:]:  # imported from the module that re-exports them
+        for m in REEXPORTED_MODULES:  # imported from the module that re-exports them
             for n in library[m]:
                 library["srcjax.batched" if n in batched.__all__ else "srcjax.adjoint"].append(n)
         used = sorted({n for n in set(library["srcjax.adjoint"]) | _RUNTIME_HELPERS
@@ -169,7 +169,8 @@ class Program:
                       {n for n in _RUNTIME_VALUES if re.search(rf"(?<![\w.]){n}(?!\w)", text)})
         if used:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
-        for mod, public in (("srcjax.batched", batched.__all__), ("srcjax.composites", composites.__all__)):
+        for mod, public in (("srcjax.batched", batched.__all__), ("srcjax.composites", composites.__all__),
+                            ("srcjax.random", random.__all__)):
             shown = sorted(n for n in set(library[mod]) & set(public)  # (not what they call)
                            if re.search(rf"(?<![\w.]){n}\(", text))
             if shown:

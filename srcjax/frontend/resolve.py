@@ -35,15 +35,16 @@ from .names import Visitor, code, names_in, target_names
 from .read import FunctionSource
 from .syntax import attr_chain, dotted
 
-__all__ = ["LIBRARY_MODULES", "RESERVED", "Resolver", "is_user_function", "local_names", "unwrap"]
+__all__ = ["LIBRARY_MODULES", "REEXPORTED_MODULES", "RESERVED", "Resolver", "is_user_function", "local_names", "unwrap"]
 
 # Names generated derivative and batched code imports from srcjax.adjoint and srcjax.batched:
 # never used for temporaries.
 RESERVED = {n for n in dir(_adjoint) if not n.startswith("_")} | {n for n in dir(_batched) if not n.startswith("_")}
 
-LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.composites", "srcjax.order_stats", "srcjax.construction")
-"""The helpers generated source calls: transpiled like user code, shown as imports (those of the last two
-from the module that re-exports them: ``srcjax.adjoint`` or ``srcjax.batched``)."""
+REEXPORTED_MODULES = ("srcjax.order_stats", "srcjax.construction")
+LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.composites", "srcjax.random", *REEXPORTED_MODULES)
+"""The helpers generated source calls: transpiled like user code, shown as imports (those of
+:data:`REEXPORTED_MODULES` from the module that re-exports them: ``srcjax.adjoint`` or ``srcjax.batched``)."""
 
 _MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
                                "popitem", "add", "discard", "sort", "reverse", "fill", "resize", "itemset", "put",

@@ -242,6 +242,8 @@ class Specializer:
             except (Return, Break, Continue, NeedStatic):
                 raise
             except TranspileError as e:
+                if e.at_caller and e.span is None and span is not None and user_span(span) is None:
+                    raise  # (in srcjax's library code: the caller's statement places it)
                 if e.span is None and e.note is None and isinstance(e, (ShapeError, DTypeError)):
                     e.note = self.operand_note(s, env)
                 raise e.with_span(span) from e.__cause__
@@ -337,6 +339,10 @@ class Specializer:
                 raise TranspileError(f"assertion failed at transpile time{': ' + str(msg) if msg else ''}")
         elif isinstance(s, cst.Raise):
             exc = self.eval(s.exc, env) if s.exc is not None else None
+            if isinstance(exc, TranspileError) and self.here is not None and user_span(self.here) is None:
+                # srcjax's library code (srcjax.random) refusing an argument: located at its caller's line
+                exc.at_caller = True
+                raise exc
             raise TranspileError(f"the program raised {exc!r} at transpile time" if not isinstance(
                 exc, BaseException) else f"the program raised {type(exc).__name__}: {exc}")
         elif isinstance(s, cst.Break):
@@ -459,7 +465,8 @@ class Specializer:
         return node.evaluated_value
 
     def eval_ConcatenatedString(self, node: cst.ConcatenatedString, env: dict[str, Any]) -> Any:
-        return node.evaluated_value
+        # (libcst's evaluated_value is None when a part is an f-string)
+        return self.eval(node.left, env) + self.eval(node.right, env)
 
     def eval_FormattedString(self, node: cst.FormattedString, env: dict[str, Any]) -> Any:
         out = []

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import lax
 from ..core import DTypeError, ShapedArray
 from ..lower.hlo import FuncBuilder, HloValue, is_float
 from . import batch_rules
@@ -346,6 +347,10 @@ UFUNCS: dict[str, tuple[np.ufunc, Emit]] = {
     "bitwise_or": (np.bitwise_or, op("or")),
     "bitwise_xor": (np.bitwise_xor, op("xor")),
     "invert": (np.invert, op("not")),
+    # shifts (NumPy and XLA agree past the bit width: 0, or the sign for a signed right shift)
+    "left_shift": (np.left_shift, op("shift_left")),
+    "right_shift": (np.right_shift, lambda b, xs, out: b.binary(
+        "shift_right_logical" if xs[0].dtype.kind == "u" else "shift_right_arithmetic", xs[0], xs[1])),
 }
 
 for _name, (_uf, _emit) in UFUNCS.items():
@@ -366,7 +371,8 @@ OPERATOR_PRIMS = {
     "Add": "add", "Subtract": "subtract", "Multiply": "multiply", "Divide": "true_divide",
     "FloorDivide": "floor_divide", "Modulo": "remainder", "Power": "power",
     "MatrixMultiply": "matmul", "BitAnd": "bitwise_and", "BitOr": "bitwise_or",
-    "BitXor": "bitwise_xor", "Minus": "negative", "Plus": "positive", "BitInvert": "invert",
+    "BitXor": "bitwise_xor", "LeftShift": "left_shift", "RightShift": "right_shift", "Minus": "negative",
+    "Plus": "positive", "BitInvert": "invert",
     "LessThan": "less", "LessThanEqual": "less_equal", "GreaterThan": "greater",
     "GreaterThanEqual": "greater_equal", "Equal": "equal", "NotEqual": "not_equal",
 }
@@ -412,6 +418,22 @@ def _round_lower(ctx: LowerCtx, a: HloValue, decimals: int = 0, out: Any = None)
 defprim("round", np.round, _round_stub, abstract_eval=_round_abstract, lower=_round_lower,
         arrays=("a",), path="np.round", nondiff=True)
 alias(np.around, "round")
+
+
+# -- erf(x): srcjax.lax.erf (NumPy has none) ----------------------------------------
+def _erf_abstract(x: ShapedArray) -> ShapedArray:
+    if x.dtype.kind not in "fiub":
+        raise DTypeError(f"srcjax.lax.erf does not support {x.dtype}", hint="give a real array")
+    return ShapedArray(x.shape, x.dtype if is_float(x.dtype) and not x.weak_type else np.dtype(np.float64))
+
+
+def _erf_lower(ctx: LowerCtx, x: HloValue) -> HloValue:
+    out = ctx.avals_out[0]
+    return ctx.b.unary("chlo.erf", _lift(ctx.b, x, out.dtype, out.shape), out)
+
+
+defprim("erf", lax.erf, _unary_stub, abstract_eval=_erf_abstract, lower=_erf_lower, arrays=("x",),
+        path="srcjax.lax.erf")
 
 
 # -- sinc(x) --------------------------------------------------------------------
@@ -570,6 +592,7 @@ _UNARY = {
     "deg2rad": "np.pi / 180", "rad2deg": "180 / np.pi",
     # JAX: d sinc / dx = 0 at x == 0 (sinc is even); elsewhere (cos(pi x) - sinc(x)) / x
     "sinc": "sinc_slope(x, out)",
+    "erf": "1.1283791670955126 * np.exp(-(x * x))",  # 2 / sqrt(pi) exp(-x^2)
 }
 for _name, _deriv in _UNARY.items():
     defjvp(_name, x=f"x_dot * ({_deriv})")
@@ -593,7 +616,8 @@ defvjp("clip", a="unbroadcast(clip_share(out_bar, a, a_min, a_max, 0), a)",
 # zero derivatives, as in JAX: comparisons, logic, integer results, rounding
 nondiff("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
         "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
-        "invert", "isfinite", "isnan", "isinf", "sign", "floor", "ceil", "rint", "trunc", "floor_divide")
+        "invert", "left_shift", "right_shift", "isfinite", "isnan", "isinf", "sign", "floor", "ceil", "rint", "trunc",
+        "floor_divide")
 set_fields("heaviside", nondiff_args=frozenset({"x1"}))  # a step in x1
 
 # what the simplifier of generated source may assume (registry.SIMPLIFY_KINDS)
@@ -615,5 +639,5 @@ __all__ = ["OPERATOR_PRIMS", "PRIMITIVES", "resolve"]
 
 
 # -- batching (vmap): each batched operand gets the others' per-example rank, then NumPy broadcasts -----
-for _name in [*UFUNCS, "round", "sinc", "where", "clip"]:
+for _name in [*UFUNCS, "round", "sinc", "erf", "where", "clip"]:
     set_fields(_name, batch=batch_rules.elementwise)

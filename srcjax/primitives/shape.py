@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import lax
 from ..core import DTypeError, ShapedArray, ShapeError
-from ..lower.hlo import HloValue
+from ..lower.hlo import HloValue, aval_type
 from . import batch_rules, gather
 from .common import as_dtype, fmt_shape, normalize_axis
 from .registry import LowerCtx, deflinear, defprim
@@ -107,6 +108,32 @@ def _to_integers(args: Mapping[str, Any]) -> bool:
 
 defprim("astype", np.astype, _astype_stub, abstract_eval=_astype_abstract, lower=_astype_lower,
         arrays=("x",), positional=2, static_eval=False, nondiff_when=_to_integers)
+
+
+def _bitcast_stub(operand, new_dtype, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _bitcast_abstract(operand: ShapedArray, new_dtype: Any) -> ShapedArray:
+    d = as_dtype(new_dtype)
+    if d is None or d.kind not in "iuf" or operand.dtype.kind not in "iuf" or operand.weak_type \
+            or d.itemsize != operand.dtype.itemsize:
+        raise DTypeError(f"srcjax.lax.bitcast_convert_type: cannot reinterpret the bits of a {operand.str_short()} "
+                         f"value as {new_dtype!r}", hint="give an integer or float array and a dtype of the same "
+                         "width (uint32 <-> float32, uint64 <-> float64)")
+    return ShapedArray(operand.shape, d)
+
+
+def _bitcast_lower(ctx: LowerCtx, operand: HloValue, new_dtype: Any) -> HloValue:
+    out = ctx.avals_out[0]
+    x = ctx.b.full(operand.literal, operand.shape, operand.dtype) if operand.literal is not None else operand
+    return ctx.b.emit(f"stablehlo.bitcast_convert {x.name} : ({aval_type(x.aval)}) -> {aval_type(out)}", out)
+
+
+# integer bits: no derivative
+defprim("bitcast_convert_type", lax.bitcast_convert_type, _bitcast_stub, abstract_eval=_bitcast_abstract,
+        lower=_bitcast_lower, arrays=("operand",), path="srcjax.lax.bitcast_convert_type", positional=2,
+        static_eval=False, nondiff=True)
 
 
 def _copy_stub(a, /):  # type: ignore[no-untyped-def]
@@ -276,4 +303,5 @@ set_fields("transpose", batch=batch_rules.helper_batched_only("batch_transpose",
 set_fields("reshape", batch=batch_rules.reshape)
 set_fields("astype", batch=batch_rules.unary)
 set_fields("copy", batch=batch_rules.unary)
+set_fields("bitcast_convert_type", batch=batch_rules.unary)
 set_fields("getitem", batch=batch_rules.getitem)

@@ -197,8 +197,7 @@ class Activity:
         params = all_params(callee)
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
-        pattern = tuple(p for p in params if p in bound and any(n in self.active for n in names_in(
-            expr(bound[p]))))
+        pattern = tuple(p for p in params if p in bound and any(n in self.active for n in argument_reads(bound[p])))
         if not pattern:
             return False
         known = _CALL_ACTIVITY.of(callee)
@@ -339,6 +338,12 @@ def _returned_names(nf: NormalizedFunction) -> set[str]:
         if isinstance(s, cst.Return) and s.value is not None:
             out |= set(names_in(s.value))
     return out
+
+
+def argument_reads(arg: str) -> list[str]:
+    """The names whose values a call argument (source text) passes on: not ``h`` of ``h.shape`` (a shape
+    carries no derivative: ``srcjax.random.normal(key, h.shape)`` differentiates nothing in the callee)."""
+    return _value_reads(expr(arg))
 
 
 def _value_reads(node: cst.BaseExpression) -> list[str]:

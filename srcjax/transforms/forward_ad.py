@@ -23,7 +23,7 @@ from ..frontend.names import Names, RenameNames, code, names_in, target_names
 from ..frontend.normalize import BINOP_HINT, UNARY_HINT, NormalizedFunction, call_hint
 from ..frontend.program import Program
 from . import custom_rules
-from .activity import Activity, hoisted_body, upward_exposed
+from .activity import Activity, argument_reads, hoisted_body, upward_exposed
 from .anf import (
     ADJOINT_IMPORTS,
     DifferentiationError,
@@ -38,7 +38,7 @@ from .anf import (
     tuple_target_code,
 )
 from .inline_lax import inline_lax
-from .templates import expr, instantiate, paren
+from .templates import instantiate, paren
 
 # -- forward mode ------------------------------------------------------------------------------
 
@@ -391,7 +391,7 @@ class JVP:
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
         active = tuple(p for p in params if p in bound and any(
-            n in self.act.active and n in defined for n in names_in(expr(bound[p]))))
+            n in self.act.active and n in defined for n in argument_reads(bound[p])))
         target = code(s.targets[0].target)
         if not active:
             lines.append(f"{pad}{target} = {code(s.value)}")

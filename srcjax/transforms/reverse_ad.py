@@ -37,6 +37,7 @@ from ..frontend.restructure import walk as _walk
 from . import custom_rules
 from .activity import (
     Activity,
+    argument_reads,
     array_names,
     first_reads,
     free_of_loop_targets,
@@ -643,7 +644,7 @@ class VJP:
         """The callee's params that receive active values, if any cotangent flows back through them."""
         callee, params, bound = self.call_bound(op)
         active = tuple(p for p in params if p in bound and any(
-            n in self.act.active for n in names_in(expr(bound[p]))))
+            n in self.act.active for n in argument_reads(bound[p])))
         if not active:
             return ()
         pair = vjp_helper(self.program, callee, active, self.helpers, self.out_lines, self.max_iters)
