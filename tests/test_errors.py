@@ -299,8 +299,8 @@ def uses_nonexistent_numpy(x):
     return np.frobnicate(x)
 
 
-def uses_print_builtin(x):
-    print(x)
+def uses_input_builtin(x):
+    input(x)
     return x
 
 
@@ -679,7 +679,7 @@ CASES = [
     (uses_fft, (arr(2),), E.UnknownFunctionError, "np.fft.fft(x)", ["np.fft.fft"]),
     (uses_eig, (arr(2, 2),), E.UnknownFunctionError, "np.linalg.eig(x)", ["np.linalg.eig"]),
     (uses_nonexistent_numpy, (arr(2),), E.UnknownFunctionError, "np.frobnicate", ["np.frobnicate"]),
-    (uses_print_builtin, (arr(2),), E.UnknownFunctionError, "print(x)", ["print"]),
+    (uses_input_builtin, (arr(2),), E.UnknownFunctionError, "input(x)", ["input"]),
     (uses_builtin_without_source, (arr(2),), E.UnknownFunctionError, "op_add(x, x)", ["no Python source"]),
     (uses_unsupported_method, (arr(2),), E.UnknownFunctionError, "x.nonzero", ["nonzero"]),
     (uses_unknown_in_comprehension, (arr(2),), E.UnknownFunctionError, "nope", ["nope"]),

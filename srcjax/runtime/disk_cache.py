@@ -23,6 +23,7 @@ import hashlib
 import os
 import platform
 import stat
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -79,10 +80,9 @@ def program_key(text: str, backend: Any, options: Any) -> str:
     """The cache key of compiling ``text`` with ``options`` for ``backend`` (hex SHA-256)."""
     import jaxlib
 
-    from .. import __version__
-
+    version = getattr(sys.modules.get("srcjax"), "__version__", "?")  # (no import: srcjax imports this module)
     h = hashlib.sha256()
-    for part in ("srcjax", __version__, "jaxlib", jaxlib.__version__, backend.platform,
+    for part in ("srcjax", version, "jaxlib", jaxlib.__version__, backend.platform,
                  str(getattr(backend.client, "platform_version", "")),
                  str(getattr(backend.device, "device_kind", "")), str(len(backend.device_list)), _cpu_features()):
         h.update(part.encode())
