@@ -15,24 +15,23 @@ import functools
 import inspect
 import itertools
 import linecache
-import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import libcst as cst
 import numpy as np
 
-from . import adjoint, core, pytree
+from . import adjoint, core, pytree, reverse_over
 
 # api's underscore names are srcjax-internal (api is a public module: no underscore would read as API);
 # the transformations share them with srcjax.compile on purpose
 from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval, _tree_key, eval_shape
 from .core import ArgumentError, DTypeError, ShapeDtypeStruct, ShapeError, Span, TranspileError, dtype_short_name
-from .custom import custom_vjp, owner_of, rule_role
+from .custom import custom_vjp, owner_of
 from .frontend import locations
-from .frontend.names import Names, Visitor, code
+from .frontend.names import Names, Visitor
 from .frontend.program import Program
-from .frontend.read import is_generated, read_function
+from .frontend.read import read_function
 from .generated import exec_generated
 from .transforms import ad, custom_rules, split
 from .transforms.simplify import simplify_source
@@ -119,8 +118,7 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
                 raise e.with_span(_return_span(base, has_aux)) from None
 
         try:
-            if getattr(base, "__srcjax_derived__", None) is not None:
-                _refuse_tapes_across_calls(base, prog)
+            reverse_over.refuse_tapes_across_calls(base, prog)
             text = _as_loops_if_needed(base, bindings, prog, reverse)
         except ad.DifferentiationError as e:
             if kind not in ("vjp", "vjp_split") and getattr(base, "__srcjax_derived__", None) is not None:
@@ -831,47 +829,6 @@ def _static_leaves(r: Any) -> Any:
     leaves, tree = pytree.flatten(r, is_leaf=_is_leaf, nodes=True)
     return pytree.unflatten(tree, [x if _is_leaf(x) or isinstance(x, (str, Static)) or not _hashable(Static(x))
                                    else Static(x) for x in leaves])
-
-
-def _reverse_over_refused(base: Callable[..., Any], why: str, instead: str) -> ad.DifferentiationError:
-    """Reverse mode over ``base`` (a generated derivative) refused, at the user's function."""
-    user = base.__srcjax_derived__[1]  # type: ignore[attr-defined]
-    src = read_function(user) if isinstance(user, types.FunctionType) else None
-    return ad.DifferentiationError(
-        f"reverse mode over the derivative of {getattr(user, '__name__', user)!r}: {why}",
-        span=src.span(src.fdef.name) if src is not None else None,
-        hint=f"use srcjax.hessian or srcjax.jacfwd(srcjax.grad(f)) (forward over reverse), {instead}")
-
-
-def _refuse_tapes_across_calls(base: Callable[..., Any], prog: Program) -> None:
-    """Reverse mode over derivative code whose helpers hand saved values to each other through the
-    tape (``th_1 = th_fwd(w, _tape)`` ... ``th_bwd(th_1_bar, _tape)``) would lose the derivative
-    that flows through those saved values (the cotangent tape does not cross calls yet): refused,
-    not a wrong answer."""
-    calls: list[cst.Call] = []
-
-    class V(Visitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            calls.append(n)
-
-    for nf in prog.functions.values():
-        if is_generated(nf.fn):  # derivative code (helpers srcjax wrote for it included)
-            V().walk(nf.plain_fdef)
-    for call in calls:
-        callee = code(call.func)
-        role = rule_role(prog.functions[callee].fn) if callee in prog.functions else None
-        if role is not None and role[0] == "transpose":
-            # the transposed custom_jvp rule is differentiated in its tangents only: reverse mode over it
-            # dropped the derivative in the primals (jacrev(grad(f)) gave zeros)
-            raise _reverse_over_refused(
-                base, f"it calls the custom_jvp function {getattr(role[1], '__name__', 'f')!r}, whose rule's "
-                "transpose reverse mode cannot differentiate in the primals yet",
-                "which apply the custom_jvp rule itself")
-        if callee in prog.functions and any(isinstance(a.value, cst.Name) and adjoint.TAPE_NAME.match(a.value.value)
-                                            for a in call.args):
-            raise _reverse_over_refused(
-                base, f"it calls `{callee}`, which hands values saved for the adjoint through the tape; reverse "
-                "mode does not follow derivatives through them yet", "or write the helper's body into the function")
 
 
 def _with_defaults(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -107,3 +107,48 @@ def test_jit_is_compile_with_jax_arguments():
     jf = srcjax.jit(f, static_argnums=1, donate_argnums=0)
     assert isinstance(jf, srcjax.Compiled)
     np.testing.assert_allclose(np.asarray(jf(np.ones(3), 4)), 4.0 * np.ones(3))
+
+
+# -- transformations of lambdas reading the caller's locals ------------------------------------------
+
+def sq_loss(w, x, y):
+    return np.mean((x @ w - y) ** 2)
+
+
+def closure_step(w, x, y):
+    value, g = srcjax.value_and_grad(lambda p: sq_loss(p, x, y))(w)
+    per_example = srcjax.vmap(lambda xi, yi: srcjax.grad(sq_loss)(w, xi[None], yi[None]))
+    return w - 0.1 * g, value, per_example(x, y), srcjax.jacrev(lambda p: x @ p * y)(w)
+
+
+def j_closure_step(w, x, y):
+    def jl(w, x, y):
+        return jnp.mean((x @ w - y) ** 2)
+    value, g = jax.value_and_grad(lambda p: jl(p, x, y))(w)
+    per_example = jax.vmap(lambda xi, yi: jax.grad(jl)(w, xi[None], yi[None]))(x, y)
+    return w - 0.1 * g, value, per_example, jax.jacrev(lambda p: x @ p * y)(w)
+
+
+def nested_reverse(w, x, y):
+    return np.sum(srcjax.grad(lambda p: sq_loss(p, x, y))(w) ** 2)
+
+
+def j_nested_reverse(w, x, y):
+    return jnp.sum(jax.grad(lambda p: jnp.mean((x @ p - y) ** 2))(w) ** 2)
+
+
+def test_transformations_of_lambdas_that_read_locals_match_jax():
+    w, x, y = rng.normal(size=3), rng.normal(size=(5, 3)), rng.normal(size=5)
+    for got, want in zip(srcjax.jit(closure_step)(w, x, y), jax.jit(j_closure_step)(w, x, y)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10)
+    text = srcjax.source(srcjax.jit(closure_step))
+    assert "lambda_fn_value_and_grad(w, x, y)" in text and "lambda_fn_vmap(x, y, w)" in text
+
+
+def test_reverse_mode_over_an_inner_derivative_with_helpers_is_refused_not_zero():
+    w, x, y = rng.normal(size=3), rng.normal(size=(5, 3)), rng.normal(size=5)
+    with pytest.raises(srcjax.TranspileError, match="grad of grad") as e:
+        srcjax.grad(nested_reverse)(w, x, y)
+    assert "forward mode" in str(e.value)
+    np.testing.assert_allclose(np.asarray(srcjax.jacfwd(nested_reverse)(w, x, y)),
+                               np.asarray(jax.grad(j_nested_reverse)(w, x, y)), rtol=1e-10)

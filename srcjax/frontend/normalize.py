@@ -371,7 +371,7 @@ class Normalizer(Resolver):
         made = self.transformed(func) if isinstance(func, cst.Call) else None
         if made is not None:  # srcjax.vmap(f, in_axes=(0, None))(x, y): a call of the generated function
             name = self.helper_call_name(unwrap(made), node)
-            args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
+            args = [a.with_changes(value=self.atom(a.value)) for a in node.args] + self.closure_call_args(made)
             return node.with_changes(func=name, args=args), call_hint(name)
         ok, fv = self.static_value(func)
         if ok and fv is composite(np.piecewise) and (rewritten := numpy_calls.piecewise(self, node)) is not None:
@@ -404,7 +404,8 @@ class Normalizer(Resolver):
             callee = func.with_changes(value=self.atom(func.value))
         else:
             callee = self.atom(func)
-        args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
+        args = [a.with_changes(value=self.atom(a.value)) for a in node.args] + self.closure_call_args(
+            self.bindings.get(func.value) if isinstance(func, cst.Name) else fv)
         hint = call_hint(callee)
         return node.with_changes(func=callee, args=args), hint
 

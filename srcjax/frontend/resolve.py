@@ -29,7 +29,7 @@ from .. import batched as _batched
 from .. import composites as _composites
 from ..core import Span, TranspileError, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from . import callees
+from . import callees, closures
 from .callees import ALLOWED_BUILTINS
 from .names import Visitor, code, names_in, target_names
 from .read import FunctionSource
@@ -142,6 +142,7 @@ class Resolver:
         self.used = set(self.locals) | set(names_in(src.fdef)) | {"np", "math", "srcjax"}
         self.counts: dict[str, int] = {}
         self.temps: set[str] = set()
+        self.closure_args: dict[int, list[str]] = {}  # id(a function made from a lambda) -> the locals it takes
 
     # -- errors and spans ---------------------------------------------------------
     def span(self, node: cst.CSTNode) -> Span | None:
@@ -281,9 +282,15 @@ class Resolver:
             return None
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
-        for a in node.args:
+        extra: list[str] = []
+        for i, a in enumerate(node.args):
             if a.star:
                 return None
+            if i == 0 and a.keyword is None and isinstance(a.value, cst.Lambda) and \
+                    (lifted := closures.lift_lambda(self, a.value)) is not None:  # lambda p: loss(p, x)
+                args.append(lifted[0])
+                extra = lifted[1]
+                continue
             known, v = self.constant(a.value)
             if not known:
                 return None
@@ -291,13 +298,24 @@ class Resolver:
                 kwargs[a.keyword.value] = v
             else:
                 args.append(v)
+        if extra and not closures.with_extra_axes(fv, args, kwargs, len(node.args[0].value.params.params),  # type: ignore[attr-defined]
+                                                  len(extra)):
+            return None
         try:
             made = fv(*args, **kwargs)
         except TranspileError as e:
             if e.span is None:
                 raise e.with_span(self.span(node)) from None
             raise
-        return made if getattr(unwrap(made), "__srcjax_derived__", None) is not None else None
+        if getattr(unwrap(made), "__srcjax_derived__", None) is None:
+            return None
+        if extra:
+            self.closure_args[id(unwrap(made))] = extra
+        return made
+
+    def closure_call_args(self, made: Any) -> list[cst.Arg]:
+        """The caller's locals a function made from a lambda takes after its own arguments."""
+        return [cst.Arg(cst.Name(n)) for n in self.closure_args.get(id(unwrap(made)), [])]
 
     def constant(self, node: cst.BaseExpression) -> tuple[bool, Any]:
         """The value of a literal (``(0, None)``, ``-1``) or of a global name (a function, a constant)."""

@@ -1,0 +1,75 @@
+"""A lambda handed to a transformation inside a compiled function, reading the caller's locals:
+``srcjax.value_and_grad(lambda p: loss(p, x, y))(w)``, JAX users' way of fixing the data.
+
+The transformation needs a function with source of its own, so the lambda is lifted: its body
+becomes ``def lambda_fn(p, x, y): return loss(p, x, y)`` (text srcjax registers, read like any
+generated function, in the user's module globals), the locals it reads are extra parameters, and
+the call passes them (``value_and_grad(lambda_fn)(w, x, y)``): what a closure reads at its call, as
+Python's late binding does. ``vmap``'s ``in_axes`` gets ``None`` for each extra parameter; the
+derivatives' ``argnums`` already count the lambda's own parameters only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from .names import code, names_in
+
+if TYPE_CHECKING:
+    from .resolve import Resolver
+
+__all__ = ["lift_lambda", "with_extra_axes"]
+
+_COUNTER = itertools.count()
+
+
+def lift_lambda(res: Resolver, lam: cst.Lambda) -> tuple[Any, list[str]] | None:
+    """(the lifted function, the caller's locals it takes after the lambda's own parameters); None
+    when the lambda reads none of them, or takes more than plain positional parameters."""
+    ps = lam.params
+    if ps.posonly_params or ps.kwonly_params or ps.star_kwarg is not None or \
+            (ps.star_arg is not None and not isinstance(ps.star_arg, cst.MaybeSentinel)) or \
+            any(p.default is not None for p in ps.params):
+        return None
+    own = [p.name.value for p in ps.params]
+    free = [n for n in dict.fromkeys(names_in(lam.body)) if n in res.locals and n not in own]
+    if not free or any(n in res.src.closure for n in names_in(lam.body) if n not in own and n not in res.locals):
+        return None
+    name = "lambda_fn"
+    text = f"def {name}({', '.join(own + free)}):\n    return {code(lam.body)}\n"
+    filename = f"<srcjax.lambda in {res.src.fn.__qualname__} #{next(_COUNTER)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    made: dict[str, Any] = {}
+    exec(compile(text, filename, "exec"), res.src.globals, made)  # noqa: S102 - srcjax's own text
+    return made[name], free
+
+
+def with_extra_axes(fv: Any, args: list[Any], kwargs: dict[str, Any], n_own: int, n_extra: int) -> bool:
+    """``vmap``'s ``in_axes`` extended with ``None`` for the extra parameters (in place); False when
+    ``fv`` is a transformation whose arguments cannot be extended this way."""
+    name = getattr(fv, "__name__", "")
+    if name in ("grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "jit", "compile"):
+        return True
+    if name != "vmap":
+        return False
+    if "in_axes" in kwargs:
+        axes = kwargs["in_axes"]
+    elif len(args) > 1:
+        axes = args[1]
+    else:
+        axes = 0
+    if isinstance(axes, (tuple, list)):
+        if len(axes) != n_own:
+            return False
+        axes = tuple(axes) + (None,) * n_extra
+    else:
+        axes = (axes,) * n_own + (None,) * n_extra
+    if len(args) > 1:
+        args[1] = axes
+    else:
+        kwargs["in_axes"] = axes
+    return True
