@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 __all__ = ["IMPLEMENTS", "accumulate_add", "accumulate_max", "accumulate_min", "accumulate_multiply", "allclose",
-           "convolve", "corrcoef", "correlate", "cov", "gradient", "histogram", "interp", "isclose", "nan_to_num",
+           "convolve", "corrcoef", "correlate", "cov", "fftfreq", "fftshift", "gradient", "ifftshift", "histogram",
+           "interp", "isclose", "nan_to_num",
            "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar",
-           "polyval", "select", "sliding_window_view", "trapezoid"]
+           "polyval", "rfftfreq", "select", "sliding_window_view", "trapezoid"]
 
 IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
 
@@ -364,4 +365,43 @@ def sliding_window_view(x: Any, window_shape: Any, axis: Any = None, subok: bool
         for i in range(w):  # (a loop, not a comprehension: derivatives follow appends)
             rows.append(np.moveaxis(front[i:i + count], 0, ax))
         out = np.stack(rows, axis=-1)
+    return out
+
+
+# -- np.fft's sample frequencies and shifts ------------------------------------------------------
+
+@_implements(np.fft.fftfreq)
+def fftfreq(n: int, d: Any = 1.0, device: Any = None) -> Any:
+    """NumPy's ``fftfreq``: ``[0, 1, ..., n//2 - 1 (or (n-1)//2), -(n//2), ..., -1] / (n * d)``."""
+    k = np.arange(n)
+    return np.where(k < (n - 1) // 2 + 1, k, k - n) * (1.0 / (n * d))
+
+
+@_implements(np.fft.rfftfreq)
+def rfftfreq(n: int, d: Any = 1.0, device: Any = None) -> Any:
+    """NumPy's ``rfftfreq``: ``[0, 1, ..., n//2] / (n * d)``."""
+    return np.arange(n // 2 + 1) * (1.0 / (n * d))
+
+
+def _shift_axes(x: Any, axes: Any) -> Any:
+    if axes is None:
+        return tuple(range(np.ndim(x)))
+    return (axes,) if isinstance(axes, int) else tuple(axes)
+
+
+@_implements(np.fft.fftshift)
+def fftshift(x: Any, axes: Any = None) -> Any:
+    """The zero frequency moved to the middle: a roll by ``n // 2`` along each axis."""
+    out = x
+    for ax in _shift_axes(x, axes):
+        out = np.roll(out, np.shape(x)[ax] // 2, ax)
+    return out
+
+
+@_implements(np.fft.ifftshift)
+def ifftshift(x: Any, axes: Any = None) -> Any:
+    """The inverse of :func:`fftshift`: a roll by ``-(n // 2)`` along each axis."""
+    out = x
+    for ax in _shift_axes(x, axes):
+        out = np.roll(out, -(np.shape(x)[ax] // 2), ax)
     return out
