@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core import DTypeError, ShapedArray
 from ..lower.hlo import HloValue, real_dtype
-from . import batch_rules
+from . import batch_rules, decomp, linalg, reductions, sorting  # noqa: F401  (records refusing complex, below)
 from .elementwise import UFUNCS, resolve
 from .registry import PRIMITIVES, LowerCtx, defprim, set_fields
 
@@ -91,26 +91,35 @@ for _name in ("real", "imag", "conjugate", "angle"):
     set_fields(_name, batch=batch_rules.unary)
 
 
-# -- complex operands of the elementwise records -----------------------------------------------------
-# NumPy 2 orders complex numbers lexicographically in comparisons, maximum/minimum and clip; JAX refuses
-# them, and so does srcjax (a located DTypeError), rather than compare real parts silently.
-_ORDERED = ("less", "less_equal", "greater", "greater_equal", "maximum", "minimum", "fmax", "fmin", "clip",
-            )
+# -- complex operands of other records ----------------------------------------------------------------
+# NumPy 2 orders complex numbers lexicographically (comparisons, maximum, sort, argmax, median...); JAX
+# refuses most of them, and so does srcjax, with a located DTypeError, rather than order them silently.
+_ORDERED = ("less", "less_equal", "greater", "greater_equal", "maximum", "minimum", "fmax", "fmin", "clip", "max",
+            "min", "argmax", "argmin", "sort", "argsort", "partition", "argpartition", "lexsort", "searchsorted",
+            "median", "quantile", "percentile")
+# Complex operands not written yet (a clean refusal, never a wrong answer): np.linalg's norm and the
+# decompositions built on real LAPACK kernels, var/std (|x - mean|**2), round (both parts).
+_NOT_YET = ("var", "std", "round", "norm", "solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd",
+            "qr", "cond", "pinv", "lstsq", "matrix_power")
 
 
-def _refuse_complex(name: str, rule: Any) -> Any:
+def _refuse_complex(name: str, rule: Any, ordered: bool) -> Any:
+    path = PRIMITIVES[name].path
+
     def checked(*avals: Any) -> Any:
         if any(isinstance(a, ShapedArray) and a.dtype.kind == "c" for a in avals):
-            raise DTypeError(f"np.{name} does not order complex numbers in srcjax (as in JAX; NumPy orders "
-                             "them lexicographically)", hint="compare np.real(...) or np.abs(...) instead")
+            if ordered:
+                raise DTypeError(f"{path} does not order complex numbers in srcjax (as in JAX; NumPy orders "
+                                 "them lexicographically)", hint="compare np.real(...) or np.abs(...) instead")
+            raise DTypeError(f"{path} of complex arrays is not supported by srcjax (yet)",
+                             hint="apply it to np.real(...) and np.imag(...), or to np.abs(...)")
         return rule(*avals)
 
     return checked
 
 
-for _name in _ORDERED:
-    if _name in PRIMITIVES:
-        PRIMITIVES[_name].abstract_eval = _refuse_complex(_name, PRIMITIVES[_name].abstract_eval)
+for _name in _ORDERED + _NOT_YET:
+    PRIMITIVES[_name].abstract_eval = _refuse_complex(_name, PRIMITIVES[_name].abstract_eval, _name in _ORDERED)
 
 
 __all__ = ["UFUNCS"]
