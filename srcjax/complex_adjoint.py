@@ -85,8 +85,8 @@ def fft_resize(x: Any, axis: int, n: int) -> Any:
     if d > n:
         return np.take(x, np.arange(n), axis=axis)
     if d < n:
-        pad = [(0, n - d if i == axis else 0) for i in range(np.ndim(x))]
-        return np.pad(x, pad)
+        shape = np.shape(x)
+        return np.concatenate([x, np.zeros(shape[:axis] + (n - d,) + shape[axis + 1:], np.result_type(x))], axis=axis)
     return x
 
 
@@ -103,10 +103,10 @@ def fft_bar(g: Any, a: Any, ns: Any, ax: Any, norm: Any, kind: str, one_axis: bo
     else:  # irfft: the conjugate of an rfft, the halved spectrum's inner bins counted twice
         dual: Any = "ortho" if norm == "ortho" else "backward" if norm == "forward" else "forward"
         w = np.fft.rfftn(g, axes=axes, norm=dual)
-        m = s[-1] // 2 + 1
-        k = np.reshape(np.arange(m), tuple(m if i == last else 1 for i in range(np.ndim(g))))
-        once = (k == 0) | ((k == m - 1) & (s[-1] % 2 == 0))
-        y = np.conj(np.where(once, w, 2 * w))
+        k = np.arange(s[-1] // 2 + 1)
+        once = (k == 0) | ((k == s[-1] // 2) & (s[-1] % 2 == 0))
+        w = np.moveaxis(w, last, -1)
+        y = np.moveaxis(np.conj(np.where(once, w, 2 * w)), -1, last)
     for i in range(len(axes)):
         y = fft_resize(y, axes[i], np.shape(a)[axes[i]])
     if np.result_type(a).kind != "c":
