@@ -98,15 +98,16 @@ def fft_bar(g: Any, a: Any, ns: Any, ax: Any, norm: Any, kind: str, one_axis: bo
         y = np.fft.fftn(g, axes=axes, norm=norm)
     elif kind == "ifft":
         y = np.fft.ifftn(g, axes=axes, norm=norm)
-    elif kind == "rfft":  # the real part of an fft of the cotangent padded to the full spectrum
-        y = np.fft.fftn(fft_resize(g, last, s[-1]), axes=axes, norm=norm)
-    else:  # irfft: the conjugate of an rfft, the halved spectrum's inner bins counted twice
+    else:
         dual: Any = "ortho" if norm == "ortho" else "backward" if norm == "forward" else "forward"
-        w = np.fft.rfftn(g, axes=axes, norm=dual)
         k = np.arange(s[-1] // 2 + 1)
-        once = (k == 0) | ((k == s[-1] // 2) & (s[-1] % 2 == 0))
-        w = np.moveaxis(w, last, -1)
-        y = np.moveaxis(np.conj(np.where(once, w, 2 * w)), -1, last)
+        once = (k == 0) | ((k == s[-1] // 2) & (s[-1] % 2 == 0))  # the bins without a mirror image
+        if kind == "rfft":  # Re(fftn(g padded to the full spectrum)), as an irfftn of conj(g), inner bins halved
+            w = np.moveaxis(np.conj(g), last, -1)
+            y = np.fft.irfftn(np.moveaxis(np.where(once, w, 0.5 * w), -1, last), s=s, axes=axes, norm=dual)
+        else:  # irfft: the conjugate of an rfft, the inner bins counted twice
+            w = np.moveaxis(np.fft.rfftn(g, axes=axes, norm=dual), last, -1)
+            y = np.moveaxis(np.conj(np.where(once, w, 2 * w)), -1, last)
     for i in range(len(axes)):
         y = fft_resize(y, axes[i], np.shape(a)[axes[i]])
     if np.result_type(a).kind != "c":

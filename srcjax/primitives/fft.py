@@ -9,8 +9,9 @@ for float32/complex64 (and float16) input, complex128 otherwise; irfft gives the
 
 Derivatives (JAX's convention, see ``srcjax/complex_adjoint.py``): every transform is linear, so its
 JVP is the transform of the tangent. fft and ifft are symmetric matrices (their own transposes);
-rfft's transpose is the real part of an fft of the zero-padded cotangent; irfft's is the conjugate of
-an rfft weighted 1, 2, ..., 2, (1) for the halved spectrum (JAX's ``_irfft_transpose``).
+rfft's transpose, the real part of an fft of the zero-padded cotangent, is written as an irfft of the
+conjugate cotangent with its inner bins halved (half the work, as JAX); irfft's is the conjugate of an
+rfft weighted 1, 2, ..., 2, (1) for the halved spectrum (JAX's ``_irfft_transpose``).
 """
 
 from __future__ import annotations
