@@ -94,6 +94,7 @@ def fft_bar(g: Any, a: Any, ns: Any, ax: Any, norm: Any, kind: str, one_axis: bo
     """The cotangent of ``a`` in a transform ``kind`` (fft, ifft, rfft, irfft over ``ns``/``ax``)."""
     axes, s = fft_plan(np.shape(a), ns, ax, one_axis, kind == "irfft")
     last = axes[-1]
+    y: Any
     if kind == "fft":
         y = np.fft.fftn(g, axes=axes, norm=norm)
     elif kind == "ifft":
