@@ -98,8 +98,9 @@ _ORDERED = ("less", "less_equal", "greater", "greater_equal", "maximum", "minimu
             "min", "argmax", "argmin", "sort", "argsort", "partition", "argpartition", "lexsort", "searchsorted",
             "median", "quantile", "percentile")
 # Complex operands not written yet (a clean refusal, never a wrong answer): np.linalg's norm and the
-# decompositions built on real LAPACK kernels, var/std (|x - mean|**2), round (both parts).
-_NOT_YET = ("var", "std", "round", "norm", "solve", "inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd",
+# decompositions whose complex rules differ (Hermitian transposes), var/std (|x - mean|**2), round (both
+# parts). solve, inv and det take complex matrices (the c/z LAPACK kernels; JAX's transposes).
+_NOT_YET = ("var", "std", "round", "norm", "slogdet", "cholesky", "eigh", "eigvalsh", "svd",
             "qr", "cond", "pinv", "lstsq", "matrix_power")
 
 
