@@ -304,3 +304,13 @@ def test_hypothesis_elementwise(shape: list[int], dtype: Any, real: Any, seed: i
     j = jax.grad(define("np.sum(np.abs(np.exp(z) * x) ** 2)", "z, x", jnp), argnums=(0, 1))(z, x)
     single = dtype == np.complex64 or real == np.float32
     close(tuple(g), tuple(j), 1e-4 if single else 1e-10)
+
+
+# -- the command-line tool: complex annotations -------------------------------------------------------------
+def test_cli_complex_annotation(tmp_path: Any, capsys: Any) -> None:
+    from srcjax.cli import main
+
+    model = tmp_path / "model.py"
+    model.write_text('import numpy as np\n\n\ndef power(z: "c64[4]"):\n    return np.sum(np.abs(z) ** 2)\n')
+    assert main([f"{model}::power", "--grad", "--emit", "hlo"]) == 0
+    assert "complex<f32>" in capsys.readouterr().out
