@@ -220,6 +220,29 @@ def test_grad_vjp_jvp_against_jax(body: str) -> None:
     close(t, jt, tol)
 
 
+# every primitive that takes complex operands, through |.|**2 and a real part (grouped: fewer compilations)
+SWEEP = [
+    "np.prod(z, axis=0)", "np.cumprod(z, axis=1)", "np.mean(z)", "np.tensordot(z, z, 1)", "np.outer(z[0], x)",
+    "np.kron(z[0], x)", "np.take(z, np.array([0, 2, 2]), axis=1)", "z[np.array([1, 1]), :2]",
+    "np.concatenate([z, z * x])", "np.stack([z[0], x])", "np.where(x > 0.5, z, x)", "np.trace(z)", "np.diag(z)",
+    "np.roll(z, 1, axis=0)", "np.flip(z)", "np.transpose(z).reshape(9)", "np.expm1(z)", "np.log1p(z)", "np.arcsin(z)",
+    "np.arctanh(z)", "z ** (1 + 1j)", "x ** z", "np.reciprocal(z)", "np.square(z)", "z / x",
+    "x.astype(complex) * (1 + 1j)", "np.real(z).astype(np.complex128) * z", "np.sum(z, axis=1, keepdims=True) * z",
+    "np.dot(z, x)", "np.inner(z, x)", "np.einsum('ij,ij->i', z, z)", "np.matmul(z, z.T)", "np.cos(z) * np.sinh(z)",
+    "np.exp2(z) + np.log10(z) + np.log2(z)", "np.diff(z, axis=0)", "np.tile(z, 2)", "np.repeat(z, 2, axis=1)",
+    "np.broadcast_to(z[0], (2, 3))", "np.pad(z, 1)", "np.fft.fftshift(z)", "z.conj().T @ z", "np.cumsum(z)",
+]
+
+
+@pytest.mark.parametrize("k", range(0, len(SWEEP), 7))
+def test_grad_sweep_against_jax(k: int) -> None:
+    body = " + ".join(f"np.sum(np.abs({e}) ** 2) + np.sum(np.real({e} * (1 - 2j)))" for e in SWEEP[k:k + 7])
+    z, x = carr((3, 3), scale=0.6) + 0.2, rng.uniform(0.3, 1, 3)
+    g = srcjax.grad(define(body, "z, x"), argnums=(0, 1))(z, x)
+    j = jax.grad(define(body, "z, x", jnp), argnums=(0, 1))(z, x)
+    close(tuple(g), tuple(j), 1e-10)
+
+
 VJPS = [  # complex-valued functions: vjp with a complex cotangent
     "z * w", "np.exp(z) * np.conj(w)", "np.abs(z) + 0j", "np.real(z) * w", "np.imag(z) * w", "1j * z ** 2 / w",
     "z @ w", "np.sum(z * np.angle(w))", "np.sqrt(z).T", "np.cumsum(z * w, axis=1)",
