@@ -278,7 +278,8 @@ def test_abs_at_zero_follows_jax() -> None:
 
 
 # -- np.linalg on complex matrices: solve, inv, det (LAPACK's c/z kernels) -----------------------------
-LINALG = "np.sum(np.abs(np.linalg.solve(a, b)) ** 2) + np.real(np.linalg.det(a)) + np.sum(np.imag(np.linalg.inv(a)) ** 2)"
+LINALG = ("np.sum(np.abs(np.linalg.solve(a, b)) ** 2) + np.sum(np.real(np.linalg.det(a))) "
+          "+ np.sum(np.imag(np.linalg.inv(a)) ** 2)")
 
 
 @pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
