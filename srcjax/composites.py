@@ -20,7 +20,7 @@ __all__ = ["IMPLEMENTS", "accumulate_add", "accumulate_max", "accumulate_min", "
            "convolve", "corrcoef", "correlate", "cov", "fftfreq", "fftshift", "gradient", "ifftshift", "histogram",
            "interp", "isclose", "nan_to_num",
            "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar",
-           "polyval", "rfftfreq", "select", "sliding_window_view", "trapezoid"]
+           "polyval", "rfftfreq", "select", "sliding_window_view", "trapezoid", "vdot"]
 
 IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
 
@@ -405,3 +405,9 @@ def ifftshift(x: Any, axes: Any = None) -> Any:
     for ax in _shift_axes(x, axes):
         out = np.roll(out, -(np.shape(x)[ax] // 2), ax)
     return out
+
+
+@_implements(np.vdot)
+def vdot(a: Any, b: Any) -> Any:
+    """NumPy's ``vdot``: the dot product of the flattened arrays, the first conjugated."""
+    return np.dot(np.conj(np.ravel(a)), np.ravel(b))

@@ -82,7 +82,7 @@ PROGRAMS = [
     "np.isfinite(z), np.isnan(z * np.inf), np.isinf(z), np.sum(z), np.mean(z, axis=0), np.prod(z, axis=1), "
     "np.cumsum(z, axis=0), np.cumprod(w), np.trace(z)",
     "z @ z, z @ w, np.dot(w, w), np.einsum('ij,j->i', z, w), np.tensordot(z, z, 1), np.inner(w, w), "
-    "np.outer(w, w), np.kron(w, w)",
+    "np.outer(w, w), np.kron(w, w), np.vdot(w, w), np.vdot(z, z), np.vdot(np.real(w), np.imag(w))",
     "np.where(np.abs(w) > 0.5, w, 0), np.concatenate([w, w]), np.stack([w, w]), z.T, z[1:, ::2], z.reshape(9), "
     "np.flip(z, 0), np.roll(w, 1), np.diag(w), np.zeros_like(z), np.ones_like(w), np.full(3, 1j) * w",
     "z.astype(np.complex64), z.astype(complex), np.abs(w) ** 2, w.conj() * w, np.sum(np.abs(z) ** 2), "
@@ -231,6 +231,7 @@ SWEEP = [
     "np.dot(z, x)", "np.inner(z, x)", "np.einsum('ij,ij->i', z, z)", "np.matmul(z, z.T)", "np.cos(z) * np.sinh(z)",
     "np.exp2(z) + np.log10(z) + np.log2(z)", "np.diff(z, axis=0)", "np.tile(z, 2)", "np.repeat(z, 2, axis=1)",
     "np.broadcast_to(z[0], (2, 3))", "np.pad(z, 1)", "np.fft.fftshift(z)", "z.conj().T @ z", "np.cumsum(z)",
+    "np.vdot(z, z * x)",
 ]
 
 
