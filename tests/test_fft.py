@@ -213,3 +213,12 @@ def test_hypothesis_transforms(shape: list[int], data_: Any, dtype: Any, norm: A
     inv = f"np.fft.irfft(x, n={n}, axis={axis}, norm={norm!r})" if shape[axis] > 1 or n else "x"
     if m and dtype in (np.complex64, np.complex128):
         both(inv, x)
+
+
+def test_vmap_fftn_with_s_and_no_axes() -> None:
+    """``s`` without ``axes`` transforms the last ``len(s)`` axes of each example."""
+    f = define("np.fft.fftn(x, s=(3, 5)), np.fft.irfftn(x, s=(4,)), np.fft.fftn(x), np.fft.ifft2(x)")
+    z = data((3, 2, 4, 6), np.complex128)
+    got = srcjax.vmap(f)(z)
+    for k, g in enumerate(got):
+        close(g, np.stack([f(e)[k] for e in z]), 1e-12)

@@ -197,6 +197,14 @@ _DEFS = {  # name: (NumPy function, one axis?, stub)
     "rfftn": (np.fft.rfftn, False, _fftn_stub), "irfftn": (np.fft.irfftn, False, _fftn_stub),
 }
 
+def _batch_nd(c: batch_rules.BatchCall) -> str:
+    """``axes`` count per-example axes; ``axes=None`` with ``s`` is the last ``len(s)`` axes, the same
+    on the batched operand (kept None), without ``s`` every per-example axis."""
+    if c.args.get("axes", "None") == "None" and c.args.get("s", "None") != "None":
+        return c.call()
+    return batch_rules.axes("axes")(c)
+
+
 def _record(name: str, fn: Any, one_axis: bool, stub: Any) -> None:
     ns, ax = ("n", "axis") if one_axis else ("s", "axes")
     kind = "irfft" if name.startswith("irfft") else "rfft" if name.startswith("rfft") else \
@@ -205,7 +213,7 @@ def _record(name: str, fn: Any, one_axis: bool, stub: Any) -> None:
             arrays=("a",), path=f"np.fft.{name}",
             jvp={"a": f"np.fft.{name}(a_dot, {ns}={ns}, {ax}={ax}, norm=norm)"},
             vjp={"a": f"fft_bar(out_bar, a, {ns}, {ax}, norm, {kind!r}, {one_axis})"})
-    set_fields(name, batch=batch_rules.axes(ax), positional=1)
+    set_fields(name, batch=batch_rules.axes("axis") if one_axis else _batch_nd)
 
 
 for _name, (_fn, _one, _stub) in _DEFS.items():
