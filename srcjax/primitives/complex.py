@@ -15,7 +15,7 @@ import numpy as np
 from ..core import DTypeError, ShapedArray
 from ..lower.hlo import HloValue, real_dtype
 from . import batch_rules, decomp, linalg, reductions, sorting  # noqa: F401  (records refusing complex, below)
-from .elementwise import UFUNCS, resolve
+from .elementwise import resolve
 from .registry import PRIMITIVES, LowerCtx, defprim, set_fields
 
 
@@ -123,4 +123,4 @@ for _name in _ORDERED + _NOT_YET:
     PRIMITIVES[_name].abstract_eval = _refuse_complex(_name, PRIMITIVES[_name].abstract_eval, _name in _ORDERED)
 
 
-__all__ = ["UFUNCS"]
+__all__: list[str] = []
