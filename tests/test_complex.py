@@ -86,7 +86,7 @@ PROGRAMS = [
     "np.where(np.abs(w) > 0.5, w, 0), np.concatenate([w, w]), np.stack([w, w]), z.T, z[1:, ::2], z.reshape(9), "
     "np.flip(z, 0), np.roll(w, 1), np.diag(w), np.zeros_like(z), np.ones_like(w), np.full(3, 1j) * w",
     "z.astype(np.complex64), z.astype(complex), np.abs(w) ** 2, w.conj() * w, np.sum(np.abs(z) ** 2), "
-    "np.isclose(w, w), np.real(z).astype(np.complex64)",
+    "np.isclose(w, w), np.real(z).astype(np.complex64), np.round(z * 10), np.round(w, 2), np.around(z * 100, -1)",
 ]
 
 
@@ -150,7 +150,7 @@ REFUSED = [
     ("np.sort(z)", "does not order complex"), ("np.max(z)", "does not order complex"),
     ("np.argmax(z)", "does not order complex"), ("np.clip(z, 0, 1)", "does not order complex"),
     ("np.median(z)", "does not order complex"), ("np.var(z)", "not supported"), ("np.std(z)", "not supported"),
-    ("np.round(z)", "not supported"), ("np.linalg.norm(z)", "not supported"), ("np.linalg.slogdet(m)", "not supported"),
+("np.linalg.norm(z)", "not supported"), ("np.linalg.slogdet(m)", "not supported"),
     ("np.linalg.eigh(m)", "not supported"), ("np.linalg.pinv(m)", "not supported"),
     ("np.linalg.svd(m)", "not supported"), ("np.linalg.qr(m)", "not supported"),
     ("np.linalg.cholesky(m)", "not supported"), ("np.floor(z)", "does not support"),

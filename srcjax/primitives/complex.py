@@ -98,9 +98,10 @@ _ORDERED = ("less", "less_equal", "greater", "greater_equal", "maximum", "minimu
             "min", "argmax", "argmin", "sort", "argsort", "partition", "argpartition", "lexsort", "searchsorted",
             "median", "quantile", "percentile")
 # Complex operands not written yet (a clean refusal, never a wrong answer): np.linalg's norm and the
-# decompositions whose complex rules differ (Hermitian transposes), var/std (|x - mean|**2), round (both
-# parts). solve, inv and det take complex matrices (the c/z LAPACK kernels; JAX's transposes).
-_NOT_YET = ("var", "std", "round", "norm", "slogdet", "cholesky", "eigh", "eigvalsh", "svd",
+# decompositions whose complex rules differ (Hermitian transposes), var/std (|x - mean|**2: their rules
+# would need a conjugate). solve, inv and det take complex matrices (the c/z LAPACK kernels; JAX's
+# transposes).
+_NOT_YET = ("var", "std", "norm", "slogdet", "cholesky", "eigh", "eigvalsh", "svd",
             "qr", "cond", "pinv", "lstsq", "matrix_power")
 
 
@@ -122,5 +123,21 @@ def _refuse_complex(name: str, rule: Any, ordered: bool) -> Any:
 for _name in _ORDERED + _NOT_YET:
     PRIMITIVES[_name].abstract_eval = _refuse_complex(_name, PRIMITIVES[_name].abstract_eval, _name in _ORDERED)
 
+
+def _round_parts(rule: Any) -> Any:
+    """``np.round`` of a complex array rounds both parts (NumPy)."""
+
+    def lower(ctx: LowerCtx, a: HloValue, *rest: Any) -> HloValue:
+        if a.dtype.kind != "c":
+            return rule(ctx, a, *rest)
+        b = ctx.b
+        parts = [b.part(p, a) for p in ("real", "imag")]
+        sub = LowerCtx(b, [parts[0].aval])
+        return b.complex(*(rule(sub, p, *rest) for p in parts))
+
+    return lower
+
+
+PRIMITIVES["round"].lower = _round_parts(PRIMITIVES["round"].lower)
 
 __all__: list[str] = []
