@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from . import linalg_adjoint  # np.linalg's helpers, in their own file (see its docstring); exported below
+from . import complex_adjoint, linalg_adjoint  # helpers in their own files (see their docstrings); exported below
+from .complex_adjoint import abs_complex_share
 from .construction import (  # noqa: F401  (generated derivative code imports them from here)
     cross_bar,
     diagonal_bar,
@@ -34,6 +35,7 @@ from .order_stats import (  # noqa: F401  (generated derivative code imports the
 from .pytree import is_tree, tree_get, tree_like, tree_map, tree_set
 
 globals().update({_n: getattr(linalg_adjoint, _n) for _n in linalg_adjoint.LINALG_HELPERS})
+globals().update({_n: getattr(complex_adjoint, _n) for _n in complex_adjoint.COMPLEX_HELPERS})
 
 
 class _Unset:
@@ -80,7 +82,7 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "multi_dot_jvp", "multi_dot_bars",
     "chain_dot", "sort_jvp", "sort_bar", "partition_jvp",
     "partition_bar", "order_stat_jvp", "order_stat_bar", "diagonal_bar", "move_bar", "kron_bar",
-    "cross_bar", "meshgrid_dots", "meshgrid_bars", *linalg_adjoint.LINALG_HELPERS,
+    "cross_bar", "meshgrid_dots", "meshgrid_bars", *linalg_adjoint.LINALG_HELPERS, *complex_adjoint.COMPLEX_HELPERS,
 ]
 
 TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")
@@ -121,7 +123,7 @@ def typed_like(g: Any, x: Any) -> Any:
     source calls those, never this."""
     dt, dg = _dtype(x), _dtype(g)
     if dg != dt and _is_float_dtype(dg) and _is_float_dtype(dt):
-        return np.asarray(g, dtype=dt)
+        return np.asarray(np.real(g) if dt.kind != "c" else g, dtype=dt)  # JAX: a real primal, the real part
     return g
 
 
@@ -129,8 +131,8 @@ def _dtype(v: Any) -> np.dtype:
     return np.asarray(v).dtype if isinstance(v, (list, tuple)) else np.result_type(v)
 
 
-def _is_float_dtype(dt: np.dtype) -> bool:
-    return dt.kind == "f" or dt.name == "bfloat16"
+def _is_float_dtype(dt: np.dtype) -> bool:  # (complex included: what carries a derivative)
+    return dt.kind in "fc" or dt.name == "bfloat16"
 
 
 def unbroadcast(g: Any, x: Any) -> Any:
@@ -185,7 +187,7 @@ def has_derivative(x: Any) -> bool:
     a string or None)."""
     if x is None or isinstance(x, str):
         return False
-    return is_float(x)
+    return is_float(x) or np.result_type(x).kind == "c"
 
 
 def zero_leaf(x: Any) -> Any:
@@ -391,7 +393,10 @@ def max_share(g: Any, a: Any, b: Any) -> Any:
 
 
 def abs_share(g: Any, x: Any) -> Any:
-    """``g * d|x|/dx`` with JAX's convention at 0: the derivative of ``abs`` is 1 at ``x == 0``."""
+    """``g * d|x|/dx`` with JAX's convention at 0: the derivative of ``abs`` is 1 at ``x == 0``.
+    A complex ``x``: ``abs_complex_share`` (a complex ``g`` is a tangent, a real one a cotangent)."""
+    if np.result_type(x).kind == "c":
+        return abs_complex_share(g, x, np.result_type(g).kind == "c")
     return np.where(x >= 0, g, -g)
 
 

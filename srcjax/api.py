@@ -72,7 +72,7 @@ def _leaf_aval(x: Any) -> ShapedArray | None:
     t = type(x)
     if t is np.ndarray or isinstance(x, np.generic):
         return ShapedArray(x.shape, canonical_dtype(x.dtype))
-    if t is float or t is int or t is bool:
+    if t is float or t is int or t is bool or t is complex:
         return ShapedArray((), PYTHON_SCALAR_DTYPES[t], weak_type=True)
     if isinstance(x, ShapeDtypeStruct):
         return ShapedArray(x.shape, canonical_dtype(x.dtype))
@@ -99,7 +99,7 @@ def _leaf_key(x: Any) -> Any:
     t = type(x)
     if t is np.ndarray:
         return (x.shape, x.dtype, False)
-    if t is float or t is int or t is bool:
+    if t is float or t is int or t is bool or t is complex:
         return t
     aval = getattr(x, "aval", None)
     if aval is None or not isinstance(aval, ShapedArray):

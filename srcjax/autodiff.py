@@ -367,7 +367,7 @@ class _Derived(Compiled):
         for i in self._check:
             if i < len(args):
                 a = _leaf_aval(args[i])
-                if a is not None and not (a.dtype.kind == "f" or a.dtype.name == "bfloat16"):
+                if a is not None and not (a.dtype.kind in "fc" or a.dtype.name == "bfloat16"):
                     raise _clean(DTypeError(
                         f"{self._what} requires floating-point inputs, but argument {i} has dtype {a.dtype.name}",
                         hint="pass x.astype(np.float32) (or float64), or differentiate with respect to another "
@@ -470,8 +470,11 @@ def grad_output_error(fn: Callable[..., Any], out: Any, has_aux: bool, what: str
     if isinstance(main, ShapeDtypeStruct) and main.shape == () or type(main) in (int, bool):
         return DTypeError(f"{what} requires a real-valued (floating-point) output, but {name} returns "
                           f"{show(main)}{part}", span=span,
-                          hint="an integer or boolean output has no gradient: compute the output in floating point "
-                               "(x.astype(np.float32)), or use srcjax.vjp")
+                          hint="a complex output has no gradient (as in JAX): return np.real(...), np.abs(...) "
+                               "** 2, or use srcjax.vjp" if isinstance(main, ShapeDtypeStruct) and
+                          main.dtype.kind == "c" else
+                          "an integer or boolean output has no gradient: compute the output in floating point "
+                          "(x.astype(np.float32)), or use srcjax.vjp")
     return ShapeError(f"{what} needs a scalar output, but {name} returns {show(main)}{part}", span=span,
                       hint="reduce it to a scalar (np.sum, np.mean), or use srcjax.jacrev or srcjax.vjp for a "
                            "non-scalar output")
@@ -538,7 +541,7 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has
 
 def _is_float_leaf(v: Any) -> bool:
     a = _leaf_aval(v)
-    return a is not None and (a.dtype.kind == "f" or a.dtype.name == "bfloat16")
+    return a is not None and (a.dtype.kind in "fc" or a.dtype.name == "bfloat16")
 
 
 def _float_positions(values: Sequence[Any]) -> tuple[int, ...]:

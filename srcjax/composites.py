@@ -18,10 +18,11 @@ import numpy as np
 
 __all__ = ["IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add", "accumulate_max", "accumulate_min",
            "accumulate_multiply", "allclose", "block", "convolve", "corrcoef", "correlate", "cov", "empty_like",
-           "gradient", "histogram", "interp", "isclose", "isin", "nan_to_num", "nanargmax", "nanargmin", "nanmax",
-           "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar", "piecewise", "polyfit", "polyval",
-           "select", "selection_all", "selection_any", "selection_fill", "selection_max", "selection_mean",
-           "selection_min", "selection_prod", "selection_sum", "sliding_window_view", "trapezoid"]
+           "fftfreq", "fftshift", "gradient", "histogram", "ifftshift", "interp", "isclose", "isin", "nan_to_num",
+           "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar",
+           "piecewise", "polyfit", "polyval", "rfftfreq", "select", "selection_all", "selection_any",
+           "selection_fill", "selection_max", "selection_mean", "selection_min", "selection_prod", "selection_sum",
+           "sliding_window_view", "trapezoid", "vdot"]
 
 IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
 
@@ -518,3 +519,48 @@ def selection_min(x: Any, mask: Any) -> Any:
 
 SELECTION_REDUCTIONS = {"sum": selection_sum, "prod": selection_prod, "mean": selection_mean, "any": selection_any,
                         "all": selection_all, "max": selection_max, "min": selection_min}
+
+
+# -- np.fft's sample frequencies and shifts ------------------------------------------------------
+
+@_implements(np.fft.fftfreq)
+def fftfreq(n: int, d: Any = 1.0, device: Any = None) -> Any:
+    """NumPy's ``fftfreq``: ``[0, 1, ..., n//2 - 1 (or (n-1)//2), -(n//2), ..., -1] / (n * d)``."""
+    k = np.arange(n)
+    return np.where(k < (n - 1) // 2 + 1, k, k - n) * (1.0 / (n * d))
+
+
+@_implements(np.fft.rfftfreq)
+def rfftfreq(n: int, d: Any = 1.0, device: Any = None) -> Any:
+    """NumPy's ``rfftfreq``: ``[0, 1, ..., n//2] / (n * d)``."""
+    return np.arange(n // 2 + 1) * (1.0 / (n * d))
+
+
+def _shift_axes(x: Any, axes: Any) -> Any:
+    if axes is None:
+        return tuple(range(np.ndim(x)))
+    return (axes,) if isinstance(axes, int) else tuple(axes)
+
+
+@_implements(np.fft.fftshift)
+def fftshift(x: Any, axes: Any = None) -> Any:
+    """The zero frequency moved to the middle: a roll by ``n // 2`` along each axis."""
+    out = x
+    for ax in _shift_axes(x, axes):
+        out = np.roll(out, np.shape(x)[ax] // 2, ax)
+    return out
+
+
+@_implements(np.fft.ifftshift)
+def ifftshift(x: Any, axes: Any = None) -> Any:
+    """The inverse of :func:`fftshift`: a roll by ``-(n // 2)`` along each axis."""
+    out = x
+    for ax in _shift_axes(x, axes):
+        out = np.roll(out, -(np.shape(x)[ax] // 2), ax)
+    return out
+
+
+@_implements(np.vdot)
+def vdot(a: Any, b: Any) -> Any:
+    """NumPy's ``vdot``: the dot product of the flattened arrays, the first conjugated."""
+    return np.dot(np.conj(np.ravel(a)), np.ravel(b))

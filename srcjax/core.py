@@ -22,7 +22,7 @@ SUPPORTED_DTYPES = {
     for t in (
         np.bool_, np.int8, np.int16, np.int32, np.int64,
         np.uint8, np.uint16, np.uint32, np.uint64,
-        np.float16, np.float32, np.float64,
+        np.float16, np.float32, np.float64, np.complex64, np.complex128,
     )
 }
 
@@ -43,6 +43,7 @@ PYTHON_SCALAR_DTYPES = {
     bool: np.dtype(np.bool_),
     int: np.dtype(np.int64),
     float: np.dtype(np.float64),
+    complex: np.dtype(np.complex128),
 }
 
 
@@ -127,6 +128,7 @@ _SHORT = {
     "bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
     "float16": "f16", "float32": "f32", "float64": "f64", "bfloat16": "bf16",
+    "complex64": "c64", "complex128": "c128",
 }
 
 
@@ -135,11 +137,11 @@ def dtype_short_name(dtype: np.dtype) -> str:
 
 
 def canonical_dtype(dtype: Any) -> np.dtype:
-    """``np.dtype(dtype)``, refusing what XLA cannot hold (objects, complex, strings)."""
+    """``np.dtype(dtype)``, refusing what XLA cannot hold (objects, strings, long double)."""
     d = np.dtype(dtype)
     if d not in SUPPORTED_DTYPES and not is_bfloat16(d):
         raise DTypeError(f"dtype {d} is not supported (supported: bool, int8-64, uint8-64, "
-                         "float16, bfloat16, float32, float64)")
+                         "float16, bfloat16, float32, float64, complex64, complex128)")
     return d
 
 

@@ -156,6 +156,22 @@ case("erf", "erf(x) * x", N(2, 3))
 case("erf", "erf(x * 0.5)", N(4))
 case("astype", "x.astype(np.float32)", N(2, 3), fd=False, tol=1e-6)  # jax rounds the cotangent to float32
 case("astype", "np.astype(x, np.float64)", N(3))
+# complex numbers (real arguments, complex insides, a real result: JAX's convention for the parts)
+group("complex", [("real", "np.real(x * (1 + 2j) + y ** 2 * 1j)"), ("imag", "np.imag(np.exp(1j * x) * y)"),
+                  ("conjugate", "np.real(np.conj(x + 1j * y) * (2 - 1j))"), ("conjugate", "np.imag(np.conj(x + 1j * y))"),
+                  ("angle", "np.angle(x + 1j * y)"), ("angle", "np.angle(y * (1 - 2j), deg=True)"),
+                  ("absolute", "np.abs(x * np.exp(1j * y) + 0.5j)")],
+      A(2, 3), U(1.0, 2.0, 3))
+# np.fft: each transform of real or complex input, n/axis/norm variants; the result's parts
+group("fft", [("fft", "np.real(np.fft.fft(x)) + 2 * np.imag(np.fft.fft(x, norm='ortho'))"),
+              ("ifft", "np.real(np.fft.ifft(x + 1j * x ** 2, n=5, axis=0)) - np.imag(np.fft.ifft(x, n=5, axis=0, norm='forward'))"),
+              ("rfft", "np.real(np.fft.rfft(x, n=6)) + 3 * np.imag(np.fft.rfft(x, n=7))"),
+              ("irfft", "np.fft.irfft(x + 1j * x ** 2) + np.fft.irfft(x * (1 - 1j), n=4, norm='ortho')"),
+              ("fft2", "np.imag(np.fft.fft2(x * (1 + 1j)))"), ("ifft2", "np.real(np.fft.ifft2(x ** 2 + 1j * x))"),
+              ("fftn", "np.real(np.fft.fftn(x, s=(3, 4)))"), ("ifftn", "np.imag(np.fft.ifftn(x + 1j, axes=(1,)))"),
+              ("rfft2", "np.imag(np.fft.rfft2(x))"), ("rfftn", "np.real(np.fft.rfftn(x, norm='forward'))"),
+              ("irfft2", "np.fft.irfft2(x * 1j + x ** 2)"), ("irfftn", "np.fft.irfftn(x + 0.5j * x, s=(2, 5))")],
+      N(2, 3))
 
 # reductions: axis None/int/negative/tuple, keepdims, ddof
 group("reductions", [

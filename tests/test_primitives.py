@@ -42,6 +42,8 @@ TOL = {  # output dtype -> (rtol, atol) for XLA against NumPy
     "float16": (1e-3, 1e-3),
     "float32": (2e-6, 2e-6),
     "float64": (1e-13, 1e-13),
+    "complex64": (2e-6, 2e-6),
+    "complex128": (1e-13, 1e-13),
 }
 HYPOTHESIS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
 
@@ -1072,6 +1074,45 @@ def split_uneven(x):
 @case("array_split", (arr(7),), (arr((3, 5), I32),))
 def array_split(x):
     return np.array_split(x, 3, axis=-1), np.array_split(x, [2, 3], axis=-1), np.array_split(x, 9, axis=-1)
+
+
+# -- complex numbers and np.fft (more in tests/test_complex.py and tests/test_fft.py) ----------------------
+def carr(shape: tuple[int, ...] | int, dtype: Any = np.complex128) -> np.ndarray:
+    return (arr(shape) + 1j * arr(shape)).astype(dtype)
+
+
+@case("real", (carr((2, 3)),), (carr(4, np.complex64),), (arr(3),), (arr(3, F32),), (arr(4, I32),))
+@case("imag", (carr((2, 3)),), (carr(4, np.complex64),), (arr(3),), (arr(4, I32),))
+@case("conjugate", (carr((2, 3)),), (arr(3, F32),))
+@case("angle", (carr((2, 3)),), (arr(3),))
+def complex_parts(z):
+    return np.real(z), np.imag(z), np.conj(z), np.conjugate(z), np.angle(z), np.angle(z, deg=True), z.real, z.imag
+
+
+FFT_TOL = (1e-5, 1e-5)  # float32 transforms: XLA's and pocketfft's roundings differ
+
+
+@case("fft", (arr((3, 8)),), (carr((2, 5), np.complex64),), (arr(6, F32),), tol=FFT_TOL)
+@case("ifft", (carr((3, 8)),), tol=FFT_TOL)
+@case("rfft", (arr((3, 8)),), tol=FFT_TOL)
+@case("irfft", (carr((3, 8)),), tol=FFT_TOL)
+def fft_1d(x):
+    return (np.fft.fft(x), np.fft.fft(x, n=5), np.fft.ifft(x, n=11, axis=0, norm="ortho"), np.fft.rfft(np.real(x)),
+            np.fft.rfft(np.real(x), n=7, norm="forward"), np.fft.irfft(x), np.fft.irfft(x, n=9, axis=0))
+
+
+@case("fft2", (arr((3, 4, 6)),), (carr((2, 3, 4), np.complex64),), tol=FFT_TOL)
+@case("ifft2", (carr((3, 4, 6)),), tol=FFT_TOL)
+@case("rfft2", (arr((3, 4, 6)),), tol=FFT_TOL)
+@case("irfft2", (carr((3, 4, 6)),), tol=FFT_TOL)
+@case("fftn", (arr((3, 4, 6)),), tol=FFT_TOL)
+@case("ifftn", (carr((3, 4, 6)),), tol=FFT_TOL)
+@case("rfftn", (arr((3, 4, 6)),), tol=FFT_TOL)
+@case("irfftn", (carr((3, 4, 6)),), tol=FFT_TOL)
+def fft_nd(x):
+    return (np.fft.fft2(x), np.fft.ifft2(x, s=(5, 3)), np.fft.rfft2(np.real(x)), np.fft.irfft2(x, norm="ortho"),
+            np.fft.fftn(x), np.fft.ifftn(x, axes=(0, 2)), np.fft.rfftn(np.real(x), s=(2, 3, 4)),
+            np.fft.irfftn(x, axes=(0, 1)), np.fft.fftn(x, s=(2, 2), axes=(2, 0), norm="forward"))
 
 
 # -- np.linalg: solvers and decompositions (well-conditioned: m + 4 I; positive definite: m m^T + I) ----

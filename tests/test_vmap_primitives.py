@@ -487,6 +487,19 @@ def repeat_list(x):
     return np.repeat(x, [2], axis=1), np.repeat(x, [3], axis=-2), np.repeat(x, [2])
 
 
+@case("real", "imag", "conjugate", "angle", args=(arr((3, 4)) + 1j * arr((3, 4)), arr(4)), jax=True)
+def complex_parts(z, x):
+    return np.real(z), np.imag(z), np.conj(z) * x, np.angle(z), z.real + x.imag, np.angle(x, deg=True)
+
+
+@case("fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn",
+      args=(arr((3, 4)), arr((3, 4)) + 1j * arr((3, 4))), jax=True)
+def ffts(x, z):
+    return (np.fft.fft(x), np.fft.ifft(z, n=5, axis=0), np.fft.rfft(x, norm="ortho"), np.fft.irfft(z),
+            np.fft.fft2(z), np.fft.ifft2(x), np.fft.rfft2(x), np.fft.irfft2(z, s=(3, 4)), np.fft.fftn(z, axes=(1,)),
+            np.fft.ifftn(z), np.fft.rfftn(x), np.fft.irfftn(z, norm="forward"))
+
+
 @case("roll", args=(arr((3, 4)),), jax=True)
 def rolls(x):
     return np.roll(x, 2, axis=-1), np.roll(x, (1, 2), axis=(0, -1)), np.roll(x, (1, -3), axis=(0, 0)), np.roll(x, -1, 0)

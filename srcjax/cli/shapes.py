@@ -30,6 +30,7 @@ _SHORT = {
     "f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
     "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
     "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "bool": "bool",
+    "c64": "complex64", "c128": "complex128",
 }
 DTYPE_NAMES = {**_SHORT, **{v: v for v in _SHORT.values()}, "bool_": "bool"}
 

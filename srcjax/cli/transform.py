@@ -77,7 +77,7 @@ def check_differentiable(fn: Any, decl: FunctionDecl, kind: str, nums: tuple[int
     for i in nums:
         p = decl.params[i]
         a = args.get(p)
-        if isinstance(a, ShapeDtypeStruct) and not (a.dtype.kind == "f" or a.dtype.name == "bfloat16"):
+        if isinstance(a, ShapeDtypeStruct) and not (a.dtype.kind in "fc" or a.dtype.name == "bfloat16"):
             shown = f"{dtype_short_name(a.dtype)}[{','.join(map(str, a.shape))}]"
             raise DTypeError(f"{flag} needs floating-point inputs, but argument {p!r} is {shown}",
                              span=decl.spans.get(p),

@@ -45,7 +45,7 @@ from ..core import OpaqueCallError, Span
 
 # Builtins a program may use (most only on static values; the interpreter checks).
 ALLOWED_BUILTINS = {
-    "range", "len", "abs", "min", "max", "float", "int", "bool", "tuple", "list", "dict",
+    "range", "len", "abs", "min", "max", "float", "int", "bool", "complex", "tuple", "list", "dict",
     "enumerate", "zip", "reversed", "sum", "round", "isinstance", "slice", "sorted", "any", "all",
     "divmod", "pow", "str", "ValueError", "TypeError", "AssertionError", "NotImplementedError",
     "Ellipsis", "None", "True", "False", "map", "print",

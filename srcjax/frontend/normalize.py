@@ -72,6 +72,7 @@ ARRAY_METHODS = {
     "swapaxes": "swapaxes", "ravel": "ravel", "flatten": "ravel", "astype": "astype",
     "reshape": "reshape", "transpose": "transpose", "copy": "copy", "argsort": "argsort",
     "argpartition": "argpartition", "searchsorted": "searchsorted", "diagonal": "diagonal",
+    "conj": "conjugate", "conjugate": "conjugate",
 }
 PACK_METHODS = {"reshape", "transpose"}
 
@@ -337,6 +338,11 @@ class Normalizer(Resolver):
         attr = node.attr.value
         if attr in ("shape", "ndim", "dtype", "size"):
             return node.with_changes(value=base), None
+        if attr in ("real", "imag"):  # x.real -> np.real(x)
+            prim = registry.lookup(getattr(np, attr))
+            assert prim is not None
+            return self.prim_call(cst.Call(func=dotted(prim.path), args=[cst.Arg(value=base)]), prim,
+                                  [cst.Arg(value=base)])
         hint = f"{base.value}_{attr}" if isinstance(base, cst.Name) else attr
         return node.with_changes(value=base), hint
 

@@ -21,6 +21,7 @@ _ELEM = {
     "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "ui8", "uint16": "ui16", "uint32": "ui32", "uint64": "ui64",
     "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+    "complex64": "complex<f32>", "complex128": "complex<f64>",
 }
 
 
@@ -39,7 +40,7 @@ def aval_type(aval: ShapedArray) -> str:
 
 def compare_type(dtype: np.dtype) -> str:
     d = np.dtype(dtype)
-    if d.kind == "f" or is_bfloat16(d):
+    if d.kind in "fc" or is_bfloat16(d):
         return "FLOAT"
     if d.kind == "i":
         return "SIGNED"
@@ -51,6 +52,17 @@ def is_float(dtype: np.dtype) -> bool:
     return d.kind == "f" or is_bfloat16(d)
 
 
+def is_inexact(dtype: np.dtype) -> bool:
+    """Floating point or complex: what carries a derivative."""
+    return is_float(dtype) or np.dtype(dtype).kind == "c"
+
+
+def real_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype of a complex dtype's parts (complex64 -> float32); other dtypes unchanged."""
+    d = np.dtype(dtype)
+    return np.dtype(f"f{d.itemsize // 2}") if d.kind == "c" else d
+
+
 def scalar_literal(value: Any, dtype: np.dtype) -> str:
     """MLIR text for one element of ``dtype``; exact for every float."""
     d = np.dtype(dtype)
@@ -58,6 +70,10 @@ def scalar_literal(value: Any, dtype: np.dtype) -> str:
         return "true" if bool(value) else "false"
     if d.kind in "iu":
         return str(int(value))
+    if d.kind == "c":  # complex<fN>: a (real, imaginary) pair
+        c = complex(np.asarray(value, dtype=d))
+        part = np.dtype(f"f{d.itemsize // 2}")
+        return f"({scalar_literal(c.real, part)}, {scalar_literal(c.imag, part)})"
     v = np.asarray(value, dtype=d)
     if bool(np.isfinite(v)):
         f = float(v)
@@ -76,7 +92,7 @@ def dense_literal(array: np.ndarray) -> str:
     if a.size == 0:
         return "dense<>"  # (an empty elements literal takes its shape from the type)
     flat = a.reshape(-1)
-    if a.size == 1 or bool(np.all(flat == flat[0])) and not (is_float(a.dtype) and np.isnan(flat[0])):
+    if a.size == 1 or bool(np.all(flat == flat[0])) and not (a.dtype.kind in "fc" and np.isnan(flat[0])):
         return f"dense<{scalar_literal(flat[0], a.dtype)}>"
     if a.dtype == np.bool_:
         def nest(x: np.ndarray) -> str:
@@ -252,6 +268,10 @@ class FuncBuilder:
         if dtype == np.bool_:  # convert truncates; NumPy tests != 0
             zero = self.full(0, x.shape, x.dtype)
             return self.compare("NE", x, zero)
+        if x.dtype.kind == "c" and dtype.kind != "c":  # NumPy (and JAX) keep the real part
+            x = self.part("real", x)
+            if x.dtype == dtype:
+                return x
         if x.dtype == np.bool_ and is_float(dtype):
             # Through uint8: XLA rewrites convert(pred) * y into select(pred, y, 0), which loses
             # 0 * inf = nan (np.true_divide(False, False) must be nan, not 0).
@@ -363,6 +383,17 @@ class FuncBuilder:
     def binary(self, op: str, x: HloValue, y: HloValue) -> HloValue:
         assert x.shape == y.shape and x.dtype == y.dtype, (op, x, y)
         return self.emit(f"stablehlo.{op} {x.name}, {y.name} : {aval_type(x.aval)}", x.aval.update(weak_type=False))
+
+    def complex(self, re: HloValue, im: HloValue) -> HloValue:
+        """``re + 1j * im`` from two same-typed floating-point values."""
+        assert re.shape == im.shape and re.dtype == im.dtype, (re, im)
+        out = ShapedArray(re.shape, np.dtype(np.complex64 if re.dtype == np.float32 else np.complex128))
+        return self.emit(f"stablehlo.complex {re.name}, {im.name} : ({aval_type(re.aval)}, {aval_type(im.aval)}) "
+                         f"-> {aval_type(out)}", out)
+
+    def part(self, which: str, x: HloValue) -> HloValue:
+        """``stablehlo.real``/``imag`` of a complex value (a floating-point value of its parts' dtype)."""
+        return self.unary(which, x, ShapedArray(x.shape, real_dtype(x.dtype)))
 
     def compare(self, direction: str, x: HloValue, y: HloValue) -> HloValue:
         assert x.shape == y.shape and x.dtype == y.dtype, (direction, x, y)

@@ -459,7 +459,7 @@ class Specializer:
         return node.evaluated_value
 
     def eval_Imaginary(self, node: cst.Imaginary, env: dict[str, Any]) -> Any:
-        raise DTypeError("complex numbers are not supported")
+        return node.evaluated_value
 
     def eval_SimpleString(self, node: cst.SimpleString, env: dict[str, Any]) -> Any:
         return node.evaluated_value
@@ -749,9 +749,9 @@ class Specializer:
         assert self.b is not None
         if isinstance(v, HloValue):
             return v
-        if isinstance(v, bool) or isinstance(v, (int, float)) and not isinstance(v, np.generic):
-            kind = bool if isinstance(v, bool) else int if isinstance(v, int) else float
-            if kind is int and not (-(2 ** 63) <= v < 2 ** 63):
+        if isinstance(v, bool) or isinstance(v, (int, float, complex)) and not isinstance(v, np.generic):
+            kind = bool if isinstance(v, bool) else int if isinstance(v, int) else type(v)
+            if isinstance(v, int) and not (-(2 ** 63) <= v < 2 ** 63):
                 raise DTypeError(f"Python integer {v} does not fit in int64")
             aval = ShapedArray((), PYTHON_SCALAR_DTYPES[kind], weak_type=True)
             c = self.b.constant(np.asarray(v, aval.dtype), aval)
@@ -761,7 +761,7 @@ class Specializer:
             if hit is not None and hit[0] is v:
                 return hit[1]
         arr = np.asarray(v)
-        if arr.dtype.kind in "OUSVc":
+        if arr.dtype.kind in "OUSV":
             raise DTypeError(f"cannot use a value of type {type(v).__name__} ({arr.dtype}) as an array")
         dt = canonical_dtype(arr.dtype)
         c = self.b.constant(arr, ShapedArray(arr.shape, dt))

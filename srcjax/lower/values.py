@@ -115,10 +115,10 @@ class Undefined:
 
 
 def aval_of_static(v: Any) -> ShapedArray | None:
-    if isinstance(v, bool | int | float) and not isinstance(v, np.generic):
-        kind = bool if isinstance(v, bool) else int if isinstance(v, int) else float
+    if isinstance(v, bool | int | float | complex) and not isinstance(v, np.generic):
+        kind = bool if isinstance(v, bool) else int if isinstance(v, int) else type(v)
         return ShapedArray((), PYTHON_SCALAR_DTYPES[kind], weak_type=True)
-    if isinstance(v, np.ndarray | np.generic) and np.asarray(v).dtype.kind in "biuf":
+    if isinstance(v, np.ndarray | np.generic) and np.asarray(v).dtype.kind in "biufc":
         a = np.asarray(v)
         return ShapedArray(a.shape, canonical_dtype(a.dtype))
     return None

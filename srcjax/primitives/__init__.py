@@ -2,10 +2,12 @@
 
 from . import (  # noqa: F401
     ad_prims,  # noqa: F401,E402  (after shape: it reuses the indexing plan)
+    complex,
     construction,
     creation,
     decomp,
     elementwise,
+    fft,
     linalg,
     reductions,
     registry,

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import adjoint, lax
 from ..core import DTypeError, ShapedArray, ShapeError
-from ..lower.hlo import HloValue, aval_type, is_float
+from ..lower.hlo import HloValue, aval_type, is_inexact
 from . import batch_rules, gather
 from .common import broadcast_shapes, fmt_shape, normalize_axes
 from .elementwise import result_dtype
@@ -113,7 +113,8 @@ def _index_update_abstract(x: ShapedArray, key: Any, value: ShapedArray) -> Shap
     if broadcast_shapes(sub.shape, value.shape) != sub.shape:
         raise ShapeError(f"cannot assign a value of shape {fmt_shape(value.shape)} to a selection of shape "
                          f"{fmt_shape(sub.shape)}")
-    if value.dtype.kind == "f" and x.dtype.kind in "biu" or value.dtype.kind in "iu" and x.dtype.kind == "b":
+    if value.dtype.kind == "f" and x.dtype.kind in "biu" or value.dtype.kind in "iu" and x.dtype.kind == "b" or \
+            value.dtype.kind == "c" and x.dtype.kind != "c":
         if not value.weak_type:  # NumPy casts silently; refuse the lossy direction for arrays
             raise DTypeError(f"assigning {value.dtype} values into a {x.dtype} array would truncate them",
                              hint=f"convert explicitly: value.astype(np.{x.dtype})")
@@ -207,7 +208,7 @@ def _unbroadcast_axes(gshape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[
 
 def _typed_like(shape: tuple[int, ...], g: ShapedArray, x: ShapedArray) -> ShapedArray:
     """``g`` of ``shape``, in ``x``'s dtype when both are floating point (``adjoint.typed_like``)."""
-    if g.dtype != x.dtype and is_float(g.dtype) and is_float(x.dtype):
+    if g.dtype != x.dtype and is_inexact(g.dtype) and is_inexact(x.dtype):
         return ShapedArray(shape, x.dtype)
     return ShapedArray(shape, g.dtype, weak_type=g.weak_type)
 

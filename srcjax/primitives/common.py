@@ -35,7 +35,7 @@ def weak_key(a: ShapedArray) -> Any:
     Python type of a weak scalar (NEP 50). A Python bool is just the bool dtype:
     it is already the lowest kind (and ``ufunc.resolve_dtypes`` refuses ``bool``)."""
     if a.weak_type:
-        return {"i": int, "u": int, "f": float}.get(a.dtype.kind, a.dtype)
+        return {"i": int, "u": int, "f": float, "c": complex}.get(a.dtype.kind, a.dtype)
     return a.dtype
 
 
@@ -78,10 +78,11 @@ def scalar_aval(value: Any) -> ShapedArray:
     """Abstract value of a static Python scalar used as an operand (weak)."""
     from ..core import PYTHON_SCALAR_DTYPES
 
-    if isinstance(value, (bool, int, float)):
+    if isinstance(value, (bool, int, float, complex)):
         return ShapedArray((), PYTHON_SCALAR_DTYPES[type(value) if type(value) in PYTHON_SCALAR_DTYPES
                                                     else (bool if isinstance(value, bool) else
-                                                          int if isinstance(value, int) else float)],
+                                                          int if isinstance(value, int) else
+                                                          float if isinstance(value, float) else complex)],
                            weak_type=True)
     arr = np.asarray(value)
     return ShapedArray(arr.shape, canonical_dtype(arr.dtype))

@@ -29,13 +29,15 @@ from .linalg import _matmul_shapes, matmul_hlo  # _matmul_shapes: the shape rule
 from .registry import LowerCtx, defprim
 
 
-def _float_dtype(name: str, *avals: ShapedArray) -> np.dtype:
-    """NumPy's: float32 stays float32; integers and booleans compute in float64."""
+def _float_dtype(name: str, *avals: ShapedArray, complex_ok: bool = False) -> np.dtype:
+    """NumPy's: float32 stays float32; integers and booleans compute in float64; complex64/complex128
+    where the kernels have complex variants (``complex_ok``)."""
     for a in avals:
-        if a.dtype.kind not in "biu" and a.dtype.name not in ("float32", "float64"):
+        if a.dtype.kind not in "biu" and a.dtype.name not in ("float32", "float64") and \
+                not (complex_ok and a.dtype.kind == "c"):
             raise DTypeError(f"np.linalg.{name}: array type {a.dtype.name} is unsupported in linalg",
                              hint="convert first, e.g. a.astype(np.float64)")
-    return np.result_type(*(a.dtype if a.dtype.kind == "f" else np.float64 for a in avals))
+    return np.result_type(*(a.dtype if a.dtype.kind in "fc" else np.float64 for a in avals))
 
 
 def _square(name: str, a: ShapedArray) -> int:
@@ -81,7 +83,7 @@ def _solve_plan(a: ShapedArray, b: ShapedArray) -> tuple[tuple[int, ...], tuple[
 
 
 def _solve_abstract(a: ShapedArray, b: ShapedArray) -> ShapedArray:
-    d = _float_dtype("solve", a, b)
+    d = _float_dtype("solve", a, b, complex_ok=True)
     return ShapedArray(_solve_plan(a, b)[1], d)
 
 
@@ -103,7 +105,7 @@ defprim("solve", np.linalg.solve, _ab_stub, abstract_eval=_solve_abstract, lower
 # -- inv -----------------------------------------------------------------------------------
 def _inv_abstract(a: ShapedArray) -> ShapedArray:
     _square("inv", a)
-    return ShapedArray(a.shape, _float_dtype("inv", a))
+    return ShapedArray(a.shape, _float_dtype("inv", a, complex_ok=True))
 
 
 def _inv_lower(ctx: LowerCtx, a: HloValue) -> HloValue:
@@ -120,7 +122,7 @@ defprim("inv", np.linalg.inv, _a_stub, abstract_eval=_inv_abstract, lower=_inv_l
 # -- det / slogdet -----------------------------------------------------------------------------
 def _det_abstract(a: ShapedArray) -> ShapedArray:
     _square("det", a)
-    return ShapedArray(a.shape[:-2], _float_dtype("det", a))
+    return ShapedArray(a.shape[:-2], _float_dtype("det", a, complex_ok=True))
 
 
 def _lu_diagonal(ctx: LowerCtx, a: HloValue) -> tuple[HloValue, HloValue]:

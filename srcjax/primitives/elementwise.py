@@ -202,7 +202,7 @@ def _isfinite(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
 def _abs(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
     if xs[0].dtype.kind in "bu":
         return xs[0]
-    return b.unary("abs", xs[0])
+    return b.unary("abs", xs[0], out.update(weak_type=False))  # (complex: a real result)
 
 
 def _sign(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:

@@ -39,7 +39,7 @@ def custom_call(b: FuncBuilder, fn: str, operands: Sequence[HloValue], results: 
     """One LAPACK kernel call: ``fn`` without its type letter (``"potrf"``), the dtype taken from the
     first operand; ``matrices`` says which operands, then which results, are (stacks of) matrices;
     ``alias`` is (result, operand) when the kernel works in place."""
-    letter = {"float32": "s", "float64": "d"}[operands[0].dtype.name]
+    letter = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}[operands[0].dtype.name]
     config = ", ".join(f"{k} = {v} : ui8" for k, v in sorted((attrs or {}).items()))
     n_in = len(operands)
     ops_l = ", ".join(_layout(o.ndim, m) for o, m in zip(operands, matrices))

@@ -42,7 +42,7 @@ def _accumulate_dtype(d: np.dtype) -> np.dtype:
 
 
 def _mean_dtype(d: np.dtype) -> np.dtype:
-    return d if is_float(d) else np.dtype(np.float64)
+    return d if is_float(d) or d.kind == "c" else np.dtype(np.float64)
 
 
 def _keep(b: Any, r: HloValue, out: ShapedArray) -> HloValue:
@@ -91,11 +91,12 @@ def _monoid(name: str, kind: str) -> None:
         if d == np.bool_:  # sum and max are `or`, prod and min are `and`
             op, init = ("or", False) if kind in ("sum", "max", "any") else ("and", True)
         else:
-            op, init = {
-                "sum": ("add", 0), "prod": ("multiply", 1),
-                "max": ("maximum", -np.inf if is_float(d) else np.iinfo(d).min),
-                "min": ("minimum", np.inf if is_float(d) else np.iinfo(d).max),
-            }[kind]
+            op, init = {"sum": ("add", 0), "prod": ("multiply", 1), "max": ("maximum", None),
+                        "min": ("minimum", None)}[kind]
+            if kind == "max":
+                init = -np.inf if is_float(d) else np.iinfo(d).min
+            elif kind == "min":
+                init = np.inf if is_float(d) else np.iinfo(d).max
         r = b.reduce(x, op, init, axes)
         if initial is not None:
             r = b.binary(op, r, b.full(initial, r.shape, d))

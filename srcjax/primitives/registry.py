@@ -53,7 +53,9 @@ Dtypes follow JAX: a cotangent has its primal's dtype and a tangent its result's
 float32 gradients stay float32 and the adjoint of an implicit upcast (``w32 * x64``,
 ``w32 * np.arange(3)``, ``np.sum(w32, dtype=np.float64)``) is a downcast. The shape moves
 ``unbroadcast``/``broadcast_like``/``expand_reduced`` cast to their reference operand's dtype
-(both being floating point), so a template that can change dtypes ends in one of them.
+(both being floating point or complex; a complex cotangent of a real operand is its real part, as in
+JAX), so a template that can change dtypes ends in one of them. Complex numbers follow JAX's
+convention (``srcjax/complex_adjoint.py``): holomorphic templates need no conjugate.
 Constants in templates are Python numbers (weak: ``0.5 * g`` keeps float32), never NumPy
 scalars (``np.log(2.0)`` is a float64 that would upcast), and helpers select on the
 cotangent with ``np.where`` rather than multiply by a float64 mask.

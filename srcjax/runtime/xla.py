@@ -136,7 +136,7 @@ class _HostView:
 
 _BUFFER_PROTOCOL_DTYPES = {np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-    np.float16, np.float32, np.float64)}
+    np.float16, np.float32, np.float64, np.complex64, np.complex128)}
 
 
 def buffer_platform(buf: Any) -> str:
