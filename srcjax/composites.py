@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 __all__ = ["IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add", "accumulate_max", "accumulate_min",
-           "accumulate_multiply", "allclose", "block", "convolve", "corrcoef", "correlate", "cov", "empty_like",
-           "fftfreq", "fftshift", "gradient", "histogram", "ifftshift", "interp", "isclose", "isin", "nan_to_num",
-           "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar",
-           "piecewise", "polyfit", "polyval", "rfftfreq", "select", "selection_all", "selection_any",
+           "accumulate_multiply", "allclose", "average", "block", "convolve", "corrcoef", "correlate", "cov",
+           "empty_like", "fftfreq", "fftshift", "gradient", "histogram", "ifftshift", "interp", "isclose", "isin",
+           "nan_to_num", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum",
+           "nanvar", "piecewise", "polyfit", "polyval", "rfftfreq", "select", "selection_all", "selection_any",
            "selection_fill", "selection_max", "selection_mean", "selection_min", "selection_prod", "selection_sum",
            "sliding_window_view", "trapezoid", "vdot"]
 
@@ -564,3 +564,21 @@ def ifftshift(x: Any, axes: Any = None) -> Any:
 def vdot(a: Any, b: Any) -> Any:
     """NumPy's ``vdot``: the dot product of the flattened arrays, the first conjugated."""
     return np.dot(np.conj(np.ravel(a)), np.ravel(b))
+
+
+@_implements(np.average)
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, keepdims: bool = False) -> Any:
+    """NumPy's weighted mean (``weights`` of ``a``'s shape, or 1-D along one ``axis``)."""
+    if weights is None:
+        avg = np.mean(a, axis=axis, keepdims=keepdims)
+        count = np.sum(np.ones_like(_float_of(a)), axis=axis, keepdims=keepdims)
+    else:
+        w = weights
+        if np.ndim(w) == 1 and np.ndim(a) > 1:
+            w = np.reshape(w, (np.shape(w)[0],) + (1,) * (np.ndim(a) - 1 - axis % np.ndim(a)))
+        w = w * np.ones_like(_float_of(a))
+        count = np.sum(w, axis=axis, keepdims=keepdims)
+        avg = np.sum(a * w, axis=axis, keepdims=keepdims) / count
+    if returned:
+        return avg, count * np.ones_like(avg)
+    return avg

@@ -405,3 +405,17 @@ def test_selection_reduction_gradients_are_finite_and_right():
     np.testing.assert_allclose(g, want, rtol=1e-12)
     xs = rng.uniform(-1.0, 2.0, size=(4, 5))
     agree(srcjax.vmap(log_selected)(xs), np.array([log_selected(r) for r in xs]))
+
+
+def averages(x, w, W):
+    return (np.average(x), np.average(x, weights=w), np.average(W, axis=0, weights=w), np.average(W, axis=1),
+            np.average(W, weights=np.abs(W)), np.average(x, weights=w, returned=True))
+
+
+def counts(pred, true, k):
+    return np.array([[np.sum((pred == i) & (true == j)) for j in range(k)] for i in range(k)])
+
+
+def test_average_and_array_of_comprehensions():
+    both(averages, rng.normal(size=4), np.abs(rng.normal(size=4)), rng.normal(size=(4, 3)))
+    both(counts, np.array([0, 1, 2, 1, 2]), np.array([0, 2, 2, 1, 1]), 3)

@@ -12,6 +12,8 @@ import inspect
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..core import ArgumentError, DTypeError, InternalError, StaticValueError
 from ..primitives.registry import LowerCtx, Primitive
 from .hlo import HloValue
@@ -35,10 +37,13 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
     names = list(bound.arguments)
     values = list(bound.arguments.values())
     all_static = True
-    for n, v in zip(names, values):
-        if n in prim.nested and isinstance(v, (list, tuple)) and contains_dynamic(v):  # (a literal: np.stack)
-            raise DTypeError(f"{prim.path}() of a {type(v).__name__} of arrays held in a variable is not supported",
-                             hint="join its arrays with np.stack(...) (or write the list literal in the call)")
+    for k, (n, v) in enumerate(zip(names, values)):
+        if n in prim.nested and isinstance(v, (list, tuple)) and contains_dynamic(v):
+            # np.array(rows) of a list made at run time (a comprehension): NumPy's array of it is the
+            # stack of its elements, inner lists first (a literal list was written np.stack already)
+            values[k] = v = _stacked(sp, v)
+            bound.arguments[n] = v
+            args, kwargs = list(bound.args), dict(bound.kwargs)
         if n in prim.arrays:
             if is_dynamic(v):
                 all_static = False
@@ -105,3 +110,14 @@ def _origins(v: Any) -> frozenset[Hashable]:
 
 def _is_weak(v: Any) -> bool:
     return isinstance(v, HloValue) and v.aval.weak_type
+
+
+def _stacked(sp: Specializer, v: Any) -> Any:
+    """A (nested) list or tuple of arrays and numbers as one array: ``np.stack`` level by level."""
+    from ..primitives import registry
+
+    if not isinstance(v, (list, tuple)):
+        return v
+    stack = registry.lookup(np.stack)
+    assert stack is not None
+    return apply_primitive(sp, stack, [[_stacked(sp, x) for x in v]], {})
