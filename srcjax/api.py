@@ -244,7 +244,7 @@ class Compiled:
 
     def __init__(self, fn: Callable[..., Any], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), device: str | None = None) -> None:
-        fn = unwrap(fn)
+        fn = _wrapped_numpy(unwrap(fn))
         if not isinstance(fn, types.FunctionType):
             raise _clean(UnknownFunctionError(
                 f"cannot compile {fn!r}: it has no Python source (srcjax transpiles functions written with `def`)",
@@ -561,11 +561,50 @@ def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[
 _PLAIN: weakref.WeakKeyDictionary[Any, Compiled] = weakref.WeakKeyDictionary()
 
 
+_NUMPY_WRAPPERS: dict[Any, Callable[..., Any]] = {}
+
+
+def _wrapped_numpy(fn: Any) -> Any:
+    """A NumPy function srcjax supports, passed as a function (``srcjax.grad(np.sin)``, JAX users'
+    ``jax.jvp(jnp.sin, ...)``): a one-line Python function calling it (``def sin(x): return
+    np.sin(x)``), with source srcjax reads; anything else unchanged."""
+    import builtins
+    import linecache
+
+    from .primitives import registry
+
+    if isinstance(fn, types.FunctionType):
+        return fn
+    try:
+        hit = _NUMPY_WRAPPERS.get(fn)
+    except TypeError:
+        return fn
+    if hit is not None:
+        return hit
+    prim = registry.lookup(fn) if callable(fn) else None
+    if prim is None or not prim.path.startswith("np."):
+        return fn
+    if isinstance(fn, np.ufunc):
+        params = ["x"] if fn.nin == 1 else [f"x{k + 1}" for k in range(fn.nin)]
+    else:
+        params = [p.name for p in prim.signature.parameters.values()
+                  if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    name = prim.path.rsplit(".", 1)[-1]
+    text = f"import numpy as np\n\n\ndef {name}({', '.join(params)}):\n    return {prim.path}({', '.join(params)})\n"
+    filename = f"<srcjax.{prim.path}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    ns: dict[str, Any] = {"__name__": "srcjax.numpy_wrappers"}
+    exec(builtins.compile(text, filename, "exec"), ns)  # noqa: S102 - srcjax's own text
+    hit = _NUMPY_WRAPPERS[fn] = ns[name]
+    return hit
+
+
 def _as_compiled(fn: Any) -> Compiled:
     """``fn`` itself when compiled; for a plain function one shared ``Compiled`` (read and
     normalized once, whichever transformations ask for it)."""
     if isinstance(fn, Compiled):
         return fn
+    fn = _wrapped_numpy(fn)
     try:
         hit = _PLAIN.get(fn)
     except TypeError:  # not weak-referenceable: Compiled reports what it is

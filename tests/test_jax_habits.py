@@ -152,3 +152,51 @@ def test_reverse_mode_over_an_inner_derivative_with_helpers_is_refused_not_zero(
     assert "forward mode" in str(e.value)
     np.testing.assert_allclose(np.asarray(srcjax.jacfwd(nested_reverse)(w, x, y)),
                                np.asarray(jax.grad(j_nested_reverse)(w, x, y)), rtol=1e-10)
+
+
+def aux_step(w, x):
+    def loss(w):
+        pred = x @ w
+        return np.mean(pred ** 2), pred
+
+    (value, pred), g = srcjax.value_and_grad(loss, has_aux=True)(w)
+    return value, pred, g
+
+
+def j_aux_step(w, x):
+    def loss(w):
+        pred = x @ w
+        return jnp.mean(pred ** 2), pred
+
+    (value, pred), g = jax.value_and_grad(loss, has_aux=True)(w)
+    return value, pred, g
+
+
+def dict_loss(p, x):
+    return np.sum((np.maximum(x @ p["w1"] + p["b1"], 0.0) @ p["w2"]) ** 2)
+
+
+def per_example(p, xs):
+    return srcjax.vmap(srcjax.grad(dict_loss), in_axes=(None, 0))(p, xs)
+
+
+def test_defs_reading_locals_and_nested_transformations_inside_compiled_code():
+    w, x = rng.normal(size=3), rng.normal(size=(4, 3))
+    for got, want in zip(srcjax.jit(aux_step)(w, x), jax.jit(j_aux_step)(w, x)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10)
+    p = {"w1": rng.normal(size=(3, 4)), "b1": rng.normal(size=4), "w2": rng.normal(size=(4, 2))}
+    xs = rng.normal(size=(5, 3))
+    got = srcjax.jit(per_example)(p, xs)
+    want = jax.vmap(jax.grad(lambda p, x: jnp.sum((jnp.maximum(x @ p["w1"] + p["b1"], 0.0) @ p["w2"]) ** 2)),
+                    in_axes=(None, 0))(p, xs)
+    for k in p:
+        np.testing.assert_allclose(np.asarray(got[k]), np.asarray(want[k]), rtol=1e-10)
+
+
+def test_numpy_functions_are_transformed_directly():
+    np.testing.assert_allclose(float(srcjax.grad(np.sin)(0.5)), np.cos(0.5), rtol=1e-14)
+    y, t = srcjax.jvp(np.tanh, (np.array([0.1, 0.2]),), (np.ones(2),))
+    np.testing.assert_allclose(np.asarray(t), 1 - np.tanh([0.1, 0.2]) ** 2, rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(np.sum)(np.ones((3, 2)))), [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(np.asarray(srcjax.grad(np.linalg.det)(2.0 * np.eye(2))), 2.0 * np.eye(2))
+    np.testing.assert_allclose(np.asarray(srcjax.jit(np.exp)(np.zeros(2))), np.ones(2))

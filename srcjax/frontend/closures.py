@@ -22,7 +22,7 @@ from .names import code, names_in
 if TYPE_CHECKING:
     from .resolve import Resolver
 
-__all__ = ["lift_lambda", "with_extra_axes"]
+__all__ = ["lift_function", "lift_lambda", "with_extra_axes"]
 
 _COUNTER = itertools.count()
 
@@ -46,6 +46,39 @@ def lift_lambda(res: Resolver, lam: cst.Lambda) -> tuple[Any, list[str]] | None:
     made: dict[str, Any] = {}
     exec(compile(text, filename, "exec"), res.src.globals, made)  # noqa: S102 - srcjax's own text
     return made[name], free
+
+
+def lift_function(res: Resolver, name: str) -> tuple[Any, list[str]] | None:
+    """A function defined in the caller's body (``def loss(w): ...`` reading the caller's ``x``),
+    lifted like a lambda: (the function, the caller's locals it takes after its own parameters)."""
+    from .resolve import local_names
+
+    defs = [n for n in _walk(res.src.fdef.body) if isinstance(n, cst.FunctionDef) and n.name.value == name]
+    if len(defs) != 1:
+        return None
+    fdef = defs[0]
+    ps = fdef.params
+    if ps.posonly_params or ps.kwonly_params or ps.star_kwarg is not None or fdef.decorators or \
+            (ps.star_arg is not None and not isinstance(ps.star_arg, cst.MaybeSentinel)):
+        return None
+    own = local_names(fdef)
+    free = [n for n in dict.fromkeys(names_in(fdef.body)) if n in res.locals and n not in own and n != name]
+    if not free:
+        return None
+    params = list(ps.params) + [cst.Param(cst.Name(n)) for n in free]
+    text = cst.Module(body=[fdef.with_changes(params=ps.with_changes(params=params), leading_lines=[])]).code
+    filename = f"<srcjax.{name} in {res.src.fn.__qualname__} #{next(_COUNTER)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    made: dict[str, Any] = {}
+    exec(compile(text, filename, "exec"), res.src.globals, made)  # noqa: S102 - srcjax's own text
+    return made[name], free
+
+
+def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out = [node] if isinstance(node, cst.CSTNode) else []
+    for c in (node.children if isinstance(node, cst.CSTNode) else node):
+        out += _walk(c)
+    return out
 
 
 def with_extra_axes(fv: Any, args: list[Any], kwargs: dict[str, Any], n_own: int, n_extra: int) -> bool:

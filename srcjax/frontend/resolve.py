@@ -14,6 +14,7 @@ helper's or a name derivative code imports from :mod:`srcjax.adjoint`.
 from __future__ import annotations
 
 import ast
+import inspect
 import builtins
 import math
 import re
@@ -286,10 +287,14 @@ class Resolver:
         for i, a in enumerate(node.args):
             if a.star:
                 return None
-            if i == 0 and a.keyword is None and isinstance(a.value, cst.Lambda) and \
-                    (lifted := closures.lift_lambda(self, a.value)) is not None:  # lambda p: loss(p, x)
-                args.append(lifted[0])
+            if i == 0 and a.keyword is None and (lifted := self.lifted(a.value)) is not None:
+                args.append(lifted[0])  # lambda p: loss(p, x), or a def in the body reading locals
                 extra = lifted[1]
+                continue
+            if i == 0 and a.keyword is None and isinstance(a.value, cst.Call) and \
+                    (inner := self.transformed(a.value)) is not None:  # vmap(grad(f)): grad applied first
+                args.append(inner)
+                extra = self.closure_args.get(id(unwrap(inner)), [])
                 continue
             known, v = self.constant(a.value)
             if not known:
@@ -298,8 +303,7 @@ class Resolver:
                 kwargs[a.keyword.value] = v
             else:
                 args.append(v)
-        if extra and not closures.with_extra_axes(fv, args, kwargs, len(node.args[0].value.params.params),  # type: ignore[attr-defined]
-                                                  len(extra)):
+        if extra and not closures.with_extra_axes(fv, args, kwargs, _own_params(args[0], len(extra)), len(extra)):
             return None
         try:
             made = fv(*args, **kwargs)
@@ -312,6 +316,15 @@ class Resolver:
         if extra:
             self.closure_args[id(unwrap(made))] = extra
         return made
+
+    def lifted(self, node: cst.BaseExpression) -> tuple[Any, list[str]] | None:
+        """A lambda, or the name of a function defined in this body, that reads this function's locals:
+        lifted to a function taking them as extra arguments (:mod:`.closures`); None otherwise."""
+        if isinstance(node, cst.Lambda):
+            return closures.lift_lambda(self, node)
+        if isinstance(node, cst.Name) and node.value in self.locals and node.value not in self.bindings:
+            return closures.lift_function(self, node.value)
+        return None
 
     def closure_call_args(self, made: Any) -> list[cst.Arg]:
         """The caller's locals a function made from a lambda takes after its own arguments."""
@@ -397,3 +410,8 @@ class Resolver:
                 f"`{name}.{f.attr.value}(...)` changes the global `{name}`; compiled code is a pure function "
                 "and would change it once, while transpiling, not on every call", span=self.span(call),
                 hint=f"return the new value instead (or pass {name} in as an argument and return its update)")
+
+
+def _own_params(fn: Any, n_extra: int) -> int:
+    """How many parameters of a lifted function are its own (the rest are the caller's locals)."""
+    return len(inspect.signature(unwrap(fn)).parameters) - n_extra
