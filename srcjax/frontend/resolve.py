@@ -14,8 +14,8 @@ helper's or a name derivative code imports from :mod:`srcjax.adjoint`.
 from __future__ import annotations
 
 import ast
-import inspect
 import builtins
+import inspect
 import math
 import re
 import types
