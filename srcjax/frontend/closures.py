@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -48,11 +49,11 @@ def lift_lambda(res: Resolver, lam: cst.Lambda) -> tuple[Any, list[str]] | None:
     return made[name], free
 
 
-def lift_function(res: Resolver, name: str) -> tuple[Any, list[str]] | None:
+def lift_function(res: Resolver, name: str, local_names: Callable[[cst.FunctionDef], set[str]]
+                  ) -> tuple[Any, list[str]] | None:
     """A function defined in the caller's body (``def loss(w): ...`` reading the caller's ``x``),
-    lifted like a lambda: (the function, the caller's locals it takes after its own parameters)."""
-    from .resolve import local_names
-
+    lifted like a lambda: (the function, the caller's locals it takes after its own parameters);
+    ``local_names`` gives a function's own names."""
     defs = [n for n in _walk(res.src.fdef.body) if isinstance(n, cst.FunctionDef) and n.name.value == name]
     if len(defs) != 1:
         return None

@@ -323,7 +323,7 @@ class Resolver:
         if isinstance(node, cst.Lambda):
             return closures.lift_lambda(self, node)
         if isinstance(node, cst.Name) and node.value in self.locals and node.value not in self.bindings:
-            return closures.lift_function(self, node.value)
+            return closures.lift_function(self, node.value, local_names)
         return None
 
     def closure_call_args(self, made: Any) -> list[cst.Arg]:
