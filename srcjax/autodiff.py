@@ -668,6 +668,11 @@ def vjp(fn: Callable[..., Any], *primals: Any,
     two cannot). ``max_iters`` as in :func:`grad`.
     """
     _refuse_required_keywords(fn, "srcjax.vjp")
+    diff = _float_positions(primals)
+    if len(diff) < len(primals):  # integer arguments (a count, labels): their cotangent is None, as JAX's float0
+        out = _as_compiled(fn)(*primals)
+        f = _wrap(fn, "vjp", diff, False, max_iters)
+        return out, _RecomputingVJP(f, out, _with_defaults(fn, primals), positions=(diff, len(primals)))
     halves = _split_vjp(fn, max_iters, len(primals))
     failure: TranspileError | None = None
     if halves is not None and halves.recompute is None:
@@ -693,9 +698,11 @@ class _RecomputingVJP:
     recomputes = True
 
     def __init__(self, f: Compiled, out: Any, primals: tuple[Any, ...], halves: _SplitVJP | None = None,
-                 failure: TranspileError | None = None, kwargs: dict[str, Any] | None = None) -> None:
+                 failure: TranspileError | None = None, kwargs: dict[str, Any] | None = None,
+                 positions: tuple[tuple[int, ...], int] | None = None) -> None:
         self._f, self._out, self._primals, self._halves, self._failure = f, out, primals, halves, failure
         self._kwargs = kwargs or {}
+        self._positions = positions  # (the differentiated primals, how many): None in the others
 
     def __call__(self, ct: Any) -> tuple[Any, ...]:
         try:
@@ -705,6 +712,10 @@ class _RecomputingVJP:
         _, bars = self._f(*self._primals, ct, **self._kwargs)
         if self._halves is not None and self._halves.recompute is None:  # the split failed where one program works
             self._halves.recompute = f"the forward half: {type(self._failure).__name__}: {self._failure}"
+        if self._positions is not None:
+            diff, n = self._positions
+            got = dict(zip(diff, bars if len(diff) > 1 or isinstance(bars, tuple) else (bars,)))
+            return tuple(got.get(i) for i in range(n))
         return tuple(bars)
 
     def __srcjax_source__(self) -> str:

@@ -207,3 +207,27 @@ def test_numpy_device_recomputes():
 def test_grad_is_still_one_program():
     text = srcjax.source(srcjax.grad(loss))
     assert "def loss_grad(w, x, y):" in text and "_fwd" not in text
+
+
+def _int_args(x, n, labels):
+    y = x
+    for _ in range(n):
+        y = np.sin(y) * 2.0
+    return y[labels]
+
+
+def test_vjp_with_integer_arguments_gives_none_for_them():
+    x, labels = np.array([0.1, 0.2, 0.3]), np.array([2, 0])
+    out, pull = srcjax.vjp(_int_args, x, 3, labels)
+    ct = np.array([1.0, 2.0])
+    x_bar, n_bar, labels_bar = pull(ct)
+    assert n_bar is None and labels_bar is None  # (JAX gives float0 zeros there)
+
+    def jf(x):
+        y = x
+        for _ in range(3):
+            y = jax.numpy.sin(y) * 2.0
+        return y[labels]
+
+    np.testing.assert_allclose(np.asarray(out), np.asarray(jf(x)), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(x_bar), np.asarray(jax.vjp(jf, x)[1](ct)[0]), rtol=1e-12)
