@@ -15,12 +15,13 @@ wrapping the outputs). Models (float32):
   sequence 16, width 32;
 * ``mlp-wide``     a 20-layer MLP with 40 leaves (list of dicts), batch 8.
 
-Modes: ``np``: NumPy arguments (uploaded every call); ``dev``: arguments already on
-the device (``srcjax.Array`` / ``jax.Array``); each result is left on the device
-(jax's and srcjax's asynchronous results), and the next call waits for nothing:
-this is a training loop's steady state. Median microseconds per call, srcjax and
-jax measured interleaved (``bench_foundation.measure``); ``sj/jax`` above 1:
-srcjax slower. Results are checked against jax before timing.
+Modes: ``np``: NumPy arguments (uploaded every call), the same arguments every call; ``dev``:
+arguments already on the device (``srcjax.Array`` / ``jax.Array``), the same every call; ``loop``:
+a training loop, ``params = step(params, x, y)`` with ``step`` the jitted ``value_and_grad`` and an
+SGD update (``tree_map``), so each call waits for the last one's parameters (latency, not
+throughput: the other two modes let asynchronous calls overlap). Median microseconds per call,
+srcjax and jax measured interleaved (``bench_foundation.measure``); ``sj/jax`` above 1: srcjax
+slower. Results are checked against jax before timing.
 """
 
 from __future__ import annotations
@@ -148,6 +149,21 @@ def _agree(ours: Any, theirs: Any) -> None:
         np.testing.assert_allclose(u, v, rtol=2e-4, atol=2e-5)
 
 
+def _sgd_step(loss: Any, value_and_grad: Any, tree_map: Any) -> Any:
+    def step(params: Any, x: Any, y: Any) -> Any:
+        value, grads = value_and_grad(loss)(params, x, y)
+        return tree_map(lambda p, g: p - 0.01 * g, params, grads), value
+    return step
+
+
+def _looping(step: Any, params: Any, x: Any, y: Any) -> Any:
+    state = [params]
+
+    def run() -> None:
+        state[0] = step(state[0], x, y)[0]
+    return run
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
@@ -167,6 +183,11 @@ def main(argv: list[str] | None = None) -> int:
             t = measure({"srcjax": lambda sa=sa, f=sj: f(*sa), "jax": lambda ja=ja, f=jx: f(*ja)}, rounds, batch_ns)
             print(f"| {name} | {mode} | {t['srcjax']:.1f} | {t['jax']:.1f} | {t['srcjax'] / t['jax']:.2f} |",
                   flush=True)
+        sj_step = srcjax.jit(_sgd_step(loss, srcjax.value_and_grad, srcjax.tree_util.tree_map))
+        jx_step = jax.jit(_sgd_step(as_jax(loss), jax.value_and_grad, jax.tree_util.tree_map))
+        _agree(sj_step(*args), jx_step(*args))
+        t = measure({"srcjax": _looping(sj_step, *sj_dev), "jax": _looping(jx_step, *jx_dev)}, rounds, batch_ns)
+        print(f"| {name} | loop | {t['srcjax']:.1f} | {t['jax']:.1f} | {t['srcjax'] / t['jax']:.2f} |", flush=True)
     return 0
 
 
