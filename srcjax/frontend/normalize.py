@@ -451,9 +451,10 @@ class Normalizer(Resolver):
         for pname, value in bound.arguments.items():
             p = params[pname]
             i = index[pname]
-            if self.comprehension_loops and pname in prim.arrays and isinstance(value, cst.ListComp):
-                # np.sum([y for ...]): NumPy makes one array of the list, as np.stack does; for derivatives
-                # (which follow np.stack of a list built by a loop)
+            if self.comprehension_loops and pname in prim.arrays and (isinstance(value, cst.ListComp) or (
+                    isinstance(value, cst.Name) and value.value in numpy_calls.list_names(self))):
+                # np.sum([y for ...]), np.array(outs): NumPy makes one array of the list, as np.stack does;
+                # for derivatives (which follow np.stack of a list built by a loop)
                 value = cst.Call(func=dotted("np.stack"), args=[cst.Arg(value)])
                 r = self.src.positions.get(bound.arguments[pname])
                 if r is not None:

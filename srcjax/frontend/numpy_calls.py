@@ -16,7 +16,7 @@ from .syntax import dotted
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
-__all__ = ["WHERE_FILL", "piecewise", "reduction_where", "selection_reduction", "ufunc_at"]
+__all__ = ["WHERE_FILL", "list_names", "piecewise", "reduction_where", "selection_reduction", "ufunc_at"]
 
 # the value a reduction's `where=False` elements take (None: NumPy requires initial=)
 WHERE_FILL: dict[str, cst.BaseExpression | None] = {
@@ -284,3 +284,28 @@ def selection_reduction(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpre
     x = norm.atom(expr)
     name = norm.helper_call_name(composites.SELECTION_REDUCTIONS[kind], call)
     return cst.Call(func=name, args=[cst.Arg(x), cst.Arg(mask)]), kind
+
+
+def list_names(norm: Normalizer) -> set[str]:
+    """Local names every assignment of which (in the function as written) makes a list: ``[]``, a list
+    literal or comprehension, ``list(...)`` (then appended to, indexed, passed on)."""
+    found = getattr(norm, "_list_names", None)
+    if found is None:
+        seen: dict[str, bool] = {}
+        for n in _walk(norm.src.fdef.body):
+            if isinstance(n, cst.Assign):
+                v = n.value
+                is_list = isinstance(v, (cst.List, cst.ListComp)) or (
+                    isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == "list")
+                for t in n.targets:
+                    for part in _walk(t.target):
+                        if isinstance(part, cst.Name):
+                            ok = is_list and isinstance(t.target, cst.Name)
+                            seen[part.value] = seen.get(part.value, True) and ok
+            elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For)):
+                for part in _walk(n.target):
+                    if isinstance(part, cst.Name):
+                        seen[part.value] = False
+        found = {k for k, v in seen.items() if v}
+        norm._list_names = found  # type: ignore[attr-defined]
+    return found

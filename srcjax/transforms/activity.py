@@ -146,7 +146,7 @@ class Activity:
                     for _p, a in op.operands.items():
                         if a in containers and a in self.active and _p not in op.prim.array_seqs and \
                                 op.prim.tree is None and op.prim.result_kind(op.args) != "any":
-                            raise DifferentiationError(
+                            raise ComprehensionError(  # (read again with lists as np.stack: numpy_calls.list_names)
                                 f"cannot differentiate through the list `{a}` passed to {op.prim.path} "  # type: ignore[union-attr]
                                 "as an array (NumPy makes one array of it, which derivatives do not follow)",
                                 span=self.span_of(s, body),

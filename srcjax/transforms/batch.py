@@ -599,6 +599,10 @@ class FunctionWriter:
             x = op.args.get(op.prim.arrays[0]) if op.prim.arrays else None
             if op.prim.result_kind(op.args) == "any" and isinstance(x, str) and isinstance(self.state(x), Tree):
                 return batch_containers.container_item(self, value, x, op)
+            if op.prim.tree is None and op.prim.result_kind(op.args) == "array" and any(isinstance(
+                    op.args.get(p), str) and isinstance(self.state(op.args[p]), Stack) for p in op.prim.arrays):
+                # np.mean(outs) of a list built by appends: read again, the list written np.stack(outs)
+                raise ComprehensionBatchingError(f"vmap: cannot batch {code(value)!r}")
             e = self.prim_call(op.prim, dict(op.args), ind, line, opsym)
             kind = op.prim.result_kind(op.args)
             self.last_array = kind == "array" and op.prim.tree is None  # (index_add of a tuple: a tuple)
