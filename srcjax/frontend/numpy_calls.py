@@ -16,7 +16,8 @@ from .syntax import dotted
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
-__all__ = ["WHERE_FILL", "list_names", "piecewise", "reduction_where", "selection_reduction", "ufunc_at"]
+__all__ = ["WHERE_FILL", "list_names", "list_names_in", "piecewise", "reduction_where", "selection_reduction",
+           "ufunc_at"]
 
 # the value a reduction's `where=False` elements take (None: NumPy requires initial=)
 WHERE_FILL: dict[str, cst.BaseExpression | None] = {
@@ -291,21 +292,24 @@ def list_names(norm: Normalizer) -> set[str]:
     literal or comprehension, ``list(...)`` (then appended to, indexed, passed on)."""
     found = getattr(norm, "_list_names", None)
     if found is None:
-        seen: dict[str, bool] = {}
-        for n in _walk(norm.src.fdef.body):
-            if isinstance(n, cst.Assign):
-                v = n.value
-                is_list = isinstance(v, (cst.List, cst.ListComp)) or (
-                    isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == "list")
-                for t in n.targets:
-                    for part in _walk(t.target):
-                        if isinstance(part, cst.Name):
-                            ok = is_list and isinstance(t.target, cst.Name)
-                            seen[part.value] = seen.get(part.value, True) and ok
-            elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For)):
-                for part in _walk(n.target):
-                    if isinstance(part, cst.Name):
-                        seen[part.value] = False
-        found = {k for k, v in seen.items() if v}
-        norm._list_names = found  # type: ignore[attr-defined]
+        found = norm._list_names = list_names_in(norm.src.fdef.body)  # type: ignore[attr-defined]
     return found
+
+
+def list_names_in(body: cst.CSTNode) -> set[str]:
+    """:func:`list_names` of a function body."""
+    seen: dict[str, bool] = {}
+    for n in _walk(body):
+        if isinstance(n, cst.Assign):
+            v = n.value
+            is_list = isinstance(v, (cst.List, cst.ListComp)) or (
+                isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == "list")
+            for t in n.targets:
+                for part in _walk(t.target):
+                    if isinstance(part, cst.Name):
+                        seen[part.value] = seen.get(part.value, True) and is_list and isinstance(t.target, cst.Name)
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For)):
+            for part in _walk(n.target):
+                if isinstance(part, cst.Name):
+                    seen[part.value] = False
+    return {k for k, v in seen.items() if v}

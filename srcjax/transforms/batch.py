@@ -33,6 +33,7 @@ import libcst as cst
 from .. import batched as batched_helpers
 from ..core import Span, TranspileError
 from ..custom import custom_jvp, custom_vjp, owner_of
+from ..frontend import numpy_calls
 from ..frontend.names import Names, code, names_in, target_names, walk
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
@@ -600,7 +601,8 @@ class FunctionWriter:
             if op.prim.result_kind(op.args) == "any" and isinstance(x, str) and isinstance(self.state(x), Tree):
                 return batch_containers.container_item(self, value, x, op)
             if op.prim.tree is None and op.prim.result_kind(op.args) == "array" and any(isinstance(
-                    op.args.get(p), str) and isinstance(self.state(op.args[p]), Stack) for p in op.prim.arrays):
+                    op.args.get(p), str) and isinstance(self.state(op.args[p]), Stack) and op.args[p] in
+                    numpy_calls.list_names_in(self.nf.fdef) for p in op.prim.arrays):
                 # np.mean(outs) of a list built by appends: read again, the list written np.stack(outs)
                 raise ComprehensionBatchingError(f"vmap: cannot batch {code(value)!r}")
             e = self.prim_call(op.prim, dict(op.args), ind, line, opsym)
