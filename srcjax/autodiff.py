@@ -597,6 +597,10 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any])
     return _jvp(fn, primals, tangents, {})
 
 
+# srcjax.jvp(f, (x,), (t,)) inside compiled code: the normalizer calls the generated jvp of f (closures.flat_jvp)
+jvp.__srcjax_inline_jvp__ = lambda fn, n: _wrap(fn, "jvp", tuple(range(n)), False)  # type: ignore[attr-defined]
+
+
 def _jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
          kwargs: dict[str, Any]) -> tuple[Any, Any]:
     """jvp; ``kwargs``: keyword-only arguments (not differentiated; jacfwd passes them on)."""

@@ -200,3 +200,26 @@ def test_numpy_functions_are_transformed_directly():
     np.testing.assert_allclose(np.asarray(srcjax.vmap(np.sum)(np.ones((3, 2)))), [2.0, 2.0, 2.0])
     np.testing.assert_allclose(np.asarray(srcjax.grad(np.linalg.det)(2.0 * np.eye(2))), 2.0 * np.eye(2))
     np.testing.assert_allclose(np.asarray(srcjax.jit(np.exp)(np.zeros(2))), np.ones(2))
+
+
+def curvy(x):
+    return np.sum(np.sin(x) * x ** 2)
+
+
+def hvp_inside(x, v):
+    return srcjax.jvp(srcjax.grad(curvy), (x,), (v,))[1]
+
+
+def jvp_of_closure(x, a):
+    y, t = srcjax.jvp(lambda z: np.tanh(a * z), (x,), (np.ones_like(x),))
+    return y, t
+
+
+def test_jvp_inside_compiled_code_hessian_vector_products():
+    x, v = np.array([0.3, -1.2, 2.0]), np.array([1.0, 0.5, -2.0])
+    want = jax.jvp(jax.grad(lambda x: jnp.sum(jnp.sin(x) * x ** 2)), (x,), (v,))[1]
+    np.testing.assert_allclose(np.asarray(srcjax.jit(hvp_inside)(x, v)), np.asarray(want), rtol=1e-12)
+    y, t = srcjax.jit(jvp_of_closure)(x, 2.0)
+    np.testing.assert_allclose(np.asarray(y), np.tanh(2 * x), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(t), 2 * (1 - np.tanh(2 * x) ** 2), rtol=1e-12)
+    assert "f_grad_jvp(x, v)" in srcjax.source(srcjax.jit(hvp_inside)).replace("curvy", "f")

@@ -1,6 +1,7 @@
 """JAX habits the normalizer writes in srcjax's terms: ``x.at[key].set(v)`` and the other ``.at``
 updates become srcjax's functional updates (``srcjax.lax.index_update``, ``index_add``), so code
-written for ``jax.numpy`` runs unchanged; and the values an f-string in ``print`` formats become atoms.
+written for ``jax.numpy`` runs unchanged; ``srcjax.jvp(f, (x,), (t,))`` inside compiled code is a call
+of the generated jvp; and the values an f-string in ``print`` formats become atoms.
 
 ``x.at[k].set(v)``       ->  ``srcjax.lax.index_update(x, k, v)``
 ``x.at[k].add(v)``       ->  ``index_add(x, k, v)`` (repeated indices accumulate, as in JAX), cast back
@@ -17,13 +18,15 @@ from typing import TYPE_CHECKING
 import libcst as cst
 import numpy as np
 
+from ..core import TranspileError
 from ..primitives import registry
+from .resolve import unwrap
 from .syntax import dotted
 
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
-__all__ = ["AT_METHODS", "at_parts", "flat_at", "formatted_atoms", "lazy_at"]
+__all__ = ["AT_METHODS", "at_parts", "flat_at", "flat_jvp", "formatted_atoms", "lazy_at"]
 
 # method -> how the selected elements combine with the value: an operator, a NumPy ufunc, or a
 # special form ("set", "add", "get")
@@ -162,3 +165,36 @@ def lazy_at(norm: Normalizer, original: cst.Call, updated: cst.Call) -> cst.Base
         return _update(x, key, cst.Call(func=dotted(f"np.{how.__name__}"), args=[cst.Arg(read), cst.Arg(v)]))
     assert isinstance(how, type)
     return _update(x, key, cst.BinaryOperation(left=read, operator=how(), right=v))
+
+
+def flat_jvp(res: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
+    """``srcjax.jvp(f, (x, ...), (t, ...))`` inside compiled code (a Hessian-vector product:
+    ``srcjax.jvp(srcjax.grad(f), (x,), (v,))``): a call of the generated jvp of ``f`` (a function
+    name, a nested transformation, or a lambda or def reading locals) on the primals, the locals, then
+    the tangents. None: not such a call."""
+    try:
+        ok, fv = res.static_value(call.func)
+    except TranspileError:
+        return None
+    inline = getattr(fv, "__srcjax_inline_jvp__", None) if ok else None
+    if inline is None or len(call.args) != 3 or any(a.keyword is not None or a.star for a in call.args):
+        return None
+    f, primals, tangents = (a.value for a in call.args)
+    if not isinstance(primals, (cst.Tuple, cst.List)) or not isinstance(tangents, (cst.Tuple, cst.List)) or \
+            len(primals.elements) != len(tangents.elements):
+        return None
+    extra: list[str] = []
+    lifted = res.lifted(f)
+    if lifted is not None:
+        fn, extra = lifted
+    elif isinstance(f, cst.Call) and (inner := res.transformed(f)) is not None:
+        fn, extra = inner, res.closure_args.get(id(unwrap(inner)), [])
+    else:
+        known, fn = res.constant(f)
+        if not known:
+            return None
+    made = inline(fn, len(primals.elements))
+    name = res.helper_call_name(unwrap(made), call)
+    args = [cst.Arg(res.atom(e.value)) for e in primals.elements] + [cst.Arg(cst.Name(n)) for n in extra] + \
+        [cst.Arg(res.atom(e.value)) for e in tangents.elements]  # type: ignore[attr-defined]
+    return cst.Call(func=name, args=args), "jvp"

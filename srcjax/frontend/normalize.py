@@ -371,8 +371,9 @@ class Normalizer(Resolver):
                 raise self.unsupported(a, f"{a.star}-arguments in a call",
                                        "pass the arguments one by one")
         func = node.func
-        at = jax_spellings.flat_at(self, node) or numpy_calls.selection_reduction(self, node)
-        if at is not None:  # x.at[k].set(v): a functional update; x[x > 0].sum(): a masked sum
+        at = jax_spellings.flat_at(self, node) or numpy_calls.selection_reduction(self, node) or \
+            jax_spellings.flat_jvp(self, node)  # x.at[k].set(v); x[x > 0].sum(); srcjax.jvp(f, (x,), (v,))
+        if at is not None:
             return at
         made = self.transformed(func) if isinstance(func, cst.Call) else None
         if made is not None:  # srcjax.vmap(f, in_axes=(0, None))(x, y): a call of the generated function
