@@ -91,3 +91,17 @@ def test_the_generated_source_keeps_the_print(capsys):
     text = srcjax.source(srcjax.compile(straight))
     assert 'print("y is", y, sum_1)' in text
     assert "print(f\"total {" in text
+
+
+show = print
+
+
+def aliased(x):
+    show("x is", x)
+    return x + 1
+
+
+def test_print_under_another_name(capsys):
+    _, got = run_printing(srcjax.compile(aliased), capsys, X)
+    _, want = run_printing(aliased, capsys, X)
+    assert got == want
