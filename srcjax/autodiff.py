@@ -372,6 +372,7 @@ class _Derived(Compiled):
                         f"{self._what} requires floating-point inputs, but argument {i} has dtype {a.dtype.name}",
                         hint="pass x.astype(np.float32) (or float64), or differentiate with respect to another "
                              "argument via argnums"))
+                _check_registered(args[i], self._what)
         try:
             return super().__call__(*args, **kwargs)
         except TranspileError:
@@ -539,6 +540,19 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has
     return _wrap(fn, "value_and_grad", argnums, has_aux, max_iters)
 
 
+def _check_registered(arg: Any, what: str) -> None:
+    """A differentiated argument holding an object of a registered class whose flatten function does
+    not return its attributes (``p.w`` names no child): refused here, before anything is written."""
+    if pytree.is_custom(arg) and not pytree.attribute_children(arg):
+        raise _clean(ArgumentError(
+            f"{what} with respect to a {type(arg).__name__} object: its registered flatten function does not "
+            "return its attributes (each once), so srcjax cannot tell which child `x.<attribute>` is",
+            hint="make flatten return the attributes themselves, e.g. lambda m: ((m.w, m.b), None)"))
+    if pytree.is_tree(arg):
+        for child in pytree.node_children(arg):
+            _check_registered(child, what)
+
+
 def _is_float_leaf(v: Any) -> bool:
     a = _leaf_aval(v)
     return a is not None and (a.dtype.kind in "fc" or a.dtype.name == "bfloat16")
@@ -562,6 +576,13 @@ def _matching(what: str, path: str, primal: Any, t: Any) -> Any:
                 raise ArgumentError(f"{what} at {path} must be a dict with keys {sorted(primal, key=repr)}, like its "
                                     f"primal, but it is {pytree.describe(t)}")
             return {k: _matching(what, f"{path}[{k!r}]", primal[k], t[k]) for k in primal}
+        if pytree.is_record(primal) or pytree.is_custom(primal):  # a dataclass, a registered class
+            if type(t) is not type(primal):
+                raise ArgumentError(f"{what} at {path} must be a {type(primal).__name__}, like its primal, but it "
+                                    f"is {pytree.describe(t)}")
+            ps, ts = pytree.node_children(primal), pytree.node_children(t)
+            return pytree.tree_like(primal, [_matching(what, f"{path}[{i}]", p, x) for i, (p, x) in
+                                             enumerate(zip(ps, ts))])
         if not isinstance(t, (tuple, list)) or len(t) != len(primal):
             raise ArgumentError(f"{what} at {path} must be a {type(primal).__name__} of {len(primal)}, like its "
                                 f"primal, but it is {pytree.describe(t)}")

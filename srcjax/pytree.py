@@ -44,7 +44,7 @@ class TreeDef:
             return "{" + inner + "}"
         if self.kind == "namedtuple":
             return f"{self.keys[0].__name__}({inner})"
-        if self.kind == "node":
+        if self.kind in ("node", "custom"):
             return f"{self.keys[0].__name__}({inner})"
         if self.kind == "record":
             fields = ", ".join(f"{k}={c!r}" for k, c in zip(self.keys[1], self.children))
@@ -56,6 +56,44 @@ class TreeDef:
         if self.kind == "leaf":
             return 1
         return sum(c.num_leaves for c in self.children)
+
+
+# classes registered as containers (srcjax.tree_util.register_pytree_node): type -> (flatten, unflatten)
+REGISTERED: dict[type, tuple[Callable[[Any], tuple[Any, Any]], Callable[[Any, Any], Any]]] = {}
+
+
+def register_node(cls: type, flatten: Callable[[Any], tuple[Any, Any]], unflatten: Callable[[Any, Any], Any]) -> None:
+    REGISTERED[cls] = (flatten, unflatten)
+
+
+def is_custom(x: Any) -> bool:
+    return type(x) in REGISTERED
+
+
+def _custom_children(x: Any) -> tuple[list[Any], Any]:
+    children, aux = REGISTERED[type(x)][0](x)
+    return list(children), aux
+
+
+def attribute_children(x: Any) -> bool:
+    """Whether every child the flatten function of ``x``'s registered class returns is one of its
+    attributes, once (then ``x.w`` names a child: what derivatives and ``vmap`` need)."""
+    children, _ = _custom_children(x)
+    attrs = list(getattr(x, "__dict__", {}).values())
+    return all(sum(1 for a in attrs if a is c) == 1 for c in children)
+
+
+def _custom_index(z: Any, key: Any) -> int:
+    """Which child of the registered object ``z`` its attribute ``key`` is (the child that *is* it)."""
+    children, _ = _custom_children(z)
+    if isinstance(key, int):
+        return key
+    v = getattr(z, key)
+    found = [i for i, c in enumerate(children) if c is v]
+    if len(found) != 1:
+        raise TypeError(f"cannot tell which of the children {type(z).__name__}'s flatten function returns is its "
+                        f"attribute {key!r}: return the attributes themselves, each once")
+    return found[0]
 
 
 LEAF = TreeDef("leaf")
@@ -88,6 +126,9 @@ def _flatten(x: Any, is_leaf: Callable[[Any], bool] | None, leaves: list[Leaf], 
         fields = record_fields(x)
         kids = tuple(_flatten(getattr(x, f), is_leaf, leaves, nodes) for f in fields)
         return TreeDef("record", kids, (type(x), fields))
+    if type(x) in REGISTERED:  # a class the user registered (tree_util.register_pytree_node)
+        children, aux = _custom_children(x)
+        return TreeDef("custom", tuple(_flatten(c, is_leaf, leaves, nodes) for c in children), (type(x), aux))
     if nodes and getattr(type(x), "__srcjax_node__", False):  # srcjax's own node types (a loop's saved values)
         children, aux = x.tree_flatten()
         return TreeDef("node", tuple(_flatten(c, is_leaf, leaves, nodes) for c in children), (type(x), aux))
@@ -117,6 +158,8 @@ def _build(t: TreeDef, it: Any) -> Any:
         return t.keys[0](**dict(zip(t.keys[1], kids)))
     if t.kind == "node":
         return t.keys[0].tree_unflatten(t.keys[1], kids)
+    if t.kind == "custom":
+        return REGISTERED[t.keys[0]][1](t.keys[1], kids)
     return dict(zip(t.keys, kids))
 
 
@@ -157,7 +200,7 @@ def is_namedtuple(x: Any) -> bool:
 def is_record(x: Any) -> bool:
     """A user's dataclass instance whose fields are all ``__init__`` parameters (rebuilt from them);
     srcjax's own dataclasses (SSA values, spans, ...) are leaves."""
-    return dataclasses.is_dataclass(x) and not isinstance(x, type) and \
+    return dataclasses.is_dataclass(x) and not isinstance(x, type) and type(x) not in REGISTERED and \
         not type(x).__module__.startswith("srcjax.") and all(f.init for f in dataclasses.fields(x))
 
 
@@ -165,16 +208,29 @@ def record_fields(x: Any) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(x))
 
 
+def node_children(x: Any) -> list[Any]:
+    """The children of a container, in :func:`tree_like`'s order (a dataclass: its fields)."""
+    if is_custom(x):
+        return _custom_children(x)[0]
+    if is_record(x):
+        return [getattr(x, f) for f in record_fields(x)]
+    if type(x) is dict:
+        return list(x.values())
+    return list(x)
+
+
 def is_tree(x: Any) -> bool:
     """Whether ``x`` is a container: a tuple, list, dict, NamedTuple or dataclass (arrays and scalars are leaves)."""
     t = type(x)
-    return t is tuple or t is list or t is dict or is_namedtuple(x) or is_record(x)
+    return t is tuple or t is list or t is dict or is_namedtuple(x) or is_record(x) or t in REGISTERED
 
 
 def tree_get(z: Any, key: Any) -> Any:
     """``z[key]``; a string key of a NamedTuple or dataclass names a field (``p.w`` is ``tree_get(p, "w")``)."""
-    if isinstance(key, str) and (is_namedtuple(z) or is_record(z)):
+    if isinstance(key, str) and (is_namedtuple(z) or is_record(z) or is_custom(z)):
         return getattr(z, key)
+    if is_custom(z):
+        return _custom_children(z)[0][key]
     return z[key]
 
 
@@ -184,6 +240,8 @@ def tree_like(x: Any, items: Any) -> Any:
         return list(items)
     if is_namedtuple(x) or is_record(x):
         return type(x)(*items)
+    if is_custom(x):
+        return REGISTERED[type(x)][1](_custom_children(x)[1], list(items))
     return tuple(items)
 
 
@@ -200,6 +258,10 @@ def tree_set(z: Any, key: Any, value: Any) -> Any:
         return z._replace(**{key: value})  # type: ignore[attr-defined]
     if isinstance(key, str) and is_record(z):
         return dataclasses.replace(z, **{key: value})
+    if is_custom(z):
+        children, aux = _custom_children(z)
+        children[_custom_index(z, key)] = value
+        return REGISTERED[type(z)][1](aux, children)
     items = list(z)
     if isinstance(key, slice):
         idx = range(len(items))[key]
@@ -228,6 +290,10 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
         fields = record_fields(tree)
         parts = [_children(r, fields, tree) for r in rest]
         return type(tree)(**{k: tree_map(f, getattr(tree, k), *[p[i] for p in parts]) for i, k in enumerate(fields)})
+    if is_custom(tree):
+        children, aux = _custom_children(tree)
+        parts = [_children(r, range(len(children)), tree) for r in rest]
+        return REGISTERED[type(tree)][1](aux, [tree_map(f, c, *[p[i] for p in parts]) for i, c in enumerate(children)])
     n = len(tree)
     parts = [_children(r, range(n), tree) for r in rest]
     return tree_like(tree, [tree_map(f, tree[i], *[p[i] for p in parts]) for i in range(n)])
@@ -244,6 +310,10 @@ def _children(r: Any, keys: Any, like: Any) -> list[Any]:
         if type(r) is not type(like):
             raise TreeMismatch(f"expected a {type(like).__name__}, got {describe(r)}")
         return [getattr(r, k) for k in keys]
+    if is_custom(like):
+        if type(r) is not type(like):
+            raise TreeMismatch(f"expected a {type(like).__name__}, got {describe(r)}")
+        return _custom_children(r)[0]
     if not (isinstance(r, (tuple, list))) or len(r) != len(like):
         raise TreeMismatch(f"expected a {type(like).__name__} of {len(like)}, got {describe(r)}")
     return list(r)
@@ -256,7 +326,7 @@ class TreeMismatch(ValueError):
 def describe(x: Any) -> str:
     if type(x) is dict:
         return f"a dict with keys {sorted(x, key=repr)}"
-    if is_record(x):
+    if is_record(x) or is_custom(x):
         return f"a {type(x).__name__}"
     if is_tree(x):
         return f"a {type(x).__name__} of {len(x)}"

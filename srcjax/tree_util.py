@@ -1,22 +1,24 @@
 """``srcjax.tree_util``: JAX's pytree functions over the containers srcjax knows.
 
-Containers are tuples, lists, dicts (in sorted key order), NamedTuples and dataclasses; ``None`` is
-an empty container (no leaves), as in JAX; everything else (arrays, ``srcjax.Array``, numbers) is a
-leaf. Outside compiled code these run in Python (an optimizer step on a dict of parameters:
+Containers are tuples, lists, dicts (in sorted key order), NamedTuples, dataclasses and the classes
+registered with :func:`register_pytree_node` / :func:`register_dataclass`; ``None`` is an empty
+container (no leaves), as in JAX; everything else (arrays, ``srcjax.Array``, numbers) is a leaf.
+Outside compiled code these run in Python (an optimizer step on a dict of parameters:
 ``tree_map(lambda p, g: p - lr * g, params, grads)``); inside a compiled function ``tree_map``,
 ``tree_leaves``, ``tree_flatten`` and ``tree_unflatten`` run while srcjax specializes it, calling
-the function on each leaf. Registering new node types (``register_pytree_node``) is not supported.
+the function on each leaf.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import pytree
 from .pytree import TreeDef
 
-__all__ = ["TreeDef", "tree_flatten", "tree_leaves", "tree_map", "tree_reduce", "tree_structure", "tree_unflatten"]
+__all__ = ["TreeDef", "register_dataclass", "register_pytree_node", "tree_flatten", "tree_leaves", "tree_map",
+           "tree_reduce", "tree_structure", "tree_unflatten"]
 
 
 def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list[Any], TreeDef]:
@@ -62,3 +64,33 @@ def tree_reduce(f: Callable[[Any, Any], Any], tree: Any, *initializer: Any,
     for x in leaves[start:]:
         acc = f(acc, x)
     return acc
+
+
+def register_pytree_node(nodetype: type, flatten_func: Callable[[Any], tuple[Any, Any]],
+                         unflatten_func: Callable[[Any, Any], Any]) -> None:
+    """Make ``nodetype`` a container, as ``jax.tree_util.register_pytree_node``: ``flatten_func(x)``
+    gives ``(children, aux_data)`` (``aux_data`` hashable: it is part of a compiled signature) and
+    ``unflatten_func(aux_data, children)`` rebuilds it. Its objects are then arguments and results
+    of compiled code, and its fields are differentiated and batched, when ``flatten_func`` returns
+    the attributes themselves (``p.w`` is read by finding the child that is ``p.w``)."""
+    pytree.register_node(nodetype, flatten_func, unflatten_func)
+
+
+def register_dataclass(nodetype: type, data_fields: Sequence[str] | None = None,
+                       meta_fields: Sequence[str] | None = None) -> type:
+    """``jax.tree_util.register_dataclass``: ``data_fields`` are children (arrays), ``meta_fields``
+    static (part of the signature); by default every field is data. Returns ``nodetype`` (a decorator)."""
+    import dataclasses
+
+    names = [f.name for f in dataclasses.fields(nodetype)]
+    data = list(names if data_fields is None else data_fields)
+    meta = [n for n in names if n not in data] if meta_fields is None else list(meta_fields)
+
+    def flatten(x: Any) -> tuple[list[Any], tuple[Any, ...]]:
+        return [getattr(x, n) for n in data], tuple(getattr(x, n) for n in meta)
+
+    def unflatten(aux: tuple[Any, ...], children: Sequence[Any]) -> Any:
+        return nodetype(**dict(zip(data, children)), **dict(zip(meta, aux)))
+
+    pytree.register_node(nodetype, flatten, unflatten)
+    return nodetype

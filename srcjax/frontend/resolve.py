@@ -28,6 +28,7 @@ import numpy as np
 from .. import adjoint as _adjoint
 from .. import batched as _batched
 from .. import composites as _composites
+from .. import pytree
 from ..core import Span, TranspileError, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
 from . import callees, closures
@@ -379,6 +380,8 @@ class Resolver:
     def check_callee(self, node: cst.Call, fv: Any) -> None:
         """Refuse calls to NumPy functions outside the table and to callees srcjax cannot read (library
         code, C functions, methods of other objects): see :mod:`srcjax.frontend.callees`."""
+        if isinstance(fv, type) and fv in pytree.REGISTERED:  # a registered container class: built while specializing
+            return
         mod = getattr(fv, "__module__", None) or ""
         name = ".".join(attr_chain(node.func) or ["?"])
         if callable(fv) and callees.is_random(fv) and not isinstance(fv, type):  # np.random.normal, random.random

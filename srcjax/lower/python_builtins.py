@@ -54,6 +54,8 @@ def accepts_dynamic(fv: Any) -> bool:
         return True
     if isinstance(fv, type) and issubclass(fv, tuple) and hasattr(fv, "_fields"):  # a NamedTuple class
         return True
+    if isinstance(fv, type) and fv in pytree.REGISTERED:  # a class registered as a container: its __init__ runs
+        return True
     self_obj = getattr(fv, "__self__", None)
     return isinstance(self_obj, (list, dict, tuple))
 

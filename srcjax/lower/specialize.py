@@ -718,8 +718,9 @@ class Specializer:
             return self.call_method(method[0], [method[1], *args], kwargs)
         if not callable(fv):
             raise StaticValueError(f"a {type(fv).__name__} object is not callable")
-        if fv not in CONTAINER_BUILTINS and not callees.is_static_pure(fv):  # it would run once here, its
-            # result a constant of the compiled program, where NumPy calls it again on every call
+        if fv not in CONTAINER_BUILTINS and not callees.is_static_pure(fv) and not accepts_dynamic(fv):
+            # it would run once here, its result a constant of the compiled program, where NumPy calls it
+            # again on every call
             raise callees.refusal(fv)
         dyn = [a for a in list(args) + list(kwargs.values()) if contains_dynamic(a)]
         if dyn and not accepts_dynamic(fv):
