@@ -123,3 +123,21 @@ def test_a_flatten_that_computes_its_children_is_refused_by_derivatives_not_wron
     assert float(srcjax.compile(opaque_loss)(o)) == 5.0
     with pytest.raises(srcjax.TranspileError, match="flatten"):
         srcjax.grad(opaque_loss)(o)
+
+
+@dataclasses.dataclass
+class State:
+    x: np.ndarray
+    v: np.ndarray
+
+
+def state_step(s, dt):
+    return State(s.x + dt * s.v, s.v - dt * s.x)
+
+
+def test_dataclasses_are_built_of_arrays_inside_compiled_code():
+    s = State(np.arange(3.0), np.ones(3))
+    got = srcjax.compile(state_step)(s, 0.1)
+    assert isinstance(got, State)
+    np.testing.assert_allclose(np.asarray(got.x), s.x + 0.1 * s.v)
+    np.testing.assert_allclose(np.asarray(got.v), s.v - 0.1 * s.x)

@@ -9,6 +9,7 @@ static values. :func:`accepts_dynamic` names the callables that only move values
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -56,8 +57,19 @@ def accepts_dynamic(fv: Any) -> bool:
         return True
     if isinstance(fv, type) and fv in pytree.REGISTERED:  # a class registered as a container: its __init__ runs
         return True
+    if isinstance(fv, type) and _plain_dataclass(fv):  # its generated __init__ only stores the fields
+        return True
     self_obj = getattr(fv, "__self__", None)
     return isinstance(self_obj, (list, dict, tuple))
+
+
+def _plain_dataclass(cls: type) -> bool:
+    """A dataclass whose ``__init__`` is the one ``dataclasses`` wrote (no ``__post_init__``)."""
+    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__"):
+        return False
+    init = cls.__dict__.get("__init__")
+    code = getattr(init, "__code__", None)
+    return code is not None and code.co_filename == "<string>" and all(f.init for f in dataclasses.fields(cls))
 
 
 def _b_len(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
