@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from . import pytree
+
 __all__ = ["bitcast_convert_type", "cond", "erf", "fori_loop", "index_update", "scan", "switch", "while_loop"]
 
 
@@ -75,7 +77,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
     ``None`` with ``length`` given. ``reverse=True`` walks the slices from the
     last to the first and stores each ``y`` at its slice's position.
     """
-    from . import pytree
+
 
     leaves, tree = pytree.flatten(xs)
     leaves = [np.asarray(x) for x in leaves]
@@ -106,7 +108,10 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
 
 def index_update(x: Any, key: Any, value: Any) -> Any:
     """A copy of ``x`` with ``x[key] = value`` (NumPy assignment semantics: ``value`` is cast to
-    ``x``'s dtype and broadcast to the selection). srcjax writes this for ``x[key] = value``."""
+    ``x``'s dtype and broadcast to the selection). srcjax writes this for ``x[key] = value``; for a
+    dict or list ``x`` (``out["w"] = v`` on a local dict) a copy with that item replaced or added."""
+    if type(x) is dict or type(x) is list:
+        return pytree.tree_set(x, key, value)
     out = np.array(x, copy=True)
     out[key] = value
     return out

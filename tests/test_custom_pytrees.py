@@ -5,6 +5,7 @@ jax with the same registrations."""
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -141,3 +142,52 @@ def test_dataclasses_are_built_of_arrays_inside_compiled_code():
     assert isinstance(got, State)
     np.testing.assert_allclose(np.asarray(got.x), s.x + 0.1 * s.v)
     np.testing.assert_allclose(np.asarray(got.v), s.v - 0.1 * s.x)
+
+
+class Phase(NamedTuple):
+    x: np.ndarray
+    v: np.ndarray
+
+
+def simulate(x0, v0, k):
+    s = Phase(x0, v0)
+    for _ in range(5):
+        s = Phase(x=s.x + 0.1 * s.v, v=s.v - 0.1 * k * s.x)
+    st = State(s.x, s.v)
+    return np.sum(st.x ** 2) + np.sum(st.v)
+
+
+def j_simulate(x0, v0, k):
+    x, v = x0, v0
+    for _ in range(5):
+        x, v = x + 0.1 * v, v - 0.1 * k * x
+    return jnp.sum(x ** 2) + jnp.sum(v)
+
+
+def test_derivatives_through_building_namedtuples_and_dataclasses():
+    x0, v0 = rng.normal(size=3), rng.normal(size=3)
+    got = srcjax.grad(simulate, argnums=(0, 1, 2))(x0, v0, 2.0)
+    want = jax.grad(j_simulate, argnums=(0, 1, 2))(x0, v0, 2.0)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12)
+    t = (np.ones(3), np.zeros(3), 0.0)
+    np.testing.assert_allclose(float(srcjax.jvp(simulate, (x0, v0, 2.0), t)[1]),
+                               float(jax.jvp(j_simulate, (x0, v0, 2.0), t)[1]), rtol=1e-12)
+
+
+def dict_items(x):
+    out = {}
+    out["a"] = x * 2
+    out["b"] = np.sum(x)
+    items = [x, x]
+    items[1] = x + 1
+    return out, items
+
+
+def test_item_assignment_on_local_dicts_and_lists():
+    x = np.arange(3.0)
+    got = srcjax.compile(dict_items)(x)
+    np.testing.assert_allclose(np.asarray(got[0]["a"]), 2 * x)
+    np.testing.assert_allclose(float(got[0]["b"]), 3.0)
+    np.testing.assert_allclose(np.asarray(got[1][1]), x + 1)
+    np.testing.assert_allclose(np.asarray(srcjax.compile(dict_items, device="numpy")(x)[0]["a"]), 2 * x)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import adjoint, lax
+from .. import adjoint, lax, pytree
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue, aval_type, is_inexact
 from . import batch_rules, gather
@@ -184,7 +184,7 @@ defprim("index_add", adjoint.index_add, _index_add_stub, abstract_eval=_index_ad
         jvp_joint="index_add(z_dot, key, g_dot)")  # linear in (z, g) together (z may be a container: no `+`)
 defprim("index_update", lax.index_update, _index_update_stub, abstract_eval=_index_update_abstract,
         lower=_index_update_lower, arrays=("x", "value"), path="srcjax.lax.index_update", static_eval=False,
-        mixed=("key",))
+        mixed=("key",), tree=pytree.tree_set)  # a dict or list x (`out["w"] = v`): the item replaced
 
 
 # -- the shape moves of derivative code: linear maps with their own rules ----------------------------

@@ -237,7 +237,7 @@ class Activity:
             if op.kind == "call":  # a list the helper appends to (a forward half's tape) changes too
                 targets = targets + self.appended_arguments(op)
             if op.kind in ("copy", "pack", "call", "tape_pop", "custom", "dict", "getattr", "tree_add", "pack_like",
-                           "convert"):
+                           "convert", "record"):
                 src = list(op.reads)
                 if op.kind == "tape_pop" and op.callee:
                     if set(targets) <= self.pushed.get(op.callee, set()):

@@ -17,6 +17,7 @@ The facade :mod:`srcjax.transforms.ad` re-exports the public names.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -117,6 +118,9 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
     container = classify_container(node, program)
     if container is not None:
         return container
+    record = _record_build(node, nf)
+    if record is not None:
+        return record
     if isinstance(node, cst.BinaryOperation):
         prim = registry.PRIMITIVES[OPERATOR_PRIMS[type(node.operator).__name__]]
         args = {"x1": code(node.left), "x2": code(node.right)}
@@ -233,6 +237,35 @@ def _prim_op(prim: registry.Primitive, args: dict[str, Any], reads: list[str]) -
 # sequence's at that element's index.
 
 _STATIC_ATTRS = {"shape", "ndim", "dtype", "size", "T"}
+
+
+def _record_build(node: cst.BaseExpression, nf: NormalizedFunction) -> Op | None:
+    """``State(a, b)`` / ``State(x=a, v=b)``: a NamedTuple or a plain dataclass built of its fields (every
+    field given): a "record" op, its elements in field order; None for anything else."""
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name) or \
+            any(a.star for a in node.args):
+        return None
+    src = nf.source
+    cls = src.closure.get(node.func.value, src.globals.get(node.func.value))
+    if not isinstance(cls, type):
+        return None
+    if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+        fields = list(cls._fields)
+    elif dataclasses.is_dataclass(cls) and not hasattr(cls, "__post_init__") and \
+            all(f.init for f in dataclasses.fields(cls)):
+        fields = [f.name for f in dataclasses.fields(cls)]
+    else:
+        return None
+    given: dict[str, str] = {}
+    for k, a in enumerate(node.args):
+        name = a.keyword.value if a.keyword is not None else (fields[k] if k < len(fields) else None)
+        if name is None or name not in fields:
+            return None
+        given[name] = code(a.value)
+    if set(given) != set(fields):
+        return None  # (defaults: not followed)
+    return Op("record", elements=[given[f] for f in fields], args={"cls": node.func.value, "fields": fields},
+              reads=list(names_in(node)))
 
 
 def classify_container(node: cst.BaseExpression, program: Program) -> Op | None:

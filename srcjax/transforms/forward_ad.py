@@ -210,6 +210,10 @@ class JVP:
             t = self.tangent_of(op.operands["x"], defined)
         elif op.kind in ("pack", "dict"):
             t = self.tangent_expr(s.value, defined)
+        elif op.kind == "record":  # State(a, b): the tangent is a State of the fields' tangents
+            parts = [self.tangent_of(e, defined) if e.isidentifier() else None for e in op.elements]
+            fields = [p if p is not None else f"zeros_like({e})" for p, e in zip(parts, op.elements)]
+            t = f"{op.args['cls']}({', '.join(fields)})"
         elif op.kind in ("getattr", "tree_add", "pack_like"):
             t = self.container_tangent(op, defined)
         elif op.kind == "convert":

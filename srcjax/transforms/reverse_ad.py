@@ -514,7 +514,7 @@ class VJP:
                 for n in reversed(restore):
                     lines.append(f"{pad}{n} = {old[n]}")
                 restore = []
-        elif op.kind in ("prim", "copy", "pack") and isinstance(target, cst.Name) and \
+        elif op.kind in ("prim", "copy", "pack", "record") and isinstance(target, cst.Name) and \
                 (tcode in op.operands.values() or tcode in op.elements):
             # `y = f(y, ...)`: the rule accumulates into y's cotangent, which it also reads
             gsave = self.names.fresh(f"{tcode}_bar_out")
@@ -531,6 +531,9 @@ class VJP:
                                 lines, pad, defined)
         elif op.kind in ("dict", "getattr", "tree_add", "pack_like"):
             self.container_adjoint(op, gexpr, lines, pad, defined)
+        elif op.kind == "record":  # State(a, b): each field's cotangent into what it was built of
+            for e, f in zip(op.elements, op.args["fields"]):
+                self.element_adjoint(cst.parse_expression(e), f'tree_get({gexpr}, "{f}")', lines, pad, defined)
         elif op.kind == "convert" and op.operands["x"] in self.act.active:  # tuple(items)
             src = op.operands["x"]
             self.accumulate(src, f"pack_like({src}, {gexpr})", lines, pad, defined)
