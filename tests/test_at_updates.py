@@ -160,3 +160,27 @@ def test_returned_arrays_have_numpy_methods_and_at():
     np.testing.assert_array_equal(np.asarray(a), ref)  # the updates made copies
     with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
         a.nonsense  # noqa: B018
+
+
+def combined(x, i, v, p):
+    return (x.at[i].multiply(v), x.at[i].divide(v), x.at[i].max(v), x.at[i].min(v), x.at[i].power(p),
+            x.at[1:].max(4.0), x.at[0].multiply(3.0))
+
+
+def combined_loss(x, v):
+    return np.sum(x.at[np.array([0, 0, 2])].multiply(v) ** 2) + np.sum(x.at[np.array([1, 1])].max(v[:2]))
+
+
+def test_repeated_indices_combine_for_multiply_divide_power_min_max_as_in_jax():
+    x, i = np.array([2.0, 3.0, 5.0]), np.array([0, 0, 2])
+    v, p = np.array([4.0, 10.0, 1.5]), np.array([2.0, 3.0, 2.0])
+    for got, want in zip(srcjax.compile(combined)(x, i, v, p), jax.jit(combined)(x, i, v, p)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12)
+    # (jax cannot differentiate scatter_mul with repeated indices: finite differences instead)
+    gx, gv = srcjax.grad(combined_loss, argnums=(0, 1))(x, v)
+    f = srcjax.compile(combined_loss)
+    h = 1e-6
+    fx = [(float(f(x + h * e, v)) - float(f(x - h * e, v))) / (2 * h) for e in np.eye(3)]
+    fv = [(float(f(x, v + h * e)) - float(f(x, v - h * e))) / (2 * h) for e in np.eye(3)]
+    np.testing.assert_allclose(np.asarray(gx), fx, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(gv), fv, rtol=1e-6)

@@ -19,7 +19,6 @@ import libcst as cst
 import numpy as np
 
 from ..core import TranspileError
-from ..primitives import registry
 from .resolve import unwrap
 from .syntax import dotted
 
@@ -121,15 +120,11 @@ def flat_at(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str |
         added = cst.Name(norm.fresh("update"))
         norm.assign(added, _add(base, key, v), call)
         return norm.flat(_cast_like(added, base))[0], "update"
-    selected = norm.atom(read)
-    if isinstance(how, np.ufunc):
-        prim = registry.lookup(how)
-        assert prim is not None
-        combined = norm.atom(norm.prim_call(call, prim, [cst.Arg(selected), cst.Arg(v)])[0])
-    else:
-        assert isinstance(how, type)
-        combined = norm.atom(cst.BinaryOperation(left=selected, operator=how(), right=v))
-    return _update(base, key, combined), "update"
+    from .. import composites  # (library code the normalizer calls into, as for np.isclose)
+
+    # multiply/divide/power/min/max: repeated integer indices combine, as JAX's scatter_mul/min/max
+    name = norm.helper_call_name(composites.AT_COMBINE[method], call)
+    return cst.Call(func=name, args=[cst.Arg(base), cst.Arg(norm.atom(key)), cst.Arg(v)]), "update"
 
 
 def formatted_atoms(norm: Normalizer, node: cst.BaseExpression) -> cst.BaseExpression:
