@@ -618,7 +618,7 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any])
     return _jvp(fn, primals, tangents, {})
 
 
-# srcjax.jvp(f, (x,), (t,)) inside compiled code: the normalizer calls the generated jvp of f (closures.flat_jvp)
+# srcjax.jvp(f, (x,), (t,)) inside compiled code: the normalizer calls the generated jvp of f (jax_spellings.flat_jvp)
 jvp.__srcjax_inline_jvp__ = lambda fn, n: _wrap(fn, "jvp", tuple(range(n)), False)  # type: ignore[attr-defined]
 
 
