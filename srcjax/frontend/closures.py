@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from .names import code, names_in
+from .names import code, names_in, walk
 
 if TYPE_CHECKING:
     from .resolve import Resolver
@@ -42,11 +42,7 @@ def lift_lambda(res: Resolver, lam: cst.Lambda) -> tuple[Any, list[str]] | None:
         return None
     name = "lambda_fn"
     text = f"def {name}({', '.join(own + free)}):\n    return {code(lam.body)}\n"
-    filename = f"<srcjax.lambda in {res.src.fn.__qualname__} #{next(_COUNTER)}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    made: dict[str, Any] = {}
-    exec(compile(text, filename, "exec"), res.src.globals, made)  # noqa: S102 - srcjax's own text
-    return made[name], free
+    return _defined(res, name, "lambda", text), free
 
 
 def lift_function(res: Resolver, name: str, local_names: Callable[[cst.FunctionDef], set[str]]
@@ -54,7 +50,7 @@ def lift_function(res: Resolver, name: str, local_names: Callable[[cst.FunctionD
     """A function defined in the caller's body (``def loss(w): ...`` reading the caller's ``x``),
     lifted like a lambda: (the function, the caller's locals it takes after its own parameters);
     ``local_names`` gives a function's own names."""
-    defs = [n for n in _walk(res.src.fdef.body) if isinstance(n, cst.FunctionDef) and n.name.value == name]
+    defs = [n for n in walk(res.src.fdef.body) if isinstance(n, cst.FunctionDef) and n.name.value == name]
     if len(defs) != 1:
         return None
     fdef = defs[0]
@@ -68,18 +64,17 @@ def lift_function(res: Resolver, name: str, local_names: Callable[[cst.FunctionD
         return None
     params = list(ps.params) + [cst.Param(cst.Name(n)) for n in free]
     text = cst.Module(body=[fdef.with_changes(params=ps.with_changes(params=params), leading_lines=[])]).code
-    filename = f"<srcjax.{name} in {res.src.fn.__qualname__} #{next(_COUNTER)}>"
+    return _defined(res, name, name, text), free
+
+
+def _defined(res: Resolver, name: str, what: str, text: str) -> Any:
+    """The function ``name`` that ``text`` defines, in the caller's module globals, with its text
+    registered (srcjax reads it like any generated function)."""
+    filename = f"<srcjax.{what} in {res.src.fn.__qualname__} #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     made: dict[str, Any] = {}
     exec(compile(text, filename, "exec"), res.src.globals, made)  # noqa: S102 - srcjax's own text
-    return made[name], free
-
-
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    out = [node] if isinstance(node, cst.CSTNode) else []
-    for c in (node.children if isinstance(node, cst.CSTNode) else node):
-        out += _walk(c)
-    return out
+    return made[name]
 
 
 def with_extra_axes(fv: Any, args: list[Any], kwargs: dict[str, Any], n_own: int, n_extra: int) -> bool:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core import ArgumentError, UnknownFunctionError
 from ..primitives import registry
+from .names import walk
 from .syntax import dotted
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def _applied(f: cst.BaseExpression, x: cst.Name) -> cst.BaseExpression | None:
                 ps.kwonly_params or ps.star_kwarg is not None or ps.posonly_params:
             return None
         if any(isinstance(n, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp))
-               for n in _walk(f.body)):
+               for n in walk(f.body)):
             return None
         body = f.body.visit(_Substitute(ps.params[0].name.value, x))
         assert isinstance(body, cst.BaseExpression)
@@ -113,13 +114,6 @@ def _applied(f: cst.BaseExpression, x: cst.Name) -> cst.BaseExpression | None:
     if isinstance(f, (cst.Name, cst.Attribute)):
         return cst.Call(func=f, args=[cst.Arg(x)])
     return None
-
-
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    out = [node]
-    for c in node.children:
-        out += _walk(c)
-    return out
 
 
 def piecewise(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
@@ -175,19 +169,27 @@ def _boolean_names(norm: Normalizer) -> set[str]:
     """Local names every assignment of which (in the function as written) is a boolean expression."""
     found = getattr(norm, "_boolean_names", None)
     if found is None:
-        seen: dict[str, bool] = {}
-        for n in _walk(norm.src.fdef.body):
-            if isinstance(n, cst.Assign):
-                for t in n.targets:
-                    if isinstance(t.target, cst.Name):
-                        seen[t.target.value] = seen.get(t.target.value, True) and _boolean(n.value, set())
-            elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For)):
-                for part in _walk(n.target):
-                    if isinstance(part, cst.Name):
-                        seen[part.value] = False
-        found = {k for k, v in seen.items() if v}
-        norm._boolean_names = found  # type: ignore[attr-defined]
+        found = norm._boolean_names = names_always(  # type: ignore[attr-defined]
+            norm.src.fdef.body, lambda v: _boolean(v, set()))
     return found
+
+
+def names_always(body: cst.CSTNode, test: Callable[[cst.BaseExpression], bool]) -> set[str]:
+    """Names bound in ``body`` only by plain assignments ``name = value`` whose every ``value`` passes
+    ``test`` (not by unpacking, ``+=``, annotations or loops)."""
+    seen: dict[str, bool] = {}
+    for n in walk(body):
+        if isinstance(n, cst.Assign):
+            ok = test(n.value)
+            for t in n.targets:
+                for part in walk(t.target):
+                    if isinstance(part, cst.Name):
+                        seen[part.value] = seen.get(part.value, True) and ok and isinstance(t.target, cst.Name)
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For)):
+            for part in walk(n.target):
+                if isinstance(part, cst.Name):
+                    seen[part.value] = False
+    return {k for k, v in seen.items() if v}
 
 
 _ARITH = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power, cst.FloorDivide, cst.Modulo)
@@ -298,18 +300,5 @@ def list_names(norm: Normalizer) -> set[str]:
 
 def list_names_in(body: cst.CSTNode) -> set[str]:
     """:func:`list_names` of a function body."""
-    seen: dict[str, bool] = {}
-    for n in _walk(body):
-        if isinstance(n, cst.Assign):
-            v = n.value
-            is_list = isinstance(v, (cst.List, cst.ListComp)) or (
-                isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == "list")
-            for t in n.targets:
-                for part in _walk(t.target):
-                    if isinstance(part, cst.Name):
-                        seen[part.value] = seen.get(part.value, True) and is_list and isinstance(t.target, cst.Name)
-        elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For)):
-            for part in _walk(n.target):
-                if isinstance(part, cst.Name):
-                    seen[part.value] = False
-    return {k for k, v in seen.items() if v}
+    return names_always(body, lambda v: isinstance(v, (cst.List, cst.ListComp)) or (
+        isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == "list"))
