@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import srcjax
+from tests import written
 
 jax.config.update("jax_enable_x64", True)
 THOROUGH = os.environ.get("SRCJAX_HYPOTHESIS") == "thorough"
@@ -86,8 +87,7 @@ KEYS = [0, -1, slice(1, 3), slice(None, None, 2), (1, 2), (slice(None), 0), (-2,
 @HYPOTHESIS
 @given(st.sampled_from(METHODS), st.sampled_from(KEYS), st.floats(0.5, 3.0))
 def test_random_updates_match_jax(method, key, v):
-    # each (method, key) is a function written to a file (srcjax reads source), see the fixture below
-    fn = _update_functions[(method, str(key))]
+    fn = written.define(f"x.at[{_spell(key)}].{method}(v)", "x, v", tag="test_at_updates")
     want = fn(jnp.asarray(X), v)
     got = srcjax.compile(fn)(X, v)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
@@ -101,28 +101,6 @@ def _spell(k: object) -> str:
         parts = ["" if p is None else str(p) for p in (k.start, k.stop, k.step)]
         return ":".join(parts[:2]) + (f":{parts[2]}" if k.step is not None else "")
     return str(k)
-
-
-_update_functions: dict[tuple[str, str], object] = {}
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _written_functions(tmp_path_factory: pytest.TempPathFactory):
-    import importlib.util
-    d = tmp_path_factory.mktemp("at_updates")
-    lines = ["import numpy as np", ""]
-    names = {}
-    for n, (m, k) in enumerate((m, k) for m in METHODS for k in KEYS):
-        lines += [f"def update_{n}(x, v):", f"    return x.at[{_spell(k)}].{m}(v)", ""]
-        names[(m, str(k))] = f"update_{n}"
-    path = d / "at_updates_corpus.py"
-    path.write_text("\n".join(lines))
-    spec = importlib.util.spec_from_file_location("at_updates_corpus", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    _update_functions.update({key: getattr(mod, name) for key, name in names.items()})
-    yield
 
 
 def test_unsupported_updates_are_refused_at_the_users_line():

@@ -9,8 +9,6 @@ JAX's convention (its autodiff cookbook): ``grad`` of a real ``f`` at ``z = x + 
 
 from __future__ import annotations
 
-import itertools
-import linecache
 import os
 from typing import Any
 
@@ -20,24 +18,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import srcjax
+from tests import written
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 jax.config.update("jax_enable_x64", True)
 
 _SCALE = 10 if os.environ.get("SRCJAX_HYPOTHESIS") == "thorough" else 1
-_COUNTER = itertools.count()
 rng = np.random.default_rng(0)
 
 
 def define(body: str, params: str = "z", np_module: Any = np) -> Any:
-    """``def f(params): return body``, readable by srcjax (registered with linecache)."""
-    src = f"def f({params}):\n    return {body}\n"
-    filename = f"<test_complex #{next(_COUNTER)}>"
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    ns: dict[str, Any] = {"np": np_module}
-    exec(compile(src, filename, "exec"), ns)
-    return ns["f"]
+    return written.define(body, params, np_module, tag="test_complex")
 
 
 def carr(shape: Any, dtype: Any = np.complex128, scale: float = 1.0) -> np.ndarray:

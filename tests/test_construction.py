@@ -9,7 +9,6 @@ against a loop over examples, the refusals, and the generated source.
 
 from __future__ import annotations
 
-import linecache
 from typing import Any
 
 import numpy as np
@@ -19,6 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import srcjax
+from tests import written
 from tests.fd import central_fd
 
 jax = pytest.importorskip("jax")
@@ -36,12 +36,7 @@ def _same(actual: Any, expected: Any) -> None:
 
 def _define(body: str, params: str = "x") -> Any:
     """A function ``f(params)`` returning ``body``, with source srcjax can read."""
-    src = f"def f({params}):\n    return {body}\n"
-    filename = f"<test_construction {body}>"
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    ns: dict[str, Any] = {"np": np}
-    exec(compile(src, filename, "exec"), ns)
-    return ns["f"]
+    return written.define(body, params, tag="test_construction")
 
 
 def _oracles(f: Any, *args: Any) -> None:

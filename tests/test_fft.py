@@ -5,8 +5,6 @@ shifts; errors."""
 
 from __future__ import annotations
 
-import itertools
-import linecache
 import os
 from typing import Any
 
@@ -16,23 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import srcjax
+from tests import written
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 jax.config.update("jax_enable_x64", True)
 
 _SCALE = 10 if os.environ.get("SRCJAX_HYPOTHESIS") == "thorough" else 1
-_COUNTER = itertools.count()
 rng = np.random.default_rng(0)
 
 
 def define(body: str, params: str = "x", np_module: Any = np) -> Any:
-    src = f"def f({params}):\n    return {body}\n"
-    filename = f"<test_fft #{next(_COUNTER)}>"
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    ns: dict[str, Any] = {"np": np_module}
-    exec(compile(src, filename, "exec"), ns)
-    return ns["f"]
+    return written.define(body, params, np_module, tag="test_fft")
 
 
 def data(shape: Any, dtype: Any) -> np.ndarray:

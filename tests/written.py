@@ -557,3 +557,19 @@ def run_numpy(f: Any, args: tuple[Any, ...]) -> Any:
         warnings.simplefilter("ignore", RuntimeWarning)
         out = f(*args)
     return out if np.all(np.isfinite(out)) else None
+
+
+_DEFINED = __import__("itertools").count()
+
+
+def define(body: str, params: str = "x", np_module: Any = np, tag: str = "test") -> Any:
+    """``def f(params): return body`` as a function srcjax can read (its text registered with linecache);
+    ``np_module`` is what ``np`` means in it (``jax.numpy`` for a jax twin)."""
+    import linecache
+
+    src = f"def f({params}):\n    return {body}\n"
+    filename = f"<{tag} #{next(_DEFINED)}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    ns: dict[str, Any] = {"np": np_module}
+    exec(compile(src, filename, "exec"), ns)
+    return ns["f"]
