@@ -15,6 +15,7 @@ import functools
 import inspect
 import itertools
 import linecache
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -372,7 +373,7 @@ class _Derived(Compiled):
                         f"{self._what} requires floating-point inputs, but argument {i} has dtype {a.dtype.name}",
                         hint="pass x.astype(np.float32) (or float64), or differentiate with respect to another "
                              "argument via argnums"))
-                _check_registered(args[i], self._what)
+                _check_registered(args[i], self._what, self._primal)
         try:
             return super().__call__(*args, **kwargs)
         except TranspileError:
@@ -540,17 +541,20 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has
     return _wrap(fn, "value_and_grad", argnums, has_aux, max_iters)
 
 
-def _check_registered(arg: Any, what: str) -> None:
+def _check_registered(arg: Any, what: str, fn: Any) -> None:
     """A differentiated argument holding an object of a registered class whose flatten function does
-    not return its attributes (``p.w`` names no child): refused here, before anything is written."""
+    not return its attributes (``p.w`` names no child): refused here, at ``fn``'s definition, before
+    anything is written."""
     if pytree.is_custom(arg) and not pytree.attribute_children(arg):
+        src = read_function(fn) if isinstance(fn, types.FunctionType) else None
         raise _clean(ArgumentError(
-            f"{what} with respect to a {type(arg).__name__} object: its registered flatten function does not "
+            f"{what} with respect to an object of the registered class {type(arg).__name__}: its flatten does not "
             "return its attributes (each once), so srcjax cannot tell which child `x.<attribute>` is",
+            span=src.span(src.fdef.name) if src is not None else None,
             hint="make flatten return the attributes themselves, e.g. lambda m: ((m.w, m.b), None)"))
     if pytree.is_tree(arg):
         for child in pytree.node_children(arg):
-            _check_registered(child, what)
+            _check_registered(child, what, fn)
 
 
 def _is_float_leaf(v: Any) -> bool:
