@@ -22,6 +22,7 @@ from .construction import (  # noqa: F401  (generated derivative code imports th
     meshgrid_dots,
     move_bar,
 )
+from .einsum_adjoint import einsum_jvp, einsum_terms  # noqa: F401  (generated derivative code imports them)
 from .lax import index_update  # noqa: F401  (generated derivative code imports it from here)
 from .linalg_adjoint import spectral_norm_bar  # (norm_bar's matrix orders 2, -2 and 'nuc')
 from .order_stats import (  # noqa: F401  (generated derivative code imports them from here)
@@ -32,7 +33,7 @@ from .order_stats import (  # noqa: F401  (generated derivative code imports the
     sort_bar,
     sort_jvp,
 )
-from .pytree import is_tree, tree_get, tree_like, tree_map, tree_set
+from .pytree import is_tree, tree_get, tree_has, tree_like, tree_map, tree_set, tree_without
 
 globals().update({_n: getattr(linalg_adjoint, _n) for _n in linalg_adjoint.LINALG_HELPERS})
 globals().update({_n: getattr(complex_adjoint, _n) for _n in complex_adjoint.COMPLEX_HELPERS})
@@ -71,7 +72,7 @@ class _Unset:
 UNSET = _Unset()
 
 __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJOINT_IMPORTS)
-    "unbroadcast", "index_update", "broadcast_like", "zeros_like", "ones_like", "expand_reduced",
+    "unbroadcast", "index_update", "index_cleared", "broadcast_like", "zeros_like", "ones_like", "expand_reduced",
     "reduced_size", "cumsum_bar", "matmul_lhs_bar", "matmul_rhs_bar", "index_add", "max_bar", "var_bar",
     "std_bar", "norm_bar", "norm_axes", "inverse_perm", "max_share", "abs_share", "clip_share", "prod_others",
     "ravel_bar", "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar",
@@ -230,6 +231,23 @@ def mask_leaf(x: Any, g: Any) -> Any:
     if g is None or not has_derivative(x):
         return None
     return g
+
+
+def index_cleared(g: Any, x: Any, key: Any) -> Any:
+    """The cotangent of ``x`` in ``index_update(x, key, v)``: ``g`` with ``g[key]`` zero (the item was
+    replaced, so the old one gets no derivative); for a container ``x``, zeros like the replaced item,
+    and no item at all where ``x`` had none (``out["new"] = v`` adds an item: ``x``'s cotangent has
+    ``x``'s structure)."""
+    if is_tree(x):
+        return tree_cleared(g, x, key)
+    return index_update(g, key, 0.0)
+
+
+def tree_cleared(g: Any, x: Any, key: Any) -> Any:
+    """:func:`index_cleared` of a container ``x``."""
+    if not tree_has(x, key):
+        return tree_without(g, key)
+    return tree_set(g, key, zeros_like(tree_get(x, key)))
 
 
 def tree_index_add(z: Any, key: Any, g: Any) -> Any:
@@ -639,27 +657,6 @@ def inner_rhs_bar(g: Any, a: Any, b: Any) -> Any:
     return tensordot_rhs_bar(g, a, b, ([np.ndim(a) - 1], [np.ndim(b) - 1]))
 
 
-_EINSUM_SPARE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-
-def einsum_terms(subscripts: Any, shapes: Any) -> tuple[list[str], str]:
-    """(subscripts of each operand, output subscripts) of an einsum, with ``...`` spelled out
-    as spare letters and an implicit output made explicit (NumPy's rules). Static."""
-    s = subscripts.replace(" ", "")
-    ins, arrow, out = s.partition("->")
-    terms = ins.split(",")
-    n_ell = max([len(sh) - len(t) + 3 for t, sh in zip(terms, shapes) if "..." in t] + [0])
-    ell = "".join([c for c in _EINSUM_SPARE if c not in s])[:n_ell]
-    letters = [t.replace("...", ell[len(ell) - (len(sh) - len(t) + 3):]) if "..." in t else t
-               for t, sh in zip(terms, shapes)]
-    if not arrow:
-        seen = "".join(letters)
-        out = ell + "".join(sorted([c for c in seen if seen.count(c) == 1 and c not in ell]))
-    elif "..." in out:
-        out = out.replace("...", ell)
-    return letters, out
-
-
 def einsum_term_bar(g: Any, out: str, rest: Any, others: Any, t: str, x: Any) -> Any:
     """Cotangent of the einsum operand ``x`` with subscripts ``t``: the output
     cotangent ``g`` (subscripts ``out``) contracted with the ``others`` operands (subscripts
@@ -717,27 +714,6 @@ def einsum_bars(g: Any, subscripts: Any, operands: Any) -> Any:
                 einsum_term_bar(g, out, [ta, tc, td], (a, c, d), tb, b),
                 einsum_term_bar(g, out, [ta, tb, td], (a, b, d), tc, c),
                 einsum_term_bar(g, out, [ta, tb, tc], (a, b, c), td, d))
-    raise NotImplementedError("einsum derivatives support at most 4 operands")
-
-
-def einsum_jvp(subscripts: Any, operands: Any, tangents: Any) -> Any:
-    """The tangent of ``np.einsum(subscripts, *operands)``: one einsum per operand (product rule)."""
-    if len(operands) == 1:
-        (ta,) = tangents
-        return np.einsum(subscripts, ta)
-    if len(operands) == 2:
-        a, b = operands
-        ta, tb = tangents
-        return np.einsum(subscripts, ta, b) + np.einsum(subscripts, a, tb)
-    if len(operands) == 3:
-        a, b, c = operands
-        ta, tb, tc = tangents
-        return np.einsum(subscripts, ta, b, c) + np.einsum(subscripts, a, tb, c) + np.einsum(subscripts, a, b, tc)
-    if len(operands) == 4:
-        a, b, c, d = operands
-        ta, tb, tc, td = tangents
-        return (np.einsum(subscripts, ta, b, c, d) + np.einsum(subscripts, a, tb, c, d)
-                + np.einsum(subscripts, a, b, tc, d) + np.einsum(subscripts, a, b, c, td))
     raise NotImplementedError("einsum derivatives support at most 4 operands")
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .adjoint import UNSET, broadcast_like, expand_reduced, index_add, unbroadcast
+from .adjoint import UNSET, broadcast_like, expand_reduced, index_add, index_cleared, unbroadcast
 from .construction import (  # noqa: F401  (generated batched code imports them from here)
     batch_array,
     batch_cross,
@@ -44,7 +44,8 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_select",
     "batch_choose", "batch_reshape", "batch_transpose", "batch_moveaxis", "batch_size_of", "batch_rows",
     "batch_matmul", "batch_dot", "batch_inner", "batch_outer", "batch_tensordot", "batch_take",
-    "batch_take_along_axis", "batch_getitem", "batch_index_update", "batch_index_add", "batch_squeeze",
+    "batch_take_along_axis", "batch_getitem", "batch_index_update", "batch_index_cleared", "batch_index_add",
+    "batch_squeeze",
     "batch_broadcast_to", "batch_atleast", "batch_flat_axis", "batch_where_any", "batch_unbroadcast",
     "batch_broadcast_like", "batch_expand_reduced", "batch_full", "batch_tile", "batch_out", "batch_triangle",
     "batch_diag", "batch_norm", "batch_hstack", "batch_vstack", "batch_full_like", "batch_like", "batch_ravel",
@@ -555,6 +556,13 @@ def batch_index_update(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool,
         return index_update(x if bx else batch_broadcast_items(x, n), key, value if bv else batch_broadcast(value, n))
     x2, key2, value2 = _scattered(x, key, value, n, bx, bv, flags)
     return np.reshape(index_update(x2, key2, value2), (n,) + (np.shape(x)[1:] if bx else np.shape(x)))
+
+
+def batch_index_cleared(g: Any, key: Any, x: Any, n: int, bg: bool, bx: bool, flags: Any) -> Any:
+    """``index_cleared(g, x, key)`` (``index_update``'s cotangent for ``x``) per example."""
+    if is_tree(g):
+        return index_cleared(g if bg else batch_broadcast_items(g, n), x if bx else batch_broadcast_items(x, n), key)
+    return batch_index_update(g, key, 0.0, n, bg, False, flags)
 
 
 def batch_index_add(z: Any, key: Any, g: Any, n: int, bz: bool, bg: bool, flags: Any) -> Any:

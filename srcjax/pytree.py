@@ -234,6 +234,17 @@ def tree_get(z: Any, key: Any) -> Any:
     return z[key]
 
 
+def tree_has(z: Any, key: Any) -> bool:
+    """Whether the container ``z`` has an item ``key`` (a dict key; every other container has its fields
+    and indices)."""
+    return key in z if type(z) is dict else True
+
+
+def tree_without(z: Any, key: Any) -> Any:
+    """A copy of the dict ``z`` without the item ``key`` (``z`` itself where it has none)."""
+    return {k: v for k, v in z.items() if k != key} if type(z) is dict else z
+
+
 def tree_like(x: Any, items: Any) -> Any:
     """The sequence ``items`` as a container of the same kind as ``x`` (a dataclass: its fields in order)."""
     if type(x) is list:

@@ -86,14 +86,17 @@ def squares_by_pairs(p):
     return sq["a"]
 
 
-def test_dict_comprehensions_compile_and_batch_and_are_refused_by_derivatives():
+def test_dict_comprehensions_compile_batch_and_differentiate():
     params = {"w": PARAMS["w"], "b": PARAMS["b"]}
     x, y = rng.normal(size=(5, 2)), rng.normal(size=(5, 3))
     np.testing.assert_allclose(np.asarray(srcjax.compile(penalty)(params, x, y)), penalty(params, x, y))
-    # derivatives do not follow a dict built from pairs yet: refused at the line, never a silent zero
-    for f in (penalty, squares_by_pairs):
-        with pytest.raises(srcjax.TranspileError, match="cannot differentiate through `dict"):
-            srcjax.grad(f)(params if f is penalty else {"a": x[0]}, *((x, y) if f is penalty else ()))
+    # derivatives follow a dict built from pairs (read as a loop of item assignments)
+    got = srcjax.grad(penalty)(params, x, y)
+    want = jax.grad(j_penalty)(params, x, y)
+    for k in params:
+        np.testing.assert_allclose(np.asarray(got[k]), np.asarray(want[k]), rtol=1e-10)
+    a = x[0]
+    np.testing.assert_allclose(np.asarray(srcjax.grad(squares_by_pairs)({"a": a})["a"]), 2 * a, rtol=1e-12)
     xs = rng.normal(size=(4, 5, 2))
     got = srcjax.vmap(penalty, in_axes=(None, 0, None))(params, xs, y)
     want = jax.vmap(j_penalty, in_axes=(None, 0, None))(params, xs, y)

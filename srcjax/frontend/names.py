@@ -381,3 +381,26 @@ def boolean_valued(e: cst.BaseExpression, leaf: Callable[[cst.BaseExpression], b
     if isinstance(e, cst.Call) and code(e.func) in BOOLEAN_CALLS:
         return True
     return leaf is not None and leaf(e)
+
+
+def copy_positions(old: cst.CSTNode, new: cst.CSTNode, positions: dict[cst.CSTNode, Any]) -> None:
+    """Give the nodes of ``new`` (``old`` with some names replaced) the positions of ``old``'s."""
+    if old is new:
+        return
+    r = positions.get(old)
+    if r is not None:
+        positions[new] = r
+    for a, b in zip(children(old), children(new)):
+        copy_positions(a, b, positions)
+
+
+def comprehension_targets(root: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+
+    class V(Visitor):
+        def visit_CompFor(self, node: cst.CompFor) -> None:
+            for n in target_names(node.target):
+                names.add(n)
+
+    V().walk(root)
+    return names

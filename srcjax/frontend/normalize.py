@@ -36,8 +36,8 @@ import numpy as np
 from ..adjoint import SAVED_LIST_NAME
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from . import aliasing, jax_spellings, numpy_calls
-from .names import Visitor, children, renamed, target_names
+from . import aliasing, comprehension_loops, jax_spellings, numpy_calls
+from .names import comprehension_targets
 from .names import walk as walk_nodes
 from .read import FunctionSource, is_generated, read_function
 from .resolve import Resolver, composite, is_user_function, local_names, unwrap
@@ -244,71 +244,8 @@ class Normalizer(Resolver):
 
     def comprehension_loop(self, node: cst.ListComp | cst.GeneratorExp,
                            total: tuple[cst.BaseExpression, cst.CSTNode] | None = None,
-                           ) -> tuple[cst.BaseExpression, str | None]:
-        """``[e for t in it if c]`` (or ``(e for ...)``) written as ``items = []`` and a ``for`` loop
-        that appends ``e``; with ``total=(start, call)``, ``sum(e for ...)`` as ``total = start`` and a
-        loop that adds ``e`` (no list).
-
-        For derivatives, which follow lists built by ``append`` in loops and sums in loops, but not
-        comprehensions. A generator expression is evaluated at once (its consumers in the supported
-        subset read every item). The comprehension's own names are renamed apart (in Python 3 they
-        do not leak); positions are kept, so errors still point into the comprehension.
-        """
-        positions = self.src.positions
-        mapping: dict[str, cst.BaseExpression] = {n: cst.Name(self.fresh(n)) for n in
-                                                  sorted(_comprehension_targets(node))}
-        new = renamed(node, mapping)
-        _copy_positions(node, new, positions)
-        result = self.fresh("items" if total is None else "total")
-
-        def located(made: Any, origin: cst.CSTNode) -> Any:
-            r = positions.get(origin)
-            if r is not None:
-                positions[made] = r
-            return made
-
-        def leaf() -> cst.BaseSmallStatement:
-            if total is None:
-                return cst.Expr(cst.Call(func=cst.Attribute(value=cst.Name(result), attr=cst.Name("append")),
-                                         args=[cst.Arg(new.elt)]))
-            return cst.Assign(targets=[cst.AssignTarget(cst.Name(result))],
-                              value=cst.BinaryOperation(cst.Name(result), cst.Add(), new.elt))
-
-        def loop(cf: cst.CompFor) -> cst.BaseStatement:
-            inner: cst.BaseStatement
-            if cf.inner_for_in is not None:
-                inner = loop(cf.inner_for_in)
-            else:
-                inner = located(cst.SimpleStatementLine(body=[located(leaf(), new.elt)]), new.elt)
-            for c in reversed(cf.ifs):
-                inner = located(cst.If(test=c.test, body=cst.IndentedBlock(body=[inner])), c.test)
-            return located(cst.For(target=cf.target, iter=cf.iter, body=cst.IndentedBlock(body=[inner])), cf)
-
-        first = cst.List([]) if total is None else total[0]
-        start = located(cst.Assign(targets=[cst.AssignTarget(cst.Name(result))], value=first),
-                        node if total is None else total[1])
-        self.statement(located(cst.SimpleStatementLine(body=[start]), node if total is None else total[1]))
-        self.statement(loop(new.for_in))
-        return cst.Name(result), None
-
-    def sum_loop(self, node: cst.Call) -> tuple[cst.BaseExpression, str | None] | None:
-        """``sum(it)`` / ``sum(it, start)`` (the builtin) written as a loop that adds each item to
-        ``total`` (from ``start``, 0 by default), exactly as ``sum`` does; a comprehension or generator
-        argument is fused into that loop. For derivatives (see :meth:`comprehension_loop`)."""
-        args = node.args
-        pos = [a for a in args if a.keyword is None]
-        kws = {a.keyword.value: a for a in args if a.keyword is not None}
-        if not pos or len(pos) > 2 or set(kws) - {"start"} or len(pos) + len(kws) > 2:
-            return None
-        start: cst.BaseExpression = pos[1].value if len(pos) == 2 else \
-            kws["start"].value if kws else cst.Integer("0")
-        it = pos[0].value
-        if isinstance(it, (cst.ListComp, cst.GeneratorExp)):
-            return self.comprehension_loop(it, total=(start, node))
-        seq = self.atom(it)
-        item = cst.Name(self.fresh("item"))
-        gen = cst.GeneratorExp(elt=item, for_in=cst.CompFor(target=item, iter=seq))
-        return self.comprehension_loop(gen, total=(start, node))
+                           pairs: bool = False) -> tuple[cst.BaseExpression, str | None]:
+        return comprehension_loops.comprehension_loop(self, node, total, pairs)  # (for derivatives)
 
     def slice_element(self, e: cst.SubscriptElement) -> cst.SubscriptElement:
         s = e.slice
@@ -399,9 +336,9 @@ class Normalizer(Resolver):
                 name = self.helper_call_name(unwrap(fv), node)
                 args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
                 return node.with_changes(func=name, args=args), call_hint(name)
-        if self.comprehension_loops and isinstance(func, cst.Name) and func.value == "sum" and \
-                func.value not in self.locals and self.lookup("sum")[1] is builtins.sum:
-            looped = self.sum_loop(node)
+        if self.comprehension_loops and isinstance(func, cst.Name) and func.value in ("sum", "dict") and \
+                func.value not in self.locals and self.lookup(func.value)[1] is getattr(builtins, func.value):
+            looped = comprehension_loops.builtin_loop(self, node, func.value)
             if looped is not None:
                 return looped
         if isinstance(func, cst.Name):
@@ -691,7 +628,7 @@ class Normalizer(Resolver):
 
     def index_assign(self, t: cst.Subscript, value: cst.BaseExpression, origin: cst.CSTNode) -> None:
         """``y[key] = value`` -> ``y = srcjax.lax.index_update(y, key, value)`` (a functional update)."""
-        if not isinstance(t.value, cst.Name) or t.value.value not in self.locals:
+        if not isinstance(t.value, cst.Name) or t.value.value not in self.locals and t.value.value not in self.temps:
             raise self.unsupported(t, "assignment into an element of something other than a local array variable",
                                    "assign the array to a local name first, then update it")
         keys: list[cst.BaseExpression] = []
@@ -800,7 +737,7 @@ class _LazyRewriter(cst.CSTTransformer):
 
     def __init__(self, norm: Normalizer, root: cst.CSTNode) -> None:
         self.norm = norm
-        self.bound = _comprehension_targets(root)  # names the expression binds itself
+        self.bound = comprehension_targets(root)  # names the expression binds itself
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         for kind, (what, hint) in UNSUPPORTED_EXPRESSIONS.items():
@@ -851,29 +788,6 @@ class _LazyRewriter(cst.CSTTransformer):
         if ok and (not callable(fv) or registry.lookup(fv) is None):
             self.norm.check_callee(original, fv)
         return updated
-
-
-def _copy_positions(old: cst.CSTNode, new: cst.CSTNode, positions: dict[cst.CSTNode, Any]) -> None:
-    """Give the nodes of ``new`` (``old`` with some names replaced) the positions of ``old``'s."""
-    if old is new:
-        return
-    r = positions.get(old)
-    if r is not None:
-        positions[new] = r
-    for a, b in zip(children(old), children(new)):
-        _copy_positions(a, b, positions)
-
-
-def _comprehension_targets(root: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
-
-    class V(Visitor):
-        def visit_CompFor(self, node: cst.CompFor) -> None:
-            for n in target_names(node.target):
-                names.add(n)
-
-    V().walk(root)
-    return names
 
 
 def _is_docstring(s: cst.BaseStatement) -> bool:

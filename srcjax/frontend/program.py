@@ -179,6 +179,7 @@ class Program:
 
 
 # in srcjax.adjoint, but not transpiled (primitives; run natively)
-_RUNTIME_HELPERS = {"index_add", "index_update", "is_tree", "unbroadcast", "broadcast_like", "expand_reduced"}
+_RUNTIME_HELPERS = {"index_add", "index_update", "index_cleared", "is_tree", "unbroadcast", "broadcast_like",
+                    "expand_reduced"}
 _RUNTIME_VALUES = {"UNSET"}  # constants of srcjax.adjoint that derivative source reads
 

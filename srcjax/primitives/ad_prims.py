@@ -184,7 +184,27 @@ defprim("index_add", adjoint.index_add, _index_add_stub, abstract_eval=_index_ad
         jvp_joint="index_add(z_dot, key, g_dot)")  # linear in (z, g) together (z may be a container: no `+`)
 defprim("index_update", lax.index_update, _index_update_stub, abstract_eval=_index_update_abstract,
         lower=_index_update_lower, arrays=("x", "value"), path="srcjax.lax.index_update", static_eval=False,
-        mixed=("key",), tree=pytree.tree_set)  # a dict or list x (`out["w"] = v`): the item replaced
+        mixed=("key",), tree=pytree.tree_set,  # a dict or list x (`out["w"] = v`): the item replaced
+        jvp_joint="index_update(x_dot, key, value_dot)")  # linear in (x, value) together
+
+
+
+def _index_cleared_stub(g, x, key, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _index_cleared_abstract(g: ShapedArray, x: ShapedArray, key: Any) -> ShapedArray:
+    getitem_abstract(g, key)
+    return ShapedArray(g.shape, g.dtype)
+
+
+def _index_cleared_lower(ctx: LowerCtx, g: HloValue, x: HloValue, key: Any) -> HloValue:
+    return _index_update_lower(ctx, g, key, ctx.b.full(0, (), ctx.avals_out[0].dtype))
+
+
+defprim("index_cleared", adjoint.index_cleared, _index_cleared_stub, abstract_eval=_index_cleared_abstract,
+        lower=_index_cleared_lower, arrays=("g", "x"), nondiff_args=("x",), path="index_cleared",
+        static_eval=False, mixed=("key",), tree=adjoint.tree_cleared)  # index_update's cotangent for x
 
 
 # -- the shape moves of derivative code: linear maps with their own rules ----------------------------
@@ -285,7 +305,9 @@ deflinear("index_add", {"z": "broadcast_like(z_dot, out)", "g": "index_add(zeros
           {"z": "unbroadcast(out_bar, z)", "g": "unbroadcast(out_bar[key], g)"})
 deflinear("index_update", {"x": "index_update(x_dot, key, 0.0)",
                            "value": "index_update(zeros_like(x), key, value_dot)"},
-          {"x": "index_update(out_bar, key, 0.0)", "value": "unbroadcast(out_bar[key], value)"})
+          {"x": "index_cleared(out_bar, x, key)", "value": "unbroadcast(out_bar[key], value)"})
+deflinear("index_cleared", {"g": "index_cleared(g_dot, x, key)"},  # (its transpose: g's structure, g[key] zero)
+          {"g": "index_cleared(out_bar, g, key)"})
 
 # -- derivative code's shape moves (srcjax.adjoint): linear, each the transpose of the other ---------------
 deflinear("unbroadcast", {"g": "unbroadcast(g_dot, x)"}, {"g": "broadcast_like(out_bar, g)"})
@@ -299,6 +321,7 @@ from .registry import set_fields  # noqa: E402
 
 set_fields("index_add", batch=batch_rules.keyed("batch_index_add", "z", "key", "g"))
 set_fields("index_update", batch=batch_rules.keyed("batch_index_update", "x", "key", "value"))
+set_fields("index_cleared", batch=batch_rules.keyed("batch_index_cleared", "g", "key", "x"))
 set_fields("unbroadcast", batch=batch_rules.helper("batch_unbroadcast", "g", "x"))
 set_fields("broadcast_like", batch=batch_rules.helper("batch_broadcast_like", "t", "y"))
 set_fields("expand_reduced", batch=batch_rules.helper("batch_expand_reduced", "g", "a", "axis", "keepdims"))

@@ -47,7 +47,8 @@ def array_names(body: Sequence[Any], act: Activity) -> set[str]:
     for st, _ in _walk(body):
         if isinstance(st, cst.Assign):
             op = act.op(st.value)
-            if op.kind != "prim" or op.prim is None or op.prim.result_kind(op.args) == "any":
+            if op.kind != "prim" or op.prim is None or op.prim.result_kind(op.args) == "any" or \
+                    op.prim.tree is not None:  # (index_update, unbroadcast, ... also take containers)
                 continue
             out.update(a for p, a in op.operands.items() if p in op.prim.arrays)
             if op.prim.result_kind(op.args) == "array" and isinstance(st.targets[0].target, cst.Name):
@@ -383,8 +384,8 @@ def _value_reads(node: cst.BaseExpression) -> list[str]:
             f = f.inner_for_in
         for f in reversed(fors):
             targets = set(target_names(f.target))
-            if targets & set(inner):
-                inner += _value_reads(f.iter)
+            if targets & set(inner):  # (`d` in `for k, v in d.items()`, `a` in `zip(a, b)`)
+                inner += _iter_reads(f.iter)
             inner = [n for n in inner if n not in targets]
         return inner
     V().walk(node)

@@ -381,7 +381,8 @@ class JVP:
             contribs.append(instantiate(tmpl, mapping))
         if not contribs:
             return None
-        if len(contribs) > 1 and prim.result_kind(op.args) == "list":  # lists of tangents add item by item
+        if len(contribs) > 1 and (prim.result_kind(op.args) == "list" or prim.tree is not None):
+            # lists of tangents, and containers a primitive also takes (index_update), add item by item
             total = contribs[0]
             for c in contribs[1:]:
                 total = f"tree_add({total}, {c})"

@@ -345,7 +345,8 @@ class VJP:
                     srcs = [LoopSource(srcs[0].target, srcs[0].seq, values_key)]
                 touched |= {code(src.seq) for src in srcs if code(src.seq) in self.act.active}
                 touched |= {lst for lst in self.appended_in(s.body.body) if self.read_before(lst, s)}
-                local = self.assigned_in(s.body.body)
+                local = self.assigned_in(s.body.body) | {  # (an inner loop's items too: rebound there)
+                    n for st, _ in _walk(s.body.body) if isinstance(st, cst.For) for n in target_names(st.target)}
                 items = set(target_names(s.target)) if srcs else set()  # type: ignore[union-attr]
                 pre: list[str] = []
                 carried = upward_exposed(s.body.body)  # read before the body assigns them: loop-carried

@@ -1,0 +1,99 @@
+"""Comprehensions and builtin reductions over items written as loops, for derivatives.
+
+Derivatives follow lists built by ``append`` in a ``for`` loop, dicts filled by item assignment
+(``d[k] = v``) and sums accumulated in a loop, but not comprehensions, whose items are out of reach
+of the statements a derivative is written from. When a function's comprehensions read
+differentiated values, it is read again (``comprehension_loops=True``) with
+
+- ``[e for t in it if c]`` / ``(e for ...)`` as ``items = []`` and a loop that appends ``e``;
+- ``{k: v for ...}`` (which :func:`syntax.dict_comprehensions` wrote ``dict([(k, v) for ...])``)
+  as ``items = {}`` and a loop that assigns ``items[k] = v``;
+- ``sum(e for ...)`` / ``sum(seq, start)`` (the builtin) as ``total = start`` and a loop that adds
+  each item, exactly as ``sum`` does (no list).
+
+A generator expression is evaluated at once (its consumers in the supported subset read every
+item). The comprehension's own names are renamed apart (in Python 3 they do not leak); positions
+are kept, so errors still point into the comprehension.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from .names import comprehension_targets, copy_positions, renamed
+
+
+def comprehension_loop(norm: Any, node: cst.ListComp | cst.GeneratorExp,
+                       total: tuple[cst.BaseExpression, cst.CSTNode] | None = None,
+                       pairs: bool = False) -> tuple[cst.BaseExpression, str | None]:
+    """Write ``node`` as loops through ``norm`` (the :class:`Normalizer` reading the function):
+    appends; with ``total=(start, call)`` additions from ``start``; with ``pairs`` (``node``'s
+    element a ``(key, value)`` tuple) item assignments into a new dict. Returns the name that holds
+    the result."""
+    positions = norm.src.positions
+    mapping: dict[str, cst.BaseExpression] = {n: cst.Name(norm.fresh(n)) for n in
+                                              sorted(comprehension_targets(node))}
+    new = renamed(node, mapping)
+    copy_positions(node, new, positions)
+    result = norm.fresh("total" if total is not None else "items")
+
+    def located(made: Any, origin: cst.CSTNode) -> Any:
+        r = positions.get(origin)
+        if r is not None:
+            positions[made] = r
+        return made
+
+    def leaf() -> cst.BaseSmallStatement:
+        if total is not None:
+            return cst.Assign(targets=[cst.AssignTarget(cst.Name(result))],
+                              value=cst.BinaryOperation(cst.Name(result), cst.Add(), new.elt))
+        if pairs:
+            assert isinstance(new.elt, cst.Tuple)
+            key, value = (e.value for e in new.elt.elements)
+            item = cst.Subscript(value=cst.Name(result), slice=[cst.SubscriptElement(cst.Index(key))])
+            return cst.Assign(targets=[cst.AssignTarget(located(item, new.elt))], value=value)
+        return cst.Expr(cst.Call(func=cst.Attribute(value=cst.Name(result), attr=cst.Name("append")),
+                                 args=[cst.Arg(new.elt)]))
+
+    def loop(cf: cst.CompFor) -> cst.BaseStatement:
+        inner: cst.BaseStatement
+        if cf.inner_for_in is not None:
+            inner = loop(cf.inner_for_in)
+        else:
+            inner = located(cst.SimpleStatementLine(body=[located(leaf(), new.elt)]), new.elt)
+        for c in reversed(cf.ifs):
+            inner = located(cst.If(test=c.test, body=cst.IndentedBlock(body=[inner])), c.test)
+        return located(cst.For(target=cf.target, iter=cf.iter, body=cst.IndentedBlock(body=[inner])), cf)
+
+    first = total[0] if total is not None else cst.Dict([]) if pairs else cst.List([])
+    origin = total[1] if total is not None else node
+    start = located(cst.Assign(targets=[cst.AssignTarget(cst.Name(result))], value=first), origin)
+    norm.statement(located(cst.SimpleStatementLine(body=[start]), origin))
+    norm.statement(loop(new.for_in))
+    return cst.Name(result), None
+
+
+def builtin_loop(norm: Any, node: cst.Call, name: str) -> tuple[cst.BaseExpression, str | None] | None:
+    """The builtin ``sum(...)`` or ``dict(<comprehension of pairs>)`` written as a loop, or None
+    when the call has another form (it is then read as a call)."""
+    pos = [a for a in node.args if a.keyword is None]
+    kws = {a.keyword.value: a for a in node.args if a.keyword is not None}
+    if name == "dict":
+        it = pos[0].value if len(pos) == 1 and not kws else None
+        if isinstance(it, (cst.ListComp, cst.GeneratorExp)) and isinstance(it.elt, cst.Tuple) and \
+                len(it.elt.elements) == 2 and not any(isinstance(e, cst.StarredElement) for e in it.elt.elements):
+            return comprehension_loop(norm, it, pairs=True)
+        return None
+    if not pos or len(pos) > 2 or set(kws) - {"start"} or len(pos) + len(kws) > 2:
+        return None
+    start: cst.BaseExpression = pos[1].value if len(pos) == 2 else \
+        kws["start"].value if kws else cst.Integer("0")
+    it = pos[0].value
+    if isinstance(it, (cst.ListComp, cst.GeneratorExp)):
+        return comprehension_loop(norm, it, total=(start, node))
+    seq = norm.atom(it)
+    item = cst.Name(norm.fresh("item"))
+    gen = cst.GeneratorExp(elt=item, for_in=cst.CompFor(target=item, iter=seq))
+    return comprehension_loop(norm, gen, total=(start, node))
