@@ -36,7 +36,7 @@ from .order_stats import (  # noqa: F401  (generated batched code imports them f
     batch_searchsorted,
     batch_sort,
 )
-from .pytree import is_tree, tree_set
+from .pytree import is_tree, node_children, tree_like, tree_set
 
 __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_align", "batch_align_b", "batch_broadcast", "batch_broadcast_items",
@@ -98,13 +98,11 @@ def batch_broadcast_items(x: Any, n: int) -> Any:
         for k in x:
             out = tree_set(out, k, batch_broadcast_items(x[k], n))
         return out
-    if isinstance(x, (tuple, list)):
+    if is_tree(x):  # a tuple, list, NamedTuple, dataclass: the same kind of container
         items = []
-        for v in x:
+        for v in node_children(x):
             items.append(batch_broadcast_items(v, n))
-        if isinstance(x, tuple):
-            return tuple(items)
-        return items
+        return tree_like(x, items)
     return np.broadcast_to(x, (n,) + np.shape(x))
 
 

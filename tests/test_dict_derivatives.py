@@ -1,12 +1,16 @@
-"""Derivatives through dicts built inside a function: dict comprehensions over static keys,
-item assignment (``out[k] = v``) on local dicts and on a dict argument, and derivatives of
-functions that compute a dict-valued gradient themselves (second order).
+"""Derivatives through dicts and records built inside a function: dict comprehensions over static
+keys, item assignment (``out[k] = v``) on local dicts and on a dict argument, ``{**p, "k": v}`` and
+``dict(p)``, loops over ``sorted(p.items())``, ``p._replace(w=v)`` and ``dataclasses.replace``, and
+derivatives of functions that compute a dict-valued gradient themselves (second order).
 
 Reverse mode reads a dict comprehension as ``items = {}`` and a loop that assigns
-``items[k] = v``; the cotangent of ``index_update(x, key, v)`` for ``x`` is
-``index_cleared(g, x, key)``, which has ``x``'s structure (an item the assignment added is not
-in it). Each gradient is checked against jax running the same program on jax.numpy.
+``items[k] = v``; the cotangent of ``index_update(x, "w", v)`` (a string key: ``x`` is a container)
+for ``x`` is ``index_cleared(g, x, "w")``, which has ``x``'s structure (an item the assignment added
+is not in it; a replaced one is zeros shaped like it). Each gradient is checked against jax running the same program on jax.numpy.
 """
+
+import dataclasses
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -88,6 +92,45 @@ def overwrite_key(p, x):
     return np.sum(p["b"] ** 2)
 
 
+def merged(p, x):
+    q = {**p, "c": p["w"] * x}
+    r = dict(q)
+    r["w"] = r["w"] + 1.0
+    return np.sum(r["w"] * r["c"]) + np.sum(q["b"] ** 2)
+
+
+def sorted_items(p, x):
+    tot = 0.0
+    for k, v in sorted(p.items()):
+        tot = tot + np.sum(np.sin(v)) * (1.0 if k == "b" else 2.0)
+    return tot + np.sum(p["w"] * x)
+
+
+class Lin(NamedTuple):
+    w: np.ndarray
+    b: np.ndarray
+
+
+@dataclasses.dataclass
+class Dense:
+    w: np.ndarray
+    b: np.ndarray
+
+
+srcjax.tree_util.register_dataclass(Dense, data_fields=["w", "b"], meta_fields=[])
+jax.tree_util.register_dataclass(Dense, data_fields=["w", "b"], meta_fields=[])
+
+
+def replaced(layer, x):
+    m = layer._replace(b=layer.b * 0.5, w=layer.w + 1.0)
+    return np.sum(np.tanh(x @ m.w + m.b))
+
+
+def dc_replaced(layer, x):
+    m = dataclasses.replace(layer, b=layer.b * 0.5)
+    return np.sum(np.tanh(x @ m.w + m.b))
+
+
 # jax twins (jax arrays are immutable; dicts are copied before item assignment)
 
 def j_comp_scale(p, x):
@@ -132,6 +175,22 @@ def j_overwrite_key(p, x):
     return jnp.sum((jnp.sum(p["w"] * x) * jnp.ones(2)) ** 2)
 
 
+def j_merged(p, x):
+    return jnp.sum((p["w"] + 1.0) * p["w"] * x) + jnp.sum(p["b"] ** 2)
+
+
+def j_sorted_items(p, x):
+    return jnp.sum(jnp.sin(p["b"])) + 2.0 * jnp.sum(jnp.sin(p["w"])) + jnp.sum(p["w"] * x)
+
+
+def j_replaced(layer, x):
+    return jnp.sum(jnp.tanh(x @ (layer.w + 1.0) + layer.b * 0.5))
+
+
+def j_dc_replaced(layer, x):
+    return jnp.sum(jnp.tanh(x @ layer.w + layer.b * 0.5))
+
+
 CASES = [
     (comp_scale, j_comp_scale, False),
     (comp_items, j_comp_items, False),
@@ -141,6 +200,8 @@ CASES = [
     (grad_of_assign, j_grad_of_assign, False),
     (assign_new_key, j_assign_new_key, False),
     (overwrite_key, j_overwrite_key, False),
+    (merged, j_merged, False),
+    (sorted_items, j_sorted_items, False),
 ]
 
 
@@ -188,5 +249,30 @@ def test_overwritten_item_gets_zeros_of_its_shape() -> None:
 
 def test_comprehension_gradient_source_reads_as_a_loop() -> None:
     text = srcjax.source(srcjax.grad(comp_items))
-    assert "for " in text and "index_cleared(" in text
-    assert "dict(" not in text
+    assert "for " in text and "dict(" not in text
+
+
+def test_merged_dict_compiles_like_python() -> None:
+    p = _params()
+    np.testing.assert_allclose(float(srcjax.compile(merged)(p, X)), merged(dict(p), X), rtol=1e-12)
+
+
+def test_sorted_items_loop_is_not_silently_zero() -> None:
+    """Regression: ``for k, v in sorted(p.items())`` gave a zero gradient (the items were taken as static)."""
+    g = srcjax.grad(sorted_items)(_params(), X)
+    assert np.all(np.asarray(g["b"]) != 0.0)
+
+
+@pytest.mark.parametrize("f, jf, make", [(replaced, j_replaced, Lin), (dc_replaced, j_dc_replaced, Dense)],
+                         ids=["namedtuple", "dataclass"])
+def test_record_replace_derivatives_match_jax(f, jf, make) -> None:
+    rng = np.random.default_rng(3)
+    layer = make(rng.normal(size=(3, 2)), rng.normal(size=2))
+    x = rng.normal(size=(4, 3))
+    np.testing.assert_allclose(float(srcjax.compile(f)(layer, x)), float(f(layer, x)), rtol=1e-12)
+    got, want = srcjax.grad(f)(layer, x), jax.grad(jf)(layer, x)
+    assert type(got) is make
+    _close(got, want)
+    xs = x[:, None, :]
+    _close(srcjax.vmap(srcjax.grad(f), in_axes=(None, 0))(layer, xs),
+           jax.vmap(jax.grad(jf), in_axes=(None, 0))(layer, xs))

@@ -9,7 +9,11 @@ differentiated values, it is read again (``comprehension_loops=True``) with
 - ``{k: v for ...}`` (which :func:`syntax.dict_comprehensions` wrote ``dict([(k, v) for ...])``)
   as ``items = {}`` and a loop that assigns ``items[k] = v``;
 - ``sum(e for ...)`` / ``sum(seq, start)`` (the builtin) as ``total = start`` and a loop that adds
-  each item, exactly as ``sum`` does (no list).
+  each item, exactly as ``sum`` does (no list);
+- ``dict(p)`` (a copy of a dict) as ``{**p}``, below.
+
+Always (not only for derivatives), ``{**p, "b": v}`` is written ``items = {}``, a loop that copies
+each item of ``p`` (``items[k] = p[k]``) and ``items["b"] = v``, in the order Python evaluates them.
 
 A generator expression is evaluated at once (its consumers in the supported subset read every
 item). The comprehension's own names are renamed apart (in Python 3 they do not leak); positions
@@ -75,6 +79,38 @@ def comprehension_loop(norm: Any, node: cst.ListComp | cst.GeneratorExp,
     return cst.Name(result), None
 
 
+def merged_dict(norm: Any, elements: Any, origin: cst.CSTNode) -> tuple[cst.BaseExpression, str | None]:
+    """``{**p, k: v, **q}`` (``elements``) as a new dict filled item by item (see the module's docstring)."""
+    positions = norm.src.positions
+    result = norm.fresh("items")
+
+    def line(small: cst.BaseSmallStatement) -> cst.SimpleStatementLine:
+        made = cst.SimpleStatementLine(body=[small])
+        r = positions.get(origin)
+        if r is not None:
+            positions[made] = positions[small] = r
+        return made
+
+    def item(key: cst.BaseExpression, value: cst.BaseExpression) -> cst.SimpleStatementLine:
+        sub = cst.Subscript(value=cst.Name(result), slice=[cst.SubscriptElement(cst.Index(key))])
+        return line(cst.Assign(targets=[cst.AssignTarget(sub)], value=value))
+
+    norm.statement(line(cst.Assign(targets=[cst.AssignTarget(cst.Name(result))], value=cst.Dict([]))))
+    for e in elements:
+        if isinstance(e, cst.StarredDictElement):
+            src = norm.atom(e.value)
+            key = cst.Name(norm.fresh("key"))
+            copy = item(key, cst.Subscript(value=src, slice=[cst.SubscriptElement(cst.Index(key))]))
+            loop = cst.For(target=key, iter=src, body=cst.IndentedBlock(body=[copy]))
+            r = positions.get(e)
+            if r is not None:
+                positions[loop] = r
+            norm.statement(loop)
+        else:
+            norm.statement(item(e.key, e.value))
+    return cst.Name(result), None
+
+
 def builtin_loop(norm: Any, node: cst.Call, name: str) -> tuple[cst.BaseExpression, str | None] | None:
     """The builtin ``sum(...)`` or ``dict(<comprehension of pairs>)`` written as a loop, or None
     when the call has another form (it is then read as a call)."""
@@ -85,6 +121,8 @@ def builtin_loop(norm: Any, node: cst.Call, name: str) -> tuple[cst.BaseExpressi
         if isinstance(it, (cst.ListComp, cst.GeneratorExp)) and isinstance(it.elt, cst.Tuple) and \
                 len(it.elt.elements) == 2 and not any(isinstance(e, cst.StarredElement) for e in it.elt.elements):
             return comprehension_loop(norm, it, pairs=True)
+        if it is not None and not isinstance(it, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
+            return merged_dict(norm, [cst.StarredDictElement(it)], node)  # dict(p): a copy of the dict p
         return None
     if not pos or len(pos) > 2 or set(kws) - {"start"} or len(pos) + len(kws) > 2:
         return None

@@ -9,6 +9,12 @@ of the generated jvp; and the values an f-string in ``print`` formats become ato
 ``x.at[k].multiply(v)``  ->  ``srcjax.lax.index_update(x, k, x[k] * v)`` (likewise ``divide``,
                             ``power``, ``min``, ``max``)
 ``x.at[k].get()``        ->  ``x[k]``
+
+Records updated as JAX code updates its NamedTuple and dataclass parameters, as functional updates
+of their fields (which derivatives and batching follow like ``out["w"] = v``):
+
+``p._replace(w=v)``             ->  ``srcjax.lax.index_update(p, "w", v)`` (a NamedTuple's fields)
+``dataclasses.replace(p, w=v)`` ->  the same, for a dataclass
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from .syntax import dotted
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
-__all__ = ["AT_METHODS", "at_parts", "flat_at", "flat_jvp", "formatted_atoms", "lazy_at"]
+__all__ = ["AT_METHODS", "at_parts", "flat_at", "flat_jvp", "flat_replace", "formatted_atoms", "lazy_at"]
 
 # method -> how the selected elements combine with the value: an operator, a NumPy ufunc, or a
 # special form ("set", "add", "get")
@@ -125,6 +131,29 @@ def flat_at(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str |
     # multiply/divide/power/min/max: repeated integer indices combine, as JAX's scatter_mul/min/max
     name = norm.helper_call_name(composites.AT_COMBINE[method], call)
     return cst.Call(func=name, args=[cst.Arg(base), cst.Arg(norm.atom(key)), cst.Arg(v)]), "update"
+
+
+def flat_replace(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str | None] | None:
+    """``p._replace(w=v, ...)`` / ``dataclasses.replace(p, w=v, ...)`` as field updates (the result: one
+    operation on atoms); None when ``call`` is neither."""
+    import dataclasses
+
+    func, args = call.func, list(call.args)
+    if isinstance(func, cst.Attribute) and func.attr.value == "_replace":
+        record = func.value
+    elif args and args[0].keyword is None and norm.static_value(func)[1] is dataclasses.replace:
+        record, args = args[0].value, args[1:]
+    else:
+        return None
+    if not args or any(a.keyword is None or a.star for a in args):
+        return None
+    out = norm.atom(record)
+    for a in args[:-1]:
+        made = cst.Name(norm.fresh("replace"))
+        norm.assign(made, _update(out, cst.SimpleString(repr(a.keyword.value)), norm.atom(a.value)), call)  # type: ignore[union-attr]
+        out = made
+    last = args[-1]
+    return _update(out, cst.SimpleString(repr(last.keyword.value)), norm.atom(last.value)), "replace"  # type: ignore[union-attr]
 
 
 def formatted_atoms(norm: Normalizer, node: cst.BaseExpression) -> cst.BaseExpression:

@@ -232,10 +232,10 @@ class Normalizer(Resolver):
                 return node.with_changes(elements=elems, lpar=[cst.LeftParen()], rpar=[cst.RightParen()]), None
             return node.with_changes(elements=elems), None
         if isinstance(node, cst.Dict):
+            if any(isinstance(e, cst.StarredDictElement) for e in node.elements):  # {**p, "b": v}
+                return comprehension_loops.merged_dict(self, node.elements, node)
             elems = []
             for e in node.elements:  # type: ignore[assignment]
-                if isinstance(e, cst.StarredDictElement):
-                    raise self.unsupported(e, "**-unpacking in a dict")
                 elems.append(e.with_changes(key=self.atom(e.key), value=self.atom(e.value)))  # type: ignore[arg-type, attr-defined]
             return node.with_changes(elements=elems), None
         if isinstance(node, cst.Call):
@@ -309,7 +309,8 @@ class Normalizer(Resolver):
                                        "pass the arguments one by one")
         func = node.func
         at = jax_spellings.flat_at(self, node) or numpy_calls.selection_reduction(self, node) or \
-            jax_spellings.flat_jvp(self, node)  # x.at[k].set(v); x[x > 0].sum(); srcjax.jvp(f, (x,), (v,))
+            jax_spellings.flat_jvp(self, node) or jax_spellings.flat_replace(self, node)
+        # x.at[k].set(v); x[x > 0].sum(); srcjax.jvp(f, (x,), (v,)); p._replace(w=v)
         if at is not None:
             return at
         made = self.transformed(func) if isinstance(func, cst.Call) else None

@@ -305,7 +305,9 @@ deflinear("index_add", {"z": "broadcast_like(z_dot, out)", "g": "index_add(zeros
           {"z": "unbroadcast(out_bar, z)", "g": "unbroadcast(out_bar[key], g)"})
 deflinear("index_update", {"x": "index_update(x_dot, key, 0.0)",
                            "value": "index_update(zeros_like(x), key, value_dot)"},
-          {"x": "index_cleared(out_bar, x, key)", "value": "unbroadcast(out_bar[key], value)"})
+          {"x": "index_cleared(out_bar, x, key)", "value": "unbroadcast(tree_get(out_bar, key), value)"})
+# (templates.py writes them `index_update(out_bar, key, 0.0)` and `out_bar[key]` unless the key is a string: a
+# container's item, which a record reads by name and an assignment may add)
 deflinear("index_cleared", {"g": "index_cleared(g_dot, x, key)"},  # (its transpose: g's structure, g[key] zero)
           {"g": "index_cleared(out_bar, g, key)"})
 

@@ -133,8 +133,8 @@ class Activity:
                              f"np.{'maximum' if name == 'max' else 'minimum'}(a, b) for two values")
                 if op.kind == "static" and reads_active and _stores_arrays(s.value) and \
                         not boolean_valued(s.value, lambda e: not any(n in self.active for n in names_in(e))):
-                    raise (ComprehensionError if isinstance(s.value, (cst.ListComp, cst.GeneratorExp))
-                           else DifferentiationError)(
+                    raise (ComprehensionError if isinstance(s.value, (cst.ListComp, cst.GeneratorExp)) or
+                           call_name(s.value) == "dict" else DifferentiationError)(
                         f"cannot differentiate through `{code(s.value)}` yet (it builds a list or value from "
                         f"{', '.join(sorted(set(reads_active)))} that derivatives cannot follow)",
                         span=self.span_of(s, body),
@@ -366,6 +366,8 @@ def _value_reads(node: cst.BaseExpression) -> list[str]:
             f = code(n.func)
             if f in paths or f == "np.astype":
                 return True
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value in ("items", "values", "copy") and not n.args:
+                self.walk(n.func.value)  # `p.items()`: the container's values (in `sorted(p.items())`)
             return False
 
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):  # container builtins: their args

@@ -142,6 +142,9 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
         fcode = code(node.func)
         if fcode.endswith(".pop") and not node.args and isinstance(node.func, cst.Attribute):
             return Op("tape_pop", callee=code(node.func.value), reads=reads)
+        if fcode == "tree_get" and len(node.args) == 2:  # g["w"] in derivative code (a record's field too)
+            return _prim_op(registry.PRIMITIVES["getitem"], {"x": code(node.args[0].value),
+                                                             "key": code(node.args[1].value)}, reads)
         cprim = paths.get(fcode)
         if cprim is None and fcode == "np.astype":
             cprim = registry.PRIMITIVES["astype"]
@@ -322,6 +325,9 @@ def _sources(it: cst.BaseExpression, target: cst.BaseExpression) -> list[LoopSou
     it = _strip_calls(it, ("list", "tuple"))
     parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else None
     name = call_name(it)
+    if name == "sorted" and len(it.args) == 1 and _items_call(it.args[0].value) and parts is not None and \
+            len(parts) == 2 and isinstance(parts[0], cst.Name):  # `for k, v in sorted(d.items())`: in key order
+        return [LoopSource(parts[1], it.args[0].value.func.value, code(parts[0]))]  # type: ignore[attr-defined]
     if isinstance(it, cst.Call) and name is not None and name not in _ITEM_CALLS:
         # the items of a sequence a call returns (a helper's tuple, np.split): named first (hoisted)
         return [] if name in _STATIC_ITEM_CALLS or name.startswith("math.") else [LoopSource(target, it, INDEX)]
@@ -360,6 +366,12 @@ _STATIC_ITEM_CALLS = {"range", "sorted", "len", "iter", "map", "filter", "np.ara
                       "np.ndenumerate", "np.nonzero", "np.argsort", "np.unravel_index", "np.indices"}
 
 
+def _items_call(node: cst.BaseExpression) -> bool:
+    """``d.items()`` or ``d.values()``."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args and \
+        node.func.attr.value in ("items", "values")
+
+
 def _strip_calls(node: cst.BaseExpression, names: tuple[str, ...]) -> cst.BaseExpression:
     """``list(tuple(x))`` -> ``x`` for ``names=("list", "tuple")``."""
     while isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in names \
@@ -380,8 +392,8 @@ def active_loop(s: cst.For, active: set[str]) -> list[LoopSource]:
     if any(n in active for src in srcs for n in names_in(src.seq)):
         return srcs
     it = _strip_calls(s.iter, ("list", "tuple", "reversed"))
-    iterator = call_name(it) in ITERATOR_CALLS or (
-        isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "values"))
+    iterator = call_name(it) in ITERATOR_CALLS or _items_call(it) or (
+        call_name(it) == "sorted" and any(_items_call(a.value) for a in it.args))  # type: ignore[attr-defined]
     if iterator and any(n in active for n in names_in(s.iter)):
         raise DifferentiationError(
             f"cannot differentiate a loop over `{code(s.iter)}` yet",

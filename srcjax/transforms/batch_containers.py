@@ -103,3 +103,15 @@ def container_item(w: FunctionWriter, value: cst.BaseExpression, x: str, op: Op)
     if any_batched(j) and not all(v is True for _, v in xs.items):
         w.forced.add(x)  # an element chosen at run time: every element batched
     return code(value), any_batched(j)
+
+
+def tree_item(w: FunctionWriter, value: cst.Call) -> tuple[str, State]:
+    """``tree_get(z, "w")`` (derivative code's read of a container's item by a string key): the item's state."""
+    z, key = (a.value for a in value.args)
+    zs = w.value_state(z)
+    k = literal_key(code(key))
+    if isinstance(zs, Tree):
+        for kk, v in zs.items:
+            if kk == f".{k}" or literal_key(kk) == k:
+                return code(value), v
+    return code(value), any_batched(zs)

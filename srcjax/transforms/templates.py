@@ -24,8 +24,9 @@ from ..frontend.names import code, renamed, syntax_fields
 # -- templates --------------------------------------------------------------------------------
 
 def _fold(node: cst.CSTNode) -> cst.CSTNode:
-    """Fold literal arithmetic (``2 - 1``) and ``a ** 1`` in instantiated templates (bottom up), and
-    drop ``dtype=None`` (NumPy's default everywhere: a template passes its primitive's ``dtype``)."""
+    """Fold literal arithmetic (``2 - 1``) and ``a ** 1`` in instantiated templates (bottom up), keep
+    ``tree_get``/``index_cleared`` only for string keys (``_KEYED``), and drop ``dtype=None`` (NumPy's
+    default everywhere: a template passes its primitive's ``dtype``)."""
     t = type(node)
     if t is cst.Name or t is cst.Integer or t is cst.Float or t is cst.SimpleString:
         return node
@@ -48,6 +49,8 @@ def _fold(node: cst.CSTNode) -> cst.CSTNode:
                                              isinstance(a.value, cst.Name) and a.value.value == "None")]
         if len(args) != len(node.args):
             node = node.with_changes(args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args])
+    if t is cst.Call and _unkeyed_call(node):
+        return _unkeyed(node)  # type: ignore[arg-type]
     if t is cst.BinaryOperation:
         assert isinstance(node, cst.BinaryOperation)
         lv, rv = _num(node.left), _num(node.right)
@@ -58,6 +61,24 @@ def _fold(node: cst.CSTNode) -> cst.CSTNode:
         if op == "Power" and rv == 1 and isinstance(rv, int):
             return node.left
     return node
+
+
+# Templates that read or clear an item of a container by a string key (a dict's, or a NamedTuple's or
+# dataclass's field), and their forms for any other key (an array's index, a list's position), which
+# read nothing else: `tree_get(g, "w")` / `g[k]`, `index_cleared(g, x, "w")` / `index_update(g, k, 0.0)`.
+_KEYED = {"tree_get", "index_cleared"}
+
+
+def _unkeyed_call(node: Any) -> bool:
+    return isinstance(node.func, cst.Name) and node.func.value in _KEYED and \
+        not isinstance(node.args[-1].value, cst.SimpleString)
+
+
+def _unkeyed(node: cst.Call) -> cst.BaseExpression:
+    if node.func.value == "tree_get":  # type: ignore[attr-defined]
+        return cst.Subscript(value=node.args[0].value, slice=[cst.SubscriptElement(cst.Index(node.args[1].value))])
+    g, _, key = (a.value for a in node.args)
+    return cst.Call(func=cst.Name("index_update"), args=[cst.Arg(g), cst.Arg(key), cst.Arg(cst.Float("0.0"))])
 
 
 def _num(node: cst.BaseExpression) -> int | float | None:
