@@ -325,7 +325,8 @@ def _sources(it: cst.BaseExpression, target: cst.BaseExpression) -> list[LoopSou
     it = _strip_calls(it, ("list", "tuple"))
     parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else None
     name = call_name(it)
-    if name == "sorted" and len(it.args) == 1 and _items_call(it.args[0].value) and parts is not None and \
+    if name == "sorted" and isinstance(it, cst.Call) and len(it.args) == 1 and _items_call(it.args[0].value) and \
+            parts is not None and \
             len(parts) == 2 and isinstance(parts[0], cst.Name):  # `for k, v in sorted(d.items())`: in key order
         return [LoopSource(parts[1], it.args[0].value.func.value, code(parts[0]))]  # type: ignore[attr-defined]
     if isinstance(it, cst.Call) and name is not None and name not in _ITEM_CALLS:
