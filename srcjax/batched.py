@@ -36,7 +36,7 @@ from .order_stats import (  # noqa: F401  (generated batched code imports them f
     batch_searchsorted,
     batch_sort,
 )
-from .pytree import is_tree, node_children, tree_like, tree_set
+from .pytree import is_tree, item_keys, tree_get, tree_set
 
 __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_align", "batch_align_b", "batch_broadcast", "batch_broadcast_items",
@@ -93,16 +93,11 @@ def batch_broadcast_items(x: Any, n: int) -> Any:
     (``UNSET`` and ``None`` stay as they are)."""
     if x is UNSET or x is None:
         return x
-    if isinstance(x, dict):
+    if is_tree(x):  # a dict, tuple, list, NamedTuple, dataclass: the same kind of container, item by item
         out = x
-        for k in x:
-            out = tree_set(out, k, batch_broadcast_items(x[k], n))
+        for k in item_keys(x):
+            out = tree_set(out, k, batch_broadcast_items(tree_get(x, k), n))
         return out
-    if is_tree(x):  # a tuple, list, NamedTuple, dataclass: the same kind of container
-        items = []
-        for v in node_children(x):
-            items.append(batch_broadcast_items(v, n))
-        return tree_like(x, items)
     return np.broadcast_to(x, (n,) + np.shape(x))
 
 

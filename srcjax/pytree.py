@@ -234,6 +234,16 @@ def tree_get(z: Any, key: Any) -> Any:
     return z[key]
 
 
+def item_keys(z: Any) -> list[Any]:
+    """The keys :func:`tree_get` and :func:`tree_set` take for each item of the container ``z``: a
+    dict's keys, a dataclass's field names, positions otherwise."""
+    if type(z) is dict:
+        return list(z)
+    if is_record(z):
+        return list(record_fields(z))
+    return list(range(len(_custom_children(z)[0] if is_custom(z) else z)))
+
+
 def tree_has(z: Any, key: Any) -> bool:
     """Whether the container ``z`` has an item ``key`` (a dict key; every other container has its fields
     and indices)."""
