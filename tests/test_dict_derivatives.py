@@ -276,3 +276,15 @@ def test_record_replace_derivatives_match_jax(f, jf, make) -> None:
     xs = x[:, None, :]
     _close(srcjax.vmap(srcjax.grad(f), in_axes=(None, 0))(layer, xs),
            jax.vmap(jax.grad(jf), in_axes=(None, 0))(layer, xs))
+
+
+def l2_of_leaves(p):
+    return sum(np.sum(v ** 2) for v in srcjax.tree_util.tree_leaves(p))
+
+
+def test_loop_over_tree_leaves_is_refused_not_silently_zero() -> None:
+    """Regression: ``sum(... for v in tree_leaves(p))`` gave a zero gradient; it is refused at the line
+    until derivatives follow ``tree_leaves`` (loop over ``p.values()`` instead)."""
+    with pytest.raises(srcjax.TranspileError, match="tree_leaves") as e:
+        srcjax.grad(l2_of_leaves)(_params())
+    assert "test_dict_derivatives.py" in str(e.value)

@@ -347,6 +347,9 @@ def argument_reads(arg: str) -> list[str]:
     return _value_reads(expr(arg))
 
 
+_TREE_FUNCTIONS = {"tree_leaves", "tree_flatten", "tree_map", "tree_unflatten", "tree_reduce", "tree_transpose"}
+
+
 def _value_reads(node: cst.BaseExpression) -> list[str]:
     """Names whose *values* an expression reads: not those only passed to non-primitive calls
     (``np.shape(a)``, ``reduce_axes(a, axis)``) or read for ``.shape``/``.ndim``/``.dtype``."""
@@ -368,6 +371,9 @@ def _value_reads(node: cst.BaseExpression) -> list[str]:
                 return True
             if isinstance(n.func, cst.Attribute) and n.func.attr.value in ("items", "values", "copy") and not n.args:
                 self.walk(n.func.value)  # `p.items()`: the container's values (in `sorted(p.items())`)
+            if f.rsplit(".", 1)[-1] in _TREE_FUNCTIONS:  # `tree_leaves(p)`: p's values
+                for a in n.args:
+                    self.walk(a.value)
             return False
 
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):  # container builtins: their args

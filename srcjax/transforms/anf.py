@@ -394,7 +394,10 @@ def active_loop(s: cst.For, active: set[str]) -> list[LoopSource]:
         return srcs
     it = _strip_calls(s.iter, ("list", "tuple", "reversed"))
     iterator = call_name(it) in ITERATOR_CALLS or _items_call(it) or (
-        call_name(it) == "sorted" and any(_items_call(a.value) for a in it.args))  # type: ignore[attr-defined]
+        call_name(it) == "sorted" and any(_items_call(a.value) for a in it.args)) or (  # type: ignore[attr-defined]
+        # a call srcjax does not know the items of (`tree_leaves(p)`): its items may carry derivatives
+        isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.args and
+        code(it.func) not in _STATIC_ITEM_CALLS and it.func.attr.value not in ("keys", "index", "count"))
     if iterator and any(n in active for n in names_in(s.iter)):
         raise DifferentiationError(
             f"cannot differentiate a loop over `{code(s.iter)}` yet",
