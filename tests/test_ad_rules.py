@@ -44,7 +44,7 @@ from hypothesis.extra import numpy as hnp
 
 import srcjax
 from srcjax import adjoint
-from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_update, unbroadcast
+from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, index_update, unbroadcast
 from srcjax.frontend.names import names_in
 from srcjax.primitives.registry import PRIMITIVES
 from srcjax.transforms import ad
@@ -349,6 +349,8 @@ case("index_add", "index_add(x, np.s_[::-2, None, 0], y)", N(4, 2), N(2, 1))
 case("index_update", "index_update(x, np.s_[1:3], y)", N(4, 2), N(2))
 case("index_update", "index_update(x, np.s_[::-2, 1], y)", N(4, 2), N(2))
 case("index_update", "index_update(x, 2, y)", N(4, 2), N())
+case("index_cleared", "index_cleared(x, y, np.s_[1:3])", N(4, 2), N(4, 2), jax=False)
+case("index_cleared", "index_cleared(x, y, 2)", N(4, 2), N(4, 2), jax=False)
 # derivative code's shape moves (the second operand gives a shape only)
 case("unbroadcast", "unbroadcast(x, y)", N(2, 3, 4), N(3, 1), jax=False)
 case("unbroadcast", "unbroadcast(x, y)", N(3), N(3), jax=False)
@@ -385,7 +387,7 @@ def define(src: str, name: str, np_module: Any) -> Any:
     ns: dict[str, Any] = {"np": np_module, "index_add": index_add if np_module is np else jax_index_add,
                           "index_update": index_update if np_module is np else jax_index_update,
                           "erf": srcjax.lax.erf if np_module is np else jax.lax.erf,
-                          "unbroadcast": unbroadcast, "broadcast_like": broadcast_like,
+                          "unbroadcast": unbroadcast, "broadcast_like": broadcast_like, "index_cleared": index_cleared,
                           "expand_reduced": expand_reduced}  # (cases without a jax twin)
     exec(compile(src, filename, "exec"), ns)
     return ns[name]

@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import srcjax
-from srcjax.adjoint import broadcast_like, expand_reduced, index_add, unbroadcast
+from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, unbroadcast
 from srcjax.lax import bitcast_convert_type, erf, index_update
 from srcjax.primitives.elementwise import UFUNCS
 from srcjax.primitives.registry import PRIMITIVES
@@ -812,6 +812,12 @@ def index_update_keys(x, v, i):
     return (index_update(x, 1, v), index_update(x, (slice(1, 3),), v), index_update(x, (Ellipsis, slice(None, None, -2)), 7),
             index_update(x, (None, 2, slice(1, 4)), v[:3]), index_update(x, i, v), index_update(x, (slice(None), i), 2),
             index_update(x, (slice(3, 0, -2), i), v[:2]), index_update(x, (i, slice(5, 5)), v[:0]))
+
+
+@case("index_cleared", (arr((4, 5)), np.int64(2)), (arr((4, 5), F32), np.int64(-1)))
+def index_cleared_keys(g, i):
+    """``index_update``'s cotangent for ``x`` (derivative code): ``g`` with the item zero."""
+    return index_cleared(g, g, 1), index_cleared(g, g, (slice(1, 3),)), index_cleared(g, g, (slice(None), i))
 
 
 @case("erf", (arr((2, 3)),), (arr(5, F32),), (arr(4, I32),), (arr(3, BOOL),), (FLOAT_SPECIALS,), (arr((), F64),),

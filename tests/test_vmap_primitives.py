@@ -44,7 +44,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import srcjax
-from srcjax.adjoint import broadcast_like, expand_reduced, index_add, unbroadcast
+from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, unbroadcast
 from srcjax.lax import bitcast_convert_type, erf, index_update
 from srcjax.primitives.elementwise import UFUNCS
 from srcjax.primitives.registry import PRIMITIVES
@@ -650,6 +650,11 @@ def static_arguments_by_name(x):
 
 
 # -- AD primitives (in derivative source) ------------------------------------------------------------
+@case("index_cleared", args=(arr((4, 5)), Ex(tuple(np.int64(k) for k in (2, -1, 0, 3, 1)))))
+def index_cleared_keys(g, i):
+    return index_cleared(g, g, 1), index_cleared(g, g, (slice(1, 3),)), index_cleared(g, g, (slice(None), i))
+
+
 @case("index_update", "index_add", args=(arr((4, 5)), arr(5), Ex(tuple(np.int64(k) for k in (2, -1, 0, 3, 1)))))
 def index_updates(x, v, i):
     return (index_update(x, 1, v), index_update(x, (slice(1, 3),), v), index_update(x, (Ellipsis, slice(None, None, -2)), 7),
