@@ -126,7 +126,9 @@ def svd_dots(a: Any, a_dot: Any, out: Any, full_matrices: Any, compute_uv: Any) 
     ds = re_part(np.sum(cj(u1) * av, axis=-2))
     if not compute_uv:
         return ds
-    svd_square_only(a, full_matrices)
+    if full_matrices and np.shape(a)[-2] != np.shape(a)[-1]:  # (a statement, not a helper: vmap batches it)
+        raise ValueError("np.linalg.svd: the derivative of full_matrices=True needs square matrices (as in JAX); "
+                         "use full_matrices=False")
     f = svd_gaps(s)
     dsm = mH(u1) @ av
     ua = mH(a_dot) @ u1
@@ -136,12 +138,6 @@ def svd_dots(a: Any, a_dot: Any, out: Any, full_matrices: Any, compute_uv: Any) 
     du = u1 @ inner + (av - u1 @ (mH(u1) @ av)) / s[..., None, :]
     dv = v1 @ (f * (s[..., :, None] * dsm + mH(dsm) * s[..., None, :])) + (ua - v1 @ (mH(v1) @ ua)) / s[..., None, :]
     return [du, ds, mH(dv)]
-
-
-def svd_square_only(a: Any, full_matrices: Any) -> None:
-    if full_matrices and np.shape(a)[-2] != np.shape(a)[-1]:
-        raise ValueError("np.linalg.svd: the derivative of full_matrices=True needs square matrices (as in JAX); "
-                         "use full_matrices=False")
 
 
 def svd_gaps(s: Any) -> Any:  # F[..., i, j] = 1 / (s[j]^2 - s[i]^2), 0 on the diagonal
@@ -155,7 +151,9 @@ def svd_bar(g: Any, a: Any, out: Any, full_matrices: Any, compute_uv: Any) -> An
     if not compute_uv:
         u, s, vh = np.linalg.svd(a, full_matrices=False)
         return cj((u * g[..., None, :]) @ vh)
-    svd_square_only(a, full_matrices)
+    if full_matrices and np.shape(a)[-2] != np.shape(a)[-1]:  # (a statement, not a helper: vmap batches it)
+        raise ValueError("np.linalg.svd: the derivative of full_matrices=True needs square matrices (as in JAX); "
+                         "use full_matrices=False")
     u, s, vh = out
     gu, gs, gvh = cj(g[0]), g[1], cj(g[2])
     v, gv = mH(vh), mH(gvh)
@@ -307,7 +305,7 @@ def cols_outer(u: Any, v: Any) -> Any:  # u v^T for columns (1-D: an outer produ
 
 LINALG_HELPERS = ("mT", "is_complex", "cj", "mH", "re_part", "herm", "as_cols", "solve_cols", "slogdet_dots",
                   "slogdet_bar", "cholesky_dot", "cholesky_bar", "eigh_gaps", "eigh_dots", "eigh_bar",
-                  "eigvalsh_dot", "eigvalsh_bar", "svd_dots", "svd_gaps", "svd_square_only", "svd_bar",
+                  "eigvalsh_dot", "eigvalsh_bar", "svd_dots", "svd_gaps", "svd_bar",
                   "qr_thin_dots", "qr_thin_bar", "qr_dots", "qr_bar", "spectral_norm_bar", "cond_number_bar",
                   "pinv_dot", "pinv_bar", "matrix_power_dot", "matrix_power_bar", "lstsq_cut", "lstsq_dots",
                   "lstsq_bars", "cols_outer")
