@@ -153,7 +153,7 @@ def test_grad_and_jvp_against_jax(body: str) -> None:
 
 
 def test_grad_complex64_against_jax() -> None:
-    body = LOSSES[0] + " + " + LOSSES[2] + " + " + LOSSES[4]
+    body = LOSSES[0] + " + np.sum(np.linalg.svd(w, compute_uv=False)) + np.sum(np.abs(np.linalg.qr(w)[0]) ** 3)"
     args = _args(np.complex64)
     every = tuple(range(4))
     got = srcjax.grad(define(body, ARGS), argnums=every)(*args)
@@ -219,7 +219,7 @@ def test_vmap_and_leading_axes() -> None:
 
 
 # -- hypothesis: random stacks, tall, wide and square ----------------------------------------------------
-@settings(max_examples=5 * _SCALE, deadline=None, derandomize=True, database=None)
+@settings(max_examples=3 * _SCALE, deadline=None, derandomize=True, database=None)
 @given(batch=st.lists(st.integers(1, 3), max_size=2), m=st.integers(1, 4), n=st.integers(1, 4),
        single=st.booleans(), seed=st.integers(0, 2 ** 16))
 def test_hypothesis_shapes(batch: list[int], m: int, n: int, single: bool, seed: int) -> None:
