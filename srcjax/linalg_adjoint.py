@@ -116,6 +116,27 @@ def eigvalsh_bar(g: Any, a: Any, UPLO: Any) -> Any:
     return cj((v * g[..., None, :]) @ mH(v))
 
 
+def eigvals_dot(a: Any, a_dot: Any) -> Any:
+    """JAX's: ``dw_i = (v^-1 a_dot v)_ii`` (holomorphic; a real ``a_dot`` taken as complex)."""
+    w, v = np.linalg.eig(a)
+    return np.sum(np.linalg.solve(v, a_dot) * mT(v), axis=-1)
+
+
+def eigvals_bar(g: Any, a: Any) -> Any:
+    """The transpose of :func:`eigvals_dot`: ``v^-T diag(g) v^T`` (its real part for a real ``a``)."""
+    w, v = np.linalg.eig(a)
+    return re_part_like(np.linalg.solve(mT(v), g[..., :, None] * mT(v)), a)
+
+
+def re_part_like(x: Any, a: Any) -> Any:  # x's real part where a is real (a real operand's cotangent)
+    return x if is_complex(a) else np.real(x)
+
+
+def eig_refused(a: Any) -> Any:
+    raise ValueError("np.linalg.eig: derivatives through eigenvectors of a general matrix are not supported (JAX "
+                     "refuses them too unless asked); use np.linalg.eigvals for eigenvalue derivatives")
+
+
 def svd_dots(a: Any, a_dot: Any, out: Any, full_matrices: Any, compute_uv: Any) -> Any:
     """The tangents of ``np.linalg.svd``'s results (JAX's rule): ``[u, s, vh]``, or ``s``. A complex
     ``a``: JAX's extra term on ``du``'s diagonal (``(dS - dS^H) / 2s``, the phases)."""
@@ -305,9 +326,9 @@ def cols_outer(u: Any, v: Any) -> Any:  # u v^T for columns (1-D: an outer produ
 
 LINALG_HELPERS = ("mT", "is_complex", "cj", "mH", "re_part", "herm", "as_cols", "solve_cols", "slogdet_dots",
                   "slogdet_bar", "cholesky_dot", "cholesky_bar", "eigh_gaps", "eigh_dots", "eigh_bar",
-                  "eigvalsh_dot", "eigvalsh_bar", "svd_dots", "svd_gaps", "svd_bar",
-                  "qr_thin_dots", "qr_thin_bar", "qr_dots", "qr_bar", "spectral_norm_bar", "cond_number_bar",
-                  "pinv_dot", "pinv_bar", "matrix_power_dot", "matrix_power_bar", "lstsq_cut", "lstsq_dots",
-                  "lstsq_bars", "cols_outer")
+                  "eigvalsh_dot", "eigvalsh_bar", "eigvals_dot", "eigvals_bar", "re_part_like", "eig_refused",
+                  "svd_dots", "svd_gaps", "svd_bar", "qr_thin_dots", "qr_thin_bar", "qr_dots", "qr_bar",
+                  "spectral_norm_bar", "cond_number_bar", "pinv_dot", "pinv_bar", "matrix_power_dot",
+                  "matrix_power_bar", "lstsq_cut", "lstsq_dots", "lstsq_bars", "cols_outer")
 for _name in LINALG_HELPERS:
     globals()[_name].__module__ = "srcjax.adjoint"

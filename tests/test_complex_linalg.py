@@ -1,5 +1,6 @@
 """np.linalg on complex matrices beyond solve/inv/det (tests/test_complex.py): cholesky, qr, eigh, eigvalsh,
-svd, slogdet, norm, cond, pinv, lstsq, matrix_power, and var/std of complex arrays.
+svd, slogdet, norm, cond, pinv, lstsq, matrix_power, and var/std of complex arrays; eig/eigvals of general
+(real or complex) matrices.
 
 Values against NumPy (the compiled program and its generated source run by NumPy); eigenvectors, singular
 vectors and Q are compared through what does not depend on LAPACK's choice of phases (moduli,
@@ -238,3 +239,38 @@ def test_hypothesis_shapes(batch: list[int], m: int, n: int, single: bool, seed:
     g = srcjax.grad(define(loss, "a, h, b"), argnums=(0, 1))(a, h, b)
     j = jax.grad(define(loss, "a, h, b", jnp), argnums=(0, 1))(a, h, b)
     close(tuple(g), tuple(j), 5e-3 if single else 1e-8)
+
+
+# -- eig / eigvals: general matrices (LAPACK geev), complex results -------------------------------------
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.complex64])
+def test_eig_values_and_reconstruction(dtype: Any) -> None:
+    a = (rng.normal(size=(2, 4, 4)) + (1j * rng.normal(size=(2, 4, 4)) if dtype != np.float64 else 0)).astype(dtype)
+    w, v = (np.asarray(x) for x in srcjax.compile(define("np.linalg.eig(a)", "a"))(a))
+    wv = np.asarray(srcjax.compile(define("np.linalg.eigvals(a)", "a"))(a))
+    cd = np.complex64 if dtype == np.complex64 else np.complex128
+    assert w.dtype == v.dtype == wv.dtype == cd  # (always complex, as JAX)
+    tol = 1e-4 if dtype == np.complex64 else 1e-10
+    np.testing.assert_allclose(w, np.linalg.eigvals(a), atol=tol)  # LAPACK's order, as NumPy's
+    np.testing.assert_allclose(wv, w, atol=tol)
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=tol * 10)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1, atol=tol)
+
+
+EIGVALS = "np.sum(np.real(np.linalg.eigvals(a) * np.array([1.0 + 2j, -0.5, 3j, 1.0])))"
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_eigvals_derivatives_against_jax(dtype: Any) -> None:
+    a = (rng.normal(size=(4, 4)) + (1j * rng.normal(size=(4, 4)) if dtype == np.complex128 else 0)).astype(dtype)
+    f, fj = define(EIGVALS, "a"), define(EIGVALS, "a", jnp)
+    close(srcjax.grad(f)(a), jax.grad(fj)(a), 1e-9)
+    t = rng.normal(size=(4, 4)).astype(dtype)
+    close(srcjax.jvp(f, (a,), (t,))[1], jax.jvp(fj, (a,), (t,))[1], 1e-9)
+    batched = np.stack([a, a.T])
+    close(srcjax.vmap(srcjax.grad(f))(batched), jax.vmap(jax.grad(fj))(batched), 1e-9)
+
+
+def test_eig_derivatives_refused_as_jax() -> None:
+    f = define("np.sum(np.abs(np.linalg.eig(a)[0]))", "a")
+    with pytest.raises(srcjax.TranspileError, match="use np.linalg.eigvals"):
+        srcjax.grad(f)(carr((3, 3)))

@@ -1,5 +1,5 @@
-"""np.linalg decompositions and solvers: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, qr, cond, pinv,
-lstsq, matrix_power, multi_dot.
+"""np.linalg decompositions and solvers: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, eig, eigvals, svd, qr,
+cond, pinv, lstsq, matrix_power, multi_dot.
 
 NumPy's semantics: the last two axes are the matrix, any leading axes a batch (so a batching rule
 only adds one more); results float32 for float32 operands, float64 otherwise (a float32/float64 mix
@@ -238,6 +238,41 @@ def _eigvalsh_abstract(a: ShapedArray, UPLO: Any = "L") -> ShapedArray:
 
 defprim("eigvalsh", np.linalg.eigvalsh, _eigh_stub, abstract_eval=_eigvalsh_abstract,
         lower=lambda ctx, a, UPLO="L": _syevd(ctx, a, UPLO, False)[0], path="np.linalg.eigvalsh", arrays=("a",))
+
+
+# -- eig / eigvals (general matrices: LAPACK geev) ---------------------------------------------------------
+def _complex_of(d: np.dtype) -> np.dtype:
+    return d if d.kind == "c" else np.dtype(np.complex64 if d == np.float32 else np.complex128)
+
+
+def _eig_abstract(a: ShapedArray) -> list[ShapedArray]:
+    """Complex eigenvalues and eigenvectors, always (as JAX: NumPy's dtype is real for a real matrix
+    whose eigenvalues all are, which a static dtype cannot follow)."""
+    _square("eig", a)
+    d = _complex_of(_float_dtype("eig", a))
+    return [ShapedArray(a.shape[:-1], d), ShapedArray(a.shape, d)]
+
+
+def _geev(ctx: LowerCtx, a: HloValue, vectors: bool) -> tuple[HloValue, HloValue]:
+    """(eigenvalues, right eigenvectors in columns: unit 2-norm, largest component real), NaN where
+    geev failed. A real ``a``: geev's real and imaginary parts of the eigenvalues, complex vectors."""
+    b = ctx.b
+    a = b.convert(a, _float_dtype("eig", a.aval))
+    batch, n, cd = a.shape[:-2], a.shape[-1], _complex_of(a.dtype)
+    vec = ShapedArray(a.shape, cd)
+    vals = [ShapedArray(batch + (n,), a.dtype)] * (1 if a.dtype.kind == "c" else 2)
+    *w, _, vr, info = lapack.custom_call(
+        b, "geev", [a], [*vals, vec, vec, ShapedArray(batch, lapack.I32)],
+        [True] + [False] * len(vals) + [True, True, False],
+        {"compute_left": lapack.N, "compute_right": lapack.V if vectors else lapack.N})
+    ww = w[0] if len(w) == 1 else b.complex(w[0], w[1])
+    return lapack.failed_to_nan(b, ww, info), lapack.failed_to_nan(b, vr, info)
+
+
+defprim("eig", np.linalg.eig, _a_stub, abstract_eval=_eig_abstract, lower=lambda ctx, a: list(_geev(ctx, a, True)),
+        path="np.linalg.eig", arrays=("a",), results="list")
+defprim("eigvals", np.linalg.eigvals, _a_stub, abstract_eval=lambda a: _eig_abstract(a)[0],
+        lower=lambda ctx, a: _geev(ctx, a, False)[0], path="np.linalg.eigvals", arrays=("a",))
 
 
 # -- svd -------------------------------------------------------------------------------------------
@@ -543,9 +578,12 @@ set_fields("lstsq", jvp={"a": "lstsq_dots(a, b, a_dot, zeros_like(b), out, rcond
                           "b": "lstsq_dots(a, b, zeros_like(a), b_dot, out, rcond)"},
            vjp={"a": "lstsq_bars(out_bar, a, b, out, rcond)[0]", "b": "lstsq_bars(out_bar, a, b, out, rcond)[1]"})
 set_fields("eigvalsh", jvp={"a": "eigvalsh_dot(a, a_dot, UPLO)"}, vjp={"a": "eigvalsh_bar(out_bar, a, UPLO)"})
+set_fields("eigvals", jvp={"a": "eigvals_dot(a, a_dot)"}, vjp={"a": "eigvals_bar(out_bar, a)"})
+set_fields("eig", jvp={"a": "eig_refused(a)"}, vjp={"a": "eig_refused(a)"})  # (as JAX by default)
 
 # -- batching: the batch axis is one more leading (batch) axis --------------------------------------
-for _name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "qr", "cond", "pinv", "matrix_power"):
+for _name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "eig", "eigvals", "svd", "qr", "cond", "pinv",
+              "matrix_power"):
     set_fields(_name, batch=batch_rules.unary)
 set_fields("solve", batch=batch_rules.helper("batch_solve", "a", "b"))
 set_fields("multi_dot", batch=batch_rules.multi_dot)
