@@ -188,6 +188,8 @@ def test_grad_against_finite_differences(body: str) -> None:
 VJPS = [
     "np.linalg.cholesky(h), np.linalg.qr(w)[0], np.linalg.qr(w)[1], np.linalg.pinv(ws)",
     "np.linalg.matrix_power(c, 2), np.linalg.slogdet(c)[0], np.linalg.lstsq(w, ws.T[:, 0], rcond=None)[0]",
+    # (LAPACK's phases are the same for both: cotangents that depend on them agree too)
+    "np.linalg.eigh(h)[1], np.linalg.svd(w, full_matrices=False)[0], np.linalg.svd(c)[2]",
 ]
 
 
