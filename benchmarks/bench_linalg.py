@@ -4,6 +4,7 @@ Run (from the repository root, in the venv that has jax, the oracle)::
 
     .venv/bin/python benchmarks/bench_linalg.py                  # n = 64, 256, 1024 (minutes)
     .venv/bin/python benchmarks/bench_linalg.py --sizes 32 64    # a smoke run
+    .venv/bin/python benchmarks/bench_linalg.py --only c         # the complex workloads only
 
 Workloads, float64, one n x n matrix (symmetric positive definite, well-conditioned):
 
@@ -14,6 +15,9 @@ Workloads, float64, one n x n matrix (symmetric positive definite, well-conditio
 
 and for each, ``grad``: the gradient w.r.t. ``a`` of a scalar of its result (``sum(x ** 2)``,
 ``sum(sin(L))``, ``sum(w * w) + sum(v[:, 0] ** 2)``, ``sum(s * s) + sum(u[:, 0] ** 2 * vh[0] ** 2)``).
+The ``c ...`` workloads are the same four on complex128 (``a`` Hermitian positive definite, ``b``
+complex), with ``abs(...) ** 2`` where the real ones square (``sum(abs(L) ** 2)`` for cholesky): LAPACK's
+z kernels, and the gradient JAX defines for a real function of a complex matrix.
 srcjax is ``srcjax.compile(f)`` / ``srcjax.grad(f)``; jax is ``jax.jit`` of the same code with ``np``
 bound to ``jax.numpy`` (and ``jax.jit(jax.grad(...))``); NumPy runs the forward function only. Cells
 are the median time per call in microseconds (``bench_foundation.measure``: interleaved batches,
@@ -59,8 +63,27 @@ def svd(a, b):
     return np.sum(s * s) + np.sum(u[:, 0] ** 2 * vh[0] ** 2)
 
 
+def c_solve(a, b):
+    return np.sum(np.abs(np.linalg.solve(a, b)) ** 2)
+
+
+def c_cholesky(a, b):
+    return np.sum(np.abs(np.linalg.cholesky(a)) ** 2)
+
+
+def c_eigh(a, b):
+    w, v = np.linalg.eigh(a)
+    return np.sum(w * w) + np.sum(np.abs(v[:, 0]) ** 4)
+
+
+def c_svd(a, b):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum(s * s) + np.sum(np.abs(u[:, 0]) ** 2 * np.abs(vh[0]) ** 2)
+
+
 WORKLOADS: list[tuple[str, Callable[..., Any]]] = [("solve", solve), ("cholesky", cholesky), ("eigh", eigh),
-                                                   ("svd", svd)]
+                                                   ("svd", svd), ("c solve", c_solve), ("c cholesky", c_cholesky),
+                                                   ("c eigh", c_eigh), ("c svd", c_svd)]
 
 
 def force(x: Any) -> Any:
@@ -85,6 +108,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[64, 256, 1024])
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--only", choices=["real", "c"], help="the real or the complex (c) workloads only")
     a = ap.parse_args()
     rng = np.random.default_rng(0)
     print(f"{'workload':<16}{'n':>6}{'srcjax':>12}{'jax.jit':>12}{'numpy':>12}{'sj/jax':>9}{'sj/np':>9}"
@@ -93,8 +117,14 @@ def main() -> None:
         m = rng.standard_normal((n, n))
         mat = m @ m.T / n + np.eye(n)
         rhs = rng.standard_normal((n, 8))
+        mc = m + 1j * rng.standard_normal((n, n))
+        cmat = mc @ mc.conj().T / n + np.eye(n)
+        crhs = rhs + 1j * rng.standard_normal((n, 8))
         for name, f in WORKLOADS:
-            fwd, grd = bench_one(f, mat, rhs, a.rounds)
+            cplx = name.startswith("c ")
+            if a.only and a.only != ("c" if cplx else "real"):
+                continue
+            fwd, grd = bench_one(f, cmat if cplx else mat, crhs if cplx else rhs, a.rounds)
             for label, t in ((name, fwd), (name + " grad", grd)):
                 np_t = t.get("np")
                 np_cell = f"{np_t:.1f}" if np_t else "-"

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import complex_adjoint, linalg_adjoint  # helpers in their own files (see their docstrings); exported below
-from .complex_adjoint import abs_complex_share
+from .complex_adjoint import abs_bar, abs_complex_share
 from .construction import (  # noqa: F401  (generated derivative code imports them from here)
     cross_bar,
     diagonal_bar,
@@ -344,7 +344,7 @@ def max_bar(g: Any, a: Any, y: Any, axis: Any, keepdims: Any, initial: Any = Non
 def var_bar(g: Any, a: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:
     n = reduced_size(a, axis)
     centered = a - np.mean(a, axis=axis, keepdims=True)
-    return expand_reduced(g, a, axis, keepdims) * centered * (2.0 / (n - ddof))
+    return expand_reduced(g, a, axis, keepdims) * np.conj(centered) * (2.0 / (n - ddof))  # (complex: |a - mean|**2)
 
 
 def std_bar(g: Any, a: Any, y: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:
@@ -371,18 +371,18 @@ def norm_bar(g: Any, x: Any, y: Any, axis: Any, keepdims: Any, ord: Any = None) 
     gk = expand_reduced(g, x, axes, keepdims)
     yk = expand_reduced(y, x, axes, keepdims)
     if ord is None or ord == "fro" or (ord == 2 and len(axes) == 1):
-        return gk * x / np.where(yk == 0, 1.0, yk)
+        return gk * np.conj(x) / np.where(yk == 0, 1.0, yk)
     if isinstance(ord, str) and ord == "nuc" or not isinstance(ord, str) and ord in (2, -2) and len(axes) == 2:
         return spectral_norm_bar(gk, x, axes, ord)
     ax = np.abs(x)
     if len(axes) == 1:
         if ord == 1:
-            return abs_share(gk, x)
+            return abs_bar(gk, x)
         if ord == np.inf or ord == -np.inf:
             return abs_share(max_bar(g, ax, y, axes, keepdims), x)
         if ord == 0:
             return zeros_like(gk)
-        return abs_share(gk * ax ** (ord - 1) / yk ** (ord - 1), x)
+        return abs_bar(gk * ax ** (ord - 1) / yk ** (ord - 1), x)
     row, col = axes
     if ord == 1 or ord == -1:  # max/min over columns of the column sums
         s = np.sum(ax, axis=row, keepdims=True)

@@ -44,6 +44,14 @@ def abs_complex_share(g: Any, x: Any, tangent: Any) -> Any:
     return g * np.conj(x) / a
 
 
+def abs_bar(g: Any, x: Any) -> Any:
+    """The cotangent of ``x`` in ``np.abs(x)`` for a cotangent ``g`` of any dtype (a real one cast to a
+    complex ``x``'s dtype by ``expand_reduced`` included): ``g * conj(x) / |x|``, or JAX's sign of a real ``x``."""
+    if np.result_type(x).kind == "c":
+        return abs_complex_share(g, x, False)
+    return np.where(x >= 0, g, -g)
+
+
 def angle_dot(t: Any, z: Any) -> Any:
     """The tangent of ``np.angle(z)`` (``atan2(imag, real)``): ``Im(conj(z) * t) / |z|**2``; 0 for real ``z``."""
     if np.result_type(z).kind == "c":
@@ -116,7 +124,7 @@ def fft_bar(g: Any, a: Any, ns: Any, ax: Any, norm: Any, kind: str, one_axis: bo
     return y
 
 
-COMPLEX_HELPERS = ("real_bar", "imag_bar", "abs_complex_share", "angle_dot", "angle_bar", "fft_plan", "fft_resize",
-                   "fft_bar")
+COMPLEX_HELPERS = ("real_bar", "imag_bar", "abs_complex_share", "abs_bar", "angle_dot", "angle_bar", "fft_plan",
+                   "fft_resize", "fft_bar")
 for _name in COMPLEX_HELPERS:
     globals()[_name].__module__ = "srcjax.adjoint"

@@ -103,7 +103,7 @@ def _variants(n: int) -> list[tuple[np.dtype, ...]]:
     return [(F32,) + (F64,) * (n - 1), (F64,) + (F32,) * (n - 1)]
 
 
-RULE_CASES = [pytest.param(c, v, id=f"{c.id}:{'/'.join(d.name[5:] for d in v)}")
+RULE_CASES = [pytest.param(c, v, id=f"{c.id}:{'/'.join(d.name[5:] for d in v)}", marks=c.marks)
               for c in R.CASES for v in _variants(len(c.args))]
 
 

@@ -1177,6 +1177,21 @@ def eigvalsh(a):
     return np.linalg.eigvalsh(a), np.linalg.eigvalsh(a, UPLO="U")
 
 
+_ROTATING = np.array([[0.0, -2.0, 0.5], [1.5, 0.3, 0.0], [0.2, 0.1, 1.0]])  # a complex pair of eigenvalues
+
+
+@case("eig", (_ROTATING,), (arr((2, 4, 4)) + 1j * arr((2, 4, 4)),), (arr((3, 3), F32) + 1j,), (arr((4, 3)),),
+      tol=LINALG_TOL)
+def eig(a):  # complex results always (NumPy's are real for a real matrix with a real spectrum: not here)
+    w, v = np.linalg.eig(a)
+    return w, np.abs(v)  # (|v|: each column's phase is LAPACK's choice)
+
+
+@case("eigvals", (_ROTATING,), (arr((2, 3, 3)) + 1j * arr((2, 3, 3)),), (arr((2, 3)),), tol=LINALG_TOL)
+def eigvals(a):
+    return np.linalg.eigvals(a)
+
+
 @case("norm", (arr((4, 3)),), (arr((2, 3, 4), F32),), (arr((3, 3), I32),), (arr((3, 3), np.float16),), tol=LINALG_TOL)
 def norm_singular_values(x):
     return (np.linalg.norm(x, 2, axis=(-2, -1)), np.linalg.norm(x, -2, axis=(-1, -2)),

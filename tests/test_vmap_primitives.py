@@ -431,6 +431,11 @@ def decompositions(a, t):
             np.linalg.cholesky(st), w, np.abs(v), np.linalg.eigvalsh(st))
 
 
+@case("eig", "eigvals", args=(arr((3, 3)) + 1j * arr((3, 3)), arr((2, 3, 3)) + 1j * arr((2, 3, 3))), jax=True)
+def general_eigen(a, t):
+    return np.linalg.eigvals(a), np.abs(np.linalg.eig(t)[1]), np.linalg.eig(a)[0]
+
+
 @case("matrix_power", "multi_dot", args=(arr((3, 3)), arr((3, 4)), arr(3)), jax=True)
 def products(a, b, v):
     s = _spd(a)

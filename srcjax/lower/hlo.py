@@ -395,6 +395,13 @@ class FuncBuilder:
         """``stablehlo.real``/``imag`` of a complex value (a floating-point value of its parts' dtype)."""
         return self.unary(which, x, ShapedArray(x.shape, real_dtype(x.dtype)))
 
+    def abs2(self, x: HloValue) -> HloValue:
+        """``|x|**2``, real (``x * x`` for a real ``x``)."""
+        if x.dtype.kind != "c":
+            return self.binary("multiply", x, x)
+        re, im = self.part("real", x), self.part("imag", x)
+        return self.binary("add", self.binary("multiply", re, re), self.binary("multiply", im, im))
+
     def compare(self, direction: str, x: HloValue, y: HloValue) -> HloValue:
         assert x.shape == y.shape and x.dtype == y.dtype, (direction, x, y)
         out = ShapedArray(x.shape, np.dtype(np.bool_))

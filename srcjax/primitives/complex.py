@@ -97,31 +97,24 @@ for _name in ("real", "imag", "conjugate", "angle"):
 _ORDERED = ("less", "less_equal", "greater", "greater_equal", "maximum", "minimum", "fmax", "fmin", "clip", "max",
             "min", "argmax", "argmin", "sort", "argsort", "partition", "argpartition", "lexsort", "searchsorted",
             "median", "quantile", "percentile")
-# Complex operands not written yet (a clean refusal, never a wrong answer): np.linalg's norm and the
-# decompositions whose complex rules differ (Hermitian transposes), var/std (|x - mean|**2: their rules
-# would need a conjugate). solve, inv and det take complex matrices (the c/z LAPACK kernels; JAX's
-# transposes).
-_NOT_YET = ("var", "std", "norm", "slogdet", "cholesky", "eigh", "eigvalsh", "svd",
-            "qr", "cond", "pinv", "lstsq", "matrix_power")
+# Every other record takes complex operands where NumPy does: np.linalg (the c/z LAPACK kernels; JAX's
+# rules, conjugate transposes where JAX has them), var/std (real: NumPy's mean of |a - mean|**2).
 
 
-def _refuse_complex(name: str, rule: Any, ordered: bool) -> Any:
+def _refuse_complex(name: str, rule: Any) -> Any:
     path = PRIMITIVES[name].path
 
     def checked(*avals: Any) -> Any:
         if any(isinstance(a, ShapedArray) and a.dtype.kind == "c" for a in avals):
-            if ordered:
-                raise DTypeError(f"{path} does not order complex numbers in srcjax (as in JAX; NumPy orders "
-                                 "them lexicographically)", hint="compare np.real(...) or np.abs(...) instead")
-            raise DTypeError(f"{path} of complex arrays is not supported by srcjax (yet)",
-                             hint="apply it to np.real(...) and np.imag(...), or to np.abs(...)")
+            raise DTypeError(f"{path} does not order complex numbers in srcjax (as in JAX; NumPy orders "
+                             "them lexicographically)", hint="compare np.real(...) or np.abs(...) instead")
         return rule(*avals)
 
     return checked
 
 
-for _name in _ORDERED + _NOT_YET:
-    PRIMITIVES[_name].abstract_eval = _refuse_complex(_name, PRIMITIVES[_name].abstract_eval, _name in _ORDERED)
+for _name in _ORDERED:
+    PRIMITIVES[_name].abstract_eval = _refuse_complex(_name, PRIMITIVES[_name].abstract_eval)
 
 
 def _round_parts(rule: Any) -> Any:

@@ -1,17 +1,23 @@
-"""np.linalg decompositions and solvers: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, svd, qr, cond, pinv,
-lstsq, matrix_power, multi_dot.
+"""np.linalg decompositions and solvers: solve, inv, det, slogdet, cholesky, eigh, eigvalsh, eig, eigvals, svd, qr,
+cond, pinv, lstsq, matrix_power, multi_dot.
 
 NumPy's semantics: the last two axes are the matrix, any leading axes a batch (so a batching rule
 only adds one more); results float32 for float32 operands, float64 otherwise (a float32/float64 mix
-promotes; integers and booleans compute in float64). Complex and float16 operands are refused
-(``DTypeError``), as NumPy refuses float16.
-Lowered to jaxlib's LAPACK kernels (:mod:`.lapack`); where NumPy raises ``LinAlgError`` (a singular
+promotes; integers and booleans compute in float64); complex64/complex128 operands give complex
+results where NumPy's are complex and real ones where NumPy's are real (eigenvalues of a Hermitian
+matrix, singular values, ``slogdet``'s log-determinant, ``cond``, ``lstsq``'s residuals). float16
+operands are refused (``DTypeError``), as NumPy refuses them.
+Lowered to jaxlib's LAPACK kernels (:mod:`.lapack`; the c/z kernels for complex operands, ``heevd``
+and ``ungqr`` where the real ones are ``syevd`` and ``orgqr``); where NumPy raises ``LinAlgError`` (a singular
 matrix to solve or invert, a Cholesky factor of a matrix that is not positive definite) compiled code
 gives NaNs for that matrix, as JAX does.
 
 Derivatives are JAX's. ``cholesky``, ``eigh`` and ``eigvalsh`` read one triangle of their operand, as
 NumPy does, and their derivatives are those of JAX, which symmetrizes the operand first: the
-cotangent of ``a`` is a symmetric matrix. ``slogdet``'s sign has no derivative.
+cotangent of ``a`` is a symmetric (complex: Hermitian, under JAX's convention its conjugate) matrix.
+``slogdet``'s sign has no derivative for a real operand (JAX: for a complex one, its phase's).
+Complex derivatives follow JAX's rules (conjugate transposes where JAX has them) and its convention
+(srcjax/complex_adjoint.py); the helpers are in srcjax/linalg_adjoint.py.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..core import DTypeError, ShapedArray, ShapeError
-from ..lower.hlo import HloValue
+from ..lower.hlo import HloValue, real_dtype
 from . import batch_rules, lapack
 from .common import broadcast_shapes, fmt_shape
 from .elementwise import result_dtype
@@ -29,12 +35,11 @@ from .linalg import _matmul_shapes, matmul_hlo  # _matmul_shapes: the shape rule
 from .registry import LowerCtx, defprim
 
 
-def _float_dtype(name: str, *avals: ShapedArray, complex_ok: bool = False) -> np.dtype:
+def _float_dtype(name: str, *avals: ShapedArray) -> np.dtype:
     """NumPy's: float32 stays float32; integers and booleans compute in float64; complex64/complex128
-    where the kernels have complex variants (``complex_ok``)."""
+    stay complex (LAPACK's c/z kernels)."""
     for a in avals:
-        if a.dtype.kind not in "biu" and a.dtype.name not in ("float32", "float64") and \
-                not (complex_ok and a.dtype.kind == "c"):
+        if a.dtype.kind not in "biuc" and a.dtype.name not in ("float32", "float64"):
             raise DTypeError(f"np.linalg.{name}: array type {a.dtype.name} is unsupported in linalg",
                              hint="convert first, e.g. a.astype(np.float64)")
     return np.result_type(*(a.dtype if a.dtype.kind in "fc" else np.float64 for a in avals))
@@ -83,7 +88,7 @@ def _solve_plan(a: ShapedArray, b: ShapedArray) -> tuple[tuple[int, ...], tuple[
 
 
 def _solve_abstract(a: ShapedArray, b: ShapedArray) -> ShapedArray:
-    d = _float_dtype("solve", a, b, complex_ok=True)
+    d = _float_dtype("solve", a, b)
     return ShapedArray(_solve_plan(a, b)[1], d)
 
 
@@ -105,7 +110,7 @@ defprim("solve", np.linalg.solve, _ab_stub, abstract_eval=_solve_abstract, lower
 # -- inv -----------------------------------------------------------------------------------
 def _inv_abstract(a: ShapedArray) -> ShapedArray:
     _square("inv", a)
-    return ShapedArray(a.shape, _float_dtype("inv", a, complex_ok=True))
+    return ShapedArray(a.shape, _float_dtype("inv", a))
 
 
 def _inv_lower(ctx: LowerCtx, a: HloValue) -> HloValue:
@@ -122,7 +127,7 @@ defprim("inv", np.linalg.inv, _a_stub, abstract_eval=_inv_abstract, lower=_inv_l
 # -- det / slogdet -----------------------------------------------------------------------------
 def _det_abstract(a: ShapedArray) -> ShapedArray:
     _square("det", a)
-    return ShapedArray(a.shape[:-2], _float_dtype("det", a, complex_ok=True))
+    return ShapedArray(a.shape[:-2], _float_dtype("det", a))
 
 
 def _lu_diagonal(ctx: LowerCtx, a: HloValue) -> tuple[HloValue, HloValue]:
@@ -145,17 +150,18 @@ defprim("det", np.linalg.det, _a_stub, abstract_eval=_det_abstract, lower=_det_l
 
 def _slogdet_abstract(a: ShapedArray) -> list[ShapedArray]:
     _square("slogdet", a)
-    r = ShapedArray(a.shape[:-2], _float_dtype("slogdet", a))
-    return [r, r]
+    d = _float_dtype("slogdet", a)
+    return [ShapedArray(a.shape[:-2], d), ShapedArray(a.shape[:-2], real_dtype(d))]
 
 
 def _slogdet_lower(ctx: LowerCtx, a: HloValue) -> list[HloValue]:
     b = ctx.b
     diag, odd = _lu_diagonal(ctx, a)
     last = [diag.ndim - 1]
-    sign = b.reduce(b.unary("sign", diag), "multiply", 1, last)
+    sign = b.reduce(b.unary("sign", diag), "multiply", 1, last)  # complex: the product of the phases
     sign = b.select(odd, b.unary("negate", sign), sign)
-    return [sign, b.reduce(b.unary("log", b.unary("abs", diag)), "add", 0, last)]
+    mag = b.unary("abs", diag, ShapedArray(diag.shape, real_dtype(diag.dtype)))
+    return [sign, b.reduce(b.unary("log", mag), "add", 0, last)]
 
 
 defprim("slogdet", np.linalg.slogdet, _a_stub, abstract_eval=_slogdet_abstract, lower=_slogdet_lower,
@@ -202,15 +208,17 @@ def _eigh_abstract(a: ShapedArray, UPLO: Any = "L") -> list[ShapedArray]:
     _square("eigh", a)
     _uplo("eigh", UPLO)
     d = _float_dtype("eigh", a)
-    return [ShapedArray(a.shape[:-1], d), ShapedArray(a.shape, d)]
+    return [ShapedArray(a.shape[:-1], real_dtype(d)), ShapedArray(a.shape, d)]
 
 
 def _syevd(ctx: LowerCtx, a: HloValue, UPLO: Any, vectors: bool) -> tuple[HloValue, HloValue]:
-    """(eigenvalues ascending, eigenvectors in columns), NaN where LAPACK failed."""
-    b = ctx.b
-    a = b.convert(a, ctx.avals_out[0].dtype)
+    """(eigenvalues ascending, eigenvectors in columns), NaN where LAPACK failed; a complex (Hermitian)
+    ``a``: heevd, the eigenvalues real."""
+    b, d = ctx.b, _float_dtype("eigh", a.aval)
+    a = b.convert(a, d)
     v, w, info = lapack.custom_call(
-        b, "syevd", [a], [a.aval, ShapedArray(a.shape[:-1], a.dtype), ShapedArray(a.shape[:-2], lapack.I32)],
+        b, "heevd" if d.kind == "c" else "syevd", [a],
+        [a.aval, ShapedArray(a.shape[:-1], real_dtype(d)), ShapedArray(a.shape[:-2], lapack.I32)],
         [True, True, False, False], {"mode": lapack.V if vectors else lapack.N, "uplo": _uplo("eigh", UPLO)},
         alias=(0, 0))
     return lapack.failed_to_nan(b, w, info), lapack.failed_to_nan(b, v, info)
@@ -232,6 +240,41 @@ defprim("eigvalsh", np.linalg.eigvalsh, _eigh_stub, abstract_eval=_eigvalsh_abst
         lower=lambda ctx, a, UPLO="L": _syevd(ctx, a, UPLO, False)[0], path="np.linalg.eigvalsh", arrays=("a",))
 
 
+# -- eig / eigvals (general matrices: LAPACK geev) ---------------------------------------------------------
+def _complex_of(d: np.dtype) -> np.dtype:
+    return d if d.kind == "c" else np.dtype(np.complex64 if d == np.float32 else np.complex128)
+
+
+def _eig_abstract(a: ShapedArray) -> list[ShapedArray]:
+    """Complex eigenvalues and eigenvectors, always (as JAX: NumPy's dtype is real for a real matrix
+    whose eigenvalues all are, which a static dtype cannot follow)."""
+    _square("eig", a)
+    d = _complex_of(_float_dtype("eig", a))
+    return [ShapedArray(a.shape[:-1], d), ShapedArray(a.shape, d)]
+
+
+def _geev(ctx: LowerCtx, a: HloValue, vectors: bool) -> tuple[HloValue, HloValue]:
+    """(eigenvalues, right eigenvectors in columns: unit 2-norm, largest component real), NaN where
+    geev failed. A real ``a``: geev's real and imaginary parts of the eigenvalues, complex vectors."""
+    b = ctx.b
+    a = b.convert(a, _float_dtype("eig", a.aval))
+    batch, n, cd = a.shape[:-2], a.shape[-1], _complex_of(a.dtype)
+    vec = ShapedArray(a.shape, cd)
+    vals = [ShapedArray(batch + (n,), a.dtype)] * (1 if a.dtype.kind == "c" else 2)
+    *w, _, vr, info = lapack.custom_call(
+        b, "geev", [a], [*vals, vec, vec, ShapedArray(batch, lapack.I32)],
+        [True] + [False] * len(vals) + [True, True, False],
+        {"compute_left": lapack.N, "compute_right": lapack.V if vectors else lapack.N})
+    ww = w[0] if len(w) == 1 else b.complex(w[0], w[1])
+    return lapack.failed_to_nan(b, ww, info), lapack.failed_to_nan(b, vr, info)
+
+
+defprim("eig", np.linalg.eig, _a_stub, abstract_eval=_eig_abstract, lower=lambda ctx, a: list(_geev(ctx, a, True)),
+        path="np.linalg.eig", arrays=("a",), results="list")
+defprim("eigvals", np.linalg.eigvals, _a_stub, abstract_eval=lambda a: _eig_abstract(a)[0],
+        lower=lambda ctx, a: _geev(ctx, a, False)[0], path="np.linalg.eigvals", arrays=("a",))
+
+
 # -- svd -------------------------------------------------------------------------------------------
 def _svd_stub(a, full_matrices=True, compute_uv=True, hermitian=False):  # type: ignore[no-untyped-def]
     ...
@@ -251,7 +294,7 @@ def _svd_abstract(a: ShapedArray, full_matrices: Any = True, compute_uv: Any = T
     if _static_bool("svd", "hermitian", hermitian):
         raise DTypeError("np.linalg.svd: hermitian=True is not supported", hint="use np.linalg.eigh")
     (m, n), k = a.shape[-2:], min(a.shape[-2:])
-    s = ShapedArray(a.shape[:-2] + (k,), d)
+    s = ShapedArray(a.shape[:-2] + (k,), real_dtype(d))
     if not _static_bool("svd", "compute_uv", compute_uv):
         return s
     b = a.shape[:-2]
@@ -261,20 +304,10 @@ def _svd_abstract(a: ShapedArray, full_matrices: Any = True, compute_uv: Any = T
 def _svd_lower(ctx: LowerCtx, a: HloValue, full_matrices: Any = True, compute_uv: Any = True,
                hermitian: Any = False) -> Any:
     b = ctx.b
-    a = b.convert(a, ctx.avals_out[0].dtype)
-    (m, n), k = a.shape[-2:], min(a.shape[-2:])
-    batch = a.shape[:-2]
-    full = full_matrices and compute_uv
-    mode = lapack.A if full else lapack.S if compute_uv else lapack.N
-    u = ShapedArray(batch + (m, m if full else k), a.dtype)
-    vt = ShapedArray(batch + (n if full else k, n), a.dtype)
-    _, s, u_, vt_, info = lapack.custom_call(
-        b, "gesdd", [a], [a.aval, ShapedArray(batch + (k,), a.dtype), u, vt, ShapedArray(batch, lapack.I32)],
-        [True, True, False, True, True, False], {"mode": mode}, alias=(0, 0))
-    s = lapack.failed_to_nan(b, s, info)
-    if not compute_uv:
-        return s
-    return [lapack.failed_to_nan(b, u_, info), s, lapack.failed_to_nan(b, vt_, info)]
+    a = b.convert(a, _float_dtype("svd", a.aval))
+    mode = (lapack.A if full_matrices else lapack.S) if compute_uv else lapack.N
+    u, s, vt = lapack.gesdd(b, a, mode)
+    return [u, s, vt] if compute_uv else s
 
 
 defprim("svd", np.linalg.svd, _svd_stub, abstract_eval=_svd_abstract, lower=_svd_lower, path="np.linalg.svd",
@@ -300,11 +333,12 @@ def _qr_lower(ctx: LowerCtx, a: HloValue, mode: Any = "reduced") -> list[HloValu
     b = ctx.b
     a = b.convert(a, ctx.avals_out[0].dtype)
     nd, (m, n), k = a.ndim, a.shape[-2:], min(a.shape[-2:])
+    orgqr = "ungqr" if a.dtype.kind == "c" else "orgqr"
     f, taus = lapack.custom_call(b, "geqrf", [a], [a.aval, ShapedArray(a.shape[:-2] + (k,), a.dtype)],
                                  [True, True, False], alias=(0, 0))
     r = lapack.triangle(b, b.slice(f, [0] * nd, a.shape[:-2] + (k, n)), lower=False)
     reflectors = b.slice(f, [0] * nd, a.shape[:-2] + (m, k))
-    q = lapack.custom_call(b, "orgqr", [reflectors, taus], [reflectors.aval], [True, False, True], alias=(0, 0))[0]
+    q = lapack.custom_call(b, orgqr, [reflectors, taus], [reflectors.aval], [True, False, True], alias=(0, 0))[0]
     return [q, r]
 
 
@@ -321,12 +355,12 @@ def _cond_abstract(x: ShapedArray, p: Any = None) -> ShapedArray:
     _matrix("cond", x)
     if isinstance(p, str) or p not in (None, 2, -2):
         raise DTypeError(f"np.linalg.cond: p={p!r} is not supported", hint="p=None, 2 or -2 (singular values)")
-    return ShapedArray(x.shape[:-2], _float_dtype("cond", x))
+    return ShapedArray(x.shape[:-2], real_dtype(_float_dtype("cond", x)))
 
 
 def _cond_lower(ctx: LowerCtx, x: HloValue, p: Any = None) -> HloValue:
     b = ctx.b
-    s = lapack.singular_values(b, b.convert(x, ctx.avals_out[0].dtype))
+    s = lapack.singular_values(b, b.convert(x, _float_dtype("cond", x.aval)))
     last = [s.ndim - 1]
     hi, lo = b.reduce(s, "maximum", -np.inf, last), b.reduce(s, "minimum", np.inf, last)
     return b.binary("divide", lo, hi) if p == -2 else b.binary("divide", hi, lo)
@@ -363,16 +397,17 @@ def _pinv_abstract(a: ShapedArray, rcond: Any = None, hermitian: Any = False, rt
 
 def _pinv_lower(ctx: LowerCtx, a: HloValue, rcond: Any = None, hermitian: Any = False,
                 rtol: Any = None) -> HloValue:
-    """``vh^T diag(1/s) u^T`` over the singular values above ``rcond * max(s)`` (as NumPy)."""
+    """``vh^H diag(1/s) u^H`` over the singular values above ``rcond * max(s)`` (as NumPy)."""
     b, out = ctx.b, ctx.avals_out[0]
     cut = _pinv_rcond(a.aval, rcond, hermitian, rtol)
     a = b.convert(a, out.dtype)
     u, s, vt = lapack.svd(b, a)
+    u, vt = lapack.conj(b, u), lapack.conj(b, vt)
     nb = len(a.shape[:-2])
     smax = b.broadcast_in_dim(b.reduce(s, "maximum", -np.inf, [nb]), s.shape, list(range(nb)))
     large = b.compare("GT", s, b.binary("multiply", smax, b.full(cut, s.shape, s.dtype)))
     s_inv = b.select(large, b.binary("divide", b.full(1, s.shape, s.dtype), s), b.full(0, s.shape, s.dtype))
-    w = b.binary("multiply", u, b.broadcast_in_dim(s_inv, u.shape, list(range(nb)) + [nb + 1]))
+    w = b.binary("multiply", u, b.convert(b.broadcast_in_dim(s_inv, u.shape, list(range(nb)) + [nb + 1]), u.dtype))
     bd = list(range(nb))
     return b.dot_general(vt, w, (bd, bd), ([nb], [nb + 1]), out)
 
@@ -405,8 +440,8 @@ def _lstsq_abstract(a: ShapedArray, b: ShapedArray, rcond: Any = None) -> list[S
     _, resid = _lstsq_plan(a, b, rcond)
     d = _float_dtype("lstsq", a, b)
     k = b.shape[1] if b.ndim == 2 else 1
-    return [ShapedArray((a.shape[1],) + b.shape[1:], d), ShapedArray((k if resid else 0,), d),
-            ShapedArray((), np.dtype(np.int32)), ShapedArray((min(a.shape),), d)]
+    return [ShapedArray((a.shape[1],) + b.shape[1:], d), ShapedArray((k if resid else 0,), real_dtype(d)),
+            ShapedArray((), np.dtype(np.int32)), ShapedArray((min(a.shape),), real_dtype(d))]
 
 
 def _lstsq_lower(ctx: LowerCtx, a: HloValue, b: HloValue, rcond: Any = None) -> list[HloValue]:
@@ -420,18 +455,20 @@ def _lstsq_lower(ctx: LowerCtx, a: HloValue, b: HloValue, rcond: Any = None) -> 
     a, b = bl.convert(a, d), bl.convert(b, d)
     b2 = bl.reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b
     u, s, vt = lapack.svd(bl, a)
+    u, vt = lapack.conj(bl, u), lapack.conj(bl, vt)
+    rd = s.dtype
     smax = bl.broadcast_in_dim(bl.reduce(s, "maximum", -np.inf, [0]), s.shape, [])
-    large = bl.compare("GT", s, bl.binary("multiply", smax, bl.full(cut, s.shape, d)))
-    s_inv = bl.select(large, bl.binary("divide", bl.full(1, s.shape, d), s), bl.full(0, s.shape, d))
+    large = bl.compare("GT", s, bl.binary("multiply", smax, bl.full(cut, s.shape, rd)))
+    s_inv = bl.convert(bl.select(large, bl.binary("divide", bl.full(1, s.shape, rd), s), bl.full(0, s.shape, rd)), d)
     k = b2.shape[1]
     utb = bl.dot_general(u, b2, ([], []), ([0], [0]), ShapedArray((s.shape[0], k), d))
     utb = bl.binary("multiply", utb, bl.broadcast_in_dim(s_inv, utb.shape, [0]))
     x2 = bl.dot_general(vt, utb, ([], []), ([0], [0]), ShapedArray((a.shape[1], k), d))
     if resid:
         r = bl.binary("subtract", b2, bl.dot_general(a, x2, ([], []), ([1], [0]), b2.aval))
-        res = bl.reduce(bl.binary("multiply", r, r), "add", 0, [0])
+        res = bl.reduce(bl.abs2(r), "add", 0, [0])
     else:
-        res = bl.full(0, r_aval.shape, d)
+        res = bl.full(0, r_aval.shape, r_aval.dtype)
     rank = bl.reduce(bl.convert(large, rank_aval.dtype), "add", 0, [0])
     return [bl.reshape(x2, x_aval.shape), bl.reshape(res, r_aval.shape), rank, s]
 
@@ -455,8 +492,6 @@ def _matrix_power_abstract(a: ShapedArray, n: Any) -> ShapedArray:
     _square("matrix_power", a)
     if _power(n) < 0:
         return ShapedArray(a.shape, _float_dtype("matrix_power", a))
-    if a.dtype.kind == "c":
-        raise DTypeError("np.linalg.matrix_power: complex arrays are not supported")
     return ShapedArray(a.shape, a.dtype)
 
 
@@ -528,13 +563,13 @@ set_fields("solve", jvp={"a": "-solve_cols(a, a_dot @ as_cols(out, b), b)", "b":
 deflinear("inv", {"a": "-(out @ a_dot @ out)"}, {"a": "-(mT(out) @ out_bar @ mT(out))"})
 set_fields("det", jvp={"a": "out * np.trace(np.linalg.solve(a, a_dot), axis1=-2, axis2=-1)"},
            vjp={"a": "(out_bar * out)[..., None, None] * mT(np.linalg.inv(a))"})
-set_fields("slogdet", jvp={"a": "slogdet_dots(a, a_dot, out)"}, vjp={"a": "slogdet_bar(out_bar, a)"})
+set_fields("slogdet", jvp={"a": "slogdet_dots(a, a_dot, out)"}, vjp={"a": "slogdet_bar(out_bar, a, out)"})
 set_fields("cholesky", jvp={"a": "cholesky_dot(a_dot, out)"}, vjp={"a": "cholesky_bar(out_bar, out)"})
 set_fields("eigh", jvp={"a": "eigh_dots(a_dot, out)"}, vjp={"a": "eigh_bar(out_bar, out)"})
 set_fields("svd", jvp={"a": "svd_dots(a, a_dot, out, full_matrices, compute_uv)"},
            vjp={"a": "svd_bar(out_bar, a, out, full_matrices, compute_uv)"})
 set_fields("qr", jvp={"a": "qr_dots(a, a_dot, out)"}, vjp={"a": "qr_bar(out_bar, a, out)"})
-set_fields("cond", jvp={"x": "np.sum(x_dot * cond_number_bar(ones_like(out), x, p), axis=(-2, -1))"},
+set_fields("cond", jvp={"x": "np.real(np.sum(x_dot * cond_number_bar(ones_like(out), x, p), axis=(-2, -1)))"},
            vjp={"x": "cond_number_bar(out_bar, x, p)"})
 set_fields("pinv", jvp={"a": "pinv_dot(a, a_dot, out)"}, vjp={"a": "pinv_bar(out_bar, a, out)"})
 set_fields("matrix_power", jvp={"a": "matrix_power_dot(a, a_dot, n)"}, vjp={"a": "matrix_power_bar(out_bar, a, n)"})
@@ -543,9 +578,12 @@ set_fields("lstsq", jvp={"a": "lstsq_dots(a, b, a_dot, zeros_like(b), out, rcond
                           "b": "lstsq_dots(a, b, zeros_like(a), b_dot, out, rcond)"},
            vjp={"a": "lstsq_bars(out_bar, a, b, out, rcond)[0]", "b": "lstsq_bars(out_bar, a, b, out, rcond)[1]"})
 set_fields("eigvalsh", jvp={"a": "eigvalsh_dot(a, a_dot, UPLO)"}, vjp={"a": "eigvalsh_bar(out_bar, a, UPLO)"})
+set_fields("eigvals", jvp={"a": "eigvals_dot(a, a_dot)"}, vjp={"a": "eigvals_bar(out_bar, a)"})
+set_fields("eig", jvp={"a": "eig_refused(a)"}, vjp={"a": "eig_refused(a)"})  # (as JAX by default)
 
 # -- batching: the batch axis is one more leading (batch) axis --------------------------------------
-for _name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "qr", "cond", "pinv", "matrix_power"):
+for _name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "eig", "eigvals", "svd", "qr", "cond", "pinv",
+              "matrix_power"):
     set_fields(_name, batch=batch_rules.unary)
 set_fields("solve", batch=batch_rules.helper("batch_solve", "a", "b"))
 set_fields("multi_dot", batch=batch_rules.multi_dot)

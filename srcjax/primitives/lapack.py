@@ -1,6 +1,6 @@
 """LAPACK on CPU: the StableHLO of jaxlib's LAPACK FFI kernels, and the factorizations built on them.
 
-Each kernel is one ``stablehlo.custom_call @lapack_<s|d><fn>_ffi``: operands and results are
+Each kernel is one ``stablehlo.custom_call @lapack_<s|d|c|z><fn>_ffi``: operands and results are
 column-major per matrix (layout ``[n-2, n-1, n-3, ..., 0]``), vectors and the ``info`` status
 row-major, leading dimensions a batch the kernel loops over, attributes (LAPACK's one-letter
 flags as ``ui8`` character codes) in ``backend_config``. runtime/xla.py registers the kernels the
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..core import ShapedArray
-from ..lower.hlo import FuncBuilder, HloValue, aval_type
+from ..lower.hlo import FuncBuilder, HloValue, aval_type, real_dtype
 from .gather import lower_gather
 
 I32 = np.dtype(np.int32)
@@ -62,6 +62,13 @@ def custom_call(b: FuncBuilder, fn: str, operands: Sequence[HloValue], results: 
     if len(results) == 1:
         return [HloValue(name, results[0])]
     return [HloValue(f"{name}#{i}", r) for i, r in enumerate(results)]
+
+
+def conj(b: FuncBuilder, x: HloValue) -> HloValue:
+    """The complex conjugate (a real ``x`` unchanged)."""
+    if x.dtype.kind != "c":
+        return x
+    return b.complex(b.part("real", x), b.unary("negate", b.part("imag", x)))
 
 
 def failed_to_nan(b: FuncBuilder, x: HloValue, info: HloValue) -> HloValue:
@@ -165,23 +172,25 @@ def lu_solve(b: FuncBuilder, a: HloValue, rhs: HloValue) -> HloValue:
     return failed_to_nan(b, x, info)
 
 
-def singular_values(b: FuncBuilder, a: HloValue) -> HloValue:
-    """The singular values of each matrix (descending), NaN where gesdd did not converge."""
+def gesdd(b: FuncBuilder, a: HloValue, mode: int) -> tuple[HloValue, HloValue, HloValue]:
+    """``(u, s, vh)`` of each matrix (``mode``: A full, S reduced, N singular values only: ``u`` and
+    ``vh`` then unset); the singular values real and descending; NaN where gesdd did not converge."""
     (m, n), k = a.shape[-2:], min(a.shape[-2:])
     batch = a.shape[:-2]
-    _, s, _, _, info = custom_call(
-        b, "gesdd", [a], [a.aval, ShapedArray(batch + (k,), a.dtype), ShapedArray(batch + (m, k), a.dtype),
-                          ShapedArray(batch + (k, n), a.dtype), ShapedArray(batch, I32)],
-        [True, True, False, True, True, False], {"mode": N}, alias=(0, 0))
-    return failed_to_nan(b, s, info)
+    full = mode == A
+    u = ShapedArray(batch + (m, m if full else k), a.dtype)
+    vt = ShapedArray(batch + (n if full else k, n), a.dtype)
+    _, s, u_, vt_, info = custom_call(
+        b, "gesdd", [a], [a.aval, ShapedArray(batch + (k,), real_dtype(a.dtype)), u, vt, ShapedArray(batch, I32)],
+        [True, True, False, True, True, False], {"mode": mode}, alias=(0, 0))
+    return failed_to_nan(b, u_, info), failed_to_nan(b, s, info), failed_to_nan(b, vt_, info)
+
+
+def singular_values(b: FuncBuilder, a: HloValue) -> HloValue:
+    """The singular values of each matrix (real, descending), NaN where gesdd did not converge."""
+    return gesdd(b, a, N)[1]
 
 
 def svd(b: FuncBuilder, a: HloValue) -> tuple[HloValue, HloValue, HloValue]:
     """The reduced SVD ``(u, s, vh)`` of each matrix, NaN where gesdd did not converge."""
-    (m, n), k = a.shape[-2:], min(a.shape[-2:])
-    batch = a.shape[:-2]
-    _, s, u, vt, info = custom_call(
-        b, "gesdd", [a], [a.aval, ShapedArray(batch + (k,), a.dtype), ShapedArray(batch + (m, k), a.dtype),
-                          ShapedArray(batch + (k, n), a.dtype), ShapedArray(batch, I32)],
-        [True, True, False, True, True, False], {"mode": S}, alias=(0, 0))
-    return failed_to_nan(b, u, info), failed_to_nan(b, s, info), failed_to_nan(b, vt, info)
+    return gesdd(b, a, S)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..core import DTypeError, ShapedArray, ShapeError
-from ..lower.hlo import FuncBuilder, HloValue
+from ..lower.hlo import FuncBuilder, HloValue, real_dtype
 from . import batch_rules, lapack
 from .common import broadcast_shapes, fmt_shape, is_float_dtype, normalize_axes, normalize_axis
 from .elementwise import result_dtype
@@ -351,7 +351,7 @@ def _norm_plan(x: ShapedArray, ord: Any, axis: Any) -> tuple[str, tuple[int, ...
             raise DTypeError(f"np.linalg.norm: invalid norm order {ord!r} for vectors")
         return "vector", axes
     if isinstance(ord, str) and ord == "nuc" or not isinstance(ord, str) and ord in (2, -2):
-        if not is_float_dtype(x.dtype) and x.dtype.kind not in "biu" or x.dtype.name in ("float16", "bfloat16"):
+        if not is_float_dtype(x.dtype) and x.dtype.kind not in "biuc" or x.dtype.name in ("float16", "bfloat16"):
             raise DTypeError(f"np.linalg.norm: ord={ord!r} needs float32 or float64 (singular values), got "
                              f"{x.dtype.name}")
         return "spectral", axes
@@ -362,7 +362,7 @@ def _norm_plan(x: ShapedArray, ord: Any, axis: Any) -> tuple[str, tuple[int, ...
 
 def _norm_abstract(x: ShapedArray, ord: Any = None, axis: Any = None, keepdims: bool = False) -> ShapedArray:
     _, axes = _norm_plan(x, ord, axis)
-    d = x.dtype if is_float_dtype(x.dtype) else np.dtype(np.float64)
+    d = x.dtype if is_float_dtype(x.dtype) else real_dtype(x.dtype) if x.dtype.kind == "c" else np.dtype(np.float64)
     shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape)) if keepdims else \
         tuple(s for i, s in enumerate(x.shape) if i not in axes)
     return ShapedArray(shape, d)
@@ -370,12 +370,16 @@ def _norm_abstract(x: ShapedArray, ord: Any = None, axis: Any = None, keepdims: 
 
 def _norm_lower(ctx: LowerCtx, x: HloValue, ord: Any = None, axis: Any = None,
                 keepdims: bool = False) -> HloValue:
-    """NumPy's formulas: sums of squares, of absolute values, their max/min, and p-norms."""
+    """NumPy's formulas: sums of squares, of absolute values, their max/min, and p-norms (of the
+    moduli of a complex ``x``)."""
     b = ctx.b
     out = ctx.avals_out[0]
     kind, axes = _norm_plan(x.aval, ord, axis)
-    v = b.convert(x, out.dtype)
     d = out.dtype
+    v = x if x.dtype.kind == "c" else b.convert(x, d)
+
+    def mag(v: HloValue) -> HloValue:
+        return b.unary("abs", v, ShapedArray(v.shape, d))
 
     def full(value: Any, like: HloValue) -> HloValue:
         return b.full(value, like.shape, d)
@@ -388,24 +392,24 @@ def _norm_lower(ctx: LowerCtx, x: HloValue, ord: Any = None, axis: Any = None,
         r = b.reduce(r, "add", 0, last) if ord == "nuc" else \
             b.reduce(r, "maximum", -np.inf, last) if ord == 2 else b.reduce(r, "minimum", np.inf, last)
     elif kind == "flat" or ord in (None, "fro") or (kind == "vector" and ord == 2):
-        r = b.unary("sqrt", b.reduce(b.binary("multiply", v, v), "add", 0, axes))
+        r = b.unary("sqrt", b.reduce(b.abs2(v), "add", 0, axes))
     elif kind == "matrix":
         row, col = axes
-        a = b.unary("abs", v)
+        a = mag(v)
         inner, outer = (row, col) if ord in (1, -1) else (col, row)  # 1: max column sum; inf: max row sum
         s = b.reduce(a, "add", 0, [inner])
         outer -= outer > inner
         r = b.reduce(s, "maximum", -np.inf, [outer]) if ord > 0 else b.reduce(s, "minimum", np.inf, [outer])
     elif ord == np.inf:
-        r = b.reduce(b.unary("abs", v), "maximum", -np.inf, axes)
+        r = b.reduce(mag(v), "maximum", -np.inf, axes)
     elif ord == -np.inf:
-        r = b.reduce(b.unary("abs", v), "minimum", np.inf, axes)
+        r = b.reduce(mag(v), "minimum", np.inf, axes)
     elif ord == 0:
-        r = b.reduce(b.convert(b.compare("NE", v, full(0, v)), d), "add", 0, axes)
+        r = b.reduce(b.convert(b.compare("NE", v, b.full(0, v.shape, v.dtype)), d), "add", 0, axes)
     elif ord == 1:
-        r = b.reduce(b.unary("abs", v), "add", 0, axes)
+        r = b.reduce(mag(v), "add", 0, axes)
     else:
-        p = b.binary("power", b.unary("abs", v), full(ord, v))
+        p = b.binary("power", mag(v), full(ord, v))
         s = b.reduce(p, "add", 0, axes)
         r = b.binary("power", s, full(np.reciprocal(np.asarray(ord, dtype=d)), s))
     return b.reshape(r, out.shape)
@@ -420,8 +424,8 @@ deflinear("matmul", {"x1": "x1_dot @ x2", "x2": "x1 @ x2_dot"},
           {"x1": "matmul_lhs_bar(out_bar, x1, x2)", "x2": "matmul_rhs_bar(out_bar, x1, x2)"})
 # Every order srcjax supports (vector p-norms; 1, -1, inf, -inf, fro matrix norms), as JAX defines them.
 # One deliberate difference from JAX: the gradient of the 2-norm at x == 0 is 0 (a subgradient), not nan.
-defjvp("norm", x="np.sum(x_dot * norm_bar(ones_like(out), x, out, axis, keepdims, ord), "
-                 "axis=norm_axes(np.ndim(x), axis), keepdims=keepdims)")
+defjvp("norm", x="np.real(np.sum(x_dot * norm_bar(ones_like(out), x, out, axis, keepdims, ord), "
+                 "axis=norm_axes(np.ndim(x), axis), keepdims=keepdims))")  # (np.real: a complex x)
 defvjp("norm", x="norm_bar(out_bar, x, out, axis, keepdims, ord)")
 
 # -- contractions: bilinear ------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..core import DTypeError, ShapedArray, ShapeError
-from ..lower.hlo import HloValue, aval_type, elem_type, is_float
+from ..lower.hlo import HloValue, aval_type, elem_type, is_float, real_dtype
 from . import batch_rules
 from .common import as_dtype, fmt_shape, normalize_axes, normalize_axis
 from .registry import PRIMITIVES, LowerCtx, alias, defjvp, deflinear, defprim, defvjp, set_fields
@@ -169,7 +169,8 @@ def _var_abstract(a: ShapedArray, axis: Any = None, dtype: Any = None, ddof: Any
                   keepdims: bool = False) -> ShapedArray:
     if not isinstance(ddof, (int, float)):
         raise DTypeError("ddof must be a static number")
-    return _mean_abstract(a, axis, dtype, keepdims)
+    m = _mean_abstract(a, axis, dtype, keepdims)  # a complex operand: real, NumPy's mean of |a - mean|**2
+    return m.update(dtype=real_dtype(m.dtype))
 
 
 def _var_hlo(ctx: LowerCtx, a: HloValue, axis: Any, ddof: Any, keepdims: bool, sqrt: bool) -> HloValue:
@@ -177,11 +178,10 @@ def _var_hlo(ctx: LowerCtx, a: HloValue, axis: Any, ddof: Any, keepdims: bool, s
     out = ctx.avals_out[0]
     axes = normalize_axes(axis, a.ndim)
     acc = np.dtype(np.float32) if out.dtype.itemsize < 4 else out.dtype
-    x = b.convert(a, acc)
-    mu = _mean_hlo(b, x, axes, acc, True)
+    x = b.convert(a, acc if a.dtype.kind != "c" else np.result_type(a.dtype, acc))
+    mu = _mean_hlo(b, x, axes, x.dtype, True)
     centered = b.binary("subtract", x, b.broadcast_to(mu, x.shape))
-    sq = b.binary("multiply", centered, centered)
-    s = b.reduce(sq, "add", 0, axes)
+    s = b.reduce(b.abs2(centered), "add", 0, axes)
     n = int(np.prod([a.shape[i] for i in axes], dtype=np.int64)) - ddof
     v = b.binary("divide", s, b.full(max(n, 0), s.shape, acc))
     if sqrt:
@@ -189,10 +189,10 @@ def _var_hlo(ctx: LowerCtx, a: HloValue, axis: Any, ddof: Any, keepdims: bool, s
     return b.reshape(b.convert(v, out.dtype), out.shape)
 
 
-defprim("var", np.var, _var_stub, abstract_eval=_var_abstract, arrays=("a",), simplify="reduce_float",
+defprim("var", np.var, _var_stub, abstract_eval=_var_abstract, arrays=("a",), simplify="reduce_real",
         lower=lambda ctx, a, axis=None, dtype=None, ddof=0, keepdims=False:
         _var_hlo(ctx, a, axis, ddof, bool(keepdims), sqrt=False))
-defprim("std", np.std, _var_stub, abstract_eval=_var_abstract, arrays=("a",), simplify="reduce_float",
+defprim("std", np.std, _var_stub, abstract_eval=_var_abstract, arrays=("a",), simplify="reduce_real",
         lower=lambda ctx, a, axis=None, dtype=None, ddof=0, keepdims=False:
         _var_hlo(ctx, a, axis, ddof, bool(keepdims), sqrt=True))
 
@@ -404,11 +404,11 @@ defjvp("max", a="np.sum(a_dot * max_bar(ones_like(out), a, out, axis, keepdims, 
 defvjp("max", a="max_bar(out_bar, a, out, axis, keepdims, initial)")
 defjvp("min", **PRIMITIVES["max"].jvp)  # (max_bar reads which entries equal out: min's extrema too)
 defvjp("min", **PRIMITIVES["max"].vjp)
-defjvp("var", a="np.sum(a_dot * var_bar(ones_like(out), a, axis, ddof, keepdims), axis=axis, dtype=dtype, "
-                 "keepdims=keepdims)")
+defjvp("var", a="np.real(np.sum(a_dot * var_bar(ones_like(out), a, axis, ddof, keepdims), axis=axis, dtype=dtype, "
+                 "keepdims=keepdims))")  # (np.real: a complex a)
 defvjp("var", a="var_bar(out_bar, a, axis, ddof, keepdims)")
-defjvp("std", a="np.sum(a_dot * std_bar(ones_like(out), a, out, axis, ddof, keepdims), axis=axis, dtype=dtype, "
-                 "keepdims=keepdims)")
+defjvp("std", a="np.real(np.sum(a_dot * std_bar(ones_like(out), a, out, axis, ddof, keepdims), axis=axis, "
+                 "dtype=dtype, keepdims=keepdims))")
 defvjp("std", a="std_bar(out_bar, a, out, axis, ddof, keepdims)")
 
 

@@ -89,6 +89,7 @@ SIMPLIFY_KINDS = {
     "reduce": "a reduction over ``axis`` (np.sum): a strong floating operand's dtype kept",
     "reduce_keep": "a reduction keeping every dtype (np.max)",
     "reduce_float": "a reduction with a floating result (np.mean)",
+    "reduce_real": "a reduction with a real floating result of a real or complex operand (np.var)",
 }
 """The facts the simplifier of generated source (transforms/simplify.py) may use about a result."""
 

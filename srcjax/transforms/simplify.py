@@ -578,7 +578,7 @@ class _Function:
             if not dt[2]:
                 dt = _fresh_dtype(dt[1], True)
             return Fact(_union(_union(c.shape, a.shape), b.shape), dt, True, family=self._arith_family(ast.Add, a, b))
-        if kind in ("reduce", "reduce_keep", "reduce_float") and 1 <= len(fs) <= 2 and \
+        if kind in ("reduce", "reduce_keep", "reduce_float", "reduce_real") and 1 <= len(fs) <= 2 and \
                 set(kws) <= {"axis", "keepdims"} and \
                 not (len(fs) == 2 and "axis" in kws):
             x = fs[0]
@@ -588,8 +588,8 @@ class _Function:
             keep_v = keep.value if isinstance(keep, ast.Constant) else (False if keep is None else None)
             full = axis_node is None or isinstance(axis_node, ast.Constant) and axis_node.value is None
             axis_key = None if full else _literal(axis_node)  # type: ignore[arg-type]
-            dt = x.dtype if x.dtype[2] and (x.dtype[1] or kind == "reduce_keep") else \
-                _fresh_dtype(x.dtype[1] or kind == "reduce_float", True)
+            dt = _fresh_dtype(False, True) if kind == "reduce_real" else x.dtype if x.dtype[2] and \
+                (x.dtype[1] or kind == "reduce_keep") else _fresh_dtype(x.dtype[1] or kind == "reduce_float", True)
             shape: frozenset[Any]
             if keep_v is None or (not full and axis_key is None):
                 shape = frozenset({next(_ids)})
