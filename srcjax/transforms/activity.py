@@ -183,9 +183,9 @@ class Activity:
                 # tuple(items) of a list built here: the same items (cotangents packed like the list)
                 op = Op("convert", operands={"x": value.args[0].value.value}, args={"kind": call_name(value)},
                         reads=op.reads)
-            elif op.kind == "static" and _leaves_call(value) is not None:
-                op = _leaves_call(value)  # tree_leaves(p) and its derivatives' forms
-                op.reads = list(names_in(value))  # type: ignore[union-attr]
+            elif op.kind == "static" and (leaves := _leaves_call(value)) is not None:
+                op = leaves  # tree_leaves(p) and its derivatives' forms
+                op.reads = list(names_in(value))
             elif op.kind == "static" and isinstance(value, cst.Call) and call_name(value) == "float" and \
                     len(value.args) == 1 and value.args[0].keyword is None and \
                     isinstance(value.args[0].value, cst.Name):
