@@ -234,6 +234,33 @@ def tree_get(z: Any, key: Any) -> Any:
     return z[key]
 
 
+def from_leaves(x: Any, leaves: Any) -> Any:
+    """``x``'s structure holding ``leaves`` in flatten order: the cotangent of ``x`` in
+    ``tree_leaves(x)`` from the cotangent of that list."""
+    return unflatten(flatten(x)[1], list(leaves))
+
+
+def leaves_like(t: Any, x: Any) -> list[Any]:
+    """The parts of ``t`` (``x``'s tangent, of ``x``'s structure) at ``x``'s leaves, in flatten order:
+    the tangent of ``tree_leaves(x)``."""
+    out: list[Any] = []
+
+    def go(a: Any, b: Any) -> None:
+        if b is None:  # (no leaf)
+            return
+        if not is_tree(b):
+            out.append(a)
+            return
+        kids = [b[k] for k in sorted(b)] if type(b) is dict else node_children(b)
+        parts = [None] * len(kids) if a is None else [a[k] for k in sorted(b)] if type(b) is dict else \
+            node_children(a)
+        for ca, cb in zip(parts, kids):
+            go(ca, cb)
+
+    go(t, x)
+    return out
+
+
 def item_keys(z: Any) -> list[Any]:
     """The keys :func:`tree_get` and :func:`tree_set` take for each item of the container ``z``: a
     dict's keys, a dataclass's field names, positions otherwise."""

@@ -183,6 +183,9 @@ class Activity:
                 # tuple(items) of a list built here: the same items (cotangents packed like the list)
                 op = Op("convert", operands={"x": value.args[0].value.value}, args={"kind": call_name(value)},
                         reads=op.reads)
+            elif op.kind == "static" and (leaves := _leaves_call(value)) is not None:
+                op = leaves  # tree_leaves(p) and its derivatives' forms
+                op.reads = list(names_in(value))
             elif op.kind == "static" and isinstance(value, cst.Call) and call_name(value) == "float" and \
                     len(value.args) == 1 and value.args[0].keyword is None and \
                     isinstance(value.args[0].value, cst.Name):
@@ -238,7 +241,7 @@ class Activity:
             if op.kind == "call":  # a list the helper appends to (a forward half's tape) changes too
                 targets = targets + self.appended_arguments(op)
             if op.kind in ("copy", "pack", "call", "tape_pop", "custom", "dict", "getattr", "tree_add", "pack_like",
-                           "convert", "record"):
+                           "convert", "record", "leaves"):
                 src = list(op.reads)
                 if op.kind == "tape_pop" and op.callee:
                     if set(targets) <= self.pushed.get(op.callee, set()):
@@ -345,6 +348,25 @@ def argument_reads(arg: str) -> list[str]:
     """The names whose values a call argument (source text) passes on: not ``h`` of ``h.shape`` (a shape
     carries no derivative: ``srcjax.random.normal(key, h.shape)`` differentiates nothing in the callee)."""
     return _value_reads(expr(arg))
+
+
+def _leaves_call(value: cst.BaseExpression) -> Op | None:
+    """``tree_leaves(p)`` (``srcjax.tree_util.tree_leaves`` under any module alias) of a name: p's leaves in
+    flatten order (a list; linear in p), and the forms derivatives write of it (each linear in its first
+    operand, the other giving a structure): ``leaves_like(t, p)`` (a tangent's leaves), ``from_leaves(p, g)``
+    (a cotangent from its leaves'). None for anything else."""
+    if not isinstance(value, cst.Call) or any(a.keyword is not None or a.star for a in value.args) or \
+            not all(isinstance(a.value, cst.Name) for a in value.args):
+        return None
+    name = code(value.func).rsplit(".", 1)[-1]
+    args = [a.value.value for a in value.args]  # type: ignore[attr-defined]
+    if name == "tree_leaves" and len(args) == 1:
+        return Op("leaves", operands={"x": args[0]}, args={"form": "tree_leaves"})
+    if name == "leaves_like" and len(args) == 2:
+        return Op("leaves", operands={"x": args[0]}, args={"form": "leaves_like", "like": args[1]})
+    if name == "from_leaves" and len(args) == 2:
+        return Op("leaves", operands={"x": args[1]}, args={"form": "from_leaves", "like": args[0]})
+    return None
 
 
 _TREE_FUNCTIONS = {"tree_leaves", "tree_flatten", "tree_map", "tree_unflatten", "tree_reduce", "tree_transpose"}

@@ -329,6 +329,8 @@ def _sources(it: cst.BaseExpression, target: cst.BaseExpression) -> list[LoopSou
             parts is not None and \
             len(parts) == 2 and isinstance(parts[0], cst.Name):  # `for k, v in sorted(d.items())`: in key order
         return [LoopSource(parts[1], it.args[0].value.func.value, code(parts[0]))]  # type: ignore[attr-defined]
+    if isinstance(it, cst.Call) and code(it.func).rsplit(".", 1)[-1] == "tree_leaves":
+        return [LoopSource(target, it, INDEX)]  # (named first: `loop_items = tree_leaves(p)`)
     if isinstance(it, cst.Call) and name is not None and name not in _ITEM_CALLS:
         # the items of a sequence a call returns (a helper's tuple, np.split): named first (hoisted)
         return [] if name in _STATIC_ITEM_CALLS or name.startswith("math.") else [LoopSource(target, it, INDEX)]

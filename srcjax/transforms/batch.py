@@ -589,8 +589,8 @@ class FunctionWriter:
             return self.static_expr(value, line), False
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.defs:
             return self.local_call(value, ind, line)
-        if isinstance(value, cst.Call) and code(value.func) == "tree_get" and len(value.args) == 2:
-            return batch_containers.tree_item(self, value)  # g["w"] of derivative code (a record's field too)
+        if isinstance(value, cst.Call) and code(value.func).rsplit(".", 1)[-1] in batch_containers.TREE_CALLS:
+            return batch_containers.tree_call(self, value)  # g["w"] (a record's field too), tree_leaves(p), ...
         op = classify(value, self.program, self.nf)
         if op.kind == "prim":
             assert op.prim is not None

@@ -105,9 +105,24 @@ def container_item(w: FunctionWriter, value: cst.BaseExpression, x: str, op: Op)
     return code(value), any_batched(j)
 
 
-def tree_item(w: FunctionWriter, value: cst.Call) -> tuple[str, State]:
-    """``tree_get(z, "w")`` (derivative code's read of a container's item by a string key): the item's state."""
-    z, key = (a.value for a in value.args)
+TREE_CALLS = {"tree_get", "tree_leaves", "leaves_like", "from_leaves"}
+
+
+def tree_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State]:
+    """``tree_get(z, "w")`` (derivative code's read of a container's item by a string key): the item's
+    state; ``tree_leaves(p)`` and its tangent ``leaves_like(t, p)``: a list whose items are batched
+    alike (all batched when any is: the container is made batched throughout); ``from_leaves(p, g)``
+    (``p``'s cotangent): as the list ``g``."""
+    name = code(value.func).rsplit(".", 1)[-1]
+    args = [a.value for a in value.args]
+    if name == "from_leaves":
+        return code(value), any_batched(w.value_state(args[1]))
+    if name != "tree_get":  # the leaves of args[0] (leaves_like's second argument gives a structure only)
+        st = w.value_state(args[0])
+        if any_batched(st) and st is not True and isinstance(args[0], cst.Name):
+            w.forced.add(args[0].value)  # (some leaves batched: all are, so the list's items are alike)
+        return code(value), Stack((any_batched(st),))
+    z, key = args
     zs = w.value_state(z)
     k = literal_key(code(key))
     if isinstance(zs, Tree):

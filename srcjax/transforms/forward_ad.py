@@ -216,6 +216,11 @@ class JVP:
             t = f"{op.args['cls']}({', '.join(fields)})"
         elif op.kind in ("getattr", "tree_add", "pack_like"):
             t = self.container_tangent(op, defined)
+        elif op.kind == "leaves":  # tree_leaves(p): the tangent's parts at p's leaves (linear in p)
+            t = self.tangent_of(op.operands["x"], defined)
+            form, like = op.args["form"], op.args.get("like", op.operands["x"])
+            t = None if t is None else f"from_leaves({like}, {t})" if form == "from_leaves" else \
+                f"leaves_like({t}, {like})"
         elif op.kind == "convert":
             t = self.tangent_of(op.operands["x"], defined)
             t = f"{op.args['kind']}({t})" if t is not None else None

@@ -535,6 +535,11 @@ class VJP:
         elif op.kind == "record":  # State(a, b): each field's cotangent into what it was built of
             for e, f in zip(op.elements, op.args["fields"]):
                 self.element_adjoint(cst.parse_expression(e), f'tree_get({gexpr}, "{f}")', lines, pad, defined)
+        elif op.kind == "leaves" and op.operands["x"] in self.act.active:  # tree_leaves(p) (and its transposes)
+            src = op.operands["x"]
+            form, like = op.args["form"], op.args.get("like", src)
+            self.accumulate(src, f"leaves_like({gexpr}, {like})" if form == "from_leaves" else
+                            f"from_leaves({like}, {gexpr})", lines, pad, defined)
         elif op.kind == "convert" and op.operands["x"] in self.act.active:  # tuple(items)
             src = op.operands["x"]
             self.accumulate(src, f"pack_like({src}, {gexpr})", lines, pad, defined)
