@@ -49,6 +49,10 @@ def loss(w, x):
     return np.mean(np.tanh(x @ w) ** 2)
 
 
+def lambda_step(x):
+    return x * 0.5 + np.tanh(x)
+
+
 @check
 def devices() -> None:
     assert srcjax.device_count() == 4 and len(srcjax.devices()) == 4
@@ -72,6 +76,8 @@ def device_put_and_read() -> None:
                 assert sh.data.sharding == SingleDeviceSharding(sh.device)
     one = srcjax.device_put(X, srcjax.devices()[2])
     assert one.sharding == SingleDeviceSharding(srcjax.devices()[2]) and np.array_equal(np.asarray(one), X)
+    out = srcjax.compile(lambda_step)(one)  # runs on device 2, the argument's
+    assert out.sharding == one.sharding and np.allclose(out, lambda_step(X))
 
 
 @check
@@ -88,10 +94,6 @@ def sharded_forward_equals_numpy() -> None:
                 assert h.sharding.mesh == mesh
                 h2, _ = f(h[:, :4] if False else srcjax.device_put(np.asarray(h)[:, :4], h.sharding), w)
                 assert np.allclose(h2, layer(want_h[:, :4], W)[0], atol=1e-5)
-
-
-def lambda_step(x):
-    return x * 0.5 + np.tanh(x)
 
 
 @check

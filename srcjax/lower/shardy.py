@@ -48,7 +48,8 @@ class ShardingPlan:
         """Record that the program uses ``s``: every sharding of one program is on one mesh."""
         if self.mesh is None:
             self.mesh = s.mesh
-        elif s.mesh != self.mesh:
+        elif s.mesh != self.mesh and not (s.mesh.size == 1 == self.mesh.size and
+                                          s.mesh.devices.flat[0] == self.mesh.devices.flat[0]):
             raise ShardingError(f"{where}: {s!r} is on another mesh than the program's other shardings "
                                 f"({self.mesh!r})", hint="put every argument, output and constraint of one "
                                 "compiled function on the same mesh")
