@@ -36,7 +36,7 @@ def _results() -> dict[str, str]:
 
 
 CHECKS = ["devices", "device_put_and_read", "sharded_forward_equals_numpy", "outputs_feed_back_without_host",
-          "in_and_out_shardings", "grad_of_sharded", "sharding_constraint", "partitioned_hlo_shows_collectives",
+          "in_and_out_shardings", "containers_of_sharded_arrays", "grad_of_sharded", "sharding_constraint", "partitioned_hlo_shows_collectives",
           "errors_are_sharding_errors", "jax_not_imported", "same_as_jax"]
 
 

@@ -308,8 +308,8 @@ deflinear("transpose", {"a": "np.transpose(a_dot, axes)"},
           {"a": "np.transpose(out_bar, inverse_perm(np.ndim(a), axes))"})
 deflinear("reshape", {"a": "np.reshape(a_dot, shape)"}, {"a": "np.reshape(out_bar, np.shape(a))"})
 deflinear("copy", {"a": "a_dot"}, {"a": "out_bar"})
-deflinear("with_sharding_constraint", {"x": "srcjax.lax.with_sharding_constraint(x_dot, shardings)"},
-          {"x": "srcjax.lax.with_sharding_constraint(out_bar, shardings)"})
+deflinear("with_sharding_constraint", {"x": "with_sharding_constraint(x_dot, shardings)"},
+          {"x": "with_sharding_constraint(out_bar, shardings)"})
 deflinear("getitem", {"x": "x_dot[key]"}, {"x": "index_add(zeros_like(x), key, out_bar)"})
 deflinear("astype", {"x": "x_dot.astype(dtype)"}, {"x": "out_bar.astype(np.result_type(x))"})
 
@@ -321,5 +321,7 @@ set_fields("transpose", batch=batch_rules.helper_batched_only("batch_transpose",
 set_fields("reshape", batch=batch_rules.reshape)
 set_fields("astype", batch=batch_rules.unary)
 set_fields("copy", batch=batch_rules.unary)
+# (a constraint names the layout of one example's value: batched, it is kept per example, in a loop)
+set_fields("with_sharding_constraint", batch=lambda c: c.per_example())
 set_fields("bitcast_convert_type", batch=batch_rules.unary)
 set_fields("getitem", batch=batch_rules.getitem)
