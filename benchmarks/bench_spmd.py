@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 from typing import Any
 
@@ -142,7 +141,6 @@ def main() -> None:
         j = t.get("jax")
         print(f"{n:>8} {t['srcjax']:>10.3f} {j if j is not None else float('nan'):>8.3f} "
               f"{t['srcjax'] / j if j else float('nan'):>7.2f} {t['srcjax'] / base:>18.2f}x")
-    print("jax imported by srcjax: no (jax is imported by this script)" if "jax" in sys.modules else "")
 
 
 if __name__ == "__main__":
