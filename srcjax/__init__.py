@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import lax, random, tree_util
+from . import lax, random, sharding, tree_util
 from . import primitives as _primitives  # noqa: F401  (registers the primitive table)
 from .api import Compiled, Lowered, compile, device_put, eval_shape, jit, lower, numpy_function, source
 from .autodiff import grad, jvp, value_and_grad, vjp
@@ -21,6 +21,7 @@ from .core import (
     OpaqueCallError,
     ShapeDtypeStruct,
     ShapeError,
+    ShardingError,
     StaticValueError,
     TranspileError,
     UnknownFunctionError,
@@ -28,16 +29,11 @@ from .core import (
 )
 from .custom import custom_jvp, custom_vjp
 from .jacobian import hessian, jacfwd, jacrev
+from .sharding import make_mesh
+from .spmd import device_count, devices, local_device_count, local_devices, process_count, process_index
 from .vmap import vmap
 
 __version__ = "0.1.0"
-
-
-def devices(platform: str | None = None) -> list[Any]:
-    """The devices of the default (or given) PJRT platform."""
-    from .runtime import devices as _devices
-
-    return _devices(platform)
 
 
 def __getattr__(name: str) -> Any:
@@ -53,5 +49,6 @@ __all__ = [
     "OpaqueCallError", "ShapeDtypeStruct", "ShapeError", "StaticValueError", "TranspileError",
     "UnknownFunctionError", "UnsupportedSyntaxError", "compile", "jit", "tree_util", "custom_jvp", "custom_vjp",
     "device_put", "devices", "lax", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lower",
-    "numpy_function", "random", "source", "value_and_grad", "vjp", "vmap",
+    "numpy_function", "random", "source", "value_and_grad", "vjp", "vmap", "sharding", "make_mesh", "device_count",
+    "local_device_count", "local_devices", "process_count", "process_index", "ShardingError",
 ]

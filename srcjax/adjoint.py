@@ -23,7 +23,7 @@ from .construction import (  # noqa: F401  (generated derivative code imports th
     move_bar,
 )
 from .einsum_adjoint import einsum_jvp, einsum_terms  # noqa: F401  (generated derivative code imports them)
-from .lax import index_update  # noqa: F401  (generated derivative code imports it from here)
+from .lax import index_update, with_sharding_constraint  # noqa: F401  (generated derivative code imports them)
 from .linalg_adjoint import spectral_norm_bar  # (norm_bar's matrix orders 2, -2 and 'nuc')
 from .order_stats import (  # noqa: F401  (generated derivative code imports them from here)
     order_stat_bar,
@@ -72,7 +72,8 @@ class _Unset:
 UNSET = _Unset()
 
 __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJOINT_IMPORTS)
-    "unbroadcast", "index_update", "index_cleared", "broadcast_like", "zeros_like", "ones_like", "expand_reduced",
+    "unbroadcast", "index_update", "index_cleared", "with_sharding_constraint", "broadcast_like", "zeros_like",
+    "ones_like", "expand_reduced",
     "reduced_size", "cumsum_bar", "matmul_lhs_bar", "matmul_rhs_bar", "index_add", "max_bar", "var_bar",
     "std_bar", "norm_bar", "norm_axes", "inverse_perm", "max_share", "abs_share", "clip_share", "prod_others",
     "ravel_bar", "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar",

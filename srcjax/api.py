@@ -106,6 +106,8 @@ def _leaf_key(x: Any) -> Any:
         aval = _leaf_aval(x)
         if aval is None:
             return None
+    if t.__name__ == "ShardedArray":  # a layout over devices: part of the program
+        return (aval.shape, aval.dtype, aval.weak_type, x.sharding)
     return (aval.shape, aval.dtype, aval.weak_type)
 
 
@@ -118,15 +120,18 @@ class _TreeCalls:
 
     flatten: Callable[[Any], tuple[list[Any], Any]] | None = None
     array: type | None = None
+    sharded: type | None = None
 
     @classmethod
     def setup(cls) -> None:
         from jaxlib import _jax  # type: ignore[attr-defined]
 
+        from .runtime.spmd import ShardedArray
         from .runtime.xla import Array
 
         cls.flatten = _jax.pytree.default_registry().flatten
         cls.array = Array
+        cls.sharded = ShardedArray
 
 
 def _cpp_tree(tree: pytree.TreeDef) -> Any:
@@ -170,6 +175,9 @@ def _tree_key(args: tuple[Any, ...]) -> tuple[Any, list[Any]] | None:
             sig.append((a.shape, a.dtype))
         elif t is float or t is int or t is bool:
             sig.append(t)
+        elif t is _TreeCalls.sharded:
+            v = a.aval
+            sig.append((v.shape, v.dtype, v.weak_type, a._sharding))
         else:
             return None
     return (treedef, tuple(sig)), leaves
@@ -223,6 +231,9 @@ class _Plan:
         def upload(leaves: Sequence[Any]) -> list[Any]:
             return [leaf._buf if type(leaf) is array else put(leaf, aval) for leaf, aval in zip(leaves, in_avals)]
 
+        if hasattr(exe, "upload"):  # a sharded program: each argument laid out as its sharding says
+            upload = exe.upload
+
         if tree is pytree.LEAF and self.n_out == len(template) == 1 and hasattr(exe, "run_one"):
             return lambda leaves: exe.run_one(upload(leaves))
         if self.n_out == len(template):
@@ -243,7 +254,8 @@ class Compiled:
     """A function compiled by srcjax (what ``@srcjax.compile`` returns)."""
 
     def __init__(self, fn: Callable[..., Any], static_argnums: int | Sequence[int] = (),
-                 static_argnames: str | Sequence[str] = (), device: str | None = None) -> None:
+                 static_argnames: str | Sequence[str] = (), device: str | None = None,
+                 in_shardings: Any = None, out_shardings: Any = None) -> None:
         fn = _wrapped_numpy(unwrap(fn))
         if not isinstance(fn, types.FunctionType):
             raise _clean(UnknownFunctionError(
@@ -273,6 +285,7 @@ class Compiled:
         self._static_all = self.static
         self._nparams = len(self.params)
         self.device = device
+        self.in_shardings, self.out_shardings = in_shardings, out_shardings
         self._program: Program | None = None
         self._cache: dict[Any, _Plan] = {}
         # containers of arrays: (C++ structure, leaf signatures) -> plan, when the plan's leaves are exactly
@@ -392,12 +405,18 @@ class Compiled:
         return specs
 
     def _specialize(self, values: list[Any]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any]]:
+        return self._specialize_sharded(values)[:4]  # type: ignore[return-value]
+
+    def _specialize_sharded(self, values: list[Any]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any], Any]:
+        """:meth:`_specialize`, and the program's shardings (``lower.shardy.ShardingPlan``)."""
         from .lower.specialize import specialize
+        from .spmd import sharding_plan
 
         self._key(values)  # validates arguments; non-array ones become static
         while True:
             try:
-                return specialize(self.program, self._specs(values))
+                plan = sharding_plan(self, values, _is_leaf)
+                return (*specialize(self.program, self._specs(values), plan), plan)
             except NeedStatic as ns:
                 new = self.auto_static | {str(n) for n in ns.names}  # (argument names; a loop's origin matches none)
                 if new == self.auto_static:
@@ -411,11 +430,18 @@ class Compiled:
             from .runtime import compile_text
 
             before = self.auto_static
-            text, out_avals, tree, template = self._specialize(values)
+            text, out_avals, tree, template, sharding = self._specialize_sharded(values)
             if self.auto_static != before:  # some arguments became static: the key changed
                 key, leaves, leaf_keys = self._key(values)
-            exe = compile_text(text, out_avals, self.device)
-            plan = self._cache[key] = _Plan(exe, tree, template, [_key_aval(k) for k in leaf_keys])
+            in_avals = [_key_aval(k) for k in leaf_keys]
+            exe: Any
+            if sharding.sharded:
+                from .runtime.spmd import compile_sharded
+
+                exe = compile_sharded(text, in_avals, out_avals, self.device, sharding)
+            else:
+                exe = compile_text(text, out_avals, self.device)
+            plan = self._cache[key] = _Plan(exe, tree, template, in_avals)
         return plan, leaves
 
     def _fast_key(self, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -432,6 +458,9 @@ class Compiled:
             else:
                 aval = getattr(a, "aval", None)
                 if aval is None or a.__class__.__name__ != "Array":
+                    if aval is not None and a.__class__.__name__ == "ShardedArray":  # (as _leaf_key)
+                        key.append((aval.shape, aval.dtype, aval.weak_type, a._sharding))
+                        continue
                     return None
                 key.append((aval.shape, aval.dtype, aval.weak_type))
         return tuple(key)
@@ -483,10 +512,13 @@ class Compiled:
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         try:
             values = self._bind(args, kwargs)
-            text, out_avals, tree, template = self._specialize(values)
+            text, out_avals, tree, template, sharding = self._specialize_sharded(values)
+            in_avals = [_key_aval(k) for k in self._key(values)[2]]
         except TranspileError as e:
             raise _clean(e) from None
-        return Lowered(text, out_avals, tree, template, self, values)
+        lowered = Lowered(text, out_avals, tree, template, self, values)
+        lowered.sharding, lowered.in_avals = sharding, in_avals
+        return lowered
 
     def __repr__(self) -> str:
         return f"<srcjax.compile of {self.fn.__qualname__}>"
@@ -510,9 +542,22 @@ class Lowered:
             return self.text
         return _LOC.sub("", self.text)
 
+    sharding: Any = None  # (lower.shardy.ShardingPlan: a sharded program's mesh and layouts)
+    in_avals: list[ShapedArray] = []
+
     def compile(self) -> CompiledExecutable:
+        """XLA's executable; ``.as_text()`` of a sharded program is one device's partitioned HLO,
+        with the collectives XLA inserted."""
         from .runtime import compile_text
 
+        if self.sharding is not None and self.sharding.sharded:
+            from .runtime.spmd import compile_sharded
+
+            try:
+                exe = compile_sharded(self.text, self.in_avals, self.out_avals, self._compiled.device, self.sharding)
+            except TranspileError as e:
+                raise _clean(e) from None
+            return CompiledExecutable(exe, self)
         return CompiledExecutable(compile_text(self.text, self.out_avals, self._compiled.device), self)
 
 
@@ -534,28 +579,33 @@ class CompiledExecutable:
 
 def compile(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
             static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
-            device: str | None = None) -> Any:
+            device: str | None = None, in_shardings: Any = None, out_shardings: Any = None) -> Any:
     """Compile ``fn`` with srcjax: ``@srcjax.compile`` or ``srcjax.compile(fn, ...)`` (``srcjax.jit``).
 
     ``device`` is ``"cpu"`` (default), ``"gpu"``, or ``"numpy"`` to run the
     generated source with NumPy instead of XLA (for debugging). ``donate_argnums`` is accepted
     (JAX's signature) and changes nothing: srcjax never reuses an argument's buffer for a result.
+    ``in_shardings``/``out_shardings`` (``srcjax.sharding.NamedSharding``s: one for every argument
+    or output, or one per argument / output, None for "as given" / "as XLA chooses") compile one
+    program for all devices of their mesh; without them, arguments laid out by
+    ``srcjax.device_put(x, sharding)`` give theirs (``docs/many_devices.md``).
     """
     if fn is None:
-        return lambda f: Compiled(f, static_argnums, static_argnames, device)
-    return Compiled(fn, static_argnums, static_argnames, device)
+        return lambda f: Compiled(f, static_argnums, static_argnames, device, in_shardings, out_shardings)
+    return Compiled(fn, static_argnums, static_argnames, device, in_shardings, out_shardings)
 
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
         static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
-        donate_argnames: str | Sequence[str] = (), device: str | None = None) -> Any:
+        donate_argnames: str | Sequence[str] = (), device: str | None = None, in_shardings: Any = None,
+        out_shardings: Any = None) -> Any:
     """JAX's spelling of :func:`compile` (``@srcjax.jit``, ``srcjax.jit(f, static_argnums=...)``).
 
     ``donate_argnums``/``donate_argnames`` are accepted and ignored: srcjax never reuses an
     argument's buffer for a result (the program is the same; only memory use differs).
     """
     return compile(fn, static_argnums=static_argnums, static_argnames=static_argnames, donate_argnums=donate_argnums,
-                   device=device)
+                   device=device, in_shardings=in_shardings, out_shardings=out_shardings)
 
 
 _PLAIN: weakref.WeakKeyDictionary[Any, Compiled] = weakref.WeakKeyDictionary()
@@ -614,11 +664,20 @@ def _as_compiled(fn: Any) -> Compiled:
     return hit
 
 
-def device_put(x: Any, device: str | None = None) -> Any:
+def device_put(x: Any, device: Any = None) -> Any:
     """``x`` uploaded once to the device (``"cpu"``/``"gpu"``; default: ``SRCJAX_PLATFORM`` or cpu),
     as :class:`srcjax.Array` leaves of the same structure (``x`` may be an array, a number, or a
     tuple/list/dict/NamedTuple/dataclass of them). Compiled functions and derivatives take such
-    arrays without a host transfer per call, as ``jax.device_put``. Strings and None stay as they are."""
+    arrays without a host transfer per call, as ``jax.device_put``. Strings and None stay as they are.
+    ``device`` may also be a ``srcjax.sharding`` sharding (``NamedSharding(mesh, P("data"))``) or a
+    device object (``srcjax.devices()[1]``): the arrays are then laid out over those devices."""
+    if device is not None and not isinstance(device, str):
+        from .spmd import device_put_sharded
+
+        try:
+            return device_put_sharded(x, device, _is_leaf, _leaf_aval)
+        except TranspileError as e:
+            raise _clean(e) from None
     from .runtime import Array, get_backend
     from .runtime import device_put as upload
     from .runtime.xla import buffer_platform

@@ -253,6 +253,11 @@ class ArgumentError(TranspileError, TypeError):
     """A compiled function was called with the wrong arguments."""
 
 
+class ShardingError(ArgumentError, ValueError):
+    """A sharding that does not fit its array or its program: a PartitionSpec longer than the array's
+    rank, a mesh axis that does not divide the dimension it shards, two meshes in one program."""
+
+
 class StaticValueError(TranspileError):
     """A value that must be known at transpile time depends on array data."""
 

@@ -25,7 +25,8 @@ import numpy as np
 
 from . import pytree
 
-__all__ = ["bitcast_convert_type", "cond", "erf", "fori_loop", "index_update", "scan", "switch", "while_loop"]
+__all__ = ["bitcast_convert_type", "cond", "erf", "fori_loop", "index_update", "scan", "switch", "while_loop",
+           "with_sharding_constraint"]
 
 
 def _truth(pred: Any, what: str) -> bool:
@@ -133,3 +134,10 @@ def erf(x: Any) -> Any:
     a = np.asarray(x)
     d = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
     return np.asarray(np.vectorize(math.erf, otypes=[np.float64])(a), dtype=d)
+
+
+def with_sharding_constraint(x: Any, shardings: Any) -> Any:
+    """JAX's ``lax.with_sharding_constraint``: ``x`` itself. Compiled for several devices, XLA lays ``x``
+    out as ``shardings`` (a ``srcjax.sharding.NamedSharding``) says at this point of the program
+    (``sdy.sharding_constraint``), and partitions the code around it accordingly."""
+    return x

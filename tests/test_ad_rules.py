@@ -154,6 +154,7 @@ case("where", "np.where(y > 0, x, 2.0)", N(), A(2, 2))
 case("clip", "np.clip(x, y, z)", N(4), C([-2.0, -0.1, 0.3, 0.2]), C(0.4))
 case("erf", "erf(x) * x", N(2, 3))
 case("erf", "erf(x * 0.5)", N(4))
+case("with_sharding_constraint", "with_sharding_constraint(np.sin(x), S1) * x", N(2, 3), jax=False)
 case("astype", "x.astype(np.float32)", N(2, 3), fd=False, tol=1e-6)  # jax rounds the cotangent to float32
 case("astype", "np.astype(x, np.float64)", N(3))
 # complex numbers (real arguments, complex insides, a real result: JAX's convention for the parts)
@@ -384,6 +385,10 @@ def jax_index_update(x: Any, key: Any, v: Any) -> Any:
 _COUNTER = itertools.count()
 
 
+def one_device_sharding() -> Any:
+    return srcjax.sharding.NamedSharding(srcjax.make_mesh((1,), ("x",)), srcjax.sharding.P("x"))
+
+
 def define(src: str, name: str, np_module: Any) -> Any:
     """Exec ``src`` (registered with linecache, so ``inspect.getsource`` reads it) and return ``name``."""
     filename = f"<test_ad_rules #{next(_COUNTER)}>"
@@ -391,6 +396,7 @@ def define(src: str, name: str, np_module: Any) -> Any:
     ns: dict[str, Any] = {"np": np_module, "index_add": index_add if np_module is np else jax_index_add,
                           "index_update": index_update if np_module is np else jax_index_update,
                           "erf": srcjax.lax.erf if np_module is np else jax.lax.erf,
+                          "with_sharding_constraint": srcjax.lax.with_sharding_constraint, "S1": one_device_sharding(),
                           "unbroadcast": unbroadcast, "broadcast_like": broadcast_like, "index_cleared": index_cleared,
                           "expand_reduced": expand_reduced}  # (cases without a jax twin)
     exec(compile(src, filename, "exec"), ns)

@@ -34,9 +34,10 @@ from hypothesis.extra import numpy as hnp
 
 import srcjax
 from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, unbroadcast
-from srcjax.lax import bitcast_convert_type, erf, index_update
+from srcjax.lax import bitcast_convert_type, erf, index_update, with_sharding_constraint
 from srcjax.primitives.elementwise import UFUNCS
 from srcjax.primitives.registry import PRIMITIVES
+from srcjax.sharding import NamedSharding, P
 
 TOL = {  # output dtype -> (rtol, atol) for XLA against NumPy
     "float16": (1e-3, 1e-3),
@@ -844,6 +845,15 @@ def bitcast_other_width(x):
 @case("index_update", (arr((4, 5)), arr(3)))
 def index_update_bad(x, v):
     return index_update(x, 1, v)
+
+
+ONE_DEVICE = NamedSharding(srcjax.make_mesh((1,), ("x",)), P("x"))  # (tests/test_spmd.py: on 4 devices)
+
+
+@case("with_sharding_constraint", (arr((2, 3)),), (arr(4, F32),))
+def sharding_constraint(x):
+    """On one device the identity (``sdy.sharding_constraint`` on a mesh of several)."""
+    return with_sharding_constraint(np.sin(x), ONE_DEVICE) * 2.0
 
 
 @case("take", (arr((3, 4)), np.array([0, 2, 2, -1])), (arr((3, 4), I32), np.array([[1, 0], [3, 3]], np.int32)),

@@ -45,9 +45,10 @@ from hypothesis.extra import numpy as hnp
 
 import srcjax
 from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, unbroadcast
-from srcjax.lax import bitcast_convert_type, erf, index_update
+from srcjax.lax import bitcast_convert_type, erf, index_update, with_sharding_constraint
 from srcjax.primitives.elementwise import UFUNCS
 from srcjax.primitives.registry import PRIMITIVES
+from srcjax.sharding import NamedSharding, P
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -316,6 +317,14 @@ def shifts_and_bits(u, n):
     rot = (u << 13) | (u >> 19)
     return (rot, np.left_shift(u, n.astype(np.uint32)), np.right_shift(n, 2), -n >> 3, u >> n.astype(np.uint32),
             bitcast_convert_type((u >> 9) | 0x3F800000, np.float32) - 1.0, bitcast_convert_type(n, np.float64))
+
+
+ONE_DEVICE = NamedSharding(srcjax.make_mesh((1,), ("x",)), P("x"))  # (tests/test_spmd.py: on 4 devices)
+
+
+@case("with_sharding_constraint", args=(arr((2, 3)),), loops=True)
+def sharding_constraint(x):
+    return with_sharding_constraint(np.sin(x), ONE_DEVICE) * 2.0
 
 
 @case("erf", args=(arr((2, 3)), arr(3, F32)))

@@ -159,10 +159,21 @@ class FuncBuilder:
         self.lines.append(f"{self.indent}{name} = {text}{loc}")
         return HloValue(name, aval)
 
-    def finish(self, results: Sequence[HloValue], visibility: str = "public") -> str:
-        args = ", ".join(f"{a.name}: {aval_type(a.aval)}" for a in self.args)
+    def finish(self, results: Sequence[HloValue], visibility: str = "public",
+               arg_attrs: Sequence[str | None] = (), result_attrs: Sequence[str | None] = ()) -> str:
+        """The function's text; ``arg_attrs``/``result_attrs``: an attribute dictionary per argument
+        and result, or None (sharding annotations of an SPMD entry function)."""
         rtypes = ", ".join(aval_type(r.aval) for r in results)
-        out = [f"  func.func {visibility} @{self.name}({args}) -> ({rtypes}) {{"]
+        if arg_attrs or result_attrs:
+            arg_attrs = list(arg_attrs) or [None] * len(self.args)
+            result_attrs = list(result_attrs) or [None] * len(results)
+            args = ", ".join(f"{a.name}: {aval_type(a.aval)}" + (f" {t}" if t else "")
+                             for a, t in zip(self.args, arg_attrs))
+            rsig = ", ".join(aval_type(r.aval) + (f" {t}" if t else "") for r, t in zip(results, result_attrs))
+        else:
+            args = ", ".join(f"{a.name}: {aval_type(a.aval)}" for a in self.args)
+            rsig = rtypes
+        out = [f"  func.func {visibility} @{self.name}({args}) -> ({rsig}) {{"]
         out += ["  " + line for line in self.lines]
         if results:
             names = ", ".join(r.name for r in results)
@@ -549,6 +560,7 @@ class FuncBuilder:
         return [HloValue(f"{name}#{i}", v.aval) for i, v in enumerate(operands)]
 
 
-def module_text(funcs: Sequence[str], name: str = "srcjax") -> str:
-    return f"module @{name} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{\n" + \
-        "\n".join(funcs) + "\n}\n"
+def module_text(funcs: Sequence[str], name: str = "srcjax", num_partitions: int = 1,
+                preamble: Sequence[str] = ()) -> str:
+    return f"module @{name} attributes {{mhlo.num_partitions = {num_partitions} : i32, " \
+        f"mhlo.num_replicas = 1 : i32}} {{\n" + "".join(line + "\n" for line in preamble) + "\n".join(funcs) + "\n}\n"

@@ -68,7 +68,7 @@ from ..frontend.resolve import is_user_function, unwrap
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
 from ..primitives.registry import Primitive
-from . import branches, host_print, loops, regions, rolled_for
+from . import branches, host_print, loops, regions, rolled_for, shardy
 from .apply import apply_primitive
 from .hlo import FuncBuilder, HloValue, module_text
 from .host_print import DeferredText
@@ -176,8 +176,15 @@ class Specializer:
             else:
                 raise TranspileError(f"cannot return a value of type {type(leaf).__name__} from a compiled "
                                      "function", hint="return arrays, numbers, or tuples/lists/dicts of them")
-        func = self.b.finish(outs)
-        return module_text([func]), [o.aval for o in outs], tree, template
+        plan = shardy.CURRENT.get()
+        if plan is None or not plan.sharded:
+            func = self.b.finish(outs)
+            return module_text([func]), [o.aval for o in outs], tree, template
+        out_shardings = plan.outputs(template, [o.aval for o in outs])
+        func = self.b.finish(outs, arg_attrs=[plan.attr(s, a.ndim) for s, a in zip(plan.in_leaves, arg_avals)],
+                             result_attrs=[plan.attr(s, o.aval.ndim) for s, o in zip(out_shardings, outs)])
+        return module_text([func], num_partitions=plan.num_partitions, preamble=plan.preamble()), \
+            [o.aval for o in outs], tree, template
 
     # -- functions ---------------------------------------------------------------
     def call_function(self, nf: NormalizedFunction, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
@@ -861,12 +868,23 @@ def _lax_rules() -> dict[Any, Callable[[Specializer, list[Any], dict[str, Any]],
 _CALL_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]] = {**_lax_rules(), **BUILTIN_RULES}
 
 
-def specialize(program: Program, specs: list[ArgSpec]) -> tuple[str, list[ShapedArray], Any, list[Any]]:
+def specialize(program: Program, specs: list[ArgSpec], sharding: shardy.ShardingPlan | None = None
+               ) -> tuple[str, list[ShapedArray], Any, list[Any]]:
     """Lower ``program``; a rolled loop whose Python int results turn out to be needed static is unrolled
-    on the next try (each loop at most once, so this ends)."""
+    on the next try (each loop at most once, so this ends). ``sharding``: the shardings of the arguments
+    and results; it also collects the mesh of the program's sharding constraints (``lower/shardy.py``)."""
     while True:
         try:
-            return Specializer(program).lower(specs)
+            plan = shardy.ShardingPlan(sharding.in_leaves, sharding.out) if sharding is not None else \
+                shardy.ShardingPlan()
+            token = shardy.CURRENT.set(plan)
+            try:
+                out = Specializer(program).lower(specs)
+            finally:
+                shardy.CURRENT.reset(token)
+            if sharding is not None:  # (the caller reads the program's mesh there)
+                sharding.mesh, sharding.out_leaves = plan.mesh, plan.out_leaves
+            return out
         except NeedStatic as ns:
             rolled = {o for o in ns.names if isinstance(o, LoopOrigin) and o.rolled_for}
             if not rolled:

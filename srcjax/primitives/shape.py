@@ -136,6 +136,22 @@ defprim("bitcast_convert_type", lax.bitcast_convert_type, _bitcast_stub, abstrac
         static_eval=False, nondiff=True)
 
 
+def _constraint_stub(x, shardings, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _constraint_lower(ctx: LowerCtx, x: HloValue, shardings: Any) -> HloValue:
+    from ..lower import shardy
+
+    return shardy.constraint(ctx.b, x, shardings)  # type: ignore[no-any-return]
+
+
+# (on one device: the identity)
+defprim("with_sharding_constraint", lax.with_sharding_constraint, _constraint_stub,
+        abstract_eval=lambda x, shardings: x, lower=_constraint_lower, path="srcjax.lax.with_sharding_constraint",
+        positional=2, static_eval=False)
+
+
 def _copy_stub(a, /):  # type: ignore[no-untyped-def]
     ...
 
@@ -292,6 +308,8 @@ deflinear("transpose", {"a": "np.transpose(a_dot, axes)"},
           {"a": "np.transpose(out_bar, inverse_perm(np.ndim(a), axes))"})
 deflinear("reshape", {"a": "np.reshape(a_dot, shape)"}, {"a": "np.reshape(out_bar, np.shape(a))"})
 deflinear("copy", {"a": "a_dot"}, {"a": "out_bar"})
+deflinear("with_sharding_constraint", {"x": "with_sharding_constraint(x_dot, shardings)"},
+          {"x": "with_sharding_constraint(out_bar, shardings)"})
 deflinear("getitem", {"x": "x_dot[key]"}, {"x": "index_add(zeros_like(x), key, out_bar)"})
 deflinear("astype", {"x": "x_dot.astype(dtype)"}, {"x": "out_bar.astype(np.result_type(x))"})
 
@@ -303,5 +321,7 @@ set_fields("transpose", batch=batch_rules.helper_batched_only("batch_transpose",
 set_fields("reshape", batch=batch_rules.reshape)
 set_fields("astype", batch=batch_rules.unary)
 set_fields("copy", batch=batch_rules.unary)
+# (a constraint names the layout of one example's value: batched, it is kept per example, in a loop)
+set_fields("with_sharding_constraint", batch=lambda c: c.per_example())
 set_fields("bitcast_convert_type", batch=batch_rules.unary)
 set_fields("getitem", batch=batch_rules.getitem)

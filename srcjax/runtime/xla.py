@@ -58,7 +58,9 @@ class Backend:
         self.platform = platform
         self.client: Any
         if platform == "cpu":
-            self.client = xla_client.make_cpu_client()
+            n = cpu_device_count()
+            # (without a count XLA reads XLA_FLAGS=--xla_force_host_platform_device_count=N itself, as jax)
+            self.client = xla_client.make_cpu_client() if n is None else xla_client.make_cpu_client(num_devices=n)
         elif platform in ("gpu", "cuda"):
             self.client = _make_cuda_client()
         else:
@@ -70,6 +72,21 @@ class Backend:
 
     def __repr__(self) -> str:
         return f"Backend({self.platform}: {self.device})"
+
+
+def cpu_device_count() -> int | None:
+    """``SRCJAX_NUM_CPU_DEVICES``: how many CPU devices the client has (read once, when it is made)."""
+    raw = os.environ.get("SRCJAX_NUM_CPU_DEVICES", "").strip()
+    if not raw:
+        return None
+    try:
+        n = int(raw)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise TranspileError(f"SRCJAX_NUM_CPU_DEVICES={raw!r} is not a positive number of devices",
+                             hint="SRCJAX_NUM_CPU_DEVICES=4 gives 4 CPU devices")
+    return n
 
 
 def _make_cuda_client() -> Any:
@@ -120,6 +137,10 @@ def get_backend(platform: str | None = None) -> Backend:
 
 def devices(platform: str | None = None) -> list[Any]:
     return list(get_backend(platform).client.devices())
+
+
+def _buf_device(buf: Any) -> Any:
+    return buf._sharding._device
 
 
 class _HostView:
@@ -420,20 +441,24 @@ def _register_lapack(backend: Backend) -> None:
 _MLIR_CONTEXT: Any = None
 
 
-def _compile_cached(text: str, backend: Backend) -> Any:
+def _compile_cached(text: str, backend: Backend, options: Any = None, device_list: Any = None) -> Any:
     """XLA's executable for ``text``: from the persistent cache when a run compiled it before
-    (``runtime/disk_cache.py``), else compiled and stored there."""
-    options = xla_client.CompileOptions()
+    (``runtime/disk_cache.py``), else compiled and stored there. ``options`` and ``device_list``
+    default to one device's (an SPMD program passes its partitions and its mesh's devices)."""
+    if options is None:
+        options = xla_client.CompileOptions()
+    if device_list is None:
+        device_list = backend.device_list
     if disk_cache.cache_dir() is None:
-        return backend.client.compile_and_load(text, backend.device_list, options)
+        return backend.client.compile_and_load(text, device_list, options)
     key = disk_cache.program_key(text, backend, options)
     blob = disk_cache.load(key)
     if blob is not None:
         try:
-            return backend.client.deserialize_executable(blob, backend.device_list, options)
+            return backend.client.deserialize_executable(blob, device_list, options)
         except Exception:  # noqa: BLE001 - an entry XLA cannot load: compile it again, and replace it
             pass
-    loaded = backend.client.compile_and_load(text, backend.device_list, options)
+    loaded = backend.client.compile_and_load(text, device_list, options)
     try:
         disk_cache.store(key, backend.client.serialize_executable(loaded))
     except Exception:  # noqa: BLE001 - the cache is an optimization: never fail a compile because of it
