@@ -710,18 +710,24 @@ def device_put(x: Any, device: Any = None) -> Any:
     return pytree.unflatten(tree, [put(leaf) for leaf in leaves])
 
 
-def source(fn: Callable[..., Any]) -> str:
-    """The generated Python module for ``fn``: imports, the entry function, helpers."""
+def source(fn: Callable[..., Any], form: str = "readable") -> str:
+    """The generated Python module for ``fn``: imports, the entry function, helpers.
+
+    ``form="readable"`` (the default) is the program that runs; ``form="anf"`` shows derivatives
+    and batched functions as written before their single-use temporaries were folded back into
+    the expressions they feed (one primitive per line: for debugging srcjax itself)."""
+    if form not in ("readable", "anf"):
+        raise _clean(ArgumentError(f"source: form must be 'readable' or 'anf', not {form!r}"))
     written = getattr(fn, "__srcjax_source__", None)
     if written is not None:  # a split VJP's cotangent function: its forward and backward programs
-        return written()  # type: ignore[no-any-return]
+        return written(form)  # type: ignore[no-any-return]
     needs = getattr(fn, "_needs", None)
     if needs:  # a derivative of a function that calls a parameter: written per function
         raise _clean(ArgumentError(
             f"this derivative is written once the function passed for `{sorted(needs)[0]}` is known",
             hint="call it once with that function, or differentiate a function that calls it by name"))
     try:
-        return _as_compiled(fn).program.source()
+        return _as_compiled(fn).program.source(form)
     except TranspileError as e:
         raise _clean(e) from None
 

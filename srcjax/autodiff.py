@@ -34,7 +34,7 @@ from .frontend.names import Names, Visitor
 from .frontend.program import Program
 from .frontend.read import read_function
 from .generated import exec_generated
-from .transforms import ad, custom_rules, split
+from .transforms import ad, custom_rules, readable, split
 from .transforms.simplify import simplify_source
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "derivative_function"]
@@ -134,8 +134,9 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
         text = _as_loops_if_needed(base, bindings, prog, lambda p: ad.jvp_source(p, nums, name, origins))
     else:  # pragma: no cover
         raise ValueError(kind)
-    module_text = text if halves is not None else simplify_source(header + text, set(ad.ADJOINT_IMPORTS),
-                                                                  _float_parameters(text, name, c.params, nums, kind))
+    anf_text = text if halves is not None else simplify_source(header + text, set(ad.ADJOINT_IMPORTS),
+                                                               _float_parameters(text, name, c.params, nums, kind))
+    module_text = readable.for_program(anf_text, set(ad.ADJOINT_IMPORTS), prog)
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
     owners = {g: prog.functions.get(origins.get(g, prog.entry.name), prog.entry) for g in [name, *origins]}
@@ -147,6 +148,7 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
     except SyntaxError as e:  # pragma: no cover - a bug in the generator
         raise TranspileError(f"internal error: generated {kind} source does not parse: {e}\n{module_text}") from e
     functions = exec_generated(code, name, prog, origins, extra)
+    readable.keep_anf(functions, anf_text, module_text)
     custom_rules.mark_transposes(prog, functions)
     derived: Any = functions[name]
     derived.__srcjax_derived__ = (kind, base, nums)
@@ -777,13 +779,13 @@ class _SplitVJP:
         saved += [_static_leaves(r) for r in res]
         return out, _SplitVJPFunction(self, out, primals, saved)
 
-    def source(self) -> str:
+    def source(self, form: str = "readable") -> str:
         from .api import source
 
         imports: dict[str, None] = {}
         bodies = []
         for f in (self.fwd, self.bwd):
-            lines = source(f).splitlines()
+            lines = source(f, form).splitlines()
             k = next(i for i, ln in enumerate(lines) if ln and not ln.startswith(("import ", "from ")))
             imports.update(dict.fromkeys(ln for ln in lines[:k] if ln))
             bodies.append("\n".join(lines[k:]).strip("\n"))
@@ -815,13 +817,13 @@ class _SplitVJPFunction:
             h.recompute = f"the backward half: {type(failure).__name__}: {failure}"
         return tuple(bars)
 
-    def __srcjax_source__(self) -> str:
+    def __srcjax_source__(self, form: str = "readable") -> str:
         h = self._halves
         if h.recompute is None:
-            return h.source()
+            return h.source(form)
         from .api import source
 
-        return source(_wrap(h.fn, "vjp", tuple(range(len(self._primals))), False, h.max_iters))
+        return source(_wrap(h.fn, "vjp", tuple(range(len(self._primals))), False, h.max_iters), form)
 
 
 _SPLITS: dict[tuple[Any, ...], _SplitVJP | None] = {}

@@ -214,6 +214,7 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
     hit = _WRITTEN.get(key)
     if hit is not None:
         return hit
+    from .transforms import readable
     from .transforms.simplify import simplify_source
 
     text, name, b, prog = batched_source(fn, in_axes, out_axes, axis_size)
@@ -227,6 +228,8 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
         module_text = simplify_source(module_text, set(ADJOINT_IMPORTS) | set(BATCHED_IMPORTS), {})
     except Exception:  # pragma: no cover - the simplifier is an optimization
         pass
+    anf_text = module_text
+    module_text = readable.for_program(module_text, set(ADJOINT_IMPORTS) | set(BATCHED_IMPORTS), prog)
     base = _as_compiled(fn).fn
     filename = f"<srcjax.vmap of {base.__qualname__} #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
@@ -237,6 +240,7 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
     except SyntaxError as e:  # pragma: no cover - a bug in the writer
         raise TranspileError(f"internal error: generated vmap source does not parse: {e}\n{module_text}") from e
     functions = exec_generated(compiled, name, prog, origins, {})
+    readable.keep_anf(functions, anf_text, module_text)
     for g, (kind, nondiff, rules) in b.customs.items():  # batched custom functions keep their (batched) rules
         if g not in functions:
             continue

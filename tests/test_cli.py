@@ -106,6 +106,15 @@ def test_source_writes_module_constants(model):
     assert "\x1b[" not in r.stdout  # not a terminal: plain
 
 
+def test_grad_source_readable_and_anf(model):
+    readable, anf = run(f"{model}::loss", "--grad"), run(f"{model}::loss", "--grad", "--anf")
+    assert readable.returncode == 0 and anf.returncode == 0, readable.stderr + anf.stderr
+    body = lambda t: t.split("def loss_grad(w, x, y):")[1]  # noqa: E731
+    assert "def loss_grad(w, x, y):" in readable.stdout and "w_bar = " in body(readable.stdout)
+    assert len(body(readable.stdout).splitlines()) < len(body(anf.stdout).splitlines())
+    assert "tanh_bar = " in anf.stdout and "tanh_bar = " not in readable.stdout
+
+
 def test_emit_hlo_and_optimized(model):
     args = ["--arg", "w=f32[3,2]", "--arg", "x=f32[5,3]", "--arg", "y=f32[5,2]"]
     r = run(f"{model}::loss", "--emit", "hlo", *args)

@@ -201,8 +201,8 @@ def test_mlp_gradient_source_is_readable_and_runs_with_numpy() -> None:
                  "    params_bar = index_add(params_bar, np.s_[:-1], loop_items_bar)",
                  '    getitem_bar = index_add(zeros_like(getitem), "w", getitem_w_bar)',
                  '    p_w = p["w"]',  # a string key names its value
-                 '    p_bar = index_add(zeros_like(p), "b", p_b_bar)',
-                 '    p_bar = index_add(p_bar, "w", p_w_bar)'):
+                 '    p_bar = index_add(zeros_like(p), "b", unbroadcast(add_bar, p_b))',  # (readable: folded in)
+                 '    p_bar = index_add(p_bar, "w", matmul_rhs_bar(matmul_bar, x, p_w))'):
         assert line in text, line
     assert "tree_add" not in text  # each cotangent is built once: no container sums here
     ns = dict(vars(P))

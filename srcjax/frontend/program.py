@@ -129,14 +129,16 @@ class Program:
         self.rule_only |= set(self.functions) - before
         return name
 
-    def source(self) -> str:
+    def source(self, form: str = "readable") -> str:
         """The generated module: imports, the entry function, then helpers.
 
         Functions srcjax itself wrote (derivatives) are shown as written: they
         are already one operation per line where it matters and read better
         nested; unless control flow on data in them became ``srcjax.lax``
         calls, which is then what runs and is shown. Helpers from
-        :mod:`srcjax.adjoint` are imported, not repeated.
+        :mod:`srcjax.adjoint` are imported, not repeated. ``form="anf"`` shows
+        those functions as written before :mod:`srcjax.transforms.readable`
+        folded their single-use temporaries (one primitive per line).
         """
         module = cst.Module(body=[])
         parts: list[str] = []
@@ -149,7 +151,9 @@ class Program:
                 library[mod].append(nf.fn.__name__)
                 continue
             if is_generated(nf.fn) and nf.name == nf.fn.__name__ and nf.plain is None:
-                parts.append("\n\n" + textwrap.dedent(inspect.getsource(nf.fn)).rstrip("\n") + "\n")
+                written = getattr(nf.fn, "__srcjax_anf__", None) if form == "anf" else None
+                text = written if written is not None else inspect.getsource(nf.fn)
+                parts.append("\n\n" + textwrap.dedent(text).rstrip("\n") + "\n")
             else:
                 parts.append("\n\n" + module.code_for_node(nf.fdef))
         text = "".join(parts)

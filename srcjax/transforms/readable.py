@@ -1,0 +1,605 @@
+"""Readable generated source: fold single-use temporaries back into the expressions they feed,
+and tidy constants, so a derivative reads like the math a person would write.
+
+Input: the module text of generated functions after :mod:`.simplify` (one primitive per line,
+"the ANF form"). Output: the same functions, fewer lines. What this pass writes is the text srcjax
+registers, prints and reads again to lower, so what is printed is what runs (and it still runs
+under NumPy). It is purely syntactic: :mod:`ast` positions, use counts, and edits of the text, so
+statements that do not change keep their text exactly (the user's own lines stay as written).
+
+Inlining. ``t = <e>`` is deleted and ``<e>`` written where ``t`` is read when all of these hold:
+
+- ``t`` is a generated name (not one the user wrote: ``keep``, nor the derivative of a parameter,
+  ``x_bar`` or ``x_dot``: a result keeps its name), bound by this one statement and
+  read exactly once in the whole function (nested scopes included), by a simple statement
+  (assignment, ``return``, ``assert``, expression) later in the *same block*, outside any nested
+  scope (nothing moves across a loop, branch or function boundary);
+- ``<e>`` is pure (operators, subscripts, attributes, ``np.*`` and the pure helpers ``pure_calls``;
+  no list/dict displays, lambdas or comprehensions) and fits on one line;
+- no statement between the two has a side effect (a call of anything else: ``_tape.append``,
+  ``items.append``, a forward half; an item or attribute assignment; ``x += ...``; a compound
+  statement) and none rebinds a name ``<e>`` reads; in the using statement, every call with a side
+  effect is one whose arguments contain ``t`` (so it still runs after ``<e>``);
+- the using statement stays within :data:`MAX_LINE` characters.
+
+A basic slice of a name bound once (``t = x[1:]``, a view in NumPy, one slice in XLA) is written
+at each of its uses, however many, when every use meets the conditions above in a statement
+without calls that have side effects (so no work is duplicated, and no ``t.append`` writes into a
+copy of a list). Parentheses are added exactly where Python's precedence needs them (and around a
+power or a negation under a unary minus, for the reader). A pure ``assert`` (the guard that the
+output is a real scalar) is not a side effect here: a pure expression may move past it.
+
+Functions with control flow (``if``, loops, ``try``) are left as they are: srcjax may
+functionalize them into ``srcjax.lax`` calls, and then shows and lowers their normalized form.
+
+Tidying (each exact for every dtype: the same values, dtype and weakness), except in statements
+binding a name of the user's (their own lines stay as written):
+
+- ``-(-e)`` -> ``e``;
+- ``a * 3 * b`` -> ``3 * a * b`` for a name, call, subscript or power ``a`` (the first product of
+  a chain only: multiplication commutes);
+- ``2.5 * a * 2`` -> ``5.0 * a`` for a float literal times a power of two (scaling by ``2**k`` is
+  exact, within float16's normal range);
+- ``-(2.5 * a)`` -> ``-2.5 * a`` for a float literal (rounding to nearest is symmetric).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+# the simplifier's own text positions and precedence table: this pass edits the same module text after it
+from .simplify import _BUILDS, _SCOPES, _prec, _Text
+
+MAX_LINE = 90
+
+_STMTS = (ast.Assign, ast.Expr, ast.Return, ast.Assert, ast.AugAssign)
+_ATOM = 100
+
+
+def readable_source(text: str, pure_calls: set[str], keep: frozenset[str] = frozenset()) -> str:
+    """``text`` (a module of generated functions) with single-use temporaries folded in and
+    constants tidied; names in ``keep`` (the user's) are never folded away."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:  # pragma: no cover - generated text parses
+        return text
+    t = _Text(text)
+    edits: list[tuple[int, int, str]] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and not _control_flow(node):
+            try:
+                _function(node, t, pure_calls, keep, edits)
+            except _Unsafe:
+                pass
+    if edits:
+        text = t.render(0, len(text), edits)
+    return tidy(text, keep)
+
+
+def _control_flow(fdef: ast.FunctionDef) -> bool:
+    """Whether ``fdef`` has an ``if``, a loop or a ``try``: srcjax may functionalize it (control flow on
+    data becomes ``srcjax.lax`` calls), and then shows and lowers its normalized form, not its text:
+    such functions are left one primitive per line (their names are the ones that show)."""
+    return any(isinstance(n, (ast.If, ast.For, ast.While, ast.Try, ast.With, ast.AsyncFor, ast.AsyncWith, ast.Match))
+               for n in ast.walk(fdef))
+
+
+def for_program(text: str, pure_calls: set[str], prog: Any) -> str:
+    """:func:`readable_source` of ``text``, written from ``prog`` (whose names the user wrote)."""
+    return readable_source(text, pure_calls, user_names(prog))
+
+
+def user_names(prog: Any) -> frozenset[str]:
+    """The names the user wrote in the functions of ``prog`` (a :class:`~srcjax.frontend.program.Program`):
+    never folded away, so the user's own variables keep their names in what srcjax writes."""
+    from ..frontend.names import names_in
+
+    return frozenset(n for nf in prog.functions.values() for n in names_in(nf.source.fdef))
+
+
+def keep_anf(functions: dict[str, Any], anf_text: str, module_text: str) -> None:
+    """Remember on each generated function its text before this pass (``srcjax.source(f, form="anf")``)."""
+    if anf_text == module_text:
+        return
+    texts = function_texts(anf_text)
+    for name, f in functions.items():
+        if name in texts:
+            try:
+                f.__srcjax_anf__ = texts[name]
+            except AttributeError:  # pragma: no cover - not a plain function
+                pass
+
+
+def function_texts(text: str) -> dict[str, str]:
+    """Each top-level function of a module -> its text."""
+    lines = text.splitlines(True)
+    return {node.name: "".join(lines[node.lineno - 1 - len(node.decorator_list):node.end_lineno])
+            for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)}
+
+
+class _Unsafe(Exception):
+    """Positions this pass does not trust (inside f-strings): leave the function as it is."""
+
+
+def _function(fdef: ast.FunctionDef | ast.AsyncFunctionDef, t: _Text, pure_calls: set[str],
+              keep: frozenset[str], edits: list[tuple[int, int, str]]) -> None:
+    stores: Counter[str] = Counter()
+    loads: Counter[str] = Counter()
+    a = fdef.args
+    own = {*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg}
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Name):
+            (loads if isinstance(n.ctx, ast.Load) else stores)[n.id] += 1
+        elif isinstance(n, ast.arg):  # a parameter: bound once; a nested function's or lambda's: not this scope's
+            stores[n.arg] += 1 if n in own else 2
+        elif isinstance(n, ast.alias):
+            stores[(n.asname or n.name).split(".")[0]] += 2
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            stores.update({k: 2 for k in n.names})
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not fdef:
+            stores[n.name] += 2
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+            loads[n.target.id] += 1
+        elif isinstance(n, ast.JoinedStr):
+            raise _Unsafe
+    params = [p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+    keep = keep | {p + suffix for p in params for suffix in ("_bar", "_dot")}  # a parameter's derivative
+    scope = _Scope(fdef, t, pure_calls, keep, stores, loads, edits)
+    scope.block(fdef.body)
+
+
+class _Def:
+    """A definition ``name = <text>`` (statement ``index`` of its block) later statements may read."""
+    __slots__ = ("name", "index", "text", "prec", "reads", "view", "stmt", "inlined")
+
+    def __init__(self, name: str, index: int, text: str, prec: int, reads: set[str], view: bool,
+                 stmt: ast.stmt) -> None:
+        self.name, self.index, self.text, self.prec, self.reads = name, index, text, prec, reads
+        self.view, self.stmt, self.inlined = view, stmt, 0
+
+
+class _Scope:
+    def __init__(self, fdef: ast.AST, t: _Text, pure_calls: set[str], keep: frozenset[str],
+                 stores: Counter[str], loads: Counter[str], edits: list[tuple[int, int, str]]) -> None:
+        self.t, self.keep, self.stores, self.loads, self.edits = t, keep, stores, loads, edits
+        self.helpers = {n for n in pure_calls if stores[n] == 0}
+        self.np_ok = stores["np"] == 0
+
+    # -- purity ------------------------------------------------------------------------------------
+
+    def pure_call(self, call: ast.Call) -> bool:
+        func = call.func
+        if isinstance(func, ast.Name):
+            return func.id in self.helpers
+        parts = []
+        while isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        return isinstance(func, ast.Name) and func.id == "np" and self.np_ok and bool(parts) and \
+            parts[-1] != "random"
+
+    def pure(self, node: ast.AST) -> bool:
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call) and not self.pure_call(n) or isinstance(n, (*_BUILDS, ast.Starred)):
+                return False
+        return True
+
+    def barrier(self, s: ast.stmt) -> bool:
+        """Whether moving a pure expression across ``s`` could change what it computes or when."""
+        if isinstance(s, ast.Assign):
+            return not all(_names_only(tg) for tg in s.targets) or not self.pure(s.value)
+        if isinstance(s, ast.Assert):
+            return not self.pure(s)
+        return not isinstance(s, ast.Pass)
+
+    # -- blocks ------------------------------------------------------------------------------------
+
+    def block(self, body: list[ast.stmt]) -> None:
+        t = self.t
+        binds: dict[str, list[int]] = {}  # name -> indices of the block's statements that bind it
+        barriers = [0]  # prefix counts of barriers
+        uses: list[list[tuple[ast.Name, int, bool]]] = []
+        for i, s in enumerate(body):
+            for n in ast.walk(s):
+                if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                    binds.setdefault(n.id, []).append(i)
+                elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                    binds.setdefault(n.target.id, []).append(i)
+            barriers.append(barriers[-1] + self.barrier(s))
+            simple = isinstance(s, _STMTS) and not any(isinstance(n, ast.NamedExpr) for n in ast.walk(s))
+            uses.append(self._uses(s) if simple else [])
+
+        def movable(d: _Def, reads: set[str], i: int) -> bool:  # from statement d.index to statement i
+            return barriers[i] == barriers[d.index + 1] and \
+                not any(_bound_between(binds.get(r, ()), d.index, i) for r in reads)
+
+        pure = [isinstance(s, _STMTS) and all(self.pure_call(n) for n in ast.walk(s) if isinstance(n, ast.Call))
+                for s in body]
+        views = self._views(body, uses, pure, movable)
+        reach = self._reaching_uses(body, uses)
+        defs: dict[str, _Def] = {}
+        written: list[_Def] = []
+        stmt_edits: dict[int, list[tuple[int, int, str]]] = {}
+        for i, s in enumerate(body):
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                _function(s, t, set(self.helpers), self.keep, self.edits)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                sub = getattr(s, field, None)
+                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                    self.block(sub)
+            for h in getattr(s, "handlers", ()):
+                self.block(h.body)
+            mine: list[tuple[int, int, str]] = []
+            reads: set[str] = set()
+            for name, need, ok in uses[i]:
+                d = defs.get(name.id)
+                if d is None or not ok or not movable(d, d.reads, i):
+                    reads.add(name.id)
+                    continue
+                text = d.text if d.prec >= need else "(" + d.text + ")"
+                start, end = t.span(name)
+                if t.text[start:end] != name.id:  # pragma: no cover - positions we do not trust
+                    raise _Unsafe
+                if not d.view and not self._fits(s, mine + [(start, end, text)]):
+                    reads.add(name.id)
+                    continue
+                mine.append((start, end, text))
+                d.inlined += 1
+                reads |= d.reads
+            stmt_edits[i] = mine
+            d_new = self._definition(s, i, mine, reads, views, reach)
+            if d_new is not None:
+                defs[d_new.name] = d_new
+                written.append(d_new)
+            elif isinstance(s, ast.Assign):  # a rebinding that is not a definition: later reads are not of the old one
+                for tg in s.targets:
+                    for n in ast.walk(tg):
+                        if isinstance(n, ast.Name):
+                            defs.pop(n.id, None)
+        deleted = {d.index for d in written if d.inlined == (self.loads[d.name] if d.view else 1)}
+        for i, s in enumerate(body):
+            if i in deleted:
+                self._delete(s)
+            else:
+                self.edits.extend(stmt_edits.get(i, ()))
+
+    def _views(self, body: list[ast.stmt], uses: list[list[tuple[ast.Name, int, bool]]], pure: list[bool],
+               movable: Any) -> set[str]:
+        """Names of views (``t = x[1:]``) that every use of can read instead."""
+        out: set[str] = set()
+        for i, s in enumerate(body):
+            if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and
+                    _is_view(s.value)):
+                continue
+            name = s.targets[0].id
+            base = s.value.value.id  # type: ignore[attr-defined]
+            if name in self.keep or name.startswith("_") or self.stores[name] != 1 or self.stores[base] > 1 or \
+                    self.loads[name] < 2 or not self._solo(s):
+                continue
+            d = _Def(name, i, "", _ATOM, {base}, True, s)
+            # (in statements without calls with side effects: x[1:] of a list is a new list each time,
+            # and t.append(...) must not append to a copy)
+            n = sum(1 for j in range(i + 1, len(body)) for u, _, ok in uses[j]
+                    if u.id == name and ok and pure[j] and movable(d, d.reads, j))
+            if n == self.loads[name]:
+                out.add(name)
+        return out
+
+    def _fits(self, s: ast.stmt, edits: list[tuple[int, int, str]]) -> bool:
+        t = self.t
+        ls = t.starts[s.lineno - 1]
+        last = s.end_lineno or s.lineno
+        le = t.starts[last] if last < len(t.starts) else len(t.text)
+        text = t.render(ls, le, edits)
+        return max(len(line) for line in text.rstrip("\n").split("\n")) <= MAX_LINE
+
+    def _reaching_uses(self, body: list[ast.stmt], uses: list[list[tuple[ast.Name, int, bool]]]) -> dict[int, int]:
+        """For each statement ``t = <e>`` of the block binding a name every binding and read of which
+        is in this block's simple statements: how many reads see this binding (those up to and
+        including the statement binding ``t`` again)."""
+        bindings: dict[str, list[int]] = {}
+        for i, s in enumerate(body):
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+                bindings.setdefault(s.targets[0].id, []).append(i)
+        reads: dict[str, list[int]] = {}
+        for j, us in enumerate(uses):
+            for u, _, _ in us:
+                reads.setdefault(u.id, []).append(j)
+        out: dict[int, int] = {}
+        for name, idx in bindings.items():
+            at = reads.get(name, [])
+            if len(idx) != self.stores[name] or len(at) != self.loads[name]:
+                continue
+            for k, i in enumerate(idx):
+                nxt = idx[k + 1] if k + 1 < len(idx) else len(body)
+                out[i] = sum(1 for j in at if i < j <= nxt)
+        return out
+
+    def _definition(self, s: ast.stmt, i: int, mine: list[tuple[int, int, str]], reads: set[str],
+                    views: set[str], reach: dict[int, int]) -> _Def | None:
+        """``s`` as a definition that later statements may fold in, or None: its name is read once,
+        or bound again in this block and this binding is read once (not an ``index_add`` chain:
+        accumulations stay one per line)."""
+        if not isinstance(s, ast.Assign) or len(s.targets) != 1 or not isinstance(s.targets[0], ast.Name):
+            return None
+        name = s.targets[0].id
+        if name in views:
+            return _Def(name, i, self.t.render(*self.t.span(s.value), mine), _ATOM, reads, True, s)
+        if name in self.keep or name.startswith("_") or not self._solo(s) or not self.pure(s.value):
+            return None
+        value = s.value
+        once = self.stores[name] == 1 and self.loads[name] == 1 or self.stores[name] > 1 and reach.get(i) == 1 and \
+            not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "index_add")
+        if not once:
+            return None
+        vs, ve = self.t.span(value)
+        text = self.t.render(vs, ve, [e for e in mine if vs <= e[0] and e[1] <= ve])
+        if "\n" in text:
+            return None
+        prec = _prec(value) if not isinstance(value, ast.Name) else _ATOM
+        if isinstance(value, ast.Constant) and isinstance(value.value, (int, float, complex)):
+            prec = _ATOM - 1  # (1).real
+        return _Def(name, i, text, prec, reads | {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}, False, s)
+
+    def _solo(self, s: ast.stmt) -> bool:
+        t = self.t
+        start, end = t.span(s)
+        ls = t.starts[s.lineno - 1]
+        last = s.end_lineno or s.lineno
+        le = t.starts[last] if last < len(t.starts) else len(t.text)
+        return t.text[ls:start].strip() == "" and t.text[end:le].strip() == ""
+
+    def _delete(self, s: ast.stmt) -> None:
+        t = self.t
+        ls = t.starts[s.lineno - 1]
+        last = s.end_lineno or s.lineno
+        le = t.starts[last] if last < len(t.starts) else len(t.text)
+        self.edits.append((ls, le, ""))
+
+    def _uses(self, s: ast.stmt) -> list[tuple[ast.Name, int, bool]]:
+        """The names ``s`` reads outside nested scopes, in source order: (name, the precedence its
+        place needs, whether every call with a side effect in ``s`` runs after it)."""
+        impure = sum(1 for n in ast.walk(s) if isinstance(n, ast.Call) and not self.pure_call(n))
+        out: list[tuple[ast.Name, int, bool]] = []
+
+        def go(node: ast.AST, need: int, above: int) -> None:
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    out.append((node, need, above == impure))
+                return
+            if isinstance(node, _SCOPES):
+                return
+            if isinstance(node, ast.Call) and not self.pure_call(node):
+                above += 1
+            for child, child_need in _children(node):
+                go(child, child_need, above)
+
+        if isinstance(s, ast.Assign):
+            go(s.value, 0, 0)
+            for tg in s.targets:
+                go(tg, _ATOM, 0)
+        elif isinstance(s, ast.AugAssign):
+            go(s.target, _ATOM, 0)
+            go(s.value, 0, 0)
+        elif isinstance(s, ast.Assert):
+            go(s.test, 1, 0)
+            if s.msg is not None:
+                go(s.msg, 1, 0)
+        elif isinstance(s, (ast.Expr, ast.Return)) and s.value is not None:
+            go(s.value, 0, 0)
+        return out
+
+
+def _bound_between(indices: Any, lo: int, hi: int) -> bool:
+    """Whether a statement strictly between ``lo`` and ``hi`` binds the name (sorted ``indices``)."""
+    k = bisect.bisect_right(indices, lo)
+    return k < len(indices) and indices[k] < hi
+
+
+def _names_only(t: ast.expr) -> bool:
+    if isinstance(t, ast.Name):
+        return True
+    if isinstance(t, (ast.Tuple, ast.List)):
+        return all(_names_only(e) for e in t.elts)
+    return isinstance(t, ast.Starred) and _names_only(t.value)
+
+
+def _is_view(value: ast.expr) -> bool:
+    """``x[1:]``, ``x[:, 0]``, ``x[None]``: a basic index of literals (a view in NumPy)."""
+    if not isinstance(value, ast.Subscript) or not isinstance(value.value, ast.Name):
+        return False
+    parts = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+    for p in parts:
+        items = [p.lower, p.upper, p.step] if isinstance(p, ast.Slice) else [p]
+        for x in items:
+            if x is None or isinstance(x, ast.Constant) and (x.value is None or x.value is Ellipsis or
+                                                             type(x.value) is int):
+                continue
+            if isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.USub) and isinstance(x.operand, ast.Constant) \
+                    and type(x.operand.value) is int:
+                continue
+            return False
+    return True
+
+
+def _children(node: ast.AST) -> Sequence[tuple[ast.AST, int]]:
+    """``node``'s child expressions with the precedence each place needs (an expression of lower
+    precedence there is parenthesized)."""
+    if isinstance(node, ast.BinOp):
+        p = _prec(node)
+        if isinstance(node.op, ast.Pow):
+            return [(node.left, 17), (node.right, 15)]
+        return [(node.left, p), (node.right, p + 1)]
+    if isinstance(node, ast.UnaryOp):
+        return [(node.operand, 7 if isinstance(node.op, ast.Not) else 17)]
+    if isinstance(node, ast.Compare):
+        return [(node.left, 9)] + [(c, 9) for c in node.comparators]
+    if isinstance(node, ast.BoolOp):
+        return [(v, 7 if isinstance(node.op, ast.And) else 6) for v in node.values]
+    if isinstance(node, ast.IfExp):
+        return [(node.body, 5), (node.test, 5), (node.orelse, 4)]
+    if isinstance(node, ast.Call):
+        return [(node.func, _ATOM)] + [(a, _ATOM if isinstance(a, ast.Starred) else 1) for a in node.args] + \
+            [(k.value, 1) for k in node.keywords]
+    if isinstance(node, ast.Attribute):
+        return [(node.value, _ATOM)]
+    if isinstance(node, ast.Subscript):
+        return [(node.value, _ATOM - 1), (node.slice, 0 if isinstance(node.slice, ast.Tuple) else 1)]
+    if isinstance(node, ast.Slice):
+        return [(x, 1) for x in (node.lower, node.upper, node.step) if x is not None]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [(e, _ATOM if isinstance(e, ast.Starred) else 1) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        return [(x, 1) for x in [*node.keys, *node.values] if x is not None]
+    if isinstance(node, ast.Starred):
+        return [(node.value, _ATOM)]
+    return [(c, _ATOM) for c in ast.iter_child_nodes(node)]
+
+
+# -- tidying -------------------------------------------------------------------------------------------
+
+
+def tidy(text: str, keep: frozenset[str] = frozenset()) -> str:
+    """Constants gathered and double negations removed (see the module docstring), in functions
+    without control flow; a statement binding one of the user's names (``keep``) is the user's line,
+    kept as written."""
+    if "-(" not in text and "* " not in text:
+        return text
+    tree = ast.parse(text)
+    t = _Text(text)
+    edits: list[tuple[int, int, str]] = []
+
+    def go(node: ast.AST, need: int) -> None:
+        new = _tidy(node, t)
+        if new is not None:
+            edits.append(_replace(node, new, need, t))
+            return
+        for child, child_need in _children(node):
+            go(child, child_need)
+
+    for st in ast.walk(tree):
+        if isinstance(st, ast.JoinedStr):
+            return text
+    for st in (n for f in tree.body if isinstance(f, ast.FunctionDef) and not _control_flow(f) for n in ast.walk(f)):
+        if isinstance(st, _STMTS) and not _binds_user_name(st, keep):
+            for field, need in (("value", 0), ("test", 1), ("msg", 1)):
+                v = getattr(st, field, None)
+                if isinstance(v, ast.expr):
+                    go(v, need)
+    return t.render(0, len(text), edits) if edits else text
+
+
+def _binds_user_name(st: ast.stmt, keep: frozenset[str]) -> bool:
+    targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, ast.AugAssign) else []
+    return any(isinstance(n, ast.Name) and n.id in keep and not n.id.endswith(("_bar", "_dot"))
+               for tg in targets for n in ast.walk(tg))
+
+
+def _number(node: ast.AST) -> int | float | None:
+    """The value of a number literal (``2``, ``-2.5``), or None."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        sign, node = -1, node.operand
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        value: int | float = node.value  # type: ignore[assignment]
+        return sign * value
+    return None
+
+
+def _chain(node: ast.expr) -> list[ast.expr]:
+    """``a * b * c`` -> [a, b, c] (the left spine of ``*``)."""
+    out = []
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        out.append(node.right)
+        node = node.left
+    out.append(node)
+    return out[::-1]
+
+
+def _tidy(node: ast.AST, t: _Text) -> tuple[str, int] | None:
+    """The tidied text of ``node`` and its precedence, or None when nothing changes here."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = node.operand
+        if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.USub):  # -(-e)
+            return _text(inner.operand, t), _prec(inner.operand)
+        if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Mult):
+            fs, head, _ = _gather(inner)
+            if type(head) is float:  # -(2.5 * a * b) -> -2.5 * a * b
+                first = fs[0]
+                spelled = isinstance(first, ast.Constant) and first.value == head
+                return _product("-" + _text(first, t) if spelled else repr(-head), fs, t), 14
+        return None
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+        return None
+    fs, head, changed = _gather(node)
+    if not changed:
+        return None
+    return _product(repr(head) if head is not None and _number(fs[0]) != head else _text(fs[0], t), fs, t), 14
+
+
+def _gather(node: ast.BinOp) -> tuple[list[ast.expr], int | float | None, bool]:
+    """The factors of the product chain ``node`` with its constants gathered at the front: (the
+    factors, the leading constant's value or None, whether anything moved)."""
+    fs = _chain(node)
+    changed = False
+    if _number(fs[0]) is None and _number(fs[1]) is not None and _prec(fs[0]) >= 16:  # a * 3 * b -> 3 * a * b
+        fs[0], fs[1] = fs[1], fs[0]
+        changed = True
+    head = _number(fs[0])
+    while type(head) is float and len(fs) >= 3:  # 2.5 * a * 2 -> 5.0 * a
+        c = _number(fs[2])
+        if c is None or not _power_of_two(c) or not 2.0 ** -14 <= abs(head) or abs(head * c) > 65504:
+            break
+        head = head * c
+        del fs[2]
+        changed = True
+    return fs, head, changed
+
+
+def _power_of_two(c: int | float) -> bool:
+    if c < 1 or c != int(c):
+        return False
+    n = int(c)
+    return n & (n - 1) == 0
+
+
+def _product(head: str, fs: list[ast.expr], t: _Text) -> str:
+    """``head * fs[1] * fs[2] ...``, each factor parenthesized as its place (right of ``*``) needs."""
+    parts = [head]
+    for f in fs[1:]:
+        text = _text(f, t)
+        parts.append(text if _prec(f) >= 15 else "(" + text + ")")
+    return " * ".join(parts)
+
+
+def _text(node: ast.AST, t: _Text) -> str:
+    """The tidied text of a whole expression (tidying inside it too)."""
+    s, e = t.span(node)
+    edits: list[tuple[int, int, str]] = []
+
+    def go(n: ast.AST, need: int) -> None:
+        new = _tidy(n, t)
+        if new is not None:
+            edits.append(_replace(n, new, need, t))
+            return
+        for child, child_need in _children(n):
+            go(child, child_need)
+
+    for child, need in _children(node):
+        go(child, need)
+    return t.render(s, e, edits)
+
+
+def _replace(node: ast.AST, new: tuple[str, int], need: int, t: _Text) -> tuple[int, int, str]:
+    """The edit writing ``new`` (text, precedence) for ``node``, parenthesized when its place needs it
+    and the text does not already have parentheses around it."""
+    s, e = t.span(node)
+    text, prec = new
+    if prec < need and not (t.text[:s].rstrip().endswith("(") and t.text[e:].lstrip().startswith(")")):
+        text = "(" + text + ")"
+    return (s, e, text)

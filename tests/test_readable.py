@@ -1,0 +1,408 @@
+"""Readable derivative source (srcjax.transforms.readable): the printed gradient of common losses
+is close to what a person writes by hand, and the readable and ANF forms compute the same numbers.
+
+Counting rule (``count_statements``): the statements of the gradient function's body, nested
+blocks included (a compound statement counts once, plus its body); not counted: the import lines
+(outside the function), the ``assert`` guard that checks the output is a real scalar, and the
+statement computing the value it checks when nothing but the guard reads it (the loss itself: a
+hand-written gradient does not compute it, and XLA drops it). The hand-written gradients below are
+counted by the same rule, and checked to be gradients (against ``srcjax.grad``).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+import pytest
+
+import srcjax
+from srcjax.transforms import readable
+
+
+def count_statements(text: str, name: str) -> int:
+    fdef = next(n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef) and n.name == name)
+    body = list(fdef.body)
+    guard = next((s for s in body if isinstance(s, ast.Assert)), None)
+    if guard is not None:
+        checked = {n.id for n in ast.walk(guard.test) if isinstance(n, ast.Name)}
+        reads = [n.id for s in body if s is not guard for n in ast.walk(s)
+                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        body = [s for s in body if s is not guard and not (
+            isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and
+            s.targets[0].id in checked and s.targets[0].id not in reads)]
+    return sum(1 for s in body for n in ast.walk(s) if isinstance(n, ast.stmt))
+
+
+# -- the losses, each with its hand-written gradient (w.r.t. the first argument) --------------------
+
+
+def least_squares(w, X, y):
+    return np.sum((X @ w - y) ** 2)
+
+
+def least_squares_hand(w, X, y):
+    return 2 * X.T @ (X @ w - y)
+
+
+def ridge(w, X, y):
+    return np.sum((X @ w - y) ** 2) + 0.1 * np.sum(w ** 2)
+
+
+def ridge_hand(w, X, y):
+    return 2 * X.T @ (X @ w - y) + 0.2 * w
+
+
+def rosen(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def rosen_hand(x):
+    a = x[1:] - x[:-1] ** 2
+    g = np.zeros_like(x)
+    g[1:] += 200.0 * a
+    g[:-1] += -400.0 * a * x[:-1] - 2.0 * (1.0 - x[:-1])
+    return g
+
+
+def logistic_regression(w, X, y):
+    return np.mean(np.log1p(np.exp(-y * (X @ w))))
+
+
+def logistic_regression_hand(w, X, y):
+    s = -y / (1.0 + np.exp(y * (X @ w)))
+    return X.T @ s / y.shape[0]
+
+
+def softmax_cross_entropy(z, t):
+    return np.log(np.sum(np.exp(z))) - np.sum(t * z)
+
+
+def softmax_cross_entropy_hand(z, t):
+    e = np.exp(z)
+    return e / np.sum(e) * np.sum(t) - t
+
+
+def sigmoid_cross_entropy(z, y):
+    p = 1.0 / (1.0 + np.exp(-z))
+    return -np.sum(y * np.log(p) + (1.0 - y) * np.log(1.0 - p))
+
+
+def sigmoid_cross_entropy_hand(z, y):
+    return 1.0 / (1.0 + np.exp(-z)) - y
+
+
+def huber(x, y):
+    r = x - y
+    return np.sum(np.where(np.abs(r) <= 1.0, 0.5 * r ** 2, np.abs(r) - 0.5))
+
+
+def huber_hand(x, y):
+    r = x - y
+    return np.where(np.abs(r) <= 1.0, r, np.sign(r))
+
+
+def log_cosh(x, y):
+    return np.sum(np.log(np.cosh(x - y)))
+
+
+def log_cosh_hand(x, y):
+    return np.tanh(x - y)
+
+
+def pseudo_huber(x, y):
+    return np.sum(np.sqrt(1.0 + (x - y) ** 2) - 1.0)
+
+
+def pseudo_huber_hand(x, y):
+    r = x - y
+    return r / np.sqrt(1.0 + r ** 2)
+
+
+def poisson_nll(z, y):
+    return np.sum(np.exp(z) - y * z)
+
+
+def poisson_nll_hand(z, y):
+    return np.exp(z) - y
+
+
+def softmax_weighted(z, v):
+    e = np.exp(z - np.max(z))
+    return np.sum(v * e / np.sum(e))
+
+
+def softmax_weighted_hand(z, v):
+    e = np.exp(z - np.max(z))
+    s = e / np.sum(e)
+    return s * (v - np.sum(v * s))
+
+
+def layernorm(x, g):
+    xc = x - np.mean(x)
+    return np.sum(g * xc / np.sqrt(np.mean(xc ** 2) + 1e-5))
+
+
+def layernorm_hand(x, g):
+    xc = x - np.mean(x)
+    inv = 1.0 / np.sqrt(np.mean(xc ** 2) + 1e-5)
+    xhat = xc * inv
+    return inv * (g - np.mean(g) - xhat * np.mean(g * xhat))
+
+
+def squared_hinge(w, X, y):
+    return np.sum(np.maximum(0.0, 1.0 - y * (X @ w)) ** 2)
+
+
+def squared_hinge_hand(w, X, y):
+    m = np.maximum(0.0, 1.0 - y * (X @ w))
+    return -2.0 * X.T @ (m * y)
+
+
+def mlp(params, x, y):
+    w1, b1, w2, b2 = params
+    h = np.tanh(x @ w1 + b1)
+    out = h @ w2 + b2
+    return np.mean((out - y) ** 2)
+
+
+def mlp_hand(params, x, y):
+    w1, b1, w2, b2 = params
+    h = np.tanh(x @ w1 + b1)
+    d_out = 2.0 * (h @ w2 + b2 - y) / y.size
+    d_h = d_out @ w2.T * (1.0 - h ** 2)
+    return (x.T @ d_h, np.sum(d_h, 0), h.T @ d_out, np.sum(d_out, 0))
+
+
+def _args(name, rng):
+    n, d = 7, 3
+    X, y = rng.standard_normal((n, d)), rng.standard_normal(n)
+    x, t = rng.standard_normal(5), rng.standard_normal(5)
+    if name in ("least_squares", "ridge"):
+        return (rng.standard_normal(d), X, y)
+    if name in ("logistic_regression", "squared_hinge"):
+        return (rng.standard_normal(d), X, np.sign(y))
+    if name == "rosen":
+        return (x,)
+    if name == "softmax_cross_entropy":
+        return (x, np.eye(5)[2])
+    if name == "sigmoid_cross_entropy":
+        return (x, rng.uniform(size=5))
+    if name == "mlp":
+        params = (rng.standard_normal((d, 4)), rng.standard_normal(4), rng.standard_normal((4, 2)),
+                  rng.standard_normal(2))
+        return (params, X, rng.standard_normal((n, 2)))
+    if name == "huber":
+        return (2.0 * x, t)
+    return (x, t)
+
+
+# name -> the statement count of the hand-written gradient above (asserted, so the table stays true)
+HAND = {"least_squares": 1, "ridge": 1, "rosen": 5, "logistic_regression": 2, "softmax_cross_entropy": 2,
+        "sigmoid_cross_entropy": 1, "huber": 2, "log_cosh": 1, "pseudo_huber": 2, "poisson_nll": 1,
+        "softmax_weighted": 3, "layernorm": 4, "squared_hinge": 2, "mlp": 5}
+LOSSES = {name: globals()[name] for name in HAND}
+
+
+def _printed(name):
+    f = LOSSES[name]
+    return srcjax.source(srcjax.grad(f)), f"{name}_grad"
+
+
+@pytest.mark.parametrize("name", list(HAND))
+def test_hand_written_gradient_is_a_gradient(name) -> None:
+    import inspect
+
+    hand = globals()[name + "_hand"]
+    assert count_statements(inspect.getsource(hand), hand.__name__) == HAND[name]
+    args = _args(name, np.random.default_rng(0))
+    want = srcjax.tree_util.tree_leaves(srcjax.numpy_function(srcjax.grad(LOSSES[name]))(*args))
+    got = srcjax.tree_util.tree_leaves(hand(*args))
+    for a, b in zip(want, got, strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-9, atol=1e-12)
+
+
+def _ratios(form: str) -> dict[str, float]:
+    out = {}
+    for name, hand in HAND.items():
+        text = srcjax.source(srcjax.grad(LOSSES[name]), form=form)
+        out[name] = count_statements(text, f"{name}_grad") / hand
+    return out
+
+
+@pytest.mark.xfail(strict=True, reason="issue 20's target is not met yet: see the table (python -m tests.test_readable)")
+def test_printed_gradients_are_close_to_hand_written() -> None:
+    """Issue 20's target: at most 3x the hand-written statement count for each loss, 2x on average."""
+    ratios = _ratios("readable")
+    assert max(ratios.values()) <= 3.0, ratios
+    assert sum(ratios.values()) / len(ratios) <= 2.0, ratios
+
+
+def test_readable_form_is_shorter_than_anf() -> None:
+    """What the readable pass reaches today (a floor, so it does not get worse): on average 0.7x the
+    ANF form's statements, never longer; Rosenbrock and the MLP within 3x their hand-written gradient."""
+    readable_, anf = _ratios("readable"), _ratios("anf")
+    assert all(readable_[n] <= anf[n] for n in HAND), (readable_, anf)
+    assert sum(readable_[n] / anf[n] for n in HAND) / len(HAND) <= 0.7, (readable_, anf)
+    assert readable_["rosen"] <= 2.0 and readable_["mlp"] <= 3.0, readable_
+
+
+def table() -> list[tuple[str, int, int, int]]:
+    """(loss, hand-written, ANF form, readable form) statement counts: ``python -m tests.test_readable``."""
+    rows = []
+    for name, hand in HAND.items():
+        f = srcjax.grad(LOSSES[name])
+        fname = f"{name}_grad"
+        rows.append((name, hand, count_statements(srcjax.source(f, form="anf"), fname),
+                     count_statements(srcjax.source(f), fname)))
+    return rows
+
+
+if __name__ == "__main__":
+    rows = table()
+    print(f"{'loss':24} {'hand':>5} {'anf':>5} {'readable':>9} {'ratio':>6}")
+    for name, hand, anf, read in rows:
+        print(f"{name:24} {hand:5} {anf:5} {read:9} {read / hand:6.2f}")
+    print(f"{'mean ratio':24} {'':5} {sum(r[2] / r[1] for r in rows) / len(rows):5.2f} "
+          f"{'':9} {sum(r[3] / r[1] for r in rows) / len(rows):6.2f}")
+
+
+# -- the readable form computes exactly what the ANF form computes -------------------------------------
+
+
+def _run(text: str, fname: str, globs: dict, *args):
+    ns = dict(globs)
+    exec(compile(text, f"<{fname}>", "exec"), ns)
+    return ns[fname](*args)
+
+
+def _same(a, b) -> None:
+    for x, y in zip(srcjax.tree_util.tree_leaves(a), srcjax.tree_util.tree_leaves(b), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+@pytest.mark.parametrize("name", list(HAND))
+def test_losses_readable_and_anf_forms_agree(name) -> None:
+    f = srcjax.grad(LOSSES[name])
+    args = _args(name, np.random.default_rng(1))
+    fname = f"{name}_grad"
+    got = _run(srcjax.source(f), fname, globals(), *args)
+    _same(got, _run(srcjax.source(f, form="anf"), fname, globals(), *args))
+    _same(got, srcjax.numpy_function(f)(*args))
+    np.testing.assert_allclose(np.asarray(srcjax.tree_util.tree_leaves(f(*args))[0]),
+                               np.asarray(srcjax.tree_util.tree_leaves(got)[0]), rtol=1e-12, atol=1e-14)
+
+
+def test_random_programs_readable_and_anf_forms_agree(tmp_path_factory) -> None:
+    """grad, jvp and vmap of random programs with control flow on data (tests/test_ad_control.py's
+    generator): the two forms run by NumPy give identical numbers."""
+    from hypothesis import HealthCheck, given, note, settings
+
+    from tests.test_ad_control import control_program
+    from tests.written import numpy_and_jax
+
+    @settings(max_examples=12, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(control_program())
+    def check(text):
+        note(text)
+        f, _ = numpy_and_jax(tmp_path_factory.mktemp("readable", numbered=True), text, "rd")
+        rng = np.random.default_rng(3)
+        x, w = rng.uniform(-1, 1, 3), rng.uniform(-1, 1, 3)
+        for g, fname, args in ((srcjax.grad(f, argnums=(0, 1)), "f_grad", (x, w)),
+                               (srcjax.vmap(f), "f_vmap", (np.stack([x, w]), np.stack([w, x])))):
+            _same(_run(srcjax.source(g), fname, f.__globals__, *args),
+                  _run(srcjax.source(g, form="anf"), fname, f.__globals__, *args))
+
+    check()
+
+
+# -- the pass on its own: what moves and what does not ---------------------------------------------------
+
+
+def _fold(body: str, keep: frozenset[str] = frozenset({"x", "y"})) -> str:
+    text = "import numpy as np\n\n\ndef f(x, y):\n" + "".join("    " + ln + "\n" for ln in body.split("\n"))
+    out = readable.readable_source(text, {"ones_like"}, keep)
+    return out.split("def f(x, y):\n")[1]
+
+
+def test_single_use_temporaries_fold_with_parentheses_where_needed() -> None:
+    assert _fold("add = x + y\nmul = add * 2.0\nreturn mul") == "    return (x + y) * 2.0\n"
+    assert _fold("sub = x - y\nsub_1 = y - sub\nreturn sub_1") == "    return y - (x - y)\n"
+    assert _fold("pow_1 = x ** 2\nneg = -pow_1\nreturn neg") == "    return -(x ** 2)\n"
+    assert _fold("neg = -x\npow_1 = neg ** 2\nreturn pow_1") == "    return (-x) ** 2\n"
+    assert _fold("pow_1 = x ** y\npow_2 = 2.0 ** pow_1\nreturn pow_2") == "    return 2.0 ** x ** y\n"
+    assert _fold("s = x, y\nreturn np.stack(s)") == "    return np.stack((x, y))\n"
+
+
+def test_names_the_user_wrote_and_multiple_uses_stay() -> None:
+    assert _fold("h = np.tanh(x)\nreturn h * y", keep=frozenset({"x", "y", "h"})) == \
+        "    h = np.tanh(x)\n    return h * y\n"
+    assert _fold("t = np.tanh(x)\nreturn t * t") == "    t = np.tanh(x)\n    return t * t\n"
+    assert _fold("t = np.tanh(x)\nx_bar = t * y\nreturn x_bar") == "    x_bar = np.tanh(x) * y\n    return x_bar\n"
+
+
+def test_nothing_moves_across_side_effects_rebinding_or_blocks() -> None:
+    body = "t = np.tanh(x)\n_tape.append(y)\nreturn t"
+    assert _fold(body) == "".join("    " + ln + "\n" for ln in body.split("\n"))
+    body = "t = x[0]\nx[0] = 1.0\nreturn t"
+    assert _fold(body) == "".join("    " + ln + "\n" for ln in body.split("\n"))
+    body = "t = np.tanh(y)\ny = x\nreturn t"
+    assert _fold(body, keep=frozenset()) == "".join("    " + ln + "\n" for ln in body.split("\n"))
+    body = "t = np.tanh(x)\nfor k in range(3):\n    y = y + t\nreturn y"
+    assert _fold(body) == "".join("    " + ln + "\n" for ln in body.split("\n"))
+    body = "t = np.tanh(x)\nreturn g(y, t) + h()"  # h() would run before np.tanh(x)
+    assert _fold(body) == "".join("    " + ln + "\n" for ln in body.split("\n"))
+    assert _fold("t = np.tanh(x)\nreturn g(y, t)") == "    return g(y, np.tanh(x))\n"
+
+
+def test_lines_stay_short() -> None:
+    long = " + ".join(["np.tanh(x)"] * 8)
+    body = f"t = {long}\nreturn np.sum(t * y) + np.sum(t * y * y) + np.sin(y)"
+    assert _fold(body.replace("np.sum(t * y) + ", "")).count("\n") == 2
+
+
+def test_views_are_read_at_each_use() -> None:
+    assert _fold("getitem = x[:-1]\nreturn getitem * getitem + y[1:]") == "    return x[:-1] * x[:-1] + y[1:]\n"
+
+
+def _tidy(line: str, keep: frozenset[str] = frozenset()) -> str:
+    return readable.tidy(f"def f(a, b):\n    {line}\n", keep).split("\n")[1].strip()
+
+
+def test_tidying_is_exact() -> None:
+    assert _tidy("y = -(-x)") == "y = x"
+    assert _tidy("y = a * 2 * b") == "y = 2 * a * b"
+    assert _tidy("y = 100.0 * a * 2 * b") == "y = 200.0 * a * b"
+    assert _tidy("y = -(2.5 * a)") == "y = -2.5 * a"
+    assert _tidy("y = -(100.0 * a * 2)") == "y = -200.0 * a"
+    assert _tidy("y = -(2 * a)") == "y = -(2 * a)"  # an unsigned a: -2 does not fit
+    assert _tidy("y = 0.1 * a * 3") == "y = 0.1 * a * 3"  # rounding: not gathered
+    assert _tidy("y = -a * 2 * b") == "y = -a * 2 * b"
+    assert _tidy("y = a * 2 * b", keep=frozenset({"y"})) == "y = a * 2 * b"  # the user's line, as written
+    assert _tidy("y_bar = a * 2 * b", keep=frozenset({"y"})) == "y_bar = 2 * a * b"
+    for a in (np.float16(3.5), np.float32(-7.25), np.arange(4, dtype=np.int8), 1e308, 3):
+        assert np.array_equal(100.0 * a * 2 * 1.5, 200.0 * a * 1.5)
+        assert np.result_type(100.0 * a * 2) == np.result_type(200.0 * a)
+
+
+def test_anf_form_and_cli_flag(tmp_path) -> None:
+    f = srcjax.grad(rosen)
+    anf, text = srcjax.source(f, form="anf"), srcjax.source(f)
+    assert "getitem" in anf and "getitem" not in text
+    assert count_statements(text, "rosen_grad") < count_statements(anf, "rosen_grad")
+    with pytest.raises(srcjax.TranspileError, match="form"):
+        srcjax.source(f, form="tree")
+
+
+def test_views_stay_where_a_call_may_write_into_them() -> None:
+    body = "t = y[1:]\nt.append(x)\nreturn t"
+    assert _fold(body) == "".join("    " + ln + "\n" for ln in body.split("\n"))
+
+
+def test_a_binding_read_once_folds_even_when_its_name_is_bound_again() -> None:
+    assert _fold("a_bar = y\na_bar = a_bar + np.sin(x)\nreturn a_bar * 2.0") == \
+        "    return (y + np.sin(x)) * 2.0\n"
+    body = "g = index_add(zeros_like(x), 0, y)\ng = index_add(g, 1, y)\nreturn g"  # accumulations stay
+    assert _fold(body) == "".join("    " + ln + "\n" for ln in body.split("\n"))
+    body = "a = np.sin(x)\nb = a * a\na = np.cos(x)\nreturn a + b"  # read twice: stays; the second folds
+    assert _fold(body) == "    a = np.sin(x)\n    b = a * a\n    return np.cos(x) + b\n"
