@@ -24,8 +24,18 @@ from typing import Any
 import numpy as np
 
 from . import pytree
+from .windows import ConvDimensionNumbers, conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window
 
-__all__ = ["bitcast_convert_type", "cond", "erf", "fori_loop", "index_update", "scan", "switch", "while_loop"]
+__all__ = ["ConvDimensionNumbers", "add", "bitcast_convert_type", "cond", "conv", "conv_general_dilated",
+           "conv_transpose", "erf", "fori_loop", "index_update", "max", "min", "mul", "padtype_to_pads",
+           "reduce_window", "scan", "switch", "while_loop"]
+
+# JAX's elementwise monoids, the computations ``reduce_window`` takes: NumPy's ufuncs (so srcjax reads
+# ``srcjax.lax.add(x, y)`` as ``np.add``; unlike JAX's they broadcast and promote as NumPy does)
+add = np.add
+mul = np.multiply
+max = np.maximum  # noqa: A001  (JAX's names)
+min = np.minimum  # noqa: A001
 
 
 def _truth(pred: Any, what: str) -> bool:
