@@ -16,11 +16,15 @@ from typing import Any
 
 import numpy as np
 
+from .conv_adjoint import conv_specs
+from .lax import conv as lax_conv
+from .lax import conv_general_dilated
+from .lax import conv_transpose as lax_conv_transpose
 from .lax import index_update as srcjax_index_update
 
 __all__ = ["AT_COMBINE", "IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add", "accumulate_max",
            "accumulate_min", "accumulate_multiply", "allclose", "at_divide", "at_max", "at_min", "at_multiply",
-           "at_power", "average", "block", "convolve", "corrcoef", "correlate", "cov", "empty_like", "fftfreq",
+           "at_power", "average", "block", "conv", "conv_transpose", "convolve", "corrcoef", "correlate", "cov", "empty_like", "fftfreq",
            "fftshift", "gradient", "histogram", "ifftshift", "interp", "isclose", "isin", "nan_to_num",
            "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar",
            "piecewise", "polyfit", "polyval", "rfftfreq", "select", "selection_all", "selection_any",
@@ -274,6 +278,49 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
     if m > n:  # NumPy computes it with the operands swapped, then reverses
         return _mode_slice(_full_convolution(v, a[::-1]), n, m, mode)[::-1]
     return _mode_slice(_full_convolution(a, v[::-1]), n, m, mode)
+
+
+# -- srcjax.lax's convenience wrappers of conv_general_dilated -----------------------------------
+
+@_implements(lax_conv)
+def conv(lhs: Any, rhs: Any, window_strides: Any, padding: Any, precision: Any = None,
+         preferred_element_type: Any = None) -> Any:
+    """JAX's ``lax.conv``: ``conv_general_dilated`` with ``NCHW``/``OIHW`` layouts and no dilation."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding, None, None, None, 1, 1, precision,
+                                preferred_element_type)
+
+
+_TRANSPOSE_LAYOUTS = (None, None, ("NC", "IO", "NC"), ("NHC", "HIO", "NHC"), ("NHWC", "HWIO", "NHWC"),
+                      ("NHWDC", "HWDIO", "NHWDC"))
+
+
+def _transpose_padding(k: int, s: int, padding: str) -> tuple[int, int]:
+    """The (low, high) padding of the dilated input that gives a forward 'SAME'/'VALID' conv's transpose."""
+    if padding == "SAME":
+        total = k + s - 2
+        lo = k - 1 if s > k - 1 else -(-total // 2)
+        return lo, total - lo
+    return k - 1, s - 1 + max(k - s, 0)
+
+
+@_implements(lax_conv_transpose)
+def conv_transpose(lhs: Any, rhs: Any, strides: Any, padding: Any, rhs_dilation: Any = None,
+                   dimension_numbers: Any = None, transpose_kernel: bool = False, precision: Any = None,
+                   preferred_element_type: Any = None) -> Any:
+    """JAX's ``lax.conv_transpose``: the input dilated by ``strides`` (a fractionally strided convolution)."""
+    nd = np.ndim(lhs)
+    specs = conv_specs(nd, _TRANSPOSE_LAYOUTS[nd] if dimension_numbers is None else dimension_numbers)
+    rspec = specs[1]
+    dil = (1,) * (nd - 2) if rhs_dilation is None else tuple(rhs_dilation)
+    pads = padding
+    if isinstance(padding, str):
+        pads = [_transpose_padding(1 + r * (np.shape(rhs)[i] - 1), s, padding)
+                for i, r, s in zip(rspec[2:], dil, strides)]
+    w = rhs
+    if transpose_kernel:
+        w = np.swapaxes(np.flip(w, tuple(rspec[2:])), rspec[0], rspec[1])
+    return conv_general_dilated(lhs, w, (1,) * (nd - 2), pads, tuple(strides), dil, specs, 1, 1, precision,
+                                preferred_element_type)
 
 
 # -- choosing, counting, scans -----------------------------------------------------------------

@@ -160,8 +160,7 @@ def batch_conv(lhs: Any, rhs: Any, window_strides: Any, padding: Any, lhs_dilati
         if bg == 1:
             x = axis_into(lhs, 0, lspec[0])
         else:  # the groups stay outermost in the batch dimension
-            x = axis_out_of(lhs, lspec[0] + 1, bg)
-            x = axis_into(x, 0, lspec[0] + 1)
+            x = axis_into(axis_into(axis_out_of(lhs, lspec[0] + 1, bg), 0, lspec[0] + 1), lspec[0], lspec[0])
         out = conv_general_dilated(x, rhs, window_strides, padding, lhs_dilation, rhs_dilation, dn, fg, bg,
                                    precision, preferred_element_type)
         return np.moveaxis(axis_out_of(out, ospec[0], size), ospec[0], 0)
@@ -171,8 +170,7 @@ def batch_conv(lhs: Any, rhs: Any, window_strides: Any, padding: Any, lhs_dilati
                                    rhs_dilation, dn, fg, bg, precision, preferred_element_type)
         return np.moveaxis(axis_out_of(out, ospec[1], size), ospec[1], 0)
     groups = max(fg, bg)  # the groups stay outermost in the output features
-    w = axis_out_of(rhs, rspec[0] + 1, groups)
-    w = axis_into(w, 0, rspec[0] + 1)
+    w = axis_into(axis_into(axis_out_of(rhs, rspec[0] + 1, groups), 0, rspec[0] + 1), rspec[0], rspec[0])
     out = conv_general_dilated(lhs, w, window_strides, padding, lhs_dilation, rhs_dilation, dn, fg, bg,
                                precision, preferred_element_type)
     out = axis_out_of(out, ospec[1], groups)

@@ -36,6 +36,8 @@ add = np.add
 mul = np.multiply
 max = np.maximum  # noqa: A001  (JAX's names)
 min = np.minimum  # noqa: A001
+for _f in (conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window):
+    _f.__module__ = __name__  # (their home is srcjax.windows; users find them here)
 
 
 def _truth(pred: Any, what: str) -> bool:
