@@ -22,13 +22,13 @@ from .lax import conv_general_dilated
 from .lax import conv_transpose as lax_conv_transpose
 from .lax import index_update as srcjax_index_update
 
-__all__ = ["AT_COMBINE", "IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add", "accumulate_max",
-           "accumulate_min", "accumulate_multiply", "allclose", "at_divide", "at_max", "at_min", "at_multiply",
-           "at_power", "average", "block", "conv", "conv_transpose", "convolve", "corrcoef", "correlate", "cov", "empty_like", "fftfreq",
-           "fftshift", "gradient", "histogram", "ifftshift", "interp", "isclose", "isin", "nan_to_num",
-           "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar",
-           "piecewise", "polyfit", "polyval", "rfftfreq", "select", "selection_all", "selection_any",
-           "selection_fill", "selection_max", "selection_mean", "selection_min", "selection_prod", "selection_sum",
+__all__ = ["AT_COMBINE", "IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add", "accumulate_max", "accumulate_min",
+           "accumulate_multiply", "allclose", "at_divide", "at_max", "at_min", "at_multiply", "at_power", "average",
+           "block", "conv", "conv_transpose", "convolve", "corrcoef", "correlate", "cov", "empty_like", "fftfreq",
+           "fftshift", "gradient", "histogram", "ifftshift", "interp", "isclose", "isin", "nan_to_num", "nanargmax",
+           "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar", "piecewise",
+           "polyfit", "polyval", "rfftfreq", "select", "selection_all", "selection_any", "selection_fill",
+           "selection_max", "selection_mean", "selection_min", "selection_prod", "selection_sum",
            "sliding_window_view", "trapezoid", "vdot"]
 
 IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
