@@ -29,7 +29,7 @@ __all__ = ["AT_COMBINE", "IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add",
            "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar", "piecewise",
            "polyfit", "polyval", "rfftfreq", "select", "selection_all", "selection_any", "selection_fill",
            "selection_max", "selection_mean", "selection_min", "selection_prod", "selection_sum",
-           "sliding_window_view", "trapezoid", "vdot"]
+           "sliding_window_view", "trapezoid", "unique", "vdot"]
 
 IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
 
@@ -332,6 +332,40 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     for k in range(len(condlist) - 1, -1, -1):
         out = np.where(condlist[k], choicelist[k], out)
     return out
+
+
+@_implements(np.unique)
+def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
+           axis: Any = None, *, equal_nan: bool = True, size: Any = None, fill_value: Any = None,
+           sorted: bool = True) -> Any:  # noqa: A002 (NumPy's name)
+    """JAX's ``jnp.unique(ar, size=...)``: the first ``size`` sorted unique values of the flattened ``ar``,
+    padded with ``fill_value`` (default: the smallest value); the index of each one's first occurrence and
+    its count (0 past the unique values), the inverse (``ar``'s shape). Built from a stable sort: a value
+    starts a group where it differs from the one before (NaNs equal with ``equal_nan``), and group ``j``
+    starts at ``np.searchsorted(group, j)``. (srcjax's normalizer refuses it without ``size=``.)"""
+    x = np.ravel(ar)
+    order = np.argsort(x, kind="stable")
+    s = x[order]
+    differ = s[1:] != s[:-1]
+    if equal_nan and np.result_type(s).kind in "fc":
+        differ = np.logical_and(differ, np.logical_not(np.logical_and(np.isnan(s[1:]), np.isnan(s[:-1]))))
+    group = np.cumsum(np.concatenate([np.ones(1, dtype=bool), differ])) - 1  # each sorted value's group
+    j = np.arange(size)
+    found = j <= group[-1]
+    start = np.where(found, np.searchsorted(group, j), 0)  # (past the unique values: the smallest, as JAX)
+    values = s[start]
+    if fill_value is not None:
+        values = np.where(found, values, np.asarray(fill_value).astype(np.result_type(s)))
+    if not (return_index or return_inverse or return_counts):
+        return values
+    out = [values]
+    if return_index:
+        out.append(order[start])
+    if return_inverse:
+        out.append(np.reshape(group[np.argsort(order)], np.shape(ar)))
+    if return_counts:
+        out.append(np.where(found, np.searchsorted(group, j, side="right") - start, 0))
+    return tuple(out)
 
 
 @_implements(np.histogram)
