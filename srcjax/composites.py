@@ -25,10 +25,10 @@ from .lax import index_update as srcjax_index_update
 __all__ = ["AT_COMBINE", "IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add", "accumulate_max", "accumulate_min",
            "accumulate_multiply", "allclose", "at_divide", "at_max", "at_min", "at_multiply", "at_power", "average",
            "block", "conv", "conv_transpose", "convolve", "corrcoef", "correlate", "cov", "empty_like", "fftfreq",
-           "fftshift", "gradient", "histogram", "ifftshift", "interp", "isclose", "isin", "nan_to_num", "nanargmax",
-           "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar", "piecewise",
-           "polyfit", "polyval", "rfftfreq", "select", "selection_all", "selection_any", "selection_fill",
-           "selection_max", "selection_mean", "selection_min", "selection_prod", "selection_sum",
+           "fftshift", "gradient", "hfft", "histogram", "ifftshift", "ihfft", "interp", "isclose", "isin",
+           "nan_to_num", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum",
+           "nanvar", "piecewise", "polyfit", "polyval", "rfftfreq", "select", "selection_all", "selection_any",
+           "selection_fill", "selection_max", "selection_mean", "selection_min", "selection_prod", "selection_sum",
            "sliding_window_view", "trapezoid", "unique", "vdot"]
 
 IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
@@ -278,6 +278,31 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
     if m > n:  # NumPy computes it with the operands swapped, then reverses
         return _mode_slice(_full_convolution(v, a[::-1]), n, m, mode)[::-1]
     return _mode_slice(_full_convolution(a, v[::-1]), n, m, mode)
+
+
+# -- np.fft.hfft / ihfft: the Hermitian transforms, as NumPy writes them ---------------------------
+
+def _swapped_norm(norm: Any) -> Any:
+    """The ``norm`` of the opposite direction ("backward" <-> "forward"; anything else unchanged, so the
+    transform refuses a bad one)."""
+    if norm is None or norm == "backward":
+        return "forward"
+    if norm == "forward":
+        return "backward"
+    return norm
+
+
+@_implements(np.fft.hfft)
+def hfft(a: Any, n: Any = None, axis: int = -1, norm: Any = None, out: Any = None) -> Any:
+    """The FFT of a signal with Hermitian symmetry (given by its first half): a real spectrum of length
+    ``n`` (default ``2 * (m - 1)``); NumPy's ``irfft(conj(a), n, axis)`` with the opposite ``norm``."""
+    return np.fft.irfft(np.conjugate(a), n, axis, _swapped_norm(norm), out)
+
+
+@_implements(np.fft.ihfft)
+def ihfft(a: Any, n: Any = None, axis: int = -1, norm: Any = None, out: Any = None) -> Any:
+    """The inverse of :func:`hfft` for a real signal: ``conj(rfft(a, n, axis))`` with the opposite ``norm``."""
+    return np.conjugate(np.fft.rfft(a, n, axis, _swapped_norm(norm), out))
 
 
 # -- srcjax.lax's convenience wrappers of conv_general_dilated -----------------------------------
