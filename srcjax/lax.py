@@ -17,6 +17,7 @@ give the same structure, shapes and dtypes for every outcome. A Python scalar
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -61,7 +62,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         raise TypeError(f"switch: the index must be an integer scalar, got {i.dtype}{list(i.shape)}")
     if not branches:
         raise ValueError("switch: at least one branch is needed")
-    k = min(max(int(i), 0), len(branches) - 1)
+    k = builtins.min(builtins.max(int(i), 0), len(branches) - 1)  # (this module's max/min are JAX's)
     return branches[k](*operands)
 
 

@@ -347,3 +347,10 @@ def test_errors_are_located(body: str, kind: Any, message: str) -> None:
     if kind is not srcjax.StaticValueError:
         with pytest.raises(kind):  # the same check runs under NumPy
             define(body)(x, w)
+
+
+def test_lax_monoid_names_are_numpy_ufuncs() -> None:
+    """``srcjax.lax.add/max/min/mul`` (what ``reduce_window`` takes) also work as elementwise functions."""
+    three_ways("lax.add(x, w) * lax.mul(x, 2.0) + lax.max(x, w) - lax.min(x, 0.5)", rng.normal(size=(2, 3)),
+               rng.normal(size=(2, 3)))
+    assert srcjax.lax.max is np.maximum and srcjax.lax.switch(7, [lambda: 0, lambda: 1]) == 1
