@@ -113,9 +113,13 @@ def conv_lhs_bar(g: Any, lhs: Any, rhs: Any, window_strides: Any, padding: Any, 
     before = [k - lo - 1 for k, (lo, _) in zip(rhs_d, pads)]
     pads_t = [(b, n + k - 1 - o - b) for b, n, k, o in zip(before, lhs_d, rhs_d, out_d)]
     w = np.flip(w, tuple(rspec[2:]))
+    if np.result_type(w) != np.result_type(g):  # (preferred_element_type: g has the result's dtype)
+        w = w.astype(np.result_type(g))
     out = conv_general_dilated(g, w, ld, pads_t, strides, rd, (ospec, spec_swap(rspec), lspec), groups, 1, precision)
     if batch_group_count > 1:
         out = axis_into(axis_out_of(out, lspec[1], batch_group_count), lspec[1], lspec[0])
+    if np.result_type(out) != np.result_type(lhs):
+        out = out.astype(np.result_type(lhs))
     return out
 
 
@@ -129,8 +133,13 @@ def conv_rhs_bar(g: Any, lhs: Any, rhs: Any, window_strides: Any, padding: Any, 
         lhs, rhs, g, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers)
     pads_t = [(lo, o - n + k - lo - 1) for (lo, _), n, k, o in zip(pads, lhs_d, rhs_d, out_d)]
     dn = (spec_swap(lspec), spec_swap(ospec), spec_swap(rspec))
-    return conv_general_dilated(lhs, g, rd, pads_t, ld, strides, dn, batch_group_count, feature_group_count,
-                                precision)
+    x = lhs
+    if np.result_type(x) != np.result_type(g):  # (preferred_element_type)
+        x = x.astype(np.result_type(g))
+    out = conv_general_dilated(x, g, rd, pads_t, ld, strides, dn, batch_group_count, feature_group_count, precision)
+    if np.result_type(out) != np.result_type(rhs):
+        out = out.astype(np.result_type(rhs))
+    return out
 
 
 # -- batching -------------------------------------------------------------------------------------------

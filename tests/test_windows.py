@@ -354,3 +354,23 @@ def test_lax_monoid_names_are_numpy_ufuncs() -> None:
     three_ways("lax.add(x, w) * lax.mul(x, 2.0) + lax.max(x, w) - lax.min(x, 0.5)", rng.normal(size=(2, 3)),
                rng.normal(size=(2, 3)))
     assert srcjax.lax.max is np.maximum and srcjax.lax.switch(7, [lambda: 0, lambda: 1]) == 1
+
+
+def test_edge_cases() -> None:
+    """No spatial dimensions (a matmul), a 0-d window reduction, preferred_element_type through the
+    transposes (jax's dtypes), an empty output."""
+    x, w = rng.normal(size=(3, 4)), rng.normal(size=(5, 4))
+    three_ways("lax.conv_general_dilated(x, w, (), 'VALID')", x, w)
+    f, fj = pair("np.sum(lax.conv_general_dilated(x, w, (), 'VALID') ** 2)")
+    for a, b in zip(srcjax.grad(f, argnums=(0, 1))(x, w), jax.grad(fj, argnums=(0, 1))(x, w)):
+        close(a, b)
+    three_ways("lax.reduce_window(x, 0.0, lax.add, (), (), 'VALID')", np.float64(3.0))
+    x32, w32 = rng.normal(size=(2, 2, 5)).astype(np.float32), rng.normal(size=(3, 2, 3)).astype(np.float32)
+    f, fj = pair("np.sum(lax.conv_general_dilated(x, w, (1,), 'SAME', preferred_element_type=np.float64) ** 2)")
+    for a, b in zip(srcjax.grad(f, argnums=(0, 1))(x32, w32), jax.grad(fj, argnums=(0, 1))(x32, w32)):
+        assert np.asarray(a).dtype == b.dtype == np.float32
+        close(a, b, 1e-5)
+    f, fj = pair("np.sum(lax.conv_general_dilated(x, w, (1,), 'VALID') * 2.0)")
+    xs, ws = rng.normal(size=(2, 3, 2)), rng.normal(size=(4, 3, 5))
+    for a, b in zip(srcjax.grad(f, argnums=(0, 1))(xs, ws), jax.grad(fj, argnums=(0, 1))(xs, ws)):
+        close(a, b)

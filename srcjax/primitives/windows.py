@@ -106,6 +106,8 @@ def _window_lower(ctx: LowerCtx, operand: HloValue, init_value: Any, *args: Any)
     if out.size == 0:
         return b.full(np.asarray(init_value).astype(out.dtype).item(), out.shape, out.dtype)
     op = (_BOOL_BODY if out.dtype == np.bool_ else _BODY)[p.kind]
+    if out.ndim == 0:  # (a window of the one element)
+        return b.binary(op, init, operand)
     scalar = f"tensor<{elem_type(out.dtype)}>"
     acc, el, res, name = b.fresh(), b.fresh(), b.fresh(), b.fresh()
 
