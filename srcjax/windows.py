@@ -157,11 +157,10 @@ def conv_plan(lhs_shape: tuple[int, ...], lhs_dtype: Any, rhs_shape: tuple[int, 
                          f"shapes {tuple(lhs_shape)} and {tuple(rhs_shape)}",
                          hint="a 2-D convolution takes an input (N, C, H, W) and a kernel (O, I, H, W)")
     ld, rd = np.dtype(lhs_dtype), np.dtype(rhs_dtype)
-    if ld != rd:
-        raise DTypeError(f"{fn} requires lhs and rhs of one dtype, got {ld.name} and {rd.name}",
-                         hint=f"cast one of them, e.g. rhs.astype(np.{ld.name})")
-    if ld.kind not in "iuf":
-        raise DTypeError(f"{fn} does not support {ld.name} operands", hint="use a float (or integer) dtype")
+    common = np.result_type(ld, rd)
+    if ld.kind not in "iuf" or rd.kind not in "iuf":
+        raise DTypeError(f"{fn} does not support {(ld if ld.kind not in 'iuf' else rd).name} operands",
+                         hint="use real (float or integer) arrays")
     nd = len(lhs_shape)
     ns = nd - 2
     dn = conv_dimension_numbers(nd, dimension_numbers)
@@ -199,7 +198,7 @@ def conv_plan(lhs_shape: tuple[int, ...], lhs_dtype: Any, rhs_shape: tuple[int, 
     shape = [0] * nd
     for i, d in zip(dn.out_spec, out_t):
         shape[i] = d
-    dtype = ld if preferred_element_type is None else np.dtype(preferred_element_type)
+    dtype = common if preferred_element_type is None else np.dtype(preferred_element_type)
     return ConvPlan(dn, strides, pads, l_dil, r_dil, g, bg, tuple(shape), dtype)
 
 

@@ -836,7 +836,9 @@ def conv_(x, w):
 
 @case("conv_general_dilated", (arr((2, 3, 6, 5)), arr((4, 2, 3, 2))), (arr((2, 3, 6, 5)), arr((4, 3, 3, 2), F32)),
       (arr((2, 3, 6, 5)), arr((4, 3, 2)),))
-def conv_refused(x, w):
+def conv_checked(x, w):
+    """A kernel whose input features do not fit (refused), two dtypes (promoted, as NumPy), a kernel of
+    another rank (refused)."""
     return conv_general_dilated(x, w, (1, 1), "SAME")
 
 

@@ -87,7 +87,12 @@ def test_convolutions_against_jax(body: str, ls: Any, rs: Any) -> None:
 
 
 def test_float32_and_integers() -> None:
+    """float32; integers; operands of two dtypes are promoted as NumPy promotes (JAX refuses them)."""
     x, w = rng.normal(size=(2, 3, 6, 5)), rng.normal(size=(4, 3, 3, 3))
+    f = define("lax.conv_general_dilated(x, w, (1, 1), 'SAME')")
+    got = srcjax.compile(f)(x.astype(np.float32), w)
+    assert np.asarray(got).dtype == np.float64 == f(x.astype(np.float32), w).dtype
+    close(got, jax.lax.conv_general_dilated(x.astype(np.float32).astype(np.float64), w, (1, 1), "SAME"), 1e-6)
     three_ways("lax.conv_general_dilated(x, w, (1, 1), 'SAME')", x.astype(np.float32), w.astype(np.float32),
                rtol=2e-6)
     xi, wi = rng.integers(-4, 5, size=(2, 3, 6, 5)), rng.integers(-4, 5, size=(4, 3, 3, 3))
@@ -322,7 +327,7 @@ def test_hypothesis_reduce_window(data: Any, nd: int, kind: str) -> None:
 # -- errors: located at the user's call, with a hint ---------------------------------------------------------
 ERRORS = [
     ("lax.conv_general_dilated(x, w[:, :2], (1, 1), 'SAME')", srcjax.ShapeError, "input features"),
-    ("lax.conv_general_dilated(x, w.astype(np.float32), (1, 1), 'SAME')", srcjax.DTypeError, "one dtype"),
+    ("lax.conv_general_dilated(x > 0, w, (1, 1), 'SAME')", srcjax.DTypeError, "does not support bool"),
     ("lax.conv_general_dilated(x, w, (1,), 'SAME')", srcjax.ShapeError, "one entry per spatial dimension"),
     ("lax.conv_general_dilated(x, w, (1, 1), 'FULL')", srcjax.DTypeError, "unknown padding"),
     ("lax.conv_general_dilated(x, w, (1, 1), 'SAME', (2, 1))", srcjax.ShapeError, "transposed convolution"),

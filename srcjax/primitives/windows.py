@@ -3,7 +3,8 @@
 The NumPy references and the argument plans are in ``srcjax/windows.py``; the derivative and batching
 helpers in ``srcjax/conv_adjoint.py`` (its docstring explains the rules). A convolution lowers to one
 ``stablehlo.convolution`` (floats at HIGHEST precision, as srcjax's matmuls), the dimension numbers
-written as the call gives them (no transposes); a window reduction to one ``stablehlo.reduce_window``
+written as the call gives them (no transposes; operands of two dtypes promoted first, as NumPy
+does, where JAX refuses them); a window reduction to one ``stablehlo.reduce_window``
 whose body is the monoid (``add``/``maximum``/``minimum``/``multiply``; ``or``/``and`` for booleans).
 
 Derivatives: a convolution is linear in each operand (its JVP is a convolution of the tangent) and its
@@ -58,6 +59,8 @@ def _conv_lower(ctx: LowerCtx, lhs: HloValue, rhs: HloValue, *args: Any) -> HloV
     if out.size == 0:
         return b.full(0, out.shape, out.dtype)
     lspec, rspec, ospec = p.dn
+    common = np.result_type(lhs.dtype, rhs.dtype)  # (operands of two dtypes: promoted, as NumPy)
+    lhs, rhs = b.convert(lhs, common), b.convert(rhs, common)
     prec = ", precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]" \
         if lhs.dtype.kind == "f" else ""
     window = (f"stride = {list(p.strides)}, pad = {[list(q) for q in p.pads]}, lhs_dilate = {list(p.lhs_dilation)}, "
