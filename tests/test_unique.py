@@ -84,3 +84,12 @@ def test_without_size_a_located_error_names_size() -> None:
         srcjax.compile(f)(np.arange(3))
     assert e.value.span is not None and e.value.span.line == 2
     assert e.value.hint is not None and "size=" in e.value.hint
+
+
+def test_axis_is_refused() -> None:
+    f = written.define("np.unique(x, axis=0, size=2)", "x", np, tag="test_unique")
+    with pytest.raises(srcjax.TranspileError, match="axis") as e:
+        srcjax.compile(f)(np.arange(6).reshape(2, 3))
+    assert e.value.span is not None and e.value.span.line == 2
+    g = written.define("np.unique(x, axis=None, size=2)", "x", np, tag="test_unique")
+    same(srcjax.compile(g)(np.arange(6)), np.arange(2))

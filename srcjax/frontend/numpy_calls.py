@@ -30,7 +30,14 @@ def check_sized(norm: Normalizer, call: cst.Call, fv: Any) -> None:
     """``np.unique`` needs JAX's static ``size=`` (its result's size would depend on the data)."""
     from ..composites import unique
 
-    if fv is unique and not any(a.keyword is not None and a.keyword.value == "size" for a in call.args):
+    if fv is not unique:
+        return
+    if len([a for a in call.args if a.keyword is None]) > 4 or any(
+            a.keyword is not None and a.keyword.value == "axis" and not (isinstance(a.value, cst.Name) and
+                                                                       a.value.value == "None") for a in call.args):
+        raise UnknownFunctionError("np.unique with axis= is not supported yet", span=norm.span(call),
+                                   hint="np.unique flattens its input: pass no axis (or axis=None)")
+    if not any(a.keyword is not None and a.keyword.value == "size" for a in call.args):
         raise UnknownFunctionError("np.unique without size= is not supported: its result's size depends on the data",
                                    span=norm.span(call),
                                    hint="pass a static size, as jnp.unique: np.unique(x, size=8) (padded with "
