@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import complex_adjoint, linalg_adjoint  # helpers in their own files (see their docstrings); exported below
+from . import complex_adjoint, conv_adjoint, linalg_adjoint  # helpers in their own files (see their docstrings)
 from .complex_adjoint import abs_bar, abs_complex_share
 from .construction import (  # noqa: F401  (generated derivative code imports them from here)
     cross_bar,
@@ -23,7 +23,7 @@ from .construction import (  # noqa: F401  (generated derivative code imports th
     move_bar,
 )
 from .einsum_adjoint import einsum_jvp, einsum_terms  # noqa: F401  (generated derivative code imports them)
-from .lax import index_update, with_sharding_constraint  # noqa: F401  (generated derivative code imports them)
+from .lax import conv_general_dilated, index_update, with_sharding_constraint  # noqa: F401  (derivative code imports them)
 from .linalg_adjoint import spectral_norm_bar  # (norm_bar's matrix orders 2, -2 and 'nuc')
 from .order_stats import (  # noqa: F401  (generated derivative code imports them from here)
     order_stat_bar,
@@ -37,6 +37,7 @@ from .pytree import from_leaves, is_tree, leaves_like, tree_get, tree_has, tree_
 
 globals().update({_n: getattr(linalg_adjoint, _n) for _n in linalg_adjoint.LINALG_HELPERS})
 globals().update({_n: getattr(complex_adjoint, _n) for _n in complex_adjoint.COMPLEX_HELPERS})
+globals().update({_n: getattr(conv_adjoint, _n) for _n in conv_adjoint.CONV_HELPERS})
 
 
 class _Unset:
@@ -86,6 +87,7 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "chain_dot", "sort_jvp", "sort_bar", "partition_jvp",
     "partition_bar", "order_stat_jvp", "order_stat_bar", "diagonal_bar", "move_bar", "kron_bar",
     "cross_bar", "meshgrid_dots", "meshgrid_bars", *linalg_adjoint.LINALG_HELPERS, *complex_adjoint.COMPLEX_HELPERS,
+    "conv_general_dilated", *conv_adjoint.CONV_HELPERS,
 ]
 
 TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")

@@ -26,6 +26,7 @@ from .construction import (  # noqa: F401  (generated batched code imports them 
     batch_meshgrid,
     batch_move,
 )
+from .conv_adjoint import batch_conv, batch_reduce_window  # noqa: F401  (generated batched code imports them)
 from .lax import index_update
 from .order_stats import (  # noqa: F401  (generated batched code imports them from here)
     batch_argpartition,
@@ -54,7 +55,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_solve", "batch_multi_dot", "batch_lstsq", "tree_set", "batch_sort",
     "batch_argsort", "batch_partition", "batch_argpartition",
     "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",
-    "batch_kron", "batch_cross", "batch_meshgrid",
+    "batch_kron", "batch_cross", "batch_meshgrid", "batch_conv", "batch_reduce_window",
 ]
 
 

@@ -16,16 +16,20 @@ from typing import Any
 
 import numpy as np
 
+from .conv_adjoint import conv_specs
+from .lax import conv as lax_conv
+from .lax import conv_general_dilated
+from .lax import conv_transpose as lax_conv_transpose
 from .lax import index_update as srcjax_index_update
 
-__all__ = ["AT_COMBINE", "IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add", "accumulate_max",
-           "accumulate_min", "accumulate_multiply", "allclose", "at_divide", "at_max", "at_min", "at_multiply",
-           "at_power", "average", "block", "convolve", "corrcoef", "correlate", "cov", "empty_like", "fftfreq",
-           "fftshift", "gradient", "histogram", "ifftshift", "interp", "isclose", "isin", "nan_to_num",
-           "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar",
-           "piecewise", "polyfit", "polyval", "rfftfreq", "select", "selection_all", "selection_any",
+__all__ = ["AT_COMBINE", "IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add", "accumulate_max", "accumulate_min",
+           "accumulate_multiply", "allclose", "at_divide", "at_max", "at_min", "at_multiply", "at_power", "average",
+           "block", "conv", "conv_transpose", "convolve", "corrcoef", "correlate", "cov", "empty_like", "fftfreq",
+           "fftshift", "gradient", "hfft", "histogram", "ifftshift", "ihfft", "interp", "isclose", "isin",
+           "nan_to_num", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum",
+           "nanvar", "piecewise", "polyfit", "polyval", "rfftfreq", "select", "selection_all", "selection_any",
            "selection_fill", "selection_max", "selection_mean", "selection_min", "selection_prod", "selection_sum",
-           "sliding_window_view", "trapezoid", "vdot"]
+           "sliding_window_view", "trapezoid", "unique", "vdot"]
 
 IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
 
@@ -276,6 +280,74 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
     return _mode_slice(_full_convolution(a, v[::-1]), n, m, mode)
 
 
+# -- np.fft.hfft / ihfft: the Hermitian transforms, as NumPy writes them ---------------------------
+
+def _swapped_norm(norm: Any) -> Any:
+    """The ``norm`` of the opposite direction ("backward" <-> "forward"; anything else unchanged, so the
+    transform refuses a bad one)."""
+    if norm is None or norm == "backward":
+        return "forward"
+    if norm == "forward":
+        return "backward"
+    return norm
+
+
+@_implements(np.fft.hfft)
+def hfft(a: Any, n: Any = None, axis: int = -1, norm: Any = None, out: Any = None) -> Any:
+    """The FFT of a signal with Hermitian symmetry (given by its first half): a real spectrum of length
+    ``n`` (default ``2 * (m - 1)``); NumPy's ``irfft(conj(a), n, axis)`` with the opposite ``norm``."""
+    return np.fft.irfft(np.conjugate(a), n, axis, _swapped_norm(norm), out)
+
+
+@_implements(np.fft.ihfft)
+def ihfft(a: Any, n: Any = None, axis: int = -1, norm: Any = None, out: Any = None) -> Any:
+    """The inverse of :func:`hfft` for a real signal: ``conj(rfft(a, n, axis))`` with the opposite ``norm``."""
+    return np.conjugate(np.fft.rfft(a, n, axis, _swapped_norm(norm), out))
+
+
+# -- srcjax.lax's convenience wrappers of conv_general_dilated -----------------------------------
+
+@_implements(lax_conv)
+def conv(lhs: Any, rhs: Any, window_strides: Any, padding: Any, precision: Any = None,
+         preferred_element_type: Any = None) -> Any:
+    """JAX's ``lax.conv``: ``conv_general_dilated`` with ``NCHW``/``OIHW`` layouts and no dilation."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding, None, None, None, 1, 1, precision,
+                                preferred_element_type)
+
+
+_TRANSPOSE_LAYOUTS = (None, None, ("NC", "IO", "NC"), ("NHC", "HIO", "NHC"), ("NHWC", "HWIO", "NHWC"),
+                      ("NHWDC", "HWDIO", "NHWDC"))
+
+
+def _transpose_padding(k: int, s: int, padding: str) -> tuple[int, int]:
+    """The (low, high) padding of the dilated input that gives a forward 'SAME'/'VALID' conv's transpose."""
+    if padding == "SAME":
+        total = k + s - 2
+        lo = k - 1 if s > k - 1 else -(-total // 2)
+        return lo, total - lo
+    return k - 1, s - 1 + max(k - s, 0)
+
+
+@_implements(lax_conv_transpose)
+def conv_transpose(lhs: Any, rhs: Any, strides: Any, padding: Any, rhs_dilation: Any = None,
+                   dimension_numbers: Any = None, transpose_kernel: bool = False, precision: Any = None,
+                   preferred_element_type: Any = None) -> Any:
+    """JAX's ``lax.conv_transpose``: the input dilated by ``strides`` (a fractionally strided convolution)."""
+    nd = np.ndim(lhs)
+    specs = conv_specs(nd, _TRANSPOSE_LAYOUTS[nd] if dimension_numbers is None else dimension_numbers)
+    rspec = specs[1]
+    dil = (1,) * (nd - 2) if rhs_dilation is None else tuple(rhs_dilation)
+    pads = padding
+    if isinstance(padding, str):
+        pads = [_transpose_padding(1 + r * (np.shape(rhs)[i] - 1), s, padding)
+                for i, r, s in zip(rspec[2:], dil, strides)]
+    w = rhs
+    if transpose_kernel:
+        w = np.swapaxes(np.flip(w, tuple(rspec[2:])), rspec[0], rspec[1])
+    return conv_general_dilated(lhs, w, (1,) * (nd - 2), pads, tuple(strides), dil, specs, 1, 1, precision,
+                                preferred_element_type)
+
+
 # -- choosing, counting, scans -----------------------------------------------------------------
 
 @_implements(np.select)
@@ -285,6 +357,40 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     for k in range(len(condlist) - 1, -1, -1):
         out = np.where(condlist[k], choicelist[k], out)
     return out
+
+
+@_implements(np.unique)
+def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
+           axis: Any = None, *, equal_nan: bool = True, size: Any = None, fill_value: Any = None,
+           sorted: bool = True) -> Any:  # noqa: A002 (NumPy's name)
+    """JAX's ``jnp.unique(ar, size=...)``: the first ``size`` sorted unique values of the flattened ``ar``,
+    padded with ``fill_value`` (default: the smallest value); the index of each one's first occurrence and
+    its count (0 past the unique values), the inverse (``ar``'s shape). Built from a stable sort: a value
+    starts a group where it differs from the one before (NaNs equal with ``equal_nan``), and group ``j``
+    starts at ``np.searchsorted(group, j)``. (srcjax's normalizer refuses it without ``size=``.)"""
+    x = np.ravel(ar)
+    order = np.argsort(x, kind="stable")
+    s = x[order]
+    differ = s[1:] != s[:-1]
+    if equal_nan and np.result_type(s).kind in "fc":
+        differ = np.logical_and(differ, np.logical_not(np.logical_and(np.isnan(s[1:]), np.isnan(s[:-1]))))
+    group = np.cumsum(np.concatenate([np.ones(1, dtype=bool), differ])) - 1  # each sorted value's group
+    j = np.arange(size)
+    found = j <= group[-1]
+    start = np.where(found, np.searchsorted(group, j), 0)  # (past the unique values: the smallest, as JAX)
+    values = s[start]
+    if fill_value is not None:
+        values = np.where(found, values, np.asarray(fill_value).astype(np.result_type(s)))
+    if not (return_index or return_inverse or return_counts):
+        return values
+    out = [values]
+    if return_index:
+        out.append(order[start])
+    if return_inverse:
+        out.append(np.reshape(group[np.argsort(order)], np.shape(ar)))
+    if return_counts:
+        out.append(np.where(found, np.searchsorted(group, j, side="right") - start, 0))
+    return tuple(out)
 
 
 @_implements(np.histogram)

@@ -17,6 +17,7 @@ give the same structure, shapes and dtypes for every outcome. A Python scalar
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,9 +25,21 @@ from typing import Any
 import numpy as np
 
 from . import pytree
+from .windows import ConvDimensionNumbers, conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window
 
-__all__ = ["bitcast_convert_type", "cond", "erf", "fori_loop", "index_update", "scan", "switch", "while_loop",
+__all__ = ["ConvDimensionNumbers", "add", "bitcast_convert_type", "cond", "conv", "conv_general_dilated",
+           "conv_transpose", "erf", "fori_loop", "index_update", "max", "min", "mul", "padtype_to_pads",
+           "reduce_window", "scan", "switch", "while_loop",
            "with_sharding_constraint"]
+
+# JAX's elementwise monoids, the computations ``reduce_window`` takes: NumPy's ufuncs (so srcjax reads
+# ``srcjax.lax.add(x, y)`` as ``np.add``; unlike JAX's they broadcast and promote as NumPy does)
+add = np.add
+mul = np.multiply
+max = np.maximum  # noqa: A001  (JAX's names)
+min = np.minimum  # noqa: A001
+for _f in (conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window):
+    _f.__module__ = __name__  # (their home is srcjax.windows; users find them here)
 
 
 def _truth(pred: Any, what: str) -> bool:
@@ -50,7 +63,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         raise TypeError(f"switch: the index must be an integer scalar, got {i.dtype}{list(i.shape)}")
     if not branches:
         raise ValueError("switch: at least one branch is needed")
-    k = min(max(int(i), 0), len(branches) - 1)
+    k = builtins.min(builtins.max(int(i), 0), len(branches) - 1)  # (this module's max/min are JAX's)
     return branches[k](*operands)
 
 

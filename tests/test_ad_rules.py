@@ -152,6 +152,21 @@ case("heaviside", "np.heaviside(x, y)", C([-1.0, 0.0, 2.0, 0.0]), N(4), fd=False
 case("subtract", "x - y", N(3, 1), N(1, 4))
 case("where", "np.where(y > 0, x, 2.0)", N(), A(2, 2))
 case("clip", "np.clip(x, y, z)", N(4), C([-2.0, -0.1, 0.3, 0.2]), C(0.4))
+# srcjax.lax's windowed operations (more in tests/test_windows.py)
+case("conv_general_dilated", "lax.conv_general_dilated(x, y, (1, 2), 'SAME', rhs_dilation=(1, 2))", N(2, 3, 5, 6),
+     N(4, 3, 2, 3))
+case("conv_general_dilated", "lax.conv_general_dilated(x, y, (2, 1), [(1, 0), (0, -1)], (2, 1), None, "
+     "('NHWC', 'HWIO', 'NHWC'))", N(2, 5, 4, 2), N(2, 2, 2, 3))
+case("conv_general_dilated", "lax.conv_general_dilated(x, y, (1,), 'VALID', feature_group_count=2)", N(2, 4, 7),
+     N(6, 2, 3))
+case("conv_general_dilated", "lax.conv_general_dilated(x, y, (2,), 'SAME', batch_group_count=2)", N(4, 3, 5),
+     N(4, 3, 2))
+case("reduce_window", "lax.reduce_window(x, 0.0, lax.add, (2, 2), (1, 2), 'SAME')", N(5, 6))
+case("reduce_window", "lax.reduce_window(x, -np.inf, lax.max, (2, 3), (2, 1), [(1, 0), (0, 1)])", N(5, 6))
+case("reduce_window", "lax.reduce_window(x, -np.inf, lax.max, (2, 3), (2, 1), [(1, 0), (0, 1)], (1, 1), (1, 2))",
+     N(5, 6), jax=False)  # (jax: no VJP of a max with window dilation)
+case("reduce_window", "lax.reduce_window(x, np.inf, lax.min, (3, 2), (1, 1), 'VALID', (2, 1))", N(4, 5))
+case("reduce_window", "lax.reduce_window(x, 1.0, lax.mul, (2, 2), (1, 1), 'SAME')", A(4, 5), jax=False)  # (nor of mul)
 case("erf", "erf(x) * x", N(2, 3))
 case("erf", "erf(x * 0.5)", N(4))
 case("with_sharding_constraint", "with_sharding_constraint(np.sin(x), S1) * x", N(2, 3), jax=False)
@@ -397,6 +412,7 @@ def define(src: str, name: str, np_module: Any) -> Any:
                           "index_update": index_update if np_module is np else jax_index_update,
                           "erf": srcjax.lax.erf if np_module is np else jax.lax.erf,
                           "with_sharding_constraint": srcjax.lax.with_sharding_constraint, "S1": one_device_sharding(),
+                          "lax": srcjax.lax if np_module is np else jax.lax,
                           "unbroadcast": unbroadcast, "broadcast_like": broadcast_like, "index_cleared": index_cleared,
                           "expand_reduced": expand_reduced}  # (cases without a jax twin)
     exec(compile(src, filename, "exec"), ns)

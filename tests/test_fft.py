@@ -57,6 +57,8 @@ CALLS_1D = [
     "np.fft.ifft(x, axis=0, norm='forward')", "np.fft.rfft(np.real(x))", "np.fft.rfft(np.real(x), n=7, axis=0)",
     "np.fft.rfft(np.real(x), norm='ortho')", "np.fft.irfft(x)", "np.fft.irfft(x, n=9)",
     "np.fft.irfft(x, axis=0, norm='forward')", "np.fft.irfft(x, n=2, norm='ortho')",
+    "np.fft.hfft(x)", "np.fft.hfft(x, n=7, norm='ortho')", "np.fft.ihfft(np.real(x))",
+    "np.fft.ihfft(np.real(x), n=5, axis=0, norm='forward')",
 ]
 CALLS_ND = [
     "np.fft.fft2(x)", "np.fft.ifft2(x, s=(3, 5))", "np.fft.rfft2(np.real(x))", "np.fft.irfft2(x)",
@@ -110,6 +112,8 @@ DERIVS = [
     ("np.fft.ifft2(x, s=(3, 9))", np.complex128), ("np.fft.rfft2(x)", np.float64), ("np.fft.irfft2(x)", np.complex128),
     ("np.fft.rfftn(x, s=(5, 6))", np.float64), ("np.fft.irfftn(x, s=(4, 5), norm='ortho')", np.complex128),
     ("np.fft.fftn(x, axes=(0,))", np.complex128), ("np.fft.ifftn(x, norm='ortho')", np.float64),
+    ("np.fft.hfft(x, n=7)", np.complex128), ("np.fft.hfft(x, axis=0, norm='forward')", np.float64),
+    ("np.fft.ihfft(x, n=5)", np.float64), ("np.fft.ihfft(x, axis=0, norm='ortho')", np.float64),
 ]
 
 
@@ -212,6 +216,15 @@ def test_vmap_fftn_with_s_and_no_axes() -> None:
     """``s`` without ``axes`` transforms the last ``len(s)`` axes of each example."""
     f = define("np.fft.fftn(x, s=(3, 5)), np.fft.irfftn(x, s=(4,)), np.fft.fftn(x), np.fft.ifft2(x)")
     z = data((3, 2, 4, 6), np.complex128)
+    got = srcjax.vmap(f)(z)
+    for k, g in enumerate(got):
+        close(g, np.stack([f(e)[k] for e in z]), 1e-12)
+
+
+def test_vmap_hermitian_transforms() -> None:
+    """np.fft.hfft/ihfft (composites over irfft/rfft) batch through their rules."""
+    f = define("np.fft.hfft(x, n=7), np.fft.ihfft(np.real(x), axis=0, norm='ortho')")
+    z = data((3, 4, 5), np.complex128)
     got = srcjax.vmap(f)(z)
     for k, g in enumerate(got):
         close(g, np.stack([f(e)[k] for e in z]), 1e-12)

@@ -34,7 +34,15 @@ from hypothesis.extra import numpy as hnp
 
 import srcjax
 from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, unbroadcast
-from srcjax.lax import bitcast_convert_type, erf, index_update, with_sharding_constraint
+from srcjax.lax import (
+    bitcast_convert_type,
+    conv,
+    conv_general_dilated,
+    erf,
+    index_update,
+    reduce_window,
+    with_sharding_constraint,
+)
 from srcjax.primitives.elementwise import UFUNCS
 from srcjax.primitives.registry import PRIMITIVES
 from srcjax.sharding import NamedSharding, P
@@ -826,6 +834,41 @@ def index_cleared_keys(g, i):
 def erf_values(x):
     """``srcjax.lax.erf`` (NumPy has none): math.erf per element, XLA's ``chlo.erf`` compiled."""
     return erf(x), erf(x * 3)
+
+
+@case("conv_general_dilated", (arr((2, 3, 6, 5)), arr((4, 3, 3, 2))), (arr((2, 3, 6, 5), F32), arr((4, 3, 3, 2), F32)),
+      (arr((2, 3, 6, 5), I32), arr((4, 3, 3, 2), I32)))
+def conv_(x, w):
+    """``srcjax.lax.conv_general_dilated`` (JAX's): strides, string and explicit (negative) padding, both
+    dilations, another layout, feature groups, a 1-D convolution; more in tests/test_windows.py."""
+    nhwc = conv_general_dilated(np.transpose(x, (0, 2, 3, 1)), np.transpose(w, (2, 3, 1, 0)), (1, 1), "SAME_LOWER",
+                                dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return (conv_general_dilated(x, w, (1, 1), "SAME"), conv_general_dilated(x, w, (2, 1), "VALID", rhs_dilation=(2, 1)),
+            conv_general_dilated(x, w, (1, 2), [(1, 0), (2, -1)], (2, 1)), conv(x, w, (1, 1), "VALID"), nhwc,
+            conv_general_dilated(x[:, :2], w[:2, :1], (1, 1), "SAME", feature_group_count=2),
+            conv_general_dilated(x[:, :, 0], w[:, :, 0], (2,), "SAME"))
+
+
+@case("conv_general_dilated", (arr((2, 3, 6, 5)), arr((4, 2, 3, 2))), (arr((2, 3, 6, 5)), arr((4, 3, 3, 2), F32)),
+      (arr((2, 3, 6, 5)), arr((4, 3, 2)),))
+def conv_checked(x, w):
+    """A kernel whose input features do not fit (refused), two dtypes (promoted, as NumPy), a kernel of
+    another rank (refused)."""
+    return conv_general_dilated(x, w, (1, 1), "SAME")
+
+
+@case("reduce_window", (arr((2, 6, 5)),), (arr((2, 6, 5), F32),), (arr((2, 6, 5), I32),), (arr((2, 6, 5), BOOL),))
+def reduce_window_(x):
+    """``srcjax.lax.reduce_window`` with each monoid, padding, strides and both dilations."""
+    return (reduce_window(x, 0, np.add, (1, 2, 2), (1, 2, 2), "VALID"),
+            reduce_window(x, -np.inf if x.dtype.kind == "f" else 0, np.maximum, (1, 3, 3), (1, 1, 1), "SAME"),
+            reduce_window(x, 1, np.multiply, (2, 2, 1), padding=[(0, 1), (1, 0), (0, 0)], window_dilation=(1, 2, 1)),
+            reduce_window(x, 5, np.minimum, (1, 2, 2), (1, 2, 1), "SAME_LOWER", base_dilation=(1, 2, 1)))
+
+
+@case("reduce_window", (arr((2, 6, 5)),))
+def reduce_window_refused(x):
+    return reduce_window(x, 0.0, np.subtract, (1, 2, 2))
 
 
 @case("bitcast_convert_type", (arr((2, 3), F32),), (arr((2, 3)),), (np.array([0, 1, 0x3F800000, 0xFFFFFFFF], np.uint32),))

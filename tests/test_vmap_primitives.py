@@ -45,7 +45,14 @@ from hypothesis.extra import numpy as hnp
 
 import srcjax
 from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, unbroadcast
-from srcjax.lax import bitcast_convert_type, erf, index_update, with_sharding_constraint
+from srcjax.lax import (
+    bitcast_convert_type,
+    conv_general_dilated,
+    erf,
+    index_update,
+    reduce_window,
+    with_sharding_constraint,
+)
 from srcjax.primitives.elementwise import UFUNCS
 from srcjax.primitives.registry import PRIMITIVES
 from srcjax.sharding import NamedSharding, P
@@ -325,6 +332,23 @@ ONE_DEVICE = NamedSharding(srcjax.make_mesh((1,), ("x",)), P("x"))  # (tests/tes
 @case("with_sharding_constraint", args=(arr((2, 3)),), loops=True)
 def sharding_constraint(x):
     return with_sharding_constraint(np.sin(x), ONE_DEVICE) * 2.0
+
+
+@case("conv_general_dilated", args=(arr((2, 4, 6, 5)), arr((4, 2, 3, 2))))
+def conv_batched(x, w):
+    """An input and/or a kernel batched: into the batch dimension, or the output features with feature groups
+    (also with feature and batch groups in the call, and another layout)."""
+    return (conv_general_dilated(x, w, (1, 2), "SAME", rhs_dilation=(2, 1), feature_group_count=2),
+            conv_general_dilated(x[:, :2], w, (2, 1), [(1, 0), (0, -1)], (1, 2)),
+            conv_general_dilated(x[:, :2], w, (1, 1), "VALID", batch_group_count=2),
+            conv_general_dilated(np.transpose(x[:, :2], (0, 2, 3, 1)), np.transpose(w, (2, 3, 1, 0)), (1, 1), "SAME",
+                                 dimension_numbers=("NHWC", "HWIO", "NHWC")))
+
+
+@case("reduce_window", args=(arr((2, 6, 5)),))
+def reduce_window_batched(x):
+    return (reduce_window(x, 0.0, np.add, (1, 2, 2), (1, 2, 1), "SAME"),
+            reduce_window(x, -np.inf, np.maximum, (2, 2, 3), (1, 1, 2), [(0, 1), (1, 0), (1, 1)], (1, 2, 1)))
 
 
 @case("erf", args=(arr((2, 3)), arr(3, F32)))

@@ -319,6 +319,8 @@ class Normalizer(Resolver):
             args = [a.with_changes(value=self.atom(a.value)) for a in node.args] + self.closure_call_args(made)
             return node.with_changes(func=name, args=args), call_hint(name)
         ok, fv = self.static_value(func)
+        if ok:
+            numpy_calls.check_sized(self, node, fv)  # (np.unique needs size=)
         if ok and fv is composite(np.piecewise) and (rewritten := numpy_calls.piecewise(self, node)) is not None:
             return self.flat(rewritten)  # np.select of the functions applied (derivatives through lambdas)
         if ok and fv is builtins.print:  # the values an f-string formats become atoms (then batched, ...)

@@ -4,7 +4,7 @@ replaced by the reduction's identity) and ``np.add.at`` (a functional scatter-ad
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 import numpy as np
@@ -17,13 +17,31 @@ from .syntax import dotted
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
-__all__ = ["WHERE_FILL", "list_names", "list_names_in", "piecewise", "reduction_where", "selection_reduction",
-           "ufunc_at"]
+__all__ = ["WHERE_FILL", "check_sized", "list_names", "list_names_in", "piecewise", "reduction_where",
+           "selection_reduction", "ufunc_at"]
 
 # the value a reduction's `where=False` elements take (None: NumPy requires initial=)
 WHERE_FILL: dict[str, cst.BaseExpression | None] = {
     "sum": cst.Integer("0"), "mean": cst.Integer("0"), "prod": cst.Integer("1"), "any": cst.Name("False"),
     "all": cst.Name("True"), "max": None, "min": None}
+
+
+def check_sized(norm: Normalizer, call: cst.Call, fv: Any) -> None:
+    """``np.unique`` needs JAX's static ``size=`` (its result's size would depend on the data)."""
+    from ..composites import unique
+
+    if fv is not unique:
+        return
+    if len([a for a in call.args if a.keyword is None]) > 4 or any(
+            a.keyword is not None and a.keyword.value == "axis" and not (isinstance(a.value, cst.Name) and
+                                                                       a.value.value == "None") for a in call.args):
+        raise UnknownFunctionError("np.unique with axis= is not supported yet", span=norm.span(call),
+                                   hint="np.unique flattens its input: pass no axis (or axis=None)")
+    if not any(a.keyword is not None and a.keyword.value == "size" for a in call.args):
+        raise UnknownFunctionError("np.unique without size= is not supported: its result's size depends on the data",
+                                   span=norm.span(call),
+                                   hint="pass a static size, as jnp.unique: np.unique(x, size=8) (padded with "
+                                        "fill_value=..., by default the smallest value)")
 
 
 def reduction_where(norm: Normalizer, node: cst.Call, prim: registry.Primitive, pos: list[cst.BaseExpression],

@@ -15,4 +15,5 @@ from . import (  # noqa: F401
     shape_ops,
     sorting,
     take,  # noqa: F401  (after shape: it reuses the gather of integer-array indexing)
+    windows,
 )
