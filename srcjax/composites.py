@@ -359,6 +359,18 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
     return out
 
 
+@_implements(np.bincount)
+def bincount(x: Any, weights: Any = None, minlength: Any = 0, *, length: Any = None) -> Any:
+    """JAX's ``jnp.bincount(x, weights, length=n)``: how often each of ``0 .. n - 1`` occurs in the
+    non-negative integer array ``x`` (the sum of the matching ``weights`` when given); values outside
+    are dropped, as JAX drops them. ``length`` is static (NumPy's size, ``max(x) + 1``, depends on the
+    data: ``minlength`` is accepted and ignored, as under ``jax.jit``)."""
+    hits = np.reshape(x, (-1, 1)) == np.arange(length)
+    if weights is None:
+        return np.sum(hits, axis=0)
+    return np.sum(np.where(hits, np.reshape(weights, (-1, 1)), 0), axis=0)
+
+
 @_implements(np.unique)
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
            axis: Any = None, *, equal_nan: bool = True, size: Any = None, fill_value: Any = None,

@@ -312,7 +312,22 @@ def test_data_sized_functions_are_refused_at_the_line_with_an_alternative():
         srcjax.compile(counts_by_value)(np.array([1, 2, 2]))
     msg = str(e.value)
     assert "test_composites.py:" in msg.splitlines()[0] and "size depends on the data" in msg
-    assert "np.arange(n)" in msg  # the hint names what to write instead
+    assert "length=" in msg  # the hint names what to write instead
+
+
+def weighted_counts(x, w):
+    return np.bincount(x, weights=w, length=5), np.bincount(x, length=3)
+
+
+def test_bincount_with_a_static_length_as_jax():
+    x, w = np.array([0, 1, 1, 3, 7, 4]), rng.normal(size=6)
+    got = srcjax.compile(weighted_counts)(x, w)
+    want = (jnp.bincount(x, w, length=5), jnp.bincount(x, length=3))
+    for g, v in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(v), rtol=1e-12)
+    assert np.asarray(got[1]).dtype.kind == "i"
+    agree(srcjax.grad(lambda w: np.sum(np.bincount(x, weights=w, length=5) ** 2))(w),
+          np.asarray(jax.grad(lambda w: jnp.sum(jnp.bincount(x, w, length=5) ** 2))(w)))
 
 
 # -- piecewise, polyfit, block, isin, empty_like ------------------------------------------------------

@@ -27,9 +27,15 @@ WHERE_FILL: dict[str, cst.BaseExpression | None] = {
 
 
 def check_sized(norm: Normalizer, call: cst.Call, fv: Any) -> None:
-    """``np.unique`` needs JAX's static ``size=`` (its result's size would depend on the data)."""
-    from ..composites import unique
+    """``np.unique`` needs JAX's static ``size=``, ``np.bincount`` its ``length=`` (their results' sizes
+    would depend on the data)."""
+    from ..composites import bincount, unique
 
+    if fv is bincount and not any(a.keyword is not None and a.keyword.value == "length" for a in call.args):
+        raise UnknownFunctionError("np.bincount without length= is not supported: its result's size depends on "
+                                   "the data", span=norm.span(call),
+                                   hint="pass a static number of bins, as jnp.bincount: np.bincount(x, length=8) "
+                                        "(values outside 0..7 are dropped)")
     if fv is not unique:
         return
     if len([a for a in call.args if a.keyword is None]) > 4 or any(

@@ -59,7 +59,6 @@ _MASK = "keep the shape and mask instead: np.where(cond, x, fill), or np.sum(np.
 _DATA_SIZED = {
     "nonzero": _MASK, "flatnonzero": _MASK, "argwhere": _MASK, "compress": _MASK, "extract": _MASK,
     "trim_zeros": _MASK,
-    "bincount": "count into a static number of bins n: np.sum(x[:, None] == np.arange(n), axis=0)",
     "histogram_bin_edges": "give the bins as a number or an array of edges to np.histogram",
 }
 
