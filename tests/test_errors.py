@@ -287,12 +287,12 @@ def uses_undefined_name(x):
     return x + undefined_thing  # noqa: F821
 
 
-def uses_eigvals(x):  # (np.fft.hfft, the example here before, is supported now)
-    return np.linalg.eigvals(x)
+def uses_matrix_rank(x):  # (np.fft.hfft and np.linalg.eigvals, the examples here before, are supported now)
+    return np.linalg.matrix_rank(x)
 
 
-def uses_eig(x):  # (np.linalg.eig: general eigenvalues, complex results: not supported)
-    return np.linalg.eig(x)
+def uses_tensorsolve(x):
+    return np.linalg.tensorsolve(x, x)
 
 
 def uses_nonexistent_numpy(x):
@@ -676,8 +676,9 @@ CASES = [
     (uses_for_else, (arr(2),), E.UnsupportedSyntaxError, "else:", ["else"]),
     (uses_match, (arr(2),), E.UnsupportedSyntaxError, "match x.ndim", ["Match"]),
     (uses_undefined_name, (arr(2),), E.UnknownFunctionError, "undefined_thing", ["undefined_thing"]),
-    (uses_eigvals, (arr(2, 2),), E.UnknownFunctionError, "np.linalg.eigvals(x)", ["np.linalg.eigvals"]),
-    (uses_eig, (arr(2, 2),), E.UnknownFunctionError, "np.linalg.eig(x)", ["np.linalg.eig"]),
+    (uses_matrix_rank, (arr(2, 2),), E.UnknownFunctionError, "np.linalg.matrix_rank(x)", ["np.linalg.matrix_rank"]),
+    (uses_tensorsolve, (arr(2, 2),), E.UnknownFunctionError, "np.linalg.tensorsolve(x, x)",
+     ["np.linalg.tensorsolve"]),
     (uses_nonexistent_numpy, (arr(2),), E.UnknownFunctionError, "np.frobnicate", ["np.frobnicate"]),
     (uses_input_builtin, (arr(2),), E.UnknownFunctionError, "input(x)", ["input"]),
     (uses_builtin_without_source, (arr(2),), E.UnknownFunctionError, "op_add(x, x)", ["no Python source"]),
