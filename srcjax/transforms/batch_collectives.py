@@ -1,0 +1,109 @@
+"""vmap of collectives (``srcjax.lax.psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``,
+``axis_index``) over the vmap's ``axis_name``: ordinary NumPy over the batch axis.
+
+Over the vmap's own name (``w.b.axis_name``), every example sees the same value, so the result is
+unbatched (JAX's semantics):
+
+- ``psum(x, "i")``        ->  ``np.sum(x, axis=0)`` of the batched ``x`` (``x * batch_size`` when
+  ``x`` is not batched); ``pmean``/``pmax``/``pmin`` -> ``np.mean``/``np.max``/``np.min``;
+- ``all_gather(x, "i")``  ->  the batched ``x`` itself (``axis=a``: that axis moved to ``a``;
+  ``tiled=True``: merged into axis ``a``);
+- ``axis_index("i")``     ->  ``np.arange(batch_size)``, batched.
+
+A collective over other names (an enclosing vmap's) stays a collective, written for this vmap's
+batched operand (``all_gather``'s ``axis`` shifted past the batch axis); the enclosing vmap, which
+reads this source, writes it in turn. A tuple of names reduces this vmap's axis here and the others
+there.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from ..frontend.names import code
+from .batch_state import State
+
+if TYPE_CHECKING:
+    from .batch import FunctionWriter
+
+COLLECTIVES = {f"srcjax.lax.{n}" for n in ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index")}
+_REDUCE = {"psum": "np.sum", "pmean": "np.mean", "pmax": "np.max", "pmin": "np.min"}
+
+
+def _literal(w: FunctionWriter, node: cst.BaseExpression, what: str, line: cst.CSTNode) -> Any:
+    try:
+        return ast.literal_eval(code(node))
+    except (ValueError, SyntaxError):
+        raise w.error(f"vmap: the {what} of a collective must be a literal", line,
+                      hint="write the axis name as a string (or tuple of strings) in the call") from None
+
+
+def collective(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode) -> tuple[str, State]:
+    """The batched ``srcjax.lax.<collective>(...)`` call and its state."""
+    f = code(value.func).rsplit(".", 1)[1]
+    pos = [a.value for a in value.args if a.keyword is None]
+    kw = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+    params = ["axis_name"] if f == "axis_index" else ["x", "axis_name"]
+    args = dict(zip(params, pos))
+    args.update({k: v for k, v in kw.items() if k in params})
+    if set(params) - set(args):
+        raise w.error(f"vmap: srcjax.lax.{f} needs {' and '.join(params)}", line)
+    if "axis_index_groups" in kw and code(kw["axis_index_groups"]) != "None":
+        raise w.error(f"vmap: srcjax.lax.{f} with axis_index_groups", line,
+                      hint="reduce over the whole axis (axis_index_groups=None)")
+    name = _literal(w, args["axis_name"], "axis_name", line)
+    names = tuple(name) if isinstance(name, (tuple, list)) else (name,)
+    bound = w.b.axis_name
+    here = bound is not None and bound in names
+    rest = tuple(n for n in names if n != bound)
+    rest_text = repr(rest[0]) if len(rest) == 1 else repr(rest)
+    if f == "axis_index":
+        if not here:
+            return code(value), False
+        if rest:
+            raise w.error("vmap: srcjax.lax.axis_index over several names", line, hint="give one name")
+        return f"np.arange({w.size})", True
+    x = code(args["x"])
+    st = w.value_state(args["x"])
+    if not isinstance(st, bool):
+        raise w.error(f"vmap: srcjax.lax.{f} of a container", line, hint="call it on each array")
+    if f == "all_gather":
+        axis = _literal(w, kw["axis"], "axis", line) if "axis" in kw else 0
+        tiled = _literal(w, kw["tiled"], "tiled", line) if "tiled" in kw else False
+        if not isinstance(axis, int) or axis < 0:
+            raise w.error("vmap: srcjax.lax.all_gather with a negative axis", line, hint="count axes from 0")
+        if not here:
+            if not st:
+                return code(value), False
+            extra = "" if not tiled else ", tiled=True"
+            return f"srcjax.lax.all_gather({x}, {code(args['axis_name'])}, axis={axis + 1}{extra})", True
+        if rest:
+            raise w.error("vmap: srcjax.lax.all_gather over several names", line, hint="give one name")
+        xb = x if st else w.convert(x, False, True)
+        if st is False:
+            xb = _let(w, "gathered", xb, ind)
+        moved = xb if axis == 0 else f"np.moveaxis({xb}, 0, {axis})"
+        if not tiled:
+            return moved, False
+        shape = f"{xb}.shape[1:{axis + 1}] + (-1,) + {xb}.shape[{axis + 2}:]" if axis else f"(-1,) + {xb}.shape[2:]"
+        return f"np.reshape({moved}, {shape})", False
+    if not here:
+        return code(value), st
+    if st:
+        out = f"{_REDUCE[f]}({x}, axis=0)"
+    else:
+        out = f"{x} * {w.size}" if f == "psum" else x
+    if rest:
+        out = f"srcjax.lax.{f}({out}, {rest_text})"
+    return out, False
+
+
+def _let(w: FunctionWriter, hint: str, expr: str, ind: int) -> str:
+    n = w.names.fresh(hint)
+    w.emit(f"{n} = {expr}", ind)
+    w.bind(n, True)
+    return n
+
