@@ -19,6 +19,7 @@ there.
 from __future__ import annotations
 
 import ast
+import inspect
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -34,11 +35,22 @@ _REDUCE = {"psum": "np.sum", "pmean": "np.mean", "pmax": "np.max", "pmin": "np.m
 
 
 def _literal(w: FunctionWriter, node: cst.BaseExpression, what: str, line: cst.CSTNode) -> Any:
+    """A static argument: a literal, or a name of the function's closure or module (``AXIS = "i"``)."""
     try:
         return ast.literal_eval(code(node))
     except (ValueError, SyntaxError):
-        raise w.error(f"vmap: the {what} of a collective must be a literal", line,
-                      hint="write the axis name as a string (or tuple of strings) in the call") from None
+        pass
+    fn = getattr(w.nf, "fn", None)
+    if isinstance(node, cst.Name) and fn is not None:
+        try:
+            found = inspect.getclosurevars(fn)
+        except (TypeError, ValueError):  # pragma: no cover - not a Python function
+            found = None
+        for space in (found.nonlocals, found.globals) if found is not None else ():
+            if node.value in space and isinstance(space[node.value], (str, int, bool, tuple)):
+                return space[node.value]
+    raise w.error(f"vmap: the {what} of a collective must be known when srcjax reads the function", line,
+                  hint=f"write the {what} as a literal in the call (or a constant of the module)")
 
 
 def collective(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode) -> tuple[str, State]:
