@@ -15,7 +15,11 @@ from typing import Any
 
 from .. import lax
 from ..core import ShapedArray
-from .registry import LowerCtx, defprim
+from .registry import LowerCtx, defprim, set_fields
+
+# (no case in tests/test_primitives.py or test_vmap_primitives.py: alone they only refuse; they are
+# tested under the vmaps that bind their names, in tests/test_collectives.py)
+NAMES = frozenset({"psum", "pmean", "pmax", "pmin", "all_gather", "axis_index"})
 
 
 def _unbound(what: str) -> Any:
@@ -52,3 +56,7 @@ defprim("all_gather", lax.all_gather, _gather_stub, abstract_eval=_unbound("all_
         path="srcjax.lax.all_gather", positional=2, static_eval=False)
 defprim("axis_index", lax.axis_index, _index_stub, abstract_eval=_unbound("axis_index"), lower=_never,
         arrays=(), path="srcjax.lax.axis_index", positional=1, static_eval=False, nondiff=True)
+# (the batch writer writes these itself before any rule (transforms/batch_collectives.py); a call it
+# does not reach runs per example, where compiling it refuses the name no vmap binds)
+for _name in sorted(NAMES):
+    set_fields(_name, batch=lambda c: c.per_example())
