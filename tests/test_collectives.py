@@ -189,3 +189,41 @@ def test_axis_name_keyword_and_module_constant() -> None:
 def test_axis_name_must_be_a_string() -> None:
     with pytest.raises(srcjax.ArgumentError, match="axis_name must be a string"):
         srcjax.vmap(f_psum, axis_name=1)
+
+
+def _offset():  # type: ignore[no-untyped-def]
+    return lax.axis_index("i")
+
+
+def test_helper_without_a_batched_argument_is_refused() -> None:
+    def f(x):  # type: ignore[no-untyped-def]
+        return x + _offset()
+
+    with pytest.raises(srcjax.TranspileError, match="_offset reaches a collective over 'i'") as e:
+        srcjax.vmap(f, axis_name="i")
+    assert "_offset()" in str(e.value)
+
+
+def test_grad_alone_is_unbound() -> None:
+    def f(x):  # type: ignore[no-untyped-def]
+        return np.sum(lax.psum(x, "i") * x)
+
+    with pytest.raises(srcjax.UnboundAxisNameError, match="psum over 'i'"):
+        srcjax.grad(f)(X[0])
+
+
+def test_inside_cond_and_jacfwd() -> None:
+    def f(x):  # type: ignore[no-untyped-def]
+        return srcjax.lax.cond(np.sum(x) > 0, lambda v: v - lax.pmean(v, "i"), lambda v: v + lax.psum(v, "i"), x)
+
+    def fj(x):  # type: ignore[no-untyped-def]
+        return jax.lax.cond(jnp.sum(x) > 0, lambda v: v - jax.lax.pmean(v, "i"), lambda v: v + jax.lax.psum(v, "i"), x)
+
+    check(f, fj, X, axis_name="i")
+
+    def g(x):  # type: ignore[no-untyped-def]
+        return lax.psum(x, "i") * np.sin(x)
+
+    got = srcjax.vmap(srcjax.jacfwd(g), axis_name="i")(X)
+    want = jax.vmap(jax.jacfwd(lambda x: jax.lax.psum(x, "i") * jnp.sin(x)), axis_name="i")(X)
+    np.testing.assert_allclose(got, want, rtol=1e-12)

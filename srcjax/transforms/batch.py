@@ -562,6 +562,8 @@ class FunctionWriter:
         if not any(any_batched(self.state(n)) for n in reads):
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.defs:
                 return self.local_call(value, ind, line)
+            if isinstance(value, cst.Call):  # (a helper reaching psum(x, "i") of this vmap needs the batch)
+                batch_collectives.check_helper(self, value, line)
             return code(value), False
         if isinstance(value, cst.Name):
             return value.value, self.state(value.value)

@@ -113,6 +113,28 @@ def collective(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode) 
     return out, False
 
 
+def check_helper(w: FunctionWriter, value: cst.Call, line: cst.CSTNode) -> None:
+    """Refuse a call of a program function with no batched argument that reaches a collective over
+    this vmap's name (it would be left unbatched: it has no batch axis to reduce or count)."""
+    if w.b.axis_name is None or not isinstance(value.func, cst.Name):
+        return
+    functions = w.program.functions
+    seen: set[str] = set()
+    todo = [value.func.value]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in functions:
+            continue
+        seen.add(name)
+        text = code(functions[name].fdef)
+        quoted = (f"'{w.b.axis_name}'", f'"{w.b.axis_name}"')
+        if any(c + "(" in text for c in COLLECTIVES) and any(q in text for q in quoted):
+            raise w.error(f"vmap: {value.func.value} reaches a collective over {w.b.axis_name!r} but gets no "
+                          f"batched argument", line,
+                          hint="pass it a mapped argument, or call the collective in the vmapped function")
+        todo += [n for n in functions if n + "(" in text]
+
+
 def _let(w: FunctionWriter, hint: str, expr: str, ind: int) -> str:
     n = w.names.fresh(hint)
     w.emit(f"{n} = {expr}", ind)
