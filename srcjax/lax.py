@@ -30,8 +30,8 @@ from .windows import ConvDimensionNumbers, conv, conv_general_dilated, conv_tran
 
 __all__ = ["ConvDimensionNumbers", "add", "all_gather", "axis_index", "bitcast_convert_type", "cond", "conv",
            "conv_general_dilated", "conv_transpose", "erf", "fori_loop", "index_update", "max", "min", "mul",
-           "padtype_to_pads", "pmax", "pmean", "pmin", "psum", "reduce_window", "scan", "switch", "while_loop",
-           "with_sharding_constraint"]
+           "padtype_to_pads", "pmax", "pmean", "pmin", "psum", "psum_scatter", "reduce_window", "scan", "switch",
+           "while_loop", "with_sharding_constraint"]
 
 # JAX's elementwise monoids, the computations ``reduce_window`` takes: NumPy's ufuncs (so srcjax reads
 # ``srcjax.lax.add(x, y)`` as ``np.add``; unlike JAX's they broadcast and promote as NumPy does)
@@ -200,6 +200,13 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
     """JAX's ``lax.all_gather``: every example's ``x`` along a new axis ``axis`` (``tiled=True``:
     concatenated along the existing ``axis``) over the named mapped axis."""
     raise unbound_axis("all_gather", axis_name)
+
+
+def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0, axis_index_groups: Any = None,
+                 tiled: bool = False) -> Any:
+    """JAX's ``lax.psum_scatter``: the ``psum`` of ``x``, of which each example keeps its own slice
+    along ``scatter_dimension`` (``tiled=True``: its block); the transpose of ``all_gather``."""
+    raise unbound_axis("psum_scatter", axis_name)
 
 
 def axis_index(axis_name: Any) -> Any:

@@ -227,3 +227,35 @@ def test_inside_cond_and_jacfwd() -> None:
     got = srcjax.vmap(srcjax.jacfwd(g), axis_name="i")(X)
     want = jax.vmap(jax.jacfwd(lambda x: jax.lax.psum(x, "i") * jnp.sin(x)), axis_name="i")(X)
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("d,tiled", [(0, False), (1, False), (0, True), (1, True)])
+def test_psum_scatter_and_all_gather_derivative(d: int, tiled: bool) -> None:
+    """psum_scatter keeps each example's slice of the psum; it and all_gather transpose each other."""
+    z = rng.normal(size=(4, 8, 8, 3) if tiled else (4, 4, 4, 3))
+
+    def g(x):  # type: ignore[no-untyped-def]
+        return lax.psum_scatter(x, "i", scatter_dimension=d, tiled=tiled)
+
+    check(g, lambda x: jax.lax.psum_scatter(x, "i", scatter_dimension=d, tiled=tiled), z, axis_name="i")
+
+    def f(x):  # type: ignore[no-untyped-def]
+        return np.sum(np.sin(lax.all_gather(x, "i", axis=d, tiled=tiled)) ** 2 * lax.axis_index("i"))
+
+    def fj(x):  # type: ignore[no-untyped-def]
+        return jnp.sum(jnp.sin(jax.lax.all_gather(x, "i", axis=d, tiled=tiled)) ** 2 * jax.lax.axis_index("i"))
+
+    got = srcjax.vmap(srcjax.grad(f), axis_name="i")(Y)
+    np.testing.assert_allclose(got, jax.vmap(jax.grad(fj), axis_name="i")(Y), rtol=1e-12)
+
+
+def test_nested_psum_scatter() -> None:
+    def f(x):  # type: ignore[no-untyped-def]
+        return lax.psum_scatter(x, "i", scatter_dimension=1) + lax.psum(x, "j")[:, 0]
+
+    def fj(x):  # type: ignore[no-untyped-def]
+        return jax.lax.psum_scatter(x, "i", scatter_dimension=1) + jax.lax.psum(x, "j")[:, 0]
+
+    z = rng.normal(size=(4, 3, 5, 4))
+    got = srcjax.vmap(srcjax.vmap(f, axis_name="j"), axis_name="i")(z)
+    np.testing.assert_allclose(got, jax.vmap(jax.vmap(fj, axis_name="j"), axis_name="i")(z), rtol=1e-12)

@@ -1,5 +1,5 @@
 """vmap of collectives (``srcjax.lax.psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``,
-``axis_index``) over the vmap's ``axis_name``: ordinary NumPy over the batch axis.
+``psum_scatter``, ``axis_index``) over the vmap's ``axis_name``: ordinary NumPy over the batch axis.
 
 Over the vmap's own name (``w.b.axis_name``), every example sees the same value, so the result is
 unbatched (JAX's semantics):
@@ -8,6 +8,8 @@ unbatched (JAX's semantics):
   ``x`` is not batched); ``pmean``/``pmax``/``pmin`` -> ``np.mean``/``np.max``/``np.min``;
 - ``all_gather(x, "i")``  ->  the batched ``x`` itself (``axis=a``: that axis moved to ``a``;
   ``tiled=True``: merged into axis ``a``);
+- ``psum_scatter(x, "i")`` ->  each example's slice of ``np.sum(x, axis=0)`` (along
+  ``scatter_dimension``, moved first), batched;
 - ``axis_index("i")``     ->  ``np.arange(batch_size)``, batched.
 
 A collective over other names (an enclosing vmap's) stays a collective, written for this vmap's
@@ -30,7 +32,8 @@ from .batch_state import State
 if TYPE_CHECKING:
     from .batch import FunctionWriter
 
-COLLECTIVES = {f"srcjax.lax.{n}" for n in ("psum", "pmean", "pmax", "pmin", "all_gather", "axis_index")}
+COLLECTIVES = {f"srcjax.lax.{n}" for n in ("psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
+                                           "axis_index")}
 _REDUCE = {"psum": "np.sum", "pmean": "np.mean", "pmax": "np.max", "pmin": "np.min"}
 
 
@@ -102,6 +105,8 @@ def collective(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode) 
             return moved, False
         shape = f"{xb}.shape[1:{axis + 1}] + (-1,) + {xb}.shape[{axis + 2}:]" if axis else f"(-1,) + {xb}.shape[2:]"
         return f"np.reshape({moved}, {shape})", False
+    if f == "psum_scatter":
+        return _scatter(w, value, x, st, kw, here, bool(rest), code(args["axis_name"]), ind, line)
     if not here:
         return code(value), st
     if st:
@@ -111,6 +116,29 @@ def collective(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode) 
     if rest:
         out = f"srcjax.lax.{f}({out}, {rest_text})"
     return out, False
+
+
+def _scatter(w: FunctionWriter, value: cst.Call, x: str, st: bool, kw: dict[str, cst.BaseExpression], here: bool,
+             rest: bool, name: str, ind: int, line: cst.CSTNode) -> tuple[str, State]:
+    """``psum_scatter`` (the transpose of ``all_gather``): the sum over the batch, each example's
+    slice (``tiled=True``: block) of it along ``scatter_dimension``, batched."""
+    d = _literal(w, kw["scatter_dimension"], "scatter_dimension", line) if "scatter_dimension" in kw else 0
+    tiled = _literal(w, kw["tiled"], "tiled", line) if "tiled" in kw else False
+    if not isinstance(d, int) or d < 0:
+        raise w.error("vmap: srcjax.lax.psum_scatter with a negative scatter_dimension", line,
+                      hint="count axes from 0")
+    if not here:
+        if not st:
+            return code(value), False
+        extra = "" if not tiled else ", tiled=True"
+        return f"srcjax.lax.psum_scatter({x}, {name}, scatter_dimension={d + 1}{extra})", True
+    if rest:
+        raise w.error("vmap: srcjax.lax.psum_scatter over several names", line, hint="give one name")
+    total = _let(w, "psum", f"np.sum({x}, axis=0)" if st else f"{x} * {w.size}", ind, False)
+    if tiled:
+        total = _let(w, "blocks", f"np.reshape({total}, {total}.shape[:{d}] + ({w.size}, -1) + "
+                                  f"{total}.shape[{d + 1}:])", ind, False)
+    return (total if d == 0 else f"np.moveaxis({total}, {d}, 0)"), True
 
 
 def check_helper(w: FunctionWriter, value: cst.Call, line: cst.CSTNode) -> None:
@@ -135,9 +163,9 @@ def check_helper(w: FunctionWriter, value: cst.Call, line: cst.CSTNode) -> None:
         todo += [n for n in functions if n + "(" in text]
 
 
-def _let(w: FunctionWriter, hint: str, expr: str, ind: int) -> str:
+def _let(w: FunctionWriter, hint: str, expr: str, ind: int, st: bool = True) -> str:
     n = w.names.fresh(hint)
     w.emit(f"{n} = {expr}", ind)
-    w.bind(n, True)
+    w.bind(n, st)
     return n
 
