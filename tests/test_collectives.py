@@ -259,3 +259,21 @@ def test_nested_psum_scatter() -> None:
     z = rng.normal(size=(4, 3, 5, 4))
     got = srcjax.vmap(srcjax.vmap(f, axis_name="j"), axis_name="i")(z)
     np.testing.assert_allclose(got, jax.vmap(jax.vmap(fj, axis_name="j"), axis_name="i")(z), rtol=1e-12)
+
+
+def test_pmax_has_no_derivative_as_in_jax() -> None:
+    def f(x):  # type: ignore[no-untyped-def]
+        return np.sum(lax.pmax(x, "i") * x)
+
+    with pytest.raises(srcjax.TranspileError, match="no derivative rule for srcjax.lax.pmax") as e:
+        srcjax.vmap(srcjax.grad(f), axis_name="i")(X)
+    assert "all_gather" in (e.value.hint or "")
+
+    def g(x):  # type: ignore[no-untyped-def]
+        return np.sum(np.max(lax.all_gather(x, "i"), axis=0) * x)
+
+    def gj(x):  # type: ignore[no-untyped-def]
+        return jnp.sum(jnp.max(jax.lax.all_gather(x, "i"), axis=0) * x)
+
+    np.testing.assert_allclose(srcjax.vmap(srcjax.grad(g), axis_name="i")(X),
+                               jax.vmap(jax.grad(gj), axis_name="i")(X), rtol=1e-12)
