@@ -277,3 +277,16 @@ def test_pmax_has_no_derivative_as_in_jax() -> None:
 
     np.testing.assert_allclose(srcjax.vmap(srcjax.grad(g), axis_name="i")(X),
                                jax.vmap(jax.grad(gj), axis_name="i")(X), rtol=1e-12)
+
+
+def test_vmap_with_a_name_inside_a_compiled_function() -> None:
+    def outer(xs):  # type: ignore[no-untyped-def]
+        return srcjax.vmap(f_psum, axis_name="i")(xs) * 2
+
+    np.testing.assert_allclose(srcjax.jit(outer)(X), 2 * X / X.sum(0), rtol=1e-12)
+
+    def g(p):  # type: ignore[no-untyped-def]
+        return lax.pmean(p["a"], "i") + p["b"]
+
+    got = srcjax.vmap(g, in_axes=({"a": 0, "b": None},), axis_name="i")({"a": X, "b": np.ones(3)})
+    np.testing.assert_allclose(got, np.broadcast_to(X.mean(0) + 1, X.shape), rtol=1e-12)
