@@ -24,6 +24,7 @@ from .core import (
     ShardingError,
     StaticValueError,
     TranspileError,
+    UnboundAxisNameError,
     UnknownFunctionError,
     UnsupportedSyntaxError,
 )
@@ -51,4 +52,5 @@ __all__ = [
     "device_put", "devices", "lax", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lower",
     "numpy_function", "random", "source", "value_and_grad", "vjp", "vmap", "sharding", "make_mesh", "device_count",
     "local_device_count", "local_devices", "process_count", "process_index", "ShardingError",
+    "UnboundAxisNameError",
 ]

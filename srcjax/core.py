@@ -249,6 +249,12 @@ class OpaqueCallError(UnknownFunctionError):
     into the compiled code, so it is refused where the program calls it."""
 
 
+class UnboundAxisNameError(TranspileError, NameError):
+    """A collective (``srcjax.lax.psum``, ``axis_index``, ...) over an axis name no enclosing
+    transformation binds (JAX's "unbound axis name"): called eagerly, or compiled outside a
+    ``srcjax.vmap(..., axis_name=...)`` of that name."""
+
+
 class ArgumentError(TranspileError, TypeError):
     """A compiled function was called with the wrong arguments."""
 

@@ -25,12 +25,13 @@ from typing import Any
 import numpy as np
 
 from . import pytree
+from .core import Span, UnboundAxisNameError
 from .windows import ConvDimensionNumbers, conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window
 
-__all__ = ["ConvDimensionNumbers", "add", "bitcast_convert_type", "cond", "conv", "conv_general_dilated",
-           "conv_transpose", "erf", "fori_loop", "index_update", "max", "min", "mul", "padtype_to_pads",
-           "reduce_window", "scan", "switch", "while_loop",
-           "with_sharding_constraint"]
+__all__ = ["ConvDimensionNumbers", "add", "all_gather", "axis_index", "bitcast_convert_type", "cond", "conv",
+           "conv_general_dilated", "conv_transpose", "erf", "fori_loop", "index_update", "max", "min", "mul",
+           "padtype_to_pads", "pmax", "pmean", "pmin", "psum", "psum_scatter", "reduce_window", "scan", "switch",
+           "while_loop", "with_sharding_constraint"]
 
 # JAX's elementwise monoids, the computations ``reduce_window`` takes: NumPy's ufuncs (so srcjax reads
 # ``srcjax.lax.add(x, y)`` as ``np.add``; unlike JAX's they broadcast and promote as NumPy does)
@@ -154,3 +155,60 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     out as ``shardings`` (a ``srcjax.sharding.NamedSharding``) says at this point of the program
     (``sdy.sharding_constraint``), and partitions the code around it accordingly."""
     return x
+
+
+# -- collectives over a named axis: meaningful only inside ``srcjax.vmap(..., axis_name=...)``, whose
+# batched source writes them as NumPy over the batch axis (transforms/batch_collectives.py)
+
+def unbound_axis(what: str, axis_name: Any, depth: int | None = 2) -> UnboundAxisNameError:
+    """The error of a collective over a name nothing binds, located at the caller's line (``depth``
+    frames up; None: the compiler locates it at the call it reads)."""
+    import sys
+
+    span = None
+    if depth is not None:
+        f = sys._getframe(depth)
+        span = Span(f.f_code.co_filename, f.f_lineno, 0, f.f_lineno, 0)
+    return UnboundAxisNameError(
+        f"unbound axis name: {what} over {axis_name!r}, which no enclosing transformation binds", span,
+        hint=f"call it inside srcjax.vmap(f, axis_name={axis_name!r}) (the name of the mapped axis it "
+             f"reduces over)")
+
+
+def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """JAX's ``lax.psum``: inside ``srcjax.vmap(f, axis_name=...)``, the sum of ``x`` over the mapped
+    axis of that name (every example sees the same value)."""
+    raise unbound_axis("psum", axis_name)
+
+
+def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """JAX's ``lax.pmean``: the mean of ``x`` over the named mapped axis."""
+    raise unbound_axis("pmean", axis_name)
+
+
+def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """JAX's ``lax.pmax``: the maximum of ``x`` over the named mapped axis."""
+    raise unbound_axis("pmax", axis_name)
+
+
+def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """JAX's ``lax.pmin``: the minimum of ``x`` over the named mapped axis."""
+    raise unbound_axis("pmin", axis_name)
+
+
+def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: int = 0, tiled: bool = False) -> Any:
+    """JAX's ``lax.all_gather``: every example's ``x`` along a new axis ``axis`` (``tiled=True``:
+    concatenated along the existing ``axis``) over the named mapped axis."""
+    raise unbound_axis("all_gather", axis_name)
+
+
+def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0, axis_index_groups: Any = None,
+                 tiled: bool = False) -> Any:
+    """JAX's ``lax.psum_scatter``: the ``psum`` of ``x``, of which each example keeps its own slice
+    along ``scatter_dimension`` (``tiled=True``: its block); the transpose of ``all_gather``."""
+    raise unbound_axis("psum_scatter", axis_name)
+
+
+def axis_index(axis_name: Any) -> Any:
+    """JAX's ``lax.axis_index``: the position of this example along the named mapped axis."""
+    raise unbound_axis("axis_index", axis_name)

@@ -153,22 +153,25 @@ class _EntryWriter(FunctionWriter):
         return f"batch_out({expr}, {spec}, {self.size}, False)"
 
 
-def batched_source(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None) -> \
-        tuple[str, str, Batcher, Any]:
-    """The module text of ``vmap(fn, in_axes, out_axes, axis_size)``, its function's name, and the program."""
+def batched_source(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None,
+                   axis_name: Any = None) -> tuple[str, str, Batcher, Any]:
+    """The module text of ``vmap(fn, in_axes, out_axes, axis_size, axis_name)``, its function's name, and
+    the program."""
     c = _as_compiled(fn)
     try:
-        return _batched_source(c, c.program, fn, in_axes, out_axes, axis_size)
+        return _batched_source(c, c.program, fn, in_axes, out_axes, axis_size, axis_name)
     except ComprehensionBatchingError:  # read again with comprehensions written as append loops
-        return _batched_source(c, Program(c.fn, comprehension_loops=True), fn, in_axes, out_axes, axis_size)
+        return _batched_source(c, Program(c.fn, comprehension_loops=True), fn, in_axes, out_axes, axis_size,
+                               axis_name)
 
 
 def _batched_source(c: Compiled, prog: Program, fn: Callable[..., Any], in_axes: Axes, out_axes: Axes,
-                    axis_size: int | None) -> tuple[str, str, Batcher, Any]:
+                    axis_size: int | None, axis_name: Any = None) -> tuple[str, str, Batcher, Any]:
     nf = prog.entry
     params = c.params
     specs = _in_specs(in_axes, len(params), fn)
     b = Batcher(prog)
+    b.axis_name = axis_name
     name = b.names.fresh(f"{nf.name}_vmap")
     states = {p: _spec_state(s, f"[{i}]") for i, (p, s) in enumerate(zip(params, specs))}
     w = _EntryWriter(b, nf, states)
@@ -207,17 +210,17 @@ def _in_specs(in_axes: Axes, n: int, fn: Any) -> list[Axes]:
     return list(in_axes)
 
 
-def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None) -> \
-        Callable[..., Any]:
-    """The generated Python function of ``vmap(fn, in_axes, out_axes, axis_size)`` (cached)."""
-    key = (fn, _freeze(in_axes), _freeze(out_axes), axis_size)
+def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None,
+                     axis_name: Any = None) -> Callable[..., Any]:
+    """The generated Python function of ``vmap(fn, in_axes, out_axes, axis_size, axis_name)`` (cached)."""
+    key = (fn, _freeze(in_axes), _freeze(out_axes), axis_size, axis_name)
     hit = _WRITTEN.get(key)
     if hit is not None:
         return hit
     from .transforms import readable
     from .transforms.simplify import simplify_source
 
-    text, name, b, prog = batched_source(fn, in_axes, out_axes, axis_size)
+    text, name, b, prog = batched_source(fn, in_axes, out_axes, axis_size, axis_name)
     header = ("import numpy as np\nimport srcjax\nfrom srcjax.adjoint import " + ", ".join(ADJOINT_IMPORTS) +
               "\nfrom srcjax.batched import " + ", ".join(BATCHED_IMPORTS) + "\n\n\n")
     used = b.used(text + "".join(b.texts[r] for _, _, rules in b.customs.values() for r in rules))
@@ -363,16 +366,20 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_siz
     the end), ``None`` for an argument shared by every example, or a tuple/list/dict prefix of the
     argument's structure; one int or None applies to every argument. ``out_axes``: where the batch
     axis goes in each output (``None``: an output that does not depend on a mapped argument).
-    ``axis_size``: the batch size when no argument is mapped. ``axis_name`` is accepted (JAX's
-    signature) but names nothing yet: collectives over a vmapped axis are not supported.
+    ``axis_size``: the batch size when no argument is mapped. ``axis_name``: the name ``fn``'s
+    collectives (``srcjax.lax.psum(x, name)``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``,
+    ``psum_scatter``, ``axis_index``) give the mapped axis; the batched source writes them as NumPy over the batch axis
+    (``psum`` -> ``np.sum(x, axis=0)``, the same for every example).
     """
+    if axis_name is not None and not isinstance(axis_name, str):
+        raise _clean(ArgumentError(f"vmap: axis_name must be a string, not {axis_name!r}"))
     if isinstance(fn, NormalizedFunction):  # srcjax.vmap(f) inside a function srcjax is transpiling: f's function
         fn = fn.fn
     if axis_size is not None and (isinstance(axis_size, bool) or not isinstance(axis_size, int) or axis_size < 0):
         raise _clean(ArgumentError(f"vmap: axis_size must be a non-negative int, not {axis_size!r}"))
     c = _as_compiled(fn)
     try:
-        written = batched_function(fn, in_axes, out_axes, axis_size)
+        written = batched_function(fn, in_axes, out_axes, axis_size, axis_name)
     except TranspileError as e:
         raise _clean(e) from None
     return Vmapped(fn, written, in_axes, out_axes, axis_size,

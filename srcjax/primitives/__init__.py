@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401
     ad_prims,  # noqa: F401,E402  (after shape: it reuses the indexing plan)
+    collectives,
     complex,
     construction,
     creation,

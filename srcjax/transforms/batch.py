@@ -39,7 +39,7 @@ from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
-from . import batch_containers, batch_lax, batch_queries, batch_state
+from . import batch_collectives, batch_containers, batch_lax, batch_queries, batch_state
 from .anf import ADJOINT_IMPORTS, Op, classify
 from .batch_call import BatchCall
 from .batch_state import Stack, State, Tree, all_batched, any_batched, element, item, join, literal_key, pack, parts_of
@@ -82,6 +82,7 @@ class Batcher:
         self.customs: dict[str, tuple[str, tuple[int, ...], tuple[str, ...]]] = {}  # batched custom functions
         self.texts: dict[str, str] = {}  # helper functions written, in order
         self.origins: dict[str, str] = {}  # generated function -> the program function it batches
+        self.axis_name: Any = None  # vmap's axis_name: the collectives over it are written here
 
     def function(self, nf: NormalizedFunction, states: tuple[State, ...], force: bool = False,
                  want_return: State | None = None) -> tuple[str, State, set[str], dict[str, State]]:
@@ -546,6 +547,8 @@ class FunctionWriter:
         """The batched right-hand side and its state (statements it needs are emitted first)."""
         if isinstance(value, cst.Call) and code(value.func) in _LAX:
             return self.lax_call(value, ind, line, target)
+        if isinstance(value, cst.Call) and code(value.func) in batch_collectives.COLLECTIVES:
+            return batch_collectives.collective(self, value, ind, line)
         reads = names_in(value)
         if _is_empty_list(value):
             return code(value), Stack(())
@@ -559,6 +562,8 @@ class FunctionWriter:
         if not any(any_batched(self.state(n)) for n in reads):
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.defs:
                 return self.local_call(value, ind, line)
+            if isinstance(value, cst.Call):  # (a helper reaching psum(x, "i") of this vmap needs the batch)
+                batch_collectives.check_helper(self, value, line)
             return code(value), False
         if isinstance(value, cst.Name):
             return value.value, self.state(value.value)
