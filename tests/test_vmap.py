@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import srcjax
+from srcjax import lax as jl
 
 jax.config.update("jax_enable_x64", True)
 rng = np.random.default_rng(0)
@@ -627,3 +628,15 @@ def test_vmap_of_grad_through_a_stack_of_a_list():
     got = srcjax.vmap(srcjax.grad(stack_of_a_list), in_axes=(0, None))(x, w)
     want = jax.vmap(jax.grad(lambda x, w: jnp.sum(jnp.stack([x * w, jnp.sin(x)]) ** 2)), in_axes=(0, None))(x, w)
     agree(got, np.asarray(want))
+
+
+
+def cond_via_module_alias(x):
+    return jl.cond(np.sum(x) > 0, lambda v: v * 2.0, lambda v: -v, x)  # (jl: srcjax.lax, imported at the top)
+
+
+def test_vmap_of_lax_cond_under_a_module_alias():
+    """Regression: `lax.cond` after `from srcjax import lax` was "cannot batch" (only `srcjax.lax.cond` was)."""
+    xs = np.array([[1.0, 2.0], [-3.0, 1.0], [-1.0, -1.0]])
+    want = np.stack([x * 2.0 if np.sum(x) > 0 else -x for x in xs])
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(cond_via_module_alias)(xs)), want)

@@ -43,6 +43,7 @@ from . import batch_collectives, batch_containers, batch_lax, batch_queries, bat
 from .anf import ADJOINT_IMPORTS, Op, classify
 from .batch_call import BatchCall
 from .batch_state import Stack, State, Tree, all_batched, any_batched, element, item, join, literal_key, pack, parts_of
+from .inline_lax import lax_call
 
 BATCHED_IMPORTS = tuple(batched_helpers.__all__)
 
@@ -545,8 +546,8 @@ class FunctionWriter:
     def rhs(self, value: cst.BaseExpression, ind: int, line: cst.SimpleStatementLine,
             target: cst.BaseExpression) -> tuple[str, State]:
         """The batched right-hand side and its state (statements it needs are emitted first)."""
-        if isinstance(value, cst.Call) and code(value.func) in _LAX:
-            return self.lax_call(value, ind, line, target)
+        if isinstance(value, cst.Call) and (code(value.func) in _LAX or lax_call(value, self.nf) is not None):
+            return self.lax_call(value, ind, line, target)  # (also `lax.cond` after `from srcjax import lax`)
         if isinstance(value, cst.Call) and code(value.func) in batch_collectives.COLLECTIVES:
             return batch_collectives.collective(self, value, ind, line)
         reads = names_in(value)
