@@ -57,6 +57,9 @@ for _name, _jvp, _vjp in (("psum", "srcjax.lax.psum(x_dot, axis_name)", "srcjax.
     defprim(_name, getattr(lax, _name), _reduce_stub, abstract_eval=_unbound(_name), lower=_never,
             path=f"srcjax.lax.{_name}", positional=2, static_eval=False,
             jvp={"x": _jvp} if _jvp else None, vjp={"x": _vjp} if _vjp else None)
+for _name in ("pmax", "pmin"):
+    set_fields(_name, no_rule_hint="JAX has none either; np.max/np.min(srcjax.lax.all_gather(x, name), axis=0) "
+                                   "has one")
 # all_gather and psum_scatter transpose each other (JAX's rules)
 defprim("all_gather", lax.all_gather, _gather_stub, abstract_eval=_unbound("all_gather"), lower=_never,
         path="srcjax.lax.all_gather", positional=2, static_eval=False,

@@ -348,8 +348,7 @@ class JVP:
         templates = prim.jvp
         if not templates:
             raise DifferentiationError(f"no derivative rule for {prim.path} yet", hint=(
-                "JAX has none either; np.max/np.min(srcjax.lax.all_gather(x, name), axis=0) has one"
-                if prim.name in ("pmax", "pmin") else "file an issue; or wrap it in srcjax.custom_jvp (issue #5)"))
+                prim.no_rule_hint or "file an issue; or wrap it in srcjax.custom_jvp (issue #5)"))
         mapping = {k: v if isinstance(v, str) else "[" + ", ".join(v) + "]" for k, v in op.args.items()}
         mapping["out"] = paren(out)  # (a tuple target of a multi-result primitive: `(w, v)`)
         if prim.jvp_joint is not None:  # linear in its operands together (index_add: z may be a container)
