@@ -67,6 +67,19 @@ def _is_leaf(x: Any) -> bool:
         isinstance(getattr(x, "aval", None), ShapedArray)
 
 
+def _uploadable(leaf: Any) -> tuple[Any, ShapedArray]:
+    """``leaf`` as a value ``device_put`` uploads (a NumPy array where it is not one already) and its
+    abstract value; an ``ArgumentError`` for anything else."""
+    aval = _leaf_aval(leaf)
+    if aval is None:
+        leaf = np.asarray(leaf)
+        aval = _leaf_aval(leaf) if leaf.dtype != object else None
+    if aval is None:
+        raise ArgumentError(f"device_put: cannot upload a value of type {type(leaf).__name__}",
+                            hint="pass arrays, numbers, or containers of them")
+    return leaf, aval
+
+
 def _leaf_aval(x: Any) -> ShapedArray | None:
     """Abstract value of a dynamic leaf, or None when the leaf cannot be an array."""
     t = type(x)
@@ -675,7 +688,7 @@ def device_put(x: Any, device: Any = None) -> Any:
         from .spmd import device_put_sharded
 
         try:
-            return device_put_sharded(x, device, _is_leaf, _leaf_aval)
+            return device_put_sharded(x, device, _is_leaf, _uploadable)
         except TranspileError as e:
             raise _clean(e) from None
     from .runtime import Array, get_backend
@@ -697,13 +710,10 @@ def device_put(x: Any, device: Any = None) -> Any:
             if buffer_platform(leaf._buf).replace("cuda", "gpu") == backend.platform:
                 return leaf
             leaf = np.asarray(leaf)
-        aval = _leaf_aval(leaf)
-        if aval is None:
-            leaf = np.asarray(leaf)
-            aval = _leaf_aval(leaf) if leaf.dtype != object else None
-        if aval is None:
-            raise _clean(ArgumentError(f"device_put: cannot upload a value of type {type(leaf).__name__}",
-                                       hint="pass arrays, numbers, or containers of them"))
+        try:
+            leaf, aval = _uploadable(leaf)
+        except ArgumentError as e:
+            raise _clean(e) from None
         return Array(upload(leaf, aval, backend), aval)
 
     leaves, tree = pytree.flatten(x, is_leaf=lambda v: _is_leaf(v) or v is None or isinstance(v, str))

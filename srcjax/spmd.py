@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import pytree
-from .core import ArgumentError, ShardingError
+from .core import ShardingError
 from .lower.shardy import ShardingPlan
 from .sharding import Sharding, as_sharding
 
@@ -114,9 +114,9 @@ def sharding_plan(c: Compiled, values: list[Any], is_leaf: Callable[[Any], bool]
     return ShardingPlan(leaves_s, c.out_shardings)
 
 
-def device_put_sharded(x: Any, target: Any, is_leaf: Callable[[Any], bool], leaf_aval: Callable[[Any], Any]) -> Any:
+def device_put_sharded(x: Any, target: Any, is_leaf: Callable[[Any], bool], uploadable: Callable[[Any], Any]) -> Any:
     """``srcjax.device_put(x, sharding_or_device)``: each array leaf laid out as the sharding says
-    (``is_leaf``, ``leaf_aval``: api's array leaves and their abstract values)."""
+    (``is_leaf``, ``uploadable``: api's array leaves, and a leaf as an uploadable value with its abstract value)."""
     from .runtime import Array, get_backend
     from .runtime.spmd import ShardedArray, put_sharded
 
@@ -130,13 +130,7 @@ def device_put_sharded(x: Any, target: Any, is_leaf: Callable[[Any], bool], leaf
             if isinstance(leaf, ShardedArray) and leaf.sharding == s:
                 return leaf
             leaf = np.asarray(leaf)
-        aval = leaf_aval(leaf)
-        if aval is None:
-            leaf = np.asarray(leaf)
-            aval = leaf_aval(leaf) if leaf.dtype != object else None
-        if aval is None:
-            raise ArgumentError(f"device_put: cannot upload a value of type {type(leaf).__name__}",
-                                hint="pass arrays, numbers, or containers of them")
+        leaf, aval = uploadable(leaf)
         s.check(aval.shape, "value")
         if s.num_devices == 1 and s.mesh.devices.flat[0] == default:
             from .runtime import device_put as upload
