@@ -726,8 +726,11 @@ def source(fn: Callable[..., Any], form: str = "readable") -> str:
     ``form="readable"`` (the default) is the program that runs; ``form="anf"`` shows derivatives
     and batched functions as written before their single-use temporaries were folded back into
     the expressions they feed (one primitive per line: for debugging srcjax itself)."""
-    if form not in ("readable", "anf"):
-        raise _clean(ArgumentError(f"source: form must be 'readable' or 'anf', not {form!r}"))
+    if not isinstance(form, str) or form not in ("readable", "anf"):
+        what = repr(form) if isinstance(form, str) else f"a value of type {type(form).__name__}"
+        raise _clean(ArgumentError(f"source: form must be 'readable' or 'anf', not {what}",
+                                   hint="source(fn) takes the function alone: the program it prints is "
+                                        "shape-generic (srcjax.eval_shape(fn, *args) gives the shapes)"))
     written = getattr(fn, "__srcjax_source__", None)
     if written is not None:  # a split VJP's cotangent function: its forward and backward programs
         return written(form)  # type: ignore[no-any-return]

@@ -27,6 +27,7 @@ from .transforms.batch import (
     Tree,
     item,
 )
+from .transforms.batch_control import DataTest
 from .transforms.batch_state import pack
 
 __all__ = ["vmap"]
@@ -167,12 +168,23 @@ def batched_source(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_s
 
 def _batched_source(c: Compiled, prog: Program, fn: Callable[..., Any], in_axes: Axes, out_axes: Axes,
                     axis_size: int | None, axis_name: Any = None) -> tuple[str, str, Batcher, Any]:
-    nf = prog.entry
-    params = c.params
-    specs = _in_specs(in_axes, len(params), fn)
     b = Batcher(prog)
     b.axis_name = axis_name
-    name = b.names.fresh(f"{nf.name}_vmap")
+    name = b.names.fresh(f"{prog.entry.name}_vmap")
+    while True:
+        try:
+            return _write_entry(c, prog, b, name, fn, in_axes, out_axes, axis_size)
+        except DataTest as e:  # a Python `if`/`while` on batched data: functionalized, then written again
+            if e.function != prog.entry.name:
+                raise
+            b.data_names.setdefault(e.function, set()).update(e.names)
+
+
+def _write_entry(c: Compiled, prog: Program, b: Batcher, name: str, fn: Callable[..., Any], in_axes: Axes,
+                 out_axes: Axes, axis_size: int | None) -> tuple[str, str, Batcher, Any]:
+    nf = b.with_data_tests(prog.entry)
+    params = c.params
+    specs = _in_specs(in_axes, len(params), fn)
     states = {p: _spec_state(s, f"[{i}]") for i, (p, s) in enumerate(zip(params, specs))}
     w = _EntryWriter(b, nf, states)
     w.out_axes = out_axes
@@ -280,11 +292,21 @@ class Vmapped(Compiled):
                  axis_size: int | None, **kw: Any) -> None:
         super().__init__(written, **kw)
         self._in_axes = in_axes
+        self._out_axes = out_axes
         self._axis_size = axis_size
+        self._axis_name: Any = None
         self._primal = fn
         self._nparams = len(self.params)
+        self._omitting: dict[tuple[Any, ...], Any] = {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if len(args) + len(kwargs) < self._nparams and isinstance(self._in_axes, int):
+            # one in_axes for every argument maps those passed (JAX's meaning): a parameter left to
+            # its default is the same for every example
+            specs = tuple(self._in_axes if i < len(args) or p in kwargs else None for i, p in enumerate(self.params))
+            if specs not in self._omitting:
+                self._omitting[specs] = vmap(self._primal, specs, self._out_axes, self._axis_size, self._axis_name)
+            return self._omitting[specs](*args, **kwargs)
         if not kwargs and len(args) == self._nparams and self.device != "numpy":
             plan = self._cache.get(self._fast_key(args))
             if plan is not None:
@@ -382,8 +404,10 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_siz
         written = batched_function(fn, in_axes, out_axes, axis_size, axis_name)
     except TranspileError as e:
         raise _clean(e) from None
-    return Vmapped(fn, written, in_axes, out_axes, axis_size,
-                   static_argnums=tuple(i for i, p in enumerate(c.params) if p in c.static), device=c.device)
+    out = Vmapped(fn, written, in_axes, out_axes, axis_size,
+                  static_argnums=tuple(i for i, p in enumerate(c.params) if p in c.static), device=c.device)
+    out._axis_name = axis_name
+    return out
 
 
 _ = Names

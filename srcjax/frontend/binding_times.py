@@ -60,7 +60,7 @@ class BindingTimes:
     """
 
     def __init__(self, nf: NormalizedFunction, fdef: cst.FunctionDef, body: Sequence[Any] | None = None,
-                 helpers: Iterable[str] = ()) -> None:
+                 helpers: Iterable[str] = (), dynamic: Iterable[str] = ()) -> None:
         self.nf = nf
         self.helpers = set(helpers)
         body = list(fdef.body.body) if body is None else list(body)
@@ -70,6 +70,9 @@ class BindingTimes:
             name = p.name.value
             self.locals.add(name)
             self.kinds[name] = STATIC if p.default is not None and _static_default(p.default) else UNKNOWN
+        for name in dynamic:  # names known to hold array data (vmap: tests on batched values)
+            if name in self.locals:
+                self.kinds[name] = DYNAMIC
         self.flagged: set[int] = set()
         self.dynamic_break: set[int] = set()
         self.changed = True
@@ -147,12 +150,27 @@ class BindingTimes:
             return False
         if isinstance(s, cst.For):
             c = DYNAMIC if id(s) in self.dynamic_break else ctl
-            tk = UNKNOWN if self.range_call(s.iter) else self.of(s.iter)
-            for n in target_names(s.target):
+            for n, tk in self.loop_targets(s):
                 self._set(n, max(tk, c))
             self.block(s.body.body, c, STATIC, s)
             return False
         return False
+
+    def loop_targets(self, s: cst.For) -> list[tuple[str, int]]:
+        """The names a ``for`` binds and their binding times: a ``range`` counter is UNKNOWN (the
+        lowering may roll the loop); ``enumerate(xs)``'s counter too, its items as ``xs``; ``zip``'s
+        items each as their sequence; anything else as the iterable."""
+        it, target = s.iter, s.target
+        if isinstance(it, cst.Call) and isinstance(target, (cst.Tuple, cst.List)) and \
+                all(isinstance(e.value, cst.Name) for e in target.elements) and not any(a.star for a in it.args):
+            ok, fn = self.resolve(it.func)
+            names = [e.value.value for e in target.elements]  # type: ignore[attr-defined]
+            if ok and fn is enumerate and len(it.args) == 1 and len(names) == 2:
+                return [(names[0], UNKNOWN), (names[1], self.of(it.args[0].value))]
+            if ok and fn is zip and len(it.args) == len(names) and not any(a.keyword for a in it.args):
+                return [(n, self.of(a.value)) for n, a in zip(names, it.args)]
+        tk = UNKNOWN if self.range_call(it) else self.of(it)
+        return [(n, tk) for n in target_names(target)]
 
     def range_call(self, e: cst.BaseExpression) -> bool:
         if not isinstance(e, cst.Call):

@@ -661,18 +661,20 @@ def _assigned_targets(s: Any) -> list[str]:
     return []
 
 
-def functionalize(nf: NormalizedFunction, taken: Iterable[str] = ()) -> NormalizedFunction:
+def functionalize(nf: NormalizedFunction, taken: Iterable[str] = (), dynamic: Iterable[str] = ()) -> NormalizedFunction:
     """``nf`` with control flow on array data rewritten into :mod:`srcjax.lax` calls.
 
     Returns ``nf`` itself when there is nothing to rewrite. ``taken``: other
-    names the generated module uses (helper functions), never invented here.
+    names the generated module uses (helper functions), never invented here. ``dynamic``:
+    parameters known to be arrays (a Python-or-array parameter's tests are otherwise left to
+    the lowering, which decides per call).
     """
     fdef = nf.fdef
     body = list(fdef.body.body)
     if not any(isinstance(s, (cst.If, cst.While, cst.For)) for s, _ in walk(body)):
         return nf
-    taken = set(taken)
-    bta = BindingTimes(nf, fdef, body, helpers=taken)
+    taken, dynamic = set(taken), tuple(dynamic)
+    bta = BindingTimes(nf, fdef, body, helpers=taken, dynamic=dynamic)
     if not bta.flagged and not any(isinstance(s, cst.If) and bta.of(s.test) == DYNAMIC for s, _ in walk(body)) \
             and not any(isinstance(s, cst.For) for s, _ in walk(body)):
         return nf
@@ -680,7 +682,7 @@ def functionalize(nf: NormalizedFunction, taken: Iterable[str] = ()) -> Normaliz
     if _return_checks(f, body):
         body = single_exit(body, f.fresh("result"), f.spans)
         f.keep.extend(body)
-        f.bta = bta = BindingTimes(nf, fdef, body, helpers=taken)
+        f.bta = bta = BindingTimes(nf, fdef, body, helpers=taken, dynamic=dynamic)
         f.changed = True
     only_tested = _only_tested(body)
     for s, _ in walk(body):
@@ -701,3 +703,10 @@ def _prints(stmts: Sequence[Any]) -> bool:
     """Whether ``stmts`` call ``print`` (a run-time effect: the code around it is not dead)."""
     return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "print"
                for st in stmts for n in walk_nodes(st))
+
+
+def with_data_names(nf: NormalizedFunction, names: Iterable[str], taken: Iterable[str] = ()) -> NormalizedFunction:
+    """``nf`` functionalized again knowing that ``names`` hold array data: vmap found a Python ``if`` or
+    ``while`` (left to the lowering: its test read a parameter that might have been a Python value)
+    testing a batched value, which makes it control flow on data."""
+    return functionalize(dataclasses.replace(nf, fdef=nf.plain_fdef), taken, dynamic=names)

@@ -34,12 +34,14 @@ from .. import batched as batched_helpers
 from ..core import Span, TranspileError
 from ..custom import custom_jvp, custom_vjp, owner_of
 from ..frontend import numpy_calls
+from ..frontend.binding_times import BindingTimes
+from ..frontend.functionalize import with_data_names
 from ..frontend.names import Names, code, names_in, target_names, walk
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
-from . import batch_collectives, batch_containers, batch_lax, batch_queries, batch_state
+from . import batch_collectives, batch_containers, batch_control, batch_lax, batch_queries, batch_state
 from .anf import ADJOINT_IMPORTS, Op, classify
 from .batch_call import BatchCall
 from .batch_state import Stack, State, Tree, all_batched, any_batched, element, item, join, literal_key, pack, parts_of
@@ -83,6 +85,7 @@ class Batcher:
         self.customs: dict[str, tuple[str, tuple[int, ...], tuple[str, ...]]] = {}  # batched custom functions
         self.texts: dict[str, str] = {}  # helper functions written, in order
         self.origins: dict[str, str] = {}  # generated function -> the program function it batches
+        self.data_names: dict[str, set[str]] = {}  # program function -> its tests found to be on data
         self.axis_name: Any = None  # vmap's axis_name: the collectives over it are written here
 
     def function(self, nf: NormalizedFunction, states: tuple[State, ...], force: bool = False,
@@ -97,6 +100,7 @@ class Batcher:
         name = self.names.fresh(f"{nf.name}_vmap")
         self.written[key] = (name, True, set(), {})  # (recursion: assumed batched)
         params = _params(nf.fdef)
+        nf = self.with_data_tests(nf)
         w = FunctionWriter(self, nf, dict(zip(params, states)), want_return=want_return)
         w.params = set(params)
         w.size = w.names.fresh("batch_size")
@@ -110,7 +114,15 @@ class Batcher:
                     top = f"{p}[{i - len(st.entries)}]"
                     w.emit(f"{w.size} = batch_size_of({batch_state.batched_leaf(top, st.entries[i])})", 1)
                     break
-        w.write_body()
+        try:
+            w.write_body()
+        except batch_control.DataTest as e:
+            if e.function != nf.name:
+                raise
+            del self.written[key]
+            self.names.taken.discard(name)
+            self.data_names.setdefault(nf.name, set()).update(e.names)
+            return self.function(nf, states, force, want_return)
         head = f"def {name}({code(nf.fdef.params)}):"
         self.texts[name] = head + "\n" + "\n".join(w.lines) + "\n"
         self.origins[name] = nf.name
@@ -118,6 +130,11 @@ class Batcher:
         effects = {p: w.st[p] for p, s in zip(params, states) if isinstance(s, Stack) and w.st.get(p) != s}
         self.written[key] = (name, w.returned, needs, effects)
         return name, w.returned, needs, effects
+
+    def with_data_tests(self, nf: NormalizedFunction) -> NormalizedFunction:
+        """``nf``, functionalized again if some of its tests were found to be on batched data."""
+        names = self.data_names.get(nf.name)
+        return with_data_names(nf, sorted(names), self.program.functions) if names else nf
 
     def custom_rules(self, name: str, nf: NormalizedFunction, states: tuple[State, ...], ret: State) -> None:
         """The batched rules of a custom_vjp/custom_jvp function batched as ``name``: derivatives of the
@@ -190,6 +207,7 @@ class FunctionWriter:
         self.arrays: set[str] = set(parent.arrays) if parent is not None else set()
         self.last_array = False
         self.static_names: set[str] = set(parent.static_names) if parent is not None else set()
+        self.bta: BindingTimes | None = None  # (the function's binding times, when a test needs them)
 
     # -- output -----------------------------------------------------------------------------
     def emit(self, line: str, ind: int) -> None:
@@ -276,100 +294,10 @@ class FunctionWriter:
                 raise self.error(f"vmap: cannot batch a {type(s).__name__} statement", s)
 
     def if_(self, s: cst.If, ind: int) -> None:
-        test = code(s.test)
-        if any(any_batched(self.state(n)) for n in names_in(s.test)):
-            test = self.static_expr(s.test, s)
-        self.emit(f"if {test}:", ind)
-        before = dict(self.st)
-        self.block(s.body.body, ind + 1)
-        n_then = len(self.lines)
-        st_then = self.st
-        self.st = dict(before)
-        other: list[Any] = []
-        if s.orelse is not None:
-            other = [s.orelse] if isinstance(s.orelse, cst.If) else list(s.orelse.body.body)
-        else_lines_start = len(self.lines)
-        self.block(other, ind + 1)
-        st_else = self.st
-        else_lines = self.lines[else_lines_start:]
-        del self.lines[else_lines_start:]
-        # a name batched on one path only: broadcast on the other
-        joined = dict(st_else)
-        fix_then: list[str] = []
-        fix_else: list[str] = []
-        for v in sorted(set(st_then) | set(st_else)):  # (sorted: the same source in every process)
-            a, b = st_then.get(v, False), st_else.get(v, False)
-            j = join(a, b)
-            joined[v] = j
-            if v in st_then and a != j:
-                fix_then.append(f"{v} = {self.convert(v, a, j)}")
-            if v in st_else and b != j:
-                fix_else.append(f"{v} = {self.convert(v, b, j)}")
-        then_lines = self.lines[:n_then]
-        self.lines = then_lines
-        for f in fix_then:
-            self.emit(f, ind + 1)
-        if self.lines[-1].strip().endswith(":") and self.lines[-1].startswith("    " * ind + "if"):
-            self.emit("pass", ind + 1)
-        if other or fix_else:
-            self.emit("else:", ind)
-            self.lines += else_lines
-            for f in fix_else:
-                self.emit(f, ind + 1)
-            if not else_lines and not fix_else:
-                self.emit("pass", ind + 1)
-        self.st = joined
+        batch_control.if_(self, s, ind)
 
     def loop(self, s: cst.For | cst.While, ind: int) -> None:
-        before = dict(self.st)
-        # names batched by the loop body must be batched before it (they are carried around)
-        for v in self.forced:
-            if v in self.st and self.st[v] is not True:
-                self.emit(f"{v} = {self.convert(v, self.st[v], True)}", ind)
-                self.st[v] = True
-        if isinstance(s, cst.For):
-            it = code(s.iter)
-            walked = self.iterator(s.iter) if any(any_batched(self.state(n)) for n in names_in(s.iter)) else None
-            if walked is not None:  # zip / enumerate / .items() of containers: element by element
-                it, elem = walked
-                self.emit(f"for {code(s.target)} in {it}:", ind)
-                self.bind_target(s.target, elem)
-            elif not isinstance(s.iter, cst.Name) and any(any_batched(self.state(n)) for n in names_in(s.iter)):
-                # a computed sequence (``for ax in reduce_axes(a, axis)``): batched on its own line first
-                seq = self.names.fresh("seq")
-                value, st = self.rhs(s.iter, ind, s, cst.Name(seq))  # type: ignore[arg-type]
-                self.emit(f"{seq} = {value}", ind)
-                self.bind(seq, st)
-                it = seq
-                it_state = self.iter_state(cst.Name(seq), s)
-            else:
-                it_state = self.iter_state(s.iter, s)
-            if walked is None:
-                if it_state is True:
-                    it = f"batch_rows({it})"
-                self.emit(f"for {code(s.target)} in {it}:", ind)
-                for t in target_names(s.target):
-                    self.st[t] = it_state if not isinstance(it_state, Tree) else any_batched(it_state)
-        else:
-            test = code(s.test)
-            if any(any_batched(self.state(n)) for n in names_in(s.test)):
-                if not self.only_shapes(s.test):  # (`while is_tree(x)`: static)
-                    raise self.error("vmap: a while loop on batched data must be functionalized first", s)
-                test = self.static_expr(s.test, s)
-            self.emit(f"while {test}:", ind)
-        entry = dict(self.st)
-        n = len(self.lines)
-        self.block(s.body.body, ind + 1)
-        if len(self.lines) == n:
-            self.emit("pass", ind + 1)
-        for v, st in self.st.items():
-            if isinstance(st, Stack):  # (pushed or popped once per iteration: not a carried value)
-                continue
-            if any_batched(st) and not any_batched(entry.get(v, False)) and v in before:
-                self.forced.add(v)
-        for v, st in list(self.st.items()):
-            if not isinstance(st, Stack):
-                self.st[v] = join(st, entry.get(v, st))
+        batch_control.loop(self, s, ind)
 
     def iterator(self, it: cst.BaseExpression) -> tuple[str, State] | None:
         return batch_queries.iterator(self, it)
@@ -712,6 +640,9 @@ class FunctionWriter:
             # a parameter that may hold a list of batched arrays (a helper's `seq`): decided at run time
             return cst.parse_expression(f"batch_{'len' if query == 'len' else 'shape'}({of.value})")
         return cst.parse_expression(template.format(x=of.value, n=self.size))
+
+    def data_test(self, s: cst.If | cst.While) -> None:
+        batch_control.data_test(self, s)
 
     def static_expr(self, value: cst.BaseExpression, node: cst.CSTNode) -> str:
         """A shape query of batched values as the per-example query (``x.shape`` -> ``x.shape[1:]``)."""

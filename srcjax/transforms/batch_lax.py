@@ -32,6 +32,8 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
     def fn(node: cst.BaseExpression) -> cst.FunctionDef:
         if isinstance(node, cst.Name) and node.value in w.defs:
             return w.defs[node.value]
+        if isinstance(node, cst.Name) and node.value in w.program.functions:
+            return calling(w, node.value)
         raise w.error(f"vmap: srcjax.lax.{f} needs a function defined in this function", line)
 
     if f == "cond":
@@ -192,3 +194,16 @@ def _returns(node: cst.CSTNode) -> bool:
     if isinstance(node, (cst.FunctionDef, cst.Lambda)):
         return False
     return any(_returns(c) for c in node.children)
+
+
+def calling(w: FunctionWriter, callee: str) -> cst.FunctionDef:
+    """A local function that calls the program function ``callee`` (a module-level function passed to
+    a ``lax`` call, ``lax.cond(p, helper_a, helper_b, x)``): batched like a nested function, its call
+    becomes a call of ``callee``'s batched copy."""
+    params = [p.name.value for p in w.program.functions[callee].fdef.params.params]
+    name, out = w.names.fresh(f"{callee}_call"), w.names.fresh(f"{callee}_out")
+    text = f"def {name}({', '.join(params)}):\n    {out} = {callee}({', '.join(params)})\n    return {out}\n"
+    fdef = cst.parse_module(text).body[0]
+    assert isinstance(fdef, cst.FunctionDef)
+    w.defs[name] = fdef
+    return fdef

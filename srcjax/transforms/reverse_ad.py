@@ -116,7 +116,7 @@ class VJP:
             assert not isinstance(s, (cst.Break, cst.Continue)), "bound_loops leaves no loop exits"
         from ..frontend.binding_times import BindingTimes
 
-        self.bta = BindingTimes(nf, nf.plain_fdef, body)
+        self.bta = BindingTimes(nf, nf.plain_fdef, body, dynamic=self.active_params)  # (differentiated: arrays)
         self.ret: cst.Return = body[-1].body[-1]
         self.act = Activity(program, nf, active_params, body)
         body, self.act = hoisted_body(program, nf, active_params, body, self.act, self.names)

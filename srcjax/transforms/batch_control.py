@@ -1,0 +1,149 @@
+"""vmap of Python control flow (transforms/batch.py's ``FunctionWriter`` calls these).
+
+- an ``if`` whose test is not batched stays an ``if``; a name batched on one path only is
+  broadcast on the other;
+- a ``for`` over batched rows walks them (``batch_rows``); a ``while`` on an unbatched test stays;
+- a Python ``if``/``while`` testing a batched value (not only its shape) is control flow on data
+  the front end left to the lowering (its test read a parameter that might have been a Python
+  value): :class:`DataTest` makes the batcher functionalize the function again knowing it, so
+  the ``if`` becomes a per-example select and the ``while`` JAX's batched while.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from ..frontend.binding_times import STATIC, BindingTimes
+from ..frontend.names import code, names_in, target_names
+from .batch_state import Stack, Tree, any_batched, join
+
+if TYPE_CHECKING:
+    from .batch import FunctionWriter
+
+
+class DataTest(Exception):  # noqa: N818 (a signal, caught by the batcher)
+    """A Python ``if``/``while`` in ``function`` tests the batched values ``names``: write the function
+    again with its control flow on them functionalized (:meth:`FunctionWriter.data_test`)."""
+
+    def __init__(self, function: str, names: list[str]) -> None:
+        super().__init__(function, names)
+        self.function, self.names = function, names
+
+
+def if_(w: FunctionWriter, s: cst.If, ind: int) -> None:
+    test = code(s.test)
+    if any(any_batched(w.state(n)) for n in names_in(s.test)):
+        w.data_test(s)
+        test = w.static_expr(s.test, s)
+    w.emit(f"if {test}:", ind)
+    before = dict(w.st)
+    w.block(s.body.body, ind + 1)
+    n_then = len(w.lines)
+    st_then = w.st
+    w.st = dict(before)
+    other: list[Any] = []
+    if s.orelse is not None:
+        other = [s.orelse] if isinstance(s.orelse, cst.If) else list(s.orelse.body.body)
+    else_lines_start = len(w.lines)
+    w.block(other, ind + 1)
+    st_else = w.st
+    else_lines = w.lines[else_lines_start:]
+    del w.lines[else_lines_start:]
+    # a name batched on one path only: broadcast on the other
+    joined = dict(st_else)
+    fix_then: list[str] = []
+    fix_else: list[str] = []
+    for v in sorted(set(st_then) | set(st_else)):  # (sorted: the same source in every process)
+        a, b = st_then.get(v, False), st_else.get(v, False)
+        j = join(a, b)
+        joined[v] = j
+        if v in st_then and a != j:
+            fix_then.append(f"{v} = {w.convert(v, a, j)}")
+        if v in st_else and b != j:
+            fix_else.append(f"{v} = {w.convert(v, b, j)}")
+    then_lines = w.lines[:n_then]
+    w.lines = then_lines
+    for f in fix_then:
+        w.emit(f, ind + 1)
+    if w.lines[-1].strip().endswith(":") and w.lines[-1].startswith("    " * ind + "if"):
+        w.emit("pass", ind + 1)
+    if other or fix_else:
+        w.emit("else:", ind)
+        w.lines += else_lines
+        for f in fix_else:
+            w.emit(f, ind + 1)
+        if not else_lines and not fix_else:
+            w.emit("pass", ind + 1)
+    w.st = joined
+
+
+def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
+    before = dict(w.st)
+    # names batched by the loop body must be batched before it (they are carried around)
+    for v in w.forced:
+        if v in w.st and w.st[v] is not True:
+            w.emit(f"{v} = {w.convert(v, w.st[v], True)}", ind)
+            w.st[v] = True
+    if isinstance(s, cst.For):
+        it = code(s.iter)
+        walked = w.iterator(s.iter) if any(any_batched(w.state(n)) for n in names_in(s.iter)) else None
+        if walked is not None:  # zip / enumerate / .items() of containers: element by element
+            it, elem = walked
+            w.emit(f"for {code(s.target)} in {it}:", ind)
+            w.bind_target(s.target, elem)
+        elif not isinstance(s.iter, cst.Name) and any(any_batched(w.state(n)) for n in names_in(s.iter)):
+            # a computed sequence (``for ax in reduce_axes(a, axis)``): batched on its own line first
+            seq = w.names.fresh("seq")
+            value, st = w.rhs(s.iter, ind, s, cst.Name(seq))  # type: ignore[arg-type]
+            w.emit(f"{seq} = {value}", ind)
+            w.bind(seq, st)
+            it = seq
+            it_state = w.iter_state(cst.Name(seq), s)
+        else:
+            it_state = w.iter_state(s.iter, s)
+        if walked is None:
+            if it_state is True:
+                it = f"batch_rows({it})"
+            w.emit(f"for {code(s.target)} in {it}:", ind)
+            for t in target_names(s.target):
+                w.st[t] = it_state if not isinstance(it_state, Tree) else any_batched(it_state)
+    else:
+        test = code(s.test)
+        if any(any_batched(w.state(n)) for n in names_in(s.test)):
+            w.data_test(s)
+            test = w.static_expr(s.test, s)
+        w.emit(f"while {test}:", ind)
+    entry = dict(w.st)
+    n = len(w.lines)
+    w.block(s.body.body, ind + 1)
+    if len(w.lines) == n:
+        w.emit("pass", ind + 1)
+    for v, st in w.st.items():
+        if isinstance(st, Stack):  # (pushed or popped once per iteration: not a carried value)
+            continue
+        if any_batched(st) and not any_batched(entry.get(v, False)) and v in before:
+            w.forced.add(v)
+    for v, st in list(w.st.items()):
+        if not isinstance(st, Stack):
+            w.st[v] = join(st, entry.get(v, st))
+
+
+def data_test(w: FunctionWriter, s: cst.If | cst.While) -> None:
+    """A Python ``if``/``while`` testing a batched value (not only its shape): control flow on data,
+    which the front end left to the lowering (the test read a parameter that might have been a
+    Python value); the function is functionalized again knowing it (:class:`DataTest`)."""
+    if w.only_shapes(s.test):  # (`while is_tree(x)`, `if x.shape[0] > 2`: static)
+        return
+    if w.bta is None:
+        w.bta = BindingTimes(w.nf, w.nf.fdef, helpers=w.program.functions)
+    if w.bta.of(s.test) == STATIC:  # (`eq = x.ndim == 2`, then `if eq`)
+        return
+    known = w.b.data_names.get(w.nf.name, set())
+    batched = [n for n in names_in(s.test) if any_batched(w.state(n))]
+    if not set(batched) <= known:
+        raise DataTest(w.nf.name, batched)
+    kind = "an `if`" if isinstance(s, cst.If) else "a `while` loop"
+    raise w.error(f"vmap: {kind} on batched data that srcjax could not turn into a per-example "
+                     "choice", s, hint="write it with srcjax.lax.cond / srcjax.lax.while_loop, or np.where")
