@@ -15,6 +15,13 @@ of their fields (which derivatives and batching follow like ``out["w"] = v``):
 
 ``p._replace(w=v)``             ->  ``srcjax.lax.index_update(p, "w", v)`` (a NamedTuple's fields)
 ``dataclasses.replace(p, w=v)`` ->  the same, for a dataclass
+
+``tree_map(f, p, g)`` (``srcjax.tree_util``'s, under any alias) as a list comprehension over the
+leaves, which derivatives, batching and the lowering follow like any other (a lambda's body written
+out, its parameters the comprehension's targets):
+
+``tree_map(lambda a, b: a - lr * b, p, g)``  ->  ``srcjax.pytree.from_leaves(p, [a - lr * b for a, b in
+zip(srcjax.tree_util.tree_leaves(p), srcjax.pytree.leaves_like(g, p))])``
 """
 
 from __future__ import annotations
@@ -222,3 +229,45 @@ def flat_jvp(res: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str] 
     args = [cst.Arg(res.atom(e.value)) for e in primals.elements] + [cst.Arg(cst.Name(n)) for n in extra] + \
         [cst.Arg(res.atom(e.value)) for e in tangents.elements]  # type: ignore[attr-defined]
     return cst.Call(func=name, args=args), "jvp"
+
+
+def tree_map_call(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
+    """``srcjax.tree_util.tree_map(f, t, *rest)`` (no ``is_leaf``) with ``f`` a lambda of one parameter
+    per tree, or a function's name, as ``from_leaves(t, [f(a, b, ...) for a, b, ... in zip(leaves)])``
+    (see the module docstring); None for anything else."""
+    from .. import tree_util
+
+    if norm.static_value(call.func)[1] is not tree_util.tree_map or len(call.args) < 2 or \
+            any(a.keyword is not None or a.star for a in call.args):
+        return None
+    f, trees = call.args[0].value, [a.value for a in call.args[1:]]
+    if isinstance(f, cst.Lambda):
+        ps = f.params
+        if len(ps.params) != len(trees) or ps.posonly_params or ps.kwonly_params or ps.star_kwarg is not None or \
+                isinstance(ps.star_arg, cst.Param) or any(p.default is not None for p in ps.params):
+            return None
+        targets = [cst.Name(p.name.value) for p in ps.params]
+        body: cst.BaseExpression = f.body.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    elif isinstance(f, (cst.Name, cst.Attribute)) and not norm.static_value(f)[0] or \
+            isinstance(f, (cst.Name, cst.Attribute)) and callable(norm.static_value(f)[1]):
+        targets = [cst.Name(norm.fresh("leaf")) for _ in trees]
+        body = cst.Call(func=f, args=[cst.Arg(t) for t in targets])
+    else:
+        return None
+    names: list[cst.BaseExpression] = []
+    for t in trees:
+        a = norm.atom(t)
+        if not isinstance(a, cst.Name):
+            made = cst.Name(norm.fresh("tree"))
+            norm.assign(made, a, call)
+            a = made
+        names.append(a)
+    first = names[0]
+    leaves = [cst.Call(func=dotted("srcjax.tree_util.tree_leaves"), args=[cst.Arg(first)])] + \
+        [cst.Call(func=dotted("srcjax.pytree.leaves_like"), args=[cst.Arg(t), cst.Arg(first)]) for t in names[1:]]
+    it: cst.BaseExpression = leaves[0] if len(leaves) == 1 else \
+        cst.Call(func=cst.Name("zip"), args=[cst.Arg(v) for v in leaves])
+    target: cst.BaseAssignTargetExpression = targets[0] if len(targets) == 1 else \
+        cst.Tuple([cst.Element(t) for t in targets], lpar=[], rpar=[])
+    comp = cst.ListComp(elt=body, for_in=cst.CompFor(target=target, iter=it))
+    return cst.Call(func=dotted("srcjax.pytree.from_leaves"), args=[cst.Arg(first), cst.Arg(comp)])

@@ -321,6 +321,8 @@ class Normalizer(Resolver):
         ok, fv = self.static_value(func)
         if ok:
             numpy_calls.check_sized(self, node, fv)  # (np.unique needs size=)
+        if ok and (rewritten := jax_spellings.tree_map_call(self, node)) is not None:
+            return self.flat(rewritten)  # a comprehension over the leaves (derivatives through lambdas)
         if ok and fv is composite(np.piecewise) and (rewritten := numpy_calls.piecewise(self, node)) is not None:
             return self.flat(rewritten)  # np.select of the functions applied (derivatives through lambdas)
         if ok and fv is builtins.print:  # the values an f-string formats become atoms (then batched, ...)

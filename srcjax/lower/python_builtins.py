@@ -203,6 +203,15 @@ def _b_tree_map(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any
 def _b_util_tree_map(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """``srcjax.tree_util.tree_map`` run here: ``f`` is called (traced) per leaf."""
     f, *trees = args
+    is_leaf = kwargs.get("is_leaf")
+    if is_leaf is not None:  # (a function of the program: called here on the structure's static nodes)
+        def static_test(v: Any) -> bool:
+            out = sp.call_value(is_leaf, [v], {})
+            if not isinstance(out, (bool, np.bool_)):
+                raise ArgumentError("tree_map: is_leaf must give a Python bool for each node (it decides the "
+                                    "structure, which is static)")
+            return bool(out)
+        kwargs = {**kwargs, "is_leaf": static_test}
     try:
         return tree_util.tree_map(lambda *leaves: sp.call_value(f, list(leaves), {}), *trees, **kwargs)
     except ValueError as e:
