@@ -30,6 +30,7 @@ from .core import (
 )
 from .custom import custom_jvp, custom_vjp
 from .jacobian import hessian, jacfwd, jacrev
+from .pmap import pmap
 from .sharding import make_mesh
 from .spmd import device_count, devices, local_device_count, local_devices, process_count, process_index
 from .vmap import vmap
@@ -52,5 +53,5 @@ __all__ = [
     "device_put", "devices", "lax", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lower",
     "numpy_function", "random", "source", "value_and_grad", "vjp", "vmap", "sharding", "make_mesh", "device_count",
     "local_device_count", "local_devices", "process_count", "process_index", "ShardingError",
-    "UnboundAxisNameError",
+    "UnboundAxisNameError", "pmap",
 ]

@@ -76,7 +76,8 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "unbroadcast", "index_update", "index_cleared", "with_sharding_constraint", "broadcast_like", "zeros_like",
     "ones_like", "expand_reduced",
     "reduced_size", "cumsum_bar", "matmul_lhs_bar", "matmul_rhs_bar", "index_add", "max_bar", "var_bar",
-    "std_bar", "norm_bar", "norm_axes", "inverse_perm", "max_share", "abs_share", "clip_share", "prod_others",
+    "std_bar", "norm_bar", "norm_axes", "inverse_perm", "inverse_pairs", "max_share", "abs_share", "clip_share",
+    "prod_others",
     "ravel_bar", "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar",
     "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars", "einsum_jvp",
     "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
@@ -393,6 +394,11 @@ def norm_bar(g: Any, x: Any, y: Any, axis: Any, keepdims: Any, ord: Any = None) 
         return abs_share(np.broadcast_to(max_bar(g, s, y, col, keepdims), np.shape(x)), x)
     s = np.sum(ax, axis=col, keepdims=True)  # inf / -inf: max/min over rows of the row sums
     return abs_share(np.broadcast_to(max_bar(g, s, y, row, keepdims), np.shape(x)), x)
+
+
+def inverse_pairs(perm: Any) -> Any:
+    """``ppermute``'s pairs turned round (destination, source): its transpose (JAX's rule)."""
+    return tuple((d, s) for s, d in perm)
 
 
 def inverse_perm(ndim: int, axes: Any) -> Any:

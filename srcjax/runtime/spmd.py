@@ -266,20 +266,34 @@ def spmd_options(mesh: Any) -> Any:
     return options
 
 
+def replica_options(mesh: Any) -> Any:
+    """Replica mode (a pmapped program, ``lower/replicas.py``): replica ``k`` on the mesh's ``k``-th device."""
+    options = xla_client.CompileOptions()
+    options.num_replicas = mesh.size
+    options.num_partitions = 1
+    options.executable_build_options.use_spmd_partitioning = False
+    options.device_assignment = xla_client.DeviceAssignment.create(
+        np.array([[d.id] for d in mesh.device_list()], dtype=np.int32))
+    return options
+
+
 class ShardedExecutable:
-    """A program compiled once for all devices of ``mesh`` (XLA's SPMD partitioner splits it)."""
+    """A program compiled once for all devices of ``mesh`` (XLA's SPMD partitioner splits it), or
+    (``replicas``) a per-device program run by each of them (``srcjax.pmap``)."""
 
     array_type = None  # (every argument goes through upload: its layout is checked)
 
     def __init__(self, text: str, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray], backend: Backend,
-                 mesh: Any, in_shardings: Sequence[Sharding | None], out_shardings: Sequence[Sharding | None]) -> None:
+                 mesh: Any, in_shardings: Sequence[Sharding | None], out_shardings: Sequence[Sharding | None],
+                 replicas: bool = False) -> None:
         self.text = text
         self.in_avals = list(in_avals)
         self.backend = backend
         self.mesh = mesh
         self.out_avals = list(out_avals)
         devs = mesh.device_list()
-        self.loaded = _compile_cached(text, backend, spmd_options(mesh), xla_client.DeviceList(tuple(devs)))
+        options = replica_options(mesh) if replicas and mesh.size > 1 else spmd_options(mesh)
+        self.loaded = _compile_cached(text, backend, options, xla_client.DeviceList(tuple(devs)))
         replicated = NamedSharding(mesh, PartitionSpec())
         in_shardings = list(in_shardings) or [None] * len(self.in_avals)
         if any(s is None for s in in_shardings) and mesh.size > 1:  # as XLA's propagation chose
@@ -358,7 +372,8 @@ def compile_sharded(text: str, in_avals: Sequence[ShapedArray], out_avals: Seque
     check_same_mesh(plan.in_leaves)
     backend = get_backend(platform)
     try:
-        return ShardedExecutable(text, in_avals, out_avals, backend, plan.mesh, plan.in_leaves, plan.out_leaves)
+        return ShardedExecutable(text, in_avals, out_avals, backend, plan.mesh, plan.in_leaves, plan.out_leaves,
+                                 getattr(plan, "replicas", False))
     except _jax.JaxRuntimeError as e:
         numbered = "\n".join(f"{i + 1:4d}  {line}" for i, line in enumerate(text.splitlines()))
         raise InternalError(f"internal error: XLA rejected the generated StableHLO: {e}\n{numbered}",
