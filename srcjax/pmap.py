@@ -61,6 +61,12 @@ class Pmapped(Compiled):
         self.in_axes, self.out_axes = in_axes, out_axes
         self._devices = list(devices) if devices is not None else None
         self._axis_size = axis_size
+        self.__srcjax_fn__ = None  # not a helper other programs inline: they refuse it (srcjax_refusal)
+        self.srcjax_refusal = (
+            f"{self!r} is called or transformed inside a function srcjax compiles, differentiates or vmaps: "
+            "srcjax.pmap runs only at the top level (nested pmap, grad/jit/vmap of a pmap are not supported)",
+            "transform the function pmap maps instead: srcjax.pmap(srcjax.grad(f), 'i') differentiates on every "
+            "device (pmean the gradients there), srcjax.pmap(srcjax.vmap(f), 'i') maps a second axis")
 
     def __repr__(self) -> str:
         return f"<srcjax.pmap of {self.fn.__qualname__}>"
@@ -238,9 +244,9 @@ def pmap(fn: Callable[..., Any] | None = None, axis_name: Any = None, *, in_axes
     if axis_name is not None and not isinstance(axis_name, str):
         raise _clean(ArgumentError(f"pmap: axis_name must be a string, not {axis_name!r}"))
     if isinstance(fn, Pmapped):
-        raise _clean(ArgumentError("pmap of a pmapped function (nested pmap) is not supported",
-                                   hint="map the devices once: pmap over a 2-D layout is srcjax.compile with a "
-                                        "2-D mesh (docs/many_devices.md), or vmap the inner axis"))
+        raise _clean(ArgumentError(f"pmap of a pmapped function ({fn!r}): nested pmap is not supported",
+                                   hint="map the devices once: a 2-D layout is srcjax.compile with a 2-D mesh "
+                                        "(docs/many_devices.md), or vmap the inner axis inside the pmap"))
     if axis_size is not None and (isinstance(axis_size, bool) or not isinstance(axis_size, int) or axis_size < 1):
         raise _clean(ArgumentError(f"pmap: axis_size must be a positive int, not {axis_size!r}"))
     if isinstance(static_broadcasted_argnums, int):
