@@ -270,8 +270,9 @@ class Compiled:
                  static_argnames: str | Sequence[str] = (), device: str | None = None,
                  in_shardings: Any = None, out_shardings: Any = None) -> None:
         fn = _wrapped_numpy(unwrap(fn))
-        if isinstance(getattr(fn, "srcjax_refusal", None), tuple):  # a pmapped function: not source to transform
-            raise _clean(ArgumentError(fn.srcjax_refusal[0], hint=fn.srcjax_refusal[1]))
+        refusal = getattr(fn, "srcjax_refusal", None)
+        if isinstance(refusal, tuple):  # a pmapped function: not source to transform
+            raise _clean(ArgumentError(refusal[0], hint=refusal[1]))
         if not isinstance(fn, types.FunctionType):
             raise _clean(UnknownFunctionError(
                 f"cannot compile {fn!r}: it has no Python source (srcjax transpiles functions written with `def`)",
@@ -668,8 +669,9 @@ def _as_compiled(fn: Any) -> Compiled:
     """``fn`` itself when compiled; for a plain function one shared ``Compiled`` (read and
     normalized once, whichever transformations ask for it)."""
     if isinstance(fn, Compiled):
-        if isinstance(getattr(fn, "srcjax_refusal", None), tuple):  # a pmapped function: not source to transform
-            raise _clean(ArgumentError(fn.srcjax_refusal[0], hint=fn.srcjax_refusal[1]))
+        refusal = getattr(fn, "srcjax_refusal", None)
+        if isinstance(refusal, tuple):  # a pmapped function: not source to transform
+            raise _clean(ArgumentError(refusal[0], hint=refusal[1]))
         return fn
     fn = _wrapped_numpy(fn)
     try:

@@ -61,7 +61,7 @@ class Pmapped(Compiled):
         self.in_axes, self.out_axes = in_axes, out_axes
         self._devices = list(devices) if devices is not None else None
         self._axis_size = axis_size
-        self.__srcjax_fn__ = None  # not a helper other programs inline: they refuse it (srcjax_refusal)
+        self.__srcjax_fn__ = None  # type: ignore[assignment]  # not a helper other programs inline: they refuse it (srcjax_refusal)
         self.srcjax_refusal = (
             f"{self!r} is called or transformed inside a function srcjax compiles, differentiates or vmaps: "
             "srcjax.pmap runs only at the top level (nested pmap, grad/jit/vmap of a pmap are not supported)",
@@ -186,7 +186,7 @@ class Pmapped(Compiled):
         return text, out_avals, tree, template, layout, in_avals
 
     def _plan(self, values: list[Any]) -> tuple[Any, list[Any]]:
-        from .api import _Plan
+        from .api import _Plan  # (what Compiled's call path runs: the same for a pmapped program)
         from .runtime.spmd import compile_sharded
 
         if self.device == "numpy":
@@ -260,3 +260,8 @@ def pmap(fn: Callable[..., Any] | None = None, axis_name: Any = None, *, in_axes
     except TranspileError as e:
         raise _clean(e) from None
 
+
+pmap.srcjax_refusal = (  # type: ignore[attr-defined]  # (read where a transformed function calls it)
+    "srcjax.pmap runs only at the top level, not inside a function srcjax compiles, differentiates or vmaps",
+    "transform the function pmap maps instead: srcjax.pmap(srcjax.grad(f), 'i') differentiates on every device "
+    "(pmean the gradients there), srcjax.pmap(srcjax.vmap(f), 'i') maps a second axis")

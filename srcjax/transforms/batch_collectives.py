@@ -62,7 +62,7 @@ def _literal(w: FunctionWriter, node: cst.BaseExpression, what: str, line: cst.C
         except (TypeError, ValueError):  # pragma: no cover - not a Python function
             found = None
         for space in (found.nonlocals, found.globals) if found is not None else ():
-            if node.value in space and isinstance(space[node.value], (str, int, bool, tuple)):
+            if node.value in space and isinstance(space[node.value], (str, int, bool, tuple, list)):
                 return space[node.value]
     raise w.error(f"vmap: the {what} of a collective must be known when srcjax reads the function", line,
                   hint=f"write the {what} as a literal in the call (or a constant of the module)")
