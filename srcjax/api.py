@@ -787,7 +787,7 @@ def compile_source(text: str, filename: str) -> Any:
 
 def lower(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Lowered:
     """Specialize ``fn`` for these arguments (arrays or ShapeDtypeStructs) and lower it to StableHLO."""
-    return _as_compiled(fn).lower(*args, **kwargs)
+    return (fn if isinstance(fn, Compiled) else _as_compiled(fn)).lower(*args, **kwargs)
 
 
 def eval_shape(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -233,6 +233,33 @@ def grad_inside_pmap() -> None:
     close(g, fd, 1e-6)
 
 
+def tree_loss(params, x):
+    return np.mean((np.tanh(x @ params["w"]) + params["b"]) ** 2)
+
+
+def tree_step(params, x):
+    value, grads = srcjax.value_and_grad(tree_loss)(params, x)
+    grads = srcjax.lax.pmean(grads, "i")  # a dict: the pmean of each leaf (JAX's collectives take pytrees)
+    return srcjax.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, grads), srcjax.lax.pmean(value, "i")
+
+
+@check
+def collectives_of_containers_in_a_training_step() -> None:
+    params = {"w": RNG.standard_normal((2, 3)), "b": np.zeros(3)}
+    replicated = {k: np.stack([v] * N) for k, v in params.items()}
+    step = srcjax.pmap(tree_step, "i", out_axes=(0, None))
+    new, value = step(replicated, X)
+    grads = [srcjax.grad(tree_loss)(params, X[d]) for d in range(N)]  # one device, each slice
+    for k in params:
+        close(new[k], np.stack([params[k] - 0.1 * np.mean([np.asarray(g[k]) for g in grads], 0)] * N))
+    close(value, np.mean([float(tree_loss(params, X[d])) for d in range(N)]))
+    again, _ = step(new, X)  # fed back: a dict of sharded arrays
+    assert again["w"].sharding == new["w"].sharding
+    both = srcjax.pmap(lambda t: srcjax.lax.psum(t, "i"), "i")((X, X[:, 0]))
+    close(both[0], np.stack([X.sum(0)] * N))
+    close(both[1], np.stack([X[:, 0].sum(0)] * N))
+
+
 def center(r):
     return r - srcjax.lax.psum(r, "i") + srcjax.lax.axis_index("i")
 

@@ -37,7 +37,7 @@ def _results() -> dict[str, str]:
 CHECKS = ["every_collective_against_numpy", "psum_scatter_against_numpy", "axis_index_groups",
           "in_axes_and_out_axes", "containers_and_static_arguments",
           "results_are_sharded_and_feed_back_without_the_host", "devices_argument", "grad_inside_pmap",
-          "vmap_inside_and_pmap_of_vmap", "lowered_text_shows_the_collectives", "errors", "property_against_a_loop",
+          "vmap_inside_and_pmap_of_vmap", "collectives_of_containers_in_a_training_step", "lowered_text_shows_the_collectives", "errors", "property_against_a_loop",
           "jax_not_imported", "same_as_jax_pmap"]
 
 
