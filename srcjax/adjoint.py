@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from . import complex_adjoint, conv_adjoint, lax, linalg_adjoint  # helpers in their own files (see their docstrings)
+from . import complex_adjoint, conv_adjoint, linalg_adjoint  # helpers in their own files (see their docstrings)
+from .collective_trees import inverse_pairs  # noqa: F401  (ppermute's transpose: derivative code imports it)
 from .complex_adjoint import abs_bar, abs_complex_share
 from .construction import (  # noqa: F401  (generated derivative code imports them from here)
     cross_bar,
@@ -394,50 +395,6 @@ def norm_bar(g: Any, x: Any, y: Any, axis: Any, keepdims: Any, ord: Any = None) 
         return abs_share(np.broadcast_to(max_bar(g, s, y, col, keepdims), np.shape(x)), x)
     s = np.sum(ax, axis=col, keepdims=True)  # inf / -inf: max/min over rows of the row sums
     return abs_share(np.broadcast_to(max_bar(g, s, y, row, keepdims), np.shape(x)), x)
-
-
-def tree_psum(x: Any, axis_name: Any, axis_index_groups: Any = None) -> Any:
-    """``srcjax.lax.psum`` of a container: of each leaf (JAX's collectives take pytrees, ``psum(grads, "i")``;
-    ``tree_pmean`` ... ``tree_ppermute`` likewise)."""
-    return from_leaves(x, [lax.psum(leaf, axis_name, axis_index_groups=axis_index_groups)
-                           for leaf in leaves_like(x, x)])
-
-
-def tree_pmean(x: Any, axis_name: Any, axis_index_groups: Any = None) -> Any:
-    return from_leaves(x, [lax.pmean(leaf, axis_name, axis_index_groups=axis_index_groups)
-                           for leaf in leaves_like(x, x)])
-
-
-def tree_pmax(x: Any, axis_name: Any, axis_index_groups: Any = None) -> Any:
-    return from_leaves(x, [lax.pmax(leaf, axis_name, axis_index_groups=axis_index_groups)
-                           for leaf in leaves_like(x, x)])
-
-
-def tree_pmin(x: Any, axis_name: Any, axis_index_groups: Any = None) -> Any:
-    return from_leaves(x, [lax.pmin(leaf, axis_name, axis_index_groups=axis_index_groups)
-                           for leaf in leaves_like(x, x)])
-
-
-def tree_all_gather(x: Any, axis_name: Any, axis_index_groups: Any = None, axis: int = 0,
-                    tiled: bool = False) -> Any:
-    return from_leaves(x, [lax.all_gather(leaf, axis_name, axis_index_groups=axis_index_groups, axis=axis,
-                                          tiled=tiled) for leaf in leaves_like(x, x)])
-
-
-def tree_psum_scatter(x: Any, axis_name: Any, scatter_dimension: int = 0, axis_index_groups: Any = None,
-                      tiled: bool = False) -> Any:
-    return from_leaves(x, [lax.psum_scatter(leaf, axis_name, scatter_dimension=scatter_dimension,
-                                            axis_index_groups=axis_index_groups, tiled=tiled)
-                           for leaf in leaves_like(x, x)])
-
-
-def tree_ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
-    return from_leaves(x, [lax.ppermute(leaf, axis_name, perm) for leaf in leaves_like(x, x)])
-
-
-def inverse_pairs(perm: Any) -> Any:
-    """``ppermute``'s pairs turned round (destination, source): its transpose (JAX's rule)."""
-    return tuple((d, s) for s, d in perm)
 
 
 def inverse_perm(ndim: int, axes: Any) -> Any:

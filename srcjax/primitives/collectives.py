@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import adjoint, lax
+from .. import collective_trees, lax
 from ..core import ArgumentError, ShapedArray, ShapeError
 from ..lower import replicas
 from ..lower.hlo import HloValue
@@ -196,7 +196,7 @@ defprim("ppermute", lax.ppermute, _permute_stub, abstract_eval=_permute_abstract
         vjp={"x": "srcjax.lax.ppermute(out_bar, axis_name, inverse_pairs(perm))"})
 # a container operand: the collective of each leaf (JAX's collectives take pytrees)
 for _name in sorted(NAMES - {"axis_index"}):
-    set_fields(_name, tree=getattr(adjoint, f"tree_{_name}"))
+    set_fields(_name, tree=getattr(collective_trees, f"tree_{_name}"))
 # (the batch writer writes these itself before any rule (transforms/batch_collectives.py); a call it
 # does not reach runs per example, where compiling it refuses the name no vmap binds)
 for _name in sorted(NAMES):
