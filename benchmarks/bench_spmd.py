@@ -12,6 +12,9 @@ on a 2-core machine; srcjax waits for the previous multi-device step itself). Me
 milliseconds per step, the two libraries interleaved; ``sj/jax`` above 1: srcjax slower. The
 losses are checked: every device count and both libraries give the one-device losses.
 
+A second table runs the same loop with ``pmap`` (``srcjax.pmap`` vs ``jax.pmap``): one program per
+device in XLA's replica mode, the gradients ``pmean``-ed in the body, parameters copied per device.
+
 This machine has 2 cores: 4 "devices" share them, so the scaling columns show overheads of
 partitioning (collectives, per-device dispatch), not speedups. Set the sizes with --batch/--hidden.
 """
@@ -63,6 +66,18 @@ def jax_step(params, x, y):
     return jax.tree_util.tree_map(lambda p, g: p - 0.05 * g, params, grads), value
 
 
+def pmap_step(params, x, y):
+    value, grads = srcjax.value_and_grad(loss)(params, x, y)
+    grads = srcjax.lax.pmean(grads, "data")  # each device's gradient averaged over the devices
+    return srcjax.tree_util.tree_map(lambda p, g: p - 0.05 * g, params, grads), srcjax.lax.pmean(value, "data")
+
+
+def jax_pmap_step(params, x, y):
+    value, grads = jax.value_and_grad(jax_loss)(params, x, y)
+    grads = jax.lax.pmean(grads, "data")
+    return jax.tree_util.tree_map(lambda p, g: p - 0.05 * g, params, grads), jax.lax.pmean(value, "data")
+
+
 def problem(batch: int, hidden: int, d_in: int = 32, d_out: int = 8) -> tuple[Any, np.ndarray, np.ndarray]:
     rng = np.random.default_rng(0)
     sizes = [d_in, hidden, hidden, d_out]
@@ -96,6 +111,31 @@ def jax_runner(n: int, params: Any, x: np.ndarray, y: np.ndarray) -> Any:
     fn = jax.jit(jax_step, out_shardings=rep)
     state = {"p": jax.device_put(params, rep)}
     xs, ys = jax.device_put(x, rows), jax.device_put(y, rows)
+
+    def one() -> float:
+        state["p"], value = fn(state["p"], xs, ys)
+        return float(value)
+    return one
+
+
+def pmap_runner(lib: str, n: int, params: Any, x: np.ndarray, y: np.ndarray) -> Any:
+    """The same step written for ``pmap``: parameters copied to each device (a leading device axis),
+    the batch split into ``n`` slices, the gradients ``pmean``-ed in the body; results fed back."""
+    stacked = [{k: np.stack([v] * n) for k, v in layer.items()} for layer in params]
+    xs, ys = x.reshape(n, -1, x.shape[1]), y.reshape(n, -1, y.shape[1])
+    state = {"p": stacked}
+    if lib == "srcjax":  # the batch uploaded once, as pmap lays it out (its slices on the devices)
+        fn = srcjax.pmap(pmap_step, "data", out_axes=(0, None))
+        rows = NamedSharding(srcjax.make_mesh((n,), ("data",)), P("data"))
+        xs, ys = srcjax.device_put(xs, rows), srcjax.device_put(ys, rows)
+    else:
+        from jax.sharding import Mesh
+        from jax.sharding import NamedSharding as JNS
+        from jax.sharding import PartitionSpec as JP
+
+        fn = jax.pmap(jax_pmap_step, "data", out_axes=(0, None))
+        jrows = JNS(Mesh(np.array(jax.devices()[:n]), ("data",)), JP("data"))
+        xs, ys = jax.device_put(xs, jrows), jax.device_put(ys, jrows)
 
     def one() -> float:
         state["p"], value = fn(state["p"], xs, ys)
@@ -141,6 +181,32 @@ def main() -> None:
         j = t.get("jax")
         print(f"{n:>8} {t['srcjax']:>10.3f} {j if j is not None else float('nan'):>8.3f} "
               f"{t['srcjax'] / j if j else float('nan'):>7.2f} {t['srcjax'] / base:>18.2f}x")
+    pmap_rows(params, x, y, reference, steps, rounds)
+
+
+def pmap_rows(params: Any, x: np.ndarray, y: np.ndarray, reference: Any, steps: int, rounds: int) -> None:
+    """The same training loop with ``pmap`` (one program per device, gradients pmean-ed in the body)."""
+    print("pmap (one program per device in replica mode; gradients pmean-ed in the body):")
+    print(f"{'devices':>8} {'srcjax ms':>10} {'jax ms':>8} {'sj/jax':>7}")
+    for n in (2, 4):
+        runners = {"srcjax": pmap_runner("srcjax", n, params, x, y)}
+        if jax is not None:
+            runners["jax"] = pmap_runner("jax", n, params, x, y)
+        losses = {k: [f() for _ in range(3)] for k, f in runners.items()}
+        for k, v in losses.items():
+            assert np.allclose(v, reference, rtol=1e-4), ("pmap", n, k, v, reference)
+        samples: dict[str, list[float]] = {k: [] for k in runners}
+        for _ in range(rounds):
+            for k, f in runners.items():
+                t = time.perf_counter()
+                for _ in range(steps):
+                    f()
+                samples[k].append((time.perf_counter() - t) / steps * 1e3)
+        t = {k: statistics.median(v) for k, v in samples.items()}
+        j = t.get("jax")
+        print(f"{n:>8} {t['srcjax']:>10.3f} {j if j is not None else float('nan'):>8.3f} "
+              f"{t['srcjax'] / j if j else float('nan'):>7.2f}")
+    print("pmap losses agree with one device and with jax: yes")
 
 
 if __name__ == "__main__":

@@ -42,9 +42,18 @@ class Layout:
         self.mesh, self.in_leaves, self.out_leaves = mesh, in_leaves, out_leaves
 
 
+_SPECS: dict[tuple[Mesh, int | None], NamedSharding] = {}
+
+
 def _spec(mesh: Mesh, axis: int | None) -> NamedSharding:
-    name = mesh.axis_names[0]
-    return NamedSharding(mesh, PartitionSpec() if axis is None else PartitionSpec(*([None] * axis), name))
+    """The layout of an array mapped along ``axis`` (None: replicated); one object per layout, so a
+    result fed back is recognised by identity."""
+    hit = _SPECS.get((mesh, axis))
+    if hit is None:
+        name = mesh.axis_names[0]
+        spec = PartitionSpec() if axis is None else PartitionSpec(*([None] * axis), name)
+        hit = _SPECS[(mesh, axis)] = NamedSharding(mesh, spec)
+    return hit
 
 
 class Pmapped(Compiled):
