@@ -792,7 +792,7 @@ def lower(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Lowered:
 
 def eval_shape(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Shapes and dtypes of ``fn``'s outputs, computed without running anything."""
-    c = _as_compiled(fn)
+    c = fn if isinstance(fn, Compiled) else _as_compiled(fn)
     try:
         values = c._bind(args, kwargs)
         _, out_avals, tree, template = c._specialize(values)

@@ -194,6 +194,10 @@ class Pmapped(Compiled):
         layout = Layout(mesh, [_spec(mesh, a) for a in axes], [_spec(mesh, a) for a in plan.out_leaf_axes])
         return text, out_avals, tree, template, layout, in_avals
 
+    def _specialize(self, values: list[Any]) -> tuple[str, list[ShapedArray], Any, list[Any]]:
+        """(module text, global output avals, output tree, template): what ``srcjax.eval_shape`` reads."""
+        return self._lower_replicated(values)[:4]  # type: ignore[return-value]
+
     def _plan(self, values: list[Any]) -> tuple[Any, list[Any]]:
         from .api import _Plan  # (what Compiled's call path runs: the same for a pmapped program)
         from .runtime.spmd import compile_sharded

@@ -93,15 +93,19 @@ def psum_scatter_against_numpy() -> None:
 def grouped(x):
     return (srcjax.lax.psum(x, "i", axis_index_groups=[[0, 1], [2, 3]]),
             srcjax.lax.pmean(x, "i", axis_index_groups=[[0, 2], [1, 3]]),
-            srcjax.lax.pmax(x, "i", axis_index_groups=[[0, 1], [2, 3]]))
+            srcjax.lax.pmax(x, "i", axis_index_groups=[[0, 1], [2, 3]]),
+            srcjax.lax.pmin(x, "i", axis_index_groups=[[3, 2], [1, 0]]),
+            srcjax.lax.all_gather(x, "i", axis_index_groups=[[0, 1], [2, 3]]))
 
 
 @check
 def axis_index_groups() -> None:
-    s, m, hi = srcjax.pmap(grouped, "i")(X)
+    s, m, hi, lo, g = srcjax.pmap(grouped, "i")(X)
     close(s, np.stack([X[0] + X[1]] * 2 + [X[2] + X[3]] * 2))
     close(m, np.stack([(X[0] + X[2]) / 2, (X[1] + X[3]) / 2] * 2))
     close(hi, np.stack([np.maximum(X[0], X[1])] * 2 + [np.maximum(X[2], X[3])] * 2))
+    close(lo, np.stack([np.minimum(X[0], X[1])] * 2 + [np.minimum(X[2], X[3])] * 2))
+    close(g, np.stack([X[:2]] * 2 + [X[2:]] * 2))
 
 
 def layer(x, w):

@@ -121,3 +121,13 @@ def test_numpy_device_is_refused() -> None:
     p = srcjax.pmap(srcjax.compile(dbl, device="numpy"), "i")
     with pytest.raises(srcjax.ArgumentError, match="numpy device"):
         p(np.ones((1, 2)))
+
+
+def test_eval_shape_and_out_axes_errors() -> None:
+    p = srcjax.pmap(lambda x: (x, srcjax.lax.psum(x, "i")), "i", out_axes=(1, None))
+    shapes = srcjax.eval_shape(p, srcjax.ShapeDtypeStruct((1, 2, 3), np.float32))
+    assert [s.shape for s in shapes] == [(2, 1, 3), (2, 3)]
+    with pytest.raises(srcjax.ArgumentError, match=r"out_axes is \(0, 1, 2\), which does not match"):
+        srcjax.pmap(lambda x: (x, x), "i", out_axes=(0, 1, 2))(np.ones((1, 2)))
+    with pytest.raises(srcjax.ArgumentError, match="out_axes 3 for an output of 1 dimension"):
+        srcjax.pmap(lambda x: x, "i", out_axes=3)(np.ones((1, 2)))
