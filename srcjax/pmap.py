@@ -178,7 +178,7 @@ class Pmapped(Compiled):
             first = next((p for p, s, sp in zip(self.params, specs, self._in_specs())
                           if not s.static and sp is not None), "axis_size")
             mesh = self._mesh(n, repr(first) if first != "axis_size" else "axis_size")
-            plan = replicas.ReplicaPlan(self.axis_name, n, axes, self.out_axes)
+            plan = replicas.ReplicaPlan(self.axis_name, n, axes, self.out_axes, self.program)
             token = replicas.CURRENT.set(plan)
             try:
                 text, out_avals, tree, template = specialize(self.program, specs)

@@ -213,6 +213,10 @@ def psum_loss(x):
     return np.sum(np.sin(x) * srcjax.lax.psum(x, "i")) + np.sum(srcjax.lax.ppermute(x, "i", PERM) ** 2)
 
 
+def sin_psum(x):
+    return np.sin(x) * srcjax.lax.psum(x, "i")
+
+
 @check
 def grad_inside_pmap() -> None:
     p0 = RNG.standard_normal((2, 4))
@@ -406,6 +410,13 @@ def same_as_jax_pmap() -> None:
         return jnp.sum(jnp.sin(x) * jax.lax.psum(x, "i")) + jnp.sum(jax.lax.ppermute(x, "i", PERM) ** 2)
 
     close(srcjax.pmap(srcjax.grad(psum_loss), "i")(X), jax.pmap(jax.grad(jpsum_loss), "i")(X))
+
+    def jsinpsum(x):
+        return jnp.sin(x) * jax.lax.psum(x, "i")
+
+    x2 = X[:, 0]  # jacobians inside the body, both modes (they differ: psum's transpose sums the devices' rows)
+    close(srcjax.pmap(srcjax.jacrev(sin_psum), "i")(x2), jax.pmap(jax.jacrev(jsinpsum), "i")(x2))
+    close(srcjax.pmap(srcjax.jacfwd(sin_psum), "i")(x2), jax.pmap(jax.jacfwd(jsinpsum), "i")(x2))
     w = RNG.standard_normal((2, 5))
 
     def jlayer(x, w):

@@ -38,7 +38,9 @@ class ReplicaPlan:
     """What lowering one pmapped program needs: the axis name, the number of devices, the mapped axis
     of each dynamic argument leaf and (a prefix of the outputs' structure) ``out_axes``."""
 
-    def __init__(self, axis_name: Any, size: int, in_axes: Sequence[int | None], out_axes: Any) -> None:
+    def __init__(self, axis_name: Any, size: int, in_axes: Sequence[int | None], out_axes: Any,
+                 program: Any = None) -> None:
+        self.program = program  # the pmapped program (another one lowered meanwhile keeps its own @main)
         self.axis_name = axis_name
         self.size = size
         self.in_axes = list(in_axes)
@@ -140,6 +142,13 @@ def _spread(tree: Any, prefix: Any, what: str, is_leaf: Any) -> Any:
 
 
 CURRENT: contextvars.ContextVar[ReplicaPlan | None] = contextvars.ContextVar("srcjax_replica_plan", default=None)
+
+
+def plan_for(program: Any) -> ReplicaPlan | None:
+    """The plan of the pmap whose program is ``program`` (None: an ordinary program, even one lowered
+    while a pmapped body is being lowered)."""
+    plan = CURRENT.get()
+    return plan if plan is not None and plan.program is program else None
 
 
 def _groups_attr(groups: list[list[int]]) -> str:

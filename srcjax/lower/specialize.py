@@ -134,7 +134,7 @@ class Specializer:
             if not s.static:  # (strings inside a container are static leaves)
                 leaves, _ = pytree.flatten(s.aval, is_leaf=lambda x: isinstance(x, ShapedArray), nodes=True)
                 arg_avals += [a for a in leaves if isinstance(a, ShapedArray)]
-        rep = replicas.CURRENT.get()  # a pmapped program: @main takes and gives each device's piece
+        rep = replicas.plan_for(self.program)  # a pmapped program: @main takes and gives each device's piece
         self.b = FuncBuilder("main", rep.main_avals(arg_avals) if rep else arg_avals)
         if host_print.has_print(self.program):
             self.print_dep = self.b.full(0, (), np.dtype(np.int32))
