@@ -65,12 +65,12 @@ class Pmapped(Compiled):
         c = _as_compiled(fn)
         static = {i for i, p in enumerate(c.params) if p in c.static} | set(static_broadcasted_argnums)
         super().__init__(c.fn, static_argnums=tuple(sorted(static)), device=c.device)
-        self._primal = fn
         self.axis_name = axis_name
         self.in_axes, self.out_axes = in_axes, out_axes
         self._devices = list(devices) if devices is not None else None
         self._axis_size = axis_size
-        self.__srcjax_fn__ = None  # type: ignore[assignment]  # not a helper other programs inline: they refuse it (srcjax_refusal)
+        # not a helper that other programs inline: they refuse it, saying why (srcjax_refusal)
+        self.__srcjax_fn__ = None  # type: ignore[assignment]
         self.srcjax_refusal = (
             f"{self!r} is called or transformed inside a function srcjax compiles, differentiates or vmaps: "
             "srcjax.pmap runs only at the top level (nested pmap, grad/jit/vmap of a pmap are not supported)",
