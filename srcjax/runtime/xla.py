@@ -25,7 +25,7 @@ from jaxlib import _jax, xla_client  # type: ignore[attr-defined]  # noqa: E402
 
 from ..core import InternalError, ShapedArray, TranspileError, canonical_dtype  # noqa: E402
 from ..lower import host_print  # noqa: E402
-from . import disk_cache  # noqa: E402
+from . import disk_cache, distributed  # noqa: E402
 
 _COPY = xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
@@ -59,13 +59,19 @@ class Backend:
         self.client: Any
         if platform == "cpu":
             n = cpu_device_count()
-            # (without a count XLA reads XLA_FLAGS=--xla_force_host_platform_device_count=N itself, as jax)
-            self.client = xla_client.make_cpu_client() if n is None else xla_client.make_cpu_client(num_devices=n)
+            if distributed.current() is not None:  # every process's devices (srcjax.distributed.initialize)
+                self.client = distributed.make_cpu_client(n)
+            else:
+                # (without a count XLA reads XLA_FLAGS=--xla_force_host_platform_device_count=N itself, as jax)
+                self.client = xla_client.make_cpu_client() if n is None else xla_client.make_cpu_client(num_devices=n)
         elif platform in ("gpu", "cuda"):
+            if distributed.current() is not None:
+                raise TranspileError("several processes (srcjax.distributed) run on CPU only for now",
+                                     hint="set SRCJAX_PLATFORM=cpu in every process")
             self.client = _make_cuda_client()
         else:
             raise ValueError(f"unknown platform {platform!r} (use 'cpu' or 'gpu')")
-        self.device = self.client.devices()[0]
+        self.device = self.client.local_devices()[0]  # (this process's first: devices()[0] is process 0's)
         self.device_list = xla_client.DeviceList((self.device,))
         self.put_sharding = _Sharding(self.device)
         self.result_sharding = _jax.SingleDeviceSharding(self.device)
@@ -133,6 +139,11 @@ def get_backend(platform: str | None = None) -> Backend:
             if b is None:
                 b = _BACKENDS[platform] = Backend(platform)
     return b
+
+
+def backends_initialized() -> bool:
+    """Whether this process has made a client (its devices are fixed from then on)."""
+    return bool(_BACKENDS)
 
 
 def devices(platform: str | None = None) -> list[Any]:
