@@ -42,8 +42,9 @@ def data(n_rows: int) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
 
 def worker(args: argparse.Namespace) -> None:
     os.environ["SRCJAX_NUM_CPU_DEVICES"] = str(args.devices)  # (before srcjax makes its client)
-    import srcjax
     from data_parallel import train_step
+
+    import srcjax
     from srcjax.sharding import NamedSharding, P
 
     rank = args.worker
@@ -121,8 +122,9 @@ def launch(args: argparse.Namespace) -> int:
 
 def single_process(args: argparse.Namespace) -> list[float]:
     os.environ.setdefault("SRCJAX_NUM_CPU_DEVICES", "1")
-    import srcjax
     from data_parallel import train_step
+
+    import srcjax
 
     params, x, y = data(args.rows)
     step = srcjax.jit(train_step)

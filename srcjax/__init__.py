@@ -7,7 +7,12 @@ on XLA through jaxlib.
 
 from __future__ import annotations
 
+import os
 from typing import Any
+
+# XLA reads this once, when jaxlib loads (from runtime/ or lower/, whichever comes first); without it
+# every process logs PJRT's startup lines on stderr
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from . import distributed, lax, multihost_utils, random, sharding, tree_util
 from . import primitives as _primitives  # noqa: F401  (registers the primitive table)

@@ -18,14 +18,12 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # silence PJRT's startup log lines
+import numpy as np
+from jaxlib import _jax, xla_client  # type: ignore[attr-defined]
 
-import numpy as np  # noqa: E402
-from jaxlib import _jax, xla_client  # type: ignore[attr-defined]  # noqa: E402
-
-from ..core import InternalError, ShapedArray, TranspileError, canonical_dtype  # noqa: E402
-from ..lower import host_print  # noqa: E402
-from . import disk_cache, distributed  # noqa: E402
+from ..core import InternalError, ShapedArray, TranspileError, canonical_dtype
+from ..lower import host_print
+from . import disk_cache, distributed
 
 _COPY = xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
