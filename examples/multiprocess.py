@@ -57,9 +57,9 @@ def worker(args: argparse.Namespace) -> None:
     mine = slice(rank * per, (rank + 1) * per)  # this process's rows (its devices' shards of the batch)
     xg = srcjax.make_array_from_process_local_data(batch, x[mine])
     yg = srcjax.make_array_from_process_local_data(batch, y[mine])
-    if rank == 0:
-        print(f"process {rank}: devices {srcjax.devices()}, mine {srcjax.local_devices()}; x {xg.shape} from "
-              f"{per} local rows on {[s.device.id for s in xg.addressable_shards]}", file=sys.stderr)
+    seen = (f"process {rank} of {srcjax.process_count()}: devices {[d.id for d in srcjax.devices()]}, its own "
+            f"{[d.id for d in srcjax.local_devices()]}; its {per} rows of x {xg.shape} on devices "
+            f"{[s.device.id for s in xg.addressable_shards]}")
     step = srcjax.jit(train_step, out_shardings=replicated)
     p = srcjax.device_put(params, replicated)
     losses, times = [], []
@@ -68,8 +68,8 @@ def worker(args: argparse.Namespace) -> None:
         p, loss = step(p, xg, yg)
         losses.append(float(loss))  # (replicated: every process reads it; waiting also keeps gloo in step)
         times.append(time.perf_counter() - t)
-    print(json.dumps({"rank": rank, "losses": losses, "step_ms": 1e3 * float(np.median(times[1:] or times))}),
-          flush=True)
+    print(json.dumps({"rank": rank, "seen": seen, "losses": losses,
+                      "step_ms": 1e3 * float(np.median(times[1:] or times))}), flush=True)
     srcjax.distributed.shutdown()
 
 
@@ -106,6 +106,8 @@ def launch(args: argparse.Namespace) -> int:
             if proc.poll() is None:
                 proc.kill()
             proc.wait(timeout=10)
+    for res in results:
+        print(res["seen"])
     ok = True
     for k, ref in enumerate(reference):
         got = [res["losses"][k] for res in results]
