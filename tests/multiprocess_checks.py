@@ -196,7 +196,8 @@ def run_join() -> None:
 
 
 def run_die() -> None:
-    srcjax.distributed.initialize(ADDRESS, N, PID, initialization_timeout=60, heartbeat_timeout_seconds=3)
+    srcjax.distributed.initialize(ADDRESS, N, PID, initialization_timeout=60,
+                                  heartbeat_timeout_seconds=int(os.environ.get("HB", "3")))
     mesh = srcjax.make_mesh((2 * N,), ("data",))
     rows, replicated = NamedSharding(mesh, P("data")), NamedSharding(mesh, P())
     per = X.shape[0] // N

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import srcjax
@@ -28,6 +28,7 @@ from srcjax.sharding import Mesh, NamedSharding, P
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKER = ROOT / "tests" / "multiprocess_checks.py"
+_SCALE = 10 if os.environ.get("SRCJAX_HYPOTHESIS") == "thorough" else 1
 
 
 def free_port() -> int:
@@ -192,6 +193,7 @@ class FakeDevice:
 SPECS = [P(), P("a"), P("b"), P("a", "b"), P("b", "a"), P(("a", "b")), P(None, "a"), P(None, ("b", "a"))]
 
 
+@settings(max_examples=40 * _SCALE, deadline=None, derandomize=_SCALE == 1, database=None)
 @given(procs=st.sampled_from([1, 2, 4]), per=st.sampled_from([1, 2, 4]), spec=st.sampled_from(SPECS),
        infer=st.booleans(), mult=st.integers(1, 3), data=st.data())
 def test_local_pieces_rebuild_the_global_array(procs: int, per: int, spec: P, infer: bool, mult: int,
