@@ -56,6 +56,10 @@ def forward(x, w):
     return np.tanh(x @ w)
 
 
+def lambda_free_loss(w, x):
+    return np.mean(np.tanh(x @ w) ** 2)
+
+
 RNG = np.random.default_rng(0)  # the same data in every process
 X = RNG.standard_normal((16, 6)).astype(np.float32)
 Y = np.eye(3, dtype=np.float32)[RNG.integers(0, 3, 16)]
@@ -140,6 +144,30 @@ def run_checks() -> None:
             raise AssertionError("process_allgather(global, tiled=False) was accepted (jax refuses it)")
 
     @check
+    def device_put_of_the_whole_value_takes_the_local_pieces() -> None:
+        a = srcjax.device_put(X, rows)  # (every process passes the same whole value)
+        assert a.shape == X.shape and not a.sharding.is_fully_addressable()
+        assert {s.device for s in a.addressable_shards} == set(srcjax.local_devices())
+        for s in a.addressable_shards:
+            assert np.array_equal(np.asarray(s.data), X[s.index])
+        assert np.array_equal(process_allgather(a, tiled=True), X)
+
+    @check
+    def two_dimensional_mesh_split_across_and_within_processes() -> None:
+        mesh2 = srcjax.make_mesh((N, 2), ("proc", "local"))  # rows of the grid: the processes
+        assert {d.process_index for d in mesh2.devices[PID]} == {PID}
+        s = NamedSharding(mesh2, P("local", "proc"))  # rows split within a process, columns across
+        cols = X.shape[1] // N
+        x = srcjax.make_array_from_process_local_data(s, X[:, PID * cols:(PID + 1) * cols])
+        assert x.shape == X.shape
+        w = srcjax.device_put(W, NamedSharding(mesh2, P()))
+        out = srcjax.jit(forward, out_shardings=NamedSharding(mesh2, P()))(x, w)  # contracts a split dimension
+        assert np.allclose(np.asarray(out), np.tanh(X @ W), rtol=1e-5, atol=1e-6)
+        g = srcjax.jit(srcjax.grad(lambda_free_loss), out_shardings=NamedSharding(mesh2, P()))(w, x)
+        h = np.tanh(X @ W)
+        assert np.allclose(np.asarray(g), X.T @ (2 * h * (1 - h * h)) / h.size, rtol=1e-4, atol=1e-6)
+
+    @check
     def grad_training_steps_equal_numpy_and_one_device() -> None:
         step = srcjax.jit(train_step, out_shardings=replicated)
         x = srcjax.make_array_from_process_local_data(rows, X[mine])
@@ -180,6 +208,10 @@ def run_checks() -> None:
             assert "only be called once" in str(e)
         else:
             raise AssertionError("a second initialize was accepted")
+
+    @check
+    def jax_not_imported() -> None:
+        assert "jax" not in sys.modules, "srcjax imported jax"
 
     print(json.dumps(RESULTS), flush=True)
     srcjax.distributed.shutdown()

@@ -85,8 +85,9 @@ def _two_processes() -> list[dict[str, str]]:
 
 
 CHECKS = ["devices", "make_array_from_process_local_data", "sharded_forward_equals_numpy",
+          "device_put_of_the_whole_value_takes_the_local_pieces", "two_dimensional_mesh_split_across_and_within_processes",
           "grad_training_steps_equal_numpy_and_one_device", "process_allgather_of_local_values", "barrier",
-          "initialize_twice_is_an_error"]
+          "initialize_twice_is_an_error", "jax_not_imported"]
 
 
 @pytest.mark.parametrize("name", CHECKS)
