@@ -166,7 +166,8 @@ class ShardedArray(Array):
                 raise DistributedError(
                     f"reading an array that spans non-addressable (other processes') devices is not possible: "
                     f"this process holds {len(s.addressable_devices)} of its {s.num_devices} shards ({s!r})",
-                    hint="srcjax.multihost_utils.process_allgather(x) gathers the whole array into every process; "
+                    hint="srcjax.multihost_utils.process_allgather(x, tiled=True) gathers the whole array into every "
+                         "process; "
                          "x.addressable_shards are this process's pieces; or compile with out_shardings="
                          "NamedSharding(mesh, P()) to replicate a result")
             if s.num_devices == 1:

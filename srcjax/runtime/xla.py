@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from jaxlib import _jax, xla_client  # type: ignore[attr-defined]
 
-from ..core import InternalError, ShapedArray, TranspileError, canonical_dtype
+from ..core import DistributedError, InternalError, ShapedArray, TranspileError, canonical_dtype
 from ..lower import host_print
 from . import disk_cache, distributed
 
@@ -64,7 +64,7 @@ class Backend:
                 self.client = xla_client.make_cpu_client() if n is None else xla_client.make_cpu_client(num_devices=n)
         elif platform in ("gpu", "cuda"):
             if distributed.current() is not None:
-                raise TranspileError("several processes (srcjax.distributed) run on CPU only for now",
+                raise DistributedError("several processes (srcjax.distributed) run on CPU only for now",
                                      hint="set SRCJAX_PLATFORM=cpu in every process")
             self.client = _make_cuda_client()
         else:
