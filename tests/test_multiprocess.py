@@ -111,6 +111,13 @@ def test_a_missing_peer_or_coordinator_is_an_error_within_the_bound() -> None:
     assert t1 < 30
 
 
+def test_a_run_of_one_process_joins_at_once() -> None:
+    (rc, so, se, _), = launch("join", [0], n=1, timeout=60)
+    assert rc == 0, se[-3000:]
+    got = last_json(so)
+    assert got["error"] is None and got["seconds"] < 10, got
+
+
 def test_a_peer_that_dies_stops_the_others() -> None:
     """Process 1 vanishes after one training step; process 0, still stepping, is stopped by the
     coordination service's heartbeat check (3 s here) with a message naming the dead task."""
