@@ -7,15 +7,21 @@ on XLA through jaxlib.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from . import lax, random, sharding, tree_util
+# XLA reads this once, when jaxlib loads (from runtime/ or lower/, whichever comes first); without it
+# every process logs PJRT's startup lines on stderr
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from . import distributed, lax, multihost_utils, random, sharding, tree_util
 from . import primitives as _primitives  # noqa: F401  (registers the primitive table)
 from .api import Compiled, Lowered, compile, device_put, eval_shape, jit, lower, numpy_function, source
 from .autodiff import grad, jvp, value_and_grad, vjp
 from .core import (
     ArgumentError,
     CustomRuleError,
+    DistributedError,
     DTypeError,
     DynamicControlFlowError,
     OpaqueCallError,
@@ -30,6 +36,8 @@ from .core import (
 )
 from .custom import custom_jvp, custom_vjp
 from .jacobian import hessian, jacfwd, jacrev
+from .multihost_utils import make_array_from_process_local_data
+from .pmap import pmap
 from .sharding import make_mesh
 from .spmd import device_count, devices, local_device_count, local_devices, process_count, process_index
 from .vmap import vmap
@@ -52,5 +60,6 @@ __all__ = [
     "device_put", "devices", "lax", "eval_shape", "grad", "hessian", "jacfwd", "jacrev", "jvp", "lower",
     "numpy_function", "random", "source", "value_and_grad", "vjp", "vmap", "sharding", "make_mesh", "device_count",
     "local_device_count", "local_devices", "process_count", "process_index", "ShardingError",
-    "UnboundAxisNameError",
+    "UnboundAxisNameError", "pmap", "distributed", "multihost_utils", "make_array_from_process_local_data",
+    "DistributedError",
 ]

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import complex_adjoint, conv_adjoint, linalg_adjoint  # helpers in their own files (see their docstrings)
+from .collective_trees import inverse_pairs  # noqa: F401  (ppermute's transpose: derivative code imports it)
 from .complex_adjoint import abs_bar, abs_complex_share
 from .construction import (  # noqa: F401  (generated derivative code imports them from here)
     cross_bar,
@@ -76,7 +77,8 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "unbroadcast", "index_update", "index_cleared", "with_sharding_constraint", "broadcast_like", "zeros_like",
     "ones_like", "expand_reduced",
     "reduced_size", "cumsum_bar", "matmul_lhs_bar", "matmul_rhs_bar", "index_add", "max_bar", "var_bar",
-    "std_bar", "norm_bar", "norm_axes", "inverse_perm", "max_share", "abs_share", "clip_share", "prod_others",
+    "std_bar", "norm_bar", "norm_axes", "inverse_perm", "inverse_pairs", "max_share", "abs_share", "clip_share",
+    "prod_others",
     "ravel_bar", "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar",
     "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars", "einsum_jvp",
     "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",

@@ -270,6 +270,9 @@ class Compiled:
                  static_argnames: str | Sequence[str] = (), device: str | None = None,
                  in_shardings: Any = None, out_shardings: Any = None) -> None:
         fn = _wrapped_numpy(unwrap(fn))
+        refusal = getattr(fn, "srcjax_refusal", None)
+        if isinstance(refusal, tuple):  # a pmapped function: not source to transform
+            raise _clean(ArgumentError(refusal[0], hint=refusal[1]))
         if not isinstance(fn, types.FunctionType):
             raise _clean(UnknownFunctionError(
                 f"cannot compile {fn!r}: it has no Python source (srcjax transpiles functions written with `def`)",
@@ -666,6 +669,9 @@ def _as_compiled(fn: Any) -> Compiled:
     """``fn`` itself when compiled; for a plain function one shared ``Compiled`` (read and
     normalized once, whichever transformations ask for it)."""
     if isinstance(fn, Compiled):
+        refusal = getattr(fn, "srcjax_refusal", None)
+        if isinstance(refusal, tuple):  # a pmapped function: not source to transform
+            raise _clean(ArgumentError(refusal[0], hint=refusal[1]))
         return fn
     fn = _wrapped_numpy(fn)
     try:
@@ -784,12 +790,12 @@ def compile_source(text: str, filename: str) -> Any:
 
 def lower(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Lowered:
     """Specialize ``fn`` for these arguments (arrays or ShapeDtypeStructs) and lower it to StableHLO."""
-    return _as_compiled(fn).lower(*args, **kwargs)
+    return (fn if isinstance(fn, Compiled) else _as_compiled(fn)).lower(*args, **kwargs)
 
 
 def eval_shape(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Shapes and dtypes of ``fn``'s outputs, computed without running anything."""
-    c = _as_compiled(fn)
+    c = fn if isinstance(fn, Compiled) else _as_compiled(fn)
     try:
         values = c._bind(args, kwargs)
         _, out_avals, tree, template = c._specialize(values)

@@ -55,7 +55,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_solve", "batch_multi_dot", "batch_lstsq", "tree_set", "batch_sort",
     "batch_argsort", "batch_partition", "batch_argpartition",
     "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",
-    "batch_kron", "batch_cross", "batch_meshgrid", "batch_conv", "batch_reduce_window",
+    "batch_kron", "batch_cross", "batch_meshgrid", "batch_conv", "batch_reduce_window", "batch_ppermute",
 ]
 
 
@@ -137,6 +137,22 @@ def batch_size_of(x: Any) -> int:
 def batch_moveaxis(x: Any, source: int, destination: int) -> Any:
     """``np.moveaxis`` of a batched array: where its batch axis is."""
     return np.moveaxis(x, source, destination)
+
+
+def batch_ppermute(x: Any, perm: Any) -> Any:
+    """``srcjax.lax.ppermute`` over the batch axis: example ``d`` gets example ``s``'s ``x`` for each
+    pair ``(s, d)`` of ``perm`` (a static gather), an example no pair sends to gets zeros."""
+    n = np.shape(x)[0]
+    src = list(range(n))
+    sent = [False] * n
+    for s, d in perm:
+        src[d] = s
+        sent[d] = True
+    moved = np.take(x, np.array(src), axis=0)
+    if all(sent):
+        return moved
+    mask = np.reshape(np.array(sent), (n,) + (1,) * (np.ndim(x) - 1))
+    return np.where(mask, moved, np.zeros_like(moved))
 
 
 def batch_out(x: Any, axis: int, n: int, batched: bool) -> Any:

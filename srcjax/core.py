@@ -264,6 +264,12 @@ class ShardingError(ArgumentError, ValueError):
     rank, a mesh axis that does not divide the dimension it shards, two meshes in one program."""
 
 
+class DistributedError(TranspileError, RuntimeError):
+    """A multi-process run that cannot start or go on: a coordinator or a peer that never came,
+    ``srcjax.distributed.initialize`` called twice or after the first computation, reading an array
+    whose shards live in other processes."""
+
+
 class StaticValueError(TranspileError):
     """A value that must be known at transpile time depends on array data."""
 

@@ -30,8 +30,8 @@ from .windows import ConvDimensionNumbers, conv, conv_general_dilated, conv_tran
 
 __all__ = ["ConvDimensionNumbers", "add", "all_gather", "axis_index", "bitcast_convert_type", "cond", "conv",
            "conv_general_dilated", "conv_transpose", "erf", "fori_loop", "index_update", "max", "min", "mul",
-           "padtype_to_pads", "pmax", "pmean", "pmin", "psum", "psum_scatter", "reduce_window", "scan", "switch",
-           "while_loop", "with_sharding_constraint"]
+           "padtype_to_pads", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter", "reduce_window", "scan",
+           "switch", "while_loop", "with_sharding_constraint"]
 
 # JAX's elementwise monoids, the computations ``reduce_window`` takes: NumPy's ufuncs (so srcjax reads
 # ``srcjax.lax.add(x, y)`` as ``np.add``; unlike JAX's they broadcast and promote as NumPy does)
@@ -158,7 +158,8 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
 
 
 # -- collectives over a named axis: meaningful only inside ``srcjax.vmap(..., axis_name=...)``, whose
-# batched source writes them as NumPy over the batch axis (transforms/batch_collectives.py)
+# batched source writes them as NumPy over the batch axis (transforms/batch_collectives.py), and inside
+# ``srcjax.pmap(f, axis_name)``, which lowers them to XLA's collectives (lower/replicas.py)
 
 def unbound_axis(what: str, axis_name: Any, depth: int | None = 2) -> UnboundAxisNameError:
     """The error of a collective over a name nothing binds, located at the caller's line (``depth``
@@ -171,8 +172,8 @@ def unbound_axis(what: str, axis_name: Any, depth: int | None = 2) -> UnboundAxi
         span = Span(f.f_code.co_filename, f.f_lineno, 0, f.f_lineno, 0)
     return UnboundAxisNameError(
         f"unbound axis name: {what} over {axis_name!r}, which no enclosing transformation binds", span,
-        hint=f"call it inside srcjax.vmap(f, axis_name={axis_name!r}) (the name of the mapped axis it "
-             f"reduces over)")
+        hint=f"call it inside srcjax.vmap(f, axis_name={axis_name!r}) or srcjax.pmap(f, axis_name={axis_name!r}) "
+             f"(the name of the mapped axis it works over)")
 
 
 def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
@@ -212,3 +213,32 @@ def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0, axis_ind
 def axis_index(axis_name: Any) -> Any:
     """JAX's ``lax.axis_index``: the position of this example along the named mapped axis."""
     raise unbound_axis("axis_index", axis_name)
+
+
+def ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
+    """JAX's ``lax.ppermute``: ``perm`` is a sequence of (source, destination) pairs of positions
+    along the named mapped axis; each destination gets the source's ``x``, a position no pair sends
+    to gets zeros."""
+    raise unbound_axis("ppermute", axis_name)
+
+
+def check_perm(perm: Any, n: int) -> list[tuple[int, int]]:
+    """``ppermute``'s ``perm`` as (source, destination) pairs of positions below ``n``, each source
+    and each destination at most once (else an ``ArgumentError``)."""
+    from .core import ArgumentError
+
+    try:
+        pairs = [(int(s), int(d)) for s, d in perm]
+    except (TypeError, ValueError):
+        raise ArgumentError(f"ppermute: perm must be a sequence of (source, destination) pairs, not {perm!r}",
+                            hint="e.g. [(0, 1), (1, 2), (2, 0)]") from None
+    for s, d in pairs:
+        if not (0 <= s < n and 0 <= d < n):
+            raise ArgumentError(f"ppermute: the pair {(s, d)} names a position outside the axis of size {n}",
+                                hint=f"positions go from 0 to {n - 1}")
+    for k, what in ((0, "source"), (1, "destination")):
+        seen = [p[k] for p in pairs]
+        if len(set(seen)) != len(seen):
+            raise ArgumentError(f"ppermute: perm {perm!r} has a {what} twice",
+                                hint="each position sends at most once and receives at most once")
+    return pairs

@@ -144,7 +144,9 @@ class Sharding:
 
     @property
     def addressable_devices(self) -> set[Any]:
-        return self.device_set
+        """The devices this process drives (all of them, unless ``srcjax.distributed`` spans processes)."""
+        me = _this_process(self)
+        return {d for d in self.device_set if d.process_index == me}
 
     @property
     def num_devices(self) -> int:
@@ -155,7 +157,9 @@ class Sharding:
         return all(not self.mesh.shape[a] > 1 for a in _used(self.spec))
 
     def is_fully_addressable(self) -> bool:
-        return True
+        """Whether this process drives every device of the sharding (else it holds only some shards)."""
+        me = _this_process(self)
+        return all(d.process_index == me for d in self.mesh.devices.flat)
 
     @property
     def memory_kind(self) -> None:
@@ -204,6 +208,11 @@ class Sharding:
         if self.num_devices == 1 == other.num_devices:
             return bool(self.mesh.devices.flat[0] == other.mesh.devices.flat[0])
         return self.mesh == other.mesh and self.spec.axes(ndim) == other.spec.axes(ndim)
+
+
+def _this_process(s: Sharding) -> int:
+    """This process's index, as the client of the sharding's devices knows it."""
+    return int(s.mesh.devices.flat[0].client.process_index())
 
 
 def _used(spec: PartitionSpec) -> list[str]:

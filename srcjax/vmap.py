@@ -390,7 +390,8 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_siz
     axis goes in each output (``None``: an output that does not depend on a mapped argument).
     ``axis_size``: the batch size when no argument is mapped. ``axis_name``: the name ``fn``'s
     collectives (``srcjax.lax.psum(x, name)``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``,
-    ``psum_scatter``, ``axis_index``) give the mapped axis; the batched source writes them as NumPy over the batch axis
+    ``psum_scatter``, ``axis_index``, ``ppermute``) give the mapped axis; the batched source writes them as NumPy over
+    the batch axis
     (``psum`` -> ``np.sum(x, axis=0)``, the same for every example).
     """
     if axis_name is not None and not isinstance(axis_name, str):

@@ -290,3 +290,58 @@ def test_vmap_with_a_name_inside_a_compiled_function() -> None:
 
     got = srcjax.vmap(g, in_axes=({"a": 0, "b": None},), axis_name="i")({"a": X, "b": np.ones(3)})
     np.testing.assert_allclose(got, np.broadcast_to(X.mean(0) + 1, X.shape), rtol=1e-12)
+
+
+CYCLE = ((0, 1), (1, 2), (2, 3), (3, 0))
+
+
+def test_ppermute_cycle() -> None:
+    """ppermute under vmap: a static gather along the batch axis (jax.vmap needs a whole permutation)."""
+    def f(x):  # type: ignore[no-untyped-def]
+        return lax.ppermute(x, "i", ((0, 1), (1, 2), (2, 3), (3, 0))) * 2 + x
+
+    def fj(x):  # type: ignore[no-untyped-def]
+        return jax.lax.ppermute(x, "i", CYCLE) * 2 + x
+
+    check(f, fj, X, loop=np.stack([X[(k - 1) % 4] * 2 + X[k] for k in range(4)]), axis_name="i")
+
+
+@pytest.mark.parametrize("perm", [[(0, 2)], [], [(3, 0), (0, 3)], [(1, 1), (2, 0)]])
+def test_ppermute_partial_against_a_loop(perm: list[tuple[int, int]]) -> None:
+    """Examples no pair sends to get zeros (JAX's semantics), also for an unbatched operand."""
+    def f(x, w):  # type: ignore[no-untyped-def]
+        return lax.ppermute(x, "i", perm) + lax.ppermute(w, "i", perm)
+
+    got = srcjax.vmap(f, in_axes=(0, None), axis_name="i")(X, X[0])
+    want = np.zeros_like(X)
+    for s, d in perm:
+        want[d] = X[s] + X[0]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(srcjax.numpy_function(srcjax.vmap(f, in_axes=(0, None), axis_name="i"))(X, X[0]),
+                               want, rtol=1e-12)
+
+
+def test_ppermute_derivatives() -> None:
+    """JVP: the tangent permuted alike; transpose: permuted by the pairs turned round (JAX's rules)."""
+    def f(x):  # type: ignore[no-untyped-def]
+        return np.sum(np.sin(lax.ppermute(x, "i", ((0, 1), (1, 2), (2, 3), (3, 0)))) * x)
+
+    def fj(x):  # type: ignore[no-untyped-def]
+        return jnp.sum(jnp.sin(jax.lax.ppermute(x, "i", CYCLE)) * x)
+
+    got = srcjax.vmap(srcjax.grad(f), axis_name="i")(X)
+    np.testing.assert_allclose(got, jax.vmap(jax.grad(fj), axis_name="i")(X), rtol=1e-12)
+    t = rng.normal(size=X.shape)
+    _, tan = srcjax.jvp(srcjax.vmap(f, axis_name="i"), (X,), (t,))
+    _, tan_j = jax.jvp(jax.vmap(fj, axis_name="i"), (X,), (t,))
+    np.testing.assert_allclose(tan, tan_j, rtol=1e-12)
+    text = srcjax.source(srcjax.vmap(srcjax.grad(f), axis_name="i"))
+    assert "batch_ppermute(x, ((0, 1), (1, 2), (2, 3), (3, 0)))" in text
+    assert "((1, 0), (2, 1), (3, 2), (0, 3))" in text
+
+
+def test_ppermute_errors() -> None:
+    with pytest.raises(srcjax.TranspileError, match="has a destination twice"):
+        srcjax.vmap(lambda x: lax.ppermute(x, "i", [(0, 1), (2, 1)]), axis_name="i")(X)
+    with pytest.raises(srcjax.UnboundAxisNameError, match="ppermute over 'j'"):
+        srcjax.vmap(lambda x: lax.ppermute(x, "j", [(0, 1)]), axis_name="i")(X)

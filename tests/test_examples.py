@@ -13,10 +13,15 @@ FAST_ARGS = {
     "ode_sensitivity.py": ["--steps", "50", "--fit-steps", "3"],
     "coming_from_jax.py": ["--steps", "30"],
     "data_parallel.py": ["--steps", "6"],
+    "pmap_training.py": ["--steps", "6"],
+    "multiprocess.py": ["--steps", "6", "--timeout", "90"],
 }
 EXPECTED = {  # output fragments an example must print
     "coming_from_jax.py": ["1. linear regression", "2. MLP classifier", "3. per-example gradients", "4. projectile"],
     "data_parallel.py": ["same losses on 4 devices as on one: True", "all-reduce"],
+    "pmap_training.py": ["same losses with pmap on 4 devices as on one: True", 'srcjax.lax.pmean(grads, "data")',
+                         "stablehlo.all_reduce"],
+    "multiprocess.py": ["starting 2 processes x 2 CPU devices", "same losses in every process as in a single-process run: True"],
     "custom_vjp.py": ["nan                1          1", "gradient, differentiated body: [nan nan nan]",
                       "matches finite differences and the NumPy run of the generated source: True",
                       "neg_bar, = softplus_bwd(softplus_res, softplus_1_bar)"],

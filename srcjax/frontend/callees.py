@@ -202,6 +202,9 @@ def is_random(fv: Any) -> bool:
 def refusal(fv: Any, span: Span | None = None, name: str | None = None) -> OpaqueCallError:
     """The error for calling ``fv`` (none of a primitive, user code, or a pure static function);
     ``name``: how the program spells it, when that says more than its own name (``np.random.normal``)."""
+    own = getattr(fv, "srcjax_refusal", None)  # an object that says itself why (a pmapped function)
+    if isinstance(own, tuple):
+        return OpaqueCallError(own[0], span=span, hint=own[1])
     name = name or callee_name(fv)
     lib = origin(fv)
     note = None

@@ -561,6 +561,7 @@ class FuncBuilder:
 
 
 def module_text(funcs: Sequence[str], name: str = "srcjax", num_partitions: int = 1,
-                preamble: Sequence[str] = ()) -> str:
+                preamble: Sequence[str] = (), num_replicas: int = 1) -> str:
     return f"module @{name} attributes {{mhlo.num_partitions = {num_partitions} : i32, " \
-        f"mhlo.num_replicas = 1 : i32}} {{\n" + "".join(line + "\n" for line in preamble) + "\n".join(funcs) + "\n}\n"
+        f"mhlo.num_replicas = {num_replicas} : i32}} {{\n" + "".join(line + "\n" for line in preamble) + \
+        "\n".join(funcs) + "\n}\n"

@@ -68,7 +68,7 @@ from ..frontend.resolve import is_user_function, unwrap
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
 from ..primitives.registry import Primitive
-from . import branches, host_print, loops, regions, rolled_for, shardy
+from . import branches, host_print, loops, regions, replicas, rolled_for, shardy
 from .apply import apply_primitive
 from .hlo import FuncBuilder, HloValue, module_text
 from .host_print import DeferredText
@@ -127,18 +127,18 @@ class Specializer:
     def lower(self, specs: list[ArgSpec]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any]]:
         """Returns (module text, output avals, output tree, output leaves template).
 
-        The template holds static output leaves as themselves and ``None``
-        where a dynamic output (in order) goes.
+        The template holds static output leaves as themselves and ``None`` where a dynamic output (in order) goes.
         """
         arg_avals: list[ShapedArray] = []
         for s in specs:
             if not s.static:  # (strings inside a container are static leaves)
                 leaves, _ = pytree.flatten(s.aval, is_leaf=lambda x: isinstance(x, ShapedArray), nodes=True)
                 arg_avals += [a for a in leaves if isinstance(a, ShapedArray)]
-        self.b = FuncBuilder("main", arg_avals)
+        rep = replicas.plan_for(self.program)  # a pmapped program: @main takes and gives each device's piece
+        self.b = FuncBuilder("main", rep.main_avals(arg_avals) if rep else arg_avals)
         if host_print.has_print(self.program):
             self.print_dep = self.b.full(0, (), np.dtype(np.int32))
-        it = iter(self.b.args)
+        it = iter(rep.per_device(self.b) if rep else self.b.args)
         entry = self.program.entry
         params = inspect.signature(entry.fn).parameters
         args: list[Any] = []
@@ -176,6 +176,8 @@ class Specializer:
             else:
                 raise TranspileError(f"cannot return a value of type {type(leaf).__name__} from a compiled "
                                      "function", hint="return arrays, numbers, or tuples/lists/dicts of them")
+        if rep is not None:
+            return rep.module(self.b, result, outs, tree, template)
         plan = shardy.CURRENT.get()
         if plan is None or not plan.sharded:
             func = self.b.finish(outs)

@@ -87,6 +87,9 @@ def program_key(text: str, backend: Any, options: Any) -> str:
                  str(getattr(backend.device, "device_kind", "")), str(len(backend.device_list)), _cpu_features()):
         h.update(part.encode())
         h.update(b"\0")
+    devs = backend.client.devices()
+    if len(devs) != len(backend.client.local_devices()):  # several processes: each one's own executable
+        h.update(f"process {backend.client.process_index()} of {len({d.process_index for d in devs})}\0".encode())
     h.update(options.SerializeAsString())
     h.update(b"\0")
     h.update(text.encode())

@@ -27,14 +27,14 @@ from typing import Any
 import numpy as np
 from jaxlib import _jax, xla_client  # type: ignore[attr-defined]
 
-from ..core import InternalError, ShapedArray, ShardingError
+from ..core import DistributedError, InternalError, ShapedArray, ShardingError
 from ..sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
 
 # (xla.py's upload, compile, result and host-read steps, shared by one-device and sharded programs)
 from .xla import _COPY, Array, Backend, _buf_device, _compile_cached, _result_handler, _to_numpy
 from .xla import _Sharding as _PutSharding
 
-__all__ = ["Shard", "ShardedArray", "ShardedExecutable", "put_sharded"]
+__all__ = ["Shard", "ShardedArray", "ShardedExecutable", "assemble", "put_sharded"]
 
 
 class _XlaSharding(_jax.GSPMDSharding):  # type: ignore[misc]
@@ -54,7 +54,8 @@ class _XlaSharding(_jax.GSPMDSharding):  # type: ignore[misc]
         return set(self._devices)
 
     def is_fully_addressable(self) -> bool:
-        return True
+        me = self._devices[0].client.process_index()
+        return all(d.process_index == me for d in self._devices)
 
     @property
     def is_fully_replicated(self) -> bool:
@@ -161,6 +162,14 @@ class ShardedArray(Array):
         v = self._np
         if v is None:
             s, aval = self._sharding, self.aval
+            if not s.is_fully_replicated and not s.is_fully_addressable():  # (a replicated one is read here)
+                raise DistributedError(
+                    f"reading an array that spans non-addressable (other processes') devices is not possible: "
+                    f"this process holds {len(s.addressable_devices)} of its {s.num_devices} shards ({s!r})",
+                    hint="srcjax.multihost_utils.process_allgather(x, tiled=True) gathers the whole array into every "
+                         "process; "
+                         "x.addressable_shards are this process's pieces; or compile with out_shardings="
+                         "NamedSharding(mesh, P()) to replicate a result")
             if s.num_devices == 1:
                 v = _to_numpy(self._buf, aval)
             else:
@@ -195,21 +204,36 @@ class ShardedArray(Array):
         return out
 
     def __repr__(self) -> str:
+        s = self._sharding
+        if not s.is_fully_replicated and not s.is_fully_addressable():  # (no values: some live in other processes)
+            return f"srcjax.Array(shape={self.shape}, dtype={self.dtype.name}, sharding={self._sharding!r})"
         return super().__repr__()[:-1] + f", sharding={self._sharding!r})"
 
 
 def put_sharded(x: Any, aval: ShapedArray, s: Sharding) -> Any:
-    """Upload the host value ``x`` laid out as ``s`` (each device gets a copy of its piece)."""
+    """Upload the host value ``x`` laid out as ``s`` (each of this process's devices gets a copy of its
+    piece: with several processes, each passes the same whole value and uploads its own pieces)."""
     s.check(aval.shape, "value")
     arr = np.asarray(x, dtype=aval.dtype)
-    devs = s.mesh.device_list()
     index = s.devices_indices_map(aval.shape)
+    return assemble(aval, s, {d: arr[index[d]] for d in local_devices(s)})
+
+
+def local_devices(s: Sharding) -> list[Any]:
+    """The devices of ``s`` this process drives, in mesh order."""
+    devs = s.mesh.device_list()
+    me = devs[0].client.process_index()
+    return [d for d in devs if d.process_index == me]
+
+
+def assemble(aval: ShapedArray, s: Sharding, pieces: dict[Any, Any]) -> Any:
+    """One array laid out as ``s`` from the host pieces of this process's devices (``pieces``: device ->
+    its shard's value): one upload per device, then one ``ArrayImpl`` over all of them
+    (``batched_device_put`` of a partly replicated layout fails in jaxlib 0.10 with ``bad_function_call``)."""
     piece = ShapedArray(s.shard_shape(aval.shape), aval.dtype, weak_type=aval.weak_type)
     put = xla_client.batched_device_put
-    # one upload per device, then one array over all of them (batched_device_put of a partly
-    # replicated layout fails in jaxlib 0.10 with ``bad_function_call``)
-    singles = [put(piece, _single(d), [np.ascontiguousarray(arr[index[d]])], [d], True, False, _COPY, True)
-               for d in devs]
+    singles = [put(piece, _single(d), [np.ascontiguousarray(pieces[d], dtype=aval.dtype)], [d], True, False, _COPY,
+                   True) for d in local_devices(s)]
     return _jax.ArrayImpl(aval, xla_sharding(s, aval.ndim), singles, True, True)
 
 
@@ -232,6 +256,10 @@ def upload(x: Any, aval: ShapedArray, s: Sharding) -> Any:
         return x._buf
     if type(x) is Array and s.num_devices == 1 and _buf_device(x._buf) == s.mesh.devices.flat[0]:
         return x._buf
+    if isinstance(x, ShardedArray) and not x._sharding.is_fully_addressable():
+        raise ShardingError(f"an array spanning several processes, laid out as {x._sharding!r}, passed where the "
+                            f"program expects {s!r}: it cannot be laid out anew through the host",
+                            hint="give in_shardings matching the array's sharding, or device_put it that way first")
     return put_sharded(np.asarray(x) if isinstance(x, Array) else x, aval, s)
 
 
@@ -266,20 +294,34 @@ def spmd_options(mesh: Any) -> Any:
     return options
 
 
+def replica_options(mesh: Any) -> Any:
+    """Replica mode (a pmapped program, ``lower/replicas.py``): replica ``k`` on the mesh's ``k``-th device."""
+    options = xla_client.CompileOptions()
+    options.num_replicas = mesh.size
+    options.num_partitions = 1
+    options.executable_build_options.use_spmd_partitioning = False
+    options.device_assignment = xla_client.DeviceAssignment.create(
+        np.array([[d.id] for d in mesh.device_list()], dtype=np.int32))
+    return options
+
+
 class ShardedExecutable:
-    """A program compiled once for all devices of ``mesh`` (XLA's SPMD partitioner splits it)."""
+    """A program compiled once for all devices of ``mesh`` (XLA's SPMD partitioner splits it), or
+    (``replicas``) a per-device program run by each of them (``srcjax.pmap``)."""
 
     array_type = None  # (every argument goes through upload: its layout is checked)
 
     def __init__(self, text: str, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray], backend: Backend,
-                 mesh: Any, in_shardings: Sequence[Sharding | None], out_shardings: Sequence[Sharding | None]) -> None:
+                 mesh: Any, in_shardings: Sequence[Sharding | None], out_shardings: Sequence[Sharding | None],
+                 replicas: bool = False) -> None:
         self.text = text
         self.in_avals = list(in_avals)
         self.backend = backend
         self.mesh = mesh
         self.out_avals = list(out_avals)
         devs = mesh.device_list()
-        self.loaded = _compile_cached(text, backend, spmd_options(mesh), xla_client.DeviceList(tuple(devs)))
+        options = replica_options(mesh) if replicas and mesh.size > 1 else spmd_options(mesh)
+        self.loaded = _compile_cached(text, backend, options, xla_client.DeviceList(tuple(devs)))
         replicated = NamedSharding(mesh, PartitionSpec())
         in_shardings = list(in_shardings) or [None] * len(self.in_avals)
         if any(s is None for s in in_shardings) and mesh.size > 1:  # as XLA's propagation chose
@@ -358,7 +400,8 @@ def compile_sharded(text: str, in_avals: Sequence[ShapedArray], out_avals: Seque
     check_same_mesh(plan.in_leaves)
     backend = get_backend(platform)
     try:
-        return ShardedExecutable(text, in_avals, out_avals, backend, plan.mesh, plan.in_leaves, plan.out_leaves)
+        return ShardedExecutable(text, in_avals, out_avals, backend, plan.mesh, plan.in_leaves, plan.out_leaves,
+                                 getattr(plan, "replicas", False))
     except _jax.JaxRuntimeError as e:
         numbered = "\n".join(f"{i + 1:4d}  {line}" for i, line in enumerate(text.splitlines()))
         raise InternalError(f"internal error: XLA rejected the generated StableHLO: {e}\n{numbered}",

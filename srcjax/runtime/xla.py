@@ -18,14 +18,12 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # silence PJRT's startup log lines
+import numpy as np
+from jaxlib import _jax, xla_client  # type: ignore[attr-defined]
 
-import numpy as np  # noqa: E402
-from jaxlib import _jax, xla_client  # type: ignore[attr-defined]  # noqa: E402
-
-from ..core import InternalError, ShapedArray, TranspileError, canonical_dtype  # noqa: E402
-from ..lower import host_print  # noqa: E402
-from . import disk_cache  # noqa: E402
+from ..core import DistributedError, InternalError, ShapedArray, TranspileError, canonical_dtype
+from ..lower import host_print
+from . import disk_cache, distributed
 
 _COPY = xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
@@ -59,13 +57,19 @@ class Backend:
         self.client: Any
         if platform == "cpu":
             n = cpu_device_count()
-            # (without a count XLA reads XLA_FLAGS=--xla_force_host_platform_device_count=N itself, as jax)
-            self.client = xla_client.make_cpu_client() if n is None else xla_client.make_cpu_client(num_devices=n)
+            if distributed.current() is not None:  # every process's devices (srcjax.distributed.initialize)
+                self.client = distributed.make_cpu_client(n)
+            else:
+                # (without a count XLA reads XLA_FLAGS=--xla_force_host_platform_device_count=N itself, as jax)
+                self.client = xla_client.make_cpu_client() if n is None else xla_client.make_cpu_client(num_devices=n)
         elif platform in ("gpu", "cuda"):
+            if distributed.current() is not None:
+                raise DistributedError("several processes (srcjax.distributed) run on CPU only for now",
+                                     hint="set SRCJAX_PLATFORM=cpu in every process")
             self.client = _make_cuda_client()
         else:
             raise ValueError(f"unknown platform {platform!r} (use 'cpu' or 'gpu')")
-        self.device = self.client.devices()[0]
+        self.device = self.client.local_devices()[0]  # (this process's first: devices()[0] is process 0's)
         self.device_list = xla_client.DeviceList((self.device,))
         self.put_sharding = _Sharding(self.device)
         self.result_sharding = _jax.SingleDeviceSharding(self.device)
@@ -133,6 +137,11 @@ def get_backend(platform: str | None = None) -> Backend:
             if b is None:
                 b = _BACKENDS[platform] = Backend(platform)
     return b
+
+
+def backends_initialized() -> bool:
+    """Whether this process has made a client (its devices are fixed from then on)."""
+    return bool(_BACKENDS)
 
 
 def devices(platform: str | None = None) -> list[Any]:

@@ -112,10 +112,12 @@ class Activity:
                     if isinstance(s.value, cst.Call) else []
                 if op.kind == "static" and arg_reads and isinstance(s.value, cst.Call) and \
                         code(s.value.func) not in _STATIC_RESULT_CALLS and not code(s.value.func).endswith(".pop"):
+                    own = _own_refusal(self.nf, s.value.func)  # (an object that says why: a pmapped function)
                     raise (ComprehensionError if code(s.value.func) == "sum" else DifferentiationError)(
-                        f"cannot differentiate through `{code(s.value.func)}(...)`: srcjax does not know its "
-                        f"derivative (it reads {', '.join(sorted(set(arg_reads)))})", span=self.span_of(s, body),
-                        hint="call NumPy functions srcjax supports, srcjax.lax, or your own Python functions")
+                        f"cannot differentiate through `{code(s.value.func)}(...)`: " + (own[0] if own else
+                        f"srcjax does not know its derivative (it reads {', '.join(sorted(set(arg_reads)))})"),
+                        span=self.span_of(s, body), hint=own[1] if own else
+                        "call NumPy functions srcjax supports, srcjax.lax, or your own Python functions")
                 if isinstance(s.value, cst.BinaryOperation) and any(
                         isinstance(v, (cst.Tuple, cst.List)) and any(n in self.active for n in names_in(v))
                         for v in (s.value.left, s.value.right)):
@@ -575,3 +577,40 @@ def free_of_loop_targets(module: cst.Module) -> set[str]:
 
     V().walk(module)
     return out
+
+
+def _own_refusal(nf: NormalizedFunction, func: cst.BaseExpression) -> tuple[str, str] | None:
+    """``(message, hint)`` of a callee that says why srcjax cannot read it (``srcjax_refusal``: a
+    pmapped function, or ``srcjax.pmap(...)`` itself), found in the function's closure or globals."""
+    fn = getattr(nf, "fn", None)
+    if isinstance(func, cst.Name):  # a temporary the normalizer made: `pmap = srcjax.pmap(f)`, then `pmap(x)`
+        made = [a.value for a in _assignments(nf.fdef) if len(a.targets) == 1 and
+                isinstance(a.targets[0].target, cst.Name) and a.targets[0].target.value == func.value]
+        if len(made) == 1 and isinstance(made[0], cst.Call):
+            func = made[0]
+    if isinstance(func, cst.Call):
+        func = func.func
+    parts = code(func).split(".")
+    if fn is None or not all(p.isidentifier() for p in parts):
+        return None
+    try:
+        space = {**fn.__globals__, **dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in
+                                                                          fn.__closure__ or ())))}
+    except (AttributeError, ValueError):  # pragma: no cover - not a plain function, or an empty cell
+        return None
+    v = space.get(parts[0])
+    for p in parts[1:]:
+        v = getattr(v, p, None)
+    own = getattr(v, "srcjax_refusal", None)
+    return own if isinstance(own, tuple) else None
+
+
+def _assignments(node: cst.CSTNode) -> list[cst.Assign]:
+    found: list[cst.Assign] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Assign(self, a: cst.Assign) -> None:
+            found.append(a)
+
+    node.visit(_Find())
+    return found

@@ -10,7 +10,9 @@ unbatched (JAX's semantics):
   ``tiled=True``: merged into axis ``a``);
 - ``psum_scatter(x, "i")`` ->  each example's slice of ``np.sum(x, axis=0)`` (along
   ``scatter_dimension``, moved first), batched;
-- ``axis_index("i")``     ->  ``np.arange(batch_size)``, batched.
+- ``axis_index("i")``     ->  ``np.arange(batch_size)``, batched;
+- ``ppermute(x, "i", perm)`` -> ``batch_ppermute(x, perm)``: a static gather along the batch axis
+  (example ``d`` gets example ``s``'s ``x`` for each pair ``(s, d)``, zeros where no pair sends), batched.
 
 A collective over other names (an enclosing vmap's) stays a collective, written for this vmap's
 batched operand (``all_gather``'s ``axis`` shifted past the batch axis); the enclosing vmap, which
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from ..core import TranspileError
 from ..frontend.names import code
 from .batch_state import State
 
@@ -33,16 +36,25 @@ if TYPE_CHECKING:
     from .batch import FunctionWriter
 
 COLLECTIVES = {f"srcjax.lax.{n}" for n in ("psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
-                                           "axis_index")}
+                                           "axis_index", "ppermute")}
 _REDUCE = {"psum": "np.sum", "pmean": "np.mean", "pmax": "np.max", "pmin": "np.min"}
 
 
 def _literal(w: FunctionWriter, node: cst.BaseExpression, what: str, line: cst.CSTNode) -> Any:
-    """A static argument: a literal, or a name of the function's closure or module (``AXIS = "i"``)."""
+    """A static argument: a literal, or a name of the function's closure or module (``AXIS = "i"``),
+    or ``inverse_pairs(<one of those>)`` (what ``ppermute``'s transpose writes)."""
     try:
         return ast.literal_eval(code(node))
     except (ValueError, SyntaxError):
         pass
+    if isinstance(node, cst.Call) and code(node.func) == "inverse_pairs" and len(node.args) == 1:
+        from ..adjoint import inverse_pairs
+
+        return inverse_pairs(_literal(w, node.args[0].value, what, line))
+    if isinstance(node, cst.Name):  # a temporary the normalizer made of a static expression
+        found_value = _assigned_once(w, node.value)
+        if found_value is not None:
+            return _literal(w, found_value, what, line)
     fn = getattr(w.nf, "fn", None)
     if isinstance(node, cst.Name) and fn is not None:
         try:
@@ -50,10 +62,32 @@ def _literal(w: FunctionWriter, node: cst.BaseExpression, what: str, line: cst.C
         except (TypeError, ValueError):  # pragma: no cover - not a Python function
             found = None
         for space in (found.nonlocals, found.globals) if found is not None else ():
-            if node.value in space and isinstance(space[node.value], (str, int, bool, tuple)):
+            if node.value in space and isinstance(space[node.value], (str, int, bool, tuple, list)):
                 return space[node.value]
     raise w.error(f"vmap: the {what} of a collective must be known when srcjax reads the function", line,
                   hint=f"write the {what} as a literal in the call (or a constant of the module)")
+
+
+def _assigned_once(w: FunctionWriter, name: str) -> cst.BaseExpression | None:
+    """The value of the one assignment ``name = value`` of the function being written (None: not one)."""
+    values = _Assigns.find(w.nf.fdef, name)
+    return values[0] if len(values) == 1 else None
+
+
+class _Assigns(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.found: list[cst.BaseExpression] = []
+
+    @classmethod
+    def find(cls, node: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+        v = cls(name)
+        node.visit(v)
+        return v.found
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(isinstance(t.target, cst.Name) and t.target.value == self.name for t in node.targets):
+            self.found.append(node.value)
 
 
 def collective(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode) -> tuple[str, State]:
@@ -61,7 +95,8 @@ def collective(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode) 
     f = code(value.func).rsplit(".", 1)[1]
     pos = [a.value for a in value.args if a.keyword is None]
     kw = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
-    params = ["axis_name"] if f == "axis_index" else ["x", "axis_name"]
+    params = ["axis_name"] if f == "axis_index" else ["x", "axis_name", "perm"] if f == "ppermute" else \
+        ["x", "axis_name"]
     args = dict(zip(params, pos))
     args.update({k: v for k, v in kw.items() if k in params})
     if set(params) - set(args):
@@ -105,6 +140,20 @@ def collective(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode) 
             return moved, False
         shape = f"{xb}.shape[1:{axis + 1}] + (-1,) + {xb}.shape[{axis + 2}:]" if axis else f"(-1,) + {xb}.shape[2:]"
         return f"np.reshape({moved}, {shape})", False
+    if f == "ppermute":
+        if not here:
+            return code(value), st
+        if rest:
+            raise w.error("vmap: srcjax.lax.ppermute over several names", line, hint="give one name")
+        perm = _literal(w, args["perm"], "perm", line)
+        from .. import lax
+
+        try:
+            pairs = lax.check_perm(perm, 1 << 62)
+        except TranspileError as e:
+            raise w.error(e.message, line, hint=e.hint) from None
+        xb = x if st else _let(w, "permuted", w.convert(x, False, True), ind)
+        return f"batch_ppermute({xb}, {tuple(pairs)!r})", True
     if f == "psum_scatter":
         return _scatter(w, value, x, st, kw, here, bool(rest), code(args["axis_name"]), ind, line)
     if not here:
