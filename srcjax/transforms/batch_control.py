@@ -17,6 +17,7 @@ import libcst as cst
 
 from ..frontend.binding_times import STATIC, BindingTimes
 from ..frontend.names import code, names_in, target_names
+from ..frontend.resolve import LIBRARY_MODULES
 from .batch_state import Stack, Tree, any_batched, join
 
 if TYPE_CHECKING:
@@ -134,6 +135,8 @@ def data_test(w: FunctionWriter, s: cst.If | cst.While) -> None:
     """A Python ``if``/``while`` testing a batched value (not only its shape): control flow on data,
     which the front end left to the lowering (the test read a parameter that might have been a
     Python value); the function is functionalized again knowing it (:class:`DataTest`)."""
+    if getattr(w.nf.fn, "__module__", "") in LIBRARY_MODULES:  # (srcjax's helpers: their tests are static)
+        return
     if w.only_shapes(s.test):  # (`while is_tree(x)`, `if x.shape[0] > 2`: static)
         return
     if w.bta is None:
