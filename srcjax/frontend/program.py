@@ -163,7 +163,7 @@ class Program:
         if "srcjax.lax." in text:
             header += "import srcjax\n"
         # helpers srcjax transpiled, and those it runs itself (the index_add primitive, container tests)
-        from .. import batched, composites, random
+        from .. import batched, composites, numpy_extras, polynomials, random
 
         for m in REEXPORTED_MODULES:  # imported from the module that re-exports them
             for n in library[m]:
@@ -174,6 +174,7 @@ class Program:
         if used:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
         for mod, public in (("srcjax.batched", batched.__all__), ("srcjax.composites", composites.__all__),
+                            ("srcjax.numpy_extras", numpy_extras.__all__), ("srcjax.polynomials", polynomials.__all__),
                             ("srcjax.random", random.__all__)):
             shown = sorted(n for n in set(library[mod]) & set(public)  # (not what they call)
                            if re.search(rf"(?<![\w.]){n}\(", text))
