@@ -39,7 +39,9 @@ def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
         return m
     if k == 2:
         return np.flip(np.flip(m, a0), a1)
-    perm = [a1 if d == a0 else a0 if d == a1 else d for d in range(np.ndim(m))]
+    perm: tuple[Any, ...] = ()
+    for d in range(np.ndim(m)):
+        perm = perm + ((a1 if d == a0 else a0 if d == a1 else d),)
     if k == 1:
         return np.transpose(np.flip(m, a1), perm)
     return np.flip(np.transpose(m, perm), a1)
@@ -118,9 +120,10 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_inp
         r = np.stack(rows)
     if keepdims:
         lead = np.shape(r)[:np.ndim(q)]
-        shape = [1] * np.ndim(a) if axis is None else \
-            [1 if d == axis % np.ndim(a) else np.shape(a)[d] for d in range(np.ndim(a))]
-        r = np.reshape(r, tuple(lead) + tuple(shape))
+        shape: tuple[Any, ...] = ()
+        for d in range(np.ndim(a)):
+            shape = shape + ((1,) if axis is None or d == axis % np.ndim(a) else (np.shape(a)[d],))
+        r = np.reshape(r, tuple(lead) + shape)
     return r
 
 

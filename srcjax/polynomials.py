@@ -45,10 +45,7 @@ def polyder(p: Any, m: int = 1) -> Any:
     out = p
     for _ in range(m):
         n = np.shape(out)[0] - 1
-        if n > 0:
-            out = out[:-1] * np.arange(n, 0, -1)
-        else:
-            out = np.zeros((1,), dtype=np.result_type(out))
+        out = out[:-1] * np.arange(n, 0, -1)  # (empty past the constant, as NumPy's)
     return out
 
 
@@ -65,7 +62,8 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
 
 @_implements(np.polymul)
 def polymul(a1: Any, a2: Any) -> Any:
-    """The product's coefficients: the full convolution of the two coefficient vectors."""
+    """The product's coefficients: the full convolution of the two coefficient vectors (leading zeros
+    are kept, as ``jnp.polymul``'s default: NumPy trims them, a size that depends on the data)."""
     return np.convolve(a1, a2)
 
 

@@ -121,3 +121,15 @@ def test_return_in_a_loop_under_vjp_is_located():
     with pytest.raises(srcjax.TranspileError) as e:
         srcjax.vjp(early_return_in_loop, np.ones(2))
     assert e.value.span is not None and e.value.span.filename == __file__ and e.value.hint
+
+
+def cov(X):
+    return np.cov(X, rowvar=False)
+
+
+def test_a_function_named_like_a_composite_runs_as_generated_source():
+    """`def cov(X): return np.cov(X)`: the library's cov was imported under its own name while the source
+    called it by the name it was given beside the user's (NameError in the NumPy-run source)."""
+    X = np.random.default_rng(5).normal(size=(6, 3))
+    np.testing.assert_allclose(srcjax.compile(cov, device="numpy")(X), cov(X), rtol=1e-12)
+    assert "import cov as cov_1" in srcjax.source(cov)

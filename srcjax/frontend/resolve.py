@@ -55,6 +55,15 @@ _MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "c
                                "__setitem__", "__delitem__"})
 
 
+# NumPy functions srcjax does not write, and what to write instead
+_PER_SLICE = "loop over the axis (for row in x: ...; np.stack the results), or srcjax.vmap(f, in_axes=axis)"
+_INSTEAD = {
+    "apply_along_axis": _PER_SLICE, "apply_over_axes": _PER_SLICE, "vectorize": _PER_SLICE,
+    "frompyfunc": _PER_SLICE,
+    "histogram2d": "np.histogram of a combined bin index (np.digitize of each coordinate)",
+    "histogramdd": "np.histogram of a combined bin index (np.digitize of each coordinate)",
+}
+
 # NumPy functions whose result has a size that depends on the data (srcjax's shapes are static), and
 # what to write instead
 _MASK = "keep the shape and mask instead: np.where(cond, x, fill), or np.sum(np.where(cond, x, 0))"
@@ -390,7 +399,7 @@ class Resolver:
         if (callable(fv) and (mod == "numpy" or mod.startswith("numpy."))
                 and not isinstance(fv, type) and fv not in callees.STATIC_NUMPY):
             short = name.split(".")[-1]
-            hint = _DATA_SIZED.get(short) or "see the supported NumPy subset in docs/numpy.md"
+            hint = _DATA_SIZED.get(short) or _INSTEAD.get(short) or "see the supported NumPy subset in docs/numpy.md"
             raise UnknownFunctionError(f"{name} is not supported by srcjax (yet)"
                                        + (": its result's size depends on the data" if short in _DATA_SIZED else ""),
                                        span=self.span(node), hint=hint)
