@@ -1195,3 +1195,21 @@ def sorted_in_place(x):
     y = x.copy()
     y.sort()
     return y[-3:]
+
+
+@program("physics", lambda r: (f(r, 3, 2),))
+def triangle_area(pts):
+    (x1, y1), (x2, y2), (x3, y3) = pts
+    return 0.5 * np.abs((x2 - x1) * (y3 - y1) - (x3 - x1) * (y2 - y1))
+
+
+@program("physics", lambda r: (f(r, 4, 2),))
+def first_point_distance(path):
+    x0, y0 = path[0]
+    return np.sqrt((path[:, 0] - x0) ** 2 + (path[:, 1] - y0) ** 2 + 1e-9)
+
+
+@program("stats", lambda r: (f(r, 12),))
+def two_largest_gap(x):
+    second, first = np.sort(x)[-2:]
+    return first - second

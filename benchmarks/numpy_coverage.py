@@ -97,6 +97,8 @@ def matches(got: Any, expected: Any, p: Program) -> str:
         return f"{len(g)} outputs, NumPy has {len(e)}"
     for a, b in zip(g, e):
         a, b = np.asarray(a), np.asarray(b)
+        if a.dtype == object:
+            return f"an object array came back: {a!r}"[:300]
         if a.shape != b.shape:
             return f"shape {a.shape}, NumPy's {b.shape}"
         try:
@@ -152,6 +154,8 @@ def grads_match(grads: dict[int, Any], p: Program, args: tuple[Any, ...], ct: An
     for i, g in grads.items():
         fd = finite_differences(p, args, ct, i)
         got = np.zeros_like(fd) if g is None else np.asarray(g)
+        if got.dtype == object or got.shape != fd.shape:
+            return f"argument {i}: not an array of its shape: {got!r}"[:300]
         try:
             np.testing.assert_allclose(got, fd, rtol=1e-4, atol=1e-5 * (1 + np.abs(fd).max()))
         except AssertionError as err:

@@ -160,3 +160,38 @@ def test_nested_defs_called_in_the_body_are_differentiated():
     np.testing.assert_allclose(tangent, np.sum(got[0] * dX), rtol=1e-8)
     per_example = srcjax.vmap(srcjax.grad(kernel_mean), in_axes=(0, None, None))(np.stack([X, 2 * X]), Y, 0.7)
     np.testing.assert_allclose(per_example[1], srcjax.grad(kernel_mean)(2 * X, Y, 0.7), rtol=1e-10)
+
+
+def first_point_product(p):
+    x0, y0 = p[0]
+    return x0 * y0
+
+
+def two_largest_product(x):
+    a, b = np.sort(x)[-2:]
+    return a * b
+
+
+def rows_unpacked(X):
+    u, v = X
+    return np.sum(u * v ** 2)
+
+
+def triangle_area(pts):
+    (x1, y1), (x2, y2), (x3, y3) = pts
+    return 0.5 * np.abs((x2 - x1) * (y3 - y1) - (x3 - x1) * (y2 - y1))
+
+
+@pytest.mark.parametrize("fn,shape", [(first_point_product, (3, 2)), (two_largest_product, (6,)),
+                                      (rows_unpacked, (2, 3)), (triangle_area, (3, 2))])
+def test_unpacked_rows_under_grad_and_vmap(fn, shape):
+    """`x0, y0 = p[0]` / `a, b = np.sort(x)[-2:]` failed under grad (a tuple of cotangents reached the
+    indexing rule); `u, v = X` under vmap(grad) put the rows' cotangents on the batch axis (silently
+    transposed), and `(x1, y1), ... = pts` under vmap unpacked the batch axis at the inner level."""
+    r = np.random.default_rng(8)
+    x = r.normal(size=shape)
+    np.testing.assert_allclose(srcjax.grad(fn)(x), central_fd(fn, (x,), 0), rtol=1e-6, atol=1e-9)
+    xs = r.normal(size=(3, *shape))
+    np.testing.assert_allclose(srcjax.vmap(fn)(xs), [fn(v) for v in xs], rtol=1e-12)
+    np.testing.assert_allclose(srcjax.vmap(srcjax.grad(fn))(xs), np.stack([srcjax.grad(fn)(v) for v in xs]),
+                               rtol=1e-12)

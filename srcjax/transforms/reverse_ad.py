@@ -502,6 +502,9 @@ class VJP:
         if op.kind == "prim" and isinstance(target, (cst.Tuple, cst.List)) and op.prim is not None and \
                 op.prim.result_kind(op.args) == "array":  # `lo, hi = np.percentile(x, [5, 95])`: rows of one array
             gexpr = stacked_target_code(target, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
+        elif op.kind == "prim" and isinstance(target, (cst.Tuple, cst.List)) and op.prim is not None and \
+                op.prim.result_kind(op.args) == "any":  # `x0, y0 = p[0]`: an array's rows, or a tuple's items
+            gexpr = f"pack_like({code(s.value)}, {gexpr})"
         parts = None  # `a, b = c, d`: each element's cotangent
         if op.kind == "pack" and isinstance(target, (cst.Tuple, cst.List)) and \
                 len(target.elements) == len(op.elements):
