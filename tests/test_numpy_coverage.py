@@ -195,3 +195,14 @@ def test_unpacked_rows_under_grad_and_vmap(fn, shape):
     np.testing.assert_allclose(srcjax.vmap(fn)(xs), [fn(v) for v in xs], rtol=1e-12)
     np.testing.assert_allclose(srcjax.vmap(srcjax.grad(fn))(xs), np.stack([srcjax.grad(fn)(v) for v in xs]),
                                rtol=1e-12)
+
+
+def sine_grid(a, b):
+    return np.sin(np.linspace(a, b, 7))
+
+
+def test_linspace_of_run_time_endpoints_names_the_alternative():
+    with pytest.raises(srcjax.TranspileError) as e:
+        srcjax.compile(sine_grid)(np.float64(0.2), np.float64(1.0))
+    assert e.value.span is not None and e.value.span.filename == __file__
+    assert "np.linspace(0.0, 1.0, num)" in (e.value.hint or "")
