@@ -1213,3 +1213,71 @@ def first_point_distance(path):
 def two_largest_gap(x):
     second, first = np.sort(x)[-2:]
     return first - second
+
+
+# == control flow and updates users write in NumPy style ======================================
+@program("control", lambda r: (pos(r, 4) * 4,))
+def newton_sqrt(x):
+    y = x
+    while np.max(np.abs(y * y - x)) > 1e-12:
+        y = 0.5 * (y + x / y)
+    return y
+
+
+@program("control", lambda r: (f(r, 6),))
+def sign_dependent_scale(x):
+    if np.mean(x) > 0:
+        return x * 2.0
+    return 0.1 * x
+
+
+@program("control", lambda r: (f(r, 5), f(r, 5)))
+def running_recurrence(x, w):
+    out = np.zeros_like(x)
+    h = 0.0
+    for i in range(x.shape[0]):
+        h = np.tanh(w[i] * h + x[i])
+        out[i] = h
+    return out
+
+
+@program("control", lambda r: (r.integers(0, 5, 12),), diff=())
+def fancy_increment_repeats(idx):
+    h = np.zeros(5)
+    h[idx] += 1.0  # NumPy: each distinct index once (repeats do not accumulate)
+    return h
+
+
+@program("linalg", lambda r: (f(r, 2, 3, 4), f(r, 2, 4, 5)))
+def ellipsis_einsum(A, B):
+    return np.einsum("...ij,...jk->...ik", A, B)
+
+
+@program("linalg", lambda r: (f(r, 3, 4), f(r, 4, 2)))
+def tensordot_axes(A, B):
+    return np.tensordot(A, B, axes=([1], [0]))
+
+
+@program("linalg", lambda r: (spd(r, 3, (2,)),))
+def batched_inverse_trace(A):
+    return np.trace(np.linalg.inv(A), axis1=1, axis2=2)
+
+
+@program("numerics", lambda r: (f(r, 4, 5),))
+def cumulative_with_prepend(x):
+    return np.diff(np.cumsum(x, axis=1), axis=1, prepend=0.0)
+
+
+@program("numerics", lambda r: (f(r, 7),))
+def clip_one_sided(x):
+    return np.clip(x, None, 0.5) + x.clip(0.0, None)
+
+
+@program("stats", lambda r: (f(r, 6, 3),))
+def sample_std_max_initial(X):
+    return np.std(X, ddof=1, axis=0) + np.max(X, axis=0, initial=0.0)
+
+
+@program("ml", lambda r: (f(r, 5),))
+def per_element_list_comprehension(x):
+    return np.array([np.tanh(v) * v for v in x])
