@@ -1,8 +1,9 @@
 """More NumPy functions written in NumPy terms, like :mod:`srcjax.composites` (which merges
 :data:`EXTRA_IMPLEMENTS` into its table): rotations and flips, ``ptp``, ``count_nonzero``,
-``digitize``, ``logspace``, the NaN-ignoring quantiles (``nanquantile``, ``nanpercentile``,
-``nanmedian``) and the ufunc methods ``reduce`` and ``outer``. Transpiled like the user's own
-helpers: differentiated and batched through the primitives they use.
+``digitize``, ``logspace``, ``np.diff``'s ``prepend``/``append`` (:func:`diff_operand`), the
+NaN-ignoring quantiles (``nanquantile``, ``nanpercentile``, ``nanmedian``) and the ufunc methods
+``reduce`` and ``outer``. Transpiled like the user's own helpers: differentiated and batched through
+the primitives they use.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["EXTRA_IMPLEMENTS", "count_nonzero", "digitize", "fliplr", "flipud", "logspace", "nanmedian",
+__all__ = ["EXTRA_IMPLEMENTS", "count_nonzero", "diff_operand", "digitize", "fliplr", "flipud", "logspace", "nanmedian",
            "nanpercentile", "nanquantile", "outer_add", "outer_divide", "outer_maximum", "outer_minimum",
            "outer_multiply", "outer_power", "outer_subtract", "ptp", "reduce_add", "reduce_all", "reduce_any",
            "reduce_maximum", "reduce_minimum", "reduce_multiply", "rot90"]
@@ -78,6 +79,31 @@ def digitize(x: Any, bins: Any, right: bool = False) -> Any:
     up = np.searchsorted(bins, x, side=side)
     down = np.shape(bins)[0] - np.searchsorted(bins[::-1], x, side=side)
     return np.where(bins[-1] >= bins[0], up, down)
+
+
+def diff_operand(a: Any, prepend: Any, append: Any, axis: int, n: int) -> Any:
+    """What ``np.diff(a, n, axis, prepend=, append=)`` differences: ``a`` with ``prepend`` and ``append``
+    joined along ``axis`` (a scalar broadcast to one slice; None: nothing), as NumPy joins them (not
+    for ``n == 0``: NumPy returns ``a`` itself then)."""
+    if n == 0:
+        return a
+    ax = axis % np.ndim(a)
+    parts = []
+    if prepend is not None:
+        parts.append(_diff_end(prepend, a, ax))
+    parts.append(a)
+    if append is not None:
+        parts.append(_diff_end(append, a, ax))
+    return np.concatenate(parts, axis=ax)
+
+
+def _diff_end(v: Any, a: Any, ax: int) -> Any:
+    if np.ndim(v) != 0:
+        return v
+    shape: tuple[Any, ...] = ()
+    for d in range(np.ndim(a)):
+        shape = shape + ((1,) if d == ax else (np.shape(a)[d],))
+    return np.broadcast_to(np.asarray(v), shape)
 
 
 @_implements(np.logspace)

@@ -26,7 +26,6 @@ REFUSED = {
     ("linspace_dynamic_endpoints", "compile"),  # np.linspace of run-time endpoints
     ("sorted_in_place", "compile"),  # y.sort() changes y in place (jax silently returns y unsorted)
     ("array_split_means", "grad"),  # a loop over np.array_split's pieces
-    ("cumulative_with_prepend", "compile"),  # np.diff(prepend=)
     ("newton_sqrt", "grad"),  # reverse mode through a while on data needs max_iters= (jax's grad refuses it too)
 }
 

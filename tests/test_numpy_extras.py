@@ -1,6 +1,6 @@
 """NumPy functions written in NumPy terms in ``srcjax/polynomials.py`` and ``srcjax/numpy_extras.py``
 (np.vander, np.poly*, np.rot90, np.flipud/fliplr, np.ptp, np.count_nonzero, np.digitize, np.logspace,
-np.nanquantile/nanpercentile/nanmedian, ufunc.reduce/outer): against NumPy (compiled by XLA and as
+np.nanquantile/nanpercentile/nanmedian, ufunc.reduce/outer, np.diff's prepend/append): against NumPy (compiled by XLA and as
 generated source run by NumPy), their derivatives against central finite differences, and batched
 against a loop over examples. Shapes, axes and parameters vary by hypothesis."""
 
@@ -108,6 +108,13 @@ def ufunc_methods(x, y, axis, keepdims):
             np.logical_and.reduce(x > 0, axis=axis), np.logical_or.reduce(x > 0, axis=axis))
 
 
+def diff_ends(x, axis, n, scalar_ends):
+    if scalar_ends:
+        return np.diff(x, n, axis, prepend=0.5, append=-1)
+    first = np.take(x, [0], axis=axis) * 2
+    return np.diff(x, n=n, axis=axis, prepend=first, append=first + 1)
+
+
 def outers(x, y):
     return (np.add.outer(x, y), np.subtract.outer(x, y), np.multiply.outer(x, y), np.divide.outer(x, y),
             np.maximum.outer(x, y), np.minimum.outer(x, y), np.power.outer(np.abs(x) + 0.5, y))
@@ -203,6 +210,17 @@ def test_ufunc_outer(sx, sy, seed):
     x, y = r.normal(size=sx), r.normal(size=sy) + 3.0
     both(outers, x, y)
     grad_agrees(outer_loss, x, y)
+
+
+@settings(max_examples=12 * _SCALE, deadline=None, derandomize=True)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3), data=st.data(), n=st.integers(0, 3),
+       scalar_ends=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_diff_prepend_append(shape, data, n, scalar_ends, seed):
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    x = np.random.default_rng(seed).normal(size=shape)
+    both(diff_ends, x, axis=axis, n=n, scalar_ends=scalar_ends)
+    grad_agrees(diff_ends, x, axis, n, scalar_ends)
+    both(diff_ends, np.arange(int(np.prod(shape))).reshape(shape), axis=axis, n=n, scalar_ends=scalar_ends)
 
 
 def test_batched_like_a_loop():
