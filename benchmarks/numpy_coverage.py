@@ -5,8 +5,8 @@ Run (from the repository root, in the venv that has jax, the oracle)::
     .venv/bin/python benchmarks/numpy_coverage.py            # the table and the totals
     .venv/bin/python benchmarks/numpy_coverage.py --only fft,linalg --no-jax
 
-The programs are ``benchmarks/coverage_programs.py`` (one or two NumPy features each, grouped by
-category). For each one:
+The programs are in ``benchmarks/coverage_programs.py`` and ``coverage_programs_more.py`` (one or
+two NumPy features each, grouped by category; the registry is ``coverage_corpus.py``). For each one:
 
 * **srcjax**: ``srcjax.compile(f)(*args)`` against ``f(*args)`` run by NumPy (within the program's
   tolerance); a refusal is checked to be a ``srcjax.TranspileError`` located in the program's own
@@ -43,12 +43,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # coverage_programs, when imported from the tests
 
-import coverage_programs  # noqa: E402
-from coverage_programs import PROGRAMS, Program  # noqa: E402
+import coverage_programs  # noqa: E402, F401  (registers its programs)
+import coverage_programs_more  # noqa: E402, F401
+from coverage_corpus import PROGRAMS, Program  # noqa: E402
 
 import srcjax  # noqa: E402
 
-PROGRAMS_FILE = str(Path(coverage_programs.__file__).resolve())
+
+def source_file(p: Program) -> str:
+    return str(Path(sys.modules[p.fn.__module__].__file__ or "").resolve())
 GENERIC_HINT = "see the supported NumPy subset in docs/numpy.md"  # (names no alternative: not good enough)
 
 
@@ -109,11 +112,11 @@ def matches(got: Any, expected: Any, p: Program) -> str:
     return ""
 
 
-def refusal(e: BaseException) -> Outcome:
+def refusal(e: BaseException, p: Program) -> Outcome:
     """A refusal is fine when it is a TranspileError located in the program's source, with a hint."""
     if isinstance(e, srcjax.TranspileError):
         span = e.span
-        located = span is not None and str(Path(span.filename).resolve()) == PROGRAMS_FILE
+        located = span is not None and str(Path(span.filename).resolve()) == source_file(p)
         first = e.message.splitlines()[0][:160]
         if located and e.hint and e.hint != GENERIC_HINT:
             return Outcome("refused", first)
@@ -171,7 +174,7 @@ def check_srcjax(p: Program) -> tuple[Outcome, Outcome]:
     try:
         got = srcjax.compile(p.fn)(*args)
     except Exception as e:  # noqa: BLE001 (every outcome is reported)
-        return refusal(e), Outcome("-")
+        return refusal(e, p), Outcome("-")
     why = matches(got, expected, p)
     compiled = Outcome("WRONG", why) if why else Outcome("ok")
     positions = diff_positions(p, args, expected)
@@ -182,7 +185,7 @@ def check_srcjax(p: Program) -> tuple[Outcome, Outcome]:
         _, pullback = srcjax.vjp(p.fn, *args)
         cts = pullback(ct)
     except Exception as e:  # noqa: BLE001
-        return compiled, refusal(e)
+        return compiled, refusal(e, p)
     why = grads_match({i: cts[i] for i in positions}, p, args, ct)
     return compiled, Outcome("WRONG", why) if why else Outcome("ok")
 
@@ -194,8 +197,8 @@ def jax_function(p: Program) -> Callable[..., Any]:
 
     lines = textwrap.dedent(inspect.getsource(p.fn)).splitlines()
     start = next(k for k, ln in enumerate(lines) if ln.startswith("def "))
-    namespace = dict(vars(coverage_programs), np=jnp, lax=jax.lax)
-    exec(compile("\n".join(lines[start:]) + "\n", PROGRAMS_FILE, "exec"), namespace)  # noqa: S102
+    namespace = dict(vars(sys.modules[p.fn.__module__]), np=jnp, lax=jax.lax)
+    exec(compile("\n".join(lines[start:]) + "\n", source_file(p), "exec"), namespace)  # noqa: S102
     return namespace[p.name]
 
 

@@ -1,4 +1,4 @@
-"""The NumPy coverage corpus (benchmarks/coverage_programs.py, measured by benchmarks/numpy_coverage.py):
+"""The NumPy coverage corpus (benchmarks/coverage_programs*.py, measured by benchmarks/numpy_coverage.py):
 every program srcjax supports matches NumPy, and its VJP matches central finite differences; every
 refusal is a TranspileError located in the program's source, with a hint. No skips: a program that
 starts or stops being refused changes ``REFUSED`` here. Then regressions for the bugs the sweep found."""
