@@ -229,7 +229,10 @@ def pack_like(x: Any, items: Any) -> Any:
     not floating point get None."""
     if is_tree(x):
         return tree_like(x, [tree_map(mask_leaf, x[i], items[i]) for i in range(len(items))])
-    return np.stack(items)
+    rows = []
+    for i in range(len(items)):  # `(x1, y1), (x2, y2) = pts`: nested targets are rows of rows
+        rows.append(pack_like(x[i], items[i]) if isinstance(items[i], (tuple, list)) else items[i])
+    return np.stack(rows)
 
 
 def mask_leaf(x: Any, g: Any) -> Any:

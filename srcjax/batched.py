@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .adjoint import UNSET, broadcast_like, expand_reduced, index_add, index_cleared, unbroadcast
+from .adjoint import UNSET, broadcast_like, expand_reduced, index_add, index_cleared, pack_like, unbroadcast
 from .construction import (  # noqa: F401  (generated batched code imports them from here)
     batch_array,
     batch_cross,
@@ -56,6 +56,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_argsort", "batch_partition", "batch_argpartition",
     "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",
     "batch_kron", "batch_cross", "batch_meshgrid", "batch_conv", "batch_reduce_window", "batch_ppermute",
+    "batch_pack_like", "batch_unpacked",
 ]
 
 
@@ -100,6 +101,30 @@ def batch_broadcast_items(x: Any, n: int) -> Any:
             out = tree_set(out, k, batch_broadcast_items(tree_get(x, k), n))
         return out
     return np.broadcast_to(x, (n,) + np.shape(x))
+
+
+def batch_pack_like(x: Any, items: Any, bx: bool, n: int) -> Any:
+    """``pack_like(x, items)`` per example (``a, b = x`` differentiated under ``vmap``): a container's
+    items as they are; an array's rows stacked after the batch axis (a row's cotangent that is not
+    batched repeated along it). ``bx``: whether ``x`` is batched."""
+    if is_tree(x):
+        return pack_like(x, items)
+    return _batch_rows_stacked(items, np.ndim(x) - (2 if bx else 1), n)
+
+
+def _batch_rows_stacked(items: Any, row_ndim: int, n: int) -> Any:
+    """The batched array whose rows (``row_ndim`` axes each per example) are ``items`` (nested for
+    rows of rows), each batched or not (told by its number of axes)."""
+    rows = []
+    for i in range(len(items)):
+        item = items[i]
+        if isinstance(item, (tuple, list)):
+            rows.append(_batch_rows_stacked(item, row_ndim - 1, n))
+        elif np.ndim(item) == row_ndim:
+            rows.append(np.broadcast_to(item, (n,) + np.shape(item)))
+        else:
+            rows.append(item)
+    return np.stack(rows, axis=1)
 
 
 def batch_moveaxis_items(x: Any, source: int, destination: int) -> Any:
@@ -287,6 +312,18 @@ def batch_rows(a: Any) -> Any:
     if is_tree(a):
         return a
     return np.moveaxis(a, 1, 0)
+
+
+def batch_unpacked(a: Any, spec: Any) -> Any:
+    """The batched array ``a`` unpacked as a nested target whose structure is ``spec`` (a tuple per
+    level, None for a name): rows of rows, each with the batch axis first (a container: itself)."""
+    if spec is None or is_tree(a):
+        return a
+    rows = np.moveaxis(a, 1, 0)
+    out = []
+    for i in range(len(spec)):
+        out.append(batch_unpacked(rows[i], spec[i]))
+    return tuple(out)
 
 
 def batch_squeeze(a: Any, axis: Any) -> Any:

@@ -21,6 +21,8 @@ from .lax import conv as lax_conv
 from .lax import conv_general_dilated
 from .lax import conv_transpose as lax_conv_transpose
 from .lax import index_update as srcjax_index_update
+from .numpy_extras import EXTRA_IMPLEMENTS
+from .polynomials import POLY_IMPLEMENTS
 
 __all__ = ["AT_COMBINE", "IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add", "accumulate_max", "accumulate_min",
            "accumulate_multiply", "allclose", "at_divide", "at_max", "at_min", "at_multiply", "at_power", "average",
@@ -31,7 +33,7 @@ __all__ = ["AT_COMBINE", "IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add",
            "selection_fill", "selection_max", "selection_mean", "selection_min", "selection_prod", "selection_sum",
            "sliding_window_view", "trapezoid", "unique", "vdot"]
 
-IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
+IMPLEMENTS: dict[Any, Callable[..., Any]] = {**POLY_IMPLEMENTS, **EXTRA_IMPLEMENTS}  # (np.vander, np.rot90, ...)
 
 
 def _implements(*targets: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -158,9 +158,9 @@ def conv_plan(lhs_shape: tuple[int, ...], lhs_dtype: Any, rhs_shape: tuple[int, 
                          hint="a 2-D convolution takes an input (N, C, H, W) and a kernel (O, I, H, W)")
     ld, rd = np.dtype(lhs_dtype), np.dtype(rhs_dtype)
     common = np.result_type(ld, rd)
-    if ld.kind not in "iuf" or rd.kind not in "iuf":
-        raise DTypeError(f"{fn} does not support {(ld if ld.kind not in 'iuf' else rd).name} operands",
-                         hint="use real (float or integer) arrays")
+    if ld.kind not in "iufc" or rd.kind not in "iufc":
+        raise DTypeError(f"{fn} does not support {(ld if ld.kind not in 'iufc' else rd).name} operands",
+                         hint="use numeric (integer, float or complex) arrays")
     nd = len(lhs_shape)
     ns = nd - 2
     dn = conv_dimension_numbers(nd, dimension_numbers)
@@ -234,7 +234,8 @@ def _windows(x: np.ndarray, axes: Any, window: Any, strides: Any, dilation: Any,
 
 
 def _accumulate(dtype: np.dtype) -> np.dtype:
-    return np.dtype(np.float64 if dtype.kind == "f" else np.int64 if dtype.kind == "i" else np.uint64)
+    return np.dtype(np.float64 if dtype.kind == "f" else np.complex128 if dtype.kind == "c" else
+                    np.int64 if dtype.kind == "i" else np.uint64)
 
 
 def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Any, padding: Any, lhs_dilation: Any = None,

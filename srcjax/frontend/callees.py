@@ -54,7 +54,8 @@ ALLOWED_BUILTINS = {
 # NumPy functions of static values (dtypes, shapes; index arrays of static sizes) evaluated at transpile time.
 STATIC_NUMPY: set[Any] = {getattr(np, n) for n in (
     "dtype", "finfo", "iinfo", "result_type", "promote_types", "shape", "ndim", "size", "can_cast",
-    "issubdtype", "indices", "triu_indices", "tril_indices") if hasattr(np, n)}
+    "issubdtype", "indices", "triu_indices", "tril_indices", "hanning", "hamming", "bartlett", "blackman",
+    "kaiser") if hasattr(np, n)}
 
 # (print prints at run time, at every call: srcjax/lower/host_print.py)
 _PURE_BUILTINS = {id(getattr(builtins, n)) for n in ALLOWED_BUILTINS - {"print"}

@@ -383,6 +383,8 @@ class Normalizer(Resolver):
         kws = {a.keyword.value: a.value for a in args if a.keyword is not None}
         if "where" in kws and "where" not in prim.signature.parameters and prim.name in numpy_calls.WHERE_FILL:
             return self.flat(numpy_calls.reduction_where(self, node, prim, pos, kws))
+        if prim.fn is np.diff and ("prepend" in kws or "append" in kws):  # the ends joined first
+            return self.flat(numpy_calls.diff_ends(self, node, pos, kws))
         try:
             bound = prim.signature.bind(*pos, **kws)
         except TypeError as e:

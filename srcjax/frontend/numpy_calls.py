@@ -17,7 +17,7 @@ from .syntax import dotted
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
-__all__ = ["WHERE_FILL", "check_sized", "list_names", "list_names_in", "piecewise", "reduction_where",
+__all__ = ["WHERE_FILL", "check_sized", "diff_ends", "list_names", "list_names_in", "piecewise", "reduction_where",
            "selection_reduction", "ufunc_at"]
 
 # the value a reduction's `where=False` elements take (None: NumPy requires initial=)
@@ -48,6 +48,24 @@ def check_sized(norm: Normalizer, call: cst.Call, fv: Any) -> None:
                                    span=norm.span(call),
                                    hint="pass a static size, as jnp.unique: np.unique(x, size=8) (padded with "
                                         "fill_value=..., by default the smallest value)")
+
+
+def diff_ends(norm: Normalizer, node: cst.Call, pos: list[cst.BaseExpression],
+              kws: dict[str, cst.BaseExpression]) -> cst.BaseExpression:
+    """``np.diff(a, n, axis, prepend=p, append=q)`` as ``np.diff(diff_operand(a, p, q, axis, n), n, axis)``:
+    the differences of ``a`` with the ends joined (``srcjax.numpy_extras.diff_operand``)."""
+    from ..numpy_extras import diff_operand
+
+    a = pos[0] if pos else kws.pop("a", None)
+    if a is None:
+        raise ArgumentError("np.diff(): missing the array argument", span=norm.span(node))
+    n = pos[1] if len(pos) > 1 else kws.pop("n", cst.Integer("1"))
+    axis = pos[2] if len(pos) > 2 else kws.pop("axis", cst.UnaryOperation(cst.Minus(), cst.Integer("1")))
+    ends = [kws.pop(k, cst.Name("None")) for k in ("prepend", "append")]
+    joined = cst.Name(norm.fresh("joined"))
+    norm.assign(joined, cst.Call(func=norm.helper_call_name(diff_operand, node), args=[
+        cst.Arg(norm.atom(v)) for v in (a, ends[0], ends[1], axis, n)]), node)
+    return cst.Call(func=dotted("np.diff"), args=[cst.Arg(joined), cst.Arg(n), cst.Arg(axis)])
 
 
 def reduction_where(norm: Normalizer, node: cst.Call, prim: registry.Primitive, pos: list[cst.BaseExpression],

@@ -143,12 +143,15 @@ class Program:
         module = cst.Module(body=[])
         parts: list[str] = []
         library: dict[str, list[str]] = {m: [] for m in LIBRARY_MODULES}
+        called: dict[str, str] = {}  # a library function called by another name (the user has one of its name)
         for nf in self.functions.values():
             if nf.name in self.rule_only or nf.name in self.methods:
                 continue
             mod = getattr(nf.fn, "__module__", "")
             if mod in LIBRARY_MODULES and not is_generated(nf.fn):  # (a derivative of one is shown)
                 library[mod].append(nf.fn.__name__)
+                if nf.name != nf.fn.__name__:
+                    called[nf.fn.__name__] = nf.name
                 continue
             if is_generated(nf.fn) and nf.name == nf.fn.__name__ and nf.plain is None:
                 written = getattr(nf.fn, "__srcjax_anf__", None) if form == "anf" else None
@@ -163,7 +166,7 @@ class Program:
         if "srcjax.lax." in text:
             header += "import srcjax\n"
         # helpers srcjax transpiled, and those it runs itself (the index_add primitive, container tests)
-        from .. import batched, composites, random
+        from .. import batched, composites, numpy_extras, polynomials, random
 
         for m in REEXPORTED_MODULES:  # imported from the module that re-exports them
             for n in library[m]:
@@ -174,9 +177,11 @@ class Program:
         if used:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
         for mod, public in (("srcjax.batched", batched.__all__), ("srcjax.composites", composites.__all__),
+                            ("srcjax.numpy_extras", numpy_extras.__all__), ("srcjax.polynomials", polynomials.__all__),
                             ("srcjax.random", random.__all__)):
-            shown = sorted(n for n in set(library[mod]) & set(public)  # (not what they call)
-                           if re.search(rf"(?<![\w.]){n}\(", text))
+            shown = sorted(n if called.get(n, n) == n else f"{n} as {called[n]}"
+                           for n in set(library[mod]) & set(public)  # (not what they call)
+                           if re.search(rf"(?<![\w.]){called.get(n, n)}\(", text))
             if shown:
                 header += f"from {mod} import {', '.join(shown)}\n"
         return header + text

@@ -44,7 +44,8 @@ __all__ = ["LIBRARY_MODULES", "REEXPORTED_MODULES", "RESERVED", "Resolver", "is_
 RESERVED = {n for n in dir(_adjoint) if not n.startswith("_")} | {n for n in dir(_batched) if not n.startswith("_")}
 
 REEXPORTED_MODULES = ("srcjax.order_stats", "srcjax.construction", "srcjax.collective_trees")
-LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.composites", "srcjax.random", *REEXPORTED_MODULES)
+LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.composites", "srcjax.numpy_extras", "srcjax.polynomials",
+                   "srcjax.random", *REEXPORTED_MODULES)
 """The helpers generated source calls: transpiled like user code, shown as imports (those of
 :data:`REEXPORTED_MODULES` from the module that re-exports them: ``srcjax.adjoint`` or ``srcjax.batched``)."""
 
@@ -52,6 +53,15 @@ _MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "c
                                "popitem", "add", "discard", "sort", "reverse", "fill", "resize", "itemset", "put",
                                "__setitem__", "__delitem__"})
 
+
+# NumPy functions srcjax does not write, and what to write instead
+_PER_SLICE = "loop over the axis (for row in x: ...; np.stack the results), or srcjax.vmap(f, in_axes=axis)"
+_INSTEAD = {
+    "apply_along_axis": _PER_SLICE, "apply_over_axes": _PER_SLICE, "vectorize": _PER_SLICE,
+    "frompyfunc": _PER_SLICE,
+    "histogram2d": "np.histogram of a combined bin index (np.digitize of each coordinate)",
+    "histogramdd": "np.histogram of a combined bin index (np.digitize of each coordinate)",
+}
 
 # NumPy functions whose result has a size that depends on the data (srcjax's shapes are static), and
 # what to write instead
@@ -388,7 +398,7 @@ class Resolver:
         if (callable(fv) and (mod == "numpy" or mod.startswith("numpy."))
                 and not isinstance(fv, type) and fv not in callees.STATIC_NUMPY):
             short = name.split(".")[-1]
-            hint = _DATA_SIZED.get(short) or "see the supported NumPy subset in docs/numpy.md"
+            hint = _DATA_SIZED.get(short) or _INSTEAD.get(short) or "see the supported NumPy subset in docs/numpy.md"
             raise UnknownFunctionError(f"{name} is not supported by srcjax (yet)"
                                        + (": its result's size depends on the data" if short in _DATA_SIZED else ""),
                                        span=self.span(node), hint=hint)

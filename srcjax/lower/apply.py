@@ -53,7 +53,11 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
             if any(is_dynamic(x) for x in v):
                 all_static = False
         elif n not in prim.mixed:  # "mixed" params (index keys) may hold dynamic ints
-            sp.need_static(v, f"{prim.path}(): the argument {n!r}")
+            try:
+                sp.need_static(v, f"{prim.path}(): the argument {n!r}")
+            except StaticValueError as e:  # the primitive's own alternative, where it names one
+                e.hint = prim.static_hint or e.hint
+                raise
     if all_static and prim.static_eval:
         try:
             return prim.fn(*args, **kwargs)

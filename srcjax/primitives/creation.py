@@ -21,7 +21,7 @@ from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import FuncBuilder, HloValue, is_float
 from . import batch_rules
 from .common import as_dtype, fmt_shape
-from .registry import LowerCtx, deflinear, defprim
+from .registry import LowerCtx, deflinear, defprim, set_fields
 
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
@@ -284,6 +284,7 @@ def _linspace_lower(ctx: LowerCtx, start: Any, stop: Any, num: Any = 50, endpoin
 
 defprim("linspace", np.linspace, _linspace_stub, abstract_eval=_linspace_abstract, lower=_linspace_lower,
         arrays=(), static_eval=False, positional=2, nondiff=True)
+set_fields("linspace", static_hint="for run-time endpoints write start + (stop - start) * np.linspace(0.0, 1.0, num)")
 
 
 # -- creation: linear in the fill value ---------------------------------------------------------------
@@ -294,7 +295,6 @@ deflinear("full_like", {"fill_value": "np.full_like(out, fill_value_dot)"},
 
 
 # -- batching (vmap): only a batched template or fill value makes a batched array ----------------------
-from .registry import set_fields  # noqa: E402
 
 for _name in ("zeros", "ones", "eye", "identity", "arange", "linspace"):
     set_fields(_name, batch=batch_rules.per_example)  # (no array operand: never batched)

@@ -526,9 +526,12 @@ defjvp("true_divide", x1="x1_dot / x2", x2="-out * x2_dot / x2")
 defvjp("true_divide", x1="unbroadcast(out_bar / x2, x1)", x2="unbroadcast(-out_bar * out / x2, x2)")
 # JAX convention for d(x1 ** x2)/dx2 = log(x1) * out: log(x1) is taken as 0 where x1 == 0 (so the
 # derivative is 0 there, not 0 * -inf = nan), and is nan for x1 < 0 (log of a negative number).
-# d/dx1 = x2 * x1 ** (x2 - 1) is nan at x1 == 0 for x2 == 0.0 and inf for 0 < x2 < 1, as in JAX.
-defjvp("power", x1="x1_dot * x2 * x1 ** (x2 - 1)", x2="x2_dot * np.log(np.where(x1 == 0, 1.0, x1)) * out")
-defvjp("power", x1="unbroadcast(out_bar * x2 * x1 ** (x2 - 1), x1)",
+# d/dx1 = x2 * x1 ** (x2 - 1) is 0 where x2 == 0 (x1 ** 0 is the constant 1; JAX gives 0 for an
+# integer exponent but nan at x1 == 0 for 0.0: the base is replaced by 1 there, so no 0 * inf) and inf
+# at x1 == 0 for 0 < x2 < 1, as in JAX.
+defjvp("power", x1="x1_dot * x2 * np.where(x2 == 0, 1.0, x1) ** (x2 - 1)",
+       x2="x2_dot * np.log(np.where(x1 == 0, 1.0, x1)) * out")
+defvjp("power", x1="unbroadcast(out_bar * x2 * np.where(x2 == 0, 1.0, x1) ** (x2 - 1), x1)",
        x2="unbroadcast(out_bar * np.log(np.where(x1 == 0, 1.0, x1)) * out, x2)")
 defjvp("remainder", x1="broadcast_like(x1_dot, out)", x2="-x2_dot * np.floor(x1 / x2)")
 defvjp("remainder", x1="unbroadcast(out_bar, x1)", x2="unbroadcast(-out_bar * np.floor(x1 / x2), x2)")

@@ -122,6 +122,7 @@ class Primitive:
     nondiff_when: Callable[[Mapping[str, Any]], bool] | None = None  # no derivative for these arguments
     jvp_joint: str | None = None  # the tangent when the rule is linear in its operands together
     no_rule_hint: str | None = None  # what to write instead, when the primitive has no derivative rule
+    static_hint: str | None = None  # what to write instead, when a static parameter gets run-time data
     # -- batching (vmap, issue #15): None until it exists --
     batch: Callable[..., Any] | None = None
     # -- what the call returns, and what the simplifier may assume about it --

@@ -485,6 +485,9 @@ _STATIC_RESULT_CALLS = {
     "reversed", "str", "repr", "np.shape", "np.ndim", "np.size", "np.result_type", "np.dtype", "dict",
     "slice", "sorted", "divmod", "min", "max", "any", "all", "map", "is_tree",
     "zeros_like", "ones_like",  # (srcjax.adjoint's: classify_container)
+    # integer index arrays of static sizes, dtype queries (frontend/callees.py: STATIC_NUMPY)
+    "np.indices", "np.triu_indices", "np.tril_indices", "np.finfo", "np.iinfo", "np.promote_types",
+    "np.can_cast", "np.issubdtype", "np.hanning", "np.hamming", "np.bartlett", "np.blackman", "np.kaiser",
 }
 
 

@@ -543,6 +543,15 @@ def tuple_target_code(t: cst.BaseExpression, leaf: Any) -> str:
     return str(leaf(t.value))
 
 
+def stacked_target_code(t: cst.BaseExpression, leaf: Any) -> str:
+    """The array whose rows a (nested) tuple target ``t`` unpacks, from each name's ``leaf(name)``:
+    ``np.stack((leaf(a), leaf(b)))`` for ``a, b``."""
+    if isinstance(t, (cst.Tuple, cst.List)):
+        return "np.stack((" + ", ".join(stacked_target_code(e.value, leaf) for e in t.elements) + ",))"
+    assert isinstance(t, cst.Name)
+    return str(leaf(t.value))
+
+
 def _param_code(p: cst.Param) -> str:
     return p.name.value + (f"={code(p.default)}" if p.default is not None else "")
 

@@ -436,7 +436,7 @@ class FunctionWriter:
                 not all(isinstance(e.value, cst.Name) for e in target.elements) and \
                 all(isinstance(n, (cst.Name, cst.Tuple, cst.List, cst.Element)) for n in walk(target)):
             # nested unpacking (``a, (b, c) = t``): inner levels are containers, element by element
-            self.emit(f"{code(target)} = {f'batch_rows({expr})' if st is True else expr}", ind)
+            self.emit(f"{code(target)} = {batch_queries.unpacked(expr, target) if st is True else expr}", ind)
             self.bind_target(target, st)
             return
         if isinstance(target, (cst.Tuple, cst.List)) and all(isinstance(e.value, cst.Name) for e in target.elements):
@@ -552,7 +552,10 @@ class FunctionWriter:
             return self.helper_call(op, ind, line)
         if op.kind == "copy":
             return code(value), self.state(code(value))
-        if op.kind in ("tree_add", "pack_like"):
+        if op.kind == "pack_like":  # an array's rows stacked after the batch axis (batched.batch_pack_like)
+            return f"batch_pack_like({op.args['x']}, {op.elements[0]}, {any_batched(self.state(op.args['x']))}, " \
+                   f"{self.size})", True
+        if op.kind == "tree_add":
             return code(value), True
         if op.kind == "getattr":
             st = self.state(op.operands["x"])

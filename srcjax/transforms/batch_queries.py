@@ -12,7 +12,18 @@ from .batch_state import Stack, State, Tree, all_batched, any_batched, element
 if TYPE_CHECKING:
     from .batch import FunctionWriter
 
-__all__ = ["PerExample", "checked_exprs", "iterator", "scalar_query"]
+__all__ = ["PerExample", "checked_exprs", "iterator", "scalar_query", "unpacked"]
+
+
+def unpacked(expr: str, target: cst.BaseExpression) -> str:
+    """A batched array unpacked into a nested target (``(x1, y1), (x2, y2) = pts``): its rows, and the
+    rows of the rows the inner levels unpack, each with the batch axis first (``batch_unpacked``)."""
+    def spec(t: cst.BaseExpression) -> str:
+        if isinstance(t, (cst.Tuple, cst.List)):
+            return "(" + "".join(spec(e.value) + ", " for e in t.elements) + ")"
+        return "None"
+
+    return f"batch_unpacked({expr}, {spec(target)})"
 
 
 def iterator(w: FunctionWriter, it: cst.BaseExpression) -> tuple[str, State] | None:

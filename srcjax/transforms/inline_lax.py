@@ -26,7 +26,8 @@ writes it back out::
 A function argument defined in the same function (a nested ``def``) is
 inlined with its own names renamed apart (it reads the enclosing names it
 closes over directly); any other function (``np.sin``, a module-level
-helper) is called. The derivative source shows the result.
+helper) is called. A nested ``def`` called directly (``y = k(a, b)``) is
+written out in place the same way. The derivative source shows the result.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import libcst as cst
 
 from ..core import TranspileError
 from ..frontend.names import Names, RenameNames, assigned_names, code, names_in
+from ..frontend.names import walk as walk_nodes
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.restructure import single_exit, walk
 
@@ -85,6 +87,7 @@ class Inliner:
         self.fresh = self.names.fresh
         self.defs: dict[str, cst.FunctionDef] = {}
         self.used_defs: set[str] = set()
+        self.depth = 0  # nested defs written out inside one another (a recursive one stays a call)
 
     def error(self, msg: str, node: cst.CSTNode | None) -> LaxInlineError:
         return LaxInlineError(msg, span=self.nf.spans.get(id(node)) if node is not None else None,
@@ -101,6 +104,12 @@ class Inliner:
             elif isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and \
                     isinstance(s.body[0], cst.Assign) and lax_call(s.body[0].value, self.nf) is not None:
                 out += self.expand(s.body[0], s)
+            elif self.direct_call(s) is not None:  # `y = k(a, b)` of a nested `def k`: written out in place
+                name, args, target = self.direct_call(s)  # type: ignore[misc]
+                self.used_defs.add(name)
+                self.depth += 1
+                out += self.block(self.inline(self.defs[name], args, target, s))
+                self.depth -= 1
             elif isinstance(s, cst.If):
                 out.append(self.if_(s))
             elif isinstance(s, (cst.For, cst.While)):
@@ -108,6 +117,25 @@ class Inliner:
             else:
                 out.append(s)
         return out
+
+    def direct_call(self, s: Any) -> tuple[str, list[str], str] | None:
+        """(the nested def, the arguments, the target) of a statement ``target = k(args)`` calling a
+        nested ``def k`` with its own number of positional arguments (no defaults): what
+        :meth:`block` writes out in place, so derivatives read the body like the caller's own."""
+        if not (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign)
+                and len(s.body[0].targets) == 1 and self.depth < 16):
+            return None
+        call = s.body[0].value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in self.defs):
+            return None
+        fdef = self.defs[call.func.value]
+        ps = fdef.params
+        if any(a.keyword is not None or a.star for a in call.args) or len(call.args) != len(ps.params) or \
+                any(p.default is not None for p in ps.params) or ps.kwonly_params or ps.star_kwarg is not None or \
+                ps.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or fdef.decorators or \
+                any(isinstance(b, cst.FunctionDef) for b in fdef.body.body):
+            return None
+        return call.func.value, [_code(a.value) for a in call.args], _code(s.body[0].targets[0].target)
 
     def if_(self, s: cst.If) -> cst.If:
         orelse = s.orelse
@@ -278,11 +306,15 @@ class Inliner:
 
 def inline_lax(nf: NormalizedFunction, body: Sequence[Any]) -> list[Any]:
     """``body`` with its ``srcjax.lax`` calls written out (the same list when there are none)."""
-    if not any(isinstance(s, cst.Assign) and lax_call(s.value, nf) is not None for s, _ in walk(body)):
+    nested = {n.name.value for n in walk_nodes(cst.Module(body=list(body))) if isinstance(n, cst.FunctionDef)}
+    if not any(isinstance(s, cst.Assign) and (lax_call(s.value, nf) is not None or (
+            isinstance(s.value, cst.Call) and isinstance(s.value.func, cst.Name) and s.value.func.value in nested))
+               for s, _ in walk(body)):
         return list(body)
     inl = Inliner(nf, names_in(nf.plain_fdef))
     new = inl.block(body)
-    # nested defs used only by the calls written out are gone; others stay (and AD refuses them)
+    # nested defs used only by the calls written out (lax bodies, direct calls) are gone; others stay
+    # (and AD refuses them)
     still = set(names_in(cst.Module(body=[s for s in new if not isinstance(s, cst.FunctionDef)])))
     return [s for s in new if not (isinstance(s, cst.FunctionDef) and s.name.value in inl.used_defs
                                    and s.name.value not in still)]

@@ -60,6 +60,7 @@ from .anf import (
     literal_container,
     loop_key,
     signature,
+    stacked_target_code,
     tuple_target_code,
 )
 from .bounded import bound_loops
@@ -69,12 +70,13 @@ from .templates import expr, instantiate, paren
 
 # -- reverse mode ------------------------------------------------------------------------------
 
-def single_exit(stmts: list[Any], result: str) -> list[Any]:
-    """Rewrite early returns in static ``if``s so the function has one ``return`` at the end."""
+def single_exit(stmts: list[Any], result: str, spans: dict[int, Any] | None = None) -> list[Any]:
+    """Rewrite early returns in static ``if``s so the function has one ``return`` at the end
+    (``spans``: where the statements are, for the error about a ``return`` in a loop)."""
     try:
-        return _single_exit(stmts, result)
-    except UnsupportedSyntaxError:
-        raise DifferentiationError("`return` inside a loop is not supported in reverse mode yet",
+        return _single_exit(stmts, result, spans)
+    except UnsupportedSyntaxError as e:
+        raise DifferentiationError("`return` inside a loop is not supported in reverse mode yet", span=e.span,
                                    hint="break out of the loop with a flag and return after it") from None
 
 
@@ -99,7 +101,8 @@ class VJP:
         self.out_lines = out_lines
         self.params = all_params(nf)
         self.tape = self.names.fresh("_tape")
-        body = single_exit(list(nf.plain_fdef.body.body), Names(set(names_in(nf.plain_fdef))).fresh("result"))
+        body = single_exit(list(nf.plain_fdef.body.body), Names(set(names_in(nf.plain_fdef))).fresh("result"),
+                           nf.spans)
         body = inline_lax(nf, body)  # user srcjax.lax calls -> if/for/while (see transforms/inline_lax.py)
         # while on data -> bounded for; break/continue -> flags (see transforms/bounded.py)
         body, self.spans, self._bounder = bound_loops(nf, body, max_iters)
@@ -496,6 +499,12 @@ class VJP:
             gexpr = tuple_target_code(target, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
         else:
             gexpr = "(" + ", ".join(self.bname(n) if n in defined else f"zeros_like({n})" for n in names) + ",)"
+        if op.kind == "prim" and isinstance(target, (cst.Tuple, cst.List)) and op.prim is not None and \
+                op.prim.result_kind(op.args) == "array":  # `lo, hi = np.percentile(x, [5, 95])`: rows of one array
+            gexpr = stacked_target_code(target, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
+        elif op.kind == "prim" and isinstance(target, (cst.Tuple, cst.List)) and op.prim is not None and \
+                op.prim.result_kind(op.args) == "any":  # `x0, y0 = p[0]`: an array's rows, or a tuple's items
+            gexpr = f"pack_like({code(s.value)}, {gexpr})"
         parts = None  # `a, b = c, d`: each element's cotangent
         if op.kind == "pack" and isinstance(target, (cst.Tuple, cst.List)) and \
                 len(target.elements) == len(op.elements):

@@ -2,8 +2,8 @@
 
 :func:`instantiate` fills a derivative template of a primitive's record (``"out_bar * x2"``,
 ``registry.Primitive.jvp``/``vjp``) with a statement's atoms and folds what that makes literal
-(``2 - 1``, ``a ** 1``, ``dtype=None``); :func:`expr` parses an expression once and remembers
-it; :func:`paren` parenthesizes a term of a sum.
+(``2 - 1``, ``a ** 1``, ``2 == 0``, ``np.where(False, a, b)``, ``dtype=None``); :func:`expr` parses an
+expression once and remembers it; :func:`paren` parenthesizes a term of a sum.
 
 Folding is split in two on purpose: this one is local and syntactic (one instantiated
 template, libcst, no knowledge of shapes: what substituting atoms into a template makes
@@ -60,7 +60,24 @@ def _fold(node: cst.CSTNode) -> cst.CSTNode:
             return expr(repr(v))
         if op == "Power" and rv == 1 and isinstance(rv, int):
             return node.left
+    if t is cst.Comparison:  # `2 == 0` (a literal exponent in power's rule) -> False
+        assert isinstance(node, cst.Comparison)
+        if len(node.comparisons) == 1:
+            lv, rv = _num(node.left), _num(node.comparisons[0].comparator)
+            op = type(node.comparisons[0].operator).__name__
+            if lv is not None and rv is not None and op in ("Equal", "NotEqual"):
+                return cst.Name(str((lv == rv) == (op == "Equal")))
+    if t is cst.Call and _literal_where(node):  # np.where(False, a, b) -> b
+        assert isinstance(node, cst.Call)
+        return node.args[1 if node.args[0].value.value == "True" else 2].value  # type: ignore[attr-defined]
     return node
+
+
+def _literal_where(node: Any) -> bool:
+    f = node.func
+    return isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "np" and \
+        f.attr.value == "where" and len(node.args) == 3 and all(a.keyword is None for a in node.args) and \
+        isinstance(node.args[0].value, cst.Name) and node.args[0].value.value in ("True", "False")
 
 
 # Templates that read or clear an item of a container by a string key (a dict's, or a NamedTuple's or
