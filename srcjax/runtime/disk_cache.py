@@ -104,24 +104,26 @@ def _private_dir(d: Path, create: bool) -> bool:
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
-def load(key: str) -> bytes | None:
-    """The serialized executable stored under ``key``, or None (absent, unsafe or corrupt: then removed)."""
+def load(key: str, count: bool = True) -> bytes | None:
+    """The serialized executable stored under ``key``, or None (absent, unsafe or corrupt: then removed);
+    ``count=False`` leaves :data:`STATS` alone (srcjax's own helper programs)."""
     d = cache_dir()
+    stats = STATS if count else {"hits": 0, "misses": 0}
     if d is None:
         return None
     if not _private_dir(d, create=False):  # absent yet, or others may write it
-        STATS["misses"] += 1
+        stats["misses"] += 1
         return None
     path = d / (key + _SUFFIX)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
-        STATS["misses"] += 1
+        stats["misses"] += 1
         return None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
-            STATS["misses"] += 1
+            stats["misses"] += 1
             return None  # not ours, or others may write it: never run it (and never delete it)
         with os.fdopen(fd, "rb") as f:
             fd = -1
@@ -135,13 +137,13 @@ def load(key: str) -> bytes | None:
     if len(data) < head or not data.startswith(_MAGIC) or \
             hashlib.sha256(data[head:]).digest() != data[len(_MAGIC):head]:
         _remove(path)
-        STATS["misses"] += 1
+        stats["misses"] += 1
         return None
     try:
         os.utime(path)  # recently used (eviction removes the least recently used first)
     except OSError:
         pass
-    STATS["hits"] += 1
+    stats["hits"] += 1
     return data[head:]
 
 

@@ -25,7 +25,7 @@ from jaxlib import _jax, xla_client  # type: ignore[attr-defined]  # noqa: E402
 
 from ..core import InternalError, ShapedArray, TranspileError, canonical_dtype  # noqa: E402
 from ..lower import host_print  # noqa: E402
-from . import disk_cache  # noqa: E402
+from . import disk_cache, host_upload  # noqa: E402
 
 _COPY = xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
@@ -110,13 +110,15 @@ def _make_cuda_client() -> Any:
     raise RuntimeError("no GPU PJRT plugin found: pip install jax-cuda13-pjrt (or jax-cuda12-pjrt)")
 
 
-def _result_handler(aval: ShapedArray, sharding: Any) -> Any:
+def result_handler(aval: ShapedArray, sharding: Any) -> Any:
     """``array_result_handler``: jaxlib 0.10 takes (aval, sharding, committed, _skip_checks), 0.11 drops the last."""
     try:
         return _jax.array_result_handler(aval, sharding, True, True)
     except TypeError:
         return _jax.array_result_handler(aval, sharding, True)
 
+
+_result_handler = result_handler  # (the sharded path's name for it)
 
 _BACKENDS: dict[str, Backend] = {}
 _LOCK = threading.Lock()
@@ -367,6 +369,10 @@ def device_put(x: Any, aval: ShapedArray, backend: Backend) -> Any:
     if isinstance(x, Array):
         return x._buf
     arr = np.asarray(x, dtype=aval.dtype)
+    if host_upload.active():  # (before ml_dtypes is imported: see runtime/host_upload.py)
+        bufs = host_upload.upload([arr], [aval], backend)
+        if bufs is not None:
+            return bufs[0]
     return xla_client.batched_device_put(aval, backend.put_sharding, [arr], [backend.device], True, False,
                                          _COPY, True)
 
@@ -382,7 +388,7 @@ class Executable:
             self.loaded = _compile_with_callbacks(text, backend)
         else:
             self.loaded = _compile_cached(text, backend)
-        self.handlers = [_result_handler(a, backend.result_sharding) for a in out_avals]
+        self.handlers = [result_handler(a, backend.result_sharding) for a in out_avals]
         self.array_type = Array
         sharding, dev = backend.put_sharding, [backend.device]
         put = xla_client.batched_device_put
@@ -395,6 +401,20 @@ class Executable:
             return put(aval, sharding, [x], dev, True, False, _COPY, True)
 
         self.put = put_one
+
+    def put_many(self, leaves: Sequence[Any], avals: Sequence[ShapedArray]) -> list[Any]:
+        """Device buffers of a call's arguments; the host ones uploaded together, in one execution,
+        while ml_dtypes is not imported (``runtime/host_upload.py``), else one by one."""
+        if host_upload.active():
+            host = [i for i, x in enumerate(leaves) if not isinstance(x, Array)]
+            bufs = host_upload.upload([leaves[i] for i in host], [avals[i] for i in host], self.backend) \
+                if host else []
+            if bufs is not None:
+                out = [x._buf if isinstance(x, Array) else None for x in leaves]
+                for i, b in zip(host, bufs):
+                    out[i] = b
+                return out
+        return [self.put(x, a) for x, a in zip(leaves, avals)]
 
     def run_one(self, bufs: list[Any]) -> Array:
         """:meth:`run` of a program with one result."""
@@ -466,31 +486,63 @@ def _compile_cached(text: str, backend: Backend, options: Any = None, device_lis
     return loaded
 
 
-def _compile_with_callbacks(text: str, backend: Backend) -> Any:
-    """Compile a module that calls Python (``print``): only an ``ir.Module`` takes ``host_callbacks``
-    (``shared/RUNTIME_FACTS.md``, "Host callbacks"); the callables stay alive with the executable."""
+def _mlir_module(text: str) -> Any:
+    """``text`` parsed into an ``ir.Module`` (only a module takes ``host_callbacks``); call under ``_LOCK``."""
     global _MLIR_CONTEXT
-    if backend.platform != "cpu":
-        raise TranspileError(f"print() inside compiled code runs on CPU only for now, not on {backend.platform!r}",
-                             hint="remove the print, or compile with device='cpu' (or device='numpy') to debug")
     from jaxlib.mlir import ir  # (imports without jax)
     from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # type: ignore[attr-defined]
     from jaxlib.mlir.dialects import stablehlo
 
+    if _MLIR_CONTEXT is None:
+        registry = ir.DialectRegistry()
+        _jax_mlir_ext.register_dialects(registry)
+        ctx = ir.Context()
+        ctx.append_dialect_registry(registry)
+        ctx.load_all_available_dialects()
+        stablehlo.register_dialect(ctx)
+        _MLIR_CONTEXT = ctx
+    with _MLIR_CONTEXT:
+        return ir.Module.parse(text)
+
+
+def _compile_with_callbacks(text: str, backend: Backend) -> Any:
+    """Compile a module that calls Python (``print``): only an ``ir.Module`` takes ``host_callbacks``
+    (``shared/RUNTIME_FACTS.md``, "Host callbacks"); the callables stay alive with the executable."""
+    if backend.platform != "cpu":
+        raise TranspileError(f"print() inside compiled code runs on CPU only for now, not on {backend.platform!r}",
+                             hint="remove the print, or compile with device='cpu' (or device='numpy') to debug")
     text, callbacks = host_print.host_callbacks(text)
     with _LOCK:
-        if _MLIR_CONTEXT is None:
-            registry = ir.DialectRegistry()
-            _jax_mlir_ext.register_dialects(registry)
-            ctx = ir.Context()
-            ctx.append_dialect_registry(registry)
-            ctx.load_all_available_dialects()
-            stablehlo.register_dialect(ctx)
-            _MLIR_CONTEXT = ctx
+        module = _mlir_module(text)
         with _MLIR_CONTEXT:
-            module = ir.Module.parse(text)
             return backend.client.compile_and_load(module, backend.device_list, xla_client.CompileOptions(),
                                                    host_callbacks=callbacks)
+
+
+def compile_callbacks_cached(text: str, backend: Backend, callbacks: list[Any]) -> Any:
+    """XLA's executable for ``text``, whose host callback ``index = k`` calls ``callbacks[k]``: loaded
+    from the persistent cache with these callables bound when a run compiled it before, else compiled
+    and stored (the serialized executable names callbacks by index, not the callables)."""
+    options = xla_client.CompileOptions()
+    key = disk_cache.program_key("host-callbacks\n" + text, backend, options) \
+        if disk_cache.cache_dir() is not None else None
+    blob = disk_cache.load(key, count=False) if key is not None else None
+    if blob is not None:
+        try:
+            return backend.client.deserialize_executable(blob, backend.device_list, options,
+                                                         host_callbacks=callbacks)
+        except Exception:  # noqa: BLE001 - an entry XLA cannot load: compile it again, and replace it
+            pass
+    with _LOCK:
+        module = _mlir_module(text)
+        with _MLIR_CONTEXT:
+            loaded = backend.client.compile_and_load(module, backend.device_list, options, host_callbacks=callbacks)
+    if key is not None:
+        try:
+            disk_cache.store(key, backend.client.serialize_executable(loaded))
+        except Exception:  # noqa: BLE001 - the cache is an optimization
+            pass
+    return loaded
 
 
 def compile_text(text: str, out_avals: Sequence[ShapedArray], platform: str | None = None) -> Executable:
