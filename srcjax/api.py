@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from . import pytree
+from . import pytree, warm_cache
 from .core import (
     PYTHON_SCALAR_DTYPES,
     ArgumentError,
@@ -40,6 +40,8 @@ from .core import (
 from .frontend import locations
 from .frontend.program import Program
 from .frontend.resolve import unwrap
+from .tree_calls import cpp_tree as _cpp_tree  # (api's names for them: the transformations import these)
+from .tree_calls import tree_key as _tree_key
 
 _LOC = re.compile(r' loc\("(?:[^"\\\\]|\\\\.)*":\d+:\d+\)')
 
@@ -126,75 +128,6 @@ def _leaf_key(x: Any) -> Any:
 
 
 _PY_AVALS = {t: ShapedArray((), d, weak_type=True) for t, d in PYTHON_SCALAR_DTYPES.items()}
-
-
-class _TreeCalls:
-    """jaxlib's C++ pytree flattening (no jax import), for the cache-hit path of calls whose arguments
-    are containers: one C++ call flattens them and gives a hashable structure; set up on first use."""
-
-    flatten: Callable[[Any], tuple[list[Any], Any]] | None = None
-    array: type | None = None
-    sharded: type | None = None
-
-    @classmethod
-    def setup(cls) -> None:
-        from jaxlib import _jax  # type: ignore[attr-defined]
-
-        from .runtime.spmd import ShardedArray
-        from .runtime.xla import Array
-
-        cls.flatten = _jax.pytree.default_registry().flatten
-        cls.array = Array
-        cls.sharded = ShardedArray
-
-
-def _cpp_tree(tree: pytree.TreeDef) -> Any:
-    """jaxlib's C++ structure equal to ``tree`` (tuples, lists, dicts, NamedTuples, None), whose
-    ``unflatten`` builds the same containers; None when ``tree`` has other nodes (dataclasses)."""
-    if _TreeCalls.flatten is None:
-        _TreeCalls.setup()
-    assert _TreeCalls.flatten is not None
-    n = tree.num_leaves
-    slots = [_Slot() for _ in range(n)]
-    leaves, cpp = _TreeCalls.flatten(pytree.unflatten(tree, list(slots)))
-    if len(leaves) != n or any(a is not b for a, b in zip(leaves, slots)):
-        return None
-    return cpp
-
-
-class _Slot:
-    """A placeholder leaf (see :func:`_cpp_tree`)."""
-
-    __slots__ = ()
-
-
-def _tree_key(args: tuple[Any, ...]) -> tuple[Any, list[Any]] | None:
-    """(cache key, leaves) of arguments that are containers (tuples, lists, dicts, NamedTuples, None)
-    of arrays and Python numbers, flattened in C++; None when a leaf is anything else (a string, a
-    dataclass, a function: the full path handles those)."""
-    flatten = _TreeCalls.flatten
-    if flatten is None:
-        _TreeCalls.setup()
-        flatten = _TreeCalls.flatten
-        assert flatten is not None
-    leaves, treedef = flatten(args)
-    array = _TreeCalls.array
-    sig: list[Any] = []
-    for a in leaves:
-        t = type(a)
-        if t is array:
-            v = a.aval
-            sig.append((v.shape, v.dtype, v.weak_type))
-        elif t is np.ndarray:
-            sig.append((a.shape, a.dtype))
-        elif t is float or t is int or t is bool:
-            sig.append(t)
-        elif t is _TreeCalls.sharded:
-            v = a.aval
-            sig.append((v.shape, v.dtype, v.weak_type, a._sharding))
-        else:
-            return None
-    return (treedef, tuple(sig)), leaves
 
 
 def _key_aval(k: Any) -> ShapedArray:
@@ -311,6 +244,7 @@ class Compiled:
         # the C++ flattening's (see _tree_key); filled by the full path, read by calls that hit it
         self._tree_cache: dict[Any, _Plan] = {}
         self._simple = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in self.signature.parameters.values())
+        self._reads = warm_cache.Reads()  # what the front end read for this function (warm_cache.py)
 
     @property
     def auto_static(self) -> frozenset[str]:
@@ -325,7 +259,8 @@ class Compiled:
     @property
     def program(self) -> Program:
         if self._program is None:
-            self._program = Program(self.fn)
+            with warm_cache.recording(self._reads):
+                self._program = Program(self.fn)
         return self._program
 
     # -- argument handling ------------------------------------------------------------
@@ -435,7 +370,8 @@ class Compiled:
         while True:
             try:
                 plan = sharding_plan(self, values, _is_leaf)
-                return (*specialize(self.program, self._specs(values), plan), plan)
+                with warm_cache.recording(self._reads):
+                    return (*specialize(self.program, self._specs(values), plan), plan)
             except NeedStatic as ns:
                 new = self.auto_static | {str(n) for n in ns.names}  # (argument names; a loop's origin matches none)
                 if new == self.auto_static:
@@ -448,6 +384,11 @@ class Compiled:
         if plan is None:
             from .runtime import compile_text
 
+            warm = self._warm_key(key)
+            if warm is not None:
+                hit = self._warm_plan(warm, values)
+                if hit is not None:
+                    return hit
             before = self.auto_static
             text, out_avals, tree, template, sharding = self._specialize_sharded(values)
             if self.auto_static != before:  # some arguments became static: the key changed
@@ -460,8 +401,95 @@ class Compiled:
                 exe = compile_sharded(text, in_avals, out_avals, self.device, sharding)
             else:
                 exe = compile_text(text, out_avals, self.device)
+                if warm is not None:
+                    self._warm_store(warm, key, text, out_avals, tree, template, in_avals)
             plan = self._cache[key] = _Plan(exe, tree, template, in_avals)
         return plan, leaves
+
+    # -- the level-2 persistent cache (warm_cache.py): a new process skips the front end ------------
+    def _warm_identity(self) -> list[Any] | None:
+        """This function's identity across processes, or None (not cached: a closure, shardings...)."""
+        if self.in_shardings is not None or self.out_shardings is not None:
+            return None
+        origin = getattr(self, "_origin", None)
+        if origin is not None:  # a derivative (autodiff._Derived): its transformation over its function's identity
+            fn, kind, argnums, has_aux, max_iters = origin
+            inner = None if getattr(self, "_needs", None) else _as_compiled(fn)._warm_identity()
+            nums = argnums if isinstance(argnums, int) else list(argnums)
+            return None if inner is None else ["derived", kind, nums, has_aux, max_iters, inner, sorted(self.static)]
+        if getattr(self, "_primal", None) is not None:
+            return None  # a derivative written for function-valued arguments
+        ident = warm_cache.identity(self.fn)
+        return None if ident is None else ["jit", ident, sorted(self.static)]
+
+    def _warm_reads(self) -> warm_cache.Reads:
+        """Everything the front end read for this function's programs (and for its function's, if a derivative)."""
+        reads = warm_cache.Reads()
+        reads.merge(self._reads)
+        reads.merge(self.program.reads)
+        origin = getattr(self, "_origin", None)
+        if origin is not None:
+            reads.merge(_as_compiled(origin[0])._warm_reads())
+        return reads
+
+    def _warm_preload(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether this call's program is ready without the front end: in memory, or loaded from the
+        level-2 cache (a derivative waits for this before writing its source: autodiff._Derived)."""
+        try:
+            values = self._bind(args, kwargs)
+            key = self._key(values)[0]
+        except TranspileError:
+            return False
+        if key in self._cache:
+            return True
+        warm = self._warm_key(key)
+        return warm is not None and self._warm_plan(warm, values) is not None
+
+    def _warm_marker(self) -> str | None:
+        """The level-2 key noting that this derivative was written before (``warm_cache.mark``)."""
+        return self._warm_key(("written",))
+
+    def _warm_key(self, key: tuple[Any, ...]) -> str | None:
+        from .runtime import disk_cache, get_backend
+
+        if disk_cache.cache_dir() is None:
+            return None
+        ident = self._warm_identity()
+        if ident is None:
+            return None
+        try:
+            return warm_cache.entry_key(ident, key, self.device, disk_cache.environment(get_backend(self.device)))
+        except (TypeError, ValueError):
+            return None
+
+    def _warm_plan(self, warm: str, values: list[Any]) -> tuple[_Plan, list[Any]] | None:
+        """The plan of a program an earlier process wrote, when nothing it read has changed."""
+        from .runtime import compile_text
+
+        entry = warm_cache.lookup(warm)
+        if entry is None:
+            return None
+        auto = frozenset(entry["auto_static"])
+        if not auto <= set(self.params):
+            return None
+        if auto - self.auto_static:
+            self.auto_static = self.auto_static | auto
+        key, leaves, leaf_keys = self._key(values)
+        in_avals = [_key_aval(k) for k in leaf_keys]
+        if in_avals != entry["in_avals"] or warm_cache.key_text(key) != entry["key"]:
+            return None  # (another value of an argument made static: another program)
+        exe = compile_text(entry["text"], entry["out_avals"], self.device)
+        plan = self._cache[key] = _Plan(exe, entry["out_tree"], entry["template"], in_avals)
+        return plan, leaves
+
+    def _warm_store(self, warm: str, key: tuple[Any, ...], text: str, out_avals: list[ShapedArray],
+                    tree: pytree.TreeDef, template: list[Any], in_avals: list[ShapedArray]) -> None:
+        try:
+            source: str | None = self.program.source()
+        except TranspileError:
+            source = None
+        warm_cache.store(warm, self._warm_reads(), key, text, out_avals, tree, template, in_avals, self.auto_static,
+                         source)
 
     def _fast_key(self, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
         """The cache key when every argument is a bare array or Python scalar (the common case)."""

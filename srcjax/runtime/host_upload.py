@@ -62,8 +62,6 @@ def _program(avals: tuple[ShapedArray, ...], backend: Any) -> tuple[Any, list[An
     hit = _PROGRAMS.get(key)
     if hit is not None:
         return hit
-    from . import xla
-
     pending = threading.local()  # (each thread's execute_sharded calls back on that thread)
 
     def give() -> tuple[np.ndarray, ...]:
@@ -71,8 +69,8 @@ def _program(avals: tuple[ShapedArray, ...], backend: Any) -> tuple[Any, list[An
         pending.arrays = None
         return out
 
-    loaded = xla.compile_callbacks_cached(program_text(avals), backend, [give])
-    handlers = [xla.result_handler(a, backend.result_sharding) for a in avals]
+    loaded = backend.compile_with_callbacks(program_text(avals), [give])
+    handlers = [backend.result_handler(a) for a in avals]
     with _LOCK:
         hit = _PROGRAMS.setdefault(key, (loaded, handlers, pending))
     return hit
@@ -87,7 +85,9 @@ def upload(values: Sequence[Any], avals: Sequence[ShapedArray], backend: Any) ->
     for v, a in zip(values, avals):
         if a.dtype not in _NATIVE:
             return None
-        arrays.append(np.ascontiguousarray(v, dtype=a.dtype).reshape(a.shape))
+        if type(v) is not np.ndarray or v.dtype != a.dtype or not v.flags.c_contiguous or v.shape != a.shape:
+            v = np.ascontiguousarray(v, dtype=a.dtype).reshape(a.shape)
+        arrays.append(v)
     loaded, handlers, pending = _program(tuple(avals), backend)
     pending.arrays = tuple(arrays)  # (the callback runs synchronously, on this thread, and takes them)
     return list(loaded.execute_sharded([]).consume_with_handlers(handlers))

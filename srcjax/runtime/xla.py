@@ -73,6 +73,14 @@ class Backend:
     def __repr__(self) -> str:
         return f"Backend({self.platform}: {self.device})"
 
+    def compile_with_callbacks(self, text: str, callbacks: list[Any]) -> Any:
+        """:func:`compile_callbacks_cached` for this backend."""
+        return compile_callbacks_cached(text, self, callbacks)
+
+    def result_handler(self, aval: ShapedArray) -> Any:
+        """The handler that wraps a result of ``aval`` on this backend's device."""
+        return result_handler(aval, self.result_sharding)
+
 
 def cpu_device_count() -> int | None:
     """``SRCJAX_NUM_CPU_DEVICES``: how many CPU devices the client has (read once, when it is made)."""
@@ -526,7 +534,7 @@ def compile_callbacks_cached(text: str, backend: Backend, callbacks: list[Any]) 
     options = xla_client.CompileOptions()
     key = disk_cache.program_key("host-callbacks\n" + text, backend, options) \
         if disk_cache.cache_dir() is not None else None
-    blob = disk_cache.load(key, count=False) if key is not None else None
+    blob = disk_cache.load(key, count=False, kind="helper") if key is not None else None
     if blob is not None:
         try:
             return backend.client.deserialize_executable(blob, backend.device_list, options,
@@ -539,7 +547,7 @@ def compile_callbacks_cached(text: str, backend: Backend, callbacks: list[Any]) 
             loaded = backend.client.compile_and_load(module, backend.device_list, options, host_callbacks=callbacks)
     if key is not None:
         try:
-            disk_cache.store(key, backend.client.serialize_executable(loaded))
+            disk_cache.store(key, backend.client.serialize_executable(loaded), kind="helper")
         except Exception:  # noqa: BLE001 - the cache is an optimization
             pass
     return loaded
