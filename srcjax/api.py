@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import inspect
 import re
-import sys
 import types
 import weakref
 from collections.abc import Callable, Sequence
@@ -176,10 +175,10 @@ class _Plan:
         put, array = exe.put, exe.array_type
 
         put_many = getattr(exe, "put_many", None)
-        modules = sys.modules
+        from .runtime.host_upload import active
 
         def upload(leaves: Sequence[Any]) -> list[Any]:
-            if put_many is not None and "ml_dtypes" not in modules:  # (runtime/host_upload.py)
+            if put_many is not None and active():  # (runtime/host_upload.py)
                 return put_many(leaves, in_avals)  # type: ignore[no-any-return]
             return [leaf._buf if type(leaf) is array else put(leaf, aval) for leaf, aval in zip(leaves, in_avals)]
 

@@ -83,3 +83,25 @@ def test_python_numbers_and_zero_dim_arrays_keep_their_shapes():
     assert bufs is not None
     assert [np.asarray(xla.Array(b, a)).tolist() for b, a in zip(bufs, avals)] == [2.5, 7]
     assert all(np.asarray(xla.Array(b, a)).shape == () for b, a in zip(bufs, avals))
+
+
+BUDGET = r'''
+import sys
+import numpy as np
+import srcjax
+from srcjax.runtime import host_upload
+
+host_upload._LEFT[0] = 2
+g = srcjax.jit(lambda x, y: x * y + 1)
+outs = [np.asarray(g(np.full(3, float(k), np.float32), np.float32(2))).tolist() for k in range(4)]
+print(outs == [[2 * k + 1.0] * 3 for k in range(4)], host_upload.active(), "ml_dtypes" in sys.modules)
+'''
+
+
+def test_after_its_budget_the_callback_upload_hands_over_to_batched_device_put(tmp_path):
+    script = tmp_path / "job.py"
+    script.write_text(BUDGET)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                       env={"PYTHONPATH": str(ROOT), "SRCJAX_CACHE": "0", "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "False", "True"]  # the same numbers; then ml_dtypes is imported once

@@ -8,7 +8,10 @@ program per signature of arguments, ``@main() -> (tensor<..>, ...)``, whose body
 host callback (``xla_ffi_python_cpu_callback``) returning the arrays: XLA copies them into its
 own buffers (so later NumPy mutation cannot leak in, as with ``IMMUTABLE_ONLY_DURING_CALL``).
 All the leaves of a call go up in one execution. Once ml_dtypes is imported (a bfloat16 array,
-the user's own import), ``batched_device_put`` is used again: it is faster per leaf.
+the user's own import), ``batched_device_put`` is used again. For one or two leaves it is faster
+(a tiny call with a NumPy argument pays ~5-10 us more through the callback; with 8 leaves and more
+the callback is faster), so after :data:`BUDGET` uploads this way (a long loop) srcjax goes back to
+``batched_device_put`` and pays the import once: by then that is the cheaper choice.
 
 The callback gets back exactly the dtypes and shapes the program declares (XLA would take others
 silently as garbage): every array is made C-contiguous in the declared dtype first. The program is
@@ -35,12 +38,14 @@ _NATIVE = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
     np.float16, np.float32, np.float64, np.complex64, np.complex128))
 _PROGRAMS: dict[tuple[Any, ...], tuple[Any, list[Any], threading.local]] = {}
+BUDGET = 50_000  # uploads through the callback before batched_device_put takes over (~0.7 s of import)
+_LEFT = [BUDGET]
 _LOCK = threading.Lock()
 
 
 def active() -> bool:
-    """Whether uploads should avoid ``batched_device_put`` (ml_dtypes not imported yet)."""
-    return "ml_dtypes" not in sys.modules
+    """Whether uploads should avoid ``batched_device_put`` (ml_dtypes not imported yet, budget left)."""
+    return _LEFT[0] > 0 and "ml_dtypes" not in sys.modules
 
 
 def program_text(avals: Sequence[ShapedArray]) -> str:
@@ -89,5 +94,6 @@ def upload(values: Sequence[Any], avals: Sequence[ShapedArray], backend: Any) ->
             v = np.ascontiguousarray(v, dtype=a.dtype).reshape(a.shape)
         arrays.append(v)
     loaded, handlers, pending = _program(tuple(avals), backend)
+    _LEFT[0] -= 1
     pending.arrays = tuple(arrays)  # (the callback runs synchronously, on this thread, and takes them)
     return list(loaded.execute_sharded([]).consume_with_handlers(handlers))
