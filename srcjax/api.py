@@ -175,12 +175,14 @@ class _Plan:
         put, array = exe.put, exe.array_type
 
         put_many = getattr(exe, "put_many", None)
-        from .runtime.host_upload import active
 
         def upload(leaves: Sequence[Any]) -> list[Any]:
-            if put_many is not None and active():  # (runtime/host_upload.py)
-                return put_many(leaves, in_avals)  # type: ignore[no-any-return]
-            return [leaf._buf if type(leaf) is array else put(leaf, aval) for leaf, aval in zip(leaves, in_avals)]
+            if put_many is None:
+                return [leaf._buf if type(leaf) is array else put(leaf, aval) for leaf, aval in zip(leaves, in_avals)]
+            bufs = [leaf._buf for leaf in leaves if type(leaf) is array]
+            if len(bufs) == len(leaves):
+                return bufs
+            return put_many(leaves, in_avals)  # type: ignore[no-any-return]  # host leaves: runtime/host_upload.py
 
         if hasattr(exe, "upload"):  # a sharded program: each argument laid out as its sharding says
             upload = exe.upload

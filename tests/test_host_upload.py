@@ -92,8 +92,8 @@ import srcjax
 from srcjax.runtime import host_upload
 
 host_upload._LEFT[0] = 2
-g = srcjax.jit(lambda x, y: x * y + 1)
-outs = [np.asarray(g(np.full(3, float(k), np.float32), np.float32(2))).tolist() for k in range(4)]
+g = srcjax.jit(lambda x: x * 2 + 1)  # one host leaf a call: the case the budget counts
+outs = [np.asarray(g(np.full(3, float(k), np.float32))).tolist() for k in range(4)]
 print(outs == [[2 * k + 1.0] * 3 for k in range(4)], host_upload.active(), "ml_dtypes" in sys.modules)
 '''
 
@@ -105,3 +105,61 @@ def test_after_its_budget_the_callback_upload_hands_over_to_batched_device_put(t
                        env={"PYTHONPATH": str(ROOT), "SRCJAX_CACHE": "0", "PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["True", "False", "True"]  # the same numbers; then ml_dtypes is imported once
+
+
+def test_several_numpy_leaves_go_up_together_also_with_ml_dtypes_imported(monkeypatch):
+    import ml_dtypes  # noqa: F401  (batched_device_put would be allowed: still one execution for 2+ leaves)
+
+    import srcjax
+
+    calls = []
+    real = host_upload.upload
+    monkeypatch.setattr(host_upload, "upload", lambda *a: calls.append(len(a[0])) or real(*a))
+
+    def f(p, x):
+        return np.tanh(x @ p["w"] + p["b"]), p["w"].sum()
+
+    rng = np.random.default_rng(1)
+    p = {"w": rng.standard_normal((3, 2)).astype(np.float32), "b": np.ones(2, np.float32)}
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    g = srcjax.jit(f)
+    for _ in range(2):  # the full path, then the cache-hit path
+        out = g(p, x)
+        np.testing.assert_allclose(np.asarray(out[0]), np.tanh(x @ p["w"] + p["b"]), rtol=1e-6)
+        np.testing.assert_allclose(float(out[1]), p["w"].sum(), rtol=1e-6)
+    assert calls == [3, 3]
+    dev = srcjax.device_put(p)  # device leaves stay where they are; the one host leaf goes up alone
+    np.testing.assert_allclose(np.asarray(g(dev, x)[0]), np.tanh(x @ p["w"] + p["b"]), rtol=1e-6)
+    assert calls == [3, 3]
+
+
+def test_regression_queued_uploads_each_hand_over_their_own_arrays():
+    # XLA's CPU client runs an upload's callback on another thread, after execute_sharded returned,
+    # when work is queued: a loop of calls without waiting once failed ("no attribute 'arrays'")
+    import threading
+
+    import srcjax
+
+    def f(a, b):
+        return np.tanh(a @ a @ a @ a) * 2.0 + b  # slow enough that calls queue up behind each other
+
+    g = srcjax.jit(f)
+    rng = np.random.default_rng(2)
+    inputs = [(rng.standard_normal((160, 160)).astype(np.float32) / 10, rng.standard_normal(160).astype(np.float32))
+              for _ in range(60)]
+    outs = [g(a, b) for a, b in inputs]  # no waiting between calls
+    for (a, b), o in zip(inputs, outs):
+        np.testing.assert_allclose(np.asarray(o), f(a, b), rtol=1e-4, atol=1e-5)
+    results: dict[int, list] = {}
+
+    def work(k: int) -> None:
+        results[k] = [g(a + k / 100, b) for a, b in inputs[:20]]
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in range(3):
+        for (a, b), o in zip(inputs[:20], results[k]):
+            np.testing.assert_allclose(np.asarray(o), f(a + k / 100, b), rtol=1e-4, atol=1e-5)

@@ -37,7 +37,7 @@ __all__ = ["active", "upload"]
 _NATIVE = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
     np.float16, np.float32, np.float64, np.complex64, np.complex128))
-_PROGRAMS: dict[tuple[Any, ...], tuple[Any, list[Any], threading.local]] = {}
+_PROGRAMS: dict[tuple[Any, ...], tuple[Any, list[Any], _Slot]] = {}
 BUDGET = 50_000  # uploads through the callback before batched_device_put takes over (~0.7 s of import)
 _LEFT = [BUDGET]
 _LOCK = threading.Lock()
@@ -62,28 +62,44 @@ def program_text(avals: Sequence[ShapedArray]) -> str:
             f"  }}\n}}\n")
 
 
-def _program(avals: tuple[ShapedArray, ...], backend: Any) -> tuple[Any, list[Any], threading.local]:
+class _Slot:
+    """The arrays one execution of an upload program hands over; one upload at a time per program."""
+
+    __slots__ = ("arrays", "lock")
+
+    def __init__(self) -> None:
+        self.arrays: tuple[np.ndarray, ...] | None = None
+        self.lock = threading.Lock()
+
+
+def _program(avals: tuple[ShapedArray, ...], backend: Any) -> tuple[Any, list[Any], _Slot]:
     key = (id(backend), tuple((a.shape, a.dtype, a.weak_type) for a in avals))
     hit = _PROGRAMS.get(key)
     if hit is not None:
         return hit
-    pending = threading.local()  # (each thread's execute_sharded calls back on that thread)
+    slot = _Slot()
 
     def give() -> tuple[np.ndarray, ...]:
-        out: tuple[np.ndarray, ...] = pending.arrays
-        pending.arrays = None
+        out = slot.arrays
+        slot.arrays = None
+        if out is None:  # (cannot happen while upload() holds the lock until the arrays are taken)
+            raise RuntimeError("srcjax: an upload program ran without arrays to hand over")
         return out
 
     loaded = backend.compile_with_callbacks(program_text(avals), [give])
     handlers = [backend.result_handler(a) for a in avals]
     with _LOCK:
-        hit = _PROGRAMS.setdefault(key, (loaded, handlers, pending))
+        hit = _PROGRAMS.setdefault(key, (loaded, handlers, slot))
     return hit
 
 
 def upload(values: Sequence[Any], avals: Sequence[ShapedArray], backend: Any) -> list[Any] | None:
     """Device buffers of host ``values`` (NumPy arrays or Python numbers) uploaded in one execution,
-    or None where this path does not apply (not CPU, a dtype other than the native ones)."""
+    or None where this path does not apply (not CPU, a dtype other than the native ones).
+
+    The callback does not always run on this thread, nor before ``execute_sharded`` returns (XLA's
+    CPU client runs executions asynchronously when work is queued): the arrays wait in the
+    program's slot, under its lock, until the results are ready, so each execution takes its own."""
     if backend.platform != "cpu":
         return None
     arrays = []
@@ -93,7 +109,11 @@ def upload(values: Sequence[Any], avals: Sequence[ShapedArray], backend: Any) ->
         if type(v) is not np.ndarray or v.dtype != a.dtype or not v.flags.c_contiguous or v.shape != a.shape:
             v = np.ascontiguousarray(v, dtype=a.dtype).reshape(a.shape)
         arrays.append(v)
-    loaded, handlers, pending = _program(tuple(avals), backend)
-    _LEFT[0] -= 1
-    pending.arrays = tuple(arrays)  # (the callback runs synchronously, on this thread, and takes them)
-    return list(loaded.execute_sharded([]).consume_with_handlers(handlers))
+    loaded, handlers, slot = _program(tuple(avals), backend)
+    if len(arrays) == 1:  # (where batched_device_put would be faster: see active())
+        _LEFT[0] -= 1
+    with slot.lock:
+        slot.arrays = tuple(arrays)
+        out = loaded.execute_sharded([]).consume_with_handlers(handlers)
+        out[0].block_until_ready()  # the callback has run (and copied the arrays into XLA's buffers)
+    return list(out)

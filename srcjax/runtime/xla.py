@@ -411,18 +411,26 @@ class Executable:
         self.put = put_one
 
     def put_many(self, leaves: Sequence[Any], avals: Sequence[ShapedArray]) -> list[Any]:
-        """Device buffers of a call's arguments; the host ones uploaded together, in one execution,
-        while ml_dtypes is not imported (``runtime/host_upload.py``), else one by one."""
-        if host_upload.active():
-            host = [i for i, x in enumerate(leaves) if not isinstance(x, Array)]
-            bufs = host_upload.upload([leaves[i] for i in host], [avals[i] for i in host], self.backend) \
-                if host else []
-            if bufs is not None:
-                out = [x._buf if isinstance(x, Array) else None for x in leaves]
-                for i, b in zip(host, bufs):
-                    out[i] = b
-                return out
-        return [self.put(x, a) for x, a in zip(leaves, avals)]
+        """Device buffers of a call's arguments. The host leaves go up two or more together, in one
+        execution (``runtime/host_upload.py``: ~4.5 us + 1.7 us a leaf, against ~4.6 us a leaf one
+        by one), and a single one that way too while ml_dtypes is not imported."""
+        bufs: list[Any] = []
+        host: list[int] = []
+        for i, x in enumerate(leaves):  # (no `None in bufs`: jax, when imported, gives buffers an array __eq__)
+            if type(x) is Array:
+                bufs.append(x._buf)
+            else:
+                bufs.append(None)
+                host.append(i)
+        if len(host) >= 2 or (host and host_upload.active()):
+            up = host_upload.upload([leaves[i] for i in host], [avals[i] for i in host], self.backend)
+            if up is not None:
+                for i, b in zip(host, up):
+                    bufs[i] = b
+                return bufs
+        for i in host:
+            bufs[i] = self.put(leaves[i], avals[i])
+        return bufs
 
     def run_one(self, bufs: list[Any]) -> Array:
         """:meth:`run` of a program with one result."""
