@@ -36,6 +36,7 @@ from .core import (
     UnknownFunctionError,
     canonical_dtype,
 )
+from .donation import alias_text, donated_leaves, donated_names
 from .frontend import locations
 from .frontend.program import Program
 from .frontend.resolve import unwrap
@@ -129,6 +130,13 @@ def _leaf_key(x: Any) -> Any:
 _PY_AVALS = {t: ShapedArray((), d, weak_type=True) for t, d in PYTHON_SCALAR_DTYPES.items()}
 
 
+def _dynamic_leaves(v: Any) -> int:
+    """How many dynamic leaves (arrays, numbers) an argument that is not static has (as ``Compiled._key``)."""
+    if _is_leaf(v) or type(v) in (float, int, bool):
+        return 1
+    return sum(_leaf_key(leaf) is not None for leaf in pytree.flatten(v, is_leaf=_is_leaf, nodes=True)[0])
+
+
 def _key_aval(k: Any) -> ShapedArray:
     if isinstance(k, type):
         return _PY_AVALS[k]
@@ -208,7 +216,8 @@ class Compiled:
 
     def __init__(self, fn: Callable[..., Any], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), device: str | None = None,
-                 in_shardings: Any = None, out_shardings: Any = None) -> None:
+                 in_shardings: Any = None, out_shardings: Any = None, donate_argnums: int | Sequence[int] = (),
+                 donate_argnames: str | Sequence[str] = ()) -> None:
         fn = _wrapped_numpy(unwrap(fn))
         if not isinstance(fn, types.FunctionType):
             raise _clean(UnknownFunctionError(
@@ -233,6 +242,7 @@ class Compiled:
                 raise ArgumentError(f"static_argnames: {fn.__name__} has no parameter {n!r}")
             static.add(n)
         self.static = frozenset(static)
+        self.donate = donated_names(self.params, donate_argnums, donate_argnames, fn.__name__) - self.static
         self._auto_static: frozenset[str] = frozenset()
         self._by_value: set[str] = set()  # made static for holding None / a non-array in some call
         self._static_all = self.static
@@ -401,6 +411,9 @@ class Compiled:
 
                 exe = compile_sharded(text, in_avals, out_avals, self.device, sharding)
             else:
+                if self.donate:  # the donated arguments' buffers reused for results (donation.py)
+                    text = alias_text(text, donated_leaves(self.params, values, self.donate, self._static_all,
+                                                           len(leaves), _dynamic_leaves), in_avals, out_avals)
                 exe = compile_text(text, out_avals, self.device)
                 if warm is not None:
                     self._warm_store(warm, key, text, out_avals, tree, template, in_avals)
@@ -421,7 +434,7 @@ class Compiled:
         if getattr(self, "_primal", None) is not None:
             return None  # a derivative written for function-valued arguments
         ident = warm_cache.identity(self.fn)
-        return None if ident is None else ["jit", ident, sorted(self.static)]
+        return None if ident is None else ["jit", ident, sorted(self.static), sorted(self.donate)]
 
     def _warm_reads(self) -> warm_cache.Reads:
         """Everything the front end read for this function's programs (and for its function's, if a derivative)."""
@@ -627,20 +640,24 @@ class CompiledExecutable:
 
 def compile(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
             static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
-            device: str | None = None, in_shardings: Any = None, out_shardings: Any = None) -> Any:
+            device: str | None = None, in_shardings: Any = None, out_shardings: Any = None,
+            donate_argnames: str | Sequence[str] = ()) -> Any:
     """Compile ``fn`` with srcjax: ``@srcjax.compile`` or ``srcjax.compile(fn, ...)`` (``srcjax.jit``).
 
     ``device`` is ``"cpu"`` (default), ``"gpu"``, or ``"numpy"`` to run the
-    generated source with NumPy instead of XLA (for debugging). ``donate_argnums`` is accepted
-    (JAX's signature) and changes nothing: srcjax never reuses an argument's buffer for a result.
+    generated source with NumPy instead of XLA (for debugging). ``donate_argnums``/``donate_argnames``
+    (JAX's semantics): a donated argument's buffer is reused for a result of its shape and dtype, and
+    the donated :class:`srcjax.Array` cannot be used after the call (``srcjax/donation.py``).
     ``in_shardings``/``out_shardings`` (``srcjax.sharding.NamedSharding``s: one for every argument
     or output, or one per argument / output, None for "as given" / "as XLA chooses") compile one
     program for all devices of their mesh; without them, arguments laid out by
     ``srcjax.device_put(x, sharding)`` give theirs (``docs/many_devices.md``).
     """
     if fn is None:
-        return lambda f: Compiled(f, static_argnums, static_argnames, device, in_shardings, out_shardings)
-    return Compiled(fn, static_argnums, static_argnames, device, in_shardings, out_shardings)
+        return lambda f: Compiled(f, static_argnums, static_argnames, device, in_shardings, out_shardings,
+                                  donate_argnums, donate_argnames)
+    return Compiled(fn, static_argnums, static_argnames, device, in_shardings, out_shardings, donate_argnums,
+                    donate_argnames)
 
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
@@ -649,11 +666,11 @@ def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[
         out_shardings: Any = None) -> Any:
     """JAX's spelling of :func:`compile` (``@srcjax.jit``, ``srcjax.jit(f, static_argnums=...)``).
 
-    ``donate_argnums``/``donate_argnames`` are accepted and ignored: srcjax never reuses an
-    argument's buffer for a result (the program is the same; only memory use differs).
+    ``donate_argnums``/``donate_argnames``: see :func:`compile`.
     """
     return compile(fn, static_argnums=static_argnums, static_argnames=static_argnames, donate_argnums=donate_argnums,
-                   device=device, in_shardings=in_shardings, out_shardings=out_shardings)
+                   donate_argnames=donate_argnames, device=device, in_shardings=in_shardings,
+                   out_shardings=out_shardings)
 
 
 _PLAIN: weakref.WeakKeyDictionary[Any, Compiled] = weakref.WeakKeyDictionary()

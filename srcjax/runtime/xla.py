@@ -23,7 +23,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # silence PJRT's startup log
 import numpy as np  # noqa: E402
 from jaxlib import _jax, xla_client  # type: ignore[attr-defined]  # noqa: E402
 
-from ..core import InternalError, ShapedArray, TranspileError, canonical_dtype  # noqa: E402
+from ..core import ArgumentError, InternalError, ShapedArray, TranspileError, canonical_dtype  # noqa: E402
 from ..lower import host_print  # noqa: E402
 from . import disk_cache, host_upload  # noqa: E402
 
@@ -225,6 +225,8 @@ class Array:
     def _value(self) -> np.ndarray:
         v = self._np
         if v is None:
+            if self._buf.is_deleted():
+                raise donated_error()
             v = self._np = _to_numpy(self._buf, self.aval)
         return v
 
@@ -372,6 +374,14 @@ Array.__abs__ = lambda self: np.absolute(self._value())  # type: ignore
 Array.__hash__ = None  # type: ignore[assignment]
 
 
+def donated_error() -> ArgumentError:
+    """Using an array whose buffer a call took (``donate_argnums``: ``srcjax/donation.py``)."""
+    return ArgumentError("this srcjax.Array was donated to a compiled function (donate_argnums / donate_argnames): "
+                         "its buffer now holds a result, and the array can no longer be read or passed",
+                         hint="use the function's result in its place (params = step(params, ...)), or do not "
+                              "donate this argument")
+
+
 def device_put(x: Any, aval: ShapedArray, backend: Backend) -> Any:
     """Upload a host value (copied) and return the device buffer."""
     if isinstance(x, Array):
@@ -434,10 +444,16 @@ class Executable:
 
     def run_one(self, bufs: list[Any]) -> Array:
         """:meth:`run` of a program with one result."""
-        return Array(self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)[0], self.out_avals[0])
+        try:
+            return Array(self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)[0], self.out_avals[0])
+        except _jax.JaxRuntimeError as e:
+            raise donated_error() if "deleted or donated" in str(e) else e from None
 
     def run(self, bufs: list[Any]) -> list[Array]:
-        res = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
+        try:
+            res = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
+        except _jax.JaxRuntimeError as e:
+            raise donated_error() if "deleted or donated" in str(e) else e from None
         avals = self.out_avals
         if len(res) == 1:
             return [Array(res[0], avals[0])]
