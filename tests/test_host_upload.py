@@ -5,6 +5,7 @@ where ml_dtypes is not imported, and here."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from srcjax.core import ShapedArray, canonical_dtype
 from srcjax.runtime import host_upload, xla
 
 ROOT = Path(__file__).resolve().parent.parent
+_EXAMPLES = 1000 if os.environ.get("SRCJAX_HYPOTHESIS") == "thorough" else 60
 
 DTYPES = [np.float32, np.float64, np.int32, np.int64, np.int8, np.uint8, np.uint32, np.bool_, np.float16,
           np.complex64, np.complex128]
@@ -57,7 +59,7 @@ def test_a_new_process_uploads_without_importing_ml_dtypes_and_gets_numpys_value
         assert r.stdout.split() == ["True", "False", "False"]
 
 
-@settings(deadline=None)
+@settings(deadline=None, max_examples=_EXAMPLES)
 @given(st.lists(st.tuples(st.sampled_from(DTYPES), st.lists(st.integers(0, 4), max_size=3)), min_size=1,
                 max_size=5), st.integers(0, 2**31 - 1))
 def test_the_callback_upload_equals_batched_device_put(specs, seed):

@@ -169,3 +169,28 @@ def test_closures_are_not_cached(tmp_path):
         assert r.returncode == 0, r.stderr
         assert json.loads(r.stdout) == [6.0, 3.0, 0]
     assert not list((tmp_path / "cache").glob("*.prog"))
+
+
+PRINTS = textwrap.dedent("""
+    import numpy as np
+    import srcjax
+
+    def f(x):
+        print("x is", x)
+        return x * 2
+
+    print(np.asarray(srcjax.jit(f)(np.arange(3.0))).tolist())
+""")
+
+
+def test_regression_programs_that_print_are_not_served_from_another_process(tmp_path):
+    # their host callbacks are named by ids of this process's table: a cached text would call the wrong one
+    (tmp_path / "main.py").write_text(PRINTS)
+    e = {**os.environ, "SRCJAX_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+    e.pop("SRCJAX_CACHE", None)
+    for _ in range(2):
+        r = subprocess.run([sys.executable, str(tmp_path / "main.py")], capture_output=True, text=True, timeout=300,
+                           env=e)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split("\n")[:2] == ["x is [0. 1. 2.]", "[0.0, 2.0, 4.0]"]
+    assert not list((tmp_path / "cache").glob("*.prog"))
