@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import linecache
 import os
 import sys
 import threading
@@ -45,6 +46,7 @@ __all__ = ["Reads", "identity", "lookup", "note_attr", "note_closure", "note_fil
            "store"]
 
 _LOCAL = threading.local()
+_READ: dict[str, tuple[list[str], str | None]] = {}  # path -> (linecache's lines, their hash) when last read
 _ROOT = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _MISSING = object()
 _LIBRARY_ROOTS = frozenset({"numpy", "srcjax", "math", "builtins", "jaxlib", "ml_dtypes", "functools", "operator",
@@ -97,6 +99,11 @@ def note_file(filename: str) -> None:
         path = filename if filename.startswith("<") else os.path.abspath(filename)
         if path.startswith(_ROOT):
             return  # srcjax's own source (srcjax.adjoint): in the fingerprint
+        if not path.startswith("<"):
+            lines = linecache.getlines(path)  # the text the front end just read (inspect reads it here)
+            seen = _READ.get(path)
+            if seen is None or seen[0] is not lines:
+                _READ[path] = (lines, _text_hash(lines))
         for r in stack:
             r.files.add(path)
 
@@ -301,11 +308,15 @@ def entry_key(ident: list[Any], argkey: Any, device: str | None, environment: st
 # -- entries --------------------------------------------------------------------------------------------
 
 def _file_hash(path: str) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
-    except OSError:
+    """SHA-256 of the text Python's ``linecache`` holds for ``path`` (what ``inspect``, and so the front
+    end, reads), or None when there is none."""
+    return _text_hash(linecache.getlines(path))
+
+
+def _text_hash(lines: list[str]) -> str | None:
+    if not lines:
         return None
+    return hashlib.sha256("".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _aval_json(a: Any) -> list[Any] | None:
@@ -359,7 +370,8 @@ def _depends(reads: Reads) -> dict[str, Any] | None:
     for path in sorted(reads.files):
         if path.startswith("<"):
             continue  # srcjax's own generated text (derivatives, NumPy wrappers): from the files below
-        digest = _file_hash(path)
+        seen = _READ.get(path)  # (the text as read: an edit since then must not be stored as what was read)
+        digest = seen[1] if seen is not None else _file_hash(path)
         if digest is None:
             return None
         files.append([path, digest])
@@ -368,8 +380,10 @@ def _depends(reads: Reads) -> dict[str, Any] | None:
 
 def _fresh(entry: dict[str, Any]) -> bool:
     """Whether every file and module-level name an entry depends on is as it was."""
-    if not all(_file_hash(path) == digest for path, digest in entry["files"]):
-        return False
+    for path, digest in entry["files"]:
+        linecache.checkcache(path)  # (as inspect does before the front end reads a file)
+        if _file_hash(path) != digest:
+            return False
     for mod, name, rep in entry["names"]:
         m = sys.modules.get(mod)
         if m is None or stable(m.__dict__.get(name, _MISSING)) != rep:
