@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from . import pytree
+from . import pytree, warm_cache
 from .core import (
     PYTHON_SCALAR_DTYPES,
     ArgumentError,
@@ -36,9 +36,12 @@ from .core import (
     UnknownFunctionError,
     canonical_dtype,
 )
+from .donation import alias_text, donated_leaves, donated_names
 from .frontend import locations
 from .frontend.program import Program
 from .frontend.resolve import unwrap
+from .tree_calls import cpp_tree as _cpp_tree  # (api's names for them: the transformations import these)
+from .tree_calls import tree_key as _tree_key
 
 _LOC = re.compile(r' loc\("(?:[^"\\\\]|\\\\.)*":\d+:\d+\)')
 
@@ -127,73 +130,11 @@ def _leaf_key(x: Any) -> Any:
 _PY_AVALS = {t: ShapedArray((), d, weak_type=True) for t, d in PYTHON_SCALAR_DTYPES.items()}
 
 
-class _TreeCalls:
-    """jaxlib's C++ pytree flattening (no jax import), for the cache-hit path of calls whose arguments
-    are containers: one C++ call flattens them and gives a hashable structure; set up on first use."""
-
-    flatten: Callable[[Any], tuple[list[Any], Any]] | None = None
-    array: type | None = None
-    sharded: type | None = None
-
-    @classmethod
-    def setup(cls) -> None:
-        from jaxlib import _jax  # type: ignore[attr-defined]
-
-        from .runtime.spmd import ShardedArray
-        from .runtime.xla import Array
-
-        cls.flatten = _jax.pytree.default_registry().flatten
-        cls.array = Array
-        cls.sharded = ShardedArray
-
-
-def _cpp_tree(tree: pytree.TreeDef) -> Any:
-    """jaxlib's C++ structure equal to ``tree`` (tuples, lists, dicts, NamedTuples, None), whose
-    ``unflatten`` builds the same containers; None when ``tree`` has other nodes (dataclasses)."""
-    if _TreeCalls.flatten is None:
-        _TreeCalls.setup()
-    assert _TreeCalls.flatten is not None
-    n = tree.num_leaves
-    slots = [_Slot() for _ in range(n)]
-    leaves, cpp = _TreeCalls.flatten(pytree.unflatten(tree, list(slots)))
-    if len(leaves) != n or any(a is not b for a, b in zip(leaves, slots)):
-        return None
-    return cpp
-
-
-class _Slot:
-    """A placeholder leaf (see :func:`_cpp_tree`)."""
-
-    __slots__ = ()
-
-
-def _tree_key(args: tuple[Any, ...]) -> tuple[Any, list[Any]] | None:
-    """(cache key, leaves) of arguments that are containers (tuples, lists, dicts, NamedTuples, None)
-    of arrays and Python numbers, flattened in C++; None when a leaf is anything else (a string, a
-    dataclass, a function: the full path handles those)."""
-    flatten = _TreeCalls.flatten
-    if flatten is None:
-        _TreeCalls.setup()
-        flatten = _TreeCalls.flatten
-        assert flatten is not None
-    leaves, treedef = flatten(args)
-    array = _TreeCalls.array
-    sig: list[Any] = []
-    for a in leaves:
-        t = type(a)
-        if t is array:
-            v = a.aval
-            sig.append((v.shape, v.dtype, v.weak_type))
-        elif t is np.ndarray:
-            sig.append((a.shape, a.dtype))
-        elif t is float or t is int or t is bool:
-            sig.append(t)
-        elif t is _TreeCalls.sharded:
-            v = a.aval
-            sig.append((v.shape, v.dtype, v.weak_type, a._sharding))
-        else:
-            return None
-    return (treedef, tuple(sig)), leaves
+def _dynamic_leaves(v: Any) -> int:
+    """How many dynamic leaves (arrays, numbers) an argument that is not static has (as ``Compiled._key``)."""
+    if _is_leaf(v) or type(v) in (float, int, bool):
+        return 1
+    return sum(_leaf_key(leaf) is not None for leaf in pytree.flatten(v, is_leaf=_is_leaf, nodes=True)[0])
 
 
 def _key_aval(k: Any) -> ShapedArray:
@@ -241,8 +182,15 @@ class _Plan:
         exe, in_avals, template, tree = self.exe, self.in_avals, self.template, self.out_tree
         put, array = exe.put, exe.array_type
 
+        put_many = getattr(exe, "put_many", None)
+
         def upload(leaves: Sequence[Any]) -> list[Any]:
-            return [leaf._buf if type(leaf) is array else put(leaf, aval) for leaf, aval in zip(leaves, in_avals)]
+            if put_many is None:
+                return [leaf._buf if type(leaf) is array else put(leaf, aval) for leaf, aval in zip(leaves, in_avals)]
+            bufs = [leaf._buf for leaf in leaves if type(leaf) is array]
+            if len(bufs) == len(leaves):
+                return bufs
+            return put_many(leaves, in_avals)  # type: ignore[no-any-return]  # host leaves: runtime/host_upload.py
 
         if hasattr(exe, "upload"):  # a sharded program: each argument laid out as its sharding says
             upload = exe.upload
@@ -268,7 +216,8 @@ class Compiled:
 
     def __init__(self, fn: Callable[..., Any], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), device: str | None = None,
-                 in_shardings: Any = None, out_shardings: Any = None) -> None:
+                 in_shardings: Any = None, out_shardings: Any = None, donate_argnums: int | Sequence[int] = (),
+                 donate_argnames: str | Sequence[str] = ()) -> None:
         fn = _wrapped_numpy(unwrap(fn))
         refusal = getattr(fn, "srcjax_refusal", None)
         if isinstance(refusal, tuple):  # a pmapped function: not source to transform
@@ -296,6 +245,7 @@ class Compiled:
                 raise ArgumentError(f"static_argnames: {fn.__name__} has no parameter {n!r}")
             static.add(n)
         self.static = frozenset(static)
+        self.donate = donated_names(self.params, donate_argnums, donate_argnames, fn.__name__) - self.static
         self._auto_static: frozenset[str] = frozenset()
         self._by_value: set[str] = set()  # made static for holding None / a non-array in some call
         self._static_all = self.static
@@ -308,6 +258,7 @@ class Compiled:
         # the C++ flattening's (see _tree_key); filled by the full path, read by calls that hit it
         self._tree_cache: dict[Any, _Plan] = {}
         self._simple = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in self.signature.parameters.values())
+        self._reads = warm_cache.Reads()  # what the front end read for this function (warm_cache.py)
 
     @property
     def auto_static(self) -> frozenset[str]:
@@ -322,7 +273,8 @@ class Compiled:
     @property
     def program(self) -> Program:
         if self._program is None:
-            self._program = Program(self.fn)
+            with warm_cache.recording(self._reads):
+                self._program = Program(self.fn)
         return self._program
 
     # -- argument handling ------------------------------------------------------------
@@ -432,7 +384,8 @@ class Compiled:
         while True:
             try:
                 plan = sharding_plan(self, values, _is_leaf)
-                return (*specialize(self.program, self._specs(values), plan), plan)
+                with warm_cache.recording(self._reads):
+                    return (*specialize(self.program, self._specs(values), plan), plan)
             except NeedStatic as ns:
                 new = self.auto_static | {str(n) for n in ns.names}  # (argument names; a loop's origin matches none)
                 if new == self.auto_static:
@@ -445,6 +398,11 @@ class Compiled:
         if plan is None:
             from .runtime import compile_text
 
+            warm = self._warm_key(key)
+            if warm is not None:
+                hit = self._warm_plan(warm, values)
+                if hit is not None:
+                    return hit
             before = self.auto_static
             text, out_avals, tree, template, sharding = self._specialize_sharded(values)
             if self.auto_static != before:  # some arguments became static: the key changed
@@ -456,9 +414,99 @@ class Compiled:
 
                 exe = compile_sharded(text, in_avals, out_avals, self.device, sharding)
             else:
+                if self.donate:  # the donated arguments' buffers reused for results (donation.py)
+                    text = alias_text(text, donated_leaves(self.params, values, self.donate, self._static_all,
+                                                           len(leaves), _dynamic_leaves), in_avals, out_avals)
                 exe = compile_text(text, out_avals, self.device)
+                if warm is not None:
+                    self._warm_store(warm, key, text, out_avals, tree, template, in_avals)
             plan = self._cache[key] = _Plan(exe, tree, template, in_avals)
         return plan, leaves
+
+    # -- the level-2 persistent cache (warm_cache.py): a new process skips the front end ------------
+    def _warm_identity(self) -> list[Any] | None:
+        """This function's identity across processes, or None (not cached: a closure, shardings...)."""
+        if self.in_shardings is not None or self.out_shardings is not None:
+            return None
+        origin = getattr(self, "_origin", None)
+        if origin is not None:  # a derivative (autodiff._Derived): its transformation over its function's identity
+            fn, kind, argnums, has_aux, max_iters = origin
+            inner = None if getattr(self, "_needs", None) else _as_compiled(fn)._warm_identity()
+            nums = argnums if isinstance(argnums, int) else list(argnums)
+            return None if inner is None else ["derived", kind, nums, has_aux, max_iters, inner, sorted(self.static)]
+        if getattr(self, "_primal", None) is not None:
+            return None  # a derivative written for function-valued arguments
+        ident = warm_cache.identity(self.fn)
+        return None if ident is None else ["jit", ident, sorted(self.static), sorted(self.donate)]
+
+    def _warm_reads(self) -> warm_cache.Reads:
+        """Everything the front end read for this function's programs (and for its function's, if a derivative)."""
+        reads = warm_cache.Reads()
+        reads.merge(self._reads)
+        reads.merge(self.program.reads)
+        origin = getattr(self, "_origin", None)
+        if origin is not None:
+            reads.merge(_as_compiled(origin[0])._warm_reads())
+        return reads
+
+    def _warm_preload(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether this call's program is ready without the front end: in memory, or loaded from the
+        level-2 cache (a derivative waits for this before writing its source: autodiff._Derived)."""
+        try:
+            values = self._bind(args, kwargs)
+            key = self._key(values)[0]
+        except TranspileError:
+            return False
+        if key in self._cache:
+            return True
+        warm = self._warm_key(key)
+        return warm is not None and self._warm_plan(warm, values) is not None
+
+    def _warm_marker(self) -> str | None:
+        """The level-2 key noting that this derivative was written before (``warm_cache.mark``)."""
+        return self._warm_key(("written",))
+
+    def _warm_key(self, key: tuple[Any, ...]) -> str | None:
+        from .runtime import disk_cache, get_backend
+
+        if disk_cache.cache_dir() is None:
+            return None
+        ident = self._warm_identity()
+        if ident is None:
+            return None
+        try:
+            return warm_cache.entry_key(ident, key, self.device, disk_cache.environment(get_backend(self.device)))
+        except (TypeError, ValueError):
+            return None
+
+    def _warm_plan(self, warm: str, values: list[Any]) -> tuple[_Plan, list[Any]] | None:
+        """The plan of a program an earlier process wrote, when nothing it read has changed."""
+        from .runtime import compile_text
+
+        entry = warm_cache.lookup(warm)
+        if entry is None:
+            return None
+        auto = frozenset(entry["auto_static"])
+        if not auto <= set(self.params):
+            return None
+        if auto - self.auto_static:
+            self.auto_static = self.auto_static | auto
+        key, leaves, leaf_keys = self._key(values)
+        in_avals = [_key_aval(k) for k in leaf_keys]
+        if in_avals != entry["in_avals"] or warm_cache.key_text(key) != entry["key"]:
+            return None  # (another value of an argument made static: another program)
+        exe = compile_text(entry["text"], entry["out_avals"], self.device)
+        plan = self._cache[key] = _Plan(exe, entry["out_tree"], entry["template"], in_avals)
+        return plan, leaves
+
+    def _warm_store(self, warm: str, key: tuple[Any, ...], text: str, out_avals: list[ShapedArray],
+                    tree: pytree.TreeDef, template: list[Any], in_avals: list[ShapedArray]) -> None:
+        try:
+            source: str | None = self.program.source()
+        except TranspileError:
+            source = None
+        warm_cache.store(warm, self._warm_reads(), key, text, out_avals, tree, template, in_avals, self.auto_static,
+                         source)
 
     def _fast_key(self, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
         """The cache key when every argument is a bare array or Python scalar (the common case)."""
@@ -595,20 +643,24 @@ class CompiledExecutable:
 
 def compile(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
             static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
-            device: str | None = None, in_shardings: Any = None, out_shardings: Any = None) -> Any:
+            device: str | None = None, in_shardings: Any = None, out_shardings: Any = None,
+            donate_argnames: str | Sequence[str] = ()) -> Any:
     """Compile ``fn`` with srcjax: ``@srcjax.compile`` or ``srcjax.compile(fn, ...)`` (``srcjax.jit``).
 
     ``device`` is ``"cpu"`` (default), ``"gpu"``, or ``"numpy"`` to run the
-    generated source with NumPy instead of XLA (for debugging). ``donate_argnums`` is accepted
-    (JAX's signature) and changes nothing: srcjax never reuses an argument's buffer for a result.
+    generated source with NumPy instead of XLA (for debugging). ``donate_argnums``/``donate_argnames``
+    (JAX's semantics): a donated argument's buffer is reused for a result of its shape and dtype, and
+    the donated :class:`srcjax.Array` cannot be used after the call (``srcjax/donation.py``).
     ``in_shardings``/``out_shardings`` (``srcjax.sharding.NamedSharding``s: one for every argument
     or output, or one per argument / output, None for "as given" / "as XLA chooses") compile one
     program for all devices of their mesh; without them, arguments laid out by
     ``srcjax.device_put(x, sharding)`` give theirs (``docs/many_devices.md``).
     """
     if fn is None:
-        return lambda f: Compiled(f, static_argnums, static_argnames, device, in_shardings, out_shardings)
-    return Compiled(fn, static_argnums, static_argnames, device, in_shardings, out_shardings)
+        return lambda f: Compiled(f, static_argnums, static_argnames, device, in_shardings, out_shardings,
+                                  donate_argnums, donate_argnames)
+    return Compiled(fn, static_argnums, static_argnames, device, in_shardings, out_shardings, donate_argnums,
+                    donate_argnames)
 
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
@@ -617,11 +669,11 @@ def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[
         out_shardings: Any = None) -> Any:
     """JAX's spelling of :func:`compile` (``@srcjax.jit``, ``srcjax.jit(f, static_argnums=...)``).
 
-    ``donate_argnums``/``donate_argnames`` are accepted and ignored: srcjax never reuses an
-    argument's buffer for a result (the program is the same; only memory use differs).
+    ``donate_argnums``/``donate_argnames``: see :func:`compile`.
     """
     return compile(fn, static_argnums=static_argnums, static_argnames=static_argnames, donate_argnums=donate_argnums,
-                   device=device, in_shardings=in_shardings, out_shardings=out_shardings)
+                   donate_argnames=donate_argnames, device=device, in_shardings=in_shardings,
+                   out_shardings=out_shardings)
 
 
 _PLAIN: weakref.WeakKeyDictionary[Any, Compiled] = weakref.WeakKeyDictionary()

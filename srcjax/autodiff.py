@@ -22,18 +22,19 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from . import adjoint, core, pytree, reverse_over
+from . import adjoint, core, pytree, reverse_over, warm_cache
 
 # api's underscore names are srcjax-internal (api is a public module: no underscore would read as API);
 # the transformations share them with srcjax.compile on purpose
 from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval, _tree_key, eval_shape
-from .core import ArgumentError, DTypeError, ShapeDtypeStruct, ShapeError, Span, TranspileError, dtype_short_name
+from .core import ArgumentError, DTypeError, ShapeError, TranspileError
 from .custom import custom_vjp, owner_of
 from .frontend import locations
 from .frontend.names import Names, Visitor
 from .frontend.program import Program
 from .frontend.read import read_function
 from .generated import exec_generated
+from .grad_output import grad_output_error, return_span
 from .transforms import ad, custom_rules, readable, split
 from .transforms.simplify import simplify_source
 
@@ -116,7 +117,7 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
                 return ad.grad_source(prog, nums, name, value=kind == "value_and_grad", has_aux=has_aux,
                                       single=single, origins=origins, max_iters=max_iters)
             except ShapeError as e:  # a container output: at the user's return
-                raise e.with_span(_return_span(base, has_aux)) from None
+                raise e.with_span(return_span(base, has_aux)) from None
 
         try:
             reverse_over.refuse_tapes_across_calls(base, prog)
@@ -316,7 +317,32 @@ def _then(args: tuple[list[str], list[str]], *more: str) -> str:
 
 
 class _Derived(Compiled):
-    """A compiled derivative; checks that differentiated arguments are floating point."""
+    """A compiled derivative; checks that differentiated arguments are floating point.
+
+    *Lazy* (``_lazy``) when a new process finds in the level-2 cache (``warm_cache.py``) that this
+    derivative was written before from unchanged sources: ``fn`` is then the function differentiated,
+    standing in, and the derivative is written only if a call's program is not in that cache (or
+    when anything reads ``fn``: ``source()``, ``lower()``, another transformation)."""
+
+    _lazy = False
+
+    @property  # type: ignore[override]
+    def fn(self) -> Callable[..., Any]:
+        if self._lazy:
+            self._materialize()
+        return self._fn  # type: ignore[no-any-return]
+
+    @fn.setter
+    def fn(self, v: Callable[..., Any]) -> None:
+        self._fn = v
+
+    @property  # type: ignore[override]
+    def __srcjax_fn__(self) -> Any:
+        return self.fn
+
+    @__srcjax_fn__.setter
+    def __srcjax_fn__(self, v: Callable[..., Any]) -> None:
+        self._fn = v
 
     def __init__(self, fn: Callable[..., Any], check: tuple[int, ...], what: str, **kw: Any) -> None:
         super().__init__(fn, **kw)
@@ -328,6 +354,27 @@ class _Derived(Compiled):
         self._bound: dict[tuple[Any, ...], _Derived] = {}
         self._needs: set[str] = set()  # parameters called as functions: a function must be passed for each
         self._output_of: tuple[bool, str] | None = None  # grad: (has_aux, srcjax.grad): a real scalar output
+
+    def _materialize(self) -> None:
+        """Write the derivative (what :func:`_wrap_new` does unless lazy)."""
+        fn, kind, argnums, has_aux, max_iters = self._origin  # type: ignore[misc]
+        c = _as_compiled(fn)
+        try:
+            with warm_cache.recording(self._reads):
+                needs = _called_parameters(c)
+                # a function calling a parameter is differentiated once the caller says which function it is
+                derived = c.fn if needs else derivative_function(fn, kind, argnums, has_aux, max_iters)
+        except TranspileError as e:
+            raise _clean(e) from None
+        self._lazy = False
+        self._needs = needs
+        self._fn = derived
+        functools.update_wrapper(self, derived)
+        signature = inspect.signature(derived)
+        if signature != self.signature:
+            self.signature, self.params = signature, list(signature.parameters)
+            self._nparams = len(self.params)
+            self._simple = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in signature.parameters.values())
 
     def _function_arguments(self, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Function-valued arguments (an activation chosen by the caller), by parameter name."""
@@ -348,6 +395,9 @@ class _Derived(Compiled):
                 plan = self._tree_cache.get(tree[0])
                 if plan is not None:  # containers of arrays seen before (so checked, as above)
                     return plan.run(tree[1])
+        if self._lazy and (any(map(_is_function_value, args)) or any(map(_is_function_value, kwargs.values()))
+                           or not self._warm_preload(args, kwargs)):
+            self._materialize()  # (not in the level-2 cache: the derivative is written now)
         fns = self._function_arguments(args, kwargs)
         missing = sorted(self._needs - set(fns))
         if missing:
@@ -438,89 +488,38 @@ def _called_parameters(c: Compiled) -> set[str]:
 def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool,
               max_iters: int | None) -> Compiled:
     c = _as_compiled(fn)
-    try:
-        needs = _called_parameters(c)
-        # a function calling a parameter is differentiated once the caller says which function it is
-        derived = c.fn if needs else derivative_function(fn, kind, argnums, has_aux, max_iters)
-    except TranspileError as e:
-        raise _clean(e) from None
-    nums, _ = _argnums(argnums, len(c.params))
-    d = _Derived(derived, nums, f"srcjax.{kind}", static_argnums=tuple(
-        i for i, p in enumerate(c.params) if p in c.static), device=c.device)
+    if kind in ("grad", "value_and_grad"):
+        try:
+            nums, _ = _argnums(argnums, len(c.params))
+        except TranspileError as e:
+            raise _clean(e) from None
+        # the function itself stands in until the derivative is written (its signature is the derivative's)
+        d = _Derived(c.fn, nums, f"srcjax.{kind}", static_argnums=tuple(
+            i for i, p in enumerate(c.params) if p in c.static), device=c.device)
+        d._lazy = True
+        d._origin = (fn, kind, argnums, has_aux, max_iters)
+        marker = d._warm_marker()
+        if marker is None or not warm_cache.marked(marker):
+            d._materialize()  # errors in the function are raised here, as without the cache
+            if marker is not None:
+                warm_cache.mark(marker, d._reads, c._warm_reads())
+    else:
+        try:
+            needs = _called_parameters(c)
+            derived = c.fn if needs else derivative_function(fn, kind, argnums, has_aux, max_iters)
+        except TranspileError as e:
+            raise _clean(e) from None
+        nums, _ = _argnums(argnums, len(c.params))
+        d = _Derived(derived, nums, f"srcjax.{kind}", static_argnums=tuple(
+            i for i, p in enumerate(c.params) if p in c.static), device=c.device)
+        d._needs = needs
     d._origin = (fn, kind, argnums, has_aux, max_iters)
     d._primal = fn
     if kind in ("jvp", "vjp"):  # (primals..., tangents or a cotangent): the function's own errors at its lines
         d._primal_nargs = sum(p.kind != inspect.Parameter.KEYWORD_ONLY
                               for p in inspect.signature(c.fn).parameters.values())
     d._output_of = (has_aux, f"srcjax.{kind}") if kind in ("grad", "value_and_grad") else None
-    d._needs = needs
     return d
-
-
-def grad_output_error(fn: Callable[..., Any], out: Any, has_aux: bool, what: str,
-                      describe: Callable[[Any], str] | None = None) -> TranspileError | None:
-    """What ``what`` (``srcjax.grad``, ``--grad``) refuses in ``out``, ``fn``'s output (from
-    ``eval_shape``; with ``has_aux`` the first of the pair): not a scalar (a ShapeError), not
-    floating point (a DTypeError, as JAX: "grad requires real-valued outputs"). Located at
-    ``fn``'s ``return`` (the function's name where it has several); None when ``out`` is fine."""
-    show = describe or _describe_output
-    name = getattr(fn, "__name__", "the function")
-    main = out[0] if has_aux and isinstance(out, (tuple, list)) and len(out) == 2 else out
-    if isinstance(main, ShapeDtypeStruct) and main.shape == () and \
-            (main.dtype.kind == "f" or main.dtype.name == "bfloat16") or type(main) is float:
-        return None
-    span = _return_span(fn, has_aux)
-    part = " as its output (the first of the pair)" if has_aux and main is not out else ""
-    if isinstance(main, ShapeDtypeStruct) and main.shape == () or type(main) in (int, bool):
-        return DTypeError(f"{what} requires a real-valued (floating-point) output, but {name} returns "
-                          f"{show(main)}{part}", span=span,
-                          hint="a complex output has no gradient (as in JAX): return np.real(...), np.abs(...) "
-                               "** 2, or use srcjax.vjp" if isinstance(main, ShapeDtypeStruct) and
-                          main.dtype.kind == "c" else
-                          "an integer or boolean output has no gradient: compute the output in floating point "
-                          "(x.astype(np.float32)), or use srcjax.vjp")
-    return ShapeError(f"{what} needs a scalar output, but {name} returns {show(main)}{part}", span=span,
-                      hint="reduce it to a scalar (np.sum, np.mean), or use srcjax.jacrev or srcjax.vjp for a "
-                           "non-scalar output")
-
-
-def _describe_output(out: Any) -> str:
-    """``f32[3]``, ``(f32[3], f32[])``, or the type of a non-array."""
-    if isinstance(out, ShapeDtypeStruct):
-        return f"{dtype_short_name(out.dtype)}[{','.join(map(str, out.shape))}]"
-    if isinstance(out, (tuple, list)) and not pytree.is_record(out):
-        inner = ", ".join(_describe_output(o) for o in out)
-        return f"({inner},)" if isinstance(out, tuple) and len(out) == 1 else \
-            f"({inner})" if isinstance(out, tuple) else f"[{inner}]"
-    return pytree.describe(out)
-
-
-def _return_span(fn: Callable[..., Any], has_aux: bool) -> Span | None:
-    """Where ``fn`` returns its output: the value of its only ``return`` (the first element of a
-    returned pair with ``has_aux``), else its name in the ``def``."""
-    try:
-        src = read_function(_as_compiled(fn).fn)
-    except TranspileError:
-        return None
-    returns: list[cst.Return] = []
-
-    class V(Visitor):
-        def visit_Return(self, n: cst.Return) -> None:
-            returns.append(n)
-
-        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
-            return n is src.fdef  # not a nested function's return
-
-        def visit_Lambda(self, n: cst.Lambda) -> bool:
-            return False
-
-    V().walk(src.fdef)
-    if len(returns) == 1 and returns[0].value is not None:
-        v = returns[0].value
-        if has_aux and isinstance(v, (cst.Tuple, cst.List)) and len(v.elements) == 2:
-            v = v.elements[0].value
-        return src.span(v) or src.span(returns[0])
-    return src.span(src.fdef.name)
 
 
 @core.transformation

@@ -25,6 +25,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
+from .. import warm_cache
 from ..primitives import registry
 from .callees import STATIC_NUMPY
 from .names import children, target_names
@@ -194,17 +195,20 @@ class BindingTimes:
             v = sys.modules["srcjax"]
         elif head in src.closure:
             v = src.closure[head]
+            warm_cache.note_closure(head, v)
         elif head in src.globals:
             v = src.globals[head]
+            warm_cache.note_global(src.globals, head, v)
         elif hasattr(builtins, head):
             v = getattr(builtins, head)
         else:
             return False, None
         for part in chain[1:]:
             try:
-                v = getattr(v, part)
+                base, v = v, getattr(v, part)
             except Exception:
                 return False, None
+            warm_cache.note_attr(base, part, v)
         return True, v
 
     def of(self, e: cst.CSTNode) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 
 import libcst as cst
 
+from .. import warm_cache
 from ..core import Span, TranspileError
 from .functionalize import functionalize
 from .normalize import NormalizedFunction, normalize
@@ -42,6 +43,7 @@ class Program:
         self.rule_only: set[str] = set()  # custom derivative rules (and what they call) the program never calls
         self.called_at: dict[Callable[..., Any], tuple[Callable[..., Any], Span | None]] = {}  # callee -> caller
         self.methods: set[str] = set()  # methods and property getters of the user's classes (not called by name)
+        self.reads = warm_cache.Reads()  # the files and module-level names normalizing read (warm_cache.py)
         self.entry = self.add(entry)
         while self._queue:
             fn = self._queue.pop(0)
@@ -69,7 +71,8 @@ class Program:
 
     def _normalize(self, fn: Callable[..., Any], name: str | None = None) -> NormalizedFunction:
         try:
-            nf = self._normalize_one(fn, name)
+            with warm_cache.recording(self.reads):
+                nf = self._normalize_one(fn, name)
         except TranspileError as e:  # in a helper: the calls that lead there from the entry, as a traceback
             seen = {fn}
             while fn in self.called_at:

@@ -19,6 +19,7 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
+from .. import warm_cache
 from ..core import Span, UnknownFunctionError, UnsupportedSyntaxError
 
 
@@ -55,10 +56,12 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
     key = (code, id(fn.__globals__))
     hit = _CACHE.get(key)
     if hit is not None and hit.fn is fn:
+        warm_cache.note_file(hit.filename)
         return hit
     if fn.__name__ == "<lambda>":
         src = _read_lambda(fn, code)
         _CACHE[key] = src
+        warm_cache.note_file(src.filename)
         return src
     try:
         lines, start = inspect.getsourcelines(fn)
@@ -87,6 +90,7 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
                          line_offset=start - 1, col_offset=col_offset, globals=fn.__globals__,
                          closure=_closure(fn))
     _CACHE[key] = src
+    warm_cache.note_file(filename)
     return src
 
 

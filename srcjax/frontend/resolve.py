@@ -28,7 +28,7 @@ import numpy as np
 from .. import adjoint as _adjoint
 from .. import batched as _batched
 from .. import composites as _composites
-from .. import pytree
+from .. import pytree, warm_cache
 from ..core import Span, TranspileError, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
 from . import callees, closures
@@ -183,8 +183,10 @@ class Resolver:
 
     def lookup(self, name: str) -> tuple[bool, Any]:
         if name in self.src.closure:
+            warm_cache.note_closure(name, self.src.closure[name])
             return True, self.src.closure[name]
         if name in self.src.globals:
+            warm_cache.note_global(self.src.globals, name, self.src.globals[name])
             return True, self.src.globals[name]
         if hasattr(builtins, name):
             return True, getattr(builtins, name)
@@ -273,7 +275,8 @@ class Resolver:
                 return False, None
             if not hasattr(v, part):
                 raise UnknownFunctionError(f"{'.'.join(chain)} does not exist", span=self.span(node))
-            v = getattr(v, part)
+            base, v = v, getattr(v, part)
+            warm_cache.note_attr(base, part, v)
         return True, composite(v)
 
     def helper_call_name(self, fn: Callable[..., Any], node: cst.CSTNode) -> cst.Name:

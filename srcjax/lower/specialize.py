@@ -41,7 +41,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from .. import pytree
+from .. import pytree, warm_cache
 from ..core import (
     PYTHON_SCALAR_DTYPES,
     ArgumentError,
@@ -448,10 +448,8 @@ class Specializer:
         if name == "srcjax":  # the package as a value (loaded: it is what runs this), not an import
             return sys.modules["srcjax"]
         src = self.nf.source
-        if name in src.closure:
-            return self.from_python(src.closure[name])
-        if name in src.globals:
-            return self.from_python(src.globals[name])
+        if name in src.closure or name in src.globals:
+            return self.from_python(warm_cache.read_name(src.closure, src.globals, name))
         if hasattr(builtins, name):
             return getattr(builtins, name)
         raise UnknownFunctionError(f"name {name!r} is not defined")
@@ -540,7 +538,7 @@ class Specializer:
         if getter is not None:  # a property of the user's class: its getter is code, read like a method
             return self.call_method(getter, [base], {})
         try:
-            return self.from_python(getattr(base, attr))
+            return self.from_python(warm_cache.read_attr(base, attr))
         except AttributeError as e:
             raise UnknownFunctionError(str(e)) from None
 

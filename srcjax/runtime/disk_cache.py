@@ -30,10 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["STATS", "CacheInfo", "cache_dir", "clear", "info", "load", "program_key", "store"]
+__all__ = ["STATS", "CacheInfo", "cache_dir", "clear", "environment", "info", "load", "program_key", "store"]
 
 _MAGIC = b"SRCJAX-XLA-1\n"
 _SUFFIX = ".xla"
+# kind -> (magic, suffix): XLA executables, and the front end's results (``srcjax/warm_cache.py``: JSON)
+# and srcjax's own helper executables (runtime/host_upload.py)
+_KINDS = {"xla": (_MAGIC, _SUFFIX), "program": (b"SRCJAX-PROGRAM-1\n", ".prog"), "helper": (_MAGIC, ".hlp")}
+_SUFFIXES = tuple(suffix for _, suffix in _KINDS.values())
 _DEFAULT_MAX = 1 << 30
 _LOCK = threading.Lock()
 _CPU: str | None = None
@@ -76,20 +80,29 @@ def _cpu_features() -> str:
     return _CPU
 
 
-def program_key(text: str, backend: Any, options: Any) -> str:
-    """The cache key of compiling ``text`` with ``options`` for ``backend`` (hex SHA-256)."""
+def environment(backend: Any) -> str:
+    """What a program's machine code depends on besides its text: versions, platform, device, CPU."""
     import jaxlib
 
     version = getattr(sys.modules.get("srcjax"), "__version__", "?")  # (no import: srcjax imports this module)
-    h = hashlib.sha256()
-    for part in ("srcjax", version, "jaxlib", jaxlib.__version__, backend.platform,
-                 str(getattr(backend.client, "platform_version", "")),
-                 str(getattr(backend.device, "device_kind", "")), str(len(backend.device_list)), _cpu_features()):
-        h.update(part.encode())
-        h.update(b"\0")
+    return "\0".join(("srcjax", version, "jaxlib", jaxlib.__version__, backend.platform,
+                      str(getattr(backend.client, "platform_version", "")),
+                      str(getattr(backend.device, "device_kind", "")), str(len(backend.device_list)),
+                      _cpu_features())) + "\0" + _processes(backend)
+
+
+def _processes(backend: Any) -> str:
+    """Several processes: each one's own executable (its devices are the addressable ones)."""
     devs = backend.client.devices()
-    if len(devs) != len(backend.client.local_devices()):  # several processes: each one's own executable
-        h.update(f"process {backend.client.process_index()} of {len({d.process_index for d in devs})}\0".encode())
+    if len(devs) == len(backend.client.local_devices()):
+        return ""
+    return f"process {backend.client.process_index()} of {len({d.process_index for d in devs})}\0"
+
+
+def program_key(text: str, backend: Any, options: Any) -> str:
+    """The cache key of compiling ``text`` with ``options`` for ``backend`` (hex SHA-256)."""
+    h = hashlib.sha256()
+    h.update(environment(backend).encode())
     h.update(options.SerializeAsString())
     h.update(b"\0")
     h.update(text.encode())
@@ -107,24 +120,27 @@ def _private_dir(d: Path, create: bool) -> bool:
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
-def load(key: str) -> bytes | None:
-    """The serialized executable stored under ``key``, or None (absent, unsafe or corrupt: then removed)."""
+def load(key: str, count: bool = True, kind: str = "xla") -> bytes | None:
+    """The serialized executable stored under ``key``, or None (absent, unsafe or corrupt: then removed);
+    ``count=False`` leaves :data:`STATS` alone (srcjax's own helper programs)."""
     d = cache_dir()
+    stats = STATS if count else {"hits": 0, "misses": 0}
+    magic, suffix = _KINDS[kind]
     if d is None:
         return None
     if not _private_dir(d, create=False):  # absent yet, or others may write it
-        STATS["misses"] += 1
+        stats["misses"] += 1
         return None
-    path = d / (key + _SUFFIX)
+    path = d / (key + suffix)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
-        STATS["misses"] += 1
+        stats["misses"] += 1
         return None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
-            STATS["misses"] += 1
+            stats["misses"] += 1
             return None  # not ours, or others may write it: never run it (and never delete it)
         with os.fdopen(fd, "rb") as f:
             fd = -1
@@ -134,33 +150,34 @@ def load(key: str) -> bytes | None:
     finally:
         if fd >= 0:
             os.close(fd)
-    head = len(_MAGIC) + 32
-    if len(data) < head or not data.startswith(_MAGIC) or \
-            hashlib.sha256(data[head:]).digest() != data[len(_MAGIC):head]:
+    head = len(magic) + 32
+    if len(data) < head or not data.startswith(magic) or \
+            hashlib.sha256(data[head:]).digest() != data[len(magic):head]:
         _remove(path)
-        STATS["misses"] += 1
+        stats["misses"] += 1
         return None
     try:
         os.utime(path)  # recently used (eviction removes the least recently used first)
     except OSError:
         pass
-    STATS["hits"] += 1
+    stats["hits"] += 1
     return data[head:]
 
 
-def store(key: str, blob: bytes) -> None:
+def store(key: str, blob: bytes, kind: str = "xla") -> None:
     """Store ``blob`` under ``key`` atomically; then keep the cache under its size cap. Never raises."""
     d = cache_dir()
     if d is None or not blob or not _private_dir(d, create=True):
         return
-    data = _MAGIC + hashlib.sha256(blob).digest() + blob
+    magic, suffix = _KINDS[kind]
+    data = magic + hashlib.sha256(blob).digest() + blob
     try:
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=_SUFFIX)
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=suffix)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             os.chmod(tmp, 0o600)
-            os.replace(tmp, d / (key + _SUFFIX))
+            os.replace(tmp, d / (key + suffix))
             STATS["stores"] += 1
         except BaseException:
             _remove(Path(tmp))
@@ -177,7 +194,7 @@ def _entries(d: Path) -> list[tuple[float, int, Path]]:
     except OSError:
         return []
     for name in names:
-        if not name.endswith(_SUFFIX) or name.startswith("."):
+        if not name.endswith(_SUFFIXES) or name.startswith("."):
             continue
         p = d / name
         try:

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 from jaxlib import _jax, xla_client  # type: ignore[attr-defined]
 
-from ..core import DistributedError, InternalError, ShapedArray, TranspileError, canonical_dtype
+from ..core import ArgumentError, DistributedError, InternalError, ShapedArray, TranspileError, canonical_dtype
 from ..lower import host_print
-from . import disk_cache, distributed
+from . import disk_cache, distributed, host_upload
 
 _COPY = xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
@@ -77,6 +77,14 @@ class Backend:
     def __repr__(self) -> str:
         return f"Backend({self.platform}: {self.device})"
 
+    def compile_with_callbacks(self, text: str, callbacks: list[Any]) -> Any:
+        """:func:`compile_callbacks_cached` for this backend."""
+        return compile_callbacks_cached(text, self, callbacks)
+
+    def result_handler(self, aval: ShapedArray) -> Any:
+        """The handler that wraps a result of ``aval`` on this backend's device."""
+        return result_handler(aval, self.result_sharding)
+
 
 def cpu_device_count() -> int | None:
     """``SRCJAX_NUM_CPU_DEVICES``: how many CPU devices the client has (read once, when it is made)."""
@@ -114,13 +122,15 @@ def _make_cuda_client() -> Any:
     raise RuntimeError("no GPU PJRT plugin found: pip install jax-cuda13-pjrt (or jax-cuda12-pjrt)")
 
 
-def _result_handler(aval: ShapedArray, sharding: Any) -> Any:
+def result_handler(aval: ShapedArray, sharding: Any) -> Any:
     """``array_result_handler``: jaxlib 0.10 takes (aval, sharding, committed, _skip_checks), 0.11 drops the last."""
     try:
         return _jax.array_result_handler(aval, sharding, True, True)
     except TypeError:
         return _jax.array_result_handler(aval, sharding, True)
 
+
+_result_handler = result_handler  # (the sharded path's name for it)
 
 _BACKENDS: dict[str, Backend] = {}
 _LOCK = threading.Lock()
@@ -224,6 +234,8 @@ class Array:
     def _value(self) -> np.ndarray:
         v = self._np
         if v is None:
+            if self._buf.is_deleted():
+                raise donated_error()
             v = self._np = _to_numpy(self._buf, self.aval)
         return v
 
@@ -371,11 +383,23 @@ Array.__abs__ = lambda self: np.absolute(self._value())  # type: ignore
 Array.__hash__ = None  # type: ignore[assignment]
 
 
+def donated_error() -> ArgumentError:
+    """Using an array whose buffer a call took (``donate_argnums``: ``srcjax/donation.py``)."""
+    return ArgumentError("this srcjax.Array was donated to a compiled function (donate_argnums / donate_argnames): "
+                         "its buffer now holds a result, and the array can no longer be read or passed",
+                         hint="use the function's result in its place (params = step(params, ...)), or do not "
+                              "donate this argument")
+
+
 def device_put(x: Any, aval: ShapedArray, backend: Backend) -> Any:
     """Upload a host value (copied) and return the device buffer."""
     if isinstance(x, Array):
         return x._buf
     arr = np.asarray(x, dtype=aval.dtype)
+    if host_upload.active():  # (before ml_dtypes is imported: see runtime/host_upload.py)
+        bufs = host_upload.upload([arr], [aval], backend)
+        if bufs is not None:
+            return bufs[0]
     return xla_client.batched_device_put(aval, backend.put_sharding, [arr], [backend.device], True, False,
                                          _COPY, True)
 
@@ -391,7 +415,7 @@ class Executable:
             self.loaded = _compile_with_callbacks(text, backend)
         else:
             self.loaded = _compile_cached(text, backend)
-        self.handlers = [_result_handler(a, backend.result_sharding) for a in out_avals]
+        self.handlers = [result_handler(a, backend.result_sharding) for a in out_avals]
         self.array_type = Array
         sharding, dev = backend.put_sharding, [backend.device]
         put = xla_client.batched_device_put
@@ -405,12 +429,40 @@ class Executable:
 
         self.put = put_one
 
+    def put_many(self, leaves: Sequence[Any], avals: Sequence[ShapedArray]) -> list[Any]:
+        """Device buffers of a call's arguments. The host leaves go up two or more together, in one
+        execution (``runtime/host_upload.py``: ~4.5 us + 1.7 us a leaf, against ~4.6 us a leaf one
+        by one), and a single one that way too while ml_dtypes is not imported."""
+        bufs: list[Any] = []
+        host: list[int] = []
+        for i, x in enumerate(leaves):  # (no `None in bufs`: jax, when imported, gives buffers an array __eq__)
+            if type(x) is Array:
+                bufs.append(x._buf)
+            else:
+                bufs.append(None)
+                host.append(i)
+        if len(host) >= 2 or (host and host_upload.active()):
+            up = host_upload.upload([leaves[i] for i in host], [avals[i] for i in host], self.backend)
+            if up is not None:
+                for i, b in zip(host, up):
+                    bufs[i] = b
+                return bufs
+        for i in host:
+            bufs[i] = self.put(leaves[i], avals[i])
+        return bufs
+
     def run_one(self, bufs: list[Any]) -> Array:
         """:meth:`run` of a program with one result."""
-        return Array(self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)[0], self.out_avals[0])
+        try:
+            return Array(self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)[0], self.out_avals[0])
+        except _jax.JaxRuntimeError as e:
+            raise donated_error() if "deleted or donated" in str(e) else e from None
 
     def run(self, bufs: list[Any]) -> list[Array]:
-        res = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
+        try:
+            res = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
+        except _jax.JaxRuntimeError as e:
+            raise donated_error() if "deleted or donated" in str(e) else e from None
         avals = self.out_avals
         if len(res) == 1:
             return [Array(res[0], avals[0])]
@@ -475,31 +527,63 @@ def _compile_cached(text: str, backend: Backend, options: Any = None, device_lis
     return loaded
 
 
-def _compile_with_callbacks(text: str, backend: Backend) -> Any:
-    """Compile a module that calls Python (``print``): only an ``ir.Module`` takes ``host_callbacks``
-    (``shared/RUNTIME_FACTS.md``, "Host callbacks"); the callables stay alive with the executable."""
+def _mlir_module(text: str) -> Any:
+    """``text`` parsed into an ``ir.Module`` (only a module takes ``host_callbacks``); call under ``_LOCK``."""
     global _MLIR_CONTEXT
-    if backend.platform != "cpu":
-        raise TranspileError(f"print() inside compiled code runs on CPU only for now, not on {backend.platform!r}",
-                             hint="remove the print, or compile with device='cpu' (or device='numpy') to debug")
     from jaxlib.mlir import ir  # (imports without jax)
     from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # type: ignore[attr-defined]
     from jaxlib.mlir.dialects import stablehlo
 
+    if _MLIR_CONTEXT is None:
+        registry = ir.DialectRegistry()
+        _jax_mlir_ext.register_dialects(registry)
+        ctx = ir.Context()
+        ctx.append_dialect_registry(registry)
+        ctx.load_all_available_dialects()
+        stablehlo.register_dialect(ctx)
+        _MLIR_CONTEXT = ctx
+    with _MLIR_CONTEXT:
+        return ir.Module.parse(text)
+
+
+def _compile_with_callbacks(text: str, backend: Backend) -> Any:
+    """Compile a module that calls Python (``print``): only an ``ir.Module`` takes ``host_callbacks``
+    (``shared/RUNTIME_FACTS.md``, "Host callbacks"); the callables stay alive with the executable."""
+    if backend.platform != "cpu":
+        raise TranspileError(f"print() inside compiled code runs on CPU only for now, not on {backend.platform!r}",
+                             hint="remove the print, or compile with device='cpu' (or device='numpy') to debug")
     text, callbacks = host_print.host_callbacks(text)
     with _LOCK:
-        if _MLIR_CONTEXT is None:
-            registry = ir.DialectRegistry()
-            _jax_mlir_ext.register_dialects(registry)
-            ctx = ir.Context()
-            ctx.append_dialect_registry(registry)
-            ctx.load_all_available_dialects()
-            stablehlo.register_dialect(ctx)
-            _MLIR_CONTEXT = ctx
+        module = _mlir_module(text)
         with _MLIR_CONTEXT:
-            module = ir.Module.parse(text)
             return backend.client.compile_and_load(module, backend.device_list, xla_client.CompileOptions(),
                                                    host_callbacks=callbacks)
+
+
+def compile_callbacks_cached(text: str, backend: Backend, callbacks: list[Any]) -> Any:
+    """XLA's executable for ``text``, whose host callback ``index = k`` calls ``callbacks[k]``: loaded
+    from the persistent cache with these callables bound when a run compiled it before, else compiled
+    and stored (the serialized executable names callbacks by index, not the callables)."""
+    options = xla_client.CompileOptions()
+    key = disk_cache.program_key("host-callbacks\n" + text, backend, options) \
+        if disk_cache.cache_dir() is not None else None
+    blob = disk_cache.load(key, count=False, kind="helper") if key is not None else None
+    if blob is not None:
+        try:
+            return backend.client.deserialize_executable(blob, backend.device_list, options,
+                                                         host_callbacks=callbacks)
+        except Exception:  # noqa: BLE001 - an entry XLA cannot load: compile it again, and replace it
+            pass
+    with _LOCK:
+        module = _mlir_module(text)
+        with _MLIR_CONTEXT:
+            loaded = backend.client.compile_and_load(module, backend.device_list, options, host_callbacks=callbacks)
+    if key is not None:
+        try:
+            disk_cache.store(key, backend.client.serialize_executable(loaded), kind="helper")
+        except Exception:  # noqa: BLE001 - the cache is an optimization
+            pass
+    return loaded
 
 
 def compile_text(text: str, out_avals: Sequence[ShapedArray], platform: str | None = None) -> Executable:

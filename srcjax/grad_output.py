@@ -1,0 +1,82 @@
+"""What ``srcjax.grad`` refuses in a function's output (not a real scalar), located at its ``return``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import libcst as cst
+
+from . import pytree
+from .api import _as_compiled  # (api's shared helper: the function's one Compiled)
+from .core import DTypeError, ShapeDtypeStruct, ShapeError, Span, TranspileError, dtype_short_name
+from .frontend.names import Visitor
+from .frontend.read import read_function
+
+__all__ = ["grad_output_error", "return_span"]
+
+
+def grad_output_error(fn: Callable[..., Any], out: Any, has_aux: bool, what: str,
+                      describe: Callable[[Any], str] | None = None) -> TranspileError | None:
+    """What ``what`` (``srcjax.grad``, ``--grad``) refuses in ``out``, ``fn``'s output (from
+    ``eval_shape``; with ``has_aux`` the first of the pair): not a scalar (a ShapeError), not
+    floating point (a DTypeError, as JAX: "grad requires real-valued outputs"). Located at
+    ``fn``'s ``return`` (the function's name where it has several); None when ``out`` is fine."""
+    show = describe or _describe_output
+    name = getattr(fn, "__name__", "the function")
+    main = out[0] if has_aux and isinstance(out, (tuple, list)) and len(out) == 2 else out
+    if isinstance(main, ShapeDtypeStruct) and main.shape == () and \
+            (main.dtype.kind == "f" or main.dtype.name == "bfloat16") or type(main) is float:
+        return None
+    span = return_span(fn, has_aux)
+    part = " as its output (the first of the pair)" if has_aux and main is not out else ""
+    if isinstance(main, ShapeDtypeStruct) and main.shape == () or type(main) in (int, bool):
+        return DTypeError(f"{what} requires a real-valued (floating-point) output, but {name} returns "
+                          f"{show(main)}{part}", span=span,
+                          hint="a complex output has no gradient (as in JAX): return np.real(...), np.abs(...) "
+                               "** 2, or use srcjax.vjp" if isinstance(main, ShapeDtypeStruct) and
+                          main.dtype.kind == "c" else
+                          "an integer or boolean output has no gradient: compute the output in floating point "
+                          "(x.astype(np.float32)), or use srcjax.vjp")
+    return ShapeError(f"{what} needs a scalar output, but {name} returns {show(main)}{part}", span=span,
+                      hint="reduce it to a scalar (np.sum, np.mean), or use srcjax.jacrev or srcjax.vjp for a "
+                           "non-scalar output")
+
+
+def _describe_output(out: Any) -> str:
+    """``f32[3]``, ``(f32[3], f32[])``, or the type of a non-array."""
+    if isinstance(out, ShapeDtypeStruct):
+        return f"{dtype_short_name(out.dtype)}[{','.join(map(str, out.shape))}]"
+    if isinstance(out, (tuple, list)) and not pytree.is_record(out):
+        inner = ", ".join(_describe_output(o) for o in out)
+        return f"({inner},)" if isinstance(out, tuple) and len(out) == 1 else \
+            f"({inner})" if isinstance(out, tuple) else f"[{inner}]"
+    return pytree.describe(out)
+
+
+def return_span(fn: Callable[..., Any], has_aux: bool) -> Span | None:
+    """Where ``fn`` returns its output: the value of its only ``return`` (the first element of a
+    returned pair with ``has_aux``), else its name in the ``def``."""
+    try:
+        src = read_function(_as_compiled(fn).fn)
+    except TranspileError:
+        return None
+    returns: list[cst.Return] = []
+
+    class V(Visitor):
+        def visit_Return(self, n: cst.Return) -> None:
+            returns.append(n)
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            return n is src.fdef  # not a nested function's return
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            return False
+
+    V().walk(src.fdef)
+    if len(returns) == 1 and returns[0].value is not None:
+        v = returns[0].value
+        if has_aux and isinstance(v, (cst.Tuple, cst.List)) and len(v.elements) == 2:
+            v = v.elements[0].value
+        return src.span(v) or src.span(returns[0])
+    return src.span(src.fdef.name)
