@@ -219,9 +219,6 @@ class Compiled:
                  in_shardings: Any = None, out_shardings: Any = None, donate_argnums: int | Sequence[int] = (),
                  donate_argnames: str | Sequence[str] = ()) -> None:
         fn = _wrapped_numpy(unwrap(fn))
-        refusal = getattr(fn, "srcjax_refusal", None)
-        if isinstance(refusal, tuple):  # a pmapped function: not source to transform
-            raise _clean(ArgumentError(refusal[0], hint=refusal[1]))
         if not isinstance(fn, types.FunctionType):
             raise _clean(UnknownFunctionError(
                 f"cannot compile {fn!r}: it has no Python source (srcjax transpiles functions written with `def`)",
@@ -721,10 +718,8 @@ def _as_compiled(fn: Any) -> Compiled:
     """``fn`` itself when compiled; for a plain function one shared ``Compiled`` (read and
     normalized once, whichever transformations ask for it)."""
     if isinstance(fn, Compiled):
-        refusal = getattr(fn, "srcjax_refusal", None)
-        if isinstance(refusal, tuple):  # a pmapped function: not source to transform
-            raise _clean(ArgumentError(refusal[0], hint=refusal[1]))
-        return fn
+        inner = getattr(fn, "as_transformed", None)  # (a pmapped function transformed: its vmap)
+        return _as_compiled(inner()) if inner is not None else fn
     fn = _wrapped_numpy(fn)
     try:
         hit = _PLAIN.get(fn)

@@ -69,13 +69,28 @@ class Pmapped(Compiled):
         self.in_axes, self.out_axes = in_axes, out_axes
         self._devices = list(devices) if devices is not None else None
         self._axis_size = axis_size
-        # not a helper that other programs inline: they refuse it, saying why (srcjax_refusal)
-        self.__srcjax_fn__ = None  # type: ignore[assignment]
-        self.srcjax_refusal = (
-            f"{self!r} is called or transformed inside a function srcjax compiles, differentiates or vmaps: "
-            "srcjax.pmap runs only at the top level (nested pmap, grad/jit/vmap of a pmap are not supported)",
-            "transform the function pmap maps instead: srcjax.pmap(srcjax.grad(f), 'i') differentiates on every "
-            "device (pmean the gradients there), srcjax.pmap(srcjax.vmap(f), 'i') maps a second axis")
+        self.static_argnums_set = set(static)
+        self._as_vmap: Any = None
+
+    # Inside a function srcjax compiles, differentiates or vmaps, a pmapped function is what it
+    # computes: its vmap over the same axes with the same axis_name (the collectives reduce over the
+    # mapped axis), one program; grad(lambda x: np.sum(pmap(f, "i")(x))) differentiates through it.
+    @property  # type: ignore[override]
+    def __srcjax_fn__(self) -> Any:
+        from .vmap import batched_function
+
+        if self._as_vmap is None:
+            specs = tuple(None if i in self.static_argnums_set else s for i, s in enumerate(self._in_specs()))
+            self._as_vmap = batched_function(self.fn, specs, self.out_axes, self._axis_size, self.axis_name)
+        return self._as_vmap
+
+    @__srcjax_fn__.setter
+    def __srcjax_fn__(self, v: Any) -> None:  # (Compiled.__init__ sets it: the vmap is written on first use)
+        self._as_vmap = None
+
+    def as_transformed(self) -> Any:
+        """What a transformation of this pmapped function transforms: its vmap (see above)."""
+        return self.__srcjax_fn__
 
     def __repr__(self) -> str:
         return f"<srcjax.pmap of {self.fn.__qualname__}>"
@@ -274,7 +289,4 @@ def pmap(fn: Callable[..., Any] | None = None, axis_name: Any = None, *, in_axes
         raise _clean(e) from None
 
 
-pmap.srcjax_refusal = (  # type: ignore[attr-defined]  # (read where a transformed function calls it)
-    "srcjax.pmap runs only at the top level, not inside a function srcjax compiles, differentiates or vmaps",
-    "transform the function pmap maps instead: srcjax.pmap(srcjax.grad(f), 'i') differentiates on every device "
-    "(pmean the gradients there), srcjax.pmap(srcjax.vmap(f), 'i') maps a second axis")
+pmap.__srcjax_transform__ = True  # type: ignore[attr-defined]  # (inside transformed code: its vmap)

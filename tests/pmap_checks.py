@@ -241,6 +241,35 @@ def grad_inside_pmap() -> None:
     close(g, fd, 1e-6)
 
 
+def pm_centered(x):
+    return x - srcjax.lax.pmean(x, "i")
+
+
+PM_CENTERED = srcjax.pmap(pm_centered, "i")
+
+
+def loss_of_a_pmap(x):
+    return np.sum(PM_CENTERED(x) ** 3)
+
+
+def loss_of_an_inline_pmap(x):
+    return np.sum(srcjax.pmap(pm_centered, "i")(x) ** 3)
+
+
+@check
+def transforms_of_a_pmap() -> None:
+    """grad/jit/vmap of a pmapped function (and a pmap written inside a transformed function): its vmap
+    with the axis name, one program; against the formula and the pmap run itself."""
+    c = X - X.mean(0)
+    want = 3 * c ** 2 - (3 * c ** 2).mean(0)  # d/dx of sum((x - mean_d x) ** 3)
+    for f in (loss_of_a_pmap, loss_of_an_inline_pmap):
+        close(srcjax.grad(f)(X), want, 1e-10)
+        close(srcjax.jit(f)(X), np.sum(c ** 3), 1e-10)
+    close(srcjax.jit(PM_CENTERED)(X), PM_CENTERED(X))
+    xs = np.stack([X, 2 * X])
+    close(srcjax.vmap(PM_CENTERED)(xs), np.stack([PM_CENTERED(X), PM_CENTERED(2 * X)]))
+
+
 def tree_loss(params, x):
     return np.mean((np.tanh(x @ params["w"]) + params["b"]) ** 2)
 
