@@ -12,6 +12,7 @@ counted by the same rule, and checked to be gradients (against ``srcjax.grad``).
 from __future__ import annotations
 
 import ast
+import os
 
 import numpy as np
 import pytest
@@ -304,7 +305,9 @@ def test_random_programs_readable_and_anf_forms_agree(tmp_path_factory) -> None:
     from tests.test_ad_control import control_program
     from tests.written import numpy_and_jax
 
-    @settings(max_examples=12, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    scale = 10 if os.environ.get("SRCJAX_HYPOTHESIS") == "thorough" else 1
+
+    @settings(max_examples=12 * scale, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(control_program())
     def check(text):
         note(text)
@@ -360,8 +363,13 @@ def test_a_derivative_result_folds_only_where_it_still_reads_as_itself() -> None
 
 
 def test_nothing_moves_across_side_effects_rebinding_or_blocks() -> None:
-    body = "t = np.tanh(x)\n_tape.append(y)\nreturn t"
+    body = "t = np.tanh(x)\nitems.append(y)\nreturn t"
     assert _fold(body) == "".join("    " + ln + "\n" for ln in body.split("\n"))
+    body = "t = np.tanh(x)\n_tape.append(g(y))\nreturn t"  # a call inside the push
+    assert _fold(body) == "".join("    " + ln + "\n" for ln in body.split("\n"))
+    # pushing names on the tape changes nothing a pure expression reads
+    assert _fold("t = np.tanh(x)\n_tape.append((x, y,))\nreturn t") == \
+        "    _tape.append((x, y,))\n    return np.tanh(x)\n"
     body = "t = x[0]\nx[0] = 1.0\nreturn t"
     assert _fold(body) == "".join("    " + ln + "\n" for ln in body.split("\n"))
     body = "t = np.tanh(y)\ny = x\nreturn t"
@@ -469,3 +477,14 @@ def test_renumbered_derivative_computes_the_same() -> None:
     assert "out_bar_1" not in text and "out_bar = " in text
     args = _args("mlp", np.random.default_rng(5))
     _same(_run(text, "mlp_grad", globals(), *args), _run(srcjax.source(f, form="anf"), "mlp_grad", globals(), *args))
+
+
+def test_loop_bodies_fold_and_branches_stay() -> None:
+    """Inside a ``for`` body temporaries fold as anywhere, nothing crosses the loop's boundary; a
+    function with an ``if`` (which srcjax may functionalize) is left as it is."""
+    body = "acc = x\nfor i in range(3):\n    t = np.sin(acc)\n    acc = t * y\nreturn acc"
+    assert _fold(body) == _lines("acc = x\nfor i in range(3):\n    acc = np.sin(acc) * y\nreturn acc")
+    body = "t = np.sin(x)\nfor i in range(3):\n    u = np.cos(y)\n    y = y + u\nz = y * 2.0\nreturn z + t"
+    assert _fold(body) == _lines("t = np.sin(x)\nfor i in range(3):\n    y = y + np.cos(y)\nreturn 2.0 * y + t")
+    body = "t = np.sin(x)\nif y:\n    u = np.cos(y)\n    y = u * 2.0\nreturn t + y"
+    assert _fold(body) == _lines(body)

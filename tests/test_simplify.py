@@ -1,5 +1,6 @@
 """Before/after source tests for the generated-code simplifier."""
 
+import os
 import textwrap
 from typing import Any
 
@@ -8,6 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from srcjax.transforms.simplify import simplify_source
+
+_SCALE = 10 if os.environ.get("SRCJAX_HYPOTHESIS") == "thorough" else 1
 
 
 def simp(text: str) -> str:
@@ -403,7 +406,7 @@ def broadcast_pair(draw: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return derive(1), derive(0)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=40 * _SCALE, deadline=None, derandomize=True)
 @given(broadcast_pair(), st.sampled_from(["float32", "float64"]), st.integers(0, 3), st.booleans(),
        st.integers(0, 2 ** 31 - 1), st.sampled_from(["float32", "float64"]))
 def test_simplified_equals_unsimplified(shapes, dtype, which, swap, seed, dtype2):

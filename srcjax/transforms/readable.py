@@ -86,10 +86,12 @@ def readable_source(text: str, pure_calls: set[str], keep: frozenset[str] = froz
 
 
 def _control_flow(fdef: ast.FunctionDef) -> bool:
-    """Whether ``fdef`` has an ``if``, a loop or a ``try``: srcjax may functionalize it (control flow on
-    data becomes ``srcjax.lax`` calls), and then shows and lowers its normalized form, not its text:
-    such functions are left one primitive per line (their names are the ones that show)."""
-    return any(isinstance(n, (ast.If, ast.For, ast.While, ast.Try, ast.With, ast.AsyncFor, ast.AsyncWith, ast.Match))
+    """Whether ``fdef`` has an ``if``, a ``while`` or a ``try``: srcjax may functionalize it (control
+    flow on data becomes ``srcjax.lax`` calls), and then shows and lowers its normalized form, not its
+    text, which would name again what was folded: such functions are left one primitive per line
+    (their names are the ones that show). A ``for`` loop over a static range is shown and lowered as
+    written: inside its body, temporaries fold as anywhere (nothing moves across its boundary)."""
+    return any(isinstance(n, (ast.If, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match, ast.AsyncFor))
                for n in ast.walk(fdef))
 
 
@@ -201,7 +203,7 @@ class _Scope:
             return not all(_names_only(tg) for tg in s.targets) or not self.pure(s.value)
         if isinstance(s, ast.Assert):
             return not self.pure(s)
-        return not isinstance(s, ast.Pass)
+        return not isinstance(s, ast.Pass) and not _tape_push(s)
 
     # -- blocks ------------------------------------------------------------------------------------
 
@@ -402,6 +404,18 @@ class _Scope:
         elif isinstance(s, (ast.Expr, ast.Return)) and s.value is not None:
             go(s.value, 0, 0)
         return out
+
+
+def _tape_push(s: ast.stmt) -> bool:
+    """``_tape.append(a)`` or ``_tape.append((a, b,))`` (names only): it changes nothing but the tape,
+    which no pure expression reads, so a pure expression may move across it."""
+    if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and not s.value.keywords and
+            len(s.value.args) == 1):
+        return False
+    func, arg = s.value.func, s.value.args[0]
+    items = arg.elts if isinstance(arg, ast.Tuple) else [arg]
+    return isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name) and \
+        func.value.id.startswith("_tape") and all(isinstance(e, ast.Name) for e in items)
 
 
 def _keeps_name(s: ast.stmt, name: str) -> bool:
