@@ -1,11 +1,10 @@
 """grad, value_and_grad, jvp, vjp, jacfwd, jacrev, hessian: transformations that write source.
 
-Each transformation reads the (normalized) program of ``fn``, writes the
-derivative as Python source (:mod:`srcjax.transforms.ad`), executes that
-source into a real Python function (its text registered with ``linecache``
-so ``inspect`` — and therefore srcjax itself — can read it again), and
-returns it compiled. ``srcjax.source(srcjax.grad(f))`` shows it;
-``srcjax.grad(srcjax.grad(f))`` transforms it again.
+Each transformation reads the (normalized) program of ``fn``, writes the derivative as Python
+source (:mod:`srcjax.transforms.ad`), executes that source into a real Python function (its text
+registered with ``linecache`` so ``inspect`` — and therefore srcjax itself — can read it again),
+and returns it compiled. ``srcjax.source(srcjax.grad(f))`` shows it; ``srcjax.grad(srcjax.grad(f))``
+transforms it again.
 """
 
 from __future__ import annotations
@@ -135,9 +134,10 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
         text = _as_loops_if_needed(base, bindings, prog, lambda p: ad.jvp_source(p, nums, name, origins))
     else:  # pragma: no cover
         raise ValueError(kind)
-    anf_text = text if halves is not None else simplify_source(header + text, set(ad.ADJOINT_IMPORTS),
-                                                               _float_parameters(text, name, c.params, nums, kind))
-    module_text = readable.for_program(anf_text, set(ad.ADJOINT_IMPORTS), prog)
+    keep, pure = readable.user_names(prog), set(ad.ADJOINT_IMPORTS)  # (the user's names stay as written)
+    anf_text = text if halves is not None else simplify_source(header + text, pure, _float_parameters(
+        text, name, c.params, nums, kind), keep)
+    module_text = readable.readable_source(anf_text, pure, keep)
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
     owners = {g: prog.functions.get(origins.get(g, prog.entry.name), prog.entry) for g in [name, *origins]}

@@ -12,6 +12,7 @@ counted by the same rule, and checked to be gradients (against ``srcjax.grad``).
 from __future__ import annotations
 
 import ast
+import os
 
 import numpy as np
 import pytest
@@ -239,12 +240,15 @@ def test_printed_gradients_are_close_to_hand_written() -> None:
 
 
 def test_readable_form_is_shorter_than_anf() -> None:
-    """What the readable pass reaches today (a floor, so it does not get worse): on average 0.7x the
-    ANF form's statements, never longer; Rosenbrock and the MLP within 3x their hand-written gradient."""
+    """What the readable pass reaches today (a floor, so it does not get worse): on average 0.6x the
+    ANF form's statements, never longer, and 4.1x the hand-written gradient (was 5.27x before shapes
+    were read from live values and results folded into the return); 9 of the 14 within 3x."""
     readable_, anf = _ratios("readable"), _ratios("anf")
     assert all(readable_[n] <= anf[n] for n in HAND), (readable_, anf)
-    assert sum(readable_[n] / anf[n] for n in HAND) / len(HAND) <= 0.7, (readable_, anf)
-    assert readable_["rosen"] <= 2.0 and readable_["mlp"] <= 3.0, readable_
+    assert sum(readable_[n] / anf[n] for n in HAND) / len(HAND) <= 0.6, (readable_, anf)
+    assert sum(readable_.values()) / len(HAND) <= 4.1, readable_
+    assert sum(1 for r in readable_.values() if r <= 3.0) >= 9, readable_
+    assert readable_["rosen"] <= 2.0 and readable_["mlp"] <= 3.0 and readable_["least_squares"] <= 3.0, readable_
 
 
 def table() -> list[tuple[str, int, int, int]]:
@@ -301,7 +305,9 @@ def test_random_programs_readable_and_anf_forms_agree(tmp_path_factory) -> None:
     from tests.test_ad_control import control_program
     from tests.written import numpy_and_jax
 
-    @settings(max_examples=12, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    scale = 10 if os.environ.get("SRCJAX_HYPOTHESIS") == "thorough" else 1
+
+    @settings(max_examples=12 * scale, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(control_program())
     def check(text):
         note(text)
@@ -338,12 +344,32 @@ def test_names_the_user_wrote_and_multiple_uses_stay() -> None:
     assert _fold("h = np.tanh(x)\nreturn h * y", keep=frozenset({"x", "y", "h"})) == \
         "    h = np.tanh(x)\n    return h * y\n"
     assert _fold("t = np.tanh(x)\nreturn t * t") == "    t = np.tanh(x)\n    return t * t\n"
-    assert _fold("t = np.tanh(x)\nx_bar = t * y\nreturn x_bar") == "    x_bar = np.tanh(x) * y\n    return x_bar\n"
+    assert _fold("t = np.tanh(x)\nx_bar = t * y\nreturn x_bar * t") == \
+        "    t = np.tanh(x)\n    x_bar = t * y\n    return x_bar * t\n"
+
+
+def test_a_derivative_result_folds_only_where_it_still_reads_as_itself() -> None:
+    """``x_bar`` (the derivative of a parameter) folds into ``return x_bar`` and into the statement
+    that accumulates into it (``x_bar = x_bar + ...``), nowhere else; a user's own ``x_bar`` stays."""
+    assert _fold("t = np.tanh(x)\nx_bar = t * y\nreturn x_bar") == "    return np.tanh(x) * y\n"
+    assert _fold("x_bar = np.cos(y)\nx_bar = x_bar + np.sin(x)\nreturn x_bar") == \
+        "    return np.cos(y) + np.sin(x)\n"
+    body = "x_bar = np.sin(x)\nreturn x_bar * y"
+    assert _fold(body) == "".join("    " + ln + "\n" for ln in body.split("\n"))
+    body = "x_bar = np.sin(x)\nreturn x_bar"
+    assert _fold(body, keep=frozenset({"x", "y", "x_bar"})) == "".join("    " + ln + "\n" for ln in body.split("\n"))
+    body = "y_bar = np.sin(x)\nx_bar = y_bar * y\nreturn x_bar, y_bar"  # read twice: stays
+    assert _fold(body) == "    y_bar = np.sin(x)\n    x_bar = y_bar * y\n    return x_bar, y_bar\n"
 
 
 def test_nothing_moves_across_side_effects_rebinding_or_blocks() -> None:
-    body = "t = np.tanh(x)\n_tape.append(y)\nreturn t"
+    body = "t = np.tanh(x)\nitems.append(y)\nreturn t"
     assert _fold(body) == "".join("    " + ln + "\n" for ln in body.split("\n"))
+    body = "t = np.tanh(x)\n_tape.append(g(y))\nreturn t"  # a call inside the push
+    assert _fold(body) == "".join("    " + ln + "\n" for ln in body.split("\n"))
+    # pushing names on the tape changes nothing a pure expression reads
+    assert _fold("t = np.tanh(x)\n_tape.append((x, y,))\nreturn t") == \
+        "    _tape.append((x, y,))\n    return np.tanh(x)\n"
     body = "t = x[0]\nx[0] = 1.0\nreturn t"
     assert _fold(body) == "".join("    " + ln + "\n" for ln in body.split("\n"))
     body = "t = np.tanh(y)\ny = x\nreturn t"
@@ -406,3 +432,59 @@ def test_a_binding_read_once_folds_even_when_its_name_is_bound_again() -> None:
     assert _fold(body) == "".join("    " + ln + "\n" for ln in body.split("\n"))
     body = "a = np.sin(x)\nb = a * a\na = np.cos(x)\nreturn a + b"  # read twice: stays; the second folds
     assert _fold(body) == "    a = np.sin(x)\n    b = a * a\n    return np.cos(x) + b\n"
+
+
+# -- renumbering the survivors (srcjax.transforms.readable_names) ----------------------------------------
+
+
+def _renumber(body: str, keep: frozenset[str] = frozenset()) -> str:
+    from srcjax.transforms.readable_names import renumber
+
+    text = "import numpy as np\n\n\ndef f(x, y):\n" + "".join("    " + ln + "\n" for ln in body.split("\n"))
+    return renumber(text, keep).split("def f(x, y):\n")[1]
+
+
+def _lines(body: str) -> str:
+    return "".join("    " + ln + "\n" for ln in body.split("\n"))
+
+
+def test_survivors_take_the_lowest_numbers_with_their_derivatives() -> None:
+    assert _renumber("sub_1 = x - y\nsub_1_bar = sub_1 * 2\nsub_3 = sub_1_bar + x\nreturn sub_3") == \
+        _lines("sub = x - y\nsub_bar = sub * 2\nsub_1 = sub_bar + x\nreturn sub_1")
+    assert _renumber("out_bar_1 = x * y\nreturn out_bar_1") == _lines("out_bar = x * y\nreturn out_bar")
+    body = "sum_1 = np.sum(x)\nreturn sum_1"  # not `sum`: a builtin
+    assert _renumber(body) == _lines(body)
+
+
+def test_renumbering_leaves_what_it_cannot_rename_freely() -> None:
+    for body, keep in (("sub_1 = x - y\nreturn sub_1 + sub", frozenset()),  # sub: a global it reads
+                       ("sub_1 = x - y\nreturn sub_1", frozenset({"sub"})),  # the user's name
+                       ("sub_1 = x - y\nreturn sub_1", frozenset({"sub_1"})),
+                       ("sub_1 = x - y\nreturn [sub_1 for _ in y]", frozenset()),  # a nested scope
+                       ("sub_1 = x - y\nif y:\n    sub_1 = y\nreturn sub_1", frozenset())):  # control flow
+        assert _renumber(body, keep) == _lines(body), body
+    text = "import numpy as np\n\n\ndef f(x_1, y):\n    x_2 = x_1 * y\n    return x_2\n"  # a parameter's family
+    from srcjax.transforms.readable_names import renumber
+    assert renumber(text) == text
+    text = "exp = 2\n\n\ndef f(x, y):\n    exp_1 = np.exp(x)\n    return exp_1\n"  # a module-level name
+    assert renumber(text) == text
+
+
+def test_renumbered_derivative_computes_the_same() -> None:
+    """The renamed readable program and the ANF form give the same numbers (renaming is alpha-renaming)."""
+    f = srcjax.grad(mlp)
+    text = srcjax.source(f)
+    assert "out_bar_1" not in text and "out_bar = " in text
+    args = _args("mlp", np.random.default_rng(5))
+    _same(_run(text, "mlp_grad", globals(), *args), _run(srcjax.source(f, form="anf"), "mlp_grad", globals(), *args))
+
+
+def test_loop_bodies_fold_and_branches_stay() -> None:
+    """Inside a ``for`` body temporaries fold as anywhere, nothing crosses the loop's boundary; a
+    function with an ``if`` (which srcjax may functionalize) is left as it is."""
+    body = "acc = x\nfor i in range(3):\n    t = np.sin(acc)\n    acc = t * y\nreturn acc"
+    assert _fold(body) == _lines("acc = x\nfor i in range(3):\n    acc = np.sin(acc) * y\nreturn acc")
+    body = "t = np.sin(x)\nfor i in range(3):\n    u = np.cos(y)\n    y = y + u\nz = y * 2.0\nreturn z + t"
+    assert _fold(body) == _lines("t = np.sin(x)\nfor i in range(3):\n    y = y + np.cos(y)\nreturn 2.0 * y + t")
+    body = "t = np.sin(x)\nif y:\n    u = np.cos(y)\n    y = u * 2.0\nreturn t + y"
+    assert _fold(body) == _lines(body)

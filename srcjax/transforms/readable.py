@@ -9,8 +9,9 @@ statements that do not change keep their text exactly (the user's own lines stay
 
 Inlining. ``t = <e>`` is deleted and ``<e>`` written where ``t`` is read when all of these hold:
 
-- ``t`` is a generated name (not one the user wrote: ``keep``, nor the derivative of a parameter,
-  ``x_bar`` or ``x_dot``: a result keeps its name), bound by this one statement and
+- ``t`` is a generated name (not one the user wrote: ``keep``; the derivative of a parameter,
+  ``x_bar`` or ``x_dot``, folds only into ``return x_bar`` and into the next binding of
+  ``x_bar``, where it still reads as itself), bound by this one statement and
   read exactly once in the whole function (nested scopes included), by a simple statement
   (assignment, ``return``, ``assert``, expression) later in the *same block*, outside any nested
   scope (nothing moves across a loop, branch or function boundary);
@@ -41,6 +42,9 @@ binding a name of the user's (their own lines stay as written):
 - ``2.5 * a * 2`` -> ``5.0 * a`` for a float literal times a power of two (scaling by ``2**k`` is
   exact, within float16's normal range);
 - ``-(2.5 * a)`` -> ``-2.5 * a`` for a float literal (rounding to nearest is symmetric).
+
+Last, the temporaries that survive are renumbered (:mod:`.readable_names`: ``sub_1`` -> ``sub``
+once ``sub`` was folded away, with ``sub_1_bar``).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from collections.abc import Sequence
 from typing import Any
 
 # the simplifier's own text positions and precedence table: this pass edits the same module text after it
+from .readable_names import renumber
 from .simplify import _BUILDS, _SCOPES, _prec, _Text
 
 MAX_LINE = 90
@@ -77,14 +82,16 @@ def readable_source(text: str, pure_calls: set[str], keep: frozenset[str] = froz
                 pass
     if edits:
         text = t.render(0, len(text), edits)
-    return tidy(text, keep)
+    return renumber(tidy(text, keep), keep)
 
 
 def _control_flow(fdef: ast.FunctionDef) -> bool:
-    """Whether ``fdef`` has an ``if``, a loop or a ``try``: srcjax may functionalize it (control flow on
-    data becomes ``srcjax.lax`` calls), and then shows and lowers its normalized form, not its text:
-    such functions are left one primitive per line (their names are the ones that show)."""
-    return any(isinstance(n, (ast.If, ast.For, ast.While, ast.Try, ast.With, ast.AsyncFor, ast.AsyncWith, ast.Match))
+    """Whether ``fdef`` has an ``if``, a ``while`` or a ``try``: srcjax may functionalize it (control
+    flow on data becomes ``srcjax.lax`` calls), and then shows and lowers its normalized form, not its
+    text, which would name again what was folded: such functions are left one primitive per line
+    (their names are the ones that show). A ``for`` loop over a static range is shown and lowered as
+    written: inside its body, temporaries fold as anywhere (nothing moves across its boundary)."""
+    return any(isinstance(n, (ast.If, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match, ast.AsyncFor))
                for n in ast.walk(fdef))
 
 
@@ -147,25 +154,27 @@ def _function(fdef: ast.FunctionDef | ast.AsyncFunctionDef, t: _Text, pure_calls
         elif isinstance(n, ast.JoinedStr):
             raise _Unsafe
     params = [p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
-    keep = keep | {p + suffix for p in params for suffix in ("_bar", "_dot")}  # a parameter's derivative
-    scope = _Scope(fdef, t, pure_calls, keep, stores, loads, edits)
+    results = {p + suffix for p in params for suffix in ("_bar", "_dot")} - keep  # a parameter's derivative
+    scope = _Scope(fdef, t, pure_calls, keep | results, stores, loads, edits, frozenset(results))
     scope.block(fdef.body)
 
 
 class _Def:
     """A definition ``name = <text>`` (statement ``index`` of its block) later statements may read."""
-    __slots__ = ("name", "index", "text", "prec", "reads", "view", "stmt", "inlined")
+    __slots__ = ("name", "index", "text", "prec", "reads", "view", "stmt", "inlined", "result")
 
     def __init__(self, name: str, index: int, text: str, prec: int, reads: set[str], view: bool,
-                 stmt: ast.stmt) -> None:
+                 stmt: ast.stmt, result: bool = False) -> None:
         self.name, self.index, self.text, self.prec, self.reads = name, index, text, prec, reads
-        self.view, self.stmt, self.inlined = view, stmt, 0
+        self.view, self.stmt, self.inlined, self.result = view, stmt, 0, result
 
 
 class _Scope:
     def __init__(self, fdef: ast.AST, t: _Text, pure_calls: set[str], keep: frozenset[str],
-                 stores: Counter[str], loads: Counter[str], edits: list[tuple[int, int, str]]) -> None:
+                 stores: Counter[str], loads: Counter[str], edits: list[tuple[int, int, str]],
+                 results: frozenset[str] = frozenset()) -> None:
         self.t, self.keep, self.stores, self.loads, self.edits = t, keep, stores, loads, edits
+        self.results = results
         self.helpers = {n for n in pure_calls if stores[n] == 0}
         self.np_ok = stores["np"] == 0
 
@@ -194,7 +203,7 @@ class _Scope:
             return not all(_names_only(tg) for tg in s.targets) or not self.pure(s.value)
         if isinstance(s, ast.Assert):
             return not self.pure(s)
-        return not isinstance(s, ast.Pass)
+        return not isinstance(s, ast.Pass) and not _tape_push(s)
 
     # -- blocks ------------------------------------------------------------------------------------
 
@@ -226,7 +235,7 @@ class _Scope:
         stmt_edits: dict[int, list[tuple[int, int, str]]] = {}
         for i, s in enumerate(body):
             if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                _function(s, t, set(self.helpers), self.keep, self.edits)
+                _function(s, t, set(self.helpers), self.keep - self.results, self.edits)
                 continue
             for field in ("body", "orelse", "finalbody"):
                 sub = getattr(s, field, None)
@@ -238,7 +247,7 @@ class _Scope:
             reads: set[str] = set()
             for name, need, ok in uses[i]:
                 d = defs.get(name.id)
-                if d is None or not ok or not movable(d, d.reads, i):
+                if d is None or not ok or not movable(d, d.reads, i) or d.result and not _keeps_name(s, d.name):
                     reads.add(name.id)
                     continue
                 text = d.text if d.prec >= need else "(" + d.text + ")"
@@ -330,7 +339,8 @@ class _Scope:
         name = s.targets[0].id
         if name in views:
             return _Def(name, i, self.t.render(*self.t.span(s.value), mine), _ATOM, reads, True, s)
-        if name in self.keep or name.startswith("_") or not self._solo(s) or not self.pure(s.value):
+        result = name in self.results
+        if name in self.keep and not result or name.startswith("_") or not self._solo(s) or not self.pure(s.value):
             return None
         value = s.value
         once = self.stores[name] == 1 and self.loads[name] == 1 or self.stores[name] > 1 and reach.get(i) == 1 and \
@@ -344,7 +354,8 @@ class _Scope:
         prec = _prec(value) if not isinstance(value, ast.Name) else _ATOM
         if isinstance(value, ast.Constant) and isinstance(value.value, (int, float, complex)):
             prec = _ATOM - 1  # (1).real
-        return _Def(name, i, text, prec, reads | {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}, False, s)
+        return _Def(name, i, text, prec, reads | {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}, False, s,
+                    result)
 
     def _solo(self, s: ast.stmt) -> bool:
         t = self.t
@@ -393,6 +404,27 @@ class _Scope:
         elif isinstance(s, (ast.Expr, ast.Return)) and s.value is not None:
             go(s.value, 0, 0)
         return out
+
+
+def _tape_push(s: ast.stmt) -> bool:
+    """``_tape.append(a)`` or ``_tape.append((a, b,))`` (names only): it changes nothing but the tape,
+    which no pure expression reads, so a pure expression may move across it."""
+    if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and not s.value.keywords and
+            len(s.value.args) == 1):
+        return False
+    func, arg = s.value.func, s.value.args[0]
+    items = arg.elts if isinstance(arg, ast.Tuple) else [arg]
+    return isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name) and \
+        func.value.id.startswith("_tape") and all(isinstance(e, ast.Name) for e in items)
+
+
+def _keeps_name(s: ast.stmt, name: str) -> bool:
+    """Whether ``s`` is ``return name`` or binds ``name`` again (``x_bar = x_bar + ...``): where a
+    derivative's result may be folded in and still read as what it is."""
+    if isinstance(s, ast.Return):
+        return isinstance(s.value, ast.Name) and s.value.id == name
+    return isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and \
+        s.targets[0].id == name
 
 
 def _bound_between(indices: Any, lo: int, hi: int) -> bool:

@@ -66,7 +66,7 @@ from .anf import (
 from .bounded import bound_loops
 from .inline_calls import inline_calls_in_data_branches
 from .inline_lax import inline_lax
-from .templates import expr, instantiate, paren
+from .templates import expr, instantiate, paren, summand
 
 # -- reverse mode ------------------------------------------------------------------------------
 
@@ -304,7 +304,7 @@ class VJP:
         elif v in defined and v not in self.arrays:  # may be a container: `+` would concatenate lists
             lines.append(f"{pad}{b} = tree_add({b}, {contrib})")
         elif v in defined:
-            lines.append(f"{pad}{b} = {b} + {paren(contrib)}")
+            lines.append(f"{pad}{b} = {b} + {summand(contrib)}")
         else:
             lines.append(f"{pad}{b} = {contrib}")
             defined.add(v)

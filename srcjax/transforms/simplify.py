@@ -51,7 +51,14 @@ same shape, dtype and weakness):
   ``g - zeros`` -> ``g``: ``g`` a strong array of the same dtype id, ``ones`` of ``g``'s shape
   or of shape ``()``;
 - ``expand_reduced(ones, x, ...)`` -> ``ones_like(x)`` (also minus ones and zeros) when
-  ``ones``'s dtype id is ``x``'s (so no float32 becomes float64).
+  ``ones``'s dtype id is ``x``'s (so no float32 becomes float64);
+- shape sources: a helper's argument read only for its shape and dtype (``unbroadcast(g, t)``,
+  ``broadcast_like``, ``expand_reduced``, ``ones_like``, ``zeros_like``) or only for its shape
+  (``reduced_size(t, ...)``) is read from another name bound once to a value of the same shape set
+  and dtype id (or, both floating point, the same family and weakness: the helpers cast to a
+  floating argument's dtype), when ``t`` is read at most once for its value and the other name
+  more than once (or is a parameter, or the user's): ``ones_like(pow_1)`` -> ``ones_like(sub)``
+  for ``pow_1 = sub ** 2``, so ``pow_1`` has one use left and :mod:`.readable` folds it.
 
 Everything else is left as it is. Facts are forgotten where a statement could change them
 (compound statements rebind, calls to other functions may write into arrays).
@@ -79,6 +86,9 @@ _BUILDS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp,
 _SIMPLE = (ast.Assign, ast.Expr, ast.Return, ast.Assert, ast.AugAssign)
 
 _ids = itertools.count()
+# helper -> the positions of the arguments it reads only for their shape and dtype
+_SHAPE_ARGS = {"unbroadcast": (1,), "broadcast_like": (1,), "expand_reduced": (1,), "reduced_size": (0,),
+               "ones_like": (0,), "zeros_like": (0,)}
 
 
 class Fact(NamedTuple):
@@ -237,8 +247,9 @@ class _Stmt:
 
 class _Function:
     def __init__(self, fdef: ast.FunctionDef, t: _Text, pure_calls: set[str],
-                 floats: frozenset[str] = frozenset()) -> None:
+                 floats: frozenset[str] = frozenset(), keep: frozenset[str] = frozenset()) -> None:
         self.fdef = fdef
+        self.keep = keep
         self.t = t
         self.binds = _binds(fdef)
         self.helpers = {n for n in pure_calls if self.binds[n] == 0}
@@ -247,8 +258,15 @@ class _Function:
         self.facts: dict[str, Fact] = {}
         # names a nested function may rebind: nothing is known of them
         self.volatile = {n for s in ast.walk(fdef) if isinstance(s, (ast.Global, ast.Nonlocal)) for n in s.names}
+        # (shape, dtype id) -> the names bound once to a value of that shape and dtype: a helper that
+        # reads only an argument's shape (and dtype) reads it from one that stays alive anyway
+        # (``ones_like(sub)`` rather than ``ones_like(pow_1)``), so the temporary can be folded
+        self.shape_src: dict[tuple[Any, ...], list[str]] = {}
+        self.value_reads = _value_reads(fdef)
+        self.params = {p.arg for p in fdef.args.args}
         for p in fdef.args.args:
             self.facts[p.arg] = _fresh(inexact=p.arg in floats)
+            self._shape_source(p.arg, True)
 
     # -- names -------------------------------------------------------------------------------------
 
@@ -260,6 +278,27 @@ class _Function:
         if self.t.text[s:e] != node.id:  # positions inside an f-string may be off: leave the function
             raise _Unsafe
         return (s, e, new)
+
+    def _shape_source(self, n: str, param: bool = False) -> None:
+        f = self.facts[n]
+        # (a parameter not known to be numeric is a fresh shape no other value has, except values
+        # computed from it elementwise, which srcjax writes only for arrays and numbers)
+        if (f.numeric or param) and self.binds[n] <= 1 and n not in self.volatile:
+            for key in _shape_keys(f):
+                self.shape_src.setdefault(key, []).append(n)
+
+    def _shape_arg(self, r: R, node: ast.expr, shape_only: bool) -> R:
+        """``r`` (an argument read only for its shape and dtype, or only its shape) as a name bound
+        to a value of provably the same shape (and dtype, when it is read) that stays alive anyway."""
+        if not isinstance(node, ast.Name) or r.name is None or not r.fact.numeric or self.value_reads[r.name] > 1 \
+                or r.name in self.keep:
+            return r  # (read twice for its value, or the user's: it stays)
+        keys = _shape_keys(r.fact)[-1:] if shape_only else _shape_keys(r.fact)[:-1]
+        src = next((n for k in keys for n in self.shape_src.get(k, [])
+                    if self.value_reads[n] > 1 or n in self.keep or n in self.params), None)
+        if src is None or src == r.name:
+            return r
+        return R(self.facts[src], [self._rename(node, src)], _ATOM, [src], True, src)
 
     def _fact(self, n: str) -> Fact:
         f = self.facts.get(n)
@@ -482,6 +521,9 @@ class _Function:
             return R(_fresh(), fr.edits + [x for r in rs for x in r.edits], _ATOM,
                      fr.reads + [x for r in rs for x in r.reads], False)
         args = [self.expr(a, 1) for a in node.args]
+        for k in _SHAPE_ARGS.get(fname, ()):
+            if k < len(args):
+                args[k] = self._shape_arg(args[k], node.args[k], fname == "reduced_size")
         kwl = [self.expr(k.value, 1) for k in node.keywords]
         kws = {k.arg: r for k, r in zip(node.keywords, kwl) if k.arg is not None}
         edits = [x for r in [*args, *kwl] for x in r.edits]
@@ -677,6 +719,7 @@ class _Function:
                     seen[key] = dst
             st.targets = [dst]
             self.facts[dst] = r.fact
+            self._shape_source(dst)
             return
         # other targets: tuples of names, subscripts, attributes
         for tg in s.targets:
@@ -724,6 +767,26 @@ class _Function:
                     st.deleted = True
                     reads.subtract(st.reads)
                     changed = True
+
+
+def _shape_keys(f: Fact) -> list[tuple[Any, ...]]:
+    """Keys under which values of provably one shape and dtype meet (the last: one shape). The
+    helpers that read a shape cast to the dtype of a floating argument (``np.result_type(x, 0.0)``
+    for ``ones_like``), so floating values of one family and weakness are alike for them too."""
+    keys: list[tuple[Any, ...]] = [(f.shape, "dtype", f.dtype)]
+    if f.dtype[1]:
+        keys.append((f.shape, "family", _fam(f), f.dtype[2]))
+    return keys + [(f.shape,)]
+
+
+def _value_reads(fdef: ast.FunctionDef) -> Counter[str]:
+    """How many times each name is read in ``fdef`` other than as an argument read for its shape."""
+    shape_only: set[int] = set()
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+            shape_only |= {id(n.args[k]) for k in _SHAPE_ARGS.get(n.func.id, ()) if k < len(n.args)}
+    return Counter(n.id for n in ast.walk(fdef)
+                   if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in shape_only)
 
 
 def _container(node: ast.expr) -> bool:
@@ -774,16 +837,19 @@ def _slice_delta(s: ast.expr) -> int | None:
     return hi - lo
 
 
-def simplify_source(text: str, pure_calls: set[str], floats: dict[str, frozenset[str]] | None = None) -> str:
+def simplify_source(text: str, pure_calls: set[str], floats: dict[str, frozenset[str]] | None = None,
+                    keep: frozenset[str] = frozenset()) -> str:
     """Simplify every function of a generated module; ``floats`` names, per function, parameters
-    that are floating point (or containers) whenever it runs (differentiated arguments: checked)."""
+    that are floating point (or containers) whenever it runs (differentiated arguments: checked);
+    names in ``keep`` (the user's: they stay) are not replaced where only their shape is read."""
     tree = ast.parse(text)
     t = _Text(text)
     edits: list[tuple[int, int, str]] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             try:
-                edits.extend(_Function(node, t, pure_calls, (floats or {}).get(node.name, frozenset())).simplify())
+                fn = _Function(node, t, pure_calls, (floats or {}).get(node.name, frozenset()), keep)
+                edits.extend(fn.simplify())
             except _Unsafe:
                 pass
     return t.render(0, len(text), edits)

@@ -14,6 +14,7 @@ runs once per derivative on large texts. Neither repeats the other's rewrites.
 
 from __future__ import annotations
 
+import ast
 import keyword
 from typing import Any
 
@@ -134,3 +135,20 @@ def instantiate(template: str, mapping: dict[str, str]) -> str:
 
 def paren(s: str) -> str:
     return s if s.isidentifier() or s.replace(".", "").replace("_", "").isalnum() else f"({s})"
+
+
+_TIGHTER_THAN_ADD = (ast.Mult, ast.MatMult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+
+
+def summand(s: str) -> str:
+    """``s`` as the right operand of ``+``: parenthesized unless it binds tighter (a call, a name,
+    a subscript, a product): ``g_bar + h * 2``, ``g_bar + (a - b)``."""
+    if "\n" in s:
+        return f"({s})"
+    try:
+        node = ast.parse(s, mode="eval").body
+    except SyntaxError:
+        return f"({s})"
+    tight = isinstance(node, (ast.Call, ast.Name, ast.Attribute, ast.Subscript)) or \
+        isinstance(node, ast.BinOp) and isinstance(node.op, _TIGHTER_THAN_ADD)
+    return s if tight else f"({s})"
