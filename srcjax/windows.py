@@ -327,12 +327,66 @@ _MONOIDS = {id(np.add): "add", id(np.maximum): "max", id(np.minimum): "min", id(
 
 
 def window_monoid(computation: Any) -> str:
-    """'add', 'max', 'min' or 'mul': the reduction ``computation`` names."""
+    """'add', 'max', 'min' or 'mul': the reduction ``computation`` names (a NumPy ufunc, or a function of
+    the program of two parameters that returns ``a + b``, ``a * b``, ``np.maximum(a, b)``, ...)."""
     kind = _MONOIDS.get(id(computation))
     if kind is None:
-        raise DTypeError(f"srcjax.lax.reduce_window: unsupported computation {computation!r}",
+        kind = _written_monoid(computation)
+    if kind is None:
+        fdef = getattr(computation, "fdef", None)
+        name = "this lambda" if fdef is not None and fdef.name.value.startswith("lambda") else \
+            f"`{fdef.name.value}`" if fdef is not None else repr(computation)
+        raise DTypeError(f"srcjax.lax.reduce_window: unsupported computation {name} (srcjax reduces windows with "
+                         "a sum, product, maximum or minimum)",
                          hint="pass srcjax.lax.add, srcjax.lax.max, srcjax.lax.min or srcjax.lax.mul (or np.add, "
-                              "np.maximum, np.minimum, np.multiply)")
+                              "np.maximum, np.minimum, np.multiply, or `lambda a, b: a + b`)")
+    return kind
+
+
+_BINOPS = {"Add": "add", "Multiply": "mul"}
+_CALLS = {"np.add": "add", "np.multiply": "mul", "np.maximum": "max", "np.minimum": "min", "max": "max",
+          "min": "min", "srcjax.lax.add": "add", "srcjax.lax.mul": "mul", "srcjax.lax.max": "max",
+          "srcjax.lax.min": "min"}
+
+
+def _written_monoid(computation: Any) -> str | None:
+    """The monoid a lambda or nested ``def`` of the program computes, when its body is one
+    ``a + b``/``a * b``/``np.maximum(a, b)``/``np.minimum(a, b)`` of its two parameters (either order)."""
+    import libcst as cst
+
+    from .frontend.names import code
+
+    fdef = getattr(computation, "fdef", None)
+    if not isinstance(fdef, cst.FunctionDef) or len(fdef.params.params) != 2:
+        return None
+    params = {p.name.value for p in fdef.params.params}
+    body = [small for st in fdef.body.body if isinstance(st, cst.SimpleStatementLine) for small in st.body]
+    if len(body) != len(fdef.body.body) or not body or not isinstance(body[-1], cst.Return):
+        return None
+    value = body[-1].value
+    if len(body) == 2 and isinstance(body[0], cst.Assign) and isinstance(value, cst.Name) and \
+            code(body[0].targets[0].target) == value.value:  # (ANF: `t = a + b; return t`)
+        value = body[0].value
+    elif len(body) != 1:
+        return None
+    return monoid_of(params, value)
+
+
+def monoid_of(params: set[str], value: Any) -> str | None:
+    """'add', 'mul', 'max' or 'min' when ``value`` (an expression) is that operation of the two
+    ``params`` in either order (``a + b``, ``np.maximum(b, a)``); None otherwise."""
+    import libcst as cst
+
+    from .frontend.names import code
+
+    if isinstance(value, cst.BinaryOperation):
+        kind, operands = _BINOPS.get(type(value.operator).__name__), [value.left, value.right]
+    elif isinstance(value, cst.Call) and all(a.keyword is None and not a.star for a in value.args):
+        kind, operands = _CALLS.get(code(value.func)), [a.value for a in value.args]
+    else:
+        return None
+    if kind is None or len(operands) != 2 or {code(o) for o in operands} != params or len(params) != 2:
+        return None
     return kind
 
 

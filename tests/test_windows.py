@@ -436,3 +436,41 @@ def test_complex_conv_grad_of_a_real_loss() -> None:
     xr = x.real.copy()
     np.testing.assert_allclose(srcjax.grad(complex_conv_energy)(xr + 0j, w).real,
                                central_fd(lambda v: complex_conv_energy(v + 0j, w), (xr,), 0), rtol=1e-6)
+
+
+def _rw_sum(x):
+    return srcjax.lax.reduce_window(x, 0.0, lambda a, b: a + b, (2, 2), (1, 1), "VALID")
+
+
+def _rw_max(x):
+    return srcjax.lax.reduce_window(x, -np.inf, lambda a, b: np.maximum(b, a), (2, 2), (2, 2), "SAME")
+
+
+def _rw_prod_loss(x):
+    return np.sum(srcjax.lax.reduce_window(x, 1.0, lambda a, b: a * b, (2,), (1,), "VALID") ** 2)
+
+
+def test_reduce_window_with_a_lambda_monoid_against_jax() -> None:
+    """JAX code passes the computation as a lambda (`lambda a, b: a + b`): read as the monoid it is,
+    for the values, derivatives and batching (was "unsupported computation LocalFunction(...)")."""
+    r = np.random.default_rng(7)
+    x = r.normal(size=(5, 6))
+    want_sum = jax.lax.reduce_window(x, 0.0, jax.lax.add, (2, 2), (1, 1), "VALID")
+    want_max = jax.lax.reduce_window(x, -np.inf, jax.lax.max, (2, 2), (2, 2), "SAME")
+    np.testing.assert_allclose(np.asarray(srcjax.jit(_rw_sum)(x)), np.asarray(want_sum), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(srcjax.jit(_rw_max)(x)), np.asarray(want_max), rtol=1e-12)
+    v = r.normal(size=7)  # (jax does not differentiate a product window: central differences)
+    np.testing.assert_allclose(np.asarray(srcjax.grad(_rw_prod_loss)(v)),
+                               central_fd(lambda u: float(np.sum((u[:-1] * u[1:]) ** 2)), (v,), 0), rtol=1e-6)
+    xs = r.normal(size=(3, 5, 6))
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(_rw_sum)(xs)),
+                               np.stack([np.asarray(srcjax.jit(_rw_sum)(a)) for a in xs]), rtol=1e-12)
+
+
+def test_reduce_window_with_another_lambda_is_a_located_error() -> None:
+    def f(x):
+        return srcjax.lax.reduce_window(x, 0.0, lambda a, b: a - b, (2,), (1,), "VALID")
+
+    with pytest.raises(srcjax.TranspileError, match="unsupported computation this lambda") as e:
+        srcjax.jit(f)(np.arange(4.0))
+    assert __file__ in str(e.value) and "lambda a, b: a + b" in (e.value.hint or "")

@@ -271,3 +271,32 @@ def tree_map_call(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None
         cst.Tuple([cst.Element(t) for t in targets], lpar=[], rpar=[])
     comp = cst.ListComp(elt=body, for_in=cst.CompFor(target=target, iter=it))
     return cst.Call(func=dotted("srcjax.pytree.from_leaves"), args=[cst.Arg(first), cst.Arg(comp)])
+
+
+_MONOID_NAMES = {"add": "srcjax.lax.add", "mul": "srcjax.lax.mul", "max": "srcjax.lax.max", "min": "srcjax.lax.min"}
+
+
+def reduce_window_call(norm: Normalizer, call: cst.Call) -> cst.Call | None:
+    """``srcjax.lax.reduce_window(x, init, lambda a, b: a + b, ...)`` with the lambda named as the
+    monoid it computes (``srcjax.lax.add``), so derivatives and batching see a reduction and no
+    function; None for anything else."""
+    from .. import windows
+
+    if norm.static_value(call.func)[1] is not windows.reduce_window:
+        return None
+    args = list(call.args)
+    at = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "computation"), None)
+    if at is None:
+        at = 2 if len(args) > 2 and all(a.keyword is None and not a.star for a in args[:3]) else None
+    lam = args[at].value if at is not None else None
+    if at is None or not isinstance(lam, cst.Lambda):
+        return None
+    ps = lam.params
+    if ps.posonly_params or ps.kwonly_params or ps.star_kwarg is not None or isinstance(ps.star_arg, cst.Param) or \
+            any(p.default is not None for p in ps.params):
+        return None
+    kind = windows.monoid_of({p.name.value for p in ps.params}, lam.body)
+    if kind is None:
+        return None
+    args[at] = args[at].with_changes(value=dotted(_MONOID_NAMES[kind]))
+    return call.with_changes(args=args)

@@ -321,6 +321,8 @@ class Normalizer(Resolver):
         ok, fv = self.static_value(func)
         if ok:
             numpy_calls.check_sized(self, node, fv)  # (np.unique needs size=)
+        if ok and (named := jax_spellings.reduce_window_call(self, node)) is not None:
+            return self.flat(named)  # reduce_window(x, 0.0, lambda a, b: a + b, ...): srcjax.lax.add
         if ok and (rewritten := jax_spellings.tree_map_call(self, node)) is not None:
             return self.flat(rewritten)  # a comprehension over the leaves (derivatives through lambdas)
         if ok and fv is composite(np.piecewise) and (rewritten := numpy_calls.piecewise(self, node)) is not None:
