@@ -233,7 +233,33 @@ def identity(fn: Any) -> list[Any] | None:
     code = fn.__code__
     if not os.path.isfile(code.co_filename):
         return None
-    return ["fn", fn.__module__, fn.__qualname__, os.path.abspath(code.co_filename), code.co_firstlineno]
+    defaults = _plain((fn.__defaults__, sorted((fn.__kwdefaults__ or {}).items())))
+    if defaults is None:
+        return None
+    # (two lambdas on one line share file, line and qualname: their code tells them apart; so do the
+    # default values of functions made in a loop, `lambda x, k=k: x * k`)
+    return ["fn", fn.__module__, fn.__qualname__, os.path.abspath(code.co_filename), code.co_firstlineno,
+            _code_hash(code), defaults]
+
+
+def _code_hash(code: types.CodeType) -> str:
+    """The compiled code of a function (and of the functions nested in it), with where it starts."""
+    h = hashlib.sha256()
+    first = next(iter(code.co_positions()), None)
+    h.update(repr((code.co_code, code.co_names, code.co_varnames, first)).encode())
+    for c in code.co_consts:
+        h.update(_code_hash(c).encode() if isinstance(c, types.CodeType) else repr((type(c).__name__, c)).encode())
+    return h.hexdigest()
+
+
+def _plain(v: Any) -> Any:
+    """``v`` as JSON when it is made of None, bools, numbers, strings, tuples and lists; else None."""
+    if v is None or isinstance(v, (bool, int, str)) or (isinstance(v, float) and v == v):
+        return [type(v).__name__, v]
+    if isinstance(v, (tuple, list)):
+        items = [_plain(x) for x in v]
+        return None if any(x is None for x in items) else [type(v).__name__, items]
+    return None
 
 
 def _tree(t: pytree.TreeDef) -> Any:

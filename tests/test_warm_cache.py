@@ -194,3 +194,32 @@ def test_regression_programs_that_print_are_not_served_from_another_process(tmp_
         assert r.returncode == 0, r.stderr
         assert r.stdout.split("\n")[:2] == ["x is [0. 1. 2.]", "[0.0, 2.0, 4.0]"]
     assert not list((tmp_path / "cache").glob("*.prog"))
+
+
+TWINS = textwrap.dedent("""
+    import json
+    import numpy as np
+    import srcjax
+
+    first, second = lambda x: x + 1.0, lambda y: np.sin(y) * 3.0
+    scaled = [lambda x, k=k: x * k for k in (2.0, 5.0)]
+    x = np.linspace(0.0, 1.0, 3)
+    out = [np.asarray(srcjax.jit(f)(x)).tolist() for f in (first, second, *scaled)]
+    out += [np.asarray(srcjax.grad(lambda v: np.sum(f(v)))(x)).tolist() for f in (first, second)]
+    print(json.dumps(out))
+""")
+
+
+def test_functions_that_share_a_line_are_not_mixed_up(tmp_path):
+    """Regression: the cache keyed functions by file, line and qualified name, so of two lambdas on one
+    line the second was served the first's program (silently wrong, in the same process and in the
+    next); functions made in a loop differing only in their defaults likewise."""
+    code, cache = tmp_path / "code", tmp_path / "cache"
+    code.mkdir()
+    (code / "main.py").write_text(TWINS)
+    x = np.linspace(0.0, 1.0, 3)
+    want = [x + 1.0, np.sin(x) * 3.0, x * 2.0, x * 5.0, np.ones(3), np.cos(x) * 3.0]
+    for _ in range(2):  # a cold and a warm process
+        got = _run(code, cache)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
