@@ -666,8 +666,8 @@ def functionalize(nf: NormalizedFunction, taken: Iterable[str] = (), dynamic: It
 
     Returns ``nf`` itself when there is nothing to rewrite. ``taken``: other
     names the generated module uses (helper functions), never invented here. ``dynamic``:
-    parameters known to be arrays (a Python-or-array parameter's tests are otherwise left to
-    the lowering, which decides per call).
+    names known to hold array data (vmap's batched tests; a test reading a parameter that may be a
+    Python value is otherwise left to the lowering, which decides per call).
     """
     fdef = nf.fdef
     body = list(fdef.body.body)
