@@ -14,8 +14,6 @@ import json
 import os
 import sys
 import time
-import traceback
-from collections.abc import Callable
 
 os.environ["SRCJAX_NUM_CPU_DEVICES"] = "2"
 
@@ -24,19 +22,14 @@ import numpy as np  # noqa: E402
 import srcjax  # noqa: E402
 from srcjax.multihost_utils import process_allgather, sync_global_devices  # noqa: E402
 from srcjax.sharding import NamedSharding, P  # noqa: E402
+from tests.child_checks import recorder  # noqa: E402
 
 PID, N, PORT, MODE = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 ADDRESS = f"127.0.0.1:{PORT}"
 RESULTS: dict[str, str] = {}
 
 
-def check(fn: Callable[[], None]) -> Callable[[], None]:
-    try:
-        fn()
-        RESULTS[fn.__name__] = "ok"
-    except Exception:  # noqa: BLE001 - reported to the parent test
-        RESULTS[fn.__name__] = traceback.format_exc()[-3000:]
-    return fn
+check = recorder(RESULTS)
 
 
 def loss(params, x, labels):

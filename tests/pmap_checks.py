@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -20,18 +19,13 @@ import numpy as np  # noqa: E402
 
 import srcjax  # noqa: E402
 from srcjax.sharding import NamedSharding, P  # noqa: E402
+from tests.child_checks import recorder  # noqa: E402
 
 RESULTS: dict[str, str] = {}
 N = 4
 
 
-def check(fn: Callable[[], None]) -> Callable[[], None]:
-    try:
-        fn()
-        RESULTS[fn.__name__] = "ok"
-    except Exception:  # noqa: BLE001 - reported to the parent test
-        RESULTS[fn.__name__] = traceback.format_exc()[-3000:]
-    return fn
+check = recorder(RESULTS)
 
 
 RNG = np.random.default_rng(0)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from collections.abc import Callable
 
 os.environ["SRCJAX_NUM_CPU_DEVICES"] = "4"
@@ -18,17 +17,12 @@ import numpy as np  # noqa: E402
 
 import srcjax  # noqa: E402
 from srcjax.sharding import Mesh, NamedSharding, P, SingleDeviceSharding  # noqa: E402
+from tests.child_checks import recorder  # noqa: E402
 
 RESULTS: dict[str, str] = {}
 
 
-def check(fn: Callable[[], None]) -> Callable[[], None]:
-    try:
-        fn()
-        RESULTS[fn.__name__] = "ok"
-    except Exception:  # noqa: BLE001 - reported to the parent test
-        RESULTS[fn.__name__] = traceback.format_exc()[-3000:]
-    return fn
+check = recorder(RESULTS)
 
 
 RNG = np.random.default_rng(0)

@@ -7,31 +7,19 @@ results, bounded in time); what needs one device, or none, runs here.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import srcjax
+from tests.child_checks import run_once
 
 ROOT = Path(__file__).resolve().parent.parent
-_RESULTS: dict[str, str] | None = None
 
 
 def _results() -> dict[str, str]:
-    global _RESULTS
-    if _RESULTS is None:
-        env = dict(os.environ, PYTHONPATH=str(ROOT), SRCJAX_NUM_CPU_DEVICES="4", TF_CPP_MIN_LOG_LEVEL="3")
-        proc = subprocess.run([sys.executable, str(ROOT / "tests" / "pmap_checks.py")], env=env, cwd=ROOT,
-                              capture_output=True, text=True, timeout=400)
-        lines = proc.stdout.strip().splitlines()
-        assert proc.returncode == 0 and lines, f"checks process failed ({proc.returncode}):\n{proc.stderr[-4000:]}"
-        _RESULTS = json.loads(lines[-1])
-    return _RESULTS
+    return run_once("pmap_checks.py")
 
 
 CHECKS = ["every_collective_against_numpy", "psum_scatter_against_numpy", "axis_index_groups",
