@@ -161,3 +161,15 @@ def test_is_leaf_keeps_the_library_call() -> None:
     out = srcjax.jit(f)(p)
     np.testing.assert_allclose(np.asarray(out["a"]), 2.0)
     np.testing.assert_allclose(np.asarray(out["t"]), 3.0)
+
+
+def test_printed_derivative_runs_on_its_own() -> None:
+    """The printed module imports what it uses (`import srcjax` for srcjax.tree_util/pytree calls;
+    from_leaves/leaves_like): executed alone, with nothing from the user's module, it gives jax's
+    gradient."""
+    space: dict[str, Any] = {}
+    exec(compile(srcjax.source(srcjax.grad(sj_two)), "<printed>", "exec"), space)  # noqa: S102
+    p, x = _params(), rng.normal(size=(4, 3))
+    g, gj = space["sj_two_grad"](p, x), jax.grad(jx_two)(p, x)
+    for k in p:
+        np.testing.assert_allclose(np.asarray(g[k]), np.asarray(gj[k]), rtol=1e-12)

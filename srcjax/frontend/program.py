@@ -166,7 +166,7 @@ class Program:
         header = HEADER
         if "math." in text:
             header = "import math\n" + header
-        if "srcjax.lax." in text:
+        if re.search(r"(?<![\w.])srcjax\.", text):  # (srcjax.lax.cond, srcjax.tree_util.tree_leaves, ...)
             header += "import srcjax\n"
         # helpers srcjax transpiled, and those it runs itself (the index_add primitive, container tests)
         from .. import batched, composites, numpy_extras, polynomials, random
@@ -192,6 +192,6 @@ class Program:
 
 # in srcjax.adjoint, but not transpiled (primitives; run natively)
 _RUNTIME_HELPERS = {"index_add", "index_update", "index_cleared", "is_tree", "unbroadcast", "broadcast_like",
-                    "expand_reduced"}
+                    "expand_reduced", "from_leaves", "leaves_like"}
 _RUNTIME_VALUES = {"UNSET"}  # constants of srcjax.adjoint that derivative source reads
 
