@@ -191,8 +191,8 @@ def is_float(x: Any) -> bool:
 
 def has_derivative(x: Any) -> bool:
     """Whether a container leaf carries a derivative: floating point (not an integer, a boolean,
-    a string or None)."""
-    if x is None or isinstance(x, str):
+    a string, None, or an index: a slice, ``...``, a range)."""
+    if x is None or x is Ellipsis or isinstance(x, (str, slice, range)):
         return False
     return is_float(x) or np.result_type(x).kind == "c"
 

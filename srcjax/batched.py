@@ -56,7 +56,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_argsort", "batch_partition", "batch_argpartition",
     "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",
     "batch_kron", "batch_cross", "batch_meshgrid", "batch_conv", "batch_reduce_window", "batch_ppermute",
-    "batch_pack_like", "batch_unpacked",
+    "batch_pack_like", "batch_unpacked", "batch_merge", "batch_split",
 ]
 
 
@@ -565,6 +565,22 @@ def _index_plan(x: Any, key: Any, bx: bool, flags: Any) -> tuple[Any, tuple[Any,
 def _moved(x: Any, source: tuple[int, ...], destination: tuple[int, ...]) -> Any:
     """``np.moveaxis`` when there is something to move."""
     return np.moveaxis(x, source, destination) if source else x
+
+
+def batch_merge(v: Any, outer_batched: bool, inner_batched: bool, outer: int, inner: int) -> Any:
+    """A value of a program batched twice (an outer vmap of batched source) with its two batch axes
+    merged into one of ``outer * inner`` (outer-major); a value batched by one level only is broadcast
+    along the other first (transforms/batch_nested.py)."""
+    if outer_batched and inner_batched:
+        return np.reshape(v, (outer * inner,) + np.shape(v)[2:])
+    rest = np.shape(v)[1:]
+    both = np.broadcast_to(np.expand_dims(v, 1) if outer_batched else v, (outer, inner) + rest)
+    return np.reshape(both, (outer * inner,) + rest)
+
+
+def batch_split(v: Any, outer: int) -> Any:
+    """:func:`batch_merge` undone: a merged batch axis split into the outer and the inner one."""
+    return np.reshape(v, (outer, np.shape(v)[0] // outer) + np.shape(v)[1:])
 
 
 def batch_getitem(x: Any, key: Any) -> Any:

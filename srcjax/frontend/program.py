@@ -40,6 +40,7 @@ class Program:
         self.by_fn: dict[Callable[..., Any], str] = {}  # user function -> generated name
         self._queue: list[Callable[..., Any]] = []
         self.no_roll: set[int] = set()  # id() of `for` statements to unroll (their int results are needed static)
+        self.data_names: dict[str, set[str]] = {}  # function -> names its exits under a data test made data
         self.rule_only: set[str] = set()  # custom derivative rules (and what they call) the program never calls
         self.called_at: dict[Callable[..., Any], tuple[Callable[..., Any], Span | None]] = {}  # callee -> caller
         self.methods: set[str] = set()  # methods and property getters of the user's classes (not called by name)

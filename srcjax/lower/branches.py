@@ -254,7 +254,7 @@ def data_if(sp: Specializer, s: cst.If, test: HloValue, env: dict[str, Any]) -> 
     def run(k: int, body: Sequence[Any]) -> Callable[[], Any]:
         def go() -> Any:
             local = dict(env)
-            exec_without_exits(sp, body, local, "an `if` on array data")
+            exec_without_exits(sp, body, local, "an `if` on array data", s.test)
             out = tuple(local.get(n, Undefined(n, why)) for n in assigned)
             first[:] = first or [out]
             return out

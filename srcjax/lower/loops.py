@@ -174,7 +174,7 @@ def data_while(sp: Specializer, s: cst.While, env: dict[str, Any]) -> None:
 
     def body(carry: tuple[Any, ...]) -> tuple[Any, ...]:
         local = scope(carry)
-        exec_without_exits(sp, s.body.body, local, "a `while` loop on array data")
+        exec_without_exits(sp, s.body.body, local, "a `while` loop on array data", s.test)
         return tuple(local[n] for n in carried)
 
     out = while_common(sp, lambda c: sp.eval(s.test, scope(c)), body, tuple(env[n] for n in carried),

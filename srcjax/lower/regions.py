@@ -12,14 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import libcst as cst
 import numpy as np
 
 from ..core import NeedStatic, ShapedArray, ShapeError, TranspileError, UnsupportedSyntaxError
+from ..frontend.functionalize import with_data_names
+from ..frontend.names import names_in
 from ..primitives import registry
 from .hlo import HloValue
 from .values import Break, Continue, LocalFunction, Return, is_loop_origin
 
 if TYPE_CHECKING:  # annotations only: the specializer imports this module, not the other way round
+    from ..frontend.program import Program
     from .specialize import Specializer
 
 
@@ -110,11 +114,38 @@ _EXIT_HINTS = {
 }
 
 
-def exec_without_exits(sp: Specializer, body: Sequence[Any], env: dict[str, Any], where: str) -> None:
-    """Run ``body`` as one region: a ``return``/``break``/``continue`` out of it is refused clearly."""
+class DataExit(UnsupportedSyntaxError):
+    """A ``return``/``break``/``continue`` under an ``if``/``while`` on array data that the front end left
+    to the lowering (its test read a parameter that might have been a Python value, ``if x[i] > 0:``):
+    :func:`srcjax.lower.specialize.specialize` functionalizes ``function`` again knowing that ``names``
+    hold data (the exit becomes a flag) and lowers again; raised as it is if that changes nothing."""
+
+    def __init__(self, message: str, hint: str, function: str, names: Sequence[str]) -> None:
+        super().__init__(message, hint=hint)
+        self.function, self.names = function, tuple(names)
+
+    def functionalize_again(self, program: Program) -> None:
+        """Replace the function in ``program`` by its version with the test's names on data; if they
+        were known to be, this error stands (raised)."""
+        nf = program.functions.get(self.function)
+        known = program.data_names.setdefault(self.function, set())
+        if nf is None or set(self.names) <= known:
+            raise self
+        known.update(self.names)
+        program.functions[self.function] = new = with_data_names(nf, sorted(known), program.functions)
+        if program.entry is nf:
+            program.entry = new
+
+
+def exec_without_exits(sp: Specializer, body: Sequence[Any], env: dict[str, Any], where: str,
+                       test: cst.BaseExpression | None = None) -> None:
+    """Run ``body`` as one region: a ``return``/``break``/``continue`` out of it is refused clearly
+    (:class:`DataExit` where the region is under the data test ``test``)."""
     try:
         sp.exec_block(body, env)
     except (Return, Break, Continue) as e:
         word = {Return: "return", Break: "break", Continue: "continue"}[type(e)]
-        raise UnsupportedSyntaxError(f"`{word}` inside {where} that srcjax could not rewrite",
-                                     hint=_EXIT_HINTS[word]) from None
+        message = f"`{word}` inside {where} that srcjax could not rewrite"
+        if test is not None:
+            raise DataExit(message, _EXIT_HINTS[word], sp.nf.name, names_in(test)) from None
+        raise UnsupportedSyntaxError(message, hint=_EXIT_HINTS[word]) from None

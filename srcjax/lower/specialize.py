@@ -885,6 +885,8 @@ def specialize(program: Program, specs: list[ArgSpec], sharding: shardy.Sharding
             if sharding is not None:  # (the caller reads the program's mesh there)
                 sharding.mesh, sharding.out_leaves = plan.mesh, plan.out_leaves
             return out
+        except regions.DataExit as e:  # `if x[i] > 0: break`: functionalized again, its test on data (or raised)
+            e.functionalize_again(program)
         except NeedStatic as ns:
             rolled = {o for o in ns.names if isinstance(o, LoopOrigin) and o.rolled_for}
             if not rolled:

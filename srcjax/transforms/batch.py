@@ -41,7 +41,7 @@ from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
-from . import batch_collectives, batch_containers, batch_control, batch_lax, batch_queries, batch_state
+from . import batch_collectives, batch_containers, batch_control, batch_lax, batch_nested, batch_queries, batch_state
 from .anf import ADJOINT_IMPORTS, Op, classify
 from .batch_call import BatchCall
 from .batch_state import Stack, State, Tree, all_batched, any_batched, element, item, join, literal_key, pack, parts_of
@@ -760,6 +760,12 @@ class FunctionWriter:
                 states.append(False)
         if not any(any_batched(s) or isinstance(s, Stack) for s in states):
             return f"{callee}({', '.join([*op.call_args, *(f'{k}={v}' for k, v in op.call_kwargs.items())])})", False
+        nested = batch_nested.rule(nf.fn)  # (batched source's indexing helpers with a key batched again)
+        if nested is not None:
+            texts = {p: a for p, a in bound.arguments.items() if isinstance(a, str)}
+            merged = nested(self, texts, dict(zip(params, states)), ind)
+            if merged is not None:
+                return merged, True
         name, ret, needs, effects = self.b.function(nf, tuple(states))
         if op.kind == "custom":
             self.b.custom_rules(name, nf, tuple(states), ret)

@@ -1,0 +1,152 @@
+"""vmap of batched source: the indexing helpers of :mod:`srcjax.batched` with a key batched again.
+
+Batched source (a ``jacfwd``'s batched JVP, a vmap inside a vmap) calls ``batch_getitem(x, key)``,
+``batch_index``, ``batch_index_update``, ``batch_index_add`` and ``batch_index_cleared``: per-example
+indexing whose plan (:func:`srcjax.batched._index_plan`) is Python logic on the key's elements.
+An outer ``vmap`` that batches an element of the key (a loop counter frozen per example by a
+batched ``while``, an index argument mapped by the outer vmap) cannot batch that logic; it does
+not need to. Per outer example ``b`` and inner example ``c`` the call is the same per-example
+indexing, so the two batch axes are merged into one (``batch_merge``: ``(B_outer * B_inner, ...)``,
+an operand batched by one level only is broadcast along the other), the same helper runs once on
+the merged batch, and its result is split again (``batch_split``: ``(B_outer, B_inner, ...)``)::
+
+    getitem_dot = batch_getitem(x_dot, mod)          # inner: x_dot batched, mod a per-example int
+
+becomes, with ``mod`` batched by the outer vmap::
+
+    batch_merge_1 = batch_merge(x_dot, False, True, batch_size, np.shape(x_dot)[0])
+    batch_merge_2 = batch_merge(mod, True, False, batch_size, np.shape(x_dot)[0])
+    batch_index_1 = batch_index(batch_merge_1, (batch_merge_2,), True, (True,))
+    getitem_dot = batch_split(batch_index_1, batch_size)
+
+The result is again a ``batch_index``/``batch_index_*`` call, so a third vmap takes the same rule.
+:func:`rule` gives the rule of a helper (None for every other function: its body is batched).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .. import batched as batched_helpers
+from .batch_state import State, Tree, any_batched, item, parts_of
+
+if TYPE_CHECKING:
+    from .batch import FunctionWriter
+
+__all__ = ["rule"]
+
+
+class _Spec:
+    """Where a helper's operands, key and flags are: ``operands`` (parameter, parameter of its inner
+    ``batched`` flag, or True: always batched), ``size`` (the parameter holding the inner batch size)."""
+
+    def __init__(self, call: str, operands: tuple[tuple[str, str | bool], ...], size: str | None,
+                 flags: str | None) -> None:
+        self.call, self.operands, self.size, self.flags = call, operands, size, flags
+
+
+_SPECS: dict[Any, _Spec] = {
+    batched_helpers.batch_getitem: _Spec("batch_index", (("x", True),), None, None),
+    batched_helpers.batch_index: _Spec("batch_index", (("x", "bx"),), None, "flags"),
+    batched_helpers.batch_index_update: _Spec("batch_index_update", (("x", "bx"), ("value", "bv")), "n", "flags"),
+    batched_helpers.batch_index_add: _Spec("batch_index_add", (("z", "bz"), ("g", "bg")), "n", "flags"),
+    batched_helpers.batch_index_cleared: _Spec("batch_index_update", (("g", "bg"),), "n", "flags"),
+}
+
+
+def rule(fn: Any) -> Callable[[FunctionWriter, dict[str, str], dict[str, State], int], str | None] | None:
+    """The outer batching rule of a :mod:`srcjax.batched` indexing helper, None for any other function.
+    The rule gives the batched call's text, or None where it does not apply (no batched key element,
+    a container operand): the helper's body is batched then, as any helper's."""
+    spec = _SPECS.get(fn)
+    if spec is None:
+        return None
+
+    def apply(w: FunctionWriter, args: dict[str, str], states: dict[str, State], ind: int) -> str | None:
+        return _merged(w, spec, args, states, ind)
+
+    return apply
+
+
+def _literal(text: str | None) -> Any:
+    try:
+        return ast.literal_eval(text) if text is not None else None
+    except (ValueError, SyntaxError, TypeError):
+        return ...
+
+
+def _key_elements(w: FunctionWriter, key: str) -> list[tuple[str, bool]] | None:
+    """The key's elements with whether the outer vmap batches each (a tuple literal, a name holding a
+    tuple, or one index)."""
+    parts = parts_of(key)
+    if parts is not None and key.lstrip().startswith("("):
+        return [(e, any(any_batched(w.state(n)) for n in _names(e))) for e in parts.values()]
+    st = w.state(key) if key.isidentifier() else any(any_batched(w.state(n)) for n in _names(key))
+    if isinstance(st, Tree):
+        if st.kind != "tuple":
+            return None
+        return [(item(key, k), any_batched(v)) for k, v in st.items]
+    return [(key, any_batched(st))]
+
+
+def _names(text: str) -> list[str]:
+    from .batch_call import names_of
+
+    return names_of(text)
+
+
+def _merged(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[str, State], ind: int) -> str | None:
+    key = args.get("key")
+    if key is None:
+        return None
+    elems = _key_elements(w, key)
+    if elems is None or not any(b for _, b in elems):
+        return None
+    inner_flags = _literal(args.get(spec.flags)) if spec.flags is not None else None
+    if inner_flags is ...:
+        return None
+    if inner_flags is None or isinstance(inner_flags, bool):
+        inner_flags = (bool(inner_flags),) * len(elems)
+    if len(inner_flags) != len(elems):
+        return None
+    operands: list[tuple[str, bool, bool]] = []  # (text, batched by the outer vmap, by the inner one)
+    for p, flag in spec.operands:
+        inner = flag if isinstance(flag, bool) else _literal(args.get(flag))
+        if not isinstance(inner, bool) or isinstance(states.get(p), Tree):
+            return None  # (a flag that is not a literal; a container operand: the helper's own body)
+        operands.append((args[p], any_batched(states.get(p, False)), inner))
+    outer = w.size
+    inner_size = args.get(spec.size) if spec.size is not None else None
+    if inner_size is None:  # the inner batch size from an operand (or key element) the inner vmap batches
+        source = [(t, o) for t, o, i in operands if i] + [(e, o) for (e, o), i in zip(elems, inner_flags) if i]
+        if not source:
+            return None
+        t, o = source[0]
+        inner_size = w.names.fresh("inner_size")
+        w.emit(f"{inner_size} = np.shape({t})[{1 if o else 0}]", ind)
+
+    def merge(text: str, o: bool, i: bool) -> str:
+        if not (o or i):
+            return text
+        name = w.names.fresh("batch_merge")
+        w.emit(f"{name} = batch_merge({text}, {o}, {i}, {outer}, {inner_size})", ind)
+        return name
+
+    new_ops = [merge(t, o, i) for t, o, i in operands]
+    new_flags = [o or i for _, o, i in operands]
+    key_m = [merge(e, o, i) for (e, o), i in zip(elems, inner_flags)]
+    key_flags = tuple(o or i for (_, o), i in zip(elems, inner_flags))
+    key_text = "(" + ", ".join(key_m) + ",)"
+    size_m = f"{outer} * {inner_size}"
+    if spec.call == "batch_index":
+        call = f"batch_index({new_ops[0]}, {key_text}, {new_flags[0]}, {key_flags})"
+    elif len(new_ops) == 1:  # batch_index_cleared of an array: its zeros written in
+        call = f"batch_index_update({new_ops[0]}, {key_text}, 0.0, {size_m}, {new_flags[0]}, False, {key_flags})"
+    else:
+        call = f"{spec.call}({new_ops[0]}, {key_text}, {new_ops[1]}, {size_m}, {new_flags[0]}, {new_flags[1]}, " \
+               f"{key_flags})"
+    out = w.names.fresh(spec.call)
+    w.emit(f"{out} = {call}", ind)
+    return f"batch_split({out}, {outer})"
