@@ -226,8 +226,9 @@ class FunctionWriter:
     def state(self, atom: str) -> State:
         return self.st.get(atom, False)
 
-    def convert(self, expr: str, have: State, want: State) -> str:
-        """``expr`` (in state ``have``) brought to the state ``want`` by broadcasting unbatched leaves."""
+    def convert(self, expr: str, have: State, want: State, items: bool = False) -> str:
+        """``expr`` (in state ``have``) brought to the state ``want`` by broadcasting unbatched leaves
+        (``items``: an unbatched part may be a container, a loop's carry: broadcast item by item)."""
         if have == want or want is False:
             return expr
         if isinstance(have, Stack) or isinstance(want, Stack):  # a list: every element, or none, batched
@@ -241,17 +242,18 @@ class FunctionWriter:
             raise self.error("vmap: a list holding batched and unbatched values is used as a whole",
                              hint="make the unbatched values batched where they are put in the list")
         if have is False and want is True:
-            if expr in self.zeros:  # zeros of a value that may be a container (a cotangent)
+            if expr in self.zeros or items:  # zeros of a value that may be a container (a cotangent)
                 return f"batch_broadcast_items({expr}, {self.size})"
             return f"batch_broadcast({expr}, {self.size})"
         if isinstance(want, Tree):
             if have is True:
                 return expr
-            items = dict(have.items) if isinstance(have, Tree) else {}
-            return pack(want.kind, [(k, self.convert(item(expr, k), items.get(k, False), v)) for k, v in want.items],
+            parts = dict(have.items) if isinstance(have, Tree) else {}
+            return pack(want.kind, [(k, self.convert(item(expr, k), parts.get(k, False), v, items))
+                                    for k, v in want.items],
                         expr)
         assert isinstance(have, Tree) and want is True, (expr, have, want)
-        return pack(have.kind, [(k, self.convert(item(expr, k), v, True)) for k, v in have.items], expr)
+        return pack(have.kind, [(k, self.convert(item(expr, k), v, True, items)) for k, v in have.items], expr)
 
     def bind(self, name: str, state: State) -> None:
         self.st[name] = state
