@@ -75,7 +75,7 @@ def looped(how: str, f: Callable[..., Any], args: tuple[Any, ...], axes: tuple[A
     got = _stack(outs)
     if how == "vjp_of_vmap":  # (cotangents of unmapped arguments add up; mapped ones go to their axis)
         parts = [got[0]]
-        for a, ax, ct in zip(args, axes, got[1:]):
+        for ax, ct in zip(axes, got[1:]):
             parts.append(np.sum(ct, axis=0) if ax is None else np.moveaxis(ct, 0, ax))
         return tuple(parts)
     if how == "jvp_of_vmap":
