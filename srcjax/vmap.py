@@ -113,6 +113,8 @@ def _first_batched(expr: str, spec: Axes) -> str | None:
 class _EntryWriter(FunctionWriter):
     """The entry function: its returns put the batch axis where ``out_axes`` says."""
 
+    entry_writer = True
+
     out_axes: Axes = 0
 
     def returned_expr(self, val: str, st: State) -> str:

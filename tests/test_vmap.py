@@ -318,7 +318,7 @@ def test_batched_value_where_a_static_one_is_needed():
         srcjax.vmap(reshape_by_data, in_axes=(0, 0))
     e = ei.value
     assert e.span is not None and e.span.line == reshape_by_data.__code__.co_firstlineno + 1
-    assert "in_axes=None" in (e.hint or "")
+    assert "in_axes=(0, None)" in (e.hint or "") and "`k`" in e.message  # (the argument, and how to leave it unmapped)
 
 
 # -- custom rules ----------------------------------------------------------------------------------

@@ -41,7 +41,16 @@ from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
-from . import batch_collectives, batch_containers, batch_control, batch_lax, batch_nested, batch_queries, batch_state
+from . import (
+    batch_collectives,
+    batch_containers,
+    batch_control,
+    batch_errors,
+    batch_lax,
+    batch_nested,
+    batch_queries,
+    batch_state,
+)
 from .anf import ADJOINT_IMPORTS, Op, classify
 from .batch_call import BatchCall
 from .batch_state import Stack, State, Tree, all_batched, any_batched, element, item, join, literal_key, pack, parts_of
@@ -186,6 +195,8 @@ def _params(fdef: cst.FunctionDef) -> list[str]:
 class FunctionWriter:
     """Writes one batched function body (and the nested functions its lax calls take)."""
 
+    entry_writer = False  # (vmap's entry function: its parameters are the ones in_axes maps)
+
     def __init__(self, batcher: Batcher, nf: NormalizedFunction, states: dict[str, State],
                  parent: FunctionWriter | None = None, want_return: State | None = None) -> None:
         self.b = batcher
@@ -208,6 +219,8 @@ class FunctionWriter:
         self.last_array = False
         self.static_names: set[str] = set(parent.static_names) if parent is not None else set()
         self.bta: BindingTimes | None = None  # (the function's binding times, when a test needs them)
+        self.param_states: dict[str, State] = parent.param_states if parent is not None else dict(states)
+        self.is_entry: bool = parent.is_entry if parent is not None else type(self).entry_writer
 
     # -- output -----------------------------------------------------------------------------
     def emit(self, line: str, ind: int) -> None:
@@ -536,6 +549,11 @@ class FunctionWriter:
             elif isinstance(value, cst.UnaryOperation):
                 opsym = {"Minus": "-", "Plus": "+", "BitInvert": "~"}.get(type(value.operator).__name__)
             x = op.args.get(op.prim.arrays[0]) if op.prim.arrays else None
+            key = op.args.get("key")
+            if isinstance(x, str) and isinstance(self.state(x), (Tree, Stack)) and isinstance(key, str) and \
+                    any(any_batched(self.state(n)) for n in _names(key)):  # parts[i]: a Python list's item
+                raise batch_errors.mapped_error(self, f"the index [{key}] into the Python container `{x}`",
+                                                _names(key), line, "index an array instead: np.stack(...)[i]")
             if op.prim.result_kind(op.args) == "any" and isinstance(x, str) and isinstance(self.state(x), Tree):
                 return batch_containers.container_item(self, value, x, op)
             if op.prim.tree is None and op.prim.result_kind(op.args) == "array" and any(isinstance(
@@ -727,9 +745,9 @@ class FunctionWriter:
                 args[p] = self.static_expr(node, line)
                 static_batched.remove(p)
         if static_batched:
-            raise self.error(
-                f"vmap: {prim.path}'s {static_batched[0]}= must be static, but {args[static_batched[0]]} depends on "
-                "a mapped argument", line, hint="pass in_axes=None for the argument it is computed from")
+            p = static_batched[0]
+            raise batch_errors.mapped_error(self, f"{prim.path}'s {p}= argument", _names(args[p]), line,
+                                            "pass in_axes=None for the argument it is computed from")
         rule = prim.batch
         c = BatchCall(self, prim, args, flags, seq_flags, operator, ind)
         if rule is None:

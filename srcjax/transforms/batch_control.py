@@ -18,6 +18,7 @@ import libcst as cst
 from ..frontend.binding_times import STATIC, BindingTimes
 from ..frontend.names import code, names_in, target_names
 from ..frontend.resolve import LIBRARY_MODULES
+from . import batch_errors
 from .batch_state import Stack, Tree, any_batched, join
 
 if TYPE_CHECKING:
@@ -148,5 +149,8 @@ def data_test(w: FunctionWriter, s: cst.If | cst.While) -> None:
     if not set(batched) <= known:
         raise DataTest(w.nf.name, batched)
     kind = "an `if`" if isinstance(s, cst.If) else "a `while` loop"
+    if any(key is not None for _, key in batch_errors.sources(w, batched)):  # `if p["act"] == "relu"`: a string
+        raise batch_errors.mapped_error(w, f"the test of {kind} (not turned into a per-example choice)", batched,
+                                        s, "")
     raise w.error(f"vmap: {kind} on batched data that srcjax could not turn into a per-example "
                      "choice", s, hint="write it with srcjax.lax.cond / srcjax.lax.while_loop, or np.where")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ..frontend.names import assigned_names, code, names_in, renamed
+from . import batch_errors
 from .batch_state import State, Tree, all_batched, any_batched, item, join, pack
 
 if TYPE_CHECKING:
@@ -118,8 +119,8 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
     if f == "fori_loop":
         lo, hi, bfn, init = args[0].value, args[1].value, fn(args[2].value), args[3].value
         if any(any_batched(w.state(n)) for n in names_in(lo) + names_in(hi)):
-            raise w.error("vmap: the bounds of a fori_loop depend on a mapped argument", line,
-                          hint="write the loop as a while loop on data")
+            raise batch_errors.mapped_error(w, "the loop's `range` bound", names_in(lo) + names_in(hi), line,
+                                            "write the loop as a while loop on data")
         carry = w.value_state(init)
         for _ in range(8):
             new = join(carry, w.nested_state(bfn, [False, carry]))

@@ -1,0 +1,107 @@
+"""vmap's errors for a batched value used where a static one is needed: which argument made it batched.
+
+A shape, a ``range`` bound, an index into a Python list, or an ``if`` on a string that ``in_axes``
+maps: the batched program cannot have one per example. The error (at the user's line) names the
+mapped argument the value comes from, the item of a container argument when it is one
+(``p['act']``), and the ``in_axes`` that leaves it unmapped: :func:`mapped_error`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ..frontend.names import code, names_in, target_names, walk
+from .batch_state import State, Tree, any_batched, literal_key
+
+if TYPE_CHECKING:
+    from ..core import TranspileError
+    from .batch import FunctionWriter
+
+__all__ = ["mapped_error", "sources"]
+
+
+def sources(w: FunctionWriter, names: list[str]) -> list[tuple[str, str | None]]:
+    """The mapped parameters (with the literal key of the item read, ``p['act']``) that ``names`` are
+    computed from, following the function's assignments and loop targets back."""
+    deps: dict[str, set[str]] = {}
+    items: dict[str, tuple[str, str]] = {}  # t = p['act'] of a parameter p
+    for fdef in (w.nf.fdef, w.nf.plain_fdef):
+        for n in walk(fdef):
+            if isinstance(n, cst.Assign):
+                reads = set(names_in(n.value))
+                for t in n.targets:
+                    for v in target_names(t.target):
+                        deps.setdefault(v, set()).update(reads)
+                        if isinstance(n.value, cst.Subscript) and isinstance(n.value.value, cst.Name) and \
+                                len(n.value.slice) == 1 and isinstance(n.value.slice[0].slice, cst.Index):
+                            items[v] = (n.value.value.value, code(n.value.slice[0].slice.value))
+            elif isinstance(n, cst.For):
+                for v in target_names(n.target):
+                    deps.setdefault(v, set()).update(names_in(n.iter))
+    found: list[tuple[str, str | None]] = []
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        v = todo.pop(0)
+        if v in seen:
+            continue
+        seen.add(v)
+        if v in items and items[v][0] in w.param_states:
+            p, key = items[v]
+            st = w.param_states[p]
+            same = [k for k, _ in st.items if literal_key(k) == literal_key(key)] if isinstance(st, Tree) else []
+            if same and isinstance(st, Tree) and any_batched(dict(st.items)[same[0]]):
+                found.append((p, same[0]))
+                continue
+            if st is True and isinstance(literal_key(key), str):  # an item of a dict mapped whole (in_axes=0)
+                keys = sorted({k for q, k in items.values() if q == p}, key=lambda k: (k != key, k))
+                w.param_states[p] = Tree("dict", tuple((repr(literal_key(k)), True) for k in keys))
+                found.append((p, repr(literal_key(key))))
+                continue
+        if v in w.param_states and any_batched(w.param_states[v]):
+            found.append((v, None))
+            continue
+        todo += sorted(deps.get(v, ()))
+    return found
+
+
+def _axes(st: State, key: str | None) -> str:
+    """The in_axes entry of a parameter in state ``st`` with the item ``key`` (or all of it) unmapped."""
+    if key is None or not isinstance(st, Tree):
+        return "None"
+    parts = []
+    for k, v in st.items:
+        if st.kind == "dict":
+            parts.append(f"{k}: {'None' if k == key or not any_batched(v) else '0'}")
+        else:
+            parts.append("None" if k == key or not any_batched(v) else "0")
+    if st.kind == "dict":
+        return "{" + ", ".join(parts) + "}"
+    return ("[" + ", ".join(parts) + "]") if st.kind == "list" else "(" + ", ".join(parts) + ("," if len(parts) == 1
+                                                                                            else "") + ")"
+
+
+def mapped_error(w: FunctionWriter, what: str, names: list[str], node: cst.CSTNode | None,
+                 default_hint: str) -> TranspileError:
+    """``vmap: <what> ...`` naming the mapped argument ``names`` come from, with the in_axes to give it."""
+    found = sources(w, names)
+    if not found:
+        return w.error(f"vmap: {what} must be the same for every example, but it depends on a mapped argument",
+                       node, hint=default_hint)
+    p, key = found[0]
+    shown = f"`{p}[{key}]`" if key is not None else f"`{p}`"
+    params = list(w.param_states)
+    entries = []
+    for q in params:
+        st = w.param_states[q]
+        entries.append(_axes(st, key) if q == p else ("0" if st is True else "None" if not any_batched(st)
+                                                      else _axes(st, None if st is True else "")))
+    spelled = entries[0] if len(entries) == 1 else "(" + ", ".join(entries) + ")"
+    where = "" if w.is_entry else f" (an argument of {w.nf.name}: give the in_axes to the argument it is passed)"
+    kind = "an item of a mapped argument" if key is not None else "a mapped argument"
+    hint = (f"pass in_axes={spelled} to leave {shown} unmapped{where}: it is then the same for every example"
+            + (" (a string or other Python value cannot be mapped)" if key is not None else ""))
+    return w.error(f"vmap: {what} must be the same for every example, but it depends on {shown}, {kind}",
+                   node, hint=hint)
