@@ -18,7 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from .adjoint import UNSET, broadcast_like, expand_reduced, index_add, index_cleared, pack_like, unbroadcast
+from .adjoint import (
+    UNSET,
+    broadcast_like,
+    expand_reduced,
+    has_derivative,
+    index_add,
+    index_cleared,
+    pack_like,
+    unbroadcast,
+)
 from .construction import (  # noqa: F401  (generated batched code imports them from here)
     batch_array,
     batch_cross,
@@ -266,7 +275,14 @@ def batch_select(c: Any, a: Any, b: Any) -> Any:
     if b is UNSET:
         return a
     k = max(np.ndim(a), np.ndim(b)) - np.ndim(c)
-    return np.where(np.reshape(c, np.shape(c)[:1] + (1,) * k + np.shape(c)[1:]) if k > 0 else c, a, b)
+    c2 = np.reshape(c, np.shape(c)[:1] + (1,) * k + np.shape(c)[1:]) if k > 0 else c
+    if has_derivative(a) or has_derivative(b):
+        return np.where(c2, a, b)
+    # a flag or a counter (a batched while's carry): bitwise, so that no derivative reads its cotangent (None)
+    if np.result_type(a, b) == np.bool_:
+        return np.logical_or(np.logical_and(c2, a), np.logical_and(np.logical_not(c2), b))
+    mask = -c2.astype(np.result_type(a, b))  # (all bits set where c2 holds)
+    return np.bitwise_or(np.bitwise_and(a, mask), np.bitwise_and(b, np.bitwise_not(mask)))
 
 
 def batch_where_any(c: Any) -> Any:

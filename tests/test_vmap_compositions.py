@@ -112,9 +112,6 @@ TABLE: list[tuple[Callable[..., Any], Callable[[np.random.Generator, int], tuple
 ]
 # known, not fixed (reported): derivatives of a batched program that
 _XFAIL = {
-    # ... carries a `break` flag (a bool) through a batched `while`: the flag's cotangent (None) reaches the
-    # VJP of batch_select's np.where, an internal error in the lowering
-    ("break_on_data", "vjp_of_vmap"): "bool carry's None cotangent into batch_select's VJP",
     # ... gathers with a batched index (`batch_index`): its plan (batched._index_plan) builds lists by
     # comprehensions over the key, which derivatives refuse (a located ComprehensionError)
     ("break_on_index", "jvp_of_vmap"): "derivative of batch_index's plan",
@@ -155,8 +152,6 @@ def test_vmap_composed_with_derivatives_of_random_programs(module_dir, prog, how
     jax.config.update("jax_enable_x64", True)
     text, shapes = prog
     note(text)
-    if how == "vjp_of_vmap" and ("while" in text or "break" in text):
-        how = "jvp_of_vmap"  # (the known bug of _XFAIL's first entry: a batched while's int/bool carries)
     f, jf = written.numpy_and_jax(module_dir, text, "vmap_compose")
     shape_list = list(shapes.values())
     axes = tuple(data.draw(st.sampled_from([None, 0])) for _ in shape_list)
