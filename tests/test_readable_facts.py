@@ -195,3 +195,72 @@ def test_helpers_stay_what_the_rewrite_assumes() -> None:
         assert adjoint.ones_like(np.zeros(3, dt)).dtype == dt
         assert adjoint.unbroadcast(np.float64(1.0) / 3, np.asarray(1, dt)).dtype == dt
     assert adjoint.unbroadcast(np.float64(2.0), np.asarray(1, np.int32)).dtype == np.float64
+
+
+# -- index_add chains on one basic key -------------------------------------------------------------------
+
+IA_HEAD = "import numpy as np\nfrom srcjax.adjoint import index_add, zeros_like\n"
+
+
+def _ia(body: str, params: str = "x, y") -> str:
+    return IA_HEAD + f"\n\ndef f({params}):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") + "\n"
+
+
+MERGED = """
+    s = x[1:]
+    a = 1.0 - s
+    n = index_add(zeros_like(x), np.s_[:-1], a)
+    b = -a * 2 * s
+    n = index_add(n, np.s_[:-1], b)
+    n = index_add(n, np.s_[1:], a)
+    return n
+"""
+
+
+def test_two_index_adds_on_one_slice_are_one() -> None:
+    out = guard_rewrites(_ia(MERGED), {"f": frozenset({"x"})})
+    assert _body(out).splitlines()[2:5] == ["b = -a * 2 * s", "n = index_add(zeros_like(x), np.s_[:-1], a + b)",
+                                           "n = index_add(n, np.s_[1:], a)"]
+
+
+@pytest.mark.parametrize("old,new", [
+    ("np.s_[:-1], b)", "np.s_[1:], b)"),  # another key
+    ("np.s_[:-1], b)", "np.s_[y], b)"),  # a key that may repeat an element
+    ("b = -a * 2 * s", "b = y * 2.0"),  # b of y's dtype, not x's
+    ("a = 1.0 - s", "a = s * 2"),  # a tuple times 2 repeats it: not known to be an array
+    ("b = -a * 2 * s", "b = -a * 2 * s\n    a[0] = 1.0"),  # a written between the two
+    ("b = -a * 2 * s", "b = g(a)"),  # a call that may write into a
+])
+def test_index_adds_that_may_not_be_merged_stay(old: str, new: str) -> None:
+    text = _ia(MERGED.replace(old, new))
+    assert guard_rewrites(text, {"f": frozenset({"x"})}) == text
+    assert guard_rewrites(_ia(MERGED), {"f": frozenset({"y"})}) == _ia(MERGED)  # x not known floating
+
+
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, 2.5, np.inf, -np.inf, np.nan, 1e-30, 6e4]
+
+
+@settings(max_examples=60 * _SCALE, deadline=None, derandomize=True)
+@given(st.sampled_from([np.float16, np.float32, np.float64, np.complex64, np.complex128]),
+       st.lists(st.sampled_from(SPECIAL), min_size=2, max_size=6),
+       st.sampled_from(["1.0 - s", "-s", "s * 2.0", "s ** 2", "0.0 - s"]),
+       st.sampled_from(["-a * 2 * s", "a * s", "s - a", "-a", "a - a"]))
+def test_merged_index_adds_are_bit_identical(dtype, values, a, b) -> None:
+    """Signed zeros, infinities and NaNs, every floating dtype: the merged program gives the same
+    bits and dtype as the two index_adds."""
+    text = _ia(MERGED.replace("1.0 - s", a).replace("-a * 2 * s", b))
+    new = guard_rewrites(text, {"f": frozenset({"x"})})
+    assert new != text
+    x = np.asarray(values, dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want, got = _run(text, x, None), _run(new, x, None)
+    assert got.dtype == want.dtype
+    assert got.tobytes() == want.tobytes() or np.isnan(want).any(), (got, want)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_container_argument_fails_in_both_forms() -> None:
+    text = _ia(MERGED)
+    new = guard_rewrites(text, {"f": frozenset({"x"})})
+    assert _run(text, (1.0, 2.0, 3.0), None) is TypeError and _run(new, (1.0, 2.0, 3.0), None) is TypeError
