@@ -66,13 +66,11 @@ _STMTS = (ast.Assign, ast.Expr, ast.Return, ast.Assert, ast.AugAssign)
 _ATOM = 100
 
 
-def readable_source(text: str, pure_calls: set[str], keep: frozenset[str] = frozenset(),
-                    floats: dict[str, frozenset[str]] | None = None) -> str:
+def readable_source(text: str, pure_calls: set[str], keep: frozenset[str] = frozenset()) -> str:
     """``text`` (a module of generated functions) with single-use temporaries folded in and
-    constants tidied; names in ``keep`` (the user's) are never folded away; ``floats``: per
-    function, the parameters that are floating point or containers whenever it runs."""
+    constants tidied; names in ``keep`` (the user's) are never folded away."""
     try:
-        text = guard_rewrites(text, floats)
+        text = guard_rewrites(text)
         tree = ast.parse(text)
     except SyntaxError:  # pragma: no cover - generated text parses
         return text

@@ -24,15 +24,6 @@ The rewrites (ANF form: one primitive per statement; every name they read bound 
   ``a`` (a number ``k``): ``ones_like`` has ``a``'s shape and dtype there, ``1 * k`` is ``k`` in
   that dtype, and ``1 * a`` is ``a``, bit for bit.
 
-- ``n = index_add(zeros_like(x), k, a)`` and the next statement reading ``n``,
-  ``n = index_add(n, k, b)``, with the same basic key ``k`` (literal slices and integers: no
-  repeated element) -> one ``n = index_add(zeros_like(x), k, a + b)`` in the second's place, when
-  ``x`` is a parameter that is floating point (or a container) whenever the function runs and
-  ``a`` and ``b`` are provably arrays of ``x``'s dtype (:meth:`_Function.arrays_of`: they are
-  computed from ``x`` by steps that keep its dtype and fail on a container). Then ``(0 + a) + b``
-  and ``0 + (a + b)`` are the same bits: they differ only where a sum is ``-0.0``, and
-  ``0.0 + -0.0`` is ``0.0`` either way.
-
 A definition nothing reads any more is removed. Functions with control flow or nested scopes are
 left as they are.
 """
@@ -42,7 +33,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
-from .simplify import _literal, _Text
+from .simplify import _Text
 
 _ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
 _HELPERS = ("ones_like", "zeros_like", "unbroadcast", "expand_reduced", "is_float")
@@ -51,23 +42,21 @@ _NESTED = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.With, ast.Asyn
            ast.DictComp, ast.GeneratorExp, ast.NamedExpr, ast.JoinedStr, ast.Global, ast.Nonlocal)
 
 
-def guard_rewrites(text: str, floats: dict[str, frozenset[str]] | None = None) -> str:
-    """``text`` (a module of generated functions, ANF form) with the rewrites above applied;
-    ``floats``: per function, its parameters that are floating point or containers whenever it runs."""
-    if "from srcjax.adjoint import" not in text or "is_float(" not in text and "index_add(" not in text:
+def guard_rewrites(text: str) -> str:
+    """``text`` (a module of generated functions, ANF form) with the rewrites above applied."""
+    if "is_float(" not in text or "from srcjax.adjoint import" not in text:
         return text
     tree = ast.parse(text)
     imported = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom)
                 and n.module == "srcjax.adjoint" for a in n.names if a.asname is None}
-    if not {"ones_like", "unbroadcast", "expand_reduced", "is_float"} <= imported and \
-            not {"index_add", "zeros_like"} <= imported:
+    if not set(_HELPERS) <= imported:
         return text
     t = _Text(text)
     edits: list[tuple[int, int, str]] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and not any(isinstance(n, _NESTED) for f in node.body
                                                          for n in ast.walk(f)):
-            _Function(node, t, edits, (floats or {}).get(node.name, frozenset()), imported).rewrite()
+            _Function(node, t, edits).rewrite()
     return t.render(0, len(text), edits) if edits else text
 
 
@@ -94,9 +83,8 @@ def _number(e: ast.AST) -> bool:
 
 
 class _Function:
-    def __init__(self, fdef: ast.FunctionDef, t: _Text, edits: list[tuple[int, int, str]],
-                 floats: frozenset[str] = frozenset(), imported: frozenset[str] | set[str] = frozenset()) -> None:
-        self.t, self.edits, self.body, self.floats, self.imported = t, edits, fdef.body, floats, imported
+    def __init__(self, fdef: ast.FunctionDef, t: _Text, edits: list[tuple[int, int, str]]) -> None:
+        self.t, self.edits, self.body = t, edits, fdef.body
         self.stores: Counter[str] = Counter()
         self.loads: Counter[str] = Counter()
         a = fdef.args
@@ -200,12 +188,8 @@ class _Function:
     # -- rewrites ------------------------------------------------------------------------------
 
     def rewrite(self) -> None:
-        if any(self.stores[h] for h in (*_HELPERS, "index_add", "np")):
-            return
-        if {"index_add", "zeros_like"} <= self.imported:
-            self.merge_index_adds()
         g = self.guard()
-        if g is None or not set(_HELPERS) <= self.imported:
+        if g is None or any(self.stores[h] for h in (*_HELPERS, "np")):
             return
         start, out = g
         scalars, floats = self.scalars(out), self.real_floats(out)
@@ -275,127 +259,3 @@ class _Function:
         span = self.t.span(n)
         self.edits.append((*span, a if k is None else f"{self.t.render(*self.t.span(k), [])} * {a}"))
         dropped[left.id] += 1
-
-    # -- index_add chains ---------------------------------------------------------------------
-
-    def arrays_of(self, x: str) -> tuple[set[str], int]:
-        """(names bound once to arrays of ``x``'s dtype, the index of the first statement after which
-        they are: :meth:`_arrays_of` once to find the first one proved an array, which proves ``x``
-        one, then again with ``x`` an array from the start)."""
-        first = self._arrays_of(x, False)
-        if not first:
-            return set(), len(self.body)
-        return self._arrays_of(x, True), min(self.defs[n][0] for n in first)
-
-    def _arrays_of(self, x: str, known: bool) -> set[str]:
-        """Names bound once to arrays of ``x``'s dtype, ``x`` being floating point or a container:
-        computed from ``x`` by slicing (a container's slice is a container: not yet known to be
-        an array), then by steps that keep a floating dtype and fail on a container (``-v``,
-        ``v - 1.0``, ``v ** 2``, ``v * 2.0``, ``v * w``; not ``v + w`` or ``v * 2``, which
-        concatenate or repeat a tuple), or by ``ones_like``/``zeros_like`` of such an array and
-        ``expand_reduced``/``unbroadcast`` of a floating value to one (which cast to its dtype)."""
-        sets: dict[str, set[str]] = {"maybe": set() if known else {x}, "array": {x} if known else set(),
-                                     "inexact": set()}
-        for name, (_, v) in sorted(self.defs.items(), key=lambda kv: kv[1][0]):
-            k = _kind(v, sets)
-            if k in sets:
-                sets[k].add(name)
-        arrays = sets["array"]
-        return arrays
-
-    def plain(self, s: ast.stmt) -> bool:
-        """``name = <e>`` calling only NumPy and srcjax.adjoint's helpers: it writes into no array."""
-        return isinstance(s, ast.Assign) and all(isinstance(tg, ast.Name) for tg in s.targets) and \
-            all(_plain_call(c, self.imported) for c in ast.walk(s.value) if isinstance(c, ast.Call))
-
-    def merge_index_adds(self) -> None:
-        arrays = {x: self.arrays_of(x) for x in self.floats if self.stores[x] == 1}
-        for i, s in enumerate(self.body):
-            head = _index_add(s)
-            if head is None:
-                continue
-            n, z, key, a = head
-            zc = _call(z, "zeros_like", 1)
-            x = zc.args[0].id if zc is not None and isinstance(zc.args[0], ast.Name) else ""
-            if x not in arrays or not _basic_key(key) or not isinstance(a, ast.Name) or a.id not in arrays[x][0]:
-                continue
-            nxt = next((j for j in range(i + 1, len(self.body)) if any(
-                isinstance(m, ast.Name) and m.id == n for m in ast.walk(self.body[j]))), len(self.body))
-            then = _index_add(self.body[nxt]) if nxt < len(self.body) else None
-            if then is None or then[0] != n or not isinstance(then[1], ast.Name) or then[1].id != n or \
-                    ast.dump(then[2]) != ast.dump(key) or not isinstance(then[3], ast.Name) or \
-                    then[3].id not in arrays[x][0] or nxt <= arrays[x][1] or \
-                    not all(self.plain(st) for st in self.body[i + 1:nxt]):
-                continue
-            s0, e0 = self.t.span(s)
-            self.edits.append((self.t.text.rfind("\n", 0, s0) + 1, e0 + 1, ""))
-            self.edits.append((*self.t.span(then[1]), self.t.render(*self.t.span(head[1]), [])))
-            self.edits.append((*self.t.span(then[3]), f"{a.id} + {then[3].id}"))
-            return  # (one merge per pass: a next one would read the merged statement)
-
-
-def _plain_call(c: ast.Call, helpers: set[str] | frozenset[str]) -> bool:
-    f = c.func
-    return isinstance(f, ast.Name) and f.id in helpers or isinstance(f, ast.Attribute) and \
-        isinstance(f.value, ast.Name) and f.value.id == "np"
-
-
-def _index_add(s: ast.stmt) -> tuple[str, ast.expr, ast.expr, ast.expr] | None:
-    """(n, z, key, g) for ``n = index_add(z, key, g)``."""
-    if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
-        c = _call(s.value, "index_add", 3)
-        if c is not None:
-            return s.targets[0].id, c.args[0], c.args[1], c.args[2]
-    return None
-
-
-def _kind(e: ast.expr, sets: dict[str, set[str]]) -> str | None:
-    """For :meth:`_Function.arrays_of`: ``"array"`` (an array of the root's dtype), ``"maybe"`` (that
-    or a container), ``"inexact"`` (a floating array), ``"int"``/``"float"`` (a number literal)."""
-    if isinstance(e, ast.Name):
-        return next((k for k, names in sets.items() if e.id in names), None)
-    if isinstance(e, ast.Constant):
-        return {int: "int", float: "float"}.get(type(e.value))
-    if isinstance(e, ast.Subscript):
-        k = _kind(e.value, sets)
-        return k if k in ("array", "maybe") and _slices(e.slice) else None
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
-        k = _kind(e.operand, sets)
-        return "array" if k in ("array", "maybe") else "inexact" if k == "inexact" else None
-    if isinstance(e, ast.BinOp):
-        return _arith_kind(e.op, _kind(e.left, sets), _kind(e.right, sets))
-    if (c := _call(e, "ones_like", 1) or _call(e, "zeros_like", 1)) is not None:
-        return "array" if _kind(c.args[0], sets) == "array" else "inexact"  # (np.result_type(v, 0.0))
-    if (c := _call(e, "unbroadcast", 2) or _call(e, "expand_reduced", 4)) is not None:  # (cast to a floating a)
-        return "array" if _kind(c.args[0], sets) in ("array", "inexact") and _kind(c.args[1], sets) == "array" \
-            else None
-    return None
-
-
-def _arith_kind(op: ast.operator, a: str | None, b: str | None) -> str | None:
-    if a == b == "array":
-        return "array" if isinstance(op, (ast.Add, ast.Sub, ast.Mult, ast.Div)) else None
-    num, other = (a, b) if a in ("int", "float") else (b, a)
-    if num not in ("int", "float") or other not in ("array", "maybe", "inexact"):
-        return None
-    if other == "inexact":
-        return "inexact" if num == "float" and isinstance(op, (ast.Mult, ast.Div)) else None
-    if other == "array" or isinstance(op, (ast.Add, ast.Sub, ast.Div, ast.Pow)):
-        return "array"  # (a container plus, minus, over or to the power of a number fails)
-    return "array" if isinstance(op, ast.Mult) and num == "float" else None  # (a tuple times 2 repeats)
-
-
-def _slices(k: ast.expr) -> bool:
-    """``x[1:]``, ``x[:, ::2]``: slices only (of a container, a container or an error; no item of it)."""
-    return all(isinstance(p, ast.Slice) for p in (k.elts if isinstance(k, ast.Tuple) else [k]))
-
-
-def _basic_key(k: ast.expr) -> bool:
-    """``np.s_[1:]``, ``np.s_[:, 0]``, ``0``: literal slices and integers, no element twice."""
-    if isinstance(k, ast.Subscript) and isinstance(k.value, ast.Attribute) and k.value.attr == "s_" and \
-            isinstance(k.value.value, ast.Name) and k.value.value.id == "np":
-        k = k.slice
-    parts = k.elts if isinstance(k, ast.Tuple) else [k]
-    return all(isinstance(p, ast.Slice) and all(e is None or type(_literal(e)) is int
-                                                for e in (p.lower, p.upper, p.step))
-               or type(_literal(p)) is int for p in parts)
