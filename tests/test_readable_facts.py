@@ -195,3 +195,57 @@ def test_helpers_stay_what_the_rewrite_assumes() -> None:
         assert adjoint.ones_like(np.zeros(3, dt)).dtype == dt
         assert adjoint.unbroadcast(np.float64(1.0) / 3, np.asarray(1, dt)).dtype == dt
     assert adjoint.unbroadcast(np.float64(2.0), np.asarray(1, np.int32)).dtype == np.float64
+
+
+# -- ones_like of a value computed elementwise from one name --------------------------------------------------
+
+HUBER = f"""
+    r = a - c
+    absolute = np.absolute(r)
+    le = absolute <= 1.0
+    pow_1 = r ** 2
+    mul = 0.5 * pow_1
+    sub = absolute - 0.5
+    where = np.where(le, mul, sub)
+    out = np.sum(where)
+    {GUARD}
+    where_bar = ones_like(where)
+    return np.where(le, where_bar, 0.0) * r
+"""
+
+
+def test_ones_like_reads_the_name_its_value_is_computed_from() -> None:
+    out = _body(guard_rewrites(_module("a, c", HUBER)))
+    assert "where_bar = ones_like(r)" in out
+
+
+@pytest.mark.parametrize("old,new", [
+    ("mul = 0.5 * pow_1", "mul = np.exp(r)"),  # np.exp of int8 is float16: another dtype
+    ("where = np.where(le, mul, sub)", "where = np.where(le, np.abs(r) * 0.5, np.abs(r) - 0.5)"),  # a complex
+    # r: through abs only, a real value
+    ("sub = absolute - 0.5", "sub = absolute - c"),  # c's shape and dtype
+    ("where = np.where(le, mul, sub)", "where = np.where(le, mul, 0.5)"),  # a number branch
+    ("le = absolute <= 1.0", "le = absolute <= c"),  # a condition of another shape
+])
+def test_ones_like_of_what_is_not_like_its_root_stays(old: str, new: str) -> None:
+    text = _module("a, c", HUBER.replace(old, new))
+    assert "where_bar = ones_like(where)" in guard_rewrites(text)
+
+
+@settings(max_examples=60 * _SCALE, deadline=None, derandomize=True)
+@given(st.sampled_from([*DTYPES, np.uint8, np.complex128]), st.sampled_from([(), (4,), (2, 3)]),
+       st.sampled_from(["0.5 * pow_1", "-pow_1", "pow_1 / 3", "r * 2", "pow_1 - r", "2 - r"]),
+       st.sampled_from(["absolute - 0.5", "absolute * 2.0", "r", "-r"]))
+def test_ones_like_root_rewrite_is_bit_identical(dtype, shape, mul, sub) -> None:
+    rng = np.random.default_rng(2)
+    a = (rng.standard_normal(shape) * 2).astype(dtype)
+    text = _module("a, c", HUBER.replace("0.5 * pow_1", mul).replace("absolute - 0.5", sub).replace(
+        "r = a - c", "r = a"))
+    new = guard_rewrites(text)
+    assert "ones_like(r)" in new, new
+    want, got = _run(text, a, None), _run(new, a, None)
+    if isinstance(want, type):
+        assert got is want
+    else:
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_array_equal(got, want)

@@ -194,18 +194,77 @@ class _Function:
         start, out = g
         scalars, floats = self.scalars(out), self.real_floats(out)
         dropped: Counter[str] = Counter()
-        for s in self.body[start + 1:]:
+        ones: list[tuple[int, tuple[int, int, str]]] = []
+        for i, s in enumerate(self.body[start + 1:], start + 1):
             for n in ast.walk(s):
                 if isinstance(n, ast.Call):
                     self.reduced_cast(n, scalars, dropped)
+                    ones += [(i, e) for e in self.ones_root(n, floats)]
                 elif isinstance(n, ast.BinOp):
                     self.ones_factor(n, floats, dropped)
+        gone = set()
         for name, k in dropped.items():
             if self.loads[name] == k:
                 i = self.defs[name][0]
+                gone.add(i)
                 s0, e0 = self.t.span(self.body[i])
                 s0 = self.t.text.rfind("\n", 0, s0) + 1
                 self.edits.append((s0, e0 + 1, ""))
+        self.edits += [e for i, e in ones if i not in gone]
+
+    def ones_root(self, n: ast.Call, floats: set[str]) -> list[tuple[int, int, str]]:
+        """``ones_like(w)`` -> ``ones_like(r)`` for a real floating ``w`` computed from ``r`` alone
+        by steps that keep its shape and ``np.result_type(r, 0.0)`` (:meth:`like`), ``r`` a name
+        read elsewhere anyway (so ``w`` may fold into its one other use)."""
+        o = _call(n, "ones_like", 1)
+        if o is None or not isinstance(o.args[0], ast.Name) or o.args[0].id not in floats or \
+                o.args[0].id not in self.defs:
+            return []
+        w = o.args[0].id
+        for r in self.reach(self.defs[w][1], 8):
+            if self.stores[r] == 1 and self.loads[r] > 1 and self.like(self.defs[w][1], r, 8) == (True, True):
+                return [(*self.t.span(o.args[0]), r)]
+        return []
+
+    def reach(self, e: ast.expr, depth: int) -> dict[str, None]:
+        """The names ``e`` is computed from, through definitions ``depth`` deep, nearest first."""
+        out = dict.fromkeys(m.id for m in ast.walk(e) if isinstance(m, ast.Name))
+        for m in list(out) if depth > 0 else ():
+            if m in self.defs:
+                out.update(self.reach(self.defs[m][1], depth - 1))
+        return out
+
+    def like(self, e: ast.expr, r: str, depth: int) -> tuple[bool, bool] | None:
+        """(True, keeps complex) when ``e`` has ``r``'s shape and ``np.result_type(e, 0.0)`` is
+        ``np.result_type(r, 0.0)`` for every real ``r`` (its dtype, or float64 for integers and
+        booleans: ``r ** 2``, ``0.5 * r``, ``abs(r) - 0.5``, ``np.where(r < 1, a, b)``); keeps complex:
+        a complex ``r`` gives a complex ``e`` (``np.abs`` does not); None when not known."""
+        if isinstance(e, ast.Name):
+            if e.id == r:
+                return True, True
+            if e.id in self.defs and depth > 0:
+                return self.like(self.defs[e.id][1], r, depth - 1)
+            return None
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+            return self.like(e.operand, r, depth)
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
+            if _number(e.left) or _number(e.right):
+                return self.like(e.right if _number(e.left) else e.left, r, depth)
+            a, b = self.like(e.left, r, depth), self.like(e.right, r, depth)
+            return (True, a[1] or b[1]) if a and b else None
+        if (c := _call(e, "np.absolute", 1) or _call(e, "np.abs", 1)) is not None:
+            return (True, False) if self.like(c.args[0], r, depth) else None
+        if (c := _call(e, "np.where", 3)) is not None:
+            cond = c.args[0]
+            a_, b_ = self.like(c.args[1], r, depth), self.like(c.args[2], r, depth)
+            shaped = self.like(cond, r, depth) is not None or isinstance(cond, ast.Compare) and \
+                len(cond.ops) == 1 and _number(cond.comparators[0]) and self.like(cond.left, r, depth) is not None
+            if not shaped and isinstance(cond, ast.Name) and cond.id in self.defs and depth > 0:
+                d = self.defs[cond.id][1]
+                shaped = isinstance(d, ast.Compare) and len(d.ops) == 1 and _number(d.comparators[0]) and \
+                    self.like(d.left, r, depth - 1) is not None
+            return (True, a_[1] or b_[1]) if a_ and b_ and shaped else None
+        return None
 
     def reduced_cast(self, n: ast.Call, scalars: set[str], dropped: Counter[str]) -> None:
         e = _call(n, "expand_reduced", 4)
