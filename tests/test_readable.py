@@ -233,7 +233,15 @@ def _ratios(form: str) -> dict[str, float]:
 
 @pytest.mark.xfail(strict=True, reason="issue 20's target is not met yet: see the table (python -m tests.test_readable)")
 def test_printed_gradients_are_close_to_hand_written() -> None:
-    """Issue 20's target: at most 3x the hand-written statement count for each loss, 2x on average."""
+    """Issue 20's target: at most 3x the hand-written statement count for each loss, 2x on average.
+
+    What is left is mostly structural: the printed gradient is valid for every shape and dtype, and
+    a hand-written one is not. Forward values stay alive to give shapes and dtypes to ``unbroadcast``
+    and ``ones_like`` (sigmoid_cross_entropy keeps ``y * np.log(p)`` and ``(1 - y) * np.log(1 - p)``
+    because ``y`` may broadcast ``z``; poisson_nll keeps ``y * z``), and casts between the dtypes of
+    values that are 0-d but may differ (ridge's ``0.1 * np.sum(w ** 2)`` for a float32 ``w`` and a
+    float64 ``X``) cannot be dropped without reading them. A form printed for given argument shapes
+    and dtypes (where ``unbroadcast`` of equal shapes is the identity) would reach the target."""
     ratios = _ratios("readable")
     assert max(ratios.values()) <= 3.0, ratios
     assert sum(ratios.values()) / len(ratios) <= 2.0, ratios
@@ -241,14 +249,17 @@ def test_printed_gradients_are_close_to_hand_written() -> None:
 
 def test_readable_form_is_shorter_than_anf() -> None:
     """What the readable pass reaches today (a floor, so it does not get worse): on average 0.6x the
-    ANF form's statements, never longer, and 4.1x the hand-written gradient (was 5.27x before shapes
-    were read from live values and results folded into the return); 9 of the 14 within 3x."""
+    ANF form's statements, never longer, and 3.88x the hand-written gradient (was 5.27x before shapes
+    were read from live values and results folded into the return, 4.06x before the guard's facts,
+    ``srcjax.transforms.readable_facts``); 10 of the 14 within 3x."""
     readable_, anf = _ratios("readable"), _ratios("anf")
     assert all(readable_[n] <= anf[n] for n in HAND), (readable_, anf)
     assert sum(readable_[n] / anf[n] for n in HAND) / len(HAND) <= 0.6, (readable_, anf)
-    assert sum(readable_.values()) / len(HAND) <= 4.1, readable_
-    assert sum(1 for r in readable_.values() if r <= 3.0) >= 9, readable_
+    assert sum(readable_.values()) / len(HAND) <= 3.9, readable_
+    assert sum(1 for r in readable_.values() if r <= 3.0) >= 10, readable_
     assert readable_["rosen"] <= 2.0 and readable_["mlp"] <= 3.0 and readable_["least_squares"] <= 3.0, readable_
+    assert readable_["huber"] <= 3.0 and readable_["softmax_cross_entropy"] <= 3.5 and readable_["ridge"] <= 8, \
+        readable_
 
 
 def table() -> list[tuple[str, int, int, int]]:

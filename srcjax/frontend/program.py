@@ -175,7 +175,12 @@ class Program:
         for m in REEXPORTED_MODULES:  # imported from the module that re-exports them
             for n in library[m]:
                 library["srcjax.batched" if n in batched.__all__ else "srcjax.adjoint"].append(n)
-        used = sorted({n for n in set(library["srcjax.adjoint"]) | _RUNTIME_HELPERS
+        helpers = set(library["srcjax.adjoint"]) | _RUNTIME_HELPERS
+        if form == "anf":  # (a helper the readable form no longer calls: `ones_like(a) * a` -> `a`)
+            from .. import adjoint
+
+            helpers |= set(adjoint.__all__) - set(self.functions)
+        used = sorted({n for n in helpers
                        if re.search(rf"(?<![\w.]){n}\(", text)} |
                       {n for n in _RUNTIME_VALUES if re.search(rf"(?<![\w.]){n}(?!\w)", text)})
         if used:

@@ -56,6 +56,7 @@ from collections.abc import Sequence
 from typing import Any
 
 # the simplifier's own text positions and precedence table: this pass edits the same module text after it
+from .readable_facts import guard_rewrites
 from .readable_names import renumber
 from .simplify import _BUILDS, _SCOPES, _prec, _Text
 
@@ -69,6 +70,7 @@ def readable_source(text: str, pure_calls: set[str], keep: frozenset[str] = froz
     """``text`` (a module of generated functions) with single-use temporaries folded in and
     constants tidied; names in ``keep`` (the user's) are never folded away."""
     try:
+        text = guard_rewrites(text)
         tree = ast.parse(text)
     except SyntaxError:  # pragma: no cover - generated text parses
         return text
