@@ -21,6 +21,7 @@ from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from .. import warm_cache
 from ..core import Span, UnknownFunctionError, UnsupportedSyntaxError
+from .ast_walk import walk_ast
 
 Range = tuple[int, int, int, int]
 
@@ -168,7 +169,7 @@ def _read_lambda(fn: Callable[..., Any], code: Any) -> FunctionSource:
     line = code.co_firstlineno
     found: list[ast.Lambda] = []
     assigned: dict[int, str] = {}  # id(lambda) -> the one name it is assigned to (`loss = lambda w: ...`)
-    for node in ast.walk(tree):
+    for node in walk_ast(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name):
             assigned[id(node.value)] = node.targets[0].id
