@@ -8,6 +8,9 @@ large libraries loaded, 100-150 ms: most of a small program's first call). Pausi
 for the duration lets those objects die uncounted; what survives is collected as usual after.
 
 Reentrant: a pause inside a pause does nothing, and a collector the user turned off stays off.
+The switch is process-wide: with two threads transforming at once, the first to finish turns the
+collector back on while the other still works (it then runs with the collector on, as before), and
+a ``gc.disable()`` made by another thread during a pause is undone when the pause ends.
 """
 
 from __future__ import annotations

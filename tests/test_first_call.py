@@ -236,3 +236,33 @@ def test_static_arguments_closures_and_defaults(no_disk_cache):
     np.testing.assert_allclose(np.asarray(srcjax.grad(sq)(x)), 2 * x)
     np.testing.assert_allclose(np.asarray(srcjax.grad(cube)(x)), 3 * x ** 2)
     np.testing.assert_allclose(np.asarray(srcjax.vmap(srcjax.grad(cube))(np.stack([x, x]))), np.stack([3 * x ** 2] * 2))
+
+
+# ------------------------------------------------------------------------------------------------
+# the faster walks read the same nodes
+# ------------------------------------------------------------------------------------------------
+
+
+def test_node_classes_are_every_libcst_node_class():
+    """``names.NODE_CLASSES`` (a set membership instead of the ABC ``isinstance``) knows every node
+    class libcst defines, also those of modules imported after srcjax's."""
+    import libcst as cst
+    import libcst.matchers  # noqa: F401 - (more of libcst, loaded late)
+    import libcst.metadata  # noqa: F401
+
+    from srcjax.frontend.names import NODE_CLASSES, _node_classes
+
+    assert _node_classes() == NODE_CLASSES
+    assert cst.Name in NODE_CLASSES and cst.SimpleWhitespace in NODE_CLASSES and str not in NODE_CLASSES
+
+
+def test_walk_ast_is_ast_walk():
+    import ast
+    import inspect
+
+    from srcjax.frontend.ast_walk import walk_ast
+    from srcjax.transforms import simplify
+
+    for tree in (ast.parse(inspect.getsource(simplify)), ast.parse("f(*a, x=[1, (2, {3: b})])[1:2, ...]")):
+        want, got = list(ast.walk(tree)), list(walk_ast(tree))
+        assert len(want) == len(got) and all(a is b for a, b in zip(want, got))
