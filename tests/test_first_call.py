@@ -266,3 +266,22 @@ def test_walk_ast_is_ast_walk():
     for tree in (ast.parse(inspect.getsource(simplify)), ast.parse("f(*a, x=[1, (2, {3: b})])[1:2, ...]")):
         want, got = list(ast.walk(tree)), list(walk_ast(tree))
         assert len(want) == len(got) and all(a is b for a, b in zip(want, got))
+
+
+def test_classes_checked_by_exact_type_have_no_subclasses():
+    """normalize and host_print test these libcst classes with ``type(n) is ...`` (isinstance on a
+    libcst class goes through ABCMeta): right only while libcst has no subclasses of them."""
+    import libcst as cst
+
+    from srcjax.frontend.normalize import UNSUPPORTED_EXPRESSIONS
+
+    for c in (cst.Lambda, cst.Call, cst.Name, *UNSUPPORTED_EXPRESSIONS):
+        assert not c.__subclasses__(), c
+
+
+def test_unsupported_expressions_are_still_refused(no_disk_cache):
+    f = _fresh_function("def f(x):\n    return np.sum(x) + len({1, 2})\n")
+    with pytest.raises(srcjax.TranspileError, match="sets"):
+        srcjax.compile(f)(np.ones(3))
+    g = _fresh_function("def f(x):\n    print(x)\n    return np.sum(x * 2.0)\n")
+    np.testing.assert_allclose(np.asarray(srcjax.grad(g)(np.ones(3))), np.full(3, 2.0))
