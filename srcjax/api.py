@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from . import pytree, warm_cache
+from . import gc_pause, pytree, warm_cache
 from .core import (
     PYTHON_SCALAR_DTYPES,
     ArgumentError,
@@ -40,6 +40,7 @@ from .donation import alias_text, donated_leaves, donated_names
 from .frontend import locations
 from .frontend.program import Program
 from .frontend.resolve import unwrap
+from .gc_pause import pausing
 from .tree_calls import cpp_tree as _cpp_tree  # (api's names for them: the transformations import these)
 from .tree_calls import tree_key as _tree_key
 
@@ -270,7 +271,7 @@ class Compiled:
     @property
     def program(self) -> Program:
         if self._program is None:
-            with warm_cache.recording(self._reads):
+            with warm_cache.recording(self._reads), gc_pause.paused():
                 self._program = Program(self.fn)
         return self._program
 
@@ -372,6 +373,7 @@ class Compiled:
     def _specialize(self, values: list[Any]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any]]:
         return self._specialize_sharded(values)[:4]  # type: ignore[return-value]
 
+    @pausing
     def _specialize_sharded(self, values: list[Any]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any], Any]:
         """:meth:`_specialize`, and the program's shardings (``lower.shardy.ShardingPlan``)."""
         from .lower.specialize import specialize
@@ -496,6 +498,7 @@ class Compiled:
         plan = self._cache[key] = _Plan(exe, entry["out_tree"], entry["template"], in_avals)
         return plan, leaves
 
+    @pausing
     def _warm_store(self, warm: str, key: tuple[Any, ...], text: str, out_avals: list[ShapedArray],
                     tree: pytree.TreeDef, template: list[Any], in_avals: list[ShapedArray]) -> None:
         try:
@@ -773,6 +776,7 @@ def device_put(x: Any, device: Any = None) -> Any:
     return pytree.unflatten(tree, [put(leaf) for leaf in leaves])
 
 
+@pausing
 def source(fn: Callable[..., Any], form: str = "readable") -> str:
     """The generated Python module for ``fn``: imports, the entry function, helpers.
 

@@ -21,7 +21,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from . import adjoint, core, pytree, reverse_over, warm_cache
+from . import adjoint, core, gc_pause, pytree, reverse_over, warm_cache
 
 # api's underscore names are srcjax-internal (api is a public module: no underscore would read as API);
 # the transformations share them with srcjax.compile on purpose
@@ -360,7 +360,7 @@ class _Derived(Compiled):
         fn, kind, argnums, has_aux, max_iters = self._origin  # type: ignore[misc]
         c = _as_compiled(fn)
         try:
-            with warm_cache.recording(self._reads):
+            with warm_cache.recording(self._reads), gc_pause.paused():  # (gc_pause: first calls)
                 needs = _called_parameters(c)
                 # a function calling a parameter is differentiated once the caller says which function it is
                 derived = c.fn if needs else derivative_function(fn, kind, argnums, has_aux, max_iters)
@@ -465,7 +465,7 @@ def _wrap(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_a
     key = (fn, kind, argnums if isinstance(argnums, int) else tuple(argnums), has_aux, max_iters)
     hit = _WRAPPED.get(key)
     if hit is None:
-        hit = _WRAPPED[key] = _wrap_new(fn, kind, argnums, has_aux, max_iters)
+        hit = _WRAPPED[key] = gc_pause.pausing(_wrap_new)(fn, kind, argnums, has_aux, max_iters)
     return hit
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import pytree
+from . import gc_pause, pytree
 
 # api's underscore names are srcjax-internal, shared with srcjax.compile on purpose (not public API)
 from .api import _as_compiled, _is_leaf, _leaf_aval, eval_shape
@@ -155,7 +155,8 @@ class _Jacobian(_Derived):
         self._kind, self._argnum, self._loop, self._base = kind, argnums, loop, c
         try:
             needs = _called_parameters(c)
-            derived = c.fn if needs else derivative_function(fn, kind, (argnums,), max_iters=max_iters)
+            derived = c.fn if needs else gc_pause.pausing(derivative_function)(fn, kind, (argnums,),
+                                                                                max_iters=max_iters)
         except TranspileError as e:
             raise _clean(e) from None
         super().__init__(derived, (argnums,), f"srcjax.{kind}", static_argnums=tuple(

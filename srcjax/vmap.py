@@ -15,6 +15,7 @@ from .frontend import locations
 from .frontend.names import Names, code
 from .frontend.normalize import NormalizedFunction
 from .frontend.program import Program
+from .gc_pause import pausing
 from .generated import exec_generated
 from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch import (
@@ -224,6 +225,7 @@ def _in_specs(in_axes: Axes, n: int, fn: Any) -> list[Axes]:
     return list(in_axes)
 
 
+@pausing
 def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None,
                      axis_name: Any = None) -> Callable[..., Any]:
     """The generated Python function of ``vmap(fn, in_axes, out_axes, axis_size, axis_name)`` (cached)."""

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from ..core import Span
+from .ast_walk import walk_ast
 from .names import assigned_names, target_names
 from .normalize import NormalizedFunction
 
@@ -132,11 +133,11 @@ def _origin(st: ast.stmt, bindings: dict[str, Span]) -> Span | None:
     targets: list[str] = []
     if isinstance(st, ast.Assign):
         for t in st.targets:
-            targets += [n.id for n in ast.walk(t) if isinstance(n, ast.Name)]
+            targets += [n.id for n in walk_ast(t) if isinstance(n, ast.Name)]
     elif isinstance(st, (ast.AugAssign, ast.AnnAssign, ast.For)):
-        targets = [n.id for n in ast.walk(st.target) if isinstance(n, ast.Name)]
+        targets = [n.id for n in walk_ast(st.target) if isinstance(n, ast.Name)]
     head: list[ast.AST] = [v for v in (getattr(st, f, None) for f in ("value", "test", "iter", "msg")) if v is not None]
-    reads = [n.id for h in head for n in ast.walk(h) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    reads = [n.id for h in head for n in walk_ast(h) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
     if any(_SUFFIX.match(t) and _SUFFIX.match(t).group(2) == "bar" for t in targets):  # type: ignore[union-attr]
         for n in reads:  # the cotangent it transposes (not its own accumulation)
             m = _SUFFIX.match(n)

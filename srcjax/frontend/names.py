@@ -33,6 +33,23 @@ _ALL_FIELDS: dict[type, tuple[str, ...]] = {}
 _SYNTAX_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+def _node_classes() -> frozenset[type]:
+    """Every libcst node class: ``type(v) in NODE_CLASSES`` is ``isinstance(v, cst.CSTNode)``
+    without the ABC machinery (``CSTNode`` is an ``ABC``: each check went through
+    ``ABCMeta.__instancecheck__``, tens of thousands a first call)."""
+    out: set[type] = set()
+    todo: list[type] = [cst.CSTNode]
+    while todo:
+        c = todo.pop()
+        if c not in out:
+            out.add(c)
+            todo.extend(c.__subclasses__())
+    return frozenset(out)
+
+
+NODE_CLASSES: frozenset[Any] = _node_classes()
+
+
 def _fields_of(cls: type) -> tuple[str, ...]:
     """Every field of ``cls`` that may hold nodes, in the order libcst visits them."""
     found = _ALL_FIELDS.get(cls)
@@ -58,12 +75,13 @@ def syntax_fields(cls: type) -> tuple[str, ...]:
 
 def _nodes_in(node: cst.CSTNode, fields: tuple[str, ...]) -> list[cst.CSTNode]:
     out: list[cst.CSTNode] = []
+    nodes = NODE_CLASSES
     for f in fields:
-        v = getattr(node, f)
-        if isinstance(v, cst.CSTNode):
+        v: Any = getattr(node, f)
+        if v.__class__ in nodes:
             out.append(v)
         elif isinstance(v, (tuple, list)):
-            out.extend(c for c in v if isinstance(c, cst.CSTNode))
+            out.extend(c for c in v if c.__class__ in nodes)
     return out
 
 
@@ -114,12 +132,12 @@ class Visitor:
         if visit is None or visit(self, node) is not False:
             walk = self.walk
             for f in _SYNTAX_FIELDS.get(t) or syntax_fields(t):
-                v = getattr(node, f)
-                if isinstance(v, cst.CSTNode):
+                v: Any = getattr(node, f)
+                if v.__class__ in NODE_CLASSES:
                     walk(v)
                 elif v.__class__ is tuple or v.__class__ is list:
                     for c in v:
-                        if isinstance(c, cst.CSTNode):
+                        if c.__class__ in NODE_CLASSES:
                             walk(c)
         if leave is not None:
             leave(self, node)
@@ -164,7 +182,7 @@ def names_in(node: cst.CSTNode, *, skip_targets: bool = False) -> list[str]:
     out: list[str] = []
     append = out.append
     syntax = _SYNTAX_FIELDS
-    node_type = cst.CSTNode
+    nodes = NODE_CLASSES
     name_t, attr_t, arg_t, target_t, for_t = cst.Name, cst.Attribute, cst.Arg, cst.AssignTarget, cst.For
 
     def go(n: cst.CSTNode) -> None:
@@ -188,12 +206,12 @@ def names_in(node: cst.CSTNode, *, skip_targets: bool = False) -> list[str]:
         if fields is None:
             fields = syntax_fields(t)
         for f in fields:
-            v = getattr(n, f)
-            if isinstance(v, node_type):
+            v: Any = getattr(n, f)
+            if v.__class__ in nodes:
                 go(v)
             elif v.__class__ is tuple or v.__class__ is list:
                 for c in v:
-                    if isinstance(c, node_type):
+                    if c.__class__ in nodes:
                         go(c)
 
     go(node)

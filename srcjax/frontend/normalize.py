@@ -167,11 +167,11 @@ class Normalizer(Resolver):
 
     def flat(self, node: cst.BaseExpression) -> tuple[cst.BaseExpression, str | None]:
         """One operation on atoms, and a name hint (None when already an atom)."""
-        if isinstance(node, cst.Lambda):  # an argument `lambda i, c: ...`: a nested def before the statement
+        if type(node) is cst.Lambda:  # an argument `lambda i, c: ...`: a nested def before the statement
             return cst.Name(self.lambda_function(node, self.fresh("lambda_fn"))), None
-        for kind, (what, hint) in UNSUPPORTED_EXPRESSIONS.items():
-            if isinstance(node, kind):
-                raise self.unsupported(node, what, hint)
+        unsupported = UNSUPPORTED_EXPRESSIONS.get(type(node))  # (by exact type: libcst's are final classes,
+        if unsupported is not None:                           # and isinstance on them goes through ABCMeta)
+            raise self.unsupported(node, *unsupported)
         if getattr(node, "lpar", None) and not (isinstance(node, cst.Tuple) and not node.elements):
             node = node.with_changes(lpar=[], rpar=[])
         if isinstance(node, cst.Name):

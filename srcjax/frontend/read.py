@@ -16,11 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from .. import warm_cache
 from ..core import Span, UnknownFunctionError, UnsupportedSyntaxError
+from .ast_walk import walk_ast
+
+Range = tuple[int, int, int, int]
 
 
 @dataclass
@@ -29,7 +32,7 @@ class FunctionSource:
     name: str
     filename: str
     fdef: cst.FunctionDef
-    positions: dict[cst.CSTNode, CodeRange]
+    positions: dict[cst.CSTNode, Range]  # (start line, start column, end line, end column), as parsed
     line_offset: int  # add to a parsed line to get the file line
     col_offset: int  # add to a parsed column to get the file column
     globals: dict[str, Any]
@@ -39,8 +42,8 @@ class FunctionSource:
         r = self.positions.get(node)
         if r is None:
             return None
-        return Span(self.filename, r.start.line + self.line_offset, r.start.column + self.col_offset,
-                    r.end.line + self.line_offset, r.end.column + self.col_offset)
+        return Span(self.filename, r[0] + self.line_offset, r[1] + self.col_offset,
+                    r[2] + self.line_offset, r[3] + self.col_offset)
 
 
 _CACHE: dict[Any, FunctionSource] = {}
@@ -64,7 +67,7 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
         warm_cache.note_file(src.filename)
         return src
     try:
-        lines, start = inspect.getsourcelines(fn)
+        lines, start = _generated_lines(code) or inspect.getsourcelines(fn)
         filename = inspect.getsourcefile(fn) or code.co_filename
     except (OSError, TypeError) as e:
         raise UnknownFunctionError(
@@ -92,6 +95,35 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
     _CACHE[key] = src
     warm_cache.note_file(filename)
     return src
+
+
+_ENDS: dict[tuple[str, int, int], dict[int, int]] = {}  # a generated module's text -> its defs' first -> last lines
+
+
+def _generated_lines(code: Any) -> tuple[list[str], int] | None:
+    """``inspect.getsourcelines`` of a top-level function srcjax wrote (its module text is in
+    ``linecache``), from one ``ast`` parse of the module instead of tokenizing it per function;
+    None for anything else."""
+    filename = code.co_filename
+    if not filename.startswith("<srcjax."):
+        return None
+    lines = linecache.getlines(filename)
+    if not lines:
+        return None
+    text = "".join(lines)
+    key = (filename, len(text), hash(text))
+    ends = _ENDS.get(key)
+    if ends is None:
+        try:
+            body = ast.parse(text).body
+        except SyntaxError:
+            return None
+        ends = _ENDS[key] = {n.lineno: n.end_lineno or n.lineno for n in body
+                             if isinstance(n, ast.FunctionDef) and not n.decorator_list}
+    end = ends.get(code.co_firstlineno)
+    if end is None:
+        return None
+    return lines[code.co_firstlineno - 1:end], code.co_firstlineno
 
 
 def function_name(fn: Callable[..., Any]) -> str:
@@ -137,7 +169,7 @@ def _read_lambda(fn: Callable[..., Any], code: Any) -> FunctionSource:
     line = code.co_firstlineno
     found: list[ast.Lambda] = []
     assigned: dict[int, str] = {}  # id(lambda) -> the one name it is assigned to (`loss = lambda w: ...`)
-    for node in ast.walk(tree):
+    for node in walk_ast(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name):
             assigned[id(node.value)] = node.targets[0].id
@@ -169,9 +201,7 @@ def _read_lambda(fn: Callable[..., Any], code: Any) -> FunctionSource:
     expr = line_1.body[0].value
     assert isinstance(expr, cst.Lambda)
     if not col:  # shift line 1 back over the "("
-        positions = {n: CodeRange(CodePosition(r.start.line, r.start.column - (r.start.line == 1)),
-                                  CodePosition(r.end.line, r.end.column - (r.end.line == 1)))
-                     for n, r in positions.items()}
+        positions = {n: (r[0], r[1] - (r[0] == 1), r[2], r[3] - (r[2] == 1)) for n, r in positions.items()}
     name = assigned.get(id(lam), "lambda_fn")
     ret = cst.Return(value=expr.body)
     stmt = cst.SimpleStatementLine(body=[ret])
@@ -205,8 +235,8 @@ class _PositionState(PositionProvidingCodegenState):
     def after_codegen(self, node: cst.CSTNode) -> None:
         start: Any = self._stack.pop()
         computed = self.provider._computed
-        if node not in computed:
-            computed[node] = CodeRange(CodePosition(*start), CodePosition(self.line, self.column))
+        if node not in computed:  # (a plain tuple: a CodeRange of two CodePositions cost three dataclasses)
+            computed[node] = (*start, self.line, self.column)
 
     def record_syntactic_position(self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None,
                                   end_node: cst.CSTNode | None = None) -> Any:
@@ -223,19 +253,19 @@ class _Syntactic:
         self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
 
     def __enter__(self) -> None:
-        self.start = CodePosition(self.state.line, self.state.column)
+        self.start = (self.state.line, self.state.column)
 
     def __exit__(self, *exc: object) -> None:
         st = self.state
         computed: Any = st.provider._computed
-        start = computed[self.start_node].start if self.start_node is not None else self.start
-        end = computed[self.end_node].end if self.end_node is not None else CodePosition(st.line, st.column)
-        computed[self.node] = CodeRange(start, end)
+        start = computed[self.start_node][:2] if self.start_node is not None else self.start
+        end = computed[self.end_node][2:] if self.end_node is not None else (st.line, st.column)
+        computed[self.node] = (*start, *end)
 
 
-def _positions(module: cst.Module) -> dict[cst.CSTNode, CodeRange]:
-    """``MetadataWrapper(module).resolve(PositionProvider)``, without the wrapper's extra passes
-    over the tree (the positions come from one code generation of ``module``)."""
+def _positions(module: cst.Module) -> dict[cst.CSTNode, Range]:
+    """``MetadataWrapper(module).resolve(PositionProvider)`` as tuples, without the wrapper's extra
+    passes over the tree (the positions come from one code generation of ``module``)."""
     try:
         provider = PositionProvider()
         provider._computed = {}
@@ -244,7 +274,8 @@ def _positions(module: cst.Module) -> dict[cst.CSTNode, CodeRange]:
         module._codegen(state)
         return provider._computed  # type: ignore[return-value]
     except (AttributeError, TypeError):  # pragma: no cover - another libcst: the public way
-        return dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider))
+        return {n: (r.start.line, r.start.column, r.end.line, r.end.column)
+                for n, r in MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider).items()}
 
 
 def _code_span(fn: Callable[..., Any]) -> Span | None:

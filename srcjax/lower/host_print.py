@@ -130,7 +130,7 @@ def has_print(program: Any) -> bool:
     found = getattr(program, "_has_print", None)
     if found is None:
         found = program._has_print = any(
-            isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "print"
+            type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "print"  # type: ignore[attr-defined]
             for f in program.functions.values() for n in walk_nodes(f.fdef))
     return bool(found)
 

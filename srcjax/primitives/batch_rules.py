@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..core import StaticValueError
+from ..frontend.ast_walk import walk_ast
 
 Rule = Callable[["BatchCall"], Any]
 
@@ -350,7 +351,7 @@ def _basic(elem: str) -> bool:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "slice":
         return True
     if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "np.s_":
-        return not any(isinstance(n, (ast.List, ast.Tuple)) and n is not node.slice for n in ast.walk(node.slice))
+        return not any(isinstance(n, (ast.List, ast.Tuple)) and n is not node.slice for n in walk_ast(node.slice))
     return False
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -100,15 +101,31 @@ def all_batched(s: State) -> State:
 
 def parts_of(expr: str) -> dict[str, str] | None:
     """The elements of a tuple, list or dict literal by key (``"0"``, ``"'w'"``), or None."""
+    parts = _parts(expr)
+    return None if parts is None else dict(parts)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parts(expr: str) -> tuple[tuple[str, str], ...] | None:
+    """:func:`parts_of`, remembered per text (the batcher asks again for the same names)."""
     try:
         node = cst.parse_expression(expr)
     except Exception:
         return None
     if isinstance(node, (cst.Tuple, cst.List)):
-        return {str(i): code(e.value) for i, e in enumerate(node.elements)}
+        return tuple((str(i), code(e.value)) for i, e in enumerate(node.elements))
     if isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
-        return {code(e.key): code(e.value) for e in node.elements if isinstance(e, cst.DictElement)}
+        return tuple((code(e.key), code(e.value)) for e in node.elements if isinstance(e, cst.DictElement))
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _simple(expr: str) -> bool:
+    """Whether ``expr`` is a name, subscript, attribute or call (indexing it needs no parentheses)."""
+    try:
+        return isinstance(cst.parse_expression(expr), (cst.Name, cst.Subscript, cst.Attribute, cst.Call))
+    except Exception:
+        return False
 
 
 def item(expr: str, key: str) -> str:
@@ -116,10 +133,7 @@ def item(expr: str, key: str) -> str:
     parts = parts_of(expr)
     if parts is not None and key in parts:
         return parts[key]
-    try:
-        simple = isinstance(cst.parse_expression(expr), (cst.Name, cst.Subscript, cst.Attribute, cst.Call))
-    except Exception:
-        simple = False
+    simple = _simple(expr)
     if key.startswith("."):
         return f"{expr}{key}" if simple else f"({expr}){key}"
     return f"{expr}[{key}]" if simple else f"({expr})[{key}]"

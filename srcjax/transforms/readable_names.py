@@ -22,6 +22,8 @@ import keyword
 import re
 from collections import defaultdict
 
+from ..frontend.ast_walk import walk_ast
+
 # the simplifier's text positions and scope kinds: this pass edits the same module text after it
 from .simplify import _SCOPES, _Text
 
@@ -51,7 +53,7 @@ def _top_names(node: ast.stmt) -> list[str]:
         return [node.name]
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return [(a.asname or a.name).split(".")[0] for a in node.names]
-    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
+    return [n.id for n in walk_ast(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
 
 
 def _plain(fdef: ast.FunctionDef) -> bool:
@@ -60,7 +62,7 @@ def _plain(fdef: ast.FunctionDef) -> bool:
         return False
     bad = (*_SCOPES, ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match,
            ast.Global, ast.Nonlocal, ast.JoinedStr)
-    return not any(isinstance(n, bad) for body in fdef.body for n in ast.walk(body))
+    return not any(isinstance(n, bad) for body in fdef.body for n in walk_ast(body))
 
 
 def _split(name: str) -> tuple[str, int, str]:
@@ -78,7 +80,7 @@ def _function(fdef: ast.FunctionDef, t: _Text, keep: frozenset[str]) -> list[tup
                               *([a.kwarg] if a.kwarg else [])]}
     names: dict[str, list[ast.Name]] = defaultdict(list)
     bound: set[str] = set()
-    for n in ast.walk(fdef):
+    for n in walk_ast(fdef):
         if isinstance(n, ast.Name):
             names[n.id].append(n)
             if not isinstance(n.ctx, ast.Load):

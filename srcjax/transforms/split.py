@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ..frontend.ast_walk import walk_ast
 from ..frontend.names import Names, names_in, target_names
 from ..frontend.program import Program
 from ..frontend.restructure import walk
@@ -146,20 +147,20 @@ def _shape_only(text: str, fwd: str, bwd: str, residuals: list[str], params: lis
     defs = {n.name: n for n in mod.body if isinstance(n, ast.FunctionDef)}
     f, b = defs[fwd], defs[bwd]
     shape_reads: set[int] = set()
-    for n in ast.walk(b):
+    for n in walk_ast(b):
         if isinstance(n, ast.Call):
             fn = ast.unparse(n.func)
             shape_reads |= {id(a) for k, a in enumerate(n.args) if (fn, k) in _SHAPE_ARGS and isinstance(a, ast.Name)}
     loads: dict[str, list[ast.Name]] = {}
     stores: dict[str, int] = {}
-    for n in ast.walk(b):
+    for n in walk_ast(b):
         if isinstance(n, ast.Name):
             if isinstance(n.ctx, ast.Load):
                 loads.setdefault(n.id, []).append(n)
             else:
                 stores[n.id] = stores.get(n.id, 0) + 1
     fstores: dict[str, int] = {}
-    for n in ast.walk(f):
+    for n in walk_ast(f):
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
             fstores[n.id] = fstores.get(n.id, 0) + 1
     ret = f.body[-1]
@@ -176,7 +177,7 @@ def _shape_only(text: str, fwd: str, bwd: str, residuals: list[str], params: lis
     while True:  # drop those reading a value the backward half would not have
         have = candidates | (same - candidates) | {p for p in params if not fstores.get(p)}
         bad = {r for r in candidates if any(n.id not in have or fstores.get(n.id, 0) > 1 or n.id in rebound
-                                            for n in ast.walk(top[r].value) if isinstance(n, ast.Name))}
+                                            for n in walk_ast(top[r].value) if isinstance(n, ast.Name))}
         if not bad:
             break
         candidates -= bad
@@ -186,7 +187,7 @@ def _shape_only(text: str, fwd: str, bwd: str, residuals: list[str], params: lis
 
 def _pure(e: ast.expr) -> bool:
     """Only operators, NumPy functions and srcjax.adjoint helpers (no forward half pushing on a tape)."""
-    for n in ast.walk(e):
+    for n in walk_ast(e):
         if isinstance(n, ast.Call):
             fn = ast.unparse(n.func)
             if not (fn.startswith("np.") or fn in ADJOINT_IMPORTS):
@@ -199,7 +200,7 @@ def _pure(e: ast.expr) -> bool:
 def _unread_parameters(text: str, name: str) -> set[str]:
     fdef = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name)
     params = {a.arg for a in fdef.args.args}
-    read = {n.id for st in fdef.body for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    read = {n.id for st in fdef.body for n in walk_ast(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     return params - read
 
 

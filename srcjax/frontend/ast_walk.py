@@ -1,0 +1,31 @@
+"""``ast.walk``, about three times faster: the same nodes in the same (breadth-first) order.
+
+The readable-source, simplification and location passes walk Python's ``ast`` of generated text
+statement by statement; with ``ast.walk`` (two nested generators per node: ``iter_child_nodes``
+over ``iter_fields``) that walking was a quarter of a ``hessian``'s first call.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import deque
+from collections.abc import Iterator
+
+__all__ = ["walk_ast"]
+
+_AST = ast.AST
+
+
+def walk_ast(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``node`` (itself first), in ``ast.walk``'s order."""
+    todo = deque((node,))
+    popleft, append, extend = todo.popleft, todo.append, todo.extend
+    while todo:
+        n = popleft()
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if isinstance(v, _AST):
+                append(v)
+            elif v.__class__ is list:
+                extend([c for c in v if isinstance(c, _AST)])
+        yield n

@@ -1,0 +1,287 @@
+"""First calls (issue #18 item 4, issue #15): what makes a new function's first call cheap, and
+that none of it changes what runs.
+
+- The cyclic garbage collector is paused while the front end works (``srcjax/gc_pause.py``) and is
+  back on after: on success, on a located error, and inside nested transformations; a collector the
+  user turned off stays off.
+- The persistent cache's size cap is kept without scanning the cache directory on every store
+  (``runtime/disk_cache._evict``), and still evicts when the cap is passed.
+- In-process caches never serve a stale program: a function redefined under the same name, an edited
+  module re-imported, a changed module constant, other static arguments, closures and defaults.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib.util
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import srcjax
+from srcjax import gc_pause
+from srcjax.lower import specialize as specialize_mod
+from srcjax.runtime import disk_cache
+
+# ------------------------------------------------------------------------------------------------
+# the collector paused
+# ------------------------------------------------------------------------------------------------
+
+
+def test_paused_restores_the_collector_and_is_reentrant():
+    assert gc.isenabled()
+    with gc_pause.paused():
+        assert not gc.isenabled()
+        with gc_pause.paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the inner pause does not turn it back on early
+    assert gc.isenabled()
+    with pytest.raises(ZeroDivisionError):
+        with gc_pause.paused():
+            1 / 0  # noqa: B018
+    assert gc.isenabled()
+
+
+def test_a_collector_turned_off_by_the_user_stays_off():
+    gc.disable()
+    try:
+        with gc_pause.paused():
+            pass
+        assert gc.isenabled() is False
+        assert gc_pause.pausing(lambda: 3)() == 3
+        assert gc.isenabled() is False
+    finally:
+        gc.enable()
+
+
+def _probe(monkeypatch) -> list[bool]:
+    """Whether the collector was on, each time the specializer ran."""
+    seen: list[bool] = []
+    real = specialize_mod.specialize
+
+    def spy(*a, **k):
+        seen.append(gc.isenabled())
+        return real(*a, **k)
+
+    monkeypatch.setattr(specialize_mod, "specialize", spy)
+    return seen
+
+
+_X = np.linspace(0.1, 1.0, 4)
+
+
+@pytest.mark.parametrize("make, x", [
+    (lambda f: srcjax.compile(f), _X),
+    (lambda f: srcjax.grad(f), _X),
+    (lambda f: srcjax.vmap(srcjax.grad(f)), np.stack([_X, _X + 1])),
+    (lambda f: srcjax.hessian(f), _X),
+], ids=["compile", "grad", "vmap-grad", "hessian"])
+def test_the_front_end_runs_with_the_collector_paused(make, x, monkeypatch):
+    monkeypatch.setenv("SRCJAX_CACHE", "0")
+    seen = _probe(monkeypatch)
+    f = _fresh_function("def f(x):\n    return np.sum(np.tanh(x) * 3.25)\n")
+    out = make(f)(x)
+    assert gc.isenabled()
+    assert seen and not any(seen)
+    assert np.all(np.isfinite(np.asarray(out)))
+
+
+def test_the_collector_is_back_on_after_a_located_error(monkeypatch):
+    monkeypatch.setenv("SRCJAX_CACHE", "0")
+    f = _fresh_function("def f(x):\n    return np.sum(x @ np.ones((3, 5)))\n")
+    with pytest.raises(srcjax.TranspileError):
+        srcjax.grad(f)(np.ones(4))
+    assert gc.isenabled()
+
+
+# ------------------------------------------------------------------------------------------------
+# the persistent cache's size cap
+# ------------------------------------------------------------------------------------------------
+
+
+def test_stores_under_the_cap_scan_the_directory_once(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))
+    scans: list[int] = []
+    real = disk_cache._entries
+    monkeypatch.setattr(disk_cache, "_entries", lambda d: scans.append(1) or real(d))
+    for n in range(6):
+        disk_cache.store(f"{n:064x}", b"x" * 1000)
+    assert len(list(cache.glob("*.xla"))) == 6
+    assert len(scans) == 1  # the first store of this process; then the running estimate
+
+
+def test_passing_the_cap_evicts_the_least_recently_used(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))
+    entry = len(disk_cache._MAGIC) + 32 + 1000
+    monkeypatch.setenv("SRCJAX_CACHE_MAX_BYTES", str(3 * entry))
+    for n in range(5):
+        disk_cache.store(f"{n:064x}", b"x" * 1000)
+        os.utime(cache / f"{n:064x}.xla", (1000 + n, 1000 + n))  # stored in this order, oldest first
+    left = sorted(p.name for p in cache.glob("*.xla"))
+    assert sum(p.stat().st_size for p in cache.glob("*.xla")) <= 3 * entry
+    assert f"{4:064x}.xla" in left and f"{0:064x}.xla" not in left
+
+
+def test_other_processes_stores_are_seen_after_a_share_of_the_cap(tmp_path, monkeypatch):
+    """Another process fills the cache behind this one's back: this process rescans once it has
+    stored 1/32 of the cap itself, and evicts."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))
+    entry = len(disk_cache._MAGIC) + 32 + 1000
+    cap = 64 * entry
+    monkeypatch.setenv("SRCJAX_CACHE_MAX_BYTES", str(cap))
+    disk_cache.store("a" * 64, b"x" * 1000)  # this process's first store: scanned
+    for n in range(80):  # "another process": files written directly
+        (cache / f"{n:064x}.xla").write_bytes(b"y" * entry)
+    for n in range(3):
+        disk_cache.store(f"{n:063x}b", b"x" * 1000)
+    assert sum(p.stat().st_size for p in cache.glob("*.xla")) <= cap
+
+
+# ------------------------------------------------------------------------------------------------
+# never a stale program
+# ------------------------------------------------------------------------------------------------
+
+_DIR: list[Path] = []
+_N = [0]
+
+
+def _fresh_module(text: str, name: str | None = None):
+    """``text`` as a module imported from its own file (a new file, or ``name`` rewritten)."""
+    if not _DIR:
+        import tempfile
+
+        _DIR.append(Path(tempfile.mkdtemp(prefix="srcjax_first_call_")))
+    _N[0] += 1
+    name = name or f"first_call_mod_{_N[0]}"
+    path = _DIR[0] / f"{name}.py"
+    path.write_text("import numpy as np\n" + textwrap.dedent(text))
+    import linecache
+
+    linecache.checkcache(str(path))
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _fresh_function(text: str):
+    return _fresh_module(text).f
+
+
+@pytest.fixture
+def no_disk_cache(monkeypatch):
+    monkeypatch.setenv("SRCJAX_CACHE", "0")
+
+
+@pytest.mark.parametrize("with_disk_cache", [False, True])
+def test_an_edited_module_reimported_gives_the_new_program(with_disk_cache, tmp_path, monkeypatch):
+    if with_disk_cache:
+        monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    else:
+        monkeypatch.setenv("SRCJAX_CACHE", "0")
+    name = f"first_call_edited_{with_disk_cache}"
+    x = np.linspace(0.5, 2.0, 5)
+    a = _fresh_module("def f(x):\n    return np.sum(x ** 2)\n", name)
+    np.testing.assert_allclose(np.asarray(srcjax.grad(a.f)(x)), 2 * x)
+    b = _fresh_module("def f(x):\n    return np.sum(x ** 3)\n", name)  # same file, same name, edited
+    np.testing.assert_allclose(np.asarray(srcjax.grad(b.f)(x)), 3 * x ** 2)
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(srcjax.grad(b.f))(np.stack([x, x]))), np.stack([3 * x ** 2] * 2))
+
+
+def test_a_function_redefined_under_the_same_name(no_disk_cache):
+    x = np.linspace(0.5, 2.0, 5)
+    mod = _fresh_module("def f(x):\n    return np.sum(np.sin(x))\n\ng = f\n\ndef f(x):\n    return np.sum(np.cos(x))\n")
+    np.testing.assert_allclose(np.asarray(srcjax.grad(mod.g)(x)), np.cos(x))
+    np.testing.assert_allclose(np.asarray(srcjax.grad(mod.f)(x)), -np.sin(x))
+
+
+def test_a_changed_module_constant(no_disk_cache):
+    x = np.linspace(0.5, 2.0, 5)
+    mod = _fresh_module("K = 2.0\n\ndef f(x):\n    return np.sum(K * x ** 2)\n")
+    np.testing.assert_allclose(np.asarray(srcjax.grad(mod.f)(x)), 4 * x)
+    mod2 = _fresh_module("K = 5.0\n\ndef f(x):\n    return np.sum(K * x ** 2)\n")
+    np.testing.assert_allclose(np.asarray(srcjax.grad(mod2.f)(x)), 10 * x)
+
+
+def test_static_arguments_closures_and_defaults(no_disk_cache):
+    x = np.linspace(0.5, 2.0, 5)
+    mod = _fresh_module("""
+        def power(x, k):
+            return np.sum(x ** k)
+
+        def make(c):
+            def f(x):
+                return np.sum(c * x)
+            return f
+
+        def fns():
+            return [lambda x, k=k: np.sum(x ** k) for k in (2.0, 3.0)]
+    """)
+    g = srcjax.grad(mod.power, argnums=0)
+    np.testing.assert_allclose(np.asarray(srcjax.compile(mod.power, static_argnums=1)(x, 2)), np.sum(x ** 2))
+    np.testing.assert_allclose(np.asarray(srcjax.compile(mod.power, static_argnums=1)(x, 3)), np.sum(x ** 3))
+    np.testing.assert_allclose(np.asarray(g(x, 2.0)), 2 * x)
+    np.testing.assert_allclose(np.asarray(srcjax.grad(mod.make(2.0))(x)), np.full(5, 2.0))
+    np.testing.assert_allclose(np.asarray(srcjax.grad(mod.make(7.0))(x)), np.full(5, 7.0))
+    sq, cube = mod.fns()
+    np.testing.assert_allclose(np.asarray(srcjax.grad(sq)(x)), 2 * x)
+    np.testing.assert_allclose(np.asarray(srcjax.grad(cube)(x)), 3 * x ** 2)
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(srcjax.grad(cube))(np.stack([x, x]))), np.stack([3 * x ** 2] * 2))
+
+
+# ------------------------------------------------------------------------------------------------
+# the faster walks read the same nodes
+# ------------------------------------------------------------------------------------------------
+
+
+def test_node_classes_are_every_libcst_node_class():
+    """``names.NODE_CLASSES`` (a set membership instead of the ABC ``isinstance``) knows every node
+    class libcst defines, also those of modules imported after srcjax's."""
+    import libcst as cst
+    import libcst.matchers  # noqa: F401 - (more of libcst, loaded late)
+    import libcst.metadata  # noqa: F401
+
+    from srcjax.frontend.names import NODE_CLASSES, _node_classes
+
+    assert _node_classes() == NODE_CLASSES
+    assert cst.Name in NODE_CLASSES and cst.SimpleWhitespace in NODE_CLASSES and str not in NODE_CLASSES
+
+
+def test_walk_ast_is_ast_walk():
+    import ast
+    import inspect
+
+    from srcjax.frontend.ast_walk import walk_ast
+    from srcjax.transforms import simplify
+
+    for tree in (ast.parse(inspect.getsource(simplify)), ast.parse("f(*a, x=[1, (2, {3: b})])[1:2, ...]")):
+        want, got = list(ast.walk(tree)), list(walk_ast(tree))
+        assert len(want) == len(got) and all(a is b for a, b in zip(want, got))
+
+
+def test_classes_checked_by_exact_type_have_no_subclasses():
+    """normalize and host_print test these libcst classes with ``type(n) is ...`` (isinstance on a
+    libcst class goes through ABCMeta): right only while libcst has no subclasses of them."""
+    import libcst as cst
+
+    from srcjax.frontend.normalize import UNSUPPORTED_EXPRESSIONS
+
+    for c in (cst.Lambda, cst.Call, cst.Name, *UNSUPPORTED_EXPRESSIONS):
+        assert not c.__subclasses__(), c
+
+
+def test_unsupported_expressions_are_still_refused(no_disk_cache):
+    f = _fresh_function("def f(x):\n    return np.sum(x) + len({1, 2})\n")
+    with pytest.raises(srcjax.TranspileError, match="sets"):
+        srcjax.compile(f)(np.ones(3))
+    g = _fresh_function("def f(x):\n    print(x)\n    return np.sum(x * 2.0)\n")
+    np.testing.assert_allclose(np.asarray(srcjax.grad(g)(np.ones(3))), np.full(3, 2.0))
