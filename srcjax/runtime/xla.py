@@ -210,9 +210,10 @@ class Array:
     __slots__ = ("_buf", "aval", "_np")
     __array_priority__ = 100
 
-    def __init__(self, buf: Any, aval: ShapedArray) -> None:
-        self._buf = buf
-        self.aval = aval
+    def __init__(self, _buf: Any, aval: ShapedArray | None = None) -> None:
+        # (jaxlib's C++ dispatcher builds results as Array(_buf=...): runtime/cpp_dispatch.py)
+        self._buf = _buf
+        self.aval = _buf.aval if aval is None else aval
         self._np: np.ndarray | None = None
 
     @property
