@@ -204,3 +204,43 @@ def test_property_containers_match_numpy_on_both_paths(shape, n, dtype, on_devic
         _same(_numpy_leaves(f(*args)), want)
     f._cpp = None  # the Python path on the same function: the same results
     _same(_numpy_leaves(f(*args)), want)
+
+
+_WITHOUT_JAX = """
+import sys
+import numpy as np
+import srcjax
+
+def f(p, x):
+    return {"y": p["w"] * x + p["b"]}, np.sum(x)
+
+c = srcjax.jit(f)
+p, x = srcjax.device_put(({"w": np.arange(3.0), "b": np.ones(3)}, np.full(3, 2.0)))
+calls = []
+inner = c._call
+c._call = lambda args, kwargs: calls.append(1) or inner(args, kwargs)
+for _ in range(4):
+    out = c(p, x)
+assert len(calls) == 2, calls  # the first call and the C++ miss that made the record
+np.testing.assert_array_equal(np.asarray(out[0]["y"]), np.arange(3.0) * 2 + 1)
+assert float(out[1]) == 6.0 and type(out[1]) is srcjax.Array
+x32 = np.ones(3, np.float32)
+assert c({"w": x32, "b": x32}, x32)[0]["y"].dtype == np.float32  # NumPy inputs: the Python path, exact dtypes
+assert "jax" not in sys.modules
+print("ok")
+"""
+
+
+def test_without_jax_in_the_process(tmp_path):
+    """jaxlib's dispatcher needs a few of jax's states set; srcjax sets them when jax is not imported."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    script = tmp_path / "without_jax.py"  # (srcjax reads the function's source from its file)
+    script.write_text(_WITHOUT_JAX)
+    proc = subprocess.run([sys.executable, str(script)], env=dict(os.environ, PYTHONPATH=str(root)),
+                          cwd=root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
