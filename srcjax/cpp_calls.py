@@ -68,7 +68,8 @@ def attach(c: Any, plain_call: Callable[..., Any]) -> type | None:
         out = me._call(args, kwargs)
         return out, (None if kwargs else _record(me, args)), False
 
-    c._cpp = cpp_dispatch.make(getattr(c.fn, "__name__", "f"), run, miss, ("srcjax", id(c)))
+    c._cpp = cpp_dispatch.make(getattr(c, "__name__", "f"), run, miss, ("srcjax", id(c)))  # (not c.fn: a lazy
+    # derivative would be written by reading it)
     return cpp_dispatch.Array
 
 
