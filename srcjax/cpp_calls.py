@@ -6,10 +6,11 @@ calls without keyword arguments go straight to it. For a signature it has not se
 leaves were all srcjax arrays on the program's device and served by a plan whose leaves are exactly
 the C++ flattening's (the same rule as ``tree_calls``), hands the C++ side the executable, so that
 the next such call never enters Python. Any other call (NumPy inputs, static values, containers
-with other leaves) keeps falling back to the Python path, which is then the whole story.
+with other leaves) keeps falling back to the Python path, which is then the whole story. Donation
+works on both paths (the executable's aliasing takes the donated buffers either way).
 
 Not attached (the Python path does everything): ``SRCJAX_CPP_DISPATCH=0``, ``device="numpy"``,
-static arguments (declared or found), donation, explicit shardings, ``*args``/keyword-only
+static arguments (declared or found), explicit shardings, ``*args``/keyword-only
 parameters, and subclasses with their own ``__call__`` (vmap, jacobians, pmap).
 """
 
@@ -39,7 +40,7 @@ def detach(c: Any) -> None:
 
 
 def _eligible(c: Any, plain_call: Callable[..., Any]) -> bool:
-    return (type(c).__call__ is plain_call and c.device != "numpy" and not c._static_all and not c.donate
+    return (type(c).__call__ is plain_call and c.device != "numpy" and not c._static_all
             and c.in_shardings is None and c.out_shardings is None and c._simple and not getattr(c, "_needs", None))
 
 

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import srcjax
@@ -167,9 +167,13 @@ def test_keyword_static_and_donated_calls(dispatch):
     for _ in range(3):
         np.testing.assert_allclose(np.asarray(f(srcjax.device_put(w), srcjax.device_put(x), 2)), w - 0.2 * x)
         np.testing.assert_allclose(np.asarray(f(srcjax.device_put(w), x=srcjax.device_put(x), n=3)), w - 0.3 * x)
-    assert f._cpp is None and d._cpp is None  # (static values, donation: the Python path)
-    y = srcjax.device_put(np.ones(3))
-    np.testing.assert_array_equal(np.asarray(d(y)), np.full(3, 3.0))
+    assert f._cpp is None  # (static values: the Python path)
+    for _ in range(4):  # donated through either path: the buffer is taken, the old array unusable
+        y = srcjax.device_put(np.ones(3))
+        np.testing.assert_array_equal(np.asarray(d(y)), np.full(3, 3.0))
+        with pytest.raises(srcjax.ArgumentError, match="donated"):
+            np.asarray(y)
+    assert (d._cpp is not None) == (dispatch == "on")
     c = srcjax.jit(tiny)
     for _ in range(3):
         c(srcjax.device_put(np.ones(3)))
@@ -188,6 +192,7 @@ def test_found_static_arguments_turn_it_off():
     assert f._cpp is None
 
 
+@settings(deadline=None)  # (each example compiles a program)
 @given(shape=st.lists(st.integers(1, 4), min_size=0, max_size=3), n=st.integers(1, 4),
        dtype=st.sampled_from([np.float32, np.float64]), on_device=st.booleans())
 def test_property_containers_match_numpy_on_both_paths(shape, n, dtype, on_device):
