@@ -25,6 +25,8 @@ from .core import TranspileError
 
 __all__ = ["attach", "detach", "donated_error"]
 
+_REFUSALS = 16  # calls the C++ side sent back without a record before a function stops using it
+
 
 def donated_error() -> TranspileError:
     """The error for a donated array passed again (``runtime/xla.py``'s)."""
@@ -63,11 +65,18 @@ def attach(c: Any, plain_call: Callable[..., Any]) -> type | None:
         assert me is not None
         return me._call(args, kwargs)
 
+    refused = [0]
+
     def miss(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
         me = ref()
         assert me is not None
         out = me._call(args, kwargs)
-        return out, (None if kwargs else _record(me, args)), False
+        record = None if kwargs else _record(me, args)
+        if record is None:
+            refused[0] += 1
+            if refused[0] > _REFUSALS:  # calls it cannot serve (host leaves, Python values in the results):
+                detach(me)  # each paid a C++ lookup on top of the Python path; the Python path alone from now on
+        return out, record, False
 
     c._cpp = cpp_dispatch.make(getattr(c, "__name__", "f"), run, miss, ("srcjax", id(c)))  # (not c.fn: a lazy
     # derivative would be written by reading it)

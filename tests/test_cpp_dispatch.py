@@ -126,11 +126,12 @@ def test_results_with_python_values_take_the_python_path(dispatch):
     f = srcjax.jit(with_constant)
     xd = srcjax.device_put(np.ones(2))
     counting = _Counting(f)
-    for _ in range(4):
+    for _ in range(20):
         out = f(xd)
         assert out[1] == 3 and type(out[1]) is int
         np.testing.assert_array_equal(np.asarray(out[0]), [2.0, 2.0])
-    assert counting.n == 4
+    assert counting.n == 20
+    assert f._cpp is None  # (sent back 16 times: the Python path alone, without the C++ lookup first)
 
 
 def test_weak_and_strong_scalars_keep_their_programs(dispatch):
