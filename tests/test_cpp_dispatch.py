@@ -84,7 +84,8 @@ def dispatch(request, monkeypatch):
     return request.param
 
 
-def test_device_calls_are_served_in_cpp():
+def test_device_calls_are_served_in_cpp(monkeypatch):
+    monkeypatch.delenv("SRCJAX_CPP_DISPATCH", raising=False)  # (on by default)
     rng = np.random.default_rng(0)
     g = srcjax.value_and_grad(loss)
     args = srcjax.device_put((_params(rng), rng.standard_normal((4, 3))))
@@ -182,7 +183,8 @@ def test_keyword_static_and_donated_calls(dispatch):
         c(y)  # a donated array handed to the C++ dispatcher: the same clear error, no crash
 
 
-def test_found_static_arguments_turn_it_off():
+def test_found_static_arguments_turn_it_off(monkeypatch):
+    monkeypatch.delenv("SRCJAX_CPP_DISPATCH", raising=False)
     def reshape(x, n):
         return np.reshape(x, (n, -1))
 
@@ -247,6 +249,25 @@ def test_without_jax_in_the_process(tmp_path):
     root = Path(__file__).resolve().parent.parent
     script = tmp_path / "without_jax.py"  # (srcjax reads the function's source from its file)
     script.write_text(_WITHOUT_JAX)
-    proc = subprocess.run([sys.executable, str(script)], env=dict(os.environ, PYTHONPATH=str(root)),
+    env = {k: v for k, v in os.environ.items() if k != "SRCJAX_CPP_DISPATCH"}
+    proc = subprocess.run([sys.executable, str(script)], env=dict(env, PYTHONPATH=str(root)),
                           cwd=root, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+
+
+def test_functions_with_a_dispatcher_are_collected(monkeypatch):
+    monkeypatch.delenv("SRCJAX_CPP_DISPATCH", raising=False)
+    import gc
+    import weakref
+
+    xd = srcjax.device_put(np.ones(3))
+    refs = []
+    for _ in range(3):
+        c = srcjax.jit(tiny)
+        for _ in range(3):
+            c(xd)
+        assert c._cpp is not None
+        refs.append(weakref.ref(c))
+        del c
+    gc.collect()
+    assert all(r() is None for r in refs)  # (the dispatcher holds its function weakly: no cycle kept alive)
