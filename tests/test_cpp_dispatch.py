@@ -271,3 +271,23 @@ def test_functions_with_a_dispatcher_are_collected(monkeypatch):
         del c
     gc.collect()
     assert all(r() is None for r in refs)  # (the dispatcher holds its function weakly: no cycle kept alive)
+
+
+def test_host_values_never_match_a_device_record(monkeypatch):
+    """A NumPy array or Python number where a device array was compiled: never served by the C++
+    record (its signature would say f32 for an f64 array when jax is imported with x64 off)."""
+    monkeypatch.delenv("SRCJAX_CPP_DISPATCH", raising=False)
+
+    def add(a, b):
+        return a + b
+
+    f = srcjax.jit(add)
+    a, b = srcjax.device_put((np.ones(3, np.float32), np.ones(3, np.float32)))
+    for _ in range(3):
+        f(a, b)
+    counting = _Counting(f)
+    for _ in range(2):
+        assert f(a, np.ones(3, np.float32)).dtype == np.float32
+        assert f(a, np.ones(3, np.float64)).dtype == np.float64  # NumPy promotion, as srcjax compiles it
+        assert f(a, 1.0).dtype == np.float32  # a weak Python float
+    assert counting.n == 6  # all on the Python path
