@@ -17,8 +17,9 @@ wrapping the outputs). Models (float32):
 
 Modes: ``np``: NumPy arguments (uploaded every call), the same arguments every call; ``dev``:
 arguments already on the device (``srcjax.Array`` / ``jax.Array``), the same every call (srcjax's
-calls through jaxlib's C++ dispatcher, ``srcjax/cpp_calls.py``); ``dev-py``: the same with srcjax's
-Python path (what ``SRCJAX_CPP_DISPATCH=0`` gives); ``loop``:
+calls through jaxlib's C++ dispatcher, ``srcjax/cpp_calls.py``: this script sets
+``SRCJAX_CPP_DISPATCH=1`` unless it is set); ``dev-py``: the same with srcjax's Python path (the
+default); ``loop``:
 a training loop, ``params = step(params, x, y)`` with ``step`` the jitted ``value_and_grad`` and an
 SGD update (``tree_map``), so each call waits for the last one's parameters (latency, not
 throughput: the other two modes let asynchronous calls overlap). Median microseconds per call,
@@ -29,12 +30,15 @@ slower. Results are checked against jax before timing.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
 import numpy as np
 
-import srcjax
+os.environ.setdefault("SRCJAX_CPP_DISPATCH", "1")  # (the dev rows: the C++ dispatcher, off by default in srcjax)
+
+import srcjax  # noqa: E402
 
 try:
     import jax

@@ -9,7 +9,8 @@ the next such call never enters Python. Any other call (NumPy inputs, static val
 with other leaves) keeps falling back to the Python path, which is then the whole story. Donation
 works on both paths (the executable's aliasing takes the donated buffers either way).
 
-Not attached (the Python path does everything): ``SRCJAX_CPP_DISPATCH=0``, ``device="numpy"``,
+Only with ``SRCJAX_CPP_DISPATCH=1`` (off by default: ``runtime/cpp_dispatch.py``). Not attached
+(the Python path does everything): ``device="numpy"``,
 static arguments (declared or found), explicit shardings, ``*args``/keyword-only
 parameters, and subclasses with their own ``__call__`` (vmap, jacobians, pmap).
 """

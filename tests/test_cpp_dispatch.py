@@ -1,5 +1,5 @@
 """Calls through jaxlib's C++ dispatcher (``srcjax/cpp_calls.py``, ``runtime/cpp_dispatch.py``; issue #18):
-with ``SRCJAX_CPP_DISPATCH`` on (the default) and off, every call gives the same results as NumPy and as
+with ``SRCJAX_CPP_DISPATCH`` on and off (the default), every call gives the same results as NumPy and as
 the other path (containers, weak types, static arguments, keyword arguments, donation, NumPy and device
 inputs), calls with device arrays are served without entering srcjax's Python path, and what the C++
 side cannot serve (host values, new signatures, a donated array) comes back to the Python path."""
@@ -85,7 +85,7 @@ def dispatch(request, monkeypatch):
 
 
 def test_device_calls_are_served_in_cpp(monkeypatch):
-    monkeypatch.delenv("SRCJAX_CPP_DISPATCH", raising=False)  # (on by default)
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
     rng = np.random.default_rng(0)
     g = srcjax.value_and_grad(loss)
     args = srcjax.device_put((_params(rng), rng.standard_normal((4, 3))))
@@ -101,8 +101,12 @@ def test_device_calls_are_served_in_cpp(monkeypatch):
     np.testing.assert_allclose(float(value), loss(params, x), rtol=1e-12)
 
 
-def test_switch_off_keeps_the_python_path(monkeypatch):
-    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "0")
+@pytest.mark.parametrize("value", [None, "0", "off"])
+def test_switch_off_keeps_the_python_path(monkeypatch, value):
+    if value is None:
+        monkeypatch.delenv("SRCJAX_CPP_DISPATCH", raising=False)  # (off by default)
+    else:
+        monkeypatch.setenv("SRCJAX_CPP_DISPATCH", value)
     c = srcjax.jit(tiny)
     xd = srcjax.device_put(np.arange(3.0))
     for _ in range(3):
@@ -184,7 +188,7 @@ def test_keyword_static_and_donated_calls(dispatch):
 
 
 def test_found_static_arguments_turn_it_off(monkeypatch):
-    monkeypatch.delenv("SRCJAX_CPP_DISPATCH", raising=False)
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
     def reshape(x, n):
         return np.reshape(x, (n, -1))
 
@@ -208,8 +212,11 @@ def test_property_containers_match_numpy_on_both_paths(shape, n, dtype, on_devic
     want = fn(tree, y)
     args = srcjax.device_put((tree, y)) if on_device else (tree, y)
     f = srcjax.jit(fn)
-    for _ in range(3):
-        _same(_numpy_leaves(f(*args)), want)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SRCJAX_CPP_DISPATCH", "1")
+        for _ in range(3):
+            _same(_numpy_leaves(f(*args)), want)
+    assert f._cpp is not None  # (attached after the first call; device calls served by it)
     f._cpp = None  # the Python path on the same function: the same results
     _same(_numpy_leaves(f(*args)), want)
 
@@ -249,14 +256,14 @@ def test_without_jax_in_the_process(tmp_path):
     root = Path(__file__).resolve().parent.parent
     script = tmp_path / "without_jax.py"  # (srcjax reads the function's source from its file)
     script.write_text(_WITHOUT_JAX)
-    env = {k: v for k, v in os.environ.items() if k != "SRCJAX_CPP_DISPATCH"}
-    proc = subprocess.run([sys.executable, str(script)], env=dict(env, PYTHONPATH=str(root)),
+    proc = subprocess.run([sys.executable, str(script)], env=dict(os.environ, PYTHONPATH=str(root),
+                                                                  SRCJAX_CPP_DISPATCH="1"),
                           cwd=root, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
 
 
 def test_functions_with_a_dispatcher_are_collected(monkeypatch):
-    monkeypatch.delenv("SRCJAX_CPP_DISPATCH", raising=False)
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
     import gc
     import weakref
 
@@ -276,7 +283,7 @@ def test_functions_with_a_dispatcher_are_collected(monkeypatch):
 def test_host_values_never_match_a_device_record(monkeypatch):
     """A NumPy array or Python number where a device array was compiled: never served by the C++
     record (its signature would say f32 for an f64 array when jax is imported with x64 off)."""
-    monkeypatch.delenv("SRCJAX_CPP_DISPATCH", raising=False)
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
 
     def add(a, b):
         return a + b

@@ -16,7 +16,9 @@ and ``jax_enable_x64`` off it keys float64 and float32 host arrays alike.
 
 Traps (RUNTIME_FACTS): ``kept_var_bitvec`` of the wrong length crashes the process, and wrong
 ``out_avals`` are taken silently, so :func:`fastpath` builds both from the executable itself.
-``SRCJAX_CPP_DISPATCH=0`` turns the path off (srcjax's Python path does everything).
+``SRCJAX_CPP_DISPATCH=1`` turns the path on; it is off by default because it did not measure
+faster than srcjax's Python path on the development machine (``docs/benchmarks.md``), where
+srcjax's own wrapping (a Python ``Array`` built per result, the ``__call__`` frame) dominates.
 """
 
 from __future__ import annotations
@@ -61,9 +63,9 @@ _LOCK = threading.Lock()
 
 
 def enabled() -> bool:
-    """Whether calls may use the C++ dispatcher: ``SRCJAX_CPP_DISPATCH`` is not ``0`` and this
-    jaxlib has it (0.10, where it is tested; older ones need more setup)."""
-    if os.environ.get("SRCJAX_CPP_DISPATCH", "1").strip() in ("0", "false", "no", "off"):
+    """Whether calls may use the C++ dispatcher: ``SRCJAX_CPP_DISPATCH=1`` and this jaxlib has it
+    (0.10, where it is tested; older ones need more setup)."""
+    if os.environ.get("SRCJAX_CPP_DISPATCH", "0").strip().lower() not in ("1", "true", "yes", "on"):
         return False
     if _State.ok is None:
         with _LOCK:
@@ -99,7 +101,7 @@ def _no_host_values(x: Any, sharding: Any, layout: Any, *rest: Any) -> Any:
     """``shard_arg_fallback``: a fast-path record is only made for calls whose leaves are all device
     arrays, so a host value never reaches here (a guard, should a jaxlib change route one here)."""
     raise TypeError(f"srcjax: the C++ dispatcher was handed a {type(x).__name__}; "
-                    "set SRCJAX_CPP_DISPATCH=0 and report this")
+                    "unset SRCJAX_CPP_DISPATCH and report this")
 
 
 def make(name: str, fun: Callable[..., Any], cache_miss: Callable[..., Any], key: Any) -> Any:
