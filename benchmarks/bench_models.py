@@ -16,7 +16,10 @@ wrapping the outputs). Models (float32):
 * ``mlp-wide``     a 20-layer MLP with 40 leaves (list of dicts), batch 8.
 
 Modes: ``np``: NumPy arguments (uploaded every call), the same arguments every call; ``dev``:
-arguments already on the device (``srcjax.Array`` / ``jax.Array``), the same every call; ``loop``:
+arguments already on the device (``srcjax.Array`` / ``jax.Array``), the same every call (srcjax's
+calls through jaxlib's C++ dispatcher, ``srcjax/cpp_calls.py``: this script sets
+``SRCJAX_CPP_DISPATCH=1`` unless it is set); ``dev-py``: the same with srcjax's Python path (the
+default); ``loop``:
 a training loop, ``params = step(params, x, y)`` with ``step`` the jitted ``value_and_grad`` and an
 SGD update (``tree_map``), so each call waits for the last one's parameters (latency, not
 throughput: the other two modes let asynchronous calls overlap). Median microseconds per call,
@@ -27,12 +30,15 @@ slower. Results are checked against jax before timing.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
 import numpy as np
 
-import srcjax
+os.environ.setdefault("SRCJAX_CPP_DISPATCH", "1")  # (the dev rows: the C++ dispatcher, off by default in srcjax)
+
+import srcjax  # noqa: E402
 
 try:
     import jax
@@ -179,8 +185,10 @@ def main(argv: list[str] | None = None) -> int:
         _agree(sj(*args), jx(*args))
         sj_dev = jax.tree_util.tree_map(lambda a: srcjax.device_put(a), args)
         jx_dev = jax.tree_util.tree_map(jax.device_put, args)
-        for mode, sa, ja in (("np", args, args), ("dev", sj_dev, jx_dev)):
-            t = measure({"srcjax": lambda sa=sa, f=sj: f(*sa), "jax": lambda ja=ja, f=jx: f(*ja)}, rounds, batch_ns)
+        python_path = (lambda *a, f=sj: f._call(a, {}))
+        for mode, sa, ja, f in (("np", args, args, sj), ("dev", sj_dev, jx_dev, sj),
+                                ("dev-py", sj_dev, jx_dev, python_path)):
+            t = measure({"srcjax": lambda sa=sa, f=f: f(*sa), "jax": lambda ja=ja, f=jx: f(*ja)}, rounds, batch_ns)
             print(f"| {name} | {mode} | {t['srcjax']:.1f} | {t['jax']:.1f} | {t['srcjax'] / t['jax']:.2f} |",
                   flush=True)
         sj_step = srcjax.jit(_sgd_step(loss, srcjax.value_and_grad, srcjax.tree_util.tree_map))

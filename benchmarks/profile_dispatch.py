@@ -12,6 +12,10 @@ row is the median per-operation time in microseconds over interleaved batches.
 ``--no-jax`` skips the jax reference rows (and, unlike the default, does not
 import jax before the measurements, which matters: see the np.asarray rows).
 
+The "device in (C++ dispatcher)" call goes through jaxlib's C++ dispatcher (``srcjax/cpp_calls.py``;
+this script sets ``SRCJAX_CPP_DISPATCH=1`` unless it is set); the "(Python path)" row times srcjax's
+own path on the same call.
+
 Reading it: the "sum of stages" row should be close to the "full call" row;
 the gap is interpreter overhead of the call itself. Stages that are pure
 Python (key, cache lookup, wrapping) are srcjax's to shrink; upload and
@@ -25,6 +29,7 @@ import argparse
 import cProfile
 import gc
 import io
+import os
 import pstats
 import statistics
 import sys
@@ -34,7 +39,9 @@ from typing import Any
 
 import numpy as np
 
-import srcjax
+os.environ.setdefault("SRCJAX_CPP_DISPATCH", "1")  # (the dispatcher's rows: off by default in srcjax)
+
+import srcjax  # noqa: E402
 
 
 def tiny(x):
@@ -110,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
             handlers),
         "6 Array(buf, aval) wrap": lambda: Array(res, out_aval),
         "full call, numpy in": lambda: c(x),
-        "full call, device in": lambda: c(xd),
+        "full call, device in (C++ dispatcher)": lambda: c(xd),
+        "full call, device in (Python path)": lambda: c._call((xd,), {}),
         "full call + block_until_ready, device in": lambda: c(xd).block_until_ready(),
     }
     if not a.no_jax:
@@ -122,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
         stages["jax.jit call, numpy in"] = lambda: jf(x)
         stages["jax.jit call, device in"] = lambda: jf(jd)
     r = measure(stages, rounds, k)
+    if not a.no_jax:
+        for what in ("numpy in", "device in (C++ dispatcher)", "device in (Python path)"):
+            jax_row = "jax.jit call, " + what.split(" (")[0]
+            r[f"ratio srcjax/jax, {what}"] = r[f"full call, {what}"] / r[jax_row]
     r["sum of stages 1,2,3,5,6 (numpy in)"] = sum(r[n] for n in stages if n[0] in "12356")
     r["sum of stages 1,2,5,6 (device in)"] = sum(r[n] for n in stages if n[0] in "1256")
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from . import gc_pause, pytree, warm_cache
+from . import cpp_calls, gc_pause, pytree, warm_cache
 from .core import (
     PYTHON_SCALAR_DTYPES,
     ArgumentError,
@@ -128,6 +128,11 @@ def _leaf_key(x: Any) -> Any:
     return (aval.shape, aval.dtype, aval.weak_type)
 
 
+class _NotYet:
+    """Stands for srcjax.Array until the runtime is loaded (``_ARRAY``, set once a C++ dispatcher is attached)."""
+
+
+_ARRAY: type = _NotYet
 _PY_AVALS = {t: ShapedArray((), d, weak_type=True) for t, d in PYTHON_SCALAR_DTYPES.items()}
 
 
@@ -167,7 +172,7 @@ class Static:
 class _Plan:
     """What one specialization needs at call time."""
 
-    __slots__ = ("exe", "out_tree", "template", "n_out", "in_avals", "run")
+    __slots__ = ("exe", "out_tree", "template", "n_out", "in_avals", "run", "cpp_out")
 
     def __init__(self, exe: Any, out_tree: pytree.TreeDef, template: list[Any], in_avals: list[ShapedArray]):
         self.exe = exe
@@ -176,6 +181,7 @@ class _Plan:
         self.n_out = sum(1 for t in template if t is None)
         self.in_avals = in_avals
         self.run = self._runner()
+        self.cpp_out: Any = None  # the results' C++ structure (cpp_calls.py), False where there is none
 
     def _runner(self) -> Callable[[Sequence[Any]], Any]:
         """``run(leaves)``: upload, execute, rebuild the result's structure (the cache-hit path of a
@@ -214,6 +220,9 @@ class _Plan:
 
 class Compiled:
     """A function compiled by srcjax (what ``@srcjax.compile`` returns)."""
+
+    _cpp: Any = None  # jaxlib's C++ dispatcher for this function, once attached (cpp_calls.py)
+    _cpp_refused = False
 
     def __init__(self, fn: Callable[..., Any], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), device: str | None = None,
@@ -267,6 +276,8 @@ class Compiled:
     def auto_static(self, v: frozenset[str]) -> None:
         self._auto_static = v
         self._static_all = self.static | v
+        if v:  # (values of those arguments now pick the program: the C++ dispatcher does not see them)
+            cpp_calls.detach(self)
 
     @property
     def program(self) -> Program:
@@ -530,6 +541,20 @@ class Compiled:
         return tuple(key)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        cpp = self._cpp
+        if cpp is not None and not kwargs and args and (type(args[-1]) is _ARRAY or type(args[0]) is _ARRAY):
+            # jaxlib's C++ dispatcher (cpp_calls.py; it calls _call on a miss): for calls with device
+            # arrays (host values would miss there and come back to the Python path anyway)
+            try:
+                return cpp(*args)
+            except ValueError as e:  # (jaxlib's message for a donated array; the Python path's error)
+                if "deleted or donated" not in str(e):
+                    raise
+                raise _clean(cpp_calls.donated_error()) from None
+        return self._call(args, kwargs)
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call through srcjax's Python path."""
         plan = None
         tree: tuple[Any, list[Any]] | None = None
         if not kwargs and len(args) == self._nparams and self._simple and self.device != "numpy":
@@ -555,6 +580,13 @@ class Compiled:
                 raise _clean(e) from None
             if tree is not None:
                 self._remember_tree(tree, plan, leaves)
+            if self._cpp is None and not self._cpp_refused:
+                out = self._run_plan(plan, leaves)
+                array = cpp_calls.attach(self, Compiled.__call__)  # (after a call that worked: C++ next)
+                if array is not None:
+                    global _ARRAY
+                    _ARRAY = array
+                return out
         return self._run_plan(plan, leaves)
 
     def _remember_tree(self, tree: tuple[Any, list[Any]], plan: _Plan, leaves: Sequence[Any]) -> None:

@@ -385,7 +385,7 @@ class _Derived(Compiled):
         named.update(kwargs)
         return {p: v for p, v in named.items() if _is_function_value(v)}
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:  # (Compiled.__call__: C++ first)
         if not kwargs and not self._needs and len(args) == self._nparams and self._simple and \
                 self.device != "numpy":
             plan = self._cache.get(self._fast_key(args))
@@ -427,7 +427,7 @@ class _Derived(Compiled):
                              "argument via argnums"))
                 _check_registered(args[i], self._what, self._primal)
         try:
-            return super().__call__(*args, **kwargs)
+            return super()._call(args, kwargs)
         except TranspileError:
             if self._primal is not None:
                 self._primal_error(args, kwargs)

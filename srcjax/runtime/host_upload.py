@@ -72,6 +72,22 @@ class _Slot:
         self.lock = threading.Lock()
 
 
+_LAST: dict[int, tuple[Sequence[ShapedArray], Any, tuple[Any, list[Any], _Slot]]] = {}  # id(avals) -> program
+
+
+def _program_of(avals: Sequence[ShapedArray], backend: Any) -> tuple[Any, list[Any], _Slot]:
+    """:func:`_program`, remembered by the identity of ``avals`` (a plan's list, passed on every call:
+    no key built per call); the entry holds the list, so its id cannot be reused while it is there."""
+    hit = _LAST.get(id(avals))
+    if hit is not None and hit[0] is avals and hit[1] is backend:
+        return hit[2]
+    program = _program(tuple(avals), backend)
+    if len(_LAST) > 256:
+        _LAST.clear()
+    _LAST[id(avals)] = (avals, backend, program)
+    return program
+
+
 def _program(avals: tuple[ShapedArray, ...], backend: Any) -> tuple[Any, list[Any], _Slot]:
     key = (id(backend), tuple((a.shape, a.dtype, a.weak_type) for a in avals))
     hit = _PROGRAMS.get(key)
@@ -109,7 +125,7 @@ def upload(values: Sequence[Any], avals: Sequence[ShapedArray], backend: Any) ->
         if type(v) is not np.ndarray or v.dtype != a.dtype or not v.flags.c_contiguous or v.shape != a.shape:
             v = np.ascontiguousarray(v, dtype=a.dtype).reshape(a.shape)
         arrays.append(v)
-    loaded, handlers, slot = _program(tuple(avals), backend)
+    loaded, handlers, slot = _program_of(avals, backend)
     if len(arrays) == 1:  # (where batched_device_put would be faster: see active())
         _LEFT[0] -= 1
     with slot.lock:

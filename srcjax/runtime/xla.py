@@ -210,9 +210,10 @@ class Array:
     __slots__ = ("_buf", "aval", "_np")
     __array_priority__ = 100
 
-    def __init__(self, buf: Any, aval: ShapedArray) -> None:
-        self._buf = buf
-        self.aval = aval
+    def __init__(self, _buf: Any, aval: ShapedArray | None = None) -> None:
+        # (jaxlib's C++ dispatcher builds results as Array(_buf=...): runtime/cpp_dispatch.py)
+        self._buf = _buf
+        self.aval = _buf.aval if aval is None else aval
         self._np: np.ndarray | None = None
 
     @property
@@ -433,6 +434,10 @@ class Executable:
         """Device buffers of a call's arguments. The host leaves go up two or more together, in one
         execution (``runtime/host_upload.py``: ~4.5 us + 1.7 us a leaf, against ~4.6 us a leaf one
         by one), and a single one that way too while ml_dtypes is not imported."""
+        if len(leaves) >= 2 and Array not in map(type, leaves):  # all on the host: one upload, no lists
+            up = host_upload.upload(leaves, avals, self.backend)  # (the plan's avals: its program remembered)
+            if up is not None:
+                return up
         bufs: list[Any] = []
         host: list[int] = []
         for i, x in enumerate(leaves):  # (no `None in bufs`: jax, when imported, gives buffers an array __eq__)

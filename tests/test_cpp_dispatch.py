@@ -1,0 +1,300 @@
+"""Calls through jaxlib's C++ dispatcher (``srcjax/cpp_calls.py``, ``runtime/cpp_dispatch.py``; issue #18):
+with ``SRCJAX_CPP_DISPATCH`` on and off (the default), every call gives the same results as NumPy and as
+the other path (containers, weak types, static arguments, keyword arguments, donation, NumPy and device
+inputs), calls with device arrays are served without entering srcjax's Python path, and what the C++
+side cannot serve (host values, new signatures, a donated array) comes back to the Python path."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import srcjax
+
+
+class Pair(NamedTuple):
+    w: np.ndarray
+    b: np.ndarray
+
+
+def loss(params, x):
+    h = x
+    for p in params["layers"]:
+        h = np.tanh(h @ p.w + p.b)
+    return np.sum(h ** 2) + np.sum(params["bias"])
+
+
+def outputs(params, x):
+    return {"z": x * 2.0, "a": (params["bias"], None, [x + 1.0])}, Pair(x, x * 3.0)
+
+
+def with_constant(x):
+    return x * 2.0, 3  # (a Python value in the results: never a C++ record)
+
+
+def scale(x, s):
+    return x * s
+
+
+def tiny(x):
+    return x * 2.0 + 1.0
+
+
+def _params(rng, width=3, n=2):
+    return {"layers": [Pair(rng.standard_normal((width, width)), rng.standard_normal(width)) for _ in range(n)],
+            "bias": rng.standard_normal(2)}
+
+
+def _numpy_leaves(tree):
+    return srcjax.tree_util.tree_map(np.asarray, tree)
+
+
+def _same(a, b):
+    la, ta = srcjax.tree_util.tree_flatten(a)
+    lb, tb = srcjax.tree_util.tree_flatten(b)
+    assert ta == tb
+    for u, v in zip(la, lb):
+        if isinstance(u, (int, type(None))):
+            assert u == v
+            continue
+        assert np.asarray(u).dtype == np.asarray(v).dtype
+        np.testing.assert_array_equal(np.asarray(u), np.asarray(v))
+
+
+class _Counting:
+    """Counts the calls that reach srcjax's Python path."""
+
+    def __init__(self, c):
+        self.n = 0
+        self.inner = c._call
+        c._call = self
+
+    def __call__(self, args, kwargs):
+        self.n += 1
+        return self.inner(args, kwargs)
+
+
+@pytest.fixture(params=["on", "off"])
+def dispatch(request, monkeypatch):
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1" if request.param == "on" else "0")
+    return request.param
+
+
+def test_device_calls_are_served_in_cpp(monkeypatch):
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
+    rng = np.random.default_rng(0)
+    g = srcjax.value_and_grad(loss)
+    args = srcjax.device_put((_params(rng), rng.standard_normal((4, 3))))
+    counting = _Counting(g)
+    first = g(*args)
+    assert g._cpp is not None
+    for _ in range(3):
+        _same(g(*args), first)
+    assert counting.n == 2  # the first call, and the C++ miss that made the record; then none
+    value, grads = g(*args)
+    assert isinstance(grads["layers"][1], Pair) and type(value) is srcjax.Array
+    params, x = _numpy_leaves(args)
+    np.testing.assert_allclose(float(value), loss(params, x), rtol=1e-12)
+
+
+@pytest.mark.parametrize("value", [None, "0", "off"])
+def test_switch_off_keeps_the_python_path(monkeypatch, value):
+    if value is None:
+        monkeypatch.delenv("SRCJAX_CPP_DISPATCH", raising=False)  # (off by default)
+    else:
+        monkeypatch.setenv("SRCJAX_CPP_DISPATCH", value)
+    c = srcjax.jit(tiny)
+    xd = srcjax.device_put(np.arange(3.0))
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(c(xd)), np.arange(3.0) * 2 + 1)
+    assert c._cpp is None
+
+
+def test_results_match_across_paths_and_inputs(dispatch):
+    rng = np.random.default_rng(1)
+    params, x = _params(rng), rng.standard_normal((4, 3))
+    want = outputs(params, x)
+    f = srcjax.jit(outputs)
+    for inputs in ((params, x), srcjax.device_put((params, x))):
+        for _ in range(3):
+            got = f(*inputs)
+            _same(_numpy_leaves(got), _numpy_leaves(want))
+            assert got[0]["a"][1] is None and isinstance(got[1], Pair)
+    assert (f._cpp is not None) == (dispatch == "on")
+
+
+def test_results_with_python_values_take_the_python_path(dispatch):
+    f = srcjax.jit(with_constant)
+    xd = srcjax.device_put(np.ones(2))
+    counting = _Counting(f)
+    for _ in range(20):
+        out = f(xd)
+        assert out[1] == 3 and type(out[1]) is int
+        np.testing.assert_array_equal(np.asarray(out[0]), [2.0, 2.0])
+    assert counting.n == 20
+    assert f._cpp is None  # (sent back 16 times: the Python path alone, without the C++ lookup first)
+
+
+def test_weak_and_strong_scalars_keep_their_programs(dispatch):
+    f = srcjax.jit(scale)
+    x32 = srcjax.device_put(np.ones(2, np.float32))
+    weak, strong = srcjax.device_put(2.0), srcjax.device_put(np.array(2.0))
+    for _ in range(3):
+        assert f(x32, weak).dtype == np.float32  # a Python float does not promote (JAX's weak types)
+        assert f(x32, strong).dtype == np.float64
+
+
+def test_new_shapes_and_errors_come_back_to_the_python_path(dispatch):
+    def add(a, b):
+        return a + b
+
+    f = srcjax.jit(add)
+    a3, b3 = srcjax.device_put(np.ones(3)), srcjax.device_put(np.ones(3))
+    for _ in range(3):
+        f(a3, b3)
+    a4, b4 = srcjax.device_put(np.ones(4)), srcjax.device_put(np.ones(4))
+    np.testing.assert_array_equal(np.asarray(f(a4, b4)), np.full(4, 2.0))
+    with pytest.raises(srcjax.TranspileError) as e:
+        f(a3, b4)
+    assert "test_cpp_dispatch.py" in str(e.value)  # located at the user's line
+
+
+def test_keyword_static_and_donated_calls(dispatch):
+    def step(w, x, n):
+        return w - 0.1 * x * n
+
+    f = srcjax.jit(step, static_argnums=2)
+    d = srcjax.jit(tiny, donate_argnums=0)
+    w, x = np.ones(3), np.arange(3.0)
+    for _ in range(3):
+        np.testing.assert_allclose(np.asarray(f(srcjax.device_put(w), srcjax.device_put(x), 2)), w - 0.2 * x)
+        np.testing.assert_allclose(np.asarray(f(srcjax.device_put(w), x=srcjax.device_put(x), n=3)), w - 0.3 * x)
+    assert f._cpp is None  # (static values: the Python path)
+    for _ in range(4):  # donated through either path: the buffer is taken, the old array unusable
+        y = srcjax.device_put(np.ones(3))
+        np.testing.assert_array_equal(np.asarray(d(y)), np.full(3, 3.0))
+        with pytest.raises(srcjax.ArgumentError, match="donated"):
+            np.asarray(y)
+    assert (d._cpp is not None) == (dispatch == "on")
+    c = srcjax.jit(tiny)
+    for _ in range(3):
+        c(srcjax.device_put(np.ones(3)))
+    with pytest.raises(srcjax.ArgumentError, match="donated"):
+        c(y)  # a donated array handed to the C++ dispatcher: the same clear error, no crash
+
+
+def test_found_static_arguments_turn_it_off(monkeypatch):
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
+    def reshape(x, n):
+        return np.reshape(x, (n, -1))
+
+    f = srcjax.jit(reshape)
+    xd = srcjax.device_put(np.arange(6.0))
+    assert f(xd, 2).shape == (2, 3)
+    assert f(xd, 3).shape == (3, 2)
+    assert f._cpp is None
+
+
+@settings(deadline=None)  # (each example compiles a program)
+@given(shape=st.lists(st.integers(1, 4), min_size=0, max_size=3), n=st.integers(1, 4),
+       dtype=st.sampled_from([np.float32, np.float64]), on_device=st.booleans())
+def test_property_containers_match_numpy_on_both_paths(shape, n, dtype, on_device):
+    def fn(tree, y):
+        return {"s": [t * y for t in tree["xs"]], "m": np.sum(tree["m"]) + y}
+
+    rng = np.random.default_rng(len(shape) + n)
+    tree = {"xs": [rng.standard_normal(shape).astype(dtype) for _ in range(n)], "m": rng.standard_normal(3)}
+    y = np.asarray(rng.standard_normal(), dtype)
+    want = fn(tree, y)
+    args = srcjax.device_put((tree, y)) if on_device else (tree, y)
+    f = srcjax.jit(fn)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SRCJAX_CPP_DISPATCH", "1")
+        for _ in range(3):
+            _same(_numpy_leaves(f(*args)), want)
+    assert f._cpp is not None  # (attached after the first call; device calls served by it)
+    f._cpp = None  # the Python path on the same function: the same results
+    _same(_numpy_leaves(f(*args)), want)
+
+
+_WITHOUT_JAX = """
+import sys
+import numpy as np
+import srcjax
+
+def f(p, x):
+    return {"y": p["w"] * x + p["b"]}, np.sum(x)
+
+c = srcjax.jit(f)
+p, x = srcjax.device_put(({"w": np.arange(3.0), "b": np.ones(3)}, np.full(3, 2.0)))
+calls = []
+inner = c._call
+c._call = lambda args, kwargs: calls.append(1) or inner(args, kwargs)
+for _ in range(4):
+    out = c(p, x)
+assert len(calls) == 2, calls  # the first call and the C++ miss that made the record
+np.testing.assert_array_equal(np.asarray(out[0]["y"]), np.arange(3.0) * 2 + 1)
+assert float(out[1]) == 6.0 and type(out[1]) is srcjax.Array
+x32 = np.ones(3, np.float32)
+assert c({"w": x32, "b": x32}, x32)[0]["y"].dtype == np.float32  # NumPy inputs: the Python path, exact dtypes
+assert "jax" not in sys.modules
+print("ok")
+"""
+
+
+def test_without_jax_in_the_process(tmp_path):
+    """jaxlib's dispatcher needs a few of jax's states set; srcjax sets them when jax is not imported."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    script = tmp_path / "without_jax.py"  # (srcjax reads the function's source from its file)
+    script.write_text(_WITHOUT_JAX)
+    proc = subprocess.run([sys.executable, str(script)], env=dict(os.environ, PYTHONPATH=str(root),
+                                                                  SRCJAX_CPP_DISPATCH="1"),
+                          cwd=root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+
+
+def test_functions_with_a_dispatcher_are_collected(monkeypatch):
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
+    import gc
+    import weakref
+
+    xd = srcjax.device_put(np.ones(3))
+    refs = []
+    for _ in range(3):
+        c = srcjax.jit(tiny)
+        for _ in range(3):
+            c(xd)
+        assert c._cpp is not None
+        refs.append(weakref.ref(c))
+        del c
+    gc.collect()
+    assert all(r() is None for r in refs)  # (the dispatcher holds its function weakly: no cycle kept alive)
+
+
+def test_host_values_never_match_a_device_record(monkeypatch):
+    """A NumPy array or Python number where a device array was compiled: never served by the C++
+    record (its signature would say f32 for an f64 array when jax is imported with x64 off)."""
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
+
+    def add(a, b):
+        return a + b
+
+    f = srcjax.jit(add)
+    a, b = srcjax.device_put((np.ones(3, np.float32), np.ones(3, np.float32)))
+    for _ in range(3):
+        f(a, b)
+    counting = _Counting(f)
+    for _ in range(2):
+        assert f(a, np.ones(3, np.float32)).dtype == np.float32
+        assert f(a, np.ones(3, np.float64)).dtype == np.float64  # NumPy promotion, as srcjax compiles it
+        assert f(a, 1.0).dtype == np.float32  # a weak Python float
+    assert counting.n == 6  # all on the Python path
