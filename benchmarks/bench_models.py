@@ -16,10 +16,10 @@ wrapping the outputs). Models (float32):
 * ``mlp-wide``     a 20-layer MLP with 40 leaves (list of dicts), batch 8.
 
 Modes: ``np``: NumPy arguments (uploaded every call), the same arguments every call; ``dev``:
-arguments already on the device (``srcjax.Array`` / ``jax.Array``), the same every call (srcjax's
-calls through jaxlib's C++ dispatcher, ``srcjax/cpp_calls.py``: this script sets
-``SRCJAX_CPP_DISPATCH=1`` unless it is set); ``dev-py``: the same with srcjax's Python path (the
-default); ``loop``:
+arguments already on the device (``srcjax.Array`` / ``jax.Array``), the same every call, through
+srcjax's default call path (run with ``SRCJAX_CPP_DISPATCH=1`` to measure the opt-in C++ dispatcher,
+``srcjax/cpp_calls.py``, instead: on 2026-12-02 it made the unblocked MLP step 62 us where the
+default path takes 39); ``dev-py``: the same through srcjax's Python path explicitly; ``loop``:
 a training loop, ``params = step(params, x, y)`` with ``step`` the jitted ``value_and_grad`` and an
 SGD update (``tree_map``), so each call waits for the last one's parameters (latency, not
 throughput: the other two modes let asynchronous calls overlap). Median microseconds per call,
@@ -30,13 +30,10 @@ slower. Results are checked against jax before timing.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
 import numpy as np
-
-os.environ.setdefault("SRCJAX_CPP_DISPATCH", "1")  # (the dev rows: the C++ dispatcher, off by default in srcjax)
 
 import srcjax  # noqa: E402
 
