@@ -35,6 +35,7 @@ import os
 import statistics
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable
 from typing import Any
@@ -51,28 +52,14 @@ except ImportError:  # pragma: no cover - jax is a test/benchmark-only dependenc
     sys.exit("bench_first_call.py needs jax (pip install -e '.[test]'): it is the comparison oracle")
 
 from bench_foundation import as_jax, environment  # same directory as this script
+from bench_grad import _FIRST_TEMPLATES  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)  # the float64 cases; the MLPs stay float32
 
+# the grad workloads are bench_grad.py's first-call bodies (one definition of each)
 TEMPLATES = {
-    "xent": """
-def f(w1, b1, w2, b2, x, y):
-    h = np.tanh(x @ w1 + b1)
-    logits = h @ w2 + b2
-    z = logits - np.max(logits, axis=-1, keepdims=True)
-    logp = z - np.log(np.sum(np.exp(z), axis=-1, keepdims=True))
-    return -np.mean(np.sum(y * logp, axis=-1)) * {c}
-""",
-    "mse": """
-def f(w1, b1, w2, b2, x, y):
-    h = np.tanh(x @ w1 + b1)
-    out = h @ w2 + b2
-    return np.mean((out - y) ** 2) * {c}
-""",
-    "rosen": """
-def f(x):
-    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2) * {c}
-""",
+    **{k: textwrap.dedent(_FIRST_TEMPLATES[g]) for k, g in (("xent", "mlp_xent"), ("mse", "mlp_mse"),
+                                                           ("rosen", "rosen"))},
     "example_loss": """
 def f(params, x, y):
     w1, b1, w2, b2 = params
