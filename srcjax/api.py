@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import re
 import types
 import weakref
@@ -128,11 +129,6 @@ def _leaf_key(x: Any) -> Any:
     return (aval.shape, aval.dtype, aval.weak_type)
 
 
-class _NotYet:
-    """Stands for srcjax.Array until the runtime is loaded (``_ARRAY``, set once a C++ dispatcher is attached)."""
-
-
-_ARRAY: type = _NotYet
 _PY_AVALS = {t: ShapedArray((), d, weak_type=True) for t, d in PYTHON_SCALAR_DTYPES.items()}
 
 
@@ -222,6 +218,7 @@ class Compiled:
     """A function compiled by srcjax (what ``@srcjax.compile`` returns)."""
 
     _cpp: Any = None  # jaxlib's C++ dispatcher for this function, once attached (cpp_calls.py)
+    _cpp_host: Any = None  # its second one, for calls with host leaves (srcjax's copies of them)
     _cpp_refused = False
 
     def __init__(self, fn: Callable[..., Any], static_argnums: int | Sequence[int] = (),
@@ -540,17 +537,18 @@ class Compiled:
                 key.append((aval.shape, aval.dtype, aval.weak_type))
         return tuple(key)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        cpp = self._cpp
-        if cpp is not None and not kwargs and args and (type(args[-1]) is _ARRAY or type(args[0]) is _ARRAY):
-            # jaxlib's C++ dispatcher (cpp_calls.py; it calls _call on a miss): for calls with device
-            # arrays (host values would miss there and come back to the Python path anyway)
-            try:
-                return cpp(*args)
-            except ValueError as e:  # (jaxlib's message for a donated array; the Python path's error)
-                if "deleted or donated" not in str(e):
-                    raise
-                raise _clean(cpp_calls.donated_error()) from None
+    # A call goes to ``self._dispatch`` with no Python frame of srcjax's in between (``attrgetter`` and
+    # ``property`` are C): the method below (the Python path), or, once attached, jaxlib's C++
+    # dispatcher (cpp_calls.py; it calls _call on a miss). Subclasses with their own __call__ reach it
+    # through super().__call__.
+    __call__ = property(operator.attrgetter("_dispatch"))
+
+    def _dispatch(self, *args: Any, **kwargs: Any) -> Any:
+        if self.donate:  # (the C++ dispatcher, when attached, then the donated buffers released)
+            cpp = self._cpp
+            out = cpp(*args, **kwargs) if cpp is not None else self._call(args, kwargs)
+            cpp_calls.release_donated(self, args, kwargs)
+            return out
         return self._call(args, kwargs)
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -582,10 +580,7 @@ class Compiled:
                 self._remember_tree(tree, plan, leaves)
             if self._cpp is None and not self._cpp_refused:
                 out = self._run_plan(plan, leaves)
-                array = cpp_calls.attach(self, Compiled.__call__)  # (after a call that worked: C++ next)
-                if array is not None:
-                    global _ARRAY
-                    _ARRAY = array
+                cpp_calls.attach(self, Compiled.__call__)  # (after a call that worked: C++ next)
                 return out
         return self._run_plan(plan, leaves)
 

@@ -1,18 +1,27 @@
 """Compiled functions called through jaxlib's C++ dispatcher (issue #18; ``runtime/cpp_dispatch.py``).
 
-After a function's first successful call, :func:`attach` gives it a C++ ``PjitFunction``: later
-calls without keyword arguments go straight to it. For a signature it has not seen it calls back
-:func:`_miss`, which runs srcjax's Python path (``Compiled._call``) and then, when the call's
-leaves were all srcjax arrays on the program's device and served by a plan whose leaves are exactly
-the C++ flattening's (the same rule as ``tree_calls``), hands the C++ side the executable, so that
-the next such call never enters Python. Any other call (NumPy inputs, static values, containers
-with other leaves) keeps falling back to the Python path, which is then the whole story. Donation
-works on both paths (the executable's aliasing takes the donated buffers either way).
+After a function's first successful call, :func:`attach` makes a C++ ``PjitFunction`` the
+function's ``_dispatch``, which ``Compiled.__call__`` hands every call to without a Python frame.
+For a signature it has not seen it calls back the miss function, which runs srcjax's Python path
+(``Compiled._call``) and then, when the call's leaves were all srcjax arrays on the program's
+device and served by a plan whose leaves are exactly the C++ flattening's (the same rule as
+``tree_calls``), hands the C++ side the executable, so that the next such call never enters Python.
 
-Only with ``SRCJAX_CPP_DISPATCH=1`` (off by default: ``runtime/cpp_dispatch.py``). Not attached
-(the Python path does everything): ``device="numpy"``,
-static arguments (declared or found), explicit shardings, ``*args``/keyword-only
-parameters, and subclasses with their own ``__call__`` (vmap, jacobians, pmap).
+Calls with host leaves (NumPy arrays, Python numbers): the C++ side would upload a NumPy array
+without copying it (its memory aliased while the program runs), so their signatures get no record
+there; each such call comes back to the miss function, which copies the NumPy leaves
+(:func:`_private_copies`) and calls a second dispatcher (``Compiled._cpp_host``) that only ever
+sees srcjax's own copies, and does have records. Where jax is imported with ``jax_enable_x64``
+off, 64-bit host leaves keep srcjax's Python path (the C++ side would key float64 as float32).
+
+Any other call (static values, keyword arguments, containers with other leaves, Python values in
+the results) keeps falling back to the Python path; after :data:`_REFUSALS` such calls the
+function stops using the dispatcher. Donation works on both paths (the executable's aliasing takes
+the donated buffers either way).
+
+On by default; ``SRCJAX_CPP_DISPATCH=0`` turns it off. Not attached (the Python path does
+everything): ``device="numpy"``, static arguments (declared or found), explicit shardings,
+``*args``/keyword-only parameters, and subclasses with their own ``__call__`` (vmap, jacobians, pmap).
 """
 
 from __future__ import annotations
@@ -21,12 +30,16 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from . import pytree
 from .core import TranspileError
 
 __all__ = ["attach", "detach", "donated_error"]
 
 _REFUSALS = 16  # calls the C++ side sent back without a record before a function stops using it
+_WIDE = frozenset(np.dtype(t) for t in (np.float64, np.int64, np.uint64, np.complex128))
+_SKIP = object()  # (_private_copies: a leaf the second dispatcher cannot take)
 
 
 def donated_error() -> TranspileError:
@@ -39,15 +52,17 @@ def donated_error() -> TranspileError:
 def detach(c: Any) -> None:
     """Stop using the C++ dispatcher for ``c`` (an argument became static: values matter now)."""
     c._cpp = None
+    c._cpp_host = None
+    c.__dict__.pop("_dispatch", None)  # (back to the class's: the Python path)
     c._cpp_refused = True
 
 
-def _eligible(c: Any, plain_call: Callable[..., Any]) -> bool:
+def _eligible(c: Any, plain_call: Any) -> bool:
     return (type(c).__call__ is plain_call and c.device != "numpy" and not c._static_all
             and c.in_shardings is None and c.out_shardings is None and c._simple and not getattr(c, "_needs", None))
 
 
-def attach(c: Any, plain_call: Callable[..., Any]) -> type | None:
+def attach(c: Any, plain_call: Any) -> type | None:
     """Give ``c`` (an ``api.Compiled``) its C++ dispatcher where it can have one (decided once): where
     its class's ``__call__`` is ``plain_call`` (``Compiled.__call__``); srcjax.Array's type when it has."""
     if c._cpp is not None or c._cpp_refused:
@@ -67,24 +82,88 @@ def attach(c: Any, plain_call: Callable[..., Any]) -> type | None:
         return me._call(args, kwargs)
 
     refused = [0]
+    flatten, array = cpp_dispatch.default_flatten(), cpp_dispatch.Array
+
+    def refuse(me: Any) -> None:
+        refused[0] += 1
+        if refused[0] > _REFUSALS:  # calls it cannot serve (static values, Python values in the results):
+            detach(me)  # each paid a C++ lookup on top of the Python path; the Python path alone from now on
 
     def miss(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
         me = ref()
         assert me is not None
+        copies = None if kwargs else _private_copies(args, flatten, array, cpp_dispatch.x64)
+        if copies is not None and copies is not _SKIP:  # host leaves: copied, then the second dispatcher
+            return me._cpp_host(*copies), None, False
         out = me._call(args, kwargs)
-        record = None if kwargs else _record(me, args)
+        record = None if kwargs or copies is _SKIP else _record(me, args, False)
         if record is None:
-            refused[0] += 1
-            if refused[0] > _REFUSALS:  # calls it cannot serve (host leaves, Python values in the results):
-                detach(me)  # each paid a C++ lookup on top of the Python path; the Python path alone from now on
+            refuse(me)
         return out, record, False
 
-    c._cpp = cpp_dispatch.make(getattr(c, "__name__", "f"), run, miss, ("srcjax", id(c)))  # (not c.fn: a lazy
-    # derivative would be written by reading it)
+    def miss_host(*args: Any) -> tuple[Any, Any, bool]:  # (only srcjax's copies reach here)
+        me = ref()
+        assert me is not None
+        out = me._call(args, {})
+        record = _record(me, args, True)
+        if record is None:
+            refuse(me)
+        return out, record, False
+
+    name = getattr(c, "__name__", "f")
+    c._cpp = cpp_dispatch.make(name, run, miss, ("srcjax", id(c)))  # (not c.fn: a lazy derivative would be
+    # written by reading it)
+    c._cpp_host = cpp_dispatch.make(name, run, miss_host, ("srcjax host", id(c)))
+    if not c.donate:  # (a function that donates keeps Compiled._dispatch: release_donated after each call)
+        c._dispatch = c._cpp
     return cpp_dispatch.Array
 
 
-def _record(c: Any, args: tuple[Any, ...]) -> Any:
+def release_donated(c: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Release the buffers a call of ``c`` took by donation (XLA reused them for results): the C++
+    dispatcher then sees released arrays for what they are (it sends them back to the Python path,
+    which raises srcjax's error), where a taken buffer would reach XLA and fail there with jaxlib's
+    own error."""
+    values = [v for name, v in zip(c.params, args) if name in c.donate]
+    values += [v for name, v in kwargs.items() if name in c.donate]
+    for leaf in pytree.flatten(values)[0]:
+        b = getattr(leaf, "_buf", None)
+        if b is not None and b.is_deleted():
+            b.delete()
+
+
+def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array: type,
+                    x64: Callable[[], bool]) -> Any:
+    """``args`` with each NumPy array leaf replaced by a copy of its own (which the C++ side may then
+    alias safely), or None when there is no host leaf (device arrays only), or _SKIP when a leaf is
+    one the second dispatcher cannot take (jax's 64-bit squashing, an unknown leaf). ``flatten`` is
+    jaxlib's default pytree flattening (srcjax arrays are leaves there)."""
+    leaves, tree = flatten(args)
+    wide = () if x64() else _WIDE
+    out = []
+    host = False
+    for x in leaves:
+        t = type(x)
+        if t is array:
+            out.append(x)
+            continue
+        if t is np.ndarray:
+            if x.dtype in wide:
+                return _SKIP
+            out.append(x.copy())
+        elif t is float or t is int or t is bool:
+            if wide:
+                return _SKIP
+            out.append(x)
+        else:
+            return _SKIP
+        host = True
+    if not host:
+        return None
+    return tree.unflatten(out)
+
+
+def _record(c: Any, args: tuple[Any, ...], host: bool) -> Any:
     """The C++ fast-path record for calls like ``args``, or None (see the module's docstring)."""
     if c._cpp is None or c._static_all or len(args) != c._nparams or not args:
         return None
@@ -99,7 +178,7 @@ def _record(c: Any, args: tuple[Any, ...]) -> Any:
         plan = c._tree_cache.get(tree[0]) if tree is not None else None
     if plan is None or len(bufs) != len(plan.in_avals):
         return None
-    if not cpp_dispatch.same_signatures(bufs, plan.in_avals):
+    if not cpp_dispatch.same_signatures(bufs, plan.in_avals, host):
         return None
     out_def = _out_treedef(plan)
     if out_def is None:
@@ -120,5 +199,7 @@ def _out_treedef(plan: Any) -> Any:
             it = iter(arrays)
             return pytree.unflatten(tree, [next(it) if t is None else t for t in template])
 
-        plan.cpp_out = cpp_dispatch.out_treedef(build, plan.n_out) or False
+        avals: Any = getattr(plan.exe, "out_avals", None)
+        ok = avals is not None and len(avals) == plan.n_out
+        plan.cpp_out = (ok and cpp_dispatch.out_treedef(build, avals)) or False
     return plan.cpp_out or None

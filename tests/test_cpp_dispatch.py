@@ -1,11 +1,14 @@
 """Calls through jaxlib's C++ dispatcher (``srcjax/cpp_calls.py``, ``runtime/cpp_dispatch.py``; issue #18):
-with ``SRCJAX_CPP_DISPATCH`` on and off (the default), every call gives the same results as NumPy and as
+with ``SRCJAX_CPP_DISPATCH`` on (the default) and off, every call gives the same results as NumPy and as
 the other path (containers, weak types, static arguments, keyword arguments, donation, NumPy and device
-inputs), calls with device arrays are served without entering srcjax's Python path, and what the C++
-side cannot serve (host values, new signatures, a donated array) comes back to the Python path."""
+inputs), calls with device arrays and with NumPy arrays are served without entering srcjax's Python
+path, a NumPy argument written to right after a call does not change its result (the C++ side is
+handed srcjax's copies), and what the C++ side cannot serve (new signatures, a donated array, 64-bit
+host values where jax keys them as 32-bit) comes back to the Python path."""
 
 from __future__ import annotations
 
+import sys
 from typing import NamedTuple
 
 import numpy as np
@@ -101,17 +104,23 @@ def test_device_calls_are_served_in_cpp(monkeypatch):
     np.testing.assert_allclose(float(value), loss(params, x), rtol=1e-12)
 
 
-@pytest.mark.parametrize("value", [None, "0", "off"])
+@pytest.mark.parametrize("value", ["0", "off", "false"])
 def test_switch_off_keeps_the_python_path(monkeypatch, value):
-    if value is None:
-        monkeypatch.delenv("SRCJAX_CPP_DISPATCH", raising=False)  # (off by default)
-    else:
-        monkeypatch.setenv("SRCJAX_CPP_DISPATCH", value)
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", value)
     c = srcjax.jit(tiny)
     xd = srcjax.device_put(np.arange(3.0))
     for _ in range(3):
         np.testing.assert_array_equal(np.asarray(c(xd)), np.arange(3.0) * 2 + 1)
     assert c._cpp is None
+
+
+def test_on_by_default(monkeypatch):
+    monkeypatch.delenv("SRCJAX_CPP_DISPATCH", raising=False)
+    c = srcjax.jit(tiny)
+    xd = srcjax.device_put(np.arange(3.0))
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(c(xd)), np.arange(3.0) * 2 + 1)
+    assert c._cpp is not None and c.__call__ is c._cpp  # (called with no Python frame of srcjax's)
 
 
 def test_results_match_across_paths_and_inputs(dispatch):
@@ -281,8 +290,8 @@ def test_functions_with_a_dispatcher_are_collected(monkeypatch):
 
 
 def test_host_values_never_match_a_device_record(monkeypatch):
-    """A NumPy array or Python number where a device array was compiled: never served by the C++
-    record (its signature would say f32 for an f64 array when jax is imported with x64 off)."""
+    """A NumPy array or Python number where a device array was compiled: served by its own record
+    (srcjax's copy uploaded by the C++ side), never by the device one."""
     monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
 
     def add(a, b):
@@ -293,8 +302,68 @@ def test_host_values_never_match_a_device_record(monkeypatch):
     for _ in range(3):
         f(a, b)
     counting = _Counting(f)
-    for _ in range(2):
+    for _ in range(4):
         assert f(a, np.ones(3, np.float32)).dtype == np.float32
         assert f(a, np.ones(3, np.float64)).dtype == np.float64  # NumPy promotion, as srcjax compiles it
         assert f(a, 1.0).dtype == np.float32  # a weak Python float
-    assert counting.n == 6  # all on the Python path
+        np.testing.assert_array_equal(np.asarray(f(a, np.full(3, 2.0, np.float32))), np.full(3, 3.0))
+    from srcjax.runtime import cpp_dispatch
+
+    assert counting.n <= (3 if cpp_dispatch.x64() else 8)  # (each host signature's first call; x64 off: 64-bit ones)
+
+
+def _x64_state():
+    from srcjax.runtime import cpp_dispatch
+
+    return cpp_dispatch._State.x64 if "jax._src.config" not in sys.modules else None
+
+
+def test_64_bit_host_values_with_x64_off_keep_their_programs(monkeypatch):
+    """jaxlib keys (and uploads) a float64 NumPy array as float32 when jax_enable_x64 is off (jax's
+    default, when jax is imported): such calls never take a float32 record."""
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
+    f = srcjax.jit(scale)
+    x32, x64 = np.ones(3, np.float32), np.ones(3, np.float64)
+    f(srcjax.device_put(x32), 2.0)
+    state = _x64_state()
+    if state is None:
+        import jax
+
+        if jax.config.jax_enable_x64:
+            pytest.skip("jax is imported with x64 on")
+    else:
+        state.set_global(False)
+    try:
+        from srcjax.runtime import cpp_dispatch
+
+        assert not cpp_dispatch.x64()
+        for _ in range(3):
+            assert f(x32, np.float32(2.0) * x32).dtype == np.float32
+            out = f(x64, x64 * 2)
+            assert out.dtype == np.float64
+            np.testing.assert_array_equal(np.asarray(out), np.full(3, 2.0))
+            assert f(x32, 2.0).dtype == np.float32
+    finally:
+        if state is not None:
+            state.set_global(True)
+
+
+def test_numpy_arguments_written_after_the_call_do_not_change_its_result(monkeypatch):
+    """jaxlib's C++ upload aliases a NumPy array's memory; srcjax hands it copies, so a write right
+    after the call (while the program may still be running) cannot reach the result."""
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
+
+    def mm(a, b):
+        return a @ b
+
+    f = srcjax.jit(mm)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((400, 400)).astype(np.float32)
+    b = rng.standard_normal((400, 400)).astype(np.float32)
+    want = a @ b
+    for _ in range(6):
+        a_in = a.copy()
+        out = f(a_in, b)
+        a_in[:] = 0.0  # (right after the call)
+        np.testing.assert_allclose(np.asarray(out), want, rtol=2e-3, atol=2e-3)
+    assert f._cpp is not None

@@ -7,18 +7,22 @@ into Python (``cache_miss``), which runs srcjax's own path and hands back a *fas
 (:func:`fastpath`) describing the executable for that signature, or None to keep falling back.
 
 srcjax's :class:`~srcjax.runtime.xla.Array` is registered in a private pytree registry as a
-node whose one child is its device buffer (``_buf``): the C++ side sees jaxlib arrays, and builds
-srcjax arrays around its results (``Array(_buf=...)``). Only device arrays go through the fast
-path (:mod:`srcjax.cpp_calls` checks every record before it is handed over). NumPy and Python
-number leaves keep srcjax's own upload: the C++ side's upload of a NumPy array aliases its memory
-(a write to the array right after the call changes the result: measured), and with jax imported
-and ``jax_enable_x64`` off it keys float64 and float32 host arrays alike.
+node whose one child is its device buffer (``_buf``): the C++ side sees jaxlib arrays. The
+results' structure (:func:`out_treedef`) comes from a second registry, where an Array node is
+rebuilt by one small function from its buffer and its aval (the node's data), not by calling
+``Array(_buf=...)`` with keywords (a dictionary and an ``__init__`` frame per result: 0.28 us
+against 0.16 us).
+
+Host leaves (NumPy arrays, Python numbers): the C++ side's upload of a NumPy array *aliases* its
+memory (zero-copy: a write to the array right after the call changes the result, measured), so it
+is only handed NumPy arrays srcjax copied itself (``cpp_calls.py``: those calls go to a second
+dispatcher). With jax imported and ``jax_enable_x64`` off it keys float64 and float32 host arrays
+alike (:func:`x64` tells; such calls keep srcjax's own path), and every record is checked against
+the C++ side's own signature of each leaf (:func:`same_signatures`).
 
 Traps (RUNTIME_FACTS): ``kept_var_bitvec`` of the wrong length crashes the process, and wrong
 ``out_avals`` are taken silently, so :func:`fastpath` builds both from the executable itself.
-``SRCJAX_CPP_DISPATCH=1`` turns the path on; it is off by default because it did not measure
-faster than srcjax's Python path on the development machine (``docs/benchmarks.md``), where
-srcjax's own wrapping (a Python ``Array`` built per result, the ``__call__`` frame) dominates.
+On by default; ``SRCJAX_CPP_DISPATCH=0`` turns it off (srcjax's Python path alone).
 """
 
 from __future__ import annotations
@@ -29,12 +33,13 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+import numpy as np
 from jaxlib import _jax  # type: ignore[attr-defined]
 
 from ..core import ShapedArray
 from .xla import Array, Executable
 
-__all__ = ["enabled", "make", "flatten", "same_signatures", "fastpath", "out_treedef", "Array", "BUFFER"]
+__all__ = ["enabled", "make", "flatten", "same_signatures", "fastpath", "out_treedef", "x64", "Array", "BUFFER"]
 
 BUFFER: Any = _jax.ArrayImpl  # what a srcjax.Array's device buffer is (the fast path's only leaf kind)
 
@@ -54,8 +59,10 @@ class _Record(NamedTuple):
 
 
 class _State:
-    registry: Any = None
+    registry: Any = None  # arguments: srcjax.Array -> its buffer (C++ attribute reads)
+    out_registry: Any = None  # results: buffer -> srcjax.Array (_rebuild)
     cache: Any = None
+    x64: Any = None  # the jax_enable_x64 state srcjax set (None: jax's own)
     ok: bool | None = None
 
 
@@ -63,9 +70,9 @@ _LOCK = threading.Lock()
 
 
 def enabled() -> bool:
-    """Whether calls may use the C++ dispatcher: ``SRCJAX_CPP_DISPATCH=1`` and this jaxlib has it
-    (0.10, where it is tested; older ones need more setup)."""
-    if os.environ.get("SRCJAX_CPP_DISPATCH", "0").strip().lower() not in ("1", "true", "yes", "on"):
+    """Whether calls may use the C++ dispatcher: this jaxlib has it (0.10, where it is tested; older
+    ones need more setup) and ``SRCJAX_CPP_DISPATCH`` does not say 0/false/no/off."""
+    if os.environ.get("SRCJAX_CPP_DISPATCH", "1").strip().lower() in ("0", "false", "no", "off"):
         return False
     if _State.ok is None:
         with _LOCK:
@@ -85,23 +92,56 @@ def _setup() -> bool:
         return False
     registry = _jax.pytree.PyTreeRegistry()
     registry.register_dataclass_node(Array, ["_buf"], [])  # (ShardedArray, a subclass, stays a leaf)
+    out_registry = _jax.pytree.PyTreeRegistry()
+    out_registry.register_node(Array, _children, _rebuild)
     if "jax._src.config" not in sys.modules:  # jax sets these itself (and again when imported later)
         jit = _jax.jax_jit
         jit.set_disable_jit_state(_jax.config.Config("jax_disable_jit", False, include_in_jit_key=False,
                                                      include_in_trace_context=True))
-        jit.set_enable_x64_state(_jax.config.Config("jax_enable_x64", True, include_in_jit_key=True,
-                                                    include_in_trace_context=True))
+        _State.x64 = _jax.config.Config("jax_enable_x64", True, include_in_jit_key=True,
+                                        include_in_trace_context=True)
+        jit.set_enable_x64_state(_State.x64)
         jit.set_post_hook_state(_jax.config.Config("post_hook", None, include_in_jit_key=False))
     _State.registry = registry
+    _State.out_registry = out_registry
     _State.cache = _jax.PjitFunctionCache(capacity=4096)
     return True
 
 
+def _children(a: Array) -> tuple[tuple[Any], Any]:
+    return (a._buf,), a.aval
+
+
+def _rebuild(aval: Any, children: Any, new: Any = object.__new__, array: type = Array) -> Array:
+    """A result: the srcjax.Array around its buffer (what ``Array(buf, aval)`` builds, without the call)."""
+    a = new(array)
+    a._buf = children[0]
+    a.aval = aval
+    a._np = None
+    return a
+
+
+def x64() -> bool:
+    """Whether the C++ side keys and uploads 64-bit host values as they are (jax's ``jax_enable_x64``;
+    srcjax sets it on where jax is not imported). Off, it takes float64 for float32 (and int64 for int32)."""
+    if _State.x64 is not None and "jax._src.config" not in sys.modules:
+        return bool(_State.x64.value)
+    config = sys.modules.get("jax._src.config")
+    state = getattr(config, "enable_x64", None)
+    return bool(getattr(state, "value", False))
+
+
 def _no_host_values(x: Any, sharding: Any, layout: Any, *rest: Any) -> Any:
-    """``shard_arg_fallback``: a fast-path record is only made for calls whose leaves are all device
-    arrays, so a host value never reaches here (a guard, should a jaxlib change route one here)."""
+    """``shard_arg_fallback``: records hand every leaf to the C++ side itself (device buffers as they are,
+    srcjax's private copies of NumPy arrays uploaded by it), so nothing reaches here (a guard, should a
+    jaxlib change route a value here)."""
     raise TypeError(f"srcjax: the C++ dispatcher was handed a {type(x).__name__}; "
                     "unset SRCJAX_CPP_DISPATCH and report this")
+
+
+def default_flatten() -> Callable[[Any], tuple[list[Any], Any]]:
+    """jaxlib's default pytree flattening (srcjax arrays are leaves there; its ``unflatten`` rebuilds)."""
+    return _jax.pytree.default_registry().flatten  # type: ignore[no-any-return]
 
 
 def make(name: str, fun: Callable[..., Any], cache_miss: Callable[..., Any], key: Any) -> Any:
@@ -122,47 +162,61 @@ class _Slot:
     __slots__ = ()
 
 
-def out_treedef(build: Callable[[list[Any]], Any], n_out: int) -> Any:
-    """The C++ structure of a program's results, whose ``unflatten`` of its ``n_out`` result
-    buffers gives what srcjax returns (srcjax arrays in their containers), or None when the results
-    hold anything else (a Python value fixed at compile time, a dataclass). ``build(arrays)`` is
-    srcjax's own rebuilding of the results from a list of srcjax arrays."""
+def out_treedef(build: Callable[[list[Any]], Any], avals: Sequence[ShapedArray]) -> Any:
+    """The C++ structure of a program's results, whose ``unflatten`` of its result buffers gives what
+    srcjax returns (srcjax arrays in their containers), or None when the results hold anything else
+    (a Python value fixed at compile time, a dataclass). ``build(arrays)`` is srcjax's own rebuilding
+    of the results from a list of srcjax arrays; ``avals`` are the results' (one per buffer)."""
+    n_out = len(avals)
     slots = [_Slot() for _ in range(n_out)]
-    arrays = []
-    for s in slots:
-        a = Array.__new__(Array)
-        a._buf = s
-        arrays.append(a)
-    leaves, tree = _State.registry.flatten(build(arrays))
+    arrays = [_rebuild(a, (s,)) for s, a in zip(slots, avals)]
+    leaves, tree = _State.out_registry.flatten(build(arrays))
     if len(leaves) != n_out or any(a is not b for a, b in zip(leaves, slots)):
         return None
     return tree
 
 
-def same_signatures(leaves: Sequence[Any], avals: Sequence[ShapedArray]) -> bool:
-    """Whether every leaf is a device buffer of exactly the shape, dtype and weak type srcjax compiled
-    for. Host values never take the C++ path: its upload of a NumPy array aliases the array's memory
-    (a write right after the call changes the result, measured), where srcjax's own upload copies."""
+HOST = (np.ndarray, float, int, bool)  # the host leaves a record may take (uploaded by the C++ side)
+
+
+def same_signatures(leaves: Sequence[Any], avals: Sequence[ShapedArray], host: bool = False) -> bool:
+    """Whether every leaf is, as the C++ side sees and uploads it, of exactly the shape, dtype and weak
+    type srcjax compiled for: a device buffer, or (``host``) a NumPy array or Python number. Host
+    leaves only reach a dispatcher that is handed srcjax's own copies (``cpp_calls.py``): its upload
+    of a NumPy array aliases the array's memory."""
     if len(leaves) != len(avals):
         return False
+    wide = None
     for b, a in zip(leaves, avals):
-        if type(b) is not BUFFER:
+        t = type(b)
+        if t is BUFFER:
+            v = b.aval
+        elif host and t in HOST:
+            if wide is None:
+                wide = x64()
+            v = _jax.jax_jit._ArgSignatureOfValue(b, wide)  # (what the C++ side keys and uploads)
+        else:
             return False
-        v = b.aval
-        if v.shape != a.shape or v.dtype != a.dtype or v.weak_type != a.weak_type:
+        if tuple(v.shape) != a.shape or v.dtype != a.dtype or v.weak_type != a.weak_type:
             return False
     return True
 
 
 def fastpath(exe: Any, leaves: Sequence[Any], out_def: Any) -> _Record | None:
-    """The record for ``exe`` called with device buffers ``leaves`` (as their shardings say), or None
-    where the C++ path cannot run it the way srcjax does (a sharded program, another device)."""
+    """The record for ``exe`` called with ``leaves``: device buffers (as their shardings say) and host
+    values (uploaded by the C++ side to the program's device); None where the C++ path cannot run it
+    the way srcjax does (a sharded program, another device)."""
     if type(exe) is not Executable:
         return None
     backend = exe.backend
     shardings = []
     for b in leaves:
-        if type(b) is not BUFFER or b._sharding._device != backend.device:
+        if type(b) is not BUFFER:
+            if type(b) not in HOST:
+                return None
+            shardings.append(backend.result_sharding)
+            continue
+        if b._sharding._device != backend.device:
             return None
         shardings.append(b._sharding)
     n_in, n_out = len(leaves), len(exe.out_avals)

@@ -392,6 +392,14 @@ def donated_error() -> ArgumentError:
                               "donate this argument")
 
 
+def _execute_error(e: Exception, bufs: Sequence[Any]) -> Exception:
+    """The error for a failed execution: srcjax's own when an argument's buffer was donated (taken by
+    an earlier call, or released after one: ``cpp_calls.release_donated``)."""
+    if "deleted or donated" in str(e) or any(b.is_deleted() for b in bufs):
+        return donated_error()
+    return e
+
+
 def device_put(x: Any, aval: ShapedArray, backend: Backend) -> Any:
     """Upload a host value (copied) and return the device buffer."""
     if isinstance(x, Array):
@@ -461,13 +469,13 @@ class Executable:
         try:
             return Array(self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)[0], self.out_avals[0])
         except _jax.JaxRuntimeError as e:
-            raise donated_error() if "deleted or donated" in str(e) else e from None
+            raise _execute_error(e, bufs) from None
 
     def run(self, bufs: list[Any]) -> list[Array]:
         try:
             res = self.loaded.execute_sharded(bufs).consume_with_handlers(self.handlers)
         except _jax.JaxRuntimeError as e:
-            raise donated_error() if "deleted or donated" in str(e) else e from None
+            raise _execute_error(e, bufs) from None
         avals = self.out_avals
         if len(res) == 1:
             return [Array(res[0], avals[0])]
