@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_models.py            # ~1-2 min
     .venv/bin/python benchmarks/bench_models.py --quick    # a smoke run
+    .venv/bin/python benchmarks/bench_models.py --clock cpu   # the calling thread's CPU time per call
 
 Each case is ``value_and_grad`` of a loss whose parameters are a container
 (a list of dicts, a dict), called with the same arguments over and over: the
@@ -17,20 +18,26 @@ wrapping the outputs). Models (float32):
 
 Modes: ``np``: NumPy arguments (uploaded every call), the same arguments every call; ``dev``:
 arguments already on the device (``srcjax.Array`` / ``jax.Array``), the same every call, through
-srcjax's default call path (run with ``SRCJAX_CPP_DISPATCH=1`` to measure the opt-in C++ dispatcher,
-``srcjax/cpp_calls.py``, instead: on 2026-12-02 it made the unblocked MLP step 62 us where the
-default path takes 39); ``dev-py``: the same through srcjax's Python path explicitly; ``loop``:
+srcjax's default call path (jaxlib's C++ dispatcher, ``srcjax/cpp_calls.py``; ``SRCJAX_CPP_DISPATCH=0``
+measures srcjax's Python path there instead); ``dev-py``: the same through srcjax's Python path
+explicitly; ``loop``:
 a training loop, ``params = step(params, x, y)`` with ``step`` the jitted ``value_and_grad`` and an
 SGD update (``tree_map``), so each call waits for the last one's parameters (latency, not
 throughput: the other two modes let asynchronous calls overlap). Median microseconds per call,
 srcjax and jax measured interleaved (``bench_foundation.measure``); ``sj/jax`` above 1: srcjax
 slower. Results are checked against jax before timing.
+
+``--clock cpu`` times each call by the calling thread's CPU time (``time.thread_time_ns``) instead
+of the wall clock: what dispatching costs the caller, without the time XLA's threads (or other
+processes, on a loaded machine) take; the programs run asynchronously in both libraries, so on a
+busy machine the wall-clock rows of unblocked calls mostly measure contention.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import Any
 
 import numpy as np
@@ -170,10 +177,13 @@ def _looping(step: Any, params: Any, x: Any, y: Any) -> Any:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     ns = ap.parse_args(argv)
+    clock = time.thread_time_ns if ns.clock == "cpu" else time.perf_counter_ns
     rounds, batch_ns = (3, 2e6) if ns.quick else (15, 2e7)
     rng = np.random.default_rng(0)
     print(environment())
+    print(f"clock: {ns.clock}")
     print("| case | mode | srcjax us | jax us | sj/jax |")
     print("|---|---|---:|---:|---:|")
     for name, loss, args in cases(rng):
@@ -185,13 +195,15 @@ def main(argv: list[str] | None = None) -> int:
         python_path = (lambda *a, f=sj: f._call(a, {}))
         for mode, sa, ja, f in (("np", args, args, sj), ("dev", sj_dev, jx_dev, sj),
                                 ("dev-py", sj_dev, jx_dev, python_path)):
-            t = measure({"srcjax": lambda sa=sa, f=f: f(*sa), "jax": lambda ja=ja, f=jx: f(*ja)}, rounds, batch_ns)
+            t = measure({"srcjax": lambda sa=sa, f=f: f(*sa), "jax": lambda ja=ja, f=jx: f(*ja)}, rounds, batch_ns,
+                        clock)
             print(f"| {name} | {mode} | {t['srcjax']:.1f} | {t['jax']:.1f} | {t['srcjax'] / t['jax']:.2f} |",
                   flush=True)
         sj_step = srcjax.jit(_sgd_step(loss, srcjax.value_and_grad, srcjax.tree_util.tree_map))
         jx_step = jax.jit(_sgd_step(as_jax(loss), jax.value_and_grad, jax.tree_util.tree_map))
         _agree(sj_step(*args), jx_step(*args))
-        t = measure({"srcjax": _looping(sj_step, *sj_dev), "jax": _looping(jx_step, *jx_dev)}, rounds, batch_ns)
+        t = measure({"srcjax": _looping(sj_step, *sj_dev), "jax": _looping(jx_step, *jx_dev)}, rounds, batch_ns,
+                    clock)
         print(f"| {name} | loop | {t['srcjax']:.1f} | {t['jax']:.1f} | {t['srcjax'] / t['jax']:.2f} |", flush=True)
     return 0
 

@@ -139,7 +139,6 @@ def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array:
     one the second dispatcher cannot take (jax's 64-bit squashing, an unknown leaf). ``flatten`` is
     jaxlib's default pytree flattening (srcjax arrays are leaves there)."""
     leaves, tree = flatten(args)
-    wide = () if x64() else _WIDE
     out = []
     host = False
     for x in leaves:
@@ -148,11 +147,11 @@ def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array:
             out.append(x)
             continue
         if t is np.ndarray:
-            if x.dtype in wide:
+            if x.dtype in _WIDE and not x64():
                 return _SKIP
             out.append(x.copy())
         elif t is float or t is int or t is bool:
-            if wide:
+            if t is not bool and not x64():
                 return _SKIP
             out.append(x)
         else:
