@@ -220,6 +220,7 @@ class Compiled:
     _cpp: Any = None  # jaxlib's C++ dispatcher for this function, once attached (cpp_calls.py)
     _cpp_host: Any = None  # its second one, for calls with host leaves (srcjax's copies of them)
     _cpp_refused = False
+    _cpp_wait = False  # (the dispatcher comes once ml_dtypes is imported: cpp_calls.BUDGET)
 
     def __init__(self, fn: Callable[..., Any], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), device: str | None = None,
@@ -544,6 +545,10 @@ class Compiled:
     __call__ = property(operator.attrgetter("_dispatch"))
 
     def _dispatch(self, *args: Any, **kwargs: Any) -> Any:
+        if self._cpp_wait:  # (the dispatcher waits for ml_dtypes to be imported: cpp_calls.BUDGET)
+            cpp_calls.waited(self, Compiled.__call__)
+            if self._cpp is not None and not self.donate:
+                return self._cpp(*args, **kwargs)
         if self.donate:  # (the C++ dispatcher, when attached, then the donated buffers released)
             cpp = self._cpp
             out = cpp(*args, **kwargs) if cpp is not None else self._call(args, kwargs)

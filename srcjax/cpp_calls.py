@@ -26,6 +26,7 @@ everything): ``device="numpy"``, static arguments (declared or found), explicit 
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -38,8 +39,17 @@ from .core import TranspileError
 __all__ = ["attach", "detach", "donated_error"]
 
 _REFUSALS = 16  # calls the C++ side sent back without a record before a function stops using it
+# jaxlib's C++ dispatcher imports ml_dtypes the first time it runs (its signature of a value needs
+# NumPy's scalar types, ml_dtypes' among them): 1.2-1.8 s on the development machine, which a short
+# job would pay at its second call. So a function gets its dispatcher once something else imported
+# ml_dtypes (jax, a bfloat16 value, srcjax's own upload after its budget: runtime/host_upload.py),
+# or after this many calls in the process through the Python path (a long loop, where ~2-10 us a call
+# has paid for the import).
+BUDGET = 100_000
+_LEFT = [BUDGET]
 _WIDE = frozenset(np.dtype(t) for t in (np.float64, np.int64, np.uint64, np.complex128))
 _SKIP = object()  # (_private_copies: a leaf the second dispatcher cannot take)
+_LATER = object()  # (_private_copies: host leaves while srcjax's own upload avoids importing ml_dtypes)
 
 
 def donated_error() -> TranspileError:
@@ -55,6 +65,7 @@ def detach(c: Any) -> None:
     c._cpp_host = None
     c.__dict__.pop("_dispatch", None)  # (back to the class's: the Python path)
     c._cpp_refused = True
+    c._cpp_wait = False
 
 
 def _eligible(c: Any, plain_call: Any) -> bool:
@@ -62,18 +73,37 @@ def _eligible(c: Any, plain_call: Any) -> bool:
             and c.in_shardings is None and c.out_shardings is None and c._simple and not getattr(c, "_needs", None))
 
 
+def ready() -> bool:
+    """Whether starting jaxlib's C++ dispatcher costs no ``ml_dtypes`` import now (or the budget is spent)."""
+    return "ml_dtypes" in sys.modules or _LEFT[0] <= 0
+
+
+def waited(c: Any, plain_call: Any) -> None:
+    """A call of ``c`` through the Python path while it waits for its dispatcher (see :data:`BUDGET`)."""
+    _LEFT[0] -= 1
+    if ready():
+        c._cpp_wait = False
+        attach(c, plain_call)
+
+
 def attach(c: Any, plain_call: Any) -> type | None:
     """Give ``c`` (an ``api.Compiled``) its C++ dispatcher where it can have one (decided once): where
-    its class's ``__call__`` is ``plain_call`` (``Compiled.__call__``); srcjax.Array's type when it has."""
-    if c._cpp is not None or c._cpp_refused:
+    its class's ``__call__`` is ``plain_call`` (``Compiled.__call__``); srcjax.Array's type when it has.
+    Before :func:`ready`, ``c`` waits for it (``c._cpp_wait``: its calls count down :data:`BUDGET`)."""
+    if c._cpp is not None or c._cpp_refused or c._cpp_wait:
         return None
-    c._cpp_refused = True  # (decided once; detach() may refuse it later)
     if not _eligible(c, plain_call):
+        c._cpp_refused = True
         return None
     from .runtime import cpp_dispatch
 
     if not cpp_dispatch.enabled():
+        c._cpp_refused = True
         return None
+    if not ready():
+        c._cpp_wait = True
+        return None
+    c._cpp_refused = True  # (decided once; detach() may refuse it later)
     ref = weakref.ref(c)
 
     def run(*args: Any, **kwargs: Any) -> Any:  # (jax's disable_jit, when jax is imported: the Python path)
@@ -93,6 +123,8 @@ def attach(c: Any, plain_call: Any) -> type | None:
         me = ref()
         assert me is not None
         copies = None if kwargs else _private_copies(args, flatten, array, cpp_dispatch.x64)
+        if copies is _LATER:  # (not a refusal: the second dispatcher takes these calls later)
+            return me._call(args, kwargs), None, False
         if copies is not None and copies is not _SKIP:  # host leaves: copied, then the second dispatcher
             return me._cpp_host(*copies), None, False
         out = me._call(args, kwargs)
@@ -132,12 +164,20 @@ def release_donated(c: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> No
             b.delete()
 
 
+def host_upload_active() -> bool:
+    from .runtime import host_upload
+
+    return host_upload.active()
+
+
 def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array: type,
                     x64: Callable[[], bool]) -> Any:
     """``args`` with each NumPy array leaf replaced by a copy of its own (which the C++ side may then
     alias safely), or None when there is no host leaf (device arrays only), or _SKIP when a leaf is
-    one the second dispatcher cannot take (jax's 64-bit squashing, an unknown leaf). ``flatten`` is
-    jaxlib's default pytree flattening (srcjax arrays are leaves there)."""
+    one the second dispatcher cannot take (jax's 64-bit squashing, an unknown leaf), or _LATER while
+    srcjax's own upload is avoiding ``ml_dtypes`` (``runtime/host_upload.py``: jaxlib's C++ upload
+    imports it, 1-2 s, as ``batched_device_put`` does). ``flatten`` is jaxlib's default pytree
+    flattening (srcjax arrays are leaves there)."""
     leaves, tree = flatten(args)
     out = []
     host = False
@@ -146,6 +186,8 @@ def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array:
         if t is array:
             out.append(x)
             continue
+        if not host and host_upload_active():
+            return _LATER
         if t is np.ndarray:
             if x.dtype in _WIDE and not x64():
                 return _SKIP

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from typing import NamedTuple
 
+import ml_dtypes  # noqa: F401  (the dispatcher starts once ml_dtypes is imported: cpp_calls.BUDGET)
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -232,6 +233,7 @@ def test_property_containers_match_numpy_on_both_paths(shape, n, dtype, on_devic
 
 _WITHOUT_JAX = """
 import sys
+import ml_dtypes
 import numpy as np
 import srcjax
 
@@ -254,6 +256,28 @@ assert "jax" not in sys.modules
 print("ok")
 """
 
+_WITHOUT_ML_DTYPES = """
+import sys
+import numpy as np
+import srcjax
+from srcjax import cpp_calls
+
+def f(x):
+    return x * 2.0 + 1.0
+
+c = srcjax.jit(f)
+xd = srcjax.device_put(np.ones(3, np.float32))
+for _ in range(5):
+    np.testing.assert_array_equal(np.asarray(c(xd)), np.full(3, 3.0, np.float32))
+    c(np.ones(3, np.float32))
+assert c._cpp is None and c._cpp_wait and "ml_dtypes" not in sys.modules  # (a short job: no 1-2 s import)
+cpp_calls._LEFT[0] = 1  # (as if a long loop had run)
+for _ in range(3):
+    np.testing.assert_array_equal(np.asarray(c(xd)), np.full(3, 3.0, np.float32))
+assert c._cpp is not None and c.__call__ is c._cpp
+print("ok")
+"""
+
 
 def test_without_jax_in_the_process(tmp_path):
     """jaxlib's dispatcher needs a few of jax's states set; srcjax sets them when jax is not imported."""
@@ -267,6 +291,23 @@ def test_without_jax_in_the_process(tmp_path):
     script.write_text(_WITHOUT_JAX)
     proc = subprocess.run([sys.executable, str(script)], env=dict(os.environ, PYTHONPATH=str(root),
                                                                   SRCJAX_CPP_DISPATCH="1"),
+                          cwd=root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+
+
+def test_the_dispatcher_waits_for_ml_dtypes(tmp_path):
+    """jaxlib's dispatcher imports ml_dtypes (1-2 s): a process that has not imported it keeps the
+    Python path until a long loop has paid for the import."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    script = tmp_path / "without_ml_dtypes.py"
+    script.write_text(_WITHOUT_ML_DTYPES)
+    env = {k: v for k, v in os.environ.items() if k != "SRCJAX_CPP_DISPATCH"}
+    proc = subprocess.run([sys.executable, str(script)], env=dict(env, PYTHONPATH=str(root)),
                           cwd=root, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
 
