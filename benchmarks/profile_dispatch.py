@@ -12,9 +12,9 @@ row is the median per-operation time in microseconds over interleaved batches.
 ``--no-jax`` skips the jax reference rows (and, unlike the default, does not
 import jax before the measurements, which matters: see the np.asarray rows).
 
-The "device in (C++ dispatcher)" call goes through jaxlib's C++ dispatcher (``srcjax/cpp_calls.py``;
-this script sets ``SRCJAX_CPP_DISPATCH=1`` unless it is set); the "(Python path)" row times srcjax's
-own path on the same call.
+The "device in (C++ dispatcher)" call goes through jaxlib's C++ dispatcher (``srcjax/cpp_calls.py``,
+srcjax's default; it starts once ``ml_dtypes`` is imported, which this script does); the "(Python
+path)" row times srcjax's own path on the same call.
 
 Reading it: the "sum of stages" row should be close to the "full call" row;
 the gap is interpreter overhead of the call itself. Stages that are pure
@@ -29,7 +29,6 @@ import argparse
 import cProfile
 import gc
 import io
-import os
 import pstats
 import statistics
 import sys
@@ -37,11 +36,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import ml_dtypes  # noqa: F401  (srcjax's C++ dispatcher starts once it is imported: cpp_calls.BUDGET)
 import numpy as np
 
-os.environ.setdefault("SRCJAX_CPP_DISPATCH", "1")  # (the dispatcher's rows: off by default in srcjax)
-
-import srcjax  # noqa: E402
+import srcjax
 
 
 def tiny(x):
