@@ -26,6 +26,7 @@ everything): ``device="numpy"``, static arguments (declared or found), explicit 
 
 from __future__ import annotations
 
+import operator
 import sys
 import weakref
 from collections.abc import Callable
@@ -50,6 +51,8 @@ _LEFT = [BUDGET]
 _WIDE = frozenset(np.dtype(t) for t in (np.float64, np.int64, np.uint64, np.complex128))
 _SKIP = object()  # (_private_copies: a leaf the second dispatcher cannot take)
 _LATER = object()  # (_private_copies: host leaves while srcjax's own upload avoids importing ml_dtypes)
+_HOST = frozenset((np.ndarray, float, int, bool))
+_DTYPE = operator.attrgetter("dtype")
 
 
 def donated_error() -> TranspileError:
@@ -113,6 +116,7 @@ def attach(c: Any, plain_call: Any) -> type | None:
 
     refused = [0]
     flatten, array = cpp_dispatch.default_flatten(), cpp_dispatch.Array
+    from .runtime import host_upload
 
     def refuse(me: Any) -> None:
         refused[0] += 1
@@ -122,7 +126,7 @@ def attach(c: Any, plain_call: Any) -> type | None:
     def miss(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
         me = ref()
         assert me is not None
-        copies = None if kwargs else _private_copies(args, flatten, array, cpp_dispatch.x64)
+        copies = None if kwargs else _private_copies(args, flatten, array, cpp_dispatch.x64, host_upload)
         if copies is _LATER:  # (not a refusal: the second dispatcher takes these calls later)
             return me._call(args, kwargs), None, False
         if copies is not None and copies is not _SKIP:  # host leaves: copied, then the second dispatcher
@@ -164,44 +168,30 @@ def release_donated(c: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> No
             b.delete()
 
 
-def host_upload_active() -> bool:
-    from .runtime import host_upload
-
-    return host_upload.active()
-
-
 def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array: type,
-                    x64: Callable[[], bool]) -> Any:
+                    x64: Callable[[], bool], upload: Any) -> Any:
     """``args`` with each NumPy array leaf replaced by a copy of its own (which the C++ side may then
     alias safely), or None when there is no host leaf (device arrays only), or _SKIP when a leaf is
     one the second dispatcher cannot take (jax's 64-bit squashing, an unknown leaf), or _LATER while
-    srcjax's own upload is avoiding ``ml_dtypes`` (``runtime/host_upload.py``: jaxlib's C++ upload
-    imports it, 1-2 s, as ``batched_device_put`` does). ``flatten`` is jaxlib's default pytree
-    flattening (srcjax arrays are leaves there)."""
+    srcjax's own upload is avoiding ``ml_dtypes`` (``upload``: ``runtime/host_upload.py``; jaxlib's
+    C++ upload imports it, 1-2 s, as ``batched_device_put`` does). ``flatten`` is jaxlib's default
+    pytree flattening (srcjax arrays are leaves there)."""
     leaves, tree = flatten(args)
-    out = []
-    host = False
-    for x in leaves:
-        t = type(x)
-        if t is array:
-            out.append(x)
-            continue
-        if not host and host_upload_active():
-            return _LATER
-        if t is np.ndarray:
-            if x.dtype in _WIDE and not x64():
-                return _SKIP
-            out.append(x.copy())
-        elif t is float or t is int or t is bool:
-            if t is not bool and not x64():
-                return _SKIP
-            out.append(x)
-        else:
-            return _SKIP
-        host = True
-    if not host:
+    kinds = set(map(type, leaves))
+    kinds.discard(array)
+    if not kinds:
         return None
-    return tree.unflatten(out)
+    if upload.active():
+        return _LATER
+    if not kinds <= _HOST:
+        return _SKIP
+    if not x64():  # (jaxlib keys and uploads a 64-bit host value as 32-bit)
+        if float in kinds or int in kinds:
+            return _SKIP
+        dtypes = map(_DTYPE, leaves) if bool not in kinds else (x.dtype for x in leaves if type(x) is not bool)
+        if not _WIDE.isdisjoint(dtypes):
+            return _SKIP
+    return tree.unflatten([x.copy() if type(x) is np.ndarray else x for x in leaves])
 
 
 def _record(c: Any, args: tuple[Any, ...], host: bool) -> Any:
