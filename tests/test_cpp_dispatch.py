@@ -227,8 +227,11 @@ def test_property_containers_match_numpy_on_both_paths(shape, n, dtype, on_devic
         for _ in range(3):
             _same(_numpy_leaves(f(*args)), want)
     assert f._cpp is not None  # (attached after the first call; device calls served by it)
-    f._cpp = None  # the Python path on the same function: the same results
+    from srcjax import cpp_calls
+
+    cpp_calls.detach(f)  # the Python path on the same function: the same results
     _same(_numpy_leaves(f(*args)), want)
+    assert f.__call__ != f._cpp and f._cpp is None
 
 
 _WITHOUT_JAX = """
