@@ -550,10 +550,7 @@ class Compiled:
             if self._cpp is not None and not self.donate:
                 return self._cpp(*args, **kwargs)
         if self.donate:  # (the C++ dispatcher, when attached, then the donated buffers released)
-            cpp = self._cpp
-            out = cpp(*args, **kwargs) if cpp is not None else self._call(args, kwargs)
-            cpp_calls.release_donated(self, args, kwargs)
-            return out
+            return cpp_calls.donating_call(self, args, kwargs, _clean)
         return self._call(args, kwargs)
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -155,6 +155,24 @@ def attach(c: Any, plain_call: Any) -> type | None:
     return cpp_dispatch.Array
 
 
+def donating_call(c: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                  clean: Callable[[TranspileError], TranspileError]) -> Any:
+    """A call of ``c``, which donates arguments: through its C++ dispatcher when it has one, then
+    :func:`release_donated`. ``clean`` is api's (a user-facing error without srcjax's frames)."""
+    cpp = c._cpp
+    if cpp is None:
+        out = c._call(args, kwargs)
+    else:
+        try:
+            out = cpp(*args, **kwargs)
+        except ValueError as e:  # (jaxlib's message for an array donated twice in one call)
+            if "donated" not in str(e):
+                raise
+            raise clean(donated_error()) from None
+    release_donated(c, args, kwargs)
+    return out
+
+
 def release_donated(c: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Release the buffers a call of ``c`` took by donation (XLA reused them for results): the C++
     dispatcher then sees released arrays for what they are (it sends them back to the Python path,

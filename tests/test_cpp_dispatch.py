@@ -197,6 +197,18 @@ def test_keyword_static_and_donated_calls(dispatch):
         c(y)  # a donated array handed to the C++ dispatcher: the same clear error, no crash
 
 
+def test_an_array_donated_twice_in_one_call(dispatch):
+    def add(a, b):
+        return a + b
+
+    d = srcjax.jit(add, donate_argnums=(0, 1))
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(d(*srcjax.device_put((np.ones(3), np.ones(3))))), np.full(3, 2.0))
+    y = srcjax.device_put(np.ones(3))
+    with pytest.raises(srcjax.ArgumentError, match="donated"):
+        d(y, y)
+
+
 def test_found_static_arguments_turn_it_off(monkeypatch):
     monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
     def reshape(x, n):

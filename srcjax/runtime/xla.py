@@ -395,7 +395,7 @@ def donated_error() -> ArgumentError:
 def _execute_error(e: Exception, bufs: Sequence[Any]) -> Exception:
     """The error for a failed execution: srcjax's own when an argument's buffer was donated (taken by
     an earlier call, or released after one: ``cpp_calls.release_donated``)."""
-    if "deleted or donated" in str(e) or any(b.is_deleted() for b in bufs):
+    if "donated" in str(e) or any(b.is_deleted() for b in bufs):
         return donated_error()
     return e
 
