@@ -89,7 +89,7 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
         prog = _custom_caller(base)
     custom_rules.add_rules(prog)  # before naming: a rule may be called f_jvp too
     name = Names(prog.functions).fresh(f"{entry_name}_{kind}")
-    header = "import numpy as np\nfrom srcjax.adjoint import " + ", ".join(ad.ADJOINT_IMPORTS) + "\n\n\n"
+    header = "import numpy as np\nfrom srcjax.adjoint import *\n\n\n"  # (ad.ADJOINT_IMPORTS: its __all__)
     halves: split.Split | None = None
     origins: dict[str, str] = {}  # generated helper -> the program function it derives from
     extra: dict[str, Callable[..., Any]] = {}  # functions the generated source calls by name (other derivatives)

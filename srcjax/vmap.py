@@ -235,8 +235,8 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
     from .transforms.simplify import simplify_source
 
     text, name, b, prog = batched_source(fn, in_axes, out_axes, axis_size, axis_name)
-    header = ("import numpy as np\nimport srcjax\nfrom srcjax.adjoint import " + ", ".join(ADJOINT_IMPORTS) +
-              "\nfrom srcjax.batched import " + ", ".join(BATCHED_IMPORTS) + "\n\n\n")
+    # (every name of ADJOINT_IMPORTS and BATCHED_IMPORTS: the modules' __all__)
+    header = "import numpy as np\nimport srcjax\nfrom srcjax.adjoint import *\nfrom srcjax.batched import *\n\n\n"
     used = b.used(text + "".join(b.texts[r] for _, _, rules in b.customs.values() for r in rules))
     used += [r for _, _, rules in b.customs.values() for r in rules if r not in used]
     origins = {g: b.origins[g] for g in used}
