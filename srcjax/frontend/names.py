@@ -174,6 +174,19 @@ def code(node: cst.CSTNode) -> str:
     return "".join(state.tokens)
 
 
+_LITERALS: dict[tuple[type, str], Any] = {}
+
+
+def literal_value(node: cst.Integer | cst.Float | cst.Imaginary | cst.SimpleString) -> Any:
+    """``node.evaluated_value`` (libcst parses the literal's text with ``ast`` each time), remembered
+    per text: numbers and strings are immutable."""
+    key = (type(node), node.value)
+    found = _LITERALS.get(key, _LITERALS)
+    if found is _LITERALS:
+        found = _LITERALS[key] = node.evaluated_value
+    return found
+
+
 def names_in(node: cst.CSTNode, *, skip_targets: bool = False) -> list[str]:
     """Variable names in ``node`` in source order (repeats kept).
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from .names import children, target_names, walk
+from .names import children, literal_value, target_names, walk
 
 LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)
 LOOPS = (cst.For, cst.While)
@@ -56,10 +56,10 @@ def is_true(e: cst.BaseExpression) -> bool:
 
 def int_literal(e: cst.BaseExpression) -> int | None:
     if isinstance(e, cst.Integer):
-        return int(e.evaluated_value)
+        return int(literal_value(e))
     if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus) and isinstance(e.expression,
                                                                                             cst.Integer):
-        return -int(e.expression.evaluated_value)
+        return -int(literal_value(e.expression))
     return None
 
 
