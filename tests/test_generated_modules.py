@@ -79,3 +79,22 @@ def test_anf_text_is_split_out_when_asked():
     exec(anf, ns)  # the ANF form runs too, with the same numbers
     x = np.linspace(-1.0, 1.0, 6)
     np.testing.assert_allclose(ns["h_grad"](x), np.asarray(g(x)), rtol=1e-12)
+
+
+def test_positions_are_libcsts_for_every_node_but_whitespace():
+    import inspect
+
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    module = cst.parse_module(inspect.getsource(adjoint))
+    ref = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    ours = read._positions(module)
+    checked = 0
+    for node, r in ref.items():
+        if type(node) in read._WHITESPACE:
+            assert node not in ours
+            continue
+        assert ours[node] == (r.start.line, r.start.column, r.end.line, r.end.column), node
+        checked += 1
+    assert checked > 5000

@@ -240,8 +240,13 @@ def _read_lambda(fn: Callable[..., Any], code: Any) -> FunctionSource:
                           line_offset=line - 1, col_offset=0, globals=fn.__globals__, closure=_closure(fn))
 
 
+_WHITESPACE = frozenset({cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.TrailingWhitespace, cst.Newline,
+                         cst.EmptyLine, cst.Comment})
+
+
 class _PositionState(PositionProvidingCodegenState):
-    """libcst's position-recording code generator with cheaper bookkeeping (same positions)."""
+    """libcst's position-recording code generator with cheaper bookkeeping (the same positions, for
+    every node but whitespace and comments)."""
 
     def _update_position(self, value: str) -> None:
         if "\n" in value or "\r" in value:
@@ -257,9 +262,12 @@ class _PositionState(PositionProvidingCodegenState):
             self.column += len(value)
 
     def before_codegen(self, node: cst.CSTNode) -> None:
-        self._stack.append((self.line, self.column))  # type: ignore[arg-type]
+        if node.__class__ not in _WHITESPACE:
+            self._stack.append((self.line, self.column))  # type: ignore[arg-type]
 
     def after_codegen(self, node: cst.CSTNode) -> None:
+        if node.__class__ in _WHITESPACE:  # (half the nodes: no span is ever asked of them)
+            return
         start: Any = self._stack.pop()
         computed = self.provider._computed
         if node not in computed:  # (a plain tuple: a CodeRange of two CodePositions cost three dataclasses)
