@@ -13,7 +13,6 @@ import ast
 import functools
 import inspect
 import itertools
-import linecache
 import types
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -28,11 +27,10 @@ from . import adjoint, core, gc_pause, pytree, reverse_over, warm_cache
 from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval, _tree_key, eval_shape
 from .core import ArgumentError, DTypeError, ShapeError, TranspileError
 from .custom import custom_vjp, owner_of
-from .frontend import locations
 from .frontend.names import Names, Visitor
 from .frontend.program import Program
 from .frontend.read import read_function
-from .generated import exec_generated
+from .generated import exec_generated, load_module
 from .grad_output import grad_output_error, return_span
 from .transforms import ad, custom_rules, readable, split
 from .transforms.simplify import simplify_source
@@ -91,7 +89,7 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
         prog = _custom_caller(base)
     custom_rules.add_rules(prog)  # before naming: a rule may be called f_jvp too
     name = Names(prog.functions).fresh(f"{entry_name}_{kind}")
-    header = "import numpy as np\nfrom srcjax.adjoint import " + ", ".join(ad.ADJOINT_IMPORTS) + "\n\n\n"
+    header = "import numpy as np\nfrom srcjax.adjoint import *\n\n\n"  # (ad.ADJOINT_IMPORTS: its __all__)
     halves: split.Split | None = None
     origins: dict[str, str] = {}  # generated helper -> the program function it derives from
     extra: dict[str, Callable[..., Any]] = {}  # functions the generated source calls by name (other derivatives)
@@ -139,13 +137,11 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
         text, name, c.params, nums, kind), keep)
     module_text = readable.readable_source(anf_text, pure, keep)
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
-    linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
     owners = {g: prog.functions.get(origins.get(g, prog.entry.name), prog.entry) for g in [name, *origins]}
     if halves is not None:
         owners[halves.bwd] = prog.entry
-    locations.register(filename, module_text, owners)  # (the user's lines in StableHLO locations)
     try:
-        code = compile(module_text, filename, "exec")
+        code = load_module(filename, module_text, owners)
     except SyntaxError as e:  # pragma: no cover - a bug in the generator
         raise TranspileError(f"internal error: generated {kind} source does not parse: {e}\n{module_text}") from e
     functions = exec_generated(code, name, prog, origins, extra)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import linecache
 import math
 import sys
 from collections.abc import Callable
@@ -9,9 +11,22 @@ from typing import Any
 
 import numpy as np
 
+from .frontend import locations, read
+from .frontend.normalize import NormalizedFunction
 from .frontend.program import Program
 
-__all__ = ["exec_generated"]
+__all__ = ["exec_generated", "load_module"]
+
+
+def load_module(filename: str, module_text: str, owners: dict[str, NormalizedFunction]) -> Any:
+    """Register the generated module ``module_text`` as ``filename`` (in ``linecache``, so ``inspect``
+    and srcjax read it again; its lines' user locations; where its functions are) and compile it. One
+    ``ast`` parse serves the registrations. SyntaxError: a bug in the writer."""
+    linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
+    tree = ast.parse(module_text, filename)
+    locations.register(filename, module_text, owners, tree)  # (the user's lines in StableHLO locations)
+    read.note_generated(filename, module_text, tree)
+    return compile(module_text, filename, "exec")
 
 
 def exec_generated(code: Any, name: str, prog: Program, origins: dict[str, str],

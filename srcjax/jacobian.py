@@ -166,6 +166,7 @@ class _Jacobian(_Derived):
         self._output_of = getattr(c, "_output_of", None)  # hessian: its gradient's output must be a real scalar
         self._array_out: dict[Any, bool] = {}
         self._fallback: _Derived | None = None  # the loop form, where the batched form does not compile
+        self._checked: set[tuple[Any, ...]] = set()  # signatures of arrays a call took the batched form with
 
     def _compiled_path(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         if self._needs or not -len(args) <= self._argnum < len(args):
@@ -192,12 +193,21 @@ class _Jacobian(_Derived):
         return hit
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        key = self._fast_key(args) if not kwargs and not self._needs and self._fallback is None and \
+            len(args) == self._nparams and self._simple and self.device != "numpy" else None
+        if key is not None and key in self._checked:  # arrays of a signature checked before: the cache-hit path
+            plan = self._cache.get(key)
+            if plan is not None:
+                return plan.run(args)
         if self._compiled_path(args, kwargs):
             _check_float(args[self._argnum], self._what)
             if self._fallback is not None:
                 return self._fallback(*args, **kwargs)
             try:
-                return super().__call__(*args, **kwargs)
+                out = super().__call__(*args, **kwargs)
+                if key is not None and all(type(k) is tuple for k in key):  # (a Python scalar's value may matter)
+                    self._checked.add(key)
+                return out
             except TranspileError:
                 # the batched JVP/VJP could not be compiled for these arguments (a container srcjax.vmap
                 # cannot batch yet): the loop over basis vectors, which can (and reports the function's

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import linecache
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -11,12 +10,11 @@ from . import pytree
 from .api import Compiled, _as_compiled, _clean, _leaf_aval, _tree_key  # (api's shared argument helpers)
 from .core import ArgumentError, TranspileError, transformation
 from .custom import custom_jvp, custom_vjp
-from .frontend import locations
 from .frontend.names import Names, code
 from .frontend.normalize import NormalizedFunction
 from .frontend.program import Program
 from .gc_pause import pausing
-from .generated import exec_generated
+from .generated import exec_generated, load_module
 from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch import (
     BATCHED_IMPORTS,
@@ -237,8 +235,8 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
     from .transforms.simplify import simplify_source
 
     text, name, b, prog = batched_source(fn, in_axes, out_axes, axis_size, axis_name)
-    header = ("import numpy as np\nimport srcjax\nfrom srcjax.adjoint import " + ", ".join(ADJOINT_IMPORTS) +
-              "\nfrom srcjax.batched import " + ", ".join(BATCHED_IMPORTS) + "\n\n\n")
+    # (every name of ADJOINT_IMPORTS and BATCHED_IMPORTS: the modules' __all__)
+    header = "import numpy as np\nimport srcjax\nfrom srcjax.adjoint import *\nfrom srcjax.batched import *\n\n\n"
     used = b.used(text + "".join(b.texts[r] for _, _, rules in b.customs.values() for r in rules))
     used += [r for _, _, rules in b.customs.values() for r in rules if r not in used]
     origins = {g: b.origins[g] for g in used}
@@ -251,11 +249,9 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
     module_text = readable.for_program(module_text, set(ADJOINT_IMPORTS) | set(BATCHED_IMPORTS), prog)
     base = _as_compiled(fn).fn
     filename = f"<srcjax.vmap of {base.__qualname__} #{next(_COUNTER)}>"
-    linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
     owners = {g: prog.functions.get(origins.get(g, prog.entry.name), prog.entry) for g in [name, *origins]}
-    locations.register(filename, module_text, owners)
     try:
-        compiled = compile(module_text, filename, "exec")
+        compiled = load_module(filename, module_text, owners)
     except SyntaxError as e:  # pragma: no cover - a bug in the writer
         raise TranspileError(f"internal error: generated vmap source does not parse: {e}\n{module_text}") from e
     functions = exec_generated(compiled, name, prog, origins, {})

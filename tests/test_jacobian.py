@@ -133,6 +133,24 @@ def test_integer_argument_is_refused():
         srcjax.jacrev(vec)(np.arange(4))
 
 
+@pytest.mark.parametrize("kind", ["jacfwd", "jacrev"])
+def test_repeated_calls_take_the_cache_hit_path_and_still_check_dtypes(kind):
+    # the second call of a signature goes straight to the executable; a new signature is checked again
+    j = getattr(srcjax, kind)(vec)
+    x = rng.normal(size=5)
+    ref = np.asarray(getattr(jax, kind)(lambda v: jnp.tanh(v) * v[::-1])(x))
+    for arg in (x, x, srcjax.device_put(x), srcjax.device_put(x)):
+        np.testing.assert_allclose(np.asarray(j(arg)), ref, rtol=1e-12)
+    assert len(j._checked) == 1  # (NumPy and device arrays of one shape and dtype: one signature)
+    with pytest.raises(srcjax.DTypeError, match="floating-point"):
+        j(np.arange(5))
+    with pytest.raises(srcjax.DTypeError, match="floating-point"):
+        j(np.arange(5))
+    y = x.astype(np.float32)
+    np.testing.assert_allclose(np.asarray(j(y)), np.asarray(j(y)), rtol=0)
+    assert np.asarray(j(y)).dtype == np.float32
+
+
 def _scalar_pair(x, y):
     return x * y + np.sin(x)
 

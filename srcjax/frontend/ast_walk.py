@@ -8,10 +8,11 @@ over ``iter_fields``) that walking was a quarter of a ``hessian``'s first call.
 from __future__ import annotations
 
 import ast
+import importlib
 from collections import deque
 from collections.abc import Iterator
 
-__all__ = ["walk_ast"]
+__all__ = ["imported_names", "walk_ast"]
 
 _AST = ast.AST
 
@@ -29,3 +30,11 @@ def walk_ast(node: ast.AST) -> Iterator[ast.AST]:
             elif v.__class__ is list:
                 extend([c for c in v if isinstance(c, _AST)])
         yield n
+
+
+def imported_names(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The names an import binds; ``from m import *`` (the header of generated modules: one line to
+    parse instead of every helper's name) binds ``m.__all__``."""
+    if isinstance(node, ast.ImportFrom) and node.module and [a.name for a in node.names] == ["*"]:
+        return list(getattr(importlib.import_module(node.module), "__all__", ()))
+    return [(a.asname or a.name).split(".")[0] for a in node.names]

@@ -56,12 +56,13 @@ def is_users(span: Span) -> bool:
     return not span.filename.startswith("<srcjax.") and not span.filename.startswith(_SRCJAX_DIR)
 
 
-def register(filename: str, module_text: str, owners: dict[str, NormalizedFunction]) -> None:
-    """Map every statement line of the generated module ``filename`` (text ``module_text``) to a
-    span of the function it derives from (``owners``: generated function name -> the program
-    function it was written from)."""
+def register(filename: str, module_text: str, owners: dict[str, NormalizedFunction],
+             tree: ast.Module | None = None) -> None:
+    """Map every statement line of the generated module ``filename`` (text ``module_text``, parsed:
+    ``tree``) to a span of the function it derives from (``owners``: generated function name -> the
+    program function it was written from)."""
     table: dict[int, Span] = {}
-    for node in ast.parse(module_text).body:
+    for node in (tree if tree is not None else ast.parse(module_text)).body:
         nf = owners.get(node.name) if isinstance(node, ast.FunctionDef) else None
         if nf is None:
             continue

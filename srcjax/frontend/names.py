@@ -174,6 +174,19 @@ def code(node: cst.CSTNode) -> str:
     return "".join(state.tokens)
 
 
+_LITERALS: dict[tuple[type, str], Any] = {}
+
+
+def literal_value(node: cst.Integer | cst.Float | cst.Imaginary | cst.SimpleString) -> Any:
+    """``node.evaluated_value`` (libcst parses the literal's text with ``ast`` each time), remembered
+    per text: numbers and strings are immutable."""
+    key = (type(node), node.value)
+    found = _LITERALS.get(key, _LITERALS)
+    if found is _LITERALS:
+        found = _LITERALS[key] = node.evaluated_value
+    return found
+
+
 def names_in(node: cst.CSTNode, *, skip_targets: bool = False) -> list[str]:
     """Variable names in ``node`` in source order (repeats kept).
 
@@ -339,28 +352,33 @@ def replaced(node: _N, kind: type, fn: Callable[[Any], cst.CSTNode]) -> _N:
 def assigned_names(stmts: Sequence[cst.CSTNode]) -> list[str]:
     """Every name the statements bind (assignments, ``for`` targets, ``def``s), in order, once each;
     nested function bodies are their own scope and are not searched."""
-    out: dict[str, None] = {}
-
-    class V(Visitor):
-        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
-            out.update(dict.fromkeys(target_names(n.target)))
-
-        def visit_AugAssign(self, n: cst.AugAssign) -> None:
-            out.update(dict.fromkeys(target_names(n.target)))
-
-        def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
-            out.update(dict.fromkeys(target_names(n.target)))
-
-        def visit_For(self, n: cst.For) -> None:
-            out.update(dict.fromkeys(target_names(n.target)))
-
-        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
-            out[n.name.value] = None
-            return False
-
+    v = _Assigned()
     for s in stmts:
-        V().walk(s)
-    return list(out)
+        v.walk(s)
+    return list(v.out)
+
+
+class _Assigned(Visitor):
+    """:func:`assigned_names`' walker (one class, made once: its hooks are looked up once)."""
+
+    def __init__(self) -> None:
+        self.out: dict[str, None] = {}
+
+    def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
+        self.out.update(dict.fromkeys(target_names(n.target)))
+
+    def visit_AugAssign(self, n: cst.AugAssign) -> None:
+        self.out.update(dict.fromkeys(target_names(n.target)))
+
+    def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
+        self.out.update(dict.fromkeys(target_names(n.target)))
+
+    def visit_For(self, n: cst.For) -> None:
+        self.out.update(dict.fromkeys(target_names(n.target)))
+
+    def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+        self.out[n.name.value] = None
+        return False
 
 
 class Names:
@@ -413,12 +431,14 @@ def copy_positions(old: cst.CSTNode, new: cst.CSTNode, positions: dict[cst.CSTNo
 
 
 def comprehension_targets(root: cst.CSTNode) -> set[str]:
-    names: set[str] = set()
+    v = _CompTargets()
+    v.walk(root)
+    return v.names
 
-    class V(Visitor):
-        def visit_CompFor(self, node: cst.CompFor) -> None:
-            for n in target_names(node.target):
-                names.add(n)
 
-    V().walk(root)
-    return names
+class _CompTargets(Visitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self.names.update(target_names(node.target))

@@ -749,9 +749,9 @@ class _LazyRewriter(cst.CSTTransformer):
         self.bound = comprehension_targets(root)  # names the expression binds itself
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        for kind, (what, hint) in UNSUPPORTED_EXPRESSIONS.items():
-            if isinstance(node, kind):
-                raise self.norm.unsupported(node, what, hint)
+        unsupported = UNSUPPORTED_EXPRESSIONS.get(type(node))  # (by exact type, as in Normalizer.flat)
+        if unsupported is not None:
+            raise self.norm.unsupported(node, *unsupported)
         return super().on_visit(node)
 
     def local(self, name: str) -> bool:

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core import ArgumentError, UnknownFunctionError
 from ..primitives import registry
-from .names import walk
+from .names import code, walk
 from .syntax import dotted
 
 if TYPE_CHECKING:
@@ -300,7 +300,7 @@ def selection_reduction(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpre
         arg, kind = call.args[0].value, ""  # np.sum(x[mask])
     else:
         return None
-    if "[" not in cst.Module([]).code_for_node(arg):
+    if "[" not in code(arg):
         return None
     found = _selected(norm, arg, _boolean_names(norm))
     if found is None:

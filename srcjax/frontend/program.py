@@ -20,7 +20,7 @@ from .. import warm_cache
 from ..core import Span, TranspileError
 from .functionalize import functionalize
 from .normalize import NormalizedFunction, normalize
-from .read import function_name, is_generated
+from .read import anf_text, function_name, is_generated
 from .resolve import LIBRARY_MODULES, REEXPORTED_MODULES, unwrap
 
 HEADER = "import numpy as np\n"
@@ -158,7 +158,7 @@ class Program:
                     called[nf.fn.__name__] = nf.name
                 continue
             if is_generated(nf.fn) and nf.name == nf.fn.__name__ and nf.plain is None:
-                written = getattr(nf.fn, "__srcjax_anf__", None) if form == "anf" else None
+                written = anf_text(nf.fn) if form == "anf" else None
                 text = written if written is not None else inspect.getsource(nf.fn)
                 parts.append("\n\n" + textwrap.dedent(text).rstrip("\n") + "\n")
             else:

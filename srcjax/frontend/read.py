@@ -115,15 +115,42 @@ def _generated_lines(code: Any) -> tuple[list[str], int] | None:
     ends = _ENDS.get(key)
     if ends is None:
         try:
-            body = ast.parse(text).body
+            ends = note_generated(filename, text, ast.parse(text))
         except SyntaxError:
             return None
-        ends = _ENDS[key] = {n.lineno: n.end_lineno or n.lineno for n in body
-                             if isinstance(n, ast.FunctionDef) and not n.decorator_list}
     end = ends.get(code.co_firstlineno)
     if end is None:
         return None
     return lines[code.co_firstlineno - 1:end], code.co_firstlineno
+
+
+def note_generated(filename: str, text: str, tree: ast.Module) -> dict[int, int]:
+    """Remember where the top-level functions of a generated module (``text``, parsed: ``tree``) begin and
+    end, for :func:`_generated_lines` (the module's writer parsed it already)."""
+    ends = _ENDS[(filename, len(text), hash(text))] = {n.lineno: n.end_lineno or n.lineno for n in tree.body
+                                                       if isinstance(n, ast.FunctionDef) and not n.decorator_list}
+    return ends
+
+
+_FUNCTION_TEXTS: dict[str, dict[str, str]] = {}  # a module's text -> each top-level function's text
+
+
+def function_texts(text: str) -> dict[str, str]:
+    """Each top-level function of a module -> its text (cached per text)."""
+    found = _FUNCTION_TEXTS.get(text)
+    if found is None:
+        lines = text.splitlines(True)
+        found = _FUNCTION_TEXTS[text] = {
+            node.name: "".join(lines[node.lineno - 1 - len(node.decorator_list):node.end_lineno])
+            for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)}
+    return found
+
+
+def anf_text(fn: Callable[..., Any]) -> str | None:
+    """The text of the generated function ``fn`` before :mod:`srcjax.transforms.readable` folded its
+    temporaries (None if that pass changed nothing in its module)."""
+    module = getattr(fn, "__srcjax_anf__", None)
+    return None if module is None else function_texts(module).get(fn.__name__)
 
 
 def function_name(fn: Callable[..., Any]) -> str:
@@ -213,8 +240,13 @@ def _read_lambda(fn: Callable[..., Any], code: Any) -> FunctionSource:
                           line_offset=line - 1, col_offset=0, globals=fn.__globals__, closure=_closure(fn))
 
 
+_WHITESPACE = frozenset({cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.TrailingWhitespace, cst.Newline,
+                         cst.EmptyLine, cst.Comment})
+
+
 class _PositionState(PositionProvidingCodegenState):
-    """libcst's position-recording code generator with cheaper bookkeeping (same positions)."""
+    """libcst's position-recording code generator with cheaper bookkeeping (the same positions, for
+    every node but whitespace and comments)."""
 
     def _update_position(self, value: str) -> None:
         if "\n" in value or "\r" in value:
@@ -230,9 +262,12 @@ class _PositionState(PositionProvidingCodegenState):
             self.column += len(value)
 
     def before_codegen(self, node: cst.CSTNode) -> None:
-        self._stack.append((self.line, self.column))  # type: ignore[arg-type]
+        if node.__class__ not in _WHITESPACE:
+            self._stack.append((self.line, self.column))  # type: ignore[arg-type]
 
     def after_codegen(self, node: cst.CSTNode) -> None:
+        if node.__class__ in _WHITESPACE:  # (half the nodes: no span is ever asked of them)
+            return
         start: Any = self._stack.pop()
         computed = self.provider._computed
         if node not in computed:  # (a plain tuple: a CodeRange of two CodePositions cost three dataclasses)

@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from .names import Visitor, children, target_names
+from .names import children, literal_value, target_names, walk
 
 LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)
 LOOPS = (cst.For, cst.While)
@@ -56,10 +56,10 @@ def is_true(e: cst.BaseExpression) -> bool:
 
 def int_literal(e: cst.BaseExpression) -> int | None:
     if isinstance(e, cst.Integer):
-        return int(e.evaluated_value)
+        return int(literal_value(e))
     if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus) and isinstance(e.expression,
                                                                                             cst.Integer):
-        return -int(e.expression.evaluated_value)
+        return -int(literal_value(e.expression))
     return None
 
 
@@ -146,14 +146,7 @@ def dict_comprehensions(st: Any, positions: dict[cst.CSTNode, Any]) -> Any:
     """``st`` with each ``{k: v for k in keys}`` written ``dict([(k, v) for k in keys])``: the keys are
     static (a dict's keys, a list of names), so the dict is built while compiling, like any container.
     The rewritten statement's nodes keep the user's positions."""
-    found: list[cst.DictComp] = []
-
-    class Find(Visitor):
-        def visit_DictComp(self, n: cst.DictComp) -> None:
-            found.append(n)
-
-    Find().walk(st)
-    if not found:
+    if not any(type(n) is cst.DictComp for n in walk(st)):
         return st
     done: list[tuple[cst.DictComp, cst.Call]] = []
 

@@ -61,7 +61,7 @@ from ..core import (
 from ..custom import check_rule_result, def_span, rule_role, transpose_error
 from ..frontend import callees
 from ..frontend.locations import user_span
-from ..frontend.names import Visitor, names_in
+from ..frontend.names import Visitor, literal_value, names_in
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.resolve import is_user_function, unwrap
@@ -460,16 +460,16 @@ class Specializer:
         return v
 
     def eval_Integer(self, node: cst.Integer, env: dict[str, Any]) -> Any:
-        return node.evaluated_value
+        return literal_value(node)
 
     def eval_Float(self, node: cst.Float, env: dict[str, Any]) -> Any:
-        return node.evaluated_value
+        return literal_value(node)
 
     def eval_Imaginary(self, node: cst.Imaginary, env: dict[str, Any]) -> Any:
-        return node.evaluated_value
+        return literal_value(node)
 
     def eval_SimpleString(self, node: cst.SimpleString, env: dict[str, Any]) -> Any:
-        return node.evaluated_value
+        return literal_value(node)
 
     def eval_ConcatenatedString(self, node: cst.ConcatenatedString, env: dict[str, Any]) -> Any:
         # (libcst's evaluated_value is None when a part is an f-string)

@@ -19,7 +19,7 @@ from typing import Any
 import libcst as cst
 
 from ..frontend.liveness import Liveness
-from ..frontend.names import Names, Visitor, boolean_valued, code, names_in, target_names
+from ..frontend.names import Names, Visitor, boolean_valued, code, comprehension_targets, names_in, target_names, walk
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.restructure import walk as _walk
@@ -377,29 +377,7 @@ _TREE_FUNCTIONS = {"tree_leaves", "tree_flatten", "tree_map", "tree_unflatten", 
 def _value_reads(node: cst.BaseExpression) -> list[str]:
     """Names whose *values* an expression reads: not those only passed to non-primitive calls
     (``np.shape(a)``, ``reduce_axes(a, axis)``) or read for ``.shape``/``.ndim``/``.dtype``."""
-    paths = primitive_paths()
     out: list[str] = []
-
-    class V(Visitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            out.append(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            if n.attr.value not in ("shape", "ndim", "dtype", "size"):
-                self.walk(n.value)
-            return False
-
-        def visit_Call(self, n: cst.Call) -> bool:
-            f = code(n.func)
-            if f in paths or f == "np.astype":
-                return True
-            if isinstance(n.func, cst.Attribute) and n.func.attr.value in ("items", "values", "copy") and not n.args:
-                self.walk(n.func.value)  # `p.items()`: the container's values (in `sorted(p.items())`)
-            if f.rsplit(".", 1)[-1] in _TREE_FUNCTIONS:  # `tree_leaves(p)`: p's values
-                for a in n.args:
-                    self.walk(a.value)
-            return False
-
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):  # container builtins: their args
         for a in node.args:
             out.extend(_value_reads(a.value))
@@ -420,15 +398,37 @@ def _value_reads(node: cst.BaseExpression) -> list[str]:
                 inner += _iter_reads(f.iter)
             inner = [n for n in inner if n not in targets]
         return inner
-    V().walk(node)
-    bound: set[str] = set()
+    v = _ValueReads(primitive_paths())
+    v.walk(node)
+    bound = comprehension_targets(node)
+    return [n for n in v.out if n not in bound]
 
-    class B(Visitor):
-        def visit_CompFor(self, n: cst.CompFor) -> None:
-            bound.update(target_names(n.target))
 
-    B().walk(node)
-    return [n for n in out if n not in bound]
+class _ValueReads(Visitor):
+    """:func:`_value_reads`' walker: the names read, in order."""
+
+    def __init__(self, paths: Any) -> None:
+        self.paths = paths
+        self.out: list[str] = []
+
+    def visit_Name(self, n: cst.Name) -> None:
+        self.out.append(n.value)
+
+    def visit_Attribute(self, n: cst.Attribute) -> bool:
+        if n.attr.value not in ("shape", "ndim", "dtype", "size"):
+            self.walk(n.value)
+        return False
+
+    def visit_Call(self, n: cst.Call) -> bool:
+        f = code(n.func)
+        if f in self.paths or f == "np.astype":
+            return True
+        if isinstance(n.func, cst.Attribute) and n.func.attr.value in ("items", "values", "copy") and not n.args:
+            self.walk(n.func.value)  # `p.items()`: the container's values (in `sorted(p.items())`)
+        if f.rsplit(".", 1)[-1] in _TREE_FUNCTIONS:  # `tree_leaves(p)`: p's values
+            for a in n.args:
+                self.walk(a.value)
+        return False
 
 
 def _comprehension_item_reads(node: cst.BaseExpression, active: set[str]) -> list[str]:
@@ -534,15 +534,7 @@ def first_reads(body: Sequence[Any]) -> dict[str, int]:
 
 
 def find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:
-    found: list[cst.FunctionDef] = []
-
-    class V(Visitor):
-        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
-            found.append(n)
-            return False
-
-    V().walk(node)
-    return found[0] if found else None
+    return next((n for n in walk(node) if type(n) is cst.FunctionDef), None)  # (the first, in source order)
 
 
 def upward_exposed(stmts: Sequence[Any]) -> set[str]:

@@ -36,7 +36,7 @@ from ..custom import custom_jvp, custom_vjp, owner_of
 from ..frontend import numpy_calls
 from ..frontend.binding_times import BindingTimes
 from ..frontend.functionalize import with_data_names
-from ..frontend.names import Names, code, names_in, target_names, walk
+from ..frontend.names import Names, code, names_in, syntax_children, target_names, walk
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..primitives import registry
@@ -647,7 +647,7 @@ class FunctionWriter:
                 if n.inner_for_in is not None:
                     visit(n.inner_for_in, inside)
                 return
-            for child in n.children:
+            for child in syntax_children(n):
                 visit(child, inside)
 
         visit(value, False)

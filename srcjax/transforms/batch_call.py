@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import TYPE_CHECKING, Any
 
@@ -100,7 +101,10 @@ class BatchCall:
         return out
 
 
+@functools.lru_cache(maxsize=4096)
 def _paren(text: str) -> str:
+    """``text`` in parentheses unless it is an atom (a name, number, call, subscript, attribute); per
+    text, remembered (libcst parses it)."""
     try:
         node = cst.parse_expression(text)
     except Exception:  # pragma: no cover

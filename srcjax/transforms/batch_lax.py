@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ..frontend.names import assigned_names, code, names_in, renamed
+from ..frontend.names import assigned_names, code, names_in, renamed, syntax_children
 from . import batch_errors
 from .batch_state import State, Tree, all_batched, any_batched, item, join, pack
 
@@ -210,7 +210,7 @@ def _returns(node: cst.CSTNode) -> bool:
         return True
     if isinstance(node, (cst.FunctionDef, cst.Lambda)):
         return False
-    return any(_returns(c) for c in node.children)
+    return any(_returns(c) for c in syntax_children(node))
 
 
 def calling(w: FunctionWriter, callee: str) -> cst.FunctionDef:

@@ -113,23 +113,15 @@ def user_names(prog: Any) -> frozenset[str]:
 
 
 def keep_anf(functions: dict[str, Any], anf_text: str, module_text: str) -> None:
-    """Remember on each generated function its text before this pass (``srcjax.source(f, form="anf")``)."""
+    """Remember on each generated function the module text before this pass (``srcjax.source(f,
+    form="anf")`` shows the function's part of it: :func:`~srcjax.frontend.read.anf_text`, split when asked)."""
     if anf_text == module_text:
         return
-    texts = function_texts(anf_text)
-    for name, f in functions.items():
-        if name in texts:
-            try:
-                f.__srcjax_anf__ = texts[name]
-            except AttributeError:  # pragma: no cover - not a plain function
-                pass
-
-
-def function_texts(text: str) -> dict[str, str]:
-    """Each top-level function of a module -> its text."""
-    lines = text.splitlines(True)
-    return {node.name: "".join(lines[node.lineno - 1 - len(node.decorator_list):node.end_lineno])
-            for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)}
+    for f in functions.values():
+        try:
+            f.__srcjax_anf__ = anf_text
+        except AttributeError:  # pragma: no cover - not a plain function
+            pass
 
 
 class _Unsafe(Exception):

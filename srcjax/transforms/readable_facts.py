@@ -40,6 +40,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
+from ..frontend.ast_walk import imported_names
 from .simplify import _Text  # (the simplifier's text positions: this pass edits the text it wrote)
 
 _ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
@@ -54,8 +55,9 @@ def guard_rewrites(text: str) -> str:
     if "is_float(" not in text or "from srcjax.adjoint import" not in text:
         return text
     tree = ast.parse(text)
-    imported = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom)
-                and n.module == "srcjax.adjoint" for a in n.names if a.asname is None}
+    imported = {a for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "srcjax.adjoint"
+                for a in imported_names(n)} - {a.asname for n in tree.body if isinstance(n, ast.ImportFrom)
+                                               for a in n.names if a.asname is not None}
     if not set(_HELPERS) <= imported:
         return text
     t = _Text(text)

@@ -22,7 +22,7 @@ import keyword
 import re
 from collections import defaultdict
 
-from ..frontend.ast_walk import walk_ast
+from ..frontend.ast_walk import imported_names, walk_ast
 
 # the simplifier's text positions and scope kinds: this pass edits the same module text after it
 from .simplify import _SCOPES, _Text
@@ -52,7 +52,7 @@ def _top_names(node: ast.stmt) -> list[str]:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [node.name]
     if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return [(a.asname or a.name).split(".")[0] for a in node.names]
+        return imported_names(node)
     return [n.id for n in walk_ast(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
 
 

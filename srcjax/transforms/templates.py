@@ -20,7 +20,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..frontend.names import code, renamed, syntax_fields
+from ..frontend.names import code, literal_value, renamed, syntax_fields
 
 # -- templates --------------------------------------------------------------------------------
 
@@ -101,9 +101,9 @@ def _unkeyed(node: cst.Call) -> cst.BaseExpression:
 
 def _num(node: cst.BaseExpression) -> int | float | None:
     if isinstance(node, cst.Integer):
-        return int(node.evaluated_value)
+        return int(literal_value(node))
     if isinstance(node, cst.Float):
-        return float(node.evaluated_value)
+        return float(literal_value(node))
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         v = _num(node.expression)
         return -v if v is not None else None
