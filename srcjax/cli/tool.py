@@ -279,10 +279,10 @@ def stage(ns: argparse.Namespace, loaded: Loaded, fn: Any, decl: FunctionDecl, k
 
 def module_text(fn: Any, ns: argparse.Namespace, loaded: Loaded) -> str:
     """The generated module, with the module constants it reads written into it."""
-    from .. import api
+    from .. import printing
     from .standalone import module_constants
 
-    text = api.source(fn, form="anf" if ns.anf else "readable")
+    text = printing.source(fn, form="anf" if ns.anf else "readable")
     consts, bad = module_constants(fn, text)
     if consts:
         header, sep, body = text.partition("\n\n\n")

@@ -1,0 +1,127 @@
+"""``srcjax.source``: the generated Python of a function, shape-generic or for given arguments.
+
+``source(f)`` prints the program srcjax writes for every shape and dtype; ``source(f, *args)``
+(arrays or ``srcjax.ShapeDtypeStruct``s, like ``srcjax.lower``) prints it specialized for those
+arguments' shapes and dtypes (:mod:`srcjax.transforms.specialized_print`), like JAX's
+``make_jaxpr(f)(*args)``. The specialized print is shown only where it is checked to be the
+program that runs for those arguments (:func:`_same_program`); otherwise the generic one is.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import math
+import re
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .api import Compiled, _as_compiled, _clean  # (api's shared helpers: the function's one Compiled)
+from .core import ArgumentError, TranspileError
+from .gc_pause import pausing
+
+_COUNTER = itertools.count()
+
+
+@pausing
+def source(fn: Callable[..., Any], *args: Any, form: str = "readable", **kwargs: Any) -> str:
+    """The generated Python module for ``fn``: imports, the entry function, helpers.
+
+    ``form="readable"`` (the default) is the program that runs; ``form="anf"`` shows derivatives
+    and batched functions as written before their single-use temporaries were folded back into
+    the expressions they feed (one primitive per line: for debugging srcjax itself).
+
+    With example arguments (arrays or ``srcjax.ShapeDtypeStruct``s, as for ``srcjax.lower``), the
+    entry function is printed for their shapes and dtypes: guards they pass are gone, ``unbroadcast``
+    of equal shapes is its operand, forward values needed only for shapes are not computed. It is
+    printed only where it lowers to the same XLA program as the generic one for those arguments."""
+    if not isinstance(form, str) or form not in ("readable", "anf"):
+        what = repr(form) if isinstance(form, str) else f"a value of type {type(form).__name__}"
+        raise _clean(ArgumentError(f"source: form must be 'readable' or 'anf', not {what}",
+                                   hint="source(fn, *example_args, form='anf'): example arguments come "
+                                        "before form, which is a keyword"))
+    written = getattr(fn, "__srcjax_source__", None)
+    if written is not None:  # a split VJP's cotangent function: its forward and backward programs
+        return written(form)  # type: ignore[no-any-return]
+    needs = getattr(fn, "_needs", None)
+    if needs:  # a derivative of a function that calls a parameter: written per function
+        raise _clean(ArgumentError(
+            f"this derivative is written once the function passed for `{sorted(needs)[0]}` is known",
+            hint="call it once with that function, or differentiate a function that calls it by name"))
+    try:
+        c = fn if isinstance(fn, Compiled) else _as_compiled(fn)
+        generic = c.program.source(form)
+        if not args and not kwargs:
+            return generic
+        return specialized(c, args, kwargs, form, generic)
+    except TranspileError as e:
+        raise _clean(e) from None
+
+
+def specialized(c: Compiled, args: tuple[Any, ...], kwargs: dict[str, Any], form: str, generic: str) -> str:
+    """``generic`` with its entry function printed for these arguments, where that is checked."""
+    from .transforms import specialized_print as sp
+
+    values = c._bind(args, kwargs)
+    c._specialize(values)  # (errors for these arguments are raised here; some may become static)
+    try:
+        facts = sp.record(c.program, c._specs(values))
+    except TranspileError:  # pragma: no cover - the same walk succeeded just above
+        return generic
+    theirs = c.lower(*args, **kwargs)
+    optimized: list[str] = []  # (the generic program's optimized HLO: compiled once, if needed)
+    for text in sp.modules_for(c.program, facts, generic, form):
+        if text == generic or _same_program(c, text, args, kwargs, theirs, optimized):
+            return text
+    return generic
+
+
+def _same_program(c: Compiled, text: str, args: tuple[Any, ...], kwargs: dict[str, Any], theirs: Any,
+                  optimized: list[str]) -> bool:
+    """Whether ``text`` (a module whose entry is ``c``'s, specialized) lowers, for these arguments, to
+    the program ``c`` lowers to (``theirs``): the same output shapes, dtypes and structure, and the
+    same StableHLO or else the same XLA optimized HLO up to names (XLA drops unread values)."""
+    try:
+        mine = _as_compiled(exec_module(text, c.program)).lower(*args, **kwargs)
+        if (mine.out_avals, mine.out_tree, mine.template) != (theirs.out_avals, theirs.out_tree, theirs.template):
+            return False
+        if mine.as_text() == theirs.as_text():
+            return True
+        if not optimized:
+            optimized.append(canonical_hlo(theirs.compile().as_text()))
+        return canonical_hlo(mine.compile().as_text()) == optimized[0]
+    except TranspileError:
+        return False
+
+
+def exec_module(text: str, program: Any) -> Callable[..., Any]:
+    """The entry function of ``text``, run in the namespace of ``program``'s entry (and its helpers)."""
+    entry = program.entry
+    filename = f"<srcjax.source of {entry.fn.__qualname__} for its arguments #{next(_COUNTER)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    ns = dict(entry.source.globals)
+    ns.update(entry.source.closure)
+    ns.update({nf.name: nf.fn for nf in program.functions.values()})
+    ns.update(np=np, math=math, srcjax=sys.modules["srcjax"])
+    ns["__name__"] = getattr(entry.fn, "__module__", None) or "__main__"
+    exec(compile(text, filename, "exec"), ns)
+    return ns[entry.name]  # type: ignore[no-any-return]
+
+
+_META = re.compile(r",? ?metadata=\{[^}]*\}|, ?origin=\{[^}]*\}|, ?frontend_attributes=\{[^}]*\}")
+_IDS = re.compile(r"[%\w.\-]+?\.\d+\b|%[\w.\-]+")
+_HEAD = re.compile(r"^HloModule \S+")
+
+
+def canonical_hlo(text: str) -> str:
+    """XLA's optimized HLO text with its names numbered in order of appearance and metadata removed."""
+    text = _HEAD.sub("HloModule m", _META.sub("", text))
+    seen: dict[str, str] = {}
+
+    def name(m: re.Match[str]) -> str:
+        return seen.setdefault(m.group(0), f"n{len(seen)}")
+
+    return _IDS.sub(name, text)

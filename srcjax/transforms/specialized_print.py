@@ -1,0 +1,445 @@
+"""The program printed for given argument shapes and dtypes: ``srcjax.source(f, *example_args)``.
+
+Input: a :class:`~srcjax.frontend.program.Program` and the argument specs of one specialization
+(what ``srcjax.lower(f, *args)`` lowers). Output: the entry function's source, rewritten with the
+shapes and dtypes the specializer found for every name, then folded like any generated source
+(:mod:`.readable`). Like JAX's ``make_jaxpr(f)(*args)``, it shows the program for those shapes.
+
+The shapes are not inferred again: the specializer (``lower/specialize.py``) runs once with a
+recorder (:class:`_Recorder`), which notes the abstract value (shape, dtype, weak typing) or the
+static value of every name the entry function binds at its top level. A name bound twice to
+different values gets no fact. The rewrites read the normalized entry (one primitive per
+statement: the program that lowers), and each is exact for the recorded values: the same values,
+shape, dtype and weakness, bit for bit.
+
+- ``assert t, msg`` whose test the specializer found statically true is dropped (the guard that a
+  gradient's output is a real scalar);
+- ``unbroadcast(g, like)`` and ``expand_reduced(g, a, ...)`` of a ``g`` with the result's abstract
+  value are ``g``; ``unbroadcast`` of a float ``g`` whose result drops leading axes only is
+  ``np.sum(g, axis=...)``;
+- ``-(-x)``, ``x * ones``, ``ones * x`` and ``x * 1.0`` are ``x`` when ``x`` has the result's
+  abstract value; ``x * -1.0`` is ``-x``;
+- a value known to be a 0-d value broadcast (``ones_like(v)`` of a float64 ``v``, a reduction's
+  cotangent ``expand_reduced(h, a, None, False)`` of a 0-d ``h`` of ``a``'s dtype, and their
+  products with numbers) is written as that 0-d value where an elementwise operation meets a
+  full-shaped operand of the result's shape; a float64 ones and numbers times it become Python
+  floats there when the other operand is float64 too (the arithmetic Python does on them is
+  float64 arithmetic, correctly rounded like XLA's, and a weak float64 meeting a float64 array
+  gives float64);
+- then statements whose names nothing reads any more are removed (pure right-hand sides only).
+
+Functions with compound statements (loops, branches, nested functions) are printed generic.
+Whether the rewritten program is the one that runs is checked when printing (:func:`check`): it
+lowers, for the same arguments, to the same output shapes and dtypes, and XLA's optimized HLO of
+both is the same module up to names; otherwise the generic program is printed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+import libcst as cst
+import numpy as np
+
+from ..lower.specialize import Specializer
+from ..lower.values import is_dynamic
+
+Fact = tuple[Any, ...]  # ("a", shape, dtype, weak) for an array; ("s", value) for a static number/bool
+
+_F64 = np.dtype(np.float64)
+_ARITH = {cst.Multiply: "*", cst.Add: "+", cst.Subtract: "-", cst.Divide: "/"}
+_CODE = cst.Module(body=[])
+
+
+class _Recorder(Specializer):
+    """The specializer, noting the value of each name the entry function binds at its top level."""
+
+    def __init__(self, program: Any) -> None:
+        super().__init__(program)
+        self.facts: dict[str, Fact | None] = {}
+
+    def run_body(self, nf: Any, body: Any, env: dict[str, Any]) -> Any:
+        if not self.fn_stack and nf is self.program.entry:
+            for k, v in env.items():
+                self._note(k, v)
+        return super().run_body(nf, body, env)
+
+    def exec_small(self, s: cst.BaseSmallStatement, env: dict[str, Any]) -> None:
+        super().exec_small(s, env)
+        if isinstance(s, cst.Assign) and len(self.fn_stack) == 1 and self.nf is self.program.entry \
+                and not self.on_branch and not self.row_contexts:
+            for t in s.targets:
+                if isinstance(t.target, cst.Name):
+                    self._note(t.target.value, env.get(t.target.value))
+
+    def _note(self, name: str, v: Any) -> None:
+        fact = _fact(v)
+        old = self.facts.get(name, fact)
+        self.facts[name] = fact if old == fact else None
+
+
+def _fact(v: Any) -> Fact | None:
+    if is_dynamic(v):
+        a = v.aval
+        return ("a", tuple(a.shape), np.dtype(a.dtype), bool(a.weak_type))
+    if isinstance(v, (bool, int, float)) and not isinstance(v, np.generic):
+        return ("s", type(v), v)
+    return None
+
+
+def record(program: Any, specs: list[Any]) -> dict[str, Fact | None]:
+    """The entry function's names -> their values, for these argument specs."""
+    r = _Recorder(program)
+    r.lower(specs)
+    return r.facts
+
+
+# -- the rewrite ---------------------------------------------------------------------------------
+
+
+class _Unsupported(Exception):
+    """A statement this pass does not read: the function is printed generic."""
+
+
+class _Subst(cst.CSTTransformer):
+    """Replace the names read (not attributes' or keywords' names) by their aliases."""
+
+    def __init__(self, alias: dict[str, str]) -> None:
+        self.alias = alias
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return False
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        return updated.with_changes(value=updated.value.visit(self))
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        return False
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(value=updated.value.visit(self))
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        raise _Unsupported
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        a = self.alias.get(updated.value)
+        return cst.parse_expression(a) if a is not None else updated
+
+
+class _Scalar:
+    """A value that is a 0-d value broadcast: ``text`` (an expression over 0-d names of the value's
+    dtype and weakness, numbers included), or ``const`` (a Python float standing in for a float64)."""
+
+    def __init__(self, text: str | None = None, const: float | None = None) -> None:
+        self.text, self.const = text, const
+
+
+def _atom(e: cst.BaseExpression) -> str | None:
+    if isinstance(e, cst.Name):
+        return e.value
+    return None
+
+
+def _number(e: cst.BaseExpression) -> float | int | None:
+    neg = False
+    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus):
+        neg, e = True, e.expression
+    if isinstance(e, (cst.Integer, cst.Float)):
+        v = e.evaluated_value
+        if isinstance(v, int) and abs(v) >= 2 ** 53:
+            return None
+        return -v if neg else v
+    return None
+
+
+class _Rewriter:
+    def __init__(self, facts: dict[str, Fact | None], binds: Counter[str]) -> None:
+        self.facts = facts
+        self.binds = binds
+        self.alias: dict[str, str] = {}
+        self.neg: dict[str, str] = {}  # t -> x for t = -x
+        self.ones: set[str] = set()
+        self.scalar: dict[str, _Scalar] = {}
+
+    def fact(self, name: str | None) -> Fact | None:
+        return self.facts.get(name) if name is not None else None
+
+    def once(self, name: str) -> bool:
+        return self.binds[name] <= 1 and self.facts.get(name) is not None
+
+    def statement(self, s: cst.BaseSmallStatement) -> cst.BaseSmallStatement | None:
+        """``s`` rewritten (aliases read), or None when it goes."""
+        if isinstance(s, cst.Assert):
+            t = _atom(s.test)
+            f = self.fact(t)
+            if f is not None and f[0] == "s" and f[2] is True:
+                return None
+            return s.with_changes(test=s.test.visit(_Subst(self.alias)))
+        if isinstance(s, (cst.Return, cst.Expr)):
+            return s.visit(_Subst(self.alias))  # type: ignore[return-value]
+        if not isinstance(s, cst.Assign):
+            raise _Unsupported
+        value = s.value.visit(_Subst(self.alias))
+        if len(s.targets) != 1 or not isinstance(s.targets[0].target, cst.Name):
+            return s.with_changes(value=value)
+        t = s.targets[0].target.value
+        if not self.once(t):
+            return s.with_changes(value=value)
+        new = self.assign(t, value)
+        if new is None:
+            return None
+        return s.with_changes(value=new)
+
+    def assign(self, t: str, e: cst.BaseExpression) -> cst.BaseExpression | None:
+        ft = self.facts[t]
+        assert ft is not None
+        if isinstance(e, cst.Name) and self.once(e.value):  # a copy
+            self.alias[t] = e.value
+            return None
+        if isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and all(a.keyword is None for a in e.args):
+            return self.call(t, ft, e.func.value, [a.value for a in e.args], e)
+        if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus):
+            x = _atom(e.expression)
+            if x is not None and self.once(x):
+                y = self.neg.get(x)
+                if y is not None and self.fact(y) == ft:
+                    self.alias[t] = y
+                    return None
+                self.neg[t] = x
+                sc = self.scalar.get(x)
+                if sc is not None:
+                    self.scalar[t] = _Scalar(f"-({sc.text})") if sc.const is None else _Scalar(const=-sc.const)
+            return e
+        if isinstance(e, cst.BinaryOperation) and type(e.operator) in _ARITH:
+            return self.binop(t, ft, _ARITH[type(e.operator)], e)
+        return e
+
+    def call(self, t: str, ft: Fact, fn: str, args: list[cst.BaseExpression], e: cst.Call) -> cst.BaseExpression | None:
+        names = [_atom(a) for a in args]
+        if fn == "ones_like" and len(args) == 1 and ft[0] == "a" and ft[2].kind == "f":
+            self.ones.add(t)
+            if ft[2] == _F64 and not ft[3]:
+                self.scalar[t] = _Scalar(const=1.0)
+            return e
+        if fn in ("unbroadcast", "expand_reduced") and names and names[0] is not None and self.once(names[0]):
+            g = names[0]
+            fg = self.facts[g]
+            assert fg is not None
+            if fg == ft:
+                self.alias[t] = g
+                return None
+            if fn == "expand_reduced" and fg[0] == "a" and ft[0] == "a" and fg[1] == () and fg[2:] == ft[2:]:
+                self.scalar[t] = self.scalar.get(g) or _Scalar(g)
+                return e
+            if fn == "unbroadcast" and fg[0] == "a" and ft[0] == "a" and fg[2:] == ft[2:] and not ft[3] \
+                    and ft[2].kind == "f" and len(fg[1]) > len(ft[1]) and fg[1][len(fg[1]) - len(ft[1]):] == ft[1]:
+                k = len(fg[1]) - len(ft[1])
+                axis = "0" if k == 1 else "(" + ", ".join(str(i) for i in range(k)) + ")"
+                return cst.parse_expression(f"np.sum({g}, axis={axis})")
+        return e
+
+    def operand(self, e: cst.BaseExpression) -> tuple[str | None, Fact | None, _Scalar | None]:
+        """(name, fact, scalar form) of an operand; a number is a scalar form with a static fact."""
+        n = _number(e)
+        if n is not None:
+            return None, ("s", type(n), n), _Scalar(_CODE.code_for_node(e), const=float(n))
+        name = _atom(e)
+        if name is None or not self.once(name):
+            return name, None, None
+        return name, self.facts[name], self.scalar.get(name)
+
+    def binop(self, t: str, ft: Fact, op: str, e: cst.BinaryOperation) -> cst.BaseExpression | None:
+        a, fa, sa = self.operand(e.left)
+        b, fb, sb = self.operand(e.right)
+        if ft[0] != "a" or fa is None or fb is None:
+            return e
+        # x * ones, ones * x, x * 1.0, x / 1.0 (x with the result's value): x
+        for x, fx, other, so in ((a, fa, b, sb), (b, fb, a, sa)):
+            if x is None or fx != ft:
+                continue
+            if op == "*" and (other in self.ones or (so is not None and so.const == 1.0 and other is not None)):
+                self.alias[t] = x
+                return None
+            if (op == "*" or (op == "/" and x == a)) and so is not None and so.const == 1.0 and other is None \
+                    and ft[2].kind == "f":
+                self.alias[t] = x
+                return None
+        # both operands broadcast 0-d values: so is the result (the statement stays, its scalar form is noted)
+        if sa is not None and sb is not None:
+            both = self.combine(op, fa, sa, fb, sb, ft)
+            if both is not None:
+                self.scalar[t] = both
+            return e
+        # one broadcast 0-d value meets a full-shaped operand of the result's shape
+        for s, fs, x, fx, left in ((sa, fa, b, fb, True), (sb, fb, a, fa, False)):
+            if s is None or x is None or fx is None or fx[0] != "a" or fx[1] != ft[1] or fs[0] != "a":
+                continue
+            if s.const is not None and s.text is None:  # a float64 stand-in: the other side float64 too
+                if not (fx[2] == _F64 and not fx[3] and ft[2] == _F64 and not ft[3]):
+                    continue
+                text = repr(s.const)
+            else:
+                assert s.text is not None
+                text = s.text
+            if _number(cst.parse_expression(text)) is None:
+                text = f"({text})"
+            lhs, rhs = (text, x) if left or op == "*" else (x, text)
+            return cst.parse_expression(f"{lhs} {op} {rhs}")
+        return e
+
+    def combine(self, op: str, fa: Fact, sa: _Scalar, fb: Fact, sb: _Scalar, ft: Fact) -> _Scalar | None:
+        """The scalar form of ``a op b`` for two scalar forms, or None."""
+        f64 = ft[2] == _F64 and not ft[3]
+        stand_a = sa.text is None or fa[0] == "s"
+        stand_b = sb.text is None or fb[0] == "s"
+        if stand_a and stand_b and f64 and sa.const is not None and sb.const is not None:
+            if op == "/" and sb.const == 0.0:
+                return None
+            c = {"*": lambda: sa.const * sb.const, "+": lambda: sa.const + sb.const,  # type: ignore[operator]
+                 "-": lambda: sa.const - sb.const, "/": lambda: sa.const / sb.const}[op]()  # type: ignore[operator]
+            return _Scalar(const=float(c))
+        if sa.text is not None and sb.text is not None and (fa[0] == "a") == (sa.const is None) \
+                and (fb[0] == "a") == (sb.const is None):
+            return _Scalar(f"({sa.text}) {op} ({sb.text})")
+        return None
+
+
+def _pure(e: cst.CSTNode, pure_calls: set[str]) -> bool:
+    class V(cst.CSTVisitor):
+        ok = True
+
+        def visit_Call(self, node: cst.Call) -> None:
+            f = node.func
+            while isinstance(f, cst.Attribute):
+                f = f.value
+            root = f.value if isinstance(f, cst.Name) else None
+            if not (isinstance(node.func, cst.Attribute) and root == "np") and \
+                    not (isinstance(node.func, cst.Name) and node.func.value in pure_calls):
+                self.ok = False
+
+        def visit_Lambda(self, node: cst.Lambda) -> None:
+            self.ok = False
+
+    v = V()
+    e.visit(v)
+    return v.ok
+
+
+def _reads(node: cst.CSTNode) -> set[str]:
+    from ..frontend.names import names_in
+
+    return set(names_in(node, skip_targets=True))
+
+
+def rewrite(fdef: cst.FunctionDef, facts: dict[str, Fact | None], pure_calls: set[str]) -> cst.FunctionDef | None:
+    """``fdef`` (a normalized function with no compound statement) rewritten for ``facts``; None if unsupported."""
+    stmts = list(fdef.body.body)
+    if not all(isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 for s in stmts):
+        return None
+    binds: Counter[str] = Counter()
+    for s in stmts:
+        small = s.body[0]  # type: ignore[attr-defined]
+        if isinstance(small, cst.Assign):
+            for t in small.targets:
+                for n in (t.target.elements if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]):
+                    target = n.value if isinstance(n, cst.Element) else n
+                    if isinstance(target, cst.Name):
+                        binds[target.value] += 1
+                    else:
+                        binds.update(_reads(target))
+        elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+            return None
+    rw = _Rewriter(facts, binds)
+    out: list[cst.SimpleStatementLine] = []
+    try:
+        for s in stmts:
+            new = rw.statement(s.body[0])  # type: ignore[attr-defined]
+            if new is not None:
+                out.append(s.with_changes(body=[new]))  # type: ignore[attr-defined]
+    except _Unsupported:
+        return None
+    # dead code: a pure binding of a name nothing reads any more
+    live: set[str] = set()
+    kept: list[cst.SimpleStatementLine] = []
+    for s in reversed(out):
+        small = s.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
+                and small.targets[0].target.value not in live and _pure(small.value, pure_calls):
+            continue
+        live |= _reads(small)
+        kept.append(s)
+    kept.reverse()
+    return fdef.with_changes(body=fdef.body.with_changes(body=kept))
+
+
+
+
+
+# -- the module printed -----------------------------------------------------------------------------
+
+
+def modules_for(program: Any, facts: dict[str, Fact | None], generic: str, form: str) -> list[str]:
+    """``generic`` (the module ``srcjax.source`` prints) with its entry function rewritten for ``facts``:
+    for ``form="readable"`` folded and tidied, folded, then as rewritten (the first that lowers to
+    the generic program's XLA program is the one shown); empty where the entry cannot be rewritten."""
+    import ast
+
+    from . import readable
+    from .anf import ADJOINT_IMPORTS
+
+    entry = program.entry
+    pure = set(ADJOINT_IMPORTS)
+    fdef = rewrite(entry.fdef, facts, pure)
+    if fdef is None:
+        return []
+    anf = _CODE.code_for_node(fdef.with_changes(leading_lines=[]))
+    texts = [anf]
+    if form == "readable":
+        keep = _user_names(program)
+        texts = [readable.function_texts(readable.readable_source("import numpy as np\n\n\n" + anf, pure, keep, tidy))
+                 .get(entry.name, anf) for tidy in (True, False)] + texts
+    lines = generic.splitlines(True)
+    node = next((n for n in ast.parse(generic).body if isinstance(n, ast.FunctionDef) and n.name == entry.name), None)
+    if node is None:
+        return []
+    start = node.lineno - 1 - len(node.decorator_list)
+    out: list[str] = []
+    for text in texts:
+        module = _imports_used("".join(lines[:start]) + text.rstrip("\n") + "\n" + "".join(lines[node.end_lineno:]))
+        if module not in out:
+            out.append(module)
+    return out
+
+
+def _user_names(program: Any) -> frozenset[str]:
+    """The names the user wrote (kept as written by the folding): those of the differentiated function."""
+    from ..frontend.names import names_in
+    from ..frontend.program import Program
+    from .readable import user_names
+
+    derived = getattr(program.entry.fn, "__srcjax_derived__", None)
+    if derived is not None:
+        try:
+            return user_names(Program(derived[1]))
+        except Exception:  # (the names are for reading only: the parameters are enough)
+            return frozenset(names_in(program.entry.fdef.params))
+    return user_names(program)
+
+
+def _imports_used(text: str) -> str:
+    """``text`` without the names of its ``from srcjax... import`` lines that it no longer reads."""
+    out = []
+    for line in text.splitlines(True):
+        m = re.match(r"from (srcjax\.\w+) import (.*)\n", line)
+        if m:
+            rest = text.replace(line, "")
+            names = [n for n in m.group(2).split(", ")
+                     if re.search(rf"(?<![\w.]){re.escape(n.split(' as ')[-1])}(?!\w)", rest)]
+            if not names:
+                continue
+            line = f"from {m.group(1)} import {', '.join(names)}\n"
+        out.append(line)
+    return "".join(out)

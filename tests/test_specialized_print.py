@@ -1,0 +1,138 @@
+"""``srcjax.source(f, *example_args)``: the program printed for given shapes and dtypes
+(srcjax/transforms/specialized_print.py, srcjax/printing.py) is the program that runs.
+
+For every program of the corpora (tests/corpus_programs.py, tests/ad_programs.py) under compile,
+grad, value_and_grad, jvp, vjp, hessian and vmap, the specialized print is checked three ways,
+independently of the check ``srcjax.source`` makes itself before printing it:
+
+- run by NumPy, it gives the compiled (XLA) result of the generic program;
+- compiled by srcjax for the same arguments, it gives the generic program's XLA result bit for bit;
+- its StableHLO is the generic program's, or else XLA's optimized HLO of both is the same module
+  up to names.
+
+The default run checks a fixed fifth of the cases; ``SRCJAX_SPECIALIZED=all`` checks every one.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import srcjax
+from srcjax import autodiff
+from srcjax.api import _as_compiled
+from srcjax.printing import canonical_hlo, exec_module
+from tests import ad_programs as P
+from tests.corpus_programs import CORPUS
+
+_ALL = os.environ.get("SRCJAX_SPECIALIZED", "") == "all"
+
+
+def _leaves(x):
+    return [np.asarray(v) for v in srcjax.tree_util.tree_leaves(x)]
+
+
+def _floats(args):
+    return srcjax.tree_util.tree_map(lambda a: np.asarray(a, dtype=np.float64) * 0.5 + 0.25, args)
+
+
+def transformed(fn, kind, args):
+    """(the transformed function, its example arguments) or None where it does not apply."""
+    if kind == "compile":
+        return srcjax.compile(fn), args
+    if kind in ("grad", "value_and_grad", "hessian"):
+        try:
+            out = srcjax.eval_shape(fn, *args)
+        except srcjax.TranspileError:
+            return None
+        if not hasattr(out, "shape") or out.shape != () or out.dtype.kind != "f":
+            return None
+        if not all(np.asarray(a).dtype.kind == "f" for a in srcjax.tree_util.tree_leaves(args[0])):
+            return None
+        if kind == "hessian" and np.ndim(args[0]) != 1:
+            return None
+        return {"grad": srcjax.grad, "value_and_grad": srcjax.value_and_grad, "hessian": srcjax.hessian}[kind](fn), args
+    first = np.asarray(args[0]) if not isinstance(args[0], (tuple, list, dict)) else None
+    if kind in ("jvp", "vjp") and (first is None or first.dtype.kind != "f"):
+        return None
+    if kind == "jvp":
+        return autodiff._wrap(fn, "jvp", (0,), False), (*args, _floats(args[0]).astype(first.dtype))
+    if kind == "vjp":
+        try:
+            out = srcjax.eval_shape(fn, *args)
+        except srcjax.TranspileError:
+            return None
+        if not hasattr(out, "shape") or out.dtype.kind != "f":
+            return None
+        ct = np.full(out.shape, 0.75, dtype=out.dtype)
+        return autodiff._wrap(fn, "vjp", (0,), False), (*args, ct)
+    if kind == "vmap":
+        if not all(isinstance(a, np.ndarray) for a in args):
+            return None
+        return srcjax.vmap(fn), tuple(np.stack([a, a[::-1] if a.ndim else a]) for a in args)
+    raise ValueError(kind)
+
+
+def check(f, args) -> str:
+    """'generic' (nothing specialized was printed), 'stablehlo' or 'optimized' (the level at which
+    the printed program is the one that runs); asserts the three checks above."""
+    text = srcjax.source(f, *args)
+    if text == srcjax.source(f):
+        return "generic"
+    c = _as_compiled(f)
+    mine = exec_module(text, c.program)
+    want = f(*args)
+    got_numpy = mine(*args)
+    for a, b in zip(_leaves(want), _leaves(got_numpy), strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-6 if a.dtype == np.float32 else 1e-10, atol=1e-6)
+    got_xla = srcjax.compile(mine)(*args)
+    for a, b in zip(_leaves(want), _leaves(got_xla), strict=True):
+        np.testing.assert_array_equal(b, a)
+    theirs, ours = srcjax.lower(f, *args), srcjax.lower(mine, *args)
+    if ours.as_text() == theirs.as_text():
+        return "stablehlo"
+    assert canonical_hlo(ours.compile().as_text()) == canonical_hlo(theirs.compile().as_text())
+    return "optimized"
+
+
+KINDS = ("compile", "grad", "value_and_grad", "jvp", "vjp", "hessian", "vmap")
+
+
+def _ad_args(fn):
+    from tests.test_ad import args_for
+
+    return args_for(fn)
+
+
+AD = [P.mse_tanh, P.mlp_loss, P.softmax_xent, P.layer_norm, P.attention, P.rosenbrock, P.logistic, P.poly,
+      P.branchy, P.early_return, P.reductions, P.broadcasting, P.shapes, P.loop_carried_unused_after,
+      P.coupled_loop, P.long_loop, P.nested_tuples, P.nested_mixed]
+CASES = [(f"ad.{fn.__name__}.{k}", fn, None, k) for fn in AD for k in KINDS] + \
+        [(f"corpus.{c.name}.{k}", c.fn, c, k) for c in CORPUS if c.xfail is None and not c.static_argnames
+         for k in KINDS]
+SELECTED = CASES if _ALL else CASES[::5]
+
+
+@pytest.mark.parametrize("name,fn,case,kind", SELECTED, ids=[c[0] for c in SELECTED])
+def test_specialized_print_is_what_runs(name, fn, case, kind) -> None:
+    if case is None:
+        args = _ad_args(fn)
+    else:
+        rng = np.random.default_rng(11)
+        args = case.args(rng)
+        if case.kwargs is not None:
+            pytest.skip("keyword arguments")
+    try:
+        t = transformed(fn, kind, tuple(args))
+    except srcjax.TranspileError:
+        t = None
+    if t is None:
+        pytest.skip(f"{kind} does not apply")
+    f, a = t
+    try:
+        srcjax.eval_shape(f, *a)
+    except srcjax.TranspileError:
+        pytest.skip(f"{kind} refuses it")
+    check(f, a)
