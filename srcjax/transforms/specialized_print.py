@@ -36,6 +36,7 @@ both is the same module up to names; otherwise the generic program is printed.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from typing import Any
@@ -130,11 +131,23 @@ class _Subst(cst.CSTTransformer):
 
 
 class _Scalar:
-    """A value that is a 0-d value broadcast: ``text`` (an expression over 0-d names of the value's
-    dtype and weakness, numbers included), or ``const`` (a Python float standing in for a float64)."""
+    """A value that is a 0-d value broadcast to its shape: ``text``, a Python expression over numbers
+    and 0-d names with the value's dtype and weakness; or, if ``stand_in``, over numbers only, a
+    weak Python float standing in for a float64 value (Python's float arithmetic is float64's).
+    ``const``: the number, where ``text`` reads no name."""
 
-    def __init__(self, text: str | None = None, const: float | None = None) -> None:
-        self.text, self.const = text, const
+    def __init__(self, text: str, stand_in: bool = False, const: float | None = None) -> None:
+        self.text, self.stand_in, self.const = text, stand_in, const
+
+    def shown(self) -> str:
+        """``text`` as an operand: a short number as itself, else parenthesized unless atomic."""
+        if self.const is not None and len(repr(self.const)) <= 8:
+            return repr(self.const) if self.const >= 0 else f"({self.const!r})"
+        return self.text if re.fullmatch(r"[\w.]+", self.text) else f"({self.text})"
+
+
+def _strong_f64(f: Fact | None) -> bool:
+    return f is not None and f[0] == "a" and f[2] == _F64 and not f[3]
 
 
 def _atom(e: cst.BaseExpression) -> str | None:
@@ -163,6 +176,18 @@ class _Rewriter:
         self.neg: dict[str, str] = {}  # t -> x for t = -x
         self.ones: set[str] = set()
         self.scalar: dict[str, _Scalar] = {}
+        self.single = True  # whether the name being bound is bound once
+
+    def same_as(self, t: str, x: str) -> cst.BaseExpression | None:
+        """``t`` is ``x``: an alias (None: the statement goes), or ``x`` as its value."""
+        if self.single and self.once(x):
+            self.alias[t] = x
+            return None
+        return cst.Name(x)
+
+    def note(self, t: str, sc: _Scalar) -> None:
+        if self.single:
+            self.scalar[t] = sc
 
     def fact(self, name: str | None) -> Fact | None:
         return self.facts.get(name) if name is not None else None
@@ -186,8 +211,9 @@ class _Rewriter:
         if len(s.targets) != 1 or not isinstance(s.targets[0].target, cst.Name):
             return s.with_changes(value=value)
         t = s.targets[0].target.value
-        if not self.once(t):
+        if self.facts.get(t) is None:
             return s.with_changes(value=value)
+        self.single = self.once(t)  # (bound again later: no alias or fact noted for it, its value rewritten)
         new = self.assign(t, value)
         if new is None:
             return None
@@ -196,7 +222,11 @@ class _Rewriter:
     def assign(self, t: str, e: cst.BaseExpression) -> cst.BaseExpression | None:
         ft = self.facts[t]
         assert ft is not None
-        if isinstance(e, cst.Name) and self.once(e.value):  # a copy
+        if ft[0] == "s" and ft[1] in (int, float) and math.isfinite(ft[2]):  # a number: read as itself
+            if self.single:
+                self.alias[t] = repr(ft[2]) if ft[2] >= 0 else f"({ft[2]!r})"
+            return e
+        if isinstance(e, cst.Name) and self.single and self.once(e.value):  # a copy
             self.alias[t] = e.value
             return None
         if isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and all(a.keyword is None for a in e.args):
@@ -206,12 +236,12 @@ class _Rewriter:
             if x is not None and self.once(x):
                 y = self.neg.get(x)
                 if y is not None and self.fact(y) == ft:
-                    self.alias[t] = y
-                    return None
-                self.neg[t] = x
+                    return self.same_as(t, y)
+                if self.single:
+                    self.neg[t] = x
                 sc = self.scalar.get(x)
                 if sc is not None:
-                    self.scalar[t] = _Scalar(f"-({sc.text})") if sc.const is None else _Scalar(const=-sc.const)
+                    self.note(t, _Scalar(f"-{sc.shown()}", sc.stand_in, None if sc.const is None else -sc.const))
             return e
         if isinstance(e, cst.BinaryOperation) and type(e.operator) in _ARITH:
             return self.binop(t, ft, _ARITH[type(e.operator)], e)
@@ -220,19 +250,19 @@ class _Rewriter:
     def call(self, t: str, ft: Fact, fn: str, args: list[cst.BaseExpression], e: cst.Call) -> cst.BaseExpression | None:
         names = [_atom(a) for a in args]
         if fn == "ones_like" and len(args) == 1 and ft[0] == "a" and ft[2].kind == "f":
-            self.ones.add(t)
-            if ft[2] == _F64 and not ft[3]:
-                self.scalar[t] = _Scalar(const=1.0)
+            if self.single:
+                self.ones.add(t)
+            if _strong_f64(ft):
+                self.note(t, _Scalar("1.0", True, 1.0))
             return e
         if fn in ("unbroadcast", "expand_reduced") and names and names[0] is not None and self.once(names[0]):
             g = names[0]
             fg = self.facts[g]
             assert fg is not None
             if fg == ft:
-                self.alias[t] = g
-                return None
+                return self.same_as(t, g)
             if fn == "expand_reduced" and fg[0] == "a" and ft[0] == "a" and fg[1] == () and fg[2:] == ft[2:]:
-                self.scalar[t] = self.scalar.get(g) or _Scalar(g)
+                self.note(t, self.scalar.get(g) or _Scalar(g))
                 return e
             if fn == "unbroadcast" and fg[0] == "a" and ft[0] == "a" and fg[2:] == ft[2:] and not ft[3] \
                     and ft[2].kind == "f" and len(fg[1]) > len(ft[1]) and fg[1][len(fg[1]) - len(ft[1]):] == ft[1]:
@@ -245,11 +275,9 @@ class _Rewriter:
         """(name, fact, scalar form) of an operand; a number is a scalar form with a static fact."""
         n = _number(e)
         if n is not None:
-            return None, ("s", type(n), n), _Scalar(_CODE.code_for_node(e), const=float(n))
+            return None, ("s", type(n), n), _Scalar(_CODE.code_for_node(e), False, n)
         name = _atom(e)
-        if name is None or not self.once(name):
-            return name, None, None
-        return name, self.facts[name], self.scalar.get(name)
+        return name, self.fact(name), self.scalar.get(name) if name is not None and self.once(name) else None
 
     def binop(self, t: str, ft: Fact, op: str, e: cst.BinaryOperation) -> cst.BaseExpression | None:
         a, fa, sa = self.operand(e.left)
@@ -261,50 +289,41 @@ class _Rewriter:
             if x is None or fx != ft:
                 continue
             if op == "*" and (other in self.ones or (so is not None and so.const == 1.0 and other is not None)):
-                self.alias[t] = x
-                return None
+                return self.same_as(t, x)
             if (op == "*" or (op == "/" and x == a)) and so is not None and so.const == 1.0 and other is None \
                     and ft[2].kind == "f":
-                self.alias[t] = x
-                return None
+                return self.same_as(t, x)
         # both operands broadcast 0-d values: so is the result (the statement stays, its scalar form is noted)
         if sa is not None and sb is not None:
             both = self.combine(op, fa, sa, fb, sb, ft)
             if both is not None:
-                self.scalar[t] = both
+                self.note(t, both)
             return e
-        # one broadcast 0-d value meets a full-shaped operand of the result's shape
+        # one broadcast 0-d value meets a full-shaped operand of the result's shape: the 0-d value
         for s, fs, x, fx, left in ((sa, fa, b, fb, True), (sb, fb, a, fa, False)):
             if s is None or x is None or fx is None or fx[0] != "a" or fx[1] != ft[1] or fs[0] != "a":
                 continue
-            if s.const is not None and s.text is None:  # a float64 stand-in: the other side float64 too
-                if not (fx[2] == _F64 and not fx[3] and ft[2] == _F64 and not ft[3]):
-                    continue
-                text = repr(s.const)
-            else:
-                assert s.text is not None
-                text = s.text
-            if _number(cst.parse_expression(text)) is None:
-                text = f"({text})"
-            lhs, rhs = (text, x) if left or op == "*" else (x, text)
+            if s.stand_in and not (_strong_f64(fx) and _strong_f64(ft)):
+                continue
+            lhs, rhs = (s.shown(), x) if left else (x, s.shown())
             return cst.parse_expression(f"{lhs} {op} {rhs}")
         return e
 
     def combine(self, op: str, fa: Fact, sa: _Scalar, fb: Fact, sb: _Scalar, ft: Fact) -> _Scalar | None:
         """The scalar form of ``a op b`` for two scalar forms, or None."""
-        f64 = ft[2] == _F64 and not ft[3]
-        stand_a = sa.text is None or fa[0] == "s"
-        stand_b = sb.text is None or fb[0] == "s"
-        if stand_a and stand_b and f64 and sa.const is not None and sb.const is not None:
-            if op == "/" and sb.const == 0.0:
+        if op == "/" and sb.const == 0:
+            return None
+        text = f"{sa.shown()} {op} {sb.shown()}"
+        if sa.const is not None and sb.const is not None:  # numbers only: a stand-in and a number
+            if not _strong_f64(ft):
                 return None
-            c = {"*": lambda: sa.const * sb.const, "+": lambda: sa.const + sb.const,  # type: ignore[operator]
-                 "-": lambda: sa.const - sb.const, "/": lambda: sa.const / sb.const}[op]()  # type: ignore[operator]
-            return _Scalar(const=float(c))
-        if sa.text is not None and sb.text is not None and (fa[0] == "a") == (sa.const is None) \
-                and (fb[0] == "a") == (sb.const is None):
-            return _Scalar(f"({sa.text}) {op} ({sb.text})")
-        return None
+            c = {"*": lambda x, y: x * y, "+": lambda x, y: x + y, "-": lambda x, y: x - y,
+                 "/": lambda x, y: x / y}[op](float(sa.const), float(sb.const))
+            return _Scalar(text, True, c)
+        for s, other in ((sa, fb), (sb, fa)):  # a stand-in meets a float64 of its own dtype
+            if s.stand_in and not (_strong_f64(other) and _strong_f64(ft)):
+                return None
+        return _Scalar(text)
 
 
 def _pure(e: cst.CSTNode, pure_calls: set[str]) -> bool:
