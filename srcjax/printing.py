@@ -98,17 +98,28 @@ def _same_program(c: Compiled, text: str, args: tuple[Any, ...], kwargs: dict[st
 
 
 def exec_module(text: str, program: Any) -> Callable[..., Any]:
-    """The entry function of ``text``, run in the namespace of ``program``'s entry (and its helpers)."""
+    """The entry function of ``text`` (a module ``srcjax.source`` printed for ``program``), each
+    function of it run in the namespace of the function it was written from (as
+    ``srcjax.numpy_function`` does), all linked by name."""
     entry = program.entry
     filename = f"<srcjax.source of {entry.fn.__qualname__} for its arguments #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    ns = dict(entry.source.globals)
-    ns.update(entry.source.closure)
-    ns.update({nf.name: nf.fn for nf in program.functions.values()})
-    ns.update(np=np, math=math, srcjax=sys.modules["srcjax"])
-    ns["__name__"] = getattr(entry.fn, "__module__", None) or "__main__"
-    exec(compile(text, filename, "exec"), ns)
-    return ns[entry.name]  # type: ignore[no-any-return]
+    code = compile(text, filename, "exec")
+    namespaces: dict[tuple[int, tuple[str, ...]], dict[str, Any]] = {}
+    chosen: dict[str, Any] = {}
+    for name, nf in program.functions.items():
+        key = (id(nf.source.globals), tuple(sorted(nf.source.closure)))
+        ns = namespaces.get(key)
+        if ns is None:
+            ns = namespaces[key] = dict(nf.source.globals)
+            ns.update(nf.source.closure)
+            ns.update(np=np, math=math, srcjax=sys.modules["srcjax"])
+            ns["__name__"] = getattr(nf.fn, "__module__", None) or "__main__"
+            exec(code, ns)
+        chosen[name] = ns.get(name, nf.fn)
+    for ns in namespaces.values():
+        ns.update(chosen)
+    return chosen[entry.name]  # type: ignore[no-any-return]
 
 
 _META = re.compile(r",? ?metadata=\{[^}]*\}|, ?origin=\{[^}]*\}|, ?frontend_attributes=\{[^}]*\}")

@@ -208,6 +208,7 @@ class _Rewriter:
         if not isinstance(s, cst.Assign):
             raise _Unsupported
         value = s.value.visit(_Subst(self.alias))
+        assert isinstance(value, cst.BaseExpression)
         if len(s.targets) != 1 or not isinstance(s.targets[0].target, cst.Name):
             return s.with_changes(value=value)
         t = s.targets[0].target.value
@@ -377,7 +378,7 @@ def rewrite(fdef: cst.FunctionDef, facts: dict[str, Fact | None], pure_calls: se
         for s in stmts:
             new = rw.statement(s.body[0])  # type: ignore[attr-defined]
             if new is not None:
-                out.append(s.with_changes(body=[new]))  # type: ignore[attr-defined]
+                out.append(cst.ensure_type(s, cst.SimpleStatementLine).with_changes(body=[new]))
     except _Unsupported:
         return None
     # dead code: a pure binding of a name nothing reads any more
