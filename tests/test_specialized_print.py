@@ -94,7 +94,8 @@ def check(f, args) -> str:
     theirs, ours = srcjax.lower(f, *args), srcjax.lower(mine, *args)
     if ours.as_text() == theirs.as_text():
         return "stablehlo"
-    assert canonical_hlo(ours.compile().as_text()) == canonical_hlo(theirs.compile().as_text())
+    mine_hlo, their_hlo = canonical_hlo(ours.compile().as_text()), canonical_hlo(theirs.compile().as_text())
+    assert mine_hlo == their_hlo and mine_hlo
     return "optimized"
 
 
@@ -137,3 +138,103 @@ def test_specialized_print_is_what_runs(name, fn, case, kind) -> None:
     except srcjax.TranspileError:
         pytest.skip(f"{kind} refuses it")
     check(f, a)
+
+
+# -- what is printed ------------------------------------------------------------------------------------
+
+
+def poisson_nll(z, y):
+    return np.sum(np.exp(z) - y * z)
+
+
+def mse(w, x, y):
+    p = np.tanh(x @ w)
+    return np.mean((p - y) ** 2)
+
+
+def shaped(x, i):
+    if x.ndim == 2:
+        x = x.sum(axis=1)
+    else:
+        x = x * 2.0
+    return x[i]
+
+
+def test_gradient_for_given_shapes_has_no_guard_and_no_shape_helpers() -> None:
+    z, y = np.linspace(-1, 1, 5), np.linspace(0, 2, 5)
+    g = srcjax.grad(poisson_nll)
+    generic, text = srcjax.source(g), srcjax.source(g, z, y)
+    assert "assert " in generic and "unbroadcast(" in generic and "np.sum(" in generic
+    assert text.endswith("def poisson_nll_grad(z, y):\n    return -1.0 * y + np.exp(z)\n"), text
+    assert check(g, (z, y)) in ("stablehlo", "optimized")
+
+
+def test_shape_dtype_structs_keywords_and_anf() -> None:
+    w, x, y = np.zeros((3, 2)), np.zeros((5, 3)), np.zeros((5, 2))
+    g = srcjax.grad(mse)
+    text = srcjax.source(g, w, x, y)
+    assert "0.2 * (p - y)" in text and "assert" not in text, text
+    specs = [srcjax.ShapeDtypeStruct(a.shape, a.dtype) for a in (w, x, y)]
+    assert srcjax.source(g, *specs) == text
+    assert srcjax.source(g, w, x=x, y=y) == text
+    anf = srcjax.source(g, w, x, y, form="anf")
+    assert "assert" not in anf and len(anf.splitlines()) > len(text.splitlines())
+    # float32: ones_like stays (a float32 one is no Python float), the guard and unbroadcast go
+    text32 = srcjax.source(g, *[a.astype(np.float32) for a in (w, x, y)])
+    assert "ones_like(sub) / 10 * 2 * sub" in text32 and "unbroadcast" not in text32, text32
+
+
+def test_static_if_shows_the_branch_taken() -> None:
+    f = srcjax.compile(shaped, static_argnums=1)
+    text = srcjax.source(f, np.ones((3, 4)), 1)
+    assert "if " not in text and "np.sum(x, axis=1)" in text and "2.0" not in text, text
+    text = srcjax.source(f, np.ones(3), 1)
+    assert "if " not in text and "2.0" in text and "np.sum" not in text, text
+
+
+def test_a_print_that_is_not_the_program_is_never_shown(monkeypatch) -> None:
+    """Whatever the rewrite writes, what is printed lowers to the program that runs: a module that
+    computes something else (here the output plus one) is refused and the generic one printed."""
+    from srcjax.transforms import specialized_print
+
+    z, y = np.linspace(-1, 1, 5), np.linspace(0, 2, 5)
+    g = srcjax.grad(poisson_nll)
+    real = specialized_print.modules_for
+
+    def wrong(*a, **k):
+        return [t.replace("np.exp(z)", "(np.exp(z) + 1.0)") for t in real(*a, **k)]
+
+    monkeypatch.setattr(specialized_print, "modules_for", wrong)
+    assert srcjax.source(g, z, y) == srcjax.source(g)
+
+
+def test_argument_errors_are_located() -> None:
+    g = srcjax.grad(mse)
+    with pytest.raises(srcjax.TranspileError, match="broadcast|shape|matmul"):
+        srcjax.source(g, np.zeros((3, 2)), np.zeros((5, 4)), np.zeros((5, 2)))
+    with pytest.raises(srcjax.TranspileError, match="form"):
+        srcjax.source(g, np.zeros((3, 2)), np.zeros((5, 3)), np.zeros((5, 2)), form="tree")
+
+
+def test_canonical_hlo_ignores_names_and_order_only() -> None:
+    def twice(x):
+        return x * 2.0
+
+    def twice_left(x):
+        return 2.0 * x
+
+    def thrice(x):
+        return x * 3.0
+
+    def sub(x, y):
+        return x - y
+
+    def bus(x, y):
+        return y - x
+
+    a = np.ones(3)
+    h = {f.__name__: canonical_hlo(srcjax.lower(f, *([a] * f.__code__.co_argcount)).compile().as_text())
+         for f in (twice, twice_left, thrice, sub, bus)}
+    assert h["twice"] == h["twice_left"] != h["thrice"]
+    assert h["sub"] != h["bus"]
+    assert canonical_hlo("HloModule m\nENTRY %main (p: f32[]) -> f32[] {\n  ROOT %c = f32[9] constant({...})\n}\n") == ""

@@ -60,6 +60,21 @@ class _Recorder(Specializer):
     def __init__(self, program: Any) -> None:
         super().__init__(program)
         self.facts: dict[str, Fact | None] = {}
+        self.ran: set[int] = set()  # the entry's statements that ran (outside traced regions)
+
+    def exec_stmt(self, s: cst.BaseStatement, env: dict[str, Any]) -> None:
+        if self._top():
+            if isinstance(s, cst.If):  # decided here only on a static test (its statement's id noted)
+                from ..lower import regions
+
+                if regions.is_data(self, self.eval(s.test, env)):
+                    return super().exec_stmt(s, env)
+            self.ran.add(id(s))
+        super().exec_stmt(s, env)
+
+    def _top(self) -> bool:
+        return len(self.fn_stack) == 1 and self.nf is self.program.entry and not self.on_branch \
+            and not self.row_contexts
 
     def run_body(self, nf: Any, body: Any, env: dict[str, Any]) -> Any:
         if not self.fn_stack and nf is self.program.entry:
@@ -69,8 +84,7 @@ class _Recorder(Specializer):
 
     def exec_small(self, s: cst.BaseSmallStatement, env: dict[str, Any]) -> None:
         super().exec_small(s, env)
-        if isinstance(s, cst.Assign) and len(self.fn_stack) == 1 and self.nf is self.program.entry \
-                and not self.on_branch and not self.row_contexts:
+        if isinstance(s, cst.Assign) and self._top():
             for t in s.targets:
                 if isinstance(t.target, cst.Name):
                     self._note(t.target.value, env.get(t.target.value))
@@ -90,11 +104,45 @@ def _fact(v: Any) -> Fact | None:
     return None
 
 
-def record(program: Any, specs: list[Any]) -> dict[str, Fact | None]:
-    """The entry function's names -> their values, for these argument specs."""
+class Record:
+    """What one specialization found: the entry's names -> their values, the statements that ran."""
+
+    def __init__(self, facts: dict[str, Fact | None], ran: set[int]) -> None:
+        self.facts, self.ran = facts, ran
+
+
+def record(program: Any, specs: list[Any]) -> Record:
+    """The entry function's names -> their values, and which of its statements ran, for these specs."""
     r = _Recorder(program)
     r.lower(specs)
-    return r.facts
+    return Record(r.facts, r.ran)
+
+
+def _decided(stmts: list[Any], ran: set[int]) -> list[Any]:
+    """``stmts`` with each ``if`` that ran on a static test replaced by the block it took (none if
+    it took none), and nothing after a ``return``."""
+    out: list[Any] = []
+    for s in stmts:
+        if isinstance(s, cst.If) and id(s) in ran:
+            taken: list[Any] | None = None
+            if id(s.body.body[0]) in ran:
+                taken = list(s.body.body)
+            elif isinstance(s.orelse, cst.Else) and id(s.orelse.body.body[0]) in ran:
+                taken = list(s.orelse.body.body)
+            elif isinstance(s.orelse, cst.If):
+                taken = [s.orelse]
+            elif s.orelse is None:
+                taken = []
+            if taken is not None:
+                out += _decided(taken, ran)
+                if out and isinstance(out[-1], cst.SimpleStatementLine) and \
+                        isinstance(out[-1].body[-1], cst.Return):
+                    return out
+                continue
+        out.append(s)
+        if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[-1], cst.Return):
+            return out
+    return out
 
 
 # -- the rewrite ---------------------------------------------------------------------------------
@@ -122,8 +170,11 @@ class _Subst(cst.CSTTransformer):
     def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
         return updated.with_changes(value=updated.value.visit(self))
 
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        raise _Unsupported
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
+                             cst.NamedExpr)):
+            raise _Unsupported  # (names bound inside)
+        return super().on_visit(node)
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
         a = self.alias.get(updated.value)
@@ -354,9 +405,11 @@ def _reads(node: cst.CSTNode) -> set[str]:
     return set(names_in(node, skip_targets=True))
 
 
-def rewrite(fdef: cst.FunctionDef, facts: dict[str, Fact | None], pure_calls: set[str]) -> cst.FunctionDef | None:
-    """``fdef`` (a normalized function with no compound statement) rewritten for ``facts``; None if unsupported."""
-    stmts = list(fdef.body.body)
+def rewrite(fdef: cst.FunctionDef, rec: Record, pure_calls: set[str]) -> cst.FunctionDef | None:
+    """``fdef`` (a normalized function) rewritten for what ``rec`` found; None if it keeps a compound
+    statement once the ``if``s on static values are decided."""
+    facts = rec.facts
+    stmts = _decided(list(fdef.body.body), rec.ran)
     if not all(isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 for s in stmts):
         return None
     binds: Counter[str] = Counter()
@@ -401,7 +454,7 @@ def rewrite(fdef: cst.FunctionDef, facts: dict[str, Fact | None], pure_calls: se
 # -- the module printed -----------------------------------------------------------------------------
 
 
-def modules_for(program: Any, facts: dict[str, Fact | None], generic: str, form: str) -> list[str]:
+def modules_for(program: Any, rec: Record, generic: str, form: str) -> list[str]:
     """``generic`` (the module ``srcjax.source`` prints) with its entry function rewritten for ``facts``:
     for ``form="readable"`` folded and tidied, folded, then as rewritten (the first that lowers to
     the generic program's XLA program is the one shown); empty where the entry cannot be rewritten."""
@@ -412,7 +465,7 @@ def modules_for(program: Any, facts: dict[str, Fact | None], generic: str, form:
 
     entry = program.entry
     pure = set(ADJOINT_IMPORTS)
-    fdef = rewrite(entry.fdef, facts, pure)
+    fdef = rewrite(entry.fdef, rec, pure)
     if fdef is None:
         return []
     anf = _CODE.code_for_node(fdef.with_changes(leading_lines=[]))
