@@ -65,15 +65,14 @@ def specialized(c: Compiled, args: tuple[Any, ...], kwargs: dict[str, Any], form
     """``generic`` with its entry function printed for these arguments, where that is checked."""
     from .transforms import specialized_print as sp
 
-    values = c._bind(args, kwargs)
-    c._specialize(values)  # (errors for these arguments are raised here; some may become static)
+    theirs = c.lower(*args, **kwargs)  # (errors for these arguments are raised here; some may become static)
     try:
-        rec = sp.record(c.program, c._specs(values))
-    except Exception:  # pragma: no cover - the same walk succeeded just above (the generic print is safe)
+        rec = sp.record(c.program, c._specs(c._bind(args, kwargs)))
+        texts = sp.modules_for(c.program, rec, generic, form)
+    except Exception:  # (a program this pass does not read, or a bug in it: the generic print is safe)
         return generic
-    theirs = c.lower(*args, **kwargs)
     optimized: list[str] = []  # (the generic program's optimized HLO: compiled once, if needed)
-    for text in sp.modules_for(c.program, rec, generic, form):
+    for text in texts:
         if text == generic or _same_program(c, text, args, kwargs, theirs, optimized):
             return text
     return generic

@@ -55,44 +55,46 @@ _CODE = cst.Module(body=[])
 
 
 class _Recorder(Specializer):
-    """The specializer, noting the value of each name the entry function binds at its top level."""
+    """The specializer, noting the value of each name each program function binds at its top level,
+    and which way each ``if`` on a static value went, outside the regions it traces (branches and
+    loops on data). A name or an ``if`` seen with two values or two ways gets no fact."""
 
     def __init__(self, program: Any) -> None:
         super().__init__(program)
-        self.facts: dict[str, Fact | None] = {}
-        self.ran: set[int] = set()  # the entry's statements that ran (outside traced regions)
+        self.facts: dict[str, dict[str, Fact | None]] = {}  # function name -> name -> value
+        self.ways: dict[int, set[str]] = {}  # id of an `if` -> "body" / "orelse" (the ways it went)
+
+    def _traced(self) -> bool:
+        return bool(self.on_branch or self.row_contexts)
 
     def exec_stmt(self, s: cst.BaseStatement, env: dict[str, Any]) -> None:
-        if self._top():
-            if isinstance(s, cst.If):  # decided here only on a static test (its statement's id noted)
-                from ..lower import regions
+        if isinstance(s, cst.If):
+            from ..lower import regions
 
-                if regions.is_data(self, self.eval(s.test, env)):
-                    return super().exec_stmt(s, env)
-            self.ran.add(id(s))
+            test = self.eval(s.test, env)  # (a static test: Python values, evaluated once more)
+            way = "data" if self._traced() or regions.is_data(self, test) else \
+                "body" if self.truth(test, "an `if` condition") else "orelse"
+            self.ways.setdefault(id(s), set()).add(way)
         super().exec_stmt(s, env)
 
-    def _top(self) -> bool:
-        return len(self.fn_stack) == 1 and self.nf is self.program.entry and not self.on_branch \
-            and not self.row_contexts
-
     def run_body(self, nf: Any, body: Any, env: dict[str, Any]) -> Any:
-        if not self.fn_stack and nf is self.program.entry:
+        if not self._traced():
             for k, v in env.items():
-                self._note(k, v)
+                self._note(nf.name, k, v)
         return super().run_body(nf, body, env)
 
     def exec_small(self, s: cst.BaseSmallStatement, env: dict[str, Any]) -> None:
         super().exec_small(s, env)
-        if isinstance(s, cst.Assign) and self._top():
+        if isinstance(s, cst.Assign) and self.fn_stack and not self._traced():
             for t in s.targets:
                 if isinstance(t.target, cst.Name):
-                    self._note(t.target.value, env.get(t.target.value))
+                    self._note(self.nf.name, t.target.value, env.get(t.target.value))
 
-    def _note(self, name: str, v: Any) -> None:
+    def _note(self, fn: str, name: str, v: Any) -> None:
+        facts = self.facts.setdefault(fn, {})
         fact = _fact(v)
-        old = self.facts.get(name, fact)
-        self.facts[name] = fact if old == fact else None
+        old = facts.get(name, fact)
+        facts[name] = fact if old == fact else None
 
 
 def _fact(v: Any) -> Fact | None:
@@ -101,46 +103,53 @@ def _fact(v: Any) -> Fact | None:
         return ("a", tuple(a.shape), np.dtype(a.dtype), bool(a.weak_type))
     if isinstance(v, (bool, int, float)) and not isinstance(v, np.generic):
         return ("s", type(v), v)
+    if isinstance(v, tuple) and all(type(d) is int for d in v):  # a shape
+        return ("s", tuple, v)
+    if isinstance(v, np.dtype) and v.kind in "biufc" and v.isnative:
+        return ("s", np.dtype, v)
+    return None
+
+
+def _literal(f: Fact) -> str | None:
+    """A static value as the literal that evaluates to it: a number, a shape, a dtype."""
+    if f[1] in (int, float) and math.isfinite(f[2]):
+        return repr(f[2]) if f[2] >= 0 else f"({f[2]!r})"
+    if f[1] is tuple:
+        return repr(f[2])
+    if f[1] is np.dtype:
+        return f"np.{'bool_' if f[2] == np.bool_ else f[2].name}"
     return None
 
 
 class Record:
-    """What one specialization found: the entry's names -> their values, the statements that ran."""
+    """What one specialization found: per function, its names' values; the ways each ``if`` went."""
 
-    def __init__(self, facts: dict[str, Fact | None], ran: set[int]) -> None:
-        self.facts, self.ran = facts, ran
+    def __init__(self, facts: dict[str, dict[str, Fact | None]], ways: dict[int, set[str]]) -> None:
+        self.facts, self.ways = facts, ways
 
 
 def record(program: Any, specs: list[Any]) -> Record:
-    """The entry function's names -> their values, and which of its statements ran, for these specs."""
+    """What the specializer finds for these argument specs (:class:`Record`)."""
     r = _Recorder(program)
     r.lower(specs)
-    return Record(r.facts, r.ran)
+    return Record(r.facts, r.ways)
 
 
-def _decided(stmts: list[Any], ran: set[int]) -> list[Any]:
-    """``stmts`` with each ``if`` that ran on a static test replaced by the block it took (none if
-    it took none), and nothing after a ``return``."""
+def _decided(stmts: list[Any], ways: dict[int, set[str]]) -> list[Any]:
+    """``stmts`` with each ``if`` that went one way on a static value replaced by the block it took
+    (nothing if none), and nothing after a ``return``."""
     out: list[Any] = []
     for s in stmts:
-        if isinstance(s, cst.If) and id(s) in ran:
-            taken: list[Any] | None = None
-            if id(s.body.body[0]) in ran:
-                taken = list(s.body.body)
-            elif isinstance(s.orelse, cst.Else) and id(s.orelse.body.body[0]) in ran:
-                taken = list(s.orelse.body.body)
-            elif isinstance(s.orelse, cst.If):
-                taken = [s.orelse]
-            elif s.orelse is None:
-                taken = []
-            if taken is not None:
-                out += _decided(taken, ran)
-                if out and isinstance(out[-1], cst.SimpleStatementLine) and \
-                        isinstance(out[-1].body[-1], cst.Return):
-                    return out
-                continue
-        out.append(s)
-        if isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[-1], cst.Return):
+        way = ways.get(id(s), set()) if isinstance(s, cst.If) else set()
+        if len(way) == 1 and "data" not in way:
+            assert isinstance(s, cst.If)
+            taken: list[Any] = list(s.body.body) if way == {"body"} else \
+                list(s.orelse.body.body) if isinstance(s.orelse, cst.Else) else \
+                [s.orelse] if isinstance(s.orelse, cst.If) else []
+            out += _decided(taken, ways)
+        else:
+            out.append(s)
+        if out and isinstance(out[-1], cst.SimpleStatementLine) and isinstance(out[-1].body[-1], cst.Return):
             return out
     return out
 
@@ -274,9 +283,10 @@ class _Rewriter:
     def assign(self, t: str, e: cst.BaseExpression) -> cst.BaseExpression | None:
         ft = self.facts[t]
         assert ft is not None
-        if ft[0] == "s" and ft[1] in (int, float) and math.isfinite(ft[2]):  # a number: read as itself
+        lit = _literal(ft) if ft[0] == "s" else None
+        if lit is not None:  # a number, shape or dtype: read as itself
             if self.single:
-                self.alias[t] = repr(ft[2]) if ft[2] >= 0 else f"({ft[2]!r})"
+                self.alias[t] = lit
             return e
         if isinstance(e, cst.Name) and self.single and self.once(e.value):  # a copy
             self.alias[t] = e.value
@@ -405,11 +415,11 @@ def _reads(node: cst.CSTNode) -> set[str]:
     return set(names_in(node, skip_targets=True))
 
 
-def rewrite(fdef: cst.FunctionDef, rec: Record, pure_calls: set[str]) -> cst.FunctionDef | None:
-    """``fdef`` (a normalized function) rewritten for what ``rec`` found; None if it keeps a compound
-    statement once the ``if``s on static values are decided."""
-    facts = rec.facts
-    stmts = _decided(list(fdef.body.body), rec.ran)
+def rewrite(fdef: cst.FunctionDef, facts: dict[str, Fact | None], ways: dict[int, set[str]],
+            pure_calls: set[str]) -> cst.FunctionDef | None:
+    """``fdef`` (a normalized function) rewritten for the values of its names (``facts``) and the
+    ways its ``if``s went; None if it keeps a compound statement once those are decided."""
+    stmts = _decided(list(fdef.body.body), ways)
     if not all(isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 for s in stmts):
         return None
     binds: Counter[str] = Counter()
@@ -455,33 +465,41 @@ def rewrite(fdef: cst.FunctionDef, rec: Record, pure_calls: set[str]) -> cst.Fun
 
 
 def modules_for(program: Any, rec: Record, generic: str, form: str) -> list[str]:
-    """``generic`` (the module ``srcjax.source`` prints) with its entry function rewritten for ``facts``:
-    for ``form="readable"`` folded and tidied, folded, then as rewritten (the first that lowers to
-    the generic program's XLA program is the one shown); empty where the entry cannot be rewritten."""
+    """``generic`` (the module ``srcjax.source`` prints) with each function it shows rewritten for what
+    ``rec`` found: for ``form="readable"`` folded and tidied, folded, then as rewritten (the first
+    that lowers to the generic program's XLA program is the one shown); empty if none changes."""
     import ast
 
     from . import readable
     from .anf import ADJOINT_IMPORTS
+    from .batch import BATCHED_IMPORTS
 
-    entry = program.entry
-    pure = set(ADJOINT_IMPORTS)
-    fdef = rewrite(entry.fdef, rec, pure)
-    if fdef is None:
+    pure = set(ADJOINT_IMPORTS) | set(BATCHED_IMPORTS)
+    shown = {n.name: n for n in ast.parse(generic).body if isinstance(n, ast.FunctionDef)}
+    written: dict[str, str] = {}
+    for nf in program.functions.values():
+        if nf.name in shown and nf.fdef.name.value == nf.name:
+            fdef = rewrite(nf.fdef, rec.facts.get(nf.name, {}), rec.ways, pure)
+            if fdef is not None:
+                written[nf.name] = _CODE.code_for_node(fdef.with_changes(leading_lines=[], decorators=[]))
+    if not written:
         return []
-    anf = _CODE.code_for_node(fdef.with_changes(leading_lines=[]))
-    texts = [anf]
+    variants = [written]
     if form == "readable":
         keep = _user_names(program)
-        texts = [readable.function_texts(readable.readable_source("import numpy as np\n\n\n" + anf, pure, keep, tidy))
-                 .get(entry.name, anf) for tidy in (True, False)] + texts
+        folded = [readable.function_texts(readable.readable_source(
+            "import numpy as np\n\n\n" + "\n\n".join(written.values()), pure, keep, tidy)) for tidy in (True, False)]
+        variants = [{k: f.get(k, v) for k, v in written.items()} for f in folded] + variants
     lines = generic.splitlines(True)
-    node = next((n for n in ast.parse(generic).body if isinstance(n, ast.FunctionDef) and n.name == entry.name), None)
-    if node is None:
-        return []
-    start = node.lineno - 1 - len(node.decorator_list)
     out: list[str] = []
-    for text in texts:
-        module = _imports_used("".join(lines[:start]) + text.rstrip("\n") + "\n" + "".join(lines[node.end_lineno:]))
+    for texts in variants:
+        edits = sorted((shown[k].lineno - 1 - len(shown[k].decorator_list), shown[k].end_lineno or 0, v)
+                       for k, v in texts.items())
+        parts, at = [], 0
+        for start, end, text in edits:
+            parts += ["".join(lines[at:start]), text.rstrip("\n") + "\n"]
+            at = end
+        module = _imports_used("".join(parts) + "".join(lines[at:]))
         if module not in out:
             out.append(module)
     return out
@@ -514,5 +532,8 @@ def _imports_used(text: str) -> str:
             if not names:
                 continue
             line = f"from {m.group(1)} import {', '.join(names)}\n"
+        m = re.match(r"import (srcjax|math)\n", line)
+        if m and not re.search(rf"(?<![\w.]){m.group(1)}\.", text.replace(line, "")):
+            continue
         out.append(line)
     return "".join(out)
