@@ -157,6 +157,19 @@ def _decided(stmts: list[Any], ways: dict[int, set[str]]) -> list[Any]:
 # -- the rewrite ---------------------------------------------------------------------------------
 
 
+def _summed(g: tuple[int, ...], t: tuple[int, ...]) -> str | None:
+    """The ``axis=`` (and ``keepdims=``) arguments of ``np.sum`` that take shape ``g`` to ``t`` as
+    ``unbroadcast`` does: leading axes dropped, or axes of ``t``'s 1s kept; None for a mix of both."""
+    def axes(ks: list[int]) -> str:
+        return str(ks[0]) if len(ks) == 1 else "(" + ", ".join(map(str, ks)) + ")"
+
+    if len(g) > len(t) and g[len(g) - len(t):] == t:
+        return "axis=" + axes(list(range(len(g) - len(t))))
+    if len(g) == len(t) and g != t and all(d == n or d == 1 for d, n in zip(t, g)):
+        return "axis=" + axes([i for i, (d, n) in enumerate(zip(t, g)) if d != n]) + ", keepdims=True"
+    return None
+
+
 class _Unsupported(Exception):
     """A statement this pass does not read: the function is printed generic."""
 
@@ -323,14 +336,22 @@ class _Rewriter:
             assert fg is not None
             if fg == ft:
                 return self.same_as(t, g)
-            if fn == "expand_reduced" and fg[0] == "a" and ft[0] == "a" and fg[1] == () and fg[2:] == ft[2:]:
+            kept = len(args) == 4 and isinstance(args[3], cst.Name) and args[3].value == "True" and \
+                fg[0] == "a" and ft[0] == "a" and len(fg[1]) == len(ft[1]) and \
+                all(d in (1, n) for d, n in zip(fg[1], ft[1]))  # (keepdims: it broadcasts as it is)
+            if fn == "expand_reduced" and fg[0] == "a" and ft[0] == "a" and (fg[1] == () or kept) \
+                    and fg[2:] == ft[2:]:
                 self.note(t, self.scalar.get(g) or _Scalar(g))
                 return e
+            sg = self.scalar.get(g)
+            if fn == "expand_reduced" and sg is not None and sg.stand_in and _strong_f64(ft):  # a constant
+                self.note(t, sg)
+                return e
             if fn == "unbroadcast" and fg[0] == "a" and ft[0] == "a" and fg[2:] == ft[2:] and not ft[3] \
-                    and ft[2].kind == "f" and len(fg[1]) > len(ft[1]) and fg[1][len(fg[1]) - len(ft[1]):] == ft[1]:
-                k = len(fg[1]) - len(ft[1])
-                axis = "0" if k == 1 else "(" + ", ".join(str(i) for i in range(k)) + ")"
-                return cst.parse_expression(f"np.sum({g}, axis={axis})")
+                    and ft[2].kind == "f":
+                summed = _summed(fg[1], ft[1])
+                if summed is not None:
+                    return cst.parse_expression(f"np.sum({g}, {summed})")
         return e
 
     def operand(self, e: cst.BaseExpression) -> tuple[str | None, Fact | None, _Scalar | None]:
