@@ -43,6 +43,10 @@ def source(fn: Callable[..., Any], *args: Any, form: str = "readable", **kwargs:
         raise _clean(ArgumentError(f"source: form must be 'readable' or 'anf', not {what}",
                                    hint="source(fn, *example_args, form='anf'): example arguments come "
                                         "before form, which is a keyword"))
+    if any(isinstance(a, str) and a in ("readable", "anf") for a in args):
+        raise _clean(ArgumentError(f"source: {next(a for a in args if a in ('readable', 'anf'))!r} was passed as "
+                                   "an example argument", hint="form is a keyword: source(fn, form='anf'), "
+                                                               "source(fn, *example_args, form='anf')"))
     written = getattr(fn, "__srcjax_source__", None)
     if written is not None:  # a split VJP's cotangent function: its forward and backward programs
         return written(form)  # type: ignore[no-any-return]

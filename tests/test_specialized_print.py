@@ -238,3 +238,8 @@ def test_canonical_hlo_ignores_names_and_order_only() -> None:
     assert h["twice"] == h["twice_left"] != h["thrice"]
     assert h["sub"] != h["bus"]
     assert canonical_hlo("HloModule m\nENTRY %main (p: f32[]) -> f32[] {\n  ROOT %c = f32[9] constant({...})\n}\n") == ""
+
+
+def test_form_is_a_keyword() -> None:
+    with pytest.raises(srcjax.TranspileError, match="form is a keyword"):
+        srcjax.source(srcjax.grad(mse), "anf")
