@@ -50,6 +50,7 @@ from ..lower.values import is_dynamic
 Fact = tuple[Any, ...]  # ("a", shape, dtype, weak) for an array; ("s", value) for a static number/bool
 
 _F64 = np.dtype(np.float64)
+_TYPED = (np.dtype(np.float32), np.dtype(np.float16))  # constants printed as np.float32(...)
 _ARITH = {cst.Multiply: "*", cst.Add: "+", cst.Subtract: "-", cst.Divide: "/"}
 _CODE = cst.Module(body=[])
 
@@ -214,6 +215,8 @@ class _Scalar:
 
     def shown(self) -> str:
         """``text`` as an operand: a short number as itself, else parenthesized unless atomic."""
+        if isinstance(self.const, np.floating):  # a typed constant: np.float32(0.2)
+            return repr(self.const)
         if self.const is not None and len(repr(self.const)) <= 8:
             return repr(self.const) if self.const >= 0 else f"({self.const!r})"
         return self.text if re.fullmatch(r"[\w.]+", self.text) else f"({self.text})"
@@ -329,6 +332,9 @@ class _Rewriter:
                 self.ones.add(t)
             if _strong_f64(ft):
                 self.note(t, _Scalar("1.0", True, 1.0))
+            elif ft[2] in _TYPED and not ft[3]:  # a float32 (float16) one: the typed constant
+                one = ft[2].type(1)
+                self.note(t, _Scalar(repr(one), False, one))
             return e
         if fn in ("unbroadcast", "expand_reduced") and names and names[0] is not None and self.once(names[0]):
             g = names[0]
@@ -344,7 +350,8 @@ class _Rewriter:
                 self.note(t, self.scalar.get(g) or _Scalar(g))
                 return e
             sg = self.scalar.get(g)
-            if fn == "expand_reduced" and sg is not None and sg.stand_in and _strong_f64(ft):  # a constant
+            if fn == "expand_reduced" and sg is not None and (sg.stand_in and _strong_f64(ft) or (
+                    isinstance(sg.const, np.floating) and sg.const.dtype == ft[2] and not ft[3])):  # a constant
                 self.note(t, sg)
                 return e
             if fn == "unbroadcast" and fg[0] == "a" and ft[0] == "a" and fg[2:] == ft[2:] and not ft[3] \
@@ -397,6 +404,15 @@ class _Rewriter:
         if op == "/" and sb.const == 0:
             return None
         text = f"{sa.shown()} {op} {sb.shown()}"
+        if isinstance(sa.const, np.floating) or isinstance(sb.const, np.floating):  # a typed constant
+            if sa.const is None or sb.const is None:
+                return _Scalar(text)
+            with np.errstate(all="ignore"):
+                typed = {"*": lambda x, y: x * y, "+": lambda x, y: x + y, "-": lambda x, y: x - y,
+                         "/": lambda x, y: x / y}[op](sa.const, sb.const)
+            if not isinstance(typed, np.floating) or typed.dtype != ft[2] or ft[3] or not np.isfinite(typed):
+                return None
+            return _Scalar(repr(typed), False, typed)
         if sa.const is not None and sb.const is not None:  # numbers only: a stand-in and a number
             if not _strong_f64(ft):
                 return None
