@@ -88,7 +88,8 @@ def _same_program(c: Compiled, text: str, args: tuple[Any, ...], kwargs: dict[st
     the program ``c`` lowers to (``theirs``): the same output shapes, dtypes and structure, and the
     same StableHLO or else the same XLA optimized HLO up to names (XLA drops unread values)."""
     try:
-        mine = _as_compiled(exec_module(text, c.program)).lower(*args, **kwargs)
+        fn = exec_module(text, c.program)  # (the arguments the generic program took static, static here too)
+        mine = Compiled(fn, static_argnames=tuple(sorted(c.static | c.auto_static))).lower(*args, **kwargs)
         if (mine.out_avals, mine.out_tree, mine.template) != (theirs.out_avals, theirs.out_tree, theirs.template):
             return False
         if mine.as_text() == theirs.as_text():

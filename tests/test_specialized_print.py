@@ -88,10 +88,11 @@ def check(f, args) -> str:
     for a, b in zip(_leaves(generic_numpy), _leaves(got_numpy), strict=True):
         tight = a.dtype in (np.float64, np.complex128)
         np.testing.assert_allclose(b, a, rtol=1e-12 if tight else 1e-5, atol=1e-12 if tight else 1e-6)
-    got_xla = srcjax.compile(mine)(*args)
+    mine_compiled = srcjax.compile(mine, static_argnames=tuple(sorted(c.static | c.auto_static)))
+    got_xla = mine_compiled(*args)
     for a, b in zip(_leaves(want), _leaves(got_xla), strict=True):
         np.testing.assert_array_equal(b, a)
-    theirs, ours = srcjax.lower(f, *args), srcjax.lower(mine, *args)
+    theirs, ours = srcjax.lower(f, *args), mine_compiled.lower(*args)
     if ours.as_text() == theirs.as_text():
         return "stablehlo"
     mine_hlo, their_hlo = canonical_hlo(ours.compile().as_text()), canonical_hlo(theirs.compile().as_text())
@@ -207,6 +208,18 @@ def test_a_print_that_is_not_the_program_is_never_shown(monkeypatch) -> None:
 
     monkeypatch.setattr(specialized_print, "modules_for", wrong)
     assert srcjax.source(g, z, y) == srcjax.source(g)
+
+
+def test_static_arguments_stay_static() -> None:
+    """A Python int the generic program takes static is static in the printed one too (it reads
+    the int's value where the generic one computes with it)."""
+    from tests.corpus_programs import CORPUS
+
+    case = next(c for c in CORPUS if c.name == "dynamic_row_index_from_static")
+    args = case.args(np.random.default_rng(11))
+    f = srcjax.compile(case.fn)
+    assert srcjax.source(f, *args).endswith("    return x[2, :] + x[(-3)]\n")
+    assert check(f, args) in ("stablehlo", "optimized")
 
 
 def test_argument_errors_are_located() -> None:
