@@ -1,37 +1,39 @@
 """The program printed for given argument shapes and dtypes: ``srcjax.source(f, *example_args)``.
 
-Input: a :class:`~srcjax.frontend.program.Program` and the argument specs of one specialization
-(what ``srcjax.lower(f, *args)`` lowers). Output: the entry function's source, rewritten with the
-shapes and dtypes the specializer found for every name, then folded like any generated source
-(:mod:`.readable`). Like JAX's ``make_jaxpr(f)(*args)``, it shows the program for those shapes.
+Input: a :class:`~srcjax.frontend.program.Program`, what one specialization of it found
+(:func:`record`) and the module ``srcjax.source(f)`` prints. Output: that module with each function
+it shows rewritten for those shapes and dtypes, then folded like any generated source
+(:mod:`.readable`): like JAX's ``make_jaxpr(f)(*args)``, the program for those shapes.
 
-The shapes are not inferred again: the specializer (``lower/specialize.py``) runs once with a
+The shapes are not inferred again: the specializer (``lower/specialize.py``) runs once more with a
 recorder (:class:`_Recorder`), which notes the abstract value (shape, dtype, weak typing) or the
-static value of every name the entry function binds at its top level. A name bound twice to
-different values gets no fact. The rewrites read the normalized entry (one primitive per
-statement: the program that lowers), and each is exact for the recorded values: the same values,
-shape, dtype and weakness, bit for bit.
+static value (number, shape, dtype) of every name each program function binds at its top level,
+and which way each ``if`` on a static value went, outside the regions it traces (branches and
+loops on data). A name seen with two values, or an ``if`` that went both ways, gets no fact. The
+rewrites read the normalized functions (one primitive per statement: the program that lowers),
+and each is exact for the recorded values: the same values, shape, dtype and weakness.
 
-- ``assert t, msg`` whose test the specializer found statically true is dropped (the guard that a
-  gradient's output is a real scalar);
+- an ``if`` that went one way is the block it took; an ``assert`` of a static true test goes (the
+  guard that a gradient's output is a real scalar);
+- a static number, shape or dtype is written as its literal (``reduced_size(sub, None)`` -> ``10``);
 - ``unbroadcast(g, like)`` and ``expand_reduced(g, a, ...)`` of a ``g`` with the result's abstract
-  value are ``g``; ``unbroadcast`` of a float ``g`` whose result drops leading axes only is
-  ``np.sum(g, axis=...)``;
-- ``-(-x)``, ``x * ones``, ``ones * x`` and ``x * 1.0`` are ``x`` when ``x`` has the result's
-  abstract value; ``x * -1.0`` is ``-x``;
-- a value known to be a 0-d value broadcast (``ones_like(v)`` of a float64 ``v``, a reduction's
-  cotangent ``expand_reduced(h, a, None, False)`` of a 0-d ``h`` of ``a``'s dtype, and their
-  products with numbers) is written as that 0-d value where an elementwise operation meets a
-  full-shaped operand of the result's shape; a float64 ones and numbers times it become Python
-  floats there when the other operand is float64 too (the arithmetic Python does on them is
-  float64 arithmetic, correctly rounded like XLA's, and a weak float64 meeting a float64 array
-  gives float64);
+  value are ``g``; ``unbroadcast`` of a float ``g`` that drops leading axes, or sums axes kept
+  as 1s, is ``np.sum(g, axis=..., keepdims=...)``;
+- ``-(-x)``, ``x * ones_like(..)``, ``x * 1.0`` and ``x / 1.0`` are ``x`` when ``x`` has the
+  result's abstract value;
+- a value known to be a smaller value broadcast (``ones_like(v)``; a reduction's cotangent
+  ``expand_reduced(h, a, ...)`` of a 0-d ``h``, or with ``keepdims``, of ``a``'s dtype; numbers
+  times them) is written as that smaller value where an elementwise operation meets an operand of
+  the result's shape, which broadcasts it the same way. A float64 one, and numbers times it, is a
+  Python float there when the other operand is float64 too (Python's float arithmetic is float64's,
+  and a weak float64 meeting a float64 array gives float64); a float32 or float16 one a typed
+  constant, ``np.float32(0.2)``, computed in its dtype;
 - then statements whose names nothing reads any more are removed (pure right-hand sides only).
 
-Functions with compound statements (loops, branches, nested functions) are printed generic.
-Whether the rewritten program is the one that runs is checked when printing (:func:`check`): it
-lowers, for the same arguments, to the same output shapes and dtypes, and XLA's optimized HLO of
-both is the same module up to names; otherwise the generic program is printed.
+Functions left with compound statements (loops, branches on data, nested functions) are printed
+generic. Whether the rewritten module is the program that runs is checked before it is printed
+(``srcjax.printing``): lowered for the same arguments it must give the same StableHLO, or XLA's
+optimized HLO of both must be the same dataflow graph; otherwise the generic module is printed.
 """
 
 from __future__ import annotations
