@@ -532,7 +532,7 @@ def modules_for(program: Any, rec: Record, generic: str, form: str) -> list[str]
     lines = generic.splitlines(True)
     out: list[str] = []
     for texts in variants:
-        edits = sorted((shown[k].lineno - 1 - len(shown[k].decorator_list), shown[k].end_lineno or 0, v)
+        edits = sorted((shown[k].lineno - 1, shown[k].end_lineno or 0, v)  # (its decorators stay as shown)
                        for k, v in texts.items())
         parts, at = [], 0
         for start, end, text in edits:
