@@ -294,7 +294,7 @@ class _Rewriter:
             return s.with_changes(value=value)
         self.single = self.once(t)  # (bound again later: no alias or fact noted for it, its value rewritten)
         new = self.assign(t, value)
-        if new is None:
+        if new is None or (isinstance(new, cst.Name) and new.value == t):  # (`x = x` binds nothing new)
             return None
         return s.with_changes(value=new)
 
@@ -448,6 +448,12 @@ def _pure(e: cst.CSTNode, pure_calls: set[str]) -> bool:
     return v.ok
 
 
+def _params(fdef: cst.FunctionDef) -> list[str]:
+    p = fdef.params
+    star = [a for a in (p.star_arg, p.star_kwarg) if isinstance(a, cst.Param)]
+    return [a.name.value for a in [*p.posonly_params, *p.params, *p.kwonly_params, *star]]
+
+
 def _reads(node: cst.CSTNode) -> set[str]:
     from ..frontend.names import names_in
 
@@ -461,7 +467,7 @@ def rewrite(fdef: cst.FunctionDef, facts: dict[str, Fact | None], ways: dict[int
     stmts = _decided(list(fdef.body.body), ways)
     if not all(isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 for s in stmts):
         return None
-    binds: Counter[str] = Counter()
+    binds: Counter[str] = Counter(_params(fdef))  # (a parameter bound again is bound twice)
     for s in stmts:
         small = s.body[0]  # type: ignore[attr-defined]
         if isinstance(small, cst.Assign):
