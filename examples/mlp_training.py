@@ -74,6 +74,8 @@ def main() -> None:
           all(np.allclose(a, np.asarray(b), rtol=1e-4, atol=1e-6) for a, b in zip(g_np, g_x)))
     print("\n--- srcjax.source(value_and_grad(loss)) ---")
     print(srcjax.source(step))
+    print("--- srcjax.source(value_and_grad(loss), *args): the same, for these shapes and dtypes ---")
+    print(srcjax.source(step, *params, x, y))
 
 
 if __name__ == "__main__":

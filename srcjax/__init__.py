@@ -16,7 +16,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from . import distributed, lax, multihost_utils, random, sharding, tree_util
 from . import primitives as _primitives  # noqa: F401  (registers the primitive table)
-from .api import Compiled, Lowered, compile, device_put, eval_shape, jit, lower, numpy_function, source
+from .api import Compiled, Lowered, compile, device_put, eval_shape, jit, lower, numpy_function
 from .autodiff import grad, jvp, value_and_grad, vjp
 from .core import (
     ArgumentError,
@@ -38,6 +38,7 @@ from .custom import custom_jvp, custom_vjp
 from .jacobian import hessian, jacfwd, jacrev
 from .multihost_utils import make_array_from_process_local_data
 from .pmap import pmap
+from .printing import source
 from .sharding import make_mesh
 from .spmd import device_count, devices, local_device_count, local_devices, process_count, process_index
 from .vmap import vmap

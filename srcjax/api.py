@@ -47,7 +47,7 @@ from .tree_calls import tree_key as _tree_key
 
 _LOC = re.compile(r' loc\("(?:[^"\\\\]|\\\\.)*":\d+:\d+\)')
 
-__all__ = ["compile", "source", "lower", "eval_shape", "Compiled", "Lowered", "CompiledExecutable"]
+__all__ = ["compile", "lower", "eval_shape", "Compiled", "Lowered", "CompiledExecutable"]
 
 
 def _clean(e: TranspileError) -> TranspileError:
@@ -803,32 +803,6 @@ def device_put(x: Any, device: Any = None) -> Any:
 
     leaves, tree = pytree.flatten(x, is_leaf=lambda v: _is_leaf(v) or v is None or isinstance(v, str))
     return pytree.unflatten(tree, [put(leaf) for leaf in leaves])
-
-
-@pausing
-def source(fn: Callable[..., Any], form: str = "readable") -> str:
-    """The generated Python module for ``fn``: imports, the entry function, helpers.
-
-    ``form="readable"`` (the default) is the program that runs; ``form="anf"`` shows derivatives
-    and batched functions as written before their single-use temporaries were folded back into
-    the expressions they feed (one primitive per line: for debugging srcjax itself)."""
-    if not isinstance(form, str) or form not in ("readable", "anf"):
-        what = repr(form) if isinstance(form, str) else f"a value of type {type(form).__name__}"
-        raise _clean(ArgumentError(f"source: form must be 'readable' or 'anf', not {what}",
-                                   hint="source(fn) takes the function alone: the program it prints is "
-                                        "shape-generic (srcjax.eval_shape(fn, *args) gives the shapes)"))
-    written = getattr(fn, "__srcjax_source__", None)
-    if written is not None:  # a split VJP's cotangent function: its forward and backward programs
-        return written(form)  # type: ignore[no-any-return]
-    needs = getattr(fn, "_needs", None)
-    if needs:  # a derivative of a function that calls a parameter: written per function
-        raise _clean(ArgumentError(
-            f"this derivative is written once the function passed for `{sorted(needs)[0]}` is known",
-            hint="call it once with that function, or differentiate a function that calls it by name"))
-    try:
-        return _as_compiled(fn).program.source(form)
-    except TranspileError as e:
-        raise _clean(e) from None
 
 
 def numpy_function(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -745,7 +745,7 @@ class _RecomputingVJP:
         return tuple(bars)
 
     def __srcjax_source__(self) -> str:
-        from .api import source
+        from .printing import source
 
         return source(self._f)
 
@@ -775,7 +775,7 @@ class _SplitVJP:
         return out, _SplitVJPFunction(self, out, primals, saved)
 
     def source(self, form: str = "readable") -> str:
-        from .api import source
+        from .printing import source
 
         imports: dict[str, None] = {}
         bodies = []
@@ -816,7 +816,7 @@ class _SplitVJPFunction:
         h = self._halves
         if h.recompute is None:
             return h.source(form)
-        from .api import source
+        from .printing import source
 
         return source(_wrap(h.fn, "vjp", tuple(range(len(self._primals))), False, h.max_iters), form)
 

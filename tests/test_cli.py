@@ -126,6 +126,21 @@ def test_emit_hlo_and_optimized(model):
     assert "HloModule" in r.stdout and "f32[5,3]" in r.stdout
 
 
+def test_source_for_the_arguments_shapes(model):
+    """--for-args prints srcjax.source(f, *args) for the shapes of --arg/--dim/annotations: the
+    gradient without the guard and the shape-generic helpers the generic print needs."""
+    generic = run(f"{model}::loss", "--grad")
+    special = run(f"{model}::loss", "--grad", "--for-args", "--dim", "n=4")
+    assert generic.returncode == 0 and special.returncode == 0, special.stderr
+    assert "assert " in generic.stdout and "unbroadcast(" in generic.stdout
+    assert "def loss_grad(w, x, y):" in special.stdout
+    assert "assert " not in special.stdout and "unbroadcast(" not in special.stdout
+    body = lambda t: t.split("def loss_grad(w, x, y):")[1]  # noqa: E731
+    assert len(body(special.stdout).splitlines()) < len(body(generic.stdout).splitlines())
+    r = run(f"{model}::loss", "--grad", "--for-args")  # n unknown: which dimension is missing
+    assert r.returncode != 0 and "n" in r.stderr
+
+
 @pytest.mark.parametrize("flag, signature", [("--jvp", "def loss_jvp(w, x, y, w_dot, x_dot, y_dot):"),
                                              ("--vjp", "def loss_vjp(w, x, y, out_bar):")])
 def test_jvp_and_vjp_source(model, flag, signature):

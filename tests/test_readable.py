@@ -223,28 +223,43 @@ def test_hand_written_gradient_is_a_gradient(name) -> None:
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-9, atol=1e-12)
 
 
-def _ratios(form: str) -> dict[str, float]:
+def _ratios(form: str, specialized: bool = False) -> dict[str, float]:
     out = {}
     for name, hand in HAND.items():
-        text = srcjax.source(srcjax.grad(LOSSES[name]), form=form)
+        f = srcjax.grad(LOSSES[name])
+        args = _args(name, np.random.default_rng(0)) if specialized else ()
+        text = srcjax.source(f, *args, form=form)
         out[name] = count_statements(text, f"{name}_grad") / hand
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 20's target is not met yet: see the table (python -m tests.test_readable)")
+@pytest.mark.xfail(strict=True, reason="issue 20's target is not met yet for every loss: see the table "
+                                       "(python -m tests.test_readable)")
 def test_printed_gradients_are_close_to_hand_written() -> None:
-    """Issue 20's target: at most 3x the hand-written statement count for each loss, 2x on average.
+    """Issue 20's target, for the gradient printed for the example arguments' shapes and dtypes
+    (``srcjax.source(f, *args)``): at most 3x the hand-written statement count for each loss, 2x
+    on average.
 
-    What is left is mostly structural: the printed gradient is valid for every shape and dtype, and
-    a hand-written one is not. Forward values stay alive to give shapes and dtypes to ``unbroadcast``
-    and ``ones_like`` (sigmoid_cross_entropy keeps ``y * np.log(p)`` and ``(1 - y) * np.log(1 - p)``
-    because ``y`` may broadcast ``z``; poisson_nll keeps ``y * z``), and casts between the dtypes of
-    values that are 0-d but may differ (ridge's ``0.1 * np.sum(w ** 2)`` for a float32 ``w`` and a
-    float64 ``X``) cannot be dropped without reading them. A form printed for given argument shapes
-    and dtypes (where ``unbroadcast`` of equal shapes is the identity) would reach the target."""
-    ratios = _ratios("readable")
+    The average is met (``test_specialized_print_is_shorter``); the maximum is not, because of
+    sigmoid_cross_entropy (5 statements for a hand-written 1): the printed gradient is the one
+    that runs, to the XLA program, and that one computes ``exp(-z)``, ``1 + exp(-z)`` and ``p``
+    once each and reads each twice or more (a person writes ``p - y``, which is algebra, not
+    the same floating-point program). The shape-generic print stays longer: forward values live
+    on to give shapes and dtypes to ``unbroadcast`` and ``ones_like``, and the guard's assert."""
+    ratios = _ratios("readable", specialized=True)
     assert max(ratios.values()) <= 3.0, ratios
     assert sum(ratios.values()) / len(ratios) <= 2.0, ratios
+
+
+def test_specialized_print_is_shorter() -> None:
+    """What the print for the example arguments reaches (a floor, so it does not get worse): on
+    average at most 2x the hand-written gradient (1.77x when written), never longer than the
+    generic print, 13 of the 14 within 3x (all but sigmoid_cross_entropy, 5x)."""
+    special, generic = _ratios("readable", specialized=True), _ratios("readable")
+    assert all(special[n] <= generic[n] for n in HAND), (special, generic)
+    assert sum(special.values()) / len(HAND) <= 1.8, special
+    assert sum(1 for r in special.values() if r <= 3.0) >= 13, special
+    assert special["ridge"] <= 2 and special["poisson_nll"] <= 1 and special["softmax_cross_entropy"] <= 1, special
 
 
 def test_readable_form_is_shorter_than_anf() -> None:
@@ -262,24 +277,29 @@ def test_readable_form_is_shorter_than_anf() -> None:
         readable_
 
 
-def table() -> list[tuple[str, int, int, int]]:
-    """(loss, hand-written, ANF form, readable form) statement counts: ``python -m tests.test_readable``."""
+def table() -> list[tuple[str, int, int, int, int]]:
+    """(loss, hand-written, ANF form, readable form, readable form for the example arguments)
+    statement counts: ``python -m tests.test_readable``."""
     rows = []
     for name, hand in HAND.items():
         f = srcjax.grad(LOSSES[name])
         fname = f"{name}_grad"
+        args = _args(name, np.random.default_rng(0))
         rows.append((name, hand, count_statements(srcjax.source(f, form="anf"), fname),
-                     count_statements(srcjax.source(f), fname)))
+                     count_statements(srcjax.source(f), fname), count_statements(srcjax.source(f, *args), fname)))
     return rows
 
 
 if __name__ == "__main__":
     rows = table()
-    print(f"{'loss':24} {'hand':>5} {'anf':>5} {'readable':>9} {'ratio':>6}")
-    for name, hand, anf, read in rows:
-        print(f"{name:24} {hand:5} {anf:5} {read:9} {read / hand:6.2f}")
+    print(f"{'loss':24} {'hand':>5} {'anf':>5} {'readable':>9} {'ratio':>6} {'for args':>9} {'ratio':>6}")
+    for name, hand, anf, read, special in rows:
+        print(f"{name:24} {hand:5} {anf:5} {read:9} {read / hand:6.2f} {special:9} {special / hand:6.2f}")
     print(f"{'mean ratio':24} {'':5} {sum(r[2] / r[1] for r in rows) / len(rows):5.2f} "
-          f"{'':9} {sum(r[3] / r[1] for r in rows) / len(rows):6.2f}")
+          f"{'':9} {sum(r[3] / r[1] for r in rows) / len(rows):6.2f} "
+          f"{'':9} {sum(r[4] / r[1] for r in rows) / len(rows):6.2f}")
+    print(f"{'max ratio':24} {'':5} {max(r[2] / r[1] for r in rows):5.2f} "
+          f"{'':9} {max(r[3] / r[1] for r in rows):6.2f} {'':9} {max(r[4] / r[1] for r in rows):6.2f}")
 
 
 # -- the readable form computes exactly what the ANF form computes -------------------------------------
@@ -303,6 +323,9 @@ def test_losses_readable_and_anf_forms_agree(name) -> None:
     fname = f"{name}_grad"
     got = _run(srcjax.source(f), fname, globals(), *args)
     _same(got, _run(srcjax.source(f, form="anf"), fname, globals(), *args))
+    special = _run(srcjax.source(f, *args), fname, globals(), *args)  # (NumPy: the same up to rounding)
+    for a, b in zip(srcjax.tree_util.tree_leaves(got), srcjax.tree_util.tree_leaves(special), strict=True):
+        np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-12, atol=1e-14)
     _same(got, srcjax.numpy_function(f)(*args))
     np.testing.assert_allclose(np.asarray(srcjax.tree_util.tree_leaves(f(*args))[0]),
                                np.asarray(srcjax.tree_util.tree_leaves(got)[0]), rtol=1e-12, atol=1e-14)

@@ -169,6 +169,10 @@ def test_recursion_on_a_batched_depth_is_a_located_error() -> None:
     assert __file__ in str(e.value)
 
 
-def test_source_with_an_array_for_form_is_an_argument_error() -> None:
-    with pytest.raises(srcjax.ArgumentError, match="takes the function alone"):
-        srcjax.source(if_on_index, np.zeros(3))  # type: ignore[arg-type]
+def test_source_with_an_array_prints_the_program_for_its_shape() -> None:
+    """An array after the function is an example argument (it was taken for ``form`` and refused):
+    the program for its shape and dtype (tests/test_specialized_print.py)."""
+    text = srcjax.source(if_on_index, np.zeros(3))
+    assert "def if_on_index(x" in text
+    with pytest.raises(srcjax.ArgumentError, match="form must be"):
+        srcjax.source(if_on_index, np.zeros(3), form=np.zeros(3))  # type: ignore[arg-type]

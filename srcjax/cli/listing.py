@@ -42,7 +42,7 @@ def listing(loaded: Loaded, only: str | None, overrides: dict[str, Any], dims: d
 
 def check(loaded: Loaded, decl: FunctionDecl, overrides: dict[str, Any], dims: dict[str, int],
           argnums_text: str | None, stand_ins: list[tuple[str, int]], max_iters: int | None = None) -> Row:
-    from .. import api
+    from .. import api, printing
 
     mine = {k: v for k, v in overrides.items() if k in decl.params}
     row = Row(decl.line, signature(decl, mine))
@@ -50,7 +50,7 @@ def check(loaded: Loaded, decl: FunctionDecl, overrides: dict[str, Any], dims: d
     if not callable(fn):
         return _failed(row, f"after the import, {decl.name} is {type(fn).__name__}, not a function")
     try:
-        api.source(fn)
+        printing.source(fn)
     except TranspileError as e:
         return _failed(row, one_line(e, loaded.path))
     try:

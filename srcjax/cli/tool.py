@@ -101,6 +101,10 @@ exit status: 0 success; 1 an error in the program (file:line:col: error: ...); 2
                    help="with --emit source: derivatives and batched programs one primitive per line, as written "
                         "before their single-use temporaries are folded into the expressions they feed (as "
                         "srcjax.source(f, form='anf'); for debugging srcjax itself)")
+    p.add_argument("--for-args", action="store_true",
+                   help="with --emit source: the program for the arguments' shapes and dtypes (from --arg, --dim "
+                        "and annotations), as srcjax.source(f, *args): guards they pass, shape-generic helpers "
+                        "and values read only for shapes are gone")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--grad", action="store_true", help="the gradient: def FUNC_grad(params...)")
     mode.add_argument("--value-and-grad", action="store_true",
@@ -262,27 +266,30 @@ def stage(ns: argparse.Namespace, loaded: Loaded, fn: Any, decl: FunctionDecl, k
             raise UsageError(f"--in-axes {ns.in_axes}: map at least one parameter (an integer axis)")
         shown = vmapped(derived, in_axes, parse_out_axes(ns.out_axes))
         overrides, size = unbatched_overrides(overrides, params, in_axes, dims)  # one example's shapes
-    if ns.emit == "source":
+    if ns.emit == "source" and not ns.for_args:
         return module_text(shown if ns.vmap else derived, ns, loaded)
-    args, _ = primal_args(decl, overrides, dims, f"--emit {ns.emit}")
+    args, _ = primal_args(decl, overrides, dims, "--for-args" if ns.emit == "source" else f"--emit {ns.emit}")
     args = with_defaults(fn, args)
     if kind is not None:
         check_differentiable(fn, decl, kind, nums, args)
     args = derived_args(fn, derived, kind, nums, decl, args, overrides)
     if ns.vmap:
         args = batched_args(args, params, in_axes, size)
+    if ns.emit == "source":
+        return module_text(shown if ns.vmap else derived, ns, loaded, args)
+    if ns.vmap:
         lowered = shown.lower(**args)
     else:
         lowered = api.Compiled(derived).lower(**args)
     return lowered.as_text() if ns.emit == "hlo" else lowered.compile().as_text()
 
 
-def module_text(fn: Any, ns: argparse.Namespace, loaded: Loaded) -> str:
-    """The generated module, with the module constants it reads written into it."""
-    from .. import api
+def module_text(fn: Any, ns: argparse.Namespace, loaded: Loaded, args: dict[str, Any] | None = None) -> str:
+    """The generated module (for ``args``' shapes, if given), with the module constants it reads written into it."""
+    from .. import printing
     from .standalone import module_constants
 
-    text = api.source(fn, form="anf" if ns.anf else "readable")
+    text = printing.source(fn, form="anf" if ns.anf else "readable", **(args or {}))
     consts, bad = module_constants(fn, text)
     if consts:
         header, sep, body = text.partition("\n\n\n")

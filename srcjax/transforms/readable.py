@@ -68,9 +68,11 @@ _STMTS = (ast.Assign, ast.Expr, ast.Return, ast.Assert, ast.AugAssign)
 _ATOM = 100
 
 
-def readable_source(text: str, pure_calls: set[str], keep: frozenset[str] = frozenset()) -> str:
+def readable_source(text: str, pure_calls: set[str], keep: frozenset[str] = frozenset(),
+                    tidy_constants: bool = True) -> str:
     """``text`` (a module of generated functions) with single-use temporaries folded in and
-    constants tidied; names in ``keep`` (the user's) are never folded away."""
+    constants tidied (unless not ``tidy_constants``); names in ``keep`` (the user's) are never
+    folded away."""
     try:
         text = guard_rewrites(text)
         tree = ast.parse(text)
@@ -86,7 +88,7 @@ def readable_source(text: str, pure_calls: set[str], keep: frozenset[str] = froz
                 pass
     if edits:
         text = t.render(0, len(text), edits)
-    return renumber(tidy(text, keep), keep)
+    return renumber(tidy(text, keep) if tidy_constants else text, keep)
 
 
 def _control_flow(fdef: ast.FunctionDef) -> bool:

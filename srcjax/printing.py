@@ -1,0 +1,178 @@
+"""``srcjax.source``: the generated Python of a function, shape-generic or for given arguments.
+
+``source(f)`` prints the program srcjax writes for every shape and dtype; ``source(f, *args)``
+(arrays or ``srcjax.ShapeDtypeStruct``s, like ``srcjax.lower``) prints it specialized for those
+arguments' shapes and dtypes (:mod:`srcjax.transforms.specialized_print`), like JAX's
+``make_jaxpr(f)(*args)``. The specialized print is shown only where it is checked to be the
+program that runs for those arguments (:func:`_same_program`); otherwise the generic one is.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import math
+import re
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .api import Compiled, _as_compiled, _clean  # (api's shared helpers: the function's one Compiled)
+from .core import ArgumentError, TranspileError
+from .gc_pause import pausing
+
+_COUNTER = itertools.count()
+
+
+@pausing
+def source(fn: Callable[..., Any], *args: Any, form: str = "readable", **kwargs: Any) -> str:
+    """The generated Python module for ``fn``: imports, the entry function, helpers.
+
+    ``form="readable"`` (the default) is the program that runs; ``form="anf"`` shows derivatives
+    and batched functions as written before their single-use temporaries were folded back into
+    the expressions they feed (one primitive per line: for debugging srcjax itself).
+
+    With example arguments (arrays or ``srcjax.ShapeDtypeStruct``s, as for ``srcjax.lower``), the
+    entry function is printed for their shapes and dtypes: guards they pass are gone, ``unbroadcast``
+    of equal shapes is its operand, forward values needed only for shapes are not computed. It is
+    printed only where it lowers to the same XLA program as the generic one for those arguments."""
+    if not isinstance(form, str) or form not in ("readable", "anf"):
+        what = repr(form) if isinstance(form, str) else f"a value of type {type(form).__name__}"
+        raise _clean(ArgumentError(f"source: form must be 'readable' or 'anf', not {what}",
+                                   hint="source(fn, *example_args, form='anf'): example arguments come "
+                                        "before form, which is a keyword"))
+    if any(isinstance(a, str) and a in ("readable", "anf") for a in args):
+        raise _clean(ArgumentError(f"source: {next(a for a in args if a in ('readable', 'anf'))!r} was passed as "
+                                   "an example argument", hint="form is a keyword: source(fn, form='anf'), "
+                                                               "source(fn, *example_args, form='anf')"))
+    written = getattr(fn, "__srcjax_source__", None)
+    if written is not None:  # a split VJP's cotangent function: its forward and backward programs
+        return written(form)  # type: ignore[no-any-return]
+    needs = getattr(fn, "_needs", None)
+    if needs:  # a derivative of a function that calls a parameter: written per function
+        raise _clean(ArgumentError(
+            f"this derivative is written once the function passed for `{sorted(needs)[0]}` is known",
+            hint="call it once with that function, or differentiate a function that calls it by name"))
+    try:
+        c = fn if isinstance(fn, Compiled) else _as_compiled(fn)
+        generic = c.program.source(form)
+        if not args and not kwargs:
+            return generic
+        return specialized(c, args, kwargs, form, generic)
+    except TranspileError as e:
+        raise _clean(e) from None
+
+
+def specialized(c: Compiled, args: tuple[Any, ...], kwargs: dict[str, Any], form: str, generic: str) -> str:
+    """``generic`` with its entry function printed for these arguments, where that is checked."""
+    from .transforms import specialized_print as sp
+
+    theirs = c.lower(*args, **kwargs)  # (errors for these arguments are raised here; some may become static)
+    try:
+        rec = sp.record(c.program, c._specs(c._bind(args, kwargs)))
+        texts = sp.modules_for(c.program, rec, generic, form)
+    except Exception:  # (a program this pass does not read, or a bug in it: the generic print is safe)
+        return generic
+    optimized: list[str] = []  # (the generic program's optimized HLO: compiled once, if needed)
+    for text in texts:
+        if text == generic or _same_program(c, text, args, kwargs, theirs, optimized):
+            return text
+    return generic
+
+
+def _same_program(c: Compiled, text: str, args: tuple[Any, ...], kwargs: dict[str, Any], theirs: Any,
+                  optimized: list[str]) -> bool:
+    """Whether ``text`` (a module whose entry is ``c``'s, specialized) lowers, for these arguments, to
+    the program ``c`` lowers to (``theirs``): the same output shapes, dtypes and structure, and the
+    same StableHLO or else the same XLA optimized HLO up to names (XLA drops unread values)."""
+    try:
+        fn = exec_module(text, c.program)  # (the arguments the generic program took static, static here too)
+        mine = Compiled(fn, static_argnames=tuple(sorted(c.static | c.auto_static))).lower(*args, **kwargs)
+        if (mine.out_avals, mine.out_tree, mine.template) != (theirs.out_avals, theirs.out_tree, theirs.template):
+            return False
+        if mine.as_text() == theirs.as_text():
+            return True
+        if not optimized:
+            optimized.append(canonical_hlo(theirs.compile().as_text()))
+        return canonical_hlo(mine.compile().as_text()) == optimized[0] != ""
+    except Exception:  # (anything that keeps it from being checked: the generic program is printed)
+        return False
+
+
+def exec_module(text: str, program: Any) -> Callable[..., Any]:
+    """The entry function of ``text`` (a module ``srcjax.source`` printed for ``program``), each
+    function of it run in the namespace of the function it was written from (as
+    ``srcjax.numpy_function`` does), all linked by name."""
+    entry = program.entry
+    filename = f"<srcjax.source of {entry.fn.__qualname__} for its arguments #{next(_COUNTER)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    code = compile(text, filename, "exec")
+    namespaces: dict[tuple[int, tuple[str, ...]], dict[str, Any]] = {}
+    chosen: dict[str, Any] = {}
+    for name, nf in program.functions.items():
+        key = (id(nf.source.globals), tuple(sorted(nf.source.closure)))
+        ns = namespaces.get(key)
+        if ns is None:
+            ns = namespaces[key] = dict(nf.source.globals)
+            ns.update(nf.source.closure)
+            ns.update(np=np, math=math, srcjax=sys.modules["srcjax"])
+            ns["__name__"] = getattr(nf.fn, "__module__", None) or "__main__"
+            exec(code, ns)
+        chosen[name] = ns.get(name, nf.fn)
+    for ns in namespaces.values():
+        ns.update(chosen)
+    return chosen[entry.name]  # type: ignore[no-any-return]
+
+
+_META = re.compile(r",? ?metadata=\{[^}]*\}|, ?origin=\{[^}]*\}|, ?frontend_attributes=\{[^}]*\}")
+_TOKEN = re.compile(r"%[\w.\-]+")
+_COMPUTATION = re.compile(r"^(ENTRY )?(%[\w.\-]+) .*\{$")
+_INSTRUCTION = re.compile(r"^\s+(ROOT )?(%[\w.\-]+) = (.*)$")
+
+
+def canonical_hlo(text: str) -> str:
+    """XLA's optimized HLO text as digests of its entry computation's result and instructions, built
+    from the operations (opcode, shapes, attributes and constants) and how they are wired, not from
+    their names, their order or their metadata: two modules computing the same thing the same way
+    agree. Empty (comparable to nothing) where a constant is printed elided."""
+    import hashlib
+
+    if "{...}" in text:  # a large constant printed elided: not comparable
+        return ""
+    comps: dict[str, dict[str, str]] = {}
+    roots: dict[str, str] = {}
+    entry, current = "", ""
+    for line in _META.sub("", text).splitlines():
+        m = _COMPUTATION.match(line)
+        if m:
+            current = m.group(2)
+            comps[current] = {}
+            entry = current if m.group(1) else entry
+            continue
+        m = _INSTRUCTION.match(line)
+        if m and current:
+            comps[current][m.group(2)] = m.group(3)
+            if m.group(1):
+                roots[current] = m.group(2)
+    memo: dict[tuple[str, str], str] = {}
+
+    def inst(comp: str, name: str) -> str:
+        key = (comp, name)
+        if key not in memo:
+            def sub(m: re.Match[str]) -> str:
+                t = m.group(0)
+                if t in comps[comp]:
+                    return "<" + inst(comp, t) + ">"
+                if t in comps and t in roots:
+                    return "{" + inst(t, roots[t]) + "}"
+                return t
+            memo[key] = hashlib.sha1(_TOKEN.sub(sub, comps[comp][name]).encode()).hexdigest()
+        return memo[key]
+
+    layout = re.search(r"entry_computation_layout=\{.*\}", text)
+    if entry not in roots:  # pragma: no cover - XLA's text always has one
+        return ""
+    every = sorted(inst(entry, name) for name in comps[entry])  # (with what the result does not read)
+    return (layout.group(0) if layout else "") + inst(entry, roots[entry]) + " " + " ".join(every)
