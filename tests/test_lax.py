@@ -774,7 +774,7 @@ def test_cond_inside_scan(x):
 
 
 @examples(15)
-@given(x=_floats(-5.0, 120.0))
+@given(x=_floats(-4.5, 120.0))  # v -> 2v + 5 per three steps: from -5 (a fixed point) or below it never ends
 def test_switch_inside_while_on_python_int_counter(x):
     three_way(switch_in_while, np.float64(x))
 

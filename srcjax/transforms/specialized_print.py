@@ -515,6 +515,7 @@ def modules_for(program: Any, rec: Record, generic: str, form: str) -> list[str]
     that lowers to the generic program's XLA program is the one shown); empty if none changes."""
     import ast
 
+    from ..frontend.read import function_texts
     from . import readable
     from .anf import ADJOINT_IMPORTS
     from .batch import BATCHED_IMPORTS
@@ -532,7 +533,7 @@ def modules_for(program: Any, rec: Record, generic: str, form: str) -> list[str]
     variants = [written]
     if form == "readable":
         keep = _user_names(program)
-        folded = [readable.function_texts(readable.readable_source(
+        folded = [function_texts(readable.readable_source(
             "import numpy as np\n\n\n" + "\n\n".join(written.values()), pure, keep, tidy)) for tidy in (True, False)]
         variants = [{k: f.get(k, v) for k, v in written.items()} for f in folded] + variants
     lines = generic.splitlines(True)
