@@ -36,6 +36,7 @@ from .construction import (  # noqa: F401  (generated batched code imports them 
     batch_move,
 )
 from .conv_adjoint import batch_conv, batch_reduce_window  # noqa: F401  (generated batched code imports them)
+from .core import index_params
 from .lax import index_update
 from .order_stats import (  # noqa: F401  (generated batched code imports them from here)
     batch_argpartition,
@@ -107,7 +108,7 @@ def batch_broadcast_items(x: Any, n: int) -> Any:
     if is_tree(x):  # a dict, tuple, list, NamedTuple, dataclass: the same kind of container, item by item
         out = x
         for k in item_keys(x):
-            out = tree_set(out, k, batch_broadcast_items(tree_get(x, k), n))
+            out = index_update(out, k, batch_broadcast_items(tree_get(x, k), n))
         return out
     return np.broadcast_to(x, (n,) + np.shape(x))
 
@@ -499,6 +500,7 @@ def batch_tensordot(a: Any, b: Any, axes: Any, ba: bool, bb: bool) -> Any:
     return _contract(a, b, ba, bb, sa, sb, out)
 
 
+@index_params("indices")
 def batch_take(a: Any, indices: Any, axis: Any, ba: bool, bi: bool) -> Any:
     """``np.take`` per example: ``a[:, ..., :, indices]`` with ``indices`` at ``axis`` (``axis=None``: of each
     flattened example), one gather (:func:`batch_index`) whichever operands are batched."""
@@ -509,6 +511,7 @@ def batch_take(a: Any, indices: Any, axis: Any, ba: bool, bi: bool) -> Any:
     return batch_index(a, (slice(None),) * axis + (indices,), ba, (False,) * axis + (bi,))
 
 
+@index_params("indices")
 def batch_take_along_axis(arr: Any, indices: Any, axis: Any, ba: bool, bi: bool) -> Any:
     """``np.take_along_axis`` per example."""
     if not ba:
@@ -530,24 +533,28 @@ def _contiguous(positions: list[int]) -> bool:
     return positions == list(range(positions[0], positions[0] + len(positions)))
 
 
-def _index_plan(x: Any, key: Any, bx: bool, flags: Any) -> tuple[Any, tuple[Any, ...], tuple[int, ...],
-                                                               tuple[int, ...]]:
-    """How to index ``x`` with ``key`` per example in one NumPy indexing: ``(x2, key2, source,
-    destination)`` such that ``np.moveaxis(x2[key2], source, destination)`` is ``x[key]`` of every
-    example, batch axis first.
+@index_params("shape", "key", "bx", "flags")
+def _index_plan(shape: Any, key: Any, bx: bool, flags: Any) -> tuple[tuple[int, ...], tuple[Any, ...],
+                                                                     tuple[int, ...], tuple[int, ...]]:
+    """How to index ``x`` (of shape ``shape``) with ``key`` per example in one NumPy indexing:
+    ``(new, key2, source, destination)`` such that ``np.moveaxis(np.expand_dims(x, new)[key2], source,
+    destination)`` is ``x[key]`` of every example, batch axis first (``new`` may be empty).
 
     ``x`` is batched or not (``bx``); ``flags`` (None: none) says which key elements are batched: an
     integer or integer array per example, batch axis first. NumPy's placement rule holds per example:
     the axes of advanced indices (integer arrays, and integers beside them) side by side stay in place,
     those of separated ones go first. A batched ``x`` with batched indices gets ``np.arange`` over the
     batch as one more advanced index in front; ``None`` beside integer arrays becomes a new axis of
-    ``x`` and a full slice, ``...`` full slices."""
+    ``x`` and a full slice, ``...`` full slices.
+
+    Every parameter is an index or a static value, never ``x`` itself: derivatives take the plan as a
+    constant (:func:`srcjax.core.index_params`) and differentiate only the indexing of ``x``."""
     key = key if isinstance(key, tuple) else (key,)
     flags = (False,) * len(key) if flags is None else tuple(flags) if isinstance(flags, (tuple, list)) else (flags,)
     batched = any(flags)
     if not any(_is_array_index(e) for e in key) and not batched:  # basic indexing: the batch axis stays whole
-        return x, (slice(None),) + key, (), ()
-    rank = np.ndim(x) - 1 if bx else np.ndim(x)
+        return (), (slice(None),) + key, (), ()
+    rank = len(shape) - 1 if bx else len(shape)
     used = len([e for e in key if e is not None and e is not Ellipsis])
     full: tuple[Any, ...] = ()
     fflags: tuple[bool, ...] = ()
@@ -559,23 +566,29 @@ def _index_plan(x: Any, key: Any, bx: bool, flags: Any) -> tuple[Any, tuple[Any,
             full = full + (e,)
             fflags = fflags + (f,)
     nones = tuple(j for j, e in enumerate(full) if e is None)
+    new = tuple(j + 1 for j in nones) if bx else nones
     if nones:
-        x = np.expand_dims(x, tuple(j + 1 for j in nones) if bx else nones)
         full = tuple(slice(None) if e is None else e for e in full)
     adv = [j for j, e in enumerate(full) if not isinstance(e, slice)]
     r = max([np.ndim(full[j]) - 1 if fflags[j] else np.ndim(full[j]) for j in adv])
     first = adv[0]
     together = _contiguous(adv)
     if not batched:  # x[:, key]: separated advanced axes come before the batch axis
-        return (x, (slice(None),) + full, (), ()) if together else (x, (slice(None),) + full, (r,), (0,))
+        return (new, (slice(None),) + full, (), ()) if together else (new, (slice(None),) + full, (r,), (0,))
     lifted = tuple(_lifted(e, r) if f else e for e, f in zip(full, fflags))
     if not bx:  # the batched indices bring the batch axis: in front, or in place after `first` axes
-        return (x, lifted, (first,), (0,)) if together and first > 0 else (x, lifted, (), ())
-    n = np.shape(x)[0]
+        return (new, lifted, (first,), (0,)) if together and first > 0 else (new, lifted, (), ())
+    n = shape[0]
     key2 = (np.reshape(np.arange(n), (n,) + (1,) * r),) + lifted
     if together and first > 0:  # (n, S, before, after) -> (n, before, S, after)
-        return x, key2, tuple(range(1, 1 + r)), tuple(range(1 + first, 1 + first + r))
-    return x, key2, (), ()
+        return new, key2, tuple(range(1, 1 + r)), tuple(range(1 + first, 1 + first + r))
+    return new, key2, (), ()
+
+
+def _indexed(x: Any, new: tuple[int, ...], key2: Any, source: tuple[int, ...], destination: tuple[int, ...]) -> Any:
+    """``x`` indexed by a plan of :func:`_index_plan`."""
+    x2 = np.expand_dims(x, new) if new else x
+    return _moved(x2[key2], source, destination)
 
 
 def _moved(x: Any, source: tuple[int, ...], destination: tuple[int, ...]) -> Any:
@@ -599,26 +612,31 @@ def batch_split(v: Any, outer: int) -> Any:
     return np.reshape(v, (outer, np.shape(v)[0] // outer) + np.shape(v)[1:])
 
 
+@index_params("key")
 def batch_getitem(x: Any, key: Any) -> Any:
     """``x[key]`` per example for a batched ``x`` and an unbatched key (integers, slices, None, ``...``,
     integer arrays): see :func:`_index_plan`; an element of a container of batched values."""
     if is_tree(x):
         return x[key]
-    x2, key2, source, destination = _index_plan(x, key, True, None)
-    return _moved(x2[key2], source, destination)
+    new, key2, source, destination = _index_plan(np.shape(x), key, True, None)
+    return _indexed(x, new, key2, source, destination)
 
 
+@index_params("key", "flags")
 def batch_index(x: Any, key: Any, bx: bool, flags: Any) -> Any:
     """``x[key]`` per example where the key elements ``flags`` marks are batched (an integer or integer
     array per example) and ``x`` is batched or not (``bx``): one vectorized gather (:func:`_index_plan`)."""
-    x2, key2, source, destination = _index_plan(x, key, bx, flags)
-    return _moved(x2[key2], source, destination)
+    new, key2, source, destination = _index_plan(np.shape(x), key, bx, flags)
+    return _indexed(x, new, key2, source, destination)
 
 
+@index_params("key", "flags")
 def _scattered(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: Any) -> tuple[Any, Any, Any]:
     """``(x2, key2, value2)``: a per-example ``x[key] = value`` as one scatter of ``value2`` into
     ``x2[key2]`` (``x`` batched, with the new axes of :func:`_index_plan`)."""
-    x2, key2, source, destination = _index_plan(x if bx else batch_broadcast(x, n), key, True, flags)
+    xb = x if bx else batch_broadcast(x, n)
+    new, key2, source, destination = _index_plan(np.shape(xb), key, True, flags)
+    x2 = np.expand_dims(xb, new) if new else xb
     rank = len(np.shape(_moved(x2[key2], source, destination))) - 1  # the per-example target's rank
     if bv:
         value = _lifted(value, rank)
@@ -627,6 +645,7 @@ def _scattered(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: 
     return x2, key2, _moved(value, destination, source)
 
 
+@index_params("key", "flags")
 def batch_index_update(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: Any) -> Any:
     """``index_update(x, key, value)`` (a functional ``x[key] = value``) per example: one scatter. ``n``:
     the batch size; ``flags`` as for :func:`batch_index` (None: an unbatched key). A container ``x``
@@ -637,6 +656,7 @@ def batch_index_update(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool,
     return np.reshape(index_update(x2, key2, value2), (n,) + (np.shape(x)[1:] if bx else np.shape(x)))
 
 
+@index_params("key", "flags")
 def batch_index_cleared(g: Any, key: Any, x: Any, n: int, bg: bool, bx: bool, flags: Any) -> Any:
     """``index_cleared(g, x, key)`` (``index_update``'s cotangent for ``x``) per example."""
     if is_tree(g):
@@ -644,6 +664,7 @@ def batch_index_cleared(g: Any, key: Any, x: Any, n: int, bg: bool, bx: bool, fl
     return batch_index_update(g, key, 0.0, n, bg, False, flags)
 
 
+@index_params("key", "flags")
 def batch_index_add(z: Any, key: Any, g: Any, n: int, bz: bool, bg: bool, flags: Any) -> Any:
     """``index_add(z, key, g)`` (``z[key] += g``, repeated indices accumulating) per example: one
     scatter-add. ``n``: the batch size; ``flags`` as for :func:`batch_index` (None: an unbatched key).

@@ -503,6 +503,11 @@ class FunctionWriter:
             op = classify(value, self.program, self.nf)
             if op.kind in ("call", "custom"):
                 return self.helper_call(op, ind, line)
+        if isinstance(value, (cst.Tuple, cst.List, cst.Dict)) and \
+                not any(isinstance(e, (cst.StarredElement, cst.StarredDictElement)) for e in value.elements):
+            # a container keeps its structure even when nothing in it is batched: made batched later (a
+            # loop's carry), it is batched leaf by leaf
+            return code(value), self.value_state(value)
         if not any(any_batched(self.state(n)) for n in reads):
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.defs:
                 return self.local_call(value, ind, line)
@@ -512,8 +517,7 @@ class FunctionWriter:
         if isinstance(value, cst.Name):
             return value.value, self.state(value.value)
         if isinstance(value, (cst.Tuple, cst.List, cst.Dict)):
-            st = self.value_state(value)
-            return code(value), st
+            return code(value), self.value_state(value)
         if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and \
                 (joined := batch_containers.sequence_sum(self, value)) is not None:
             return joined
