@@ -500,7 +500,6 @@ def batch_tensordot(a: Any, b: Any, axes: Any, ba: bool, bb: bool) -> Any:
     return _contract(a, b, ba, bb, sa, sb, out)
 
 
-@index_params("indices")
 def batch_take(a: Any, indices: Any, axis: Any, ba: bool, bi: bool) -> Any:
     """``np.take`` per example: ``a[:, ..., :, indices]`` with ``indices`` at ``axis`` (``axis=None``: of each
     flattened example), one gather (:func:`batch_index`) whichever operands are batched."""
@@ -511,7 +510,6 @@ def batch_take(a: Any, indices: Any, axis: Any, ba: bool, bi: bool) -> Any:
     return batch_index(a, (slice(None),) * axis + (indices,), ba, (False,) * axis + (bi,))
 
 
-@index_params("indices")
 def batch_take_along_axis(arr: Any, indices: Any, axis: Any, ba: bool, bi: bool) -> Any:
     """``np.take_along_axis`` per example."""
     if not ba:
@@ -533,7 +531,6 @@ def _contiguous(positions: list[int]) -> bool:
     return positions == list(range(positions[0], positions[0] + len(positions)))
 
 
-@index_params("shape", "key", "bx", "flags")
 def _index_plan(shape: Any, key: Any, bx: bool, flags: Any) -> tuple[tuple[int, ...], tuple[Any, ...],
                                                                      tuple[int, ...], tuple[int, ...]]:
     """How to index ``x`` (of shape ``shape``) with ``key`` per example in one NumPy indexing:
@@ -612,7 +609,6 @@ def batch_split(v: Any, outer: int) -> Any:
     return np.reshape(v, (outer, np.shape(v)[0] // outer) + np.shape(v)[1:])
 
 
-@index_params("key")
 def batch_getitem(x: Any, key: Any) -> Any:
     """``x[key]`` per example for a batched ``x`` and an unbatched key (integers, slices, None, ``...``,
     integer arrays): see :func:`_index_plan`; an element of a container of batched values."""
@@ -622,7 +618,6 @@ def batch_getitem(x: Any, key: Any) -> Any:
     return _indexed(x, new, key2, source, destination)
 
 
-@index_params("key", "flags")
 def batch_index(x: Any, key: Any, bx: bool, flags: Any) -> Any:
     """``x[key]`` per example where the key elements ``flags`` marks are batched (an integer or integer
     array per example) and ``x`` is batched or not (``bx``): one vectorized gather (:func:`_index_plan`)."""
@@ -630,7 +625,6 @@ def batch_index(x: Any, key: Any, bx: bool, flags: Any) -> Any:
     return _indexed(x, new, key2, source, destination)
 
 
-@index_params("key", "flags")
 def _scattered(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: Any) -> tuple[Any, Any, Any]:
     """``(x2, key2, value2)``: a per-example ``x[key] = value`` as one scatter of ``value2`` into
     ``x2[key2]`` (``x`` batched, with the new axes of :func:`_index_plan`)."""
@@ -645,7 +639,6 @@ def _scattered(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: 
     return x2, key2, _moved(value, destination, source)
 
 
-@index_params("key", "flags")
 def batch_index_update(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: Any) -> Any:
     """``index_update(x, key, value)`` (a functional ``x[key] = value``) per example: one scatter. ``n``:
     the batch size; ``flags`` as for :func:`batch_index` (None: an unbatched key). A container ``x``
@@ -656,7 +649,6 @@ def batch_index_update(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool,
     return np.reshape(index_update(x2, key2, value2), (n,) + (np.shape(x)[1:] if bx else np.shape(x)))
 
 
-@index_params("key", "flags")
 def batch_index_cleared(g: Any, key: Any, x: Any, n: int, bg: bool, bx: bool, flags: Any) -> Any:
     """``index_cleared(g, x, key)`` (``index_update``'s cotangent for ``x``) per example."""
     if is_tree(g):
@@ -664,7 +656,6 @@ def batch_index_cleared(g: Any, key: Any, x: Any, n: int, bg: bool, bx: bool, fl
     return batch_index_update(g, key, 0.0, n, bg, False, flags)
 
 
-@index_params("key", "flags")
 def batch_index_add(z: Any, key: Any, g: Any, n: int, bz: bool, bg: bool, flags: Any) -> Any:
     """``index_add(z, key, g)`` (``z[key] += g``, repeated indices accumulating) per example: one
     scatter-add. ``n``: the batch size; ``flags`` as for :func:`batch_index` (None: an unbatched key).
@@ -783,3 +774,25 @@ def batch_like(out: Any, shape: Any, n: int) -> Any:
     """A ``*_like`` call's result for a batched template: batched already, unless ``shape`` was given
     (then the same array in every example)."""
     return out if shape is None else batch_broadcast(out, n)
+
+
+# Parameters that only ever carry indices or static values (a key, integer arrays, flags, batch sizes,
+# shapes, axes): derivatives take them as constants (srcjax.core.index_params), even where the name passed
+# is differentiated flow-insensitively (an index or a size carried by a loop with differentiated values).
+_STATIC_PARAMS = frozenset({
+    "key", "flags", "indices", "index", "n", "shape", "axis", "axes", "keepdims", "dtype", "reps", "k", "r",
+    "lower", "order", "spec", "perm", "source", "destination", "repeats", "shift", "row_ndim", "outer", "inner",
+    "outer_batched", "inner_batched", "batched", "bx", "by", "bt", "bg", "ba", "bb", "bi", "bv", "bz", "b1", "b2",
+    "new", "key2", "sa", "sb", "out_spec", "positions"})
+
+
+def _mark_static_params() -> None:
+    import inspect
+    for f in list(globals().values()):
+        if inspect.isfunction(f) and f.__module__ == __name__:
+            names = [p for p in inspect.signature(f).parameters if p in _STATIC_PARAMS]
+            if names:
+                index_params(*names)(f)
+
+
+_mark_static_params()

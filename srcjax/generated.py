@@ -35,6 +35,9 @@ def exec_generated(code: Any, name: str, prog: Program, origins: dict[str, str],
             ns["__name__"] = getattr(nf.fn, "__module__", None) or prog.entry_fn.__module__
             exec(code, ns)
         chosen[generated] = ns[generated]
+        index = getattr(nf.fn, "__srcjax_index_params__", None)
+        if index and generated != name:  # a helper's batched or derivative copy: its index parameters too
+            chosen[generated].__srcjax_index_params__ = index
     for ns in spaces.values():
         ns.update(chosen)
     return chosen

@@ -51,7 +51,11 @@ def _truth(pred: Any, what: str) -> bool:
 
 
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
-    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; ``pred`` is a scalar."""
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; ``pred`` is a scalar. A Python
+    container's truth, as the lowering takes it: the front end makes an ``if`` on a value it cannot tell
+    from data a ``cond`` (``if plan:`` on a helper's tuple of axes, given an array argument)."""
+    if isinstance(pred, (tuple, list, dict)):
+        return true_fun(*operands) if pred else false_fun(*operands)
     if _truth(pred, "cond: the predicate"):
         return true_fun(*operands)
     return false_fun(*operands)

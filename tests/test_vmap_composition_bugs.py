@@ -8,7 +8,11 @@
   differentiated values (a loop counter in a batched ``while``): the index plan was differentiated
   (a ComprehensionError); index parameters of ``srcjax.batched``'s helpers carry no derivative
   (``srcjax.core.index_params``);
-- ``grad`` of a function calling ``srcjax.vmap`` on a function with ``break`` on data.
+- ``grad`` of a function calling ``srcjax.vmap`` on a function with ``break`` on data: the adjoint's
+  ``if`` binds the cotangent of the loop's integer counter (``None``: no derivative) on one path only
+  ("the branches give different structures"; ``None`` now stays ``None`` where another branch leaves
+  the name unbound), and its NumPy run took ``if plan:`` on a helper's tuple to ``lax.cond``, which
+  wanted a scalar (it now takes a Python container's truth, as the lowering does).
 
 Each is checked against jax's derivative of each example (eager: Python control flow on data runs).
 """
@@ -56,3 +60,68 @@ def test_vmap_of_a_derivative_in_an_unmapped_argument_carried_by_a_while(how: st
     jd = jax.hessian if how == "hessian" else jax.jacfwd
     want = np.stack([np.asarray(jd(_jax_carried_unmapped, argnums=1)(xi, y)) for xi in x])
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10, atol=1e-12)
+
+
+def break_on_sum(x, w):
+    s = x
+    for _ in range(6):
+        s = np.tanh(s * w) + s
+        if np.sum(s) > 3.0:
+            break
+    return np.sum(s)
+
+
+def _jax_break_on_sum(x, w):
+    s = x
+    for _ in range(6):
+        s = jnp.tanh(s * w) + s
+        if jnp.sum(s) > 3.0:
+            break
+    return jnp.sum(s)
+
+
+def break_on_element(x):  # a gather by the loop counter (batched: `batch_index`) under the break
+    s = 0.0
+    for i in range(5):
+        if x[i] > 1.0:
+            break
+        s = s + x[i] ** 2
+    return s
+
+
+def _jax_break_on_element(x):
+    s = 0.0
+    for i in range(5):
+        if x[i] > 1.0:
+            break
+        s = s + x[i] ** 2
+    return s
+
+
+def squares_of_breaks(x, w):
+    return np.sum(srcjax.vmap(break_on_sum, in_axes=(0, None))(x, w) ** 2)
+
+
+def sum_of_element_breaks(x):
+    return np.sum(srcjax.vmap(break_on_element)(x))
+
+
+@pytest.mark.parametrize("device", [None, "numpy"])
+def test_grad_of_a_function_calling_vmap_of_a_break_on_data(device: Any) -> None:
+    rng = np.random.default_rng(1)
+    x = np.abs(rng.standard_normal((3, 4))) * 0.5
+    w = rng.standard_normal(4) * 0.5
+    g = srcjax.grad(squares_of_breaks, argnums=(0, 1), max_iters=10)
+    gx, gw = srcjax.compile(g, device=device)(x, w) if device else g(x, w)
+    per = [jax.value_and_grad(_jax_break_on_sum, argnums=(0, 1))(xi, w) for xi in x]
+    np.testing.assert_allclose(np.asarray(gx), np.stack([2 * v * d[0] for v, d in per]), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(gw), sum(2 * v * d[1] for v, d in per), rtol=1e-10)
+
+
+@pytest.mark.parametrize("device", [None, "numpy"])
+def test_grad_of_a_function_calling_vmap_of_a_break_on_a_gathered_element(device: Any) -> None:
+    x = np.abs(np.random.default_rng(2).standard_normal((4, 5))) * 1.2
+    g = srcjax.grad(sum_of_element_breaks, max_iters=10)
+    got = srcjax.compile(g, device=device)(x) if device else g(x)
+    want = np.stack([np.asarray(jax.grad(_jax_break_on_element)(xi)) for xi in x])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)

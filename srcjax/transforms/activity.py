@@ -488,6 +488,7 @@ _STATIC_RESULT_CALLS = {
     "reversed", "str", "repr", "np.shape", "np.ndim", "np.size", "np.result_type", "np.dtype", "dict",
     "slice", "sorted", "divmod", "min", "max", "any", "all", "map", "is_tree",
     "index_key",  # (an index: srcjax.adjoint's, bound by transforms/inline_calls.py)
+    "item_keys",  # (a container's keys: srcjax.pytree's)
     "zeros_like", "ones_like",  # (srcjax.adjoint's: classify_container)
     # integer index arrays of static sizes, dtype queries (frontend/callees.py: STATIC_NUMPY)
     "np.indices", "np.triu_indices", "np.tril_indices", "np.finfo", "np.iinfo", "np.promote_types",
