@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .core import index_params
 from .frontend.program import Program
 
 __all__ = ["exec_generated"]
@@ -37,7 +38,7 @@ def exec_generated(code: Any, name: str, prog: Program, origins: dict[str, str],
         chosen[generated] = ns[generated]
         index = getattr(nf.fn, "__srcjax_index_params__", None)
         if index and generated != name:  # a helper's batched or derivative copy: its index parameters too
-            chosen[generated].__srcjax_index_params__ = index
+            index_params(*index)(chosen[generated])
     for ns in spaces.values():
         ns.update(chosen)
     return chosen
