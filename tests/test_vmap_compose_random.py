@@ -132,13 +132,14 @@ def _insert(shape: tuple[int, ...], axis: int) -> tuple[int, ...]:
 
 
 @st.composite
-def compositions(draw: Any) -> tuple[str, str, list[str], tuple[tuple[int, ...], ...], tuple[Any, ...]]:
+def compositions(draw: Any, max_depth: int = 2) -> tuple[str, str, list[str], tuple[tuple[int, ...], ...],
+                                                         tuple[Any, ...]]:
     """(program name, module text, the levels, argument shapes, in_axes of the outermost vmaps)."""
     name = draw(st.sampled_from(sorted(PROGRAMS)))
     shapes = [(3,), (3,)]
     out: tuple[int, ...] = ()
     levels: list[str] = []
-    depth = draw(st.integers(1, 3))
+    depth = draw(st.integers(1, max_depth))
     below = "f"
     for k in range(depth):
         choices = [h for h in HOWS if (h != "grad" or out == ())
