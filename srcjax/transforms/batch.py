@@ -75,7 +75,8 @@ _PER_EXAMPLE_QUERIES = {  # a shape query of a batched x -> the same query of on
 }
 _SHAPE_ATTRS = {"shape", "ndim", "size"}
 _STATIC_CALLS = {"np.shape", "np.ndim", "np.size", "len", "np.result_type", "is_tree", "is_float", "isinstance",
-                 "type", "np.issubdtype", "np.iscomplexobj", "np.isrealobj", "np.dtype", "item_keys"}
+                 "type", "np.issubdtype", "np.iscomplexobj", "np.isrealobj", "np.dtype", "item_keys",
+                 "has_derivative", "is_complex"}
 _LAX = {"srcjax.lax.cond", "srcjax.lax.switch", "srcjax.lax.while_loop", "srcjax.lax.fori_loop",
         "srcjax.lax.scan"}
 _COMPARE = {"LessThan": "<", "LessThanEqual": "<=", "GreaterThan": ">", "GreaterThanEqual": ">=",
