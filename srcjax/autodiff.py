@@ -228,7 +228,7 @@ def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max
     """``def name(params...)``: the Jacobian w.r.t. the array parameter ``k`` as one batched JVP over
     the input's basis vectors (jacfwd) or one batched VJP over the output's (jacrev): the generated
     JVP/VJP under ``srcjax.vmap``, so the Jacobian is one program with no loop over elements."""
-    from .vmap import basis_batched  # (vmap builds on the derivatives: imported when used)
+    from .vmap import batched_function  # (vmap builds on the derivatives: imported when used)
 
     if not batched:
         return _jacobian_loop_source(base, name, k, kind, max_iters, extra)
@@ -241,17 +241,18 @@ def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max
     if kind == "jacfwd":
         jv = derivative_function(base, "jvp", (k,))
         jparams = list(inspect.signature(jv).parameters)
-        bfun, rows = basis_batched(jv, tuple(0 if i == len(params) else None for i in range(len(jparams))))
+        bfun = batched_function(jv, tuple(0 if i == len(params) else None for i in range(len(jparams))),
+                                   (None, 0), None)
         extra[bfun.__name__] = bfun
         lines += [f"    {n} = np.size({x})",
                   f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({x})), ({n},) + np.shape({x}))",
                   f"    {out}, {t} = {bfun.__name__}({_then(args, basis)})  # one JVP per basis vector, batched",
-                  f"    return np.reshape(np.moveaxis({t}, 0, -1), np.shape({out}){'[1:]' if rows else ''} + "
-                  f"np.shape({x}))"]
+                  f"    return np.reshape(np.moveaxis({t}, 0, -1), np.shape({out}) + np.shape({x}))"]
     else:
         vj = derivative_function(base, "vjp", (k,), max_iters=max_iters)
         vparams = list(inspect.signature(vj).parameters)
-        bfun, _ = basis_batched(vj, tuple(0 if i == len(params) else None for i in range(len(vparams))))
+        bfun = batched_function(vj, tuple(0 if i == len(params) else None for i in range(len(vparams))),
+                                   (None, 0), None)
         primal = names.fresh(base.__name__)
         extra[bfun.__name__] = bfun
         extra[primal] = base

@@ -416,16 +416,3 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_siz
 
 
 _ = Names
-
-
-def basis_batched(fn: Callable[..., Any], in_axes: tuple[Any, ...]) -> tuple[Callable[..., Any], bool]:
-    """``fn`` (a JVP or VJP returning the primal output and the derivative: ``jacfwd``/``jacrev``) batched
-    over the basis, the primal unbatched; where the batcher finds the primal batched (a derivative computed
-    inside ``fn`` whose branch outputs it batches as a whole), with a row per basis vector, all equal: then
-    ``True``."""
-    try:
-        return batched_function(fn, in_axes, (None, 0), None), False
-    except TranspileError as e:
-        if "out_axes=None for an output that depends on a mapped argument" not in str(e):
-            raise
-        return batched_function(fn, in_axes, (0, 0), None), True
