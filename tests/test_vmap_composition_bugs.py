@@ -232,3 +232,38 @@ def test_three_nested_vmaps_of_a_while_on_data() -> None:
             for c in range(2):
                 want[j, k, c] = float(_jax_mapped_loop(jnp.asarray(x[k, :, j]), jnp.asarray(y[:, k, c])))
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)
+
+
+def _rec(x, n):
+    if n == 0:
+        return x
+    return _rec(np.sin(x) * 1.5, n - 1)
+
+
+def recursive_sum(x):
+    return np.sum(_rec(x, 3))
+
+
+_AT = np.array([0.3, -0.4, 0.7])
+
+
+def hessian_vector_product(t):
+    return srcjax.jvp(srcjax.grad(recursive_sum), (_AT,), (t,))[1]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="SILENT WRONG ANSWER (found by this issue's sweep, not fixed): vmap of a Hessian-vector "
+                          "product through a helper recursing to a static depth gives wrong values (XLA and the "
+                          "generated source under NumPy agree on them; one example at a time is right); "
+                          "srcjax.hessian of the same function is refused ('out_axes=None ...'), which guards it")
+def test_vmap_of_a_hessian_vector_product_through_static_recursion() -> None:
+    loop = np.stack([np.asarray(hessian_vector_product(e)) for e in np.eye(3)])
+    want = np.stack([np.asarray(jax.jvp(jax.grad(lambda v: jnp.sum(_jax_rec(v, 3))), (jnp.asarray(_AT),),
+                                        (jnp.asarray(e),))[1]) for e in np.eye(3)])
+    np.testing.assert_allclose(loop, want, rtol=1e-10)  # (one at a time: right)
+    got = np.asarray(srcjax.vmap(hessian_vector_product)(np.eye(3)))
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def _jax_rec(x: Any, n: int) -> Any:
+    return x if n == 0 else _jax_rec(jnp.sin(x) * 1.5, n - 1)
