@@ -23,6 +23,7 @@ from .construction import (  # noqa: F401  (generated derivative code imports th
     meshgrid_dots,
     move_bar,
 )
+from .core import index_params
 from .einsum_adjoint import einsum_jvp, einsum_terms  # noqa: F401  (generated derivative code imports them)
 from .lax import conv_general_dilated, index_update, with_sharding_constraint  # noqa: F401  (derivative code imports them)
 from .linalg_adjoint import spectral_norm_bar  # (norm_bar's matrix orders 2, -2 and 'nuc')
@@ -34,7 +35,18 @@ from .order_stats import (  # noqa: F401  (generated derivative code imports the
     sort_bar,
     sort_jvp,
 )
-from .pytree import from_leaves, is_tree, leaves_like, tree_get, tree_has, tree_like, tree_map, tree_set, tree_without
+from .pytree import (
+    from_leaves,
+    is_tree,
+    item_keys,
+    leaves_like,
+    tree_get,
+    tree_has,
+    tree_like,
+    tree_map,
+    tree_set,
+    tree_without,
+)
 
 globals().update({_n: getattr(linalg_adjoint, _n) for _n in linalg_adjoint.LINALG_HELPERS})
 globals().update({_n: getattr(complex_adjoint, _n) for _n in complex_adjoint.COMPLEX_HELPERS})
@@ -83,7 +95,7 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars", "einsum_jvp",
     "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
     "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "from_leaves", "leaves_like", "pack_like",
-    "is_tree", "tree_get",
+    "is_tree", "tree_get", "index_key", "item_keys",
     "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
     "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "multi_dot_jvp", "multi_dot_bars",
     "chain_dot", "sort_jvp", "sort_bar", "partition_jvp",
@@ -181,6 +193,15 @@ def zeros_like(x: Any) -> Any:
     if isinstance(x, range):  # a loop's saved iterable (derivative code): no derivative
         return None
     return np.zeros(np.shape(x), dtype=np.result_type(x, 0.0))
+
+
+@index_params("k")
+def index_key(k: Any) -> Any:
+    """``k``, an index (a key, integer arrays): derivatives take it as a constant. Reverse mode binds a
+    helper's index parameters with it where it writes the helper out in a branch on data
+    (``transforms/inline_calls.py``), so that an index carried by a loop with differentiated values
+    stays an index there too (:func:`srcjax.core.index_params`)."""
+    return k
 
 
 def is_float(x: Any) -> bool:

@@ -36,6 +36,7 @@ from .construction import (  # noqa: F401  (generated batched code imports them 
     batch_move,
 )
 from .conv_adjoint import batch_conv, batch_reduce_window  # noqa: F401  (generated batched code imports them)
+from .core import index_params
 from .lax import index_update
 from .order_stats import (  # noqa: F401  (generated batched code imports them from here)
     batch_argpartition,
@@ -107,7 +108,7 @@ def batch_broadcast_items(x: Any, n: int) -> Any:
     if is_tree(x):  # a dict, tuple, list, NamedTuple, dataclass: the same kind of container, item by item
         out = x
         for k in item_keys(x):
-            out = tree_set(out, k, batch_broadcast_items(tree_get(x, k), n))
+            out = index_update(out, k, batch_broadcast_items(tree_get(x, k), n))  # (differentiable: linear)
         return out
     return np.broadcast_to(x, (n,) + np.shape(x))
 
@@ -530,24 +531,27 @@ def _contiguous(positions: list[int]) -> bool:
     return positions == list(range(positions[0], positions[0] + len(positions)))
 
 
-def _index_plan(x: Any, key: Any, bx: bool, flags: Any) -> tuple[Any, tuple[Any, ...], tuple[int, ...],
-                                                               tuple[int, ...]]:
-    """How to index ``x`` with ``key`` per example in one NumPy indexing: ``(x2, key2, source,
-    destination)`` such that ``np.moveaxis(x2[key2], source, destination)`` is ``x[key]`` of every
-    example, batch axis first.
+def _index_plan(shape: Any, key: Any, bx: bool, flags: Any) -> tuple[tuple[int, ...], tuple[Any, ...],
+                                                                     tuple[int, ...], tuple[int, ...]]:
+    """How to index ``x`` (of shape ``shape``) with ``key`` per example in one NumPy indexing:
+    ``(new, key2, source, destination)`` such that ``np.moveaxis(np.expand_dims(x, new)[key2], source,
+    destination)`` is ``x[key]`` of every example, batch axis first (``new`` may be empty).
 
     ``x`` is batched or not (``bx``); ``flags`` (None: none) says which key elements are batched: an
     integer or integer array per example, batch axis first. NumPy's placement rule holds per example:
     the axes of advanced indices (integer arrays, and integers beside them) side by side stay in place,
     those of separated ones go first. A batched ``x`` with batched indices gets ``np.arange`` over the
     batch as one more advanced index in front; ``None`` beside integer arrays becomes a new axis of
-    ``x`` and a full slice, ``...`` full slices."""
+    ``x`` and a full slice, ``...`` full slices.
+
+    Every parameter is an index or a static value, never ``x`` itself: derivatives take the plan as a
+    constant (:func:`srcjax.core.index_params`) and differentiate only the indexing of ``x``."""
     key = key if isinstance(key, tuple) else (key,)
     flags = (False,) * len(key) if flags is None else tuple(flags) if isinstance(flags, (tuple, list)) else (flags,)
     batched = any(flags)
     if not any(_is_array_index(e) for e in key) and not batched:  # basic indexing: the batch axis stays whole
-        return x, (slice(None),) + key, (), ()
-    rank = np.ndim(x) - 1 if bx else np.ndim(x)
+        return (), (slice(None),) + key, (), ()
+    rank = len(shape) - 1 if bx else len(shape)
     used = len([e for e in key if e is not None and e is not Ellipsis])
     full: tuple[Any, ...] = ()
     fflags: tuple[bool, ...] = ()
@@ -559,23 +563,29 @@ def _index_plan(x: Any, key: Any, bx: bool, flags: Any) -> tuple[Any, tuple[Any,
             full = full + (e,)
             fflags = fflags + (f,)
     nones = tuple(j for j, e in enumerate(full) if e is None)
+    new = tuple(j + 1 for j in nones) if bx else nones
     if nones:
-        x = np.expand_dims(x, tuple(j + 1 for j in nones) if bx else nones)
         full = tuple(slice(None) if e is None else e for e in full)
     adv = [j for j, e in enumerate(full) if not isinstance(e, slice)]
     r = max([np.ndim(full[j]) - 1 if fflags[j] else np.ndim(full[j]) for j in adv])
     first = adv[0]
     together = _contiguous(adv)
     if not batched:  # x[:, key]: separated advanced axes come before the batch axis
-        return (x, (slice(None),) + full, (), ()) if together else (x, (slice(None),) + full, (r,), (0,))
+        return (new, (slice(None),) + full, (), ()) if together else (new, (slice(None),) + full, (r,), (0,))
     lifted = tuple(_lifted(e, r) if f else e for e, f in zip(full, fflags))
     if not bx:  # the batched indices bring the batch axis: in front, or in place after `first` axes
-        return (x, lifted, (first,), (0,)) if together and first > 0 else (x, lifted, (), ())
-    n = np.shape(x)[0]
+        return (new, lifted, (first,), (0,)) if together and first > 0 else (new, lifted, (), ())
+    n = shape[0]
     key2 = (np.reshape(np.arange(n), (n,) + (1,) * r),) + lifted
     if together and first > 0:  # (n, S, before, after) -> (n, before, S, after)
-        return x, key2, tuple(range(1, 1 + r)), tuple(range(1 + first, 1 + first + r))
-    return x, key2, (), ()
+        return new, key2, tuple(range(1, 1 + r)), tuple(range(1 + first, 1 + first + r))
+    return new, key2, (), ()
+
+
+def _indexed(x: Any, new: tuple[int, ...], key2: Any, source: tuple[int, ...], destination: tuple[int, ...]) -> Any:
+    """``x`` indexed by a plan of :func:`_index_plan`."""
+    x2 = np.expand_dims(x, new) if new else x
+    return _moved(x2[key2], source, destination)
 
 
 def _moved(x: Any, source: tuple[int, ...], destination: tuple[int, ...]) -> Any:
@@ -604,21 +614,23 @@ def batch_getitem(x: Any, key: Any) -> Any:
     integer arrays): see :func:`_index_plan`; an element of a container of batched values."""
     if is_tree(x):
         return x[key]
-    x2, key2, source, destination = _index_plan(x, key, True, None)
-    return _moved(x2[key2], source, destination)
+    new, key2, source, destination = _index_plan(np.shape(x), key, True, None)
+    return _indexed(x, new, key2, source, destination)
 
 
 def batch_index(x: Any, key: Any, bx: bool, flags: Any) -> Any:
     """``x[key]`` per example where the key elements ``flags`` marks are batched (an integer or integer
     array per example) and ``x`` is batched or not (``bx``): one vectorized gather (:func:`_index_plan`)."""
-    x2, key2, source, destination = _index_plan(x, key, bx, flags)
-    return _moved(x2[key2], source, destination)
+    new, key2, source, destination = _index_plan(np.shape(x), key, bx, flags)
+    return _indexed(x, new, key2, source, destination)
 
 
 def _scattered(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: Any) -> tuple[Any, Any, Any]:
     """``(x2, key2, value2)``: a per-example ``x[key] = value`` as one scatter of ``value2`` into
     ``x2[key2]`` (``x`` batched, with the new axes of :func:`_index_plan`)."""
-    x2, key2, source, destination = _index_plan(x if bx else batch_broadcast(x, n), key, True, flags)
+    xb = x if bx else batch_broadcast(x, n)
+    new, key2, source, destination = _index_plan(np.shape(xb), key, True, flags)
+    x2 = np.expand_dims(xb, new) if new else xb
     rank = len(np.shape(_moved(x2[key2], source, destination))) - 1  # the per-example target's rank
     if bv:
         value = _lifted(value, rank)
@@ -762,3 +774,25 @@ def batch_like(out: Any, shape: Any, n: int) -> Any:
     """A ``*_like`` call's result for a batched template: batched already, unless ``shape`` was given
     (then the same array in every example)."""
     return out if shape is None else batch_broadcast(out, n)
+
+
+# Parameters that only ever carry indices or static values (a key, integer arrays, flags, batch sizes,
+# shapes, axes): derivatives take them as constants (srcjax.core.index_params), even where the name passed
+# is differentiated flow-insensitively (an index or a size carried by a loop with differentiated values).
+_STATIC_PARAMS = frozenset({
+    "key", "flags", "indices", "index", "n", "shape", "axis", "axes", "keepdims", "dtype", "reps", "k", "r",
+    "lower", "order", "spec", "perm", "source", "destination", "repeats", "shift", "row_ndim", "outer", "inner",
+    "outer_batched", "inner_batched", "batched", "bx", "by", "bt", "bg", "ba", "bb", "bi", "bv", "bz", "b1", "b2",
+    "new", "key2", "sa", "sb", "out_spec", "positions"})
+
+
+def _mark_static_params() -> None:
+    import inspect
+    for f in list(globals().values()):
+        if inspect.isfunction(f) and f.__module__ == __name__:
+            names = [p for p in inspect.signature(f).parameters if p in _STATIC_PARAMS]
+            if names:
+                index_params(*names)(f)
+
+
+_mark_static_params()

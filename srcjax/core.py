@@ -60,6 +60,18 @@ def transformation(f: Any) -> Any:
     return f
 
 
+def index_params(*names: str) -> Any:
+    """Marks parameters of a library helper (``srcjax.batched``) that only receive indices: a key,
+    integer arrays, flags. Derivatives never flow through them, even where the name passed is
+    differentiated (an index carried by a loop together with differentiated values): a derivative of
+    the helper takes them as constants (``transforms/anf.differentiable_params``), as a primitive's
+    ``nondiff_args``."""
+    def mark(f: Any) -> Any:
+        f.__srcjax_index_params__ = names
+        return f
+    return mark
+
+
 @dataclass(frozen=True)
 class ShapedArray:
     """The abstract value of an array: shape, dtype and NEP 50 weak typing.

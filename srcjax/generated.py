@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .core import index_params
 from .frontend import locations, read
 from .frontend.normalize import NormalizedFunction
 from .frontend.program import Program
@@ -50,6 +51,9 @@ def exec_generated(code: Any, name: str, prog: Program, origins: dict[str, str],
             ns["__name__"] = getattr(nf.fn, "__module__", None) or prog.entry_fn.__module__
             exec(code, ns)
         chosen[generated] = ns[generated]
+        index = getattr(nf.fn, "__srcjax_index_params__", None)
+        if index and generated != name:  # a helper's batched or derivative copy: its index parameters too
+            index_params(*index)(chosen[generated])
     for ns in spaces.values():
         ns.update(chosen)
     return chosen

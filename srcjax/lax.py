@@ -51,7 +51,11 @@ def _truth(pred: Any, what: str) -> bool:
 
 
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
-    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; ``pred`` is a scalar."""
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; ``pred`` is a scalar. A Python
+    container's truth, as the lowering takes it: the front end makes an ``if`` on a value it cannot tell
+    from data a ``cond`` (``if plan:`` on a helper's tuple of axes, given an array argument)."""
+    if isinstance(pred, (tuple, list, dict)):
+        return true_fun(*operands) if pred else false_fun(*operands)
     if _truth(pred, "cond: the predicate"):
         return true_fun(*operands)
     return false_fun(*operands)
@@ -124,8 +128,9 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
 def index_update(x: Any, key: Any, value: Any) -> Any:
     """A copy of ``x`` with ``x[key] = value`` (NumPy assignment semantics: ``value`` is cast to
     ``x``'s dtype and broadcast to the selection). srcjax writes this for ``x[key] = value``; for a
-    dict or list ``x`` (``out["w"] = v`` on a local dict) a copy with that item replaced or added."""
-    if type(x) is dict or type(x) is list:
+    dict or list ``x`` (``out["w"] = v`` on a local dict) a copy with that item replaced or added; a tuple,
+    NamedTuple or dataclass likewise (as the lowering takes a container: ``pytree.tree_set``)."""
+    if type(x) is dict or type(x) is list or pytree.is_tree(x):
         return pytree.tree_set(x, key, value)
     out = np.array(x, copy=True)
     out[key] = value

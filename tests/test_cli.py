@@ -225,6 +225,26 @@ def test_vmap_source_and_hlo(model):
     assert "HloModule" in r.stdout and "f32[4,6,3]" in r.stdout
 
 
+def test_vmap_in_axes_0_none_and_a_mapped_static_value(tmp_path):
+    """``--vmap --in-axes 0,None`` (docs/cli.md): the batched source and its HLO; a mapped value used
+    as a shape is an error naming the argument, with the ``in_axes`` that leaves it unmapped."""
+    src = tmp_path / "mapped.py"
+    src.write_text("import numpy as np\n\n\ndef predict(x, w):\n    return np.tanh(x @ w)\n\n\n"
+                   "def make(x, n):\n    return np.zeros(n) + np.sum(x)\n")
+    r = run(f"{src}::predict", "--vmap", "--in-axes", "0,None")
+    assert r.returncode == 0, r.stderr
+    assert "def predict_vmap(x, w):" in r.stdout and "batch_matmul(x, w, True, False)" in r.stdout
+    r = run(f"{src}::predict", "--vmap", "--in-axes", "0,None", "--emit", "hlo", "--arg", "x=f32[8,3]",
+            "--arg", "w=f32[3,2]")
+    assert r.returncode == 0, r.stderr
+    assert "(%arg0: tensor<8x3xf32>, %arg1: tensor<3x2xf32>) -> (tensor<8x2xf32>)" in r.stdout
+    r = run(f"{src}::make", "--vmap", "--in-axes", "0,0", "--emit", "hlo", "--arg", "x=f32[4,3]",
+            "--arg", "n=i64[4]")
+    assert r.returncode != 0
+    assert "mapped.py:9:" in r.stderr and "`n`, a mapped argument" in r.stderr
+    assert "in_axes=(0, None)" in r.stderr and "Traceback" not in r.stderr
+
+
 def test_vmap_of_grad_is_per_example_gradients(model, tmp_path):
     """--grad --vmap: the batched gradient; its -o module agrees with srcjax.grad per example."""
     r = run(f"{model}::loss", "--grad", "--vmap", "--in-axes", "None,0,0", "--emit", "hlo",

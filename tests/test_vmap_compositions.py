@@ -110,13 +110,8 @@ TABLE: list[tuple[Callable[..., Any], Callable[[np.random.Generator, int], tuple
     (if_on_index, lambda r, n: ((r.standard_normal((n, 3)),), (0,)), HOWS),
     (while_on_index, lambda r, n: ((_pos(r, n, 3) * 0.1,), (0,)), ("jacfwd", "jvp_of_vmap", "vjp_of_vmap")),
 ]
-# known, not fixed (reported): derivatives of a batched program that
-_XFAIL = {
-    # ... gathers with a batched index (`batch_index`): its plan (batched._index_plan) builds lists by
-    # comprehensions over the key, which derivatives refuse (a located ComprehensionError)
-    ("break_on_index", "jvp_of_vmap"): "derivative of batch_index's plan",
-    ("break_on_index", "vjp_of_vmap"): "derivative of batch_index's plan",
-}
+# known, not fixed (reported): (program name, how) -> why
+_XFAIL: dict[tuple[str, str], str] = {}
 _CASES = [pytest.param(f, make, how, id=f"{f.__name__}-{how}", marks=[pytest.mark.xfail(
     reason=_XFAIL[(f.__name__, how)], strict=True)] if (f.__name__, how) in _XFAIL else [])
     for f, make, hows in TABLE for how in hows]

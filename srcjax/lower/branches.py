@@ -163,11 +163,14 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
 def _spread_unset(outs: Sequence[Any]) -> list[Any]:
     """The branches' outputs with ``UNSET`` or an :class:`Undefined` (a name one branch leaves unbound)
     spread over the structure that another branch gives it: derivative code binds a helper's tuple of
-    cotangents, or a shape, on one path only."""
+    cotangents, or a shape, on one path only. ``None`` where another branch has it (the cotangent of an
+    integer: no derivative) stays ``None`` there."""
     like = next((o for o in outs if pytree.is_tree(o)), None)
     if like is None:
+        if any(o is None for o in outs) and all(o is None or _missing(o) for o in outs):
+            return [None] * len(outs)
         return list(outs)
-    outs = [pytree.tree_map(lambda _, o=o: o, like) if _missing(o) else o for o in outs]
+    outs = [pytree.tree_map(lambda leaf, o=o: None if leaf is None else o, like) if _missing(o) else o for o in outs]
     keys = _child_keys(like)
     if any(type(o) is not type(like) or _child_keys(o) != keys for o in outs):
         return outs  # different containers: reported by the caller

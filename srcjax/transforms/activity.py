@@ -30,6 +30,7 @@ from .anf import (
     all_params,
     call_name,
     classify,
+    differentiable_params,
     hoist_loop_sequences,
     inline_loop_iterables,
     loop_sources,
@@ -203,7 +204,9 @@ class Activity:
         params = all_params(callee)
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
-        pattern = tuple(p for p in params if p in bound and any(n in self.active for n in argument_reads(bound[p])))
+        diff = differentiable_params(callee)
+        pattern = tuple(p for p in params if p in bound and p in diff and
+                        any(n in self.active for n in argument_reads(bound[p])))
         if not pattern:
             return False
         known = _CALL_ACTIVITY.of(callee)
@@ -484,6 +487,8 @@ _STATIC_RESULT_CALLS = {
     "len", "range", "isinstance", "type", "int", "bool", "float", "tuple", "list", "enumerate", "zip",
     "reversed", "str", "repr", "np.shape", "np.ndim", "np.size", "np.result_type", "np.dtype", "dict",
     "slice", "sorted", "divmod", "min", "max", "any", "all", "map", "is_tree",
+    "index_key",  # (an index: srcjax.adjoint's, bound by transforms/inline_calls.py)
+    "item_keys",  # (a container's keys: srcjax.pytree's)
     "zeros_like", "ones_like",  # (srcjax.adjoint's: classify_container)
     # integer index arrays of static sizes, dtype queries (frontend/callees.py: STATIC_NUMPY)
     "np.indices", "np.triu_indices", "np.tril_indices", "np.finfo", "np.iinfo", "np.promote_types",

@@ -570,3 +570,10 @@ def all_params(nf: NormalizedFunction) -> list[str]:
     """Every parameter name, positional then keyword-only (all bound on entry)."""
     ps = nf.plain_fdef.params
     return [p.name.value for p in [*ps.params, *ps.kwonly_params]]
+
+
+def differentiable_params(nf: NormalizedFunction) -> list[str]:
+    """The parameters a derivative of ``nf`` may differentiate: all of them but a library helper's
+    index parameters (:func:`srcjax.core.index_params`)."""
+    index = getattr(nf.fn, "__srcjax_index_params__", ())
+    return [p for p in all_params(nf) if p not in index]

@@ -75,7 +75,8 @@ _PER_EXAMPLE_QUERIES = {  # a shape query of a batched x -> the same query of on
 }
 _SHAPE_ATTRS = {"shape", "ndim", "size"}
 _STATIC_CALLS = {"np.shape", "np.ndim", "np.size", "len", "np.result_type", "is_tree", "is_float", "isinstance",
-                 "type", "np.issubdtype", "np.iscomplexobj", "np.isrealobj", "np.dtype", "item_keys"}
+                 "type", "np.issubdtype", "np.iscomplexobj", "np.isrealobj", "np.dtype", "item_keys",
+                 "has_derivative", "is_complex"}
 _LAX = {"srcjax.lax.cond", "srcjax.lax.switch", "srcjax.lax.while_loop", "srcjax.lax.fori_loop",
         "srcjax.lax.scan"}
 _COMPARE = {"LessThan": "<", "LessThanEqual": "<=", "GreaterThan": ">", "GreaterThanEqual": ">=",
@@ -215,6 +216,7 @@ class FunctionWriter:
         self.forced: set[str] = set()  # names that must be batched wherever bound (loops, lists)
         self.zeros: set[str] = set(parent.zeros) if parent is not None else set()  # bound to zeros_like(...)
         self.params: set[str] = set()  # (a helper's own parameters)
+        self.packed: dict[str, State] = {}  # names bound to a container literal of unbatched values: its Tree
         self.arrays: set[str] = set(parent.arrays) if parent is not None else set()
         self.last_array = False
         self.static_names: set[str] = set(parent.static_names) if parent is not None else set()
@@ -358,14 +360,17 @@ class FunctionWriter:
     def returned_expr(self, val: str, st: State) -> str:
         return val
 
-    def value_state(self, node: cst.BaseExpression) -> State:
+    def value_state(self, node: cst.BaseExpression, structured: bool = False) -> State:
+        """``node``'s state; ``structured``: a name bound to a tuple, list or dict of unbatched values
+        written here as that container of ``False`` (a loop's carry made batched leaf by leaf)."""
         if isinstance(node, cst.Name):
-            return self.state(node.value)
+            st = self.state(node.value)
+            return self.packed.get(node.value, st) if structured and st is False else st
         if isinstance(node, (cst.Tuple, cst.List)):
             return Tree("tuple" if isinstance(node, cst.Tuple) else "list",
-                        tuple((str(i), self.value_state(e.value)) for i, e in enumerate(node.elements)))
+                        tuple((str(i), self.value_state(e.value, structured)) for i, e in enumerate(node.elements)))
         if isinstance(node, cst.Dict):
-            return Tree("dict", tuple((code(e.key), self.value_state(e.value)) for e in node.elements
+            return Tree("dict", tuple((code(e.key), self.value_state(e.value, structured)) for e in node.elements
                                       if isinstance(e, cst.DictElement)))
         return any(any_batched(self.state(n)) for n in names_in(node))
 
@@ -432,6 +437,10 @@ class FunctionWriter:
             return
         if isinstance(target, cst.Name):
             name = target.value
+            self.packed.pop(name, None)
+            if st is False and isinstance(value, (cst.Tuple, cst.List, cst.Dict)) and \
+                    not any(isinstance(e, (cst.StarredElement, cst.StarredDictElement)) for e in value.elements):
+                self.packed[name] = self.value_state(value, structured=True)
             if isinstance(value, cst.Call) and code(value.func) in ("zeros_like", "ones_like"):
                 self.zeros.add(name)
             else:
@@ -512,8 +521,7 @@ class FunctionWriter:
         if isinstance(value, cst.Name):
             return value.value, self.state(value.value)
         if isinstance(value, (cst.Tuple, cst.List, cst.Dict)):
-            st = self.value_state(value)
-            return code(value), st
+            return code(value), self.value_state(value)
         if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and \
                 (joined := batch_containers.sequence_sum(self, value)) is not None:
             return joined

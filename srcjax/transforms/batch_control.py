@@ -142,12 +142,14 @@ def data_test(w: FunctionWriter, s: cst.If | cst.While) -> None:
         return
     if w.bta is None:
         w.bta = BindingTimes(w.nf, w.nf.fdef, helpers=w.program.functions)
-    if w.bta.of(s.test) == STATIC:  # (`eq = x.ndim == 2`, then `if eq`)
+    batched = [n for n in names_in(s.test) if any_batched(w.state(n))]
+    # (`eq = x.ndim == 2`, then `if eq`; a name the analysis does not know, of a lax body written in line
+    # (`for i in range(3): if x[i] > 0`), it takes for static: not trusted)
+    if all(n in w.bta.locals for n in batched) and w.bta.of(s.test) == STATIC:
         return
     known = w.b.data_names.get(w.nf.name, set())
-    batched = [n for n in names_in(s.test) if any_batched(w.state(n))]
-    if not set(batched) <= known:
-        raise DataTest(w.nf.name, batched)
+    if not set(batched) <= known:  # (the batched parameters too: data, whatever names the test has)
+        raise DataTest(w.nf.name, batched + sorted(p for p in (w.params or ()) if any_batched(w.state(p))))
     kind = "an `if`" if isinstance(s, cst.If) else "a `while` loop"
     if any(key is not None for _, key in batch_errors.sources(w, batched)):  # `if p["act"] == "relu"`: a string
         raise batch_errors.mapped_error(w, f"the test of {kind} (not turned into a per-example choice)", batched,

@@ -84,8 +84,9 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
                 break
             carry = new
         batched_test = any_batched(w.nested_state(cf, [carry]))
-        if batched_test:  # every example's carry batched: finished examples keep theirs
-            carry = all_batched(carry)
+        if batched_test:  # every example's carry batched: finished examples keep theirs (leaf by leaf, an
+            # unbatched tuple written here too)
+            carry = all_batched(join(carry, w.value_state(init, structured=True)))
         c = w.names.fresh("carry")
         running = w.names.fresh("running")
         w.emit(f"{c} = {w.convert(code(init), w.value_state(init), carry)}", ind)

@@ -32,6 +32,7 @@ from .anf import (
     active_loop,
     all_params,
     call_arguments,
+    differentiable_params,
     inline_loop_iterables,
     literal_container,
     signature,
@@ -400,7 +401,8 @@ class JVP:
         params = all_params(callee)
         bound = dict(zip(params, op.call_args))
         bound.update(op.call_kwargs)
-        active = tuple(p for p in params if p in bound and any(
+        diff = differentiable_params(callee)
+        active = tuple(p for p in params if p in bound and p in diff and any(
             n in self.act.active and n in defined for n in argument_reads(bound[p])))
         target = code(s.targets[0].target)
         if not active:

@@ -18,17 +18,19 @@ from ..frontend.program import Program
 from ..frontend.restructure import walk as _walk
 from . import custom_rules
 from .activity import find_nested_def
-from .anf import DifferentiationError, classify
+from .anf import DifferentiationError, classify, differentiable_params
 from .inline_lax import Inliner
 
 
 def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body: list[Any],
-                                   depth: int = 0) -> list[Any]:
+                                   depth: int = 0, within: int | None = None) -> list[Any]:
     """Helper calls inside ``if``s on data, written out in place (reverse mode).
 
     A helper's forward half pushes its saved values on the tape, which a branch
     on data cannot do; its statements in the branch save them like the
-    branch's own (in names both branches bind).
+    branch's own (in names both branches bind). ``within``: the binding time of the
+    tests around ``body`` (a helper's body written out in a branch on data: its own
+    calls are in that branch too, and are written out as well).
     """
     from ..frontend.binding_times import DYNAMIC, STATIC, BindingTimes
 
@@ -71,6 +73,9 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
         if op.kind != "call":  # a srcjax.adjoint helper in derivative code (zeros_like, tree_add, ...)
             return None
         callee = program.functions[op.callee]  # type: ignore[index]
+        diff = differentiable_params(callee)
+        if not diff:  # (index_key, a helper of indices only: no derivative, nothing saved: called as it is)
+            return None
         where = f"a call of `{callee.name}` inside an `if` on array data"
         if not _reads_same_globals(program, callee, nf) or callee.source.closure or depth > 8 or \
                 callee is nf or find_nested_def(callee.plain_fdef.body) is not None:
@@ -95,13 +100,15 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
             else:
                 raise DifferentiationError(f"{callee.name}() is missing the argument `{name}`",
                                            span=nf.spans.get(id(line)))
-        inner = inline_calls_in_data_branches(program, callee, list(callee.plain_fdef.body.body), depth + 1)
+            if name not in diff:  # an index parameter stays an index written out (no derivative flows in)
+                args[-1] = f"index_key({args[-1]})"
+        inner = inline_calls_in_data_branches(program, callee, list(callee.plain_fdef.body.body), depth + 1, data)
         fdef = callee.plain_fdef.with_changes(body=callee.plain_fdef.body.with_changes(body=inner),
                                               params=ps.with_changes(params=params, kwonly_params=[],
                                                                      star_arg=cst.MaybeSentinel.DEFAULT))
         return inl.inline(fdef, args, code(a.targets[0].target), line)
 
-    new = block(body, STATIC)
+    new = block(body, STATIC if within is None else within)
     return new if changed else body
 
 

@@ -56,6 +56,7 @@ from .anf import (
     all_params,
     call_arguments,
     call_name,
+    differentiable_params,
     inline_loop_iterables,
     literal_container,
     loop_key,
@@ -661,7 +662,8 @@ class VJP:
     def call_active(self, op: Op) -> tuple[str, ...]:
         """The callee's params that receive active values, if any cotangent flows back through them."""
         callee, params, bound = self.call_bound(op)
-        active = tuple(p for p in params if p in bound and any(
+        diff = differentiable_params(callee)
+        active = tuple(p for p in params if p in bound and p in diff and any(
             n in self.act.active for n in argument_reads(bound[p])))
         if not active:
             return ()
