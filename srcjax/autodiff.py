@@ -744,10 +744,10 @@ class _RecomputingVJP:
             return tuple(got.get(i) for i in range(n))
         return tuple(bars)
 
-    def __srcjax_source__(self) -> str:
+    def __srcjax_source__(self, form: str = "readable") -> str:
         from .printing import source
 
-        return source(self._f)
+        return source(self._f, form=form)
 
 
 class _SplitVJP:
@@ -780,7 +780,7 @@ class _SplitVJP:
         imports: dict[str, None] = {}
         bodies = []
         for f in (self.fwd, self.bwd):
-            lines = source(f, form).splitlines()
+            lines = source(f, form=form).splitlines()
             k = next(i for i, ln in enumerate(lines) if ln and not ln.startswith(("import ", "from ")))
             imports.update(dict.fromkeys(ln for ln in lines[:k] if ln))
             bodies.append("\n".join(lines[k:]).strip("\n"))
@@ -818,7 +818,7 @@ class _SplitVJPFunction:
             return h.source(form)
         from .printing import source
 
-        return source(_wrap(h.fn, "vjp", tuple(range(len(self._primals))), False, h.max_iters), form)
+        return source(_wrap(h.fn, "vjp", tuple(range(len(self._primals))), False, h.max_iters), form=form)
 
 
 _SPLITS: dict[tuple[Any, ...], _SplitVJP | None] = {}

@@ -210,6 +210,21 @@ def test_numpy_device_recomputes():
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
 
 
+def test_source_of_a_recomputing_vjp_in_both_forms():
+    """Regression: source() of a VJP that runs one program (device="numpy", or a split that fell back)
+    raised a TypeError from srcjax's internals (form was passed to a method that took none)."""
+    w, x, y = rng.normal(size=(3, 2)), rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
+    _, f = srcjax.vjp(srcjax.compile(loss, device="numpy"), w, x, y)
+    assert f.recomputes is True
+    for form in ("readable", "anf"):
+        assert "def loss_vjp(w, x, y, out_bar):" in srcjax.source(f, form=form)
+    _, g = srcjax.vjp(loss, w, x, y)
+    g._halves.recompute = "as if the split had failed"
+    for form in ("readable", "anf"):
+        text = srcjax.source(g, form=form)
+        assert "def loss_vjp(w, x, y, out_bar):" in text and "_fwd" not in text
+
+
 def test_grad_is_still_one_program():
     text = srcjax.source(srcjax.grad(loss))
     assert "def loss_grad(w, x, y):" in text and "_fwd" not in text
