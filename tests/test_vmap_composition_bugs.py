@@ -127,7 +127,7 @@ def test_grad_of_a_function_calling_vmap_of_a_break_on_a_gathered_element(device
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)
 
 
-# -- known, not fixed (found by tests/test_vmap_compose_random.py; reported) -------------------------
+# -- found by tests/test_vmap_compose_random.py -----------------------------------------------------
 
 def branch_on_sum(x, y):
     if np.sum(x * y) > 0.0:
@@ -174,20 +174,12 @@ def _jax_hessian(jf: Any, x: Any, y: Any) -> Any:
     return np.stack([np.asarray(jax.jvp(lambda v: g(v, y), (x,), (e,))[1]) for e in np.eye(x.size)], axis=-1)
 
 
-@pytest.mark.xfail(strict=True, raises=srcjax.TranspileError,
-                   reason="jacfwd of a function calling srcjax.jacfwd on an `if` on data: the outer jacfwd's vmap "
-                          "over the basis finds the primal output batched ('out_axes=None for an output that "
-                          "depends on a mapped argument'): the cond's outputs are batched as a whole")
 def test_jacfwd_of_a_function_calling_jacfwd_of_a_branch_on_data() -> None:
     x, y = np.array([0.3, -0.2, 0.5]), np.array([0.4, 0.1, -0.3])
     got = srcjax.jacfwd(jacobian_of_branch)(x, y)
     np.testing.assert_allclose(np.asarray(got), _jax_hessian(_jax_branch_on_sum, x, y), rtol=1e-10)
 
 
-@pytest.mark.xfail(strict=True, raises=srcjax.TranspileError,
-                   reason="jacrev of a function calling srcjax.jacfwd on a `break` on data: reverse mode writes "
-                          "batch_unbroadcast out in the branch on data and cannot follow batch_broadcast_items' "
-                          "recursion there (in a branch of is_tree that does not run)")
 def test_jacrev_of_a_function_calling_jacfwd_of_a_break_on_data() -> None:
     x, y = np.array([0.3, -0.2, 0.5]), np.array([0.4, 0.1, -0.3])
     got = srcjax.jacrev(jacobian_of_break, max_iters=8)(x, y)
@@ -218,10 +210,6 @@ def vmapped_twice(x, y):
     return srcjax.vmap(vmapped_loop, in_axes=(2, None), out_axes=-2)(x, y)
 
 
-@pytest.mark.xfail(strict=True, raises=srcjax.TranspileError,
-                   reason="three nested vmaps of a while on data: the batched copy of batch_reshape batched again "
-                          "takes its shape for mapped ('np.reshape's shape= argument must be the same for every "
-                          "example')")
 def test_three_nested_vmaps_of_a_while_on_data() -> None:
     rng = np.random.default_rng(3)
     x, y = rng.standard_normal((2, 3, 2)) * 0.5, rng.standard_normal((3, 2, 2))
