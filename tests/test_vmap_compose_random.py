@@ -97,14 +97,8 @@ HOWS = ("vmap", "grad", "jacfwd", "jacrev", "jvp", "vjp")
 # Refusals these compositions meet that are known and reported (each has a strict xfail in
 # tests/test_vmap_composition_bugs.py): a composition meeting one is not counted.
 KNOWN_REFUSALS = (
-    # reverse mode through a helper written out in a branch on data cannot follow recursion: the
-    # cotangent of a container batched by a Jacobian's vmap (batch_broadcast_items) in jacrev(jacfwd(f))
-    "reverse mode through a call of `batch_broadcast_items` inside an `if` on array data",
-    "reverse mode through a call of `batch_broadcast_items_jvp` inside an `if` on array data",
     # grad of grad where the inner derivative's helpers pass saved values through the tape (documented)
     "computes inside it (grad of grad)",
-    # a Jacobian of a function calling a Jacobian of an `if` on data: the cond's outputs batched as a whole
-    "out_axes=None for an output that depends on a mapped argument",
 )
 
 

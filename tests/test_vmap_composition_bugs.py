@@ -255,3 +255,97 @@ def test_vmap_of_a_hessian_vector_product_through_static_recursion() -> None:
 
 def _jax_rec(x: Any, n: int) -> Any:
     return x if n == 0 else _jax_rec(jnp.sin(x) * 1.5, n - 1)
+
+
+# -- values computed from shapes through a recursion stay unbatched at any depth of vmap ------------
+
+def shape_of(t):  # recursion on a static structure (as srcjax.batched.batch_shape's)
+    if isinstance(t, (tuple, list)):
+        return (len(t),) + shape_of(t[0])
+    return np.shape(t)
+
+
+def reshaped_while(x, y):
+    s = shape_of(x)
+    z = np.reshape(x, (s[0] // 2, 2))
+    it = 0
+    while it < 4 and np.sum(z * z) < 4.0:
+        z = z * 1.5 + 0.1 * np.reshape(y, (s[0] // 2, 2))
+        it = it + 1
+    return np.reshape(z, shape_of(x)) * y
+
+
+def reshaped_break(x, y):
+    s = 0.0
+    for i in range(shape_of(x)[0]):
+        s = s + np.tanh(x[i] * y[i])
+        if s > 0.8:
+            break
+    return np.reshape(x, shape_of(y)) * s
+
+
+def reshaped_if(x, y):
+    if np.sum(x * y) > 0.0:
+        r = np.reshape(np.sin(x), shape_of(y))
+    else:
+        r = np.reshape(x ** 2, shape_of((y, y))[1:]) - y
+    return r
+
+
+def _loop_vmap(f: Any, in_axes: tuple[Any, ...], out_axes: int) -> Any:
+    """The reference: ``vmap`` as a Python loop over examples."""
+    def batched(*args: Any) -> Any:
+        n = next(np.shape(a)[ax] for a, ax in zip(args, in_axes) if ax is not None)
+        outs = [f(*(a if ax is None else np.take(a, k, axis=ax) for a, ax in zip(args, in_axes))) for k in range(n)]
+        return np.stack([np.asarray(o) for o in outs], axis=out_axes)
+    return batched
+
+
+_NESTINGS = [  # (in_axes, out_axes) of each vmap, innermost first
+    [((0, 0), 0)],
+    [((0, -1), -1), ((None, 1), 0)],
+    [((-1, 0), 0), ((1, None), -2), ((None, -1), -1)],
+    [((0, None), 1), ((-2, -1), -1), ((2, 0), 0)],
+]
+
+
+def _nested(f: Any, nesting: Any, vmap: Any) -> Any:
+    for in_axes, out_axes in nesting:
+        f = vmap(f, in_axes=in_axes, out_axes=out_axes)
+    return f
+
+
+def _args_for(nesting: Any, rng: Any) -> tuple[Any, ...]:
+    shapes = [[4], [4]]
+    for (in_axes, _), n in zip(nesting, (2, 3, 2)):
+        for s, ax in zip(shapes, in_axes):
+            if ax is not None:
+                s.insert(ax % (len(s) + 1), n)
+    return tuple(rng.standard_normal(s) * 0.5 for s in shapes)
+
+
+@pytest.mark.parametrize("fn", [reshaped_while, reshaped_break, reshaped_if], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("k", range(len(_NESTINGS)))
+def test_nested_vmaps_keep_shapes_computed_through_recursion_unbatched(fn: Any, k: int) -> None:
+    nesting = _NESTINGS[k]
+    args = _args_for(nesting, np.random.default_rng(k))
+    want = _nested(fn, nesting, _loop_vmap)(*args)
+    got = _nested(fn, nesting, srcjax.vmap)(*args)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10, atol=1e-12)
+
+
+# -- a Jacobian of a function calling a Jacobian of control flow on data (batched helpers written out by
+#    reverse mode in a branch on data, specialized on their literal flags) ------------------------------
+
+def jacobian_of_loop(x, y):
+    return srcjax.jacfwd(mapped_loop)(x, y)
+
+
+@pytest.mark.parametrize("how", ["jacrev", "jacfwd"])
+@pytest.mark.parametrize("inner, ref", [(jacobian_of_loop, _jax_mapped_loop), (jacobian_of_branch, _jax_branch_on_sum),
+                                        (jacobian_of_break, _jax_break_on_product)], ids=["while", "if", "break"])
+def test_jacobian_of_a_function_calling_jacfwd_of_control_flow_on_data(how: str, inner: Any, ref: Any) -> None:
+    x, y = np.array([0.3, -0.2, 0.5]), np.array([0.4, 0.1, -0.3])
+    kw: dict[str, Any] = {"max_iters": 8} if how == "jacrev" else {}
+    got = getattr(srcjax, how)(inner, **kw)(x, y)
+    np.testing.assert_allclose(np.asarray(got), _jax_hessian(ref, x, y), rtol=1e-10, atol=1e-14)
