@@ -97,6 +97,9 @@ HOWS = ("vmap", "grad", "jacfwd", "jacrev", "jvp", "vjp")
 # Refusals these compositions meet that are known and reported (each has a strict xfail in
 # tests/test_vmap_composition_bugs.py): a composition meeting one is not counted.
 KNOWN_REFUSALS = (
+    # jacrev(jacfwd(f)) of a `break` on data: the vmapped forward half of batch_broadcast_items (recursive,
+    # pushing on the tape; tests/test_vmap_composition_bugs.py)
+    "a list holding batched and unbatched values is used as a whole",
     # grad of grad where the inner derivative's helpers pass saved values through the tape (documented)
     "computes inside it (grad of grad)",
 )

@@ -8,7 +8,9 @@ they agree. A value that is computed from shapes and static values through a rec
 of a tree: its length, then an element's shape) thus stays unbatched in the copy, and in a copy of the
 copy (a vmap of a vmap of a vmap): assuming it batched (the greatest fixed point) made it batched.
 
-After :data:`ROUNDS` rounds the copy is written once more assuming the result batched, and kept.
+After :data:`ROUNDS` rounds the copy is written once more assuming the result batched, and kept; so is
+a copy that changes a list its recursive calls are handed (a derivative's tape: the calls' pushes are not
+followed, as before this fixed point; a Hessian through such a recursion stays refused, "out_axes=None").
 """
 
 from __future__ import annotations
@@ -55,13 +57,14 @@ class Recursion:
                 out = write()
             finally:
                 read = self.pending.pop(key)
-            if out is not None and (not read or out[1] == assumed or assumed is True):
+            if out is not None and (not read or assumed is True or out[1] == assumed and not out[2] and not out[3]):
                 b.written[key] = out
                 return out
             mark.restore(b)
             if out is not None:
                 rounds += 1
-                assumed = True if rounds >= ROUNDS else join(assumed, out[1])
+                effects = bool(out[2] or out[3])  # (lists it pushes on, a tape: not followed, as before)
+                assumed = True if rounds >= ROUNDS or effects else join(assumed, out[1])
 
 
 class _Mark:
