@@ -97,14 +97,11 @@ HOWS = ("vmap", "grad", "jacfwd", "jacrev", "jvp", "vjp")
 # Refusals these compositions meet that are known and reported (each has a strict xfail in
 # tests/test_vmap_composition_bugs.py): a composition meeting one is not counted.
 KNOWN_REFUSALS = (
-    # reverse mode through a helper written out in a branch on data cannot follow recursion: the
-    # cotangent of a container batched by a Jacobian's vmap (batch_broadcast_items) in jacrev(jacfwd(f))
-    "reverse mode through a call of `batch_broadcast_items` inside an `if` on array data",
-    "reverse mode through a call of `batch_broadcast_items_jvp` inside an `if` on array data",
+    # jacrev(jacfwd(f)) of a `break` on data: the vmapped forward half of batch_broadcast_items (recursive,
+    # pushing on the tape; tests/test_vmap_composition_bugs.py)
+    "a list holding batched and unbatched values is used as a whole",
     # grad of grad where the inner derivative's helpers pass saved values through the tape (documented)
     "computes inside it (grad of grad)",
-    # a Jacobian of a function calling a Jacobian of an `if` on data: the cond's outputs batched as a whole
-    "out_axes=None for an output that depends on a mapped argument",
 )
 
 

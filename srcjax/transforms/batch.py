@@ -49,6 +49,7 @@ from . import (
     batch_lax,
     batch_nested,
     batch_queries,
+    batch_recursion,
     batch_state,
 )
 from .anf import ADJOINT_IMPORTS, Op, classify
@@ -97,6 +98,7 @@ class Batcher:
         self.origins: dict[str, str] = {}  # generated function -> the program function it batches
         self.data_names: dict[str, set[str]] = {}  # program function -> its tests found to be on data
         self.axis_name: Any = None  # vmap's axis_name: the collectives over it are written here
+        self.recursion = batch_recursion.Recursion()
 
     def function(self, nf: NormalizedFunction, states: tuple[State, ...], force: bool = False,
                  want_return: State | None = None) -> tuple[str, State, set[str], dict[str, State]]:
@@ -106,9 +108,14 @@ class Batcher:
         key = (nf.name, states, want_return)
         hit = self.written.get(key)
         if hit is not None:
+            self.recursion.read(key)  # (a recursive call: the result assumed, batch_recursion.py)
             return hit
         name = self.names.fresh(f"{nf.name}_vmap")
-        self.written[key] = (name, True, set(), {})  # (recursion: assumed batched)
+        return self.recursion.settle(self, key, name, lambda: self._write(nf, states, name, want_return))
+
+    def _write(self, nf: NormalizedFunction, states: tuple[State, ...], name: str,
+               want_return: State | None) -> tuple[str, State, set[str], dict[str, State]] | None:
+        """:meth:`function`'s copy written once (None: a test found on batched data, write it again)."""
         params = _params(nf.fdef)
         nf = self.with_data_tests(nf)
         w = FunctionWriter(self, nf, dict(zip(params, states)), want_return=want_return)
@@ -129,16 +136,13 @@ class Batcher:
         except batch_control.DataTest as e:
             if e.function != nf.name:
                 raise
-            del self.written[key]
-            self.names.taken.discard(name)
             self.data_names.setdefault(nf.name, set()).update(e.names)
-            return self.function(nf, states, force, want_return)
+            return None
         head = f"def {name}({code(nf.fdef.params)}):"
         self.texts[name] = head + "\n" + "\n".join(w.lines) + "\n"
         self.origins[name] = nf.name
         needs = {p for p in w.forced & set(params) if states[params.index(p)] is not True}
         effects = {p: w.st[p] for p, s in zip(params, states) if isinstance(s, Stack) and w.st.get(p) != s}
-        self.written[key] = (name, w.returned, needs, effects)
         return name, w.returned, needs, effects
 
     def with_data_tests(self, nf: NormalizedFunction) -> NormalizedFunction:

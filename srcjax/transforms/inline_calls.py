@@ -102,7 +102,9 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
                                            span=nf.spans.get(id(line)))
             if name not in diff:  # an index parameter stays an index written out (no derivative flows in)
                 args[-1] = f"index_key({args[-1]})"
-        inner = inline_calls_in_data_branches(program, callee, list(callee.plain_fdef.body.body), depth + 1, data)
+        known = {p.name.value: literal_flag(a) for p, a in zip(params, args)}
+        body = with_flags_decided(list(callee.plain_fdef.body.body), {p: v for p, v in known.items() if v is not None})
+        inner = inline_calls_in_data_branches(program, callee, body, depth + 1, data)
         fdef = callee.plain_fdef.with_changes(body=callee.plain_fdef.body.with_changes(body=inner),
                                               params=ps.with_changes(params=params, kwonly_params=[],
                                                                      star_arg=cst.MaybeSentinel.DEFAULT))
@@ -121,3 +123,56 @@ def _reads_same_globals(program: Program, callee: NormalizedFunction, nf: Normal
     local = {p.name.value for p in fdef.params.params} | set(assigned_names(fdef.body.body)) | set(program.functions)
     mine, theirs = callee.source.globals, nf.source.globals
     return all(theirs.get(n) is mine[n] for n in set(names_in(fdef.body)) - local if n in mine)
+
+
+def literal_flag(text: str) -> bool | None:
+    """The value of an argument written ``True`` or ``False`` (``index_key(True)``: an index parameter's), else None."""
+    text = text[len("index_key("):-1] if text.startswith("index_key(") else text
+    return {"True": True, "False": False}.get(text.strip())
+
+
+def with_flags_decided(body: list[Any], flags: dict[str, bool]) -> list[Any]:
+    """A helper's body for arguments passed as literal flags (``batch_broadcast_like(t, y, True, False)``):
+    each ``if`` on a flag (or ``not`` a flag, in a name of its own) reduced to the branch it takes. The branch
+    not taken is never written out in a branch on data (a call there may recurse on a static structure
+    and loop over it: ``batch_broadcast_items``, which reverse mode could not write out there)."""
+    flags = {n: v for n, v in flags.items() if n not in assigned_names(body)}
+    if not flags:
+        return body
+
+    def block(stmts: Sequence[Any]) -> list[Any]:
+        out: list[Any] = []
+        for st in stmts:
+            if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign) \
+                    and isinstance(st.body[0].value, cst.UnaryOperation) and isinstance(st.body[0].value.operator,
+                                                                                        cst.Not):
+                a = st.body[0]
+                operand, targets = a.value.expression, a.targets  # type: ignore[attr-defined]
+                if isinstance(operand, cst.Name) and operand.value in flags and len(targets) == 1 and \
+                        isinstance(targets[0].target, cst.Name):
+                    flags[targets[0].target.value] = not flags[operand.value]
+            if not isinstance(st, cst.If):
+                out.append(st)
+                continue
+            test = st.test.value if isinstance(st.test, cst.Name) else None
+            if test not in flags:
+                orelse = st.orelse
+                if isinstance(orelse, cst.Else):
+                    orelse = orelse.with_changes(body=orelse.body.with_changes(body=block(orelse.body.body)))
+                elif orelse is not None:
+                    orelse = block([orelse])[0]
+                out.append(st.with_changes(body=st.body.with_changes(body=block(st.body.body)), orelse=orelse))
+                continue
+            taken: list[Any] = list(st.body.body) if flags[test] else [] if st.orelse is None else \
+                list(st.orelse.body.body) if isinstance(st.orelse, cst.Else) else [st.orelse]
+            taken = block(taken)
+            if any(isinstance(s, cst.Return) for s, _ in _walk(taken)):  # (a return inside: kept in an `if`)
+                out.append(st.with_changes(test=cst.Name("True"), body=st.body.with_changes(body=taken or
+                                                                                          [cst.SimpleStatementLine(
+                                                                                              [cst.Pass()])]),
+                                           orelse=None))
+            else:
+                out += taken
+        return out
+
+    return block(body)
