@@ -49,6 +49,7 @@ from . import (
     batch_lax,
     batch_nested,
     batch_queries,
+    batch_recursion,
     batch_state,
 )
 from .anf import ADJOINT_IMPORTS, Op, classify
@@ -97,48 +98,63 @@ class Batcher:
         self.origins: dict[str, str] = {}  # generated function -> the program function it batches
         self.data_names: dict[str, set[str]] = {}  # program function -> its tests found to be on data
         self.axis_name: Any = None  # vmap's axis_name: the collectives over it are written here
+        self.cycles: dict[str, bool] = {}  # program function -> whether it can call itself
+        self.recursed: dict[tuple[Any, ...], bool] = {}  # functions being written -> whether they called themselves
 
     def function(self, nf: NormalizedFunction, states: tuple[State, ...], force: bool = False,
                  want_return: State | None = None) -> tuple[str, State, set[str], dict[str, State]]:
         """The batched copy of a program function for these argument states: its name, its result's
         state, and the parameters it needs batched on entry (lists it appends batched values to: the
         caller batches its list, and calls again)."""
+        params = _params(nf.fdef)
+        lists: set[str] = set()
+        mixed: set[str] = set()
+        if batch_recursion.on_cycle(self.program, nf.name, self.cycles):  # (see batch_recursion)
+            states, lists, mixed = batch_recursion.list_states(params, states)
         key = (nf.name, states, want_return)
         hit = self.written.get(key)
         if hit is not None:
-            return hit
-        name = self.names.fresh(f"{nf.name}_vmap")
-        self.written[key] = (name, True, set(), {})  # (recursion: assumed batched)
-        params = _params(nf.fdef)
+            if key in self.recursed:
+                self.recursed[key] = True  # a call of the function being written: its result assumed
+        else:
+            hit = batch_recursion.fixed_point(self, nf, params, states, key, want_return, lists)
+            if hit is None:
+                e = BatchingError("vmap: the batched values of this recursive function did not settle",
+                                  hint="pass in_axes=None for the arguments that need not be mapped")
+                span = getattr(nf.source, "span", None)
+                raise e.with_span(span) if isinstance(span, Span) else e
+        name, ret, needs, effects = hit
+        if lists:  # each list one state for all its values, for the caller too
+            needs = set(needs) | mixed
+            effects = {**effects, **{p: s for p, s in zip(params, states) if p in lists}}
+        return name, ret, needs, effects
+
+    def write_function(self, nf: NormalizedFunction, params: list[str], states: tuple[State, ...], name: str,
+                       want_return: State | None, lists: set[str]) -> tuple[str, State, set[str], dict[str, State]]:
         nf = self.with_data_tests(nf)
         w = FunctionWriter(self, nf, dict(zip(params, states)), want_return=want_return)
         w.params = set(params)
         w.size = w.names.fresh("batch_size")
-        first = next((i for i, s in enumerate(states) if any_batched(s) and not isinstance(s, Stack)), None)
+        first = next((i for i, (p, s) in enumerate(zip(params, states))
+                      if any_batched(s) and not isinstance(s, Stack) and p not in lists), None)
         if first is not None:
             w.emit(f"{w.size} = batch_size_of({batch_state.batched_leaf(params[first], states[first])})", 1)
         else:  # only lists (tapes) carry batched values in: the batch size from the topmost batched one
             for p, st in zip(params, states):
+                if p in lists and st is True:  # (a recursive function's list, every value batched)
+                    w.emit(f"{w.size} = batch_size_of({p})", 1)
+                    break
                 if isinstance(st, Stack) and any_batched(st):
                     i = max(k for k, e in enumerate(st.entries) if any_batched(e))
                     top = f"{p}[{i - len(st.entries)}]"
                     w.emit(f"{w.size} = batch_size_of({batch_state.batched_leaf(top, st.entries[i])})", 1)
                     break
-        try:
-            w.write_body()
-        except batch_control.DataTest as e:
-            if e.function != nf.name:
-                raise
-            del self.written[key]
-            self.names.taken.discard(name)
-            self.data_names.setdefault(nf.name, set()).update(e.names)
-            return self.function(nf, states, force, want_return)
+        w.write_body()
         head = f"def {name}({code(nf.fdef.params)}):"
         self.texts[name] = head + "\n" + "\n".join(w.lines) + "\n"
         self.origins[name] = nf.name
         needs = {p for p in w.forced & set(params) if states[params.index(p)] is not True}
         effects = {p: w.st[p] for p, s in zip(params, states) if isinstance(s, Stack) and w.st.get(p) != s}
-        self.written[key] = (name, w.returned, needs, effects)
         return name, w.returned, needs, effects
 
     def with_data_tests(self, nf: NormalizedFunction) -> NormalizedFunction:
@@ -355,6 +371,7 @@ class FunctionWriter:
             self.returned = join(self.returned, st) if self.returned is not False else st
             self.emit(f"return {self.returned_expr(val, st)}", ind)
         else:
+            self.returned = join(self.returned, join(st, want))
             self.emit(f"return {self.returned_expr(self.convert(val, st, join(st, want)), join(st, want))}", ind)
 
     def returned_expr(self, val: str, st: State) -> str:
@@ -391,7 +408,7 @@ class FunctionWriter:
                     self.emit(code(s), ind)  # each value keeps its own state (see batch_state.Stack)
                 self.st[lst] = Stack((*entries, ast_))
                 return
-            if any_batched(ast_) or lst in self.forced:
+            if any_batched(ast_) or lst in self.forced or have is True:  # (a list of batched values)
                 if lst not in self.forced:
                     self.forced.add(lst)
                 self.emit(f"{lst}.append({self.convert(arg, ast_, True)})", ind)
@@ -512,6 +529,10 @@ class FunctionWriter:
             op = classify(value, self.program, self.nf)
             if op.kind in ("call", "custom"):
                 return self.helper_call(op, ind, line)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "pop" \
+                and not value.args and isinstance(value.func.value, cst.Name) and \
+                isinstance(self.state(value.func.value.value), Stack):  # (a tape of unbatched values too)
+            return code(value), self.popped(value.func.value.value, line)
         if not any(any_batched(self.state(n)) for n in reads):
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.defs:
                 return self.local_call(value, ind, line)

@@ -1,0 +1,152 @@
+"""vmap of recursive helpers: what the batcher assumes of a call it is still writing.
+
+A helper is batched once per (function, argument states) (:meth:`batch.Batcher.function`). A call of a
+helper that is being written (recursion, direct or through other helpers) cannot wait for its result:
+
+- **its result's state** is an assumption, refined to a fixed point: first nothing batched, then the
+  join of the assumption and what the function returned, written again until the two agree (the
+  states are a finite lattice), so each call sees what the function really returns, neither less
+  (a batched value read as one example's) nor more (an unmapped derivative output found mapped);
+- **the parameters it needs batched on entry** (lists it appends batched values to) are refined alike;
+- **lists it pushes to or pops from** (a derivative's tape) cannot be followed value by value
+  (:class:`batch_state.Stack`): how many values a recursion pushes depends on its depth. A function on a
+  cycle of the call graph takes its list parameters as one state for every value (``False``: none
+  batched, ``True``: all batched, the caller batching the list from the start when it holds values of
+  both kinds), and leaves them so for its caller.
+
+Helpers written while an assumption was too small are dropped before the next attempt
+(:class:`Snapshot`), so nothing written from a wrong assumption is reused.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..frontend.names import names_in
+from . import batch_control
+from .batch_state import Stack, State, Tree, any_batched, join
+
+if TYPE_CHECKING:
+    from ..frontend.normalize import NormalizedFunction
+    from ..frontend.program import Program
+    from .batch import Batcher
+
+__all__ = ["Snapshot", "fixed_point", "fully_batched", "list_states", "on_cycle"]
+
+MAX_ROUNDS = 8
+
+
+def on_cycle(program: Program, name: str, cache: dict[str, bool]) -> bool:
+    """Whether program function ``name`` can reach itself through calls (any name of a program function
+    its source mentions counts as a call: a function passed as an argument may be called)."""
+    hit = cache.get(name)
+    if hit is not None:
+        return hit
+    functions = program.functions
+
+    def callees(n: str) -> set[str]:
+        nf = functions.get(n)
+        return set() if nf is None else {m for m in names_in(nf.fdef) if m in functions and m != "_"}
+
+    seen: set[str] = set()
+    todo = list(callees(name))
+    found = False
+    while todo:
+        n = todo.pop()
+        if n == name:
+            found = True
+            break
+        if n not in seen:
+            seen.add(n)
+            todo.extend(callees(n))
+    cache[name] = found
+    return found
+
+
+def fully_batched(s: State) -> bool:
+    """Whether every leaf of a value in state ``s`` is batched (it may stand in a list in state True)."""
+    if isinstance(s, Tree):
+        return all(fully_batched(v) for _, v in s.items)
+    if isinstance(s, Stack):
+        return all(fully_batched(v) for v in s.entries)
+    return s is True
+
+
+def list_states(params: list[str], states: tuple[State, ...]) -> tuple[tuple[State, ...], set[str], set[str]]:
+    """The argument states of a recursive function with each list (:class:`Stack`) as one state for all
+    its values; the list parameters; those the caller must batch whole first (values of both kinds)."""
+    out: list[State] = []
+    lists: set[str] = set()
+    mixed: set[str] = set()
+    for p, s in zip(params, states):
+        if isinstance(s, Stack):
+            lists.add(p)
+            batched = any_batched(s)
+            if batched and not fully_batched(s):
+                mixed.add(p)
+            s = batched
+        out.append(s)
+    return tuple(out), lists, mixed
+
+
+class Snapshot:
+    """What the batcher had written before a function was first tried: restored to drop what an attempt
+    wrote (the helpers written from a wrong assumption, or before an error)."""
+
+    def __init__(self, b: Batcher) -> None:
+        self.b = b
+        self.written = set(b.written)
+        self.texts = set(b.texts)
+        self.customs = set(b.customs)
+        self.taken = set(b.names.taken)
+
+    def restore(self, keep: Any = None, name: str | None = None) -> None:
+        """Forget what was written since (but the entry ``keep``, and the name ``name``)."""
+        b = self.b
+        for k in [k for k in b.written if k not in self.written and k != keep]:
+            del b.written[k]
+        for n in [n for n in b.texts if n not in self.texts]:
+            del b.texts[n]
+            b.origins.pop(n, None)
+        for n in [n for n in b.customs if n not in self.customs]:
+            del b.customs[n]
+        b.names.taken &= self.taken | ({name} if name else set())
+
+
+Written = tuple[str, State, set[str], dict[str, State]]  # (see Batcher.function)
+
+
+def fixed_point(b: Batcher, nf: NormalizedFunction, params: list[str], states: tuple[State, ...], key: Any,
+                want_return: State | None, lists: set[str]) -> Written | None:
+    """Write the batched function (``b.written[key]``); while its own calls (recursion) assumed another
+    result state, or other parameters needed batched, than it turned out to have: again, with the join
+    of both as the assumption and as the least state its result is brought to. None: it did not settle."""
+    snap = Snapshot(b)
+    name = b.names.fresh(f"{nf.name}_vmap")
+    ret: State = False
+    needs: set[str] = set()
+    floor = want_return
+    for _ in range(MAX_ROUNDS):
+        b.written[key] = (name, ret, set(needs), {})
+        b.recursed[key] = False
+        try:
+            out = b.write_function(nf, params, states, name, floor, lists)
+        except batch_control.DataTest as e:
+            snap.restore()
+            b.recursed.pop(key, None)
+            if e.function != nf.name:
+                raise
+            b.data_names.setdefault(nf.name, set()).update(e.names)
+            return b.function(nf, states, want_return=want_return)
+        except BaseException:
+            snap.restore()
+            b.recursed.pop(key, None)
+            raise
+        if not b.recursed.pop(key) or (out[1], out[2]) == (ret, needs):
+            b.written[key] = out
+            return out
+        ret, needs = join(ret, out[1]), needs | out[2]
+        floor = ret if want_return is None else join(want_return, ret)
+        snap.restore(name=name)
+    snap.restore()
+    return None
