@@ -150,6 +150,8 @@ class Batcher:
                     w.emit(f"{w.size} = batch_size_of({batch_state.batched_leaf(top, st.entries[i])})", 1)
                     break
         w.write_body()
+        if any(s != w.returned for s in w.return_states):  # returns in other states: each brought to their join
+            return self.write_function(nf, params, states, name, w.returned, lists)
         head = f"def {name}({code(nf.fdef.params)}):"
         self.texts[name] = head + "\n" + "\n".join(w.lines) + "\n"
         self.origins[name] = nf.name
@@ -228,6 +230,7 @@ class FunctionWriter:
         self.defs: dict[str, cst.FunctionDef] = dict(parent.defs) if parent is not None else {}
         self.lines: list[str] = []
         self.returned: State = False
+        self.return_states: list[State] = []  # (each `return`'s state: see Batcher.write_function)
         self.want_return = want_return
         self.forced: set[str] = set()  # names that must be batched wherever bound (loops, lists)
         self.zeros: set[str] = set(parent.zeros) if parent is not None else set()  # bound to zeros_like(...)
@@ -310,6 +313,7 @@ class FunctionWriter:
             self.lines = list(start_lines)
             self.names.taken = set(names_taken)
             self.returned = False
+            self.return_states = []
         raise self.error("vmap: the batched values of this function did not settle")  # pragma: no cover
 
     def block(self, stmts: Sequence[Any], ind: int) -> None:
@@ -369,6 +373,7 @@ class FunctionWriter:
         want = self.want_return
         if want is None:
             self.returned = join(self.returned, st) if self.returned is not False else st
+            self.return_states.append(st)
             self.emit(f"return {self.returned_expr(val, st)}", ind)
         else:
             self.returned = join(self.returned, join(st, want))
@@ -843,6 +848,8 @@ class FunctionWriter:
         sub = FunctionWriter(self.b, self.nf, dict(zip(params, states)), parent=self, want_return=want_return)
         sub.forced = set()
         sub.write_body(fdef.body.body, ind + 1)
+        if want_return is None and any(s != sub.returned for s in sub.return_states):  # (as a helper's)
+            return self.nested(fdef, states, ind, sub.returned, name)
         new = name or fdef.name.value
         self.emit(f"def {new}({code(fdef.params)}):", ind)
         self.lines += sub.lines

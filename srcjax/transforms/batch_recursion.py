@@ -46,7 +46,7 @@ def on_cycle(program: Program, name: str, cache: dict[str, bool]) -> bool:
 
     def callees(n: str) -> set[str]:
         nf = functions.get(n)
-        return set() if nf is None else {m for m in names_in(nf.fdef) if m in functions and m != "_"}
+        return set() if nf is None else {m for m in names_in(nf.fdef.body) if m in functions}
 
     seen: set[str] = set()
     todo = list(callees(name))
