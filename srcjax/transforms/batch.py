@@ -54,7 +54,7 @@ from . import (
 )
 from .anf import ADJOINT_IMPORTS, Op, classify
 from .batch_call import BatchCall
-from .batch_state import Stack, State, Tree, all_batched, any_batched, element, item, join, literal_key, pack, parts_of
+from .batch_state import Repeated, Stack, State, Tree, all_batched, any_batched, element, item, join, literal_key, pack, parts_of
 from .inline_lax import lax_call
 
 BATCHED_IMPORTS = tuple(batched_helpers.__all__)
@@ -99,6 +99,7 @@ class Batcher:
         self.data_names: dict[str, set[str]] = {}  # program function -> its tests found to be on data
         self.axis_name: Any = None  # vmap's axis_name: the collectives over it are written here
         self.cycles: dict[str, bool] = {}  # program function -> whether it can call itself
+        self.tapes: dict[tuple[str, str], State] = {}  # (recursive function, list parameter) -> its values' state
         self.recursed: dict[tuple[Any, ...], bool] = {}  # functions being written -> whether they called themselves
 
     def function(self, nf: NormalizedFunction, states: tuple[State, ...], force: bool = False,
@@ -109,15 +110,21 @@ class Batcher:
         params = _params(nf.fdef)
         lists: set[str] = set()
         mixed: set[str] = set()
+        given = states
         if batch_recursion.on_cycle(self.program, nf.name, self.cycles):  # (see batch_recursion)
-            states, lists, mixed = batch_recursion.list_states(params, states)
+            states, lists, mixed = batch_recursion.list_states(params, states, self.tapes, nf.name)
         key = (nf.name, states, want_return)
         hit = self.written.get(key)
         if hit is not None:
             if key in self.recursed:
                 self.recursed[key] = True  # a call of the function being written: its result assumed
         else:
-            hit = batch_recursion.fixed_point(self, nf, params, states, key, want_return, lists)
+            try:
+                hit = batch_recursion.fixed_point(self, nf, params, states, key, want_return, lists)
+            except batch_recursion.Grown as g:  # a tape made here pushed values more batched than assumed
+                if g.function != nf.name or not g.learn(self.tapes, params, given):
+                    raise
+                return self.function(nf, given, force, want_return)
             if hit is None:
                 e = BatchingError("vmap: the batched values of this recursive function did not settle",
                                   hint="pass in_axes=None for the arguments that need not be mapped")
@@ -140,9 +147,15 @@ class Batcher:
         if first is not None:
             w.emit(f"{w.size} = batch_size_of({batch_state.batched_leaf(params[first], states[first])})", 1)
         else:  # only lists (tapes) carry batched values in: the batch size from the topmost batched one
+            whole = [(p, st.entries[0] if isinstance(st, Repeated) else st) for p, st in zip(params, states)
+                     if p in lists and any_batched(st)]  # (a recursive function's tapes: maybe empty)
+            if whole:
+                size = f"batch_size_of({batch_state.batched_leaf(f'{whole[-1][0]}[0]', whole[-1][1])})"
+                for p, e in reversed(whole[:-1]):
+                    size = f"batch_size_of({batch_state.batched_leaf(f'{p}[0]', e)}) if len({p}) else {size}"
+                w.emit(f"{w.size} = {size}", 1)
             for p, st in zip(params, states):
-                if p in lists and st is True:  # (a recursive function's list, every value batched)
-                    w.emit(f"{w.size} = batch_size_of({p})", 1)
+                if isinstance(st, Repeated):
                     break
                 if isinstance(st, Stack) and any_batched(st):
                     i = max(k for k, e in enumerate(st.entries) if any_batched(e))
@@ -157,6 +170,8 @@ class Batcher:
         self.origins[name] = nf.name
         needs = {p for p in w.forced & set(params) if states[params.index(p)] is not True}
         effects = {p: w.st[p] for p, s in zip(params, states) if isinstance(s, Stack) and w.st.get(p) != s}
+        if w.grown:  # a tape's values more batched than assumed: the caller makes it so (batch_recursion)
+            raise batch_recursion.Grown(nf.name, w.grown)
         return name, w.returned, needs, effects
 
     def with_data_tests(self, nf: NormalizedFunction) -> NormalizedFunction:
@@ -233,6 +248,7 @@ class FunctionWriter:
         self.return_states: list[State] = []  # (each `return`'s state: see Batcher.write_function)
         self.want_return = want_return
         self.forced: set[str] = set()  # names that must be batched wherever bound (loops, lists)
+        self.grown: dict[str, State] = {}  # tapes (Repeated) pushed a value more batched than their state
         self.zeros: set[str] = set(parent.zeros) if parent is not None else set()  # bound to zeros_like(...)
         self.params: set[str] = set()  # (a helper's own parameters)
         self.packed: dict[str, State] = {}  # names bound to a container literal of unbatched values: its Tree
@@ -404,6 +420,12 @@ class FunctionWriter:
             arg = code(call.args[0].value)
             ast_ = self.value_state(call.args[0].value)
             have = self.state(lst)
+            if isinstance(have, Repeated):  # (a recursive function's tape: each value in one state)
+                e = have.entries[0]
+                if join(ast_, e) != e:
+                    self.grown[lst] = join(self.grown.get(lst, e), ast_)
+                self.emit(f"{lst}.append({self.convert(arg, ast_, e)})", ind)
+                return
             if isinstance(have, (Stack, Tree)) and (not isinstance(have, Tree) or have.kind == "list"):
                 entries = have.entries if isinstance(have, Stack) else tuple(v for _, v in have.items)
                 if lst in self.forced and ast_ is not True:  # a list used as a whole: every value batched
@@ -434,6 +456,8 @@ class FunctionWriter:
     def popped(self, lst: str, line: cst.CSTNode) -> State:
         """The state of the value ``lst.pop()`` gives (the list's state updated)."""
         have = self.state(lst)
+        if isinstance(have, Repeated):
+            return have.entries[0]
         if isinstance(have, Stack):
             if not have.entries:
                 raise self.error(f"vmap: {lst}.pop() of a value pushed where srcjax cannot follow it", line)

@@ -24,14 +24,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..frontend.names import names_in
 from . import batch_control
-from .batch_state import Stack, State, Tree, any_batched, join
+from ..core import TranspileError
+from .batch_state import Repeated, Stack, State, Tree, any_batched, element, join
 
 if TYPE_CHECKING:
     from ..frontend.normalize import NormalizedFunction
     from ..frontend.program import Program
     from .batch import Batcher
 
-__all__ = ["Snapshot", "fixed_point", "fully_batched", "list_states", "on_cycle"]
+__all__ = ["Grown", "Snapshot", "fixed_point", "fully_batched", "list_states", "on_cycle"]
 
 MAX_ROUNDS = 8
 
@@ -72,21 +73,47 @@ def fully_batched(s: State) -> bool:
     return s is True
 
 
-def list_states(params: list[str], states: tuple[State, ...]) -> tuple[tuple[State, ...], set[str], set[str]]:
+def list_states(params: list[str], states: tuple[State, ...], tapes: dict[tuple[str, str], State],
+                function: str) -> tuple[tuple[State, ...], set[str], set[str]]:
     """The argument states of a recursive function with each list (:class:`Stack`) as one state for all
-    its values; the list parameters; those the caller must batch whole first (values of both kinds)."""
+    its values (:class:`Repeated`: an empty list takes the state learned for the parameter, ``tapes``);
+    the list parameters; those the caller must batch whole first (values in different states)."""
     out: list[State] = []
     lists: set[str] = set()
     mixed: set[str] = set()
     for p, s in zip(params, states):
         if isinstance(s, Stack):
             lists.add(p)
-            batched = any_batched(s)
-            if batched and not fully_batched(s):
-                mixed.add(p)
-            s = batched
+            if not isinstance(s, Repeated):
+                e = tapes.get((function, p), False) if not s.entries else element(s)
+                if all(v == e for v in s.entries):
+                    s = Repeated((e,))
+                else:
+                    if any_batched(s) and not fully_batched(s):
+                        mixed.add(p)
+                    s = any_batched(s)
         out.append(s)
     return tuple(out), lists, mixed
+
+
+class Grown(TranspileError):
+    """A recursive function pushed to a list parameter values more batched than the list's state: the
+    function that made the list (empty) learns the state (:meth:`learn`) and is written again."""
+
+    def __init__(self, function: str, grown: dict[str, State]) -> None:
+        super().__init__(f"vmap: the recursive function {function} pushes values batched differently to a list "
+                         "it was given", hint="pass in_axes=None for the arguments that need not be mapped")
+        self.function, self.grown = function, grown
+
+    def learn(self, tapes: dict[tuple[str, str], State], params: list[str], given: tuple[State, ...]) -> bool:
+        """Whether the lists grown were empty Stacks here (then their states are learned)."""
+        st = dict(zip(params, given))
+        if not all(isinstance(st.get(p), Stack) and not isinstance(st[p], Repeated) and not st[p].entries
+                   for p in self.grown):
+            return False
+        for p, e in self.grown.items():
+            tapes[(self.function, p)] = join(tapes.get((self.function, p), False), e)
+        return True
 
 
 class Snapshot:

@@ -13,7 +13,7 @@ import libcst as cst
 
 from ..frontend.names import code
 
-__all__ = ["Stack", "State", "Tree", "all_batched", "any_batched", "element", "item", "join", "pack", "parts_of",
+__all__ = ["Repeated", "Stack", "State", "Tree", "all_batched", "any_batched", "element", "item", "join", "pack", "parts_of",
            "record_type_fields", "batched_leaf", "literal_key"]
 
 
@@ -39,6 +39,13 @@ class Stack:
 
     def push(self, s: State) -> Stack:
         return Stack((*self.entries, s))
+
+
+@dataclass(frozen=True)
+class Repeated(Stack):
+    """A list every value of which is in state ``entries[0]``, however many there are: the tape of a
+    recursive function, pushed once per level (transforms/batch_recursion.py). A push keeps it, a pop
+    gives that state."""
 
 
 State = bool | Tree | Stack
