@@ -53,7 +53,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_align", "batch_align_b", "batch_broadcast", "batch_broadcast_items",
     "batch_moveaxis_items", "batch_axis", "batch_axes",
     "batch_select",
-    "batch_choose", "batch_reshape", "batch_transpose", "batch_moveaxis", "batch_size_of", "batch_size_of_lists", "batch_rows",
+    "batch_choose", "batch_reshape", "batch_transpose", "batch_moveaxis", "batch_size_of", "batch_size_of_any", "batch_rows",
     "batch_matmul", "batch_dot", "batch_inner", "batch_outer", "batch_tensordot", "batch_take",
     "batch_take_along_axis", "batch_getitem", "batch_index_update", "batch_index_cleared", "batch_index_add",
     "batch_squeeze",
@@ -169,13 +169,13 @@ def batch_size_of(x: Any) -> int:
     return np.shape(x)[0]
 
 
-def batch_size_of_lists(*lists: Any) -> int:
-    """The batch size from the first non-empty one of sequences of batched values (a recursive function's
-    tapes: they may be empty on entry)."""
-    for x in lists[:-1]:
-        if len(x) > 0:
-            return batch_size_of(x)
-    return batch_size_of(lists[-1])
+def batch_size_of_any(xs: Any) -> int:
+    """The batch size from the first of a tuple of batched leaves that is an array (a tape's zero tangent
+    of a value not computed on a path is ``UNSET``)."""
+    for x in xs[:-1]:
+        if np.ndim(x) > 0:
+            return np.shape(x)[0]
+    return np.shape(xs[-1])[0]
 
 
 def batch_moveaxis(x: Any, source: int, destination: int) -> Any:

@@ -99,6 +99,7 @@ class Batcher:
         self.data_names: dict[str, set[str]] = {}  # program function -> its tests found to be on data
         self.axis_name: Any = None  # vmap's axis_name: the collectives over it are written here
         self.cycles: dict[str, bool] = {}  # program function -> whether it can call itself
+        self.uses: dict[str, tuple[bool, bool]] = {}  # recursive function -> (pushes, pops) a list given
         self.tapes: dict[tuple[str, str], State] = {}  # (recursive function, list parameter) -> its values' state
         self.recursed: dict[tuple[Any, ...], bool] = {}  # functions being written -> whether they called themselves
 
@@ -110,9 +111,11 @@ class Batcher:
         params = _params(nf.fdef)
         lists: set[str] = set()
         mixed: set[str] = set()
+        after: dict[str, State] = {}
         given = states
         if batch_recursion.on_cycle(self.program, nf.name, self.cycles):  # (see batch_recursion)
-            states, lists, mixed = batch_recursion.list_states(params, states, self.tapes, nf.name)
+            uses = batch_recursion.list_uses(self.program, nf.name, self.uses)
+            states, lists, mixed, after = batch_recursion.list_states(params, states, self.tapes, nf.name, uses)
         key = (nf.name, states, want_return)
         hit = self.written.get(key)
         if hit is not None:
@@ -133,7 +136,7 @@ class Batcher:
         name, ret, needs, effects = hit
         if lists:  # each list one state for all its values, for the caller too
             needs = set(needs) | mixed
-            effects = {**effects, **{p: s for p, s in zip(params, states) if p in lists}}
+            effects = {**effects, **after}
         return name, ret, needs, effects
 
     def write_function(self, nf: NormalizedFunction, params: list[str], states: tuple[State, ...], name: str,
@@ -149,10 +152,11 @@ class Batcher:
         else:  # only lists (tapes) carry batched values in: the batch size from the topmost batched one
             whole = [(p, st.entries[0] if isinstance(st, Repeated) else st) for p, st in zip(params, states)
                      if p in lists and any_batched(st)]  # (a recursive function's tapes: maybe empty)
-            if whole:
-                size = f"batch_size_of({batch_state.batched_leaf(f'{whole[-1][0]}[0]', whole[-1][1])})"
-                for p, e in reversed(whole[:-1]):
-                    size = f"batch_size_of({batch_state.batched_leaf(f'{p}[0]', e)}) if len({p}) else {size}"
+            sizes = [(p, f"batch_size_of_any(({', '.join(batch_state.batched_leaves(f'{p}[0]', e))},))")
+                     for p, e in whole]
+            for i, (p, z) in enumerate(reversed(sizes)):
+                size = z if i == 0 else f"{z} if len({p}) else {size}"
+            if sizes:
                 w.emit(f"{w.size} = {size}", 1)
             for p, st in zip(params, states):
                 if isinstance(st, Repeated):
@@ -461,6 +465,8 @@ class FunctionWriter:
         if isinstance(have, Stack):
             if not have.entries:
                 raise self.error(f"vmap: {lst}.pop() of a value pushed where srcjax cannot follow it", line)
+            if isinstance(have.entries[-1], Repeated):
+                raise self.error(f"vmap: {lst}.pop() of values a recursive function pushed", line)
             self.st[lst] = Stack(have.entries[:-1])
             return have.entries[-1]
         return element(have)

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..frontend.names import names_in
+import libcst as cst
+
+from ..frontend.names import names_in, walk
 from . import batch_control
 from ..core import TranspileError
 from .batch_state import Repeated, Stack, State, Tree, any_batched, element, join
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from ..frontend.program import Program
     from .batch import Batcher
 
-__all__ = ["Grown", "Snapshot", "fixed_point", "fully_batched", "list_states", "on_cycle"]
+__all__ = ["Grown", "Snapshot", "fixed_point", "fully_batched", "list_states", "list_uses", "on_cycle"]
 
 MAX_ROUNDS = 8
 
@@ -73,27 +75,67 @@ def fully_batched(s: State) -> bool:
     return s is True
 
 
+def list_uses(program: Program, name: str, cache: dict[str, tuple[bool, bool]]) -> tuple[bool, bool]:
+    """Whether ``name`` or a program function it reaches appends to (pops from) a list it was given."""
+    hit = cache.get(name)
+    if hit is not None:
+        return hit
+    functions = program.functions
+    push = pop = False
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        n = todo.pop()
+        nf = functions.get(n)
+        if n in seen or nf is None:
+            continue
+        seen.add(n)
+        params = {p.name.value for p in nf.fdef.params.params}
+        for node in walk(nf.fdef.body):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                    isinstance(node.func.value, cst.Name) and node.func.value.value in params:
+                push = push or node.func.attr.value == "append"
+                pop = pop or node.func.attr.value == "pop" and not node.args
+        todo.extend(m for m in names_in(nf.fdef.body) if m in functions)
+    cache[name] = (push, pop)
+    return push, pop
+
+
 def list_states(params: list[str], states: tuple[State, ...], tapes: dict[tuple[str, str], State],
-                function: str) -> tuple[tuple[State, ...], set[str], set[str]]:
+                function: str, uses: tuple[bool, bool]) -> tuple[tuple[State, ...], set[str], set[str],
+                                                                 dict[str, State]]:
     """The argument states of a recursive function with each list (:class:`Stack`) as one state for all
-    its values (:class:`Repeated`: an empty list takes the state learned for the parameter, ``tapes``);
-    the list parameters; those the caller must batch whole first (values in different states)."""
+    the values it pushes or pops (:class:`Repeated`); the list parameters; those the caller must batch
+    whole first (values in different states); the lists' states after the call.
+
+    A function that pushes (a forward half) starts a segment of its own on top of the list, in the state
+    learned for the parameter (``tapes``), left on the caller's list as one entry; one that pops (a
+    backward half) takes the segment on top. Otherwise the list is one state for every value."""
     out: list[State] = []
     lists: set[str] = set()
     mixed: set[str] = set()
+    after: dict[str, State] = {}
+    push, pop = uses
     for p, s in zip(params, states):
-        if isinstance(s, Stack):
+        if isinstance(s, Stack) and not isinstance(s, Repeated):
             lists.add(p)
-            if not isinstance(s, Repeated):
-                e = tapes.get((function, p), False) if not s.entries else element(s)
-                if all(v == e for v in s.entries):
-                    s = Repeated((e,))
+            if push and not pop:
+                seg = Repeated((tapes.get((function, p), False),))
+                s, after[p] = seg, s.push(seg)
+            elif pop and not push and s.entries and isinstance(s.entries[-1], Repeated):
+                s, after[p] = s.entries[-1], Stack(s.entries[:-1])
+            else:
+                e = element(s)
+                if s.entries and all(v == e for v in s.entries):
+                    s = after[p] = Repeated((e,))
                 else:
                     if any_batched(s) and not fully_batched(s):
                         mixed.add(p)
-                    s = any_batched(s)
+                    s = after[p] = any_batched(s)
+        elif isinstance(s, Repeated):
+            lists.add(p)
         out.append(s)
-    return tuple(out), lists, mixed
+    return tuple(out), lists, mixed, after
 
 
 class Grown(TranspileError):
@@ -106,10 +148,9 @@ class Grown(TranspileError):
         self.function, self.grown = function, grown
 
     def learn(self, tapes: dict[tuple[str, str], State], params: list[str], given: tuple[State, ...]) -> bool:
-        """Whether the lists grown were empty Stacks here (then their states are learned)."""
+        """Whether the lists grown started their segment here (then their states are learned)."""
         st = dict(zip(params, given))
-        if not all(isinstance(st.get(p), Stack) and not isinstance(st[p], Repeated) and not st[p].entries
-                   for p in self.grown):
+        if not all(isinstance(st.get(p), Stack) and not isinstance(st[p], Repeated) for p in self.grown):
             return False
         for p, e in self.grown.items():
             tapes[(self.function, p)] = join(tapes.get((self.function, p), False), e)
