@@ -283,7 +283,7 @@ class FunctionWriter:
     def convert(self, expr: str, have: State, want: State, items: bool = False) -> str:
         """``expr`` (in state ``have``) brought to the state ``want`` by broadcasting unbatched leaves
         (``items``: an unbatched part may be a container, a loop's carry: broadcast item by item)."""
-        if have == want or want is False or batch_state.extends(want, have):
+        if have == want or want is False:
             return expr
         if isinstance(have, Stack) or isinstance(want, Stack):  # a list: every element, or none, batched
             if all(v is True for v in (have.entries if isinstance(have, Stack) else (have,))):

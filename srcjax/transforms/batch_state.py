@@ -13,7 +13,7 @@ import libcst as cst
 
 from ..frontend.names import code
 
-__all__ = ["Repeated", "Stack", "State", "Tree", "all_batched", "extends", "any_batched", "element", "item", "join", "pack", "parts_of",
+__all__ = ["Repeated", "Stack", "State", "Tree", "all_batched", "any_batched", "element", "item", "join", "pack", "parts_of",
            "record_type_fields", "batched_leaf", "batched_leaves", "literal_key"]
 
 
@@ -85,8 +85,6 @@ def join(a: State, b: State) -> State:
     """The least state both ``a`` and ``b`` can be brought to (by broadcasting)."""
     if a == b:
         return a
-    if isinstance(a, Stack) and isinstance(b, Stack) and (extends(a, b) or extends(b, a)):
-        return a if extends(a, b) else b  # (a recursive function's pushes on one path only: maybe none)
     if isinstance(a, Stack) and isinstance(b, Stack) and len(a.entries) == len(b.entries):
         return Stack(tuple(join(x, y) for x, y in zip(a.entries, b.entries)))
     if isinstance(a, Stack) or isinstance(b, Stack):
@@ -99,15 +97,6 @@ def join(a: State, b: State) -> State:
         assert isinstance(t, Tree)
         return Tree(t.kind, tuple((k, join(v, False)) for k, v in t.items))
     return any_batched(a) or any_batched(b)
-
-
-def extends(a: State, b: State) -> bool:
-    """Whether list state ``a`` is ``b`` with segments of a recursive function's pushes on top (each
-    :class:`Repeated`, of any length, none included)."""
-    if not (isinstance(a, Stack) and isinstance(b, Stack)) or isinstance(a, Repeated) or isinstance(b, Repeated):
-        return False
-    n = len(b.entries)
-    return a.entries[:n] == b.entries and all(isinstance(e, Repeated) for e in a.entries[n:])
 
 
 def all_batched(s: State) -> State:
