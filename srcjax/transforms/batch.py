@@ -32,7 +32,6 @@ import libcst as cst
 
 from .. import batched as batched_helpers
 from ..core import Span, TranspileError
-from ..custom import custom_jvp, custom_vjp, owner_of
 from ..frontend import numpy_calls
 from ..frontend.binding_times import BindingTimes
 from ..frontend.functionalize import with_data_names
@@ -45,16 +44,29 @@ from . import (
     batch_collectives,
     batch_containers,
     batch_control,
+    batch_custom,
     batch_errors,
     batch_lax,
     batch_nested,
     batch_queries,
     batch_recursion,
-    batch_state,
 )
 from .anf import ADJOINT_IMPORTS, Op, classify
 from .batch_call import BatchCall
-from .batch_state import Repeated, Stack, State, Tree, all_batched, any_batched, element, item, join, literal_key, pack, parts_of
+from .batch_state import (
+    Repeated,
+    Stack,
+    State,
+    Tree,
+    all_batched,
+    any_batched,
+    element,
+    item,
+    join,
+    literal_key,
+    pack,
+    parts_of,
+)
 from .inline_lax import lax_call
 
 BATCHED_IMPORTS = tuple(batched_helpers.__all__)
@@ -145,27 +157,9 @@ class Batcher:
         w = FunctionWriter(self, nf, dict(zip(params, states)), want_return=want_return)
         w.params = set(params)
         w.size = w.names.fresh("batch_size")
-        first = next((i for i, (p, s) in enumerate(zip(params, states))
-                      if any_batched(s) and not isinstance(s, Stack) and p not in lists), None)
-        if first is not None:
-            w.emit(f"{w.size} = batch_size_of({batch_state.batched_leaf(params[first], states[first])})", 1)
-        else:  # only lists (tapes) carry batched values in: the batch size from the topmost batched one
-            whole = [(p, st.entries[0] if isinstance(st, Repeated) else st) for p, st in zip(params, states)
-                     if p in lists and any_batched(st)]  # (a recursive function's tapes: maybe empty)
-            sizes = [(p, f"batch_size_of_any(({', '.join(batch_state.batched_leaves(f'{p}[0]', e))},))")
-                     for p, e in whole]
-            for i, (p, z) in enumerate(reversed(sizes)):
-                size = z if i == 0 else f"{z} if len({p}) else {size}"
-            if sizes:
-                w.emit(f"{w.size} = {size}", 1)
-            for p, st in zip(params, states):
-                if isinstance(st, Repeated):
-                    break
-                if isinstance(st, Stack) and any_batched(st):
-                    i = max(k for k, e in enumerate(st.entries) if any_batched(e))
-                    top = f"{p}[{i - len(st.entries)}]"
-                    w.emit(f"{w.size} = batch_size_of({batch_state.batched_leaf(top, st.entries[i])})", 1)
-                    break
+        size = batch_recursion.batch_size_expr(params, states, lists)
+        if size is not None:
+            w.emit(f"{w.size} = {size}", 1)
         w.write_body()
         if any(s != w.returned for s in w.return_states):  # returns in other states: each brought to their join
             return self.write_function(nf, params, states, name, w.returned, lists)
@@ -184,31 +178,7 @@ class Batcher:
         return with_data_names(nf, sorted(names), self.program.functions) if names else nf
 
     def custom_rules(self, name: str, nf: NormalizedFunction, states: tuple[State, ...], ret: State) -> None:
-        """The batched rules of a custom_vjp/custom_jvp function batched as ``name``: derivatives of the
-        batched program call them (``vmap.batched_function`` makes ``name`` a custom function again)."""
-        if name in self.customs:
-            return
-        owner = owner_of(nf.fn)
-        assert owner is not None
-        nondiff = [states[i] for i in owner.nondiff_argnums]
-        diff = [s for i, s in enumerate(states) if i not in owner.nondiff_argnums]
-        if isinstance(owner, custom_vjp):
-            assert owner.fwd is not None and owner.bwd is not None
-            fwd_nf = self.program.functions[self.program.add_rule(owner.fwd)]
-            bwd_nf = self.program.functions[self.program.add_rule(owner.bwd)]
-            fwd, fwd_ret, _, _ = self.function(fwd_nf, states, force=True)
-            res = fwd_ret.items[1][1] if isinstance(fwd_ret, Tree) and len(fwd_ret.items) == 2 else any_batched(fwd_ret)
-            out = fwd_ret.items[0][1] if isinstance(fwd_ret, Tree) and len(fwd_ret.items) == 2 else ret
-            bwd, _, _, _ = self.function(bwd_nf, (*nondiff, res, out), force=True, want_return=Tree(
-                "tuple", tuple((str(i), s) for i, s in enumerate(diff))))
-            self.customs[name] = ("vjp", owner.nondiff_argnums, (fwd, bwd))
-        else:
-            assert isinstance(owner, custom_jvp) and owner.jvp is not None
-            jvp_nf = self.program.functions[self.program.add_rule(owner.jvp)]
-            prim = Tree("tuple", tuple((str(i), s) for i, s in enumerate(diff)))
-            jvp, _, _, _ = self.function(jvp_nf, (*nondiff, prim, prim), force=True,
-                                         want_return=Tree("tuple", (("0", ret), ("1", ret))))
-            self.customs[name] = ("jvp", owner.nondiff_argnums, (jvp,))
+        batch_custom.custom_rules(self, name, nf, states, ret)
 
     def used(self, entry: str) -> list[str]:
         """The names of the helpers written that the entry's text calls (directly or through another)."""

@@ -24,17 +24,18 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from ..core import TranspileError
 from ..frontend.names import names_in, walk
 from . import batch_control
-from ..core import TranspileError
-from .batch_state import Repeated, Stack, State, Tree, any_batched, element, join
+from .batch_state import Repeated, Stack, State, Tree, any_batched, batched_leaf, batched_leaves, element, join
 
 if TYPE_CHECKING:
     from ..frontend.normalize import NormalizedFunction
     from ..frontend.program import Program
     from .batch import Batcher
 
-__all__ = ["Grown", "Snapshot", "fixed_point", "fully_batched", "list_states", "list_uses", "on_cycle"]
+__all__ = ["Grown", "Snapshot", "batch_size_expr", "fixed_point", "fully_batched", "list_states", "list_uses",
+           "on_cycle"]
 
 MAX_ROUNDS = 8
 
@@ -217,4 +218,27 @@ def fixed_point(b: Batcher, nf: NormalizedFunction, params: list[str], states: t
         floor = ret if want_return is None else join(want_return, ret)
         snap.restore(name=name)
     snap.restore()
+    return None
+
+
+def batch_size_expr(params: list[str], states: tuple[State, ...], lists: set[str]) -> str | None:
+    """The batch size in a batched helper: from its first batched parameter that is not a list; else from
+    lists (tapes): a recursive function's (:class:`Repeated`, maybe empty on entry: the first non-empty
+    one), or the topmost batched value of a list followed value by value."""
+    first = next((i for i, (p, s) in enumerate(zip(params, states))
+                  if any_batched(s) and not isinstance(s, Stack) and p not in lists), None)
+    if first is not None:
+        return f"batch_size_of({batched_leaf(params[first], states[first])})"
+    whole = [(p, s.entries[0] if isinstance(s, Repeated) else s) for p, s in zip(params, states)
+             if p in lists and any_batched(s)]
+    size = None
+    for p, e in reversed(whole):
+        z = f"batch_size_of_any(({', '.join(batched_leaves(f'{p}[0]', e))},))"
+        size = z if size is None else f"{z} if len({p}) else {size}"
+    if size is not None:
+        return size
+    for p, s in zip(params, states):
+        if isinstance(s, Stack) and any_batched(s):
+            i = max(k for k, e in enumerate(s.entries) if any_batched(e))
+            return f"batch_size_of({batched_leaf(f'{p}[{i - len(s.entries)}]', s.entries[i])})"
     return None

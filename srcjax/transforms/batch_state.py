@@ -13,8 +13,8 @@ import libcst as cst
 
 from ..frontend.names import code
 
-__all__ = ["Repeated", "Stack", "State", "Tree", "all_batched", "any_batched", "element", "item", "join", "pack", "parts_of",
-           "record_type_fields", "batched_leaf", "batched_leaves", "literal_key"]
+__all__ = ["Repeated", "Stack", "State", "Tree", "all_batched", "any_batched", "element", "item", "join", "pack",
+           "parts_of", "record_type_fields", "batched_leaf", "batched_leaves", "literal_key"]
 
 
 @dataclass(frozen=True)
