@@ -153,9 +153,12 @@ class Grown(TranspileError):
         st = dict(zip(params, given))
         if not all(isinstance(st.get(p), Stack) and not isinstance(st[p], Repeated) for p in self.grown):
             return False
+        new = False
         for p, e in self.grown.items():
-            tapes[(self.function, p)] = join(tapes.get((self.function, p), False), e)
-        return True
+            j = join(tapes.get((self.function, p), False), e)
+            new = new or j != tapes.get((self.function, p), False)
+            tapes[(self.function, p)] = j
+        return new  # (nothing new: refused, not written again)
 
 
 class Snapshot:
