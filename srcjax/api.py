@@ -406,12 +406,12 @@ class Compiled:
         if plan is None:
             from .runtime import compile_text
 
+            before = self.auto_static  # (a level-2 entry read below can make arguments static, too)
             warm = self._warm_key(key)
             if warm is not None:
                 hit = self._warm_plan(warm, values)
                 if hit is not None:
                     return hit
-            before = self.auto_static
             text, out_avals, tree, template, sharding = self._specialize_sharded(values)
             if self.auto_static != before:  # some arguments became static: the key changed
                 key, leaves, leaf_keys = self._key(values)

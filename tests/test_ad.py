@@ -8,6 +8,7 @@ import pytest
 
 import srcjax
 from tests import ad_programs as P
+from tests import twins
 from tests.fd import central_fd
 
 jax = pytest.importorskip("jax")
@@ -19,11 +20,8 @@ rng = np.random.default_rng(7)
 
 def jax_twin(fn):
     """The same source, with `np` bound to jax.numpy (and twins of the helpers it calls)."""
-    ns = {"np": jnp, "corpus_helpers": types.SimpleNamespace(cube=P.corpus_helpers.cube)}
-    for obj in vars(P).values():
-        if inspect.isfunction(obj) and obj.__module__ == P.__name__:
-            exec(compile(inspect.getsource(obj), P.__file__, "exec"), ns)
-    return ns[fn.__name__]
+    return twins.jax_twin(fn, helpers=twins.module_functions(P),
+                          corpus_helpers=types.SimpleNamespace(cube=P.corpus_helpers.cube))
 
 
 def args_for(fn):

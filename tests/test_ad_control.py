@@ -6,10 +6,8 @@ central finite differences.
 """
 
 import inspect
-import sys
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import Phase, assume, example, given, note, settings
@@ -17,6 +15,7 @@ from hypothesis import strategies as st
 
 import srcjax
 from srcjax import lax
+from tests import twins
 from tests.fd import central_fd
 from tests.written import EXAMPLES, THOROUGH, check_transforms, data_programs, examples, numpy_and_jax, run_numpy
 
@@ -220,14 +219,7 @@ def lax_switch_on_a_variable(x, k):
 
 
 def jax_twin(fn):
-    import types
-
-    ns = {"np": jnp, "srcjax": types.SimpleNamespace(lax=jax.lax)}
-    mod = sys.modules[__name__]
-    for name in ("_damped", "_double"):
-        exec(compile(inspect.getsource(getattr(mod, name)), __file__, "exec"), ns)
-    exec(compile(inspect.getsource(fn), __file__, "exec"), ns)
-    return ns[fn.__name__]
+    return twins.jax_twin(fn, helpers=(_damped, _double))
 
 
 def check(fn, args, argnums=0, max_iters=None, fd=True, rtol=1e-9):

@@ -15,6 +15,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 import srcjax
+from tests import twins
 from tests.test_ad_control import _STEPS
 from tests.written import numpy_and_jax
 
@@ -136,16 +137,12 @@ def custom_in_loop_vec(x):
 
 
 def jax_twin(fn):
-    ns = {"np": jnp, "LABELS": LABELS}
-
     @jax.custom_vjp
     def sp(x):
         return jnp.log1p(jnp.exp(x))
 
     sp.defvjp(lambda x: (sp(x), (x,)), lambda res, g: (g / (1 + jnp.exp(-res[0])),))
-    ns["softplus"] = sp
-    exec(compile(inspect.getsource(fn), __file__, "exec"), ns)
-    return ns[fn.__name__]
+    return twins.jax_twin(fn, LABELS=LABELS, softplus=sp)
 
 
 def agree(ours, ref, numpy_run):

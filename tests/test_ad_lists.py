@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import srcjax
+from tests import twins
 
 jax.config.update("jax_enable_x64", True)
 
@@ -165,9 +166,7 @@ class _Jnp:
 
 
 def jax_twin(fn):
-    ns = {"np": _Jnp()}
-    exec(compile(inspect.getsource(fn), __file__, "exec"), ns)
-    return ns[fn.__name__]
+    return twins.jax_twin(fn, np_module=_Jnp())
 
 
 def check(fn, args, argnums=0, rtol=1e-9):

@@ -9,16 +9,14 @@ being unrolled makes it N times longer. Each derivative is also checked against
 jax (which runs the same Python loop eagerly) or central finite differences.
 """
 
-import inspect
 import sys
-import types
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import srcjax
+from tests import twins
 from tests.fd import central_fd
 
 jax.config.update("jax_enable_x64", True)
@@ -100,10 +98,7 @@ def lax_while_sim(x0, k):
     return np.sum(x * x)
 
 
-def jax_twin(fn):
-    ns = {"np": jnp, "srcjax": types.SimpleNamespace(lax=jax.lax)}
-    exec(compile(inspect.getsource(fn), __file__, "exec"), ns)
-    return ns[fn.__name__]
+jax_twin = twins.jax_twin
 
 
 PROJ = (np.float64(3.0), np.float64(0.9), np.float64(0.05))  # 46 steps

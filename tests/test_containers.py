@@ -5,7 +5,6 @@ NumPy, the compiled XLA result, central finite differences in float64, and ``jax
 jax.numpy twin of the same source; values against the user's function run by NumPy.
 """
 
-import inspect
 from typing import Any
 
 import numpy as np
@@ -15,6 +14,7 @@ from hypothesis import strategies as st
 
 import srcjax
 from tests import container_programs as P
+from tests import twins
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -29,11 +29,7 @@ def n(*shape: int) -> np.ndarray:
 
 def jax_twin(fn: Any) -> Any:
     """The same source with ``np`` bound to jax.numpy (helpers too)."""
-    ns: dict[str, Any] = {"np": jnp, "NamedTuple": P.NamedTuple, "Linear": P.Linear}
-    for obj in vars(P).values():
-        if inspect.isfunction(obj) and obj.__module__ == P.__name__:
-            exec(compile(inspect.getsource(obj), P.__file__, "exec"), ns)
-    return ns[fn.__name__]
+    return twins.jax_twin(fn, helpers=twins.module_functions(P), NamedTuple=P.NamedTuple, Linear=P.Linear)
 
 
 # -- an independent container walker (not srcjax.pytree) ------------------------------------------

@@ -13,7 +13,7 @@ import pytest
 
 import srcjax
 from srcjax.autodiff import derivative_function
-from tests import corpus_helpers
+from tests import corpus_helpers, twins
 from tests.corpus_helpers import scaled_gelu, soft_abs
 from tests.fd import central_fd
 
@@ -183,9 +183,7 @@ def jax_twins():
 
 def jax_twin(fn):
     """The same program source with np = jax.numpy and the custom functions = their jax twins."""
-    ns = {"np": jnp, **jax_twins()}
-    exec(compile(inspect.getsource(fn), __file__, "exec"), ns)
-    return ns[fn.__name__]
+    return twins.jax_twin(fn, **jax_twins())
 
 
 # ======================================================================================

@@ -17,7 +17,6 @@ distinct argument signature compiles once, so the example counts stay small.
 from __future__ import annotations
 
 import functools
-import inspect
 import os
 import re
 from typing import Any
@@ -30,6 +29,7 @@ from hypothesis.extra import numpy as hnp
 
 import srcjax
 from srcjax import lax
+from tests import twins
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -59,9 +59,7 @@ def compiled(fn, static_argnames: tuple[str, ...] = ()):
 @functools.cache
 def jax_twin(fn, static_argnames: tuple[str, ...] = ()):
     """The same source, with `np` bound to jax.numpy and `lax` to jax.lax, under jax.jit."""
-    ns: dict[str, Any] = {"np": jnp, "lax": jax.lax}
-    exec(compile(inspect.getsource(fn), f"<jax twin of {fn.__name__}>", "exec"), ns)
-    return jax.jit(ns[fn.__name__], static_argnames=static_argnames)
+    return jax.jit(twins.jax_twin(fn, lax=jax.lax), static_argnames=static_argnames)
 
 
 def leaves(tree: Any, path: str = "") -> list[tuple[str, Any]]:

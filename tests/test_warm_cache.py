@@ -223,3 +223,38 @@ def test_functions_that_share_a_line_are_not_mixed_up(tmp_path):
         got = _run(code, cache)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+AUTO_STATIC = textwrap.dedent("""
+    import json
+    import sys
+    import numpy as np
+    import srcjax
+    from srcjax import lax
+
+    def pick(n, x):  # `n % 3` decides a branch: n becomes static (auto), one program per value
+        return lax.cond(n % 3, lambda v: v + 1.0, lambda v: -v, x)
+
+    f = srcjax.jit(pick)
+    print(json.dumps([np.asarray(f(int(n), np.arange(3.0))).tolist() for n in sys.argv[1:]]))
+""")
+
+
+def test_regression_an_argument_made_static_by_an_entry_of_another_process(tmp_path):
+    """Regression: a process reading the entry an earlier one wrote for another value of an argument that
+    the front end makes static learned that the argument is static, then compiled the program for its own
+    value under the key of the argument as dynamic: "Execution supplied 2 arguments but compiled program
+    expected 1" on this call and every later one (found by two pytest-xdist workers sharing a cache)."""
+    code, cache = tmp_path / "code", tmp_path / "cache"
+    code.mkdir()
+    (code / "main.py").write_text(AUTO_STATIC)
+    x = np.arange(3.0)
+    for order in (["0"], ["1", "0", "2"], ["2", "3", "1"], ["0", "4"]):
+        e = {**os.environ, "SRCJAX_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
+        e.pop("SRCJAX_CACHE", None)
+        r = subprocess.run([sys.executable, str(code / "main.py"), *order], capture_output=True, text=True,
+                           timeout=300, env=e)
+        assert r.returncode == 0, r.stderr
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        for n, g in zip(order, got):
+            np.testing.assert_allclose(g, x + 1.0 if int(n) % 3 else -x)

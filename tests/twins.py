@@ -1,0 +1,39 @@
+"""The jax oracle of a test program: the program's own source, run again with ``np`` bound to jax.numpy.
+
+Test programs are plain NumPy functions; their jax twin is the same text executed in a namespace where
+``np`` is ``jax.numpy`` and ``srcjax.lax`` / ``srcjax.custom_jvp`` / ``srcjax.custom_vjp`` / ``srcjax.vmap``
+are jax's, so a test never writes a program twice (once with ``np``, once with ``jnp``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+SRCJAX_AS_JAX = types.SimpleNamespace(lax=jax.lax, custom_jvp=jax.custom_jvp, custom_vjp=jax.custom_vjp,
+                                      vmap=jax.vmap, grad=jax.grad, jacfwd=jax.jacfwd, jacrev=jax.jacrev)
+
+
+def module_functions(module: types.ModuleType) -> list[Callable[..., Any]]:
+    """The functions defined (not imported) in ``module``, in definition order."""
+    return [obj for obj in vars(module).values() if inspect.isfunction(obj) and obj.__module__ == module.__name__]
+
+
+def jax_twin(fn: Callable[..., Any], *, helpers: Iterable[Callable[..., Any]] = (), np_module: Any = None,
+             **names: Any) -> Callable[..., Any]:
+    """``fn``'s source (after ``helpers``' sources, which it may call) executed with ``np`` as jax.numpy.
+
+    ``names`` adds or replaces globals of the twin (module constants, a hand-written twin of a helper);
+    ``np_module`` replaces jax.numpy itself (e.g. a wrapper whose reductions also take lists)."""
+    ns: dict[str, Any] = {"np": jnp if np_module is None else np_module, "srcjax": SRCJAX_AS_JAX, **names}
+    for f in [*helpers, fn]:
+        if f is fn:
+            ns.update(names)  # hand-written twins given by name win over helpers' sources
+        f = getattr(f, "fun", f)  # a srcjax.custom_jvp / custom_vjp record: its primal function
+        exec(compile(inspect.getsource(f), inspect.getsourcefile(f) or "<twin>", "exec"), ns)
+    return ns[getattr(fn, "fun", fn).__name__]
