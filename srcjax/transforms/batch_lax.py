@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ..frontend.names import assigned_names, code, names_in, renamed, syntax_children
-from . import batch_errors
+from . import batch_bound, batch_errors
 from .batch_state import State, Tree, all_batched, any_batched, item, join, pack
 
 if TYPE_CHECKING:
@@ -91,6 +91,8 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         running = w.names.fresh("running")
         w.emit(f"{c} = {w.convert(code(init), w.value_state(init), carry)}", ind)
         w.bind(c, carry)
+        if batched_test and counted(w, cf, bf, init, c, carry, running, ind):
+            return c, carry
         if batched_test:  # JAX's batched while: the test per example is computed again at the top of the
             # body, not carried (one fused pass per step: test, step and select; the loop's test reduces it)
             test, step, c_in = w.names.fresh("any_running"), w.names.fresh("step"), w.names.fresh("carry")
@@ -168,6 +170,38 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
     raise w.error(f"vmap: cannot batch srcjax.lax.{f}", line)  # pragma: no cover
 
 
+
+
+def counted(w: FunctionWriter, cf: cst.FunctionDef, bf: cst.FunctionDef, init: cst.BaseExpression, c: str,
+            carry: State, running: str, ind: int) -> bool:
+    """A batched ``while_loop`` whose test counts (``it < n``), written as a Python ``while`` that keeps
+    the bound with one unbatched trip counter (see transforms/batch_bound.py); False (nothing
+    written) when its test does not count so."""
+    ctr = batch_bound.counter(cf, bf, init)
+    if ctr is None:
+        return False
+    start = init.elements[ctr.index].value if isinstance(init, cst.Tuple) and ctr.index is not None else init
+    if any_batched(w.value_state(start)) or any_batched(w.value_state(cst.parse_expression(ctr.bound))):
+        return False
+    trips, go = w.names.fresh("trips"), w.names.fresh("go")
+    w.emit(f"{trips} = {code(start)}", ind)
+    w.bind(trips, False)
+
+    def test(at: int) -> None:
+        e, st = inline(w, cf, [c], [carry], at)
+        w.emit(f"{running} = {e}", at)
+        w.bind(running, st)
+        w.emit(f"{go} = np.any({running})", at)
+        w.bind(go, False)
+
+    test(ind)
+    w.emit(f"while {trips} {'<=' if ctr.inclusive else '<'} {ctr.bound} and {go}:", ind)
+    stepped, st = inline(w, bf, [c], [carry], ind + 1)
+    w.emit(f"{c} = {select(running, w.convert(stepped, st, carry), c, carry)}", ind + 1)
+    w.bind(c, carry)
+    w.emit(f"{trips} = {trips} + {ctr.step}", ind + 1)
+    test(ind + 1)
+    return True
 
 
 def select(c: str, a: str, b: str, st: State) -> str:

@@ -196,13 +196,18 @@ class Bounder:
 
     @staticmethod
     def initial(i: str, before: Sequence[Any]) -> int | None:
-        """The integer literal ``i`` is set to by the last statement before the loop that binds it."""
-        for st in reversed(before):
+        """The integer literal ``i`` is set to by the last statement before the loop that binds it (through
+        copies: ``i = start`` after ``start = 0``, as vmap writes its trip counter)."""
+        for k in range(len(before) - 1, -1, -1):
+            st = before[k]
             if isinstance(st, cst.SimpleStatementLine):
                 for small in reversed(st.body):
                     if isinstance(small, cst.Assign) and any(i in target_names(t.target) for t in small.targets):
                         if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-                            return int_literal(small.value)
+                            v = small.value
+                            if isinstance(v, cst.Name) and v.value != i and len(st.body) == 1:
+                                return Bounder.initial(v.value, before[:k])
+                            return int_literal(v)
                         return None
             elif i in names_in(st):
                 return None
