@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ..frontend.names import assigned_names, code, names_in, renamed, syntax_children
-from . import batch_bound, batch_errors
+from . import batch_errors, loop_counter
 from .batch_state import State, Tree, all_batched, any_batched, item, join, pack
 
 if TYPE_CHECKING:
@@ -91,23 +91,48 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         running = w.names.fresh("running")
         w.emit(f"{c} = {w.convert(code(init), w.value_state(init), carry)}", ind)
         w.bind(c, carry)
-        if batched_test and counted(w, cf, bf, init, c, carry, running, ind):
-            return c, carry
         if batched_test:  # JAX's batched while: the test per example is computed again at the top of the
             # body, not carried (one fused pass per step: test, step and select; the loop's test reduces it)
+            ctr = counter(w, cf, bf, init)
             test, step, c_in = w.names.fresh("any_running"), w.names.fresh("step"), w.names.fresh("carry")
+            trips = w.names.fresh("trips") if ctr is not None else ""
+            param, t_in = (w.names.fresh("loop"), w.names.fresh("trips")) if ctr is not None else (c_in, "")
+            if ctr is not None:  # a counted loop keeps its bound: one unbatched trip counter (loop_counter.py)
+                w.emit(f"{trips} = {ctr[0]}", ind)
+                w.bind(trips, False)
+
+            def head() -> None:
+                if ctr is not None:
+                    w.emit(f"{c_in}, {t_in} = {param}", ind + 1)
+                    w.bind(c_in, carry)
+                    w.bind(t_in, False)
             w.lines.append("")
-            w.emit(f"def {test}({c_in}):", ind)
+            w.emit(f"def {test}({param}):", ind)
+            head()
             e, _ = inline(w, cf, [c_in], [carry], ind + 1)
-            w.emit(f"return np.any({e})", ind + 1)
+            if ctr is not None:
+                below = w.names.fresh("below")
+                w.emit(f"{below} = {t_in} {ctr[1]} {ctr[2]}", ind + 1)
+                w.emit(f"return np.logical_and({below}, np.any({e}))", ind + 1)
+            else:
+                w.emit(f"return np.any({e})", ind + 1)
             w.lines.append("")
-            w.emit(f"def {step}({c_in}):", ind)
+            w.emit(f"def {step}({param}):", ind)
+            head()
             e, _ = inline(w, cf, [c_in], [carry], ind + 1)
             w.emit(f"{running} = {e}", ind + 1)
             stepped, st = inline(w, bf, [c_in], [carry], ind + 1)
-            w.emit(f"return {select(running, w.convert(stepped, st, carry), c_in, carry)}", ind + 1)
+            out = select(running, w.convert(stepped, st, carry), c_in, carry)
+            if ctr is not None:
+                t_next = w.names.fresh("trips")
+                w.emit(f"{t_next} = {t_in} + {ctr[3]}", ind + 1)
+                out = f"({out}, {t_next})"
+            w.emit(f"return {out}", ind + 1)
             w.lines.append("")
-            w.emit(f"{c} = srcjax.lax.while_loop({test}, {step}, {c})", ind)
+            if ctr is not None:
+                w.emit(f"{c}, {trips} = srcjax.lax.while_loop({test}, {step}, ({c}, {trips}))", ind)
+            else:
+                w.emit(f"{c} = srcjax.lax.while_loop({test}, {step}, {c})", ind)
             w.bind(c, carry)
             return c, carry
         e, _ = inline(w, cf, [c], [carry], ind)
@@ -172,36 +197,17 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
 
 
 
-def counted(w: FunctionWriter, cf: cst.FunctionDef, bf: cst.FunctionDef, init: cst.BaseExpression, c: str,
-            carry: State, running: str, ind: int) -> bool:
-    """A batched ``while_loop`` whose test counts (``it < n``), written as a Python ``while`` that keeps
-    the bound with one unbatched trip counter (see transforms/batch_bound.py); False (nothing
-    written) when its test does not count so."""
-    ctr = batch_bound.counter(cf, bf, init)
+def counter(w: FunctionWriter, cf: cst.FunctionDef, bf: cst.FunctionDef,
+            init: cst.BaseExpression) -> tuple[str, str, str, int] | None:
+    """(the start, ``<`` or ``<=``, the bound, the step) of the counter a ``while_loop`` tests against a
+    bound (transforms/loop_counter.py), when the start and the bound are not batched; else None."""
+    ctr = loop_counter.counter(cf, bf, init)
     if ctr is None:
-        return False
+        return None
     start = init.elements[ctr.index].value if isinstance(init, cst.Tuple) and ctr.index is not None else init
     if any_batched(w.value_state(start)) or any_batched(w.value_state(cst.parse_expression(ctr.bound))):
-        return False
-    trips, go = w.names.fresh("trips"), w.names.fresh("go")
-    w.emit(f"{trips} = {code(start)}", ind)
-    w.bind(trips, False)
-
-    def test(at: int) -> None:
-        e, st = inline(w, cf, [c], [carry], at)
-        w.emit(f"{running} = {e}", at)
-        w.bind(running, st)
-        w.emit(f"{go} = np.any({running})", at)
-        w.bind(go, False)
-
-    test(ind)
-    w.emit(f"while {trips} {'<=' if ctr.inclusive else '<'} {ctr.bound} and {go}:", ind)
-    stepped, st = inline(w, bf, [c], [carry], ind + 1)
-    w.emit(f"{c} = {select(running, w.convert(stepped, st, carry), c, carry)}", ind + 1)
-    w.bind(c, carry)
-    w.emit(f"{trips} = {trips} + {ctr.step}", ind + 1)
-    test(ind + 1)
-    return True
+        return None
+    return code(start), "<=" if ctr.inclusive else "<", ctr.bound, ctr.step
 
 
 def select(c: str, a: str, b: str, st: State) -> str:

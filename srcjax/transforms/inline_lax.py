@@ -42,6 +42,7 @@ from ..frontend.names import Names, RenameNames, assigned_names, code, names_in
 from ..frontend.names import walk as walk_nodes
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.restructure import single_exit, walk
+from . import loop_counter
 
 _LAX = ("cond", "switch", "fori_loop", "while_loop", "scan")
 
@@ -201,13 +202,34 @@ class Inliner:
             carry = self.fresh("carry")
             go = self.fresh("go")
             out.append(_stmt(f"{carry} = {_code(pos[2])}"))
+            ctr = self.counter(pos)
+            trips = self.fresh("trips") if ctr is not None else ""
+            if ctr is not None:  # its trip counter written out, in the form reverse mode reads a bound from
+                out.append(_stmt(f"{trips} = {ctr[0]}"))
             out += self.apply(pos[0], [carry], go, line)
-            body = self.apply(pos[1], [carry], carry, line) + self.apply(pos[0], [carry], go, line)
-            out.append(cst.While(test=cst.Name(go), body=cst.IndentedBlock(body=body)))
+            body = self.apply(pos[1], [carry], carry, line)
+            if ctr is not None:
+                body.append(_stmt(f"{trips} = {trips} + {ctr[3]}"))
+            body += self.apply(pos[0], [carry], go, line)
+            test = cst.parse_expression(f"{trips} {ctr[1]} {ctr[2]} and {go}") if ctr is not None else cst.Name(go)
+            out.append(cst.While(test=test, body=cst.IndentedBlock(body=body)))
             out.append(_stmt(f"{target} = {carry}"))
         else:
             out += self.scan(pos, kw, target, line)
         return out
+
+    def counter(self, pos: list[cst.BaseExpression]) -> tuple[str, str, str, int] | None:
+        """(the start, ``<`` or ``<=``, the bound, the step) of the carry item ``while_loop(cond, body,
+        init)`` counts with (transforms/loop_counter.py), for nested ``def``s ``cond`` and ``body``."""
+        cf, bf, init = pos
+        if not (isinstance(cf, cst.Name) and cf.value in self.defs and isinstance(bf, cst.Name)
+                and bf.value in self.defs):
+            return None
+        ctr = loop_counter.counter(self.defs[cf.value], self.defs[bf.value], init)
+        if ctr is None:
+            return None
+        start = init.elements[ctr.index].value if isinstance(init, cst.Tuple) and ctr.index is not None else init
+        return _code(start), "<=" if ctr.inclusive else "<", ctr.bound, ctr.step
 
     def scan(self, pos: list[cst.BaseExpression], kw: dict[str, cst.BaseExpression], target: str,
              line: Any) -> list[Any]:

@@ -1,21 +1,28 @@
-"""The trip bound of a ``while_loop`` whose test counts, kept when vmap batches the loop.
+"""A ``while_loop`` whose test counts: the carry item it counts with, so its trip bound is kept.
 
-A user's ``while it < 4 and err > tol:`` (``it = 0`` before, ``it = it + 1`` in the body) reaches
-vmap as ``srcjax.lax.while_loop(loop_cond, loop_body, (x, it))``. With a batched test the counter
-becomes per example and the batched loop's test is ``np.any(...)``: reverse mode
-(:mod:`srcjax.transforms.bounded`) would no longer see a bound. The bound still holds: an example
-stops for good once its test fails (a done example's carry is frozen, so is its test), so on the
-batched loop's ``t``-th trip every running example has counted ``t - 1`` steps from the same start;
-once ``start + step * (t - 1)`` reaches ``n`` no example runs. vmap therefore writes the batched loop
-as a Python ``while`` with one unbatched trip counter in the form ``bounded`` reads::
+Reverse mode needs a bound on a ``while`` loop on data (:mod:`srcjax.transforms.bounded` reads one
+from a test ``it < n`` on a counter set before the loop and raised once per iteration). A loop
+written as ``srcjax.lax.while_loop(cond, body, init)`` hides its counter in the carry;
+:func:`counter` finds it in the loop's functions (ANF)::
 
-    trips = it                      # the counter's start (unbatched)
-    ...
-    while trips < 4 and go:         # exact: never stops an example that would run
-        ...
-        trips = trips + 1
+    def cond(carry):                    def body(carry):
+        x, it = carry                       x, it = carry
+        lt = it < 4                         ...
+        ...                                 it = it + 1
+        return np.logical_and(lt, ...)      return x, it
 
-:func:`counter` finds such a counter in the loop's functions (ANF, after functionalization).
+Two passes use it:
+
+* :mod:`srcjax.transforms.inline_lax` writes such a call out as a Python ``while`` with its own
+  trip counter in the form ``bounded`` reads (``trips = start`` before the loop, ``trips < n and
+  go`` as the test, ``trips = trips + c`` in the body): reverse mode gets the bound;
+* vmap (:mod:`srcjax.transforms.batch_lax`) batches a loop with a batched test as "run while any
+  example runs", where the counter becomes per example and the test ``np.any(...)``. The bound
+  still holds: an example stops for good once its test fails (a done example's carry is frozen,
+  and so its test), so on the batched loop's ``t``-th trip every running example has counted
+  ``t - 1`` steps from the same start; once ``start + c * (t - 1)`` reaches ``n`` no example runs.
+  The batched loop therefore carries one more, unbatched, counter tested against ``n`` (exact:
+  it never stops an example that would run), which this module finds again in the batched loop.
 """
 
 from __future__ import annotations

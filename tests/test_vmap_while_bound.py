@@ -1,0 +1,110 @@
+"""Reverse mode through a vmapped ``while`` on data whose test counts (issue #15).
+
+``vmap`` writes a batched ``while_loop`` as "run while any example runs"; the per-example counter
+(``it < 4``) lost the bound reverse mode reads, and ``grad``/``jacrev`` of the vmapped function were
+refused ("needs a bound"). vmap now keeps one unbatched trip counter (transforms/batch_bound.py),
+which ``bounded`` reads as the user's own counter. Checked against jax (the same loop as a masked
+``fori_loop`` over the bound) and against finite differences.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import srcjax
+
+jax.config.update("jax_enable_x64", True)
+
+
+def counted(x, y):
+    it = 0
+    while it < 4 and np.sum(x * x) < 4.0:
+        x = x * 1.5 + 0.1
+        it = it + 1
+    return np.sum(x * y)
+
+
+def counted_jax(x, y):
+    def body(i, x):
+        return jnp.where(jnp.sum(x * x) < 4.0, x * 1.5 + 0.1, x)
+    return jnp.sum(jax.lax.fori_loop(0, 4, body, x) * y)
+
+
+def breaks(x):
+    for i in range(5):
+        x = x * 1.5 + 0.1
+        if np.sum(x * x) > 4.0:
+            break
+    return np.sum(x)
+
+
+def breaks_jax(x):
+    def body(i, c):
+        x, stop = c
+        x2 = jnp.where(stop, x, x * 1.5 + 0.1)
+        return x2, jnp.logical_or(stop, jnp.sum(x2 * x2) > 4.0)
+    return jnp.sum(jax.lax.fori_loop(0, 5, body, (x, False))[0])
+
+
+def uncounted(x):
+    while np.sum(x * x) < 4.0:
+        x = x * 1.5 + 0.1
+    return np.sum(x)
+
+
+def _data():
+    rng = np.random.default_rng(3)
+    return rng.random((3, 5)) * 1.3, rng.random((3, 5))
+
+
+def _loss(x, y):
+    return np.sum(srcjax.vmap(counted, in_axes=(1, 1))(x, y))
+
+
+def test_grad_of_vmapped_counted_while_matches_jax():
+    x, y = _data()
+    got = srcjax.grad(_loss, argnums=(0, 1))(x, y)
+    want = jax.grad(lambda x, y: jnp.sum(jax.vmap(counted_jax, in_axes=(1, 1))(x, y)), argnums=(0, 1))(x, y)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12, atol=1e-12)
+
+
+def test_grad_of_vmapped_counted_while_compiled_and_finite_differences():
+    x, y = _data()
+    g = np.asarray(srcjax.compile(srcjax.grad(_loss))(x, y))
+    e = np.zeros_like(x)
+    e[1, 2] = 1e-6
+    fd = (float(_loss(x + e, y)) - float(_loss(x - e, y))) / 2e-6
+    np.testing.assert_allclose(g[1, 2], fd, rtol=1e-6)
+    np.testing.assert_allclose(g, np.asarray(srcjax.grad(_loss)(x, y)), rtol=1e-12)
+
+
+def test_jacrev_of_vmapped_counted_while_matches_jax():
+    x, y = _data()
+    got = srcjax.jacrev(srcjax.vmap(counted, in_axes=(1, 1)))(x, y)
+    want = jax.jacrev(jax.vmap(counted_jax, in_axes=(1, 1)))(x, y)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=1e-12)
+
+
+def test_vmapped_counted_while_values_unchanged():
+    x, y = _data()
+    want = [counted(x[:, j], y[:, j]) for j in range(x.shape[1])]
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(counted, in_axes=(1, 1))(x, y)), want, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(srcjax.compile(srcjax.vmap(counted, in_axes=(1, 1)))(x, y)), want,
+                               rtol=1e-12)
+
+
+def test_grad_of_vmapped_for_with_break_on_data_matches_jax():
+    x, _ = _data()
+    got = srcjax.grad(lambda x: np.sum(srcjax.vmap(breaks)(x)))(x)
+    want = jax.grad(lambda x: jnp.sum(jax.vmap(breaks_jax)(x)))(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=1e-12)
+
+
+def test_uncounted_vmapped_while_is_refused():
+    x, _ = _data()
+    with pytest.raises(srcjax.TranspileError, match="needs a bound"):
+        srcjax.grad(lambda x: np.sum(srcjax.vmap(uncounted)(x)))(x)
