@@ -34,7 +34,7 @@ def counted_jax(x, y):
 
 
 def breaks(x):
-    for i in range(5):
+    for _i in range(5):
         x = x * 1.5 + 0.1
         if np.sum(x * x) > 4.0:
             break
