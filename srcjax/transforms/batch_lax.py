@@ -129,12 +129,20 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
                 out = f"({out}, {t_next})"
             w.emit(f"return {out}", ind + 1)
             w.lines.append("")
-            if ctr is not None:
-                w.emit(f"{c}, {trips} = srcjax.lax.while_loop({test}, {step}, ({c}, {trips}))", ind)
-            else:
-                w.emit(f"{c} = srcjax.lax.while_loop({test}, {step}, {c})", ind)
-            w.bind(c, carry)
-            return c, carry
+            # the loop's result bound to the user's names where they are a tuple of names (the line then
+            # maps to the user's loop: an error about it, reverse mode's bound, names the user's line)
+            out = c
+            if isinstance(target, cst.Tuple) and all(isinstance(e.value, cst.Name) for e in target.elements) and \
+                    isinstance(carry, Tree) and len(carry.items) == len(target.elements):
+                out = code(target)
+            elif isinstance(target, cst.Name) and target.value not in w.forced:
+                out = target.value
+            res = f"({out}), {trips}" if ctr is not None else out
+            w.emit(f"{res} = srcjax.lax.while_loop({test}, {step}, {f'({c}, {trips})' if ctr is not None else c})",
+                   ind)
+            if out == c:
+                w.bind(c, carry)
+            return out, carry
         e, _ = inline(w, cf, [c], [carry], ind)
         w.emit(f"{running} = {e}", ind)
         w.emit(f"while {running}:", ind)

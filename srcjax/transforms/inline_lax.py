@@ -216,6 +216,16 @@ class Inliner:
             out.append(_stmt(f"{target} = {carry}"))
         else:
             out += self.scan(pos, kw, target, line)
+        return self.placed(out, line)
+
+    def placed(self, out: list[Any], line: Any) -> list[Any]:
+        """``out`` (what the call ``line`` became) with every statement that has no location given the
+        call's: an error about the loop or branch (reverse mode's bound) names the user's line."""
+        sp = self.nf.spans.get(id(line))
+        if sp is not None:
+            for node in walk_nodes(cst.Module(body=out)):
+                if isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement)):
+                    self.nf.spans.setdefault(id(node), sp)
         return out
 
     def counter(self, pos: list[cst.BaseExpression]) -> tuple[str, str, str, int] | None:
@@ -315,6 +325,8 @@ class Inliner:
         out: list[Any] = [_stmt(f"{mapping[p]} = {a}") for p, a in zip(params, args)]
         for s in body[:-1]:
             out.append(s.visit(renamer))
+            if id(s) in self.nf.spans:  # (a statement of the function keeps its own line)
+                self.nf.spans.setdefault(id(out[-1]), self.nf.spans[id(s)])
         last = body[-1]
         assert isinstance(last, cst.SimpleStatementLine)
         for small in last.body[:-1]:
