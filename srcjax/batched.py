@@ -669,7 +669,10 @@ def batch_index_add(z: Any, key: Any, g: Any, n: int, bz: bool, bg: bool, flags:
 def batch_unbroadcast(g: Any, x: Any, bg: bool, bx: bool) -> Any:
     """``unbroadcast(g, x)`` per example: each example of ``g`` summed to the per-example shape of ``x``
     (``x`` with length-1 axes after the batch axis for the axes ``g`` has in front). A container's
-    cotangent is already shaped like it (as ``unbroadcast``)."""
+    cotangent is already shaped like it (as ``unbroadcast``). None (a container leaf's cotangent that
+    carries no derivative: an integer's) stays None, batched or not."""
+    if g is None:
+        return None
     if is_tree(g):
         return g if bg else batch_broadcast_items(g, batch_size_of(x))
     if not bg:
