@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ..frontend.names import assigned_names, code, names_in, renamed, syntax_children
+from ..frontend.names import assigned_names, code, names_in, renamed, syntax_children, target_names
 from . import batch_errors, loop_counter
 from .batch_state import State, Tree, all_batched, any_batched, item, join, pack
 
@@ -132,7 +132,8 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
             # the loop's result bound to the user's names where they are a tuple of names (the line then
             # maps to the user's loop: an error about it, reverse mode's bound, names the user's line)
             out = c
-            if isinstance(target, cst.Tuple) and all(isinstance(e.value, cst.Name) for e in target.elements) and \
+            if isinstance(target, cst.Tuple) and all(isinstance(e.value, cst.Name) and e.value.value not in w.forced
+                                                     for e in target.elements) and \
                     isinstance(carry, Tree) and len(carry.items) == len(target.elements):
                 out = code(target)
             elif isinstance(target, cst.Name) and target.value not in w.forced:
@@ -142,6 +143,9 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
                    ind)
             if out == c:
                 w.bind(c, carry)
+            for n in target_names(target) if out != c else []:  # (rebound here: no fact of the old value stays)
+                w.packed.pop(n, None)
+                w.zeros.discard(n)
             return out, carry
         e, _ = inline(w, cf, [c], [carry], ind)
         w.emit(f"{running} = {e}", ind)
