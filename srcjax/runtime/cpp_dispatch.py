@@ -94,6 +94,7 @@ def _setup() -> bool:
     registry.register_dataclass_node(Array, ["_buf"], [])  # (ShardedArray, a subclass, stays a leaf)
     out_registry = _jax.pytree.PyTreeRegistry()
     out_registry.register_node(Array, _children, _rebuild)
+    out_registry.register_node(_Ready, _children, _rebuild_ready)
     if "jax._src.config" not in sys.modules:  # jax sets these itself (and again when imported later)
         jit = _jax.jax_jit
         jit.set_disable_jit_state(_jax.config.Config("jax_disable_jit", False, include_in_jit_key=False,
@@ -119,6 +120,20 @@ def _rebuild(aval: Any, children: Any, new: Any = object.__new__, array: type = 
     a.aval = aval
     a._np = None
     return a
+
+
+class _Ready(Array):
+    """The first result of a call that reads NumPy memory in place (:func:`out_treedef`'s ``ready``): its
+    rebuilding waits for the program to finish, so the call returns only once that memory is read."""
+
+    __slots__ = ()
+
+
+def _rebuild_ready(aval: Any, children: Any) -> Array:
+    """A call's first result, once the program has run (all its results share one completion event on
+    the CPU; the host arrays it was handed in place are not read after that)."""
+    children[0].block_until_ready()
+    return _rebuild(aval, children)
 
 
 def x64() -> bool:
@@ -162,14 +177,20 @@ class _Slot:
     __slots__ = ()
 
 
-def out_treedef(build: Callable[[list[Any]], Any], avals: Sequence[ShapedArray]) -> Any:
+def out_treedef(build: Callable[[list[Any]], Any], avals: Sequence[ShapedArray], ready: bool = False) -> Any:
     """The C++ structure of a program's results, whose ``unflatten`` of its result buffers gives what
     srcjax returns (srcjax arrays in their containers), or None when the results hold anything else
     (a Python value fixed at compile time, a dataclass). ``build(arrays)`` is srcjax's own rebuilding
-    of the results from a list of srcjax arrays; ``avals`` are the results' (one per buffer)."""
+    of the results from a list of srcjax arrays; ``avals`` are the results' (one per buffer). With
+    ``ready``, its ``unflatten`` waits for the program to finish (for calls that hand the program NumPy
+    memory in place: see ``cpp_calls.py``), and a program without results has none (None)."""
     n_out = len(avals)
+    if ready and not n_out:
+        return None
     slots = [_Slot() for _ in range(n_out)]
     arrays = [_rebuild(a, (s,)) for s, a in zip(slots, avals)]
+    if ready:
+        arrays[0] = _rebuild(avals[0], (slots[0],), array=_Ready)
     leaves, tree = _State.out_registry.flatten(build(arrays))
     if len(leaves) != n_out or any(a is not b for a, b in zip(leaves, slots)):
         return None
