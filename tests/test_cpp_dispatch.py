@@ -486,6 +486,25 @@ def test_results_never_alias_numpy_arguments_read_in_place(host_mode):
         assert out[0].dtype == np.float64 and out[1].dtype == np.float32
 
 
+def test_strided_and_unaligned_numpy_arguments(host_mode):
+    """Views the C++ upload cannot read in place as they are (an offset, a transpose, a stride)."""
+
+    def combine(a, b):
+        return a @ b + 1.0, a.T
+
+    f = srcjax.jit(combine)
+    base = np.arange(1 + 6 * 8, dtype=np.float32)
+    for _ in range(4):
+        a = base[1:].reshape(6, 8)[:, ::2]  # (4 bytes past an aligned start, strided)
+        b = np.arange(12, dtype=np.float32).reshape(3, 4).T
+        want = [np.array(w) for w in combine(a, b)]  # (a.T is a view of base)
+        got = f(a, b)
+        base[:] = 7.0
+        np.testing.assert_array_equal(np.asarray(got[0]), want[0])
+        np.testing.assert_array_equal(np.asarray(got[1]), want[1])
+        base = np.arange(1 + 6 * 8, dtype=np.float32)
+
+
 def test_numpy_arguments_are_served_in_cpp_where_read_in_place(host_mode):
     """With NumPy inputs, the hit path enters no Python of srcjax's but the results' rebuilding (read
     in place); results, dtypes and weak types are the Python path's."""

@@ -14,10 +14,12 @@ rebuilt by one small function from its buffer and its aval (the node's data), no
 against 0.16 us).
 
 Host leaves (NumPy arrays, Python numbers): the C++ side's upload of a NumPy array *aliases* its
-memory (zero-copy: a write to the array right after the call changes the result, measured), so it
-is only handed NumPy arrays srcjax copied itself (``cpp_calls.py``: those calls go to a second
-dispatcher). With jax imported and ``jax_enable_x64`` off it keys float64 and float32 host arrays
-alike (:func:`x64` tells; such calls keep srcjax's own path), and every record is checked against
+memory on the CPU (zero-copy, read while the program runs: a write to the array right after the call
+changes the result, measured with jax), so a record that takes NumPy arrays as they are gets results
+whose rebuilding waits for the program (:func:`out_treedef`'s ``ready``); otherwise the C++ side is
+handed NumPy arrays srcjax copied itself (``cpp_calls.py``: those calls go to a second dispatcher).
+With jax imported and ``jax_enable_x64`` off it keys float64 and float32 host arrays alike
+(:func:`x64` tells; such calls keep srcjax's own path or copies), and every record is checked against
 the C++ side's own signature of each leaf (:func:`same_signatures`).
 
 Traps (RUNTIME_FACTS): ``kept_var_bitvec`` of the wrong length crashes the process, and wrong
@@ -206,9 +208,8 @@ HOST = (np.ndarray, float, int, bool)  # the host leaves a record may take (uplo
 
 def same_signatures(leaves: Sequence[Any], avals: Sequence[ShapedArray], host: bool = False) -> bool:
     """Whether every leaf is, as the C++ side sees and uploads it, of exactly the shape, dtype and weak
-    type srcjax compiled for: a device buffer, or (``host``) a NumPy array or Python number. Host
-    leaves only reach a dispatcher that is handed srcjax's own copies (``cpp_calls.py``): its upload
-    of a NumPy array aliases the array's memory."""
+    type srcjax compiled for: a device buffer, or (``host``) a NumPy array or Python number (whose
+    upload by the C++ side aliases a NumPy array's memory: ``cpp_calls.py`` says when that is safe)."""
     if len(leaves) != len(avals):
         return False
     wide = None
