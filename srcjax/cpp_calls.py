@@ -125,7 +125,7 @@ def attach(c: Any, plain_call: Any) -> type | None:
     from .runtime import host_upload
     from .runtime.xla import get_backend
 
-    in_place = not c.donate and get_backend(c.device).platform == "cpu"  # (see _private_copies)
+    in_place = [not c.donate and get_backend(c.device).platform == "cpu"]  # (see _private_copies, _inline)
 
     def refuse(me: Any) -> None:
         refused[0] += 1
@@ -135,13 +135,17 @@ def attach(c: Any, plain_call: Any) -> type | None:
     def miss(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
         me = ref()
         assert me is not None
-        copies = None if kwargs else _private_copies(args, flatten, array, cpp_dispatch.x64, host_upload, in_place)
+        copies = None if kwargs else _private_copies(args, flatten, array, cpp_dispatch.x64, host_upload,
+                                                     in_place[0])
         if copies is _LATER:  # (not a refusal: the second dispatcher takes these calls later)
             return me._call(args, kwargs), None, False
         if copies is not None and copies is not _SKIP and copies is not _IN_PLACE:
             return me._cpp_host(*copies), None, False  # host leaves: copied, then the second dispatcher
         out = me._call(args, kwargs)
         in_place_call = copies is _IN_PLACE
+        if in_place_call and not _inline(out):  # (waiting would cost more than copies: see _inline)
+            in_place[0] = False
+            return out, None, False
         record = None if kwargs or copies is _SKIP else _record(me, args, in_place_call, in_place_call)
         if record is None:
             refuse(me)
@@ -225,6 +229,19 @@ def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array:
     elif in_place:  # (x64 off, a float32 record would also take float64 arrays: squashed, keyed alike)
         return _IN_PLACE
     return tree.unflatten([x.copy() if type(x) is np.ndarray else x for x in leaves])
+
+
+def _inline(out: Any) -> bool:
+    """Whether the program that made ``out`` had finished when its call returned: XLA's CPU client runs
+    small programs inline, where a record's wait for the program (NumPy arguments read in place) costs
+    nothing; a program it runs asynchronously makes the wait cost more than copying the arguments
+    (measured: 5-10 us of the calling thread's CPU time on the transformer block of
+    ``bench_models.py``), so such a function's NumPy arguments are copied (:func:`_private_copies`)."""
+    for leaf in pytree.flatten(out)[0]:
+        b = getattr(leaf, "_buf", None)
+        if b is not None:
+            return bool(b.is_ready())
+    return False
 
 
 def _record(c: Any, args: tuple[Any, ...], host: bool, ready: bool = False) -> Any:

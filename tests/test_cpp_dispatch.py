@@ -442,11 +442,16 @@ def chain(a, b):
     return a[0, 0] * 1.0, {"ab": (a @ b) @ b}  # (the first result is cheap, the last is not)
 
 
-def test_numpy_arguments_written_after_the_call_do_not_change_its_result(host_mode):
+def test_numpy_arguments_written_after_the_call_do_not_change_its_result(host_mode, monkeypatch):
     """jaxlib's C++ upload aliases a NumPy array's memory and runs the program asynchronously (jax.jit
     gives wrong results here: 11 of 20 calls measured). Read in place, the call returns once the program
     has run (its first result waits for it: all results share one completion event); copied, the C++
-    side reads srcjax's copies. Either way a write right after the call cannot reach the result."""
+    side reads srcjax's copies. Either way a write right after the call cannot reach the result. (This
+    program runs asynchronously, so srcjax would copy; ``_inline`` is made to say otherwise here, to
+    test the wait.)"""
+    from srcjax import cpp_calls
+
+    monkeypatch.setattr(cpp_calls, "_inline", lambda out: True)
     f = srcjax.jit(chain)
     rng = np.random.default_rng(0)
     a = rng.standard_normal((500, 500)).astype(np.float32)
@@ -505,9 +510,12 @@ def test_strided_and_unaligned_numpy_arguments(host_mode):
         base = np.arange(1 + 6 * 8, dtype=np.float32)
 
 
-def test_numpy_arguments_are_served_in_cpp_where_read_in_place(host_mode):
+def test_numpy_arguments_are_served_in_cpp_where_read_in_place(host_mode, monkeypatch):
     """With NumPy inputs, the hit path enters no Python of srcjax's but the results' rebuilding (read
     in place); results, dtypes and weak types are the Python path's."""
+    from srcjax import cpp_calls
+
+    monkeypatch.setattr(cpp_calls, "_inline", lambda out: True)  # (whether XLA ran it inline: timing)
     rng = np.random.default_rng(3)
     params, x = srcjax.tree_util.tree_map(np.float32, (_params(rng), rng.standard_normal((4, 3))))
     g = srcjax.value_and_grad(loss)
@@ -523,3 +531,23 @@ def test_numpy_arguments_are_served_in_cpp_where_read_in_place(host_mode):
         assert counting.n <= 1 and copied[0] == 0
     else:
         assert copied[0] >= 5
+
+
+def test_numpy_arguments_of_asynchronous_programs_are_copied(host_mode, monkeypatch):
+    """Where the first call's program had not finished when the call returned (XLA runs it
+    asynchronously), waiting for it would cost more than copying: the function's NumPy arguments are
+    copied for the second dispatcher instead; a program XLA runs inline reads them in place."""
+    from srcjax import cpp_calls
+
+    for inline in (True, False):
+        monkeypatch.setattr(cpp_calls, "_inline", lambda out, inline=inline: inline)
+        f = srcjax.jit(tiny)
+        x = np.arange(4, dtype=np.float32)
+        f(srcjax.device_put(x))
+        copied = _counting_host(f)
+        for _ in range(3):
+            np.testing.assert_array_equal(np.asarray(f(x)), x * 2 + 1)
+        if host_mode == "copied":
+            assert copied[0] == 3
+        else:  # (in place: none; asynchronous: the calls after the first, which found it so)
+            assert copied[0] == (0 if inline else 2)
