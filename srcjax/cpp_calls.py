@@ -11,10 +11,12 @@ Calls with host leaves (NumPy arrays, Python numbers): the C++ side uploads a Nu
 copying it on the CPU (jaxlib's ``kImmutableZeroCopy``: the program reads the array's memory while it
 runs, asynchronously, so with ``jax.jit`` a write right after the call can change the result). Where
 64-bit host values are keyed as they are (``cpp_dispatch.x64()``: srcjax alone, or jax with x64 on),
-a CPU function that donates nothing gets records for them in its first dispatcher whose first result
-waits for the program (``cpp_dispatch.out_treedef``'s ``ready``): the call returns once the memory
-has been read, at the C++ path's cost. Elsewhere (jax with x64 off, where a float32 record would also
-take float64 arrays; donation; a GPU) their signatures get no record there; each such call comes
+a CPU function that donates nothing and whose program XLA ran inline (:func:`_inline`) gets records
+for them in its first dispatcher whose first result waits for the program
+(``cpp_dispatch.out_treedef``'s ``ready``): the call returns once the memory has been read, at the
+C++ path's cost. Elsewhere (a program run asynchronously, where the wait costs more than copies; jax
+with x64 off, where a float32 record would also take float64 arrays; donation; a GPU) their
+signatures get no record there; each such call comes
 back to the miss function, which copies the NumPy leaves (:func:`_private_copies`) and calls a second
 dispatcher (``Compiled._cpp_host``) that only ever sees srcjax's own copies, and does have records.
 Where jax is imported with ``jax_enable_x64`` off, 64-bit host leaves keep srcjax's Python path.
