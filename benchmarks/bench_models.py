@@ -27,6 +27,10 @@ throughput: the other two modes let asynchronous calls overlap). Median microsec
 srcjax and jax measured interleaved (``bench_foundation.measure``); ``sj/jax`` above 1: srcjax
 slower. Results are checked against jax before timing.
 
+``--x64`` turns on ``jax_enable_x64`` (the models stay float32, checked): without it (jax's default),
+jaxlib keys a float64 NumPy array as float32, so srcjax copies NumPy arguments for a second dispatcher
+instead of letting the first read them in place (``srcjax/cpp_calls.py``).
+
 ``--clock cpu`` times each call by the calling thread's CPU time (``time.thread_time_ns``) instead
 of the wall clock: what dispatching costs the caller, without the time XLA's threads (or other
 processes, on a loaded machine) take; the programs run asynchronously in both libraries, so on a
@@ -178,12 +182,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+    ap.add_argument("--x64", action="store_true",
+                    help="turn on jax_enable_x64 (the models stay float32): jaxlib's C++ dispatcher then keys "
+                         "64-bit host values as they are, and srcjax's reads NumPy arguments in place")
     ns = ap.parse_args(argv)
+    if ns.x64:
+        jax.config.update("jax_enable_x64", True)
     clock = time.thread_time_ns if ns.clock == "cpu" else time.perf_counter_ns
     rounds, batch_ns = (3, 2e6) if ns.quick else (15, 2e7)
     rng = np.random.default_rng(0)
     print(environment())
-    print(f"clock: {ns.clock}")
+    print(f"clock: {ns.clock}; jax_enable_x64: {jax.config.jax_enable_x64}")
     print("| case | mode | srcjax us | jax us | sj/jax |")
     print("|---|---|---:|---:|---:|")
     for name, loss, args in cases(rng):

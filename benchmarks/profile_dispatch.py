@@ -9,12 +9,15 @@ hit (it reaches into srcjax internals: ``_fast_key``, ``_cache``, the plan's
 ``Executable``; update it when those change), then times reading a fresh
 result back with ``np.asarray``, then prints a cProfile of many calls. Every
 row is the median per-operation time in microseconds over interleaved batches.
+``--x64`` turns on ``jax_enable_x64`` before anything runs (see "numpy in" below).
 ``--no-jax`` skips the jax reference rows (and, unlike the default, does not
 import jax before the measurements, which matters: see the np.asarray rows).
 
 The "device in (C++ dispatcher)" call goes through jaxlib's C++ dispatcher (``srcjax/cpp_calls.py``,
 srcjax's default; it starts once ``ml_dtypes`` is imported, which this script does); the "(Python
-path)" row times srcjax's own path on the same call.
+path)" row times srcjax's own path on the same call. "numpy in": the first dispatcher reads the NumPy
+argument in place where 64-bit values are keyed as they are (srcjax alone, or ``--x64``); with jax
+imported and x64 off (jax's default), srcjax copies it for a second dispatcher through Python.
 
 Reading it: the "sum of stages" row should be close to the "full call" row;
 the gap is interpreter overhead of the call itself. Stages that are pure
@@ -92,7 +95,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-jax", action="store_true")
+    ap.add_argument("--x64", action="store_true", help="turn on jax_enable_x64 first (jaxlib then keys 64-bit "
+                    "host values as they are, and srcjax's dispatcher reads NumPy arguments in place)")
     a = ap.parse_args(argv)
+    if a.x64 and not a.no_jax:
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
     rounds, k = (5, 200) if a.quick else (31, 2000)
 
     x = np.array(3.0, np.float32)

@@ -177,7 +177,7 @@ class _Plan:
         self.n_out = sum(1 for t in template if t is None)
         self.in_avals = in_avals
         self.run = self._runner()
-        self.cpp_out: Any = None  # the results' C++ structure (cpp_calls.py), False where there is none
+        self.cpp_out: Any = None  # the results' C++ structures, plain and waiting (cpp_calls.py), once known
 
     def _runner(self) -> Callable[[Sequence[Any]], Any]:
         """``run(leaves)``: upload, execute, rebuild the result's structure (the cache-hit path of a

@@ -7,12 +7,19 @@ For a signature it has not seen it calls back the miss function, which runs srcj
 device and served by a plan whose leaves are exactly the C++ flattening's (the same rule as
 ``tree_calls``), hands the C++ side the executable, so that the next such call never enters Python.
 
-Calls with host leaves (NumPy arrays, Python numbers): the C++ side would upload a NumPy array
-without copying it (its memory aliased while the program runs), so their signatures get no record
-there; each such call comes back to the miss function, which copies the NumPy leaves
-(:func:`_private_copies`) and calls a second dispatcher (``Compiled._cpp_host``) that only ever
-sees srcjax's own copies, and does have records. Where jax is imported with ``jax_enable_x64``
-off, 64-bit host leaves keep srcjax's Python path (the C++ side would key float64 as float32).
+Calls with host leaves (NumPy arrays, Python numbers): the C++ side uploads a NumPy array without
+copying it on the CPU (jaxlib's ``kImmutableZeroCopy``: the program reads the array's memory while it
+runs, asynchronously, so with ``jax.jit`` a write right after the call can change the result). Where
+64-bit host values are keyed as they are (``cpp_dispatch.x64()``: srcjax alone, or jax with x64 on),
+a CPU function that donates nothing and whose program XLA ran inline (:func:`_inline`) gets records
+for them in its first dispatcher whose first result waits for the program
+(``cpp_dispatch.out_treedef``'s ``ready``): the call returns once the memory has been read, at the
+C++ path's cost. Elsewhere (a program run asynchronously, where the wait costs more than copies; jax
+with x64 off, where a float32 record would also take float64 arrays; donation; a GPU) their
+signatures get no record there; each such call comes
+back to the miss function, which copies the NumPy leaves (:func:`_private_copies`) and calls a second
+dispatcher (``Compiled._cpp_host``) that only ever sees srcjax's own copies, and does have records.
+Where jax is imported with ``jax_enable_x64`` off, 64-bit host leaves keep srcjax's Python path.
 
 Any other call (static values, keyword arguments, containers with other leaves, Python values in
 the results) keeps falling back to the Python path; after :data:`_REFUSALS` such calls the
@@ -51,6 +58,7 @@ _LEFT = [BUDGET]
 _WIDE = frozenset(np.dtype(t) for t in (np.float64, np.int64, np.uint64, np.complex128))
 _SKIP = object()  # (_private_copies: a leaf the second dispatcher cannot take)
 _LATER = object()  # (_private_copies: host leaves while srcjax's own upload avoids importing ml_dtypes)
+_IN_PLACE = object()  # (_private_copies: host leaves the first dispatcher takes as they are)
 _HOST = frozenset((np.ndarray, float, int, bool))
 _DTYPE = operator.attrgetter("dtype")
 
@@ -117,6 +125,9 @@ def attach(c: Any, plain_call: Any) -> type | None:
     refused = [0]
     flatten, array = cpp_dispatch.default_flatten(), cpp_dispatch.Array
     from .runtime import host_upload
+    from .runtime.xla import get_backend
+
+    in_place = [not c.donate and get_backend(c.device).platform == "cpu"]  # (see _private_copies, _inline)
 
     def refuse(me: Any) -> None:
         refused[0] += 1
@@ -126,13 +137,18 @@ def attach(c: Any, plain_call: Any) -> type | None:
     def miss(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
         me = ref()
         assert me is not None
-        copies = None if kwargs else _private_copies(args, flatten, array, cpp_dispatch.x64, host_upload)
+        copies = None if kwargs else _private_copies(args, flatten, array, cpp_dispatch.x64, host_upload,
+                                                     in_place[0])
         if copies is _LATER:  # (not a refusal: the second dispatcher takes these calls later)
             return me._call(args, kwargs), None, False
-        if copies is not None and copies is not _SKIP:  # host leaves: copied, then the second dispatcher
-            return me._cpp_host(*copies), None, False
+        if copies is not None and copies is not _SKIP and copies is not _IN_PLACE:
+            return me._cpp_host(*copies), None, False  # host leaves: copied, then the second dispatcher
         out = me._call(args, kwargs)
-        record = None if kwargs or copies is _SKIP else _record(me, args, False)
+        in_place_call = copies is _IN_PLACE
+        if in_place_call and not _inline(out):  # (waiting would cost more than copies: see _inline)
+            in_place[0] = False
+            return out, None, False
+        record = None if kwargs or copies is _SKIP else _record(me, args, in_place_call, in_place_call)
         if record is None:
             refuse(me)
         return out, record, False
@@ -187,13 +203,16 @@ def release_donated(c: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> No
 
 
 def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array: type,
-                    x64: Callable[[], bool], upload: Any) -> Any:
+                    x64: Callable[[], bool], upload: Any, in_place: bool = False) -> Any:
     """``args`` with each NumPy array leaf replaced by a copy of its own (which the C++ side may then
     alias safely), or None when there is no host leaf (device arrays only), or _SKIP when a leaf is
     one the second dispatcher cannot take (jax's 64-bit squashing, an unknown leaf), or _LATER while
     srcjax's own upload is avoiding ``ml_dtypes`` (``upload``: ``runtime/host_upload.py``; jaxlib's
-    C++ upload imports it, 1-2 s, as ``batched_device_put`` does). ``flatten`` is jaxlib's default
-    pytree flattening (srcjax arrays are leaves there)."""
+    C++ upload imports it, 1-2 s, as ``batched_device_put`` does), or _IN_PLACE (``in_place``: a CPU
+    function that donates nothing) where the first dispatcher may take the host leaves as they are:
+    its record's results wait for the program to finish (``cpp_dispatch.out_treedef``'s ``ready``),
+    so the call returns only once the NumPy memory it reads in place has been read. ``flatten`` is
+    jaxlib's default pytree flattening (srcjax arrays are leaves there)."""
     leaves, tree = flatten(args)
     kinds = set(map(type, leaves))
     kinds.discard(array)
@@ -209,11 +228,28 @@ def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array:
         dtypes = map(_DTYPE, leaves) if bool not in kinds else (x.dtype for x in leaves if type(x) is not bool)
         if not _WIDE.isdisjoint(dtypes):
             return _SKIP
+    elif in_place:  # (x64 off, a float32 record would also take float64 arrays: squashed, keyed alike)
+        return _IN_PLACE
     return tree.unflatten([x.copy() if type(x) is np.ndarray else x for x in leaves])
 
 
-def _record(c: Any, args: tuple[Any, ...], host: bool) -> Any:
-    """The C++ fast-path record for calls like ``args``, or None (see the module's docstring)."""
+def _inline(out: Any) -> bool:
+    """Whether the program that made ``out`` had finished when its call returned: XLA's CPU client runs
+    small programs inline, where a record's wait for the program (NumPy arguments read in place) costs
+    nothing; a program it runs asynchronously makes the wait cost more than copying the arguments
+    (measured: 5-10 us of the calling thread's CPU time on the transformer block of
+    ``bench_models.py``), so such a function's NumPy arguments are copied (:func:`_private_copies`)."""
+    for leaf in pytree.flatten(out)[0]:
+        b = getattr(leaf, "_buf", None)
+        if b is not None:
+            return bool(b.is_ready())
+    return False
+
+
+def _record(c: Any, args: tuple[Any, ...], host: bool, ready: bool = False) -> Any:
+    """The C++ fast-path record for calls like ``args``, or None (see the module's docstring). ``host``:
+    ``args`` may hold NumPy arrays and Python numbers (uploaded by the C++ side); ``ready``: the results
+    wait for the program (NumPy memory read in place, see :func:`_private_copies`)."""
     if c._cpp is None or c._static_all or len(args) != c._nparams or not args:
         return None
     from .runtime import cpp_dispatch
@@ -229,14 +265,15 @@ def _record(c: Any, args: tuple[Any, ...], host: bool) -> Any:
         return None
     if not cpp_dispatch.same_signatures(bufs, plan.in_avals, host):
         return None
-    out_def = _out_treedef(plan)
+    out_def = _out_treedef(plan, ready)
     if out_def is None:
         return None
     return cpp_dispatch.fastpath(plan.exe, bufs, out_def)
 
 
-def _out_treedef(plan: Any) -> Any:
-    """The C++ structure of ``plan``'s results (computed once), or None."""
+def _out_treedef(plan: Any, ready: bool) -> Any:
+    """The C++ structure of ``plan``'s results (computed once; ``ready``: the one whose ``unflatten``
+    waits for the program), or None."""
     if plan.cpp_out is None:
         from .runtime import cpp_dispatch
 
@@ -250,5 +287,6 @@ def _out_treedef(plan: Any) -> Any:
 
         avals: Any = getattr(plan.exe, "out_avals", None)
         ok = avals is not None and len(avals) == plan.n_out
-        plan.cpp_out = (ok and cpp_dispatch.out_treedef(build, avals)) or False
-    return plan.cpp_out or None
+        plain = ok and cpp_dispatch.out_treedef(build, avals)
+        plan.cpp_out = (plain or None, plain and cpp_dispatch.out_treedef(build, avals, ready=True) or None)
+    return plan.cpp_out[ready]

@@ -404,22 +404,150 @@ def test_64_bit_host_values_with_x64_off_keep_their_programs(monkeypatch):
             state.set_global(True)
 
 
-def test_numpy_arguments_written_after_the_call_do_not_change_its_result(monkeypatch):
-    """jaxlib's C++ upload aliases a NumPy array's memory; srcjax hands it copies, so a write right
-    after the call (while the program may still be running) cannot reach the result."""
+@pytest.fixture(params=["in place", "copied"])
+def host_mode(request, monkeypatch):
+    """Both ways a NumPy argument reaches the C++ side: read in place by the first dispatcher (64-bit
+    values keyed as they are: srcjax alone, or jax with x64 on), or copied by srcjax for the second
+    (jax imported with x64 off, where a float32 record would also take float64 arrays)."""
     monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
+    wide = request.param == "in place"
+    state = _x64_state()
+    if state is None:
+        import jax
 
-    def mm(a, b):
-        return a @ b
+        before = jax.config.jax_enable_x64
+        jax.config.update("jax_enable_x64", wide)
+        yield request.param
+        jax.config.update("jax_enable_x64", before)
+    else:
+        state.set_global(wide)
+        yield request.param
+        state.set_global(True)
 
-    f = srcjax.jit(mm)
+
+def _counting_host(c):
+    """Counts the calls handed to ``c``'s second dispatcher (srcjax's copies of the NumPy leaves)."""
+    n = [0]
+    inner = c._cpp_host
+
+    def host(*args):
+        n[0] += 1
+        return inner(*args)
+
+    c._cpp_host = host
+    return n
+
+
+def chain(a, b):
+    return a[0, 0] * 1.0, {"ab": (a @ b) @ b}  # (the first result is cheap, the last is not)
+
+
+def test_numpy_arguments_written_after_the_call_do_not_change_its_result(host_mode, monkeypatch):
+    """jaxlib's C++ upload aliases a NumPy array's memory and runs the program asynchronously (jax.jit
+    gives wrong results here: 11 of 20 calls measured). Read in place, the call returns once the program
+    has run (its first result waits for it: all results share one completion event); copied, the C++
+    side reads srcjax's copies. Either way a write right after the call cannot reach the result. (This
+    program runs asynchronously, so srcjax would copy; ``_inline`` is made to say otherwise here, to
+    test the wait.)"""
+    from srcjax import cpp_calls
+
+    monkeypatch.setattr(cpp_calls, "_inline", lambda out: True)
+    f = srcjax.jit(chain)
     rng = np.random.default_rng(0)
-    a = rng.standard_normal((400, 400)).astype(np.float32)
-    b = rng.standard_normal((400, 400)).astype(np.float32)
-    want = a @ b
-    for _ in range(6):
+    a = rng.standard_normal((500, 500)).astype(np.float32)
+    b = (rng.standard_normal((500, 500)) / 20).astype(np.float32)
+    want = chain(a, b)
+    f(a.copy(), b)
+    copied = _counting_host(f)
+    counting = _Counting(f)
+    for _ in range(12):
         a_in = a.copy()
-        out = f(a_in, b)
+        first, rest = f(a_in, b)
         a_in[:] = 0.0  # (right after the call)
-        np.testing.assert_allclose(np.asarray(out), want, rtol=2e-3, atol=2e-3)
+        np.testing.assert_allclose(np.asarray(rest["ab"]), want[1]["ab"], rtol=2e-3, atol=2e-3)
+        assert float(first) == want[0]
     assert f._cpp is not None
+    if host_mode == "in place":
+        assert counting.n <= 1 and copied[0] == 0  # (served by the first dispatcher, in C++)
+    else:
+        assert copied[0] == 12
+
+
+def test_results_never_alias_numpy_arguments_read_in_place(host_mode):
+    """A result equal to an argument is the program's own buffer, not the NumPy memory it read."""
+
+    def passthrough(x, t):
+        return x, t["y"], x + 0.0
+
+    f = srcjax.jit(passthrough)
+    for _ in range(4):
+        x, y = np.arange(64.0), np.ones(16, np.float32)
+        out = f(x, {"y": y})
+        x[:] = -1.0
+        y[:] = -1.0
+        np.testing.assert_array_equal(np.asarray(out[0]), np.arange(64.0))
+        np.testing.assert_array_equal(np.asarray(out[1]), np.ones(16))
+        np.testing.assert_array_equal(np.asarray(out[2]), np.arange(64.0))
+        assert out[0].dtype == np.float64 and out[1].dtype == np.float32
+
+
+def test_strided_and_unaligned_numpy_arguments(host_mode):
+    """Views the C++ upload cannot read in place as they are (an offset, a transpose, a stride)."""
+
+    def combine(a, b):
+        return a @ b + 1.0, a.T
+
+    f = srcjax.jit(combine)
+    base = np.arange(1 + 6 * 8, dtype=np.float32)
+    for _ in range(4):
+        a = base[1:].reshape(6, 8)[:, ::2]  # (4 bytes past an aligned start, strided)
+        b = np.arange(12, dtype=np.float32).reshape(3, 4).T
+        want = [np.array(w) for w in combine(a, b)]  # (a.T is a view of base)
+        got = f(a, b)
+        base[:] = 7.0
+        np.testing.assert_array_equal(np.asarray(got[0]), want[0])
+        np.testing.assert_array_equal(np.asarray(got[1]), want[1])
+        base = np.arange(1 + 6 * 8, dtype=np.float32)
+
+
+def test_numpy_arguments_are_served_in_cpp_where_read_in_place(host_mode, monkeypatch):
+    """With NumPy inputs, the hit path enters no Python of srcjax's but the results' rebuilding (read
+    in place); results, dtypes and weak types are the Python path's."""
+    from srcjax import cpp_calls
+
+    monkeypatch.setattr(cpp_calls, "_inline", lambda out: True)  # (whether XLA ran it inline: timing)
+    rng = np.random.default_rng(3)
+    params, x = srcjax.tree_util.tree_map(np.float32, (_params(rng), rng.standard_normal((4, 3))))
+    g = srcjax.value_and_grad(loss)
+    want = g._call((params, x), {})
+    g(params, x)
+    counting = _Counting(g)
+    copied = _counting_host(g)
+    for _ in range(5):
+        _same(g(params, x), want)
+        assert type(g(params, x)[1]["layers"][0]) is Pair
+        assert srcjax.jit(scale)(x.astype(np.float64), 2.0).dtype == np.float64
+    if host_mode == "in place":
+        assert counting.n <= 1 and copied[0] == 0
+    else:
+        assert copied[0] >= 5
+
+
+def test_numpy_arguments_of_asynchronous_programs_are_copied(host_mode, monkeypatch):
+    """Where the first call's program had not finished when the call returned (XLA runs it
+    asynchronously), waiting for it would cost more than copying: the function's NumPy arguments are
+    copied for the second dispatcher instead; a program XLA runs inline reads them in place."""
+    from srcjax import cpp_calls
+
+    for inline in (True, False):
+        monkeypatch.setattr(cpp_calls, "_inline", lambda out, inline=inline: inline)
+        f = srcjax.jit(tiny)
+        x = np.arange(4, dtype=np.float32)
+        f(srcjax.device_put(x))
+        copied = _counting_host(f)
+        for _ in range(3):
+            np.testing.assert_array_equal(np.asarray(f(x)), x * 2 + 1)
+        if host_mode == "copied":
+            assert copied[0] == 3
+        else:  # (in place: none; asynchronous: the calls after the first, which found it so)
+            assert copied[0] == (0 if inline else 2)

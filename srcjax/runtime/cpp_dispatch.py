@@ -14,10 +14,12 @@ rebuilt by one small function from its buffer and its aval (the node's data), no
 against 0.16 us).
 
 Host leaves (NumPy arrays, Python numbers): the C++ side's upload of a NumPy array *aliases* its
-memory (zero-copy: a write to the array right after the call changes the result, measured), so it
-is only handed NumPy arrays srcjax copied itself (``cpp_calls.py``: those calls go to a second
-dispatcher). With jax imported and ``jax_enable_x64`` off it keys float64 and float32 host arrays
-alike (:func:`x64` tells; such calls keep srcjax's own path), and every record is checked against
+memory on the CPU (zero-copy, read while the program runs: a write to the array right after the call
+changes the result, measured with jax), so a record that takes NumPy arrays as they are gets results
+whose rebuilding waits for the program (:func:`out_treedef`'s ``ready``); otherwise the C++ side is
+handed NumPy arrays srcjax copied itself (``cpp_calls.py``: those calls go to a second dispatcher).
+With jax imported and ``jax_enable_x64`` off it keys float64 and float32 host arrays alike
+(:func:`x64` tells; such calls keep srcjax's own path or copies), and every record is checked against
 the C++ side's own signature of each leaf (:func:`same_signatures`).
 
 Traps (RUNTIME_FACTS): ``kept_var_bitvec`` of the wrong length crashes the process, and wrong
@@ -94,6 +96,7 @@ def _setup() -> bool:
     registry.register_dataclass_node(Array, ["_buf"], [])  # (ShardedArray, a subclass, stays a leaf)
     out_registry = _jax.pytree.PyTreeRegistry()
     out_registry.register_node(Array, _children, _rebuild)
+    out_registry.register_node(_Ready, _children, _rebuild_ready)
     if "jax._src.config" not in sys.modules:  # jax sets these itself (and again when imported later)
         jit = _jax.jax_jit
         jit.set_disable_jit_state(_jax.config.Config("jax_disable_jit", False, include_in_jit_key=False,
@@ -116,6 +119,24 @@ def _rebuild(aval: Any, children: Any, new: Any = object.__new__, array: type = 
     """A result: the srcjax.Array around its buffer (what ``Array(buf, aval)`` builds, without the call)."""
     a = new(array)
     a._buf = children[0]
+    a.aval = aval
+    a._np = None
+    return a
+
+
+class _Ready(Array):
+    """The first result of a call that reads NumPy memory in place (:func:`out_treedef`'s ``ready``): its
+    rebuilding waits for the program to finish, so the call returns only once that memory is read."""
+
+    __slots__ = ()
+
+
+def _rebuild_ready(aval: Any, children: Any, new: Any = object.__new__, array: type = Array) -> Array:
+    """A call's first result, once the program has run (all its results share one completion event on
+    the CPU; the host arrays it was handed in place are not read after that): :func:`_rebuild`'s work,
+    inlined (one Python frame per result)."""
+    a = new(array)
+    a._buf = children[0].block_until_ready()
     a.aval = aval
     a._np = None
     return a
@@ -162,14 +183,20 @@ class _Slot:
     __slots__ = ()
 
 
-def out_treedef(build: Callable[[list[Any]], Any], avals: Sequence[ShapedArray]) -> Any:
+def out_treedef(build: Callable[[list[Any]], Any], avals: Sequence[ShapedArray], ready: bool = False) -> Any:
     """The C++ structure of a program's results, whose ``unflatten`` of its result buffers gives what
     srcjax returns (srcjax arrays in their containers), or None when the results hold anything else
     (a Python value fixed at compile time, a dataclass). ``build(arrays)`` is srcjax's own rebuilding
-    of the results from a list of srcjax arrays; ``avals`` are the results' (one per buffer)."""
+    of the results from a list of srcjax arrays; ``avals`` are the results' (one per buffer). With
+    ``ready``, its ``unflatten`` waits for the program to finish (for calls that hand the program NumPy
+    memory in place: see ``cpp_calls.py``), and a program without results has none (None)."""
     n_out = len(avals)
+    if ready and not n_out:
+        return None
     slots = [_Slot() for _ in range(n_out)]
     arrays = [_rebuild(a, (s,)) for s, a in zip(slots, avals)]
+    if ready:
+        arrays[0] = _rebuild(avals[0], (slots[0],), array=_Ready)
     leaves, tree = _State.out_registry.flatten(build(arrays))
     if len(leaves) != n_out or any(a is not b for a, b in zip(leaves, slots)):
         return None
@@ -181,9 +208,8 @@ HOST = (np.ndarray, float, int, bool)  # the host leaves a record may take (uplo
 
 def same_signatures(leaves: Sequence[Any], avals: Sequence[ShapedArray], host: bool = False) -> bool:
     """Whether every leaf is, as the C++ side sees and uploads it, of exactly the shape, dtype and weak
-    type srcjax compiled for: a device buffer, or (``host``) a NumPy array or Python number. Host
-    leaves only reach a dispatcher that is handed srcjax's own copies (``cpp_calls.py``): its upload
-    of a NumPy array aliases the array's memory."""
+    type srcjax compiled for: a device buffer, or (``host``) a NumPy array or Python number (whose
+    upload by the C++ side aliases a NumPy array's memory: ``cpp_calls.py`` says when that is safe)."""
     if len(leaves) != len(avals):
         return False
     wide = None
