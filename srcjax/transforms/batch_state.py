@@ -13,8 +13,8 @@ import libcst as cst
 
 from ..frontend.names import code
 
-__all__ = ["Stack", "State", "Tree", "all_batched", "any_batched", "element", "item", "join", "pack", "parts_of",
-           "record_type_fields", "batched_leaf", "literal_key"]
+__all__ = ["Repeated", "Stack", "State", "Tree", "all_batched", "any_batched", "element", "item", "join", "pack",
+           "parts_of", "record_type_fields", "batched_leaf", "batched_leaves", "literal_key"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,13 @@ class Stack:
 
     def push(self, s: State) -> Stack:
         return Stack((*self.entries, s))
+
+
+@dataclass(frozen=True)
+class Repeated(Stack):
+    """A list every value of which is in state ``entries[0]``, however many there are: the tape of a
+    recursive function, pushed once per level (transforms/batch_recursion.py). A push keeps it, a pop
+    gives that state."""
 
 
 State = bool | Tree | Stack
@@ -162,6 +169,13 @@ def batched_leaf(expr: str, st: State) -> str:
             if any_batched(v):
                 return batched_leaf(item(expr, k), v)
     return expr
+
+
+def batched_leaves(expr: str, st: State) -> list[str]:
+    """The paths to every batched leaf of a value in state ``st``."""
+    if isinstance(st, Tree):
+        return [leaf for k, v in st.items for leaf in batched_leaves(item(expr, k), v)]
+    return [expr] if any_batched(st) else []
 
 
 def literal_key(text: str) -> Any:
