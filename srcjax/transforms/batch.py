@@ -66,6 +66,7 @@ from .batch_state import (
     literal_key,
     pack,
     parts_of,
+    returns_join,
 )
 from .inline_lax import lax_call
 
@@ -162,7 +163,7 @@ class Batcher:
             w.emit(f"{w.size} = {size}", 1)
         w.write_body()
         if any(s != w.returned for s in w.return_states):  # returns in other states: each brought to their join
-            return self.write_function(nf, params, states, name, w.returned, lists)
+            return self.write_function(nf, params, states, name, returns_join(w.return_states), lists)
         head = f"def {name}({code(nf.fdef.params)}):"
         self.texts[name] = head + "\n" + "\n".join(w.lines) + "\n"
         self.origins[name] = nf.name
@@ -253,8 +254,8 @@ class FunctionWriter:
     def convert(self, expr: str, have: State, want: State, items: bool = False) -> str:
         """``expr`` (in state ``have``) brought to the state ``want`` by broadcasting unbatched leaves
         (``items``: an unbatched part may be a container, a loop's carry: broadcast item by item)."""
-        if have == want or want is False:
-            return expr
+        if have == want or not any_batched(want):  # (nothing to broadcast: a value in state False is kept whole,
+            return expr  # whatever the structure of a Tree of unbatched leaves found on another path)
         if isinstance(have, Stack) or isinstance(want, Stack):  # a list: every element, or none, batched
             if all(v is True for v in (have.entries if isinstance(have, Stack) else (have,))):
                 return expr
@@ -367,7 +368,8 @@ class FunctionWriter:
             self.emit(f"return {self.returned_expr(val, st)}", ind)
         else:
             self.returned = join(self.returned, join(st, want))
-            self.emit(f"return {self.returned_expr(self.convert(val, st, join(st, want)), join(st, want))}", ind)
+            to = join(st, want)  # (items: a value in state False may be a container, see returns_join)
+            self.emit(f"return {self.returned_expr(self.convert(val, st, to, items=st is False), to)}", ind)
 
     def returned_expr(self, val: str, st: State) -> str:
         return val
@@ -849,7 +851,7 @@ class FunctionWriter:
         sub.forced = set()
         sub.write_body(fdef.body.body, ind + 1)
         if want_return is None and any(s != sub.returned for s in sub.return_states):  # (as a helper's)
-            return self.nested(fdef, states, ind, sub.returned, name)
+            return self.nested(fdef, states, ind, returns_join(sub.return_states), name)
         new = name or fdef.name.value
         self.emit(f"def {new}({code(fdef.params)}):", ind)
         self.lines += sub.lines

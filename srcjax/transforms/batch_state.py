@@ -14,7 +14,7 @@ import libcst as cst
 from ..frontend.names import code
 
 __all__ = ["Repeated", "Stack", "State", "Tree", "all_batched", "any_batched", "element", "item", "join", "pack",
-           "parts_of", "record_type_fields", "batched_leaf", "batched_leaves", "literal_key"]
+           "parts_of", "record_type_fields", "batched_leaf", "batched_leaves", "literal_key", "returns_join"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,19 @@ def join(a: State, b: State) -> State:
         assert isinstance(t, Tree)
         return Tree(t.kind, tuple((k, join(v, False)) for k, v in t.items))
     return any_batched(a) or any_batched(b)
+
+
+def returns_join(states: Sequence[State]) -> State:
+    """The state every ``return`` of a function is brought to: their join, except that a value in state
+    ``False`` (a container of any structure: ``tuple(range(n))``) is not packed to the keys of another
+    return's :class:`Tree` holding batched leaves (its structure may differ: an element dropped); then
+    every leaf is batched (``True``), each return keeping its own structure."""
+    out: State = False
+    for s in states:
+        out = join(out, s)
+    if isinstance(out, Tree) and any_batched(out) and any(s is False for s in states):
+        return True
+    return out
 
 
 def all_batched(s: State) -> State:
