@@ -181,11 +181,6 @@ def test_jacfwd_of_a_function_calling_jacfwd_of_a_branch_on_data() -> None:
     np.testing.assert_allclose(np.asarray(got), _jax_hessian(_jax_branch_on_sum, x, y), rtol=1e-10)
 
 
-@pytest.mark.xfail(strict=True, raises=srcjax.TranspileError,
-                   reason="jacrev of a function calling srcjax.jacfwd on a `break` on data: the vmapped forward half of "
-                          "batch_broadcast_items (recursive, pushing on the tape) is written assuming its recursive "
-                          "calls' pushes are not followed ('a list holding batched and unbatched values is used as a "
-                          "whole'); following them is the fix of the HVP wrong answer below (a recursion's tape)")
 def test_jacrev_of_a_function_calling_jacfwd_of_a_break_on_data() -> None:
     x, y = np.array([0.3, -0.2, 0.5]), np.array([0.4, 0.1, -0.3])
     got = srcjax.jacrev(jacobian_of_break, max_iters=8)(x, y)
@@ -349,20 +344,15 @@ def jacobian_of_loop(x, y):
                                         (jacobian_of_break, _jax_break_on_product)], ids=["while", "if", "break"])
 def test_jacobian_of_a_function_calling_jacfwd_of_control_flow_on_data(how: str, inner: Any, ref: Any) -> None:
     x, y = np.array([0.3, -0.2, 0.5]), np.array([0.4, 0.1, -0.3])
-    if how == "jacrev" and inner is jacobian_of_break:
-        pytest.xfail("test_jacrev_of_a_function_calling_jacfwd_of_a_break_on_data")
     kw: dict[str, Any] = {"max_iters": 8} if how == "jacrev" else {}
     got = getattr(srcjax, how)(inner, **kw)(x, y)
     np.testing.assert_allclose(np.asarray(got), _jax_hessian(ref, x, y), rtol=1e-10, atol=1e-14)
 
 
-def test_hessian_through_static_recursion_is_right_or_refused() -> None:
-    """The batched copy of a recursive helper that pushes on a tape does not follow its recursive calls'
-    pushes (the HVP wrong answer above): a Hessian through it must stay refused until that is fixed (a
-    least fixed point of the result alone made it run, and give the same wrong values)."""
+def test_hessian_through_static_recursion() -> None:
+    """A recursive helper's forward half pushes on the tape once per level: its batched copy follows the
+    pushes as one state for every level (batch_state.Repeated), so the Hessian runs and is right (it was
+    refused, and a least fixed point of the result alone gave the HVP's wrong values)."""
     want = np.asarray(jax.hessian(lambda v: jnp.sum(_jax_rec(v, 3)))(jnp.asarray(_AT)))
-    try:
-        got = srcjax.hessian(recursive_sum)(_AT)
-    except srcjax.TranspileError:
-        return
+    got = srcjax.hessian(recursive_sum)(_AT)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)

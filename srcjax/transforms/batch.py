@@ -53,6 +53,7 @@ from . import (
 )
 from .anf import ADJOINT_IMPORTS, Op, classify
 from .batch_call import BatchCall
+from .batch_errors import BatchingError, ComprehensionBatchingError
 from .batch_state import (
     Repeated,
     Stack,
@@ -71,15 +72,6 @@ from .batch_state import (
 from .inline_lax import lax_call
 
 BATCHED_IMPORTS = tuple(batched_helpers.__all__)
-
-
-class BatchingError(TranspileError):
-    """A construct srcjax cannot batch (a batched value where a static one is needed)."""
-
-
-class ComprehensionBatchingError(BatchingError):
-    """A comprehension or generator over batched values: written as a loop (``items.append(y)``), it can
-    be batched (:func:`srcjax.vmap.batched_source` reads the program again that way)."""
 
 
 _PER_EXAMPLE_QUERIES = {  # a shape query of a batched x -> the same query of one example
@@ -139,7 +131,8 @@ class Batcher:
                 hit = batch_recursion.fixed_point(self, nf, params, states, key, want_return, lists)
             except batch_recursion.Grown as g:  # a tape made here pushed values more batched than assumed
                 if g.function != nf.name or not g.learn(self.tapes, params, given):
-                    raise
+                    span = getattr(nf.source, "span", None)  # (at the user's function where it has one)
+                    raise (g.with_span(span) if isinstance(span, Span) and g.function == nf.name else g) from None
                 return self.function(nf, given, force, want_return)
             if hit is None:
                 e = BatchingError("vmap: the batched values of this recursive function did not settle",
@@ -397,10 +390,11 @@ class FunctionWriter:
             ast_ = self.value_state(call.args[0].value)
             have = self.state(lst)
             if isinstance(have, Repeated):  # (a recursive function's tape: each value in one state)
-                e = have.entries[0]
-                if join(ast_, e) != e:
-                    self.grown[lst] = join(self.grown.get(lst, e), ast_)
-                self.emit(f"{lst}.append({self.convert(arg, ast_, e)})", ind)
+                e = have.entries[0]  # (a value in state False has any structure: never packed to e's keys)
+                need = True if ast_ is False and isinstance(e, Tree) and any_batched(e) else join(ast_, e)
+                if need != e and (any_batched(need) or any_batched(e)):
+                    self.grown[lst] = join(self.grown.get(lst, e), need)
+                self.emit(f"{lst}.append({self.convert(arg, ast_, e, items=ast_ is False)})", ind)
                 return
             if isinstance(have, (Stack, Tree)) and (not isinstance(have, Tree) or have.kind == "list"):
                 entries = have.entries if isinstance(have, Stack) else tuple(v for _, v in have.items)

@@ -24,10 +24,20 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from ..core import TranspileError
 from ..frontend.names import names_in, walk
 from . import batch_control
-from .batch_state import Repeated, Stack, State, Tree, any_batched, batched_leaf, batched_leaves, element, join
+from .batch_errors import BatchingError
+from .batch_state import (
+    Repeated,
+    Stack,
+    State,
+    Tree,
+    any_batched,
+    batched_leaf,
+    batched_leaves,
+    element,
+    join,
+)
 
 if TYPE_CHECKING:
     from ..frontend.normalize import NormalizedFunction
@@ -139,13 +149,15 @@ def list_states(params: list[str], states: tuple[State, ...], tapes: dict[tuple[
     return tuple(out), lists, mixed, after
 
 
-class Grown(TranspileError):
+class Grown(BatchingError):
     """A recursive function pushed to a list parameter values more batched than the list's state: the
     function that made the list (empty) learns the state (:meth:`learn`) and is written again."""
 
     def __init__(self, function: str, grown: dict[str, State]) -> None:
         super().__init__(f"vmap: the recursive function {function} pushes values batched differently to a list "
-                         "it was given", hint="pass in_axes=None for the arguments that need not be mapped")
+                         "it was given (a derivative's tape: batched at some depths, not at others)",
+                         hint="pass in_axes=None for the arguments that need not be mapped, or loop over the "
+                              "examples in Python")
         self.function, self.grown = function, grown
 
     def learn(self, tapes: dict[tuple[str, str], State], params: list[str], given: tuple[State, ...]) -> bool:
