@@ -110,8 +110,11 @@ def _refused(run: Any) -> None:
     forward half is a wrapper (other derivatives at its first level) that pushes on one static branch only,
     so the tape's state after it is not one list state: refused where the list is used (as on main), never
     a wrong answer."""
-    with pytest.raises(srcjax.TranspileError, match="a list holding batched and unbatched values"):
+    with pytest.raises(srcjax.TranspileError, match="a list holding batched and unbatched values") as e:
         run()
+    text = str(e.value)  # at the user's function (the list is in generated source), with a hint that fits
+    assert "test_vmap_recursion.py:" in text.splitlines()[0] and ("def loss_two_depths" in text or "def hvp" in text)
+    assert "loop over the examples in Python" in text and "Traceback" not in text, text
 
 
 @pytest.mark.parametrize("how", ["plain", "grad", "hvp"])

@@ -31,6 +31,7 @@ from typing import Any
 import libcst as cst
 
 from .. import batched as batched_helpers
+from ..adjoint import is_saved_list_name
 from ..core import Span, TranspileError
 from ..frontend import numpy_calls
 from ..frontend.binding_times import BindingTimes
@@ -258,7 +259,9 @@ class FunctionWriter:
                 self.forced.add(expr)  # a whole: written again, batching each value where it is put in the list
                 return expr
             raise self.error("vmap: a list holding batched and unbatched values is used as a whole",
-                             hint="make the unbatched values batched where they are put in the list")
+                             hint="loop over the examples in Python (the list is a derivative's tape: values saved "
+                                  "by helpers called more than once)" if is_saved_list_name(expr) else
+                             "make the unbatched values batched where they are put in the list")
         if have is False and want is True:
             if expr in self.zeros or items:  # zeros of a value that may be a container (a cotangent)
                 return f"batch_broadcast_items({expr}, {self.size})"
