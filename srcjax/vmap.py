@@ -8,7 +8,7 @@ from typing import Any
 
 from . import pytree
 from .api import Compiled, _as_compiled, _clean, _leaf_aval, _tree_key  # (api's shared argument helpers)
-from .core import ArgumentError, TranspileError, transformation
+from .core import ArgumentError, Span, TranspileError, transformation
 from .custom import custom_jvp, custom_vjp, def_span
 from .frontend.names import Names, code
 from .frontend.normalize import NormalizedFunction
@@ -168,7 +168,11 @@ def batched_source(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_s
             return _batched_source(c, Program(c.fn, comprehension_loops=True), fn, in_axes, out_axes, axis_size,
                                    axis_name)
     except BatchingError as e:  # found in generated source (a derivative's helper): at the user's function
-        raise e.with_span(def_span(_user_function(c.fn))) from None
+        fn0 = _user_function(c.fn)
+        code0 = getattr(fn0, "__code__", None)
+        if getattr(c.fn, "__srcjax_derived__", None) is None and code0 is not None:  # (its def line, as the CLI)
+            raise e.with_span(Span(code0.co_filename, code0.co_firstlineno, 0, code0.co_firstlineno, 0)) from None
+        raise e.with_span(def_span(fn0)) from None
 
 
 def _user_function(fn: Any) -> Any:
