@@ -54,6 +54,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_moveaxis_items", "batch_axis", "batch_axes",
     "batch_select",
     "batch_choose", "batch_reshape", "batch_transpose", "batch_moveaxis", "batch_size_of", "batch_rows",
+    "batch_size_of_any",
     "batch_matmul", "batch_dot", "batch_inner", "batch_outer", "batch_tensordot", "batch_take",
     "batch_take_along_axis", "batch_getitem", "batch_index_update", "batch_index_cleared", "batch_index_add",
     "batch_squeeze",
@@ -167,6 +168,15 @@ def batch_size_of(x: Any) -> int:
     while is_tree(x):
         x = x[0] if isinstance(x, (tuple, list)) else list(x.values())[0] if isinstance(x, dict) else x
     return np.shape(x)[0]
+
+
+def batch_size_of_any(xs: Any) -> int:
+    """The batch size from the first of a tuple of batched leaves that is an array (a tape's zero tangent
+    of a value not computed on a path is ``UNSET``)."""
+    for x in xs[:-1]:
+        if np.ndim(x) > 0:
+            return np.shape(x)[0]
+    return np.shape(xs[-1])[0]
 
 
 def batch_moveaxis(x: Any, source: int, destination: int) -> Any:

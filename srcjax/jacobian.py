@@ -37,6 +37,7 @@ from .autodiff import (  # noqa: I001
     vjp,
 )
 from .core import DTypeError, TranspileError, transformation
+from .transforms.batch_errors import BatchingError
 
 
 def _basis(shape: tuple[int, ...], dtype: Any) -> Any:
@@ -142,6 +143,16 @@ def _jacrev_loop(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | N
     return jac
 
 
+def _derived(fn: Callable[..., Any], kind: str, argnums: int, max_iters: int | None) -> Callable[..., Any]:
+    """The Jacobian's generated function: the JVP/VJP batched over the basis, or, where vmap refuses to
+    batch it (a recursion whose derivative tape is batched at some depths only), the loop over the basis
+    vectors in one program (never a refusal that a loop of JVPs/VJPs would not give)."""
+    try:
+        return gc_pause.pausing(derivative_function)(fn, kind, (argnums,), max_iters=max_iters)
+    except BatchingError:
+        return gc_pause.pausing(derivative_function)(fn, f"{kind}_loop", (argnums,), max_iters=max_iters)
+
+
 class _Jacobian(_Derived):
     """A compiled Jacobian: generated source that loops over basis vectors inside one program.
 
@@ -155,8 +166,7 @@ class _Jacobian(_Derived):
         self._kind, self._argnum, self._loop, self._base = kind, argnums, loop, c
         try:
             needs = _called_parameters(c)
-            derived = c.fn if needs else gc_pause.pausing(derivative_function)(fn, kind, (argnums,),
-                                                                                max_iters=max_iters)
+            derived = c.fn if needs else _derived(fn, kind, argnums, max_iters)
         except TranspileError as e:
             raise _clean(e) from None
         super().__init__(derived, (argnums,), f"srcjax.{kind}", static_argnums=tuple(

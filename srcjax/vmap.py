@@ -8,8 +8,8 @@ from typing import Any
 
 from . import pytree
 from .api import Compiled, _as_compiled, _clean, _leaf_aval, _tree_key  # (api's shared argument helpers)
-from .core import ArgumentError, TranspileError, transformation
-from .custom import custom_jvp, custom_vjp
+from .core import ArgumentError, Span, TranspileError, transformation
+from .custom import custom_jvp, custom_vjp, def_span
 from .frontend.names import Names, code
 from .frontend.normalize import NormalizedFunction
 from .frontend.program import Program
@@ -19,6 +19,7 @@ from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch import (
     BATCHED_IMPORTS,
     Batcher,
+    BatchingError,
     ComprehensionBatchingError,
     FunctionWriter,
     Stack,
@@ -161,10 +162,28 @@ def batched_source(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_s
     the program."""
     c = _as_compiled(fn)
     try:
-        return _batched_source(c, c.program, fn, in_axes, out_axes, axis_size, axis_name)
-    except ComprehensionBatchingError:  # read again with comprehensions written as append loops
-        return _batched_source(c, Program(c.fn, comprehension_loops=True), fn, in_axes, out_axes, axis_size,
-                               axis_name)
+        try:
+            return _batched_source(c, c.program, fn, in_axes, out_axes, axis_size, axis_name)
+        except ComprehensionBatchingError:  # read again with comprehensions written as append loops
+            return _batched_source(c, Program(c.fn, comprehension_loops=True), fn, in_axes, out_axes, axis_size,
+                                   axis_name)
+    except BatchingError as e:  # found in generated source (a derivative's helper): at the user's function
+        fn0 = _user_function(c.fn)
+        code0 = getattr(fn0, "__code__", None)
+        if getattr(c.fn, "__srcjax_derived__", None) is None and code0 is not None:  # (its def line, as the CLI)
+            raise e.with_span(Span(code0.co_filename, code0.co_firstlineno, 0, code0.co_firstlineno, 0)) from None
+        raise e.with_span(def_span(fn0)) from None
+
+
+def _user_function(fn: Any) -> Any:
+    """The user's function a generated one (a derivative, maybe of a derivative) was written from."""
+    for _ in range(16):
+        derived = getattr(fn, "__srcjax_derived__", None)
+        inner = derived[1] if derived is not None else getattr(fn, "_primal", None) or getattr(fn, "fn", None)
+        if inner is None or inner is fn:
+            return fn
+        fn = inner
+    return fn
 
 
 def _batched_source(c: Compiled, prog: Program, fn: Callable[..., Any], in_axes: Axes, out_axes: Axes,

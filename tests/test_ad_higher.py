@@ -515,3 +515,21 @@ def test_reverse_over_reverse_through_a_custom_jvp_is_refused_not_zero():
     assert "custom_jvp" in str(info.value) and "srcjax.hessian" in (info.value.hint or "")
     want = np.diag(2 * np.cos(2 * x))  # d2/dx2 sum(sin(x)^2) = 2 cos(2x)
     np.testing.assert_allclose(np.asarray(srcjax.hessian(_through_custom_jvp)(x)), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", [5, 3])
+def test_forward_over_reverse_of_an_early_return_under_a_static_test(n):
+    """A SILENT WRONG ANSWER (found with issue #15's Hessian sweep): grad's adjoint reads the forward
+    values of an early `return` branch in a second `if` on the same static test; their tangents were
+    dropped after the first `if` (bound on one path only), so jvp of grad, jacfwd of grad and hessian
+    gave the second-order terms through them as zero (hessian(early_return) was 0)."""
+    from tests.ad_programs import early_return
+
+    def jf(x):
+        return jnp.sum(jnp.abs(x) ** 1.5) if x.shape[0] > 3 else jnp.sum(x ** 2)
+
+    x = _R.normal(size=n) + 0.1
+    want = np.asarray(jax.hessian(jf)(x))
+    np.testing.assert_allclose(np.asarray(srcjax.hessian(early_return)(x)), want, rtol=1e-10, atol=1e-12)
+    hvp = srcjax.jvp(srcjax.grad(early_return), (x,), (np.ones(n),))[1]
+    np.testing.assert_allclose(np.asarray(hvp), want @ np.ones(n), rtol=1e-10, atol=1e-12)

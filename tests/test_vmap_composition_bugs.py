@@ -127,7 +127,8 @@ def test_grad_of_a_function_calling_vmap_of_a_break_on_a_gathered_element(device
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)
 
 
-# -- found by tests/test_vmap_compose_random.py -----------------------------------------------------
+# -- found by tests/test_vmap_compose_random.py (fixed with recursion's fixed point and returns brought to
+#    their join: a helper's early `return` of an unbatched value where its other return is batched) --------
 
 def branch_on_sum(x, y):
     if np.sum(x * y) > 0.0:
@@ -180,11 +181,6 @@ def test_jacfwd_of_a_function_calling_jacfwd_of_a_branch_on_data() -> None:
     np.testing.assert_allclose(np.asarray(got), _jax_hessian(_jax_branch_on_sum, x, y), rtol=1e-10)
 
 
-@pytest.mark.xfail(strict=True, raises=srcjax.TranspileError,
-                   reason="jacrev of a function calling srcjax.jacfwd on a `break` on data: the vmapped forward half of "
-                          "batch_broadcast_items (recursive, pushing on the tape) is written assuming its recursive "
-                          "calls' pushes are not followed ('a list holding batched and unbatched values is used as a "
-                          "whole'); following them is the fix of the HVP wrong answer below (a recursion's tape)")
 def test_jacrev_of_a_function_calling_jacfwd_of_a_break_on_data() -> None:
     x, y = np.array([0.3, -0.2, 0.5]), np.array([0.4, 0.1, -0.3])
     got = srcjax.jacrev(jacobian_of_break, max_iters=8)(x, y)
@@ -244,18 +240,15 @@ def hessian_vector_product(t):
     return srcjax.jvp(srcjax.grad(recursive_sum), (_AT,), (t,))[1]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="SILENT WRONG ANSWER (found by this issue's sweep, not fixed): vmap of a Hessian-vector "
-                          "product through a helper recursing to a static depth gives wrong values (XLA and the "
-                          "generated source under NumPy agree on them; one example at a time is right); "
-                          "srcjax.hessian of the same function is refused ('out_axes=None ...'), which guards it")
 def test_vmap_of_a_hessian_vector_product_through_static_recursion() -> None:
     loop = np.stack([np.asarray(hessian_vector_product(e)) for e in np.eye(3)])
     want = np.stack([np.asarray(jax.jvp(jax.grad(lambda v: jnp.sum(_jax_rec(v, 3))), (jnp.asarray(_AT),),
                                         (jnp.asarray(e),))[1]) for e in np.eye(3)])
     np.testing.assert_allclose(loop, want, rtol=1e-10)  # (one at a time: right)
-    got = np.asarray(srcjax.vmap(hessian_vector_product)(np.eye(3)))
-    np.testing.assert_allclose(got, want, rtol=1e-10)
+    got = np.asarray(srcjax.vmap(hessian_vector_product)(np.eye(3)))  # (was a silent wrong answer: the
+    np.testing.assert_allclose(got, want, rtol=1e-10)  # recursive tape's deeper levels popped as unbatched)
+    hess = np.asarray(srcjax.hessian(recursive_sum)(_AT))  # (was refused: 'out_axes=None ...')
+    np.testing.assert_allclose(hess, want, rtol=1e-10)
 
 
 def _jax_rec(x: Any, n: int) -> Any:
@@ -351,20 +344,15 @@ def jacobian_of_loop(x, y):
                                         (jacobian_of_break, _jax_break_on_product)], ids=["while", "if", "break"])
 def test_jacobian_of_a_function_calling_jacfwd_of_control_flow_on_data(how: str, inner: Any, ref: Any) -> None:
     x, y = np.array([0.3, -0.2, 0.5]), np.array([0.4, 0.1, -0.3])
-    if how == "jacrev" and inner is jacobian_of_break:
-        pytest.xfail("test_jacrev_of_a_function_calling_jacfwd_of_a_break_on_data")
     kw: dict[str, Any] = {"max_iters": 8} if how == "jacrev" else {}
     got = getattr(srcjax, how)(inner, **kw)(x, y)
     np.testing.assert_allclose(np.asarray(got), _jax_hessian(ref, x, y), rtol=1e-10, atol=1e-14)
 
 
-def test_hessian_through_static_recursion_is_right_or_refused() -> None:
-    """The batched copy of a recursive helper that pushes on a tape does not follow its recursive calls'
-    pushes (the HVP wrong answer above): a Hessian through it must stay refused until that is fixed (a
-    least fixed point of the result alone made it run, and give the same wrong values)."""
+def test_hessian_through_static_recursion() -> None:
+    """A recursive helper's forward half pushes on the tape once per level: its batched copy follows the
+    pushes as one state for every level (batch_state.Repeated), so the Hessian runs and is right (it was
+    refused, and a least fixed point of the result alone gave the HVP's wrong values)."""
     want = np.asarray(jax.hessian(lambda v: jnp.sum(_jax_rec(v, 3)))(jnp.asarray(_AT)))
-    try:
-        got = srcjax.hessian(recursive_sum)(_AT)
-    except srcjax.TranspileError:
-        return
+    got = srcjax.hessian(recursive_sum)(_AT)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)

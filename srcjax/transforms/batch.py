@@ -31,8 +31,8 @@ from typing import Any
 import libcst as cst
 
 from .. import batched as batched_helpers
+from ..adjoint import is_saved_list_name
 from ..core import Span, TranspileError
-from ..custom import custom_jvp, custom_vjp, owner_of
 from ..frontend import numpy_calls
 from ..frontend.binding_times import BindingTimes
 from ..frontend.functionalize import with_data_names
@@ -45,28 +45,34 @@ from . import (
     batch_collectives,
     batch_containers,
     batch_control,
+    batch_custom,
     batch_errors,
     batch_lax,
     batch_nested,
     batch_queries,
     batch_recursion,
-    batch_state,
 )
 from .anf import ADJOINT_IMPORTS, Op, classify
 from .batch_call import BatchCall
-from .batch_state import Stack, State, Tree, all_batched, any_batched, element, item, join, literal_key, pack, parts_of
+from .batch_errors import BatchingError, ComprehensionBatchingError
+from .batch_state import (
+    Repeated,
+    Stack,
+    State,
+    Tree,
+    all_batched,
+    any_batched,
+    element,
+    item,
+    join,
+    literal_key,
+    pack,
+    parts_of,
+    returns_join,
+)
 from .inline_lax import lax_call
 
 BATCHED_IMPORTS = tuple(batched_helpers.__all__)
-
-
-class BatchingError(TranspileError):
-    """A construct srcjax cannot batch (a batched value where a static one is needed)."""
-
-
-class ComprehensionBatchingError(BatchingError):
-    """A comprehension or generator over batched values: written as a loop (``items.append(y)``), it can
-    be batched (:func:`srcjax.vmap.batched_source` reads the program again that way)."""
 
 
 _PER_EXAMPLE_QUERIES = {  # a shape query of a batched x -> the same query of one example
@@ -98,51 +104,67 @@ class Batcher:
         self.origins: dict[str, str] = {}  # generated function -> the program function it batches
         self.data_names: dict[str, set[str]] = {}  # program function -> its tests found to be on data
         self.axis_name: Any = None  # vmap's axis_name: the collectives over it are written here
-        self.recursion = batch_recursion.Recursion()
+        self.cycles: dict[str, bool] = {}  # program function -> whether it can call itself
+        self.uses: dict[str, tuple[bool, bool]] = {}  # recursive function -> (pushes, pops) a list given
+        self.tapes: dict[tuple[str, str], State] = {}  # (recursive function, list parameter) -> its values' state
+        self.recursed: dict[tuple[Any, ...], bool] = {}  # functions being written -> whether they called themselves
 
     def function(self, nf: NormalizedFunction, states: tuple[State, ...], force: bool = False,
                  want_return: State | None = None) -> tuple[str, State, set[str], dict[str, State]]:
         """The batched copy of a program function for these argument states: its name, its result's
         state, and the parameters it needs batched on entry (lists it appends batched values to: the
         caller batches its list, and calls again)."""
+        params = _params(nf.fdef)
+        lists: set[str] = set()
+        mixed: set[str] = set()
+        after: dict[str, State] = {}
+        given = states
+        if batch_recursion.on_cycle(self.program, nf.name, self.cycles):  # (see batch_recursion)
+            uses = batch_recursion.list_uses(self.program, nf.name, self.uses)
+            states, lists, mixed, after = batch_recursion.list_states(params, states, self.tapes, nf.name, uses)
         key = (nf.name, states, want_return)
         hit = self.written.get(key)
         if hit is not None:
-            self.recursion.read(key)  # (a recursive call: the result assumed, batch_recursion.py)
-            return hit
-        name = self.names.fresh(f"{nf.name}_vmap")
-        return self.recursion.settle(self, key, name, lambda: self._write(nf, states, name, want_return))
+            if key in self.recursed:
+                self.recursed[key] = True  # a call of the function being written: its result assumed
+        else:
+            try:
+                hit = batch_recursion.fixed_point(self, nf, params, states, key, want_return, lists)
+            except batch_recursion.Grown as g:  # a tape made here pushed values more batched than assumed
+                if g.function != nf.name or not g.learn(self.tapes, params, given):
+                    span = getattr(nf.source, "span", None)  # (at the user's function where it has one)
+                    raise (g.with_span(span) if isinstance(span, Span) and g.function == nf.name else g) from None
+                return self.function(nf, given, force, want_return)
+            if hit is None:
+                e = BatchingError("vmap: the batched values of this recursive function did not settle",
+                                  hint="pass in_axes=None for the arguments that need not be mapped")
+                span = getattr(nf.source, "span", None)
+                raise e.with_span(span) if isinstance(span, Span) else e
+        name, ret, needs, effects = hit
+        if lists:  # each list one state for all its values, for the caller too
+            needs = set(needs) | mixed
+            effects = {**effects, **after}
+        return name, ret, needs, effects
 
-    def _write(self, nf: NormalizedFunction, states: tuple[State, ...], name: str,
-               want_return: State | None) -> tuple[str, State, set[str], dict[str, State]] | None:
-        """:meth:`function`'s copy written once (None: a test found on batched data, write it again)."""
-        params = _params(nf.fdef)
+    def write_function(self, nf: NormalizedFunction, params: list[str], states: tuple[State, ...], name: str,
+                       want_return: State | None, lists: set[str]) -> tuple[str, State, set[str], dict[str, State]]:
         nf = self.with_data_tests(nf)
         w = FunctionWriter(self, nf, dict(zip(params, states)), want_return=want_return)
         w.params = set(params)
         w.size = w.names.fresh("batch_size")
-        first = next((i for i, s in enumerate(states) if any_batched(s) and not isinstance(s, Stack)), None)
-        if first is not None:
-            w.emit(f"{w.size} = batch_size_of({batch_state.batched_leaf(params[first], states[first])})", 1)
-        else:  # only lists (tapes) carry batched values in: the batch size from the topmost batched one
-            for p, st in zip(params, states):
-                if isinstance(st, Stack) and any_batched(st):
-                    i = max(k for k, e in enumerate(st.entries) if any_batched(e))
-                    top = f"{p}[{i - len(st.entries)}]"
-                    w.emit(f"{w.size} = batch_size_of({batch_state.batched_leaf(top, st.entries[i])})", 1)
-                    break
-        try:
-            w.write_body()
-        except batch_control.DataTest as e:
-            if e.function != nf.name:
-                raise
-            self.data_names.setdefault(nf.name, set()).update(e.names)
-            return None
+        size = batch_recursion.batch_size_expr(params, states, lists)
+        if size is not None:
+            w.emit(f"{w.size} = {size}", 1)
+        w.write_body()
+        if any(s != w.returned for s in w.return_states):  # returns in other states: each brought to their join
+            return self.write_function(nf, params, states, name, returns_join(w.return_states), lists)
         head = f"def {name}({code(nf.fdef.params)}):"
         self.texts[name] = head + "\n" + "\n".join(w.lines) + "\n"
         self.origins[name] = nf.name
         needs = {p for p in w.forced & set(params) if states[params.index(p)] is not True}
         effects = {p: w.st[p] for p, s in zip(params, states) if isinstance(s, Stack) and w.st.get(p) != s}
+        if w.grown:  # a tape's values more batched than assumed: the caller makes it so (batch_recursion)
+            raise batch_recursion.Grown(nf.name, w.grown)
         return name, w.returned, needs, effects
 
     def with_data_tests(self, nf: NormalizedFunction) -> NormalizedFunction:
@@ -151,31 +173,7 @@ class Batcher:
         return with_data_names(nf, sorted(names), self.program.functions) if names else nf
 
     def custom_rules(self, name: str, nf: NormalizedFunction, states: tuple[State, ...], ret: State) -> None:
-        """The batched rules of a custom_vjp/custom_jvp function batched as ``name``: derivatives of the
-        batched program call them (``vmap.batched_function`` makes ``name`` a custom function again)."""
-        if name in self.customs:
-            return
-        owner = owner_of(nf.fn)
-        assert owner is not None
-        nondiff = [states[i] for i in owner.nondiff_argnums]
-        diff = [s for i, s in enumerate(states) if i not in owner.nondiff_argnums]
-        if isinstance(owner, custom_vjp):
-            assert owner.fwd is not None and owner.bwd is not None
-            fwd_nf = self.program.functions[self.program.add_rule(owner.fwd)]
-            bwd_nf = self.program.functions[self.program.add_rule(owner.bwd)]
-            fwd, fwd_ret, _, _ = self.function(fwd_nf, states, force=True)
-            res = fwd_ret.items[1][1] if isinstance(fwd_ret, Tree) and len(fwd_ret.items) == 2 else any_batched(fwd_ret)
-            out = fwd_ret.items[0][1] if isinstance(fwd_ret, Tree) and len(fwd_ret.items) == 2 else ret
-            bwd, _, _, _ = self.function(bwd_nf, (*nondiff, res, out), force=True, want_return=Tree(
-                "tuple", tuple((str(i), s) for i, s in enumerate(diff))))
-            self.customs[name] = ("vjp", owner.nondiff_argnums, (fwd, bwd))
-        else:
-            assert isinstance(owner, custom_jvp) and owner.jvp is not None
-            jvp_nf = self.program.functions[self.program.add_rule(owner.jvp)]
-            prim = Tree("tuple", tuple((str(i), s) for i, s in enumerate(diff)))
-            jvp, _, _, _ = self.function(jvp_nf, (*nondiff, prim, prim), force=True,
-                                         want_return=Tree("tuple", (("0", ret), ("1", ret))))
-            self.customs[name] = ("jvp", owner.nondiff_argnums, (jvp,))
+        batch_custom.custom_rules(self, name, nf, states, ret)
 
     def used(self, entry: str) -> list[str]:
         """The names of the helpers written that the entry's text calls (directly or through another)."""
@@ -216,8 +214,10 @@ class FunctionWriter:
         self.defs: dict[str, cst.FunctionDef] = dict(parent.defs) if parent is not None else {}
         self.lines: list[str] = []
         self.returned: State = False
+        self.return_states: list[State] = []  # (each `return`'s state: see Batcher.write_function)
         self.want_return = want_return
         self.forced: set[str] = set()  # names that must be batched wherever bound (loops, lists)
+        self.grown: dict[str, State] = {}  # tapes (Repeated) pushed a value more batched than their state
         self.zeros: set[str] = set(parent.zeros) if parent is not None else set()  # bound to zeros_like(...)
         self.params: set[str] = set()  # (a helper's own parameters)
         self.packed: dict[str, State] = {}  # names bound to a container literal of unbatched values: its Tree
@@ -248,8 +248,8 @@ class FunctionWriter:
     def convert(self, expr: str, have: State, want: State, items: bool = False) -> str:
         """``expr`` (in state ``have``) brought to the state ``want`` by broadcasting unbatched leaves
         (``items``: an unbatched part may be a container, a loop's carry: broadcast item by item)."""
-        if have == want or want is False:
-            return expr
+        if have == want or not any_batched(want):  # (nothing to broadcast: a value in state False is kept whole,
+            return expr  # whatever the structure of a Tree of unbatched leaves found on another path)
         if isinstance(have, Stack) or isinstance(want, Stack):  # a list: every element, or none, batched
             if all(v is True for v in (have.entries if isinstance(have, Stack) else (have,))):
                 return expr
@@ -259,7 +259,9 @@ class FunctionWriter:
                 self.forced.add(expr)  # a whole: written again, batching each value where it is put in the list
                 return expr
             raise self.error("vmap: a list holding batched and unbatched values is used as a whole",
-                             hint="make the unbatched values batched where they are put in the list")
+                             hint="loop over the examples in Python (the list is a derivative's tape: values saved "
+                                  "by helpers called more than once)" if is_saved_list_name(expr) else
+                             "make the unbatched values batched where they are put in the list")
         if have is False and want is True:
             if expr in self.zeros or items:  # zeros of a value that may be a container (a cotangent)
                 return f"batch_broadcast_items({expr}, {self.size})"
@@ -298,6 +300,7 @@ class FunctionWriter:
             self.lines = list(start_lines)
             self.names.taken = set(names_taken)
             self.returned = False
+            self.return_states = []
         raise self.error("vmap: the batched values of this function did not settle")  # pragma: no cover
 
     def block(self, stmts: Sequence[Any], ind: int) -> None:
@@ -357,9 +360,12 @@ class FunctionWriter:
         want = self.want_return
         if want is None:
             self.returned = join(self.returned, st) if self.returned is not False else st
+            self.return_states.append(st)
             self.emit(f"return {self.returned_expr(val, st)}", ind)
         else:
-            self.emit(f"return {self.returned_expr(self.convert(val, st, join(st, want)), join(st, want))}", ind)
+            self.returned = join(self.returned, join(st, want))
+            to = join(st, want)  # (items: a value in state False may be a container, see returns_join)
+            self.emit(f"return {self.returned_expr(self.convert(val, st, to, items=st is False), to)}", ind)
 
     def returned_expr(self, val: str, st: State) -> str:
         return val
@@ -386,6 +392,13 @@ class FunctionWriter:
             arg = code(call.args[0].value)
             ast_ = self.value_state(call.args[0].value)
             have = self.state(lst)
+            if isinstance(have, Repeated):  # (a recursive function's tape: each value in one state)
+                e = have.entries[0]  # (a value in state False has any structure: never packed to e's keys)
+                need = True if ast_ is False and isinstance(e, Tree) and any_batched(e) else join(ast_, e)
+                if need != e and (any_batched(need) or any_batched(e)):
+                    self.grown[lst] = join(self.grown.get(lst, e), need)
+                self.emit(f"{lst}.append({self.convert(arg, ast_, e, items=ast_ is False)})", ind)
+                return
             if isinstance(have, (Stack, Tree)) and (not isinstance(have, Tree) or have.kind == "list"):
                 entries = have.entries if isinstance(have, Stack) else tuple(v for _, v in have.items)
                 if lst in self.forced and ast_ is not True:  # a list used as a whole: every value batched
@@ -395,7 +408,7 @@ class FunctionWriter:
                     self.emit(code(s), ind)  # each value keeps its own state (see batch_state.Stack)
                 self.st[lst] = Stack((*entries, ast_))
                 return
-            if any_batched(ast_) or lst in self.forced:
+            if any_batched(ast_) or lst in self.forced or have is True:  # (a list of batched values)
                 if lst not in self.forced:
                     self.forced.add(lst)
                 self.emit(f"{lst}.append({self.convert(arg, ast_, True)})", ind)
@@ -416,9 +429,13 @@ class FunctionWriter:
     def popped(self, lst: str, line: cst.CSTNode) -> State:
         """The state of the value ``lst.pop()`` gives (the list's state updated)."""
         have = self.state(lst)
+        if isinstance(have, Repeated):
+            return have.entries[0]
         if isinstance(have, Stack):
             if not have.entries:
                 raise self.error(f"vmap: {lst}.pop() of a value pushed where srcjax cannot follow it", line)
+            if isinstance(have.entries[-1], Repeated):
+                raise self.error(f"vmap: {lst}.pop() of values a recursive function pushed", line)
             self.st[lst] = Stack(have.entries[:-1])
             return have.entries[-1]
         return element(have)
@@ -516,6 +533,10 @@ class FunctionWriter:
             op = classify(value, self.program, self.nf)
             if op.kind in ("call", "custom"):
                 return self.helper_call(op, ind, line)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "pop" \
+                and not value.args and isinstance(value.func.value, cst.Name) and \
+                isinstance(self.state(value.func.value.value), Stack):  # (a tape of unbatched values too)
+            return code(value), self.popped(value.func.value.value, line)
         if not any(any_batched(self.state(n)) for n in reads):
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.defs:
                 return self.local_call(value, ind, line)
@@ -826,6 +847,8 @@ class FunctionWriter:
         sub = FunctionWriter(self.b, self.nf, dict(zip(params, states)), parent=self, want_return=want_return)
         sub.forced = set()
         sub.write_body(fdef.body.body, ind + 1)
+        if want_return is None and any(s != sub.returned for s in sub.return_states):  # (as a helper's)
+            return self.nested(fdef, states, ind, returns_join(sub.return_states), name)
         new = name or fdef.name.value
         self.emit(f"def {new}({code(fdef.params)}):", ind)
         self.lines += sub.lines

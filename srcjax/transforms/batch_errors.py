@@ -12,14 +12,23 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ..core import TranspileError
 from ..frontend.names import code, names_in, target_names, walk
 from .batch_state import State, Tree, any_batched, literal_key
 
 if TYPE_CHECKING:
-    from ..core import TranspileError
     from .batch import FunctionWriter
 
-__all__ = ["mapped_error", "sources"]
+__all__ = ["BatchingError", "ComprehensionBatchingError", "mapped_error", "sources"]
+
+
+class BatchingError(TranspileError):
+    """A construct srcjax cannot batch (a batched value where a static one is needed)."""
+
+
+class ComprehensionBatchingError(BatchingError):
+    """A comprehension or generator over batched values: written as a loop (``items.append(y)``), it can
+    be batched (:func:`srcjax.vmap.batched_source` reads the program again that way)."""
 
 
 def sources(w: FunctionWriter, names: list[str]) -> list[tuple[str, str | None]]:

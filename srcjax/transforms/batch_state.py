@@ -13,8 +13,8 @@ import libcst as cst
 
 from ..frontend.names import code
 
-__all__ = ["Stack", "State", "Tree", "all_batched", "any_batched", "element", "item", "join", "pack", "parts_of",
-           "record_type_fields", "batched_leaf", "literal_key"]
+__all__ = ["Repeated", "Stack", "State", "Tree", "all_batched", "any_batched", "element", "item", "join", "pack",
+           "parts_of", "record_type_fields", "batched_leaf", "batched_leaves", "literal_key", "returns_join"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,13 @@ class Stack:
 
     def push(self, s: State) -> Stack:
         return Stack((*self.entries, s))
+
+
+@dataclass(frozen=True)
+class Repeated(Stack):
+    """A list every value of which is in state ``entries[0]``, however many there are: the tape of a
+    recursive function, pushed once per level (transforms/batch_recursion.py). A push keeps it, a pop
+    gives that state."""
 
 
 State = bool | Tree | Stack
@@ -90,6 +97,19 @@ def join(a: State, b: State) -> State:
         assert isinstance(t, Tree)
         return Tree(t.kind, tuple((k, join(v, False)) for k, v in t.items))
     return any_batched(a) or any_batched(b)
+
+
+def returns_join(states: Sequence[State]) -> State:
+    """The state every ``return`` of a function is brought to: their join, except that a value in state
+    ``False`` (a container of any structure: ``tuple(range(n))``) is not packed to the keys of another
+    return's :class:`Tree` holding batched leaves (its structure may differ: an element dropped); then
+    every leaf is batched (``True``), each return keeping its own structure."""
+    out: State = False
+    for s in states:
+        out = join(out, s)
+    if isinstance(out, Tree) and any_batched(out) and any(s is False for s in states):
+        return True
+    return out
 
 
 def all_batched(s: State) -> State:
@@ -162,6 +182,13 @@ def batched_leaf(expr: str, st: State) -> str:
             if any_batched(v):
                 return batched_leaf(item(expr, k), v)
     return expr
+
+
+def batched_leaves(expr: str, st: State) -> list[str]:
+    """The paths to every batched leaf of a value in state ``st``."""
+    if isinstance(st, Tree):
+        return [leaf for k, v in st.items for leaf in batched_leaves(item(expr, k), v)]
+    return [expr] if any_batched(st) else []
 
 
 def literal_key(text: str) -> Any:

@@ -19,7 +19,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import UnsupportedSyntaxError
-from ..frontend.names import Names, RenameNames, code, names_in, target_names
+from ..frontend.names import Names, RenameNames, assigned_names, code, names_in, target_names
 from ..frontend.normalize import BINOP_HINT, UNARY_HINT, NormalizedFunction, call_hint
 from ..frontend.program import Program
 from . import custom_rules
@@ -123,8 +123,10 @@ class JVP:
                 self.block(s.body.body, b1, ind + 1, d1, bound=k1)
                 d2, k2 = set(defined), set(bound)
                 b2: list[str] = []
+                other_stmts: Sequence[Any] = ()
                 if s.orelse is not None:
                     other = [s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body
+                    other_stmts = other
                     self.block(other, b2, ind + 1, d2, bound=k2)
                 # a tangent defined on one path only: zeros on the other paths where the primal is bound
                 union = d1 | d2
@@ -132,8 +134,12 @@ class JVP:
                     for v in sorted((union - d) & (k1 & k2)):
                         bl.append(f"{pad}    {self.dname(v)} = zeros_like({v})")
                         d.add(v)
+                # a tangent defined on one path only, whose primal the other path never binds: a later read
+                # of the primal (a second `if` on the same static test: grad's adjoint) is on that path
+                only1 = {v for v in d1 - d2 if v not in k2} - set(assigned_names(other_stmts))
+                only2 = {v for v in d2 - d1 if v not in k1} - set(assigned_names(s.body.body))
                 defined.clear()
-                defined |= d1 & d2
+                defined |= (d1 & d2) | only1 | only2
                 bound |= k1 & k2
                 lines += b1 or [f"{pad}    pass"]
                 if b2:
