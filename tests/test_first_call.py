@@ -144,6 +144,67 @@ def test_other_processes_stores_are_seen_after_a_share_of_the_cap(tmp_path, monk
     assert sum(p.stat().st_size for p in cache.glob("*.xla")) <= cap
 
 
+def _new_process(monkeypatch) -> list[int]:
+    """This process forgets what it knew of cache sizes (as a new process would); the scans from now."""
+    monkeypatch.setattr(disk_cache, "_SIZES", {})
+    scans: list[int] = []
+    real = disk_cache._entries
+    monkeypatch.setattr(disk_cache, "_entries", lambda d: scans.append(1) or real(d))
+    return scans
+
+
+def test_a_new_process_starts_from_the_tally_without_scanning(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))
+    entry = len(disk_cache._MAGIC) + 32 + 1000
+    _new_process(monkeypatch)
+    for n in range(3):
+        disk_cache.store(f"{n:064x}", b"x" * 1000)
+    tally = cache / ".size"
+    assert int(tally.read_text()) == 3 * entry and tally.stat().st_mode & 0o077 == 0
+    scans = _new_process(monkeypatch)
+    disk_cache.store(f"{3:064x}", b"x" * 1000)
+    assert scans == [] and int(tally.read_text()) == 4 * entry
+    assert disk_cache.info().entries == 4  # (the tally is not an entry)
+    assert disk_cache.clear() == 4 and not tally.exists()
+
+
+@pytest.mark.parametrize("bad", ["", "12x", "-5", "9" * 40, "unsafe"])
+def test_a_tally_not_to_trust_means_a_scan(tmp_path, monkeypatch, bad):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))
+    entry = len(disk_cache._MAGIC) + 32 + 1000
+    _new_process(monkeypatch)
+    for n in range(3):
+        disk_cache.store(f"{n:064x}", b"x" * 1000)
+    tally = cache / ".size"
+    if bad == "unsafe":  # others may write it
+        tally.chmod(0o666)
+    else:
+        tally.write_text(bad)
+    scans = _new_process(monkeypatch)
+    disk_cache.store(f"{3:064x}", b"x" * 1000)
+    assert scans == [1] and int(tally.read_text()) == 4 * entry
+
+
+def test_a_tally_over_the_cap_evicts_in_a_new_process(tmp_path, monkeypatch):
+    """Earlier processes' stores, told by the tally, count toward the cap of a new one."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))
+    entry = len(disk_cache._MAGIC) + 32 + 1000
+    monkeypatch.setenv("SRCJAX_CACHE_MAX_BYTES", str(4 * entry))
+    for n in range(4):  # four processes, one store each
+        _new_process(monkeypatch)
+        disk_cache.store(f"{n:064x}", b"x" * 1000)
+        os.utime(cache / f"{n:064x}.xla", (1000 + n, 1000 + n))
+    assert len(list(cache.glob("*.xla"))) == 4
+    scans = _new_process(monkeypatch)
+    disk_cache.store(f"{4:064x}", b"x" * 1000)
+    left = sorted(p.name for p in cache.glob("*.xla"))
+    assert scans == [1] and f"{0:064x}.xla" not in left and f"{4:064x}.xla" in left
+    assert int((cache / ".size").read_text()) == sum(p.stat().st_size for p in cache.glob("*.xla"))
+
+
 # ------------------------------------------------------------------------------------------------
 # never a stale program
 # ------------------------------------------------------------------------------------------------
