@@ -437,3 +437,26 @@ def test_a_helper_that_reads_back_as_another_tree_is_not_kept(tmp_path, monkeypa
     back = library_cache.load(adjoint.zeros_like, "zeros_like")
     assert back is not None and library_cache._same(back.fdef, nf.fdef) and back.temps == nf.temps
     assert sorted(back.spans.values(), key=str) == sorted(nf.spans.values(), key=str)
+
+
+def test_a_helper_normalized_under_another_name_of_a_callee_is_not_kept(tmp_path, monkeypatch):
+    """A user function named like a helper the library helper calls (``zeros_like``) makes the program
+    call the library's one ``zeros_like_1``: that normalized form is this program's, never kept."""
+    from srcjax import adjoint
+    from srcjax.frontend import program
+
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(program, "_LIBRARY", {})
+    mod = _fresh_module("""
+from srcjax import adjoint
+
+def zeros_like(x):
+    return x * 0.0 + 1.0
+
+def f(x):
+    return np.sum(adjoint.zero_leaf(x) + zeros_like(x) * x)
+""")
+    x = np.linspace(0.0, 1.0, 5) ** 2
+    np.testing.assert_allclose(np.asarray(srcjax.compile(mod.f)(x)), np.sum(x))
+    assert adjoint.zero_leaf not in program._LIBRARY
+    assert not any("zeros_like_1" in p.read_text(errors="replace") for p in (tmp_path / "cache").glob("*.norm"))

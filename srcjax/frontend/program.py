@@ -99,7 +99,9 @@ class Program:
         if nf is None:
             nf = normalize(fn, self.helper_name, name, self.bindings if fn is self.entry_fn else None,
                            self.comprehension_loops and not library)
-            if library:
+            if library and all(self.by_fn.get(c) == c.__name__ for c in nf.calls):
+                # (kept only when it calls the helpers by their own names: not `zeros_like_1` because a
+                # user function of this program is called `zeros_like`)
                 _LIBRARY[fn] = nf
                 library_cache.store(nf)
         elif any(self.helper_name(c) != c.__name__ for c in nf.calls):
