@@ -20,6 +20,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 CHILD = textwrap.dedent('''
@@ -47,15 +48,23 @@ CHILD = textwrap.dedent('''
     h = jax.jit(jax.hessian(m.rosen))(x) if lib == "jax" else srcjax.hessian(m.rosen)(x)
     numpy.asarray(h)
     t2, c2 = time.perf_counter(), time.process_time()
+    print((jax if lib == "jax" else srcjax).__file__, file=sys.stderr)
     print(1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (c2 - c1))
 ''')
 
 
 def run(lib: str) -> tuple[float, float, float]:
+    # this process's import path, made absolute, from a neutral directory (a child's `-c` puts its
+    # working directory first on its path: the srcjax there would be imported instead)
+    path = os.pathsep.join(os.path.abspath(p) for p in sys.path)
     out = subprocess.run([sys.executable, "-c", CHILD, lib], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+                         env={**os.environ, "PYTHONPATH": path}, cwd=tempfile.gettempdir())
     imp, wall, cpu = (float(v) for v in out.stdout.split()[-3:])
+    WHERE[lib] = out.stderr.strip().splitlines()[-1]
     return imp, wall, cpu
+
+
+WHERE: dict[str, str] = {}  # the library each child imported
 
 
 def main() -> None:
@@ -72,7 +81,7 @@ def main() -> None:
     for lib, (imp, wall, cpu) in med.items():
         print(f"| {lib} | {imp:.0f} | {wall:.0f} | {cpu:.0f} |")
     (_, sw, sc), (_, jw, jc) = med["srcjax"], med["jax"]
-    print(f"srcjax/jax: first hessian {sw / jw:.2f} (CPU {sc / jc:.2f})")
+    print(f"srcjax/jax: first hessian {sw / jw:.2f} (CPU {sc / jc:.2f}); srcjax from {WHERE['srcjax']}")
 
 
 if __name__ == "__main__":
