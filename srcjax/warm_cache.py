@@ -322,6 +322,12 @@ def _fingerprint() -> str:
     return _FINGERPRINT
 
 
+def fingerprint() -> str:
+    """A digest of srcjax's own files: what srcjax derives from its own code (this cache's entries, the
+    normalized library helpers of ``frontend/library_cache.py``) is keyed by it."""
+    return _fingerprint()
+
+
 def entry_key(ident: list[Any], argkey: Any, device: str | None, environment: str) -> str | None:
     a = _argkey(argkey)
     if a is None:

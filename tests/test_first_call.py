@@ -144,6 +144,67 @@ def test_other_processes_stores_are_seen_after_a_share_of_the_cap(tmp_path, monk
     assert sum(p.stat().st_size for p in cache.glob("*.xla")) <= cap
 
 
+def _new_process(monkeypatch) -> list[int]:
+    """This process forgets what it knew of cache sizes (as a new process would); the scans from now."""
+    monkeypatch.setattr(disk_cache, "_SIZES", {})
+    scans: list[int] = []
+    real = disk_cache._entries
+    monkeypatch.setattr(disk_cache, "_entries", lambda d: scans.append(1) or real(d))
+    return scans
+
+
+def test_a_new_process_starts_from_the_tally_without_scanning(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))
+    entry = len(disk_cache._MAGIC) + 32 + 1000
+    _new_process(monkeypatch)
+    for n in range(3):
+        disk_cache.store(f"{n:064x}", b"x" * 1000)
+    tally = cache / ".size"
+    assert int(tally.read_text()) == 3 * entry and tally.stat().st_mode & 0o077 == 0
+    scans = _new_process(monkeypatch)
+    disk_cache.store(f"{3:064x}", b"x" * 1000)
+    assert scans == [] and int(tally.read_text()) == 4 * entry
+    assert disk_cache.info().entries == 4  # (the tally is not an entry)
+    assert disk_cache.clear() == 4 and not tally.exists()
+
+
+@pytest.mark.parametrize("bad", ["", "12x", "-5", "9" * 40, "unsafe"])
+def test_a_tally_not_to_trust_means_a_scan(tmp_path, monkeypatch, bad):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))
+    entry = len(disk_cache._MAGIC) + 32 + 1000
+    _new_process(monkeypatch)
+    for n in range(3):
+        disk_cache.store(f"{n:064x}", b"x" * 1000)
+    tally = cache / ".size"
+    if bad == "unsafe":  # others may write it
+        tally.chmod(0o666)
+    else:
+        tally.write_text(bad)
+    scans = _new_process(monkeypatch)
+    disk_cache.store(f"{3:064x}", b"x" * 1000)
+    assert scans == [1] and int(tally.read_text()) == 4 * entry
+
+
+def test_a_tally_over_the_cap_evicts_in_a_new_process(tmp_path, monkeypatch):
+    """Earlier processes' stores, told by the tally, count toward the cap of a new one."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))
+    entry = len(disk_cache._MAGIC) + 32 + 1000
+    monkeypatch.setenv("SRCJAX_CACHE_MAX_BYTES", str(4 * entry))
+    for n in range(4):  # four processes, one store each
+        _new_process(monkeypatch)
+        disk_cache.store(f"{n:064x}", b"x" * 1000)
+        os.utime(cache / f"{n:064x}.xla", (1000 + n, 1000 + n))
+    assert len(list(cache.glob("*.xla"))) == 4
+    scans = _new_process(monkeypatch)
+    disk_cache.store(f"{4:064x}", b"x" * 1000)
+    left = sorted(p.name for p in cache.glob("*.xla"))
+    assert scans == [1] and f"{0:064x}.xla" not in left and f"{4:064x}.xla" in left
+    assert int((cache / ".size").read_text()) == sum(p.stat().st_size for p in cache.glob("*.xla"))
+
+
 # ------------------------------------------------------------------------------------------------
 # never a stale program
 # ------------------------------------------------------------------------------------------------
@@ -285,3 +346,117 @@ def test_unsupported_expressions_are_still_refused(no_disk_cache):
         srcjax.compile(f)(np.ones(3))
     g = _fresh_function("def f(x):\n    print(x)\n    return np.sum(x * 2.0)\n")
     np.testing.assert_allclose(np.asarray(srcjax.grad(g)(np.ones(3))), np.full(3, 2.0))
+
+
+# ------------------------------------------------------------------------------------------------
+# srcjax's library helpers, normalized once per installation (frontend/library_cache.py)
+# ------------------------------------------------------------------------------------------------
+
+_LIB_SRC = """
+def f(x, w):
+    return np.sum(np.tanh(w @ x) * x[::-1] + x[1:2] ** 2) * 1.5
+"""
+
+
+def _library_programs(f):
+    x, w = np.linspace(0.1, 1.0, 6), np.linspace(-1.0, 1.0, 36).reshape(6, 6)
+    made = [srcjax.hessian(f), srcjax.jacrev(srcjax.grad(f)), srcjax.vmap(srcjax.grad(f), in_axes=(0, None))]
+    argss = [(x, w), (x, w), (np.stack([x, x + 1]), w)]
+    return ([srcjax.lower(m, *a).as_text() for m, a in zip(made, argss)], [srcjax.source(m) for m in made],
+            [np.asarray(m(*a)) for m, a in zip(made, argss)])
+
+
+def test_library_helpers_from_the_disk_give_the_same_programs(tmp_path, monkeypatch):
+    """A new process takes srcjax's normalized helpers from the persistent cache: the same StableHLO,
+    source and numbers as normalizing them; their own source is read only when asked."""
+    from srcjax.frontend import program
+    from srcjax.frontend.read import UnreadSource
+
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(program, "_LIBRARY", {})  # a new process
+    hlo, src, out = _library_programs(_fresh_function(_LIB_SRC))
+    stored = list((tmp_path / "cache").glob("*.norm"))
+    from srcjax.frontend.read import is_generated
+
+    assert len(stored) >= 10 and len(stored) == len([f for f in program._LIBRARY if not is_generated(f)])
+    monkeypatch.setattr(program, "_LIBRARY", {})  # another new process
+    hlo2, src2, out2 = _library_programs(_fresh_function(_LIB_SRC))
+    loaded = [nf for f, nf in program._LIBRARY.items() if not is_generated(f)]
+    assert loaded and all(isinstance(nf.source, UnreadSource) for nf in loaded)
+    assert all("fdef" not in vars(nf.source) for nf in loaded)  # not read
+    assert hlo2 == hlo and src2 == src
+    for a, b in zip(out, out2):
+        np.testing.assert_array_equal(a, b)
+    nf = loaded[0]
+    assert nf.source.fdef.name.value == nf.fn.__name__ and nf.source.span(nf.source.fdef.name) is not None  # on demand
+
+
+def test_an_edited_srcjax_or_a_bad_entry_normalizes_the_helpers_again(tmp_path, monkeypatch):
+    from srcjax import warm_cache
+    from srcjax.frontend import library_cache, program
+    from srcjax.frontend.read import UnreadSource, is_generated
+
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(program, "_LIBRARY", {})
+    _library_programs(_fresh_function(_LIB_SRC))
+    stored = sorted((tmp_path / "cache").glob("*.norm"))
+    for p in stored[: len(stored) // 2]:  # corrupt: the checksum no longer matches
+        p.write_bytes(p.read_bytes()[:-3] + b"xyz")
+    monkeypatch.setattr(program, "_LIBRARY", {})
+    _library_programs(_fresh_function(_LIB_SRC))
+    kinds = {type(nf.source) for f, nf in program._LIBRARY.items() if not is_generated(f)}
+    assert UnreadSource in kinds and len(kinds) == 2  # the corrupt ones normalized again (and rewritten)
+    monkeypatch.setattr(warm_cache, "_FINGERPRINT", "another srcjax")  # an edited srcjax: other keys
+    monkeypatch.setattr(program, "_LIBRARY", {})
+    from srcjax import adjoint
+
+    assert library_cache.load(adjoint.zeros_like, "zeros_like") is None
+    _library_programs(_fresh_function(_LIB_SRC))
+    assert not any(isinstance(nf.source, UnreadSource) for nf in program._LIBRARY.values())
+
+
+def test_a_helper_that_reads_back_as_another_tree_is_not_kept(tmp_path, monkeypatch):
+    """What is stored is text: a tree whose text parses as another tree (a missing parenthesis) is
+    never stored (it would be another program)."""
+    import libcst as cst
+
+    from srcjax import adjoint
+    from srcjax.frontend import library_cache
+    from srcjax.frontend.normalize import normalize
+
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    nf = normalize(adjoint.zeros_like, lambda g: g.__name__)
+    a, b, c = (cst.Name(n) for n in "abc")
+    prod = cst.BinaryOperation(cst.BinaryOperation(a, cst.Add(), b), cst.Multiply(), c)  # (a + b) * c, unparenthesized
+    bad = nf.fdef.with_changes(body=cst.IndentedBlock(body=[cst.SimpleStatementLine([cst.Return(prod)])]))
+    assert not library_cache._same(bad, cst.parse_module(cst.Module(body=[]).code_for_node(bad)).body[0])
+    library_cache.store(type(nf)(name=nf.name, fn=nf.fn, fdef=bad, spans={}, source=nf.source))
+    assert not list((tmp_path / "cache").glob("*.norm"))
+    library_cache.store(nf)
+    assert len(list((tmp_path / "cache").glob("*.norm"))) == 1
+    back = library_cache.load(adjoint.zeros_like, "zeros_like")
+    assert back is not None and library_cache._same(back.fdef, nf.fdef) and back.temps == nf.temps
+    assert sorted(back.spans.values(), key=str) == sorted(nf.spans.values(), key=str)
+
+
+def test_a_helper_normalized_under_another_name_of_a_callee_is_not_kept(tmp_path, monkeypatch):
+    """A user function named like a helper the library helper calls (``zeros_like``) makes the program
+    call the library's one ``zeros_like_1``: that normalized form is this program's, never kept."""
+    from srcjax import adjoint
+    from srcjax.frontend import program
+
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(program, "_LIBRARY", {})
+    mod = _fresh_module("""
+from srcjax import adjoint
+
+def zeros_like(x):
+    return x * 0.0 + 1.0
+
+def f(x):
+    return np.sum(adjoint.zero_leaf(x) + zeros_like(x) * x)
+""")
+    x = np.linspace(0.0, 1.0, 5) ** 2
+    np.testing.assert_allclose(np.asarray(srcjax.compile(mod.f)(x)), np.sum(x))
+    assert adjoint.zero_leaf not in program._LIBRARY
+    assert not any("zeros_like_1" in p.read_text(errors="replace") for p in (tmp_path / "cache").glob("*.norm"))

@@ -68,7 +68,7 @@ def register(filename: str, module_text: str, owners: dict[str, NormalizedFuncti
             continue
         assert isinstance(node, ast.FunctionDef)
         bindings = _bindings(nf)
-        default = nf.source.span(nf.source.fdef.name)
+        default = nf.source.def_span()
         if default is None:
             continue
         table[node.lineno] = default
@@ -81,7 +81,7 @@ def _bindings(nf: NormalizedFunction) -> dict[str, Span]:
     """Each name the function binds -> the span of (the last) statement binding it; parameters ->
     the ``def``."""
     out: dict[str, Span] = {}
-    span = nf.source.span(nf.source.fdef.name)
+    span = nf.source.def_span()
     if span is not None:
         for p in nf.plain_fdef.params.params:
             out[p.name.value] = span

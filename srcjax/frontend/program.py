@@ -18,6 +18,7 @@ import libcst as cst
 
 from .. import warm_cache
 from ..core import Span, TranspileError
+from . import library_cache
 from .functionalize import functionalize
 from .normalize import NormalizedFunction, normalize
 from .read import anf_text, function_name, is_generated
@@ -25,7 +26,7 @@ from .resolve import LIBRARY_MODULES, REEXPORTED_MODULES, unwrap
 
 HEADER = "import numpy as np\n"
 
-# srcjax.adjoint helpers never change: normalized once per process.
+# srcjax.adjoint helpers never change: normalized once per process (and kept on disk: library_cache.py).
 _LIBRARY: dict[Callable[..., Any], NormalizedFunction] = {}
 
 
@@ -91,11 +92,18 @@ class Program:
         name = name or self.by_fn[fn]
         library = getattr(fn, "__module__", "") in LIBRARY_MODULES and name == fn.__name__
         nf = _LIBRARY.get(fn) if library else None
+        if nf is None and library:
+            nf = library_cache.load(fn, name)  # normalized by an earlier process
+            if nf is not None:
+                _LIBRARY[fn] = nf
         if nf is None:
             nf = normalize(fn, self.helper_name, name, self.bindings if fn is self.entry_fn else None,
                            self.comprehension_loops and not library)
-            if library:
+            if library and all(self.by_fn.get(c) == c.__name__ for c in nf.calls):
+                # (kept only when it calls the helpers by their own names: not `zeros_like_1` because a
+                # user function of this program is called `zeros_like`)
                 _LIBRARY[fn] = nf
+                library_cache.store(nf)
         elif any(self.helper_name(c) != c.__name__ for c in nf.calls):
             # a user function took a library helper's name: normalize this one afresh
             nf = normalize(fn, self.helper_name, name)

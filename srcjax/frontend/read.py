@@ -45,6 +45,46 @@ class FunctionSource:
         return Span(self.filename, r[0] + self.line_offset, r[1] + self.col_offset,
                     r[2] + self.line_offset, r[3] + self.col_offset)
 
+    def def_span(self) -> Span | None:
+        """Where the function's name is, in its ``def``."""
+        return self.span(self.fdef.name)
+
+    def names(self) -> list[str]:
+        """The variable names of the function's source, in order (repeats kept)."""
+        from .names import names_in
+
+        return names_in(self.fdef)
+
+
+class UnreadSource(FunctionSource):
+    """A library helper's source, read only when something asks for its tree or positions (an error's
+    location): its normalized form came from the persistent cache (``library_cache.py``), with the
+    names of its source."""
+
+    _LAZY = ("fdef", "positions", "line_offset", "col_offset", "filename")
+
+    def __init__(self, fn: Callable[..., Any], names: list[str], def_span: Span | None) -> None:  # (not dataclass's)
+        self.fn = fn
+        self.name = fn.__name__
+        self.globals = fn.__globals__
+        self.closure = _closure(fn)
+        self._names = names
+        self._def_span = def_span
+
+    def __getattr__(self, attr: str) -> Any:  # (only for attributes not set: the ones read lazily)
+        if attr not in UnreadSource._LAZY:
+            raise AttributeError(attr)
+        read = read_function(self.fn)
+        for a in UnreadSource._LAZY:
+            setattr(self, a, getattr(read, a))
+        return getattr(self, attr)
+
+    def names(self) -> list[str]:
+        return list(self._names)
+
+    def def_span(self) -> Span | None:
+        return self._def_span
+
 
 _CACHE: dict[Any, FunctionSource] = {}
 

@@ -36,7 +36,9 @@ _MAGIC = b"SRCJAX-XLA-1\n"
 _SUFFIX = ".xla"
 # kind -> (magic, suffix): XLA executables, and the front end's results (``srcjax/warm_cache.py``: JSON)
 # and srcjax's own helper executables (runtime/host_upload.py)
-_KINDS = {"xla": (_MAGIC, _SUFFIX), "program": (b"SRCJAX-PROGRAM-1\n", ".prog"), "helper": (_MAGIC, ".hlp")}
+# and the normalized form of srcjax's library helpers (``srcjax/frontend/library_cache.py``: JSON)
+_KINDS = {"xla": (_MAGIC, _SUFFIX), "program": (b"SRCJAX-PROGRAM-1\n", ".prog"), "helper": (_MAGIC, ".hlp"),
+          "normalized": (b"SRCJAX-NORMALIZED-1\n", ".norm")}
 _SUFFIXES = tuple(suffix for _, suffix in _KINDS.values())
 _DEFAULT_MAX = 1 << 30
 _LOCK = threading.Lock()
@@ -187,7 +189,7 @@ def store(key: str, blob: bytes, kind: str = "xla") -> None:
     _evict(d, _max_bytes(), len(data))
 
 
-def _entries(d: Path) -> list[tuple[float, int, Path]]:
+def _entries(d: Path) -> list[tuple[float, int, str]]:
     out = []
     try:
         with os.scandir(d) as it:  # (os.scandir, not pathlib: a few ms, not ~30, for thousands of entries)
@@ -198,7 +200,7 @@ def _entries(d: Path) -> list[tuple[float, int, Path]]:
                     st = e.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                out.append((st.st_mtime, st.st_size, Path(e.path)))
+                out.append((st.st_mtime, st.st_size, e.path))  # (a str: a Path each is ~half the scan)
     except OSError:
         return []
     return out
@@ -206,22 +208,32 @@ def _entries(d: Path) -> list[tuple[float, int, Path]]:
 
 # directory -> (its size in bytes at the last scan plus what this process stored since, bytes stored since)
 _SIZES: dict[Path, tuple[int, int]] = {}
+# the directory's size as the last process that stored into it knew it (a scan plus the stores since):
+# a new process starts from it instead of scanning (a scan stats every entry: ~30-90 ms on a cache
+# of 15,000 entries, paid by each new process's first compile)
+_TALLY = ".size"
 
 
 def _evict(d: Path, cap: int, added: int = 0) -> None:
     """Keep ``d`` under ``cap`` bytes, least recently used entries first.
 
-    The directory is scanned on this process's first store and then only when the running estimate
-    (the last scan plus this process's own stores) passes the cap or this process has stored another
-    1/32 of the cap (other processes' stores), not on every store: a scan stats every entry, which
-    on a cache of thousands of entries was most of a small program's first call.
+    The directory is scanned when the running estimate (the last scan plus the stores since, of this
+    process and of earlier ones: the tally file) passes the cap, when this process has stored another
+    1/32 of the cap since its last scan (other processes' stores, which a race may have left out of
+    the tally), and when there is no tally to trust; not on every store, nor on every process's first
+    store: a scan stats every entry, which on a cache of thousands of entries was most of a small
+    program's first call.
     """
     with _LOCK:
         known = _SIZES.get(d)
+        if known is None:
+            tally = _read_tally(d)
+            known = (tally, 0) if tally is not None else None
         if known is not None:
             total, since = known[0] + added, known[1] + added
             if total <= cap and since <= cap // 32:
                 _SIZES[d] = (total, since)
+                _write_tally(d, total)
                 return
         entries = _entries(d)
         total = sum(size for _, size, _ in entries)
@@ -232,11 +244,45 @@ def _evict(d: Path, cap: int, added: int = 0) -> None:
                 if total <= cap * 0.9:
                     break
         _SIZES[d] = (total, 0)
+        _write_tally(d, total)
 
 
-def _remove(p: Path) -> None:
+def _read_tally(d: Path) -> int | None:
+    """The tally's size in bytes; None when absent, unreadable, not a plain number, or not safely ours."""
     try:
-        p.unlink()
+        fd = os.open(d / _TALLY, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022 or st.st_size > 32:
+            return None
+        text = os.read(fd, 64).decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        return None
+    finally:
+        os.close(fd)
+    return int(text) if text.isdigit() and text.isascii() else None
+
+
+def _write_tally(d: Path, total: int) -> None:
+    """Write the tally atomically (a race between processes may lose a store from it, never corrupt it)."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".size")
+        try:
+            with os.fdopen(fd, "w", encoding="ascii") as f:
+                f.write(str(max(0, total)))
+            os.replace(tmp, d / _TALLY)
+        except BaseException:
+            _remove(Path(tmp))
+            raise
+    except OSError:
+        pass
+
+
+def _remove(p: Path | str) -> None:
+    try:
+        os.unlink(p)
     except OSError:
         pass
 
@@ -262,6 +308,7 @@ def clear() -> int:
         return 0
     n = 0
     _SIZES.pop(d, None)
+    _remove(d / _TALLY)
     for _, _, p in _entries(d):
         _remove(p)
         n += 1

@@ -1,0 +1,148 @@
+"""srcjax's own helpers (``srcjax.adjoint``, ``srcjax.batched``, ...), normalized once per installation.
+
+Generated derivatives and batched programs call ~25 library helpers, which are read, normalized and
+specialized like user code. :class:`~srcjax.frontend.program.Program` keeps their normalized form for
+the rest of the process; this module keeps it on disk too, so a new process does not read and
+normalize them again (40-60 ms of a cold process's first ``hessian``): the normalized text is stored
+in the persistent cache (``runtime/disk_cache.py``: its safety rules, JSON read with ``json``, never
+unpickled), with the statements' spans, the helpers it calls (by module and qualified name), the
+names the normalizer invented, and the names and the ``def``'s place of the helper's own source.
+
+Keyed by srcjax's files (``warm_cache.fingerprint``: an edited srcjax, normalizer or helper, is
+another key), the helper's code, and the libcst, NumPy and Python versions. An entry is written only
+when its text parses back into exactly the tree the normalizer built (:func:`_same`), and loaded
+only when every helper it calls is found again by name; otherwise the helper is normalized as
+before. The helper's own source (:class:`~srcjax.frontend.read.UnreadSource`) is read only if
+something asks for it (an error's location).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import libcst as cst
+import numpy as np
+
+from .. import warm_cache
+from ..core import Span
+from .names import walk
+from .normalize import NormalizedFunction
+from .read import UnreadSource, is_generated
+
+_VERSION = "srcjax-normalized-2"
+_MODULE = cst.Module(body=[])
+_WHITESPACE = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline)
+
+
+def _key(fn: Callable[..., Any], name: str) -> str:
+    from libcst import _version
+
+    code = fn.__code__
+    h = hashlib.sha256()
+    for part in (_VERSION, warm_cache.fingerprint(), _version.__version__, np.__version__, sys.version,
+                 fn.__module__, fn.__qualname__, name, str(code.co_firstlineno)):
+        h.update(part.encode())
+        h.update(b"\0")
+    h.update(code.co_code)
+    return h.hexdigest()
+
+
+def _find(module: str, qualname: str) -> Any:
+    obj: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def _ref(fn: Callable[..., Any]) -> list[str] | None:
+    """``[module, qualified name]`` that finds ``fn`` again, or None."""
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or _find(module, qualname) is not fn:
+        return None
+    return [module, qualname]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The same tree, field by field, as far as what it computes goes: libcst's ``deep_equals``, except
+    that a list and a tuple of the same nodes are the same (the normalizer builds lists where the parser
+    builds tuples), and whitespace is not compared (a default ``MaybeSentinel`` is written as the
+    whitespace or comma the parser then reads; the text, and so the code of the whole tree, is the same)."""
+    if a is cst.MaybeSentinel.DEFAULT or b is cst.MaybeSentinel.DEFAULT or \
+            isinstance(a, _WHITESPACE) and isinstance(b, _WHITESPACE):
+        return True
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, cst.CSTNode):
+        return all(_same(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
+    return bool(a == b)
+
+
+def _span(s: Span | None) -> list[Any] | None:
+    return None if s is None else [s.filename, s.line, s.col, s.end_line, s.end_col]
+
+
+def _unspan(v: Any) -> Span | None:
+    return None if v is None else Span(str(v[0]), int(v[1]), int(v[2]), int(v[3]), int(v[4]))
+
+
+def store(nf: NormalizedFunction) -> None:
+    """Keep ``nf`` (a library helper just normalized) for later processes; never raises."""
+    from ..runtime import disk_cache
+
+    try:
+        if disk_cache.cache_dir() is None or nf.plain is not None or is_generated(nf.fn):
+            return  # (a derivative of a helper, written in this process: its code is not in the key)
+        text = _MODULE.code_for_node(nf.fdef)
+        back = cst.parse_module(text).body[0]
+        if not _same(nf.fdef, back):  # (a tree whose text reads back as another tree: not kept)
+            return
+        calls = [_ref(c) for c in nf.calls]
+        sites = [(_ref(c), _span(s)) for c, s in nf.call_sites.items()]
+        if any(r is None for r in calls) or any(r is None for r, _ in sites):
+            return
+        spans = [[i, _span(nf.spans[id(n)])] for i, n in enumerate(walk(nf.fdef)) if id(n) in nf.spans]
+        record = {"version": _VERSION, "name": nf.name, "text": text, "spans": spans, "calls": calls,
+                  "call_sites": sites, "temps": sorted(nf.temps), "names": nf.source.names(),
+                  "def_span": _span(nf.source.def_span())}
+        disk_cache.store(_key(nf.fn, nf.name), json.dumps(record).encode(), kind="normalized")
+    except Exception:  # noqa: BLE001 - the cache is an optimization
+        pass
+
+
+def load(fn: Callable[..., Any], name: str) -> NormalizedFunction | None:
+    """The normalized form of the library helper ``fn`` named ``name`` that an earlier process stored, or None."""
+    from ..runtime import disk_cache
+
+    if disk_cache.cache_dir() is None or is_generated(fn):
+        return None
+    try:
+        blob = disk_cache.load(_key(fn, name), count=False, kind="normalized")
+        if blob is None:
+            return None
+        record = json.loads(blob.decode())
+        if record.get("version") != _VERSION or record.get("name") != name:
+            return None
+        calls = [_find(m, q) for m, q in record["calls"]]
+        sites = {_find(m, q): _unspan(s) for (m, q), s in record["call_sites"]}
+        if any(c is None for c in calls) or None in sites:
+            return None
+        fdef = cst.parse_module(record["text"]).body[0]
+        if not isinstance(fdef, cst.FunctionDef) or fdef.name.value != name:
+            return None
+        wanted = {int(i): _unspan(s) for i, s in record["spans"]}
+        spans: dict[int, Span] = {}
+        for i, n in enumerate(walk(fdef)):
+            s = wanted.get(i)
+            if s is not None:
+                spans[id(n)] = s
+        source = UnreadSource(fn, [str(n) for n in record["names"]], _unspan(record["def_span"]))
+        return NormalizedFunction(name=name, fn=fn, fdef=fdef, spans=spans, source=source, calls=calls,
+                                  call_sites=sites, temps={str(t) for t in record["temps"]})
+    except Exception:  # noqa: BLE001 - a corrupt or foreign entry: normalize the helper again
+        return None
