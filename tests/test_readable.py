@@ -436,8 +436,22 @@ def test_tidying_is_exact() -> None:
     assert _tidy("y = -(2 * a)") == "y = -(2 * a)"  # an unsigned a: -2 does not fit
     assert _tidy("y = 0.1 * a * 3") == "y = 0.1 * a * 3"  # rounding: not gathered
     assert _tidy("y = -a * 2 * b") == "y = -a * 2 * b"
+    # a negated product or quotient that leads with a negated float: both signs go
+    assert _tidy("y = -(-(1.0 - a) / b)") == "y = (1.0 - a) / b"
+    assert _tidy("y = -(-(a / b + a) * b * a)") == "y = (a / b + a) * b * a"
+    assert _tidy("y = -(-(-(-(1.0 - a) / b) + -a / b) * b)") == "y = ((1.0 - a) / b + -a / b) * b"
+    assert _tidy("y = -(-a * b)") == "y = -(-a * b)"  # a may be an integer: -a may wrap
+    assert _tidy("y = -(-a / b)") == "y = -(-a / b)"
+    assert _tidy("y = -(b * -(1.0 - a))") == "y = -(b * -(1.0 - a))"  # (only a leading one)
     assert _tidy("y = a * 2 * b", keep=frozenset({"y"})) == "y = a * 2 * b"  # the user's line, as written
     assert _tidy("y_bar = a * 2 * b", keep=frozenset({"y"})) == "y_bar = 2 * a * b"
+    i8 = np.array([-128, 5], dtype=np.int8)  # why an integer's negation is not removed: it wraps
+    with np.errstate(all="ignore"):
+        assert not np.array_equal(-(-i8 / 2.0), i8 / 2.0)
+        for a in (np.float16(3.5), np.float32(-7.25), np.array([np.inf, -0.0, np.nan, 1e308]), 1.0 + 2j):
+            b = np.float32(0.3)
+            for x, y in ((-(-(1.0 - a) / b), (1.0 - a) / b), (-(-(1.0 - a) * b * 3), (1.0 - a) * b * 3)):
+                assert np.array_equal(x, y, equal_nan=True) and np.result_type(x) == np.result_type(y)
     for a in (np.float16(3.5), np.float32(-7.25), np.arange(4, dtype=np.int8), 1e308, 3):
         assert np.array_equal(100.0 * a * 2 * 1.5, 200.0 * a * 1.5)
         assert np.result_type(100.0 * a * 2) == np.result_type(200.0 * a)
