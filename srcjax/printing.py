@@ -130,13 +130,22 @@ _META = re.compile(r",? ?metadata=\{[^}]*\}|, ?origin=\{[^}]*\}|, ?frontend_attr
 _TOKEN = re.compile(r"%[\w.\-]+")
 _COMPUTATION = re.compile(r"^(ENTRY )?(%[\w.\-]+) .*\{$")
 _INSTRUCTION = re.compile(r"^\s+(ROOT )?(%[\w.\-]+) = (.*)$")
+_SIGNED = re.compile(r"^((?:f|bf|c)\d+\[\S*) (negate|multiply|divide)\((?:[^\s%]\S* )?(%[\w.\-]+)"
+                     r"(?:, (?:[^\s%]\S* )?(%[\w.\-]+))?\)$")  # (floats: an integer's negation may wrap)
+_BROADCAST = re.compile(r"^\S+ broadcast\((?:[^\s%]\S* )?(%[\w.\-]+)\), dimensions=\{\}$")
+_MINUS_ONE = re.compile(r"^\S+ constant\(-1\)$")
+_PARAMETER = re.compile(r"^\S+ parameter\((\d+)\)$")
+_FUSION = re.compile(r"^(\S+) fusion\((.*)\), kind=\w+, calls=(%[\w.\-]+)$")
 
 
 def canonical_hlo(text: str) -> str:
     """XLA's optimized HLO text as digests of its entry computation's result and instructions, built
     from the operations (opcode, shapes, attributes and constants) and how they are wired, not from
     their names, their order or their metadata: two modules computing the same thing the same way
-    agree. Empty (comparable to nothing) where a constant is printed elided."""
+    agree. Also alike: a fusion and its computation inlined (however XLA numbers its parameters),
+    ``a * b`` and ``b * a``, and where a float's negation sits in a product or quotient
+    (``-a * b``, ``-(a * b)``, ``a * -b``, ``a * -1 * b``: the same numbers, exactly). Empty
+    (comparable to nothing) where a constant is printed elided."""
     import hashlib
 
     if "{...}" in text:  # a large constant printed elided: not comparable
@@ -156,20 +165,61 @@ def canonical_hlo(text: str) -> str:
             comps[current][m.group(2)] = m.group(3)
             if m.group(1):
                 roots[current] = m.group(2)
-    memo: dict[tuple[str, str], str] = {}
+    Signed = tuple[bool, str]
+    memo: dict[tuple[str, str, tuple[Signed, ...] | None], Signed] = {}
 
-    def inst(comp: str, name: str) -> str:
-        key = (comp, name)
-        if key not in memo:
+    def sha(s: str) -> str:
+        return hashlib.sha1(s.encode()).hexdigest()
+
+    def minus_one(comp: str, t: str) -> bool:  # constant(-1), or it broadcast
+        m = _BROADCAST.match(comps[comp].get(t, ""))
+        return bool(_MINUS_ONE.match(comps[comp].get(m.group(1) if m else t, "")))
+
+    def signed(comp: str, name: str, ctx: tuple[Signed, ...] | None = None) -> Signed:
+        """(negated, digest) of an instruction. A fusion is its computation with the fusion's
+        operands for its parameters (``ctx``: how XLA numbers them does not matter); a float's
+        negations are carried up through products and quotients (``-a * b`` is ``-(a * b)``, and
+        ``a * -1`` is ``-a``, exactly), so where XLA keeps them is not told apart."""
+        key = (comp, name, ctx)
+        if key in memo:
+            return memo[key]
+        line = comps[comp][name]
+        m = _SIGNED.match(line)
+        p = _PARAMETER.match(line)
+        f = _FUSION.match(line)
+        if p and ctx is not None and int(p.group(1)) < len(ctx):
+            out = ctx[int(p.group(1))]
+        elif f and f.group(3) in roots and all(t in comps[comp] for t in _TOKEN.findall(f.group(2))):
+            inner = tuple(signed(comp, t, ctx) for t in _TOKEN.findall(f.group(2)))
+            out = signed(f.group(3), roots[f.group(3)], inner)
+        elif m and m.group(2) == "negate" and m.group(3) in comps[comp]:
+            neg, h = signed(comp, m.group(3), ctx)
+            out = (not neg, h)
+        elif m and m.group(4) is not None and {m.group(3), m.group(4)} <= comps[comp].keys():
+            x, y = m.group(3), m.group(4)
+            if m.group(2) == "multiply" and (minus_one(comp, y) or minus_one(comp, x)):
+                neg, h = signed(comp, x if minus_one(comp, y) else y, ctx)
+                out = (not neg, h)
+            else:
+                (nx, hx), (ny, hy) = signed(comp, x, ctx), signed(comp, y, ctx)
+                if m.group(2) == "multiply":  # (it commutes)
+                    hx, hy = sorted((hx, hy))
+                out = (nx != ny, sha(f"{m.group(1)} {m.group(2)}(<{hx}>, <{hy}>)"))
+        else:
             def sub(m: re.Match[str]) -> str:
                 t = m.group(0)
                 if t in comps[comp]:
-                    return "<" + inst(comp, t) + ">"
+                    return "<" + inst(comp, t, ctx) + ">"
                 if t in comps and t in roots:
                     return "{" + inst(t, roots[t]) + "}"
                 return t
-            memo[key] = hashlib.sha1(_TOKEN.sub(sub, comps[comp][name]).encode()).hexdigest()
-        return memo[key]
+            out = (False, sha(_TOKEN.sub(sub, line)))
+        memo[key] = out
+        return out
+
+    def inst(comp: str, name: str, ctx: tuple[Signed, ...] | None = None) -> str:
+        neg, h = signed(comp, name, ctx)
+        return sha("negate " + h) if neg else h
 
     layout = re.search(r"entry_computation_layout=\{.*\}", text)
     if entry not in roots:  # pragma: no cover - XLA's text always has one

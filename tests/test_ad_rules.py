@@ -149,6 +149,9 @@ group("binary_more", [("logaddexp", "np.logaddexp(x, y)"), ("logaddexp", "np.log
                       ("sinc", "np.sinc(x)"), ("sinc", "np.sinc(y)")],
       A(2, 3), U(1.0, 2.0, 3))
 case("logaddexp", "np.logaddexp(x, y)", N(3, 1), N(1, 4))
+# `1 / y` has its own rule (vjp_when: the cotangent from the result alone); broadcast, and a 0-d divisor
+group("one_over", [("true_divide", "1.0 / y"), ("true_divide", "1 / (x + y)"), ("true_divide", "(1.0) / x"),
+                   ("true_divide", "1.0 / np.sum(y)"), ("true_divide", "2.0 / y")], U(1.0, 2.0, 2, 3), U(1.0, 2.0, 3))
 case("heaviside", "np.heaviside(x, y)", C([-1.0, 0.0, 2.0, 0.0]), N(4), fd=False)  # x2 passes where x1 == 0
 case("subtract", "x - y", N(3, 1), N(1, 4))
 case("where", "np.where(y > 0, x, 2.0)", N(), A(2, 2))
@@ -832,3 +835,18 @@ def test_hessian_vector_product_through_sequence_helpers() -> None:
                "    c, d = np.atleast_2d(a, b * b)\n"
                "    return np.sum(np.sin(c) * np.sum(d))\n", "f", np)
     check_hvp(f, np.array([0.3, -0.7, 1.1]))
+
+
+def test_one_over_x_reads_its_result_not_its_divisor() -> None:
+    """``1 / d``'s cotangent is ``-g * out * out`` (``np.reciprocal``'s rule), so ``d`` need not live
+    on into the backward pass; ``c / d`` for another ``c`` keeps ``-g * out / d`` (``c`` may be 0)."""
+    f = define("def f(x):\n    d = 1.0 + np.exp(x)\n    p = 1.0 / d\n    return np.sum(p)\n", "f", np)
+    text = srcjax.source(srcjax.grad(f), form="anf")
+    backward = text.split("assert ")[1]
+    assert " d" not in backward.replace("d_bar", "") and "p * p" in backward, text
+    x = np.array([-1.0, 0.0, 0.5, 800.0])  # 800: exp overflows, p == 0 and so is its derivative
+    (ours,), (ref,) = grads("def f(x):\n    return np.sum(1.0 / (1.0 + np.exp(x)))\n", x)
+    np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=0)
+    (ours,), (ref,) = grads("def f(x):\n    return np.sum(0.0 / x)\n", np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(ours, [0.0, 0.0])  # not 0 * 0 / 0
+    np.testing.assert_array_equal(ours, ref)

@@ -233,32 +233,30 @@ def _ratios(form: str, specialized: bool = False) -> dict[str, float]:
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 20's target is not met yet for every loss: see the table "
-                                       "(python -m tests.test_readable)")
 def test_printed_gradients_are_close_to_hand_written() -> None:
     """Issue 20's target, for the gradient printed for the example arguments' shapes and dtypes
     (``srcjax.source(f, *args)``): at most 3x the hand-written statement count for each loss, 2x
-    on average.
+    on average (1.63x and 3x when met).
 
-    The average is met (``test_specialized_print_is_shorter``); the maximum is not, because of
-    sigmoid_cross_entropy (5 statements for a hand-written 1): the printed gradient is the one
-    that runs, to the XLA program, and that one computes ``exp(-z)``, ``1 + exp(-z)`` and ``p``
-    once each and reads each twice or more (a person writes ``p - y``, which is algebra, not
-    the same floating-point program). The shape-generic print stays longer: forward values live
-    on to give shapes and dtypes to ``unbroadcast`` and ``ones_like``, and the guard's assert."""
+    sigmoid_cross_entropy was the last one over (5 statements for a hand-written 1): its backward
+    pass kept ``1.0 + exp(-z)`` alive for ``1.0 / add``'s rule and multiplied by ``1 / p`` for
+    ``log``'s. ``1 / x``'s rule now reads its result (``-g * out * out``, as ``np.reciprocal``'s) and
+    ``log``'s divides (``g / x``, as JAX's), so it prints ``exp``, ``p`` and the return. (A person
+    writes ``p - y``: that is algebra, not the same floating-point program.)"""
     ratios = _ratios("readable", specialized=True)
     assert max(ratios.values()) <= 3.0, ratios
     assert sum(ratios.values()) / len(ratios) <= 2.0, ratios
+    assert ratios["sigmoid_cross_entropy"] <= 3.0, ratios
 
 
 def test_specialized_print_is_shorter() -> None:
     """What the print for the example arguments reaches (a floor, so it does not get worse): on
-    average at most 2x the hand-written gradient (1.77x when written), never longer than the
-    generic print, 13 of the 14 within 3x (all but sigmoid_cross_entropy, 5x)."""
+    average at most 2x the hand-written gradient (1.77x when written, 1.63x since ``1 / x`` and
+    ``log`` read their results), never longer than the generic print, all 14 within 3x."""
     special, generic = _ratios("readable", specialized=True), _ratios("readable")
     assert all(special[n] <= generic[n] for n in HAND), (special, generic)
-    assert sum(special.values()) / len(HAND) <= 1.8, special
-    assert sum(1 for r in special.values() if r <= 3.0) >= 13, special
+    assert sum(special.values()) / len(HAND) <= 1.65, special
+    assert all(r <= 3.0 for r in special.values()), special
     assert special["ridge"] <= 2 and special["poisson_nll"] <= 1 and special["softmax_cross_entropy"] <= 1, special
 
 
@@ -438,8 +436,22 @@ def test_tidying_is_exact() -> None:
     assert _tidy("y = -(2 * a)") == "y = -(2 * a)"  # an unsigned a: -2 does not fit
     assert _tidy("y = 0.1 * a * 3") == "y = 0.1 * a * 3"  # rounding: not gathered
     assert _tidy("y = -a * 2 * b") == "y = -a * 2 * b"
+    # a negated product or quotient that leads with a negated float: both signs go
+    assert _tidy("y = -(-(1.0 - a) / b)") == "y = (1.0 - a) / b"
+    assert _tidy("y = -(-(a / b + a) * b * a)") == "y = (a / b + a) * b * a"
+    assert _tidy("y = -(-(-(-(1.0 - a) / b) + -a / b) * b)") == "y = ((1.0 - a) / b + -a / b) * b"
+    assert _tidy("y = -(-a * b)") == "y = -(-a * b)"  # a may be an integer: -a may wrap
+    assert _tidy("y = -(-a / b)") == "y = -(-a / b)"
+    assert _tidy("y = -(b * -(1.0 - a))") == "y = -(b * -(1.0 - a))"  # (only a leading one)
     assert _tidy("y = a * 2 * b", keep=frozenset({"y"})) == "y = a * 2 * b"  # the user's line, as written
     assert _tidy("y_bar = a * 2 * b", keep=frozenset({"y"})) == "y_bar = 2 * a * b"
+    i8 = np.array([-128, 5], dtype=np.int8)  # why an integer's negation is not removed: it wraps
+    with np.errstate(all="ignore"):
+        assert not np.array_equal(-(-i8 / 2.0), i8 / 2.0)
+        for a in (np.float16(3.5), np.float32(-7.25), np.array([np.inf, -0.0, np.nan, 1e308]), 1.0 + 2j):
+            b = np.float32(0.3)
+            for x, y in ((-(-(1.0 - a) / b), (1.0 - a) / b), (-(-(1.0 - a) * b * 3), (1.0 - a) * b * 3)):
+                assert np.array_equal(x, y, equal_nan=True) and np.result_type(x) == np.result_type(y)
     for a in (np.float16(3.5), np.float32(-7.25), np.arange(4, dtype=np.int8), 1e308, 3):
         assert np.array_equal(100.0 * a * 2 * 1.5, 200.0 * a * 1.5)
         assert np.result_type(100.0 * a * 2) == np.result_type(200.0 * a)

@@ -166,7 +166,7 @@ def test_gradient_for_given_shapes_has_no_guard_and_no_shape_helpers() -> None:
     g = srcjax.grad(poisson_nll)
     generic, text = srcjax.source(g), srcjax.source(g, z, y)
     assert "assert " in generic and "unbroadcast(" in generic and "np.sum(" in generic
-    assert text.endswith("def poisson_nll_grad(z, y):\n    return -1.0 * y + np.exp(z)\n"), text
+    assert text.endswith("def poisson_nll_grad(z, y):\n    return -y + np.exp(z)\n"), text  # (y * -1.0: -y)
     assert check(g, (z, y)) in ("stablehlo", "optimized")
 
 
@@ -252,6 +252,48 @@ def test_canonical_hlo_ignores_names_and_order_only() -> None:
     assert h["twice"] == h["twice_left"] != h["thrice"]
     assert h["sub"] != h["bus"]
     assert canonical_hlo("HloModule m\nENTRY %main (p: f32[]) -> f32[] {\n  ROOT %c = f32[9] constant({...})\n}\n") == ""
+
+
+def test_canonical_hlo_carries_float_negations_through_products_only() -> None:
+    """``-a * b``, ``-(a * b)``, ``a * -b`` and ``a * (-1.0) * b`` are the same float (negation is
+    exact, rounding symmetric), so where XLA keeps the negation is not told apart; ``-(a + b)`` and
+    ``-a + b`` are different programs, and so are integers' (``-a`` may wrap)."""
+    def neg_left(x, y):
+        return -x * y
+
+    def neg_out(x, y):
+        return -(x * y)
+
+    def neg_right(x, y):
+        return x * -y
+
+    def times_minus_one(x, y):
+        return x * (-1.0) * y
+
+    def neg_twice(x, y):
+        return -(-x / y)
+
+    def quotient(x, y):
+        return x / y
+
+    def neg_sum(x, y):
+        return -(x + y)
+
+    def sum_neg(x, y):
+        return -x + y
+
+    def plain(x, y):
+        return x * y
+
+    fs = (neg_left, neg_out, neg_right, times_minus_one, neg_twice, quotient, neg_sum, sum_neg, plain)
+    a = np.linspace(0.5, 1.5, 3)
+    h = {f.__name__: canonical_hlo(srcjax.lower(f, a, a).compile().as_text()) for f in fs}
+    assert h["neg_left"] == h["neg_out"] == h["neg_right"] == h["times_minus_one"] != h["plain"]
+    assert h["neg_twice"] == h["quotient"]
+    assert len({h["neg_sum"], h["sum_neg"], h["neg_left"], h["plain"]}) == 4
+    i = np.arange(3, dtype=np.int8)
+    hi = {f.__name__: canonical_hlo(srcjax.lower(f, i, i).compile().as_text()) for f in (neg_left, neg_out)}
+    assert hi["neg_left"] != hi["neg_out"]
 
 
 def test_form_is_a_keyword() -> None:

@@ -524,6 +524,18 @@ defjvp("multiply", x1="x1_dot * x2", x2="x1 * x2_dot")
 defvjp("multiply", x1="unbroadcast(out_bar * x2, x1)", x2="unbroadcast(x1 * out_bar, x2)")
 defjvp("true_divide", x1="x1_dot / x2", x2="-out * x2_dot / x2")
 defvjp("true_divide", x1="unbroadcast(out_bar / x2, x1)", x2="unbroadcast(-out_bar * out / x2, x2)")
+
+
+def _one_over(args: Any) -> dict[str, str]:
+    """``1 / x``'s cotangent from its result alone, as ``np.reciprocal``'s (``-g / x**2`` is
+    ``-g * out * out``): ``x`` need not stay alive for the backward pass (``1.0 / (1.0 + e)``)."""
+    x1 = args.get("x1")
+    if not isinstance(x1, str) or x1.strip() not in ("1", "1.0", "1.", "(1)", "(1.0)"):
+        return {}
+    return {"x2": "unbroadcast(-out_bar * out * out, x2)"}
+
+
+set_fields("true_divide", vjp_when=_one_over)
 # JAX convention for d(x1 ** x2)/dx2 = log(x1) * out: log(x1) is taken as 0 where x1 == 0 (so the
 # derivative is 0 there, not 0 * -inf = nan), and is nan for x1 < 0 (log of a negative number).
 # d/dx1 = x2 * x1 ** (x2 - 1) is 0 where x2 == 0 (x1 ** 0 is the constant 1; JAX gives 0 for an
@@ -598,6 +610,10 @@ _UNARY = {
     "erf": "1.1283791670955126 * np.exp(-(x * x))",  # 2 / sqrt(pi) exp(-x^2)
 }
 for _name, _deriv in _UNARY.items():
+    if _deriv.startswith("1 / "):  # a division, not times a reciprocal: one rounding (JAX's log: g / x)
+        defjvp(_name, x=f"x_dot / {_deriv[4:]}")
+        defvjp(_name, x=f"out_bar / {_deriv[4:]}")
+        continue
     defjvp(_name, x=f"x_dot * ({_deriv})")
     defvjp(_name, x=f"out_bar * ({_deriv})")
 

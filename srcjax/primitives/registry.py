@@ -120,6 +120,7 @@ class Primitive:
     nondiff: bool = False  # zero derivative everywhere
     nondiff_args: frozenset[str] = frozenset()  # array operands without a derivative
     nondiff_when: Callable[[Mapping[str, Any]], bool] | None = None  # no derivative for these arguments
+    vjp_when: Callable[[Mapping[str, Any]], Mapping[str, str]] | None = None  # templates for these arguments
     jvp_joint: str | None = None  # the tangent when the rule is linear in its operands together
     no_rule_hint: str | None = None  # what to write instead, when the primitive has no derivative rule
     static_hint: str | None = None  # what to write instead, when a static parameter gets run-time data
@@ -146,6 +147,11 @@ class Primitive:
         """What a call with these (source-text) arguments returns (``np.linalg.svd``: a list, or with
         ``compute_uv=False`` one array)."""
         return self.results(args) if callable(self.results) else self.results
+
+    def vjp_for(self, args: Mapping[str, Any]) -> dict[str, str]:
+        """The VJP templates for a call with these (source-text) arguments: ``vjp``, with those
+        ``vjp_when`` gives for them in place (``1.0 / x``: its cotangent from the result alone)."""
+        return {**self.vjp, **self.vjp_when(args)} if self.vjp_when is not None else self.vjp
 
     def differentiable(self, args: Mapping[str, Any]) -> bool:
         """Whether a call with these (source-text) arguments has a derivative at all."""

@@ -41,7 +41,9 @@ binding a name of the user's (their own lines stay as written):
   a chain only: multiplication commutes);
 - ``2.5 * a * 2`` -> ``5.0 * a`` for a float literal times a power of two (scaling by ``2**k`` is
   exact, within float16's normal range);
-- ``-(2.5 * a)`` -> ``-2.5 * a`` for a float literal (rounding to nearest is symmetric).
+- ``-(2.5 * a)`` -> ``-2.5 * a`` for a float literal (rounding to nearest is symmetric);
+- ``-(-e * b / c)`` -> ``e * b / c`` for an ``e`` that is surely a float or complex (a float
+  literal in it, or a true division: an integer's negation may wrap).
 
 Last, the temporaries that survive are renumbered (:mod:`.readable_names`: ``sub_1`` -> ``sub``
 once ``sub`` was folded away, with ``sub_1_bar``).
@@ -555,6 +557,9 @@ def _tidy(node: ast.AST, t: _Text) -> tuple[str, int] | None:
         inner = node.operand
         if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.USub):  # -(-e)
             return _text(inner.operand, t), _prec(inner.operand)
+        lead = _leading_negation(inner)
+        if lead is not None:  # -(-e * b / c) -> e * b / c
+            return _text(inner, t, {lead: lead.operand}), _prec(inner)
         if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Mult):
             fs, head, _ = _gather(inner)
             if type(head) is float:  # -(2.5 * a * b) -> -2.5 * a * b
@@ -568,6 +573,33 @@ def _tidy(node: ast.AST, t: _Text) -> tuple[str, int] | None:
     if not changed:
         return None
     return _product(repr(head) if head is not None and _number(fs[0]) != head else _text(fs[0], t), fs, t), 14
+
+
+def _leading_negation(node: ast.expr) -> ast.UnaryOp | None:
+    """The ``-e`` that leads the product or quotient ``node`` (``-e * b / c``) when ``e`` is surely
+    a float or complex (then ``-(-e * b / c)`` is ``e * b / c`` exactly: negation is exact and
+    rounding symmetric; an integer ``e`` may be the one whose negation wraps), or None."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div))):
+        return None
+    while isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        node = node.left
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and _inexact(node.operand):
+        return node
+    return None
+
+
+def _inexact(node: ast.expr) -> bool:
+    """Whether ``node`` is surely a float or complex, whatever its names hold: a float or complex
+    literal, a true division, or ``+ - *`` of one such (NumPy promotes the other operand to it)."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (float, complex)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _inexact(node.operand)
+    if isinstance(node, ast.BinOp):
+        if isinstance(node.op, ast.Div):
+            return True
+        return isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)) and (_inexact(node.left) or _inexact(node.right))
+    return False
 
 
 def _gather(node: ast.BinOp) -> tuple[list[ast.expr], int | float | None, bool]:
@@ -605,12 +637,16 @@ def _product(head: str, fs: list[ast.expr], t: _Text) -> str:
     return " * ".join(parts)
 
 
-def _text(node: ast.AST, t: _Text) -> str:
-    """The tidied text of a whole expression (tidying inside it too)."""
+def _text(node: ast.AST, t: _Text, instead: dict[ast.AST, ast.expr] | None = None) -> str:
+    """The tidied text of a whole expression (tidying inside it too; a node of ``instead`` written
+    as the expression it maps to)."""
     s, e = t.span(node)
     edits: list[tuple[int, int, str]] = []
 
     def go(n: ast.AST, need: int) -> None:
+        if instead and n in instead:
+            edits.append(_replace(n, (_text(instead[n], t), _prec(instead[n])), need, t))
+            return
         new = _tidy(n, t)
         if new is not None:
             edits.append(_replace(n, new, need, t))

@@ -610,14 +610,14 @@ class VJP:
 
     def uses_out(self, op: Op) -> bool:
         assert op.prim is not None
-        return any(_mentions(t, "out") for t in op.prim.vjp.values())
+        return any(_mentions(t, "out") for t in op.prim.vjp_for(op.args).values())
 
     def prim_adjoint(self, op: Op, out: str, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
         prim = op.prim
         assert prim is not None
         if not prim.differentiable(op.args):
             return
-        templates = prim.vjp
+        templates = prim.vjp_for(op.args)
         if not templates:
             raise DifferentiationError(f"no derivative rule for {prim.path} yet", hint=(
                 prim.no_rule_hint or "file an issue; or wrap it in srcjax.custom_vjp (issue #5)"))

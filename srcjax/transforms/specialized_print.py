@@ -20,7 +20,8 @@ and each is exact for the recorded values: the same values, shape, dtype and wea
   value are ``g``; ``unbroadcast`` of a float ``g`` that drops leading axes, or sums axes kept
   as 1s, is ``np.sum(g, axis=..., keepdims=...)``;
 - ``-(-x)``, ``x * ones_like(..)``, ``x * 1.0`` and ``x / 1.0`` are ``x`` when ``x`` has the
-  result's abstract value;
+  result's abstract value, and ``x * -1.0`` (a float ``x``) is ``-x`` (the checker below reads a
+  product by -1 as a negation);
 - a value known to be a smaller value broadcast (``ones_like(v)``; a reduction's cotangent
   ``expand_reduced(h, a, ...)`` of a 0-d ``h``, or with ``keepdims``, of ``a``'s dtype; numbers
   times them) is written as that smaller value where an elementwise operation meets an operand of
@@ -385,6 +386,9 @@ class _Rewriter:
             if (op == "*" or (op == "/" and x == a)) and so is not None and so.const == 1.0 and other is None \
                     and ft[2].kind == "f":
                 return self.same_as(t, x)
+            if op == "*" and so is not None and so.const == -1.0 and ft[2].kind == "f" and \
+                    (other is None or self.once(other)):  # x * -1.0: -x (negation is exact)
+                return cst.parse_expression(f"-{x}")
         # both operands broadcast 0-d values: so is the result (the statement stays, its scalar form is noted)
         if sa is not None and sb is not None:
             both = self.combine(op, fa, sa, fb, sb, ft)
