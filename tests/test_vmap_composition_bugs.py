@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 import srcjax
+from tests.twins import jax_twin
 
 jax.config.update("jax_enable_x64", True)
 
@@ -40,13 +41,7 @@ def carried_unmapped(x, y):
     return np.sum(x) + np.sum(v * v)
 
 
-def _jax_carried_unmapped(x, y):
-    v = jnp.sin(y)
-    it = 0
-    while it < 2 and float(x.mean()) < 0.5:
-        v = v + v * 0.5
-        it = it + 1
-    return jnp.sum(x) + jnp.sum(v * v)
+_jax_carried_unmapped = jax_twin(carried_unmapped)  # the same source with np as jax.numpy
 
 
 @pytest.mark.parametrize("how", ["jacfwd", "jacrev", "grad", "hessian"])
@@ -71,13 +66,7 @@ def break_on_sum(x, w):
     return np.sum(s)
 
 
-def _jax_break_on_sum(x, w):
-    s = x
-    for _ in range(6):
-        s = jnp.tanh(s * w) + s
-        if jnp.sum(s) > 3.0:
-            break
-    return jnp.sum(s)
+_jax_break_on_sum = jax_twin(break_on_sum)  # the same source with np as jax.numpy
 
 
 def break_on_element(x):  # a gather by the loop counter (batched: `batch_index`) under the break
@@ -89,13 +78,7 @@ def break_on_element(x):  # a gather by the loop counter (batched: `batch_index`
     return s
 
 
-def _jax_break_on_element(x):
-    s = 0.0
-    for i in range(5):
-        if x[i] > 1.0:
-            break
-        s = s + x[i] ** 2
-    return s
+_jax_break_on_element = jax_twin(break_on_element)  # the same source with np as jax.numpy
 
 
 def squares_of_breaks(x, w):
@@ -138,10 +121,7 @@ def branch_on_sum(x, y):
     return r
 
 
-def _jax_branch_on_sum(x, y):
-    if jnp.sum(x * y) > 0.0:
-        return jnp.sum(jnp.sin(x) * y)
-    return jnp.sum(x ** 2) - jnp.sum(y)
+_jax_branch_on_sum = jax_twin(branch_on_sum)  # the same source with np as jax.numpy
 
 
 def jacobian_of_branch(x, y):
@@ -157,13 +137,7 @@ def break_on_product(x, y):
     return s
 
 
-def _jax_break_on_product(x, y):
-    s = 0.0
-    for i in range(3):
-        s = s + jnp.tanh(x[i] * y[i])
-        if s > 0.8:
-            break
-    return s
+_jax_break_on_product = jax_twin(break_on_product)  # the same source with np as jax.numpy
 
 
 def jacobian_of_break(x, y):
@@ -195,12 +169,7 @@ def mapped_loop(x, y):
     return np.sum(x * y)
 
 
-def _jax_mapped_loop(x, y):
-    it = 0
-    while it < 4 and jnp.sum(x * x) < 4.0:
-        x = x * 1.5 + 0.1 * y
-        it = it + 1
-    return jnp.sum(x * y)
+_jax_mapped_loop = jax_twin(mapped_loop)  # the same source with np as jax.numpy
 
 
 def vmapped_loop(x, y):
@@ -229,6 +198,9 @@ def _rec(x, n):
     return _rec(np.sin(x) * 1.5, n - 1)
 
 
+_jax_rec = jax_twin(_rec)  # the same source with np as jax.numpy
+
+
 def recursive_sum(x):
     return np.sum(_rec(x, 3))
 
@@ -249,10 +221,6 @@ def test_vmap_of_a_hessian_vector_product_through_static_recursion() -> None:
     np.testing.assert_allclose(got, want, rtol=1e-10)  # recursive tape's deeper levels popped as unbatched)
     hess = np.asarray(srcjax.hessian(recursive_sum)(_AT))  # (was refused: 'out_axes=None ...')
     np.testing.assert_allclose(hess, want, rtol=1e-10)
-
-
-def _jax_rec(x: Any, n: int) -> Any:
-    return x if n == 0 else _jax_rec(jnp.sin(x) * 1.5, n - 1)
 
 
 # -- values computed from shapes through a recursion stay unbatched at any depth of vmap ------------
