@@ -63,6 +63,8 @@ def _clean(e: TranspileError) -> TranspileError:
             mapped = locations.user_span(site)
             if mapped is not None:
                 e.span, e.chain = mapped, [c for c in e.chain[k:] if locations.is_users(c) and c != mapped]
+                if e.note:  # (its names are those of the code srcjax wrote: a batched helper's parameters)
+                    e.note = f"in the code srcjax wrote for this line: {e.note}"
                 break
     return e
 

@@ -205,7 +205,8 @@ class TranspileError(Exception):
 
     def called_from(self, site: Span | None) -> TranspileError:
         """Record that the code where this error is was reached by a call at ``site`` (one entry a line)."""
-        if site is not None and self.span is not None and not site.filename.startswith("<srcjax."):
+        if site is not None and self.span is not None:  # (sites in source srcjax wrote too: ``api._clean``
+            # maps them to the user's line they come from; they are never printed)
             seen = {(s.filename, s.line) for s in [self.span, *self.chain]}
             if (site.filename, site.line) not in seen:
                 self.chain.append(site)
@@ -230,6 +231,8 @@ class TranspileError(Exception):
         if self.note:
             lines.append(f"note: {self.note}")
         for site in self.chain:
+            if site.filename.startswith("<srcjax."):
+                continue
             lines.append(f"  called from {site}")
             src = site.source_line()
             if src:

@@ -92,3 +92,30 @@ def test_an_if_on_a_string_leaf_of_a_mapped_dict_names_the_leaf() -> None:
     assert m is not None and "'act': None" in m.group(1) and "'w': 0" in m.group(1), e.hint
     got = srcjax.vmap(act, in_axes=eval(m.group(1)))(p, x)  # noqa: S307
     np.testing.assert_allclose(np.asarray(got), [act({"act": "relu", "w": w}, v) for w, v in zip(p["w"], x)])
+
+
+def mismatched(w, x):
+    h = np.tanh(x @ w)
+    return np.sum(h * h)
+
+
+@pytest.mark.parametrize("how", ["vmap", "vmap_grad", "compile_vmap", "grad_of_vmap"])
+def test_regression_a_shape_error_under_vmap_is_at_the_users_line(how: str) -> None:
+    """Regression: a shape error inside the batched program was placed in srcjax's own helper
+    (``srcjax/batched.py``: ``return np.matmul(x1, x2)``): the call site in the batched source, which maps
+    to the user's line, was not recorded. It is the user's line now, with no srcjax location anywhere."""
+    w, xs = np.ones((4, 2)), np.ones((5, 3))  # x @ w: 3 != 4
+    fns = {"vmap": srcjax.vmap(mismatched, in_axes=(None, 0)),
+           "vmap_grad": srcjax.vmap(srcjax.grad(mismatched), in_axes=(None, 0)),
+           "compile_vmap": srcjax.compile(srcjax.vmap(mismatched, in_axes=(None, 0))),
+           "grad_of_vmap": srcjax.grad(_summed_mismatch)}
+    with pytest.raises(srcjax.TranspileError) as ei:
+        fns[how](w, xs)
+    e = ei.value
+    assert e.span is not None and e.span.filename == __file__ and e.span.line == _line(mismatched, "x @ w"), str(e)
+    assert "srcjax/" not in str(e) and "<srcjax." not in str(e), str(e)
+    assert "inner dimensions" in e.message
+
+
+def _summed_mismatch(w, xs):
+    return np.sum(srcjax.vmap(mismatched, in_axes=(None, 0))(w, xs))
