@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import libcst as cst
 
@@ -52,7 +53,7 @@ def rewrite_call(fn: str, args: list[cst.BaseExpression], ft: Fact,
             return ("same", names[0])
     if fn == "batch_matmul" and len(args) == 4 and names[1] is not None:
         f1, b1, b2 = fact(names[1]), _flag(args[2]), _flag(args[3])
-        if f0[0] != "a" or f1 is None or f1[0] != "a" or b1 is None or b2 is None:
+        if f0 is None or f0[0] != "a" or f1 is None or f1[0] != "a" or b1 is None or b2 is None:
             return None
         r1, r2 = len(f0[1]) - b1, len(f1[1]) - b2
         plain = b1 and not b2 and r1 == 1 and r2 == 2 or (
