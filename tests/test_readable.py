@@ -534,3 +534,17 @@ def test_loop_bodies_fold_and_branches_stay() -> None:
     assert _fold(body) == _lines("t = np.sin(x)\nfor i in range(3):\n    y = y + np.cos(y)\nreturn 2.0 * y + t")
     body = "t = np.sin(x)\nif y:\n    u = np.cos(y)\n    y = u * 2.0\nreturn t + y"
     assert _fold(body) == _lines(body)
+
+
+def test_a_copy_of_a_folded_definition_keeps_its_precedence() -> None:
+    """Regression: ``s = s + b; c = s; m = 200.0 * c`` folded ``s + b`` into the copy ``c = s``, then
+    ``c`` into the product with a name's precedence: ``200.0 * np.sum(g) + b`` (a silent wrong
+    answer the specialized print's checker caught for ``jacrev(grad(rosen))``)."""
+    src = ("import numpy as np\n\n\ndef f(b, g):\n    s = np.sum(g)\n    s = s + b\n    c = s\n"
+           "    m = 200.0 * c\n    return m\n")
+    for tidy in (True, False):
+        text = readable.readable_source(src, set(), frozenset({"b", "g"}), tidy)
+        ns: dict = {}
+        exec(text, ns)  # noqa: S102 - the module printed, run by NumPy
+        g = np.arange(3.0)
+        assert ns["f"](2.0, g) == 200.0 * (np.sum(g) + 2.0), text
