@@ -548,3 +548,21 @@ def test_a_copy_of_a_folded_definition_keeps_its_precedence() -> None:
         exec(text, ns)  # noqa: S102 - the module printed, run by NumPy
         g = np.arange(3.0)
         assert ns["f"](2.0, g) == 200.0 * (np.sum(g) + 2.0), text
+
+
+def test_jvp_of_augmented_assignments_is_the_derivative() -> None:
+    """Regression (a silent wrong answer, on the program that runs and on its print): the folding
+    wrote ``pow_dot = a + b / 4 * 2 * y`` for ``(a + b) / 4 * 2 * y`` in the JVP of ``y = x.copy();
+    y += 1; y *= 2.0; y -= x; y /= 4; y **= 2`` (``y = (x + 2) / 4``, so ``dy**2 = (x + 2) / 8 * dx``):
+    ``srcjax.jvp`` gave 1.6875 for 0.3125."""
+    from srcjax import autodiff
+    from srcjax.api import _as_compiled
+    from srcjax.printing import exec_module
+    from tests.corpus_programs import augmented_assignment
+
+    x, t = np.array([0.5, -1.0, 2.0]), np.array([1.0, 0.25, -0.5])
+    want = (x + 2) / 8 * t
+    np.testing.assert_allclose(np.asarray(srcjax.jvp(augmented_assignment, (x,), (t,))[1]), want, rtol=1e-12)
+    f = autodiff._wrap(augmented_assignment, "jvp", (0,), False)
+    printed = exec_module(srcjax.source(f), _as_compiled(f).program)(x, t)
+    np.testing.assert_allclose(printed[1], want, rtol=1e-12)
