@@ -566,3 +566,17 @@ def test_jvp_of_augmented_assignments_is_the_derivative() -> None:
     f = autodiff._wrap(augmented_assignment, "jvp", (0,), False)
     printed = exec_module(srcjax.source(f), _as_compiled(f).program)(x, t)
     np.testing.assert_allclose(printed[1], want, rtol=1e-12)
+
+
+def test_jvp_of_attention_is_the_derivative() -> None:
+    """Regression (the same folding bug): ``w_dot = (a + b) * w`` ran as ``a + b * w`` in the JVP of
+    tests/ad_programs.attention (softmax's ``scores - max``); checked against central differences."""
+    from tests import ad_programs as P
+
+    rng = np.random.default_rng(3)
+    q, k, v = rng.standard_normal((4, 3)), rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
+    t = rng.standard_normal(q.shape)
+    _, tan = srcjax.jvp(P.attention, (q, k, v), (t, np.zeros_like(k), np.zeros_like(v)))
+    h = 1e-6
+    fd = (np.asarray(P.attention(q + h * t, k, v)) - np.asarray(P.attention(q - h * t, k, v))) / (2 * h)
+    np.testing.assert_allclose(np.asarray(tan), fd, rtol=1e-6, atol=1e-7)
