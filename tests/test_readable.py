@@ -534,3 +534,49 @@ def test_loop_bodies_fold_and_branches_stay() -> None:
     assert _fold(body) == _lines("t = np.sin(x)\nfor i in range(3):\n    y = y + np.cos(y)\nreturn 2.0 * y + t")
     body = "t = np.sin(x)\nif y:\n    u = np.cos(y)\n    y = u * 2.0\nreturn t + y"
     assert _fold(body) == _lines(body)
+
+
+def test_a_copy_of_a_folded_definition_keeps_its_precedence() -> None:
+    """Regression: ``s = s + b; c = s; m = 200.0 * c`` folded ``s + b`` into the copy ``c = s``, then
+    ``c`` into the product with a name's precedence: ``200.0 * np.sum(g) + b`` (a silent wrong
+    answer the specialized print's checker caught for ``jacrev(grad(rosen))``)."""
+    src = ("import numpy as np\n\n\ndef f(b, g):\n    s = np.sum(g)\n    s = s + b\n    c = s\n"
+           "    m = 200.0 * c\n    return m\n")
+    for tidy in (True, False):
+        text = readable.readable_source(src, set(), frozenset({"b", "g"}), tidy)
+        ns: dict = {}
+        exec(text, ns)  # noqa: S102 - the module printed, run by NumPy
+        g = np.arange(3.0)
+        assert ns["f"](2.0, g) == 200.0 * (np.sum(g) + 2.0), text
+
+
+def test_jvp_of_augmented_assignments_is_the_derivative() -> None:
+    """Regression (a silent wrong answer, on the program that runs and on its print): the folding
+    wrote ``pow_dot = a + b / 4 * 2 * y`` for ``(a + b) / 4 * 2 * y`` in the JVP of ``y = x.copy();
+    y += 1; y *= 2.0; y -= x; y /= 4; y **= 2`` (``y = (x + 2) / 4``, so ``dy**2 = (x + 2) / 8 * dx``):
+    ``srcjax.jvp`` gave 1.6875 for 0.3125."""
+    from srcjax import autodiff
+    from srcjax.api import _as_compiled
+    from srcjax.printing import exec_module
+    from tests.corpus_programs import augmented_assignment
+
+    x, t = np.array([0.5, -1.0, 2.0]), np.array([1.0, 0.25, -0.5])
+    want = (x + 2) / 8 * t
+    np.testing.assert_allclose(np.asarray(srcjax.jvp(augmented_assignment, (x,), (t,))[1]), want, rtol=1e-12)
+    f = autodiff._wrap(augmented_assignment, "jvp", (0,), False)
+    printed = exec_module(srcjax.source(f), _as_compiled(f).program)(x, t)
+    np.testing.assert_allclose(printed[1], want, rtol=1e-12)
+
+
+def test_jvp_of_attention_is_the_derivative() -> None:
+    """Regression (the same folding bug): ``w_dot = (a + b) * w`` ran as ``a + b * w`` in the JVP of
+    tests/ad_programs.attention (softmax's ``scores - max``); checked against central differences."""
+    from tests import ad_programs as P
+
+    rng = np.random.default_rng(3)
+    q, k, v = rng.standard_normal((4, 3)), rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
+    t = rng.standard_normal(q.shape)
+    _, tan = srcjax.jvp(P.attention, (q, k, v), (t, np.zeros_like(k), np.zeros_like(v)))
+    h = 1e-6
+    fd = (np.asarray(P.attention(q + h * t, k, v)) - np.asarray(P.attention(q - h * t, k, v))) / (2 * h)
+    np.testing.assert_allclose(np.asarray(tan), fd, rtol=1e-6, atol=1e-7)

@@ -350,6 +350,9 @@ class _Scope:
         if "\n" in text:
             return None
         prec = _prec(value) if not isinstance(value, ast.Name) else _ATOM
+        if isinstance(value, ast.Name) and text != value.id:  # a copy of a definition folded in: its precedence
+            folded = ast.parse(text, mode="eval").body
+            prec = _prec(folded) if not isinstance(folded, ast.Name) else _ATOM
         if isinstance(value, ast.Constant) and isinstance(value.value, (int, float, complex)):
             prec = _ATOM - 1  # (1).real
         return _Def(name, i, text, prec, reads | {n.id for n in walk_ast(value) if isinstance(n, ast.Name)}, False, s,

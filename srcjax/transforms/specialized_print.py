@@ -49,6 +49,7 @@ import numpy as np
 
 from ..lower.specialize import Specializer
 from ..lower.values import is_dynamic
+from . import specialized_batch
 
 Fact = tuple[Any, ...]  # ("a", shape, dtype, weak) for an array; ("s", value) for a static number/bool
 
@@ -330,6 +331,10 @@ class _Rewriter:
 
     def call(self, t: str, ft: Fact, fn: str, args: list[cst.BaseExpression], e: cst.Call) -> cst.BaseExpression | None:
         names = [_atom(a) for a in args]
+        done = specialized_batch.rewrite_call(fn, args, ft, self.fact)
+        if done is not None:
+            kind, text = done
+            return self.same_as(t, text) if kind == "same" and self.once(text) else cst.parse_expression(text)
         if fn == "ones_like" and len(args) == 1 and ft[0] == "a" and ft[2].kind == "f":
             if self.single:
                 self.ones.add(t)
@@ -525,6 +530,7 @@ def modules_for(program: Any, rec: Record, generic: str, form: str) -> list[str]
     from .batch import BATCHED_IMPORTS
 
     pure = set(ADJOINT_IMPORTS) | set(BATCHED_IMPORTS)
+    pure |= specialized_batch.PURE_BUILTINS | specialized_batch.pure_functions(program, pure)
     shown = {n.name: n for n in ast.parse(generic).body if isinstance(n, ast.FunctionDef)}
     written: dict[str, str] = {}
     for nf in program.functions.values():
@@ -549,7 +555,7 @@ def modules_for(program: Any, rec: Record, generic: str, form: str) -> list[str]
         for start, end, text in edits:
             parts += ["".join(lines[at:start]), text.rstrip("\n") + "\n"]
             at = end
-        module = _imports_used("".join(parts) + "".join(lines[at:]))
+        module = _imports_used(specialized_batch.without_unused("".join(parts) + "".join(lines[at:]), generic))
         if module not in out:
             out.append(module)
     return out

@@ -1,0 +1,162 @@
+"""The calls of ``srcjax.batched``'s helpers that the print for given shapes writes as what they do
+(:mod:`.specialized_print`), and which program functions it may drop when nothing reads their result.
+
+A batched program (``vmap``; ``hessian``, ``jacfwd`` and ``jacrev``, which are one batched JVP or
+VJP) aligns ranks per example with helpers whose effect depends on shapes only. For the shapes
+the specializer recorded (the batch axis included), each rule below is exact:
+
+- ``batch_align(x, y)``, ``batch_align_b(x, y)`` add length-1 axes after the batch axis, or return
+  ``x`` itself: a result with ``x``'s abstract value is ``x``;
+- ``batch_unbroadcast(g, x, True, _)`` of a batched ``g`` with the result's abstract value sums no
+  axis (or only length-1 ones) and reshapes to the shape it has: ``g``;
+- ``batch_broadcast_like(t, y, True, _)`` of a batched ``t`` with the result's abstract value
+  broadcasts ``t`` to its own shape: ``t``;
+- ``batch_matmul(x1, x2, b1, b2)`` is ``x1 @ x2`` where the helper calls ``np.matmul(x1, x2)``
+  itself: a batched vector times a shared matrix, or matrices whose ranks need no new axes.
+
+Whatever is rewritten is still checked against the generic program before it is printed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from typing import Any
+
+import libcst as cst
+
+Fact = tuple[Any, ...]
+
+IDENTITIES = ("batch_align", "batch_align_b", "batch_unbroadcast", "batch_broadcast_like")
+PURE_BUILTINS = frozenset({"range", "tuple", "list", "len", "int", "float", "bool", "abs", "min", "max",
+                           "zip", "enumerate", "reversed", "isinstance", "sorted", "all", "any",
+                           "sum", "round", "divmod"})
+
+
+def _flag(e: cst.BaseExpression) -> bool | None:
+    return {"True": True, "False": False}.get(e.value) if isinstance(e, cst.Name) else None
+
+
+def rewrite_call(fn: str, args: list[cst.BaseExpression], ft: Fact,
+                 fact: Callable[[str | None], Fact | None]) -> tuple[str, str] | None:
+    """("same", name) where the call is the value of ``name``; ("expr", text) where it is ``text``;
+    None where no rule applies (``fact`` reads a name's recorded value)."""
+    names = [a.value if isinstance(a, cst.Name) else None for a in args]
+    if ft[0] != "a" or not names or names[0] is None:
+        return None
+    f0 = fact(names[0])
+    if fn in IDENTITIES and f0 == ft:
+        if fn in ("batch_align", "batch_align_b") and len(args) == 2:
+            return ("same", names[0])
+        if fn in ("batch_unbroadcast", "batch_broadcast_like") and len(args) == 4 and _flag(args[2]) is True:
+            return ("same", names[0])
+    if fn == "batch_matmul" and len(args) == 4 and names[1] is not None:
+        f1, b1, b2 = fact(names[1]), _flag(args[2]), _flag(args[3])
+        if f0 is None or f0[0] != "a" or f1 is None or f1[0] != "a" or b1 is None or b2 is None:
+            return None
+        r1, r2 = len(f0[1]) - b1, len(f1[1]) - b2
+        plain = b1 and not b2 and r1 == 1 and r2 == 2 or (
+            r1 >= 2 and r2 >= 2 and not (b2 and not b1 and r1 == 2 and r2 == 2)
+            and (not b1 or r1 >= r2) and (not b2 or r2 >= r1))
+        if plain:
+            return ("expr", f"{names[0]} @ {names[1]}")
+    return None
+
+
+# -- which program functions are pure (a dead call of one goes) -------------------------------------
+
+
+class _Effects(cst.CSTVisitor):
+    def __init__(self, pure: set[str]) -> None:
+        self.pure, self.ok, self.defs = pure, True, 0
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if isinstance(f, cst.Name) and f.value in self.pure:
+            return
+        while isinstance(f, cst.Attribute):
+            f = f.value
+        if not (isinstance(node.func, cst.Attribute) and isinstance(f, cst.Name) and f.value == "np"):
+            self.ok = False
+
+    def _targets(self, targets: list[cst.BaseExpression]) -> None:
+        for t in targets:
+            if isinstance(t, (cst.Tuple, cst.List)):
+                self._targets([e.value for e in t.elements])
+            elif not isinstance(t, cst.Name):
+                self.ok = False  # (a subscript or attribute stored into: a mutation)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._targets([t.target for t in node.targets])
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._targets([node.target])
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._targets([node.target])
+
+    def visit_For(self, node: cst.For) -> None:
+        self._targets([node.target])
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Global, cst.Nonlocal, cst.Lambda, cst.Yield, cst.Await, cst.Del, cst.Raise,
+                             cst.With, cst.Try, cst.ClassDef, cst.Import, cst.ImportFrom)):
+            self.ok = False
+        if isinstance(node, cst.FunctionDef):
+            self.defs += 1
+            self.ok = self.ok and self.defs == 1  # (a nested function: not read)
+        return super().on_visit(node)
+
+
+def pure_functions(program: Any, pure: set[str]) -> set[str]:
+    """The program functions whose calls have no effect but their result: only NumPy calls, calls of
+    ``pure`` names and of such functions, and no store into a subscript or attribute."""
+    fdefs = {nf.name: nf.fdef for nf in program.functions.values() if nf.fdef.name.value == nf.name}
+    ok = set(fdefs)
+    changed = True
+    while changed:
+        changed = False
+        for name in sorted(ok):
+            v = _Effects(set(pure) | ok | set(PURE_BUILTINS))
+            fdefs[name].visit(v)
+            if not v.ok or fdefs[name].decorators:
+                ok.discard(name)
+                changed = True
+    return ok
+
+
+# -- the functions nothing calls any more -------------------------------------------------------------
+
+
+def _calls(tree: ast.Module) -> tuple[dict[str, ast.FunctionDef], dict[str, set[str]], set[str]]:
+    fns = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    reads = {k: {n.id for n in ast.walk(f) if isinstance(n, ast.Name)} & set(fns) - {k} for k, f in fns.items()}
+    top = {n.id for s in tree.body if not isinstance(s, ast.FunctionDef) for n in ast.walk(s)
+           if isinstance(n, ast.Name)}
+    return fns, reads, top
+
+
+def without_unused(text: str, generic: str) -> str:
+    """``text`` without the functions that none of ``generic``'s roots (its functions no other calls,
+    and those its module-level statements read) reaches any more."""
+    gfns, greads, gtop = _calls(ast.parse(generic))
+    called = set().union(*greads.values()) if greads else set()
+    roots = {k for k in gfns if k not in called or k in gtop}
+    tree = ast.parse(text)
+    fns, reads, _ = _calls(tree)
+    seen: set[str] = set()
+    todo = [r for r in roots if r in fns] + [k for k in fns if k not in gfns]
+    while todo:
+        k = todo.pop()
+        if k not in seen:
+            seen.add(k)
+            todo += reads.get(k, set())
+    dead = [f for k, f in fns.items() if k not in seen]
+    if not dead:
+        return text
+    lines = text.splitlines(True)
+    for f in sorted(dead, key=lambda f: -f.lineno):
+        start = min([f.lineno] + [d.lineno for d in f.decorator_list]) - 1
+        del lines[start:f.end_lineno or start]
+    return re.sub(r"\n{4,}", "\n\n\n", "".join(lines)).rstrip("\n") + "\n"
