@@ -596,7 +596,24 @@ def control_program(draw):
 _NO_SHRINK = {} if THOROUGH or EXAMPLES else {"phases": [Phase.explicit, Phase.reuse, Phase.generate]}
 
 
+# found by the thorough run (session 16): jvp's tangent of `v1 = v1 + x * 0.25` after a folded `np.where`
+# line was wrong (the readable fold copied a folded definition without its parentheses)
+_REBOUND_AFTER_FOLD = """import numpy as np
+
+
+def f(x, w):
+    items = []
+    for k in range(2):
+        items.append(np.cos(x + k))
+    v0 = np.prod(np.stack(items), axis=0)
+    v1 = np.where(x > 0.1, x * 2.0, np.exp(x))
+    v1 = v1 + x * 0.25
+    return np.sum(v1 * v0)
+"""
+
+
 @examples(10, scale=20, **_NO_SHRINK)
+@example(text=_REBOUND_AFTER_FOLD, vals=[0.0] * 6)
 @given(control_program(), st.lists(st.floats(-1.0, 1.0, allow_subnormal=False), min_size=6, max_size=6))
 def test_random_control_programs_match_jax(tmp_path_factory, text, vals):
     """grad (XLA and the generated source run by NumPy) and jvp against jax."""
