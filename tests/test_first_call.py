@@ -153,14 +153,20 @@ def _new_process(monkeypatch) -> list[int]:
     return scans
 
 
-def test_a_new_process_starts_from_the_tally_without_scanning(tmp_path, monkeypatch):
+def _three_entries(tmp_path, monkeypatch):
+    """A cache of three 1000-byte entries stored by one process: its directory, its tally file, an
+    entry's size on disk."""
     cache = tmp_path / "cache"
     monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))
     entry = len(disk_cache._MAGIC) + 32 + 1000
     _new_process(monkeypatch)
     for n in range(3):
         disk_cache.store(f"{n:064x}", b"x" * 1000)
-    tally = cache / ".size"
+    return cache, cache / ".size", entry
+
+
+def test_a_new_process_starts_from_the_tally_without_scanning(tmp_path, monkeypatch):
+    cache, tally, entry = _three_entries(tmp_path, monkeypatch)
     assert int(tally.read_text()) == 3 * entry and tally.stat().st_mode & 0o077 == 0
     scans = _new_process(monkeypatch)
     disk_cache.store(f"{3:064x}", b"x" * 1000)
@@ -171,13 +177,7 @@ def test_a_new_process_starts_from_the_tally_without_scanning(tmp_path, monkeypa
 
 @pytest.mark.parametrize("bad", ["", "12x", "-5", "9" * 40, "unsafe"])
 def test_a_tally_not_to_trust_means_a_scan(tmp_path, monkeypatch, bad):
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))
-    entry = len(disk_cache._MAGIC) + 32 + 1000
-    _new_process(monkeypatch)
-    for n in range(3):
-        disk_cache.store(f"{n:064x}", b"x" * 1000)
-    tally = cache / ".size"
+    cache, tally, entry = _three_entries(tmp_path, monkeypatch)
     if bad == "unsafe":  # others may write it
         tally.chmod(0o666)
     else:

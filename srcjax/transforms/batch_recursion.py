@@ -31,11 +31,11 @@ from .batch_state import (
     Repeated,
     Stack,
     State,
-    Tree,
     any_batched,
     batched_leaf,
     batched_leaves,
     element,
+    fully_batched,
     join,
 )
 
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ..frontend.program import Program
     from .batch import Batcher
 
-__all__ = ["Grown", "Snapshot", "batch_size_expr", "fixed_point", "fully_batched", "list_states", "list_uses",
+__all__ = ["Grown", "Snapshot", "batch_size_expr", "fixed_point", "list_states", "list_uses",
            "on_cycle"]
 
 MAX_ROUNDS = 8
@@ -75,15 +75,6 @@ def on_cycle(program: Program, name: str, cache: dict[str, bool]) -> bool:
             todo.extend(callees(n))
     cache[name] = found
     return found
-
-
-def fully_batched(s: State) -> bool:
-    """Whether every leaf of a value in state ``s`` is batched (it may stand in a list in state True)."""
-    if isinstance(s, Tree):
-        return all(fully_batched(v) for _, v in s.items)
-    if isinstance(s, Stack):
-        return all(fully_batched(v) for v in s.entries)
-    return s is True
 
 
 def list_uses(program: Program, name: str, cache: dict[str, tuple[bool, bool]]) -> tuple[bool, bool]:

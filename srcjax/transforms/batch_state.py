@@ -13,8 +13,9 @@ import libcst as cst
 
 from ..frontend.names import code
 
-__all__ = ["Repeated", "Stack", "State", "Tree", "all_batched", "any_batched", "element", "item", "join", "pack",
-           "parts_of", "record_type_fields", "batched_leaf", "batched_leaves", "literal_key", "returns_join"]
+__all__ = ["Repeated", "Stack", "State", "Tree", "all_batched", "any_batched", "element", "fully_batched", "item",
+           "join", "pack", "parts_of", "record_type_fields", "batched_leaf", "batched_leaves", "literal_key",
+           "returns_join"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,15 @@ def any_batched(s: State) -> bool:
     if isinstance(s, Stack):
         return any(any_batched(v) for v in s.entries)
     return s
+
+
+def fully_batched(s: State) -> bool:
+    """Whether every leaf of a value in state ``s`` is batched (it may stand in a list in state True)."""
+    if isinstance(s, Tree):
+        return all(fully_batched(v) for _, v in s.items)
+    if isinstance(s, Stack):
+        return all(fully_batched(v) for v in s.entries)
+    return s is True
 
 
 def element(s: State) -> State:
