@@ -28,6 +28,7 @@ from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval, _tree_key
 from .core import ArgumentError, DTypeError, ShapeError, TranspileError
 from .custom import custom_vjp, owner_of
 from .frontend.names import Names, Visitor
+from .frontend.parsed import parse
 from .frontend.program import Program
 from .frontend.read import read_function
 from .generated import exec_generated, load_module
@@ -168,7 +169,7 @@ def _float_parameters(text: str, name: str, params: list[str], nums: tuple[int, 
     seeds a Python float's tangent with a float64 array, not a Python float.)"""
     floats = {params[i] for i in nums}
     if kind in ("jvp", "vjp"):
-        fdef = next((n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+        fdef = next((n for n in parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name), None)
         if fdef is not None:
             floats.update(a.arg for a in fdef.args.args[len(params):])
     return {name: frozenset(floats)}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import linecache
 import math
 import sys
@@ -14,6 +13,7 @@ import numpy as np
 from .core import index_params
 from .frontend import locations, read
 from .frontend.normalize import NormalizedFunction
+from .frontend.parsed import parse
 from .frontend.program import Program
 
 __all__ = ["exec_generated", "load_module"]
@@ -24,7 +24,7 @@ def load_module(filename: str, module_text: str, owners: dict[str, NormalizedFun
     and srcjax read it again; its lines' user locations; where its functions are) and compile it. One
     ``ast`` parse serves the registrations. SyntaxError: a bug in the writer."""
     linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
-    tree = ast.parse(module_text, filename)
+    tree = parse(module_text, filename)
     locations.register(filename, module_text, owners, tree)  # (the user's lines in StableHLO locations)
     read.note_generated(filename, module_text, tree)
     return compile(module_text, filename, "exec")

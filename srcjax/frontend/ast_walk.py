@@ -2,7 +2,10 @@
 
 The readable-source, simplification and location passes walk Python's ``ast`` of generated text
 statement by statement; with ``ast.walk`` (two nested generators per node: ``iter_child_nodes``
-over ``iter_fields``) that walking was a quarter of a ``hessian``'s first call.
+over ``iter_fields``) that walking was a quarter of a ``hessian``'s first call. Those passes walk
+the same statement several times (its bindings, its calls, whether it is pure, ...): :func:`walked`
+walks a node once and hands the same list to the next walk of it (for trees nobody changes: the
+shared trees of :mod:`.parsed`).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import importlib
 from collections import deque
 from collections.abc import Iterator
 
-__all__ = ["imported_names", "walk_ast"]
+__all__ = ["imported_names", "walk_ast", "walked"]
 
 _AST = ast.AST
 
@@ -30,6 +33,23 @@ def walk_ast(node: ast.AST) -> Iterator[ast.AST]:
             elif v.__class__ is list:
                 extend([c for c in v if isinstance(c, _AST)])
         yield n
+
+
+_WALKED: dict[int, tuple[ast.AST, list[ast.AST]]] = {}  # id(node) -> (node, its walk); the node kept alive
+_WALKED_MAX = 50_000  # entries before the memo starts again
+
+
+def walked(node: ast.AST) -> list[ast.AST]:
+    """``list(walk_ast(node))``, remembered for ``node``: only for read-only passes over trees that
+    are never changed after they are parsed (a changed tree would be walked as it was)."""
+    hit = _WALKED.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    found = list(walk_ast(node))
+    if len(_WALKED) >= _WALKED_MAX:
+        _WALKED.clear()
+    _WALKED[id(node)] = (node, found)
+    return found
 
 
 def imported_names(node: ast.Import | ast.ImportFrom) -> list[str]:

@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from .parsed import parse
+
 # -- fast traversal ------------------------------------------------------------------
 # ``CSTVisitor`` rebuilds every node it passes (libcst visits through ``_visit_and_replace_children``),
 # and ``node.children`` does the same: queries here walk the dataclass fields instead, in the order
@@ -235,7 +237,7 @@ def names_read(text: str) -> set[str]:
     """``set(names_in(cst.parse_module(text), skip_targets=True))``, with Python's own parser (several
     times faster than libcst's): for analyses of generated source that only need the names."""
     out: set[str] = set()
-    stack: list[ast.AST] = [ast.parse(text)]
+    stack: list[ast.AST] = [parse(text)]
     while stack:
         n = stack.pop()
         t = type(n)

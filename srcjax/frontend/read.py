@@ -22,6 +22,7 @@ from libcst.metadata.position_provider import PositionProvidingCodegenState
 from .. import warm_cache
 from ..core import Span, UnknownFunctionError, UnsupportedSyntaxError
 from .ast_walk import walk_ast
+from .parsed import parse
 
 Range = tuple[int, int, int, int]
 
@@ -155,7 +156,7 @@ def _generated_lines(code: Any) -> tuple[list[str], int] | None:
     ends = _ENDS.get(key)
     if ends is None:
         try:
-            ends = note_generated(filename, text, ast.parse(text))
+            ends = note_generated(filename, text, parse(text))
         except SyntaxError:
             return None
     end = ends.get(code.co_firstlineno)
@@ -182,7 +183,7 @@ def function_texts(text: str) -> dict[str, str]:
         lines = text.splitlines(True)
         found = _FUNCTION_TEXTS[text] = {
             node.name: "".join(lines[node.lineno - 1 - len(node.decorator_list):node.end_lineno])
-            for node in ast.parse(text).body if isinstance(node, ast.FunctionDef)}
+            for node in parse(text).body if isinstance(node, ast.FunctionDef)}
     return found
 
 

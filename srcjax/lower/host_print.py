@@ -129,10 +129,20 @@ def has_print(program: Any) -> bool:
     """Whether any function of ``program`` calls ``print`` (then the specializer orders the calls)."""
     found = getattr(program, "_has_print", None)
     if found is None:
-        found = program._has_print = any(
-            type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "print"  # type: ignore[attr-defined]
-            for f in program.functions.values() for n in walk_nodes(f.fdef))
+        found = program._has_print = any(_calls_print(f) for f in program.functions.values())
     return bool(found)
+
+
+def _calls_print(nf: Any) -> bool:
+    """Whether the normalized function ``nf`` calls ``print``; remembered on ``nf`` with the tree it
+    was found in (library helpers' normalized functions are shared by every program that calls them)."""
+    seen = nf.__dict__.get("_calls_print")
+    if seen is not None and seen[0] is nf.fdef:
+        return bool(seen[1])
+    found = any(type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "print"  # type: ignore[attr-defined]
+                for n in walk_nodes(nf.fdef))
+    nf._calls_print = (nf.fdef, found)
+    return found
 
 
 def host_callbacks(text: str) -> tuple[str, list[Callable[..., tuple[np.ndarray]]]]:

@@ -57,7 +57,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ..frontend.ast_walk import walk_ast
+from ..frontend.ast_walk import walked
+from ..frontend.parsed import parse
 
 # the simplifier's own text positions and precedence table: this pass edits the same module text after it
 from .readable_facts import guard_rewrites
@@ -77,7 +78,7 @@ def readable_source(text: str, pure_calls: set[str], keep: frozenset[str] = froz
     folded away."""
     try:
         text = guard_rewrites(text)
-        tree = ast.parse(text)
+        tree = parse(text)
     except SyntaxError:  # pragma: no cover - generated text parses
         return text
     t = _Text(text)
@@ -100,7 +101,7 @@ def _control_flow(fdef: ast.FunctionDef) -> bool:
     (their names are the ones that show). A ``for`` loop over a static range is shown and lowered as
     written: inside its body, temporaries fold as anywhere (nothing moves across its boundary)."""
     return any(isinstance(n, (ast.If, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match, ast.AsyncFor))
-               for n in walk_ast(fdef))
+               for n in walked(fdef))
 
 
 def for_program(text: str, pure_calls: set[str], prog: Any) -> str:
@@ -136,7 +137,7 @@ def _function(fdef: ast.FunctionDef | ast.AsyncFunctionDef, t: _Text, pure_calls
     loads: Counter[str] = Counter()
     a = fdef.args
     own = {*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg}
-    for n in walk_ast(fdef):
+    for n in walked(fdef):
         if isinstance(n, ast.Name):
             (loads if isinstance(n.ctx, ast.Load) else stores)[n.id] += 1
         elif isinstance(n, ast.arg):  # a parameter: bound once; a nested function's or lambda's: not this scope's
@@ -190,7 +191,7 @@ class _Scope:
             parts[-1] != "random"
 
     def pure(self, node: ast.AST) -> bool:
-        for n in walk_ast(node):
+        for n in walked(node):
             if isinstance(n, ast.Call) and not self.pure_call(n) or isinstance(n, (*_BUILDS, ast.Starred)):
                 return False
         return True
@@ -211,20 +212,20 @@ class _Scope:
         barriers = [0]  # prefix counts of barriers
         uses: list[list[tuple[ast.Name, int, bool]]] = []
         for i, s in enumerate(body):
-            for n in walk_ast(s):
+            for n in walked(s):
                 if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
                     binds.setdefault(n.id, []).append(i)
                 elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
                     binds.setdefault(n.target.id, []).append(i)
             barriers.append(barriers[-1] + self.barrier(s))
-            simple = isinstance(s, _STMTS) and not any(isinstance(n, ast.NamedExpr) for n in walk_ast(s))
+            simple = isinstance(s, _STMTS) and not any(isinstance(n, ast.NamedExpr) for n in walked(s))
             uses.append(self._uses(s) if simple else [])
 
         def movable(d: _Def, reads: set[str], i: int) -> bool:  # from statement d.index to statement i
             return barriers[i] == barriers[d.index + 1] and \
                 not any(_bound_between(binds.get(r, ()), d.index, i) for r in reads)
 
-        pure = [isinstance(s, _STMTS) and all(self.pure_call(n) for n in walk_ast(s) if isinstance(n, ast.Call))
+        pure = [isinstance(s, _STMTS) and all(self.pure_call(n) for n in walked(s) if isinstance(n, ast.Call))
                 for s in body]
         views = self._views(body, uses, pure, movable)
         reach = self._reaching_uses(body, uses)
@@ -265,7 +266,7 @@ class _Scope:
                 written.append(d_new)
             elif isinstance(s, ast.Assign):  # a rebinding that is not a definition: later reads are not of the old one
                 for tg in s.targets:
-                    for n in walk_ast(tg):
+                    for n in walked(tg):
                         if isinstance(n, ast.Name):
                             defs.pop(n.id, None)
         deleted = {d.index for d in written if d.inlined == (self.loads[d.name] if d.view else 1)}
@@ -355,7 +356,7 @@ class _Scope:
             prec = _prec(folded) if not isinstance(folded, ast.Name) else _ATOM
         if isinstance(value, ast.Constant) and isinstance(value.value, (int, float, complex)):
             prec = _ATOM - 1  # (1).real
-        return _Def(name, i, text, prec, reads | {n.id for n in walk_ast(value) if isinstance(n, ast.Name)}, False, s,
+        return _Def(name, i, text, prec, reads | {n.id for n in walked(value) if isinstance(n, ast.Name)}, False, s,
                     result)
 
     def _solo(self, s: ast.stmt) -> bool:
@@ -376,7 +377,7 @@ class _Scope:
     def _uses(self, s: ast.stmt) -> list[tuple[ast.Name, int, bool]]:
         """The names ``s`` reads outside nested scopes, in source order: (name, the precedence its
         place needs, whether every call with a side effect in ``s`` runs after it)."""
-        impure = sum(1 for n in walk_ast(s) if isinstance(n, ast.Call) and not self.pure_call(n))
+        impure = sum(1 for n in walked(s) if isinstance(n, ast.Call) and not self.pure_call(n))
         out: list[tuple[ast.Name, int, bool]] = []
 
         def go(node: ast.AST, need: int, above: int) -> None:
@@ -503,7 +504,7 @@ def tidy(text: str, keep: frozenset[str] = frozenset()) -> str:
     kept as written."""
     if "-(" not in text and "* " not in text:
         return text
-    tree = ast.parse(text)
+    tree = parse(text)
     t = _Text(text)
     edits: list[tuple[int, int, str]] = []
 
@@ -515,10 +516,10 @@ def tidy(text: str, keep: frozenset[str] = frozenset()) -> str:
         for child, child_need in _children(node):
             go(child, child_need)
 
-    for st in walk_ast(tree):
+    for st in walked(tree):
         if isinstance(st, ast.JoinedStr):
             return text
-    for st in (n for f in tree.body if isinstance(f, ast.FunctionDef) and not _control_flow(f) for n in walk_ast(f)):
+    for st in (n for f in tree.body if isinstance(f, ast.FunctionDef) and not _control_flow(f) for n in walked(f)):
         if isinstance(st, _STMTS) and not _binds_user_name(st, keep):
             for field, need in (("value", 0), ("test", 1), ("msg", 1)):
                 v = getattr(st, field, None)
@@ -530,7 +531,7 @@ def tidy(text: str, keep: frozenset[str] = frozenset()) -> str:
 def _binds_user_name(st: ast.stmt, keep: frozenset[str]) -> bool:
     targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, ast.AugAssign) else []
     return any(isinstance(n, ast.Name) and n.id in keep and not n.id.endswith(("_bar", "_dot"))
-               for tg in targets for n in walk_ast(tg))
+               for tg in targets for n in walked(tg))
 
 
 def _number(node: ast.AST) -> int | float | None:

@@ -40,7 +40,8 @@ from __future__ import annotations
 import ast
 from collections import Counter
 
-from ..frontend.ast_walk import imported_names
+from ..frontend.ast_walk import imported_names, walked
+from ..frontend.parsed import parse
 from .simplify import _Text  # (the simplifier's text positions: this pass edits the text it wrote)
 
 _ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
@@ -54,7 +55,7 @@ def guard_rewrites(text: str) -> str:
     """``text`` (a module of generated functions, ANF form) with the rewrites above applied."""
     if "is_float(" not in text or "from srcjax.adjoint import" not in text:
         return text
-    tree = ast.parse(text)
+    tree = parse(text)
     imported = {a for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "srcjax.adjoint"
                 for a in imported_names(n)} - {a.asname for n in tree.body if isinstance(n, ast.ImportFrom)
                                                for a in n.names if a.asname is not None}
@@ -64,7 +65,7 @@ def guard_rewrites(text: str) -> str:
     edits: list[tuple[int, int, str]] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and not any(isinstance(n, _NESTED) for f in node.body
-                                                         for n in ast.walk(f)):
+                                                         for n in walked(f)):
             _Function(node, t, edits).rewrite()
     return t.render(0, len(text), edits) if edits else text
 
@@ -100,7 +101,7 @@ class _Function:
         for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
             if p is not None:
                 self.stores[p.arg] += 1
-        for n in ast.walk(fdef):
+        for n in walked(fdef):
             if isinstance(n, ast.Name):
                 (self.loads if isinstance(n.ctx, ast.Load) else self.stores)[n.id] += 1
             elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
@@ -116,7 +117,7 @@ class _Function:
 
     def once(self, e: ast.AST) -> bool:
         """Whether every name ``e`` reads is bound once (so it means the same value everywhere)."""
-        return all(self.stores[n.id] == 1 for n in ast.walk(e) if isinstance(n, ast.Name))
+        return all(self.stores[n.id] == 1 for n in walked(e) if isinstance(n, ast.Name))
 
     def guard(self) -> tuple[int, str] | None:
         """(index, checked name) of ``assert np.ndim(out) == 0 and is_float(out)``."""
@@ -205,7 +206,7 @@ class _Function:
         dropped: Counter[str] = Counter()
         ones: list[tuple[int, tuple[int, int, str]]] = []
         for i, s in enumerate(self.body[start + 1:], start + 1):
-            for n in ast.walk(s):
+            for n in walked(s):
                 if isinstance(n, ast.Call):
                     self.reduced_cast(n, scalars, dropped)
                     ones += [(i, e) for e in self.ones_root(n, floats)]
@@ -237,7 +238,7 @@ class _Function:
 
     def reach(self, e: ast.expr, depth: int) -> dict[str, None]:
         """The names ``e`` is computed from, through definitions ``depth`` deep, nearest first."""
-        out = dict.fromkeys(m.id for m in ast.walk(e) if isinstance(m, ast.Name))
+        out = dict.fromkeys(m.id for m in walked(e) if isinstance(m, ast.Name))
         for m in list(out) if depth > 0 else ():
             if m in self.defs:
                 out.update(self.reach(self.defs[m][1], depth - 1))

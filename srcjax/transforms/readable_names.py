@@ -22,7 +22,8 @@ import keyword
 import re
 from collections import defaultdict
 
-from ..frontend.ast_walk import imported_names, walk_ast
+from ..frontend.ast_walk import imported_names, walked
+from ..frontend.parsed import parse
 
 # the simplifier's text positions and scope kinds: this pass edits the same module text after it
 from .simplify import _SCOPES, _Text
@@ -36,7 +37,7 @@ def renumber(text: str, keep: frozenset[str] = frozenset()) -> str:
     """``text`` (a module of generated functions) with each function's surviving numbered
     temporaries renumbered densely (see the module docstring)."""
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except SyntaxError:  # pragma: no cover - generated text parses
         return text
     top = {n for node in tree.body for n in _top_names(node)}
@@ -53,7 +54,7 @@ def _top_names(node: ast.stmt) -> list[str]:
         return [node.name]
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return imported_names(node)
-    return [n.id for n in walk_ast(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
+    return [n.id for n in walked(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
 
 
 def _plain(fdef: ast.FunctionDef) -> bool:
@@ -62,7 +63,7 @@ def _plain(fdef: ast.FunctionDef) -> bool:
         return False
     bad = (*_SCOPES, ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match,
            ast.Global, ast.Nonlocal, ast.JoinedStr)
-    return not any(isinstance(n, bad) for body in fdef.body for n in walk_ast(body))
+    return not any(isinstance(n, bad) for body in fdef.body for n in walked(body))
 
 
 def _split(name: str) -> tuple[str, int, str]:
@@ -80,7 +81,7 @@ def _function(fdef: ast.FunctionDef, t: _Text, keep: frozenset[str]) -> list[tup
                               *([a.kwarg] if a.kwarg else [])]}
     names: dict[str, list[ast.Name]] = defaultdict(list)
     bound: set[str] = set()
-    for n in walk_ast(fdef):
+    for n in walked(fdef):
         if isinstance(n, ast.Name):
             names[n.id].append(n)
             if not isinstance(n.ctx, ast.Load):

@@ -72,7 +72,8 @@ from collections import Counter
 from functools import cache
 from typing import Any, NamedTuple
 
-from ..frontend.ast_walk import walk_ast
+from ..frontend.ast_walk import walked
+from ..frontend.parsed import parse
 from ..primitives import registry
 
 _ATOM = 100
@@ -258,7 +259,7 @@ class _Function:
         self.subst: dict[str, str] = {}
         self.facts: dict[str, Fact] = {}
         # names a nested function may rebind: nothing is known of them
-        self.volatile = {n for s in walk_ast(fdef) if isinstance(s, (ast.Global, ast.Nonlocal)) for n in s.names}
+        self.volatile = {n for s in walked(fdef) if isinstance(s, (ast.Global, ast.Nonlocal)) for n in s.names}
         # (shape, dtype id) -> the names bound once to a value of that shape and dtype: a helper that
         # reads only an argument's shape (and dtype) reads it from one that stays alive anyway
         # (``ones_like(sub)`` rather than ``ones_like(pow_1)``), so the temporary can be folded
@@ -312,7 +313,7 @@ class _Function:
         edits: list[tuple[int, int, str]] = []
         reads: list[str] = []
         pure = True
-        for n in walk_ast(node):
+        for n in walked(node):
             if isinstance(n, ast.Name):
                 if isinstance(n.ctx, ast.Store) and not isinstance(node, ast.Name):
                     continue
@@ -665,7 +666,7 @@ class _Function:
         later: list[_Stmt] = []  # renamed after the pass (the final renaming is known then)
         for st in stmts:
             s = st.node
-            if not isinstance(s, _SIMPLE) or any(isinstance(n, _SCOPES) for n in walk_ast(s)):
+            if not isinstance(s, _SIMPLE) or any(isinstance(n, _SCOPES) for n in walked(s)):
                 later.append(st)
                 self._forget(s)
                 continue
@@ -731,7 +732,7 @@ class _Function:
             st.edits += tr.edits
             st.reads += [n for n in tr.reads if not (isinstance(tg, (ast.Tuple, ast.List)) and
                                                     n in _target_names(tg))]
-            for n in walk_ast(tg):
+            for n in walked(tg):
                 if isinstance(n, ast.Name):
                     self.facts[n.id] = _fresh()
             if not isinstance(tg, (ast.Tuple, ast.List)):
@@ -743,7 +744,7 @@ class _Function:
 
     def _forget(self, s: ast.stmt) -> None:
         """After a statement that is not analysed: what it binds is unknown, values may change."""
-        for n in walk_ast(s):
+        for n in walked(s):
             if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
                 self.facts[n.id] = _fresh()
         self._forget_consts()
@@ -783,10 +784,10 @@ def _shape_keys(f: Fact) -> list[tuple[Any, ...]]:
 def _value_reads(fdef: ast.FunctionDef) -> Counter[str]:
     """How many times each name is read in ``fdef`` other than as an argument read for its shape."""
     shape_only: set[int] = set()
-    for n in walk_ast(fdef):
+    for n in walked(fdef):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
             shape_only |= {id(n.args[k]) for k in _SHAPE_ARGS.get(n.func.id, ()) if k < len(n.args)}
-    return Counter(n.id for n in walk_ast(fdef)
+    return Counter(n.id for n in walked(fdef)
                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in shape_only)
 
 
@@ -843,7 +844,7 @@ def simplify_source(text: str, pure_calls: set[str], floats: dict[str, frozenset
     """Simplify every function of a generated module; ``floats`` names, per function, parameters
     that are floating point (or containers) whenever it runs (differentiated arguments: checked);
     names in ``keep`` (the user's: they stay) are not replaced where only their shape is read."""
-    tree = ast.parse(text)
+    tree = parse(text)
     t = _Text(text)
     edits: list[tuple[int, int, str]] = []
     for node in tree.body:

@@ -1,0 +1,36 @@
+"""Python ``ast`` trees of generated module text, parsed once per text.
+
+A generated module's text goes through several read-only passes that each need its tree: the
+simplifier, the readable pass (its guard rewrites, folding, tidying, renumbering: each on the text
+the one before wrote, often the same text when it changed nothing), ``load_module``'s registrations,
+the derivative's float parameters. :func:`parse` parses a text once and hands the same tree to every
+pass that asks for it again soon (the last :data:`KEPT` texts).
+
+The trees are shared, so **nobody may change them** (every user only reads positions, names and
+node kinds: ``tests/test_parsed.py`` checks that the passes leave a tree as they found it).
+"""
+
+from __future__ import annotations
+
+import ast
+
+__all__ = ["KEPT", "parse"]
+
+KEPT = 16  # texts remembered (a transformation's module goes through about six passes in a row)
+
+_TREES: dict[str, ast.Module] = {}
+
+
+def parse(text: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse(text, filename)`` (a ``SyntaxError`` names ``filename``), shared with the other
+    readers of the same text: read-only."""
+    tree = _TREES.get(text)
+    if tree is None:
+        tree = ast.parse(text, filename)
+        _TREES[text] = tree
+        if len(_TREES) > KEPT:
+            try:
+                del _TREES[next(iter(_TREES))]  # the oldest (dicts keep insertion order)
+            except (KeyError, RuntimeError, StopIteration):  # pragma: no cover - another thread got there first
+                pass
+    return tree

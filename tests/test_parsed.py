@@ -1,0 +1,87 @@
+"""Shared ``ast`` trees of generated text (srcjax.frontend.parsed) and remembered walks
+(srcjax.frontend.ast_walk.walked): the passes that share them must leave them as they found them,
+and a remembered walk is ``ast.walk`` exactly."""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+import srcjax
+from srcjax.adjoint import __all__ as ADJOINT_IMPORTS
+from srcjax.autodiff import derivative_function
+from srcjax.batched import __all__ as BATCHED_IMPORTS
+from srcjax.frontend import parsed
+from srcjax.frontend.ast_walk import walk_ast, walked
+from srcjax.frontend.read import anf_text
+from srcjax.transforms import readable, readable_facts, readable_names
+from srcjax.transforms.simplify import simplify_source
+
+
+def _loss(w, x, y):
+    p = np.tanh(x @ w)
+    d = p - y
+    return np.mean(d ** 2) + 0.5 * np.sum(w * w) * 2
+
+
+def _module(fn) -> str:
+    text = anf_text(fn)
+    assert text is not None
+    return "import numpy as np\nfrom srcjax.adjoint import *\nfrom srcjax.batched import *\n\n\n" + text
+
+
+def _dump(tree: ast.AST) -> str:
+    return ast.dump(tree, include_attributes=True)
+
+
+def test_the_same_text_gives_the_same_tree_and_another_text_another() -> None:
+    a = "def f(x):\n    return x + 1\n"
+    assert parsed.parse(a) is parsed.parse("".join(list(a)))
+    assert parsed.parse(a) is not parsed.parse(a.replace("1", "2"))
+    assert _dump(parsed.parse(a)) == _dump(ast.parse(a))
+
+
+def test_a_syntax_error_names_the_file_and_is_not_kept() -> None:
+    try:
+        parsed.parse("def f(:\n", "<srcjax.bad #1>")
+    except SyntaxError as e:
+        assert e.filename == "<srcjax.bad #1>"
+    else:  # pragma: no cover
+        raise AssertionError("parsed a syntax error")
+    assert "def f(:\n" not in parsed._TREES
+
+
+def test_only_the_last_texts_are_kept() -> None:
+    texts = [f"x = {k}\n" for k in range(parsed.KEPT + 3)]
+    for t in texts:
+        parsed.parse(t)
+    assert texts[-1] in parsed._TREES and texts[0] not in parsed._TREES
+    assert len(parsed._TREES) <= parsed.KEPT
+
+
+def test_the_passes_that_share_a_tree_leave_it_as_they_found_it() -> None:
+    w, x, y = np.ones((3, 2)), np.ones((4, 3)), np.ones((4, 2))
+    texts = [_module(srcjax.grad(_loss)), _module(derivative_function(_loss, "jvp"))]
+    g = srcjax.vmap(srcjax.grad(_loss), in_axes=(None, 0, 0))
+    g(w, x[None].repeat(2, 0), y[None].repeat(2, 0))
+    texts.append(_module(g.fn))
+    pure = set(ADJOINT_IMPORTS) | set(BATCHED_IMPORTS)
+    for text in texts:
+        tree = parsed.parse(text)
+        before = _dump(tree)
+        steps = [simplify_source(text, pure, {}), readable_facts.guard_rewrites(text),
+                 readable.readable_source(text, pure, frozenset({"w", "x", "y", "p", "d"})),
+                 readable.tidy(text), readable_names.renumber(text)]
+        assert parsed.parse(text) is tree and _dump(tree) == before
+        for s in steps:  # each pass's output parsed fresh gives what it gives from the shared tree
+            assert _dump(parsed.parse(s)) == _dump(ast.parse(s))
+
+
+def test_a_remembered_walk_is_ast_walk() -> None:
+    tree = ast.parse("def f(x, y):\n    a = np.sum(x[1:] * y) - (lambda z: z + 1)(x)\n    return [a, {1: a}]\n")
+    for node in ast.walk(tree):
+        assert walked(node) == list(ast.walk(node)) == list(walk_ast(node))
+    assert walked(tree) is walked(tree)
+    other = ast.parse("def f(x, y):\n    return x\n")
+    assert walked(other) == list(ast.walk(other)) and walked(other) is not walked(tree)
