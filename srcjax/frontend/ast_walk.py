@@ -5,7 +5,7 @@ statement by statement; with ``ast.walk`` (two nested generators per node: ``ite
 over ``iter_fields``) that walking was a quarter of a ``hessian``'s first call. Those passes walk
 the same statement several times (its bindings, its calls, whether it is pure, ...): :func:`walked`
 walks a node once and hands the same list to the next walk of it (for trees nobody changes: the
-shared trees of :mod:`.parsed`).
+shared trees of :mod:`.parsed`), until the collector's pause ends (:func:`srcjax.gc_pause.on_resume`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import ast
 import importlib
 from collections import deque
 from collections.abc import Iterator
+
+from .. import gc_pause
 
 __all__ = ["imported_names", "walk_ast", "walked"]
 
@@ -36,7 +38,8 @@ def walk_ast(node: ast.AST) -> Iterator[ast.AST]:
 
 
 _WALKED: dict[int, tuple[ast.AST, list[ast.AST]]] = {}  # id(node) -> (node, its walk); the node kept alive
-_WALKED_MAX = 50_000  # entries before the memo starts again
+_WALKED_MAX = 4096  # entries before the memo starts again (it keeps the trees alive)
+gc_pause.on_resume(_WALKED.clear)
 
 
 def walked(node: ast.AST) -> list[ast.AST]:

@@ -199,37 +199,40 @@ def names_in(node: cst.CSTNode, *, skip_targets: bool = False) -> list[str]:
     syntax = _SYNTAX_FIELDS
     nodes = NODE_CLASSES
     name_t, attr_t, arg_t, target_t, for_t = cst.Name, cst.Attribute, cst.Arg, cst.AssignTarget, cst.For
-
-    def go(n: cst.CSTNode) -> None:
+    # (a loop over a stack, in source order: a nested function calling itself would be a reference
+    # cycle per call, garbage only the cyclic collector frees)
+    stack: list[Any] = [node]
+    pop, push = stack.pop, stack.append
+    while stack:
+        n = pop()
         t = type(n)
         if t is name_t:
-            append(n.value)  # type: ignore[attr-defined]
-            return
+            append(n.value)
+            continue
         if t is attr_t or t is arg_t:
-            go(n.value)  # type: ignore[attr-defined]
-            return
+            push(n.value)
+            continue
         if skip_targets:
             if t is target_t:
-                return
+                continue
             if t is for_t:
-                go(n.iter)  # type: ignore[attr-defined]
-                go(n.body)  # type: ignore[attr-defined]
-                if n.orelse is not None:  # type: ignore[attr-defined]
-                    go(n.orelse)  # type: ignore[attr-defined]
-                return
+                if n.orelse is not None:
+                    push(n.orelse)
+                push(n.body)
+                push(n.iter)
+                continue
         fields = syntax.get(t)
         if fields is None:
             fields = syntax_fields(t)
+        kids: list[Any] = []
         for f in fields:
             v: Any = getattr(n, f)
             if v.__class__ in nodes:
-                go(v)
+                kids.append(v)
             elif v.__class__ is tuple or v.__class__ is list:
-                for c in v:
-                    if c.__class__ in nodes:
-                        go(c)
-
-    go(node)
+                kids.extend(c for c in v if c.__class__ in nodes)
+        kids.reverse()
+        stack.extend(kids)
     return out
 
 

@@ -6,6 +6,9 @@ the one before wrote, often the same text when it changed nothing), ``load_modul
 the derivative's float parameters. :func:`parse` parses a text once and hands the same tree to every
 pass that asks for it again soon (the last :data:`KEPT` texts).
 
+The cache lives for one front-end run: it is emptied when the collector's pause ends
+(:func:`srcjax.gc_pause.on_resume`), so the trees die with the run.
+
 The trees are shared, so **nobody may change them** (every user only reads positions, names and
 node kinds: ``tests/test_parsed.py`` checks that the passes leave a tree as they found it).
 """
@@ -14,11 +17,14 @@ from __future__ import annotations
 
 import ast
 
+from .. import gc_pause
+
 __all__ = ["KEPT", "parse"]
 
-KEPT = 16  # texts remembered (a transformation's module goes through about six passes in a row)
+KEPT = 8  # texts remembered (a transformation's module goes through about six passes in a row)
 
 _TREES: dict[str, ast.Module] = {}
+gc_pause.on_resume(_TREES.clear)
 
 
 def parse(text: str, filename: str = "<unknown>") -> ast.Module:

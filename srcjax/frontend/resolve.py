@@ -113,30 +113,36 @@ def local_names(fdef: cst.FunctionDef) -> set[str]:
     if p.star_kwarg is not None:
         names.add(p.star_kwarg.name.value)
 
-    class V(Visitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            names.update(target_names(node.target))
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            names.update(target_names(node.target))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            names.update(target_names(node.target))
-
-        def visit_For(self, node: cst.For) -> None:
-            names.update(target_names(node.target))
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            if node is not fdef:  # a nested def: its name, and (one flat namespace) its own locals
-                names.add(node.name.value)
-                names.update(local_names(node))
-            return node is fdef
-
-        def visit_Lambda(self, node: cst.Lambda) -> None:  # becomes a nested def (see lambda_function)
-            names.update(prm.name.value for prm in node.params.params)
-
-    V().walk(fdef)
+    _LocalNames(fdef, names).walk(fdef)
     return names
+
+
+class _LocalNames(Visitor):
+    """The names :func:`local_names` collects (a class made once: one made per call is cyclic garbage)."""
+
+    def __init__(self, fdef: cst.FunctionDef, names: set[str]) -> None:
+        self.fdef, self.names = fdef, names
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.names.update(target_names(node.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.names.update(target_names(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.names.update(target_names(node.target))
+
+    def visit_For(self, node: cst.For) -> None:
+        self.names.update(target_names(node.target))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if node is not self.fdef:  # a nested def: its name, and (one flat namespace) its own locals
+            self.names.add(node.name.value)
+            self.names.update(local_names(node))
+        return node is self.fdef
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:  # becomes a nested def (see lambda_function)
+        self.names.update(prm.name.value for prm in node.params.params)
 
 
 class Resolver:
@@ -229,35 +235,7 @@ class Resolver:
         """Name every user function the body refers to before any temporary is made, so that no
         temporary takes a helper's name (``cube_1 = cube_1(x)`` when another module's ``cube``
         becomes ``cube_1``)."""
-        norm = self
-
-        def reserve(v: Any) -> None:
-            if is_user_function(v) and not (callable(v) and registry.lookup(v) is not None):
-                norm.used.add(norm.helper_name(unwrap(v)))
-
-        class V(Visitor):
-            def visit_Name(self, n: cst.Name) -> None:
-                if n.value not in norm.locals:
-                    found, v = norm.lookup(n.value)
-                    if found:
-                        reserve(v)
-
-            def visit_Attribute(self, n: cst.Attribute) -> bool:
-                try:
-                    ok, v = norm.static_value(n)
-                except UnknownFunctionError:
-                    ok = False
-                if ok:
-                    reserve(v)
-                    return False
-                self.walk(n.value)
-                return False
-
-            def visit_Arg(self, n: cst.Arg) -> bool:
-                self.walk(n.value)
-                return False
-
-        V().walk(fdef.body)
+        _ReserveHelpers(self).walk(fdef.body)
 
     def static_value(self, node: cst.BaseExpression) -> tuple[bool, Any]:
         """The value of a module-rooted name chain (``np.tanh``), if it has one."""
@@ -430,3 +408,35 @@ class Resolver:
 def _own_params(fn: Any, n_extra: int) -> int:
     """How many parameters of a lifted function are its own (the rest are the caller's locals)."""
     return len(inspect.signature(unwrap(fn)).parameters) - n_extra
+
+
+class _ReserveHelpers(Visitor):
+    """What :meth:`Resolver.reserve_helpers` reserves (a class made once: one made per call is cyclic garbage)."""
+
+    def __init__(self, norm: Resolver) -> None:
+        self.norm = norm
+
+    def reserve(self, v: Any) -> None:
+        if is_user_function(v) and not (callable(v) and registry.lookup(v) is not None):
+            self.norm.used.add(self.norm.helper_name(unwrap(v)))
+
+    def visit_Name(self, n: cst.Name) -> None:
+        if n.value not in self.norm.locals:
+            found, v = self.norm.lookup(n.value)
+            if found:
+                self.reserve(v)
+
+    def visit_Attribute(self, n: cst.Attribute) -> bool:
+        try:
+            ok, v = self.norm.static_value(n)
+        except UnknownFunctionError:
+            ok = False
+        if ok:
+            self.reserve(v)
+            return False
+        self.walk(n.value)
+        return False
+
+    def visit_Arg(self, n: cst.Arg) -> bool:
+        self.walk(n.value)
+        return False

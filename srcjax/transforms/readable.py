@@ -379,33 +379,36 @@ class _Scope:
         place needs, whether every call with a side effect in ``s`` runs after it)."""
         impure = sum(1 for n in walked(s) if isinstance(n, ast.Call) and not self.pure_call(n))
         out: list[tuple[ast.Name, int, bool]] = []
-
-        def go(node: ast.AST, need: int, above: int) -> None:
-            if isinstance(node, ast.Name):
-                if isinstance(node.ctx, ast.Load):
-                    out.append((node, need, above == impure))
-                return
-            if isinstance(node, _SCOPES):
-                return
-            if isinstance(node, ast.Call) and not self.pure_call(node):
-                above += 1
-            for child, child_need in _children(node):
-                go(child, child_need, above)
-
+        go = self._reads_in
         if isinstance(s, ast.Assign):
-            go(s.value, 0, 0)
+            go(s.value, 0, 0, impure, out)
             for tg in s.targets:
-                go(tg, _ATOM, 0)
+                go(tg, _ATOM, 0, impure, out)
         elif isinstance(s, ast.AugAssign):
-            go(s.target, _ATOM, 0)
-            go(s.value, 0, 0)
+            go(s.target, _ATOM, 0, impure, out)
+            go(s.value, 0, 0, impure, out)
         elif isinstance(s, ast.Assert):
-            go(s.test, 1, 0)
+            go(s.test, 1, 0, impure, out)
             if s.msg is not None:
-                go(s.msg, 1, 0)
+                go(s.msg, 1, 0, impure, out)
         elif isinstance(s, (ast.Expr, ast.Return)) and s.value is not None:
-            go(s.value, 0, 0)
+            go(s.value, 0, 0, impure, out)
         return out
+
+    def _reads_in(self, node: ast.AST, need: int, above: int, impure: int,
+                  out: list[tuple[ast.Name, int, bool]]) -> None:
+        """:meth:`_uses` under ``node`` (the place needs precedence ``need``; ``above`` calls with side
+        effects around it, of the statement's ``impure``)."""
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                out.append((node, need, above == impure))
+            return
+        if isinstance(node, _SCOPES):
+            return
+        if isinstance(node, ast.Call) and not self.pure_call(node):
+            above += 1
+        for child, child_need in _children(node):
+            self._reads_in(child, child_need, above, impure, out)
 
 
 def _tape_push(s: ast.stmt) -> bool:
