@@ -704,7 +704,10 @@ class Normalizer(Resolver):
         )
         self.refuse_tape_names(fdef)
         self.reserve_helpers(fdef)
-        body = self.block([dict_comprehensions(st, self.src.positions) for st in fdef.body.body], top=True)
+        stmts = fdef.body.body
+        if any(type(n) is cst.DictComp for n in self.src.positions):  # (a position per node of the source)
+            stmts = [dict_comprehensions(st, self.src.positions) for st in stmts]
+        body = self.block(stmts, top=True)
         if self.updated:
             aliasing.check_views(body, self.updated, self.spans)
         return cst.FunctionDef(name=cst.Name(name), params=clean, body=cst.IndentedBlock(body=body))

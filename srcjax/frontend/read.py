@@ -54,7 +54,10 @@ class FunctionSource:
         """The variable names of the function's source, in order (repeats kept)."""
         from .names import names_in
 
-        return names_in(self.fdef)
+        found = self.__dict__.get("_names_of")
+        if found is None or found[0] is not self.fdef:
+            found = self.__dict__["_names_of"] = (self.fdef, names_in(self.fdef))
+        return list(found[1])
 
 
 class UnreadSource(FunctionSource):
