@@ -85,3 +85,24 @@ def test_a_remembered_walk_is_ast_walk() -> None:
     assert walked(tree) is walked(tree)
     other = ast.parse("def f(x, y):\n    return x\n")
     assert walked(other) == list(ast.walk(other)) and walked(other) is not walked(tree)
+
+
+def test_the_same_generated_text_shares_its_tree_and_keeps_its_own_place() -> None:
+    """A generated function whose text another generated module already had (a batched helper's copy,
+    a Jacobian's wrapper) is read from the same libcst tree and positions; spans stay its own."""
+    from srcjax.frontend.read import read_function
+    from srcjax.generated import load_module
+
+    body = "def g_shared_1(x):\n    y = x * 2.0\n    return y + 1.0\n"
+    found = []
+    for k, pad in ((1, ""), (2, "\n\n\ndef other(z):\n    return z\n\n\n")):
+        name = f"<srcjax.test shared #{k}>"
+        ns: dict = {"np": np}
+        exec(load_module(name, "import numpy as np\n\n\n" + pad + body, {}), ns)
+        found.append((name, read_function(ns["g_shared_1"])))
+    (na, a), (nb, b) = found
+    assert a.fdef is b.fdef and a.positions is b.positions
+    sa, sb = a.def_span(), b.def_span()
+    assert (sa.filename, sb.filename) == (na, nb)
+    assert (sa.line, sb.line) == (4, 11) and sa.col == sb.col == 4
+    assert srcjax.compile(b.fn)(np.float64(2.0)) == 5.0

@@ -705,7 +705,7 @@ class Normalizer(Resolver):
         self.refuse_tape_names(fdef)
         self.reserve_helpers(fdef)
         stmts = fdef.body.body
-        if any(type(n) is cst.DictComp for n in self.src.positions):  # (a position per node of the source)
+        if any(type(n) is cst.DictComp for n in tuple(self.src.positions)):  # (a position per node of the source)
             stmts = [dict_comprehensions(st, self.src.positions) for st in stmts]
         body = self.block(stmts, top=True)
         if self.updated:

@@ -91,6 +91,12 @@ class UnreadSource(FunctionSource):
 
 
 _CACHE: dict[Any, FunctionSource] = {}
+# a generated function's text -> its tree and positions (relative to the text: each FunctionSource adds
+# its own file and offsets). A batched helper's copy or a Jacobian's wrapper is written again, the same
+# text, for every function transformed; libcst trees never change, and the positions only gain entries
+# for nodes the normalizer makes.
+_GENERATED_TREES: dict[str, tuple[cst.FunctionDef, dict[cst.CSTNode, Range]]] = {}
+_GENERATED_KEPT = 512
 
 
 def read_function(fn: Callable[..., Any]) -> FunctionSource:
@@ -122,14 +128,24 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
     first_raw = next((ln for ln in lines if ln.strip()), "")
     first_ded = next((ln for ln in dedented.splitlines(True) if ln.strip()), "")
     col_offset = len(first_raw) - len(first_raw.lstrip()) - (len(first_ded) - len(first_ded.lstrip()))
-    try:
-        module = cst.parse_module(dedented)
-    except cst.ParserSyntaxError as e:
-        raise UnsupportedSyntaxError(f"cannot parse the source of {fn.__qualname__}: {e.message}") from e
-    positions = _positions(module)
-    fdef = next((s for s in module.body if isinstance(s, cst.FunctionDef)), None)
-    if fdef is None:
-        raise UnsupportedSyntaxError(f"cannot find the definition of {fn.__qualname__} in its source")
+    generated = filename.startswith("<srcjax.")
+    known = _GENERATED_TREES.get(raw) if generated else None
+    if known is not None:  # (the same text in another generated module: the same tree and positions)
+        fdef, positions = known
+    else:
+        try:
+            module = cst.parse_module(dedented)
+        except cst.ParserSyntaxError as e:
+            raise UnsupportedSyntaxError(f"cannot parse the source of {fn.__qualname__}: {e.message}") from e
+        positions = _positions(module)
+        found = next((s for s in module.body if isinstance(s, cst.FunctionDef)), None)
+        if found is None:
+            raise UnsupportedSyntaxError(f"cannot find the definition of {fn.__qualname__} in its source")
+        fdef = found
+        if generated:
+            _GENERATED_TREES[raw] = (fdef, positions)
+            if len(_GENERATED_TREES) > _GENERATED_KEPT:
+                _GENERATED_TREES.pop(next(iter(_GENERATED_TREES)), None)
     if fdef.asynchronous is not None:
         raise UnsupportedSyntaxError("async functions are not supported",
                                      span=Span(filename, start, col_offset, start, col_offset + 5))
