@@ -20,7 +20,8 @@ Modes: ``np``: NumPy arguments (uploaded every call), the same arguments every c
 arguments already on the device (``srcjax.Array`` / ``jax.Array``), the same every call, through
 srcjax's default call path (jaxlib's C++ dispatcher, ``srcjax/cpp_calls.py``; ``SRCJAX_CPP_DISPATCH=0``
 measures srcjax's Python path there instead); ``dev-py``: the same through srcjax's Python path
-explicitly; ``loop``:
+explicitly; ``mixed``: the parameters on the device, the batch (``x``, ``y``) NumPy arrays, as a
+training loop fed by a NumPy data loader; ``loop``:
 a training loop, ``params = step(params, x, y)`` with ``step`` the jitted ``value_and_grad`` and an
 SGD update (``tree_map``), so each call waits for the last one's parameters (latency, not
 throughput: the other two modes let asynchronous calls overlap). Median microseconds per call,
@@ -209,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         jx_dev = jax.tree_util.tree_map(jax.device_put, args)
         python_path = (lambda *a, f=sj: f._call(a, {}))
         for mode, sa, ja, f in (("np", args, args, sj), ("dev", sj_dev, jx_dev, sj),
+                                ("mixed", (sj_dev[0], *args[1:]), (jx_dev[0], *args[1:]), sj),
                                 ("dev-py", sj_dev, jx_dev, python_path)):
             t = measure({"srcjax": lambda sa=sa, f=f: f(*sa), "jax": lambda ja=ja, f=jx: f(*ja)}, rounds, batch_ns,
                         clock, stat)
