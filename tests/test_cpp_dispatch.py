@@ -605,7 +605,7 @@ def test_donating_functions_keep_their_own_dispatch(host_mode):
     f = srcjax.jit(update, donate_argnums=0)
     x = np.arange(3, dtype=np.float32)
     w = srcjax.device_put(np.ones(3, np.float32))
-    for i in range(4):
+    for _ in range(4):
         w = f(w, x)
         assert "_dispatch" not in f.__dict__
     np.testing.assert_allclose(np.asarray(w), 1.0 - 0.5 * 4 * x)
