@@ -150,9 +150,11 @@ def _batch_size(fn: Callable[[], Any], target_ns: float) -> int:
 
 
 def measure(fns: dict[str, Callable[[], Any]], rounds: int, batch_ns: float,
-            clock: Callable[[], int] = time.perf_counter_ns) -> dict[str, float]:
+            clock: Callable[[], int] = time.perf_counter_ns,
+            stat: Callable[[list[float]], float] = statistics.median) -> dict[str, float]:
     """Median per-call microseconds of each zero-argument callable, measured interleaved; ``clock``
-    (``time.thread_time_ns``: the calling thread's CPU time, what dispatch costs it) picks the clock."""
+    (``time.thread_time_ns``: the calling thread's CPU time, what dispatch costs it) picks the clock,
+    ``stat`` the statistic over the rounds (``min``: the least disturbed batch, on a loaded machine)."""
     for f in fns.values():  # warm-up
         for _ in range(3):
             f()
@@ -168,7 +170,7 @@ def measure(fns: dict[str, Callable[[], Any]], rounds: int, batch_ns: float,
             dt = clock() - t
             gc.enable()
             samples[name].append(dt / k / 1e3)
-    return {name: statistics.median(v) for name, v in samples.items()}
+    return {name: stat(v) for name, v in samples.items()}
 
 
 def check_agree(name: str, a: Any, b: Any, c: Any) -> None:

@@ -20,7 +20,8 @@ Modes: ``np``: NumPy arguments (uploaded every call), the same arguments every c
 arguments already on the device (``srcjax.Array`` / ``jax.Array``), the same every call, through
 srcjax's default call path (jaxlib's C++ dispatcher, ``srcjax/cpp_calls.py``; ``SRCJAX_CPP_DISPATCH=0``
 measures srcjax's Python path there instead); ``dev-py``: the same through srcjax's Python path
-explicitly; ``loop``:
+explicitly; ``mixed``: the parameters on the device, the batch (``x``, ``y``) NumPy arrays, as a
+training loop fed by a NumPy data loader; ``loop``:
 a training loop, ``params = step(params, x, y)`` with ``step`` the jitted ``value_and_grad`` and an
 SGD update (``tree_map``), so each call waits for the last one's parameters (latency, not
 throughput: the other two modes let asynchronous calls overlap). Median microseconds per call,
@@ -34,12 +35,15 @@ instead of letting the first read them in place (``srcjax/cpp_calls.py``).
 ``--clock cpu`` times each call by the calling thread's CPU time (``time.thread_time_ns``) instead
 of the wall clock: what dispatching costs the caller, without the time XLA's threads (or other
 processes, on a loaded machine) take; the programs run asynchronously in both libraries, so on a
-busy machine the wall-clock rows of unblocked calls mostly measure contention.
+busy machine the wall-clock rows of unblocked calls mostly measure contention. ``--stat min`` reports
+the least disturbed batch of each instead of the median (on a loaded machine medians of thread CPU
+time still swung 0.5-2.4x between runs, 2026-12-03).
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from typing import Any
@@ -185,14 +189,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--x64", action="store_true",
                     help="turn on jax_enable_x64 (the models stay float32): jaxlib's C++ dispatcher then keys "
                          "64-bit host values as they are, and srcjax's reads NumPy arguments in place")
+    ap.add_argument("--stat", choices=("median", "min"), default="median",
+                    help="the statistic over rounds of batches (min: the least disturbed one, on a loaded machine)")
     ns = ap.parse_args(argv)
+    stat = min if ns.stat == "min" else statistics.median
     if ns.x64:
         jax.config.update("jax_enable_x64", True)
     clock = time.thread_time_ns if ns.clock == "cpu" else time.perf_counter_ns
     rounds, batch_ns = (3, 2e6) if ns.quick else (15, 2e7)
     rng = np.random.default_rng(0)
     print(environment())
-    print(f"clock: {ns.clock}; jax_enable_x64: {jax.config.jax_enable_x64}")
+    print(f"clock: {ns.clock}; statistic: {ns.stat}; jax_enable_x64: {jax.config.jax_enable_x64}")
     print("| case | mode | srcjax us | jax us | sj/jax |")
     print("|---|---|---:|---:|---:|")
     for name, loss, args in cases(rng):
@@ -203,16 +210,17 @@ def main(argv: list[str] | None = None) -> int:
         jx_dev = jax.tree_util.tree_map(jax.device_put, args)
         python_path = (lambda *a, f=sj: f._call(a, {}))
         for mode, sa, ja, f in (("np", args, args, sj), ("dev", sj_dev, jx_dev, sj),
+                                ("mixed", (sj_dev[0], *args[1:]), (jx_dev[0], *args[1:]), sj),
                                 ("dev-py", sj_dev, jx_dev, python_path)):
             t = measure({"srcjax": lambda sa=sa, f=f: f(*sa), "jax": lambda ja=ja, f=jx: f(*ja)}, rounds, batch_ns,
-                        clock)
+                        clock, stat)
             print(f"| {name} | {mode} | {t['srcjax']:.1f} | {t['jax']:.1f} | {t['srcjax'] / t['jax']:.2f} |",
                   flush=True)
         sj_step = srcjax.jit(_sgd_step(loss, srcjax.value_and_grad, srcjax.tree_util.tree_map))
         jx_step = jax.jit(_sgd_step(as_jax(loss), jax.value_and_grad, jax.tree_util.tree_map))
         _agree(sj_step(*args), jx_step(*args))
         t = measure({"srcjax": _looping(sj_step, *sj_dev), "jax": _looping(jx_step, *jx_dev)}, rounds, batch_ns,
-                    clock)
+                    clock, stat)
         print(f"| {name} | loop | {t['srcjax']:.1f} | {t['jax']:.1f} | {t['srcjax'] / t['jax']:.2f} |", flush=True)
     return 0
 

@@ -142,6 +142,8 @@ def attach(c: Any, plain_call: Any) -> type | None:
         if copies is _LATER:  # (not a refusal: the second dispatcher takes these calls later)
             return me._call(args, kwargs), None, False
         if copies is not None and copies is not _SKIP and copies is not _IN_PLACE:
+            if not me.donate:  # (its next calls skip this dispatcher while they have host leaves)
+                me._dispatch = host_first
             return me._cpp_host(*copies), None, False  # host leaves: copied, then the second dispatcher
         out = me._call(args, kwargs)
         in_place_call = copies is _IN_PLACE
@@ -152,6 +154,22 @@ def attach(c: Any, plain_call: Any) -> type | None:
         if record is None:
             refuse(me)
         return out, record, False
+
+    def host_first(*args: Any, **kwargs: Any) -> Any:
+        """A call of a function whose last call had host leaves it copies: its copies go straight to the
+        second dispatcher, without the first one's lookup, which such calls always miss (measured 15 us
+        of a 120 us step with 40 device leaves and 2 NumPy ones); any other call goes back to the first."""
+        me = ref()
+        assert me is not None
+        cpp = me._cpp
+        if cpp is None:  # (detached meanwhile)
+            return me._call(args, kwargs)
+        copies = None if kwargs else _private_copies(args, flatten, array, cpp_dispatch.x64, host_upload,
+                                                     in_place[0])
+        if copies is None or copies is _SKIP or copies is _LATER or copies is _IN_PLACE:
+            me._dispatch = cpp
+            return cpp(*args, **kwargs)
+        return me._cpp_host(*copies)
 
     def miss_host(*args: Any) -> tuple[Any, Any, bool]:  # (only srcjax's copies reach here)
         me = ref()

@@ -551,3 +551,61 @@ def test_numpy_arguments_of_asynchronous_programs_are_copied(host_mode, monkeypa
             assert copied[0] == 3
         else:  # (in place: none; asynchronous: the calls after the first, which found it so)
             assert copied[0] == (0 if inline else 2)
+
+
+def step_loss(params, x, y):
+    h = np.tanh(x @ params["w"] + params["b"])
+    return np.mean((h - y) ** 2)
+
+
+def test_host_leaves_skip_the_first_dispatcher_and_come_back(host_mode, monkeypatch):
+    """Parameters on the device and a NumPy batch, call after call (a training loop fed by a NumPy data
+    loader): where srcjax copies the batch (x64 off), the calls after the first go straight to the second
+    dispatcher, without the first one's lookup they would always miss; a call without host leaves goes
+    back to the first dispatcher. Results as the Python path's at each step; donation, 64-bit leaves
+    and wrong shapes as without the shortcut."""
+    from srcjax import cpp_calls
+
+    monkeypatch.setattr(cpp_calls, "_inline", lambda out: True)
+    rng = np.random.default_rng(5)
+    params = {"w": rng.standard_normal((3, 2)).astype(np.float32), "b": np.zeros(2, np.float32)}
+    g = srcjax.value_and_grad(step_loss)
+    dev = srcjax.device_put(params)
+    batches = [(rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32))
+               for _ in range(4)]
+    g(dev, *batches[0])
+    counting = _Counting(g)
+    copied = _counting_host(g)
+    for x, y in batches * 2:
+        want = g._call((dev, x, y), {})
+        _same(g(dev, x, y), want)
+    shortcut = g.__dict__["_dispatch"] is not g._cpp
+    assert shortcut == (host_mode == "copied")  # (read in place: the first dispatcher serves them)
+    assert counting.n <= 9  # (the 8 reference calls above, and g's first with a NumPy batch)
+    if host_mode == "copied":
+        assert copied[0] == 8
+    xd, yd = srcjax.device_put(batches[0])
+    _same(g(dev, xd, yd), g._call((dev, xd, yd), {}))  # device leaves only: the first dispatcher again
+    assert g.__dict__["_dispatch"] is g._cpp
+    g(dev, *batches[1])
+    with pytest.raises(srcjax.TranspileError) as e:
+        g(dev, np.ones((4, 5), np.float32), batches[0][1])  # a wrong shape, through the shortcut
+    assert "test_cpp_dispatch.py" in str(e.value)  # located at the user's line
+    out = g(dev, batches[0][0].astype(np.float64), batches[0][1])  # 64-bit: never a float32 record
+    assert out[0].dtype == np.float64 and out[1]["w"].dtype == np.float32
+    _same(g(dev, *batches[2]), g._call((dev, *batches[2]), {}))
+
+
+def test_donating_functions_keep_their_own_dispatch(host_mode):
+    """A function that donates never takes the shortcut (each of its calls releases the donated buffers)."""
+
+    def update(w, x):
+        return w - 0.5 * x
+
+    f = srcjax.jit(update, donate_argnums=0)
+    x = np.arange(3, dtype=np.float32)
+    w = srcjax.device_put(np.ones(3, np.float32))
+    for _ in range(4):
+        w = f(w, x)
+        assert "_dispatch" not in f.__dict__
+    np.testing.assert_allclose(np.asarray(w), 1.0 - 0.5 * 4 * x)

@@ -31,8 +31,7 @@ from ..core import DistributedError, InternalError, ShapedArray, ShardingError
 from ..sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
 
 # (xla.py's upload, compile, result and host-read steps, shared by one-device and sharded programs)
-from .xla import _COPY, Array, Backend, _buf_device, _compile_cached, _result_handler, _to_numpy
-from .xla import _Sharding as _PutSharding
+from .xla import _COPY, Array, Backend, _buf_device, _compile_cached, _result_handler, _to_numpy, plain_put_sharding
 
 __all__ = ["Shard", "ShardedArray", "ShardedExecutable", "assemble", "put_sharded"]
 
@@ -243,7 +242,7 @@ _SINGLE: dict[Any, Any] = {}
 def _single(device: Any) -> Any:
     hit = _SINGLE.get(device)
     if hit is None:
-        hit = _SINGLE[device] = _PutSharding(device)
+        hit = _SINGLE[device] = plain_put_sharding(_jax.SingleDeviceSharding(device))
     return hit
 
 
