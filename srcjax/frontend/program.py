@@ -167,9 +167,9 @@ class Program:
                 continue
             if is_generated(nf.fn) and nf.name == nf.fn.__name__ and nf.plain is None:
                 written = anf_text(nf.fn) if form == "anf" else None
-                text = written if written is not None else inspect.getsource(nf.fn)
-                text = self._called_by_program_names(nf.fn, textwrap.dedent(text))
-                parts.append("\n\n" + (text if text is not None else module.code_for_node(nf.fdef)).rstrip("\n")
+                named = self._called_by_program_names(
+                    nf.fn, textwrap.dedent(written if written is not None else inspect.getsource(nf.fn)))
+                parts.append("\n\n" + (named if named is not None else module.code_for_node(nf.fdef)).rstrip("\n")
                              + "\n")
             else:
                 parts.append("\n\n" + module.code_for_node(nf.fdef))
