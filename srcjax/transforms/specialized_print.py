@@ -544,12 +544,12 @@ class _Block:
     block runs), so what crosses a block's boundary is only an alias or scalar form of top-level
     names bound once, which hold wherever those names are read after their binding."""
 
-    def __init__(self, rw: _Rewriter, ways: dict[int, set[str]]) -> None:
-        self.rw, self.ways = rw, ways
+    def __init__(self, rw: _Rewriter) -> None:
+        self.rw = rw
 
     def block(self, stmts: list[Any]) -> list[Any]:
         out: list[Any] = []
-        for st in _decided(stmts, self.ways):
+        for st in stmts:
             if isinstance(st, cst.SimpleStatementLine):
                 if len(st.body) != 1:
                     raise _Unsupported
@@ -597,11 +597,32 @@ class _Block:
         raise _Unsupported
 
 
+def _decided_deep(stmts: list[Any], ways: dict[int, set[str]]) -> list[Any]:
+    """:func:`_decided` in every block too (loops, branches on data, nested functions)."""
+    out = []
+    for st in _decided(stmts, ways):
+        if isinstance(st, (cst.For, cst.While, cst.FunctionDef)):
+            st = st.with_changes(body=st.body.with_changes(body=_decided_deep(list(st.body.body), ways)))
+        elif isinstance(st, cst.If):
+            st = _if_decided(st, ways)
+        out.append(st)
+    return out
+
+
+def _if_decided(st: cst.If, ways: dict[int, set[str]]) -> cst.If:
+    orelse = st.orelse
+    if isinstance(orelse, cst.Else):
+        orelse = orelse.with_changes(body=orelse.body.with_changes(body=_decided_deep(list(orelse.body.body), ways)))
+    elif isinstance(orelse, cst.If):
+        orelse = _if_decided(orelse, ways)
+    return st.with_changes(body=st.body.with_changes(body=_decided_deep(list(st.body.body), ways)), orelse=orelse)
+
+
 def rewrite(fdef: cst.FunctionDef, facts: dict[str, Fact | None], ways: dict[int, set[str]],
             pure_calls: set[str]) -> cst.FunctionDef | None:
     """``fdef`` (a normalized function) rewritten for the values of its names (``facts``) and the
     ways its ``if``s went; None where it has a statement this pass does not read."""
-    stmts = list(fdef.body.body)
+    stmts = _decided_deep(list(fdef.body.body), ways)
     binds: Counter[str] = Counter(_params(fdef))  # (a parameter bound again is bound twice)
     unrecorded: set[str] = set()
     try:
@@ -612,7 +633,7 @@ def rewrite(fdef: cst.FunctionDef, facts: dict[str, Fact | None], ways: dict[int
                 _bindings([st], binds, unrecorded, top=False)
         facts = {k: (None if k in unrecorded else v) for k, v in facts.items()}
         rw = _Rewriter(facts, binds)
-        out = _Block(rw, ways).block(stmts)
+        out = _Block(rw).block(stmts)
     except _Unsupported:
         return None
     # dead code: a pure top-level binding of a name nothing reads any more (what a block or a nested
