@@ -377,3 +377,39 @@ def test_a_nested_functions_parameters_have_no_fact() -> None:
            "    return inner(np.ones((2, 3)))\n")
     text = _rewritten(src, {"x": f64, "g": f64, "h": f64, "k": f64})
     assert "unbroadcast(h, x)" in text, text
+
+
+def coverage() -> dict[str, tuple[bool, int, int]]:
+    """Per case of CASES (keyword cases left out): (printed specialized, statements of the generic
+    module, statements of the module printed for the arguments)."""
+    import ast
+
+    def count(text: str) -> int:
+        return sum(1 for n in ast.walk(ast.parse(text))
+                   if isinstance(n, ast.stmt) and not isinstance(n, (ast.Import, ast.ImportFrom)))
+
+    out = {}
+    for name, fn, case, kind in CASES:
+        if case is not None and case.kwargs is not None:
+            continue
+        args = _ad_args(fn) if case is None else case.args(np.random.default_rng(11))
+        try:
+            t = transformed(fn, kind, tuple(args))
+            if t is None:
+                continue
+            srcjax.eval_shape(t[0], *t[1])
+            generic, special = srcjax.source(t[0]), srcjax.source(*t)
+        except srcjax.TranspileError:
+            continue
+        out[name] = (special != generic, count(generic), count(special))
+    return out
+
+
+if __name__ == "__main__":  # how many cases print specialized: python -m tests.test_specialized_print
+    res = coverage()
+    print(f"{sum(v[0] for v in res.values())}/{len(res)} print specialized; statements: generic "
+          f"{sum(v[1] for v in res.values())}, for the arguments {sum(v[2] for v in res.values())}")
+    for k in KINDS:
+        sel = [v for n, v in res.items() if n.endswith("." + k)]
+        print(f"  {k:15} {sum(v[0] for v in sel)}/{len(sel)}  statements {sum(v[2] for v in sel)}")
+    print("generic:", " ".join(n for n, v in res.items() if not v[0]))
