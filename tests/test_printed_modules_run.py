@@ -98,17 +98,22 @@ def run_printed(text: str, f: Callable[..., Any], args: tuple[Any, ...]) -> Any:
     user function it was written from (its module's constants, imports), all linked by name."""
     program = _as_compiled(f).program
     code = compile(text, "<printed>", "exec")
-    spaces: dict[int, dict[str, Any]] = {}
+    spaces: dict[tuple[int, tuple[str, ...]], dict[str, Any]] = {}
     defined: dict[str, Any] = {}
     for nf in program.functions.values():
-        key = id(nf.source.globals)
-        if key not in spaces:
+        key = (id(nf.source.globals), tuple(sorted(nf.source.closure)))
+        ns = spaces.get(key)
+        if ns is None:
             ns = spaces[key] = clean_namespace(nf.source.globals)
             ns.update({k: v for k, v in nf.source.closure.items() if not isinstance(v, types.FunctionType)})
             ns.update(np=np, srcjax=srcjax)
             exec(code, ns)  # noqa: S102 - the printed module, run by NumPy
-            defined.update({k: v for k, v in ns.items() if isinstance(v, types.FunctionType)
-                            and v.__code__.co_filename == "<printed>"})
+            for k, v in ns.items():  # (each printed function runs in its own function's namespace)
+                if isinstance(v, types.FunctionType) and v.__code__.co_filename == "<printed>":
+                    defined.setdefault(k, v)
+        mine = ns.get(nf.name)
+        if isinstance(mine, types.FunctionType) and mine.__code__.co_filename == "<printed>":
+            defined[nf.name] = mine
     for ns in spaces.values():
         ns.update(defined)
     return defined[program.entry.name](*args)
