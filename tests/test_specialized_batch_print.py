@@ -72,13 +72,14 @@ def test_batched_derivatives_print_specialized_and_run(name, kind) -> None:
 
 
 def test_batch_matmul_is_matmul_where_the_rule_says_so() -> None:
-    """``batch_matmul(x1, x2, b1, b2)`` printed as ``x1 @ x2`` only where NumPy's ``x1 @ x2`` is the
-    helper's result, for every batching and per-example rank up to 3."""
+    """``batch_matmul(x1, x2, b1, b2)`` printed as ``x1 @ x2`` (or as the helper's own expression
+    where its ranks need no new axes) only where that is the helper's result, for every batching
+    and per-example rank up to 3."""
     import libcst as cst
 
     rng = np.random.default_rng(0)
     dims = {0: (), 1: (4,), 2: (3, 4), 3: (2, 3, 4)}
-    seen = 0
+    seen = plain = 0
     for b1, b2, r1, r2 in itertools.product((True, False), (True, False), (1, 2, 3), (1, 2, 3)):
         s1, s2 = dims[r1], dims[r2]
         if r2 >= 2:
@@ -94,11 +95,29 @@ def test_batch_matmul_is_matmul_where_the_rule_says_so() -> None:
         done = specialized_batch.rewrite_call("batch_matmul", args, ft, facts.get)
         if done is None:
             continue
-        assert done == ("expr", "a @ b")
+        assert done[0] == "expr"
         x1, x2 = rng.standard_normal(s1), rng.standard_normal(s2)
-        np.testing.assert_array_equal(x1 @ x2, batch_matmul(x1, x2, b1, b2))
+        np.testing.assert_array_equal(eval(done[1], {"np": np, "a": x1, "b": x2}),  # noqa: S307
+                                      batch_matmul(x1, x2, b1, b2))
         seen += 1
-    assert seen >= 5
+        plain += done[1] == "a @ b"
+    assert seen >= 20 and plain >= 5, (seen, plain)
+
+
+def test_batch_squeeze_is_squeeze_with_the_axes_it_computes() -> None:
+    import libcst as cst
+
+    from srcjax.batched import batch_squeeze
+
+    a = np.arange(12.0).reshape(2, 1, 3, 1, 2)
+    f = ("a", a.shape, np.dtype(np.float64), False)
+    for axis in ("None", "0", "-2", "(0, 2)", "(-2,)"):
+        want = batch_squeeze(a, eval(axis))  # noqa: S307
+        ft = ("a", want.shape, np.dtype(np.float64), False)
+        done = specialized_batch.rewrite_call("batch_squeeze", [cst.Name("a"), cst.parse_expression(axis)], ft,
+                                              {"a": f}.get)
+        assert done is not None and done[0] == "expr", axis
+        np.testing.assert_array_equal(eval(done[1], {"np": np, "a": a}), want)  # noqa: S307
 
 
 def test_identity_rules_need_a_batched_operand() -> None:

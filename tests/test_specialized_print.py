@@ -319,13 +319,97 @@ def test_a_parameter_bound_again_is_not_read_through_an_alias() -> None:
 
 def test_most_gradients_print_specialized() -> None:
     """A floor, so the print for given shapes does not quietly become the generic one: of the AD
-    programs' gradients, 14 of 18 print specialized when written (all but the loops: poly,
-    loop_carried_unused_after, coupled_loop, long_loop), each with the generic program's
-    optimized HLO."""
+    programs' gradients, all 18 print specialized (14 when written: the loops, poly,
+    loop_carried_unused_after, coupled_loop and long_loop, printed generic before statements
+    inside blocks were rewritten), each with the generic program's optimized HLO."""
     results = {}
     for fn in AD:
         t = transformed(fn, "grad", tuple(_ad_args(fn)))
         if t is not None:
             results[fn.__name__] = check(*t)
     specialized = [n for n, r in results.items() if r != "generic"]
-    assert len(specialized) >= 14, results
+    assert len(specialized) >= 18, results
+
+
+def test_loops_and_branches_on_data_print_specialized() -> None:
+    """The statements around and inside loops and branches on data are written for the shapes: the
+    gradient's guard is gone (it printed generic before), and what is printed is what runs."""
+    for fn in (P.coupled_loop, P.data_branches, P.long_loop, P.poly):
+        f = srcjax.grad(fn)
+        args = tuple(_ad_args(fn))
+        text = srcjax.source(f, *args)
+        assert "assert " not in text and "is_float" not in text, text
+        assert check(f, args) in ("stablehlo", "optimized")
+
+
+def _rewritten(src: str, facts: dict, ways: dict | None = None) -> str:
+    import libcst as cst
+
+    from srcjax.transforms.specialized_print import rewrite
+
+    fdef = cst.parse_module(src).body[0]
+    out = rewrite(fdef, facts, ways or {}, set())
+    assert out is not None
+    return cst.Module(body=[out]).code
+
+
+def test_a_name_bound_in_a_block_is_never_an_alias() -> None:
+    """``u = t * 1.0`` is ``t`` for these shapes, but ``t`` is bound again in the loop: ``u`` stays a
+    binding (``u = t``), read where it is read, and the program computes what it computed."""
+    f64 = ("a", (3,), np.dtype(np.float64), False)
+    src = ("def f(x):\n    t = x\n    for i in range(3):\n        u = t * 1.0\n        t = np.sin(u)\n"
+           "    return u + t\n")
+    text = _rewritten(src, {"x": f64, "t": f64, "u": f64})
+    assert "u = t\n" in text and "return u + t" in text, text
+    x = np.linspace(0.1, 0.9, 3)
+    ns: dict = {"np": np}
+    exec(src, ns)  # noqa: S102
+    want = ns["f"](x)
+    exec(text, ns)  # noqa: S102
+    np.testing.assert_array_equal(ns["f"](x), want)
+
+
+def test_a_nested_functions_parameters_have_no_fact() -> None:
+    """A nested function's parameter shares a name with a top-level binding the recorder saw: the
+    fact (a float64 vector) is not the parameter's, so ``unbroadcast(g, x)`` in it stays."""
+    f64 = ("a", (3,), np.dtype(np.float64), False)
+    src = ("def f(x, g):\n    h = g * 2.0\n    def inner(h):\n        k = unbroadcast(h, x)\n        return k\n"
+           "    return inner(np.ones((2, 3)))\n")
+    text = _rewritten(src, {"x": f64, "g": f64, "h": f64, "k": f64})
+    assert "unbroadcast(h, x)" in text, text
+
+
+def coverage() -> dict[str, tuple[bool, int, int]]:
+    """Per case of CASES (keyword cases left out): (printed specialized, statements of the generic
+    module, statements of the module printed for the arguments)."""
+    import ast
+
+    def count(text: str) -> int:
+        return sum(1 for n in ast.walk(ast.parse(text))
+                   if isinstance(n, ast.stmt) and not isinstance(n, (ast.Import, ast.ImportFrom)))
+
+    out = {}
+    for name, fn, case, kind in CASES:
+        if case is not None and case.kwargs is not None:
+            continue
+        args = _ad_args(fn) if case is None else case.args(np.random.default_rng(11))
+        try:
+            t = transformed(fn, kind, tuple(args))
+            if t is None:
+                continue
+            srcjax.eval_shape(t[0], *t[1])
+            generic, special = srcjax.source(t[0]), srcjax.source(*t)
+        except srcjax.TranspileError:
+            continue
+        out[name] = (special != generic, count(generic), count(special))
+    return out
+
+
+if __name__ == "__main__":  # how many cases print specialized: python -m tests.test_specialized_print
+    res = coverage()
+    print(f"{sum(v[0] for v in res.values())}/{len(res)} print specialized; statements: generic "
+          f"{sum(v[1] for v in res.values())}, for the arguments {sum(v[2] for v in res.values())}")
+    for k in KINDS:
+        sel = [v for n, v in res.items() if n.endswith("." + k)]
+        print(f"  {k:15} {sum(v[0] for v in sel)}/{len(sel)}  statements {sum(v[2] for v in sel)}")
+    print("generic:", " ".join(n for n, v in res.items() if not v[0]))

@@ -167,8 +167,10 @@ class Program:
                 continue
             if is_generated(nf.fn) and nf.name == nf.fn.__name__ and nf.plain is None:
                 written = anf_text(nf.fn) if form == "anf" else None
-                text = written if written is not None else inspect.getsource(nf.fn)
-                parts.append("\n\n" + textwrap.dedent(text).rstrip("\n") + "\n")
+                named = self._called_by_program_names(
+                    nf.fn, textwrap.dedent(written if written is not None else inspect.getsource(nf.fn)))
+                parts.append("\n\n" + (named if named is not None else module.code_for_node(nf.fdef)).rstrip("\n")
+                             + "\n")
             else:
                 parts.append("\n\n" + module.code_for_node(nf.fdef))
         text = "".join(parts)
@@ -178,7 +180,7 @@ class Program:
         if re.search(r"(?<![\w.])srcjax\.", text):  # (srcjax.lax.cond, srcjax.tree_util.tree_leaves, ...)
             header += "import srcjax\n"
         # helpers srcjax transpiled, and those it runs itself (the index_add primitive, container tests)
-        from .. import batched, composites, numpy_extras, polynomials, random
+        from .. import batched
 
         for m in REEXPORTED_MODULES:  # imported from the module that re-exports them
             for n in library[m]:
@@ -193,16 +195,58 @@ class Program:
                       {n for n in _RUNTIME_VALUES if re.search(rf"(?<![\w.]){n}(?!\w)", text)})
         if used:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
-        for mod, public in (("srcjax.batched", batched.__all__), ("srcjax.composites", composites.__all__),
-                            ("srcjax.numpy_extras", numpy_extras.__all__), ("srcjax.polynomials", polynomials.__all__),
-                            ("srcjax.random", random.__all__)):
-            shown = sorted(n if called.get(n, n) == n else f"{n} as {called[n]}"
-                           for n in set(library[mod]) & set(public)  # (not what they call)
+        for mod in ("srcjax.batched", "srcjax.composites", "srcjax.numpy_extras", "srcjax.polynomials",
+                    "srcjax.random"):  # (what the text calls, public or not: a derivative of one calls `_lifted`)
+            shown = sorted(n if called.get(n, n) == n else f"{n} as {called[n]}" for n in set(library[mod])
                            if re.search(rf"(?<![\w.]){called.get(n, n)}\(", text))
             if shown:
                 header += f"from {mod} import {', '.join(shown)}\n"
         return header + text
 
+
+    def _called_by_program_names(self, fn: Callable[..., Any], text: str) -> str | None:
+        """The written text of the generated function ``fn`` with each function of this program it
+        calls by another name (the name its own namespace gave it: ``least_squares_grad_1`` for the
+        primal a Jacobian calls) called by the name this module defines it under; None where a name
+        cannot be changed (a local of that name)."""
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            return text
+        globs = getattr(fn, "__globals__", {})
+        renames: dict[str, str] = {}
+        for alias in _global_names(code):
+            target = globs.get(alias)
+            name = self.by_fn.get(unwrap(target)) if callable(target) else None
+            if name is not None and name != alias and name in self.functions:
+                renames[alias] = name
+        if not renames:
+            return text
+        if set(renames.values()) & (set(code.co_varnames) | set(code.co_cellvars)):
+            return None
+        return cst.parse_module(text).visit(_Rename(renames)).code
+
+
+def _global_names(code: Any) -> set[str]:
+    """The global names a code object (and the code nested in it) reads."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _global_names(const)
+    return names
+
+
+class _Rename(cst.CSTTransformer):
+    def __init__(self, renames: dict[str, str]) -> None:
+        self.renames = renames
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        return updated.with_changes(value=self.renames[updated.value]) if updated.value in self.renames else updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(attr=original.attr)  # (`a.name`: an attribute, not the global)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)  # (`f(name=...)`: a keyword)
 
 # in srcjax.adjoint, but not transpiled (primitives; run natively)
 _RUNTIME_HELPERS = {"index_add", "index_update", "index_cleared", "is_tree", "unbroadcast", "broadcast_like",

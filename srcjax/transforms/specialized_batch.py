@@ -12,7 +12,11 @@ the specializer recorded (the batch axis included), each rule below is exact:
 - ``batch_broadcast_like(t, y, True, _)`` of a batched ``t`` with the result's abstract value
   broadcasts ``t`` to its own shape: ``t``;
 - ``batch_matmul(x1, x2, b1, b2)`` is ``x1 @ x2`` where the helper calls ``np.matmul(x1, x2)``
-  itself: a batched vector times a shared matrix, or matrices whose ranks need no new axes.
+  itself: a batched vector times a shared matrix, or matrices whose ranks need no new axes; and
+  the helper's own expression where its ranks need no new axes: ``np.sum(x1 * x2, axis=-1)``
+  for two vectors per example, ``x2 @ x1.T`` for a shared matrix times a batch of vectors,
+  ``(x1 @ x2[..., None])[..., 0]`` for matrices times vectors (and the mirror);
+- ``batch_squeeze(a, axis)`` is ``np.squeeze(a, axis=...)`` with the batched axes it computes.
 
 Whatever is rewritten is still checked against the generic program before it is printed.
 """
@@ -61,7 +65,40 @@ def rewrite_call(fn: str, args: list[cst.BaseExpression], ft: Fact,
             and (not b1 or r1 >= r2) and (not b2 or r2 >= r1))
         if plain:
             return ("expr", f"{names[0]} @ {names[1]}")
+        x1, x2 = names[0], names[1]
+        if r1 == 1 and r2 == 1:  # two vectors per example
+            return ("expr", f"np.sum({x1} * {x2}, axis=-1)")
+        if b2 and not b1 and r1 == 2 and r2 == 1 and len(f0[1]) == 2:  # a shared matrix times a batch of vectors
+            return ("expr", f"{x2} @ {x1}.T")
+        if r2 == 1 and r1 >= 2 and (not b2 or r1 <= 2):  # (no new axes for the vector)
+            return ("expr", f"({x1} @ {x2}[..., None])[..., 0]")
+        if r1 == 1 and r2 >= 2 and (not b1 or r2 <= 2):
+            return ("expr", f"({x1}[..., None, :] @ {x2})[..., 0, :]")
+    if fn == "batch_squeeze" and len(args) == 2 and f0 is not None and f0[0] == "a":
+        shape = f0[1]
+        axis = _static(args[1], fact)
+        if axis is None and isinstance(args[1], cst.Name) and args[1].value == "None":
+            axes: Any = tuple(i for i in range(1, len(shape)) if shape[i] == 1)
+        elif type(axis) is int:
+            axes = axis + 1 if axis >= 0 else axis
+        elif isinstance(axis, tuple) and all(type(a) is int for a in axis):
+            axes = tuple(a + 1 if a >= 0 else a for a in axis)
+        else:
+            return None
+        return ("expr", f"np.squeeze({names[0]}, axis={axes!r})")
     return None
+
+
+def _static(e: cst.BaseExpression, fact: Callable[[str | None], Fact | None]) -> Any:
+    """The static value of ``e``: a literal number or tuple of numbers, or a name recorded static."""
+    if isinstance(e, cst.Name):
+        f = fact(e.value)
+        return f[2] if f is not None and f[0] == "s" else None
+    try:
+        v = ast.literal_eval(cst.Module(body=[]).code_for_node(e))
+    except (ValueError, SyntaxError):
+        return None
+    return v if type(v) is int or isinstance(v, tuple) else None
 
 
 # -- which program functions are pure (a dead call of one goes) -------------------------------------

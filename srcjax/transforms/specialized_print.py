@@ -31,8 +31,11 @@ and each is exact for the recorded values: the same values, shape, dtype and wea
   constant, ``np.float32(0.2)``, computed in its dtype;
 - then statements whose names nothing reads any more are removed (pure right-hand sides only).
 
-Functions left with compound statements (loops, branches on data, nested functions) are printed
-generic. Whether the rewritten module is the program that runs is checked before it is printed
+Inside loops, branches on data and nested functions each statement is rewritten as at the top
+level, but a name bound there (or bound in a way the recorder does not note: ``for`` targets, a
+nested function's parameters) is never an alias or a scalar form, and a name bound
+while the specializer traced a region (a branch on data, a rolled loop) has no fact: its value
+there is not what was recorded. Whether the rewritten module is the program that runs is checked before it is printed
 (``srcjax.printing``): lowered for the same arguments it must give the same StableHLO, or XLA's
 optimized HLO of both must be the same dataflow graph; otherwise the generic module is printed.
 """
@@ -83,21 +86,23 @@ class _Recorder(Specializer):
         super().exec_stmt(s, env)
 
     def run_body(self, nf: Any, body: Any, env: dict[str, Any]) -> Any:
-        if not self._traced():
+        if not self._traced():  # (a nested function's parameters get no fact: see _bindings)
             for k, v in env.items():
                 self._note(nf.name, k, v)
         return super().run_body(nf, body, env)
 
     def exec_small(self, s: cst.BaseSmallStatement, env: dict[str, Any]) -> None:
         super().exec_small(s, env)
-        if isinstance(s, cst.Assign) and self.fn_stack and not self._traced():
+        if isinstance(s, cst.Assign) and self.fn_stack:
             for t in s.targets:
-                if isinstance(t.target, cst.Name):
-                    self._note(self.nf.name, t.target.value, env.get(t.target.value))
+                for name in names_bound(t.target):  # (`a, b = ...`: each name's value once bound)
+                    self._note(self.nf.name, name, env.get(name), self._traced())
 
-    def _note(self, fn: str, name: str, v: Any) -> None:
+    def _note(self, fn: str, name: str, v: Any, traced: bool = False) -> None:
+        """A binding of ``name`` seen; one seen while tracing a region (a data branch, a rolled loop)
+        is a value not known: the name gets no fact."""
         facts = self.facts.setdefault(fn, {})
-        fact = _fact(v)
+        fact = None if traced else _fact(v)
         old = facts.get(name, fact)
         facts[name] = fact if old == fact else None
 
@@ -469,50 +474,184 @@ def _reads(node: cst.CSTNode) -> set[str]:
     return set(names_in(node, skip_targets=True))
 
 
+def _bindings(stmts: list[Any], binds: Counter[str], unrecorded: set[str], top: bool) -> None:
+    """Count the bindings of each name in ``stmts`` (nested blocks and functions included) into
+    ``binds``: a top-level ``name = ...`` once, any other binding twice (a name bound in a block
+    may be bound again each time it runs, and is never an alias). ``unrecorded``: names bound in a
+    way the recorder does not see (``for`` targets, parameters of nested functions, augmented
+    assignments): their facts would not hold there."""
+    class V(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+            if isinstance(node.target, cst.Name):
+                return False
+            for n in (node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]):
+                t = n.value if isinstance(n, cst.Element) else n
+                if isinstance(t, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)):
+                    for m in names_bound(t):  # (noted by the recorder once bound)
+                        binds[m] += 1 if top and isinstance(t, cst.Name) else 2
+                else:
+                    binds.update(_reads(t))
+            return False
+
+        def visit_For(self, node: cst.For) -> None:
+            for m in names_bound(node.target):
+                binds[m] += 2
+                unrecorded.add(m)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            for m in [node.name.value, *_params(node)]:
+                binds[m] += 2
+                unrecorded.add(m)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            for m in names_bound(node.target):
+                binds[m] += 2
+                unrecorded.add(m)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            raise _Unsupported
+
+        def visit_Global(self, node: cst.Global) -> None:
+            raise _Unsupported
+
+        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+            raise _Unsupported
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for t in node.targets:
+                if isinstance(t.target, cst.Name):
+                    binds[t.target.value] += 1 if top else 2
+
+    for st in stmts:
+        st.visit(V())
+
+
+def names_bound(target: cst.CSTNode) -> list[str]:
+    """The names a target binds (``a``, ``a, (b, *c)``); a subscript or attribute binds none."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [m for e in target.elements for m in names_bound(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return names_bound(target.value)
+    return []
+
+
+class _Block:
+    """The statements of a function rewritten: its top level and, inside loops, branches on data
+    and nested functions, each simple statement as at the top level. A name bound inside a block
+    is bound twice for the rewriter (no alias, no scalar form: it may be bound again each time the
+    block runs), so what crosses a block's boundary is only an alias or scalar form of top-level
+    names bound once, which hold wherever those names are read after their binding."""
+
+    def __init__(self, rw: _Rewriter) -> None:
+        self.rw = rw
+
+    def block(self, stmts: list[Any]) -> list[Any]:
+        out: list[Any] = []
+        for st in stmts:
+            if isinstance(st, cst.SimpleStatementLine):
+                if len(st.body) != 1:
+                    raise _Unsupported
+                small = st.body[0]
+                if isinstance(small, (cst.Pass, cst.Break, cst.Continue)):
+                    out.append(st)
+                    continue
+                new = self.rw.statement(small)
+                if new is not None:
+                    out.append(st.with_changes(body=[new]))
+            else:
+                out.append(self.compound(st))
+        return out
+
+    def body(self, b: Any) -> Any:
+        stmts = self.block(list(b.body))
+        return b.with_changes(body=stmts or [cst.SimpleStatementLine([cst.Pass()])])
+
+    def expr(self, e: cst.BaseExpression) -> cst.BaseExpression:
+        out = e.visit(_Subst(self.rw.alias))
+        assert isinstance(out, cst.BaseExpression)
+        return out
+
+    def compound(self, st: Any) -> Any:
+        if isinstance(st, cst.If):
+            orelse = st.orelse
+            if isinstance(orelse, cst.Else):
+                orelse = orelse.with_changes(body=self.body(orelse.body))
+            elif isinstance(orelse, cst.If):
+                orelse = self.compound(orelse)
+            return st.with_changes(test=self.expr(st.test), body=self.body(st.body), orelse=orelse)
+        if isinstance(st, (cst.For, cst.While)):
+            if st.orelse is not None:
+                raise _Unsupported
+            if isinstance(st, cst.For):
+                if st.asynchronous is not None:
+                    raise _Unsupported
+                return st.with_changes(iter=self.expr(st.iter), body=self.body(st.body))
+            return st.with_changes(test=self.expr(st.test), body=self.body(st.body))
+        if isinstance(st, cst.FunctionDef):
+            if st.decorators or st.asynchronous is not None or any(
+                    p.default is not None for p in [*st.params.params, *st.params.kwonly_params]):
+                raise _Unsupported
+            return st.with_changes(body=self.body(st.body))
+        raise _Unsupported
+
+
+def _decided_deep(stmts: list[Any], ways: dict[int, set[str]]) -> list[Any]:
+    """:func:`_decided` in every block too (loops, branches on data, nested functions)."""
+    out = []
+    for st in _decided(stmts, ways):
+        if isinstance(st, (cst.For, cst.While, cst.FunctionDef)):
+            st = st.with_changes(body=st.body.with_changes(body=_decided_deep(list(st.body.body), ways)))
+        elif isinstance(st, cst.If):
+            st = _if_decided(st, ways)
+        out.append(st)
+    return out
+
+
+def _if_decided(st: cst.If, ways: dict[int, set[str]]) -> cst.If:
+    orelse = st.orelse
+    if isinstance(orelse, cst.Else):
+        orelse = orelse.with_changes(body=orelse.body.with_changes(body=_decided_deep(list(orelse.body.body), ways)))
+    elif isinstance(orelse, cst.If):
+        orelse = _if_decided(orelse, ways)
+    return st.with_changes(body=st.body.with_changes(body=_decided_deep(list(st.body.body), ways)), orelse=orelse)
+
+
 def rewrite(fdef: cst.FunctionDef, facts: dict[str, Fact | None], ways: dict[int, set[str]],
             pure_calls: set[str]) -> cst.FunctionDef | None:
     """``fdef`` (a normalized function) rewritten for the values of its names (``facts``) and the
-    ways its ``if``s went; None if it keeps a compound statement once those are decided."""
-    stmts = _decided(list(fdef.body.body), ways)
-    if not all(isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 for s in stmts):
-        return None
+    ways its ``if``s went; None where it has a statement this pass does not read."""
+    stmts = _decided_deep(list(fdef.body.body), ways)
     binds: Counter[str] = Counter(_params(fdef))  # (a parameter bound again is bound twice)
-    for s in stmts:
-        small = s.body[0]  # type: ignore[attr-defined]
-        if isinstance(small, cst.Assign):
-            for t in small.targets:
-                for n in (t.target.elements if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]):
-                    target = n.value if isinstance(n, cst.Element) else n
-                    if isinstance(target, cst.Name):
-                        binds[target.value] += 1
-                    else:
-                        binds.update(_reads(target))
-        elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
-            return None
-    rw = _Rewriter(facts, binds)
-    out: list[cst.SimpleStatementLine] = []
+    unrecorded: set[str] = set()
     try:
-        for s in stmts:
-            new = rw.statement(s.body[0])  # type: ignore[attr-defined]
-            if new is not None:
-                out.append(cst.ensure_type(s, cst.SimpleStatementLine).with_changes(body=[new]))
+        for st in stmts:
+            if isinstance(st, cst.SimpleStatementLine):
+                _bindings([st], binds, unrecorded, top=True)
+            else:
+                _bindings([st], binds, unrecorded, top=False)
+        facts = {k: (None if k in unrecorded else v) for k, v in facts.items()}
+        rw = _Rewriter(facts, binds)
+        out = _Block(rw).block(stmts)
     except _Unsupported:
         return None
-    # dead code: a pure binding of a name nothing reads any more
+    # dead code: a pure top-level binding of a name nothing reads any more (what a block or a nested
+    # function reads is live everywhere: a block may run again, a function may be called later)
     live: set[str] = set()
-    kept: list[cst.SimpleStatementLine] = []
-    for s in reversed(out):
-        small = s.body[0]
+    for st in out:
+        if not isinstance(st, cst.SimpleStatementLine):
+            live |= _reads(st)
+    kept: list[Any] = []
+    for st in reversed(out):
+        small = st.body[0] if isinstance(st, cst.SimpleStatementLine) else None
         if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
                 and small.targets[0].target.value not in live and _pure(small.value, pure_calls):
             continue
-        live |= _reads(small)
-        kept.append(s)
+        live |= _reads(st)
+        kept.append(st)
     kept.reverse()
     return fdef.with_changes(body=fdef.body.with_changes(body=kept))
-
-
-
 
 
 # -- the module printed -----------------------------------------------------------------------------
