@@ -249,7 +249,7 @@ def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max
         vparams = list(inspect.signature(vj).parameters)
         bfun = batched_function(vj, tuple(0 if i == len(params) else None for i in range(len(vparams))),
                                    (None, 0), None)
-        primal = names.fresh(base.__name__)
+        primal = names.fresh(base.__name__ if base.__name__.isidentifier() else "primal")  # (a lambda: <lambda>)
         extra[bfun.__name__] = bfun
         extra[primal] = base
         lines += [f"    {out} = {primal}({', '.join(args[0] + args[1])})",
@@ -284,7 +284,7 @@ def _jacobian_loop_source(base: Callable[..., Any], name: str, k: int, kind: str
                   f"    return np.reshape(np.moveaxis({jac}, 0, -1), np.shape({out}) + np.shape({x}))"]
     else:
         vj = derivative_function(base, "vjp", (k,), max_iters=max_iters)
-        primal = names.fresh(base.__name__)
+        primal = names.fresh(base.__name__ if base.__name__.isidentifier() else "primal")  # (a lambda: <lambda>)
         extra[vj.__name__] = vj
         extra[primal] = base
         lines += [f"    {out} = {primal}({', '.join(args[0] + args[1])})",
