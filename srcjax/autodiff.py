@@ -45,6 +45,8 @@ def _argnums(argnums: int | Sequence[int], n: int) -> tuple[tuple[int, ...], boo
     single = isinstance(argnums, int)
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for a in nums:
+        if not isinstance(a, int) or isinstance(a, bool):
+            raise ArgumentError(f"argnums must be an int or a tuple of ints, not {argnums!r}")
         if not -n <= a < n:
             raise DTypeError(f"argnums {a} is out of range for a function with {n} parameters")
     return tuple(a % n for a in nums), single

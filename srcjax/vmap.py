@@ -128,9 +128,9 @@ class _EntryWriter(FunctionWriter):
         if isinstance(spec, (tuple, list, dict)):
             items = list(spec.items()) if isinstance(spec, dict) else list(enumerate(spec))
             # the output's keys as written in the function (`{"w": ...}`), by value: out_axes={'w': 0}
-            sts = {literal_key(k): v for k, v in st.items} if isinstance(st, Tree) else {}
-            keys = {literal_key(k): k for k, _ in st.items} if isinstance(st, Tree) else {}
-            written = [(keys.get(k, repr(k)), sts.get(k, st) if sts else st, v) for k, v in items]
+            by_value: dict[Any, State] = {literal_key(k): v for k, v in st.items} if isinstance(st, Tree) else {}
+            keys: dict[Any, str] = {literal_key(k): k for k, _ in st.items} if isinstance(st, Tree) else {}
+            written = [(keys.get(k, repr(k)), by_value.get(k, st) if by_value else st, v) for k, v in items]
             parts = [(key, self.out(item(expr, key), kst, v)) for key, kst, v in written]
             if isinstance(spec, dict):
                 return "{" + ", ".join(f"{k}: {v}" for k, v in parts) + "}"
