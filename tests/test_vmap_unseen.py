@@ -669,6 +669,69 @@ def d_solve_sys_b_batched_axis1():
     return srcjax.vmap(P.solve_sys, in_axes=(None, 1), out_axes=-1)(a, b), jax.vmap(J.solve_sys, in_axes=(None, 1), out_axes=-1)(a, b)
 
 
+
+# -- shape-heavy programs: each in values, some in a composition (run more with hows=...: all agreed) ------------------------------
+
+def _sum_sq(f: Callable[..., Any], k: int, power: int = 2) -> Callable[..., Any]:
+    """``sum(f(...) ** power)`` as a function of ``k`` positional parameters (srcjax reads no ``*args``)."""
+    return [lambda a: np.sum(f(a) ** power), lambda a, b: np.sum(f(a, b) ** power),
+            lambda a, b, c: np.sum(f(a, b, c) ** power)][k - 1]
+
+
+def shaped(name: str, make: Callable[[], tuple[Any, ...]], in_axes: Any = 0, out_axes: Any = 0,
+           hows: tuple[str, ...] = ("vgrad",)) -> None:
+    f, jf = getattr(P, name), getattr(J, name)
+
+    def run(how: str) -> tuple[Any, Any]:
+        args = make()
+        k = len(args)
+        if how == "val":
+            return (srcjax.vmap(f, in_axes=in_axes, out_axes=out_axes)(*args),
+                    jax.vmap(jf, in_axes=in_axes, out_axes=out_axes)(*args))
+        if how == "vgrad":
+            return (srcjax.vmap(srcjax.grad(_sum_sq(f, k)), in_axes=in_axes)(*args),
+                    jax.vmap(jax.grad(lambda *a: jnp.sum(jf(*a) ** 2)), in_axes=in_axes)(*args))
+        if how == "gradv":
+            v = srcjax.vmap(f, in_axes=in_axes, out_axes=out_axes)
+            jv = jax.vmap(jf, in_axes=in_axes, out_axes=out_axes)
+            return srcjax.grad(_sum_sq(v, k, 3))(*args), jax.grad(lambda *a: jnp.sum(jv(*a) ** 3))(*args)
+        return (srcjax.vmap(getattr(srcjax, how)(f), in_axes=in_axes)(*args),
+                jax.vmap(getattr(jax, how)(jf), in_axes=in_axes)(*args))
+
+    for how in ("val", *hows):
+        CASES[f"s_{name}_{how}_{len(CASES)}"] = lambda how=how: run(how)
+
+
+shaped("ellipsis_einsum", lambda: (r(N, 2, 3, 4), r(4, 2)), (0, None), hows=("jacrev",))
+shaped("ellipsis_einsum2", lambda: (r(2, 3, N, 4), r(4, 2, N)), (2, 2), -1, hows=())
+shaped("swap_and_expand", lambda: (r(3, N, 4, 2),), 1, hows=("gradv",))
+shaped("none_index_and_ellipsis", lambda: (r(N, 3, 3), r(3)), (0, None), hows=())
+shaped("concat_split", lambda: (r(2, N), r(2, N)), (1, -1), 1, hows=("jacrev",))
+shaped("tensordot_last", lambda: (r(N, 2, 3), r(3, 4)), (0, None))
+shaped("tensordot_last", lambda: (r(2, 3), r(3, 4, N)), (None, 2), hows=())
+shaped("reshape_flat", lambda: (r(2, N, 3),), 1, hows=())
+shaped("norms_and_means", lambda: (r(4, 3, N),), -1, -1)
+shaped("where_mixed", lambda: (r(N, 4), r(4), r(N, 4)), (0, None, 0), hows=())
+shaped("cumprod_flip", lambda: (r(N, 5),), hows=("jacfwd",))
+shaped("outer_sum", lambda: (r(3), r(N, 4)), (None, 0), hows=())
+shaped("diff_pad", lambda: (r(N, 4),), hows=("gradv",))
+shaped("triu_matmul", lambda: (r(3, 3, N),), 2, hows=())
+
+
+@case
+def s_take_along_val():
+    x = r(N, 2, 5)
+    return srcjax.vmap(P.take_along, in_axes=(0, None))(x, 2), loop(P.take_along, (x, 2), (0, None), N)
+
+
+@case
+def s_float32_per_example_grads():
+    w, x = r(3, 2).astype(np.float32), r(N, 4, 3).astype(np.float32)
+    got = srcjax.vmap(srcjax.grad(P.float32_model), in_axes=(None, 0))(w, x)
+    assert got.dtype == np.float32
+    return got, jax.vmap(jax.grad(J.float32_model), in_axes=(None, 0))(w, x)
+
+
 # refusals where jax works: each a located TranspileError (the test checks the location)
 REFUSED = {
     "d_while_on_index_grad": "vmap(grad) of a while whose bound is a mapped argument",
@@ -685,7 +748,7 @@ def test_unseen_program_agrees_with_jax_and_a_loop(name: str) -> None:
     global RNG
     RNG = np.random.default_rng(zlib.crc32(name.encode()))
     got, want = CASES[name]()
-    agree(got, want, what=name)
+    agree(got, want, what=name, rtol=1e-5 if "float32" in name else 1e-7)
 
 
 @pytest.mark.parametrize("name", list(REFUSED))

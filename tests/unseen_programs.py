@@ -317,3 +317,78 @@ def matrix_stats(m):
 
 def solve_sys(a, b):
     return np.linalg.solve(a + 4.0 * np.eye(a.shape[0]), b)
+
+
+# -- round 3: shape-heavy code ----------------------------------------------------------------------
+
+def ellipsis_einsum(a, b):
+    return np.einsum("...ij,...jk->...ik", a, b)
+
+
+def swap_and_expand(x):
+    y = np.swapaxes(x, -1, -2)
+    z = np.expand_dims(y, -1) * x[..., None, :, 0:1]
+    return np.sum(z, axis=(-1, -3))
+
+
+def none_index_and_ellipsis(x, v):
+    return x[..., 0] + v[None, :] @ x[:, :, None][..., 0]
+
+
+def concat_split(x, y):
+    z = np.concatenate([x, y], axis=-1)
+    a, b = np.split(z, 2, axis=-1)
+    return np.stack([a * b, a - b], axis=-1)
+
+
+def tensordot_last(x, w):
+    return np.tensordot(x, w, axes=([-1], [0]))
+
+
+def take_along(x, k):
+    idx = np.argsort(x, axis=-1)[..., :k]
+    return np.take_along_axis(x, idx, axis=-1)
+
+
+def reshape_flat(x):
+    y = x.reshape(-1)
+    return y[::2] * y[1::2].sum()
+
+
+def norms_and_means(x):
+    return np.linalg.norm(x, axis=-1) + np.mean(x, axis=1) * np.max(x, axis=-1, keepdims=True).squeeze(-1)
+
+
+def masked_update(x, t):
+    y = x.copy()
+    y[x < t] = 0.0
+    return y * 2.0
+
+
+def where_mixed(c, a, b):
+    return np.where(c > 0, a, b) + np.where(a > b, 1.0, -1.0)
+
+
+def cumprod_flip(x):
+    return np.flip(np.cumprod(x[::-1]), axis=0) + np.roll(x, 1)
+
+
+def outer_sum(x, y):
+    return np.outer(x, y).sum(axis=1) + np.diag(np.outer(x, x))
+
+
+def float32_model(w, x):
+    h = np.tanh(x @ w)
+    return np.sum(h * h) * np.float32(0.5)
+
+
+def diff_pad(x):
+    return np.diff(np.pad(x, (1, 2)), axis=0) * np.arange(x.shape[0] + 2)
+
+
+def triu_matmul(m):
+    return np.triu(m) @ np.tril(m, -1).T + np.trace(m)
+
+
+def ellipsis_einsum2(a, b):
+    return np.einsum("...ij,...jk->...ik", a, b)
