@@ -229,6 +229,9 @@ class Compiled:
                  in_shardings: Any = None, out_shardings: Any = None, donate_argnums: int | Sequence[int] = (),
                  donate_argnames: str | Sequence[str] = ()) -> None:
         fn = _wrapped_numpy(unwrap(fn))
+        own = getattr(fn, "srcjax_refusal", None)  # an object that says itself why (srcjax.jacobian._TupleArgnums)
+        if isinstance(own, tuple) and not isinstance(fn, types.FunctionType):
+            raise _clean(UnknownFunctionError(own[0], hint=own[1]))
         if not isinstance(fn, types.FunctionType):
             raise _clean(UnknownFunctionError(
                 f"cannot compile {fn!r}: it has no Python source (srcjax transpiles functions written with `def`)",

@@ -46,6 +46,8 @@ def _argnums(argnums: int | Sequence[int], n: int) -> tuple[tuple[int, ...], boo
     single = isinstance(argnums, int)
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for a in nums:
+        if not isinstance(a, int) or isinstance(a, bool):
+            raise ArgumentError(f"argnums must be an int or a tuple of ints, not {argnums!r}")
         if not -n <= a < n:
             raise DTypeError(f"argnums {a} is out of range for a function with {n} parameters")
     return tuple(a % n for a in nums), single
@@ -250,7 +252,7 @@ def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max
         vparams = list(inspect.signature(vj).parameters)
         bfun = batched_function(vj, tuple(0 if i == len(params) else None for i in range(len(vparams))),
                                    (None, 0), None)
-        primal = names.fresh(base.__name__)
+        primal = names.fresh(base.__name__ if base.__name__.isidentifier() else "primal")  # (a lambda: <lambda>)
         extra[bfun.__name__] = bfun
         extra[primal] = base
         lines += [f"    {out} = {primal}({', '.join(args[0] + args[1])})",
@@ -285,7 +287,7 @@ def _jacobian_loop_source(base: Callable[..., Any], name: str, k: int, kind: str
                   f"    return np.reshape(np.moveaxis({jac}, 0, -1), np.shape({out}) + np.shape({x}))"]
     else:
         vj = derivative_function(base, "vjp", (k,), max_iters=max_iters)
-        primal = names.fresh(base.__name__)
+        primal = names.fresh(base.__name__ if base.__name__.isidentifier() else "primal")  # (a lambda: <lambda>)
         extra[vj.__name__] = vj
         extra[primal] = base
         lines += [f"    {out} = {primal}({', '.join(args[0] + args[1])})",

@@ -59,12 +59,14 @@ def batch_move(x: Any, y: Any, kind: str, params: Any, fill: Any, x_batched: boo
     shapes = (ex,) if y is None else (ex, np.shape(y)[1:] if y_batched else np.shape(y))
     index = move_index(kind, shapes, params)
     dtype = np.result_type(x, y) if kind == "append" else np.result_type(x)
-    parts = [np.reshape(x, (n, -1)) if x_batched else np.broadcast_to(np.ravel(x), (n, np.size(x)))]
+    # (each part cast as it is made: a comprehension over the parts would not be differentiated)
+    parts = [(np.reshape(x, (n, -1)) if x_batched else np.broadcast_to(np.ravel(x), (n, np.size(x)))).astype(dtype)]
     if y is not None:
-        parts.append(np.reshape(y, (n, -1)) if y_batched else np.broadcast_to(np.ravel(y), (n, np.size(y))))
+        parts.append((np.reshape(y, (n, -1)) if y_batched else
+                      np.broadcast_to(np.ravel(y), (n, np.size(y)))).astype(dtype))
     if kind == "pad":
         parts.append(np.full((n, 1), fill, dtype=dtype))
-    flat = np.concatenate([p.astype(dtype) for p in parts], axis=1)
+    flat = np.concatenate(parts, axis=1)
     return np.reshape(np.take(flat, np.ravel(index), axis=1), (n,) + np.shape(index))
 
 

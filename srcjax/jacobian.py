@@ -36,7 +36,7 @@ from .autodiff import (  # noqa: I001
     grad,
     vjp,
 )
-from .core import DTypeError, TranspileError, transformation
+from .core import ArgumentError, DTypeError, TranspileError, transformation
 from .transforms.batch_errors import BatchingError
 
 
@@ -232,28 +232,67 @@ class _Jacobian(_Derived):
         return self._loop(*args, **kwargs)
 
 
+class _TupleArgnums:
+    """A Jacobian with respect to several arguments (``argnums=(0, 1)``): JAX's layout, the output's
+    structure outside, a tuple with one Jacobian per argument inside; one Jacobian per argument."""
+
+    def __init__(self, base: Callable[..., Any], parts: list[Callable[..., Any]], nums: tuple[int, ...]) -> None:
+        self._base, self._parts, self._nums = base, parts, nums
+        # (it has no generated source yet: transforming it again, or calling it inside a compiled function)
+        self.srcjax_refusal = ("a Jacobian with respect to a tuple of argnums cannot be transformed again or called "
+                               "inside a compiled function yet", "take one Jacobian per argument (argnums=0, then "
+                               "argnums=1) there, or pack the arguments into one tuple argument")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        blocks = [p(*args, **kwargs) for p in self._parts]
+        ol, ot = _leaves(eval_shape(self._base, *args, **kwargs))
+        per_leaf: list[list[Any]] = [[] for _ in ol]
+        for a, b in zip(self._nums, blocks):
+            xt = _leaves(args[a])[1]
+            bl = _leaves(b)[0]
+            m = len(bl) // max(len(ol), 1)
+            for k in range(len(ol)):
+                per_leaf[k].append(pytree.unflatten(xt, bl[k * m:(k + 1) * m]))
+        return pytree.unflatten(ot, [tuple(js) for js in per_leaf])
+
+
+def _per_argnum(fn: Callable[..., Any], argnums: int | tuple[int, ...],
+                make: Callable[[int], Callable[..., Any]]) -> Callable[..., Any]:
+    if isinstance(argnums, int) and not isinstance(argnums, bool):
+        return make(argnums)
+    if not isinstance(argnums, (tuple, list)) or not all(isinstance(a, int) and not isinstance(a, bool)
+                                                         for a in argnums):
+        raise _clean(ArgumentError(f"argnums must be an int or a tuple of ints, not {argnums!r}"))
+    return _TupleArgnums(fn, [make(a) for a in argnums], tuple(argnums))
+
+
 @transformation
-def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+def jacfwd(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
     """Jacobian by forward mode: shape ``out.shape + x.shape`` (one JVP per input element).
 
     For an array argument and an array output the Jacobian is one compiled program (the JVP in a
     loop over basis vectors; ``srcjax.source`` shows it). For containers, JAX's layout: the
-    output's structure outside, the argument's inside."""
-    return _Jacobian(fn, "jacfwd", argnums, None, _jacfwd_loop(fn, argnums))
+    output's structure outside, the argument's inside; a tuple of ``argnums``: a tuple of Jacobians
+    inside (one per argument)."""
+    return _per_argnum(fn, argnums, lambda a: _Jacobian(fn, "jacfwd", a, None, _jacfwd_loop(fn, a)))
 
 
 @transformation
-def jacrev(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
+def jacrev(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
+           max_iters: int | None = None) -> Callable[..., Any]:
     """Jacobian by reverse mode: shape ``out.shape + x.shape`` (one VJP per output element).
 
     For an array argument and an array output the Jacobian is one compiled program (the VJP in a
     loop over basis cotangents; ``srcjax.source`` shows it). For containers, JAX's layout: the
-    output's structure outside, the argument's inside. ``max_iters`` as in :func:`grad`."""
-    return _Jacobian(fn, "jacrev", argnums, max_iters, _jacrev_loop(fn, argnums, max_iters=max_iters))
+    output's structure outside, the argument's inside (a tuple of ``argnums``: a tuple of Jacobians).
+    ``max_iters`` as in :func:`grad`."""
+    return _per_argnum(fn, argnums, lambda a: _Jacobian(fn, "jacrev", a, max_iters,
+                                                        _jacrev_loop(fn, a, max_iters=max_iters)))
 
 
 @transformation
-def hessian(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
+def hessian(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
+            max_iters: int | None = None) -> Callable[..., Any]:
     """Hessian of a scalar function: forward mode over the generated gradient source."""
     return jacfwd(grad(fn, argnums, max_iters=max_iters), argnums)
 

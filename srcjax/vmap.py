@@ -28,7 +28,7 @@ from .transforms.batch import (
     item,
 )
 from .transforms.batch_control import DataTest
-from .transforms.batch_state import pack
+from .transforms.batch_state import literal_key, pack
 
 __all__ = ["vmap"]
 
@@ -127,9 +127,11 @@ class _EntryWriter(FunctionWriter):
                                    for f, v in _fields(spec)], expr)
         if isinstance(spec, (tuple, list, dict)):
             items = list(spec.items()) if isinstance(spec, dict) else list(enumerate(spec))
-            sts = dict(st.items) if isinstance(st, Tree) else {}
-            parts = [(repr(k), self.out(item(expr, repr(k)), sts.get(repr(k), sts.get(str(k), st)) if sts else st, v))
-                     for k, v in items]
+            # the output's keys as written in the function (`{"w": ...}`), by value: out_axes={'w': 0}
+            by_value: dict[Any, State] = {literal_key(k): v for k, v in st.items} if isinstance(st, Tree) else {}
+            keys: dict[Any, str] = {literal_key(k): k for k, _ in st.items} if isinstance(st, Tree) else {}
+            written = [(keys.get(k, repr(k)), by_value.get(k, st) if by_value else st, v) for k, v in items]
+            parts = [(key, self.out(item(expr, key), kst, v)) for key, kst, v in written]
             if isinstance(spec, dict):
                 return "{" + ", ".join(f"{k}: {v}" for k, v in parts) + "}"
             body = ", ".join(v for _, v in parts)

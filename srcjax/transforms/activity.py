@@ -75,12 +75,12 @@ class Activity:
         while changed:
             changed = False
             for s, _ in _walk(body if body is not None else nf.plain_fdef.body.body):
-                targets, srcs = self.effect(s)
-                if targets and any(n in self.active for n in srcs):
-                    new = set(targets) - self.active
-                    if new:
-                        self.active |= new
-                        changed = True
+                for targets, srcs in _per_element(s) or [self.effect(s)]:
+                    if targets and any(n in self.active for n in srcs):
+                        new = set(targets) - self.active
+                        if new:
+                            self.active |= new
+                            changed = True
 
         self.check(body if body is not None else nf.plain_fdef.body.body)
 
@@ -266,6 +266,26 @@ class Activity:
                                                                                for n in names_in(src.seq)]
             return target_names(s.target), []
         return [], []
+
+
+def _per_element(s: cst.CSTNode) -> list[tuple[list[str], list[str]]]:
+    """``(a, (b, c)) = (x, y)``: (targets, sources) per element of a tuple unpacked from a tuple literal
+    (``(x,), (t,) = primals, tangents`` in a custom_jvp rule: ``x`` is not a tangent); [] otherwise."""
+    if not (isinstance(s, cst.Assign) and len(s.targets) == 1):
+        return []
+    pairs: list[tuple[list[str], list[str]]] = []
+
+    def split(target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and \
+                len(target.elements) == len(value.elements) and \
+                not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+            return all(split(t.value, v.value) for t, v in zip(target.elements, value.elements))
+        if not isinstance(value, cst.Name):
+            return False
+        pairs.append((target_names(target), [value.value]))
+        return True
+
+    return pairs if split(s.targets[0].target, s.value) and len(pairs) > 1 else []
 
 
 def hoisted_body(program: Program, nf: NormalizedFunction, active_params: Sequence[str], body: list[Any],

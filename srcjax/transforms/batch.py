@@ -638,22 +638,31 @@ class FunctionWriter:
     def stack_args(self, value: cst.Call) -> bool:
         return any(isinstance(a.value, cst.Name) and isinstance(self.state(a.value.value), Stack) for a in value.args)
 
-    def comprehension_targets(self, value: cst.BaseExpression) -> None:
-        """Targets of comprehensions over batched sequences (``[np.shape(a) for a in seq]``) are batched."""
+    def comprehension_targets(self, value: cst.BaseExpression) -> set[str]:
+        """Targets of comprehensions over batched sequences (``[np.shape(a) for a in seq]``) are batched; the
+        others (``i in range(np.ndim(b))``), returned, are not, whatever a name they shadow holds."""
+        unbatched: set[str] = set()
         for n in walk(value):
-            if isinstance(n, cst.CompFor) and any(any_batched(self.state(m)) for m in names_in(n.iter)):
-                for t in target_names(n.target):
-                    self.st[t] = True
+            if isinstance(n, cst.CompFor):
+                if self.reads_only_shapes(n.iter, unbatched):
+                    unbatched.update(target_names(n.target))
+                else:
+                    for t in target_names(n.target):
+                        self.st[t] = True
+        return unbatched
 
     def only_shapes(self, value: cst.BaseExpression) -> bool:
         """Whether ``value`` reads batched names only through shape queries (``x.shape``, ``len(x)``)."""
-        self.comprehension_targets(value)
+        return self.reads_only_shapes(value, self.comprehension_targets(value))
+
+    def reads_only_shapes(self, value: cst.BaseExpression, unbatched: set[str]) -> bool:
+        """:meth:`only_shapes`, the names ``unbatched`` (comprehensions' targets) read as unbatched."""
         ok = True
 
         def visit(n: cst.CSTNode, inside: bool) -> None:
             nonlocal ok
             if isinstance(n, cst.Name):
-                if any_batched(self.state(n.value)) and not inside:
+                if any_batched(self.state(n.value)) and not inside and n.value not in unbatched:
                     ok = False
                 return
             if isinstance(n, cst.Attribute) and n.attr.value in (_SHAPE_ATTRS | {"dtype"}):
