@@ -161,15 +161,15 @@ def attach(c: Any, plain_call: Any) -> type | None:
         of a 120 us step with 40 device leaves and 2 NumPy ones); any other call goes back to the first."""
         me = ref()
         assert me is not None
-        cpp = me._cpp
-        if cpp is None:  # (detached meanwhile)
+        cpp, host = me._cpp, me._cpp_host
+        if cpp is None or host is None:  # (detached meanwhile, by another thread)
             return me._call(args, kwargs)
         copies = None if kwargs else _private_copies(args, flatten, array, cpp_dispatch.x64, host_upload,
                                                      in_place[0])
         if copies is None or copies is _SKIP or copies is _LATER or copies is _IN_PLACE:
             me._dispatch = cpp
             return cpp(*args, **kwargs)
-        return me._cpp_host(*copies)
+        return host(*copies)
 
     def miss_host(*args: Any) -> tuple[Any, Any, bool]:  # (only srcjax's copies reach here)
         me = ref()

@@ -609,3 +609,22 @@ def test_donating_functions_keep_their_own_dispatch(host_mode):
         w = f(w, x)
         assert "_dispatch" not in f.__dict__
     np.testing.assert_allclose(np.asarray(w), 1.0 - 0.5 * 4 * x)
+
+
+def test_functions_taking_the_shortcut_are_collected(host_mode):
+    import gc
+    import weakref
+
+    def affine(w, x):
+        return x @ w + 1.0
+
+    refs = []
+    for _ in range(3):
+        f = srcjax.jit(affine)
+        w = srcjax.device_put(np.ones((3, 2), np.float32))
+        for _ in range(3):
+            np.testing.assert_allclose(np.asarray(f(w, np.ones((4, 3), np.float32))), np.full((4, 2), 4.0))
+        refs.append(weakref.ref(f))
+        del f
+    gc.collect()
+    assert all(r() is None for r in refs)  # (the shortcut holds its function weakly, as the dispatchers do)
