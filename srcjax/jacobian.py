@@ -63,8 +63,9 @@ def _jacobian(out: Any, x: Any, block: Callable[[int, int], Any]) -> Any:
     output leaf ``k`` by the floating-point leaf ``j`` of ``x`` (other leaves of ``x``: None)."""
     ol, ot = _leaves(out)
     xl, xt = _leaves(x)
-    return pytree.unflatten(ot, [pytree.unflatten(xt, [block(k, j) if _is_float_leaf(v) else None
-                                                      for j, v in enumerate(xl)]) for k in range(len(ol))])
+    # (an output leaf that is None, e.g. a gradient's for a None parameter: JAX's empty subtree, None)
+    return pytree.unflatten(ot, [None if ol[k] is None else pytree.unflatten(
+        xt, [block(k, j) if _is_float_leaf(v) else None for j, v in enumerate(xl)]) for k in range(len(ol))])
 
 
 def _check_float(x: Any, what: str) -> None:
