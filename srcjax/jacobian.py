@@ -233,29 +233,64 @@ class _Jacobian(_Derived):
 
 
 @transformation
-def jacfwd(fn: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+def jacfwd(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
     """Jacobian by forward mode: shape ``out.shape + x.shape`` (one JVP per input element).
 
     For an array argument and an array output the Jacobian is one compiled program (the JVP in a
     loop over basis vectors; ``srcjax.source`` shows it). For containers, JAX's layout: the
-    output's structure outside, the argument's inside."""
-    return _Jacobian(fn, "jacfwd", argnums, None, _jacfwd_loop(fn, argnums))
+    output's structure outside, the argument's inside. ``argnums`` a tuple: a tuple of Jacobians, one
+    per argument (as JAX)."""
+    nums = _check_argnums(argnums)
+    if not isinstance(nums, int):
+        return _tuple_of([jacfwd(fn, k) for k in nums])
+    return _Jacobian(fn, "jacfwd", nums, None, _jacfwd_loop(fn, nums))
 
 
 @transformation
-def jacrev(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
+def jacrev(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
+           max_iters: int | None = None) -> Callable[..., Any]:
     """Jacobian by reverse mode: shape ``out.shape + x.shape`` (one VJP per output element).
 
     For an array argument and an array output the Jacobian is one compiled program (the VJP in a
     loop over basis cotangents; ``srcjax.source`` shows it). For containers, JAX's layout: the
-    output's structure outside, the argument's inside. ``max_iters`` as in :func:`grad`."""
-    return _Jacobian(fn, "jacrev", argnums, max_iters, _jacrev_loop(fn, argnums, max_iters=max_iters))
+    output's structure outside, the argument's inside. ``max_iters`` as in :func:`grad`; ``argnums`` as
+    in :func:`jacfwd`."""
+    nums = _check_argnums(argnums)
+    if not isinstance(nums, int):
+        return _tuple_of([jacrev(fn, k, max_iters=max_iters) for k in nums])
+    return _Jacobian(fn, "jacrev", nums, max_iters, _jacrev_loop(fn, nums, max_iters=max_iters))
 
 
 @transformation
-def hessian(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | None = None) -> Callable[..., Any]:
-    """Hessian of a scalar function: forward mode over the generated gradient source."""
-    return jacfwd(grad(fn, argnums, max_iters=max_iters), argnums)
+def hessian(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
+            max_iters: int | None = None) -> Callable[..., Any]:
+    """Hessian of a scalar function: forward mode over the generated gradient source. ``argnums`` a
+    tuple: ``h[i][j]``, the second derivatives in arguments ``argnums[i]`` and ``argnums[j]`` (as JAX)."""
+    nums = _check_argnums(argnums)
+    if not isinstance(nums, int):
+        return _tuple_of([_tuple_of([jacfwd(grad(fn, i, max_iters=max_iters), j) for j in nums]) for i in nums])
+    return jacfwd(grad(fn, nums, max_iters=max_iters), nums)
+
+
+def _check_argnums(argnums: Any) -> int | tuple[int, ...]:
+    """``argnums`` as an int or a tuple of ints; a DTypeError for anything else."""
+    if isinstance(argnums, (tuple, list)):
+        if all(isinstance(a, int) and not isinstance(a, bool) for a in argnums):
+            return tuple(argnums)
+    elif isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool):
+        return int(argnums)
+    raise DTypeError(f"argnums must be an int or a tuple of ints, not {argnums!r}")
+
+
+def _tuple_of(parts: list[Callable[..., Any]]) -> Callable[..., Any]:
+    """One function returning each of ``parts``' results (the Jacobians w.r.t. several arguments)."""
+    def jacobians(*args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        return tuple(p(*args, **kwargs) for p in parts)
+    jacobians.__srcjax_opaque__ = (  # type: ignore[attr-defined]
+        "Jacobians w.r.t. a tuple of argnums are computed one argument at a time: they cannot be "
+        "transformed again (compiled, differentiated, batched)",
+        "transform the Jacobian for one argument at a time: srcjax.jacfwd(f, argnums=0), then argnums=1, ...")
+    return jacobians
 
 
 __all__ = ["hessian", "jacfwd", "jacrev"]
