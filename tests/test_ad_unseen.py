@@ -61,7 +61,7 @@ def test_program_derivatives_against_jax(fn):
         np.testing.assert_allclose(_printed(srcjax.source(g, X), fn, X), want_g, rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("name", ["sort_median", "logsumexp_like", "while_newton", "loop_branch_rebind"])
+@pytest.mark.parametrize("name", ["sort_median", "tensordot_kron", "while_newton", "loop_branch_rebind"])
 def test_hessian_and_its_print_against_jax(name):
     fn = getattr(unseen_programs, name)
     want = np.asarray(jax.hessian(_twin(fn))(X))
@@ -78,6 +78,9 @@ def test_regression_a_printed_derivative_imports_the_private_helpers_it_calls():
     # the Hessian of np.median: order_stat_bar's derivative calls quantile_plan.reduced_perm
     text = srcjax.source(srcjax.hessian(unseen_programs.sort_median), X)
     assert "reduced_perm(" in text and re.search(r"^from srcjax\.quantile_plan import .*\breduced_perm\b", text, re.M)
+    # np.kron's: construction._kron_layout (was imported from srcjax.adjoint, which has none: an ImportError)
+    text = srcjax.source(srcjax.hessian(unseen_programs.tensordot_kron), X)
+    assert "_kron_layout(" in text and re.search(r"^from srcjax\.construction import .*\b_kron_layout\b", text, re.M)
 
 
 # -- names of srcjax's helpers taken by the user ----------------------------------------------------

@@ -377,6 +377,26 @@ def reversed_loop_index(x):
     return np.sum(y)
 
 
+def tensordot_kron(x):
+    a = x.reshape(2, 3)
+    t = np.tensordot(a, a, axes=([1], [1]))
+    k = np.kron(a[:, :2], np.eye(2))
+    return np.sum(t * t) + np.sum(k ** 3)
+
+
+def where_reduce(x):
+    m = x > 0
+    return np.sum(x ** 2, where=m) + np.max(x, where=m, initial=-10.0) + np.mean(x * 2.0)
+
+
+def chol_slogdet(x):
+    a = x.reshape(2, 3)
+    s = a @ a.T + 2.0 * np.eye(2)
+    low = np.linalg.cholesky(s)
+    sign, ld = np.linalg.slogdet(s)
+    return np.sum(low ** 2) + np.sum(np.log(np.diag(low))) + ld * sign
+
+
 IN_PLACE = ('inplace_index', 'argnum_like', 'neg_index_update', 'reversed_loop_index')
 
 

@@ -182,23 +182,28 @@ class Program:
         if re.search(r"(?<![\w.])srcjax\.", text):  # (srcjax.lax.cond, srcjax.tree_util.tree_leaves, ...)
             header += "import srcjax\n"
         # helpers srcjax transpiled, and those it runs itself (the index_add primitive, container tests)
-        from .. import batched
+        from .. import adjoint, batched
 
-        for m in REEXPORTED_MODULES:  # imported from the module that re-exports them
+        own: dict[str, list[str]] = {m: [] for m in REEXPORTED_MODULES}
+        for m in REEXPORTED_MODULES:  # imported from the module that re-exports them (else from their own)
             for n in library[m]:
-                library["srcjax.batched" if n in batched.__all__ else "srcjax.adjoint"].append(n)
+                if n in batched.__all__:
+                    library["srcjax.batched"].append(n)
+                elif getattr(adjoint, n, None) is getattr(sys.modules[m], n, None):
+                    library["srcjax.adjoint"].append(n)
+                else:  # (a private helper: `_kron_layout`, which kron's written-out derivative calls)
+                    own[m].append(n)
         helpers = set(library["srcjax.adjoint"]) | _RUNTIME_HELPERS
         if form == "anf":  # (a helper the readable form no longer calls: `ones_like(a) * a` -> `a`)
-            from .. import adjoint
-
             helpers |= set(adjoint.__all__) - set(self.functions)
         used = sorted({n for n in helpers
                        if re.search(rf"(?<![\w.]){n}\(", text)} |
                       {n for n in _RUNTIME_VALUES if re.search(rf"(?<![\w.]){n}(?!\w)", text)})
         if used:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
+        library.update(own)
         for mod in ("srcjax.batched", "srcjax.composites", "srcjax.numpy_extras", "srcjax.polynomials",
-                    "srcjax.random"):
+                    "srcjax.random", *REEXPORTED_MODULES):
             shown = sorted(n if called.get(n, n) == n else f"{n} as {called[n]}"
                            for n in set(library[mod])  # (what the text calls: a private helper too, when a
                            # derivative of a helper that calls it is written out, `_aligned` in selection_fill_fwd)
