@@ -36,11 +36,11 @@ import numpy as np
 from ..adjoint import SAVED_LIST_NAME
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from . import aliasing, comprehension_loops, jax_spellings, numpy_calls
+from . import aliasing, comprehension_loops, jax_spellings, numpy_calls, shadowing
 from .names import comprehension_targets
 from .names import walk as walk_nodes
 from .read import FunctionSource, is_generated, read_function
-from .resolve import Resolver, composite, is_user_function, local_names, unwrap
+from .resolve import LIBRARY_MODULES, Resolver, composite, is_user_function, local_names, unwrap
 from .syntax import attr_chain, dict_comprehensions, dotted
 
 # -- tables -------------------------------------------------------------------------
@@ -710,7 +710,10 @@ class Normalizer(Resolver):
         body = self.block(stmts, top=True)
         if self.updated:
             aliasing.check_views(body, self.updated, self.spans)
-        return cst.FunctionDef(name=cst.Name(name), params=clean, body=cst.IndentedBlock(body=body))
+        out = cst.FunctionDef(name=cst.Name(name), params=clean, body=cst.IndentedBlock(body=body))
+        if is_generated(self.src.fn) or getattr(self.src.fn, "__module__", "") in LIBRARY_MODULES:
+            return out
+        return shadowing.unshadow(out, self.spans, self.locals, self.used, self.span, fdef)
 
 
 _NO_DEFAULT = object()

@@ -8,17 +8,19 @@ function returns.
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import re
+import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import libcst as cst
 
 from .. import warm_cache
 from ..core import Span, TranspileError
-from . import library_cache
+from . import library_cache, shadowing
 from .functionalize import functionalize
 from .normalize import NormalizedFunction, normalize
 from .read import anf_text, function_name, is_generated
@@ -59,7 +61,9 @@ class Program:
             name = base
             k = 0
             taken = set(self.by_fn.values())
-            while name in taken:
+            library = getattr(fn, "__module__", "") in LIBRARY_MODULES and not is_generated(fn)
+            # (a user function never takes a name generated code calls srcjax's helper by: shadowing.py)
+            while name in taken or not library and shadowing.is_taken(name):
                 k += 1
                 name = f"{base}_{k}"
             self.by_fn[fn] = name
@@ -180,28 +184,35 @@ class Program:
         if re.search(r"(?<![\w.])srcjax\.", text):  # (srcjax.lax.cond, srcjax.tree_util.tree_leaves, ...)
             header += "import srcjax\n"
         # helpers srcjax transpiled, and those it runs itself (the index_add primitive, container tests)
-        from .. import batched
+        from .. import adjoint, batched
 
-        for m in REEXPORTED_MODULES:  # imported from the module that re-exports them
+        own: dict[str, list[str]] = {m: [] for m in REEXPORTED_MODULES}
+        for m in REEXPORTED_MODULES:  # imported from the module that re-exports them (else from their own)
             for n in library[m]:
-                library["srcjax.batched" if n in batched.__all__ else "srcjax.adjoint"].append(n)
+                if n in batched.__all__:
+                    library["srcjax.batched"].append(n)
+                elif getattr(adjoint, n, None) is getattr(sys.modules[m], n, None):
+                    library["srcjax.adjoint"].append(n)
+                else:  # (a private helper: `_kron_layout`, which kron's written-out derivative calls)
+                    own[m].append(n)
         helpers = set(library["srcjax.adjoint"]) | _RUNTIME_HELPERS
         if form == "anf":  # (a helper the readable form no longer calls: `ones_like(a) * a` -> `a`)
-            from .. import adjoint
-
             helpers |= set(adjoint.__all__) - set(self.functions)
         used = sorted({n for n in helpers
                        if re.search(rf"(?<![\w.]){n}\(", text)} |
                       {n for n in _RUNTIME_VALUES if re.search(rf"(?<![\w.]){n}(?!\w)", text)})
         if used:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
+        library.update(own)
         for mod in ("srcjax.batched", "srcjax.composites", "srcjax.numpy_extras", "srcjax.polynomials",
-                    "srcjax.random"):  # (what the text calls, public or not: a derivative of one calls `_lifted`)
-            shown = sorted(n if called.get(n, n) == n else f"{n} as {called[n]}" for n in set(library[mod])
+                    "srcjax.random", *REEXPORTED_MODULES):
+            shown = sorted(n if called.get(n, n) == n else f"{n} as {called[n]}"
+                           for n in set(library[mod])  # (what the text calls: a private helper too, when a
+                           # derivative of a helper that calls it is written out, `_aligned` in selection_fill_fwd)
                            if re.search(rf"(?<![\w.]){called.get(n, n)}\(", text))
             if shown:
                 header += f"from {mod} import {', '.join(shown)}\n"
-        return header + text
+        return header + _library_imports(header, text, self.functions.values()) + text
 
 
     def _called_by_program_names(self, fn: Callable[..., Any], text: str) -> str | None:
@@ -253,3 +264,29 @@ _RUNTIME_HELPERS = {"index_add", "index_update", "index_cleared", "is_tree", "un
                     "expand_reduced", "from_leaves", "leaves_like"}
 _RUNTIME_VALUES = {"UNSET"}  # constants of srcjax.adjoint that derivative source reads
 
+
+
+def _library_imports(header: str, text: str, functions: Iterable[NormalizedFunction]) -> str:
+    """Imports of the Python helpers a printed derivative of a library helper calls from its module's
+    namespace (``reduced_perm`` in ``order_stat_bar_jvp``: run at transpile time, not transpiled), so that
+    the printed program runs under NumPy."""
+    known = set(re.findall(r"^def (\w+)", text, re.M))
+    for line in header.splitlines():
+        if " import " in line:
+            known.update(part.split(" as ")[-1].strip() for part in line.split(" import ", 1)[1].split(","))
+    wanted = {n for n in re.findall(r"(?<![\w.])([A-Za-z_]\w*)\(", text) if n not in known and not hasattr(builtins, n)}
+    found: dict[str, set[str]] = {}
+    for nf in functions:
+        ns = nf.namespace
+        if not wanted or not is_generated(nf.fn) or not str(ns.get("__name__", "")).startswith("srcjax."):
+            continue
+        for n in sorted(wanted):
+            obj = ns.get(n)
+            if obj is None:
+                continue
+            mod = getattr(obj, "__module__", None)
+            if not isinstance(mod, str) or getattr(sys.modules.get(mod), n, None) is not obj:
+                mod = str(ns["__name__"])
+            found.setdefault(mod, set()).add(n)
+            wanted.discard(n)
+    return "".join(f"from {m} import {', '.join(sorted(ns_))}\n" for m, ns_ in sorted(found.items()))

@@ -18,6 +18,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..frontend import shadowing
 from ..frontend.liveness import Liveness
 from ..frontend.names import Names, Visitor, boolean_valued, code, comprehension_targets, names_in, target_names, walk
 from ..frontend.normalize import NormalizedFunction
@@ -65,6 +66,7 @@ class Activity:
                  body: Sequence[Any] | None = None) -> None:
         self.program = program
         self.nf = nf
+        shadowing.refuse_parameters(nf, DifferentiationError)
         self.active: set[str] = set(active_params)
         self.ops: dict[int, Op] = {}
         if body is None:  # a helper's summary: its body as the helper's derivative will see it

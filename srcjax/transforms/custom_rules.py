@@ -242,6 +242,7 @@ def with_residuals(v: ReverseWriter, body: list[Any]) -> tuple[list[Any], dict[i
 
 
 _FLOWS: dict[Any, bool] = {}  # jvp rule -> whether its tangent output depends on the tangents
+_WRITING: set[tuple[int, tuple[str, tuple[str, ...]]]] = set()  # (id(helpers), key): transposes being written
 # program -> generated transpose name -> its custom_jvp (errors inside a transpose are the rule's)
 _TRANSPOSES: weakref.WeakKeyDictionary[Program, dict[str, custom_jvp]] = weakref.WeakKeyDictionary()
 
@@ -262,6 +263,10 @@ def _transpose(v: ReverseWriter, owner: custom_jvp) -> tuple[str, bool]:
     key = (nf.name, ("<transpose>",))
     hit = v.helpers.get(key)
     if hit is not None:
+        if (id(v.helpers), key) in _WRITING:
+            # the rule calls its own function (`softplus(x)` in softplus_jvp) and this is that call while
+            # the rule is transposed: the transpose gets no cotangent for the primal output, so none flows
+            return hit[0], False
         return hit[0], _FLOWS[nf.fn]
     params = [p.name.value for p in nf.plain_fdef.params.params]
     tangents = params[-1]
@@ -271,7 +276,11 @@ def _transpose(v: ReverseWriter, owner: custom_jvp) -> tuple[str, bool]:
     _TRANSPOSES.setdefault(v.program, {})[name] = owner
     t = v.writer_for(nf, (tangents,))
     out_bar = t.names.fresh("out_bar")
-    primal, adj, _, defined = t.sweeps(out_bar)
+    _WRITING.add((id(v.helpers), key))
+    try:
+        primal, adj, _, defined = t.sweeps(out_bar)
+    finally:
+        _WRITING.discard((id(v.helpers), key))
     flows = _FLOWS[nf.fn] = tangents in defined
     lines = [f"def {name}({', '.join(params + [out_bar])}):"]
     if any(t.tape in ln for ln in primal + adj):
