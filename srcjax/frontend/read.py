@@ -106,9 +106,6 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
         raise UnknownFunctionError(
             f"cannot transpile {fn!r}: it has no Python source (a builtin or C function?)",
             hint="write it in NumPy-style Python, or use a NumPy function srcjax supports")
-    opaque = getattr(fn, "__srcjax_opaque__", None)
-    if opaque is not None:  # (a Python function srcjax returns that is not transformed again: the reason)
-        raise UnknownFunctionError(opaque[0], hint=opaque[1])
     key = (code, id(fn.__globals__))
     hit = _CACHE.get(key)
     if hit is not None and hit.fn is fn:
