@@ -133,6 +133,17 @@ def test_a_parameter_named_like_a_helper_is_refused_at_the_parameter():
         assert "rename the parameter" in str(e.value)
 
 
+def _split_parts(re, im):
+    return np.sum(re ** 2 + 3.0 * im * re)
+
+
+def test_regression_parameters_named_like_what_helper_modules_import_are_differentiated():
+    """``re``, ``Any`` and ``annotations`` are imported by srcjax's helper modules for themselves;
+    generated code never names them, so a parameter ``re`` is no helper's name (was refused)."""
+    g = srcjax.grad(_split_parts)(X, V)
+    np.testing.assert_allclose(np.asarray(g), 2 * X + 3.0 * V, rtol=1e-12)
+
+
 def test_a_local_named_np_is_refused_at_its_line():
     fn = unseen_np_alias.local_named_np
     with pytest.raises(srcjax.UnsupportedSyntaxError, match="local variable named `np`") as e:

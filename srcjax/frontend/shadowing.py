@@ -30,8 +30,9 @@ if TYPE_CHECKING:
     from ..core import TranspileError
     from .normalize import NormalizedFunction
 
-# the names generated code refers to as globals (besides its own temporaries)
-TAKEN = frozenset(RESERVED | {"np", "math", "srcjax"})
+# the names generated code refers to as globals (besides its own temporaries); not what the helper
+# modules import for themselves and generated code never names (`re`, typing's `Any`, `annotations`)
+TAKEN = frozenset((RESERVED - {"re", "Any", "annotations"}) | {"np", "math", "srcjax"})
 
 
 def is_taken(name: str) -> bool:
