@@ -50,6 +50,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
+from ..frontend.names import target_names
 from ..lower.specialize import Specializer
 from ..lower.values import is_dynamic
 from . import specialized_batch
@@ -95,7 +96,7 @@ class _Recorder(Specializer):
         super().exec_small(s, env)
         if isinstance(s, cst.Assign) and self.fn_stack:
             for t in s.targets:
-                for name in names_bound(t.target):  # (`a, b = ...`: each name's value once bound)
+                for name in target_names(t.target):  # (`a, b = ...`: each name's value once bound)
                     self._note(self.nf.name, name, env.get(name), self._traced())
 
     def _note(self, fn: str, name: str, v: Any, traced: bool = False) -> None:
@@ -487,14 +488,14 @@ def _bindings(stmts: list[Any], binds: Counter[str], unrecorded: set[str], top: 
             for n in (node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]):
                 t = n.value if isinstance(n, cst.Element) else n
                 if isinstance(t, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)):
-                    for m in names_bound(t):  # (noted by the recorder once bound)
+                    for m in target_names(t):  # (noted by the recorder once bound)
                         binds[m] += 1 if top and isinstance(t, cst.Name) else 2
                 else:
                     binds.update(_reads(t))
             return False
 
         def visit_For(self, node: cst.For) -> None:
-            for m in names_bound(node.target):
+            for m in target_names(node.target):
                 binds[m] += 2
                 unrecorded.add(m)
 
@@ -504,7 +505,7 @@ def _bindings(stmts: list[Any], binds: Counter[str], unrecorded: set[str], top: 
                 unrecorded.add(m)
 
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            for m in names_bound(node.target):
+            for m in target_names(node.target):
                 binds[m] += 2
                 unrecorded.add(m)
 
@@ -524,17 +525,6 @@ def _bindings(stmts: list[Any], binds: Counter[str], unrecorded: set[str], top: 
 
     for st in stmts:
         st.visit(V())
-
-
-def names_bound(target: cst.CSTNode) -> list[str]:
-    """The names a target binds (``a``, ``a, (b, *c)``); a subscript or attribute binds none."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [m for e in target.elements for m in names_bound(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return names_bound(target.value)
-    return []
 
 
 class _Block:
