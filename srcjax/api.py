@@ -40,6 +40,7 @@ from .core import (
 from .donation import alias_text, donated_leaves, donated_names
 from .frontend import locations
 from .frontend.program import Program
+from .frontend.read import is_generated
 from .frontend.resolve import unwrap
 from .gc_pause import pausing
 from .tree_calls import cpp_tree as _cpp_tree  # (api's names for them: the transformations import these)
@@ -285,8 +286,22 @@ class Compiled:
     @property
     def program(self) -> Program:
         if self._program is None:
+            fn = self.fn
+            generated = is_generated(fn)
+            # a function srcjax wrote keeps its program, for every Compiled of it (a derivative's own and the
+            # plain one that a transformation of it makes): normalized once. Its source never changes, and
+            # what normalizing read is the program's own `reads` (merged by _warm_reads)
+            shared = getattr(fn, "__srcjax_program__", None) if generated else None
+            if isinstance(shared, Program):
+                self._program = shared
+                return shared
             with warm_cache.recording(self._reads), gc_pause.paused():
-                self._program = Program(self.fn)
+                self._program = Program(fn)
+            if generated:
+                try:
+                    fn.__srcjax_program__ = self._program  # type: ignore[attr-defined]
+                except AttributeError:  # pragma: no cover - not a plain function
+                    pass
         return self._program
 
     # -- argument handling ------------------------------------------------------------

@@ -509,3 +509,53 @@ def g(x):
     return np.sum(adjoint.zero_leaf(x) + x)
 """)
     np.testing.assert_allclose(np.asarray(srcjax.compile(later.g)(x)), np.sum(x))
+
+
+# ------------------------------------------------------------------------------------------------
+# nothing analysed twice
+# ------------------------------------------------------------------------------------------------
+
+
+def test_a_generated_function_is_normalized_once(no_disk_cache, monkeypatch):
+    """hessian = jacfwd(grad(f)): the gradient's own Compiled and the plain one the Jacobian's JVP makes
+    of the same generated function share its program (it was normalized twice)."""
+    from srcjax.frontend import program as program_mod
+
+    real = program_mod.normalize
+    seen: list[str] = []
+
+    def spy(fn, *a, **k):
+        seen.append(fn.__name__)
+        return real(fn, *a, **k)
+
+    monkeypatch.setattr(program_mod, "normalize", spy)
+    f = _fresh_function("def f(x):\n    return np.sum(np.sin(x) ** 2 * 1.625)\n")
+    h = srcjax.hessian(f)
+    np.testing.assert_allclose(np.asarray(h(_X)), np.diag(2 * np.cos(2 * _X) * 1.625), rtol=1e-6, atol=1e-12)
+    generated = [n for n in seen if n != "f"]
+    assert generated and len(generated) == len(set(generated)), seen
+    # the derivative's program is the one its Compiled objects share, with what normalizing read
+    from srcjax.api import _as_compiled
+    from srcjax.autodiff import derivative_function
+
+    g = derivative_function(f, "grad", 0)
+    assert _as_compiled(g).program is g.__srcjax_program__
+
+
+def test_an_instantiated_template_depends_only_on_its_names_texts(monkeypatch):
+    from srcjax.transforms import templates
+
+    built: list[object] = []
+    real = templates.renamed
+    monkeypatch.setattr(templates, "renamed", lambda *a: built.append(a) or real(*a))
+    t = "out_bar * (x - x_dot) ** 2 * np.where(False, x, 2 - 1)"
+    first = templates.instantiate(t, {"out_bar": "g", "x": "a + b", "x_dot": "t", "y": "unused"})
+    assert first == "g * (a + b - t) ** 2 * 1" and len(built) == 1
+    # remembered by the texts of its names only (other entries of the mapping change nothing) ...
+    assert templates.instantiate(t, {"out_bar": "g", "x": "a + b", "x_dot": "t", "y": "other"}) == first
+    assert len(built) == 1
+    # ... and never for other texts, or for a tree given as a value
+    assert templates.instantiate(t, {"out_bar": "g", "x": "a * b", "x_dot": "t"}) == "g * (a * b - t) ** 2 * 1"
+    tree = cst.parse_expression("c - d")
+    assert templates.instantiate(t, {"out_bar": "g", "x": tree, "x_dot": "t"}) == "g * (c - d - t) ** 2 * 1"
+    assert templates.instantiate(t, {"out_bar": "h", "x": "a + b", "x_dot": "t"}) == "h * (a + b - t) ** 2 * 1"

@@ -20,7 +20,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..frontend.names import code, literal_value, renamed, syntax_fields
+from ..frontend.names import code, literal_value, renamed, syntax_fields, walk
 
 # -- templates --------------------------------------------------------------------------------
 
@@ -125,12 +125,30 @@ def expr(text: str) -> cst.BaseExpression:
     return hit
 
 
+_TEMPLATE_NAMES: dict[str, tuple[str, ...]] = {}
+_INSTANCES: dict[tuple[str, tuple[str | None, ...]], str] = {}  # (template, its names' texts) -> the text
+
+
 def instantiate(template: str, mapping: dict[str, str]) -> str:
+    """``template`` with each name in ``mapping`` replaced by its text (or tree), folded. The text
+    depends only on the template and the texts its names are given: remembered by those (a derivative
+    instantiates the same rule with the same names again and again: ``x``, ``out_bar``)."""
     tree = _TEMPLATE_CACHE.get(template)
     if tree is None:
         tree = _TEMPLATE_CACHE[template] = cst.parse_expression(template)
+        _TEMPLATE_NAMES[template] = tuple(sorted({n.value for n in walk(tree) if type(n) is cst.Name}))
+    given = tuple(mapping.get(n) for n in _TEMPLATE_NAMES[template])
+    key = (template, given) if all(v is None or v.__class__ is str for v in given) else None
+    hit = _INSTANCES.get(key) if key is not None else None  # type: ignore[arg-type]
+    if hit is not None:
+        return hit
     nodes = {k: expr(v) if not isinstance(v, cst.BaseExpression) else v for k, v in mapping.items()}
-    return code(_fold(renamed(tree, nodes)))
+    text = code(_fold(renamed(tree, nodes)))
+    if key is not None:
+        if len(_INSTANCES) > 20000:
+            _INSTANCES.clear()
+        _INSTANCES[key] = text  # type: ignore[index]
+    return text
 
 
 def paren(s: str) -> str:
