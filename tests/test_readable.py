@@ -264,14 +264,17 @@ def test_readable_form_is_shorter_than_anf() -> None:
     """What the readable pass reaches today (a floor, so it does not get worse): on average 0.6x the
     ANF form's statements, never longer, and 3.88x the hand-written gradient (was 5.27x before shapes
     were read from live values and results folded into the return, 4.06x before the guard's facts,
-    ``srcjax.transforms.readable_facts``); 10 of the 14 within 3x."""
+    ``srcjax.transforms.readable_facts``); 3.22x since constant cotangents are written as what they
+    are (``unbroadcast(ones, x)`` is ``ones_like(x)``, ``ones * 2 * t`` is ``2 * t``: simplify.py);
+    11 of the 14 within 3x."""
     readable_, anf = _ratios("readable"), _ratios("anf")
     assert all(readable_[n] <= anf[n] for n in HAND), (readable_, anf)
     assert sum(readable_[n] / anf[n] for n in HAND) / len(HAND) <= 0.6, (readable_, anf)
-    assert sum(readable_.values()) / len(HAND) <= 3.9, readable_
-    assert sum(1 for r in readable_.values() if r <= 3.0) >= 10, readable_
+    assert sum(readable_.values()) / len(HAND) <= 3.25, readable_
+    assert sum(1 for r in readable_.values() if r <= 3.0) >= 11, readable_
+    assert readable_["sigmoid_cross_entropy"] <= 9 and readable_["poisson_nll"] <= 4, readable_
     assert readable_["rosen"] <= 2.0 and readable_["mlp"] <= 3.0 and readable_["least_squares"] <= 3.0, readable_
-    assert readable_["huber"] <= 3.0 and readable_["softmax_cross_entropy"] <= 3.5 and readable_["ridge"] <= 8, \
+    assert readable_["huber"] <= 3.0 and readable_["softmax_cross_entropy"] <= 2.5 and readable_["ridge"] <= 5, \
         readable_
 
 

@@ -436,3 +436,74 @@ def test_f_strings_and_nested_scopes():
     ns: dict[str, Any] = {}
     exec(out, ns)
     assert ns["f"](2)[0] == "2" and ns["f"](2)[1](1) == 3
+
+
+# -- constant cotangents: issue 20 (the generic print of a gradient) ------------------------------------
+
+
+def test_a_constant_cotangent_cast_like_a_floating_value_is_its_ones_like():
+    """``unbroadcast(ones, x)`` with ``ones`` of ``x``'s shape, both floating point, is
+    ``ones_like(x)`` (the helper's cast of 1 is exact, ``ones_like`` has ``x``'s dtype); the same for
+    minus ones, zeros, and ``expand_reduced``. Not where ``x`` may be an integer, nor where ``x``
+    may be broadcast."""
+    out = simp_all("""
+        def f(z, y):
+            m = y * np.log(z)
+            s = np.sum(m + z)
+            a = m + z
+            a_bar = -ones_like(a)
+            m_bar = unbroadcast(a_bar, m)
+            z_bar = unbroadcast(a_bar, z)
+            y_bar = unbroadcast(a_bar, y)
+            t = np.log(z)
+            q = np.sum(t)
+            q_bar = expand_reduced(ones_like(q), t, None, False)
+            k = y * 2
+            k_bar = expand_reduced(ones_like(q), k, None, False)
+            return m_bar, z_bar, y_bar, k_bar, q_bar
+    """, {"z"})
+    assert "m_bar = -ones_like(m)" in out  # m: y * a float, floating (y float, int, bool) or complex
+    assert "y_bar = unbroadcast(a_bar, y)" in out  # y may be broadcast against z
+    assert "z_bar = unbroadcast(a_bar, z)" in out  # z may be broadcast against y
+    assert "q_bar = ones_like(t)" in out
+    assert "k_bar = expand_reduced(ones_like(q), k, None, False)" in out  # k may be an integer
+
+
+def test_ones_times_a_number_times_a_value_is_the_number_times_the_value():
+    out = simp_all("""
+        def f(x, w):
+            t = np.tanh(x)
+            o = ones_like(t)
+            a = o * 2 * t
+            b = o * 2.5 * w
+            return a, b
+    """)
+    assert "a = 2 * t" in out  # o * 2 is 2 in t's dtype, as in 2 * t
+    assert "b = o * 2.5 * w" in out  # w may be an integer or a Python float
+
+
+def _constants(z, y):
+    m = y * np.log(z)
+    return -np.sum(m + (1.0 - y) * np.log(1.0 - z)) + 0.1 * np.sum(z ** 2) + np.sum(np.tanh(z) ** 2)
+
+
+def test_constant_cotangent_rewrites_are_exact() -> None:
+    """The rewrites above on a gradient, bit for bit the unsimplified program's numbers, shapes and
+    dtypes: float16 to float64 ``z``, a Python float ``z``, an integer or boolean ``y``, ``y``
+    broadcast against ``z`` and ``z`` against ``y``."""
+    raw, simplified = _sources(_constants, (0,))
+    rng = np.random.default_rng(0)
+    cases: list[tuple[Any, Any]] = [(0.25, 3), (0.5, np.arange(3)), (np.float32(0.3), True)]
+    for zd in (np.float16, np.float32, np.float64):
+        for yd in (np.float32, np.float64, np.int8, np.int64, np.bool_):
+            for zs, ys in (((4,), (4,)), ((4,), (2, 4)), ((2, 4), (4,)), ((1, 4), (3, 1)), ((), (3,))):
+                z = rng.uniform(0.1, 0.9, zs).astype(zd)
+                y = (rng.uniform(-2, 2, ys) > 0).astype(yd) if yd is np.bool_ else rng.uniform(-2, 2, ys).astype(yd)
+                cases.append((z, y))
+    with np.errstate(all="ignore"):
+        for z, y in cases:
+            (want,), (got,) = raw(z, y), simplified(z, y)
+            assert np.shape(got) == np.shape(want) and np.result_type(got) == np.result_type(want), (z, y)
+            np.testing.assert_array_equal(got, want)
+    text = simplify_source(_RAW["_constants"], set(ADJ), *_FLOATS["_constants"])
+    assert "-ones_like(m)" in text, text

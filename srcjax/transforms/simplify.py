@@ -50,8 +50,10 @@ same shape, dtype and weakness):
 - ``g * ones``, ``ones * g`` -> ``g`` (``-g`` for minus ones), ``g + zeros``, ``zeros + g``,
   ``g - zeros`` -> ``g``: ``g`` a strong array of the same dtype id, ``ones`` of ``g``'s shape
   or of shape ``()``;
-- ``expand_reduced(ones, x, ...)`` -> ``ones_like(x)`` (also minus ones and zeros) when
-  ``ones``'s dtype id is ``x``'s (so no float32 becomes float64);
+- ``expand_reduced(ones, x, ...)`` -> ``ones_like(x)`` (also minus ones and zeros), and
+  ``unbroadcast(ones, x)`` for ``ones`` of ``x``'s shape, when both are floating point (the helper
+  casts to ``x``'s dtype, ``ones_like(x)``'s; a cast of 1, -1 or 0 is exact);
+- ``ones * k * b`` -> ``k * b`` for a number ``k`` and ``ones`` of ``b``'s dtype id (strong floating);
 - shape sources: a helper's argument read only for its shape and dtype (``unbroadcast(g, t)``,
   ``broadcast_like``, ``expand_reduced``, ``ones_like``, ``zeros_like``) or only for its shape
   (``reduced_size(t, ...)``) is read from another name bound once to a value of the same shape set
@@ -401,7 +403,8 @@ class _Function:
         # identities: g * ones, g + zeros, ...
         folded = None
         if op is ast.Mult:
-            folded = self._identity(a, b, node.left, 1) or self._identity(b, a, node.right, 1)
+            folded = self._identity(a, b, node.left, 1) or self._identity(b, a, node.right, 1) or \
+                self._scaled_ones(node, b)
         elif op is ast.Add:
             folded = self._identity(a, b, node.left, 0) or self._identity(b, a, node.right, 0)
         elif op is ast.Sub:
@@ -465,6 +468,22 @@ class _Function:
             return self._as_text(keep, keep_node)
         f = Fact(fk.shape, fk.dtype, True, None if fk.const is None else -fk.const, fk.family)
         return R(f, [(-1, -1, "-" + self._wrap(keep, keep_node, 15))], 15, keep.reads, keep.pure)
+
+    def _scaled_ones(self, node: ast.BinOp, b: R) -> R | None:
+        """``ones * k * b`` -> ``k * b`` for a number ``k`` and ``ones`` (a name) all ones of ``b``'s
+        dtype (a strong floating or complex one) and of ``b``'s shape or fewer dimensions: ``ones * k``
+        is ``k`` in ``b``'s dtype, as NumPy casts ``k`` in ``k * b``, so the product is the same."""
+        inner = node.left
+        if not (isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Mult) and isinstance(inner.left, ast.Name)
+                and isinstance(inner.right, ast.Constant) and type(inner.right.value) in (int, float)):
+            return None
+        fo, fb = self._fact(self._name(inner.left.id)), b.fact
+        if fo.const != 1 or not fo.numeric or not (fb.numeric and fb.dtype[1] and fb.dtype[2]) or \
+                fo.dtype != fb.dtype or _union(fb.shape, fo.shape) != fb.shape:
+            return None
+        k = self.t.render(*self.t.span(inner.right), [])
+        text = f"{k} * {self._wrap(b, node.right, 15)}"
+        return R(Fact(fb.shape, fb.dtype, True, family=_fam(fb)), [(-1, -1, text)], 14, b.reads, b.pure)
 
     def _wrap(self, r: R, node: ast.expr, need: int) -> str:
         s, e = self.t.span(node)
@@ -542,6 +561,9 @@ class _Function:
             g, x = fs
             if g.shape == x.shape and self._uncast(g, x):  # returns g itself
                 return self._fold(node, self._as_text(args[0], node.args[0]), need)
+            const = self._const_like(g, args[1], node.args[1])
+            if const is not None:
+                return self._fold(node, const, need)
             if g.numeric:
                 dt, numeric, family = self._cast_like(g, x)
                 fact = Fact(x.shape, dt, numeric, family=family)
@@ -555,15 +577,9 @@ class _Function:
             if g.numeric:
                 dt, numeric, family = self._cast_like(g, x)
                 fact = Fact(x.shape, dt, numeric, g.const, family)
-                helper = {1: "ones_like", -1: "ones_like", 0: "zeros_like"}.get(g.const) if g.const is not None \
-                    else None
-                if helper in self.helpers and x.numeric and x.dtype == g.dtype and x.dtype[1] and x.dtype[2]:
-                    xr = args[1]
-                    text = helper + "(" + self._wrap(xr, node.args[1], 1) + ")"
-                    if g.const == -1:
-                        text = "-" + text
-                    r = R(fact, [(-1, -1, text)], 15 if g.const == -1 else _ATOM, xr.reads + [helper], True)
-                    return self._fold(node, r, need)
+                const = self._const_like(g, args[1], node.args[1], same_shape=False) if x.numeric else None
+                if const is not None:
+                    return self._fold(node, const, need)
         elif fname == "reduced_size" or short in ("ndim", "size"):
             fact = Fact(frozenset(), ("pyint", False, False), True)
         elif fname in ("matmul_lhs_bar", "matmul_rhs_bar") and len(args) == 3 and not kws:
@@ -580,6 +596,27 @@ class _Function:
         elif short is not None:
             fact = self._np_fact(short, fs, kws, node)
         return R(fact, edits, _ATOM, reads, pure)
+
+    def _const_like(self, g: Fact, xr: R, x_node: ast.expr, same_shape: bool = True) -> R | None:
+        """``unbroadcast(g, x)`` / ``broadcast_like(g, x)`` as ``ones_like(x)`` (``-ones_like(x)``,
+        ``zeros_like(x)``) for ``g`` all ones (minus ones, zeros) of ``x``'s shape, ``g`` and ``x``
+        both floating point (or complex): the helper casts ``g`` to ``x``'s dtype, which is
+        ``np.result_type(x, 0.0)``, ``ones_like``'s, and a cast of 1, -1 or 0 is exact (the real part
+        of a complex one too); None otherwise. (``g`` is inexact whenever it is a ``ones_like``.)
+        Not ``same_shape``: ``expand_reduced(g, x, ...)``, which broadcasts ``g`` to ``x``'s shape
+        after the same cast."""
+        x = xr.fact
+        helper = {1: "ones_like", -1: "ones_like", 0: "zeros_like"}.get(g.const) if g.const is not None else None
+        if helper not in self.helpers or not g.numeric or not g.dtype[1] or not x.dtype[1] or \
+                (same_shape and g.shape != x.shape) \
+                or not (x.numeric or (xr.name in self.params and self.binds[xr.name] == 1)):
+            return None
+        text = helper + "(" + self._wrap(xr, x_node, 1) + ")"
+        dt = x.dtype if x.dtype[2] else _fresh_dtype(True, True)
+        fact = Fact(x.shape, dt, True, g.const, _fam(x))
+        if g.const == -1:
+            text = "-" + text
+        return R(fact, [(-1, -1, text)], 15 if g.const == -1 else _ATOM, xr.reads + [helper], True)
 
     @staticmethod
     def _cast_like(g: Fact, x: Fact) -> tuple[tuple[Any, bool, bool], bool, Any]:
