@@ -734,7 +734,6 @@ def s_float32_per_example_grads():
 
 # refusals where jax works: each a located TranspileError (the test checks the location)
 REFUSED = {
-    "d_while_on_index_grad": "vmap(grad) of a while whose bound is a mapped argument",
     "c_vmap_jvp": "srcjax.jvp of a lambda inside a vmapped lambda",
     "c_vmap_grad_lambda_inside": "vmap(grad(lambda)) inside a function that is vmapped",
     "d_rnn_batched_params_jac": "vmap of jacrev with respect to a dict argument",

@@ -29,7 +29,11 @@ pass rewrites the ANF of a function (``nf.plain``) into that form:
   ``i <= n`` with ``i`` set to an integer literal just before the loop and
   increased by a positive literal once per iteration in the body), else it
   is the ``max_iters`` given to the transformation, else the loop is
-  refused with an error that says how to give one. A loop still running
+  refused with an error that says how to give one. A counted bound that is
+  not a literal, with ``max_iters`` given, is written ``trip_bound(n,
+  i0 + c * max_iters)``: ``n`` itself, except under vmap where ``n`` is per
+  example and the loop runs ``max_iters`` times (iterations past an example's own
+  count do nothing: its test failed). A loop still running
   after ``max_iters`` iterations stops there: the derivative is that of the
   first ``max_iters`` iterations.
 
@@ -191,6 +195,8 @@ class Bounder:
             hi: cst.BaseExpression = right
             if isinstance(op, cst.LessThanEqual):
                 hi = cst.BinaryOperation(right, cst.Add(), cst.Integer("1"))
+            if self.max_iters is not None and int_literal(hi) is None:  # (vmap: `n` per example, max_iters for all)
+                hi = dotted_call("trip_bound", hi, cst.Integer(str(start + step * self.max_iters)))
             return dotted_call("range", cst.Integer(str(start)), hi, cst.Integer(str(step)))
         return None
 
