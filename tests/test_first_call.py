@@ -559,3 +559,20 @@ def test_an_instantiated_template_depends_only_on_its_names_texts(monkeypatch):
     tree = cst.parse_expression("c - d")
     assert templates.instantiate(t, {"out_bar": "g", "x": tree, "x_dot": "t"}) == "g * (c - d - t) ** 2 * 1"
     assert templates.instantiate(t, {"out_bar": "h", "x": "a + b", "x_dot": "t"}) == "h * (a + b - t) ** 2 * 1"
+
+
+def test_the_primitives_by_path_are_rebuilt_when_the_registry_changes(monkeypatch):
+    from types import SimpleNamespace
+
+    from srcjax.primitives import registry
+    from srcjax.transforms.anf import primitive_paths
+
+    paths = primitive_paths()
+    assert primitive_paths() is paths and paths["np.tanh"] is registry.PRIMITIVES["tanh"]
+    monkeypatch.setitem(registry.PRIMITIVES, "zz_probe", SimpleNamespace(path="np.zz_probe"))
+    assert primitive_paths()["np.zz_probe"] is registry.PRIMITIVES["zz_probe"]
+    monkeypatch.delitem(registry.PRIMITIVES, "zz_probe")
+    assert "np.zz_probe" not in primitive_paths()
+    before = primitive_paths()
+    monkeypatch.setattr(registry, "_REGISTERED", [registry.registrations() + 1])  # (a primitive registered again)
+    assert primitive_paths() is not before and primitive_paths() == before
