@@ -370,13 +370,17 @@ def test_walk_ast_is_ast_walk():
 
 
 def test_classes_checked_by_exact_type_have_no_subclasses():
-    """normalize and host_print test these libcst classes with ``type(n) is ...`` (isinstance on a
-    libcst class goes through ABCMeta): right only while libcst has no subclasses of them."""
+    """normalize, binding_times, functionalize, locations, inline_lax and host_print test these libcst
+    classes with ``type(n) is ...`` (isinstance on a libcst class goes through ABCMeta): right only while
+    libcst has no subclasses of them."""
     import libcst as cst
 
+    from srcjax.frontend.functionalize import _BLOCKS
     from srcjax.frontend.normalize import UNSUPPORTED_EXPRESSIONS
+    from srcjax.frontend.syntax import LITERAL_TYPES
 
-    for c in (cst.Lambda, cst.Call, cst.Name, *UNSUPPORTED_EXPRESSIONS):
+    for c in (cst.Lambda, cst.Call, cst.Name, cst.Attribute, cst.FormattedString, cst.FunctionDef, cst.Else,
+              cst.IndentedBlock, cst.SimpleStatementSuite, cst.Comparison, cst.Arg, *_BLOCKS, *LITERAL_TYPES, *UNSUPPORTED_EXPRESSIONS):
         assert not c.__subclasses__(), c
 
 
