@@ -370,13 +370,17 @@ def test_walk_ast_is_ast_walk():
 
 
 def test_classes_checked_by_exact_type_have_no_subclasses():
-    """normalize and host_print test these libcst classes with ``type(n) is ...`` (isinstance on a
-    libcst class goes through ABCMeta): right only while libcst has no subclasses of them."""
+    """normalize, binding_times, functionalize, locations, inline_lax and host_print test these libcst
+    classes with ``type(n) is ...`` (isinstance on a libcst class goes through ABCMeta): right only while
+    libcst has no subclasses of them."""
     import libcst as cst
 
+    from srcjax.frontend.functionalize import _BLOCKS
     from srcjax.frontend.normalize import UNSUPPORTED_EXPRESSIONS
+    from srcjax.frontend.syntax import LITERAL_TYPES
 
-    for c in (cst.Lambda, cst.Call, cst.Name, *UNSUPPORTED_EXPRESSIONS):
+    for c in (cst.Lambda, cst.Call, cst.Name, cst.Attribute, cst.FormattedString, cst.FunctionDef, cst.Else,
+              cst.IndentedBlock, cst.SimpleStatementSuite, cst.Comparison, cst.Arg, *_BLOCKS, *LITERAL_TYPES, *UNSUPPORTED_EXPRESSIONS):
         assert not c.__subclasses__(), c
 
 
@@ -559,3 +563,20 @@ def test_an_instantiated_template_depends_only_on_its_names_texts(monkeypatch):
     tree = cst.parse_expression("c - d")
     assert templates.instantiate(t, {"out_bar": "g", "x": tree, "x_dot": "t"}) == "g * (c - d - t) ** 2 * 1"
     assert templates.instantiate(t, {"out_bar": "h", "x": "a + b", "x_dot": "t"}) == "h * (a + b - t) ** 2 * 1"
+
+
+def test_the_primitives_by_path_are_rebuilt_when_the_registry_changes(monkeypatch):
+    from types import SimpleNamespace
+
+    from srcjax.primitives import registry
+    from srcjax.transforms.anf import primitive_paths
+
+    paths = primitive_paths()
+    assert primitive_paths() is paths and paths["np.tanh"] is registry.PRIMITIVES["tanh"]
+    monkeypatch.setitem(registry.PRIMITIVES, "zz_probe", SimpleNamespace(path="np.zz_probe"))
+    assert primitive_paths()["np.zz_probe"] is registry.PRIMITIVES["zz_probe"]
+    monkeypatch.delitem(registry.PRIMITIVES, "zz_probe")
+    assert "np.zz_probe" not in primitive_paths()
+    before = primitive_paths()
+    monkeypatch.setattr(registry, "_REGISTERED", [registry.registrations() + 1])  # (a primitive registered again)
+    assert primitive_paths() is not before and primitive_paths() == before

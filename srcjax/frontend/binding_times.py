@@ -31,7 +31,7 @@ from ..pytree import is_tree, item_keys  # (a value's structure: static whatever
 from .callees import STATIC_NUMPY
 from .names import children, target_names
 from .normalize import NormalizedFunction
-from .syntax import LITERALS, assigned_in, attr_chain, is_literal, orelse_stmts, params_of
+from .syntax import LITERAL_TYPES, assigned_in, attr_chain, is_literal, orelse_stmts, params_of
 
 __all__ = ["DYNAMIC", "STATIC", "UNKNOWN", "BindingTimes"]
 
@@ -215,24 +215,25 @@ class BindingTimes:
 
     def of(self, e: cst.CSTNode) -> int:
         """The binding time of an expression."""
-        if isinstance(e, cst.Name):
-            return self.kind(e.value)
-        if isinstance(e, LITERALS):
+        t = type(e)  # (exact types: libcst's node classes are final, and isinstance goes through ABCMeta)
+        if t is cst.Name:
+            return self.kind(e.value)  # type: ignore[attr-defined]
+        if t in LITERAL_TYPES:
             return STATIC
-        if isinstance(e, cst.Attribute):
-            if e.attr.value in SHAPE_ATTRS:
+        if t is cst.Attribute:
+            if e.attr.value in SHAPE_ATTRS:  # type: ignore[attr-defined]
                 return STATIC
-            chain = attr_chain(e)
+            chain = attr_chain(e)  # type: ignore[arg-type]
             if chain is not None and chain[0] not in self.locals:
                 return STATIC
-            return self.of(e.value)
-        if isinstance(e, cst.Call):
-            return self.call(e)
-        if isinstance(e, cst.Comparison) and all(
-                isinstance(c.operator, (cst.Is, cst.IsNot)) for c in e.comparisons):
+            return self.of(e.value)  # type: ignore[attr-defined]
+        if t is cst.Call:
+            return self.call(e)  # type: ignore[arg-type]
+        if t is cst.Comparison and all(
+                isinstance(c.operator, (cst.Is, cst.IsNot)) for c in e.comparisons):  # type: ignore[attr-defined]
             return STATIC
-        if isinstance(e, cst.Arg):
-            return self.of(e.value)
+        if t is cst.Arg:
+            return self.of(e.value)  # type: ignore[attr-defined]
         return max((self.of(child) for child in children(e)), default=STATIC)
 
     def call(self, e: cst.Call) -> int:

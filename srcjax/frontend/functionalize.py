@@ -83,6 +83,8 @@ __all__ = ["Functionalizer", "functionalize"]
 # The rewrite
 # ======================================================================================
 
+_BLOCKS = frozenset({cst.If, cst.While, cst.For})  # statements with blocks that may branch or loop on data
+
 @dataclass
 class _Ctx:
     live: set[str]  # names live after the block
@@ -671,7 +673,7 @@ def functionalize(nf: NormalizedFunction, taken: Iterable[str] = (), dynamic: It
     """
     fdef = nf.fdef
     body = list(fdef.body.body)
-    if not any(isinstance(s, (cst.If, cst.While, cst.For)) for s, _ in walk(body)):
+    if not any(type(s) in _BLOCKS for s, _ in walk(body)):  # (exact types: no ABCMeta check per statement)
         return nf
     taken, dynamic = set(taken), tuple(dynamic)
     bta = BindingTimes(nf, fdef, body, helpers=taken, dynamic=dynamic)

@@ -112,12 +112,14 @@ def _cst_statements(stmts: object) -> Iterator[cst.CSTNode]:
         yield st
         for field in ("body", "orelse"):
             block = getattr(st, field, None)
-            if isinstance(block, cst.Else):
-                block = block.body
-            if isinstance(block, cst.If):  # elif
+            t = type(block)  # (exact types: libcst's node classes are final, and isinstance goes through ABCMeta)
+            if t is cst.Else:
+                block = block.body  # type: ignore[union-attr]
+                t = type(block)
+            if t is cst.If:  # elif
                 yield from _cst_statements([block])
-            elif isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-                yield from _cst_statements(block.body)
+            elif t is cst.IndentedBlock or t is cst.SimpleStatementSuite:
+                yield from _cst_statements(block.body)  # type: ignore[union-attr]
 
 
 def _statements(stmts: list[ast.stmt]) -> Iterator[ast.stmt]:

@@ -194,6 +194,8 @@ def names_in(node: cst.CSTNode, *, skip_targets: bool = False) -> list[str]:
 
     With ``skip_targets``, names only bound (assignment and ``for`` targets) are left out.
     """
+    if type(node) is cst.Name:  # (the common case: a target, an operand)
+        return [node.value]  # type: ignore[attr-defined]
     out: list[str] = []
     append = out.append
     syntax = _SYNTAX_FIELDS

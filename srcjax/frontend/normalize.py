@@ -41,7 +41,7 @@ from .names import comprehension_targets
 from .names import walk as walk_nodes
 from .read import FunctionSource, is_generated, read_function
 from .resolve import LIBRARY_MODULES, Resolver, composite, is_user_function, local_names, unwrap
-from .syntax import attr_chain, dict_comprehensions, dotted
+from .syntax import LITERAL_TYPES, attr_chain, dict_comprehensions, dotted
 
 # -- tables -------------------------------------------------------------------------
 
@@ -174,15 +174,15 @@ class Normalizer(Resolver):
             raise self.unsupported(node, *unsupported)
         if getattr(node, "lpar", None) and not (isinstance(node, cst.Tuple) and not node.elements):
             node = node.with_changes(lpar=[], rpar=[])
-        if isinstance(node, cst.Name):
-            return self.resolve_name(node), None
-        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
-                             cst.ConcatenatedString, cst.Ellipsis)):
+        t = type(node)  # (exact types: see UNSUPPORTED_EXPRESSIONS)
+        if t is cst.Name:
+            return self.resolve_name(node), None  # type: ignore[arg-type]
+        if t in LITERAL_TYPES:
             return node, None
-        if isinstance(node, cst.FormattedString):
+        if t is cst.FormattedString:
             return self.lazy(node), None
-        if isinstance(node, cst.Attribute):
-            return self.flat_attribute(node)
+        if t is cst.Attribute:
+            return self.flat_attribute(node)  # type: ignore[arg-type]
         if isinstance(node, cst.Subscript):
             base = self.atom(node.value)
             elems = [self.slice_element(e) for e in node.slice]

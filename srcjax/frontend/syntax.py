@@ -16,15 +16,16 @@ import libcst as cst
 from .names import children, literal_value, target_names, walk
 
 LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)
+LITERAL_TYPES = frozenset(LITERALS)  # for `type(n) in LITERAL_TYPES` (libcst's classes are final: no ABCMeta check)
 LOOPS = (cst.For, cst.While)
 
 
 def attr_chain(node: cst.BaseExpression) -> list[str] | None:
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
+    while type(node) is cst.Attribute:
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is cst.Name:
         parts.append(node.value)
         return parts[::-1]
     return None

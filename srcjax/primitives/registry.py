@@ -222,7 +222,16 @@ def defprim(
     )
     PRIMITIVES[name] = prim
     BY_CALLABLE.setdefault(id(fn), prim)
+    _REGISTERED[0] += 1
     return prim
+
+
+_REGISTERED = [0]
+
+
+def registrations() -> int:
+    """How many times :func:`register` ran (tables derived from :data:`PRIMITIVES` rebuild when it changes)."""
+    return _REGISTERED[0]
 
 
 def set_fields(name: str, **fields: Any) -> None:

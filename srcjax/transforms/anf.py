@@ -46,8 +46,16 @@ class ComprehensionError(DifferentiationError):
     a loop (``items.append(y)``, ``total = total + y``), it can be."""
 
 
+_PATHS: list[Any] = [None, {}]  # [the registry's state it was built for, path -> primitive]
+
+
 def primitive_paths() -> dict[str, registry.Primitive]:
-    return {p.path: p for p in registry.PRIMITIVES.values()}
+    """Each primitive by its path (``"np.tanh"``): read-only, rebuilt when a primitive is registered."""
+    state = (len(registry.PRIMITIVES), registry.registrations())
+    if _PATHS[0] != state:
+        _PATHS[1] = {p.path: p for p in registry.PRIMITIVES.values()}
+        _PATHS[0] = state
+    return _PATHS[1]  # type: ignore[no-any-return]
 
 
 # -- reading ANF statements --------------------------------------------------------------
