@@ -405,16 +405,6 @@ def coverage() -> dict[str, tuple[bool, int, int]]:
     return out
 
 
-if __name__ == "__main__":  # how many cases print specialized: python -m tests.test_specialized_print
-    res = coverage()
-    print(f"{sum(v[0] for v in res.values())}/{len(res)} print specialized; statements: generic "
-          f"{sum(v[1] for v in res.values())}, for the arguments {sum(v[2] for v in res.values())}")
-    for k in KINDS:
-        sel = [v for n, v in res.items() if n.endswith("." + k)]
-        print(f"  {k:15} {sum(v[0] for v in sel)}/{len(sel)}  statements {sum(v[2] for v in sel)}")
-    print("generic:", " ".join(n for n, v in res.items() if not v[0]))
-
-
 def _tanh_loop(x):
     y = x
     for _ in range(3):
@@ -435,3 +425,14 @@ def test_names_bound_in_a_loop_have_their_shapes() -> None:
     ns: dict = {}
     exec(text, ns)  # noqa: S102 - the module printed, run by NumPy
     np.testing.assert_allclose(ns["_tanh_loop_grad"](x), np.asarray(f(x)), rtol=1e-12)
+
+
+if __name__ == "__main__":  # how many cases print specialized: python -m tests.test_specialized_print
+    res = coverage()
+    print(f"{sum(v[0] for v in res.values())}/{len(res)} print specialized; statements: generic "
+          f"{sum(v[1] for v in res.values())}, for the arguments {sum(v[2] for v in res.values())}")
+    for k in KINDS:
+        sel = [v for n, v in res.items() if n.endswith("." + k)]
+        print(f"  {k:15} {sum(v[0] for v in sel)}/{len(sel)}  statements {sum(v[2] for v in sel)}")
+    print("generic:", " ".join(n for n, v in res.items() if not v[0]))
+
