@@ -405,6 +405,28 @@ def coverage() -> dict[str, tuple[bool, int, int]]:
     return out
 
 
+def _tanh_loop(x):
+    y = x
+    for _ in range(3):
+        y = np.tanh(1.3 * y) + x
+    return np.sum(y)
+
+
+def test_names_bound_in_a_loop_have_their_shapes() -> None:
+    """Issue 20: a name bound in a block (a rolled loop the specializer traced, the backward loop's
+    ``y_bar``) has the one abstract value every binding of it had, so ``unbroadcast(y_bar, tanh)``
+    inside the loop is ``y_bar`` for these shapes (it was kept: no fact for a name bound in a block).
+    It is still never an alias (``tanh_bar = y_bar`` stays a binding), and what prints is what runs."""
+    f = srcjax.grad(_tanh_loop)
+    x = np.linspace(-1.0, 1.0, 4)
+    text = srcjax.source(f, x)
+    assert "unbroadcast" not in text and "tanh_bar = y_bar\n" in text, text
+    assert check(f, (x,)) in ("stablehlo", "optimized")
+    ns: dict = {}
+    exec(text, ns)  # noqa: S102 - the module printed, run by NumPy
+    np.testing.assert_allclose(ns["_tanh_loop_grad"](x), np.asarray(f(x)), rtol=1e-12)
+
+
 if __name__ == "__main__":  # how many cases print specialized: python -m tests.test_specialized_print
     res = coverage()
     print(f"{sum(v[0] for v in res.values())}/{len(res)} print specialized; statements: generic "
@@ -413,3 +435,4 @@ if __name__ == "__main__":  # how many cases print specialized: python -m tests.
         sel = [v for n, v in res.items() if n.endswith("." + k)]
         print(f"  {k:15} {sum(v[0] for v in sel)}/{len(sel)}  statements {sum(v[2] for v in sel)}")
     print("generic:", " ".join(n for n, v in res.items() if not v[0]))
+

@@ -9,7 +9,8 @@ The shapes are not inferred again: the specializer (``lower/specialize.py``) run
 recorder (:class:`_Recorder`), which notes the abstract value (shape, dtype, weak typing) or the
 static value (number, shape, dtype) of every name each program function binds at its top level,
 and which way each ``if`` on a static value went, outside the regions it traces (branches and
-loops on data). A name seen with two values, or an ``if`` that went both ways, gets no fact. The
+loops on data: there, only an array's abstract value). A name seen with two values, or an ``if``
+that went both ways, gets no fact. The
 rewrites read the normalized functions (one primitive per statement: the program that lowers),
 and each is exact for the recorded values: the same values, shape, dtype and weakness.
 
@@ -34,8 +35,11 @@ and each is exact for the recorded values: the same values, shape, dtype and wea
 Inside loops, branches on data and nested functions each statement is rewritten as at the top
 level, but a name bound there (or bound in a way the recorder does not note: ``for`` targets, a
 nested function's parameters) is never an alias or a scalar form, and a name bound
-while the specializer traced a region (a branch on data, a rolled loop) has no fact: its value
-there is not what was recorded. Whether the rewritten module is the program that runs is checked before it is printed
+while the specializer traced a region (a branch on data, a rolled loop) has only its abstract value
+(shape, dtype, weak typing: the same at every binding, or no fact), never a static one: its value
+there is not what was recorded. ``unbroadcast(g, x)`` and ``expand_reduced(g, ...)`` read ``g``'s
+fact wherever ``g`` is bound (one value at every binding), so they go inside loops too.
+Whether the rewritten module is the program that runs is checked before it is printed
 (``srcjax.printing``): lowered for the same arguments it must give the same StableHLO, or XLA's
 optimized HLO of both must be the same dataflow graph; otherwise the generic module is printed.
 """
@@ -103,7 +107,9 @@ class _Recorder(Specializer):
         """A binding of ``name`` seen; one seen while tracing a region (a data branch, a rolled loop)
         is a value not known: the name gets no fact."""
         facts = self.facts.setdefault(fn, {})
-        fact = None if traced else _fact(v)
+        fact = _fact(v)
+        if traced and (fact is None or fact[0] != "a"):  # (an array's abstract value is its value's everywhere)
+            fact = None
         old = facts.get(name, fact)
         facts[name] = fact if old == fact else None
 
@@ -350,7 +356,8 @@ class _Rewriter:
                 one = ft[2].type(1)
                 self.note(t, _Scalar(repr(one), False, one))
             return e
-        if fn in ("unbroadcast", "expand_reduced") and names and names[0] is not None and self.once(names[0]):
+        if fn in ("unbroadcast", "expand_reduced") and names and names[0] is not None and \
+                self.facts.get(names[0]) is not None:  # (every binding of g has this value: bound again or not)
             g = names[0]
             fg = self.facts[g]
             assert fg is not None
