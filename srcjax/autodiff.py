@@ -235,9 +235,10 @@ def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max
     names = Names([*inspect.signature(base).parameters, name, *base.__globals__])
     n, basis, out, t, bars = (names.fresh(v) for v in ("n", "basis", "out", "t", "bars"))
     x = params[k]
-    lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):",  # defaults included
-             f"    assert not is_tree({x}), '{kind} of a container runs one program per element: call srcjax.{kind}'"]
+    lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):"]  # defaults included
     if kind == "jacfwd":
+        lines.append(f"    assert not is_tree({x}), 'jacfwd with respect to a container, transformed again or called "
+                     "in a compiled function, is not supported yet; hint: use jacrev, or jacfwd by an array'")
         jv = derivative_function(base, "jvp", (k,))
         jparams = list(inspect.signature(jv).parameters)
         bfun = batched_function(jv, tuple(0 if i == len(params) else None for i in range(len(jparams))),
@@ -259,7 +260,7 @@ def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max
                   f"    {n} = np.size({out})",
                   f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({out})), ({n},) + np.shape({out}))",
                   f"    _, {bars} = {bfun.__name__}({_then(args, basis)})  # one VJP per basis cotangent, batched",
-                  f"    return np.reshape({bars}[0], np.shape({out}) + np.shape({x}))"]
+                  f"    return jacobian_rows({bars}[0], {out})"]  # (x a container: a block per leaf)
     return "\n".join(lines) + "\n"
 
 
@@ -273,7 +274,8 @@ def _jacobian_loop_source(base: Callable[..., Any], name: str, k: int, kind: str
     n, i, jac, out, out_i, e, t, bars = (names.fresh(v) for v in ("n", "i", "jac", "out", "out_i", "e", "t", "bars"))
     x = params[k]
     lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):",
-             f"    assert not is_tree({x}), '{kind} of a container runs one program per element: call srcjax.{kind}'"]
+             f"    assert not is_tree({x}), 'a derivative of {kind} with respect to a container is not supported yet; "
+             f"hint: take {kind} with respect to an array'"]
     if kind == "jacfwd":
         jv = derivative_function(base, "jvp", (k,))
         extra[jv.__name__] = jv

@@ -94,9 +94,12 @@ def batch_align_b(x: Any, y: Any) -> Any:
 
 
 def batch_broadcast(x: Any, n: int) -> Any:
-    """An unbatched array (or number) repeated along a new batch axis (``UNSET`` stays ``UNSET``)."""
+    """An unbatched array (or number) repeated along a new batch axis (``UNSET`` stays ``UNSET``; a
+    tuple or list, a loop's carry vmap took for an array: item by item)."""
     if x is UNSET:
         return x
+    if is_tree(x):
+        return batch_broadcast_items(x, n)
     return np.broadcast_to(x, (n,) + np.shape(x))
 
 
@@ -157,10 +160,12 @@ def batch_len(x: Any) -> int:
 
 
 def batch_shape(x: Any) -> Any:
-    """``np.shape`` of one example of ``x`` (a list of batched arrays: its length, then an element's)."""
-    if is_tree(x):
-        return (len(x),) + batch_shape(x[0]) if len(x) else (0,)
-    return np.shape(x)[1:]
+    """``np.shape`` of one example of ``x`` (a list of batched arrays: its length, then an element's).
+    (A loop, not recursion: reverse mode reaches it inside ``if``s on data, vmap of vmap of a ``while``.)"""
+    lead: tuple[int, ...] = ()
+    while is_tree(x) and len(x):
+        lead, x = lead + (len(x),), x[0]
+    return lead + ((0,) if is_tree(x) else np.shape(x)[1:])
 
 
 def batch_size_of(x: Any) -> int:
@@ -558,6 +563,8 @@ def _index_plan(shape: Any, key: Any, bx: bool, flags: Any) -> tuple[tuple[int, 
     constant (:func:`srcjax.core.index_params`) and differentiate only the indexing of ``x``."""
     key = key if isinstance(key, tuple) else (key,)
     flags = (False,) * len(key) if flags is None else tuple(flags) if isinstance(flags, (tuple, list)) else (flags,)
+    if len(key) == 1 and flags == (True,) and isinstance(key[0], tuple):  # a tuple key batched as a whole (built
+        key, flags = key[0], (True,) * len(key[0])  # in a loop): its items, each batched
     batched = any(flags)
     if not any(_is_array_index(e) for e in key) and not batched:  # basic indexing: the batch axis stays whole
         return (), (slice(None),) + key, (), ()

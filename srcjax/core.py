@@ -242,6 +242,12 @@ class TranspileError(Exception):
         return "\n".join(lines)
 
 
+def assertion_failed(msg: Any) -> TranspileError:
+    """A generated ``assert`` that failed at transpile time (its message ``"why; hint: what to do"``)."""
+    why, _, hint = (str(msg) if msg else "").partition("; hint: ")
+    return TranspileError(f"assertion failed at transpile time{': ' + why if why else ''}", hint=hint or None)
+
+
 class ShapeError(TranspileError, ValueError):
     """Operand shapes do not fit the operation (found before anything runs)."""
 

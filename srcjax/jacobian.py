@@ -29,7 +29,9 @@ from .autodiff import (  # noqa: I001
     _is_float_leaf,
     _is_function_value,
     _jvp,
+    _positional_and_call,
     _RecomputingVJP,
+    _then,
     _with_defaults,
     _wrap,
     derivative_function,
@@ -37,6 +39,10 @@ from .autodiff import (  # noqa: I001
     vjp,
 )
 from .core import ArgumentError, DTypeError, TranspileError, transformation
+from .frontend.names import Names
+from .generated import exec_generated, load_module
+from .transforms import ad
+from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch_errors import BatchingError
 
 
@@ -235,14 +241,27 @@ class _Jacobian(_Derived):
 
 class _TupleArgnums:
     """A Jacobian with respect to several arguments (``argnums=(0, 1)``): JAX's layout, the output's
-    structure outside, a tuple with one Jacobian per argument inside; one Jacobian per argument."""
+    structure outside, a tuple with one Jacobian per argument inside; one Jacobian per argument.
 
-    def __init__(self, base: Callable[..., Any], parts: list[Callable[..., Any]], nums: tuple[int, ...]) -> None:
-        self._base, self._parts, self._nums = base, parts, nums
-        # (it has no generated source yet: transforming it again, or calling it inside a compiled function)
-        self.srcjax_refusal = ("a Jacobian with respect to a tuple of argnums cannot be transformed again or called "
-                               "inside a compiled function yet", "take one Jacobian per argument (argnums=0, then "
-                               "argnums=1) there, or pack the arguments into one tuple argument")
+    Transformed again (vmap) or called in a compiled function, it is its generated source
+    (:func:`_tuple_source`): the tuple of the per-argument Jacobians' generated functions' results
+    (``hessian``: the tuple of rows of blocks ``blocks``), for an output that is an array."""
+
+    def __init__(self, base: Callable[..., Any], parts: list[Callable[..., Any]], nums: tuple[int, ...],
+                 kind: str, blocks: tuple[Any, ...] | None = None, primal: Callable[..., Any] | None = None) -> None:
+        self._base, self._parts, self._nums, self._primal = base, parts, nums, primal or base
+        self._kind, self._blocks, self._source_fn = kind, blocks, None
+        # (without generated source: a part takes function-valued arguments)
+        self.srcjax_refusal = ("a Jacobian with respect to a tuple of argnums of a function that takes functions "
+                               "cannot be transformed again or called inside a compiled function yet", "take one "
+                               "Jacobian per argument (argnums=0, then argnums=1) there")
+
+    @property
+    def __srcjax_fn__(self) -> Callable[..., Any] | None:  # (what srcjax reads: frontend.resolve.unwrap)
+        if self._source_fn is None:
+            self._source_fn = _tuple_source(self._primal, self._blocks or tuple(self._parts), self._kind,
+                                            self._kind != "hessian")
+        return self._source_fn or None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         blocks = [p(*args, **kwargs) for p in self._parts]
@@ -257,14 +276,51 @@ class _TupleArgnums:
         return pytree.unflatten(ot, [tuple(js) for js in per_leaf])
 
 
+def _tuple_source(base: Callable[..., Any], blocks: tuple[Any, ...], kind: str, array_out: bool) -> Any:
+    """``def f_jacfwd(a, b): return f_jacfwd_1(a, b), f_jacfwd_2(a, b)``: the generated function of a
+    Jacobian by a tuple of argnums (``blocks``: its per-argument Jacobians, a tuple of tuples for a
+    hessian); ``array_out``: it asserts that ``base``'s output is an array (a container output takes
+    the Python path only). False where a block has no generated source (a function-valued argument)."""
+    flat = [b for row in blocks for b in (row if isinstance(row, tuple) else (row,))]
+    if any(not isinstance(b, _Jacobian) or b._needs for b in flat):
+        return False
+    c = _as_compiled(base)
+    prog, plain = c.program, c.fn
+    params, args = _positional_and_call(plain)
+    names = Names([*params, *plain.__globals__, *ADJOINT_IMPORTS])
+    stem = plain.__name__ if plain.__name__.isidentifier() else "primal"
+    name, primal = names.fresh(f"{stem}_{kind}"), names.fresh(stem)
+    extra: dict[str, Callable[..., Any]] = {primal: plain}
+
+    def calls(node: Any) -> str:
+        if isinstance(node, tuple):
+            return "(" + ", ".join(calls(b) for b in node) + ("," if len(node) == 1 else "") + ")"
+        callee = names.fresh(node.fn.__name__)
+        extra[callee] = node.fn
+        return f"{callee}({_then(args)})"
+
+    lines = ["import numpy as np", "from srcjax.adjoint import *", "", "",
+             f"def {name}({ad.signature(prog.entry)}):"]
+    if array_out:
+        lines.append(f"    assert not is_tree({primal}({', '.join(args[0] + args[1])})), '{kind} with a tuple of "
+                     f"argnums of a function with a container output, transformed again or called in a compiled "
+                     f"function, is not supported yet; hint: take one {kind} per argument there'")
+    lines.append(f"    return {calls(blocks)}  # one Jacobian per argument")
+    text = "\n".join(lines) + "\n"
+    code = load_module(f"<srcjax.{kind} of {plain.__qualname__} by argnums>", text, {name: prog.entry})
+    derived = exec_generated(code, name, prog, {}, extra)[name]
+    derived.__srcjax_derived__ = (kind, base, tuple(range(len(params))))  # type: ignore[attr-defined]
+    return derived
+
+
 def _per_argnum(fn: Callable[..., Any], argnums: int | tuple[int, ...],
-                make: Callable[[int], Callable[..., Any]]) -> Callable[..., Any]:
+                make: Callable[[int], Callable[..., Any]], kind: str) -> Callable[..., Any]:
     if isinstance(argnums, int) and not isinstance(argnums, bool):
         return make(argnums)
     if not isinstance(argnums, (tuple, list)) or not all(isinstance(a, int) and not isinstance(a, bool)
                                                          for a in argnums):
         raise _clean(ArgumentError(f"argnums must be an int or a tuple of ints, not {argnums!r}"))
-    return _TupleArgnums(fn, [make(a) for a in argnums], tuple(argnums))
+    return _TupleArgnums(fn, [make(a) for a in argnums], tuple(argnums), kind)
 
 
 @transformation
@@ -275,7 +331,7 @@ def jacfwd(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callab
     loop over basis vectors; ``srcjax.source`` shows it). For containers, JAX's layout: the
     output's structure outside, the argument's inside; a tuple of ``argnums``: a tuple of Jacobians
     inside (one per argument)."""
-    return _per_argnum(fn, argnums, lambda a: _Jacobian(fn, "jacfwd", a, None, _jacfwd_loop(fn, a)))
+    return _per_argnum(fn, argnums, lambda a: _Jacobian(fn, "jacfwd", a, None, _jacfwd_loop(fn, a)), "jacfwd")
 
 
 @transformation
@@ -288,14 +344,19 @@ def jacrev(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
     output's structure outside, the argument's inside (a tuple of ``argnums``: a tuple of Jacobians).
     ``max_iters`` as in :func:`grad`."""
     return _per_argnum(fn, argnums, lambda a: _Jacobian(fn, "jacrev", a, max_iters,
-                                                        _jacrev_loop(fn, a, max_iters=max_iters)))
+                                                        _jacrev_loop(fn, a, max_iters=max_iters)), "jacrev")
 
 
 @transformation
 def hessian(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
             max_iters: int | None = None) -> Callable[..., Any]:
     """Hessian of a scalar function: forward mode over the generated gradient source."""
-    return jacfwd(grad(fn, argnums, max_iters=max_iters), argnums)
+    h = jacfwd(grad(fn, argnums, max_iters=max_iters), argnums)
+    if isinstance(h, _TupleArgnums):  # (its generated source: the blocks jacfwd(grad(fn, i), j))
+        nums = h._nums
+        return _TupleArgnums(h._base, h._parts, nums, "hessian", tuple(
+            tuple(jacfwd(grad(fn, i, max_iters=max_iters), j) for j in nums) for i in nums), fn)
+    return h
 
 
 __all__ = ["hessian", "jacfwd", "jacrev"]

@@ -44,3 +44,136 @@ def test_vmap_grad_of_a_while_counting_to_a_mapped_bound_needs_max_iters() -> No
     with pytest.raises(srcjax.TranspileError, match="different number of times per example") as e:
         srcjax.vmap(srcjax.grad(V.count_up))(r(3, 8), np.array([1, 2, 3]))
     assert "vmap_more_programs.py:" in str(e.value) and "max_iters" in e.value.hint
+
+
+# -- 2. vmap(jacrev) with respect to a dict argument -------------------------------------------------------------------
+
+@pytest.mark.parametrize("axes", [({"wh": 0, "wx": None, "b": 1}, None), (None, 0)])
+def test_vmap_jacrev_with_respect_to_a_dict(axes) -> None:
+    """JAX's layout (the dict's structure, a block ``out.shape + leaf.shape`` per leaf), batched (was an
+    assert in generated source: 'jacrev of a container runs one program per element')."""
+    p = {"wh": r(3, 4, 4) * .3, "wx": r(4, 2), "b": r(4, 3)} if axes[0] else {"wh": r(4, 4) * .3, "wx": r(4, 2),
+                                                                             "b": r(4)}
+    xs = r(5, 2) if axes[1] is None else r(3, 5, 2)
+    got = srcjax.vmap(srcjax.jacrev(V.rnn_dict), in_axes=axes)(p, xs)
+    agree(got, jax.vmap(jax.jacrev(jax_twin(V.rnn_dict)), in_axes=axes)(p, xs))
+    # and called directly, a dict in: the per-element path, the same layout
+    one = {k: (v[0] if axes[0] and axes[0][k] == 0 else v[..., 0] if axes[0] and axes[0][k] == 1 else v)
+           for k, v in p.items()}
+    agree(srcjax.jacrev(V.rnn_dict)(one, xs if axes[1] is None else xs[0]),
+          jax.jacrev(jax_twin(V.rnn_dict))(one, xs if axes[1] is None else xs[0]))
+
+
+def test_vmap_jacfwd_with_respect_to_a_dict_says_what_to_do() -> None:
+    p = {"wh": r(4, 4) * .3, "wx": r(4, 2), "b": r(4)}
+    with pytest.raises(srcjax.TranspileError, match="jacfwd with respect to a container") as e:
+        srcjax.vmap(srcjax.jacfwd(V.rnn_dict), in_axes=(None, 0))(p, r(3, 5, 2))
+    assert "use jacrev" in e.value.hint
+
+
+# -- 4. vmap of a Jacobian by a tuple of argnums ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("how", ["jacfwd", "jacrev", "hessian"])
+def test_vmap_of_a_jacobian_by_a_tuple_of_argnums(how) -> None:
+    """Was refused: 'a Jacobian with respect to a tuple of argnums cannot be transformed again'."""
+    fn = V.pair_energy if how == "hessian" else V.solve_mix
+    a, b = (r(3, 4), r(4)) if how == "hessian" else (r(3, 3, 3), r(3))
+    ours, theirs = getattr(srcjax, how), getattr(jax, how)
+    for axes in ((0, None), (1, None) if how == "hessian" else (None, 0)):
+        args = (a, b) if axes == (0, None) else ((a.T, b) if how == "hessian" else (a[0], r(3, 3)))
+        agree(srcjax.vmap(ours(fn, argnums=(0, 1)), in_axes=axes)(*args),
+              jax.vmap(theirs(jax_twin(fn), argnums=(0, 1)), in_axes=axes)(*args), what=f"{how} {axes}")
+    # argnums in another order, inside a compiled function
+    agree(srcjax.compile(lambda a, b: ours(fn, argnums=(1, 0))(a, b))(a[0], b),
+          theirs(jax_twin(fn), argnums=(1, 0))(a[0], b))
+
+
+def test_vmap_of_a_jacobian_by_a_tuple_of_argnums_of_a_dict_output_says_what_to_do() -> None:
+    with pytest.raises(srcjax.TranspileError, match="container output") as e:
+        srcjax.vmap(srcjax.jacfwd(V.two_outputs, argnums=(0, 1)))(r(3, 4), r(3, 4))
+    assert "one jacfwd per argument" in e.value.hint
+    a, b = r(4), r(4)  # (called directly: the per-element path)
+    agree(srcjax.jacfwd(V.two_outputs, argnums=(0, 1))(a, b), jax.jacfwd(jax_twin(V.two_outputs), argnums=(0, 1))(a, b))
+
+
+# -- 3. a lambda defined inside the transformed function, reading no locals (globals, the caller's closure) --------
+
+def test_jvp_and_grad_of_a_lambda_reading_no_locals_inside_vmap() -> None:
+    """``srcjax.jvp(lambda x: f(x, w), ...)`` with ``w`` from the enclosing closure, and
+    ``srcjax.grad(lambda w, x: ...)`` reading only its parameters: lifted like a lambda reading locals
+    (was: cannot batch 'srcjax.jvp(lambda_fn, (x,), (t,))')."""
+    x, t, w = r(4, 3), r(4, 3), r(3)
+
+    def body(x, t):
+        return srcjax.jvp(lambda x: V.pair_energy(x, w), (x,), (t,))
+
+    jbody = lambda x, t: jax.jvp(lambda x: jax_twin(V.pair_energy)(x, w), (x,), (t,))  # noqa: E731
+    agree(srcjax.vmap(body)(x, t), jax.vmap(jbody)(x, t))
+    agree(srcjax.compile(body)(x[0], t[0]), jbody(x[0], t[0]))
+
+    def per_example(w, xs):
+        g = srcjax.vmap(srcjax.grad(lambda w, x: np.sum(np.tanh(w * x))), in_axes=(None, 0))(w, xs)
+        return np.sum(g ** 2)
+
+    def jper_example(w, xs):
+        g = jax.vmap(jax.grad(lambda w, x: jnp.sum(jnp.tanh(w * x))), in_axes=(None, 0))(w, xs)
+        return jnp.sum(g ** 2)
+
+    xs = r(2, 4, 3)
+    agree(srcjax.vmap(per_example, in_axes=(None, 0))(w, xs), jax.vmap(jper_example, in_axes=(None, 0))(w, xs))
+    agree(srcjax.grad(per_example)(w, xs[0]), jax.grad(jper_example)(w, xs[0]))
+
+
+# -- 5. vmap(grad) of np.take_along_axis; a tuple index built in a loop ----------------------------------------------
+
+def test_vmap_grad_of_take_along_axis() -> None:
+    """take_along_axis's cotangent builds its scatter key in a loop: batched as a whole, it was read as
+    one index (an internal ShapeError naming HLO values: 'unsupported index (%45: i64[4,2,1], ...)')."""
+    x = r(4, 2, 5)
+    f = lambda x: np.sum(V.top_k_values(x, 2) ** 2)  # noqa: E731
+    jf = lambda x: jnp.sum(jax_twin(V.top_k_values)(x, 2) ** 2)  # noqa: E731
+    agree(srcjax.vmap(srcjax.grad(f))(x), jax.vmap(jax.grad(jf))(x))
+
+
+def test_vmap_of_an_index_tuple_built_in_a_loop() -> None:
+    x, rows = r(3, 4, 5), np.array([[0, 2], [3, 1], [1, 1]])
+    """``for k in range(x.ndim)`` (a fori_loop: x might have been a list) with x mapped: the bound is a
+    shape query, the same per example (was refused as a mapped bound), the growing tuple carry batched
+    item by item (was an object array)."""
+    agree(srcjax.vmap(V.gather_in_loop)(x, rows), jax.vmap(jax_twin(V.gather_in_loop))(x, rows))
+
+
+# -- 6. vmap(vmap(jacrev)) of np.diff: a batched helper's shape query batched again --------------------------------
+
+def test_vmap_vmap_jacrev_of_diff() -> None:
+    """diff's cotangent reads ``np.shape(g)``, ``batch_shape(g)`` once batched: a shape query the second
+    vmap did not know (was: cannot batch '[1 if k == ax else d for ... in enumerate(batch_shape(g))]')."""
+    x = r(2, 3, 5)
+    agree(srcjax.vmap(srcjax.vmap(srcjax.jacrev(V.diff_energy)))(x),
+          jax.vmap(jax.vmap(jax.jacrev(jax_twin(V.diff_energy))))(x))
+
+
+# -- 7. grad of vmap(vmap(f)) through a batched `while`: refused at the user's function --------------------------------
+
+def test_grad_of_vmap_vmap_of_a_while_is_refused_at_the_users_function() -> None:
+    """Reverse mode through the batched ``while`` of two vmaps (a loop inside an ``if`` on data of
+    derivative source): refused at the user's function with a hint (was located in srcjax/batched.py:
+    a recursion of ``batch_shape`` in an ``if``); the gradient inside the vmaps works."""
+    x, n = r(2, 3, 6), np.array([[2, 5, 0], [1, 6, 3]])
+    g = lambda x: np.sum(srcjax.vmap(srcjax.vmap(V.while_on_index))(x, n))  # noqa: E731
+    with pytest.raises(srcjax.TranspileError, match="reverse mode through a loop inside") as e:
+        srcjax.grad(g, max_iters=8)(x)
+    assert "vmap_more_programs.py:" in str(e.value) and "vmap(vmap(grad(f" in e.value.hint
+    want = np.stack([loop(jax.grad(jax_twin(V.while_on_index)), (x[i], n[i]), 0, 3) for i in range(2)])
+    agree(srcjax.vmap(srcjax.vmap(srcjax.grad(V.while_on_index, max_iters=8)))(x, n), want)
+
+
+# -- 8. mutual recursion of static depth under vmap(grad) -----------------------------------------------------------
+
+def test_vmap_grad_of_mutual_recursion_of_static_depth() -> None:
+    """Two functions calling each other down to a static ``n`` (jax traces it; so does srcjax)."""
+    x = r(4, 3)
+    twin = jax_twin(V.even_steps, helpers=[V.odd_steps])
+    for n in (1, 3):
+        agree(srcjax.vmap(srcjax.grad(V.even_steps), in_axes=(0, None))(x, n),
+              jax.vmap(jax.grad(twin), in_axes=(0, None))(x, n), what=f"n={n}")

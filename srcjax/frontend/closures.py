@@ -29,8 +29,8 @@ _COUNTER = itertools.count()
 
 
 def lift_lambda(res: Resolver, lam: cst.Lambda) -> tuple[Any, list[str]] | None:
-    """(the lifted function, the caller's locals it takes after the lambda's own parameters); None
-    when the lambda reads none of them, or takes more than plain positional parameters."""
+    """(the lifted function, the caller's locals it takes after the lambda's own parameters, maybe
+    none); None when the lambda takes more than plain positional parameters."""
     ps = lam.params
     if ps.posonly_params or ps.kwonly_params or ps.star_kwarg is not None or \
             (ps.star_arg is not None and not isinstance(ps.star_arg, cst.MaybeSentinel)) or \
@@ -38,11 +38,12 @@ def lift_lambda(res: Resolver, lam: cst.Lambda) -> tuple[Any, list[str]] | None:
         return None
     own = [p.name.value for p in ps.params]
     free = [n for n in dict.fromkeys(names_in(lam.body)) if n in res.locals and n not in own]
-    if not free or any(n in res.src.closure for n in names_in(lam.body) if n not in own and n not in res.locals):
-        return None
+    # (names of the caller's closure: the lifted function's closure too)
+    closed = {n: res.src.closure[n] for n in names_in(lam.body) if n not in own and n not in res.locals
+              and n in res.src.closure}
     name = "lambda_fn"
     text = f"def {name}({', '.join(own + free)}):\n    return {code(lam.body)}\n"
-    return _defined(res, name, "lambda", text), free
+    return _defined(res, name, "lambda", text, closed), free
 
 
 def lift_function(res: Resolver, name: str, local_names: Callable[[cst.FunctionDef], set[str]]
@@ -67,14 +68,18 @@ def lift_function(res: Resolver, name: str, local_names: Callable[[cst.FunctionD
     return _defined(res, name, name, text), free
 
 
-def _defined(res: Resolver, name: str, what: str, text: str) -> Any:
-    """The function ``name`` that ``text`` defines, in the caller's module globals, with its text
-    registered (srcjax reads it like any generated function)."""
+def _defined(res: Resolver, name: str, what: str, text: str, closed: dict[str, Any] | None = None) -> Any:
+    """The function ``name`` that ``text`` defines, in the caller's module globals (and with the
+    caller's closure values ``closed`` as its closure), with its text registered (srcjax reads it
+    like any generated function)."""
     filename = f"<srcjax.{what} in {res.src.fn.__qualname__} #{next(_COUNTER)}>"
+    if closed:  # defined inside a function taking them: they are its closure
+        inner = "".join("    " + ln for ln in text.splitlines(True))
+        text = f"def _closing({', '.join(closed)}):\n{inner}    return {name}\n"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     made: dict[str, Any] = {}
     exec(compile(text, filename, "exec"), res.src.globals, made)  # noqa: S102 - srcjax's own text
-    return made[name]
+    return made["_closing"](*closed.values()) if closed else made[name]
 
 
 def with_extra_axes(fv: Any, args: list[Any], kwargs: dict[str, Any], n_own: int, n_extra: int) -> bool:

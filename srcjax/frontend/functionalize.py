@@ -49,6 +49,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..adjoint import is_tape_name
 from ..core import Span, UnsupportedSyntaxError
 from ..primitives import registry
 from .binding_times import DYNAMIC, SHAPE_ATTRS, STATIC, STATIC_FUNCTIONS, UNKNOWN, BindingTimes
@@ -266,6 +267,11 @@ class Functionalizer:
         """Refuse what a generated function cannot do for its caller: mutate, raise, return."""
         for st, _ in walk(stmts):
             recv = self.method_receiver(st)
+            if recv is not None and recv in outer and is_tape_name(recv):  # (reverse-mode source: srcjax's tape)
+                raise self.error(f"reverse mode through a loop inside {where} (a batched `while` of vmap of vmap, "
+                                 "a loop in a branch of derivative source) is not supported yet", node,
+                                 "take the derivative inside the vmaps (vmap(vmap(grad(f, max_iters=...)))), or "
+                                 "use forward mode (srcjax.jvp, srcjax.jacfwd)")
             if recv is not None and recv in outer:
                 raise self.error(f"`{recv}.{st.value.func.attr.value}(...)` inside {where} changes `{recv}`, "
                                  "which a generated branch or loop body cannot do",

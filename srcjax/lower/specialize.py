@@ -56,6 +56,7 @@ from ..core import (
     TranspileError,
     UnknownFunctionError,
     UnsupportedSyntaxError,
+    assertion_failed,
     canonical_dtype,
 )
 from ..custom import check_rule_result, def_span, rule_role, transpose_error
@@ -344,8 +345,7 @@ class Specializer:
             if is_dynamic(ok):
                 self.need_static(ok, "an assert condition")
             if not ok:
-                msg = self.eval(s.msg, env) if s.msg is not None else None
-                raise TranspileError(f"assertion failed at transpile time{': ' + str(msg) if msg else ''}")
+                raise assertion_failed(self.eval(s.msg, env) if s.msg is not None else None)
         elif isinstance(s, cst.Raise):
             exc = self.eval(s.exc, env) if s.exc is not None else None
             if isinstance(exc, TranspileError) and self.here is not None and user_span(self.here) is None:

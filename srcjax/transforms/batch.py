@@ -75,15 +75,10 @@ from .inline_lax import lax_call
 BATCHED_IMPORTS = tuple(batched_helpers.__all__)
 
 
-_PER_EXAMPLE_QUERIES = {  # a shape query of a batched x -> the same query of one example
-    "shape": "{x}.shape[1:]", "ndim": "({x}.ndim - 1)", "size": "({x}.size // {n})",
-    "np.shape": "np.shape({x})[1:]", "np.ndim": "(np.ndim({x}) - 1)", "np.size": "(np.size({x}) // {n})",
-    "len": "np.shape({x})[1]",
-}
 _SHAPE_ATTRS = {"shape", "ndim", "size"}
 _STATIC_CALLS = {"np.shape", "np.ndim", "np.size", "len", "np.result_type", "is_tree", "is_float", "isinstance",
                  "type", "np.issubdtype", "np.iscomplexobj", "np.isrealobj", "np.dtype", "item_keys",
-                 "has_derivative", "is_complex"}
+                 "has_derivative", "is_complex", "batch_shape"}
 _LAX = {"srcjax.lax.cond", "srcjax.lax.switch", "srcjax.lax.while_loop", "srcjax.lax.fori_loop",
         "srcjax.lax.scan"}
 _COMPARE = {"LessThan": "<", "LessThanEqual": "<=", "GreaterThan": ">", "GreaterThanEqual": ">=",
@@ -698,8 +693,9 @@ class FunctionWriter:
     def per_example_query(self, query: str, of: cst.BaseExpression | None, as_is: cst.BaseExpression) -> \
             cst.BaseExpression:
         """``x.shape`` -> ``x.shape[1:]`` (and ``ndim``, ``size``, ``np.shape``, ``len``...) for a batched ``x``."""
-        template = _PER_EXAMPLE_QUERIES.get(query)
-        if template is None or not isinstance(of, cst.Name) or not any_batched(self.state(of.value)):
+        template = batch_queries.PER_EXAMPLE_QUERIES.get(query)
+        if template is None or not isinstance(of, cst.Name) or not any_batched(self.state(of.value)) or \
+                query == "batch_shape" and self.state(of.value) is not True:  # (a list of batched arrays: as is)
             return as_is
         if query in ("len", "np.shape") and of.value not in self.arrays and of.value in self.params:
             # a parameter that may hold a list of batched arrays (a helper's `seq`): decided at run time

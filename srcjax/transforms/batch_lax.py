@@ -158,9 +158,11 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         return c, carry
     if f == "fori_loop":
         lo, hi, bfn, init = args[0].value, args[1].value, fn(args[2].value), args[3].value
-        if any(any_batched(w.state(n)) for n in names_in(lo) + names_in(hi)):
+        if any(any_batched(w.state(n)) for n in names_in(lo) + names_in(hi)) and \
+                not (w.only_shapes(lo) and w.only_shapes(hi)):  # (`range(x.ndim)`: per example, the same)
             raise batch_errors.mapped_error(w, "the loop's `range` bound", names_in(lo) + names_in(hi), line,
                                             "write the loop as a while loop on data")
+        lo, hi = (cst.parse_expression(w.static_expr(e, line)) for e in (lo, hi))
         carry = w.value_state(init)
         for _ in range(8):
             new = join(carry, w.nested_state(bfn, [False, carry]))

@@ -12,7 +12,13 @@ from .batch_state import Stack, State, Tree, all_batched, any_batched, element
 if TYPE_CHECKING:
     from .batch import FunctionWriter
 
-__all__ = ["PerExample", "checked_exprs", "iterator", "scalar_query", "unpacked"]
+__all__ = ["PER_EXAMPLE_QUERIES", "PerExample", "checked_exprs", "iterator", "scalar_query", "unpacked"]
+
+PER_EXAMPLE_QUERIES = {  # a shape query of a batched x -> the same query of one example
+    "shape": "{x}.shape[1:]", "ndim": "({x}.ndim - 1)", "size": "({x}.size // {n})",
+    "np.shape": "np.shape({x})[1:]", "np.ndim": "(np.ndim({x}) - 1)", "np.size": "(np.size({x}) // {n})",
+    "len": "np.shape({x})[1]", "batch_shape": "batch_shape({x})[1:]",  # (an array batched again: vmap of vmap)
+}
 
 
 def unpacked(expr: str, target: cst.BaseExpression) -> str:
