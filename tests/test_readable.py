@@ -255,9 +255,9 @@ def test_specialized_print_is_shorter() -> None:
     ``log`` read their results), never longer than the generic print, all 14 within 3x."""
     special, generic = _ratios("readable", specialized=True), _ratios("readable")
     assert all(special[n] <= generic[n] for n in HAND), (special, generic)
-    assert sum(special.values()) / len(HAND) <= 1.65, special
+    assert sum(special.values()) / len(HAND) <= 1.57, special  # (1.56x since ridge's is 0.2 * w + ...)
     assert all(r <= 3.0 for r in special.values()), special
-    assert special["ridge"] <= 2 and special["poisson_nll"] <= 1 and special["softmax_cross_entropy"] <= 1, special
+    assert special["ridge"] <= 1 and special["poisson_nll"] <= 1 and special["softmax_cross_entropy"] <= 1, special
 
 
 def test_readable_form_is_shorter_than_anf() -> None:
@@ -265,16 +265,16 @@ def test_readable_form_is_shorter_than_anf() -> None:
     ANF form's statements, never longer, and 3.88x the hand-written gradient (was 5.27x before shapes
     were read from live values and results folded into the return, 4.06x before the guard's facts,
     ``srcjax.transforms.readable_facts``); 3.22x since constant cotangents are written as what they
-    are (``unbroadcast(ones, x)`` is ``ones_like(x)``, ``ones * 2 * t`` is ``2 * t``: simplify.py);
-    11 of the 14 within 3x."""
+    are (``unbroadcast(ones, x)`` is ``ones_like(x)``, ``ones * 2 * t`` is ``2 * t``: simplify.py),
+    3.15x since ``expand_reduced(0.1 * ones, w, ...)`` is ``0.1 * ones_like(w)``; 11 of the 14 within 3x."""
     readable_, anf = _ratios("readable"), _ratios("anf")
     assert all(readable_[n] <= anf[n] for n in HAND), (readable_, anf)
     assert sum(readable_[n] / anf[n] for n in HAND) / len(HAND) <= 0.6, (readable_, anf)
-    assert sum(readable_.values()) / len(HAND) <= 3.25, readable_
+    assert sum(readable_.values()) / len(HAND) <= 3.16, readable_
     assert sum(1 for r in readable_.values() if r <= 3.0) >= 11, readable_
     assert readable_["sigmoid_cross_entropy"] <= 9 and readable_["poisson_nll"] <= 4, readable_
     assert readable_["rosen"] <= 2.0 and readable_["mlp"] <= 3.0 and readable_["least_squares"] <= 3.0, readable_
-    assert readable_["huber"] <= 3.0 and readable_["softmax_cross_entropy"] <= 2.5 and readable_["ridge"] <= 5, \
+    assert readable_["huber"] <= 3.0 and readable_["softmax_cross_entropy"] <= 2.5 and readable_["ridge"] <= 4, \
         readable_
 
 

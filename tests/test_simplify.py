@@ -482,6 +482,26 @@ def test_ones_times_a_number_times_a_value_is_the_number_times_the_value():
     assert "b = o * 2.5 * w" in out  # w may be an integer or a Python float
 
 
+def test_a_number_times_a_full_reductions_seed_is_the_number_times_ones_like():
+    """``expand_reduced(k * ones, w, None, False)`` for 0-d ``ones`` of ``w``'s family (``ones_like``
+    of ``0.1 * np.sum(w ** 2)``): ``k * ones_like(w)`` (no cast: the same dtype whenever both are
+    floating point), so the regularizer folds into the loss. Not for another family."""
+    out = simp_all("""
+        def f(w, y):
+            s = np.sum(w ** 2)
+            m = 0.1 * s
+            m_bar = ones_like(m)
+            s_bar = 0.1 * m_bar
+            w_bar = expand_reduced(s_bar, w, None, False)
+            q = np.sum(y * w)
+            q_bar = 0.5 * ones_like(q)
+            y_bar = expand_reduced(q_bar, y, None, False)
+            return w_bar, y_bar
+    """, {"w"})
+    assert "w_bar = 0.1 * ones_like(w)" in out and "m_bar" not in out
+    assert "y_bar = expand_reduced(q_bar, y, None, False)" in out  # q may be float64 for a float32 y
+
+
 def _constants(z, y):
     m = y * np.log(z)
     return -np.sum(m + (1.0 - y) * np.log(1.0 - z)) + 0.1 * np.sum(z ** 2) + np.sum(np.tanh(z) ** 2)
@@ -506,4 +526,4 @@ def test_constant_cotangent_rewrites_are_exact() -> None:
             assert np.shape(got) == np.shape(want) and np.result_type(got) == np.result_type(want), (z, y)
             np.testing.assert_array_equal(got, want)
     text = simplify_source(_RAW["_constants"], set(ADJ), *_FLOATS["_constants"])
-    assert "-ones_like(m)" in text, text
+    assert "-ones_like(m)" in text and "0.1 * ones_like(z)" in text, text

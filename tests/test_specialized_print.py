@@ -398,7 +398,7 @@ def coverage() -> dict[str, tuple[bool, int, int]]:
             if t is None:
                 continue
             srcjax.eval_shape(t[0], *t[1])
-            generic, special = srcjax.source(t[0]), srcjax.source(*t)
+            generic, special = srcjax.source(t[0]), srcjax.source(t[0], *t[1])
         except srcjax.TranspileError:
             continue
         out[name] = (special != generic, count(generic), count(special))

@@ -77,22 +77,29 @@ from typing import Any, NamedTuple
 from ..frontend.ast_walk import walked
 from ..frontend.parsed import parse
 from ..primitives import registry
+from .simplify_syntax import (
+    _SCOPES,
+    SHAPE_ARGS,
+    _binds,
+    _container,
+    _literal,
+    _none_false,
+    _slice_delta,
+    _slices_only,
+    _target_names,
+    _value_reads,
+)
 
 _ATOM = 100
 _BINPREC: dict[type, int] = {ast.Pow: 16, ast.Mult: 14, ast.MatMult: 14, ast.Div: 14, ast.FloorDiv: 14,
                              ast.Mod: 14, ast.Add: 13, ast.Sub: 13, ast.LShift: 12, ast.RShift: 12,
                              ast.BitAnd: 11, ast.BitXor: 10, ast.BitOr: 9}
 _NUMBERS = {int: ("pyint", False), float: ("pyfloat", True)}
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
-           ast.DictComp, ast.GeneratorExp)
 _BUILDS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.Lambda,
            ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)
 _SIMPLE = (ast.Assign, ast.Expr, ast.Return, ast.Assert, ast.AugAssign)
 
 _ids = itertools.count()
-# helper -> the positions of the arguments it reads only for their shape and dtype
-_SHAPE_ARGS = {"unbroadcast": (1,), "broadcast_like": (1,), "expand_reduced": (1,), "reduced_size": (0,),
-               "ones_like": (0,), "zeros_like": (0,)}
 
 
 class Fact(NamedTuple):
@@ -102,6 +109,7 @@ class Fact(NamedTuple):
     numeric: bool = False
     const: int | None = None
     family: Any = None  # None: the dtype id (see the module docstring)
+    scaled: str | None = None  # "k": a 0-d value k * ones (a number k times a 0-d all-ones value)
 
 
 def _fam(f: Fact) -> Any:
@@ -193,44 +201,6 @@ def _prec(node: ast.AST) -> int:
         return 0
     return _ATOM
 
-
-def _binds(fdef: ast.FunctionDef) -> Counter[str]:
-    """How many times each name is bound in ``fdef``: twice for a binding inside a loop or a
-    nested scope (comprehension, lambda, def), so only names bound once at top level count 1."""
-    out: Counter[str] = Counter()
-    a = fdef.args
-    for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *([a.vararg] if a.vararg else []),
-              *([a.kwarg] if a.kwarg else [])]:
-        out[p.arg] += 1
-
-    def visit(node: ast.AST, w: int) -> None:
-        if isinstance(node, ast.Name):
-            if not isinstance(node.ctx, ast.Load):
-                out[node.id] += w
-            return
-        if isinstance(node, ast.arg):
-            out[node.arg] += 2
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out[node.name] += 2
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for n in node.names:
-                out[n] += 2
-        elif isinstance(node, ast.alias):
-            out[(node.asname or node.name).split(".")[0]] += 2
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            out[node.name] += 2
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            out[node.name] += 2
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            out[node.rest] += 2
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, *_SCOPES)):
-            w = 2
-        for child in ast.iter_child_nodes(node):
-            visit(child, w)
-
-    for s in fdef.body:
-        visit(s, 1)
-    return out
 
 
 class _Stmt:
@@ -416,8 +386,13 @@ class _Function:
             return R(Fact(frozenset({("matmul", fa.shape, fb.shape)}), dt, True,
                           family=("matmul", frozenset((da[0], db[0])))), edits, p, reads, pure)
         dt = self._arith_dtype(op, da, db)
-        return R(Fact(_union(fa.shape, fb.shape), dt, True, family=self._arith_family(op, fa, fb)), edits, p, reads,
-                 pure)
+        f = Fact(_union(fa.shape, fb.shape), dt, True, family=self._arith_family(op, fa, fb))
+        if op is ast.Mult:  # k * ones of shape (): what expand_reduced may write as k * ones_like(x)
+            for k, o in ((node.left, fb), (node.right, fa)):
+                if isinstance(k, ast.Constant) and type(k.value) in (int, float) and o.const == 1 and \
+                        not o.shape and o.dtype[1]:
+                    f = f._replace(scaled=self.t.render(*self.t.span(k), []))
+        return R(f, edits, p, reads, pure)
 
     @staticmethod
     def _arith_family(op: type, fa: Fact, fb: Fact) -> Any:
@@ -542,7 +517,7 @@ class _Function:
             return R(_fresh(), fr.edits + [x for r in rs for x in r.edits], _ATOM,
                      fr.reads + [x for r in rs for x in r.reads], False)
         args = [self.expr(a, 1) for a in node.args]
-        for k in _SHAPE_ARGS.get(fname, ()):
+        for k in SHAPE_ARGS.get(fname, ()):
             if k < len(args):
                 args[k] = self._shape_arg(args[k], node.args[k], fname == "reduced_size")
         kwl = [self.expr(k.value, 1) for k in node.keywords]
@@ -578,6 +553,11 @@ class _Function:
                 dt, numeric, family = self._cast_like(g, x)
                 fact = Fact(x.shape, dt, numeric, g.const, family)
                 const = self._const_like(g, args[1], node.args[1], same_shape=False) if x.numeric else None
+                if const is None and g.scaled is not None and self._array_like(args[1]) and x.dtype[1] and \
+                        _fam(g) == _fam(x) and "ones_like" in self.helpers and _none_false(*node.args[2:]):
+                    # k * ones, 0-d, of x's family (x's dtype whenever both are floating point: no cast)
+                    text = f"{g.scaled} * ones_like({self._wrap(args[1], node.args[1], 1)})"
+                    const = R(fact._replace(const=None), [(-1, -1, text)], 14, args[1].reads + ["ones_like"], True)
                 if const is not None:
                     return self._fold(node, const, need)
         elif fname == "reduced_size" or short in ("ndim", "size"):
@@ -597,6 +577,11 @@ class _Function:
             fact = self._np_fact(short, fs, kws, node)
         return R(fact, edits, _ATOM, reads, pure)
 
+    def _array_like(self, r: R) -> bool:
+        """An array or a number: known numeric, or a parameter bound once (a container parameter is
+        never reduced or computed with elementwise: srcjax refuses that)."""
+        return r.fact.numeric or (r.name in self.params and self.binds[r.name] == 1)
+
     def _const_like(self, g: Fact, xr: R, x_node: ast.expr, same_shape: bool = True) -> R | None:
         """``unbroadcast(g, x)`` / ``broadcast_like(g, x)`` as ``ones_like(x)`` (``-ones_like(x)``,
         ``zeros_like(x)``) for ``g`` all ones (minus ones, zeros) of ``x``'s shape, ``g`` and ``x``
@@ -609,7 +594,7 @@ class _Function:
         helper = {1: "ones_like", -1: "ones_like", 0: "zeros_like"}.get(g.const) if g.const is not None else None
         if helper not in self.helpers or not g.numeric or not g.dtype[1] or not x.dtype[1] or \
                 (same_shape and g.shape != x.shape) \
-                or not (x.numeric or (xr.name in self.params and self.binds[xr.name] == 1)):
+                or not self._array_like(xr):
             return None
         text = helper + "(" + self._wrap(xr, x_node, 1) + ")"
         dt = x.dtype if x.dtype[2] else _fresh_dtype(True, True)
@@ -818,62 +803,11 @@ def _shape_keys(f: Fact) -> list[tuple[Any, ...]]:
     return keys + [(f.shape,)]
 
 
-def _value_reads(fdef: ast.FunctionDef) -> Counter[str]:
-    """How many times each name is read in ``fdef`` other than as an argument read for its shape."""
-    shape_only: set[int] = set()
-    for n in walked(fdef):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
-            shape_only |= {id(n.args[k]) for k in _SHAPE_ARGS.get(n.func.id, ()) if k < len(n.args)}
-    return Counter(n.id for n in walked(fdef)
-                   if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in shape_only)
 
 
-def _container(node: ast.expr) -> bool:
-    """A literal that is not a number (``[x] * 2`` repeats a list, ``"%d" % n`` formats)."""
-    return isinstance(node, (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)) or \
-        isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
 
 
-def _target_names(t: ast.AST) -> list[str]:
-    if isinstance(t, ast.Name):
-        return [t.id]
-    if isinstance(t, (ast.Tuple, ast.List)):
-        return [n for e in t.elts for n in _target_names(e)]
-    if isinstance(t, ast.Starred):
-        return _target_names(t.value)
-    return []
 
-
-def _literal(node: ast.expr) -> Any:
-    """A static literal (int, or tuple of ints) as a key; None when not one."""
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-            and type(node.operand.value) is int:
-        return -node.operand.value
-    if isinstance(node, ast.Tuple):
-        items = [_literal(e) for e in node.elts]
-        return None if any(i is None for i in items) else tuple(items)
-    return None
-
-
-def _slices_only(s: ast.expr) -> bool:
-    """``x[1:]``, ``x[:, 0]``: an index that takes no item of a container (a slice of a tuple is a
-    tuple; a tuple index fails on one), so it keeps an array's dtype or gives a non-number."""
-    return isinstance(s, ast.Tuple) and len(s.elts) > 1 or isinstance(s, ast.Slice) or \
-        isinstance(s, ast.Constant) and s.value in (None, Ellipsis)
-
-
-def _slice_delta(s: ast.expr) -> int | None:
-    """For ``x[lo:hi]`` with literal ``lo >= 0`` and ``hi < 0`` (either may be absent), the
-    length along axis 0 is ``max(0, len(x) + hi - lo)``: ``hi - lo`` (0 for ``x[:]``)."""
-    if not isinstance(s, ast.Slice) or s.step is not None:
-        return None
-    lo = 0 if s.lower is None else _literal(s.lower)
-    hi = 0 if s.upper is None else _literal(s.upper)
-    if type(lo) is not int or type(hi) is not int or lo < 0 or hi > 0 or (s.upper is not None and hi == 0):
-        return None
-    return hi - lo
 
 
 def simplify_source(text: str, pure_calls: set[str], floats: dict[str, frozenset[str]] | None = None,

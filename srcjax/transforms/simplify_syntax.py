@@ -1,0 +1,119 @@
+"""Syntax the simplifier (:mod:`.simplify`) reads: how often a function binds and reads each name,
+literal indices and slices, containers. Pure functions of :mod:`ast` nodes."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from typing import Any
+
+from ..frontend.ast_walk import walked
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp)
+# helper -> the positions of the arguments it reads only for their shape and dtype
+SHAPE_ARGS = {"unbroadcast": (1,), "broadcast_like": (1,), "expand_reduced": (1,), "reduced_size": (0,),
+              "ones_like": (0,), "zeros_like": (0,)}
+
+
+def _binds(fdef: ast.FunctionDef) -> Counter[str]:
+    """How many times each name is bound in ``fdef``: twice for a binding inside a loop or a
+    nested scope (comprehension, lambda, def), so only names bound once at top level count 1."""
+    out: Counter[str] = Counter()
+    a = fdef.args
+    for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *([a.vararg] if a.vararg else []),
+              *([a.kwarg] if a.kwarg else [])]:
+        out[p.arg] += 1
+
+    def visit(node: ast.AST, w: int) -> None:
+        if isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                out[node.id] += w
+            return
+        if isinstance(node, ast.arg):
+            out[node.arg] += 2
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out[node.name] += 2
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for n in node.names:
+                out[n] += 2
+        elif isinstance(node, ast.alias):
+            out[(node.asname or node.name).split(".")[0]] += 2
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            out[node.name] += 2
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            out[node.name] += 2
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            out[node.rest] += 2
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, *_SCOPES)):
+            w = 2
+        for child in ast.iter_child_nodes(node):
+            visit(child, w)
+
+    for s in fdef.body:
+        visit(s, 1)
+    return out
+
+
+def _value_reads(fdef: ast.FunctionDef) -> Counter[str]:
+    """How many times each name is read in ``fdef`` other than as an argument read for its shape."""
+    shape_only: set[int] = set()
+    for n in walked(fdef):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+            shape_only |= {id(n.args[k]) for k in SHAPE_ARGS.get(n.func.id, ()) if k < len(n.args)}
+    return Counter(n.id for n in walked(fdef)
+                   if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in shape_only)
+
+
+def _none_false(axis: ast.expr, keepdims: ast.expr) -> bool:
+    """Whether ``axis, keepdims`` are ``None, False`` (a full reduction's cotangent)."""
+    return isinstance(axis, ast.Constant) and axis.value is None and \
+        isinstance(keepdims, ast.Constant) and keepdims.value is False
+
+
+def _container(node: ast.expr) -> bool:
+    """A literal that is not a number (``[x] * 2`` repeats a list, ``"%d" % n`` formats)."""
+    return isinstance(node, (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)) or \
+        isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
+
+
+def _target_names(t: ast.AST) -> list[str]:
+    if isinstance(t, ast.Name):
+        return [t.id]
+    if isinstance(t, (ast.Tuple, ast.List)):
+        return [n for e in t.elts for n in _target_names(e)]
+    if isinstance(t, ast.Starred):
+        return _target_names(t.value)
+    return []
+
+
+def _literal(node: ast.expr) -> Any:
+    """A static literal (int, or tuple of ints) as a key; None when not one."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and type(node.operand.value) is int:
+        return -node.operand.value
+    if isinstance(node, ast.Tuple):
+        items = [_literal(e) for e in node.elts]
+        return None if any(i is None for i in items) else tuple(items)
+    return None
+
+
+def _slices_only(s: ast.expr) -> bool:
+    """``x[1:]``, ``x[:, 0]``: an index that takes no item of a container (a slice of a tuple is a
+    tuple; a tuple index fails on one), so it keeps an array's dtype or gives a non-number."""
+    return isinstance(s, ast.Tuple) and len(s.elts) > 1 or isinstance(s, ast.Slice) or \
+        isinstance(s, ast.Constant) and s.value in (None, Ellipsis)
+
+
+def _slice_delta(s: ast.expr) -> int | None:
+    """For ``x[lo:hi]`` with literal ``lo >= 0`` and ``hi < 0`` (either may be absent), the
+    length along axis 0 is ``max(0, len(x) + hi - lo)``: ``hi - lo`` (0 for ``x[:]``)."""
+    if not isinstance(s, ast.Slice) or s.step is not None:
+        return None
+    lo = 0 if s.lower is None else _literal(s.lower)
+    hi = 0 if s.upper is None else _literal(s.upper)
+    if type(lo) is not int or type(hi) is not int or lo < 0 or hi > 0 or (s.upper is not None and hi == 0):
+        return None
+    return hi - lo
