@@ -25,6 +25,7 @@ from .construction import (  # noqa: F401  (generated derivative code imports th
 )
 from .core import index_params
 from .einsum_adjoint import einsum_jvp, einsum_terms  # noqa: F401  (generated derivative code imports them)
+from .index_writes import winning_writes  # noqa: F401  (index_update's cotangent of a value: derivative code imports it)
 from .lax import conv_general_dilated, index_update, with_sharding_constraint  # noqa: F401  (derivative code imports them)
 from .linalg_adjoint import spectral_norm_bar  # (norm_bar's matrix orders 2, -2 and 'nuc')
 from .order_stats import (  # noqa: F401  (generated derivative code imports them from here)
@@ -102,7 +103,7 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "chain_dot", "sort_jvp", "sort_bar", "partition_jvp",
     "partition_bar", "order_stat_jvp", "order_stat_bar", "diagonal_bar", "move_bar", "kron_bar",
     "cross_bar", "meshgrid_dots", "meshgrid_bars", *linalg_adjoint.LINALG_HELPERS, *complex_adjoint.COMPLEX_HELPERS,
-    "conv_general_dilated", *conv_adjoint.CONV_HELPERS,
+    "conv_general_dilated", *conv_adjoint.CONV_HELPERS, "winning_writes",
 ]
 
 TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")

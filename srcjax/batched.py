@@ -57,7 +57,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_size_of_any",
     "batch_matmul", "batch_dot", "batch_inner", "batch_outer", "batch_tensordot", "batch_take",
     "batch_take_along_axis", "batch_getitem", "batch_index_update", "batch_index_cleared", "batch_index_add",
-    "batch_squeeze",
+    "batch_winning_writes", "batch_squeeze",
     "batch_broadcast_to", "batch_atleast", "batch_flat_axis", "batch_where_any", "batch_unbroadcast",
     "batch_broadcast_like", "batch_expand_reduced", "batch_full", "batch_tile", "batch_out", "batch_triangle",
     "batch_diag", "batch_norm", "batch_hstack", "batch_vstack", "batch_full_like", "batch_like", "batch_ravel",
@@ -671,6 +671,18 @@ def batch_index_cleared(g: Any, key: Any, x: Any, n: int, bg: bool, bx: bool, fl
     if is_tree(g):
         return index_cleared(g if bg else batch_broadcast_items(g, n), x if bx else batch_broadcast_items(x, n), key)
     return batch_index_update(g, key, 0.0, n, bg, False, flags)
+
+
+def batch_winning_writes(x: Any, key: Any, n: int, bx: bool, flags: Any) -> Any:
+    """``winning_writes(x, key)`` per example (the writes of ``x[key] = v`` that land): the ids of the
+    writes scattered by the same per-example assignment, read back and compared."""
+    if is_tree(x):
+        return True
+    slots = np.zeros((n,) + (np.shape(x)[1:] if bx else np.shape(x)), dtype=np.int32)
+    selection = np.shape(batch_index(slots, key, True, flags))
+    ids = np.reshape(np.arange(int(np.prod(selection)), dtype=np.int32), selection)
+    landed = batch_index_update(slots - 1, key, ids, n, True, True, flags)
+    return batch_index(landed, key, True, flags) == ids
 
 
 def batch_index_add(z: Any, key: Any, g: Any, n: int, bz: bool, bg: bool, flags: Any) -> Any:

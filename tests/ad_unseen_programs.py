@@ -400,7 +400,7 @@ def chol_slogdet(x):
 IN_PLACE = ('inplace_index', 'argnum_like', 'neg_index_update', 'reversed_loop_index')
 
 
-def _repeated_index_set(x):  # (not in PROGRAMS: its derivative is wrong, test_ad_unseen's strict xfail)
+def _repeated_index_set(x):  # (not in PROGRAMS: test_ad_unseen's test_repeated_indices_in_an_assignment)
     y = np.zeros(6)
     y[np.array([1, 1, 2])] = x[:3]  # NumPy: the last write wins, x[0] is overwritten
     return np.sum(y * x)

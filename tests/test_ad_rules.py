@@ -373,6 +373,9 @@ case("index_add", "index_add(x, np.s_[::-2, None, 0], y)", N(4, 2), N(2, 1))
 case("index_update", "index_update(x, np.s_[1:3], y)", N(4, 2), N(2))
 case("index_update", "index_update(x, np.s_[::-2, 1], y)", N(4, 2), N(2))
 case("index_update", "index_update(x, 2, y)", N(4, 2), N())
+case("index_update", "index_update(x, np.array([3, 1, 3, 3]), y)", N(4, 2), N(4, 2))  # repeats: the last write wins
+case("index_update", "index_update(x, (np.array([0, 2, 0]), np.array([1, 1, 1])), y)", N(4, 2), N(3))
+case("index_update", "index_update(x, np.array([[1], [1]]), y)", N(4, 2), N(2))  # a broadcast value, written twice
 case("index_cleared", "index_cleared(x, y, np.s_[1:3])", N(4, 2), N(4, 2), jax=False)
 case("index_cleared", "index_cleared(x, y, 2)", N(4, 2), N(4, 2), jax=False)
 # derivative code's shape moves (the second operand gives a shape only)

@@ -196,10 +196,9 @@ def test_jacobians_and_hessian_with_a_tuple_of_argnums():
         srcjax.jacfwd(fn, argnums="a")
 
 
-@pytest.mark.xfail(strict=True, reason="index_update's cotangent for the value reads g[key] at every occurrence of a "
-                   "repeated index; NumPy (and the compiled primal) let the last write win, so the overwritten "
-                   "occurrences must get zero (jax's scatter JVP masks them with a scatter of iota ids)")
-def test_known_bug_repeated_indices_in_an_assignment():
+def test_repeated_indices_in_an_assignment():
+    # before: the value's cotangent read g[key] at every occurrence of a repeated index, though NumPy (and the
+    # compiled primal) let the last write win (now masked by winning_writes; tests/test_repeated_index_updates.py)
     fn = ad_unseen_programs._repeated_index_set
     np.testing.assert_allclose(srcjax.jit(fn)(X), fn(X))  # (the value is right)
     np.testing.assert_allclose(srcjax.grad(fn)(X), _fd_grad(fn, X), atol=1e-6)

@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import srcjax
-from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, unbroadcast
+from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, unbroadcast, winning_writes
 from srcjax.lax import (
     bitcast_convert_type,
     conv,
@@ -828,6 +828,14 @@ def index_update_keys(x, v, i):
 def index_cleared_keys(g, i):
     """``index_update``'s cotangent for ``x`` (derivative code): ``g`` with the item zero."""
     return index_cleared(g, g, 1), index_cleared(g, g, (slice(1, 3),)), index_cleared(g, g, (slice(None), i))
+
+
+@case("winning_writes", (arr((4, 5)), np.array([1, 3, 1, 1]), np.int64(2)), (arr((4, 5), F32), np.array([0, 2, 1, 3]),
+                                                                             np.int64(-1)))
+def winning_writes_keys(x, i, k):
+    """Which writes of ``x[key] = v`` land (``index_update``'s cotangent of ``v``): the last of a repeated index."""
+    return (winning_writes(x, i), winning_writes(x, (i, i[::-1] + 1)), winning_writes(x, (np.array([[1], [1]]), i)),
+            winning_writes(x, k), winning_writes(x, (slice(1, 3), k)), winning_writes(x, (Ellipsis, slice(None, None, 2))))
 
 
 @case("erf", (arr((2, 3)),), (arr(5, F32),), (arr(4, I32),), (arr(3, BOOL),), (FLOAT_SPECIALS,), (arr((), F64),),

@@ -44,7 +44,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import srcjax
-from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, unbroadcast
+from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, unbroadcast, winning_writes
 from srcjax.lax import (
     bitcast_convert_type,
     conv_general_dilated,
@@ -692,6 +692,12 @@ def static_arguments_by_name(x):
 @case("index_cleared", args=(arr((4, 5)), Ex(tuple(np.int64(k) for k in (2, -1, 0, 3, 1)))))
 def index_cleared_keys(g, i):
     return index_cleared(g, g, 1), index_cleared(g, g, (slice(1, 3),)), index_cleared(g, g, (slice(None), i))
+
+
+@case("winning_writes", args=(arr((4, 5)), np.array([1, 3, 1, 1]), np.array([[1, 3, 1], [1, 0, 1]])), keyed=True)
+def winning_writes_keys(x, i, j):
+    """Which writes of ``x[key] = v`` land, per example: repeated rows and pairs, batched or not."""
+    return winning_writes(x, i), winning_writes(x, (j, j)), winning_writes(x, (i, 2)), winning_writes(x, (slice(1, 3),))
 
 
 @case("index_update", "index_add", args=(arr((4, 5)), arr(5), Ex(tuple(np.int64(k) for k in (2, -1, 0, 3, 1)))))

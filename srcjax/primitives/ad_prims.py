@@ -13,7 +13,7 @@ from ..lower.hlo import HloValue, aval_type, is_inexact
 from . import batch_rules, gather
 from .common import broadcast_shapes, fmt_shape, normalize_axes
 from .elementwise import result_dtype
-from .registry import LowerCtx, deflinear, defprim
+from .registry import LowerCtx, deflinear, defprim, nondiff
 from .shape import getitem_abstract, index_plan
 
 
@@ -207,6 +207,40 @@ defprim("index_cleared", adjoint.index_cleared, _index_cleared_stub, abstract_ev
         static_eval=False, mixed=("key",), tree=adjoint.tree_cleared)  # index_update's cotangent for x
 
 
+def _winning_writes_stub(x, key, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _winning_writes_abstract(x: ShapedArray, key: Any) -> ShapedArray:
+    return ShapedArray(getitem_abstract(x, key).shape, np.dtype(np.bool_))
+
+
+def _winning_writes_lower(ctx: LowerCtx, x: HloValue, key: Any) -> HloValue:
+    """Ids of the writes scattered by ``index_update``'s own scatter, gathered back and compared (as
+    JAX's scatter JVP); all true for keys that cannot repeat."""
+    b = ctx.b
+    out = ctx.avals_out[0]
+    if not isinstance(key, tuple):
+        key = (key,)
+    if not gather.can_repeat(key):
+        return b.full(True, out.shape, out.dtype)
+    if not gather.basic_part(key, x.shape)[1]:
+        raise ShapeError("assigning through integer-array indices mixed with slices is not supported",
+                         hint="assign through the arrays alone (x[rows, cols] = v), or build the array with np.where")
+    i32 = np.dtype(np.int32)
+    size = int(np.prod(out.shape))
+    ids = b.reshape(b.iota(ShapedArray((size,), i32), 0), out.shape)
+    landed = gather.lower_scatter(b, b.full(-1, x.shape, i32), key, ids, add=False)
+    back = gather.lower_gather(b, landed, key, ShapedArray(out.shape, i32))
+    return b.compare("EQ", back, ids)
+
+
+defprim("winning_writes", adjoint.winning_writes, _winning_writes_stub, abstract_eval=_winning_writes_abstract,
+        lower=_winning_writes_lower, arrays=("x",), path="winning_writes", static_eval=False, mixed=("key",),
+        tree=lambda x, key: True)  # (which writes of `x[key] = v` land: index_update's cotangent of v)
+nondiff("winning_writes")
+
+
 # -- the shape moves of derivative code: linear maps with their own rules ----------------------------
 # ``unbroadcast`` (sum a cotangent over broadcast axes), ``broadcast_like`` (broadcast a tangent) and
 # ``expand_reduced`` (undo a reduction's shape) are primitives rather than helpers whose source srcjax
@@ -305,7 +339,8 @@ deflinear("index_add", {"z": "broadcast_like(z_dot, out)", "g": "index_add(zeros
           {"z": "unbroadcast(out_bar, z)", "g": "unbroadcast(out_bar[key], g)"})
 deflinear("index_update", {"x": "index_update(x_dot, key, 0.0)",
                            "value": "index_update(zeros_like(x), key, value_dot)"},
-          {"x": "index_cleared(out_bar, x, key)", "value": "unbroadcast(tree_get(out_bar, key), value)"})
+          {"x": "index_cleared(out_bar, x, key)",
+           "value": "unbroadcast(np.where(winning_writes(x, key), tree_get(out_bar, key), 0.0), value)"})
 # (templates.py writes them `index_update(out_bar, key, 0.0)` and `out_bar[key]` unless the key is a string: a
 # container's item, which a record reads by name and an assignment may add)
 deflinear("index_cleared", {"g": "index_cleared(g_dot, x, key)"},  # (its transpose: g's structure, g[key] zero)
@@ -324,6 +359,7 @@ from .registry import set_fields  # noqa: E402
 set_fields("index_add", batch=batch_rules.keyed("batch_index_add", "z", "key", "g"))
 set_fields("index_update", batch=batch_rules.keyed("batch_index_update", "x", "key", "value"))
 set_fields("index_cleared", batch=batch_rules.keyed("batch_index_cleared", "g", "key", "x"))
+set_fields("winning_writes", batch=batch_rules.keyed_shape("batch_winning_writes", "x", "key"))
 set_fields("unbroadcast", batch=batch_rules.helper("batch_unbroadcast", "g", "x"))
 set_fields("broadcast_like", batch=batch_rules.helper("batch_broadcast_like", "t", "y"))
 set_fields("expand_reduced", batch=batch_rules.helper("batch_expand_reduced", "g", "a", "axis", "keepdims"))

@@ -417,3 +417,20 @@ def keyed(name: str, x: str, key: str, value: str) -> Rule:
         return f"{name}({c.args[x]}, {k}, {c.args[value]}, {c.size}, {c.batched(x)}, {c.batched(value)}, {flags})"
 
     return rule
+
+
+def keyed_shape(name: str, x: str, key: str) -> Rule:
+    """``winning_writes(x, key)``: a key applied to ``x``'s shape only, per example
+    (``batch_winning_writes``), with a batched key too."""
+
+    def rule(c: BatchCall) -> str:
+        flags = "None"
+        k = c.args[key]
+        if c.batched(key):
+            batched = _batched_key(c, k)
+            if batched is None:
+                return c.per_example()
+            k, flags = batched
+        return f"{name}({c.args[x]}, {k}, {c.size}, {c.batched(x)}, {flags})"
+
+    return rule

@@ -70,6 +70,14 @@ def is_advanced(key: Any) -> bool:
     return False
 
 
+def can_repeat(key: Any) -> bool:
+    """Whether ``key`` may name one element twice: it holds an integer index array (not only
+    integers, slices and boolean masks)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    avals = [_index_aval(k) for k in keys]
+    return any(a is not None and a.ndim > 0 and a.dtype != np.bool_ for a in avals)
+
+
 @dataclass
 class Plan:
     """One entry per input axis: ``("slice", original slice, (start, stop, step))`` or ``("index", k)``."""

@@ -43,6 +43,7 @@ from .activity import (
     free_of_loop_targets,
     hoisted_body,
     is_append,
+    unique_keys,
     upward_exposed,
 )
 from .anf import (
@@ -132,6 +133,7 @@ class VJP:
         self.first_reads = first_reads(self.body)
         self.saved = self.overwritten()
         self.arrays = array_names(self.body, self.act)
+        self.unique_keys = unique_keys(self.body)  # (index keys that cannot repeat: `y[i] = v`)
         self.loop_index: dict[int, str] = {}
         self.loop_iters: dict[int, str] = {}
         self.counters: dict[int, str] = {}
@@ -629,11 +631,11 @@ class VJP:
                 seq = op.args.get(p)
                 if isinstance(seq, str) and seq.isidentifier() and seq in self.act.active:  # np.stack(xs)
                     tmp = self.names.fresh(f"{p}_bars")
-                    lines.append(f"{pad}{tmp} = {instantiate(tmpl, mapping)}")
+                    lines.append(f"{pad}{tmp} = {instantiate(tmpl, mapping, self.unique_keys)}")
                     self.accumulate(seq, f"pack_like({seq}, {tmp})", lines, pad, defined)
                 if not isinstance(seq, list):
                     continue
-                parts = instantiate(tmpl, mapping)
+                parts = instantiate(tmpl, mapping, self.unique_keys)
                 tmp = self.names.fresh(f"{p}_bars")
                 lines.append(f"{pad}{tmp} = {parts}")
                 for k, e in enumerate(seq):  # a name, or a nested literal (`np.array([[a, b], [c, d]])`)
@@ -644,12 +646,12 @@ class VJP:
             if lit is not None and any(n in self.act.active for n in names_in(lit)):
                 # `(a, b)` as an array: element k of its cotangent into the k-th name
                 tmp = self.names.fresh(f"{p}_bar")
-                lines.append(f"{pad}{tmp} = {instantiate(tmpl, mapping)}")
+                lines.append(f"{pad}{tmp} = {instantiate(tmpl, mapping, self.unique_keys)}")
                 self.element_adjoint(lit, tmp, lines, pad, defined)
                 continue
             if a is None or a not in self.act.active:
                 continue
-            self.accumulate(a, instantiate(tmpl, mapping), lines, pad, defined)
+            self.accumulate(a, instantiate(tmpl, mapping, self.unique_keys), lines, pad, defined)
 
     # -- helper calls ---------------------------------------------------------------------------
     def call_bound(self, op: Op) -> tuple[NormalizedFunction, list[str], dict[str, str]]:

@@ -24,10 +24,12 @@ from ..frontend.names import code, literal_value, renamed, syntax_fields, walk
 
 # -- templates --------------------------------------------------------------------------------
 
-def _fold(node: cst.CSTNode) -> cst.CSTNode:
+def _fold(node: cst.CSTNode, unique: frozenset[str] = frozenset()) -> cst.CSTNode:
     """Fold literal arithmetic (``2 - 1``) and ``a ** 1`` in instantiated templates (bottom up), keep
-    ``tree_get``/``index_cleared`` only for string keys (``_KEYED``), and drop ``dtype=None`` (NumPy's
-    default everywhere: a template passes its primitive's ``dtype``)."""
+    ``tree_get``/``index_cleared`` only for string keys (``_KEYED``), ``winning_writes(x, key)`` only for
+    keys that may repeat an index (not literal integers, slices or strings, nor the names ``unique``
+    holds: integers), and drop ``dtype=None`` (NumPy's default everywhere: a template passes its
+    primitive's ``dtype``)."""
     t = type(node)
     if t is cst.Name or t is cst.Integer or t is cst.Float or t is cst.SimpleString:
         return node
@@ -35,11 +37,11 @@ def _fold(node: cst.CSTNode) -> cst.CSTNode:
     for f in syntax_fields(t):
         v = getattr(node, f)
         if isinstance(v, cst.CSTNode):
-            nv = _fold(v)
+            nv = _fold(v, unique)
             if nv is not v:
                 changes[f] = nv
         elif v.__class__ is tuple or v.__class__ is list:
-            items = [_fold(c) if isinstance(c, cst.CSTNode) else c for c in v]
+            items = [_fold(c, unique) if isinstance(c, cst.CSTNode) else c for c in v]
             if any(a is not b for a, b in zip(items, v)):
                 changes[f] = items
     if changes:
@@ -52,6 +54,8 @@ def _fold(node: cst.CSTNode) -> cst.CSTNode:
             node = node.with_changes(args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args])
     if t is cst.Call and _unkeyed_call(node):
         return _unkeyed(node)  # type: ignore[arg-type]
+    if t is cst.Call and _writes_once(node, unique):  # winning_writes(x, 3) -> True
+        return cst.Name("True")
     if t is cst.BinaryOperation:
         assert isinstance(node, cst.BinaryOperation)
         lv, rv = _num(node.left), _num(node.right)
@@ -99,6 +103,31 @@ def _unkeyed(node: cst.Call) -> cst.BaseExpression:
     return cst.Call(func=cst.Name("index_update"), args=[cst.Arg(g), cst.Arg(key), cst.Arg(cst.Float("0.0"))])
 
 
+def _writes_once(node: Any, unique: frozenset[str]) -> bool:
+    """A ``winning_writes(x, key)`` call whose key cannot name an element twice (:func:`unique_key`)."""
+    return isinstance(node.func, cst.Name) and node.func.value == "winning_writes" and len(node.args) == 2 and \
+        unique_key(node.args[1].value, unique)
+
+
+def unique_key(key: cst.BaseExpression, unique: frozenset[str] = frozenset()) -> bool:
+    """Whether an index key's source names each element once at most: integers, slices, strings,
+    None, ``...``, ``np.s_[...]`` of those, the names in ``unique`` (integers), and tuples of them."""
+    if isinstance(key, (cst.Integer, cst.SimpleString, cst.Ellipsis)):
+        return True
+    if isinstance(key, cst.Name):
+        return key.value == "None" or key.value in unique
+    if isinstance(key, cst.UnaryOperation) and isinstance(key.operator, cst.Minus):
+        return unique_key(key.expression, unique)
+    if isinstance(key, cst.Tuple):
+        return all(unique_key(e.value, unique) for e in key.elements)
+    if isinstance(key, cst.Call):
+        return isinstance(key.func, cst.Name) and key.func.value == "slice"
+    if isinstance(key, cst.Subscript) and code(key.value) == "np.s_":
+        return all(isinstance(e.slice, cst.Slice) or
+                   isinstance(e.slice, cst.Index) and unique_key(e.slice.value, unique) for e in key.slice)
+    return False
+
+
 def _num(node: cst.BaseExpression) -> int | float | None:
     if isinstance(node, cst.Integer):
         return int(literal_value(node))
@@ -126,24 +155,25 @@ def expr(text: str) -> cst.BaseExpression:
 
 
 _TEMPLATE_NAMES: dict[str, tuple[str, ...]] = {}
-_INSTANCES: dict[tuple[str, tuple[str | None, ...]], str] = {}  # (template, its names' texts) -> the text
+_INSTANCES: dict[tuple[str, tuple[str | None, ...], frozenset[str]], str] = {}  # (template, names' texts, unique)
 
 
-def instantiate(template: str, mapping: dict[str, str]) -> str:
-    """``template`` with each name in ``mapping`` replaced by its text (or tree), folded. The text
-    depends only on the template and the texts its names are given: remembered by those (a derivative
-    instantiates the same rule with the same names again and again: ``x``, ``out_bar``)."""
+def instantiate(template: str, mapping: dict[str, str], unique: frozenset[str] = frozenset()) -> str:
+    """``template`` with each name in ``mapping`` replaced by its text (or tree), folded (``unique``: names
+    that hold integers, indices that cannot repeat). The text depends only on the template, the texts its
+    names are given and ``unique``: remembered by those (a derivative instantiates the same rule with the
+    same names again and again: ``x``, ``out_bar``)."""
     tree = _TEMPLATE_CACHE.get(template)
     if tree is None:
         tree = _TEMPLATE_CACHE[template] = cst.parse_expression(template)
         _TEMPLATE_NAMES[template] = tuple(sorted({n.value for n in walk(tree) if type(n) is cst.Name}))
     given = tuple(mapping.get(n) for n in _TEMPLATE_NAMES[template])
-    key = (template, given) if all(v is None or v.__class__ is str for v in given) else None
+    key = (template, given, unique) if all(v is None or v.__class__ is str for v in given) else None
     hit = _INSTANCES.get(key) if key is not None else None  # type: ignore[arg-type]
     if hit is not None:
         return hit
     nodes = {k: expr(v) if not isinstance(v, cst.BaseExpression) else v for k, v in mapping.items()}
-    text = code(_fold(renamed(tree, nodes)))
+    text = code(_fold(renamed(tree, nodes), unique))
     if key is not None:
         if len(_INSTANCES) > 20000:
             _INSTANCES.clear()
