@@ -133,11 +133,12 @@ def instantiate(template: str, mapping: dict[str, str]) -> str:
     """``template`` with each name in ``mapping`` replaced by its text (or tree), folded. The text
     depends only on the template and the texts its names are given: remembered by those (a derivative
     instantiates the same rule with the same names again and again: ``x``, ``out_bar``)."""
-    tree = _TEMPLATE_CACHE.get(template)
-    if tree is None:
-        tree = _TEMPLATE_CACHE[template] = cst.parse_expression(template)
-        _TEMPLATE_NAMES[template] = tuple(sorted({n.value for n in walk(tree) if type(n) is cst.Name}))
-    given = tuple(mapping.get(n) for n in _TEMPLATE_NAMES[template])
+    tree, names = _TEMPLATE_CACHE.get(template), _TEMPLATE_NAMES.get(template)
+    if tree is None or names is None:
+        tree = cst.parse_expression(template)
+        names = _TEMPLATE_NAMES[template] = tuple(sorted({n.value for n in walk(tree) if type(n) is cst.Name}))
+        _TEMPLATE_CACHE[template] = tree
+    given = tuple(mapping.get(n) for n in names)
     key = (template, given) if all(v is None or v.__class__ is str for v in given) else None
     hit = _INSTANCES.get(key) if key is not None else None  # type: ignore[arg-type]
     if hit is not None:
