@@ -163,11 +163,12 @@ def instantiate(template: str, mapping: dict[str, str], unique: frozenset[str] =
     that hold integers, indices that cannot repeat). The text depends only on the template, the texts its
     names are given and ``unique``: remembered by those (a derivative instantiates the same rule with the
     same names again and again: ``x``, ``out_bar``)."""
-    tree = _TEMPLATE_CACHE.get(template)
-    if tree is None:
-        tree = _TEMPLATE_CACHE[template] = cst.parse_expression(template)
-        _TEMPLATE_NAMES[template] = tuple(sorted({n.value for n in walk(tree) if type(n) is cst.Name}))
-    given = tuple(mapping.get(n) for n in _TEMPLATE_NAMES[template])
+    tree, names = _TEMPLATE_CACHE.get(template), _TEMPLATE_NAMES.get(template)
+    if tree is None or names is None:
+        tree = cst.parse_expression(template)
+        names = _TEMPLATE_NAMES[template] = tuple(sorted({n.value for n in walk(tree) if type(n) is cst.Name}))
+        _TEMPLATE_CACHE[template] = tree
+    given = tuple(mapping.get(n) for n in names)
     key = (template, given, unique) if all(v is None or v.__class__ is str for v in given) else None
     hit = _INSTANCES.get(key) if key is not None else None  # type: ignore[arg-type]
     if hit is not None:
