@@ -469,6 +469,20 @@ def test_a_constant_cotangent_cast_like_a_floating_value_is_its_ones_like():
     assert "k_bar = expand_reduced(ones_like(q), k, None, False)" in out  # k may be an integer
 
 
+def test_minus_zeros_are_not_written_as_zeros_like():
+    """``-zeros_like(a)`` is -0.0: ``unbroadcast`` of it is not ``zeros_like(x)`` (+0.0; ``1 / g``
+    would tell them apart), though ones and minus ones are written as what they are."""
+    out = simp_all("""
+        def f(z, y):
+            m = y * np.log(z)
+            a = m + z
+            a_bar = -zeros_like(a)
+            m_bar = unbroadcast(a_bar, m)
+            return m_bar
+    """, {"z"})
+    assert "m_bar = unbroadcast(a_bar, m)" in out
+
+
 def test_ones_times_a_number_times_a_value_is_the_number_times_the_value():
     out = simp_all("""
         def f(x, w):

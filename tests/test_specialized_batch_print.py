@@ -16,7 +16,7 @@ import srcjax
 from srcjax.batched import batch_matmul
 from srcjax.transforms import specialized_batch
 from tests.test_readable import LOSSES, _args
-from tests.test_specialized_print import check
+from tests.test_specialized_print import check, transformed
 
 
 def mse(w, x, y):
@@ -118,6 +118,58 @@ def test_batch_squeeze_is_squeeze_with_the_axes_it_computes() -> None:
                                               {"a": f}.get)
         assert done is not None and done[0] == "expr", axis
         np.testing.assert_array_equal(eval(done[1], {"np": np, "a": a}), want)  # noqa: S307
+
+
+def test_argmax_tile_transpose_and_basic_getitem_are_written_as_what_they_do() -> None:
+    """Issue 20 (vmap cases printed generic for the arguments): ``batch_argmax(a, None, False)``,
+    ``batch_tile``, ``batch_transpose`` and ``batch_getitem`` with a literal basic key, each against
+    the helper on arrays of several ranks; ``batch_tile`` with more reps than axes per example (new
+    axes), keepdims, and keys with arrays are left to the helper."""
+    import libcst as cst
+
+    from srcjax import batched
+
+    rng = np.random.default_rng(0)
+    cases = [("batch_argmax", "None", "False"), ("batch_argmin", "None", "False"), ("batch_tile", "(2, 1)"),
+             ("batch_tile", "3"), ("batch_transpose", "None"), ("batch_transpose", "(1, 0)"),
+             ("batch_getitem", "0"), ("batch_getitem", "-1"), ("batch_getitem", "np.s_[::2, 1::3]"),
+             ("batch_getitem", "np.s_[..., None, -1]")]
+    done_any = 0
+    for shape in ((4, 3), (4, 3, 5), (2, 4, 3, 5)):
+        a = rng.standard_normal(shape)
+        f = ("a", a.shape, np.dtype(np.float64), False)
+        for fn, *rest in cases:
+            try:
+                want = getattr(batched, fn)(a, *[eval(r, {"np": np}) for r in rest])  # noqa: S307
+            except (ValueError, IndexError, TypeError):
+                continue
+            ft = ("a", np.shape(want), np.asarray(want).dtype, False)
+            done = specialized_batch.rewrite_call(fn, [cst.Name("a"), *map(cst.parse_expression, rest)], ft,
+                                                  {"a": f}.get)
+            if done is None:
+                assert fn == "batch_tile" and len(eval(rest[0]) if "(" in rest[0] else (1,)) > len(shape) - 1 \
+                    or fn == "batch_transpose" and rest[0] != "None" and len(shape) != 3, (fn, rest, shape)
+                continue
+            np.testing.assert_array_equal(eval(done[1], {"np": np, "a": a}), want)  # noqa: S307
+            done_any += 1
+    assert done_any >= 25, done_any
+    a = ("a", (4, 3, 5), np.dtype(np.float64), False)
+    for fn, rest in (("batch_argmax", ["None", "True"]), ("batch_getitem", ["np.s_[[0, 1], :, [1, 2]]"]),
+                     ("batch_getitem", ["k"]), ("batch_tile", ["(2, 2, 2)"])):
+        assert specialized_batch.rewrite_call(fn, [cst.Name("a"), *map(cst.parse_expression, rest)],
+                                              ("a", (4,), np.dtype(np.int64), False), {"a": a}.get) is None, fn
+
+
+def test_vmap_cases_with_those_helpers_print_specialized() -> None:
+    """The corpus programs that printed generic for their arguments for want of those rules."""
+    from tests.corpus_programs import CORPUS
+
+    cases = {c.name: c for c in CORPUS}
+    for name in ("argmax_argmin", "flip_tile_repeat", "transposes"):
+        f, args = transformed(cases[name].fn, "vmap", tuple(cases[name].args(np.random.default_rng(11))))
+        text = srcjax.source(f, *args)
+        assert text != srcjax.source(f) and "batch_" not in text, text
+        assert check(f, tuple(args)) in ("stablehlo", "optimized"), name
 
 
 def test_identity_rules_need_a_batched_operand() -> None:

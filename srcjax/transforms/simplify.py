@@ -584,13 +584,15 @@ class _Function:
 
     def _const_like(self, g: Fact, xr: R, x_node: ast.expr, same_shape: bool = True) -> R | None:
         """``unbroadcast(g, x)`` / ``broadcast_like(g, x)`` as ``ones_like(x)`` (``-ones_like(x)``,
-        ``zeros_like(x)``) for ``g`` all ones (minus ones, zeros) of ``x``'s shape, ``g`` and ``x``
-        both floating point (or complex): the helper casts ``g`` to ``x``'s dtype, which is
-        ``np.result_type(x, 0.0)``, ``ones_like``'s, and a cast of 1, -1 or 0 is exact (the real part
-        of a complex one too); None otherwise. (``g`` is inexact whenever it is a ``ones_like``.)
-        Not ``same_shape``: ``expand_reduced(g, x, ...)``, which broadcasts ``g`` to ``x``'s shape
-        after the same cast."""
+        ``zeros_like(x)``: zeros only of ``x``'s dtype, as they may be -0.0) for ``g`` all ones (minus
+        ones) of ``x``'s shape, ``g`` and ``x`` both floating point (or complex): the helper casts
+        ``g`` to ``x``'s dtype, which is ``np.result_type(x, 0.0)``, ``ones_like``'s, and a cast of 1
+        or -1 is exact (the real part of a complex one too); None otherwise. (``g`` is inexact
+        whenever it is a ``ones_like``.) Not ``same_shape``: ``expand_reduced(g, x, ...)``, which
+        broadcasts ``g`` to ``x``'s shape after the same cast."""
         x = xr.fact
+        if g.const == 0 and (same_shape or g.dtype != x.dtype or not x.dtype[2]):
+            return None  # (zeros may be -0.0: -zeros_like(a); only where no cast can happen, as it was)
         helper = {1: "ones_like", -1: "ones_like", 0: "zeros_like"}.get(g.const) if g.const is not None else None
         if helper not in self.helpers or not g.numeric or not g.dtype[1] or not x.dtype[1] or \
                 (same_shape and g.shape != x.shape) \

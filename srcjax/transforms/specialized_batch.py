@@ -16,7 +16,14 @@ the specializer recorded (the batch axis included), each rule below is exact:
   the helper's own expression where its ranks need no new axes: ``np.sum(x1 * x2, axis=-1)``
   for two vectors per example, ``x2 @ x1.T`` for a shared matrix times a batch of vectors,
   ``(x1 @ x2[..., None])[..., 0]`` for matrices times vectors (and the mirror);
-- ``batch_squeeze(a, axis)`` is ``np.squeeze(a, axis=...)`` with the batched axes it computes.
+- ``batch_squeeze(a, axis)`` is ``np.squeeze(a, axis=...)`` with the batched axes it computes;
+- ``batch_argmax(a, None, False)`` (``argmin``) is ``np.argmax(a, axis=1)`` for one axis per
+  example, ``np.argmax(np.reshape(a, (n, -1)), axis=1)`` for more (the helper's flattening);
+- ``batch_tile(a, reps)`` with no more ``reps`` than axes per example (no new axes) is
+  ``np.tile(a, (1, ...) + reps)``, the helper's own call;
+- ``batch_transpose(a, axes)`` with static ``axes`` is ``np.transpose(a, (0, ...))``, the helper's call;
+- ``batch_getitem(x, key)`` with a literal key of integers, slices of integers, ``None`` and ``...``
+  (basic indexing: no arrays, which would move axes) is ``x[:, key]``.
 
 Whatever is rewritten is still checked against the generic program before it is printed.
 """
@@ -86,7 +93,60 @@ def rewrite_call(fn: str, args: list[cst.BaseExpression], ft: Fact,
         else:
             return None
         return ("expr", f"np.squeeze({names[0]}, axis={axes!r})")
+    if fn in ("batch_argmax", "batch_argmin") and len(args) == 3 and f0 is not None and f0[0] == "a" and \
+            isinstance(args[1], cst.Name) and args[1].value == "None" and _flag(args[2]) is False:
+        shape, call = f0[1], "np." + fn.removeprefix("batch_")
+        if len(shape) == 2:
+            return ("expr", f"{call}({names[0]}, axis=1)")
+        if len(shape) > 2:
+            return ("expr", f"{call}(np.reshape({names[0]}, ({shape[0]}, -1)), axis=1)")
+    if fn == "batch_tile" and len(args) == 2 and f0 is not None and f0[0] == "a":
+        reps = _static(args[1], fact)
+        reps = (reps,) if type(reps) is int else reps
+        if isinstance(reps, tuple) and all(type(r) is int for r in reps) and len(reps) <= len(f0[1]) - 1:
+            return ("expr", f"np.tile({names[0]}, {(1,) * (len(f0[1]) - len(reps)) + reps!r})")
+    if fn == "batch_transpose" and len(args) == 2 and f0 is not None and f0[0] == "a" and len(f0[1]) >= 1:
+        n = len(f0[1]) - 1
+        axes = _static(args[1], fact)
+        if isinstance(args[1], cst.Name) and args[1].value == "None":
+            perm: Any = tuple(range(n, 0, -1))
+        elif isinstance(axes, tuple) and len(axes) == n and all(type(p) is int for p in axes) and n:
+            perm = tuple((p % n) + 1 for p in axes)
+        else:
+            return None
+        return ("expr", f"np.transpose({names[0]}, {(0,) + perm!r})")
+    if fn == "batch_getitem" and len(args) == 2 and f0 is not None and f0[0] == "a" and len(f0[1]) >= 1:
+        key = _basic_key(args[1])
+        if key is not None:
+            return ("expr", f"{names[0]}[:, {key}]")
     return None
+
+
+def _basic_key(e: cst.BaseExpression) -> str | None:
+    """The text of a literal basic index (``0``, ``-1``, ``np.s_[::2, 1::3]``) inside ``x[...]``: integers,
+    slices of integer literals, ``None`` and ``...``; None for anything else."""
+    code = cst.Module(body=[]).code_for_node(e)
+    try:
+        tree = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(tree, ast.Subscript) and isinstance(tree.value, ast.Attribute) and tree.value.attr == "s_" and \
+            isinstance(tree.value.value, ast.Name) and tree.value.value.id == "np":
+        tree = tree.slice
+    items = tree.elts if isinstance(tree, ast.Tuple) else [tree]
+
+    def integer(n: ast.expr | None) -> bool:
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            n = n.operand
+        return n is None or isinstance(n, ast.Constant) and type(n.value) is int
+
+    for it in items:
+        if isinstance(it, ast.Slice):
+            if not (integer(it.lower) and integer(it.upper) and integer(it.step)):
+                return None
+        elif not (integer(it) or isinstance(it, ast.Constant) and it.value in (None, Ellipsis)):
+            return None
+    return ", ".join(ast.unparse(it) for it in items)
 
 
 def _static(e: cst.BaseExpression, fact: Callable[[str | None], Fact | None]) -> Any:
