@@ -218,3 +218,19 @@ def test_grad_of_a_counter_loop_written_as_while():
     h = np.stack([_fd_grad(lambda x, k=k: float(np.asarray(g(x))[k]), X) for k in range(6)])
     np.testing.assert_allclose(srcjax.hessian(_counter_while)(X), h, atol=1e-5)
     np.testing.assert_allclose(srcjax.jacrev(srcjax.grad(_counter_while))(X), h, atol=1e-5)
+
+
+def test_vjp_of_grad_of_a_static_early_return():
+    # before: UnknownFunctionError "name 'tanh_1' is not defined": the adjoint's join of the static `if` read
+    # zeros_like(tanh_1) on the path that returns early (tests/test_vmap_unseen.py: jacrev(grad(f)) of it too)
+    from tests.container_programs import none_leaf
+    r = np.random.default_rng(3)
+    p, x = {"w": r.standard_normal((3, 2)) * 0.3, "b": None}, r.standard_normal((4, 3))
+    u = {"w": r.standard_normal((3, 2)), "b": None}
+    _, pullback = srcjax.vjp(srcjax.grad(none_leaf), p, x)
+    got = pullback(u)
+    twin = twins.jax_twin(none_leaf)
+    want = jax.vjp(jax.grad(twin), p, x)[1](u)
+    np.testing.assert_allclose(got[0]["w"], want[0]["w"], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-10, atol=1e-12)
+    assert got[0]["b"] is None
