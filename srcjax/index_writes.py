@@ -16,7 +16,7 @@ import numpy as np
 
 from .pytree import is_tree
 
-__all__ = ["can_repeat", "winning_writes"]
+__all__ = ["can_repeat", "winning_writes", "written_once"]
 
 
 def can_repeat(key: Any) -> bool:
@@ -41,3 +41,9 @@ def winning_writes(x: Any, key: Any) -> Any:
     landed = np.full(np.shape(x), -1, dtype=np.int64)
     landed[key] = ids  # the same assignment: the same write wins
     return landed[key] == ids
+
+
+def written_once(x: Any, key: Any) -> bool:
+    """:func:`winning_writes` of a container ``x`` (a dict's or list's item is written once): True.
+    Transpiled like the user's code (``frontend.resolve.LIBRARY_MODULES``)."""
+    return True

@@ -209,3 +209,38 @@ def test_repeated_indices_in_an_assignment():
     fn = ad_unseen_programs._repeated_index_set
     np.testing.assert_allclose(srcjax.jit(fn)(X), fn(X))  # (the value is right)
     np.testing.assert_allclose(srcjax.grad(fn)(X), _fd_grad(fn, X), atol=1e-6)
+
+
+def _counter_while(x):
+    y = np.zeros(6)
+    i = 0
+    while i < 4:  # a counter loop written as while: `i` is a Python int, restored from the tape in the adjoint
+        y[i] = x[i] * x[i + 1]
+        i += 1
+    return np.sum(np.sin(y))
+
+
+def test_grad_of_a_counter_loop_written_as_while():
+    # before: UnsupportedSyntaxError "`_tape.append(...)` inside a `while` loop on array data": the binding-time
+    # analysis of the gradient took `i = _tape.pop()` for array data (the tape also holds arrays)
+    g = srcjax.grad(_counter_while)
+    np.testing.assert_allclose(g(X), _fd_grad(_counter_while, X), atol=1e-6)
+    h = np.stack([_fd_grad(lambda x, k=k: float(np.asarray(g(x))[k]), X) for k in range(6)])
+    np.testing.assert_allclose(srcjax.hessian(_counter_while)(X), h, atol=1e-5)
+    np.testing.assert_allclose(srcjax.jacrev(srcjax.grad(_counter_while))(X), h, atol=1e-5)
+
+
+def test_vjp_of_grad_of_a_static_early_return():
+    # before: UnknownFunctionError "name 'tanh_1' is not defined": the adjoint's join of the static `if` read
+    # zeros_like(tanh_1) on the path that returns early (tests/test_vmap_unseen.py: jacrev(grad(f)) of it too)
+    from tests.container_programs import none_leaf
+    r = np.random.default_rng(3)
+    p, x = {"w": r.standard_normal((3, 2)) * 0.3, "b": None}, r.standard_normal((4, 3))
+    u = {"w": r.standard_normal((3, 2)), "b": None}
+    _, pullback = srcjax.vjp(srcjax.grad(none_leaf), p, x)
+    got = pullback(u)
+    twin = twins.jax_twin(none_leaf)
+    want = jax.vjp(jax.grad(twin), p, x)[1](u)
+    np.testing.assert_allclose(got[0]["w"], want[0]["w"], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-10, atol=1e-12)
+    assert got[0]["b"] is None

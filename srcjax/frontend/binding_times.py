@@ -8,6 +8,9 @@ module globals are STATIC; a NumPy primitive of anything not STATIC is DYNAMIC;
 everything else joins its operands. A name assigned under a DYNAMIC test, in a
 loop that a DYNAMIC test breaks out of, or after a DYNAMIC ``continue`` is
 DYNAMIC too.
+A tape pop in derivative code (``i = _tape.pop()``) gives a name back a value
+it had, so it adds nothing to the name's other assignments (a ``while`` counter
+stays an integer in the gradient).
 
 Used by :mod:`srcjax.frontend.functionalize` (what to rewrite into
 :mod:`srcjax.lax` calls), :mod:`srcjax.transforms.bounded` (which loops need a
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -31,11 +35,13 @@ from ..pytree import is_tree, item_keys  # (a value's structure: static whatever
 from .callees import STATIC_NUMPY
 from .names import children, target_names
 from .normalize import NormalizedFunction
+from .restructure import walk as walk_statements
 from .syntax import LITERAL_TYPES, assigned_in, attr_chain, is_literal, orelse_stmts, params_of
 
 __all__ = ["DYNAMIC", "STATIC", "UNKNOWN", "BindingTimes"]
 
 STATIC, UNKNOWN, DYNAMIC = 0, 1, 2
+_TAPE = re.compile(r"_tape(_bar|_dot|_\d+)*$")  # (srcjax.adjoint.SAVED_LIST_NAME: the lists derivative code saves on)
 
 SHAPE_ATTRS = {"shape", "ndim", "dtype", "size"}
 STATIC_FUNCTIONS: set[int] = {id(f) for f in (len, range, isinstance, type, np.shape, np.ndim, np.size,
@@ -51,6 +57,24 @@ def _static_default(e: cst.BaseExpression) -> bool:
                                                       isinstance(e.expression, cst.Float)):
         return False  # a Python float is a weakly typed dynamic value
     return is_literal(e)
+
+
+def _tape_pop(e: cst.BaseExpression) -> bool:
+    """``_tape.pop()``: derivative code restoring saved values (``srcjax.adjoint.SAVED_LIST_NAME``)."""
+    f = e.func if isinstance(e, cst.Call) and not e.args else None
+    return isinstance(f, cst.Attribute) and f.attr.value == "pop" and isinstance(f.value, cst.Name) and \
+        _TAPE.match(f.value.value) is not None
+
+
+def _bound_unless_popped(body: Sequence[Any]) -> set[str]:
+    """The names some statement of ``body`` other than a tape pop binds."""
+    out: set[str] = set()
+    for st, _ in walk_statements(body):
+        if isinstance(st, cst.Assign) and not _tape_pop(st.value):
+            out.update(n for t in st.targets for n in target_names(t.target))
+        elif isinstance(st, (cst.AugAssign, cst.AnnAssign, cst.For)):
+            out.update(target_names(st.target))
+    return out
 
 
 class BindingTimes:
@@ -76,6 +100,9 @@ class BindingTimes:
         for name in dynamic:  # names known to hold array data (vmap: tests on batched values)
             if name in self.locals:
                 self.kinds[name] = DYNAMIC
+        # names a statement other than a tape pop binds: `v = _tape.pop()` gives ``v`` back a value it
+        # had (derivative code saves a name before it is overwritten), so it keeps that binding time
+        self.restored = {p.name.value for p in params_of(fdef)} | _bound_unless_popped(body)
         self.flagged: set[int] = set()
         self.dynamic_break: set[int] = set()
         self.changed = True
@@ -120,10 +147,11 @@ class BindingTimes:
             exits = False
             for small in s.body:
                 if isinstance(small, cst.Assign):
+                    popped = _tape_pop(small.value)
                     k = max(self.of(small.value), ctl)
                     for t in small.targets:
                         for n in target_names(t.target):
-                            self._set(n, k)
+                            self._set(n, ctl if popped and n in self.restored else k)
                 elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
                         isinstance(small.value.func, cst.Attribute) and \
                         isinstance(small.value.func.value, cst.Name) and small.value.func.value.value in self.locals:

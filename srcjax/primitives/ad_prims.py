@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import adjoint, lax, pytree
+from .. import adjoint, index_writes, lax, pytree
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue, aval_type, is_inexact
 from . import batch_rules, gather
@@ -237,7 +237,7 @@ def _winning_writes_lower(ctx: LowerCtx, x: HloValue, key: Any) -> HloValue:
 
 defprim("winning_writes", adjoint.winning_writes, _winning_writes_stub, abstract_eval=_winning_writes_abstract,
         lower=_winning_writes_lower, arrays=("x",), path="winning_writes", static_eval=False, mixed=("key",),
-        tree=lambda x, key: True)  # (which writes of `x[key] = v` land: index_update's cotangent of v)
+        tree=index_writes.written_once)  # (which writes of `x[key] = v` land: index_update's cotangent of v)
 nondiff("winning_writes")
 
 

@@ -65,8 +65,8 @@ _INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
 def unique_keys(body: Sequence[Any]) -> frozenset[str]:
     """Names bound only to Python integers in ``body`` (integer literals, ``len(...)``, sums and
     products of such, and targets of loops over ``range(...)``: a counter ``i = 0 ... i = i + 1``, a
-    scan's step), or only to comparisons (boolean masks). As index keys they cannot name an element
-    twice (``winning_writes`` folds away)."""
+    scan's step), or only to comparisons (boolean masks), and keys of dicts and lists. As index keys
+    they cannot name an element twice (``winning_writes`` folds away)."""
     binds: dict[str, list[Any]] = {}
     for st, _ in _walk(body):
         if isinstance(st, cst.Assign):
@@ -111,7 +111,21 @@ def unique_keys(body: Sequence[Any]) -> frozenset[str]:
                 ints.discard(n)
                 changed = True
     bools = {n for n, bs in binds.items() if all(isinstance(b, cst.BaseExpression) and boolean_valued(b) for b in bs)}
-    return frozenset(ints | bools)
+    return frozenset(ints | bools | _container_keys(body, binds))
+
+
+def _container_keys(body: Sequence[Any], binds: dict[str, list[Any]]) -> set[str]:
+    """Names that index a dict or list literal's name in an assignment (``out[k] = v``): a key or a position."""
+    literal = (cst.Dict, cst.List, cst.Tuple, cst.DictComp, cst.ListComp)
+    containers = {n for n, bs in binds.items() if any(isinstance(b, literal) for b in bs)}
+    keys: set[str] = set()
+    for st, _ in _walk(body):
+        if isinstance(st, cst.Assign) and isinstance(st.value, cst.Call) and len(st.value.args) == 3 and \
+                code(st.value.func) == "srcjax.lax.index_update":
+            x, key = st.value.args[0].value, st.value.args[1].value
+            if isinstance(x, cst.Name) and x.value in containers and isinstance(key, cst.Name):
+                keys.add(key.value)
+    return keys
 
 
 class Activity:

@@ -288,11 +288,26 @@ class VJP:
             # bound on one path only (outside loops): the adjoint's zero cotangent for such a name on
             # the other path reads it, so the function binds it to UNSET first (zeros_like(UNSET) is UNSET)
             self.partial |= (b1 ^ b2) - bound
+        if not data and not self.loop_saves:  # (the adjoint's join of a static if reads these: `adjoint`)
+            self.static_ifs[id(s)] = (set(bound), set(b1), set(b2))
         lines += first or [f"{pad}    pass"]
         if second:
             lines.append(f"{pad}else:")
             lines += second
         bound |= b1 & b2
+
+    def bound_before(self, s: cst.CSTNode) -> set[str]:
+        """The names some statement before ``s`` (in program order, on any path) binds, and the parameters."""
+        out = set(self.params)
+        k = self.order[id(s)]
+        for st, _ in _walk(self.body):
+            if self.order[id(st)] >= k:
+                break
+            if isinstance(st, cst.Assign):
+                out.update(n for t in st.targets for n in target_names(t.target))
+            elif isinstance(st, (cst.AugAssign, cst.AnnAssign, cst.For)):
+                out.update(target_names(st.target))
+        return out
 
     def assigned_in(self, stmts: Sequence[Any]) -> set[str]:
         return {n for st, _ in _walk(stmts) if isinstance(st, cst.Assign)
@@ -327,8 +342,16 @@ class VJP:
                 if s.orelse is not None:
                     self.adjoint([s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body, ind + 1, b2, d2)
                 union = d1 | d2
-                for bl, d in ((b1, d1), (b2, d2)):
+                paths = self.static_ifs.get(id(s))
+                for k, (bl, d) in enumerate(((b1, d1), (b2, d2))):
                     for v in sorted(union - d):
+                        if paths is not None and v not in paths[0] and v not in paths[k + 1]:
+                            # a static if, v unbound on this path unless an earlier branch bound it: with
+                            # no binding before this `if`, no adjoint reads the zeros; else v may be unbound
+                            # here (its zeros read only on paths that bind it): UNSET until it is bound
+                            if v not in self.bound_before(s):
+                                continue
+                            self.maybe_unbound.add(v)
                         bl.append(f"{pad}    {self.bname(v)} = zeros_like({v})")
                 defined.clear()
                 defined |= union
@@ -725,6 +748,9 @@ class VJP:
             self.final_bound = set(self.params)
             self.declared: set[str] = set()
             self.partial: set[str] = set()
+            # a static if outside loops: the names bound before it, and at the end of each branch
+            self.static_ifs: dict[int, tuple[set[str], set[str], set[str]]] = {}
+            self.maybe_unbound: set[str] = set()  # names whose zeros an adjoint reads where they may be unbound
             self.primal(self.body, 1, primal, self.final_bound)
             primal[:0] = [f"    {n} = UNSET" for n in sorted(self.declared - set(self.params))]
             out = code(self.ret.value) if self.ret.value is not None else "None"
@@ -735,7 +761,7 @@ class VJP:
             self.adjoint(self.body, 1, adj, defined)
             # finish_bars reads a parameter that got no cotangent (zeros_like(p)): its value on entry
             needed = _reads(adj) | {p for p in self.active_params if p not in defined}
-            unset = sorted((self.partial & needed) - self.final_bound - self.declared)
+            unset = sorted(((self.partial & needed) | self.maybe_unbound) - self.final_bound - self.declared)
             primal[:0] = [f"    {n} = UNSET" for n in unset]
             self.final_bound.update(unset)
             self.restore = {n for n in self.saved if n in needed}
