@@ -224,9 +224,8 @@ def _forward_grad_source(base: Callable[..., Any], name: str, nums: tuple[int, .
 
 def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max_iters: int | None,
                      extra: dict[str, Callable[..., Any]], batched: bool = True) -> str:
-    """``def name(params...)``: the Jacobian w.r.t. the array parameter ``k`` as one batched JVP over
-    the input's basis vectors (jacfwd) or one batched VJP over the output's (jacrev): the generated
-    JVP/VJP under ``srcjax.vmap``, so the Jacobian is one program with no loop over elements."""
+    """``def name(params...)``: the Jacobian w.r.t. parameter ``k`` as one batched JVP over the input's basis
+    (jacfwd) or one batched VJP over the output's (jacrev): one program with no loop over elements."""
     from .vmap import batched_function  # (vmap builds on the derivatives: imported when used)
 
     if not batched:
@@ -247,6 +246,7 @@ def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max
         lines += [f"    {n} = np.size({x})",
                   f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({x})), ({n},) + np.shape({x}))",
                   f"    {out}, {t} = {bfun.__name__}({_then(args, basis)})  # one JVP per basis vector, batched",
+                  f"    assert not is_tree({out}), {ad.JACOBIAN_CONTAINER_OUT.format(kind=kind)!r}",
                   f"    return np.reshape(np.moveaxis({t}, 0, -1), np.shape({out}) + np.shape({x}))"]
     else:
         vj = derivative_function(base, "vjp", (k,), max_iters=max_iters)
@@ -257,6 +257,7 @@ def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max
         extra[bfun.__name__] = bfun
         extra[primal] = base
         lines += [f"    {out} = {primal}({', '.join(args[0] + args[1])})",
+                  f"    assert not is_tree({out}), {ad.JACOBIAN_CONTAINER_OUT.format(kind=kind)!r}",
                   f"    {n} = np.size({out})",
                   f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({out})), ({n},) + np.shape({out}))",
                   f"    _, {bars} = {bfun.__name__}({_then(args, basis)})  # one VJP per basis cotangent, batched",
@@ -266,9 +267,8 @@ def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max
 
 def _jacobian_loop_source(base: Callable[..., Any], name: str, k: int, kind: str, max_iters: int | None,
                           extra: dict[str, Callable[..., Any]]) -> str:
-    """The Jacobian as one JVP per input element (jacfwd) or one VJP per output element (jacrev) in a
-    loop the compiler rolls into one ``while``: what a derivative of a Jacobian differentiates when
-    the batched form cannot be (see :func:`derivative_function`)."""
+    """The Jacobian as one JVP per input element (jacfwd) or one VJP per output element (jacrev) in a rolled
+    loop: what a derivative of a Jacobian differentiates when the batched form cannot be (derivative_function)."""
     params, args = _positional_and_call(base)
     names = Names([*inspect.signature(base).parameters, name, *base.__globals__])
     n, i, jac, out, out_i, e, t, bars = (names.fresh(v) for v in ("n", "i", "jac", "out", "out_i", "e", "t", "bars"))

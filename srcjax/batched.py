@@ -94,12 +94,13 @@ def batch_align_b(x: Any, y: Any) -> Any:
 
 
 def batch_broadcast(x: Any, n: int) -> Any:
-    """An unbatched array (or number) repeated along a new batch axis (``UNSET`` stays ``UNSET``; a
-    tuple or list, a loop's carry vmap took for an array: item by item)."""
+    """An unbatched array (or number) repeated along a new batch axis (``UNSET`` stays ``UNSET``, and so
+    does an empty tuple: a loop's carry vmap took for an array, ``key = ()`` before ``key = key + (i,)``)."""
     if x is UNSET:
         return x
     if is_tree(x):
-        return batch_broadcast_items(x, n)
+        if len(x) == 0:
+            return x
     return np.broadcast_to(x, (n,) + np.shape(x))
 
 
