@@ -105,12 +105,24 @@ def test_transformed_functions_die_with_their_users() -> None:
     _use_all(0.5, [])  # (srcjax's own programs, compiled once per process: uploads, zeros)
     gc.collect()
     before = len(get_backend().client.live_executables())
+    modules = _generated_registrations()
     for k in range(3):
         _use_all(float(k + 1), refs)
     gc.collect()
     alive = [r() for r in refs if r() is not None]
     assert not alive, f"{len(alive)} of {len(refs)} still alive: {alive[:4]}"
     assert len(get_backend().client.live_executables()) <= before  # (their executables freed with them)
+    after = _generated_registrations()  # (their generated modules' text and line tables too)
+    assert all(n <= m for n, m in zip(after, modules)), (after, modules)
+
+
+def _generated_registrations() -> tuple[int, int, int]:
+    import linecache
+
+    from srcjax.frontend import locations, read
+
+    return (sum(1 for k in linecache.cache if k.startswith("<srcjax.") and "#" in k), len(locations._TABLES),
+            len(read._ENDS))
 
 
 def test_same_function_still_hits() -> None:

@@ -194,6 +194,12 @@ def note_generated(filename: str, text: str, tree: ast.Module) -> dict[int, int]
     return ends
 
 
+def forget_generated(filename: str) -> None:
+    """Drop what :func:`note_generated` remembered of the generated module ``filename`` (its functions died)."""
+    for key in [k for k in _ENDS if k[0] == filename]:
+        _ENDS.pop(key, None)
+
+
 _FUNCTION_TEXTS: dict[str, dict[str, str]] = {}  # a module's text -> each top-level function's text
 
 
