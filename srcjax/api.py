@@ -19,7 +19,6 @@ import inspect
 import operator
 import re
 import types
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -43,6 +42,7 @@ from .frontend.program import Program
 from .frontend.read import is_generated
 from .frontend.resolve import unwrap
 from .gc_pause import pausing
+from .lifetimes import PerFunction
 from .tree_calls import cpp_tree as _cpp_tree  # (api's names for them: the transformations import these)
 from .tree_calls import tree_key as _tree_key
 
@@ -725,7 +725,7 @@ def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[
                    out_shardings=out_shardings)
 
 
-_PLAIN: weakref.WeakKeyDictionary[Any, Compiled] = weakref.WeakKeyDictionary()
+_PLAIN: PerFunction[Compiled] = PerFunction("plain")  # fn -> its shared Compiled (dies with fn)
 
 
 _NUMPY_WRAPPERS: dict[Any, Callable[..., Any]] = {}
@@ -775,10 +775,10 @@ def _as_compiled(fn: Any) -> Compiled:
     fn = _wrapped_numpy(fn)
     try:
         hit = _PLAIN.get(fn)
-    except TypeError:  # not weak-referenceable: Compiled reports what it is
+    except TypeError:  # unhashable: Compiled reports what it is
         return Compiled(fn)
     if hit is None:
-        hit = _PLAIN[fn] = Compiled(fn)
+        hit = _PLAIN.set(fn, None, Compiled(fn))
     return hit
 
 

@@ -33,13 +33,14 @@ from .frontend.program import Program
 from .frontend.read import read_function
 from .generated import exec_generated, load_module
 from .grad_output import grad_output_error, return_span
+from .lifetimes import PerFunction
 from .transforms import ad, custom_rules, readable, split
 from .transforms.simplify import simplify_source
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "derivative_function"]
 
 _COUNTER = itertools.count()
-_DERIVED: dict[tuple[Any, ...], Callable[..., Any]] = {}
+_DERIVED: PerFunction[Callable[..., Any]] = PerFunction("derived")  # base -> key -> its derivative
 
 
 def _argnums(argnums: int | Sequence[int], n: int) -> tuple[tuple[int, ...], bool]:
@@ -83,8 +84,8 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
         max_iters = None
     elif max_iters is not None and (isinstance(max_iters, bool) or not isinstance(max_iters, int) or max_iters < 1):
         raise DTypeError(f"max_iters must be a positive int, not {max_iters!r}")
-    key = (base, kind, nums, single, has_aux, max_iters, tuple(sorted((bindings or {}).items())))
-    hit = _DERIVED.get(key)
+    key = (kind, nums, single, has_aux, max_iters, tuple(sorted((bindings or {}).items())))
+    hit = _DERIVED.get(base, key)
     if hit is not None:
         return hit
     entry_name = prog.entry.name
@@ -158,7 +159,7 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
     if halves is not None:  # the forward half; the backward half and how to call it hang on it
         functions[halves.bwd].__srcjax_derived__ = (kind, base, nums)  # type: ignore[attr-defined]
         derived.__srcjax_split__ = (functions[halves.bwd], halves.reads, halves.residuals)
-    _DERIVED[key] = derived
+    _DERIVED.set(base, key, derived)
     return derived
 
 
@@ -192,13 +193,13 @@ def _as_loops_if_needed(base: Callable[..., Any], bindings: dict[str, Any] | Non
         return write(prog)
 
 
-_CALLERS: dict[Callable[..., Any], Program] = {}
+_CALLERS: PerFunction[Program] = PerFunction("caller")
 
 
 def _custom_caller(fn: Callable[..., Any]) -> Program:
     hit = _CALLERS.get(fn)
     if hit is None:
-        hit = _CALLERS[fn] = Program(custom_rules.trampoline(fn))
+        hit = _CALLERS.set(fn, None, Program(custom_rules.trampoline(fn)))
     return hit
 
 
@@ -457,16 +458,16 @@ def _is_function_value(v: Any) -> bool:
     return callable(v) and not isinstance(v, type) and not hasattr(v, "shape") and not isinstance(v, Compiled)
 
 
-_WRAPPED: dict[tuple[Any, ...], Compiled] = {}
+_WRAPPED: PerFunction[Compiled] = PerFunction("wrapped")  # fn -> key -> its compiled derivative
 
 
 def _wrap(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool,
           max_iters: int | None = None) -> Compiled:
     """The compiled derivative; cached, so repeated jvp/vjp calls reuse their executables."""
-    key = (fn, kind, argnums if isinstance(argnums, int) else tuple(argnums), has_aux, max_iters)
-    hit = _WRAPPED.get(key)
+    key = (kind, argnums if isinstance(argnums, int) else tuple(argnums), has_aux, max_iters)
+    hit = _WRAPPED.get(fn, key)
     if hit is None:
-        hit = _WRAPPED[key] = gc_pause.pausing(_wrap_new)(fn, kind, argnums, has_aux, max_iters)
+        hit = _WRAPPED.set(fn, key, gc_pause.pausing(_wrap_new)(fn, kind, argnums, has_aux, max_iters))
     return hit
 
 
@@ -649,7 +650,7 @@ def _jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     return f(*_with_defaults(fn, primals), *ts, **kwargs)  # type: ignore[no-any-return]
 
 
-_REQUIRED_KEYWORDS: dict[Any, list[str]] = {}  # function -> its keyword-only parameters without a default
+_REQUIRED_KEYWORDS: PerFunction[list[str]] = PerFunction("required")  # fn -> its keyword-only parameters, no default
 
 
 def _refuse_required_keywords(fn: Callable[..., Any], what: str) -> None:
@@ -658,8 +659,8 @@ def _refuse_required_keywords(fn: Callable[..., Any], what: str) -> None:
         required = _REQUIRED_KEYWORDS.get(fn)
         if required is None:
             params = inspect.signature(_as_compiled(fn).fn).parameters.values()
-            required = _REQUIRED_KEYWORDS[fn] = [
-                p.name for p in params if p.kind == inspect.Parameter.KEYWORD_ONLY and p.default is p.empty]
+            required = _REQUIRED_KEYWORDS.set(fn, None, [
+                p.name for p in params if p.kind == inspect.Parameter.KEYWORD_ONLY and p.default is p.empty])
     except (TranspileError, TypeError, ValueError):
         return
     if required:
@@ -826,14 +827,14 @@ class _SplitVJPFunction:
         return source(_wrap(h.fn, "vjp", tuple(range(len(self._primals))), False, h.max_iters), form=form)
 
 
-_SPLITS: dict[tuple[Any, ...], _SplitVJP | None] = {}
+_SPLITS: PerFunction[_SplitVJP | None] = PerFunction("split")
 
 
 def _split_vjp(fn: Callable[..., Any], max_iters: int | None, n: int) -> _SplitVJP | None:
     """The split VJP of ``fn`` with ``n`` primals (cached), or None where it does not apply."""
     try:
-        key = (fn, max_iters, n)
-        hit = _SPLITS.get(key, False)
+        key = (max_iters, n)
+        hit = _SPLITS.get(fn, key, False)
     except TypeError:  # an unhashable callable
         return None
     if hit is not False:
@@ -846,7 +847,7 @@ def _split_vjp(fn: Callable[..., Any], max_iters: int | None, n: int) -> _SplitV
                                max_iters)
     except TranspileError:  # one program reports it (or manages)
         halves = None
-    _SPLITS[key] = halves
+    _SPLITS.set(fn, key, halves)
     return halves
 
 

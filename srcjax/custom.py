@@ -30,16 +30,16 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from .core import CustomRuleError, Span
+from .lifetimes import PerFunction
 
 __all__ = ["custom_vjp", "custom_jvp"]
 
 # rule function -> (role, owner): role is "fwd", "bwd", "jvp", or "transpose" (generated from a jvp rule)
-_ROLES: weakref.WeakKeyDictionary[Callable[..., Any], tuple[str, Any]] = weakref.WeakKeyDictionary()
+_ROLES: PerFunction[tuple[str, Any]] = PerFunction("role")  # rule -> (its role, its owner): on the rule, dies with it
 
 
 class _Custom:
@@ -156,12 +156,12 @@ def def_span(fn: Callable[..., Any]) -> Span | None:
 # -- checks the specializer runs after calling a rule ---------------------------------------------
 
 def register_role(fn: Callable[..., Any], role: str, owner: _Custom) -> None:
-    _ROLES[fn] = (role, owner)
+    _ROLES.set(fn, None, (role, owner))
 
 
 def rule_role(fn: Any) -> tuple[str, _Custom] | None:
     try:
-        return _ROLES.get(fn)
+        return _ROLES.get(fn)  # type: ignore[no-any-return]
     except TypeError:
         return None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import linecache
 import math
 import sys
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -56,4 +57,14 @@ def exec_generated(code: Any, name: str, prog: Program, origins: dict[str, str],
             index_params(*index)(chosen[generated])
     for ns in spaces.values():
         ns.update(chosen)
+    # (each function of the module reads all of them by name: the module's registrations live as long as
+    # its entry function does, and are dropped with it)
+    weakref.finalize(chosen[name], forget_module, code.co_filename)
     return chosen
+
+
+def forget_module(filename: str) -> None:
+    """Drop what :func:`load_module` registered for ``filename`` (its functions died)."""
+    linecache.cache.pop(filename, None)
+    locations.forget(filename)
+    read.forget_generated(filename)

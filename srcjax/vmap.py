@@ -15,6 +15,7 @@ from .frontend.normalize import NormalizedFunction
 from .frontend.program import Program
 from .gc_pause import pausing
 from .generated import exec_generated, load_module
+from .lifetimes import PerFunction
 from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch import (
     BATCHED_IMPORTS,
@@ -33,7 +34,7 @@ from .transforms.batch_state import literal_key, pack
 __all__ = ["vmap"]
 
 _COUNTER = itertools.count()
-_WRITTEN: dict[tuple[Any, ...], Callable[..., Any]] = {}
+_WRITTEN: PerFunction[Callable[..., Any]] = PerFunction("vmap")  # fn -> axes -> its batched function
 
 Axes = Any  # int | None | a pytree prefix of ints and Nones
 
@@ -248,8 +249,8 @@ def _in_specs(in_axes: Axes, n: int, fn: Any) -> list[Axes]:
 def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None,
                      axis_name: Any = None) -> Callable[..., Any]:
     """The generated Python function of ``vmap(fn, in_axes, out_axes, axis_size, axis_name)`` (cached)."""
-    key = (fn, _freeze(in_axes), _freeze(out_axes), axis_size, axis_name)
-    hit = _WRITTEN.get(key)
+    key = (_freeze(in_axes), _freeze(out_axes), axis_size, axis_name)
+    hit = _WRITTEN.get(fn, key)
     if hit is not None:
         return hit
     from .transforms import readable
@@ -292,7 +293,7 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
                 f.__globals__[g] = wrapped
     out = functions[name]
     out.__srcjax_derived__ = ("vmap", base, ())  # type: ignore[attr-defined]
-    _WRITTEN[key] = out
+    _WRITTEN.set(fn, key, out)
     return out
 
 

@@ -77,6 +77,11 @@ def register(filename: str, module_text: str, owners: dict[str, NormalizedFuncti
     _TABLES[filename] = table
 
 
+def forget(filename: str) -> None:
+    """Drop the table of the generated module ``filename`` (its functions died)."""
+    _TABLES.pop(filename, None)
+
+
 def _bindings(nf: NormalizedFunction) -> dict[str, Span]:
     """Each name the function binds -> the span of (the last) statement binding it; parameters ->
     the ``def``."""

@@ -21,6 +21,7 @@ from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 from .. import warm_cache
 from ..core import Span, UnknownFunctionError, UnsupportedSyntaxError
+from ..lifetimes import PerFunction
 from .ast_walk import walk_ast
 from .parsed import parse
 
@@ -90,7 +91,7 @@ class UnreadSource(FunctionSource):
         return self._def_span
 
 
-_CACHE: dict[Any, FunctionSource] = {}
+_CACHE: PerFunction[FunctionSource] = PerFunction("source")  # fn -> its source (dies with fn)
 # a generated function's text -> its tree and positions (relative to the text: each FunctionSource adds
 # its own file and offsets). A batched helper's copy or a Jacobian's wrapper is written again, the same
 # text, for every function transformed; libcst trees never change, and the positions only gain entries
@@ -106,19 +107,20 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
         raise UnknownFunctionError(
             f"cannot transpile {fn!r}: it has no Python source (a builtin or C function?)",
             hint="write it in NumPy-style Python, or use a NumPy function srcjax supports")
-    key = (code, id(fn.__globals__))
-    hit = _CACHE.get(key)
+    key = (code, id(fn.__globals__))  # (the function's own: a slot copied from another names another code)
+    hit = _CACHE.get(fn, key)
     if hit is not None and hit.fn is fn:
         warm_cache.note_file(hit.filename)
         return hit
     if fn.__name__ == "<lambda>":
         src = _read_lambda(fn, code)
-        _CACHE[key] = src
+        _CACHE.set(fn, key, src)
         warm_cache.note_file(src.filename)
         return src
     try:
-        lines, start = _generated_lines(code) or inspect.getsourcelines(fn)
-        filename = inspect.getsourcefile(fn) or code.co_filename
+        # (by its code: inspect follows a functools.wraps wrapper's __wrapped__ to the wrapped function's text)
+        lines, start = _generated_lines(code) or inspect.getsourcelines(code)
+        filename = inspect.getsourcefile(code) or code.co_filename
     except (OSError, TypeError) as e:
         raise UnknownFunctionError(
             f"cannot read the source of {fn.__qualname__}: {e}",
@@ -152,7 +154,7 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
     src = FunctionSource(fn=fn, name=fn.__name__, filename=filename, fdef=fdef, positions=positions,
                          line_offset=start - 1, col_offset=col_offset, globals=fn.__globals__,
                          closure=_closure(fn))
-    _CACHE[key] = src
+    _CACHE.set(fn, key, src)
     warm_cache.note_file(filename)
     return src
 
@@ -190,6 +192,12 @@ def note_generated(filename: str, text: str, tree: ast.Module) -> dict[int, int]
     ends = _ENDS[(filename, len(text), hash(text))] = {n.lineno: n.end_lineno or n.lineno for n in tree.body
                                                        if isinstance(n, ast.FunctionDef) and not n.decorator_list}
     return ends
+
+
+def forget_generated(filename: str) -> None:
+    """Drop what :func:`note_generated` remembered of the generated module ``filename`` (its functions died)."""
+    for key in [k for k in _ENDS if k[0] == filename]:
+        _ENDS.pop(key, None)
 
 
 _FUNCTION_TEXTS: dict[str, dict[str, str]] = {}  # a module's text -> each top-level function's text
@@ -239,7 +247,7 @@ def _read_lambda(fn: Callable[..., Any], code: Any) -> FunctionSource:
     """A lambda read as ``def name(params): return body``. Python's ``ast`` finds it in its file
     (by line, parameters and the code's instruction positions when several share a line); libcst
     parses just the lambda, placed so positions are the file's own."""
-    filename = inspect.getsourcefile(fn) or code.co_filename
+    filename = inspect.getsourcefile(code) or code.co_filename
     lines = linecache.getlines(filename, fn.__globals__)
     if not lines:
         raise UnknownFunctionError(

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -42,6 +41,7 @@ from ..core import CustomRuleError
 from ..custom import _Custom, custom_jvp, custom_vjp, owner_of, register_role
 from ..frontend.names import Names, RenameNames, code, names_in, replaced, target_names
 from ..frontend.program import Program
+from ..lifetimes import PerFunction
 
 if TYPE_CHECKING:
     from ..frontend.normalize import NormalizedFunction
@@ -241,15 +241,15 @@ def with_residuals(v: ReverseWriter, body: list[Any]) -> tuple[list[Any], dict[i
     return [replaced(s, cst.Assign, residual) for s in body], res
 
 
-_FLOWS: dict[Any, bool] = {}  # jvp rule -> whether its tangent output depends on the tangents
+_FLOWS: PerFunction[bool] = PerFunction("flows")  # jvp rule -> whether its tangent output depends on the tangents
 _WRITING: set[tuple[int, tuple[str, tuple[str, ...]]]] = set()  # (id(helpers), key): transposes being written
 # program -> generated transpose name -> its custom_jvp (errors inside a transpose are the rule's)
-_TRANSPOSES: weakref.WeakKeyDictionary[Program, dict[str, custom_jvp]] = weakref.WeakKeyDictionary()
+_TRANSPOSES: PerFunction[dict[str, custom_jvp]] = PerFunction("transposes")  # (on the program: dies with it)
 
 
 def mark_transposes(program: Program, functions: dict[str, Any]) -> None:
     """Register the generated transposes among ``functions`` with :mod:`srcjax.custom`."""
-    for name, owner in _TRANSPOSES.get(program, {}).items():
+    for name, owner in _TRANSPOSES.get(program, None, {}).items():
         fn = functions.get(name)
         if fn is not None:
             register_role(fn, "transpose", owner)
@@ -267,13 +267,16 @@ def _transpose(v: ReverseWriter, owner: custom_jvp) -> tuple[str, bool]:
             # the rule calls its own function (`softplus(x)` in softplus_jvp) and this is that call while
             # the rule is transposed: the transpose gets no cotangent for the primal output, so none flows
             return hit[0], False
-        return hit[0], _FLOWS[nf.fn]
+        return hit[0], _FLOWS.get(nf.fn)
     params = [p.name.value for p in nf.plain_fdef.params.params]
     tangents = params[-1]
     name = Names({n for pair in v.helpers.values() for n in pair} | set(v.program.functions)).fresh(
         f"{rule}_transpose")
     v.helpers[key] = (name, name)
-    _TRANSPOSES.setdefault(v.program, {})[name] = owner
+    found = _TRANSPOSES.get(v.program)
+    if found is None:
+        found = _TRANSPOSES.set(v.program, None, {})
+    found[name] = owner
     t = v.writer_for(nf, (tangents,))
     out_bar = t.names.fresh("out_bar")
     _WRITING.add((id(v.helpers), key))
@@ -281,7 +284,7 @@ def _transpose(v: ReverseWriter, owner: custom_jvp) -> tuple[str, bool]:
         primal, adj, _, defined = t.sweeps(out_bar)
     finally:
         _WRITING.discard((id(v.helpers), key))
-    flows = _FLOWS[nf.fn] = tangents in defined
+    flows = _FLOWS.set(nf.fn, None, tangents in defined)
     lines = [f"def {name}({', '.join(params + [out_bar])}):"]
     if any(t.tape in ln for ln in primal + adj):
         lines.append(f"    {t.tape} = []")
@@ -375,7 +378,7 @@ def adjoint(v: ReverseWriter, s: cst.Assign, op: Op, restore: list[tuple[str, st
 
 # -- differentiating a custom function itself --------------------------------------------------
 
-_TRAMPOLINES: dict[Any, Any] = {}
+_TRAMPOLINES: PerFunction[Any] = PerFunction("trampoline")
 
 
 class _Ref:
@@ -412,5 +415,5 @@ def trampoline(fn: Any) -> Any:
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     ns["__name__"] = fn.__module__
     exec(compile(text, filename, "exec"), ns)
-    t = _TRAMPOLINES[fn] = ns[f"_call_{fn.__name__}"]
+    t = _TRAMPOLINES.set(fn, None, ns[f"_call_{fn.__name__}"])
     return t
