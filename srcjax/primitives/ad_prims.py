@@ -359,7 +359,7 @@ from .registry import set_fields  # noqa: E402
 set_fields("index_add", batch=batch_rules.keyed("batch_index_add", "z", "key", "g"))
 set_fields("index_update", batch=batch_rules.keyed("batch_index_update", "x", "key", "value"))
 set_fields("index_cleared", batch=batch_rules.keyed("batch_index_cleared", "g", "key", "x"))
-set_fields("winning_writes", batch=batch_rules.keyed_shape("batch_winning_writes", "x", "key"))
+set_fields("winning_writes", batch=batch_rules.keyed("batch_winning_writes", "x", "key", None))
 set_fields("unbroadcast", batch=batch_rules.helper("batch_unbroadcast", "g", "x"))
 set_fields("broadcast_like", batch=batch_rules.helper("batch_broadcast_like", "t", "y"))
 set_fields("expand_reduced", batch=batch_rules.helper("batch_expand_reduced", "g", "a", "axis", "keepdims"))

@@ -402,9 +402,10 @@ def _list_items(text: str) -> list[str] | None:
     return None
 
 
-def keyed(name: str, x: str, key: str, value: str) -> Rule:
+def keyed(name: str, x: str, key: str, value: str | None) -> Rule:
     """``index_update(x, key, v)`` / ``index_add``: one scatter into the batched ``x`` (``batch_index_update``,
-    ``batch_index_add``), with a batched key too."""
+    ``batch_index_add``), with a batched key too; with no ``value``, ``winning_writes(x, key)``: the key applied
+    to ``x``'s shape only, per example (``batch_winning_writes``)."""
 
     def rule(c: BatchCall) -> str:
         flags = "None"
@@ -414,23 +415,8 @@ def keyed(name: str, x: str, key: str, value: str) -> Rule:
             if batched is None:
                 return c.per_example()
             k, flags = batched
-        return f"{name}({c.args[x]}, {k}, {c.args[value]}, {c.size}, {c.batched(x)}, {c.batched(value)}, {flags})"
-
-    return rule
-
-
-def keyed_shape(name: str, x: str, key: str) -> Rule:
-    """``winning_writes(x, key)``: a key applied to ``x``'s shape only, per example
-    (``batch_winning_writes``), with a batched key too."""
-
-    def rule(c: BatchCall) -> str:
-        flags = "None"
-        k = c.args[key]
-        if c.batched(key):
-            batched = _batched_key(c, k)
-            if batched is None:
-                return c.per_example()
-            k, flags = batched
-        return f"{name}({c.args[x]}, {k}, {c.size}, {c.batched(x)}, {flags})"
+        v = "" if value is None else f"{c.args[value]}, "
+        vb = "" if value is None else f", {c.batched(value)}"
+        return f"{name}({c.args[x]}, {k}, {v}{c.size}, {c.batched(x)}{vb}, {flags})"
 
     return rule
