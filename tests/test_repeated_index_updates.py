@@ -166,7 +166,7 @@ def test_the_mask_is_written_only_where_indices_can_repeat():
         for k in range(2):
             y[k] = y[k] * x  # a loop counter
         j = 0
-        for _ in range(2):  # a counter
+        while j < 2:  # a counter written as a while loop
             y[3, j] = x[j]
             j += 1
         y[i] = x  # an index argument: may be an array with repeats
