@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import adjoint_extra, complex_adjoint, conv_adjoint, linalg_adjoint  # helpers in their own files (docstrings)
+from . import complex_adjoint, conv_adjoint, jacobian_adjoint, linalg_adjoint, loop_adjoint  # (own files)
 from .collective_trees import inverse_pairs  # noqa: F401  (ppermute's transpose: derivative code imports it)
 from .complex_adjoint import abs_bar, abs_complex_share
 from .construction import (  # noqa: F401  (generated derivative code imports them from here)
@@ -36,23 +36,13 @@ from .order_stats import (  # noqa: F401  (generated derivative code imports the
     sort_bar,
     sort_jvp,
 )
-from .pytree import (
-    from_leaves,
-    is_tree,
-    item_keys,
-    leaves_like,
-    tree_get,
-    tree_has,
-    tree_like,
-    tree_map,
-    tree_set,
-    tree_without,
-)
+from .pytree import (from_leaves, is_tree, item_keys, leaves_like, tree_get, tree_has, tree_like, tree_map, tree_set,
+                     tree_without)
 
-globals().update({_n: getattr(linalg_adjoint, _n) for _n in linalg_adjoint.LINALG_HELPERS})
-globals().update({_n: getattr(complex_adjoint, _n) for _n in complex_adjoint.COMPLEX_HELPERS})
-globals().update({_n: getattr(conv_adjoint, _n) for _n in conv_adjoint.CONV_HELPERS})
-globals().update({_n: getattr(adjoint_extra, _n) for _n in adjoint_extra.EXTRA_HELPERS})
+for _module, _names in ((linalg_adjoint, linalg_adjoint.LINALG_HELPERS), (conv_adjoint, conv_adjoint.CONV_HELPERS),
+                        (complex_adjoint, complex_adjoint.COMPLEX_HELPERS), (loop_adjoint, loop_adjoint.LOOP_HELPERS),
+                        (jacobian_adjoint, jacobian_adjoint.JACOBIAN_HELPERS)):  # helpers in their own files
+    globals().update({_n: getattr(_module, _n) for _n in _names})
 
 
 class _Unset:
@@ -97,7 +87,7 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars", "einsum_jvp",
     "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
     "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "from_leaves", "leaves_like", "pack_like",
-    "is_tree", "tree_get", "index_key", "item_keys", *adjoint_extra.EXTRA_HELPERS,
+    "is_tree", "tree_get", "index_key", "item_keys", *loop_adjoint.LOOP_HELPERS, *jacobian_adjoint.JACOBIAN_HELPERS,
     "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
     "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "multi_dot_jvp", "multi_dot_bars",
     "chain_dot", "sort_jvp", "sort_bar", "partition_jvp",

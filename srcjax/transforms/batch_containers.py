@@ -45,7 +45,7 @@ def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None
     """``abs(x)``, ``round(x, 2)`` (elementwise on a batched array), ``float(x)``/``int(x)`` (each
     example's number), ``list(t)``, ``tuple(t)`` (a container element by element) of batched values."""
     f = value.func.value  # type: ignore[attr-defined]
-    if f == "trip_bound" and len(value.args) == 2:  # (see srcjax/adjoint_extra.py)
+    if f == "trip_bound" and len(value.args) == 2:  # (see srcjax/loop_adjoint.py)
         return code(value.args[1].value), False
     if f == "range":
         raise w.error(f"vmap: a loop over {code(value)!r} runs a different number of times per example", value,
