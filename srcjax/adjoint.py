@@ -36,8 +36,18 @@ from .order_stats import (  # noqa: F401  (generated derivative code imports the
     sort_bar,
     sort_jvp,
 )
-from .pytree import (from_leaves, is_tree, item_keys, leaves_like, tree_get, tree_has, tree_like, tree_map, tree_set,
-                     tree_without)
+from .pytree import (
+    from_leaves,
+    is_tree,
+    item_keys,
+    leaves_like,
+    tree_get,
+    tree_has,
+    tree_like,
+    tree_map,
+    tree_set,
+    tree_without,
+)
 
 for _module, _names in ((linalg_adjoint, linalg_adjoint.LINALG_HELPERS), (conv_adjoint, conv_adjoint.CONV_HELPERS),
                         (complex_adjoint, complex_adjoint.COMPLEX_HELPERS), (loop_adjoint, loop_adjoint.LOOP_HELPERS),
@@ -79,21 +89,19 @@ UNSET = _Unset()
 
 __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJOINT_IMPORTS)
     "unbroadcast", "index_update", "index_cleared", "with_sharding_constraint", "broadcast_like", "zeros_like",
-    "ones_like", "expand_reduced",
-    "reduced_size", "cumsum_bar", "matmul_lhs_bar", "matmul_rhs_bar", "index_add", "max_bar", "var_bar",
-    "std_bar", "norm_bar", "norm_axes", "inverse_perm", "inverse_pairs", "max_share", "abs_share", "clip_share",
-    "prod_others",
-    "ravel_bar", "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar", "dot_lhs_bar", "dot_rhs_bar",
-    "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars", "einsum_jvp",
-    "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
+    "ones_like", "expand_reduced", "reduced_size", "cumsum_bar", "matmul_lhs_bar", "matmul_rhs_bar", "index_add",
+    "max_bar", "var_bar", "std_bar", "norm_bar", "norm_axes", "inverse_perm", "inverse_pairs", "max_share",
+    "abs_share", "clip_share", "prod_others", "ravel_bar", "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar",
+    "dot_lhs_bar", "dot_rhs_bar", "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars",
+    "einsum_jvp", "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
     "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "from_leaves", "leaves_like", "pack_like",
     "is_tree", "tree_get", "index_key", "item_keys", *loop_adjoint.LOOP_HELPERS, *jacobian_adjoint.JACOBIAN_HELPERS,
     "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
     "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "multi_dot_jvp", "multi_dot_bars",
-    "chain_dot", "sort_jvp", "sort_bar", "partition_jvp",
-    "partition_bar", "order_stat_jvp", "order_stat_bar", "diagonal_bar", "move_bar", "kron_bar",
-    "cross_bar", "meshgrid_dots", "meshgrid_bars", *linalg_adjoint.LINALG_HELPERS, *complex_adjoint.COMPLEX_HELPERS,
-    "conv_general_dilated", *conv_adjoint.CONV_HELPERS, "winning_writes",
+    "chain_dot", "sort_jvp", "sort_bar", "partition_jvp", "partition_bar", "order_stat_jvp", "order_stat_bar",
+    "diagonal_bar", "move_bar", "kron_bar", "cross_bar", "meshgrid_dots", "meshgrid_bars",
+    *linalg_adjoint.LINALG_HELPERS, *complex_adjoint.COMPLEX_HELPERS, "conv_general_dilated",
+    *conv_adjoint.CONV_HELPERS, "winning_writes",
 ]
 
 TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")
