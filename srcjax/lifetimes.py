@@ -27,16 +27,17 @@ V = TypeVar("V")
 KEPT = 256  # callables kept by each bounded cache (those srcjax cannot tag)
 _MISSING: Any = object()
 _SLOT = "__srcjax_cache__"
+_FUNCTION = types.FunctionType
 
 
 class _Slot:
-    """The entries of one function, by cache and rest of key; ``owner``: a weak reference to the
+    """The entries of one function, by cache, then rest of key; ``owner``: a weak reference to the
     function they belong to (a copied slot's owner is another function)."""
 
     __slots__ = ("owner", "entries", "__weakref__")
 
     def __init__(self, fn: Any = None) -> None:
-        self.owner = weakref.ref(fn) if fn is not None else None
+        self.owner: Any = weakref.ref(fn) if fn is not None else _nobody
         self.entries: dict[Any, Any] = {}
 
     def __reduce__(self) -> tuple[Any, tuple[()]]:  # (pickled, copied: empty)
@@ -52,6 +53,11 @@ class _Slot:
         return "<srcjax cache>"
 
 
+def _nobody() -> None:
+    """The owner of an empty slot (pickled, copied): no function."""
+    return None
+
+
 def _taggable(fn: Any) -> bool:
     """Whether srcjax keeps ``fn``'s entries on ``fn`` (plain functions and srcjax's own objects;
     not a user's objects, whose ``__dict__`` is theirs)."""
@@ -61,13 +67,11 @@ def _taggable(fn: Any) -> bool:
     return t.__module__.startswith("srcjax.") and hasattr(fn, "__dict__")
 
 
-def _slot(fn: Any, create: bool) -> _Slot | None:
+def _slot(fn: Any) -> _Slot:
     d = fn.__dict__
     s = d.get(_SLOT)
-    if isinstance(s, _Slot) and s.owner is not None and s.owner() is fn:
+    if type(s) is _Slot and s.owner() is fn:
         return s
-    if not create:
-        return None
     s = d[_SLOT] = _Slot(fn)  # (a copied slot, or none: this function's own)
     return s
 
@@ -82,9 +86,12 @@ class PerFunction(Generic[V]):
         self._lru: OrderedDict[Any, V] = OrderedDict()
 
     def get(self, fn: Any, rest: Any = None, default: Any = None) -> Any:
-        if _taggable(fn):
-            s = _slot(fn, create=False)
-            return default if s is None else s.entries.get((self.name, rest), default)
+        if type(fn) is _FUNCTION or _taggable(fn):
+            s = fn.__dict__.get(_SLOT)
+            if type(s) is not _Slot or s.owner() is not fn:
+                return default
+            mine = s.entries.get(self.name)
+            return default if mine is None else mine.get(rest, default)
         key = (fn, rest)
         hit = self._lru.get(key, _MISSING)
         if hit is _MISSING:
@@ -94,9 +101,8 @@ class PerFunction(Generic[V]):
 
     def set(self, fn: Any, rest: Any, value: V) -> V:
         if _taggable(fn):
-            s = _slot(fn, create=True)
-            assert s is not None
-            s.entries[(self.name, rest)] = value
+            s = _slot(fn)
+            s.entries.setdefault(self.name, {})[rest] = value
             return value
         key = (fn, rest)
         self._lru[key] = value
