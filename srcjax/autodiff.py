@@ -2,9 +2,8 @@
 
 Each transformation reads the (normalized) program of ``fn``, writes the derivative as Python
 source (:mod:`srcjax.transforms.ad`), executes that source into a real Python function (its text
-registered with ``linecache`` so ``inspect`` — and therefore srcjax itself — can read it again),
-and returns it compiled. ``srcjax.source(srcjax.grad(f))`` shows it; ``srcjax.grad(srcjax.grad(f))``
-transforms it again.
+registered with ``linecache`` so ``inspect`` — and therefore srcjax itself — can read it again), and
+returns it compiled. ``srcjax.source(srcjax.grad(f))`` shows it; ``srcjax.grad(srcjax.grad(f))`` transforms it.
 """
 
 from __future__ import annotations
