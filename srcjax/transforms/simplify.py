@@ -77,7 +77,7 @@ from typing import Any, NamedTuple
 from ..frontend.ast_walk import walked
 from ..frontend.parsed import parse
 from ..primitives import registry
-from .simplify_syntax import (
+from .simplify_syntax import (  # (simplify's own syntax helpers, in their own file for length: private to the pair)
     _SCOPES,
     SHAPE_ARGS,
     _binds,
