@@ -236,8 +236,8 @@ def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max
     x = params[k]
     lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):"]  # defaults included
     if kind == "jacfwd":
-        lines.append(f"    assert not is_tree({x}), 'jacfwd with respect to a container, transformed again or called "
-                     "in a compiled function, is not supported yet; hint: use jacrev, or jacfwd by an array'")
+        lines.append(f"    assert not is_tree({x}), 'jacfwd by a container, transformed again, is not supported yet; "
+                     "hint: use jacrev'")
         jv = derivative_function(base, "jvp", (k,))
         jparams = list(inspect.signature(jv).parameters)
         bfun = batched_function(jv, tuple(0 if i == len(params) else None for i in range(len(jparams))),
@@ -274,8 +274,8 @@ def _jacobian_loop_source(base: Callable[..., Any], name: str, k: int, kind: str
     n, i, jac, out, out_i, e, t, bars = (names.fresh(v) for v in ("n", "i", "jac", "out", "out_i", "e", "t", "bars"))
     x = params[k]
     lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):",
-             f"    assert not is_tree({x}), 'a derivative of {kind} with respect to a container is not supported yet; "
-             f"hint: take {kind} with respect to an array'"]
+             f"    assert not is_tree({x}), 'a derivative of {kind} by a container is not supported yet; "
+             f"hint: take {kind} by an array'"]
     if kind == "jacfwd":
         jv = derivative_function(base, "jvp", (k,))
         extra[jv.__name__] = jv

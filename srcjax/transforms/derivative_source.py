@@ -23,8 +23,8 @@ from .reverse_ad import VJP, dedent_block
 from .templates import expr
 
 # the generated Jacobians' (autodiff._jacobian_source) refusal of a container output
-JACOBIAN_CONTAINER_OUT = ("{kind} of a function with a container output, transformed again or called in a compiled "
-                          "function, is not supported yet; hint: take the Jacobian of each output array separately")
+JACOBIAN_CONTAINER_OUT = ("{kind} of a container output, transformed again, is not supported yet; "
+                          "hint: each output array on its own")
 
 
 def record_origins(helpers: dict[Any, Any], origins: dict[str, str] | None) -> None:
