@@ -162,7 +162,7 @@ def test_recycled_ids_never_serve_a_dead_functions_entry() -> None:
     filename = "/lifetimes-test/recycled.py"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     code = next(c for c in compile(text, filename, "exec").co_consts if isinstance(c, types.CodeType))
-    for k in range(12):
+    for k in range(5):  # (each round compiles a gradient and collects: kept short)
         fn = types.FunctionType(code, {"np": np, "k": float(k), "__name__": __name__})
         got = srcjax.grad(fn)(X)
         np.testing.assert_allclose(got, np.cos(X) * k, rtol=1e-6, atol=1e-12)
