@@ -3,6 +3,8 @@ over control flow on batched data (their jax twins: the same source run with ``n
 
 import numpy as np
 
+from .unseen_programs import while_on_index  # noqa: F401  (one definition: test_vmap_unseen uses it too)
+
 
 def counted_le(x, n):
     i = 1
@@ -69,10 +71,3 @@ def odd_steps(x, n):
     return even_steps(x * np.cos(x), n - 1)
 
 
-def while_on_index(x, n):
-    i = 0
-    acc = 0.0
-    while i < n:
-        acc = acc + x[i] ** 2
-        i += 1
-    return acc
