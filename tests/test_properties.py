@@ -451,6 +451,7 @@ def random_program(draw):
     shapes: dict[str, tuple[int, ...]] = {"x": (m, n), "y": (n,), "w": (n, k)}
     lines: list[str] = []
     counter = 0
+    viewed: set[str] = set()  # names that share memory with another (a basic slice, .T, reshape: NumPy views)
 
     def new() -> str:
         nonlocal counter
@@ -501,6 +502,7 @@ def random_program(draw):
             d = shapes[a][0]
             lo, step = draw(st.integers(-d, d - 1)), draw(st.sampled_from([1, 2, -1]))
             lines.append(f"{v} = {a}[{lo}::{step}, ...]")
+            viewed |= {a, v}
             shapes[v] = (len(range(d)[lo::step]),) + shapes[a][1:]
         elif kind == "stack":
             axis = draw(st.integers(0, len(shapes[a])))
@@ -526,6 +528,8 @@ def random_program(draw):
             b = draw(st.sampled_from([b for b in names if broadcastable(shapes[b], shapes[a])
                                       and broadcast(shapes[b], shapes[a]) == shapes[a]]))
             rebind = draw(st.sampled_from(REBIND))
+            if "+=" in rebind and a in viewed:  # (in place through a view changes the other name too: refused)
+                rebind = "{a} = {a} + {b}"
             # `+=` changes the array in place in NumPy, and the copy with it: srcjax refuses a plain
             # alias read after that (tests/test_aliasing.py), so this copy is explicit
             lines.append(f"{v} = np.copy({a})" if "+=" in rebind else f"{v} = {a}")
@@ -533,9 +537,11 @@ def random_program(draw):
             shapes[v] = shapes[a]
         elif kind == "T":
             lines.append(f"{v} = {a}.T")
+            viewed |= {a, v}
             shapes[v] = shapes[a][::-1]
         elif kind == "reshape":
             lines.append(f"{v} = {a}.reshape(-1)")
+            viewed |= {a, v}
             shapes[v] = (int(np.prod(shapes[a], dtype=int)),)
         elif kind == "loop":
             steps = draw(st.integers(1, 3))
