@@ -159,21 +159,29 @@ CASES = [(name, fn, make, chain) for name, fn, make in PROGRAMS for chain in CHA
 SELECTED = CASES if _ALL else CASES[::23]
 
 
-def transformed(fn: Callable[..., Any], make: Callable[[], tuple[Any, ...]],
-                chain: tuple[str, ...]) -> tuple[Callable[..., Any], tuple[Any, ...]] | None:
+# Refusals documented in docs/limitations.md. Any other TranspileError of a chain that applies is a
+# bug: three were hidden here while this test took every refusal for "does not apply"
+# (tests/test_third_order.py).
+KNOWN_REFUSALS = (
+    "needs a bound on its iterations",  # reverse mode through `while` on data without max_iters
+    "reverse mode does not follow derivatives through them yet",  # reverse over a helper's saved values
+)
+
+
+def transformed(fn: Callable[..., Any], make: Callable[[], tuple[Any, ...]], chain: tuple[str, ...]
+                ) -> tuple[Callable[..., Any], tuple[Any, ...]] | srcjax.TranspileError | None:
+    """The chain applied to ``fn`` and its arguments; None where it does not apply to them; the
+    error where srcjax refuses it."""
     f, args = fn, make()
-    for kind in chain:
-        try:
-            t = apply(kind, f, args)
-        except srcjax.TranspileError:
-            return None
-        if t is None:
-            return None
-        f, args = t
     try:
+        for kind in chain:
+            t = apply(kind, f, args)
+            if t is None:
+                return None
+            f, args = t
         srcjax.eval_shape(f, *args)
-    except srcjax.TranspileError:
-        return None
+    except srcjax.TranspileError as e:
+        return e
     return f, args
 
 
@@ -182,6 +190,11 @@ def test_printed_module_runs_by_itself(name, fn, make, chain) -> None:
     t = transformed(fn, make, chain)
     if t is None:
         pytest.skip("does not apply")
+    if isinstance(t, srcjax.TranspileError):
+        first = str(t).splitlines()[0]
+        assert any(k in first for k in KNOWN_REFUSALS), f"refused where it should work: {t}"
+        assert "/srcjax/" not in first.split(": error:")[0], f"located inside srcjax: {t}"
+        return
     check_printed(*t)
 
 
@@ -212,6 +225,10 @@ if __name__ == "__main__":  # every case: python -m tests.test_printed_modules_r
             if t is None:
                 continue
             ran += 1
+            if isinstance(t, srcjax.TranspileError):
+                if not any(k in str(t).splitlines()[0] for k in KNOWN_REFUSALS):
+                    raise t
+                continue
             check_printed(*t)
         except Exception as e:  # noqa: BLE001 - a report of every failure
             failed += 1

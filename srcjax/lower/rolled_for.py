@@ -184,6 +184,10 @@ def segment_pop(sp: Specializer, lst: list[Any], static: bool = False) -> Any:
     """``lst.pop()`` where the list ends in a :class:`Segment`."""
     seg = lst[-1]
     assert isinstance(seg, Segment)
+    if not static and len(sp.row_contexts) > seg.depth + 1:
+        # popped inside a loop rolled within the one that pops this segment's rows: each of its iterations
+        # needs its own items, which one traced iteration cannot pop (a silent wrong answer): unrolled
+        raise Unroll()
     ctx = sp.row_contexts[seg.depth] if len(sp.row_contexts) > seg.depth and not static else None
     k = len(seg.trees)
     rolled = ctx is not None and seg.rows_left == seg.n and seg.pos == k  # a rolled loop consumes the segment
@@ -286,9 +290,18 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
     derivative = is_generated(sp.nf.fn)
     read = _read_not_appended(s.body.body, derivative)  # a list the body reads while appending to it: unrolled
 
+    # the rows and items left of each saved-values segment on those lists: an iteration traced and thrown
+    # away (a dry run, a failed attempt to roll an inner loop) must not consume them
+    segments = [(x, x.rows_left, x.pos) for lst in lists.values() for x in lst if isinstance(x, Segment)]
+
+    def segments_moved() -> bool:
+        return any((x.rows_left, x.pos) != (rows_left, pos) for x, rows_left, pos in segments)
+
     def restore_lists() -> None:
         for i_l, lst in lists.items():
             lst[:] = snap[i_l][2]
+        for x, rows_left, pos in segments:
+            x.rows_left, x.pos = rows_left, pos
 
     def run(state: Any, out_fresh: bool) -> tuple[dict[str, Any], dict[int, list[Any]]]:
         k, cvals = state[0], state[1]
@@ -314,6 +327,9 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
         finally:
             sp.row_contexts.pop()
             sp.envs.pop()
+        if segments_moved():  # popped one static row of an outer loop's values: each iteration needs its own
+            restore_lists()
+            raise Unroll()
         for seg_id, count in ctx.popped.items():
             owner = next(lst for lst in lists.values() if lst and id(lst[-1]) == seg_id)
             if count != len(owner[-1].trees):

@@ -136,6 +136,7 @@ class VJP:
         self.unique_keys = unique_keys(self.body)  # (index keys that cannot repeat: `y[i] = v`)
         self.loop_index: dict[int, str] = {}
         self.loop_iters: dict[int, str] = {}
+        self.static_iters: set[str] = set()  # saved iterables of loops that carry no derivatives
         self.counters: dict[int, str] = {}
         self.loop_locals: dict[int, list[str]] = {}
         # (statement id, name) -> where the adjoint gets the name's old value back: the tape, or a
@@ -231,6 +232,8 @@ class VJP:
                         not set(names_in(s.iter)) & self.assigned_in(s.body.body)
                     if it is None:
                         it = self.loop_iters[id(s)] = code(s.iter) if reuse else self.names.fresh("loop_items")
+                        if not reuse and not active_loop(s, self.act.active):
+                            self.static_iters.add(it)  # no derivatives in its items (a range, keys)
                     if not reuse:  # an iterator (enumerate, zip, ...) is saved as a list: the adjoint reverses it
                         lines.append(f"{pad}{it} = {_saved_iterable(s.iter)}")
                         bound.add(it)
@@ -451,6 +454,15 @@ class VJP:
         pad = "    " * ind
         if isinstance(s, cst.Expr):
             call = s.value
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
+                    call.func.attr.value == "pop" and not call.args:
+                # `_tape_dot.pop()`, its item unused (a tangent tape's None for a static value): the append
+                # it undoes pops a cotangent for it, so one goes on the cotangent list, in step
+                lst = code(call.func.value)
+                if lst in self.act.active:
+                    self.cotangent_list(lst, lines, pad, defined)
+                    lines.append(f"{pad}{self.bname(lst)}.append(None)")
+                return
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
                     call.func.attr.value == "append":
                 lst = code(call.func.value)
@@ -879,7 +891,12 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     fwd_lines.append(f"    return {out}")
     bwd_lines = [f"def {bwd}({out_bar}, {tape}):"]
     if residuals:
-        bwd_lines.append(f"    {res}, = {tape}.pop()" if len(residuals) == 1 else f"    {res} = {tape}.pop()")
+        # a saved iterable without derivatives comes back as a constant (index_key), so that forward mode
+        # over this half (hessian) gives it no tangent: it may be a range
+        static = {n: v.names.fresh(f"{n}_saved") for n in residuals if n in v.static_iters}
+        popped = ", ".join(static.get(n, n) for n in residuals)
+        bwd_lines.append(f"    {popped}, = {tape}.pop()" if len(residuals) == 1 else f"    {popped} = {tape}.pop()")
+        bwd_lines += [f"    {n} = index_key({saved})" for n, saved in static.items()]
     bwd_lines += adj
     bwd_lines.append(f"    return ({', '.join(bars)},)" if bars else "    return ()")
     out_lines.append("\n".join(fwd_lines) + "\n")
