@@ -10,7 +10,8 @@ Regressions for three failures that ``tests/test_printed_modules_run.py`` had be
   a traced iteration that was thrown away (an inner loop that could not be rolled) left the saved
   values' segment half consumed;
 - reverse mode over a ``hessian`` of a ``while`` counter loop: the bare ``_tape_dot.pop()`` of a
-  counter's (absent) tangent got no cotangent entry, so later pops read the wrong ones.
+  counter's (absent) tangent got no cotangent entry, so later pops read the wrong ones; forward mode
+  over it (``jacfwd(hessian(f))``) did not pop the tangent list in step.
 """
 
 from __future__ import annotations
@@ -92,3 +93,5 @@ def test_reverse_over_a_hessian_of_a_while_counter_loop(tmp_path: Any) -> None:
     ct = np.arange(16.0).reshape(4, 4) / 7
     _, back = srcjax.vjp(srcjax.hessian(f), x)
     _close(back(ct)[0], jax.vjp(jax.hessian(jf), x)[1](ct)[0])
+    # forward mode over the discarded pop: its tangent list is popped in step (was: cannot unpack 4 values)
+    _close(srcjax.jacfwd(srcjax.hessian(f))(x), jax.jacfwd(jax.hessian(jf))(x))

@@ -187,10 +187,14 @@ class JVP:
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "append":
                 lst = code(call.func.value)
                 if lst in self.act.active:
-                    arg = code(call.args[0].value)
                     t = self.tangent_expr(call.args[0].value, defined, allow_none=True)
                     lines.append(f"{pad}{self.dname(lst)}.append({t})")
-                    _ = arg
+            elif isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
+                    call.func.attr.value == "pop" and not call.args:
+                # `_tape_dot.pop()`, its item unused: its tangent list keeps in step with it
+                lst = code(call.func.value)
+                if lst in self.act.active:
+                    lines.append(f"{pad}{self.dname(lst)}.pop()")
             return
         if not isinstance(s, cst.Assign):
             lines.append(pad + code(s))
