@@ -562,6 +562,21 @@ def _stores_arrays(node: cst.BaseExpression) -> bool:
     return False
 
 
+class _ArrayNames(Visitor):
+    """The names an array argument reads, not those it reads only the shape of (``q.shape[-1]``)."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+
+    def visit_Name(self, n: cst.Name) -> None:
+        self.out.append(n.value)
+
+    def visit_Attribute(self, n: cst.Attribute) -> bool:
+        if n.attr.value not in ("shape", "ndim", "dtype", "size"):
+            self.walk(n.value)
+        return False
+
+
 def _seq_names(v: Any) -> list[str]:
     if isinstance(v, list):
         return [x for x in v if isinstance(x, str) and x.isidentifier()]
@@ -570,7 +585,9 @@ def _seq_names(v: Any) -> list[str]:
             node = cst.parse_expression(v)
         except Exception:
             return []
-        return names_in(node)
+        reads = _ArrayNames()
+        reads.walk(node)
+        return [n for n in reads.out if n not in comprehension_targets(node)]
     return []
 
 
