@@ -38,6 +38,7 @@ everything): ``device="numpy"``, static arguments (declared or found), explicit 
 
 from __future__ import annotations
 
+import operator
 import sys
 import weakref
 from collections.abc import Callable
@@ -64,6 +65,9 @@ _SKIP = object()  # (_private_copies: a leaf the second dispatcher cannot take)
 _LATER = object()  # (_private_copies: host leaves while srcjax's own upload avoids importing ml_dtypes)
 _IN_PLACE = object()  # (_private_copies: host leaves the first dispatcher takes as they are)
 _HOST = frozenset((np.ndarray, float, int, bool))
+_NUMPY = frozenset((np.ndarray,))
+_DTYPE = operator.attrgetter("dtype")
+_COPY = np.ndarray.copy
 _CONTAINERS = frozenset((list, tuple, dict, type(None)))  # (arguments the third dispatcher's structure checks)
 
 
@@ -271,6 +275,7 @@ def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array:
     jaxlib's default pytree flattening (srcjax arrays are leaves there)."""
     leaves, tree = flatten(args)
     kinds = set(map(type, leaves))
+    numpy_only = kinds == _NUMPY  # (NumPy arrays alone: checked and copied without a Python loop)
     kinds.discard(array)
     if not kinds:
         return None
@@ -282,8 +287,12 @@ def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array:
     if narrow:
         if float in kinds or int in kinds:
             return _SKIP
+        if numpy_only and not _WIDE.isdisjoint(map(_DTYPE, leaves)):
+            return _SKIP
     elif in_place:  # (x64 off, a float32 record would also take float64 arrays: squashed, keyed alike)
         return _IN_PLACE
+    if numpy_only:
+        return tree.unflatten(list(map(_COPY, leaves)))
     copies = []
     for x in leaves:  # (the dtypes of the NumPy leaves alone: a device leaf's is keyed as it is)
         if type(x) is np.ndarray:

@@ -640,15 +640,17 @@ def wide_chain(p, b):
     return (p["a"] @ b) @ b, p["c"] * 2.0
 
 
-def test_numpy_arguments_beside_device_containers_take_the_third_dispatcher(host_mode, monkeypatch):
-    """Parameters on the device and NumPy arrays as arguments: where srcjax copies NumPy values (x64 off),
-    only the arguments are copied, for a third dispatcher, whose records have a srcjax Array at every leaf
-    of a container; a NumPy leaf in a container is never read from there (its call is copied whole for the
-    second dispatcher): a write to it right after the call does not change the result. Float64 arguments,
-    NumPy subclasses, device arguments: as without the shortcut."""
+@pytest.mark.parametrize("inline", [True, False])
+def test_numpy_arguments_beside_device_containers_take_the_third_dispatcher(host_mode, inline, monkeypatch):
+    """Parameters on the device and NumPy arrays as arguments: where srcjax copies NumPy values (x64 off,
+    or a program XLA runs asynchronously), only the arguments are copied, for a third dispatcher, whose
+    records have a srcjax Array at every leaf of a container; a NumPy leaf in a container is never read
+    from there (its call is copied whole for the second dispatcher): a write to it right after the call
+    does not change the result, a float64 one keeps its program. Float64 arguments, NumPy subclasses,
+    device arguments: as without the shortcut."""
     from srcjax import cpp_calls
 
-    monkeypatch.setattr(cpp_calls, "_inline", lambda out: True)
+    monkeypatch.setattr(cpp_calls, "_inline", lambda out: inline)
     rng = np.random.default_rng(11)
     a = rng.standard_normal((400, 400)).astype(np.float32)
     b = (rng.standard_normal((400, 400)) / 20).astype(np.float32)
@@ -658,19 +660,23 @@ def test_numpy_arguments_beside_device_containers_take_the_third_dispatcher(host
     dev = srcjax.device_put({"a": a, "c": c})
     f(dev, b)
     counting = _Counting(f)
+    top = "host_top" if host_mode == "copied" or not inline else None  # (else the first dispatcher reads them)
     for _ in range(4):
         b_in = b.copy()
         out = f(dev, b_in)
         b_in[:] = 0.0
         np.testing.assert_allclose(np.asarray(out[0]), want[0], rtol=2e-3, atol=2e-3)
-    assert counting.n <= 1
-    assert _route(f) == ("host_top" if host_mode == "copied" else None)
+    assert counting.n <= (1 if inline else 2)  # (asynchronous: the first call found it so, the next copies)
+    assert _route(f) == top
     for _ in range(12):  # a NumPy leaf where the record has a device array (aliased: ~1 in 3 wrong)
         a_in = a.copy()
         out = f({"a": a_in, "c": dev["c"]}, b)
         a_in[:] = 0.0
         np.testing.assert_allclose(np.asarray(out[0]), want[0], rtol=2e-3, atol=2e-3)
         np.testing.assert_array_equal(np.asarray(out[1]), c * 2)
+    out = f({"a": a.astype(np.float64), "c": dev["c"]}, b)  # (a float64 leaf where float32 ones came)
+    assert out[0].dtype == np.float64
+    np.testing.assert_allclose(np.asarray(out[0]), want[0], rtol=2e-3, atol=2e-3)
 
     class Sub(np.ndarray):
         pass
@@ -683,7 +689,7 @@ def test_numpy_arguments_beside_device_containers_take_the_third_dispatcher(host
     f = srcjax.jit(wide_chain)
     for _ in range(3):
         out = f(dev, b)
-    assert _route(f) == ("host_top" if host_mode == "copied" else None)
+    assert _route(f) == top
     out = f({"a": dev["a"], "c": c.astype(np.float64)}, b.astype(np.float64))  # 64-bit: never a float32 record
     assert out[0].dtype == np.float64 and out[1].dtype == np.float64
     out = f(dev, b.astype(np.float64))
