@@ -52,6 +52,7 @@ from .core import TranspileError
 __all__ = ["attach", "detach", "donated_error"]
 
 _REFUSALS = 16  # calls the C++ side sent back without a record before a function stops using it
+_POLL = 32  # calls through the second dispatcher between two looks for the third's (cpp_calls.host_first)
 # jaxlib's C++ dispatcher imports ml_dtypes the first time it runs (its signature of a value needs
 # NumPy's scalar types, ml_dtypes' among them): 1.2-1.8 s on the development machine, which a short
 # job would pay at its second call. So a function gets its dispatcher once something else imported
@@ -132,6 +133,7 @@ def attach(c: Any, plain_call: Any) -> type | None:
         return me._call(args, kwargs)
 
     refused = [0]
+    polls = [0]  # (host_first's calls since it last looked for host_top's)
     flatten, array = cpp_dispatch.default_flatten(), cpp_dispatch.Array
     from .runtime import host_upload
     from .runtime.xla import get_backend
@@ -170,7 +172,10 @@ def attach(c: Any, plain_call: Any) -> type | None:
     def host_first(*args: Any, **kwargs: Any) -> Any:
         """A call of a function whose last call had host leaves it copies: its copies go straight to the
         second dispatcher, without the first one's lookup, which such calls always miss (measured 15 us
-        of a 120 us step with 40 device leaves and 2 NumPy ones); any other call goes back to the first."""
+        of a 120 us step with 40 device leaves and 2 NumPy ones); any other call goes back to the first.
+        Every :data:`_POLL` calls it looks whether the NumPy leaves have become arguments themselves (a
+        first step from NumPy parameters, then the parameters it returned and NumPy batches): those
+        calls then take :func:`host_top`."""
         me = ref()
         assert me is not None
         cpp, host = me._cpp, me._cpp_host
@@ -181,6 +186,12 @@ def attach(c: Any, plain_call: Any) -> type | None:
         if copies is None or copies is _SKIP or copies is _LATER or copies is _IN_PLACE:
             me._dispatch = cpp
             return cpp(*args, **kwargs)
+        polls[0] += 1
+        if polls[0] >= _POLL:
+            polls[0] = 0
+            if _top_level(args, flatten, array):
+                me._dispatch = host_top
+                return host_top(*args)
         return host(*copies)
 
     def host_top(*args: Any, **kwargs: Any) -> Any:

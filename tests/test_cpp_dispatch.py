@@ -717,3 +717,26 @@ def test_numpy_arguments_beside_device_containers_on_both_paths(dispatch):
         _same(g(*args), g._call(args, {}))
         want = step_loss(*srcjax.tree_util.tree_map(np.asarray, args))
         np.testing.assert_allclose(float(g(*args)[0]), want, rtol=1e-5)
+
+
+def test_a_first_step_from_numpy_parameters_then_the_third_dispatcher(host_mode, monkeypatch):
+    """A training loop's first step from NumPy parameters (copied whole, for the second dispatcher), then
+    the parameters it returned with NumPy batches: within ``_POLL`` calls those go to the third
+    dispatcher; all-NumPy calls keep the second. Results as the Python path's throughout."""
+    from srcjax import cpp_calls
+
+    monkeypatch.setattr(cpp_calls, "_inline", lambda out: False)  # (copied in both modes)
+    rng = np.random.default_rng(13)
+    params = {"w": rng.standard_normal((3, 2)).astype(np.float32), "b": np.zeros(2, np.float32)}
+    x, y = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    g = srcjax.value_and_grad(step_loss)
+    for _ in range(3):
+        _same(g(params, x, y), g._call((params, x, y), {}))
+    assert _route(g) == "host_first"
+    dev = srcjax.device_put(params)
+    for i in range(cpp_calls._POLL + 1):
+        _same(g(dev, x + i, y), g._call((dev, x + i, y), {}))
+    assert _route(g) == "host_top"
+    for _ in range(cpp_calls._POLL + 1):
+        _same(g(params, x, y), g._call((params, x, y), {}))
+    assert _route(g) == "host_first"  # (NumPy leaves in a container: the second dispatcher's)
