@@ -23,7 +23,8 @@ Where the NumPy leaves are arguments themselves and the containers hold srcjax a
 on the device, a NumPy batch), later calls copy those arguments alone (:func:`_top_copies`, no
 flattening in Python) for a third dispatcher (``Compiled._cpp_top``), whose records have a srcjax
 Array (a node of the C++ side's registry) at every container leaf: a NumPy leaf in a container has
-another structure there, misses, and is copied whole for the second.
+another structure there, misses, and is copied whole for the second (whose shortcut looks for the
+third's calls again every :data:`_POLL` calls).
 Where jax is imported with ``jax_enable_x64`` off, 64-bit host leaves keep srcjax's Python path.
 
 Any other call (static values, keyword arguments, containers with other leaves, Python values in
