@@ -222,6 +222,7 @@ class Compiled:
 
     _cpp: Any = None  # jaxlib's C++ dispatcher for this function, once attached (cpp_calls.py)
     _cpp_host: Any = None  # its second one, for calls with host leaves (srcjax's copies of them)
+    _cpp_top: Any = None  # its third, for calls with NumPy arrays as arguments (srcjax's copies of them)
     _cpp_refused = False
     _cpp_wait = False  # (the dispatcher comes once ml_dtypes is imported: cpp_calls.BUDGET)
 

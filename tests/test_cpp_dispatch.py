@@ -426,15 +426,16 @@ def host_mode(request, monkeypatch):
 
 
 def _counting_host(c):
-    """Counts the calls handed to ``c``'s second dispatcher (srcjax's copies of the NumPy leaves)."""
+    """Counts the calls handed to ``c``'s second or third dispatcher (srcjax's copies of the NumPy leaves)."""
     n = [0]
-    inner = c._cpp_host
 
-    def host(*args):
-        n[0] += 1
-        return inner(*args)
+    def counted(inner):
+        def host(*args):
+            n[0] += 1
+            return inner(*args)
+        return host
 
-    c._cpp_host = host
+    c._cpp_host, c._cpp_top = counted(c._cpp_host), counted(c._cpp_top)
     return n
 
 
@@ -628,3 +629,118 @@ def test_functions_taking_the_shortcut_are_collected(host_mode):
         del f
     gc.collect()
     assert all(r() is None for r in refs)  # (the shortcut holds its function weakly, as the dispatchers do)
+
+
+def _route(f):
+    """The name of the function ``f``'s calls go to first (``cpp_calls.attach``'s shortcuts), or None."""
+    return getattr(f.__dict__.get("_dispatch"), "__name__", None)
+
+
+def wide_chain(p, b):
+    return (p["a"] @ b) @ b, p["c"] * 2.0
+
+
+@pytest.mark.parametrize("inline", [True, False])
+def test_numpy_arguments_beside_device_containers_take_the_third_dispatcher(host_mode, inline, monkeypatch):
+    """Parameters on the device and NumPy arrays as arguments: where srcjax copies NumPy values (x64 off,
+    or a program XLA runs asynchronously), only the arguments are copied, for a third dispatcher, whose
+    records have a srcjax Array at every leaf of a container; a NumPy leaf in a container is never read
+    from there (its call is copied whole for the second dispatcher): a write to it right after the call
+    does not change the result, a float64 one keeps its program. Float64 arguments, NumPy subclasses,
+    device arguments: as without the shortcut."""
+    from srcjax import cpp_calls
+
+    monkeypatch.setattr(cpp_calls, "_inline", lambda out: inline)
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((400, 400)).astype(np.float32)
+    b = (rng.standard_normal((400, 400)) / 20).astype(np.float32)
+    c = np.arange(3, dtype=np.float32)
+    want = wide_chain({"a": a, "c": c}, b)
+    f = srcjax.jit(wide_chain)
+    dev = srcjax.device_put({"a": a, "c": c})
+    f(dev, b)
+    counting = _Counting(f)
+    top = "host_top" if host_mode == "copied" or not inline else None  # (else the first dispatcher reads them)
+    for _ in range(4):
+        b_in = b.copy()
+        out = f(dev, b_in)
+        b_in[:] = 0.0
+        np.testing.assert_allclose(np.asarray(out[0]), want[0], rtol=2e-3, atol=2e-3)
+    assert counting.n <= (1 if inline else 2)  # (asynchronous: the first call found it so, the next copies)
+    assert _route(f) == top
+    for _ in range(12):  # a NumPy leaf where the record has a device array (aliased: ~1 in 3 wrong)
+        a_in = a.copy()
+        out = f({"a": a_in, "c": dev["c"]}, b)
+        a_in[:] = 0.0
+        np.testing.assert_allclose(np.asarray(out[0]), want[0], rtol=2e-3, atol=2e-3)
+        np.testing.assert_array_equal(np.asarray(out[1]), c * 2)
+    out = f({"a": a.astype(np.float64), "c": dev["c"]}, b)  # (a float64 leaf where float32 ones came)
+    assert out[0].dtype == np.float64
+    np.testing.assert_allclose(np.asarray(out[0]), want[0], rtol=2e-3, atol=2e-3)
+
+    class Sub(np.ndarray):
+        pass
+
+    for _ in range(3):
+        b_in = b.copy().view(Sub)  # (not copied by the shortcut: the full path)
+        out = f(dev, b_in)
+        b_in[:] = 0.0
+        np.testing.assert_allclose(np.asarray(out[0]), want[0], rtol=2e-3, atol=2e-3)
+    f = srcjax.jit(wide_chain)
+    for _ in range(3):
+        out = f(dev, b)
+    assert _route(f) == top
+    out = f({"a": dev["a"], "c": c.astype(np.float64)}, b.astype(np.float64))  # 64-bit: never a float32 record
+    assert out[0].dtype == np.float64 and out[1].dtype == np.float64
+    out = f(dev, b.astype(np.float64))
+    assert out[0].dtype == np.float64 and out[1].dtype == np.float32
+    _same(f(dev, b), f._call((dev, b), {}))
+    bd = srcjax.device_put(b)
+    _same(f(dev, bd), f._call((dev, bd), {}))  # device arguments only: the first dispatcher again
+    assert f.__dict__["_dispatch"] is f._cpp
+    f(dev, b)
+    with pytest.raises(srcjax.TranspileError) as e:
+        f(dev, np.ones((400, 5), np.float32))  # a wrong shape, through the shortcut
+    assert "test_cpp_dispatch.py" in str(e.value)
+
+
+def test_numpy_arguments_beside_device_containers_on_both_paths(dispatch):
+    """The same calls give the Python path's results with the dispatcher on and off."""
+    rng = np.random.default_rng(12)
+    params = {"w": rng.standard_normal((3, 2)).astype(np.float32), "b": np.zeros(2, np.float32)}
+    dev = srcjax.device_put(params)
+    g = srcjax.value_and_grad(step_loss)
+    x, y = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    calls = [(dev, x, y), (dev, x * 2, y), ({"w": dev["w"], "b": params["b"]}, x, y), (dev, x, y),
+             (dev, x.astype(np.float64), y), (dev, srcjax.device_put(x), y), (params, x, y), (dev, x, y)]
+    for args in calls * 2:
+        _same(g(*args), g._call(args, {}))
+        want = step_loss(*srcjax.tree_util.tree_map(np.asarray, args))
+        np.testing.assert_allclose(float(g(*args)[0]), want, rtol=1e-5)
+
+
+def first_step_loss(params, x, y):  # (its own function: srcjax.value_and_grad(f) is one object per f)
+    return np.mean((np.tanh(x @ params["w"] + params["b"]) - y) ** 2)
+
+
+def test_a_first_step_from_numpy_parameters_then_the_third_dispatcher(host_mode, monkeypatch):
+    """A training loop's first step from NumPy parameters (copied whole, for the second dispatcher), then
+    the parameters it returned with NumPy batches: within ``_POLL`` calls those go to the third
+    dispatcher; all-NumPy calls keep the second. Results as the Python path's throughout."""
+    from srcjax import cpp_calls
+
+    monkeypatch.setattr(cpp_calls, "_inline", lambda out: False)  # (copied in both modes)
+    rng = np.random.default_rng(13)
+    params = {"w": rng.standard_normal((3, 2)).astype(np.float32), "b": np.zeros(2, np.float32)}
+    x, y = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    g = srcjax.jit(srcjax.value_and_grad(first_step_loss))  # (a new object in each of host_mode's runs)
+    for _ in range(3):
+        _same(g(params, x, y), g._call((params, x, y), {}))
+    assert _route(g) == "host_first"
+    dev = srcjax.device_put(params)
+    for i in range(cpp_calls._POLL + 1):
+        _same(g(dev, x + i, y), g._call((dev, x + i, y), {}))
+    assert _route(g) == "host_top"
+    for _ in range(cpp_calls._POLL + 1):
+        _same(g(params, x, y), g._call((params, x, y), {}))
+    assert _route(g) == "host_first"  # (NumPy leaves in a container: the second dispatcher's)
