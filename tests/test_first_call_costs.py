@@ -3,7 +3,10 @@ that what runs and what is shown stay the same without it.
 
 - Reading a generated function (a derivative, a batched program) takes its file name from its code:
   ``inspect.getsourcefile`` looked for its module among all of ``sys.modules`` to give back the same
-  name (~0.7 ms a function with jax imported).
+  name (~0.7 ms a function with jax imported); a user's function's lines are read from its file with
+  its globals, without ``inspect.getmodule``'s search (the same lines and first line as inspect's).
+- A Jacobian of a gradient by an array (`hessian`) knows the gradient's output is an array: its first
+  call specialized the whole gradient only to learn that (~3 ms).
 """
 
 from __future__ import annotations
@@ -11,10 +14,11 @@ from __future__ import annotations
 import inspect
 
 import numpy as np
+import pytest
 
 import srcjax
 from srcjax.frontend import read
-from tests.test_first_call import _fresh_function
+from tests.test_first_call import _fresh_function, _fresh_module
 
 _X = np.linspace(0.25, 1.5, 4)
 
@@ -37,3 +41,73 @@ def test_a_generated_function_is_read_without_a_search_of_the_modules(monkeypatc
     assert user.filename == inspect.getsourcefile(f) and asked
     np.testing.assert_allclose(np.asarray(srcjax.hessian(f)(_X)),
                                np.diag((-2 * np.sin(_X) - _X * np.cos(_X)) * 1.375), rtol=1e-6, atol=1e-12)
+
+
+def test_a_hessian_learns_its_gradients_output_is_an_array_without_specializing_it(monkeypatch):
+    from srcjax import jacobian
+
+    asked: list[object] = []
+    real = jacobian.eval_shape
+    monkeypatch.setattr(jacobian, "eval_shape", lambda fn, *a, **k: asked.append(fn) or real(fn, *a, **k))
+    f = _fresh_function("def f(x, y):\n    return np.sum(np.sin(x) ** 2 * y * 1.125)\n")
+    y = _X[::-1].copy()
+    np.testing.assert_allclose(np.asarray(srcjax.hessian(f)(_X, y)), np.diag(2 * np.cos(2 * _X) * y * 1.125),
+                               rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(srcjax.hessian(f, 1)(_X, y)), np.zeros((4, 4)), atol=1e-12)
+    mixed = srcjax.jacfwd(srcjax.grad(f, 1), 0)(_X, y)  # (the gradient by y, differentiated by x)
+    np.testing.assert_allclose(np.asarray(mixed), np.diag(np.sin(2 * _X) * 1.125), rtol=1e-6, atol=1e-12)
+    assert asked == []
+    # what is not a gradient by an array is still specialized to learn its output's structure
+    g = _fresh_function("def f(x):\n    return {'a': np.sin(x) * 0.875}\n")
+    out = srcjax.jacfwd(g)(_X)
+    np.testing.assert_allclose(np.asarray(out["a"]), np.diag(np.cos(_X) * 0.875), rtol=1e-6, atol=1e-12)
+    assert len(asked) == 1
+    # the function's own errors are still raised at its lines
+    bad = _fresh_function("def f(x):\n    return np.sin(x) * 2.0\n")
+    with pytest.raises(srcjax.TranspileError, match="needs a scalar output") as e:
+        srcjax.hessian(bad)(_X)
+    assert ":3:" in str(e.value).splitlines()[0] or "return np.sin(x)" in str(e.value)
+
+
+def _decorated(fn):
+    return fn
+
+
+class _Holder:
+    @staticmethod
+    @_decorated
+    def method(x):  # a comment
+        return x + 1
+
+
+def test_a_users_function_is_read_as_inspect_reads_it_without_a_search_of_the_modules(monkeypatch):
+    def nested(x,
+               y):
+        return x * y
+
+    mod = _fresh_module("""
+        def f(x):
+            return np.sin(x) * 0.625
+
+
+        def g(x):
+            def inner(y):
+                return y * 2
+            return inner(x) + 1.0
+        """)
+    fns = [mod.f, mod.g, nested, _Holder.method, _decorated, test_a_hessian_learns_its_gradients_output_is_an_array_without_specializing_it]
+    want = {fn: (inspect.getsourcelines(fn.__code__), inspect.getsourcefile(fn.__code__)) for fn in fns}
+    real = inspect.getmodule
+    asked: list[object] = []
+    monkeypatch.setattr(inspect, "getmodule", lambda *a, **k: asked.append(a) or real(*a, **k))
+    for fn in fns:
+        lines, start, filename = read._file_lines(fn, fn.__code__)
+        assert ((lines, start), filename) == want[fn], fn
+    assert asked == []
+    for fn in (mod.f, mod.g):
+        read._CACHE.set(fn, (fn.__code__, id(fn.__globals__)), None)
+        src = read.read_function(fn)
+        assert src.fdef.name.value == fn.__name__ and src.filename == mod.__file__
+        assert src.def_span().line == fn.__code__.co_firstlineno
+    assert asked == []
+    np.testing.assert_allclose(np.asarray(srcjax.grad(lambda x: np.sum(mod.g(x)))(_X)), np.full(4, 2.0))
