@@ -9,7 +9,7 @@ Input: a :class:`~srcjax.transforms.batch.Batcher` about to write (or that just 
 program function for a key ``(name, argument states, wanted result state)``. Kept only when the text
 can depend on nothing else:
 
-- the function is a library helper in its process-wide normalized form (``Program``'s ``_LIBRARY``:
+- the function is a library helper in its process-wide normalized form (``program.library_form``:
   the same tree in every program), not on a cycle of calls (no tapes), with no test found on data;
 - writing it wrote nothing else (no other helper's copy, no custom rule) and its text names no other
   function of the program or copy written (a call of another helper is that program's name for it);
@@ -81,7 +81,9 @@ def reuse(b: Batcher, nf: NormalizedFunction, key: Any, lists: set[str]) -> Any:
     if now != then:
         return None
     got = b.names.fresh(f"{nf.name}_vmap")
-    assert got == name, (got, name)  # (the same names taken that share its stem)
+    if got != name:  # (not expected: the same names taken that share its stem give the same name)
+        b.names.taken.discard(got)
+        return None
     b.texts[name] = text
     b.origins[name] = nf.name
     out = (name, ret, set(needs), dict(effects))
