@@ -23,12 +23,12 @@ __all__ = ["exec_generated", "load_module"]
 def load_module(filename: str, module_text: str, owners: dict[str, NormalizedFunction]) -> Any:
     """Register the generated module ``module_text`` as ``filename`` (in ``linecache``, so ``inspect``
     and srcjax read it again; its lines' user locations; where its functions are) and compile it. One
-    ``ast`` parse serves the registrations. SyntaxError: a bug in the writer."""
+    ``ast`` parse serves the registrations and the compiler. SyntaxError: a bug in the writer."""
     linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
     tree = parse(module_text, filename)
     locations.register(filename, module_text, owners, tree)  # (the user's lines in StableHLO locations)
     read.note_generated(filename, module_text, tree)
-    return compile(module_text, filename, "exec")
+    return compile(tree, filename, "exec")  # (from the tree: the text is not parsed again; the tree is unchanged)
 
 
 def exec_generated(code: Any, name: str, prog: Program, origins: dict[str, str],

@@ -32,6 +32,11 @@ HEADER = "import numpy as np\n"
 _LIBRARY: dict[Callable[..., Any], NormalizedFunction] = {}
 
 
+def library_form(fn: Callable[..., Any]) -> NormalizedFunction | None:
+    """The process-wide normalized form of the library helper ``fn`` (the one every program shares), or None."""
+    return _LIBRARY.get(fn)
+
+
 class Program:
     def __init__(self, entry: Callable[..., Any], bindings: dict[str, Any] | None = None,
                  comprehension_loops: bool = False) -> None:

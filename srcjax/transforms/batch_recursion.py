@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ..frontend.names import names_in, walk
-from . import batch_control
+from . import batch_control, batch_copies
 from .batch_errors import BatchingError
 from .batch_state import (
     Repeated,
@@ -196,6 +196,10 @@ def fixed_point(b: Batcher, nf: NormalizedFunction, params: list[str], states: t
     """Write the batched function (``b.written[key]``); while its own calls (recursion) assumed another
     result state, or other parameters needed batched, than it turned out to have: again, with the join
     of both as the assumption and as the least state its result is brought to. None: it did not settle."""
+    reused = batch_copies.reuse(b, nf, key, lists)  # (a library helper's copy, written by an earlier program)
+    if reused is not None:
+        return reused  # type: ignore[no-any-return]
+    outside = batch_copies.outside_names(b, nf, lists)
     snap = Snapshot(b)
     name = b.names.fresh(f"{nf.name}_vmap")
     ret: State = False
@@ -219,6 +223,7 @@ def fixed_point(b: Batcher, nf: NormalizedFunction, params: list[str], states: t
             raise
         if not b.recursed.pop(key) or (out[1], out[2]) == (ret, needs):
             b.written[key] = out
+            batch_copies.keep(b, nf, key, outside, snap.written, snap.texts, snap.customs, out)
             return out
         ret, needs = join(ret, out[1]), needs | out[2]
         floor = ret if want_return is None else join(want_return, ret)

@@ -1,0 +1,227 @@
+"""First calls (issue #15, issue #18 item 4): work a new function's first call no longer does, and
+that what runs and what is shown stay the same without it.
+
+- Reading a generated function (a derivative, a batched program) takes its file name from its code:
+  ``inspect.getsourcefile`` looked for its module among all of ``sys.modules`` to give back the same
+  name (~0.7 ms a function with jax imported); a user's function's lines are read from its file with
+  its globals, without ``inspect.getmodule``'s search (the same lines and first line as inspect's).
+- vmap's batched copy of a library helper (``matmul_rhs_bar_vmap``) is written once per process for its
+  argument states, and written again where the program's names would make another text.
+- A generated module is compiled from the ``ast`` tree its registrations parsed (not parsed again).
+- A Jacobian of a gradient by an array (`hessian`) knows the gradient's output is an array: its first
+  call specialized the whole gradient only to learn that (~3 ms).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+
+import numpy as np
+import pytest
+
+import srcjax
+from srcjax.frontend import read
+from tests.test_first_call import _fresh_function, _fresh_module
+
+_X = np.linspace(0.25, 1.5, 4)
+
+
+def test_a_generated_function_is_read_without_a_search_of_the_modules(monkeypatch):
+    f = _fresh_function("def f(x):\n    return np.sum(np.cos(x) * x * 1.375)\n")
+    g = srcjax.grad(f)
+    plain = g.fn
+    assert read.is_generated(plain)
+    asked: list[object] = []
+    real = inspect.getsourcefile
+    monkeypatch.setattr(inspect, "getsourcefile", lambda obj: asked.append(obj) or real(obj))
+    read._CACHE.set(plain, (plain.__code__, id(plain.__globals__)), None)  # (read again)
+    src = read.read_function(plain)
+    assert asked == []
+    assert src.filename == plain.__code__.co_filename and src.filename.startswith("<srcjax.")
+    assert src.fdef.name.value == plain.__name__
+    # the user's own function is still found in its file
+    user = read.read_function(f)
+    assert user.filename == inspect.getsourcefile(f) and asked
+    np.testing.assert_allclose(np.asarray(srcjax.hessian(f)(_X)),
+                               np.diag((-2 * np.sin(_X) - _X * np.cos(_X)) * 1.375), rtol=1e-6, atol=1e-12)
+
+
+def test_a_hessian_learns_its_gradients_output_is_an_array_without_specializing_it(monkeypatch):
+    from srcjax import jacobian
+
+    asked: list[object] = []
+    real = jacobian.eval_shape
+    monkeypatch.setattr(jacobian, "eval_shape", lambda fn, *a, **k: asked.append(fn) or real(fn, *a, **k))
+    f = _fresh_function("def f(x, y):\n    return np.sum(np.sin(x) ** 2 * y * 1.125)\n")
+    y = _X[::-1].copy()
+    np.testing.assert_allclose(np.asarray(srcjax.hessian(f)(_X, y)), np.diag(2 * np.cos(2 * _X) * y * 1.125),
+                               rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(srcjax.hessian(f, 1)(_X, y)), np.zeros((4, 4)), atol=1e-12)
+    mixed = srcjax.jacfwd(srcjax.grad(f, 1), 0)(_X, y)  # (the gradient by y, differentiated by x)
+    np.testing.assert_allclose(np.asarray(mixed), np.diag(np.sin(2 * _X) * 1.125), rtol=1e-6, atol=1e-12)
+    assert asked == []
+    # what is not a gradient by an array is still specialized to learn its output's structure
+    g = _fresh_function("def f(x):\n    return {'a': np.sin(x) * 0.875}\n")
+    out = srcjax.jacfwd(g)(_X)
+    np.testing.assert_allclose(np.asarray(out["a"]), np.diag(np.cos(_X) * 0.875), rtol=1e-6, atol=1e-12)
+    assert len(asked) == 1
+    # the function's own errors are still raised at its lines
+    bad = _fresh_function("def f(x):\n    return np.sin(x) * 2.0\n")
+    with pytest.raises(srcjax.TranspileError, match="needs a scalar output") as e:
+        srcjax.hessian(bad)(_X)
+    assert ":3:" in str(e.value).splitlines()[0] or "return np.sin(x)" in str(e.value)
+
+
+def _decorated(fn):
+    return fn
+
+
+class _Holder:
+    @staticmethod
+    @_decorated
+    def method(x):  # a comment
+        return x + 1
+
+
+def test_a_users_function_is_read_as_inspect_reads_it_without_a_search_of_the_modules(monkeypatch):
+    def nested(x,
+               y):
+        return x * y
+
+    mod = _fresh_module("""
+        def f(x):
+            return np.sin(x) * 0.625
+
+
+        def g(x):
+            def inner(y):
+                return y * 2
+            return inner(x) + 1.0
+        """)
+    fns = [mod.f, mod.g, nested, _Holder.method, _decorated, test_a_hessian_learns_its_gradients_output_is_an_array_without_specializing_it]
+    want = {fn: (inspect.getsourcelines(fn.__code__), inspect.getsourcefile(fn.__code__)) for fn in fns}
+    real = inspect.getmodule
+    asked: list[object] = []
+    monkeypatch.setattr(inspect, "getmodule", lambda *a, **k: asked.append(a) or real(*a, **k))
+    for fn in fns:
+        lines, start, filename = read._file_lines(fn, fn.__code__)
+        assert ((lines, start), filename) == want[fn], fn
+    assert asked == []
+    for fn in (mod.f, mod.g):
+        read._CACHE.set(fn, (fn.__code__, id(fn.__globals__)), None)
+        src = read.read_function(fn)
+        assert src.fdef.name.value == fn.__name__ and src.filename == mod.__file__
+        assert src.def_span().line == fn.__code__.co_firstlineno
+    assert asked == []
+    np.testing.assert_allclose(np.asarray(srcjax.grad(lambda x: np.sum(mod.g(x)))(_X)), np.full(4, 2.0))
+
+
+# ------------------------------------------------------------------------------------------------
+# vmap's copies of library helpers (srcjax/transforms/batch_copies.py)
+# ------------------------------------------------------------------------------------------------
+
+_LOSS = """
+def {name}(w, x, y):
+    h = np.tanh(x @ w)
+    return np.sum((h - y) ** 2 * {c}) + np.max(h)
+"""
+
+
+def _per_example(fn):
+    return srcjax.vmap(srcjax.grad(fn), in_axes=(None, 0, 0))
+
+
+def test_a_library_helpers_batched_copy_is_written_once_and_reads_the_same(monkeypatch):
+    from srcjax.transforms import batch_copies
+
+    rng = np.random.default_rng(3)
+    w, x, y = rng.standard_normal((5, 3)), rng.standard_normal((6, 5)), rng.standard_normal((6, 3))
+    batch_copies.clear()
+    written: list[str] = []
+    from srcjax.transforms.batch import Batcher
+
+    real = Batcher.write_function
+    monkeypatch.setattr(Batcher, "write_function",
+                        lambda self, nf, *a, **k: written.append(nf.name) or real(self, nf, *a, **k))
+    f1 = _fresh_function(_LOSS.format(name="f", c="0.75"))
+    first = srcjax.source(_per_example(f1))
+    assert "matmul_rhs_bar_vmap" in first and "max_bar_vmap" in first
+    helpers = [n for n in written if n != "f_grad"]
+    assert helpers
+    written.clear()
+    f2 = _fresh_function(_LOSS.format(name="f", c="0.5"))
+    second = srcjax.source(_per_example(f2))
+    assert [n for n in written if n != "f_grad"] == []  # (each copy was written by the first program)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    def ref(w, x, y):
+        h = jnp.tanh(x @ w)
+        return jnp.sum((h - y) ** 2 * 0.5) + jnp.max(h)
+
+    want = jax.vmap(jax.grad(ref), in_axes=(None, 0, 0))(w, x, y)
+    np.testing.assert_allclose(np.asarray(_per_example(f2)(w, x, y)), np.asarray(want), rtol=1e-10, atol=1e-12)
+    # written again, the copies are the same text
+    batch_copies.clear()
+    f3 = _fresh_function(_LOSS.format(name="f", c="0.5"))
+    assert srcjax.source(_per_example(f3)) == second
+
+
+def test_a_copy_is_written_again_where_the_programs_names_differ(monkeypatch):
+    """A program with a function named like a name in a copy (``mul_1``) writes the copy again (its fresh
+    names avoid the program's functions), as it would with no copy kept."""
+    from srcjax.transforms import batch_copies
+    from srcjax.transforms.batch import Batcher
+
+    rng = np.random.default_rng(4)
+    w, x, y = rng.standard_normal((5, 3)), rng.standard_normal((6, 5)), rng.standard_normal((6, 3))
+    batch_copies.clear()
+    srcjax.source(_per_example(_fresh_function(_LOSS.format(name="f", c="0.25"))))
+    text = """
+        def mul_1(a):
+            return a * 1.0
+
+
+        def f(w, x, y):
+            h = np.tanh(x @ w)
+            return np.sum((h - mul_1(y)) ** 2 * 0.25) + np.max(h)
+        """
+    written: list[str] = []
+    real = Batcher.write_function
+    monkeypatch.setattr(Batcher, "write_function",
+                        lambda self, nf, *a, **k: written.append(nf.name) or real(self, nf, *a, **k))
+    mod = _fresh_module(text)
+    second = srcjax.source(_per_example(mod.f))
+    assert "matmul_rhs_bar" in written, written
+    batch_copies.clear()
+    assert srcjax.source(_per_example(_fresh_module(text).f)) == second  # (as written with no copy kept)
+    got = np.asarray(_per_example(mod.f)(w, x, y))
+    eps = 1e-6
+    for i in range(2):  # central differences of one example's loss
+        num = np.zeros_like(w)
+        for j in np.ndindex(w.shape):
+            d = np.zeros_like(w)
+            d[j] = eps
+            num[j] = (mod.f(w + d, x[i], y[i]) - mod.f(w - d, x[i], y[i])) / (2 * eps)
+        np.testing.assert_allclose(got[i], num, rtol=1e-5, atol=1e-7)
+
+
+def test_a_generated_module_is_compiled_from_its_tree_as_from_its_text():
+    from srcjax.frontend import parsed
+    from srcjax.generated import load_module
+
+    f = _fresh_function("def f(x):\n    y = np.tanh(x) * 0.375\n    return np.sum(y * y)\n")
+    g = srcjax.grad(f).fn
+    text = "".join(linecache.getlines(g.__code__.co_filename))
+    assert "def f_grad(" in text
+    tree = parsed.parse(text, "<srcjax.test compiled from its tree>")
+    before = ast.dump(tree, include_attributes=True)
+    code = load_module("<srcjax.test compiled from its tree>", text, {})
+    assert code == compile(text, "<srcjax.test compiled from its tree>", "exec")
+    mine = [c for c in code.co_consts if hasattr(c, "co_code")]
+    theirs = [c for c in compile(text, "<srcjax.test compiled from its tree>", "exec").co_consts if hasattr(c, "co_code")]
+    assert mine and [list(c.co_positions()) for c in mine] == [list(c.co_positions()) for c in theirs]
+    assert ast.dump(tree, include_attributes=True) == before  # (the shared tree is unchanged)
