@@ -23,6 +23,7 @@ the tape, or from names an ``if`` on data saved them in), then the rule runs.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -232,8 +233,8 @@ class VJP:
                         not set(names_in(s.iter)) & self.assigned_in(s.body.body)
                     if it is None:
                         it = self.loop_iters[id(s)] = code(s.iter) if reuse else self.names.fresh("loop_items")
-                        if not reuse and not active_loop(s, self.act.active):
-                            self.static_iters.add(it)  # no derivatives in its items (a range, keys)
+                        if not reuse and not active_loop(s, self.act.active):  # items without derivatives
+                            self.static_iters.add(it)
                     if not reuse:  # an iterator (enumerate, zip, ...) is saved as a list: the adjoint reverses it
                         lines.append(f"{pad}{it} = {_saved_iterable(s.iter)}")
                         bound.add(it)
@@ -456,10 +457,8 @@ class VJP:
             call = s.value
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
                     call.func.attr.value == "pop" and not call.args:
-                # `_tape_dot.pop()`, its item unused (a tangent tape's None for a static value): the append
-                # it undoes pops a cotangent for it, so one goes on the cotangent list, in step
-                lst = code(call.func.value)
-                if lst in self.act.active:
+                # `_tape_dot.pop()`, item unused: the append it undoes pops a cotangent for it, kept in step
+                if (lst := code(call.func.value)) in self.act.active:
                     self.cotangent_list(lst, lines, pad, defined)
                     lines.append(f"{pad}{self.bname(lst)}.append(None)")
                 return
@@ -844,8 +843,6 @@ def _reads(lines: list[str]) -> set[str]:
 
 
 def dedent_block(text: str) -> str:
-    import textwrap
-
     return textwrap.dedent(text) + "\n"
 
 
@@ -891,8 +888,7 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     fwd_lines.append(f"    return {out}")
     bwd_lines = [f"def {bwd}({out_bar}, {tape}):"]
     if residuals:
-        # a saved iterable without derivatives comes back as a constant (index_key), so that forward mode
-        # over this half (hessian) gives it no tangent: it may be a range
+        # a saved iterable without derivatives comes back as a constant: forward mode gives a range no tangent
         static = {n: v.names.fresh(f"{n}_saved") for n in residuals if n in v.static_iters}
         popped = ", ".join(static.get(n, n) for n in residuals)
         bwd_lines.append(f"    {popped}, = {tape}.pop()" if len(residuals) == 1 else f"    {popped} = {tape}.pop()")
