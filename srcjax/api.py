@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from . import cpp_calls, gc_pause, pytree, warm_cache
+from . import cpp_calls, gc_pause, pytree, reuse, warm_cache
 from .core import (
     PYTHON_SCALAR_DTYPES,
     ArgumentError,
@@ -706,10 +706,14 @@ def compile(fn: Callable[..., Any] | None = None, *, static_argnums: int | Seque
     ``srcjax.device_put(x, sharding)`` give theirs (``docs/many_devices.md``).
     """
     if fn is None:
-        return lambda f: Compiled(f, static_argnums, static_argnames, device, in_shardings, out_shardings,
-                                  donate_argnums, donate_argnames)
-    return Compiled(fn, static_argnums, static_argnames, device, in_shardings, out_shardings, donate_argnums,
-                    donate_argnames)
+        return lambda f: compile(f, static_argnums=static_argnums, static_argnames=static_argnames,
+                                 donate_argnums=donate_argnums, device=device, in_shardings=in_shardings,
+                                 out_shardings=out_shardings, donate_argnames=donate_argnames)
+    # the same function and options: the same Compiled, with its executables (reuse.py)
+    options = (*map(reuse.names_key, (static_argnums, static_argnames, donate_argnums, donate_argnames)), device,
+               in_shardings, out_shardings)
+    return reuse.reused(fn, "jit", options, lambda: Compiled(
+        fn, static_argnums, static_argnames, device, in_shardings, out_shardings, donate_argnums, donate_argnames))
 
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
@@ -742,6 +746,13 @@ def _wrapped_numpy(fn: Any) -> Any:
 
     if isinstance(fn, types.FunctionType):
         return fn
+    if isinstance(fn, functools.partial):  # (its bound arguments constants of a generated function: partials.py)
+        from .partials import as_function
+
+        try:
+            return as_function(fn)
+        except TranspileError as e:
+            raise _clean(e) from None
     try:
         hit = _NUMPY_WRAPPERS.get(fn)
     except TypeError:
