@@ -524,6 +524,7 @@ class Compiled:
         if in_avals != entry["in_avals"] or warm_cache.key_text(key) != entry["key"]:
             return None  # (another value of an argument made static: another program)
         exe = compile_text(entry["text"], entry["out_avals"], self.device)
+        warm_cache.note_entry(entry, self._reads)  # (what reusing this object checks: reuse.py)
         plan = self._cache[key] = _Plan(exe, entry["out_tree"], entry["template"], in_avals)
         return plan, leaves
 

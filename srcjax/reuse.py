@@ -28,7 +28,7 @@ import numpy as np
 
 from .lifetimes import PerFunction
 
-__all__ = ["UNCHECKABLE", "fingerprint", "names_key", "reused", "unchanged"]
+__all__ = ["UNCHECKABLE", "fingerprint", "forget", "names_key", "reused", "unchanged"]
 
 MAX_BYTES = 1 << 20  # arrays compared by their bytes at each reuse up to this size
 MAX_ITEMS = 4096  # container elements compared at each reuse
@@ -37,7 +37,8 @@ _MISSING: Any = object()
 _IDENTITY = (type(None), bool, int, float, complex, str, bytes, types.ModuleType, types.FunctionType,
              types.BuiltinFunctionType, types.MethodWrapperType, types.BuiltinMethodType, np.ufunc, np.dtype,
              functools.partial)
-_TRANSFORMED: PerFunction[tuple[Any, Any]] = PerFunction("transformed")  # fn -> (kind, options) -> object
+_TRANSFORMED: PerFunction[tuple[Any, Any, int]] = PerFunction("transformed")  # fn -> (kind, options) -> object
+_GENERATION = [0]  # (entries of an earlier generation are misses: forget())
 
 
 class _TooBig(Exception):
@@ -153,10 +154,15 @@ def reused(fn: Any, kind: str, options: Any, make: Callable[[], Any]) -> Any:
     except TypeError:  # (unhashable options or function: a new object each time, as before)
         return make()
     defaults = _defaults(fn)
-    if hit is not None and hit[1] == defaults and defaults is not UNCHECKABLE and \
+    if hit is not None and hit[1] == defaults and hit[2] == _GENERATION[0] and defaults is not UNCHECKABLE and \
             all(unchanged(r.seen) for r in _reads_of(hit[0])):
         return hit[0]
     obj = make()
     if defaults is not UNCHECKABLE:
-        _TRANSFORMED.set(fn, key, (obj, defaults))
+        _TRANSFORMED.set(fn, key, (obj, defaults, _GENERATION[0]))
     return obj
+
+
+def forget() -> None:
+    """Reuse none of the objects made so far (the test suite: each test starts with its own)."""
+    _GENERATION[0] += 1

@@ -445,6 +445,14 @@ def _fresh(entry: dict[str, Any]) -> bool:
     return True
 
 
+def note_entry(entry: dict[str, Any], reads: Reads) -> None:
+    """An entry served (its module-level names checked by :func:`lookup`): its names as reads of this
+    process (``Reads.seen``: what a reused object checks; the front end did not run to note them)."""
+    for mod, name, _ in entry["names"]:
+        ns = sys.modules[mod].__dict__
+        _see([reads], "global", ns, name, ns.get(name, _MISSING))
+
+
 def mark(key: str, *reads: Reads) -> None:
     """Note that the front end wrote a derivative under ``key`` from what ``reads`` hold (so a new
     process may wait for the first call to write it again: :func:`marked`)."""

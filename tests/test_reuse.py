@@ -118,7 +118,8 @@ def test_loops_of_new_wrappers_compile_once(monkeypatch):
 def test_a_rebound_global_is_read_by_a_new_wrapper(monkeypatch):
     mod = sys.modules[__name__]
     monkeypatch.setattr(mod, "K", 2.0)
-    kept = srcjax.jit(loss)
+    srcjax.api.Compiled(loss)(X)  # (the level-2 cache holds this program now: a new object is served from it,
+    kept = srcjax.jit(loss)  # without the front end noting what it reads: warm_cache.note_entry)
     np.testing.assert_allclose(kept(X), np.sum(np.sin(X)) * 2.0)
     monkeypatch.setattr(mod, "K", 3.0)
     np.testing.assert_allclose(srcjax.jit(loss)(X), np.sum(np.sin(X)) * 3.0)  # (a new wrapper: read again)
@@ -212,3 +213,9 @@ def test_fingerprints():
     assert reuse.fingerprint(types.SimpleNamespace()) is reuse.UNCHECKABLE
     assert reuse.fingerprint(BIG) is reuse.UNCHECKABLE
     assert reuse.fingerprint(functools.partial(loss)) is None
+
+
+def test_forget_makes_new_objects():
+    first = srcjax.jit(vec)
+    reuse.forget()
+    assert srcjax.jit(vec) is not first
