@@ -75,6 +75,7 @@ TRANSFORMATIONS = {
     "vmap_grad": lambda: srcjax.vmap(srcjax.grad(loss)),
     "jit_vmap": lambda: srcjax.jit(srcjax.vmap(vec)),
     "jit_custom_vjp": lambda: srcjax.jit(custom),
+    "pmap": lambda: srcjax.pmap(vec, "i"),
 }
 
 
