@@ -751,7 +751,7 @@ def _wrapped_numpy(fn: Any) -> Any:
         from .partials import as_function
 
         try:
-            return as_function(fn)
+            return as_function(fn, _wrapped_numpy)
         except TranspileError as e:
             raise _clean(e) from None
     try:
@@ -775,6 +775,7 @@ def _wrapped_numpy(fn: Any) -> Any:
     ns: dict[str, Any] = {"__name__": "srcjax.numpy_wrappers"}
     exec(builtins.compile(text, filename, "exec"), ns)  # noqa: S102 - srcjax's own text
     hit = _NUMPY_WRAPPERS[fn] = ns[name]
+    hit.__srcjax_numpy__ = prim.path  # (what it calls: a partial of fn calls that, partials.py)
     return hit
 
 

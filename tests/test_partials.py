@@ -77,10 +77,32 @@ def test_argnums_count_the_remaining_parameters():
     np.testing.assert_allclose(srcjax.grad(q, argnums=(0, 1))(W, X), jax.grad(qj, argnums=(0, 1))(W, X), rtol=1e-12)
 
 
-def test_a_bound_keyword_may_be_passed_again():
-    p, pj = _pair(layer, W, scale=3.0)
-    np.testing.assert_allclose(srcjax.jit(p)(X, scale=2.0), jax.jit(pj)(X, scale=2.0), rtol=1e-12)
-    np.testing.assert_allclose(srcjax.grad(p)(X, scale=2.0), jax.grad(pj)(X, scale=2.0), rtol=1e-12)
+def test_bound_keywords_are_constants():
+    """A keyword the partial binds is a constant of the call, as its positional ones (vmap maps none of them);
+    passed again it is an ArgumentError, never silently another value."""
+    p, pj = _pair(layer, scale=3.0)
+    np.testing.assert_allclose(srcjax.vmap(p, in_axes=(None, 0))(W, np.ones((2, 4))),
+                               jax.vmap(pj, in_axes=(None, 0))(W, np.ones((2, 4))), rtol=1e-12)
+    q, qj = _pair(head, n=3)
+    np.testing.assert_allclose(srcjax.vmap(q)(np.ones((2, 4))), jax.vmap(qj)(np.ones((2, 4))), rtol=1e-12)
+    with pytest.raises(srcjax.ArgumentError, match="unexpected keyword argument 'scale'"):
+        srcjax.jit(p)(W, X, scale=2.0)
+    arr = functools.partial(layer, scale=np.float64(2.0))  # (not a literal: a constant by name)
+    np.testing.assert_allclose(srcjax.grad(arr, argnums=1)(W, X), jax.grad(_jax(layer), argnums=1)(W, X, 2.0),
+                               rtol=1e-12)
+
+
+def test_partial_of_a_numpy_function_and_of_a_method():
+    np.testing.assert_allclose(srcjax.jit(functools.partial(np.add, 1.0))(X), X + 1.0)
+    np.testing.assert_allclose(srcjax.grad(functools.partial(np.dot, W))(X), W)
+
+    class Model:
+        scale = 3.0
+
+        def apply(self, x, n):
+            return np.sum(x[:n]) * self.scale
+
+    np.testing.assert_allclose(srcjax.jit(functools.partial(Model().apply, n=2))(X), X[:2].sum() * 3.0)
 
 
 def test_partial_of_partial_and_of_a_transformed_function():
@@ -96,10 +118,10 @@ def test_partial_of_partial_and_of_a_transformed_function():
 
 def test_source_shows_the_call():
     text = srcjax.source(functools.partial(head, n=2))
-    assert "def head_partial(x, *, n=2, scale=1.0):" in text
-    assert "return head(x, n=n" in text and "def head(x, n" in text
+    assert "def head_partial(x, *, scale=1.0):\n    return head(x, n=2, scale=scale)" in text
+    assert "def head(x, n" in text
     text = srcjax.source(functools.partial(layer, W))
-    assert "return layer(w, x" in text
+    assert "def layer_partial(x, scale=1.0):\n    return layer(w, x, scale)" in text
 
 
 def test_reused_and_collected():
