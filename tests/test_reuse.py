@@ -49,6 +49,10 @@ def scaled(x, n):
     return np.sum(x[:n])
 
 
+def with_default(x, y=1.0):
+    return x * y + TABLE
+
+
 @srcjax.custom_vjp
 def custom(x):
     return np.sin(x)
@@ -126,6 +130,16 @@ def test_a_rebound_global_is_read_by_a_new_wrapper(monkeypatch):
     np.testing.assert_allclose(srcjax.jit(loss)(X), np.sum(np.sin(X)) * 3.0)  # (a new wrapper: read again)
     np.testing.assert_allclose(kept(X), np.sum(np.sin(X)) * 2.0)  # (a kept object: compiled with 2.0)
     assert srcjax.jit(loss) is srcjax.jit(loss)  # (then reused again)
+
+
+def test_a_vmap_called_without_its_defaults_checks_what_it_called():
+    TABLE[:] = 1.0
+    np.testing.assert_allclose(srcjax.vmap(with_default)(XS), XS + 1.0)  # (y left out: the vmap of (0, None))
+    TABLE[:] = 7.0
+    try:
+        np.testing.assert_allclose(srcjax.vmap(with_default)(XS), XS + 7.0)
+    finally:
+        TABLE[:] = 1.0
 
 
 def test_a_global_array_changed_in_place_is_read_by_a_new_wrapper():
