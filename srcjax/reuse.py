@@ -104,8 +104,8 @@ def unchanged(seen: dict[Any, tuple[str, Any, str, Any, Any]]) -> bool:
 
 def _reads_of(obj: Any) -> list[Any]:
     """The ``warm_cache.Reads`` of a transformed object: its own specializations', its program's, and
-    those of the objects it calls (a Jacobian's loop form, a tuple of Jacobians' parts, the vmaps of a
-    vmap called without its parameters that have defaults)."""
+    those of the objects it calls (a Jacobian's loop form and its derivatives per function-valued argument,
+    a tuple of Jacobians' parts, the vmaps of a vmap called without its parameters that have defaults)."""
     out = []
     for attr in ("_reads",):
         r = getattr(obj, attr, None)
@@ -114,7 +114,8 @@ def _reads_of(obj: Any) -> list[Any]:
     prog = obj.__dict__.get("_program") if hasattr(obj, "__dict__") else None
     if prog is not None:
         out.append(prog.reads)
-    inners = (getattr(obj, "_fallback", None), *getattr(obj, "_parts", ()), *getattr(obj, "_omitting", {}).values())
+    inners = (getattr(obj, "_fallback", None), *getattr(obj, "_parts", ()), *getattr(obj, "_omitting", {}).values(),
+              *getattr(obj, "_bound", {}).values())
     for inner in inners:
         if inner is not None:
             out.extend(_reads_of(inner))
