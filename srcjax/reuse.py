@@ -35,8 +35,8 @@ MAX_ITEMS = 4096  # container elements compared at each reuse
 UNCHECKABLE: Any = type("Uncheckable", (), {"__repr__": lambda self: "UNCHECKABLE"})()
 _MISSING: Any = object()
 _IDENTITY = (type(None), bool, int, float, complex, str, bytes, types.ModuleType, types.FunctionType,
-             types.BuiltinFunctionType, types.MethodWrapperType, types.BuiltinMethodType, np.ufunc, np.dtype,
-             functools.partial)
+             types.BuiltinFunctionType, types.MethodWrapperType, types.BuiltinMethodType, types.CodeType, np.ufunc,
+             np.dtype, functools.partial)
 _TRANSFORMED: PerFunction[tuple[Any, Any, int]] = PerFunction("transformed")  # fn -> (kind, options) -> object
 _GENERATION = [0]  # (entries of an earlier generation are misses: forget())
 
@@ -123,10 +123,10 @@ def _reads_of(obj: Any) -> list[Any]:
 
 
 def _defaults(fn: Any) -> Any:
-    """The fingerprint of a plain function's default values (a new object reads its signature)."""
+    """The fingerprint of a plain function's code and default values (a new object reads them again)."""
     if type(fn) is not types.FunctionType:
         return None
-    return fingerprint((fn.__defaults__, fn.__kwdefaults__))
+    return fingerprint((fn.__code__, fn.__defaults__, fn.__kwdefaults__))
 
 
 def names_key(v: Any) -> Any:

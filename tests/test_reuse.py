@@ -214,6 +214,18 @@ def test_changed_defaults_are_read_again():
     np.testing.assert_allclose(srcjax.jit(f)(X), X * 5.0)
 
 
+def test_new_code_is_read_again():
+    def f(x):
+        return x * 2.0
+
+    def g(x):
+        return x * 5.0
+
+    np.testing.assert_allclose(srcjax.jit(f)(X), X * 2.0)
+    f.__code__ = g.__code__
+    np.testing.assert_allclose(srcjax.jit(f)(X), X * 5.0)
+
+
 def test_static_values_pick_programs_of_one_object():
     j = srcjax.jit(scaled, static_argnums=1)
     assert float(srcjax.jit(scaled, static_argnums=1)(X, 2)) == pytest.approx(X[:2].sum())
