@@ -11,9 +11,9 @@ never gets the wrapped function's program. Pickling (cloudpickle copies a functi
 ``__dict__``), copying and deep copying see an empty slot.
 
 ``functools.partial`` objects are tagged as functions are. Callables without a ``__dict__`` srcjax
-may write to (bound methods, a user's callable objects,
-builtins) go to a bounded LRU keyed by the callable (by equality, as before: ``obj.method`` is a
-new object at each access), so at most :data:`KEPT` of them outlive their users.
+may write to (bound methods, a user's callable objects, builtins) go to a bounded LRU keyed by the
+callable (by equality, as before: ``obj.method`` is a new object at each access), so at most
+:data:`KEPT` of them outlive their users.
 """
 
 from __future__ import annotations
