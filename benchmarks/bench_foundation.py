@@ -221,6 +221,42 @@ def steady_state(rounds: int, batch_ns: float) -> list[tuple[str, str, float, fl
 
 
 # ----------------------------------------------------------------------------------------------
+# A new wrapper per call (issue #18)
+# ----------------------------------------------------------------------------------------------
+
+def loss_tiny(x):
+    return np.sum(np.sin(x) * 2.0)
+
+
+def vec_tiny(x):
+    return np.sin(x) * 2.0
+
+
+def new_wrappers(rounds: int, batch_ns: float) -> list[tuple[str, float, float]]:
+    """``srcjax.jit(f)(x)`` written inside the loop (a new wrapper object per call, as JAX code often
+    does) against ``jax.jit(f)(x)``, for each transformation: both reuse what the first call compiled."""
+    x = np.linspace(0.1, 0.9, 8, dtype=np.float32)
+    xs = np.linspace(0.1, 0.9, 32, dtype=np.float32).reshape(4, 8)
+    lj, vj = as_jax(loss_tiny), as_jax(vec_tiny)
+    cases: list[tuple[str, Callable[[], Any], Callable[[], Any]]] = [
+        ("jit(f)(x)", lambda: np.asarray(srcjax.jit(vec_tiny)(x)), lambda: np.asarray(jax.jit(vj)(x))),
+        ("grad(f)(x)", lambda: np.asarray(srcjax.grad(loss_tiny)(x)), lambda: np.asarray(jax.grad(lj)(x))),
+        ("jit(grad(f))(x)", lambda: np.asarray(srcjax.jit(srcjax.grad(loss_tiny))(x)),
+         lambda: np.asarray(jax.jit(jax.grad(lj))(x))),
+        ("vmap(f)(xs)", lambda: np.asarray(srcjax.vmap(vec_tiny)(xs)), lambda: np.asarray(jax.vmap(vj)(xs))),
+        ("jacrev(f)(x)", lambda: np.asarray(srcjax.jacrev(vec_tiny)(x)), lambda: np.asarray(jax.jacrev(vj)(x))),
+        ("hessian(f)(x)", lambda: np.asarray(srcjax.hessian(loss_tiny)(x)),
+         lambda: np.asarray(jax.hessian(lj)(x))),
+    ]
+    rows = []
+    for name, sj, jx in cases:
+        check_agree(name, sj(), jx(), jx())
+        r = measure({"srcjax": sj, "jax": jx}, rounds, batch_ns)
+        rows.append((name, r["srcjax"], r["jax"]))
+    return rows
+
+
+# ----------------------------------------------------------------------------------------------
 # First call
 # ----------------------------------------------------------------------------------------------
 
@@ -394,6 +430,14 @@ def main(argv: list[str] | None = None) -> int:
     for name, mode, s, j, n in rows:
         print(f"| {name:<24} | {mode:<8} | {fmt_us(s):>10} | {fmt_us(j):>10} | {fmt_us(n):>10} "
               f"| {s / j:>10.2f} |")
+
+    wrows = new_wrappers(rounds, batch_ns)
+    print(f"\n3. A new wrapper per call (`srcjax.jit(f)(x)` inside the loop vs `jax.jit(f)(x)`; float32, NumPy "
+          f"inputs, result read back): median us per call over {rounds} interleaved batches")
+    print(f"| {'call':<24} | {'srcjax us':>10} | {'jax us':>10} | {'srcjax/jax':>10} |")
+    print(f"|{'-' * 26}|{'-' * 12}|{'-' * 12}|{'-' * 12}|")
+    for name, s, j in wrows:
+        print(f"| {name:<24} | {fmt_us(s):>10} | {fmt_us(j):>10} | {s / j:>10.2f} |")
 
     if not a.skip_first_call:
         frows = first_call(first_reps)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from . import cpp_calls, gc_pause, pytree, warm_cache
+from . import cpp_calls, gc_pause, pytree, reuse, warm_cache
 from .core import (
     PYTHON_SCALAR_DTYPES,
     ArgumentError,
@@ -525,6 +525,7 @@ class Compiled:
         if in_avals != entry["in_avals"] or warm_cache.key_text(key) != entry["key"]:
             return None  # (another value of an argument made static: another program)
         exe = compile_text(entry["text"], entry["out_avals"], self.device)
+        warm_cache.note_entry(entry, self._reads)  # (what reusing this object checks: reuse.py)
         plan = self._cache[key] = _Plan(exe, entry["out_tree"], entry["template"], in_avals)
         return plan, leaves
 
@@ -707,10 +708,14 @@ def compile(fn: Callable[..., Any] | None = None, *, static_argnums: int | Seque
     ``srcjax.device_put(x, sharding)`` give theirs (``docs/many_devices.md``).
     """
     if fn is None:
-        return lambda f: Compiled(f, static_argnums, static_argnames, device, in_shardings, out_shardings,
-                                  donate_argnums, donate_argnames)
-    return Compiled(fn, static_argnums, static_argnames, device, in_shardings, out_shardings, donate_argnums,
-                    donate_argnames)
+        return lambda f: compile(f, static_argnums=static_argnums, static_argnames=static_argnames,
+                                 donate_argnums=donate_argnums, device=device, in_shardings=in_shardings,
+                                 out_shardings=out_shardings, donate_argnames=donate_argnames)
+    # the same function and options: the same Compiled, with its executables (reuse.py)
+    options = (*map(reuse.names_key, (static_argnums, static_argnames, donate_argnums, donate_argnames)), device,
+               in_shardings, out_shardings)
+    return reuse.reused(fn, "jit", options, lambda: Compiled(
+        fn, static_argnums, static_argnames, device, in_shardings, out_shardings, donate_argnums, donate_argnames))
 
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
@@ -743,6 +748,13 @@ def _wrapped_numpy(fn: Any) -> Any:
 
     if isinstance(fn, types.FunctionType):
         return fn
+    if isinstance(fn, functools.partial):  # (its bound arguments constants of a generated function: partials.py)
+        from .partials import as_function
+
+        try:
+            return as_function(fn, _wrapped_numpy)
+        except TranspileError as e:
+            raise _clean(e) from None
     try:
         hit = _NUMPY_WRAPPERS.get(fn)
     except TypeError:
@@ -764,6 +776,7 @@ def _wrapped_numpy(fn: Any) -> Any:
     ns: dict[str, Any] = {"__name__": "srcjax.numpy_wrappers"}
     exec(builtins.compile(text, filename, "exec"), ns)  # noqa: S102 - srcjax's own text
     hit = _NUMPY_WRAPPERS[fn] = ns[name]
+    hit.__srcjax_numpy__ = prim.path  # (what it calls: a partial of fn calls that, partials.py)
     return hit
 
 

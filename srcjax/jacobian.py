@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import gc_pause, pytree
+from . import gc_pause, pytree, reuse
 
 # api's underscore names are srcjax-internal, shared with srcjax.compile on purpose (not public API)
 from .api import _as_compiled, _is_leaf, _leaf_aval, eval_shape
@@ -339,6 +339,10 @@ def _per_argnum(fn: Callable[..., Any], argnums: int | tuple[int, ...],
     return _TupleArgnums(fn, [make(a) for a in argnums], tuple(argnums), kind)
 
 
+def _argnums_key(argnums: Any) -> Any:
+    return tuple(argnums) if isinstance(argnums, list) else argnums
+
+
 @transformation
 def jacfwd(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
     """Jacobian by forward mode: shape ``out.shape + x.shape`` (one JVP per input element).
@@ -347,7 +351,8 @@ def jacfwd(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callab
     loop over basis vectors; ``srcjax.source`` shows it). For containers, JAX's layout: the
     output's structure outside, the argument's inside; a tuple of ``argnums``: a tuple of Jacobians
     inside (one per argument)."""
-    return _per_argnum(fn, argnums, lambda a: _Jacobian(fn, "jacfwd", a, None, _jacfwd_loop(fn, a)), "jacfwd")
+    return reuse.reused(fn, "jacfwd", _argnums_key(argnums), lambda: _per_argnum(
+        fn, argnums, lambda a: _Jacobian(fn, "jacfwd", a, None, _jacfwd_loop(fn, a)), "jacfwd"))
 
 
 @transformation
@@ -359,14 +364,19 @@ def jacrev(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
     loop over basis cotangents; ``srcjax.source`` shows it). For containers, JAX's layout: the
     output's structure outside, the argument's inside (a tuple of ``argnums``: a tuple of Jacobians).
     ``max_iters`` as in :func:`grad`."""
-    return _per_argnum(fn, argnums, lambda a: _Jacobian(fn, "jacrev", a, max_iters,
-                                                        _jacrev_loop(fn, a, max_iters=max_iters)), "jacrev")
+    return reuse.reused(fn, "jacrev", (_argnums_key(argnums), max_iters), lambda: _per_argnum(
+        fn, argnums, lambda a: _Jacobian(fn, "jacrev", a, max_iters, _jacrev_loop(fn, a, max_iters=max_iters)),
+        "jacrev"))
 
 
 @transformation
 def hessian(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
             max_iters: int | None = None) -> Callable[..., Any]:
     """Hessian of a scalar function: forward mode over the generated gradient source."""
+    return reuse.reused(fn, "hessian", (_argnums_key(argnums), max_iters), lambda: _hessian(fn, argnums, max_iters))
+
+
+def _hessian(fn: Callable[..., Any], argnums: int | tuple[int, ...], max_iters: int | None) -> Callable[..., Any]:
     h = jacfwd(grad(fn, argnums, max_iters=max_iters), argnums)
     if isinstance(h, _TupleArgnums):  # (its generated source: the blocks jacfwd(grad(fn, i), j))
         nums = h._nums

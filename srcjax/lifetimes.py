@@ -10,13 +10,15 @@ wrapper copies ``__dict__`` (the slot with it): the tag tells its copy from its 
 never gets the wrapped function's program. Pickling (cloudpickle copies a function's
 ``__dict__``), copying and deep copying see an empty slot.
 
-Callables without a ``__dict__`` srcjax may write to (bound methods, a user's callable objects,
-builtins) go to a bounded LRU keyed by the callable (by equality, as before: ``obj.method`` is a
-new object at each access), so at most :data:`KEPT` of them outlive their users.
+``functools.partial`` objects are tagged as functions are. Callables without a ``__dict__`` srcjax
+may write to (bound methods, a user's callable objects, builtins) go to a bounded LRU keyed by the
+callable (by equality, as before: ``obj.method`` is a new object at each access), so at most
+:data:`KEPT` of them outlive their users.
 """
 
 from __future__ import annotations
 
+import functools
 import types
 import weakref
 from collections import OrderedDict
@@ -62,7 +64,7 @@ def _taggable(fn: Any) -> bool:
     """Whether srcjax keeps ``fn``'s entries on ``fn`` (plain functions and srcjax's own objects;
     not a user's objects, whose ``__dict__`` is theirs)."""
     t = type(fn)
-    if t is types.FunctionType:
+    if t is types.FunctionType or t is functools.partial:  # (a partial's __dict__ is as a function's)
         return True
     return t.__module__.startswith("srcjax.") and hasattr(fn, "__dict__")
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from . import reuse
 from .api import Compiled, Lowered, _as_compiled, _clean, _key_aval  # (api's shared argument helpers)
 from .core import ArgumentError, NeedStatic, ShapedArray, TranspileError
 from .lower import replicas
@@ -283,8 +284,19 @@ def pmap(fn: Callable[..., Any] | None = None, axis_name: Any = None, *, in_axes
 
     if isinstance(fn, NormalizedFunction):  # pragma: no cover - refused by the reader first
         fn = fn.fn
+    from .vmap import _freeze
+
+    statics = tuple(static_broadcasted_argnums)
+    options = (axis_name, _freeze(in_axes), _freeze(out_axes), statics,
+               tuple(devices) if isinstance(devices, (list, tuple)) else devices, axis_size, backend)
+    return reuse.reused(fn, "pmap", options, lambda: _pmap(fn, axis_name, in_axes, out_axes, statics, devices,
+                                                          axis_size))
+
+
+def _pmap(fn: Callable[..., Any], axis_name: Any, in_axes: Axes, out_axes: Axes, statics: tuple[int, ...],
+          devices: Sequence[Any] | None, axis_size: int | None) -> Any:
     try:
-        return Pmapped(fn, axis_name, in_axes, out_axes, tuple(static_broadcasted_argnums), devices, axis_size)
+        return Pmapped(fn, axis_name, in_axes, out_axes, statics, devices, axis_size)
     except TranspileError as e:
         raise _clean(e) from None
 

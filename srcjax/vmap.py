@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import pytree
+from . import pytree, reuse
 from .api import Compiled, _as_compiled, _clean, _leaf_aval, _tree_key  # (api's shared argument helpers)
 from .core import ArgumentError, Span, TranspileError, transformation
 from .custom import custom_jvp, custom_vjp, def_span
@@ -422,6 +422,11 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_siz
         fn = fn.fn
     if axis_size is not None and (isinstance(axis_size, bool) or not isinstance(axis_size, int) or axis_size < 0):
         raise _clean(ArgumentError(f"vmap: axis_size must be a non-negative int, not {axis_size!r}"))
+    options = (_freeze(in_axes), _freeze(out_axes), axis_size, axis_name)
+    return reuse.reused(fn, "vmap", options, lambda: _vmap(fn, in_axes, out_axes, axis_size, axis_name))
+
+
+def _vmap(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None, axis_name: Any) -> Vmapped:
     c = _as_compiled(fn)
     try:
         written = batched_function(fn, in_axes, out_axes, axis_size, axis_name)

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from . import pytree
+from .reuse import fingerprint as _contents_of
 
 __all__ = ["Reads", "identity", "lookup", "note_attr", "note_closure", "note_file", "note_global", "recording",
            "store"]
@@ -57,16 +58,20 @@ STATS = {"hits": 0, "misses": 0, "stores": 0}  # this process's lookups (tests r
 class Reads:
     """What the front end read while writing one program (or a set of them)."""
 
-    __slots__ = ("files", "names", "tainted")
+    __slots__ = ("files", "names", "tainted", "seen")
 
     def __init__(self) -> None:
         self.files: set[str] = set()
         self.names: dict[tuple[str, str], str] = {}  # (module, name) -> stable description of the value
         self.tainted: str | None = None  # why this cannot be cached (None: it can)
+        # every read in this process, for reusing a transformed object (reuse.py): (kind, id(where), name,
+        # id(value)) -> (kind, where, name, value, its fingerprint then); kind "global", "closure" or "attr"
+        self.seen: dict[tuple[str, int, str, int], tuple[str, Any, str, Any, Any]] = {}
 
     def merge(self, other: Reads) -> None:
         self.files |= other.files
         self.names.update(other.names)
+        self.seen.update(other.seen)
         if self.tainted is None:
             self.tainted = other.tainted
 
@@ -108,6 +113,17 @@ def note_file(filename: str) -> None:
             r.files.add(path)
 
 
+def _see(stack: list[Reads], kind: str, where: Any, name: str, value: Any) -> None:
+    """Note a read for :mod:`srcjax.reuse` (the value's contents now, when they can change)."""
+    key = (kind, id(where), name, id(value))
+    snap: Any = _MISSING
+    for r in stack:
+        if key not in r.seen:
+            if snap is _MISSING:
+                snap = _contents_of(value)
+            r.seen[key] = (kind, where, name, value, snap)
+
+
 def _taint(why: str) -> None:
     for r in getattr(_LOCAL, "stack", None) or ():
         r.taint(why)
@@ -141,6 +157,7 @@ def note_global(namespace: dict[str, Any], name: str, value: Any) -> None:
     modname = namespace.get("__name__")
     if isinstance(modname, str) and modname.split(".")[0] in _LIBRARY_ROOTS:
         return  # srcjax's and NumPy's own namespaces: fixed by the versions in the key
+    _see(stack, "global", namespace, name, value)
     real = sys.modules.get(modname) if isinstance(modname, str) else None
     if real is not None and real.__dict__.get(name, _MISSING) is value:
         rep = stable(value)
@@ -155,8 +172,11 @@ def note_global(namespace: dict[str, Any], name: str, value: Any) -> None:
 
 def note_closure(name: str, value: Any) -> None:
     """The front end read a function's closure variable (no module holds it: not cached, unless srcjax's)."""
-    if getattr(_LOCAL, "stack", None) and not _library(value):
-        _taint(f"reads the closure variable {name}")
+    stack = getattr(_LOCAL, "stack", None)
+    if stack:
+        if not _library(value):
+            _taint(f"reads the closure variable {name}")
+        _see(stack, "closure", None, name, value)  # (an array: its contents)
 
 
 def read_name(closure: dict[str, Any], namespace: dict[str, Any], name: str) -> Any:
@@ -177,12 +197,14 @@ def read_attr(base: Any, attr: str) -> Any:
 
 def note_attr(base: Any, attr: str, value: Any) -> None:
     """The front end read ``base.attr`` (a constant's attribute, a module's member)."""
-    if not getattr(_LOCAL, "stack", None):
+    stack = getattr(_LOCAL, "stack", None)
+    if not stack:
         return
     if isinstance(base, types.ModuleType):
         note_global(base.__dict__, attr, value)
     elif not _library(base):
         _taint(f"reads .{attr} of a {type(base).__name__}")
+        _see(stack, "attr", base, attr, value)
 
 
 def stable(v: Any, depth: int = 0) -> str | None:
@@ -421,6 +443,14 @@ def _fresh(entry: dict[str, Any]) -> bool:
         if m is None or stable(m.__dict__.get(name, _MISSING)) != rep:
             return False
     return True
+
+
+def note_entry(entry: dict[str, Any], reads: Reads) -> None:
+    """An entry served (its module-level names checked by :func:`lookup`): its names as reads of this
+    process (``Reads.seen``: what a reused object checks; the front end did not run to note them)."""
+    for mod, name, _ in entry["names"]:
+        ns = sys.modules[mod].__dict__
+        _see([reads], "global", ns, name, ns.get(name, _MISSING))
 
 
 def mark(key: str, *reads: Reads) -> None:

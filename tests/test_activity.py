@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from srcjax.transforms.activity import PerFunction
+from srcjax.transforms.activity import FactsPerFunction
 
 
 class _Fn:  # stands in for a NormalizedFunction (any object that takes weak references)
@@ -14,7 +14,7 @@ class _Fn:  # stands in for a NormalizedFunction (any object that takes weak ref
 def test_per_function_facts_die_with_their_function() -> None:
     """Facts are keyed by the function object: a new function never sees an old one's facts, even
     when it reuses the old one's id() (which a cache keyed by id() would hand it)."""
-    cache = PerFunction()
+    cache = FactsPerFunction()
     seen = set()
     reused = 0
     for _ in range(200):  # (until ids were reused a few times: a full collection per round is slow in a big heap)

@@ -335,7 +335,7 @@ def test_functions_with_a_dispatcher_are_collected(monkeypatch):
     xd = srcjax.device_put(np.ones(3))
     refs = []
     for _ in range(3):
-        c = srcjax.jit(tiny)
+        c = srcjax.api.Compiled(tiny)  # (a new one each time: srcjax.jit(tiny) is one object, kept with tiny)
         for _ in range(3):
             c(xd)
         assert c._cpp is not None
@@ -542,7 +542,7 @@ def test_numpy_arguments_of_asynchronous_programs_are_copied(host_mode, monkeypa
 
     for inline in (True, False):
         monkeypatch.setattr(cpp_calls, "_inline", lambda out, inline=inline: inline)
-        f = srcjax.jit(tiny)
+        f = srcjax.api.Compiled(tiny)  # (a new one for each mode: srcjax.jit(tiny) is one object)
         x = np.arange(4, dtype=np.float32)
         f(srcjax.device_put(x))
         copied = _counting_host(f)
@@ -621,7 +621,7 @@ def test_functions_taking_the_shortcut_are_collected(host_mode):
 
     refs = []
     for _ in range(3):
-        f = srcjax.jit(affine)
+        f = srcjax.api.Compiled(affine)  # (a new one each time: srcjax.jit(affine) is one object, kept with affine)
         w = srcjax.device_put(np.ones((3, 2), np.float32))
         for _ in range(3):
             np.testing.assert_allclose(np.asarray(f(w, np.ones((4, 3), np.float32))), np.full((4, 2), 4.0))

@@ -78,8 +78,9 @@ def _entry(cache: Path) -> Path:
 
 
 def _fresh_compile(x):
-    # a new Compiled each time: its in-memory cache is empty, so the disk cache is asked
-    return np.asarray(srcjax.compile(affine)(x))
+    # a new Compiled each time (srcjax.compile(affine) is the same one while affine's reads are unchanged):
+    # its in-memory cache is empty, so the disk cache is asked
+    return np.asarray(srcjax.api.Compiled(affine)(x))
 
 
 def test_corrupt_truncated_and_unsafe_entries_are_never_run(tmp_path, monkeypatch):

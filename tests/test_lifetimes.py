@@ -93,7 +93,14 @@ def _use_all(k: float, refs: list[Any]) -> None:
     loss2, h2 = _make_custom_jvp(k)
     srcjax.grad(loss2)(X)
     srcjax.jvp(h2, (X,), (X,))
-    for fn in (f, g, loss, h, loss2, h2):
+    part = functools.partial(_make_vec(k))
+    np.testing.assert_allclose(srcjax.jit(part)(X), np.sin(X) * k)
+    srcjax.grad(functools.partial(f))(X)
+    # the objects reused for a new wrapper of the same function (reuse.py): kept on it, dying with it
+    refs += [weakref.ref(o) for o in (srcjax.jit(f), srcjax.compile(g), srcjax.vmap(g), srcjax.jacrev(g),
+                                      srcjax.hessian(f), srcjax.jit(srcjax.vmap(g)), srcjax.jit(h), srcjax.jit(part),
+                                      api._as_compiled(part).fn)]
+    for fn in (f, g, loss, h, loss2, h2, part):
         refs.append(weakref.ref(fn))
     for fn in (f, g, loss, loss2):
         refs.append(weakref.ref(api._as_compiled(fn)))

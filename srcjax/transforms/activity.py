@@ -383,7 +383,7 @@ def _pushed_names(body: Sequence[Any]) -> dict[str, set[str]]:
     return out
 
 
-class PerFunction:
+class FactsPerFunction:
     """Facts about one normalized function, kept as long as that function object lives (keyed by
     its identity, not by an ``id()`` a new object may reuse)."""
 
@@ -403,8 +403,8 @@ class PerFunction:
         return entry[1]
 
 
-_CALL_ACTIVITY = PerFunction()  # callee -> {its active parameters: whether its result is active}
-_MUTATED = PerFunction()  # function -> {"params": the parameters it appends to}
+_CALL_ACTIVITY = FactsPerFunction()  # callee -> {its active parameters: whether its result is active}
+_MUTATED = FactsPerFunction()  # function -> {"params": the parameters it appends to}
 
 
 def _mutated_params(program: Program, nf: NormalizedFunction) -> set[str]:
