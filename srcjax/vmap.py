@@ -320,15 +320,18 @@ class Vmapped(Compiled):
         self._primal = fn
         self._nparams = len(self.params)
         self._omitting: dict[tuple[Any, ...], Any] = {}
+        self._one_axis: int | None = None  # vmap(f, in_axes=k) of an f with defaults: maps what a call passes
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if len(args) + len(kwargs) < self._nparams and isinstance(self._in_axes, int):
+        if self._one_axis is not None:
             # one in_axes for every argument maps those passed (JAX's meaning): a parameter left to
             # its default is the same for every example
-            specs = tuple(self._in_axes if i < len(args) or p in kwargs else None for i, p in enumerate(self.params))
-            if specs not in self._omitting:
-                self._omitting[specs] = vmap(self._primal, specs, self._out_axes, self._axis_size, self._axis_name)
-            return self._omitting[specs](*args, **kwargs)
+            specs = tuple(self._one_axis if i < len(args) or p in kwargs else None for i, p in enumerate(self.params))
+            if specs != self._in_axes:
+                if specs not in self._omitting:
+                    self._omitting[specs] = vmap(self._primal, specs, self._out_axes, self._axis_size,
+                                                 self._axis_name)
+                return self._omitting[specs](*args, **kwargs)
         if not kwargs and len(args) == self._nparams and self.device != "numpy":
             plan = self._cache.get(self._fast_key(args))
             if plan is not None:
@@ -428,6 +431,11 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_siz
 
 def _vmap(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None, axis_name: Any) -> Vmapped:
     c = _as_compiled(fn)
+    one_axis = None
+    defaults = [p.name for p in c.signature.parameters.values() if p.default is not p.empty]
+    if isinstance(in_axes, int) and not isinstance(in_axes, bool) and defaults:
+        # the program for a call that leaves the defaults (a call passing them maps them: Vmapped.__call__)
+        one_axis, in_axes = in_axes, tuple(None if p in defaults else in_axes for p in c.params)
     try:
         written = batched_function(fn, in_axes, out_axes, axis_size, axis_name)
     except TranspileError as e:
@@ -435,6 +443,7 @@ def _vmap(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int 
     out = Vmapped(fn, written, in_axes, out_axes, axis_size,
                   static_argnums=tuple(i for i, p in enumerate(c.params) if p in c.static), device=c.device)
     out._axis_name = axis_name
+    out._one_axis = one_axis
     return out
 
 
