@@ -371,11 +371,10 @@ class _Derived(Compiled):
         self._needs = needs
         self._fn = derived
         functools.update_wrapper(self, derived)
-        signature = inspect.signature(derived)
-        if signature != self.signature:
-            self.signature, self.params = signature, list(signature.parameters)
-            self._nparams = len(self.params)
-            self._simple = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in signature.parameters.values())
+        signature = inspect.signature(derived)  # (not compared with `!=`: that reads array defaults' truth)
+        self.signature, self.params = signature, list(signature.parameters)
+        self._nparams = len(self.params)
+        self._simple = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in signature.parameters.values())
 
     def _function_arguments(self, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Function-valued arguments (an activation chosen by the caller), by parameter name."""

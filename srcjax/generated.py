@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import linecache
 import math
 import sys
@@ -38,10 +39,14 @@ def exec_generated(code: Any, name: str, prog: Program, origins: dict[str, str],
     functions = {nf.name: nf.fn for nf in prog.functions.values()}
     spaces: dict[tuple[Any, ...], dict[str, Any]] = {}
     chosen: dict[str, Callable[..., Any]] = {}
-    for generated in [name, *origins]:
-        nf = prog.functions.get(origins.get(generated, prog.entry.name), prog.entry)
+    owners = {g: prog.functions.get(origins.get(g, prog.entry.name), prog.entry) for g in [name, *origins]}
+
+    def key_of(nf: NormalizedFunction) -> tuple[Any, ...]:
+        return id(nf.source.globals), tuple(sorted((k, id(v)) for k, v in nf.source.closure.items()))
+
+    for generated, nf in owners.items():
         src = nf.source
-        key = (id(src.globals), tuple(sorted((k, id(v)) for k, v in src.closure.items())))
+        key = key_of(nf)
         ns = spaces.get(key)
         if ns is None:
             ns = spaces[key] = dict(src.globals)
@@ -50,7 +55,7 @@ def exec_generated(code: Any, name: str, prog: Program, origins: dict[str, str],
             ns.update(np=np, math=math, srcjax=sys.modules["srcjax"])
             ns.update(extra)
             ns["__name__"] = getattr(nf.fn, "__module__", None) or prog.entry_fn.__module__
-            exec(code, ns)
+            _exec_module(code, ns, {g for g, o in owners.items() if key_of(o) == key})
         chosen[generated] = ns[generated]
         index = getattr(nf.fn, "__srcjax_index_params__", None)
         if index and generated != name:  # a helper's batched or derivative copy: its index parameters too
@@ -61,6 +66,18 @@ def exec_generated(code: Any, name: str, prog: Program, origins: dict[str, str],
     # its entry function does, and are dropped with it)
     weakref.finalize(chosen[name], forget_module, code.co_filename)
     return chosen
+
+
+def _exec_module(code: Any, ns: dict[str, Any], wanted: set[str]) -> None:
+    """``exec(code, ns)``; where a ``def`` line's default reads a name of another module (``def
+    f_grad(x, w=W)``, run here for a helper of another module), only the functions taken from ``ns``."""
+    try:
+        exec(code, ns)  # noqa: S102 - code srcjax wrote
+    except NameError:
+        text = "".join(linecache.getlines(code.co_filename))
+        tree = parse(text, code.co_filename)
+        body = [st for st in tree.body if not isinstance(st, ast.FunctionDef) or st.name in wanted]
+        exec(compile(ast.Module(body=body, type_ignores=[]), code.co_filename, "exec"), ns)  # noqa: S102
 
 
 def forget_module(filename: str) -> None:
