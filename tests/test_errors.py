@@ -946,3 +946,18 @@ def test_a_refused_global_mutation_did_not_run() -> None:
     with pytest.raises(srcjax.TranspileError):
         srcjax.compile(appends_to_a_global)(arr(2))
     assert CALLS == []
+
+
+def _sum_sin_squared(x):
+    return np.sum(np.sin(x) ** 2)
+
+
+@pytest.mark.parametrize("t", ["jit", "grad", "jacrev", "hessian"])
+def test_a_list_argument_where_an_array_goes_is_a_located_error(t: str) -> None:
+    """Regression: ``np.sin(x)`` of a list argument ran NumPy on traced values ("loop of ufunc does not
+    support argument 0 of type HloValue"); jax refuses it too."""
+    with pytest.raises(srcjax.DTypeError) as e:
+        getattr(srcjax, t)(_sum_sin_squared)([1.5, 2.0])
+    text = str(e.value)
+    assert "np.sin(): a list of traced values where an array goes" in text and "np.asarray" in text
+    assert f"{__file__}:" in text.splitlines()[0] and "HloValue" not in text

@@ -50,6 +50,10 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
         if n in prim.arrays:
             if is_dynamic(v):
                 all_static = False
+            elif isinstance(v, (list, tuple)) and contains_dynamic(v):  # (as jax: NumPy would make it an array)
+                raise DTypeError(f"{prim.path}(): a {type(v).__name__} of traced values where an array goes",
+                                 hint="pass an array (np.asarray(...) of the list before calling the compiled "
+                                      "function), or make one here with np.stack(...)")
         elif n in prim.array_seqs:
             if not isinstance(v, (tuple, list)):
                 raise DTypeError(f"{prim.path}(): {n} must be a sequence of arrays")
