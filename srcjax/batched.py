@@ -169,8 +169,11 @@ def batch_shape(x: Any) -> Any:
     return lead + ((0,) if is_tree(x) else np.shape(x)[1:])
 
 
-def batch_size_of(x: Any) -> int:
-    """The batch size of a batched value: its first leaf's leading axis."""
+def batch_size_of(x: Any) -> Any:
+    """The batch size of a batched value: its first leaf's leading axis; None for ``UNSET`` or ``None``
+    (a derivative's value not bound yet, which a batched helper passes on as it is)."""
+    if x is UNSET or x is None:
+        return None
     while is_tree(x):
         x = x[0] if isinstance(x, (tuple, list)) else list(x.values())[0] if isinstance(x, dict) else x
     return np.shape(x)[0]

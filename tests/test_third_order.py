@@ -95,3 +95,28 @@ def test_reverse_over_a_hessian_of_a_while_counter_loop(tmp_path: Any) -> None:
     _close(back(ct)[0], jax.vjp(jax.hessian(jf), x)[1](ct)[0])
     # forward mode over the discarded pop: its tangent list is popped in step (was: cannot unpack 4 values)
     _close(srcjax.jacfwd(srcjax.hessian(f))(x), jax.jacfwd(jax.hessian(jf))(x))
+
+
+HELPER_WHILE = """
+import numpy as np
+
+
+def _inner(v):
+    s = v
+    k = 0
+    while k < 3:
+        s = s * np.sin(s) + 0.5
+        k += 1
+    return s
+
+
+def f(x):
+    return np.sum(_inner(x) ** 2)
+"""
+
+
+def test_vmap_of_a_hessian_through_a_helper_loop(tmp_path: Any) -> None:
+    """A batched helper's copy read the batch size of a saved value not bound yet (UNSET): IndexError."""
+    f, jf = numpy_and_jax(tmp_path, HELPER_WHILE, "helper_while")
+    xs = np.linspace(0.1, 0.9, 6).reshape(2, 3)
+    _close(srcjax.vmap(srcjax.hessian(f))(xs), jax.vmap(jax.hessian(jf))(xs))
