@@ -14,6 +14,7 @@ The default run checks a fixed part of the cases; ``SRCJAX_PRINTED=all`` checks 
 
 from __future__ import annotations
 
+import inspect
 import os
 import types
 from collections.abc import Callable
@@ -52,6 +53,8 @@ def _scalar_float(f: Callable[..., Any], args: tuple[Any, ...]) -> bool:
 def apply(kind: str, f: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Callable[..., Any], tuple[Any, ...]] | None:
     """(``kind`` of ``f``, its example arguments), or None where it does not apply to them."""
     first = args[0] if args else None
+    if kind in ("jvp", "vjp") and any(p.default is not p.empty for p in inspect.signature(f).parameters.values()):
+        return None  # (the wrapper's tangent or cotangent parameter is keyword-only there: called positionally)
     if kind in ("grad", "value_and_grad"):
         if not (_is_float_array(first) and _scalar_float(f, args)):
             return None
