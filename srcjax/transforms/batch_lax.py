@@ -41,20 +41,24 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         pred, tf, ff = args[0].value, args[1].value, args[2].value
         ops = [a.value for a in args[3:]]
         op_states = [w.value_state(o) for o in ops]
-        ret = join(w.nested_state(fn(tf), op_states), w.nested_state(fn(ff), op_states))
         opcode = [code(o) for o in ops]
         if not any_batched(w.value_state(pred)):  # one branch runs: a Python if (on data: functionalized again)
             out = code(target) if isinstance(target, (cst.Name, cst.Tuple)) else w.names.fresh("cond_out")
+            # each branch written once, its lines kept aside until the join of both results is known (a
+            # branch's state found by writing it beforehand made nested conds exponential in their depth)
+            (e_t, st_t, lines_t), (e_f, st_f, lines_f) = (inline_aside(w, fn(b), opcode, op_states, ind + 1)
+                                                            for b in (tf, ff))
+            ret = join(st_t, st_f)
             w.emit(f"if {code(pred)}:", ind)
-            e, st = inline(w, fn(tf), opcode, op_states, ind + 1)
-            w.emit(f"{out} = {w.convert(e, st, ret)}", ind + 1)
+            w.lines += lines_t
+            w.emit(f"{out} = {w.convert(e_t, st_t, ret)}", ind + 1)
             w.emit("else:", ind)
-            e, st = inline(w, fn(ff), opcode, op_states, ind + 1)
-            w.emit(f"{out} = {w.convert(e, st, ret)}", ind + 1)
+            w.lines += lines_f
+            w.emit(f"{out} = {w.convert(e_f, st_f, ret)}", ind + 1)
             return out, ret
         # a batched predicate: both branches run, written out in line, and each example selects
         outs = [inline(w, fn(tf), opcode, op_states, ind), inline(w, fn(ff), opcode, op_states, ind)]
-        full = all_batched(ret)
+        full = all_batched(join(outs[0][1], outs[1][1]))
         a, b = (w.convert(e, st, full) for e, st in outs)
         return select(code(pred), a, b, full), full
     if f == "switch":
@@ -257,6 +261,16 @@ def inline(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: li
     w.block([renamed(st, mapping) for st in body[:-1]], ind)
     ret = renamed(last.body[0].value, mapping)
     return code(ret), w.value_state(ret)
+
+
+def inline_aside(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: list[State],
+                 ind: int) -> tuple[str, State, list[str]]:
+    """:func:`inline`, its lines taken out of ``w.lines`` (the caller puts them where they go)."""
+    start = len(w.lines)
+    e, st = inline(w, fdef, args, states, ind)
+    lines = w.lines[start:]
+    del w.lines[start:]
+    return e, st, lines
 
 
 def _returns(node: cst.CSTNode) -> bool:
