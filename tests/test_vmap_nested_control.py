@@ -96,3 +96,35 @@ def test_nested_ifs_agree_with_a_loop_of_jax(fn, how) -> None:
     x = r(8, 4) * 0.8
     ours, theirs = COMPOSED[how]
     agree(ours(fn)(x), loop(theirs(jax_twin(fn)), (x,), 0, 8), what=how)
+
+
+# -- 3. batched while bodies print one select per carried value --------------------------------------------------------
+
+def newton_steps(a, b):
+    x, y, it = a, b, 0
+    while np.abs(x * x - a) > 1e-10 and it < 40:
+        x = 0.5 * (x + a / x)
+        y = y + 0.5 * x
+        it += 1
+    return x + y * it
+
+
+def test_a_batched_while_prints_one_select_per_carried_value() -> None:
+    """The step of a batched ``while`` keeps each carried value of the examples already done on its own
+    line (was one ``return`` of a tuple of ``batch_select`` calls, over 200 characters with four values)."""
+    a, b = np.abs(r(6)) + 0.3, r(6)
+    f = srcjax.vmap(newton_steps)
+    text = srcjax.source(f)
+    selects = [ln.strip() for ln in text.splitlines() if "batch_select(" in ln]
+    assert len(selects) == 3 and all(s.count("batch_select(") == 1 and len(s) < 60 for s in selects), text
+    assert max(len(ln) for ln in text.splitlines()) <= 110, text
+    agree(f(a, b), loop(newton_steps, (a, b), 0, 6))
+    agree(srcjax.vmap(srcjax.grad(newton_steps, argnums=(0, 1), max_iters=40))(a, b),
+          loop(jax.grad(jax_twin(newton_steps), argnums=(0, 1)), (a, b), 0, 6))
+
+
+def test_a_batched_if_binding_several_names_prints_one_select_per_name() -> None:
+    x, t = r(5, 3), r(5)
+    text = srcjax.source(srcjax.vmap(P.search_break))
+    assert not [ln for ln in text.splitlines() if ln.count("batch_select(") > 1], text
+    agree(srcjax.vmap(P.search_break)(x, t), loop(P.search_break, (x, t), 0, 5))

@@ -60,7 +60,17 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         outs = [inline(w, fn(tf), opcode, op_states, ind), inline(w, fn(ff), opcode, op_states, ind)]
         full = all_batched(join(outs[0][1], outs[1][1]))
         a, b = (w.convert(e, st, full) for e, st in outs)
-        return select(code(pred), a, b, full), full
+        names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)] \
+            if isinstance(target, cst.Tuple) else []
+        if not isinstance(full, Tree):
+            return select(code(pred), a, b, full), full
+        if full.kind == "tuple" and len(names) == len(full.items) == len(set(names)) and \
+                _in_order(names, [code(pred)], [(item(a, k), item(b, k)) for k, _ in full.items]):
+            for n, (k, v) in zip(names, full.items):  # one line per name (was one tuple of selects)
+                w.emit(f"{n} = {select_each(w, code(pred), item(a, k), item(b, k), v, ind, set(), n)}", ind)
+            return code(target), full
+        base = target.value if isinstance(target, cst.Name) else "selected"
+        return select_each(w, code(pred), a, b, full, ind, set(), base), full
     if f == "switch":
         index, branches = args[0].value, args[1].value
         ops = [a.value for a in args[2:]]
@@ -125,8 +135,9 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
             head()
             e, _ = inline(w, cf, [c_in], [carry], ind + 1)
             w.emit(f"{running} = {e}", ind + 1)
+            known = set(w.st)
             stepped, st = inline(w, bf, [c_in], [carry], ind + 1)
-            out = select(running, w.convert(stepped, st, carry), c_in, carry)
+            out = select_each(w, running, w.convert(stepped, st, carry), c_in, carry, ind + 1, set(w.st) - known)
             if ctr is not None:
                 t_next = w.names.fresh("trips")
                 w.emit(f"{t_next} = {t_in} + {ctr[3]}", ind + 1)
@@ -233,6 +244,51 @@ def select(c: str, a: str, b: str, st: State) -> str:
     if isinstance(st, Tree):
         return pack(st.kind, [(k, select(c, item(a, k), item(b, k), v)) for k, v in st.items], a)
     return f"batch_select({c}, {a}, {b})"
+
+
+def select_each(w: FunctionWriter, c: str, a: str, b: str, st: State, ind: int, local: set[str],
+                base: str | None = None) -> str:
+    """:func:`select` with each leaf's ``batch_select`` on its own line (a batched ``while``'s step:
+    each carried value kept where its example stopped; a batched ``cond``'s container result): bound
+    again to the leaf's own name where that is a name bound here (``local``) that no other leaf reads,
+    else to a fresh name (after ``base``, or the leaf's name); the container of those names is returned
+    (a leaf, not a container: the one ``batch_select``, in line)."""
+    if not isinstance(st, Tree):
+        return select(c, a, b, st)
+    leaves: list[tuple[str, str]] = []
+
+    def collect(a: str, b: str, st: State) -> None:
+        if isinstance(st, Tree):
+            for k, v in st.items:
+                collect(item(a, k), item(b, k), v)
+        else:
+            leaves.append((a, b))
+
+    collect(a, b, st)
+    reads = [n for x, y in leaves for n in names_in(cst.parse_expression(x)) + names_in(cst.parse_expression(y))]
+    chosen: dict[tuple[str, str], str] = {}
+    for x, y in leaves:
+        own = x.isidentifier() and x in local and reads.count(x) == 1 and x not in names_in(cst.parse_expression(c))
+        name = x if own else w.names.fresh(base or (x if x.isidentifier() else "carried"))
+        w.emit(f"{name} = batch_select({c}, {x}, {y})", ind)
+        chosen[(x, y)] = name
+
+    def build(a: str, b: str, st: State) -> str:
+        if isinstance(st, Tree):
+            return pack(st.kind, [(k, build(item(a, k), item(b, k), v)) for k, v in st.items], a)
+        return chosen[(a, b)]
+
+    return build(a, b, st)
+
+
+def _in_order(names: list[str], first: list[str], pairs: list[tuple[str, str]]) -> bool:
+    """Whether ``names[k] = <from pairs[k]>`` one by one reads no name bound before (``first`` read by all)."""
+    bound: set[str] = set()
+    for n, texts in zip(names, pairs):
+        if any(set(names_in(cst.parse_expression(t))) & bound for t in (*first, *texts)):
+            return False
+        bound.add(n)
+    return True
 
 
 def choose(index: str, outs: list[str], st: State) -> str:
