@@ -128,3 +128,23 @@ def test_a_batched_if_binding_several_names_prints_one_select_per_name() -> None
     text = srcjax.source(srcjax.vmap(P.search_break))
     assert not [ln for ln in text.splitlines() if ln.count("batch_select(") > 1], text
     agree(srcjax.vmap(P.search_break)(x, t), loop(P.search_break, (x, t), 0, 5))
+
+
+# -- 4. the refusal of a counted `while` on a mapped bound is at the user's `while` --------------------------------------
+
+@pytest.mark.parametrize("transform", ["grad", "jacrev", "hessian"])
+def test_a_while_on_a_mapped_bound_is_refused_at_the_users_while(transform) -> None:
+    """``while i < n`` with ``n`` mapped under vmap of reverse mode without max_iters: reverse mode writes
+    the loop as ``for _ in range(0, n, 1)``, which cannot run a different number of times per example;
+    the error names the user's ``while`` line and its test's column (was the ``def`` line)."""
+    import inspect
+
+    from . import unseen_programs as U
+
+    lines, first = inspect.getsourcelines(U.while_on_index)
+    k = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("while "))
+    col = lines[k].index("i < n") + 1
+    with pytest.raises(srcjax.TranspileError, match="different number of times per example") as e:
+        srcjax.vmap(getattr(srcjax, transform)(U.while_on_index))(r(3, 6), np.array([2, 5, 0]))
+    assert f"unseen_programs.py:{first + k}:{col}:" in str(e.value), str(e.value)
+    assert "max_iters" in e.value.hint

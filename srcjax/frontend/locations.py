@@ -109,6 +109,8 @@ def _bindings(nf: NormalizedFunction) -> dict[str, Span]:
                 continue
             for n in names:
                 out[n] = sp
+    for n, sp in nf.loop_names.items():  # (a loop's sequence in derivative source: the user's loop)
+        out.setdefault(n, sp)
     return out
 
 

@@ -231,6 +231,8 @@ class VJP:
                         not set(names_in(s.iter)) & self.assigned_in(s.body.body)
                     if it is None:
                         it = self.loop_iters[id(s)] = code(s.iter) if reuse else self.names.fresh("loop_items")
+                        if not reuse and self.spans.get(id(s)) is not None:
+                            self.nf.loop_names[it] = self.spans[id(s)]
                     if not reuse:  # an iterator (enumerate, zip, ...) is saved as a list: the adjoint reverses it
                         lines.append(f"{pad}{it} = {_saved_iterable(s.iter)}")
                         bound.add(it)
