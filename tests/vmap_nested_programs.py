@@ -140,3 +140,128 @@ def while_while_while(x):
         a = a + 1
     return np.sum(x * x)
 
+
+
+def skip_small(x):
+    """``continue`` inside a ``while`` on the example's elements, then a nested choice."""
+    acc = 0.0
+    i = 0
+    while i < x.shape[0]:
+        v = x[i]
+        i = i + 1
+        if np.abs(v) < 0.3:
+            continue
+        if v > 0.0:
+            acc = acc + np.sqrt(v)
+        else:
+            acc = acc - v * v
+    return acc
+
+
+def bisect_cube_root(c):
+    """Bisection (a ``while`` on data with an ``if`` on data in it): the cube root of ``c``."""
+    lo = 0.0
+    hi = 1.0 + c
+    while hi - lo > 1e-9:
+        mid = 0.5 * (lo + hi)
+        if mid * mid * mid > c:
+            hi = mid
+        else:
+            lo = mid
+    return lo * np.ones(2) + c
+
+
+def piecewise(x):
+    """An ``elif`` chain with an ``if`` nested in one arm."""
+    s = np.sum(x)
+    if s < -1.0:
+        y = np.exp(x)
+    elif s < 0.0:
+        if np.max(x) > 0.5:
+            y = x * np.sin(x)
+        else:
+            y = x ** 3
+    elif s < 1.0:
+        y = np.tanh(x) * s
+    else:
+        y = x * s
+    return np.sum(y)
+
+
+def first_above(x, t):
+    """An early return inside nested ``if``s inside a loop over the elements."""
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            if i > 1:
+                return x[i] * 2.0 + t
+            return x[i] * t
+    return np.sum(x) * 0.5
+
+
+def grow_until(x):
+    """``break`` inside an ``if`` nested in an ``if`` of a counted ``while``."""
+    k = 0
+    while k < 10:
+        x = x * 1.2 + 0.1
+        if np.sum(x) > 5.0:
+            if np.max(x) > 2.0:
+                break
+            x = x * 0.5
+        k += 1
+    return np.sum(x ** 2)
+
+
+def rows_by_sign(x):
+    """A ``for`` over rows with nested ``if``s on each row's data, accumulating an array."""
+    acc = np.zeros(x.shape[1])
+    for r in range(x.shape[0]):
+        row = x[r]
+        if np.sum(row) > 0.0:
+            if row[0] > 0.0:
+                acc = acc + row
+            else:
+                acc = acc + 2.0 * row
+        else:
+            acc = acc - np.sin(row)
+    return np.sum(acc * acc)
+
+
+def damped_newton(a):
+    """Newton on ``x**3 = a`` with a damped step where the step is large (an ``if`` in the ``while``)."""
+    x = a + 1.0
+    it = 0
+    while np.abs(x * x * x - a) > 1e-10 and it < 60:
+        step = (x * x * x - a) / (3.0 * x * x)
+        if np.abs(step) > 0.5:
+            step = 0.5 * step
+        x = x - step
+        it += 1
+    return x
+
+
+def count_then_scale(x):
+    """A ``while`` inside an ``if`` whose count then scales the result (an int carried out of the loop)."""
+    n = 0
+    if np.sum(x) > 0.0:
+        while np.sum(x) < 8.0 and n < 6:
+            x = x * 1.5
+            n = n + 1
+    else:
+        x = -x
+    return np.sum(x) * (n + 1)
+
+
+def nested_loops_break(x):
+    """``break`` out of an inner loop on data, inside an outer loop over rows."""
+    total = 0.0
+    for r in range(x.shape[0]):
+        s = 0.0
+        for c in range(x.shape[1]):
+            if x[r, c] < -0.5:
+                break
+            s = s + x[r, c] * (c + 1)
+        if s > 1.0:
+            total = total + s
+        else:
+            total = total - 0.5 * s
+    return total
