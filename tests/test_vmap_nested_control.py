@@ -132,11 +132,12 @@ def test_a_batched_if_binding_several_names_prints_one_select_per_name() -> None
 
 # -- 4. the refusal of a counted `while` on a mapped bound is at the user's `while` --------------------------------------
 
-@pytest.mark.parametrize("transform", ["grad", "jacrev", "hessian"])
+@pytest.mark.parametrize("transform", ["grad", "jacrev", "hessian", "grad of vmap", "jacrev of vmap"])
 def test_a_while_on_a_mapped_bound_is_refused_at_the_users_while(transform) -> None:
     """``while i < n`` with ``n`` mapped under vmap of reverse mode without max_iters: reverse mode writes
     the loop as ``for _ in range(0, n, 1)``, which cannot run a different number of times per example;
-    the error names the user's ``while`` line and its test's column (was the ``def`` line)."""
+    the error names the user's ``while`` line and its test's column (was the ``def`` line). Reverse mode
+    of the vmap needs a bound too: at the ``while`` (was the line of the loop's last ``acc = ...``)."""
     import inspect
 
     from . import unseen_programs as U
@@ -144,8 +145,15 @@ def test_a_while_on_a_mapped_bound_is_refused_at_the_users_while(transform) -> N
     lines, first = inspect.getsourcelines(U.while_on_index)
     k = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("while "))
     col = lines[k].index("i < n") + 1
+    x, n = r(3, 6), np.array([2, 5, 0])
+    if transform.endswith("of vmap"):
+        with pytest.raises(srcjax.TranspileError, match="needs a bound on its iterations") as e:
+            outer = getattr(srcjax, transform.split()[0])
+            outer(lambda x: np.sum(srcjax.vmap(U.while_on_index)(x, n)))(x)
+        assert f"unseen_programs.py:{first + k}:{col}:" in str(e.value), str(e.value)
+        return
     with pytest.raises(srcjax.TranspileError, match="different number of times per example") as e:
-        srcjax.vmap(getattr(srcjax, transform)(U.while_on_index))(r(3, 6), np.array([2, 5, 0]))
+        srcjax.vmap(getattr(srcjax, transform)(U.while_on_index))(x, n)
     assert f"unseen_programs.py:{first + k}:{col}:" in str(e.value), str(e.value)
     assert "max_iters" in e.value.hint
 
