@@ -71,6 +71,31 @@ def test_vmap_grad_of_mutual_recursion_is_written_in_seconds(writes) -> None:
     assert sum(writes.values()) <= 64, sum(writes.values())
 
 
+def test_nested_switches_are_batched_once_and_agree_with_jax_vmap(writes) -> None:
+    """Four ``srcjax.lax.switch`` calls nested in their first branches. On an unmapped index each branch is
+    written once (was once to learn its result's batching, then again: 91 bodies, now 13). On a mapped
+    index the batched program was silently wrong for the examples taking the deepest branch: the readable
+    pass renamed ``mul_4`` and ``mul_1_1`` both to ``mul_1`` (srcjax/transforms/readable_names.py)."""
+    import srcjax.transforms.batch as batch
+
+    blocks: list[int] = []
+    block = batch.FunctionWriter.block
+
+    def counted(self, *args, **kw):  # type: ignore[no-untyped-def]
+        blocks.append(1)
+        return block(self, *args, **kw)
+
+    x, twin = r(4, 3), jax_twin(P.switch_ladder)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(batch.FunctionWriter, "block", counted)
+        got = srcjax.vmap(P.switch_ladder, in_axes=(0, None))(x, 0)
+    assert len(blocks) <= 16, len(blocks)
+    agree(got, jax.vmap(twin, in_axes=(0, None))(x, 0))
+    k = np.array([0, 1, 2, 0])
+    agree(srcjax.vmap(P.switch_ladder)(x, k), jax.vmap(twin)(x, k))
+    agree(srcjax.vmap(P.switch_ladder)(x, k), loop(twin, (x, k), 0, 4))
+
+
 # -- 2. values of nested control flow under vmap and its compositions -----------------------------------------------
 
 def _vmap(f):

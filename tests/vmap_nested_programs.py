@@ -5,6 +5,8 @@ data) or the same source run with ``np`` as jax.numpy where it is ``srcjax.lax``
 
 import numpy as np
 
+import srcjax
+
 
 def nested_ifs_6(x):
     s = np.sum(x)
@@ -265,3 +267,26 @@ def nested_loops_break(x):
         else:
             total = total - 0.5 * s
     return total
+
+
+def switch_ladder(x, k):
+    """``srcjax.lax.switch`` four deep, each on the same index (jax.vmap runs its twin)."""
+    def leaf(y):
+        return np.tanh(y)
+
+    def sin(y):
+        return np.sin(y)
+
+    def cos(y):
+        return np.cos(y) * y
+
+    def d4(y):
+        return srcjax.lax.switch(k, [leaf, sin, cos], y * 1.1)
+
+    def d3(y):
+        return srcjax.lax.switch(k, [d4, sin, cos], y + 0.1)
+
+    def d2(y):
+        return srcjax.lax.switch(k, [d3, sin, cos], y * 0.9)
+
+    return np.sum(srcjax.lax.switch(k, [d2, sin, cos], x) * x)

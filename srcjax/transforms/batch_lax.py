@@ -78,16 +78,27 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
             raise w.error("vmap: srcjax.lax.switch needs a list of functions", line)
         op_states = [w.value_state(o) for o in ops]
         fdefs = [fn(e.value) for e in branches.elements]
-        ret = False
-        for fd in fdefs:
-            ret = join(ret, w.nested_state(fd, op_states))
         if not any_batched(w.value_state(index)):
-            names_ = [w.nested(fd, op_states, ind, want_return=ret)[0] for fd in fdefs]
+            # each branch written once; again, brought to the join of their results, only where those differ
+            # (their states found by writing them beforehand made nested switches exponential in their depth)
+            start, taken = len(w.lines), set(w.names.taken)
+            out = [w.nested(fd, op_states, ind) for fd in fdefs]
+            ret = False
+            for _, st in out:
+                ret = join(ret, st)
+            if any(st != ret for _, st in out):
+                del w.lines[start:]
+                w.names.taken = taken
+                out = [w.nested(fd, op_states, ind, want_return=ret) for fd in fdefs]
+            names_ = [n for n, _ in out]
             opargs = ", ".join(code(o) for o in ops)
             return (f"srcjax.lax.switch({code(index)}, [{', '.join(names_)}]"
                     f"{', ' + opargs if opargs else ''})"), ret
-        full = all_batched(ret)
         written = [inline(w, fd, [code(o) for o in ops], op_states, ind) for fd in fdefs]
+        ret = False
+        for _, st in written:
+            ret = join(ret, st)
+        full = all_batched(ret)
         return choose(code(index), [w.convert(e, st, full) for e, st in written], full), full
     if f == "while_loop":
         cf, bf, init = fn(args[0].value), fn(args[1].value), args[2].value
