@@ -82,24 +82,23 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
             # each branch written once; again, brought to the join of their results, only where those differ
             # (their states found by writing them beforehand made nested switches exponential in their depth)
             start, taken = len(w.lines), set(w.names.taken)
-            out = [w.nested(fd, op_states, ind) for fd in fdefs]
+            defs = [w.nested(fd, op_states, ind) for fd in fdefs]
             ret = False
-            for _, st in out:
-                ret = join(ret, st)
-            if any(st != ret for _, st in out):
+            for _, b_st in defs:
+                ret = join(ret, b_st)
+            if any(b_st != ret for _, b_st in defs):
                 del w.lines[start:]
                 w.names.taken = taken
-                out = [w.nested(fd, op_states, ind, want_return=ret) for fd in fdefs]
-            names_ = [n for n, _ in out]
+                defs = [w.nested(fd, op_states, ind, want_return=ret) for fd in fdefs]
             opargs = ", ".join(code(o) for o in ops)
-            return (f"srcjax.lax.switch({code(index)}, [{', '.join(names_)}]"
+            return (f"srcjax.lax.switch({code(index)}, [{', '.join(n for n, _ in defs)}]"
                     f"{', ' + opargs if opargs else ''})"), ret
         written = [inline(w, fd, [code(o) for o in ops], op_states, ind) for fd in fdefs]
         ret = False
-        for _, st in written:
-            ret = join(ret, st)
+        for _, b_st in written:
+            ret = join(ret, b_st)
         full = all_batched(ret)
-        return choose(code(index), [w.convert(e, st, full) for e, st in written], full), full
+        return choose(code(index), [w.convert(e, b_st, full) for e, b_st in written], full), full
     if f == "while_loop":
         cf, bf, init = fn(args[0].value), fn(args[1].value), args[2].value
         carry = w.value_state(init)
