@@ -519,6 +519,20 @@ def test_renumbering_leaves_what_it_cannot_rename_freely() -> None:
     assert renumber(text) == text
 
 
+def test_two_families_never_take_one_name() -> None:
+    """``mul_4`` (family ``mul``, after ``mul_3``) and ``mul_1_1`` (family ``mul_1``) would both become
+    ``mul_1``: two values, one name, a silently wrong program (found batching four nested
+    ``srcjax.lax.switch`` calls). The second family keeps its names."""
+    body = ("mul_3 = x * y\nmul_1_1 = x * 1.1\nc = np.cos(mul_1_1)\nmul_4 = c * mul_1_1\n"
+            "return np.tanh(mul_1_1) + mul_4 + mul_3")
+    want = ("mul = x * y\nmul_1_1 = x * 1.1\nc = np.cos(mul_1_1)\nmul_1 = c * mul_1_1\n"
+            "return np.tanh(mul_1_1) + mul_1 + mul")
+    assert _renumber(body) == _lines(want)
+    x, y = np.linspace(-1.0, 1.0, 5), 0.5
+    got = _run("import numpy as np\n\n\ndef f(x, y):\n" + _renumber(body), "f", globals(), x, y)
+    _same(got, _run("import numpy as np\n\n\ndef f(x, y):\n" + _lines(body), "f", globals(), x, y))
+
+
 def test_renumbered_derivative_computes_the_same() -> None:
     """The renamed readable program and the ANF form give the same numbers (renaming is alpha-renaming)."""
     f = srcjax.grad(mlp)

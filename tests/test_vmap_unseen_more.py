@@ -175,9 +175,9 @@ def test_grad_of_vmap_vmap_of_a_while_is_refused_at_the_users_function() -> None
 
 # -- 8. mutual recursion of static depth under vmap(grad) -----------------------------------------------------------
 
-@pytest.mark.skipif(not THOROUGH, reason="~25 s writing the batched gradient of the recursion: SRCJAX_HYPOTHESIS=thorough")
 def test_vmap_grad_of_mutual_recursion_of_static_depth() -> None:
-    """Two functions calling each other down to a static ``n`` (jax traces it; so does srcjax)."""
+    """Two functions calling each other down to a static ``n`` (jax traces it; so does srcjax). (Took ~25 s
+    to write: the nested branches of its gradient were batched 2**depth times; tests/test_vmap_nested_control.py)"""
     x = r(4, 3)
     twin = jax_twin(V.even_steps, helpers=[V.odd_steps])
     for n in (1, 3):

@@ -72,8 +72,9 @@ def register(filename: str, module_text: str, owners: dict[str, NormalizedFuncti
         if default is None:
             continue
         table[node.lineno] = default
+        loops = _loops(nf)
         for st in _statements(node.body):
-            table.setdefault(st.lineno, _origin(st, bindings) or default)
+            table.setdefault(st.lineno, _loop_origin(st, bindings, loops) or _origin(st, bindings) or default)
     _TABLES[filename] = table
 
 
@@ -109,7 +110,30 @@ def _bindings(nf: NormalizedFunction) -> dict[str, Span]:
                 continue
             for n in names:
                 out[n] = sp
+    for n, sp in nf.loop_names.items():  # (a loop's sequence in derivative source: the user's loop)
+        out.setdefault(n, sp)
     return out
+
+
+def _loops(nf: NormalizedFunction) -> list[tuple[set[str], Span]]:
+    """The user's loops: the names each one's body assigns, and its span."""
+    out: list[tuple[set[str], Span]] = []
+    for st in _cst_statements(nf.plain_fdef.body.body):
+        sp = nf.spans.get(id(st))
+        if isinstance(st, (cst.While, cst.For)) and sp is not None:
+            out.append((set(assigned_names(list(st.body.body))), sp))
+    return out
+
+
+def _loop_origin(st: ast.stmt, bindings: dict[str, Span], loops: list[tuple[set[str], Span]]) -> Span | None:
+    """A batched ``while`` (``(acc, i), trips = srcjax.lax.while_loop(...)``): the innermost user loop whose
+    body assigns the user's names it binds (not the line of their last assignment)."""
+    if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and
+            isinstance(st.value.func, ast.Attribute) and st.value.func.attr == "while_loop"):
+        return None
+    names = {n.id for t in st.targets for n in walk_ast(t) if isinstance(n, ast.Name)} & set(bindings)
+    found = [(len(assigned), k) for k, (assigned, _) in enumerate(loops) if names and names <= assigned]
+    return loops[min(found)[1]][1] if found else None  # (the innermost such loop)
 
 
 def _cst_statements(stmts: object) -> Iterator[cst.CSTNode]:

@@ -120,6 +120,9 @@ class NormalizedFunction:
     temps: set[str] = field(default_factory=set)  # names the normalizer invented
     # the ANF before control flow on data was functionalized (what AD transforms); None: same as fdef
     plain: cst.FunctionDef | None = None
+    # the sequences reverse mode names for its loops (``loop_items = range(0, n, 1)`` for ``while i < n``) -> the
+    # user's loop (srcjax/frontend/locations.py places their lines there)
+    loop_names: dict[str, Span] = field(default_factory=dict)
 
     @property
     def namespace(self) -> dict[str, Any]:

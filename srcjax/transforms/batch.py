@@ -222,20 +222,14 @@ class FunctionWriter:
         self.bta: BindingTimes | None = None  # (the function's binding times, when a test needs them)
         self.param_states: dict[str, State] = parent.param_states if parent is not None else dict(states)
         self.is_entry: bool = parent.is_entry if parent is not None else type(self).entry_writer
+        self.at: cst.CSTNode | None = parent.at if parent is not None else None  # (the statement being written)
 
     # -- output -----------------------------------------------------------------------------
     def emit(self, line: str, ind: int) -> None:
         self.lines.append("    " * ind + line)
 
     def error(self, msg: str, node: cst.CSTNode | None = None, hint: str | None = None) -> TranspileError:
-        span = self.nf.spans.get(id(node)) if node is not None else None
-        e = BatchingError(msg, hint=hint)
-        if span is not None:
-            return e.with_span(span)
-        fspan = getattr(self.nf.source, "span", None)
-        if isinstance(fspan, Span):
-            return e.with_span(fspan)
-        return e
+        return batch_errors.located(self, BatchingError(msg, hint=hint), node)
 
     def state(self, atom: str) -> State:
         return self.st.get(atom, False)
@@ -300,6 +294,7 @@ class FunctionWriter:
 
     def block(self, stmts: Sequence[Any], ind: int) -> None:
         for s in stmts:
+            self.at = s
             if isinstance(s, cst.SimpleStatementLine):
                 for small in s.body:
                     self.small(small, ind, s)

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ..core import TranspileError
+from ..core import Span, TranspileError
 from ..frontend.names import code, names_in, target_names, walk
 from .batch_state import State, Tree, any_batched, literal_key
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
 
-__all__ = ["BatchingError", "ComprehensionBatchingError", "mapped_error", "sources"]
+__all__ = ["BatchingError", "ComprehensionBatchingError", "located", "mapped_error", "sources"]
 
 
 class BatchingError(TranspileError):
@@ -29,6 +29,18 @@ class BatchingError(TranspileError):
 class ComprehensionBatchingError(BatchingError):
     """A comprehension or generator over batched values: written as a loop (``items.append(y)``), it can
     be batched (:func:`srcjax.vmap.batched_source` reads the program again that way)."""
+
+
+def located(w: FunctionWriter, e: TranspileError, node: cst.CSTNode | None) -> TranspileError:
+    """``e`` at ``node``'s span; else (an expression, or a node srcjax wrote) at the statement being
+    written (in derivative source: the user's line it comes from, srcjax/frontend/locations.py); else at
+    the function."""
+    for n in (node, w.at):
+        span = w.nf.spans.get(id(n)) if n is not None else None
+        if span is not None:
+            return e.with_span(span)
+    fspan = getattr(w.nf.source, "span", None)
+    return e.with_span(fspan) if isinstance(fspan, Span) else e
 
 
 def sources(w: FunctionWriter, names: list[str]) -> list[tuple[str, str | None]]:

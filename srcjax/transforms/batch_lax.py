@@ -41,22 +41,36 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         pred, tf, ff = args[0].value, args[1].value, args[2].value
         ops = [a.value for a in args[3:]]
         op_states = [w.value_state(o) for o in ops]
-        ret = join(w.nested_state(fn(tf), op_states), w.nested_state(fn(ff), op_states))
         opcode = [code(o) for o in ops]
         if not any_batched(w.value_state(pred)):  # one branch runs: a Python if (on data: functionalized again)
             out = code(target) if isinstance(target, (cst.Name, cst.Tuple)) else w.names.fresh("cond_out")
+            # each branch written once, its lines kept aside until the join of both results is known (a
+            # branch's state found by writing it beforehand made nested conds exponential in their depth)
+            (e_t, st_t, lines_t), (e_f, st_f, lines_f) = (inline_aside(w, fn(b), opcode, op_states, ind + 1)
+                                                            for b in (tf, ff))
+            ret = join(st_t, st_f)
             w.emit(f"if {code(pred)}:", ind)
-            e, st = inline(w, fn(tf), opcode, op_states, ind + 1)
-            w.emit(f"{out} = {w.convert(e, st, ret)}", ind + 1)
+            w.lines += lines_t
+            w.emit(f"{out} = {w.convert(e_t, st_t, ret)}", ind + 1)
             w.emit("else:", ind)
-            e, st = inline(w, fn(ff), opcode, op_states, ind + 1)
-            w.emit(f"{out} = {w.convert(e, st, ret)}", ind + 1)
+            w.lines += lines_f
+            w.emit(f"{out} = {w.convert(e_f, st_f, ret)}", ind + 1)
             return out, ret
         # a batched predicate: both branches run, written out in line, and each example selects
         outs = [inline(w, fn(tf), opcode, op_states, ind), inline(w, fn(ff), opcode, op_states, ind)]
-        full = all_batched(ret)
+        full = all_batched(join(outs[0][1], outs[1][1]))
         a, b = (w.convert(e, st, full) for e, st in outs)
-        return select(code(pred), a, b, full), full
+        names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)] \
+            if isinstance(target, cst.Tuple) else []
+        if not isinstance(full, Tree):
+            return select(code(pred), a, b, full), full
+        if full.kind == "tuple" and len(names) == len(full.items) == len(set(names)) and \
+                _in_order(names, [code(pred)], [(item(a, k), item(b, k)) for k, _ in full.items]):
+            for n, (k, v) in zip(names, full.items):  # one line per name (was one tuple of selects)
+                w.emit(f"{n} = {select_each(w, code(pred), item(a, k), item(b, k), v, ind, set(), n)}", ind)
+            return code(target), full
+        base = target.value if isinstance(target, cst.Name) else "selected"
+        return select_each(w, code(pred), a, b, full, ind, set(), base), full
     if f == "switch":
         index, branches = args[0].value, args[1].value
         ops = [a.value for a in args[2:]]
@@ -64,17 +78,27 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
             raise w.error("vmap: srcjax.lax.switch needs a list of functions", line)
         op_states = [w.value_state(o) for o in ops]
         fdefs = [fn(e.value) for e in branches.elements]
-        ret = False
-        for fd in fdefs:
-            ret = join(ret, w.nested_state(fd, op_states))
         if not any_batched(w.value_state(index)):
-            names_ = [w.nested(fd, op_states, ind, want_return=ret)[0] for fd in fdefs]
+            # each branch written once; again, brought to the join of their results, only where those differ
+            # (their states found by writing them beforehand made nested switches exponential in their depth)
+            start, taken = len(w.lines), set(w.names.taken)
+            defs = [w.nested(fd, op_states, ind) for fd in fdefs]
+            ret = False
+            for _, b_st in defs:
+                ret = join(ret, b_st)
+            if any(b_st != ret for _, b_st in defs):
+                del w.lines[start:]
+                w.names.taken = taken
+                defs = [w.nested(fd, op_states, ind, want_return=ret) for fd in fdefs]
             opargs = ", ".join(code(o) for o in ops)
-            return (f"srcjax.lax.switch({code(index)}, [{', '.join(names_)}]"
+            return (f"srcjax.lax.switch({code(index)}, [{', '.join(n for n, _ in defs)}]"
                     f"{', ' + opargs if opargs else ''})"), ret
-        full = all_batched(ret)
         written = [inline(w, fd, [code(o) for o in ops], op_states, ind) for fd in fdefs]
-        return choose(code(index), [w.convert(e, st, full) for e, st in written], full), full
+        ret = False
+        for _, b_st in written:
+            ret = join(ret, b_st)
+        full = all_batched(ret)
+        return choose(code(index), [w.convert(e, b_st, full) for e, b_st in written], full), full
     if f == "while_loop":
         cf, bf, init = fn(args[0].value), fn(args[1].value), args[2].value
         carry = w.value_state(init)
@@ -121,8 +145,9 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
             head()
             e, _ = inline(w, cf, [c_in], [carry], ind + 1)
             w.emit(f"{running} = {e}", ind + 1)
+            known = set(w.st)
             stepped, st = inline(w, bf, [c_in], [carry], ind + 1)
-            out = select(running, w.convert(stepped, st, carry), c_in, carry)
+            out = select_each(w, running, w.convert(stepped, st, carry), c_in, carry, ind + 1, set(w.st) - known)
             if ctr is not None:
                 t_next = w.names.fresh("trips")
                 w.emit(f"{t_next} = {t_in} + {ctr[3]}", ind + 1)
@@ -231,6 +256,51 @@ def select(c: str, a: str, b: str, st: State) -> str:
     return f"batch_select({c}, {a}, {b})"
 
 
+def select_each(w: FunctionWriter, c: str, a: str, b: str, st: State, ind: int, local: set[str],
+                base: str | None = None) -> str:
+    """:func:`select` with each leaf's ``batch_select`` on its own line (a batched ``while``'s step:
+    each carried value kept where its example stopped; a batched ``cond``'s container result): bound
+    again to the leaf's own name where that is a name bound here (``local``) that no other leaf reads,
+    else to a fresh name (after ``base``, or the leaf's name); the container of those names is returned
+    (a leaf, not a container: the one ``batch_select``, in line)."""
+    if not isinstance(st, Tree):
+        return select(c, a, b, st)
+    leaves: list[tuple[str, str]] = []
+
+    def collect(a: str, b: str, st: State) -> None:
+        if isinstance(st, Tree):
+            for k, v in st.items:
+                collect(item(a, k), item(b, k), v)
+        else:
+            leaves.append((a, b))
+
+    collect(a, b, st)
+    reads = [n for x, y in leaves for n in names_in(cst.parse_expression(x)) + names_in(cst.parse_expression(y))]
+    chosen: dict[tuple[str, str], str] = {}
+    for x, y in leaves:
+        own = x.isidentifier() and x in local and reads.count(x) == 1 and x not in names_in(cst.parse_expression(c))
+        name = x if own else w.names.fresh(base or (x if x.isidentifier() else "carried"))
+        w.emit(f"{name} = batch_select({c}, {x}, {y})", ind)
+        chosen[(x, y)] = name
+
+    def build(a: str, b: str, st: State) -> str:
+        if isinstance(st, Tree):
+            return pack(st.kind, [(k, build(item(a, k), item(b, k), v)) for k, v in st.items], a)
+        return chosen[(a, b)]
+
+    return build(a, b, st)
+
+
+def _in_order(names: list[str], first: list[str], pairs: list[tuple[str, str]]) -> bool:
+    """Whether ``names[k] = <from pairs[k]>`` one by one reads no name bound before (``first`` read by all)."""
+    bound: set[str] = set()
+    for n, texts in zip(names, pairs):
+        if any(set(names_in(cst.parse_expression(t))) & bound for t in (*first, *texts)):
+            return False
+        bound.add(n)
+    return True
+
+
 def choose(index: str, outs: list[str], st: State) -> str:
     """Per example ``outs[index]``: leaf by leaf for a known structure."""
     if isinstance(st, Tree):
@@ -257,6 +327,16 @@ def inline(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: li
     w.block([renamed(st, mapping) for st in body[:-1]], ind)
     ret = renamed(last.body[0].value, mapping)
     return code(ret), w.value_state(ret)
+
+
+def inline_aside(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: list[State],
+                 ind: int) -> tuple[str, State, list[str]]:
+    """:func:`inline`, its lines taken out of ``w.lines`` (the caller puts them where they go)."""
+    start = len(w.lines)
+    e, st = inline(w, fdef, args, states, ind)
+    lines = w.lines[start:]
+    del w.lines[start:]
+    return e, st, lines
 
 
 def _returns(node: cst.CSTNode) -> bool:

@@ -11,7 +11,8 @@ function is renamed, to a name that does not occur in it (nor at the top of the 
 Python's builtins and keywords). Only functions without nested scopes, ``global``/``nonlocal``,
 f-strings and control flow (which srcjax may functionalize and show in a normalized form) are
 renamed; a family is left as it is when any of its names is a parameter or one of the user's own
-names (``keep``), or when a name it would take is taken.
+names (``keep``), or when a name it would take is taken (also by a family renamed before it: ``mul_4``
+of ``mul`` and ``mul_1_1`` of ``mul_1`` cannot both become ``mul_1``).
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ def _function(fdef: ast.FunctionDef, t: _Text, keep: frozenset[str]) -> list[tup
         base, k, suffix = _split(name)
         families[base][k].add(suffix)
     edits: list[tuple[int, int, str]] = []
+    claimed: set[str] = set()  # the new names of the families renamed so far (``mul_4`` -> ``mul_1``)
     for base, members in sorted(families.items()):
         if base.startswith("_") or base in keep or not base.isidentifier():
             continue
@@ -104,9 +106,10 @@ def _function(fdef: ast.FunctionDef, t: _Text, keep: frozenset[str]) -> list[tup
         mine = {n for ns in olds.values() for n in ns}
         renames = {_name(base, old_k, sfx): _name(base, new_k, sfx)
                    for new_k, old_k in enumerate(order) for sfx in members[old_k]}
-        if any(new != old and (new in present and new not in mine or new in keep or new in _TAKEN)
+        if any(new != old and (new in present and new not in mine or new in keep or new in _TAKEN or new in claimed)
                for old, new in renames.items()):
-            continue
+            continue  # (``mul_1_1`` of the family ``mul_1`` would also be ``mul_1``: two values, one name)
+        claimed.update(new for old, new in renames.items() if new != old)
         for old, new in renames.items():
             if new == old:
                 continue

@@ -235,6 +235,8 @@ class VJP:
                         it = self.loop_iters[id(s)] = code(s.iter) if reuse else self.names.fresh("loop_items")
                         if not reuse and not active_loop(s, self.act.active):  # items without derivatives
                             self.static_iters.add(it)
+                        if not reuse and self.spans.get(id(s)) is not None:
+                            self.nf.loop_names[it] = self.spans[id(s)]
                     if not reuse:  # an iterator (enumerate, zip, ...) is saved as a list: the adjoint reverses it
                         lines.append(f"{pad}{it} = {_saved_iterable(s.iter)}")
                         bound.add(it)
@@ -646,7 +648,7 @@ class VJP:
 
     def uses_out(self, op: Op) -> bool:
         assert op.prim is not None
-        return any(_mentions(t, "out") for t in op.prim.vjp_for(op.args).values())
+        return any("out" in names_in(expr(t)) for t in op.prim.vjp_for(op.args).values())
 
     def prim_adjoint(self, op: Op, out: str, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
         prim = op.prim
@@ -829,10 +831,6 @@ def _saved_iterable(it: cst.BaseExpression) -> str:
             isinstance(f, cst.Attribute) and f.attr.value in ("items", "values", "keys"):
         return f"list({code(it)})"
     return code(it)
-
-
-def _mentions(template: str, name: str) -> bool:
-    return name in names_in(expr(template))
 
 
 def _reads(lines: list[str]) -> set[str]:
