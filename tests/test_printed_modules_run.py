@@ -81,8 +81,15 @@ def apply(kind: str, f: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Call
     if kind == "vmap":
         if not all(isinstance(a, np.ndarray) for a in args):
             return None
-        return srcjax.vmap(f), tuple(np.stack([a, a[::-1] * 0.5 if a.ndim else a]) for a in args)
+        return srcjax.vmap(f), tuple(np.stack([a, _other(a)]) for a in args)
     raise ValueError(kind)
+
+
+def _other(a: np.ndarray) -> np.ndarray:
+    """A second example of the same dtype (a boolean stays boolean)."""
+    if not a.ndim:
+        return a
+    return a[::-1] if a.dtype == bool else (a[::-1] * 0.5).astype(a.dtype)
 
 
 KINDS = ("grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "vmap")
