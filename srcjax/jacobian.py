@@ -355,8 +355,23 @@ def jacrev(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
     loop over basis cotangents; ``srcjax.source`` shows it). For containers, JAX's layout: the
     output's structure outside, the argument's inside (a tuple of ``argnums``: a tuple of Jacobians).
     ``max_iters`` as in :func:`grad`."""
-    return _per_argnum(fn, argnums, lambda a: _Jacobian(fn, "jacrev", a, max_iters,
-                                                        _jacrev_loop(fn, a, max_iters=max_iters)), "jacrev")
+    return _per_argnum(fn, argnums, lambda a: _reverse_or_forward(fn, a, max_iters), "jacrev")
+
+
+def _reverse_or_forward(fn: Callable[..., Any], argnum: int, max_iters: int | None) -> _Jacobian:
+    """jacrev by argument ``argnum``; of a derivative whose reverse mode srcjax cannot write (values a
+    composite saves for its adjoint on the tape: ``np.vdot``, ``np.interp``), the same Jacobian by
+    forward mode (jacfwd), as grad of grad is."""
+    try:
+        return _Jacobian(fn, "jacrev", argnum, max_iters, _jacrev_loop(fn, argnum, max_iters=max_iters))
+    except ad.DifferentiationError:
+        if getattr(_as_compiled(fn).fn, "__srcjax_derived__", None) is None:
+            raise
+        try:
+            return _Jacobian(fn, "jacfwd", argnum, None, _jacfwd_loop(fn, argnum))
+        except TranspileError:
+            pass
+        raise
 
 
 def _scalar_output(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 from .api import _as_compiled  # (api's underscore names are srcjax-internal, shared on purpose)
 from .frontend.names import Names
 from .transforms import ad
+from .transforms.batch_errors import BatchingError
 
 Derive = Callable[..., Callable[..., Any]]
 
@@ -57,6 +58,21 @@ def jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max_
                   f"    _, {bars} = {bfun.__name__}({_then(args, basis)})  # one VJP per basis cotangent, batched",
                   f"    return jacobian_rows({bars}[0], {out})"]  # (x a container: a block per leaf)
     return "\n".join(lines) + "\n"
+
+
+def _containers_or_refusal(names: Names, derivative: Callable[..., Any], nparams: int,
+                           args: tuple[list[str], list[str]], extra: dict[str, Callable[..., Any]], v: str,
+                           kind: str, test: str) -> list[str]:
+    """The loop form's lines for a container argument or output: the batched form's, one batched JVP
+    (VJP) per leaf; where vmap cannot batch the derivative (why the loop form is used), a refusal."""
+    try:
+        bfun = _batched_over_tangent(derivative, nparams)
+    except BatchingError:
+        return [f"    assert not ({test}), 'a derivative of {kind} by a container or of a container output is not "
+                f"supported yet here; hint: take {kind} by an array, of each output array'"]
+    extra[bfun.__name__] = bfun
+    by_leaves = _jacfwd_by_leaves if kind == "jacfwd" else _jacrev_by_leaves
+    return by_leaves(names, v, f"{bfun.__name__}({_then(args, '{}')})", test)
 
 
 def _batched_over_tangent(derivative: Callable[..., Any], nparams: int) -> Callable[..., Any]:
@@ -108,11 +124,10 @@ def _jacobian_loop_source(base: Callable[..., Any], name: str, k: int, kind: str
     if kind == "jacfwd":
         jv = derive(base, "jvp", (k,))
         extra[jv.__name__] = jv
-        bfun = _batched_over_tangent(jv, len(params))
-        extra[bfun.__name__] = bfun
-        lines += [f"    {out}, {t} = {jv.__name__}({_then(args, f'zeros_like({x})')})  # the output's shape and dtype",
-                  *_jacfwd_by_leaves(names, x, f"{bfun.__name__}({_then(args, '{}')})", test),
-                  f"    {n} = np.size({x})",
+        zero = f"zeros_like({x})"
+        lines.append(f"    {out}, {t} = {jv.__name__}({_then(args, zero)})  # the output's shape and dtype")
+        lines += _containers_or_refusal(names, jv, len(params), args, extra, x, kind, test)
+        lines += [f"    {n} = np.size({x})",
                   f"    {jac} = np.zeros(({n},) + np.shape({out}), dtype=np.result_type({out}))",
                   f"    for {i} in range({n}):",
                   f"        {e} = np.reshape(np.arange({n}) == {i}, np.shape({x})).astype(np.result_type({x}))",
@@ -124,11 +139,9 @@ def _jacobian_loop_source(base: Callable[..., Any], name: str, k: int, kind: str
         primal = names.fresh(base.__name__ if base.__name__.isidentifier() else "primal")  # (a lambda: <lambda>)
         extra[vj.__name__] = vj
         extra[primal] = base
-        bfun = _batched_over_tangent(vj, len(params))
-        extra[bfun.__name__] = bfun
-        lines += [f"    {out} = {primal}({', '.join(args[0] + args[1])})",
-                  *_jacrev_by_leaves(names, out, f"{bfun.__name__}({_then(args, '{}')})", test),
-                  f"    {n} = np.size({out})",
+        lines.append(f"    {out} = {primal}({', '.join(args[0] + args[1])})")
+        lines += _containers_or_refusal(names, vj, len(params), args, extra, out, kind, test)
+        lines += [f"    {n} = np.size({out})",
                   f"    {jac} = np.zeros(({n},) + np.shape({x}), dtype=np.result_type({x}))",
                   f"    for {i} in range({n}):",
                   f"        {e} = np.reshape(np.arange({n}) == {i}, np.shape({out})).astype(np.result_type({out}))",

@@ -95,3 +95,11 @@ def relu_energy(x):
 def masked_fill(x):
     y = np.where(x > 0.1, x ** 2, 0.0)
     return np.sum(y * np.sin(x))
+
+
+def reshape_by_loop(x):
+    shape = ()
+    for d in x.shape:
+        shape = shape + (d,)
+    y = np.reshape(x, shape[::-1])
+    return np.sum(np.sin(y) * np.arange(y.size).reshape(shape[::-1]))

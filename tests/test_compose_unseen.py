@@ -102,9 +102,18 @@ CASES = {
     "hessian_vdot": (lambda: S.hessian(P.vdot_energy)(x), lambda: J.hessian(T(P.vdot_energy))(x)),
     "jacrev_grad_relu_where": (lambda: S.jacrev(S.grad(P.relu_energy))(x), lambda: J.jacrev(J.grad(T(P.relu_energy)))(x)),
     "hessian_masked_fill": (lambda: S.hessian(P.masked_fill)(x), lambda: J.hessian(T(P.masked_fill))(x)),
+    # 5. jacrev of a gradient whose helpers hand saved values through the tape: forward mode (were refused)
+    "jacrev_grad_vdot": (lambda: S.jacrev(S.grad(P.vdot_energy))(x), lambda: J.jacrev(J.grad(T(P.vdot_energy)))(x)),
+    "jacrev_grad_interp": (lambda: S.jacrev(S.grad(P.interp_energy))(x),
+                           lambda: J.jacrev(J.grad(T(P.interp_energy)))(x)),
+    # (the loop form of the Jacobian, where vmap cannot batch the gradient's JVP: its tape)
+    "hessian_interp": (lambda: S.hessian(P.interp_energy)(x), lambda: J.hessian(T(P.interp_energy))(x)),
+    # 4. a tuple of static ints built in a loop over x.shape
+    "grad_shape_tuple_loop": (lambda: S.grad(P.reshape_by_loop)(X), lambda: J.grad(T(P.reshape_by_loop))(X)),
+    "hessian_shape_tuple_loop": (lambda: S.hessian(P.reshape_by_loop)(X), lambda: J.hessian(T(P.reshape_by_loop))(X)),
 }
 FAST = {"hessian_vector_out", "hessian_dict_out", "vmap_jacfwd_namedtuple", "jit_jacfwd_dict_helper",
-        "vmap_jacfwd_tuple_out", "hessian_argnums_vector_out"}
+        "vmap_jacfwd_tuple_out", "hessian_argnums_vector_out", "jacrev_grad_vdot", "grad_shape_tuple_loop"}
 
 
 @pytest.mark.parametrize("name", [n for n in CASES if n in FAST or THOROUGH])
