@@ -103,3 +103,11 @@ def reshape_by_loop(x):
         shape = shape + (d,)
     y = np.reshape(x, shape[::-1])
     return np.sum(np.sin(y) * np.arange(y.size).reshape(shape[::-1]))
+
+
+def diff_prepend(x):
+    return np.diff(x ** 2, prepend=0.0) * np.sin(x)
+
+
+def diff_both_ends(x):
+    return np.diff(np.tanh(x), prepend=np.zeros(1), append=x[-1:] * 2.0)

@@ -108,12 +108,18 @@ CASES = {
                            lambda: J.jacrev(J.grad(T(P.interp_energy)))(x)),
     # (the loop form of the Jacobian, where vmap cannot batch the gradient's JVP: its tape)
     "hessian_interp": (lambda: S.hessian(P.interp_energy)(x), lambda: J.hessian(T(P.interp_energy))(x)),
+    # 3. np.diff with prepend=/append= (a scalar end: was an object array under vmap(jacfwd))
+    "vmap_jacfwd_diff_prepend": (lambda: S.vmap(S.jacfwd(P.diff_prepend))(X), lambda: J.vmap(J.jacfwd(T(P.diff_prepend)))(X)),
+    "vmap_jacfwd_diff_both_ends": (lambda: S.vmap(S.jacfwd(P.diff_both_ends))(X),
+                                   lambda: J.vmap(J.jacfwd(T(P.diff_both_ends)))(X)),
+    "jacrev_diff_both_ends": (lambda: S.jacrev(P.diff_both_ends)(x), lambda: J.jacrev(T(P.diff_both_ends))(x)),
     # 4. a tuple of static ints built in a loop over x.shape
     "grad_shape_tuple_loop": (lambda: S.grad(P.reshape_by_loop)(X), lambda: J.grad(T(P.reshape_by_loop))(X)),
     "hessian_shape_tuple_loop": (lambda: S.hessian(P.reshape_by_loop)(X), lambda: J.hessian(T(P.reshape_by_loop))(X)),
 }
 FAST = {"hessian_vector_out", "hessian_dict_out", "vmap_jacfwd_namedtuple", "jit_jacfwd_dict_helper",
-        "vmap_jacfwd_tuple_out", "hessian_argnums_vector_out", "jacrev_grad_vdot", "grad_shape_tuple_loop"}
+        "vmap_jacfwd_tuple_out", "hessian_argnums_vector_out", "jacrev_grad_vdot", "grad_shape_tuple_loop",
+        "vmap_jacfwd_diff_prepend"}
 
 
 @pytest.mark.parametrize("name", [n for n in CASES if n in FAST or THOROUGH])
