@@ -39,12 +39,12 @@ def jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max_
         bfun = _batched_over_tangent(jv, len(params))
         extra[bfun.__name__] = bfun
         lines += _jacfwd_by_leaves(names, x, f"{bfun.__name__}({_then(args, '{}')})")
-        lines += [f"    {n} = np.size({x})",
-                  f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({x})), ({n},) + np.shape({x}))",
-                  f"    {out}, {t} = {bfun.__name__}({_then(args, basis)})  # one JVP per basis vector, batched",
-                  f"    if is_tree({out}):  # (a container output: a block per leaf)",
-                  f"        return jacfwd_blocks([{t}], {out}, {x})",
-                  f"    return np.reshape(np.moveaxis({t}, 0, -1), np.shape({out}) + np.shape({x}))"]
+        lines += _else([f"    {n} = np.size({x})",
+                        f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({x})), ({n},) + np.shape({x}))",
+                        f"    {out}, {t} = {bfun.__name__}({_then(args, basis)})  # one JVP per basis vector, batched",
+                        f"    if is_tree({out}):  # (a container output: a block per leaf)",
+                        f"        return jacfwd_blocks([{t}], {out}, {x})",
+                        f"    return np.reshape(np.moveaxis({t}, 0, -1), np.shape({out}) + np.shape({x}))"])
     else:
         vj = derive(base, "vjp", (k,), max_iters=max_iters)
         bfun = _batched_over_tangent(vj, len(params))
@@ -53,10 +53,12 @@ def jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max_
         extra[primal] = base
         lines += [f"    {out} = {primal}({', '.join(args[0] + args[1])})",
                   *_jacrev_by_leaves(names, out, f"{bfun.__name__}({_then(args, '{}')})"),
-                  f"    {n} = np.size({out})",
-                  f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({out})), ({n},) + np.shape({out}))",
-                  f"    _, {bars} = {bfun.__name__}({_then(args, basis)})  # one VJP per basis cotangent, batched",
-                  f"    return jacobian_rows({bars}[0], {out})"]  # (x a container: a block per leaf)
+                  *_else([f"    {n} = np.size({out})",
+                          f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({out})), "
+                          f"({n},) + np.shape({out}))",
+                          f"    _, {bars} = {bfun.__name__}({_then(args, basis)})  "
+                          "# one VJP per basis cotangent, batched",
+                          f"    return jacobian_rows({bars}[0], {out})"])]  # (x a container: a block per leaf)
     return "\n".join(lines) + "\n"
 
 
@@ -73,6 +75,12 @@ def _containers_or_refusal(names: Names, derivative: Callable[..., Any], nparams
     extra[bfun.__name__] = bfun
     by_leaves = _jacfwd_by_leaves if kind == "jacfwd" else _jacrev_by_leaves
     return by_leaves(names, v, f"{bfun.__name__}({_then(args, '{}')})", test)
+
+
+def _else(lines: list[str]) -> list[str]:
+    """``lines`` as the ``else`` of the ``if`` before them (not after an early ``return``: reverse mode of
+    the Jacobian, vmapped, would read them for a container too)."""
+    return ["    else:", *("    " + ln for ln in lines)]
 
 
 def _batched_over_tangent(derivative: Callable[..., Any], nparams: int) -> Callable[..., Any]:
