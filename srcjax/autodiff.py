@@ -32,6 +32,7 @@ from .frontend.program import Program
 from .frontend.read import read_function
 from .generated import exec_generated, load_module
 from .grad_output import grad_output_error, return_span
+from .jacobian_source import _positional_and_call, _then, jacobian_source  # (call helpers shared on purpose)
 from .lifetimes import PerFunction
 from .transforms import ad, custom_rules, readable, split
 from .transforms.simplify import simplify_source
@@ -129,8 +130,8 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
                           "rule to differentiate it in forward mode instead")
             raise
     elif kind in ("jacfwd", "jacrev", "jacfwd_loop", "jacrev_loop"):
-        text = _jacobian_source(base, name, nums[0], kind.removesuffix("_loop"), max_iters, extra,
-                                batched=not kind.endswith("_loop"))
+        text = jacobian_source(base, name, nums[0], kind.removesuffix("_loop"), max_iters, extra,
+                               derivative_function, batched=not kind.endswith("_loop"))
     elif kind == "jvp":
         text = _as_loops_if_needed(base, bindings, prog, lambda p: ad.jvp_source(p, nums, name, origins))
     else:  # pragma: no cover
@@ -220,101 +221,6 @@ def _forward_grad_source(base: Callable[..., Any], name: str, nums: tuple[int, .
     g = dots[0] if single else "(" + ", ".join(dots) + ",)"
     lines.append(f"    return {'out, ' if value else ''}{g}")
     return "\n".join(lines) + "\n"
-
-
-def _jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max_iters: int | None,
-                     extra: dict[str, Callable[..., Any]], batched: bool = True) -> str:
-    """``def name(params...)``: the Jacobian w.r.t. parameter ``k`` as one batched JVP over the input's basis
-    (jacfwd) or one batched VJP over the output's (jacrev): one program with no loop over elements."""
-    from .vmap import batched_function  # (vmap builds on the derivatives: imported when used)
-
-    if not batched:
-        return _jacobian_loop_source(base, name, k, kind, max_iters, extra)
-    params, args = _positional_and_call(base)
-    names = Names([*inspect.signature(base).parameters, name, *base.__globals__])
-    n, basis, out, t, bars = (names.fresh(v) for v in ("n", "basis", "out", "t", "bars"))
-    x = params[k]
-    lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):"]  # defaults included
-    if kind == "jacfwd":
-        lines.append(f"    assert not is_tree({x}), 'jacfwd by a container, transformed again, is not supported yet; "
-                     "hint: use jacrev'")
-        jv = derivative_function(base, "jvp", (k,))
-        jparams = list(inspect.signature(jv).parameters)
-        bfun = batched_function(jv, tuple(0 if i == len(params) else None for i in range(len(jparams))),
-                                   (None, 0), None)
-        extra[bfun.__name__] = bfun
-        lines += [f"    {n} = np.size({x})",
-                  f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({x})), ({n},) + np.shape({x}))",
-                  f"    {out}, {t} = {bfun.__name__}({_then(args, basis)})  # one JVP per basis vector, batched",
-                  f"    assert not is_tree({out}), {ad.JACOBIAN_CONTAINER_OUT.format(kind=kind)!r}",
-                  f"    return np.reshape(np.moveaxis({t}, 0, -1), np.shape({out}) + np.shape({x}))"]
-    else:
-        vj = derivative_function(base, "vjp", (k,), max_iters=max_iters)
-        vparams = list(inspect.signature(vj).parameters)
-        bfun = batched_function(vj, tuple(0 if i == len(params) else None for i in range(len(vparams))),
-                                   (None, 0), None)
-        primal = names.fresh(base.__name__ if base.__name__.isidentifier() else "primal")  # (a lambda: <lambda>)
-        extra[bfun.__name__] = bfun
-        extra[primal] = base
-        lines += [f"    {out} = {primal}({', '.join(args[0] + args[1])})",
-                  f"    assert not is_tree({out}), {ad.JACOBIAN_CONTAINER_OUT.format(kind=kind)!r}",
-                  f"    {n} = np.size({out})",
-                  f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({out})), ({n},) + np.shape({out}))",
-                  f"    _, {bars} = {bfun.__name__}({_then(args, basis)})  # one VJP per basis cotangent, batched",
-                  f"    return jacobian_rows({bars}[0], {out})"]  # (x a container: a block per leaf)
-    return "\n".join(lines) + "\n"
-
-
-def _jacobian_loop_source(base: Callable[..., Any], name: str, k: int, kind: str, max_iters: int | None,
-                          extra: dict[str, Callable[..., Any]]) -> str:
-    """The Jacobian as one JVP per input element (jacfwd) or one VJP per output element (jacrev) in a rolled
-    loop: what a derivative of a Jacobian differentiates when the batched form cannot be (derivative_function)."""
-    params, args = _positional_and_call(base)
-    names = Names([*inspect.signature(base).parameters, name, *base.__globals__])
-    n, i, jac, out, out_i, e, t, bars = (names.fresh(v) for v in ("n", "i", "jac", "out", "out_i", "e", "t", "bars"))
-    x = params[k]
-    lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):",
-             f"    assert not is_tree({x}), 'a derivative of {kind} by a container is not supported yet; "
-             f"hint: take {kind} by an array'"]
-    if kind == "jacfwd":
-        jv = derivative_function(base, "jvp", (k,))
-        extra[jv.__name__] = jv
-        lines += [f"    {out}, {t} = {jv.__name__}({_then(args, f'zeros_like({x})')})  # the output's shape and dtype",
-                  f"    {n} = np.size({x})",
-                  f"    {jac} = np.zeros(({n},) + np.shape({out}), dtype=np.result_type({out}))",
-                  f"    for {i} in range({n}):",
-                  f"        {e} = np.reshape(np.arange({n}) == {i}, np.shape({x})).astype(np.result_type({x}))",
-                  f"        {out_i}, {t} = {jv.__name__}({_then(args, e)})",
-                  f"        {jac} = index_update({jac}, {i}, {t})",
-                  f"    return np.reshape(np.moveaxis({jac}, 0, -1), np.shape({out}) + np.shape({x}))"]
-    else:
-        vj = derivative_function(base, "vjp", (k,), max_iters=max_iters)
-        primal = names.fresh(base.__name__ if base.__name__.isidentifier() else "primal")  # (a lambda: <lambda>)
-        extra[vj.__name__] = vj
-        extra[primal] = base
-        lines += [f"    {out} = {primal}({', '.join(args[0] + args[1])})",
-                  f"    {n} = np.size({out})",
-                  f"    {jac} = np.zeros(({n},) + np.shape({x}), dtype=np.result_type({x}))",
-                  f"    for {i} in range({n}):",
-                  f"        {e} = np.reshape(np.arange({n}) == {i}, np.shape({out})).astype(np.result_type({out}))",
-                  f"        {out_i}, {bars} = {vj.__name__}({_then(args, e)})",
-                  f"        {jac} = index_update({jac}, {i}, {bars}[0])",
-                  f"    return np.reshape({jac}, np.shape({out}) + np.shape({x}))"]
-    return "\n".join(lines) + "\n"
-
-
-def _positional_and_call(base: Callable[..., Any]) -> tuple[list[str], tuple[list[str], list[str]]]:
-    """The positional parameter names, and a call's arguments passing every parameter on
-    (positional names; ``scale=scale`` for a keyword-only one)."""
-    ps = inspect.signature(base).parameters.values()
-    pos = [p.name for p in ps if p.kind != inspect.Parameter.KEYWORD_ONLY]
-    kw = [f"{p.name}={p.name}" for p in ps if p.kind == inspect.Parameter.KEYWORD_ONLY]
-    return pos, (pos, kw)
-
-
-def _then(args: tuple[list[str], list[str]], *more: str) -> str:
-    """A derivative's call: the positional arguments, ``more`` (a tangent, a cotangent), the keywords."""
-    return ", ".join([*args[0], *more, *args[1]])
 
 
 class _Derived(Compiled):

@@ -1,7 +1,7 @@
 """Jacobians: ``jacfwd``, ``jacrev`` and ``hessian``.
 
 An array argument and an array output take one compiled program: the generated JVP (VJP) in a
-loop over basis vectors (``autodiff._jacobian_source`` writes it; ``srcjax.source`` shows it).
+loop over basis vectors (``jacobian_source.jacobian_source`` writes it; ``srcjax.source`` shows it).
 Containers, Python scalars and function-valued arguments take the general path: one compiled
 JVP (VJP) call per element from Python, laid out as JAX lays out a Jacobian of containers.
 """
@@ -38,7 +38,7 @@ from .autodiff import (  # noqa: I001
     grad,
     vjp,
 )
-from .core import ArgumentError, DTypeError, TranspileError, transformation
+from .core import ArgumentError, DTypeError, ShapeError, TranspileError, transformation
 from .frontend.names import Names
 from .generated import exec_generated, load_module
 from .transforms import ad
@@ -198,6 +198,8 @@ class _Jacobian(_Derived):
         self._array_out: dict[Any, bool] = {}
         self._fallback: _Derived | None = None  # the loop form, where the batched form does not compile
         self._checked: set[tuple[Any, ...]] = set()  # signatures of arrays a call took the batched form with
+        # hessian: jacfwd(jacrev(fn)) (JAX's hessian), for a function whose output is not a scalar
+        self._general: Callable[[], Callable[..., Any]] | None = None
 
     def _compiled_path(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         if self._needs or not -len(args) <= self._argnum < len(args):
@@ -232,6 +234,8 @@ class _Jacobian(_Derived):
             plan = self._cache.get(key)
             if plan is not None:
                 return plan.run(args)
+        if self._general is not None and self._primal is not None and not _scalar_output(self._primal, args, kwargs):
+            return self._general()(*args, **kwargs)
         if self._compiled_path(args, kwargs):
             _check_float(args[self._argnum], self._what)
             if self._fallback is not None:
@@ -267,6 +271,7 @@ class _TupleArgnums:
                  kind: str, blocks: tuple[Any, ...] | None = None, primal: Callable[..., Any] | None = None) -> None:
         self._base, self._parts, self._nums, self._primal = base, parts, nums, primal or base
         self._kind, self._blocks, self._source_fn = kind, blocks, None
+        self._general: Callable[[], Callable[..., Any]] | None = None  # (as _Jacobian's)
         # (without generated source: a part takes function-valued arguments)
         self.srcjax_refusal = ("a Jacobian with respect to a tuple of argnums of a function that takes functions "
                                "cannot be transformed again or called inside a compiled function yet", "take one "
@@ -280,6 +285,8 @@ class _TupleArgnums:
         return self._source_fn or None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._general is not None and not _scalar_output(self._primal, args, kwargs):
+            return self._general()(*args, **kwargs)
         blocks = [p(*args, **kwargs) for p in self._parts]
         ol, ot = _leaves(eval_shape(self._base, *args, **kwargs))
         per_leaf: list[list[Any]] = [[] for _ in ol]
@@ -292,11 +299,12 @@ class _TupleArgnums:
         return pytree.unflatten(ot, [tuple(js) for js in per_leaf])
 
 
-def _tuple_source(base: Callable[..., Any], blocks: tuple[Any, ...], kind: str, array_out: bool) -> Any:
+def _tuple_source(base: Callable[..., Any], blocks: tuple[Any, ...], kind: str, container_out: bool) -> Any:
     """``def f_jacfwd(a, b): return f_jacfwd_1(a, b), f_jacfwd_2(a, b)``: the generated function of a
     Jacobian by a tuple of argnums (``blocks``: its per-argument Jacobians, a tuple of tuples for a
-    hessian); ``array_out``: it asserts that ``base``'s output is an array (a container output takes
-    the Python path only). False where a block has no generated source (a function-valued argument)."""
+    hessian); ``container_out``: ``base``'s output may be a container (not a hessian's blocks: a
+    gradient's output is its argument's structure). False where a block has no generated source (a
+    function-valued argument)."""
     flat = [b for row in blocks for b in (row if isinstance(row, tuple) else (row,))]
     if any(not isinstance(b, _Jacobian) or b._needs for b in flat):
         return False
@@ -317,11 +325,15 @@ def _tuple_source(base: Callable[..., Any], blocks: tuple[Any, ...], kind: str, 
 
     lines = ["import numpy as np", "from srcjax.adjoint import *", "", "",
              f"def {name}({ad.signature(prog.entry)}):"]
-    if array_out:
-        lines.append(f"    assert not is_tree({primal}({', '.join(args[0] + args[1])})), '{kind} with a tuple of "
-                     f"argnums of a function with a container output, transformed again or called in a compiled "
-                     f"function, is not supported yet; hint: take one {kind} per argument there'")
-    lines.append(f"    return {calls(blocks)}  # one Jacobian per argument")
+    if container_out:
+        jacs, out = names.fresh("jacobians"), names.fresh("out")
+        lines += [f"    {jacs} = {calls(blocks)}  # one Jacobian per argument",
+                  f"    {out} = {primal}({', '.join(args[0] + args[1])})",
+                  f"    if is_tree({out}):  # (a container output: its structure outside, the tuple inside)",
+                  f"        return argnums_blocks({jacs}, {out})",
+                  f"    return {jacs}"]
+    else:
+        lines.append(f"    return {calls(blocks)}  # one Jacobian per argument")
     text = "\n".join(lines) + "\n"
     code = load_module(f"<srcjax.{kind} of {plain.__qualname__} by argnums>", text, {name: prog.entry})
     derived = exec_generated(code, name, prog, {}, extra)[name]
@@ -365,23 +377,72 @@ def jacrev(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
     output's structure outside, the argument's inside (a tuple of ``argnums``: a tuple of Jacobians).
     ``max_iters`` as in :func:`grad`."""
     return reuse.reused(fn, "jacrev", (_argnums_key(argnums), max_iters), lambda: _per_argnum(
-        fn, argnums, lambda a: _Jacobian(fn, "jacrev", a, max_iters, _jacrev_loop(fn, a, max_iters=max_iters)),
-        "jacrev"))
+        fn, argnums, lambda a: _reverse_or_forward(fn, a, max_iters), "jacrev"))
+
+
+
+def _reverse_or_forward(fn: Callable[..., Any], argnum: int, max_iters: int | None) -> _Jacobian:
+    """jacrev by argument ``argnum``; of a derivative whose reverse mode srcjax cannot write (values a
+    composite saves for its adjoint on the tape: ``np.vdot``, ``np.interp``), the same Jacobian by
+    forward mode (jacfwd), as grad of grad is."""
+    try:
+        return _Jacobian(fn, "jacrev", argnum, max_iters, _jacrev_loop(fn, argnum, max_iters=max_iters))
+    except ad.DifferentiationError:
+        if getattr(_as_compiled(fn).fn, "__srcjax_derived__", None) is None:
+            raise
+        try:
+            return _Jacobian(fn, "jacfwd", argnum, None, _jacfwd_loop(fn, argnum))
+        except TranspileError:
+            pass
+        raise
+
+
+def _scalar_output(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether ``fn``'s output on these arguments is one array of no dimensions (or its shape cannot be
+    found: the function's own error, which the gradient's path reports at its line)."""
+    try:
+        out = eval_shape(fn, *args, **kwargs)
+    except TranspileError:
+        return True
+    return not pytree.is_tree(out) and np.ndim(out) == 0
+
+
+def _general_hessian(fn: Callable[..., Any], argnums: int | tuple[int, ...],
+                     max_iters: int | None) -> Callable[[], Callable[..., Any]]:
+    """``jacfwd(jacrev(fn))``, JAX's hessian, written the first time a call needs it (an output that is
+    not a scalar: an array, a container)."""
+    made: list[Callable[..., Any]] = []
+
+    def general() -> Callable[..., Any]:
+        if not made:
+            made.append(jacfwd(jacrev(fn, argnums, max_iters=max_iters), argnums))
+        return made[0]
+
+    return general
 
 
 @transformation
 def hessian(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
             max_iters: int | None = None) -> Callable[..., Any]:
-    """Hessian of a scalar function: forward mode over the generated gradient source."""
+    """Hessian: shape ``out.shape + x.shape + x.shape``; JAX's layout for containers and a tuple of
+    ``argnums`` (``jacfwd(jacrev(fn))``). Of a scalar function: forward mode over the generated
+    gradient source (what another transformation of it reads, too); of another output, called
+    directly: ``jacfwd(jacrev(fn))``."""
     return reuse.reused(fn, "hessian", (_argnums_key(argnums), max_iters), lambda: _hessian(fn, argnums, max_iters))
 
 
 def _hessian(fn: Callable[..., Any], argnums: int | tuple[int, ...], max_iters: int | None) -> Callable[..., Any]:
-    h = jacfwd(grad(fn, argnums, max_iters=max_iters), argnums)
+    try:
+        h = jacfwd(grad(fn, argnums, max_iters=max_iters), argnums)
+    except ShapeError as e:  # a container output (a literal one at the return): no gradient to write
+        if "needs a scalar output" not in e.message:
+            raise
+        return jacfwd(jacrev(fn, argnums, max_iters=max_iters), argnums)
     if isinstance(h, _TupleArgnums):  # (its generated source: the blocks jacfwd(grad(fn, i), j))
         nums = h._nums
-        return _TupleArgnums(h._base, h._parts, nums, "hessian", tuple(
+        h = _TupleArgnums(h._base, h._parts, nums, "hessian", tuple(
             tuple(jacfwd(grad(fn, i, max_iters=max_iters), j) for j in nums) for i in nums), fn)
+    h._general = _general_hessian(fn, argnums, max_iters)  # type: ignore[union-attr]
     return h
 
 

@@ -1,6 +1,8 @@
-"""``jacobian_rows``: a reverse-mode Jacobian from its batched VJP (``autodiff._jacobian_source`` writes
-it); ``adjoint`` exports it with its own helpers (``JACOBIAN_HELPERS``: its ``__module__`` is
-``srcjax.adjoint``)."""
+"""``jacobian_rows``: a reverse-mode Jacobian from its batched VJP (``jacobian_source.jacobian_source`` writes
+it); ``leaf_bases``, ``jacfwd_blocks`` and ``jacrev_blocks``: a Jacobian by a container argument or of a
+container output, one batched JVP (VJP) per leaf; ``argnums_blocks``: by a tuple of argnums, of a
+container output. ``adjoint`` exports them with its own helpers
+(``JACOBIAN_HELPERS``: their ``__module__`` is ``srcjax.adjoint``)."""
 
 from __future__ import annotations
 
@@ -8,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from .pytree import from_leaves, is_tree
+from .pytree import from_leaves, is_tree, leaves_like
 from .tree_util import tree_leaves
 
-JACOBIAN_HELPERS = ["jacobian_rows"]
+JACOBIAN_HELPERS = ["jacobian_rows", "leaf_bases", "jacfwd_blocks", "jacrev_blocks", "argnums_blocks"]
 
 
 def jacobian_rows(bars: Any, out: Any) -> Any:
@@ -24,6 +26,64 @@ def jacobian_rows(bars: Any, out: Any) -> Any:
             rows.append(np.reshape(b, np.shape(out) + np.shape(b)[1:]))
         return from_leaves(bars, rows)
     return np.reshape(bars, np.shape(out) + np.shape(bars)[1:])
+
+
+def leaf_bases(x: Any) -> list[Any]:
+    """One basis of ``x``'s (co)tangents per leaf of ``x``: that leaf's elements one by one along a
+    leading axis (``eye`` reshaped), the other leaves zero there (of that length). (Loops over the
+    leaves by ``enumerate``, never ``len``: vmap batches this source again.)"""
+    leaves = tree_leaves(x)
+    bases = []
+    for j, v in enumerate(leaves):
+        n = np.size(v)
+        parts = []
+        for i, w in enumerate(leaves):
+            if i == j:
+                parts.append(np.reshape(np.eye(n, dtype=np.result_type(w)), (n,) + np.shape(w)))
+            else:
+                parts.append(np.zeros((n,) + np.shape(w), dtype=np.result_type(w)))
+        bases.append(from_leaves(x, parts))
+    return bases
+
+
+def jacfwd_blocks(ts: Any, out: Any, x: Any) -> Any:
+    """jacfwd by ``x`` from the output tangents ``ts`` of the batched JVPs for ``leaf_bases(x)`` (one per
+    leaf of ``x``, of ``out``'s structure, the basis axis first): JAX's layout, ``out``'s structure
+    outside, ``x``'s inside, each block ``out_leaf.shape + x_leaf.shape``."""
+    per_leaf = []  # per leaf of x: the leaves of its output tangents
+    for t in ts:
+        per_leaf.append(tree_leaves(t))
+    rows = []
+    for k, o in enumerate(tree_leaves(out)):
+        blocks = []
+        for j, v in enumerate(tree_leaves(x)):
+            blocks.append(np.reshape(np.moveaxis(per_leaf[j][k], 0, -1), np.shape(o) + np.shape(v)))
+        rows.append(from_leaves(x, blocks))
+    return from_leaves(out, rows)
+
+
+def jacrev_blocks(bars: Any, out: Any) -> Any:
+    """jacrev from the argument's cotangents ``bars`` of the batched VJPs for ``leaf_bases(out)`` (one per
+    leaf of ``out``): JAX's layout, ``out``'s structure outside, the argument's inside."""
+    rows = []
+    for k, o in enumerate(tree_leaves(out)):
+        rows.append(jacobian_rows(bars[k], o))
+    return from_leaves(out, rows)
+
+
+def argnums_blocks(jacobians: Any, out: Any) -> Any:
+    """A Jacobian by a tuple of argnums from one Jacobian per argument (``jacobians``, each ``out``'s
+    structure outside): JAX's layout, ``out``'s structure outside, the tuple inside."""
+    per = []  # per argument: its Jacobian's blocks at the leaves of out
+    for jac in jacobians:
+        per.append(leaves_like(jac, out))
+    rows = []
+    for k, _ in enumerate(tree_leaves(out)):
+        row = []
+        for blocks in per:
+            row.append(blocks[k])
+        rows.append(tuple(row))
+    return from_leaves(out, rows)
 
 
 for _name in JACOBIAN_HELPERS:  # (transpiled as srcjax.adjoint's, as linalg_adjoint's)

@@ -88,13 +88,12 @@ def diff_operand(a: Any, prepend: Any, append: Any, axis: int, n: int) -> Any:
     if n == 0:
         return a
     ax = axis % np.ndim(a)
-    parts = []
-    if prepend is not None:
-        parts.append(_diff_end(prepend, a, ax))
-    parts.append(a)
-    if append is not None:
-        parts.append(_diff_end(append, a, ax))
-    return np.concatenate(parts, axis=ax)
+    # (tuples written out, not a list of appends: vmap batches its derivative's helpers item by item)
+    if prepend is None:
+        return np.concatenate((a, _diff_end(append, a, ax)), axis=ax) if append is not None else a
+    if append is None:
+        return np.concatenate((_diff_end(prepend, a, ax), a), axis=ax)
+    return np.concatenate((_diff_end(prepend, a, ax), a, _diff_end(append, a, ax)), axis=ax)
 
 
 def _diff_end(v: Any, a: Any, ax: int) -> Any:

@@ -7,8 +7,6 @@ into ``v_bar``. Each result is checked against jax (``jax.jacrev(jax.grad(f))``,
 jax.numpy twin, and against the generated source run by NumPy.
 """
 
-import inspect
-
 import numpy as np
 import pytest
 from hypothesis import Phase, given, settings
@@ -319,18 +317,15 @@ def calls_a_helper(w):
     return np.sum(_th(w) * w)
 
 
-def test_reverse_over_reverse_through_a_helper_is_refused_not_wrong():
+def test_reverse_over_reverse_through_a_helper_is_right():
     # regression: the helper's forward half saves tanh on the tape for its backward half; reverse
     # mode over that derivative dropped the cotangent of the saved value and gave a wrong Hessian
-    # (1.83 where the answer is 1.67)
+    # (1.83 where the answer is 1.67). It was refused since; jacrev of such a derivative is now the
+    # same Jacobian by forward mode (issue #15), as grad of grad is.
     w = np.array([0.3, -0.5])
-    with pytest.raises(srcjax.TranspileError) as ei:
-        srcjax.jacrev(srcjax.grad(calls_a_helper))(w)
-    e = ei.value
-    assert "through the tape" in e.message and "srcjax.hessian" in (e.hint or "")
-    assert e.span is not None and e.span.line == inspect.getsourcelines(calls_a_helper)[1]
     t = 1 - np.tanh(w) ** 2
     want = np.diag(2 * t - 2 * w * np.tanh(w) * t)  # d2/dw2 of tanh(w) * w
+    np.testing.assert_allclose(srcjax.jacrev(srcjax.grad(calls_a_helper))(w), want, rtol=1e-12)
     np.testing.assert_allclose(srcjax.hessian(calls_a_helper)(w), want, rtol=1e-12)
     np.testing.assert_allclose(srcjax.jacfwd(srcjax.grad(calls_a_helper))(w), want, rtol=1e-12)
 
@@ -506,14 +501,13 @@ def _through_custom_jvp(x):
     return np.sum(y * y)
 
 
-def test_reverse_over_reverse_through_a_custom_jvp_is_refused_not_zero():
+def test_reverse_over_reverse_through_a_custom_jvp_is_right_not_zero():
     """jacrev(grad(f)) through a custom_jvp gave an all-zero Hessian (the rule's transpose was
-    differentiated in its tangents only); it is refused at f with a hint, and hessian is right."""
+    differentiated in its tangents only); it was refused since, and is now the same Jacobian by
+    forward mode (issue #15); hessian is right."""
     x = np.array([0.1, 0.2, 0.3])
-    with pytest.raises(srcjax.TranspileError) as info:
-        srcjax.jacrev(srcjax.grad(_through_custom_jvp))(x)
-    assert "custom_jvp" in str(info.value) and "srcjax.hessian" in (info.value.hint or "")
     want = np.diag(2 * np.cos(2 * x))  # d2/dx2 sum(sin(x)^2) = 2 cos(2x)
+    np.testing.assert_allclose(np.asarray(srcjax.jacrev(srcjax.grad(_through_custom_jvp))(x)), want, rtol=1e-12)
     np.testing.assert_allclose(np.asarray(srcjax.hessian(_through_custom_jvp)(x)), want, rtol=1e-12)
 
 

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from .activity import Activity
 from .anf import ADJOINT_IMPORTS, ComprehensionError, DifferentiationError, Op, all_params, classify, signature
-from .derivative_source import JACOBIAN_CONTAINER_OUT, grad_source, jvp_source, vjp_source
+from .derivative_source import grad_source, jvp_source, vjp_source
 from .forward_ad import JVP
 from .reverse_ad import VJP
 
-__all__ = ["ADJOINT_IMPORTS", "JACOBIAN_CONTAINER_OUT", "JVP", "VJP", "Activity", "ComprehensionError",
+__all__ = ["ADJOINT_IMPORTS", "JVP", "VJP", "Activity", "ComprehensionError",
            "DifferentiationError", "Op", "all_params", "classify", "grad_source", "jvp_source", "signature",
            "vjp_source"]

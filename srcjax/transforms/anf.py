@@ -366,8 +366,8 @@ def _sources(it: cst.BaseExpression, target: cst.BaseExpression) -> list[LoopSou
         if meth == "values":
             return [LoopSource(target, it.func.value, f"list({code(it.func.value)})[{INDEX}]")]
         return []
-    if isinstance(it, cst.Call):
-        return []
+    if isinstance(it, cst.Call) or isinstance(it, cst.Attribute) and it.attr.value in ("shape", "strides"):
+        return []  # (`for d in x.shape`: ints, static)
     return [LoopSource(target, it, INDEX)]
 
 

@@ -22,10 +22,6 @@ from .forward_ad import JVP
 from .reverse_ad import VJP, dedent_block
 from .templates import expr
 
-# the generated Jacobians' (autodiff._jacobian_source) refusal of a container output
-JACOBIAN_CONTAINER_OUT = ("{kind} of a container output, transformed again, is not supported yet; "
-                          "hint: each output array on its own")
-
 
 def record_origins(helpers: dict[Any, Any], origins: dict[str, str] | None) -> None:
     """``origins[generated helper] = the program function it derives from`` (whose namespace it needs)."""

@@ -1,0 +1,173 @@
+"""The source of the generated Jacobians (``jacfwd``/``jacrev`` transformed again: vmap, jit, a
+derivative of them): :func:`jacobian_source` writes ``def f_jacfwd(params...)``, the JVP (VJP) batched
+over a basis of the argument's tangents (the output's cotangents), one program with no loop over
+elements; or, the form a derivative of a Jacobian differentiates, that JVP (VJP) in a rolled loop. A
+container argument or output: one batched JVP (VJP) per leaf, JAX's layout (``jacobian_adjoint``'s
+helpers assemble it).
+
+``derive(fn, kind, argnums, max_iters=...)`` is ``autodiff.derivative_function`` (passed in: autodiff
+calls this module, so this module does not import it).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from .api import _as_compiled  # (api's underscore names are srcjax-internal, shared on purpose)
+from .frontend.names import Names
+from .transforms import ad
+from .transforms.batch_errors import BatchingError
+
+Derive = Callable[..., Callable[..., Any]]
+
+
+def jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max_iters: int | None,
+                    extra: dict[str, Callable[..., Any]], derive: Derive, batched: bool = True) -> str:
+    """``def name(params...)``: the Jacobian w.r.t. parameter ``k`` as one batched JVP over the input's basis
+    (jacfwd) or one batched VJP over the output's (jacrev): one program with no loop over elements."""
+    if not batched:
+        return _jacobian_loop_source(base, name, k, kind, max_iters, extra, derive)
+    params, args = _positional_and_call(base)
+    names = Names([*inspect.signature(base).parameters, name, *base.__globals__])
+    n, basis, out, t, bars = (names.fresh(v) for v in ("n", "basis", "out", "t", "bars"))
+    x = params[k]
+    lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):"]  # defaults included
+    if kind == "jacfwd":
+        jv = derive(base, "jvp", (k,))
+        bfun = _batched_over_tangent(jv, len(params))
+        extra[bfun.__name__] = bfun
+        lines += _jacfwd_by_leaves(names, x, f"{bfun.__name__}({_then(args, '{}')})")
+        lines += _else([f"    {n} = np.size({x})",
+                        f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({x})), ({n},) + np.shape({x}))",
+                        f"    {out}, {t} = {bfun.__name__}({_then(args, basis)})  # one JVP per basis vector, batched",
+                        f"    if is_tree({out}):  # (a container output: a block per leaf)",
+                        f"        return jacfwd_blocks([{t}], {out}, {x})",
+                        f"    return np.reshape(np.moveaxis({t}, 0, -1), np.shape({out}) + np.shape({x}))"])
+    else:
+        vj = derive(base, "vjp", (k,), max_iters=max_iters)
+        bfun = _batched_over_tangent(vj, len(params))
+        primal = names.fresh(base.__name__ if base.__name__.isidentifier() else "primal")  # (a lambda: <lambda>)
+        extra[bfun.__name__] = bfun
+        extra[primal] = base
+        lines += [f"    {out} = {primal}({', '.join(args[0] + args[1])})",
+                  *_jacrev_by_leaves(names, out, f"{bfun.__name__}({_then(args, '{}')})"),
+                  *_else([f"    {n} = np.size({out})",
+                          f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({out})), "
+                          f"({n},) + np.shape({out}))",
+                          f"    _, {bars} = {bfun.__name__}({_then(args, basis)})  "
+                          "# one VJP per basis cotangent, batched",
+                          f"    return jacobian_rows({bars}[0], {out})"])]  # (x a container: a block per leaf)
+    return "\n".join(lines) + "\n"
+
+
+def _containers_or_refusal(names: Names, derivative: Callable[..., Any], nparams: int,
+                           args: tuple[list[str], list[str]], extra: dict[str, Callable[..., Any]], v: str,
+                           kind: str, test: str) -> list[str]:
+    """The loop form's lines for a container argument or output: the batched form's, one batched JVP
+    (VJP) per leaf; where vmap cannot batch the derivative (why the loop form is used), a refusal."""
+    try:
+        bfun = _batched_over_tangent(derivative, nparams)
+    except BatchingError:
+        return [f"    assert not ({test}), 'a derivative of {kind} by a container or of a container output is not "
+                f"supported yet here; hint: take {kind} by an array, of each output array'"]
+    extra[bfun.__name__] = bfun
+    by_leaves = _jacfwd_by_leaves if kind == "jacfwd" else _jacrev_by_leaves
+    return by_leaves(names, v, f"{bfun.__name__}({_then(args, '{}')})", test)
+
+
+def _else(lines: list[str]) -> list[str]:
+    """``lines`` as the ``else`` of the ``if`` before them (not after an early ``return``: reverse mode of
+    the Jacobian, vmapped, would read them for a container too)."""
+    return ["    else:", *("    " + ln for ln in lines)]
+
+
+def _batched_over_tangent(derivative: Callable[..., Any], nparams: int) -> Callable[..., Any]:
+    """``derivative`` (a JVP or VJP of a function of ``nparams`` parameters) batched over its tangent
+    (cotangent): the parameter after the function's."""
+    from .vmap import batched_function  # (vmap builds on the derivatives: imported when used)
+
+    dparams = list(inspect.signature(derivative).parameters)
+    return batched_function(derivative, tuple(0 if i == nparams else None for i in range(len(dparams))), (None, 0),
+                            None)
+
+
+def _jacfwd_by_leaves(names: Names, x: str, call: str, test: str = "") -> list[str]:
+    """jacfwd by a container ``x``: one batched JVP (``call`` with its tangent for ``{}``) per leaf of ``x``
+    (where ``test``, by default ``is_tree(x)``)."""
+    ts, b, o, t = (names.fresh(v) for v in ("ts", "basis", "out", "t"))
+    return [f"    if {test or f'is_tree({x})'}:  # (a container: one batched JVP per leaf, JAX's layout)",
+            f"        {ts} = []",
+            f"        for {b} in leaf_bases({x}):",
+            f"            {o}, {t} = {call.format(b)}",
+            f"            {ts}.append({t})",
+            f"        return jacfwd_blocks({ts}, {o}, {x})"]
+
+
+def _jacrev_by_leaves(names: Names, out: str, call: str, test: str = "") -> list[str]:
+    """jacrev of a container output ``out``: one batched VJP (``call`` with its cotangent for ``{}``) per leaf
+    (where ``test``, by default ``is_tree(out)``)."""
+    rows, b, bars = (names.fresh(v) for v in ("rows", "basis", "bars"))
+    return [f"    if {test or f'is_tree({out})'}:  # (a container output: one batched VJP per leaf, JAX's layout)",
+            f"        {rows} = []",
+            f"        for {b} in leaf_bases({out}):",
+            f"            _, {bars} = {call.format(b)}",
+            f"            {rows}.append({bars}[0])",
+            f"        return jacrev_blocks({rows}, {out})"]
+
+
+def _jacobian_loop_source(base: Callable[..., Any], name: str, k: int, kind: str, max_iters: int | None,
+                          extra: dict[str, Callable[..., Any]], derive: Derive) -> str:
+    """The Jacobian as one JVP per input element (jacfwd) or one VJP per output element (jacrev) in a rolled
+    loop: what a derivative of a Jacobian differentiates when the batched form cannot be
+    (autodiff.derivative_function)."""
+    params, args = _positional_and_call(base)
+    names = Names([*inspect.signature(base).parameters, name, *base.__globals__])
+    n, i, jac, out, out_i, e, t, bars = (names.fresh(v) for v in ("n", "i", "jac", "out", "out_i", "e", "t", "bars"))
+    x = params[k]
+    lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):"]
+    # (a container argument or output: one batched JVP/VJP per leaf, as the batched form)
+    test = f"is_tree({x}) or is_tree({out})"
+    if kind == "jacfwd":
+        jv = derive(base, "jvp", (k,))
+        extra[jv.__name__] = jv
+        zero = f"zeros_like({x})"
+        lines.append(f"    {out}, {t} = {jv.__name__}({_then(args, zero)})  # the output's shape and dtype")
+        lines += _containers_or_refusal(names, jv, len(params), args, extra, x, kind, test)
+        lines += [f"    {n} = np.size({x})",
+                  f"    {jac} = np.zeros(({n},) + np.shape({out}), dtype=np.result_type({out}))",
+                  f"    for {i} in range({n}):",
+                  f"        {e} = np.reshape(np.arange({n}) == {i}, np.shape({x})).astype(np.result_type({x}))",
+                  f"        {out_i}, {t} = {jv.__name__}({_then(args, e)})",
+                  f"        {jac} = index_update({jac}, {i}, {t})",
+                  f"    return np.reshape(np.moveaxis({jac}, 0, -1), np.shape({out}) + np.shape({x}))"]
+    else:
+        vj = derive(base, "vjp", (k,), max_iters=max_iters)
+        primal = names.fresh(base.__name__ if base.__name__.isidentifier() else "primal")  # (a lambda: <lambda>)
+        extra[vj.__name__] = vj
+        extra[primal] = base
+        lines.append(f"    {out} = {primal}({', '.join(args[0] + args[1])})")
+        lines += _containers_or_refusal(names, vj, len(params), args, extra, out, kind, test)
+        lines += [f"    {n} = np.size({out})",
+                  f"    {jac} = np.zeros(({n},) + np.shape({x}), dtype=np.result_type({x}))",
+                  f"    for {i} in range({n}):",
+                  f"        {e} = np.reshape(np.arange({n}) == {i}, np.shape({out})).astype(np.result_type({out}))",
+                  f"        {out_i}, {bars} = {vj.__name__}({_then(args, e)})",
+                  f"        {jac} = index_update({jac}, {i}, {bars}[0])",
+                  f"    return np.reshape({jac}, np.shape({out}) + np.shape({x}))"]
+    return "\n".join(lines) + "\n"
+
+
+def _positional_and_call(base: Callable[..., Any]) -> tuple[list[str], tuple[list[str], list[str]]]:
+    """The positional parameter names, and a call's arguments passing every parameter on
+    (positional names; ``scale=scale`` for a keyword-only one)."""
+    ps = inspect.signature(base).parameters.values()
+    pos = [p.name for p in ps if p.kind != inspect.Parameter.KEYWORD_ONLY]
+    kw = [f"{p.name}={p.name}" for p in ps if p.kind == inspect.Parameter.KEYWORD_ONLY]
+    return pos, (pos, kw)
+
+
+def _then(args: tuple[list[str], list[str]], *more: str) -> str:
+    """A derivative's call: the positional arguments, ``more`` (a tangent, a cotangent), the keywords."""
+    return ", ".join([*args[0], *more, *args[1]])
