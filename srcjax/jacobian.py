@@ -200,6 +200,7 @@ class _Jacobian(_Derived):
         self._checked: set[tuple[Any, ...]] = set()  # signatures of arrays a call took the batched form with
         # hessian: jacfwd(jacrev(fn)) (JAX's hessian), for a function whose output is not a scalar
         self._general: Callable[[], Callable[..., Any]] | None = None
+        self._general_keys: set[Any] = set()  # signatures whose output is not a scalar
 
     def _compiled_path(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         if self._needs or not -len(args) <= self._argnum < len(args):
@@ -234,8 +235,20 @@ class _Jacobian(_Derived):
             plan = self._cache.get(key)
             if plan is not None:
                 return plan.run(args)
-        if self._general is not None and self._primal is not None and not _scalar_output(self._primal, args, kwargs):
+        if self._general is None or self._primal is None:
+            return self._jacobian_call(args, kwargs, key)
+        if key is not None and key in self._general_keys:
             return self._general()(*args, **kwargs)
+        try:  # (a hessian: its gradient's path first, which needs no look at the output when it compiles)
+            return self._jacobian_call(args, kwargs, key)
+        except TranspileError:
+            if _scalar_output(self._primal, args, kwargs):
+                raise
+        if key is not None:  # an output that is not a scalar: jacfwd(jacrev(fn))
+            self._general_keys.add(key)
+        return self._general()(*args, **kwargs)
+
+    def _jacobian_call(self, args: tuple[Any, ...], kwargs: dict[str, Any], key: Any) -> Any:
         if self._compiled_path(args, kwargs):
             _check_float(args[self._argnum], self._what)
             if self._fallback is not None:
