@@ -268,8 +268,9 @@ def test_vmap_of_grad_is_per_example_gradients(model, tmp_path):
 def test_vmap_errors_in_the_program_exit_1(model):
     r = run(f"{model}::loss", "--vmap", "--out-axes", "None")
     assert r.returncode == 1
-    assert r.stderr.startswith(f"{model}:{line_of('def loss')}:1: error: vmap: out_axes=None for an output that "
-                               "depends on a mapped argument")
+    # (at the return whose value is mapped)
+    assert r.stderr.startswith(f"{model}:{line_of('return np.mean')}:5: error: vmap: out_axes=None for an output "
+                               "that depends on a mapped argument")
 
 
 # ---------------------------------------------------------------------------

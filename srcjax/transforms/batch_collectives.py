@@ -30,7 +30,7 @@ import libcst as cst
 
 from ..core import TranspileError
 from ..frontend.names import code
-from .batch_state import State
+from .batch_state import State, Tree
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
@@ -38,6 +38,12 @@ if TYPE_CHECKING:
 COLLECTIVES = {f"srcjax.lax.{n}" for n in ("psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter",
                                            "axis_index", "ppermute")}
 _REDUCE = {"psum": "np.sum", "pmean": "np.mean", "pmax": "np.max", "pmin": "np.min"}
+
+
+def _leaf_states(st: Any) -> list[Any]:
+    if isinstance(st, Tree):
+        return [leaf for _, v in st.items for leaf in _leaf_states(v)]
+    return [st]
 
 
 def _literal(w: FunctionWriter, node: cst.BaseExpression, what: str, line: cst.CSTNode) -> Any:
@@ -119,6 +125,11 @@ def collective(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode) 
     x = code(args["x"])
     st = w.value_state(args["x"])
     if not isinstance(st, bool):
+        leaves = _leaf_states(st)
+        if f in _REDUCE and here and not rest and all(isinstance(v, bool) for v in leaves) and len(set(leaves)) == 1:
+            # a container's leaves, all batched or all not (JAX reduces a pytree leaf by leaf)
+            per_leaf = f"{_REDUCE[f]}(v, axis=0)" if leaves[0] else f"v * {w.size}" if f == "psum" else "v"
+            return f"srcjax.tree_util.tree_map(lambda v: {per_leaf}, {x})", False
         raise w.error(f"vmap: srcjax.lax.{f} of a container", line, hint="call it on each array")
     if f == "all_gather":
         axis = _literal(w, kw["axis"], "axis", line) if "axis" in kw else 0

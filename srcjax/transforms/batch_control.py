@@ -34,6 +34,21 @@ class DataTest(Exception):  # noqa: N818 (a signal, caught by the batcher)
         self.function, self.names = function, names
 
 
+def _static_branch(w: FunctionWriter, s: cst.If, body: Any, ind: int) -> None:
+    """A branch's block; of an ``if`` on a structure (``if is_tree(x)``: a generated Jacobian's container
+    path), a branch vmap cannot batch raises its error where it runs, not where the other one is taken."""
+    if not w.only_shapes(s.test):
+        w.block(body, ind)
+        return
+    start, st = len(w.lines), dict(w.st)
+    try:
+        w.block(body, ind)
+    except batch_errors.BatchingError as e:
+        del w.lines[start:]
+        w.st = st
+        w.emit(f"raise NotImplementedError({e.message!r})", ind)
+
+
 def if_(w: FunctionWriter, s: cst.If, ind: int) -> None:
     test = code(s.test)
     if any(any_batched(w.state(n)) for n in names_in(s.test)):
@@ -41,7 +56,7 @@ def if_(w: FunctionWriter, s: cst.If, ind: int) -> None:
         test = w.static_expr(s.test, s)
     w.emit(f"if {test}:", ind)
     before = dict(w.st)
-    w.block(s.body.body, ind + 1)
+    _static_branch(w, s, s.body.body, ind + 1)
     n_then = len(w.lines)
     st_then = w.st
     w.st = dict(before)
@@ -49,7 +64,7 @@ def if_(w: FunctionWriter, s: cst.If, ind: int) -> None:
     if s.orelse is not None:
         other = [s.orelse] if isinstance(s.orelse, cst.If) else list(s.orelse.body.body)
     else_lines_start = len(w.lines)
-    w.block(other, ind + 1)
+    _static_branch(w, s, other, ind + 1)
     st_else = w.st
     else_lines = w.lines[else_lines_start:]
     del w.lines[else_lines_start:]
