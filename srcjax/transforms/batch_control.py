@@ -35,15 +35,18 @@ class DataTest(Exception):  # noqa: N818 (a signal, caught by the batcher)
 
 
 def _static_branch(w: FunctionWriter, s: cst.If, body: Any, ind: int) -> None:
-    """A branch's block; of an ``if`` on a structure (``if is_tree(x)``: a generated Jacobian's container
-    path), a branch vmap cannot batch raises its error where it runs, not where the other one is taken."""
-    if not w.only_shapes(s.test):
+    """An ``if``'s first block; of a generated Jacobian's ``if is_tree(x)`` (its container path), one vmap
+    cannot batch raises its error where it runs, not where the array path (the ``else``) is taken."""
+    jacobian = any(k in w.nf.name for k in ("_jacfwd", "_jacrev"))  # (a generated Jacobian's `if is_tree(x)`)
+    if not (jacobian and w.only_shapes(s.test)):
         w.block(body, ind)
         return
     start, st = len(w.lines), dict(w.st)
     try:
         w.block(body, ind)
     except batch_errors.BatchingError as e:
+        if type(e).__name__ == "Grown":  # (the batcher's own signal: written again)
+            raise
         del w.lines[start:]
         w.st = st
         w.emit(f"raise NotImplementedError({e.message!r})", ind)
@@ -64,7 +67,7 @@ def if_(w: FunctionWriter, s: cst.If, ind: int) -> None:
     if s.orelse is not None:
         other = [s.orelse] if isinstance(s.orelse, cst.If) else list(s.orelse.body.body)
     else_lines_start = len(w.lines)
-    _static_branch(w, s, other, ind + 1)
+    w.block(other, ind + 1)
     st_else = w.st
     else_lines = w.lines[else_lines_start:]
     del w.lines[else_lines_start:]
