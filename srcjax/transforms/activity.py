@@ -499,11 +499,10 @@ def _value_reads(node: cst.BaseExpression) -> list[str]:
     return [n for n in v.out if n not in bound]
 
 
-class _ValueReads(Visitor):
-    """:func:`_value_reads`' walker: the names read, in order."""
+class _ArrayNames(Visitor):
+    """The names an array argument reads, not those it reads only the shape of (``q.shape[-1]``)."""
 
-    def __init__(self, paths: Any) -> None:
-        self.paths = paths
+    def __init__(self) -> None:
         self.out: list[str] = []
 
     def visit_Name(self, n: cst.Name) -> None:
@@ -513,6 +512,15 @@ class _ValueReads(Visitor):
         if n.attr.value not in ("shape", "ndim", "dtype", "size"):
             self.walk(n.value)
         return False
+
+
+class _ValueReads(_ArrayNames):
+    """:func:`_value_reads`' walker: the names read, in order (not those passed to calls that are not
+    primitives)."""
+
+    def __init__(self, paths: Any) -> None:
+        super().__init__()
+        self.paths = paths
 
     def visit_Call(self, n: cst.Call) -> bool:
         f = code(n.func)
@@ -560,21 +568,6 @@ def _stores_arrays(node: cst.BaseExpression) -> bool:
         return node.func.value in ("list", "tuple", "zip", "enumerate", "reversed", "sum", "sorted", "map",
                                    "dict", "max", "min")
     return False
-
-
-class _ArrayNames(Visitor):
-    """The names an array argument reads, not those it reads only the shape of (``q.shape[-1]``)."""
-
-    def __init__(self) -> None:
-        self.out: list[str] = []
-
-    def visit_Name(self, n: cst.Name) -> None:
-        self.out.append(n.value)
-
-    def visit_Attribute(self, n: cst.Attribute) -> bool:
-        if n.attr.value not in ("shape", "ndim", "dtype", "size"):
-            self.walk(n.value)
-        return False
 
 
 def _seq_names(v: Any) -> list[str]:
