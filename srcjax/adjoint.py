@@ -220,16 +220,12 @@ def has_derivative(x: Any) -> bool:
 
 def zero_leaf(x: Any) -> Any:
     """The zero cotangent of a leaf inside a container: None for a leaf without a derivative."""
-    if not has_derivative(x):
-        return None
-    return zeros_like(x)
+    return zeros_like(x) if has_derivative(x) else None
 
 
 def add_leaf(a: Any, b: Any) -> Any:
     """``a + b`` for two cotangents of one leaf; None (no derivative) absorbs the other."""
-    if a is None or b is None:
-        return None
-    return a + b
+    return None if a is None or b is None else a + b
 
 
 def first_of(a: Any, b: Any) -> Any:
@@ -237,11 +233,16 @@ def first_of(a: Any, b: Any) -> Any:
     return a
 
 
+def sum_leaf(a: Any, b: Any) -> Any:
+    """``a + b`` for two cotangents of one value; None adds nothing: an int that one path holds as a
+    container's leaf (None) and another as a number (float zeros: a counter that vmap broadcasts)."""
+    return b if a is None else a if b is None else a + b
+
+
 def tree_add(a: Any, b: Any) -> Any:
-    """The sum of two cotangents of the same value: ``a + b``, leaf by leaf for containers."""
-    if is_tree(a):
-        return tree_map(add_leaf, a, b)
-    return add_leaf(a, b)
+    """The sum of two cotangents of the same value: ``a + b``, leaf by leaf for containers (None:
+    :func:`sum_leaf`, never None beside a number, which the adjoint may add with ``+``)."""
+    return tree_map(sum_leaf, a, b) if is_tree(a) else sum_leaf(a, b)
 
 
 def pack_like(x: Any, items: Any) -> Any:
@@ -258,9 +259,7 @@ def pack_like(x: Any, items: Any) -> Any:
 
 def mask_leaf(x: Any, g: Any) -> Any:
     """``g``, the cotangent of the container leaf ``x``; None where ``x`` carries no derivative."""
-    if g is None or not has_derivative(x):
-        return None
-    return g
+    return None if g is None or not has_derivative(x) else g
 
 
 def index_cleared(g: Any, x: Any, key: Any) -> Any:
@@ -283,7 +282,8 @@ def tree_cleared(g: Any, x: Any, key: Any) -> Any:
 def tree_index_add(z: Any, key: Any, g: Any) -> Any:
     """``index_add`` into a container: ``z`` with ``g`` added to ``z[key]`` (a copy; for the
     cotangent of ``z[key]``, ``z[1:]`` or the NamedTuple field ``z.w``)."""
-    return tree_set(z, key, tree_add(tree_get(z, key), g))
+    old = tree_get(z, key)  # (a leaf without derivative stays None: add_leaf)
+    return tree_set(z, key, tree_map(add_leaf, old, g) if is_tree(old) else add_leaf(old, g))
 
 
 def ones_like(x: Any) -> Any:
