@@ -67,7 +67,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_argsort", "batch_partition", "batch_argpartition",
     "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",
     "batch_kron", "batch_cross", "batch_meshgrid", "batch_conv", "batch_reduce_window", "batch_ppermute",
-    "batch_pack_like", "batch_unpacked", "batch_merge", "batch_split",
+    "batch_pack_like", "batch_unpacked", "batch_merge", "batch_split", "batch_static",
 ]
 
 
@@ -348,6 +348,12 @@ def batch_rows(a: Any) -> Any:
     if is_tree(a):
         return a
     return np.moveaxis(a, 1, 0)
+
+
+def batch_static(c: Any) -> Any:
+    """The test of an ``if`` or ``while`` that is static per example but that vmap broadcast (a flag a
+    derivative saved on a tape of batched values): every row is the same value; its first."""
+    return c if np.ndim(c) == 0 else np.ravel(c)[0]
 
 
 def batch_unpacked(a: Any, spec: Any) -> Any:

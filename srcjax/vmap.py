@@ -341,7 +341,15 @@ class Vmapped(Compiled):
                 if plan is not None:  # containers of arrays of shapes seen (and checked) before
                     return plan.run(tree[1])
         self._check_sizes(args)
-        return super().__call__(*args, **kwargs)
+        general = getattr(self._primal, "_general", None)  # (a hessian)
+        if general is None:
+            return super().__call__(*args, **kwargs)
+        try:
+            return super().__call__(*args, **kwargs)
+        except TranspileError as e:  # its gradient's output is not a scalar: JAX's hessian, jacfwd(jacrev(f))
+            if "grad requires a real scalar output" not in str(e):
+                raise
+            return vmap(general(), self._in_axes, self._out_axes, self._axis_size, self._axis_name)(*args, **kwargs)
 
     def _check_sizes(self, args: Sequence[Any]) -> None:
         specs = _in_specs(self._in_axes, len(self.params), self._primal)

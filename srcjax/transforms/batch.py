@@ -212,6 +212,7 @@ class FunctionWriter:
         self.return_states: list[State] = []  # (each `return`'s state: see Batcher.write_function)
         self.want_return = want_return
         self.forced: set[str] = set()  # names that must be batched wherever bound (loops, lists)
+        self.tape_rows: set[str] = set(parent.tape_rows) if parent is not None else set()  # (from a batched pop)
         self.grown: dict[str, State] = {}  # tapes (Repeated) pushed a value more batched than their state
         self.zeros: set[str] = set(parent.zeros) if parent is not None else set()  # bound to zeros_like(...)
         self.params: set[str] = set()  # (a helper's own parameters)
@@ -481,6 +482,7 @@ class FunctionWriter:
             else:
                 states = [st] * len(elems)
                 if st is True:
+                    self.tape_rows.update(elems if expr.endswith(".pop()") else ())
                     expr = f"batch_rows({expr})"
             self.emit(f"{code(target)} = {expr}", ind)
             for n, v in zip(elems, states):
@@ -697,8 +699,8 @@ class FunctionWriter:
             return cst.parse_expression(f"batch_{'len' if query == 'len' else 'shape'}({of.value})")
         return cst.parse_expression(template.format(x=of.value, n=self.size))
 
-    def data_test(self, s: cst.If | cst.While) -> None:
-        batch_control.data_test(self, s)
+    def data_test(self, s: cst.If | cst.While) -> bool:
+        return batch_control.data_test(self, s)
 
     def static_expr(self, value: cst.BaseExpression, node: cst.CSTNode) -> str:
         """A shape query of batched values as the per-example query (``x.shape`` -> ``x.shape[1:]``)."""

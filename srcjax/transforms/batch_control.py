@@ -55,8 +55,10 @@ def _static_branch(w: FunctionWriter, s: cst.If, body: Any, ind: int) -> None:
 def if_(w: FunctionWriter, s: cst.If, ind: int) -> None:
     test = code(s.test)
     if any(any_batched(w.state(n)) for n in names_in(s.test)):
-        w.data_test(s)
+        broadcast = w.data_test(s)
         test = w.static_expr(s.test, s)
+        if broadcast:
+            test = f"batch_static({test})"
     w.emit(f"if {test}:", ind)
     before = dict(w.st)
     _static_branch(w, s, s.body.body, ind + 1)
@@ -132,8 +134,10 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
     else:
         test = code(s.test)
         if any(any_batched(w.state(n)) for n in names_in(s.test)):
-            w.data_test(s)
+            broadcast = w.data_test(s)
             test = w.static_expr(s.test, s)
+            if broadcast:
+                test = f"batch_static({test})"
         w.emit(f"while {test}:", ind)
     entry = dict(w.st)
     n = len(w.lines)
@@ -150,21 +154,23 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
             w.st[v] = join(st, entry.get(v, st))
 
 
-def data_test(w: FunctionWriter, s: cst.If | cst.While) -> None:
+def data_test(w: FunctionWriter, s: cst.If | cst.While) -> bool:
     """A Python ``if``/``while`` testing a batched value (not only its shape): control flow on data,
     which the front end left to the lowering (the test read a parameter that might have been a
-    Python value); the function is functionalized again knowing it (:class:`DataTest`)."""
+    Python value); the function is functionalized again knowing it (:class:`DataTest`). True where
+    the test is static, its batched values broadcast (a derivative's flags on a batched tape: vmap of
+    jacrev of a loop with `break`): the `if` reads one row of it (``batch_static``)."""
     if getattr(w.nf.fn, "__module__", "") in LIBRARY_MODULES:  # (srcjax's helpers: their tests are static)
-        return
+        return False
     if w.only_shapes(s.test):  # (`while is_tree(x)`, `if x.shape[0] > 2`: static)
-        return
+        return False
     if w.bta is None:
         w.bta = BindingTimes(w.nf, w.nf.fdef, helpers=w.program.functions)
     batched = [n for n in names_in(s.test) if any_batched(w.state(n))]
     # (`eq = x.ndim == 2`, then `if eq`; a name the analysis does not know, of a lax body written in line
     # (`for i in range(3): if x[i] > 0`), it takes for static: not trusted)
     if all(n in w.bta.locals for n in batched) and w.bta.of(s.test) == STATIC:
-        return
+        return any(n in w.forced or n in w.tape_rows for n in batched)  # (else a Python value: `x.ndim == 2`)
     known = w.b.data_names.get(w.nf.name, set())
     if not set(batched) <= known:  # (the batched parameters too: data, whatever names the test has)
         raise DataTest(w.nf.name, batched + sorted(p for p in (w.params or ()) if any_batched(w.state(p))))

@@ -1,0 +1,84 @@
+"""Compositions srcjax refused or crashed on while jax does them (issue #15): each agrees with jax now.
+
+Programs come from the corpus (tests/corpus_programs.py) and tests/vmap_nested_programs.py; their jax twins
+are written here (the corpus's decorators keep tests/twins.py from reading them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+import jax.numpy as jnp  # noqa: E402
+
+import srcjax  # noqa: E402
+from srcjax import autodiff  # noqa: E402
+from srcjax.batched import batch_static  # noqa: E402
+
+from .corpus_programs import break_and_continue_static  # noqa: E402
+from .unseen_oracle import agree  # noqa: E402
+
+RNG = np.random.default_rng(1516)
+
+
+def break_and_continue_twin(x):
+    acc = x * 0
+    for k in range(10):
+        if k % 2 == 1:
+            continue
+        if k > 6:
+            break
+        acc = acc + x ** k
+    return acc
+
+
+def test_vmap_of_jacrev_of_a_loop_with_break_and_continue() -> None:
+    """The second vmap level broadcast the tape's static flags (``k % 2 == 1``) and wrote a plain ``if`` on
+    them: "truth value of array([True, True])". The ``if`` now reads one row of the broadcast flag."""
+    x = RNG.standard_normal((3, 5))
+    agree(srcjax.vmap(srcjax.jacrev(break_and_continue_static))(x),
+          jax.vmap(jax.jacrev(break_and_continue_twin))(x), rtol=1e-9, what="vmap(jacrev)")
+    text = srcjax.source(srcjax.vmap(srcjax.jacrev(break_and_continue_static)))
+    assert "if batch_static(eq):" in text, text
+
+
+def test_vmap_of_the_vjp_of_a_loop_with_break_and_continue() -> None:
+    """``python -m tests.test_printed_modules_run`` shard: corpus.break_and_continue_static.vjp.vmap."""
+    x = RNG.standard_normal((3, 5))
+    ct = RNG.standard_normal((3, 5))
+    ours = srcjax.vmap(autodiff._wrap(break_and_continue_static, "vjp", (0,), False))(x, ct)
+
+    def theirs(x, ct):
+        out, f = jax.vjp(break_and_continue_twin, x)
+        return out, f(ct)
+    agree(ours, jax.vmap(theirs)(x, ct), rtol=1e-9, what="vmap(vjp)")
+
+
+def test_batch_static_reads_one_row() -> None:
+    assert batch_static(True) is True
+    assert bool(batch_static(np.array([False, False]))) is False
+    assert bool(batch_static(np.ones((2, 3), dtype=bool))) is True
+
+
+def test_a_python_test_on_a_shape_stays_plain() -> None:
+    """A test on a per-example shape (``x.ndim == 2``: a Python bool) is not wrapped."""
+    from .corpus_programs import static_if_on_ndim_2d
+    assert "batch_static" not in srcjax.source(srcjax.vmap(static_if_on_ndim_2d))
+    x = RNG.standard_normal((2, 3, 4))
+    agree(srcjax.vmap(static_if_on_ndim_2d)(x), jax.vmap(lambda v: jnp.reshape(v, -1) * 2)(x), what="vmap")
+
+
+def tanh_times_norm(x):
+    return np.tanh(x) * np.sum(x ** 2)
+
+
+def test_vmap_of_hessian_of_an_output_that_is_not_a_scalar() -> None:
+    """vmap(hessian(f)) of a vector output was refused with grad's message ("grad requires a real scalar
+    output"): it is JAX's hessian there, jacfwd(jacrev(f)), batched."""
+    x = RNG.standard_normal((3, 4))
+    got = srcjax.vmap(srcjax.hessian(tanh_times_norm))(x)
+    want = jax.vmap(jax.hessian(lambda v: jnp.tanh(v) * jnp.sum(v ** 2)))(x)
+    assert np.shape(got) == (3, 4, 4, 4)
+    agree(got, want, rtol=1e-9, what="vmap(hessian)")
