@@ -604,6 +604,30 @@ def vjp(fn: Callable[..., Any], *primals: Any,
     two cannot). ``max_iters`` as in :func:`grad`.
     """
     _refuse_required_keywords(fn, "srcjax.vjp")
+    try:
+        return _vjp(fn, primals, max_iters)
+    except ad.DifferentiationError:  # reverse over a derivative srcjax cannot write: forward mode, as jacrev
+        if getattr(_as_compiled(fn).fn, "__srcjax_derived__", None) is None or \
+                any(pytree.is_tree(p) or not np.issubdtype(np.result_type(p), np.floating) for p in primals):
+            raise
+        return _forward_vjp(fn, primals)
+
+
+def _forward_vjp(fn: Callable[..., Any], primals: tuple[Any, ...]) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """``vjp`` of a derivative whose reverse mode srcjax cannot write (helpers handing saved values through
+    the tape: ``vjp(hessian(f))``): the Jacobians by forward mode, contracted with the cotangent."""
+    from .jacobian import jacfwd  # (jacobian imports this module)
+    out = _as_compiled(fn)(*primals)
+    jacs = [jacfwd(fn, argnums=i) for i in range(len(primals))]
+
+    def vjp_fn(ct: Any) -> tuple[Any, ...]:
+        g = np.asarray(_cotangent(out, ct))
+        return tuple(np.tensordot(g, np.asarray(j(*primals)), axes=np.ndim(out)) for j in jacs)
+    return out, vjp_fn
+
+
+def _vjp(fn: Callable[..., Any], primals: tuple[Any, ...],
+         max_iters: int | None) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     diff = _float_positions(primals)
     if len(diff) < len(primals):  # integer arguments (a count, labels): their cotangent is None, as JAX's float0
         out = _as_compiled(fn)(*primals)
