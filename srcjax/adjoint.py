@@ -544,7 +544,7 @@ def diff_bar(g: Any, a: Any, n: Any, axis: Any) -> Any:
     if n >= np.shape(a)[ax]:
         return zeros_like(a)
     for _ in range(n):
-        z = np.zeros(tuple([1 if k == ax else d for k, d in enumerate(np.shape(g))]), dtype=np.result_type(g))
+        z = np.zeros_like(g[axis_slice(np.ndim(g), ax, 0, 1)])  # (no list built from g: jacfwd(jacrev) of it)
         g = np.concatenate([z, g], axis=ax) - np.concatenate([g, z], axis=ax)
     return g
 

@@ -121,3 +121,15 @@ def test_hessian_of_an_integer_power_in_a_helpers_loop_has_no_nan() -> None:
     ``0 * log(x) * out``: 0 * nan. A zero exponent tangent now contributes 0 (JAX: a symbolic zero)."""
     x = np.array([0.7, -1.3, 0.4])
     agree(srcjax.hessian(loop_in_helper)(x), jax.hessian(loop_in_helper_twin)(x), rtol=1e-9, what="hessian")
+
+
+def diff_sq(x):
+    return np.sum(np.diff(x) ** 2) + np.sum(x[1:] * x[:-1])
+
+
+def test_jacfwd_of_jacrev_of_np_diff() -> None:
+    """Refused inside srcjax's own helper ("cannot differentiate through `[1 if k == ax else d for ...]`"):
+    diff_bar built its zero slice's shape from a list comprehension over g's shape."""
+    x = RNG.standard_normal(5)
+    twin = lambda v: jnp.sum(jnp.diff(v) ** 2) + jnp.sum(v[1:] * v[:-1])  # noqa: E731
+    agree(srcjax.jacfwd(srcjax.jacrev(diff_sq))(x), jax.jacfwd(jax.jacrev(twin))(x), rtol=1e-9, what="jacfwd(jacrev)")
