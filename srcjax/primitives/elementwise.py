@@ -540,10 +540,9 @@ set_fields("true_divide", vjp_when=_one_over)
 # derivative is 0 there, not 0 * -inf = nan), and is nan for x1 < 0 (log of a negative number).
 # d/dx1 = x2 * x1 ** (x2 - 1) is 0 where x2 == 0 (x1 ** 0 is the constant 1; JAX gives 0 for an
 # integer exponent but nan at x1 == 0 for 0.0: the base is replaced by 1 there, so no 0 * inf) and inf
-# at x1 == 0 for 0 < x2 < 1, as in JAX. A zero tangent of x2 gives 0, not 0 * nan for x1 < 0 (JAX's
-# symbolic zero: an integer exponent saved on a tape, `x ** (k + 1)` in a hessian's loop, has zeros).
+# at x1 == 0 for 0 < x2 < 1, as in JAX.
 defjvp("power", x1="x1_dot * x2 * np.where(x2 == 0, 1.0, x1) ** (x2 - 1)",
-       x2="x2_dot * np.log(np.where((x1 == 0) | (x2_dot == 0), 1.0, x1)) * out")
+       x2="x2_dot * np.log(np.where(x1 == 0, 1.0, x1)) * out")
 defvjp("power", x1="unbroadcast(out_bar * x2 * np.where(x2 == 0, 1.0, x1) ** (x2 - 1), x1)",
        x2="unbroadcast(out_bar * np.log(np.where(x1 == 0, 1.0, x1)) * out, x2)")
 defjvp("remainder", x1="broadcast_like(x1_dot, out)", x2="-x2_dot * np.floor(x1 / x2)")
