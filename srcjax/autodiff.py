@@ -615,14 +615,23 @@ def vjp(fn: Callable[..., Any], *primals: Any,
 
 def _forward_vjp(fn: Callable[..., Any], primals: tuple[Any, ...]) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     """``vjp`` of a derivative whose reverse mode srcjax cannot write (helpers handing saved values through
-    the tape: ``vjp(hessian(f))``): the Jacobians by forward mode, contracted with the cotangent."""
-    from .jacobian import jacfwd  # (jacobian imports this module)
+    the tape: ``vjp(hessian(f))``): forward mode, one JVP per element of each primal, dotted with the
+    cotangent (one compiled program, as jacfwd's loop form)."""
     out = _as_compiled(fn)(*primals)
-    jacs = [jacfwd(fn, argnums=i) for i in range(len(primals))]
+    zeros = [np.zeros(np.shape(p), dtype=np.result_type(p)) for p in primals]
 
     def vjp_fn(ct: Any) -> tuple[Any, ...]:
         g = np.asarray(_cotangent(out, ct))
-        return tuple(np.tensordot(g, np.asarray(j(*primals)), axes=np.ndim(out)) for j in jacs)
+        bars = []
+        for i, p in enumerate(primals):
+            bar = np.zeros(np.size(p), dtype=np.result_type(p))
+            for j in range(np.size(p)):
+                e = np.zeros(np.size(p), dtype=np.result_type(p))
+                e[j] = 1.0
+                tangents = (*zeros[:i], np.reshape(e, np.shape(p)), *zeros[i + 1:])
+                bar[j] = np.sum(g * np.asarray(jvp(fn, primals, tangents)[1]))
+            bars.append(np.reshape(bar, np.shape(p)))
+        return tuple(bars)
     return out, vjp_fn
 
 
