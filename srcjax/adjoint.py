@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import complex_adjoint, conv_adjoint, jacobian_adjoint, linalg_adjoint, loop_adjoint  # (own files)
+from . import branch_guard, complex_adjoint, conv_adjoint, jacobian_adjoint, linalg_adjoint, loop_adjoint  # (own files)
 from .collective_trees import inverse_pairs  # noqa: F401  (ppermute's transpose: derivative code imports it)
 from .complex_adjoint import abs_bar, abs_complex_share
 from .construction import (  # noqa: F401  (generated derivative code imports them from here)
@@ -51,7 +51,8 @@ from .pytree import (
 
 for _module, _names in ((linalg_adjoint, linalg_adjoint.LINALG_HELPERS), (conv_adjoint, conv_adjoint.CONV_HELPERS),
                         (complex_adjoint, complex_adjoint.COMPLEX_HELPERS), (loop_adjoint, loop_adjoint.LOOP_HELPERS),
-                        (jacobian_adjoint, jacobian_adjoint.JACOBIAN_HELPERS)):  # helpers in their own files
+                        (jacobian_adjoint, jacobian_adjoint.JACOBIAN_HELPERS),
+                        (branch_guard, branch_guard.BRANCH_HELPERS)):  # helpers in their own files
     globals().update({_n: getattr(_module, _n) for _n in _names})
 
 
@@ -101,7 +102,7 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "chain_dot", "sort_jvp", "sort_bar", "partition_jvp", "partition_bar", "order_stat_jvp", "order_stat_bar",
     "diagonal_bar", "move_bar", "kron_bar", "cross_bar", "meshgrid_dots", "meshgrid_bars",
     *linalg_adjoint.LINALG_HELPERS, *complex_adjoint.COMPLEX_HELPERS, "conv_general_dilated",
-    *conv_adjoint.CONV_HELPERS, "winning_writes",
+    *conv_adjoint.CONV_HELPERS, "winning_writes", *branch_guard.BRANCH_HELPERS,
 ]
 
 TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")

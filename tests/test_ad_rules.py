@@ -44,7 +44,7 @@ from hypothesis.extra import numpy as hnp
 
 import srcjax
 from srcjax import adjoint
-from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, index_update, unbroadcast
+from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, index_update, taken, unbroadcast
 from srcjax.frontend.names import names_in
 from srcjax.primitives.collectives import NAMES as COLLECTIVE_PRIMS
 from srcjax.primitives.registry import PRIMITIVES
@@ -385,6 +385,9 @@ case("broadcast_like", "broadcast_like(x, y)", N(3, 1), N(2, 3, 4), jax=False)
 case("expand_reduced", "expand_reduced(x, y, 1, False)", N(2, 4), N(2, 3, 4), jax=False)
 case("expand_reduced", "expand_reduced(x, y, (0, -1), True)", N(1, 3, 1), N(2, 3, 4), jax=False)
 case("expand_reduced", "expand_reduced(x, y, None, False)", N(), N(2, 3), jax=False)
+# a value a batched branch reads (its cotangent is zero where the branch is not taken: every example takes it here)
+case("taken", "taken(x, y > -100.0)", N(4, 2), N(4), jax=False)
+case("taken", "taken(x, y < -100.0, False)", N(3), N(3), jax=False)
 
 PARAMS = "xyzuv"
 
@@ -421,7 +424,7 @@ def define(src: str, name: str, np_module: Any) -> Any:
                           "with_sharding_constraint": srcjax.lax.with_sharding_constraint, "S1": one_device_sharding(),
                           "lax": srcjax.lax if np_module is np else jax.lax,
                           "unbroadcast": unbroadcast, "broadcast_like": broadcast_like, "index_cleared": index_cleared,
-                          "expand_reduced": expand_reduced}  # (cases without a jax twin)
+                          "expand_reduced": expand_reduced, "taken": taken}  # (cases without a jax twin)
     exec(compile(src, filename, "exec"), ns)
     return ns[name]
 

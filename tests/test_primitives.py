@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import srcjax
-from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, unbroadcast, winning_writes
+from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, taken, unbroadcast, winning_writes
 from srcjax.lax import (
     bitcast_convert_type,
     conv,
@@ -822,6 +822,12 @@ def index_update_keys(x, v, i):
     return (index_update(x, 1, v), index_update(x, (slice(1, 3),), v), index_update(x, (Ellipsis, slice(None, None, -2)), 7),
             index_update(x, (None, 2, slice(1, 4)), v[:3]), index_update(x, i, v), index_update(x, (slice(None), i), 2),
             index_update(x, (slice(3, 0, -2), i), v[:2]), index_update(x, (i, slice(5, 5)), v[:0]))
+
+
+@case("taken", (arr((4, 5)), np.array([True, False, True, True])), (arr(3, F32), np.array([False, True, True])))
+def takens(x, p):
+    """A value a branch on batched data reads (its value: ``x`` itself)."""
+    return taken(x, p), taken(x, p, False), taken(x[0], p[0])
 
 
 @case("index_cleared", (arr((4, 5)), np.int64(2)), (arr((4, 5), F32), np.int64(-1)))

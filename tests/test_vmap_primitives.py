@@ -44,7 +44,15 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import srcjax
-from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, unbroadcast, winning_writes
+from srcjax.adjoint import (
+    broadcast_like,
+    expand_reduced,
+    index_add,
+    index_cleared,
+    taken,
+    unbroadcast,
+    winning_writes,
+)
 from srcjax.lax import (
     bitcast_convert_type,
     conv_general_dilated,
@@ -692,6 +700,12 @@ def static_arguments_by_name(x):
 @case("index_cleared", args=(arr((4, 5)), Ex(tuple(np.int64(k) for k in (2, -1, 0, 3, 1)))))
 def index_cleared_keys(g, i):
     return index_cleared(g, g, 1), index_cleared(g, g, (slice(1, 3),)), index_cleared(g, g, (slice(None), i))
+
+
+@case("taken", args=(arr((4, 5)), np.array([True, False, True, True])))
+def takens(x, p):
+    """A value a batched branch reads (vmap(grad(vmap(f)))): the test batched or not, the value batched or not."""
+    return taken(x, p), taken(x[:, 0], p, False), taken(x, x[:, 0] > 0.5), taken(np.sum(x), np.any(p))
 
 
 @case("winning_writes", args=(arr((4, 5)), np.array([1, 3, 1, 1]), np.array([[1, 3, 1], [1, 0, 1]])), keyed=True)

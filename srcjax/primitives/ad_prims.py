@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from .. import adjoint, index_writes, lax, pytree
+from .. import adjoint, branch_guard, index_writes, lax, pytree
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue, aval_type, is_inexact
 from . import batch_rules, gather
@@ -363,3 +364,35 @@ set_fields("winning_writes", batch=batch_rules.keyed("batch_winning_writes", "x"
 set_fields("unbroadcast", batch=batch_rules.helper("batch_unbroadcast", "g", "x"))
 set_fields("broadcast_like", batch=batch_rules.helper("batch_broadcast_like", "t", "y"))
 set_fields("expand_reduced", batch=batch_rules.helper("batch_expand_reduced", "g", "a", "axis", "keepdims"))
+
+
+# -- taken: a value a branch on batched data reads (srcjax/branch_guard.py) ----------------------------
+# Its value and tangent are ``x``'s; its cotangent is ``out_bar`` where the examples take the branch and
+# exactly zero elsewhere (a select: an untaken branch's NaN or infinite cotangent does not reach ``x``).
+
+def _taken_stub(x, pred, keep=True, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _taken_abstract(x: ShapedArray, pred: ShapedArray, keep: bool = True) -> ShapedArray:
+    if pred.shape != x.shape[:len(pred.shape)]:
+        raise ShapeError(f"taken: a test of shape {fmt_shape(pred.shape)} does not lead a value of shape "
+                         f"{fmt_shape(x.shape)}")
+    return x
+
+
+def _taken_vjp(args: Mapping[str, Any]) -> dict[str, str]:
+    """The other branch's (``keep`` not the default ``True``): ``taken_bar(out_bar, pred, False)``."""
+    keep = str(args.get("keep", True))
+    return {} if keep == "True" else {"x": f"taken_bar(out_bar, pred, {keep})"}
+
+
+def _taken_batch(c: batch_rules.BatchCall) -> str:
+    """Both operands batched (the test's axes lead the value's, as before)."""
+    return c.call(**{p: f"batch_broadcast({c.args[p]}, {c.size})" for p in ("x", "pred") if not c.batched(p)})
+
+
+defprim("taken", branch_guard.taken, _taken_stub, abstract_eval=_taken_abstract, lower=lambda ctx, x, pred, keep: x,
+        arrays=("x", "pred"), nondiff_args=("pred",), path="taken", static_eval=False, positional=2,
+        jvp={"x": "x_dot"}, vjp={"x": "taken_bar(out_bar, pred)"})
+set_fields("taken", batch=_taken_batch, vjp_when=_taken_vjp)

@@ -221,6 +221,7 @@ class FunctionWriter:
         self.last_array = False
         self.static_names: set[str] = set(parent.static_names) if parent is not None else set()
         self.bta: BindingTimes | None = None  # (the function's binding times, when a test needs them)
+        self.guards: dict[str, str] = {}  # a name `taken(x, test)` binds in a branch on data -> x
         self.param_states: dict[str, State] = parent.param_states if parent is not None else dict(states)
         self.is_entry: bool = parent.is_entry if parent is not None else type(self).entry_writer
         self.at: cst.CSTNode | None = parent.at if parent is not None else None  # (the statement being written)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ..frontend.binding_times import STATIC, BindingTimes
-from ..frontend.names import code, names_in, target_names
+from ..frontend.names import code, names_in, renamed, target_names
 from ..frontend.resolve import LIBRARY_MODULES
 from . import batch_errors
 from .batch_state import Stack, Tree, any_batched, join
@@ -166,10 +166,12 @@ def data_test(w: FunctionWriter, s: cst.If | cst.While) -> bool:
         return False
     if w.bta is None:
         w.bta = BindingTimes(w.nf, w.nf.fdef, helpers=w.program.functions)
-    batched = [n for n in names_in(s.test) if any_batched(w.state(n))]
+    # (a name a branch on batched data binds to `taken(x, test)`: the function's own `x`)
+    test = renamed(s.test, {a: cst.Name(n) for a, n in w.guards.items()}) if w.guards else s.test
+    batched = list(dict.fromkeys(w.guards.get(n, n) for n in names_in(s.test) if any_batched(w.state(n))))
     # (`eq = x.ndim == 2`, then `if eq`; a name the analysis does not know, of a lax body written in line
     # (`for i in range(3): if x[i] > 0`), it takes for static: not trusted)
-    if all(n in w.bta.locals for n in batched) and w.bta.of(s.test) == STATIC:
+    if all(n in w.bta.locals for n in batched) and w.bta.of(test) == STATIC:
         return any(n in w.forced or n in w.tape_rows for n in batched)  # (else a Python value: `x.ndim == 2`)
     known = w.b.data_names.get(w.nf.name, set())
     if not set(batched) <= known:  # (the batched parameters too: data, whatever names the test has)

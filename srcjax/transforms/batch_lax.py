@@ -57,7 +57,10 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
             w.emit(f"{out} = {w.convert(e_f, st_f, ret)}", ind + 1)
             return out, ret
         # a batched predicate: both branches run, written out in line, and each example selects
-        outs = [inline(w, fn(tf), opcode, op_states, ind), inline(w, fn(ff), opcode, op_states, ind)]
+        # (each batched operand a branch reads marked with the examples that take it: reverse mode sends
+        # the others' cotangents, NaN where the branch is singular for them, nowhere: branch_guard.py)
+        outs = [inline(w, fn(tf), opcode, op_states, ind, (code(pred), True)),
+                inline(w, fn(ff), opcode, op_states, ind, (code(pred), False))]
         full = all_batched(join(outs[0][1], outs[1][1]))
         a, b = (w.convert(e, st, full) for e, st in outs)
         names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)] \
@@ -146,7 +149,9 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
             e, _ = inline(w, cf, [c_in], [carry], ind + 1)
             w.emit(f"{running} = {e}", ind + 1)
             known = set(w.st)
-            stepped, st = inline(w, bf, [c_in], [carry], ind + 1)
+            # (the carry and what the body reads marked with the examples still running: an extra step of a
+            # finished example sends no cotangent, NaN where the body is singular for it, back: branch_guard.py)
+            stepped, st = inline(w, bf, [c_in], [carry], ind + 1, (running, True))
             out = select_each(w, running, w.convert(stepped, st, carry), c_in, carry, ind + 1, set(w.st) - known)
             if ctr is not None:
                 t_next = w.names.fresh("trips")
@@ -309,9 +314,11 @@ def choose(index: str, outs: list[str], st: State) -> str:
 
 
 def inline(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: list[State],
-           ind: int) -> tuple[str, State]:
+           ind: int, taken: tuple[str, bool] | None = None) -> tuple[str, State]:
     """The batched body of the nested function ``fdef`` called with ``args``, written in line (its
-    names renamed fresh); the expression of its result and that result's state."""
+    names renamed fresh); the expression of its result and that result's state. ``taken``: the
+    batched test and the branch (True: where it holds) of a branch on batched data; each batched
+    argument is bound to ``taken(arg, test)`` (srcjax/branch_guard.py)."""
     body = list(fdef.body.body)
     last = body[-1] if body else None
     if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and
@@ -320,13 +327,38 @@ def inline(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: li
         raise w.error(f"vmap: {fdef.name.value} needs one return at its end to run on batched data")
     params = [p.name.value for p in fdef.params.params]
     mapping = {n: cst.Name(w.names.fresh(n)) for n in [*params, *assigned_names(body[:-1])]}
+    if taken is not None:  # the batched names of the enclosing function it reads: marked too
+        for n in dict.fromkeys(names_in(fdef.body)):
+            if n not in mapping and _guardable(w.st.get(n, False)):
+                target = mapping.setdefault(n, cst.Name(w.names.fresh(n))).value
+                w.emit(f"{target} = {guarded(n, w.st[n], taken)}", ind)
+                w.bind(target, w.st[n])
+                w.guards[target] = w.guards.get(n, n)
     for p, a, st in zip(params, args, states):
         target = mapping[p].value
-        w.emit(f"{target} = {a}", ind)
+        w.emit(f"{target} = {guarded(a, st, taken) if taken is not None else a}", ind)
         w.bind(target, st)
     w.block([renamed(st, mapping) for st in body[:-1]], ind)
     ret = renamed(last.body[0].value, mapping)
     return code(ret), w.value_state(ret)
+
+
+def guarded(a: str, st: State, taken: tuple[str, bool]) -> str:
+    """``a`` (in state ``st``) with each batched leaf marked ``taken(leaf, test)`` (``test``'s examples
+    take the branch that reads it; ``taken(leaf, test, False)``: those where it fails)."""
+    if isinstance(st, Tree) and _guardable(st):
+        return pack(st.kind, [(k, guarded(item(a, k), v, taken)) for k, v in st.items], a)
+    if st is not True:
+        return a
+    test, keep = taken
+    return f"taken({a}, {test})" if keep else f"taken({a}, {test}, False)"
+
+
+def _guardable(st: State) -> bool:
+    """Whether a value in state ``st`` is batched data (an array, a container of arrays; not a tape)."""
+    def plain(v: State) -> bool:
+        return isinstance(v, bool) or isinstance(v, Tree) and all(plain(x) for _, x in v.items)
+    return plain(st) and any_batched(st)
 
 
 def inline_aside(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: list[State],

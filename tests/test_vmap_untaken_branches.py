@@ -1,0 +1,368 @@
+"""Reverse mode of a vmap through branches on batched data (issue #15): no NaN from the untaken branch.
+
+A batched ``if`` (or ``lax.cond``) runs both branches for every example and selects; a batched
+``while`` runs extra steps for the examples already finished and keeps their carry. Reverse mode
+sends those computations a zero cotangent, and where they are singular for an example (``np.sqrt``
+of a negative, ``1 / 0``) ``0 * inf`` was NaN in that example's gradient. The batcher marks what a
+branch reads with ``taken(x, test)`` (srcjax/branch_guard.py), whose cotangent is a select. Every
+form is checked against the per-example loop (``srcjax.grad`` of the function, whose branches are
+real branches) and against jax (``lax.cond`` per example, ``jax.grad``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import srcjax
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+jax.config.update("jax_enable_x64", True)
+
+THOROUGH = os.environ.get("SRCJAX_HYPOTHESIS") == "thorough"
+
+
+# -- the programs (each with its jax twin, a lax.cond per example) --------------------------------------
+
+def sqrt_or_square(x):  # the issue's example
+    if x > 0:
+        y = np.sqrt(x)
+    else:
+        y = -x * x
+    return y
+
+
+def sqrt_or_square_jax(x):
+    return jax.lax.cond(x > 0, jnp.sqrt, lambda v: -v * v, x)
+
+
+def log_else(x):
+    if x < 1.0:
+        y = x * 3.0
+    else:
+        y = np.log(x - 1.0) + x
+    return y
+
+
+def log_else_jax(x):
+    return jax.lax.cond(x < 1.0, lambda v: v * 3.0, lambda v: jnp.log(v - 1.0) + v, x)
+
+
+def reciprocal(x):  # an example exactly at the pole runs the other branch
+    if x != 2.0:
+        y = 1.0 / (x - 2.0)
+    else:
+        y = x * x
+    return y
+
+
+def reciprocal_jax(x):
+    return jax.lax.cond(x != 2.0, lambda v: 1.0 / (v - 2.0), lambda v: v * v, x)
+
+
+def half_power(x):
+    if x >= 0.5:
+        y = (x - 0.5) ** 0.5 * 2.0
+    else:
+        y = np.sin(x)
+    return y
+
+
+def half_power_jax(x):
+    return jax.lax.cond(x >= 0.5, lambda v: (v - 0.5) ** 0.5 * 2.0, jnp.sin, x)
+
+
+def arcsin_inside(x):
+    if np.abs(x) < 1.0:
+        y = np.arcsin(x)
+    else:
+        y = x * 0.5
+    return y
+
+
+def arcsin_inside_jax(x):
+    return jax.lax.cond(jnp.abs(x) < 1.0, jnp.arcsin, lambda v: v * 0.5, x)
+
+
+def divide_by_batched(x, s):  # a division by the other batched argument
+    if s > 0.0:
+        y = x / s + np.sqrt(s)
+    else:
+        y = x * s
+    return y
+
+
+def divide_by_batched_jax(x, s):
+    return jax.lax.cond(s > 0.0, lambda a, b: a / b + jnp.sqrt(b), lambda a, b: a * b, x, s)
+
+
+def nested_ifs(x):
+    if x > 0.0:
+        if x < 4.0:
+            y = np.sqrt(x) * np.log(4.0 - x)
+        else:
+            y = np.sqrt(x - 4.0)
+    else:
+        y = np.log(-x + 1.0)
+    return y
+
+
+def nested_ifs_jax(x):
+    def pos(v):
+        return jax.lax.cond(v < 4.0, lambda u: jnp.sqrt(u) * jnp.log(4.0 - u), lambda u: jnp.sqrt(u - 4.0), v)
+    return jax.lax.cond(x > 0.0, pos, lambda v: jnp.log(-v + 1.0), x)
+
+
+def vector_branch(x):  # per-example vectors: the test's axes lead the value's
+    if np.sum(x) > 0.0:
+        y = np.sqrt(x)
+    else:
+        y = x * x
+    return np.sum(y * np.array([1.0, 2.0, 3.0]))
+
+
+def vector_branch_jax(x):
+    return jnp.sum(jax.lax.cond(jnp.sum(x) > 0.0, jnp.sqrt, lambda v: v * v, x) * jnp.array([1.0, 2.0, 3.0]))
+
+
+def lax_cond(x):
+    return srcjax.lax.cond(x > 0.0, lambda v: np.sqrt(v), lambda v: np.log(-v), x)
+
+
+def lax_cond_jax(x):
+    return jax.lax.cond(x > 0.0, jnp.sqrt, lambda v: jnp.log(-v), x)
+
+
+def shrink_while(x):  # a finished example's extra steps take the square root of a negative
+    while x > 0.0:
+        x = np.sqrt(x) - 1.0
+    return x
+
+
+def shrink_while_jax(x):  # (jax has no reverse mode of while_loop: its 8 steps, each a cond)
+    return jax.lax.fori_loop(0, 8, lambda _, v: jax.lax.cond(v > 0.0, lambda u: jnp.sqrt(u) - 1.0, lambda u: u, v), x)
+
+
+def break_loop(x):  # a break (its flag's `if` on batched data)
+    for _ in range(4):
+        if x < 0.0:
+            break
+        x = np.sqrt(x) - 0.5
+    return x
+
+
+def continue_loop(x):  # a continue (its flag's `if` on batched data)
+    for _ in range(3):
+        if x < 0.0:
+            continue
+        x = np.log(x) - 0.5
+    return x
+
+
+def continue_loop_jax(x):
+    def body(_, v):
+        return jax.lax.cond(v < 0.0, lambda u: u, lambda u: jnp.log(u) - 0.5, v)
+    return jax.lax.fori_loop(0, 3, body, x)
+
+
+def break_loop_jax(x):
+    def body(_, v):
+        return jax.lax.cond(v < 0.0, lambda u: u, lambda u: jnp.sqrt(u) - 0.5, v)
+    return jax.lax.fori_loop(0, 4, body, x)
+
+
+@srcjax.custom_vjp
+def safe_sqrt(x):
+    return np.sqrt(x)
+
+
+def _safe_sqrt_fwd(x):
+    y = np.sqrt(x)
+    return y, y
+
+
+def _safe_sqrt_bwd(y, g):
+    return (g * 0.5 / y,)
+
+
+safe_sqrt.defvjp(_safe_sqrt_fwd, _safe_sqrt_bwd)
+
+
+def custom_in_branch(x):
+    if x > 0.0:
+        y = safe_sqrt(x)
+    else:
+        y = -x * x
+    return y
+
+
+CASES = {
+    "sqrt_or_square": (sqrt_or_square, sqrt_or_square_jax, [4.0, -2.0, 0.25, -0.5]),
+    "log_else": (log_else, log_else_jax, [0.5, 3.0, -1.0, 1.5]),
+    "reciprocal": (reciprocal, reciprocal_jax, [2.0, 3.0, -1.0, 2.5]),
+    "half_power": (half_power, half_power_jax, [0.25, 2.5, -1.0, 0.75]),
+    "arcsin_inside": (arcsin_inside, arcsin_inside_jax, [0.5, 3.0, -2.0, -0.25]),
+    "nested_ifs": (nested_ifs, nested_ifs_jax, [1.0, 5.0, -2.0, 4.5, 3.5]),
+    "lax_cond": (lax_cond, lax_cond_jax, [1.0, -2.0, 0.5, -0.25]),
+    "shrink_while": (shrink_while, shrink_while_jax, [9.0, 0.25, 30.0, -1.0]),
+    "break_loop": (break_loop, break_loop_jax, [9.0, 0.3, 30.0, -1.0]),
+    "continue_loop": (continue_loop, continue_loop_jax, [9.0, 0.3, 30.0, -1.0]),
+    "custom_in_branch": (custom_in_branch, sqrt_or_square_jax, [4.0, -2.0, 0.25, -0.5]),
+}
+MAX_ITERS = {"shrink_while": 8}
+
+
+def _loop_grads(f: Any, xs: np.ndarray, **kw: Any) -> np.ndarray:
+    """The per-example loop: srcjax.grad of ``f`` itself (its branches stay real branches)."""
+    return np.array([float(srcjax.grad(f, **kw)(x)) for x in xs])
+
+
+_BY_DEFAULT = {"sqrt_or_square", "reciprocal", "arcsin_inside", "nested_ifs", "lax_cond", "shrink_while", "break_loop",
+               "custom_in_branch"}  # (the same mechanism: the others when thorough)
+
+
+@pytest.mark.parametrize("name", sorted(CASES if THOROUGH else _BY_DEFAULT))
+def test_grad_of_vmap_is_the_per_example_loop(name: str) -> None:
+    f, fj, points = CASES[name]
+    xs = np.array(points)
+    kw = {"max_iters": MAX_ITERS[name]} if name in MAX_ITERS else {}
+    got = np.asarray(srcjax.grad(lambda v: np.sum(srcjax.vmap(f)(v)), **kw)(xs))
+    assert np.all(np.isfinite(got)), got
+    want = np.array([float(jax.grad(fj)(x)) for x in xs])  # jax, one example at a time
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    if THOROUGH:  # (the random programs below check against srcjax's own loop by default)
+        np.testing.assert_allclose(got, _loop_grads(f, xs, **kw), rtol=1e-12, atol=1e-12)
+    # forward values unchanged (the marks are the identity)
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(f)(xs)), [float(fj(x)) for x in xs], rtol=1e-12)
+
+
+def test_jax_agrees_on_the_batched_cond() -> None:
+    """jax's own vmap of a lax.cond with a batched predicate gives the loop's answer too (jax 0.10)."""
+    xs = jnp.array([4.0, -2.0])
+    got = jax.grad(lambda v: jnp.sum(jax.vmap(sqrt_or_square_jax)(v)))(xs)
+    np.testing.assert_allclose(np.asarray(got), [0.25, 4.0])
+
+
+def test_vjp_and_jacrev_of_vmap() -> None:
+    xs = np.array([4.0, -2.0, 9.0])
+    want = np.array([0.25, 4.0, 1.0 / 6.0])
+    out, pullback = srcjax.vjp(srcjax.vmap(sqrt_or_square), xs)
+    np.testing.assert_allclose(np.asarray(out), [2.0, -4.0, 3.0])
+    np.testing.assert_allclose(np.asarray(pullback(np.ones(3))[0]), want)
+    jac = np.asarray(srcjax.jacrev(srcjax.vmap(sqrt_or_square))(xs))
+    np.testing.assert_allclose(jac, np.diag(want))
+
+
+def test_hessian_of_a_vmapped_sum() -> None:
+    xs = np.array([4.0, -2.0, 9.0])
+    hess = np.asarray(srcjax.hessian(lambda v: np.sum(srcjax.vmap(sqrt_or_square)(v)))(xs))
+    want = np.diag([-0.25 * 4.0 ** -1.5, -2.0, -0.25 * 9.0 ** -1.5])
+    np.testing.assert_allclose(hess, want, rtol=1e-12, atol=1e-12)
+
+
+def test_two_batched_arguments() -> None:
+    xs, ss = np.array([1.0, 2.0, 3.0]), np.array([4.0, -1.0, 0.0])
+    gx, gs = srcjax.grad(lambda a, b: np.sum(srcjax.vmap(divide_by_batched)(a, b)), argnums=(0, 1))(xs, ss)
+    want = [jax.grad(divide_by_batched_jax, argnums=(0, 1))(a, b) for a, b in zip(xs, ss)]
+    np.testing.assert_allclose(np.asarray(gx), [float(w[0]) for w in want])
+    np.testing.assert_allclose(np.asarray(gs), [float(w[1]) for w in want])
+
+
+def test_vector_examples() -> None:
+    xs = np.array([[1.0, 4.0, 9.0], [-1.0, -2.0, 0.5], [0.25, -0.1, 1.0]])
+    got = np.asarray(srcjax.grad(lambda v: np.sum(srcjax.vmap(vector_branch)(v)))(xs))
+    want = np.stack([np.asarray(jax.grad(vector_branch_jax)(x)) for x in xs])
+    np.testing.assert_allclose(got, want)
+
+
+def test_nested_vmaps() -> None:
+    """grad(vmap(vmap(f))) and vmap(grad(vmap(f))): the marks batched again (both operands batched)."""
+    xs = np.array([[4.0, -2.0, 1.0], [-1.0, 9.0, -3.0]])
+    want = np.where(xs > 0, 0.5 / np.sqrt(np.abs(xs)), -2.0 * xs)
+    inner = srcjax.vmap(sqrt_or_square)
+    np.testing.assert_allclose(np.asarray(srcjax.grad(lambda v: np.sum(srcjax.vmap(inner)(v)))(xs)), want)
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(srcjax.grad(lambda v: np.sum(inner(v))))(xs)), want)
+
+
+def test_vmap_inside_a_differentiated_function() -> None:
+    def loss(v):
+        return np.sum(srcjax.vmap(sqrt_or_square)(v * 2.0) ** 2)
+
+    xs = np.array([2.0, -1.0])
+    got = np.asarray(srcjax.grad(loss)(xs))
+    want = np.asarray(jax.grad(lambda v: jnp.sum(jnp.stack([sqrt_or_square_jax(a) for a in v * 2.0]) ** 2))(xs))
+    np.testing.assert_allclose(got, want)
+
+
+def test_the_marks_in_generated_source() -> None:
+    """Each batched name a branch reads is bound once to ``taken(x, test)``; a test that is not
+    batched stays a real branch, without marks; plain vmap's values are the same."""
+    text = srcjax.source(srcjax.vmap(sqrt_or_square))
+    assert "taken(x, gt, False)" in text and "taken(x, gt)" in text, text
+    text = srcjax.source(srcjax.grad(lambda v: np.sum(srcjax.vmap(sqrt_or_square)(v))))
+    assert "taken_bar(" in text and ", gt, False)" in text, text
+    unbatched = srcjax.source(srcjax.vmap(divide_by_batched, in_axes=(0, None)))
+    assert "taken(" not in unbatched and "if gt:" in unbatched, unbatched
+
+
+# -- random branchy programs with a branch singular where it is not taken ---------------------------------
+
+SINGULAR = ["np.sqrt({d})", "np.log({d})", "{d} ** 0.5", "1.0 / np.sqrt({d})", "np.arcsin({d} / (1.0 + {d}))",
+            "{x} / {d}"]
+SAFE = ["x * x", "np.sin(x) * 2.0", "x * 3.0 + 1.0", "np.exp(-x)"]
+
+
+def _program(k: int, singular: str, other: str, c: float, flip: bool, nested: bool, looped: bool) -> str:
+    """``if x > c`` (``x < c`` when ``flip``) with a branch singular where it is not taken; nested in
+    another ``if``, or the step of a ``while`` that runs on for finished examples."""
+    def term(v: str) -> str:
+        return singular.format(d=f"({v} - c)" if not flip else f"(c - {v})", x=v)
+
+    test = "x > c" if not flip else "x < c"
+    if looped:
+        body = ["    y = x", "    n = 0", f"    while n < 3 and {test.replace('x', 'y')}:",
+                f"        y = y - 0.25 * {term('y')}", "        n = n + 1"]
+    elif nested:
+        body = [f"    if {test}:", "        if x > c + 1.0:", f"            y = {term('x')}", "        else:",
+                f"            y = {other} + {term('x')}", "    else:", f"        y = {other}"]
+    else:
+        body = [f"    if {test}:", f"        y = {term('x')}", "    else:", f"        y = {other}"]
+    return "\n".join([f"def prog_{k}(x):", f"    c = {c!r}", *body, "    return y", ""])
+
+
+_CHOICES = list(itertools.product(range(len(SINGULAR)), range(len(SAFE)), (0.5, 1.0), (False, True),
+                                  (False, True), (False, True)))
+_SEEN: list[int] = []
+
+
+@settings(max_examples=24 if THOROUGH else 3, deadline=None, derandomize=not THOROUGH,
+          suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(range(len(_CHOICES))))
+def test_random_branchy_programs(tmp_path_factory: Any, pick: int) -> None:
+    """Random programs: grad of their vmap is the per-example loop's, and finite; their values too."""
+    si, oi, c, flip, nested, looped = _CHOICES[pick]
+    k = len(_SEEN)
+    _SEEN.append(pick)
+    text = _program(k, SINGULAR[si], SAFE[oi], c, flip, nested, looped)
+    path = tmp_path_factory.mktemp("untaken") / f"untaken_prog_{k}.py"
+    path.write_text("import numpy as np\n\n\n" + text)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    f = getattr(mod, f"prog_{k}")
+    xs = np.array([c + 2.0, c - 2.0, c + 0.5, c - 0.5, c + 3.0])
+    kw = {"max_iters": 4} if looped else {}
+    want = _loop_grads(f, xs, **kw)
+    got = np.asarray(srcjax.grad(lambda v: np.sum(srcjax.vmap(f)(v)), **kw)(xs))
+    assert np.all(np.isfinite(want)), (text, want)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=text)
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(f)(xs)), [float(f(x)) for x in xs], rtol=1e-12, err_msg=text)
