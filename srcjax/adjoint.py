@@ -37,6 +37,7 @@ from .order_stats import (  # noqa: F401  (generated derivative code imports the
     sort_jvp,
 )
 from .pytree import (
+    by_leaves,
     from_leaves,
     is_tree,
     item_keys,
@@ -95,7 +96,8 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "dot_lhs_bar", "dot_rhs_bar", "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars",
     "einsum_jvp", "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
     "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "from_leaves", "leaves_like", "pack_like",
-    "is_tree", "tree_get", "index_key", "item_keys", *loop_adjoint.LOOP_HELPERS, *jacobian_adjoint.JACOBIAN_HELPERS,
+    "is_tree", "by_leaves", "tree_get", "index_key", "item_keys", *loop_adjoint.LOOP_HELPERS,
+    *jacobian_adjoint.JACOBIAN_HELPERS,
     "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
     "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "multi_dot_jvp", "multi_dot_bars",
     "chain_dot", "sort_jvp", "sort_bar", "partition_jvp", "partition_bar", "order_stat_jvp", "order_stat_bar",
