@@ -97,13 +97,12 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "einsum_jvp", "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
     "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "from_leaves", "leaves_like", "pack_like",
     "is_tree", "by_leaves", "tree_get", "index_key", "item_keys", *loop_adjoint.LOOP_HELPERS,
-    *jacobian_adjoint.JACOBIAN_HELPERS,
     "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
     "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "multi_dot_jvp", "multi_dot_bars",
     "chain_dot", "sort_jvp", "sort_bar", "partition_jvp", "partition_bar", "order_stat_jvp", "order_stat_bar",
     "diagonal_bar", "move_bar", "kron_bar", "cross_bar", "meshgrid_dots", "meshgrid_bars",
     *linalg_adjoint.LINALG_HELPERS, *complex_adjoint.COMPLEX_HELPERS, "conv_general_dilated",
-    *conv_adjoint.CONV_HELPERS, "winning_writes",
+    *conv_adjoint.CONV_HELPERS, "winning_writes", *jacobian_adjoint.JACOBIAN_HELPERS,
 ]
 
 TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")
