@@ -37,6 +37,7 @@ from .order_stats import (  # noqa: F401  (generated derivative code imports the
     sort_jvp,
 )
 from .pytree import (
+    by_leaves,
     from_leaves,
     is_tree,
     item_keys,
@@ -49,11 +50,10 @@ from .pytree import (
     tree_without,
 )
 
-for _module, _names in ((linalg_adjoint, linalg_adjoint.LINALG_HELPERS), (conv_adjoint, conv_adjoint.CONV_HELPERS),
-                        (complex_adjoint, complex_adjoint.COMPLEX_HELPERS), (loop_adjoint, loop_adjoint.LOOP_HELPERS),
-                        (jacobian_adjoint, jacobian_adjoint.JACOBIAN_HELPERS),
-                        (branch_guard, branch_guard.BRANCH_HELPERS)):  # helpers in their own files
-    globals().update({_n: getattr(_module, _n) for _n in _names})
+for _mod, _names in ((linalg_adjoint, linalg_adjoint.LINALG_HELPERS), (branch_guard, branch_guard.BRANCH_HELPERS),
+                     (complex_adjoint, complex_adjoint.COMPLEX_HELPERS), (loop_adjoint, loop_adjoint.LOOP_HELPERS),
+                     (jacobian_adjoint, jacobian_adjoint.JACOBIAN_HELPERS), (conv_adjoint, conv_adjoint.CONV_HELPERS)):
+    globals().update({_n: getattr(_mod, _n) for _n in _names})
 
 
 class _Unset:
@@ -96,13 +96,13 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "dot_lhs_bar", "dot_rhs_bar", "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars",
     "einsum_jvp", "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
     "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "from_leaves", "leaves_like", "pack_like",
-    "is_tree", "tree_get", "index_key", "item_keys", *loop_adjoint.LOOP_HELPERS, *jacobian_adjoint.JACOBIAN_HELPERS,
+    "is_tree", "by_leaves", "tree_get", "index_key", "item_keys", *loop_adjoint.LOOP_HELPERS,
     "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
     "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "multi_dot_jvp", "multi_dot_bars",
     "chain_dot", "sort_jvp", "sort_bar", "partition_jvp", "partition_bar", "order_stat_jvp", "order_stat_bar",
     "diagonal_bar", "move_bar", "kron_bar", "cross_bar", "meshgrid_dots", "meshgrid_bars",
     *linalg_adjoint.LINALG_HELPERS, *complex_adjoint.COMPLEX_HELPERS, "conv_general_dilated",
-    *conv_adjoint.CONV_HELPERS, "winning_writes", *branch_guard.BRANCH_HELPERS,
+    *conv_adjoint.CONV_HELPERS, "winning_writes", *branch_guard.BRANCH_HELPERS, *jacobian_adjoint.JACOBIAN_HELPERS,
 ]
 
 TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")

@@ -92,7 +92,7 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
     if owner_of(base) is not None:  # a custom_vjp/custom_jvp itself: differentiate a caller, so its rule applies
         prog = _custom_caller(base)
     custom_rules.add_rules(prog)  # before naming: a rule may be called f_jvp too
-    name = Names(prog.functions).fresh(f"{entry_name}_{kind}")
+    name = Names(prog.functions).fresh(f"{entry_name}_{kind.removesuffix('_arrays')}")
     header = "import numpy as np\nfrom srcjax.adjoint import *\n\n\n"  # (ad.ADJOINT_IMPORTS: its __all__)
     halves: split.Split | None = None
     origins: dict[str, str] = {}  # generated helper -> the program function it derives from
@@ -129,9 +129,9 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
                           "reverse (reverse mode of the generated gradient): give the function a srcjax.custom_jvp "
                           "rule to differentiate it in forward mode instead")
             raise
-    elif kind in ("jacfwd", "jacrev", "jacfwd_loop", "jacrev_loop"):
-        text = jacobian_source(base, name, nums[0], kind.removesuffix("_loop"), max_iters, extra,
-                               derivative_function, batched=not kind.endswith("_loop"))
+    elif kind.startswith(("jacfwd", "jacrev")):  # (_loop: the loop form; _arrays: the array form)
+        text = jacobian_source(base, name, nums[0], kind[:6], max_iters, extra, derivative_function,
+                               batched="_loop" not in kind, arrays=kind.endswith("_arrays"))
     elif kind == "jvp":
         text = _as_loops_if_needed(base, bindings, prog, lambda p: ad.jvp_source(p, nums, name, origins))
     else:  # pragma: no cover
@@ -153,9 +153,9 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
     custom_rules.mark_transposes(prog, functions)
     derived: Any = functions[name]
     derived.__srcjax_derived__ = (kind, base, nums)
-    if kind in ("jacfwd", "jacrev"):
-        derived.__srcjax_loop_twin__ = functools.partial(derivative_function, fn, kind + "_loop", argnums,
-                                                         max_iters=max_iters)
+    if kind in ("jacfwd", "jacrev", "jacfwd_arrays", "jacrev_arrays"):  # (the loop form of the same form)
+        derived.__srcjax_loop_twin__ = functools.partial(derivative_function, fn, kind[:6] + "_loop" + kind[6:],
+                                                         argnums, max_iters=max_iters)
     if halves is not None:  # the forward half; the backward half and how to call it hang on it
         functions[halves.bwd].__srcjax_derived__ = (kind, base, nums)  # type: ignore[attr-defined]
         derived.__srcjax_split__ = (functions[halves.bwd], halves.reads, halves.residuals)

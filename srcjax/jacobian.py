@@ -8,6 +8,7 @@ JVP (VJP) call per element from Python, laid out as JAX lays out a Jacobian of c
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -150,14 +151,25 @@ def _jacrev_loop(fn: Callable[..., Any], argnums: int = 0, *, max_iters: int | N
     return jac
 
 
-def _derived(fn: Callable[..., Any], kind: str, argnums: int, max_iters: int | None) -> Callable[..., Any]:
+def _derived(fn: Callable[..., Any], kind: str, argnums: int, max_iters: int | None,
+             arrays: bool = False) -> Callable[..., Any]:
     """The Jacobian's generated function: the JVP/VJP batched over the basis, or, where vmap refuses to
     batch it (a recursion whose derivative tape is batched at some depths only), the loop over the basis
-    vectors in one program (never a refusal that a loop of JVPs/VJPs would not give)."""
+    vectors in one program (never a refusal that a loop of JVPs/VJPs would not give). ``arrays``: its
+    array form (``jacobian_source.jacobian_source``)."""
+    form = "_arrays" if arrays else ""
     try:
-        return gc_pause.pausing(derivative_function)(fn, kind, (argnums,), max_iters=max_iters)
+        return gc_pause.pausing(derivative_function)(fn, kind + form, (argnums,), max_iters=max_iters)
     except BatchingError:
-        return gc_pause.pausing(derivative_function)(fn, f"{kind}_loop", (argnums,), max_iters=max_iters)
+        return gc_pause.pausing(derivative_function)(fn, f"{kind}_loop{form}", (argnums,), max_iters=max_iters)
+
+
+def _array_form(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """What a Jacobian's array form differentiates: of a Jacobian, that Jacobian's own array form (its own
+    compiled path is taken only where the inner one's is: an array argument, an array output)."""
+    if isinstance(fn, _Jacobian) and fn._arrays is not None:
+        return fn._arrays.fn
+    return fn
 
 
 def _gradient_of_array(base: Any, args: tuple[Any, ...]) -> bool | None:
@@ -177,24 +189,52 @@ def _gradient_of_array(base: Any, args: tuple[Any, ...]) -> bool | None:
 class _Jacobian(_Derived):
     """A compiled Jacobian: generated source that loops over basis vectors inside one program.
 
-    Arrays in, an array out: the generated function (``srcjax.source`` shows it) runs as one
-    executable. A container argument or output, a Python scalar argument, or a function-valued
-    argument takes the general path instead: one compiled JVP/VJP call per element."""
+    Arrays in, an array out: the generated function's array form runs as one executable (``_arrays``:
+    the array path alone; of a Jacobian, written from that Jacobian's array form). Its generic form
+    (``fn``: a container branch too, for an argument or output that may be a container), what
+    ``srcjax.source`` shows and other transformations read, is written when first read. A container
+    argument or output, a Python scalar argument, or a function-valued argument takes the general
+    path instead: one compiled JVP/VJP call per element."""
+
+    _generic: Callable[[], Callable[..., Any]] | None = None  # writes the generic form (fn) when first read
+
+    @property  # type: ignore[override]
+    def fn(self) -> Callable[..., Any]:
+        write = self._generic
+        if write is not None:
+            try:
+                self._fn = write()
+            except TranspileError as e:
+                raise _clean(e) from None
+            self._generic = None
+            functools.update_wrapper(self, self._fn)  # (its marks: __srcjax_derived__, the loop twin...)
+        return self._fn  # type: ignore[no-any-return]
+
+    @fn.setter
+    def fn(self, v: Callable[..., Any]) -> None:
+        self._fn = v
 
     def __init__(self, fn: Callable[..., Any], kind: str, argnums: int, max_iters: int | None,
                  loop: Callable[..., Any]) -> None:
         c = _as_compiled(fn)
         self._kind, self._argnum, self._loop, self._base = kind, argnums, loop, c
         try:
-            needs = _called_parameters(c)
-            derived = c.fn if needs else _derived(fn, kind, argnums, max_iters)
+            needs = c._needs if isinstance(c, _Jacobian) else _called_parameters(c)  # (its generic form unread)
+            arrays = c.fn if needs else _derived(_array_form(fn), kind, argnums, max_iters, arrays=True)
         except TranspileError as e:
             raise _clean(e) from None
-        super().__init__(derived, (argnums,), f"srcjax.{kind}", static_argnums=tuple(
-            i for i, p in enumerate(c.params) if p in c.static), device=c.device)
+        static = tuple(i for i, p in enumerate(c.params) if p in c.static)
+        super().__init__(arrays, (argnums,), f"srcjax.{kind}", static_argnums=static, device=c.device)
+        for copied in [k for k in vars(arrays) if k.startswith("__srcjax") and not needs]:  # (the array form's)
+            self.__dict__.pop(copied, None)
         self._needs = needs
         self._primal = getattr(c, "_primal", None) or fn  # hessian: the function, not its gradient
         self._output_of = getattr(c, "_output_of", None)  # hessian: its gradient's output must be a real scalar
+        self._arrays: _Derived | None = None  # what a call on the compiled path runs
+        if not needs:
+            self._generic = functools.partial(_derived, fn, kind, argnums, max_iters)
+            self._arrays = _Derived(arrays, (argnums,), self._what, static_argnums=static, device=c.device)
+            self._arrays._primal, self._arrays._output_of = self._primal, self._output_of
         self._array_out: dict[Any, bool] = {}
         self._fallback: _Derived | None = None  # the loop form, where the batched form does not compile
         self._checked: set[tuple[Any, ...]] = set()  # signatures of arrays a call took the batched form with
@@ -217,6 +257,8 @@ class _Jacobian(_Derived):
         hit = self._array_out.get(key) if key is not None else None
         if hit is None:
             hit = _gradient_of_array(self._base, args)
+        if hit is None and isinstance(self._base, _Jacobian) and self._base._compiled_path(args, kwargs):
+            hit = True  # (a Jacobian of a Jacobian: the inner one's argument and output are arrays, so its own)
         if hit is None:
             try:
                 out = eval_shape(self._base, *args, **kwargs)
@@ -232,7 +274,7 @@ class _Jacobian(_Derived):
         key = self._fast_key(args) if not kwargs and not self._needs and self._fallback is None and \
             len(args) == self._nparams and self._simple and self.device != "numpy" else None
         if key is not None and key in self._checked:  # arrays of a signature checked before: the cache-hit path
-            plan = self._cache.get(key)
+            plan = self._arrays._cache.get(key)  # type: ignore[union-attr]
             if plan is not None:
                 return plan.run(args)
         if self._general is None or self._primal is None:
@@ -254,7 +296,7 @@ class _Jacobian(_Derived):
             if self._fallback is not None:
                 return self._fallback(*args, **kwargs)
             try:
-                out = super().__call__(*args, **kwargs)
+                out = self._arrays(*args, **kwargs)  # type: ignore[misc]
                 if key is not None and all(type(k) is tuple for k in key):  # (a Python scalar's value may matter)
                     self._checked.add(key)
                 return out
@@ -262,7 +304,7 @@ class _Jacobian(_Derived):
                 # the batched JVP/VJP could not be compiled for these arguments (a container srcjax.vmap
                 # cannot batch yet): the loop over basis vectors, which can (and reports the function's
                 # own errors at its lines)
-                twin = getattr(self.fn, "__srcjax_loop_twin__", None)
+                twin = getattr(self._arrays.fn, "__srcjax_loop_twin__", None)  # type: ignore[union-attr]
                 if twin is None:
                     raise
                 self._fallback = _Derived(twin(), (self._argnum,), self._what, static_argnums=tuple(
@@ -342,7 +384,7 @@ def _tuple_source(base: Callable[..., Any], blocks: tuple[Any, ...], kind: str, 
         jacs, out = names.fresh("jacobians"), names.fresh("out")
         lines += [f"    {jacs} = {calls(blocks)}  # one Jacobian per argument",
                   f"    {out} = {primal}({', '.join(args[0] + args[1])})",
-                  f"    if is_tree({out}):  # (a container output: its structure outside, the tuple inside)",
+                  f"    if by_leaves({out}):  # (a container output: its structure outside, the tuple inside)",
                   f"        return argnums_blocks({jacs}, {out})",
                   f"    return {jacs}"]
     else:

@@ -24,11 +24,16 @@ Derive = Callable[..., Callable[..., Any]]
 
 
 def jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max_iters: int | None,
-                    extra: dict[str, Callable[..., Any]], derive: Derive, batched: bool = True) -> str:
+                    extra: dict[str, Callable[..., Any]], derive: Derive, batched: bool = True,
+                    arrays: bool = False) -> str:
     """``def name(params...)``: the Jacobian w.r.t. parameter ``k`` as one batched JVP over the input's basis
-    (jacfwd) or one batched VJP over the output's (jacrev): one program with no loop over elements."""
+    (jacfwd) or one batched VJP over the output's (jacrev): one program with no loop over elements.
+
+    ``arrays``: the *array form*, for an array argument and an array output only (what a Jacobian's own
+    call runs, and a Jacobian of it: ``jacobian._Jacobian``): the array path alone, no container branch
+    for later transformations to read (a container there is refused by its first line)."""
     if not batched:
-        return _jacobian_loop_source(base, name, k, kind, max_iters, extra, derive)
+        return _jacobian_loop_source(base, name, k, kind, max_iters, extra, derive, arrays)
     params, args = _positional_and_call(base)
     names = Names([*inspect.signature(base).parameters, name, *base.__globals__])
     n, basis, out, t, bars = (names.fresh(v) for v in ("n", "basis", "out", "t", "bars"))
@@ -38,27 +43,32 @@ def jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max_
         jv = derive(base, "jvp", (k,))
         bfun = _batched_over_tangent(jv, len(params))
         extra[bfun.__name__] = bfun
-        lines += _jacfwd_by_leaves(names, x, f"{bfun.__name__}({_then(args, '{}')})")
-        lines += _else([f"    {n} = np.size({x})",
-                        f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({x})), ({n},) + np.shape({x}))",
-                        f"    {out}, {t} = {bfun.__name__}({_then(args, basis)})  # one JVP per basis vector, batched",
-                        f"    if is_tree({out}):  # (a container output: a block per leaf)",
-                        f"        return jacfwd_blocks([{t}], {out}, {x})",
-                        f"    return np.reshape(np.moveaxis({t}, 0, -1), np.shape({out}) + np.shape({x}))"])
+        array_path = [f"    {n} = np.size({x})",
+                      f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({x})), ({n},) + np.shape({x}))",
+                      f"    {out}, {t} = {bfun.__name__}({_then(args, basis)})  # one JVP per basis vector, batched"]
+        if arrays:
+            lines += [_arrays_only(x), *array_path, _arrays_only(out)]
+        else:
+            lines += _jacfwd_by_leaves(names, x, f"{bfun.__name__}({_then(args, '{}')})")
+            lines += _else([*array_path, f"    if by_leaves({out}):  # (a container output: a block per leaf)",
+                            f"        return jacfwd_blocks([{t}], {out}, {x})"])
+        lines.append(("" if arrays else "    ") +
+                     f"    return np.reshape(np.moveaxis({t}, 0, -1), np.shape({out}) + np.shape({x}))")
     else:
         vj = derive(base, "vjp", (k,), max_iters=max_iters)
         bfun = _batched_over_tangent(vj, len(params))
         primal = names.fresh(base.__name__ if base.__name__.isidentifier() else "primal")  # (a lambda: <lambda>)
         extra[bfun.__name__] = bfun
         extra[primal] = base
-        lines += [f"    {out} = {primal}({', '.join(args[0] + args[1])})",
-                  *_jacrev_by_leaves(names, out, f"{bfun.__name__}({_then(args, '{}')})"),
-                  *_else([f"    {n} = np.size({out})",
-                          f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({out})), "
-                          f"({n},) + np.shape({out}))",
-                          f"    _, {bars} = {bfun.__name__}({_then(args, basis)})  "
-                          "# one VJP per basis cotangent, batched",
-                          f"    return jacobian_rows({bars}[0], {out})"])]  # (x a container: a block per leaf)
+        lines.append(f"    {out} = {primal}({', '.join(args[0] + args[1])})")
+        array_path = [f"    {n} = np.size({out})",
+                      f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({out})), ({n},) + np.shape({out}))",
+                      f"    _, {bars} = {bfun.__name__}({_then(args, basis)})  # one VJP per basis cotangent, batched",
+                      f"    return jacobian_rows({bars}[0], {out})"]
+        if arrays:
+            return "\n".join([*lines, _arrays_only(x), _arrays_only(out), *array_path]) + "\n"
+        # (x a container: jacobian_rows writes a block per leaf)
+        lines += [*_jacrev_by_leaves(names, out, f"{bfun.__name__}({_then(args, '{}')})"), *_else(array_path)]
     return "\n".join(lines) + "\n"
 
 
@@ -73,8 +83,13 @@ def _containers_or_refusal(names: Names, derivative: Callable[..., Any], nparams
         return [f"    assert not ({test}), 'a derivative of {kind} by a container or of a container output is not "
                 f"supported yet here; hint: take {kind} by an array, of each output array'"]
     extra[bfun.__name__] = bfun
-    by_leaves = _jacfwd_by_leaves if kind == "jacfwd" else _jacrev_by_leaves
-    return by_leaves(names, v, f"{bfun.__name__}({_then(args, '{}')})", test)
+    write = _jacfwd_by_leaves if kind == "jacfwd" else _jacrev_by_leaves
+    return write(names, v, f"{bfun.__name__}({_then(args, '{}')})", test)
+
+
+def _arrays_only(v: str) -> str:
+    """The array form's check of ``v`` (static: a container fails where the program is specialized)."""
+    return f"    assert not is_tree({v}), 'internal: the array form of a Jacobian reached a container'"
 
 
 def _else(lines: list[str]) -> list[str]:
@@ -95,9 +110,9 @@ def _batched_over_tangent(derivative: Callable[..., Any], nparams: int) -> Calla
 
 def _jacfwd_by_leaves(names: Names, x: str, call: str, test: str = "") -> list[str]:
     """jacfwd by a container ``x``: one batched JVP (``call`` with its tangent for ``{}``) per leaf of ``x``
-    (where ``test``, by default ``is_tree(x)``)."""
+    (where ``test``, by default ``by_leaves(x)``: the container path's marker)."""
     ts, b, o, t = (names.fresh(v) for v in ("ts", "basis", "out", "t"))
-    return [f"    if {test or f'is_tree({x})'}:  # (a container: one batched JVP per leaf, JAX's layout)",
+    return [f"    if {test or f'by_leaves({x})'}:  # (a container: one batched JVP per leaf, JAX's layout)",
             f"        {ts} = []",
             f"        for {b} in leaf_bases({x}):",
             f"            {o}, {t} = {call.format(b)}",
@@ -107,9 +122,9 @@ def _jacfwd_by_leaves(names: Names, x: str, call: str, test: str = "") -> list[s
 
 def _jacrev_by_leaves(names: Names, out: str, call: str, test: str = "") -> list[str]:
     """jacrev of a container output ``out``: one batched VJP (``call`` with its cotangent for ``{}``) per leaf
-    (where ``test``, by default ``is_tree(out)``)."""
+    (where ``test``, by default ``by_leaves(out)``)."""
     rows, b, bars = (names.fresh(v) for v in ("rows", "basis", "bars"))
-    return [f"    if {test or f'is_tree({out})'}:  # (a container output: one batched VJP per leaf, JAX's layout)",
+    return [f"    if {test or f'by_leaves({out})'}:  # (a container output: one batched VJP per leaf, JAX's layout)",
             f"        {rows} = []",
             f"        for {b} in leaf_bases({out}):",
             f"            _, {bars} = {call.format(b)}",
@@ -118,7 +133,7 @@ def _jacrev_by_leaves(names: Names, out: str, call: str, test: str = "") -> list
 
 
 def _jacobian_loop_source(base: Callable[..., Any], name: str, k: int, kind: str, max_iters: int | None,
-                          extra: dict[str, Callable[..., Any]], derive: Derive) -> str:
+                          extra: dict[str, Callable[..., Any]], derive: Derive, arrays: bool = False) -> str:
     """The Jacobian as one JVP per input element (jacfwd) or one VJP per output element (jacrev) in a rolled
     loop: what a derivative of a Jacobian differentiates when the batched form cannot be
     (autodiff.derivative_function)."""
@@ -128,13 +143,14 @@ def _jacobian_loop_source(base: Callable[..., Any], name: str, k: int, kind: str
     x = params[k]
     lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):"]
     # (a container argument or output: one batched JVP/VJP per leaf, as the batched form)
-    test = f"is_tree({x}) or is_tree({out})"
+    test = f"by_leaves({x}) or by_leaves({out})"
     if kind == "jacfwd":
         jv = derive(base, "jvp", (k,))
         extra[jv.__name__] = jv
         zero = f"zeros_like({x})"
         lines.append(f"    {out}, {t} = {jv.__name__}({_then(args, zero)})  # the output's shape and dtype")
-        lines += _containers_or_refusal(names, jv, len(params), args, extra, x, kind, test)
+        lines += [_arrays_only(x), _arrays_only(out)] if arrays else \
+            _containers_or_refusal(names, jv, len(params), args, extra, x, kind, test)
         lines += [f"    {n} = np.size({x})",
                   f"    {jac} = np.zeros(({n},) + np.shape({out}), dtype=np.result_type({out}))",
                   f"    for {i} in range({n}):",
@@ -148,7 +164,8 @@ def _jacobian_loop_source(base: Callable[..., Any], name: str, k: int, kind: str
         extra[vj.__name__] = vj
         extra[primal] = base
         lines.append(f"    {out} = {primal}({', '.join(args[0] + args[1])})")
-        lines += _containers_or_refusal(names, vj, len(params), args, extra, out, kind, test)
+        lines += [_arrays_only(x), _arrays_only(out)] if arrays else \
+            _containers_or_refusal(names, vj, len(params), args, extra, out, kind, test)
         lines += [f"    {n} = np.size({out})",
                   f"    {jac} = np.zeros(({n},) + np.shape({x}), dtype=np.result_type({x}))",
                   f"    for {i} in range({n}):",

@@ -225,6 +225,13 @@ def is_tree(x: Any) -> bool:
     return t is tuple or t is list or t is dict or is_namedtuple(x) or is_record(x) or t in REGISTERED
 
 
+def by_leaves(x: Any) -> bool:
+    """:func:`is_tree`, the test of a generated Jacobian's container path (one batched JVP/VJP per leaf):
+    a marker the transformations that read that source again recognise (vmap defers a refusal into
+    that branch, to where it runs)."""
+    return is_tree(x)
+
+
 def tree_get(z: Any, key: Any) -> Any:
     """``z[key]``; a string key of a NamedTuple or dataclass names a field (``p.w`` is ``tree_get(p, "w")``)."""
     if isinstance(key, str) and (is_namedtuple(z) or is_record(z) or is_custom(z)):

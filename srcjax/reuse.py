@@ -114,7 +114,8 @@ def _reads_of(obj: Any) -> list[Any]:
     prog = obj.__dict__.get("_program") if hasattr(obj, "__dict__") else None
     if prog is not None:
         out.append(prog.reads)
-    inners = (getattr(obj, "_fallback", None), *getattr(obj, "_parts", ()), *getattr(obj, "_omitting", {}).values(),
+    inners = (getattr(obj, "_fallback", None), getattr(obj, "_arrays", None),  # (a Jacobian's array form)
+              *getattr(obj, "_parts", ()), *getattr(obj, "_omitting", {}).values(),
               *getattr(obj, "_bound", {}).values())
     for inner in inners:
         if inner is not None:

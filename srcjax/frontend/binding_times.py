@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import warm_cache
 from ..primitives import registry
-from ..pytree import is_tree, item_keys  # (a value's structure: static whatever its data)
+from ..pytree import by_leaves, is_tree, item_keys  # (a value's structure: static whatever its data)
 from .callees import STATIC_NUMPY
 from .names import children, target_names
 from .normalize import NormalizedFunction
@@ -46,7 +46,7 @@ _TAPE = re.compile(r"_tape(_bar|_dot|_\d+)*$")  # (srcjax.adjoint.SAVED_LIST_NAM
 SHAPE_ATTRS = {"shape", "ndim", "dtype", "size"}
 STATIC_FUNCTIONS: set[int] = {id(f) for f in (len, range, isinstance, type, np.shape, np.ndim, np.size,
                                                np.result_type, np.dtype, np.iscomplexobj, np.isrealobj,
-                                               is_tree, item_keys)} | {id(f) for f in STATIC_NUMPY}
+                                               is_tree, by_leaves, item_keys)} | {id(f) for f in STATIC_NUMPY}
 
 
 def _static_default(e: cst.BaseExpression) -> bool:

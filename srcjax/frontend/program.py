@@ -265,8 +265,8 @@ class _Rename(cst.CSTTransformer):
         return updated.with_changes(keyword=original.keyword)  # (`f(name=...)`: a keyword)
 
 # in srcjax.adjoint, but not transpiled (primitives; run natively)
-_RUNTIME_HELPERS = {"index_add", "index_update", "index_cleared", "is_tree", "unbroadcast", "broadcast_like",
-                    "expand_reduced", "from_leaves", "leaves_like", "winning_writes", "taken"}
+_RUNTIME_HELPERS = {"index_add", "index_update", "index_cleared", "is_tree", "by_leaves", "unbroadcast",
+                    "broadcast_like", "expand_reduced", "from_leaves", "leaves_like", "winning_writes", "taken"}
 _RUNTIME_VALUES = {"UNSET"}  # constants of srcjax.adjoint that derivative source reads
 
 

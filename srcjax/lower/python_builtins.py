@@ -44,8 +44,8 @@ UNOPS: dict[str, Callable[[Any], Any]] = {
 
 
 CONTAINER_BUILTINS = {tuple, list, dict, enumerate, zip, reversed, isinstance, len, type, map,
-                       pytree.is_tree, pytree.tree_get, pytree.tree_set, pytree.tree_like, pytree.tree_has,
-                       pytree.tree_without, pytree.item_keys, pytree.from_leaves, pytree.leaves_like,
+                       pytree.is_tree, pytree.by_leaves, pytree.tree_get, pytree.tree_set, pytree.tree_like,
+                       pytree.tree_has, pytree.tree_without, pytree.item_keys, pytree.from_leaves, pytree.leaves_like,
                        tree_util.tree_leaves, tree_util.tree_flatten, tree_util.tree_unflatten,
                        tree_util.tree_structure}
 

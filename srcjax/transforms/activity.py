@@ -588,7 +588,7 @@ def _seq_names(v: Any) -> list[str]:
 _STATIC_RESULT_CALLS = {
     "len", "range", "isinstance", "type", "int", "bool", "float", "tuple", "list", "enumerate", "zip",
     "reversed", "str", "repr", "np.shape", "np.ndim", "np.size", "np.result_type", "np.dtype", "dict",
-    "slice", "sorted", "divmod", "min", "max", "any", "all", "map", "is_tree",
+    "slice", "sorted", "divmod", "min", "max", "any", "all", "map", "is_tree", "by_leaves",
     "index_key",  # (an index: srcjax.adjoint's, bound by transforms/inline_calls.py)
     "item_keys",  # (a container's keys: srcjax.pytree's)
     "zeros_like", "ones_like",  # (srcjax.adjoint's: classify_container)

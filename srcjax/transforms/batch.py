@@ -76,8 +76,8 @@ BATCHED_IMPORTS = tuple(batched_helpers.__all__)
 
 
 _SHAPE_ATTRS = {"shape", "ndim", "size"}
-_STATIC_CALLS = {"np.shape", "np.ndim", "np.size", "len", "np.result_type", "is_tree", "is_float", "isinstance",
-                 "type", "np.issubdtype", "np.iscomplexobj", "np.isrealobj", "np.dtype", "item_keys",
+_STATIC_CALLS = {"np.shape", "np.ndim", "np.size", "len", "np.result_type", "is_tree", "by_leaves", "is_float",
+                 "isinstance", "type", "np.issubdtype", "np.iscomplexobj", "np.isrealobj", "np.dtype", "item_keys",
                  "has_derivative", "is_complex", "batch_shape"}
 _LAX = {"srcjax.lax.cond", "srcjax.lax.switch", "srcjax.lax.while_loop", "srcjax.lax.fori_loop",
         "srcjax.lax.scan"}

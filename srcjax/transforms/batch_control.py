@@ -35,10 +35,9 @@ class DataTest(Exception):  # noqa: N818 (a signal, caught by the batcher)
 
 
 def _static_branch(w: FunctionWriter, s: cst.If, body: Any, ind: int) -> None:
-    """An ``if``'s first block; of a generated Jacobian's ``if is_tree(x)`` (its container path), one vmap
+    """An ``if``'s first block; of a generated Jacobian's ``if by_leaves(x)`` (its container path), one vmap
     cannot batch raises its error where it runs, not where the array path (the ``else``) is taken."""
-    jacobian = any(k in w.nf.name for k in ("_jacfwd", "_jacrev"))  # (a generated Jacobian's `if is_tree(x)`)
-    if not (jacobian and w.only_shapes(s.test)):
+    if not (w.only_shapes(s.test) and _container_path(w, s.test)):
         w.block(body, ind)
         return
     start, st = len(w.lines), dict(w.st)
@@ -50,6 +49,52 @@ def _static_branch(w: FunctionWriter, s: cst.If, body: Any, ind: int) -> None:
         del w.lines[start:]
         w.st = st
         w.emit(f"raise NotImplementedError({e.message!r})", ind)
+
+
+def _container_path(w: FunctionWriter, test: cst.BaseExpression) -> bool:
+    """Whether ``test`` is the marker a Jacobian writer puts on its container path (``jacobian_source``):
+    a call of ``by_leaves``, written in the test or bound to the name the test reads (ANF:
+    ``by_leaves_1 = by_leaves(x)``; ``or_ = by_leaves_1 or by_leaves_2``; derivative and batched copies
+    of that source keep the call, which is static)."""
+    cached = getattr(w, "_bound_values", None)
+    if cached is not None and cached[0] is w.nf:  # (read once per function written)
+        bound: dict[str, cst.BaseExpression] = cached[1]
+    else:
+        bound = {}
+        for n in _assignments(w.nf.fdef.body):
+            bound.setdefault(n.targets[0].target.value, n.value)  # type: ignore[attr-defined]
+        w._bound_values = (w.nf, bound)  # type: ignore[attr-defined]
+    todo, seen = [test], set()
+    while todo:
+        e = todo.pop()
+        if isinstance(e, cst.Call) and code(e.func) == "by_leaves":
+            return True
+        if isinstance(e, cst.Name) and e.value in bound and e.value not in seen:
+            seen.add(e.value)
+            todo.append(bound[e.value])
+        elif isinstance(e, cst.BooleanOperation):
+            todo += [e.left, e.right]
+        elif isinstance(e, cst.UnaryOperation):
+            todo.append(e.expression)
+    return False
+
+
+def _assignments(body: cst.BaseSuite) -> list[cst.Assign]:
+    """The one-name assignments of a function's body, in its blocks too (not in nested functions): a walk
+    over statements only (libcst's ``children`` visits every node)."""
+    out: list[cst.Assign] = []
+    todo: list[Any] = [body]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, cst.Assign):
+            if len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
+                out.append(n)
+        elif isinstance(n, (cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine)):
+            todo += n.body
+        elif isinstance(n, (cst.If, cst.For, cst.While, cst.Else, cst.With)):
+            other = getattr(n, "orelse", None)
+            todo += [n.body, *([other] if other is not None else [])]
+    return out
 
 
 def if_(w: FunctionWriter, s: cst.If, ind: int) -> None:
