@@ -15,6 +15,7 @@ from .frontend.normalize import NormalizedFunction
 from .frontend.program import Program
 from .gc_pause import pausing
 from .generated import exec_generated, load_module
+from .left_out import filled
 from .lifetimes import PerFunction
 from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch import (
@@ -335,6 +336,8 @@ class Vmapped(Compiled):
                 other = self._by_passed[how] = self._omitting_for(args, kwargs)
             if other is not None:
                 return other(*args, **kwargs)
+        if not kwargs and len(args) < self._nparams:
+            args = filled(self, args)
         if not kwargs and len(args) == self._nparams and self.device != "numpy":
             plan = self._cache.get(self._fast_key(args))
             if plan is not None:
