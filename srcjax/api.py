@@ -42,6 +42,7 @@ from .frontend.program import Program
 from .frontend.read import is_generated
 from .frontend.resolve import unwrap
 from .gc_pause import pausing
+from .left_out import filled
 from .lifetimes import PerFunction
 from .tree_calls import cpp_tree as _cpp_tree  # (api's names for them: the transformations import these)
 from .tree_calls import tree_key as _tree_key
@@ -270,6 +271,7 @@ class Compiled:
         # the C++ flattening's (see _tree_key); filled by the full path, read by calls that hit it
         self._tree_cache: dict[Any, _Plan] = {}
         self._simple = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in self.signature.parameters.values())
+        self._defaults: tuple[Any, tuple[Any, ...]] = (None, ())  # (left_out.filled: signature, plain defaults)
         self._reads = warm_cache.Reads()  # what the front end read for this function (warm_cache.py)
 
     @property
@@ -579,6 +581,8 @@ class Compiled:
         """A call through srcjax's Python path."""
         plan = None
         tree: tuple[Any, list[Any]] | None = None
+        if not kwargs and len(args) < self._nparams:
+            args = filled(self, args)
         if not kwargs and len(args) == self._nparams and self._simple and self.device != "numpy":
             k = self._fast_key(args)
             if k is not None:

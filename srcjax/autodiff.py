@@ -33,6 +33,7 @@ from .frontend.read import read_function
 from .generated import exec_generated, load_module
 from .grad_output import grad_output_error, return_span
 from .jacobian_source import _positional_and_call, _then, jacobian_source  # (call helpers shared on purpose)
+from .left_out import filled
 from .lifetimes import PerFunction
 from .transforms import ad, custom_rules, readable, split
 from .transforms.simplify import simplify_source
@@ -292,6 +293,8 @@ class _Derived(Compiled):
         return {p: v for p, v in named.items() if _is_function_value(v)}
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:  # (Compiled.__call__: C++ first)
+        if not kwargs and len(args) < self._nparams:
+            args = filled(self, args)
         if not kwargs and not self._needs and len(args) == self._nparams and self._simple and \
                 self.device != "numpy":
             plan = self._cache.get(self._fast_key(args))

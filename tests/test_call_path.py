@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import srcjax
+from srcjax.api import Compiled
 
 
 class Pair(NamedTuple):
@@ -134,3 +135,55 @@ def test_what_the_fast_path_cannot_key_still_works():
         p = {"kind": "tanh", "w": 1.0}
         want = (np.sum(np.tanh(x)) if name == "tanh" else np.sum(x)) + 1.0
         np.testing.assert_allclose(float(g(p, x, name)), want, rtol=1e-12)
+
+
+def _with_defaults(x, eps=1e-3, scale=2):
+    return x / np.sqrt(np.sum(x * x) + eps) * scale
+
+
+def _shaped(x, n=3):
+    return np.tile(x, n)
+
+
+@pytest.mark.parametrize("dispatch", ["1", "0"])
+@pytest.mark.parametrize("make", [srcjax.jit, srcjax.vmap, srcjax.grad])
+def test_calls_leaving_out_defaults_take_the_cache_hit_path(make, dispatch, monkeypatch):
+    # (Compiled._filled: the defaults filled in as binding does, then the cache-hit path: no binding)
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", dispatch)
+    x = np.linspace(0.5, 2.0, 6).reshape(2, 3)
+    if make is srcjax.grad:
+        def loss(x, eps=1e-3, scale=2):
+            return np.sum(_with_defaults(x, eps, scale))
+        want = srcjax.grad(loss)(x, 1e-3, 2)  # (defaults passed: bound as given)
+        h = 1e-6
+        np.testing.assert_allclose(np.asarray(want)[0, 0], (loss(x + h * (np.arange(6) == 0).reshape(2, 3))
+                                                            - loss(x)) / h, rtol=1e-4)
+    elif make is srcjax.vmap:
+        loss, want = _with_defaults, np.stack([_with_defaults(r) for r in x])
+    else:
+        loss, want = _with_defaults, _with_defaults(x)
+    f = make(loss)
+    for _ in range(3):
+        np.testing.assert_allclose(np.asarray(f(x)), want, rtol=1e-12)
+    binds = []
+    real = Compiled._bind
+    monkeypatch.setattr(Compiled, "_bind", lambda self, a, k: binds.append(a) or real(self, a, k))
+    for _ in range(20):
+        got = f(x)
+    assert not binds  # (the first calls specialized; these were served without binding)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    assert type(got) is srcjax.Array
+    # other dtypes and values still pick their programs
+    assert f(x.astype(np.float32)).dtype == np.float32 and f(x).dtype == np.float64
+    if make is not srcjax.vmap:  # (vmap maps a passed argument)
+        np.testing.assert_allclose(np.asarray(f(x, 1e-3, 3)), want * 1.5, rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(f(x)), want, rtol=1e-12)
+
+
+def test_a_left_out_default_used_as_a_shape_stays_static():
+    f = srcjax.jit(_shaped)
+    x = np.arange(3.0)
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(f(x)), np.tile(x, 3))
+    np.testing.assert_array_equal(np.asarray(f(x, 2)), np.tile(x, 2))
+    np.testing.assert_array_equal(np.asarray(f(x)), np.tile(x, 3))

@@ -44,3 +44,19 @@ def test_nested_vmap_and_grad_with_defaults() -> None:
     fd = np.array([[(np.sum(normalized(x + h * e) ** 3) - np.sum(normalized(x - h * e) ** 3)) / (2 * h)
                     for e in np.eye(2)] for x in xs[0]])
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_ways_of_passing_alternate_and_each_maps_what_it_passes() -> None:
+    # (Vmapped.__call__ keeps the vmap for each way of passing: by positional count and keyword names)
+    xs = np.arange(8.0).reshape(4, 2) + 1.0
+    eps = np.array([1e-3, 1e-2, 1e-1, 1.0])
+    f = srcjax.vmap(normalized)
+    left = np.stack([normalized(x) for x in xs])
+    passed = np.stack([normalized(x, e) for x, e in zip(xs, eps)])
+    for _ in range(3):
+        np.testing.assert_allclose(f(xs), left, rtol=1e-12)
+        np.testing.assert_allclose(f(xs, eps), passed, rtol=1e-12)
+        np.testing.assert_allclose(f(xs, eps=eps), passed, rtol=1e-12)
+        np.testing.assert_allclose(f(x=xs, eps=eps), passed, rtol=1e-12)
+        np.testing.assert_allclose(f(x=xs), left, rtol=1e-12)
+    assert len(f._by_passed) == 5 and len(f._omitting) == 1
