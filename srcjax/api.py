@@ -14,6 +14,7 @@ Stages 1-3 run once per function; 4-5 once per argument signature.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import operator
@@ -852,7 +853,7 @@ def numpy_function(fn: Callable[..., Any]) -> Callable[..., Any]:
         return cached  # type: ignore[no-any-return]
     # Each generated function must see its own module's globals and closure: execute the module
     # once per distinct namespace, take each function from its own, and link them together.
-    code = compile_source(prog.source(), f"<srcjax.source of {c.fn.__qualname__}>")
+    code = builtins.compile(prog.source(), f"<srcjax.source of {c.fn.__qualname__}>", "exec")
     namespaces: dict[tuple[int, tuple[str, ...]], dict[str, Any]] = {}
     chosen: dict[str, Any] = {}
     for name, nf in prog.functions.items():
@@ -872,12 +873,6 @@ def numpy_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     f = chosen[prog.entry.name]
     prog._numpy_fn = f  # type: ignore[attr-defined]
     return f  # type: ignore[no-any-return]
-
-
-def compile_source(text: str, filename: str) -> Any:
-    import builtins
-
-    return builtins.compile(text, filename, "exec")
 
 
 def lower(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Lowered:
