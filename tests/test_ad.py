@@ -10,6 +10,7 @@ import srcjax
 from tests import ad_programs as P
 from tests import twins
 from tests.fd import central_fd
+from tests.twins import JAX
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -68,7 +69,7 @@ def test_grad_matches_jax_fd_and_numpy_source(fn):
     args = args_for(fn)
     g = srcjax.grad(fn)
     ours = np.asarray(g(*args))
-    ref = np.asarray(jax.grad(jax_twin(fn))(*args))
+    ref = np.asarray(JAX.grad(jax_twin(fn))(*args))
     np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=1e-11)
     via_numpy = np.asarray(srcjax.numpy_function(g)(*args))  # the generated source, run by NumPy
     np.testing.assert_allclose(via_numpy, ours, rtol=1e-12, atol=1e-12)
@@ -82,7 +83,7 @@ def test_value_and_grad_all_argnums(fn):
     args = args_for(fn)
     nums = tuple(range(len(args)))
     value, grads = srcjax.value_and_grad(fn, argnums=nums)(*args)
-    jv, jg = jax.value_and_grad(jax_twin(fn), argnums=nums)(*args)
+    jv, jg = JAX.value_and_grad(jax_twin(fn), argnums=nums)(*args)
     np.testing.assert_allclose(value, jv, rtol=1e-12)
     assert len(grads) == len(args)
     for a, b in zip(grads, jg):
@@ -95,7 +96,7 @@ def test_value_and_grad_all_argnums(fn):
 def test_hessian_matches_jax(fn):
     args = args_for(fn)
     ours = np.asarray(srcjax.hessian(fn)(*args))
-    ref = np.asarray(jax.hessian(jax_twin(fn))(*args))
+    ref = np.asarray(JAX.hessian(jax_twin(fn))(*args))
     np.testing.assert_allclose(ours, ref, rtol=1e-8, atol=1e-10)
 
 
@@ -105,18 +106,18 @@ def test_reverse_over_reverse_of_nested_tuple_literals(fn):
     # in the gradient's own `pack_like(r, (p_bar, (q_bar, s_bar)))` under jacrev(grad)
     args = args_for(fn)
     h = srcjax.jacrev(srcjax.grad(fn))
-    ref = np.asarray(jax.jacrev(jax.grad(jax_twin(fn)))(*args))
+    ref = np.asarray(JAX.jacrev(JAX.grad(jax_twin(fn)))(*args))
     np.testing.assert_allclose(np.asarray(h(*args)), ref, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(np.asarray(srcjax.numpy_function(h)(*args)), ref, rtol=1e-8, atol=1e-10)
 
 
 def test_grad_of_grad():
     gg = srcjax.grad(srcjax.grad(P.scalar_fn))
-    ref = jax.grad(jax.grad(jax_twin(P.scalar_fn)))
+    ref = JAX.grad(JAX.grad(jax_twin(P.scalar_fn)))
     for x in (0.3, -1.2, 2.0):
         np.testing.assert_allclose(gg(x), ref(x), rtol=1e-12)
     ggg = srcjax.grad(gg)
-    np.testing.assert_allclose(ggg(0.4), jax.grad(ref)(0.4), rtol=1e-10)
+    np.testing.assert_allclose(ggg(0.4), JAX.grad(ref)(0.4), rtol=1e-10)
 
 
 def test_grad_of_grad_source_runs_with_numpy():
@@ -138,7 +139,7 @@ def test_jvp_matches_jax_and_transposes_vjp(fn):
     args = args_for(fn)
     tangents = tuple(rng.normal(size=np.shape(a)) for a in args)
     out, t = srcjax.jvp(fn, args, tangents)
-    jout, jt = jax.jvp(jax_twin(fn), args, tangents)
+    jout, jt = JAX.jvp(jax_twin(fn), args, tangents)
     np.testing.assert_allclose(out, jout, rtol=1e-12)
     np.testing.assert_allclose(t, jt, rtol=1e-9, atol=1e-11)
     # <vjp(u), v> == <u, jvp(v)>
@@ -154,7 +155,7 @@ def test_jacobians():
         return np.tanh(x) * x[::-1]
 
     x = rng.normal(size=4)
-    ref = jax.jacfwd(lambda x: jnp.tanh(x) * x[::-1])(x)
+    ref = JAX.jacfwd(lambda x: jnp.tanh(x) * x[::-1])(x)
     np.testing.assert_allclose(srcjax.jacfwd(vec)(x), ref, rtol=1e-12)
     np.testing.assert_allclose(srcjax.jacrev(vec)(x), ref, rtol=1e-12)
 
@@ -185,7 +186,7 @@ def test_grad_source_is_readable_and_complete():
     ns = dict(vars(P))
     exec(text, ns)  # runs with NumPy in the primal's globals
     args = args_for(P.mse_tanh)
-    np.testing.assert_allclose(ns["mse_tanh_grad"](*args), jax.grad(jax_twin(P.mse_tanh))(*args), rtol=1e-10)
+    np.testing.assert_allclose(ns["mse_tanh_grad"](*args), JAX.grad(jax_twin(P.mse_tanh))(*args), rtol=1e-10)
 
 
 def test_grad_of_compiled_function_and_float32():
@@ -193,7 +194,7 @@ def test_grad_of_compiled_function_and_float32():
     args = tuple(a.astype(np.float32) for a in args_for(P.mse_tanh))
     g = srcjax.grad(f)(*args)
     assert g.dtype == np.float32
-    np.testing.assert_allclose(g, jax.grad(jax_twin(P.mse_tanh))(*args), rtol=2e-4, atol=1e-6)
+    np.testing.assert_allclose(g, JAX.grad(jax_twin(P.mse_tanh))(*args), rtol=2e-4, atol=1e-6)
 
 
 def test_integer_argument_is_rejected():
@@ -216,8 +217,8 @@ def test_reverse_over_reverse_through_a_derivative_inside_user_code():
         return np.sum(gf(x) ** 2)
 
     x = np.array([0.3, -0.5, 1.2, 0.8])
-    jg = jax.grad(jax_twin(P.rosenbrock))
-    ref = jax.grad(lambda x: jnp.sum(jg(x) ** 2))(x)
+    jg = JAX.grad(jax_twin(P.rosenbrock))
+    ref = JAX.grad(lambda x: jnp.sum(jg(x) ** 2))(x)
     np.testing.assert_allclose(srcjax.grad(penalty)(x), ref, rtol=1e-10)
 
 
@@ -228,11 +229,11 @@ def test_reverse_over_reverse_through_a_derivative_with_a_loop_inside_user_code(
         return np.sum(gf(x) ** 2)
 
     x = np.array([0.3, -0.5, 1.2])
-    jg = jax.grad(jax_twin(P.loop_sin))
-    ref = jax.grad(lambda x: jnp.sum(jg(x) ** 2))(x)
+    jg = JAX.grad(jax_twin(P.loop_sin))
+    ref = JAX.grad(lambda x: jnp.sum(jg(x) ** 2))(x)
     np.testing.assert_allclose(srcjax.grad(penalty)(x), ref, rtol=1e-10)
     # forward over reverse gives the same second derivative
-    ref = jax.hessian(jax_twin(P.loop_sin))(x)
+    ref = JAX.hessian(jax_twin(P.loop_sin))(x)
     np.testing.assert_allclose(srcjax.hessian(P.loop_sin)(x), ref, rtol=1e-10)
 
 
@@ -240,7 +241,7 @@ def test_reverse_over_reverse_through_a_derivative_with_a_loop_inside_user_code(
                                np.array([0.1, -0.2, 0.15, 0.05])], ids=["then", "elif", "else"])
 def test_grad_through_each_branch_on_data(x):
     g = np.asarray(srcjax.grad(P.data_branches)(x, 0.5))
-    np.testing.assert_allclose(g, np.asarray(jax.grad(jax_twin(P.data_branches))(x, 0.5)), rtol=1e-10)
+    np.testing.assert_allclose(g, np.asarray(JAX.grad(jax_twin(P.data_branches))(x, 0.5)), rtol=1e-10)
     np.testing.assert_allclose(g, central_fd(P.data_branches, (x, 0.5), 0), rtol=1e-6, atol=1e-8)
 
 
@@ -295,7 +296,7 @@ def test_grad_of_a_while_on_data_says_how_to_bound_it():
 def test_grad_of_the_bounded_form_is_exact_and_rolled():
     a = np.array([0.5, 2.0, 9.0])
     np.testing.assert_allclose(srcjax.grad(P.newton_bounded)(a), 0.5 / np.sqrt(a), rtol=1e-10)
-    np.testing.assert_allclose(srcjax.grad(P.newton_bounded)(a), jax.grad(jax_twin(P.newton_bounded))(a),
+    np.testing.assert_allclose(srcjax.grad(P.newton_bounded)(a), JAX.grad(jax_twin(P.newton_bounded))(a),
                                rtol=1e-10)
     assert srcjax.lower(srcjax.grad(P.newton_bounded), a).as_text().count("stablehlo.while") == 2
 
@@ -336,7 +337,7 @@ def test_grad_with_a_function_passed_as_an_argument():
     g = srcjax.grad(P.act_layer, argnums=(0, 1))
     for ours_act, jax_act in ((np.tanh, jnp.tanh), (P.softsign, jax_twin(P.softsign))):
         got = g(x, w, ours_act)
-        ref = jax.grad(twin, argnums=(0, 1))(x, w, jax_act)
+        ref = JAX.grad(twin, argnums=(0, 1))(x, w, jax_act)
         for a, b in zip(got, ref):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10)
     got = g(x, w, act=P.softsign)  # by keyword too
@@ -436,7 +437,7 @@ def test_tuple_reassignment_reads_old_values(fn, args):
     ours = srcjax.grad(fn, argnums=nums)(*args)
     ns = {"np": jnp}
     exec(inspect.getsource(fn), ns)
-    ref = jax.grad(ns[fn.__name__], argnums=nums)(*args)
+    ref = JAX.grad(ns[fn.__name__], argnums=nums)(*args)
     via_numpy = srcjax.numpy_function(srcjax.grad(fn, argnums=nums))(*args)
     for k, i in enumerate(nums):
         np.testing.assert_allclose(ours[k], ref[k], rtol=1e-12)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import srcjax
 from tests import twins
 from tests.test_ad_control import _STEPS
+from tests.twins import JAX
 from tests.written import numpy_and_jax
 
 jax = pytest.importorskip("jax")
@@ -159,14 +160,14 @@ LOOPS = [(f3, X3), (over_shape, X5), (two_steps, X3), (nested, X3), (indexed, X5
 @pytest.mark.parametrize("fn,x", LOOPS, ids=[fn.__name__ for fn, _ in LOOPS])
 def test_jacrev_of_grad_through_loops(fn, x):
     h = srcjax.jacrev(srcjax.grad(fn))
-    agree(h(x), jax.jacrev(jax.grad(jax_twin(fn)))(x), srcjax.numpy_function(h)(x))
+    agree(h(x), JAX.jacrev(JAX.grad(jax_twin(fn)))(x), srcjax.numpy_function(h)(x))
 
 
 @pytest.mark.parametrize("fn,x", LOOPS[:4], ids=[fn.__name__ for fn, _ in LOOPS[:4]])
 def test_vjp_of_grad_through_loops(fn, x):
     ct = np.cos(np.arange(x.size) + 1.0)
     out, pull = srcjax.vjp(srcjax.grad(fn), x)
-    ref_out, ref_pull = jax.vjp(jax.grad(jax_twin(fn)), x)
+    ref_out, ref_pull = jax.vjp(JAX.grad(jax_twin(fn)), x)
     np.testing.assert_allclose(out, ref_out, rtol=1e-12)
     (bar,) = pull(ct)
     np.testing.assert_allclose(bar, ref_pull(ct)[0], rtol=1e-9, atol=1e-11)
@@ -175,26 +176,26 @@ def test_vjp_of_grad_through_loops(fn, x):
 @pytest.mark.parametrize("fn,x", [(f3, X3), (over_shape, X5), (with_break, X3)], ids=["f3", "over_shape", "break"])
 def test_jacrev_of_jacrev_through_loops(fn, x):
     h = srcjax.jacrev(srcjax.jacrev(fn))
-    agree(h(x), jax.jacrev(jax.jacrev(jax_twin(fn)))(x), srcjax.numpy_function(h)(x))
+    agree(h(x), JAX.jacrev(JAX.jacrev(jax_twin(fn)))(x), srcjax.numpy_function(h)(x))
 
 
 def test_static_loop_count_as_an_argument():
     h = srcjax.jacrev(srcjax.grad(f3))
-    ref = jax.jacrev(jax.grad(jax_twin(f3)), argnums=0)
+    ref = JAX.jacrev(JAX.grad(jax_twin(f3)), argnums=0)
     for n in (1, 4):
         np.testing.assert_allclose(h(X3, n), ref(X3, n), rtol=1e-9, atol=1e-12)
 
 
 def test_while_on_data_with_max_iters():
     h = srcjax.jacrev(srcjax.grad(while_on_data, max_iters=20))
-    agree(h(X3), jax.jacrev(jax.grad(jax_twin(while_on_data)))(X3), srcjax.numpy_function(h)(X3))
+    agree(h(X3), JAX.jacrev(JAX.grad(jax_twin(while_on_data)))(X3), srcjax.numpy_function(h)(X3))
 
 
 @pytest.mark.parametrize("argnum", [0, 1])
 def test_jacrev_of_grad_of_a_matrix_loop(argnum):
     w = np.array([[0.5, -0.3, 0.2], [0.1, 0.4, -0.6], [0.3, 0.2, 0.1]])
     h = srcjax.jacrev(srcjax.grad(matvec, argnum), argnum)
-    ref = jax.jacrev(jax.grad(jax_twin(matvec), argnum), argnum)(X3, w)
+    ref = JAX.jacrev(JAX.grad(jax_twin(matvec), argnum), argnum)(X3, w)
     agree(h(X3, w), ref, srcjax.numpy_function(h)(X3, w))
 
 
@@ -202,11 +203,11 @@ def test_jacrev_of_grad_of_a_matrix_loop(argnum):
 
 def test_grad_of_grad_through_a_custom_vjp_in_a_loop():
     gg = srcjax.grad(srcjax.grad(custom_in_loop))
-    ref = jax.grad(jax.grad(jax_twin(custom_in_loop)))
+    ref = JAX.grad(JAX.grad(jax_twin(custom_in_loop)))
     for x in (0.3, -1.1):
         agree(gg(x), ref(x), srcjax.numpy_function(gg)(x))
     h = srcjax.jacrev(srcjax.grad(custom_in_loop_vec))
-    agree(h(X3), jax.jacrev(jax.grad(jax_twin(custom_in_loop_vec)))(X3), srcjax.numpy_function(h)(X3))
+    agree(h(X3), JAX.jacrev(JAX.grad(jax_twin(custom_in_loop_vec)))(X3), srcjax.numpy_function(h)(X3))
 
 
 def custom_in_branch(x):
@@ -221,7 +222,7 @@ def test_jacrev_of_grad_through_a_custom_vjp_in_a_branch_on_data():
     # regression (session 6): the inlined forward rule returns `(out, (x,))`, a nested tuple whose
     # inner cotangent was dropped: 0.079 where jax gives 0.119 (tests/test_ad.py has the user-level form)
     h = srcjax.jacrev(srcjax.grad(custom_in_branch))
-    ref = jax.jacrev(jax.grad(jax_twin(custom_in_branch)))
+    ref = JAX.jacrev(JAX.grad(jax_twin(custom_in_branch)))
     for x in (X3, -X3):
         agree(h(x), ref(x), srcjax.numpy_function(h)(x))
 
@@ -237,8 +238,8 @@ def hvp_like(x):
 
 
 def test_grad_of_a_function_calling_a_gradient_with_a_loop():
-    jg = jax.grad(jax_twin(f3))
-    ref = jax.grad(lambda x: jnp.sum(jg(x) * V))(X3)
+    jg = JAX.grad(jax_twin(f3))
+    ref = JAX.grad(lambda x: jnp.sum(jg(x) * V))(X3)
     g = srcjax.grad(hvp_like)
     agree(g(X3), ref, srcjax.numpy_function(g)(X3))
 
@@ -289,7 +290,7 @@ def test_random_control_programs_jacrev_of_grad_match_jax(tmp_path_factory, text
     x, w = np.array(vals[:3]), np.array(vals[3:])
     try:
         h = srcjax.jacrev(srcjax.grad(f))
-        agree(h(x, w), jax.jacrev(jax.grad(jf))(x, w), srcjax.numpy_function(h)(x, w))
+        agree(h(x, w), JAX.jacrev(JAX.grad(jf))(x, w), srcjax.numpy_function(h)(x, w))
     except AssertionError as e:
         raise AssertionError(f"{e}\n{text}") from None
 
@@ -305,7 +306,7 @@ def test_lists_of_arrays_in_reverse_over_reverse():
     # was refused: the gradient splits np.stack's cotangent with srcjax.adjoint.seq_pieces, now a
     # loop of appends that reverse mode follows
     h = srcjax.jacrev(srcjax.grad(stacked))
-    ref = jax.jacrev(jax.grad(jax_twin(stacked)))(X3)
+    ref = JAX.jacrev(JAX.grad(jax_twin(stacked)))(X3)
     agree(h(X3), ref, srcjax.numpy_function(h)(X3))
 
 
@@ -429,7 +430,7 @@ def tree_agree(ours, ref, numpy_run=None, rtol=1e-9):
 @pytest.mark.parametrize("fn,args", COMMON, ids=[fn.__name__ for fn, _ in COMMON])
 def test_jacrev_of_grad_of_common_programs(fn, args):
     h = srcjax.jacrev(srcjax.grad(fn))
-    ref = jax.jacrev(jax.grad(jax_twin(fn)))(*args)
+    ref = JAX.jacrev(JAX.grad(jax_twin(fn)))(*args)
     numpy_run = srcjax.numpy_function(h)(*args) if not isinstance(args[0], dict) else None
     tree_agree(h(*args), ref, numpy_run)
 
@@ -438,10 +439,10 @@ def test_jacrev_of_grad_of_common_programs(fn, args):
 def test_vjp_of_grad_of_common_programs(fn, args):
     from srcjax.autodiff import derivative_function
 
-    g = jax.grad(jax_twin(fn))(*args)
+    g = JAX.grad(jax_twin(fn))(*args)
     ct = jax.tree_util.tree_map(lambda t: np.cos(np.arange(np.size(t)) + 1.0).reshape(np.shape(t)), g)
     out, pull = srcjax.vjp(srcjax.grad(fn), *args)
-    ref_out, ref_pull = jax.vjp(jax.grad(jax_twin(fn)), *args)
+    ref_out, ref_pull = jax.vjp(JAX.grad(jax_twin(fn)), *args)
     tree_agree(out, ref_out)
     tree_agree(pull(ct), ref_pull(ct))
     # the generated vjp of the gradient, run by NumPy
@@ -454,7 +455,7 @@ def test_jacrev_of_grad_with_one_branch_binding_a_helpers_cotangents():
     `if` on data only, UNSET or unbound on the other, failed with "the branches give different structures"."""
     x, w = np.array([0.3, 0.2, 0.1]), np.array([-0.2, 0.5, 0.4])
     h = srcjax.jacrev(srcjax.grad(branchy))
-    ref = jax.jacrev(jax.grad(jax_twin(branchy)))
+    ref = JAX.jacrev(JAX.grad(jax_twin(branchy)))
     for xx in (x, -x):
         agree(h(xx, w), ref(xx, w), srcjax.numpy_function(h)(xx, w))
 
@@ -468,7 +469,7 @@ def test_values_saved_in_a_data_branch_of_a_helper_reach_its_backward_half():
     v = derivative_function(srcjax.grad(normalize), "vjp", (0,))
     x = COMMON[3][1][0]
     ct = np.cos(np.arange(x.size) + 1.0).reshape(x.shape)
-    ref = jax.vjp(jax.grad(jax_twin(normalize)), x)[1](ct)[0]
+    ref = jax.vjp(JAX.grad(jax_twin(normalize)), x)[1](ct)[0]
     np.testing.assert_allclose(srcjax.compile(v)(x, ct)[1][0], ref, rtol=1e-9)
     np.testing.assert_allclose(v(x, ct)[1][0], ref, rtol=1e-9)
 
@@ -481,7 +482,7 @@ def test_shape_moves_of_derivative_code_are_primitives_in_reverse_over_reverse()
         assert f"def {helper}_fwd" not in text and f"def {helper}_bwd" not in text
     h = srcjax.hessian(normalize)
     x = COMMON[3][1][0]
-    agree(h(x), jax.hessian(jax_twin(normalize))(x), srcjax.numpy_function(h)(x))
+    agree(h(x), JAX.hessian(jax_twin(normalize))(x), srcjax.numpy_function(h)(x))
 
 
 @srcjax.custom_jvp
@@ -523,7 +524,7 @@ def test_forward_over_reverse_of_an_early_return_under_a_static_test(n):
         return jnp.sum(jnp.abs(x) ** 1.5) if x.shape[0] > 3 else jnp.sum(x ** 2)
 
     x = _R.normal(size=n) + 0.1
-    want = np.asarray(jax.hessian(jf)(x))
+    want = np.asarray(JAX.hessian(jf)(x))
     np.testing.assert_allclose(np.asarray(srcjax.hessian(early_return)(x)), want, rtol=1e-10, atol=1e-12)
     hvp = srcjax.jvp(srcjax.grad(early_return), (x,), (np.ones(n),))[1]
     np.testing.assert_allclose(np.asarray(hvp), want @ np.ones(n), rtol=1e-10, atol=1e-12)

@@ -16,6 +16,7 @@ import pytest
 
 import srcjax
 from tests import ad_unseen_programs, twins, unseen_custom, unseen_names, unseen_np_alias
+from tests.twins import JAX
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
@@ -50,7 +51,7 @@ def test_program_derivatives_against_jax(fn):
         tol = 1e-6
     else:
         twin = _twin(fn)
-        want_g, want_h = np.asarray(jax.grad(twin)(X)), np.asarray(jax.hessian(twin)(X)) @ V
+        want_g, want_h = np.asarray(JAX.grad(twin)(X)), np.asarray(JAX.hessian(twin)(X)) @ V
         tol = 1e-6 if "float32" in fn.__name__ else 1e-9  # (float32 intermediates: jax rounds elsewhere)
     g = srcjax.grad(fn)
     np.testing.assert_allclose(g(X), want_g, rtol=tol, atol=tol)
@@ -64,7 +65,7 @@ def test_program_derivatives_against_jax(fn):
 @pytest.mark.parametrize("name", ["sort_median", "tensordot_kron", "while_newton", "loop_branch_rebind"])
 def test_hessian_and_its_print_against_jax(name):
     fn = getattr(ad_unseen_programs, name)
-    want = np.asarray(jax.hessian(_twin(fn))(X))
+    want = np.asarray(JAX.hessian(_twin(fn))(X))
     h = srcjax.hessian(fn)
     np.testing.assert_allclose(h(X), want, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(srcjax.jacrev(srcjax.grad(fn))(X), want, rtol=1e-9, atol=1e-9)
@@ -103,7 +104,7 @@ def test_regression_user_names_like_srcjax_helpers(name):
     fn = getattr(unseen_names, name)
     twin = twins.jax_twin(fn, helpers=[h for h in twins.module_functions(unseen_names) if h is not fn])
     np.testing.assert_allclose(srcjax.jit(fn)(X), fn(X), rtol=1e-12)
-    want_g, want_h = np.asarray(jax.grad(twin)(X)), np.asarray(jax.hessian(twin)(X))
+    want_g, want_h = np.asarray(JAX.grad(twin)(X)), np.asarray(JAX.hessian(twin)(X))
     np.testing.assert_allclose(srcjax.grad(fn)(X), want_g, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(srcjax.hessian(fn)(X), want_h, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(srcjax.jacfwd(srcjax.grad(fn))(X), want_h, rtol=1e-10, atol=1e-10)
@@ -118,7 +119,7 @@ def test_regression_helper_names_in_one_program_then_containers_in_another():
     p = {"w": X, "n": 3}
     twin = twins.jax_twin(unseen_names.tree_with_helper_names,
                           helpers=[unseen_names.zeros_like, unseen_names.unbroadcast])
-    want = np.asarray(jax.grad(twin)({"w": X, "n": 3.0})["w"])
+    want = np.asarray(JAX.grad(twin)({"w": X, "n": 3.0})["w"])
     for _ in range(2):
         got = srcjax.grad(unseen_names.tree_with_helper_names)(p)
         np.testing.assert_allclose(got["w"], want, rtol=1e-12)
@@ -179,9 +180,9 @@ def test_regression_a_custom_jvp_rule_calling_its_own_function(name):
     fn, twin = getattr(unseen_custom, name), _custom_twin(name)
     x = X[:4]
     for _ in range(2):
-        np.testing.assert_allclose(srcjax.grad(fn)(x), jax.grad(twin)(x), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(srcjax.grad(fn)(x), JAX.grad(twin)(x), rtol=1e-12, atol=1e-12)
     if name == "softplus_twice":  # (forward mode through the custom_vjp is refused, as in jax)
-        np.testing.assert_allclose(srcjax.hessian(fn)(x), jax.hessian(twin)(x), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(srcjax.hessian(fn)(x), JAX.hessian(twin)(x), rtol=1e-10, atol=1e-10)
 
 
 def test_jacobians_and_hessian_with_a_tuple_of_argnums():
@@ -195,7 +196,7 @@ def test_jacobians_and_hessian_with_a_tuple_of_argnums():
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
         assert jax.tree_util.tree_structure(got) == jax.tree_util.tree_structure(want)
     # transformed again: its generated source (was a refusal: cannot be transformed again)
-    got, want = srcjax.jacfwd(srcjax.jacrev(fn, argnums=(0, 1)))(a, b), jax.jacfwd(jax.jacrev(twin, argnums=(0, 1)))(a, b)
+    got, want = srcjax.jacfwd(srcjax.jacrev(fn, argnums=(0, 1)))(a, b), JAX.jacfwd(JAX.jacrev(twin, argnums=(0, 1)))(a, b)
     assert jax.tree_util.tree_structure(got) == jax.tree_util.tree_structure(want)
     for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
@@ -240,7 +241,7 @@ def test_vjp_of_grad_of_a_static_early_return():
     _, pullback = srcjax.vjp(srcjax.grad(none_leaf), p, x)
     got = pullback(u)
     twin = twins.jax_twin(none_leaf)
-    want = jax.vjp(jax.grad(twin), p, x)[1](u)
+    want = jax.vjp(JAX.grad(twin), p, x)[1](u)
     np.testing.assert_allclose(got[0]["w"], want[0]["w"], rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-10, atol=1e-12)
     assert got[0]["b"] is None

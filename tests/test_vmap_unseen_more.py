@@ -20,7 +20,7 @@ import srcjax  # noqa: E402
 
 from . import vmap_hunt_programs as H  # noqa: E402
 from . import vmap_more_programs as V  # noqa: E402
-from .twins import jax_twin  # noqa: E402
+from .twins import JAX, jax_twin  # noqa: E402
 from .unseen_oracle import agree, loop  # noqa: E402
 
 RNG = np.random.default_rng(15)
@@ -40,9 +40,9 @@ def test_vmap_grad_of_a_while_counting_to_a_mapped_bound(fn, n) -> None:
     examples, each doing nothing past its own count (was: cannot batch 'range(0, n, 1)')."""
     x = r(4, 8) * 0.3
     got = srcjax.vmap(srcjax.grad(fn, max_iters=8))(x, n)
-    agree(got, loop(jax.grad(jax_twin(fn)), (x, n), 0, 4))
+    agree(got, loop(JAX.grad(jax_twin(fn)), (x, n), 0, 4))
     # n unmapped: the loop runs n times, exactly
-    agree(srcjax.vmap(srcjax.grad(fn, max_iters=2), in_axes=(0, None))(x, 5), loop(jax.grad(jax_twin(fn)), (x, 5), (0, None), 4))
+    agree(srcjax.vmap(srcjax.grad(fn, max_iters=2), in_axes=(0, None))(x, 5), loop(JAX.grad(jax_twin(fn)), (x, 5), (0, None), 4))
 
 
 def test_vmap_grad_of_a_while_counting_to_a_mapped_bound_needs_max_iters() -> None:
@@ -61,12 +61,12 @@ def test_vmap_jacrev_with_respect_to_a_dict(axes) -> None:
                                                                              "b": r(4)}
     xs = r(5, 2) if axes[1] is None else r(3, 5, 2)
     got = srcjax.vmap(srcjax.jacrev(V.rnn_dict), in_axes=axes)(p, xs)
-    agree(got, jax.vmap(jax.jacrev(jax_twin(V.rnn_dict)), in_axes=axes)(p, xs))
+    agree(got, JAX.vmap(JAX.jacrev(jax_twin(V.rnn_dict)), in_axes=axes)(p, xs))
     # and called directly, a dict in: the per-element path, the same layout
     one = {k: (v[0] if axes[0] and axes[0][k] == 0 else v[..., 0] if axes[0] and axes[0][k] == 1 else v)
            for k, v in p.items()}
     agree(srcjax.jacrev(V.rnn_dict)(one, xs if axes[1] is None else xs[0]),
-          jax.jacrev(jax_twin(V.rnn_dict))(one, xs if axes[1] is None else xs[0]))
+          JAX.jacrev(jax_twin(V.rnn_dict))(one, xs if axes[1] is None else xs[0]))
 
 
 def test_vmap_jacfwd_with_respect_to_a_dict() -> None:
@@ -74,7 +74,7 @@ def test_vmap_jacfwd_with_respect_to_a_dict() -> None:
     transformed again, is not supported yet')."""
     p, xs = {"wh": r(4, 4) * .3, "wx": r(4, 2), "b": r(4)}, r(3, 5, 2)
     agree(srcjax.vmap(srcjax.jacfwd(V.rnn_dict), in_axes=(None, 0))(p, xs),
-          jax.vmap(jax.jacfwd(jax_twin(V.rnn_dict)), in_axes=(None, 0))(p, xs))
+          JAX.vmap(JAX.jacfwd(jax_twin(V.rnn_dict)), in_axes=(None, 0))(p, xs))
 
 
 # -- 4. vmap of a Jacobian by a tuple of argnums ------------------------------------------------------------------------
@@ -88,7 +88,7 @@ def test_vmap_of_a_jacobian_by_a_tuple_of_argnums(how) -> None:
     for axes in ((0, None), (1, None) if how == "hessian" else (None, 0)):
         args = (a, b) if axes == (0, None) else ((a.T, b) if how == "hessian" else (a[0], r(3, 3)))
         agree(srcjax.vmap(ours(fn, argnums=(0, 1)), in_axes=axes)(*args),
-              jax.vmap(theirs(jax_twin(fn), argnums=(0, 1)), in_axes=axes)(*args), what=f"{how} {axes}")
+              JAX.vmap(theirs(jax_twin(fn), argnums=(0, 1)), in_axes=axes)(*args), what=f"{how} {axes}")
     # argnums in another order, inside a compiled function
     agree(srcjax.compile(lambda a, b: ours(fn, argnums=(1, 0))(a, b))(a[0], b),
           theirs(jax_twin(fn), argnums=(1, 0))(a[0], b))
@@ -99,9 +99,9 @@ def test_vmap_of_a_jacobian_by_a_tuple_of_argnums_of_a_dict_output() -> None:
     argnums of a function with a container output, transformed again ... is not supported yet')."""
     a3, b3 = r(3, 4), r(3, 4)
     agree(srcjax.vmap(srcjax.jacfwd(V.two_outputs, argnums=(0, 1)))(a3, b3),
-          jax.vmap(jax.jacfwd(jax_twin(V.two_outputs), argnums=(0, 1)))(a3, b3))
+          JAX.vmap(JAX.jacfwd(jax_twin(V.two_outputs), argnums=(0, 1)))(a3, b3))
     a, b = r(4), r(4)  # (called directly: the per-element path)
-    agree(srcjax.jacfwd(V.two_outputs, argnums=(0, 1))(a, b), jax.jacfwd(jax_twin(V.two_outputs), argnums=(0, 1))(a, b))
+    agree(srcjax.jacfwd(V.two_outputs, argnums=(0, 1))(a, b), JAX.jacfwd(jax_twin(V.two_outputs), argnums=(0, 1))(a, b))
 
 
 # -- 3. a lambda defined inside the transformed function, reading no locals (globals, the caller's closure) --------
@@ -115,8 +115,8 @@ def test_jvp_and_grad_of_a_lambda_reading_no_locals_inside_vmap() -> None:
     def body(x, t):
         return srcjax.jvp(lambda x: V.pair_energy(x, w), (x,), (t,))
 
-    jbody = lambda x, t: jax.jvp(lambda x: jax_twin(V.pair_energy)(x, w), (x,), (t,))  # noqa: E731
-    agree(srcjax.vmap(body)(x, t), jax.vmap(jbody)(x, t))
+    jbody = lambda x, t: JAX.jvp(lambda x: jax_twin(V.pair_energy)(x, w), (x,), (t,))  # noqa: E731
+    agree(srcjax.vmap(body)(x, t), JAX.vmap(jbody)(x, t))
     agree(srcjax.compile(body)(x[0], t[0]), jbody(x[0], t[0]))
 
     def per_example(w, xs):
@@ -124,12 +124,12 @@ def test_jvp_and_grad_of_a_lambda_reading_no_locals_inside_vmap() -> None:
         return np.sum(g ** 2)
 
     def jper_example(w, xs):
-        g = jax.vmap(jax.grad(lambda w, x: jnp.sum(jnp.tanh(w * x))), in_axes=(None, 0))(w, xs)
+        g = JAX.vmap(JAX.grad(lambda w, x: jnp.sum(jnp.tanh(w * x))), in_axes=(None, 0))(w, xs)
         return jnp.sum(g ** 2)
 
     xs = r(2, 4, 3)
-    agree(srcjax.vmap(per_example, in_axes=(None, 0))(w, xs), jax.vmap(jper_example, in_axes=(None, 0))(w, xs))
-    agree(srcjax.grad(per_example)(w, xs[0]), jax.grad(jper_example)(w, xs[0]))
+    agree(srcjax.vmap(per_example, in_axes=(None, 0))(w, xs), JAX.vmap(jper_example, in_axes=(None, 0))(w, xs))
+    agree(srcjax.grad(per_example)(w, xs[0]), JAX.grad(jper_example)(w, xs[0]))
 
 
 # -- 5. vmap(grad) of np.take_along_axis; a tuple index built in a loop ----------------------------------------------
@@ -140,7 +140,7 @@ def test_vmap_grad_of_take_along_axis() -> None:
     x = r(4, 2, 5)
     f = lambda x: np.sum(V.top_k_values(x, 2) ** 2)  # noqa: E731
     jf = lambda x: jnp.sum(jax_twin(V.top_k_values)(x, 2) ** 2)  # noqa: E731
-    agree(srcjax.vmap(srcjax.grad(f))(x), jax.vmap(jax.grad(jf))(x))
+    agree(srcjax.vmap(srcjax.grad(f))(x), JAX.vmap(JAX.grad(jf))(x))
 
 
 def test_vmap_of_an_index_tuple_built_in_a_loop() -> None:
@@ -148,7 +148,7 @@ def test_vmap_of_an_index_tuple_built_in_a_loop() -> None:
     """``for k in range(x.ndim)`` (a fori_loop: x might have been a list) with x mapped: the bound is a
     shape query, the same per example (was refused as a mapped bound), the growing tuple carry batched
     item by item (was an object array)."""
-    agree(srcjax.vmap(V.gather_in_loop)(x, rows), jax.vmap(jax_twin(V.gather_in_loop))(x, rows))
+    agree(srcjax.vmap(V.gather_in_loop)(x, rows), JAX.vmap(jax_twin(V.gather_in_loop))(x, rows))
 
 
 # -- 6. vmap(vmap(jacrev)) of np.diff: a batched helper's shape query batched again --------------------------------
@@ -158,7 +158,7 @@ def test_vmap_vmap_jacrev_of_diff() -> None:
     vmap did not know (was: cannot batch '[1 if k == ax else d for ... in enumerate(batch_shape(g))]')."""
     x = r(2, 3, 5)
     agree(srcjax.vmap(srcjax.vmap(srcjax.jacrev(V.diff_energy)))(x),
-          jax.vmap(jax.vmap(jax.jacrev(jax_twin(V.diff_energy))))(x))
+          JAX.vmap(JAX.vmap(JAX.jacrev(jax_twin(V.diff_energy))))(x))
 
 
 # -- 7. grad of vmap(vmap(f)) through a batched `while`: refused at the user's function --------------------------------
@@ -172,7 +172,7 @@ def test_grad_of_vmap_vmap_of_a_while_is_refused_at_the_users_function() -> None
     with pytest.raises(srcjax.TranspileError, match="reverse mode through a loop inside") as e:
         srcjax.grad(g, max_iters=8)(x)
     assert "unseen_programs.py:" in str(e.value) and "vmap(vmap(grad(f" in e.value.hint
-    want = np.stack([loop(jax.grad(jax_twin(V.while_on_index)), (x[i], n[i]), 0, 3) for i in range(2)])
+    want = np.stack([loop(JAX.grad(jax_twin(V.while_on_index)), (x[i], n[i]), 0, 3) for i in range(2)])
     agree(srcjax.vmap(srcjax.vmap(srcjax.grad(V.while_on_index, max_iters=8)))(x, n), want)
 
 
@@ -185,7 +185,7 @@ def test_vmap_grad_of_mutual_recursion_of_static_depth() -> None:
     twin = jax_twin(V.even_steps, helpers=[V.odd_steps])
     for n in (1, 3):
         agree(srcjax.vmap(srcjax.grad(V.even_steps), in_axes=(0, None))(x, n),
-              jax.vmap(jax.grad(twin), in_axes=(0, None))(x, n), what=f"n={n}")
+              JAX.vmap(JAX.grad(twin), in_axes=(0, None))(x, n), what=f"n={n}")
 
 
 # -- the hunt: small programs with control flow on batched data, composed (SRCJAX_HYPOTHESIS=thorough: all) ----
@@ -208,14 +208,14 @@ N = 3
 @case
 def h_if_grad():
     x, t = r(N, 4), np.array([0.0, 5.0, -1.0])
-    return srcjax.vmap(srcjax.grad(H.clipped_relu_if, argnums=(0, 1)))(x, t), loop(jax.grad(T(H.clipped_relu_if), argnums=(0, 1)), (x, t), 0, N)
+    return srcjax.vmap(srcjax.grad(H.clipped_relu_if, argnums=(0, 1)))(x, t), loop(JAX.grad(T(H.clipped_relu_if), argnums=(0, 1)), (x, t), 0, N)
 
 
 @case
 def h_if_vgrad_of_vmap():
     x, t = r(N, 4), np.array([0.0, 5.0, -1.0])
     f = lambda x, t: np.sum(srcjax.vmap(H.clipped_relu_if)(x, t))
-    return srcjax.grad(f, argnums=(0, 1))(x, t), loop(jax.grad(T(H.clipped_relu_if), argnums=(0, 1)), (x, t), 0, N)
+    return srcjax.grad(f, argnums=(0, 1))(x, t), loop(JAX.grad(T(H.clipped_relu_if), argnums=(0, 1)), (x, t), 0, N)
 
 
 @case
@@ -239,7 +239,7 @@ def h_first_negative():
 @case
 def h_first_negative_grad():
     x = r(N, 5)
-    return srcjax.vmap(srcjax.grad(H.first_negative))(x), loop(jax.grad(T(H.first_negative)), (x,), 0, N)
+    return srcjax.vmap(srcjax.grad(H.first_negative))(x), loop(JAX.grad(T(H.first_negative)), (x,), 0, N)
 
 
 @case
@@ -255,43 +255,43 @@ def h_scatter_grad():
         y = x.at[i].set(v * 2.0)
         y = y.at[(i + 1) % x.shape[0]].add(v)
         return jnp.sum(y * x)
-    return srcjax.vmap(srcjax.grad(H.scatter_batched_idx, argnums=(0, 2)))(x, i, v), jax.vmap(jax.grad(jf, argnums=(0, 2)))(x, i, v)
+    return srcjax.vmap(srcjax.grad(H.scatter_batched_idx, argnums=(0, 2)))(x, i, v), JAX.vmap(JAX.grad(jf, argnums=(0, 2)))(x, i, v)
 
 
 @case
 def h_cond():
     x, p = r(N, 3), np.array([1.0, -2.0, 0.5])
-    return srcjax.vmap(srcjax.grad(lambda x, p: np.sum(H.lax_cond_fn(x, p)), argnums=(0, 1)))(x, p), jax.vmap(jax.grad(lambda x, p: jnp.sum(T(H.lax_cond_fn)(x, p)), argnums=(0, 1)))(x, p)
+    return srcjax.vmap(srcjax.grad(lambda x, p: np.sum(H.lax_cond_fn(x, p)), argnums=(0, 1)))(x, p), JAX.vmap(JAX.grad(lambda x, p: jnp.sum(T(H.lax_cond_fn)(x, p)), argnums=(0, 1)))(x, p)
 
 
 @case
 def h_switch():
     x, k = r(N, 3), np.array([0, 2, 1])
-    return srcjax.vmap(srcjax.jacrev(H.lax_switch_fn))(x, k), jax.vmap(jax.jacrev(T(H.lax_switch_fn)))(x, k)
+    return srcjax.vmap(srcjax.jacrev(H.lax_switch_fn))(x, k), JAX.vmap(JAX.jacrev(T(H.lax_switch_fn)))(x, k)
 
 
 @case
 def h_fori_jacfwd():
     x, n = r(N, 3), np.array([0.1, 0.2, 0.3])
-    return srcjax.vmap(srcjax.jacfwd(H.lax_fori_fn, argnums=(0, 1)))(x, n), jax.vmap(jax.jacfwd(T(H.lax_fori_fn), argnums=(0, 1)))(x, n)
+    return srcjax.vmap(srcjax.jacfwd(H.lax_fori_fn, argnums=(0, 1)))(x, n), JAX.vmap(JAX.jacfwd(T(H.lax_fori_fn), argnums=(0, 1)))(x, n)
 
 
 @case
 def h_scan_grad():
     xs, h = r(N, 5, 2), r(2)
-    return srcjax.vmap(srcjax.grad(H.lax_scan_fn, argnums=(0, 1)), in_axes=(0, None))(xs, h), jax.vmap(jax.grad(T(H.lax_scan_fn), argnums=(0, 1)), in_axes=(0, None))(xs, h)
+    return srcjax.vmap(srcjax.grad(H.lax_scan_fn, argnums=(0, 1)), in_axes=(0, None))(xs, h), JAX.vmap(JAX.grad(T(H.lax_scan_fn), argnums=(0, 1)), in_axes=(0, None))(xs, h)
 
 
 @case
 def h_while_val():
     x = r(N, 2) * 0.3
-    return srcjax.vmap(H.lax_while_fn)(x), jax.vmap(T(H.lax_while_fn))(x)
+    return srcjax.vmap(H.lax_while_fn)(x), JAX.vmap(T(H.lax_while_fn))(x)
 
 
 @case
 def h_custom_vjp():
     x, w = r(N, 3), np.abs(r(3)) + 0.1
-    return srcjax.vmap(srcjax.grad(H.uses_safe_log, argnums=(0, 1)), in_axes=(0, None))(x, w), jax.vmap(jax.grad(T(H.uses_safe_log, helpers=[H._safe_log_fwd, H._safe_log_bwd], safe_log=_jax_safe_log()), argnums=(0, 1)), in_axes=(0, None))(x, w)
+    return srcjax.vmap(srcjax.grad(H.uses_safe_log, argnums=(0, 1)), in_axes=(0, None))(x, w), JAX.vmap(JAX.grad(T(H.uses_safe_log, helpers=[H._safe_log_fwd, H._safe_log_bwd], safe_log=_jax_safe_log()), argnums=(0, 1)), in_axes=(0, None))(x, w)
 
 
 def _jax_safe_log():
@@ -305,25 +305,25 @@ def _jax_safe_log():
 def h_custom_jvp_hess():
     x = r(N, 3)
     f = lambda x: jnp.sum((jnp.tanh(x * 3.0) * 2.0) ** 2)
-    return srcjax.vmap(srcjax.hessian(H.uses_soft_clip))(x), jax.vmap(jax.hessian(f))(x)
+    return srcjax.vmap(srcjax.hessian(H.uses_soft_clip))(x), JAX.vmap(JAX.hessian(f))(x)
 
 
 @case
 def h_masked_mean():
     x, m = r(N, 4), (RNG.random((N, 4)) > 0.5).astype(float)
-    return srcjax.vmap(srcjax.grad(H.masked_mean))(x, m), loop(jax.grad(T(H.masked_mean)), (x, m), 0, N)
+    return srcjax.vmap(srcjax.grad(H.masked_mean))(x, m), loop(JAX.grad(T(H.masked_mean)), (x, m), 0, N)
 
 
 @case
 def h_running_max():
     x = r(N, 5)
-    return srcjax.vmap(srcjax.grad(H.running_max_update))(x), loop(jax.grad(T(H.running_max_update)), (x,), 0, N)
+    return srcjax.vmap(srcjax.grad(H.running_max_update))(x), loop(JAX.grad(T(H.running_max_update)), (x,), 0, N)
 
 
 @case
 def h_piecewise_jvp_vmap():
     x, t = r(N, 4) * 2, r(N, 4)
-    return srcjax.vmap(lambda x, t: srcjax.jvp(H.piecewise, (x,), (t,)))(x, t), jax.vmap(lambda x, t: jax.jvp(T(H.piecewise), (x,), (t,)))(x, t)
+    return srcjax.vmap(lambda x, t: srcjax.jvp(H.piecewise, (x,), (t,)))(x, t), JAX.vmap(lambda x, t: JAX.jvp(T(H.piecewise), (x,), (t,)))(x, t)
 
 
 @case
@@ -335,46 +335,46 @@ def h_bubble():
 @case
 def h_norm_rows_vv():
     m = r(2, N, 4)
-    return srcjax.vmap(srcjax.vmap(srcjax.jacfwd(H.normalize_rows)))(m), jax.vmap(jax.vmap(jax.jacfwd(T(H.normalize_rows))))(m)
+    return srcjax.vmap(srcjax.vmap(srcjax.jacfwd(H.normalize_rows)))(m), JAX.vmap(JAX.vmap(JAX.jacfwd(T(H.normalize_rows))))(m)
 
 
 @case
 def h_poly_grad_of_vmap():
     c, x = r(4), r(N, 5)
     f = lambda c: np.sum(srcjax.vmap(H.poly_eval, in_axes=(None, 0))(c, x) ** 2)
-    jf = lambda c: jnp.sum(jax.vmap(T(H.poly_eval), in_axes=(None, 0))(c, x) ** 2)
-    return srcjax.grad(f)(c), jax.grad(jf)(c)
+    jf = lambda c: jnp.sum(JAX.vmap(T(H.poly_eval), in_axes=(None, 0))(c, x) ** 2)
+    return srcjax.grad(f)(c), JAX.grad(jf)(c)
 
 
 @case
 def h_dict_state():
     st, x = {"m": r(N, 3), "v": np.abs(r(N, 3))}, r(N, 3)
     f = lambda s, x: np.sum(H.dict_state_update(s, x))
-    return srcjax.vmap(srcjax.grad(f, argnums=(0, 1)))(st, x), jax.vmap(jax.grad(lambda s, x: jnp.sum(T(H.dict_state_update)(s, x)), argnums=(0, 1)))(st, x)
+    return srcjax.vmap(srcjax.grad(f, argnums=(0, 1)))(st, x), JAX.vmap(JAX.grad(lambda s, x: jnp.sum(T(H.dict_state_update)(s, x)), argnums=(0, 1)))(st, x)
 
 
 @case
 def h_fixed_point_jacrev():
     a = r(N, 3)
-    return srcjax.vmap(srcjax.jacrev(H.fixed_point))(a), jax.vmap(jax.jacrev(T(H.fixed_point)))(a)
+    return srcjax.vmap(srcjax.jacrev(H.fixed_point))(a), JAX.vmap(JAX.jacrev(T(H.fixed_point)))(a)
 
 
 @case
 def h_argmax_idx():
     x, w = r(N, 5), r(5)
-    return srcjax.vmap(srcjax.grad(H.index_by_argmax, argnums=(0, 1)), in_axes=(0, None))(x, w), jax.vmap(jax.grad(T(H.index_by_argmax), argnums=(0, 1)), in_axes=(0, None))(x, w)
+    return srcjax.vmap(srcjax.grad(H.index_by_argmax, argnums=(0, 1)), in_axes=(0, None))(x, w), JAX.vmap(JAX.grad(T(H.index_by_argmax), argnums=(0, 1)), in_axes=(0, None))(x, w)
 
 
 @case
 def h_cumclip():
     x, c = r(N, 5), np.array([0.5, 1.0, 3.0])
-    return srcjax.vmap(srcjax.jacrev(H.cumulative_clip, argnums=(0, 1)))(x, c), jax.vmap(jax.jacrev(T(H.cumulative_clip), argnums=(0, 1)))(x, c)
+    return srcjax.vmap(srcjax.jacrev(H.cumulative_clip, argnums=(0, 1)))(x, c), JAX.vmap(JAX.jacrev(T(H.cumulative_clip), argnums=(0, 1)))(x, c)
 
 
 @case
 def h_sort_top():
     x = r(N, 5)
-    return srcjax.vmap(srcjax.grad(H.sort_top))(x), jax.vmap(jax.grad(T(H.sort_top)))(x)
+    return srcjax.vmap(srcjax.grad(H.sort_top))(x), JAX.vmap(JAX.grad(T(H.sort_top)))(x)
 
 
 
@@ -399,4 +399,4 @@ def test_hunt_refusals_are_located_and_hinted() -> None:
     f = lambda x: {"a": np.sin(x), "b": np.sum(x ** 2)}  # noqa: E731
     jf = lambda x: {"a": jnp.sin(x), "b": jnp.sum(x ** 2)}  # noqa: E731
     for how in ("jacrev", "jacfwd"):
-        agree(srcjax.vmap(getattr(srcjax, how)(f))(x), jax.vmap(getattr(jax, how)(jf))(x), what=how)
+        agree(srcjax.vmap(getattr(srcjax, how)(f))(x), JAX.vmap(getattr(jax, how)(jf))(x), what=how)

@@ -7,6 +7,7 @@ are jax's, so a test never writes a program twice (once with ``np``, once with `
 
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 from collections.abc import Callable, Iterable
@@ -37,3 +38,48 @@ def jax_twin(fn: Callable[..., Any], *, helpers: Iterable[Callable[..., Any]] = 
         f = getattr(f, "fun", f)  # a srcjax.custom_jvp / custom_vjp record: its primal function
         exec(compile(inspect.getsource(f), inspect.getsourcefile(f) or "<twin>", "exec"), ns)
     return ns[getattr(fn, "fun", fn).__name__]
+
+
+def jitted(fn: Callable[..., Any], **jit_options: Any) -> Callable[..., Any]:
+    """``fn`` (jax's transformation of a twin: the oracle) run under ``jax.jit``: one XLA compilation per
+    argument signature instead of one per primitive that jax's eager mode dispatches (the eager oracle was
+    most of the suite's time: a list's Hessian took 16 s eagerly, 1.5 s jitted). Where jit cannot trace
+    ``fn`` (Python control flow on values, an argument used as a shape, an output that is not an array),
+    ``fn`` itself runs, as before: the oracle's value and its errors are eager jax's. So does a program
+    longer than :data:`JIT_MAX_LINES` (an unrolled loop of 200 steps: XLA compiles it in tens of seconds,
+    eager jax reuses each step's compiled primitives)."""
+    compiled = jax.jit(fn, **jit_options)
+    state = ["unknown"]  # -> "jit" or "eager" at the first call
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if state[0] != "eager":
+            try:
+                if state[0] == "unknown":
+                    short = len(str(compiled.trace(*args, **kwargs).jaxpr).splitlines()) <= JIT_MAX_LINES
+                    state[0] = "jit" if short else "eager"
+                if state[0] == "jit":
+                    return compiled(*args, **kwargs)
+            except Exception:  # noqa: BLE001 - (not traceable: the eager oracle decides)
+                state[0] = "eager"
+        return fn(*args, **kwargs)
+
+    return call
+
+
+JIT_MAX_LINES = 1000  # (the jaxpr's printed lines, nested ones included)
+
+
+def jvp(fn: Callable[..., Any], primals: Any, tangents: Any) -> Any:
+    """``jax.jvp(fn, primals, tangents)`` under :func:`jitted`."""
+    return jitted(lambda p, t: jax.jvp(fn, p, t))(tuple(primals), tuple(tangents))
+
+
+def _jitted_transform(transform: Callable[..., Any]) -> Callable[..., Any]:
+    return functools.wraps(transform)(lambda fn, *args, **kwargs: jitted(transform(fn, *args, **kwargs)))
+
+
+# jax's transformations whose results run under :func:`jitted` (``JAX.jacrev(JAX.grad(f))(x)``: the oracle,
+# compiled once per argument signature)
+JAX = types.SimpleNamespace(**{name: _jitted_transform(getattr(jax, name))
+                               for name in ("grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "vmap")}, jvp=jvp)
