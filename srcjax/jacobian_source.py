@@ -15,6 +15,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import libcst as cst
+
 from .api import _as_compiled  # (api's underscore names are srcjax-internal, shared on purpose)
 from .frontend.names import Names
 from .transforms import ad
@@ -39,6 +41,7 @@ def jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max_
     n, basis, out, t, bars = (names.fresh(v) for v in ("n", "basis", "out", "t", "bars"))
     x = params[k]
     lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):"]  # defaults included
+    tree_out = not arrays and container_output(base)  # (then the array output's path would be dead code)
     if kind == "jacfwd":
         jv = derive(base, "jvp", (k,))
         bfun = _batched_over_tangent(jv, len(params))
@@ -48,6 +51,10 @@ def jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max_
                       f"    {out}, {t} = {bfun.__name__}({_then(args, basis)})  # one JVP per basis vector, batched"]
         if arrays:
             lines += [_arrays_only(x), *array_path, _arrays_only(out)]
+        elif tree_out:
+            lines += _jacfwd_by_leaves(names, x, f"{bfun.__name__}({_then(args, '{}')})")
+            lines += _else([*array_path, f"    return jacfwd_blocks([{t}], {out}, {x})  # (a container output)"])
+            return "\n".join(lines) + "\n"
         else:
             lines += _jacfwd_by_leaves(names, x, f"{bfun.__name__}({_then(args, '{}')})")
             lines += _else([*array_path, f"    if by_leaves({out}):  # (a container output: a block per leaf)",
@@ -67,9 +74,35 @@ def jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max_
                       f"    return jacobian_rows({bars}[0], {out})"]
         if arrays:
             return "\n".join([*lines, _arrays_only(x), _arrays_only(out), *array_path]) + "\n"
+        by_leaves = _jacrev_by_leaves(names, out, f"{bfun.__name__}({_then(args, '{}')})")
+        if tree_out:  # (the container path alone: no array path after it)
+            return "\n".join([*lines, *(ln[4:] for ln in by_leaves[1:])]) + "\n"
         # (x a container: jacobian_rows writes a block per leaf)
-        lines += [*_jacrev_by_leaves(names, out, f"{bfun.__name__}({_then(args, '{}')})"), *_else(array_path)]
+        lines += [*by_leaves, *_else(array_path)]
     return "\n".join(lines) + "\n"
+
+
+def container_output(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn``'s output is a container whatever its arguments: every ``return`` of its normalized
+    entry function returns a tuple, list or dict display, or ``fn`` is a Jacobian (not its array form) of
+    such a function (its output has the function's output's structure outside). False: not known so (a
+    generated Jacobian then writes both the container path and the array path)."""
+    derived = getattr(_as_compiled(fn).fn, "__srcjax_derived__", None)
+    if derived is not None and str(derived[0]).startswith(("jacfwd", "jacrev")):
+        return not str(derived[0]).endswith("_arrays") and container_output(derived[1])
+    if derived is not None:
+        return False  # (another derivative: its output's structure is not read from its text here)
+    todo: list[Any] = [_as_compiled(fn).program.entry.fdef.body]
+    returns = 0
+    while todo:  # (every node but nested functions' and classes': a return anywhere in the function counts)
+        node = todo.pop()
+        if isinstance(node, cst.Return):
+            if not isinstance(node.value, (cst.Tuple, cst.List, cst.Dict)):
+                return False
+            returns += 1
+        elif not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            todo += node.children
+    return returns > 0
 
 
 def _containers_or_refusal(names: Names, derivative: Callable[..., Any], nparams: int,
