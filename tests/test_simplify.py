@@ -32,6 +32,37 @@ def test_copy_propagation_and_dead_code():
     """).strip()
 
 
+def test_statements_after_a_return_or_raise_are_dropped():
+    # (the joins a writer puts after a branch that returns: `rows = rows`, never run; a hessian's generic
+    # source carried hundreds of them)
+    out = simp("""
+        def f(x, flag):
+            if flag:
+                y = np.sin(x)
+                return y
+                y = y  # a join
+                x = x
+            else:
+                raise ValueError("no")
+                z = 2
+            for i in range(3):
+                if i: return x; w = 2
+            return x * 2.0
+            q = 1
+    """)
+    assert out.strip() == textwrap.dedent("""
+        def f(x, flag):
+            if flag:
+                y = np.sin(x)
+                return y
+            else:
+                raise ValueError("no")
+            for i in range(3):
+                if i: return x; w = 2
+            return x * 2.0
+    """).strip()
+
+
 def test_keeps_impure_calls_reassigned_names_and_loops():
     src = """
         def f(x, _tape):

@@ -819,6 +819,10 @@ def simplify_source(text: str, pure_calls: set[str], floats: dict[str, frozenset
     names in ``keep`` (the user's: they stay) are not replaced where only their shape is read."""
     tree = parse(text)
     t = _Text(text)
+    dead = _unreachable(tree, t)
+    if dead:  # (rare: read again without them, so the functions' edits below never overlap them)
+        text = t.render(0, len(text), dead)
+        tree, t = parse(text), _Text(text)
     edits: list[tuple[int, int, str]] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
@@ -828,6 +832,31 @@ def simplify_source(text: str, pure_calls: set[str], floats: dict[str, frozenset
             except _Unsafe:
                 pass
     return t.render(0, len(text), edits)
+
+
+def _unreachable(tree: ast.Module, t: _Text) -> list[tuple[int, int, str]]:
+    """Deletions of the statements after a ``return`` or ``raise`` in the same block, which never run (the
+    joins a writer puts at the end of a branch that returns: ``rows = rows`` after ``return (...)``), as
+    whole lines: where they share a line with something else, nothing is deleted."""
+    edits: list[tuple[int, int, str]] = []
+    todo: list[Any] = [tree]
+    while todo:
+        node = todo.pop()
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            end = next((i for i, s in enumerate(block) if isinstance(s, (ast.Return, ast.Raise))), len(block) - 1)
+            todo += block[:end + 1]
+            if end + 1 < len(block):
+                ret, first, last = block[end], block[end + 1], block[-1]
+                start, stop = t.starts[first.lineno - 1], t.span(last)[1]
+                line_end = t.text.find("\n", stop)
+                line_end = len(t.text) if line_end < 0 else line_end + 1
+                if first.lineno > (ret.end_lineno or ret.lineno) and t.text[start:t.span(first)[0]].strip() == "" \
+                        and t.text[stop:line_end].strip()[:1] in ("", "#"):
+                    edits.append((start, line_end, ""))
+    return edits
 
 
 @cache
