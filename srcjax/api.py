@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from . import cpp_calls, gc_pause, pytree, reuse, warm_cache
+from . import cpp_calls, gc_pause, general_hessian, pytree, reuse, warm_cache
 from .arguments import (  # (api's names for them: the transformations import these from api)
     Static,
     _dynamic_leaves,
@@ -137,6 +137,7 @@ class Compiled:
     _cpp_top: Any = None  # its third, for calls with NumPy arrays as arguments (srcjax's copies of them)
     _cpp_refused = False
     _cpp_wait = False  # (the dispatcher comes once ml_dtypes is imported: cpp_calls.BUDGET)
+    _or_general: Any = None  # a transformation of a hessian: the same of its general form (general_hessian.py)
 
     def __init__(self, fn: Callable[..., Any], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), device: str | None = None,
@@ -514,6 +515,9 @@ class Compiled:
                     return self._run_numpy(values)
                 plan, leaves = self._plan(values)
             except TranspileError as e:
+                other = general_hessian.instead(self, e)
+                if other is not None:  # (a hessian's output is not a scalar: its general form)
+                    return other(*args, **kwargs)
                 raise _clean(e) from None
             if tree is not None:
                 self._remember_tree(tree, plan, leaves)
@@ -545,6 +549,9 @@ class Compiled:
             text, out_avals, tree, template, sharding = self._specialize_sharded(values)
             in_avals = [_key_aval(k) for k in self._key(values)[2]]
         except TranspileError as e:
+            other = general_hessian.instead(self, e)
+            if other is not None:
+                return lower(other, *args, **kwargs)
             raise _clean(e) from None
         lowered = Lowered(text, out_avals, tree, template, self, values)
         lowered.sharding, lowered.in_avals = sharding, in_avals
@@ -629,8 +636,11 @@ def compile(fn: Callable[..., Any] | None = None, *, static_argnums: int | Seque
     # the same function and options: the same Compiled, with its executables (reuse.py)
     options = (*map(reuse.names_key, (static_argnums, static_argnames, donate_argnums, donate_argnames)), device,
                in_shardings, out_shardings)
-    return reuse.reused(fn, "jit", options, lambda: Compiled(
-        fn, static_argnums, static_argnames, device, in_shardings, out_shardings, donate_argnums, donate_argnames))
+    return reuse.reused(fn, "jit", options, lambda: general_hessian.remade(Compiled(
+        fn, static_argnums, static_argnames, device, in_shardings, out_shardings, donate_argnums, donate_argnames),
+        fn, lambda g: compile(g, static_argnums=static_argnums, static_argnames=static_argnames,
+                              donate_argnums=donate_argnums, device=device, in_shardings=in_shardings,
+                              out_shardings=out_shardings, donate_argnames=donate_argnames)))
 
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
@@ -797,6 +807,9 @@ def eval_shape(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         values = c._bind(args, kwargs)
         _, out_avals, tree, template = c._specialize(values)
     except TranspileError as e:
+        other = general_hessian.instead(c, e)
+        if other is not None:
+            return eval_shape(other, *args, **kwargs)
         raise _clean(e) from None
     it = iter(out_avals)
     leaves = []

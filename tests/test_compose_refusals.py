@@ -123,3 +123,48 @@ def test_jacfwd_of_jacrev_of_np_diff() -> None:
     x = RNG.standard_normal(5)
     twin = lambda v: jnp.sum(jnp.diff(v) ** 2) + jnp.sum(v[1:] * v[:-1])  # noqa: E731
     agree(srcjax.jacfwd(srcjax.jacrev(diff_sq))(x), jax.jacfwd(jax.jacrev(twin))(x), rtol=1e-9, what="jacfwd(jacrev)")
+
+
+def tanh_times_norm_twin(x):
+    return jnp.tanh(x) * jnp.sum(x ** 2)
+
+
+HESSIAN_OF_A_VECTOR = {  # how -> (the composition of a module's transformations, argument shape)
+    "jit(hessian)": (lambda s, f: s.jit(s.hessian(f)), (4,)),
+    "jit(vmap(hessian))": (lambda s, f: s.jit(s.vmap(s.hessian(f))), (2, 4)),
+    "vmap(jit(hessian))": (lambda s, f: s.vmap(s.jit(s.hessian(f))), (2, 4)),
+    "jacfwd(hessian)": (lambda s, f: s.jacfwd(s.hessian(f)), (3,)),
+    "jacrev(hessian)": (lambda s, f: s.jacrev(s.hessian(f)), (3,)),
+    "jit(jacfwd(hessian))": (lambda s, f: s.jit(s.jacfwd(s.hessian(f))), (3,)),
+}
+
+
+@pytest.mark.parametrize("how", sorted(HESSIAN_OF_A_VECTOR))
+def test_transformations_of_a_hessian_of_a_vector_output(how) -> None:
+    """jit(hessian(f)) of a vector output was refused with grad's message (the transformation reads the
+    hessian's gradient source): it is the same transformation of JAX's hessian there, jacfwd(jacrev(f))."""
+    make, shape = HESSIAN_OF_A_VECTOR[how]
+    x = RNG.standard_normal(shape)
+    ours = make(srcjax, tanh_times_norm)(x)
+    agree(ours, make(jax, tanh_times_norm_twin)(x), rtol=1e-9, what=how)
+    if x.ndim == 2:  # (and a Python loop of jax's hessian)
+        agree(ours, np.stack([jax.hessian(tanh_times_norm_twin)(v) for v in x]), rtol=1e-9, what=how)
+
+
+def test_jvp_vjp_eval_shape_lower_of_a_hessian_of_a_vector_output() -> None:
+    x, t = RNG.standard_normal(3), RNG.standard_normal(3)
+    h, hj = srcjax.hessian(tanh_times_norm), jax.hessian(tanh_times_norm_twin)
+    agree(srcjax.jvp(h, (x,), (t,)), jax.jvp(hj, (x,), (t,)), rtol=1e-9, what="jvp(hessian)")
+    ct = RNG.standard_normal((3, 3, 3))
+    agree(srcjax.vjp(h, x)[1](ct), jax.vjp(hj, x)[1](ct), rtol=1e-9, what="vjp(hessian)")
+    assert srcjax.eval_shape(h, x).shape == (3, 3, 3)
+    assert "stablehlo" in srcjax.lower(h, x).as_text()
+
+
+def test_a_hessian_of_a_scalar_output_keeps_the_gradients_source() -> None:
+    """Where the output is a scalar nothing changes: jit(hessian(f)) runs forward mode over the gradient."""
+    f = lambda v: np.sum(np.tanh(v) * v)  # noqa: E731
+    x = RNG.standard_normal(3)
+    j = srcjax.jit(srcjax.hessian(f))
+    agree(j(x), jax.hessian(lambda v: jnp.sum(jnp.tanh(v) * v))(x), rtol=1e-9, what="jit(hessian)")
+    assert j._or_general is not None and not j._or_general.__closure__[1].cell_contents  # (general never made)
