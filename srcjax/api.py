@@ -25,9 +25,18 @@ from typing import Any
 
 import numpy as np
 
-from . import cpp_calls, gc_pause, pytree, reuse, warm_cache
+from . import cpp_calls, gc_pause, general_hessian, pytree, reuse, warm_cache
+from .arguments import (  # (api's names for them: the transformations import these from api)
+    Static,
+    _dynamic_leaves,
+    _hashable,
+    _is_leaf,
+    _key_aval,
+    _leaf_aval,
+    _leaf_key,
+    _uploadable,
+)
 from .core import (
-    PYTHON_SCALAR_DTYPES,
     ArgumentError,
     InternalError,
     NeedStatic,
@@ -35,7 +44,6 @@ from .core import (
     ShapeDtypeStruct,
     TranspileError,
     UnknownFunctionError,
-    canonical_dtype,
 )
 from .donation import alias_text, donated_leaves, donated_names
 from .frontend import locations
@@ -70,104 +78,6 @@ def _clean(e: TranspileError) -> TranspileError:
                     e.note = f"in the code srcjax wrote for this line: {e.note}"
                 break
     return e
-
-
-def _is_leaf(x: Any) -> bool:
-    return isinstance(x, (np.ndarray, np.generic, ShapeDtypeStruct, ShapedArray)) or \
-        isinstance(getattr(x, "aval", None), ShapedArray)
-
-
-def _uploadable(leaf: Any) -> tuple[Any, ShapedArray]:
-    """``leaf`` as a value ``device_put`` uploads (a NumPy array where it is not one already) and its
-    abstract value; an ``ArgumentError`` for anything else."""
-    aval = _leaf_aval(leaf)
-    if aval is None:
-        leaf = np.asarray(leaf)
-        aval = _leaf_aval(leaf) if leaf.dtype != object else None
-    if aval is None:
-        raise ArgumentError(f"device_put: cannot upload a value of type {type(leaf).__name__}",
-                            hint="pass arrays, numbers, or containers of them")
-    return leaf, aval
-
-
-def _leaf_aval(x: Any) -> ShapedArray | None:
-    """Abstract value of a dynamic leaf, or None when the leaf cannot be an array."""
-    t = type(x)
-    if t is np.ndarray or isinstance(x, np.generic):
-        return ShapedArray(x.shape, canonical_dtype(x.dtype))
-    if t is float or t is int or t is bool or t is complex:
-        return ShapedArray((), PYTHON_SCALAR_DTYPES[t], weak_type=True)
-    if isinstance(x, ShapeDtypeStruct):
-        return ShapedArray(x.shape, canonical_dtype(x.dtype))
-    if isinstance(x, ShapedArray):
-        return x
-    aval = getattr(x, "aval", None)
-    if isinstance(aval, ShapedArray):
-        return aval
-    if hasattr(x, "__array__") and hasattr(x, "shape") and hasattr(x, "dtype"):
-        return ShapedArray(tuple(x.shape), canonical_dtype(x.dtype))
-    return None
-
-
-def _hashable(x: Any) -> bool:
-    try:
-        hash(x)
-    except TypeError:
-        return False
-    return True
-
-
-def _leaf_key(x: Any) -> Any:
-    """Cache-key piece of one dynamic leaf: (shape, dtype, weak)."""
-    t = type(x)
-    if t is np.ndarray:
-        return (x.shape, x.dtype, False)
-    if t is float or t is int or t is bool or t is complex:
-        return t
-    aval = getattr(x, "aval", None)
-    if aval is None or not isinstance(aval, ShapedArray):
-        aval = _leaf_aval(x)
-        if aval is None:
-            return None
-    if t.__name__ == "ShardedArray":  # a layout over devices: part of the program
-        return (aval.shape, aval.dtype, aval.weak_type, x.sharding)
-    return (aval.shape, aval.dtype, aval.weak_type)
-
-
-_PY_AVALS = {t: ShapedArray((), d, weak_type=True) for t, d in PYTHON_SCALAR_DTYPES.items()}
-
-
-def _dynamic_leaves(v: Any) -> int:
-    """How many dynamic leaves (arrays, numbers) an argument that is not static has (as ``Compiled._key``)."""
-    if _is_leaf(v) or type(v) in (float, int, bool):
-        return 1
-    return sum(_leaf_key(leaf) is not None for leaf in pytree.flatten(v, is_leaf=_is_leaf, nodes=True)[0])
-
-
-def _key_aval(k: Any) -> ShapedArray:
-    if isinstance(k, type):
-        return _PY_AVALS[k]
-    return ShapedArray(k[0], k[1], weak_type=k[2])
-
-
-class Static:
-    """A static value inside a container argument (a Python int a split VJP saved): part of the
-    cache key, seen by the program as the value itself, as a string inside a container is."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is Static and type(other.value) is type(self.value) and other.value == self.value
-
-    def __hash__(self) -> int:
-        v = self.value
-        return hash((type(v), (v.start, v.stop, v.step) if type(v) is slice else v))
-
-    def __repr__(self) -> str:
-        return f"Static({self.value!r})"
 
 
 class _Plan:
@@ -227,6 +137,7 @@ class Compiled:
     _cpp_top: Any = None  # its third, for calls with NumPy arrays as arguments (srcjax's copies of them)
     _cpp_refused = False
     _cpp_wait = False  # (the dispatcher comes once ml_dtypes is imported: cpp_calls.BUDGET)
+    _or_general: Any = None  # a transformation of a hessian: the same of its general form (general_hessian.py)
 
     def __init__(self, fn: Callable[..., Any], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), device: str | None = None,
@@ -604,6 +515,9 @@ class Compiled:
                     return self._run_numpy(values)
                 plan, leaves = self._plan(values)
             except TranspileError as e:
+                other = general_hessian.instead(self, e)
+                if other is not None:  # (a hessian's output is not a scalar: its general form)
+                    return other(*args, **kwargs)
                 raise _clean(e) from None
             if tree is not None:
                 self._remember_tree(tree, plan, leaves)
@@ -635,6 +549,9 @@ class Compiled:
             text, out_avals, tree, template, sharding = self._specialize_sharded(values)
             in_avals = [_key_aval(k) for k in self._key(values)[2]]
         except TranspileError as e:
+            other = general_hessian.instead(self, e)
+            if other is not None:
+                return lower(other, *args, **kwargs)
             raise _clean(e) from None
         lowered = Lowered(text, out_avals, tree, template, self, values)
         lowered.sharding, lowered.in_avals = sharding, in_avals
@@ -719,8 +636,11 @@ def compile(fn: Callable[..., Any] | None = None, *, static_argnums: int | Seque
     # the same function and options: the same Compiled, with its executables (reuse.py)
     options = (*map(reuse.names_key, (static_argnums, static_argnames, donate_argnums, donate_argnames)), device,
                in_shardings, out_shardings)
-    return reuse.reused(fn, "jit", options, lambda: Compiled(
-        fn, static_argnums, static_argnames, device, in_shardings, out_shardings, donate_argnums, donate_argnames))
+    return reuse.reused(fn, "jit", options, lambda: general_hessian.remade(Compiled(
+        fn, static_argnums, static_argnames, device, in_shardings, out_shardings, donate_argnums, donate_argnames),
+        fn, lambda g: compile(g, static_argnums=static_argnums, static_argnames=static_argnames,
+                              donate_argnums=donate_argnums, device=device, in_shardings=in_shardings,
+                              out_shardings=out_shardings, donate_argnames=donate_argnames)))
 
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
@@ -887,6 +807,9 @@ def eval_shape(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         values = c._bind(args, kwargs)
         _, out_avals, tree, template = c._specialize(values)
     except TranspileError as e:
+        other = general_hessian.instead(c, e)
+        if other is not None:
+            return eval_shape(other, *args, **kwargs)
         raise _clean(e) from None
     it = iter(out_avals)
     leaves = []

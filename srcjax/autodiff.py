@@ -19,7 +19,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from . import adjoint, core, gc_pause, pytree, reverse_over, warm_cache
+from . import adjoint, core, gc_pause, general_hessian, pytree, reverse_over, warm_cache
 
 # api's underscore names are srcjax-internal (api is a public module: no underscore would read as API);
 # the transformations share them with srcjax.compile on purpose
@@ -374,7 +374,8 @@ def _wrap(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_a
     key = (kind, argnums if isinstance(argnums, int) else tuple(argnums), has_aux, max_iters)
     hit = _WRAPPED.get(fn, key)
     if hit is None:
-        hit = _WRAPPED.set(fn, key, gc_pause.pausing(_wrap_new)(fn, kind, argnums, has_aux, max_iters))
+        hit = _WRAPPED.set(fn, key, general_hessian.remade(gc_pause.pausing(_wrap_new)(
+            fn, kind, argnums, has_aux, max_iters), fn, lambda g: _wrap(g, kind, argnums, has_aux, max_iters)))
     return hit
 
 

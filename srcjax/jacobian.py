@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import gc_pause, pytree, reuse
+from . import gc_pause, general_hessian, pytree, reuse
 
 # api's underscore names are srcjax-internal, shared with srcjax.compile on purpose (not public API)
 from .api import _as_compiled, _is_leaf, _leaf_aval, eval_shape
@@ -271,6 +271,15 @@ class _Jacobian(_Derived):
         return hit
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return self._own_call(args, kwargs)
+        except TranspileError as e:
+            other = general_hessian.instead(self, e) if self._or_general is not None else None
+            if other is None:
+                raise
+            return other(*args, **kwargs)  # (a Jacobian of a hessian of an output that is not a scalar)
+
+    def _own_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         key = self._fast_key(args) if not kwargs and not self._needs and self._fallback is None and \
             len(args) == self._nparams and self._simple and self.device != "numpy" else None
         if key is not None and key in self._checked:  # arrays of a signature checked before: the cache-hit path
@@ -418,8 +427,9 @@ def jacfwd(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callab
     loop over basis vectors; ``srcjax.source`` shows it). For containers, JAX's layout: the
     output's structure outside, the argument's inside; a tuple of ``argnums``: a tuple of Jacobians
     inside (one per argument)."""
-    return reuse.reused(fn, "jacfwd", _argnums_key(argnums), lambda: _per_argnum(
-        fn, argnums, lambda a: _Jacobian(fn, "jacfwd", a, None, _jacfwd_loop(fn, a)), "jacfwd"))
+    return reuse.reused(fn, "jacfwd", _argnums_key(argnums), lambda: general_hessian.remade(_per_argnum(
+        fn, argnums, lambda a: _Jacobian(fn, "jacfwd", a, None, _jacfwd_loop(fn, a)), "jacfwd"), fn,
+        lambda g: jacfwd(g, argnums)))
 
 
 @transformation
@@ -431,8 +441,9 @@ def jacrev(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
     loop over basis cotangents; ``srcjax.source`` shows it). For containers, JAX's layout: the
     output's structure outside, the argument's inside (a tuple of ``argnums``: a tuple of Jacobians).
     ``max_iters`` as in :func:`grad`."""
-    return reuse.reused(fn, "jacrev", (_argnums_key(argnums), max_iters), lambda: _per_argnum(
-        fn, argnums, lambda a: _reverse_or_forward(fn, a, max_iters), "jacrev"))
+    return reuse.reused(fn, "jacrev", (_argnums_key(argnums), max_iters), lambda: general_hessian.remade(_per_argnum(
+        fn, argnums, lambda a: _reverse_or_forward(fn, a, max_iters), "jacrev"), fn,
+        lambda g: jacrev(g, argnums, max_iters=max_iters)))
 
 
 

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import pytree, reuse
+from . import general_hessian, pytree, reuse
 from .api import Compiled, _as_compiled, _clean, _leaf_aval, _tree_key  # (api's shared argument helpers)
 from .core import ArgumentError, Span, TranspileError, transformation
 from .custom import custom_jvp, custom_vjp, def_span
@@ -450,7 +450,9 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_siz
     if axis_size is not None and (isinstance(axis_size, bool) or not isinstance(axis_size, int) or axis_size < 0):
         raise _clean(ArgumentError(f"vmap: axis_size must be a non-negative int, not {axis_size!r}"))
     options = (_freeze(in_axes), _freeze(out_axes), axis_size, axis_name)
-    return reuse.reused(fn, "vmap", options, lambda: _vmap(fn, in_axes, out_axes, axis_size, axis_name))
+    return reuse.reused(fn, "vmap", options, lambda: general_hessian.remade(
+        _vmap(fn, in_axes, out_axes, axis_size, axis_name), fn,
+        lambda g: vmap(g, in_axes, out_axes, axis_size, axis_name)))
 
 
 def _vmap(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None, axis_name: Any) -> Vmapped:

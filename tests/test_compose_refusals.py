@@ -123,3 +123,103 @@ def test_jacfwd_of_jacrev_of_np_diff() -> None:
     x = RNG.standard_normal(5)
     twin = lambda v: jnp.sum(jnp.diff(v) ** 2) + jnp.sum(v[1:] * v[:-1])  # noqa: E731
     agree(srcjax.jacfwd(srcjax.jacrev(diff_sq))(x), jax.jacfwd(jax.jacrev(twin))(x), rtol=1e-9, what="jacfwd(jacrev)")
+
+
+def tanh_times_norm_twin(x):
+    return jnp.tanh(x) * jnp.sum(x ** 2)
+
+
+HESSIAN_OF_A_VECTOR = {  # how -> (the composition of a module's transformations, argument shape)
+    "jit(hessian)": (lambda s, f: s.jit(s.hessian(f)), (4,)),
+    "jit(vmap(hessian))": (lambda s, f: s.jit(s.vmap(s.hessian(f))), (2, 4)),
+    "vmap(jit(hessian))": (lambda s, f: s.vmap(s.jit(s.hessian(f))), (2, 4)),
+    "jacfwd(hessian)": (lambda s, f: s.jacfwd(s.hessian(f)), (3,)),
+    "jacrev(hessian)": (lambda s, f: s.jacrev(s.hessian(f)), (3,)),
+    "jit(jacfwd(hessian))": (lambda s, f: s.jit(s.jacfwd(s.hessian(f))), (3,)),
+}
+
+
+@pytest.mark.parametrize("how", sorted(HESSIAN_OF_A_VECTOR))
+def test_transformations_of_a_hessian_of_a_vector_output(how) -> None:
+    """jit(hessian(f)) of a vector output was refused with grad's message (the transformation reads the
+    hessian's gradient source): it is the same transformation of JAX's hessian there, jacfwd(jacrev(f))."""
+    make, shape = HESSIAN_OF_A_VECTOR[how]
+    x = RNG.standard_normal(shape)
+    ours = make(srcjax, tanh_times_norm)(x)
+    agree(ours, make(jax, tanh_times_norm_twin)(x), rtol=1e-9, what=how)
+    if x.ndim == 2:  # (and a Python loop of jax's hessian)
+        agree(ours, np.stack([jax.hessian(tanh_times_norm_twin)(v) for v in x]), rtol=1e-9, what=how)
+
+
+def test_jvp_vjp_eval_shape_lower_of_a_hessian_of_a_vector_output() -> None:
+    x, t = RNG.standard_normal(3), RNG.standard_normal(3)
+    h, hj = srcjax.hessian(tanh_times_norm), jax.hessian(tanh_times_norm_twin)
+    agree(srcjax.jvp(h, (x,), (t,)), jax.jvp(hj, (x,), (t,)), rtol=1e-9, what="jvp(hessian)")
+    ct = RNG.standard_normal((3, 3, 3))
+    agree(srcjax.vjp(h, x)[1](ct), jax.vjp(hj, x)[1](ct), rtol=1e-9, what="vjp(hessian)")
+    assert srcjax.eval_shape(h, x).shape == (3, 3, 3)
+    assert "stablehlo" in srcjax.lower(h, x).as_text()
+
+
+def test_a_hessian_of_a_scalar_output_keeps_the_gradients_source() -> None:
+    """Where the output is a scalar nothing changes: jit(hessian(f)) runs forward mode over the gradient."""
+    f = lambda v: np.sum(np.tanh(v) * v)  # noqa: E731
+    x = RNG.standard_normal(3)
+    j = srcjax.jit(srcjax.hessian(f))
+    agree(j(x), jax.hessian(lambda v: jnp.sum(jnp.tanh(v) * v))(x), rtol=1e-9, what="jit(hessian)")
+    assert j._or_general is not None and not j._or_general.__closure__[1].cell_contents  # (general never made)
+
+
+def dict_of_matvec(p, x):
+    return {"a": np.sin(p["w"] @ x), "b": np.sum(x * p["b"])}
+
+
+def dict_of_matvec_twin(p, x):
+    return {"a": jnp.sin(p["w"] @ x), "b": jnp.sum(x * p["b"])}
+
+
+@pytest.mark.parametrize("kind", ["jacfwd", "jacrev"])
+def test_vmap_of_a_jacobian_of_a_dict_output_by_an_array_argument(kind) -> None:
+    """vmap(jacfwd(f, argnums=1), in_axes=(None, 0)) of a dict output: "source 1 is out of bounds". The
+    Jacobian's blocks loop ``for t in ts`` over tangents whose leaves are batched and not (``b``'s tangent
+    reads the unbatched basis only): ``tree_leaves(t)`` needs ``t`` batched throughout, which was
+    broadcast after the loop; it is broadcast at the top of the loop's body now."""
+    p = {"w": RNG.standard_normal((3, 4)), "b": RNG.standard_normal(4)}
+    x = RNG.standard_normal((2, 4))
+    ours = srcjax.vmap(getattr(srcjax, kind)(dict_of_matvec, argnums=1), in_axes=(None, 0))(p, x)
+    theirs = jax.vmap(getattr(jax, kind)(dict_of_matvec_twin, argnums=1), in_axes=(None, 0))(p, x)
+    agree(ours, theirs, rtol=1e-9, what=f"vmap({kind})")
+    for i in range(2):  # (and a Python loop)
+        one = getattr(jax, kind)(dict_of_matvec_twin, argnums=1)(p, x[i])
+        agree({k: np.asarray(v)[i] for k, v in ours.items()}, one, rtol=1e-9, what=f"{kind} of example {i}")
+
+
+def count_then_scale_twin(x):
+    def body(c):
+        return c[0] * 1.5, c[1] + 1
+
+    def loop(v):
+        return jax.lax.while_loop(lambda c: (jnp.sum(c[0]) < 8.0) & (c[1] < 6), body, (v, 0))
+
+    x, n = jax.lax.cond(jnp.sum(x) > 0.0, loop, lambda v: (-v, 0), x)
+    return jnp.sum(x) * (n + 1)
+
+
+@pytest.mark.parametrize("how", ["grad", "jacrev", "hessian"])
+def test_reverse_mode_through_a_loop_inside_an_if_on_data_is_refused_at_the_if(how) -> None:
+    """grad(count_then_scale) (a `while` inside an `if` on array data): the loop's tape would be written in a
+    branch, which srcjax does not do yet; jax.grad refuses a while_loop on data too. The refusal is at the
+    user's `if`, and says what to do instead (its hint spoke of vmaps only)."""
+    from .vmap_nested_programs import count_then_scale
+    with pytest.raises(srcjax.TranspileError, match="reverse mode through a loop inside an `if` on array data") as e:
+        getattr(srcjax, how)(count_then_scale, max_iters=10)(np.array([0.5, 0.3, 1.0]))
+    assert e.value.span.filename.endswith("vmap_nested_programs.py") and "if np.sum(x) > 0.0" in str(e.value)
+    assert "forward mode" in str(e.value.hint) and "np.where" in str(e.value.hint)
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+        jax.grad(count_then_scale_twin)(np.array([0.5, 0.3, 1.0]))
+
+
+def test_forward_mode_through_a_loop_inside_an_if_on_data() -> None:
+    from .vmap_nested_programs import count_then_scale
+    for x in (np.array([0.5, 0.3, 1.0]), np.array([-0.5, 0.3, -1.0]), np.array([3.0, 2.0, 2.5])):
+        agree(srcjax.jacfwd(count_then_scale)(x), jax.jacfwd(count_then_scale_twin)(x), rtol=1e-12, what="jacfwd")

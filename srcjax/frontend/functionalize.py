@@ -268,10 +268,11 @@ class Functionalizer:
         for st, _ in walk(stmts):
             recv = self.method_receiver(st)
             if recv is not None and recv in outer and is_tape_name(recv):  # (reverse-mode source: srcjax's tape)
-                raise self.error(f"reverse mode through a loop inside {where} (a batched `while` of vmap of vmap, "
-                                 "a loop in a branch of derivative source) is not supported yet", node,
-                                 "take the derivative inside the vmaps (vmap(vmap(grad(f, max_iters=...)))), or "
-                                 "use forward mode (srcjax.jvp, srcjax.jacfwd)")
+                raise self.error(f"reverse mode through a loop inside {where} is not supported yet: the loop's "
+                                 "tape would be written in a branch (jax.grad refuses a while_loop too)", node,
+                                 "use forward mode (srcjax.jvp, srcjax.jacfwd), or run the loop outside the `if` "
+                                 "and choose its result with np.where; under vmap of vmap (a batched `while`), "
+                                 "take the derivative inside the vmaps: vmap(vmap(grad(f, max_iters=...)))")
             if recv is not None and recv in outer:
                 raise self.error(f"`{recv}.{st.value.func.attr.value}(...)` inside {where} changes `{recv}`, "
                                  "which a generated branch or loop body cannot do",

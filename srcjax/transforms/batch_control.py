@@ -176,6 +176,10 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
             w.emit(f"for {code(s.target)} in {it}:", ind)
             for t in target_names(s.target):
                 w.st[t] = it_state if not isinstance(it_state, Tree) else any_batched(it_state)
+        one = s.target.value if isinstance(s.target, cst.Name) else ""
+        if one in w.forced and isinstance(w.st.get(one), Tree) and any_batched(w.st[one]):  # (`for t in ts`: an
+            w.emit(f"{one} = {w.convert(one, w.st[one], True)}", ind + 1)  # item of a list read whole,
+            w.st[one] = True  # tree_leaves(t): batched throughout, from the top of the body)
     else:
         test = code(s.test)
         if any(any_batched(w.state(n)) for n in names_in(s.test)):
