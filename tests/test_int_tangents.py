@@ -154,6 +154,10 @@ def test_an_integer_in_a_container_has_no_tangent(fn: Any) -> None:
     _agree("jvp", srcjax.jvp(fn, (X,), (T,))[1], jax.jvp(twin, (X,), (T,))[1])
     _agree("hessian", srcjax.hessian(fn)(X), jax.hessian(twin)(X))
     assert "np.log" not in srcjax.source(srcjax.jacfwd(fn))
+    assert "np.log" not in srcjax.source(srcjax.grad(fn))  # (reverse mode: no cotangent for the int either)
+    # reverse over reverse: an internal error for the tuple literal ("'NoneType' object has no attribute
+    # 'shape'"), NaN for the helper's int
+    _agree("jacrev(grad)", srcjax.jacrev(srcjax.grad(fn))(X), jax.jacrev(jax.grad(twin))(X))
 
 
 def test_the_backward_half_pops_integers_as_constants() -> None:

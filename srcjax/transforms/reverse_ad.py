@@ -125,6 +125,7 @@ class VJP:
         self.ret: cst.Return = body[-1].body[-1]
         self.act = Activity(program, nf, active_params, body)
         body, self.act = hoisted_body(program, nf, active_params, body, self.act, self.names)
+        self.act.active = self.act.active - constant_names(body, self.act, self.params)  # (no cotangent)
         self.body = list(body[:-1]) + ([cst.SimpleStatementLine(body=list(body[-1].body[:-1]))]
                                        if len(body[-1].body) > 1 else [])
         self.body, self.custom_res = custom_rules.with_residuals(self, self.body)
