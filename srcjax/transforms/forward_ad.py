@@ -39,6 +39,7 @@ from .anf import (
     tuple_target_code,
 )
 from .inline_lax import inline_lax
+from .saved_constants import constant_names
 from .templates import instantiate, paren
 
 # -- forward mode ------------------------------------------------------------------------------
@@ -77,6 +78,9 @@ class JVP:
         self.body = inline_loop_iterables(self.body)
         self.act = Activity(program, nf, active_params, self.body)
         self.body, self.act = hoisted_body(program, nf, active_params, self.body, self.act, self.names)
+        # integers, booleans and values computed from no parameter: no tangent (a symbolic zero), even as an
+        # item of a container or a helper's result (`y ** n` gets no `n_dot * log(y)` term)
+        self.act.active = self.act.active - constant_names(self.body, self.act, all_params(nf))
         self.dot: dict[str, str] = {}
         self.helpers = helpers
         self.out_lines = out_lines

@@ -50,14 +50,12 @@ from .activity import (
 from .anf import (
     ADJOINT_IMPORTS,
     INDEX,
-    ITERATOR_CALLS,
     DifferentiationError,
     LoopSource,
     Op,
     active_loop,
     all_params,
     call_arguments,
-    call_name,
     differentiable_params,
     inline_loop_iterables,
     literal_container,
@@ -69,6 +67,7 @@ from .anf import (
 from .bounded import bound_loops
 from .inline_calls import inline_calls_in_data_branches
 from .inline_lax import inline_lax
+from .saved_constants import constant, constant_names, restored, saved_iterable
 from .templates import expr, instantiate, paren, summand
 
 # -- reverse mode ------------------------------------------------------------------------------
@@ -126,6 +125,7 @@ class VJP:
         self.ret: cst.Return = body[-1].body[-1]
         self.act = Activity(program, nf, active_params, body)
         body, self.act = hoisted_body(program, nf, active_params, body, self.act, self.names)
+        self.act.active = self.act.active - constant_names(body, self.act, self.params)  # (no cotangent)
         self.body = list(body[:-1]) + ([cst.SimpleStatementLine(body=list(body[-1].body[:-1]))]
                                        if len(body[-1].body) > 1 else [])
         self.body, self.custom_res = custom_rules.with_residuals(self, self.body)
@@ -146,6 +146,7 @@ class VJP:
         self.branch_saves: list[list[tuple[str, str]]] = []  # per open data `if`: (saved name, variable)
         self.loop_saves: list[list[str]] = []  # per open loop: saved names first bound in its body
         self.restore: set[str] = set(self.saved)
+        self.constants: set[str] = set()  # (a backward half's: saved values popped as constants)
         self.seed_expr: str | None = None  # grad seeds the output's cotangent with this expression
 
     def writer_for(self, nf: NormalizedFunction, active: Sequence[str]) -> VJP:
@@ -238,7 +239,7 @@ class VJP:
                         if not reuse and self.spans.get(id(s)) is not None:
                             self.nf.loop_names[it] = self.spans[id(s)]
                     if not reuse:  # an iterator (enumerate, zip, ...) is saved as a list: the adjoint reverses it
-                        lines.append(f"{pad}{it} = {_saved_iterable(s.iter)}")
+                        lines.append(f"{pad}{it} = {saved_iterable(s.iter)}")
                         bound.add(it)
                         if self.loop_saves and it not in self.loop_saves[-1]:
                             self.loop_saves[-1].append(it)  # per iteration of the enclosing loop (range(j, n))
@@ -392,9 +393,11 @@ class VJP:
                 start = set(inner)
                 saved = self.loop_locals.get(id(s), [])
                 if saved:
-                    names = ", ".join(saved)
+                    popped, consts = restored(saved, self.constants, self.names.fresh)
+                    names = ", ".join(popped)
                     body.append(f"{pad}    {names}, = {self.tape}.pop()" if len(saved) == 1
                                 else f"{pad}    {names} = {self.tape}.pop()")
+                    body += [f"{pad}    {c}" for c in consts]
                 self.adjoint(s.body.body, ind + 1, body, inner)
                 index = None
                 if srcs:  # the items' cotangents into their sequences' (at position INDEX, if needed)
@@ -503,7 +506,7 @@ class VJP:
         names = target_names(target)
         op = self.act.op(s.value)
         restore = [n for n in names if (id(s), n) in self.pushed]
-        old = {n: self.pushed[(id(s), n)] for n in restore}
+        old = {n: constant(self.pushed[(id(s), n)], n in self.constants) for n in restore}
         has_bar = any(n in defined and n in self.act.active for n in names)
         if not has_bar:
             if op.kind in ("call", "custom"):
@@ -821,18 +824,6 @@ class VJP:
         return outs
 
 
-def _saved_iterable(it: cst.BaseExpression) -> str:
-    """What the primal keeps of a loop's iterable for the adjoint: iterators become lists."""
-    if not isinstance(it, cst.Call):
-        return code(it)
-    f = it.func
-    if isinstance(f, cst.Name) and f.value in ITERATOR_CALLS | {"reversed"} and not (
-            f.value == "reversed" and it.args and call_name(it.args[0].value) == "range") or \
-            isinstance(f, cst.Attribute) and f.attr.value in ("items", "values", "keys"):
-        return f"list({code(it)})"
-    return code(it)
-
-
 def _reads(lines: list[str]) -> set[str]:
     """Names read (not just assigned) by these statements."""
     if not lines:
@@ -859,6 +850,7 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     fwd, bwd = nm.fresh(f"{nf.name}_fwd"), nm.fresh(f"{nf.name}_bwd")
     helpers[key] = (fwd, bwd)
     v = VJP(program, nf, active, helpers, out_lines, max_iters)
+    v.constants = constant_names(v.body, v.act, v.params)
     out_bar = v.names.fresh("out_bar")
     primal, adj, out, defined = v.sweeps(out_bar)
     bars = v.finish_bars(adj, defined, skip_zeros=True)
@@ -886,11 +878,12 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     fwd_lines.append(f"    return {out}")
     bwd_lines = [f"def {bwd}({out_bar}, {tape}):"]
     if residuals:
-        # a saved iterable without derivatives comes back as a constant: forward mode gives a range no tangent
-        static = {n: v.names.fresh(f"{n}_saved") for n in residuals if n in v.static_iters}
-        popped = ", ".join(static.get(n, n) for n in residuals)
+        # a saved iterable without derivatives, and a constant (saved_constants.py), come back through
+        # index_key: forward mode gives them no tangent
+        targets, consts = restored(residuals, v.static_iters | v.constants, v.names.fresh)
+        popped = ", ".join(targets)
         bwd_lines.append(f"    {popped}, = {tape}.pop()" if len(residuals) == 1 else f"    {popped} = {tape}.pop()")
-        bwd_lines += [f"    {n} = index_key({saved})" for n, saved in static.items()]
+        bwd_lines += [f"    {c}" for c in consts]
     bwd_lines += adj
     bwd_lines.append(f"    return ({', '.join(bars)},)" if bars else "    return ()")
     out_lines.append("\n".join(fwd_lines) + "\n")
