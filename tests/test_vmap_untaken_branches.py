@@ -571,3 +571,14 @@ def test_random_branchy_programs_with_a_shared_weight(tmp_path_factory: Any, pic
     np.testing.assert_allclose(np.asarray(gx), want_x, rtol=1e-10, atol=1e-12, err_msg=text)
     np.testing.assert_allclose(float(gw), want_w, rtol=1e-10, atol=1e-12, err_msg=text)
     np.testing.assert_allclose(np.asarray(vf(xs, w)), [float(f(x, w)) for x in xs], rtol=1e-12, err_msg=text)
+
+
+def test_nested_vmaps_of_an_unmapped_argument() -> None:
+    """Unmapped at both levels, or mapped by the outer vmap only (the inner marks batched again)."""
+    xs, ws = np.array([[4.0, -2.0], [0.5, -0.25], [1.0, -3.0]]), np.array([1.0, 2.0, 3.0])
+    inner = srcjax.vmap(shared_sqrt, in_axes=(None, 0))
+    both = srcjax.grad(lambda a, v: np.sum(srcjax.vmap(inner, in_axes=(None, 0))(a, v)))(2.0, xs)
+    np.testing.assert_allclose(float(both), sum(float(jax.grad(shared_sqrt_jax)(2.0, x)) for x in xs.ravel()))
+    outer = srcjax.grad(lambda a, v: np.sum(srcjax.vmap(inner)(a, v)))(ws, xs)
+    want = [sum(float(jax.grad(shared_sqrt_jax)(w, x)) for x in row) for w, row in zip(ws, xs)]
+    np.testing.assert_allclose(np.asarray(outer), want)
