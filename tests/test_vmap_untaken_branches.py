@@ -320,11 +320,14 @@ SINGULAR = ["np.sqrt({d})", "np.log({d})", "{d} ** 0.5", "1.0 / np.sqrt({d})", "
 SAFE = ["x * x", "np.sin(x) * 2.0", "x * 3.0 + 1.0", "np.exp(-x)"]
 
 
-def _program(k: int, singular: str, other: str, c: float, flip: bool, nested: bool, looped: bool) -> str:
+def _program(k: int, singular: str, other: str, c: float, flip: bool, nested: bool, looped: bool,
+             shared: bool = False) -> str:
     """``if x > c`` (``x < c`` when ``flip``) with a branch singular where it is not taken; nested in
-    another ``if``, or the step of a ``while`` that runs on for finished examples."""
+    another ``if``, or the step of a ``while`` that runs on for finished examples; ``shared``: the
+    singular term scaled by a second parameter ``w`` (a shared weight: ``in_axes=(0, None)``)."""
     def term(v: str) -> str:
-        return singular.format(d=f"({v} - c)" if not flip else f"(c - {v})", x=v)
+        d = f"({v} - c)" if not flip else f"(c - {v})"
+        return singular.format(d=f"(w * {d})" if shared else d, x=v)
 
     test = "x > c" if not flip else "x < c"
     if looped:
@@ -335,12 +338,23 @@ def _program(k: int, singular: str, other: str, c: float, flip: bool, nested: bo
                 f"            y = {other} + {term('x')}", "    else:", f"        y = {other}"]
     else:
         body = [f"    if {test}:", f"        y = {term('x')}", "    else:", f"        y = {other}"]
-    return "\n".join([f"def prog_{k}(x):", f"    c = {c!r}", *body, "    return y", ""])
+    params = "x, w" if shared else "x"
+    return "\n".join([f"def prog_{k}({params}):", f"    c = {c!r}", *body, "    return y", ""])
 
 
 _CHOICES = list(itertools.product(range(len(SINGULAR)), range(len(SAFE)), (0.5, 1.0), (False, True),
                                   (False, True), (False, True)))
 _SEEN: list[int] = []
+
+
+def _load(tmp_path_factory: Any, text: str, k: int) -> Any:
+    path = tmp_path_factory.mktemp("untaken") / f"untaken_prog_{k}.py"
+    path.write_text("import numpy as np\n\n\n" + text)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, f"prog_{k}")
 
 
 @settings(max_examples=24 if THOROUGH else 3, deadline=None, derandomize=not THOROUGH,
@@ -352,13 +366,7 @@ def test_random_branchy_programs(tmp_path_factory: Any, pick: int) -> None:
     k = len(_SEEN)
     _SEEN.append(pick)
     text = _program(k, SINGULAR[si], SAFE[oi], c, flip, nested, looped)
-    path = tmp_path_factory.mktemp("untaken") / f"untaken_prog_{k}.py"
-    path.write_text("import numpy as np\n\n\n" + text)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    f = getattr(mod, f"prog_{k}")
+    f = _load(tmp_path_factory, text, k)
     xs = np.array([c + 2.0, c - 2.0, c + 0.5, c - 0.5, c + 3.0])
     kw = {"max_iters": 4} if looped else {}
     want = _loop_grads(f, xs, **kw)
@@ -366,3 +374,211 @@ def test_random_branchy_programs(tmp_path_factory: Any, pick: int) -> None:
     assert np.all(np.isfinite(want)), (text, want)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=text)
     np.testing.assert_allclose(np.asarray(srcjax.vmap(f)(xs)), [float(f(x)) for x in xs], rtol=1e-12, err_msg=text)
+
+
+# -- an unmapped argument (in_axes=None: a shared weight) read in a batched branch ----------------------
+# Its cotangent was summed over the examples inside the op that reads it, the untaken examples' NaN
+# included; the batcher now broadcasts it and marks it `taken` like a batched value.
+
+def shared_sqrt(w, x):  # the issue's example
+    if x > 0:
+        y = np.sqrt(w * x)
+    else:
+        y = -w * x * x
+    return y
+
+
+def shared_sqrt_jax(w, x):
+    return jax.lax.cond(x > 0, lambda: jnp.sqrt(w * x), lambda: -w * x * x)
+
+
+def shared_closure(w, x):  # a value computed before the branch from the unmapped input only
+    h = w * 3.0
+    if x > 0:
+        y = np.sqrt(h * x)
+    else:
+        y = -h * x * x
+    return y
+
+
+def shared_closure_jax(w, x):
+    h = w * 3.0
+    return jax.lax.cond(x > 0, lambda: jnp.sqrt(h * x), lambda: -h * x * x)
+
+
+def shared_lax_cond(w, x):  # the weight passed as an operand
+    return srcjax.lax.cond(x > 0, lambda a, b: np.sqrt(a * b), lambda a, b: -a * b * b, w, x)
+
+
+def shared_nested(w, x):
+    if x > 0:
+        if x < 1.0:
+            y = np.sqrt(w * x) * np.log(1.0 - x)
+        else:
+            y = np.sqrt(w * (x - 1.0))
+    else:
+        y = np.log(-w * x + 1.0)
+    return y
+
+
+def shared_nested_jax(w, x):
+    def pos() -> Any:
+        return jax.lax.cond(x < 1.0, lambda: jnp.sqrt(w * x) * jnp.log(1.0 - x), lambda: jnp.sqrt(w * (x - 1.0)))
+    return jax.lax.cond(x > 0, pos, lambda: jnp.log(-w * x + 1.0))
+
+
+def shared_while(w, x):  # a finished example's extra steps
+    while x > 0.0:
+        x = np.sqrt(w * x) - 1.0
+    return x
+
+
+def shared_while_jax(w, x):
+    return jax.lax.fori_loop(0, 8, lambda _, v: jax.lax.cond(v > 0.0, lambda u: jnp.sqrt(w * u) - 1.0,
+                                                             lambda u: u, v), x)
+
+
+def shared_break(w, x):
+    for _ in range(4):
+        if x < 0.0:
+            break
+        x = np.sqrt(w * x) - 0.5
+    return x
+
+
+def shared_break_jax(w, x):
+    return jax.lax.fori_loop(0, 4, lambda _, v: jax.lax.cond(v < 0.0, lambda u: u, lambda u: jnp.sqrt(w * u) - 0.5,
+                                                             v), x)
+
+
+def shared_matrix(m, x):  # a weight matrix in a product (plain vmap: still one product, see below)
+    if np.sum(x) > 0:
+        y = np.sqrt(x @ m)
+    else:
+        y = np.tanh(x @ m)
+    return np.sum(y)
+
+
+def shared_matrix_jax(m, x):
+    return jax.lax.cond(jnp.sum(x) > 0, lambda: jnp.sum(jnp.sqrt(x @ m)), lambda: jnp.sum(jnp.tanh(x @ m)))
+
+
+SHARED = {
+    "sqrt": (shared_sqrt, shared_sqrt_jax, [4.0, -2.0, 0.5, -0.25]),
+    "closure": (shared_closure, shared_closure_jax, [4.0, -2.0, 0.5, -0.25]),
+    "lax_cond": (shared_lax_cond, shared_sqrt_jax, [4.0, -2.0, 0.5, -0.25]),
+    "nested": (shared_nested, shared_nested_jax, [4.0, -2.0, 0.5, -0.25, 1.5]),
+    "while": (shared_while, shared_while_jax, [9.0, 0.25, 30.0, -1.0]),
+    "break": (shared_break, shared_break_jax, [9.0, 0.3, 30.0, -1.0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHARED))
+def test_grad_of_an_unmapped_argument(name: str) -> None:
+    """The shared weight's gradient is the per-example loop's, summed (jax, one example at a time)."""
+    f, fj, points = SHARED[name]
+    xs, w = np.array(points), 1.5
+    kw = {"max_iters": 8} if name == "while" else {}
+    vf = srcjax.vmap(f, in_axes=(None, 0))
+    gw, gx = srcjax.grad(lambda a, v: np.sum(vf(a, v)), argnums=(0, 1), **kw)(w, xs)
+    want = [jax.grad(fj, argnums=(0, 1))(w, x) for x in xs]
+    assert np.isfinite(float(gw)), gw
+    np.testing.assert_allclose(float(gw), sum(float(g[0]) for g in want), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(gx), [float(g[1]) for g in want], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(vf(w, xs)), [float(fj(w, x)) for x in xs], rtol=1e-12)  # values unchanged
+
+
+def test_unmapped_argument_under_other_transformations() -> None:
+    """jacrev, hessian, a vmap inside the differentiated function, and vmap(grad) (per-example grads
+    of the shared weight: right before, and still)."""
+    xs, w = np.array([4.0, -2.0, 0.5, -0.25]), 2.0
+    vf = srcjax.vmap(shared_sqrt, in_axes=(None, 0))
+    per = np.array([float(jax.grad(shared_sqrt_jax)(w, x)) for x in xs])
+    np.testing.assert_allclose(np.asarray(srcjax.jacrev(lambda a: vf(a, xs))(w)), per, rtol=1e-12)
+    hess = sum(float(jax.hessian(shared_sqrt_jax)(w, x)) for x in xs)
+    np.testing.assert_allclose(float(srcjax.hessian(lambda a: np.sum(vf(a, xs)))(w)), hess, rtol=1e-12)
+    inside = jax.grad(lambda a: sum(shared_sqrt_jax(a * 2.0, x) ** 2 for x in xs))(w)
+    np.testing.assert_allclose(float(srcjax.grad(lambda a: np.sum(vf(a * 2.0, xs) ** 2))(w)), float(inside))
+    got = srcjax.vmap(srcjax.grad(shared_sqrt), in_axes=(None, 0))(w, xs)
+    np.testing.assert_allclose(np.asarray(got), per, rtol=1e-12)
+
+
+def test_unmapped_weight_matrix() -> None:
+    rng = np.random.default_rng(0)
+    m, xs = np.abs(rng.standard_normal((3, 2))), rng.standard_normal((5, 3))
+    xs[0] = np.abs(xs[0])
+    got = srcjax.grad(lambda a, v: np.sum(srcjax.vmap(shared_matrix, in_axes=(None, 0))(a, v)))(m, xs)
+    want = sum(np.asarray(jax.grad(shared_matrix_jax)(m, x)) for x in xs)
+    assert np.all(np.isfinite(np.asarray(got)))
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+
+
+def test_plain_vmap_keeps_one_product() -> None:
+    """The weight broadcast and marked in the branch costs plain vmap nothing: its optimized HLO has
+    one product of the batch with the unrepeated matrix (no product per example, no broadcast)."""
+    def branchy(m, x):
+        if np.sum(x) > 0:
+            y = np.tanh(x @ m)
+        else:
+            y = np.sqrt(x @ m)
+        return y
+
+    vf = srcjax.vmap(branchy, in_axes=(None, 0))
+    text = srcjax.source(vf)
+    assert "taken(batch_broadcast(m, batch_size), gt)" in text, text
+    hlo = srcjax.jit(vf).lower(np.ones((8, 8), np.float32), np.ones((16, 8), np.float32)).compile().as_text()
+    dots = [ln for ln in hlo.splitlines() if " dot(" in ln]
+    assert len(dots) == 1 and "f32[16,8]" in dots[0] and "batch_dims" not in dots[0], hlo
+    assert "f32[16,8,8]" not in hlo, hlo  # (no matrix per example)
+
+
+def test_static_unmapped_values_are_not_marked() -> None:
+    """A constant, a loop counter, or an unmapped value read other than as an array operand (a shape)
+    stays as it is."""
+    def counted(w, x):
+        c = 0.5
+        for i in range(2):
+            if x > c:
+                x = x * w + 0.1 * i
+        return x
+
+    text = srcjax.source(srcjax.vmap(counted, in_axes=(None, 0)))
+    assert "batch_broadcast(w, batch_size)" in text, text
+    assert "batch_broadcast(c" not in text and "batch_broadcast(i" not in text, text
+    xs = np.array([1.0, 0.2, -1.0])
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(counted, in_axes=(None, 0))(2.0, xs)),
+                               [counted(2.0, x) for x in xs])
+
+
+@settings(max_examples=24 if THOROUGH else 3, deadline=None, derandomize=not THOROUGH,
+          suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(range(len(_CHOICES))), st.sampled_from([0.5, 2.0]))
+def test_random_branchy_programs_with_a_shared_weight(tmp_path_factory: Any, pick: int, w: float) -> None:
+    """Random programs reading an unmapped weight in the singular branch: the weight's gradient is the
+    per-example loop's summed, the batched argument's the loop's, both finite; the values unchanged."""
+    si, oi, c, flip, nested, looped = _CHOICES[pick]
+    k = len(_SEEN)
+    _SEEN.append(pick)
+    text = _program(k, SINGULAR[si], SAFE[oi], c, flip, nested, looped, shared=True)
+    f = _load(tmp_path_factory, text, k)
+    xs = np.array([c + 2.0, c - 2.0, c + 0.5, c - 0.5, c + 3.0])
+    kw = {"max_iters": 4} if looped else {}
+    loop = [srcjax.grad(f, argnums=(0, 1), **kw)(x, w) for x in xs]
+    want_x, want_w = np.array([float(g[0]) for g in loop]), sum(float(g[1]) for g in loop)
+    vf = srcjax.vmap(f, in_axes=(0, None))
+    gx, gw = srcjax.grad(lambda v, a: np.sum(vf(v, a)), argnums=(0, 1), **kw)(xs, w)
+    assert np.all(np.isfinite(want_x)) and np.isfinite(want_w), (text, want_x, want_w)
+    np.testing.assert_allclose(np.asarray(gx), want_x, rtol=1e-10, atol=1e-12, err_msg=text)
+    np.testing.assert_allclose(float(gw), want_w, rtol=1e-10, atol=1e-12, err_msg=text)
+    np.testing.assert_allclose(np.asarray(vf(xs, w)), [float(f(x, w)) for x in xs], rtol=1e-12, err_msg=text)
+
+
+def test_nested_vmaps_of_an_unmapped_argument() -> None:
+    """Unmapped at both levels, or mapped by the outer vmap only (the inner marks batched again)."""
+    xs, ws = np.array([[4.0, -2.0], [0.5, -0.25], [1.0, -3.0]]), np.array([1.0, 2.0, 3.0])
+    inner = srcjax.vmap(shared_sqrt, in_axes=(None, 0))
+    both = srcjax.grad(lambda a, v: np.sum(srcjax.vmap(inner, in_axes=(None, 0))(a, v)))(2.0, xs)
+    np.testing.assert_allclose(float(both), sum(float(jax.grad(shared_sqrt_jax)(2.0, x)) for x in xs.ravel()))
+    outer = srcjax.grad(lambda a, v: np.sum(srcjax.vmap(inner)(a, v)))(ws, xs)
+    want = [sum(float(jax.grad(shared_sqrt_jax)(w, x)) for x in row) for w, row in zip(ws, xs)]
+    np.testing.assert_allclose(np.asarray(outer), want)

@@ -147,6 +147,9 @@ class FuncBuilder:
         self.lifted: dict[int, tuple[Any, HloValue]] = {}
         self.indent = "    "
         self.loc: str | None = None
+        # a value broadcast_in_dim made by repeating another along new leading axes -> that other (a
+        # contraction reads the unrepeated operand: vmap's shared weight marked in a branch, branch_guard.py)
+        self.repeated: dict[str, HloValue] = {}
 
     # -- plumbing ---------------------------------------------------------
     def fresh(self) -> str:
@@ -303,9 +306,13 @@ class FuncBuilder:
         if x.literal is not None:
             return self.full(x.literal, shape, x.dtype)
         out = x.aval.update(shape=shape)
-        return self.emit(
+        r = self.emit(
             f"stablehlo.broadcast_in_dim {x.name}, dims = {list(dims)} : "
             f"({aval_type(x.aval)}) -> {aval_type(out)}", out)
+        lead = len(shape) - x.ndim
+        if list(dims) == list(range(lead, len(shape))) and shape[lead:] == x.shape:
+            self.repeated[r.name] = self.repeated.get(x.name, x)
+        return r
 
     def broadcast_to(self, x: HloValue, shape: Sequence[int]) -> HloValue:
         """NumPy broadcasting of ``x`` to ``shape`` (trailing dimensions align)."""

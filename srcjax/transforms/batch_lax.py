@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ..frontend.binding_times import STATIC, BindingTimes
 from ..frontend.names import assigned_names, code, names_in, renamed, syntax_children, target_names
 from . import batch_errors, loop_counter
+from .anf import classify
 from .batch_state import State, Tree, all_batched, any_batched, item, join, pack
 
 if TYPE_CHECKING:
@@ -327,15 +329,19 @@ def inline(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: li
         raise w.error(f"vmap: {fdef.name.value} needs one return at its end to run on batched data")
     params = [p.name.value for p in fdef.params.params]
     mapping = {n: cst.Name(w.names.fresh(n)) for n in [*params, *assigned_names(body[:-1])]}
+    shared = shared_reads(w, fdef) if taken is not None else set()
     if taken is not None:  # the batched names of the enclosing function it reads: marked too
         for n in dict.fromkeys(names_in(fdef.body)):
-            if n not in mapping and _guardable(w.st.get(n, False)):
+            if n not in mapping and (_guardable(w.st.get(n, False)) or
+                                     n in shared and w.st.get(n) is False and _dynamic(w, n)):
                 target = mapping.setdefault(n, cst.Name(w.names.fresh(n))).value
-                w.emit(f"{target} = {guarded(n, w.st[n], taken)}", ind)
-                w.bind(target, w.st[n])
+                w.emit(f"{target} = {guarded(n, w.st.get(n, False), taken, w.size)}", ind)
+                w.bind(target, True if w.st[n] is False else w.st[n])
                 w.guards[target] = w.guards.get(n, n)
     for p, a, st in zip(params, args, states):
         target = mapping[p].value
+        if taken is not None and p in shared and st is False and a.isidentifier() and _dynamic(w, a):
+            st, a = True, f"batch_broadcast({a}, {w.size})"  # (an unmapped operand: marked per example too)
         w.emit(f"{target} = {guarded(a, st, taken) if taken is not None else a}", ind)
         w.bind(target, st)
     w.block([renamed(st, mapping) for st in body[:-1]], ind)
@@ -343,15 +349,72 @@ def inline(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: li
     return code(ret), w.value_state(ret)
 
 
-def guarded(a: str, st: State, taken: tuple[str, bool]) -> str:
+def guarded(a: str, st: State, taken: tuple[str, bool], size: str | None = None) -> str:
     """``a`` (in state ``st``) with each batched leaf marked ``taken(leaf, test)`` (``test``'s examples
-    take the branch that reads it; ``taken(leaf, test, False)``: those where it fails)."""
+    take the branch that reads it; ``taken(leaf, test, False)``: those where it fails); with ``size``,
+    an unbatched ``a`` broadcast first (:func:`shared_reads`)."""
     if isinstance(st, Tree) and _guardable(st):
         return pack(st.kind, [(k, guarded(item(a, k), v, taken)) for k, v in st.items], a)
+    if st is False and size is not None:
+        a, st = f"batch_broadcast({a}, {size})", True
     if st is not True:
         return a
     test, keep = taken
     return f"taken({a}, {test})" if keep else f"taken({a}, {test}, False)"
+
+
+def shared_reads(w: FunctionWriter, fdef: cst.FunctionDef) -> set[str]:
+    """The names (of the enclosing function, or ``fdef``'s parameters) that a branch on batched data reads
+    only as array operands of primitives: each unbatched one that holds data is broadcast and marked
+    like a batched one (``taken(batch_broadcast(w, batch_size), test)``). Reverse mode then masks its
+    cotangent per example before the broadcast's transpose sums it: a shared weight's gradient summed
+    inside the consuming op had the untaken examples' NaN (``0 * inf``) in it (issue #15). A name read
+    any other way (a shape, an index, a loop bound, a helper's argument) is left alone. Plain vmap pays
+    nothing: elementwise ops fuse the broadcast, and a product reads the unrepeated matrix
+    (``FuncBuilder.repeated``)."""
+    uses: dict[str, int] = {}
+    for n in names_in(fdef.body):
+        uses[n] = uses.get(n, 0) + 1
+    ok: dict[str, int] = {}
+    for node in _statements(fdef.body):
+        value = node.value if isinstance(node, (cst.Assign, cst.Return)) else None
+        if isinstance(value, cst.Name):  # (a copy, a returned name)
+            ok[value.value] = ok.get(value.value, 0) + 1
+            continue
+        stack: list[cst.CSTNode] = [value] if value is not None else []
+        while stack:  # (a returned expression may be nested: `return np.sqrt(a * b)`)
+            e = stack.pop()
+            stack += [c for c in syntax_children(e) if isinstance(c, cst.BaseExpression | cst.Arg)]
+            if not isinstance(e, cst.Call | cst.BinaryOperation | cst.UnaryOperation):
+                continue
+            op = classify(e, w.program, w.nf)
+            if op.kind == "prim" and op.prim is not None and op.prim.tree is None:
+                for p, n in op.operands.items():
+                    if p in op.prim.arrays:
+                        ok[n] = ok.get(n, 0) + 1
+    return {n for n, k in ok.items() if uses.get(n) == k}
+
+
+def _statements(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The small statements in ``node`` (nested blocks and functions too)."""
+    out: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.SimpleStatementLine):
+            out += n.body
+        else:
+            stack += syntax_children(n)
+    return out
+
+
+def _dynamic(w: FunctionWriter, name: str) -> bool:
+    """Whether ``name`` may hold array data (not a constant, a shape, a Python int: binding times)."""
+    if name in w.static_names or name in w.packed or name in w.zeros:
+        return False
+    if w.bta is None:
+        w.bta = BindingTimes(w.nf, w.nf.fdef, helpers=w.program.functions)
+    return name in w.bta.locals and w.bta.kind(name) != STATIC  # (a name of the batcher's: a loop counter)
 
 
 def _guardable(st: State) -> bool:
