@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 import srcjax
-from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 
@@ -70,7 +69,7 @@ def test_vmap_of_vmap_with_a_mapped_index(fn: Any, jfn: Any, shapes: Any, dt: An
             lead = ((B1,) if outer[k] == 0 else ()) + ((B2,) if inner[k] == 0 else ())
             args.append(_arg(r, s, lead, index=(k == 1)))
         got = srcjax.vmap(srcjax.vmap(fn, in_axes=inner), in_axes=outer)(*args)
-        want = JAX.vmap(jax.vmap(jfn, in_axes=inner), in_axes=outer)(*map(jnp.asarray, args))
+        want = jax.vmap(jax.vmap(jfn, in_axes=inner), in_axes=outer)(*map(jnp.asarray, args))
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, err_msg=f"{outer} {inner}")
 
 
@@ -81,5 +80,5 @@ def test_vmap_of_jacfwd_of_a_gather_by_a_mapped_index() -> None:
     x = np.random.default_rng(1).standard_normal((4, 5))
     i = np.array([0, 3, 1, 4])
     got = srcjax.vmap(srcjax.jacfwd(f))(x, i)
-    want = JAX.vmap(jax.jacfwd(lambda x, i: jnp.sin(x[i]) * x))(x, i)
+    want = jax.vmap(jax.jacfwd(lambda x, i: jnp.sin(x[i]) * x))(x, i)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12)
