@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 import srcjax
 from srcjax.autodiff import _wrap
 from tests import test_ad_rules as R
+from tests.twins import JAX
 from tests.written import numpy_and_jax
 
 jax = pytest.importorskip("jax")
@@ -51,7 +52,7 @@ def test_gradient_of_an_implicit_upcast_is_downcast() -> None:
     for ours in (g(w), srcjax.numpy_function(g)(w)):
         assert np.asarray(ours).dtype == F32
         np.testing.assert_array_equal(ours, [0.0, 1.0, 2.0])
-    assert jax.grad(lambda w: jnp.sum(w * np.arange(3.0)))(w).dtype == F32  # (the convention we follow)
+    assert JAX.grad(lambda w: jnp.sum(w * np.arange(3.0)))(w).dtype == F32  # (the convention we follow)
 
 
 def chain(w, x):
@@ -90,7 +91,7 @@ def test_reduction_dtype_argument() -> None:
     x = np.linspace(0.5, 1.5, 3).astype(np.float32)
     g = srcjax.grad(f)(x)
     assert g.dtype == F32
-    np.testing.assert_allclose(g, jax.grad(lambda x: jnp.sum(x, dtype=jnp.float64) + jnp.mean(x * x, dtype=jnp.float64)
+    np.testing.assert_allclose(g, JAX.grad(lambda x: jnp.sum(x, dtype=jnp.float64) + jnp.mean(x * x, dtype=jnp.float64)
                                            + jnp.cumsum(x, dtype=jnp.float64)[-1])(x), rtol=1e-6)
     out, t = srcjax.jvp(f, (x,), (np.ones(3, np.float32),))
     assert out.dtype == t.dtype == F64
@@ -213,7 +214,7 @@ def test_random_programs_keep_dtypes(program_dir: Any, prog: tuple[str, list[np.
         assert dtypes(ours) == kinds, "grad"
         with np.errstate(all="ignore"):
             assert dtypes(srcjax.numpy_function(g)(*args)) == kinds, "grad, run by NumPy"
-        ref = jax.grad(f_jax, argnums=(0, 1, 2))(*args)
+        ref = JAX.grad(f_jax, argnums=(0, 1, 2))(*args)
         assert dtypes(ref) == kinds, "jax's grad"
         for k in range(3):
             _close(ours[k], ref[k], loose, f"grad[{k}]")
@@ -248,7 +249,7 @@ def test_container_leaves_keep_their_dtypes() -> None:
     assert dtypes(g) == want and type(g[0]) is Pair
     twin = lambda p, d, t: (jnp.sum(p.a * p.b) + jnp.sum(d["u"] * d["v"] * np.arange(3))  # noqa: E731
                             + jnp.sum(t[0] * jnp.tanh(t[1])))
-    ref = jax.grad(twin, argnums=(0, 1, 2))(*args)
+    ref = JAX.grad(twin, argnums=(0, 1, 2))(*args)
     assert dtypes(ref) == want
     for o, e in zip(jax.tree_util.tree_leaves(g), jax.tree_util.tree_leaves(ref)):
         np.testing.assert_allclose(o, e, rtol=1e-6)
@@ -266,10 +267,10 @@ def test_jacobians_follow_jax() -> None:
     """jacfwd is built from tangents (the output's dtype), jacrev from cotangents (the input's)."""
     x = np.linspace(0.5, 1.0, 3).astype(np.float32)
     twin = lambda x: x * jnp.linspace(1.0, 2.0, 3)  # noqa: E731
-    assert srcjax.jacfwd(scaled)(x).dtype == jax.jacfwd(twin)(x).dtype == F64
-    assert srcjax.jacrev(scaled)(x).dtype == jax.jacrev(twin)(x).dtype == F32
+    assert srcjax.jacfwd(scaled)(x).dtype == JAX.jacfwd(twin)(x).dtype == F64
+    assert srcjax.jacrev(scaled)(x).dtype == JAX.jacrev(twin)(x).dtype == F32
     h = srcjax.hessian(lambda x: np.sum(scaled(x) ** 3))(x)
-    assert h.dtype == jax.hessian(lambda x: jnp.sum(twin(x) ** 3))(x).dtype == F32
+    assert h.dtype == JAX.hessian(lambda x: jnp.sum(twin(x) ** 3))(x).dtype == F32
 
 
 def test_python_scalars_stay_weak() -> None:
@@ -290,7 +291,7 @@ def test_python_scalar_primal() -> None:
         return np.sum(s * w)
 
     g = srcjax.grad(f)(2.0)
-    assert np.asarray(g).dtype == F64 == jax.grad(lambda s: jnp.sum(s * w))(2.0).dtype
+    assert np.asarray(g).dtype == F64 == JAX.grad(lambda s: jnp.sum(s * w))(2.0).dtype
     assert float(g) == 3.0
 
 
@@ -301,7 +302,7 @@ def test_float16() -> None:
     x = np.linspace(-1.0, 1.0, 4).astype(np.float16)
     g = srcjax.grad(f)(x)
     assert g.dtype == np.float16
-    np.testing.assert_allclose(g, jax.grad(lambda x: jnp.sum(jnp.tanh(x) * x * 0.5))(x), rtol=1e-2, atol=1e-3)
+    np.testing.assert_allclose(g, JAX.grad(lambda x: jnp.sum(jnp.tanh(x) * x * 0.5))(x), rtol=1e-2, atol=1e-3)
 
 
 def test_tangents_and_cotangents_must_have_their_primals_dtype() -> None:

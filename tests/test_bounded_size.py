@@ -18,6 +18,7 @@ import pytest
 import srcjax
 from tests import twins
 from tests.fd import central_fd
+from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 
@@ -161,7 +162,7 @@ def test_split_vjp_halves_do_not_grow_with_max_iters(fn, args):
 
 def test_projectile_derivatives_against_jax_and_fd():
     g = srcjax.grad(projectile, argnums=(0, 1, 2), max_iters=200)(*PROJ)
-    ref = jax.grad(jax_twin(projectile), argnums=(0, 1, 2))(*PROJ)
+    ref = JAX.grad(jax_twin(projectile), argnums=(0, 1, 2))(*PROJ)
     for i in range(3):
         np.testing.assert_allclose(float(g[i]), float(ref[i]), rtol=1e-10)
         np.testing.assert_allclose(float(g[i]), central_fd(projectile, PROJ, i), rtol=1e-5)
@@ -176,19 +177,19 @@ def test_projectile_derivatives_against_jax_and_fd():
 
 
 def test_a_bound_below_the_trip_count_truncates_in_every_transformation():
-    ref = [float(a) for a in jax.grad(jax_twin(projectile_steps), argnums=(0, 1, 2))(*PROJ, 20)]
+    ref = [float(a) for a in JAX.grad(jax_twin(projectile_steps), argnums=(0, 1, 2))(*PROJ, 20)]
     g = [float(a) for a in srcjax.grad(projectile, argnums=(0, 1, 2), max_iters=20)(*PROJ)]
     np.testing.assert_allclose(g, ref, rtol=1e-10)
     _, f = srcjax.vjp(projectile, *PROJ, max_iters=20)
     np.testing.assert_allclose([float(a) for a in f(1.0)], ref, rtol=1e-10)
     _, gv = srcjax.value_and_grad(projectile, argnums=(0, 1, 2), max_iters=20)(*PROJ)
     np.testing.assert_allclose([float(a) for a in gv], ref, rtol=1e-10)
-    assert not np.allclose(g, [float(a) for a in jax.grad(jax_twin(projectile), argnums=(0, 1, 2))(*PROJ)],
+    assert not np.allclose(g, [float(a) for a in JAX.grad(jax_twin(projectile), argnums=(0, 1, 2))(*PROJ)],
                            rtol=1e-3)
 
 
 def test_particles_gradient_and_vjp_against_jax():
-    ref = jax.grad(jax_twin(particles), argnums=(0, 1, 2))(*PARTICLES)
+    ref = JAX.grad(jax_twin(particles), argnums=(0, 1, 2))(*PARTICLES)
     g = srcjax.grad(particles, argnums=(0, 1, 2), max_iters=300)(*PARTICLES)
     _, f = srcjax.vjp(particles, *PARTICLES, max_iters=300)
     for a, b, c in zip(g, f(1.0), ref):
@@ -201,7 +202,7 @@ def test_particles_gradient_and_vjp_against_jax():
 
 
 def test_while_in_a_for_every_transformation_against_jax():
-    ref = jax.grad(jax_twin(newton_in_steps), argnums=(0, 1))(*NEWTON)
+    ref = JAX.grad(jax_twin(newton_in_steps), argnums=(0, 1))(*NEWTON)
     g = srcjax.grad(newton_in_steps, argnums=(0, 1), max_iters=40)(*NEWTON)
     _, f = srcjax.vjp(newton_in_steps, *NEWTON, max_iters=40)
     for a, b, c in zip(g, f(1.0), ref):

@@ -14,6 +14,7 @@ import pytest
 
 import srcjax
 from srcjax import lax
+from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 rng = np.random.default_rng(0)
@@ -25,7 +26,7 @@ def check(fn: Any, fj: Any, *args: Any, loop: Any = None, **kw: Any) -> None:
     """``srcjax.vmap(fn)`` compiled and as NumPy source, against ``jax.vmap(fj)`` (and ``loop``)."""
     v = srcjax.vmap(fn, **kw)
     got = np.asarray(v(*args))
-    want = np.asarray(jax.vmap(fj, **kw)(*args))
+    want = np.asarray(JAX.vmap(fj, **kw)(*args))
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(srcjax.numpy_function(v)(*args), want, rtol=1e-12, atol=1e-12)
     if loop is not None:
@@ -108,7 +109,7 @@ def test_nested_names() -> None:
                 + 10 * jax.lax.axis_index("j") + jax.lax.psum(x, ("i", "j")) + jax.lax.all_gather(x, "i", axis=1)[:, 0])
 
     got = srcjax.vmap(srcjax.vmap(f, axis_name="j"), axis_name="i")(Y)
-    want = jax.vmap(jax.vmap(fj, axis_name="j"), axis_name="i")(Y)
+    want = JAX.vmap(jax.vmap(fj, axis_name="j"), axis_name="i")(Y)
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
@@ -131,7 +132,7 @@ def test_vmap_of_grad() -> None:
         return jnp.sum(jnp.sin(x) * jax.lax.psum(x, "i")) + jnp.sum(jax.lax.pmean(x * x, "i"))
 
     got = srcjax.vmap(srcjax.grad(f), axis_name="i")(X)
-    np.testing.assert_allclose(got, jax.vmap(jax.grad(fj), axis_name="i")(X), rtol=1e-12)
+    np.testing.assert_allclose(got, JAX.vmap(jax.grad(fj), axis_name="i")(X), rtol=1e-12)
 
 
 def test_grad_of_vmap() -> None:
@@ -145,7 +146,7 @@ def test_grad_of_vmap() -> None:
         return np.sum(srcjax.vmap(f, axis_name="i")(x))
 
     got = srcjax.grad(h)(X)
-    np.testing.assert_allclose(got, jax.grad(lambda x: jnp.sum(jax.vmap(fj, axis_name="i")(x)))(X), rtol=1e-12)
+    np.testing.assert_allclose(got, JAX.grad(lambda x: jnp.sum(jax.vmap(fj, axis_name="i")(x)))(X), rtol=1e-12)
 
 
 def f_psum(x):  # type: ignore[no-untyped-def]
@@ -225,7 +226,7 @@ def test_inside_cond_and_jacfwd() -> None:
         return lax.psum(x, "i") * np.sin(x)
 
     got = srcjax.vmap(srcjax.jacfwd(g), axis_name="i")(X)
-    want = jax.vmap(jax.jacfwd(lambda x: jax.lax.psum(x, "i") * jnp.sin(x)), axis_name="i")(X)
+    want = JAX.vmap(jax.jacfwd(lambda x: jax.lax.psum(x, "i") * jnp.sin(x)), axis_name="i")(X)
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
@@ -246,7 +247,7 @@ def test_psum_scatter_and_all_gather_derivative(d: int, tiled: bool) -> None:
         return jnp.sum(jnp.sin(jax.lax.all_gather(x, "i", axis=d, tiled=tiled)) ** 2 * jax.lax.axis_index("i"))
 
     got = srcjax.vmap(srcjax.grad(f), axis_name="i")(Y)
-    np.testing.assert_allclose(got, jax.vmap(jax.grad(fj), axis_name="i")(Y), rtol=1e-12)
+    np.testing.assert_allclose(got, JAX.vmap(jax.grad(fj), axis_name="i")(Y), rtol=1e-12)
 
 
 def test_nested_psum_scatter() -> None:
@@ -258,7 +259,7 @@ def test_nested_psum_scatter() -> None:
 
     z = rng.normal(size=(4, 3, 5, 4))
     got = srcjax.vmap(srcjax.vmap(f, axis_name="j"), axis_name="i")(z)
-    np.testing.assert_allclose(got, jax.vmap(jax.vmap(fj, axis_name="j"), axis_name="i")(z), rtol=1e-12)
+    np.testing.assert_allclose(got, JAX.vmap(jax.vmap(fj, axis_name="j"), axis_name="i")(z), rtol=1e-12)
 
 
 def test_pmax_has_no_derivative_as_in_jax() -> None:
@@ -276,7 +277,7 @@ def test_pmax_has_no_derivative_as_in_jax() -> None:
         return jnp.sum(jnp.max(jax.lax.all_gather(x, "i"), axis=0) * x)
 
     np.testing.assert_allclose(srcjax.vmap(srcjax.grad(g), axis_name="i")(X),
-                               jax.vmap(jax.grad(gj), axis_name="i")(X), rtol=1e-12)
+                               JAX.vmap(jax.grad(gj), axis_name="i")(X), rtol=1e-12)
 
 
 def test_vmap_with_a_name_inside_a_compiled_function() -> None:
@@ -330,10 +331,10 @@ def test_ppermute_derivatives() -> None:
         return jnp.sum(jnp.sin(jax.lax.ppermute(x, "i", CYCLE)) * x)
 
     got = srcjax.vmap(srcjax.grad(f), axis_name="i")(X)
-    np.testing.assert_allclose(got, jax.vmap(jax.grad(fj), axis_name="i")(X), rtol=1e-12)
+    np.testing.assert_allclose(got, JAX.vmap(jax.grad(fj), axis_name="i")(X), rtol=1e-12)
     t = rng.normal(size=X.shape)
     _, tan = srcjax.jvp(srcjax.vmap(f, axis_name="i"), (X,), (t,))
-    _, tan_j = jax.jvp(jax.vmap(fj, axis_name="i"), (X,), (t,))
+    _, tan_j = JAX.jvp(jax.vmap(fj, axis_name="i"), (X,), (t,))
     np.testing.assert_allclose(tan, tan_j, rtol=1e-12)
     text = srcjax.source(srcjax.vmap(srcjax.grad(f), axis_name="i"))
     assert "batch_ppermute(x, ((0, 1), (1, 2), (2, 3), (3, 0)))" in text

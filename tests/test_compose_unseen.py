@@ -19,10 +19,11 @@ jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 
 import srcjax  # noqa: E402
+from tests.twins import JAX  # noqa: E402
 
 from . import compose_programs as P  # noqa: E402
 from . import unseen_helpers  # noqa: E402
-from .twins import jax_twin  # noqa: E402
+from .twins import jax_twin, jitted  # noqa: E402
 from .unseen_oracle import agree  # noqa: E402
 
 THOROUGH = os.environ.get("SRCJAX_HYPOTHESIS") == "thorough"  # (every case; the default run keeps a few)
@@ -132,7 +133,7 @@ FAST = {"hessian_vector_out", "hessian_dict_out", "vmap_jacfwd_namedtuple", "jit
 @pytest.mark.parametrize("name", [n for n in CASES if n in FAST or THOROUGH])
 def test_composition_agrees_with_jax(name: str) -> None:
     got, want = CASES[name]
-    same(got(), want(), what=name)
+    same(got(), jitted(want)(), what=name)  # (jax's side compiled whole: tests/twins.py)
 
 
 def test_hessian_of_a_vector_output_agrees_with_finite_differences() -> None:
@@ -140,7 +141,7 @@ def test_hessian_of_a_vector_output_agrees_with_finite_differences() -> None:
     h = np.asarray(S.hessian(P.vec_field)(x))
     eps = 1e-5
     for k in range(x.size):
-        g = jax.grad(lambda v, k=k: T(P.vec_field)(v)[k])
+        g = JAX.grad(lambda v, k=k: T(P.vec_field)(v)[k])
         e = np.eye(x.size)
         fd = np.stack([(np.asarray(g(x + eps * e[j])) - np.asarray(g(x - eps * e[j]))) / (2 * eps)
                        for j in range(x.size)], axis=-1)

@@ -14,6 +14,7 @@ import pytest
 
 import srcjax
 from srcjax.tree_util import register_dataclass, register_pytree_node, tree_leaves, tree_map, tree_structure
+from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 rng = np.random.default_rng(0)
@@ -79,15 +80,15 @@ def test_registered_classes_compile_differentiate_and_batch_like_jax():
     x, y = rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
     assert str(tree_structure(m)) == "Linear(*, *)"
     np.testing.assert_allclose(float(srcjax.compile(loss)(m, x, y)), float(j_loss(m, x, y)), rtol=1e-12)
-    _same(srcjax.grad(loss)(m, x, y), jax.grad(j_loss)(m, x, y))
-    _same(srcjax.jit(sgd)(m, x, y), jax.tree_util.tree_map(lambda p, q: p - 0.1 * q, m, jax.grad(j_loss)(m, x, y)))
+    _same(srcjax.grad(loss)(m, x, y), JAX.grad(j_loss)(m, x, y))
+    _same(srcjax.jit(sgd)(m, x, y), jax.tree_util.tree_map(lambda p, q: p - 0.1 * q, m, JAX.grad(j_loss)(m, x, y)))
     t = Linear(np.ones((3, 2)), np.zeros(2))
     tx, ty = np.zeros_like(x), np.zeros_like(y)
     np.testing.assert_allclose(float(srcjax.jvp(loss, (m, x, y), (t, tx, ty))[1]),
-                               float(jax.jvp(j_loss, (m, x, y), (t, tx, ty))[1]), rtol=1e-12)
+                               float(JAX.jvp(j_loss, (m, x, y), (t, tx, ty))[1]), rtol=1e-12)
     models = Linear(rng.normal(size=(4, 3, 2)), rng.normal(size=(4, 2)))
     np.testing.assert_allclose(np.asarray(srcjax.vmap(loss, in_axes=(0, None, None))(models, x, y)),
-                               np.asarray(jax.vmap(j_loss, in_axes=(0, None, None))(models, x, y)), rtol=1e-12)
+                               np.asarray(JAX.vmap(j_loss, in_axes=(0, None, None))(models, x, y)), rtol=1e-12)
     out = srcjax.compile(made_inside)(np.arange(3.0))
     assert isinstance(out, Linear)
     np.testing.assert_allclose(np.asarray(out.w), [0.0, 2.0, 4.0])
@@ -104,7 +105,7 @@ def test_register_dataclass_meta_fields_are_static_and_kept_in_gradients():
     def j_layer_out(layer, x):
         return jnp.sum(jnp.tanh(x @ layer.w))
 
-    np.testing.assert_allclose(np.asarray(g.w), np.asarray(jax.grad(j_layer_out)(layer, x).w), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(g.w), np.asarray(JAX.grad(j_layer_out)(layer, x).w), rtol=1e-12)
 
 
 class Opaque:
@@ -168,12 +169,12 @@ def j_simulate(x0, v0, k):
 def test_derivatives_through_building_namedtuples_and_dataclasses():
     x0, v0 = rng.normal(size=3), rng.normal(size=3)
     got = srcjax.grad(simulate, argnums=(0, 1, 2))(x0, v0, 2.0)
-    want = jax.grad(j_simulate, argnums=(0, 1, 2))(x0, v0, 2.0)
+    want = JAX.grad(j_simulate, argnums=(0, 1, 2))(x0, v0, 2.0)
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12)
     t = (np.ones(3), np.zeros(3), 0.0)
     np.testing.assert_allclose(float(srcjax.jvp(simulate, (x0, v0, 2.0), t)[1]),
-                               float(jax.jvp(j_simulate, (x0, v0, 2.0), t)[1]), rtol=1e-12)
+                               float(JAX.jvp(j_simulate, (x0, v0, 2.0), t)[1]), rtol=1e-12)
 
 
 def dict_items(x):

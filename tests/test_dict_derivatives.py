@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import srcjax
+from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 
@@ -153,7 +154,7 @@ def j_comp_filtered(p, x):
 
 
 def j_after_step(p, x):
-    g = jax.grad(j_comp_scale)(p, x)
+    g = JAX.grad(j_comp_scale)(p, x)
     new = {k: p[k] - 0.1 * g[k] for k in p}
     return jnp.sum(new["w"] ** 2) + jnp.sum(jnp.cos(new["b"]))
 
@@ -163,7 +164,7 @@ def j_assign_local(p, x):
 
 
 def j_grad_of_assign(p, x):
-    g = jax.grad(j_assign_local)(p, x)
+    g = JAX.grad(j_assign_local)(p, x)
     return jnp.sum(g["w"] ** 2) + jnp.sum(jnp.sin(g["b"]))
 
 
@@ -208,7 +209,7 @@ CASES = [
 @pytest.mark.parametrize("f, jf, nested", CASES, ids=[c[0].__name__ for c in CASES])
 def test_grad_matches_jax(f, jf, nested) -> None:
     p = [_params(), {k: v + 1.0 for k, v in _params().items()}] if nested else _params()
-    want = jax.grad(jf)(p, X)
+    want = JAX.grad(jf)(p, X)
     g = srcjax.grad(f)
     _close(g(p, X), want)
     _close(srcjax.numpy_function(g)(p, X), want)  # the generated source run by NumPy
@@ -217,13 +218,13 @@ def test_grad_matches_jax(f, jf, nested) -> None:
 @pytest.mark.parametrize("f, jf", [(comp_scale, j_comp_scale), (grad_of_assign, j_grad_of_assign)])
 def test_forward_mode_matches_jax(f, jf) -> None:
     p = _params()
-    _close(srcjax.jacfwd(f)(p, X), jax.jacfwd(jf)(p, X))
+    _close(srcjax.jacfwd(f)(p, X), JAX.jacfwd(jf)(p, X))
 
 
 def test_value_and_grad_of_comprehension_step() -> None:
     p = _params()
     v, g = srcjax.value_and_grad(after_step)(p, X)
-    jv, jg = jax.value_and_grad(j_after_step)(p, X)
+    jv, jg = JAX.value_and_grad(j_after_step)(p, X)
     np.testing.assert_allclose(float(v), float(jv), rtol=1e-12)
     _close(g, jg)
 
@@ -232,7 +233,7 @@ def test_per_example_gradients_of_comprehension() -> None:
     p = _params()
     xs = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
     got = srcjax.vmap(srcjax.grad(comp_scale), in_axes=(None, 0))(p, xs)
-    _close(got, jax.vmap(jax.grad(j_comp_scale), in_axes=(None, 0))(p, xs))
+    _close(got, JAX.vmap(jax.grad(j_comp_scale), in_axes=(None, 0))(p, xs))
 
 
 def test_new_key_gradient_has_the_arguments_structure() -> None:
@@ -270,12 +271,12 @@ def test_record_replace_derivatives_match_jax(f, jf, make) -> None:
     layer = make(rng.normal(size=(3, 2)), rng.normal(size=2))
     x = rng.normal(size=(4, 3))
     np.testing.assert_allclose(float(srcjax.compile(f)(layer, x)), float(f(layer, x)), rtol=1e-12)
-    got, want = srcjax.grad(f)(layer, x), jax.grad(jf)(layer, x)
+    got, want = srcjax.grad(f)(layer, x), JAX.grad(jf)(layer, x)
     assert type(got) is make
     _close(got, want)
     xs = x[:, None, :]
     _close(srcjax.vmap(srcjax.grad(f), in_axes=(None, 0))(layer, xs),
-           jax.vmap(jax.grad(jf), in_axes=(None, 0))(layer, xs))
+           JAX.vmap(jax.grad(jf), in_axes=(None, 0))(layer, xs))
 
 
 def l2_of_leaves(p):
@@ -308,13 +309,13 @@ NESTED = {"w": np.arange(3.0), "b": [np.ones(2), {"z": np.array(0.5)}]}
 def test_tree_leaves_derivatives_match_jax() -> None:
     """Regression: ``sum(... for v in tree_leaves(p))`` (weight decay) gave a zero gradient. Reverse,
     forward, second order and per-example gradients now follow ``tree_leaves`` through nested containers."""
-    _close(srcjax.grad(l2_of_leaves)(NESTED), jax.grad(j_l2_of_leaves)(NESTED))
-    _close(srcjax.grad(leaves_loop)(NESTED, 1.5), jax.grad(j_leaves_loop)(NESTED, 1.5))
-    _close(srcjax.jacfwd(l2_of_leaves)(NESTED), jax.jacfwd(j_l2_of_leaves)(NESTED))
-    _close(srcjax.hessian(l2_of_leaves)(NESTED), jax.hessian(j_l2_of_leaves)(NESTED))
+    _close(srcjax.grad(l2_of_leaves)(NESTED), JAX.grad(j_l2_of_leaves)(NESTED))
+    _close(srcjax.grad(leaves_loop)(NESTED, 1.5), JAX.grad(j_leaves_loop)(NESTED, 1.5))
+    _close(srcjax.jacfwd(l2_of_leaves)(NESTED), JAX.jacfwd(j_l2_of_leaves)(NESTED))
+    _close(srcjax.hessian(l2_of_leaves)(NESTED), JAX.hessian(j_l2_of_leaves)(NESTED))
     xs = np.arange(3.0)
     _close(srcjax.vmap(srcjax.grad(leaves_loop), in_axes=(None, 0))(NESTED, xs),
-           jax.vmap(jax.grad(j_leaves_loop), in_axes=(None, 0))(NESTED, xs))
+           JAX.vmap(jax.grad(j_leaves_loop), in_axes=(None, 0))(NESTED, xs))
 
 
 def loop_over_flatten(p):

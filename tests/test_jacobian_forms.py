@@ -13,6 +13,7 @@ import pytest
 import srcjax
 from srcjax import lax
 from srcjax.pytree import is_tree
+from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 
@@ -59,20 +60,20 @@ def test_a_jacobian_of_a_jacobian_reads_the_inner_array_form() -> None:
 
     inner = srcjax.jacrev(layer2)
     outer = srcjax.jacfwd(inner)
-    close(outer(X, W), jax.jacfwd(jax.jacrev(layer_j))(X, W))
+    close(outer(X, W), JAX.jacfwd(jax.jacrev(layer_j))(X, W))
     assert inner._generic is not None and outer._generic is not None
-    close(srcjax.jacrev(srcjax.jacfwd(layer))(X, W), jax.jacrev(jax.jacfwd(layer_j))(X, W))
-    close(srcjax.hessian(layer)(X, W), jax.hessian(layer_j)(X, W))  # (a vector output: jacfwd(jacrev))
+    close(srcjax.jacrev(srcjax.jacfwd(layer))(X, W), JAX.jacrev(jax.jacfwd(layer_j))(X, W))
+    close(srcjax.hessian(layer)(X, W), JAX.hessian(layer_j)(X, W))  # (a vector output: jacfwd(jacrev))
 
 
 def test_containers_still_take_the_container_branch() -> None:
     # the inner Jacobian by a dict, or of a dict output: the outer one is not on its array path
     close(srcjax.jacfwd(srcjax.jacrev(dict_out, argnums=0), argnums=1)(P, X),
-          jax.jacfwd(jax.jacrev(dict_out_j, argnums=0), argnums=1)(P, X))
+          JAX.jacfwd(jax.jacrev(dict_out_j, argnums=0), argnums=1)(P, X))
     close(srcjax.jacfwd(srcjax.jacrev(dict_out, argnums=1), argnums=1)(P, X),
-          jax.jacfwd(jax.jacrev(dict_out_j, argnums=1), argnums=1)(P, X))
+          JAX.jacfwd(jax.jacrev(dict_out_j, argnums=1), argnums=1)(P, X))
     close(srcjax.vmap(srcjax.jacrev(dict_out, argnums=0), in_axes=(None, 0))(P, np.stack([X, 2 * X])),
-          jax.vmap(jax.jacrev(dict_out_j, argnums=0), in_axes=(None, 0))(P, np.stack([X, 2 * X])))
+          JAX.vmap(jax.jacrev(dict_out_j, argnums=0), in_axes=(None, 0))(P, np.stack([X, 2 * X])))
 
 
 def test_vmap_defers_a_refusal_into_the_marked_container_branch() -> None:

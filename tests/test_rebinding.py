@@ -23,6 +23,7 @@ from srcjax.frontend.program import Program
 from srcjax.transforms import ad
 from srcjax.transforms.simplify import simplify_source
 from tests.fd import central_fd
+from tests.twins import JAX
 from tests.written import numpy_and_jax
 
 jax = pytest.importorskip("jax")
@@ -291,18 +292,18 @@ def check_all(fn, args, argnum=0, max_iters=None):
     jf = jax_twin(fn)
     r = np.random.default_rng(3)
     tangents = tuple(r.normal(size=np.shape(a)) if np.ndim(a) else float(r.normal()) for a in args)
-    _close(srcjax.jvp(fn, args, tangents), jax.jvp(jf, args, tangents))
+    _close(srcjax.jvp(fn, args, tangents), JAX.jvp(jf, args, tangents))
     jac = srcjax.jacfwd(fn, argnums=argnum)
-    _close(jac(*args), jax.jacfwd(jf, argnums=argnum)(*args))
+    _close(jac(*args), JAX.jacfwd(jf, argnums=argnum)(*args))
     np_args = [np.float64(a) if np.ndim(a) == 0 else a for a in args]  # (a float has no .dtype)
-    _close(srcjax.numpy_function(jac)(*np_args), jax.jacfwd(jf, argnums=argnum)(*args))  # the source, by NumPy
-    _close(srcjax.grad(fn, argnum, max_iters=max_iters)(*args), jax.grad(jf, argnum)(*args))
+    _close(srcjax.numpy_function(jac)(*np_args), JAX.jacfwd(jf, argnums=argnum)(*args))  # the source, by NumPy
+    _close(srcjax.grad(fn, argnum, max_iters=max_iters)(*args), JAX.grad(jf, argnum)(*args))
     _, vjp_fn = srcjax.vjp(fn, *args, max_iters=max_iters)
     _close(vjp_fn(1.0), jax.vjp(jf, *args)[1](1.0))
-    _close(srcjax.hessian(fn, argnum, max_iters=max_iters)(*args), jax.hessian(jf, argnum)(*args))
+    _close(srcjax.hessian(fn, argnum, max_iters=max_iters)(*args), JAX.hessian(jf, argnum)(*args))
     if np.ndim(args[argnum]) == 0:
         gg = srcjax.grad(srcjax.grad(fn, argnum, max_iters=max_iters), argnum)
-        _close(gg(*args), jax.grad(jax.grad(jf, argnum), argnum)(*args))
+        _close(gg(*args), JAX.grad(jax.grad(jf, argnum), argnum)(*args))
 
 
 rng = np.random.default_rng(13)
@@ -342,11 +343,11 @@ def test_regression_programs_jvp_wrt_x(fn):
     tx = r.normal(size=np.shape(args[0])) if np.ndim(args[0]) else 1.0
     zeros = tuple(np.zeros_like(a) for a in args[1:])
     out, t = srcjax.jvp(fn, args, (tx, *zeros))
-    ref_out, ref_t = jax.jvp(jax_twin(fn), args, (tx, *zeros))
+    ref_out, ref_t = JAX.jvp(jax_twin(fn), args, (tx, *zeros))
     _close((out, t), (ref_out, ref_t))
     fd = np.sum(central_fd(fn, args, 0) * tx)
     np.testing.assert_allclose(float(t), fd, rtol=1e-5, atol=1e-6)
-    _close(srcjax.jacfwd(fn)(*args), jax.jacfwd(jax_twin(fn))(*args))
+    _close(srcjax.jacfwd(fn)(*args), JAX.jacfwd(jax_twin(fn))(*args))
 
 
 @pytest.mark.parametrize("fn", [fz_a, fz_b], ids=lambda f: f.__name__)
@@ -355,9 +356,9 @@ def test_regression_programs_second_order(fn):
     args = (r.normal(size=(5, 4)), r.normal(size=(4, 4)), r.normal(size=(5, 4))) if fn is fz_a else \
         (0.3, r.normal(size=3), r.normal(size=(2, 3)))
     jf = jax_twin(fn)
-    _close(srcjax.hessian(fn, max_iters=5)(*args), jax.hessian(jf)(*args), rtol=1e-8)
+    _close(srcjax.hessian(fn, max_iters=5)(*args), JAX.hessian(jf)(*args), rtol=1e-8)
     # reverse over reverse (it met a call of zeros_like inside an `if` on data: KeyError: None)
-    _close(srcjax.jacrev(srcjax.grad(fn, max_iters=5), max_iters=5)(*args), jax.hessian(jf)(*args), rtol=1e-8)
+    _close(srcjax.jacrev(srcjax.grad(fn, max_iters=5), max_iters=5)(*args), JAX.hessian(jf)(*args), rtol=1e-8)
 
 
 # -- the class: a name rebound from itself, everywhere ------------------------------------------------
@@ -393,7 +394,7 @@ def test_rebinding_in_every_mode(fn, args, max_iters):
                          ids=lambda a: getattr(a, "__name__", ""))
 def test_rebinding_reverse_over_reverse(fn, args):
     # (not through a custom_jvp: jacrev(grad(f)) of one gives zeros, rebinding or not, a bug of its own)
-    _close(srcjax.jacrev(srcjax.grad(fn))(*args), jax.jacrev(jax.grad(jax_twin(fn)))(*args))
+    _close(srcjax.jacrev(srcjax.grad(fn))(*args), JAX.jacrev(jax.grad(jax_twin(fn)))(*args))
 
 
 def test_rebinding_in_a_helper_wrt_the_scalar():
@@ -405,7 +406,7 @@ def test_rebinding_in_a_helper_wrt_the_scalar():
 def test_custom_vjp_rebinding_in_a_branch_on_data(fn, x):
     # was: `_tape.pop(...)` inside an `if` on array data (the adjoint popped what the branch saved by name)
     jf = jax_twin(fn)
-    _close(srcjax.grad(fn)(x), jax.grad(jf)(x))
+    _close(srcjax.grad(fn)(x), JAX.grad(jf)(x))
     _close(srcjax.vjp(fn, x)[1](1.0), jax.vjp(jf, x)[1](1.0))
 
 
@@ -472,7 +473,7 @@ def test_source_imports_the_helpers_its_rules_call():
     ns = {}
     exec(compile(text, "<source>", "exec"), ns)  # runs on its own, with NumPy
     x = np.array([0.3, -0.2, 0.5])
-    _close(ns["index_assign_jacfwd"](x), jax.jacfwd(index_assign_jax)(x))
+    _close(ns["index_assign_jacfwd"](x), JAX.jacfwd(index_assign_jax)(x))
 
 
 # -- random straight-line programs where every statement rebinds a name ----------------------------
@@ -502,8 +503,8 @@ def test_random_rebinding_programs_jvp_and_hessian_match_jax(tmp_path_factory, t
     x, w = np.array(vals[:3]), np.array(vals[3:])
     tx, tw = np.array([0.3, -0.7, 1.1]), np.array([0.5, 0.2, -0.4])
     try:
-        _close(srcjax.jvp(f, (x, w), (tx, tw)), jax.jvp(jf, (x, w), (tx, tw)), rtol=1e-8, atol=1e-9)
-        _close(srcjax.hessian(f)(x, w), jax.hessian(jf)(x, w), rtol=1e-8, atol=1e-9)
+        _close(srcjax.jvp(f, (x, w), (tx, tw)), JAX.jvp(jf, (x, w), (tx, tw)), rtol=1e-8, atol=1e-9)
+        _close(srcjax.hessian(f)(x, w), JAX.hessian(jf)(x, w), rtol=1e-8, atol=1e-9)
         assert _rebinding_lines(_forward_source(f)) == []
     except AssertionError as e:
         raise AssertionError(f"{e}\n{text}") from None

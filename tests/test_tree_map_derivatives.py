@@ -17,6 +17,7 @@ import pytest
 
 import srcjax
 from srcjax import tree_util as tu
+from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 rng = np.random.default_rng(0)
@@ -80,11 +81,11 @@ CASES = [(sj_one, jx_one), (sj_two, jx_two), (sj_named, jx_named)]
 @pytest.mark.parametrize(("sj", "jx"), CASES, ids=lambda f: f.__name__)
 def test_grad_jvp_against_jax(sj: Any, jx: Any) -> None:
     p, x = _params(), rng.normal(size=(4, 3))
-    g, gj = srcjax.grad(sj)(p, x), jax.grad(jx)(p, x)
+    g, gj = srcjax.grad(sj)(p, x), JAX.grad(jx)(p, x)
     for k in p:
         np.testing.assert_allclose(np.asarray(g[k]), np.asarray(gj[k]), rtol=1e-12)
     t = _params()
-    (v, d), (vj, dj) = srcjax.jvp(sj, (p, x), (t, x)), jax.jvp(jx, (p, x), (t, x))
+    (v, d), (vj, dj) = srcjax.jvp(sj, (p, x), (t, x)), JAX.jvp(jx, (p, x), (t, x))
     np.testing.assert_allclose([float(v), float(d)], [float(vj), float(dj)], rtol=1e-12)
     # the generated derivative, run by NumPy
     gn = srcjax.numpy_function(srcjax.grad(sj))(p, x)
@@ -96,7 +97,7 @@ def test_grad_jvp_against_jax(sj: Any, jx: Any) -> None:
 def test_vmap_of_grad_against_jax(sj: Any, jx: Any) -> None:
     p, xs = _params(), rng.normal(size=(5, 4, 3))
     g = srcjax.vmap(srcjax.grad(sj), in_axes=(None, 0))(p, xs)
-    gj = jax.vmap(jax.grad(jx), in_axes=(None, 0))(p, xs)
+    gj = JAX.vmap(jax.grad(jx), in_axes=(None, 0))(p, xs)
     for k in p:
         np.testing.assert_allclose(np.asarray(g[k]), np.asarray(gj[k]), rtol=1e-12)
 
@@ -111,14 +112,14 @@ def test_hessian_against_jax() -> None:
         return jnp.sum((x @ q["w"]) ** 2)
 
     w, x = rng.normal(size=3), rng.normal(size=(4, 3))
-    np.testing.assert_allclose(np.asarray(srcjax.hessian(sj)(w, x)), np.asarray(jax.hessian(jx)(w, x)), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(srcjax.hessian(sj)(w, x)), np.asarray(JAX.hessian(jx)(w, x)), rtol=1e-10)
 
 
 def test_list_of_dicts_against_jax() -> None:
     ps = [_params() | {"w": rng.normal(size=(3, 3))}, _params() | {"w": rng.normal(size=(3, 2))}]
     ps[0]["b"] = rng.normal(size=3)
     x = rng.normal(size=(4, 3))
-    g, gj = srcjax.grad(sj_layers)(ps, x), jax.grad(jx_layers)(ps, x)
+    g, gj = srcjax.grad(sj_layers)(ps, x), JAX.grad(jx_layers)(ps, x)
     for a, b in zip(tu.tree_leaves(g), jax.tree_util.tree_leaves(gj)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
 
@@ -170,6 +171,6 @@ def test_printed_derivative_runs_on_its_own() -> None:
     space: dict[str, Any] = {}
     exec(compile(srcjax.source(srcjax.grad(sj_two)), "<printed>", "exec"), space)  # noqa: S102
     p, x = _params(), rng.normal(size=(4, 3))
-    g, gj = space["sj_two_grad"](p, x), jax.grad(jx_two)(p, x)
+    g, gj = space["sj_two_grad"](p, x), JAX.grad(jx_two)(p, x)
     for k in p:
         np.testing.assert_allclose(np.asarray(g[k]), np.asarray(gj[k]), rtol=1e-12)

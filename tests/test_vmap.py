@@ -20,6 +20,7 @@ import pytest
 
 import srcjax
 from srcjax import lax as jl
+from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 rng = np.random.default_rng(0)
@@ -250,7 +251,7 @@ def jloss(params, x, y):
 
 def test_vmap_of_grad_is_per_example_gradients():
     pe = srcjax.vmap(srcjax.grad(loss), in_axes=(None, 0, 0))
-    want = jax.vmap(jax.grad(jloss), in_axes=(None, 0, 0))(PARAMS, XS, YS)
+    want = JAX.vmap(jax.grad(jloss), in_axes=(None, 0, 0))(PARAMS, XS, YS)
     agree(pe(PARAMS, XS, YS), tuple(np.asarray(w) for w in want))
 
 
@@ -260,7 +261,7 @@ def test_grad_of_vmap():
     def total(params, xs, ys):
         return np.sum(batched(params, xs, ys))
 
-    want = jax.grad(lambda p: jnp.sum(jax.vmap(jloss, in_axes=(None, 0, 0))(p, XS, YS)))(PARAMS)
+    want = JAX.grad(lambda p: jnp.sum(jax.vmap(jloss, in_axes=(None, 0, 0))(p, XS, YS)))(PARAMS)
     agree(srcjax.grad(total)(PARAMS, XS, YS), tuple(np.asarray(w) for w in want))
 
 
@@ -282,9 +283,9 @@ def test_vmap_of_jvp_and_jacobians():
         return jnp.sin(x) * jnp.sum(x ** 2)
 
     x = rng.normal(size=(4, 3))
-    agree(srcjax.vmap(srcjax.jacfwd(f))(x), jax.vmap(jax.jacfwd(jf))(x))
-    agree(srcjax.vmap(srcjax.jacrev(f))(x), jax.vmap(jax.jacrev(jf))(x))
-    agree(srcjax.vmap(srcjax.hessian(lambda v: np.sum(f(v))))(x), jax.vmap(jax.hessian(lambda v: jnp.sum(jf(v))))(x))
+    agree(srcjax.vmap(srcjax.jacfwd(f))(x), JAX.vmap(jax.jacfwd(jf))(x))
+    agree(srcjax.vmap(srcjax.jacrev(f))(x), JAX.vmap(jax.jacrev(jf))(x))
+    agree(srcjax.vmap(srcjax.hessian(lambda v: np.sum(f(v))))(x), JAX.vmap(jax.hessian(lambda v: jnp.sum(jf(v))))(x))
 
 
 # -- errors ----------------------------------------------------------------------------------------
@@ -389,10 +390,10 @@ def test_custom_rules_are_batched_not_dropped():
     w, xs = np.array([0.5, 2.0, -1.0]), rng.normal(size=(4, 3))
     check(uses_rules, (w, xs), in_axes=(None, 0))
     # grad of the batched program uses the (batched) rules: the clipped gradient, the steep tangent
-    want = jax.grad(lambda w: jnp.sum(jax.vmap(j_uses_rules, in_axes=(None, 0))(w, xs)))(w)
+    want = JAX.grad(lambda w: jnp.sum(jax.vmap(j_uses_rules, in_axes=(None, 0))(w, xs)))(w)
     agree(srcjax.grad(total_with_rules)(w, xs), want)
     agree(srcjax.vmap(srcjax.grad(uses_rules), in_axes=(None, 0))(w, xs),
-          jax.vmap(jax.grad(j_uses_rules), in_axes=(None, 0))(w, xs))
+          JAX.vmap(jax.grad(j_uses_rules), in_axes=(None, 0))(w, xs))
 
 
 # -- NamedTuple and dataclass in_axes/out_axes ------------------------------------------------------
@@ -426,14 +427,14 @@ def test_named_tuple_in_axes_per_field():
     # the shared field stays unbatched in the source: one matrix product for every example
     assert "batch_broadcast" not in srcjax.source(v)
     # against jax (NamedTuples are pytrees there too)
-    jv = jax.vmap(lambda p, x: jnp.tanh(x @ p.w + p.b), in_axes=(Layer(None, 0), 0))(Layer(w, bs), xs)
+    jv = JAX.vmap(lambda p, x: jnp.tanh(x @ p.w + p.b), in_axes=(Layer(None, 0), 0))(Layer(w, bs), xs)
     agree(v(Layer(w, bs), xs), np.asarray(jv))
     # the field mapped along another axis, the other one shared
     v1 = srcjax.vmap(layer_out, in_axes=(Layer(None, 1), 0))
     agree(v1(Layer(w, bs.T.copy()), xs), want)
     # per-example gradients with respect to the record
     g = srcjax.vmap(srcjax.grad(lambda p, x: np.sum(layer_out(p, x))), in_axes=(Layer(None, 0), 0))(Layer(w, bs), xs)
-    jg = jax.vmap(jax.grad(lambda p, x: jnp.sum(jnp.tanh(x @ p.w + p.b))), in_axes=(Layer(None, 0), 0))(
+    jg = JAX.vmap(jax.grad(lambda p, x: jnp.sum(jnp.tanh(x @ p.w + p.b))), in_axes=(Layer(None, 0), 0))(
         Layer(w, bs), xs)
     assert isinstance(g, Layer)
     agree(tuple(g), tuple(np.asarray(t) for t in jg))
@@ -479,13 +480,13 @@ def lambda_free_sq(b):
 
 
 def j_inline_pairwise(a, b):
-    d = jax.vmap(lambda a, b: jnp.sqrt(jnp.sum((a - b) ** 2)), in_axes=(0, None))(a, b)
+    d = JAX.vmap(lambda a, b: jnp.sqrt(jnp.sum((a - b) ** 2)), in_axes=(0, None))(a, b)
     return jnp.sum(d ** 2)
 
 
 def j_named_per_example(a, b):
-    per_row = jax.vmap(lambda a, b: jnp.sqrt(jnp.sum((a - b) ** 2)), in_axes=(0, None))
-    g = jax.grad(lambda b: jnp.sum(b ** 3))(b)
+    per_row = JAX.vmap(lambda a, b: jnp.sqrt(jnp.sum((a - b) ** 2)), in_axes=(0, None))
+    g = JAX.grad(lambda b: jnp.sum(b ** 3))(b)
     return jnp.sum(per_row(a, b)) + jnp.sum(g * b)
 
 
@@ -495,11 +496,11 @@ def test_inline_vmap_composes_with_every_transformation(f, jf):
     agree(srcjax.compile(f)(a, b), jf(a, b))
     for sj, jx in [(srcjax.grad, jax.grad), (srcjax.jacfwd, jax.jacfwd), (srcjax.jacrev, jax.jacrev)]:
         agree(sj(f, argnums=1)(a, b), np.asarray(jx(jf, argnums=1)(a, b)))
-    agree(srcjax.hessian(f, argnums=1)(a, b), np.asarray(jax.hessian(jf, argnums=1)(a, b)), rtol=1e-8)
+    agree(srcjax.hessian(f, argnums=1)(a, b), np.asarray(JAX.hessian(jf, argnums=1)(a, b)), rtol=1e-8)
     bs = rng.normal(size=(5, 3))
-    agree(srcjax.vmap(f, in_axes=(None, 0))(a, bs), np.asarray(jax.vmap(jf, in_axes=(None, 0))(a, bs)))
+    agree(srcjax.vmap(f, in_axes=(None, 0))(a, bs), np.asarray(JAX.vmap(jf, in_axes=(None, 0))(a, bs)))
     agree(srcjax.vmap(srcjax.grad(f), in_axes=(None, 0))(a, bs),
-          np.asarray(jax.vmap(jax.grad(jf), in_axes=(None, 0))(a, bs)))
+          np.asarray(JAX.vmap(jax.grad(jf), in_axes=(None, 0))(a, bs)))
     # the derivative calls the generated batched function by name: readable, no opaque call
     assert "dist_vmap" in srcjax.source(srcjax.grad(f))
 
@@ -532,7 +533,7 @@ def test_grad_of_an_if_on_batched_data_that_binds_a_name_in_one_branch():
     # regression: the gradient's tape held UNSET for the other branch, and batch_select refused it
     x, y, zs = rng.normal(size=(1, 3)), rng.normal(size=3), rng.normal(size=(4, 1, 3)) + 0.5
     g = srcjax.vmap(srcjax.grad(one_branch_binds, argnums=(0, 1, 2)), in_axes=(None, None, 0))(x, y, zs)
-    want = jax.vmap(jax.grad(j_one_branch_binds, argnums=(0, 1, 2)), in_axes=(None, None, 0))(x, y, zs)
+    want = JAX.vmap(jax.grad(j_one_branch_binds, argnums=(0, 1, 2)), in_axes=(None, None, 0))(x, y, zs)
     agree(g, tuple(np.asarray(w) for w in want))
 
 
@@ -600,7 +601,7 @@ def test_grad_of_a_break_on_batched_data_in_a_rolled_loop():
     # (XLA: "use of undeclared SSA value")
     x, y, z = rng.normal(size=(2, 4)), rng.normal(size=(4, 2)) * 2.0, rng.normal(size=(3, 4))
     g = srcjax.vmap(srcjax.grad(break_in_a_rolled_loop, argnums=(0, 1, 2)), in_axes=(0, 1, None))(x, y, z)
-    want = jax.vmap(jax.grad(j_break_in_a_rolled_loop, argnums=(0, 1, 2)), in_axes=(0, 1, None))(x, y, z)
+    want = JAX.vmap(jax.grad(j_break_in_a_rolled_loop, argnums=(0, 1, 2)), in_axes=(0, 1, None))(x, y, z)
     agree(g, tuple(np.asarray(w) for w in want))
 
 
@@ -626,7 +627,7 @@ def test_vmap_of_grad_through_a_stack_of_a_list():
     # regression: the batched cotangent helper read the list's length as a batched array's (IndexError)
     x, w = rng.normal(size=(4, 3)), rng.normal(size=3)
     got = srcjax.vmap(srcjax.grad(stack_of_a_list), in_axes=(0, None))(x, w)
-    want = jax.vmap(jax.grad(lambda x, w: jnp.sum(jnp.stack([x * w, jnp.sin(x)]) ** 2)), in_axes=(0, None))(x, w)
+    want = JAX.vmap(jax.grad(lambda x, w: jnp.sum(jnp.stack([x * w, jnp.sin(x)]) ** 2)), in_axes=(0, None))(x, w)
     agree(got, np.asarray(want))
 
 

@@ -27,7 +27,8 @@ import numpy as np
 import pytest
 
 import srcjax
-from tests.twins import jax_twin
+from tests import twins
+from tests.twins import JAX, jax_twin
 
 jax.config.update("jax_enable_x64", True)
 
@@ -96,7 +97,8 @@ def test_grad_of_a_function_calling_vmap_of_a_break_on_data(device: Any) -> None
     w = rng.standard_normal(4) * 0.5
     g = srcjax.grad(squares_of_breaks, argnums=(0, 1), max_iters=10)
     gx, gw = srcjax.compile(g, device=device)(x, w) if device else g(x, w)
-    per = [jax.value_and_grad(_jax_break_on_sum, argnums=(0, 1))(xi, w) for xi in x]
+    vg = JAX.value_and_grad(_jax_break_on_sum, argnums=(0, 1))
+    per = [vg(xi, w) for xi in x]
     np.testing.assert_allclose(np.asarray(gx), np.stack([2 * v * d[0] for v, d in per]), rtol=1e-10)
     np.testing.assert_allclose(np.asarray(gw), sum(2 * v * d[1] for v, d in per), rtol=1e-10)
 
@@ -106,7 +108,8 @@ def test_grad_of_a_function_calling_vmap_of_a_break_on_a_gathered_element(device
     x = np.abs(np.random.default_rng(2).standard_normal((4, 5))) * 1.2
     g = srcjax.grad(sum_of_element_breaks, max_iters=10)
     got = srcjax.compile(g, device=device)(x) if device else g(x)
-    want = np.stack([np.asarray(jax.grad(_jax_break_on_element)(xi)) for xi in x])
+    jg = JAX.grad(_jax_break_on_element)
+    want = np.stack([np.asarray(jg(xi)) for xi in x])
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)
 
 
@@ -146,7 +149,8 @@ def jacobian_of_break(x, y):
 
 def _jax_hessian(jf: Any, x: Any, y: Any) -> Any:
     g = jax.grad(jf)
-    return np.stack([np.asarray(jax.jvp(lambda v: g(v, y), (x,), (e,))[1]) for e in np.eye(x.size)], axis=-1)
+    column = twins.jitted(lambda e: jax.jvp(lambda v: g(v, y), (x,), (e,))[1])
+    return np.stack([np.asarray(column(e)) for e in np.eye(x.size)], axis=-1)
 
 
 def test_jacfwd_of_a_function_calling_jacfwd_of_a_branch_on_data() -> None:
@@ -214,8 +218,8 @@ def hessian_vector_product(t):
 
 def test_vmap_of_a_hessian_vector_product_through_static_recursion() -> None:
     loop = np.stack([np.asarray(hessian_vector_product(e)) for e in np.eye(3)])
-    want = np.stack([np.asarray(jax.jvp(jax.grad(lambda v: jnp.sum(_jax_rec(v, 3))), (jnp.asarray(_AT),),
-                                        (jnp.asarray(e),))[1]) for e in np.eye(3)])
+    hvp = twins.jitted(lambda e: jax.jvp(jax.grad(lambda v: jnp.sum(_jax_rec(v, 3))), (jnp.asarray(_AT),), (e,))[1])
+    want = np.stack([np.asarray(hvp(jnp.asarray(e))) for e in np.eye(3)])
     np.testing.assert_allclose(loop, want, rtol=1e-10)  # (one at a time: right)
     got = np.asarray(srcjax.vmap(hessian_vector_product)(np.eye(3)))  # (was a silent wrong answer: the
     np.testing.assert_allclose(got, want, rtol=1e-10)  # recursive tape's deeper levels popped as unbatched)
@@ -321,6 +325,6 @@ def test_hessian_through_static_recursion() -> None:
     """A recursive helper's forward half pushes on the tape once per level: its batched copy follows the
     pushes as one state for every level (batch_state.Repeated), so the Hessian runs and is right (it was
     refused, and a least fixed point of the result alone gave the HVP's wrong values)."""
-    want = np.asarray(jax.hessian(lambda v: jnp.sum(_jax_rec(v, 3)))(jnp.asarray(_AT)))
+    want = np.asarray(JAX.hessian(lambda v: jnp.sum(_jax_rec(v, 3)))(jnp.asarray(_AT)))
     got = srcjax.hessian(recursive_sum)(_AT)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)

@@ -24,6 +24,7 @@ from hypothesis import Phase, given, note
 from hypothesis import strategies as st
 
 import srcjax
+from tests.twins import JAX
 
 from . import ad_programs as P
 from . import written
@@ -128,13 +129,13 @@ def _jax_derivative(how: str, jf: Callable[..., Any], ex: tuple[Any, ...], tange
     """jax's ``how`` of one example, eagerly (jax's jacobians of a scalar are its gradient in ``x``)."""
     import jax
     if how in ("jacfwd", "jacrev"):
-        return jax.grad(jf)(*ex)
+        return JAX.grad(jf)(*ex)
     if how == "hessian":
         return written.jax_reference("hessian", jf, ex)
     if how == "grad":
-        return jax.grad(jf)(*ex)
+        return JAX.grad(jf)(*ex)
     if how == "jvp_of_vmap":
-        return jax.jvp(jf, ex, tangent)
+        return JAX.jvp(jf, ex, tangent)
     out, back = jax.vjp(jf, *ex)
     return (out, *back(ct))
 

@@ -17,6 +17,7 @@ jax = pytest.importorskip("jax")
 
 import srcjax  # noqa: E402
 from srcjax.transforms import batch_lax  # noqa: E402
+from tests.twins import JAX  # noqa: E402
 
 from . import vmap_more_programs as V  # noqa: E402
 from . import vmap_nested_programs as P  # noqa: E402
@@ -58,7 +59,7 @@ def test_each_branch_of_eight_nested_ifs_is_batched_once(writes, how) -> None:
     assert sum(writes.values()) <= (16 if how == "vmap" else 32), writes
     assert max(writes.values()) == 1, writes
     twin = jax_twin(P.ladder_8)
-    agree(got, loop(twin if how == "vmap" else jax.grad(twin), (x,), 0, 6))
+    agree(got, loop(twin if how == "vmap" else JAX.grad(twin), (x,), 0, 6))
 
 
 def test_vmap_grad_of_mutual_recursion_is_written_in_seconds(writes) -> None:
@@ -67,7 +68,7 @@ def test_vmap_grad_of_mutual_recursion_is_written_in_seconds(writes) -> None:
     x = r(4, 3)
     twin = jax_twin(V.even_steps, helpers=[V.odd_steps])
     agree(srcjax.vmap(srcjax.grad(V.even_steps), in_axes=(0, None))(x, 3),
-          jax.vmap(jax.grad(twin), in_axes=(0, None))(x, 3))
+          JAX.vmap(jax.grad(twin), in_axes=(0, None))(x, 3))
     assert sum(writes.values()) <= 64, sum(writes.values())
 
 
@@ -90,9 +91,9 @@ def test_nested_switches_are_batched_once_and_agree_with_jax_vmap(writes) -> Non
         m.setattr(batch.FunctionWriter, "block", counted)
         got = srcjax.vmap(P.switch_ladder, in_axes=(0, None))(x, 0)
     assert len(blocks) <= 16, len(blocks)
-    agree(got, jax.vmap(twin, in_axes=(0, None))(x, 0))
+    agree(got, JAX.vmap(twin, in_axes=(0, None))(x, 0))
     k = np.array([0, 1, 2, 0])
-    agree(srcjax.vmap(P.switch_ladder)(x, k), jax.vmap(twin)(x, k))
+    agree(srcjax.vmap(P.switch_ladder)(x, k), JAX.vmap(twin)(x, k))
     agree(srcjax.vmap(P.switch_ladder)(x, k), loop(twin, (x, k), 0, 4))
 
 
@@ -145,7 +146,7 @@ def test_a_batched_while_prints_one_select_per_carried_value() -> None:
     assert max(len(ln) for ln in text.splitlines()) <= 110, text
     agree(f(a, b), loop(newton_steps, (a, b), 0, 6))
     agree(srcjax.vmap(srcjax.grad(newton_steps, argnums=(0, 1), max_iters=40))(a, b),
-          loop(jax.grad(jax_twin(newton_steps), argnums=(0, 1)), (a, b), 0, 6))
+          loop(JAX.grad(jax_twin(newton_steps), argnums=(0, 1)), (a, b), 0, 6))
 
 
 def test_a_batched_if_binding_several_names_prints_one_select_per_name() -> None:
@@ -224,11 +225,11 @@ def _theirs(t, how, a):
     if how == "vmap":
         return loop(t, a, 0, B)
     if how == "vmap(jvp)":
-        return loop(lambda *z: jax.jvp(t, z, tuple(np.ones_like(v) for v in z))[1], a, 0, B)
+        return loop(lambda *z: JAX.jvp(t, z, tuple(np.ones_like(v) for v in z))[1], a, 0, B)
     if how == "vmap(grad)":
-        return loop(jax.grad(total, argnums=tuple(range(len(a)))), a, 0, B)
+        return loop(JAX.grad(total, argnums=tuple(range(len(a)))), a, 0, B)
     if how == "grad(vmap)":
-        return loop(jax.grad(total), a, 0, B)
+        return loop(JAX.grad(total), a, 0, B)
     return np.stack([loop(t, a, 0, B), loop(t, (a[0] * 0.7,), 0, B)])
 
 

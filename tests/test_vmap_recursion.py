@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import srcjax
+from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 
@@ -102,7 +103,7 @@ def _hvp(f: Any) -> Any:
 
 
 def _jhvp(f: Any) -> Any:
-    return lambda x, w: jax.jvp(jax.grad(f), (x, w), (jnp.ones_like(x), jnp.zeros_like(w)))[1]
+    return lambda x, w: JAX.jvp(jax.grad(f), (x, w), (jnp.ones_like(x), jnp.zeros_like(w)))[1]
 
 
 def _refused(run: Any) -> None:
@@ -124,13 +125,13 @@ def _refused(run: Any) -> None:
 @pytest.mark.parametrize("f", LOSSES, ids=lambda f: f.__name__)
 def test_vmap_through_static_recursion(f: Any, in_axes: tuple[Any, ...], how: str) -> None:
     jf = _jloss(f.__name__)
-    fn, jfn = {"plain": (f, jf), "grad": (srcjax.grad(f), jax.grad(jf)), "hvp": (_hvp(f), _jhvp(jf))}[how]
+    fn, jfn = {"plain": (f, jf), "grad": (srcjax.grad(f), JAX.grad(jf)), "hvp": (_hvp(f), _jhvp(jf))}[how]
     x, w = _args(in_axes)
     if f is loss_two_depths and how != "plain":
         _refused(lambda: srcjax.vmap(fn, in_axes=in_axes)(x, w))
         return
     got = np.asarray(srcjax.vmap(fn, in_axes=in_axes)(x, w))
-    want = np.asarray(jax.vmap(jfn, in_axes=in_axes)(jnp.asarray(x), jnp.asarray(w)))
+    want = np.asarray(JAX.vmap(jfn, in_axes=in_axes)(jnp.asarray(x), jnp.asarray(w)))
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
     loop = np.stack([np.asarray(fn(xi, wi)) for xi, wi in _examples(in_axes, x, w)])
     np.testing.assert_allclose(got, loop, rtol=1e-10, atol=1e-12)
@@ -141,7 +142,7 @@ def test_hessian_through_static_recursion(f: Any) -> None:
     """(loss_two_depths: the batched JVP is refused, see _refused; the Hessian is the loop over basis
     vectors then, jacobian._derived, and right.)"""
     got = np.asarray(srcjax.hessian(f)(X[0], W[0]))
-    want = np.asarray(jax.hessian(_jloss(f.__name__))(jnp.asarray(X[0]), jnp.asarray(W[0])))
+    want = np.asarray(JAX.hessian(_jloss(f.__name__))(jnp.asarray(X[0]), jnp.asarray(W[0])))
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
@@ -166,11 +167,11 @@ def tree_loss(x):
 def test_hessian_and_vmap_of_grad_through_recursion_over_a_tuple() -> None:
     jl = lambda x: jnp.sum(_jtree_sum(tuple(x[i] for i in range(x.shape[0]))) ** 2)  # noqa: E731
     x = rng.standard_normal((5, 2)) * 0.6
-    np.testing.assert_allclose(np.asarray(srcjax.hessian(tree_loss)(x)), np.asarray(jax.hessian(jl)(x)),
+    np.testing.assert_allclose(np.asarray(srcjax.hessian(tree_loss)(x)), np.asarray(JAX.hessian(jl)(x)),
                                rtol=1e-10, atol=1e-12)
     xs = rng.standard_normal((3, 5, 2)) * 0.6
     np.testing.assert_allclose(np.asarray(srcjax.vmap(srcjax.grad(tree_loss))(xs)),
-                               np.asarray(jax.vmap(jax.grad(jl))(xs)), rtol=1e-10, atol=1e-12)
+                               np.asarray(JAX.vmap(jax.grad(jl))(xs)), rtol=1e-10, atol=1e-12)
 
 
 def _pick(x, y, k):  # two returns, in different states when only x is mapped
@@ -212,7 +213,7 @@ def test_a_tuple_of_any_length_is_not_cut_to_another_returns_length() -> None:
     g = np.asarray(srcjax.vmap(srcjax.grad(mean_all_and_last))(xs))
     np.testing.assert_allclose(g, np.stack([np.asarray(srcjax.grad(mean_all_and_last)(x)) for x in xs]), rtol=1e-12)
     jm = lambda x: jnp.mean(x) + jnp.sum(jnp.sum(x, axis=-1))  # noqa: E731
-    np.testing.assert_allclose(g, np.asarray(jax.vmap(jax.grad(jm))(xs)), rtol=1e-12)
+    np.testing.assert_allclose(g, np.asarray(JAX.vmap(jax.grad(jm))(xs)), rtol=1e-12)
 
 
 def mean_loss(w, x, y):  # tests/test_cli.py's model: per-example gradients were 2x
@@ -224,7 +225,7 @@ def test_per_example_gradients_of_a_mean() -> None:
     w, x, y = rng.standard_normal((3, 2)), rng.standard_normal((5, 4, 3)), rng.standard_normal((5, 4, 2))
     got = np.asarray(srcjax.vmap(srcjax.grad(mean_loss), in_axes=(None, 0, 0))(w, x, y))
     jl = lambda w, x, y: jnp.mean((jnp.tanh(x @ w) * 0.5 - y) ** 2)  # noqa: E731
-    np.testing.assert_allclose(got, np.asarray(jax.vmap(jax.grad(jl), in_axes=(None, 0, 0))(w, x, y)), rtol=1e-10)
+    np.testing.assert_allclose(got, np.asarray(JAX.vmap(jax.grad(jl), in_axes=(None, 0, 0))(w, x, y)), rtol=1e-10)
 
 
 def _rows_or_pair(x, y, k):  # an array on one path, a pair with a batched element on the other
@@ -260,7 +261,7 @@ def test_hessian_of_tree_sum_over_a_dict() -> None:
         return jnp.sum(jnp.sin(t) * t)
 
     tree = {"a": [rng.standard_normal(2), (rng.standard_normal((2, 2)), np.float64(0.5))], "b": rng.standard_normal(3)}
-    got, want = srcjax.hessian(tree_sum)(tree), jax.hessian(jts)(tree)
+    got, want = srcjax.hessian(tree_sum)(tree), JAX.hessian(jts)(tree)
     g, gs = jax.tree_util.tree_flatten(got)
     j, js = jax.tree_util.tree_flatten(want)
     assert gs == js

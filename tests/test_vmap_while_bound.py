@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import srcjax
+from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 
@@ -67,7 +68,7 @@ def _loss(x, y):
 def test_grad_of_vmapped_counted_while_matches_jax():
     x, y = _data()
     got = srcjax.grad(_loss, argnums=(0, 1))(x, y)
-    want = jax.grad(lambda x, y: jnp.sum(jax.vmap(counted_jax, in_axes=(1, 1))(x, y)), argnums=(0, 1))(x, y)
+    want = JAX.grad(lambda x, y: jnp.sum(jax.vmap(counted_jax, in_axes=(1, 1))(x, y)), argnums=(0, 1))(x, y)
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12, atol=1e-12)
 
@@ -85,7 +86,7 @@ def test_grad_of_vmapped_counted_while_compiled_and_finite_differences():
 def test_jacrev_of_vmapped_counted_while_matches_jax():
     x, y = _data()
     got = srcjax.jacrev(srcjax.vmap(counted, in_axes=(1, 1)))(x, y)
-    want = jax.jacrev(jax.vmap(counted_jax, in_axes=(1, 1)))(x, y)
+    want = JAX.jacrev(jax.vmap(counted_jax, in_axes=(1, 1)))(x, y)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=1e-12)
 
 
@@ -100,7 +101,7 @@ def test_vmapped_counted_while_values_unchanged():
 def test_grad_of_vmapped_for_with_break_on_data_matches_jax():
     x, _ = _data()
     got = srcjax.grad(lambda x: np.sum(srcjax.vmap(breaks)(x)))(x)
-    want = jax.grad(lambda x: jnp.sum(jax.vmap(breaks_jax)(x)))(x)
+    want = JAX.grad(lambda x: jnp.sum(jax.vmap(breaks_jax)(x)))(x)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=1e-12)
 
 
@@ -117,7 +118,7 @@ def test_compiled_jacrev_of_vmapped_counted_while_matches_jax(max_iters):
     x, y = _data()
     jr = srcjax.jacrev(srcjax.vmap(counted, in_axes=(1, 1)), max_iters=max_iters) if max_iters else \
         srcjax.jacrev(srcjax.vmap(counted, in_axes=(1, 1)))
-    want = jax.jacrev(jax.vmap(counted_jax, in_axes=(1, 1)))(x, y)
+    want = JAX.jacrev(jax.vmap(counted_jax, in_axes=(1, 1)))(x, y)
     np.testing.assert_allclose(np.asarray(srcjax.compile(jr)(x, y)), np.asarray(want), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(np.asarray(jr(x, y)), np.asarray(want), rtol=1e-12, atol=1e-12)
 
@@ -128,7 +129,7 @@ def test_counter_cap_reached_by_some_examples():
     x = rng.random((3, 6)) * np.array([0.05, 0.1, 0.2, 0.8, 1.0, 1.2])
     y = rng.random((3, 6))
     got = srcjax.compile(srcjax.grad(_loss))(x, y)
-    want = jax.grad(lambda x, y: jnp.sum(jax.vmap(counted_jax, in_axes=(1, 1))(x, y)))(x, y)
+    want = JAX.grad(lambda x, y: jnp.sum(jax.vmap(counted_jax, in_axes=(1, 1))(x, y)))(x, y)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=1e-12)
 
 
@@ -154,9 +155,9 @@ def lax_counted_jax(x):
 def test_grad_of_counted_lax_while_loop_needs_no_max_iters():
     x, _ = _data()
     np.testing.assert_allclose(np.asarray(srcjax.grad(lax_counted)(x[:, 0])),
-                               np.asarray(jax.grad(lax_counted_jax)(x[:, 0])), rtol=1e-12, atol=1e-12)
+                               np.asarray(JAX.grad(lax_counted_jax)(x[:, 0])), rtol=1e-12, atol=1e-12)
     got = srcjax.grad(lambda x: np.sum(srcjax.vmap(lax_counted, in_axes=1)(x)))(x)
-    want = jax.grad(lambda x: jnp.sum(jax.vmap(lax_counted_jax, in_axes=1)(x)))(x)
+    want = JAX.grad(lambda x: jnp.sum(jax.vmap(lax_counted_jax, in_axes=1)(x)))(x)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=1e-12)
 
 
