@@ -160,6 +160,43 @@ def test_an_integer_in_a_container_has_no_tangent(fn: Any) -> None:
     _agree("jacrev(grad)", srcjax.jacrev(srcjax.grad(fn))(X), jax.jacrev(jax.grad(twin))(X))
 
 
+def rebinds_its_parameter(y, w):
+    v5 = 3 * y
+    v6 = y
+    y = v5 * y
+    w = w * w
+    return v6, np.tanh(v5), w
+
+
+def uses_a_helper_that_rebinds(y, w):
+    a, b, c = rebinds_its_parameter(y, w)
+    return np.sum(a * a) + np.sum(np.tanh(b)) + np.sum(c)
+
+
+def rebinds_in_a_loop(y):
+    for _ in range(2):
+        y = y * y
+    z = y
+    return np.sum(z)
+
+
+@pytest.mark.parametrize("fn", [uses_a_helper_that_rebinds, rebinds_in_a_loop], ids=lambda f: f.__name__)
+def test_a_rebound_parameter_is_not_an_integer(fn: Any) -> None:
+    """Silent zero gradient (found by test_properties' random programs): a parameter rebound from
+    itself (``y = v5 * y`` with ``v5 = 3 * y``) was taken for an integer (the int analysis did not
+    count the parameter's own binding), so the helper's outputs read from it were constants: grad 0."""
+    args = (X, X[::-1] * 0.5) if fn is uses_a_helper_that_rebinds else (X,)
+    twin = jax_twin(fn, helpers=[rebinds_its_parameter])
+    argnums = tuple(range(len(args)))
+    want = jax.grad(twin, argnums=argnums)(*args)
+    got = srcjax.grad(fn, argnums=argnums)(*args)
+    for g, w in zip(got, want):
+        assert np.abs(np.asarray(w)).max() > 0
+        _agree("grad", g, w)
+    _agree("jvp", srcjax.jvp(fn, args, tuple(T for _ in args))[1], jax.jvp(twin, args, tuple(T for _ in args))[1])
+    _agree("hessian", srcjax.hessian(fn)(*args), jax.hessian(twin)(*args))
+
+
 def test_the_backward_half_pops_integers_as_constants() -> None:
     """What forward mode reads: ``add = index_key(...)`` in the backward half, so the Hessian's source
     has no exponent term (no ``np.log``) at all."""

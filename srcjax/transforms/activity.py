@@ -62,12 +62,14 @@ def array_names(body: Sequence[Any], act: Activity) -> set[str]:
 _INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
 
 
-def unique_keys(body: Sequence[Any]) -> frozenset[str]:
+def unique_keys(body: Sequence[Any], params: Sequence[str]) -> frozenset[str]:
     """Names bound only to Python integers in ``body`` (integer literals, ``len(...)``, sums and
     products of such, and targets of loops over ``range(...)``: a counter ``i = 0 ... i = i + 1``, a
     scan's step), or only to comparisons (boolean masks), and keys of dicts and lists. As index keys
-    they cannot name an element twice (``winning_writes`` folds away)."""
-    binds: dict[str, list[Any]] = {}
+    they cannot name an element twice (``winning_writes`` folds away). ``params`` (the function's
+    parameters, bound on entry to anything) are never such names, nor is what is computed from them:
+    a parameter rebound in ``body`` (``y = 3 * y``) is not an integer for its rebinding's sake."""
+    binds: dict[str, list[Any]] = {p: [None] for p in params}
     for st, _ in _walk(body):
         if isinstance(st, cst.Assign):
             for t in st.targets:

@@ -134,7 +134,7 @@ class VJP:
         self.first_reads = first_reads(self.body)
         self.saved = self.overwritten()
         self.arrays = array_names(self.body, self.act)
-        self.unique_keys = unique_keys(self.body)  # (index keys that cannot repeat: `y[i] = v`)
+        self.unique_keys = unique_keys(self.body, self.params)  # (index keys that cannot repeat: `y[i] = v`)
         self.loop_index: dict[int, str] = {}
         self.loop_iters: dict[int, str] = {}
         self.static_iters: set[str] = set()  # saved iterables of loops that carry no derivatives

@@ -27,7 +27,7 @@ import libcst as cst
 from ..frontend.names import code, names_in, target_names
 from ..frontend.restructure import walk as _walk
 from .activity import Activity, unique_keys
-from .anf import ITERATOR_CALLS, call_name
+from .anf import ITERATOR_CALLS, all_params, call_name
 
 
 def constant_names(body: Sequence[Any], act: Activity, params: Sequence[str]) -> set[str]:
@@ -82,7 +82,7 @@ def constant_names(body: Sequence[Any], act: Activity, params: Sequence[str]) ->
         if len(deps.get(p, ())) == 1 and -len(literals.get(p, ())) <= k < len(literals.get(p, ())) and \
                 len(deps[a]) == 1:
             deps[a] = [set(names_in(literals[p][k]))]
-    pinned = set(unique_keys(body))
+    pinned = set(unique_keys(body, params))
     const = set(deps) - set(params) | pinned
     changed = True
     while changed:
@@ -121,7 +121,7 @@ def _constant_outputs(act: Activity, callee: str | None) -> list[bool] | None:
     value = returns[0].value
     if not isinstance(value, cst.Tuple):
         return None
-    keys = unique_keys(stmts)
+    keys = unique_keys(stmts, all_params(nf))
 
     def constant(e: cst.BaseExpression) -> bool:
         if isinstance(e, cst.UnaryOperation):
