@@ -14,7 +14,11 @@ wrapping the outputs). Models (float32):
 * ``lstm``         an LSTM cell run over 8 steps, params a dict of 12 arrays, batch 16;
 * ``transformer``  one pre-norm transformer block (attention + MLP), params a dict of 16 leaves,
   sequence 16, width 32;
-* ``mlp-wide``     a 20-layer MLP with 40 leaves (list of dicts), batch 8.
+* ``mlp-wide``     a 20-layer MLP with 40 leaves (list of dicts), batch 8;
+* ``mlp-nt``       the 3-layer MLP with its parameters a list of NamedTuples (6 leaves);
+* ``mlp-static``   the 3-layer MLP with a static argument (``static_argnums``: the activation's name, a
+  string), as ``jax.jit(..., static_argnums=3)``;
+* ``mlp-default``  the 3-layer MLP whose last parameter (a Python float) is left out of every call.
 
 Modes: ``np``: NumPy arguments (uploaded every call), the same arguments every call; ``dev``:
 arguments already on the device (``srcjax.Array`` / ``jax.Array``), the same every call, through
@@ -46,7 +50,7 @@ import argparse
 import statistics
 import sys
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -70,7 +74,7 @@ def as_jax(fn: Any) -> Any:
     for k, v in list(g.items()):
         if isinstance(v, types.FunctionType) and v.__module__ == fn.__module__ and v is not fn:
             g[k] = types.FunctionType(v.__code__, g, v.__name__)
-    return types.FunctionType(fn.__code__, g, fn.__name__ + "_jax")
+    return types.FunctionType(fn.__code__, g, fn.__name__ + "_jax", fn.__defaults__)
 
 
 def mlp_loss(params, x, y):
@@ -79,6 +83,36 @@ def mlp_loss(params, x, y):
         h = np.tanh(h @ layer["w"] + layer["b"])
     out = h @ params[-1]["w"] + params[-1]["b"]
     return np.mean((out - y) ** 2)
+
+
+class Layer(NamedTuple):
+    w: Any
+    b: Any
+
+
+def nt_loss(params, x, y):
+    h = x
+    for layer in params[:-1]:
+        h = np.tanh(h @ layer.w + layer.b)
+    out = h @ params[-1].w + params[-1].b
+    return np.mean((out - y) ** 2)
+
+
+def act_loss(params, x, y, act):
+    h = x
+    for layer in params[:-1]:
+        h = h @ layer["w"] + layer["b"]
+        h = np.tanh(h) if act == "tanh" else np.maximum(h, 0.0)
+    out = h @ params[-1]["w"] + params[-1]["b"]
+    return np.mean((out - y) ** 2)
+
+
+def default_loss(params, x, y, scale=0.5):
+    h = x
+    for layer in params[:-1]:
+        h = np.tanh(h @ layer["w"] + layer["b"])
+    out = h @ params[-1]["w"] + params[-1]["b"]
+    return scale * np.mean((out - y) ** 2)
 
 
 def sigmoid(z):
@@ -129,12 +163,18 @@ def _mlp_params(rng: np.random.Generator, sizes: list[int]) -> list[dict[str, np
             for a, b in zip(sizes[:-1], sizes[1:])]
 
 
-def cases(rng: np.random.Generator) -> list[tuple[str, Any, tuple[Any, ...]]]:
+def cases(rng: np.random.Generator, more: bool = False) -> list[tuple[str, Any, tuple[Any, ...]]]:
+    """The models and their arguments; ``more``: also the MLP's other ways of taking them (``STATIC``
+    lists the static argument positions of each)."""
     f32 = np.float32
     out: list[tuple[str, Any, tuple[Any, ...]]] = []
-    out.append(("mlp 6 leaves", mlp_loss, (_mlp_params(rng, [16, 32, 32, 4]),
-                                           rng.standard_normal((32, 16)).astype(f32),
-                                           rng.standard_normal((32, 4)).astype(f32))))
+    mlp = (_mlp_params(rng, [16, 32, 32, 4]), rng.standard_normal((32, 16)).astype(f32),
+           rng.standard_normal((32, 4)).astype(f32))
+    out.append(("mlp 6 leaves", mlp_loss, mlp))
+    if more:
+        out.append(("mlp-nt 6 leaves", nt_loss, ([Layer(p["w"], p["b"]) for p in mlp[0]], *mlp[1:])))
+        out.append(("mlp-static 6 leaves", act_loss, (*mlp, "tanh")))
+        out.append(("mlp-default 6 leaves", default_loss, mlp))
     d, hdim = 8, 16
     lstm = {}
     for gate in "ifog":
@@ -157,6 +197,9 @@ def cases(rng: np.random.Generator) -> list[tuple[str, Any, tuple[Any, ...]]]:
                                                  rng.standard_normal((8, 8)).astype(f32),
                                                  rng.standard_normal((8, 8)).astype(f32))))
     return out
+
+
+STATIC = {"mlp-static 6 leaves": (3,)}  # (static_argnums of the cases that have some)
 
 
 def _agree(ours: Any, theirs: Any) -> None:
@@ -191,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
                          "64-bit host values as they are, and srcjax's reads NumPy arguments in place")
     ap.add_argument("--stat", choices=("median", "min"), default="median",
                     help="the statistic over rounds of batches (min: the least disturbed one, on a loaded machine)")
+    ap.add_argument("--more", action="store_true",
+                    help="also the MLP with NamedTuple parameters, with a static argument, with a default left out")
+    ap.add_argument("--only", default="", help="run the cases whose name contains this")
     ns = ap.parse_args(argv)
     stat = min if ns.stat == "min" else statistics.median
     if ns.x64:
@@ -202,12 +248,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"clock: {ns.clock}; statistic: {ns.stat}; jax_enable_x64: {jax.config.jax_enable_x64}")
     print("| case | mode | srcjax us | jax us | sj/jax |")
     print("|---|---|---:|---:|---:|")
-    for name, loss, args in cases(rng):
-        sj = srcjax.value_and_grad(loss)
-        jx = jax.jit(jax.value_and_grad(as_jax(loss)))
+    for name, loss, args in cases(rng, ns.more):
+        if ns.only not in name:
+            continue
+        static = STATIC.get(name, ())
+        sj = srcjax.jit(srcjax.value_and_grad(loss), static_argnums=static) if static else srcjax.value_and_grad(loss)
+        jx = jax.jit(jax.value_and_grad(as_jax(loss)), static_argnums=static)
         _agree(sj(*args), jx(*args))
-        sj_dev = jax.tree_util.tree_map(lambda a: srcjax.device_put(a), args)
-        jx_dev = jax.tree_util.tree_map(jax.device_put, args)
+        sj_dev = tuple(a if i in static else jax.tree_util.tree_map(srcjax.device_put, a) for i, a in enumerate(args))
+        jx_dev = tuple(a if i in static else jax.tree_util.tree_map(jax.device_put, a) for i, a in enumerate(args))
         python_path = (lambda *a, f=sj: f._call(a, {}))
         for mode, sa, ja, f in (("np", args, args, sj), ("dev", sj_dev, jx_dev, sj),
                                 ("mixed", (sj_dev[0], *args[1:]), (jx_dev[0], *args[1:]), sj),
@@ -216,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
                         clock, stat)
             print(f"| {name} | {mode} | {t['srcjax']:.1f} | {t['jax']:.1f} | {t['srcjax'] / t['jax']:.2f} |",
                   flush=True)
+        if static or name.startswith("mlp-default"):
+            continue  # (the loop of _sgd_step passes three arguments)
         sj_step = srcjax.jit(_sgd_step(loss, srcjax.value_and_grad, srcjax.tree_util.tree_map))
         jx_step = jax.jit(_sgd_step(as_jax(loss), jax.value_and_grad, jax.tree_util.tree_map))
         _agree(sj_step(*args), jx_step(*args))

@@ -85,13 +85,14 @@ def detach(c: Any) -> None:
     c._cpp = None
     c._cpp_host = None
     c._cpp_top = None
-    c.__dict__.pop("_dispatch", None)  # (back to the class's: the Python path)
+    c.__dict__.pop("_dispatch", None)
+    c.__dict__.pop("_static_next", None)  # (back to the class's: the Python path)
     c._cpp_refused = True
     c._cpp_wait = False
 
 
 def _eligible(c: Any, plain_call: Any) -> bool:
-    return (type(c).__call__ is plain_call and c.device != "numpy" and not c._static_all
+    return (type(c).__call__ is plain_call and c.device != "numpy" and c._static_all == c.static
             and c.in_shardings is None and c.out_shardings is None and c._simple and not getattr(c, "_needs", None))
 
 
@@ -140,6 +141,28 @@ def attach(c: Any, plain_call: Any) -> type | None:
     from .runtime.xla import get_backend
 
     in_place = [not c.donate and get_backend(c.device).platform == "cpu"]  # (see _private_copies, _inline)
+    static = _static_positions(c)  # (declared static arguments: the C++ side keys their values itself)
+
+    def route(me: Any, call: Any) -> None:
+        """Send ``me``'s next calls to ``call`` (one of its dispatchers or shortcuts): through
+        :func:`static_call` where ``me`` has static arguments."""
+        if static:
+            me._static_next = call
+        else:
+            me._dispatch = call
+
+    def static_call(*args: Any, **kwargs: Any) -> Any:
+        """A call of a function with static arguments: jaxlib's C++ side hashes their values before
+        anything else, and raises its own error for an unhashable one; the Python path raises srcjax's
+        (located at the user's line) instead."""
+        me = ref()
+        assert me is not None
+        try:
+            return me._static_next(*args, **kwargs)
+        except ValueError as e:
+            if "Non-hashable static" not in str(e):
+                raise
+            return me._call(args, kwargs)
 
     def refuse(me: Any) -> None:
         refused[0] += 1
@@ -149,17 +172,18 @@ def attach(c: Any, plain_call: Any) -> type | None:
     def miss(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
         me = ref()
         assert me is not None
-        copies = None if kwargs else _private_copies(args, flatten, array, cpp_dispatch.x64, host_upload,
-                                                     in_place[0])
+        copies = None if kwargs else _private_copies(_dynamic(args, static), flatten, array, cpp_dispatch.x64,
+                                                     host_upload, in_place[0])
         if copies is _LATER:  # (not a refusal: the second dispatcher takes these calls later)
             return me._call(args, kwargs), None, False
         if copies is not None and copies is not _SKIP and copies is not _IN_PLACE:
             if not me.donate:  # (its next calls skip this dispatcher while they have host leaves)
-                if _top_level(args, flatten, array):
-                    me._dispatch = host_top
+                if _top_level(_dynamic(args, static), flatten, array):
+                    route(me, host_top)
                     return host_top(*args), None, False
-                me._dispatch = host_first
-            return me._cpp_host(*copies), None, False  # host leaves: copied, then the second dispatcher
+                route(me, host_first)
+            return me._cpp_host(*_restored(args, copies, static)), None, False  # host leaves: copied, then the
+            # second dispatcher
         out = me._call(args, kwargs)
         in_place_call = copies is _IN_PLACE
         if in_place_call and not _inline(out):  # (waiting would cost more than copies: see _inline)
@@ -182,18 +206,19 @@ def attach(c: Any, plain_call: Any) -> type | None:
         cpp, host = me._cpp, me._cpp_host
         if cpp is None or host is None:  # (detached meanwhile, by another thread)
             return me._call(args, kwargs)
-        copies = None if kwargs else _private_copies(args, flatten, array, cpp_dispatch.x64, host_upload,
+        dynamic = _dynamic(args, static)
+        copies = None if kwargs else _private_copies(dynamic, flatten, array, cpp_dispatch.x64, host_upload,
                                                      in_place[0])
         if copies is None or copies is _SKIP or copies is _LATER or copies is _IN_PLACE:
-            me._dispatch = cpp
+            route(me, cpp)
             return cpp(*args, **kwargs)
         polls[0] += 1
         if polls[0] >= _POLL:
             polls[0] = 0
-            if _top_level(args, flatten, array):
-                me._dispatch = host_top
+            if _top_level(dynamic, flatten, array):
+                route(me, host_top)
                 return host_top(*args)
-        return host(*copies)
+        return host(*_restored(args, copies, static))
 
     def host_top(*args: Any, **kwargs: Any) -> Any:
         """A call of a function whose last call had NumPy arrays as arguments themselves (not in
@@ -206,17 +231,18 @@ def attach(c: Any, plain_call: Any) -> type | None:
         cpp, top = me._cpp, me._cpp_top
         if cpp is None or top is None:  # (detached meanwhile, by another thread)
             return me._call(args, kwargs)
-        copies = None if kwargs else _top_copies(args, array, cpp_dispatch.x64)
+        copies = None if kwargs else _top_copies(_dynamic(args, static), array, cpp_dispatch.x64)
         if copies is None:
-            me._dispatch = cpp
+            route(me, cpp)
             return cpp(*args, **kwargs)
-        return top(*copies)
+        return top(*_restored(args, copies, static))
 
     def miss_top(*args: Any) -> tuple[Any, Any, bool]:  # (the arguments' NumPy arrays are srcjax's copies)
         me = ref()
         assert me is not None
-        if not _top_level(args, flatten, array):  # (a container holds host leaves: copied by the second)
-            me._dispatch = host_first
+        if not _top_level(_dynamic(args, static), flatten, array):  # (a container holds host leaves: copied by
+            # the second)
+            route(me, host_first)
             return host_first(*args), None, False
         out = me._call(args, {})
         record = _record(me, args, True)
@@ -234,12 +260,15 @@ def attach(c: Any, plain_call: Any) -> type | None:
         return out, record, False
 
     name = getattr(c, "__name__", "f")
-    c._cpp = cpp_dispatch.make(name, run, miss, ("srcjax", id(c)))  # (not c.fn: a lazy derivative would be
-    # written by reading it)
-    c._cpp_host = cpp_dispatch.make(name, run, miss_host, ("srcjax host", id(c)))
-    c._cpp_top = cpp_dispatch.make(name, run, miss_top, ("srcjax top", id(c)))
+    names = [p for p in c.params if p in c.static]
+    c._cpp = cpp_dispatch.make(name, run, miss, ("srcjax", id(c)), static, names)  # (not c.fn: a lazy
+    # derivative would be written by reading it)
+    c._cpp_host = cpp_dispatch.make(name, run, miss_host, ("srcjax host", id(c)), static, names)
+    c._cpp_top = cpp_dispatch.make(name, run, miss_top, ("srcjax top", id(c)), static, names)
     if not c.donate:  # (a function that donates keeps Compiled._dispatch: release_donated after each call)
-        c._dispatch = c._cpp
+        route(c, c._cpp)
+        if static:
+            c._dispatch = static_call
     return cpp_dispatch.Array
 
 
@@ -254,6 +283,8 @@ def donating_call(c: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
         try:
             out = cpp(*args, **kwargs)
         except ValueError as e:  # (jaxlib's message for an array donated twice in one call)
+            if "Non-hashable static" in str(e):  # (the Python path raises srcjax's error, located)
+                return c._call(args, kwargs)
             if "donated" not in str(e):
                 raise
             raise clean(donated_error()) from None
@@ -272,6 +303,26 @@ def release_donated(c: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> No
         b = getattr(leaf, "_buf", None)
         if b is not None and b.is_deleted():
             b.delete()
+
+
+def _static_positions(c: Any) -> tuple[int, ...]:
+    """The positions of ``c``'s declared static parameters (``static_argnums``/``static_argnames``)."""
+    return tuple(i for i, p in enumerate(c.params) if p in c.static)
+
+
+def _dynamic(args: tuple[Any, ...], static: tuple[int, ...]) -> tuple[Any, ...]:
+    """``args`` without the static ones (at the positions ``static``): what the program takes."""
+    if not static:
+        return args
+    return tuple(a for i, a in enumerate(args) if i not in static)
+
+
+def _restored(args: tuple[Any, ...], dynamic: Any, static: tuple[int, ...]) -> Any:
+    """``args`` with its dynamic arguments replaced by ``dynamic`` (in order; the static ones kept)."""
+    if not static:
+        return dynamic
+    it = iter(dynamic)
+    return tuple(a if i in static else next(it) for i, a in enumerate(args))
 
 
 def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array: type,
@@ -367,17 +418,21 @@ def _record(c: Any, args: tuple[Any, ...], host: bool, ready: bool = False) -> A
     """The C++ fast-path record for calls like ``args``, or None (see the module's docstring). ``host``:
     ``args`` may hold NumPy arrays and Python numbers (uploaded by the C++ side); ``ready``: the results
     wait for the program (NumPy memory read in place, see :func:`_private_copies`)."""
-    if c._cpp is None or c._static_all or len(args) != c._nparams or not args:
+    if c._cpp is None or c._static_all != c.static or len(args) != c._nparams or not args:
         return None
     from .runtime import cpp_dispatch
     from .tree_calls import tree_key
 
-    bufs = cpp_dispatch.flatten(args)
-    key = c._fast_key(args)
-    plan = c._cache.get(key) if key is not None else None
-    if plan is None:
-        tree = tree_key(args)
-        plan = c._tree_cache.get(tree[0]) if tree is not None else None
+    if c.static:
+        plan, dynamic = _static_plan(c, args)
+        bufs = cpp_dispatch.flatten(dynamic)
+    else:
+        bufs = cpp_dispatch.flatten(args)
+        key = c._fast_key(args)
+        plan = c._cache.get(key) if key is not None else None
+        if plan is None:
+            tree = tree_key(args)
+            plan = c._tree_cache.get(tree[0]) if tree is not None else None
     if plan is None or len(bufs) != len(plan.in_avals):
         return None
     if not cpp_dispatch.same_signatures(bufs, plan.in_avals, host):
@@ -386,6 +441,32 @@ def _record(c: Any, args: tuple[Any, ...], host: bool, ready: bool = False) -> A
     if out_def is None:
         return None
     return cpp_dispatch.fastpath(plan.exe, bufs, out_def)
+
+
+def _static_plan(c: Any, args: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+    """The plan serving ``args`` of ``c``, a function with static arguments, or None, when its leaves are
+    exactly the C++ flattening's of the dynamic arguments, in order (as ``Compiled._remember_tree``);
+    and those dynamic arguments (what the C++ side hands the program, the static ones taken out)."""
+    static = _static_positions(c)
+    dynamic = _dynamic(args, static)
+    try:
+        key, leaves, _ = c._key(list(args))
+    except TranspileError:
+        return None, dynamic
+    if c._static_all != c.static:  # (keying found another static argument: c is detached)
+        return None, dynamic
+    plan = c._cache.get(key)
+    fast = pytree_default_flatten(dynamic)
+    if plan is None or len(fast) != len(leaves) or any(a is not b for a, b in zip(fast, leaves)):
+        return None, dynamic
+    return plan, dynamic
+
+
+def pytree_default_flatten(args: tuple[Any, ...]) -> list[Any]:
+    """jaxlib's default flattening of ``args``' leaves (srcjax arrays are leaves there)."""
+    from .runtime import cpp_dispatch
+
+    return cpp_dispatch.default_flatten()(args)[0]  # type: ignore[no-any-return]
 
 
 def _out_treedef(plan: Any, ready: bool) -> Any:

@@ -183,7 +183,7 @@ def test_keyword_static_and_donated_calls(dispatch):
     for _ in range(3):
         np.testing.assert_allclose(np.asarray(f(srcjax.device_put(w), srcjax.device_put(x), 2)), w - 0.2 * x)
         np.testing.assert_allclose(np.asarray(f(srcjax.device_put(w), x=srcjax.device_put(x), n=3)), w - 0.3 * x)
-    assert f._cpp is None  # (static values: the Python path)
+    assert (f._cpp is not None) == (dispatch == "on")  # (declared static values: keyed by the C++ side)
     for _ in range(4):  # donated through either path: the buffer is taken, the old array unusable
         y = srcjax.device_put(np.ones(3))
         np.testing.assert_array_equal(np.asarray(d(y)), np.full(3, 3.0))
@@ -207,6 +207,80 @@ def test_an_array_donated_twice_in_one_call(dispatch):
     y = srcjax.device_put(np.ones(3))
     with pytest.raises(srcjax.ArgumentError, match="donated"):
         d(y, y)
+
+
+def activation(p, x, act, k):
+    h = x @ p[0]["w"] + p[0]["b"]
+    if act == "tanh":
+        h = np.tanh(h)
+    for _ in range(k):
+        h = h * 0.5
+    return np.sum(h @ p[1]["w"])
+
+
+def _layers(rng):
+    return [{"w": rng.standard_normal((3, 4)), "b": rng.standard_normal(4)}, {"w": rng.standard_normal((4, 2))}]
+
+
+@pytest.mark.parametrize("inputs", ["device", "numpy"])
+def test_declared_static_arguments_are_served_in_cpp(dispatch, inputs):
+    """Static arguments (issue #18): the C++ side keys their values (hash, equality and type) and hands the
+    program the other arguments; each static value has its own record, and results match NumPy's."""
+    rng = np.random.default_rng(3)
+    p, x = _layers(rng), rng.standard_normal((5, 3))
+    g = srcjax.jit(srcjax.value_and_grad(activation), static_argnums=(2, 3))
+    dev = srcjax.device_put((p, x)) if inputs == "device" else (p, x)
+    counting = _Counting(g)
+    calls = [("tanh", 1), ("none", 1), ("tanh", 2), ("tanh", True), ("none", 0)]
+    for _ in range(3):
+        for act, k in calls:
+            value, grads = g(*dev, act, k)
+            np.testing.assert_allclose(float(value), activation(p, x, act, k), rtol=1e-12)
+            assert type(value) is srcjax.Array and type(grads[1]["w"]) is srcjax.Array
+    if dispatch == "on":
+        assert g._cpp is not None
+        first = counting.n
+        for act, k in calls:
+            g(*dev, act, k)
+        if inputs == "device":
+            assert counting.n == first  # (served in C++: no Python path)
+    value, _ = g(*dev, act="none", k=2)  # (by keyword: the Python path, the same result)
+    np.testing.assert_allclose(float(value), activation(p, x, "none", 2), rtol=1e-12)
+
+
+def lengths(w, n):
+    return w * len(n)
+
+
+@pytest.mark.parametrize("donate", [False, True])
+def test_an_unhashable_static_argument_gets_srcjax_error(dispatch, donate):
+    """jaxlib's C++ side hashes static values first and raises its own ValueError for a list: the call
+    goes to the Python path instead, which raises srcjax's own (as with the dispatcher off)."""
+    f = srcjax.jit(lengths, static_argnums=1, donate_argnums=(0,) if donate else ())
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(f(srcjax.device_put(np.ones(3)), (1, 2))), np.full(3, 2.0))
+    with pytest.raises(srcjax.ArgumentError, match="hashable"):
+        f(srcjax.device_put(np.ones(3)), [1, 2])
+    np.testing.assert_array_equal(np.asarray(f(np.ones(3), (1, 2, 3))), np.full(3, 3.0))
+
+
+def test_static_arguments_with_numpy_inputs_written_after_the_call(host_mode):
+    """A static argument beside NumPy arrays: the arrays still reach the C++ side as srcjax's copies (or read
+    in place, the call waiting for the program), so a write right after the call changes nothing."""
+
+    def scaled(a, how, b):
+        return (a @ b) * (2.0 if how == "double" else 1.0)
+
+    f = srcjax.jit(scaled, static_argnames="how")
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((60, 60)).astype(np.float32)
+    b = rng.standard_normal((60, 60)).astype(np.float32)
+    for how, m in (("double", 2.0), ("single", 1.0)) * 4:
+        a_in = a.copy()
+        out = f(a_in, how, b)
+        a_in[:] = 0.0
+        np.testing.assert_allclose(np.asarray(out), (a @ b) * m, rtol=1e-4, atol=1e-4)
+    assert f._cpp is not None
 
 
 def test_found_static_arguments_turn_it_off(monkeypatch):

@@ -165,11 +165,15 @@ def default_flatten() -> Callable[[Any], tuple[list[Any], Any]]:
     return _jax.pytree.default_registry().flatten  # type: ignore[no-any-return]
 
 
-def make(name: str, fun: Callable[..., Any], cache_miss: Callable[..., Any], key: Any) -> Any:
+def make(name: str, fun: Callable[..., Any], cache_miss: Callable[..., Any], key: Any,
+         static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = ()) -> Any:
     """A C++ ``PjitFunction``: ``cache_miss(*args)`` returns ``(result, record or None, False)``;
     ``fun`` runs a call in Python (what it does under jax's ``disable_jit``). ``key`` tells apart
-    functions that share ``fun``'s code."""
-    return _jax.pjit(name, fun, cache_miss, [], [], key, _State.registry, _no_host_values, _State.cache)
+    functions that share ``fun``'s code. The arguments at ``static_argnums`` (or passed by a name in
+    ``static_argnames``) are keyed by their hash and equality (and type) and not handed to the program:
+    a record's leaves are the other arguments'."""
+    return _jax.pjit(name, fun, cache_miss, list(static_argnums), list(static_argnames), key, _State.registry,
+                     _no_host_values, _State.cache)
 
 
 def flatten(args: tuple[Any, ...]) -> list[Any]:
