@@ -137,6 +137,30 @@ def test_results_match_across_paths_and_inputs(dispatch):
     assert (f._cpp is not None) == (dispatch == "on")
 
 
+def shapes_of_results(x):
+    return {"z": x, "b": [Pair(x * 2.0, (x, [])), None], "e": ({}, ())}, [x + 1.0], {1: x, 0: x * 3.0}
+
+
+def test_result_structures_are_built_alike_on_both_paths(dispatch):
+    """The C++ side rebuilds a call's whole result structure with one function srcjax writes per program
+    (``cpp_dispatch._builder``): dicts (keys in the Python path's order), NamedTuples, empty containers,
+    None."""
+    f = srcjax.jit(shapes_of_results)
+    x = np.arange(3.0)
+    want = shapes_of_results(x)
+    counting = _Counting(f)
+    for inputs in (srcjax.device_put(x), srcjax.device_put(x), x):
+        for _ in range(3):
+            got = f(inputs)
+            _same(_numpy_leaves(got), want)
+            python = counting.inner((inputs,), {})  # (the Python path, not counted)
+            assert list(got[0]) == list(python[0]) and list(got[2]) == list(python[2])
+            assert type(got[0]["b"][0]) is Pair and got[0]["b"][1] is None
+            assert type(got[0]["z"]) is srcjax.Array and got[0]["z"] is not got[1][0]
+    if dispatch == "on":
+        assert counting.n <= 4 and f._cpp is not None
+
+
 def test_results_with_python_values_take_the_python_path(dispatch):
     f = srcjax.jit(with_constant)
     xd = srcjax.device_put(np.ones(2))
