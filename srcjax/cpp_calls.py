@@ -27,14 +27,22 @@ another structure there, misses, and is copied whole for the second (whose short
 third's calls again every :data:`_POLL` calls).
 Where jax is imported with ``jax_enable_x64`` off, 64-bit host leaves keep srcjax's Python path.
 
-Any other call (static values, keyword arguments, containers with other leaves, Python values in
-the results) keeps falling back to the Python path; after :data:`_REFUSALS` such calls the
-function stops using the dispatcher. Donation works on both paths (the executable's aliasing takes
-the donated buffers either way).
+Declared static arguments (``static_argnums``/``static_argnames``) are the dispatchers' own static
+arguments: the C++ side keys their values (hash, equality, type) and hands the program the others,
+so a record's leaves are the dynamic arguments' (:func:`_static_plan`); the NumPy copies leave them
+out (:func:`_dynamic`). An unhashable static value makes the C++ side raise its own ValueError before
+anything else: such a function's calls go through :func:`attach`'s ``static_call``, which sends that
+call to the Python path (srcjax's ``ArgumentError``).
+
+Any other call (static values found by srcjax, keyword arguments, a default left out, containers with
+other leaves, Python values in the results) keeps falling back to the Python path; after
+:data:`_REFUSALS` such calls the function stops using the dispatcher. Donation works on both paths
+(the executable's aliasing takes the donated buffers either way).
 
 On by default; ``SRCJAX_CPP_DISPATCH=0`` turns it off. Not attached (the Python path does
-everything): ``device="numpy"``, static arguments (declared or found), explicit shardings,
-``*args``/keyword-only parameters, and subclasses with their own ``__call__`` (vmap, jacobians, pmap).
+everything): ``device="numpy"``, arguments srcjax found static (a Python int used as a shape, a
+string, None), explicit shardings, ``*args``/keyword-only parameters, and subclasses with their own
+``__call__`` (vmap, jacobians, pmap).
 """
 
 from __future__ import annotations
@@ -86,7 +94,8 @@ def detach(c: Any) -> None:
     c._cpp_host = None
     c._cpp_top = None
     c.__dict__.pop("_dispatch", None)
-    c.__dict__.pop("_static_next", None)  # (back to the class's: the Python path)
+    c.__dict__.pop("_static_next", None)
+    c.__dict__.pop("_fill_next", None)  # (back to the class's: the Python path)
     c._cpp_refused = True
     c._cpp_wait = False
 
@@ -148,8 +157,38 @@ def attach(c: Any, plain_call: Any) -> type | None:
         :func:`static_call` where ``me`` has static arguments."""
         if static:
             me._static_next = call
+        elif tails:
+            me._fill_next = call
         else:
             me._dispatch = call
+
+    tails: dict[int, tuple[Any, ...]] = {}  # (calls of n arguments: the device arrays of the defaults left out)
+
+    def filling(*args: Any, **kwargs: Any) -> Any:
+        """A call of a function some of whose calls leave out parameters with defaults (Python numbers):
+        those calls get the defaults as device arrays uploaded once (:func:`_device_tail`), so that the
+        C++ side, which hands the program the arguments it is given, serves them too."""
+        me = ref()
+        assert me is not None
+        if not kwargs:
+            tail = tails.get(len(args))
+            if tail is not None:
+                args += tail
+        return me._fill_next(*args, **kwargs)
+
+    def start_filling(me: Any, args: tuple[Any, ...]) -> bool:
+        """Whether ``args`` (a call leaving out defaults) is now filled by :func:`filling` (defaults that
+        are Python numbers, uploaded once; a function that donates keeps the Python path for such calls)."""
+        if me.donate or len(args) in tails:
+            return False
+        tail = _device_tail(me, args)
+        if tail is None:
+            return False
+        if not tails:
+            me._fill_next = static_call if static else me.__dict__.get("_dispatch", me._cpp)
+            me._dispatch = filling
+        tails[len(args)] = tail
+        return True
 
     def static_call(*args: Any, **kwargs: Any) -> Any:
         """A call of a function with static arguments: jaxlib's C++ side hashes their values before
@@ -172,6 +211,8 @@ def attach(c: Any, plain_call: Any) -> type | None:
     def miss(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
         me = ref()
         assert me is not None
+        if not kwargs and len(args) < me._nparams and start_filling(me, args):
+            return filling(*args), None, False  # (the defaults as device arrays: served like the others)
         copies = None if kwargs else _private_copies(_dynamic(args, static), flatten, array, cpp_dispatch.x64,
                                                      host_upload, in_place[0])
         if copies is _LATER:  # (not a refusal: the second dispatcher takes these calls later)
@@ -323,6 +364,27 @@ def _restored(args: tuple[Any, ...], dynamic: Any, static: tuple[int, ...]) -> A
         return dynamic
     it = iter(dynamic)
     return tuple(a if i in static else next(it) for i, a in enumerate(args))
+
+
+_NUMBERS = frozenset((float, int, bool, complex))
+
+
+def _device_tail(c: Any, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The defaults ``args`` (a call of ``c``) leaves out, uploaded as srcjax arrays (weak-typed, as the
+    Python numbers they are: the same program as the call passing them), or None where one is not a
+    Python number (a string or None is a static value: such functions have no dispatcher)."""
+    from .left_out import filled
+
+    full = filled(c, args)
+    if len(full) != c._nparams or len(full) == len(args):
+        return None
+    tail = full[len(args):]
+    if not all(type(v) in _NUMBERS for v in tail):
+        return None
+    from .api import device_put
+
+    device = c.device if isinstance(c.device, str) else None
+    return tuple(device_put(v, device) for v in tail)
 
 
 def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array: type,

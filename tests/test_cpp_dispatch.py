@@ -307,6 +307,41 @@ def test_static_arguments_with_numpy_inputs_written_after_the_call(host_mode):
     assert f._cpp is not None
 
 
+def scaled_loss(p, x, scale=0.5, shift=0.0, k=2):
+    h = np.tanh(x @ p["w"]) + shift
+    return scale * np.sum(h * h) * k, h
+
+
+@pytest.mark.parametrize("inputs", ["device", "numpy"])
+def test_calls_leaving_out_defaults_are_served_in_cpp(dispatch, inputs):
+    """A call leaving out parameters whose defaults are Python numbers: the C++ side is handed the defaults
+    as device arrays uploaded once (weak-typed, as the numbers: the same program, float32 stays float32),
+    and serves such calls without srcjax's Python path; calls passing them, or other values, still agree."""
+    rng = np.random.default_rng(5)
+    p = {"w": rng.standard_normal((3, 4)).astype(np.float32)}
+    x = rng.standard_normal((5, 3)).astype(np.float32)
+    g = srcjax.jit(scaled_loss)
+    args = srcjax.device_put((p, x)) if inputs == "device" else (p, x)
+    counting = _Counting(g)
+    calls = [(), (0.25,), (0.5, 3.0), (1.0, 2.0, 3), (0.5, 0.0, 2)]
+    for _ in range(3):
+        for extra in calls:
+            value, h = g(*args, *extra)
+            want_value, want_h = scaled_loss(p, x, *extra)
+            assert value.dtype == np.float32 and h.dtype == np.float32
+            np.testing.assert_allclose(float(value), want_value, rtol=1e-5)
+            np.testing.assert_allclose(np.asarray(h), want_h, rtol=1e-5)
+    if dispatch == "on":
+        assert g._cpp is not None
+        if inputs == "device":
+            n = counting.n
+            for extra in calls:
+                g(*args, *extra)
+            assert counting.n == n  # (all served in C++, those leaving out defaults too)
+    value, _ = g(*args, k=3)  # (by keyword: the Python path)
+    np.testing.assert_allclose(float(value), scaled_loss(p, x, k=3)[0], rtol=1e-5)
+
+
 def test_found_static_arguments_turn_it_off(monkeypatch):
     monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
     def reshape(x, n):
