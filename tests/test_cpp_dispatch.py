@@ -288,6 +288,42 @@ def test_an_unhashable_static_argument_gets_srcjax_error(dispatch, donate):
     np.testing.assert_array_equal(np.asarray(f(np.ones(3), (1, 2, 3))), np.full(3, 3.0))
 
 
+def matmul_scaled(a, b, scale=2.0):
+    return (a @ b) * scale
+
+
+def test_defaults_left_out_with_numpy_inputs_written_after_the_call(host_mode):
+    """A call leaving out a default, with NumPy arrays: the defaults are device arrays, the arrays still
+    srcjax's copies (or read in place, the call waiting): a write right after the call changes nothing."""
+    f = srcjax.jit(matmul_scaled)
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((60, 60)).astype(np.float32)
+    b = rng.standard_normal((60, 60)).astype(np.float32)
+    for extra in ((), (3.0,)) * 4:
+        a_in = a.copy()
+        out = f(a_in, b, *extra)
+        a_in[:] = 0.0
+        assert out.dtype == np.float32
+        np.testing.assert_allclose(np.asarray(out), matmul_scaled(a, b, *extra), rtol=1e-4, atol=1e-4)
+    assert f._cpp is not None
+
+
+def step_static(w, x, how):
+    return w - (0.1 if how == "small" else 1.0) * x
+
+
+def test_static_arguments_with_donation(dispatch):
+    """Donation beside a static argument: the buffer is taken on either path, the old array unusable."""
+    f = srcjax.jit(step_static, static_argnums=2, donate_argnums=0)
+    x = srcjax.device_put(np.arange(3.0))
+    for how, m in (("small", 0.1), ("big", 1.0)) * 3:
+        w = srcjax.device_put(np.ones(3))
+        np.testing.assert_allclose(np.asarray(f(w, x, how)), 1.0 - m * np.arange(3.0))
+        with pytest.raises(srcjax.ArgumentError, match="donated"):
+            np.asarray(w)
+    assert (f._cpp is not None) == (dispatch == "on")
+
+
 def test_static_arguments_with_numpy_inputs_written_after_the_call(host_mode):
     """A static argument beside NumPy arrays: the arrays still reach the C++ side as srcjax's copies (or read
     in place, the call waiting for the program), so a write right after the call changes nothing."""
