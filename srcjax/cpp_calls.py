@@ -141,11 +141,12 @@ def attach(c: Any, plain_call: Any) -> type | None:
     def run(*args: Any, **kwargs: Any) -> Any:  # (jax's disable_jit, when jax is imported: the Python path)
         me = ref()
         assert me is not None
-        return me._call(args, kwargs)
+        return me._call(plain(args), kwargs)
 
     refused = [0]
     polls = [0]  # (host_first's calls since it last looked for host_top's)
     flatten, array = cpp_dispatch.default_flatten(), cpp_dispatch.Array
+    from .left_out import filled
     from .runtime import host_upload
     from .runtime.xla import get_backend
 
@@ -163,6 +164,14 @@ def attach(c: Any, plain_call: Any) -> type | None:
             me._dispatch = call
 
     tails: dict[int, tuple[Any, ...]] = {}  # (calls of n arguments: the device arrays of the defaults left out)
+    originals: dict[int, Any] = {}  # (id of such a device array: the default, a Python number)
+
+    def plain(args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """``args`` with the defaults :func:`filling` added as device arrays given back as the numbers they
+        are: srcjax's Python path keys them as the calls passing the numbers (one program for both)."""
+        if not originals:
+            return args
+        return tuple(originals.get(id(a), a) if type(a) is array else a for a in args)
 
     def filling(*args: Any, **kwargs: Any) -> Any:
         """A call of a function some of whose calls leave out parameters with defaults (Python numbers):
@@ -188,6 +197,8 @@ def attach(c: Any, plain_call: Any) -> type | None:
             me._fill_next = static_call if static else me.__dict__.get("_dispatch", me._cpp)
             me._dispatch = filling
         tails[len(args)] = tail
+        for d, v in zip(tail, filled(me, args)[len(args):]):
+            originals[id(d)] = v
         return True
 
     def static_call(*args: Any, **kwargs: Any) -> Any:
@@ -201,7 +212,7 @@ def attach(c: Any, plain_call: Any) -> type | None:
         except ValueError as e:
             if "Non-hashable static" not in str(e):
                 raise
-            return me._call(args, kwargs)
+            return me._call(plain(args), kwargs)
 
     def refuse(me: Any) -> None:
         refused[0] += 1
@@ -216,7 +227,7 @@ def attach(c: Any, plain_call: Any) -> type | None:
         copies = None if kwargs else _private_copies(_dynamic(args, static), flatten, array, cpp_dispatch.x64,
                                                      host_upload, in_place[0])
         if copies is _LATER:  # (not a refusal: the second dispatcher takes these calls later)
-            return me._call(args, kwargs), None, False
+            return me._call(plain(args), kwargs), None, False
         if copies is not None and copies is not _SKIP and copies is not _IN_PLACE:
             if not me.donate:  # (its next calls skip this dispatcher while they have host leaves)
                 if _top_level(_dynamic(args, static), flatten, array):
@@ -225,12 +236,12 @@ def attach(c: Any, plain_call: Any) -> type | None:
                 route(me, host_first)
             return me._cpp_host(*_restored(args, copies, static)), None, False  # host leaves: copied, then the
             # second dispatcher
-        out = me._call(args, kwargs)
+        out = me._call(plain(args), kwargs)
         in_place_call = copies is _IN_PLACE
         if in_place_call and not _inline(out):  # (waiting would cost more than copies: see _inline)
             in_place[0] = False
             return out, None, False
-        record = None if kwargs or copies is _SKIP else _record(me, args, in_place_call, in_place_call)
+        record = None if kwargs or copies is _SKIP else _record(me, args, in_place_call, in_place_call, plain(args))
         if record is None:
             refuse(me)
         return out, record, False
@@ -246,7 +257,7 @@ def attach(c: Any, plain_call: Any) -> type | None:
         assert me is not None
         cpp, host = me._cpp, me._cpp_host
         if cpp is None or host is None:  # (detached meanwhile, by another thread)
-            return me._call(args, kwargs)
+            return me._call(plain(args), kwargs)
         dynamic = _dynamic(args, static)
         copies = None if kwargs else _private_copies(dynamic, flatten, array, cpp_dispatch.x64, host_upload,
                                                      in_place[0])
@@ -271,7 +282,7 @@ def attach(c: Any, plain_call: Any) -> type | None:
         assert me is not None
         cpp, top = me._cpp, me._cpp_top
         if cpp is None or top is None:  # (detached meanwhile, by another thread)
-            return me._call(args, kwargs)
+            return me._call(plain(args), kwargs)
         copies = None if kwargs else _top_copies(_dynamic(args, static), array, cpp_dispatch.x64)
         if copies is None:
             route(me, cpp)
@@ -285,8 +296,8 @@ def attach(c: Any, plain_call: Any) -> type | None:
             # the second)
             route(me, host_first)
             return host_first(*args), None, False
-        out = me._call(args, {})
-        record = _record(me, args, True)
+        out = me._call(plain(args), {})
+        record = _record(me, args, True, False, plain(args))
         if record is None:
             refuse(me)
         return out, record, False
@@ -294,8 +305,8 @@ def attach(c: Any, plain_call: Any) -> type | None:
     def miss_host(*args: Any) -> tuple[Any, Any, bool]:  # (only srcjax's copies reach here)
         me = ref()
         assert me is not None
-        out = me._call(args, {})
-        record = _record(me, args, True)
+        out = me._call(plain(args), {})
+        record = _record(me, args, True, False, plain(args))
         if record is None:
             refuse(me)
         return out, record, False
@@ -476,24 +487,27 @@ def _inline(out: Any) -> bool:
     return False
 
 
-def _record(c: Any, args: tuple[Any, ...], host: bool, ready: bool = False) -> Any:
+def _record(c: Any, args: tuple[Any, ...], host: bool, ready: bool = False, keyed: Any = None) -> Any:
     """The C++ fast-path record for calls like ``args``, or None (see the module's docstring). ``host``:
     ``args`` may hold NumPy arrays and Python numbers (uploaded by the C++ side); ``ready``: the results
-    wait for the program (NumPy memory read in place, see :func:`_private_copies`)."""
+    wait for the program (NumPy memory read in place, see :func:`_private_copies`); ``keyed``: the
+    arguments as srcjax's Python path keyed them (``args`` with defaults left out given back as numbers
+    where ``args`` holds them as device arrays: see :func:`attach`'s ``plain``)."""
     if c._cpp is None or c._static_all != c.static or len(args) != c._nparams or not args:
         return None
     from .runtime import cpp_dispatch
     from .tree_calls import tree_key
 
+    keyed = args if keyed is None else keyed
     if c.static:
-        plan, dynamic = _static_plan(c, args)
-        bufs = cpp_dispatch.flatten(dynamic)
+        plan, _ = _static_plan(c, keyed)
+        bufs = cpp_dispatch.flatten(_dynamic(args, _static_positions(c)))
     else:
         bufs = cpp_dispatch.flatten(args)
-        key = c._fast_key(args)
+        key = c._fast_key(keyed)
         plan = c._cache.get(key) if key is not None else None
         if plan is None:
-            tree = tree_key(args)
+            tree = tree_key(keyed)
             plan = c._tree_cache.get(tree[0]) if tree is not None else None
     if plan is None or len(bufs) != len(plan.in_avals):
         return None

@@ -308,6 +308,20 @@ def test_defaults_left_out_with_numpy_inputs_written_after_the_call(host_mode):
     assert f._cpp is not None
 
 
+@pytest.mark.parametrize("inputs", ["device", "numpy"])
+def test_a_default_left_out_or_passed_is_one_program(dispatch, inputs):
+    """The C++ side gets a left-out default as a device array, but srcjax's Python path keys it as the number
+    it is: one program (one executable) for ``f(a, b)`` and ``f(a, b, 2.0)``, whichever comes first."""
+    f = srcjax.api.Compiled(matmul_scaled)  # (a new one: its own cache)
+    a, b = np.ones((2, 2), np.float32), np.full((2, 2), 3.0, np.float32)
+    if inputs == "device":
+        a, b = srcjax.device_put((a, b))
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(f(a, b)), np.full((2, 2), 12.0, np.float32))
+        np.testing.assert_array_equal(np.asarray(f(a, b, 2.0)), np.full((2, 2), 12.0, np.float32))
+    assert len(f._cache) + len(f._tree_cache) == 1
+
+
 def step_static(w, x, how):
     return w - (0.1 if how == "small" else 1.0) * x
 
