@@ -34,8 +34,12 @@ out (:func:`_dynamic`). An unhashable static value makes the C++ side raise its 
 anything else: such a function's calls go through :func:`attach`'s ``static_call``, which sends that
 call to the Python path (srcjax's ``ArgumentError``).
 
-Any other call (static values found by srcjax, keyword arguments, a default left out, containers with
-other leaves, Python values in the results) keeps falling back to the Python path; after
+A call leaving out parameters whose defaults are Python numbers is handed to the C++ side with those
+defaults as device arrays uploaded once (:func:`attach`'s ``filling``, :func:`_device_tail`), which the
+Python path keys as the numbers they are (``plain``: one program for ``f(x)`` and ``f(x, 0.5)``).
+
+Any other call (static values found by srcjax, keyword arguments, other defaults left out, containers
+with other leaves, Python values in the results) keeps falling back to the Python path; after
 :data:`_REFUSALS` such calls the function stops using the dispatcher. Donation works on both paths
 (the executable's aliasing takes the donated buffers either way).
 
@@ -204,7 +208,7 @@ def attach(c: Any, plain_call: Any) -> type | None:
     def static_call(*args: Any, **kwargs: Any) -> Any:
         """A call of a function with static arguments: jaxlib's C++ side hashes their values before
         anything else, and raises its own error for an unhashable one; the Python path raises srcjax's
-        (located at the user's line) instead."""
+        ``ArgumentError`` instead."""
         me = ref()
         assert me is not None
         try:
