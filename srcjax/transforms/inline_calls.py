@@ -32,9 +32,10 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
     branch's own (in names both branches bind). ``within``: the binding time of the
     tests around ``body`` (a helper's body written out in a branch on data: its own
     calls are in that branch too, and are written out as well). ``written``: the helpers' bodies
-    already written out this way, by (helper, flags, binding time, depth): a helper called at several
-    places is written out once (it was once per call, its own helpers again inside each: a
-    vmapped Jacobian's library helpers made 145 inlinings for grad(vmap(jacfwd(f)))).
+    already written out this way, by (helper, flags, binding time, depth), for every function of the
+    program reverse mode writes (``program.inlined``, while its functions stay the same): a helper
+    called at several places is written out once (it was once per call, its own helpers again inside
+    each: a vmapped Jacobian's library helpers made 145 inlinings for grad(vmap(jacfwd(f)))).
     """
     from ..frontend.binding_times import DYNAMIC, STATIC, BindingTimes
 
@@ -45,7 +46,12 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
     calls = [st for st, _ in _walk(body) if isinstance(st, cst.Assign) and inlinable(st.value)]
     if not calls:
         return body
-    written = {} if written is None else written
+    if written is None:  # (the program's: shared by every function reverse mode writes for it)
+        now = list(program.functions.values())
+        kept, written = program.inlined
+        if len(kept) != len(now) or any(a is not b for a, b in zip(kept, now)):
+            written = {}
+            program.inlined = (now, written)
     bta = BindingTimes(nf, nf.plain_fdef, body)
     inl = Inliner(nf, set(names_in(nf.plain_fdef)) | set(names_in(cst.Module(body=body))))
     changed = False
