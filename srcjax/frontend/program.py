@@ -53,6 +53,9 @@ class Program:
         self.called_at: dict[Callable[..., Any], tuple[Callable[..., Any], Span | None]] = {}  # callee -> caller
         self.methods: set[str] = set()  # methods and property getters of the user's classes (not called by name)
         self.reads = warm_cache.Reads()  # the files and module-level names normalizing read (warm_cache.py)
+        # reverse mode's helper bodies prepared for branches on data (transforms/inline_calls.py), with the
+        # functions they were prepared from (a function replaced, e.g. by lowering: prepared again)
+        self.inlined: tuple[list[Any], dict[tuple[Any, ...], list[Any]]] = ([], {})
         self.entry = self.add(entry)
         while self._queue:
             fn = self._queue.pop(0)

@@ -23,14 +23,19 @@ from .inline_lax import Inliner
 
 
 def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body: list[Any],
-                                   depth: int = 0, within: int | None = None) -> list[Any]:
+                                   depth: int = 0, within: int | None = None,
+                                   written: dict[tuple[Any, ...], list[Any]] | None = None) -> list[Any]:
     """Helper calls inside ``if``s on data, written out in place (reverse mode).
 
     A helper's forward half pushes its saved values on the tape, which a branch
     on data cannot do; its statements in the branch save them like the
     branch's own (in names both branches bind). ``within``: the binding time of the
     tests around ``body`` (a helper's body written out in a branch on data: its own
-    calls are in that branch too, and are written out as well).
+    calls are in that branch too, and are written out as well). ``written``: the helpers' bodies
+    already written out this way, by (helper, flags, binding time, depth), for every function of the
+    program reverse mode writes (``program.inlined``, while its functions stay the same): a helper
+    called at several places is written out once (it was once per call, its own helpers again inside
+    each: a vmapped Jacobian's library helpers made 145 inlinings for grad(vmap(jacfwd(f)))).
     """
     from ..frontend.binding_times import DYNAMIC, STATIC, BindingTimes
 
@@ -41,6 +46,12 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
     calls = [st for st, _ in _walk(body) if isinstance(st, cst.Assign) and inlinable(st.value)]
     if not calls:
         return body
+    if written is None:  # (the program's: shared by every function reverse mode writes for it)
+        now = list(program.functions.values())
+        kept, written = program.inlined
+        if len(kept) != len(now) or any(a is not b for a, b in zip(kept, now)):
+            written = {}
+            program.inlined = (now, written)
     bta = BindingTimes(nf, nf.plain_fdef, body)
     inl = Inliner(nf, set(names_in(nf.plain_fdef)) | set(names_in(cst.Module(body=body))))
     changed = False
@@ -103,8 +114,12 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
             if name not in diff:  # an index parameter stays an index written out (no derivative flows in)
                 args[-1] = f"index_key({args[-1]})"
         known = {p.name.value: literal_flag(a) for p, a in zip(params, args)}
-        body = with_flags_decided(list(callee.plain_fdef.body.body), {p: v for p, v in known.items() if v is not None})
-        inner = inline_calls_in_data_branches(program, callee, body, depth + 1, data)
+        flags = {p: v for p, v in known.items() if v is not None}
+        key = (id(callee), tuple(sorted(flags.items())), data, depth)
+        inner = written.get(key)
+        if inner is None:
+            body = with_flags_decided(list(callee.plain_fdef.body.body), flags)
+            inner = written[key] = inline_calls_in_data_branches(program, callee, body, depth + 1, data, written)
         fdef = callee.plain_fdef.with_changes(body=callee.plain_fdef.body.with_changes(body=inner),
                                               params=ps.with_changes(params=params, kwonly_params=[],
                                                                      star_arg=cst.MaybeSentinel.DEFAULT))

@@ -316,7 +316,7 @@ class Inliner:
         body = list(fdef.body.body)
         result = self.fresh("result")
         try:
-            body = single_exit(body, result)
+            body = single_exit(body, result, statements_only=True)  # (renamed below: every node rebuilt)
         except TranspileError:
             raise self.error(f"`{fdef.name.value}` returns from inside a loop", line) from None
         locals_ = set(params) | set(assigned_names(body))
