@@ -608,6 +608,8 @@ def test_random_program_gradients(module_dir, prog, seed) -> None:
     array outputs) against jax.vjp."""
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
+    from tests.twins import JAX, jitted
+    from tests.twins import jvp as jax_jvp
     text, sx, sy, sw = prog
     text = text + LOSS
     note(text)
@@ -618,18 +620,19 @@ def test_random_program_gradients(module_dir, prog, seed) -> None:
     exec(compile(text.replace("import numpy as np", "import jax.numpy as np"), "<jax twin>", "exec"), ns)
     g = srcjax.grad(mod.loss, argnums=(0, 1, 2))
     ours = g(*args)
-    ref = jax.grad(ns["loss"], argnums=(0, 1, 2))(*args)
+    ref = JAX.grad(ns["loss"], argnums=(0, 1, 2))(*args)  # (jax oracles jitted: tests/twins.py)
     via_numpy = srcjax.numpy_function(g)(*args)
     for a, b, c in zip(ours, ref, via_numpy):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-9, atol=1e-11)
         np.testing.assert_allclose(c, np.asarray(b), rtol=1e-9, atol=1e-11)
     tangents = tuple(rng.standard_normal(s) for s in (sx, sy, sw))
     _, t = srcjax.jvp(mod.loss, args, tangents)
-    _, jt = jax.jvp(ns["loss"], args, tangents)
+    _, jt = jax_jvp(ns["loss"], args, tangents)
     np.testing.assert_allclose(np.asarray(t), np.asarray(jt), rtol=1e-8, atol=1e-10, err_msg="jvp")
     # vjp of the program itself (two array outputs), random cotangents
     outs, back = srcjax.vjp(mod.prog, *args)
-    jouts, jback = jax.vjp(ns["prog"], *args)
-    cts = tuple(rng.standard_normal(np.shape(o)) for o in jouts)
-    for a, b in zip(back(cts), jback(cts)):
+    assert [np.shape(o) for o in outs] == [o.shape for o in jax.eval_shape(ns["prog"], *args)]
+    cts = tuple(rng.standard_normal(np.shape(o)) for o in outs)
+    jbars = jitted(lambda args, cts: jax.vjp(ns["prog"], *args)[1](cts))(args, cts)
+    for a, b in zip(back(cts), jbars):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-9, atol=1e-11, err_msg="vjp")

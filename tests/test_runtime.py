@@ -60,13 +60,21 @@ def test_bfloat16_results_read_back():
     np.testing.assert_array_equal(r.astype(np.float32), [3.0, 4.0])
 
 
-def test_reading_results_never_imports_jax():
+@pytest.fixture(scope="module")
+def fresh_process() -> dict:
+    """One new Python (not one per test: each pays Python's start and srcjax's import): the modules
+    ``import srcjax`` brings, then a compiled program run and its result read (ml_dtypes imported by
+    the script itself), and whether that imported jax."""
+    import json
     import subprocess
     import sys
     import textwrap
 
     code = textwrap.dedent("""
-        import sys, numpy as np, ml_dtypes, srcjax
+        import json, sys
+        import srcjax
+        report = {"after_import": sorted(m for m in ('ml_dtypes', 'jax') if m in sys.modules)}
+        import numpy as np, ml_dtypes
         from srcjax.runtime import xla
         from srcjax.core import ShapedArray
         f32 = np.dtype(np.float32)
@@ -76,13 +84,18 @@ def test_reading_results_never_imports_jax():
             func.return %0 : tensor<3xf32>
           }''', [ShapedArray((3,), f32)])
         (out,) = exe.run([exe.put(np.ones(3, np.float32), ShapedArray((3,), f32))])
-        assert np.asarray(out).tolist() == [2.0, 2.0, 2.0]
-        assert 'jax' not in sys.modules, 'reading a result imported jax'
-        print('ok')
+        report["result"] = np.asarray(out).tolist()
+        report["jax_after_reading"] = 'jax' in sys.modules
+        print(json.dumps(report))
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "ok"
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_reading_results_never_imports_jax(fresh_process):
+    assert fresh_process["result"] == [2.0, 2.0, 2.0]
+    assert not fresh_process["jax_after_reading"], "reading a result imported jax"
 
 
 def test_rejected_module_is_an_internal_error():
@@ -137,13 +150,6 @@ def test_device_put_errors():
         srcjax.device_put(1.0, "numpy")
 
 
-def test_import_srcjax_does_not_import_ml_dtypes_or_jax():
+def test_import_srcjax_does_not_import_ml_dtypes_or_jax(fresh_process):
     # ml_dtypes takes 1-2 s to import; a float32/64 program never needs it (issue #18)
-    import subprocess
-    import sys
-
-    out = subprocess.run([sys.executable, "-c", "import sys, srcjax; "
-                          "print(sorted(m for m in ('ml_dtypes', 'jax') if m in sys.modules))"],
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+    assert fresh_process["after_import"] == []
