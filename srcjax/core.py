@@ -252,6 +252,11 @@ class ShapeError(TranspileError, ValueError):
     """Operand shapes do not fit the operation (found before anything runs)."""
 
 
+class NonScalarOutputError(ShapeError):
+    """A gradient's output is not a scalar: its inferred type is an array with dimensions or a container
+    (what ``srcjax.hessian`` reads to take ``jacfwd(jacrev(f))`` instead of forward over reverse)."""
+
+
 class DTypeError(TranspileError, TypeError):
     """An operand has a dtype the operation does not accept."""
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from . import general_hessian, pytree, reuse
 from .api import Compiled, _as_compiled, _clean, _leaf_aval, _tree_key  # (api's shared argument helpers)
-from .core import ArgumentError, Span, TranspileError, transformation
+from .core import ArgumentError, ShapeDtypeStruct, Span, TranspileError, transformation
 from .custom import custom_jvp, custom_vjp, def_span
 from .frontend.names import Names, code
 from .frontend.normalize import NormalizedFunction
@@ -347,15 +347,19 @@ class Vmapped(Compiled):
                 if plan is not None:  # containers of arrays of shapes seen (and checked) before
                     return plan.run(tree[1])
         self._check_sizes(args)
-        general = getattr(self._primal, "_general", None)  # (a hessian)
-        if general is None:
-            return super().__call__(*args, **kwargs)
+        return super().__call__(*args, **kwargs)
+
+    def one_example(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> general_hessian.Call | None:
+        """The arguments one example of a call with these gets (a mapped leaf: a ShapeDtypeStruct
+        without its mapped axis), for what the vmapped function's output type decides
+        (``general_hessian.takes_general``); None where they are not known (a mapped non-array)."""
         try:
-            return super().__call__(*args, **kwargs)
-        except TranspileError as e:  # its gradient's output is not a scalar: JAX's hessian, jacfwd(jacrev(f))
-            if "grad requires a real scalar output" not in str(e):
-                raise
-            return vmap(general(), self._in_axes, self._out_axes, self._axis_size, self._axis_name)(*args, **kwargs)
+            specs = _in_specs(self._in_axes, len(self.params), self._primal)
+            named = dict(zip(self.params, specs))
+            return (tuple(_one_example(a, s) for a, s in zip(args, specs)),
+                    {k: _one_example(v, named.get(k)) for k, v in kwargs.items()})
+        except (TranspileError, LookupError, TypeError, ValueError, AttributeError):
+            return None
 
     def _omitting_for(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Vmapped | None:
         """The vmap of the primal for a call passing ``args`` and ``kwargs`` when it maps other parameters
@@ -391,6 +395,28 @@ class Vmapped(Compiled):
                 raise _clean(ArgumentError(
                     f"vmap: mapped axes of different sizes: {sizes[0][0]} has {sizes[0][1]}, {path} has {n}",
                     hint="every mapped argument needs the same size along its mapped axis"))
+
+
+def _one_example(value: Any, spec: Axes) -> Any:
+    """``value`` as one example sees it under its in_axes entry ``spec`` (mapped leaves: ShapeDtypeStructs)."""
+    if spec is None:
+        return value
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        return pytree.tree_map(lambda leaf: _without_axis(leaf, spec), value)
+    if _is_record(spec):
+        return type(value)(**{f: _one_example(getattr(value, f), s) for f, s in _fields(spec)})
+    if isinstance(spec, dict):
+        return {k: _one_example(v, spec[k]) for k, v in value.items()}
+    return pytree.tree_like(value, [_one_example(v, s) for v, s in zip(value, spec, strict=True)])
+
+
+def _without_axis(leaf: Any, axis: int) -> ShapeDtypeStruct:
+    a = _leaf_aval(leaf)
+    if a is None:
+        raise TypeError("a mapped leaf that is not an array")
+    shape = tuple(a.shape)
+    k = axis if axis >= 0 else len(shape) + axis
+    return ShapeDtypeStruct(shape[:k] + shape[k + 1:], a.dtype)
 
 
 def _leaves_with_axes(value: Any, spec: Axes, path: str) -> list[tuple[str, Any, int | None]]:
@@ -450,9 +476,12 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_siz
     if axis_size is not None and (isinstance(axis_size, bool) or not isinstance(axis_size, int) or axis_size < 0):
         raise _clean(ArgumentError(f"vmap: axis_size must be a non-negative int, not {axis_size!r}"))
     options = (_freeze(in_axes), _freeze(out_axes), axis_size, axis_name)
-    return reuse.reused(fn, "vmap", options, lambda: general_hessian.remade(
-        _vmap(fn, in_axes, out_axes, axis_size, axis_name), fn,
-        lambda g: vmap(g, in_axes, out_axes, axis_size, axis_name)))
+    def made() -> Vmapped:
+        v = _vmap(fn, in_axes, out_axes, axis_size, axis_name)
+        return general_hessian.remade(v, fn, lambda g: vmap(g, in_axes, out_axes, axis_size, axis_name),
+                                      v.one_example)  # type: ignore[no-any-return]
+
+    return reuse.reused(fn, "vmap", options, made)
 
 
 def _vmap(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None, axis_name: Any) -> Vmapped:
