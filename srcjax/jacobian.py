@@ -275,6 +275,17 @@ class _Jacobian(_Derived):
         """A hessian: whether these arguments take its general form (general_hessian.takes_general)."""
         return self._general is not None and self._primal is not None and _takes_general(self._primal, args, kwargs)
 
+    def array_form_for(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[..., Any] | None:
+        """The array form's generated function where a call with these arguments (arrays or
+        ShapeDtypeStructs) takes it, so that a transformation of this Jacobian for them (vmap: one
+        example's) may read it instead of the generic form; else None."""
+        if self._arrays is None or self._general is not None or self._or_general is not None:
+            return None  # (a hessian, or a Jacobian of one: its general form is decided by the generic one)
+        try:
+            return self._arrays.fn if self._compiled_path(args, kwargs) else None
+        except TranspileError:
+            return None
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
             return self._own_call(args, kwargs)
