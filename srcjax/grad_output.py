@@ -9,7 +9,7 @@ import libcst as cst
 
 from . import pytree
 from .api import _as_compiled  # (api's shared helper: the function's one Compiled)
-from .core import DTypeError, NonScalarOutputError, ShapeDtypeStruct, Span, TranspileError, dtype_short_name
+from .core import DTypeError, ShapeDtypeStruct, Span, TranspileError, dtype_short_name, not_scalar_output
 from .frontend.names import Visitor
 from .frontend.read import read_function
 
@@ -45,7 +45,7 @@ def grad_output_error(fn: Callable[..., Any], out: Any, has_aux: bool, what: str
                           main.dtype.kind == "c" else
                           "an integer or boolean output has no gradient: compute the output in floating point "
                           "(x.astype(np.float32)), or use srcjax.vjp")
-    return NonScalarOutputError(f"{what} needs a scalar output, but {name} returns {show(main)}{part}", span=span,
+    return not_scalar_output(f"{what} needs a scalar output, but {name} returns {show(main)}{part}", span=span,
                       hint="reduce it to a scalar (np.sum, np.mean), or use srcjax.jacrev or srcjax.vjp for a "
                            "non-scalar output")
 

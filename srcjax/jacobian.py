@@ -39,7 +39,7 @@ from .autodiff import (  # noqa: I001
     grad,
     vjp,
 )
-from .core import ArgumentError, DTypeError, NonScalarOutputError, TranspileError, transformation
+from .core import ArgumentError, DTypeError, ShapeError, TranspileError, transformation
 from .frontend.names import Names
 from .generated import exec_generated, load_module
 from .grad_output import grad_output_error, scalar_shaped
@@ -539,7 +539,9 @@ def hessian(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
 def _hessian(fn: Callable[..., Any], argnums: int | tuple[int, ...], max_iters: int | None) -> Callable[..., Any]:
     try:
         h = jacfwd(grad(fn, argnums, max_iters=max_iters), argnums)
-    except NonScalarOutputError:  # a container output (a literal one at the return): no gradient to write
+    except ShapeError as e:  # a container output (a literal one at the return): no gradient to write
+        if not e.not_scalar_output:
+            raise
         return jacfwd(jacrev(fn, argnums, max_iters=max_iters), argnums)
     if isinstance(h, _TupleArgnums):  # (its generated source: the blocks jacfwd(grad(fn, i), j))
         nums = h._nums

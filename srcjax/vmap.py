@@ -319,11 +319,12 @@ class Vmapped(Compiled):
     output), the batched source is written from the Jacobian's array form (``array_form_for``); a later
     call that is not of that kind runs the vmap of its generic form (``_generic``)."""
 
-    _write: Callable[[Any], Callable[..., Any]] | None = None  # (example call or None) -> the batched function
+    _write: Callable[[Any], tuple[Callable[..., Any], Any]] | None = None  # (example call or None) -> the batched
+    # function, and the Jacobian whose array form it was written from (or None)
     _of_arrays: Any = None  # the Jacobian whose array form the source was written from
     _generic: Vmapped | None = None  # (then: the vmap of its generic form, for calls of another kind)
 
-    def __init__(self, fn: Callable[..., Any], write: Callable[[Any], Callable[..., Any]], in_axes: Axes,
+    def __init__(self, fn: Callable[..., Any], write: Callable[[Any], tuple[Callable[..., Any], Any]], in_axes: Axes,
                  out_axes: Axes, axis_size: int | None, **kw: Any) -> None:
         c = _as_compiled(fn)
         # the function vmapped stands in until the source is written (as it is now: reading a Jacobian's
@@ -365,7 +366,7 @@ class Vmapped(Compiled):
         write, self._write = self._write, None
         assert write is not None
         try:
-            written = write(call)
+            written, self._of_arrays = write(call)
         except TranspileError as e:
             self._write = write  # (the next reader gets the error again)
             raise _clean(e) from None
@@ -578,11 +579,9 @@ def _vmap(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int 
         raise _clean(e) from None
     pick = None if generic else getattr(fn, "array_form_for", None)  # (a Jacobian: its array form)
 
-    def write(call: Any) -> Callable[..., Any]:
+    def write(call: Any) -> tuple[Callable[..., Any], Any]:  # (the batched function, the Jacobian of its form)
         form = pick(*call) if pick is not None and call is not None else None
-        if form is not None:
-            out._of_arrays = fn
-        return batched_function(form or fn, in_axes, out_axes, axis_size, axis_name)
+        return batched_function(form or fn, in_axes, out_axes, axis_size, axis_name), None if form is None else fn
 
     out = Vmapped(fn, write, in_axes, out_axes, axis_size,
                   static_argnums=tuple(i for i, p in enumerate(c.params) if p in c.static), device=c.device)
