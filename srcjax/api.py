@@ -515,7 +515,7 @@ class Compiled:
                     return self._run_numpy(values)
                 plan, leaves = self._plan(values)
             except TranspileError as e:
-                other = general_hessian.instead(self, e)
+                other = general_hessian.instead(self, args, kwargs)
                 if other is not None:  # (a hessian's output is not a scalar: its general form)
                     return other(*args, **kwargs)
                 raise _clean(e) from None
@@ -549,7 +549,7 @@ class Compiled:
             text, out_avals, tree, template, sharding = self._specialize_sharded(values)
             in_avals = [_key_aval(k) for k in self._key(values)[2]]
         except TranspileError as e:
-            other = general_hessian.instead(self, e)
+            other = general_hessian.instead(self, args, kwargs)
             if other is not None:
                 return lower(other, *args, **kwargs)
             raise _clean(e) from None
@@ -807,7 +807,7 @@ def eval_shape(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         values = c._bind(args, kwargs)
         _, out_avals, tree, template = c._specialize(values)
     except TranspileError as e:
-        other = general_hessian.instead(c, e)
+        other = general_hessian.instead(c, args, kwargs)
         if other is not None:
             return eval_shape(other, *args, **kwargs)
         raise _clean(e) from None

@@ -374,8 +374,11 @@ def _wrap(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_a
     key = (kind, argnums if isinstance(argnums, int) else tuple(argnums), has_aux, max_iters)
     hit = _WRAPPED.get(fn, key)
     if hit is None:
-        hit = _WRAPPED.set(fn, key, general_hessian.remade(gc_pause.pausing(_wrap_new)(
-            fn, kind, argnums, has_aux, max_iters), fn, lambda g: _wrap(g, kind, argnums, has_aux, max_iters)))
+        d = gc_pause.pausing(_wrap_new)(fn, kind, argnums, has_aux, max_iters)
+        n = d._primal_nargs if isinstance(d, _Derived) else None  # jvp, vjp: the primals come first
+        hit = _WRAPPED.set(fn, key, general_hessian.remade(
+            d, fn, lambda g: _wrap(g, kind, argnums, has_aux, max_iters),
+            None if n is None else lambda args, kwargs: (args[:n], kwargs)))
     return hit
 
 

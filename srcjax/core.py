@@ -251,6 +251,17 @@ def assertion_failed(msg: Any) -> TranspileError:
 class ShapeError(TranspileError, ValueError):
     """Operand shapes do not fit the operation (found before anything runs)."""
 
+    # grad's check: the output's inferred type is an array with dimensions or a container (what
+    # ``srcjax.hessian`` reads to take ``jacfwd(jacrev(f))`` instead of forward over reverse)
+    not_scalar_output = False
+
+
+def not_scalar_output(message: str, span: Span | None = None, hint: str | None = None) -> ShapeError:
+    """grad's refusal of an output that is not a scalar (``ShapeError.not_scalar_output``)."""
+    e = ShapeError(message, span=span, hint=hint)
+    e.not_scalar_output = True
+    return e
+
 
 class DTypeError(TranspileError, TypeError):
     """An operand has a dtype the operation does not accept."""

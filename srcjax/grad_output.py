@@ -9,11 +9,18 @@ import libcst as cst
 
 from . import pytree
 from .api import _as_compiled  # (api's shared helper: the function's one Compiled)
-from .core import DTypeError, ShapeDtypeStruct, ShapeError, Span, TranspileError, dtype_short_name
+from .core import DTypeError, ShapeDtypeStruct, Span, TranspileError, dtype_short_name, not_scalar_output
 from .frontend.names import Visitor
 from .frontend.read import read_function
 
-__all__ = ["grad_output_error", "return_span"]
+__all__ = ["grad_output_error", "return_span", "scalar_shaped"]
+
+
+def scalar_shaped(out: Any) -> bool:
+    """Whether ``out`` (an ``eval_shape`` result) has the shape grad's check asks for: one value of no
+    dimensions (its dtype is checked next: :func:`grad_output_error`). Not so: an array with dimensions
+    or a container (``srcjax.hessian`` of such a function is ``jacfwd(jacrev(f))``)."""
+    return isinstance(out, ShapeDtypeStruct) and out.shape == () or type(out) in (float, int, bool)
 
 
 def grad_output_error(fn: Callable[..., Any], out: Any, has_aux: bool, what: str,
@@ -30,7 +37,7 @@ def grad_output_error(fn: Callable[..., Any], out: Any, has_aux: bool, what: str
         return None
     span = return_span(fn, has_aux)
     part = " as its output (the first of the pair)" if has_aux and main is not out else ""
-    if isinstance(main, ShapeDtypeStruct) and main.shape == () or type(main) in (int, bool):
+    if scalar_shaped(main):
         return DTypeError(f"{what} requires a real-valued (floating-point) output, but {name} returns "
                           f"{show(main)}{part}", span=span,
                           hint="a complex output has no gradient (as in JAX): return np.real(...), np.abs(...) "
@@ -38,7 +45,7 @@ def grad_output_error(fn: Callable[..., Any], out: Any, has_aux: bool, what: str
                           main.dtype.kind == "c" else
                           "an integer or boolean output has no gradient: compute the output in floating point "
                           "(x.astype(np.float32)), or use srcjax.vjp")
-    return ShapeError(f"{what} needs a scalar output, but {name} returns {show(main)}{part}", span=span,
+    return not_scalar_output(f"{what} needs a scalar output, but {name} returns {show(main)}{part}", span=span,
                       hint="reduce it to a scalar (np.sum, np.mean), or use srcjax.jacrev or srcjax.vjp for a "
                            "non-scalar output")
 

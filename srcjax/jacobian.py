@@ -42,6 +42,7 @@ from .autodiff import (  # noqa: I001
 from .core import ArgumentError, DTypeError, ShapeError, TranspileError, transformation
 from .frontend.names import Names
 from .generated import exec_generated, load_module
+from .grad_output import grad_output_error, scalar_shaped
 from .transforms import ad
 from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch_errors import BatchingError
@@ -270,11 +271,26 @@ class _Jacobian(_Derived):
                 self._array_out[key] = hit
         return hit
 
+    def needs_general(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """A hessian: whether these arguments take its general form (general_hessian.takes_general)."""
+        return self._general is not None and self._primal is not None and _takes_general(self._primal, args, kwargs)
+
+    def array_form_for(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[..., Any] | None:
+        """The array form's generated function where a call with these arguments (arrays or
+        ShapeDtypeStructs) takes it, so that a transformation of this Jacobian for them (vmap: one
+        example's) may read it instead of the generic form; else None."""
+        if self._arrays is None or self._general is not None or self._or_general is not None:
+            return None  # (a hessian, or a Jacobian of one: its general form is decided by the generic one)
+        try:
+            return self._arrays.fn if self._compiled_path(args, kwargs) else None
+        except TranspileError:
+            return None
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
             return self._own_call(args, kwargs)
-        except TranspileError as e:
-            other = general_hessian.instead(self, e) if self._or_general is not None else None
+        except TranspileError:
+            other = general_hessian.instead(self, args, kwargs) if self._or_general is not None else None
             if other is None:
                 raise
             return other(*args, **kwargs)  # (a Jacobian of a hessian of an output that is not a scalar)
@@ -347,6 +363,10 @@ class _TupleArgnums:
             self._source_fn = _tuple_source(self._primal, self._blocks or tuple(self._parts), self._kind,
                                             self._kind != "hessian")
         return self._source_fn or None
+
+    def needs_general(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """A hessian: whether these arguments take its general form (general_hessian.takes_general)."""
+        return self._general is not None and _takes_general(self._primal, args, kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._general is not None and not _scalar_output(self._primal, args, kwargs):
@@ -464,13 +484,32 @@ def _reverse_or_forward(fn: Callable[..., Any], argnum: int, max_iters: int | No
 
 
 def _scalar_output(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    """Whether ``fn``'s output on these arguments is one array of no dimensions (or its shape cannot be
-    found: the function's own error, which the gradient's path reports at its line)."""
+    """Whether ``fn``'s output on these arguments has grad's scalar shape, so that its hessian is forward
+    over reverse (and grad's check reports a dtype it refuses at the return), or its type cannot be
+    inferred (the function's own error, which the gradient's path reports at its line); else (an array
+    with dimensions, a container) the hessian is ``jacfwd(jacrev(fn))``."""
     try:
         out = eval_shape(fn, *args, **kwargs)
     except TranspileError:
         return True
-    return not pytree.is_tree(out) and np.ndim(out) == 0
+    return scalar_shaped(out)
+
+
+def _takes_general(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """What a transformation of ``hessian(fn)`` runs for these arguments of ``fn`` when its own path
+    (forward over reverse) failed: True, ``jacfwd(jacrev(fn))`` (an output that is not a scalar); False,
+    that failure (the function's own error); grad's error for a scalar output of a dtype it refuses
+    (integer, boolean, complex), located at the ``return`` (raised)."""
+    try:
+        out = eval_shape(fn, *args, **kwargs)
+    except TranspileError:
+        return False
+    if not scalar_shaped(out):
+        return True
+    bad = grad_output_error(fn, out, False, "srcjax.grad")
+    if bad is not None:
+        raise _clean(bad) from None
+    return False
 
 
 def _general_hessian(fn: Callable[..., Any], argnums: int | tuple[int, ...],
@@ -501,7 +540,7 @@ def _hessian(fn: Callable[..., Any], argnums: int | tuple[int, ...], max_iters: 
     try:
         h = jacfwd(grad(fn, argnums, max_iters=max_iters), argnums)
     except ShapeError as e:  # a container output (a literal one at the return): no gradient to write
-        if "needs a scalar output" not in e.message:
+        if not e.not_scalar_output:
             raise
         return jacfwd(jacrev(fn, argnums, max_iters=max_iters), argnums)
     if isinstance(h, _TupleArgnums):  # (its generated source: the blocks jacfwd(grad(fn, i), j))

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import general_hessian, pytree, reuse
 from .api import Compiled, _as_compiled, _clean, _leaf_aval, _tree_key  # (api's shared argument helpers)
-from .core import ArgumentError, Span, TranspileError, transformation
+from .core import ArgumentError, ShapeDtypeStruct, Span, TranspileError, transformation
 from .custom import custom_jvp, custom_vjp, def_span
 from .frontend.names import Names, code
 from .frontend.normalize import NormalizedFunction
@@ -309,11 +310,29 @@ def _freeze(spec: Axes) -> Any:
 
 
 class Vmapped(Compiled):
-    """``srcjax.vmap(fn, ...)``: a compiled batched program; checks the mapped sizes of its arguments."""
+    """``srcjax.vmap(fn, ...)``: a compiled batched program; checks the mapped sizes of its arguments.
 
-    def __init__(self, fn: Callable[..., Any], written: Callable[..., Any], in_axes: Axes, out_axes: Axes,
-                 axis_size: int | None, **kw: Any) -> None:
-        super().__init__(written, **kw)
+    Its source is written when first needed (``_write``), as jit's and grad's are: by the first call,
+    ``lower`` or ``eval_shape`` (for their arguments), or anything reading ``fn`` (``srcjax.source``,
+    another transformation). Until then the function vmapped stands in (its signature is the batched
+    one's). Of a Jacobian whose arguments there are arrays (one example's: an array argument, an array
+    output), the batched source is written from the Jacobian's array form (``array_form_for``); a later
+    call that is not of that kind runs the vmap of its generic form (``_generic``)."""
+
+    _write: Callable[[Any], tuple[Callable[..., Any], Any]] | None = None  # (example call or None) -> the batched
+    # function, and the Jacobian whose array form it was written from (or None)
+    _of_arrays: Any = None  # the Jacobian whose array form the source was written from
+    _generic: Vmapped | None = None  # (then: the vmap of its generic form, for calls of another kind)
+
+    def __init__(self, fn: Callable[..., Any], write: Callable[[Any], tuple[Callable[..., Any], Any]], in_axes: Axes,
+                 out_axes: Axes, axis_size: int | None, **kw: Any) -> None:
+        c = _as_compiled(fn)
+        # the function vmapped stands in until the source is written (as it is now: reading a Jacobian's
+        # `fn` would write its generic form)
+        super().__init__(c.__dict__.get("_fn") or c.fn, **kw)
+        for k in [k for k in vars(self) if k.startswith("__srcjax")]:  # (the stand-in's marks)
+            del self.__dict__[k]
+        self._write = write
         self._in_axes = in_axes
         self._out_axes = out_axes
         self._axis_size = axis_size
@@ -323,6 +342,64 @@ class Vmapped(Compiled):
         self._omitting: dict[tuple[Any, ...], Any] = {}
         self._one_axis: int | None = None  # vmap(f, in_axes=k) of an f with defaults: maps what a call passes
         self._by_passed: dict[Any, Vmapped | None] = {}  # (__call__: the vmap for each way of passing arguments)
+
+    @property  # type: ignore[override]
+    def fn(self) -> Callable[..., Any]:
+        if self._write is not None:
+            self._write_now(None)
+        return self._fn  # type: ignore[no-any-return]
+
+    @fn.setter
+    def fn(self, v: Callable[..., Any]) -> None:
+        self._fn = v
+
+    @property  # type: ignore[override]
+    def __srcjax_fn__(self) -> Any:
+        return self.fn
+
+    @__srcjax_fn__.setter
+    def __srcjax_fn__(self, v: Callable[..., Any]) -> None:
+        self._fn = v
+
+    def _write_now(self, call: Any) -> None:
+        """Write the batched source (``call``: a call's arguments, one example's, or None: not known)."""
+        write, self._write = self._write, None
+        assert write is not None
+        try:
+            written, self._of_arrays = write(call)
+        except TranspileError as e:
+            self._write = write  # (the next reader gets the error again)
+            raise _clean(e) from None
+        self._fn = written
+        for k in [k for k in vars(self) if k.startswith("__srcjax")]:  # (the stand-in's marks)
+            del self.__dict__[k]
+        functools.update_wrapper(self, written)
+
+    def _bind(self, args: Any, kwargs: dict[str, Any]) -> list[Any]:
+        if self._write is not None:
+            self._write_now(self.one_example(tuple(args), kwargs))
+        return super()._bind(args, kwargs)
+
+    def _not_its_form(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Vmapped | None:
+        """The vmap of the Jacobian's generic form where this one was written from its array form and
+        these arguments are not of that kind (a container); else None."""
+        j = self._of_arrays
+        if j is None:
+            return None
+        example = self.one_example(args, kwargs)
+        if example is not None and j.array_form_for(*example) is not None:
+            return None
+        if self._generic is None:
+            self._generic = _vmap(self._primal, self._in_axes, self._out_axes, self._axis_size, self._axis_name,
+                                  generic=True)
+        return self._generic
+
+    def __repr__(self) -> str:  # (not written for a repr)
+        return f"<srcjax.compile of {self._fn.__qualname__}>"
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        other = self._not_its_form(args, kwargs) if self._write is None else None
+        return other.lower(*args, **kwargs) if other is not None else super().lower(*args, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._one_axis is not None:
@@ -347,15 +424,22 @@ class Vmapped(Compiled):
                 if plan is not None:  # containers of arrays of shapes seen (and checked) before
                     return plan.run(tree[1])
         self._check_sizes(args)
-        general = getattr(self._primal, "_general", None)  # (a hessian)
-        if general is None:
-            return super().__call__(*args, **kwargs)
+        other = self._not_its_form(args, kwargs) if self._write is None else None
+        if other is not None:
+            return other(*args, **kwargs)
+        return super().__call__(*args, **kwargs)
+
+    def one_example(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> general_hessian.Call | None:
+        """The arguments one example of a call with these gets (a mapped leaf: a ShapeDtypeStruct
+        without its mapped axis), for what the vmapped function's output type decides
+        (``general_hessian.takes_general``); None where they are not known (a mapped non-array)."""
         try:
-            return super().__call__(*args, **kwargs)
-        except TranspileError as e:  # its gradient's output is not a scalar: JAX's hessian, jacfwd(jacrev(f))
-            if "grad requires a real scalar output" not in str(e):
-                raise
-            return vmap(general(), self._in_axes, self._out_axes, self._axis_size, self._axis_name)(*args, **kwargs)
+            specs = _in_specs(self._in_axes, len(self.params), self._primal)
+            named = dict(zip(self.params, specs))
+            return (tuple(_one_example(a, s) for a, s in zip(args, specs)),
+                    {k: _one_example(v, named.get(k)) for k, v in kwargs.items()})
+        except (TranspileError, LookupError, TypeError, ValueError, AttributeError):
+            return None
 
     def _omitting_for(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Vmapped | None:
         """The vmap of the primal for a call passing ``args`` and ``kwargs`` when it maps other parameters
@@ -391,6 +475,28 @@ class Vmapped(Compiled):
                 raise _clean(ArgumentError(
                     f"vmap: mapped axes of different sizes: {sizes[0][0]} has {sizes[0][1]}, {path} has {n}",
                     hint="every mapped argument needs the same size along its mapped axis"))
+
+
+def _one_example(value: Any, spec: Axes) -> Any:
+    """``value`` as one example sees it under its in_axes entry ``spec`` (mapped leaves: ShapeDtypeStructs)."""
+    if spec is None:
+        return value
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        return pytree.tree_map(lambda leaf: _without_axis(leaf, spec), value)
+    if _is_record(spec):
+        return type(value)(**{f: _one_example(getattr(value, f), s) for f, s in _fields(spec)})
+    if isinstance(spec, dict):
+        return {k: _one_example(v, spec[k]) for k, v in value.items()}
+    return pytree.tree_like(value, [_one_example(v, s) for v, s in zip(value, spec, strict=True)])
+
+
+def _without_axis(leaf: Any, axis: int) -> ShapeDtypeStruct:
+    a = _leaf_aval(leaf)
+    if a is None:
+        raise TypeError("a mapped leaf that is not an array")
+    shape = tuple(a.shape)
+    k = axis if axis >= 0 else len(shape) + axis
+    return ShapeDtypeStruct(shape[:k] + shape[k + 1:], a.dtype)
 
 
 def _leaves_with_axes(value: Any, spec: Axes, path: str) -> list[tuple[str, Any, int | None]]:
@@ -450,23 +556,34 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_siz
     if axis_size is not None and (isinstance(axis_size, bool) or not isinstance(axis_size, int) or axis_size < 0):
         raise _clean(ArgumentError(f"vmap: axis_size must be a non-negative int, not {axis_size!r}"))
     options = (_freeze(in_axes), _freeze(out_axes), axis_size, axis_name)
-    return reuse.reused(fn, "vmap", options, lambda: general_hessian.remade(
-        _vmap(fn, in_axes, out_axes, axis_size, axis_name), fn,
-        lambda g: vmap(g, in_axes, out_axes, axis_size, axis_name)))
+    def made() -> Vmapped:
+        v = _vmap(fn, in_axes, out_axes, axis_size, axis_name)
+        return general_hessian.remade(v, fn, lambda g: vmap(g, in_axes, out_axes, axis_size, axis_name),
+                                      v.one_example)  # type: ignore[no-any-return]
+
+    return reuse.reused(fn, "vmap", options, made)
 
 
-def _vmap(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None, axis_name: Any) -> Vmapped:
+def _vmap(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None, axis_name: Any,
+          generic: bool = False) -> Vmapped:
     c = _as_compiled(fn)
     one_axis = None
     defaults = [p.name for p in c.signature.parameters.values() if p.default is not p.empty]
     if isinstance(in_axes, int) and not isinstance(in_axes, bool) and defaults:
         # the program for a call that leaves the defaults (a call passing them maps them: Vmapped.__call__)
         one_axis, in_axes = in_axes, tuple(None if p in defaults else in_axes for p in c.params)
-    try:
-        written = batched_function(fn, in_axes, out_axes, axis_size, axis_name)
+    try:  # (what jax checks at vmap(): in_axes' kinds, one per parameter; the rest when the source is written)
+        for i, s in enumerate(_in_specs(in_axes, len(c.params), fn)):
+            _spec_state(s, f"[{i}]")
     except TranspileError as e:
         raise _clean(e) from None
-    out = Vmapped(fn, written, in_axes, out_axes, axis_size,
+    pick = None if generic else getattr(fn, "array_form_for", None)  # (a Jacobian: its array form)
+
+    def write(call: Any) -> tuple[Callable[..., Any], Any]:  # (the batched function, the Jacobian of its form)
+        form = pick(*call) if pick is not None and call is not None else None
+        return batched_function(form or fn, in_axes, out_axes, axis_size, axis_name), None if form is None else fn
+
+    out = Vmapped(fn, write, in_axes, out_axes, axis_size,
                   static_argnums=tuple(i for i, p in enumerate(c.params) if p in c.static), device=c.device)
     out._axis_name = axis_name
     out._one_axis = one_axis

@@ -201,7 +201,7 @@ def test_helper_without_a_batched_argument_is_refused() -> None:
         return x + _offset()
 
     with pytest.raises(srcjax.TranspileError, match="_offset reaches a collective over 'i'") as e:
-        srcjax.vmap(f, axis_name="i")
+        srcjax.vmap(f, axis_name="i")(np.ones(3))  # (written at the first call, where jax traces it)
     assert "_offset()" in str(e.value)
 
 

@@ -94,7 +94,7 @@ def test_a_function_named_like_a_jacobian_gets_no_deferred_refusal() -> None:
         return x * 2.0
 
     with pytest.raises(srcjax.TranspileError, match="psum of a container") as e:
-        srcjax.vmap(g_jacfwd, axis_name="i")
+        srcjax.vmap(g_jacfwd, axis_name="i")(np.ones((2, 4)))  # (written at the first call)
     assert "test_jacobian_forms.py" in str(e.value)
 
 
@@ -136,3 +136,63 @@ def test_an_output_that_may_be_an_array_keeps_both_paths() -> None:
     assert "jacobian_rows(" in srcjax.source(srcjax.jacrev(maybe_pair))
     for xs in (np.stack([X, 2 * X]), np.stack([W, 2 * W])):  # (a tuple output, an array output)
         close(srcjax.vmap(srcjax.jacrev(maybe_pair))(xs), jax.vmap(jax.jacrev(maybe_pair_j))(xs))
+
+
+def test_vmap_of_a_jacobian_writes_at_the_first_call_from_the_array_form() -> None:
+    def layer3(x, w):  # type: ignore[no-untyped-def]  (a function no other test transformed)
+        return np.tanh(w @ x) * x
+
+    j = srcjax.jacrev(layer3)
+    v = srcjax.vmap(j, in_axes=(0, None))
+    assert v._write is not None  # (nothing written at vmap())
+    xs = np.stack([X, 2 * X])
+    close(v(xs, W), JAX.vmap(jax.jacrev(layer_j), in_axes=(0, None))(xs, W))
+    assert v._write is None and v._of_arrays is j
+    assert j._generic is not None  # the generic form was not read
+    assert "by_leaves(" not in srcjax.source(v)  # (written from the array form)
+    close(v(xs * 0.5, W), JAX.vmap(jax.jacrev(layer_j), in_axes=(0, None))(xs * 0.5, W))
+    close(srcjax.jit(v)(xs, W), JAX.vmap(jax.jacrev(layer_j), in_axes=(0, None))(xs, W))
+    low = srcjax.vmap(srcjax.jacfwd(layer3), in_axes=(0, None)).lower(xs, W)
+    assert "func.func" in low.as_text()
+
+
+def test_the_source_of_a_vmap_of_a_jacobian_not_called_is_the_generic_forms() -> None:
+    def layer4(x, w):  # type: ignore[no-untyped-def]
+        return np.tanh(w @ x) * x
+
+    v = srcjax.vmap(srcjax.jacfwd(layer4), in_axes=(0, None))
+    assert "by_leaves(" in srcjax.source(v)
+    xs = np.stack([X, 2 * X])
+    close(v(xs, W), JAX.vmap(jax.jacfwd(layer_j), in_axes=(0, None))(xs, W))
+
+
+def test_a_later_call_of_another_kind_runs_the_vmap_of_the_generic_form() -> None:
+    def maybe_pair2(x):  # type: ignore[no-untyped-def]
+        if x.ndim == 2:
+            return np.sin(x)
+        return (np.sin(x), np.sum(x * x))
+
+    def maybe_pair2_j(x):  # type: ignore[no-untyped-def]
+        if x.ndim == 2:
+            return jnp.sin(x)
+        return (jnp.sin(x), jnp.sum(x * x))
+
+    v = srcjax.vmap(srcjax.jacrev(maybe_pair2))
+    for xs in (np.stack([W, 2 * W]), np.stack([X, 2 * X]), np.stack([W, 3 * W])):  # (array, tuple, array output)
+        close(v(xs), jax.vmap(jax.jacrev(maybe_pair2_j))(xs))
+    assert v._of_arrays is not None and v._generic is not None
+    ps = {"w": np.stack([W, 2 * W]), "b": np.stack([X, X])}  # (a container argument)
+    close(srcjax.vmap(srcjax.jacrev(dict_out, argnums=1), in_axes=({"w": 0, "b": 0}, None))(ps, X),
+          JAX.vmap(jax.jacrev(dict_out_j, argnums=1), in_axes=({"w": 0, "b": 0}, None))(ps, X))
+
+
+def test_vmap_refuses_at_its_line_what_jax_refuses_there() -> None:
+    with pytest.raises(srcjax.TranspileError, match="no Python source") as e:
+        srcjax.vmap(3)  # type: ignore[arg-type]
+    with pytest.raises(srcjax.ArgumentError, match="in_axes must be an int"):
+        srcjax.vmap(layer, in_axes="x")
+    with pytest.raises(srcjax.ArgumentError, match="in_axes has 3 entries"):
+        srcjax.vmap(srcjax.jacrev(layer), in_axes=(0, None, 0))
+    with pytest.raises(srcjax.ArgumentError, match=r"in_axes\[1\] must be"):
+        srcjax.vmap(srcjax.jacfwd(layer), in_axes=(0, "a"))
+    del e

@@ -306,7 +306,7 @@ def test_in_axes_must_match_the_arguments():
 
 def test_out_axes_none_for_a_batched_output_is_refused():
     with pytest.raises(srcjax.TranspileError) as ei:
-        srcjax.vmap(newton_sqrt, out_axes=None)
+        srcjax.vmap(newton_sqrt, out_axes=None)(np.ones(3))  # (written at the first call, as jax traces)
     assert "out_axes=None" in ei.value.message
 
 
@@ -316,7 +316,7 @@ def reshape_by_data(x, k):
 
 def test_batched_value_where_a_static_one_is_needed():
     with pytest.raises(srcjax.TranspileError) as ei:
-        srcjax.vmap(reshape_by_data, in_axes=(0, 0))
+        srcjax.vmap(reshape_by_data, in_axes=(0, 0))(np.ones((2, 6)), np.array([2, 3]))  # (at the first call)
     e = ei.value
     assert e.span is not None and e.span.line == reshape_by_data.__code__.co_firstlineno + 1
     assert "in_axes=(0, None)" in (e.hint or "") and "`k`" in e.message  # (the argument, and how to leave it unmapped)

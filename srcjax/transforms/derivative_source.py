@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..core import ShapeError
+from ..core import not_scalar_output
 from ..frontend.names import RenameNames, code, names_in, target_names
 from ..frontend.program import Program
 from ..frontend.restructure import walk as _walk
@@ -60,7 +60,7 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
     main_node = cst.parse_expression(main)
     if isinstance(main_node, (cst.Tuple, cst.List, cst.Dict, cst.Set)):  # a container: never a scalar
         kind = {cst.Tuple: "a tuple", cst.List: "a list", cst.Dict: "a dict", cst.Set: "a set"}[type(main_node)]
-        raise ShapeError(  # located at the user's return by autodiff (which knows the function)
+        raise not_scalar_output(  # located at the user's return by autodiff (which knows the function)
             f"srcjax.{'value_and_grad' if value else 'grad'} needs a scalar output, but {nf.name} returns {kind}"
             + (" as its output (the first of has_aux's pair)" if has_aux else ""),
             hint="reduce it to a scalar (np.sum, np.mean), or use srcjax.jacrev or srcjax.vjp for a "
