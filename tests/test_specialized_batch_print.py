@@ -209,3 +209,31 @@ def test_a_function_that_stores_into_an_array_or_calls_out_is_not_pure() -> None
     assert not effects("def f(a):\n    a.x = 1.0\n    return a\n")
     assert not effects("def f(a):\n    print(a)\n    return a\n")
     assert not effects("def f(a):\n    def g():\n        return a\n    return g()\n")
+
+
+def counted_break(w, x):
+    for _ in range(4):
+        if x < 0.0:
+            break
+        x = np.sqrt(w * x) - 0.5
+    return x
+
+
+def test_taken_marks_on_integer_and_boolean_leaves_are_not_printed() -> None:
+    """A batched loop marks its carry with the examples still running (``taken(leaf, running)``), its
+    counter and its break flag too: the batcher does not know dtypes. For given shapes those marks
+    (on an integer, a boolean: nothing to mask) are not printed; the float leaf's stays."""
+    import libcst as cst
+
+    f = srcjax.vmap(counted_break, in_axes=(None, 0))
+    args = (1.5, np.array([9.0, 0.3, 30.0, -1.0]))
+    generic, text = srcjax.source(f), srcjax.source(f, *args)
+    assert re.search(r"taken\(carry_\d+\[1\], running\)", generic) and \
+        re.search(r"taken\(carry_\d+\[2\], running\)", generic), generic
+    assert not re.search(r"taken\(carry_\d+\[[12]\]", text) and re.search(r"taken\(carry_\d+\[0\], running\)", text), \
+        text
+    assert check(f, args) in ("stablehlo", "optimized")
+    flags = [cst.Name("i"), cst.Name("running")]
+    for dtype, rule in ((np.int64, ("same", "i")), (np.bool_, ("same", "i")), (np.float64, None)):
+        fact = ("a", (4,), np.dtype(dtype), False)
+        assert specialized_batch.rewrite_call("taken", flags, fact, {"i": fact}.get) == rule

@@ -463,7 +463,72 @@ def shared_matrix_jax(m, x):
     return jax.lax.cond(jnp.sum(x) > 0, lambda: jnp.sum(jnp.sqrt(x @ m)), lambda: jnp.sum(jnp.tanh(x @ m)))
 
 
+def _root(w, x):  # a helper: its argument read as an array operand only (marked at the call too)
+    return np.sqrt(w * x)
+
+
+def shared_helper(w, x):
+    if x > 0:
+        y = _root(w, x)
+    else:
+        y = -w * x * x
+    return y
+
+
+def shared_helper_while(w, x):
+    while x > 0.0:
+        x = _root(w, x) - 1.0
+    return x
+
+
+def shared_lax_cond_helper(w, x):
+    return srcjax.lax.cond(x > 0, _root, lambda a, b: -a * b * b, w, x)
+
+
+def shared_loop_carry(w, x):  # the branch reads a loop's carry computed from the unmapped input only
+    h = w
+    y = x
+    for _ in range(3):
+        h = h * 0.5
+        if x > 0:
+            y = y + np.sqrt(h * x)
+        else:
+            y = y - h * x
+    return y
+
+
+def shared_loop_carry_jax(w, x):
+    def body(_, c):  # type: ignore[no-untyped-def]
+        h, y = c
+        h = h * 0.5
+        return h, jax.lax.cond(x > 0, lambda: y + jnp.sqrt(h * x), lambda: y - h * x)
+    return jax.lax.fori_loop(0, 3, body, (w, x))[1]
+
+
+def shared_loop_local(w, x):  # ... a value the loop's body computes from the unmapped input only
+    y = x
+    for i in range(2):
+        h = w * 0.5 + i
+        if x > 0:
+            y = y + np.sqrt(h * x)
+        else:
+            y = y - h * x
+    return y
+
+
+def shared_loop_local_jax(w, x):
+    def body(i, y):  # type: ignore[no-untyped-def]
+        h = w * 0.5 + i
+        return jax.lax.cond(x > 0, lambda: y + jnp.sqrt(h * x), lambda: y - h * x)
+    return jax.lax.fori_loop(0, 2, body, x)
+
+
 SHARED = {
+    "helper": (shared_helper, shared_sqrt_jax, [4.0, -2.0, 0.5, -0.25]),
+    "helper_while": (shared_helper_while, shared_while_jax, [9.0, 0.25, 30.0, -1.0]),
+    "lax_cond_helper": (shared_lax_cond_helper, shared_sqrt_jax, [4.0, -2.0, 0.5, -0.25]),
+    "loop_carry": (shared_loop_carry, shared_loop_carry_jax, [4.0, -2.0, 0.5, -0.25]),
+    "loop_local": (shared_loop_local, shared_loop_local_jax, [4.0, -2.0, 0.5, -0.25]),
     "sqrt": (shared_sqrt, shared_sqrt_jax, [4.0, -2.0, 0.5, -0.25]),
     "closure": (shared_closure, shared_closure_jax, [4.0, -2.0, 0.5, -0.25]),
     "lax_cond": (shared_lax_cond, shared_sqrt_jax, [4.0, -2.0, 0.5, -0.25]),
@@ -475,10 +540,11 @@ SHARED = {
 
 @pytest.mark.parametrize("name", sorted(SHARED))
 def test_grad_of_an_unmapped_argument(name: str) -> None:
-    """The shared weight's gradient is the per-example loop's, summed (jax, one example at a time)."""
+    """The shared weight's gradient is the per-example loop's, summed (jax, one example at a time); read
+    through a helper or computed from it by a loop (NaN before: not marked), too."""
     f, fj, points = SHARED[name]
     xs, w = np.array(points), 1.5
-    kw = {"max_iters": 8} if name == "while" else {}
+    kw = {"max_iters": 8} if "while" in name else {}
     vf = srcjax.vmap(f, in_axes=(None, 0))
     gw, gx = srcjax.grad(lambda a, v: np.sum(vf(a, v)), argnums=(0, 1), **kw)(w, xs)
     want = [jax.grad(fj, argnums=(0, 1))(w, x) for x in xs]
@@ -525,7 +591,8 @@ def test_plain_vmap_keeps_one_product() -> None:
 
     vf = srcjax.vmap(branchy, in_axes=(None, 0))
     text = srcjax.source(vf)
-    assert "taken(batch_broadcast(m, batch_size), gt)" in text, text
+    assert text.count("batch_broadcast(m,") == 1 and "taken(m_1, gt)" in text and "taken(m_1, gt, False)" in text, \
+        text  # (broadcast once, read by both branches)
     hlo = srcjax.jit(vf).lower(np.ones((8, 8), np.float32), np.ones((16, 8), np.float32)).compile().as_text()
     dots = [ln for ln in hlo.splitlines() if " dot(" in ln]
     assert len(dots) == 1 and "f32[16,8]" in dots[0] and "batch_dims" not in dots[0], hlo
@@ -582,3 +649,32 @@ def test_nested_vmaps_of_an_unmapped_argument() -> None:
     outer = srcjax.grad(lambda a, v: np.sum(srcjax.vmap(inner)(a, v)))(ws, xs)
     want = [sum(float(jax.grad(shared_sqrt_jax)(w, x)) for x in row) for w, row in zip(ws, xs)]
     np.testing.assert_allclose(np.asarray(outer), want)
+
+
+def solve_or_tensordot(a, x):
+    if np.sum(x) > 0:
+        y = np.linalg.solve(a, x)
+    else:
+        y = np.tensordot(a, x, axes=1) + np.einsum("ji,j->i", a, x)
+    return y
+
+
+def test_plain_vmap_of_other_products_reads_the_unrepeated_matrix() -> None:
+    """A solve, a tensordot, an einsum of the unmapped matrix in a branch on batched data: one
+    factorization of it and products with it, no copy of it per example (issue #15: one product or
+    factorization per example made plain vmap slower than before the mark); values the loop's."""
+    rng = np.random.default_rng(1)
+    a, xs = rng.standard_normal((8, 8)) + 8.0 * np.eye(8), rng.standard_normal((16, 8))
+    vf = srcjax.vmap(solve_or_tensordot, in_axes=(None, 0))
+    np.testing.assert_allclose(np.asarray(vf(a, xs)), [solve_or_tensordot(a, x) for x in xs], rtol=1e-12)
+    hlo = srcjax.jit(vf).lower(a, xs).compile().as_text()
+    assert "f64[16,8,8]" not in hlo, hlo
+    assert hlo.count("getrf") == 1 and "f64[8,8]" in [ln for ln in hlo.splitlines() if "getrf" in ln][0], hlo
+
+    def twin(a, x):  # type: ignore[no-untyped-def]
+        return jax.lax.cond(jnp.sum(x) > 0, lambda: jnp.linalg.solve(a, x),
+                            lambda: jnp.tensordot(a, x, axes=1) + jnp.einsum("ji,j->i", a, x))
+
+    got = srcjax.grad(lambda m, v: np.sum(vf(m, v) ** 2))(a, xs)  # (reverse mode reads the repeat too)
+    want = sum(np.asarray(jax.grad(lambda m, v=x: jnp.sum(twin(m, v) ** 2))(a)) for x in xs)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10, atol=1e-12)

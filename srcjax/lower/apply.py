@@ -15,13 +15,35 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..adjoint import first_of
-from ..core import ArgumentError, DTypeError, InternalError, StaticValueError
+from ..core import ArgumentError, DTypeError, InternalError, ShapedArray, StaticValueError
 from ..primitives.registry import LowerCtx, Primitive
 from .hlo import HloValue
 from .values import contains_dynamic, is_dynamic
 
 if TYPE_CHECKING:  # annotations only: the specializer imports this module, not the other way round
     from .specialize import Specializer
+
+
+def _unrepeated(sp: Specializer, prim: Primitive, call_args: list[Any], outs: list[ShapedArray],
+                multi: bool) -> Any:
+    """A stack-wise primitive (``prim.stacked``) of a repeat along new leading axes (``FuncBuilder.repeated``:
+    vmap's unmapped matrix read in a branch on batched data) lowered on the unrepeated operand, its results
+    repeated (one inverse, not one per example); None where that does not apply."""
+    assert sp.b is not None
+    arrays = [v for v in call_args if isinstance(v, HloValue)]
+    src = sp.b.repeated.get(arrays[0].name) if prim.stacked and len(arrays) == 1 else None
+    if src is None or src.ndim < prim.stacked:
+        return None
+    lead = arrays[0].ndim - src.ndim
+    small = [src if v is arrays[0] else v for v in call_args]
+    out = prim.abstract_eval(*[_aval_of(v) for v in small])
+    small_outs = list(out) if multi else [out]
+    if len(small_outs) != len(outs) or any(o.shape[lead:] != s.shape or o.dtype != s.dtype
+                                           for o, s in zip(outs, small_outs)):
+        return None  # pragma: no cover (each result a stack along the operand's leading axes)
+    res = prim.lower(LowerCtx(sp.b, small_outs), *small)
+    res = [sp.b.broadcast_to(r, o.shape) for r, o in zip(res if multi else [res], outs)]
+    return res if multi else res[0]
 
 
 def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: dict[str, Any],
@@ -91,7 +113,8 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
     origin_args = [v for n, v in zip(names, values) if n in prim.origin_from] if prim.origin_from else call_args
     origin = frozenset().union(*(_origins(v) for v in origin_args))
     weak = operator and all(_is_weak(v) for v in call_args if v is not None)
-    res = prim.lower(LowerCtx(sp.b, outs), *call_args)
+    res = _unrepeated(sp, prim, call_args, outs, multi)
+    res = prim.lower(LowerCtx(sp.b, outs), *call_args) if res is None else res
     res_list = list(res) if multi else [res]
     final = []
     for r, o in zip(res_list, outs):

@@ -279,6 +279,8 @@ class FuncBuilder:
             return x
         if x.literal is not None:
             return self.full(x.literal, x.shape, dtype)
+        if x.name in self.repeated:  # (a repeat stays one: the unrepeated value converted, then repeated)
+            return self.broadcast_to(self.convert(self.repeated[x.name], dtype), x.shape)
         if dtype == np.bool_:  # convert truncates; NumPy tests != 0
             zero = self.full(0, x.shape, x.dtype)
             return self.compare("NE", x, zero)
@@ -338,6 +340,10 @@ class FuncBuilder:
         perm = list(perm)
         if perm == list(range(x.ndim)):
             return x
+        lead = x.ndim - self.repeated[x.name].ndim if x.name in self.repeated else 0
+        if lead and perm[:lead] == list(range(lead)):  # (a repeat stays one: the unrepeated value transposed)
+            t = self.transpose(self.repeated[x.name], [p - lead for p in perm[lead:]])
+            return self.broadcast_to(t, tuple(x.shape[p] for p in perm))
         out = x.aval.update(shape=tuple(x.shape[p] for p in perm))
         return self.emit(
             f"stablehlo.transpose {x.name}, dims = {perm} : ({aval_type(x.aval)}) -> {aval_type(out)}", out)
@@ -440,12 +446,61 @@ class FuncBuilder:
     # -- contractions and reductions -------------------------------------
     def dot_general(self, x: HloValue, y: HloValue, batch: tuple[Sequence[int], Sequence[int]],
                     contract: tuple[Sequence[int], Sequence[int]], out: ShapedArray) -> HloValue:
+        for which in (0, 1):  # an operand repeated along leading axes: the product of the unrepeated one
+            r = self._unrepeated_dot(x, y, batch, contract, out, which)
+            if r is not None:
+                return r
         prec = ", precision = [HIGHEST, HIGHEST]" if is_float(out.dtype) else ""
         bd = f"batching_dims = {list(batch[0])} x {list(batch[1])}, " if batch[0] else ""
         return self.emit(
             f"stablehlo.dot_general {x.name}, {y.name}, {bd}"
             f"contracting_dims = {list(contract[0])} x {list(contract[1])}{prec} : "
             f"({aval_type(x.aval)}, {aval_type(y.aval)}) -> {aval_type(out)}", out)
+
+    def _unrepeated_dot(self, x: HloValue, y: HloValue, batch: tuple[Sequence[int], Sequence[int]],
+                        contract: tuple[Sequence[int], Sequence[int]], out: ShapedArray,
+                        which: int) -> HloValue | None:
+        """:meth:`dot_general` where operand ``which`` is a repeat (:attr:`repeated`) whose repeated axes
+        are batch or free axes: the product of the unrepeated operand, the other operand's partner of
+        each repeated batch axis a free axis of it, transposed (and broadcast along a repeated free axis)
+        into the result's layout; None where no operand is such a repeat (vmap's shared weight read in a
+        branch on batched data, ``batch_tensordot(taken(batch_broadcast(A, n), test), x, ...)``: one
+        product with ``A``, not one per example)."""
+        ops = [x, y]
+        src = self.repeated.get(ops[which].name)
+        if src is None:
+            return None
+        lead = ops[which].ndim - src.ndim
+        mine, summed = (batch[which], batch[1 - which]), (contract[which], contract[1 - which])
+        if any(i < lead for i in summed[0]):
+            return None  # (a repeated axis contracted: left as it is)
+        # the result's axes named: ("b", k) the k-th batch pair, (0, i) / (1, j) free axes of x / y
+        nx, ny = x.ndim, y.ndim
+        names = [("b", k) for k in range(len(batch[0]))] + \
+            [(0, i) for i in range(nx) if i not in batch[0] and i not in contract[0]] + \
+            [(1, j) for j in range(ny) if j not in batch[1] and j not in contract[1]]
+        keep = [k for k, i in enumerate(mine[0]) if i >= lead]
+        partner = {mine[1][k]: k for k, i in enumerate(mine[0]) if i < lead}
+        nb = ([mine[0][k] - lead for k in keep], [mine[1][k] for k in keep])
+        nc = ([i - lead for i in summed[0]], list(summed[1]))
+        if which == 1:
+            nb, nc = (nb[1], nb[0]), (nc[1], nc[0])
+        ops[which] = src
+        new_names: list[Any] = [("b", k) for k in keep]
+        order = [1 - which, which]  # (the other operand first: its stack axes lead the product, as they lead
+        for w in order:             # the result)
+            for i in range(ops[w].ndim):
+                if i not in nb[w] and i not in nc[w]:
+                    if w == which:
+                        new_names.append((w, i + lead))
+                    else:
+                        new_names.append(("b", partner[i]) if i in partner else (w, i))
+        shape = tuple(out.shape[names.index(n)] for n in new_names)
+        r = self.dot_general(ops[order[0]], ops[order[1]], (nb[order[0]], nb[order[1]]),
+                             (nc[order[0]], nc[order[1]]), ShapedArray(shape, out.dtype))
+        present = [n for n in names if n in new_names]
+        r = self.transpose(r, [new_names.index(n) for n in present])
+        return self.broadcast_in_dim(r, out.shape, [names.index(n) for n in present])
 
     def reduce(self, x: HloValue, op: str, init: Any, dims: Sequence[int]) -> HloValue:
         """Reduce ``x`` over ``dims`` with the binary ``stablehlo.<op>`` starting from ``init``."""

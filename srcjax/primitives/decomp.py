@@ -22,6 +22,7 @@ Complex derivatives follow JAX's rules (conjugate transposes where JAX has them)
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -95,6 +96,16 @@ def _solve_abstract(a: ShapedArray, b: ShapedArray) -> ShapedArray:
 def _solve_lower(ctx: LowerCtx, a: HloValue, b: HloValue) -> HloValue:
     bl, out = ctx.b, ctx.avals_out[0]
     batch, _ = _solve_plan(a.aval, b.aval)
+    src = bl.repeated.get(a.name)
+    if src is not None and src.ndim == 2:  # one matrix repeated along a stack (vmap's shared matrix read in
+        # a branch on batched data): one factorization, the right sides of the stack its columns
+        rhs = bl.convert(b, out.dtype)
+        rhs = bl.reshape(rhs, (b.shape[0], 1)) if b.ndim == 1 else rhs
+        nb, (n, k) = rhs.ndim - 2, rhs.shape[-2:]
+        cols = bl.reshape(bl.transpose(rhs, [nb] + list(range(nb)) + [nb + 1]), (n, math.prod(rhs.shape[:nb]) * k))
+        x = lapack.lu_solve(bl, bl.convert(src, out.dtype), cols)
+        x = bl.transpose(bl.reshape(x, (n,) + rhs.shape[:nb] + (k,)), list(range(1, nb + 1)) + [0, nb + 1])
+        return bl.broadcast_to(bl.reshape(x, (n,)) if b.ndim == 1 else x, out.shape)
     a = bl.broadcast_to(bl.convert(a, out.dtype), batch + a.shape[-2:])
     rhs = bl.convert(b, out.dtype)
     rhs = bl.reshape(rhs, (b.shape[0], 1)) if b.ndim == 1 else rhs
@@ -583,8 +594,8 @@ set_fields("eig", jvp={"a": "eig_refused(a)"}, vjp={"a": "eig_refused(a)"})  # (
 
 # -- batching: the batch axis is one more leading (batch) axis --------------------------------------
 for _name in ("inv", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "eig", "eigvals", "svd", "qr", "cond", "pinv",
-              "matrix_power"):
-    set_fields(_name, batch=batch_rules.unary)
+              "matrix_power"):  # (per matrix of a stack: a repeated matrix's lowered once, lower/apply.py)
+    set_fields(_name, batch=batch_rules.unary, stacked=2)
 set_fields("solve", batch=batch_rules.helper("batch_solve", "a", "b"))
 set_fields("multi_dot", batch=batch_rules.multi_dot)
 set_fields("lstsq", batch=batch_rules.helper("batch_lstsq", "a", "b", "rcond"))

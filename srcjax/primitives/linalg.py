@@ -68,15 +68,7 @@ def _matmul_abstract(x1: ShapedArray, x2: ShapedArray) -> ShapedArray:
 
 
 def matmul_hlo(b: FuncBuilder, x: HloValue, y: HloValue, out: ShapedArray) -> HloValue:
-    # an operand repeated along leading (stack) axes: the product of the unrepeated one, when NumPy's
-    # broadcasting gives the same result (one plain product, not one per stack entry)
-    for which in (1, 0):
-        v = (x, y)[which]
-        src = b.repeated.get(v.name)
-        if src is not None and src.ndim >= 2:
-            xs, ys = (x, src) if which else (src, y)
-            if _matmul_shapes(xs.shape, ys.shape)[1] == out.shape:
-                x, y = xs, ys
+    # (an operand repeated along its stack axes: FuncBuilder.dot_general reads the unrepeated one)
     batch, _ = _matmul_shapes(x.shape, y.shape)
     if x.ndim == 1 and y.ndim == 1:
         return _dot_general(b, x, y, out.dtype, ([], []), ([0], [0]))

@@ -133,6 +133,9 @@ class Primitive:
     mixed: tuple[str, ...] = ()  # static parameters that may hold dynamic integers (index keys)
     origin_from: tuple[str, ...] = ()  # the operands a scalar result is computed from, if not all (x of x[i])
     nested: tuple[str, ...] = ()  # array operands whose (nested) list literal is written as np.stack (np.array)
+    # > 0: the rank of one entry of its one array operand's stack (a matrix's: 2), each result a stack along
+    # the same leading axes (np.linalg.inv): on a repeat of a smaller stack, lowered once (lower/apply.py)
+    stacked: int = 0
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"

@@ -11,12 +11,13 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from ..frontend.binding_times import STATIC, BindingTimes
-from ..frontend.names import assigned_names, code, names_in, renamed, syntax_children, target_names
+from ..frontend.names import Names, assigned_names, code, names_in, renamed, syntax_children, target_names
 from . import batch_errors, loop_counter
 from .anf import classify
 from .batch_state import State, Tree, all_batched, any_batched, item, join, pack
@@ -61,8 +62,10 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         # a batched predicate: both branches run, written out in line, and each example selects
         # (each batched operand a branch reads marked with the examples that take it: reverse mode sends
         # the others' cotangents, NaN where the branch is singular for them, nowhere: branch_guard.py)
-        outs = [inline(w, fn(tf), opcode, op_states, ind, (code(pred), True)),
-                inline(w, fn(ff), opcode, op_states, ind, (code(pred), False))]
+        fdefs = [fn(tf), fn(ff)]
+        reps = repeats(w, [(fd, opcode, op_states) for fd in fdefs], ind)  # (each broadcast once, both read it)
+        outs = [inline(w, fdefs[0], opcode, op_states, ind, (code(pred), True), reps),
+                inline(w, fdefs[1], opcode, op_states, ind, (code(pred), False), reps)]
         full = all_batched(join(outs[0][1], outs[1][1]))
         a, b = (w.convert(e, st, full) for e, st in outs)
         names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)] \
@@ -135,6 +138,7 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
                     w.emit(f"{c_in}, {t_in} = {param}", ind + 1)
                     w.bind(c_in, carry)
                     w.bind(t_in, False)
+            reps = repeats(w, [(bf, [c_in], [carry])], ind)  # (broadcast once, not at each step)
             w.lines.append("")
             w.emit(f"def {test}({param}):", ind)
             head()
@@ -153,7 +157,7 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
             known = set(w.st)
             # (the carry and what the body reads marked with the examples still running: an extra step of a
             # finished example sends no cotangent, NaN where the body is singular for it, back: branch_guard.py)
-            stepped, st = inline(w, bf, [c_in], [carry], ind + 1, (running, True))
+            stepped, st = inline(w, bf, [c_in], [carry], ind + 1, (running, True), reps)
             out = select_each(w, running, w.convert(stepped, st, carry), c_in, carry, ind + 1, set(w.st) - known)
             if ctr is not None:
                 t_next = w.names.fresh("trips")
@@ -316,37 +320,97 @@ def choose(index: str, outs: list[str], st: State) -> str:
 
 
 def inline(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: list[State],
-           ind: int, taken: tuple[str, bool] | None = None) -> tuple[str, State]:
+           ind: int, taken: tuple[str, bool] | None = None,
+           reps: dict[str, str] | None = None) -> tuple[str, State]:
     """The batched body of the nested function ``fdef`` called with ``args``, written in line (its
     names renamed fresh); the expression of its result and that result's state. ``taken``: the
     batched test and the branch (True: where it holds) of a branch on batched data; each batched
-    argument is bound to ``taken(arg, test)`` (srcjax/branch_guard.py)."""
+    argument is bound to ``taken(arg, test)`` (srcjax/branch_guard.py), each unmapped one it reads as
+    an array operand (:func:`shared_reads`) to ``taken(<it broadcast>, test)``: ``reps[name]`` where
+    :func:`repeats` broadcast it already."""
+    body = _checked_body(w, fdef)
+    params = [p.name.value for p in fdef.params.params]
+    mapping = {n: cst.Name(w.names.fresh(n)) for n in [*params, *assigned_names(body[:-1])]}
+    origins = _ORIGINS.setdefault(w.names, {})
+    for n in _computed(body[:-1]) & set(mapping):  # (what binding times know a computed value's fresh name
+        origins[mapping[n].value] = origins.get(n, n)  # by: _dynamic)
+    outer, unmapped_params = _unmapped_reads(w, fdef, args, states) if taken is not None else (set(), set())
+    reps = reps or {}
+    if taken is not None:  # the batched names of the enclosing function it reads: marked too
+        for n in dict.fromkeys(names_in(fdef.body)):
+            if n not in mapping and (_guardable(w.st.get(n, False)) or n in outer):
+                target = mapping.setdefault(n, cst.Name(w.names.fresh(n))).value
+                st_n = w.st.get(n, False)
+                value = guarded(reps[n], True, taken) if n in reps else guarded(n, st_n, taken, w.size)
+                w.emit(f"{target} = {value}", ind)
+                w.bind(target, True if st_n is False else st_n)
+                w.guards[target] = w.guards.get(n, n)
+    for p, a, st in zip(params, args, states):
+        target = mapping[p].value
+        if p in unmapped_params:  # (an unmapped operand: marked per example too)
+            st, a = True, reps.get(a) or f"batch_broadcast({a}, {w.size})"
+        w.emit(f"{target} = {guarded(a, st, taken) if taken is not None else a}", ind)
+        w.bind(target, st)
+    w.block([renamed(st, mapping) for st in body[:-1]], ind)
+    last = body[-1]
+    assert isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return) and \
+        last.body[0].value is not None
+    ret = renamed(last.body[0].value, mapping)
+    return code(ret), w.value_state(ret)
+
+
+def _computed(body: list[cst.CSTNode]) -> set[str]:
+    """The names ``body`` binds (somewhere) to a computation: an operator's or a call's result, not a copy
+    of a parameter or a loop index (``k = i``)."""
+    out: set[str] = set()
+    for node in _statements(cst.IndentedBlock(body=body)):  # type: ignore[arg-type]
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call | cst.BinaryOperation |
+                                                       cst.UnaryOperation):
+            out.update(n for t in node.targets for n in target_names(t.target))
+    return out
+
+
+def _checked_body(w: FunctionWriter, fdef: cst.FunctionDef) -> list[cst.CSTNode]:
+    """The statements of ``fdef``, which ends with its one ``return``."""
     body = list(fdef.body.body)
     last = body[-1] if body else None
     if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and
             isinstance(last.body[0], cst.Return) and last.body[0].value is not None) or \
             any(_returns(st) for st in body[:-1]):
         raise w.error(f"vmap: {fdef.name.value} needs one return at its end to run on batched data")
-    params = [p.name.value for p in fdef.params.params]
-    mapping = {n: cst.Name(w.names.fresh(n)) for n in [*params, *assigned_names(body[:-1])]}
-    shared = shared_reads(w, fdef) if taken is not None else set()
-    if taken is not None:  # the batched names of the enclosing function it reads: marked too
-        for n in dict.fromkeys(names_in(fdef.body)):
-            if n not in mapping and (_guardable(w.st.get(n, False)) or
-                                     n in shared and w.st.get(n) is False and _dynamic(w, n)):
-                target = mapping.setdefault(n, cst.Name(w.names.fresh(n))).value
-                w.emit(f"{target} = {guarded(n, w.st.get(n, False), taken, w.size)}", ind)
-                w.bind(target, True if w.st[n] is False else w.st[n])
-                w.guards[target] = w.guards.get(n, n)
-    for p, a, st in zip(params, args, states):
-        target = mapping[p].value
-        if taken is not None and p in shared and st is False and a.isidentifier() and _dynamic(w, a):
-            st, a = True, f"batch_broadcast({a}, {w.size})"  # (an unmapped operand: marked per example too)
-        w.emit(f"{target} = {guarded(a, st, taken) if taken is not None else a}", ind)
-        w.bind(target, st)
-    w.block([renamed(st, mapping) for st in body[:-1]], ind)
-    ret = renamed(last.body[0].value, mapping)
-    return code(ret), w.value_state(ret)
+    return body
+
+
+def _unmapped_reads(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str],
+                    states: list[State]) -> tuple[set[str], set[str]]:
+    """(the unbatched names of the enclosing function, the parameters of ``fdef`` given an unbatched
+    name) that a branch on batched data reads only as array operands and that hold data
+    (:func:`shared_reads`): each is broadcast along the batch and marked."""
+    shared = shared_reads(w, fdef)
+    local = {p.name.value for p in fdef.params.params} | set(assigned_names(list(fdef.body.body)[:-1]))
+    outer = {n for n in names_in(fdef.body)
+             if n not in local and n in shared and w.st.get(n) is False and _dynamic(w, n)}
+    params = {p.name.value for p, a, st in zip(fdef.params.params, args, states)
+              if p.name.value in shared and st is False and a.isidentifier() and _dynamic(w, a)}
+    return outer, params
+
+
+def repeats(w: FunctionWriter, calls: list[tuple[cst.FunctionDef, list[str], list[State]]],
+            ind: int) -> dict[str, str]:
+    """Each unbatched name that the branches (or the loop step) ``calls`` of a test on batched data will
+    broadcast along the batch (:func:`_unmapped_reads`) broadcast here, once: name -> its broadcast."""
+    names: list[str] = []
+    for fdef, args, states in calls:
+        _checked_body(w, fdef)
+        outer, params = _unmapped_reads(w, fdef, args, states)
+        names += [n for n in names_in(fdef.body) if n in outer]
+        names += [a for p, a in zip(fdef.params.params, args) if p.name.value in params]
+    out = {}
+    for n in dict.fromkeys(names):
+        out[n] = w.names.fresh(n)
+        w.emit(f"{out[n]} = batch_broadcast({n}, {w.size})", ind)
+        w.bind(out[n], True)
+    return out
 
 
 def guarded(a: str, st: State, taken: tuple[str, bool], size: str | None = None) -> str:
@@ -363,13 +427,13 @@ def guarded(a: str, st: State, taken: tuple[str, bool], size: str | None = None)
     return f"taken({a}, {test})" if keep else f"taken({a}, {test}, False)"
 
 
-def shared_reads(w: FunctionWriter, fdef: cst.FunctionDef) -> set[str]:
+def shared_reads(w: FunctionWriter, fdef: cst.FunctionDef, _within: frozenset[str] = frozenset()) -> set[str]:
     """The names (of the enclosing function, or ``fdef``'s parameters) that a branch on batched data reads
     only as array operands of primitives: each unbatched one that holds data is broadcast and marked
     like a batched one (``taken(batch_broadcast(w, batch_size), test)``). Reverse mode then masks its
     cotangent per example before the broadcast's transpose sums it: a shared weight's gradient summed
     inside the consuming op had the untaken examples' NaN (``0 * inf``) in it (issue #15). A name read
-    any other way (a shape, an index, a loop bound, a helper's argument) is left alone. Plain vmap pays
+    any other way (a shape, an index, a loop bound, a helper's argument it reads so) is left alone. Plain vmap pays
     nothing: elementwise ops fuse the broadcast, and a product reads the unrepeated matrix
     (``FuncBuilder.repeated``)."""
     uses: dict[str, int] = {}
@@ -392,6 +456,15 @@ def shared_reads(w: FunctionWriter, fdef: cst.FunctionDef) -> set[str]:
                 for p, n in op.operands.items():
                     if p in op.prim.arrays:
                         ok[n] = ok.get(n, 0) + 1
+            elif op.kind == "call" and op.callee in w.program.functions and op.callee not in _within:
+                # a helper's argument it reads only as array operands (a helper's copy for batched
+                # arguments takes it batched: its cotangent masked per example there too)
+                hdef = w.program.functions[op.callee].fdef
+                inner = shared_reads(w, hdef, _within | {op.callee})
+                names = [p.name.value for p in hdef.params.params]
+                for p, n in [*zip(names, op.call_args), *op.call_kwargs.items()]:
+                    if p in inner and n.isidentifier():
+                        ok[n] = ok.get(n, 0) + 1
     return {n for n, k in ok.items() if uses.get(n) == k}
 
 
@@ -408,12 +481,22 @@ def _statements(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
+# the names :func:`inline` gives a nested function's names (in the writers sharing one ``Names``) -> those
+_ORIGINS: weakref.WeakKeyDictionary[Names, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
 def _dynamic(w: FunctionWriter, name: str) -> bool:
-    """Whether ``name`` may hold array data (not a constant, a shape, a Python int: binding times)."""
+    """Whether ``name`` may hold array data (not a constant, a shape, a Python int: binding times; a name
+    :func:`inline` made, a loop's or a branch's, by the name it stands for: a value computed in a loop
+    from unmapped values only, read by a branch on batched data, is marked too)."""
     if name in w.static_names or name in w.packed or name in w.zeros:
         return False
     if w.bta is None:
         w.bta = BindingTimes(w.nf, w.nf.fdef, helpers=w.program.functions)
+    origin = _ORIGINS.get(w.names, {}).get(name)
+    if origin is not None and origin not in w.bta.locals:
+        return True  # (a value a nested function computes: data, not a shape, a Python int)
+    name = origin or name
     return name in w.bta.locals and w.bta.kind(name) != STATIC  # (a name of the batcher's: a loop counter)
 
 

@@ -22,6 +22,8 @@ the specializer recorded (the batch axis included), each rule below is exact:
 - ``batch_tile(a, reps)`` with no more ``reps`` than axes per example (no new axes) is
   ``np.tile(a, (1, ...) + reps)``, the helper's own call;
 - ``batch_transpose(a, axes)`` with static ``axes`` is ``np.transpose(a, (0, ...))``, the helper's call;
+- ``taken(x, test, ...)`` of an integer or boolean ``x`` (a batched loop's counter or flag, marked
+  with the examples still running: the mark masks a cotangent, and these have none) is ``x``;
 - ``batch_getitem(x, key)`` with a literal key of integers, slices of integers, ``None`` and ``...``
   (basic indexing: no arrays, which would move axes) is ``x[:, key]``.
 
@@ -57,6 +59,8 @@ def rewrite_call(fn: str, args: list[cst.BaseExpression], ft: Fact,
     if ft[0] != "a" or not names or names[0] is None:
         return None
     f0 = fact(names[0])
+    if fn == "taken" and f0 == ft and ft[2].kind in "biu":  # (an integer's or a boolean's: no cotangent to mask)
+        return ("same", names[0])
     if fn in IDENTITIES and f0 == ft:
         if fn in ("batch_align", "batch_align_b") and len(args) == 2:
             return ("same", names[0])
