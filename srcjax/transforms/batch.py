@@ -593,8 +593,11 @@ class FunctionWriter:
         if op.kind == "pack_like":  # an array's rows stacked after the batch axis (batched.batch_pack_like)
             return f"batch_pack_like({op.args['x']}, {op.elements[0]}, {any_batched(self.state(op.args['x']))}, " \
                    f"{self.size})", True
-        if op.kind == "tree_add":  # (per example, one cotangent may broadcast against the other)
-            terms = [self.convert(e, self.value_state(cst.parse_expression(e)), True, items=True) for e in op.elements]
+        if op.kind == "tree_add":  # (an unbatched cotangent broadcasts against the other per example: aligned
+            states = [self.value_state(cst.parse_expression(e)) for e in op.elements]  # where a second vmap sees it)
+            if all(v is True for v in states):
+                return code(value), True
+            terms = [self.convert(e, v, True, items=True) for e, v in zip(op.elements, states)]
             return f"batch_tree_add({', '.join(terms)})", True
         if op.kind == "getattr":
             st = self.state(op.operands["x"])
