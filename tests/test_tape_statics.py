@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, Phase, given, note, reject, settings
+from hypothesis import strategies as st
 
 jax = pytest.importorskip("jax")
 
@@ -21,6 +23,7 @@ import jax.numpy as jnp  # noqa: E402
 import srcjax  # noqa: E402
 from srcjax import autodiff  # noqa: E402
 
+from . import written  # noqa: E402
 from .corpus_programs import mlp_two_layers  # noqa: E402
 from .unseen_oracle import agree  # noqa: E402
 
@@ -106,3 +109,97 @@ def test_vmap_of_jacrev_of_diff_with_prepend_or_append(f: Any, batch: int) -> No
     got = srcjax.vmap(srcjax.jacrev(f))(x)
     agree(got, jax.vmap(jax.jacrev(TWINS[f]))(x), rtol=1e-9, what="vmap(jacrev)")
     agree(got, _loop(srcjax.jacrev(f), (0,), x), rtol=1e-9, what="loop")
+
+
+# -- random programs: a helper called with random static arguments, through vmap(vjp/jacrev/hessian) ----
+
+HELPER = """
+def h(x, w, mode, k):
+    y = x * w
+    if mode == "sin":
+        y = np.sin(y) + x
+    elif mode == "tanh":
+        y = np.tanh(y) * w
+    for i in range(k):
+        y = y * 0.9 + np.cos(x) * (i + 1)
+    return y
+"""
+
+ENDS = {  # the last step (some through np.diff with prepend=/append=, srcjax's diff_operand)
+    "plain": "b",
+    "diff_append": "np.diff(b, append=b[:1]) * x",
+    "diff_prepend": "np.diff(b, prepend=np.zeros(1)) + w",
+}
+
+
+@st.composite
+def tape_programs(draw: Any) -> tuple[str, str, str, tuple[Any, Any]]:
+    """(module text, how, end, in_axes): ``f`` calls ``h`` twice with random static arguments."""
+    calls = [(draw(st.sampled_from(["sin", "tanh", "none"])), draw(st.integers(0, 2))) for _ in range(2)]
+    end = draw(st.sampled_from(sorted(ENDS)))
+    how = draw(st.sampled_from(["vjp", "jacrev", "hessian"]))
+    in_axes = draw(st.sampled_from([(0, None), (None, 0), (0, 0)]))
+    out = f"np.sum(np.sin({ENDS[end]}))" if how == "hessian" else ENDS[end]
+    text = "import numpy as np\n" + HELPER + f"""
+
+def f(x, w):
+    a = h(x, w, "{calls[0][0]}", {calls[0][1]})
+    b = h(a, w, "{calls[1][0]}", {calls[1][1]})
+    return {out}
+"""
+    return text, how, end, in_axes
+
+
+def _module(tmp_path: Any, text: str) -> tuple[Any, Any]:
+    """(the program ``f`` as srcjax reads it, from a file; jax's twin: the same text with jax.numpy)."""
+    import hashlib
+    import importlib.util
+    path = tmp_path / f"tape_statics_{hashlib.sha1(text.encode()).hexdigest()[:12]}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    ns: dict[str, Any] = {}
+    exec(compile(text.replace("import numpy as np", "import jax.numpy as np"), str(path), "exec"), ns)
+    return mod.f, ns["f"]
+
+
+@settings(max_examples=written.example_count(4), deadline=None, derandomize=not written.THOROUGH,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+          phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@given(prog=tape_programs(), seed=st.integers(0, 2 ** 16))
+def test_random_helpers_with_static_arguments_under_vmap(tmp_path: Any, prog: Any, seed: int) -> None:
+    text, how, end, in_axes = prog
+    note(text)
+    note(f"{how}, in_axes={in_axes}")
+    f, jf = _module(tmp_path, text)
+    try:
+        _check(f, jf, how, in_axes, seed)
+    except srcjax.TranspileError as e:  # a located refusal, never a wrong answer (some are known on main too:
+        note(f"refused: {e}")  # vmap(jacrev) of `np.cos(x) * (i + 1)` in a loop, in_axes=(0, None): "np.broadcast_to:
+        reject()  # shape must be a static int, got None")
+
+
+def _check(f: Any, jf: Any, how: str, in_axes: tuple[Any, Any], seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 4
+    x, w = (rng.standard_normal((3, n) if ax is not None else (n,)) * 0.8 for ax in in_axes)
+    if how == "vjp":
+        ct = rng.standard_normal((3, n))
+        axes = (*in_axes, 0)
+        one = autodiff._wrap(f, "vjp", (0, 1), False)
+        got = srcjax.vmap(one, in_axes=axes)(x, w, ct)
+
+        def theirs(x: Any, w: Any, ct: Any) -> Any:
+            out, back = jax.vjp(jf, x, w)
+            return out, back(ct)
+        want = jax.vmap(theirs, in_axes=axes)(x, w, ct)
+        loop = _loop(one, axes, x, w, ct)
+    else:
+        ours, jaxs = {"jacrev": (srcjax.jacrev, jax.jacrev), "hessian": (srcjax.hessian, jax.hessian)}[how]
+        got = srcjax.vmap(ours(f), in_axes=in_axes)(x, w)
+        want = jax.vmap(jaxs(jf), in_axes=in_axes)(x, w)
+        loop = _loop(ours(f), in_axes, x, w)
+    agree(got, want, rtol=1e-9, what=f"vmap({how}) vs jax")
+    agree(got, loop, rtol=1e-9, what=f"vmap({how}) vs the loop")
