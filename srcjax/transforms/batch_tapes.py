@@ -11,12 +11,13 @@ a second ``vmap`` (``vmap(vjp)``, ``vmap(jacrev)``, ``vmap(hessian)``) refused t
 The rule: a value pushed on a tape batched as a whole stays as it is where it is unbatched, slot by slot.
 Derivative code pushes tuple literals (``_tape.append((eq, w, x))``) and pops them into as many names
 (``eq_saved, w, x = _tape.pop()``), or a value whole into one name (``y``: one slot of its own kind), so a
-tuple's arity and a position in it (a *slot*) match a pop to its pushes. :class:`Slots` keeps, per arity,
-the slots some push fills with a batched value, over the whole program (every helper, every tape): a push broadcasts its unbatched values there only, a pop binds the other
-slots unbatched. Pushes and pops are written in any order, so a pop reads what is known and a push that
-finds a slot batched that a pop read as unbatched makes the program be written again (:class:`Relearn`), knowing
-it; the sets only grow, so this ends. Where a tape is used otherwise (the list broadcast whole) the rule is
-off for the program (``opaque``): every value batched, as before.
+tuple's arity and a position in it (a *slot*) match a pop to its pushes. :class:`Slots` keeps, per arity, the
+slots some push fills with a batched value, over the whole program (every helper, every tape): a push
+broadcasts its unbatched values there only, a pop binds the other slots unbatched. Pushes and pops are written
+in any order, so a pop reads what is known and a push that finds a slot batched that a pop read as unbatched
+makes the program be written again (:class:`Relearn`), knowing it; the sets only grow, so this ends. Where a
+tape is used otherwise (the list broadcast whole) the rule is off for the program (``opaque``): every value
+batched, as before.
 """
 
 from __future__ import annotations
