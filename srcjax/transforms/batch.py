@@ -453,8 +453,8 @@ class FunctionWriter:
                 elif st is not False:
                     expr = self.convert(expr, st, True)
                 st = True
-            if st is True and expr.endswith(".pop()"):  # (a value pushed whole: batched as pushed)
-                st = (batch_tapes.popped(self, expr[:-len(".pop()")], [name], single=True) or [True])[0]
+            if st is True and expr.endswith(".pop()"):  # (a tuple popped whole: its slots as pushed)
+                batch_tapes.whole(self, expr[:-len(".pop()")])
             self.emit(f"{name} = {expr}", ind)
             self.bind(name, st)
             return

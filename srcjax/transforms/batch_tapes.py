@@ -10,13 +10,13 @@ a second ``vmap`` (``vmap(vjp)``, ``vmap(jacrev)``, ``vmap(hessian)``) refused t
 
 The rule: a value pushed on a tape batched as a whole stays as it is where it is unbatched, slot by slot.
 Derivative code pushes tuple literals (``_tape.append((eq, w, x))``) and pops them into as many names
-(``eq_saved, w, x = _tape.pop()``), or a value whole into one name (``y``: one slot of its own kind), so a
-tuple's arity and a position in it (a *slot*) match a pop to its pushes. :class:`Slots` keeps, per arity, the
-slots some push fills with a batched value, over the whole program (every helper, every tape): a push
-broadcasts its unbatched values there only, a pop binds the other slots unbatched. Pushes and pops are written
-in any order, so a pop reads what is known and a push that finds a slot batched that a pop read as unbatched
-makes the program be written again (:class:`Relearn`), knowing it; the sets only grow, so this ends. Where a
-tape is used otherwise (the list broadcast whole) the rule is off for the program (``opaque``): every value
+(``eq_saved, w, x = _tape.pop()``), so a tuple's arity and a position in it (a *slot*) match a pop to its
+pushes. :class:`Slots` keeps, per arity, the slots some push fills with a batched value, over the whole
+program (every helper, every tape): a push broadcasts its unbatched values there only, a pop binds the other
+slots unbatched. Pushes and pops are written in any order, so a pop reads what is known and a push that
+finds a slot batched that a pop read as unbatched makes the program be written again (:class:`Relearn`), knowing
+it; the sets only grow, so this ends. Where a tape is used otherwise (a pushed value that is not a tuple literal,
+a pop into one name, the list broadcast whole) the rule is off for the program (``opaque``): every value
 batched, as before.
 """
 
@@ -42,11 +42,6 @@ class Slots:
     batched: dict[int, frozenset[int]] = field(default_factory=dict)
     read: set[int] = field(default_factory=set)  # arities a pop has bound by these sets
     opaque: bool = False  # a tape used otherwise: every value batched
-
-
-SINGLE = -1
-"""The "arity" of a value pushed whole (``_tape.append(y)``) and popped into one name (``y = _tape.pop()``):
-derivative code pushes and pops each saved value in one of the two forms, tuple or whole, at both ends."""
 
 
 class Relearn(Exception):
@@ -91,12 +86,13 @@ def settled(w: FunctionWriter) -> None:
 def pushed(w: FunctionWriter, lst: str, value: cst.BaseExpression, state: State) -> str:
     """The value ``lst.append(value)`` pushes on a tape batched as a whole: batched slot by slot."""
     slots: Slots = w.b.tape_slots
-    if not is_saved_list_name(lst) or slots.opaque:
+    elems = _elements(value) if is_saved_list_name(lst) else None
+    if elems is None or slots.opaque:
+        if is_saved_list_name(lst):
+            turn_off(slots)
         return w.convert(code(value), state, True)
-    elems = _elements(value)
-    k = SINGLE if elems is None else len(elems)  # (derivative code pops a value pushed whole into one name)
-    elems = [value] if elems is None else elems
-    states = [state] if k == SINGLE else [w.value_state(e) for e in elems]
+    states = [w.value_state(e) for e in elems]
+    k = len(elems)
     have = slots.batched.get(k, frozenset())
     now = have | {i for i, s in enumerate(states) if any_batched(s)}
     if now != have:
@@ -104,19 +100,19 @@ def pushed(w: FunctionWriter, lst: str, value: cst.BaseExpression, state: State)
         if k in slots.read:
             raise Relearn(slots)
     parts = [w.convert(code(e), s, True) if i in now else code(e) for i, (e, s) in enumerate(zip(elems, states))]
-    return parts[0] if k == SINGLE else "(" + ", ".join(parts) + ("," if k == 1 else "") + ")"
+    return "(" + ", ".join(parts) + ("," if k == 1 else "") + ")"
 
 
-def popped(w: FunctionWriter, lst: str, names: list[str], single: bool = False) -> list[State] | None:
-    """The states of ``names`` bound by ``names = lst.pop()`` of a tape batched as a whole (``single``: one
-    name bound to the value pushed whole; None: every one batched, the rule is off)."""
+def popped(w: FunctionWriter, lst: str, names: list[str]) -> list[State] | None:
+    """The states of ``names`` bound by ``names = lst.pop()`` of a tape batched as a whole (None: every
+    one batched, the rule is off)."""
     slots: Slots = w.b.tape_slots
     if not is_saved_list_name(lst) or slots.opaque:
         return None
-    k = len(names) if single is False else SINGLE
+    k = len(names)
     slots.read.add(k)
     have = slots.batched.get(k, frozenset())
-    return [i in have for i in range(len(names))]
+    return [i in have for i in range(k)]
 
 
 def needs_size(params: list[str], states: tuple[State, ...]) -> bool:
