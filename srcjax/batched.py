@@ -50,7 +50,7 @@ from .order_stats import (  # noqa: F401  (generated batched code imports them f
 from .pytree import is_tree, item_keys, tree_get, tree_set
 
 __all__ = [  # what generated batched source imports (transforms/batch.py)
-    "batch_align", "batch_align_b", "batch_broadcast", "batch_broadcast_items",
+    "batch_align", "batch_align_b", "batch_broadcast", "batch_broadcast_items", "batch_tree_add",
     "batch_moveaxis_items", "batch_axis", "batch_axes",
     "batch_select",
     "batch_choose", "batch_reshape", "batch_transpose", "batch_moveaxis", "batch_size_of", "batch_rows",
@@ -91,6 +91,19 @@ def batch_align_b(x: Any, y: Any) -> Any:
     """The batched ``x`` with at least as many per-example axes as the batched ``y``."""
     k = np.ndim(y) - np.ndim(x)
     return np.reshape(x, np.shape(x)[:1] + (1,) * k + np.shape(x)[1:]) if k > 0 else x
+
+
+def batch_tree_add(a: Any, b: Any) -> Any:
+    """``tree_add`` of two batched cotangents (batch axis first) whose leaves may have different numbers of
+    per-example axes (one broadcast against the other per example, as ``a + b`` of one example does)."""
+    if a is None or b is None:
+        return b if a is None else a
+    if is_tree(a):
+        out = a
+        for k in item_keys(a):
+            out = index_update(out, k, batch_tree_add(tree_get(a, k), tree_get(b, k)))
+        return out
+    return batch_align_b(a, b) + batch_align_b(b, a)
 
 
 def batch_broadcast(x: Any, n: int) -> Any:

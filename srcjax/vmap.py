@@ -18,6 +18,7 @@ from .gc_pause import pausing
 from .generated import exec_generated, load_module
 from .left_out import filled
 from .lifetimes import PerFunction
+from .transforms import batch_tapes
 from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch import (
     BATCHED_IMPORTS,
@@ -203,6 +204,12 @@ def _batched_source(c: Compiled, prog: Program, fn: Callable[..., Any], in_axes:
             if e.function != prog.entry.name:
                 raise
             b.data_names.setdefault(e.function, set()).update(e.names)
+        except batch_tapes.Relearn as e:  # a tape's slots found batched after a pop read them: all again
+            data_names = b.data_names
+            b = Batcher(prog)
+            b.axis_name, b.data_names, b.tape_slots = axis_name, data_names, e.slots
+            e.slots.read.clear()
+            name = b.names.fresh(f"{prog.entry.name}_vmap")
 
 
 def _write_entry(c: Compiled, prog: Program, b: Batcher, name: str, fn: Callable[..., Any], in_axes: Axes,

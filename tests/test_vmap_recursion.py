@@ -106,20 +106,6 @@ def _jhvp(f: Any) -> Any:
     return lambda x, w: JAX.jvp(jax.grad(f), (x, w), (jnp.ones_like(x), jnp.zeros_like(w)))[1]
 
 
-def _refused(run: Any) -> None:
-    """Known limit: two calls of the recursive helper (at two depths) push to one tape; the second one's
-    forward half is a wrapper (other derivatives at its first level) that pushes on one static branch only,
-    so the tape's state after it is not one list state: refused where the list is used (as on main), never
-    a wrong answer."""
-    with pytest.raises(srcjax.TranspileError, match="a list holding batched and unbatched values") as e:
-        run()
-    text = str(e.value)  # at the user's line the list is used in (the helper's call of itself: the list is in
-    # generated source), or its function; with a hint that fits
-    assert "test_vmap_recursion.py:" in text.splitlines()[0] and \
-        ("def loss_two_depths" in text or "def hvp" in text or "return _rec(" in text)
-    assert "loop over the examples in Python" in text and "Traceback" not in text, text
-
-
 @pytest.mark.parametrize("how", ["plain", "grad", "hvp"])
 @pytest.mark.parametrize("in_axes", IN_AXES, ids=str)
 @pytest.mark.parametrize("f", LOSSES, ids=lambda f: f.__name__)
@@ -127,9 +113,6 @@ def test_vmap_through_static_recursion(f: Any, in_axes: tuple[Any, ...], how: st
     jf = _jloss(f.__name__)
     fn, jfn = {"plain": (f, jf), "grad": (srcjax.grad(f), JAX.grad(jf)), "hvp": (_hvp(f), _jhvp(jf))}[how]
     x, w = _args(in_axes)
-    if f is loss_two_depths and how != "plain":
-        _refused(lambda: srcjax.vmap(fn, in_axes=in_axes)(x, w))
-        return
     got = np.asarray(srcjax.vmap(fn, in_axes=in_axes)(x, w))
     want = np.asarray(JAX.vmap(jfn, in_axes=in_axes)(jnp.asarray(x), jnp.asarray(w)))
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
@@ -139,8 +122,8 @@ def test_vmap_through_static_recursion(f: Any, in_axes: tuple[Any, ...], how: st
 
 @pytest.mark.parametrize("f", LOSSES, ids=lambda f: f.__name__)
 def test_hessian_through_static_recursion(f: Any) -> None:
-    """(loss_two_depths: the batched JVP is refused, see _refused; the Hessian is the loop over basis
-    vectors then, jacobian._derived, and right.)"""
+    """(loss_two_depths: one recursive helper at two depths on one tape, batched whole by the Hessian's
+    vmap: its values stay as pushed, slot by slot, srcjax/transforms/batch_tapes.py.)"""
     got = np.asarray(srcjax.hessian(f)(X[0], W[0]))
     want = np.asarray(JAX.hessian(_jloss(f.__name__))(jnp.asarray(X[0]), jnp.asarray(W[0])))
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
@@ -248,7 +231,7 @@ def test_an_unbatched_array_is_not_packed_to_another_returns_pair() -> None:
     np.testing.assert_allclose(got, np.stack([rows_then_pair(xi, y) for xi in x]), rtol=1e-12)
 
 
-# -- hessian where the batched JVP is refused: the loop over basis vectors -----------------------------
+# -- hessian through recursion and containers ----------------------------------------------------------
 
 def test_hessian_of_tree_sum_over_a_dict() -> None:
     from tests.container_programs import tree_sum
@@ -269,6 +252,8 @@ def test_hessian_of_tree_sum_over_a_dict() -> None:
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-12)
 
 
-def test_jacfwd_falls_back_to_the_loop_only_where_vmap_refuses() -> None:
-    assert "_vmap(" not in srcjax.source(srcjax.hessian(loss_two_depths))  # (refused batched: the loop form)
-    assert "_vmap(" in srcjax.source(srcjax.hessian(loss_d3))  # (batched)
+def test_jacfwd_batches_the_jvp_through_two_depths() -> None:
+    """The batched JVP of loss_two_depths was refused (its tape batched whole), so hessian took the loop over
+    basis vectors; the tape keeps its values as pushed now (batch_tapes), and the JVP is batched."""
+    assert "_vmap(" in srcjax.source(srcjax.hessian(loss_two_depths))
+    assert "_vmap(" in srcjax.source(srcjax.hessian(loss_d3))

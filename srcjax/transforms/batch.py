@@ -51,6 +51,7 @@ from . import (
     batch_nested,
     batch_queries,
     batch_recursion,
+    batch_tapes,
 )
 from .anf import ADJOINT_IMPORTS, Op, classify
 from .batch_call import BatchCall
@@ -103,6 +104,8 @@ class Batcher:
         self.uses: dict[str, tuple[bool, bool]] = {}  # recursive function -> (pushes, pops) a list given
         self.tapes: dict[tuple[str, str], State] = {}  # (recursive function, list parameter) -> its values' state
         self.recursed: dict[tuple[Any, ...], bool] = {}  # functions being written -> whether they called themselves
+        self.tape_slots = batch_tapes.Slots()  # (tapes batched as a whole: which values stay unbatched)
+        self.sized: dict[str, str] = {}  # batched helpers whose caller passes the batch size -> its parameter
 
     def function(self, nf: NormalizedFunction, states: tuple[State, ...], force: bool = False,
                  want_return: State | None = None) -> tuple[str, State, set[str], dict[str, State]]:
@@ -150,10 +153,12 @@ class Batcher:
         size = batch_recursion.batch_size_expr(params, states, lists)
         if size is not None:
             w.emit(f"{w.size} = {size}", 1)
+        given = size is None and batch_tapes.needs_size(params, states)  # (the caller passes it)
         w.write_body()
         if any(s != w.returned for s in w.return_states):  # returns in other states: each brought to their join
             return self.write_function(nf, params, states, name, returns_join(w.return_states), lists)
-        head = f"def {name}({code(nf.fdef.params)}):"
+        ps = batch_tapes.sized(nf.fdef.params, w.size, self.sized, name) if given else code(nf.fdef.params)
+        head = f"def {name}({ps}):"
         self.texts[name] = head + "\n" + "\n".join(w.lines) + "\n"
         self.origins[name] = nf.name
         needs = {p for p in w.forced & set(params) if states[params.index(p)] is not True}
@@ -214,6 +219,7 @@ class FunctionWriter:
         self.forced: set[str] = set()  # names that must be batched wherever bound (loops, lists)
         self.tape_rows: set[str] = set(parent.tape_rows) if parent is not None else set()  # (from a batched pop)
         self.grown: dict[str, State] = {}  # tapes (Repeated) pushed a value more batched than their state
+        self.wholes: list[str] = parent.wholes if parent is not None else []  # tapes used whole (batch_tapes)
         self.zeros: set[str] = set(parent.zeros) if parent is not None else set()  # bound to zeros_like(...)
         self.params: set[str] = set()  # (a helper's own parameters)
         self.packed: dict[str, State] = {}  # names bound to a container literal of unbatched values: its Tree
@@ -245,15 +251,17 @@ class FunctionWriter:
             if all(v is True for v in (have.entries if isinstance(have, Stack) else (have,))):
                 return expr
             if not any_batched(have):
+                batch_tapes.whole(self, expr, have)
                 return f"batch_broadcast_items({expr}, {self.size})"
-            if expr.isidentifier() and expr not in self.params:  # a list of batched and unbatched values used as
-                self.forced.add(expr)  # a whole: written again, batching each value where it is put in the list
-                return expr
+            if expr.isidentifier() and (expr not in self.params or is_saved_list_name(expr)):  # a list of batched
+                self.forced.add(expr)  # and unbatched values used whole: written again, batching each value where it
+                return expr  # is put in the list (a tape parameter: the caller passes it batched, batch_tapes)
             raise self.error("vmap: a list holding batched and unbatched values is used as a whole",
                              hint="loop over the examples in Python (the list is a derivative's tape: values saved "
                                   "by helpers called more than once)" if is_saved_list_name(expr) else
                              "make the unbatched values batched where they are put in the list")
         if have is False and want is True:
+            batch_tapes.whole(self, expr)
             if expr in self.zeros or items:  # zeros of a value that may be a container (a cotangent)
                 return f"batch_broadcast_items({expr}, {self.size})"
             return f"batch_broadcast({expr}, {self.size})"
@@ -278,6 +286,8 @@ class FunctionWriter:
         names_taken = set(self.names.taken)
         for _ in range(8):  # until the names forced batched (loops, lists) stop growing
             before = set(self.forced)
+            if stmts is None:
+                self.wholes.clear()
             for v in sorted(self.forced):
                 if v in self.params:  # (the caller passes it batched: see Batcher.function)
                     continue
@@ -286,6 +296,8 @@ class FunctionWriter:
                     self.st[v] = True
             self.block(body, ind)
             if self.forced == before:
+                if stmts is None:
+                    batch_tapes.settled(self)
                 return
             self.st = dict(start_st)
             self.lines = list(start_lines)
@@ -380,33 +392,7 @@ class FunctionWriter:
         call = s.value
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
                 call.func.attr.value == "append" and isinstance(call.func.value, cst.Name):
-            lst = call.func.value.value
-            arg = code(call.args[0].value)
-            ast_ = self.value_state(call.args[0].value)
-            have = self.state(lst)
-            if isinstance(have, Repeated):  # (a recursive function's tape: each value in one state)
-                e = have.entries[0]  # (a value in state False has any structure: never packed to e's keys)
-                need = True if ast_ is False and isinstance(e, Tree) and any_batched(e) else join(ast_, e)
-                if need != e and (any_batched(need) or any_batched(e)):
-                    self.grown[lst] = join(self.grown.get(lst, e), need)
-                self.emit(f"{lst}.append({self.convert(arg, ast_, e, items=ast_ is False)})", ind)
-                return
-            if isinstance(have, (Stack, Tree)) and (not isinstance(have, Tree) or have.kind == "list"):
-                entries = have.entries if isinstance(have, Stack) else tuple(v for _, v in have.items)
-                if lst in self.forced and ast_ is not True:  # a list used as a whole: every value batched
-                    self.emit(f"{lst}.append({self.convert(arg, ast_, True)})", ind)
-                    ast_ = True
-                else:
-                    self.emit(code(s), ind)  # each value keeps its own state (see batch_state.Stack)
-                self.st[lst] = Stack((*entries, ast_))
-                return
-            if any_batched(ast_) or lst in self.forced or have is True:  # (a list of batched values)
-                if lst not in self.forced:
-                    self.forced.add(lst)
-                self.emit(f"{lst}.append({self.convert(arg, ast_, True)})", ind)
-                self.st[lst] = True
-                return
-            self.emit(code(s), ind)
+            batch_tapes.append(self, s, call, ind)
             return
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "pop" \
                 and not call.args and isinstance(call.func.value, cst.Name):  # a value dropped from a list (a tape)
@@ -462,10 +448,13 @@ class FunctionWriter:
                 if isinstance(value, (cst.Integer, cst.Float)):  # a number carried around a loop
                     expr = f"batch_broadcast({expr}, {self.size})"
                 elif st is False and not _is_empty_list(value):  # a list or tape made batched: each element
+                    batch_tapes.whole(self, name)
                     expr = f"batch_broadcast_items({expr}, {self.size})"
                 elif st is not False:
                     expr = self.convert(expr, st, True)
                 st = True
+            if st is True and expr.endswith(".pop()"):  # (a tuple popped whole: its slots as pushed)
+                batch_tapes.whole(self, expr[:-len(".pop()")])
             self.emit(f"{name} = {expr}", ind)
             self.bind(name, st)
             return
@@ -483,7 +472,10 @@ class FunctionWriter:
             else:
                 states = [st] * len(elems)
                 if st is True:
-                    self.tape_rows.update(elems if expr.endswith(".pop()") else ())
+                    kept = batch_tapes.popped(self, expr[:-len(".pop()")], elems) if expr.endswith(".pop()") \
+                        else None
+                    states = states if kept is None else kept
+                    self.tape_rows.update(n for n, v in zip(elems, states) if v and expr.endswith(".pop()"))
                     expr = f"batch_rows({expr})"
             self.emit(f"{code(target)} = {expr}", ind)
             for n, v in zip(elems, states):
@@ -601,8 +593,12 @@ class FunctionWriter:
         if op.kind == "pack_like":  # an array's rows stacked after the batch axis (batched.batch_pack_like)
             return f"batch_pack_like({op.args['x']}, {op.elements[0]}, {any_batched(self.state(op.args['x']))}, " \
                    f"{self.size})", True
-        if op.kind == "tree_add":
-            return code(value), True
+        if op.kind == "tree_add":  # (an unbatched cotangent broadcasts against the other per example: aligned
+            states = [self.value_state(cst.parse_expression(e)) for e in op.elements]  # where a second vmap sees it)
+            if all(v is True for v in states):
+                return code(value), True
+            terms = [self.convert(e, v, True, items=True) for e, v in zip(op.elements, states)]
+            return f"batch_tree_add({', '.join(terms)})", True
         if op.kind == "getattr":
             st = self.state(op.operands["x"])
             if isinstance(st, Tree) and st.kind == "record":  # a field of a NamedTuple/dataclass
@@ -834,6 +830,8 @@ class FunctionWriter:
             if isinstance(a, str) and a.isidentifier():
                 self.forced.add(a)
         args = [*op.call_args, *(f"{k}={v}" for k, v in op.call_kwargs.items())]
+        if name in self.b.sized:  # (a helper batched only through a tape batched whole: see batch_tapes)
+            args.append(f"{self.b.sized[name]}={self.size}")
         return f"{name}({', '.join(args)})", ret
 
     def local_call(self, value: cst.Call, ind: int, line: cst.CSTNode) -> tuple[str, State]:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from ..adjoint import is_saved_list_name
 from ..frontend.names import names_in, walk
 from . import batch_control, batch_copies
 from .batch_errors import BatchingError
@@ -236,8 +237,9 @@ def batch_size_expr(params: list[str], states: tuple[State, ...], lists: set[str
     """The batch size in a batched helper: from its first batched parameter that is not a list; else from
     lists (tapes): a recursive function's (:class:`Repeated`, maybe empty on entry: the first non-empty
     one), or the topmost batched value of a list followed value by value."""
-    first = next((i for i, (p, s) in enumerate(zip(params, states))
-                  if any_batched(s) and not isinstance(s, Stack) and p not in lists), None)
+    first = next((i for i, (p, s) in enumerate(zip(params, states))  # (a tape batched whole: see batch_tapes)
+                  if any_batched(s) and not isinstance(s, Stack) and p not in lists and
+                  not (s is True and is_saved_list_name(p))), None)
     if first is not None:
         return f"batch_size_of({batched_leaf(params[first], states[first])})"
     whole = [(p, s.entries[0] if isinstance(s, Repeated) else s) for p, s in zip(params, states)

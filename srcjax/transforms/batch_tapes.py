@@ -1,0 +1,161 @@
+"""A derivative's tape batched as a whole keeps its unbatched values unbatched (issue #15).
+
+vmap tracks a tape push by push (:class:`~.batch_state.Stack`) while it can. Where it cannot (a helper
+called twice with different static arguments pushes different values: ``dense(..., "gelu")`` then
+``dense(..., "none")``; a static ``if`` whose branches push different counts: ``np.diff(x, append=...)``
+of srcjax's ``diff_operand``), the tape is batched as a whole (state ``True``, every pop batched). Broadcasting
+every saved value then is not only wasteful (a weight copied per example) but loses what is static: a
+flag the backward half tests in a Python ``if``, an axis a comprehension reads (``[sh[ax] for sh in shapes]``);
+a second ``vmap`` (``vmap(vjp)``, ``vmap(jacrev)``, ``vmap(hessian)``) refused them or ran both branches.
+
+The rule: a value pushed on a tape batched as a whole stays as it is where it is unbatched, slot by slot.
+Derivative code pushes tuple literals (``_tape.append((eq, w, x))``) and pops them into as many names
+(``eq_saved, w, x = _tape.pop()``), so a tuple's arity and a position in it (a *slot*) match a pop to its
+pushes. :class:`Slots` keeps, per arity, the slots some push fills with a batched value, over the whole
+program (every helper, every tape): a push broadcasts its unbatched values there only, a pop binds the other
+slots unbatched. Pushes and pops are written in any order, so a pop reads what is known and a push that
+finds a slot batched that a pop read as unbatched makes the program be written again (:class:`Relearn`), knowing
+it; the sets only grow, so this ends. Where a tape is used otherwise (a pushed value that is not a tuple literal,
+a pop into one name, the list broadcast whole) the rule is off for the program (``opaque``): every value
+batched, as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ..adjoint import is_saved_list_name
+from ..frontend.names import code
+from .batch_state import Repeated, Stack, State, Tree, any_batched, join
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .batch import FunctionWriter
+
+
+@dataclass
+class Slots:
+    """Per tuple arity, the slots some push onto a tape batched as a whole fills with a batched value."""
+
+    batched: dict[int, frozenset[int]] = field(default_factory=dict)
+    read: set[int] = field(default_factory=set)  # arities a pop has bound by these sets
+    opaque: bool = False  # a tape used otherwise: every value batched
+
+
+class Relearn(Exception):
+    """A push found a slot batched that a pop read as unbatched (or the rule was turned off after a pop
+    used it): the program is written again with what was learned."""
+
+    def __init__(self, slots: Slots) -> None:
+        super().__init__("tape slots learned")
+        self.slots = slots
+
+
+def _elements(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    if isinstance(value, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+        return [e.value for e in value.elements]
+    return None
+
+
+def turn_off(slots: Slots) -> None:
+    """The rule cannot be kept for this program (a tape used otherwise than push and pop by tuples)."""
+    if not slots.opaque:
+        slots.opaque = True
+        if slots.read:
+            raise Relearn(slots)
+
+
+def whole(w: FunctionWriter, expr: str, have: State = False) -> None:
+    """A tape used whole (its values broadcast, popped into one name): the rule is off (not for a tape known
+    to be empty: nothing broadcast)."""
+    if is_saved_list_name(expr) and have != Stack(()):
+        w.wholes.append(expr)  # (applied once the function's batched values settled: see settled)
+
+
+def settled(w: FunctionWriter) -> None:
+    """The function's body is written for good (not a try before its lists were found batched: a list
+    parameter it needs batched, which the caller passes batched in the call written again): its tapes used
+    whole turn the rule off."""
+    again = any(p in w.forced and w.param_states.get(p) is not True for p in w.params)
+    if w.wholes and not again:
+        turn_off(w.b.tape_slots)
+
+
+def pushed(w: FunctionWriter, lst: str, value: cst.BaseExpression, state: State) -> str:
+    """The value ``lst.append(value)`` pushes on a tape batched as a whole: batched slot by slot."""
+    slots: Slots = w.b.tape_slots
+    elems = _elements(value) if is_saved_list_name(lst) else None
+    if elems is None or slots.opaque:
+        if is_saved_list_name(lst):
+            turn_off(slots)
+        return w.convert(code(value), state, True)
+    states = [w.value_state(e) for e in elems]
+    k = len(elems)
+    have = slots.batched.get(k, frozenset())
+    now = have | {i for i, s in enumerate(states) if any_batched(s)}
+    if now != have:
+        slots.batched[k] = frozenset(now)
+        if k in slots.read:
+            raise Relearn(slots)
+    parts = [w.convert(code(e), s, True) if i in now else code(e) for i, (e, s) in enumerate(zip(elems, states))]
+    return "(" + ", ".join(parts) + ("," if k == 1 else "") + ")"
+
+
+def popped(w: FunctionWriter, lst: str, names: list[str]) -> list[State] | None:
+    """The states of ``names`` bound by ``names = lst.pop()`` of a tape batched as a whole (None: every
+    one batched, the rule is off)."""
+    slots: Slots = w.b.tape_slots
+    if not is_saved_list_name(lst) or slots.opaque:
+        return None
+    k = len(names)
+    slots.read.add(k)
+    have = slots.batched.get(k, frozenset())
+    return [i in have for i in range(k)]
+
+
+def needs_size(params: list[str], states: tuple[State, ...]) -> bool:
+    """Whether a batched helper's only batched parameters are tapes batched whole, which may be empty or
+    hold unbatched values first: the caller passes the batch size."""
+    return any(s is True and is_saved_list_name(p) for p, s in zip(params, states))
+
+
+def sized(params: cst.Parameters, size: str, table: dict[str, str], name: str) -> str:
+    """``params`` with the batch size as a keyword-only parameter (noted in ``table`` for the callers)."""
+    table[name] = size
+    star = params.star_arg if not isinstance(params.star_arg, cst.MaybeSentinel) else cst.ParamStar()
+    return code(params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params, cst.Param(cst.Name(size))]))
+
+
+def append(w: FunctionWriter, s: cst.Expr, call: cst.Call, ind: int) -> None:
+    """``lst.append(v)``: pushed as the list's state says (a recursive function's tape: one state; a list
+    followed value by value: each value's own; a list batched whole: slot by slot, :func:`pushed`)."""
+    assert isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+    lst = call.func.value.value
+    arg = code(call.args[0].value)
+    ast_ = w.value_state(call.args[0].value)
+    have = w.state(lst)
+    if isinstance(have, Repeated):  # (a recursive function's tape: each value in one state)
+        e = have.entries[0]  # (a value in state False has any structure: never packed to e's keys)
+        need = True if ast_ is False and isinstance(e, Tree) and any_batched(e) else join(ast_, e)
+        if need != e and (any_batched(need) or any_batched(e)):
+            w.grown[lst] = join(w.grown.get(lst, e), need)
+        w.emit(f"{lst}.append({w.convert(arg, ast_, e, items=ast_ is False)})", ind)
+        return
+    if isinstance(have, (Stack, Tree)) and (not isinstance(have, Tree) or have.kind == "list"):
+        entries = have.entries if isinstance(have, Stack) else tuple(v for _, v in have.items)
+        if lst in w.forced and ast_ is not True:  # a list used as a whole: every value batched
+            w.emit(f"{lst}.append({pushed(w, lst, call.args[0].value, ast_)})", ind)
+            ast_ = True
+        else:
+            w.emit(code(s), ind)  # each value keeps its own state (see batch_state.Stack)
+        w.st[lst] = Stack((*entries, ast_))
+        return
+    if any_batched(ast_) or lst in w.forced or have is True:  # (a list of batched values)
+        if lst not in w.forced:
+            w.forced.add(lst)
+        w.emit(f"{lst}.append({pushed(w, lst, call.args[0].value, ast_)})", ind)
+        w.st[lst] = True
+        return
+    w.emit(code(s), ind)
