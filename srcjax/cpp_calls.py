@@ -396,10 +396,13 @@ def _device_tail(c: Any, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     tail = full[len(args):]
     if not all(type(v) in _NUMBERS for v in tail):
         return None
-    from .api import device_put
+    from .arguments import _uploadable  # (device_put's leaf check: api imports this module)
+    from .runtime import Array, get_backend
+    from .runtime import device_put as upload
 
-    device = c.device if isinstance(c.device, str) else None
-    return tuple(device_put(v, device) for v in tail)
+    backend = get_backend(c.device if isinstance(c.device, str) else None)
+    leaves = [_uploadable(v) for v in tail]  # (a Python number: its weak-typed value and aval)
+    return tuple(Array(upload(leaf, aval, backend), aval) for leaf, aval in leaves)
 
 
 def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array: type,

@@ -38,7 +38,7 @@ def example_count(default: int, scale: int = 10) -> int:
     return EXAMPLES or (default * scale if THOROUGH else default)
 
 
-def examples(default: int, scale: int = 10, **kwargs: Any) -> Any:
+def examples(default: int, *, scale: int = 10, **kwargs: Any) -> Any:
     """Hypothesis settings for a random-program test (see :func:`example_count`)."""
     from hypothesis import HealthCheck, settings
     return settings(max_examples=example_count(default, scale), deadline=None,
