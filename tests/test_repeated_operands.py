@@ -14,8 +14,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import srcjax
+from tests.written import examples
 
 N = 5  # examples; A is 4x4 (the repeat would be f64[5,4,4])
 
@@ -126,3 +129,42 @@ def test_a_stack_wise_primitive_of_a_repeat_runs_once(f: Any) -> None:
     np.testing.assert_allclose(np.asarray(srcjax.jit(f)(A, x)), f(A, x), rtol=1e-10, atol=1e-10)
     hlo = srcjax.jit(f).lower(A, x).compile().as_text()
     assert "f64[5,4,4]" not in hlo, hlo  # (no matrix per example: one factorization)
+
+
+# -- random products of a repeat (hypothesis): any batch/free/contracted layout of the repeat's axes ------------
+
+
+def ein_repeat_left(A, y, spec, lead):  # type: ignore[no-untyped-def]
+    return np.einsum(spec, np.broadcast_to(A, lead + A.shape), y)
+
+
+def ein_repeat_right(A, y, spec, lead):  # type: ignore[no-untyped-def]
+    return np.einsum(spec, y, np.broadcast_to(A, lead + A.shape))
+
+
+@st.composite
+def _products(draw: Any) -> tuple[str, tuple[int, ...], np.ndarray, np.ndarray, bool]:
+    letters = list("abcdefg")
+    size = {c: draw(st.integers(1, 3)) for c in letters}
+    n_lead, n_a = draw(st.integers(1, 2)), draw(st.integers(1, 3))
+    x = letters[:n_lead + n_a]
+    shared = draw(st.lists(st.sampled_from(x), unique=True, max_size=len(x)))
+    y = draw(st.permutations(shared + letters[n_lead + n_a:n_lead + n_a + draw(st.integers(0, 2))]))
+    both = list(dict.fromkeys(x + list(y)))
+    out = draw(st.lists(st.sampled_from(both), unique=True, max_size=len(both)))
+    right = draw(st.booleans())
+    spec = f"{''.join(y)},{''.join(x)}->{''.join(out)}" if right else f"{''.join(x)},{''.join(y)}->{''.join(out)}"
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    A = rng.standard_normal(tuple(size[c] for c in x[n_lead:]))
+    return spec, tuple(size[c] for c in x[:n_lead]), A, rng.standard_normal(tuple(size[c] for c in y)), right
+
+
+@examples(15, scale=15)
+@given(_products())
+def test_random_products_of_a_repeat_agree_with_numpy(case: Any) -> None:
+    """Whatever role the repeated axes take in a product (batch, free, contracted: left as it is), the
+    product read unrepeated equals NumPy's on the repeat itself."""
+    spec, lead, A, y, right = case
+    f = ein_repeat_right if right else ein_repeat_left
+    got = srcjax.jit(f, static_argnames=("spec", "lead"))(A, y, spec=spec, lead=lead)
+    np.testing.assert_allclose(np.asarray(got), f(A, y, spec, lead), rtol=1e-10, atol=1e-12, err_msg=spec)
