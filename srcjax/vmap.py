@@ -430,7 +430,12 @@ class Vmapped(Compiled):
                 plan = self._tree_cache.get(tree[0])
                 if plan is not None:  # containers of arrays of shapes seen (and checked) before
                     return plan.run(tree[1])
-        self._check_sizes(args)
+        try:
+            self._check_sizes(args)
+        except TranspileError:
+            if self._write is not None:  # (the batched source says where a mapped non-array is used and which
+                self._write_now(None)    # in_axes leaves it unmapped: its error first, as when vmap() wrote it)
+            raise
         other = self._not_its_form(args, kwargs) if self._write is None else None
         if other is not None:
             return other(*args, **kwargs)
