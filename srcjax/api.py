@@ -129,6 +129,34 @@ class _Plan:
         return rebuild
 
 
+class WrittenWhenRead:
+    """A compiled function whose source is written when first read (``fn``, ``__srcjax_fn__``): the
+    subclass's :meth:`_write_pending` writes it (vmap at its first call, a derivative found in the warm
+    cache)."""
+
+    _fn: Callable[..., Any]
+
+    def _write_pending(self) -> None:  # pragma: no cover - each subclass has its own
+        raise NotImplementedError
+
+    @property
+    def fn(self) -> Callable[..., Any]:
+        self._write_pending()
+        return self._fn
+
+    @fn.setter
+    def fn(self, v: Callable[..., Any]) -> None:
+        self._fn = v
+
+    @property
+    def __srcjax_fn__(self) -> Any:
+        return self.fn
+
+    @__srcjax_fn__.setter
+    def __srcjax_fn__(self, v: Callable[..., Any]) -> None:
+        self._fn = v
+
+
 class Compiled:
     """A function compiled by srcjax (what ``@srcjax.compile`` returns)."""
 

@@ -23,7 +23,7 @@ from . import adjoint, core, gc_pause, general_hessian, pytree, reverse_over, wa
 
 # api's underscore names are srcjax-internal (api is a public module: no underscore would read as API);
 # the transformations share them with srcjax.compile on purpose
-from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval, _tree_key, eval_shape
+from .api import Compiled, WrittenWhenRead, _as_compiled, _clean, _is_leaf, _leaf_aval, _tree_key, eval_shape
 from .core import ArgumentError, DTypeError, ShapeError, TranspileError
 from .custom import custom_vjp, owner_of
 from .frontend.names import Names, Visitor
@@ -224,7 +224,7 @@ def _forward_grad_source(base: Callable[..., Any], name: str, nums: tuple[int, .
     return "\n".join(lines) + "\n"
 
 
-class _Derived(Compiled):
+class _Derived(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a property over Compiled's attribute)
     """A compiled derivative; checks that differentiated arguments are floating point.
 
     *Lazy* (``_lazy``) when a new process finds in the level-2 cache (``warm_cache.py``) that this
@@ -234,23 +234,9 @@ class _Derived(Compiled):
 
     _lazy = False
 
-    @property  # type: ignore[override]
-    def fn(self) -> Callable[..., Any]:
+    def _write_pending(self) -> None:
         if self._lazy:
             self._materialize()
-        return self._fn  # type: ignore[no-any-return]
-
-    @fn.setter
-    def fn(self, v: Callable[..., Any]) -> None:
-        self._fn = v
-
-    @property  # type: ignore[override]
-    def __srcjax_fn__(self) -> Any:
-        return self.fn
-
-    @__srcjax_fn__.setter
-    def __srcjax_fn__(self, v: Callable[..., Any]) -> None:
-        self._fn = v
 
     def __init__(self, fn: Callable[..., Any], check: tuple[int, ...], what: str, **kw: Any) -> None:
         super().__init__(fn, **kw)

@@ -8,7 +8,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import general_hessian, pytree, reuse
-from .api import Compiled, _as_compiled, _clean, _leaf_aval, _tree_key  # (api's shared argument helpers)
+from .api import (  # (api's shared argument helpers)
+    Compiled,
+    WrittenWhenRead,
+    _as_compiled,
+    _clean,
+    _leaf_aval,
+    _tree_key,
+)
 from .core import ArgumentError, ShapeDtypeStruct, Span, TranspileError, transformation
 from .custom import custom_jvp, custom_vjp, def_span
 from .frontend.names import Names, code
@@ -316,7 +323,7 @@ def _freeze(spec: Axes) -> Any:
     return spec
 
 
-class Vmapped(Compiled):
+class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a property over Compiled's attribute)
     """``srcjax.vmap(fn, ...)``: a compiled batched program; checks the mapped sizes of its arguments.
 
     Its source is written when first needed (``_write``), as jit's and grad's are: by the first call,
@@ -350,23 +357,9 @@ class Vmapped(Compiled):
         self._one_axis: int | None = None  # vmap(f, in_axes=k) of an f with defaults: maps what a call passes
         self._by_passed: dict[Any, Vmapped | None] = {}  # (__call__: the vmap for each way of passing arguments)
 
-    @property  # type: ignore[override]
-    def fn(self) -> Callable[..., Any]:
+    def _write_pending(self) -> None:
         if self._write is not None:
             self._write_now(None)
-        return self._fn  # type: ignore[no-any-return]
-
-    @fn.setter
-    def fn(self, v: Callable[..., Any]) -> None:
-        self._fn = v
-
-    @property  # type: ignore[override]
-    def __srcjax_fn__(self) -> Any:
-        return self.fn
-
-    @__srcjax_fn__.setter
-    def __srcjax_fn__(self, v: Callable[..., Any]) -> None:
-        self._fn = v
 
     def _write_now(self, call: Any) -> None:
         """Write the batched source (``call``: a call's arguments, one example's, or None: not known)."""

@@ -150,21 +150,6 @@ def f(x, w):
     return text, how, end, in_axes
 
 
-def _module(tmp_path: Any, text: str) -> tuple[Any, Any]:
-    """(the program ``f`` as srcjax reads it, from a file; jax's twin: the same text with jax.numpy)."""
-    import hashlib
-    import importlib.util
-    path = tmp_path / f"tape_statics_{hashlib.sha1(text.encode()).hexdigest()[:12]}.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    ns: dict[str, Any] = {}
-    exec(compile(text.replace("import numpy as np", "import jax.numpy as np"), str(path), "exec"), ns)
-    return mod.f, ns["f"]
-
-
 @settings(max_examples=written.example_count(4), deadline=None, derandomize=not written.THOROUGH,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
           phases=[Phase.explicit, Phase.reuse, Phase.generate])
@@ -173,7 +158,7 @@ def test_random_helpers_with_static_arguments_under_vmap(tmp_path: Any, prog: An
     text, how, end, in_axes = prog
     note(text)
     note(f"{how}, in_axes={in_axes}")
-    f, jf = _module(tmp_path, text)
+    f, jf = written.numpy_and_jax(tmp_path, text, "tape_statics")
     try:
         _check(f, jf, how, in_axes, seed)
     except srcjax.TranspileError as e:  # a located refusal, never a wrong answer (some are known on main too:
