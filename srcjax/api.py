@@ -298,7 +298,12 @@ class Compiled:
             if _is_leaf(v) or type(v) in (float, int, bool):
                 leaves, tree = [v], None
             else:
-                leaves, tree = pytree.flatten(v, is_leaf=_is_leaf, nodes=True)
+                try:
+                    leaves, tree = pytree.flatten(v, is_leaf=_is_leaf, nodes=True)
+                except pytree.UnsortableKeys as e:
+                    raise ArgumentError(f"argument {name!r} is a dict that has no leaf order: {e}",
+                                        hint="use dict keys of one type (all str, or all int): a pytree's "
+                                             "leaves are ordered by its sorted keys, as in jax") from None
                 if not leaves and tree is pytree.NONE:  # None: a static argument
                     self.auto_static = self.auto_static | {name}
                     self._by_value.add(name)

@@ -100,6 +100,21 @@ LEAF = TreeDef("leaf")
 NONE = TreeDef("none")
 
 
+class UnsortableKeys(TypeError):
+    """A dict whose keys do not sort (keys of mixed types): its leaves would have no fixed order. jax
+    refuses such a dict too; callers turn this into a located srcjax error."""
+
+
+def sorted_keys(x: dict[Any, Any]) -> tuple[Any, ...]:
+    """A dict's keys in pytree order (sorted, as jax's)."""
+    try:
+        return tuple(sorted(x))
+    except TypeError:
+        kinds = sorted({type(k).__name__ for k in x})
+        raise UnsortableKeys(f"its keys {sorted(x, key=repr)} do not sort (keys of types {', '.join(kinds)})") \
+            from None
+
+
 def flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None,
             nodes: bool = False) -> tuple[list[Leaf], TreeDef]:
     """Leaves and structure. ``nodes``: srcjax's own node types (a rolled loop's saved values, see
@@ -118,7 +133,7 @@ def _flatten(x: Any, is_leaf: Callable[[Any], bool] | None, leaves: list[Leaf], 
     if type(x) is tuple or type(x) is list:
         return TreeDef("tuple" if type(x) is tuple else "list", tuple(_flatten(c, is_leaf, leaves, nodes) for c in x))
     if type(x) is dict:
-        keys = tuple(sorted(x))
+        keys = sorted_keys(x)
         return TreeDef("dict", tuple(_flatten(x[k], is_leaf, leaves, nodes) for k in keys), keys)
     if is_namedtuple(x):
         return TreeDef("namedtuple", tuple(_flatten(c, is_leaf, leaves, nodes) for c in x), (type(x),))

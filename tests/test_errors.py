@@ -961,3 +961,31 @@ def test_a_list_argument_where_an_array_goes_is_a_located_error(t: str) -> None:
     text = str(e.value)
     assert "np.sin(): a list of traced values where an array goes" in text and "np.asarray" in text
     assert f"{__file__}:" in text.splitlines()[0] and "HloValue" not in text
+
+
+def _returns_mixed_keys(x):
+    return {1: x, "a": x * 2}
+
+
+def _returns_a_function(x):
+    return {"a": x, "b": print}
+
+
+def _reads_mixed_keys(d):
+    return d[1] * 2 + d["a"]
+
+
+@pytest.mark.parametrize("fn, words", [(_returns_mixed_keys, "do not sort (keys of types int, str)"),
+                                       (_returns_a_function, "value of type builtin_function_or_method")])
+def test_a_result_with_no_leaf_order_or_no_array_is_located_at_the_return(fn, words: str) -> None:
+    """Regression: a returned dict with keys of mixed types raised a raw TypeError from srcjax's pytree
+    (jax refuses it too); a returned function had no location."""
+    with pytest.raises(srcjax.TranspileError) as e:
+        srcjax.jit(fn)(arr(3))
+    text = str(e.value)
+    assert words in text and f"{__file__}:" in text.splitlines()[0] and "return {" in text
+
+
+def test_an_argument_dict_with_keys_of_mixed_types_is_an_argument_error() -> None:
+    with pytest.raises(srcjax.ArgumentError, match="argument 'd' is a dict that has no leaf order"):
+        srcjax.jit(_reads_mixed_keys)(d={1: arr(3), "a": arr(3)})

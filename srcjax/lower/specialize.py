@@ -164,7 +164,12 @@ class Specializer:
             else:
                 args.append(value)
         result = self.call_function(entry, args, kwargs)
-        leaves, tree = pytree.flatten(result, nodes=True)
+        try:
+            leaves, tree = pytree.flatten(result, nodes=True)
+        except pytree.UnsortableKeys as e:
+            raise TranspileError(f"cannot return a dict that has no leaf order: {e}", _return_span(entry),
+                                 hint="use dict keys of one type (all str, or all int): a pytree's leaves are "
+                                      "ordered by its sorted keys, as in jax") from None
         outs: list[HloValue] = []
         template: list[Any] = []
         for leaf in leaves:
@@ -176,7 +181,8 @@ class Specializer:
                 template.append(leaf)
             else:
                 raise TranspileError(f"cannot return a value of type {type(leaf).__name__} from a compiled "
-                                     "function", hint="return arrays, numbers, or tuples/lists/dicts of them")
+                                     "function", _return_span(entry),
+                                     hint="return arrays, numbers, or tuples/lists/dicts of them")
         if rep is not None:
             return rep.module(self.b, result, outs, tree, template)
         plan = shardy.CURRENT.get()
