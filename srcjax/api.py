@@ -42,6 +42,7 @@ from .core import (
     NeedStatic,
     ShapedArray,
     ShapeDtypeStruct,
+    Span,
     TranspileError,
     UnknownFunctionError,
 )
@@ -254,18 +255,20 @@ class Compiled:
         try:
             ba = self.signature.bind(*args, **kwargs)
         except TypeError as e:
-            src = None
-            try:
-                from .frontend.read import read_function
-
-                s = read_function(self.fn)
-                src = s.span(s.fdef.name)
-            except TranspileError:
-                pass
-            raise ArgumentError(f"{self.fn.__name__}(): {e}", span=src,
+            raise ArgumentError(f"{self.fn.__name__}(): {e}", span=self._def_span(),
                                 hint=f"the signature is {self.fn.__name__}{self.signature}") from None
         ba.apply_defaults()
         return list(ba.arguments.values())
+
+    def _def_span(self) -> Span | None:
+        """The user's ``def`` line of the function: where an error about its arguments is shown."""
+        try:
+            from .frontend.read import read_function
+
+            s = read_function(self.fn)
+            return s.span(s.fdef.name)
+        except TranspileError:
+            return None
 
     def _key(self, values: list[Any]) -> tuple[tuple[Any, ...], list[Any], list[Any]]:
         """(cache key, dynamic leaves in order, their leaf keys)."""
@@ -291,8 +294,10 @@ class Compiled:
                             "inside containers are run-time values",
                             hint="pass that number as its own argument (a Python int argument used this way is "
                                  "made static automatically)") from None
-                    raise ArgumentError(f"static argument {name!r} must be hashable, got "
-                                        f"{type(v).__name__}") from None
+                    raise ArgumentError(f"static argument {name!r} must be hashable, got {type(v).__name__}",
+                                        span=self._def_span(),
+                                        hint="pass a hashable value (a tuple instead of a list), or leave the "
+                                             "argument out of static_argnums/static_argnames") from None
                 key.append(("s", v))
                 continue
             if _is_leaf(v) or type(v) in (float, int, bool):

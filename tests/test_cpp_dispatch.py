@@ -283,8 +283,9 @@ def test_an_unhashable_static_argument_gets_srcjax_error(dispatch, donate):
     f = srcjax.jit(lengths, static_argnums=1, donate_argnums=(0,) if donate else ())
     for _ in range(3):
         np.testing.assert_array_equal(np.asarray(f(srcjax.device_put(np.ones(3)), (1, 2))), np.full(3, 2.0))
-    with pytest.raises(srcjax.ArgumentError, match="hashable"):
+    with pytest.raises(srcjax.ArgumentError, match="hashable") as e:
         f(srcjax.device_put(np.ones(3)), [1, 2])
+    assert f"{__file__}:" in str(e.value).splitlines()[0] and "a tuple instead of a list" in str(e.value)
     np.testing.assert_array_equal(np.asarray(f(np.ones(3), (1, 2, 3))), np.full(3, 3.0))
 
 
