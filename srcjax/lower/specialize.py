@@ -74,6 +74,7 @@ from .apply import apply_primitive
 from .hlo import FuncBuilder, HloValue, module_text
 from .host_print import DeferredText
 from .python_builtins import BINOPS, BUILTIN_RULES, CMPOPS, CONTAINER_BUILTINS, UNOPS, accepts_dynamic
+from .returned import split_result
 from .values import (
     MAX_UNROLL,
     TINY_TRIP,
@@ -164,25 +165,7 @@ class Specializer:
             else:
                 args.append(value)
         result = self.call_function(entry, args, kwargs)
-        try:
-            leaves, tree = pytree.flatten(result, nodes=True)
-        except pytree.UnsortableKeys as e:
-            raise TranspileError(f"cannot return a dict that has no leaf order: {e}", _return_span(entry),
-                                 hint="use dict keys of one type (all str, or all int): a pytree's leaves are "
-                                      "ordered by its sorted keys, as in jax") from None
-        outs: list[HloValue] = []
-        template: list[Any] = []
-        for leaf in leaves:
-            if is_dynamic(leaf):
-                outs.append(leaf)
-                template.append(None)
-            elif isinstance(leaf, (bool, int, float, str, np.generic, np.ndarray, type(None), range, slice)) \
-                    or isinstance(leaf, np.dtype):
-                template.append(leaf)
-            else:
-                raise TranspileError(f"cannot return a value of type {type(leaf).__name__} from a compiled "
-                                     "function", _return_span(entry),
-                                     hint="return arrays, numbers, or tuples/lists/dicts of them")
+        outs, template, tree = split_result(result, lambda: _return_span(entry))
         if rep is not None:
             return rep.module(self.b, result, outs, tree, template)
         plan = shardy.CURRENT.get()
