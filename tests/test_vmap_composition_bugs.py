@@ -328,3 +328,37 @@ def test_hessian_through_static_recursion() -> None:
     want = np.asarray(JAX.hessian(lambda v: jnp.sum(_jax_rec(v, 3)))(jnp.asarray(_AT)))
     got = srcjax.hessian(recursive_sum)(_AT)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)
+
+
+def for_with_if(x, y):
+    acc = 0.0
+    for i in range(3):
+        if x[i] > y[i]:
+            acc = acc + x[i] * y[i]
+        else:
+            acc = acc - np.sin(x[i])
+    return acc
+
+
+_jax_for_with_if = jax_twin(for_with_if)  # the same source with np as jax.numpy
+
+
+def jacobian_of_for_with_if(x, y):
+    return srcjax.jacfwd(for_with_if)(x, y)
+
+
+def jacrev_of_jacobian_of_for_with_if(x, y):
+    return srcjax.jacrev(jacobian_of_for_with_if, max_iters=8)(x, y)
+
+
+def test_jacrev_of_jacfwd_of_a_for_with_an_if_on_data_compiled_whole() -> None:
+    """Regression: compiled whole, the reverse of the batched JVP unpacked a loop carry's cotangent
+    `(acc_bar, acc_dot_bar)` whose first item was not batched (the primal output's cotangent) from a
+    container the batcher believed batched as a whole: an internal "IndexError: tuple index out of range"
+    at the user's `for`. A container's unbatched items are now broadcast where `pack_like` packs them."""
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal(3), rng.standard_normal(3)
+    want = _jax_hessian(_jax_for_with_if, x, y)
+    got = srcjax.compile(jacrev_of_jacobian_of_for_with_if)(x, y)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(np.asarray(jacrev_of_jacobian_of_for_with_if(x, y)), want, rtol=1e-10, atol=1e-14)

@@ -64,6 +64,7 @@ from .batch_state import (
     all_batched,
     any_batched,
     element,
+    fully_batched,
     item,
     join,
     literal_key,
@@ -591,7 +592,13 @@ class FunctionWriter:
         if op.kind == "copy":
             return code(value), self.state(code(value))
         if op.kind == "pack_like":  # an array's rows stacked after the batch axis (batched.batch_pack_like)
-            return f"batch_pack_like({op.args['x']}, {op.elements[0]}, {any_batched(self.state(op.args['x']))}, " \
+            # (a container's items as they are: each unbatched item broadcast here, so that every item of
+            # the result is batched, as its state True says)
+            items = op.elements[0]
+            have = self.value_state(cst.parse_expression(items))
+            if not fully_batched(have):
+                items = self.convert(items, have, True, items=True)
+            return f"batch_pack_like({op.args['x']}, {items}, {any_batched(self.state(op.args['x']))}, " \
                    f"{self.size})", True
         if op.kind == "tree_add":  # (an unbatched cotangent broadcasts against the other per example: aligned
             states = [self.value_state(cst.parse_expression(e)) for e in op.elements]  # where a second vmap sees it)
