@@ -362,3 +362,36 @@ def test_jacrev_of_jacfwd_of_a_for_with_an_if_on_data_compiled_whole() -> None:
     got = srcjax.compile(jacrev_of_jacobian_of_for_with_if)(x, y)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(np.asarray(jacrev_of_jacobian_of_for_with_if(x, y)), want, rtol=1e-10, atol=1e-14)
+
+
+def _cos_sum_loop(x, w):
+    y = 0.0
+    for i in range(3):
+        y = y * 0.9 + np.cos(x) * (i + 1)
+    return y * w
+
+
+_jax_cos_sum_loop = jax_twin(_cos_sum_loop)  # the same source with np as jax.numpy
+
+
+def helper_loop_times_w(x, w):
+    return _cos_sum_loop(x, w)
+
+
+def _jax_helper_loop_times_w(x, w):
+    return _jax_cos_sum_loop(x, w)
+
+
+@pytest.mark.parametrize("how", ["hessian", "jacfwd", "jacrev"])
+@pytest.mark.parametrize("in_axes", [(None, 0), (0, None), (0, 0)])
+def test_vmap_of_a_jacobian_of_a_helper_loop_with_an_unmapped_argument(how: str, in_axes: Any) -> None:
+    """Regression: vmap(hessian(f), in_axes=(None, 0)) with f's loop in a helper: the reverse half read the
+    inner batch size from the tape's last value (`_tape_dot[-1][1]`) and the outer vmap took that value
+    as batched by it (it held only the other, mapped argument's values): "operands could not be broadcast
+    together with shapes (3, 2, 4, 2, 2) and (3, 4, 4, 2, 2)" at the user's loop line."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 2, 2) if in_axes[0] == 0 else (2, 2))
+    w = rng.standard_normal((3, 2) if in_axes[1] == 0 else (2,))
+    got = srcjax.vmap(getattr(srcjax, how)(helper_loop_times_w), in_axes=in_axes)(x, w)
+    want = jax.vmap(getattr(jax, how)(_jax_helper_loop_times_w), in_axes=in_axes)(x, w)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10, atol=1e-12)

@@ -64,7 +64,6 @@ from .batch_state import (
     all_batched,
     any_batched,
     element,
-    fully_batched,
     item,
     join,
     literal_key,
@@ -575,6 +574,9 @@ class FunctionWriter:
                                                 _names(key), line, "index an array instead: np.stack(...)[i]")
             if op.prim.result_kind(op.args) == "any" and isinstance(x, str) and isinstance(self.state(x), Tree):
                 return batch_containers.container_item(self, value, x, op)
+            if op.prim.result_kind(op.args) == "any" and isinstance(x, str) and \
+                    (pushed := batch_containers.list_item(self.state(x), op)) is not None:
+                return code(value), pushed  # lst[-1]: a value pushed on a list followed value by value
             if op.prim.tree is None and op.prim.result_kind(op.args) == "array" and any(isinstance(
                     op.args.get(p), str) and isinstance(self.state(op.args[p]), Stack) and op.args[p] in
                     numpy_calls.list_names_in(self.nf.fdef) for p in op.prim.arrays):
@@ -592,14 +594,7 @@ class FunctionWriter:
         if op.kind == "copy":
             return code(value), self.state(code(value))
         if op.kind == "pack_like":  # an array's rows stacked after the batch axis (batched.batch_pack_like)
-            # (a container's items as they are: each unbatched item broadcast here, so that every item of
-            # the result is batched, as its state True says)
-            items = op.elements[0]
-            have = self.value_state(cst.parse_expression(items))
-            if not fully_batched(have):
-                items = self.convert(items, have, True, items=True)
-            return f"batch_pack_like({op.args['x']}, {items}, {any_batched(self.state(op.args['x']))}, " \
-                   f"{self.size})", True
+            return batch_containers.pack_like(self, op), True
         if op.kind == "tree_add":  # (an unbatched cotangent broadcasts against the other per example: aligned
             states = [self.value_state(cst.parse_expression(e)) for e in op.elements]  # where a second vmap sees it)
             if all(v is True for v in states):

@@ -10,7 +10,18 @@ import libcst as cst
 
 from ..frontend.names import code
 from .anf import Op
-from .batch_state import Stack, State, Tree, all_batched, any_batched, join, literal_key, record_type_fields
+from .batch_state import (
+    Repeated,
+    Stack,
+    State,
+    Tree,
+    all_batched,
+    any_batched,
+    fully_batched,
+    join,
+    literal_key,
+    record_type_fields,
+)
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
@@ -110,6 +121,28 @@ def container_item(w: FunctionWriter, value: cst.BaseExpression, x: str, op: Op)
     if any_batched(j) and not all(v is True for _, v in xs.items):
         w.forced.add(x)  # an element chosen at run time: every element batched
     return code(value), any_batched(j)
+
+
+def list_item(xs: State, op: Op) -> State | None:
+    """The state of ``lst[-1]`` of a list followed value by value (a tape read before its pop: the batch
+    size taken from its last value): the last value pushed (None: not such a read). Only ``-1``: a loop's
+    pushes are followed once each, so another index may stand for a value of another iteration."""
+    if not isinstance(xs, Stack) or isinstance(xs, Repeated) or literal_key(op.args.get("key", "")) != -1 or \
+            not xs.entries or isinstance(xs.entries[-1], Repeated):
+        return None
+    return xs.entries[-1]
+
+
+def pack_like(w: FunctionWriter, op: Op) -> str:
+    """``pack_like(x, items)`` (``a, b = x`` differentiated) per example: an array's rows stacked after the
+    batch axis; a container's items as they are, each unbatched item of a tuple or list literal broadcast
+    here (the result's state is True: every item batched)."""
+    items = op.elements[0]
+    node = cst.parse_expression(items)
+    have = w.value_state(node)
+    if isinstance(node, (cst.Tuple, cst.List)) and not fully_batched(have):
+        items = w.convert(items, have, True, items=True)
+    return f"batch_pack_like({op.args['x']}, {items}, {any_batched(w.state(op.args['x']))}, {w.size})"
 
 
 TREE_CALLS = {"tree_get", "tree_leaves", "leaves_like", "from_leaves"}
