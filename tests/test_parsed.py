@@ -106,3 +106,36 @@ def test_the_same_generated_text_shares_its_tree_and_keeps_its_own_place() -> No
     assert (sa.filename, sb.filename) == (na, nb)
     assert (sa.line, sb.line) == (4, 11) and sa.col == sb.col == 4
     assert srcjax.compile(b.fn)(np.float64(2.0)) == 5.0
+
+
+def test_parse_module_without_validation_is_libcsts_parse():
+    """read.parse_module skips libcst's per-node checks while it parses: the same tree as
+    ``cst.parse_module``, the same syntax errors, and the checks are back afterwards."""
+    import libcst as cst
+    import pytest
+
+    from srcjax.frontend.read import parse_module
+
+    text = _module(derivative_function(_loss, "grad", (0,)))
+    assert parse_module(text).deep_equals(cst.parse_module(text))
+    assert parse_module(text).code == text
+    with pytest.raises(cst.ParserSyntaxError):
+        parse_module("def f(x:\n    return x\n")
+    with pytest.raises(cst.CSTValidationError):  # (validation restored, after an error too)
+        cst.Name("not a name")
+
+
+def test_text_passes_remember_their_inputs():
+    """simplify_source and readable_source are functions of their arguments: a repeated input is
+    answered from memory with the same text; another argument is another entry."""
+    from srcjax.transforms import simplify
+
+    text = _module(derivative_function(_loss, "grad", (0,)))
+    pure = set(ADJOINT_IMPORTS)
+    a = simplify_source(text, pure)
+    hits = simplify._simplified.cache_info().hits
+    assert simplify_source(text, set(pure)) == a and simplify._simplified.cache_info().hits == hits + 1
+    assert simplify_source(text, pure, keep=frozenset({"w"})) == simplify_source(text, pure, keep=frozenset({"w"}))
+    r = readable.readable_source(a, pure)
+    assert readable.readable_source(a, set(pure)) == r
+    assert readable.readable_source(a, pure, tidy_constants=False) is not None

@@ -13,6 +13,7 @@ import linecache
 import os
 import re
 import textwrap
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -141,7 +142,7 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
         fdef, positions = known
     else:
         try:
-            module = cst.parse_module(dedented)
+            module = parse_module(dedented)
         except cst.ParserSyntaxError as e:
             raise UnsupportedSyntaxError(f"cannot parse the source of {fn.__qualname__}: {e.message}") from e
         positions = _positions(module)
@@ -162,6 +163,30 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
     _CACHE.set(fn, key, src)
     warm_cache.note_file(filename)
     return src
+
+
+_NODE_INIT = cst.CSTNode.__dict__.get("__post_init__")  # (libcst's: validates every node it makes)
+_PARSING = threading.Lock()
+
+
+def _unchecked(self: cst.CSTNode) -> None:
+    return None
+
+
+def parse_module(text: str) -> cst.Module:
+    """``cst.parse_module(text)`` without libcst's validation of each node its parser builds (a node's
+    ``__post_init__`` checks its fields: ~25% of a parse, and redundant for the parser's own output,
+    valid by construction; libcst's own comment there says as much). Syntax errors are the parser's,
+    as before. While a parse runs, nodes other threads build are not checked either (only srcjax's
+    own code builds nodes: checks that find its bugs, never the user's)."""
+    if _NODE_INIT is None:  # pragma: no cover - another libcst: its own way
+        return cst.parse_module(text)
+    with _PARSING:
+        cst.CSTNode.__post_init__ = _unchecked  # type: ignore[method-assign]
+        try:
+            return cst.parse_module(text)
+        finally:
+            cst.CSTNode.__post_init__ = _NODE_INIT  # type: ignore[method-assign]
 
 
 _DEF = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")  # (inspect.findsource's)

@@ -55,6 +55,7 @@ import ast
 import bisect
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from ..frontend.ast_walk import walked
@@ -63,7 +64,7 @@ from ..frontend.parsed import parse
 # the simplifier's own text positions and precedence table: this pass edits the same module text after it
 from .readable_facts import guard_rewrites
 from .readable_names import renumber
-from .simplify import _BUILDS, _SCOPES, _prec, _Text
+from .simplify import _BUILDS, _SCOPES, TEXTS_KEPT, _prec, _Text
 
 MAX_LINE = 90
 
@@ -75,7 +76,12 @@ def readable_source(text: str, pure_calls: set[str], keep: frozenset[str] = froz
                     tidy_constants: bool = True) -> str:
     """``text`` (a module of generated functions) with single-use temporaries folded in and
     constants tidied (unless not ``tidy_constants``); names in ``keep`` (the user's) are never
-    folded away."""
+    folded away. Remembered per arguments (as :func:`~.simplify.simplify_source`: a function of them)."""
+    return _readable(text, frozenset(pure_calls), keep, tidy_constants)
+
+
+@lru_cache(maxsize=TEXTS_KEPT)
+def _readable(text: str, pure_calls: frozenset[str], keep: frozenset[str], tidy_constants: bool) -> str:
     try:
         text = guard_rewrites(text)
         tree = parse(text)
@@ -86,7 +92,7 @@ def readable_source(text: str, pure_calls: set[str], keep: frozenset[str] = froz
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and not _control_flow(node):
             try:
-                _function(node, t, pure_calls, keep, edits)
+                _function(node, t, set(pure_calls), keep, edits)
             except _Unsafe:
                 pass
     if edits:

@@ -71,7 +71,7 @@ from __future__ import annotations
 import ast
 import itertools
 from collections import Counter
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 from ..frontend.ast_walk import walked
@@ -816,7 +816,21 @@ def simplify_source(text: str, pure_calls: set[str], floats: dict[str, frozenset
                     keep: frozenset[str] = frozenset()) -> str:
     """Simplify every function of a generated module; ``floats`` names, per function, parameters
     that are floating point (or containers) whenever it runs (differentiated arguments: checked);
-    names in ``keep`` (the user's: they stay) are not replaced where only their shape is read."""
+    names in ``keep`` (the user's: they stay) are not replaced where only their shape is read.
+
+    Remembered per arguments for the last :data:`TEXTS_KEPT` texts: a function of them alone, and a
+    Jacobian's wrapper (the same text for every function of the same name) or a batched helper is
+    written again, the same, for every function transformed."""
+    return _simplified(text, frozenset(pure_calls), tuple(sorted((floats or {}).items())), keep)
+
+
+TEXTS_KEPT = 64
+
+
+@lru_cache(maxsize=TEXTS_KEPT)
+def _simplified(text: str, pure_calls: frozenset[str], float_items: tuple[tuple[str, frozenset[str]], ...],
+                keep: frozenset[str]) -> str:
+    floats = dict(float_items)
     tree = parse(text)
     t = _Text(text)
     dead = _unreachable(tree, t)
@@ -827,7 +841,7 @@ def simplify_source(text: str, pure_calls: set[str], floats: dict[str, frozenset
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             try:
-                fn = _Function(node, t, pure_calls, (floats or {}).get(node.name, frozenset()), keep)
+                fn = _Function(node, t, set(pure_calls), floats.get(node.name, frozenset()), keep)
                 edits.extend(fn.simplify())
             except _Unsafe:
                 pass
