@@ -10,7 +10,7 @@ import libcst as cst
 
 from ..frontend.names import code
 from .anf import Op
-from .batch_state import Stack, State, Tree, all_batched, any_batched, join, literal_key, record_type_fields
+from .batch_state import Repeated, Stack, State, Tree, all_batched, any_batched, join, literal_key, record_type_fields
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
@@ -92,12 +92,20 @@ def record_state(w: FunctionWriter, fields: tuple[str, ...], value: cst.Call) ->
     return Tree("record", tuple((f".{f}", got.get(f, False)) for f in fields))
 
 
-def container_item(w: FunctionWriter, value: cst.BaseExpression, x: str, op: Op) -> tuple[str, State]:
-    """``t[k]`` of a tuple, list or dict whose elements are batched element by element."""
+def container_item(w: FunctionWriter, value: cst.BaseExpression, x: str, op: Op,
+                   any_kind: bool) -> tuple[str, State] | None:
+    """``t[k]`` of a tuple, list or dict whose elements are batched element by element (``any_kind``: the
+    getitem's result may be other than an array), or ``lst[-j]`` with a literal ``j`` of a list followed push
+    by push (a tape: the value pushed there, in its own state; batched source reads its batch size so,
+    ``batch_size_of(_tape_dot[-1][1])``, which a second vmap must not take for batched). None: neither."""
     xs = w.state(x)
-    assert isinstance(xs, Tree)
     key = op.args.get("key", "")
     k = literal_key(key)
+    if isinstance(xs, Stack):
+        pushed = not isinstance(xs, Repeated) and isinstance(value, cst.Subscript) and isinstance(k, int)
+        return (code(value), xs.entries[k]) if pushed and -len(xs.entries) <= k < 0 else None
+    if not any_kind or not isinstance(xs, Tree):
+        return None
     if xs.kind == "record" and isinstance(k, int) and -len(xs.items) <= k < len(xs.items):
         return code(value), xs.items[k][1]  # a NamedTuple's field by position
     if k is not None:
