@@ -395,3 +395,30 @@ def test_vmap_of_a_jacobian_of_a_helper_loop_with_an_unmapped_argument(how: str,
     got = srcjax.vmap(getattr(srcjax, how)(helper_loop_times_w), in_axes=in_axes)(x, w)
     want = jax.vmap(getattr(jax, how)(_jax_helper_loop_times_w), in_axes=in_axes)(x, w)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10, atol=1e-12)
+def _damped_cosines(x, w):
+    y = w
+    for i in range(3):
+        y = y * 0.9 + np.cos(x) * (i + 1)
+    return y
+
+
+def damped_cosines(x, w):
+    return _damped_cosines(x, w)
+
+
+_jax_damped_cosines = jax_twin(damped_cosines, helpers=[_damped_cosines])
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_vmap_of_hessian_by_an_unmapped_scalar_through_a_helper_loop(compiled: bool) -> None:
+    """Regression: `vmap(hessian(f), in_axes=(None, 0))` with a scalar `x`: the batched JVP of the
+    backward half reads its inner batch size from its tape (`batch_size_of(_tape_dot[-1][1])`, the
+    tangent of `np.cos(x)`, not batched by the outer vmap); the outer vmap took any item of a tape
+    followed push by push for batched and wrote `batch_size_of_vmap(...)`: an internal "IndexError:
+    tuple index out of range" at the helper's def. `tape[-k]` with a literal key now has the state of
+    the value pushed there."""
+    w = np.array([0.3, -0.2, 0.5, 1.1])
+    fn = srcjax.vmap(srcjax.hessian(damped_cosines), in_axes=(None, 0))
+    fn = srcjax.jit(fn) if compiled else fn
+    want = jax.vmap(jax.hessian(_jax_damped_cosines), in_axes=(None, 0))(0.7, w)
+    np.testing.assert_allclose(np.asarray(fn(0.7, w)), np.asarray(want), rtol=1e-10)

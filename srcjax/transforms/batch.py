@@ -572,11 +572,9 @@ class FunctionWriter:
                     any(any_batched(self.state(n)) for n in _names(key)):  # parts[i]: a Python list's item
                 raise batch_errors.mapped_error(self, f"the index [{key}] into the Python container `{x}`",
                                                 _names(key), line, "index an array instead: np.stack(...)[i]")
-            if op.prim.result_kind(op.args) == "any" and isinstance(x, str) and isinstance(self.state(x), Tree):
-                return batch_containers.container_item(self, value, x, op)
-            if op.prim.result_kind(op.args) == "any" and isinstance(x, str) and \
-                    (pushed := batch_containers.list_item(self.state(x), op)) is not None:
-                return code(value), pushed  # lst[-1]: a value pushed on a list followed value by value
+            if isinstance(x, str) and isinstance(self.state(x), (Tree, Stack)) and (item := batch_containers.
+                    container_item(self, value, x, op, op.prim.result_kind(op.args) == "any")) is not None:
+                return item
             if op.prim.tree is None and op.prim.result_kind(op.args) == "array" and any(isinstance(
                     op.args.get(p), str) and isinstance(self.state(op.args[p]), Stack) and op.args[p] in
                     numpy_calls.list_names_in(self.nf.fdef) for p in op.prim.arrays):

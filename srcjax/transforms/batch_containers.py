@@ -103,12 +103,20 @@ def record_state(w: FunctionWriter, fields: tuple[str, ...], value: cst.Call) ->
     return Tree("record", tuple((f".{f}", got.get(f, False)) for f in fields))
 
 
-def container_item(w: FunctionWriter, value: cst.BaseExpression, x: str, op: Op) -> tuple[str, State]:
-    """``t[k]`` of a tuple, list or dict whose elements are batched element by element."""
+def container_item(w: FunctionWriter, value: cst.BaseExpression, x: str, op: Op,
+                   any_kind: bool) -> tuple[str, State] | None:
+    """``t[k]`` of a tuple, list or dict whose elements are batched element by element (``any_kind``: the
+    getitem's result may be other than an array), or ``lst[-j]`` with a literal ``j`` of a list followed push
+    by push (a tape: the value pushed there, in its own state; batched source reads its batch size so,
+    ``batch_size_of(_tape_dot[-1][1])``, which a second vmap must not take for batched). None: neither."""
     xs = w.state(x)
-    assert isinstance(xs, Tree)
     key = op.args.get("key", "")
     k = literal_key(key)
+    if isinstance(xs, Stack):
+        pushed = not isinstance(xs, Repeated) and isinstance(value, cst.Subscript) and isinstance(k, int)
+        return (code(value), xs.entries[k]) if pushed and -len(xs.entries) <= k < 0 else None
+    if not any_kind or not isinstance(xs, Tree):
+        return None
     if xs.kind == "record" and isinstance(k, int) and -len(xs.items) <= k < len(xs.items):
         return code(value), xs.items[k][1]  # a NamedTuple's field by position
     if k is not None:
@@ -121,16 +129,6 @@ def container_item(w: FunctionWriter, value: cst.BaseExpression, x: str, op: Op)
     if any_batched(j) and not all(v is True for _, v in xs.items):
         w.forced.add(x)  # an element chosen at run time: every element batched
     return code(value), any_batched(j)
-
-
-def list_item(xs: State, op: Op) -> State | None:
-    """The state of ``lst[-1]`` of a list followed value by value (a tape read before its pop: the batch
-    size taken from its last value): the last value pushed (None: not such a read). Only ``-1``: a loop's
-    pushes are followed once each, so another index may stand for a value of another iteration."""
-    if not isinstance(xs, Stack) or isinstance(xs, Repeated) or literal_key(op.args.get("key", "")) != -1 or \
-            not xs.entries or isinstance(xs.entries[-1], Repeated):
-        return None
-    return xs.entries[-1]
 
 
 def pack_like(w: FunctionWriter, op: Op) -> str:
