@@ -13,7 +13,7 @@ from .core import DTypeError, ShapeDtypeStruct, Span, TranspileError, dtype_shor
 from .frontend.names import Visitor
 from .frontend.read import read_function
 
-__all__ = ["grad_output_error", "return_span", "scalar_shaped"]
+__all__ = ["grad_output_error", "real_output_error", "return_span", "scalar_shaped"]
 
 
 def scalar_shaped(out: Any) -> bool:
@@ -48,6 +48,20 @@ def grad_output_error(fn: Callable[..., Any], out: Any, has_aux: bool, what: str
     return not_scalar_output(f"{what} needs a scalar output, but {name} returns {show(main)}{part}", span=span,
                       hint="reduce it to a scalar (np.sum, np.mean), or use srcjax.jacrev or srcjax.vjp for a "
                            "non-scalar output")
+
+
+def real_output_error(fn: Callable[..., Any], out: Any, what: str) -> TranspileError | None:
+    """What reverse mode of a Jacobian (``srcjax.jacrev``, ``srcjax.hessian``) refuses in ``out``, ``fn``'s
+    output (from ``eval_shape``): an integer or boolean leaf, as JAX ("jacrev requires real-valued
+    outputs"), located at ``fn``'s ``return``; None when every leaf is floating point (or complex)."""
+    leaves = pytree.flatten(out)[0]
+    if not any(isinstance(v, ShapeDtypeStruct) and v.dtype.kind in "iub" or type(v) in (int, bool) for v in leaves):
+        return None
+    name = getattr(fn, "__name__", "the function")
+    return DTypeError(f"{what} requires real-valued (floating-point) outputs, but {name} returns "
+                      f"{_describe_output(out)}", span=return_span(fn, False),
+                      hint="an integer or boolean output has no derivative: compute the output in floating point "
+                           "(x.astype(np.float32))")
 
 
 def _describe_output(out: Any) -> str:

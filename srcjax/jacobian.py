@@ -42,7 +42,7 @@ from .autodiff import (  # noqa: I001
 from .core import ArgumentError, DTypeError, ShapeError, TranspileError, transformation
 from .frontend.names import Names
 from .generated import exec_generated, load_module
-from .grad_output import grad_output_error, scalar_shaped
+from .grad_output import grad_output_error, real_output_error, scalar_shaped
 from .transforms import ad
 from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch_errors import BatchingError
@@ -242,6 +242,7 @@ class _Jacobian(_Derived):
         # hessian: jacfwd(jacrev(fn)) (JAX's hessian), for a function whose output is not a scalar
         self._general: Callable[[], Callable[..., Any]] | None = None
         self._general_keys: set[Any] = set()  # signatures whose output is not a scalar
+        self._real_ok: set[Any] = set()  # signatures whose output reverse mode checked (no integer leaf)
 
     def _compiled_path(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         if self._needs or not -len(args) <= self._argnum < len(args):
@@ -303,6 +304,8 @@ class _Jacobian(_Derived):
             if plan is not None:
                 return plan.run(args)
         if self._general is None or self._primal is None:
+            if self._kind == "jacrev":
+                self._real_output(self._base, args, kwargs, key)
             return self._jacobian_call(args, kwargs, key)
         if key is not None and key in self._general_keys:
             return self._general()(*args, **kwargs)
@@ -311,9 +314,25 @@ class _Jacobian(_Derived):
         except TranspileError:
             if _scalar_output(self._primal, args, kwargs):
                 raise
+        self._real_output(self._primal, args, kwargs, key)  # (as JAX's jacrev inside: no integer output)
         if key is not None:  # an output that is not a scalar: jacfwd(jacrev(fn))
             self._general_keys.add(key)
         return self._general()(*args, **kwargs)
+
+    def _real_output(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], key: Any) -> None:
+        """Reverse mode's check of ``fn``'s output on these arguments (once per signature): an integer or
+        boolean output is a DTypeError at its ``return``, as JAX refuses it (grad_output.real_output_error)."""
+        if key is not None and key in self._real_ok:
+            return
+        try:
+            out = eval_shape(fn, *args, **kwargs)
+        except TranspileError:
+            return  # (the call reports the function's own error at its line)
+        bad = real_output_error(fn, out, "srcjax.hessian" if self._general is not None else self._what)
+        if bad is not None:
+            raise _clean(bad) from None
+        if key is not None:
+            self._real_ok.add(key)
 
     def _jacobian_call(self, args: tuple[Any, ...], kwargs: dict[str, Any], key: Any) -> Any:
         if self._compiled_path(args, kwargs):

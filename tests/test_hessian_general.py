@@ -136,3 +136,18 @@ def test_an_integer_output_gets_grads_located_error(how: str) -> None:
     with pytest.raises(srcjax.DTypeError, match="requires a real-valued") as e:
         run()
     assert e.value.span is not None and e.value.span.line == int_out.__code__.co_firstlineno + 1
+
+
+def int_array_out(x):  # type: ignore[no-untyped-def]
+    return (x * 3.0).astype(np.int64)
+
+
+@pytest.mark.parametrize("how", ["jacrev", "hessian"])
+def test_an_integer_array_output_is_refused_as_jax_refuses_it(how: str) -> None:
+    """jacrev and hessian of an integer array output returned a float Jacobian where jax refuses ("jacrev
+    requires real-valued outputs"): now grad's DTypeError, located at the return."""
+    with pytest.raises(TypeError, match="real-valued"):
+        getattr(jax, how)(lambda x: (x * 3.0).astype(jnp.int32))(X)
+    with pytest.raises(srcjax.DTypeError, match="requires real-valued") as e:
+        getattr(srcjax, how)(int_array_out)(X)
+    assert e.value.span is not None and e.value.span.line == int_array_out.__code__.co_firstlineno + 1

@@ -535,6 +535,15 @@ class _ValueReads(_ArrayNames):
                 self.walk(a.value)
         return False
 
+    def visit_Subscript(self, n: cst.Subscript) -> bool:
+        # `sh[ax]`: the value indexed; a key picks an element and carries no derivative (an axis
+        # popped from a tape with the arrays it came with: the Hessian of `np.diff(x, append=c)`)
+        self.walk(n.value)
+        return False
+
+    def visit_Comparison(self, n: cst.Comparison) -> bool:
+        return False  # a bool: `i == axis` in `slice(lo, hi) if i == axis else slice(None)`
+
 
 def _comprehension_item_reads(node: cst.BaseExpression, active: set[str]) -> list[str]:
     """The active names a comprehension iterates over, when its elements read the items' values."""

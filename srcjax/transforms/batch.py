@@ -476,7 +476,8 @@ class FunctionWriter:
                         else None
                     states = states if kept is None else kept
                     self.tape_rows.update(n for n, v in zip(elems, states) if v and expr.endswith(".pop()"))
-                    expr = f"batch_rows({expr})"
+                    if kept is None:  # (kept: every push a tuple literal, which batch_rows leaves as it is; a
+                        expr = f"batch_rows({expr})"  # name bound to the pop would turn the rule off outside)
             self.emit(f"{code(target)} = {expr}", ind)
             for n, v in zip(elems, states):
                 self.bind(n, v)
