@@ -38,8 +38,16 @@ A call leaving out parameters whose defaults are Python numbers is handed to the
 defaults as device arrays uploaded once (:func:`attach`'s ``filling``, :func:`_device_tail`), which the
 Python path keys as the numbers they are (``plain``: one program for ``f(x)`` and ``f(x, 0.5)``).
 
-Any other call (static values found by srcjax, keyword arguments, other defaults left out, containers
-with other leaves, Python values in the results) keeps falling back to the Python path; after
+A call passing arguments by keyword (:func:`attach`'s ``keyword_miss``) is the positional call it
+binds to (:func:`_positional`): where none is left out and the names sorted are in the parameters'
+order (the C++ side's flattening: positional leaves, then keyword ones by name), it gets its own record;
+otherwise (defaults left out, another order) each such call comes back to the miss function, which hands
+the positional call to the function's dispatch (measured: 1.0-1.3x jax.jit where served in C++, ~1.9x
+where handed on, 2.5x before on the Python path).
+
+Any other call (static values found by srcjax, keyword calls with a gap among the parameters passed,
+other defaults left out, containers with other leaves, Python values in the results) keeps falling back
+to the Python path; after
 :data:`_REFUSALS` such calls the function stops using the dispatcher. Donation works on both paths
 (the executable's aliasing takes the donated buffers either way).
 
@@ -226,7 +234,9 @@ def attach(c: Any, plain_call: Any) -> type | None:
     def miss(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
         me = ref()
         assert me is not None
-        if not kwargs and len(args) < me._nparams and start_filling(me, args):
+        if kwargs:
+            return keyword_miss(me, args, kwargs)
+        if len(args) < me._nparams and start_filling(me, args):
             return filling(*args), None, False  # (the defaults as device arrays: served like the others)
         copies = None if kwargs else _private_copies(_dynamic(args, static), flatten, array, cpp_dispatch.x64,
                                                      host_upload, in_place[0])
@@ -246,6 +256,36 @@ def attach(c: Any, plain_call: Any) -> type | None:
             in_place[0] = False
             return out, None, False
         record = None if kwargs or copies is _SKIP else _record(me, args, in_place_call, in_place_call, plain(args))
+        if record is None:
+            refuse(me)
+        return out, record, False
+
+    def keyword_miss(me: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:
+        """A call passing arguments by keyword: where the C++ side's order of the leaves (the positional
+        arguments, then the keyword ones sorted by name: jaxlib's ``parse_arguments``) is the parameters'
+        (:func:`_in_order`), the call is the positional one's, and its record (keyed by the C++ side with
+        the keywords' names) serves the next such calls; host leaves are copied for the second dispatcher
+        (not routed there: its shortcuts take positional calls). Other keyword calls: the Python path."""
+        pos = _positional(me, args, kwargs)
+        if pos is None:  # (parameters left out, unknown names: the Python path binds, or raises srcjax's errors)
+            out = me._call(plain(args), kwargs)
+            refuse(me)
+            return out, None, False
+        if len(pos) < me._nparams or sorted(kwargs) != me.params[len(args):]:  # (defaults left out, or
+            # another order than the C++ side's: such calls come back here each time, and are served as the
+            # positional call they are)
+            return me(*pos), None, False
+        copies = _private_copies(_dynamic(pos, static), flatten, array, cpp_dispatch.x64, host_upload, in_place[0])
+        if copies is _LATER:
+            return me._call(plain(pos), {}), None, False
+        if copies is not None and copies is not _SKIP and copies is not _IN_PLACE:
+            return me._cpp_host(*_restored(pos, copies, static)), None, False
+        out = me._call(plain(pos), {})
+        in_place_call = copies is _IN_PLACE
+        if in_place_call and not _inline(out):
+            in_place[0] = False
+            return out, None, False
+        record = None if copies is _SKIP else _record(me, pos, in_place_call, in_place_call, plain(pos))
         if record is None:
             refuse(me)
         return out, record, False
@@ -359,6 +399,21 @@ def release_donated(c: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> No
         b = getattr(leaf, "_buf", None)
         if b is not None and b.is_deleted():
             b.delete()
+
+
+def _positional(c: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The positional form of a call of ``c`` passing ``kwargs`` by keyword, where the parameters right
+    after the positional ones are passed by keyword (those after them left out), or None (a gap, another
+    name: the Python path binds such calls, and raises srcjax's errors). The C++ side flattens a keyword
+    call's leaves as the positional one's where none is left out and the names sorted are in the
+    parameters' order (jaxlib sorts keyword arguments by name: ``parse_arguments``)."""
+    rest = c.params[len(args):len(args) + len(kwargs)]
+    if len(rest) != len(kwargs):
+        return None
+    try:
+        return args + tuple(kwargs[n] for n in rest)
+    except KeyError:
+        return None
 
 
 def _static_positions(c: Any) -> tuple[int, ...]:

@@ -268,7 +268,7 @@ def test_declared_static_arguments_are_served_in_cpp(dispatch, inputs):
             g(*dev, act, k)
         if inputs == "device":
             assert counting.n == first  # (served in C++: no Python path)
-    value, _ = g(*dev, act="none", k=2)  # (by keyword: the Python path, the same result)
+    value, _ = g(*dev, act="none", k=2)  # (by keyword: the same result)
     np.testing.assert_allclose(float(value), activation(p, x, "none", 2), rtol=1e-12)
 
 
@@ -389,7 +389,7 @@ def test_calls_leaving_out_defaults_are_served_in_cpp(dispatch, inputs):
             for extra in calls:
                 g(*args, *extra)
             assert counting.n == n  # (all served in C++, those leaving out defaults too)
-    value, _ = g(*args, k=3)  # (by keyword: the Python path)
+    value, _ = g(*args, k=3)  # (by keyword: the same result)
     np.testing.assert_allclose(float(value), scaled_loss(p, x, k=3)[0], rtol=1e-5)
 
 
