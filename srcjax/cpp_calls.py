@@ -263,32 +263,25 @@ def attach(c: Any, plain_call: Any) -> type | None:
     def keyword_miss(me: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool]:
         """A call passing arguments by keyword: where the C++ side's order of the leaves (the positional
         arguments, then the keyword ones sorted by name: jaxlib's ``parse_arguments``) is the parameters'
-        (:func:`_in_order`), the call is the positional one's, and its record (keyed by the C++ side with
-        the keywords' names) serves the next such calls; host leaves are copied for the second dispatcher
-        (not routed there: its shortcuts take positional calls). Other keyword calls: the Python path."""
+        and none is left out, the call is the positional one's (:func:`_positional`) for :func:`miss`:
+        its record (keyed by the C++ side with the keywords' names) serves the next such calls, and host
+        leaves route the next calls to the shortcuts, which take keyword calls too. Other keyword calls
+        come back here each time and are handed on as the positional call they are; those that do not
+        bind so take the Python path (which raises srcjax's errors)."""
         pos = _positional(me, args, kwargs)
-        if pos is None:  # (parameters left out, unknown names: the Python path binds, or raises srcjax's errors)
+        if pos is None:
             out = me._call(plain(args), kwargs)
             refuse(me)
             return out, None, False
-        if len(pos) < me._nparams or sorted(kwargs) != me.params[len(args):]:  # (defaults left out, or
-            # another order than the C++ side's: such calls come back here each time, and are served as the
-            # positional call they are)
+        if len(pos) < me._nparams or sorted(kwargs) != me.params[len(args):]:
             return me(*pos), None, False
-        copies = _private_copies(_dynamic(pos, static), flatten, array, cpp_dispatch.x64, host_upload, in_place[0])
-        if copies is _LATER:
-            return me._call(plain(pos), {}), None, False
-        if copies is not None and copies is not _SKIP and copies is not _IN_PLACE:
-            return me._cpp_host(*_restored(pos, copies, static)), None, False
-        out = me._call(plain(pos), {})
-        in_place_call = copies is _IN_PLACE
-        if in_place_call and not _inline(out):
-            in_place[0] = False
-            return out, None, False
-        record = None if copies is _SKIP else _record(me, pos, in_place_call, in_place_call, plain(pos))
-        if record is None:
-            refuse(me)
-        return out, record, False
+        return miss(*pos)
+
+    def unkeyed(me: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
+        """``args`` and ``kwargs`` as one positional call for the shortcuts, or None (parameters left out,
+        names that do not bind: the first dispatcher's)."""
+        pos = _positional(me, args, kwargs)
+        return None if pos is None or len(pos) < me._nparams else pos
 
     def host_first(*args: Any, **kwargs: Any) -> Any:
         """A call of a function whose last call had host leaves it copies: its copies go straight to the
@@ -302,9 +295,12 @@ def attach(c: Any, plain_call: Any) -> type | None:
         cpp, host = me._cpp, me._cpp_host
         if cpp is None or host is None:  # (detached meanwhile, by another thread)
             return me._call(plain(args), kwargs)
-        dynamic = _dynamic(args, static)
-        copies = None if kwargs else _private_copies(dynamic, flatten, array, cpp_dispatch.x64, host_upload,
-                                                     in_place[0])
+        pos = unkeyed(me, args, kwargs) if kwargs else args
+        if pos is None:
+            route(me, cpp)
+            return cpp(*args, **kwargs)
+        dynamic = _dynamic(pos, static)
+        copies = _private_copies(dynamic, flatten, array, cpp_dispatch.x64, host_upload, in_place[0])
         if copies is None or copies is _SKIP or copies is _LATER or copies is _IN_PLACE:
             route(me, cpp)
             return cpp(*args, **kwargs)
@@ -313,8 +309,8 @@ def attach(c: Any, plain_call: Any) -> type | None:
             polls[0] = 0
             if _top_level(dynamic, flatten, array):
                 route(me, host_top)
-                return host_top(*args)
-        return host(*_restored(args, copies, static))
+                return host_top(*pos)
+        return host(*_restored(pos, copies, static))
 
     def host_top(*args: Any, **kwargs: Any) -> Any:
         """A call of a function whose last call had NumPy arrays as arguments themselves (not in
@@ -327,11 +323,12 @@ def attach(c: Any, plain_call: Any) -> type | None:
         cpp, top = me._cpp, me._cpp_top
         if cpp is None or top is None:  # (detached meanwhile, by another thread)
             return me._call(plain(args), kwargs)
-        copies = None if kwargs else _top_copies(_dynamic(args, static), array, cpp_dispatch.x64)
-        if copies is None:
+        pos = unkeyed(me, args, kwargs) if kwargs else args
+        copies = None if pos is None else _top_copies(_dynamic(pos, static), array, cpp_dispatch.x64)
+        if pos is None or copies is None:
             route(me, cpp)
             return cpp(*args, **kwargs)
-        return top(*_restored(args, copies, static))
+        return top(*_restored(pos, copies, static))
 
     def miss_top(*args: Any) -> tuple[Any, Any, bool]:  # (the arguments' NumPy arrays are srcjax's copies)
         me = ref()

@@ -146,3 +146,26 @@ def test_wrong_keyword_calls_get_located_errors(dispatch):
     with pytest.raises(TypeError):
         f(x, y=x)
     np.testing.assert_array_equal(np.asarray(f(y=x, x=x)), np.ones(3))
+
+
+@pytest.mark.parametrize("batch", ["numpy", "device"])
+def test_keyword_batches_beside_device_parameters_skip_the_python_path(monkeypatch, batch):
+    """``step(params, x=x, y=y)`` with the parameters on the device and a NumPy batch (a data loader's):
+    served by the shortcut the positional calls take (only the NumPy arguments copied), without srcjax's
+    Python path, alternating with positional and device calls."""
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
+    rng = np.random.default_rng(4)
+    p, x, y = _inputs(rng)
+    g = srcjax.value_and_grad(step)
+    pd = srcjax.device_put(p)
+    xb, yb = (x, y) if batch == "numpy" else srcjax.device_put((x, y))
+    calls = [((pd,), {"x": xb, "y": yb}), ((pd, xb, yb), {}), ((pd,), {"y": yb, "x": xb}), ((pd, xb), {"y": yb})]
+    for _ in range(2):
+        for args, kwargs in calls:
+            g(*args, **kwargs)
+    counting = _Counting(g)
+    want = step(p, x, y)
+    for _ in range(3):
+        for args, kwargs in calls:
+            np.testing.assert_allclose(float(g(*args, **kwargs)[0]), want, rtol=1e-12)
+    assert counting.n == 0
