@@ -18,7 +18,8 @@ wrapping the outputs). Models (float32):
 * ``mlp-nt``       the 3-layer MLP with its parameters a list of NamedTuples (6 leaves);
 * ``mlp-static``   the 3-layer MLP with a static argument (``static_argnums``: the activation's name, a
   string), as ``jax.jit(..., static_argnums=3)``;
-* ``mlp-default``  the 3-layer MLP whose last parameter (a Python float) is left out of every call.
+* ``mlp-default``  the 3-layer MLP whose last parameter (a Python float) is left out of every call;
+* ``mlp-kw``       the 3-layer MLP called with its batch by keyword (``f(params, x=x, y=y)``).
 
 Modes: ``np``: NumPy arguments (uploaded every call), the same arguments every call; ``dev``:
 arguments already on the device (``srcjax.Array`` / ``jax.Array``), the same every call, through
@@ -47,6 +48,7 @@ time still swung 0.5-2.4x between runs, 2026-12-03).
 from __future__ import annotations
 
 import argparse
+import inspect
 import statistics
 import sys
 import time
@@ -175,6 +177,7 @@ def cases(rng: np.random.Generator, more: bool = False) -> list[tuple[str, Any, 
         out.append(("mlp-nt 6 leaves", nt_loss, ([Layer(p["w"], p["b"]) for p in mlp[0]], *mlp[1:])))
         out.append(("mlp-static 6 leaves", act_loss, (*mlp, "tanh")))
         out.append(("mlp-default 6 leaves", default_loss, mlp))
+        out.append(("mlp-kw 6 leaves", mlp_loss, mlp))
     d, hdim = 8, 16
     lstm = {}
     for gate in "ifog":
@@ -235,7 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stat", choices=("median", "min"), default="median",
                     help="the statistic over rounds of batches (min: the least disturbed one, on a loaded machine)")
     ap.add_argument("--more", action="store_true",
-                    help="also the MLP with NamedTuple parameters, with a static argument, with a default left out")
+                    help="also the MLP with NamedTuple parameters, with a static argument, with a default left out, "
+                         "called by keyword")
     ap.add_argument("--only", default="", help="run the cases whose name contains this")
     ns = ap.parse_args(argv)
     stat = min if ns.stat == "min" else statistics.median
@@ -257,15 +261,21 @@ def main(argv: list[str] | None = None) -> int:
         _agree(sj(*args), jx(*args))
         sj_dev = tuple(a if i in static else jax.tree_util.tree_map(srcjax.device_put, a) for i, a in enumerate(args))
         jx_dev = tuple(a if i in static else jax.tree_util.tree_map(jax.device_put, a) for i, a in enumerate(args))
-        python_path = (lambda *a, f=sj: f._call(a, {}))
+        python_path = (lambda *a, f=sj, **k: f._call(a, k))
         for mode, sa, ja, f in (("np", args, args, sj), ("dev", sj_dev, jx_dev, sj),
                                 ("mixed", (sj_dev[0], *args[1:]), (jx_dev[0], *args[1:]), sj),
                                 ("dev-py", sj_dev, jx_dev, python_path)):
-            t = measure({"srcjax": lambda sa=sa, f=f: f(*sa), "jax": lambda ja=ja, f=jx: f(*ja)}, rounds, batch_ns,
-                        clock, stat)
+            if "-kw" in name:  # (the parameters positional, the others by name: jax differentiates by position)
+                names = list(inspect.signature(loss).parameters)[1:]
+                sk, jk = dict(zip(names, sa[1:])), dict(zip(names, ja[1:]))
+                t = measure({"srcjax": lambda p=sa[0], sk=sk, f=f: f(p, **sk),
+                             "jax": lambda p=ja[0], jk=jk, f=jx: f(p, **jk)}, rounds, batch_ns, clock, stat)
+            else:
+                t = measure({"srcjax": lambda sa=sa, f=f: f(*sa), "jax": lambda ja=ja, f=jx: f(*ja)}, rounds,
+                            batch_ns, clock, stat)
             print(f"| {name} | {mode} | {t['srcjax']:.1f} | {t['jax']:.1f} | {t['srcjax'] / t['jax']:.2f} |",
                   flush=True)
-        if static or name.startswith("mlp-default"):
+        if static or name.startswith(("mlp-default", "mlp-kw")):
             continue  # (the loop of _sgd_step passes three arguments)
         sj_step = srcjax.jit(_sgd_step(loss, srcjax.value_and_grad, srcjax.tree_util.tree_map))
         jx_step = jax.jit(_sgd_step(as_jax(loss), jax.value_and_grad, jax.tree_util.tree_map))

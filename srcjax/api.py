@@ -165,6 +165,8 @@ class Compiled:
     _cpp_host: Any = None  # its second one, for calls with host leaves (srcjax's copies of them)
     _cpp_top: Any = None  # its third, for calls with NumPy arrays as arguments (srcjax's copies of them)
     _cpp_refused = False
+    _cpp_static: frozenset[str] = frozenset()  # (the static parameters of the attached dispatcher: cpp_calls.py)
+    _cpp_attached = 0  # (dispatchers attached: cpp_calls.restatic)
     _cpp_wait = False  # (the dispatcher comes once ml_dtypes is imported: cpp_calls.BUDGET)
     _or_general: Any = None  # a transformation of a hessian: the same of its general form (general_hessian.py)
 
@@ -222,10 +224,11 @@ class Compiled:
 
     @auto_static.setter
     def auto_static(self, v: frozenset[str]) -> None:
+        changed = v != self._auto_static
         self._auto_static = v
         self._static_all = self.static | v
-        if v:  # (values of those arguments now pick the program: the C++ dispatcher does not see them)
-            cpp_calls.detach(self)
+        if changed:  # (values of those arguments now pick the program: a dispatcher keying them as static)
+            cpp_calls.restatic(self)
 
     @property
     def program(self) -> Program:

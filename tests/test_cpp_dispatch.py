@@ -268,7 +268,7 @@ def test_declared_static_arguments_are_served_in_cpp(dispatch, inputs):
             g(*dev, act, k)
         if inputs == "device":
             assert counting.n == first  # (served in C++: no Python path)
-    value, _ = g(*dev, act="none", k=2)  # (by keyword: the Python path, the same result)
+    value, _ = g(*dev, act="none", k=2)  # (by keyword: the same result)
     np.testing.assert_allclose(float(value), activation(p, x, "none", 2), rtol=1e-12)
 
 
@@ -389,20 +389,41 @@ def test_calls_leaving_out_defaults_are_served_in_cpp(dispatch, inputs):
             for extra in calls:
                 g(*args, *extra)
             assert counting.n == n  # (all served in C++, those leaving out defaults too)
-    value, _ = g(*args, k=3)  # (by keyword: the Python path)
+    value, _ = g(*args, k=3)  # (by keyword: the same result)
     np.testing.assert_allclose(float(value), scaled_loss(p, x, k=3)[0], rtol=1e-5)
 
 
-def test_found_static_arguments_turn_it_off(monkeypatch):
+def test_found_static_arguments_are_keyed_in_cpp(monkeypatch):
+    """Arguments srcjax finds static by itself (a Python int used as a shape, a string, None) become the
+    dispatcher's static arguments: the C++ side keys their values (and type), each value its own program;
+    a found static argument given up again (an array where None was) gets a new dispatcher."""
     monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
+
     def reshape(x, n):
         return np.reshape(x, (n, -1))
 
     f = srcjax.jit(reshape)
-    xd = srcjax.device_put(np.arange(6.0))
-    assert f(xd, 2).shape == (2, 3)
-    assert f(xd, 3).shape == (3, 2)
-    assert f._cpp is None
+    x = np.arange(6.0)
+    xd = srcjax.device_put(x)
+    calls = [((xd, 2), {}), ((xd, 3), {}), ((xd,), {"n": 6}), ((xd, 1), {}), ((x, 2), {})]
+    for _ in range(2):
+        for args, kwargs in calls:
+            out = f(*args, **kwargs)
+            np.testing.assert_array_equal(np.asarray(out), reshape(x, *args[1:], **kwargs))
+    assert f._cpp is not None and f._cpp_static == {"n"}
+    counting = _Counting(f)
+    for args, kwargs in calls[:4]:
+        f(*args, **kwargs)
+    assert counting.n == 0  # (served in C++)
+
+    def shift(x, b):
+        return x if b is None else x + b
+
+    g = srcjax.jit(shift)
+    for b in [None, None, 1.5, xd, None, x, 2.0, None]:
+        want = x if b is None else x + np.asarray(b)
+        np.testing.assert_array_equal(np.asarray(g(xd, b)), want)
+    assert g._cpp_attached <= 3
 
 
 @settings(deadline=None)  # (each example compiles a program)
