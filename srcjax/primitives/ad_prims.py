@@ -217,8 +217,8 @@ def _winning_writes_abstract(x: ShapedArray, key: Any) -> ShapedArray:
 
 
 def _winning_writes_lower(ctx: LowerCtx, x: HloValue, key: Any) -> HloValue:
-    """Ids of the writes scattered by ``index_update``'s own scatter, gathered back and compared (as
-    JAX's scatter JVP); all true for keys that cannot repeat."""
+    """Each write's id compared with the id of the write that lands where it writes (the order-free
+    :func:`gather.landed_ids`, the scatter ``index_update`` itself uses); all true for keys that cannot repeat."""
     b = ctx.b
     out = ctx.avals_out[0]
     if not isinstance(key, tuple):
@@ -229,11 +229,8 @@ def _winning_writes_lower(ctx: LowerCtx, x: HloValue, key: Any) -> HloValue:
         raise ShapeError("assigning through integer-array indices mixed with slices is not supported",
                          hint="assign through the arrays alone (x[rows, cols] = v), or build the array with np.where")
     i32 = np.dtype(np.int32)
-    size = int(np.prod(out.shape))
-    ids = b.reshape(b.iota(ShapedArray((size,), i32), 0), out.shape)
-    landed = gather.lower_scatter(b, b.full(-1, x.shape, i32), key, ids, add=False)
-    back = gather.lower_gather(b, landed, key, ShapedArray(out.shape, i32))
-    return b.compare("EQ", back, ids)
+    ids = b.reshape(b.iota(ShapedArray((int(np.prod(out.shape)),), i32), 0), out.shape)
+    return b.compare("EQ", gather.landed_ids(b, x.shape, key), ids)
 
 
 defprim("winning_writes", adjoint.winning_writes, _winning_writes_stub, abstract_eval=_winning_writes_abstract,

@@ -222,20 +222,71 @@ def lower_gather(b: Builder, x: HloValue, key: Any, out: ShapedArray) -> HloValu
 def lower_scatter(b: Builder, z: HloValue, key: Any, g: HloValue, add: bool) -> HloValue:
     """``z`` with ``g`` added at (``add``) or written to ``z[key]``; ``z`` already has the result dtype.
 
-    Scatters into the sliced view's shape; the caller places that back when the key has slices."""
+    Scatters into the sliced view's shape; the caller places that back when the key has slices.
+    A write through indices that may repeat is NumPy's (the last write in the key's C order lands)
+    on every device: XLA leaves the order of a scatter's updates to one element unspecified (the
+    GPU's differ from run to run), so each update is first replaced by the value of the write
+    that lands there (:func:`_landing_values`) and the scatter no longer depends on the order."""
     p = plan(z.shape, key)
     sub = p.out_shape(z.shape)
     g = b.broadcast_to(b.convert(g, z.dtype), sub)
     idx = _indices(b, z.shape, p)
+    if not add and _may_collide(z.shape, p):
+        g = _landing_values(b, z.shape, key, idx, p, g)
+    return _scatter(b, z, idx, g, p, "add" if add else "replace")
+
+
+def landed_ids(b: Builder, shape: tuple[int, ...], key: Any) -> HloValue:
+    """For ``x[key] = v`` into an array of ``shape``: at each element of the selection, the C-order id of
+    the write that lands where it writes (the last one there, as NumPy's); int32, shaped like the selection."""
+    p = plan(shape, key)
+    return _landed(b, shape, key, _indices(b, shape, p), p)
+
+
+def _landed(b: Builder, shape: tuple[int, ...], key: Any, idx: HloValue, p: Plan) -> HloValue:
+    i32 = np.dtype(np.int32)
+    sub = p.out_shape(shape)
+    ids = b.reshape(b.iota(ShapedArray((int(np.prod(sub)),), i32), 0), sub)
+    last = _scatter(b, b.full(-1, shape, i32), idx, ids, p, "max")  # order-free: the largest id wins
+    return lower_gather(b, last, key, ShapedArray(sub, i32))
+
+
+def _landing_values(b: Builder, shape: tuple[int, ...], key: Any, idx: HloValue, p: Plan,
+                    g: HloValue) -> HloValue:
+    """``g`` (the selection's values) with each value replaced by that of the write landing at its element."""
+    sub = g.shape
+    size = int(np.prod(sub))
+    flat = b.reshape(g, (size,))
+    return lower_gather(b, flat, (_landed(b, shape, key, idx, p),), ShapedArray(sub, g.dtype))
+
+
+def _may_collide(shape: tuple[int, ...], p: Plan) -> bool:
+    """Whether two writes of the key may land on one element: a run-time index array, or constant
+    index arrays that name an element twice (negatives wrapped)."""
+    parts = []
+    for axis in p.axes:
+        k = p.entries[axis][1]
+        if isinstance(k, (HloValue, ShapedArray)) or _dynamic_list(k):
+            return True
+        arr = np.asarray(k, dtype=_I64)
+        parts.append(np.broadcast_to(np.where(arr < 0, arr + shape[axis], arr), p.batch).ravel())
+    if not parts or not p.batch or int(np.prod(p.batch)) <= 1:
+        return False
+    return len(set(zip(*parts))) < len(parts[0])
+
+
+def _scatter(b: Builder, z: HloValue, idx: HloValue, g: HloValue, p: Plan, combine: str) -> HloValue:
+    """One ``stablehlo.scatter`` of ``g`` into ``z`` at the start indices ``idx``: ``combine`` is
+    "replace", "add" (``or`` for booleans) or "max"."""
     axes = p.axes
     scalar = f"tensor<{elem_type(z.dtype)}>"
     old, new, res = b.fresh(), b.fresh(), b.fresh()
-    body = f"{new}" if not add else res
+    body = new if combine == "replace" else res
     name = b.fresh()
     lines = [f'{b.indent}{name} = "stablehlo.scatter"({z.name}, {idx.name}, {g.name}) ({{',
              f"{b.indent}  ^bb0({old}: {scalar}, {new}: {scalar}):"]
-    if add:
-        op = "or" if z.dtype == np.bool_ else "add"
+    if combine != "replace":
+        op = "maximum" if combine == "max" else "or" if z.dtype == np.bool_ else "add"
         lines.append(f"{b.indent}    {res} = stablehlo.{op} {old}, {new} : {scalar}")
     lines += [f"{b.indent}    stablehlo.return {body} : {scalar}",
               f"{b.indent}}}) {{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<"
