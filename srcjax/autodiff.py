@@ -606,6 +606,11 @@ def vjp(fn: Callable[..., Any], *primals: Any,
         return _forward_vjp(fn, primals)
 
 
+# srcjax.vjp(f, x) inside compiled code: f's output and a nested function calling the generated vjp of f
+# (jax_spellings.flat_vjp)
+vjp.__srcjax_inline_vjp__ = lambda fn, n: _wrap(fn, "vjp", tuple(range(n)), False)  # type: ignore[attr-defined]
+
+
 def _forward_vjp(fn: Callable[..., Any], primals: tuple[Any, ...]) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     """``vjp`` of a derivative whose reverse mode srcjax cannot write (helpers handing saved values through
     the tape: ``vjp(hessian(f))``): forward mode, one JVP per element of each primal, dotted with the

@@ -13,7 +13,7 @@ from .core import DTypeError, ShapeDtypeStruct, Span, TranspileError, dtype_shor
 from .frontend.names import Visitor
 from .frontend.read import read_function
 
-__all__ = ["grad_output_error", "real_output_error", "return_span", "scalar_shaped"]
+__all__ = ["grad_output_error", "real_output_error", "return_span", "scalar_shaped", "surely_scalar"]
 
 
 def scalar_shaped(out: Any) -> bool:
@@ -21,6 +21,51 @@ def scalar_shaped(out: Any) -> bool:
     dimensions (its dtype is checked next: :func:`grad_output_error`). Not so: an array with dimensions
     or a container (``srcjax.hessian`` of such a function is ``jacfwd(jacrev(f))``)."""
     return isinstance(out, ShapeDtypeStruct) and out.shape == () or type(out) in (float, int, bool)
+
+
+# Calls whose result is 0-d whatever their one argument's shape (no axis: a full reduction)
+_TO_SCALAR = {"np.sum", "np.mean", "np.max", "np.min", "np.prod", "np.amax", "np.amin", "np.linalg.norm",
+              "np.vdot", "float"}
+_ARITH = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power)
+
+
+def surely_scalar(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn``'s output is 0-d whatever its arguments' shapes, as its normalized text shows without
+    shapes: straight-line code returning a full reduction (``np.sum(x)``, no axis), a number, or arithmetic
+    of such values (a loss). False: not known so (``srcjax.hessian`` called in compiled code then also
+    writes ``jacfwd(jacrev(fn))`` for an output that is not a scalar: jacobian._hessian_switch)."""
+    try:
+        body = _as_compiled(fn).program.entry.fdef.body.body
+    except TranspileError:
+        return False
+    defs: dict[str, cst.BaseExpression] = {}
+    for stmt in body:
+        small = stmt.body if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else [None]
+        line = small[0]
+        if isinstance(line, cst.Return):
+            return line.value is not None and _scalar(line.value, defs, 0)
+        if not isinstance(line, cst.Assign) or len(line.targets) != 1 or \
+                not isinstance(line.targets[0].target, cst.Name) or line.targets[0].target.value in defs:
+            return False  # (control flow, a name bound twice, a store into a container: not read here)
+        defs[line.targets[0].target.value] = line.value
+    return False
+
+
+def _scalar(e: cst.BaseExpression, defs: dict[str, cst.BaseExpression], depth: int) -> bool:
+    if depth > 64:
+        return False
+    if isinstance(e, cst.Name):
+        return e.value in defs and _scalar(defs[e.value], defs, depth + 1)
+    if isinstance(e, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, (cst.Minus, cst.Plus)):
+        return _scalar(e.expression, defs, depth + 1)
+    if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, _ARITH):
+        return _scalar(e.left, defs, depth + 1) and _scalar(e.right, defs, depth + 1)
+    if isinstance(e, cst.Call) and all(a.keyword is None and not a.star for a in e.args):
+        name = cst.Module([]).code_for_node(e.func)
+        return name in _TO_SCALAR and len(e.args) == (2 if name == "np.vdot" else 1)
+    return False
 
 
 def grad_output_error(fn: Callable[..., Any], out: Any, has_aux: bool, what: str,

@@ -42,7 +42,7 @@ from .autodiff import (  # noqa: I001
 from .core import ArgumentError, DTypeError, ShapeError, TranspileError, transformation
 from .frontend.names import Names
 from .generated import exec_generated, load_module
-from .grad_output import grad_output_error, real_output_error, scalar_shaped
+from .grad_output import grad_output_error, real_output_error, scalar_shaped, surely_scalar
 from .transforms import ad
 from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch_errors import BatchingError
@@ -241,6 +241,7 @@ class _Jacobian(_Derived):
         self._checked: set[tuple[Any, ...]] = set()  # signatures of arrays a call took the batched form with
         # hessian: jacfwd(jacrev(fn)) (JAX's hessian), for a function whose output is not a scalar
         self._general: Callable[[], Callable[..., Any]] | None = None
+        self._switch: Callable[..., Any] | bool | None = None  # hessian: what compiled code calls (_hessian_switch)
         self._general_keys: set[Any] = set()  # signatures whose output is not a scalar
         self._real_ok: set[Any] = set()  # signatures whose output reverse mode checked (no integer leaf)
 
@@ -275,6 +276,21 @@ class _Jacobian(_Derived):
     def needs_general(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """A hessian: whether these arguments take its general form (general_hessian.takes_general)."""
         return self._general is not None and self._primal is not None and _takes_general(self._primal, args, kwargs)
+
+    @property
+    def __srcjax_called__(self) -> Callable[..., Any] | None:
+        """What compiled code calling this Jacobian reads (``frontend.resolve.called``): of a hessian, a
+        static branch on its function's output (:func:`_hessian_switch`); else None (its generic form)."""
+        if self._general is None or self._primal is None:
+            return None
+        if self._switch is None and surely_scalar(self._primal):
+            self._switch = False  # (a loss: forward over reverse, its generic form, with nothing more to write)
+        if self._switch is None:
+            try:
+                self._switch = _hessian_switch(self._primal, self.fn, self._general, (self._argnum,))
+            except TranspileError:  # (no jacfwd(jacrev(fn)) to write: the generic form, and its errors)
+                self._switch = False
+        return self._switch if callable(self._switch) else None
 
     def array_form_for(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[..., Any] | None:
         """The array form's generated function where a call with these arguments (arrays or
@@ -371,6 +387,7 @@ class _TupleArgnums:
         self._base, self._parts, self._nums, self._primal = base, parts, nums, primal or base
         self._kind, self._blocks, self._source_fn = kind, blocks, None
         self._general: Callable[[], Callable[..., Any]] | None = None  # (as _Jacobian's)
+        self._switch: Callable[..., Any] | bool | None = None  # (as _Jacobian's)
         # (without generated source: a part takes function-valued arguments)
         self.srcjax_refusal = ("a Jacobian with respect to a tuple of argnums of a function that takes functions "
                                "cannot be transformed again or called inside a compiled function yet", "take one "
@@ -386,6 +403,20 @@ class _TupleArgnums:
     def needs_general(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """A hessian: whether these arguments take its general form (general_hessian.takes_general)."""
         return self._general is not None and _takes_general(self._primal, args, kwargs)
+
+    @property
+    def __srcjax_called__(self) -> Callable[..., Any] | None:  # (as _Jacobian's)
+        if self._general is None:
+            return None
+        if self._switch is None and surely_scalar(self._primal):
+            self._switch = False
+        own = self.__srcjax_fn__ if self._switch is None else None
+        if self._switch is None and callable(own):
+            try:
+                self._switch = _hessian_switch(self._primal, own, self._general, self._nums)
+            except TranspileError:
+                self._switch = False
+        return self._switch if callable(self._switch) else None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._general is not None and not _scalar_output(self._primal, args, kwargs):
@@ -442,6 +473,36 @@ def _tuple_source(base: Callable[..., Any], blocks: tuple[Any, ...], kind: str, 
     derived = exec_generated(code, name, prog, {}, extra)[name]
     derived.__srcjax_derived__ = (kind, base, tuple(range(len(params))))  # type: ignore[attr-defined]
     return derived
+
+
+def _hessian_switch(fn: Callable[..., Any], own: Callable[..., Any], general: Callable[[], Callable[..., Any]],
+                    nums: tuple[int, ...]) -> Callable[..., Any]:
+    """``def f_hessian(x)``: what compiled code (``jit``, ``vmap``, a derivative) runs for ``hessian(fn)``
+    called in it, where only the specializer knows the arguments' shapes: ``own`` (forward mode over
+    the gradient) for a scalar output, JAX's ``jacfwd(jacrev(fn))`` (``general``) for any other (an
+    array with dimensions, a container), a branch on the output's shape decided at transpile time."""
+    c = _as_compiled(fn)
+    prog, plain = c.program, c.fn
+    params, args = _positional_and_call(plain)
+    names = Names([*params, *plain.__globals__, *ADJOINT_IMPORTS])
+    stem = plain.__name__ if plain.__name__.isidentifier() else "primal"
+    name, primal, out = names.fresh(f"{stem}_hessian"), names.fresh(stem), names.fresh("out")
+    other = general().__srcjax_fn__  # type: ignore[attr-defined]
+    if not callable(other):  # (a tuple of argnums of a function taking functions: no generated source)
+        raise _clean(ArgumentError("no generated source for jacfwd(jacrev(f))"))
+    by_grad, by_jacobians = names.fresh(own.__name__), names.fresh(other.__name__)
+    extra: dict[str, Callable[..., Any]] = {primal: plain, by_grad: own, by_jacobians: other}
+    call = _then(args)
+    text = "\n".join([
+        "import numpy as np", "from srcjax.adjoint import *", "", "", f"def {name}({ad.signature(prog.entry)}):",
+        f"    {out} = {primal}({', '.join(args[0] + args[1])})",
+        f"    if by_leaves({out}) or np.ndim({out}) != 0:  # (not a scalar output: JAX's hessian, jacfwd(jacrev))",
+        f"        return {by_jacobians}({call})",
+        f"    return {by_grad}({call})  # (a scalar output: forward mode over the gradient)"]) + "\n"
+    code = load_module(f"<srcjax.hessian of {plain.__qualname__} called in compiled code>", text, {name: prog.entry})
+    switch = exec_generated(code, name, prog, {}, extra)[name]
+    switch.__srcjax_derived__ = ("hessian", fn, nums)  # type: ignore[attr-defined]
+    return switch
 
 
 def _per_argnum(fn: Callable[..., Any], argnums: int | tuple[int, ...],

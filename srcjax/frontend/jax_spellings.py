@@ -1,7 +1,8 @@
 """JAX habits the normalizer writes in srcjax's terms: ``x.at[key].set(v)`` and the other ``.at``
 updates become srcjax's functional updates (``srcjax.lax.index_update``, ``index_add``), so code
 written for ``jax.numpy`` runs unchanged; ``srcjax.jvp(f, (x,), (t,))`` inside compiled code is a call
-of the generated jvp; and the values an f-string in ``print`` formats become atoms.
+of the generated jvp, ``srcjax.vjp(f, x)`` the output and a nested function calling the generated vjp;
+and the values an f-string in ``print`` formats become atoms.
 
 ``x.at[k].set(v)``       ->  ``srcjax.lax.index_update(x, k, v)``
 ``x.at[k].add(v)``       ->  ``index_add(x, k, v)`` (repeated indices accumulate, as in JAX), cast back
@@ -32,7 +33,7 @@ import libcst as cst
 import numpy as np
 
 from ..core import TranspileError
-from .resolve import unwrap
+from .resolve import called, unwrap
 from .syntax import dotted
 
 if TYPE_CHECKING:
@@ -229,6 +230,58 @@ def flat_jvp(res: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str] 
     args = [cst.Arg(res.atom(e.value)) for e in primals.elements] + [cst.Arg(cst.Name(n)) for n in extra] + \
         [cst.Arg(res.atom(e.value)) for e in tangents.elements]  # type: ignore[attr-defined]
     return cst.Call(func=name, args=args), "jvp"
+
+
+def vjp_targets(target: cst.BaseAssignTargetExpression) -> tuple[str, str] | None:
+    """``y, vjp_fn`` (two names) as the target of ``srcjax.vjp(...)``: the names :func:`flat_vjp` binds."""
+    if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2 and \
+            all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements):
+        return target.elements[0].value.value, target.elements[1].value.value  # type: ignore[attr-defined]
+    return None
+
+
+def flat_vjp(res: Normalizer, call: cst.Call,
+             into: tuple[str, str] | None = None) -> tuple[cst.BaseExpression, str | None] | None:
+    """``srcjax.vjp(f, x, ...)`` inside compiled code: the pair of ``f``'s output (a call of ``f``) and a
+    nested function of the cotangent calling the generated vjp of ``f`` (``f`` a function name, a nested
+    transformation, or a lambda or def reading locals) on the primals, the locals, then the cotangent:
+    ``def vjp_fn(ct): return f_vjp(x, ct)[1]`` (JAX's ``vjp_fn``: one cotangent per primal). None: not
+    such a call. ``into``: the statement ``y, vjp_fn = srcjax.vjp(...)`` binds these two names (the nested
+    function is ``vjp_fn`` itself: calls of it are calls of a function vmap and derivatives can follow)."""
+    try:
+        ok, fv = res.static_value(call.func)
+    except TranspileError:
+        return None
+    inline = getattr(fv, "__srcjax_inline_vjp__", None) if ok else None
+    if inline is None or len(call.args) < 2 or any(a.keyword is not None or a.star for a in call.args):
+        return None
+    f, primals = call.args[0].value, [a.value for a in call.args[1:]]
+    extra: list[str] = []
+    lifted = res.lifted(f)
+    if lifted is not None:
+        fn, extra = lifted
+    elif isinstance(f, cst.Call) and (inner := res.transformed(f)) is not None:
+        fn, extra = inner, res.closure_args.get(id(unwrap(inner)), [])
+    else:
+        known, fn = res.constant(f)
+        if not known or not callable(fn):
+            return None
+    made = inline(fn, len(primals))
+    atoms = [cst.Arg(res.atom(p)) for p in primals] + [cst.Arg(cst.Name(n)) for n in extra]
+    primal = cst.Call(func=res.helper_call_name(called(fn), call), args=atoms)
+    if into is not None:
+        res.assign(cst.Name(into[0]), primal, call)
+    out = cst.Name(into[0]) if into is not None else res.atom(primal)
+    derived = res.fresh(f"{getattr(unwrap(made), '__name__', 'vjp')}")
+    res.bindings[derived] = made  # (the nested function calls the generated vjp through this name)
+    ct = res.fresh("ct")
+    lam = cst.Lambda(params=cst.Parameters(params=[cst.Param(cst.Name(ct))]), body=cst.Subscript(
+        value=cst.Call(func=cst.Name(derived), args=[*atoms, cst.Arg(cst.Name(ct))]),
+        slice=[cst.SubscriptElement(cst.Index(cst.Integer("1")))]))
+    pull = res.lambda_function(lam, into[1] if into is not None else res.fresh("vjp_fn"))
+    if into is not None:
+        return out, None
+    return cst.Tuple([cst.Element(out), cst.Element(cst.Name(pull))]), "vjp"
 
 
 def tree_map_call(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:

@@ -40,7 +40,7 @@ from . import aliasing, comprehension_loops, jax_spellings, numpy_calls, shadowi
 from .names import comprehension_targets
 from .names import walk as walk_nodes
 from .read import FunctionSource, is_generated, read_function
-from .resolve import LIBRARY_MODULES, Resolver, composite, is_user_function, local_names, unwrap
+from .resolve import LIBRARY_MODULES, Resolver, called, composite, is_user_function, local_names, unwrap
 from .syntax import LITERAL_TYPES, attr_chain, dict_comprehensions, dotted
 
 # -- tables -------------------------------------------------------------------------
@@ -312,7 +312,8 @@ class Normalizer(Resolver):
                                        "pass the arguments one by one")
         func = node.func
         at = jax_spellings.flat_at(self, node) or numpy_calls.selection_reduction(self, node) or \
-            jax_spellings.flat_jvp(self, node) or jax_spellings.flat_replace(self, node)
+            jax_spellings.flat_jvp(self, node) or jax_spellings.flat_vjp(self, node) or \
+            jax_spellings.flat_replace(self, node)
         # x.at[k].set(v); x[x > 0].sum(); srcjax.jvp(f, (x,), (v,)); p._replace(w=v)
         if at is not None:
             return at
@@ -343,7 +344,7 @@ class Normalizer(Resolver):
                 return self.prim_call(node, prim, list(node.args))
             self.check_callee(node, fv)
             if isinstance(func, cst.Attribute) and is_user_function(fv):  # `helpers.f(x)`: a helper like `f(x)`
-                name = self.helper_call_name(unwrap(fv), node)
+                name = self.helper_call_name(called(fv), node)
                 args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
                 return node.with_changes(func=name, args=args), call_hint(name)
         if self.comprehension_loops and isinstance(func, cst.Name) and func.value in ("sum", "dict") and \
@@ -594,6 +595,10 @@ class Normalizer(Resolver):
                 and isinstance(s.value, cst.Call) and (made := self.transformed(s.value)) is not None and \
                 self.assigned_once(s.targets[0].target.value):  # per_ex = srcjax.vmap(f): calls of it are calls
             self.bindings[s.targets[0].target.value] = made  # of the generated function
+        elif isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.value, cst.Call) and \
+                (pair := jax_spellings.vjp_targets(s.targets[0].target)) is not None and \
+                jax_spellings.flat_vjp(self, s.value, pair) is not None:
+            pass  # y, vjp_fn = srcjax.vjp(f, x): y = f(x), def vjp_fn(ct): ... (jax_spellings.flat_vjp)
         elif isinstance(s, cst.Assign):
             targets = [self.target(t.target) for t in s.targets]
             flat, hint = self.flat(s.value)  # type: ignore[assignment]

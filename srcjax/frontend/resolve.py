@@ -103,6 +103,14 @@ def unwrap(v: Any) -> Any:
     return inner if inner is not None else v
 
 
+def called(v: Any) -> Any:
+    """What compiled code calling ``v`` reads: :func:`unwrap`'s function, or the one ``v`` names for
+    being called inside compiled code (``__srcjax_called__``: a hessian's branch on its function's
+    output shape, which only the caller's specialization knows)."""
+    inner = getattr(v, "__srcjax_called__", None)
+    return inner if inner is not None else unwrap(v)
+
+
 def local_names(fdef: cst.FunctionDef) -> set[str]:
     names: set[str] = set()
     p = fdef.params
@@ -221,7 +229,7 @@ class Resolver:
         if prim is not None:
             return dotted(prim.path)
         if is_user_function(v):
-            fn = unwrap(v)
+            fn = called(v)
             if fn not in self.calls:
                 self.calls.append(fn)
                 self.call_sites[fn] = self.span(node)
@@ -298,6 +306,7 @@ class Resolver:
             return None
         try:
             made = fv(*args, **kwargs)
+            made = getattr(made, "__srcjax_called__", None) or made  # (a hessian: its branch on the output)
         except TranspileError as e:
             if e.span is None:
                 raise e.with_span(self.span(node)) from None
