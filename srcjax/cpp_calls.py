@@ -14,8 +14,8 @@ runs, asynchronously, so with ``jax.jit`` a write right after the call can chang
 a CPU function that donates nothing and whose program XLA ran inline (:func:`_inline`) gets records
 for them in its first dispatcher whose first result waits for the program
 (``cpp_dispatch.out_treedef``'s ``ready``): the call returns once the memory has been read, at the
-C++ path's cost. Elsewhere (a program run asynchronously, where the wait costs more than copies; jax
-with x64 off, where a float32 record would also take float64 arrays; donation; a GPU) their
+C++ path's cost. Elsewhere (a program run asynchronously, where the wait costs more than copies;
+donation; a GPU) their
 signatures get no record there; each such call comes
 back to the miss function, which copies the NumPy leaves (:func:`_private_copies`) and calls a second
 dispatcher (``Compiled._cpp_host``) that only ever sees srcjax's own copies, and does have records.
@@ -25,7 +25,12 @@ flattening in Python) for a third dispatcher (``Compiled._cpp_top``), whose reco
 Array (a node of the C++ side's registry) at every container leaf: a NumPy leaf in a container has
 another structure there, misses, and is copied whole for the second (whose shortcut looks for the
 third's calls again every :data:`_POLL` calls).
-Where jax is imported with ``jax_enable_x64`` off, 64-bit host leaves keep srcjax's Python path.
+Where jax is imported with ``jax_enable_x64`` off (jaxlib would key and upload a float64 array or a
+Python float as 32-bit), the first call with such host leaves puts :func:`attach`'s ``wide`` in front of a
+function's dispatch: each call then runs with that flag on for its thread (``swap_local``, what jax's own
+``enable_x64`` context does; ``cpp_dispatch.x64_state``), so everything above holds as where srcjax runs
+alone (records are keyed by the flag's value, so all of the function's calls take ``wide``). Without a
+per-thread flag (another jax), 64-bit host leaves keep srcjax's Python path and others are copied.
 
 Declared static arguments (``static_argnums``/``static_argnames``) are the dispatchers' own static
 arguments: the C++ side keys their values (hash, equality, type) and hands the program the others,
@@ -201,8 +206,8 @@ def attach(c: Any, plain_call: Any) -> type | None:
             me._static_next = call
         elif tails:
             me._fill_next = call
-        elif binds:
-            kw_next[0] = call
+        elif front_next[0] is not None:
+            front_next[0] = call
         else:
             me._dispatch = call
 
@@ -237,9 +242,9 @@ def attach(c: Any, plain_call: Any) -> type | None:
         if tail is None:
             return False
         if not tails:
-            if binds:  # (binding stays in front: it hands filling full positional calls or keyword ones)
-                me._fill_next = static_call if static else kw_next[0]
-                kw_next[0] = filling
+            if front_next[0] is not None:  # (binding or wide stays in front: it hands calls to filling)
+                me._fill_next = static_call if static else front_next[0]
+                front_next[0] = filling
             else:
                 me._fill_next = static_call if static else me.__dict__.get("_dispatch", me._cpp)
                 me._dispatch = filling
@@ -250,7 +255,9 @@ def attach(c: Any, plain_call: Any) -> type | None:
         return True
 
     binds: dict[tuple[Any, ...], Callable[[dict[str, Any]], tuple[Any, ...]]] = {}  # (binding's, by call form)
-    kw_next: list[Any] = [None]  # (where binding hands calls on)
+    front_next: list[Any] = [None]  # (where binding or wide, in front of the others, hands calls on)
+    wide_state: list[Any] = [None, False]  # (jax's jax_enable_x64 once wide is in front; whether only to read
+    # NumPy arguments in place)
 
     def binding(*args: Any, **kwargs: Any) -> Any:
         """A call of a function some of whose keyword calls the C++ side cannot serve as they are (names
@@ -261,8 +268,56 @@ def attach(c: Any, plain_call: Any) -> type | None:
         if kwargs:
             bind = binds.get((len(args), *kwargs))
             if bind is not None:
-                return kw_next[0](*args, *bind(kwargs))
-        return kw_next[0](*args, **kwargs)
+                return front_next[0](*args, *bind(kwargs))
+        return front_next[0](*args, **kwargs)
+
+    def wide(*args: Any, **kwargs: Any) -> Any:
+        """A call of a function called with host leaves in a process where jax is imported with
+        ``jax_enable_x64`` off: :func:`binding`'s work with that flag on for this thread during the call
+        (``cpp_dispatch.x64_state``), so that the C++ side keys and uploads 64-bit host values as they
+        are, as srcjax does, and reads NumPy arguments in place where srcjax alone does (``_IN_PLACE``)."""
+        state = wide_state[0]
+        prev = state.swap_local(True)
+        try:
+            if kwargs:
+                bind = binds.get((len(args), *kwargs))
+                if bind is not None:
+                    return front_next[0](*args, *bind(kwargs))
+            return front_next[0](*args, **kwargs)
+        finally:
+            state.set_local(prev)
+
+    def start_wide(me: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether ``me``'s calls now go through :func:`wide` while jax has x64 off: a call with host leaves
+        jaxlib would key as 32-bit (:func:`_narrowed`), or with NumPy arrays a function reading them in place
+        may take (``in_place``: its program may run inline; if not, :func:`stop_wide`, as a float32 array
+        is keyed as it is and its copies cost less without ``wide``'s ~1.3 us a call); not for a function
+        that donates, which keeps ``Compiled._dispatch``."""
+        if me.donate or wide_state[0] is not None:
+            return False
+        state = cpp_dispatch.x64_state()
+        if state is None:
+            return False
+        leaves = flatten((args, kwargs))[0]
+        if any(map(_narrowed, leaves)):
+            wide_state[1] = False
+        elif in_place[0] and _NUMPY.intersection(map(type, leaves)):
+            wide_state[1] = True  # (until the program proves asynchronous: :func:`stop_wide`)
+        else:
+            return False
+        wide_state[0] = state
+        if front_next[0] is None:
+            front_next[0] = me.__dict__.get("_dispatch", me._cpp)
+        me._dispatch = wide
+        return True
+
+    def stop_wide(me: Any) -> None:
+        """Take :func:`wide` away from ``me``'s calls (the next call with narrowed leaves brings it back)."""
+        wide_state[0] = None
+        if binds:
+            me._dispatch = binding
+        else:
+            me._dispatch, front_next[0] = front_next[0], None
 
     def start_binding(me: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Whether the keyword call ``args``, ``kwargs`` is now bound by :func:`binding` (a function that
@@ -272,8 +327,8 @@ def attach(c: Any, plain_call: Any) -> type | None:
         plan = _binding_plan(me, len(args), kwargs, static, defaults)
         if plan is None:
             return False
-        if not binds:
-            kw_next[0] = me.__dict__.get("_dispatch", me._cpp)
+        if front_next[0] is None:
+            front_next[0] = me.__dict__.get("_dispatch", me._cpp)
             me._dispatch = binding
         binds[(len(args), *kwargs)] = _binder(plan)
         for name, (used, d) in zip(me.params[len(args):], plan):
@@ -306,6 +361,8 @@ def attach(c: Any, plain_call: Any) -> type | None:
         assert me is not None
         if len(args) < me._by_position:  # (grad by keyword: the Python path raises srcjax's error)
             return me._call(args, kwargs), None, False
+        if start_wide(me, args, kwargs):  # (host leaves, jax with x64 off: this call and the next ones, wide)
+            return me(*args, **kwargs), None, False
         if kwargs:
             return keyword_miss(me, args, kwargs)
         if len(args) < me._nparams and start_filling(me, args):
@@ -326,6 +383,8 @@ def attach(c: Any, plain_call: Any) -> type | None:
         in_place_call = copies is _IN_PLACE
         if in_place_call and not _inline(out):  # (waiting would cost more than copies: see _inline)
             in_place[0] = False
+            if wide_state[1]:  # (wide was there to read NumPy arguments in place: copies cost less without it)
+                stop_wide(me)
             return out, None, False
         record = None if kwargs or copies is _SKIP else _record(me, args, in_place_call, in_place_call, plain(args))
         if record is None:
@@ -629,6 +688,15 @@ def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array:
             x = x.copy()
         copies.append(x)
     return tree.unflatten(copies)
+
+
+def _narrowed(leaf: Any) -> bool:
+    """Whether jaxlib keys and uploads ``leaf`` as 32-bit where jax has x64 off (a Python number, a NumPy
+    array or scalar of a 64-bit dtype), which srcjax compiles as it is."""
+    t = type(leaf)
+    if t is float or t is int or t is complex:
+        return True
+    return (t is np.ndarray or isinstance(leaf, np.generic)) and leaf.dtype in _WIDE
 
 
 def _top_level(args: tuple[Any, ...], flatten: Callable[[Any], Any], array: type) -> bool:
