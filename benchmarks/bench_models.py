@@ -19,7 +19,11 @@ wrapping the outputs). Models (float32):
 * ``mlp-static``   the 3-layer MLP with a static argument (``static_argnums``: the activation's name, a
   string), as ``jax.jit(..., static_argnums=3)``;
 * ``mlp-default``  the 3-layer MLP whose last parameter (a Python float) is left out of every call;
-* ``mlp-kw``       the 3-layer MLP called with its batch by keyword (``f(params, x=x, y=y)``).
+* ``mlp-kw``       the 3-layer MLP called with its batch by keyword (``f(params, x=x, y=y)``);
+* ``mlp-kw-order`` the same with the parameters declared ``(params, y, x)``: the keywords sorted by name
+  (jaxlib's order) are not the parameters' order;
+* ``mlp-kw-gap``   the 3-layer MLP declared ``(params, x, scale=0.5, y=0.0)``, called ``f(params, x=x, y=y)``
+  (the defaulted parameter between them left out).
 
 Modes: ``np``: NumPy arguments (uploaded every call), the same arguments every call; ``dev``:
 arguments already on the device (``srcjax.Array`` / ``jax.Array``), the same every call, through
@@ -117,6 +121,18 @@ def default_loss(params, x, y, scale=0.5):
     return scale * np.mean((out - y) ** 2)
 
 
+def order_loss(params, y, x):  # (parameters whose names sorted are not in this order)
+    return mlp_loss(params, x, y)
+
+
+def gap_loss(params, x, scale=0.5, y=0.0):  # (called f(params, x=x, y=y): scale left out between them)
+    h = x
+    for layer in params[:-1]:
+        h = np.tanh(h @ layer["w"] + layer["b"])
+    out = h @ params[-1]["w"] + params[-1]["b"]
+    return scale * np.mean((out - y) ** 2)
+
+
 def sigmoid(z):
     return 1.0 / (1.0 + np.exp(-z))
 
@@ -178,6 +194,8 @@ def cases(rng: np.random.Generator, more: bool = False) -> list[tuple[str, Any, 
         out.append(("mlp-static 6 leaves", act_loss, (*mlp, "tanh")))
         out.append(("mlp-default 6 leaves", default_loss, mlp))
         out.append(("mlp-kw 6 leaves", mlp_loss, mlp))
+        out.append(("mlp-kw-order 6 leaves", order_loss, (mlp[0], mlp[2], mlp[1])))
+        out.append(("mlp-kw-gap 6 leaves", gap_loss, mlp))  # (called f(params, x=x, y=y))
     d, hdim = 8, 16
     lstm = {}
     for gate in "ifog":
@@ -258,7 +276,8 @@ def main(argv: list[str] | None = None) -> int:
         static = STATIC.get(name, ())
         sj = srcjax.jit(srcjax.value_and_grad(loss), static_argnums=static) if static else srcjax.value_and_grad(loss)
         jx = jax.jit(jax.value_and_grad(as_jax(loss)), static_argnums=static)
-        _agree(sj(*args), jx(*args))
+        if "-gap" not in name:  # (its calls pass the batch by keyword: checked below)
+            _agree(sj(*args), jx(*args))
         sj_dev = tuple(a if i in static else jax.tree_util.tree_map(srcjax.device_put, a) for i, a in enumerate(args))
         jx_dev = tuple(a if i in static else jax.tree_util.tree_map(jax.device_put, a) for i, a in enumerate(args))
         python_path = (lambda *a, f=sj, **k: f._call(a, k))
@@ -267,7 +286,10 @@ def main(argv: list[str] | None = None) -> int:
                                 ("dev-py", sj_dev, jx_dev, python_path)):
             if "-kw" in name:  # (the parameters positional, the others by name: jax differentiates by position)
                 names = list(inspect.signature(loss).parameters)[1:]
+                if "-gap" in name:  # (f(params, x=x, y=y): the default between them left out)
+                    names = ["x", "y"]
                 sk, jk = dict(zip(names, sa[1:])), dict(zip(names, ja[1:]))
+                _agree(f(sa[0], **sk), jx(ja[0], **jk))
                 t = measure({"srcjax": lambda p=sa[0], sk=sk, f=f: f(p, **sk),
                              "jax": lambda p=ja[0], jk=jk, f=jx: f(p, **jk)}, rounds, batch_ns, clock, stat)
             else:

@@ -168,6 +168,7 @@ class Compiled:
     _cpp_static: frozenset[str] = frozenset()  # (the static parameters of the attached dispatcher: cpp_calls.py)
     _cpp_attached = 0  # (dispatchers attached: cpp_calls.restatic)
     _cpp_wait = False  # (the dispatcher comes once ml_dtypes is imported: cpp_calls.BUDGET)
+    _by_position = 0  # (grad, value_and_grad: calls pass at least this many arguments by position; autodiff.py)
     _or_general: Any = None  # a transformation of a hessian: the same of its general form (general_hessian.py)
 
     def __init__(self, fn: Callable[..., Any], static_argnums: int | Sequence[int] = (),

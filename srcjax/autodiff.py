@@ -279,6 +279,8 @@ class _Derived(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a prope
         return {p: v for p, v in named.items() if _is_function_value(v)}
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:  # (Compiled.__call__: C++ first)
+        if len(args) < self._by_position:
+            raise _clean(self._by_keyword_error(args))
         if not kwargs and len(args) < self._nparams:
             args = filled(self, args)
         if not kwargs and not self._needs and len(args) == self._nparams and self._simple and \
@@ -327,6 +329,20 @@ class _Derived(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a prope
             if self._primal is not None:
                 self._primal_error(args, kwargs)
             raise
+
+    def _by_keyword_error(self, args: Sequence[Any]) -> ArgumentError:
+        """The error for a call of ``grad``/``value_and_grad`` passing a differentiated argument by keyword
+        (or leaving it out for its default): JAX's rule, its ``TypeError`` as srcjax's ``ArgumentError``."""
+        nums = self._origin[2] if self._origin is not None else self._check
+        names = [p for i, p in enumerate(self.params) if i in self._check and i >= len(args)]
+        src = read_function(self._primal) if isinstance(self._primal, types.FunctionType) else None
+        shown = ", ".join(self.params[:self._by_position])
+        return ArgumentError(
+            f"{self._what} differentiates with respect to argnums={nums!r}, so it needs at least "
+            f"{self._by_position} positional argument(s), but got {len(args)}: "
+            f"{', '.join(map(repr, names))} passed by keyword or left out",
+            span=src.span(src.fdef.name) if src else None,
+            hint=f"pass them by position, e.g. g({shown}, ...), or choose other argnums")
 
     def _primal_error(self, args: Sequence[Any], kwargs: dict[str, Any]) -> None:
         """Raise the function's own error on these arguments, at its line, if it has one: its
@@ -396,6 +412,7 @@ def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], h
         d = _Derived(c.fn, nums, f"srcjax.{kind}", static_argnums=tuple(
             i for i, p in enumerate(c.params) if p in c.static), device=c.device)
         d._lazy = True
+        d._by_position = max(nums, default=-1) + 1  # (JAX's rule: differentiated arguments are passed by position)
         d._origin = (fn, kind, argnums, has_aux, max_iters)
         marker = d._warm_marker()
         if marker is None or not warm_cache.marked(marker):

@@ -14,8 +14,8 @@ runs, asynchronously, so with ``jax.jit`` a write right after the call can chang
 a CPU function that donates nothing and whose program XLA ran inline (:func:`_inline`) gets records
 for them in its first dispatcher whose first result waits for the program
 (``cpp_dispatch.out_treedef``'s ``ready``): the call returns once the memory has been read, at the
-C++ path's cost. Elsewhere (a program run asynchronously, where the wait costs more than copies; jax
-with x64 off, where a float32 record would also take float64 arrays; donation; a GPU) their
+C++ path's cost. Elsewhere (a program run asynchronously, where the wait costs more than copies;
+donation; a GPU) their
 signatures get no record there; each such call comes
 back to the miss function, which copies the NumPy leaves (:func:`_private_copies`) and calls a second
 dispatcher (``Compiled._cpp_host``) that only ever sees srcjax's own copies, and does have records.
@@ -25,7 +25,12 @@ flattening in Python) for a third dispatcher (``Compiled._cpp_top``), whose reco
 Array (a node of the C++ side's registry) at every container leaf: a NumPy leaf in a container has
 another structure there, misses, and is copied whole for the second (whose shortcut looks for the
 third's calls again every :data:`_POLL` calls).
-Where jax is imported with ``jax_enable_x64`` off, 64-bit host leaves keep srcjax's Python path.
+Where jax is imported with ``jax_enable_x64`` off (jaxlib would key and upload a float64 array or a
+Python float as 32-bit), the first call with such host leaves puts :func:`attach`'s ``wide`` in front of a
+function's dispatch: each call then runs with that flag on for its thread (``swap_local``, what jax's own
+``enable_x64`` context does; ``cpp_dispatch.x64_state``), so everything above holds as where srcjax runs
+alone (records are keyed by the flag's value, so all of the function's calls take ``wide``). Without a
+per-thread flag (another jax), 64-bit host leaves keep srcjax's Python path and others are copied.
 
 Declared static arguments (``static_argnums``/``static_argnames``) are the dispatchers' own static
 arguments: the C++ side keys their values (hash, equality, type) and hands the program the others,
@@ -41,9 +46,16 @@ Python path keys as the numbers they are (``plain``: one program for ``f(x)`` an
 A call passing arguments by keyword (:func:`attach`'s ``keyword_miss``) is the positional call it
 binds to (:func:`_positional`): where none is left out and the names sorted are in the parameters'
 order (the C++ side's flattening: positional leaves, then keyword ones by name), it gets its own record;
-otherwise (defaults left out, another order) each such call comes back to the miss function, which hands
-the positional call to the function's dispatch (measured: 1.0-1.3x jax.jit where served in C++, ~1.9x
-where handed on, 2.5x before on the Python path).
+otherwise (another order, a default left out between parameters passed) the first such call of each
+form (the number of positional arguments and the names in the call's order) installs :func:`attach`'s
+``binding`` in front of the dispatch: one Python frame that binds such calls to the positional call
+(:func:`_binding_plan`, :func:`_binder`: defaults that are Python numbers as device arrays uploaded once,
+keyed by the Python path as the numbers, as ``filling``'s), which the C++ side serves (measured on a
+tiny function: 1.0-1.3x jax.jit where served in C++, 1.0-1.9x bound, ~1.9x before when handed on from
+the miss function, 2.5-5x on the Python path). Calls that do not bind so (a name that is not a later
+parameter, a default that is not a number) are handed on or take the Python path, which raises
+srcjax's errors. ``grad``/``value_and_grad`` calls passing a differentiated argument by keyword go to
+the Python path (``Compiled._by_position``), which raises JAX's error as an ``ArgumentError``.
 
 Arguments srcjax finds static by itself (``Compiled.auto_static``: a Python int used as a shape, a
 string, None) are static arguments of the dispatchers as the declared ones are: when that set changes,
@@ -63,6 +75,7 @@ everything): ``device="numpy"``, explicit shardings, ``*args``/keyword-only para
 
 from __future__ import annotations
 
+import inspect
 import operator
 import sys
 import weakref
@@ -193,6 +206,8 @@ def attach(c: Any, plain_call: Any) -> type | None:
             me._static_next = call
         elif tails:
             me._fill_next = call
+        elif front_next[0] is not None:
+            front_next[0] = call
         else:
             me._dispatch = call
 
@@ -227,13 +242,101 @@ def attach(c: Any, plain_call: Any) -> type | None:
         if tail is None:
             return False
         if not tails:
-            me._fill_next = static_call if static else me.__dict__.get("_dispatch", me._cpp)
-            me._dispatch = filling
+            if front_next[0] is not None:  # (binding or wide stays in front: it hands calls to filling)
+                me._fill_next = static_call if static else front_next[0]
+                front_next[0] = filling
+            else:
+                me._fill_next = static_call if static else me.__dict__.get("_dispatch", me._cpp)
+                me._dispatch = filling
         tails[len(args)] = tail
         for d, v in zip(tail, filled(me, args)[len(args):]):
             if type(d) is array:
                 originals[id(d)] = v
         return True
+
+    binds: dict[tuple[Any, ...], Callable[[dict[str, Any]], tuple[Any, ...]]] = {}  # (binding's, by call form)
+    front_next: list[Any] = [None]  # (where binding or wide, in front of the others, hands calls on)
+    wide_state: list[Any] = [None, False]  # (jax's jax_enable_x64 once wide is in front; whether only to read
+    # NumPy arguments in place)
+
+    def binding(*args: Any, **kwargs: Any) -> Any:
+        """A call of a function some of whose keyword calls the C++ side cannot serve as they are (names
+        whose sorted order is not the parameters', a defaulted parameter left out between two passed):
+        such a call is handed on as the positional call it binds to (:func:`_binding_plan`: the keyword
+        arguments in the parameters' order, the defaults left out as :func:`filling` gives them), which
+        the C++ side serves; any other call is handed on as it is."""
+        if kwargs:
+            bind = binds.get((len(args), *kwargs))
+            if bind is not None:
+                return front_next[0](*args, *bind(kwargs))
+        return front_next[0](*args, **kwargs)
+
+    def wide(*args: Any, **kwargs: Any) -> Any:
+        """A call of a function called with host leaves in a process where jax is imported with
+        ``jax_enable_x64`` off: :func:`binding`'s work with that flag on for this thread during the call
+        (``cpp_dispatch.x64_state``), so that the C++ side keys and uploads 64-bit host values as they
+        are, as srcjax does, and reads NumPy arguments in place where srcjax alone does (``_IN_PLACE``)."""
+        state = wide_state[0]
+        prev = state.swap_local(True)
+        try:
+            if kwargs:
+                bind = binds.get((len(args), *kwargs))
+                if bind is not None:
+                    return front_next[0](*args, *bind(kwargs))
+            return front_next[0](*args, **kwargs)
+        finally:
+            state.set_local(prev)
+
+    def start_wide(me: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether ``me``'s calls now go through :func:`wide` while jax has x64 off: a call with host leaves
+        jaxlib would key as 32-bit (:func:`_narrowed`), or with NumPy arrays a function reading them in place
+        may take (``in_place``: its program may run inline; if not, :func:`stop_wide`, as a float32 array
+        is keyed as it is and its copies cost less without ``wide``'s ~1.3 us a call); not for a function
+        that donates, which keeps ``Compiled._dispatch``."""
+        if me.donate or wide_state[0] is not None:
+            return False
+        state = cpp_dispatch.x64_state()
+        if state is None:
+            return False
+        leaves = flatten((args, kwargs))[0]
+        if any(map(_narrowed, leaves)):
+            wide_state[1] = False
+        elif in_place[0] and _NUMPY.intersection(map(type, leaves)):
+            wide_state[1] = True  # (until the program proves asynchronous: :func:`stop_wide`)
+        else:
+            return False
+        wide_state[0] = state
+        if front_next[0] is None:
+            front_next[0] = me.__dict__.get("_dispatch", me._cpp)
+        me._dispatch = wide
+        return True
+
+    def stop_wide(me: Any) -> None:
+        """Take :func:`wide` away from ``me``'s calls (the next call with narrowed leaves brings it back)."""
+        wide_state[0] = None
+        if binds:
+            me._dispatch = binding
+        else:
+            me._dispatch, front_next[0] = front_next[0], None
+
+    def start_binding(me: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether the keyword call ``args``, ``kwargs`` is now bound by :func:`binding` (a function that
+        donates, or a call that does not bind to a positional one, keeps being handed on or the Python path)."""
+        if me.donate or len(binds) >= _BINDS:
+            return False
+        plan = _binding_plan(me, len(args), kwargs, static, defaults)
+        if plan is None:
+            return False
+        if front_next[0] is None:
+            front_next[0] = me.__dict__.get("_dispatch", me._cpp)
+            me._dispatch = binding
+        binds[(len(args), *kwargs)] = _binder(plan)
+        for name, (used, d) in zip(me.params[len(args):], plan):
+            if used is None and type(d) is array:
+                originals[id(d)] = me.signature.parameters[name].default
+        return True
+
+    defaults: dict[int, Any] = {}  # (parameter position: its default as binding passes it, uploaded once)
 
     def static_call(*args: Any, **kwargs: Any) -> Any:
         """A call of a function with static arguments: jaxlib's C++ side hashes their values before
@@ -256,6 +359,10 @@ def attach(c: Any, plain_call: Any) -> type | None:
     def miss(*args: Any, **kwargs: Any) -> tuple[Any, Any, bool]:
         me = ref()
         assert me is not None
+        if len(args) < me._by_position:  # (grad by keyword: the Python path raises srcjax's error)
+            return me._call(args, kwargs), None, False
+        if start_wide(me, args, kwargs):  # (host leaves, jax with x64 off: this call and the next ones, wide)
+            return me(*args, **kwargs), None, False
         if kwargs:
             return keyword_miss(me, args, kwargs)
         if len(args) < me._nparams and start_filling(me, args):
@@ -276,6 +383,8 @@ def attach(c: Any, plain_call: Any) -> type | None:
         in_place_call = copies is _IN_PLACE
         if in_place_call and not _inline(out):  # (waiting would cost more than copies: see _inline)
             in_place[0] = False
+            if wide_state[1]:  # (wide was there to read NumPy arguments in place: copies cost less without it)
+                stop_wide(me)
             return out, None, False
         record = None if kwargs or copies is _SKIP else _record(me, args, in_place_call, in_place_call, plain(args))
         if record is None:
@@ -291,19 +400,21 @@ def attach(c: Any, plain_call: Any) -> type | None:
         come back here each time and are handed on as the positional call they are; those that do not
         bind so take the Python path (which raises srcjax's errors)."""
         pos = _positional(me, args, kwargs)
+        if pos is not None and len(pos) == me._nparams and sorted(kwargs) == me.params[len(args):]:
+            return miss(*pos)
+        if start_binding(me, args, kwargs):  # (its next calls: the positional call, from binding)
+            return me(*args, **kwargs), None, False
         if pos is None:
             out = me._call(plain(args), kwargs)
             refuse(me)
             return out, None, False
-        if len(pos) < me._nparams or sorted(kwargs) != me.params[len(args):]:
-            return me(*pos), None, False
-        return miss(*pos)
+        return me(*pos), None, False
 
     def unkeyed(me: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
         """``args`` and ``kwargs`` as one positional call for the shortcuts, or None (parameters left out,
         names that do not bind: the first dispatcher's)."""
         pos = _positional(me, args, kwargs)
-        return None if pos is None or len(pos) < me._nparams else pos
+        return None if pos is None or len(pos) < me._nparams or len(args) < me._by_position else pos
 
     def host_first(*args: Any, **kwargs: Any) -> Any:
         """A call of a function whose last call had host leaves it copies: its copies go straight to the
@@ -420,6 +531,58 @@ def release_donated(c: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> No
             b.delete()
 
 
+_BINDS = 64  # (call forms binding remembers per function: names passed by keyword, in the call's order)
+
+
+def _binder(plan: tuple[tuple[str | None, Any], ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """A function of a call's keyword arguments giving the arguments after the positional ones, in the
+    parameters' order, as ``plan`` (:func:`_binding_plan`) says: written once per call form, so that a call
+    costs one frame and a tuple."""
+    items = ", ".join(f"kw[{n!r}]" if n is not None else f"D[{j}]" for j, (n, _) in enumerate(plan))
+    scope: dict[str, Any] = {"D": tuple(d for _, d in plan)}
+    exec(compile(f"def bind(kw, D=D):\n    return ({items},)", "<srcjax keyword binding>", "exec"), scope)
+    return scope["bind"]  # type: ignore[no-any-return]
+
+
+def _binding_plan(c: Any, n_args: int, kwargs: dict[str, Any], static: tuple[int, ...],
+                  defaults: dict[int, Any]) -> tuple[tuple[str | None, Any], ...] | None:
+    """How a call of ``c`` with ``n_args`` positional arguments and the keywords ``kwargs`` binds to a
+    positional call of all its parameters: for each parameter after the positional ones, ``(name, None)``
+    (passed by that keyword) or ``(None, default)``: a default that is a Python number as a weak-typed
+    device array uploaded once (kept in ``defaults``; the Python path keys it as the number: ``attach``'s
+    ``plain``), a static parameter's as it is (keyed by value). None where the call does not bind so (a
+    name that is not a parameter after the positional ones, a parameter without a default, another kind
+    of default): the C++ side then hands it to srcjax's Python path, which binds it or raises its error."""
+    params = c.params
+    if n_args > c._nparams or not set(kwargs) <= set(params[n_args:]):
+        return None
+    plan: list[tuple[str | None, Any]] = []
+    for i in range(n_args, c._nparams):
+        name = params[i]
+        if name in kwargs:
+            plan.append((name, None))
+            continue
+        d = defaults.get(i)
+        if d is None:
+            v = c.signature.parameters[name].default
+            if v is inspect.Parameter.empty:
+                return None
+            if i in static:
+                d = v
+            elif type(v) in _NUMBERS:
+                from .arguments import _uploadable  # (device_put's leaf check: api imports this module)
+                from .runtime import Array, get_backend
+                from .runtime import device_put as upload
+
+                leaf, aval = _uploadable(v)  # (a Python number: its weak-typed value and aval)
+                d = Array(upload(leaf, aval, get_backend(c.device if isinstance(c.device, str) else None)), aval)
+            else:
+                return None
+            defaults[i] = d
+        plan.append((None, d))
+    return tuple(plan)
+
+
 def _positional(c: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
     """The positional form of a call of ``c`` passing ``kwargs`` by keyword, where the parameters right
     after the positional ones are passed by keyword (those after them left out), or None (a gap, another
@@ -525,6 +688,15 @@ def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array:
             x = x.copy()
         copies.append(x)
     return tree.unflatten(copies)
+
+
+def _narrowed(leaf: Any) -> bool:
+    """Whether jaxlib keys and uploads ``leaf`` as 32-bit where jax has x64 off (a Python number, a NumPy
+    array or scalar of a 64-bit dtype), which srcjax compiles as it is."""
+    t = type(leaf)
+    if t is float or t is int or t is complex:
+        return True
+    return (t is np.ndarray or isinstance(leaf, np.generic)) and leaf.dtype in _WIDE
 
 
 def _top_level(args: tuple[Any, ...], flatten: Callable[[Any], Any], array: type) -> bool:

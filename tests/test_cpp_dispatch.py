@@ -616,6 +616,11 @@ def host_mode(request, monkeypatch):
     (jax imported with x64 off, where a float32 record would also take float64 arrays)."""
     monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
     wide = request.param == "in place"
+    if not wide:  # (jax imported with x64 off: cpp_calls' ``wide`` would key 64-bit values as they are, read in
+        # place; tests/test_cpp_wide.py tests it. Here the copies, as where jax's flag cannot be set per thread.)
+        from srcjax.runtime import cpp_dispatch
+
+        monkeypatch.setattr(cpp_dispatch, "x64_state", lambda: None)
     state = _x64_state()
     if state is None:
         import jax

@@ -72,8 +72,8 @@ def test_every_kind_of_call_matches_numpy(dispatch, inputs):
     g = srcjax.value_and_grad(step)
     a = srcjax.device_put((p, x, y)) if inputs == "device" else (p, x, y)
     want = step(p, x, y)
-    calls = [(a, {}), (a[:1], {"x": a[1], "y": a[2]}), (a[:2], {"y": a[2]}), ((), {"y": a[2], "params": a[0], "x": a[1]}),
-             ((), {"params": a[0], "x": a[1], "y": a[2]})]
+    calls = [(a, {}), (a[:1], {"x": a[1], "y": a[2]}), (a[:2], {"y": a[2]}), (a[:1], {"y": a[2], "x": a[1]})]
+    # (the differentiated params by position: JAX's rule, test_grad_of_an_argument_passed_by_keyword_is_refused)
     grads = None
     for _ in range(20):  # (more than cpp_calls._REFUSALS keyword calls)
         for args, kwargs in calls:
@@ -100,17 +100,17 @@ def test_every_kind_of_call_matches_numpy(dispatch, inputs):
 def test_keyword_calls_in_the_parameters_order_are_served_in_cpp(monkeypatch):
     monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
     rng = np.random.default_rng(1)
-    g = srcjax.value_and_grad(step)
     p, x, y = srcjax.device_put(_inputs(rng))
-    calls = [((p, x, y), {}), ((p,), {"x": x, "y": y}), ((p, x), {"y": y}), ((), {"y": y, "x": x, "params": p})]
-    for _ in range(2):
-        for args, kwargs in calls:
-            g(*args, **kwargs)
-    counting = _Counting(g)
-    for _ in range(3):
-        for args, kwargs in calls:
-            g(*args, **kwargs)
-    assert counting.n == 0
+    calls = [((p, x, y), {}), ((p,), {"x": x, "y": y}), ((p, x), {"y": y}), ((p,), {"y": y, "x": x})]
+    for g, more in [(srcjax.value_and_grad(step), []), (srcjax.jit(step), [((), {"y": y, "x": x, "params": p})])]:
+        for _ in range(2):
+            for args, kwargs in calls + more:
+                g(*args, **kwargs)
+        counting = _Counting(g)
+        for _ in range(3):
+            for args, kwargs in calls + more:
+                g(*args, **kwargs)
+        assert counting.n == 0
 
 
 def test_keyword_calls_with_numpy_inputs_written_after_the_call(monkeypatch):
@@ -188,3 +188,136 @@ def test_keyword_batches_beside_device_parameters_skip_the_python_path(monkeypat
         for args, kwargs in calls:
             np.testing.assert_allclose(float(g(*args, **kwargs)[0]), want, rtol=1e-5)
     assert counting.n == 0
+
+
+def gapped(y, x, scale=2.0, shift=0.0):  # (parameters not in sorted order; defaults between those passed)
+    return x * scale - y + shift
+
+
+def gapped_off(y, x, scale=2.0, shift=0.0):
+    return x * scale - y + shift
+
+
+def _gapped_calls(y, x, s):
+    """Calls of ``gapped`` whose keywords sorted are not the parameters' order, or that leave a default
+    out between two parameters passed (``s``: an array for ``shift``)."""
+    return [((), {"x": x, "y": y}), ((y,), {"x": x, "shift": s}), ((), {"shift": s, "y": y, "x": x}),
+            ((y, x), {"shift": s}), ((y,), {"shift": s, "x": x}), ((), {"x": x, "y": y, "shift": s, "scale": s})]
+
+
+def _gapped_want(args, kwargs):
+    named = dict(zip(["y", "x", "scale", "shift"], args), **kwargs)
+    return gapped(**{k: np.asarray(v) for k, v in named.items()})
+
+
+@pytest.mark.parametrize("inputs", ["device", "numpy"])
+def test_keyword_calls_out_of_order_or_with_gaps_match_numpy(dispatch, inputs):
+    rng = np.random.default_rng(5)
+    y, x, s = (rng.standard_normal(4).astype(np.float32) for _ in range(3))
+    if inputs == "device":
+        y, x, s = srcjax.device_put((y, x, s))
+    f = srcjax.jit(gapped if dispatch == "on" else gapped_off)
+    for _ in range(3):
+        for args, kwargs in [((y, x), {}), *_gapped_calls(y, x, s), ((y, x, s), {}), ((y, x, s, s), {})]:
+            np.testing.assert_allclose(np.asarray(f(*args, **kwargs)), _gapped_want(args, kwargs), rtol=1e-6)
+    assert len(f._cache) == 4  # (a left-out scale keyed as the number it is: no program of its own)
+
+
+def test_keyword_calls_out_of_order_or_with_gaps_are_served_in_cpp(monkeypatch):
+    """Bound in front of the C++ dispatcher to the positional call (left-out defaults as device arrays
+    uploaded once): after the first of each form, neither srcjax's Python path nor its keyword miss runs."""
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
+    from srcjax import cpp_calls
+
+    rng = np.random.default_rng(6)
+    y, x, s = srcjax.device_put(tuple(rng.standard_normal(4).astype(np.float32) for _ in range(3)))
+    f = srcjax.jit(gapped)
+    calls = [((y, x), {}), *_gapped_calls(y, x, s)]
+    for args, kwargs in calls * 2:
+        f(*args, **kwargs)
+    counting = _Counting(f)
+    bound = [0]
+    positional = cpp_calls._positional
+
+    def counted(*a):
+        bound[0] += 1
+        return positional(*a)
+
+    monkeypatch.setattr(cpp_calls, "_positional", counted)  # (keyword_miss's and the shortcuts' first step)
+    for _ in range(3):
+        for args, kwargs in calls:
+            np.testing.assert_allclose(np.asarray(f(*args, **kwargs)), _gapped_want(args, kwargs), rtol=1e-6)
+    assert counting.n == 0 and bound[0] == 0
+
+
+def test_keyword_calls_with_gaps_and_static_defaults(dispatch):
+    def act(w, x, how="tanh", k=1.0, b=0.0):
+        h = x @ w + b
+        if how == "tanh":
+            h = np.tanh(h)
+        return h * k
+
+    rng = np.random.default_rng(7)
+    w, x = rng.standard_normal((3, 2)).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32)
+    b = rng.standard_normal(2).astype(np.float32)
+    f = srcjax.jit(act, static_argnames=("how",))
+    wd, xd, bd = srcjax.device_put((w, x, b))
+    for _ in range(20):
+        for args, kwargs in [((wd,), {"x": xd, "b": bd}), ((wd, xd), {"b": bd, "how": "none"}),
+                             ((), {"b": bd, "x": xd, "w": wd}), ((wd, xd, "none"), {"b": bd})]:
+            named = dict(zip(["w", "x", "how"], [w, x, *args[2:]]), **{k: b for k in kwargs if k == "b"})
+            named.update({k: v for k, v in kwargs.items() if k == "how"})
+            np.testing.assert_allclose(np.asarray(f(*args, **kwargs)), act(**named), rtol=1e-5)
+
+
+def test_bound_keyword_calls_with_numpy_inputs_written_after_the_call(monkeypatch):
+    """NumPy arrays passed by keyword out of order or beside a gap, written right after the call (a program
+    XLA runs asynchronously): the results are the values passed."""
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
+
+    def chain(b, a, scale=1.0, shift=0.0):
+        return ((a @ b) @ b) * scale + shift
+
+    f = srcjax.jit(chain)
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((300, 300)).astype(np.float32)
+    b = (rng.standard_normal((300, 300)) / 20).astype(np.float32)
+    shift = np.float32(0.5) * np.ones((300, 300), np.float32)
+    want = np.asarray(f(b, a, 1.0, shift))
+    for _ in range(10):
+        for kwargs in [{"a": a.copy(), "b": b.copy(), "shift": shift.copy()}, {"shift": shift.copy(), "a": a.copy(),
+                                                                              "b": b.copy()}]:
+            out = f(**kwargs)
+            for v in kwargs.values():
+                v[:] = 7.0  # (right after the call)
+            np.testing.assert_array_equal(np.asarray(out), want)
+
+
+@pytest.mark.parametrize("inputs", ["device", "numpy"])
+def test_grad_of_an_argument_passed_by_keyword_is_refused(dispatch, inputs):
+    """JAX's rule: ``grad``/``value_and_grad`` take the differentiated arguments by position (jax raises a
+    TypeError); srcjax raises an ArgumentError at the call, also after positional calls were served in C++."""
+    step_ = _fns(dispatch)[0]
+    rng = np.random.default_rng(9)
+    p, x, y = _inputs(rng)
+    if inputs == "device":
+        p, x, y = srcjax.device_put((p, x, y))
+    for transform in (srcjax.grad, srcjax.value_and_grad):
+        g = transform(step_)
+        for _ in range(40):  # (the C++ dispatcher's records and shortcuts for the positional calls)
+            g(p, x, y)
+            g(p, x, y=y)
+        for args, kwargs in [((), {"params": p, "x": x, "y": y}), ((), {"y": y, "x": x, "params": p})] * 20:
+            with pytest.raises(srcjax.ArgumentError, match="argnums=0") as e:
+                g(*args, **kwargs)
+            assert "test_cpp_keywords.py" in str(e.value)
+        h = transform(step_, argnums=(0, 2))
+        for args, kwargs in [((p, x), {"y": y}), ((p,), {"y": y, "x": x})]:
+            h(p, x, y)
+            with pytest.raises(srcjax.ArgumentError, match="'y' passed by keyword"):
+                h(*args, **kwargs)
+    def scaled(x, s=2.0):
+        return np.sum(x * s)
+
+    with pytest.raises(srcjax.ArgumentError, match="'s' passed by keyword or left out"):
+        srcjax.grad(scaled, argnums=1)(np.ones(3, np.float32))

@@ -42,7 +42,8 @@ from jaxlib import _jax  # type: ignore[attr-defined]
 from ..core import ShapedArray
 from .xla import Array, Executable
 
-__all__ = ["enabled", "make", "flatten", "same_signatures", "fastpath", "out_treedef", "x64", "Array", "BUFFER"]
+__all__ = ["enabled", "make", "flatten", "same_signatures", "fastpath", "out_treedef", "x64", "x64_state", "Array",
+           "BUFFER"]
 
 BUFFER: Any = _jax.ArrayImpl  # what a srcjax.Array's device buffer is (the fast path's only leaf kind)
 
@@ -152,6 +153,17 @@ def x64() -> bool:
     config = sys.modules.get("jax._src.config")
     state = getattr(config, "enable_x64", None)
     return bool(getattr(state, "value", False))
+
+
+def x64_state() -> Any:
+    """jax's ``jax_enable_x64`` config, which the C++ side reads, where jax is imported with it off (the
+    C++ side then keys and uploads 64-bit host values as 32-bit), or None: a thread-local True set on it
+    around a call (``swap_local``, as jax's ``enable_x64`` context does) makes the C++ side key that call's
+    host values as srcjax does (``cpp_calls.py``'s ``wide``)."""
+    if x64():
+        return None
+    state = getattr(sys.modules.get("jax._src.config"), "enable_x64", None)
+    return state if hasattr(state, "swap_local") and hasattr(state, "set_local") else None
 
 
 def _no_host_values(x: Any, sharding: Any, layout: Any, *rest: Any) -> Any:
