@@ -370,12 +370,22 @@ class Compiled:
             try:
                 plan = sharding_plan(self, values, _is_leaf)
                 with warm_cache.recording(self._reads):
-                    return (*specialize(self.program, self._specs(values), plan), plan)
+                    return (*specialize(self.program, self._specs(values), plan, self._roll_above()), plan)
             except NeedStatic as ns:
                 new = self.auto_static | {str(n) for n in ns.names}  # (argument names; a loop's origin matches none)
                 if new == self.auto_static:
                     raise
                 self.auto_static = frozenset(new)
+
+    def _roll_above(self) -> int:
+        """Python ``for`` loops over static ranges longer than this are rolled on this function's device
+        (``lower.values.roll_above``: GPUs unroll short ones)."""
+        from .lower import values as lowered_values
+        from .runtime import get_backend
+
+        if self.device == "numpy":
+            return lowered_values.roll_above("numpy")
+        return lowered_values.roll_above(get_backend(self.device).platform)
 
     def _plan(self, values: list[Any]) -> tuple[_Plan, list[Any]]:
         key, leaves, leaf_keys = self._key(values)

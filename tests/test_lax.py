@@ -29,7 +29,10 @@ from hypothesis.extra import numpy as hnp
 
 import srcjax
 from srcjax import lax
+from srcjax.lower.values import roll_above
 from tests import twins
+
+ROLL = roll_above(srcjax.devices()[0].platform)  # Python fors / fori_loops this short are unrolled
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -442,7 +445,7 @@ def test_fori_loop_static_bounds_tiny_trip_counts(n):
     x = np.linspace(-1.0, 1.0, 4)
     three_way(fori_static, x, n, static_argnames=("n",))
     text = hlo(compiled(fori_static, ("n",)), x, n)
-    assert ("stablehlo.while" in text) == (n > 2)  # trip count <= 2 is unrolled
+    assert ("stablehlo.while" in text) == (n > ROLL)  # trip count <= 2 is unrolled (on a GPU <= 16)
 
 
 @examples(15)
@@ -462,10 +465,11 @@ def test_fori_loop_1000_steps_is_rolled():
 def test_fori_loop_text_size_does_not_grow_with_trip_count():
     x = np.arange(3.0)
     f = compiled(fori_steps, ("n",))
-    small, big = hlo(f, x, 10), hlo(f, x, 10_000)
+    k = 10 if ROLL < 10 else 100  # (a rolled loop on this platform)
+    small, big = hlo(f, x, k), hlo(f, x, 10_000)
     assert "stablehlo.while" in small and "stablehlo.while" in big
-    assert re.sub(r"\b10(000)?\b", "N", small) == re.sub(r"\b10(000)?\b", "N", big)
-    assert len(big) - len(small) <= 3 * small.count("dense<10>")
+    assert re.sub(rf"\b({k}|10000)\b", "N", small) == re.sub(rf"\b({k}|10000)\b", "N", big)
+    assert len(big) - len(small) <= 3 * small.count(f"dense<{k}>")
 
 
 def fori_list_of_matrices(a, b, c, x):
@@ -512,7 +516,7 @@ def test_fori_loop_static_bounds_peel_first_iteration(n):
     x = np.arange(4, dtype=np.float32)
     expected = fori_peel(x, n)
     check_agree(compiled(fori_peel, ("n",))(x, n), expected, "compiled")  # jax refuses the changing carry
-    if n > 2:
+    if n > ROLL:
         assert "stablehlo.while" in hlo(compiled(fori_peel, ("n",)), x, n)
 
 

@@ -33,7 +33,7 @@ from .hlo import HloValue
 from .regions import check_containers, exec_without_exits, leaf_value, out_names, scalar_pred, snapshot_containers
 from .values import (
     MAX_UNROLL,
-    TINY_TRIP,
+    ROLL_ABOVE,
     LoopOrigin,
     Undefined,
     Unroll,
@@ -220,7 +220,7 @@ def fori(sp: Specializer, lo: Any, hi: Any, body: Callable[[Any, Any], Any], car
     static = not isinstance(lo, HloValue) and not isinstance(hi, HloValue)
     if static:
         lo, hi = int(lo), int(hi)
-        if hi - lo <= TINY_TRIP:
+        if hi - lo <= ROLL_ABOVE.get():  # (a Python for is a fori_loop here: unrolled when this short)
             for i in range(lo, hi):
                 carry = body(i, carry)
             return carry

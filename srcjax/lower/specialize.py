@@ -77,6 +77,7 @@ from .python_builtins import BINOPS, BUILTIN_RULES, CMPOPS, CONTAINER_BUILTINS, 
 from .returned import split_result
 from .values import (
     MAX_UNROLL,
+    ROLL_ABOVE,
     TINY_TRIP,
     Break,
     Continue,
@@ -284,7 +285,7 @@ class Specializer:
             if isinstance(seq, (reversed, type(reversed([])), type(reversed(())))):
                 seq = list(seq)  # (the loop consumes the iterator anyway)
             r = seq if isinstance(seq, range) else rolled_for.int_range(seq)
-            if r is not None and len(r) > TINY_TRIP and isinstance(s.target, cst.Name) \
+            if r is not None and len(r) > ROLL_ABOVE.get() and isinstance(s.target, cst.Name) \
                     and rolled_for.roll_for(self, s, r, env):
                 return
             it = self.iterate(seq)
@@ -857,19 +858,23 @@ def _lax_rules() -> dict[Any, Callable[[Specializer, list[Any], dict[str, Any]],
 _CALL_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]] = {**_lax_rules(), **BUILTIN_RULES}
 
 
-def specialize(program: Program, specs: list[ArgSpec], sharding: shardy.ShardingPlan | None = None
-               ) -> tuple[str, list[ShapedArray], Any, list[Any]]:
+def specialize(program: Program, specs: list[ArgSpec], sharding: shardy.ShardingPlan | None = None,
+               roll_above: int | None = None) -> tuple[str, list[ShapedArray], Any, list[Any]]:
     """Lower ``program``; a rolled loop whose Python int results turn out to be needed static is unrolled
     on the next try (each loop at most once, so this ends). ``sharding``: the shardings of the arguments
-    and results; it also collects the mesh of the program's sharding constraints (``lower/shardy.py``)."""
+    and results; it also collects the mesh of the program's sharding constraints (``lower/shardy.py``).
+    ``roll_above``: a Python ``for`` over a static range of at most this many steps is unrolled (the
+    target platform's: ``values.roll_above``; default CPU's)."""
     while True:
         try:
             plan = shardy.ShardingPlan(sharding.in_leaves, sharding.out) if sharding is not None else \
                 shardy.ShardingPlan()
             token = shardy.CURRENT.set(plan)
+            trips = ROLL_ABOVE.set(roll_above if roll_above is not None else TINY_TRIP)
             try:
                 out = Specializer(program).lower(specs)
             finally:
+                ROLL_ABOVE.reset(trips)
                 shardy.CURRENT.reset(token)
             if sharding is not None:  # (the caller reads the program's mesh there)
                 sharding.mesh, sharding.out_leaves = plan.mesh, plan.out_leaves
