@@ -15,7 +15,7 @@ Output: the same dict, each shareable copy replaced, in it and in every namespac
 A copy is shared only when its content decides everything it computes:
 
 - it is a copy of a library helper's process-wide normalized form (or of a shared copy);
-- each global its code reads (``LOAD_GLOBAL``, nested functions too) is what every generated namespace
+- each global its code may read (``co_names``, nested functions too) is what every generated namespace
   binds (``np``, ``math``, ``srcjax``), a library module's own object of that name, or another copy
   shared by this rule (its key is part of this one's); default values are literals; not on a cycle of
   calls;
@@ -28,7 +28,6 @@ calls it, its module's registrations with it), or made now, the same text again.
 
 from __future__ import annotations
 
-import dis
 import hashlib
 import itertools
 import math
@@ -118,8 +117,9 @@ def _library_origin(nf: NormalizedFunction) -> bool:
 
 
 def _global_reads(code: types.CodeType) -> set[str]:
-    """The global names ``code`` (and the code nested in it) reads."""
-    names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    """The global names ``code`` (and the code nested in it) may read: its ``co_names`` (attribute names
+    too, a superset: an attribute named like a function of the program is taken as read, not shared)."""
+    names = set(code.co_names)
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             names |= _global_reads(c)
