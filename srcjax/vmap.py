@@ -16,6 +16,7 @@ from .api import (  # (api's shared argument helpers)
     _leaf_aval,
     _tree_key,
 )
+from .batch_shared import share_library_copies
 from .core import ArgumentError, ShapeDtypeStruct, Span, TranspileError, transformation
 from .custom import custom_jvp, custom_vjp, def_span
 from .frontend.names import Names, code
@@ -294,6 +295,8 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
         raise TranspileError(f"internal error: generated vmap source does not parse: {e}\n{module_text}") from e
     functions = exec_generated(compiled, name, prog, origins, {})
     readable.keep_anf(functions, anf_text, module_text)
+    customs = {n for g, (_, _, rules) in b.customs.items() for n in (g, *rules)}
+    share_library_copies(functions, origins, prog, module_text, anf_text, customs)  # (one per content)
     for g, (kind, nondiff, rules) in b.customs.items():  # batched custom functions keep their (batched) rules
         if g not in functions:
             continue

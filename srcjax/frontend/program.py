@@ -30,11 +30,28 @@ HEADER = "import numpy as np\n"
 
 # srcjax.adjoint helpers never change: normalized once per process (and kept on disk: library_cache.py).
 _LIBRARY: dict[Callable[..., Any], NormalizedFunction] = {}
+# a copy of a helper srcjax wrote (``max_bar_vmap``) keeps its normalized form itself, on this attribute: it
+# lives as long as the copy (a program's own copy runs in the program's namespace, with the user's functions:
+# kept in _LIBRARY, every program's namespace lived as long as the process)
+FORM_ATTR = "__srcjax_library_form__"
 
 
 def library_form(fn: Callable[..., Any]) -> NormalizedFunction | None:
-    """The process-wide normalized form of the library helper ``fn`` (the one every program shares), or None."""
-    return _LIBRARY.get(fn)
+    """The normalized form of the library helper ``fn`` (the one every program shares), or None."""
+    if not is_generated(fn):
+        return _LIBRARY.get(fn)
+    nf = getattr(fn, "__dict__", {}).get(FORM_ATTR)
+    return nf if nf is not None and nf.fn is fn else None  # (not one copied with a wrapper's __dict__)
+
+
+def _keep_library_form(fn: Callable[..., Any], nf: NormalizedFunction) -> None:
+    if not is_generated(fn):
+        _LIBRARY[fn] = nf
+        return
+    try:
+        setattr(fn, FORM_ATTR, nf)
+    except AttributeError:  # pragma: no cover - not a plain function: not kept
+        pass
 
 
 class Program:
@@ -103,18 +120,18 @@ class Program:
     def _normalize_one(self, fn: Callable[..., Any], name: str | None = None) -> NormalizedFunction:
         name = name or self.by_fn[fn]
         library = getattr(fn, "__module__", "") in LIBRARY_MODULES and name == fn.__name__
-        nf = _LIBRARY.get(fn) if library else None
+        nf = library_form(fn) if library else None
         if nf is None and library:
             nf = library_cache.load(fn, name)  # normalized by an earlier process
             if nf is not None:
-                _LIBRARY[fn] = nf
+                _keep_library_form(fn, nf)
         if nf is None:
             nf = normalize(fn, self.helper_name, name, self.bindings if fn is self.entry_fn else None,
                            self.comprehension_loops and not library)
             if library and all(self.by_fn.get(c) == c.__name__ for c in nf.calls):
                 # (kept only when it calls the helpers by their own names: not `zeros_like_1` because a
                 # user function of this program is called `zeros_like`)
-                _LIBRARY[fn] = nf
+                _keep_library_form(fn, nf)
                 library_cache.store(nf)
         elif any(self.helper_name(c) != c.__name__ for c in nf.calls):
             # a user function took a library helper's name: normalize this one afresh

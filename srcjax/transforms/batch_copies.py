@@ -10,7 +10,8 @@ program function for a key ``(name, argument states, wanted result state)``. Kep
 can depend on nothing else:
 
 - the function is a library helper in its process-wide normalized form (``program.library_form``:
-  the same tree in every program), not on a cycle of calls (no tapes), with no test found on data;
+  the same tree in every program; a copy srcjax wrote only when shared, ``batch_shared.py``), not on a
+  cycle of calls (no tapes), with no test found on data;
 - writing it wrote nothing else (no other helper's copy, no custom rule) and its text names no other
   function of the program or copy written (a call of another helper is that program's name for it);
 - the names it took are the same: the fresh names in the copy (``mul_1``, the copy's own name) avoid the
@@ -26,7 +27,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from ..batch_shared import is_shared
 from ..frontend.program import library_form
+from ..frontend.read import is_generated
 
 if TYPE_CHECKING:
     from ..frontend.normalize import NormalizedFunction
@@ -45,8 +48,9 @@ _COPIES: dict[Any, tuple[Any, str, str, Any, frozenset[str], dict[str, Any], fro
 
 
 def _library_form(b: Batcher, nf: NormalizedFunction, lists: set[str]) -> bool:
+    # (a copy srcjax wrote only when shared: a program's own copy, a key here, would keep its program alive)
     return not lists and library_form(nf.fn) is nf and not b.data_names.get(nf.name) and \
-        not b.cycles.get(nf.name, True)
+        not b.cycles.get(nf.name, True) and (not is_generated(nf.fn) or is_shared(nf.fn))
 
 
 def _cache_key(b: Batcher, nf: NormalizedFunction, key: Any) -> Any:
