@@ -114,7 +114,19 @@ def batch_broadcast(x: Any, n: int) -> Any:
     if is_tree(x):
         if len(x) == 0:
             return x
+        if not _numbers(x):  # a container of arrays (an unmapped parameter's subtree: in_axes=[0, None] of a
+            return batch_broadcast_items(x, n)  # list of layers' dicts): each leaf, the container kept
     return np.broadcast_to(x, (n,) + np.shape(x))
+
+
+def _numbers(x: Any) -> bool:
+    """Whether ``x`` is a list or tuple of Python numbers (an array-like constant, broadcast as one array)."""
+    if not isinstance(x, (list, tuple)):
+        return False
+    numbers = True
+    for v in x:  # (no return inside the loop: derivatives of vmapped code read this helper too)
+        numbers = numbers and isinstance(v, (bool, int, float, complex))
+    return numbers
 
 
 def batch_broadcast_items(x: Any, n: int) -> Any:
@@ -202,7 +214,13 @@ def batch_size_of_any(xs: Any) -> int:
 
 
 def batch_moveaxis(x: Any, source: int, destination: int) -> Any:
-    """``np.moveaxis`` of a batched array: where its batch axis is."""
+    """``np.moveaxis`` of a batched array: where its batch axis is (of every leaf of a container whose
+    state is one flag: a derivative by a dict, list or NamedTuple argument, out_axes=-1)."""
+    if is_tree(x):
+        out = x
+        for k in item_keys(x):
+            out = index_update(out, k, batch_moveaxis(tree_get(x, k), source, destination))
+        return out
     return np.moveaxis(x, source, destination)
 
 
@@ -225,7 +243,7 @@ def batch_ppermute(x: Any, perm: Any) -> Any:
 def batch_out(x: Any, axis: int, n: int, batched: bool) -> Any:
     """An output (or every leaf of it) with its batch axis at ``axis`` (unbatched: broadcast first)."""
     if not batched:
-        x = batch_broadcast(x, n)
+        x = batch_broadcast_items(x, n)
     if axis == 0:
         return x
     return batch_moveaxis(x, 0, axis)
