@@ -114,19 +114,7 @@ def batch_broadcast(x: Any, n: int) -> Any:
     if is_tree(x):
         if len(x) == 0:
             return x
-        if not _numbers(x):  # a container of arrays (an unmapped parameter's subtree: in_axes=[0, None] of a
-            return batch_broadcast_items(x, n)  # list of layers' dicts): each leaf, the container kept
     return np.broadcast_to(x, (n,) + np.shape(x))
-
-
-def _numbers(x: Any) -> bool:
-    """Whether ``x`` is a list or tuple of Python numbers (an array-like constant, broadcast as one array)."""
-    if not isinstance(x, (list, tuple)):
-        return False
-    numbers = True
-    for v in x:  # (no return inside the loop: derivatives of vmapped code read this helper too)
-        numbers = numbers and isinstance(v, (bool, int, float, complex))
-    return numbers
 
 
 def batch_broadcast_items(x: Any, n: int) -> Any:
