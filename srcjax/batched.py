@@ -202,7 +202,13 @@ def batch_size_of_any(xs: Any) -> int:
 
 
 def batch_moveaxis(x: Any, source: int, destination: int) -> Any:
-    """``np.moveaxis`` of a batched array: where its batch axis is."""
+    """``np.moveaxis`` of a batched array: where its batch axis is (of every leaf of a container whose
+    state is one flag: a derivative by a dict, list or NamedTuple argument, out_axes=-1)."""
+    if is_tree(x):
+        out = x
+        for k in item_keys(x):
+            out = index_update(out, k, batch_moveaxis(tree_get(x, k), source, destination))
+        return out
     return np.moveaxis(x, source, destination)
 
 
@@ -225,7 +231,7 @@ def batch_ppermute(x: Any, perm: Any) -> Any:
 def batch_out(x: Any, axis: int, n: int, batched: bool) -> Any:
     """An output (or every leaf of it) with its batch axis at ``axis`` (unbatched: broadcast first)."""
     if not batched:
-        x = batch_broadcast(x, n)
+        x = batch_broadcast_items(x, n)
     if axis == 0:
         return x
     return batch_moveaxis(x, 0, axis)

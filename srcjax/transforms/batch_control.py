@@ -167,7 +167,13 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
             w.emit(f"{seq} = {value}", ind)
             w.bind(seq, st)
             it = seq
-            it_state = w.iter_state(cst.Name(seq), s)
+            if isinstance(st, (Tree, Stack)):  # a container (`for layer in p["layers"]`): item by item, as a name
+                it, elem = w.iterator(cst.Name(seq)) or (seq, st)
+                w.emit(f"for {code(s.target)} in {it}:", ind)
+                w.bind_target(s.target, elem)
+                walked = (it, elem)
+            else:
+                it_state = w.iter_state(cst.Name(seq), s)
         else:
             it_state = w.iter_state(s.iter, s)
         if walked is None:

@@ -75,7 +75,8 @@ def _uniform(w: FunctionWriter, text: str, st: State) -> tuple[str, State]:
     parts = [v for _, v in st.items] if isinstance(st, Tree) else list(st.entries) if isinstance(st, Stack) else []
     if parts and any_batched(st) and any(v != parts[0] for v in parts):
         want = all_batched(st) if isinstance(st, Tree) else True
-        return w.convert(text, st, want), element(want) if isinstance(want, Tree) else True
+        # (items: an element may be a container, `for layer in [{'w': w0, 'b': b0}, layer1]`, a layer mapped)
+        return w.convert(text, st, want, items=True), element(want) if isinstance(want, Tree) else True
     return text, element(st)
 
 
