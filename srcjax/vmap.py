@@ -206,8 +206,12 @@ def _batched_source(c: Compiled, prog: Program, fn: Callable[..., Any], in_axes:
     b.axis_name = axis_name
     name = b.names.fresh(f"{prog.entry.name}_vmap")
     while True:
+        b.tape_slots.pushes.clear()  # (the keys this writing pushes and pops: see batch_tapes.paired)
+        b.tape_slots.pops.clear()
         try:
-            return _write_entry(c, prog, b, name, fn, in_axes, out_axes, axis_size)
+            written = _write_entry(c, prog, b, name, fn, in_axes, out_axes, axis_size)
+            batch_tapes.paired(b.tape_slots)  # (rows keyed by their helper's family: each pop found its pushes)
+            return written
         except DataTest as e:  # a Python `if`/`while` on batched data: functionalized, then written again
             if e.function != prog.entry.name:
                 raise
@@ -216,7 +220,7 @@ def _batched_source(c: Compiled, prog: Program, fn: Callable[..., Any], in_axes:
             data_names = b.data_names
             b = Batcher(prog)
             b.axis_name, b.data_names, b.tape_slots = axis_name, data_names, e.slots
-            e.slots.read.clear()
+            e.slots.again()
             name = b.names.fresh(f"{prog.entry.name}_vmap")
 
 

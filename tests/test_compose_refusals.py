@@ -25,12 +25,15 @@ RNG = np.random.default_rng(1516)
 
 def test_vmap_of_jacrev_of_a_loop_with_break_and_continue() -> None:
     """The second vmap level broadcast the tape's static flags (``k % 2 == 1``) and wrote a plain ``if`` on
-    them: "truth value of array([True, True])". The ``if`` now reads one row of the broadcast flag."""
+    them: "truth value of array([True, True])". The ``if`` read one row of the broadcast flag
+    (``batch_static(eq)``); since the tape keeps its static slots (batch_tapes: rows keyed by their
+    helper, values saved whole a slot of their own) the flag is pushed and popped as the Python bool it is."""
     x = RNG.standard_normal((3, 5))
     agree(srcjax.vmap(srcjax.jacrev(break_and_continue_static))(x),
           jax.vmap(jax.jacrev(break_and_continue_static))(x), rtol=1e-9, what="vmap(jacrev)")
     text = srcjax.source(srcjax.vmap(srcjax.jacrev(break_and_continue_static)))
-    assert "if batch_static(eq):" in text, text
+    assert "_tape.append((eq, gt, not_skip, not_stop, not_stop_1, pow_1))" in text, text
+    assert "batch_static(eq)" not in text, text
 
 
 def test_vmap_of_the_vjp_of_a_loop_with_break_and_continue() -> None:

@@ -249,6 +249,8 @@ class FunctionWriter:
             return expr  # whatever the structure of a Tree of unbatched leaves found on another path)
         if isinstance(have, Stack) or isinstance(want, Stack):  # a list: every element, or none, batched
             if all(v is True for v in (have.entries if isinstance(have, Stack) else (have,))):
+                if is_saved_list_name(expr) and isinstance(have, Stack) and have.entries:
+                    self.forced.add(expr)  # (a tape followed push by push made whole: its pushes slot by slot)
                 return expr
             if not any_batched(have):
                 batch_tapes.whole(self, expr, have)
@@ -453,8 +455,11 @@ class FunctionWriter:
                 elif st is not False:
                     expr = self.convert(expr, st, True)
                 st = True
-            if st is True and expr.endswith(".pop()"):  # (a tuple popped whole: its slots as pushed)
-                batch_tapes.whole(self, expr[:-len(".pop()")])
+            if st is True and batch_tapes.whole_pop(self, expr):  # (a value pushed whole: batched as pushed)
+                kept = batch_tapes.popped(self, expr[:-len(".pop()")], [name], single=True)
+                if kept is None:  # (a tuple popped whole, from a cotangent tape: its slots as pushed)
+                    batch_tapes.whole(self, expr[:-len(".pop()")])
+                st = True if kept is None else kept[0]
             self.emit(f"{name} = {expr}", ind)
             self.bind(name, st)
             return
@@ -472,8 +477,8 @@ class FunctionWriter:
             else:
                 states = [st] * len(elems)
                 if st is True:
-                    kept = batch_tapes.popped(self, expr[:-len(".pop()")], elems) if expr.endswith(".pop()") \
-                        else None
+                    whole = batch_tapes.whole_pop(self, expr)
+                    kept = batch_tapes.popped(self, expr[:-len(".pop()")], elems) if whole else None
                     states = states if kept is None else kept
                     self.tape_rows.update(n for n, v in zip(elems, states) if v and expr.endswith(".pop()"))
                     if kept is None:  # (kept: every push a tuple literal, which batch_rows leaves as it is; a

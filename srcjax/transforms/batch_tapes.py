@@ -10,18 +10,24 @@ a second ``vmap`` (``vmap(vjp)``, ``vmap(jacrev)``, ``vmap(hessian)``) refused t
 
 The rule: a value pushed on a tape batched as a whole stays as it is where it is unbatched, slot by slot.
 Derivative code pushes tuple literals (``_tape.append((eq, w, x))``) and pops them into as many names
-(``eq_saved, w, x = _tape.pop()``), so a tuple's arity and a position in it (a *slot*) match a pop to its
-pushes. :class:`Slots` keeps, per arity, the slots some push fills with a batched value, over the whole
-program (every helper, every tape): a push broadcasts its unbatched values there only, a pop binds the other
-slots unbatched. Pushes and pops are written in any order, so a pop reads what is known and a push that
-finds a slot batched that a pop read as unbatched makes the program be written again (:class:`Relearn`), knowing
-it; the sets only grow, so this ends. Where a tape is used otherwise (a pushed value that is not a tuple literal,
-a pop into one name, the list broadcast whole) the rule is off for the program (``opaque``): every value
-batched, as before.
+(``eq_saved, w, x = _tape.pop()``), or a value saved before it is rebound whole, popped into one name
+(``_tape.append(p)``, ``p = _tape.pop()``: :data:`SINGLE`), so a tuple's arity and a position in it (a
+*slot*) match a pop to its pushes; the function's name, without its ``_fwd``/``_bwd`` and later suffixes
+(:func:`family`), tells apart rows of one arity of different helpers. :class:`Slots` keeps, per such key,
+the slots some push fills with a batched value, over the whole program (every helper, every tape): a push
+broadcasts its unbatched values there only, a pop binds the other slots unbatched. Pushes and pops are
+written in any order, so a pop reads what is known and a push that finds a slot batched that a pop read as
+unbatched makes the program be written again (:class:`Relearn`), knowing it; the sets only grow, so this
+ends; a key popped and never pushed (or pushed and never popped) makes it be written again keyed by arity
+alone (:func:`paired`). Only pops of a list batched whole read the slots: a list followed push by push
+gives each value its own state. Where a tape is used otherwise (a value pushed whole on a cotangent tape,
+whose pops into one name pop tuples; the list broadcast whole) the rule is off for the program
+(``opaque``): every value batched, as before.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -35,13 +41,62 @@ if TYPE_CHECKING:  # pragma: no cover
     from .batch import FunctionWriter
 
 
+Key = tuple[int, str]
+"""A row's arity (or :data:`SINGLE`) and the family of the function pushing or popping it (:func:`family`)."""
+
+
 @dataclass
 class Slots:
-    """Per tuple arity, the slots some push onto a tape batched as a whole fills with a batched value."""
+    """Per key (a row's arity and its function's family), the slots some push onto a tape batched as a whole
+    fills with a batched value."""
 
-    batched: dict[int, frozenset[int]] = field(default_factory=dict)
-    read: set[int] = field(default_factory=set)  # arities a pop has bound by these sets
+    batched: dict[Key, frozenset[int]] = field(default_factory=dict)
+    read: set[Key] = field(default_factory=set)  # keys a pop has bound by these sets
+    pushes: set[Key] = field(default_factory=set)  # (the keys pushed and popped in this writing: see paired)
+    pops: set[Key] = field(default_factory=set)
     opaque: bool = False  # a tape used otherwise: every value batched
+    by_family: bool = True  # False: keyed by arity alone (a pop found in no family of a push: see paired)
+
+    def again(self) -> None:
+        """Before the program is written again: what a writing read is forgotten, what was learned kept."""
+        self.read.clear()
+
+
+SINGLE = -1
+"""The "arity" of a value pushed whole (``_tape.append(y)``, a value saved before it is rebound) and popped
+into one name (``y = _tape.pop()``): reverse mode saves and restores such a value in that form at both ends,
+and pushes every other row of a tape as a tuple literal popped into as many names (``reverse_ad``), so on a
+tape or a tangent tape (:func:`single_kind`) a pop into one name pops a value pushed whole."""
+
+
+def single_kind(lst: str) -> bool:
+    """Whether a value pushed whole on ``lst`` is popped into one name, and nothing else is: a tape and its
+    tangent tapes (``_tape``, ``_tape_1``, ``_tape_dot``), not a cotangent tape (``_tape_bar``: the adjoint
+    of a tuple push pops the tuple of cotangents into one name, ``saved_bar = _tape_bar.pop()``)."""
+    return is_saved_list_name(lst) and "_bar" not in lst
+
+
+_HALF = re.compile(r"_(fwd|bwd|vmap|jvp)(?=_|$)|_\d+(?=_|$)")
+
+
+def family(w: FunctionWriter, k: int) -> Key:
+    """The key of a row of arity ``k`` pushed or popped in ``w``'s function: reverse mode pushes a helper's rows
+    in its forward half (``prod_others_fwd``) and pops them in its backward half (``prod_others_bwd``), and
+    later transformations name both halves alike (``_jvp``, ``_vmap``, numbered variants), so the function's
+    name without its ``_fwd``/``_bwd``/number parts keeps rows of the same arity of different helpers apart
+    (``cumprod_terms``' ``ax + 1`` and ``jacfwd_blocks``' batched array, both slot 1 of 8). Sound only if every
+    pop's family has pushes of its arity and the other way round: :func:`paired` checks it."""
+    slots: Slots = w.b.tape_slots
+    return (k, _HALF.sub("", w.nf.fdef.name.value) if slots.by_family else "")
+
+
+def paired(slots: Slots) -> None:
+    """After the program is written: if a pop's key has no push or a push's key no pop (a helper's halves named
+    otherwise than :func:`family` expects), the program is written again keyed by arity alone."""
+    if slots.by_family and not slots.opaque and slots.pushes != slots.pops:
+        slots.by_family = False
+        slots.batched = {}
+        raise Relearn(slots)
 
 
 class Relearn(Exception):
@@ -87,12 +142,15 @@ def pushed(w: FunctionWriter, lst: str, value: cst.BaseExpression, state: State)
     """The value ``lst.append(value)`` pushes on a tape batched as a whole: batched slot by slot."""
     slots: Slots = w.b.tape_slots
     elems = _elements(value) if is_saved_list_name(lst) else None
-    if elems is None or slots.opaque:
+    single = elems is None and single_kind(lst)
+    if (elems is None and not single) or slots.opaque:
         if is_saved_list_name(lst):
             turn_off(slots)
         return w.convert(code(value), state, True)
-    states = [w.value_state(e) for e in elems]
-    k = len(elems)
+    elems = [value] if elems is None else elems
+    states = [state] if single else [w.value_state(e) for e in elems]
+    k = family(w, SINGLE if single else len(elems))
+    slots.pushes.add(k)
     have = slots.batched.get(k, frozenset())
     now = have | {i for i, s in enumerate(states) if any_batched(s)}
     if now != have:
@@ -100,19 +158,26 @@ def pushed(w: FunctionWriter, lst: str, value: cst.BaseExpression, state: State)
         if k in slots.read:
             raise Relearn(slots)
     parts = [w.convert(code(e), s, True) if i in now else code(e) for i, (e, s) in enumerate(zip(elems, states))]
-    return "(" + ", ".join(parts) + ("," if k == 1 else "") + ")"
+    return parts[0] if single else "(" + ", ".join(parts) + ("," if len(elems) == 1 else "") + ")"
 
 
-def popped(w: FunctionWriter, lst: str, names: list[str]) -> list[State] | None:
-    """The states of ``names`` bound by ``names = lst.pop()`` of a tape batched as a whole (None: every
-    one batched, the rule is off)."""
+def whole_pop(w: FunctionWriter, expr: str) -> bool:
+    """Whether ``expr`` pops a list batched as a whole (its pushes batched slot by slot), not one followed push
+    by push (a :class:`~.batch_state.Stack`: the value popped has its own state, exactly)."""
+    return expr.endswith(".pop()") and w.state(expr[:-len(".pop()")]) is True
+
+
+def popped(w: FunctionWriter, lst: str, names: list[str], single: bool = False) -> list[State] | None:
+    """The states of ``names`` bound by ``names = lst.pop()`` of a tape batched as a whole (``single``: one
+    name bound to a value pushed whole; None: every one batched, the rule is off)."""
     slots: Slots = w.b.tape_slots
-    if not is_saved_list_name(lst) or slots.opaque:
+    if not is_saved_list_name(lst) or slots.opaque or (single and not single_kind(lst)):
         return None
-    k = len(names)
+    k = family(w, SINGLE if single else len(names))
     slots.read.add(k)
+    slots.pops.add(k)
     have = slots.batched.get(k, frozenset())
-    return [i in have for i in range(k)]
+    return [i in have for i in range(len(names))]
 
 
 def needs_size(params: list[str], states: tuple[State, ...]) -> bool:
