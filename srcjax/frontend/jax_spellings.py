@@ -27,7 +27,7 @@ zip(srcjax.tree_util.tree_leaves(p), srcjax.pytree.leaves_like(g, p))])``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 import numpy as np
@@ -199,6 +199,19 @@ def lazy_at(norm: Normalizer, original: cst.Call, updated: cst.Call) -> cst.Base
     return _update(x, key, cst.BinaryOperation(left=read, operator=how(), right=v))
 
 
+def _inlined_function(res: Normalizer, f: cst.BaseExpression) -> tuple[Any, list[str]] | None:
+    """The function ``srcjax.jvp``/``srcjax.vjp`` inside compiled code differentiates, and the locals it
+    reads (passed after the primals): a lambda or def reading locals (lifted), a nested transformation, or
+    a known function; None: not known while normalizing."""
+    lifted = res.lifted(f)
+    if lifted is not None:
+        return lifted
+    if isinstance(f, cst.Call) and (inner := res.transformed(f)) is not None:
+        return inner, res.closure_args.get(id(unwrap(inner)), [])
+    known, fn = res.constant(f)
+    return (fn, []) if known else None
+
+
 def flat_jvp(res: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
     """``srcjax.jvp(f, (x, ...), (t, ...))`` inside compiled code (a Hessian-vector product:
     ``srcjax.jvp(srcjax.grad(f), (x,), (v,))``): a call of the generated jvp of ``f`` (a function
@@ -215,16 +228,10 @@ def flat_jvp(res: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str] 
     if not isinstance(primals, (cst.Tuple, cst.List)) or not isinstance(tangents, (cst.Tuple, cst.List)) or \
             len(primals.elements) != len(tangents.elements):
         return None
-    extra: list[str] = []
-    lifted = res.lifted(f)
-    if lifted is not None:
-        fn, extra = lifted
-    elif isinstance(f, cst.Call) and (inner := res.transformed(f)) is not None:
-        fn, extra = inner, res.closure_args.get(id(unwrap(inner)), [])
-    else:
-        known, fn = res.constant(f)
-        if not known:
-            return None
+    target = _inlined_function(res, f)
+    if target is None:
+        return None
+    fn, extra = target
     made = inline(fn, len(primals.elements))
     name = res.helper_call_name(unwrap(made), call)
     args = [cst.Arg(res.atom(e.value)) for e in primals.elements] + [cst.Arg(cst.Name(n)) for n in extra] + \
@@ -256,16 +263,10 @@ def flat_vjp(res: Normalizer, call: cst.Call,
     if inline is None or len(call.args) < 2 or any(a.keyword is not None or a.star for a in call.args):
         return None
     f, primals = call.args[0].value, [a.value for a in call.args[1:]]
-    extra: list[str] = []
-    lifted = res.lifted(f)
-    if lifted is not None:
-        fn, extra = lifted
-    elif isinstance(f, cst.Call) and (inner := res.transformed(f)) is not None:
-        fn, extra = inner, res.closure_args.get(id(unwrap(inner)), [])
-    else:
-        known, fn = res.constant(f)
-        if not known or not callable(fn):
-            return None
+    target = _inlined_function(res, f)
+    if target is None or not callable(target[0]):
+        return None
+    fn, extra = target
     made = inline(fn, len(primals))
     atoms = [cst.Arg(res.atom(p)) for p in primals] + [cst.Arg(cst.Name(n)) for n in extra]
     primal = cst.Call(func=res.helper_call_name(called(fn), call), args=atoms)
