@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import srcjax
+from tests.python_path import Counting
 
 
 class Pair(NamedTuple):
@@ -69,19 +70,6 @@ def _same(a, b):
         np.testing.assert_array_equal(np.asarray(u), np.asarray(v))
 
 
-class _Counting:
-    """Counts the calls that reach srcjax's Python path."""
-
-    def __init__(self, c):
-        self.n = 0
-        self.inner = c._call
-        c._call = self
-
-    def __call__(self, args, kwargs):
-        self.n += 1
-        return self.inner(args, kwargs)
-
-
 @pytest.fixture(params=["on", "off"])
 def dispatch(request, monkeypatch):
     monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1" if request.param == "on" else "0")
@@ -93,7 +81,7 @@ def test_device_calls_are_served_in_cpp(monkeypatch):
     rng = np.random.default_rng(0)
     g = srcjax.value_and_grad(loss)
     args = srcjax.device_put((_params(rng), rng.standard_normal((4, 3))))
-    counting = _Counting(g)
+    counting = Counting(g)
     first = g(*args)
     assert g._cpp is not None
     for _ in range(3):
@@ -148,7 +136,7 @@ def test_result_structures_are_built_alike_on_both_paths(dispatch):
     f = srcjax.jit(shapes_of_results)
     x = np.arange(3.0)
     want = shapes_of_results(x)
-    counting = _Counting(f)
+    counting = Counting(f)
     for inputs in (srcjax.device_put(x), srcjax.device_put(x), x):
         for _ in range(3):
             got = f(inputs)
@@ -164,7 +152,7 @@ def test_result_structures_are_built_alike_on_both_paths(dispatch):
 def test_results_with_python_values_take_the_python_path(dispatch):
     f = srcjax.jit(with_constant)
     xd = srcjax.device_put(np.ones(2))
-    counting = _Counting(f)
+    counting = Counting(f)
     for _ in range(20):
         out = f(xd)
         assert out[1] == 3 and type(out[1]) is int
@@ -254,7 +242,7 @@ def test_declared_static_arguments_are_served_in_cpp(dispatch, inputs):
     p, x = _layers(rng), rng.standard_normal((5, 3))
     g = srcjax.jit(srcjax.value_and_grad(activation), static_argnums=(2, 3))
     dev = srcjax.device_put((p, x)) if inputs == "device" else (p, x)
-    counting = _Counting(g)
+    counting = Counting(g)
     calls = [("tanh", 1), ("none", 1), ("tanh", 2), ("tanh", True), ("none", 0)]
     for _ in range(3):
         for act, k in calls:
@@ -373,7 +361,7 @@ def test_calls_leaving_out_defaults_are_served_in_cpp(dispatch, inputs):
     x = rng.standard_normal((5, 3)).astype(np.float32)
     g = srcjax.jit(scaled_loss)
     args = srcjax.device_put((p, x)) if inputs == "device" else (p, x)
-    counting = _Counting(g)
+    counting = Counting(g)
     calls = [(), (0.25,), (0.5, 3.0), (1.0, 2.0, 3), (0.5, 0.0, 2)]
     for _ in range(3):
         for extra in calls:
@@ -411,7 +399,7 @@ def test_found_static_arguments_are_keyed_in_cpp(monkeypatch):
             out = f(*args, **kwargs)
             np.testing.assert_array_equal(np.asarray(out), reshape(x, *args[1:], **kwargs))
     assert f._cpp is not None and f._cpp_static == {"n"}
-    counting = _Counting(f)
+    counting = Counting(f)
     for args, kwargs in calls[:4]:
         f(*args, **kwargs)
     assert counting.n == 0  # (served in C++)
@@ -562,7 +550,7 @@ def test_host_values_never_match_a_device_record(monkeypatch):
     a, b = srcjax.device_put((np.ones(3, np.float32), np.ones(3, np.float32)))
     for _ in range(3):
         f(a, b)
-    counting = _Counting(f)
+    counting = Counting(f)
     for _ in range(4):
         assert f(a, np.ones(3, np.float32)).dtype == np.float32
         assert f(a, np.ones(3, np.float64)).dtype == np.float64  # NumPy promotion, as srcjax compiles it
@@ -670,7 +658,7 @@ def test_numpy_arguments_written_after_the_call_do_not_change_its_result(host_mo
     want = chain(a, b)
     f(a.copy(), b)
     copied = _counting_host(f)
-    counting = _Counting(f)
+    counting = Counting(f)
     for _ in range(12):
         a_in = a.copy()
         first, rest = f(a_in, b)
@@ -732,7 +720,7 @@ def test_numpy_arguments_are_served_in_cpp_where_read_in_place(host_mode, monkey
     g = srcjax.value_and_grad(loss)
     want = g._call((params, x), {})
     g(params, x)
-    counting = _Counting(g)
+    counting = Counting(g)
     copied = _counting_host(g)
     for _ in range(5):
         _same(g(params, x), want)
@@ -785,7 +773,7 @@ def test_host_leaves_skip_the_first_dispatcher_and_come_back(host_mode, monkeypa
     batches = [(rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32))
                for _ in range(4)]
     g(dev, *batches[0])
-    counting = _Counting(g)
+    counting = Counting(g)
     copied = _counting_host(g)
     for x, y in batches * 2:
         want = g._call((dev, x, y), {})
@@ -869,7 +857,7 @@ def test_numpy_arguments_beside_device_containers_take_the_third_dispatcher(host
     f = srcjax.jit(wide_chain)
     dev = srcjax.device_put({"a": a, "c": c})
     f(dev, b)
-    counting = _Counting(f)
+    counting = Counting(f)
     top = "host_top" if host_mode == "copied" or not inline else None  # (else the first dispatcher reads them)
     for _ in range(4):
         b_in = b.copy()

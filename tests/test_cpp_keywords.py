@@ -13,6 +13,7 @@ import pytest
 
 import srcjax
 from srcjax.runtime import cpp_dispatch
+from tests.python_path import Counting
 
 
 def step(params, x, y):
@@ -37,19 +38,6 @@ def swapped_off(y, x, scale=2.0):
 
 def _fns(dispatch):
     return (step, swapped) if dispatch == "on" else (step_off, swapped_off)
-
-
-class _Counting:
-    """Counts the calls that reach srcjax's Python path."""
-
-    def __init__(self, c):
-        self.n = 0
-        self.inner = c._call
-        c._call = self
-
-    def __call__(self, args, kwargs):
-        self.n += 1
-        return self.inner(args, kwargs)
 
 
 @pytest.fixture(params=["on", "off"])
@@ -106,7 +94,7 @@ def test_keyword_calls_in_the_parameters_order_are_served_in_cpp(monkeypatch):
         for _ in range(2):
             for args, kwargs in calls + more:
                 g(*args, **kwargs)
-        counting = _Counting(g)
+        counting = Counting(g)
         for _ in range(3):
             for args, kwargs in calls + more:
                 g(*args, **kwargs)
@@ -182,7 +170,7 @@ def test_keyword_batches_beside_device_parameters_skip_the_python_path(monkeypat
     for _ in range(2):
         for args, kwargs in calls:
             g(*args, **kwargs)
-    counting = _Counting(g)
+    counting = Counting(g)
     want = step(p, x, y)
     for _ in range(3):
         for args, kwargs in calls:
@@ -235,7 +223,7 @@ def test_keyword_calls_out_of_order_or_with_gaps_are_served_in_cpp(monkeypatch):
     calls = [((y, x), {}), *_gapped_calls(y, x, s)]
     for args, kwargs in calls * 2:
         f(*args, **kwargs)
-    counting = _Counting(f)
+    counting = Counting(f)
     bound = [0]
     positional = cpp_calls._positional
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import srcjax
+from tests.python_path import Counting
 
 jax = pytest.importorskip("jax")
 
@@ -26,19 +27,6 @@ def x64_off(monkeypatch):
     prev = config.enable_x64.swap_local(False)
     yield config.enable_x64
     config.enable_x64.set_local(prev)
-
-
-class _Counting:
-    """Counts the calls that reach srcjax's Python path."""
-
-    def __init__(self, c):
-        self.n = 0
-        self.inner = c._call
-        c._call = self
-
-    def __call__(self, args, kwargs):
-        self.n += 1
-        return self.inner(args, kwargs)
 
 
 def loss(params, x, y):
@@ -78,7 +66,7 @@ def test_numpy_steps_are_served_in_cpp_with_jax_x64_off(x64_off, monkeypatch, dt
     for _ in range(3):
         _same(g(*args), g._call(args, {}))
     assert not x64_off.value  # (as it was, after srcjax's calls)
-    counting = _Counting(g)
+    counting = Counting(g)
     for _ in range(5):
         _same(g(*args), g._call(args, {}))
     assert counting.n == 5  # (only the reference calls above: every g(...) served without the Python path)
@@ -93,7 +81,7 @@ def test_64_bit_and_python_number_arguments_keep_their_programs(x64_off):
 
     f = srcjax.jit(scale)
     x32, x64 = np.ones(3, np.float32), np.ones(3, np.float64)
-    counting = _Counting(f)
+    counting = Counting(f)
     for _ in range(4):
         assert f(x32, np.float32(2.0) * x32).dtype == np.float32
         out = f(x64, x64 * 2)
@@ -142,7 +130,7 @@ def test_keyword_calls_with_numbers_are_served_with_jax_x64_off(x64_off):
     for _ in range(2):
         for args, kwargs in calls:
             f(*args, **kwargs)
-    counting = _Counting(f)
+    counting = Counting(f)
     for _ in range(3):
         for args, kwargs in calls:
             want = gapped(*args, **kwargs)
