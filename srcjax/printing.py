@@ -87,6 +87,8 @@ def _same_program(c: Compiled, text: str, args: tuple[Any, ...], kwargs: dict[st
     """Whether ``text`` (a module whose entry is ``c``'s, specialized) lowers, for these arguments, to
     the program ``c`` lowers to (``theirs``): the same output shapes, dtypes and structure, and the
     same StableHLO or else the same XLA optimized HLO up to names (XLA drops unread values)."""
+    if not re.search(rf"^def {re.escape(c.program.entry.name)}\(", text, re.M):
+        return False  # (exec_module would run the generic entry in its place: a text without it checks as alike)
     try:
         fn = exec_module(text, c.program)  # (the arguments the generic program took static, static here too)
         mine = Compiled(fn, static_argnames=tuple(sorted(c.static | c.auto_static))).lower(*args, **kwargs)

@@ -137,6 +137,42 @@ def test_hessian_inside_loss_writes_no_general_form() -> None:
     assert "if by_leaves(out) or np.ndim(out) != 0:" in text  # (f's output: not known to be a scalar)
 
 
+def reversed_product(x):  # type: ignore[no-untyped-def]
+    return np.sin(x) * x[::-1]
+
+
+def hessian_summed(x):  # type: ignore[no-untyped-def]
+    return srcjax.hessian(reversed_product)(x).sum()
+
+
+_SUMMED_ALONE = """
+import numpy as np, srcjax
+def f(x):
+    return np.sin(x) * x[::-1]
+def g(x):
+    return srcjax.hessian(f)(x).sum()
+print(srcjax.source(srcjax.jit(g), np.ones(3)))
+"""
+
+
+def test_printed_for_arguments_holds_the_entry_function(tmp_path) -> None:
+    """``srcjax.source(jit(g), x)`` of a function calling the hessian of a non-scalar output printed only its
+    imports (in a process without jax): the check that a specialized print is the program that runs ran
+    the generic entry in place of the missing one. A print without its entry is refused now."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "summed.py"
+    script.write_text(_SUMMED_ALONE)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "def g(x):" in out.stdout, out.stdout
+    x = np.linspace(-0.5, 0.7, 3)
+    for fn in (hessian_summed, hessian_array, hessian_scalar, vjp_in):
+        args = (x,) * len(inspect.signature(fn).parameters)
+        assert f"def {fn.__name__}(" in srcjax.source(srcjax.jit(fn), *args)
+
+
 def test_vjp_inside_prints_a_nested_function() -> None:
     text = srcjax.source(srcjax.jit(vjp_in))
     assert "def pull(ct):" in text and "f_vjp(x, ct)" in text
