@@ -136,8 +136,11 @@ _SIGNED = re.compile(r"^((?:f|bf|c)\d+\[\S*) (negate|multiply|divide)\((?:[^\s%]
                      r"(?:, (?:[^\s%]\S* )?(%[\w.\-]+))?\)$")  # (floats: an integer's negation may wrap)
 _BROADCAST = re.compile(r"^\S+ broadcast\((?:[^\s%]\S* )?(%[\w.\-]+)\), dimensions=\{\}$")
 _MINUS_ONE = re.compile(r"^\S+ constant\(-1\)$")
+_NEGATIVE = re.compile(r"^((?:f|bf)\d+\[\]) constant\(-([\w.+\-]+)\)$")  # (a float scalar: -c is negate(c))
+_SPLAT = re.compile(r"^(\S+) broadcast\((?:[^\s%]\S* )?(%[\w.\-]+)\), dimensions=\{\}$")
 _PARAMETER = re.compile(r"^\S+ parameter\((\d+)\)$")
-_FUSION = re.compile(r"^(\S+) fusion\((.*)\), kind=\w+, calls=(%[\w.\-]+)$")
+_FUSION = re.compile(r"^(\S+) fusion\((.*)\), kind=\w+, calls=(%[\w.\-]+)(?:, backend_config=\{.*\})?$")
+# (a GPU fusion carries a backend_config: how it launches, not what it computes)
 
 
 def canonical_hlo(text: str) -> str:
@@ -155,7 +158,8 @@ def canonical_hlo(text: str) -> str:
     comps: dict[str, dict[str, str]] = {}
     roots: dict[str, str] = {}
     entry, current = "", ""
-    for line in _META.sub("", text).splitlines():
+    text = _META.sub("", text)  # (a GPU module's header carries a fingerprint in its frontend attributes)
+    for line in text.splitlines():
         m = _COMPUTATION.match(line)
         if m:
             current = m.group(2)
@@ -194,6 +198,11 @@ def canonical_hlo(text: str) -> str:
         elif f and f.group(3) in roots and all(t in comps[comp] for t in _TOKEN.findall(f.group(2))):
             inner = tuple(signed(comp, t, ctx) for t in _TOKEN.findall(f.group(2)))
             out = signed(f.group(3), roots[f.group(3)], inner)
+        elif c := _NEGATIVE.match(line):
+            out = (True, sha(f"{c.group(1)} constant({c.group(2)})"))
+        elif (b := _SPLAT.match(line)) and b.group(2) in comps[comp]:  # (negation commutes with a splat)
+            neg, h = signed(comp, b.group(2), ctx)
+            out = (neg, sha(f"{b.group(1)} broadcast(<{h}>), dimensions={{}}"))
         elif m and m.group(2) == "negate" and m.group(3) in comps[comp]:
             neg, h = signed(comp, m.group(3), ctx)
             out = (not neg, h)

@@ -436,3 +436,40 @@ if __name__ == "__main__":  # how many cases print specialized: python -m tests.
         print(f"  {k:15} {sum(v[0] for v in sel)}/{len(sel)}  statements {sum(v[2] for v in sel)}")
     print("generic:", " ".join(n for n, v in res.items() if not v[0]))
 
+
+
+_GPU_HEADER = ('HloModule srcjax, is_scheduled=true, entry_computation_layout={(f64[5]{0}, f64[5]{0})->f64[5]{0}}, '
+               'frontend_attributes={fingerprint_before_lhs="%s"}\n\n')
+_GPU_FUSION = '''%%fused (param_0.4: f64[5], param_1.6: f64[5]) -> f64[5] {
+  %%param_0.4 = f64[5]{0} parameter(0)
+  %%param_1.6 = f64[5]{0} parameter(1)
+  %s
+  %%exponential.1.1 = f64[5]{0} exponential(%%param_1.6)
+  ROOT %%add.1.1 = f64[5]{0} add(%%m, %%exponential.1.1)
+}
+
+ENTRY %%main.1 (Arg_0.1: f64[5], Arg_1.1: f64[5]) -> f64[5] {
+  %%Arg_0.1 = f64[5]{0} parameter(0)
+  %%Arg_1.1 = f64[5]{0} parameter(1)
+  ROOT %%f = f64[5]{0} fusion(%%Arg_1.1, %%Arg_0.1), kind=kLoop, calls=%%fused, backend_config={"operation_queue_id":"0","native_emitter_backend_config":{"type":"NATIVE_EMITTER_TYPE_INVALID","unroll_factor":0}}
+}
+'''
+
+
+def _gpu_module(fingerprint: str, body: str) -> str:
+    return _GPU_HEADER % fingerprint + _GPU_FUSION.replace("%%", "%").replace("%s", body, 1)
+
+
+def test_canonical_hlo_reads_a_gpu_module() -> None:
+    """XLA's GPU text (seen on an H200): a fingerprint in the module's frontend attributes, fusions with a
+    backend_config, and ``x * -2`` where the CPU keeps ``-(x * 2)``: alike; a different constant is not."""
+    c = "%c = f64[] constant(K)\n  %b = f64[5]{0} broadcast(%c), dimensions={}\n  "
+    times = c.replace("K", "-2") + "%m = f64[5]{0} multiply(%param_0.4, %b)"
+    negated = c.replace("K", "2") + "%t = f64[5]{0} multiply(%param_0.4, %b)\n  %m = f64[5]{0} negate(%t)"
+    other = c.replace("K", "2") + "%m = f64[5]{0} multiply(%param_0.4, %b)"
+    minus_one = c.replace("K", "-1") + "%m = f64[5]{0} multiply(%b, %param_0.4)"
+    negate = "%m = f64[5]{0} negate(%param_0.4)"
+    h = {k: canonical_hlo(_gpu_module(f"{i:032x}", v)) for i, (k, v) in enumerate(
+        dict(times=times, negated=negated, other=other, minus_one=minus_one, negate=negate).items())}
+    assert h["times"] == h["negated"] != h["other"] and h["times"]
+    assert h["minus_one"] == h["negate"] != h["times"]
