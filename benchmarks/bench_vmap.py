@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_vmap.py            # full sizes (issue #15), ~2-4 min
     .venv/bin/python benchmarks/bench_vmap.py --quick    # small sizes, few rounds (smoke run)
+    .venv/bin/python benchmarks/bench_vmap.py --cold 3   # first calls only, each in a new process
 
 srcjax writes a batched program as source (``srcjax.source(srcjax.vmap(f))``
 shows it) and compiles it like any other; jax traces ``f`` under ``vmap``.
@@ -217,18 +218,69 @@ def run_case(c: Case, rounds: int, batch_ns: float) -> str:
             f"| {np_us} |")
 
 
+def _warm_up(lib: str) -> None:
+    """One-time start-up of ``lib`` (its backend, the compiler's first use), on an unrelated function."""
+    warm = np.linspace(0.0, 1.0, 8)
+    fs = ((srcjax.compile(_warm), srcjax.grad(_warm)) if lib == "srcjax"
+          else (jax.jit(as_jax(_warm)), jax.jit(jax.grad(as_jax(_warm)))))
+    for f in fs:
+        _read(f(warm))
+
+
+def child(index: int, lib: str, quick: bool) -> None:
+    """(a fresh process) the first call of case ``index`` in ``lib``, milliseconds on stdout."""
+    _warm_up(lib)
+    c = cases(quick, np.random.default_rng(0))[index]
+    ms, _, _ = first_ms(c.make_sj if lib == "srcjax" else c.make_jax, c.args)
+    print(ms)
+
+
+def cold(runs: int, quick: bool) -> None:
+    """First calls, each in a new process (libraries alternating which goes first): in one process,
+    the second library to compile a program gets XLA's in-process caches of the first (on a GPU its
+    autotuning and kernels: measured on an H200, whichever compiles second takes 0.2-0.3x)."""
+    import statistics
+    import subprocess
+
+    print(f"| case | sj cold first ms | jax cold first ms | cold first sj/jax |  (medians of {runs} processes each)")
+    print("|---|---|---|---|")
+    for i, c in enumerate(cases(quick, np.random.default_rng(0))):
+        got: dict[str, list[float]] = {"srcjax": [], "jax": []}
+        for r in range(runs):
+            for lib in (("srcjax", "jax") if r % 2 == 0 else ("jax", "srcjax")):
+                cmd = [sys.executable, os.path.abspath(__file__), "--child", str(i), lib]
+                cmd += ["--quick"] if quick else []
+                out = subprocess.run(cmd, capture_output=True, text=True)
+                if out.returncode:
+                    print(out.stderr[-2000:], file=sys.stderr)
+                    got[lib].append(float("nan"))
+                else:
+                    got[lib].append(float(out.stdout.split()[-1]))
+        s, j = statistics.median(got["srcjax"]), statistics.median(got["jax"])
+        print(f"| {c.name} | {s:,.0f} | {j:,.0f} | {s / j:.2f} |", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, few rounds (smoke run)")
+    ap.add_argument("--cold", type=int, default=0, metavar="N",
+                    help="instead: each first call in a new process, N per library (fair on a GPU)")
+    ap.add_argument("--child", nargs=2, metavar=("CASE", "LIB"), help=argparse.SUPPRESS)
     ns = ap.parse_args()
+    if ns.child:
+        child(int(ns.child[0]), ns.child[1], ns.quick)
+        return 0
+    if ns.cold:
+        print(environment())
+        cold(ns.cold, ns.quick)
+        return 0
     rounds = 5 if ns.quick else 15
     batch_ns = 10e6 if ns.quick else 40e6
     print(environment())
     print(f"srcjax device {srcjax.devices()[0]}, jax device {jax.devices()[0]}; "
           f"{'--quick sizes' if ns.quick else 'full sizes'}\n")
-    warm = np.linspace(0.0, 1.0, 8)  # one-time start-up of both libraries, not charged to the first case
-    for f in (srcjax.compile(_warm), srcjax.grad(_warm), jax.jit(as_jax(_warm)), jax.jit(jax.grad(as_jax(_warm)))):
-        _read(f(warm))
+    _warm_up("srcjax")  # one-time start-up of both libraries, not charged to the first case
+    _warm_up("jax")
     print("| case | sj first ms | jax first ms | first sj/jax | sj us | jax us | steady sj/jax | numpy us |")
     print("|---|---|---|---|---|---|---|---|")
     for c in cases(ns.quick, np.random.default_rng(0)):
