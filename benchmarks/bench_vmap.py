@@ -55,7 +55,11 @@ import numpy as np
 # The first-call column times a real first call: the functions here are the same on every run, so
 # srcjax's persistent cache (~/.cache/srcjax) would answer them from the second run on (jax's is off).
 # A fresh, empty cache directory per run: the stores still happen, nothing can hit.
-os.environ["SRCJAX_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench_vmap_cache_")
+# (--cold's processes share one directory holding only srcjax's own entries: see cold())
+if "BENCH_VMAP_COLD_CACHE" in os.environ:
+    os.environ["SRCJAX_CACHE_DIR"] = os.environ["BENCH_VMAP_COLD_CACHE"]
+else:
+    os.environ["SRCJAX_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench_vmap_cache_")
 
 import srcjax  # noqa: E402
 
@@ -238,9 +242,27 @@ def child(index: int, lib: str, quick: bool) -> None:
 def cold(runs: int, quick: bool) -> None:
     """First calls, each in a new process (libraries alternating which goes first): in one process,
     the second library to compile a program gets XLA's in-process caches of the first (on a GPU its
-    autotuning and kernels: measured on an H200, whichever compiles second takes 0.2-0.3x)."""
+    autotuning and kernels: measured on an H200, whichever compiles second takes 0.2-0.3x).
+    srcjax's persistent cache holds what an installation that ran anything before holds (its own
+    library helpers normalized, its helper executables), never the case's program: one process runs
+    every case first, then the entries of programs (``*.xla``, ``*.prog``) are deleted before each
+    measured process."""
+    import glob
     import statistics
     import subprocess
+
+    shared = tempfile.mkdtemp(prefix="bench_vmap_cold_")
+    env = {**os.environ, "BENCH_VMAP_COLD_CACHE": shared}
+
+    def forget_programs() -> None:
+        for path in glob.glob(os.path.join(shared, "**", "*.xla"), recursive=True) + \
+                glob.glob(os.path.join(shared, "**", "*.prog"), recursive=True):
+            os.remove(path)
+
+    n = len(cases(quick, np.random.default_rng(0)))
+    for i in range(n):  # (srcjax's own entries, once)
+        subprocess.run([sys.executable, os.path.abspath(__file__), "--child", str(i), "srcjax"]
+                       + (["--quick"] if quick else []), capture_output=True, text=True, env=env)
 
     print(f"| case | sj cold first ms | jax cold first ms | cold first sj/jax |  (medians of {runs} processes each)")
     print("|---|---|---|---|")
@@ -250,7 +272,8 @@ def cold(runs: int, quick: bool) -> None:
             for lib in (("srcjax", "jax") if r % 2 == 0 else ("jax", "srcjax")):
                 cmd = [sys.executable, os.path.abspath(__file__), "--child", str(i), lib]
                 cmd += ["--quick"] if quick else []
-                out = subprocess.run(cmd, capture_output=True, text=True)
+                forget_programs()
+                out = subprocess.run(cmd, capture_output=True, text=True, env=env)
                 if out.returncode:
                     print(out.stderr[-2000:], file=sys.stderr)
                     got[lib].append(float("nan"))
