@@ -194,6 +194,17 @@ def test_functions_nothing_calls_are_dropped_and_impure_ones_kept() -> None:
     assert specialized_batch.without_unused(generic, generic) == generic
 
 
+def test_a_parameter_named_like_a_function_is_not_a_call_of_it() -> None:
+    """A helper's parameter ``g`` (``batch_unbroadcast(g, ...)``) read in its body is not a call of the user's
+    function ``g``: ``g`` stays a root, and what it reaches stays (everything was dropped, the entry too)."""
+    generic = ("def g(x):\n    return f(x)\n\n\ndef f(x):\n    return helper(x, x)\n\n\n"
+               "def helper(g, x):\n    h = lambda f: f + g\n    return h(x)\n\n\ndef unused(x):\n    return x\n")
+    text = generic.replace("return f(x)\n", "return helper(x, x)\n")
+    assert specialized_batch.without_unused(text, generic) == (
+        "def g(x):\n    return helper(x, x)\n\n\ndef helper(g, x):\n    h = lambda f: f + g\n    return h(x)\n\n\n"
+        "def unused(x):\n    return x\n")
+
+
 def test_a_function_that_stores_into_an_array_or_calls_out_is_not_pure() -> None:
     import libcst as cst
 

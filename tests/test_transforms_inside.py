@@ -167,6 +167,8 @@ def test_printed_for_arguments_holds_the_entry_function(tmp_path) -> None:
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "def g(x):" in out.stdout, out.stdout
+    assert "by_leaves" not in out.stdout, out.stdout  # (printed for the argument: helpers' parameters `g`
+    # were taken for calls of the function g, so nothing was a root and every function was dropped)
     x = np.linspace(-0.5, 0.7, 3)
     for fn in (hessian_summed, hessian_array, hessian_scalar, vjp_in):
         args = (x,) * len(inspect.signature(fn).parameters)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import re
+import symtable
 from collections.abc import Callable
 from typing import Any
 
@@ -230,9 +231,22 @@ def pure_functions(program: Any, pure: set[str]) -> set[str]:
 # -- the functions nothing calls any more -------------------------------------------------------------
 
 
-def _calls(tree: ast.Module) -> tuple[dict[str, ast.FunctionDef], dict[str, set[str]], set[str]]:
+def _global_reads(t: symtable.SymbolTable) -> set[str]:
+    """The module-level names a function's table (and the functions nested in it) reads."""
+    names = {s.get_name() for s in t.get_symbols() if s.is_referenced() and s.is_global()}
+    for c in t.get_children():
+        names |= _global_reads(c)
+    return names
+
+
+def _calls(text: str) -> tuple[dict[str, ast.FunctionDef], dict[str, set[str]], set[str]]:
+    """The module's functions, the module's functions each reads (not a local or parameter of the same
+    name: a helper's parameter ``g`` is not the user's function ``g``), and the names its other
+    statements read."""
+    tree = ast.parse(text)
     fns = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    reads = {k: {n.id for n in ast.walk(f) if isinstance(n, ast.Name)} & set(fns) - {k} for k, f in fns.items()}
+    tables = {t.get_name(): t for t in symtable.symtable(text, "<module>", "exec").get_children()}
+    reads = {k: _global_reads(tables[k]) & set(fns) - {k} for k in fns}
     top = {n.id for s in tree.body if not isinstance(s, ast.FunctionDef) for n in ast.walk(s)
            if isinstance(n, ast.Name)}
     return fns, reads, top
@@ -241,11 +255,10 @@ def _calls(tree: ast.Module) -> tuple[dict[str, ast.FunctionDef], dict[str, set[
 def without_unused(text: str, generic: str) -> str:
     """``text`` without the functions that none of ``generic``'s roots (its functions no other calls,
     and those its module-level statements read) reaches any more."""
-    gfns, greads, gtop = _calls(ast.parse(generic))
+    gfns, greads, gtop = _calls(generic)
     called = set().union(*greads.values()) if greads else set()
     roots = {k for k in gfns if k not in called or k in gtop}
-    tree = ast.parse(text)
-    fns, reads, _ = _calls(tree)
+    fns, reads, _ = _calls(text)
     seen: set[str] = set()
     todo = [r for r in roots if r in fns] + [k for k in fns if k not in gfns]
     while todo:
