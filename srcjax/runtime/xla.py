@@ -519,6 +519,34 @@ def _register_lapack(backend: Backend) -> None:
 
 
 _CUSOLVER_REGISTERED = False
+# NVIDIA's libraries the plugin's solver module links, in dependency order, by the pip package holding
+# them (jax_plugins/cuda preloads the same from the same places before importing its kernel modules)
+_CUDA_LIBRARIES = [("nvidia.cu13", ["libcudart.so.13", "libnvJitLink.so.13", "libcublasLt.so.13", "libcublas.so.13",
+                                    "libcusparse.so.12", "libcusolver.so.12"]),
+                   ("nvidia.cuda_runtime", ["libcudart.so.12"]), ("nvidia.nvjitlink", ["libnvJitLink.so.12"]),
+                   ("nvidia.cublas", ["libcublasLt.so.12", "libcublas.so.12"]),
+                   ("nvidia.cusparse", ["libcusparse.so.12"]), ("nvidia.cusolver", ["libcusolver.so.11"])]
+
+
+def _preload_cuda_libraries() -> None:
+    """Load NVIDIA's pip-installed CUDA libraries, for a plugin solver module that did not find them on
+    its own search path; a library not there is skipped."""
+    import ctypes
+
+    for package, names in _CUDA_LIBRARIES:
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for name in names:
+            path = os.path.join(list(spec.submodule_search_locations)[0], "lib", name)
+            if os.path.exists(path):
+                try:
+                    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                except OSError:
+                    pass
 
 
 def _register_cusolver(backend: Backend) -> None:
@@ -540,6 +568,10 @@ def _register_cusolver(backend: Backend) -> None:
         from jaxlib import gpu_linalg, gpu_solver  # (import the CUDA plugin's kernel modules, not jax)
 
         targets = gpu_solver.registrations()["CUDA"] + gpu_linalg.registrations()["CUDA"]
+        if not any(name == "cusolver_getrf_ffi" for name, _, _ in targets):  # (a library not found, maybe)
+            _preload_cuda_libraries()
+            gpu_solver, gpu_linalg = importlib.reload(gpu_solver), importlib.reload(gpu_linalg)
+            targets = gpu_solver.registrations()["CUDA"] + gpu_linalg.registrations()["CUDA"]
         if not any(name == "cusolver_getrf_ffi" for name, _, _ in targets):
             raise TranspileError("np.linalg on a GPU needs the CUDA plugin's cuSOLVER kernels, which were not "
                                  "found (or their version differs from jaxlib's)",
