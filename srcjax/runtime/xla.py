@@ -605,6 +605,15 @@ def _register_cusolver(backend: Backend) -> None:
         _CUSOLVER_REGISTERED = True
 
 
+def register_kernels(text: str, backend: Backend) -> None:
+    """Make the custom-call kernels ``text`` calls callable on ``backend`` (np.linalg: LAPACK's on CPU,
+    cuSOLVER's on a GPU), before XLA compiles it: every compile of a module srcjax wrote calls this."""
+    if "@lapack_" in text:
+        _register_lapack(backend)
+    if "@cusolver_" in text or "@cu_lu_pivots_to_permutation" in text:
+        _register_cusolver(backend)
+
+
 _MLIR_CONTEXT: Any = None
 
 
@@ -695,10 +704,7 @@ def compile_callbacks_cached(text: str, backend: Backend, callbacks: list[Any]) 
 def compile_text(text: str, out_avals: Sequence[ShapedArray], platform: str | None = None) -> Executable:
     """Compile StableHLO text; a rejected module is srcjax's bug, reported with the text."""
     backend = get_backend(platform)
-    if "@lapack_" in text:
-        _register_lapack(backend)
-    if "@cusolver_" in text or "@cu_lu_pivots_to_permutation" in text:
-        _register_cusolver(backend)
+    register_kernels(text, backend)
     try:
         return Executable(text, out_avals, backend)
     except _jax.JaxRuntimeError as e:
