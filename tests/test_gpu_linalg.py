@@ -174,6 +174,21 @@ def test_gpu_lowering_is_not_cpu_lowering(gpu: None) -> None:
     assert "@cusolver_potrf_ffi" in text and "@lapack_" not in text
 
 
+def nll(a, y):
+    chol = np.linalg.cholesky(a)
+    z = np.linalg.solve(chol, y)
+    return 0.5 * np.sum(z * z) + 0.5 * np.linalg.slogdet(a)[1]
+
+
+def test_gpu_derivatives_and_batches_call_cusolver(gpu: None) -> None:
+    """Derivative and batched programs are lowered for the GPU as a whole (their helpers too)."""
+    a, y = np.eye(3) * 2, np.ones(3)
+    for text in (srcjax.lower(srcjax.grad(nll), a, y).as_text(),
+                 srcjax.lower(srcjax.vmap(inv), np.stack([a, a])).as_text(),
+                 srcjax.lower(srcjax.jacrev(svd_values), np.ones((3, 2))).as_text()):
+        assert "@cusolver_" in text and "@lapack_" not in text
+
+
 def test_cpu_lowering_keeps_lapack() -> None:
     text = srcjax.lower(cholesky, np.eye(3)).as_text()
     assert "@lapack_dpotrf_ffi" in text and "cusolver" not in text
