@@ -255,3 +255,34 @@ def test_cusolver_kernels_register_once_through_the_plugin(monkeypatch: pytest.M
     monkeypatch.setattr(gpu_solver, "registrations", lambda: {"CUDA": []})
     with pytest.raises(srcjax.TranspileError, match="cuSOLVER kernels"):
         xla._register_cusolver(GpuStandIn())  # type: ignore[arg-type]
+
+
+def _cuda_plugin_installed() -> bool:
+    import importlib.util
+
+    for name in ("jax_plugins.xla_cuda13", "jax_plugins.xla_cuda12"):
+        try:
+            if importlib.util.find_spec(name) is not None:
+                return True
+        except ModuleNotFoundError:
+            continue
+    return False
+
+
+def test_values_on_a_gpu() -> None:
+    """Where a GPU is: ``benchmarks/gpu_linalg_check.py`` (every case against NumPy) in a process of its
+    own, without jax (which would start the CUDA plugin first)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if not _cuda_plugin_installed():
+        pytest.skip("no CUDA PJRT plugin (jax-cuda13-pjrt) installed: no GPU to run np.linalg on")
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, str(root / "benchmarks" / "gpu_linalg_check.py")], env=env,
+                         capture_output=True, text=True, timeout=600)
+    if out.returncode == 2:
+        pytest.skip(f"no GPU backend: {out.stdout.strip().splitlines()[-1] if out.stdout.strip() else out.stderr[-500:]}")
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-3000:]
