@@ -565,13 +565,16 @@ def _register_cusolver(backend: Backend) -> None:
     with _LOCK:
         if _CUSOLVER_REGISTERED:
             return
-        from jaxlib import gpu_linalg, gpu_solver  # (import the CUDA plugin's kernel modules, not jax)
+        try:
+            from jaxlib import gpu_linalg, gpu_solver  # (import the CUDA plugin's kernel modules, not jax)
 
-        targets = gpu_solver.registrations()["CUDA"] + gpu_linalg.registrations()["CUDA"]
-        if not any(name == "cusolver_getrf_ffi" for name, _, _ in targets):  # (a library not found, maybe)
-            _preload_cuda_libraries()
-            gpu_solver, gpu_linalg = importlib.reload(gpu_solver), importlib.reload(gpu_linalg)
             targets = gpu_solver.registrations()["CUDA"] + gpu_linalg.registrations()["CUDA"]
+            if not any(name == "cusolver_getrf_ffi" for name, _, _ in targets):  # (a library not found, maybe)
+                _preload_cuda_libraries()
+                gpu_solver, gpu_linalg = importlib.reload(gpu_solver), importlib.reload(gpu_linalg)
+                targets = gpu_solver.registrations()["CUDA"] + gpu_linalg.registrations()["CUDA"]
+        except (ImportError, KeyError, AttributeError):  # (a jaxlib without these modules)
+            targets = []
         if not any(name == "cusolver_getrf_ffi" for name, _, _ in targets):
             raise TranspileError("np.linalg on a GPU needs the CUDA plugin's cuSOLVER kernels, which were not "
                                  "found (or their version differs from jaxlib's)",
