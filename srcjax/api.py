@@ -362,6 +362,7 @@ class Compiled:
     @pausing
     def _specialize_sharded(self, values: list[Any]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any], Any]:
         """:meth:`_specialize`, and the program's shardings (``lower.shardy.ShardingPlan``)."""
+        from .lower import values as lowered_values
         from .lower.specialize import specialize
         from .spmd import sharding_plan
 
@@ -370,22 +371,24 @@ class Compiled:
             try:
                 plan = sharding_plan(self, values, _is_leaf)
                 with warm_cache.recording(self._reads):
-                    return (*specialize(self.program, self._specs(values), plan, self._roll_above()), plan)
+                    platform = self._platform()
+                    return (*specialize(self.program, self._specs(values), plan, lowered_values.roll_above(platform),
+                                        platform), plan)
             except NeedStatic as ns:
                 new = self.auto_static | {str(n) for n in ns.names}  # (argument names; a loop's origin matches none)
                 if new == self.auto_static:
                     raise
                 self.auto_static = frozenset(new)
 
-    def _roll_above(self) -> int:
-        """Python ``for`` loops over static ranges longer than this are rolled on this function's device
-        (``lower.values.roll_above``: GPUs unroll short ones)."""
-        from .lower import values as lowered_values
+    def _platform(self) -> str:
+        """The platform this function's program is lowered for ("cpu", "gpu" or "numpy"): Python ``for``
+        loops over static ranges are rolled above ``lower.values.roll_above`` of it (GPUs unroll short
+        ones), and np.linalg calls LAPACK on a CPU and cuSOLVER on a GPU."""
         from .runtime import get_backend
 
         if self.device == "numpy":
-            return lowered_values.roll_above("numpy")
-        return lowered_values.roll_above(get_backend(self.device).platform)
+            return "numpy"
+        return str(get_backend(self.device).platform)
 
     def _plan(self, values: list[Any]) -> tuple[_Plan, list[Any]]:
         key, leaves, leaf_keys = self._key(values)

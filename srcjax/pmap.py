@@ -197,7 +197,7 @@ class Pmapped(Compiled):
             plan = replicas.ReplicaPlan(self.axis_name, n, axes, self.out_axes, self.program)
             token = replicas.CURRENT.set(plan)
             try:
-                text, out_avals, tree, template = specialize(self.program, specs)
+                text, out_avals, tree, template = specialize(self.program, specs, platform=self._platform())
                 break
             except NeedStatic as ns:
                 new = self.auto_static | {str(x) for x in ns.names}

@@ -236,3 +236,35 @@ def test_gpu_backend_refuses_lapack_with_a_clear_error() -> None:
 
     with pytest.raises(srcjax.TranspileError, match="CPU only"):
         xla._register_lapack(GpuStandIn())  # type: ignore[arg-type]  # (private: the one registration point)
+
+
+_SHARDED_FIRST = '''
+import numpy as np
+import srcjax
+
+
+def inv(a):
+    return np.linalg.inv(a)
+
+
+x = np.stack([np.eye(3) * 2, np.eye(3) * 4])
+print(np.asarray(srcjax.pmap(inv)(x))[:, 0, 0].tolist())
+'''
+
+
+def test_linalg_compiled_first_for_several_devices(tmp_path) -> None:
+    """A process whose first np.linalg program is a pmap (or a sharded jit): LAPACK's kernels were
+    registered by the one-device compile only, and XLA refused the module ("No FFI handler registered
+    for lapack_dgetrf_ffi"). A fresh process with 2 CPU devices."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "sharded_first.py"
+    script.write_text(_SHARDED_FIRST)
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root), SRCJAX_NUM_CPU_DEVICES="2", SRCJAX_CACHE="0")
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == "[0.5, 0.25]"

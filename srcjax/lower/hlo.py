@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,11 @@ _ELEM = {
     "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
     "complex64": "complex<f32>", "complex128": "complex<f64>",
 }
+
+
+# The platform a module is lowered for ("cpu" or "gpu"; specialize() sets it): where the two differ
+# (np.linalg: LAPACK's custom calls on CPU, cuSOLVER's on a GPU) a lowering rule reads it.
+TARGET: ContextVar[str] = ContextVar("TARGET", default="cpu")
 
 
 def elem_type(dtype: np.dtype) -> str:

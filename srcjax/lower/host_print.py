@@ -25,7 +25,7 @@ import numpy as np
 from .. import pytree
 from ..core import ShapedArray, TranspileError
 from ..frontend.names import walk as walk_nodes
-from .hlo import aval_type
+from .hlo import TARGET, aval_type
 from .values import is_dynamic
 
 if TYPE_CHECKING:  # annotations only: the specializer imports this module
@@ -82,6 +82,9 @@ def _format(parts: Sequence[Any], values: Any) -> str:
 
 def lower_print(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> None:
     """``print(*args, **kwargs)`` with some run-time values: a host callback (see the module doc)."""
+    if TARGET.get() != "cpu":  # (the specializer places the refusal at the user's print)
+        raise TranspileError("print() inside compiled code runs on CPU only for now, not on a GPU",
+                             hint="remove the print, or compile with device='cpu' (or device='numpy') to debug")
     for k, v in kwargs.items():
         if k not in ("sep", "end", "file", "flush") or is_dynamic(v):
             raise TranspileError(f"print(): the keyword {k}= must be a static sep/end/file/flush",

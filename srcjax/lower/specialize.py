@@ -71,7 +71,7 @@ from ..primitives.elementwise import OPERATOR_PRIMS
 from ..primitives.registry import Primitive
 from . import branches, host_print, loops, regions, replicas, rolled_for, shardy
 from .apply import apply_primitive
-from .hlo import FuncBuilder, HloValue, module_text
+from .hlo import TARGET, FuncBuilder, HloValue, module_text
 from .host_print import DeferredText
 from .python_builtins import BINOPS, BUILTIN_RULES, CMPOPS, CONTAINER_BUILTINS, UNOPS, accepts_dynamic
 from .returned import split_result
@@ -859,21 +859,24 @@ _CALL_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]] 
 
 
 def specialize(program: Program, specs: list[ArgSpec], sharding: shardy.ShardingPlan | None = None,
-               roll_above: int | None = None) -> tuple[str, list[ShapedArray], Any, list[Any]]:
+               roll_above: int | None = None, platform: str = "cpu") -> tuple[str, list[ShapedArray], Any, list[Any]]:
     """Lower ``program``; a rolled loop whose Python int results turn out to be needed static is unrolled
     on the next try (each loop at most once, so this ends). ``sharding``: the shardings of the arguments
     and results; it also collects the mesh of the program's sharding constraints (``lower/shardy.py``).
     ``roll_above``: a Python ``for`` over a static range of at most this many steps is unrolled (the
-    target platform's: ``values.roll_above``; default CPU's)."""
+    target platform's: ``values.roll_above``; default CPU's). ``platform``: the platform the module is
+    for ("cpu" or "gpu": ``hlo.TARGET``, which custom calls a rule writes)."""
     while True:
         try:
             plan = shardy.ShardingPlan(sharding.in_leaves, sharding.out) if sharding is not None else \
                 shardy.ShardingPlan()
             token = shardy.CURRENT.set(plan)
             trips = ROLL_ABOVE.set(roll_above if roll_above is not None else TINY_TRIP)
+            target = TARGET.set("gpu" if platform in ("gpu", "cuda") else "cpu")
             try:
                 out = Specializer(program).lower(specs)
             finally:
+                TARGET.reset(target)
                 ROLL_ABOVE.reset(trips)
                 shardy.CURRENT.reset(token)
             if sharding is not None:  # (the caller reads the program's mesh there)

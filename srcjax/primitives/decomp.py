@@ -195,8 +195,7 @@ def _cholesky_abstract(a: ShapedArray, upper: Any = False) -> ShapedArray:
 def _cholesky_lower(ctx: LowerCtx, a: HloValue, upper: Any = False) -> HloValue:
     b = ctx.b
     a = b.convert(a, ctx.avals_out[0].dtype)
-    f, info = lapack.custom_call(b, "potrf", [a], [a.aval, ShapedArray(a.shape[:-2], lapack.I32)],
-                                 [True, True, False], {"uplo": lapack.L}, alias=(0, 0))
+    f, info = lapack.potrf(b, a)
     return lapack.failed_to_nan(b, lapack.triangle(b, f, lower=True), info)
 
 
@@ -227,11 +226,7 @@ def _syevd(ctx: LowerCtx, a: HloValue, UPLO: Any, vectors: bool) -> tuple[HloVal
     ``a``: heevd, the eigenvalues real."""
     b, d = ctx.b, _float_dtype("eigh", a.aval)
     a = b.convert(a, d)
-    v, w, info = lapack.custom_call(
-        b, "heevd" if d.kind == "c" else "syevd", [a],
-        [a.aval, ShapedArray(a.shape[:-1], real_dtype(d)), ShapedArray(a.shape[:-2], lapack.I32)],
-        [True, True, False, False], {"mode": lapack.V if vectors else lapack.N, "uplo": _uplo("eigh", UPLO)},
-        alias=(0, 0))
+    v, w, info = lapack.syevd(b, a, _uplo("eigh", UPLO), vectors)
     return lapack.failed_to_nan(b, w, info), lapack.failed_to_nan(b, v, info)
 
 
@@ -268,6 +263,8 @@ def _geev(ctx: LowerCtx, a: HloValue, vectors: bool) -> tuple[HloValue, HloValue
     """(eigenvalues, right eigenvectors in columns: unit 2-norm, largest component real), NaN where
     geev failed. A real ``a``: geev's real and imaginary parts of the eigenvalues, complex vectors."""
     b = ctx.b
+    if lapack.on_gpu():
+        raise lapack.no_gpu_kernel("np.linalg.eig/eigvals (LAPACK geev)")
     a = b.convert(a, _float_dtype("eig", a.aval))
     batch, n, cd = a.shape[:-2], a.shape[-1], _complex_of(a.dtype)
     vec = ShapedArray(a.shape, cd)
@@ -344,12 +341,10 @@ def _qr_lower(ctx: LowerCtx, a: HloValue, mode: Any = "reduced") -> list[HloValu
     b = ctx.b
     a = b.convert(a, ctx.avals_out[0].dtype)
     nd, (m, n), k = a.ndim, a.shape[-2:], min(a.shape[-2:])
-    orgqr = "ungqr" if a.dtype.kind == "c" else "orgqr"
-    f, taus = lapack.custom_call(b, "geqrf", [a], [a.aval, ShapedArray(a.shape[:-2] + (k,), a.dtype)],
-                                 [True, True, False], alias=(0, 0))
+    f, taus = lapack.geqrf(b, a)
     r = lapack.triangle(b, b.slice(f, [0] * nd, a.shape[:-2] + (k, n)), lower=False)
     reflectors = b.slice(f, [0] * nd, a.shape[:-2] + (m, k))
-    q = lapack.custom_call(b, orgqr, [reflectors, taus], [reflectors.aval], [True, False, True], alias=(0, 0))[0]
+    q = lapack.orgqr(b, reflectors, taus)
     return [q, r]
 
 

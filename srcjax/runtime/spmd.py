@@ -394,10 +394,11 @@ def _from_hlo(mesh: Any, proto: Any, ndim: int) -> Sharding:
 def compile_sharded(text: str, in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
                     platform: str | None, plan: Any) -> ShardedExecutable:
     """Compile an annotated module (``lower/shardy.py``) for the devices of ``plan.mesh``."""
-    from .xla import get_backend
+    from .xla import get_backend, register_kernels
 
     check_same_mesh(plan.in_leaves)
     backend = get_backend(platform)
+    register_kernels(text, backend)
     try:
         return ShardedExecutable(text, in_avals, out_avals, backend, plan.mesh, plan.in_leaves, plan.out_leaves,
                                  getattr(plan, "replicas", False))

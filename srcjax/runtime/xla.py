@@ -12,6 +12,8 @@ handlers, uploads with ``batched_device_put`` copying the host buffer
 
 from __future__ import annotations
 
+import functools
+import importlib
 import importlib.util
 import os
 import threading
@@ -101,6 +103,9 @@ def cpu_device_count() -> int | None:
     return n
 
 
+_CUDA_C_API: Any = None  # the CUDA plugin's PJRT C API, when srcjax loaded the plugin (not jax)
+
+
 def _make_cuda_client() -> Any:
     for plugin in ("jax_plugins.xla_cuda13", "jax_plugins.xla_cuda12"):
         try:
@@ -115,7 +120,8 @@ def _make_cuda_client() -> Any:
             # got there first (jax must be imported and initialized first when
             # both run in one process: its own registration refuses a second).
             if not xla_client.pjrt_plugin_loaded("cuda"):
-                xla_client.load_pjrt_plugin_dynamically("cuda", path)
+                global _CUDA_C_API
+                _CUDA_C_API = xla_client.load_pjrt_plugin_dynamically("cuda", path)
             if not xla_client.pjrt_plugin_initialized("cuda"):
                 xla_client.initialize_pjrt_plugin("cuda")
             return xla_client.make_c_api_client("cuda", xla_client.generate_pjrt_gpu_plugin_options(), None)
@@ -512,6 +518,105 @@ def _register_lapack(backend: Backend) -> None:
             _LAPACK_REGISTERED = True
 
 
+_CUSOLVER_REGISTERED = False
+# NVIDIA's libraries the plugin's solver module links, in dependency order, by the pip package holding
+# them (jax_plugins/cuda preloads the same from the same places before importing its kernel modules)
+_CUDA_LIBRARIES = [("nvidia.cu13", ["libcudart.so.13", "libnvJitLink.so.13", "libcublasLt.so.13", "libcublas.so.13",
+                                    "libcusparse.so.12", "libcusolver.so.12"]),
+                   ("nvidia.cuda_runtime", ["libcudart.so.12"]), ("nvidia.nvjitlink", ["libnvJitLink.so.12"]),
+                   ("nvidia.cublas", ["libcublasLt.so.12", "libcublas.so.12"]),
+                   ("nvidia.cusparse", ["libcusparse.so.12"]), ("nvidia.cusolver", ["libcusolver.so.11"])]
+
+
+def _preload_cuda_libraries() -> None:
+    """Load NVIDIA's pip-installed CUDA libraries, for a plugin solver module that did not find them on
+    its own search path; a library not there is skipped."""
+    import ctypes
+
+    for package, names in _CUDA_LIBRARIES:
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for name in names:
+            path = os.path.join(list(spec.submodule_search_locations)[0], "lib", name)
+            if os.path.exists(path):
+                try:
+                    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                except OSError:
+                    pass
+
+
+def _register_cusolver(backend: Backend) -> None:
+    """Make the CUDA plugin's cuSOLVER kernels (``@cusolver_*_ffi``, ``@cu_lu_pivots_to_permutation``:
+    np.linalg on a GPU) callable, once per process, as jax does (``jax_plugins/cuda``: a custom-call
+    handler for "CUDA" that registers through the plugin's C API; jax/_src/lax/linalg.py: the kernels of
+    ``jaxlib.gpu_solver`` and ``jaxlib.gpu_linalg``, which import the ``jax_cuda13_plugin`` package's
+    nanobind modules, never jax). In a process where jax registered them first, nothing is registered
+    twice."""
+    global _CUSOLVER_REGISTERED
+    if backend.platform != "gpu":
+        raise InternalError(f"internal error: cuSOLVER kernels in a module compiled for {backend.platform!r}",
+                            hint="this is a bug in srcjax; please report it with this program")
+    import sys
+
+    with _LOCK:
+        if _CUSOLVER_REGISTERED:
+            return
+        try:
+            from jaxlib import gpu_linalg, gpu_solver  # (import the CUDA plugin's kernel modules, not jax)
+
+            targets = gpu_solver.registrations()["CUDA"] + gpu_linalg.registrations()["CUDA"]
+            if not any(name == "cusolver_getrf_ffi" for name, _, _ in targets):  # (a library not found, maybe)
+                _preload_cuda_libraries()
+                gpu_solver, gpu_linalg = importlib.reload(gpu_solver), importlib.reload(gpu_linalg)
+                targets = gpu_solver.registrations()["CUDA"] + gpu_linalg.registrations()["CUDA"]
+        except (ImportError, KeyError, AttributeError):  # (a jaxlib without these modules)
+            targets = []
+        if not any(name == "cusolver_getrf_ffi" for name, _, _ in targets):
+            raise TranspileError("np.linalg on a GPU needs the CUDA plugin's cuSOLVER kernels, which were not "
+                                 "found (or their version differs from jaxlib's)",
+                                 hint="pip install jax-cuda13-plugin of jaxlib's version, or compile with "
+                                      "device='cpu'")
+        # (xla_client's private tables: the "CUDA" handler, and what waits for one; jax queues its own
+        # registrations there when imported, and makes the handler when it starts the plugin)
+        handlers = getattr(xla_client, "_custom_callback_handler", {})
+        queued = getattr(xla_client, "_custom_callback", {})
+        jax_has_them = "jax._src.lax.linalg" in sys.modules
+        waiting = {entry[0] for entry in queued.get("CUDA", ())}
+        if "CUDA" not in handlers:
+            ext = None
+            for pkg in ("jax_cuda13_plugin", "jax_cuda12_plugin"):
+                try:
+                    ext = importlib.import_module(f"{pkg}.cuda_plugin_extension")
+                    break
+                except ImportError:
+                    continue
+            if ext is None or _CUDA_C_API is None:
+                raise TranspileError("np.linalg on a GPU needs the CUDA plugin's extension module "
+                                     "(jax_cuda13_plugin.cuda_plugin_extension), which was not found",
+                                     hint="pip install jax-cuda13-plugin, or compile with device='cpu'")
+            xla_client.register_custom_call_handler(
+                "CUDA", functools.partial(ext.register_custom_call_target, _CUDA_C_API))  # (registers `waiting`)
+        elif jax_has_them:
+            waiting = {name for name, _, _ in targets}  # (jax registered them when it started the plugin)
+        for name, fn, api in targets:
+            if name not in waiting:
+                xla_client.register_custom_call_target(name, fn, "CUDA", api)
+        _CUSOLVER_REGISTERED = True
+
+
+def register_kernels(text: str, backend: Backend) -> None:
+    """Make the custom-call kernels ``text`` calls callable on ``backend`` (np.linalg: LAPACK's on CPU,
+    cuSOLVER's on a GPU), before XLA compiles it: every compile of a module srcjax wrote calls this."""
+    if "@lapack_" in text:
+        _register_lapack(backend)
+    if "@cusolver_" in text or "@cu_lu_pivots_to_permutation" in text:
+        _register_cusolver(backend)
+
+
 _MLIR_CONTEXT: Any = None
 
 
@@ -602,8 +707,7 @@ def compile_callbacks_cached(text: str, backend: Backend, callbacks: list[Any]) 
 def compile_text(text: str, out_avals: Sequence[ShapedArray], platform: str | None = None) -> Executable:
     """Compile StableHLO text; a rejected module is srcjax's bug, reported with the text."""
     backend = get_backend(platform)
-    if "@lapack_" in text:
-        _register_lapack(backend)
+    register_kernels(text, backend)
     try:
         return Executable(text, out_avals, backend)
     except _jax.JaxRuntimeError as e:
