@@ -15,9 +15,11 @@ fi
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false SRCJAX_PLATFORM=gpu
 T_TESTS=${T_TESTS:-240}; T_BENCH=${T_BENCH:-75}
 nvidia-smi -L
-python3 -c "import jax, jaxlib, numpy, libcst; print('jax', jax.__version__, 'jaxlib', jaxlib.__version__, 'numpy', numpy.__version__, 'libcst', libcst.__version__); print(jax.devices())"
+python3 -c "import jax, jaxlib, numpy, importlib.metadata as md; print('jax', jax.__version__, 'jaxlib', jaxlib.__version__, 'numpy', numpy.__version__, 'libcst', md.version('libcst')); print(jax.devices())"
 python3 -c "import srcjax; print(srcjax.devices())" 2>&1 | tail -5
 timeout 60 python3 examples/mlp_inference.py 2>&1 | tail -8
+# np.linalg through cuSOLVER (opt-in, SRCJAX_GPU_LINALG=1, until this passes on a device): values vs NumPy
+timeout 120 python3 benchmarks/gpu_linalg_check.py 2>&1 | tee "$OUT/linalg.log" | grep -v PASS | tail -30
 # Tests: srcjax on the GPU, the jax oracle on the CPU (its compiles are cheaper there).
 JAX_PLATFORMS=cpu timeout -s INT "$T_TESTS" python3 -m pytest -n "${NPROC:-8}" -q -o addopts="" -p no:cacheprovider -rf tests 2>&1 | tee "$OUT/tests.log" | tail -60
 for b in "bench_foundation.py --rounds 11 --first-reps 2" "bench_grad.py --rounds 11 --first-reps 2" "bench_control.py --quick --grad-steps 1000"; do

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+os.environ.setdefault("SRCJAX_GPU_LINALG", "1")  # (what this script checks: the opt-in cuSOLVER kernels)
 
 import numpy as np  # noqa: E402
 

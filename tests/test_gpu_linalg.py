@@ -31,6 +31,7 @@ jax.config.update("jax_enable_x64", True)
 def gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Programs lowered as for a GPU (no GPU client is made)."""
     monkeypatch.setattr(Compiled, "_platform", lambda self: "gpu")
+    monkeypatch.setenv("SRCJAX_GPU_LINALG", "1")  # (the cuSOLVER kernels: opt-in until run on a device)
     yield
 
 
@@ -214,6 +215,21 @@ def test_gpu_refusals_are_located_at_the_users_line(gpu: None) -> None:
         assert err.span is not None and err.span.filename == __file__, (what, err.span)
         assert what in str(err) and "GPU" in str(err) and "device='cpu'" in str(err), str(err)
         assert line in str(err)
+
+
+def inv_user(a):
+    b = a @ a.T
+    return np.linalg.inv(b)
+
+
+def test_gpu_linalg_is_opt_in_until_verified_on_a_device(gpu: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cuSOLVER kernels have not run on a device in srcjax's checks yet: without SRCJAX_GPU_LINALG=1 a
+    GPU program calling np.linalg is refused at the user's line, saying how to opt in."""
+    monkeypatch.delenv("SRCJAX_GPU_LINALG")
+    with pytest.raises(srcjax.TranspileError) as e:
+        srcjax.lower(inv_user, np.eye(3))
+    assert e.value.span is not None and e.value.span.filename == __file__, e.value.span
+    assert "return np.linalg.inv(b)" in str(e.value) and "SRCJAX_GPU_LINALG=1" in str(e.value), str(e.value)
 
 
 def test_cusolver_kernels_register_once_through_the_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
