@@ -989,3 +989,30 @@ def test_a_result_with_no_leaf_order_or_no_array_is_located_at_the_return(fn, wo
 def test_an_argument_dict_with_keys_of_mixed_types_is_an_argument_error() -> None:
     with pytest.raises(srcjax.ArgumentError, match="argument 'd' is a dict that has no leaf order"):
         srcjax.jit(_reads_mixed_keys)(d={1: arr(3), "a": arr(3)})
+
+
+def _reshape_bool(x):
+    return np.reshape(x, (True, -1))
+
+
+def _zeros_bool(x):
+    return np.zeros((2, True)) + x.sum()
+
+
+def _method_reshape_bool(x):
+    return x.reshape(2, np.bool_(True))
+
+
+@pytest.mark.parametrize("fn, line", [(_reshape_bool, "np.reshape(x, (True, -1))"),
+                                      (_zeros_bool, "np.zeros((2, True))"),
+                                      (_method_reshape_bool, "x.reshape(2, np.bool_(True))")])
+def test_a_bool_in_a_shape_is_refused_as_numpy_refuses_it(fn, line: str) -> None:
+    """Regression: ``np.reshape(x, (True, -1))`` compiled as ``(1, -1)`` (a bool is a Python int); NumPy
+    raises "an integer is required"."""
+    with pytest.raises(TypeError):
+        fn(np.arange(4.0))
+    with pytest.raises(srcjax.TranspileError) as e:
+        srcjax.jit(fn)(np.arange(4.0))
+    text = str(e.value)
+    assert "shape must be a static int or tuple of ints" in text and f"{__file__}:" in text.splitlines()[0]
+    assert line in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -86,3 +87,15 @@ def scalar_aval(value: Any) -> ShapedArray:
                            weak_type=True)
     arr = np.asarray(value)
     return ShapedArray(arr.shape, canonical_dtype(arr.dtype))
+
+
+def static_dims(shape: Any, what: str) -> tuple[int, ...]:
+    """NumPy's shape argument (an int or a sequence of ints) as a tuple; a bool is refused, as NumPy
+    refuses it ("an integer is required"), though Python counts it an int."""
+    items = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    try:
+        if any(isinstance(d, (bool, np.bool_)) for d in items):
+            raise TypeError
+        return tuple(operator.index(d) for d in items)
+    except TypeError:
+        raise DTypeError(f"{what}: shape must be a static int or tuple of ints, got {shape!r}") from None

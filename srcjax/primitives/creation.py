@@ -20,7 +20,7 @@ import numpy as np
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import FuncBuilder, HloValue, is_float
 from . import batch_rules
-from .common import as_dtype, fmt_shape
+from .common import as_dtype, fmt_shape, static_dims
 from .registry import LowerCtx, deflinear, defprim, set_fields
 
 _F64 = np.dtype(np.float64)
@@ -29,11 +29,7 @@ _I64 = np.dtype(np.int64)
 
 def _shape(shape: Any, what: str) -> tuple[int, ...]:
     """An int or a sequence of ints -> a shape; negative sizes refused."""
-    try:
-        dims = tuple(operator.index(d) for d in shape) if isinstance(shape, (tuple, list)) else \
-            (operator.index(shape),)
-    except TypeError:
-        raise DTypeError(f"{what}: shape must be a static int or tuple of ints, got {shape!r}") from None
+    dims = static_dims(shape, what)
     if any(d < 0 for d in dims):
         raise ShapeError(f"{what}: negative dimensions are not allowed, got shape {fmt_shape(dims)}")
     return dims

@@ -15,7 +15,7 @@ from .. import lax
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import HloValue, aval_type
 from . import batch_rules, gather
-from .common import as_dtype, fmt_shape, normalize_axis
+from .common import as_dtype, fmt_shape, normalize_axis, static_dims
 from .registry import LowerCtx, deflinear, defprim
 
 
@@ -50,11 +50,7 @@ def _reshape_stub(a, /, shape, order="C"):  # type: ignore[no-untyped-def]
 
 
 def reshape_target(in_shape: tuple[int, ...], shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
-        shape = (int(shape),)
-    if not isinstance(shape, (tuple, list)) or not all(isinstance(d, (int, np.integer)) for d in shape):
-        raise DTypeError(f"reshape: the new shape must be a tuple of ints, got {shape!r}")
-    shape = tuple(int(d) for d in shape)
+    shape = static_dims(shape, "reshape")
     size = int(np.prod(in_shape, dtype=np.int64))
     if shape.count(-1) > 1:
         raise ShapeError(f"reshape: can only specify one unknown dimension (-1), got {shape}")
