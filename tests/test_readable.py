@@ -597,3 +597,17 @@ def test_jvp_of_attention_is_the_derivative() -> None:
     h = 1e-6
     fd = (np.asarray(P.attention(q + h * t, k, v)) - np.asarray(P.attention(q - h * t, k, v))) / (2 * h)
     np.testing.assert_allclose(np.asarray(tan), fd, rtol=1e-6, atol=1e-7)
+
+
+def _max_loss(x):
+    return (np.max(x, axis=0) * 2.0).sum()
+
+
+def test_annotated_defaults_of_helpers_print_as_pep8_spaces_them() -> None:
+    """A library helper's ``initial: Any = None`` printed as ``initial = None`` once its annotation was
+    dropped (PEP 8: ``initial=None`` without one)."""
+    import re
+
+    text = srcjax.source(srcjax.vmap(srcjax.grad(_max_loss)))
+    assert "initial=None)" in text, text
+    assert not re.search(r"^def .*\w = ", text, re.M), text

@@ -97,6 +97,8 @@ UNSUPPORTED_EXPRESSIONS = {
 }
 
 
+_TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
 def _numbers(node: cst.BaseExpression) -> bool:
     """A (nested) list or tuple literal of number literals only (``[0.0, -9.81]``): NumPy makes it at once."""
     if isinstance(node, (cst.List, cst.Tuple)):
@@ -698,6 +700,8 @@ class Normalizer(Resolver):
                     if v.default is not inspect.Parameter.empty}
 
         def clean_param(p: cst.Param) -> cst.Param:
+            if p.annotation is not None and p.default is not None:  # (`a: T = v` -> `a=v`, as PEP 8 spaces it)
+                p = p.with_changes(equal=_TIGHT_EQUAL)
             p = p.with_changes(annotation=None)
             # a default that is a plain literal is written as its value, so the generated
             # module does not depend on the names the default was spelled with
