@@ -488,6 +488,23 @@ class Executable:
     def cost_analysis(self) -> Any:
         return self.loaded.cost_analysis()
 
+    _inline: bool | None = None
+
+    def runs_inline(self) -> bool:
+        """Whether XLA's CPU client runs this program on the calling thread, so that its results are
+        ready when ``execute_sharded`` returns: a program of fewer than :data:`INLINE_FLOPS` flops by
+        XLA's cost analysis (its ``cheap_computation_`` rule, ``xla/pjrt/cpu/cpu_client.cc``); any other
+        runs on XLA's threads, asynchronously. Computed once (~0.1 ms)."""
+        if self._inline is None:
+            try:
+                flops = float(self.loaded.cost_analysis().get("flops", INLINE_FLOPS))
+            except Exception:  # (a jaxlib without the analysis for this program: say asynchronous)
+                flops = INLINE_FLOPS
+            self._inline = self.backend.platform == "cpu" and flops < INLINE_FLOPS
+        return self._inline
+
+
+INLINE_FLOPS = 1000.0  # (XLA:CPU's threshold for running a program inline: Executable.runs_inline)
 
 _LAPACK_REGISTERED = False
 
