@@ -79,3 +79,25 @@ def test_numpy_arguments_written_after_the_call(offset, monkeypatch):
         np.testing.assert_allclose(np.asarray(got[0]), want[0], rtol=1e-4, atol=1e-3)
         np.testing.assert_array_equal(np.asarray(got[1]), want[1])
         np.testing.assert_array_equal(np.asarray(got_small), want_small)
+
+
+def test_results_read_by_numpy_keep_their_dtype_and_stay_read_only():
+    """``np.asarray`` of a result takes NumPy's ``__array_struct__`` route for native dtypes (a read-only view
+    of the result's memory) and ``__array__`` for the others (bfloat16: the interface cannot spell it)."""
+    f = srcjax.jit(tiny)
+    for x in (np.arange(6, dtype=np.float32).reshape(2, 3), np.arange(3.0), np.array(2, np.int32),
+              np.arange(4, dtype=ml_dtypes.bfloat16)):
+        out = f(x)
+        v = np.asarray(out)
+        assert v.dtype == out.dtype == tiny(x).dtype and v.shape == x.shape
+        np.testing.assert_array_equal(v.astype(np.float64), tiny(x).astype(np.float64))
+        assert not v.flags.writeable
+        with pytest.raises(ValueError):
+            v[...] = 0
+        w = np.array(out)
+        assert w.flags.writeable and w.dtype == v.dtype
+        w[...] = 0  # (a copy: the result is unchanged)
+        assert np.asarray(out, dtype=np.float64).dtype == np.float64
+        np.testing.assert_array_equal(np.asarray(out).astype(np.float64), tiny(x).astype(np.float64))
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        getattr(f(np.ones(2)), "nonsense")  # noqa: B009
