@@ -381,7 +381,8 @@ def attach(c: Any, plain_call: Any) -> type | None:
             # second dispatcher
         out = me._call(plain(args), kwargs)
         in_place_call = copies is _IN_PLACE
-        if in_place_call and not _inline(out):  # (waiting would cost more than copies: see _inline)
+        if in_place_call and not _inline(out, getattr(_plan(me, args, plain(args))[0], "exe", None)):  # (waiting
+            # would cost more than copies: see _inline)
             in_place[0] = False
             if wide_state[1]:  # (wide was there to read NumPy arguments in place: copies cost less without it)
                 stop_wide(me)
@@ -734,12 +735,18 @@ def _top_copies(args: tuple[Any, ...], array: type, x64: Callable[[], bool]) -> 
     return copies if n else None
 
 
-def _inline(out: Any) -> bool:
-    """Whether the program that made ``out`` had finished when its call returned: XLA's CPU client runs
-    small programs inline, where a record's wait for the program (NumPy arguments read in place) costs
-    nothing; a program it runs asynchronously makes the wait cost more than copying the arguments
-    (measured: 5-10 us of the calling thread's CPU time on the transformer block of
-    ``bench_models.py``), so such a function's NumPy arguments are copied (:func:`_private_copies`)."""
+def _inline(out: Any, exe: Any) -> bool:
+    """Whether the program ``exe`` that made ``out`` runs on the calling thread (``Executable.runs_inline``:
+    XLA's CPU client runs a program of under 1000 flops there) and had finished when its call returned:
+    there a record's wait for the program (NumPy arguments read in place) costs nothing. A program XLA
+    runs asynchronously makes the wait cost more than copying the arguments (measured, calling thread's
+    CPU time per call on ``bench_models.py``: the 3-layer MLP 66-99 us waiting against 43-62 copied; the
+    transformer block 117-143 against 93-107), so such a function's NumPy arguments are copied
+    (:func:`_private_copies`). Its first call's results alone could not tell: on a loaded machine they
+    were often ready when looked at, and the function then waited at every call."""
+    runs_inline = getattr(exe, "runs_inline", None)
+    if runs_inline is None or not runs_inline():
+        return False
     for leaf in pytree.flatten(out)[0]:
         b = getattr(leaf, "_buf", None)
         if b is not None:
@@ -747,14 +754,11 @@ def _inline(out: Any) -> bool:
     return False
 
 
-def _record(c: Any, args: tuple[Any, ...], host: bool, ready: bool = False, keyed: Any = None) -> Any:
-    """The C++ fast-path record for calls like ``args``, or None (see the module's docstring). ``host``:
-    ``args`` may hold NumPy arrays and Python numbers (uploaded by the C++ side); ``ready``: the results
-    wait for the program (NumPy memory read in place, see :func:`_private_copies`); ``keyed``: the
-    arguments as srcjax's Python path keyed them (``args`` with defaults left out given back as numbers
-    where ``args`` holds them as device arrays: see :func:`attach`'s ``plain``)."""
+def _plan(c: Any, args: tuple[Any, ...], keyed: Any = None) -> tuple[Any, list[Any]]:
+    """The plan serving calls like ``args`` of ``c`` (or None) and the leaves the C++ side hands its
+    program; ``keyed``: as :func:`_record`'s."""
     if c._cpp is None or c._static_all != c._cpp_static or len(args) != c._nparams or not args:
-        return None
+        return None, []
     from .runtime import cpp_dispatch
     from .tree_calls import tree_key
 
@@ -769,8 +773,20 @@ def _record(c: Any, args: tuple[Any, ...], host: bool, ready: bool = False, keye
         if plan is None:
             tree = tree_key(keyed)
             plan = c._tree_cache.get(tree[0]) if tree is not None else None
+    return plan, bufs
+
+
+def _record(c: Any, args: tuple[Any, ...], host: bool, ready: bool = False, keyed: Any = None) -> Any:
+    """The C++ fast-path record for calls like ``args``, or None (see the module's docstring). ``host``:
+    ``args`` may hold NumPy arrays and Python numbers (uploaded by the C++ side); ``ready``: the results
+    wait for the program (NumPy memory read in place, see :func:`_private_copies`); ``keyed``: the
+    arguments as srcjax's Python path keyed them (``args`` with defaults left out given back as numbers
+    where ``args`` holds them as device arrays: see :func:`attach`'s ``plain``)."""
+    plan, bufs = _plan(c, args, keyed)
     if plan is None or len(bufs) != len(plan.in_avals):
         return None
+    from .runtime import cpp_dispatch
+
     if not cpp_dispatch.same_signatures(bufs, plan.in_avals, host):
         return None
     out_def = _out_treedef(plan, ready)

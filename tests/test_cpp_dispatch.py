@@ -650,7 +650,7 @@ def test_numpy_arguments_written_after_the_call_do_not_change_its_result(host_mo
     test the wait.)"""
     from srcjax import cpp_calls
 
-    monkeypatch.setattr(cpp_calls, "_inline", lambda out: True)
+    monkeypatch.setattr(cpp_calls, "_inline", lambda out, exe: True)
     f = srcjax.jit(chain)
     rng = np.random.default_rng(0)
     a = rng.standard_normal((500, 500)).astype(np.float32)
@@ -714,7 +714,7 @@ def test_numpy_arguments_are_served_in_cpp_where_read_in_place(host_mode, monkey
     in place); results, dtypes and weak types are the Python path's."""
     from srcjax import cpp_calls
 
-    monkeypatch.setattr(cpp_calls, "_inline", lambda out: True)  # (whether XLA ran it inline: timing)
+    monkeypatch.setattr(cpp_calls, "_inline", lambda out, exe: True)  # (whether XLA ran it inline: timing)
     rng = np.random.default_rng(3)
     params, x = srcjax.tree_util.tree_map(np.float32, (_params(rng), rng.standard_normal((4, 3))))
     g = srcjax.value_and_grad(loss)
@@ -739,7 +739,7 @@ def test_numpy_arguments_of_asynchronous_programs_are_copied(host_mode, monkeypa
     from srcjax import cpp_calls
 
     for inline in (True, False):
-        monkeypatch.setattr(cpp_calls, "_inline", lambda out, inline=inline: inline)
+        monkeypatch.setattr(cpp_calls, "_inline", lambda out, exe, inline=inline: inline)
         f = srcjax.api.Compiled(tiny)  # (a new one for each mode: srcjax.jit(tiny) is one object)
         x = np.arange(4, dtype=np.float32)
         f(srcjax.device_put(x))
@@ -765,7 +765,7 @@ def test_host_leaves_skip_the_first_dispatcher_and_come_back(host_mode, monkeypa
     and wrong shapes as without the shortcut."""
     from srcjax import cpp_calls
 
-    monkeypatch.setattr(cpp_calls, "_inline", lambda out: True)
+    monkeypatch.setattr(cpp_calls, "_inline", lambda out, exe: True)
     rng = np.random.default_rng(5)
     params = {"w": rng.standard_normal((3, 2)).astype(np.float32), "b": np.zeros(2, np.float32)}
     g = srcjax.value_and_grad(step_loss)
@@ -848,7 +848,7 @@ def test_numpy_arguments_beside_device_containers_take_the_third_dispatcher(host
     device arguments: as without the shortcut."""
     from srcjax import cpp_calls
 
-    monkeypatch.setattr(cpp_calls, "_inline", lambda out: inline)
+    monkeypatch.setattr(cpp_calls, "_inline", lambda out, exe: inline)
     rng = np.random.default_rng(11)
     a = rng.standard_normal((400, 400)).astype(np.float32)
     b = (rng.standard_normal((400, 400)) / 20).astype(np.float32)
@@ -927,7 +927,7 @@ def test_a_first_step_from_numpy_parameters_then_the_third_dispatcher(host_mode,
     dispatcher; all-NumPy calls keep the second. Results as the Python path's throughout."""
     from srcjax import cpp_calls
 
-    monkeypatch.setattr(cpp_calls, "_inline", lambda out: False)  # (copied in both modes)
+    monkeypatch.setattr(cpp_calls, "_inline", lambda out, exe: False)  # (copied in both modes)
     rng = np.random.default_rng(13)
     params = {"w": rng.standard_normal((3, 2)).astype(np.float32), "b": np.zeros(2, np.float32)}
     x, y = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)

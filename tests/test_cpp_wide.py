@@ -56,7 +56,7 @@ def test_numpy_steps_are_served_in_cpp_with_jax_x64_off(x64_off, monkeypatch, dt
     without ``wide``'s cost."""
     from srcjax import cpp_calls
 
-    monkeypatch.setattr(cpp_calls, "_inline", lambda out: inline)
+    monkeypatch.setattr(cpp_calls, "_inline", lambda out, exe: inline)
     def step(params, x, y):  # (a function of its own in each case: once wide, a function stays wide)
         h = np.tanh(x @ params["w"] + params["b"])
         return np.mean((h - y) ** 2)
@@ -104,7 +104,7 @@ def test_numpy_arguments_written_after_the_call(x64_off, monkeypatch, inline):
     asynchronously): a write right after the call never reaches its result."""
     from srcjax import cpp_calls
 
-    monkeypatch.setattr(cpp_calls, "_inline", lambda out: inline)
+    monkeypatch.setattr(cpp_calls, "_inline", lambda out, exe: inline)
     f = srcjax.jit(chain)
     rng = np.random.default_rng(1)
     a = rng.standard_normal((400, 400))  # (float64: through ``wide``)
