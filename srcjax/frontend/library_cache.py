@@ -31,7 +31,7 @@ from .. import warm_cache
 from ..core import Span
 from .names import walk
 from .normalize import NormalizedFunction
-from .read import UnreadSource, is_generated
+from .read import UnreadSource, is_generated, parse_module
 
 _VERSION = "srcjax-normalized-2"
 _MODULE = cst.Module(body=[])
@@ -133,7 +133,7 @@ def store(nf: NormalizedFunction) -> None:
         if disk_cache.cache_dir() is None or nf.plain is not None or is_generated(nf.fn):
             return  # (a derivative of a helper, written in this process: its code is not in the key)
         text = _MODULE.code_for_node(nf.fdef)
-        back = cst.parse_module(text).body[0]
+        back = parse_module(text).body[0]  # (without libcst's checks of its own parser's nodes: read.py)
         if not _same(nf.fdef, back):  # (a tree whose text reads back as another tree: not kept)
             return
         calls = [_ref(c) for c in nf.calls]
@@ -166,7 +166,7 @@ def load(fn: Callable[..., Any], name: str) -> NormalizedFunction | None:
         sites = {_find(m, q): _unspan(s) for (m, q), s in record["call_sites"]}
         if any(c is None for c in calls) or None in sites:
             return None
-        fdef = cst.parse_module(record["text"]).body[0]
+        fdef = parse_module(record["text"]).body[0]
         if not isinstance(fdef, cst.FunctionDef) or fdef.name.value != name:
             return None
         wanted = {int(i): _unspan(s) for i, s in record["spans"]}
