@@ -12,7 +12,8 @@ source: everything but the next two), lowering the specialized program to Stable
 characters and ``stablehlo.`` ops of the StableHLO text, characters and fusions of XLA's optimized
 HLO (a bigger program would show here). Both libraries are warmed up on an unrelated function first.
 
-srcjax's persistent cache is a fresh, empty directory (as in ``bench_vmap.py``: nothing can hit), so
+srcjax's persistent cache is a fresh, empty directory (as in ``bench_vmap.py``: nothing can hit; or
+``SRCJAX_CACHE_DIR`` when set), so
 srcjax's library helpers (``frontend/library_cache.py``) are normalized and stored by the first case
 that needs each; ``--warm-helpers`` first runs every case once on other functions in a separate
 process with the same directory, so that the timed process loads them from the disk as a user's
@@ -30,7 +31,7 @@ import tempfile
 import time
 from typing import Any
 
-os.environ.setdefault("SRCJAX_CACHE_DIR", tempfile.mkdtemp(prefix="bench_split_cache_"))
+CACHE = os.environ.get("SRCJAX_CACHE_DIR") or tempfile.mkdtemp(prefix="bench_split_cache_")
 
 import numpy as np  # noqa: E402
 
@@ -44,6 +45,8 @@ except ImportError:  # pragma: no cover - jax is a test/benchmark-only dependenc
     sys.exit("bench_first_split.py needs jax (pip install -e '.[test]'): it is the comparison oracle")
 
 import bench_vmap  # noqa: E402  (same directory: its cases and workloads)
+
+os.environ["SRCJAX_CACHE_DIR"] = CACHE  # (importing bench_vmap pointed it at a fresh directory of its own)
 from bench_foundation import as_jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
@@ -126,7 +129,8 @@ def main() -> int:
     if ns.warm_helpers:
         # other functions (copies with an extra line: no derivative or program of this run's can be found
         # in the cache) at the other sizes (no XLA executable of this run's either): the same helpers
-        code = ("import importlib.util, inspect, os, tempfile, numpy as np, bench_vmap as b\n"
+        code = ("import importlib.util, inspect, os, sys, tempfile, numpy as np, bench_vmap as b\n"
+                "os.environ['SRCJAX_CACHE_DIR'] = sys.argv[1]\n"
                 "names = ('mlp_loss', 'layer', 'rosen', 'newton_sqrt', 'dist')\n"
                 "extra = '):\\n    unused = 1.5\\n'\n"
                 "srcs = [inspect.getsource(getattr(b, n)).replace('):\\n', extra, 1) for n in names]\n"
@@ -137,7 +141,7 @@ def main() -> int:
                 "for n in names: setattr(b, n, getattr(m, n))\n"
                 f"for c in b.cases({not ns.quick}, np.random.default_rng(1)): b._read(c.make_sj()(*c.args))\n")
         here = os.path.dirname(os.path.abspath(__file__))
-        subprocess.run([sys.executable, "-c", code], check=True, cwd=here,
+        subprocess.run([sys.executable, "-c", code, CACHE], check=True, cwd=here,
                        env={**os.environ, "PYTHONPATH": os.pathsep.join([here, *sys.path])})
     CLOCK = time.thread_time if ns.clock == "cpu" else time.perf_counter
     print(f"clock: {ns.clock}; srcjax's helpers {'from the disk cache' if ns.warm_helpers else 'normalized now'}; "
