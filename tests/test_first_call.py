@@ -459,6 +459,43 @@ def test_an_edited_srcjax_or_a_bad_entry_normalizes_the_helpers_again(tmp_path, 
     assert not any(isinstance(nf.source, UnreadSource) for nf in program._LIBRARY.values())
 
 
+def _same_reference(a, b):
+    """library_cache._same as first written (isinstance at every node): the meaning the faster one keeps."""
+    from srcjax.frontend import library_cache
+
+    if a is cst.MaybeSentinel.DEFAULT or b is cst.MaybeSentinel.DEFAULT or \
+            isinstance(a, library_cache._WHITESPACE) and isinstance(b, library_cache._WHITESPACE):
+        return True
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same_reference(x, y) for x, y in zip(a, b))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, cst.CSTNode):
+        return all(_same_reference(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
+    return bool(a == b)
+
+
+def test_same_tree_agrees_with_its_reference():
+    """The type-classifying ``_same`` answers as the isinstance walk did, on pairs of srcjax.adjoint's
+    functions: each against the others, a reprint of some, and itself with lists for tuples."""
+    import inspect
+
+    from srcjax import adjoint
+    from srcjax.frontend import library_cache
+
+    text = inspect.getsource(adjoint)
+    defs = [n for n in cst.parse_module(text).body if isinstance(n, cst.FunctionDef)][:40]
+    again = [n for n in cst.parse_module(text).body if isinstance(n, cst.FunctionDef)][:40]
+    reprinted = [cst.parse_module(cst.Module(body=[d], default_indent="  ").code).body[0] for d in defs[:8]]
+    listed = [d.with_changes(params=d.params.with_changes(params=list(d.params.params))) for d in defs]
+    for a in defs:
+        for b in defs + reprinted + listed[:8]:
+            assert library_cache._same(a, b) == _same_reference(a, b)
+    assert all(library_cache._same(a, b) and library_cache._same(b, c) for a, b, c in zip(defs, again, listed))
+    swapped = cst.parse_expression("a * b + c"), cst.parse_expression("a * (b + c)")
+    assert not library_cache._same(*swapped) and not _same_reference(*swapped)
+
+
 def test_a_helper_that_reads_back_as_another_tree_is_not_kept(tmp_path, monkeypatch):
     """What is stored is text: a tree whose text parses as another tree (a missing parenthesis) is
     never stored (it would be another program)."""

@@ -209,3 +209,22 @@ def test_code_matches_code_for_node():
             except CSTCodegenError:  # needs its parent (an annotation's default indicator)
                 continue
             assert N.code(node) == theirs
+
+
+def test_field_order_from_code_is_the_order_of_libcsts_source():
+    """names._fields_of reads libcst's visit order from the string constants of each node type's
+    ``_visit_and_replace_children`` (no ``inspect.getsource`` per type in a new process): the same order
+    as reading its source, for every node type of the installed libcst."""
+    import dataclasses
+
+    from srcjax.frontend import names
+
+    checked = 0
+    for cls in names.NODE_CLASSES:
+        try:
+            dataclasses.fields(cls)
+        except TypeError:  # (not a dataclass: an abstract base)
+            continue
+        assert names._fields_of(cls) == names._fields_from_source(cls), cls
+        checked += 1
+    assert checked > 100

@@ -105,3 +105,19 @@ def test_print_under_another_name(capsys):
     _, got = run_printing(srcjax.compile(aliased), capsys, X)
     _, want = run_printing(aliased, capsys, X)
     assert got == want
+
+
+def test_library_helpers_never_print():
+    """host_print._calls_print answers False for srcjax's own helpers without walking them (a new process
+    loads ~20 of them per first derivative): so none may call print."""
+    import ast
+    import importlib
+    import inspect
+
+    from srcjax.frontend.resolve import LIBRARY_MODULES
+
+    for name in LIBRARY_MODULES:
+        tree = ast.parse(inspect.getsource(importlib.import_module(name)))
+        calls = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                 and n.func.id == "print"]
+        assert not calls, f"{name} calls print at lines {calls}"

@@ -31,7 +31,7 @@ from .. import warm_cache
 from ..core import Span
 from .names import walk
 from .normalize import NormalizedFunction
-from .read import UnreadSource, is_generated
+from .read import UnreadSource, is_generated, parse_module
 
 _VERSION = "srcjax-normalized-2"
 _MODULE = cst.Module(body=[])
@@ -70,17 +70,51 @@ def _same(a: Any, b: Any) -> bool:
     """The same tree, field by field, as far as what it computes goes: libcst's ``deep_equals``, except
     that a list and a tuple of the same nodes are the same (the normalizer builds lists where the parser
     builds tuples), and whitespace is not compared (a default ``MaybeSentinel`` is written as the
-    whitespace or comma the parser then reads; the text, and so the code of the whole tree, is the same)."""
-    if a is cst.MaybeSentinel.DEFAULT or b is cst.MaybeSentinel.DEFAULT or \
-            isinstance(a, _WHITESPACE) and isinstance(b, _WHITESPACE):
+    whitespace or comma the parser then reads; the text, and so the code of the whole tree, is the same).
+
+    Each node's type is classified once (:func:`_kind`): ``isinstance`` against libcst's abstract
+    whitespace classes cost most of this walk, which runs on every helper stored (~2 ms each)."""
+    if a is _DEFAULT or b is _DEFAULT:
         return True
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if type(a) is not type(b):
+    ta, tb = type(a), type(b)
+    ka = _KINDS.get(ta)
+    if ka is None:
+        ka = _kind(ta)
+    if ka == _SEQUENCE:
+        if _KINDS.get(tb) is None:
+            _kind(tb)
+        return _KINDS[tb] == _SEQUENCE and len(a) == len(b) and all(map(_same, a, b))
+    if ka == _SPACE:
+        if _KINDS.get(tb) is None:
+            _kind(tb)
+        if _KINDS[tb] == _SPACE:
+            return True
+    if ta is not tb:
         return False
-    if isinstance(a, cst.CSTNode):
-        return all(_same(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
+    if ka == _NODE:
+        return all(_same(getattr(a, f), getattr(b, f)) for f in _FIELDS[ta])
     return bool(a == b)
+
+
+_DEFAULT = cst.MaybeSentinel.DEFAULT
+_SPACE, _SEQUENCE, _NODE, _VALUE = range(4)
+_KINDS: dict[type, int] = {}  # a type -> which branch of _same compares its values
+_FIELDS: dict[type, tuple[str, ...]] = {}  # a libcst node type -> its fields
+
+
+def _kind(t: type) -> int:
+    """``t``'s branch of :func:`_same`, remembered (a whitespace node first: it is also a node)."""
+    if issubclass(t, _WHITESPACE):
+        k = _SPACE
+    elif issubclass(t, (list, tuple)):
+        k = _SEQUENCE
+    elif issubclass(t, cst.CSTNode):
+        k = _NODE
+        _FIELDS[t] = tuple(t.__dataclass_fields__)  # type: ignore[attr-defined]
+    else:
+        k = _VALUE
+    _KINDS[t] = k
+    return k
 
 
 def _span(s: Span | None) -> list[Any] | None:
@@ -99,7 +133,7 @@ def store(nf: NormalizedFunction) -> None:
         if disk_cache.cache_dir() is None or nf.plain is not None or is_generated(nf.fn):
             return  # (a derivative of a helper, written in this process: its code is not in the key)
         text = _MODULE.code_for_node(nf.fdef)
-        back = cst.parse_module(text).body[0]
+        back = parse_module(text).body[0]  # (without libcst's checks of its own parser's nodes: read.py)
         if not _same(nf.fdef, back):  # (a tree whose text reads back as another tree: not kept)
             return
         calls = [_ref(c) for c in nf.calls]
@@ -132,7 +166,7 @@ def load(fn: Callable[..., Any], name: str) -> NormalizedFunction | None:
         sites = {_find(m, q): _unspan(s) for (m, q), s in record["call_sites"]}
         if any(c is None for c in calls) or None in sites:
             return None
-        fdef = cst.parse_module(record["text"]).body[0]
+        fdef = parse_module(record["text"]).body[0]
         if not isinstance(fdef, cst.FunctionDef) or fdef.name.value != name:
             return None
         wanted = {int(i): _unspan(s) for i, s in record["spans"]}

@@ -138,6 +138,8 @@ def parts_of(expr: str) -> dict[str, str] | None:
 @functools.lru_cache(maxsize=4096)
 def _parts(expr: str) -> tuple[tuple[str, str], ...] | None:
     """:func:`parts_of`, remembered per text (the batcher asks again for the same names)."""
+    if expr.isidentifier():  # (a name, or a keyword that does not parse: no literal's parts, and no parse)
+        return None
     try:
         node = cst.parse_expression(expr)
     except Exception:
