@@ -67,7 +67,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_argsort", "batch_partition", "batch_argpartition",
     "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",
     "batch_kron", "batch_cross", "batch_meshgrid", "batch_conv", "batch_reduce_window", "batch_ppermute",
-    "batch_pack_like", "batch_unpacked", "batch_merge", "batch_split", "batch_static",
+    "batch_pack_like", "batch_broadcast_parts", "batch_unpacked", "batch_merge", "batch_split", "batch_static",
 ]
 
 
@@ -129,6 +129,19 @@ def batch_broadcast_items(x: Any, n: int) -> Any:
             out = index_update(out, k, batch_broadcast_items(tree_get(x, k), n))  # (differentiable: linear)
         return out
     return np.broadcast_to(x, (n,) + np.shape(x))
+
+
+def batch_broadcast_parts(x: Any, flags: Any, n: int) -> Any:
+    """A tuple or list with the items ``flags`` marks repeated along a new batch axis (each as
+    :func:`batch_broadcast_items`), the others as they are; ``UNSET`` (a name a branch join makes a
+    container of, bound on the other path only) and ``None`` stay as they are."""
+    if x is UNSET or x is None:
+        return x
+    out = x
+    for k, f in zip(item_keys(x), flags):
+        if f:
+            out = index_update(out, k, batch_broadcast_items(tree_get(x, k), n))
+    return out
 
 
 def batch_pack_like(x: Any, items: Any, bx: bool, n: int) -> Any:

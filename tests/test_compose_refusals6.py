@@ -11,6 +11,8 @@ srcjax. Such a helper under an outer vmap now merges the two batch axes and runs
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 import numpy as np
 import pytest
 
@@ -89,3 +91,65 @@ def test_vmap_of_vmap_of_grad_of_a_sort() -> None:
     agree(ours, loop, rtol=1e-12, what="loop")
     jl = jax_twin(sort_loss)
     agree(ours, jax.vmap(jax.vmap(jax.grad(jl), in_axes=(0, None)))(x, w), rtol=1e-12, what="jax")
+
+
+def diff_append(x, w):
+    y = np.tanh(x) + x * w
+    return np.sum(np.diff(y, axis=1, append=x[:, :1]) ** 2)
+
+
+def test_vmap_of_jacrev_of_jacfwd_of_a_diff_with_append() -> None:
+    """A tuple a branch join binds on one path only (UNSET on the other: ``np.diff``'s ``append=`` helper)
+    pushed on a tape that vmap batches slot by slot was written ``(result[0], result[1])``: "TypeError: '_Unset'
+    object is not subscriptable", an internal error at the user's line. A tuple whose items are batched already
+    is pushed as it is, and one with unbatched items is broadcast by ``batch_broadcast_parts`` (UNSET stays)."""
+    x = RNG.standard_normal((2, 3, 4))
+    w = RNG.uniform(0.5, 1.5, (4,))
+    ours = srcjax.vmap(srcjax.jacrev(srcjax.jacfwd(diff_append)), in_axes=(0, None))(x, w)
+    theirs = jax.vmap(jax.jacrev(jax.jacfwd(jax_twin(diff_append))), in_axes=(0, None))(x, w)
+    agree(ours, theirs, rtol=1e-9, what="vmap(jacrev(jacfwd))")
+
+
+class Layer(NamedTuple):
+    w: Any
+    b: Any
+
+
+def layer(p, x):
+    return np.tanh(x @ p.w + p.b)
+
+
+def batched_layer(p, xs):
+    return srcjax.vmap(layer, in_axes=(Layer(None, 0), 0))(p, xs)
+
+
+def test_numpy_function_of_a_program_calling_vmap_with_named_tuple_axes() -> None:
+    """``srcjax.numpy_function(srcjax.jit(g))`` where ``g`` calls ``srcjax.vmap(f, in_axes=<a NamedTuple>)``: the
+    generated ``g`` calls vmap of the generated ``f``, whose source was not registered ("cannot read the source
+    of f: could not get source code", no location). Each module numpy_function runs is registered under a name
+    of its own (two programs of one function no longer share one)."""
+    p = Layer(RNG.standard_normal((3, 2)), RNG.standard_normal((4, 2)))
+    xs = RNG.standard_normal((4, 3))
+    want = np.stack([np.tanh(xs[i] @ p.w + p.b[i]) for i in range(4)])
+    agree(srcjax.jit(batched_layer)(p, xs), want, rtol=1e-12, what="jit")
+    agree(srcjax.numpy_function(srcjax.jit(batched_layer))(p, xs), want, rtol=1e-12, what="numpy_function")
+
+
+def sin_times(x):
+    return np.sin(x) * x
+
+
+def vjp_indexed(x, v):
+    r = srcjax.vjp(sin_times, x)
+    return r[1](v)[0] + r[0]
+
+
+def test_vmap_of_a_vjp_result_indexed_instead_of_unpacked() -> None:
+    """``r = srcjax.vjp(f, x); r[1](v)`` under vmap: the nested ``vjp_fn`` reached through the tuple was not
+    batched ("cannot batch 'getitem_1(v)'"); a name bound to a nested function through a tuple calls it."""
+    x = RNG.standard_normal((3, 4))
+    v = RNG.standard_normal((3, 4))
+    want = (np.cos(x) * x + np.sin(x)) * v + np.sin(x) * x
+    agree(srcjax.vmap(vjp_indexed)(x, v), want, rtol=1e-12, what="vmap")
+    agree(srcjax.vmap(vjp_indexed, in_axes=(0, None))(x, v[0]), (np.cos(x) * x + np.sin(x)) * v[0] + np.sin(x) * x,
+          rtol=1e-12, what="vmap, v unmapped")

@@ -109,7 +109,6 @@ COMPOSITIONS: dict[str, Callable[[Any, Callable[..., Any], tuple[Any, ...]], Cal
 
 REFUSED = {  # known refusals (a located TranspileError, never a wrong value): see docs/limitations.md
     ("p_norm", "hessian(sum(vmap))"): "forward mode through norm's `(ax % ndim for ax in axis)`",
-    ("p_diff_append", "vmap(jacrev(jacfwd))"): "a branch join packs UNSET as a tuple (`result[0]` of UNSET)",
     ("p_diff_append", "jacrev(vmap(jacfwd))"): "x * w unaligned in the outer vmap ('could not be broadcast')",
 }
 ORDER = {  # right alone, refused after another cell of the same function in one process (main too)
