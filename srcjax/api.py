@@ -17,6 +17,8 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
+import itertools
+import linecache
 import operator
 import re
 import types
@@ -819,6 +821,9 @@ def device_put(x: Any, device: Any = None) -> Any:
     return pytree.unflatten(tree, [put(leaf) for leaf in leaves])
 
 
+_NUMPY_MODULES = itertools.count()
+
+
 def numpy_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The generated source of ``fn`` executed by NumPy (in ``fn``'s globals)."""
     c = _as_compiled(fn)
@@ -828,7 +833,10 @@ def numpy_function(fn: Callable[..., Any]) -> Callable[..., Any]:
         return cached  # type: ignore[no-any-return]
     # Each generated function must see its own module's globals and closure: execute the module
     # once per distinct namespace, take each function from its own, and link them together.
-    code = builtins.compile(prog.source(), f"<srcjax.source of {c.fn.__qualname__}>", "exec")
+    text = prog.source()
+    filename = f"<srcjax.source of {c.fn.__qualname__} #{next(_NUMPY_MODULES)}>"  # (one per module: its source
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # is read again by a transformation
+    code = builtins.compile(text, filename, "exec")  # called in it, `srcjax.vmap(f)` of a generated `f`)
     namespaces: dict[tuple[int, tuple[str, ...]], dict[str, Any]] = {}
     chosen: dict[str, Any] = {}
     for name, nf in prog.functions.items():

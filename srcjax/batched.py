@@ -36,7 +36,7 @@ from .construction import (  # noqa: F401  (generated batched code imports them 
     batch_move,
 )
 from .conv_adjoint import batch_conv, batch_reduce_window  # noqa: F401  (generated batched code imports them)
-from .core import index_params
+from .core import index_params, linear_params
 from .lax import index_update
 from .order_stats import (  # noqa: F401  (generated batched code imports them from here)
     batch_argpartition,
@@ -67,7 +67,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_argsort", "batch_partition", "batch_argpartition",
     "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",
     "batch_kron", "batch_cross", "batch_meshgrid", "batch_conv", "batch_reduce_window", "batch_ppermute",
-    "batch_pack_like", "batch_unpacked", "batch_merge", "batch_split", "batch_static",
+    "batch_pack_like", "batch_broadcast_parts", "batch_unpacked", "batch_merge", "batch_split", "batch_static",
 ]
 
 
@@ -129,6 +129,19 @@ def batch_broadcast_items(x: Any, n: int) -> Any:
             out = index_update(out, k, batch_broadcast_items(tree_get(x, k), n))  # (differentiable: linear)
         return out
     return np.broadcast_to(x, (n,) + np.shape(x))
+
+
+def batch_broadcast_parts(x: Any, flags: Any, n: int) -> Any:
+    """A tuple or list with the items ``flags`` marks repeated along a new batch axis (each as
+    :func:`batch_broadcast_items`), the others as they are; ``UNSET`` (a name a branch join makes a
+    container of, bound on the other path only) and ``None`` stay as they are."""
+    if x is UNSET or x is None:
+        return x
+    out = x
+    for k, f in zip(item_keys(x), flags):
+        if f:
+            out = index_update(out, k, batch_broadcast_items(tree_get(x, k), n))
+    return out
 
 
 def batch_pack_like(x: Any, items: Any, bx: bool, n: int) -> Any:
@@ -544,6 +557,7 @@ def batch_tensordot(a: Any, b: Any, axes: Any, ba: bool, bb: bool) -> Any:
     return _contract(a, b, ba, bb, sa, sb, out)
 
 
+@linear_params("a")
 def batch_take(a: Any, indices: Any, axis: Any, ba: bool, bi: bool) -> Any:
     """``np.take`` per example: ``a[:, ..., :, indices]`` with ``indices`` at ``axis`` (``axis=None``: of each
     flattened example), one gather (:func:`batch_index`) whichever operands are batched."""
@@ -554,6 +568,7 @@ def batch_take(a: Any, indices: Any, axis: Any, ba: bool, bi: bool) -> Any:
     return batch_index(a, (slice(None),) * axis + (indices,), ba, (False,) * axis + (bi,))
 
 
+@linear_params("arr")
 def batch_take_along_axis(arr: Any, indices: Any, axis: Any, ba: bool, bi: bool) -> Any:
     """``np.take_along_axis`` per example."""
     if not ba:
@@ -642,7 +657,13 @@ def _moved(x: Any, source: tuple[int, ...], destination: tuple[int, ...]) -> Any
 def batch_merge(v: Any, outer_batched: bool, inner_batched: bool, outer: int, inner: int) -> Any:
     """A value of a program batched twice (an outer vmap of batched source) with its two batch axes
     merged into one of ``outer * inner`` (outer-major); a value batched by one level only is broadcast
-    along the other first (transforms/batch_nested.py)."""
+    along the other first (transforms/batch_nested.py). A tuple (a key built in a loop, batched as a
+    whole: each item batched alike) is merged item by item."""
+    if is_tree(v):
+        out = v
+        for k in item_keys(v):
+            out = index_update(out, k, batch_merge(tree_get(v, k), outer_batched, inner_batched, outer, inner))
+        return out
     if outer_batched and inner_batched:
         return np.reshape(v, (outer * inner,) + np.shape(v)[2:])
     rest = np.shape(v)[1:]
@@ -655,6 +676,7 @@ def batch_split(v: Any, outer: int) -> Any:
     return np.reshape(v, (outer, np.shape(v)[0] // outer) + np.shape(v)[1:])
 
 
+@linear_params("x")
 def batch_getitem(x: Any, key: Any) -> Any:
     """``x[key]`` per example for a batched ``x`` and an unbatched key (integers, slices, None, ``...``,
     integer arrays): see :func:`_index_plan`; an element of a container of batched values."""
@@ -664,6 +686,7 @@ def batch_getitem(x: Any, key: Any) -> Any:
     return _indexed(x, new, key2, source, destination)
 
 
+@linear_params("x")
 def batch_index(x: Any, key: Any, bx: bool, flags: Any) -> Any:
     """``x[key]`` per example where the key elements ``flags`` marks are batched (an integer or integer
     array per example) and ``x`` is batched or not (``bx``): one vectorized gather (:func:`_index_plan`)."""

@@ -107,12 +107,8 @@ COMPOSITIONS: dict[str, Callable[[Any, Callable[..., Any], tuple[Any, ...]], Cal
     "vmap(jacfwd(jacrev))": lambda lib, f, ax: lib.vmap(lib.jacfwd(lib.jacrev(f)), in_axes=ax),
 }
 
-_SORT = "vmap of srcjax's batched index plan (batch_index_plan: `not any(...) and not batched`), issue #15"
 REFUSED = {  # known refusals (a located TranspileError, never a wrong value): see docs/limitations.md
     ("p_norm", "hessian(sum(vmap))"): "forward mode through norm's `(ax % ndim for ax in axis)`",
-    **{("p_sort", c): _SORT for c in ("vmap(jacrev(jacfwd))", "vmap(hessian)", "jit(vmap(jacrev(grad)))",
-                                      "jacrev(vmap(jacfwd))", "vmap(vmap(grad))", "vmap(jacfwd(jacrev))")},
-    ("p_diff_append", "vmap(jacrev(jacfwd))"): "a branch join packs UNSET as a tuple (`result[0]` of UNSET)",
     ("p_diff_append", "jacrev(vmap(jacfwd))"): "x * w unaligned in the outer vmap ('could not be broadcast')",
 }
 ORDER = {  # right alone, refused after another cell of the same function in one process (main too)

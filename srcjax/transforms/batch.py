@@ -24,6 +24,7 @@ functionalize, specialize), so it composes with every other transformation.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -212,6 +213,7 @@ class FunctionWriter:
                   set(BATCHED_IMPORTS) | set(batcher.names.taken))
         self.size: str = parent.size if parent is not None else "batch_size"
         self.defs: dict[str, cst.FunctionDef] = dict(parent.defs) if parent is not None else {}
+        self.fn_items: dict[str, list[str] | None] = dict(parent.fn_items) if parent is not None else {}
         self.lines: list[str] = []
         self.returned: State = False
         self.return_states: list[State] = []  # (each `return`'s state: see Batcher.write_function)
@@ -271,11 +273,12 @@ class FunctionWriter:
             if have is True:
                 return expr
             parts = dict(have.items) if isinstance(have, Tree) else {}
+            if have is False and want.kind == "tuple" and all(isinstance(v, bool) for _, v in want.items):
+                return f"batch_broadcast_parts({expr}, {tuple(v for _, v in want.items)}, {self.size})"  # (or UNSET)
             return pack(want.kind, [(k, self.convert(item(expr, k), parts.get(k, False), v, items))
-                                    for k, v in want.items],
-                        expr)
+                                    for k, v in want.items], expr)
         assert isinstance(have, Tree) and want is True, (expr, have, want)
-        return pack(have.kind, [(k, self.convert(item(expr, k), v, True, items)) for k, v in have.items], expr)
+        return batch_containers.batched_items(self, expr, have, items)
 
     def bind(self, name: str, state: State) -> None:
         self.st[name] = state
@@ -427,6 +430,7 @@ class FunctionWriter:
         target = s.targets[0].target
         value = s.value
         self.last_array = isinstance(value, (cst.BinaryOperation, cst.Comparison))
+        value = batch_containers.def_alias(self, target, value)  # (`h = r[1]` of `r = (y, vjp_fn)`: h calls vjp_fn)
         expr, st = self.rhs(value, ind, line, target)
         tnames = target_names(target)
         for n in tnames:  # names known to hold an array (a primitive's result), not a container
@@ -799,9 +803,7 @@ class FunctionWriter:
         assert callee is not None
         nf = self.program.functions[callee]
         params = _params(nf.fdef)
-        import inspect as _inspect
-
-        sig = _inspect.signature(nf.fn)
+        sig = inspect.signature(nf.fn)
         try:
             bound = sig.bind(*op.call_args, **op.call_kwargs)
         except TypeError as e:

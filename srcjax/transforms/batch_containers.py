@@ -18,15 +18,18 @@ from .batch_state import (
     all_batched,
     any_batched,
     fully_batched,
+    item,
     join,
     literal_key,
+    pack,
     record_type_fields,
 )
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
 
-__all__ = ["builtin_call", "container_item", "record_fields", "record_state", "sequence_sum"]
+__all__ = ["batched_items", "builtin_call", "container_item", "def_alias", "record_fields", "record_state",
+           "sequence_sum"]
 
 
 def sequence_sum(w: FunctionWriter, value: cst.BinaryOperation) -> tuple[str, State] | None:
@@ -168,3 +171,40 @@ def tree_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State]:
             if kk == f".{k}" or literal_key(kk) == k:
                 return code(value), v
     return code(value), any_batched(zs)
+
+
+def def_alias(w: FunctionWriter, target: cst.BaseExpression, value: cst.BaseExpression) -> cst.BaseExpression:
+    """``target`` bound to a nested function through a tuple (``r = (y, vjp_fn)``, then ``h = r[1]``: a
+    ``srcjax.vjp`` result indexed instead of unpacked): a call of ``h`` is a call of ``vjp_fn`` (written
+    batched like it where it is called), and the tuple holds None in its place (a nested function is written
+    where it is called, not where it is defined). ``w.fn_items``: a tuple's items where one is a nested
+    function, None for a name that stands for one. The value to batch is returned."""
+    if not isinstance(target, cst.Name):
+        return value
+    name = target.value
+    if name in w.fn_items and w.fn_items.pop(name) is None:
+        w.defs.pop(name, None)
+    if isinstance(value, cst.Tuple):
+        items = [code(e.value) for e in value.elements]
+        if any(i in w.defs for i in items):
+            w.fn_items[name] = items
+            return value.with_changes(elements=[e.with_changes(value=cst.Name("None")) if i in w.defs else e
+                                                for e, i in zip(value.elements, items)])
+    elif isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1 and \
+            isinstance(value.slice[0].slice, cst.Index) and isinstance(value.slice[0].slice.value, cst.Integer):
+        fns = w.fn_items.get(value.value.value)
+        k = int(value.slice[0].slice.value.value)
+        if fns is not None and -len(fns) <= k < len(fns) and fns[k] in w.defs:
+            w.defs[name] = w.defs[fns[k]]
+            w.fn_items[name] = None
+    return value
+
+
+def batched_items(w: FunctionWriter, expr: str, have: Tree, items: bool) -> str:
+    """``expr`` (a container in state ``have``) made batched as a whole, item by item; a tuple whose items are
+    all batched already as it is (it may be UNSET: a join's tuple bound on another path only, pushed on a
+    tape: ``(r[0], r[1])`` of it failed)."""
+    packed = [(k, w.convert(item(expr, k), v, True, items)) for k, v in have.items]
+    if have.kind == "tuple" and all(t == item(expr, k) for k, t in packed):
+        return expr
+    return pack(have.kind, packed, expr)

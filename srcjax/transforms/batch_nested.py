@@ -26,6 +26,7 @@ The result is again a ``batch_index``/``batch_index_*`` call, so a third vmap ta
 from __future__ import annotations
 
 import ast
+import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -40,11 +41,13 @@ __all__ = ["rule"]
 
 class _Spec:
     """Where a helper's operands, key and flags are: ``operands`` (parameter, parameter of its inner
-    ``batched`` flag, or True: always batched), ``size`` (the parameter holding the inner batch size)."""
+    ``batched`` flag, or True: always batched), ``size`` (the parameter holding the inner batch size),
+    ``flags`` (the parameter of the key elements' flags); ``keyed``: False for a helper without a key
+    (``batch_take``: its other parameters are static, passed on as they are)."""
 
     def __init__(self, call: str, operands: tuple[tuple[str, str | bool], ...], size: str | None,
-                 flags: str | None) -> None:
-        self.call, self.operands, self.size, self.flags = call, operands, size, flags
+                 flags: str | None, keyed: bool = True) -> None:
+        self.call, self.operands, self.size, self.flags, self.keyed = call, operands, size, flags, keyed
 
 
 _SPECS: dict[Any, _Spec] = {
@@ -53,6 +56,10 @@ _SPECS: dict[Any, _Spec] = {
     batched_helpers.batch_index_update: _Spec("batch_index_update", (("x", "bx"), ("value", "bv")), "n", "flags"),
     batched_helpers.batch_index_add: _Spec("batch_index_add", (("z", "bz"), ("g", "bg")), "n", "flags"),
     batched_helpers.batch_index_cleared: _Spec("batch_index_update", (("g", "bg"),), "n", "flags"),
+    # gathers whose index plan is Python logic on the flags (``(slice(None),) * axis + (indices,)``)
+    batched_helpers.batch_take: _Spec("batch_take", (("a", "ba"), ("indices", "bi")), None, None, False),
+    batched_helpers.batch_take_along_axis: _Spec("batch_take_along_axis", (("arr", "ba"), ("indices", "bi")), None,
+                                                 None, False),
 }
 
 
@@ -98,6 +105,8 @@ def _names(text: str) -> list[str]:
 
 
 def _merged(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[str, State], ind: int) -> str | None:
+    if not spec.keyed:
+        return _merged_plain(w, spec, args, states, ind)
     key = args.get("key")
     if key is None:
         return None
@@ -130,6 +139,12 @@ def _merged(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[s
     def merge(text: str, o: bool, i: bool) -> str:
         if not (o or i):
             return text
+        st = w.state(text) if text.isidentifier() else None
+        if isinstance(st, Tree) and st.kind == "tuple":  # a tuple key built in a loop, batched whole by the
+            items = [merge(item(text, k), any_batched(v), i) for k, v in st.items]  # inner vmap: item by item
+            name = w.names.fresh("batch_merge")
+            w.emit(f"{name} = ({''.join(t + ', ' for t in items)})", ind)
+            return name
         name = w.names.fresh("batch_merge")
         w.emit(f"{name} = batch_merge({text}, {o}, {i}, {outer}, {inner_size})", ind)
         return name
@@ -149,4 +164,47 @@ def _merged(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[s
                f"{key_flags})"
     out = w.names.fresh(spec.call)
     w.emit(f"{out} = {call}", ind)
+    return f"batch_split({out}, {outer})"
+
+
+def _merged_plain(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[str, State],
+                  ind: int) -> str | None:
+    """A helper without a key (``batch_take(a, indices, axis, ba, bi)``) under an outer vmap: its array
+    operands' batch axes merged, the helper called once on the merged batch with the same static
+    arguments (None where the outer vmap batches one of those: the helper's body is batched then)."""
+    fn = next(f for f, s in _SPECS.items() if s is spec)
+    params = list(inspect.signature(fn).parameters)
+    flag_params = {flag for _, flag in spec.operands if isinstance(flag, str)}
+    operand_params = {p for p, _ in spec.operands}
+    if any(p not in args for p in params if p not in flag_params):
+        return None  # (a parameter left to its default)
+    for p in params:
+        if p in args and p not in operand_params and (isinstance(states.get(p), Tree) or
+                                                       any_batched(states.get(p, False))):
+            return None  # (a static argument batched by the outer vmap)
+    operands: list[tuple[str, str, bool, bool]] = []  # (parameter, text, batched by the outer vmap, by the inner)
+    for p, flag in spec.operands:
+        inner = flag if isinstance(flag, bool) else _literal(args.get(flag))
+        if p not in args or not isinstance(inner, bool) or isinstance(states.get(p), Tree):
+            return None
+        operands.append((p, args[p], any_batched(states.get(p, False)), inner))
+    if not any(o for _, _, o, _ in operands):
+        return None
+    source = [(t, o) for _, t, o, i in operands if i]
+    if not source:
+        return None
+    outer = w.size
+    t, o = source[0]
+    inner_size = w.names.fresh("inner_size")
+    w.emit(f"{inner_size} = np.shape({t})[{1 if o else 0}]", ind)
+    new = dict(args)
+    for (p, flag), (_, text, o, i) in zip(spec.operands, operands):
+        if o or i:
+            name = w.names.fresh("batch_merge")
+            w.emit(f"{name} = batch_merge({text}, {o}, {i}, {outer}, {inner_size})", ind)
+            new[p] = name
+        if isinstance(flag, str):
+            new[flag] = str(o or i)
+    out = w.names.fresh(spec.call)
+    w.emit(f"{out} = {spec.call}({', '.join(new[p] for p in params)})", ind)
     return f"batch_split({out}, {outer})"

@@ -426,6 +426,10 @@ class JVP:
                 if n in self.act.active and n in defined:  # (a name without a tangent yet: a symbolic zero)
                     lines.append(f"{pad}{self.dname(n)} = zeros_like({n})")
             return
+        tgt = s.targets[0].target
+        if active == (getattr(callee.fn, "__srcjax_linear_param__", None),) and isinstance(tgt, cst.Name):
+            self.linear_call(s, op, active[0], params, lines, ind, defined)
+            return
         hname = jvp_helper(self.program, callee, active, self.helpers, self.out_lines)
         args = call_arguments(op, [self.tangent_expr(cst.parse_expression(bound[p]), defined) for p in active])
         out = self.names.fresh(f"{op.callee}_out")
@@ -440,6 +444,22 @@ class JVP:
             dots: Any = tgt.visit(RenameNames({n: self.dname(n) for n in names}))
             lines.append(f"{pad}{code(dots)} = {out_dot}")
         defined.update(names)
+
+    def linear_call(self, s: cst.Assign, op: Op, p: str, params: list[str], lines: list[str], ind: int,
+                    defined: set[str]) -> None:
+        """``y = h(a, key)`` of a helper linear in ``a`` (:func:`srcjax.core.linear_params`): ``y_dot = h(a_dot,
+        key)``."""
+        pad = "    " * ind
+        target = code(s.targets[0].target)
+        lines.append(f"{pad}{target} = {code(s.value)}")
+        k = params.index(p)
+        tangent = self.tangent_expr(cst.parse_expression(op.call_args[k] if k < len(op.call_args)
+                                                         else op.call_kwargs[p]), defined)
+        pos = [tangent if j == k else a for j, a in enumerate(op.call_args)]
+        kws = [f"{q}={tangent if q == p else v}" for q, v in op.call_kwargs.items()]
+        func = code(s.value.func) if isinstance(s.value, cst.Call) else op.callee
+        lines.append(f"{pad}{self.dname(target)} = {func}({', '.join(pos + kws)})")
+        defined.add(target)
 
 
 def jvp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...],
