@@ -229,7 +229,9 @@ class _Jacobian(_Derived):
         for copied in [k for k in vars(arrays) if k.startswith("__srcjax") and not needs]:  # (the array form's)
             self.__dict__.pop(copied, None)
         self._needs = needs
-        self._primal = getattr(c, "_primal", None) or fn  # hessian: the function, not its gradient
+        # hessian: the function, not its gradient (a derivative takes its function's arguments; a vmap's
+        # function takes one example's, so a vmapped function is its own)
+        self._primal = (c._primal if isinstance(c, _Derived) else None) or fn
         self._output_of = getattr(c, "_output_of", None)  # hessian: its gradient's output must be a real scalar
         self._arrays: _Derived | None = None  # what a call on the compiled path runs
         if not needs:

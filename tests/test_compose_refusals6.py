@@ -153,3 +153,28 @@ def test_vmap_of_a_vjp_result_indexed_instead_of_unpacked() -> None:
     agree(srcjax.vmap(vjp_indexed)(x, v), want, rtol=1e-12, what="vmap")
     agree(srcjax.vmap(vjp_indexed, in_axes=(0, None))(x, v[0]), (np.cos(x) * x + np.sin(x)) * v[0] + np.sin(x) * x,
           rtol=1e-12, what="vmap, v unmapped")
+
+
+def _diff_append(x, w):
+    y = x
+    for _ in range(2):
+        y = np.tanh(y) + x * w
+    return np.sum(np.diff(y, axis=1, append=x[:, :1]) ** 2)
+
+
+def test_an_error_of_a_jacobian_of_a_vmap_is_not_the_examples_function_run_on_whole_arguments() -> None:
+    """Regression: jacrev(vmap(g)) took the vmap's own function ``g`` (one example's arguments) for the function
+    it differentiates, so where the derivative failed, its error was ``g`` run on the whole batched arguments
+    ("operands could not be broadcast together with shapes (2, 3, 4) and (2, 4)" at the user's line: a
+    mistake the user did not make). Either it runs (then it must agree with jax) or its own error is shown."""
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 4))
+    f = srcjax.jacrev(srcjax.vmap(srcjax.jacfwd(_diff_append)))
+    assert f._primal is not _diff_append
+    try:
+        got = f(x, w)
+    except srcjax.TranspileError as e:
+        assert "could not be broadcast" not in str(e), str(e)
+        return
+    want = jax.jit(jax.jacrev(jax.vmap(jax.jacfwd(jax_twin(_diff_append)))))(x, w)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10, atol=1e-10)
