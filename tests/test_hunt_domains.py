@@ -303,7 +303,9 @@ def _select(arg: Any, exs: list[list[Any]], j: int, k: int, axes: Any) -> Any:
 # -- comparison -----------------------------------------------------------------------------------------------
 
 def agree(got: Any, want: Any, what: str, rtol: float, dtypes: bool = True) -> None:
-    gl, wl = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    # (srcjax's leaves: the module's dataclass is registered with srcjax (a leaf to jax), the twin's with jax
+    # (a dataclass srcjax flattens by its fields))
+    gl, wl = srcjax.tree_util.tree_leaves(got), srcjax.tree_util.tree_leaves(want)
     assert len(gl) == len(wl), f"{what}: {len(gl)} leaves, want {len(wl)}"
     gs = str(jax.tree_util.tree_structure(got)).replace("hunt_domain", "")
     ws = str(jax.tree_util.tree_structure(want))
@@ -373,7 +375,7 @@ def run_case(seed: int, directory: pathlib.Path, numpy_check: bool = True) -> Ou
 def _check(seed: int, tmp_path: pathlib.Path) -> None:
     out = run_case(seed, tmp_path)
     c = hunt_domains.case(seed)
-    if out.status in ("internal", "numpy") and any(k in out.detail for k in KNOWN_INTERNAL):
+    if out.status in ("internal", "numpy", "refused") and any(k in out.detail for k in KNOWN_INTERNAL):
         pytest.xfail(f"reported: {out.detail[:300]}")
     assert out.status in ("ok", "known", "oracle"), f"{c.describe()}\n{out.status}: {out.detail}\n{c.text}"
 
