@@ -66,6 +66,8 @@ KNOWN_INTERNAL: tuple[str, ...] = (
     "a list holding batched and unbatched values is used as a whole",
     # hessian of a body calling srcjax.vmap(inner_row) and srcjax.vmap(srcjax.grad(inner_row))
     "cannot unpack 24 values into 26 names",
+    # hessian of a body calling srcjax.vmap(srcjax.grad(inner_row), in_axes=(1, None), out_axes=1) (seed 1117)
+    "operands could not be broadcast together with shapes (12, 3, 4) and (4, 3, 4)",
     # in_axes a dataclass registered with srcjax.tree_util.register_dataclass (jax takes it)
     "must be an int, None, or a tuple/list/dict/NamedTuple/dataclass of them, not Layer(",
     # srcjax.numpy_function of jit(whole) calling srcjax.vmap with a NamedTuple in_axes (note24's "Left")
