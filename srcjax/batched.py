@@ -114,7 +114,9 @@ def batch_broadcast(x: Any, n: int) -> Any:
     if is_tree(x):
         if len(x) == 0:
             return x
-    return np.broadcast_to(x, (n,) + np.shape(x))
+    # (broadcast_like to a bool array keeps a Python number weakly typed per example, as it is unbatched:
+    # np.broadcast_to makes `s = 0.0` a float64 array, and a loop carrying it promoted float32 work to float64)
+    return broadcast_like(x, np.zeros((n,) + np.shape(x), dtype=bool))
 
 
 def batch_broadcast_items(x: Any, n: int) -> Any:

@@ -69,7 +69,9 @@ def reshape_target(in_shape: tuple[int, ...], shape: Any) -> tuple[int, ...]:
 def _reshape_abstract(a: ShapedArray, shape: Any, order: str = "C") -> ShapedArray:
     if order != "C":
         raise DTypeError("reshape: only order='C' is supported")
-    return ShapedArray(reshape_target(a.shape, shape), a.dtype)
+    # a weak array of one axis or more is a Python number per example (``batch_broadcast`` of it): it stays
+    # weak, as the number does in each example; a Python number itself reshaped is a NumPy array (strong)
+    return ShapedArray(reshape_target(a.shape, shape), a.dtype, weak_type=a.weak_type and a.ndim > 0)
 
 
 defprim("reshape", np.reshape, _reshape_stub, abstract_eval=_reshape_abstract,

@@ -615,12 +615,18 @@ class VJP:
     def element_adjoint(self, node: cst.BaseExpression, g: str, lines: list[str], pad: str,
                         defined: set[str]) -> None:
         """The cotangent ``g`` of one element of a tuple or list literal into what it reads: a name,
-        or each element of a nested literal (``(y, (x, c))``: ``g[1][0]`` into x)."""
-        if isinstance(node, cst.Name) and node.value in self.act.active:
-            self.accumulate(node.value, g, lines, pad, defined)
-        elif isinstance(node, (cst.Tuple, cst.List)):
+        or each element of a nested literal (``(y, (x, c))``: ``g[1][0]`` into x; ``({"h": h}, s)``:
+        ``g[0]["h"]`` into h)."""
+        if isinstance(node, cst.Name):
+            if node.value in self.act.active:
+                self.accumulate(node.value, g, lines, pad, defined)
+        elif isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement)
+                                                                 for e in node.elements):
             for k, el in enumerate(node.elements):
                 self.element_adjoint(el.value, f"{g}[{k}]", lines, pad, defined)
+        elif isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
+            for de in node.elements:
+                self.element_adjoint(de.value, f"{g}[{code(de.key)}]", lines, pad, defined)  # type: ignore[attr-defined]
 
     def cotangent_list(self, lst: str, lines: list[str], pad: str, defined: set[str]) -> None:
         """``lst_bar`` exists before the adjoint of ``v = lst.pop()`` appends to it: one zero per item
