@@ -202,8 +202,9 @@ def batch_size_of(x: Any) -> Any:
     (a derivative's value not bound yet, which a batched helper passes on as it is)."""
     if x is UNSET or x is None:
         return None
-    while is_tree(x):
-        x = x[0] if isinstance(x, (tuple, list)) else list(x.values())[0] if isinstance(x, dict) else x
+    while is_tree(x):  # (a dataclass or registered class: its first field)
+        x = x[0] if isinstance(x, (tuple, list)) else list(x.values())[0] if isinstance(x, dict) else \
+            tree_get(x, item_keys(x)[0])
     return np.shape(x)[0]
 
 

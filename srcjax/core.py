@@ -162,7 +162,14 @@ def dtype_short_name(dtype: np.dtype) -> str:
 
 def canonical_dtype(dtype: Any) -> np.dtype:
     """``np.dtype(dtype)``, refusing what XLA cannot hold (objects, strings, long double)."""
-    d = np.dtype(dtype)
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        if dtype != "bfloat16":
+            raise
+        import ml_dtypes  # (imported when first used: NumPy knows the name only once it is)
+
+        d = np.dtype(ml_dtypes.bfloat16)
     if d not in SUPPORTED_DTYPES and not is_bfloat16(d):
         raise DTypeError(f"dtype {d} is not supported (supported: bool, int8-64, uint8-64, "
                          "float16, bfloat16, float32, float64, complex64, complex128)")

@@ -59,11 +59,13 @@ class TreeDef:
 
 
 # classes registered as containers (srcjax.tree_util.register_pytree_node): type -> (flatten, unflatten)
+DATA_FIELDS: dict[type, tuple[str, ...]] = {}  # a class registered by tree_util.register_dataclass: its data fields
 REGISTERED: dict[type, tuple[Callable[[Any], tuple[Any, Any]], Callable[[Any, Any], Any]]] = {}
 
 
 def register_node(cls: type, flatten: Callable[[Any], tuple[Any, Any]], unflatten: Callable[[Any, Any], Any]) -> None:
     REGISTERED[cls] = (flatten, unflatten)
+    DATA_FIELDS.pop(cls, None)  # (register_dataclass sets it again)
 
 
 def is_custom(x: Any) -> bool:

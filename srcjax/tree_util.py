@@ -93,4 +93,5 @@ def register_dataclass(nodetype: type, data_fields: Sequence[str] | None = None,
         return nodetype(**dict(zip(data, children)), **dict(zip(meta, aux)))
 
     pytree.register_node(nodetype, flatten, unflatten)
+    pytree.DATA_FIELDS[nodetype] = tuple(data)  # (vmap: in_axes/out_axes of this class name its data fields)
     return nodetype

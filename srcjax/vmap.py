@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 from collections.abc import Callable, Sequence
@@ -18,7 +19,7 @@ from .api import (  # (api's shared argument helpers)
 )
 from .batch_shared import share_library_copies
 from .core import ArgumentError, ShapeDtypeStruct, Span, TranspileError, transformation
-from .custom import custom_jvp, custom_vjp, def_span
+from .custom import custom_jvp, custom_vjp, def_span, owner_of
 from .frontend.names import Names, code
 from .frontend.normalize import NormalizedFunction
 from .frontend.program import Program
@@ -68,12 +69,14 @@ def _spec_state(spec: Axes, where: str) -> State:
 
 
 def _is_record(spec: Axes) -> bool:
-    return pytree.is_namedtuple(spec) or pytree.is_record(spec)
+    return pytree.is_namedtuple(spec) or pytree.is_record(spec) or type(spec) in pytree.DATA_FIELDS
 
 
 def _fields(spec: Axes) -> list[tuple[str, Axes]]:
-    """A NamedTuple's or dataclass's (field, value) pairs."""
-    names = spec._fields if pytree.is_namedtuple(spec) else pytree.record_fields(spec)
+    """A NamedTuple's or dataclass's (field, value) pairs (of one registered with register_dataclass: its
+    data fields)."""
+    names = spec._fields if pytree.is_namedtuple(spec) else pytree.DATA_FIELDS.get(type(spec)) or \
+        pytree.record_fields(spec)
     return [(f, getattr(spec, f)) for f in names]
 
 
@@ -247,7 +250,18 @@ def _write_entry(c: Compiled, prog: Program, b: Batcher, name: str, fn: Callable
     else:
         raise ArgumentError("vmap: nothing is mapped (every in_axes is None) and no axis_size is given",
                             hint="map an argument (in_axes=0) or pass axis_size=n")
-    w.write_body()
+    if owner_of(prog.entry.fn) is not None:
+        # vmap of a custom_vjp/custom_jvp function itself: the entry moves the axes and calls the batched
+        # copy, which keeps its (batched) rules as a call of it inside would (a body written here would
+        # drop them: derivatives of the batched program would differentiate the primal)
+        entry_states = tuple(states[p] for p in params)
+        helper, ret, _, _ = b.function(prog.entry, entry_states)
+        b.custom_rules(helper, prog.entry, entry_states, ret)
+        res = w.names.fresh("out")
+        w.emit(f"{res} = {helper}({', '.join(params)})", 1)
+        w.emit(f"return {w.out(res, ret, out_axes)}", 1)
+    else:
+        w.write_body()
     text = f"def {name}({code(nf.fdef.params)}):\n" + "\n".join(w.lines) + "\n"
     return text, name, b, prog
 
@@ -465,7 +479,7 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
 
     def _check_sizes(self, args: Sequence[Any]) -> None:
         specs = _in_specs(self._in_axes, len(self.params), self._primal)
-        sizes: list[tuple[str, int]] = []
+        sizes: list[tuple[str | _LeafPath, int]] = []
         for p, a, s in zip(self.params, args, specs):
             for path, leaf, ax in _leaves_with_axes(a, s, p):
                 if ax is None:
@@ -496,7 +510,8 @@ def _one_example(value: Any, spec: Axes) -> Any:
     if isinstance(spec, int) and not isinstance(spec, bool):
         return pytree.tree_map(lambda leaf: _without_axis(leaf, spec), value)
     if _is_record(spec):
-        return type(value)(**{f: _one_example(getattr(value, f), s) for f, s in _fields(spec)})
+        fields = {f: _one_example(getattr(value, f), s) for f, s in _fields(spec)}
+        return value._replace(**fields) if pytree.is_namedtuple(value) else dataclasses.replace(value, **fields)
     if isinstance(spec, dict):
         return {k: _one_example(v, spec[k]) for k, v in value.items()}
     return pytree.tree_like(value, [_one_example(v, s) for v, s in zip(value, spec, strict=True)])
@@ -511,14 +526,24 @@ def _without_axis(leaf: Any, axis: int) -> ShapeDtypeStruct:
     return ShapeDtypeStruct(shape[:k] + shape[k + 1:], a.dtype)
 
 
-def _leaves_with_axes(value: Any, spec: Axes, path: str) -> list[tuple[str, Any, int | None]]:
+class _LeafPath:
+    """``p['w']``: how an error names leaf ``i`` of an argument (found only when an error is written)."""
+
+    def __init__(self, value: Any, i: int, base: str) -> None:
+        self.value, self.i, self.base = value, i, base
+
+    def __str__(self) -> str:
+        return pytree.leaf_path(self.value, self.i, self.base)
+
+
+def _leaves_with_axes(value: Any, spec: Axes, path: str) -> list[tuple[str | _LeafPath, Any, int | None]]:
     """(path, leaf, axis) for every leaf of an argument under its in_axes prefix."""
     if spec is None or isinstance(spec, int):
         leaves, _ = pytree.flatten(value)
         if len(leaves) == 1 and leaves[0] is value:
             return [(path, value, spec)]
-        return [(f"{path}[{i}]", leaf, spec) for i, leaf in enumerate(leaves)]
-    out: list[tuple[str, Any, int | None]] = []
+        return [(_LeafPath(value, i, path), leaf, spec) for i, leaf in enumerate(leaves)]
+    out: list[tuple[str | _LeafPath, Any, int | None]] = []
     if _is_record(spec):
         if type(value) is not type(spec):
             raise _clean(ArgumentError(f"vmap: in_axes for {path} is a {type(spec).__name__}, but the argument is "

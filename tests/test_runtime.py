@@ -74,6 +74,10 @@ def fresh_process() -> dict:
         import json, sys
         import srcjax
         report = {"after_import": sorted(m for m in ('ml_dtypes', 'jax') if m in sys.modules)}
+        try:  # the name "bfloat16" (x.astype("bfloat16")) before anything imported ml_dtypes
+            report["bf16_name"] = str(srcjax.core.canonical_dtype("bfloat16"))
+        except Exception as e:
+            report["bf16_name"] = repr(e)
         import numpy as np, ml_dtypes
         from srcjax.runtime import xla
         from srcjax.core import ShapedArray
@@ -153,3 +157,9 @@ def test_device_put_errors():
 def test_import_srcjax_does_not_import_ml_dtypes_or_jax(fresh_process):
     # ml_dtypes takes 1-2 s to import; a float32/64 program never needs it (issue #18)
     assert fresh_process["after_import"] == []
+
+
+def test_the_name_bfloat16_is_a_dtype_before_ml_dtypes_is_imported(fresh_process):
+    # x.astype("bfloat16") in a new process was "not a dtype: 'bfloat16'" (NumPy learns the name from
+    # ml_dtypes, which import srcjax no longer imports)
+    assert fresh_process["bf16_name"] == "bfloat16"

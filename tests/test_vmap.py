@@ -396,6 +396,16 @@ def test_custom_rules_are_batched_not_dropped():
           JAX.vmap(jax.grad(j_uses_rules), in_axes=(None, 0))(w, xs))
 
 
+def test_vmap_of_a_custom_function_itself_keeps_its_rules():
+    # vmap(clipped_sin) (the custom function is the entry, not a call inside it): derivatives of the
+    # batched program use the batched rules (they silently differentiated the primal: sin's cos)
+    xs = rng.normal(size=(2, 3))
+    want = JAX.grad(lambda x: jnp.sum(jax.vmap(j_clipped_sin)(x) * 3.0))(xs)
+    agree(srcjax.grad(lambda x: np.sum(srcjax.vmap(clipped_sin)(x) * 3.0))(xs), want)
+    agree(srcjax.vjp(srcjax.vmap(clipped_sin, in_axes=1, out_axes=1), xs)[1](np.full((2, 3), 3.0))[0], want)
+    agree(srcjax.jvp(srcjax.vmap(steep_tanh), (xs,), (np.ones_like(xs),))[1], np.full((2, 3), 3.0))
+
+
 # -- NamedTuple and dataclass in_axes/out_axes ------------------------------------------------------
 
 class Layer(NamedTuple):
@@ -451,6 +461,31 @@ def test_dataclass_in_axes_and_record_out_axes():
     assert isinstance(out, Layer)
     agree(out.w, (xs @ w).T)
     agree(out.b, p.b * 2.0)
+
+
+@dataclasses.dataclass
+class RLayer:  # registered with register_dataclass (a static field besides the arrays)
+    w: Any
+    b: Any
+    name: str = "layer"
+
+
+srcjax.tree_util.register_dataclass(RLayer, data_fields=["w", "b"], meta_fields=["name"])
+
+
+def test_whole_dataclass_mapped_and_registered_dataclass_in_axes():
+    w, bs, xs = rng.normal(size=(3, 2)), rng.normal(size=(5, 2)), rng.normal(size=(5, 3))
+    ws = rng.normal(size=(5, 3, 2))
+    want = np.stack([layer_out(DLayer(ws[k], bs[k]), xs[k]) for k in range(5)])
+    # in_axes=0 for a whole dataclass (plain or registered): it was 'static while loop ran more than
+    # 10000 iterations' (the batch size read from a dataclass)
+    for p in (DLayer(ws, bs), RLayer(ws, bs)):
+        agree(srcjax.vmap(layer_out)(p, xs), want)
+        agree(srcjax.numpy_function(srcjax.vmap(layer_out))(p, xs), want)
+    # a registered dataclass as an in_axes prefix (it was refused: 'must be an int, None, or ...')
+    v = srcjax.vmap(layer_out, in_axes=(RLayer(None, 0), 0))
+    agree(v(RLayer(w, bs), xs), np.stack([layer_out(DLayer(w, bs[k]), xs[k]) for k in range(5)]))
+    agree(srcjax.vmap(layer_out, in_axes=(RLayer(2, 1), 1))(RLayer(np.moveaxis(ws, 0, 2), bs.T), xs.T), want)
 
 
 def test_record_in_axes_must_match_the_argument():

@@ -119,3 +119,9 @@ def test_regression_a_shape_error_under_vmap_is_at_the_users_line(how: str) -> N
 
 def _summed_mismatch(w, xs):
     return np.sum(srcjax.vmap(mismatched, in_axes=(None, 0))(w, xs))
+
+
+def test_mapped_sizes_that_differ_name_the_leaves_of_a_container() -> None:
+    # one in_axes for a dict: the error names p['a'] and p['b'] (it said p[0] and p[1]), with both sizes
+    with pytest.raises(srcjax.ArgumentError, match=r"p\['a'\] has 4, p\['b'\] has 5"):
+        srcjax.vmap(lambda p: p["a"] + p["b"])({"a": np.ones((4, 3)), "b": np.ones((5, 3))})

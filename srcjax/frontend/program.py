@@ -286,7 +286,8 @@ class _Rename(cst.CSTTransformer):
 
 # in srcjax.adjoint, but not transpiled (primitives; run natively)
 _RUNTIME_HELPERS = {"index_add", "index_update", "index_cleared", "is_tree", "by_leaves", "unbroadcast",
-                    "broadcast_like", "expand_reduced", "from_leaves", "leaves_like", "winning_writes", "taken"}
+                    "broadcast_like", "expand_reduced", "from_leaves", "leaves_like", "winning_writes", "taken",
+                    "tree_set"}
 _RUNTIME_VALUES = {"UNSET"}  # constants of srcjax.adjoint that derivative source reads
 
 
