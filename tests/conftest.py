@@ -13,14 +13,18 @@ import tempfile
 
 import pytest
 
+from tests import optimized_xla
+
 # XLA's LLVM backend at optimization level 0 for the tests' programs (srcjax's and the jax oracles'): the
 # suite is mostly XLA CPU compilations of small programs, the same StableHLO compiles ~2.7x faster
 # (test_windows' JVP/VJP and complex convolutions: 26.9 -> 9.8 CPU s), and what the tests check (the
 # generated StableHLO, its values to the tests' tolerances) does not depend on LLVM's optimizations.
 # SRCJAX_TEST_XLA_OPTIMIZED=1, or an optimization level in XLA_FLAGS, keeps XLA's default.
-if (os.environ.get("SRCJAX_TEST_XLA_OPTIMIZED") != "1"
-        and "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", "")):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
+# The checks bit for bit against jax's numbers run at XLA's default level in a process of their own
+# (tests/optimized_xla.py).
+_flags = optimized_xla.level_0_flags(dict(os.environ))
+if _flags is not None:
+    os.environ["XLA_FLAGS"] = _flags
 
 if "SRCJAX_CACHE_DIR" not in os.environ:
     _dir = tempfile.mkdtemp(prefix="srcjax-test-cache-")
