@@ -15,14 +15,13 @@ import pytest
 
 from tests import optimized_xla
 
-# XLA's LLVM backend at optimization level 0 for the tests' programs (srcjax's and the jax oracles'): the
-# suite is mostly XLA CPU compilations of small programs, the same StableHLO compiles ~2.7x faster
-# (test_windows' JVP/VJP and complex convolutions: 26.9 -> 9.8 CPU s), and what the tests check (the
-# generated StableHLO, its values to the tests' tolerances) does not depend on LLVM's optimizations.
-# SRCJAX_TEST_XLA_OPTIMIZED=1, or an optimization level in XLA_FLAGS, keeps XLA's default.
-# The checks bit for bit against jax's numbers run at XLA's default level in a process of their own
-# (tests/optimized_xla.py).
-_flags = optimized_xla.level_0_flags(dict(os.environ))
+# XLA compiles the tests' programs (srcjax's and the jax oracles') fast, not into fast code (tests/optimized_xla.py:
+# LLVM at optimization level 0, the LLVM-IR fusion emitters, one LLVM module per program; ~6x less CPU per
+# compile): the suite is mostly XLA compiling small programs, and what the tests check (the StableHLO srcjax
+# writes, its values to the tests' tolerances) does not depend on the machine code's speed.
+# SRCJAX_TEST_XLA_OPTIMIZED=1, or an optimization level in XLA_FLAGS, keeps XLA's defaults; the checks bit for
+# bit against jax's numbers run at XLA's defaults in a process of their own.
+_flags = optimized_xla.fast_flags(dict(os.environ))
 if _flags is not None:
     os.environ["XLA_FLAGS"] = _flags
 
