@@ -13,6 +13,18 @@ import tempfile
 
 import pytest
 
+from tests import optimized_xla
+
+# XLA compiles the tests' programs (srcjax's and the jax oracles') fast, not into fast code (tests/optimized_xla.py:
+# LLVM at optimization level 0, the LLVM-IR fusion emitters, one LLVM module per program; ~6x less CPU per
+# compile): the suite is mostly XLA compiling small programs, and what the tests check (the StableHLO srcjax
+# writes, its values to the tests' tolerances) does not depend on the machine code's speed.
+# SRCJAX_TEST_XLA_OPTIMIZED=1, or an optimization level in XLA_FLAGS, keeps XLA's defaults; the checks bit for
+# bit against jax's numbers run at XLA's defaults in a process of their own.
+_flags = optimized_xla.fast_flags(dict(os.environ))
+if _flags is not None:
+    os.environ["XLA_FLAGS"] = _flags
+
 if "SRCJAX_CACHE_DIR" not in os.environ:
     _dir = tempfile.mkdtemp(prefix="srcjax-test-cache-")
     os.environ["SRCJAX_CACHE_DIR"] = _dir

@@ -83,6 +83,25 @@ def _fresh_compile(x):
     return np.asarray(srcjax.api.Compiled(affine)(x))
 
 
+def test_the_key_holds_xla_flags(monkeypatch):
+    """XLA_FLAGS change the machine code and its numbers (fast math, optimization level): an executable
+    compiled under other flags is another entry (it was served: a run with other flags got the first
+    run's code; jax's cache key holds them too). The tests' own flags (tests/optimized_xla.py) showed it."""
+    from jaxlib import xla_client
+
+    from srcjax.runtime import xla
+
+    backend, options = xla.get_backend("cpu"), xla_client.CompileOptions()
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=true")
+    fast = disk_cache.program_key("module {}", backend, options)
+    monkeypatch.setenv("XLA_FLAGS", "  --xla_cpu_enable_fast_math=true ")
+    assert disk_cache.program_key("module {}", backend, options) == fast
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false")
+    assert disk_cache.program_key("module {}", backend, options) != fast
+    monkeypatch.delenv("XLA_FLAGS")
+    assert disk_cache.program_key("module {}", backend, options) != fast
+
+
 def test_corrupt_truncated_and_unsafe_entries_are_never_run(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))

@@ -3,7 +3,7 @@ XLA's executable instead of compiling it again (milliseconds instead of 50-500 m
 
 Keyed by everything that determines the machine code: the StableHLO text (which the front end
 derives from the source, the module constants it reads and the argument signature), the compile
-options, srcjax's and jaxlib's versions, the platform and its version, the device kind and the host
+options, XLA_FLAGS, srcjax's and jaxlib's versions, the platform and its version, the device kind and the host
 CPU's features. The text is the program, so an edited function, helper or constant gives another
 text and so another key: the cache never serves a program whose source changed.
 
@@ -102,9 +102,12 @@ def _processes(backend: Any) -> str:
 
 
 def program_key(text: str, backend: Any, options: Any) -> str:
-    """The cache key of compiling ``text`` with ``options`` for ``backend`` (hex SHA-256)."""
+    """The cache key of compiling ``text`` with ``options`` for ``backend`` (hex SHA-256). XLA_FLAGS is
+    part of it (as in jax's cache key): XLA's flags change the machine code and its numbers (fast math,
+    optimization level, emitters), and an executable compiled under other flags is not this one."""
     h = hashlib.sha256()
     h.update(environment(backend).encode())
+    h.update(" ".join(os.environ.get("XLA_FLAGS", "").split()).encode() + b"\0")
     h.update(options.SerializeAsString())
     h.update(b"\0")
     h.update(text.encode())
