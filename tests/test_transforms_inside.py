@@ -197,3 +197,17 @@ def test_hessian_by_argnums_inside_jit() -> None:
     for g in (f2, hessian_argnums_in):
         exec(compile(inspect.getsource(g), __file__, "exec"), ns)
     np.testing.assert_allclose(np.asarray(got), jax.jit(ns["hessian_argnums_in"])(x, x + 1.0), rtol=1e-10)
+
+
+def vjp_of_a_lambda_indexed(x, ct):  # type: ignore[no-untyped-def]
+    return srcjax.vjp(lambda x: np.sin(x) * x, x)[1](ct)[0]
+
+
+def test_vjp_of_a_lambda_indexed_instead_of_unpacked() -> None:
+    """Regression: ``srcjax.vjp(lambda x: ..., x)[1](ct)`` in compiled code (not unpacked into two names)
+    was "name 'lambda_fn' is not defined": the call of the lifted lambda was normalized a second time, by a
+    name only the lifting knew."""
+    x = np.linspace(0.1, 1.0, 6).reshape(2, 3)
+    want = (np.cos(x) * x + np.sin(x)) * x
+    np.testing.assert_allclose(np.asarray(srcjax.jit(vjp_of_a_lambda_indexed)(x[0], x[0])), want[0], rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(vjp_of_a_lambda_indexed)(x, x)), want, rtol=1e-13)

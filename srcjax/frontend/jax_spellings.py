@@ -270,9 +270,10 @@ def flat_vjp(res: Normalizer, call: cst.Call,
     made = inline(fn, len(primals))
     atoms = [cst.Arg(res.atom(p)) for p in primals] + [cst.Arg(cst.Name(n)) for n in extra]
     primal = cst.Call(func=res.helper_call_name(called(fn), call), args=atoms)
-    if into is not None:
-        res.assign(cst.Name(into[0]), primal, call)
-    out = cst.Name(into[0]) if into is not None else res.atom(primal)
+    # (emitted as it is: its arguments are atoms already, and its callee a name normalizing would not find
+    # again, a lambda lifted to a nested function)
+    out = cst.Name(into[0] if into is not None else res.fresh("out"))
+    res.assign(out, primal, call)
     derived = res.fresh(f"{getattr(unwrap(made), '__name__', 'vjp')}")
     res.bindings[derived] = made  # (the nested function calls the generated vjp through this name)
     ct = res.fresh("ct")
