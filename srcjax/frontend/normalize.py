@@ -36,11 +36,20 @@ import numpy as np
 from ..adjoint import SAVED_LIST_NAME
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from . import aliasing, comprehension_loops, jax_spellings, numpy_calls, shadowing
+from . import aliasing, bound_helpers, comprehension_loops, jax_spellings, numpy_calls, shadowing
 from .names import comprehension_targets
 from .names import walk as walk_nodes
 from .read import FunctionSource, is_generated, read_function
-from .resolve import LIBRARY_MODULES, Resolver, called, composite, is_user_function, local_names, unwrap
+from .resolve import (
+    LIBRARY_MODULES,
+    Resolver,
+    called,
+    composite,
+    is_user_function,
+    local_names,
+    rebound_parameters,
+    unwrap,
+)
 from .syntax import LITERAL_TYPES, attr_chain, dict_comprehensions, dotted
 
 # -- tables -------------------------------------------------------------------------
@@ -345,6 +354,8 @@ class Normalizer(Resolver):
             if prim is not None:
                 return self.prim_call(node, prim, list(node.args))
             self.check_callee(node, fv)
+            if isinstance(func, cst.Attribute) and (bound := self.bound_call(node, (ok, fv))) is not None:
+                return bound
             if isinstance(func, cst.Attribute) and is_user_function(fv):  # `helpers.f(x)`: a helper like `f(x)`
                 name = self.helper_call_name(called(fv), node)
                 args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
@@ -354,6 +365,10 @@ class Normalizer(Resolver):
             looped = comprehension_loops.builtin_loop(self, node, func.value)
             if looped is not None:
                 return looped
+        if isinstance(func, cst.Name) and func.value not in self.locals:
+            bound = self.bound_call(node, self.constant(func))
+            if bound is not None:
+                return bound
         if isinstance(func, cst.Name):
             callee = self.resolve_name(func)
         elif isinstance(func, cst.Attribute) and not ok:
@@ -365,6 +380,28 @@ class Normalizer(Resolver):
             self.bindings.get(func.value) if isinstance(func, cst.Name) else fv)
         hint = call_hint(callee)
         return node.with_changes(func=callee, args=args), hint
+
+    def bound_call(self, node: cst.Call, found: tuple[bool, Any]) -> tuple[cst.BaseExpression, str | None] | None:
+        """A call of a user function fixing parameters of it to functions (``apply(np.tanh, x)``, a function
+        default left alone): a call of its bound variant without them (frontend/bound_helpers.py). None:
+        not such a call."""
+        known, fv = found
+        if not known or not isinstance(fv, types.FunctionType) or not is_user_function(fv) or is_generated(fv) \
+                or getattr(fv, "__module__", "") in LIBRARY_MODULES or bound_helpers.bound_names(fv) is not None \
+                or any(a.star for a in node.args):
+            return None
+        positional = [self.constant(a.value) for a in node.args if a.keyword is None]
+        keywords = {a.keyword.value: self.constant(a.value) for a in node.args if a.keyword is not None}
+        bound = bound_helpers.call_bindings(fv, positional, keywords, rebound_parameters(read_function(fv).fdef))
+        if not bound:
+            return None
+        params = list(inspect.signature(fv).parameters)
+        kept = [a.with_changes(value=self.atom(a.value)) for i, a in enumerate(node.args)
+                if (a.keyword.value if a.keyword is not None else params[i]) not in bound]
+        if kept:
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        callee = self.helper_call_name(bound_helpers.bound_variant(fv, bound), node)
+        return node.with_changes(func=callee, args=kept), call_hint(callee)
 
     def method_call(self, node: cst.Call, recv: cst.BaseExpression,
                     args: Sequence[cst.Arg]) -> tuple[registry.Primitive, list[cst.Arg]]:
@@ -710,8 +747,12 @@ class Normalizer(Resolver):
                 p = p.with_changes(default=cst.parse_expression(lit))
             return p
 
+        fixed = bound_helpers.bound_names(self.src.fn) or {}  # (a bound variant: those parameters are functions)
+        positional = [clean_param(p) for p in params.params if p.name.value not in fixed]
+        if fixed and positional:
+            positional[-1] = positional[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         clean = params.with_changes(
-            params=[clean_param(p) for p in params.params],
+            params=positional,
             posonly_params=[clean_param(p) for p in params.posonly_params],
             kwonly_params=[clean_param(p) for p in params.kwonly_params],
         )

@@ -20,7 +20,7 @@ import libcst as cst
 
 from .. import warm_cache
 from ..core import Span, TranspileError
-from . import library_cache, shadowing
+from . import bound_helpers, library_cache, shadowing
 from .functionalize import functionalize
 from .normalize import NormalizedFunction, normalize
 from .read import anf_text, function_name, is_generated
@@ -105,17 +105,22 @@ class Program:
             with warm_cache.recording(self.reads):
                 nf = self._normalize_one(fn, name)
         except TranspileError as e:  # in a helper: the calls that lead there from the entry, as a traceback
-            seen = {fn}
-            while fn in self.called_at:
-                fn, site = self.called_at[fn]
-                if fn in seen:
-                    break
-                seen.add(fn)
-                e.called_from(site)
-            raise
+            raise self.locate(e, fn) from None
         for callee, site in nf.call_sites.items():
             self.called_at.setdefault(callee, (fn, site))
         return nf
+
+    def locate(self, e: TranspileError, fn: Callable[..., Any]) -> TranspileError:
+        """``e``, raised in ``fn``, with the calls that lead there from the entry (its chain: where an
+        error in srcjax's own helpers is shown, ``api._clean`` takes the innermost user call)."""
+        seen = {fn}
+        while fn in self.called_at:
+            fn, site = self.called_at[fn]
+            if fn in seen:
+                break
+            seen.add(fn)
+            e.called_from(site)
+        return e
 
     def _normalize_one(self, fn: Callable[..., Any], name: str | None = None) -> NormalizedFunction:
         name = name or self.by_fn[fn]
@@ -126,7 +131,8 @@ class Program:
             if nf is not None:
                 _keep_library_form(fn, nf)
         if nf is None:
-            nf = normalize(fn, self.helper_name, name, self.bindings if fn is self.entry_fn else None,
+            nf = normalize(fn, self.helper_name, name,
+                           self.bindings if fn is self.entry_fn else bound_helpers.bound_names(fn),
                            self.comprehension_loops and not library)
             if library and all(self.by_fn.get(c) == c.__name__ for c in nf.calls):
                 # (kept only when it calls the helpers by their own names: not `zeros_like_1` because a
@@ -185,8 +191,9 @@ class Program:
         parts: list[str] = []
         library: dict[str, list[str]] = {m: [] for m in LIBRARY_MODULES}
         called: dict[str, str] = {}  # a library function called by another name (the user has one of its name)
+        unbound = bound_helpers.unbound_originals(self.functions.values())
         for nf in self.functions.values():
-            if nf.name in self.rule_only or nf.name in self.methods:
+            if nf.name in self.rule_only or nf.name in self.methods or nf.fn in unbound and nf is not self.entry:
                 continue
             mod = getattr(nf.fn, "__module__", "")
             if mod in LIBRARY_MODULES and not is_generated(nf.fn):  # (a derivative of one is shown)

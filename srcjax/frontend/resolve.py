@@ -125,6 +125,12 @@ def local_names(fdef: cst.FunctionDef) -> set[str]:
     return names
 
 
+def rebound_parameters(fdef: cst.FunctionDef) -> set[str]:
+    """The parameters of ``fdef`` its body assigns again (or a nested function or comprehension binds)."""
+    return local_names(fdef.with_changes(params=cst.Parameters())) & local_names(
+        fdef.with_changes(body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])])))
+
+
 class _LocalNames(Visitor):
     """The names :func:`local_names` collects (a class made once: one made per call is cyclic garbage)."""
 
@@ -159,7 +165,10 @@ class Resolver:
     def __init__(self, src: FunctionSource, helper_name: Callable[[Callable[..., Any]], str],
                  bindings: dict[str, Any] | None = None) -> None:
         self.src = src
-        self.bindings = bindings or {}  # parameters fixed to a function (an activation passed by the caller)
+        # parameters fixed to a function (an activation passed by the caller); never one the body assigns
+        # (`act = np.sin` in it: calls through `act` are not all calls of what was passed)
+        rebound = rebound_parameters(src.fdef) if bindings else set()
+        self.bindings = {k: v for k, v in (bindings or {}).items() if k not in rebound}
         self.helper_name = helper_name
         self.calls: list[Callable[..., Any]] = []
         self.call_sites: dict[Callable[..., Any], Span | None] = {}  # where each of `calls` is first named
@@ -430,7 +439,9 @@ class _ReserveHelpers(Visitor):
             self.norm.used.add(self.norm.helper_name(unwrap(v)))
 
     def visit_Name(self, n: cst.Name) -> None:
-        if n.value not in self.norm.locals:
+        if n.value in self.norm.bindings:  # (a parameter fixed to a function: calls through it call that one)
+            self.reserve(self.norm.bindings[n.value])
+        elif n.value not in self.norm.locals:
             found, v = self.norm.lookup(n.value)
             if found:
                 self.reserve(v)

@@ -1,0 +1,95 @@
+"""Helpers called with a function for a parameter: ``apply(np.tanh, x)``, ``layer(x, act=relu)``, or a
+function default left to itself (``def layer(x, act=np.tanh)``).
+
+JAX traces through such a call; srcjax writes source, so each such call gets its own copy of the helper with
+the function parameters fixed (a *bound variant*: the same code object, the parameters named in
+``__srcjax_bound__``): calls through the parameter are calls of the function (``Normalizer.bindings``, as
+for an entry function called with a function argument), the parameter leaves the copy's signature and the
+argument leaves the call. Every transformation then sees plain calls (vmap and derivatives of ``act(h)``
+are those of ``np.tanh(h)``), and a second call with another function is another copy.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+BOUND = "__srcjax_bound__"
+# (helper, its bound names and the ids of their functions) -> (the copy, those functions: kept alive)
+_VARIANTS: dict[tuple[Any, ...], tuple[types.FunctionType, tuple[Any, ...]]] = {}
+
+
+def is_plain_function(v: Any) -> bool:
+    """A Python function, or a NumPy function or ufunc: what a helper's parameter is fixed to."""
+    if isinstance(v, type) or hasattr(v, "shape"):
+        return False
+    return isinstance(v, (types.FunctionType, types.BuiltinFunctionType, np.ufunc)) or \
+        callable(v) and getattr(type(v), "__module__", "") == "numpy"
+
+
+def bound_variant(fn: types.FunctionType, bound: dict[str, Any]) -> types.FunctionType:
+    """The copy of ``fn`` whose parameters ``bound`` are fixed to those functions (one per binding)."""
+    key = (fn, *sorted((k, id(v)) for k, v in bound.items()))
+    hit = _VARIANTS.get(key)
+    if hit is not None:
+        return hit[0]
+    made = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    made.__kwdefaults__ = fn.__kwdefaults__
+    made.__qualname__, made.__module__, made.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    setattr(made, BOUND, dict(bound))
+    made.__srcjax_bound_of__ = fn  # type: ignore[attr-defined]  # (the helper it is a copy of)
+    sig = inspect.signature(fn)  # (what callers bind their arguments to: without the fixed parameters)
+    made.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[p for p in sig.parameters.values() if p.name not in bound])
+    _VARIANTS[key] = (made, tuple(bound.values()))
+    return made
+
+
+def bound_names(fn: Callable[..., Any]) -> dict[str, Any] | None:
+    """The parameters a bound variant fixes (None: not one)."""
+    return getattr(fn, BOUND, None)
+
+
+def call_bindings(fn: types.FunctionType, positional: list[tuple[bool, Any]],
+                  keywords: dict[str, tuple[bool, Any]], rebound: set[str]) -> dict[str, Any]:
+    """The parameters of ``fn`` a call fixes to functions: its arguments known statically to be functions
+    (``(known, value)`` per positional and keyword argument), and function defaults it leaves alone; never
+    one of ``rebound`` (assigned again in its body)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return {}
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        return {}
+    out: dict[str, Any] = {}
+    for p, (known, v) in zip(params, positional):
+        if p.kind == p.KEYWORD_ONLY:
+            return {}
+        if known and is_plain_function(v):
+            out[p.name] = v
+    passed = {p.name for p in params[:len(positional)]} | set(keywords)
+    for name, (known, v) in keywords.items():
+        if known and is_plain_function(v):
+            out[name] = v
+    for p in params:
+        if p.name not in passed and p.default is not p.empty and is_plain_function(p.default):
+            out[p.name] = p.default
+    return {k: v for k, v in out.items() if k not in rebound}
+
+
+def unbound_originals(functions: Any) -> set[Any]:
+    """Of these normalized functions, the helpers that only bound copies of them are called as (normalized
+    because a caller's body names them, never called: not printed)."""
+    functions = list(functions)
+    of = {getattr(nf.fn, "__srcjax_bound_of__", None) for nf in functions}
+    dropped: set[Any] = set()
+    while True:  # (an original called only by dropped ones is dropped too)
+        called = {c for nf in functions if nf.fn not in dropped for c in nf.calls}
+        more = {nf.fn for nf in functions if nf.fn in of and nf.fn not in called} - dropped
+        if not more:
+            return dropped
+        dropped |= more
