@@ -22,6 +22,7 @@ import linecache
 import operator
 import re
 import types
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -855,6 +856,7 @@ def numpy_function(fn: Callable[..., Any]) -> Callable[..., Any]:
         ns.update(chosen)
     f = chosen[prog.entry.name]
     prog._numpy_fn = f  # type: ignore[attr-defined]
+    weakref.finalize(f, linecache.cache.pop, filename, None)  # (its registration dies with it)
     return f  # type: ignore[no-any-return]
 
 

@@ -15,6 +15,7 @@ import libcst as cst
 from ..frontend.names import assigned_names, code, names_in
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
+from ..frontend.resolve import LIBRARY_MODULES
 from ..frontend.restructure import walk as _walk
 from . import custom_rules
 from .activity import find_nested_def
@@ -92,6 +93,12 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
                 callee is nf or find_nested_def(callee.plain_fdef.body) is not None:
             if data != DYNAMIC:
                 return None  # the test may turn out static (recursion on a Python int): call it as usual
+            if getattr(callee.fn, "__module__", "") in LIBRARY_MODULES:  # (srcjax's batched code: not the user's)
+                raise DifferentiationError(
+                    f"reverse mode through {where} of the batched program srcjax wrote is not supported yet",
+                    span=nf.spans.get(id(line)),
+                    hint="use forward mode (srcjax.jvp, srcjax.jacfwd); under vmap of vmap (a batched `while`), "
+                         "take the derivative inside the vmaps: vmap(vmap(grad(f, max_iters=...)))")
             raise DifferentiationError(f"reverse mode through {where} (a helper from another module, a closure, "
                                        "or recursion) is not supported yet", span=nf.spans.get(id(line)),
                                        hint=f"call {callee.name} before the `if` and select the result with "

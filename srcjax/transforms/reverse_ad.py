@@ -29,7 +29,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..core import UnsupportedSyntaxError
+from ..core import TranspileError, UnsupportedSyntaxError
 from ..frontend.names import Names, code, names_in, names_read, target_names
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
@@ -855,10 +855,13 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     nm = Names(taken)
     fwd, bwd = nm.fresh(f"{nf.name}_fwd"), nm.fresh(f"{nf.name}_bwd")
     helpers[key] = (fwd, bwd)
-    v = VJP(program, nf, active, helpers, out_lines, max_iters)
-    v.constants = constant_names(v.body, v.act, v.params)
-    out_bar = v.names.fresh("out_bar")
-    primal, adj, out, defined = v.sweeps(out_bar)
+    try:
+        v = VJP(program, nf, active, helpers, out_lines, max_iters)
+        v.constants = constant_names(v.body, v.act, v.params)
+        out_bar = v.names.fresh("out_bar")
+        primal, adj, out, defined = v.sweeps(out_bar)
+    except TranspileError as e:  # (in a helper: the calls that lead there, so it is shown at the user's)
+        raise program.locate(e, nf.fn) from None
     bars = v.finish_bars(adj, defined, skip_zeros=True)
     HELPER_ZEROS[(fwd, bwd)] = tuple(v.zero_params)
     # values the adjoint reads that the caller does not have: saved at the end of the forward half

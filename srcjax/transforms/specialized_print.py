@@ -111,6 +111,10 @@ class _Recorder(Specializer):
         if traced and (fact is None or fact[0] != "a"):  # (an array's abstract value is its value's everywhere)
             fact = None
         old = facts.get(name, fact)
+        if old is not None and fact is not None and old[0] == fact[0] == "a" and old[:3] == fact[:3]:
+            # (a loop's carry traced weakly typed, then as the loop's own type: the same array; what is
+            # printed from it is checked against the program that runs, _same_program)
+            fact = old = ("a", fact[1], fact[2], bool(old[3] and fact[3]))
         facts[name] = fact if old == fact else None
 
 
