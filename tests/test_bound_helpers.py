@@ -137,3 +137,19 @@ def test_a_parameter_the_body_assigns_again_is_never_fixed() -> None:
         assert f"{__file__}:" in str(e).splitlines()[0], str(e)
     else:
         np.testing.assert_allclose(np.asarray(got), np.cos(X), rtol=1e-13)
+
+
+def too_many(x):
+    return apply(np.cos, x, 3)
+
+
+def unknown_keyword(x):
+    return apply(np.cos, x, z=np.sin)
+
+
+@pytest.mark.parametrize("fn, words", [(too_many, "too many positional arguments"),
+                                       (unknown_keyword, "unexpected keyword argument 'z'")])
+def test_a_wrong_call_with_a_function_argument_is_the_usual_located_error(fn, words: str) -> None:
+    with pytest.raises(srcjax.ArgumentError, match=words) as e:
+        srcjax.jit(fn)(X)
+    assert f"{__file__}:" in str(e.value).splitlines()[0]

@@ -390,12 +390,16 @@ class Normalizer(Resolver):
                 or getattr(fv, "__module__", "") in LIBRARY_MODULES or bound_helpers.bound_names(fv) is not None \
                 or any(a.star for a in node.args):
             return None
+        params = list(inspect.signature(fv).parameters)
         positional = [self.constant(a.value) for a in node.args if a.keyword is None]
         keywords = {a.keyword.value: self.constant(a.value) for a in node.args if a.keyword is not None}
-        bound = bound_helpers.call_bindings(fv, positional, keywords, rebound_parameters(read_function(fv).fdef))
+        if len(positional) > len(params) or not set(keywords) <= set(params):
+            return None  # (the call's own error: made by the usual path)
+        bound = bound_helpers.call_bindings(fv, positional, keywords, set())
+        if bound:  # (a parameter the helper assigns again is not fixed)
+            bound = bound_helpers.call_bindings(fv, positional, keywords, rebound_parameters(read_function(fv).fdef))
         if not bound:
             return None
-        params = list(inspect.signature(fv).parameters)
         kept = [a.with_changes(value=self.atom(a.value)) for i, a in enumerate(node.args)
                 if (a.keyword.value if a.keyword is not None else params[i]) not in bound]
         if kept:
