@@ -811,3 +811,26 @@ def test_lax_imported_by_another_name_is_differentiated():
     for x in (np.array([0.3, 0.5]), np.array([-0.3, -0.5])):
         np.testing.assert_allclose(srcjax.grad(calls_lax_alias_helper)(x),
                                    np.where(x.sum() > 0, 2.0, np.cos(x)), rtol=1e-12)
+
+
+def _counted_to_an_argument(x, n):  # type: ignore[no-untyped-def]
+    k = 0
+    h = x
+    while k < n and np.sum(h * h) < 6.0:
+        h = h * 1.3 + 0.1
+        k = k + 1
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("n", [2, np.int64(2), np.int64(30)], ids=["int", "int64", "int64-big"])
+def test_grad_of_a_while_counted_to_an_integer_array_argument(n) -> None:
+    """Regression: ``while k < n and ...`` with ``n`` an integer ARRAY argument, under grad with max_iters, was
+    "a range() bound must be known at transpile time" (a range the user never wrote: the counted loop's bound
+    ``trip_bound(n, most)`` was ``n`` itself). Now ``most`` there (each iteration is guarded by the test);
+    against finite differences (jax.grad refuses a while_loop)."""
+    x = np.linspace(0.1, 0.5, 3)
+    g = np.asarray(srcjax.grad(_counted_to_an_argument, max_iters=8)(x, n))
+    e = 1e-6
+    fd = [(_counted_to_an_argument(x + e * u, int(n)) - _counted_to_an_argument(x - e * u, int(n))) / (2 * e)
+          for u in np.eye(3)]
+    np.testing.assert_allclose(g, fd, rtol=1e-7)
