@@ -822,7 +822,7 @@ def _counted_to_an_argument(x, n):  # type: ignore[no-untyped-def]
     return np.sum(h)
 
 
-@pytest.mark.parametrize("n", [2, np.int64(2), np.int64(30)], ids=["int", "int64", "int64-big"])
+@pytest.mark.parametrize("n", [np.array(2), np.array(30), np.int64(3), 2], ids=["array", "array-big", "int64", "int"])
 def test_grad_of_a_while_counted_to_an_integer_array_argument(n) -> None:
     """Regression: ``while k < n and ...`` with ``n`` an integer ARRAY argument, under grad with max_iters, was
     "a range() bound must be known at transpile time" (a range the user never wrote: the counted loop's bound
