@@ -20,6 +20,24 @@ import pytest
 import srcjax
 from srcjax.api import Compiled
 from srcjax.runtime.xla import _mlir_module  # (private: the one MLIR context srcjax parses modules in)
+from tests.linalg_programs import (  # (the same user functions as benchmarks/gpu_linalg_check.py)
+    cholesky,
+    cond,
+    det,
+    eigh,
+    eigh_upper,
+    eigvalsh,
+    inv,
+    lstsq,
+    norm2,
+    pinv,
+    qr,
+    slogdet,
+    solve,
+    svd,
+    svd_reduced,
+    svd_values,
+)
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -55,70 +73,6 @@ def srcjax_gpu_calls(fn: Callable[..., Any], *args: Any) -> list[str]:
     text = srcjax.lower(fn, *args).as_text()
     assert "@lapack_" not in text
     return kernel_calls(text)
-
-
-def inv(a):
-    return np.linalg.inv(a)
-
-
-def solve(a, b):
-    return np.linalg.solve(a, b)
-
-
-def det(a):
-    return np.linalg.det(a)
-
-
-def slogdet(a):
-    return np.linalg.slogdet(a)
-
-
-def cholesky(a):
-    return np.linalg.cholesky(a)
-
-
-def eigh(a):
-    return np.linalg.eigh(a)
-
-
-def eigh_upper(a):
-    return np.linalg.eigh(a, UPLO="U")
-
-
-def eigvalsh(a):
-    return np.linalg.eigvalsh(a)
-
-
-def svd(a):
-    return np.linalg.svd(a)
-
-
-def svd_reduced(a):
-    return np.linalg.svd(a, full_matrices=False)
-
-
-def svd_values(a):
-    return np.linalg.svd(a, compute_uv=False)
-
-
-def qr(a):
-    return np.linalg.qr(a)
-
-
-def pinv(a):
-    return np.linalg.pinv(a)
-
-
-def norm2(a):
-    return np.linalg.norm(a, ord=2)
-
-
-def cond(a):
-    return np.linalg.cond(a)
-
-
-def lstsq(a, b):
-    return np.linalg.lstsq(a, b)[0]
 
 
 TWINS: dict[Any, Callable[..., Any]] = {
