@@ -14,13 +14,10 @@ The default run checks ``DEFAULT_SEEDS``; ``SRCJAX_HYPOTHESIS=thorough`` checks 
 
 from __future__ import annotations
 
-import argparse
-import collections
 import dataclasses
 import importlib.util
 import pathlib
 import sys
-import tempfile
 import traceback
 import types
 import warnings
@@ -31,7 +28,7 @@ import pytest
 
 import srcjax
 
-from . import hunt_domains, written
+from . import hunt_domains, hunt_sweep, written
 from .hunt_domains import N_BATCH, D, DCase, H
 
 jax = pytest.importorskip("jax")
@@ -463,24 +460,7 @@ def test_vmap_keeps_a_number_carried_by_a_loop_weakly_typed() -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--start", type=int, default=0)
-    ap.add_argument("--count", type=int, default=50)
-    ap.add_argument("--seeds", type=str, default="")
-    ap.add_argument("--no-numpy", action="store_true")
-    args = ap.parse_args()
-    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else range(args.start, args.start + args.count)
-    counts: collections.Counter[str] = collections.Counter()
-    with tempfile.TemporaryDirectory() as d:
-        for s in seeds:
-            import srcjax
-            srcjax.reuse.forget()
-            out = run_case(s, pathlib.Path(d), numpy_check=not args.no_numpy)
-            counts[out.status] += 1
-            print(f"[{out.status}] {hunt_domains.case(s).describe()}", flush=True)
-            if out.status != "ok":
-                print("    " + out.detail.replace("\n", "\n    ")[:2500], flush=True)
-    print(dict(counts))
+    hunt_sweep.main(run_case, lambda s: hunt_domains.case(s).describe(), 2500)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,9 @@ The default run checks ``DEFAULT_SEEDS``; ``SRCJAX_HYPOTHESIS=thorough`` checks 
 
 from __future__ import annotations
 
-import argparse
-import collections
 import importlib.util
 import pathlib
 import sys
-import tempfile
 import traceback
 import types
 import warnings
@@ -27,7 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pytest
 
-from . import hunt_programs, written
+from . import hunt_programs, hunt_sweep, written
 from .hunt_programs import N_BATCH, C, Case, D, H, T
 from .twins import jax_twin
 
@@ -394,25 +391,7 @@ def test_vmap_loop_over_a_list_of_layers_mapped_in_part(in_axes: Any) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--start", type=int, default=0)
-    ap.add_argument("--count", type=int, default=50)
-    ap.add_argument("--seeds", type=str, default="")
-    ap.add_argument("--no-numpy", action="store_true")
-    args = ap.parse_args()
-    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else range(args.start, args.start + args.count)
-    counts: collections.Counter[str] = collections.Counter()
-    with tempfile.TemporaryDirectory() as d:
-        for s in seeds:
-            import srcjax
-            srcjax.reuse.forget()
-            out = run_case(s, pathlib.Path(d), numpy_check=not args.no_numpy)
-            counts[out.status] += 1
-            c = hunt_programs.case(s)
-            print(f"[{out.status}] {c.describe()}", flush=True)
-            if out.status not in ("ok",):
-                print("    " + out.detail.replace("\n", "\n    ")[:1500], flush=True)
-    print(dict(counts))
+    hunt_sweep.main(run_case, lambda s: hunt_programs.case(s).describe(), 1500)
 
 
 if __name__ == "__main__":
