@@ -139,3 +139,82 @@ def test_text_passes_remember_their_inputs():
     r = readable.readable_source(a, pure)
     assert readable.readable_source(a, set(pure)) == r
     assert readable.readable_source(a, pure, tidy_constants=False) is not None
+
+
+# texts of the kinds the batcher and activity analysis ask about (names, numbers, literals, calls, ...)
+_EXPRESSIONS = [
+    "x", "x_bar", "True", "False", "None", "match", "_", "2", "-2", "1_000", "2.5", "1e-12", "1j", "'a'", "b'a'",
+    "'a' 'b'", "f'{x}'", "...", "(x)", "((x))", "(2)", "x, y", "(x, y)", "(x,)", "()", "[x, y[0]]", "[]",
+    "{'w': w, 'b': b}", "{**d}", "{'w': w, **d}", "{x}", "np.sum(x * y, axis=0)", "x[0]", "x[1:, None]", "x.T",
+    "x.shape[0]", "x + y", "-x", "not x", "x if c else y", "lambda: x", "[v for v in xs]", "(v for v in xs)",
+    "(a := 1)", "*a", "a := 1", "", " x", "x  ", "def", "if", "(", "x +", "x.shape", "np.s_[1:]",
+]
+
+
+def _libcst_parts(expr: str):  # (batch_state._parts before its ast fast path)
+    import libcst as cst
+
+    from srcjax.frontend.names import code
+
+    if expr.isidentifier():
+        return None
+    try:
+        node = cst.parse_expression(expr)
+    except Exception:
+        return None
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return tuple((str(i), code(e.value)) for i, e in enumerate(node.elements))
+    if isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
+        return tuple((code(e.key), code(e.value)) for e in node.elements if isinstance(e, cst.DictElement))
+    return None
+
+
+def _libcst_paren(text: str) -> str:  # (batch_call._paren before its ast fast path)
+    import libcst as cst
+
+    try:
+        node = cst.parse_expression(text)
+    except Exception:
+        return f"({text})"
+    if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.Call, cst.Subscript, cst.Attribute)):
+        return text
+    return f"({text})"
+
+
+def _libcst_names(text: str) -> list[str]:  # (names.text_names before its fast paths: batch._names)
+    import libcst as cst
+
+    from srcjax.frontend.names import names_in
+
+    try:
+        return names_in(cst.parse_expression(text))
+    except Exception:
+        return []
+
+
+def _libcst_seq_names(v: str) -> list[str]:  # (activity._seq_names of a text before its fast paths)
+    import libcst as cst
+
+    from srcjax.frontend.names import comprehension_targets
+    from srcjax.transforms.activity import _ArrayNames
+
+    try:
+        node = cst.parse_expression(v)
+    except Exception:
+        return []
+    reads = _ArrayNames()
+    reads.walk(node)
+    return [n for n in reads.out if n not in comprehension_targets(node)]
+
+
+def test_ast_answers_the_questions_libcst_answered() -> None:
+    """The text queries that read a small expression with ``ast`` first (``parsed.expression``: ten times
+    cheaper than libcst's parse) answer as when libcst parsed every text."""
+    from srcjax.frontend.names import text_names
+    from srcjax.transforms import activity, batch_call, batch_state
+
+    for text in _EXPRESSIONS:
+        assert batch_state._parts(text) == _libcst_parts(text), text
+        assert batch_call._paren(text) == _libcst_paren(text), text
+        assert text_names(text) == _libcst_names(text), text
+        assert activity._seq_names(text) == _libcst_seq_names(text), text

@@ -13,13 +13,14 @@ loops) and :func:`find_nested_def`.
 
 from __future__ import annotations
 
+import keyword
 import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import libcst as cst
 
-from ..frontend import shadowing
+from ..frontend import parsed, shadowing
 from ..frontend.liveness import Liveness
 from ..frontend.names import Names, Visitor, boolean_valued, code, comprehension_targets, names_in, target_names, walk
 from ..frontend.normalize import NormalizedFunction
@@ -585,6 +586,10 @@ def _seq_names(v: Any) -> list[str]:
     if isinstance(v, list):
         return [x for x in v if isinstance(x, str) and x.isidentifier()]
     if isinstance(v, str):
+        if v.isidentifier() and not keyword.iskeyword(v):  # (a name: itself; a number, a string: none)
+            return [v]
+        if parsed.is_literal(v):
+            return []
         try:
             node = cst.parse_expression(v)
         except Exception:

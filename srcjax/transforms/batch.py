@@ -37,7 +37,7 @@ from ..core import Span, TranspileError
 from ..frontend import numpy_calls
 from ..frontend.binding_times import BindingTimes
 from ..frontend.functionalize import with_data_names
-from ..frontend.names import Names, code, names_in, syntax_children, target_names, walk
+from ..frontend.names import Names, code, names_in, syntax_children, target_names, text_names, walk
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..primitives import registry
@@ -579,9 +579,9 @@ class FunctionWriter:
             x = op.args.get(op.prim.arrays[0]) if op.prim.arrays else None
             key = op.args.get("key")
             if isinstance(x, str) and isinstance(self.state(x), (Tree, Stack)) and isinstance(key, str) and \
-                    any(any_batched(self.state(n)) for n in _names(key)):  # parts[i]: a Python list's item
+                    any(any_batched(self.state(n)) for n in text_names(key)):  # parts[i]: a Python list's item
                 raise batch_errors.mapped_error(self, f"the index [{key}] into the Python container `{x}`",
-                                                _names(key), line, "index an array instead: np.stack(...)[i]")
+                                                text_names(key), line, "index an array instead: np.stack(...)[i]")
             if isinstance(x, str) and isinstance(self.state(x), (Tree, Stack)) and (item := batch_containers.
                     container_item(self, value, x, op, op.prim.result_kind(op.args) == "any")) is not None:
                 return item
@@ -736,7 +736,7 @@ class FunctionWriter:
     def per_example_text(self, text: str, line: cst.CSTNode) -> str:
         """An argument written as an expression (``x.ndim``, ``(x.size,)``): shape queries of batched
         values become per-example queries; any other read of a batched value there is refused."""
-        if text.isidentifier() or not any(any_batched(self.state(n)) for n in _names(text)):
+        if text.isidentifier() or not any(any_batched(self.state(n)) for n in text_names(text)):
             return text
         node = cst.parse_expression(text)
         if self.only_shapes(node):
@@ -777,10 +777,10 @@ class FunctionWriter:
                     args[p] = self.convert(a, st, True)
         for p in prim.mixed:  # static parameters that may hold dynamic integers (an index key)
             if isinstance(args.get(p), str):
-                flags[p] = any(any_batched(self.state(n)) for n in _names(args[p]))
+                flags[p] = any(any_batched(self.state(n)) for n in text_names(args[p]))
         static_batched = [p for p, v in args.items() if p not in prim.arrays and p not in prim.array_seqs and
                           p not in prim.mixed and isinstance(v, str) and
-                          any(any_batched(self.state(n)) for n in _names(v))]
+                          any(any_batched(self.state(n)) for n in text_names(v))]
         for p in list(static_batched):  # ``(x.size,)``: a per-example shape query is static
             node = cst.parse_expression(args[p])
             if self.only_shapes(node):
@@ -788,7 +788,7 @@ class FunctionWriter:
                 static_batched.remove(p)
         if static_batched:
             p = static_batched[0]
-            raise batch_errors.mapped_error(self, f"{prim.path}'s {p}= argument", _names(args[p]), line,
+            raise batch_errors.mapped_error(self, f"{prim.path}'s {p}= argument", text_names(args[p]), line,
                                             "pass in_axes=None for the argument it is computed from")
         rule = prim.batch
         c = BatchCall(self, prim, args, flags, seq_flags, operator, ind)
@@ -885,13 +885,6 @@ class FunctionWriter:
 
 def _is_empty_list(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.List) and not value.elements
-
-
-def _names(text: str) -> list[str]:
-    try:
-        return names_in(cst.parse_expression(text))
-    except Exception:
-        return []
 
 
 def _replace_name(text: str, name: str, new: str) -> str:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from ..frontend.names import code, names_in, renamed
+from ..frontend import parsed
+from ..frontend.names import code, renamed, text_names
 from ..primitives import registry
 from .batch_state import any_batched
 
@@ -42,7 +44,7 @@ class BatchCall:
 
     def reads_batched(self, text: str) -> bool:
         """Whether the expression ``text`` (an element of a key) reads a batched name."""
-        return any(any_batched(self.w.state(n)) for n in names_of(text))
+        return any(any_batched(self.w.state(n)) for n in text_names(text))
 
     def array(self, param: str) -> bool:
         """Whether the argument is a name known to hold an array (a primitive's result), not a container."""
@@ -80,7 +82,7 @@ class BatchCall:
             for p in self.prim.mixed:
                 if self.flags.get(p):
                     text = self.args[p]
-                    for n in names_of(text):
+                    for n in text_names(text):
                         if any_batched(self.w.state(n)):
                             text = replace_name(text, n, f"{n}[{index}]")
                     new[p] = text
@@ -104,7 +106,13 @@ class BatchCall:
 @functools.lru_cache(maxsize=4096)
 def _paren(text: str) -> str:
     """``text`` in parentheses unless it is an atom (a name, number, call, subscript, attribute); per
-    text, remembered (libcst parses it)."""
+    text, remembered (``ast`` reads it; libcst where ``ast`` does not)."""
+    top = parsed.expression(text)
+    if top is not None:  # (libcst's atoms above are ast's Name, Call, Subscript, Attribute, int and float
+        # constants, and True, False, None: libcst's names)
+        atom = isinstance(top, (ast.Name, ast.Call, ast.Subscript, ast.Attribute)) or isinstance(top, ast.Constant) \
+            and (top.value is None or isinstance(top.value, (bool, int, float)))
+        return text if atom else f"({text})"
     try:
         node = cst.parse_expression(text)
     except Exception:  # pragma: no cover
@@ -143,13 +151,6 @@ def call_text(prim: registry.Primitive, args: dict[str, Any], changed: set[str])
         else:
             parts.append(f"{p.name}={v}")
     return f"{prim.path}({', '.join(parts)})"
-
-
-def names_of(text: str) -> list[str]:
-    try:
-        return names_in(cst.parse_expression(text))
-    except Exception:
-        return []
 
 
 def replace_name(text: str, name: str, new: str) -> str:

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import batched as batched_helpers
+from ..frontend.names import text_names
 from .batch_state import State, Tree, any_batched, item, parts_of
 
 if TYPE_CHECKING:
@@ -89,19 +90,13 @@ def _key_elements(w: FunctionWriter, key: str) -> list[tuple[str, bool]] | None:
     tuple, or one index)."""
     parts = parts_of(key)
     if parts is not None and key.lstrip().startswith("("):
-        return [(e, any(any_batched(w.state(n)) for n in _names(e))) for e in parts.values()]
-    st = w.state(key) if key.isidentifier() else any(any_batched(w.state(n)) for n in _names(key))
+        return [(e, any(any_batched(w.state(n)) for n in text_names(e))) for e in parts.values()]
+    st = w.state(key) if key.isidentifier() else any(any_batched(w.state(n)) for n in text_names(key))
     if isinstance(st, Tree):
         if st.kind != "tuple":
             return None
         return [(item(key, k), any_batched(v)) for k, v in st.items]
     return [(key, any_batched(st))]
-
-
-def _names(text: str) -> list[str]:
-    from .batch_call import names_of
-
-    return names_of(text)
 
 
 def _merged(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[str, State], ind: int) -> str | None:

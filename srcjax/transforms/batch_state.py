@@ -11,6 +11,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..frontend import parsed
 from ..frontend.names import code
 
 __all__ = ["Repeated", "Stack", "State", "Tree", "all_batched", "any_batched", "element", "fully_batched", "item",
@@ -139,6 +140,9 @@ def parts_of(expr: str) -> dict[str, str] | None:
 def _parts(expr: str) -> tuple[tuple[str, str], ...] | None:
     """:func:`parts_of`, remembered per text (the batcher asks again for the same names)."""
     if expr.isidentifier():  # (a name, or a keyword that does not parse: no literal's parts, and no parse)
+        return None
+    top = parsed.expression(expr)  # (~10x cheaper than libcst's parse: most texts asked are no literal)
+    if top is not None and not isinstance(top, (ast.Tuple, ast.List, ast.Dict)):
         return None
     try:
         node = cst.parse_expression(expr)
