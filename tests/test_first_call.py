@@ -413,6 +413,7 @@ def _library_programs(f):
 def test_library_helpers_from_the_disk_give_the_same_programs(tmp_path, monkeypatch):
     """A new process takes srcjax's normalized helpers from the persistent cache: the same StableHLO,
     source and numbers as normalizing them; their own source is read only when asked."""
+    from srcjax import batch_shared
     from srcjax.frontend import program
     from srcjax.frontend.read import UnreadSource
 
@@ -422,7 +423,8 @@ def test_library_helpers_from_the_disk_give_the_same_programs(tmp_path, monkeypa
     stored = list((tmp_path / "cache").glob("*.norm"))
     from srcjax.frontend.read import is_generated
 
-    assert len(stored) >= 10 and len(stored) == len([f for f in program._LIBRARY if not is_generated(f)])
+    helpers = len([f for f in program._LIBRARY if not is_generated(f)])
+    assert len(stored) >= 10 and helpers <= len(stored) <= helpers + len(batch_shared._SHARED)  # (vmap's copies)
     monkeypatch.setattr(program, "_LIBRARY", {})  # another new process
     hlo2, src2, out2 = _library_programs(_fresh_function(_LIB_SRC))
     loaded = [nf for f, nf in program._LIBRARY.items() if not is_generated(f)]
@@ -433,6 +435,49 @@ def test_library_helpers_from_the_disk_give_the_same_programs(tmp_path, monkeypa
         np.testing.assert_array_equal(a, b)
     nf = loaded[0]
     assert nf.source.fdef.name.value == nf.fn.__name__ and nf.source.span(nf.source.fdef.name) is not None  # on demand
+
+
+def test_vmaps_shared_copies_of_helpers_from_the_disk_give_the_same_programs(tmp_path, monkeypatch):
+    """vmap's shared batched copies of the helpers (``batch_shared.py``: ``matmul_rhs_bar_vmap``) normalized
+    by an earlier process come from the persistent cache too: the same StableHLO (locations included),
+    source and numbers; each loaded form is the one normalizing its copy gives, its spans in this process's
+    module of the copy (named ``#N`` by a counter: another name in another process)."""
+    import linecache
+    import weakref
+
+    from srcjax import batch_shared
+    from srcjax.frontend import library_cache, program
+    from srcjax.frontend.names import code, walk
+    from srcjax.frontend.normalize import normalize
+    from srcjax.frontend.read import UnreadSource
+    from srcjax.generated import load_module
+
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    for _ in range(2):  # a new process, then another one: the copies come from the disk
+        monkeypatch.setattr(program, "_LIBRARY", {})
+        monkeypatch.setattr(batch_shared, "_SHARED", weakref.WeakValueDictionary())
+        made = _library_programs(_fresh_function(_LIB_SRC))
+        if _ == 0:
+            first = made
+    assert made[0] == first[0] and made[1] == first[1]
+    for a, b in zip(first[2], made[2]):
+        np.testing.assert_array_equal(a, b)
+    copies = [c for c in batch_shared._SHARED.values() if program.library_form(c) is not None]
+    loaded = [c for c in copies if isinstance(program.library_form(c).source, UnreadSource)]
+    assert loaded, "no shared copy came from the disk"
+    for c in loaded:  # the copy compiled again under another module's name, as another process does
+        name = c.__name__
+        filename = f"<srcjax.vmap shared {name} #another>"
+        ns = dict(c.__globals__)
+        exec(load_module(filename, "".join(linecache.getlines(c.__code__.co_filename)), {}), ns)  # noqa: S102
+        again = ns[name]
+        setattr(again, batch_shared.SHARED_ATTR, getattr(c, batch_shared.SHARED_ATTR))
+        got, fresh = library_cache.load(again, name), normalize(again, lambda g: g.__name__, name)
+        assert got is not None and code(got.fdef) == code(fresh.fdef)
+        spans = [[got.spans.get(id(n)) for n in walk(got.fdef)], [fresh.spans.get(id(n)) for n in walk(fresh.fdef)]]
+        assert spans[0] == spans[1] and any(s is not None and s.filename == filename for s in spans[0])
+        assert got.calls == fresh.calls and got.call_sites == fresh.call_sites and got.temps == fresh.temps
+        assert got.source.names() == fresh.source.names() and got.source.def_span() == fresh.source.def_span()
 
 
 def test_an_edited_srcjax_or_a_bad_entry_normalizes_the_helpers_again(tmp_path, monkeypatch):

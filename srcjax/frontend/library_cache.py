@@ -14,12 +14,19 @@ when its text parses back into exactly the tree the normalizer built (:func:`_sa
 only when every helper it calls is found again by name; otherwise the helper is normalized as
 before. The helper's own source (:class:`~srcjax.frontend.read.UnreadSource`) is read only if
 something asks for it (an error's location).
+
+vmap's shared batched copies of the helpers (``batch_shared.py``: ``max_bar_vmap``, a module of its own
+whose text decides what it computes) are kept the same way, keyed by that text too (a copy's code is
+written in each process, not in srcjax's files); spans in the copy's own module are stored without its
+name (``<srcjax.vmap shared max_bar_vmap #2>`` in one process, ``#5`` in another), and a copy with spans
+in another generated module, or calling another copy, is not kept.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import linecache
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +36,7 @@ import numpy as np
 
 from .. import warm_cache
 from ..core import Span
+from .bound_helpers import bound_names
 from .names import walk
 from .normalize import NormalizedFunction
 from .read import UnreadSource, is_generated, parse_module
@@ -38,13 +46,25 @@ _MODULE = cst.Module(body=[])
 _WHITESPACE = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline)
 
 
-def _key(fn: Callable[..., Any], name: str) -> str:
+_SHARED_ATTR = "__srcjax_shared__"  # (batch_shared.SHARED_ATTR: on a shared batched copy; that module imports this one)
+_OWN_FILE = ""  # a span's file name where it is the shared copy's own module (another name in each process)
+
+
+def _shared_text(fn: Callable[..., Any]) -> str | None:
+    """The text of a shared batched copy's module (only the copy's own function), or None for anything else
+    (and for a copy with parameters fixed to functions: its form depends on them too)."""
+    if not isinstance(getattr(fn, "__dict__", {}).get(_SHARED_ATTR), str) or bound_names(fn) is not None:
+        return None
+    return "".join(linecache.getlines(fn.__code__.co_filename)) or None
+
+
+def _key(fn: Callable[..., Any], name: str, text: str | None = None) -> str:
     from libcst import _version
 
     code = fn.__code__
     h = hashlib.sha256()
     for part in (_VERSION, warm_cache.fingerprint(), _version.__version__, np.__version__, sys.version,
-                 fn.__module__, fn.__qualname__, name, str(code.co_firstlineno)):
+                 fn.__module__, fn.__qualname__, name, str(code.co_firstlineno), text or ""):
         h.update(part.encode())
         h.update(b"\0")
     h.update(code.co_code)
@@ -117,12 +137,30 @@ def _kind(t: type) -> int:
     return k
 
 
-def _span(s: Span | None) -> list[Any] | None:
-    return None if s is None else [s.filename, s.line, s.col, s.end_line, s.end_col]
+class _Unportable(Exception):
+    """A shared copy's span in another generated module (named differently in each process): not kept."""
 
 
-def _unspan(v: Any) -> Span | None:
-    return None if v is None else Span(str(v[0]), int(v[1]), int(v[2]), int(v[3]), int(v[4]))
+def _span(s: Span | None, own: str | None = None) -> list[Any] | None:
+    """``s`` for JSON; ``own``: a shared copy's own file, written as :data:`_OWN_FILE`."""
+    if s is None:
+        return None
+    filename = s.filename
+    if own is not None:
+        if filename == own:
+            filename = _OWN_FILE
+        elif filename.startswith("<"):
+            raise _Unportable(filename)
+    return [filename, s.line, s.col, s.end_line, s.end_col]
+
+
+def _unspan(v: Any, own: str | None = None) -> Span | None:
+    if v is None:
+        return None
+    filename = str(v[0])
+    if own is not None and filename == _OWN_FILE:
+        filename = own
+    return Span(filename, int(v[1]), int(v[2]), int(v[3]), int(v[4]))
 
 
 def store(nf: NormalizedFunction) -> None:
@@ -130,21 +168,23 @@ def store(nf: NormalizedFunction) -> None:
     from ..runtime import disk_cache
 
     try:
-        if disk_cache.cache_dir() is None or nf.plain is not None or is_generated(nf.fn):
+        shared = _shared_text(nf.fn) if is_generated(nf.fn) else None
+        if disk_cache.cache_dir() is None or nf.plain is not None or is_generated(nf.fn) and shared is None:
             return  # (a derivative of a helper, written in this process: its code is not in the key)
+        own = nf.fn.__code__.co_filename if shared is not None else None
         text = _MODULE.code_for_node(nf.fdef)
         back = parse_module(text).body[0]  # (without libcst's checks of its own parser's nodes: read.py)
         if not _same(nf.fdef, back):  # (a tree whose text reads back as another tree: not kept)
             return
         calls = [_ref(c) for c in nf.calls]
-        sites = [(_ref(c), _span(s)) for c, s in nf.call_sites.items()]
+        sites = [(_ref(c), _span(s, own)) for c, s in nf.call_sites.items()]
         if any(r is None for r in calls) or any(r is None for r, _ in sites):
             return
-        spans = [[i, _span(nf.spans[id(n)])] for i, n in enumerate(walk(nf.fdef)) if id(n) in nf.spans]
+        spans = [[i, _span(nf.spans[id(n)], own)] for i, n in enumerate(walk(nf.fdef)) if id(n) in nf.spans]
         record = {"version": _VERSION, "name": nf.name, "text": text, "spans": spans, "calls": calls,
                   "call_sites": sites, "temps": sorted(nf.temps), "names": nf.source.names(),
-                  "def_span": _span(nf.source.def_span())}
-        disk_cache.store(_key(nf.fn, nf.name), json.dumps(record).encode(), kind="normalized")
+                  "def_span": _span(nf.source.def_span(), own)}
+        disk_cache.store(_key(nf.fn, nf.name, shared), json.dumps(record).encode(), kind="normalized")
     except Exception:  # noqa: BLE001 - the cache is an optimization
         pass
 
@@ -153,29 +193,31 @@ def load(fn: Callable[..., Any], name: str) -> NormalizedFunction | None:
     """The normalized form of the library helper ``fn`` named ``name`` that an earlier process stored, or None."""
     from ..runtime import disk_cache
 
-    if disk_cache.cache_dir() is None or is_generated(fn):
+    shared = _shared_text(fn) if is_generated(fn) else None
+    if disk_cache.cache_dir() is None or is_generated(fn) and shared is None:
         return None
+    own = fn.__code__.co_filename if shared is not None else None
     try:
-        blob = disk_cache.load(_key(fn, name), count=False, kind="normalized")
+        blob = disk_cache.load(_key(fn, name, shared), count=False, kind="normalized")
         if blob is None:
             return None
         record = json.loads(blob.decode())
         if record.get("version") != _VERSION or record.get("name") != name:
             return None
         calls = [_find(m, q) for m, q in record["calls"]]
-        sites = {_find(m, q): _unspan(s) for (m, q), s in record["call_sites"]}
+        sites = {_find(m, q): _unspan(s, own) for (m, q), s in record["call_sites"]}
         if any(c is None for c in calls) or None in sites:
             return None
         fdef = parse_module(record["text"]).body[0]
         if not isinstance(fdef, cst.FunctionDef) or fdef.name.value != name:
             return None
-        wanted = {int(i): _unspan(s) for i, s in record["spans"]}
+        wanted = {int(i): _unspan(s, own) for i, s in record["spans"]}
         spans: dict[int, Span] = {}
         for i, n in enumerate(walk(fdef)):
             s = wanted.get(i)
             if s is not None:
                 spans[id(n)] = s
-        source = UnreadSource(fn, [str(n) for n in record["names"]], _unspan(record["def_span"]))
+        source = UnreadSource(fn, [str(n) for n in record["names"]], _unspan(record["def_span"], own))
         return NormalizedFunction(name=name, fn=fn, fdef=fdef, spans=spans, source=source, calls=calls,
                                   call_sites=sites, temps={str(t) for t in record["temps"]})
     except Exception:  # noqa: BLE001 - a corrupt or foreign entry: normalize the helper again
