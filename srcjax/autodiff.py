@@ -408,8 +408,9 @@ def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], h
             nums, _ = _argnums(argnums, len(c.params))
         except TranspileError as e:
             raise _clean(e) from None
-        # the function itself stands in until the derivative is written (its signature is the derivative's)
-        d = _Derived(c.fn, nums, f"srcjax.{kind}", static_argnums=tuple(
+        # the function itself stands in until the derivative is written (its signature is the derivative's;
+        # of a vmap or a Jacobian not written yet, what stands in for it: reading `fn` would write it)
+        d = _Derived(c.__dict__.get("_fn") or c.fn, nums, f"srcjax.{kind}", static_argnums=tuple(
             i for i, p in enumerate(c.params) if p in c.static), device=c.device)
         d._lazy = True
         d._by_position = max(nums, default=-1) + 1  # (JAX's rule: differentiated arguments are passed by position)
