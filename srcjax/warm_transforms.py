@@ -13,6 +13,8 @@ writing it cannot raise): its derivative is written only when a call's program i
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from typing import Any
 
 from . import warm_cache
@@ -21,7 +23,8 @@ from . import warm_cache
 from .api import _as_compiled
 from .core import TranspileError
 
-__all__ = ["identity_of", "jacobian_identity", "mark_written", "marked", "reads_of", "vmap_identity", "written_key"]
+__all__ = ["identity_of", "jacobian_identity", "jvp_stand_in", "mark_written", "marked", "reads_of", "same_parameters",
+           "vmap_identity", "written_key"]
 
 
 def identity_of(fn: Any) -> list[Any] | None:
@@ -86,3 +89,36 @@ def mark_written(key: str | None, base: Any) -> None:
     """Note that the derivative under ``key`` was written from what ``base``'s programs read."""
     if key is not None:
         warm_cache.mark(key, reads_of(base))
+
+
+def jvp_stand_in(signature: inspect.Signature, argnums: Any) -> Callable[..., Any] | None:
+    """What stands in for ``jvp(f)``'s derivative until it is written (``autodiff._wrap_new``): a function
+    of its signature, ``f``'s positional parameters (their defaults written out by the caller), a tangent
+    ``p_dot`` per differentiated one, then ``f``'s keyword-only ones; None where that is not known so (a
+    ``*args``, a name taken). A process marks the derivative written only where the signatures agree."""
+    P = inspect.Parameter
+    params = list(signature.parameters.values())
+    if not isinstance(argnums, tuple) or any(p.kind not in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY) for p in params):
+        return None
+    pos = [p.replace(default=P.empty) for p in params if p.kind is P.POSITIONAL_OR_KEYWORD]
+    names = {p.name for p in params}
+    dots = []
+    for i in argnums:
+        if type(i) is not int or not 0 <= i < len(pos) or f"{pos[i].name}_dot" in names:
+            return None
+        names.add(f"{pos[i].name}_dot")
+        dots.append(P(f"{pos[i].name}_dot", P.POSITIONAL_OR_KEYWORD))
+
+    def stand_in(*args: Any, **kwargs: Any) -> Any:  # pragma: no cover - never called (its signature is read)
+        raise AssertionError("a lazy derivative's stand-in is not called")
+
+    stand_in.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [*pos, *dots, *(p for p in params if p.kind is P.KEYWORD_ONLY)])
+    return stand_in
+
+
+def same_parameters(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
+    """Whether ``a`` and ``b`` take the same parameters (names, kinds, the same default objects)."""
+    pa, pb = list(inspect.signature(a).parameters.values()), list(inspect.signature(b).parameters.values())
+    return len(pa) == len(pb) and all(p.name == q.name and p.kind == q.kind and p.default is q.default
+                                      for p, q in zip(pa, pb))

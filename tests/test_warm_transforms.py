@@ -1,5 +1,5 @@
 """The level-2 persistent cache (issue #18, ``srcjax/warm_transforms.py``) for vmap, jacfwd, jacrev,
-hessian and their compositions: a second process skips the front end for each (the Jacobians are not
+hessian, their compositions and jvp: a second process skips the front end for each (the Jacobians are not
 even written: made lazily, their programs come from the cache) and gets the first's results; an edit
 to the function's helper in another module, to that module's constant, or to a constant of the
 function's module is never served stale."""
@@ -22,6 +22,7 @@ MAIN = textwrap.dedent("""
     import json
     import numpy as np
     import srcjax
+    import srcjax.autodiff
     from srcjax import warm_cache
     import helper
 
@@ -44,11 +45,14 @@ MAIN = textwrap.dedent("""
     }}
     out = {{k: np.asarray(t(a)).tolist() for k, (t, a) in made.items()}}
     out["unwritten"] = [k for k, (t, _) in made.items() if getattr(t, "_pending", False) or getattr(t, "_write", None)]
+    out["jvp"] = float(srcjax.jvp(f, (x,), (x,))[1])
+    if srcjax.autodiff._wrap(f, "jvp", (0,), False)._lazy:
+        out["unwritten"].append("jvp")
     out["stats"] = warm_cache.STATS
     print(json.dumps(out))
 """)
 KINDS = ["hessian", "jacrev_grad", "jacfwd", "jacrev", "vmap_grad", "vmap_vmap", "vmap_axes", "jacrev_vmap",
-         "vmap_hessian"]
+         "vmap_hessian", "jvp"]
 
 
 def _write(d: Path, scale: float = 2.0, factor: float = 3.0, offset: float = 1.0) -> None:
@@ -76,7 +80,8 @@ def _expected(scale: float = 2.0, factor: float = 3.0, offset: float = 1.0) -> d
         blocks[i, :, i, :] = jac(xs[i])
     return {"hessian": hess(x), "jacrev_grad": hess(x), "jacfwd": jac(x), "jacrev": jac(x),
             "vmap_grad": 2 * scale * factor ** 2 * xs + 3 * offset * xs ** 2, "vmap_vmap": g(xs)[:, :, None],
-            "vmap_axes": g(xs).T, "jacrev_vmap": blocks, "vmap_hessian": np.stack([hess(v) for v in xs])}
+            "vmap_axes": g(xs).T, "jacrev_vmap": blocks, "vmap_hessian": np.stack([hess(v) for v in xs]),
+            "jvp": np.sum((2 * scale * factor ** 2 * x + 3 * offset * x ** 2) * x)}
 
 
 def _check(out: dict, **consts: float) -> None:
