@@ -48,7 +48,11 @@ MAIN = textwrap.dedent("""
     out["jvp"] = float(srcjax.jvp(f, (x,), (x,))[1])
     if srcjax.autodiff._wrap(f, "jvp", (0,), False)._lazy:
         out["unwritten"].append("jvp")
-    out["stats"] = warm_cache.STATS
+    out["stats"] = dict(warm_cache.STATS)
+    try:  # (a lazy Jacobian's first call that misses writes it: the error a user gets is the same)
+        srcjax.hessian(f)(np.arange(3))
+    except srcjax.TranspileError as e:
+        out["error"] = [type(e).__name__, str(e).splitlines()[0]]
     print(json.dumps(out))
 """)
 KINDS = ["hessian", "jacrev_grad", "jacfwd", "jacrev", "vmap_grad", "vmap_vmap", "vmap_axes", "jacrev_vmap",
@@ -102,6 +106,7 @@ def test_a_second_process_skips_the_front_end_for_every_transformation(tmp_path)
     assert second["unwritten"] == KINDS  # no vmap's source, no Jacobian's derivative written in this process
     for k in KINDS:
         assert second[k] == first[k], k
+    assert second["error"] == first["error"] and first["error"][0] == "DTypeError"
 
 
 def test_edits_under_a_transformation_are_never_served_stale(tmp_path):
