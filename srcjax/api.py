@@ -454,7 +454,7 @@ class Compiled:
         """Whether this call's program is ready without the front end: in memory, or loaded from the
         level-2 cache (a derivative waits for this before writing its source: autodiff._Derived)."""
         try:
-            values = self._bind(args, kwargs)
+            values = Compiled._bind(self, args, kwargs)  # (not vmap's, which writes its source first)
             key = self._key(values)[0]
         except TranspileError:
             return False

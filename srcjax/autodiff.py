@@ -19,7 +19,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from . import adjoint, core, gc_pause, general_hessian, pytree, reverse_over, warm_cache
+from . import adjoint, core, gc_pause, general_hessian, pytree, reverse_over, warm_cache, warm_transforms
 
 # api's underscore names are srcjax-internal (api is a public module: no underscore would read as API);
 # the transformations share them with srcjax.compile on purpose
@@ -403,21 +403,24 @@ def _called_parameters(c: Compiled) -> set[str]:
 def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool,
               max_iters: int | None) -> Compiled:
     c = _as_compiled(fn)
-    if kind in ("grad", "value_and_grad"):
+    stand_in = warm_transforms.jvp_stand_in(c.signature, argnums) if kind == "jvp" else None
+    if kind in ("grad", "value_and_grad") or stand_in is not None:
         try:
             nums, _ = _argnums(argnums, len(c.params))
         except TranspileError as e:
             raise _clean(e) from None
-        # the function itself stands in until the derivative is written (its signature is the derivative's)
-        d = _Derived(c.fn, nums, f"srcjax.{kind}", static_argnums=tuple(
+        # the function itself stands in until the derivative is written (its signature is the derivative's;
+        # of a vmap or a Jacobian not written yet, what stands in for it: reading `fn` would write it)
+        d = _Derived(stand_in or c.__dict__.get("_fn") or c.fn, nums, f"srcjax.{kind}", static_argnums=tuple(
             i for i, p in enumerate(c.params) if p in c.static), device=c.device)
         d._lazy = True
-        d._by_position = max(nums, default=-1) + 1  # (JAX's rule: differentiated arguments are passed by position)
+        if stand_in is None:  # (JAX's rule: differentiated arguments are passed by position)
+            d._by_position = max(nums, default=-1) + 1
         d._origin = (fn, kind, argnums, has_aux, max_iters)
         marker = d._warm_marker()
         if marker is None or not warm_cache.marked(marker):
             d._materialize()  # errors in the function are raised here, as without the cache
-            if marker is not None:
+            if marker is not None and (stand_in is None or warm_transforms.same_parameters(stand_in, d.fn)):
                 warm_cache.mark(marker, d._reads, c._warm_reads())
     else:
         try:

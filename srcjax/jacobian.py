@@ -9,13 +9,14 @@ JVP (VJP) call per element from Python, laid out as JAX lays out a Jacobian of c
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from . import gc_pause, general_hessian, pytree, reuse
+from . import gc_pause, general_hessian, pytree, reuse, warm_cache, warm_transforms
 
 # api's underscore names are srcjax-internal, shared with srcjax.compile on purpose (not public API)
 from .api import _as_compiled, _is_leaf, _leaf_aval, eval_shape
@@ -198,9 +199,12 @@ class _Jacobian(_Derived):
     path instead: one compiled JVP/VJP call per element."""
 
     _generic: Callable[[], Callable[..., Any]] | None = None  # writes the generic form (fn) when first read
+    _pending = False  # written before from unchanged sources (warm_transforms.py): its derivative written when read
 
     @property  # type: ignore[override]
     def fn(self) -> Callable[..., Any]:
+        if self._pending:
+            self._materialize_jacobian()
         write = self._generic
         if write is not None:
             try:
@@ -215,29 +219,45 @@ class _Jacobian(_Derived):
     def fn(self, v: Callable[..., Any]) -> None:
         self._fn = v
 
+    @property  # type: ignore[override]
+    def _needs(self) -> set[str]:  # (parameters called as functions: known once the derivative is written)
+        if self._pending:
+            self._materialize_jacobian()
+        return self._needs_of
+
+    @_needs.setter
+    def _needs(self, v: set[str]) -> None:
+        self._needs_of = v
+
     def __init__(self, fn: Callable[..., Any], kind: str, argnums: int, max_iters: int | None,
                  loop: Callable[..., Any]) -> None:
         c = _as_compiled(fn)
         self._kind, self._argnum, self._loop, self._base = kind, argnums, loop, c
-        try:
-            needs = c._needs if isinstance(c, _Jacobian) else _called_parameters(c)  # (its generic form unread)
-            arrays = c.fn if needs else _derived(_array_form(fn), kind, argnums, max_iters, arrays=True)
-        except TranspileError as e:
-            raise _clean(e) from None
+        self._of, self._max_iters = fn, max_iters
         static = tuple(i for i, p in enumerate(c.params) if p in c.static)
-        super().__init__(arrays, (argnums,), f"srcjax.{kind}", static_argnums=static, device=c.device)
-        for copied in [k for k in vars(arrays) if k.startswith("__srcjax") and not needs]:  # (the array form's)
-            self.__dict__.pop(copied, None)
-        self._needs = needs
         # hessian: the function, not its gradient (a derivative takes its function's arguments; a vmap's
         # function takes one example's, so a vmapped function is its own)
-        self._primal = (c._primal if isinstance(c, _Derived) else None) or fn
+        primal = (c._primal if isinstance(c, _Derived) else None) or fn
+        marker = warm_transforms.written_key(kind, argnums, max_iters, c, c.device)
+        lazy = warm_transforms.marked(marker)
+        if lazy:  # (written before: what stands in for the function until a call needs the derivative)
+            arrays = c.__dict__.get("_fn") or c.fn
+        else:
+            needs, arrays = self._written(c, fn)
+        super().__init__(arrays, (argnums,), f"srcjax.{kind}", static_argnums=static, device=c.device)
+        self._primal = primal
         self._output_of = getattr(c, "_output_of", None)  # hessian: its gradient's output must be a real scalar
-        self._arrays: _Derived | None = None  # what a call on the compiled path runs
-        if not needs:
-            self._generic = functools.partial(_derived, fn, kind, argnums, max_iters)
-            self._arrays = _Derived(arrays, (argnums,), self._what, static_argnums=static, device=c.device)
+        self._arrays: _ArrayForm | None = None  # what a call on the compiled path runs
+        if lazy:
+            for k in [k for k in vars(self) if k.startswith("__srcjax")]:  # (the stand-in's marks)
+                del self.__dict__[k]
+            self._pending = True
+            self._arrays = _ArrayForm(arrays, (argnums,), self._what, static_argnums=static, device=c.device)
+            self._arrays._lazy, self._arrays._owner = True, self
             self._arrays._primal, self._arrays._output_of = self._primal, self._output_of
+        else:
+            self._adopt(needs, arrays)
+            warm_transforms.mark_written(marker, c)
         self._array_out: dict[Any, bool] = {}
         self._fallback: _Derived | None = None  # the loop form, where the batched form does not compile
         self._checked: set[tuple[Any, ...]] = set()  # signatures of arrays a call took the batched form with
@@ -246,6 +266,63 @@ class _Jacobian(_Derived):
         self._switch: Callable[..., Any] | bool | None = None  # hessian: what compiled code calls (_hessian_switch)
         self._general_keys: set[Any] = set()  # signatures whose output is not a scalar
         self._real_ok: set[Any] = set()  # signatures whose output reverse mode checked (no integer leaf)
+
+    def _written(self, c: Any, fn: Callable[..., Any]) -> tuple[set[str], Callable[..., Any]]:
+        """(the parameters called as functions, the array form's generated function) written now."""
+        try:
+            needs = c._needs if isinstance(c, _Jacobian) else _called_parameters(c)  # (its generic form unread)
+            arrays = c.fn if needs else _derived(_array_form(fn), self._kind, self._argnum, self._max_iters,
+                                                 arrays=True)
+        except TranspileError as e:
+            raise _clean(e) from None
+        return needs, arrays
+
+    def _adopt(self, needs: set[str], arrays: Callable[..., Any]) -> None:
+        """Take the written array form (``arrays``) as this Jacobian's function and its ``_arrays``'."""
+        for copied in [k for k in vars(arrays) if k.startswith("__srcjax") and not needs]:  # (the array form's)
+            self.__dict__.pop(copied, None)
+        self._needs = needs
+        if needs:
+            self._arrays = None
+            return
+        self._generic = functools.partial(_derived, self._of, self._kind, self._argnum, self._max_iters)
+        if self._arrays is None:
+            self._arrays = _ArrayForm(arrays, (self._argnum,), self._what, static_argnums=tuple(
+                i for i, p in enumerate(self.params) if p in self.static), device=self.device)
+            self._arrays._primal, self._arrays._output_of = self._primal, self._output_of
+        else:
+            _become(self._arrays, arrays)
+            self._arrays._lazy = False
+        self._arrays._owner = self
+
+    def _materialize_jacobian(self) -> None:
+        """Write the derivative of a Jacobian made lazily (a call whose program is not in the level-2 cache,
+        or anything reading ``fn``, ``_needs`` or the array form's function)."""
+        self._pending = False
+        try:
+            needs, arrays = self._written(self._base, self._of)
+        except TranspileError:
+            self._pending = True
+            raise
+        _become(self, arrays)
+        self._adopt(needs, arrays)
+
+    def _warm_identity(self) -> list[Any] | None:
+        return warm_transforms.jacobian_identity(self._kind, self._argnum, self._max_iters, self._general is not None,
+                                                 self._base)
+
+    def _warm_reads(self) -> Any:
+        """What the front end read for this Jacobian's programs (its generic form's, if written: reading it
+        would write it), its array form's, and its function's (the files and names below it)."""
+        reads = warm_cache.Reads()
+        for c in (self, self._arrays):
+            if c is not None:
+                reads.merge(c._reads)
+                prog = c.__dict__.get("_program")
+                if prog is not None:
+                    reads.merge(prog.reads)
+        reads.merge(warm_transforms.reads_of(self._base))
+        return reads
 
     def _compiled_path(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         if self._needs or not -len(args) <= self._argnum < len(args):
@@ -315,12 +392,23 @@ class _Jacobian(_Derived):
             return other(*args, **kwargs)  # (a Jacobian of a hessian of an output that is not a scalar)
 
     def _own_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        key = self._fast_key(args) if not kwargs and not self._needs and self._fallback is None and \
-            len(args) == self._nparams and self._simple and self.device != "numpy" else None
+        key = self._fast_key(args) if not kwargs and (self._pending or not self._needs) and self._fallback is None \
+            and len(args) == self._nparams and self._simple and self.device != "numpy" else None
         if key is not None and key in self._checked:  # arrays of a signature checked before: the cache-hit path
             plan = self._arrays._cache.get(key)  # type: ignore[union-attr]
             if plan is not None:
                 return plan.run(args)
+        if self._pending:
+            # an earlier process called it with these arguments' signature: the array form's program then
+            # passed this call's checks (they depend on the signature alone), and is in the level-2 cache
+            arrays = self._arrays
+            assert arrays is not None
+            if not any(map(_is_function_value, args)) and arrays._warm_preload(args, kwargs):
+                out = arrays(*args, **kwargs)
+                if key is not None and all(type(k) is tuple for k in key):
+                    self._checked.add(key)
+                return out
+            self._materialize_jacobian()
         if self._general is None or self._primal is None:
             if self._kind == "jacrev":
                 self._real_output(self._base, args, kwargs, key)
@@ -374,6 +462,35 @@ class _Jacobian(_Derived):
                 self._fallback._primal, self._fallback._output_of = self._primal, self._output_of
                 return self._fallback(*args, **kwargs)
         return self._loop(*args, **kwargs)
+
+
+def _become(d: _Derived, derived: Callable[..., Any]) -> None:
+    """``d`` now compiles ``derived`` (a lazy derivative's function, written)."""
+    d._fn = derived
+    functools.update_wrapper(d, derived)
+    signature = inspect.signature(derived)
+    d.signature, d.params = signature, list(signature.parameters)
+    d._nparams = len(d.params)
+    d._simple = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in signature.parameters.values())
+
+
+class _ArrayForm(_Derived):
+    """A Jacobian's array form (``_Jacobian._arrays``), in the level-2 cache under the Jacobian's identity;
+    made lazily, its owner writes it when read."""
+
+    _owner: _Jacobian
+
+    def _materialize(self) -> None:
+        self._owner._materialize_jacobian()
+
+    def _warm_identity(self) -> list[Any] | None:
+        ident = self._owner._warm_identity()
+        return None if ident is None else ["arrays", ident]
+
+    def _warm_reads(self) -> Any:
+        reads = super()._warm_reads()
+        reads.merge(warm_transforms.reads_of(self._owner._base))
+        return reads
 
 
 class _TupleArgnums:

@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import general_hessian, pytree, reuse
+from . import general_hessian, pytree, reuse, warm_transforms
 from .api import (  # (api's shared argument helpers)
     Compiled,
     WrittenWhenRead,
@@ -358,6 +358,7 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
     # function, and the Jacobian whose array form it was written from (or None)
     _of_arrays: Any = None  # the Jacobian whose array form the source was written from
     _generic: Vmapped | None = None  # (then: the vmap of its generic form, for calls of another kind)
+    _generic_form = False  # (this one batches the generic form of a Jacobian: _vmap's `generic`)
 
     def __init__(self, fn: Callable[..., Any], write: Callable[[Any], tuple[Callable[..., Any], Any]], in_axes: Axes,
                  out_axes: Axes, axis_size: int | None, **kw: Any) -> None:
@@ -397,9 +398,21 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
         functools.update_wrapper(self, written)
 
     def _bind(self, args: Any, kwargs: dict[str, Any]) -> list[Any]:
-        if self._write is not None:
-            self._write_now(self.one_example(tuple(args), kwargs))
+        if self._write is not None and not self._warm_preload(args, kwargs):  # (a program an earlier process
+            self._write_now(self.one_example(tuple(args), kwargs))            # wrote: no source to write)
         return super()._bind(args, kwargs)
+
+    def _warm_identity(self) -> list[Any] | None:
+        if self.in_shardings is not None or self.out_shardings is not None:
+            return None
+        return warm_transforms.vmap_identity(
+            [_freeze(self._in_axes), _freeze(self._out_axes), self._axis_size, self._axis_name, self._one_axis,
+             self._generic_form], self._primal)
+
+    def _warm_reads(self) -> Any:
+        reads = super()._warm_reads()
+        reads.merge(warm_transforms.reads_of(self._primal))  # (the function vmapped: its files and names)
+        return reads
 
     def _not_its_form(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Vmapped | None:
         """The vmap of the Jacobian's generic form where this one was written from its array form and
@@ -624,6 +637,7 @@ def _vmap(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int 
                   static_argnums=tuple(i for i, p in enumerate(c.params) if p in c.static), device=c.device)
     out._axis_name = axis_name
     out._one_axis = one_axis
+    out._generic_form = generic
     return out
 
 

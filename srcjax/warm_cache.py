@@ -166,8 +166,19 @@ def note_global(namespace: dict[str, Any], name: str, value: Any) -> None:
             return
         for r in stack:
             r.names[(modname, name)] = rep  # type: ignore[index]
+    elif _module_function(value):  # (a user's function under another name: reverse mode's copy `g_1` of `g`)
+        for r in stack:
+            r.names[(value.__module__, value.__qualname__)] = stable(value)  # type: ignore[assignment]
     elif not _library(value) and not _generated(value):
         _taint(f"{name} is not a module-level name of {modname}")
+
+
+def _module_function(v: Any) -> bool:
+    """A plain function that its module holds under its own name (so a lookup can check it is still there)."""
+    if not isinstance(v, types.FunctionType):
+        return False
+    m = sys.modules.get(v.__module__)
+    return m is not None and m.__dict__.get(v.__qualname__) is v and stable(v) is not None
 
 
 def note_closure(name: str, value: Any) -> None:

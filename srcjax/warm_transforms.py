@@ -1,0 +1,124 @@
+"""The level-2 persistent cache (``warm_cache.py``) for the transformations beyond jit and grad:
+``vmap``, ``jacfwd``, ``jacrev``, ``hessian`` and their compositions (issue #18: a second process
+running the same program skips reading, transforming, lowering and compiling).
+
+A transformation's identity across processes is its kind and options over its function's identity
+(``Compiled._warm_identity``), so ``vmap(grad(f))`` is ``["vmap", options, ["derived", "grad", ...,
+["jit", f's identity]]]``. What a stored program depends on is what the front end read for it and for
+every function under it, down to the user's function (``reads_of``): the files of the function and
+its helpers, the module-level names they read. A Jacobian is built lazily in a process that finds
+its marker (:func:`written_key`: the same Jacobian was written before from unchanged sources, so
+writing it cannot raise): its derivative is written only when a call's program is not in the cache.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from . import warm_cache
+
+# api's underscore name: the shared Compiled of a plain function (what every transformation reads)
+from .api import _as_compiled
+from .core import TranspileError
+
+__all__ = ["identity_of", "jacobian_identity", "jvp_stand_in", "mark_written", "marked", "reads_of", "same_parameters",
+           "vmap_identity", "written_key"]
+
+
+def identity_of(fn: Any) -> list[Any] | None:
+    """The identity of ``fn`` (a user's function, or a transformed one) across processes, or None."""
+    try:
+        return _as_compiled(fn)._warm_identity()
+    except (TranspileError, TypeError, AttributeError):
+        return None
+
+
+def reads_of(fn: Any) -> warm_cache.Reads:
+    """What the front end read for ``fn``'s programs and those under it (tainted where not known)."""
+    try:
+        return _as_compiled(fn)._warm_reads()
+    except TranspileError:
+        reads = warm_cache.Reads()
+        reads.taint("its function could not be read")
+        return reads
+
+
+def _options(options: Any) -> Any:
+    # (options as JSON: numbers, strings, None, tuples and lists of them; None where another value)
+    return warm_cache._plain(options)  # (warm_cache's own JSON form of plain values, as its keys use)
+
+
+def vmap_identity(options: Any, fn: Any) -> list[Any] | None:
+    """``vmap(fn, ...)``'s identity: its options (in_axes, out_axes, axis_size, axis_name, and which
+    form it batches) over ``fn``'s."""
+    opts = _options(options)
+    inner = identity_of(fn) if opts is not None else None
+    return None if inner is None else ["vmap", opts, inner]
+
+
+def jacobian_identity(kind: str, argnum: int, max_iters: int | None, hessian: bool, base: Any) -> list[Any] | None:
+    """A Jacobian's identity (``hessian``: the forward-over-reverse Jacobian ``srcjax.hessian`` made)."""
+    inner = identity_of(base)
+    return None if inner is None else ["jacobian", kind, argnum, max_iters, hessian, inner]
+
+
+def written_key(kind: str, argnum: int, max_iters: int | None, base: Any, device: str | None) -> str | None:
+    """The level-2 key of the marker noting that this Jacobian's derivative was written (None: not cached)."""
+    from .runtime import disk_cache, get_backend
+
+    if disk_cache.cache_dir() is None:
+        return None
+    inner = identity_of(base)
+    if inner is None:
+        return None
+    try:
+        return warm_cache.entry_key(["jacobian-written", kind, argnum, max_iters, inner], ("written",), device,
+                                    disk_cache.environment(get_backend(device)))
+    except (TypeError, ValueError):
+        return None
+
+
+def marked(key: str | None) -> bool:
+    """Whether the marker under ``key`` is there and nothing it read has changed."""
+    return key is not None and warm_cache.marked(key)
+
+
+def mark_written(key: str | None, base: Any) -> None:
+    """Note that the derivative under ``key`` was written from what ``base``'s programs read."""
+    if key is not None:
+        warm_cache.mark(key, reads_of(base))
+
+
+def jvp_stand_in(signature: inspect.Signature, argnums: Any) -> Callable[..., Any] | None:
+    """What stands in for ``jvp(f)``'s derivative until it is written (``autodiff._wrap_new``): a function
+    of its signature, ``f``'s positional parameters (their defaults written out by the caller), a tangent
+    ``p_dot`` per differentiated one, then ``f``'s keyword-only ones; None where that is not known so (a
+    ``*args``, a name taken). A process marks the derivative written only where the signatures agree."""
+    P = inspect.Parameter
+    params = list(signature.parameters.values())
+    if not isinstance(argnums, tuple) or any(p.kind not in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY) for p in params):
+        return None
+    pos = [p.replace(default=P.empty) for p in params if p.kind is P.POSITIONAL_OR_KEYWORD]
+    names = {p.name for p in params}
+    dots = []
+    for i in argnums:
+        if type(i) is not int or not 0 <= i < len(pos) or f"{pos[i].name}_dot" in names:
+            return None
+        names.add(f"{pos[i].name}_dot")
+        dots.append(P(f"{pos[i].name}_dot", P.POSITIONAL_OR_KEYWORD))
+
+    def stand_in(*args: Any, **kwargs: Any) -> Any:  # pragma: no cover - never called (its signature is read)
+        raise AssertionError("a lazy derivative's stand-in is not called")
+
+    stand_in.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [*pos, *dots, *(p for p in params if p.kind is P.KEYWORD_ONLY)])
+    return stand_in
+
+
+def same_parameters(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
+    """Whether ``a`` and ``b`` take the same parameters (names, kinds, the same default objects)."""
+    pa, pb = list(inspect.signature(a).parameters.values()), list(inspect.signature(b).parameters.values())
+    return len(pa) == len(pb) and all(p.name == q.name and p.kind == q.kind and p.default is q.default
+                                      for p, q in zip(pa, pb))
