@@ -422,7 +422,10 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
         other = self._not_its_form(args, kwargs) if self._write is None else None
         return other.lower(*args, **kwargs) if other is not None else super().lower(*args, **kwargs)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call through srcjax's Python path (``Compiled.__call__``: jaxlib's C++ dispatcher first, once
+        attached; it comes here for a signature it has no record of, so the mapped sizes of every call the
+        C++ side serves were checked here first: a record is keyed by exactly these shapes and structures)."""
         if self._one_axis is not None:
             # one in_axes for every argument maps those passed (JAX's meaning): a parameter left to
             # its default is the same for every example
@@ -453,7 +456,7 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
         other = self._not_its_form(args, kwargs) if self._write is None else None
         if other is not None:
             return other(*args, **kwargs)
-        return super().__call__(*args, **kwargs)
+        return super()._call(args, kwargs)
 
     def one_example(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> general_hessian.Call | None:
         """The arguments one example of a call with these gets (a mapped leaf: a ShapeDtypeStruct
