@@ -448,7 +448,9 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
                 if plan is not None:  # containers of arrays of shapes seen (and checked) before
                     return plan.run(tree[1])
         try:
-            self._check_sizes(args)
+            self._check_sizes(args if not kwargs else (*args, *(kwargs.get(p) for p in self.params[len(args):])))
+            # (arguments passed by keyword too, as the C++ side's records, which take them as positional ones:
+            # one error for both paths; a parameter not passed is None there, which has no leaves)
         except TranspileError:
             if self._write is not None:  # (the batched source says where a mapped non-array is used and which
                 self._write_now(None)    # in_axes leaves it unmapped: its error first, as when vmap() wrote it)
