@@ -612,7 +612,7 @@ def _vmap(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int 
     one_axis = None
     defaults = [p.name for p in c.signature.parameters.values() if p.default is not p.empty]
     if isinstance(in_axes, int) and not isinstance(in_axes, bool) and defaults:
-        # the program for a call that leaves the defaults (a call passing them maps them: Vmapped.__call__)
+        # the program for a call that leaves the defaults (a call passing them maps them: Vmapped._call)
         one_axis, in_axes = in_axes, tuple(None if p in defaults else in_axes for p in c.params)
     try:  # (what jax checks at vmap(): in_axes' kinds, one per parameter; the rest when the source is written)
         for i, s in enumerate(_in_specs(in_axes, len(c.params), fn)):
