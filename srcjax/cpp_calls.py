@@ -69,8 +69,10 @@ to the Python path; after
 (the executable's aliasing takes the donated buffers either way).
 
 On by default; ``SRCJAX_CPP_DISPATCH=0`` turns it off. Not attached (the Python path does
-everything): ``device="numpy"``, explicit shardings, ``*args``/keyword-only parameters, and subclasses with their own
-``__call__`` (vmap, jacobians, pmap).
+everything): ``device="numpy"``, explicit shardings, ``*args``/keyword-only parameters, subclasses with their own
+``__call__`` (jacobians, pmap), and a vmap whose in_axes follow what a call passes (``in_axes=0`` of a function
+with defaults: ``Vmapped._one_axis``). A vmap (``vmap.Vmapped``) checks the mapped sizes in its ``_call``,
+the miss function's Python path: a record serves only the shapes and structures checked there.
 """
 
 from __future__ import annotations
@@ -146,7 +148,9 @@ def restatic(c: Any) -> None:
 
 def _eligible(c: Any, plain_call: Any) -> bool:
     return (type(c).__call__ is plain_call and c.device != "numpy"
-            and c.in_shardings is None and c.out_shardings is None and c._simple and not getattr(c, "_needs", None))
+            and c.in_shardings is None and c.out_shardings is None and c._simple and not getattr(c, "_needs", None)
+            and getattr(c, "_one_axis", None) is None)  # (a vmap whose in_axes follow what a call passes:
+    # vmap.Vmapped._call picks the vmap per call, where the C++ side would fill the defaults left out)
 
 
 def ready() -> bool:

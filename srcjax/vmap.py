@@ -435,7 +435,10 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
         other = self._not_its_form(args, kwargs) if self._write is None else None
         return other.lower(*args, **kwargs) if other is not None else super().lower(*args, **kwargs)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call through srcjax's Python path (``Compiled.__call__``: jaxlib's C++ dispatcher first, once
+        attached; it comes here for a signature it has no record of, so the mapped sizes of every call the
+        C++ side serves were checked here first: a record is keyed by exactly these shapes and structures)."""
         if self._one_axis is not None:
             # one in_axes for every argument maps those passed (JAX's meaning): a parameter left to
             # its default is the same for every example
@@ -458,7 +461,9 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
                 if plan is not None:  # containers of arrays of shapes seen (and checked) before
                     return plan.run(tree[1])
         try:
-            self._check_sizes(args)
+            self._check_sizes(args if not kwargs else (*args, *(kwargs.get(p) for p in self.params[len(args):])))
+            # (arguments passed by keyword too, as the C++ side's records, which take them as positional ones:
+            # one error for both paths; a parameter not passed is None there, which has no leaves)
         except TranspileError:
             if self._write is not None:  # (the batched source says where a mapped non-array is used and which
                 self._write_now(None)    # in_axes leaves it unmapped: its error first, as when vmap() wrote it)
@@ -466,7 +471,7 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
         other = self._not_its_form(args, kwargs) if self._write is None else None
         if other is not None:
             return other(*args, **kwargs)
-        return super().__call__(*args, **kwargs)
+        return super()._call(args, kwargs)
 
     def one_example(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> general_hessian.Call | None:
         """The arguments one example of a call with these gets (a mapped leaf: a ShapeDtypeStruct
@@ -620,7 +625,7 @@ def _vmap(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int 
     one_axis = None
     defaults = [p.name for p in c.signature.parameters.values() if p.default is not p.empty]
     if isinstance(in_axes, int) and not isinstance(in_axes, bool) and defaults:
-        # the program for a call that leaves the defaults (a call passing them maps them: Vmapped.__call__)
+        # the program for a call that leaves the defaults (a call passing them maps them: Vmapped._call)
         one_axis, in_axes = in_axes, tuple(None if p in defaults else in_axes for p in c.params)
     try:  # (what jax checks at vmap(): in_axes' kinds, one per parameter; the rest when the source is written)
         for i, s in enumerate(_in_specs(in_axes, len(c.params), fn)):

@@ -47,7 +47,7 @@ def test_nested_vmap_and_grad_with_defaults() -> None:
 
 
 def test_ways_of_passing_alternate_and_each_maps_what_it_passes() -> None:
-    # (Vmapped.__call__ keeps the vmap for each way of passing: by positional count and keyword names)
+    # (Vmapped._call keeps the vmap for each way of passing: by positional count and keyword names)
     xs = np.arange(8.0).reshape(4, 2) + 1.0
     eps = np.array([1e-3, 1e-2, 1e-1, 1.0])
     f = srcjax.vmap(normalized)
