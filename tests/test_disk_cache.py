@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -80,7 +81,36 @@ def _entry(cache: Path) -> Path:
 def _fresh_compile(x):
     # a new Compiled each time (srcjax.compile(affine) is the same one while affine's reads are unchanged):
     # its in-memory cache is empty, so the disk cache is asked
-    return np.asarray(srcjax.api.Compiled(affine)(x))
+    # the executable is stored on a thread of its own (disk_cache.store_later): wait for it before looking
+    out = np.asarray(srcjax.api.Compiled(affine)(x))
+    disk_cache.flush()
+    return out
+
+
+def test_a_first_compile_stores_off_the_callers_thread_and_a_lookup_waits(tmp_path, monkeypatch):
+    """The first call returns without serializing its executable and writing it (3-5 ms of a first call on
+    the caller's thread before); a lookup of the same key in this process waits for the write and hits."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))
+    threads, real = [], disk_cache.store
+    gate = threading.Event()
+
+    def slow_store(key, blob, kind="xla"):
+        if kind == "xla":  # (not the front end's results: warm_cache.py)
+            threads.append(threading.current_thread())
+            gate.wait(timeout=30)  # still writing when the caller already has its result
+        real(key, blob, kind)
+
+    monkeypatch.setattr(disk_cache, "store", slow_store)
+    x = np.arange(5.0)
+    np.testing.assert_array_equal(np.asarray(srcjax.api.Compiled(affine)(x)), 2 * x + 1)
+    assert threads and threads[0] is not threading.current_thread()
+    assert not list(cache.glob("*.xla"))  # the caller did not wait for the disk
+    before = dict(disk_cache.STATS)
+    threading.Timer(0.2, gate.set).start()
+    np.testing.assert_array_equal(np.asarray(srcjax.api.Compiled(affine)(x)), 2 * x + 1)  # waits, then loads
+    assert disk_cache.STATS["hits"] == before["hits"] + 1 and len(threads) == 1
+    assert len(list(cache.glob("*.xla"))) == 1
 
 
 def test_the_key_holds_xla_flags(monkeypatch):
