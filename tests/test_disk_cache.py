@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -112,6 +113,41 @@ def test_a_first_compile_stores_off_the_callers_thread_and_a_lookup_waits(tmp_pa
     assert disk_cache.STATS["hits"] == before["hits"] + 1 and len(threads) == 1
     assert len(list(cache.glob("*.xla"))) == 1
 
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_child_forked_while_a_store_holds_the_lock_can_store(tmp_path, monkeypatch):
+    """A process forked while the writer thread held the cache's lock (in its size tally) got the lock held
+    and no thread to release it: the child's first store waited forever. The child starts with a fresh one."""
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    held, release = threading.Event(), threading.Event()
+
+    def writer() -> bytes:
+        with disk_cache._LOCK:
+            held.set()
+            release.wait(timeout=30)
+        return b"x" * 10
+
+    disk_cache.store_later("b" * 64, writer)
+    assert held.wait(timeout=30)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 1
+        try:
+            disk_cache.store("c" * 64, b"y" * 10)
+            code = 0 if disk_cache.load("c" * 64) == b"y" * 10 else 2
+        finally:
+            os._exit(code)
+    release.set()
+    deadline = time.monotonic() + 60
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if done[0] == 0:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    disk_cache.flush()
+    assert done[0] == pid and os.waitstatus_to_exitcode(done[1]) == 0  # (before: the child hung)
+    assert disk_cache.load("b" * 64) == b"x" * 10
 
 def test_the_key_holds_xla_flags(monkeypatch):
     """XLA_FLAGS change the machine code and its numbers (fast math, optimization level): an executable

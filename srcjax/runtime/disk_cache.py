@@ -226,6 +226,19 @@ def store_later(key: str, make_blob: Callable[[], bytes], kind: str = "xla") -> 
     thread.start()
 
 
+def _after_fork_in_child() -> None:
+    """A child forked while a writer thread held the lock or was writing: that thread does not exist in the
+    child (its parent finishes the write); a fresh lock and no pending writes, or the child's first store
+    would wait forever."""
+    global _LOCK
+    _LOCK = threading.Lock()
+    _PENDING.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _wait(name: str) -> None:
     thread = _PENDING.get(name)
     if thread is not None and thread is not threading.current_thread():
