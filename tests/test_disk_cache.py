@@ -96,8 +96,11 @@ def test_a_first_compile_stores_off_the_callers_thread_and_a_lookup_waits(tmp_pa
     threads, real = [], disk_cache.store
     gate = threading.Event()
 
+    kinds = []
+
     def slow_store(key, blob, kind="xla"):
-        if kind == "xla":  # (not the front end's results: warm_cache.py)
+        kinds.append((kind, threading.current_thread()))
+        if kind == "xla":  # (the front end's results, warm_cache.py's "program" entries, are written too)
             threads.append(threading.current_thread())
             gate.wait(timeout=30)  # still writing when the caller already has its result
         real(key, blob, kind)
@@ -112,6 +115,9 @@ def test_a_first_compile_stores_off_the_callers_thread_and_a_lookup_waits(tmp_pa
     np.testing.assert_array_equal(np.asarray(srcjax.api.Compiled(affine)(x)), 2 * x + 1)  # waits, then loads
     assert disk_cache.STATS["hits"] == before["hits"] + 1 and len(threads) == 1
     assert len(list(cache.glob("*.xla"))) == 1
+    disk_cache.flush()
+    assert "program" in {k for k, _ in kinds}  # the front end's results: off the caller's thread too
+    assert all(t is not threading.current_thread() for k, t in kinds if k in ("xla", "program"))
 
 
 
