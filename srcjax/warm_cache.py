@@ -422,7 +422,8 @@ def store(key: str, reads: Reads, argkey: Any, text: str, out_avals: list[Any], 
             return False
     entry = {"key": final, **depends, "text": text, "out_avals": outs, "out_tree": t, "template": temp,
              "in_avals": ins, "auto_static": sorted(auto_static), "source": source}
-    disk_cache.store(key, json.dumps(entry).encode(), kind="program")
+    blob = json.dumps(entry).encode()
+    disk_cache.store_later(key, lambda: blob, kind="program")  # (written after the call: disk_cache.store_later)
     STATS["stores"] += 1
     return True
 
@@ -474,7 +475,8 @@ def mark(key: str, *reads: Reads) -> None:
         both.merge(r)
     depends = _depends(both)
     if depends is not None:
-        disk_cache.store(key, json.dumps({"marker": True, **depends}).encode(), kind="program")
+        blob = json.dumps({"marker": True, **depends}).encode()
+        disk_cache.store_later(key, lambda: blob, kind="program")
 
 
 def marked(key: str) -> bool:

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -80,8 +82,78 @@ def _entry(cache: Path) -> Path:
 def _fresh_compile(x):
     # a new Compiled each time (srcjax.compile(affine) is the same one while affine's reads are unchanged):
     # its in-memory cache is empty, so the disk cache is asked
-    return np.asarray(srcjax.api.Compiled(affine)(x))
+    # the executable is stored on a thread of its own (disk_cache.store_later): wait for it before looking
+    out = np.asarray(srcjax.api.Compiled(affine)(x))
+    disk_cache.flush()
+    return out
 
+
+def test_a_first_compile_stores_off_the_callers_thread_and_a_lookup_waits(tmp_path, monkeypatch):
+    """The first call returns without serializing its executable and writing it (3-5 ms of a first call on
+    the caller's thread before); a lookup of the same key in this process waits for the write and hits."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(cache))
+    threads, real = [], disk_cache.store
+    gate = threading.Event()
+
+    kinds = []
+
+    def slow_store(key, blob, kind="xla"):
+        kinds.append((kind, threading.current_thread()))
+        if kind == "xla":  # (the front end's results, warm_cache.py's "program" entries, are written too)
+            threads.append(threading.current_thread())
+            gate.wait(timeout=30)  # still writing when the caller already has its result
+        real(key, blob, kind)
+
+    monkeypatch.setattr(disk_cache, "store", slow_store)
+    x = np.arange(5.0)
+    np.testing.assert_array_equal(np.asarray(srcjax.api.Compiled(affine)(x)), 2 * x + 1)
+    assert threads and threads[0] is not threading.current_thread()
+    assert not list(cache.glob("*.xla"))  # the caller did not wait for the disk
+    before = dict(disk_cache.STATS)
+    threading.Timer(0.2, gate.set).start()
+    np.testing.assert_array_equal(np.asarray(srcjax.api.Compiled(affine)(x)), 2 * x + 1)  # waits, then loads
+    assert disk_cache.STATS["hits"] == before["hits"] + 1 and len(threads) == 1
+    assert len(list(cache.glob("*.xla"))) == 1
+    disk_cache.flush()
+    assert "program" in {k for k, _ in kinds}  # the front end's results: off the caller's thread too
+    assert all(t is not threading.current_thread() for k, t in kinds if k in ("xla", "program"))
+
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_child_forked_while_a_store_holds_the_lock_can_store(tmp_path, monkeypatch):
+    """A process forked while the writer thread held the cache's lock (in its size tally) got the lock held
+    and no thread to release it: the child's first store waited forever. The child starts with a fresh one."""
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    held, release = threading.Event(), threading.Event()
+
+    def writer() -> bytes:
+        with disk_cache._LOCK:
+            held.set()
+            release.wait(timeout=30)
+        return b"x" * 10
+
+    disk_cache.store_later("b" * 64, writer)
+    assert held.wait(timeout=30)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 1
+        try:
+            disk_cache.store("c" * 64, b"y" * 10)
+            code = 0 if disk_cache.load("c" * 64) == b"y" * 10 else 2
+        finally:
+            os._exit(code)
+    release.set()
+    deadline = time.monotonic() + 60
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if done[0] == 0:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    disk_cache.flush()
+    assert done[0] == pid and os.waitstatus_to_exitcode(done[1]) == 0  # (before: the child hung)
+    assert disk_cache.load("b" * 64) == b"x" * 10
 
 def test_the_key_holds_xla_flags(monkeypatch):
     """XLA_FLAGS change the machine code and its numbers (fast math, optimization level): an executable

@@ -15,6 +15,11 @@ to the user and nobody else can write them, every entry carries a SHA-256 of its
 nothing is unpickled: an entry is a magic string, the checksum and XLA's serialized executable. A
 corrupt, truncated, foreign or unreadable entry is ignored and rewritten; writes are atomic
 (a temporary file renamed into place), so concurrent processes are safe.
+
+A program's first compile stores its executable on a background thread (:func:`store_later`): the
+caller gets its result without waiting for the serialization and the disk (3-5 ms of a first call);
+a lookup of that key in this process, :func:`info`, :func:`clear` and the interpreter's exit wait
+for it (:func:`flush`).
 """
 
 from __future__ import annotations
@@ -26,11 +31,13 @@ import stat
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["STATS", "CacheInfo", "cache_dir", "clear", "environment", "info", "load", "program_key", "store"]
+__all__ = ["STATS", "CacheInfo", "cache_dir", "clear", "environment", "flush", "info", "load", "program_key",
+           "store", "store_later"]
 
 _MAGIC = b"SRCJAX-XLA-1\n"
 _SUFFIX = ".xla"
@@ -133,6 +140,7 @@ def load(key: str, count: bool = True, kind: str = "xla") -> bytes | None:
     magic, suffix = _KINDS[kind]
     if d is None:
         return None
+    _wait(key + suffix)
     if not _private_dir(d, create=False):  # absent yet, or others may write it
         stats["misses"] += 1
         return None
@@ -190,6 +198,58 @@ def store(key: str, blob: bytes, kind: str = "xla") -> None:
     except OSError:
         return
     _evict(d, _max_bytes(), len(data))
+
+
+# key + suffix -> the thread storing it (store_later); a thread removes itself when done
+_PENDING: dict[str, threading.Thread] = {}
+
+
+def store_later(key: str, make_blob: Callable[[], bytes], kind: str = "xla") -> None:
+    """Store ``make_blob()`` under ``key`` as :func:`store` does, on a thread of its own: the caller does
+    not wait for the serialization and the disk. Atomic as :func:`store` (a reader sees the whole entry or
+    none); the thread is not a daemon, so the interpreter's exit waits for it. Never raises."""
+    name = key + _KINDS[kind][1]
+
+    def write() -> None:
+        try:
+            store(key, make_blob(), kind)
+        except Exception:  # noqa: BLE001 - the cache is an optimization: never fail because of it
+            pass
+        finally:
+            with _LOCK:
+                if _PENDING.get(name) is threading.current_thread():
+                    del _PENDING[name]
+
+    thread = threading.Thread(target=write, name="srcjax-cache-store")
+    with _LOCK:
+        _PENDING[name] = thread
+    thread.start()
+
+
+def _after_fork_in_child() -> None:
+    """A child forked while a writer thread held the lock or was writing: that thread does not exist in the
+    child (its parent finishes the write); a fresh lock and no pending writes, or the child's first store
+    would wait forever."""
+    global _LOCK
+    _LOCK = threading.Lock()
+    _PENDING.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _wait(name: str) -> None:
+    thread = _PENDING.get(name)
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
+
+
+def flush() -> None:
+    """Wait until every :func:`store_later` of this process is on the disk."""
+    for thread in list(_PENDING.values()):
+        if thread is not threading.current_thread():
+            thread.join()
 
 
 def _entries(d: Path) -> list[tuple[float, int, str]]:
@@ -299,6 +359,7 @@ class CacheInfo:
 
 
 def info() -> CacheInfo:
+    flush()
     d = cache_dir()
     entries = _entries(d) if d is not None else []
     return CacheInfo(d, len(entries), sum(size for _, size, _ in entries), _max_bytes())
@@ -309,6 +370,7 @@ def clear() -> int:
     d = cache_dir()
     if d is None:
         return 0
+    flush()
     n = 0
     _SIZES.pop(d, None)
     _remove(d / _TALLY)

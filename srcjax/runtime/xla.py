@@ -668,10 +668,8 @@ def _compile_cached(text: str, backend: Backend, options: Any = None, device_lis
         except Exception:  # noqa: BLE001 - an entry XLA cannot load: compile it again, and replace it
             pass
     loaded = backend.client.compile_and_load(text, device_list, options)
-    try:
-        disk_cache.store(key, backend.client.serialize_executable(loaded))
-    except Exception:  # noqa: BLE001 - the cache is an optimization: never fail a compile because of it
-        pass
+    # stored on a thread of its own: the first call returns without waiting for serialize + disk (3-5 ms)
+    disk_cache.store_later(key, lambda: backend.client.serialize_executable(loaded))
     return loaded
 
 
