@@ -98,12 +98,12 @@ def test_a_first_compile_stores_off_the_callers_thread_and_a_lookup_waits(tmp_pa
 
     kinds = []
 
-    def slow_store(key, blob, kind="xla"):
+    def slow_store(key, blob, kind="xla", directory=None):
         kinds.append((kind, threading.current_thread()))
         if kind == "xla":  # (the front end's results, warm_cache.py's "program" entries, are written too)
             threads.append(threading.current_thread())
             gate.wait(timeout=30)  # still writing when the caller already has its result
-        real(key, blob, kind)
+        real(key, blob, kind, directory)
 
     monkeypatch.setattr(disk_cache, "store", slow_store)
     x = np.arange(5.0)
@@ -119,6 +119,26 @@ def test_a_first_compile_stores_off_the_callers_thread_and_a_lookup_waits(tmp_pa
     assert "program" in {k for k, _ in kinds}  # the front end's results: off the caller's thread too
     assert all(t is not threading.current_thread() for k, t in kinds if k in ("xla", "program"))
 
+
+def test_a_store_later_writes_where_the_cache_was_when_it_was_asked_for(tmp_path, monkeypatch):
+    """The writer thread runs after its caller went on: a change of SRCJAX_CACHE_DIR (a test's monkeypatch
+    undone, a user's os.environ edit) in between must not send the entry to the other directory."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(first))
+    gate = threading.Event()
+
+    def blob() -> bytes:
+        gate.wait(timeout=30)
+        return b"executable bytes"
+
+    disk_cache.store_later("k" * 64, blob)
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(second))
+    gate.set()
+    disk_cache.flush()
+    assert len(list(first.glob("*.xla"))) == 1
+    assert not second.exists() or not list(second.glob("*.xla"))
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(first))
+    assert disk_cache.load("k" * 64) == b"executable bytes"
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")

@@ -177,9 +177,10 @@ def load(key: str, count: bool = True, kind: str = "xla") -> bytes | None:
     return data[head:]
 
 
-def store(key: str, blob: bytes, kind: str = "xla") -> None:
-    """Store ``blob`` under ``key`` atomically; then keep the cache under its size cap. Never raises."""
-    d = cache_dir()
+def store(key: str, blob: bytes, kind: str = "xla", directory: Path | None = None) -> None:
+    """Store ``blob`` under ``key`` atomically; then keep the cache under its size cap. Never raises.
+    ``directory``: the cache's directory when the store was asked for (:func:`store_later`), default now."""
+    d = directory if directory is not None else cache_dir()
     if d is None or not blob or not _private_dir(d, create=True):
         return
     magic, suffix = _KINDS[kind]
@@ -209,10 +210,13 @@ def store_later(key: str, make_blob: Callable[[], bytes], kind: str = "xla") -> 
     not wait for the serialization and the disk. Atomic as :func:`store` (a reader sees the whole entry or
     none); the thread is not a daemon, so the interpreter's exit waits for it. Never raises."""
     name = key + _KINDS[kind][1]
+    directory = cache_dir()  # (read now: the environment may change before the thread runs)
+    if directory is None:
+        return
 
     def write() -> None:
         try:
-            store(key, make_blob(), kind)
+            store(key, make_blob(), kind, directory)
         except Exception:  # noqa: BLE001 - the cache is an optimization: never fail because of it
             pass
         finally:
