@@ -852,3 +852,32 @@ def stacked_rebinding(x):
         r.append(x[i] * x[i + 1])
     r = np.stack(r[::-1])
     return np.sum(r * x[:3])
+
+
+def momentum_update(params, m):
+    return srcjax.tree_util.tree_map(lambda m, g: 0.9 * m + g, m, params)
+
+
+def sum_of_scaled(xs, m):
+    return sum(np.sum(m * x) for m, x in zip([m, 2.0 * m], xs))
+
+
+def alternating_potentials(cost, a, b):
+    f = np.zeros_like(a)
+    g = np.zeros_like(b)
+    for _ in range(2):
+        f = np.max(cost + g[None, :], axis=1)
+        g = np.max(cost + f[:, None], axis=0)
+    return np.sum(f[:, None] * g[None, :] * cost)
+
+
+def loop_target_shadowing(x, ws):
+    w = x * 2.0
+    y = np.sum(w * x)
+    for w in ws:
+        y = y + np.sum(w * x)
+    return y + np.sum(w)
+
+
+def mlp_saliency(params, x):
+    return srcjax.grad(lambda xi: np.sum(mlp_predict(params, xi)))(x)
