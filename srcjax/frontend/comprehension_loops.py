@@ -41,6 +41,13 @@ def comprehension_loop(norm: Any, node: cst.ListComp | cst.GeneratorExp,
                                               sorted(comprehension_targets(node))}
     new = renamed(node, mapping)
     copy_positions(node, new, positions)
+    # (the first iterable is evaluated in the enclosing scope: `[f(m) for m in leaves(m)]` reads the outer m)
+    outer_for = new.for_in.with_changes(iter=node.for_in.iter)
+    whole = new.with_changes(for_in=outer_for)
+    for made, was in ((outer_for, new.for_in), (whole, new)):
+        if was in positions:
+            positions[made] = positions[was]
+    new = whole
     result = norm.fresh("total" if total is not None else "items")
 
     def located(made: Any, origin: cst.CSTNode) -> Any:

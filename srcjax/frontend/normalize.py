@@ -36,7 +36,7 @@ import numpy as np
 from ..adjoint import SAVED_LIST_NAME
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from . import aliasing, bound_helpers, comprehension_loops, jax_spellings, numpy_calls, shadowing
+from . import aliasing, bound_helpers, comprehension_loops, jax_spellings, loop_targets, numpy_calls, shadowing
 from .names import comprehension_targets
 from .names import walk as walk_nodes
 from .read import FunctionSource, is_generated, read_function
@@ -771,6 +771,7 @@ class Normalizer(Resolver):
         out = cst.FunctionDef(name=cst.Name(name), params=clean, body=cst.IndentedBlock(body=body))
         if is_generated(self.src.fn) or getattr(self.src.fn, "__module__", "") in LIBRARY_MODULES:
             return out
+        out = loop_targets.rebind_targets(out, self.spans, self.fresh)
         return shadowing.unshadow(out, self.spans, self.locals, self.used, self.span, fdef)
 
 

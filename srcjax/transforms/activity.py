@@ -169,7 +169,7 @@ class Activity:
                     "passed to srcjax.lax.cond/fori_loop/while_loop/scan) yet", span=self.nf.spans.get(id(nested)),
                     hint="define a helper at module level (calls of module functions are differentiated), and "
                          "write lax bodies as plain Python if/for/while: srcjax rewrites and differentiates that")
-        containers = set()
+        container_binds: dict[int, list[str]] = {}  # id of an assignment binding a list/tuple -> its names
         for s, _ in _walk(body):
             if isinstance(s, cst.Assign):
                 op = self.op(s.value)
@@ -178,7 +178,7 @@ class Activity:
                                                       op.prim.result_kind(op.args) == "list") and \
                         isinstance(s.targets[0].target, cst.Name):
                     if isinstance(s.targets[0].target, cst.Name):
-                        containers.update(names)
+                        container_binds[id(s)] = names
                 reads_active = [n for n in _value_reads(s.value) if n in self.active]
                 if isinstance(s.value, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)):
                     # an element reading its loop's items reads what the loop iterates over
@@ -218,19 +218,33 @@ class Activity:
                         span=self.span_of(s, body),
                         hint="write the elements out (np.stack([a, b])), build the list with `out.append(y)` in a "
                              "for loop, or use array operations")
+        # a name holds a list where a list binding reaches it: in program order, a binding of the function's
+        # own body (not in a loop or branch) to an array ends it (`r = np.stack(r)` after the loop that
+        # appends to r); a loop's list bindings count from its top (the next iteration reads them)
+        top = {id(small) for st in body if isinstance(st, cst.SimpleStatementLine) for small in st.body}
+        containers: set[str] = set()
         for s, _ in _walk(body):
-            if isinstance(s, cst.Assign):
-                op = self.op(s.value)
-                if op.kind == "prim" and op.prim is not None:
-                    for _p, a in op.operands.items():
-                        if a in containers and a in self.active and _p not in op.prim.array_seqs and \
+            if isinstance(s, (cst.For, cst.While)):
+                containers.update(n for inner, _ in _walk(s.body.body) for n in container_binds.get(id(inner), ()))
+            if not isinstance(s, cst.Assign):
+                continue
+            op = self.op(s.value)
+            if op.kind == "prim" and op.prim is not None:
+                for _p, a in op.operands.items():
+                    if a in containers and a in self.active and _p not in op.prim.array_seqs and \
                                 op.prim.tree is None and op.prim.result_kind(op.args) != "any":
-                            raise ComprehensionError(  # (read again with lists as np.stack: numpy_calls.list_names)
-                                f"cannot differentiate through the list `{a}` passed to {op.prim.path} "  # type: ignore[union-attr]
-                                "as an array (NumPy makes one array of it, which derivatives do not follow)",
-                                span=self.span_of(s, body),
-                                hint=f"make the array explicit: {op.prim.path}(np.stack({a}), ...); or index the "
-                                     f"list ({a}[0]), or unpack it (a, b = {a})")
+                        raise ComprehensionError(  # (read again with lists as np.stack: numpy_calls.list_names)
+                            f"cannot differentiate through the list `{a}` passed to {op.prim.path} "  # type: ignore[union-attr]
+                            "as an array (NumPy makes one array of it, which derivatives do not follow)",
+                            span=self.span_of(s, body),
+                            hint=f"make the array explicit: {op.prim.path}(np.stack({a}), ...); or index the "
+                                 f"list ({a}[0]), or unpack it (a, b = {a})")
+            names = [n for t in s.targets for n in target_names(t.target)]
+            if id(s) in container_binds:
+                containers.update(names)
+            elif id(s) in top and op.kind == "prim" and op.prim is not None and \
+                    op.prim.result_kind(op.args) == "array":
+                containers.difference_update(names)
 
     def span_of(self, small: cst.CSTNode, body: Sequence[Any]) -> Any:
         """The user's source position of a small statement of ``body`` (None if it was written by srcjax)."""

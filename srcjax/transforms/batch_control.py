@@ -202,7 +202,9 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
     for v, st in w.st.items():
         if isinstance(st, Stack):  # (pushed or popped once per iteration: not a carried value)
             continue
-        if any_batched(st) and not any_batched(entry.get(v, False)) and v in before:
+        if any_batched(st) != any_batched(entry.get(v, False)) and v in before:
+            # (batched at the end, not at the top; or at the top, not at the end: `f_bar = zeros_like(f)`
+            # closing a body that reads `f_bar` batched: the next iteration would read it unbatched)
             w.forced.add(v)
     for v, st in list(w.st.items()):
         if not isinstance(st, Stack):

@@ -59,7 +59,7 @@ class ForwardWriter(Protocol):
 
     program: Program
 
-    def tangent_expr(self, node: cst.BaseExpression | None, defined: set[str], allow_none: bool = False) -> str:
+    def tangent_expr(self, node: cst.BaseExpression | None, defined: set[str]) -> str:
         """The tangent of a name or literal (zeros where it has none)."""
 
     def dname(self, v: str) -> str:

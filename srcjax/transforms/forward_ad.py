@@ -191,7 +191,9 @@ class JVP:
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "append":
                 lst = code(call.func.value)
                 if lst in self.act.active:
-                    t = self.tangent_expr(call.args[0].value, defined, allow_none=True)
+                    # (zeros for a value without a tangent, never None: the pop that takes it back may bind
+                    # a name that is differentiated there, `w = _tape.pop()` of a rebound `w`)
+                    t = self.tangent_expr(call.args[0].value, defined)
                     lines.append(f"{pad}{self.dname(lst)}.append({t})")
             elif isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
                     call.func.attr.value == "pop" and not call.args:
@@ -286,15 +288,13 @@ class JVP:
         self.small(first, lines, ind, defined)
         self.small(then, lines, ind, defined)
 
-    def tangent_expr(self, node: cst.BaseExpression | None, defined: set[str], allow_none: bool = False) -> str:
+    def tangent_expr(self, node: cst.BaseExpression | None, defined: set[str]) -> str:
         if node is None:
             return "None"
         if isinstance(node, cst.Name):
             t = self.tangent_of(node.value, defined)
             if t is not None:
                 return t
-            if allow_none and node.value not in self.act.active:
-                return "None"
             return f"zeros_like({node.value})"
         if isinstance(node, (cst.Tuple, cst.List)):
             parts = [self.tangent_expr(e.value, defined) for e in node.elements]

@@ -1,0 +1,78 @@
+"""Loop targets that rebind a name the function also binds otherwise, bound by an assignment instead.
+
+``w = x * 2.0`` then ``for w in ws:`` (or ``for w in params[:-1]: ...`` then ``w = params[-1]``): the
+derivative writers restore a name's earlier values and reset its cotangent where an *assignment* rebinds
+it, not where a ``for`` does (reverse mode accumulated the loop items' cotangents into the earlier ``w``'s
+and read the last item for it: silent wrong gradients; forward mode kept the earlier tangent). So such a
+loop is written ``for w_item in ws: w = w_item`` (the same Python: after the loop ``w`` is the last item,
+and unchanged when there is none). A name bound only by ``for`` targets (``for i in range(3)`` twice) is
+left alone.
+
+Input: a normalized user function (ANF) and its statement spans; output: the same function with those
+loops rewritten, the spans carried to the rebuilt loops and the new assignments.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import libcst as cst
+
+from ..core import Span
+from .names import target_names
+
+
+def _other_bindings(fdef: cst.FunctionDef) -> Counter[str]:
+    """How often each name is bound otherwise than as a ``for`` target (parameters, assignments)."""
+    n: Counter[str] = Counter(p.name.value for p in (*fdef.params.params, *fdef.params.posonly_params,
+                                                     *fdef.params.kwonly_params))
+
+    class Visit(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            n.update(x for t in node.targets for x in target_names(t.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            n.update(target_names(node.target))
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is fdef  # (a nested function's names are its own)
+
+    fdef.visit(Visit())
+    return n
+
+
+def rebind_targets(fdef: cst.FunctionDef, spans: dict[int, Span], fresh: Callable[[str], str]) -> cst.FunctionDef:
+    """``fdef`` with its ``for`` loops whose targets the function binds otherwise written as above."""
+    others = _other_bindings(fdef)
+
+    def block(stmts: Sequence[Any]) -> list[Any]:
+        return [one(s) for s in stmts]
+
+    def one(s: Any) -> Any:
+        new: Any
+        if isinstance(s, cst.If):
+            orelse: Any = s.orelse
+            if orelse is not None:
+                orelse = one(orelse) if isinstance(orelse, cst.If) else \
+                    orelse.with_changes(body=orelse.body.with_changes(body=block(orelse.body.body)))
+            new = s.with_changes(body=s.body.with_changes(body=block(s.body.body)), orelse=orelse)
+        elif isinstance(s, (cst.For, cst.While)):
+            body = block(s.body.body)
+            if isinstance(s, cst.For) and any(others[x] for x in target_names(s.target)):
+                item = fresh("_".join(target_names(s.target)) + "_item")
+                bind = cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(s.target)],
+                                                                value=cst.Name(item))])
+                if id(s) in spans:
+                    spans[id(bind)] = spans[id(bind.body[0])] = spans[id(s)]
+                new = s.with_changes(target=cst.Name(item), body=s.body.with_changes(body=[bind, *body]))
+            else:
+                new = s.with_changes(body=s.body.with_changes(body=body))
+        else:
+            return s
+        if id(s) in spans:
+            spans[id(new)] = spans[id(s)]
+        return new
+
+    return fdef.with_changes(body=fdef.body.with_changes(body=block(fdef.body.body)))
