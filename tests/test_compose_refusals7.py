@@ -159,3 +159,60 @@ def test_grad_of_a_vmap_with_a_record_of_axes_written_in_the_call() -> None:
     xs = rng.standard_normal((5, 3))
     twin = jax_twin(batch_loss, helpers=[dense], Params=Params)
     agree(srcjax.grad(batch_loss)(p, xs), jax.jit(jax.grad(twin))(p, xs), rtol=1e-10, what="grad")
+
+
+def logsumexp(v, axis=-1):
+    m = np.max(v, axis=axis, keepdims=True)
+    return np.squeeze(m, axis=axis) + np.log(np.sum(np.exp(v - m), axis=axis))
+
+
+def early_exit(x, w):
+    h = np.tanh(x @ w)
+    if np.max(np.abs(h)) > 0.6:
+        return np.sum(h * h)
+    logits = h @ w
+    return -np.sum(logits - logsumexp(logits))
+
+
+def test_vmap_of_grad_of_an_early_return_before_a_static_axis() -> None:
+    """The ``if`` on data becomes a ``cond`` carrying what the other path computes, ``logsumexp``'s ``axis``
+    included (``UNSET`` where the early return is taken). vmap selected every output per example, so the
+    static axis became batched data ("expand_reduced's axis= argument must be the same for every example").
+    An unbatched value one branch sets and the other passes through ``UNSET`` is that branch's, unbatched.
+    Oracle: jax.grad one example at a time (jax.vmap refuses the ``if`` on data)."""
+    rng = np.random.default_rng(206)
+    x, w = rng.standard_normal((8, 3)), 0.5 * rng.standard_normal((3, 3))
+    taken = np.max(np.abs(np.tanh(x @ w)), axis=1) > 0.6
+    assert taken.any() and not taken.all()
+    twin = jax_twin(early_exit, helpers=[logsumexp])
+    for argnums, axes in ((0, (0, None)), (1, (0, None)), (1, (0, 0))):
+        ws = np.stack([w * (1 + 0.1 * i) for i in range(8)]) if axes[1] == 0 else w
+        got = srcjax.vmap(srcjax.grad(early_exit, argnums=argnums), in_axes=axes)(x, ws)
+        want = np.stack([jax.grad(twin, argnums=argnums)(x[i], ws[i] if axes[1] == 0 else ws) for i in range(8)])
+        agree(got, want, rtol=1e-10, what=f"vmap(grad(argnums={argnums}), in_axes={axes})")
+
+
+def early_exit_params(p, x):
+    h = np.tanh(x @ p["w"])
+    if np.max(np.abs(h)) > 0.6:
+        return np.sum(h * h)
+    logits = h @ p["out"]
+    return -np.sum(logits - logsumexp(logits)) + 0.01 * np.sum(p["out"] ** 2)
+
+
+@pytest.mark.xfail(strict=True, reason="issue #15, open: batch_select of a container (the gradient by an unmapped "
+                   "dict selected per example at the join of an `if` on data) takes the dict for an array")
+def test_vmap_of_grad_by_a_dict_through_an_early_return() -> None:
+    """The gradient by an unmapped dict of parameters is selected per example at the ``if``'s join: the
+    select takes the dict for an array ("internal error: ValueError: entry not a 2- or 3- tuple" from
+    ``np.result_type``, located at the user's def line). Selecting leaf by leaf in ``batch_select`` made reverse
+    mode through it inside an ``if`` on data refuse (tests/test_vmap_untaken_branches.py)."""
+    rng = np.random.default_rng(210)
+    x = rng.standard_normal((8, 3))
+    p = {"w": 0.5 * rng.standard_normal((3, 3)), "out": rng.standard_normal((3, 3))}
+    twin = jax_twin(early_exit_params, helpers=[logsumexp])
+    got = srcjax.vmap(srcjax.grad(early_exit_params), in_axes=(None, 0))(p, x)
+    each = [jax.grad(twin)(p, x[i]) for i in range(8)]
+    assert 0 < sum(bool(np.max(np.abs(np.tanh(x[i] @ p["w"]))) > 0.6) for i in range(8)) < 8
+    want = {k: np.stack([np.asarray(e[k]) for e in each]) for k in p}
+    agree(got, want, rtol=1e-10, what="vmap(grad) by a dict")
