@@ -216,3 +216,43 @@ def test_vmap_of_grad_by_a_dict_through_an_early_return() -> None:
     assert 0 < sum(bool(np.max(np.abs(np.tanh(x[i] @ p["w"]))) > 0.6) for i in range(8)) < 8
     want = {k: np.stack([np.asarray(e[k]) for e in each]) for k in p}
     agree(got, want, rtol=1e-10, what="vmap(grad) by a dict")
+
+
+def times(a, b):
+    return a * b
+
+
+def calls_times(x, w):
+    h = np.tanh(x) + w
+    return np.sum(times(h, x[:2]))
+
+
+@pytest.mark.parametrize("how", ["vmap", "jvp", "grad"])
+def test_a_shape_error_in_a_helper_is_located_at_its_line(how: str) -> None:
+    """A helper whose generated copy folds its body into one ``return`` expression of its parameters (the
+    batched ``return batch_align_b(a, b) * batch_align_b(b, a)``) had every line mapped to its ``def`` (the
+    parameters' binding): a shape error there was shown at ``def times(a, b):`` (vmap, jvp, and the CLI's
+    ``--vmap``/``--jvp``). A generated ``return`` found nowhere else is the user's only ``return``."""
+    import inspect
+    x = w = np.ones((3, 4))
+    run = {"vmap": lambda: srcjax.vmap(calls_times)(np.ones((2, 3, 4)), np.ones((2, 3, 4))),
+           "jvp": lambda: srcjax.jvp(calls_times, (x, w), (x, w)),
+           "grad": lambda: srcjax.grad(calls_times)(x, w)}[how]
+    with pytest.raises(srcjax.TranspileError, match="could not be broadcast") as e:
+        run()
+    lines, first = inspect.getsourcelines(times)
+    assert e.value.span is not None and e.value.span.line == first + 1, str(e.value)
+
+
+@pytest.mark.parametrize("how", [["--vmap", "--in-axes", "0,0"], ["--jvp"]])
+def test_the_clis_shape_error_in_a_helper_is_located_at_its_line(how: list[str], tmp_path: Any,
+                                                                 capsys: Any) -> None:
+    """``srcjax-transpile FILE::FUNC --vmap/--jvp --emit hlo`` with shapes that do not fit: the error names the
+    helper's ``return`` line (was its ``def`` line)."""
+    from srcjax.cli import main
+    path = tmp_path / "bad_shapes.py"
+    path.write_text("import numpy as np\n\n\ndef times(a, b):\n    return a * b\n\n\n"
+                    "def f(x, w):\n    h = np.tanh(x) + w\n    return np.sum(times(h, x[:2]))\n")
+    code = main([f"{path}::f", "--arg", "x=f64[3,4]", "--arg", "w=f64[3,4]", "--emit", "hlo", *how])
+    err = capsys.readouterr().err
+    assert code != 0 and f"{path}:5:" in err and "could not be broadcast" in err, err
