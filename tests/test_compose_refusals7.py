@@ -47,6 +47,9 @@ def test_vmap_of_grad_through_a_vmap_moving_an_axis() -> None:
         got = srcjax.vmap(srcjax.grad(rows_loss, argnums=argnums))(x, w)
         want = jitted(jax.vmap(jax.grad(twin, argnums=argnums)))(x, w)
         agree(got, want, rtol=1e-10, what=f"vmap(grad(argnums={argnums}))")
+        # (vmap(jacrev) of it was refused: "cannot batch '(a + 1 if a >= 0 else a for a in axis)'")
+        got = srcjax.vmap(srcjax.jacrev(rows_loss, argnums=argnums))(x, w)
+        agree(got, want, rtol=1e-10, what=f"vmap(jacrev(argnums={argnums}))")
 
 
 def inner_vec(x, w):

@@ -50,8 +50,6 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     "a range() bound must be known at transpile time",
     # vmap(jacrev) of a `for` with `break` on data
     "reverse mode through a loop inside an `if` on array data",
-    # vmap(jacrev) of `srcjax.vmap(inner_row, in_axes=(1, None))(w, x)` in the body
-    "cannot batch '(a + 1 if a >= 0 else a for a in axis)'",
 )
 
 # Errors met and reported that are srcjax's own (located in code srcjax wrote, or wrong): xfail, not hidden
