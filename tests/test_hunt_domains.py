@@ -50,25 +50,10 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     "a range() bound must be known at transpile time",
     # vmap(jacrev) of a `for` with `break` on data
     "reverse mode through a loop inside an `if` on array data",
-    # vmap(jacrev) of `srcjax.vmap(inner_row, in_axes=(1, None))(w, x)` in the body
-    "cannot batch '(a + 1 if a >= 0 else a for a in axis)'",
-    # grad(vmap) where the body's vmap has a NamedTuple in_axes written in the call (`Params(-1, 0)`)
-    "cannot differentiate through `vmap(...)`",
 )
 
 # Errors met and reported that are srcjax's own (located in code srcjax wrote, or wrong): xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = (
-    # vmap(grad) of a body calling srcjax.jvp and srcjax.vmap / srcjax.jacrev (located in srcjax's generated source)
-    "np.moveaxis's source= argument must be the same for every example, but it depends on `_tape`",
-    "a list holding batched and unbatched values is used as a whole",
-    # hessian of a body calling srcjax.vmap(inner_row) and srcjax.vmap(srcjax.grad(inner_row))
-    "cannot unpack 24 values into 26 names",
-    # hessian of a body calling srcjax.vmap(srcjax.grad(inner_row), in_axes=(1, None), out_axes=1) (seed 1117)
-    "operands could not be broadcast together with shapes (12, 3, 4) and (4, 3, 4)",
-    # in_axes a dataclass registered with srcjax.tree_util.register_dataclass (jax takes it)
-    "must be an int, None, or a tuple/list/dict/NamedTuple/dataclass of them, not Layer(",
-    # srcjax.numpy_function of jit(whole) calling srcjax.vmap with a NamedTuple in_axes (note24's "Left")
-    "cannot read the source of f",
 )
 
 MAX_ITERS = 8

@@ -73,8 +73,12 @@ def register(filename: str, module_text: str, owners: dict[str, NormalizedFuncti
             continue
         table[node.lineno] = default
         loops = _loops(nf)
+        returned = _only_return(nf)
         for st in _statements(node.body):
-            table.setdefault(st.lineno, _loop_origin(st, bindings, loops) or _origin(st, bindings) or default)
+            origin = _loop_origin(st, bindings, loops) or _origin(st, bindings)
+            if isinstance(st, ast.Return) and returned is not None and origin in (None, default):
+                origin = returned  # (`return a * b` written as one expression of the parameters: the user's return)
+            table.setdefault(st.lineno, origin or default)
     _TABLES[filename] = table
 
 
@@ -113,6 +117,13 @@ def _bindings(nf: NormalizedFunction) -> dict[str, Span]:
     for n, sp in nf.loop_names.items():  # (a loop's sequence in derivative source: the user's loop)
         out.setdefault(n, sp)
     return out
+
+
+def _only_return(nf: NormalizedFunction) -> Span | None:
+    """The span of the user function's ``return`` statement where it has exactly one (None otherwise)."""
+    found = [st for st in _cst_statements(nf.plain_fdef.body.body) if isinstance(st, cst.SimpleStatementLine)
+             and any(isinstance(sm, cst.Return) for sm in st.body)]
+    return nf.spans.get(id(found[0])) if len(found) == 1 else None
 
 
 def _loops(nf: NormalizedFunction) -> list[tuple[set[str], Span]]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import inspect
 import math
 import re
@@ -350,9 +351,46 @@ class Resolver:
                 return self.static_value(node)
             except TranspileError:
                 return False, None
+        if isinstance(node, (cst.Tuple, cst.List)) and any(
+                isinstance(e.value, cst.Call) for e in node.elements if isinstance(e, cst.Element)):
+            items = [self.constant(e.value) if isinstance(e, cst.Element) else (False, None) for e in node.elements]
+            if not all(k for k, _ in items):
+                return False, None
+            vals = [v for _, v in items]
+            return True, (tuple(vals) if isinstance(node, cst.Tuple) else vals)
+        if isinstance(node, cst.Call):
+            return self.record_constant(node)
         try:
             return True, ast.literal_eval(code(node))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return False, None
+
+    def record_constant(self, node: cst.Call) -> tuple[bool, Any]:
+        """``Params(-1, 0)``, ``Layer(w=None, b=0)``: a NamedTuple or plain dataclass (or one registered with
+        ``register_dataclass``) of constants, built now (a transformation's ``in_axes``/``out_axes``)."""
+        try:
+            ok, cls = self.static_value(node.func)
+        except TranspileError:
+            return False, None
+        if not ok or not isinstance(cls, type) or not (
+                (issubclass(cls, tuple) and hasattr(cls, "_fields")) or cls in pytree.DATA_FIELDS or
+                (dataclasses.is_dataclass(cls) and not hasattr(cls, "__post_init__"))):
+            return False, None
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for a in node.args:
+            if a.star:
+                return False, None
+            known, v = self.constant(a.value)
+            if not known:
+                return False, None
+            if a.keyword is not None:
+                kwargs[a.keyword.value] = v
+            else:
+                args.append(v)
+        try:
+            return True, cls(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - (wrong arguments: left to the call as written, and its error)
             return False, None
 
     def assigned_once(self, name: str) -> bool:

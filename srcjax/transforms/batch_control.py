@@ -124,7 +124,9 @@ def if_(w: FunctionWriter, s: cst.If, ind: int) -> None:
     fix_else: list[str] = []
     for v in sorted(set(st_then) | set(st_else)):  # (sorted: the same source in every process)
         a, b = st_then.get(v, False), st_else.get(v, False)
-        j = join(a, b)
+        # (a name bound on one path only, and not before: its one binding's state; the other path leaves it
+        # unbound, or bound as before by an earlier iteration of a loop this `if` is in, in that state)
+        j = a if v not in st_else else b if v not in st_then else join(a, b)
         joined[v] = j
         if v in st_then and a != j:
             fix_then.append(f"{v} = {w.convert(v, a, j)}")

@@ -67,16 +67,23 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         outs = [inline(w, fdefs[0], opcode, op_states, ind, (code(pred), True), reps),
                 inline(w, fdefs[1], opcode, op_states, ind, (code(pred), False), reps)]
         full = all_batched(join(outs[0][1], outs[1][1]))
-        a, b = (w.convert(e, st, full) for e, st in outs)
         names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)] \
             if isinstance(target, cst.Tuple) else []
+        kept = _kept(w, fdefs, ops, outs, line, full, len(names))
+        if kept:  # (an unbatched value only one branch sets, UNSET in the other: that branch's, unbatched)
+            full = Tree("tuple", tuple((k, False if k in kept else v) for k, v in full.items))  # type: ignore[union-attr]
+        a, b = (w.convert(e, st, full) for e, st in outs)
         if not isinstance(full, Tree):
             return select(code(pred), a, b, full), full
         if full.kind == "tuple" and len(names) == len(full.items) == len(set(names)) and \
                 _in_order(names, [code(pred)], [(item(a, k), item(b, k)) for k, _ in full.items]):
             for n, (k, v) in zip(names, full.items):  # one line per name (was one tuple of selects)
+                if k in kept:
+                    w.emit(f"{n} = {item((a, b)[kept[k]], k)}", ind)
+                    continue
                 w.emit(f"{n} = {select_each(w, code(pred), item(a, k), item(b, k), v, ind, set(), n)}", ind)
             return code(target), full
+        assert not kept
         base = target.value if isinstance(target, cst.Name) else "selected"
         return select_each(w, code(pred), a, b, full, ind, set(), base), full
     if f == "switch":
@@ -258,6 +265,79 @@ def counter(w: FunctionWriter, cf: cst.FunctionDef, bf: cst.FunctionDef,
     if any_batched(w.value_state(start)) or any_batched(w.value_state(cst.parse_expression(ctr.bound))):
         return None
     return code(start), "<=" if ctr.inclusive else "<", ctr.bound, ctr.step
+
+
+def _kept(w: FunctionWriter, fdefs: list[cst.FunctionDef], ops: list[cst.BaseExpression],
+          outs: list[tuple[str, State]], line: cst.CSTNode, full: State, n_names: int) -> dict[str, int]:
+    """The items of a ``cond`` on batched data (a tuple bound to as many names) that stay unbatched, each with
+    the branch (0, 1) whose value they take: both branches give an unbatched value, one of them passes through
+    an operand that is ``UNSET`` there (a name the function binds only to ``UNSET`` and by this ``cond``, not
+    in a loop: a value, such as a helper's static ``axis``, that only one path computes and reads). Selecting
+    it per example would batch a static value (reverse mode's ``expand_reduced(g, x, axis)``)."""
+    if not isinstance(full, Tree) or full.kind != "tuple" or len(full.items) != n_names:
+        return {}
+    unset = [_passes_unset(w, fd, ops, line) for fd in fdefs]
+    kept: dict[str, int] = {}
+    for i, (k, _) in enumerate(full.items):
+        states = [dict(st.items).get(k, True) if isinstance(st, Tree) else st for _, st in outs]
+        if all(s is False for s in states) and (i in unset[0] or i in unset[1]):
+            kept[k] = 1 if i in unset[0] else 0
+    return kept
+
+
+def _passes_unset(w: FunctionWriter, fdef: cst.FunctionDef, ops: list[cst.BaseExpression],
+                  line: cst.CSTNode) -> set[int]:
+    """The positions of ``fdef``'s returned tuple that pass through, unchanged, an operand that is ``UNSET``
+    when the ``cond`` statement ``line`` runs."""
+    last = fdef.body.body[-1]
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return) and
+            isinstance(last.body[0].value, cst.Tuple)):
+        return set()
+    params = [p.name.value for p in fdef.params.params]
+    assigned = set(assigned_names(list(fdef.body.body)))
+    out: set[int] = set()
+    for i, e in enumerate(last.body[0].value.elements):
+        v = e.value
+        if isinstance(v, cst.Name) and v.value in params and v.value not in assigned:
+            op = ops[params.index(v.value)] if params.index(v.value) < len(ops) else None
+            if isinstance(op, cst.Name) and _unset_at(w.nf.fdef, op.value, line):
+                out.add(i)
+    return out
+
+
+def _unset_at(fdef: cst.FunctionDef, name: str, line: cst.CSTNode) -> bool:
+    """Whether ``fdef`` binds ``name`` only to ``UNSET`` and by the statement ``line`` (once, not in a loop)."""
+    found = []
+
+    def walk_body(stmts: list[cst.CSTNode], in_loop: bool) -> bool:
+        for st in stmts:
+            if st is line or (isinstance(st, cst.SimpleStatementLine) and code(st) == code(line)):
+                found.append(in_loop)
+                continue
+            if isinstance(st, cst.FunctionDef):
+                continue  # (a nested function's names are its own)
+            if isinstance(st, cst.SimpleStatementLine):
+                for sm in st.body:
+                    if name not in assigned_names([cst.SimpleStatementLine([sm])]):
+                        continue
+                    if not (isinstance(sm, cst.Assign) and len(sm.targets) == 1 and
+                            isinstance(sm.targets[0].target, cst.Name) and isinstance(sm.value, cst.Name) and
+                            sm.value.value == "UNSET"):
+                        return False
+                continue
+            loop = isinstance(st, (cst.For, cst.While))
+            if isinstance(st, cst.For) and name in target_names(st.target):
+                return False
+            for part in syntax_children(st):
+                if isinstance(part, cst.IndentedBlock) and not walk_body(list(part.body), in_loop or loop):
+                    return False
+                if isinstance(part, (cst.Else, cst.If)):
+                    inner: list[cst.CSTNode] = [part] if isinstance(part, cst.If) else list(part.body.body)
+                    if not walk_body(inner, in_loop or loop):
+                        return False
+        return True
+
+    return walk_body(list(fdef.body.body), False) and found == [False]
 
 
 def select(c: str, a: str, b: str, st: State) -> str:

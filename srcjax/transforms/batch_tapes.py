@@ -163,8 +163,13 @@ def pushed(w: FunctionWriter, lst: str, value: cst.BaseExpression, state: State)
 
 def whole_pop(w: FunctionWriter, expr: str) -> bool:
     """Whether ``expr`` pops a list batched as a whole (its pushes batched slot by slot), not one followed push
-    by push (a :class:`~.batch_state.Stack`: the value popped has its own state, exactly)."""
-    return expr.endswith(".pop()") and w.state(expr[:-len(".pop()")]) is True
+    by push (a :class:`~.batch_state.Stack`: the value popped has its own state, exactly), nor a recursive
+    function's tape in state ``False``; a recursive function's tape batched at every level
+    (``Repeated((True,))``) is batched as a whole."""
+    if not expr.endswith(".pop()"):
+        return False
+    have = w.state(expr[:-len(".pop()")])
+    return have is True or (isinstance(have, Repeated) and have.entries[0] is True)
 
 
 def popped(w: FunctionWriter, lst: str, names: list[str], single: bool = False) -> list[State] | None:
@@ -203,6 +208,9 @@ def append(w: FunctionWriter, s: cst.Expr, call: cst.Call, ind: int) -> None:
     have = w.state(lst)
     if isinstance(have, Repeated):  # (a recursive function's tape: each value in one state)
         e = have.entries[0]  # (a value in state False has any structure: never packed to e's keys)
+        if e is True and is_saved_list_name(lst):  # (a tape batched whole at every level: slot by slot)
+            w.emit(f"{lst}.append({pushed(w, lst, call.args[0].value, ast_)})", ind)
+            return
         need = True if ast_ is False and isinstance(e, Tree) and any_batched(e) else join(ast_, e)
         if need != e and (any_batched(need) or any_batched(e)):
             w.grown[lst] = join(w.grown.get(lst, e), need)

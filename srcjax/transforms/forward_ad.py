@@ -18,6 +18,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..adjoint import is_saved_list_name
 from ..core import UnsupportedSyntaxError
 from ..frontend.names import Names, RenameNames, assigned_names, code, names_in, target_names
 from ..frontend.normalize import BINOP_HINT, UNARY_HINT, NormalizedFunction, call_hint
@@ -209,6 +210,10 @@ class JVP:
         targets = [n for t in s.targets for n in target_names(t.target)]
         if not any(t in self.act.active for t in targets):
             op = self.act.op(s.value)
+            if op.kind == "call" and self._moves_a_tape(op, defined):
+                lines.pop()  # (a helper pushing to or popping from a tape with a tangent list: its JVP moves
+                self.call(s, op, lines, ind, defined)  # both in step, though its result has no derivative)
+                return
             if op.kind == "tape_pop" and op.callee in self.act.active and op.callee in defined:
                 # the tangent list moves in step with its list (every append pushed a tangent, zeros for
                 # values without one), so a pop whose values carry no derivative pops it too
@@ -408,6 +413,13 @@ class JVP:
                 total = f"tree_add({total}, {c})"
             return total
         return " + ".join(paren(c) for c in contribs) if len(contribs) > 1 else contribs[0]
+
+    def _moves_a_tape(self, op: Op, defined: set[str]) -> bool:
+        """Whether the call ``op`` passes a program helper a tape that has a tangent list here."""
+        if op.callee not in self.program.functions:
+            return False
+        return any(is_saved_list_name(a) and a in self.act.active and a in defined
+                   for a in [*op.call_args, *op.call_kwargs.values()])
 
     def call(self, s: cst.Assign, op: Op, lines: list[str], ind: int, defined: set[str]) -> None:
         pad = "    " * ind
