@@ -147,8 +147,11 @@ def restatic(c: Any) -> None:
 
 
 def _eligible(c: Any, plain_call: Any) -> bool:
+    # (a Jacobian's records serve only signatures its array form ran: jacobian._Jacobian._served_plan; a lazy
+    # one's _needs would write its derivative)
+    needs = None if getattr(c, "_served_plan", None) is not None else getattr(c, "_needs", None)
     return (type(c).__call__ is plain_call and c.device != "numpy"
-            and c.in_shardings is None and c.out_shardings is None and c._simple and not getattr(c, "_needs", None)
+            and c.in_shardings is None and c.out_shardings is None and c._simple and not needs
             and getattr(c, "_one_axis", None) is None)  # (a vmap whose in_axes follow what a call passes:
     # vmap.Vmapped._call picks the vmap per call, where the C++ side would fill the defaults left out)
 
@@ -767,6 +770,9 @@ def _plan(c: Any, args: tuple[Any, ...], keyed: Any = None) -> tuple[Any, list[A
     from .tree_calls import tree_key
 
     keyed = args if keyed is None else keyed
+    served = getattr(c, "_served_plan", None)
+    if served is not None:  # (a Jacobian: its array form's plan, for a signature its Python path checked)
+        return served(keyed), cpp_dispatch.flatten(args)
     if c._static_all:
         plan, _ = _static_plan(c, keyed)
         bufs = cpp_dispatch.flatten(_dynamic(args, _static_positions(c)))
