@@ -3,8 +3,8 @@ issue #15): after a call that ran the Jacobian's array form, calls with device o
 its Python path checked are served without entering that path, with the Python path's and jax's results;
 anything else (integer arguments, containers, another shape, a hessian of an output that is not a scalar,
 static arguments) comes back to the Python path and gives the same results or the same located error as
-with the dispatcher off. A lazy Jacobian (written before: ``warm_transforms.py``) gets the dispatcher
-without its derivative being written."""
+with the dispatcher off. A lazy Jacobian, grad or value_and_grad (written before: ``warm_transforms.py``)
+gets the dispatcher without its derivative being written."""
 
 from __future__ import annotations
 
@@ -183,9 +183,10 @@ LAZY = textwrap.dedent("""
         return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
     x = np.linspace(0.1, 0.9, 5)
-    h = srcjax.hessian(rosen)
-    out = [np.asarray(h(x)).tolist() for _ in range(3)]
-    print(json.dumps({"out": out[-1], "pending": bool(h._pending), "cpp": h._cpp is not None}))
+    made = {"hessian": srcjax.hessian(rosen), "grad": srcjax.grad(rosen), "value_and_grad": srcjax.value_and_grad(rosen)}
+    out = {k: [np.asarray(t(x)[-1]).tolist() for _ in range(3)][-1] for k, t in made.items()}
+    print(json.dumps({"out": out, "lazy": [k for k, t in made.items() if getattr(t, "_pending", False) or t._lazy],
+                      "cpp": [k for k, t in made.items() if t._cpp is not None]}))
 """)
 
 
@@ -200,6 +201,9 @@ def test_a_lazy_jacobian_gets_the_dispatcher_unwritten(tmp_path):
                            timeout=300, env=env)
         assert r.returncode == 0, r.stderr
         runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
-    assert runs[0]["cpp"] and not runs[0]["pending"]
-    assert runs[1]["cpp"] and runs[1]["pending"]  # (served by the dispatcher, its derivative never written)
+    kinds = ["hessian", "grad", "value_and_grad"]
+    assert runs[0]["cpp"] == kinds and runs[0]["lazy"] == []
+    # served by the dispatcher, the derivatives never written (grad's and value_and_grad's first call, served by
+    # a program from the level-2 cache, attached none before)
+    assert runs[1]["cpp"] == kinds and runs[1]["lazy"] == kinds
     assert runs[1]["out"] == runs[0]["out"]
