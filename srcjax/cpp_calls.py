@@ -70,9 +70,12 @@ to the Python path; after
 
 On by default; ``SRCJAX_CPP_DISPATCH=0`` turns it off. Not attached (the Python path does
 everything): ``device="numpy"``, explicit shardings, ``*args``/keyword-only parameters, subclasses with their own
-``__call__`` (jacobians, pmap), and a vmap whose in_axes follow what a call passes (``in_axes=0`` of a function
+``__call__`` (pmap), and a vmap whose in_axes follow what a call passes (``in_axes=0`` of a function
 with defaults: ``Vmapped._one_axis``). A vmap (``vmap.Vmapped``) checks the mapped sizes in its ``_call``,
-the miss function's Python path: a record serves only the shapes and structures checked there.
+the miss function's Python path: a record serves only the shapes and structures checked there. A Jacobian
+(``jacobian._Jacobian``: jacfwd, jacrev, hessian) makes its checks in its ``_call`` too, and its records serve
+its array form's plan only for a signature of arrays that path ran on the array form (its ``_served_plan``,
+which :func:`_plan` reads); ``grad``/``value_and_grad`` are ``Compiled`` objects, served like any other.
 """
 
 from __future__ import annotations
