@@ -207,3 +207,41 @@ def test_a_lazy_jacobian_gets_the_dispatcher_unwritten(tmp_path):
     # a program from the level-2 cache, attached none before)
     assert runs[1]["cpp"] == kinds and runs[1]["lazy"] == kinds
     assert runs[1]["out"] == runs[0]["out"]
+
+
+def test_argnums_tuples_repeated_calls():
+    """A Jacobian by a tuple of argnums remembers its output's structure per signature (it ran eval_shape at
+    every call): repeated calls, another shape, a dict output, a hessian's blocks and of an output that is not
+    a scalar all equal jax's."""
+    w, x = _data()
+
+    def two(a, b):
+        return np.sum(np.sin(a) * b ** 2)
+
+    def jtwo(a, b):
+        return jax.numpy.sum(jax.numpy.sin(a) * b ** 2)
+
+    def out_dict(a, b):
+        return {"p": a * b, "s": np.sum(a)}
+
+    def jout_dict(a, b):
+        return {"p": a * b, "s": jax.numpy.sum(a)}
+
+    def vec(a, b):
+        return a * np.sin(b)
+
+    def jvec(a, b):
+        return a * jax.numpy.sin(b)
+
+    cases = [(srcjax.hessian(two, (0, 1)), jax.hessian(jtwo, (0, 1))),
+             (srcjax.jacrev(out_dict, (0, 1)), jax.jacrev(jout_dict, (0, 1))),
+             (srcjax.jacfwd(vec, (0, 1)), jax.jacfwd(jvec, (0, 1))),
+             (srcjax.hessian(vec, (0, 1)), jax.hessian(jvec, (0, 1)))]
+    for n in (6, 6, 4, 6):
+        for t, jt in cases:
+            got, want = t(x[:n], x[:n] + 1), jt(x[:n], x[:n] + 1)
+            gl, gt = jax.tree_util.tree_flatten(got)
+            wl, wt = jax.tree_util.tree_flatten(want)
+            assert gt == wt
+            for a, b in zip(gl, wl):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-12)
