@@ -19,7 +19,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from . import adjoint, core, gc_pause, general_hessian, pytree, reverse_over, warm_cache, warm_transforms
+from . import adjoint, core, cpp_calls, gc_pause, general_hessian, pytree, reverse_over, warm_cache, warm_transforms
 
 # api's underscore names are srcjax-internal (api is a public module: no underscore would read as API);
 # the transformations share them with srcjax.compile on purpose
@@ -324,11 +324,15 @@ class _Derived(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a prope
                              "argument via argnums"))
                 _check_registered(args[i], self._what, self._primal)
         try:
-            return super()._call(args, kwargs)
+            out = super()._call(args, kwargs)
         except TranspileError:
             if self._primal is not None:
                 self._primal_error(args, kwargs)
             raise
+        if self._cpp is None and not self._cpp_refused:  # (a lazy derivative's first call, served by a program
+            # from the level-2 cache, never reaches Compiled._call's attach: C++ next, as for any other)
+            cpp_calls.attach(self, Compiled.__call__)
+        return out
 
     def _by_keyword_error(self, args: Sequence[Any]) -> ArgumentError:
         """The error for a call of ``grad``/``value_and_grad`` passing a differentiated argument by keyword

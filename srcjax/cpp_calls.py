@@ -70,9 +70,12 @@ to the Python path; after
 
 On by default; ``SRCJAX_CPP_DISPATCH=0`` turns it off. Not attached (the Python path does
 everything): ``device="numpy"``, explicit shardings, ``*args``/keyword-only parameters, subclasses with their own
-``__call__`` (jacobians, pmap), and a vmap whose in_axes follow what a call passes (``in_axes=0`` of a function
+``__call__`` (pmap), and a vmap whose in_axes follow what a call passes (``in_axes=0`` of a function
 with defaults: ``Vmapped._one_axis``). A vmap (``vmap.Vmapped``) checks the mapped sizes in its ``_call``,
-the miss function's Python path: a record serves only the shapes and structures checked there.
+the miss function's Python path: a record serves only the shapes and structures checked there. A Jacobian
+(``jacobian._Jacobian``: jacfwd, jacrev, hessian) makes its checks in its ``_call`` too, and its records serve
+its array form's plan only for a signature of arrays that path ran on the array form (its ``_served_plan``,
+which :func:`_plan` reads); ``grad``/``value_and_grad`` are ``Compiled`` objects, served like any other.
 """
 
 from __future__ import annotations
@@ -147,8 +150,11 @@ def restatic(c: Any) -> None:
 
 
 def _eligible(c: Any, plain_call: Any) -> bool:
+    # (a Jacobian's records serve only signatures its array form ran: jacobian._Jacobian._served_plan; a lazy
+    # one's _needs would write its derivative)
+    needs = None if getattr(c, "_served_plan", None) is not None else getattr(c, "_needs", None)
     return (type(c).__call__ is plain_call and c.device != "numpy"
-            and c.in_shardings is None and c.out_shardings is None and c._simple and not getattr(c, "_needs", None)
+            and c.in_shardings is None and c.out_shardings is None and c._simple and not needs
             and getattr(c, "_one_axis", None) is None)  # (a vmap whose in_axes follow what a call passes:
     # vmap.Vmapped._call picks the vmap per call, where the C++ side would fill the defaults left out)
 
@@ -767,6 +773,9 @@ def _plan(c: Any, args: tuple[Any, ...], keyed: Any = None) -> tuple[Any, list[A
     from .tree_calls import tree_key
 
     keyed = args if keyed is None else keyed
+    served = getattr(c, "_served_plan", None)
+    if served is not None:  # (a Jacobian: its array form's plan, for a signature its Python path checked)
+        return served(keyed), cpp_dispatch.flatten(args)
     if c._static_all:
         plan, _ = _static_plan(c, keyed)
         bufs = cpp_dispatch.flatten(_dynamic(args, _static_positions(c)))

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from . import gc_pause, general_hessian, pytree, reuse, warm_cache, warm_transforms
+from . import cpp_calls, gc_pause, general_hessian, pytree, reuse, warm_cache, warm_transforms
 
 # api's underscore names are srcjax-internal, shared with srcjax.compile on purpose (not public API)
-from .api import _as_compiled, _is_leaf, _leaf_aval, eval_shape
+from .api import Compiled, _as_compiled, _is_leaf, _leaf_aval, eval_shape
 
 # The Jacobians are built on autodiff's derivative machinery; these underscore names are internal
 # to srcjax's AD and shared by the two modules on purpose (not public API).
@@ -246,6 +246,7 @@ class _Jacobian(_Derived):
             needs, arrays = self._written(c, fn)
         super().__init__(arrays, (argnums,), f"srcjax.{kind}", static_argnums=static, device=c.device)
         self._primal = primal
+        self._by_position = argnums + 1 if argnums >= 0 else 0  # (JAX's rule, as grad's: _Derived._by_keyword_error)
         self._output_of = getattr(c, "_output_of", None)  # hessian: its gradient's output must be a real scalar
         self._arrays: _ArrayForm | None = None  # what a call on the compiled path runs
         if lazy:
@@ -382,14 +383,35 @@ class _Jacobian(_Derived):
         except TranspileError:
             return None
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call through srcjax's Python path (``Compiled.__call__``: jaxlib's C++ dispatcher first, once
+        attached; it comes here for a signature it has no record of). Its records serve only signatures
+        this path checked and ran on the array form (:meth:`_served_plan`), so every check below (float
+        arguments, array output, a hessian's scalar output) was made for each call the C++ side serves."""
+        if len(args) < self._by_position:  # (the argument differentiated passed by keyword or left out)
+            raise _clean(self._by_keyword_error(args))
         try:
-            return self._own_call(args, kwargs)
+            out = self._own_call(args, kwargs)
         except TranspileError:
             other = general_hessian.instead(self, args, kwargs) if self._or_general is not None else None
             if other is None:
                 raise
             return other(*args, **kwargs)  # (a Jacobian of a hessian of an output that is not a scalar)
+        if self._cpp is None and not self._cpp_refused and self._checked:
+            cpp_calls.attach(self, Compiled.__call__)  # (after a call served by the array form: C++ next)
+        return out
+
+    def _served_plan(self, args: tuple[Any, ...]) -> Any:
+        """The array form's plan the C++ dispatcher may serve calls like ``args`` with (``cpp_calls._plan``),
+        or None: only a signature of arrays this Jacobian's Python path checked and ran on the array form
+        (``_checked``), without static arguments (those keep the Python path)."""
+        arrays = self._arrays
+        if arrays is None or self._fallback is not None or self._static_all or arrays._static_all:
+            return None
+        key = self._fast_key(args)
+        if key is None or key not in self._checked:
+            return None
+        return arrays._cache.get(key)
 
     def _own_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         key = self._fast_key(args) if not kwargs and (self._pending or not self._needs) and self._fallback is None \
@@ -507,6 +529,7 @@ class _TupleArgnums:
         self._kind, self._blocks, self._source_fn = kind, blocks, None
         self._general: Callable[[], Callable[..., Any]] | None = None  # (as _Jacobian's)
         self._switch: Callable[..., Any] | bool | None = None  # (as _Jacobian's)
+        self._outputs: dict[Any, tuple[bool, int, Any]] = {}  # signature: (general form?, output leaves, structure)
         # (without generated source: a part takes function-valued arguments)
         self.srcjax_refusal = ("a Jacobian with respect to a tuple of argnums of a function that takes functions "
                                "cannot be transformed again or called inside a compiled function yet", "take one "
@@ -538,16 +561,33 @@ class _TupleArgnums:
         return self._switch if callable(self._switch) else None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._general is not None and not _scalar_output(self._primal, args, kwargs):
+        # the output's structure (and, for a hessian, whether it is a scalar) by the signature of array arguments:
+        # eval_shape at every call cost ~270 us (jacrev(f, (0, 1)) of an f64[8] layer, device inputs; jax 5)
+        key = None if kwargs else _as_compiled(self._base)._fast_key(args)
+        if key is not None and not all(type(k) is tuple for k in key):
+            key = None  # (a Python scalar's value may matter)
+        known = self._outputs.get(key) if key is not None else None
+        if known is None:
+            if self._general is not None and not _scalar_output(self._primal, args, kwargs):
+                if key is not None:
+                    self._outputs[key] = (True, 0, None)
+                return self._general()(*args, **kwargs)
+            blocks = [p(*args, **kwargs) for p in self._parts]
+            ol, ot = _leaves(eval_shape(self._base, *args, **kwargs))
+            known = (False, len(ol), ot)
+            if key is not None:
+                self._outputs[key] = known
+        elif known[0] and self._general is not None:
             return self._general()(*args, **kwargs)
-        blocks = [p(*args, **kwargs) for p in self._parts]
-        ol, ot = _leaves(eval_shape(self._base, *args, **kwargs))
-        per_leaf: list[list[Any]] = [[] for _ in ol]
+        else:
+            blocks = [p(*args, **kwargs) for p in self._parts]
+        _, n_out, ot = known
+        per_leaf: list[list[Any]] = [[] for _ in range(n_out)]
         for a, b in zip(self._nums, blocks):
             xt = _leaves(args[a])[1]
             bl = _leaves(b)[0]
-            m = len(bl) // max(len(ol), 1)
-            for k in range(len(ol)):
+            m = len(bl) // max(n_out, 1)
+            for k in range(n_out):
                 per_leaf[k].append(pytree.unflatten(xt, bl[k * m:(k + 1) * m]))
         return pytree.unflatten(ot, [tuple(js) for js in per_leaf])
 
