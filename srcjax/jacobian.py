@@ -686,9 +686,14 @@ def jacfwd(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callab
     loop over basis vectors; ``srcjax.source`` shows it). For containers, JAX's layout: the
     output's structure outside, the argument's inside; a tuple of ``argnums``: a tuple of Jacobians
     inside (one per argument)."""
-    return reuse.reused(fn, "jacfwd", _argnums_key(argnums), lambda: general_hessian.remade(_per_argnum(
+    return reuse.reused(fn, "jacfwd", _argnums_key(argnums), lambda: _new_jacfwd(fn, argnums))
+
+
+def _new_jacfwd(fn: Callable[..., Any], argnums: int | tuple[int, ...]) -> Any:
+    """A jacfwd object of its own (not the one :func:`jacfwd` hands out for ``fn``: a hessian changes its own)."""
+    return general_hessian.remade(_per_argnum(
         fn, argnums, lambda a: _Jacobian(fn, "jacfwd", a, None, _jacfwd_loop(fn, a)), "jacfwd"), fn,
-        lambda g: jacfwd(g, argnums)))
+        lambda g: jacfwd(g, argnums))
 
 
 @transformation
@@ -777,7 +782,8 @@ def hessian(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
 
 def _hessian(fn: Callable[..., Any], argnums: int | tuple[int, ...], max_iters: int | None) -> Callable[..., Any]:
     try:
-        h = jacfwd(grad(fn, argnums, max_iters=max_iters), argnums)
+        # (a jacfwd object of its own: `_general` below must not change the user's jacfwd(grad(fn)))
+        h = _new_jacfwd(grad(fn, argnums, max_iters=max_iters), argnums)
     except ShapeError as e:  # a container output (a literal one at the return): no gradient to write
         if not e.not_scalar_output:
             raise

@@ -151,3 +151,21 @@ def test_an_integer_array_output_is_refused_as_jax_refuses_it(how: str) -> None:
     with pytest.raises(srcjax.DTypeError, match="requires real-valued") as e:
         getattr(srcjax, how)(int_array_out)(X)
     assert e.value.span is not None and e.value.span.line == int_array_out.__code__.co_firstlineno + 1
+
+
+def _vector_out(x):
+    return np.sin(x) * x[0]
+
+
+def test_a_hessian_leaves_the_users_jacfwd_of_grad_alone() -> None:
+    """Regression: hessian(f) was the very object jacfwd(grad(f)) hands out (reuse), and set its general
+    form on it: the user's jacfwd(grad(f)) of a function with a vector output then returned a Hessian
+    instead of grad's error (as jax's does), only after a hessian of f had been made."""
+    jg = srcjax.jacfwd(srcjax.grad(_vector_out))
+    h = srcjax.hessian(_vector_out)
+    assert h is not jg
+    x = np.array([0.5, 1.0, 2.0])
+    np.testing.assert_allclose(np.asarray(h(x)), np.asarray(jax.hessian(lambda x: jnp.sin(x) * x[0])(x)),
+                               rtol=1e-12)
+    with pytest.raises(srcjax.ShapeError, match="scalar output"):
+        jg(x)
