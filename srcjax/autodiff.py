@@ -122,6 +122,7 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
                 raise e.with_span(return_span(base, has_aux)) from None
 
         try:
+            prog = reverse_over.inline_tape_calls(prog)  # (generated code's helper halves: written out)
             reverse_over.refuse_tapes_across_calls(base, prog)
             text = _as_loops_if_needed(base, bindings, prog, reverse)
         except ad.DifferentiationError as e:

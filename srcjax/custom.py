@@ -243,13 +243,18 @@ def check_rule_result(role: str, owner: _Custom, span: Span | None, args: Sequen
                 f"{name} has {len(diff)} differentiable argument{'s' if len(diff) != 1 else ''} "
                 f"({', '.join(diff)}){extra}", span=span,
                 hint="return one cotangent per differentiable argument, in order, as a tuple")
-        for p, ct in zip(diff, result):
-            if ct is None:
+        literal = none_cotangents(owner)
+        for k, (p, ct) in enumerate(zip(diff, result)):
+            if ct is None and k not in literal:
                 raise CustomRuleError(
-                    f"the bwd rule of {name} returned None as the cotangent of {p}; srcjax needs an array",
-                    span=span, hint=f"return zeros_like({p}) (np.zeros_like) for a zero cotangent")
+                    f"the bwd rule of {name} returned None as the cotangent of {p} from a `return` that does "
+                    "not write it; srcjax reads a zero cotangent only from a literal None written in every "
+                    "`return` of the rule", span=span,
+                    hint=f"write None in the returned tuple itself, or return zeros_like({p}) (np.zeros_like)")
         calls = primal_calls.get(id(owner), [])
         for k, (p, ct) in enumerate(zip(diff, result)):
+            if ct is None:
+                continue
             want = {_shape_tree(c[k]) for c in calls if c[k] is not None}
             got = _shape_tree(ct)
             if want and got is not None and got not in want:
@@ -257,6 +262,50 @@ def check_rule_result(role: str, owner: _Custom, span: Span | None, args: Sequen
                 raise CustomRuleError(
                     f"the bwd rule of {name} returned a cotangent for {p} of shape {got}, but {p} has shape {exp}",
                     span=span, hint=f"the cotangent of {p} must have {p}'s shape (sum over broadcast axes)")
+
+
+def none_cotangents(owner: _Custom) -> frozenset[int]:
+    """Positions where every ``return`` of ``owner``'s bwd rule writes the literal ``None``.
+
+    JAX takes ``None`` in a bwd's result as a zero cotangent for that argument; the
+    derivative's call site then gives that argument no cotangent (read as zeros). Only a
+    literal ``None`` in a tuple written at every ``return`` counts: the call site is
+    written before the rule runs, so the ``None`` must be visible in its source.
+    """
+    fn = getattr(owner, "bwd", None)
+    if fn is None:
+        return frozenset()
+    try:
+        from .frontend.read import read_function
+
+        fdef = read_function(fn).fdef
+    except Exception:
+        return frozenset()
+    import libcst as cst
+
+    returns: list[cst.Return] = []
+
+    class _Returns(cst.CSTVisitor):
+        def visit_Return(self, node: cst.Return) -> None:
+            returns.append(node)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is fdef  # (a nested def's returns are its own)
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    fdef.visit(_Returns())
+    n = len(owner.diff_params())
+    common: set[int] | None = None
+    for r in returns:
+        if not isinstance(r.value, (cst.Tuple, cst.List)) or len(r.value.elements) != n or \
+                any(isinstance(e, cst.StarredElement) for e in r.value.elements):
+            return frozenset()
+        nones = {k for k, e in enumerate(r.value.elements)
+                 if isinstance(e.value, cst.Name) and e.value.value == "None"}
+        common = nones if common is None else common & nones
+    return frozenset(common or ())
 
 
 def transpose_error(owner: _Custom, e: Exception) -> CustomRuleError:

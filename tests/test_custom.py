@@ -601,7 +601,8 @@ def none_cotangent_fwd(x):
 
 
 def none_cotangent_bwd(res, g):
-    return (None,)
+    out = None  # (not written in the return: a literal None there is a zero cotangent, as in JAX)
+    return (out,)
 
 
 none_cotangent.defvjp(none_cotangent_fwd, none_cotangent_bwd)
@@ -621,7 +622,7 @@ ERRORS = [  # (custom function, transformation, where the error points, message 
     (too_many, "grad", (too_many_bwd, "return (g, g)"), "returned 2 cotangents, but too_many has 1"),
     (not_a_tuple, "grad", (not_a_tuple_bwd, "return g * 2.0"), "must return a tuple with one cotangent"),
     (wrong_shape, "grad", (wrong_shape_bwd, "return (np.sum(g),)"), "cotangent for x of shape (), but x has shape (3,)"),
-    (none_cotangent, "grad", (none_cotangent_bwd, "return (None,)"), "returned None as the cotangent of x"),
+    (none_cotangent, "grad", (none_cotangent_bwd, "return (out,)"), "returned None as the cotangent of x"),
     (bad_tangent, "jvp", (bad_tangent_jvp, "return x * 2.0, np.sum(t)"), "tangent that does not match its output"),
     (bad_tangent, "grad", (bad_tangent_jvp, "def bad_tangent_jvp"), "transposes its jvp rule"),
 ]
@@ -711,3 +712,61 @@ def test_jvp_through_a_helper_returning_a_one_tuple():
     assert np.shape(t) == ()
     np.testing.assert_allclose(t, np.sum(np.cos(x)), rtol=1e-12)
     np.testing.assert_allclose(srcjax.hessian(f)(x), np.diag(-np.sin(x)), rtol=1e-12, atol=1e-14)
+
+
+# -- a bwd returning None for a cotangent: JAX's zero cotangent --------------------------------------------
+
+@srcjax.custom_vjp
+def clip_by(x, bound):
+    return x
+
+
+def clip_by_fwd(x, bound):
+    return x, bound
+
+
+def clip_by_bwd(bound, g):
+    return np.clip(g, -bound, bound), None
+
+
+clip_by.defvjp(clip_by_fwd, clip_by_bwd)
+
+
+def clipped_loss(x, b):
+    y = np.tanh(clip_by(x * 3.0, b)) ** 2 * b
+    for _ in range(2):  # called again, in a loop (its residuals on the tape)
+        y = clip_by(y, b) * np.sin(x)
+    return np.sum(y)
+
+
+def _clip_by_jax():
+    @jax.custom_vjp
+    def clip_by(x, bound):
+        return x
+
+    clip_by.defvjp(lambda x, bound: (x, bound), lambda bound, g: (jnp.clip(g, -bound, bound), None))
+    return twins.jax_twin(clipped_loss, clip_by=clip_by)
+
+
+def test_a_bwd_returning_none_gives_a_zero_cotangent():
+    # regression: refused ("returned None as the cotangent of bound; srcjax needs an array") where JAX
+    # takes None as zeros of the argument's shape; under vmap the batched bwd returned
+    # batch_broadcast(None, n)
+    want_f = _clip_by_jax()
+    x, b = np.linspace(-1.0, 1.0, 5), np.float64(0.5)
+    xs, bs = np.linspace(-1.0, 1.0, 15).reshape(3, 5), np.array([0.1, 0.5, 2.0])
+    cases = [
+        (srcjax.grad(clipped_loss, argnums=(0, 1)), jax.grad(want_f, argnums=(0, 1)), (x, b)),
+        (srcjax.hessian(clipped_loss), jax.hessian(want_f), (x, b)),
+        (srcjax.jacrev(srcjax.grad(clipped_loss)), jax.jacrev(jax.grad(want_f)), (x, b)),
+        (srcjax.vmap(srcjax.grad(clipped_loss, argnums=(0, 1))), jax.vmap(jax.grad(want_f, argnums=(0, 1))),
+         (xs, bs)),
+        (srcjax.grad(lambda xs, bs: np.sum(srcjax.vmap(clipped_loss)(xs, bs)), argnums=(0, 1)),
+         jax.grad(lambda xs, bs: jnp.sum(jax.vmap(want_f)(xs, bs)), argnums=(0, 1)), (xs, bs)),
+    ]
+    for got_f, jax_f, args in cases:
+        got, want = got_f(*args), jax_f(*args)
+        for g, w in zip(srcjax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-10, atol=1e-12)
+    text = srcjax.source(srcjax.grad(clipped_loss, argnums=(0, 1)), x, b)
+    assert ", _ = clip_by_bwd(" in text and "b_bar = zeros_like(b)" in text

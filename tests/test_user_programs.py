@@ -44,11 +44,6 @@ B = 3  # examples in a vmap's batch
 
 # Refusals met where jax runs the program (reported; a located TranspileError with a hint)
 KNOWN_REFUSALS: tuple[str, ...] = (
-    # reverse mode over a function calling srcjax.grad of a function that calls a helper (jacrev of
-    # clipped_grad_step: grad(logistic_loss_stable), which calls softplus; MAML with a helper in the loss)
-    "hands values saved for the adjoint through the tape; reverse mode does not follow derivatives",
-    # a custom_vjp's bwd returning None as a cotangent (jax takes it as zeros): entropy_loss's clip_gradient
-    "returned None as the cotangent of",
     # grad through srcjax.vmap whose in_axes is a registered dataclass written in the call
     # (`in_axes=(Linear(0, 0), None)`, ensemble_loss); tests/test_hunt_domains.py lists the NamedTuple form
     "cannot differentiate through `vmap(...)`",

@@ -265,6 +265,8 @@ class FunctionWriter:
                                   "by helpers called more than once)" if is_saved_list_name(expr) else
                              "make the unbatched values batched where they are put in the list")
         if have is False and want is True:
+            if expr == "None":  # (no value to batch: a custom_vjp bwd's zero cotangent, as JAX reads None)
+                return expr
             batch_tapes.whole(self, expr)
             if expr in self.zeros or items:  # zeros of a value that may be a container (a cotangent)
                 return f"batch_broadcast_items({expr}, {self.size})"

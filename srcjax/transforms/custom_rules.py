@@ -38,7 +38,7 @@ import libcst as cst
 from ..core import CustomRuleError
 
 # _Custom: the common base of custom_jvp/custom_vjp (srcjax.custom is a public module; the base is not API)
-from ..custom import _Custom, custom_jvp, custom_vjp, owner_of, register_role
+from ..custom import _Custom, custom_jvp, custom_vjp, none_cotangents, owner_of, register_role
 from ..frontend.names import Names, RenameNames, code, names_in, replaced, target_names
 from ..frontend.program import Program
 from ..lifetimes import PerFunction
@@ -355,6 +355,9 @@ def adjoint(v: ReverseWriter, s: cst.Assign, op: Op, restore: list[tuple[str, st
         if not flows:
             diff = []
     active = [d if d.isidentifier() and d in v.act.active else None for d in diff]
+    if isinstance(owner, custom_vjp):  # None in the rule's result: no cotangent (zeros), as in JAX
+        none = none_cotangents(owner)
+        active = [None if k in none else a for k, a in enumerate(active)]
     if any(active):
         # unpack into the cotangents themselves where they start here, else into fresh names then added
         # (no tuple temporary: it could not be joined with the other branch of an `if` on data)
