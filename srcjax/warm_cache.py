@@ -465,9 +465,10 @@ def note_entry(entry: dict[str, Any], reads: Reads) -> None:
         _see([reads], "global", ns, name, ns.get(name, _MISSING))
 
 
-def mark(key: str, *reads: Reads) -> None:
+def mark(key: str, *reads: Reads, data: Any = None) -> None:
     """Note that the front end wrote a derivative under ``key`` from what ``reads`` hold (so a new
-    process may wait for the first call to write it again: :func:`marked`)."""
+    process may wait for the first call to write it again: :func:`marked`), with ``data`` (JSON: what
+    that process needs to know of the derivative without writing it, :func:`marked_data`)."""
     from .runtime import disk_cache
 
     both = Reads()
@@ -475,19 +476,28 @@ def mark(key: str, *reads: Reads) -> None:
         both.merge(r)
     depends = _depends(both)
     if depends is not None:
-        blob = json.dumps({"marker": True, **depends}).encode()
+        blob = json.dumps({"marker": True, **depends, "data": data}).encode()
         disk_cache.store_later(key, lambda: blob, kind="program")
 
 
 def marked(key: str) -> bool:
     """Whether :func:`mark` noted ``key`` and nothing it read has changed."""
+    return marked_data(key) is not MISSING
+
+
+MISSING = _MISSING  # (what :func:`marked_data` returns for no marker, or a stale one)
+
+
+def marked_data(key: str) -> Any:
+    """The ``data`` :func:`mark` noted under ``key`` if nothing it read has changed, else :data:`MISSING`."""
     from .runtime import disk_cache
 
     blob = disk_cache.load(key, count=False, kind="program")
     try:
-        return blob is not None and _fresh(json.loads(blob))
-    except (ValueError, KeyError, TypeError, IndexError):
-        return False
+        entry = json.loads(blob) if blob is not None else None
+        return entry.get("data") if entry is not None and _fresh(entry) else _MISSING
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return _MISSING
 
 
 def lookup(key: str) -> dict[str, Any] | None:

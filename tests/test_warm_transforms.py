@@ -1,8 +1,8 @@
 """The level-2 persistent cache (issue #18, ``srcjax/warm_transforms.py``) for vmap, jacfwd, jacrev,
-hessian, their compositions and jvp: a second process skips the front end for each (the Jacobians are not
-even written: made lazily, their programs come from the cache) and gets the first's results; an edit
-to the function's helper in another module, to that module's constant, or to a constant of the
-function's module is never served stale."""
+hessian, their compositions, jvp and vjp (its two halves): a second process skips the front end for
+each (the Jacobians and vjp's halves are not even written: made lazily, their programs come from the
+cache) and gets the first's results; an edit to the function's helper in another module, to that
+module's constant, or to a constant of the function's module is never served stale."""
 
 from __future__ import annotations
 
@@ -48,6 +48,15 @@ MAIN = textwrap.dedent("""
     out["jvp"] = float(srcjax.jvp(f, (x,), (x,))[1])
     if srcjax.autodiff._wrap(f, "jvp", (0,), False)._lazy:
         out["unwritten"].append("jvp")
+    y, f_vjp = srcjax.vjp(f, x)  # (the split halves: the forward and the backward program)
+    out["vjp"] = [float(y), *np.asarray(f_vjp(1.0)[0]).tolist()]
+    y, g_vjp = srcjax.vjp(g, x)
+    out["vjp_g"] = [*np.asarray(y).tolist(), *np.asarray(g_vjp(x)[0]).tolist()]
+    for k, fn in (("vjp", f), ("vjp_g", g)):
+        halves = srcjax.autodiff._split_vjp(fn, None, 1)
+        if halves.fwd._lazy and halves.bwd._lazy:
+            out["unwritten"].append(k)
+    out["vjp_source"] = srcjax.source(g_vjp)  # (read: written now, the same as the first process's)
     out["stats"] = dict(warm_cache.STATS)
     try:  # (a lazy Jacobian's first call that misses writes it: the error a user gets is the same)
         srcjax.hessian(f)(np.arange(3))
@@ -56,7 +65,8 @@ MAIN = textwrap.dedent("""
     print(json.dumps(out))
 """)
 KINDS = ["hessian", "jacrev_grad", "jacfwd", "jacrev", "vmap_grad", "vmap_vmap", "vmap_axes", "jacrev_vmap",
-         "vmap_hessian", "jvp"]
+         "vmap_hessian", "jvp", "vjp", "vjp_g"]
+PROGRAMS = len(KINDS) + 2  # (a vjp is two programs)
 
 
 def _write(d: Path, scale: float = 2.0, factor: float = 3.0, offset: float = 1.0) -> None:
@@ -85,7 +95,10 @@ def _expected(scale: float = 2.0, factor: float = 3.0, offset: float = 1.0) -> d
     return {"hessian": hess(x), "jacrev_grad": hess(x), "jacfwd": jac(x), "jacrev": jac(x),
             "vmap_grad": 2 * scale * factor ** 2 * xs + 3 * offset * xs ** 2, "vmap_vmap": g(xs)[:, :, None],
             "vmap_axes": g(xs).T, "jacrev_vmap": blocks, "vmap_hessian": np.stack([hess(v) for v in xs]),
-            "jvp": np.sum((2 * scale * factor ** 2 * x + 3 * offset * x ** 2) * x)}
+            "jvp": np.sum((2 * scale * factor ** 2 * x + 3 * offset * x ** 2) * x),
+            "vjp": [scale * factor ** 2 * np.sum(x ** 2) + offset * np.sum(x ** 3),
+                    *(2 * scale * factor ** 2 * x + 3 * offset * x ** 2)],
+            "vjp_g": [*g(x), *(np.diag(jac(x)) * x)]}
 
 
 def _check(out: dict, **consts: float) -> None:
@@ -100,11 +113,11 @@ def test_a_second_process_skips_the_front_end_for_every_transformation(tmp_path)
     _write(code)
     first = _run(code, cache)
     _check(first)
-    assert first["unwritten"] == [] and first["stats"]["stores"] == len(KINDS)
+    assert first["unwritten"] == [] and first["stats"]["stores"] == PROGRAMS
     second = _run(code, cache)
-    assert second["stats"] == {"hits": len(KINDS), "misses": 0, "stores": 0}
+    assert second["stats"] == {"hits": PROGRAMS, "misses": 0, "stores": 0}
     assert second["unwritten"] == KINDS  # no vmap's source, no Jacobian's derivative written in this process
-    for k in KINDS:
+    for k in [*KINDS, "vjp_source"]:
         assert second[k] == first[k], k
     assert second["error"] == first["error"] and first["error"][0] == "DTypeError"
 
