@@ -119,10 +119,15 @@ def jvp_stand_in(signature: inspect.Signature, argnums: Any) -> Callable[..., An
 
 
 def same_parameters(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
-    """Whether ``a`` and ``b`` take the same parameters (names, kinds, the same default objects)."""
+    """Whether ``a`` and ``b`` take the same parameters (names, kinds, the same defaults: one object, or
+    values with one stable description, as a generated derivative's copy ``2.0`` of the user's ``s=2.0``)."""
     pa, pb = list(inspect.signature(a).parameters.values()), list(inspect.signature(b).parameters.values())
-    return len(pa) == len(pb) and all(p.name == q.name and p.kind == q.kind and p.default is q.default
+    return len(pa) == len(pb) and all(p.name == q.name and p.kind == q.kind and _same_default(p.default, q.default)
                                       for p, q in zip(pa, pb))
+
+
+def _same_default(a: Any, b: Any) -> bool:
+    return a is b or (warm_cache.stable(a) is not None and warm_cache.stable(a) == warm_cache.stable(b))
 
 
 # -- srcjax.vjp's split halves ----------------------------------------------------------------------

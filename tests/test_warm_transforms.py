@@ -34,6 +34,9 @@ MAIN = textwrap.dedent("""
     def g(x):
         return np.sin(helper.inner(x)) * helper.SCALE + OFFSET * x
 
+    def k(x, *, s=2.0):
+        return np.sum(helper.inner(x) ** 2) * s + OFFSET * np.sum(x)
+
     x = np.linspace(0.1, 0.9, 3)
     xs = np.stack([x, 2 * x])
     made = {{
@@ -48,6 +51,9 @@ MAIN = textwrap.dedent("""
     out["jvp"] = float(srcjax.jvp(f, (x,), (x,))[1])
     if srcjax.autodiff._wrap(f, "jvp", (0,), False)._lazy:
         out["unwritten"].append("jvp")
+    out["jvp_kw"] = float(srcjax.jvp(k, (x,), (x,))[1])  # (a keyword-only default: 2.0 in the derivative too)
+    if srcjax.autodiff._wrap(k, "jvp", (0,), False)._lazy:
+        out["unwritten"].append("jvp_kw")
     y, f_vjp = srcjax.vjp(f, x)  # (the split halves: the forward and the backward program)
     out["vjp"] = [float(y), *np.asarray(f_vjp(1.0)[0]).tolist()]
     y, g_vjp = srcjax.vjp(g, x)
@@ -65,7 +71,7 @@ MAIN = textwrap.dedent("""
     print(json.dumps(out))
 """)
 KINDS = ["hessian", "jacrev_grad", "jacfwd", "jacrev", "vmap_grad", "vmap_vmap", "vmap_axes", "jacrev_vmap",
-         "vmap_hessian", "jvp", "vjp", "vjp_g"]
+         "vmap_hessian", "jvp", "jvp_kw", "vjp", "vjp_g"]
 PROGRAMS = len(KINDS) + 2  # (a vjp is two programs)
 
 
@@ -96,6 +102,7 @@ def _expected(scale: float = 2.0, factor: float = 3.0, offset: float = 1.0) -> d
             "vmap_grad": 2 * scale * factor ** 2 * xs + 3 * offset * xs ** 2, "vmap_vmap": g(xs)[:, :, None],
             "vmap_axes": g(xs).T, "jacrev_vmap": blocks, "vmap_hessian": np.stack([hess(v) for v in xs]),
             "jvp": np.sum((2 * scale * factor ** 2 * x + 3 * offset * x ** 2) * x),
+            "jvp_kw": np.sum((4 * factor ** 2 * x + offset) * x),
             "vjp": [scale * factor ** 2 * np.sum(x ** 2) + offset * np.sum(x ** 3),
                     *(2 * scale * factor ** 2 * x + 3 * offset * x ** 2)],
             "vjp_g": [*g(x), *(np.diag(jac(x)) * x)]}
