@@ -47,8 +47,17 @@ def reads_of(fn: Any) -> warm_cache.Reads:
 
 
 def _options(options: Any) -> Any:
-    # (options as JSON: numbers, strings, None, tuples and lists of them; None where another value)
-    return warm_cache._plain(options)  # (warm_cache's own JSON form of plain values, as its keys use)
+    # (options as JSON: numbers, strings, None, tuples and lists of them, a record's class by its name (vmap's
+    # in_axes as a NamedTuple or a dataclass: their fields are beside it); None where another value)
+    return warm_cache._plain(_named_classes(options))  # (warm_cache's own JSON form of plain values, as its keys)
+
+
+def _named_classes(v: Any) -> Any:
+    if isinstance(v, (tuple, list)):
+        return type(v)(_named_classes(x) for x in v)
+    if isinstance(v, type):
+        return warm_cache.stable(v) or v
+    return v
 
 
 def vmap_identity(options: Any, fn: Any) -> list[Any] | None:

@@ -140,3 +140,41 @@ def test_edits_under_a_transformation_are_never_served_stale(tmp_path):
         out = _run(code, cache)
         _check(out, **change)
         assert out["stats"]["hits"] == 0 and out["unwritten"] == [], change
+
+
+RECORDS = "from typing import NamedTuple\n\n\nclass P(NamedTuple):\n    {fields}\n"
+RECORD_MAIN = textwrap.dedent("""
+    import json
+    import numpy as np
+    import srcjax
+    from srcjax import warm_cache
+    from records import P
+
+    def fp(p, x):
+        return np.sum(np.tanh(x * p.w + p.b))
+
+    xs = np.linspace(0.0, 1.0, 12).reshape(4, 3)
+    ps = P(w=np.linspace(1.0, 2.0, 12).reshape(4, 3), b=np.linspace(-1.0, 1.0, 3))
+    out = {"vmap": np.asarray(srcjax.vmap(fp, in_axes=(P(w=0, b=None), 0))(ps, xs)).tolist(),
+           "jit": float(srcjax.jit(fp)(P(w=ps.w[0], b=ps.b), xs[0]))}
+    out["stats"] = dict(warm_cache.STATS)
+    print(json.dumps(out))
+""")
+
+
+def test_namedtuple_arguments_and_in_axes_are_cached_and_their_fields_order_is_in_the_key(tmp_path):
+    code, cache = tmp_path / "code", tmp_path / "cache"
+    code.mkdir()
+    (code / "main.py").write_text(RECORD_MAIN)
+    w, b = np.linspace(1.0, 2.0, 12).reshape(4, 3), np.linspace(-1.0, 1.0, 3)
+    xs = np.linspace(0.0, 1.0, 12).reshape(4, 3)
+    want = np.sum(np.tanh(xs * w + b), axis=1)
+    runs = []
+    for fields in ("w: object\n    b: object", "w: object\n    b: object", "b: object\n    w: object"):
+        (code / "records.py").write_text(RECORDS.format(fields=fields))
+        out = _run(code, cache)
+        np.testing.assert_allclose(out["vmap"], want, rtol=1e-12)
+        np.testing.assert_allclose(out["jit"], want[0], rtol=1e-12)
+        runs.append(out["stats"])
+    assert runs[0]["stores"] == 2 and runs[1] == {"hits": 2, "misses": 0, "stores": 0}
+    assert runs[2]["hits"] == 0  # (the fields in another order: the program's leaves would be swapped)
