@@ -261,8 +261,11 @@ class _Derived(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a prope
                 derived = c.fn if needs else derivative_function(fn, kind, argnums, has_aux, max_iters)
         except TranspileError as e:
             raise _clean(e) from None
-        self._lazy = False
         self._needs = needs
+        self._install(derived)
+
+    def _install(self, derived: Callable[..., Any]) -> None:
+        self._lazy = False
         self._fn = derived
         functools.update_wrapper(self, derived)
         signature = inspect.signature(derived)  # (not compared with `!=`: that reads array defaults' truth)
@@ -716,21 +719,59 @@ class _RecomputingVJP:
         return source(self._f, form=form)
 
 
-class _SplitVJP:
-    """The two compiled halves of ``fn``'s VJP (each caches its executables per argument signature)."""
+class _SplitHalf(_Derived):
+    """One half of a split VJP, in the level-2 cache under its own identity (``warm_transforms.split_identity``);
+    lazy (``fn`` a stand-in of its signature) in a process that found the halves written before."""
 
-    def __init__(self, fn: Callable[..., Any], c: Compiled, fwd: Callable[..., Any], max_iters: int | None) -> None:
-        bwd, reads, residuals = fwd.__srcjax_split__  # type: ignore[attr-defined]
-        nums = tuple(range(len(c.params)))
+    _split: _SplitVJP
+    _half: str  # "fwd" or "bwd"
+
+    def _materialize(self) -> None:
+        fwd, layout = self._split.write()
+        if layout != self._split.layout:
+            raise TranspileError("srcjax.vjp: the function's split VJP changed since its forward half ran")
+        self._install(fwd if self._half == "fwd" else fwd.__srcjax_split__[0])
+
+    def _warm_identity(self) -> list[Any] | None:
+        return warm_transforms.split_identity(self._half, self._split.max_iters, self._split.fn, self.static)
+
+    def _warm_reads(self) -> warm_cache.Reads:
+        return warm_transforms.merged(self._reads, self._split.written, _as_compiled(self._split.fn)._warm_reads(),
+                                      *(() if self._lazy else (self.program.reads,)))
+
+
+class _SplitVJP:
+    """The two compiled halves of ``fn``'s VJP (each caches its executables per argument signature); written
+    now, or (``layout``, from the level-2 cache's marker) when a call's program is not in that cache."""
+
+    def __init__(self, fn: Callable[..., Any], c: Compiled, max_iters: int | None,
+                 layout: list[Any] | None = None) -> None:
+        self.fn, self.max_iters, self.n = fn, max_iters, len(c.params)
+        self.written, self.layout = warm_cache.Reads(), layout  # (what writing the halves read)
+        self._fwd: tuple[Any, list[Any] | None] | None = None
+        if layout is None:
+            bwd, reads, residuals = (fwd := self.write()[0]).__srcjax_split__
+            fns, self.reads, self.nres = [fwd, bwd], tuple(reads), len(residuals)
+        else:
+            fns = [warm_transforms.stand_in(layout[0]), warm_transforms.stand_in(layout[1])]
+            self.reads, self.nres = tuple(layout[2]), layout[3]
         statics = tuple(i for i, p in enumerate(c.params) if p in c.static)
-        self.fn, self.max_iters = fn, max_iters
-        self.fwd = _Derived(fwd, nums, "srcjax.vjp", static_argnums=statics, device=c.device)
+        self.fwd = _SplitHalf(fns[0], tuple(range(self.n)), "srcjax.vjp", static_argnums=statics, device=c.device)
         self.fwd._primal = fn  # the same arguments: the function's own errors, at its line
-        self.bwd = Compiled(bwd, static_argnums=tuple(k for k, i in enumerate(reads) if i in statics),
-                            device=c.device)
-        self.reads = reads
-        self.nres = len(residuals)
+        self.bwd = _SplitHalf(fns[1], (), "srcjax.vjp", static_argnums=tuple(
+            k for k, i in enumerate(self.reads) if i in statics), device=c.device)
+        for h, half in ((self.fwd, "fwd"), (self.bwd, "bwd")):
+            h._split, h._half, h._lazy = self, half, layout is not None
         self.recompute: str | None = None  # why this function's VJP recomputes the forward pass instead
+
+    def write(self) -> tuple[Any, list[Any] | None]:
+        """The forward half's function (the backward half's hangs on it), written once, and the halves' layout."""
+        if self._fwd is None:
+            with warm_cache.recording(self.written):
+                fwd = derivative_function(self.fn, "vjp_split", tuple(range(self.n)), max_iters=self.max_iters)
+            bwd, reads, residuals = fwd.__srcjax_split__  # type: ignore[attr-defined]
+            self._fwd = fwd, warm_transforms.split_layout(fwd, bwd, reads, len(residuals))
+        return self._fwd
 
     def forward(self, primals: tuple[Any, ...]) -> tuple[Any, _SplitVJPFunction]:
         if self.reads:  # arguments the backward half takes again: on the device once, for both halves
@@ -802,9 +843,12 @@ def _split_vjp(fn: Callable[..., Any], max_iters: int | None, n: int) -> _SplitV
     halves = None
     try:
         c = _as_compiled(fn)
-        if c.device != "numpy" and n == len(c.params) and c._simple and not _called_parameters(c):
-            halves = _SplitVJP(fn, c, derivative_function(fn, "vjp_split", tuple(range(n)), max_iters=max_iters),
-                               max_iters)
+        # (written before from these sources: made lazily)
+        if (layout := warm_transforms.marked_split(marker := warm_transforms.split_marker(max_iters, n, fn, c.device))):
+            halves = _SplitVJP(fn, c, max_iters, layout)
+        elif c.device != "numpy" and n == len(c.params) and c._simple and not _called_parameters(c):
+            halves = _SplitVJP(fn, c, max_iters)
+            warm_transforms.mark_split(marker, halves.write()[1], halves.written, c._warm_reads())
     except TranspileError:  # one program reports it (or manages)
         halves = None
     _SPLITS.set(fn, key, halves)

@@ -213,6 +213,8 @@ def note_attr(base: Any, attr: str, value: Any) -> None:
         return
     if isinstance(base, types.ModuleType):
         note_global(base.__dict__, attr, value)
+    elif type(value).__module__.startswith("srcjax.lower."):
+        return  # a traced value (a field of an argument's NamedTuple or dataclass: its structure is in the key)
     elif not _library(base):
         _taint(f"reads .{attr} of a {type(base).__name__}")
         _see(stack, "attr", base, attr, value)
@@ -295,15 +297,23 @@ def _plain(v: Any) -> Any:
     return None
 
 
-def _tree(t: pytree.TreeDef) -> Any:
+def _tree(t: pytree.TreeDef, keyed: bool = False) -> Any:
+    """``t`` as JSON (None: not described so). ``keyed``: for a key only (never read back), where a NamedTuple
+    or a dataclass is its class's name with its fields in order (what the program's leaves follow)."""
     if t.kind in ("leaf", "none"):
         return t.kind
+    kids = [_tree(c, keyed) for c in t.children]
+    if None in kids:
+        return None
     if t.kind in ("tuple", "list"):
-        kids = [_tree(c) for c in t.children]
-        return None if None in kids else [t.kind, kids]
+        return [t.kind, kids]
     if t.kind == "dict" and all(type(k) is str for k in t.keys):
-        kids = [_tree(c) for c in t.children]
-        return None if None in kids else ["dict", kids, list(t.keys)]
+        return ["dict", kids, list(t.keys)]
+    if keyed and t.kind in ("namedtuple", "record"):
+        cls = t.keys[0]
+        fields = list(cls._fields if t.kind == "namedtuple" else t.keys[1])
+        name = stable(cls)
+        return None if name is None or not all(type(f) is str for f in fields) else [t.kind, kids, name, fields]
     return None
 
 
@@ -321,7 +331,7 @@ def _argkey(k: Any, depth: int = 0) -> Any:
     if depth > 32:
         return None
     if isinstance(k, pytree.TreeDef):
-        return {"tree": _tree(k)} if _tree(k) is not None else None
+        return {"tree": _tree(k, keyed=True)} if _tree(k, keyed=True) is not None else None
     if isinstance(k, np.dtype):
         return {"dtype": k.name}
     if isinstance(k, type):
@@ -465,9 +475,10 @@ def note_entry(entry: dict[str, Any], reads: Reads) -> None:
         _see([reads], "global", ns, name, ns.get(name, _MISSING))
 
 
-def mark(key: str, *reads: Reads) -> None:
+def mark(key: str, *reads: Reads, data: Any = None) -> None:
     """Note that the front end wrote a derivative under ``key`` from what ``reads`` hold (so a new
-    process may wait for the first call to write it again: :func:`marked`)."""
+    process may wait for the first call to write it again: :func:`marked`), with ``data`` (JSON: what
+    that process needs to know of the derivative without writing it, :func:`marked_data`)."""
     from .runtime import disk_cache
 
     both = Reads()
@@ -475,19 +486,28 @@ def mark(key: str, *reads: Reads) -> None:
         both.merge(r)
     depends = _depends(both)
     if depends is not None:
-        blob = json.dumps({"marker": True, **depends}).encode()
+        blob = json.dumps({"marker": True, **depends, "data": data}).encode()
         disk_cache.store_later(key, lambda: blob, kind="program")
 
 
 def marked(key: str) -> bool:
     """Whether :func:`mark` noted ``key`` and nothing it read has changed."""
+    return marked_data(key) is not MISSING
+
+
+MISSING = _MISSING  # (what :func:`marked_data` returns for no marker, or a stale one)
+
+
+def marked_data(key: str) -> Any:
+    """The ``data`` :func:`mark` noted under ``key`` if nothing it read has changed, else :data:`MISSING`."""
     from .runtime import disk_cache
 
     blob = disk_cache.load(key, count=False, kind="program")
     try:
-        return blob is not None and _fresh(json.loads(blob))
-    except (ValueError, KeyError, TypeError, IndexError):
-        return False
+        entry = json.loads(blob) if blob is not None else None
+        return entry.get("data") if entry is not None and _fresh(entry) else _MISSING
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return _MISSING
 
 
 def lookup(key: str) -> dict[str, Any] | None:

@@ -23,7 +23,8 @@ from . import warm_cache
 from .api import _as_compiled
 from .core import TranspileError
 
-__all__ = ["identity_of", "jacobian_identity", "jvp_stand_in", "mark_written", "marked", "reads_of", "same_parameters",
+__all__ = ["identity_of", "jacobian_identity", "jvp_stand_in", "mark_split", "mark_written", "marked", "marked_split",
+           "merged", "reads_of", "same_parameters", "split_identity", "split_layout", "split_marker", "stand_in",
            "vmap_identity", "written_key"]
 
 
@@ -46,8 +47,17 @@ def reads_of(fn: Any) -> warm_cache.Reads:
 
 
 def _options(options: Any) -> Any:
-    # (options as JSON: numbers, strings, None, tuples and lists of them; None where another value)
-    return warm_cache._plain(options)  # (warm_cache's own JSON form of plain values, as its keys use)
+    # (options as JSON: numbers, strings, None, tuples and lists of them, a record's class by its name (vmap's
+    # in_axes as a NamedTuple or a dataclass: their fields are beside it); None where another value)
+    return warm_cache._plain(_named_classes(options))  # (warm_cache's own JSON form of plain values, as its keys)
+
+
+def _named_classes(v: Any) -> Any:
+    if isinstance(v, (tuple, list)):
+        return type(v)(_named_classes(x) for x in v)
+    if isinstance(v, type):
+        return warm_cache.stable(v) or v
+    return v
 
 
 def vmap_identity(options: Any, fn: Any) -> list[Any] | None:
@@ -118,7 +128,89 @@ def jvp_stand_in(signature: inspect.Signature, argnums: Any) -> Callable[..., An
 
 
 def same_parameters(a: Callable[..., Any], b: Callable[..., Any]) -> bool:
-    """Whether ``a`` and ``b`` take the same parameters (names, kinds, the same default objects)."""
+    """Whether ``a`` and ``b`` take the same parameters (names, kinds, the same defaults: one object, or
+    values with one stable description, as a generated derivative's copy ``2.0`` of the user's ``s=2.0``)."""
     pa, pb = list(inspect.signature(a).parameters.values()), list(inspect.signature(b).parameters.values())
-    return len(pa) == len(pb) and all(p.name == q.name and p.kind == q.kind and p.default is q.default
+    return len(pa) == len(pb) and all(p.name == q.name and p.kind == q.kind and _same_default(p.default, q.default)
                                       for p, q in zip(pa, pb))
+
+
+def _same_default(a: Any, b: Any) -> bool:
+    return a is b or (warm_cache.stable(a) is not None and warm_cache.stable(a) == warm_cache.stable(b))
+
+
+# -- srcjax.vjp's split halves ----------------------------------------------------------------------
+# A process that wrote the two halves of ``vjp(f)`` (``autodiff._SplitVJP``) marks them with their layout:
+# the parameter names of the forward and backward halves, which primals the backward half takes again and
+# how many residuals the forward half returns. A later process finding that marker makes both halves lazily
+# (stand-ins of those signatures) and each is written only when its call's program is not in the cache.
+
+def split_identity(half: str, max_iters: int | None, base: Any, static: Any) -> list[Any] | None:
+    """The identity of one half (``"fwd"`` or ``"bwd"``) of ``vjp(base)``'s split, with its static parameters."""
+    inner = identity_of(base)
+    return None if inner is None else ["vjp-split", half, max_iters, inner, sorted(static)]
+
+
+def split_marker(max_iters: int | None, n: int, base: Any, device: str | None) -> str | None:
+    """The level-2 key of the marker noting that ``vjp(base)``'s split halves were written (None: not cached)."""
+    from .runtime import disk_cache, get_backend
+
+    if disk_cache.cache_dir() is None:
+        return None
+    inner = identity_of(base)
+    if inner is None:
+        return None
+    try:
+        return warm_cache.entry_key(["vjp-split-written", max_iters, n, inner], ("written",), device,
+                                    disk_cache.environment(get_backend(device)))
+    except (TypeError, ValueError):
+        return None
+
+
+def split_layout(fwd: Callable[..., Any], bwd: Callable[..., Any], reads: Any, nres: int) -> list[Any] | None:
+    """The halves' layout as JSON, or None where a stand-in could not take their place (a parameter with a
+    default or of another kind than positional-or-keyword)."""
+    names = []
+    for f in (fwd, bwd):
+        params = list(inspect.signature(f).parameters.values())
+        if any(p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty for p in params):
+            return None
+        names.append([p.name for p in params])
+    return [names[0], names[1], [int(i) for i in reads], int(nres)]
+
+
+def marked_split(key: str | None) -> list[Any] | None:
+    """The layout marked under ``key`` (checked: its shape and types) if nothing it read has changed."""
+    data: Any = warm_cache.marked_data(key) if key is not None else warm_cache.MISSING
+    try:
+        fwd, bwd, reads, nres = data
+        if all(type(p) is str for p in [*fwd, *bwd]) and all(type(i) is int for i in [*reads, nres]):
+            return [list(fwd), list(bwd), list(reads), nres]
+    except (TypeError, ValueError):
+        pass
+    return None
+
+
+def mark_split(key: str | None, layout: list[Any] | None, *reads: warm_cache.Reads) -> None:
+    """Note that ``vjp``'s split under ``key`` was written, with its ``layout``, from what ``reads`` hold."""
+    if key is not None and layout is not None:
+        warm_cache.mark(key, *reads, data=layout)
+
+
+def merged(*reads: warm_cache.Reads) -> warm_cache.Reads:
+    """One :class:`warm_cache.Reads` holding all of ``reads``."""
+    out = warm_cache.Reads()
+    for r in reads:
+        out.merge(r)
+    return out
+
+
+def stand_in(names: list[str]) -> Callable[..., Any]:
+    """A function of these positional-or-keyword parameters (what stands in for a half not written yet)."""
+    P = inspect.Parameter
+
+    def stand(*args: Any, **kwargs: Any) -> Any:  # pragma: no cover - never called (its signature is read)
+        raise AssertionError("a lazy derivative's stand-in is not called")
+
+    stand.__signature__ = inspect.Signature([P(n, P.POSITIONAL_OR_KEYWORD) for n in names])  # type: ignore[attr-defined]
+    return stand

@@ -1,8 +1,8 @@
 """The level-2 persistent cache (issue #18, ``srcjax/warm_transforms.py``) for vmap, jacfwd, jacrev,
-hessian, their compositions and jvp: a second process skips the front end for each (the Jacobians are not
-even written: made lazily, their programs come from the cache) and gets the first's results; an edit
-to the function's helper in another module, to that module's constant, or to a constant of the
-function's module is never served stale."""
+hessian, their compositions, jvp and vjp (its two halves): a second process skips the front end for
+each (the Jacobians and vjp's halves are not even written: made lazily, their programs come from the
+cache) and gets the first's results; an edit to the function's helper in another module, to that
+module's constant, or to a constant of the function's module is never served stale."""
 
 from __future__ import annotations
 
@@ -34,6 +34,9 @@ MAIN = textwrap.dedent("""
     def g(x):
         return np.sin(helper.inner(x)) * helper.SCALE + OFFSET * x
 
+    def k(x, *, s=2.0):
+        return np.sum(helper.inner(x) ** 2) * s + OFFSET * np.sum(x)
+
     x = np.linspace(0.1, 0.9, 3)
     xs = np.stack([x, 2 * x])
     made = {{
@@ -48,6 +51,18 @@ MAIN = textwrap.dedent("""
     out["jvp"] = float(srcjax.jvp(f, (x,), (x,))[1])
     if srcjax.autodiff._wrap(f, "jvp", (0,), False)._lazy:
         out["unwritten"].append("jvp")
+    out["jvp_kw"] = float(srcjax.jvp(k, (x,), (x,))[1])  # (a keyword-only default: 2.0 in the derivative too)
+    if srcjax.autodiff._wrap(k, "jvp", (0,), False)._lazy:
+        out["unwritten"].append("jvp_kw")
+    y, f_vjp = srcjax.vjp(f, x)  # (the split halves: the forward and the backward program)
+    out["vjp"] = [float(y), *np.asarray(f_vjp(1.0)[0]).tolist()]
+    y, g_vjp = srcjax.vjp(g, x)
+    out["vjp_g"] = [*np.asarray(y).tolist(), *np.asarray(g_vjp(x)[0]).tolist()]
+    for k, fn in (("vjp", f), ("vjp_g", g)):
+        halves = srcjax.autodiff._split_vjp(fn, None, 1)
+        if halves.fwd._lazy and halves.bwd._lazy:
+            out["unwritten"].append(k)
+    out["vjp_source"] = srcjax.source(g_vjp)  # (read: written now, the same as the first process's)
     out["stats"] = dict(warm_cache.STATS)
     try:  # (a lazy Jacobian's first call that misses writes it: the error a user gets is the same)
         srcjax.hessian(f)(np.arange(3))
@@ -56,7 +71,8 @@ MAIN = textwrap.dedent("""
     print(json.dumps(out))
 """)
 KINDS = ["hessian", "jacrev_grad", "jacfwd", "jacrev", "vmap_grad", "vmap_vmap", "vmap_axes", "jacrev_vmap",
-         "vmap_hessian", "jvp"]
+         "vmap_hessian", "jvp", "jvp_kw", "vjp", "vjp_g"]
+PROGRAMS = len(KINDS) + 2  # (a vjp is two programs)
 
 
 def _write(d: Path, scale: float = 2.0, factor: float = 3.0, offset: float = 1.0) -> None:
@@ -85,7 +101,11 @@ def _expected(scale: float = 2.0, factor: float = 3.0, offset: float = 1.0) -> d
     return {"hessian": hess(x), "jacrev_grad": hess(x), "jacfwd": jac(x), "jacrev": jac(x),
             "vmap_grad": 2 * scale * factor ** 2 * xs + 3 * offset * xs ** 2, "vmap_vmap": g(xs)[:, :, None],
             "vmap_axes": g(xs).T, "jacrev_vmap": blocks, "vmap_hessian": np.stack([hess(v) for v in xs]),
-            "jvp": np.sum((2 * scale * factor ** 2 * x + 3 * offset * x ** 2) * x)}
+            "jvp": np.sum((2 * scale * factor ** 2 * x + 3 * offset * x ** 2) * x),
+            "jvp_kw": np.sum((4 * factor ** 2 * x + offset) * x),
+            "vjp": [scale * factor ** 2 * np.sum(x ** 2) + offset * np.sum(x ** 3),
+                    *(2 * scale * factor ** 2 * x + 3 * offset * x ** 2)],
+            "vjp_g": [*g(x), *(np.diag(jac(x)) * x)]}
 
 
 def _check(out: dict, **consts: float) -> None:
@@ -100,11 +120,11 @@ def test_a_second_process_skips_the_front_end_for_every_transformation(tmp_path)
     _write(code)
     first = _run(code, cache)
     _check(first)
-    assert first["unwritten"] == [] and first["stats"]["stores"] == len(KINDS)
+    assert first["unwritten"] == [] and first["stats"]["stores"] == PROGRAMS
     second = _run(code, cache)
-    assert second["stats"] == {"hits": len(KINDS), "misses": 0, "stores": 0}
+    assert second["stats"] == {"hits": PROGRAMS, "misses": 0, "stores": 0}
     assert second["unwritten"] == KINDS  # no vmap's source, no Jacobian's derivative written in this process
-    for k in KINDS:
+    for k in [*KINDS, "vjp_source"]:
         assert second[k] == first[k], k
     assert second["error"] == first["error"] and first["error"][0] == "DTypeError"
 
@@ -120,3 +140,41 @@ def test_edits_under_a_transformation_are_never_served_stale(tmp_path):
         out = _run(code, cache)
         _check(out, **change)
         assert out["stats"]["hits"] == 0 and out["unwritten"] == [], change
+
+
+RECORDS = "from typing import NamedTuple\n\n\nclass P(NamedTuple):\n    {fields}\n"
+RECORD_MAIN = textwrap.dedent("""
+    import json
+    import numpy as np
+    import srcjax
+    from srcjax import warm_cache
+    from records import P
+
+    def fp(p, x):
+        return np.sum(np.tanh(x * p.w + p.b))
+
+    xs = np.linspace(0.0, 1.0, 12).reshape(4, 3)
+    ps = P(w=np.linspace(1.0, 2.0, 12).reshape(4, 3), b=np.linspace(-1.0, 1.0, 3))
+    out = {"vmap": np.asarray(srcjax.vmap(fp, in_axes=(P(w=0, b=None), 0))(ps, xs)).tolist(),
+           "jit": float(srcjax.jit(fp)(P(w=ps.w[0], b=ps.b), xs[0]))}
+    out["stats"] = dict(warm_cache.STATS)
+    print(json.dumps(out))
+""")
+
+
+def test_namedtuple_arguments_and_in_axes_are_cached_and_their_fields_order_is_in_the_key(tmp_path):
+    code, cache = tmp_path / "code", tmp_path / "cache"
+    code.mkdir()
+    (code / "main.py").write_text(RECORD_MAIN)
+    w, b = np.linspace(1.0, 2.0, 12).reshape(4, 3), np.linspace(-1.0, 1.0, 3)
+    xs = np.linspace(0.0, 1.0, 12).reshape(4, 3)
+    want = np.sum(np.tanh(xs * w + b), axis=1)
+    runs = []
+    for fields in ("w: object\n    b: object", "w: object\n    b: object", "b: object\n    w: object"):
+        (code / "records.py").write_text(RECORDS.format(fields=fields))
+        out = _run(code, cache)
+        np.testing.assert_allclose(out["vmap"], want, rtol=1e-12)
+        np.testing.assert_allclose(out["jit"], want[0], rtol=1e-12)
+        runs.append(out["stats"])
+    assert runs[0]["stores"] == 2 and runs[1] == {"hits": 2, "misses": 0, "stores": 0}
+    assert runs[2]["hits"] == 0  # (the fields in another order: the program's leaves would be swapped)
