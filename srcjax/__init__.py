@@ -17,7 +17,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 from . import distributed, lax, multihost_utils, random, sharding, tree_util
 from . import primitives as _primitives  # noqa: F401  (registers the primitive table)
 from .api import Compiled, Lowered, compile, device_put, eval_shape, jit, lower, numpy_function
-from .autodiff import grad, jvp, value_and_grad, vjp
+from .autodiff import grad, jvp, value_and_grad
 from .core import (
     ArgumentError,
     CustomRuleError,
@@ -40,6 +40,7 @@ from .multihost_utils import make_array_from_process_local_data
 from .pmap import pmap
 from .printing import source
 from .sharding import make_mesh
+from .split_vjp import vjp
 from .spmd import device_count, devices, local_device_count, local_devices, process_count, process_index
 from .vmap import vmap
 

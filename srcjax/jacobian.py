@@ -32,18 +32,17 @@ from .autodiff import (  # noqa: I001
     _is_function_value,
     _jvp,
     _positional_and_call,
-    _RecomputingVJP,
     _then,
     _with_defaults,
     _wrap,
     derivative_function,
     grad,
-    vjp,
 )
 from .core import ArgumentError, DTypeError, ShapeError, TranspileError, transformation
 from .frontend.names import Names
 from .generated import exec_generated, load_module
 from .grad_output import grad_output_error, real_output_error, scalar_shaped, surely_scalar
+from .split_vjp import _RecomputingVJP, vjp  # (vjp_fn as one program, shared on purpose)
 from .transforms import ad
 from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch_errors import BatchingError

@@ -140,7 +140,7 @@ def _same_default(a: Any, b: Any) -> bool:
 
 
 # -- srcjax.vjp's split halves ----------------------------------------------------------------------
-# A process that wrote the two halves of ``vjp(f)`` (``autodiff._SplitVJP``) marks them with their layout:
+# A process that wrote the two halves of ``vjp(f)`` (``split_vjp._SplitVJP``) marks them with their layout:
 # the parameter names of the forward and backward halves, which primals the backward half takes again and
 # how many residuals the forward half returns. A later process finding that marker makes both halves lazily
 # (stand-ins of those signatures) and each is written only when its call's program is not in the cache.

@@ -59,7 +59,7 @@ MAIN = textwrap.dedent("""
     y, g_vjp = srcjax.vjp(g, x)
     out["vjp_g"] = [*np.asarray(y).tolist(), *np.asarray(g_vjp(x)[0]).tolist()]
     for k, fn in (("vjp", f), ("vjp_g", g)):
-        halves = srcjax.autodiff._split_vjp(fn, None, 1)
+        halves = srcjax.split_vjp._split_vjp(fn, None, 1)
         if halves.fwd._lazy and halves.bwd._lazy:
             out["unwritten"].append(k)
     out["vjp_source"] = srcjax.source(g_vjp)  # (read: written now, the same as the first process's)
