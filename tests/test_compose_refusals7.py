@@ -299,3 +299,22 @@ def test_hessian_of_a_vmapped_norm_over_two_axes(ord_: Any) -> None:
     want = jitted(jax.hessian(lambda v: jax.vmap(lambda x: jax.numpy.linalg.norm(
         jax.numpy.tanh(x), ord=ord_, axis=(0, 1)))(v).sum()))(xs)
     agree(got, want, rtol=1e-9, what=f"hessian of vmapped norm(ord={ord_})")
+
+
+def diff_append_after_a_loop(x, w):
+    y = x * w
+    for _ in range(2):
+        y = np.tanh(y) + x * w
+    return np.sum(np.diff(y, axis=1, append=x[:, :1]) ** 2)
+
+
+def test_jacrev_of_vmap_of_jacfwd_saves_inside_a_loop_in_an_if() -> None:
+    """jacrev(vmap(jacfwd(f))) with ``np.diff(.., append=...)``: the forward half of the batched diff helper
+    saved a value (``y_3_before``) in an ``if`` on data nested in a loop inside another ``if`` on data; the
+    outer ``if`` counted it bound on its branch though the loop may not bind it, so neither that branch nor the
+    function's top bound it, and the tape read it unbound ("name 'y_3_before' is not defined")."""
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 4))
+    twin = jax_twin(diff_append_after_a_loop)
+    got = srcjax.jacrev(srcjax.vmap(srcjax.jacfwd(diff_append_after_a_loop)))(x, w)
+    agree(got, jitted(jax.jacrev(jax.vmap(jax.jacfwd(twin))))(x, w), rtol=1e-9, what="jacrev(vmap(jacfwd))")
