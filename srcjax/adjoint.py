@@ -191,7 +191,7 @@ def zeros_like(x: Any) -> Any:
         return UNSET
     if is_tree(x):
         return tree_map(zero_leaf, x)
-    if isinstance(x, range):  # a loop's saved iterable (derivative code): no derivative
+    if isinstance(x, (range, str)):  # a loop's saved iterable, a saved string option (norm's ord="fro"): none
         return None
     return np.zeros(np.shape(x), dtype=np.result_type(x, 0.0))
 
@@ -382,10 +382,10 @@ def std_bar(g: Any, a: Any, y: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:
     return var_bar(g / (2.0 * y), a, axis, ddof, keepdims)
 
 
+@index_params("ndim", "axis")
 def norm_axes(ndim: int, axis: Any) -> tuple[int, ...]:
-    """The axes ``np.linalg.norm`` reduces in an ``ndim``-D array; one axis is a vector norm, two a
-    matrix norm, all of them (``axis=None, ord=None``) the 2-norm of the flattened array. Static
-    (it takes ``ndim``, not the array: a helper given an active array counts as active)."""
+    """The axes ``np.linalg.norm`` reduces in an ``ndim``-D array (one: a vector norm, two: a matrix norm, all for
+    ``axis=None``). Indices only, even an axis read from a tape (a second derivative takes it as a constant)."""
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, int):

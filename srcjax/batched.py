@@ -52,7 +52,7 @@ from .pytree import is_tree, item_keys, tree_get, tree_set
 __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_align", "batch_align_b", "batch_broadcast", "batch_broadcast_items", "batch_tree_add",
     "batch_moveaxis_items", "batch_axis", "batch_axes",
-    "batch_select",
+    "batch_select", "batch_select_items",
     "batch_choose", "batch_reshape", "batch_transpose", "batch_moveaxis", "batch_size_of", "batch_rows",
     "batch_size_of_any",
     "batch_matmul", "batch_dot", "batch_inner", "batch_outer", "batch_tensordot", "batch_take",
@@ -338,6 +338,17 @@ def batch_select(c: Any, a: Any, b: Any) -> Any:
         return np.logical_or(np.logical_and(c2, a), np.logical_and(np.logical_not(c2), b))
     mask = -c2.astype(np.result_type(a, b))  # (all bits set where c2 holds)
     return np.bitwise_or(np.bitwise_and(a, mask), np.bitwise_and(b, np.bitwise_not(mask)))
+
+
+def batch_select_items(c: Any, a: Any, b: Any) -> Any:
+    """:func:`batch_select` of values that may be containers (a cotangent of a dict of parameters):
+    leaf by leaf (its own function: reverse mode writes ``batch_select`` out in branches on data)."""
+    if not is_tree(a) or b is UNSET:
+        return batch_select(c, a, b)
+    out = a
+    for k in item_keys(a):
+        out = index_update(out, k, batch_select_items(c, tree_get(a, k), tree_get(b, k)))
+    return out
 
 
 def batch_where_any(c: Any) -> Any:

@@ -78,6 +78,7 @@ BATCHED_IMPORTS = tuple(batched_helpers.__all__)
 
 
 _SHAPE_ATTRS = {"shape", "ndim", "size"}
+ADDS_INTO = {"index_add", "tree_add", "tree_index_add"}  # (added into zeros of a container: a container)
 _STATIC_CALLS = {"np.shape", "np.ndim", "np.size", "len", "np.result_type", "is_tree", "by_leaves", "is_float",
                  "isinstance", "type", "np.issubdtype", "np.iscomplexobj", "np.isrealobj", "np.dtype", "item_keys",
                  "has_derivative", "is_complex", "batch_shape"}
@@ -448,7 +449,8 @@ class FunctionWriter:
             if st is False and isinstance(value, (cst.Tuple, cst.List, cst.Dict)) and \
                     not any(isinstance(e, (cst.StarredElement, cst.StarredDictElement)) for e in value.elements):
                 self.packed[name] = self.value_state(value, structured=True)
-            if isinstance(value, cst.Call) and code(value.func) in ("zeros_like", "ones_like"):
+            if isinstance(value, cst.Call) and (code(value.func) in ("zeros_like", "ones_like") or code(value.func) in
+                                                ADDS_INTO and code(value.args[0].value) in self.zeros):
                 self.zeros.add(name)
             else:
                 self.zeros.discard(name)

@@ -74,7 +74,7 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
             full = Tree("tuple", tuple((k, False if k in kept else v) for k, v in full.items))  # type: ignore[union-attr]
         a, b = (w.convert(e, st, full) for e, st in outs)
         if not isinstance(full, Tree):
-            return select(code(pred), a, b, full), full
+            return select(code(pred), a, b, full, may_be_tree(w, a, b)), full
         if full.kind == "tuple" and len(names) == len(full.items) == len(set(names)) and \
                 _in_order(names, [code(pred)], [(item(a, k), item(b, k)) for k, _ in full.items]):
             for n, (k, v) in zip(names, full.items):  # one line per name (was one tuple of selects)
@@ -340,11 +340,18 @@ def _unset_at(fdef: cst.FunctionDef, name: str, line: cst.CSTNode) -> bool:
     return walk_body(list(fdef.body.body), False) and found == [False]
 
 
-def select(c: str, a: str, b: str, st: State) -> str:
-    """Per example ``a`` where ``c`` holds, else ``b``: leaf by leaf for a known structure."""
+def select(c: str, a: str, b: str, st: State, items: bool = False) -> str:
+    """Per example ``a`` where ``c`` holds, else ``b``: leaf by leaf for a known structure (``items``: a
+    leaf that may be a container of unknown structure, selected leaf by leaf when run)."""
     if isinstance(st, Tree):
         return pack(st.kind, [(k, select(c, item(a, k), item(b, k), v)) for k, v in st.items], a)
-    return f"batch_select({c}, {a}, {b})"
+    return f"batch_select{'_items' if items else ''}({c}, {a}, {b})"
+
+
+def may_be_tree(w: FunctionWriter, a: str, b: str) -> bool:
+    """Whether ``a`` or ``b`` may be a container the state does not describe: the cotangent of a
+    container (zeros of it, or what is added into those), which the batched derivative selects whole."""
+    return any(x.startswith("batch_broadcast_items(") or x in w.zeros for x in (a, b))
 
 
 def select_each(w: FunctionWriter, c: str, a: str, b: str, st: State, ind: int, local: set[str],
@@ -355,7 +362,7 @@ def select_each(w: FunctionWriter, c: str, a: str, b: str, st: State, ind: int, 
     else to a fresh name (after ``base``, or the leaf's name); the container of those names is returned
     (a leaf, not a container: the one ``batch_select``, in line)."""
     if not isinstance(st, Tree):
-        return select(c, a, b, st)
+        return select(c, a, b, st, may_be_tree(w, a, b))
     leaves: list[tuple[str, str]] = []
 
     def collect(a: str, b: str, st: State) -> None:
@@ -371,7 +378,7 @@ def select_each(w: FunctionWriter, c: str, a: str, b: str, st: State, ind: int, 
     for x, y in leaves:
         own = x.isidentifier() and x in local and reads.count(x) == 1 and x not in names_in(cst.parse_expression(c))
         name = x if own else w.names.fresh(base or (x if x.isidentifier() else "carried"))
-        w.emit(f"{name} = batch_select({c}, {x}, {y})", ind)
+        w.emit(f"{name} = {select(c, x, y, True, may_be_tree(w, x, y))}", ind)
         chosen[(x, y)] = name
 
     def build(a: str, b: str, st: State) -> str:

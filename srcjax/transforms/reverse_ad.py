@@ -191,6 +191,7 @@ class VJP:
                                     lines.append(f"{pad}{sv} = {n}")
                                     self.pushed[(id(small), n)] = sv
                                     self.branch_saves[-1].append((sv, n))
+                                    bound.add(sv)  # (bound on this path: a save in a loop is not, outside it)
                                     if self.loop_saves:
                                         self.loop_saves[-1].append(sv)
                                 else:
@@ -276,10 +277,9 @@ class VJP:
         if data:
             saves = self.branch_saves.pop()
             saves2 = saves[len(saves1):]
-            for mine, other in ((first, saves2), (second, saves1)):
-                # the other branch's saved names, bound here too: to the value at the `if` (read only
-                # on the other branch, but giving the join a value), or UNSET if there is none yet
-                mine[:0] = [f"{pad}    {sv} = {n if n in bound else 'UNSET'}" for sv, n in other]
+            for mine, other in ((first, saves2 + [p for p in saves1 if p[0] not in b1]),  # saved names it may not bind
+                                (second, saves1 + [p for p in saves2 if p[0] not in b2])):  # (the other's, its own
+                mine[:0] = [f"{pad}    {sv} = {n if n in bound else 'UNSET'}" for sv, n in other]  # in a loop) first
             if self.branch_saves:
                 self.branch_saves[-1] += saves
             bound.update(sv for sv, _ in saves)  # both branches bind every saved name
