@@ -169,3 +169,18 @@ def test_a_hessian_leaves_the_users_jacfwd_of_grad_alone() -> None:
                                rtol=1e-12)
     with pytest.raises(srcjax.ShapeError, match="scalar output"):
         jg(x)
+
+
+def _pseudo_huber(x, y):
+    return np.sum(np.sqrt(1.0 + (x - y) ** 2) - 1.0)
+
+
+def test_eval_shape_of_jacrev_of_jacfwd() -> None:
+    """Regression (CI of this session's merge): vmap's `if` wrote `basis = basis` on a path where `basis` is
+    bound only by the other branch of an earlier `if` (a no-op conversion of a name bound on one path only);
+    the specializer read the unbound name: eval_shape(jacrev(jacfwd(f))) said "name 'basis' is not defined"."""
+    x, y = np.linspace(-1, 1, 5), np.linspace(0, 2, 5)
+    j = srcjax.jacrev(srcjax.jacfwd(_pseudo_huber))
+    assert srcjax.eval_shape(j, x, y).shape == (5, 5)
+    np.testing.assert_allclose(np.asarray(j(x, y)), np.asarray(jax.hessian(
+        lambda x: jnp.sum(jnp.sqrt(1.0 + (x - y) ** 2) - 1.0))(x)), rtol=1e-12)

@@ -91,7 +91,7 @@ INNER = [hessian_array, hessian_scalar, jacfwd_in, jacrev_in, vjp_in, vjp_lambda
 OUTER = ["jit", "vmap", "grad"]
 # grad of a vjp of a lambda calling a helper: the tape crosses the helper's call; reverse over it is refused as
 # grad of grad is there (srcjax/reverse_over.py), with forward mode as the hint
-REFUSED = {("vjp_lambda", "grad")}
+REFUSED: set[tuple[str, str]] = set()  # (("vjp_lambda", "grad") runs since maml7: reverse_over.inline_tape_calls)
 # (hessian_array under grad, reverse mode over jacfwd(jacrev(f)): ~6 CPU s, thorough only)
 DEFAULT = {("hessian_array", "jit"), ("hessian_array", "vmap")} | {("vjp_in", o) for o in OUTER} | REFUSED | {
     ("vjp_lambda", "vmap"), ("hessian_scalar", "jit"), ("jacfwd_in", "grad"), ("jacrev_in", "vmap"),

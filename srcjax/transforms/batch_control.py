@@ -128,10 +128,12 @@ def if_(w: FunctionWriter, s: cst.If, ind: int) -> None:
         # unbound, or bound as before by an earlier iteration of a loop this `if` is in, in that state)
         j = a if v not in st_else else b if v not in st_then else join(a, b)
         joined[v] = j
-        if v in st_then and a != j:
-            fix_then.append(f"{v} = {w.convert(v, a, j)}")
-        if v in st_else and b != j:
-            fix_else.append(f"{v} = {w.convert(v, b, j)}")
+        # (a conversion that is the name itself is not written: `v = v` does nothing, and reads a name that
+        # path may leave unbound, bound only on the other branch of an earlier `if`)
+        if v in st_then and a != j and (c := w.convert(v, a, j)) != v:
+            fix_then.append(f"{v} = {c}")
+        if v in st_else and b != j and (c := w.convert(v, b, j)) != v:
+            fix_else.append(f"{v} = {c}")
     then_lines = w.lines[:n_then]
     w.lines = then_lines
     for f in fix_then:
