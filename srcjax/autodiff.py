@@ -542,17 +542,32 @@ def _matching(what: str, path: str, primal: Any, t: Any) -> Any:
     return t
 
 
-def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False) -> Any:
     """Forward mode: ``(fn(*primals), directional derivative along tangents)``.
+
+    ``has_aux=True``: ``fn`` returns a pair ``(output, aux)``, and ``jvp`` returns ``(output,
+    tangent_out, aux)`` (JAX's); ``aux`` (any pytree, not differentiated) comes from one more run of
+    the compiled ``fn`` (the generated jvp does not return it).
 
     Primals may be containers (tuples, lists, dicts, NamedTuples); each tangent has its primal's
     structure. Leaves without a derivative (integers, booleans, strings) take zero tangents,
     whatever is passed for them (None is fine)."""
+    if has_aux:
+        from .aux_output import checked_pair, output_of  # (aux_output imports api, as this module: late, no cycle)
+        aux = checked_pair(fn, tuple(primals), {}, "srcjax.jvp")[1]
+        return (*_jvp(output_of(fn), primals, tangents, {}), aux)
     return _jvp(fn, primals, tangents, {})
 
 
 # srcjax.jvp(f, (x,), (t,)) inside compiled code: the normalizer calls the generated jvp of f (jax_spellings.flat_jvp)
-jvp.__srcjax_inline_jvp__ = lambda fn, n: _wrap(fn, "jvp", tuple(range(n)), False)  # type: ignore[attr-defined]
+# (has_aux: the jvp of the first of f's literal pair, aux_output.inline_output)
+jvp.__srcjax_inline_jvp__ = lambda fn, n, has_aux=False: _wrap(  # type: ignore[attr-defined]
+    _inline_output(fn, "srcjax.jvp") if has_aux else fn, "jvp", tuple(range(n)), False)
+
+
+def _inline_output(fn: Callable[..., Any], what: str) -> Callable[..., Any]:
+    from .aux_output import inline_output  # (aux_output imports api, as this module: late, as jvp's)
+    return inline_output(fn, what)
 
 
 def _jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],

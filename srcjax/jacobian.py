@@ -38,6 +38,7 @@ from .autodiff import (  # noqa: I001
     derivative_function,
     grad,
 )
+from .aux_output import AuxJacobian, output_of
 from .core import ArgumentError, DTypeError, ShapeError, TranspileError, transformation
 from .frontend.names import Names
 from .generated import exec_generated, load_module
@@ -678,13 +679,19 @@ def _argnums_key(argnums: Any) -> Any:
 
 
 @transformation
-def jacfwd(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
+def jacfwd(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False) -> Callable[..., Any]:
     """Jacobian by forward mode: shape ``out.shape + x.shape`` (one JVP per input element).
+
+    ``has_aux=True``: ``fn`` returns a pair ``(output, aux)``; the Jacobian is of ``output`` and the
+    call returns ``(jacobian, aux)`` (JAX's; :class:`srcjax.aux_output.AuxJacobian`).
 
     For an array argument and an array output the Jacobian is one compiled program (the JVP in a
     loop over basis vectors; ``srcjax.source`` shows it). For containers, JAX's layout: the
     output's structure outside, the argument's inside; a tuple of ``argnums``: a tuple of Jacobians
     inside (one per argument)."""
+    if has_aux:
+        return reuse.reused(fn, "jacfwd", (_argnums_key(argnums), "has_aux"),
+                            lambda: AuxJacobian(fn, jacfwd(output_of(fn), argnums), "jacfwd"))
     return reuse.reused(fn, "jacfwd", _argnums_key(argnums), lambda: _new_jacfwd(fn, argnums))
 
 
@@ -696,14 +703,17 @@ def _new_jacfwd(fn: Callable[..., Any], argnums: int | tuple[int, ...]) -> Any:
 
 
 @transformation
-def jacrev(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
+def jacrev(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *,
            max_iters: int | None = None) -> Callable[..., Any]:
     """Jacobian by reverse mode: shape ``out.shape + x.shape`` (one VJP per output element).
 
     For an array argument and an array output the Jacobian is one compiled program (the VJP in a
     loop over basis cotangents; ``srcjax.source`` shows it). For containers, JAX's layout: the
     output's structure outside, the argument's inside (a tuple of ``argnums``: a tuple of Jacobians).
-    ``max_iters`` as in :func:`grad`."""
+    ``max_iters`` as in :func:`grad`; ``has_aux`` as in :func:`jacfwd`."""
+    if has_aux:
+        return reuse.reused(fn, "jacrev", (_argnums_key(argnums), max_iters, "has_aux"),
+                            lambda: AuxJacobian(fn, jacrev(output_of(fn), argnums, max_iters=max_iters), "jacrev"))
     return reuse.reused(fn, "jacrev", (_argnums_key(argnums), max_iters), lambda: general_hessian.remade(_per_argnum(
         fn, argnums, lambda a: _reverse_or_forward(fn, a, max_iters), "jacrev"), fn,
         lambda g: jacrev(g, argnums, max_iters=max_iters)))

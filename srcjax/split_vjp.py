@@ -29,6 +29,7 @@ from .autodiff import (  # noqa: I001
     derivative_function,
     jvp,
 )
+from .aux_output import checked_pair, inline_output, output_of
 from .core import TranspileError
 from .lifetimes import PerFunction
 from .transforms import ad
@@ -36,9 +37,13 @@ from .transforms import ad
 __all__ = ["vjp"]
 
 
-def vjp(fn: Callable[..., Any], *primals: Any,
-        max_iters: int | None = None) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False,
+        max_iters: int | None = None) -> Any:
     """Reverse mode: ``(fn(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` gives one cotangent per primal.
+
+    ``has_aux=True``: ``fn`` returns a pair ``(output, aux)``, and ``vjp`` returns ``(output, vjp_fn,
+    aux)`` (JAX's): the derivative is of ``output``; ``aux`` (any pytree) is not differentiated. ``aux``
+    comes from one more run of the compiled ``fn`` (the derivative's programs do not return it).
 
     Two compiled programs, as JAX's ``vjp``: ``vjp`` runs the forward half, which returns the
     output and the residuals (the values the adjoint sweep reads), and ``vjp_fn`` runs the
@@ -54,6 +59,10 @@ def vjp(fn: Callable[..., Any], *primals: Any,
     two cannot). ``max_iters`` as in :func:`grad`.
     """
     _refuse_required_keywords(fn, "srcjax.vjp")
+    if has_aux:
+        aux = checked_pair(fn, primals, {}, "srcjax.vjp")[1]
+        out, vjp_fn = vjp(output_of(fn), *primals, max_iters=max_iters)
+        return out, vjp_fn, aux
     try:
         return _vjp(fn, primals, max_iters)
     except ad.DifferentiationError:  # reverse over a derivative srcjax cannot write: forward mode, as jacrev
@@ -65,7 +74,9 @@ def vjp(fn: Callable[..., Any], *primals: Any,
 
 # srcjax.vjp(f, x) inside compiled code: f's output and a nested function calling the generated vjp of f
 # (jax_spellings.flat_vjp)
-vjp.__srcjax_inline_vjp__ = lambda fn, n: _wrap(fn, "vjp", tuple(range(n)), False)  # type: ignore[attr-defined]
+# (has_aux: the vjp of the first of f's literal pair)
+vjp.__srcjax_inline_vjp__ = lambda fn, n, has_aux=False: _wrap(  # type: ignore[attr-defined]
+    inline_output(fn, "srcjax.vjp") if has_aux else fn, "vjp", tuple(range(n)), False)
 
 
 def _forward_vjp(fn: Callable[..., Any], primals: tuple[Any, ...]) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:

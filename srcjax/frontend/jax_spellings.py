@@ -212,7 +212,7 @@ def _inlined_function(res: Normalizer, f: cst.BaseExpression) -> tuple[Any, list
     return (fn, []) if known else None
 
 
-def flat_jvp(res: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
+def flat_jvp(res: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str | None] | None:
     """``srcjax.jvp(f, (x, ...), (t, ...))`` inside compiled code (a Hessian-vector product:
     ``srcjax.jvp(srcjax.grad(f), (x,), (v,))``): a call of the generated jvp of ``f`` (a function
     name, a nested transformation, or a lambda or def reading locals) on the primals, the locals, then
@@ -222,9 +222,11 @@ def flat_jvp(res: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str] 
     except TranspileError:
         return None
     inline = getattr(fv, "__srcjax_inline_jvp__", None) if ok else None
-    if inline is None or len(call.args) != 3 or any(a.keyword is not None or a.star for a in call.args):
+    has_aux, positional = _has_aux(res, call)
+    if inline is None or has_aux is None or len(positional) != 3 or any(a.keyword is not None or a.star
+                                                                          for a in positional):
         return None
-    f, primals, tangents = (a.value for a in call.args)
+    f, primals, tangents = (a.value for a in positional)
     if not isinstance(primals, (cst.Tuple, cst.List)) or not isinstance(tangents, (cst.Tuple, cst.List)) or \
             len(primals.elements) != len(tangents.elements):
         return None
@@ -232,48 +234,94 @@ def flat_jvp(res: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str] 
     if target is None:
         return None
     fn, extra = target
-    made = inline(fn, len(primals.elements))
+    made = inline(fn, len(primals.elements), has_aux)  # (with has_aux: the jvp of the first of f's pair)
     name = res.helper_call_name(unwrap(made), call)
-    args = [cst.Arg(res.atom(e.value)) for e in primals.elements] + [cst.Arg(cst.Name(n)) for n in extra] + \
-        [cst.Arg(res.atom(e.value)) for e in tangents.elements]  # type: ignore[attr-defined]
-    return cst.Call(func=name, args=args), "jvp"
+    atoms = [cst.Arg(res.atom(e.value)) for e in primals.elements] + [cst.Arg(cst.Name(n)) for n in extra]
+    args = atoms + [cst.Arg(res.atom(e.value)) for e in tangents.elements]  # type: ignore[attr-defined]
+    if not has_aux:
+        return cst.Call(func=name, args=args), "jvp"
+    # (out, tangent_out, aux): the jvp of f's output, and aux from a call of f (its literal pair's second)
+    pair, whole = cst.Name(res.fresh("jvp_out")), cst.Name(res.fresh("out"))
+    res.assign(pair, cst.Call(func=name, args=args), call)
+    res.assign(whole, cst.Call(func=res.helper_call_name(called(fn), call), args=atoms), call)
+    parts = [_named(res, _item(pair, 0), "out", call), _named(res, _item(pair, 1), "out_dot", call),
+             _named(res, _item(whole, 1), "aux", call)]
+    return cst.Tuple([cst.Element(p) for p in parts]), None
 
 
-def vjp_targets(target: cst.BaseAssignTargetExpression) -> tuple[str, str] | None:
-    """``y, vjp_fn`` (two names) as the target of ``srcjax.vjp(...)``: the names :func:`flat_vjp` binds."""
-    if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2 and \
+def _item(v: cst.Name, i: int) -> cst.Subscript:
+    return cst.Subscript(value=v, slice=[cst.SubscriptElement(cst.Index(cst.Integer(str(i))))])
+
+
+def _named(res: Normalizer, value: cst.BaseExpression, stem: str, origin: cst.CSTNode) -> cst.Name:
+    """``value`` assigned to a fresh name (a tuple the normalizer emits holds atoms: derivatives read them
+    as names; a subscript in it had no derivative, a silent zero)."""
+    name = cst.Name(res.fresh(stem))
+    res.assign(name, value, origin)
+    return name
+
+
+def _has_aux(res: Normalizer, call: cst.Call) -> tuple[bool | None, list[cst.Arg]]:
+    """(``has_aux=`` of ``call``, a static bool, False where absent; None: another keyword or a value
+    not known; the other arguments)."""
+    rest = [a for a in call.args if a.keyword is None or a.keyword.value != "has_aux"]
+    given = [a for a in call.args if a.keyword is not None and a.keyword.value == "has_aux"]
+    if not given:
+        return False, rest
+    known, v = res.constant(given[0].value)
+    return (v if known and isinstance(v, bool) else None), rest
+
+
+def vjp_targets(target: cst.BaseAssignTargetExpression) -> tuple[str, ...] | None:
+    """``y, vjp_fn`` (two names; ``y, vjp_fn, aux`` with ``has_aux``) as the target of ``srcjax.vjp(...)``:
+    the names :func:`flat_vjp` binds."""
+    if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) in (2, 3) and \
             all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements):
-        return target.elements[0].value.value, target.elements[1].value.value  # type: ignore[attr-defined]
+        return tuple(e.value.value for e in target.elements)  # type: ignore[attr-defined]
     return None
 
 
 def flat_vjp(res: Normalizer, call: cst.Call,
-             into: tuple[str, str] | None = None) -> tuple[cst.BaseExpression, str | None] | None:
+             into: tuple[str, ...] | None = None) -> tuple[cst.BaseExpression, str | None] | None:
     """``srcjax.vjp(f, x, ...)`` inside compiled code: the pair of ``f``'s output (a call of ``f``) and a
     nested function of the cotangent calling the generated vjp of ``f`` (``f`` a function name, a nested
     transformation, or a lambda or def reading locals) on the primals, the locals, then the cotangent:
     ``def vjp_fn(ct): return f_vjp(x, ct)[1]`` (JAX's ``vjp_fn``: one cotangent per primal). None: not
     such a call. ``into``: the statement ``y, vjp_fn = srcjax.vjp(...)`` binds these two names (the nested
-    function is ``vjp_fn`` itself: calls of it are calls of a function vmap and derivatives can follow)."""
+    function is ``vjp_fn`` itself: calls of it are calls of a function vmap and derivatives can follow).
+    ``has_aux=True``: ``y, vjp_fn, aux``, the vjp of the first of ``f``'s literal pair."""
     try:
         ok, fv = res.static_value(call.func)
     except TranspileError:
         return None
     inline = getattr(fv, "__srcjax_inline_vjp__", None) if ok else None
-    if inline is None or len(call.args) < 2 or any(a.keyword is not None or a.star for a in call.args):
+    has_aux, positional = _has_aux(res, call)
+    if inline is None or has_aux is None or len(positional) < 2 or \
+            any(a.keyword is not None or a.star for a in positional) or \
+            (into is not None and len(into) != (3 if has_aux else 2)):
         return None
-    f, primals = call.args[0].value, [a.value for a in call.args[1:]]
+    f, primals = positional[0].value, [a.value for a in positional[1:]]
     target = _inlined_function(res, f)
     if target is None or not callable(target[0]):
         return None
     fn, extra = target
-    made = inline(fn, len(primals))
+    made = inline(fn, len(primals), has_aux)  # (with has_aux: the vjp of the first of f's pair)
     atoms = [cst.Arg(res.atom(p)) for p in primals] + [cst.Arg(cst.Name(n)) for n in extra]
     primal = cst.Call(func=res.helper_call_name(called(fn), call), args=atoms)
     # (emitted as it is: its arguments are atoms already, and its callee a name normalizing would not find
     # again, a lambda lifted to a nested function)
     out = cst.Name(into[0] if into is not None else res.fresh("out"))
-    res.assign(out, primal, call)
+    aux: cst.BaseExpression | None = None
+    if has_aux:  # f's pair: out its first, aux its second
+        whole = cst.Name(res.fresh("pair"))
+        res.assign(whole, primal, call)
+        res.assign(out, _item(whole, 0), call)
+        if into is not None:
+            res.assign(cst.Name(into[2]), _item(whole, 1), call)
+        else:
+            aux = _named(res, _item(whole, 1), "aux", call)
+    else:
+        res.assign(out, primal, call)
     derived = res.fresh(f"{getattr(unwrap(made), '__name__', 'vjp')}")
     res.bindings[derived] = made  # (the nested function calls the generated vjp through this name)
     ct = res.fresh("ct")
@@ -283,7 +331,8 @@ def flat_vjp(res: Normalizer, call: cst.Call,
     pull = res.lambda_function(lam, into[1] if into is not None else res.fresh("vjp_fn"))
     if into is not None:
         return out, None
-    return cst.Tuple([cst.Element(out), cst.Element(cst.Name(pull))]), "vjp"
+    parts = [out, cst.Name(pull)] + ([aux] if aux is not None else [])
+    return cst.Tuple([cst.Element(p) for p in parts]), "vjp"
 
 
 def tree_map_call(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
