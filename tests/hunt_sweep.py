@@ -1,4 +1,6 @@
-"""The command line both random-program hunts share (``python -m tests.test_hunt_random`` and
+"""What the program hunts share (tests/test_hunt_random.py, tests/test_hunt_domains.py,
+tests/test_user_programs.py): a case's :class:`Outcome`, how a srcjax error is classified, the leaf by leaf
+comparison of results, and the command line of the random hunts (``python -m tests.test_hunt_random``,
 ``python -m tests.test_hunt_domains``): run seeds in one process, print each case and what went wrong."""
 
 from __future__ import annotations
@@ -7,8 +9,49 @@ import argparse
 import collections
 import pathlib
 import tempfile
-from collections.abc import Callable
-from typing import Any
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+
+class Outcome(NamedTuple):
+    status: str  # "ok", "refused", "known", "wrong", "internal", "oracle", "numpy"
+    detail: str
+
+
+def refusal(e: BaseException, user_files: Sequence[str], known: Sequence[str], chars: int) -> Outcome:
+    """A srcjax TranspileError: "internal" when it is located in srcjax's own files or not in the user's
+    (``user_files``: fragments of their paths), "known" when it is a refusal listed in ``known``, else
+    "refused" (located at the user's line where jax runs)."""
+    msg = str(e)
+    first = msg.split("\n")[0]
+    in_srcjax = "srcjax/" in first and not any(u in first for u in user_files)
+    if in_srcjax or not any(u in msg for u in user_files):
+        return Outcome("internal", f"unlocated/srcjax-located {type(e).__name__}: {msg[:chars]}")
+    if any(k in msg for k in known):
+        return Outcome("known", first[:300])
+    return Outcome("refused", msg[:chars])
+
+
+def crash(e: BaseException, chars: int) -> Outcome:
+    """Any other exception out of srcjax: an internal error, with the end of its traceback."""
+    return Outcome("internal", f"{type(e).__name__}: {e}\n{traceback.format_exc()[-chars:]}")
+
+
+def leaves_agree(gl: Sequence[Any], wl: Sequence[Any], what: str, rtol: float, dtypes: bool = True) -> None:
+    """Two results' leaves, in order: the same count, shapes and (``dtypes``) dtypes; values within ``rtol``
+    (absolute ``rtol`` times the expected leaf's largest magnitude, at least 1)."""
+    assert len(gl) == len(wl), f"{what}: {len(gl)} leaves, want {len(wl)}"
+    for i, (g, w) in enumerate(zip(gl, wl)):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, f"{what}: leaf {i} shape {g.shape} != {w.shape}"
+        if dtypes:
+            assert g.dtype == w.dtype, f"{what}: leaf {i} dtype {g.dtype} != {w.dtype}"
+        scale = max(1.0, float(np.max(np.abs(w.astype(np.float64)), initial=0.0)))
+        np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=rtol * scale,
+                                   err_msg=f"{what} leaf {i}")
 
 
 def main(run_case: Callable[..., Any], describe: Callable[[int], str], detail_chars: int) -> None:

@@ -18,7 +18,6 @@ import dataclasses
 import importlib.util
 import pathlib
 import sys
-import traceback
 import types
 import warnings
 from typing import Any, NamedTuple
@@ -30,6 +29,7 @@ import srcjax
 
 from . import hunt_domains, hunt_sweep, written
 from .hunt_domains import N_BATCH, D, DCase, H
+from .hunt_sweep import Outcome, crash, leaves_agree, refusal
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -294,24 +294,7 @@ def agree(got: Any, want: Any, what: str, rtol: float, dtypes: bool = True) -> N
     gs = str(jax.tree_util.tree_structure(got)).replace("hunt_domain", "")
     ws = str(jax.tree_util.tree_structure(want))
     assert gs.split("(")[0] == ws.split("(")[0] or len(gl) == len(wl), f"{what}: structure {gs} != {ws}"
-    for i, (g, w) in enumerate(zip(gl, wl)):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape, f"{what}: leaf {i} shape {g.shape} != {w.shape}"
-        if dtypes:
-            assert g.dtype == w.dtype, f"{what}: leaf {i} dtype {g.dtype} != {w.dtype}"
-        scale = max(1.0, float(np.max(np.abs(w.astype(np.float64)), initial=0.0)))
-        np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=rtol * scale,
-                                   err_msg=f"{what} leaf {i}")
-
-
-class Outcome(NamedTuple):
-    status: str  # "ok", "refused", "known", "wrong", "internal", "oracle", "numpy"
-    detail: str
-
-
-def _srcjax_located(e: BaseException) -> bool:
-    first = str(e).split("\n")[0]
-    return "srcjax/" in first and "hunt_domain_" not in first
+    leaves_agree(gl, wl, what, rtol, dtypes)
 
 
 def run_case(seed: int, directory: pathlib.Path, numpy_check: bool = True) -> Outcome:
@@ -330,14 +313,9 @@ def run_case(seed: int, directory: pathlib.Path, numpy_check: bool = True) -> Ou
         fn = srcjax_function(c, mod)
         got = fn(*args)
     except srcjax.TranspileError as e:
-        msg = str(e)
-        if _srcjax_located(e) or "hunt_domain_" not in msg:
-            return Outcome("internal", f"unlocated/srcjax-located {type(e).__name__}: {msg[:800]}")
-        if any(k in msg for k in KNOWN_REFUSALS):
-            return Outcome("known", msg.split("\n")[0][:300])
-        return Outcome("refused", msg[:800])
+        return refusal(e, ("hunt_domain_",), KNOWN_REFUSALS, 800)
     except Exception as e:  # noqa: BLE001
-        return Outcome("internal", f"{type(e).__name__}: {e}\n{traceback.format_exc()[-2500:]}")
+        return crash(e, 2500)
     rtol = 2e-4 if c.dtype == "float32" else 1e-7
     try:
         agree(got, expected, "srcjax vs jax", rtol)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib.util
 import pathlib
 import sys
-import traceback
 import types
 import warnings
 from typing import Any, NamedTuple
@@ -26,6 +25,7 @@ import pytest
 
 from . import hunt_programs, hunt_sweep, written
 from .hunt_programs import N_BATCH, C, Case, D, H, T
+from .hunt_sweep import Outcome, crash, refusal
 from .twins import jax_twin
 
 jax = pytest.importorskip("jax")
@@ -247,14 +247,6 @@ def agree(got: Any, want: Any, what: str, rtol: float = 1e-7) -> None:
         np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * scale, err_msg=f"{what} leaf {i}")
 
 
-class Outcome(NamedTuple):
-    status: str  # "ok", "refused", "known", "wrong", "internal", "oracle"
-    detail: str
-
-
-def _srcjax_located(e: BaseException) -> bool:
-    """An error whose message points into srcjax's own files (not the user's)."""
-    return "srcjax/" in str(e).split("\n")[0] and "hunt_case_" not in str(e).split("\n")[0]
 
 
 def run_case(seed: int, directory: pathlib.Path, numpy_check: bool = True) -> Outcome:
@@ -275,14 +267,9 @@ def run_case(seed: int, directory: pathlib.Path, numpy_check: bool = True) -> Ou
         fn = srcjax_function(c, mod)
         got = fn(*args)
     except srcjax.TranspileError as e:
-        msg = str(e)
-        if _srcjax_located(e) or "hunt_case_" not in msg:
-            return Outcome("internal", f"unlocated/srcjax-located {type(e).__name__}: {msg[:600]}")
-        if any(k in msg for k in KNOWN_REFUSALS):
-            return Outcome("known", msg.split("\n")[0][:300])
-        return Outcome("refused", msg[:600])
+        return refusal(e, ("hunt_case_",), KNOWN_REFUSALS, 600)
     except Exception as e:  # noqa: BLE001
-        return Outcome("internal", f"{type(e).__name__}: {e}\n{traceback.format_exc()[-1500:]}")
+        return crash(e, 1500)
     try:
         agree(got, want, "srcjax vs jax")
     except AssertionError as e:

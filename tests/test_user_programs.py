@@ -21,7 +21,6 @@ import collections
 import inspect
 import re
 import sys
-import traceback
 import types
 import warnings
 from collections.abc import Callable
@@ -34,6 +33,7 @@ import srcjax
 
 from . import user_programs as up
 from . import written
+from .hunt_sweep import Outcome, crash, leaves_agree, refusal
 from .twins import jitted
 
 jax = pytest.importorskip("jax")
@@ -566,26 +566,8 @@ def numpy_reference(c: Case, expr: str, in_axes: Any, args: tuple[Any, ...]) -> 
 def agree(got: Any, want: Any, what: str, rtol: float, dtypes: bool = True, oracle_leaves: Any = None) -> None:
     """``got`` (srcjax's) against ``want`` (jax's; srcjax's or NumPy's with ``oracle_leaves`` its
     tree_leaves: the module's dataclass is registered with srcjax, the twin's with jax)."""
-    gl, wl = srcjax.tree_util.tree_leaves(got), (oracle_leaves or jax.tree_util.tree_leaves)(want)
-    assert len(gl) == len(wl), f"{what}: {len(gl)} leaves, want {len(wl)}"
-    for i, (g, w) in enumerate(zip(gl, wl)):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape, f"{what}: leaf {i} shape {g.shape} != {w.shape}"
-        if dtypes:
-            assert g.dtype == w.dtype, f"{what}: leaf {i} dtype {g.dtype} != {w.dtype}"
-        scale = max(1.0, float(np.max(np.abs(w.astype(np.float64)), initial=0.0)))
-        np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=rtol * scale,
-                                   err_msg=f"{what} leaf {i}")
-
-
-class Outcome(NamedTuple):
-    status: str  # "ok", "refused", "known", "wrong", "internal", "oracle", "numpy"
-    detail: str
-
-
-def _srcjax_located(e: BaseException) -> bool:
-    first = str(e).split("\n")[0]
-    return "srcjax/" in first and "tests/" not in first
+    leaves_agree(srcjax.tree_util.tree_leaves(got), (oracle_leaves or jax.tree_util.tree_leaves)(want), what, rtol,
+                 dtypes)
 
 
 def run_check(c: Case, expr: str, in_axes: Any, loop: Any, dtype: str, seed: int = 0) -> Outcome:
@@ -603,14 +585,9 @@ def run_check(c: Case, expr: str, in_axes: Any, loop: Any, dtype: str, seed: int
             fn = srcjax.jit(fn)
         got = fn(*args)
     except srcjax.TranspileError as e:
-        msg = str(e)
-        if _srcjax_located(e) or "user_programs.py" not in msg and "test_user_programs.py" not in msg:
-            return Outcome("internal", f"unlocated/srcjax-located {type(e).__name__}: {msg[:800]}")
-        if any(k in msg for k in KNOWN_REFUSALS):
-            return Outcome("known", msg.split("\n")[0][:300])
-        return Outcome("refused", msg[:800])
+        return refusal(e, ("user_programs.py",), KNOWN_REFUSALS, 800)
     except Exception as e:  # noqa: BLE001
-        return Outcome("internal", f"{type(e).__name__}: {e}\n{traceback.format_exc()[-2500:]}")
+        return crash(e, 2500)
     rtol = c.rtol32 if dtype == "float32" else 1e-6
     try:
         agree(got, want, "srcjax vs jax", rtol, dtypes=not c.numpy_dtypes)
