@@ -25,6 +25,7 @@ from .frontend.read import read_function
 from .grad_output import return_span
 from .lifetimes import PerFunction
 from .transforms.anf import DifferentiationError
+from .transforms.custom_rules import forwarding_signature
 
 __all__ = ["AuxJacobian", "aux_pair", "checked_pair", "inline_output", "literal_pairs", "not_literal_pair", "output_of"]
 
@@ -51,27 +52,10 @@ def checked_pair(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
 def _signature(fn: Callable[..., Any], ns: dict[str, Any]) -> tuple[str, str]:
     """(``fn``'s parameter list without annotations, defaults as names in ``ns``; the call passing them on)."""
     sig = inspect.signature(_as_compiled(fn).fn)
-    params = []
-    for i, p in enumerate(sig.parameters.values()):
-        p = p.replace(annotation=inspect.Parameter.empty)
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise TranspileError(f"has_aux: {getattr(fn, '__name__', 'the function')} takes *args or **kwargs",
-                                 hint="list the parameters explicitly")
-        if p.default is not inspect.Parameter.empty:
-            ns[f"_default_{i}"] = p.default
-            p = p.replace(default=_Ref(f"_default_{i}"))
-        params.append(p)
-    head = str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
-    call = ", ".join(p.name if p.kind != p.KEYWORD_ONLY else f"{p.name}={p.name}" for p in params)
-    return head, call
-
-
-class _Ref:
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values()):
+        raise TranspileError(f"has_aux: {getattr(fn, '__name__', 'the function')} takes *args or **kwargs",
+                             hint="list the parameters explicitly")
+    return forwarding_signature(sig, ns)
 
 
 def _define(name: str, text: str, ns: dict[str, Any], fn: Callable[..., Any]) -> Callable[..., Any]:

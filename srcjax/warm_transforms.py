@@ -76,6 +76,11 @@ def jacobian_identity(kind: str, argnum: int, max_iters: int | None, hessian: bo
 
 def written_key(kind: str, argnum: int, max_iters: int | None, base: Any, device: str | None) -> str | None:
     """The level-2 key of the marker noting that this Jacobian's derivative was written (None: not cached)."""
+    return _marker_key(["jacobian-written", kind, argnum, max_iters], base, device)
+
+
+def _marker_key(what: list[Any], base: Any, device: str | None) -> str | None:
+    """The level-2 key of a marker: ``what`` (its kind and options) over ``base``'s identity (None: not cached)."""
     from .runtime import disk_cache, get_backend
 
     if disk_cache.cache_dir() is None:
@@ -84,8 +89,7 @@ def written_key(kind: str, argnum: int, max_iters: int | None, base: Any, device
     if inner is None:
         return None
     try:
-        return warm_cache.entry_key(["jacobian-written", kind, argnum, max_iters, inner], ("written",), device,
-                                    disk_cache.environment(get_backend(device)))
+        return warm_cache.entry_key([*what, inner], ("written",), device, disk_cache.environment(get_backend(device)))
     except (TypeError, ValueError):
         return None
 
@@ -153,18 +157,7 @@ def split_identity(half: str, max_iters: int | None, base: Any, static: Any) -> 
 
 def split_marker(max_iters: int | None, n: int, base: Any, device: str | None) -> str | None:
     """The level-2 key of the marker noting that ``vjp(base)``'s split halves were written (None: not cached)."""
-    from .runtime import disk_cache, get_backend
-
-    if disk_cache.cache_dir() is None:
-        return None
-    inner = identity_of(base)
-    if inner is None:
-        return None
-    try:
-        return warm_cache.entry_key(["vjp-split-written", max_iters, n, inner], ("written",), device,
-                                    disk_cache.environment(get_backend(device)))
-    except (TypeError, ValueError):
-        return None
+    return _marker_key(["vjp-split-written", max_iters, n], base, device)
 
 
 def split_layout(fwd: Callable[..., Any], bwd: Callable[..., Any], reads: Any, nres: int) -> list[Any] | None:

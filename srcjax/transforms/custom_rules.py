@@ -392,6 +392,20 @@ class _Ref:
         return self.name
 
 
+def forwarding_signature(sig: inspect.Signature, ns: dict[str, Any]) -> tuple[str, str]:
+    """(``sig``'s parameter list as source, without annotations, each default a name ``_default_i`` bound in
+    ``ns``; the arguments of a call passing every parameter on): a generated caller's ``def`` and its call."""
+    params = []
+    for i, p in enumerate(sig.parameters.values()):
+        p = p.replace(annotation=inspect.Parameter.empty)
+        if p.default is not inspect.Parameter.empty:
+            ns[f"_default_{i}"] = p.default
+            p = p.replace(default=_Ref(f"_default_{i}"))
+        params.append(p)
+    head = str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
+    return head, ", ".join(p.name if p.kind != p.KEYWORD_ONLY else f"{p.name}={p.name}" for p in params)
+
+
 def trampoline(fn: Any) -> Any:
     """``def _call_f(x): y = f(x); return y``: a caller of the custom ``fn``, so that
     ``srcjax.grad(f)`` uses f's rule rather than differentiating its body."""
@@ -402,15 +416,7 @@ def trampoline(fn: Any) -> Any:
 
     sig = inspect.signature(fn)
     ns: dict[str, Any] = {"_custom_function": owner_of(fn)}
-    params = []
-    for i, p in enumerate(sig.parameters.values()):
-        p = p.replace(annotation=inspect.Parameter.empty)
-        if p.default is not inspect.Parameter.empty:
-            ns[f"_default_{i}"] = p.default
-            p = p.replace(default=_Ref(f"_default_{i}"))
-        params.append(p)
-    head = str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
-    args = ", ".join(p.name if p.kind != p.KEYWORD_ONLY else f"{p.name}={p.name}" for p in params)
+    head, args = forwarding_signature(sig, ns)
     out = next(n for n in ("y", "out", "out_") if n not in sig.parameters)
     # named so that the custom function keeps its own name in the program
     text = f"def _call_{fn.__name__}{head}:\n    {out} = _custom_function({args})\n    return {out}\n"
