@@ -25,6 +25,8 @@ flattening in Python) for a third dispatcher (``Compiled._cpp_top``), whose reco
 Array (a node of the C++ side's registry) at every container leaf: a NumPy leaf in a container has
 another structure there, misses, and is copied whole for the second (whose shortcut looks for the
 third's calls again every :data:`_POLL` calls).
+After :data:`packed_calls.AFTER` calls copying NumPy leaves for the second, a function packs them: one copy
+and upload per dtype for a program that unpacks them (``packed_calls.py``; :func:`attach`'s ``host_packed``).
 Where jax is imported with ``jax_enable_x64`` off (jaxlib would key and upload a float64 array or a
 Python float as 32-bit), the first call with such host leaves puts :func:`attach`'s ``wide`` in front of a
 function's dispatch: each call then runs with that flag on for its thread (``swap_local``, what jax's own
@@ -89,7 +91,7 @@ from typing import Any
 
 import numpy as np
 
-from . import pytree
+from . import packed_calls, pytree
 from .core import TranspileError
 
 __all__ = ["attach", "detach", "donated_error"]
@@ -448,6 +450,9 @@ def attach(c: Any, plain_call: Any) -> type | None:
         if copies is None or copies is _SKIP or copies is _LATER or copies is _IN_PLACE:
             route(me, cpp)
             return cpp(*args, **kwargs)
+        out = packed_call(me, pos)
+        if out is not _SKIP:  # (packed: this call and the next ones)
+            return out
         polls[0] += 1
         if polls[0] >= _POLL:
             polls[0] = 0
@@ -473,6 +478,46 @@ def attach(c: Any, plain_call: Any) -> type | None:
             route(me, cpp)
             return cpp(*args, **kwargs)
         return top(*_restored(pos, copies, static))
+
+    packing: list[Any] = [None, 0, 0]  # (packed_calls.Packer of the NumPy calls; such calls counted; packers made)
+
+    def packed_call(me: Any, pos: tuple[Any, ...]) -> Any:
+        """The call ``pos`` (NumPy leaves copied for the second dispatcher) made by its packer where that is ready
+        and packs it (the next calls go to :func:`host_packed`), else _SKIP. The ``packed_calls.AFTER``-th such
+        call starts one (at most ``PACKERS``); one failed, or refused :data:`_REFUSALS` calls, is dropped."""
+        pk = packing[0]
+        if pk is None:
+            packing[1] += 1
+            if packed_calls.due(packing[1], packing[2]) and not (static or tails or front_next[0]):
+                packing[1:] = [0, packing[2] + 1]
+                plan = _plan(me, pos, plain(pos))[0]
+                packing[0] = plan and packed_calls.start(name, plan, _out_treedef(plan, False), pos, flatten, array)
+            return _SKIP
+        flat = pk.pack(pos) if pk.ready else None
+        if flat is None:
+            pk.misses += pk.ready
+            if pk.failed or pk.misses > _REFUSALS:
+                packing[0] = None
+            return _SKIP
+        route(me, host_packed)
+        return pk.cpp(*flat)
+
+    def host_packed(*args: Any, **kwargs: Any) -> Any:
+        """A call of a function whose NumPy calls are packed: its packer's dispatcher takes the packed copies
+        and the device leaves; a call it cannot pack goes back to the first dispatcher."""
+        me = ref()
+        assert me is not None
+        pk, cpp = packing[0], me._cpp
+        flat = None if kwargs or pk is None or cpp is None else pk.pack(args)
+        if flat is not None:
+            return pk.cpp(*flat)
+        if pk is not None and pk.ready:
+            pk.misses += 1
+            packing[0] = pk if pk.misses <= _REFUSALS else None
+        if cpp is None:  # (detached meanwhile, by another thread)
+            return me._call(plain(args), kwargs)
+        route(me, cpp)
+        return cpp(*args, **kwargs)
 
     def miss_top(*args: Any) -> tuple[Any, Any, bool]:  # (the arguments' NumPy arrays are srcjax's copies)
         me = ref()

@@ -1,0 +1,180 @@
+"""NumPy arguments packed into one array per dtype for a program that unpacks them (``srcjax/packed_calls.py``,
+``srcjax/lower/packed.py``; issue #18): after ``packed_calls.AFTER`` calls copying NumPy leaves, a function's
+calls go to a packed program compiled on its own thread. Its results are the Python path's; a NumPy argument
+written right after a call (from this thread or others) never changes that call's result; calls of another
+structure, kind, shape or dtype go back to the other dispatchers, and errors stay located at the user's line."""
+
+from __future__ import annotations
+
+import threading
+
+import ml_dtypes  # noqa: F401  (the dispatcher starts once ml_dtypes is imported: cpp_calls.BUDGET)
+import numpy as np
+import pytest
+
+import srcjax
+from srcjax import packed_calls
+from srcjax.lower.packed import packed_text
+
+
+def mlp_loss(params, x, y):
+    h = x
+    for layer in params[:-1]:
+        h = np.tanh(h @ layer["w"] + layer["b"])
+    out = h @ params[-1]["w"] + params[-1]["b"]
+    return np.mean((out - y) ** 2)
+
+
+def mlp_loss_again(params, x, y):  # (a function of its own: another test's packer is not this one's)
+    return mlp_loss(params, x, y)
+
+
+def chain(t):
+    a, b = t["a"], t["b"]
+    return a[0, 0] * 1.0, (a @ b) @ b  # (slow enough to run asynchronously, long after the call returns)
+
+
+def labelled(t, x):
+    return np.sum(np.tanh(t["w"] @ x)) + np.sum(t["k"] * 2), t["k"] + 1  # (float32 and int32 leaves: two packed
+    # arrays)
+
+
+@pytest.fixture
+def packing(monkeypatch):
+    """Packing after two copied calls; jax, if imported, with x64 off (the float32 copies' path)."""
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
+    monkeypatch.setattr(packed_calls, "AFTER", 2)
+    from srcjax.runtime import cpp_dispatch
+
+    monkeypatch.setattr(cpp_dispatch, "x64_state", lambda: None)  # (no per-thread x64 flag: tests/test_cpp_wide.py)
+
+
+def _params(rng, sizes):
+    return [{"w": (rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32), "b": np.zeros(b, np.float32)}
+            for a, b in zip(sizes[:-1], sizes[1:])]
+
+
+def _packed(f, *args):
+    """Call ``f`` until its calls are packed (its packer compiled), and say whether they are."""
+    for _ in range(6):  # (the first, the second's miss, then AFTER calls copying)
+        f(*args)
+    packed_calls.wait(60)
+    f(*args)
+    return getattr(f.__dict__.get("_dispatch"), "__name__", None) == "host_packed"
+
+
+def _same(a, b):
+    la, ta = srcjax.tree_util.tree_flatten(a)
+    lb, tb = srcjax.tree_util.tree_flatten(b)
+    assert ta == tb
+    for u, v in zip(la, lb):
+        assert np.asarray(u).dtype == np.asarray(v).dtype and np.asarray(u).shape == np.asarray(v).shape
+        np.testing.assert_allclose(np.asarray(u), np.asarray(v), rtol=1e-6, atol=1e-7)
+
+
+def test_packed_calls_match_the_python_path(packing):
+    rng = np.random.default_rng(0)
+    args = (_params(rng, [16, 32, 3]), rng.standard_normal((32, 16)).astype(np.float32),
+            rng.standard_normal((32, 3)).astype(np.float32))
+    g = srcjax.value_and_grad(mlp_loss)
+    assert _packed(g, *args)
+    for _ in range(3):
+        x = rng.standard_normal((32, 16)).astype(np.float32)
+        _same(g(args[0], x, args[2]), g._call((args[0], x, args[2]), {}))
+    assert g.__dict__["_dispatch"].__name__ == "host_packed"
+
+
+def test_numpy_arguments_written_after_a_packed_call_do_not_change_its_result(packing):
+    """The packed arrays are new copies: a write right after the call (the program still running) cannot
+    reach it (jax.jit, which reads NumPy arguments in place, gives wrong results here)."""
+    f = srcjax.jit(chain)
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((400, 400)).astype(np.float32)
+    b = (rng.standard_normal((400, 400)) / 20).astype(np.float32)
+    want = chain({"a": a, "b": b})
+    assert _packed(f, {"a": a.copy(), "b": b.copy()})
+    for _ in range(8):
+        t = {"a": a.copy(), "b": b.copy()}
+        first, ab = f(t)
+        t["a"][:] = 0.0  # (right after the call)
+        t["b"][:] = 1.0
+        np.testing.assert_allclose(np.asarray(ab), want[1], rtol=2e-3, atol=2e-3)
+        assert float(first) == want[0]
+    assert f.__dict__["_dispatch"].__name__ == "host_packed"
+
+
+def test_packed_calls_from_threads_writing_their_arguments(packing):
+    """Threads calling one packed function, each writing its arguments right after its calls."""
+    f = srcjax.jit(chain)
+    rng = np.random.default_rng(2)
+    pairs = [((rng.standard_normal((200, 200))).astype(np.float32), (rng.standard_normal((200, 200)) / 15)
+              .astype(np.float32)) for _ in range(3)]
+    wants = [chain({"a": a, "b": b})[1] for a, b in pairs]
+    assert _packed(f, {"a": pairs[0][0].copy(), "b": pairs[0][1].copy()})
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            for _ in range(6):
+                t = {"a": pairs[k][0].copy(), "b": pairs[k][1].copy()}
+                out = f(t)[1]
+                t["a"][:] = -3.0
+                np.testing.assert_allclose(np.asarray(out), wants[k], rtol=2e-3, atol=2e-3)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+
+def test_other_calls_go_back_and_errors_stay_located(packing):
+    """A call of another shape, dtype, structure or kind of leaf is not packed: the other dispatchers (or
+    the Python path) serve it, and a wrong shape is srcjax's error at the user's line."""
+    rng = np.random.default_rng(3)
+    params = _params(rng, [16, 32, 2])
+    x, y = rng.standard_normal((32, 16)).astype(np.float32), rng.standard_normal((32, 2)).astype(np.float32)
+    g = srcjax.value_and_grad(mlp_loss_again)
+    assert _packed(g, params, x, y)
+    others = [(params, x[:3], y[:3]),  # another shape
+              (params, x.astype(np.float64), y),  # another dtype
+              (params + [], x.T.copy().T, y),  # a strided view (packed: C order copied)
+              (srcjax.device_put(params), x, y),  # device parameters
+              (tuple(params), x, y)]  # another structure
+    for args in others:
+        _same(g(*args), g._call(args, {}))
+    _same(g(params, x, y), g._call((params, x, y), {}))
+    with pytest.raises(srcjax.TranspileError) as e:
+        g(params, np.ones((32, 3), np.float32), y)
+    assert "test_packed_calls.py" in str(e.value)
+    _same(g(params, x, y), g._call((params, x, y), {}))
+
+
+def test_two_dtypes_are_two_packed_arrays(packing):
+    f = srcjax.jit(labelled)
+    t = {"w": np.arange(48 * 48, dtype=np.float32).reshape(48, 48) / 2000, "k": np.arange(3, dtype=np.int32)}
+    x = np.ones((48, 48), np.float32)
+    assert _packed(f, t, x)
+    for s in range(3):
+        t2 = {"w": t["w"] + s, "k": t["k"] * s}
+        _same(f(t2, x), f._call((t2, x), {}))
+
+
+def test_packed_text_cuts_the_arrays_back():
+    """The wrapper's prologue: one slice and reshape per packed argument, the original ``@main`` called."""
+    from srcjax.core import ShapedArray
+
+    f32 = np.dtype(np.float32)
+    text = ("module @srcjax {\n  func.func public @main(%arg0: tensor<2x3xf32>, %arg1: tensor<f32>) -> (tensor<f32>) {\n"
+            "    func.return %arg1 : tensor<f32>\n  }\n}\n")
+    out = packed_text(text, [ShapedArray((2, 3), f32), ShapedArray((), f32)], [ShapedArray((), f32)],
+                      [(f32, [0])])
+    assert out is not None
+    assert "func.func private @srcjax_unpacked(" in out
+    assert "%s0 = stablehlo.slice %pack0 [0:6] : (tensor<6xf32>) -> tensor<6xf32>" in out
+    assert "func.func public @main(%pack0: tensor<6xf32>, %arg1: tensor<f32>)" in out
+    assert packed_text(out, [ShapedArray((6,), f32), ShapedArray((), f32)], [ShapedArray((), f32)],
+                       [(f32, [0])]) is None  # (already wrapped)
