@@ -16,7 +16,9 @@ models with jax imported): the 3-layer MLP ~22-27 us against jax.jit's 30-35; th
 
 A call whose leaves differ (another structure, kind, shape or dtype: ``np.concatenate``'s
 ``casting="no"`` refuses another dtype) is not packed (:meth:`Packer.pack` gives None) and goes back to
-the other dispatchers. The wrapped program is compiled through the persistent cache like any other.
+the other dispatchers. The wrapped program is compiled through the persistent cache like any other,
+on a thread that is not a daemon (the interpreter's exit waits for it, as for the cache's writes: a
+daemon thread ending inside XLA's compile while the interpreter finalizes could abort the process).
 """
 
 from __future__ import annotations
@@ -180,7 +182,7 @@ def start(name: str, plan: Any, out_def: Any, args: tuple[Any, ...], flatten: Ca
         return None
     shapes = [leaf.shape for leaf in leaves if type(leaf) is np.ndarray]
     packer = Packer(name, exe, out_def, tree, kinds, order, shapes, in_avals, flatten, array)
-    packer.thread = threading.Thread(target=packer.compile, args=(text, exe.backend), daemon=True,
+    packer.thread = threading.Thread(target=packer.compile, args=(text, exe.backend),
                                      name="srcjax packed compile")
     _COMPILING[:] = [t for t in _COMPILING if t.is_alive()]
     _COMPILING.append(packer.thread)
