@@ -25,7 +25,11 @@ def mlp_loss(params, x, y):
     return np.mean((out - y) ** 2)
 
 
-def mlp_loss_again(params, x, y):  # (a function of its own: another test's packer is not this one's)
+def mlp_loss_again(params, x, y):  # (a function of its own: srcjax.value_and_grad(f) is one object across tests)
+    return mlp_loss(params, x, y)
+
+
+def mlp_loss_third(params, x, y):
     return mlp_loss(params, x, y)
 
 
@@ -178,3 +182,23 @@ def test_packed_text_cuts_the_arrays_back():
     assert "func.func public @main(%pack0: tensor<6xf32>, %arg1: tensor<f32>)" in out
     assert packed_text(out, [ShapedArray((6,), f32), ShapedArray((), f32)], [ShapedArray((), f32)],
                        [(f32, [0])]) is None  # (already wrapped)
+
+
+def test_packed_calls_are_served_in_cpp_and_under_disable_jit(packing):
+    """Packed calls enter neither srcjax's Python path nor the packer's miss (its C++ record serves them);
+    under jax's ``disable_jit`` the C++ side hands them to the packer's Python run, with the same results."""
+    from tests.python_path import Counting
+
+    rng = np.random.default_rng(4)
+    args = (_params(rng, [16, 32, 3]), rng.standard_normal((32, 16)).astype(np.float32),
+            rng.standard_normal((32, 3)).astype(np.float32))
+    g = srcjax.value_and_grad(mlp_loss_third)
+    assert _packed(g, *args)
+    want = g._call(args, {})
+    counting = Counting(g)
+    for _ in range(3):
+        _same(g(*args), want)
+    assert counting.n == 0
+    jax = pytest.importorskip("jax")
+    with jax.disable_jit():
+        _same(g(*args), want)
