@@ -503,12 +503,12 @@ def attach(c: Any, plain_call: Any) -> type | None:
         return pk.cpp(*flat)
 
     def host_packed(*args: Any, **kwargs: Any) -> Any:
-        """A call of a function whose NumPy calls are packed: its packer's dispatcher takes the packed copies
-        and the device leaves; a call it cannot pack goes back to the first dispatcher."""
+        """A call of a function whose NumPy calls are packed (by its packer), or back to the first dispatcher."""
         me = ref()
         assert me is not None
         pk, cpp = packing[0], me._cpp
-        flat = None if kwargs or pk is None or cpp is None else pk.pack(args)
+        pos = unkeyed(me, args, kwargs) if kwargs else args
+        flat = None if pos is None or pk is None or cpp is None else pk.pack(pos)
         if flat is not None:
             return pk.cpp(*flat)
         if pk is not None and pk.ready:

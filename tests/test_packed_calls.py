@@ -86,6 +86,9 @@ def test_packed_calls_match_the_python_path(packing):
         x = rng.standard_normal((32, 16)).astype(np.float32)
         _same(g(args[0], x, args[2]), g._call((args[0], x, args[2]), {}))
     assert g.__dict__["_dispatch"].__name__ == "host_packed"
+    for _ in range(3):  # (by keyword: packed as the positional call it is, staying on the packed dispatcher)
+        _same(g(args[0], x=args[1], y=args[2]), g._call(args, {}))
+        assert g.__dict__["_dispatch"].__name__ == "host_packed"
 
 
 def test_numpy_arguments_written_after_a_packed_call_do_not_change_its_result(packing):
