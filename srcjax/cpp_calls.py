@@ -93,6 +93,7 @@ import numpy as np
 
 from . import packed_calls, pytree
 from .core import TranspileError
+from .packed_calls import start as start_packer
 
 __all__ = ["attach", "detach", "donated_error"]
 
@@ -488,16 +489,15 @@ def attach(c: Any, plain_call: Any) -> type | None:
         pk = packing[0]
         if pk is None:
             packing[1] += 1
-            if packed_calls.due(packing[1], packing[2]) and not (static or tails or front_next[0]):
+            if packed_calls.due(packing[1], packing[2]):
                 packing[1:] = [0, packing[2] + 1]
                 plan = _plan(me, pos, plain(pos))[0]
-                packing[0] = plan and packed_calls.start(name, plan, _out_treedef(plan, False), pos, flatten, array)
+                packing[0] = plan and start_packer(name, plan, _out_treedef(plan, False), pos, flatten, array, static)
             return _SKIP
         flat = pk.pack(pos) if pk.ready else None
         if flat is None:
             pk.misses += pk.ready
-            if pk.failed or pk.misses > _REFUSALS:
-                packing[0] = None
+            packing[0] = None if pk.failed or pk.misses > _REFUSALS else pk
             return _SKIP
         route(me, host_packed)
         return pk.cpp(*flat)

@@ -73,8 +73,10 @@ class Packer:
 
     def __init__(self, name: str, exe: Any, out_def: Any, tree: Any, kinds: tuple[type, ...],
                  groups: list[tuple[np.dtype, list[int]]], shapes: list[tuple[int, ...]],
-                 in_avals: Sequence[ShapedArray], flatten: Callable[[Any], Any], array: type) -> None:
+                 in_avals: Sequence[ShapedArray], flatten: Callable[[Any], Any], array: type,
+                 static: tuple[int, ...] = (), statics: tuple[Any, ...] = ()) -> None:
         self.ready = False
+        self._static, self._statics = static, statics  # (static arguments' positions, and their values)
         self.failed = False
         self.misses = 0  # (calls routed here that it could not pack)
         self.cpp: Any = None
@@ -96,7 +98,15 @@ class Packer:
 
     def pack(self, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
         """The packed arrays (new copies: ``np.concatenate``) and device leaves of the call ``args``, or None
-        where its leaves are not of the structure, kinds, shapes and dtypes this packer was made for."""
+        where its leaves are not of the structure, kinds, shapes and dtypes this packer was made for, or its
+        static arguments not equal to the ones it was made for."""
+        if self._static:
+            try:
+                if tuple(args[i] for i in self._static) != self._statics:
+                    return None
+            except Exception:  # noqa: BLE001 - an equality that does not say: not packed (the other paths key it)
+                return None
+            args = tuple(a for i, a in enumerate(args) if i not in self._static)
         leaves, tree = self._flatten(args)
         if tree != self._tree or tuple(map(type, leaves)) != self._kinds:
             return None
@@ -155,17 +165,19 @@ class Packer:
 
 
 def start(name: str, plan: Any, out_def: Any, args: tuple[Any, ...], flatten: Callable[[Any], Any],
-          array: type) -> Packer | None:
+          array: type, static: tuple[int, ...] = ()) -> Packer | None:
     """A :class:`Packer` for calls like ``args`` (served by ``plan``, whose results the C++ side builds
     with ``out_def``), its program compiling on a thread of its own; or None where they cannot be packed
     (a leaf that is neither an exact NumPy array nor a srcjax Array, no NumPy leaf, a weak-typed or
-    sharded argument, a program text of another form)."""
+    sharded argument, a program text of another form). ``static``: the positions of the static arguments
+    (keyed by the dispatchers by value; the program takes the others)."""
     from .runtime.xla import Executable
 
     exe = getattr(plan, "exe", None)
     if out_def is None or type(exe) is not Executable or exe.backend.platform != "cpu":
         return None
-    leaves, tree = flatten(args)
+    statics = tuple(args[i] for i in static)
+    leaves, tree = flatten(tuple(a for i, a in enumerate(args) if i not in static))
     kinds = tuple(map(type, leaves))
     in_avals = plan.in_avals
     if len(leaves) != len(in_avals) or not set(kinds) <= {np.ndarray, array} or np.ndarray not in kinds:
@@ -181,7 +193,7 @@ def start(name: str, plan: Any, out_def: Any, args: tuple[Any, ...], flatten: Ca
     if text is None:
         return None
     shapes = [leaf.shape for leaf in leaves if type(leaf) is np.ndarray]
-    packer = Packer(name, exe, out_def, tree, kinds, order, shapes, in_avals, flatten, array)
+    packer = Packer(name, exe, out_def, tree, kinds, order, shapes, in_avals, flatten, array, static, statics)
     packer.thread = threading.Thread(target=packer.compile, args=(text, exe.backend),
                                      name="srcjax packed compile")
     _COMPILING[:] = [t for t in _COMPILING if t.is_alive()]

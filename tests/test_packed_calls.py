@@ -58,13 +58,25 @@ def _params(rng, sizes):
             for a, b in zip(sizes[:-1], sizes[1:])]
 
 
-def _packed(f, *args):
-    """Call ``f`` until its calls are packed (its packer compiled), and say whether they are."""
+def _packed(f, *args, **kwargs):
+    """Call ``f`` until its calls are packed (its packer compiled), and say whether the next one is."""
     for _ in range(6):  # (the first, the second's miss, then AFTER calls copying)
-        f(*args)
+        f(*args, **kwargs)
     packed_calls.wait(60)
-    f(*args)
-    return getattr(f.__dict__.get("_dispatch"), "__name__", None) == "host_packed"
+    f(*args, **kwargs)
+    pack, packed = packed_calls.Packer.pack, [0]
+
+    def counted(self, a):
+        out = pack(self, a)
+        packed[0] += out is not None
+        return out
+
+    packed_calls.Packer.pack = counted
+    try:
+        f(*args, **kwargs)
+    finally:
+        packed_calls.Packer.pack = pack
+    return packed[0] == 1
 
 
 def _same(a, b):
@@ -205,3 +217,39 @@ def test_packed_calls_are_served_in_cpp_and_under_disable_jit(packing):
     jax = pytest.importorskip("jax")
     with jax.disable_jit():
         _same(g(*args), want)
+
+
+def act_loss(params, x, y, act):
+    h = x
+    for layer in params[:-1]:
+        h = h @ layer["w"] + layer["b"]
+        h = np.tanh(h) if act == "tanh" else np.maximum(h, 0.0)
+    return np.mean((h @ params[-1]["w"] + params[-1]["b"] - y) ** 2)
+
+
+def scaled_loss(params, x, y, scale=0.5):
+    return scale * mlp_loss(params, x, y)
+
+
+def gap_loss(params, x, scale=0.5, y=0.0):
+    return scale * mlp_loss(params, x, y)
+
+
+def test_static_arguments_defaults_and_keyword_orders_are_packed(packing):
+    """A static argument (keyed by value: another value is not packed), a default left out (a device array the
+    C++ side is handed), keywords bound in front of the dispatcher: packed too, results as the Python path's."""
+    rng = np.random.default_rng(5)
+    params = _params(rng, [16, 32, 3])
+    x, y = rng.standard_normal((32, 16)).astype(np.float32), rng.standard_normal((32, 3)).astype(np.float32)
+    f = srcjax.jit(srcjax.value_and_grad(act_loss), static_argnums=3)
+    assert _packed(f, params, x, y, "tanh")
+    for act in ("tanh", "relu", "tanh"):
+        _same(f(params, x, y, act), f._call((params, x, y, act), {}))
+    s = srcjax.value_and_grad(scaled_loss)
+    assert _packed(s, params, x, y)
+    _same(s(params, x, y), s._call((params, x, y), {}))
+    _same(s(params, x, y, 2.0), s._call((params, x, y, 2.0), {}))
+    k = srcjax.value_and_grad(gap_loss)
+    assert _packed(k, params, x=x, y=y)
+    for _ in range(3):
+        _same(k(params, x=x, y=y), k._call((params,), {"x": x, "y": y}))
