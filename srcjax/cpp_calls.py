@@ -492,7 +492,7 @@ def attach(c: Any, plain_call: Any) -> type | None:
             if packed_calls.due(packing[1], packing[2]):
                 packing[1:] = [0, packing[2] + 1]
                 plan = _plan(me, pos, plain(pos))[0]
-                packing[0] = plan and start_packer(name, plan, _out_treedef(plan, False), pos, flatten, array, static)
+                packing[0] = plan and start_packer(run, plan, _out_treedef(plan, False), pos, flatten, array, static)
             return _SKIP
         flat = pk.pack(pos) if pk.ready else None
         if flat is None:

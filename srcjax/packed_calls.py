@@ -23,6 +23,7 @@ daemon thread ending inside XLA's compile while the interpreter finalizes could 
 
 from __future__ import annotations
 
+import math
 import operator
 import threading
 from collections.abc import Callable, Sequence
@@ -69,17 +70,19 @@ class Packer:
 
     ``ready`` once the program is compiled (on its own thread; ``failed`` where it could not be), then
     :meth:`pack` gives a call's arguments for ``cpp`` (its dispatcher), or None where the call's leaves
-    are not the ones packed for."""
+    are not the ones packed for. A packed call the program should not run as it is (a device leaf on
+    another device, a donated one: the C++ side misses, and the miss checks) and a call under jax's
+    ``disable_jit`` go back to ``fallback`` (srcjax's Python path) with the call's arguments unpacked."""
 
-    def __init__(self, name: str, exe: Any, out_def: Any, tree: Any, kinds: tuple[type, ...],
+    def __init__(self, fallback: Callable[..., Any], exe: Any, out_def: Any, tree: Any, kinds: tuple[type, ...],
                  groups: list[tuple[np.dtype, list[int]]], shapes: list[tuple[int, ...]],
                  in_avals: Sequence[ShapedArray], flatten: Callable[[Any], Any], array: type,
                  static: tuple[int, ...] = (), statics: tuple[Any, ...] = ()) -> None:
         self.ready = False
-        self._static, self._statics = static, statics  # (static arguments' positions, and their values)
         self.failed = False
         self.misses = 0  # (calls routed here that it could not pack)
         self.cpp: Any = None
+        self._static, self._statics = static, statics  # (static arguments' positions, and their values)
         self._flatten = flatten
         self._tree = tree
         self._kinds = kinds
@@ -92,7 +95,7 @@ class Packer:
         self._one = self._groups[0] if len(self._groups) == 1 else None
         self._group_avals = groups
         self._packed_positions = frozenset(i for _, idx in groups for i in idx)
-        self._name, self._exe, self._out_def = name, exe, out_def
+        self._fallback, self._exe, self._out_def = fallback, exe, out_def
         self._in_avals = list(in_avals)
         self.thread: threading.Thread | None = None
 
@@ -122,6 +125,26 @@ class Packer:
             return None
         return (*packs, *self._dev(leaves))
 
+    def unpack(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The call :meth:`pack` made ``flat`` of (its NumPy leaves as read-only views of the packed copies)."""
+        k = len(self._group_avals)
+        leaves: list[Any] = [None] * len(self._kinds)
+        for pack, (_, idx) in zip(flat[:k], self._group_avals):
+            offset = 0
+            for i in idx:
+                shape = self._in_avals[i].shape
+                n = math.prod(shape)
+                view = pack[offset:offset + n].reshape(shape)
+                view.flags.writeable = False
+                leaves[i] = view
+                offset += n
+        devices = iter(flat[k:])
+        leaves = [next(devices) if leaf is None else leaf for leaf in leaves]
+        args = list(self._tree.unflatten(leaves))
+        for i, v in zip(self._static, self._statics):
+            args.insert(i, v)
+        return tuple(args)
+
     def compile(self, text: str, backend: Any) -> None:
         """Compile the packed program ``text`` (on its own thread) and make its dispatcher; ``ready`` after."""
         try:
@@ -129,42 +152,43 @@ class Packer:
             from .runtime.xla import Executable
 
             packed = Executable(text, self._exe.out_avals, backend)
-            if len(packed.loaded.hlo_modules()) != 1:  # pragma: no cover - a guard
-                raise ValueError("one module expected")
             self._packed = packed
-            avals = [ShapedArray((sum(int(np.prod(self._in_avals[i].shape)) for i in idx),), np.dtype(dtype))
+            avals = [ShapedArray((sum(math.prod(self._in_avals[i].shape) for i in idx),), np.dtype(dtype))
                      for dtype, idx in self._group_avals]
             avals += [a for i, a in enumerate(self._in_avals) if i not in self._packed_positions]
             self._packed_avals = avals
-            self.cpp = cpp_dispatch.make(self._name, self._run, self._miss, ("srcjax packed", id(self)))
+            self.cpp = cpp_dispatch.make("srcjax packed", self._run, self._miss, ("srcjax packed", id(self)))
             self.ready = True
         except Exception:  # noqa: BLE001 - no packed program: the calls keep copying (srcjax's other paths)
             self.failed = True
 
-    def _results(self, flat: tuple[Any, ...]) -> Any:
-        """The results of the packed program for ``flat`` (packed arrays, then srcjax arrays), run in Python."""
-        exe = self._packed
-        bufs = [a._buf if hasattr(a, "_buf") else exe.put(a, v) for a, v in zip(flat, self._packed_avals)]
-        return self._out_def.unflatten(exe.loaded.execute_sharded(bufs).consume_with_handlers(exe.handlers))
-
-    def _run(self, *flat: Any) -> Any:  # (jax's disable_jit, when jax is imported: run in Python)
-        return self._results(flat)
+    def _run(self, *flat: Any) -> Any:  # (jax's disable_jit, when jax is imported: srcjax's Python path)
+        return self._fallback(*self.unpack(flat))
 
     def _miss(self, *flat: Any) -> tuple[Any, Any, bool]:
+        """A packed call the C++ side has no record for: a record where its leaves are the packed program's
+        (the results computed by it), else the Python path's results for the call unpacked."""
         from .runtime import cpp_dispatch
 
-        out = self._results(flat)
         bufs = cpp_dispatch.flatten(flat)
-        record = None
-        if cpp_dispatch.same_signatures(bufs, self._packed_avals, True):
-            record = cpp_dispatch.fastpath(self._packed, bufs, self._out_def)
+        try:
+            ok = cpp_dispatch.same_signatures(bufs, self._packed_avals, True) and not any(
+                b.is_deleted() for b in bufs if type(b) is cpp_dispatch.BUFFER)
+            record = cpp_dispatch.fastpath(self._packed, bufs, self._out_def) if ok else None
+        except Exception:  # noqa: BLE001 - a leaf the checks cannot read: the Python path says what it is
+            record = None
+        if record is None:
+            return self._fallback(*self.unpack(flat)), None, False
+        exe = self._packed
+        ins = [a._buf if hasattr(a, "_buf") else exe.put(a, v) for a, v in zip(flat, self._packed_avals)]
+        out = self._out_def.unflatten(exe.loaded.execute_sharded(ins).consume_with_handlers(exe.handlers))
         return out, record, False
 
     _packed: Any
     _packed_avals: list[ShapedArray]
 
 
-def start(name: str, plan: Any, out_def: Any, args: tuple[Any, ...], flatten: Callable[[Any], Any],
+def start(fallback: Callable[..., Any], plan: Any, out_def: Any, args: tuple[Any, ...], flatten: Callable[[Any], Any],
           array: type, static: tuple[int, ...] = ()) -> Packer | None:
     """A :class:`Packer` for calls like ``args`` (served by ``plan``, whose results the C++ side builds
     with ``out_def``), its program compiling on a thread of its own; or None where they cannot be packed
@@ -193,7 +217,7 @@ def start(name: str, plan: Any, out_def: Any, args: tuple[Any, ...], flatten: Ca
     if text is None:
         return None
     shapes = [leaf.shape for leaf in leaves if type(leaf) is np.ndarray]
-    packer = Packer(name, exe, out_def, tree, kinds, order, shapes, in_avals, flatten, array, static, statics)
+    packer = Packer(fallback, exe, out_def, tree, kinds, order, shapes, in_avals, flatten, array, static, statics)
     packer.thread = threading.Thread(target=packer.compile, args=(text, exe.backend),
                                      name="srcjax packed compile")
     _COMPILING[:] = [t for t in _COMPILING if t.is_alive()]

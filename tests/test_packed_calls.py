@@ -253,3 +253,25 @@ def test_static_arguments_defaults_and_keyword_orders_are_packed(packing):
     assert _packed(k, params, x=x, y=y)
     for _ in range(3):
         _same(k(params, x=x, y=y), k._call((params,), {"x": x, "y": y}))
+
+
+def bias_loss(t, x):
+    return np.sum(np.tanh(x @ t["w"] + t["b"]) ** 2)
+
+
+def test_a_donated_device_leaf_in_a_packed_call_gets_srcjax_error(packing):
+    """A packed call's device leaf the packed program cannot take (donated by another call) goes to srcjax's
+    Python path with the call unpacked: srcjax's located error, as without packing; the next calls packed."""
+    rng = np.random.default_rng(6)
+    w, x = rng.standard_normal((32, 32)).astype(np.float32), rng.standard_normal((32, 32)).astype(np.float32)
+    g = srcjax.grad(bias_loss)
+    b = srcjax.device_put(np.zeros(32, np.float32))
+    assert _packed(g, {"w": w, "b": b}, x)
+    gone = srcjax.device_put(np.ones(32, np.float32))
+    srcjax.jit(lambda v: v * 2.0, donate_argnums=0)(gone)
+    with pytest.raises(srcjax.TranspileError) as packed:
+        g({"w": w, "b": gone}, x)
+    with pytest.raises(srcjax.TranspileError) as python_path:
+        g._call(({"w": w, "b": gone}, x), {})
+    assert str(packed.value) == str(python_path.value)
+    _same(g({"w": w, "b": b}, x), g._call(({"w": w, "b": b}, x), {}))
