@@ -25,8 +25,7 @@ flattening in Python) for a third dispatcher (``Compiled._cpp_top``), whose reco
 Array (a node of the C++ side's registry) at every container leaf: a NumPy leaf in a container has
 another structure there, misses, and is copied whole for the second (whose shortcut looks for the
 third's calls again every :data:`_POLL` calls).
-After :data:`packed_calls.AFTER` calls copying NumPy leaves for the second, a function packs them: one copy
-and upload per dtype for a program that unpacks them (``packed_calls.py``; :func:`attach`'s ``host_packed``).
+After 256 calls copying NumPy leaves, a function packs them: a copy and upload a dtype (``packed_calls.py``).
 Where jax is imported with ``jax_enable_x64`` off (jaxlib would key and upload a float64 array or a
 Python float as 32-bit), the first call with such host leaves puts :func:`attach`'s ``wide`` in front of a
 function's dispatch: each call then runs with that flag on for its thread (``swap_local``, what jax's own
@@ -478,21 +477,22 @@ def attach(c: Any, plain_call: Any) -> type | None:
         if pos is None or copies is None:
             route(me, cpp)
             return cpp(*args, **kwargs)
-        return top(*_restored(pos, copies, static))
+        out = packed_call(me, pos)
+        return top(*_restored(pos, copies, static)) if out is _SKIP else out
 
     packing: list[Any] = [None, 0, 0]  # (packed_calls.Packer of the NumPy calls; such calls counted; packers made)
 
     def packed_call(me: Any, pos: tuple[Any, ...]) -> Any:
-        """The call ``pos`` (NumPy leaves copied for the second dispatcher) made by its packer where that is ready
+        """The call ``pos`` (NumPy leaves copied for another dispatcher) made by its packer where that is ready
         and packs it (the next calls go to :func:`host_packed`), else _SKIP. The ``packed_calls.AFTER``-th such
-        call starts one (at most ``PACKERS``); one failed, or refused :data:`_REFUSALS` calls, is dropped."""
+        call starts one (``PACKERS`` made at most); one failed, or refused :data:`_REFUSALS` calls, is dropped."""
         pk = packing[0]
         if pk is None:
             packing[1] += 1
             if packed_calls.due(packing[1], packing[2]):
-                packing[1:] = [0, packing[2] + 1]
                 plan = _plan(me, pos, plain(pos))[0]
                 packing[0] = plan and start_packer(run, plan, _out_treedef(plan, False), pos, flatten, array, static)
+                packing[1:] = [0, packing[2] + (packing[0] is not None)]  # (packers made: refusals count no more)
             return _SKIP
         flat = pk.pack(pos) if pk.ready else None
         if flat is None:

@@ -37,6 +37,8 @@ from .lower.packed import packed_text
 __all__ = ["AFTER", "PACKERS", "Packer", "due", "start", "wait"]
 
 AFTER = 256  # calls with NumPy arguments (copied) before a function's packed program is compiled
+MIN_HOST = 3  # NumPy leaves a call with device leaves too must have to be packed (a batch of two beside device
+# parameters, the third dispatcher's copies: measured no faster packed)
 PACKERS = 3  # packed programs one function may make, one after another (its calls' signature changed)
 _SHAPE = operator.attrgetter("shape")
 _concatenate = np.concatenate
@@ -204,7 +206,9 @@ def start(fallback: Callable[..., Any], plan: Any, out_def: Any, args: tuple[Any
     leaves, tree = flatten(tuple(a for i, a in enumerate(args) if i not in static))
     kinds = tuple(map(type, leaves))
     in_avals = plan.in_avals
-    if len(leaves) != len(in_avals) or not set(kinds) <= {np.ndarray, array} or np.ndarray not in kinds:
+    hosts = kinds.count(np.ndarray)
+    if len(leaves) != len(in_avals) or not set(kinds) <= {np.ndarray, array} or not hosts or \
+            (hosts < MIN_HOST and array in kinds):
         return None
     groups: dict[np.dtype, list[int]] = {}
     for i, (leaf, aval) in enumerate(zip(leaves, in_avals)):

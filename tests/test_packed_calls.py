@@ -256,7 +256,7 @@ def test_static_arguments_defaults_and_keyword_orders_are_packed(packing):
 
 
 def bias_loss(t, x):
-    return np.sum(np.tanh(x @ t["w"] + t["b"]) ** 2)
+    return np.sum(np.tanh(x @ t["w"] + t["b"]) ** 2) + np.sum(t["u"])
 
 
 def test_a_donated_device_leaf_in_a_packed_call_gets_srcjax_error(packing):
@@ -265,13 +265,37 @@ def test_a_donated_device_leaf_in_a_packed_call_gets_srcjax_error(packing):
     rng = np.random.default_rng(6)
     w, x = rng.standard_normal((32, 32)).astype(np.float32), rng.standard_normal((32, 32)).astype(np.float32)
     g = srcjax.grad(bias_loss)
-    b = srcjax.device_put(np.zeros(32, np.float32))
-    assert _packed(g, {"w": w, "b": b}, x)
+    b, u = srcjax.device_put(np.zeros(32, np.float32)), np.ones(3, np.float32)
+    assert _packed(g, {"w": w, "b": b, "u": u}, x)
     gone = srcjax.device_put(np.ones(32, np.float32))
     srcjax.jit(lambda v: v * 2.0, donate_argnums=0)(gone)
     with pytest.raises(srcjax.TranspileError) as packed:
-        g({"w": w, "b": gone}, x)
+        g({"w": w, "b": gone, "u": u}, x)
     with pytest.raises(srcjax.TranspileError) as python_path:
-        g._call(({"w": w, "b": gone}, x), {})
+        g._call(({"w": w, "b": gone, "u": u}, x), {})
     assert str(packed.value) == str(python_path.value)
-    _same(g({"w": w, "b": b}, x), g._call(({"w": w, "b": b}, x), {}))
+    _same(g({"w": w, "b": b, "u": u}, x), g._call(({"w": w, "b": b, "u": u}, x), {}))
+
+
+def flat_loss(w1, b1, w2, x, y):
+    return np.mean((np.tanh(x @ w1 + b1) @ w2 - y) ** 2)
+
+
+def test_numpy_arrays_as_the_arguments_themselves(packing):
+    """NumPy arrays passed as the arguments (no container: the third dispatcher's copies) are packed where
+    there are three or more; two beside device parameters (a NumPy batch) keep the third dispatcher."""
+    rng = np.random.default_rng(7)
+    w1, b1 = rng.standard_normal((16, 32)).astype(np.float32), np.zeros(32, np.float32)
+    w2 = rng.standard_normal((32, 3)).astype(np.float32)
+    x, y = rng.standard_normal((32, 16)).astype(np.float32), rng.standard_normal((32, 3)).astype(np.float32)
+    g = srcjax.value_and_grad(flat_loss, argnums=(0, 1, 2))
+    assert _packed(g, w1, b1, w2, x, y)
+    _same(g(w1, b1, w2, x, y), g._call((w1, b1, w2, x, y), {}))
+    d1, e1, d2 = srcjax.device_put((w1, b1, w2))
+    assert not _packed(g, d1, e1, d2, x, y)
+    _same(g(d1, e1, d2, x, y), g._call((d1, e1, d2, x, y), {}))
+    for _ in range(40):  # (refused packers count for nothing: a later signature is packed, as in bench_models)
+        g(d1, e1, d2, x, y)
+    for _ in range(24):  # (the first packer refuses the new calls until dropped, then AFTER calls)
+        g(w1, b1, w2, x[:8], y[:8])
+    assert _packed(g, w1, b1, w2, x[:8], y[:8])
