@@ -483,9 +483,8 @@ def attach(c: Any, plain_call: Any) -> type | None:
     packing: list[Any] = [None, 0, 0]  # (packed_calls.Packer of the NumPy calls; such calls counted; packers made)
 
     def packed_call(me: Any, pos: tuple[Any, ...]) -> Any:
-        """The call ``pos`` (NumPy leaves copied for another dispatcher) made by its packer where that is ready
-        and packs it (the next calls go to :func:`host_packed`), else _SKIP. The ``packed_calls.AFTER``-th such
-        call starts one (``PACKERS`` made at most); one failed, or refused :data:`_REFUSALS` calls, is dropped."""
+        """The call ``pos`` (NumPy leaves copied for another dispatcher) made by its packer (``packed_calls.py``)
+        where that packs it (the next calls: :func:`host_packed`), else _SKIP; counts and starts packers."""
         pk = packing[0]
         if pk is None:
             packing[1] += 1
@@ -499,6 +498,7 @@ def attach(c: Any, plain_call: Any) -> type | None:
             pk.misses += pk.ready
             packing[0] = None if pk.failed or pk.misses > _REFUSALS else pk
             return _SKIP
+        pk.misses = 0  # (misses in a row drop a packer: a smaller last batch of each epoch does not)
         route(me, host_packed)
         return pk.cpp(*flat)
 

@@ -299,3 +299,24 @@ def test_numpy_arrays_as_the_arguments_themselves(packing):
     for _ in range(24):  # (the first packer refuses the new calls until dropped, then AFTER calls)
         g(w1, b1, w2, x[:8], y[:8])
     assert _packed(g, w1, b1, w2, x[:8], y[:8])
+
+
+def flat_loss_again(w1, b1, w2, x, y):
+    return flat_loss(w1, b1, w2, x, y)
+
+
+def test_an_occasional_other_batch_keeps_the_packer(packing):
+    """A loop whose every few calls have another batch (the last, smaller batch of an epoch): those calls are
+    not packed, the others stay packed, epoch after epoch (a packer is dropped only after misses in a row)."""
+    rng = np.random.default_rng(8)
+    w1, b1 = rng.standard_normal((16, 32)).astype(np.float32), np.zeros(32, np.float32)
+    w2 = rng.standard_normal((32, 3)).astype(np.float32)
+    x, y = rng.standard_normal((32, 16)).astype(np.float32), rng.standard_normal((32, 3)).astype(np.float32)
+    g = srcjax.value_and_grad(flat_loss_again, argnums=(0, 1, 2))
+    assert _packed(g, w1, b1, w2, x, y)
+    for _ in range(3 * packed_calls.PACKERS * 17):  # (epochs of 3 batches and a smaller one)
+        g(w1, b1, w2, x, y)
+        g(w1, b1, w2, x, y)
+        g(w1, b1, w2, x[:5], y[:5])
+    assert _packed(g, w1, b1, w2, x, y)
+    _same(g(w1, b1, w2, x[:5], y[:5]), g._call((w1, b1, w2, x[:5], y[:5]), {}))
