@@ -565,6 +565,39 @@ def test_a_helper_that_reads_back_as_another_tree_is_not_kept(tmp_path, monkeypa
     assert sorted(back.spans.values(), key=str) == sorted(nf.spans.values(), key=str)
 
 
+def test_a_helpers_stored_tree_is_its_texts_tree(tmp_path, monkeypatch):
+    """A helper's tree is stored beside its text and rebuilt without the parser: the parsed text's tree
+    exactly (whitespace, tuples); an entry whose tree names anything but a libcst node class, or none,
+    is read from its text (the same tree)."""
+    import json
+
+    from srcjax import adjoint, batched
+    from srcjax.frontend import library_cache
+    from srcjax.frontend.normalize import normalize
+    from srcjax.frontend.read import parse_module
+    from srcjax.runtime import disk_cache
+
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    for fn in (adjoint.matmul_rhs_bar, batched.batch_unbroadcast, adjoint.zeros_like):
+        nf = normalize(fn, lambda g: g.__name__)
+        library_cache.store(nf)
+        key = library_cache._key(fn, nf.name)
+        record = json.loads(disk_cache.load(key, count=False, kind="normalized").decode())
+        assert record["tree"] is not None
+        parsed = parse_module(record["text"]).body[0]
+        back = library_cache.load(fn, nf.name)
+        assert back is not None and library_cache._identical(back.fdef, parsed)
+        assert cst.Module(body=[back.fdef]).code == cst.Module(body=[parsed]).code
+        assert sorted(back.spans.values(), key=str) == sorted(nf.spans.values(), key=str)
+        for tree in ({**record["tree"], "types": ["Name", "Exception"]}, None):  # a foreign class; no tree
+            disk_cache.store(key, json.dumps({**record, "tree": tree}).encode(), kind="normalized")
+            again = library_cache.load(fn, nf.name)
+            assert (again is None) == (tree is not None)
+            assert again is None or library_cache._identical(again.fdef, parsed)
+    wrong = cst.Name("x").with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    assert library_cache._tree(cst.Module(body=[]).with_changes(header=[wrong])) is None  # (not a tuple field)
+
+
 def test_a_helper_normalized_under_another_name_of_a_callee_is_not_kept(tmp_path, monkeypatch):
     """A user function named like a helper the library helper calls (``zeros_like``) is the one renamed
     (``zeros_like_1``): the library helper keeps calling its own ``zeros_like``, so its normalized form,
