@@ -9,7 +9,6 @@ function returns.
 from __future__ import annotations
 
 import builtins
-import inspect
 import re
 import sys
 import textwrap
@@ -23,7 +22,7 @@ from ..core import Span, TranspileError
 from . import bound_helpers, library_cache, shadowing
 from .functionalize import functionalize
 from .normalize import NormalizedFunction, normalize
-from .read import anf_text, function_name, is_generated
+from .read import anf_text, function_name, generated_source, generated_tree, is_generated
 from .resolve import LIBRARY_MODULES, REEXPORTED_MODULES, unwrap
 
 HEADER = "import numpy as np\n"
@@ -204,7 +203,7 @@ class Program:
             if is_generated(nf.fn) and nf.name == nf.fn.__name__ and nf.plain is None:
                 written = anf_text(nf.fn) if form == "anf" else None
                 named = self._called_by_program_names(
-                    nf.fn, textwrap.dedent(written if written is not None else inspect.getsource(nf.fn)))
+                    nf.fn, textwrap.dedent(written if written is not None else generated_source(nf.fn)))
                 parts.append("\n\n" + (named if named is not None else module.code_for_node(nf.fdef)).rstrip("\n")
                              + "\n")
             else:
@@ -230,8 +229,8 @@ class Program:
         helpers = set(library["srcjax.adjoint"]) | _RUNTIME_HELPERS
         if form == "anf":  # (a helper the readable form no longer calls: `ones_like(a) * a` -> `a`)
             helpers |= set(adjoint.__all__) - set(self.functions)
-        used = sorted({n for n in helpers
-                       if re.search(rf"(?<![\w.]){n}\(", text)} |
+        calls = set(re.findall(r"(?<![\w.])(\w+)\(", text))  # (the names called: one scan, not a pattern per name)
+        used = sorted({n for n in helpers if n in calls} |
                       {n for n in _RUNTIME_VALUES if re.search(rf"(?<![\w.]){n}(?!\w)", text)})
         if used:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
@@ -241,7 +240,7 @@ class Program:
             shown = sorted(n if called.get(n, n) == n else f"{n} as {called[n]}"
                            for n in set(library[mod])  # (what the text calls: a private helper too, when a
                            # derivative of a helper that calls it is written out, `_aligned` in selection_fill_fwd)
-                           if re.search(rf"(?<![\w.]){called.get(n, n)}\(", text))
+                           if called.get(n, n) in calls)
             if shown:
                 header += f"from {mod} import {', '.join(shown)}\n"
         return header + _library_imports(header, text, self.functions.values()) + text
@@ -266,6 +265,11 @@ class Program:
             return text
         if set(renames.values()) & (set(code.co_varnames) | set(code.co_cellvars)):
             return None
+        fdef = generated_tree(text)  # (read_function's tree of this text, when it is exactly the text's)
+        if fdef is not None:
+            module = cst.Module(body=[fdef])
+            if module.code == text:
+                return module.visit(_Rename(renames)).code
         return cst.parse_module(text).visit(_Rename(renames)).code
 
 
