@@ -18,9 +18,9 @@ something asks for it (an error's location).
 The tree is stored beside its text as nested JSON lists (:func:`_encode`: each node its libcst class, by
 name, and its fields in order; whitespace included), rebuilt without libcst's parser (:func:`_decode`:
 ~45% less than parsing the text, which was most of loading a helper: 20-25% of a warm first
-``vmap(grad(f))`` or ``jacrev``). It is kept only where the rebuilt tree is the parsed text's tree,
-node type for node type and field for field (:func:`_identical`), and it names only libcst's node
-classes (nothing else is made from an entry); an entry without it is parsed, as before.
+``vmap(grad(f))`` or ``jacrev``). The rebuilt tree is the parsed text's tree, node type for node
+type and field for field (:func:`_identical`; tests/test_first_call.py checks every helper), and an entry
+names only libcst's node classes (nothing else is made from one); an entry without it is parsed, as before.
 
 vmap's shared batched copies of the helpers (``batch_shared.py``: ``max_bar_vmap``, a module of its own
 whose text decides what it computes) are kept the same way, keyed by that text too (a copy's code is
@@ -147,20 +147,28 @@ def _kind(t: type) -> int:
 
 def _encode(node: Any, types: dict[str, int]) -> Any:
     """``node`` (a libcst tree) as JSON values: a node ``[its class's index in types, *its fields]``, a
-    sequence a list of nodes, ``{}`` for ``MaybeSentinel.DEFAULT``, strings, booleans and None as they are;
-    raises ValueError on anything else (then no tree is stored)."""
+    sequence (a tuple) a list of nodes, ``{}`` for ``MaybeSentinel.DEFAULT``, strings, booleans and None as
+    they are; raises ValueError on anything else (a list, another value: then no tree is stored)."""
     t = type(node)
+    fields = _ENCODED.get(t)
+    if fields is not None:
+        i = types.get(t.__name__)
+        if i is None:
+            i = types[t.__name__] = len(types)
+        return [i, *[_encode(getattr(node, f), types) for f in fields]]
+    if t is str or node is None or t is bool:
+        return node
     if t is tuple:
         return [_encode(n, types) for n in node]
-    if isinstance(node, cst.CSTNode):
-        if getattr(cst, t.__name__, None) is not t:
-            raise ValueError(t)
-        return [types.setdefault(t.__name__, len(types)), *(_encode(getattr(node, f), types) for f in _fields(t))]
     if node is _DEFAULT:
         return {}
-    if node is None or t is str or t is bool:
-        return node
+    if isinstance(node, cst.CSTNode) and getattr(cst, t.__name__, None) is t:
+        _ENCODED[t] = _fields(t)  # (a libcst node class, found again by its name)
+        return _encode(node, types)
     raise ValueError(t)
+
+
+_ENCODED: dict[type, tuple[str, ...]] = {}  # libcst's node classes met -> their fields
 
 
 def _decode(value: Any, classes: list[Any]) -> Any:
@@ -216,14 +224,16 @@ def _identical(a: Any, b: Any) -> bool:
 
 
 def _tree(fdef: cst.CSTNode) -> dict[str, Any] | None:
-    """``fdef`` (as the parser read it) encoded, or None where the rebuilt tree would not be ``fdef``."""
+    """``fdef`` (as the parser read it) encoded, or None where it holds anything :func:`_encode` does not
+    write. :func:`_decode` makes it again field for field, the same node classes, tuples and values (the
+    parser's sequences are tuples; its nodes' ``__post_init__`` only validates): comparing the two here
+    doubled the cost of storing a helper (tests/test_first_call.py compares them for every helper)."""
     types: dict[str, int] = {}
     try:
         body = _encode(fdef, types)
-        again = _decode(json.loads(json.dumps(body)), _classes(list(types)))
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except ValueError:
         return None
-    return {"types": list(types), "body": body} if _identical(fdef, again) else None
+    return {"types": list(types), "body": body}
 
 
 class _Unportable(Exception):
@@ -272,8 +282,11 @@ def store(nf: NormalizedFunction) -> None:
         spans = [[i, _span(nf.spans[id(n)], own)] for i, n in enumerate(walk(nf.fdef)) if id(n) in nf.spans]
         record = {"version": _VERSION, "name": nf.name, "text": text, "spans": spans, "calls": calls,
                   "call_sites": sites, "temps": sorted(nf.temps), "names": nf.source.names(),
-                  "def_span": _span(nf.source.def_span(), own), "tree": _tree(back)}
-        disk_cache.store(_key(nf.fn, nf.name, shared), json.dumps(record).encode(), kind="normalized")
+                  "def_span": _span(nf.source.def_span(), own)}
+        # (the tree encoded and the entry written on a thread of its own: ~1 ms a helper of the caller's
+        # first call, 42 helpers in a per-example gradient's with an empty cache; `back` never changes)
+        disk_cache.store_later(_key(nf.fn, nf.name, shared),
+                               lambda: json.dumps({**record, "tree": _tree(back)}).encode(), kind="normalized")
     except Exception:  # noqa: BLE001 - the cache is an optimization
         pass
 
