@@ -402,6 +402,12 @@ def f(x, w):
 """
 
 
+def _flush():
+    from srcjax.runtime import disk_cache
+
+    disk_cache.flush()
+
+
 def _library_programs(f):
     x, w = np.linspace(0.1, 1.0, 6), np.linspace(-1.0, 1.0, 36).reshape(6, 6)
     made = [srcjax.hessian(f), srcjax.jacrev(srcjax.grad(f)), srcjax.vmap(srcjax.grad(f), in_axes=(0, None))]
@@ -420,6 +426,7 @@ def test_library_helpers_from_the_disk_give_the_same_programs(tmp_path, monkeypa
     monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(program, "_LIBRARY", {})  # a new process
     hlo, src, out = _library_programs(_fresh_function(_LIB_SRC))
+    _flush()  # (helpers are stored on a thread of their own)
     stored = list((tmp_path / "cache").glob("*.norm"))
     from srcjax.frontend.read import is_generated
 
@@ -488,6 +495,7 @@ def test_an_edited_srcjax_or_a_bad_entry_normalizes_the_helpers_again(tmp_path, 
     monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(program, "_LIBRARY", {})
     _library_programs(_fresh_function(_LIB_SRC))
+    _flush()
     stored = sorted((tmp_path / "cache").glob("*.norm"))
     for p in stored[: len(stored) // 2]:  # corrupt: the checksum no longer matches
         p.write_bytes(p.read_bytes()[:-3] + b"xyz")
@@ -557,12 +565,81 @@ def test_a_helper_that_reads_back_as_another_tree_is_not_kept(tmp_path, monkeypa
     bad = nf.fdef.with_changes(body=cst.IndentedBlock(body=[cst.SimpleStatementLine([cst.Return(prod)])]))
     assert not library_cache._same(bad, cst.parse_module(cst.Module(body=[]).code_for_node(bad)).body[0])
     library_cache.store(type(nf)(name=nf.name, fn=nf.fn, fdef=bad, spans={}, source=nf.source))
+    _flush()
     assert not list((tmp_path / "cache").glob("*.norm"))
     library_cache.store(nf)
+    _flush()
     assert len(list((tmp_path / "cache").glob("*.norm"))) == 1
     back = library_cache.load(adjoint.zeros_like, "zeros_like")
     assert back is not None and library_cache._same(back.fdef, nf.fdef) and back.temps == nf.temps
     assert sorted(back.spans.values(), key=str) == sorted(nf.spans.values(), key=str)
+
+
+def test_a_helpers_stored_tree_is_its_texts_tree(tmp_path, monkeypatch):
+    """A helper's tree is stored beside its text and rebuilt without the parser: the parsed text's tree
+    exactly (whitespace, tuples); an entry whose tree names anything but a libcst node class, or none,
+    is read from its text (the same tree)."""
+    import json
+
+    from srcjax import adjoint, batched
+    from srcjax.frontend import library_cache
+    from srcjax.frontend.normalize import normalize
+    from srcjax.frontend.read import parse_module
+    from srcjax.runtime import disk_cache
+
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    for fn in (adjoint.matmul_rhs_bar, batched.batch_unbroadcast, adjoint.zeros_like):
+        nf = normalize(fn, lambda g: g.__name__)
+        library_cache.store(nf)
+        _flush()
+        key = library_cache._key(fn, nf.name)
+        record = json.loads(disk_cache.load(key, count=False, kind="normalized").decode())
+        assert record["tree"] is not None
+        parsed = parse_module(record["text"]).body[0]
+        back = library_cache.load(fn, nf.name)
+        assert back is not None and library_cache._identical(back.fdef, parsed)
+        assert cst.Module(body=[back.fdef]).code == cst.Module(body=[parsed]).code
+        assert sorted(back.spans.values(), key=str) == sorted(nf.spans.values(), key=str)
+        for tree in ({**record["tree"], "types": ["Name", "Exception"]}, None):  # a foreign class; no tree
+            disk_cache.store(key, json.dumps({**record, "tree": tree}).encode(), kind="normalized")
+            again = library_cache.load(fn, nf.name)
+            assert (again is None) == (tree is not None)
+            assert again is None or library_cache._identical(again.fdef, parsed)
+    wrong = cst.Name("x").with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    assert library_cache._tree(cst.Module(body=[]).with_changes(header=[wrong])) is None  # (not a tuple field)
+
+
+def test_every_stored_helper_tree_is_its_texts_tree(tmp_path, monkeypatch):
+    """The JSON tree of every helper (and vmap's shared copies) a hessian, a jacrev and a vmap(grad) store,
+    rebuilt, is libcst's parse of the stored text, node class for node class, field for field, whitespace
+    and tuples included (store does not compare them: this is the check)."""
+    import json
+    import weakref
+
+    from srcjax import batch_shared
+    from srcjax.frontend import library_cache, program
+    from srcjax.frontend.read import parse_module
+    from srcjax.runtime import disk_cache
+
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(program, "_LIBRARY", {})
+    monkeypatch.setattr(batch_shared, "_SHARED", weakref.WeakValueDictionary())
+    records = []
+    store = disk_cache.store
+
+    def keep(key, blob, kind="xla", directory=None):
+        if kind == "normalized":
+            records.append(json.loads(blob.decode()))
+        return store(key, blob, kind, directory)
+
+    monkeypatch.setattr(disk_cache, "store", keep)
+    _library_programs(_fresh_function(_LIB_SRC))
+    _flush()
+    assert len(records) >= 10 and all(r["tree"] for r in records)
+    for r in records:
+        parsed = parse_module(r["text"]).body[0]
+        rebuilt = library_cache._decode(json.loads(json.dumps(r["tree"]))["body"], library_cache._classes(r["tree"]["types"]))
+        assert library_cache._identical(rebuilt, parsed), r["name"]
 
 
 def test_a_helper_normalized_under_another_name_of_a_callee_is_not_kept(tmp_path, monkeypatch):
@@ -587,6 +664,7 @@ def f(x):
     np.testing.assert_allclose(np.asarray(srcjax.compile(mod.f)(x)), np.sum(x))
     kept = program._LIBRARY.get(adjoint.zero_leaf)
     assert kept is None or "zeros_like_1(" not in cst.Module(body=[kept.fdef]).code
+    _flush()
     assert not any("zeros_like_1(" in p.read_text(errors="replace") for p in (tmp_path / "cache").glob("*.norm"))
     later = _fresh_module("""
 from srcjax import adjoint

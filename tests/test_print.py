@@ -121,3 +121,32 @@ def test_library_helpers_never_print():
         calls = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                  and n.func.id == "print"]
         assert not calls, f"{name} calls print at lines {calls}"
+
+
+def test_renaming_by_ast_positions_writes_what_libcst_writes():
+    """``srcjax.source`` calls a program's functions by the names its module gives them; a generated text it
+    did not parse already is renamed from ``ast``'s positions of its names (``program._renamed_names``): the
+    text libcst's rename writes, or None where the two could differ (then libcst renames it, as before)."""
+    import libcst as cst
+
+    from srcjax.frontend import program
+
+    renames = {"g": "g_1", "h": "helper"}
+    same = [
+        "def f(x, y):\n    a = g(x) + h(y, g=x)\n    b = np.g(a).h + (g)(a)\n    return [g(v) for v in a], lambda z: h(z)\n",
+        "def f(x):\n    return g(h(g(x)))  # g\n",
+        "def f(x):\n    s = 'g(x)'\n    return s, g\n",
+        "def f(x):\n    if x:\n        return g\n    return {h: g for k in x}\n",
+    ]
+    differ = [
+        "def f(x):\n    return f'{g(x)}'\n",  # (an f-string)
+        "def f(g):\n    return g\n",  # (a parameter)
+        "def f(x):\n    def h(y):\n        return y\n    return h(x)\n",  # (a definition)
+        "def f(x):\n    return lambda g: g\n",
+        "def f(x):\n    return 'é', g\n",  # (non-ASCII)
+    ]
+    for text in same:
+        want = cst.parse_module(text).visit(program._Rename(renames)).code
+        assert program._renamed_names(text, renames) == want, text
+    for text in differ:
+        assert program._renamed_names(text, renames) is None, text

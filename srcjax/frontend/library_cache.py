@@ -15,6 +15,13 @@ only when every helper it calls is found again by name; otherwise the helper is 
 before. The helper's own source (:class:`~srcjax.frontend.read.UnreadSource`) is read only if
 something asks for it (an error's location).
 
+The tree is stored beside its text as nested JSON lists (:func:`_encode`: each node its libcst class, by
+name, and its fields in order; whitespace included), rebuilt without libcst's parser (:func:`_decode`:
+~45% less than parsing the text, which was most of loading a helper: 20-25% of a warm first
+``vmap(grad(f))`` or ``jacrev``). The rebuilt tree is the parsed text's tree, node type for node
+type and field for field (:func:`_identical`; tests/test_first_call.py checks every helper), and an entry
+names only libcst's node classes (nothing else is made from one); an entry without it is parsed, as before.
+
 vmap's shared batched copies of the helpers (``batch_shared.py``: ``max_bar_vmap``, a module of its own
 whose text decides what it computes) are kept the same way, keyed by that text too (a copy's code is
 written in each process, not in srcjax's files); spans in the copy's own module are stored without its
@@ -24,6 +31,7 @@ in another generated module, or calling another copy, is not kept.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import linecache
@@ -41,7 +49,7 @@ from .names import walk
 from .normalize import NormalizedFunction
 from .read import UnreadSource, is_generated, parse_module
 
-_VERSION = "srcjax-normalized-2"
+_VERSION = "srcjax-normalized-3"
 _MODULE = cst.Module(body=[])
 _WHITESPACE = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline)
 
@@ -137,6 +145,97 @@ def _kind(t: type) -> int:
     return k
 
 
+def _encode(node: Any, types: dict[str, int]) -> Any:
+    """``node`` (a libcst tree) as JSON values: a node ``[its class's index in types, *its fields]``, a
+    sequence (a tuple) a list of nodes, ``{}`` for ``MaybeSentinel.DEFAULT``, strings, booleans and None as
+    they are; raises ValueError on anything else (a list, another value: then no tree is stored)."""
+    t = type(node)
+    fields = _ENCODED.get(t)
+    if fields is not None:
+        i = types.get(t.__name__)
+        if i is None:
+            i = types[t.__name__] = len(types)
+        return [i, *[_encode(getattr(node, f), types) for f in fields]]
+    if t is str or node is None or t is bool:
+        return node
+    if t is tuple:
+        return [_encode(n, types) for n in node]
+    if node is _DEFAULT:
+        return {}
+    if isinstance(node, cst.CSTNode) and getattr(cst, t.__name__, None) is t:
+        _ENCODED[t] = _fields(t)  # (a libcst node class, found again by its name)
+        return _encode(node, types)
+    raise ValueError(t)
+
+
+_ENCODED: dict[type, tuple[str, ...]] = {}  # libcst's node classes met -> their fields
+
+
+def _decode(value: Any, classes: list[Any]) -> Any:
+    """The tree :func:`_encode` wrote (``classes``: its node classes by index): each node made without its
+    ``__init__`` (a frozen dataclass: one ``object.__setattr__`` a field, then libcst's validation), its
+    fields set through their slots, as the parser's nodes are unchecked (``read.parse_module``)."""
+    t = type(value)
+    if t is list:
+        if not value or type(value[0]) is list:
+            return tuple([_decode(v, classes) for v in value])
+        cls, slots = classes[value[0]]
+        node = _NEW(cls)
+        for slot, v in zip(slots, value[1:]):
+            slot.__set__(node, _decode(v, classes))
+        return node
+    if t is dict:
+        return _DEFAULT
+    return value
+
+
+_NEW = object.__new__
+_DATA_FIELDS: dict[type, tuple[str, ...]] = {}  # a libcst node class -> its fields (no class variables)
+
+
+def _fields(t: type) -> tuple[str, ...]:
+    fields = _DATA_FIELDS.get(t)
+    if fields is None:
+        fields = _DATA_FIELDS[t] = tuple(f.name for f in dataclasses.fields(t))
+    return fields
+
+
+def _classes(names: list[Any]) -> list[Any]:
+    """``(class, its fields' slots)`` for each name of an encoded tree: libcst's node classes only."""
+    out = []
+    for name in names:
+        cls = getattr(cst, str(name), None)
+        if not isinstance(cls, type) or not issubclass(cls, cst.CSTNode):
+            raise ValueError(name)
+        out.append((cls, [cls.__dict__[f] for f in _fields(cls)]))
+    return out
+
+
+def _identical(a: Any, b: Any) -> bool:
+    """The same tree: the same types everywhere (tuples and lists apart), the same fields, whitespace too."""
+    t = type(a)
+    if t is not type(b):
+        return False
+    if t is tuple or t is list:
+        return len(a) == len(b) and all(map(_identical, a, b))
+    if isinstance(a, cst.CSTNode):
+        return all(_identical(getattr(a, f), getattr(b, f)) for f in _fields(t))
+    return bool(a == b)
+
+
+def _tree(fdef: cst.CSTNode) -> dict[str, Any] | None:
+    """``fdef`` (as the parser read it) encoded, or None where it holds anything :func:`_encode` does not
+    write. :func:`_decode` makes it again field for field, the same node classes, tuples and values (the
+    parser's sequences are tuples; its nodes' ``__post_init__`` only validates): comparing the two here
+    doubled the cost of storing a helper (tests/test_first_call.py compares them for every helper)."""
+    types: dict[str, int] = {}
+    try:
+        body = _encode(fdef, types)
+    except ValueError:
+        return None
+    return {"types": list(types), "body": body}
+
+
 class _Unportable(Exception):
     """A shared copy's span in another generated module (named differently in each process): not kept."""
 
@@ -184,7 +283,10 @@ def store(nf: NormalizedFunction) -> None:
         record = {"version": _VERSION, "name": nf.name, "text": text, "spans": spans, "calls": calls,
                   "call_sites": sites, "temps": sorted(nf.temps), "names": nf.source.names(),
                   "def_span": _span(nf.source.def_span(), own)}
-        disk_cache.store(_key(nf.fn, nf.name, shared), json.dumps(record).encode(), kind="normalized")
+        # (the tree encoded and the entry written on a thread of its own: ~1 ms a helper of the caller's
+        # first call, 42 helpers in a per-example gradient's with an empty cache; `back` never changes)
+        disk_cache.store_later(_key(nf.fn, nf.name, shared),
+                               lambda: json.dumps({**record, "tree": _tree(back)}).encode(), kind="normalized")
     except Exception:  # noqa: BLE001 - the cache is an optimization
         pass
 
@@ -208,7 +310,8 @@ def load(fn: Callable[..., Any], name: str) -> NormalizedFunction | None:
         sites = {_find(m, q): _unspan(s, own) for (m, q), s in record["call_sites"]}
         if any(c is None for c in calls) or None in sites:
             return None
-        fdef = parse_module(record["text"]).body[0]
+        tree = record.get("tree")
+        fdef = _decode(tree["body"], _classes(tree["types"])) if tree else parse_module(record["text"]).body[0]
         if not isinstance(fdef, cst.FunctionDef) or fdef.name.value != name:
             return None
         wanted = {int(i): _unspan(s, own) for i, s in record["spans"]}
