@@ -671,6 +671,8 @@ def first_reads(body: Sequence[Any]) -> dict[str, int]:
 
 
 def find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:
+    if type(node) is cst.SimpleStatementLine:  # (small statements hold expressions only: no def in them)
+        return None
     return next((n for n in walk(node) if type(n) is cst.FunctionDef), None)  # (the first, in source order)
 
 
