@@ -32,8 +32,14 @@ _ELEM = {
 TARGET: ContextVar[str] = ContextVar("TARGET", default="cpu")
 
 
+_ELEM_OF: dict[Any, str] = {}  # dtype (or scalar type) -> its element type: dtype.name is a Python property
+
+
 def elem_type(dtype: np.dtype) -> str:
-    return _ELEM[np.dtype(dtype).name]
+    found = _ELEM_OF.get(dtype)
+    if found is None:
+        found = _ELEM_OF[dtype] = _ELEM[np.dtype(dtype).name]
+    return found
 
 
 def tensor_type(shape: Sequence[int], dtype: np.dtype) -> str:
