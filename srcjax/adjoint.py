@@ -362,14 +362,14 @@ def index_add(z: Any, key: Any, g: Any) -> Any:
 
 def max_bar(g: Any, a: Any, y: Any, axis: Any, keepdims: Any, initial: Any = None) -> Any:
     """Cotangent of ``a`` in ``y = max(a, axis)`` (or min): split equally among the elements equal
-    to the result, as JAX does; an ``initial`` equal to the result takes its share (and an
-    ``initial`` beyond every element takes it all: zero cotangent)."""
+    to the result, as JAX does; an ``initial`` equal to the result takes its share (and an ``initial``
+    beyond every element takes it all: zero cotangent). A NaN result (no element equals it): NaN, as JAX."""
     yk = expand_reduced(y, a, axis, keepdims)
     mask = (a == yk).astype(np.result_type(g))
     count = expand_reduced(np.sum(mask, axis=axis, keepdims=keepdims), a, axis, keepdims)
     if initial is not None:
         count = count + (yk == initial)
-    return expand_reduced(g, a, axis, keepdims) * mask / np.maximum(count, 1)
+    return expand_reduced(g, a, axis, keepdims) * mask / count
 
 
 def var_bar(g: Any, a: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:

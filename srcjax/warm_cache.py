@@ -58,7 +58,7 @@ STATS = {"hits": 0, "misses": 0, "stores": 0}  # this process's lookups (tests r
 class Reads:
     """What the front end read while writing one program (or a set of them)."""
 
-    __slots__ = ("files", "names", "tainted", "seen")
+    __slots__ = ("files", "names", "tainted", "seen", "noted")
 
     def __init__(self) -> None:
         self.files: set[str] = set()
@@ -67,11 +67,13 @@ class Reads:
         # every read in this process, for reusing a transformed object (reuse.py): (kind, id(where), name,
         # id(value)) -> (kind, where, name, value, its fingerprint then); kind "global", "closure" or "attr"
         self.seen: dict[tuple[str, int, str, int], tuple[str, Any, str, Any, Any]] = {}
+        self.noted: set[tuple[int, str, int]] = set()  # (id(namespace), name, id(value)): note_global done here
 
     def merge(self, other: Reads) -> None:
         self.files |= other.files
         self.names.update(other.names)
         self.seen.update(other.seen)
+        self.noted |= other.noted
         if self.tainted is None:
             self.tainted = other.tainted
 
@@ -157,7 +159,12 @@ def note_global(namespace: dict[str, Any], name: str, value: Any) -> None:
     modname = namespace.get("__name__")
     if isinstance(modname, str) and modname.split(".")[0] in _LIBRARY_ROOTS:
         return  # srcjax's and NumPy's own namespaces: fixed by the versions in the key
+    key = (id(namespace), name, id(value))
+    if all(key in r.noted for r in stack):
+        return  # (read before in every recording open now: noted then, below; `seen` keeps `value` alive)
     _see(stack, "global", namespace, name, value)
+    for r in stack:
+        r.noted.add(key)
     real = sys.modules.get(modname) if isinstance(modname, str) else None
     if real is not None and real.__dict__.get(name, _MISSING) is value:
         rep = stable(value)

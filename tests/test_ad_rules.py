@@ -734,6 +734,19 @@ def test_max_reduction_with_initial() -> None:
     np.testing.assert_array_equal(ours, ref)
 
 
+def test_max_reduction_of_a_nan_row_has_a_nan_derivative() -> None:
+    """A row whose maximum is NaN (no element equals it): NaN gradient and tangent there, as jax's
+    ``g / count`` gives; srcjax divided by ``max(count, 1)`` and gave 0 (and a tangent of 2.0)."""
+    x = np.array([[1.0, np.nan, 2.0], [3.0, 3.0, 1.0]])
+    src = "def f(x):\n    return np.sum(np.max(x, axis=1) * np.array([1.0, 2.0]))\n"
+    (ours,), (ref,) = grads(src, x)
+    np.testing.assert_array_equal(ours, [[np.nan] * 3, [1.0, 1.0, 0.0]])
+    np.testing.assert_array_equal(ours, ref)
+    f = define(src, "f", np)
+    assert np.isnan(np.asarray(srcjax.jvp(f, (x,), (np.ones_like(x),))[1]))
+    assert np.isnan(np.asarray(jax.jvp(jax_twin(f), (x,), (np.ones_like(x),))[1]))
+
+
 def test_norm_orders_at_kinks() -> None:
     """1-norm: abs has derivative 1 at 0; inf-norm: ties share, as in JAX."""
     x = np.array([0.0, 2.0, -2.0, 1.0])

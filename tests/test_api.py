@@ -196,6 +196,33 @@ def test_lower_and_compile_text():
     np.testing.assert_allclose(lowered.compile()(x, w), affine(x, w))
 
 
+def _tanh_layer_loss(w, x):
+    return np.sum(np.tanh(x @ w) ** 2)
+
+
+def _free_axes_swapped(a, w):
+    return np.transpose(a, (1, 0, 2)) @ w
+
+
+def test_a_transposed_operand_is_contracted_where_it_is():
+    """``x.T @ g`` (reverse mode's matmul_rhs_bar) and ``np.transpose`` before a batched matmul lower to one
+    dot_general contracting the untransposed operand's axes, as jax writes them (the dead transpose is not
+    emitted); a transpose that reorders the free axes stays. Values agree with NumPy."""
+    w, x = rng.normal(size=(3, 2)), rng.normal(size=(5, 3))
+    g = srcjax.grad(_tanh_layer_loss, argnums=(0, 1))
+    text = srcjax.lower(g, w, x).as_text()
+    assert "stablehlo.transpose" not in text and text.count("stablehlo.dot_general") == 3
+    assert "contracting_dims = [0] x [0]" in text and "contracting_dims = [1] x [1]" in text
+    h = 1 - np.tanh(x @ w) ** 2
+    gw, gx = g(w, x)
+    np.testing.assert_allclose(gw, x.T @ (2 * np.tanh(x @ w) * h), rtol=1e-12)
+    np.testing.assert_allclose(gx, (2 * np.tanh(x @ w) * h) @ w.T, rtol=1e-12)
+    a, v = rng.normal(size=(4, 2, 3)), rng.normal(size=(3, 5))
+    text = srcjax.lower(_free_axes_swapped, a, v).as_text()
+    assert "stablehlo.transpose" in text
+    np.testing.assert_allclose(srcjax.jit(_free_axes_swapped)(a, v), _free_axes_swapped(a, v), rtol=1e-12)
+
+
 def test_lowered_text_parses_as_stablehlo():
     from srcjax.lower.verify import verify
 

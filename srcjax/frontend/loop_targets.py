@@ -43,8 +43,27 @@ def _other_bindings(fdef: cst.FunctionDef) -> Counter[str]:
     return n
 
 
+def _has_for(stmts: Sequence[Any]) -> bool:
+    """A ``for`` statement among ``stmts`` or in the blocks of their ``if``/``while`` (where
+    :func:`rebind_targets` looks)."""
+    for s in stmts:
+        if isinstance(s, cst.For):
+            return True
+        if isinstance(s, cst.If):
+            orelse: Any = s.orelse
+            if _has_for(s.body.body) or orelse is not None and _has_for([orelse] if isinstance(orelse, cst.If)
+                                                                     else orelse.body.body):
+                return True
+        elif isinstance(s, cst.While) and _has_for(s.body.body):
+            return True
+    return False
+
+
 def rebind_targets(fdef: cst.FunctionDef, spans: dict[int, Span], fresh: Callable[[str], str]) -> cst.FunctionDef:
-    """``fdef`` with its ``for`` loops whose targets the function binds otherwise written as above."""
+    """``fdef`` with its ``for`` loops whose targets the function binds otherwise written as above
+    (``fdef`` itself when it has no ``for`` loop: most functions; counting its bindings visits every node)."""
+    if not _has_for(fdef.body.body):
+        return fdef
     others = _other_bindings(fdef)
 
     def block(stmts: Sequence[Any]) -> list[Any]:

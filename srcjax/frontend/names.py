@@ -449,6 +449,7 @@ class Names:
 BOOLEAN_CALLS = {f"np.{n}" for n in ("isfinite", "isnan", "isinf", "isneginf", "isposinf", "any", "all",
                                       "logical_and", "logical_or", "logical_not", "logical_xor", "signbit",
                                       "array_equal", "allclose")}
+_BOOLEAN_NAMES = frozenset(c.removeprefix("np.") for c in BOOLEAN_CALLS)
 
 
 def boolean_valued(e: cst.BaseExpression, leaf: Callable[[cst.BaseExpression], bool] | None = None) -> bool:
@@ -461,7 +462,8 @@ def boolean_valued(e: cst.BaseExpression, leaf: Callable[[cst.BaseExpression], b
         return True
     if isinstance(e, cst.Comparison) or (isinstance(e, cst.Name) and e.value in ("True", "False")):
         return True
-    if isinstance(e, cst.Call) and code(e.func) in BOOLEAN_CALLS:
+    if isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value in _BOOLEAN_NAMES \
+            and code(e.func) in BOOLEAN_CALLS:  # (the name first: most calls are not these, and their text costs)
         return True
     return leaf is not None and leaf(e)
 

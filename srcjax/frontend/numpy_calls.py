@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core import ArgumentError, UnknownFunctionError
 from ..primitives import registry
-from .names import code, walk
+from .names import walk
 from .syntax import dotted
 
 if TYPE_CHECKING:
@@ -300,7 +300,7 @@ def selection_reduction(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpre
         arg, kind = call.args[0].value, ""  # np.sum(x[mask])
     else:
         return None
-    if "[" not in code(arg):
+    if not any(type(n) is cst.Subscript for n in walk(arg)):  # (no x[...]: none; cheaper than its text)
         return None
     found = _selected(norm, arg, _boolean_names(norm))
     if found is None:

@@ -46,6 +46,36 @@ def _unrepeated(sp: Specializer, prim: Primitive, call_args: list[Any], outs: li
     return res if multi else res[0]
 
 
+_PLANS: dict[int, tuple[inspect.Signature, tuple[str, ...], int, frozenset[str], dict[str, Any], bool]] = {}
+
+
+def _bound(sig: inspect.Signature, args: list[Any], kwargs: dict[str, Any]) -> inspect.BoundArguments:
+    """``sig.bind(*args, **kwargs)`` with its defaults applied; a plain call (no ``*``/``**`` parameters,
+    keywords naming parameters not given by position) bound without ``inspect``'s general walk, anything
+    else (and every error: too many arguments, a missing one) by ``inspect``."""
+    plan = _PLANS.get(id(sig))
+    if plan is None or plan[0] is not sig:
+        ps = list(sig.parameters.values())
+        plan = _PLANS[id(sig)] = (sig, tuple(p.name for p in ps), sum(p.kind != p.KEYWORD_ONLY for p in ps),
+                                  frozenset(p.name for p in ps if p.kind == p.POSITIONAL_ONLY),
+                                  {p.name: p.default for p in ps},
+                                  all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in ps))
+    _, names, npos, posonly, defaults, plain = plan
+    if plain and len(args) <= npos and all(k in defaults and k not in posonly and names.index(k) >= len(args)
+                                           for k in kwargs):
+        arguments: dict[str, Any] = dict(zip(names, args))
+        for n in names[len(args):]:
+            v = kwargs[n] if n in kwargs else defaults[n]
+            if v is inspect.Parameter.empty:
+                break  # (a missing argument: inspect's error below)
+            arguments[n] = v
+        else:
+            return inspect.BoundArguments(sig, arguments)
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound
+
+
 def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: dict[str, Any],
                     operator: bool = False) -> Any:
     """``prim`` applied to ``args``: run here when every array operand is static (and the primitive
@@ -55,10 +85,9 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
     if args and args[0] is None and prim.tree is first_of:  # (unbroadcast, broadcast_like: None, no derivative,
         return None  # stays None, as a container's cotangent stays as it is: an integer counter's in a loop on data)
     try:
-        bound = prim.signature.bind(*args, **kwargs)
+        bound = _bound(prim.signature, args, kwargs)
     except TypeError as e:
         raise ArgumentError(f"{prim.path}(): {e}") from None
-    bound.apply_defaults()
     names = list(bound.arguments)
     values = list(bound.arguments.values())
     all_static = True

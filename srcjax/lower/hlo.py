@@ -9,6 +9,7 @@ rules, which call these methods.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -31,8 +32,14 @@ _ELEM = {
 TARGET: ContextVar[str] = ContextVar("TARGET", default="cpu")
 
 
+_ELEM_OF: dict[Any, str] = {}  # dtype (or scalar type) -> its element type: dtype.name is a Python property
+
+
 def elem_type(dtype: np.dtype) -> str:
-    return _ELEM[np.dtype(dtype).name]
+    found = _ELEM_OF.get(dtype)
+    if found is None:
+        found = _ELEM_OF[dtype] = _ELEM[np.dtype(dtype).name]
+    return found
 
 
 def tensor_type(shape: Sequence[int], dtype: np.dtype) -> str:
@@ -156,6 +163,9 @@ class FuncBuilder:
         # a value broadcast_in_dim made by repeating another along new leading axes -> that other (a
         # contraction reads the unrepeated operand: vmap's shared weight marked in a branch, branch_guard.py)
         self.repeated: dict[str, HloValue] = {}
+        # a value a transpose made -> (its operand, the permutation): a contraction reads the operand with
+        # its dimensions renumbered (``x.T @ g``, ``matmul_rhs_bar``'s swapaxes: no transpose to fold)
+        self.transposed: dict[str, tuple[HloValue, list[int]]] = {}
 
     # -- plumbing ---------------------------------------------------------
     def fresh(self) -> str:
@@ -172,6 +182,7 @@ class FuncBuilder:
                arg_attrs: Sequence[str | None] = (), result_attrs: Sequence[str | None] = ()) -> str:
         """The function's text; ``arg_attrs``/``result_attrs``: an attribute dictionary per argument
         and result, or None (sharding annotations of an SPMD entry function)."""
+        self._drop_dead_transposes(results)
         rtypes = ", ".join(aval_type(r.aval) for r in results)
         if arg_attrs or result_attrs:
             arg_attrs = list(arg_attrs) or [None] * len(self.args)
@@ -191,6 +202,15 @@ class FuncBuilder:
             out.append("      func.return")
         out.append("  }")
         return "\n".join(out)
+
+    def _drop_dead_transposes(self, results: Sequence[HloValue]) -> None:
+        """Drop the transposes nothing reads (a contraction read their operand instead: :meth:`_untransposed`)."""
+        if not self.transposed:
+            return
+        text = "\n".join(self.lines) + " " + " ".join(r.name for r in results)
+        dead = {n for n in self.transposed if len(re.findall(re.escape(n) + r"(?!\d)", text)) == 1}
+        if dead:
+            self.lines = [ln for ln in self.lines if ln.lstrip().split(" ", 1)[0] not in dead]
 
     # -- regions (the bodies of if / case / while) -------------------------
     @contextmanager
@@ -351,8 +371,9 @@ class FuncBuilder:
             t = self.transpose(self.repeated[x.name], [p - lead for p in perm[lead:]])
             return self.broadcast_to(t, tuple(x.shape[p] for p in perm))
         out = x.aval.update(shape=tuple(x.shape[p] for p in perm))
-        return self.emit(
-            f"stablehlo.transpose {x.name}, dims = {perm} : ({aval_type(x.aval)}) -> {aval_type(out)}", out)
+        t = self.emit(f"stablehlo.transpose {x.name}, dims = {perm} : ({aval_type(x.aval)}) -> {aval_type(out)}", out)
+        self.transposed[t.name] = (x, perm)
+        return t
 
     def slice(self, x: HloValue, starts: Sequence[int], limits: Sequence[int],
               strides: Sequence[int] | None = None) -> HloValue:
@@ -452,6 +473,7 @@ class FuncBuilder:
     # -- contractions and reductions -------------------------------------
     def dot_general(self, x: HloValue, y: HloValue, batch: tuple[Sequence[int], Sequence[int]],
                     contract: tuple[Sequence[int], Sequence[int]], out: ShapedArray) -> HloValue:
+        x, y, batch, contract = self._untransposed(x, y, batch, contract)
         for which in (0, 1):  # an operand repeated along leading axes: the product of the unrepeated one
             r = self._unrepeated_dot(x, y, batch, contract, out, which)
             if r is not None:
@@ -462,6 +484,22 @@ class FuncBuilder:
             f"stablehlo.dot_general {x.name}, {y.name}, {bd}"
             f"contracting_dims = {list(contract[0])} x {list(contract[1])}{prec} : "
             f"({aval_type(x.aval)}, {aval_type(y.aval)}) -> {aval_type(out)}", out)
+
+    def _untransposed(self, x: HloValue, y: HloValue, batch: tuple[Sequence[int], Sequence[int]],
+                      contract: tuple[Sequence[int], Sequence[int]]) -> tuple[HloValue, HloValue, Any, Any]:
+        """The operands of a dot_general, an operand a transpose made replaced by the transpose's operand
+        and its batch and contracting dimensions renumbered (as jax writes ``x.T @ g``: one dot_general,
+        nothing for XLA to fold), where the free dimensions keep their order (the result's layout)."""
+        ops, dims = [x, y], [[list(batch[0]), list(contract[0])], [list(batch[1]), list(contract[1])]]
+        for k in (0, 1):
+            hit = self.transposed.get(ops[k].name)
+            if hit is None:
+                continue
+            src, perm = hit
+            free = [perm[d] for d in range(ops[k].ndim) if d not in dims[k][0] and d not in dims[k][1]]
+            if free == sorted(free):
+                ops[k], dims[k] = src, [[perm[d] for d in dims[k][0]], [perm[d] for d in dims[k][1]]]
+        return ops[0], ops[1], (dims[0][0], dims[1][0]), (dims[0][1], dims[1][1])
 
     def _unrepeated_dot(self, x: HloValue, y: HloValue, batch: tuple[Sequence[int], Sequence[int]],
                         contract: tuple[Sequence[int], Sequence[int]], out: ShapedArray,

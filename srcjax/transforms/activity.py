@@ -124,6 +124,7 @@ def _container_keys(body: Sequence[Any], binds: dict[str, list[Any]]) -> set[str
     keys: set[str] = set()
     for st, _ in _walk(body):
         if isinstance(st, cst.Assign) and isinstance(st.value, cst.Call) and len(st.value.args) == 3 and \
+                isinstance(st.value.func, cst.Attribute) and st.value.func.attr.value == "index_update" and \
                 code(st.value.func) == "srcjax.lax.index_update":
             x, key = st.value.args[0].value, st.value.args[1].value
             if isinstance(x, cst.Name) and x.value in containers and isinstance(key, cst.Name):
@@ -671,6 +672,8 @@ def first_reads(body: Sequence[Any]) -> dict[str, int]:
 
 
 def find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:
+    if type(node) is cst.SimpleStatementLine:  # (small statements hold expressions only: no def in them)
+        return None
     return next((n for n in walk(node) if type(n) is cst.FunctionDef), None)  # (the first, in source order)
 
 

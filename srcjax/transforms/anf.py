@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +28,7 @@ import libcst as cst
 
 from .. import adjoint
 from ..core import TranspileError
-from ..frontend.names import Names, RenameNames, code, names_in
+from ..frontend.names import Names, RenameNames, code, names_in, names_read
 from ..frontend.normalize import NormalizedFunction, literal_code
 from ..frontend.program import Program
 from ..primitives import registry
@@ -585,3 +586,14 @@ def differentiable_params(nf: NormalizedFunction) -> list[str]:
     index parameters (:func:`srcjax.core.index_params`)."""
     index = getattr(nf.fn, "__srcjax_index_params__", ())
     return [p for p in all_params(nf) if p not in index]
+
+
+def dedent_block(text: str) -> str:
+    return textwrap.dedent(text) + "\n"
+
+
+def lines_read(lines: list[str]) -> set[str]:
+    """Names read (not just assigned) by these statements (indented lines of generated source)."""
+    if not lines:
+        return set()
+    return names_read(dedent_block("\n".join(lines)))

@@ -17,9 +17,9 @@ from ..core import not_scalar_output
 from ..frontend.names import RenameNames, code, names_in, target_names
 from ..frontend.program import Program
 from ..frontend.restructure import walk as _walk
-from .anf import DifferentiationError, signature
+from .anf import DifferentiationError, dedent_block, signature
 from .forward_ad import JVP
-from .reverse_ad import VJP, dedent_block
+from .reverse_ad import VJP
 from .templates import expr
 
 

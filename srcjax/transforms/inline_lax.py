@@ -340,7 +340,8 @@ class Inliner:
 
 def inline_lax(nf: NormalizedFunction, body: Sequence[Any]) -> list[Any]:
     """``body`` with its ``srcjax.lax`` calls written out (the same list when there are none)."""
-    nested = {n.name.value for n in walk_nodes(cst.Module(body=list(body))) if type(n) is cst.FunctionDef}
+    nested = {n.name.value for st in body if type(st) is not cst.SimpleStatementLine  # (no def in those)
+              for n in walk_nodes(st) if type(n) is cst.FunctionDef}
     if not any(isinstance(s, cst.Assign) and (lax_call(s.value, nf) is not None or (
             isinstance(s.value, cst.Call) and isinstance(s.value.func, cst.Name) and s.value.func.value in nested))
                for s, _ in walk(body)):

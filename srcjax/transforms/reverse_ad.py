@@ -23,14 +23,13 @@ the tape, or from names an ``if`` on data saved them in), then the rule runs.
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 from typing import Any
 
 import libcst as cst
 
 from ..core import TranspileError, UnsupportedSyntaxError
-from ..frontend.names import Names, code, names_in, names_read, target_names
+from ..frontend.names import Names, code, names_in, target_names
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.restructure import single_exit as _single_exit
@@ -56,8 +55,10 @@ from .anf import (
     active_loop,
     all_params,
     call_arguments,
+    dedent_block,
     differentiable_params,
     inline_loop_iterables,
+    lines_read,
     literal_container,
     loop_key,
     signature,
@@ -759,15 +760,18 @@ class VJP:
     # -- assembling ---------------------------------------------------------------------------
     def sweeps(self, seed: str | None) -> tuple[list[str], list[str], str, set[str]]:
         """(primal lines, adjoint lines, output atom, defined cotangents after)."""
-        # pass 1 finds which saved names the adjoint reads and which calls get no cotangent;
-        # pass 2 saves only those, and calls those plainly
-        taken = set(self.names.taken)
+        # pass 1 finds which saved names the adjoint reads and which calls get no cotangent; pass 2 saves only
+        # those, and calls those plainly (unless pass 1 changed nothing it reads: the same lines again)
+        taken, before = set(self.names.taken), None
         for _ in range(2):
+            if before == (self.restore, self._state()):
+                break
+            before = (set(self.restore), self._state())
             self.bar = {}
             self.names.taken = set(taken)
             self.pushed = {}
             primal: list[str] = []
-            self.final_bound = set(self.params)
+            self.final_bound: set[str] = set(self.params)
             self.declared: set[str] = set()
             self.partial: set[str] = set()
             # a static if outside loops: the names bound before it, and at the end of each branch
@@ -782,12 +786,19 @@ class VJP:
                 self.seed(out, seed, adj, defined)
             self.adjoint(self.body, 1, adj, defined)
             # finish_bars reads a parameter that got no cotangent (zeros_like(p)): its value on entry
-            needed = _reads(adj) | {p for p in self.active_params if p not in defined}
+            needed = lines_read(adj) | {p for p in self.active_params if p not in defined}
             unset = sorted(((self.partial & needed) | self.maybe_unbound) - self.final_bound - self.declared)
             primal[:0] = [f"    {n} = UNSET" for n in unset]
             self.final_bound.update(unset)
             self.restore = {n for n in self.saved if n in needed}
         return primal, adj, out, defined
+
+    def _state(self) -> dict[str, tuple[int, int]]:
+        """What a pass of :meth:`sweeps` may change for the next: each attribute's object and size (less those
+        every pass sets afresh, and ``restore``, which it computes)."""
+        fresh = ("bar", "pushed", "final_bound", "declared", "partial", "static_ifs", "maybe_unbound", "restore")
+        return {k: (id(v), len(v) if isinstance(v, (dict, set, list)) else -1) for k, v in vars(self).items()
+                if k not in fresh}
 
     def seed(self, out: str, g: str, adj: list[str], defined: set[str]) -> None:
         node = cst.parse_expression(out)
@@ -828,17 +839,6 @@ class VJP:
                 adj.append(f"    {self.bname(p)} = zeros_like({p})")
             outs.append(self.bname(p))
         return outs
-
-
-def _reads(lines: list[str]) -> set[str]:
-    """Names read (not just assigned) by these statements."""
-    if not lines:
-        return set()
-    return names_read(dedent_block("\n".join(lines)))
-
-
-def dedent_block(text: str) -> str:
-    return textwrap.dedent(text) + "\n"
 
 
 HELPER_ZEROS: dict[tuple[str, str], tuple[str, ...]] = {}

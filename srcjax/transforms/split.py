@@ -45,9 +45,8 @@ from ..frontend.names import Names, names_in, target_names
 from ..frontend.program import Program
 from ..frontend.restructure import walk
 from .activity import upward_exposed
-from .anf import ADJOINT_IMPORTS, signature
+from .anf import ADJOINT_IMPORTS, dedent_block, signature
 from .derivative_source import entry_vjp, record_origins
-from .reverse_ad import dedent_block
 from .simplify import simplify_source
 
 
