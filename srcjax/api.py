@@ -793,7 +793,7 @@ def device_put(x: Any, device: Any = None) -> Any:
             return device_put_sharded(x, device, _is_leaf, _uploadable)
         except TranspileError as e:
             raise _clean(e) from None
-    from .runtime import Array, get_backend
+    from .runtime import Array, get_backend, wrap
     from .runtime import device_put as upload
     from .runtime.xla import buffer_platform
 
@@ -816,7 +816,7 @@ def device_put(x: Any, device: Any = None) -> Any:
             leaf, aval = _uploadable(leaf)
         except ArgumentError as e:
             raise _clean(e) from None
-        return Array(upload(leaf, aval, backend), aval)
+        return wrap(upload(leaf, aval, backend), aval)
 
     leaves, tree = pytree.flatten(x, is_leaf=lambda v: _is_leaf(v) or v is None or isinstance(v, str))
     return pytree.unflatten(tree, [put(leaf) for leaf in leaves])
