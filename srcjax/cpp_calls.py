@@ -127,7 +127,7 @@ def detach(c: Any) -> None:
     c._cpp = None
     c._cpp_host = None
     c._cpp_top = None
-    c.__dict__.pop("_dispatch", None)
+    del c._dispatch  # (back to the Python path: Compiled._dispatch)
     c.__dict__.pop("_static_next", None)
     c.__dict__.pop("_fill_next", None)  # (back to the class's: the Python path)
     c._cpp_refused = True

@@ -558,6 +558,39 @@ def test_functions_with_a_dispatcher_are_collected(monkeypatch):
     assert all(r() is None for r in refs)  # (the dispatcher holds its function weakly: no cycle kept alive)
 
 
+def test_calls_go_to_the_call_slot_without_cycles(monkeypatch):
+    """``Compiled``'s ``__call__`` is a slot (``call_route.py``): a call reads the dispatcher straight from it,
+    the ``_dispatch`` property sets and resets it, and a function on either path is freed by reference
+    counting alone (the Python path is held through a weak reference)."""
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
+    import gc
+    import types
+    import weakref
+
+    xd = srcjax.device_put(np.ones(3))
+    assert isinstance(srcjax.api.Compiled.__dict__["__call__"], types.MemberDescriptorType)
+    gc.disable()
+    try:
+        for calls in (0, 3):
+            c = srcjax.api.Compiled(tiny)
+            for _ in range(calls):
+                np.testing.assert_array_equal(c(xd), np.full(3, 3.0))
+            assert (c.__call__ is c._cpp) == (calls > 0) and c._dispatch is c.__call__
+            ref = weakref.ref(c)
+            del c
+            assert ref() is None
+    finally:
+        gc.enable()
+    c = srcjax.api.Compiled(tiny)
+    c(xd), c(xd)
+    cpp = c._cpp
+    srcjax.cpp_calls.detach(c)  # (back to the Python path: the slot no longer holds the dispatcher)
+    assert cpp is not None and c.__call__ is not cpp and "_dispatch" not in c.__dict__
+    counting = Counting(c)
+    np.testing.assert_array_equal(c(xd), np.full(3, 3.0))
+    assert counting.n == 1
+
+
 def test_host_values_never_match_a_device_record(monkeypatch):
     """A NumPy array or Python number where a device array was compiled: served by its own record
     (srcjax's copy uploaded by the C++ side), never by the device one."""
