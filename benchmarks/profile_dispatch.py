@@ -24,6 +24,13 @@ the gap is interpreter overhead of the call itself. Stages that are pure
 Python (key, cache lookup, wrapping) are srcjax's to shrink; upload and
 execute are jaxlib's C++ (batched_device_put, execute_sharded), which jax's
 own C++ dispatcher (``_jax.pjit``) replaces entirely.
+
+The "C++ parts" rows split the C++ dispatcher's call (device in): the same executable behind
+``PjitFunction``s whose records take and give jaxlib's own arrays (what ``jax.jit`` does: its floor),
+a srcjax.Array argument (a node of srcjax's registry, ``_buf`` read by the C++ side), a srcjax.Array
+result (built by srcjax's generated function, ``cpp_dispatch._builder``), and the function's own
+dispatcher called directly (without ``Compiled.__call__``). Timings on a loaded machine swing more
+than these parts; callgrind counts them exactly (``docs/benchmarks.md``, the dispatch paragraph).
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ import ml_dtypes  # noqa: F401  (srcjax's C++ dispatcher starts once it is impor
 import numpy as np
 
 import srcjax
+from srcjax.runtime import wrap
 
 
 def tiny(x):
@@ -91,6 +99,34 @@ def proto_to_numpy(buf: Any, aval: Any) -> np.ndarray:
     return np.asarray(h)
 
 
+def cpp_parts(c: Any, plan: Any, xd: Any) -> dict[str, Callable[[], Any]]:
+    """Rows timing the C++ dispatcher's call of ``c`` (device in) in parts (see the module's docstring)."""
+    from jaxlib import _jax
+
+    from srcjax.cpp_calls import _out_treedef
+    from srcjax.runtime import cpp_dispatch
+
+    buf = xd._buf
+    leaf = _jax.pytree.default_registry().flatten(object())[1]  # (a result as it is: jax's)
+
+    def pjit(registry: Any, out_def: Any) -> Any:
+        def miss(*args: Any) -> tuple[Any, Any, bool]:
+            return None, cpp_dispatch.fastpath(plan.exe, [buf], out_def), False  # (the first call: not timed)
+
+        return _jax.pjit("tiny", tiny, miss, [], [], ("profile", id(miss)), registry,
+                         cpp_dispatch._no_host_values, cpp_dispatch._State.cache)
+
+    plain = pjit(_jax.pytree.default_registry(), leaf)
+    array_in = pjit(cpp_dispatch._State.registry, leaf)
+    array_out = pjit(_jax.pytree.default_registry(), _out_treedef(plan, False))
+    cpp = c._cpp
+    assert cpp is not None, "the C++ dispatcher is not attached"
+    return {"C++ parts: jaxlib array in, jaxlib array out (jax.jit's floor)": lambda: plain(buf),
+            "C++ parts: srcjax.Array in, jaxlib array out": lambda: array_in(xd),
+            "C++ parts: jaxlib array in, srcjax.Array out": lambda: array_out(buf),
+            "C++ parts: the dispatcher, without Compiled.__call__": lambda: cpp(xd)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -112,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     exe = plan.exe
     aval = plan.in_avals[0]
     buf = exe.put(x, aval)
-    loaded, handlers, out_aval, Array = exe.loaded, exe.handlers, exe.out_avals[0], exe.array_type
+    loaded, handlers, out_aval = exe.loaded, exe.handlers, exe.out_avals[0]
     res = loaded.execute_sharded([buf]).consume_with_handlers(handlers)[0]
 
     stages = {
@@ -122,12 +158,13 @@ def main(argv: list[str] | None = None) -> int:
         "4 loaded.execute_sharded": lambda: loaded.execute_sharded([buf]),
         "5 execute_sharded + consume_with_handlers": lambda: loaded.execute_sharded([buf]).consume_with_handlers(
             handlers),
-        "6 Array(buf, aval) wrap": lambda: Array(res, out_aval),
+        "6 wrap(buf, aval)": lambda: wrap(res, out_aval),
         "full call, numpy in": lambda: c(x),
         "full call, device in (C++ dispatcher)": lambda: c(xd),
         "full call, device in (Python path)": lambda: c._call((xd,), {}),
         "full call + block_until_ready, device in": lambda: c(xd).block_until_ready(),
     }
+    stages.update(cpp_parts(c, plan, xd))
     if not a.no_jax:
         import jax
 

@@ -19,16 +19,15 @@ import functools
 import inspect
 import itertools
 import linecache
-import operator
 import re
 import types
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import cpp_calls, gc_pause, general_hessian, pytree, reuse, warm_cache
+from . import call_route, cpp_calls, gc_pause, general_hessian, pytree, reuse, warm_cache
 from .arguments import (  # (api's names for them: the transformations import these from api)
     Static,
     _dynamic_leaves,
@@ -164,6 +163,12 @@ class WrittenWhenRead:
 class Compiled:
     """A function compiled by srcjax (what ``@srcjax.compile`` returns)."""
 
+    # A call goes to what the ``__call__`` slot holds, with no Python frame of srcjax's in between: the
+    # Python path (_python_dispatch) or, once attached, jaxlib's C++ dispatcher (cpp_calls.py), set through
+    # the ``_dispatch`` property (call_route.py). Subclasses with their own __call__ use super().__call__.
+    __slots__ = ("__call__", "__dict__", "__weakref__")
+    _dispatch: Callable[..., Any]  # (call_route.route, set below the class)
+
     _cpp: Any = None  # jaxlib's C++ dispatcher for this function, once attached (cpp_calls.py)
     _cpp_host: Any = None  # its second one, for calls with host leaves (srcjax's copies of them)
     _cpp_top: Any = None  # its third, for calls with NumPy arrays as arguments (srcjax's copies of them)
@@ -178,6 +183,7 @@ class Compiled:
                  static_argnames: str | Sequence[str] = (), device: str | None = None,
                  in_shardings: Any = None, out_shardings: Any = None, donate_argnums: int | Sequence[int] = (),
                  donate_argnames: str | Sequence[str] = ()) -> None:
+        del self._dispatch  # (the Python path: _dispatch's deleter)
         fn = _wrapped_numpy(unwrap(fn))
         own = getattr(fn, "srcjax_refusal", None)  # an object that says itself why (srcjax.jacobian._TupleArgnums)
         if isinstance(own, tuple) and not isinstance(fn, types.FunctionType):
@@ -532,13 +538,10 @@ class Compiled:
                 key.append((aval.shape, aval.dtype, aval.weak_type))
         return tuple(key)
 
-    # A call goes to ``self._dispatch`` with no Python frame of srcjax's in between (``attrgetter`` and
-    # ``property`` are C): the method below (the Python path), or, once attached, jaxlib's C++
-    # dispatcher (cpp_calls.py; it calls _call on a miss). Subclasses with their own __call__ reach it
-    # through super().__call__.
-    __call__ = property(operator.attrgetter("_dispatch"))
+    if TYPE_CHECKING:  # (the ``__call__`` slot, above)
+        def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
-    def _dispatch(self, *args: Any, **kwargs: Any) -> Any:
+    def _python_dispatch(self, *args: Any, **kwargs: Any) -> Any:
         if self._cpp_wait:  # (the dispatcher waits for ml_dtypes to be imported: cpp_calls.BUDGET)
             cpp_calls.waited(self, Compiled.__call__)
             if self._cpp is not None and not self.donate:
@@ -617,6 +620,9 @@ class Compiled:
 
     def __repr__(self) -> str:
         return f"<srcjax.compile of {self.fn.__qualname__}>"
+
+
+Compiled._dispatch = call_route.route(Compiled)  # type: ignore[assignment]
 
 
 class Lowered:
@@ -793,7 +799,7 @@ def device_put(x: Any, device: Any = None) -> Any:
             return device_put_sharded(x, device, _is_leaf, _uploadable)
         except TranspileError as e:
             raise _clean(e) from None
-    from .runtime import Array, get_backend
+    from .runtime import Array, get_backend, wrap
     from .runtime import device_put as upload
     from .runtime.xla import buffer_platform
 
@@ -816,7 +822,7 @@ def device_put(x: Any, device: Any = None) -> Any:
             leaf, aval = _uploadable(leaf)
         except ArgumentError as e:
             raise _clean(e) from None
-        return Array(upload(leaf, aval, backend), aval)
+        return wrap(upload(leaf, aval, backend), aval)
 
     leaves, tree = pytree.flatten(x, is_leaf=lambda v: _is_leaf(v) or v is None or isinstance(v, str))
     return pytree.unflatten(tree, [put(leaf) for leaf in leaves])

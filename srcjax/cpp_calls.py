@@ -129,7 +129,7 @@ def detach(c: Any) -> None:
     c._cpp = None
     c._cpp_host = None
     c._cpp_top = None
-    c.__dict__.pop("_dispatch", None)
+    del c._dispatch  # (back to the Python path: Compiled._dispatch)
     c.__dict__.pop("_static_next", None)
     c.__dict__.pop("_fill_next", None)  # (back to the class's: the Python path)
     c._cpp_refused = True
@@ -627,11 +627,11 @@ def _binding_plan(c: Any, n_args: int, kwargs: dict[str, Any], static: tuple[int
                 d = v
             elif type(v) in _NUMBERS:
                 from .arguments import _uploadable  # (device_put's leaf check: api imports this module)
-                from .runtime import Array, get_backend
                 from .runtime import device_put as upload
+                from .runtime import get_backend, wrap
 
                 leaf, aval = _uploadable(v)  # (a Python number: its weak-typed value and aval)
-                d = Array(upload(leaf, aval, get_backend(c.device if isinstance(c.device, str) else None)), aval)
+                d = wrap(upload(leaf, aval, get_backend(c.device if isinstance(c.device, str) else None)), aval)
             else:
                 return None
             defaults[i] = d
@@ -693,15 +693,15 @@ def _device_tail(c: Any, args: tuple[Any, ...], static: tuple[int, ...] = ()) ->
     if not all(type(v) in _NUMBERS or j in kept for j, v in enumerate(tail)):
         return None
     from .arguments import _uploadable  # (device_put's leaf check: api imports this module)
-    from .runtime import Array, get_backend
     from .runtime import device_put as upload
+    from .runtime import get_backend, wrap
 
     backend = get_backend(c.device if isinstance(c.device, str) else None)
     out = list(tail)
     for j, v in enumerate(tail):
         if j not in kept:
             leaf, aval = _uploadable(v)  # (a Python number: its weak-typed value and aval)
-            out[j] = Array(upload(leaf, aval, backend), aval)
+            out[j] = wrap(upload(leaf, aval, backend), aval)
     return tuple(out)
 
 

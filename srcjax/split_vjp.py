@@ -297,12 +297,12 @@ def _split_vjp(fn: Callable[..., Any], max_iters: int | None, n: int) -> _SplitV
 
 def _on_device(v: Any, device: str | None) -> Any:
     """``v`` with its NumPy array leaves uploaded (once, for both halves of a VJP)."""
-    from .runtime import Array, device_put, get_backend
+    from .runtime import device_put, get_backend, wrap
 
     if type(v) is np.ndarray:
         a = _leaf_aval(v)
         assert a is not None
-        return Array(device_put(v, a, get_backend(device)), a)
+        return wrap(device_put(v, a, get_backend(device)), a)
     if not pytree.is_tree(v):
         return v
     leaves, tree = pytree.flatten(v, is_leaf=_is_leaf)

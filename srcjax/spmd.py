@@ -117,7 +117,7 @@ def sharding_plan(c: Compiled, values: list[Any], is_leaf: Callable[[Any], bool]
 def device_put_sharded(x: Any, target: Any, is_leaf: Callable[[Any], bool], uploadable: Callable[[Any], Any]) -> Any:
     """``srcjax.device_put(x, sharding_or_device)``: each array leaf laid out as the sharding says
     (``is_leaf``, ``uploadable``: api's array leaves, and a leaf as an uploadable value with its abstract value)."""
-    from .runtime import Array, get_backend
+    from .runtime import Array, get_backend, wrap
     from .runtime.spmd import ShardedArray, put_sharded
 
     s = as_sharding(target, "device_put")
@@ -135,7 +135,7 @@ def device_put_sharded(x: Any, target: Any, is_leaf: Callable[[Any], bool], uplo
         if s.num_devices == 1 and s.mesh.devices.flat[0] == default:
             from .runtime import device_put as upload
 
-            return Array(upload(leaf, aval, get_backend()), aval)  # the default device: a plain array
+            return wrap(upload(leaf, aval, get_backend()), aval)  # the default device: a plain array
         return ShardedArray(put_sharded(leaf, aval, s), aval, s)
 
     leaves, tree = pytree.flatten(x, is_leaf=lambda v: is_leaf(v) or v is None or isinstance(v, str))

@@ -93,6 +93,26 @@ def test_device_calls_are_served_in_cpp(monkeypatch):
     np.testing.assert_allclose(float(value), loss(params, x), rtol=1e-12)
 
 
+def test_results_built_in_cpp_are_full_arrays(dispatch):
+    """A result the C++ side built (``Array()`` then its fields: no ``__init__``) is a srcjax.Array as the
+    Python path's: NumPy's attributes forwarded to the host copy (class properties, no ``__getattr__``,
+    whose hook would slow the C++ side's read of every argument's ``_buf``), a read-only zero-copy view."""
+    c = srcjax.jit(tiny)
+    xd = srcjax.device_put(np.arange(6.0).reshape(2, 3))
+    for _ in range(3):
+        out = c(xd)
+    assert type(out) is srcjax.Array and (c._cpp is not None) == (dispatch == "on")
+    want = tiny(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(out.T, want.T)
+    assert out.sum() == want.sum() and out.reshape(3, 2).shape == (3, 2) and out.astype(np.int32).dtype == np.int32
+    assert out.shape == (2, 3) and out.dtype == np.float64 and out.ndim == 2 and out.size == 6
+    view = np.asarray(out)
+    assert not view.flags.writeable and np.shares_memory(np.asarray(out), view)  # (read once, kept)
+    with pytest.raises(AttributeError):
+        out.not_a_numpy_attribute  # noqa: B018
+    assert "__init__" not in vars(srcjax.Array) and not hasattr(srcjax.Array, "__getattr__")
+
+
 @pytest.mark.parametrize("value", ["0", "off", "false"])
 def test_switch_off_keeps_the_python_path(monkeypatch, value):
     monkeypatch.setenv("SRCJAX_CPP_DISPATCH", value)
@@ -536,6 +556,39 @@ def test_functions_with_a_dispatcher_are_collected(monkeypatch):
         del c
     gc.collect()
     assert all(r() is None for r in refs)  # (the dispatcher holds its function weakly: no cycle kept alive)
+
+
+def test_calls_go_to_the_call_slot_without_cycles(monkeypatch):
+    """``Compiled``'s ``__call__`` is a slot (``call_route.py``): a call reads the dispatcher straight from it,
+    the ``_dispatch`` property sets and resets it, and a function on either path is freed by reference
+    counting alone (the Python path is held through a weak reference)."""
+    monkeypatch.setenv("SRCJAX_CPP_DISPATCH", "1")
+    import gc
+    import types
+    import weakref
+
+    xd = srcjax.device_put(np.ones(3))
+    assert isinstance(srcjax.api.Compiled.__dict__["__call__"], types.MemberDescriptorType)
+    gc.disable()
+    try:
+        for calls in (0, 3):
+            c = srcjax.api.Compiled(tiny)
+            for _ in range(calls):
+                np.testing.assert_array_equal(c(xd), np.full(3, 3.0))
+            assert (c.__call__ is c._cpp) == (calls > 0) and c._dispatch is c.__call__
+            ref = weakref.ref(c)
+            del c
+            assert ref() is None
+    finally:
+        gc.enable()
+    c = srcjax.api.Compiled(tiny)
+    c(xd), c(xd)
+    cpp = c._cpp
+    srcjax.cpp_calls.detach(c)  # (back to the Python path: the slot no longer holds the dispatcher)
+    assert cpp is not None and c.__call__ is not cpp and "_dispatch" not in c.__dict__
+    counting = Counting(c)
+    np.testing.assert_array_equal(c(xd), np.full(3, 3.0))
+    assert counting.n == 1
 
 
 def test_host_values_never_match_a_device_record(monkeypatch):

@@ -70,12 +70,12 @@ def test_the_callback_upload_equals_batched_device_put(specs, seed):
     bufs = host_upload.upload(values, avals, backend)
     assert bufs is not None
     for v, a, b in zip(values, avals, bufs):
-        got = xla.Array(b, a)
+        got = xla.wrap(b, a)
         other = xla.xla_client.batched_device_put(a, backend.put_sharding, [np.asarray(v, a.dtype)],
                                                   [backend.device], True, False, xla._COPY, True)
         assert got.shape == v.shape and got.dtype == a.dtype
         np.testing.assert_array_equal(np.asarray(got), np.asarray(v, a.dtype))
-        np.testing.assert_array_equal(np.asarray(got), np.asarray(xla.Array(other, a)))
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(xla.wrap(other, a)))
 
 
 def test_python_numbers_and_zero_dim_arrays_keep_their_shapes():
@@ -83,8 +83,8 @@ def test_python_numbers_and_zero_dim_arrays_keep_their_shapes():
     avals = [ShapedArray((), np.dtype(np.float32), weak_type=True), ShapedArray((), np.dtype(np.int64))]
     bufs = host_upload.upload([2.5, np.int64(7)], avals, backend)
     assert bufs is not None
-    assert [np.asarray(xla.Array(b, a)).tolist() for b, a in zip(bufs, avals)] == [2.5, 7]
-    assert all(np.asarray(xla.Array(b, a)).shape == () for b, a in zip(bufs, avals))
+    assert [np.asarray(xla.wrap(b, a)).tolist() for b, a in zip(bufs, avals)] == [2.5, 7]
+    assert all(np.asarray(xla.wrap(b, a)).shape == () for b, a in zip(bufs, avals))
 
 
 BUDGET = r'''

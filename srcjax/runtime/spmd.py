@@ -31,7 +31,17 @@ from ..core import DistributedError, InternalError, ShapedArray, ShardingError
 from ..sharding import NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
 
 # (xla.py's upload, compile, result and host-read steps, shared by one-device and sharded programs)
-from .xla import _COPY, Array, Backend, _buf_device, _compile_cached, _result_handler, _to_numpy, plain_put_sharding
+from .xla import (
+    _COPY,
+    Array,
+    Backend,
+    _buf_device,
+    _compile_cached,
+    _result_handler,
+    _to_numpy,
+    plain_put_sharding,
+    wrap,
+)
 
 __all__ = ["Shard", "ShardedArray", "ShardedExecutable", "assemble", "put_sharded"]
 
@@ -147,7 +157,9 @@ class ShardedArray(Array):
     __slots__ = ("_sharding",)
 
     def __init__(self, buf: Any, aval: ShapedArray, sharding: Sharding) -> None:
-        super().__init__(buf, aval)
+        self._buf = buf
+        self.aval = aval
+        self._np = None
         self._sharding = sharding
 
     @property
@@ -356,7 +368,7 @@ class ShardedExecutable:
         if self.many and res:
             _INFLIGHT[0] = res[0]
         if self.plain:
-            return list(map(Array, res, self.out_avals))
+            return list(map(wrap, res, self.out_avals))
         return [ShardedArray(b, a, s) for b, a, s in zip(res, self.out_avals, self.out_shardings)]
 
     def as_text(self) -> str:
