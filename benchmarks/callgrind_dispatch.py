@@ -32,7 +32,7 @@ def tiny(x):
 
 
 def variants(with_jax: bool) -> dict[str, Callable[[], Any]]:
-    import ml_dtypes  # noqa: F401  (srcjax's C++ dispatcher starts once it is imported: cpp_calls.BUDGET)
+    import ml_dtypes  # noqa: F401  (srcjax's C++ dispatcher starts once it is imported: cpp_budget.BUDGET)
     import numpy as np
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -46,7 +46,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import ml_dtypes  # noqa: F401  (srcjax's C++ dispatcher starts once it is imported: cpp_calls.BUDGET)
+import ml_dtypes  # noqa: F401  (srcjax's C++ dispatcher starts once it is imported: cpp_budget.BUDGET)
 import numpy as np
 
 import srcjax

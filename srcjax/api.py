@@ -175,7 +175,7 @@ class Compiled:
     _cpp_refused = False
     _cpp_static: frozenset[str] = frozenset()  # (the static parameters of the attached dispatcher: cpp_calls.py)
     _cpp_attached = 0  # (dispatchers attached: cpp_calls.restatic)
-    _cpp_wait = False  # (the dispatcher comes once ml_dtypes is imported: cpp_calls.BUDGET)
+    _cpp_wait = False  # (the dispatcher comes once ml_dtypes is imported: cpp_budget.BUDGET)
     _by_position = 0  # (grad, value_and_grad: calls pass at least this many arguments by position; autodiff.py)
     _or_general: Any = None  # a transformation of a hessian: the same of its general form (general_hessian.py)
 
@@ -542,7 +542,7 @@ class Compiled:
         def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
     def _python_dispatch(self, *args: Any, **kwargs: Any) -> Any:
-        if self._cpp_wait:  # (the dispatcher waits for ml_dtypes to be imported: cpp_calls.BUDGET)
+        if self._cpp_wait:  # (the dispatcher waits for ml_dtypes to be imported: cpp_budget.BUDGET)
             cpp_calls.waited(self, Compiled.__call__)
             if self._cpp is not None and not self.donate:
                 return self._cpp(*args, **kwargs)

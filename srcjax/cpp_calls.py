@@ -83,14 +83,13 @@ from __future__ import annotations
 
 import inspect
 import operator
-import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from . import packed_calls, pytree
+from . import cpp_budget, packed_calls, pytree
 from .core import TranspileError
 from .packed_calls import start as start_packer
 
@@ -98,14 +97,6 @@ __all__ = ["attach", "detach", "donated_error"]
 
 _REFUSALS = 16  # calls the C++ side sent back without a record before a function stops using it
 _POLL = 32  # calls through the second dispatcher between two looks for the third's (cpp_calls.host_first)
-# jaxlib's C++ dispatcher imports ml_dtypes the first time it runs (its signature of a value needs
-# NumPy's scalar types, ml_dtypes' among them): 1.2-1.8 s on the development machine, which a short
-# job would pay at its second call. So a function gets its dispatcher once something else imported
-# ml_dtypes (jax, a bfloat16 value, srcjax's own upload after its budget: runtime/host_upload.py),
-# or after this many calls in the process through the Python path (a long loop, where ~2-10 us a call
-# has paid for the import).
-BUDGET = 100_000
-_LEFT = [BUDGET]
 _WIDE = frozenset(np.dtype(t) for t in (np.float64, np.int64, np.uint64, np.complex128))
 _SKIP = object()  # (_private_copies: a leaf the second dispatcher cannot take)
 _LATER = object()  # (_private_copies: host leaves while srcjax's own upload avoids importing ml_dtypes)
@@ -161,15 +152,9 @@ def _eligible(c: Any, plain_call: Any) -> bool:
     # vmap.Vmapped._call picks the vmap per call, where the C++ side would fill the defaults left out)
 
 
-def ready() -> bool:
-    """Whether starting jaxlib's C++ dispatcher costs no ``ml_dtypes`` import now (or the budget is spent)."""
-    return "ml_dtypes" in sys.modules or _LEFT[0] <= 0
-
-
 def waited(c: Any, plain_call: Any) -> None:
-    """A call of ``c`` through the Python path while it waits for its dispatcher (see :data:`BUDGET`)."""
-    _LEFT[0] -= 1
-    if ready():
+    """A call of ``c`` through the Python path while it waits for its dispatcher (``cpp_budget.py``)."""
+    if cpp_budget.spend(c):
         c._cpp_wait = False
         attach(c, plain_call)
 
@@ -177,7 +162,7 @@ def waited(c: Any, plain_call: Any) -> None:
 def attach(c: Any, plain_call: Any) -> type | None:
     """Give ``c`` (an ``api.Compiled``) its C++ dispatcher where it can have one (decided once): where
     its class's ``__call__`` is ``plain_call`` (``Compiled.__call__``); srcjax.Array's type when it has.
-    Before :func:`ready`, ``c`` waits for it (``c._cpp_wait``: its calls count down :data:`BUDGET`)."""
+    Before ``cpp_budget.ready()``, ``c`` waits for it (``c._cpp_wait``: its calls count down ``cpp_budget.BUDGET``)."""
     if c._cpp is not None or c._cpp_refused or c._cpp_wait:
         return None
     if not _eligible(c, plain_call):
@@ -188,7 +173,7 @@ def attach(c: Any, plain_call: Any) -> type | None:
     if not cpp_dispatch.enabled():
         c._cpp_refused = True
         return None
-    if not ready():
+    if not cpp_budget.ready() and not cpp_budget.remembered(c):
         c._cpp_wait = True
         return None
     c._cpp_refused = True  # (decided once; detach() may refuse it later, restatic() allow another)

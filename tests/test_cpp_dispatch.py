@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import NamedTuple
 
-import ml_dtypes  # noqa: F401  (the dispatcher starts once ml_dtypes is imported: cpp_calls.BUDGET)
+import ml_dtypes  # noqa: F401  (the dispatcher starts once ml_dtypes is imported: cpp_budget.BUDGET)
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -488,7 +488,7 @@ _WITHOUT_ML_DTYPES = """
 import sys
 import numpy as np
 import srcjax
-from srcjax import cpp_calls
+from srcjax import cpp_budget
 
 def f(x):
     return x * 2.0 + 1.0
@@ -499,12 +499,68 @@ for _ in range(5):
     np.testing.assert_array_equal(np.asarray(c(xd)), np.full(3, 3.0, np.float32))
     c(np.ones(3, np.float32))
 assert c._cpp is None and c._cpp_wait and "ml_dtypes" not in sys.modules  # (a short job: no 1-2 s import)
-cpp_calls._LEFT[0] = 1  # (as if a long loop had run)
+cpp_budget._LEFT[0] = 1  # (as if a long loop had run)
 for _ in range(3):
     np.testing.assert_array_equal(np.asarray(c(xd)), np.full(3, 3.0, np.float32))
 assert c._cpp is not None and c.__call__ is c._cpp
 print("ok")
 """
+
+
+_LONG_LOOP = """
+import sys
+import numpy as np
+import srcjax
+from srcjax import cpp_budget
+
+SCALE = 2.0
+
+def f(x):
+    return x * SCALE + 1.0
+
+c = srcjax.jit(f)
+xd = srcjax.device_put(np.ones(3, np.float32))
+np.testing.assert_array_equal(np.asarray(c(xd)), np.full(3, 3.0, np.float32))
+np.testing.assert_array_equal(np.asarray(c(xd)), np.full(3, 3.0, np.float32))
+if sys.argv[1] == "long":  # (a loop spends the budget: f is remembered)
+    assert c._cpp is None and "ml_dtypes" not in sys.modules
+    cpp_budget._LEFT[0] = cpp_budget.LONG
+    for _ in range(cpp_budget.LONG):
+        c(xd)
+    assert c._cpp is not None
+    from srcjax.runtime import disk_cache
+    disk_cache.flush()
+else:  # (a later process: the dispatcher at once, or, f's module edited, the budget again)
+    assert (c._cpp is not None) == (sys.argv[1] == "again"), (c._cpp, sys.argv[1])
+    assert ("ml_dtypes" in sys.modules) == (sys.argv[1] == "again")
+np.testing.assert_array_equal(np.asarray(c(xd)), np.full(3, 3.0, np.float32))
+print("ok")
+"""
+
+
+def test_a_long_loop_is_remembered(tmp_path):
+    """A function whose calls spent the budget in one process gets its dispatcher right after its
+    first call in the next (cpp_budget.py); an edit of what it reads forgets that."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    script = tmp_path / "long_loop.py"
+    script.write_text(_LONG_LOOP)
+    env = {k: v for k, v in os.environ.items() if k != "SRCJAX_CPP_DISPATCH"}
+    env.update(PYTHONPATH=str(root), SRCJAX_CACHE_DIR=str(tmp_path / "cache"))
+
+    def run(mode: str) -> None:
+        proc = subprocess.run([sys.executable, str(script), mode], env=env, cwd=root, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+
+    run("long")
+    run("again")
+    script.write_text(_LONG_LOOP.replace("SCALE = 2.0", "SCALE = 2.0 + 0.0"))  # (another module constant text)
+    run("edited")
 
 
 def test_without_jax_in_the_process(tmp_path):

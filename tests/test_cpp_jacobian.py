@@ -16,7 +16,7 @@ import textwrap
 from pathlib import Path
 
 import jax
-import ml_dtypes  # noqa: F401  (the dispatcher starts once ml_dtypes is imported: cpp_calls.BUDGET)
+import ml_dtypes  # noqa: F401  (the dispatcher starts once ml_dtypes is imported: cpp_budget.BUDGET)
 import numpy as np
 import pytest
 

@@ -7,7 +7,7 @@ and keyword calls never take the dispatcher away from the positional ones."""
 
 from __future__ import annotations
 
-import ml_dtypes  # noqa: F401  (the dispatcher starts once ml_dtypes is imported: cpp_calls.BUDGET)
+import ml_dtypes  # noqa: F401  (the dispatcher starts once ml_dtypes is imported: cpp_budget.BUDGET)
 import numpy as np
 import pytest
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 
-import ml_dtypes  # noqa: F401  (the dispatcher starts once ml_dtypes is imported: cpp_calls.BUDGET)
+import ml_dtypes  # noqa: F401  (the dispatcher starts once ml_dtypes is imported: cpp_budget.BUDGET)
 import numpy as np
 import pytest
 
