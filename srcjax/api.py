@@ -72,6 +72,8 @@ def _clean(e: TranspileError) -> TranspileError:
         e.__cause__ = None
         e.__suppress_context__ = True
         e.with_traceback(None)
+    if e.span is None and isinstance(e, ArgumentError):  # (about a call's arguments or a transformation's
+        e.span = locations.caller_span()                   # options: at the user's line making it)
     if e.span is not None and not locations.is_users(e.span):
         for k, site in enumerate([e.span, *e.chain]):
             mapped = locations.user_span(site)
@@ -697,6 +699,9 @@ def compile(fn: Callable[..., Any] | None = None, *, static_argnums: int | Seque
         return lambda f: compile(f, static_argnums=static_argnums, static_argnames=static_argnames,
                                  donate_argnums=donate_argnums, device=device, in_shardings=in_shardings,
                                  out_shardings=out_shardings, donate_argnames=donate_argnames)
+    if getattr(fn, "_one_axis", None) is not None and not (static_argnums or static_argnames or donate_argnums or
+                                                           donate_argnames or device or in_shardings or out_shardings):
+        return fn  # (a vmap whose in_axes follow what a call passes: compiled already, it picks its program per call)
     # the same function and options: the same Compiled, with its executables (reuse.py)
     options = (*map(reuse.names_key, (static_argnums, static_argnames, donate_argnums, donate_argnames)), device,
                in_shardings, out_shardings)

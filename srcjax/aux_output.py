@@ -22,6 +22,7 @@ from .api import _as_compiled, _clean  # (srcjax's compiled-call entry and its e
 from .core import TranspileError
 from .frontend.names import Visitor
 from .frontend.read import read_function
+from .frontend.resolve import local_names
 from .grad_output import return_span
 from .lifetimes import PerFunction
 from .transforms.anf import DifferentiationError
@@ -78,9 +79,10 @@ def output_of(fn: Callable[..., Any]) -> Callable[..., Any]:
     return _OUTPUTS.set(fn, None, out)
 
 
-def literal_pairs(fn: Callable[..., Any]) -> bool:
-    """Whether every ``return`` of ``fn`` (not a nested function's) returns a literal pair ``out, aux``:
-    its output is then a pair whatever its arguments, with no run to check it."""
+def literal_pairs(fn: Callable[..., Any], depth: int = 4) -> bool:
+    """Whether every ``return`` of ``fn`` (not a nested function's) returns a literal pair ``out, aux``, or
+    the result of a call of a function that does (``lambda v: loss(v, x)``, a global or closure name, up
+    to ``depth`` calls down): its output is then a pair whatever its arguments, with no run to check it."""
     try:
         src = read_function(_as_compiled(fn).fn)
     except TranspileError:
@@ -98,9 +100,17 @@ def literal_pairs(fn: Callable[..., Any]) -> bool:
             return False
 
     V().walk(src.fdef)
-    return bool(returns) and all(isinstance(r.value, (cst.Tuple, cst.List)) and len(r.value.elements) == 2 and
-                                 not any(isinstance(e, cst.StarredElement) for e in r.value.elements)
-                                 for r in returns)
+
+    def pair(r: cst.Return) -> bool:
+        if isinstance(r.value, (cst.Tuple, cst.List)):
+            return len(r.value.elements) == 2 and not any(isinstance(e, cst.StarredElement) for e in r.value.elements)
+        if depth > 0 and isinstance(r.value, cst.Call) and isinstance(r.value.func, cst.Name):
+            name = r.value.func.value
+            callee = src.closure.get(name, src.globals.get(name)) if name not in local_names(src.fdef) else None
+            return callee is not None and callable(callee) and literal_pairs(callee, depth - 1)
+        return False
+
+    return bool(returns) and all(pair(r) for r in returns)
 
 
 def not_literal_pair(fn: Callable[..., Any], what: str) -> TranspileError:

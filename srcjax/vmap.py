@@ -376,7 +376,9 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
         self._primal = fn
         self._nparams = len(self.params)
         self._omitting: dict[tuple[Any, ...], Any] = {}
-        self._one_axis: int | None = None  # vmap(f, in_axes=k) of an f with defaults: maps what a call passes
+        # vmap(f, in_axes=k) of an f with defaults, or whose keyword arguments k does not map over their axis
+        # 0, and in_axes with fewer entries than f's parameters: maps what a call passes (boxed: (in_axes,))
+        self._one_axis: tuple[Axes] | None = None
         self._by_passed: dict[Any, Vmapped | None] = {}  # (__call__: the vmap for each way of passing arguments)
 
     def _write_pending(self) -> None:
@@ -398,15 +400,18 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
         functools.update_wrapper(self, written)
 
     def _bind(self, args: Any, kwargs: dict[str, Any]) -> list[Any]:
-        if self._write is not None and not self._warm_preload(args, kwargs):  # (a program an earlier process
-            self._write_now(self.one_example(tuple(args), kwargs))            # wrote: no source to write)
+        if self._write is not None and not self._warm_preload(args, kwargs) and self._write is not None:
+            # (not a program an earlier process wrote: no source to write; nor written meanwhile, by the
+            # error of a call that does not bind, which reads the function for its def line)
+            self._write_now(self.one_example(tuple(args), kwargs))
         return super()._bind(args, kwargs)
 
     def _warm_identity(self) -> list[Any] | None:
         if self.in_shardings is not None or self.out_shardings is not None:
             return None
         return warm_transforms.vmap_identity(
-            [_freeze(self._in_axes), _freeze(self._out_axes), self._axis_size, self._axis_name, self._one_axis,
+            [_freeze(self._in_axes), _freeze(self._out_axes), self._axis_size, self._axis_name,
+             None if self._one_axis is None else _freeze(self._one_axis[0]),
              self._generic_form], self._primal)
 
     def _warm_reads(self) -> Any:
@@ -485,15 +490,28 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
         except (TranspileError, LookupError, TypeError, ValueError, AttributeError):
             return None
 
+    def for_passing(self, npos: int, names: Sequence[str]) -> Vmapped:
+        """The vmap serving a call that passes ``npos`` positional arguments and ``names`` by keyword
+        (this one, or the one mapping what such a call passes: where the front end reads such a call,
+        ``jit``/``grad`` of this one called so)."""
+        if self._one_axis is None:
+            return self
+        return self._omitting_for((None,) * npos, dict.fromkeys(names)) or self
+
     def _omitting_for(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Vmapped | None:
         """The vmap of the primal for a call passing ``args`` and ``kwargs`` when it maps other parameters
         than this one (one made per such set, in ``_omitting``), else None (this one serves the call)."""
-        specs = tuple(self._one_axis if i < len(args) or p in kwargs else None for i, p in enumerate(self.params))
-        if specs == self._in_axes:
+        assert self._one_axis is not None
+        try:
+            specs = call_axes(self._one_axis[0], self.params, len(args), kwargs)
+        except TranspileError as e:
+            raise _clean(e) from None
+        if list(specs) == _in_specs(self._in_axes, len(self.params), self._primal):
             return None
-        if specs not in self._omitting:
-            self._omitting[specs] = vmap(self._primal, specs, self._out_axes, self._axis_size, self._axis_name)
-        return self._omitting[specs]  # type: ignore[no-any-return]
+        key = _freeze(specs)
+        if key not in self._omitting:
+            self._omitting[key] = vmap(self._primal, specs, self._out_axes, self._axis_size, self._axis_name)
+        return self._omitting[key]  # type: ignore[no-any-return]
 
     def _check_sizes(self, args: Sequence[Any]) -> None:
         specs = _in_specs(self._in_axes, len(self.params), self._primal)
@@ -519,6 +537,23 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
                 raise _clean(ArgumentError(
                     f"vmap: mapped axes of different sizes: {sizes[0][0]} has {sizes[0][1]}, {path} has {n}",
                     hint="every mapped argument needs the same size along its mapped axis"))
+
+
+def call_axes(in_axes: Axes, params: Sequence[str], npos: int, kwargs: Any) -> tuple[Axes, ...]:
+    """The in_axes entry of each parameter for a call passing ``npos`` positional arguments and ``kwargs``
+    by keyword (JAX's meaning): ``in_axes`` gives the positional ones' axes (one for all, or a tuple of
+    one entry each), an argument passed by keyword is mapped over its axis 0, one left out is not mapped."""
+    if isinstance(in_axes, tuple):
+        if len(in_axes) != npos:
+            raise ArgumentError(
+                f"vmap: in_axes has {len(in_axes)} entr{'y' if len(in_axes) == 1 else 'ies'} but the call passes "
+                f"{npos} positional argument{'s' * (npos != 1)}",
+                hint="give in_axes one entry per positional argument of the call (arguments passed by keyword are "
+                     "mapped over their axis 0, as in jax; pass them positionally to give them another axis or None)")
+        head = in_axes
+    else:
+        head = (in_axes,) * npos
+    return tuple(head[i] if i < npos else 0 if p in kwargs else None for i, p in enumerate(params))
 
 
 def _one_example(value: Any, spec: Axes) -> Any:
@@ -622,11 +657,22 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_siz
 def _vmap(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int | None, axis_name: Any,
           generic: bool = False) -> Vmapped:
     c = _as_compiled(fn)
-    one_axis = None
+    one_axis: tuple[Axes] | None = None  # (the in_axes as given, where each call decides: Vmapped._one_axis)
     defaults = [p.name for p in c.signature.parameters.values() if p.default is not p.empty]
-    if isinstance(in_axes, int) and not isinstance(in_axes, bool) and defaults:
-        # the program for a call that leaves the defaults (a call passing them maps them: Vmapped._call)
-        one_axis, in_axes = in_axes, tuple(None if p in defaults else in_axes for p in c.params)
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    if (in_axes is None or isinstance(in_axes, int)) and not isinstance(in_axes, bool) and (defaults or in_axes != 0):
+        # the program for a call that leaves the defaults (a call passing them maps them: Vmapped._call),
+        # a keyword argument mapped over its axis 0 whatever the one in_axes is (JAX's meaning)
+        one_axis = (in_axes,)
+        if defaults:
+            in_axes = tuple(None if p in defaults else in_axes for p in c.params)
+    elif type(in_axes) is tuple and len(in_axes) < len(c.params):
+        # one entry per positional argument a call passes, the other arguments passed by keyword, each
+        # mapped over its axis 0 (JAX's meaning); the program written first: the parameters after the
+        # entries passed by keyword where they have no default, left to their default where they have one
+        one_axis = (in_axes,)
+        in_axes = in_axes + tuple(None if p in defaults else 0 for p in c.params[len(in_axes):])
     try:  # (what jax checks at vmap(): in_axes' kinds, one per parameter; the rest when the source is written)
         for i, s in enumerate(_in_specs(in_axes, len(c.params), fn)):
             _spec_state(s, f"[{i}]")

@@ -48,8 +48,6 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     # grad/jacrev of `while k < n and ...` with n an integer array argument (max_iters given): the message
     # speaks of a range() the user did not write
     "a range() bound must be known at transpile time",
-    # vmap(jacrev) of a `for` with `break` on data
-    "reverse mode through a loop inside an `if` on array data",
 )
 
 # Errors met and reported that are srcjax's own (located in code srcjax wrote, or wrong): xfail, not hidden

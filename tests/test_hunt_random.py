@@ -37,11 +37,7 @@ DEFAULT_SEEDS = (9, 10, 14, 29, 36)  # (one of each family, jit mode and most tr
 THOROUGH_COUNT = 120
 
 # Refusals met and reported (a located TranspileError, with a hint, where jax runs).
-KNOWN_REFUSALS: tuple[str, ...] = (
-    # vmap of a derivative of `logsumexp(v, axis=-1)` (a helper's keyword default) after
-    # `h = layer_norm(h) if True else h`: the helper's axis read from a tape vmap maps (reported, issue #15)
-    "expand_reduced's axis= argument must be the same for every example",
-)
+KNOWN_REFUSALS: tuple[str, ...] = ()
 
 MAX_ITERS = 8
 

@@ -43,11 +43,7 @@ jax.config.update("jax_enable_x64", True)
 B = 3  # examples in a vmap's batch
 
 # Refusals met where jax runs the program (reported; a located TranspileError with a hint)
-KNOWN_REFUSALS: tuple[str, ...] = (
-    # grad through srcjax.vmap whose in_axes is a registered dataclass written in the call
-    # (`in_axes=(Linear(0, 0), None)`, ensemble_loss); tests/test_hunt_domains.py lists the NamedTuple form
-    "cannot differentiate through `vmap(...)`",
-)
+KNOWN_REFUSALS: tuple[str, ...] = ()
 # Errors met that are srcjax's own (located in code srcjax wrote, or wrong): xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()
 

@@ -7,7 +7,7 @@ default is a literal; shapes, dtypes, ``len()``, ``range()``, ``is`` tests and
 module globals are STATIC; a NumPy primitive of anything not STATIC is DYNAMIC;
 everything else joins its operands. A name assigned under a DYNAMIC test, in a
 loop that a DYNAMIC test breaks out of, or after a DYNAMIC ``continue`` is
-DYNAMIC too.
+DYNAMIC too; one assigned under an UNKNOWN test is at least UNKNOWN.
 A tape pop in derivative code (``i = _tape.pop()``) gives a name back a value
 it had, so it adds nothing to the name's other assignments (a ``while`` counter
 stays an integer in the gradient).
@@ -167,8 +167,10 @@ class BindingTimes:
                     exits = exits or id(loop) in self.flagged
             return exits
         if isinstance(s, cst.If):
-            dyn = self.of(s.test) == DYNAMIC
-            c, lc = (DYNAMIC, DYNAMIC) if dyn else (ctl, lctl)
+            test = self.of(s.test)
+            # (a name bound under a test that may be data may be data: `stop = True` under `if x[i] > thr:`
+            # with x an array argument not differentiated, UNKNOWN, read by a later `if not stop:`)
+            c, lc = (DYNAMIC, DYNAMIC) if test == DYNAMIC else (max(ctl, test), lctl)
             a = self.block(s.body.body, c, lc, loop)
             b = self.block(orelse_stmts(s), c, lc, loop)
             return a or b

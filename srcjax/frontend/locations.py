@@ -19,8 +19,10 @@ location of the user statement that called them.
 from __future__ import annotations
 
 import ast
+import itertools
 import os
 import re
+import sys
 from collections.abc import Iterator
 
 import libcst as cst
@@ -54,6 +56,27 @@ def user_span(span: Span) -> Span | None:
 def is_users(span: Span) -> bool:
     """Whether ``span`` is in the user's code (not in source srcjax wrote nor in srcjax itself)."""
     return not span.filename.startswith("<srcjax.") and not span.filename.startswith(_SRCJAX_DIR)
+
+
+def caller_span() -> Span | None:
+    """The call in the user's code that is running srcjax now (the innermost frame outside srcjax and the
+    source it wrote: the expression its instruction belongs to), or None where srcjax's front end is
+    reading a function (a transformation it applies while reading: it places the error at the call it
+    reads) or no such frame is found."""
+    f = sys._getframe(1)
+    front = _SRCJAX_DIR + "frontend" + os.sep
+    while f is not None:
+        name = f.f_code.co_filename
+        if name.startswith(front):
+            return None
+        if not name.startswith("<") and not name.startswith(_SRCJAX_DIR) and f.f_lineno is not None:
+            line, end_line, col, end_col = next(itertools.islice(f.f_code.co_positions(), f.f_lasti // 2, None),
+                                                (None, None, None, None))
+            if line is None or end_line is None or col is None or end_col is None:
+                return Span(name, f.f_lineno, 0, f.f_lineno, 0)
+            return Span(name, line, col, end_line, end_col)
+        f = f.f_back  # type: ignore[assignment]
+    return None
 
 
 def register(filename: str, module_text: str, owners: dict[str, NormalizedFunction],

@@ -330,6 +330,7 @@ class Normalizer(Resolver):
             return at
         made = self.transformed(func) if isinstance(func, cst.Call) else None
         if made is not None:  # srcjax.vmap(f, in_axes=(0, None))(x, y): a call of the generated function
+            made = self.for_passing(made, node)
             name = self.helper_call_name(unwrap(made), node)
             args = [a.with_changes(value=self.atom(a.value)) for a in node.args] + self.closure_call_args(made)
             return node.with_changes(func=name, args=args), call_hint(name)
@@ -369,7 +370,10 @@ class Normalizer(Resolver):
             bound = self.bound_call(node, self.constant(func))
             if bound is not None:
                 return bound
-        if isinstance(func, cst.Name):
+        callee: cst.BaseExpression
+        if isinstance(func, cst.Name) and func.value not in self.locals and (made := self.passing(func, node)):
+            callee = self.helper_call_name(unwrap(made), node)  # (per_ex = srcjax.vmap(f, in_axes=(0,)))
+        elif isinstance(func, cst.Name):
             callee = self.resolve_name(func)
         elif isinstance(func, cst.Attribute) and not ok:
             # a method of a (static) object, e.g. `outs.append(y)`: keep `recv.method(...)` together

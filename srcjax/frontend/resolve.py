@@ -327,6 +327,25 @@ class Resolver:
             self.closure_args[id(unwrap(made))] = extra
         return made
 
+    def for_passing(self, made: Any, call: cst.Call) -> Any:
+        """``made`` (a transformation's result that ``call`` calls), or the vmap serving a call passing
+        its arguments as ``call`` does (``vmap.Vmapped.for_passing``: in_axes that follow what a call
+        passes, keyword arguments mapped over their axis 0)."""
+        pick = getattr(made, "for_passing", None)
+        if pick is None or any(a.star for a in call.args):
+            return made
+        try:
+            return pick(sum(a.keyword is None for a in call.args),
+                        [a.keyword.value for a in call.args if a.keyword is not None])
+        except TranspileError as e:
+            raise e.with_span(self.span(call)) from None
+
+    def passing(self, func: cst.Name, call: cst.Call) -> Any:
+        """The vmap serving ``call`` where ``func`` names one whose in_axes follow what a call passes
+        (:meth:`for_passing`), else None."""
+        v = self.bindings[func.value] if func.value in self.bindings else self.lookup(func.value)[1]
+        return None if getattr(v, "_one_axis", None) is None else self.for_passing(v, call)
+
     def lifted(self, node: cst.BaseExpression) -> tuple[Any, list[str]] | None:
         """A lambda, or the name of a function defined in this body, that reads this function's locals:
         lifted to a function taking them as extra arguments (:mod:`.closures`); None otherwise."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..adjoint import first_of
+from ..adjoint import UNSET, first_of
 from ..core import ArgumentError, DTypeError, InternalError, ShapedArray, StaticValueError
 from ..primitives.registry import LowerCtx, Primitive
 from .hlo import HloValue
@@ -84,6 +84,8 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
     assert sp.b is not None
     if args and args[0] is None and prim.tree is first_of:  # (unbroadcast, broadcast_like: None, no derivative,
         return None  # stays None, as a container's cotangent stays as it is: an integer counter's in a loop on data)
+    if args and args[0] is UNSET and prim.unset_through:
+        return UNSET
     try:
         bound = _bound(prim.signature, args, kwargs)
     except TypeError as e:

@@ -136,6 +136,7 @@ class Primitive:
     # > 0: the rank of one entry of its one array operand's stack (a matrix's: 2), each result a stack along
     # the same leading axes (np.linalg.inv): on a repeat of a smaller stack, lowered once (lower/apply.py)
     stacked: int = 0
+    unset_through: bool = False  # an UNSET first operand (a value a path leaves unset) gives UNSET (taken)
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"

@@ -70,8 +70,9 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)] \
             if isinstance(target, cst.Tuple) else []
         kept = _kept(w, fdefs, ops, outs, line, full, len(names))
-        if kept:  # (an unbatched value only one branch sets, UNSET in the other: that branch's, unbatched)
-            full = Tree("tuple", tuple((k, False if k in kept else v) for k, v in full.items))  # type: ignore[union-attr]
+        if kept:  # (a value only one branch sets, UNSET in the other: that branch's, batched as it is there)
+            assert isinstance(full, Tree)
+            full = Tree("tuple", tuple((k, _state_of(outs[kept[k]][1], k) if k in kept else v) for k, v in full.items))
         a, b = (w.convert(e, st, full) for e, st in outs)
         if not isinstance(full, Tree):
             return select(code(pred), a, b, full, may_be_tree(w, a, b)), full
@@ -269,40 +270,79 @@ def counter(w: FunctionWriter, cf: cst.FunctionDef, bf: cst.FunctionDef,
 
 def _kept(w: FunctionWriter, fdefs: list[cst.FunctionDef], ops: list[cst.BaseExpression],
           outs: list[tuple[str, State]], line: cst.CSTNode, full: State, n_names: int) -> dict[str, int]:
-    """The items of a ``cond`` on batched data (a tuple bound to as many names) that stay unbatched, each with
-    the branch (0, 1) whose value they take: both branches give an unbatched value, one of them passes through
-    an operand that is ``UNSET`` there (a name the function binds only to ``UNSET`` and by this ``cond``, not
-    in a loop: a value, such as a helper's static ``axis``, that only one path computes and reads). Selecting
-    it per example would batch a static value (reverse mode's ``expand_reduced(g, x, axis)``)."""
+    """The items of a ``cond`` on batched data (a tuple bound to as many names) that are not selected per
+    example, each with the branch (0, 1) whose value they take for every example: the other branch passes
+    through an operand that is ``UNSET`` there (a name the function binds only to ``UNSET`` and by this
+    ``cond``, not in a loop), or gives ``UNSET`` itself: a value, such as a helper's static ``axis`` or a
+    value saved for the adjoint, that only one path computes and reads. Selecting it per example would
+    batch a static value (reverse mode's ``expand_reduced(g, x, axis)``), or broadcast ``UNSET``."""
     if not isinstance(full, Tree) or full.kind != "tuple" or len(full.items) != n_names:
         return {}
     unset = [_passes_unset(w, fd, ops, line) for fd in fdefs]
     kept: dict[str, int] = {}
     for i, (k, _) in enumerate(full.items):
-        states = [dict(st.items).get(k, True) if isinstance(st, Tree) else st for _, st in outs]
-        if all(s is False for s in states) and (i in unset[0] or i in unset[1]):
+        if i in unset[0] or i in unset[1]:
+            # (batched in the other branch: that branch's value too, for every example; the examples
+            # that take the branch leaving it UNSET never read it, as the program it was written from)
             kept[k] = 1 if i in unset[0] else 0
     return kept
+
+
+def _state_of(st: State, k: str) -> State:
+    """The state of item ``k`` of a branch's result whose state is ``st``."""
+    return dict(st.items).get(k, True) if isinstance(st, Tree) else st
 
 
 def _passes_unset(w: FunctionWriter, fdef: cst.FunctionDef, ops: list[cst.BaseExpression],
                   line: cst.CSTNode) -> set[int]:
     """The positions of ``fdef``'s returned tuple that pass through, unchanged, an operand that is ``UNSET``
-    when the ``cond`` statement ``line`` runs."""
+    when the ``cond`` statement ``line`` runs, or hold ``UNSET`` itself."""
     last = fdef.body.body[-1]
     if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return) and
             isinstance(last.body[0].value, cst.Tuple)):
         return set()
     params = [p.name.value for p in fdef.params.params]
-    assigned = set(assigned_names(list(fdef.body.body)))
+    copied = _copies(list(fdef.body.body[:-1]), params)
     out: set[int] = set()
     for i, e in enumerate(last.body[0].value.elements):
         v = e.value
-        if isinstance(v, cst.Name) and v.value in params and v.value not in assigned:
-            op = ops[params.index(v.value)] if params.index(v.value) < len(ops) else None
+        src = copied.get(v.value) if isinstance(v, cst.Name) else None
+        if src == "":  # (UNSET itself: a value derivative code leaves unset on this path)
+            out.add(i)
+        elif src is not None:
+            op = ops[params.index(src)] if params.index(src) < len(ops) else None
             if isinstance(op, cst.Name) and _unset_at(w.nf.fdef, op.value, line):
                 out.add(i)
     return out
+
+
+def _copies(stmts: list[cst.CSTNode], params: list[str]) -> dict[str, str | None]:
+    """The parameter each name holds unchanged after ``stmts`` ("": ``UNSET`` itself, None: another value),
+    following copies (``axis_1 = axis``) and tuples of copies (``a, b = (a_1, b_1)``: a branch derivative
+    code wrote)."""
+    held: dict[str, str | None] = {"UNSET": "", **{p: p for p in params}}
+    for st in stmts:
+        if not isinstance(st, cst.SimpleStatementLine):
+            for n in assigned_names([st]):
+                held[n] = None
+            continue
+        for sm in st.body:
+            pairs: list[tuple[cst.CSTNode, cst.CSTNode]] = []
+            if isinstance(sm, cst.Assign) and len(sm.targets) == 1:
+                lhs, rhs = sm.targets[0].target, sm.value
+                if isinstance(lhs, cst.Tuple) and isinstance(rhs, cst.Tuple) and len(lhs.elements) == len(rhs.elements):
+                    pairs = [(a.value, b.value) for a, b in zip(lhs.elements, rhs.elements)]
+                else:
+                    pairs = [(lhs, rhs)]
+            now = dict(held)
+            for t, v in pairs:
+                if isinstance(t, cst.Name):
+                    now[t.value] = held.get(v.value) if isinstance(v, cst.Name) else None
+            for n in assigned_names([cst.SimpleStatementLine([sm])]):
+                if not any(isinstance(t, cst.Name) and t.value == n for t, _ in pairs):
+                    now[n] = None
+            held = now
+    return held
 
 
 def _unset_at(fdef: cst.FunctionDef, name: str, line: cst.CSTNode) -> bool:
