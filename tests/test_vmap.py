@@ -572,6 +572,20 @@ def test_grad_of_an_if_on_batched_data_that_binds_a_name_in_one_branch():
     agree(g, tuple(np.asarray(w) for w in want))
 
 
+def test_grad_of_an_if_on_batched_data_rebinding_a_parameter_is_selected_per_example():
+    # regression (silent wrong answer, session 27): the parameter `y` the taken branch rebinds was read as
+    # "UNSET on the other path" (batch_lax._unset_at: a parameter is never UNSET), so every example got the
+    # true branch's `y` in the gradient; the data above reached it only when all examples took one branch
+    x, y = np.array([[0.3, -0.7, 1.1]]), np.array([0.5, -1.2, 0.8])
+    zs = np.array([[[0.0, 0.1, 0.2]], [[1.0, 1.1, 1.2]], [[0.9, 0.8, 0.7]], [[-1.0, 0.0, 0.4]]])  # means < / > 0.5
+    g = srcjax.vmap(srcjax.grad(one_branch_binds, argnums=(0, 1, 2)), in_axes=(None, None, 0))(x, y, zs)
+    want = JAX.vmap(jax.grad(j_one_branch_binds, argnums=(0, 1, 2)), in_axes=(None, None, 0))(x, y, zs)
+    agree(g, tuple(np.asarray(w) for w in want))
+    loop = [srcjax.grad(one_branch_binds, argnums=(0, 1))(x, y, z) for z in zs]
+    for k in range(2):
+        np.testing.assert_allclose(np.asarray(g[k]), np.stack([np.asarray(l[k]) for l in loop]), rtol=1e-12)
+
+
 # -- lists of batched and unbatched values, builtins -----------------------------------------------
 
 def stack_of_mixed(x, w):

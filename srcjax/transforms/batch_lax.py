@@ -346,8 +346,12 @@ def _copies(stmts: list[cst.CSTNode], params: list[str]) -> dict[str, str | None
 
 
 def _unset_at(fdef: cst.FunctionDef, name: str, line: cst.CSTNode) -> bool:
-    """Whether ``fdef`` binds ``name`` only to ``UNSET`` and by the statement ``line`` (once, not in a loop)."""
+    """Whether ``fdef`` binds ``name`` only to ``UNSET`` and by the statement ``line`` (once, not in a loop),
+    and to ``UNSET`` at least once (a parameter, or a name only ``line`` binds, holds a value there)."""
+    if name in {p.name.value for p in (*fdef.params.params, *fdef.params.kwonly_params)}:
+        return False
     found = []
+    unset = []
 
     def walk_body(stmts: list[cst.CSTNode], in_loop: bool) -> bool:
         for st in stmts:
@@ -364,6 +368,7 @@ def _unset_at(fdef: cst.FunctionDef, name: str, line: cst.CSTNode) -> bool:
                             isinstance(sm.targets[0].target, cst.Name) and isinstance(sm.value, cst.Name) and
                             sm.value.value == "UNSET"):
                         return False
+                    unset.append(True)
                 continue
             loop = isinstance(st, (cst.For, cst.While))
             if isinstance(st, cst.For) and name in target_names(st.target):
@@ -377,7 +382,7 @@ def _unset_at(fdef: cst.FunctionDef, name: str, line: cst.CSTNode) -> bool:
                         return False
         return True
 
-    return walk_body(list(fdef.body.body), False) and found == [False]
+    return walk_body(list(fdef.body.body), False) and found == [False] and bool(unset)
 
 
 def select(c: str, a: str, b: str, st: State, items: bool = False) -> str:
