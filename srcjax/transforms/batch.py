@@ -82,8 +82,7 @@ ADDS_INTO = {"index_add", "tree_add", "tree_index_add"}  # (added into zeros of 
 _STATIC_CALLS = {"np.shape", "np.ndim", "np.size", "len", "np.result_type", "is_tree", "by_leaves", "is_float",
                  "isinstance", "type", "np.issubdtype", "np.iscomplexobj", "np.isrealobj", "np.dtype", "item_keys",
                  "has_derivative", "is_complex", "batch_shape"}
-_LAX = {"srcjax.lax.cond", "srcjax.lax.switch", "srcjax.lax.while_loop", "srcjax.lax.fori_loop",
-        "srcjax.lax.scan"}
+_LAX = {"srcjax.lax.cond", "srcjax.lax.switch", "srcjax.lax.while_loop", "srcjax.lax.fori_loop", "srcjax.lax.scan"}
 _COMPARE = {"LessThan": "<", "LessThanEqual": "<=", "GreaterThan": ">", "GreaterThanEqual": ">=",
             "Equal": "==", "NotEqual": "!="}
 _BINOPS = {"Add": "+", "Subtract": "-", "Multiply": "*", "Divide": "/", "FloorDivide": "//", "Modulo": "%",
@@ -480,8 +479,9 @@ class FunctionWriter:
             return
         if isinstance(target, (cst.Tuple, cst.List)) and all(isinstance(e.value, cst.Name) for e in target.elements):
             elems = [e.value.value for e in target.elements]  # type: ignore[attr-defined]
-            if isinstance(st, Tree) and len(st.items) == len(elems):
-                states = [v for _, v in st.items]
+            if isinstance(st, Tree) and (len(st.items) == len(elems) or st.kind in ("tuple", "list")):
+                # (a sequence of another length fails when run: any element's state, to join with what runs)
+                states = [v for _, v in st.items] if len(st.items) == len(elems) else [element(st)] * len(elems)
             else:
                 states = [st] * len(elems)
                 if st is True:
@@ -702,6 +702,9 @@ class FunctionWriter:
             cst.BaseExpression:
         """``x.shape`` -> ``x.shape[1:]`` (and ``ndim``, ``size``, ``np.shape``, ``len``...) for a batched ``x``."""
         template = batch_queries.PER_EXAMPLE_QUERIES.get(query)
+        if template is not None and isinstance(of, cst.Subscript) and batch_queries.element_state(self, of) is True:
+            # an element of a container (`np.ndim(out[0])`, grad's check of a helper's first output)
+            return cst.parse_expression(template.format(x=code(of), n=self.size))
         if template is None or not isinstance(of, cst.Name) or not any_batched(self.state(of.value)) or \
                 query == "batch_shape" and self.state(of.value) is not True:  # (a list of batched arrays: as is)
             return as_is

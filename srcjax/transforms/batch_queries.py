@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ..frontend.names import code, names_in
-from .batch_state import Stack, State, Tree, all_batched, any_batched, element
+from .batch_state import Stack, State, Tree, all_batched, any_batched, element, literal_key
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
 
-__all__ = ["PER_EXAMPLE_QUERIES", "PerExample", "checked_exprs", "iterator", "scalar_query", "unpacked"]
+__all__ = ["PER_EXAMPLE_QUERIES", "PerExample", "checked_exprs", "element_state", "iterator", "scalar_query",
+           "unpacked"]
 
 PER_EXAMPLE_QUERIES = {  # a shape query of a batched x -> the same query of one example
     "shape": "{x}.shape[1:]", "ndim": "({x}.ndim - 1)", "size": "({x}.size // {n})",
@@ -99,6 +100,19 @@ class PerExample(cst.CSTTransformer):
                 isinstance(original, (cst.Attribute, cst.Call, cst.Subscript)) and self.w.only_shapes(original):
             return cst.parse_expression(self.w.static_expr(original, original))
         return updated
+
+
+def element_state(w: FunctionWriter, node: cst.Subscript) -> State | None:
+    """The state of ``t[k]`` (a literal key) of a name ``t`` holding a container; None: not such a read."""
+    st = w.state(node.value.value) if isinstance(node.value, cst.Name) else None
+    if not isinstance(st, Tree) or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    key = code(node.slice[0].slice.value)
+    k = literal_key(key)
+    if st.kind in ("tuple", "list") and isinstance(k, int) and not isinstance(k, bool) and \
+            -len(st.items) <= k < len(st.items):
+        return st.items[k][1]
+    return next((v for kk, v in st.items if kk == key), None) if st.kind == "dict" else None
 
 
 def scalar_query(value: cst.BaseExpression) -> bool:
