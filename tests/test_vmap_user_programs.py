@@ -53,7 +53,8 @@ jax.config.update("jax_enable_x64", True)
 
 # Refusals met where jax runs the program (reported; located at the user's line with a hint)
 KNOWN_REFUSALS: tuple[str, ...] = (
-    # srcjax.lax.fori_loop with a mapped bound (jax makes it a while_loop; the hint says to write one)
+    # vmap(jacfwd(f)) of srcjax.lax.fori_loop with a mapped bound: forward mode writes the fori_loop as a Python
+    # `for` first, whose mapped `range` bound stays refused (vmap(f) runs it as jax does: a batched while_loop)
     "the loop's `range` bound must be the same for every example",
     # vmap(jacrev(f, argnums=1), in_axes=(0, None)) of a Python loop rebinding h = tanh(h @ w): the loop of
     # basis vectors' carry (a name srcjax wrote) is batched twice; located at the user's def
@@ -243,6 +244,11 @@ CASES: tuple[Case, ...] = (
     Case("lax_fori", lambda r: (_n(r, 4, 2), np.array([0, 1, 3, 5])),
          (Check("vmap(f)", Loop("f", (0, 0))),
           Check("vmap(f, in_axes=(0, None))", Loop("f", (0, None)), prep=lambda a: (a[0], a[1][2]))), numpy=False),
+    Case("lax_fori_index", lambda r: (_n(r, 4, 2), np.array([0, 2, 1, 3]), np.array([4, 2, 5, 3])),
+         (Check("vmap(f)", Loop("f", (0, 0, 0))),
+          Check("vmap(f, in_axes=(None, 0, None))", Loop("f", (None, 0, None)), prep=lambda a: (a[0][0], a[1], a[2][2])),
+          Check("vmap(f, in_axes=(0, None, 0))", Loop("f", (0, None, 0)), prep=lambda a: (a[0], a[1][1], a[2])),
+          Check("vmap(jacfwd(f))", Loop("jacfwd(f)", (0, 0, 0)))), numpy=False),
     Case("lax_fori_static", lambda r: (_n(r, 4, 2),),
          (Check("vmap(f)", Loop("f", (0,))), Check("vmap(jacrev(f))", Loop("jacrev(f)", (0,)))), numpy=False),
     Case("lax_scan_cumulative", lambda r: (_n(r, 4, 2), _n(r, 5, 4, 2)),
@@ -397,6 +403,42 @@ CASES: tuple[Case, ...] = (
     Case("outer_vmap_reads_closure", lambda r: (_n(r, 4, 3), _n(r, 5, 3)),
          (Check("vmap(f, in_axes=(0, None))", Loop("f", (0, None))), Check("vmap(f, in_axes=(None, 1))", None, prep=lambda a: (a[0][0], np.stack([a[1]] * 2, axis=1))),
           Check("vmap(grad(lambda x, ys: f(x, ys).sum()), in_axes=(0, None))", None)), numpy=False),
+    # operations that flatten or reorder a whole example
+    Case("flattening_reductions", lambda r: (_n(r, 4, 2, 3),),
+         (Check("vmap(f)", Loop("f", (0,))), Check("vmap(f, in_axes=2)", Loop("f", (2,)), prep=lambda a: (a[0].transpose(1, 2, 0),)),
+          Check("vmap(f, in_axes=1, out_axes=-1)", Loop("f", (1,), -1), prep=lambda a: (a[0].transpose(1, 0, 2),)))),
+    Case("flattening_more", lambda r: (_n(r, 4, 2, 3),),
+         (Check("vmap(f)", Loop("f", (0,))), Check("vmap(f, in_axes=2)", Loop("f", (2,)), prep=lambda a: (a[0].transpose(1, 2, 0),)),
+          Check("vmap(jacrev(lambda x: f(x)[1]), in_axes=1)", None, prep=lambda a: (a[0].transpose(1, 0, 2),)))),
+    Case("axis_tuples", lambda r: (_n(r, 3, 2, 3, 4),),
+         (Check("vmap(f)", Loop("f", (0,))), Check("vmap(f, in_axes=2)", Loop("f", (2,))),
+          Check("vmap(f, in_axes=-1, out_axes=-1)", Loop("f", (-1,), -1))),
+         numpy_dtypes="np.count_nonzero gives int64 in NumPy (int32 in jax)"),
+    Case("transposes", lambda r: (_n(r, 2, 3, 4, 5),),
+         (Check("vmap(f)", Loop("f", (0,))), Check("vmap(f, in_axes=2, out_axes=1)", Loop("f", (2,), 1)),
+          Check("vmap(f, in_axes=-1, out_axes=-1)", Loop("f", (-1,), -1)))),
+    Case("builders", lambda r: (_n(r, 4, 3), _n(r, 4, 3, 3)),
+         (Check("vmap(f)", Loop("f", (0, 0))), Check("vmap(f, in_axes=(1, None))", Loop("f", (1, None)), prep=lambda a: (a[0].T, a[1][0])),
+          Check("vmap(f, in_axes=(None, 2))", Loop("f", (None, 2)), prep=lambda a: (a[0][0], a[1].transpose(1, 2, 0))))),
+    Case("ellipsis_einsum", lambda r: (_n(r, 3, 2, 4, 5), _n(r, 3, 2, 5, 4)),
+         (Check("vmap(f)", Loop("f", (0, 0))), Check("vmap(f, in_axes=(1, None))", Loop("f", (1, None)), prep=lambda a: (a[0], a[1][:, 0])),
+          Check("vmap(grad(lambda a, b: f(a, b)[2].sum()), in_axes=(0, 0))", None))),
+    Case("order_statistics", lambda r: (_n(r, 4, 5, 3),),
+         (Check("vmap(f)", Loop("f", (0,))), Check("vmap(f, in_axes=2)", Loop("f", (2,))),
+          Check("vmap(grad(lambda x: f(x)[0]))", None))),
+    Case("duplicate_set", lambda r: (_n(r, 4, 5), np.array([[0, 0, 1], [3, 2, 3], [4, 4, 4], [1, 2, 0]]), _n(r, 4, 3)),
+         (Check("vmap(f)", Loop("f", (0, 0, 0))),
+          Check("vmap(f, in_axes=(0, None, 0))", Loop("f", (0, None, 0)), prep=lambda a: (a[0], a[1][0], a[2])),
+          Check("vmap(f, in_axes=(None, 0, 0))", Loop("f", (None, 0, 0)), prep=lambda a: (a[0][0], *a[1:])))),
+    Case("negative_batched_index", lambda r: (_n(r, 4, 5, 5), np.array([0, -1, 3, -5])),
+         (Check("vmap(f)", Loop("f", (0, 0))), Check("vmap(f, in_axes=(None, 0))", Loop("f", (None, 0)), prep=lambda a: (a[0][0], a[1])),
+          Check("vmap(f, in_axes=(2, 0))", Loop("f", (2, 0)), prep=lambda a: (a[0], np.array([0, -1, 3, -4, 2]))))),
+    Case("unbatched_passthrough", lambda r: (_n(r, 4, 3), _n(r, 2)),
+         (Check("vmap(f, in_axes=(0, None))", Loop("f", (0, None))),
+          Check("vmap(f, in_axes=(0, None), out_axes=(None, 1, 0))", Loop("f", (0, None), (None, 1, 0))),
+          Check("vmap(f, in_axes=(1, None), out_axes=-1)", Loop("f", (1, None), -1)))),
+    Case("branch_dtypes", lambda r: (r.integers(-3, 4, (5, 3)),),
+         (Check("vmap(f)", Loop("f", (0,))), Check("vmap(f, in_axes=1)", Loop("f", (1,))))),
     Case("lambda_caller", lambda r: (_n(r, 4, 3),),
          (Check("f", None), Check("grad(lambda x: f(x).sum())", None), Check("vmap(f, in_axes=1)", None)), numpy=False),
     Case("closure_over_local", lambda r: (_n(r, 4, 3), _n(r, 3)),
@@ -662,3 +704,30 @@ def test_vmap_of_the_einsum_vjp_of_three_operands() -> None:
     a, b, c = r.standard_normal((3, 4)), r.standard_normal((4, 2)), r.standard_normal((3, 2))
     leaves_agree(_leaves(srcjax.jacfwd(srcjax.jacrev(vp.einsum_rows))(a, b, c)),
                  _leaves(jax.jacfwd(jax.jacrev(TWIN["einsum_rows"]))(a, b, c)), "jacfwd(jacrev)", 1e-12)
+
+
+def test_a_shape_built_by_tuple_concatenation() -> None:
+    """``np.broadcast_to(v, (2,) + v.shape)`` under vmap: ``(2,) + v.shape`` was batched as a concatenation
+    of sequences holding batched values (was refused: "np.broadcast_to's shape= argument must be the same
+    for every example, but it depends on `v`", where jax runs); it is a per-example shape, static."""
+    x = np.random.default_rng(0).standard_normal((3, 4, 5))
+    for expr in ("vmap(f)", "vmap(f, in_axes=1)", "vmap(f, in_axes=2, out_axes=1)"):
+        got = _evaluate(expr, SRCJAX_T, vp.shape_concatenations)(x)
+        want = _evaluate(expr, JAX_T, TWIN["shape_concatenations"])(x)
+        leaves_agree(_leaves(got), jax.tree_util.tree_leaves(want), expr, 1e-12)
+
+
+def test_a_fori_loop_with_a_mapped_bound() -> None:
+    """``srcjax.lax.fori_loop(lo, hi, body, x)`` with ``lo`` or ``hi`` mapped runs as JAX batches it, a
+    ``while_loop`` over ``(i, carry)`` each example stopping at its own bound (was refused: "the loop's
+    `range` bound must be the same for every example"); a Python ``for`` over such a ``range`` stays refused."""
+    r = np.random.default_rng(0)
+    x, lo, hi = r.standard_normal((4, 2)), np.array([0, 2, 1, 3]), np.array([4, 2, 5, 3])
+    for expr, args in (("vmap(f)", (x, lo, hi)), ("vmap(f, in_axes=(None, 0, None))", (x[0], lo, 4)),
+                       ("vmap(f, in_axes=(0, None, 0))", (x, 1, hi))):
+        got = _evaluate(expr, SRCJAX_T, vp.lax_fori_index)(*args)
+        want = _evaluate(expr, JAX_T, TWIN["lax_fori_index"])(*args)
+        leaves_agree(_leaves(got), jax.tree_util.tree_leaves(want), expr, 1e-12)
+    assert "while_loop" in srcjax.source(srcjax.vmap(vp.lax_fori_index))
+    with pytest.raises(srcjax.TranspileError, match="range` bound must be the same for every example"):
+        srcjax.vmap(vp.batched_range)(np.ones((2, 4)), np.array([2, 3]))

@@ -183,6 +183,13 @@ def lax_fori(x, n):
     return srcjax.lax.fori_loop(0, n, lambda i, c: c * 0.9 + x, x)
 
 
+def lax_fori_index(x, lo, hi):
+    def body(i, c):
+        return c + np.sin(i * c) / (i + 1)
+
+    return srcjax.lax.fori_loop(lo, hi, body, x)
+
+
 def lax_fori_static(x):
     return srcjax.lax.fori_loop(0, 4, lambda i, c: c * 0.5 + np.sin(c) * i, x)
 
@@ -486,6 +493,66 @@ def outer_vmap_reads_closure(x, ys):
         return np.sum((x - y) ** 2)
 
     return srcjax.vmap(dist)(ys)
+
+
+# -- operations that flatten or reorder a whole example ----------------------------------------------------------
+
+
+def flattening_reductions(x):
+    return np.argmax(x), np.cumsum(x), np.roll(x, 2), np.take(x, np.array([0, 5, -1])), np.vdot(x, x + 1.0)
+
+
+def flattening_more(x):
+    return np.max(x), np.sort(x, axis=None), x.flatten()[1::2], np.ravel(x.T), np.argmin(x, axis=None)
+
+
+def axis_tuples(x):
+    return np.sum(x, axis=(0, 2)), np.mean(x, axis=(-1, -2), keepdims=True), np.linalg.norm(x, axis=-1), \
+        np.any(x > 1.0), np.count_nonzero(x > 0, axis=1)
+
+
+def transposes(x):
+    return np.transpose(x, (2, 0, 1)), np.swapaxes(x, 0, -1), np.moveaxis(x, 0, -1), x.transpose()
+
+
+def builders(v, m):
+    return np.diag(v), np.diag(m), np.trace(m), np.triu(m, 1), np.kron(v[:2], m[0]), \
+        np.broadcast_to(v, (2,) + v.shape), np.repeat(v, 2), np.pad(v, (1, 2))
+
+
+def shape_concatenations(v):
+    return np.broadcast_to(v, (2,) + v.shape) + np.zeros((1,) + v.shape), \
+        np.reshape(v, v.shape[:1] + (1,) + v.shape[1:]), np.zeros(v.shape + (2,)) + v[..., None]
+
+
+def ellipsis_einsum(a, b):
+    return np.einsum("...ij,...jk->...ik", a, b), a @ b, np.tensordot(a, b, axes=([1, 2], [2, 1]))
+
+
+def order_statistics(x):
+    return np.median(x), np.percentile(x, 25.0), np.quantile(x, np.array([0.1, 0.9]), axis=0)
+
+
+def duplicate_set(x, idx, v):
+    x = x.copy()
+    x[idx] = v
+    return x
+
+
+def negative_batched_index(x, i):
+    return x[i] + x[-1 - i], x[:, i]
+
+
+def unbatched_passthrough(x, w):
+    return w, x * 2.0, np.float64(3.0)
+
+
+def branch_dtypes(x):
+    if x.sum() > 0:
+        y = x * 2
+    else:
+        y = x - 1
+    return y, np.where(x > 0, x, 0)
 
 
 # -- not batchable (a mapped value where a static one is needed) -----------------------------------------------
