@@ -56,11 +56,9 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     # vmap(jacfwd(f)) of srcjax.lax.fori_loop with a mapped bound: forward mode writes the fori_loop as a Python
     # `for` first, whose mapped `range` bound stays refused (vmap(f) runs it as jax does: a batched while_loop)
     "the loop's `range` bound must be the same for every example",
-    # vmap(jacrev(f, argnums=1), in_axes=(0, None)) of a Python loop rebinding h = tanh(h @ w): the loop of
-    # basis vectors' carry (a name srcjax wrote) is batched twice; located at the user's def
+    # vmap(jacrev(f, argnums=1), in_axes=(0, None)) of `for _ in range(3): h = np.tanh(h @ w)` with w of rank 3
+    # (h's shape grows each step: Python unrolls it, srcjax's rolled loop cannot carry it); at the user's def
     "`carry` changes shape in the loop",
-    # grad w.r.t. what a nested def given to srcjax.vmap closes over (a lambda works)
-    "cannot differentiate through the nested function `inner`", "cannot differentiate through the nested function `dist`",
     # `first, *rest = list(b)` (any transformation)
     "starred assignment targets (a, *b = ...) is not supported",
     # a `return` inside a loop on data (documented; the hint says to break with a flag)
@@ -731,3 +729,20 @@ def test_a_fori_loop_with_a_mapped_bound() -> None:
     assert "while_loop" in srcjax.source(srcjax.vmap(vp.lax_fori_index))
     with pytest.raises(srcjax.TranspileError, match="range` bound must be the same for every example"):
         srcjax.vmap(vp.batched_range)(np.ones((2, 4)), np.array([2, 3]))
+
+
+def test_grad_through_vmap_of_a_nested_def_reading_locals() -> None:
+    """``def per_example(x): ... w ...`` then ``srcjax.vmap(per_example)(xs)`` inside a differentiated function
+    (JAX users' usual way of batching a loss): the def is lifted to a module-level copy taking ``w``, and the
+    call is of that copy; the def left in the body, read nowhere, was refused ("cannot differentiate through
+    the nested function `per_example`", where a lambda worked and jax runs)."""
+    r = np.random.default_rng(0)
+    x, s, ys = r.standard_normal((4, 3)), r.standard_normal(3), r.standard_normal((5, 3))
+    for fn, args, expr in ((vp.closure_over_local, (x, s), "grad(lambda x, s: f(x, s).sum(), argnums=1)"),
+                           (vp.closure_over_local, (x, s), "hessian(lambda x, s: np.sin(f(x, s)).sum(), argnums=1)"),
+                           (vp.outer_vmap_reads_closure, (s, ys), "grad(lambda x, ys: f(x, ys).sum())"),
+                           (vp.outer_vmap_reads_closure, (x, ys),
+                            "vmap(grad(lambda x, ys: f(x, ys).sum()), in_axes=(0, None))")):
+        got = _evaluate(expr, SRCJAX_T, fn)(*args)
+        want = _evaluate(expr, JAX_T, TWIN[fn.__name__])(*args)
+        leaves_agree(_leaves(got), jax.tree_util.tree_leaves(want), expr, 1e-12)
