@@ -64,6 +64,10 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     # a `return` inside a loop on data (documented; the hint says to break with a flag)
     "`return` inside a loop that depends on array data is not supported",
     "`return` inside a loop is not supported in reverse mode yet",
+    # out_axes=None for the leaves of tree_map(lambda a: np.sum(a * a), p) coming from p's unmapped leaves: the
+    # comprehension srcjax writes for tree_map batches every element if one is ("out_axes=None for an output that
+    # depends on a mapped argument"); out_axes=0 runs
+    "out_axes=None for an output that depends on a mapped argument",
     # vmap(grad) of a `for` with `break` on data (helper fix8, #15 item 3)
     "reverse mode through a loop inside an `if` on array data",
 )
@@ -83,7 +87,7 @@ def _twin_namespace() -> dict[str, Any]:
                  "exec"), helpers)
     fake = types.SimpleNamespace(lax=jax.lax, vmap=jax.vmap, jit=jax.jit, grad=jax.grad, jvp=jax.jvp,
                                  vjp=jax.vjp, custom_jvp=jax.custom_jvp, custom_vjp=jax.custom_vjp,
-                                 random=jax.random)
+                                 random=jax.random, value_and_grad=jax.value_and_grad, tree_util=jax.tree_util)
     text = inspect.getsource(vp)
     for line in ("import numpy as np\n", "import srcjax\n", "from . import vmap_user_helpers as helpers\n"):
         text = text.replace(line, "")
@@ -437,6 +441,36 @@ CASES: tuple[Case, ...] = (
           Check("vmap(f, in_axes=(1, None), out_axes=-1)", Loop("f", (1, None), -1)))),
     Case("branch_dtypes", lambda r: (r.integers(-3, 4, (5, 3)),),
          (Check("vmap(f)", Loop("f", (0,))), Check("vmap(f, in_axes=1)", Loop("f", (1,))))),
+    # pytrees, aux outputs, collectives
+    Case("nested_dict_model", lambda r: ({"enc": {"w": _n(r, 4, 3, 2), "b": _n(r, 2)}, "dec": _n(r, 2, 2)}, _n(r, 4, 3)),
+         (Check("vmap(f, in_axes=({'enc': {'w': 0, 'b': None}, 'dec': None}, 0))", Loop("f", ({"enc": {"w": 0, "b": None}, "dec": None}, 0))),
+          Check("vmap(f, in_axes=({'enc': {'w': 0, 'b': None}, 'dec': None}, 0), out_axes={'out': -1, 'l2': {'enc': 0, 'dec': None}})",
+                Loop("f", ({"enc": {"w": 0, "b": None}, "dec": None}, 0), {"out": -1, "l2": {"enc": 0, "dec": None}})),
+          Check("vmap(grad(lambda p, x: f(p, x)['out'].sum()), in_axes=({'enc': 0, 'dec': None}, 0))", None,
+                prep=lambda a: ({"enc": a[0]["enc"] | {"b": np.stack([a[0]["enc"]["b"]] * 4)}, "dec": a[0]["dec"]}, a[1])))),
+    Case("list_of_layers", lambda r: ([{"w": _n(r, 5, 3, 3), "b": _n(r, 5, 3)}, {"w": _n(r, 5, 3, 2), "b": _n(r, 5, 2)}], _n(r, 3)),
+         (Check("vmap(f, in_axes=(0, None))", Loop("f", (0, None))),
+          Check("vmap(f, in_axes=([{'w': 0, 'b': 0}, {'w': 0, 'b': 0}], None), out_axes=1)", Loop("f", ([{"w": 0, "b": 0}, {"w": 0, "b": 0}], None), 1)),
+          Check("vmap(jacrev(f, argnums=1), in_axes=(0, None))", None))),
+    Case("namedtuple_out", lambda r: (_n(r, 4, 5, 3),),
+         (Check("vmap(f)", Loop("f", (0,))), Check("vmap(f, in_axes=2, out_axes=Stats(0, 1))", None),
+          Check("vmap(f, in_axes=1, out_axes=-1)", Loop("f", (1,), -1)))),
+    Case("per_example_grads_with_aux", lambda r: (_n(r, 3), _n(r, 4, 6, 3), _n(r, 4, 6)),
+         (Check("f", None), Check("vmap(f, in_axes=(0, None, None))", None, prep=lambda a: (np.stack([a[0], 2 * a[0]]), a[1], a[2])),
+          Check("jit(f)", None)), numpy=False),
+    Case("batch_normalize", lambda r: (_n(r, 6, 3),),
+         (Check("vmap(f, axis_name='batch')", None), Check("vmap(f, in_axes=1, out_axes=1, axis_name='batch')", None),
+          Check("vmap(grad(lambda x: f(x).sum()), axis_name='batch')", None, "vmap(grad(lambda x: f(x).sum()), axis_name='batch')")), numpy=False),
+    Case("jitted_inner", lambda r: (_n(r, 5, 3), _n(r, 3, 2)),
+         (Check("vmap(f, in_axes=(0, None))", Loop("f", (0, None))), Check("vmap(jacfwd(f, argnums=1), in_axes=(0, None))", None)), numpy=False),
+    Case("folded_noise", lambda r: (np.asarray(jax.random.PRNGKey(7)), np.arange(4), _n(r, 4, 3)),
+         (Check("vmap(f, in_axes=(None, 0, 0))", Loop("f", (None, 0, 0))),), numpy=False),
+    Case("size_normalized", lambda r: (_n(r, 4, 3, 2),),
+         (Check("vmap(f)", Loop("f", (0,))), Check("vmap(f, in_axes=2)", Loop("f", (2,))),
+          Check("vmap(grad(lambda x: f(x)[2]))", Loop("grad(lambda x: f(x)[2])", (0,))))),
+    Case("noise_like", lambda r: (np.asarray(jax.random.split(jax.random.PRNGKey(1), 4)), _n(r, 4, 3)),
+         (Check("vmap(f)", Loop("f", (0, 0))), Check("vmap(f, in_axes=(None, 0))", Loop("f", (None, 0)), prep=lambda a: (a[0][0], a[1]))),
+         numpy=False),
     Case("lambda_caller", lambda r: (_n(r, 4, 3),),
          (Check("f", None), Check("grad(lambda x: f(x).sum())", None), Check("vmap(f, in_axes=1)", None)), numpy=False),
     Case("closure_over_local", lambda r: (_n(r, 4, 3), _n(r, 3)),
@@ -478,13 +512,13 @@ def _evaluate(expr: str, transforms: dict[str, Any], f: Any) -> Any:
     srcjax can read the source of a lambda in it (``grad(lambda x: f(x).sum())``)."""
     if expr not in _EXPR_FILES:
         path = _EXPR_DIR / f"vmap_check_{len(_EXPR_FILES)}.py"
-        path.write_text(f"def make(f, {', '.join(sorted(JAX_T))}, Params, Layer):\n    return {expr}\n")
+        path.write_text(f"def make(f, {', '.join(sorted(JAX_T))}, Params, Layer, Stats):\n    return {expr}\n")
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         spec.loader.exec_module(module)  # type: ignore[union-attr]
         _EXPR_FILES[expr] = module.make
-    names = {"Params": vp.Params, "Layer": vp.Layer} if transforms is SRCJAX_T else {
-        "Params": TWIN["Params"], "Layer": TWIN["Layer"]}
+    names = {k: getattr(vp, k) for k in ("Params", "Layer", "Stats")} if transforms is SRCJAX_T else {
+        k: TWIN[k] for k in ("Params", "Layer", "Stats")}
     return _EXPR_FILES[expr](f, **transforms, **names)
 
 
@@ -745,4 +779,34 @@ def test_grad_through_vmap_of_a_nested_def_reading_locals() -> None:
                             "vmap(grad(lambda x, ys: f(x, ys).sum()), in_axes=(0, None))")):
         got = _evaluate(expr, SRCJAX_T, fn)(*args)
         want = _evaluate(expr, JAX_T, TWIN[fn.__name__])(*args)
+        leaves_agree(_leaves(got), jax.tree_util.tree_leaves(want), expr, 1e-12)
+
+
+def test_a_shape_query_passed_to_a_helper_is_per_example() -> None:
+    """Silent wrong answer: ``scale_by(x, x.size)`` (a helper called with a shape query of a mapped value written
+    in the call) passed the batched array's size, the batch's too (``x.size`` of f64[4, 3, 2] is 24, an
+    example's 6); ``srcjax.random.normal(key, x.shape)`` with the keys mapped was an internal error in
+    srcjax/random.py ("cannot batch 'not isinstance(d, int) ...'"). Such an argument is the per-example query."""
+    r = np.random.default_rng(0)
+    x = r.standard_normal((4, 3, 2))
+    for expr in ("vmap(f)", "vmap(f, in_axes=2)"):
+        got = _evaluate(expr, SRCJAX_T, vp.size_normalized)(x)
+        ax = 2 if "2" in expr else 0
+        want = [np.stack(o) for o in zip(*[vp.size_normalized(np.take(x, k, axis=ax)) for k in range(x.shape[ax])])]
+        leaves_agree(_leaves(got), want, expr, 1e-12)
+    keys = np.asarray(jax.random.split(jax.random.PRNGKey(1), 4))
+    got = srcjax.vmap(vp.noise_like)(keys, x[:, :, 0])
+    leaves_agree(_leaves(got), _leaves(jax.vmap(TWIN["noise_like"])(keys, x[:, :, 0])), "noise_like", 1e-12)
+
+
+def test_jit_called_inside_a_vmapped_function() -> None:
+    """``srcjax.jit(helpers.gelu)(x @ w)`` inside a function that is vmapped or differentiated: a call of the
+    function (jax's inner jit is one too); was refused ("vmap: cannot batch 'jit(matmul)'", "cannot
+    differentiate through `jit(...)`")."""
+    r = np.random.default_rng(0)
+    x, w = r.standard_normal((5, 3)), r.standard_normal((3, 2))
+    for expr, args in (("vmap(f, in_axes=(0, None))", (x, w)), ("vmap(jacfwd(f, argnums=1), in_axes=(0, None))", (x, w)),
+                       ("grad(lambda x, w: f(x, w).sum(), argnums=1)", (x, w))):
+        got = _evaluate(expr, SRCJAX_T, vp.jitted_inner)(*args)
+        want = _evaluate(expr, JAX_T, TWIN["jitted_inner"])(*args)
         leaves_agree(_leaves(got), jax.tree_util.tree_leaves(want), expr, 1e-12)

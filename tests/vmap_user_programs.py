@@ -555,6 +555,66 @@ def branch_dtypes(x):
     return y, np.where(x > 0, x, 0)
 
 
+# -- pytrees, aux outputs, collectives -----------------------------------------------------------------------------
+
+
+def nested_dict_model(p, x):
+    h = np.tanh(x @ p["enc"]["w"] + p["enc"]["b"])
+    return {"out": h @ p["dec"], "l2": srcjax.tree_util.tree_map(lambda a: np.sum(a * a), p)}
+
+
+def list_of_layers(layers, x):
+    for layer in layers:
+        x = np.tanh(x @ layer["w"] + layer["b"])
+    return x
+
+
+class Stats(NamedTuple):
+    mean: np.ndarray
+    var: np.ndarray
+
+
+def namedtuple_out(x):
+    m = np.mean(x, axis=0)
+    return Stats(m, np.mean((x - m) ** 2, axis=0))
+
+
+def loss_with_aux(w, x, y):
+    pred = x @ w
+    return np.mean((pred - y) ** 2), {"pred": pred, "max": np.max(np.abs(pred))}
+
+
+def per_example_grads_with_aux(w, xs, ys):
+    return srcjax.vmap(srcjax.value_and_grad(loss_with_aux, has_aux=True), in_axes=(None, 0, 0))(w, xs, ys)
+
+
+def batch_normalize(x):
+    mean = srcjax.lax.pmean(x, axis_name="batch")
+    var = srcjax.lax.pmean((x - mean) ** 2, axis_name="batch")
+    return (x - mean) / np.sqrt(var + 1e-5)
+
+
+def jitted_inner(x, w):
+    return helpers.predict(w, x) + srcjax.jit(helpers.gelu)(x @ w)
+
+
+def folded_noise(key, i, x):
+    k = srcjax.random.fold_in(key, i)
+    return x + 0.1 * srcjax.random.normal(k, x.shape)
+
+
+def scale_by(x, n):
+    return x / n
+
+
+def size_normalized(x):
+    return scale_by(x, x.size) + scale_by(x, len(x)), scale_by(x, x.shape[-1]), scale_by(x.sum(), np.size(x))
+
+
+def noise_like(key, x):
+    return x + srcjax.random.normal(key, x.shape)
+
+
 # -- not batchable (a mapped value where a static one is needed) -----------------------------------------------
 
 

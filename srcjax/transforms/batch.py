@@ -815,18 +815,11 @@ class FunctionWriter:
             bound = sig.bind(*op.call_args, **op.call_kwargs)
         except TypeError as e:
             raise self.error(f"vmap: {callee}(): {e}", line) from None
-        states = []
-        for p in params:
-            a = bound.arguments.get(p)
-            if isinstance(a, str):
-                try:
-                    states.append(self.value_state(cst.parse_expression(a)))
-                except Exception:
-                    states.append(False)
-            else:
-                states.append(False)
+        states, shaped = batch_queries.argument_states(self, params, bound.arguments, line)  # (x.shape: per example)
+        args = [*(shaped.get(a, a) for a in op.call_args),
+                *(f"{k}={shaped.get(v, v)}" for k, v in op.call_kwargs.items())]
         if not any(any_batched(s) or isinstance(s, Stack) for s in states):
-            return f"{callee}({', '.join([*op.call_args, *(f'{k}={v}' for k, v in op.call_kwargs.items())])})", False
+            return f"{callee}({', '.join(args)})", False
         nested = batch_nested.rule(nf.fn)  # (batched source's indexing helpers with a key batched again)
         if nested is not None:
             texts = {p: a for p, a in bound.arguments.items() if isinstance(a, str)}
@@ -844,7 +837,6 @@ class FunctionWriter:
             a = bound.arguments.get(p)
             if isinstance(a, str) and a.isidentifier():
                 self.forced.add(a)
-        args = [*op.call_args, *(f"{k}={v}" for k, v in op.call_kwargs.items())]
         if name in self.b.sized:  # (a helper batched only through a tape batched whole: see batch_tapes)
             args.append(f"{self.b.sized[name]}={self.size}")
         return f"{name}({', '.join(args)})", ret

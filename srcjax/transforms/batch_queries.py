@@ -12,8 +12,8 @@ from .batch_state import Stack, State, Tree, all_batched, any_batched, element, 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
 
-__all__ = ["PER_EXAMPLE_QUERIES", "PerExample", "checked_exprs", "element_state", "iterator", "scalar_query",
-           "unpacked"]
+__all__ = ["PER_EXAMPLE_QUERIES", "PerExample", "argument_states", "checked_exprs", "element_state", "iterator",
+           "scalar_query", "unpacked"]
 
 PER_EXAMPLE_QUERIES = {  # a shape query of a batched x -> the same query of one example
     "shape": "{x}.shape[1:]", "ndim": "({x}.ndim - 1)", "size": "({x}.size // {n})",
@@ -113,6 +113,27 @@ def element_state(w: FunctionWriter, node: cst.Subscript) -> State | None:
             -len(st.items) <= k < len(st.items):
         return st.items[k][1]
     return next((v for kk, v in st.items if kk == key), None) if st.kind == "dict" else None
+
+
+def argument_states(w: FunctionWriter, params: list[str], arguments: dict[str, Any],
+                    line: cst.CSTNode) -> tuple[list[State], dict[str, str]]:
+    """The state of each parameter's argument text in a helper call, and the arguments that read batched values
+    only through shape queries (``normal(key, x.shape)``) rewritten to the per-example query (state False)."""
+    states: list[State] = []
+    shaped: dict[str, str] = {}
+    for p in params:
+        a = arguments.get(p)
+        try:
+            node = cst.parse_expression(a) if isinstance(a, str) else None
+        except Exception:
+            node = None
+        if isinstance(a, str) and node is not None and not isinstance(node, cst.Name) and \
+                any(any_batched(w.state(n)) for n in names_in(node)) and w.only_shapes(node):
+            shaped[a] = w.static_expr(node, line)
+            states.append(False)
+        else:
+            states.append(w.value_state(node) if node is not None else False)
+    return states, shaped
 
 
 def scalar_query(value: cst.BaseExpression) -> bool:
