@@ -471,6 +471,8 @@ CASES: tuple[Case, ...] = (
     Case("noise_like", lambda r: (np.asarray(jax.random.split(jax.random.PRNGKey(1), 4)), _n(r, 4, 3)),
          (Check("vmap(f)", Loop("f", (0, 0))), Check("vmap(f, in_axes=(None, 0))", Loop("f", (None, 0)), prep=lambda a: (a[0][0], a[1]))),
          numpy=False),
+    Case("shape_containers", lambda r: (_n(r, 4, 3, 2),),
+         (Check("vmap(f)", Loop("f", (0,))), Check("vmap(f, in_axes=2, out_axes=-1)", Loop("f", (2,), -1)))),
     Case("lambda_caller", lambda r: (_n(r, 4, 3),),
          (Check("f", None), Check("grad(lambda x: f(x).sum())", None), Check("vmap(f, in_axes=1)", None)), numpy=False),
     Case("closure_over_local", lambda r: (_n(r, 4, 3), _n(r, 3)),
@@ -810,3 +812,18 @@ def test_jit_called_inside_a_vmapped_function() -> None:
         got = _evaluate(expr, SRCJAX_T, vp.jitted_inner)(*args)
         want = _evaluate(expr, JAX_T, TWIN["jitted_inner"])(*args)
         leaves_agree(_leaves(got), jax.tree_util.tree_leaves(want), expr, 1e-12)
+
+
+def test_a_shape_query_in_a_container_literal_is_per_example() -> None:
+    """Silent wrong answer: ``t = (x.size, 2)`` (a tuple, list or dict literal holding a shape query of a mapped
+    value) kept the whole batch's query (``x / t[0]`` divided by 24 for f64[4, 3, 2], not 6); a nested def called
+    with ``x.size`` was an internal error ("generated vmap source does not parse": the call's arguments were
+    written with their commas twice). Such an element is the per-example query, unbatched."""
+    x = np.random.default_rng(0).standard_normal((4, 3, 2))
+    for expr, ax in (("vmap(f)", 0), ("vmap(f, in_axes=1)", 1)):
+        got = _evaluate(expr, SRCJAX_T, vp.shape_containers)(x)
+        want = [np.stack(o) for o in zip(*[vp.shape_containers(np.take(x, k, axis=ax)) for k in range(x.shape[ax])])]
+        leaves_agree(_leaves(got), want, expr, 1e-12)
+        got = _evaluate(expr, SRCJAX_T, vp.size_in_tuple)(x)
+        leaves_agree(_leaves(got), [np.stack([vp.size_in_tuple(np.take(x, k, axis=ax)) for k in range(x.shape[ax])])],
+                     expr, 1e-12)

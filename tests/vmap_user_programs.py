@@ -615,6 +615,21 @@ def noise_like(key, x):
     return x + srcjax.random.normal(key, x.shape)
 
 
+def size_in_tuple(x):
+    t = (x.size, 2)
+    return x / t[0] + t[1]
+
+
+def shape_containers(x):
+    t = (x.size, 2)
+    d = {"n": len(x), "shape": x.shape}
+
+    def per_size(v, n):
+        return v / n
+
+    return x / t[0] + t[1], x * d["n"] + np.zeros(d["shape"]), per_size(x, x.size)
+
+
 # -- not batchable (a mapped value where a static one is needed) -----------------------------------------------
 
 

@@ -544,8 +544,9 @@ class FunctionWriter:
             return code(value), False
         if isinstance(value, cst.Name):
             return value.value, self.state(value.value)
-        if isinstance(value, (cst.Tuple, cst.List, cst.Dict)):
-            return code(value), self.value_state(value)
+        if isinstance(value, (cst.Tuple, cst.List, cst.Dict)):  # (an element `x.size`: the per-example query)
+            value = value.visit(batch_queries.PerExample(self))  # type: ignore[assignment]
+            return code(value), batch_queries.literal_state(self, value)
         if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and \
                 (joined := batch_containers.sequence_sum(self, value)) is not None:
             return joined
@@ -844,9 +845,12 @@ class FunctionWriter:
     def local_call(self, value: cst.Call, ind: int, line: cst.CSTNode) -> tuple[str, State]:
         fname = code(value.func)
         fdef = self.defs[fname]
-        states = [self.value_state(a.value) for a in value.args]
+        texts = {str(i): code(a.value) for i, a in enumerate(value.args)}  # (x.size: per example)
+        states, shaped = batch_queries.argument_states(self, list(texts), texts, line)
         name, ret = self.nested(fdef, states, ind)
-        return f"{name}({', '.join(code(a) for a in value.args)})", ret
+        args = [(f"{a.keyword.value}=" if a.keyword else "") + shaped.get(t, t)
+                for a, t in zip(value.args, texts.values())]
+        return f"{name}({', '.join(args)})", ret
 
     def nested(self, fdef: cst.FunctionDef, states: Sequence[State], ind: int,
                want_return: State | None = None, name: str | None = None) -> tuple[str, State]:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from .batch import FunctionWriter
 
 __all__ = ["PER_EXAMPLE_QUERIES", "PerExample", "argument_states", "checked_exprs", "element_state", "iterator",
-           "scalar_query", "unpacked"]
+           "literal_state", "scalar_query", "unpacked"]
 
 PER_EXAMPLE_QUERIES = {  # a shape query of a batched x -> the same query of one example
     "shape": "{x}.shape[1:]", "ndim": "({x}.ndim - 1)", "size": "({x}.size // {n})",
@@ -134,6 +134,20 @@ def argument_states(w: FunctionWriter, params: list[str], arguments: dict[str, A
         else:
             states.append(w.value_state(node) if node is not None else False)
     return states, shaped
+
+
+def literal_state(w: FunctionWriter, node: cst.BaseExpression) -> State:
+    """:meth:`FunctionWriter.value_state` of a tuple, list or dict literal whose elements that read batched
+    values only through shape queries (made per example by :class:`PerExample`) are unbatched."""
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return Tree("tuple" if isinstance(node, cst.Tuple) else "list",
+                    tuple((str(i), literal_state(w, e.value)) for i, e in enumerate(node.elements)))
+    if isinstance(node, cst.Dict):
+        return Tree("dict", tuple((code(e.key), literal_state(w, e.value)) for e in node.elements
+                                  if isinstance(e, cst.DictElement)))
+    if not isinstance(node, cst.Name) and w.only_shapes(node):
+        return False
+    return w.value_state(node)
 
 
 def scalar_query(value: cst.BaseExpression) -> bool:
