@@ -473,6 +473,8 @@ CASES: tuple[Case, ...] = (
          numpy=False),
     Case("shape_containers", lambda r: (_n(r, 4, 3, 2),),
          (Check("vmap(f)", Loop("f", (0,))), Check("vmap(f, in_axes=2, out_axes=-1)", Loop("f", (2,), -1)))),
+    Case("lax_with_sizes", lambda r: (_n(r, 4, 3, 2), np.array([1.0, -1.0, 2.0, -3.0])),
+         (Check("vmap(f)", Loop("f", (0, 0))), Check("vmap(f, in_axes=(0, None))", Loop("f", (0, None)), prep=lambda a: (a[0], a[1][0]))), numpy=False),
     Case("lambda_caller", lambda r: (_n(r, 4, 3),),
          (Check("f", None), Check("grad(lambda x: f(x).sum())", None), Check("vmap(f, in_axes=1)", None)), numpy=False),
     Case("closure_over_local", lambda r: (_n(r, 4, 3), _n(r, 3)),
@@ -827,3 +829,16 @@ def test_a_shape_query_in_a_container_literal_is_per_example() -> None:
         got = _evaluate(expr, SRCJAX_T, vp.size_in_tuple)(x)
         leaves_agree(_leaves(got), [np.stack([vp.size_in_tuple(np.take(x, k, axis=ax)) for k in range(x.shape[ax])])],
                      expr, 1e-12)
+
+
+def test_a_shape_query_operand_of_lax_cond_is_per_example() -> None:
+    """Silent wrong answer: ``srcjax.lax.cond(p > 0, f, g, x, x.size)`` (``switch`` too) under vmap passed the
+    whole batch's ``x.size`` to the branches (1/24 instead of 1/6 for f64[4, 3, 2]); with ``p`` mapped it was a
+    ShapeError ("taken: a test of shape (4,) does not lead a value of shape ()"). Such an operand is bound to
+    the per-example query first."""
+    r = np.random.default_rng(0)
+    x, p = r.standard_normal((4, 3, 2)), np.array([1.0, -1.0, 2.0, -3.0])
+    for expr, args in (("vmap(f)", (x, p)), ("vmap(f, in_axes=(0, None))", (x, 1.0))):
+        got = _evaluate(expr, SRCJAX_T, vp.lax_with_sizes)(*args)
+        want = _evaluate(expr, JAX_T, TWIN["lax_with_sizes"])(*args)
+        leaves_agree(_leaves(got), jax.tree_util.tree_leaves(want), expr, 1e-12)

@@ -630,6 +630,12 @@ def shape_containers(x):
     return x / t[0] + t[1], x * d["n"] + np.zeros(d["shape"]), per_size(x, x.size)
 
 
+def lax_with_sizes(x, p):
+    a = srcjax.lax.cond(p > 0, lambda v, n: v / n, lambda v, n: v * n, x, x.size)
+    b = srcjax.lax.switch(1, [lambda v, n: v + n, lambda v, n: v / n], x, len(x))
+    return a, b
+
+
 # -- not batchable (a mapped value where a static one is needed) -----------------------------------------------
 
 

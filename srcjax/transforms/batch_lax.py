@@ -30,8 +30,8 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
              target: cst.BaseExpression) -> tuple[str, State]:
     """``srcjax.lax.cond/switch/while_loop/fori_loop/scan`` with batched operands (see transforms/batch.py)."""
     f = code(value.func).rsplit(".", 1)[1]
-    args = [a for a in value.args if a.keyword is None]
-    kw = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+    args = [a.with_changes(value=_shape_bound(w, a.value, ind, line)) for a in value.args if a.keyword is None]
+    kw = {a.keyword.value: _shape_bound(w, a.value, ind, line) for a in value.args if a.keyword is not None}
 
     def fn(node: cst.BaseExpression) -> cst.FunctionDef:
         if isinstance(node, cst.Name) and node.value in w.defs:
@@ -254,6 +254,18 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
     raise w.error(f"vmap: cannot batch srcjax.lax.{f}", line)  # pragma: no cover
 
 
+
+
+def _shape_bound(w: FunctionWriter, node: cst.BaseExpression, ind: int, line: cst.CSTNode) -> cst.BaseExpression:
+    """An operand reading mapped values only through shape queries (``cond(p, f, g, x, x.size)``) bound to a
+    name first, as the per-example query (unbatched); any other operand as it is."""
+    if isinstance(node, cst.Name) or not any(any_batched(w.state(n)) for n in names_in(node)) or \
+            not w.only_shapes(node):
+        return node
+    name = w.names.fresh("shape")
+    w.emit(f"{name} = {w.static_expr(node, line)}", ind)
+    w.bind(name, False)
+    return cst.Name(name)
 
 
 def _fori_as_while(w: FunctionWriter, lo: cst.BaseExpression, hi: cst.BaseExpression, bfn: cst.FunctionDef,
