@@ -47,6 +47,7 @@ from .core import (
     Span,
     TranspileError,
     UnknownFunctionError,
+    transformation,
 )
 from .donation import alias_text, donated_leaves, donated_names
 from .frontend import locations
@@ -724,6 +725,10 @@ def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[
                    donate_argnames=donate_argnames, device=device, in_shardings=in_shardings,
                    out_shardings=out_shardings)
 
+
+# `srcjax.jit(f)(x)` inside a function srcjax reads: a call of f (frontend/resolve.py's transformed)
+transformation(compile)
+transformation(jit)
 
 _PLAIN: PerFunction[Compiled] = PerFunction("plain")  # fn -> its shared Compiled (dies with fn)
 

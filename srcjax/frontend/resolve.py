@@ -321,8 +321,8 @@ class Resolver:
             if e.span is None:
                 raise e.with_span(self.span(node)) from None
             raise
-        if getattr(unwrap(made), "__srcjax_derived__", None) is None:
-            return None
+        if getattr(unwrap(made), "__srcjax_derived__", None) is None and unwrap(made) is made:
+            return None  # (srcjax.jit(f)(x) inside: a call of f, as the jit of an already compiled function is)
         if extra:
             self.closure_args[id(unwrap(made))] = extra
         return made

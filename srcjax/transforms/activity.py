@@ -22,7 +22,17 @@ import libcst as cst
 
 from ..frontend import parsed, shadowing
 from ..frontend.liveness import Liveness
-from ..frontend.names import Names, Visitor, boolean_valued, code, comprehension_targets, names_in, target_names, walk
+from ..frontend.names import (
+    Names,
+    Visitor,
+    boolean_valued,
+    code,
+    comprehension_targets,
+    names_in,
+    syntax_children,
+    target_names,
+    walk,
+)
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.restructure import walk as _walk
@@ -164,8 +174,8 @@ class Activity:
         """Refuse what would otherwise silently lose derivatives."""
         for st in body:
             nested = find_nested_def(st)
-            if nested is not None:
-                raise DifferentiationError(
+            if nested is not None and _read_outside(body, nested):  # (unread: lifted, `srcjax.vmap(f)(x)` of a
+                raise DifferentiationError(  # def reading locals is a call of a module-level copy now)
                     f"cannot differentiate through the nested function `{nested.name.value}` (e.g. a body "
                     "passed to srcjax.lax.cond/fori_loop/while_loop/scan) yet", span=self.nf.spans.get(id(nested)),
                     hint="define a helper at module level (calls of module functions are differentiated), and "
@@ -669,6 +679,19 @@ def first_reads(body: Sequence[Any]) -> dict[str, int]:
             if n in lists and n not in out:
                 out[n] = k
     return out
+
+
+def _read_outside(body: Sequence[Any], fdef: cst.FunctionDef) -> bool:
+    """Whether a statement of ``body`` reads the name of the nested function ``fdef`` (outside ``fdef``)."""
+    stack: list[cst.CSTNode] = list(body)
+    while stack:
+        n = stack.pop()
+        if n is fdef:
+            continue
+        if isinstance(n, cst.Name) and n.value == fdef.name.value:
+            return True
+        stack.extend(syntax_children(n))
+    return False
 
 
 def find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:

@@ -82,8 +82,7 @@ ADDS_INTO = {"index_add", "tree_add", "tree_index_add"}  # (added into zeros of 
 _STATIC_CALLS = {"np.shape", "np.ndim", "np.size", "len", "np.result_type", "is_tree", "by_leaves", "is_float",
                  "isinstance", "type", "np.issubdtype", "np.iscomplexobj", "np.isrealobj", "np.dtype", "item_keys",
                  "has_derivative", "is_complex", "batch_shape"}
-_LAX = {"srcjax.lax.cond", "srcjax.lax.switch", "srcjax.lax.while_loop", "srcjax.lax.fori_loop",
-        "srcjax.lax.scan"}
+_LAX = {"srcjax.lax.cond", "srcjax.lax.switch", "srcjax.lax.while_loop", "srcjax.lax.fori_loop", "srcjax.lax.scan"}
 _COMPARE = {"LessThan": "<", "LessThanEqual": "<=", "GreaterThan": ">", "GreaterThanEqual": ">=",
             "Equal": "==", "NotEqual": "!="}
 _BINOPS = {"Add": "+", "Subtract": "-", "Multiply": "*", "Divide": "/", "FloorDivide": "//", "Modulo": "%",
@@ -480,8 +479,9 @@ class FunctionWriter:
             return
         if isinstance(target, (cst.Tuple, cst.List)) and all(isinstance(e.value, cst.Name) for e in target.elements):
             elems = [e.value.value for e in target.elements]  # type: ignore[attr-defined]
-            if isinstance(st, Tree) and len(st.items) == len(elems):
-                states = [v for _, v in st.items]
+            if isinstance(st, Tree) and (len(st.items) == len(elems) or st.kind in ("tuple", "list")):
+                # (a sequence of another length fails when run: any element's state, to join with what runs)
+                states = [v for _, v in st.items] if len(st.items) == len(elems) else [element(st)] * len(elems)
             else:
                 states = [st] * len(elems)
                 if st is True:
@@ -544,8 +544,9 @@ class FunctionWriter:
             return code(value), False
         if isinstance(value, cst.Name):
             return value.value, self.state(value.value)
-        if isinstance(value, (cst.Tuple, cst.List, cst.Dict)):
-            return code(value), self.value_state(value)
+        if isinstance(value, (cst.Tuple, cst.List, cst.Dict)):  # (an element `x.size`: the per-example query)
+            value = value.visit(batch_queries.PerExample(self))  # type: ignore[assignment]
+            return code(value), batch_queries.literal_state(self, value)
         if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and \
                 (joined := batch_containers.sequence_sum(self, value)) is not None:
             return joined
@@ -702,6 +703,9 @@ class FunctionWriter:
             cst.BaseExpression:
         """``x.shape`` -> ``x.shape[1:]`` (and ``ndim``, ``size``, ``np.shape``, ``len``...) for a batched ``x``."""
         template = batch_queries.PER_EXAMPLE_QUERIES.get(query)
+        if template is not None and isinstance(of, cst.Subscript) and batch_queries.element_state(self, of) is True:
+            # an element of a container (`np.ndim(out[0])`, grad's check of a helper's first output)
+            return cst.parse_expression(template.format(x=code(of), n=self.size))
         if template is None or not isinstance(of, cst.Name) or not any_batched(self.state(of.value)) or \
                 query == "batch_shape" and self.state(of.value) is not True:  # (a list of batched arrays: as is)
             return as_is
@@ -812,18 +816,11 @@ class FunctionWriter:
             bound = sig.bind(*op.call_args, **op.call_kwargs)
         except TypeError as e:
             raise self.error(f"vmap: {callee}(): {e}", line) from None
-        states = []
-        for p in params:
-            a = bound.arguments.get(p)
-            if isinstance(a, str):
-                try:
-                    states.append(self.value_state(cst.parse_expression(a)))
-                except Exception:
-                    states.append(False)
-            else:
-                states.append(False)
+        states, shaped = batch_queries.argument_states(self, params, bound.arguments, line)  # (x.shape: per example)
+        args = [*(shaped.get(a, a) for a in op.call_args),
+                *(f"{k}={shaped.get(v, v)}" for k, v in op.call_kwargs.items())]
         if not any(any_batched(s) or isinstance(s, Stack) for s in states):
-            return f"{callee}({', '.join([*op.call_args, *(f'{k}={v}' for k, v in op.call_kwargs.items())])})", False
+            return f"{callee}({', '.join(args)})", False
         nested = batch_nested.rule(nf.fn)  # (batched source's indexing helpers with a key batched again)
         if nested is not None:
             texts = {p: a for p, a in bound.arguments.items() if isinstance(a, str)}
@@ -841,7 +838,6 @@ class FunctionWriter:
             a = bound.arguments.get(p)
             if isinstance(a, str) and a.isidentifier():
                 self.forced.add(a)
-        args = [*op.call_args, *(f"{k}={v}" for k, v in op.call_kwargs.items())]
         if name in self.b.sized:  # (a helper batched only through a tape batched whole: see batch_tapes)
             args.append(f"{self.b.sized[name]}={self.size}")
         return f"{name}({', '.join(args)})", ret
@@ -849,9 +845,12 @@ class FunctionWriter:
     def local_call(self, value: cst.Call, ind: int, line: cst.CSTNode) -> tuple[str, State]:
         fname = code(value.func)
         fdef = self.defs[fname]
-        states = [self.value_state(a.value) for a in value.args]
+        texts = {str(i): code(a.value) for i, a in enumerate(value.args)}  # (x.size: per example)
+        states, shaped = batch_queries.argument_states(self, list(texts), texts, line)
         name, ret = self.nested(fdef, states, ind)
-        return f"{name}({', '.join(code(a) for a in value.args)})", ret
+        args = [(f"{a.keyword.value}=" if a.keyword else "") + shaped.get(t, t)
+                for a, t in zip(value.args, texts.values())]
+        return f"{name}({', '.join(args)})", ret
 
     def nested(self, fdef: cst.FunctionDef, states: Sequence[State], ind: int,
                want_return: State | None = None, name: str | None = None) -> tuple[str, State]:

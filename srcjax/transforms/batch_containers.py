@@ -33,7 +33,10 @@ __all__ = ["batched_items", "builtin_call", "container_item", "def_alias", "reco
 
 
 def sequence_sum(w: FunctionWriter, value: cst.BinaryOperation) -> tuple[str, State] | None:
-    """``a + b`` of lists or tuples: their elements side by side (all batched if any is)."""
+    """``a + b`` of lists or tuples: their elements side by side (all batched if any is); None for shape
+    queries (``(2,) + x.shape``: the per-example shape, static)."""
+    if w.only_shapes(value):
+        return None
     ls, rs = w.value_state(value.left), w.value_state(value.right)
 
     def seq(st: State) -> bool:

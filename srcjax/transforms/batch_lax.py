@@ -30,8 +30,8 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
              target: cst.BaseExpression) -> tuple[str, State]:
     """``srcjax.lax.cond/switch/while_loop/fori_loop/scan`` with batched operands (see transforms/batch.py)."""
     f = code(value.func).rsplit(".", 1)[1]
-    args = [a for a in value.args if a.keyword is None]
-    kw = {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+    args = [a.with_changes(value=_shape_bound(w, a.value, ind, line)) for a in value.args if a.keyword is None]
+    kw = {a.keyword.value: _shape_bound(w, a.value, ind, line) for a in value.args if a.keyword is not None}
 
     def fn(node: cst.BaseExpression) -> cst.FunctionDef:
         if isinstance(node, cst.Name) and node.value in w.defs:
@@ -204,6 +204,8 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         lo, hi, bfn, init = args[0].value, args[1].value, fn(args[2].value), args[3].value
         if any(any_batched(w.state(n)) for n in names_in(lo) + names_in(hi)) and \
                 not (w.only_shapes(lo) and w.only_shapes(hi)):  # (`range(x.ndim)`: per example, the same)
+            if not bfn.name.value.startswith("loop_body"):  # the user's fori_loop (jax runs it), not a Python
+                return _fori_as_while(w, lo, hi, bfn, init, ind, line)  # `for` (functionalize.py's loop_body)
             raise batch_errors.mapped_error(w, "the loop's `range` bound", names_in(lo) + names_in(hi), line,
                                             "write the loop as a while loop on data")
         lo, hi = (cst.parse_expression(w.static_expr(e, line)) for e in (lo, hi))
@@ -253,6 +255,41 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
     raise w.error(f"vmap: cannot batch srcjax.lax.{f}", line)  # pragma: no cover
 
 
+
+
+def _shape_bound(w: FunctionWriter, node: cst.BaseExpression, ind: int, line: cst.CSTNode) -> cst.BaseExpression:
+    """An operand reading mapped values only through shape queries (``cond(p, f, g, x, x.size)``) bound to a
+    name first, as the per-example query (unbatched); any other operand as it is."""
+    if isinstance(node, cst.Name) or not any(any_batched(w.state(n)) for n in names_in(node)) or \
+            not w.only_shapes(node):
+        return node
+    name = w.names.fresh("shape")
+    w.emit(f"{name} = {w.static_expr(node, line)}", ind)
+    w.bind(name, False)
+    return cst.Name(name)
+
+
+def _fori_as_while(w: FunctionWriter, lo: cst.BaseExpression, hi: cst.BaseExpression, bfn: cst.FunctionDef,
+                   init: cst.BaseExpression, ind: int, line: cst.CSTNode) -> tuple[str, State]:
+    """``fori_loop(lo, hi, body, init)`` with a mapped bound, as JAX batches it: a ``while_loop`` over
+    ``(i, carry)`` testing ``i < hi`` (each example runs its own count, finished ones kept); the body's
+    statements are the step's, after its parameters are bound to the pair's items."""
+    body = _checked_body(w, bfn)
+    pi, pc = (p.name.value for p in bfn.params.params)
+    test, step, c, i, go, i_next, out = (w.names.fresh(n) for n in (
+        "fori_test", "fori_step", "c", "i", "go", "i_next", "fori_out"))
+    w.defs[test] = cst.ensure_type(cst.parse_statement(
+        f"def {test}({c}):\n    {i} = {c}[0]\n    {go} = {i} < {code(hi)}\n    return {go}\n"), cst.FunctionDef)
+    ret = cst.ensure_type(cst.ensure_type(body[-1], cst.SimpleStatementLine).body[0], cst.Return).value
+    assert ret is not None  # (_checked_body: one return of a value, at the end)
+    head = [cst.parse_statement(t) for t in (f"{i} = {c}[0]", f"{pi} = {i}", f"{pc} = {c}[1]")]
+    tail = [cst.parse_statement(t) for t in (f"{i_next} = {i} + 1", f"return ({i_next}, {code(ret)})")]
+    w.defs[step] = bfn.with_changes(name=cst.Name(step), params=cst.Parameters(params=[cst.Param(cst.Name(c))]),
+                                    body=cst.IndentedBlock(body=[*head, *body[:-1], *tail]))  # type: ignore[list-item]
+    call = cst.parse_expression(f"srcjax.lax.while_loop({test}, {step}, ({code(lo)}, {code(init)}))")
+    res, st = lax_call(w, cst.ensure_type(call, cst.Call), ind, line, cst.Name(out))
+    w.bind(res, st)
+    return f"{res}[1]", st.items[1][1] if isinstance(st, Tree) else st
 
 
 def counter(w: FunctionWriter, cf: cst.FunctionDef, bf: cst.FunctionDef,

@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ..frontend.names import code, names_in
-from .batch_state import Stack, State, Tree, all_batched, any_batched, element
+from .batch_state import Stack, State, Tree, all_batched, any_batched, element, literal_key
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
 
-__all__ = ["PER_EXAMPLE_QUERIES", "PerExample", "checked_exprs", "iterator", "scalar_query", "unpacked"]
+__all__ = ["PER_EXAMPLE_QUERIES", "PerExample", "argument_states", "checked_exprs", "element_state", "iterator",
+           "literal_state", "scalar_query", "unpacked"]
 
 PER_EXAMPLE_QUERIES = {  # a shape query of a batched x -> the same query of one example
     "shape": "{x}.shape[1:]", "ndim": "({x}.ndim - 1)", "size": "({x}.size // {n})",
@@ -99,6 +100,54 @@ class PerExample(cst.CSTTransformer):
                 isinstance(original, (cst.Attribute, cst.Call, cst.Subscript)) and self.w.only_shapes(original):
             return cst.parse_expression(self.w.static_expr(original, original))
         return updated
+
+
+def element_state(w: FunctionWriter, node: cst.Subscript) -> State | None:
+    """The state of ``t[k]`` (a literal key) of a name ``t`` holding a container; None: not such a read."""
+    st = w.state(node.value.value) if isinstance(node.value, cst.Name) else None
+    if not isinstance(st, Tree) or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    key = code(node.slice[0].slice.value)
+    k = literal_key(key)
+    if st.kind in ("tuple", "list") and isinstance(k, int) and not isinstance(k, bool) and \
+            -len(st.items) <= k < len(st.items):
+        return st.items[k][1]
+    return next((v for kk, v in st.items if kk == key), None) if st.kind == "dict" else None
+
+
+def argument_states(w: FunctionWriter, params: list[str], arguments: dict[str, Any],
+                    line: cst.CSTNode) -> tuple[list[State], dict[str, str]]:
+    """The state of each parameter's argument text in a helper call, and the arguments that read batched values
+    only through shape queries (``normal(key, x.shape)``) rewritten to the per-example query (state False)."""
+    states: list[State] = []
+    shaped: dict[str, str] = {}
+    for p in params:
+        a = arguments.get(p)
+        try:
+            node = cst.parse_expression(a) if isinstance(a, str) else None
+        except Exception:
+            node = None
+        if isinstance(a, str) and node is not None and not isinstance(node, cst.Name) and \
+                any(any_batched(w.state(n)) for n in names_in(node)) and w.only_shapes(node):
+            shaped[a] = w.static_expr(node, line)
+            states.append(False)
+        else:
+            states.append(w.value_state(node) if node is not None else False)
+    return states, shaped
+
+
+def literal_state(w: FunctionWriter, node: cst.BaseExpression) -> State:
+    """:meth:`FunctionWriter.value_state` of a tuple, list or dict literal whose elements that read batched
+    values only through shape queries (made per example by :class:`PerExample`) are unbatched."""
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return Tree("tuple" if isinstance(node, cst.Tuple) else "list",
+                    tuple((str(i), literal_state(w, e.value)) for i, e in enumerate(node.elements)))
+    if isinstance(node, cst.Dict):
+        return Tree("dict", tuple((code(e.key), literal_state(w, e.value)) for e in node.elements
+                                  if isinstance(e, cst.DictElement)))
+    if not isinstance(node, cst.Name) and w.only_shapes(node):
+        return False
+    return w.value_state(node)
 
 
 def scalar_query(value: cst.BaseExpression) -> bool:
