@@ -583,7 +583,7 @@ def test_grad_of_an_if_on_batched_data_rebinding_a_parameter_is_selected_per_exa
     agree(g, tuple(np.asarray(w) for w in want))
     loop = [srcjax.grad(one_branch_binds, argnums=(0, 1))(x, y, z) for z in zs]
     for k in range(2):
-        np.testing.assert_allclose(np.asarray(g[k]), np.stack([np.asarray(l[k]) for l in loop]), rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(g[k]), np.stack([np.asarray(one[k]) for one in loop]), rtol=1e-12)
 
 
 # -- lists of batched and unbatched values, builtins -----------------------------------------------
