@@ -73,9 +73,7 @@ KNOWN_REFUSALS: tuple[str, ...] = (
 )
 # Wrong answers met and left to another change: (case, check) -> why; xfail, not hidden
 KNOWN_WRONG: dict[tuple[str, str], str] = {
-    # srcjax.vmap(f)(x, scale=s) called inside compiled code maps the keyword argument as None (jax: axis 0):
-    # shape (4, 4, 3) instead of (4, 3); the call from Python is right (helper fix8, #15 item 1)
-    ("keyword_scale", "lambda x, s: vmap(f)(x, scale=s)"): "a keyword argument of a vmapped call inside jit",
+    # (emptied: `jit(lambda x, s: vmap(f)(x, scale=s))` mapped the keyword as None; fixed by fix8's keyword mapping)
 }
 
 
