@@ -31,7 +31,7 @@ from .windows import ConvDimensionNumbers, conv, conv_general_dilated, conv_tran
 __all__ = ["ConvDimensionNumbers", "add", "all_gather", "axis_index", "bitcast_convert_type", "cond", "conv",
            "conv_general_dilated", "conv_transpose", "erf", "fori_loop", "index_update", "max", "min", "mul",
            "padtype_to_pads", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter", "reduce_window", "scan",
-           "switch", "while_loop", "with_sharding_constraint"]
+           "select", "switch", "while_loop", "with_sharding_constraint"]
 
 # JAX's elementwise monoids, the computations ``reduce_window`` takes: NumPy's ufuncs (so srcjax reads
 # ``srcjax.lax.add(x, y)`` as ``np.add``; unlike JAX's they broadcast and promote as NumPy does)
@@ -39,6 +39,7 @@ add = np.add
 mul = np.multiply
 max = np.maximum  # noqa: A001  (JAX's names)
 min = np.minimum  # noqa: A001
+select = np.where  # (JAX's ``lax.select(pred, on_true, on_false)``: per element; NumPy's broadcasting, as above)
 for _f in (conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window):
     _f.__module__ = __name__  # (their home is srcjax.windows; users find them here)
 

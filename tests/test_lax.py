@@ -816,3 +816,23 @@ def test_index_update_slice_broadcasts_and_copies():
     expected = index_update_slice(x, np.array([7.0, 8.0, 9.0]))
     assert x[1, 0] == 3.0  # the input is not modified
     check_agree(compiled(index_update_slice)(x, np.array([7.0, 8.0, 9.0])), expected, "compiled")
+
+
+def select_sum(x, y):
+    return np.sum(lax.select(x > y, x * y, np.sin(x)))
+
+
+def test_select_is_jaxs_under_jit_grad_and_vmap():
+    """``srcjax.lax.select`` (JAX's ``lax.select``, read as ``np.where``): values, gradients, a batch."""
+    jx = jax.lax
+
+    def j_select_sum(x, y):
+        return jnp.sum(jx.select(x > y, x * y, jnp.sin(x)))
+
+    x, y = np.linspace(-1.0, 1.0, 6), np.full(6, 0.2)
+    np.testing.assert_allclose(float(srcjax.jit(select_sum)(x, y)), float(j_select_sum(x, y)), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(srcjax.grad(select_sum, argnums=(0, 1))(x, y)),
+                               np.asarray(jax.grad(j_select_sum, argnums=(0, 1))(x, y)), rtol=1e-6)
+    xs, ys = np.stack([x, -x]), np.stack([y, y])
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(srcjax.grad(select_sum))(xs, ys)),
+                               np.asarray(jax.vmap(jax.grad(j_select_sum))(xs, ys)), rtol=1e-6)
