@@ -40,7 +40,6 @@ from .arguments import (  # (api's names for them: the transformations import th
 )
 from .core import (
     ArgumentError,
-    InternalError,
     NeedStatic,
     ShapedArray,
     ShapeDtypeStruct,
@@ -50,7 +49,7 @@ from .core import (
     transformation,
 )
 from .donation import alias_text, donated_leaves, donated_names
-from .frontend import locations
+from .frontend.locations import user_error as _clean  # (api's name for it: the transformations import it here)
 from .frontend.program import Program
 from .frontend.read import is_generated
 from .frontend.resolve import unwrap
@@ -63,27 +62,6 @@ from .tree_calls import tree_key as _tree_key
 _LOC = re.compile(r' loc\("(?:[^"\\\\]|\\\\.)*":\d+:\d+\)')
 
 __all__ = ["compile", "lower", "eval_shape", "Compiled", "Lowered", "CompiledExecutable"]
-
-
-def _clean(e: TranspileError) -> TranspileError:
-    """Drop srcjax's own frames from a user-facing error (internal errors keep them); an error placed
-    in source srcjax wrote (``<srcjax.vmap of f #0>``) or in its helpers is placed at the user's line
-    that source comes from (or the innermost user call that led there)."""
-    if not isinstance(e, InternalError):
-        e.__cause__ = None
-        e.__suppress_context__ = True
-        e.with_traceback(None)
-    if e.span is None and isinstance(e, ArgumentError):  # (about a call's arguments or a transformation's
-        e.span = locations.caller_span()                   # options: at the user's line making it)
-    if e.span is not None and not locations.is_users(e.span):
-        for k, site in enumerate([e.span, *e.chain]):
-            mapped = locations.user_span(site)
-            if mapped is not None:
-                e.span, e.chain = mapped, [c for c in e.chain[k:] if locations.is_users(c) and c != mapped]
-                if e.note:  # (its names are those of the code srcjax wrote: a batched helper's parameters)
-                    e.note = f"in the code srcjax wrote for this line: {e.note}"
-                break
-    return e
 
 
 class _Plan:

@@ -120,6 +120,9 @@ def _use_all(k: float, refs: list[Any]) -> None:
 def test_transformed_functions_die_with_their_users() -> None:
     refs: list[Any] = []
     _use_all(0.5, [])  # (srcjax's own programs, compiled once per process: uploads, zeros)
+    from srcjax import packed_calls
+
+    packed_calls.wait()  # (an earlier test's packed program compiling on its thread would be counted after)
     gc.collect()
     before = len(get_backend().client.live_executables())
     modules = _generated_registrations()

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from ..core import Span
+from ..core import ArgumentError, InternalError, Span, TranspileError
 from .ast_walk import walk_ast
 from .names import assigned_names, target_names
 from .normalize import NormalizedFunction
@@ -58,12 +58,12 @@ def is_users(span: Span) -> bool:
     return not span.filename.startswith("<srcjax.") and not span.filename.startswith(_SRCJAX_DIR)
 
 
-def caller_span() -> Span | None:
+def caller_span(depth: int = 1) -> Span | None:
     """The call in the user's code that is running srcjax now (the innermost frame outside srcjax and the
     source it wrote: the expression its instruction belongs to), or None where srcjax's front end is
     reading a function (a transformation it applies while reading: it places the error at the call it
-    reads) or no such frame is found."""
-    f = sys._getframe(1)
+    reads) or no such frame is found. ``depth``: the frames above this one to start from (their caller's)."""
+    f = sys._getframe(depth)
     front = _SRCJAX_DIR + "frontend" + os.sep
     while f is not None:
         name = f.f_code.co_filename
@@ -229,3 +229,24 @@ def _lookup(name: str, bindings: dict[str, Span]) -> Span | None:
             stripped = re.sub(r"_\d+$", "", n)
             n = stripped if stripped != n else None
     return None
+
+
+def user_error(e: TranspileError) -> TranspileError:
+    """Drop srcjax's own frames from a user-facing error (internal errors keep them); an error placed
+    in source srcjax wrote (``<srcjax.vmap of f #0>``) or in its helpers is placed at the user's line
+    that source comes from (or the innermost user call that led there)."""
+    if not isinstance(e, InternalError):
+        e.__cause__ = None
+        e.__suppress_context__ = True
+        e.with_traceback(None)
+    if e.span is None and isinstance(e, ArgumentError):  # (about a call's arguments or a transformation's
+        e.span = caller_span(2)  # options: at the user's line making it; above this frame)
+    if e.span is not None and not is_users(e.span):
+        for k, site in enumerate([e.span, *e.chain]):
+            mapped = user_span(site)
+            if mapped is not None:
+                e.span, e.chain = mapped, [c for c in e.chain[k:] if is_users(c) and c != mapped]
+                if e.note:  # (its names are those of the code srcjax wrote: a batched helper's parameters)
+                    e.note = f"in the code srcjax wrote for this line: {e.note}"
+                break
+    return e
