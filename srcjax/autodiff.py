@@ -121,6 +121,8 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
                                       single=single, origins=origins, max_iters=max_iters)
             except ShapeError as e:  # a container output: at the user's return
                 raise e.with_span(return_span(base, has_aux)) from None
+            except ad.DifferentiationError as e:  # (has_aux's pair missing: at the user's return too)
+                raise e.with_span(return_span(base, False) if e.at_return else None) from None
 
         try:
             prog = reverse_over.inline_tape_calls(prog)  # (generated code's helper halves: written out)

@@ -84,6 +84,8 @@ def test_jacrev_has_aux_under_vmap_and_jit_and_inside_compiled_code() -> None:
     lambda: srcjax.jvp(not_a_pair, (X, Y), (X, Y), has_aux=True),
     lambda: srcjax.jacrev(not_a_pair, has_aux=True)(X, Y),
     lambda: srcjax.jacfwd(not_a_pair, 1, has_aux=True)(X, Y),
+    lambda: srcjax.grad(not_a_pair, has_aux=True)(X, Y),  # (was unlocated: no file, no line)
+    lambda: srcjax.value_and_grad(not_a_pair, has_aux=True)(X, Y),
     # (under vmap the pair cannot be checked: an array's [1] would be read as aux, a silent wrong answer)
     lambda: srcjax.vmap(srcjax.jacrev(not_a_pair, has_aux=True))(np.stack([X, X]), np.stack([Y, Y])),
 ])

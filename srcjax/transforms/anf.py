@@ -41,6 +41,8 @@ ADJOINT_IMPORTS = tuple(adjoint.__all__)  # the helpers generated derivative sou
 class DifferentiationError(TranspileError):
     """A construct srcjax cannot differentiate (yet)."""
 
+    at_return = False  # (about the function's return, placed there by autodiff: has_aux's missing pair)
+
 
 class ComprehensionError(DifferentiationError):
     """A comprehension, generator expression or builtin ``sum`` over differentiated values: written as

@@ -52,7 +52,11 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
     out_node = v.ret.value
     if has_aux:
         if not isinstance(out_node, (cst.Tuple, cst.List)) or len(out_node.elements) != 2:
-            raise DifferentiationError("has_aux=True needs the function to return a pair (output, aux)")
+            what = "value_and_grad" if value else "grad"
+            err = DifferentiationError(f"srcjax.{what} with has_aux=True needs {nf.name} to return a pair "
+                                       "(output, aux)", hint="return output, aux (or drop has_aux=True)")
+            err.at_return = True  # (no place here: autodiff puts it at the user's return)
+            raise err
         main = code(out_node.elements[0].value)
         aux = code(out_node.elements[1].value)
     else:
