@@ -366,10 +366,10 @@ def max_bar(g: Any, a: Any, y: Any, axis: Any, keepdims: Any, initial: Any = Non
     beyond every element takes it all: zero cotangent). A NaN result (no element equals it): NaN, as JAX."""
     yk = expand_reduced(y, a, axis, keepdims)
     mask = (a == yk).astype(np.result_type(g))
-    count = expand_reduced(np.sum(mask, axis=axis, keepdims=keepdims), a, axis, keepdims)
+    count = np.sum(mask, axis=axis, keepdims=keepdims)
     if initial is not None:
-        count = count + (yk == initial)
-    return expand_reduced(g, a, axis, keepdims) * mask / count
+        count = count + (y == initial)
+    return expand_reduced(g / count, a, axis, keepdims) * mask  # (= g * mask / count; one division per result)
 
 
 def var_bar(g: Any, a: Any, axis: Any, ddof: Any, keepdims: Any) -> Any:
