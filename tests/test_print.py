@@ -150,3 +150,31 @@ def test_renaming_by_ast_positions_writes_what_libcst_writes():
         assert program._renamed_names(text, renames) == want, text
     for text in differ:
         assert program._renamed_names(text, renames) is None, text
+
+
+def _printing_helper(x):
+    print("helper", x[0])
+    return x * 3.0
+
+
+def prints_in_a_helper(x):
+    return np.sum(_printing_helper(np.cos(x)))
+
+
+def prints_in_a_nested_function(x):
+    def show(v):
+        print("nested", v[0])
+        return v
+
+    while np.sum(x) < 20.0:
+        x = show(x * 2.0)
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("fn", [prints_in_a_helper, prints_in_a_nested_function])
+def test_print_in_a_helper_or_a_nested_function(fn, capsys):
+    """Functions whose own code does not call ``print`` but print: through a helper, or a nested function
+    called in a loop on data (lower/host_print.has_print reads the names each function's code reads)."""
+    _, want = run_printing(fn, capsys, X)
+    _, got = run_printing(srcjax.compile(fn), capsys, X)
+    assert got == want and want

@@ -152,8 +152,9 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
         if r.shape != o.shape or r.dtype != o.dtype:
             raise InternalError(f"internal error: {prim.name} lowered to {r.aval.str_short()} but its "
                                 f"abstract evaluation says {o.str_short()}")
-        o2 = o.update(weak_type=weak or o.weak_type, origin=origin if o.ndim == 0 else frozenset())
-        final.append(HloValue(r.name, o2))
+        w, org = weak or o.weak_type, origin if o.ndim == 0 else frozenset()
+        final.append(HloValue(r.name, o if w == o.weak_type and org == o.origin else
+                              o.update(weak_type=w, origin=org)))
     return final if multi else final[0]
 
 

@@ -134,11 +134,18 @@ def has_print(program: Any) -> bool:
     """Whether any function of ``program`` calls ``print`` (then the specializer orders the calls)."""
     found = getattr(program, "_has_print", None)
     if found is None:
-        found = program._has_print = any(_calls_print(f) for f in program.functions.values())
+        # (an entry whose parameters are fixed to functions calls them by their names: walked)
+        bound = program.entry if program.bindings else None
+        found = program._has_print = any(_calls_print(f, bound) for f in program.functions.values())
     return bool(found)
 
 
-def _calls_print(nf: Any) -> bool:
+def _names_print(code: Any) -> bool:
+    """Whether ``code`` or a code object nested in it (a nested function, a lambda) reads a name ``print``."""
+    return "print" in code.co_names or any(_names_print(c) for c in code.co_consts if type(c) is type(code))
+
+
+def _calls_print(nf: Any, bound: Any = None) -> bool:
     """Whether the normalized function ``nf`` calls ``print``; remembered on ``nf`` with the tree it
     was found in (library helpers' normalized functions are shared by every program that calls them)."""
     seen = nf.__dict__.get("_calls_print")
@@ -146,6 +153,10 @@ def _calls_print(nf: Any) -> bool:
         return bool(seen[1])
     if getattr(nf.fn, "__module__", "") in LIBRARY_MODULES and not is_generated(nf.fn):
         return False  # srcjax's own helpers print nothing (tests/test_print.py checks their source): not walked
+    code = getattr(nf.fn, "__code__", None)
+    if code is not None and nf is not bound and not hasattr(nf.fn, "__srcjax_bound__") and not _names_print(code):
+        return False  # (its code never reads the name `print`: its normalized form calls no `print(...)`;
+        # a helper's bound variant, bound_helpers.py, calls its function parameters by the functions' names)
     found = any(type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "print"  # type: ignore[attr-defined]
                 for n in walk_nodes(nf.fdef))
     nf._calls_print = (nf.fdef, found)

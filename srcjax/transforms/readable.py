@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -507,6 +508,10 @@ def _children(node: ast.AST) -> Sequence[tuple[ast.AST, int]]:
 # -- tidying -------------------------------------------------------------------------------------------
 
 
+_F_STRING = re.compile(r"""(?<!\w)(?:[fF][rR]?|[rR][fF])['"]""")  # where an f-string may start
+_TIDIED = re.compile(r"[-*]")  # (a statement without a negation or a product has nothing to tidy)
+
+
 def tidy(text: str, keep: frozenset[str] = frozenset()) -> str:
     """Constants gathered and double negations removed (see the module docstring), in functions
     without control flow; a statement binding one of the user's names (``keep``) is the user's line,
@@ -525,11 +530,10 @@ def tidy(text: str, keep: frozenset[str] = frozenset()) -> str:
         for child, child_need in _children(node):
             go(child, child_need)
 
-    for st in walked(tree):
-        if isinstance(st, ast.JoinedStr):
-            return text
+    if _F_STRING.search(text) and any(isinstance(st, ast.JoinedStr) for st in walked(tree)):
+        return text
     for st in (n for f in tree.body if isinstance(f, ast.FunctionDef) and not _control_flow(f) for n in walked(f)):
-        if isinstance(st, _STMTS) and not _binds_user_name(st, keep):
+        if isinstance(st, _STMTS) and _TIDIED.search(text, *t.span(st)) and not _binds_user_name(st, keep):
             for field, need in (("value", 0), ("test", 1), ("msg", 1)):
                 v = getattr(st, field, None)
                 if isinstance(v, ast.expr):

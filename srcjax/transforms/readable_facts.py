@@ -43,6 +43,7 @@ from collections import Counter
 from ..frontend.ast_walk import imported_names, walked
 from ..frontend.parsed import parse
 from .simplify import _Text  # (the simplifier's text positions: this pass edits the text it wrote)
+from .simplify_syntax import body_nodes
 
 _ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
 _HELPERS = ("ones_like", "zeros_like", "unbroadcast", "expand_reduced", "is_float")
@@ -64,8 +65,7 @@ def guard_rewrites(text: str) -> str:
     t = _Text(text)
     edits: list[tuple[int, int, str]] = []
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and not any(isinstance(n, _NESTED) for f in node.body
-                                                         for n in walked(f)):
+        if isinstance(node, ast.FunctionDef) and not any(isinstance(n, _NESTED) for n in body_nodes(node)):
             _Function(node, t, edits).rewrite()
     return t.render(0, len(text), edits) if edits else text
 
