@@ -638,7 +638,7 @@ def test_every_stored_helper_tree_is_its_texts_tree(tmp_path, monkeypatch):
     assert len(records) >= 10 and all(r["tree"] for r in records)
     for r in records:
         parsed = parse_module(r["text"]).body[0]
-        rebuilt = library_cache._decode(json.loads(json.dumps(r["tree"]))["body"], library_cache._classes(r["tree"]["types"]))
+        rebuilt = library_cache._rebuild(json.loads(json.dumps(r["tree"])))
         assert library_cache._identical(rebuilt, parsed), r["name"]
 
 
