@@ -64,6 +64,9 @@ def _plain(fdef: ast.FunctionDef) -> bool:
         return False
     bad = (*_SCOPES, ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match,
            ast.Global, ast.Nonlocal, ast.JoinedStr)
+    # (the whole def's walk, which _function reads next, first: the body's statements only if it finds one)
+    if not any(isinstance(n, bad) for n in walked(fdef)[1:]):
+        return True
     return not any(isinstance(n, bad) for body in fdef.body for n in walked(body))
 
 
