@@ -45,7 +45,7 @@ import numpy as np
 from .. import warm_cache
 from ..core import Span
 from .bound_helpers import bound_names
-from .names import walk
+from .names import syntax_children, walk
 from .normalize import NormalizedFunction
 from .read import UnreadSource, is_generated, parse_module
 
@@ -236,10 +236,39 @@ def _classes(names: list[Any]) -> list[Any]:
     """``(class, its fields' slots)`` for each name of an encoded tree: libcst's node classes only."""
     out = []
     for name in names:
-        cls = getattr(cst, str(name), None)
-        if not isinstance(cls, type) or not issubclass(cls, cst.CSTNode):
-            raise ValueError(name)
-        out.append((cls, [cls.__dict__[f] for f in _fields(cls)]))
+        found = _CLASSES.get(name) if type(name) is str else None
+        if found is None:
+            cls = getattr(cst, str(name), None)
+            if not isinstance(cls, type) or not issubclass(cls, cst.CSTNode):
+                raise ValueError(name)
+            found = _CLASSES[str(name)] = (cls, [cls.__dict__[f] for f in _fields(cls)])
+        out.append(found)
+    return out
+
+
+_CLASSES: dict[str, tuple[type, list[Any]]] = {}  # a libcst node class's name -> (it, its fields' slots)
+
+
+# what holds statements (besides statements): walking only these finds every statement, not expressions
+_HOLDERS = (cst.BaseStatement, cst.BaseSuite, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally,
+            cst.MatchCase)
+
+
+def _statements(fdef: cst.CSTNode) -> list[cst.CSTNode]:
+    """The statements of ``fdef`` (itself first) in :func:`~.names.walk`'s order, the nodes a normalized
+    function's spans are kept for, found without walking any expression (a statement is only ever held
+    by a statement or one of :data:`_HOLDERS`)."""
+    out: list[cst.CSTNode] = []
+    stack = [fdef]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.BaseStatement):
+            out.append(n)
+            if isinstance(n, cst.SimpleStatementLine):
+                continue
+        kids = [c for c in syntax_children(n) if isinstance(c, _HOLDERS)]
+        kids.reverse()
+        stack.extend(kids)
     return out
 
 
@@ -312,8 +341,13 @@ def store(nf: NormalizedFunction) -> None:
         sites = [(_ref(c), _span(s, own)) for c, s in nf.call_sites.items()]
         if any(r is None for r in calls) or any(r is None for r, _ in sites):
             return
-        spans = [[i, _span(nf.spans[id(n)], own)] for i, n in enumerate(walk(nf.fdef)) if id(n) in nf.spans]
+        spans_of = "statements"
+        spans = [[i, _span(nf.spans[id(n)], own)] for i, n in enumerate(_statements(nf.fdef)) if id(n) in nf.spans]
+        if len(spans) != len(nf.spans):  # (a span of a node that is not a statement: every node is counted)
+            spans_of = "all"
+            spans = [[i, _span(nf.spans[id(n)], own)] for i, n in enumerate(walk(nf.fdef)) if id(n) in nf.spans]
         record = {"version": _VERSION, "name": nf.name, "text": text, "spans": spans, "calls": calls,
+                  "spans_of": spans_of,
                   "call_sites": sites, "temps": sorted(nf.temps), "names": nf.source.names(),
                   "def_span": _span(nf.source.def_span(), own)}
         # (the tree encoded and the entry written on a thread of its own: ~1 ms a helper of the caller's
@@ -349,7 +383,7 @@ def load(fn: Callable[..., Any], name: str) -> NormalizedFunction | None:
             return None
         wanted = {int(i): _unspan(s, own) for i, s in record["spans"]}
         spans: dict[int, Span] = {}
-        for i, n in enumerate(walk(fdef)):
+        for i, n in enumerate(walk(fdef) if record["spans_of"] == "all" else _statements(fdef)):
             s = wanted.get(i)
             if s is not None:
                 spans[id(n)] = s
