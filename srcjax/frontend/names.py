@@ -206,14 +206,16 @@ def code(node: cst.CSTNode) -> str:
     state = _Codegen(default_indent="    ", default_newline="\n")
     node._codegen(state)
     text = "".join(state.tokens)
-    if len(_CODE) >= _CODE_MAX:
-        _CODE.clear()
-    _CODE[id(node)] = (node, text)  # (the node kept alive: its id is not another node's while it is here)
+    if len(text) <= _CODE_LONGEST:  # (operands: a whole function printed is not kept alive here)
+        if len(_CODE) >= _CODE_MAX:
+            _CODE.clear()
+        _CODE[id(node)] = (node, text)  # (the node kept alive: its id is not another node's while it is here)
     return text
 
 
 _CODE: dict[int, tuple[cst.CSTNode, str]] = {}  # id(node) -> (node, its code)
-_CODE_MAX = 8192
+_CODE_MAX = 4096
+_CODE_LONGEST = 200
 gc_pause.on_resume(_CODE.clear)
 
 
