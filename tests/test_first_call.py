@@ -638,7 +638,7 @@ def test_every_stored_helper_tree_is_its_texts_tree(tmp_path, monkeypatch):
     assert len(records) >= 10 and all(r["tree"] for r in records)
     for r in records:
         parsed = parse_module(r["text"]).body[0]
-        rebuilt = library_cache._decode(json.loads(json.dumps(r["tree"]))["body"], library_cache._classes(r["tree"]["types"]))
+        rebuilt = library_cache._rebuild(json.loads(json.dumps(r["tree"])))
         assert library_cache._identical(rebuilt, parsed), r["name"]
 
 
@@ -740,3 +740,32 @@ def test_the_primitives_by_path_are_rebuilt_when_the_registry_changes(monkeypatc
     before = primitive_paths()
     monkeypatch.setattr(registry, "_REGISTERED", [registry.registrations() + 1])  # (a primitive registered again)
     assert primitive_paths() is not before and primitive_paths() == before
+
+
+def test_a_helpers_spans_are_kept_by_statement(tmp_path, monkeypatch):
+    """A stored helper's spans are numbered among its statements only (library_cache._statements: walk's
+    statements in walk's order, without walking expressions); helpers with branches and loops come back
+    with every span on the statement it was on."""
+    import inspect
+
+    from srcjax import adjoint, batched
+    from srcjax.frontend import library_cache
+    from srcjax.frontend.names import walk
+    from srcjax.frontend.normalize import normalize
+
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    compound = [(n, f) for m in (adjoint, batched) for n, f in sorted(vars(m).items())
+                if inspect.isfunction(f) and f.__module__ == m.__name__ and not n.startswith("_")
+                and any(k in inspect.getsource(f) for k in ("    if ", "    for ", "    while "))][:8]
+    assert len(compound) == 8
+    for name, fn in compound:
+        nf = normalize(fn, lambda g: g.__name__, name)
+        stmts = library_cache._statements(nf.fdef)
+        assert stmts == [n for n in walk(nf.fdef) if isinstance(n, cst.BaseStatement)], name
+        assert any(isinstance(s, cst.BaseCompoundStatement) for s in stmts[1:]), name
+        library_cache.store(nf)
+        _flush()
+        back = library_cache.load(fn, name)
+        assert back is not None, name
+        got = [back.spans.get(id(s)) for s in library_cache._statements(back.fdef)]
+        assert got == [nf.spans.get(id(s)) for s in stmts] and len(back.spans) == len(nf.spans), name

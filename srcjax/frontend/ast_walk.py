@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from collections import deque
 from collections.abc import Iterator
 
 from .. import gc_pause
 
-__all__ = ["imported_names", "walk_ast", "walked"]
+__all__ = ["has_fstring", "imported_names", "statements", "walk_ast", "walked"]
 
 _AST = ast.AST
 
@@ -44,15 +45,73 @@ gc_pause.on_resume(_WALKED.clear)
 
 def walked(node: ast.AST) -> list[ast.AST]:
     """``list(walk_ast(node))``, remembered for ``node``: only for read-only passes over trees that
-    are never changed after they are parsed (a changed tree would be walked as it was)."""
+    are never changed after they are parsed (a changed tree would be walked as it was). The walk of
+    each statement under ``node`` is remembered from the same pass (the passes walk a function, then
+    its statements one by one): a statement's walk is the whole walk's nodes under it, in the same order
+    (breadth first: the nodes at each depth under it keep their order)."""
     hit = _WALKED.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
-    found = list(walk_ast(node))
-    if len(_WALKED) >= _WALKED_MAX:
+    found: list[ast.AST] = []
+    owned: list[tuple[ast.AST, list[ast.AST]]] = []
+    todo: deque[tuple[ast.AST, tuple[list[ast.AST], ...]]] = deque(((node, ()),))
+    popleft, append, extend = todo.popleft, todo.append, todo.extend
+    add, stmt = found.append, ast.stmt
+    while todo:
+        n, owners = popleft()
+        add(n)
+        for walk in owners:
+            walk.append(n)
+        if isinstance(n, stmt) and n is not node:
+            mine: list[ast.AST] = [n]
+            owned.append((n, mine))
+            owners = (*owners, mine)
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if isinstance(v, _AST):
+                append((v, owners))
+            elif v.__class__ is list:
+                extend([(c, owners) for c in v if isinstance(c, _AST)])
+    if len(_WALKED) + len(owned) >= _WALKED_MAX:
         _WALKED.clear()
     _WALKED[id(node)] = (node, found)
+    for n, walk in owned:
+        _WALKED[id(n)] = (n, walk)
     return found
+
+
+_BODIES = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def statements(node: ast.AST) -> list[ast.stmt]:
+    """The statements of ``walked(node)``, in its order, without walking any expression: a statement is
+    only ever held by a statement (its body, ``orelse``, ...), an ``except`` handler or a ``case`` (held by
+    statements in turn), so walking only those reaches each one at the same depth, in the same order.
+    A function's statements cost a few steps each (its expressions are most of its nodes)."""
+    out: list[ast.stmt] = []
+    todo = deque((node,))
+    popleft, append, extend = todo.popleft, todo.append, todo.extend
+    while todo:
+        n = popleft()
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if v.__class__ is list:
+                if v and isinstance(v[0], _BODIES):  # (a list field holds nodes of one kind)
+                    extend([c for c in v if isinstance(c, _BODIES)])
+            elif isinstance(v, _BODIES):
+                append(v)
+        if isinstance(n, ast.stmt):
+            out.append(n)
+    return out
+
+
+_FSTRING = re.compile(r"""(?<!\w)(?:[fF][rR]?|[rR][fF])['"]""")
+
+
+def has_fstring(text: str) -> bool:
+    """Whether ``text`` may hold an f-string (an ``ast.JoinedStr``): False only when no f-string prefix
+    precedes a quote anywhere (then no walk need look for one)."""
+    return _FSTRING.search(text) is not None
 
 
 def imported_names(node: ast.Import | ast.ImportFrom) -> list[str]:

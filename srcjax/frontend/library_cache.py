@@ -45,11 +45,11 @@ import numpy as np
 from .. import warm_cache
 from ..core import Span
 from .bound_helpers import bound_names
-from .names import walk
+from .names import syntax_children, walk
 from .normalize import NormalizedFunction
 from .read import UnreadSource, is_generated, parse_module
 
-_VERSION = "srcjax-normalized-3"
+_VERSION = "srcjax-normalized-4"
 _MODULE = cst.Module(body=[])
 _WHITESPACE = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline)
 
@@ -145,48 +145,80 @@ def _kind(t: type) -> int:
     return k
 
 
-def _encode(node: Any, types: dict[str, int]) -> Any:
+def _encode(node: Any, types: dict[str, int], leaves: dict[tuple[Any, ...], int], share: bool = True) -> Any:
     """``node`` (a libcst tree) as JSON values: a node ``[its class's index in types, *its fields]``, a
     sequence (a tuple) a list of nodes, ``{}`` for ``MaybeSentinel.DEFAULT``, strings, booleans and None as
-    they are; raises ValueError on anything else (a list, another value: then no tree is stored)."""
+    they are; raises ValueError on anything else (a list, another value: then no tree is stored). A
+    whitespace node made of one value (:data:`_LEAVES`: ``SimpleWhitespace(" ")``, ``Newline()``: ~45% of
+    a helper's nodes) held in a field (``share``; not an item of a sequence, whose first item must stay a
+    list) is its index in ``leaves`` (the distinct ones, written once): one node per value when decoded."""
     t = type(node)
     fields = _ENCODED.get(t)
     if fields is not None:
         i = types.get(t.__name__)
         if i is None:
             i = types[t.__name__] = len(types)
-        return [i, *[_encode(getattr(node, f), types) for f in fields]]
+        if share and t in _LEAVES:
+            leaf = (i, *[getattr(node, f) for f in fields])
+            if all(v is None or type(v) is str for v in leaf[1:]):
+                j = leaves.get(leaf)
+                if j is None:
+                    j = leaves[leaf] = len(leaves)
+                return j
+        return [i, *[_encode(getattr(node, f), types, leaves) for f in fields]]
     if t is str or node is None or t is bool:
         return node
     if t is tuple:
-        return [_encode(n, types) for n in node]
+        return [_encode(n, types, leaves, False) for n in node]
     if node is _DEFAULT:
         return {}
     if isinstance(node, cst.CSTNode) and getattr(cst, t.__name__, None) is t:
         _ENCODED[t] = _fields(t)  # (a libcst node class, found again by its name)
-        return _encode(node, types)
+        return _encode(node, types, leaves, share)
     raise ValueError(t)
 
 
+# whitespace nodes of a single value, shared within a decoded tree (libcst's nodes never change; spans and
+# positions are never asked of whitespace)
+_LEAVES = frozenset({cst.SimpleWhitespace, cst.Newline})
 _ENCODED: dict[type, tuple[str, ...]] = {}  # libcst's node classes met -> their fields
 
 
-def _decode(value: Any, classes: list[Any]) -> Any:
-    """The tree :func:`_encode` wrote (``classes``: its node classes by index): each node made without its
-    ``__init__`` (a frozen dataclass: one ``object.__setattr__`` a field, then libcst's validation), its
-    fields set through their slots, as the parser's nodes are unchecked (``read.parse_module``)."""
+def _decode(value: Any, classes: list[Any], leaves: list[Any]) -> Any:
+    """The tree :func:`_encode` wrote (``classes``: its node classes by index; ``leaves``: its shared
+    whitespace nodes, rebuilt): each node made without its ``__init__`` (a frozen dataclass: one
+    ``object.__setattr__`` a field, then libcst's validation), its fields set through their slots, as the
+    parser's nodes are unchecked (``read.parse_module``). A field's plain value is set without a call."""
     t = type(value)
     if t is list:
         if not value or type(value[0]) is list:
-            return tuple([_decode(v, classes) for v in value])
+            return tuple([_decode(v, classes, leaves) for v in value])
         cls, slots = classes[value[0]]
         node = _NEW(cls)
         for slot, v in zip(slots, value[1:]):
-            slot.__set__(node, _decode(v, classes))
+            tv = type(v)
+            if tv is list:
+                v = _decode(v, classes, leaves)
+            elif tv is int:
+                v = leaves[v]
+            elif tv is dict:
+                v = _DEFAULT
+            slot.__set__(node, v)
         return node
+    if t is int:
+        return leaves[value]
     if t is dict:
         return _DEFAULT
     return value
+
+
+def _rebuild(tree: dict[str, Any]) -> Any:
+    """The tree :func:`_tree` encoded."""
+    classes = _classes(tree["types"])
+    leaves = [_decode(v, classes, []) for v in tree["leaves"]]
+    if not all(type(n) in _LEAVES for n in leaves):
+        raise ValueError("not a whitespace leaf")
+    return _decode(tree["body"], classes, leaves)
 
 
 _NEW = object.__new__
@@ -204,10 +236,39 @@ def _classes(names: list[Any]) -> list[Any]:
     """``(class, its fields' slots)`` for each name of an encoded tree: libcst's node classes only."""
     out = []
     for name in names:
-        cls = getattr(cst, str(name), None)
-        if not isinstance(cls, type) or not issubclass(cls, cst.CSTNode):
-            raise ValueError(name)
-        out.append((cls, [cls.__dict__[f] for f in _fields(cls)]))
+        found = _CLASSES.get(name) if type(name) is str else None
+        if found is None:
+            cls = getattr(cst, str(name), None)
+            if not isinstance(cls, type) or not issubclass(cls, cst.CSTNode):
+                raise ValueError(name)
+            found = _CLASSES[str(name)] = (cls, [cls.__dict__[f] for f in _fields(cls)])
+        out.append(found)
+    return out
+
+
+_CLASSES: dict[str, tuple[type, list[Any]]] = {}  # a libcst node class's name -> (it, its fields' slots)
+
+
+# what holds statements (besides statements): walking only these finds every statement, not expressions
+_HOLDERS = (cst.BaseStatement, cst.BaseSuite, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally,
+            cst.MatchCase)
+
+
+def _statements(fdef: cst.CSTNode) -> list[cst.CSTNode]:
+    """The statements of ``fdef`` (itself first) in :func:`~.names.walk`'s order, the nodes a normalized
+    function's spans are kept for, found without walking any expression (a statement is only ever held
+    by a statement or one of :data:`_HOLDERS`)."""
+    out: list[cst.CSTNode] = []
+    stack = [fdef]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.BaseStatement):
+            out.append(n)
+            if isinstance(n, cst.SimpleStatementLine):
+                continue
+        kids = [c for c in syntax_children(n) if isinstance(c, _HOLDERS)]
+        kids.reverse()
+        stack.extend(kids)
     return out
 
 
@@ -229,11 +290,12 @@ def _tree(fdef: cst.CSTNode) -> dict[str, Any] | None:
     parser's sequences are tuples; its nodes' ``__post_init__`` only validates): comparing the two here
     doubled the cost of storing a helper (tests/test_first_call.py compares them for every helper)."""
     types: dict[str, int] = {}
+    leaves: dict[tuple[Any, ...], int] = {}
     try:
-        body = _encode(fdef, types)
+        body = _encode(fdef, types, leaves)
     except ValueError:
         return None
-    return {"types": list(types), "body": body}
+    return {"types": list(types), "leaves": [list(leaf) for leaf in leaves], "body": body}
 
 
 class _Unportable(Exception):
@@ -279,8 +341,13 @@ def store(nf: NormalizedFunction) -> None:
         sites = [(_ref(c), _span(s, own)) for c, s in nf.call_sites.items()]
         if any(r is None for r in calls) or any(r is None for r, _ in sites):
             return
-        spans = [[i, _span(nf.spans[id(n)], own)] for i, n in enumerate(walk(nf.fdef)) if id(n) in nf.spans]
+        spans_of = "statements"
+        spans = [[i, _span(nf.spans[id(n)], own)] for i, n in enumerate(_statements(nf.fdef)) if id(n) in nf.spans]
+        if len(spans) != len(nf.spans):  # (a span of a node that is not a statement: every node is counted)
+            spans_of = "all"
+            spans = [[i, _span(nf.spans[id(n)], own)] for i, n in enumerate(walk(nf.fdef)) if id(n) in nf.spans]
         record = {"version": _VERSION, "name": nf.name, "text": text, "spans": spans, "calls": calls,
+                  "spans_of": spans_of,
                   "call_sites": sites, "temps": sorted(nf.temps), "names": nf.source.names(),
                   "def_span": _span(nf.source.def_span(), own)}
         # (the tree encoded and the entry written on a thread of its own: ~1 ms a helper of the caller's
@@ -311,12 +378,12 @@ def load(fn: Callable[..., Any], name: str) -> NormalizedFunction | None:
         if any(c is None for c in calls) or None in sites:
             return None
         tree = record.get("tree")
-        fdef = _decode(tree["body"], _classes(tree["types"])) if tree else parse_module(record["text"]).body[0]
+        fdef = _rebuild(tree) if tree else parse_module(record["text"]).body[0]
         if not isinstance(fdef, cst.FunctionDef) or fdef.name.value != name:
             return None
         wanted = {int(i): _unspan(s, own) for i, s in record["spans"]}
         spans: dict[int, Span] = {}
-        for i, n in enumerate(walk(fdef)):
+        for i, n in enumerate(walk(fdef) if record["spans_of"] == "all" else _statements(fdef)):
             s = wanted.get(i)
             if s is not None:
                 spans[id(n)] = s

@@ -132,7 +132,7 @@ def _bindings(nf: NormalizedFunction) -> dict[str, Span]:
             if isinstance(st, cst.For):
                 names = target_names(st.target)
             elif isinstance(st, cst.SimpleStatementLine):
-                names = assigned_names([st])
+                names = _line_assigned(st)
             else:
                 continue
             for n in names:
@@ -140,6 +140,19 @@ def _bindings(nf: NormalizedFunction) -> dict[str, Span]:
     for n, sp in nf.loop_names.items():  # (a loop's sequence in derivative source: the user's loop)
         out.setdefault(n, sp)
     return out
+
+
+def _line_assigned(st: cst.SimpleStatementLine) -> list[str]:
+    """``assigned_names([st])`` without walking the values: in a line of simple statements only an
+    assignment's targets bind (``for`` and ``def`` are compound; an expression holds no ``AssignTarget``)."""
+    out: dict[str, None] = {}
+    for sm in st.body:
+        if isinstance(sm, cst.Assign):
+            for t in sm.targets:
+                out.update(dict.fromkeys(target_names(t.target)))
+        elif isinstance(sm, (cst.AugAssign, cst.AnnAssign)):
+            out.update(dict.fromkeys(target_names(sm.target)))
+    return list(out)
 
 
 def _only_return(nf: NormalizedFunction) -> Span | None:
@@ -202,20 +215,28 @@ def _origin(st: ast.stmt, bindings: dict[str, Span]) -> Span | None:
             targets += [n.id for n in walk_ast(t) if isinstance(n, ast.Name)]
     elif isinstance(st, (ast.AugAssign, ast.AnnAssign, ast.For)):
         targets = [n.id for n in walk_ast(st.target) if isinstance(n, ast.Name)]
-    head: list[ast.AST] = [v for v in (getattr(st, f, None) for f in ("value", "test", "iter", "msg")) if v is not None]
-    reads = [n.id for h in head for n in walk_ast(h) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
     if any(_SUFFIX.match(t) and _SUFFIX.match(t).group(2) == "bar" for t in targets):  # type: ignore[union-attr]
-        for n in reads:  # the cotangent it transposes (not its own accumulation)
+        for n in _reads(st):  # the cotangent it transposes (not its own accumulation)
             m = _SUFFIX.match(n)
             found = _lookup(m.group(1), bindings) if m is not None and m.group(2) == "bar" and n not in targets \
                 else None
             if found is not None:
                 return found
-    for n in targets + reads:
+    for n in targets:
+        found = _lookup(n, bindings)
+        if found is not None:
+            return found
+    for n in _reads(st):  # (walked only when no target is found: most statements stop above)
         found = _lookup(n, bindings)
         if found is not None:
             return found
     return None
+
+
+def _reads(st: ast.stmt) -> list[str]:
+    """The names the head of ``st`` reads (its value, test, iterable or message), in ``walk_ast``'s order."""
+    head: list[ast.AST] = [v for v in (getattr(st, f, None) for f in ("value", "test", "iter", "msg")) if v is not None]
+    return [n.id for h in head for n in walk_ast(h) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
 
 
 def _lookup(name: str, bindings: dict[str, Span]) -> Span | None:

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from .. import gc_pause
 from .parsed import is_literal, parse
 
 # -- fast traversal ------------------------------------------------------------------
@@ -193,13 +194,29 @@ class _Codegen(CodegenState):
 
 
 def code(node: cst.CSTNode) -> str:
-    """``cst.Module([]).code_for_node(node)``, cheaper (a name or number is its text)."""
+    """``cst.Module([]).code_for_node(node)``, cheaper (a name or number is its text), and remembered
+    per node until the collector's pause ends (libcst's nodes never change: the batcher and the
+    derivative writers print the same operands several times, ~half of a first ``vmap(grad(f))``'s)."""
     t = type(node)
     if (t is cst.Name or t is cst.Integer or t is cst.Float) and not node.lpar:  # type: ignore[attr-defined]
         return node.value  # type: ignore[attr-defined,no-any-return]
+    hit = _CODE.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
     state = _Codegen(default_indent="    ", default_newline="\n")
     node._codegen(state)
-    return "".join(state.tokens)
+    text = "".join(state.tokens)
+    if len(text) <= _CODE_LONGEST:  # (operands: a whole function printed is not kept alive here)
+        if len(_CODE) >= _CODE_MAX:
+            _CODE.clear()
+        _CODE[id(node)] = (node, text)  # (the node kept alive: its id is not another node's while it is here)
+    return text
+
+
+_CODE: dict[int, tuple[cst.CSTNode, str]] = {}  # id(node) -> (node, its code)
+_CODE_MAX = 4096
+_CODE_LONGEST = 200
+gc_pause.on_resume(_CODE.clear)
 
 
 _LITERALS: dict[tuple[type, str], Any] = {}

@@ -34,7 +34,7 @@ from ..core import Span, TranspileError, UnknownFunctionError, UnsupportedSyntax
 from ..primitives import registry
 from . import callees, closures
 from .callees import ALLOWED_BUILTINS
-from .names import Visitor, code, names_in, target_names
+from .names import Visitor, code, target_names
 from .read import FunctionSource
 from .syntax import attr_chain, dotted
 
@@ -174,7 +174,8 @@ class Resolver:
         self.calls: list[Callable[..., Any]] = []
         self.call_sites: dict[Callable[..., Any], Span | None] = {}  # where each of `calls` is first named
         self.locals = local_names(src.fdef)
-        self.used = set(self.locals) | set(names_in(src.fdef)) | {"np", "math", "srcjax"}
+        # (src.names(): names_in(src.fdef), remembered on the source for readable.user_names to read again)
+        self.used = set(self.locals) | set(src.names()) | {"np", "math", "srcjax"}
         self.counts: dict[str, int] = {}
         self.temps: set[str] = set()
         self.closure_args: dict[int, list[str]] = {}  # id(a function made from a lambda) -> the locals it takes

@@ -59,7 +59,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from ..frontend.ast_walk import walked
+from ..frontend.ast_walk import has_fstring, statements, walked
 from ..frontend.parsed import parse
 
 # the simplifier's own text positions and precedence table: this pass edits the same module text after it
@@ -108,7 +108,7 @@ def _control_flow(fdef: ast.FunctionDef) -> bool:
     (their names are the ones that show). A ``for`` loop over a static range is shown and lowered as
     written: inside its body, temporaries fold as anywhere (nothing moves across its boundary)."""
     return any(isinstance(n, (ast.If, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match, ast.AsyncFor))
-               for n in walked(fdef))
+               for n in statements(fdef))
 
 
 def for_program(text: str, pure_calls: set[str], prog: Any) -> str:
@@ -508,7 +508,6 @@ def _children(node: ast.AST) -> Sequence[tuple[ast.AST, int]]:
 # -- tidying -------------------------------------------------------------------------------------------
 
 
-_F_STRING = re.compile(r"""(?<!\w)(?:[fF][rR]?|[rR][fF])['"]""")  # where an f-string may start
 _TIDIED = re.compile(r"[-*]")  # (a statement without a negation or a product has nothing to tidy)
 
 
@@ -530,9 +529,9 @@ def tidy(text: str, keep: frozenset[str] = frozenset()) -> str:
         for child, child_need in _children(node):
             go(child, child_need)
 
-    if _F_STRING.search(text) and any(isinstance(st, ast.JoinedStr) for st in walked(tree)):
+    if has_fstring(text) and any(isinstance(st, ast.JoinedStr) for st in walked(tree)):
         return text
-    for st in (n for f in tree.body if isinstance(f, ast.FunctionDef) and not _control_flow(f) for n in walked(f)):
+    for st in (n for f in tree.body if isinstance(f, ast.FunctionDef) and not _control_flow(f) for n in statements(f)):
         if isinstance(st, _STMTS) and _TIDIED.search(text, *t.span(st)) and not _binds_user_name(st, keep):
             for field, need in (("value", 0), ("test", 1), ("msg", 1)):
                 v = getattr(st, field, None)

@@ -43,7 +43,6 @@ from collections import Counter
 from ..frontend.ast_walk import imported_names, walked
 from ..frontend.parsed import parse
 from .simplify import _Text  # (the simplifier's text positions: this pass edits the text it wrote)
-from .simplify_syntax import body_nodes
 
 _ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv, ast.Mod)
 _HELPERS = ("ones_like", "zeros_like", "unbroadcast", "expand_reduced", "is_float")
@@ -65,9 +64,18 @@ def guard_rewrites(text: str) -> str:
     t = _Text(text)
     edits: list[tuple[int, int, str]] = []
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and not any(isinstance(n, _NESTED) for n in body_nodes(node)):
+        if isinstance(node, ast.FunctionDef) and not _nested(node):
             _Function(node, t, edits).rewrite()
     return t.render(0, len(text), edits) if edits else text
+
+
+def _nested(fdef: ast.FunctionDef) -> bool:
+    """Whether a statement of ``fdef``'s body holds one of :data:`_NESTED`: looked for in the walk of the
+    whole ``def`` (which :class:`_Function` reads next) first; only where that finds one (maybe in a
+    default value or a decorator) are the body's statements walked."""
+    if not any(isinstance(n, _NESTED) for n in walked(fdef)[1:]):
+        return False
+    return any(isinstance(n, _NESTED) for f in fdef.body for n in walked(f))
 
 
 def _call(e: ast.AST, name: str, nargs: int) -> ast.Call | None:

@@ -28,7 +28,6 @@ from ..frontend.parsed import parse
 
 # the simplifier's text positions and scope kinds: this pass edits the same module text after it
 from .simplify import _SCOPES, _Text
-from .simplify_syntax import body_nodes
 
 _SUFFIXES = ("_bar", "_dot")
 _NUMBERED = re.compile(r"(.+?)(?:_(\d+))?")
@@ -65,7 +64,10 @@ def _plain(fdef: ast.FunctionDef) -> bool:
         return False
     bad = (*_SCOPES, ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match,
            ast.Global, ast.Nonlocal, ast.JoinedStr)
-    return not any(isinstance(n, bad) for n in body_nodes(fdef))
+    # (the whole def's walk, which _function reads next, first: the body's statements only if it finds one)
+    if not any(isinstance(n, bad) for n in walked(fdef)[1:]):
+        return True
+    return not any(isinstance(n, bad) for body in fdef.body for n in walked(body))
 
 
 def _split(name: str) -> tuple[str, int, str]:

@@ -16,14 +16,6 @@ SHAPE_ARGS = {"unbroadcast": (1,), "broadcast_like": (1,), "expand_reduced": (1,
               "ones_like": (0,), "zeros_like": (0,)}
 
 
-def body_nodes(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
-    """Every node under the statements of ``fdef``'s body: ``walked(fdef)`` (which the passes walk next, so
-    it is walked once) less ``fdef`` itself and its header (parameters, defaults, annotations, decorators)."""
-    header = {id(n) for part in (fdef.args, fdef.returns, *fdef.decorator_list, *getattr(fdef, "type_params", ()))
-              if part is not None for n in walked(part)}
-    return [n for n in walked(fdef)[1:] if id(n) not in header]
-
-
 def _binds(fdef: ast.FunctionDef) -> Counter[str]:
     """How many times each name is bound in ``fdef``: twice for a binding inside a loop or a
     nested scope (comprehension, lambda, def), so only names bound once at top level count 1."""
