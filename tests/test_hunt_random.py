@@ -373,6 +373,33 @@ def test_vmap_loop_over_a_list_of_layers_mapped_in_part(in_axes: Any) -> None:
           "pairs")
 
 
+def _early_return_by_dict(p: Any, x: Any) -> Any:
+    h = np.tanh(x @ p["w"])
+    if np.max(np.abs(h)) > 0.5:
+        return np.sum(h * h)
+    return np.sum(h @ p["out"])
+
+
+@pytest.mark.parametrize("how", ["jacrev", "hessian"])
+def test_vmap_of_reverse_mode_joins_a_dict_cotangent_per_example(how: str) -> None:
+    """``vmap(jacrev(f), in_axes=(None, 0))`` of an early ``return`` on data where one branch does not read the
+    dict ``p["out"]`` (seeds 16 and 473): the inner vmap (jacrev's basis) broadcasts that branch's zero cotangent
+    of ``p`` with ``batch_broadcast_items``; the outer one joined it with the other branch's by ``batch_select``
+    of the dict (was "internal error: object of type 'HloValue' has no len()"). A name bound to zeros of a
+    container, through tuples, copies and broadcasts of it, is selected leaf by leaf. Against jax run on each
+    example (jax cannot vmap the Python ``if``) and the generated source run by NumPy."""
+    import srcjax
+    rng = np.random.default_rng(0)
+    p = {"w": rng.standard_normal((3, 4)), "out": rng.standard_normal((4, 2))}
+    xs = rng.standard_normal((4, 3)) * np.array([[0.05], [1.0], [0.05], [2.0]])  # (both branches taken)
+    g = srcjax.vmap(getattr(srcjax, how)(_early_return_by_dict), in_axes=(None, 0))
+    got = srcjax.jit(g)(p, xs)
+    one = getattr(jax, how)(jax_twin(_early_return_by_dict))
+    want = jax.tree_util.tree_map(lambda *r: np.stack(r), *[one(p, x) for x in xs])
+    agree(got, want, f"vmap({how})")
+    agree(srcjax.numpy_function(g)(p, xs), got, "NumPy running the generated source", rtol=1e-9)
+
+
 def main() -> None:
     hunt_sweep.main(run_case, lambda s: hunt_programs.case(s).describe(), 1500)
 
