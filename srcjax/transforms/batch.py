@@ -703,8 +703,9 @@ class FunctionWriter:
             # an element of a container (`np.ndim(out[0])`, grad's check of a helper's first output)
             return cst.parse_expression(template.format(x=code(of), n=self.size))
         if template is None or not isinstance(of, cst.Name) or not any_batched(self.state(of.value)) or \
-                query == "batch_shape" and self.state(of.value) is not True:  # (a list of batched arrays: as is)
-            return as_is
+                query == "batch_shape" and self.state(of.value) is not True or query == "len" and \
+                of.value not in self.params and self.state(of.value) is not True:  # (a list of batched arrays:
+            return as_is  # the batch_shape of its elements, its length; a parameter's: batch_len below)
         if query in ("len", "np.shape") and of.value not in self.arrays and of.value in self.params:
             # a parameter that may hold a list of batched arrays (a helper's `seq`): decided at run time
             return cst.parse_expression(f"batch_{'len' if query == 'len' else 'shape'}({of.value})")
