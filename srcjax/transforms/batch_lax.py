@@ -18,7 +18,7 @@ import libcst as cst
 
 from ..frontend.binding_times import STATIC, BindingTimes
 from ..frontend.names import Names, assigned_names, code, names_in, renamed, syntax_children, target_names
-from . import batch_errors, loop_counter
+from . import loop_counter
 from .anf import classify
 from .batch_state import State, Tree, all_batched, any_batched, item, join, pack
 
@@ -204,10 +204,7 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         lo, hi, bfn, init = args[0].value, args[1].value, fn(args[2].value), args[3].value
         if any(any_batched(w.state(n)) for n in names_in(lo) + names_in(hi)) and \
                 not (w.only_shapes(lo) and w.only_shapes(hi)):  # (`range(x.ndim)`: per example, the same)
-            if not bfn.name.value.startswith("loop_body"):  # the user's fori_loop (jax runs it), not a Python
-                return _fori_as_while(w, lo, hi, bfn, init, ind, line)  # `for` (functionalize.py's loop_body)
-            raise batch_errors.mapped_error(w, "the loop's `range` bound", names_in(lo) + names_in(hi), line,
-                                            "write the loop as a while loop on data")
+            return _fori_as_while(w, lo, hi, bfn, init, ind, line)
         lo, hi = (cst.parse_expression(w.static_expr(e, line)) for e in (lo, hi))
         carry = w.value_state(init)
         for _ in range(8):
@@ -283,7 +280,7 @@ def _fori_as_while(w: FunctionWriter, lo: cst.BaseExpression, hi: cst.BaseExpres
     ret = cst.ensure_type(cst.ensure_type(body[-1], cst.SimpleStatementLine).body[0], cst.Return).value
     assert ret is not None  # (_checked_body: one return of a value, at the end)
     head = [cst.parse_statement(t) for t in (f"{i} = {c}[0]", f"{pi} = {i}", f"{pc} = {c}[1]")]
-    tail = [cst.parse_statement(t) for t in (f"{i_next} = {i} + 1", f"return ({i_next}, {code(ret)})")]
+    tail = [cst.parse_statement(t) for t in (f"{i_next} = {i} + 1", f"return ({i_next}, ({code(ret)}))")]
     w.defs[step] = bfn.with_changes(name=cst.Name(step), params=cst.Parameters(params=[cst.Param(cst.Name(c))]),
                                     body=cst.IndentedBlock(body=[*head, *body[:-1], *tail]))  # type: ignore[list-item]
     call = cst.parse_expression(f"srcjax.lax.while_loop({test}, {step}, ({code(lo)}, {code(init)}))")
