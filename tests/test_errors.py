@@ -258,7 +258,7 @@ def uses_star_call(x):
 
 
 def uses_star_target(x):
-    a, *rest = (x, x, x)  # noqa: F841
+    (a, *rest), b = ((x, x), x)  # noqa: F841
     return a
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import pathlib
 import sys
+import textwrap
 import types
 import warnings
 from typing import Any, NamedTuple
@@ -371,6 +372,54 @@ def test_vmap_loop_over_a_list_of_layers_mapped_in_part(in_axes: Any) -> None:
     got = srcjax.jit(srcjax.vmap(_pairs, in_axes=([0, None], None)))(pairs, x if in_axes[1] is None else x[0])
     agree(got, jax.vmap(jax_twin(_pairs), in_axes=([0, None], None))(pairs, x if in_axes[1] is None else x[0]),
           "pairs")
+
+
+def _early_return_by_dict(p: Any, x: Any) -> Any:
+    h = np.tanh(x @ p["w"])
+    if np.max(np.abs(h)) > 0.5:
+        return np.sum(h * h)
+    return np.sum(h @ p["out"])
+
+
+@pytest.mark.parametrize("how", ["jacrev", "hessian"])
+def test_vmap_of_reverse_mode_joins_a_dict_cotangent_per_example(how: str) -> None:
+    """``vmap(jacrev(f), in_axes=(None, 0))`` of an early ``return`` on data where one branch does not read the
+    dict ``p["out"]`` (seeds 16 and 473): the inner vmap (jacrev's basis) broadcasts that branch's zero cotangent
+    of ``p`` with ``batch_broadcast_items``; the outer one joined it with the other branch's by ``batch_select``
+    of the dict (was "internal error: object of type 'HloValue' has no len()"). A name bound to zeros of a
+    container, through tuples, copies and broadcasts of it, is selected leaf by leaf. Against jax run on each
+    example (jax cannot vmap the Python ``if``) and the generated source run by NumPy."""
+    import srcjax
+    rng = np.random.default_rng(0)
+    p = {"w": rng.standard_normal((3, 4)), "out": rng.standard_normal((4, 2))}
+    xs = rng.standard_normal((4, 3)) * np.array([[0.05], [1.0], [0.05], [2.0]])  # (both branches taken)
+    g = srcjax.vmap(getattr(srcjax, how)(_early_return_by_dict), in_axes=(None, 0))
+    got = srcjax.jit(g)(p, xs)
+    one = getattr(jax, how)(jax_twin(_early_return_by_dict))
+    want = jax.tree_util.tree_map(lambda *r: np.stack(r), *[one(p, x) for x in xs])
+    agree(got, want, f"vmap({how})")
+    agree(srcjax.numpy_function(g)(p, xs), got, "NumPy running the generated source", rtol=1e-9)
+
+
+def test_block_tests_do_not_sit_on_a_tie_after_layer_norm() -> None:
+    """Each test a block makes of ``h`` alone (``np.sum(h) > 0.0``, ``np.sum(h * h) < 3.0``...) is away from its
+    threshold for a layer-normed ``h`` (the deep family's ``layer_norm(h) if NORM``): ``np.sum`` of one is 0 up
+    to rounding, and seeds 165 and 485 took the other branch of ``lax.cond(np.sum(h) > 0.0, ...)`` than jax's
+    twin from a sum of 1e-16 (srcjax agreeing with NumPy running the user's function), reported as wrong."""
+    import ast
+
+    rng = np.random.default_rng(0)
+    tests = [node for text in [t for t, _ in hunt_programs.BLOCKS.values()] + [hunt_programs.EARLY_RETURN]
+             for node in ast.walk(ast.parse(textwrap.dedent(text))) if isinstance(node, ast.Compare)
+             and {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} <= {"h", "np"}]
+    assert len(tests) >= 4
+    for node in tests:
+        for _ in range(20):
+            v = rng.standard_normal(H) * rng.choice([0.1, 1.0, 10.0])
+            h = (v - np.mean(v)) / np.sqrt(np.var(v) + 1e-5)  # (hunt_programs' layer_norm)
+            left, right = (eval(compile(ast.Expression(e), "<test>", "eval"), {"np": np, "h": h})
+                           for e in (node.left, node.comparators[0]))
+            assert abs(left - right) > 1e-9 * (1.0 + abs(right)), ast.unparse(node)
 
 
 def main() -> None:

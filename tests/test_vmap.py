@@ -586,6 +586,18 @@ def test_grad_of_an_if_on_batched_data_rebinding_a_parameter_is_selected_per_exa
         np.testing.assert_allclose(np.asarray(g[k]), np.stack([np.asarray(one[k]) for one in loop]), rtol=1e-12)
 
 
+def test_a_branch_join_of_copies_of_one_operand_is_that_operand():
+    """Generated source: the join of a batched ``if``'s ``y_before`` (the value of ``y`` before the branch rebinds
+    it, a copy of the parameter in both branches) is ``y_before = y``: was ``batch_select(lt, batch_broadcast(
+    y_before_1, n), batch_broadcast(y_3, n))``, two broadcasts and a select of equal values."""
+    text = srcjax.source(srcjax.vmap(srcjax.grad(one_branch_binds, argnums=(0, 1, 2)), in_axes=(None, None, 0)))
+    assert "    y_before = y\n" in text and "y_before = batch_select" not in text, text
+    x, y = np.array([[0.3, -0.7, 1.1]]), np.array([0.5, -1.2, 0.8])
+    zs = np.array([[[0.0, 0.1, 0.2]], [[1.0, 1.1, 1.2]], [[0.9, 0.8, 0.7]], [[-1.0, 0.0, 0.4]]])
+    g = srcjax.vmap(srcjax.grad(one_branch_binds, argnums=(0, 1, 2)), in_axes=(None, None, 0))
+    agree(srcjax.numpy_function(g)(x, y, zs), tuple(np.asarray(v) for v in g(x, y, zs)))
+
+
 # -- lists of batched and unbatched values, builtins -----------------------------------------------
 
 def stack_of_mixed(x, w):

@@ -36,7 +36,7 @@ import numpy as np
 from ..adjoint import SAVED_LIST_NAME
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from . import aliasing, bound_helpers, comprehension_loops, jax_spellings, loop_targets, numpy_calls, shadowing
+from . import aliasing, bound_helpers, comprehension_loops, jax_spellings, loop_targets, numpy_calls, shadowing, starred
 from .names import comprehension_targets
 from .names import walk as walk_nodes
 from .read import FunctionSource, is_generated, read_function
@@ -612,7 +612,8 @@ class Normalizer(Resolver):
             elems = []
             for e in t.elements:
                 if isinstance(e, cst.StarredElement):
-                    raise self.unsupported(e, "starred assignment targets (a, *b = ...)")
+                    raise self.unsupported(e, "a starred target inside a nested or loop target ((a, *b), c = ...)",
+                                           "unpack that level in an assignment of its own: t, c = ...; a, *b = t")
                 elems.append(e.with_changes(value=self.target(e.value, nested=True)))
             if nested:
                 return cst.Tuple(elements=elems, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
@@ -646,6 +647,8 @@ class Normalizer(Resolver):
                 (pair := jax_spellings.vjp_targets(s.targets[0].target)) is not None and \
                 jax_spellings.flat_vjp(self, s.value, pair) is not None:
             pass  # y, vjp_fn = srcjax.vjp(f, x): y = f(x), def vjp_fn(ct): ... (jax_spellings.flat_vjp)
+        elif isinstance(s, cst.Assign) and len(s.targets) == 1 and starred.has_star(s.targets[0].target):
+            starred.starred_assign(self, s.targets[0].target, s.value, s.value)  # type: ignore[arg-type]
         elif isinstance(s, cst.Assign):
             targets = [self.target(t.target) for t in s.targets]
             flat, hint = self.flat(s.value)  # type: ignore[assignment]

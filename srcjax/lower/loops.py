@@ -251,9 +251,14 @@ def fori(sp: Specializer, lo: Any, hi: Any, body: Callable[[Any, Any], Any], car
                 carry = body(i, carry)
             return carry
         except (ShapeError, DTypeError):
-            # the first iteration may turn Python numbers into arrays: run it, then loop
-            if not static or _peel or hi - lo < 1:
+            # the first iteration may turn Python numbers into arrays: run it, then loop; a carry still
+            # changing shape (`h = np.tanh(h @ w)`, w of rank 3): unrolled, as Python (and jax) runs it
+            if not static or hi - lo < 1 or _peel and hi - lo > MAX_UNROLL:
                 raise
+            if _peel:
+                for i in range(lo, hi):
+                    carry = body(i, carry)
+                return carry
             carry = body(lo, carry)
             lo += 1
     raise AssertionError("unreachable")

@@ -78,7 +78,6 @@ BATCHED_IMPORTS = tuple(batched_helpers.__all__)
 
 
 _SHAPE_ATTRS = {"shape", "ndim", "size"}
-ADDS_INTO = {"index_add", "tree_add", "tree_index_add"}  # (added into zeros of a container: a container)
 _STATIC_CALLS = {"np.shape", "np.ndim", "np.size", "len", "np.result_type", "is_tree", "by_leaves", "is_float",
                  "isinstance", "type", "np.issubdtype", "np.iscomplexobj", "np.isrealobj", "np.dtype", "item_keys",
                  "has_derivative", "is_complex", "batch_shape"}
@@ -448,11 +447,7 @@ class FunctionWriter:
             if st is False and isinstance(value, (cst.Tuple, cst.List, cst.Dict)) and \
                     not any(isinstance(e, (cst.StarredElement, cst.StarredDictElement)) for e in value.elements):
                 self.packed[name] = self.value_state(value, structured=True)
-            if isinstance(value, cst.Call) and (code(value.func) in ("zeros_like", "ones_like") or code(value.func) in
-                                                ADDS_INTO and code(value.args[0].value) in self.zeros):
-                self.zeros.add(name)
-            else:
-                self.zeros.discard(name)
+            batch_containers.note_zeros(self, [name], value)
             if name in self.forced and st is not True:
                 if isinstance(value, (cst.Integer, cst.Float)):  # a number carried around a loop
                     expr = f"batch_broadcast({expr}, {self.size})"
@@ -492,6 +487,7 @@ class FunctionWriter:
                     if kept is None:  # (kept: every push a tuple literal, which batch_rows leaves as it is; a
                         expr = f"batch_rows({expr})"  # name bound to the pop would turn the rule off outside)
             self.emit(f"{code(target)} = {expr}", ind)
+            batch_containers.note_zeros(self, elems, value)
             for n, v in zip(elems, states):
                 self.bind(n, v)
             extra = [n for n, v in zip(elems, states) if n in self.forced and v is not True]
@@ -707,8 +703,9 @@ class FunctionWriter:
             # an element of a container (`np.ndim(out[0])`, grad's check of a helper's first output)
             return cst.parse_expression(template.format(x=code(of), n=self.size))
         if template is None or not isinstance(of, cst.Name) or not any_batched(self.state(of.value)) or \
-                query == "batch_shape" and self.state(of.value) is not True:  # (a list of batched arrays: as is)
-            return as_is
+                query == "batch_shape" and self.state(of.value) is not True or query == "len" and \
+                of.value not in self.params and self.state(of.value) is not True:  # (a list of batched arrays:
+            return as_is  # the batch_shape of its elements, its length; a parameter's: batch_len below)
         if query in ("len", "np.shape") and of.value not in self.arrays and of.value in self.params:
             # a parameter that may hold a list of batched arrays (a helper's `seq`): decided at run time
             return cst.parse_expression(f"batch_{'len' if query == 'len' else 'shape'}({of.value})")

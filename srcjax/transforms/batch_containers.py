@@ -28,8 +28,11 @@ from .batch_state import (
 if TYPE_CHECKING:
     from .batch import FunctionWriter
 
-__all__ = ["batched_items", "builtin_call", "container_item", "def_alias", "record_fields", "record_state",
-           "sequence_sum"]
+__all__ = ["batched_items", "builtin_call", "container_item", "def_alias", "note_zeros", "record_fields",
+           "record_state", "sequence_sum"]
+
+# calls whose result is their first argument's container with something added in (zeros of a container stay one)
+ADDS_INTO = {"index_add", "tree_add", "tree_index_add", "batch_index_add", "batch_broadcast_items"}
 
 
 def sequence_sum(w: FunctionWriter, value: cst.BinaryOperation) -> tuple[str, State] | None:
@@ -211,3 +214,23 @@ def batched_items(w: FunctionWriter, expr: str, have: Tree, items: bool) -> str:
     if have.kind == "tuple" and all(t == item(expr, k) for k, t in packed):
         return expr
     return pack(have.kind, packed, expr)
+
+
+def note_zeros(w: FunctionWriter, names: list[str], value: cst.BaseExpression) -> None:
+    """Record which of ``names`` (bound to ``value``, one each where ``value`` is a tuple literal) hold zeros of a
+    value that may be a container, a cotangent (``w.zeros``: broadcast and selected item by item); a name bound
+    to anything else is forgotten. Followed through copies, tuples of them, adds into them and their
+    broadcasts (a derivative batched twice: the inner vmap's ``batch_broadcast_items`` of zeros, a branch's
+    ``h_bar, p_bar = (h_bar_1, zs)``)."""
+    def zeros(v: cst.BaseExpression) -> bool:
+        if isinstance(v, cst.Name):
+            return v.value in w.zeros
+        return isinstance(v, cst.Call) and (code(v.func) in ("zeros_like", "ones_like") or code(v.func) in ADDS_INTO
+                                            and bool(v.args) and code(v.args[0].value) in w.zeros)
+
+    parts: list[cst.BaseExpression | None] = [value] if len(names) == 1 else [None] * len(names)
+    if len(names) > 1 and isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names) and \
+            not any(isinstance(e, cst.StarredElement) for e in value.elements):
+        parts = [e.value for e in value.elements]
+    for n, v in zip(names, parts):
+        (w.zeros.add if v is not None and zeros(v) else w.zeros.discard)(n)

@@ -18,7 +18,7 @@ import libcst as cst
 
 from ..frontend.binding_times import STATIC, BindingTimes
 from ..frontend.names import Names, assigned_names, code, names_in, renamed, syntax_children, target_names
-from . import batch_errors, loop_counter
+from . import loop_counter
 from .anf import classify
 from .batch_state import State, Tree, all_batched, any_batched, item, join, pack
 
@@ -70,21 +70,24 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)] \
             if isinstance(target, cst.Tuple) else []
         kept = _kept(w, fdefs, ops, outs, line, full, len(names))
-        if kept:  # (a value only one branch sets, UNSET in the other: that branch's, batched as it is there)
-            assert isinstance(full, Tree)
-            full = Tree("tuple", tuple((k, _state_of(outs[kept[k]][1], k) if k in kept else v) for k, v in full.items))
+        same = {k: j for k, j in _passes_same(fdefs, ops, full, len(names)).items() if k not in kept}
+        if kept or same:  # (a value only one branch sets, UNSET in the other: that branch's, batched as it is
+            assert isinstance(full, Tree)  # there; an operand both pass through unchanged: itself)
+            full = Tree("tuple", tuple((k, _state_of(outs[kept[k]][1], k) if k in kept else op_states[same[k]]
+                                        if k in same else v) for k, v in full.items))
         a, b = (w.convert(e, st, full) for e, st in outs)
         if not isinstance(full, Tree):
             return select(code(pred), a, b, full, may_be_tree(w, a, b)), full
         if full.kind == "tuple" and len(names) == len(full.items) == len(set(names)) and \
-                _in_order(names, [code(pred)], [(item(a, k), item(b, k)) for k, _ in full.items]):
+                _in_order(names, [code(pred)], [(opcode[same[k]],) * 2 if k in same else (item(a, k), item(b, k))
+                                                for k, _ in full.items]):
             for n, (k, v) in zip(names, full.items):  # one line per name (was one tuple of selects)
-                if k in kept:
-                    w.emit(f"{n} = {item((a, b)[kept[k]], k)}", ind)
+                if k in kept or k in same:
+                    w.emit(f"{n} = {opcode[same[k]] if k in same else item((a, b)[kept[k]], k)}", ind)
                     continue
                 w.emit(f"{n} = {select_each(w, code(pred), item(a, k), item(b, k), v, ind, set(), n)}", ind)
             return code(target), full
-        assert not kept
+        assert not kept and not same
         base = target.value if isinstance(target, cst.Name) else "selected"
         return select_each(w, code(pred), a, b, full, ind, set(), base), full
     if f == "switch":
@@ -204,10 +207,7 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         lo, hi, bfn, init = args[0].value, args[1].value, fn(args[2].value), args[3].value
         if any(any_batched(w.state(n)) for n in names_in(lo) + names_in(hi)) and \
                 not (w.only_shapes(lo) and w.only_shapes(hi)):  # (`range(x.ndim)`: per example, the same)
-            if not bfn.name.value.startswith("loop_body"):  # the user's fori_loop (jax runs it), not a Python
-                return _fori_as_while(w, lo, hi, bfn, init, ind, line)  # `for` (functionalize.py's loop_body)
-            raise batch_errors.mapped_error(w, "the loop's `range` bound", names_in(lo) + names_in(hi), line,
-                                            "write the loop as a while loop on data")
+            return _fori_as_while(w, lo, hi, bfn, init, ind, line)
         lo, hi = (cst.parse_expression(w.static_expr(e, line)) for e in (lo, hi))
         carry = w.value_state(init)
         for _ in range(8):
@@ -283,7 +283,7 @@ def _fori_as_while(w: FunctionWriter, lo: cst.BaseExpression, hi: cst.BaseExpres
     ret = cst.ensure_type(cst.ensure_type(body[-1], cst.SimpleStatementLine).body[0], cst.Return).value
     assert ret is not None  # (_checked_body: one return of a value, at the end)
     head = [cst.parse_statement(t) for t in (f"{i} = {c}[0]", f"{pi} = {i}", f"{pc} = {c}[1]")]
-    tail = [cst.parse_statement(t) for t in (f"{i_next} = {i} + 1", f"return ({i_next}, {code(ret)})")]
+    tail = [cst.parse_statement(t) for t in (f"{i_next} = {i} + 1", f"return ({i_next}, ({code(ret)}))")]
     w.defs[step] = bfn.with_changes(name=cst.Name(step), params=cst.Parameters(params=[cst.Param(cst.Name(c))]),
                                     body=cst.IndentedBlock(body=[*head, *body[:-1], *tail]))  # type: ignore[list-item]
     call = cst.parse_expression(f"srcjax.lax.while_loop({test}, {step}, ({code(lo)}, {code(init)}))")
@@ -323,6 +323,27 @@ def _kept(w: FunctionWriter, fdefs: list[cst.FunctionDef], ops: list[cst.BaseExp
             # that take the branch leaving it UNSET never read it, as the program it was written from)
             kept[k] = 1 if i in unset[0] else 0
     return kept
+
+
+def _passes_same(fdefs: list[cst.FunctionDef], ops: list[cst.BaseExpression], full: State,
+                 n_names: int) -> dict[str, int]:
+    """The items of a ``cond`` on batched data (a tuple bound to as many names) that both branches return as
+    the same operand, unchanged (through copies: ``y_before = y`` in one branch, ``y`` in the other), each with
+    that operand's position: the operand itself, neither broadcast nor selected per example."""
+    if not isinstance(full, Tree) or full.kind != "tuple" or len(full.items) != n_names:
+        return {}
+    found: list[list[int | None]] = []
+    for fd in fdefs:
+        last = fd.body.body[-1]
+        if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return) and
+                isinstance(last.body[0].value, cst.Tuple) and len(last.body[0].value.elements) == n_names):
+            return {}
+        params = [p.name.value for p in fd.params.params]
+        copied = _copies(list(fd.body.body[:-1]), params)
+        srcs = [copied.get(e.value.value) if isinstance(e.value, cst.Name) else None
+                for e in last.body[0].value.elements]
+        found.append([params.index(p) if p and params.index(p) < len(ops) else None for p in srcs])
+    return {k: j for (k, _), j, j2 in zip(full.items, found[0], found[1]) if j is not None and j == j2}
 
 
 def _state_of(st: State, k: str) -> State:
