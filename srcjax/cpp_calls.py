@@ -484,7 +484,7 @@ def attach(c: Any, plain_call: Any) -> type | None:
             packing[0] = None if pk.failed or pk.misses > _REFUSALS else pk
             return _SKIP
         pk.misses = 0  # (misses in a row drop a packer: a smaller last batch of each epoch does not)
-        route(me, host_packed)
+        route(me, host_packed if type(pk) is not packed_calls.TopPacker or static else pk.direct(host_packed))
         return out
 
     def host_packed(*args: Any, **kwargs: Any) -> Any:

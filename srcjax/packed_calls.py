@@ -256,6 +256,36 @@ class TopPacker(Packer):
             return None
         return hosts, self._others(args)
 
+    def direct(self, fallback: Callable[..., Any]) -> Callable[..., Any]:
+        """A function of a call making it as :meth:`call` does, written for this packer's positions, shapes
+        and dtypes in one Python frame (the function's route once its calls are packed: ``cpp_calls``'
+        ``host_packed`` and :meth:`call` cost ~1 us more), handing any other call to ``fallback``. Only
+        for a packer without static arguments, once ready (``fallback`` where not)."""
+        if self._static or not self.ready:
+            return fallback
+        tops = list(self._top_positions)
+        where = {leaf: j for j, leaf in enumerate(self._where_leaf)}  # (a NumPy leaf: its place among tops)
+        checks = " and ".join(f"type(a{i}) is nd and a{i}.shape == S[{j}]" for j, i in enumerate(tops))
+        packs = []
+        for g, (_, idx) in enumerate(self._group_avals):
+            parts = "".join(f"a{tops[where[i]]}, " for i in idx)
+            packs.append(f"            p{g} = cat(({parts}), axis=None, dtype=D[{g}], casting='no')\n")
+        rest = "".join(f"args[{i}], " for i in range(self._n_args) if i not in tops)
+        names = "".join(f"p{g}, " for g in range(len(packs)))
+        code = (f"def direct(*args, **kwargs):\n"
+                f"    if not kwargs and len(args) == {self._n_args}:\n"
+                f"        {', '.join(f'a{i}' for i in tops)}, = {', '.join(f'args[{i}]' for i in tops)},\n"
+                f"        if {checks} and pk.refused <= R:\n"
+                f"          try:\n{''.join(packs)}"
+                f"          except TypeError:\n            pass\n"
+                f"          else:\n            return cpp({names}{rest})\n"
+                f"    return fallback(*args, **kwargs)\n")
+        scope: dict[str, Any] = {"nd": np.ndarray, "S": tuple(self._shapes), "cat": _concatenate, "pk": self,
+                                 "D": tuple(d for d, _ in self._group_avals), "R": REFUSED, "cpp": self.cpp,
+                                 "fallback": fallback}
+        exec(compile(code, "<srcjax packed call>", "exec"), scope)
+        return scope["direct"]  # type: ignore[no-any-return]
+
     def unpack(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
         """The call :meth:`pack` made ``flat`` of (its NumPy arguments as read-only views of the packed copies)."""
         k = len(self._group_avals)

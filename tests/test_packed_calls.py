@@ -71,17 +71,26 @@ def _packed(f, *args, **kwargs):
         packed[0] += out is not packed_calls.MISS
         return out
 
+    route = f.__dict__.get("_dispatch")
+    scope = route.__globals__ if getattr(route, "__name__", "") == "direct" else {}  # (TopPacker.direct's)
+    cpp = scope.get("cpp")
+    if cpp is not None:
+        scope["cpp"] = lambda *a: packed.__setitem__(0, packed[0] + 1) or cpp(*a)
     packed_calls.Packer.call = counted
     try:
         f(*args, **kwargs)
     finally:
         packed_calls.Packer.call = call
+        if cpp is not None:
+            scope["cpp"] = cpp
     return packed[0] == 1
 
 
 def _packer(f):
     """``f``'s packer (``cpp_calls.attach``'s ``packing``), read from its dispatch's closure."""
     fn = f.__dict__["_dispatch"]
+    if fn.__name__ == "direct":  # (TopPacker.direct)
+        return fn.__globals__["pk"]
     return dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__)))["packing"][0]
 
 
@@ -360,3 +369,27 @@ def test_a_numpy_batch_beside_device_parameters_is_never_read_in_place(packing):
         host["m"][:] = 1.0
         np.testing.assert_allclose(np.asarray(out), want[1], rtol=2e-3, atol=2e-3)
     _same(f(t, a, b), f._call((t, a, b), {}))
+
+
+def two_kinds(t, x, k, y):
+    return np.sum(np.tanh(x @ t["w"])) + np.sum(k * 2), np.tanh(y + t["b"]) * k[0]
+
+
+def test_a_packed_batch_of_two_dtypes_beside_device_arrays_in_one_frame(packing):
+    """A TopPacker's calls go through one generated function (``TopPacker.direct``): float32 and int32
+    arguments packed into two arrays; any other call (another shape, dtype or kind, by keyword) is handed
+    on, and every result is the Python path's."""
+    rng = np.random.default_rng(10)
+    t = srcjax.device_put({"w": rng.standard_normal((32, 16)).astype(np.float32), "b": np.ones(16, np.float32)})
+    x, y = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal(16).astype(np.float32)  # (a program
+    # XLA runs asynchronously: its NumPy arguments are copied, then packed)
+    k = np.arange(3, dtype=np.int32)
+    f = srcjax.jit(two_kinds)
+    assert _packed(f, t, x, k, y)
+    assert f.__dict__["_dispatch"].__name__ == "direct" and type(_packer(f)) is packed_calls.TopPacker
+    calls = [(t, x + 1, k * 3, y), (t, x[:2], k, y), (t, x, k.astype(np.float32), y), (t, x.astype(np.float64), k, y),
+             (t, srcjax.device_put(x), k, y), (t, x, k, y)]
+    for args in calls:
+        _same(f(*args), f._call(args, {}))
+    _same(f(t, x, k=k, y=y), f._call((t, x, k, y), {}))
+    _same(f(t, x, k, y), f._call((t, x, k, y), {}))
