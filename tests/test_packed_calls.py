@@ -393,3 +393,36 @@ def test_a_packed_batch_of_two_dtypes_beside_device_arrays_in_one_frame(packing)
         _same(f(*args), f._call(args, {}))
     _same(f(t, x, k=k, y=y), f._call((t, x, k, y), {}))
     _same(f(t, x, k, y), f._call((t, x, k, y), {}))
+
+
+def test_threads_calling_a_packed_batch_beside_device_arrays_writing_it(packing):
+    """Threads calling one function packed by a TopPacker (its one-frame route), each writing its NumPy
+    arguments right after its calls: every result is its own call's."""
+    rng = np.random.default_rng(11)
+    t = {"m": srcjax.device_put((rng.standard_normal((200, 200)) / 15).astype(np.float32))}
+    pairs = [(rng.standard_normal((200, 200)).astype(np.float32), (rng.standard_normal((200, 200)) / 15)
+              .astype(np.float32)) for _ in range(3)]
+    m = np.asarray(t["m"])
+    wants = [slow_top({"m": m}, a, b)[1] for a, b in pairs]
+    f = srcjax.jit(slow_top)
+    assert _packed(f, t, pairs[0][0].copy(), pairs[0][1].copy())
+    assert f.__dict__["_dispatch"].__name__ == "direct"
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            for _ in range(6):
+                a, b = pairs[k][0].copy(), pairs[k][1].copy()
+                out = f(t, a, b)[1]
+                a[:] = -3.0
+                b[:] = 2.0
+                np.testing.assert_allclose(np.asarray(out), wants[k], rtol=2e-3, atol=2e-3)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors[0]
