@@ -31,7 +31,9 @@ arguments already on the device (``srcjax.Array`` / ``jax.Array``), the same eve
 srcjax's default call path (jaxlib's C++ dispatcher, ``srcjax/cpp_calls.py``; ``SRCJAX_CPP_DISPATCH=0``
 measures srcjax's Python path there instead); ``dev-py``: the same through srcjax's Python path
 explicitly; ``mixed``: the parameters on the device, the batch (``x``, ``y``) NumPy arrays, as a
-training loop fed by a NumPy data loader; ``loop``:
+training loop fed by a NumPy data loader; ``mixed-new`` (not run by default: ``--modes``): the same with a new
+NumPy batch every call (``x.copy()``, ``y.copy()`` in the timed call of both libraries, as a data loader
+hands out new arrays: jax then reads new memory in place too); ``loop``:
 a training loop, ``params = step(params, x, y)`` with ``step`` the jitted ``value_and_grad`` and an
 SGD update (``tree_map``), so each call waits for the last one's parameters (latency, not
 throughput: the other two modes let asynchronous calls overlap). Median microseconds per call,
@@ -253,7 +255,7 @@ def _steady(call: Any, mode: str) -> None:
     ``packed_calls.AFTER`` such calls a function packs its NumPy leaves (one copy and upload per dtype,
     for a program compiled on a thread of its own: ``srcjax/packed_calls.py``); a training loop gets
     there after its first few hundred steps."""
-    if mode not in ("np", "mixed"):
+    if mode not in ("np", "mixed", "mixed-new"):
         return
     for _ in range(packed_calls.AFTER + 8):
         call()
@@ -274,8 +276,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="also the MLP with NamedTuple parameters, with a static argument, with a default left out, "
                          "called by keyword")
     ap.add_argument("--only", default="", help="run the cases whose name contains this")
+    ap.add_argument("--modes", default="np,dev,mixed,dev-py,loop",
+                    help="the modes to run (comma-separated; also mixed-new)")
     ns = ap.parse_args(argv)
     stat = min if ns.stat == "min" else statistics.median
+    modes = ns.modes.split(",")
     if ns.x64:
         jax.config.update("jax_enable_x64", True)
     clock = time.thread_time_ns if ns.clock == "cpu" else time.perf_counter_ns
@@ -298,7 +303,20 @@ def main(argv: list[str] | None = None) -> int:
         python_path = (lambda *a, f=sj, **k: f._call(a, k))
         for mode, sa, ja, f in (("np", args, args, sj), ("dev", sj_dev, jx_dev, sj),
                                 ("mixed", (sj_dev[0], *args[1:]), (jx_dev[0], *args[1:]), sj),
-                                ("dev-py", sj_dev, jx_dev, python_path)):
+                                ("dev-py", sj_dev, jx_dev, python_path), ("mixed-new", None, None, sj)):
+            if mode not in modes:
+                continue
+            if mode == "mixed-new":  # (a new NumPy batch every call, copied in the timed call by both)
+                if static or "-kw" in name or "-default" in name:
+                    continue
+                def fresh(f: Any, p: Any, x: Any = args[1], y: Any = args[2]) -> Any:
+                    return lambda: f(p, x.copy(), y.copy())
+                _steady(fresh(sj, sj_dev[0]), mode)
+                t = measure({"srcjax": fresh(sj, sj_dev[0]), "jax": fresh(jx, jx_dev[0])}, rounds, batch_ns, clock,
+                            stat)
+                print(f"| {name} | {mode} | {t['srcjax']:.1f} | {t['jax']:.1f} | {t['srcjax'] / t['jax']:.2f} |",
+                      flush=True)
+                continue
             if "-kw" in name:  # (the parameters positional, the others by name: jax differentiates by position)
                 names = list(inspect.signature(loss).parameters)[1:]
                 if "-gap" in name:  # (f(params, x=x, y=y): the default between them left out)
@@ -314,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
                             batch_ns, clock, stat)
             print(f"| {name} | {mode} | {t['srcjax']:.1f} | {t['jax']:.1f} | {t['srcjax'] / t['jax']:.2f} |",
                   flush=True)
-        if static or name.startswith(("mlp-default", "mlp-kw")):
+        if static or name.startswith(("mlp-default", "mlp-kw")) or "loop" not in modes:
             continue  # (the loop of _sgd_step passes three arguments)
         sj_step = srcjax.jit(_sgd_step(loss, srcjax.value_and_grad, srcjax.tree_util.tree_map))
         jx_step = jax.jit(_sgd_step(as_jax(loss), jax.value_and_grad, jax.tree_util.tree_map))

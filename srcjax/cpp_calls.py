@@ -478,14 +478,14 @@ def attach(c: Any, plain_call: Any) -> type | None:
                 packing[0] = plan and start_packer(run, plan, _out_treedef(plan, False), pos, flatten, array, static)
                 packing[1:] = [0, packing[2] + (packing[0] is not None)]  # (packers made: refusals count no more)
             return _SKIP
-        flat = pk.pack(pos) if pk.ready else None
-        if flat is None:
+        out = pk.call(pos) if pk.ready else packed_calls.MISS
+        if out is packed_calls.MISS:
             pk.misses += pk.ready
             packing[0] = None if pk.failed or pk.misses > _REFUSALS else pk
             return _SKIP
         pk.misses = 0  # (misses in a row drop a packer: a smaller last batch of each epoch does not)
-        route(me, host_packed)
-        return pk.cpp(*flat)
+        route(me, host_packed if type(pk) is not packed_calls.TopPacker or static else pk.direct(host_packed))
+        return out
 
     def host_packed(*args: Any, **kwargs: Any) -> Any:
         """A call of a function whose NumPy calls are packed (by its packer), or back to the first dispatcher."""
@@ -493,9 +493,9 @@ def attach(c: Any, plain_call: Any) -> type | None:
         assert me is not None
         pk, cpp = packing[0], me._cpp
         pos = unkeyed(me, args, kwargs) if kwargs else args
-        flat = None if pos is None or pk is None or cpp is None else pk.pack(pos)
-        if flat is not None:
-            return pk.cpp(*flat)
+        out = packed_calls.MISS if pos is None or pk is None or cpp is None else pk.call(pos)
+        if out is not packed_calls.MISS:
+            return out
         if pk is not None and pk.ready:
             pk.misses += 1
             packing[0] = pk if pk.misses <= _REFUSALS else None

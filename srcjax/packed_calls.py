@@ -14,6 +14,12 @@ the call cannot reach the program). Measured (thread CPU per call, ``benchmarks/
 models with jax imported): the 3-layer MLP ~22-27 us against jax.jit's 30-35; the transformer block
 46-49 against 75-81.
 
+Where the NumPy leaves are the arguments themselves (a NumPy batch beside containers of device arrays:
+``cpp_calls``' third dispatcher's calls), a :class:`TopPacker` packs those arguments without flattening
+the others (the C++ side checks them), in one generated Python frame (:meth:`TopPacker.direct`); measured
+(thread CPU per call, ``bench_models.py``'s MLP with a NumPy batch): 23.7-24.1 us against 25.9-27.4
+copied for the third dispatcher (jax.jit 19.5-21.7).
+
 A call whose leaves differ (another structure, kind, shape or dtype: ``np.concatenate``'s
 ``casting="no"`` refuses another dtype) is not packed (:meth:`Packer.pack` gives None) and goes back to
 the other dispatchers. The wrapped program is compiled through the persistent cache like any other,
@@ -34,14 +40,15 @@ import numpy as np
 from .core import ShapedArray
 from .lower.packed import packed_text
 
-__all__ = ["AFTER", "PACKERS", "Packer", "due", "start", "wait"]
+__all__ = ["AFTER", "MISS", "PACKERS", "Packer", "TopPacker", "due", "start", "wait"]
 
 AFTER = 256  # calls with NumPy arguments (copied) before a function's packed program is compiled
-MIN_HOST = 3  # NumPy leaves a call with device leaves too must have to be packed (a batch of two beside device
-# parameters, the third dispatcher's copies: measured no faster packed)
+MIN_HOST = 3  # NumPy leaves in containers a call with device leaves too must have to be packed by a Packer (which
+# flattens every call in Python; a NumPy batch as the arguments themselves: TopPacker, which does not)
 PACKERS = 3  # packed programs one function may make, one after another (its calls' signature changed)
 _SHAPE = operator.attrgetter("shape")
 _concatenate = np.concatenate
+MISS = object()  # (Packer.call: a call it does not pack)
 _COMPILING: list[threading.Thread] = []  # (the compile threads not known finished: wait())
 
 
@@ -83,6 +90,7 @@ class Packer:
         self.ready = False
         self.failed = False
         self.misses = 0  # (calls routed here that it could not pack)
+        self.refused = 0  # (packed calls its dispatcher's miss sent to the Python path: :class:`TopPacker`)
         self.cpp: Any = None
         self._static, self._statics = static, statics  # (static arguments' positions, and their values)
         self._flatten = flatten
@@ -101,10 +109,10 @@ class Packer:
         self._in_avals = list(in_avals)
         self.thread: threading.Thread | None = None
 
-    def pack(self, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        """The packed arrays (new copies: ``np.concatenate``) and device leaves of the call ``args``, or None
-        where its leaves are not of the structure, kinds, shapes and dtypes this packer was made for, or its
-        static arguments not equal to the ones it was made for."""
+    def _split(self, args: tuple[Any, ...]) -> tuple[Sequence[Any], Sequence[Any]] | None:
+        """The call's NumPy leaves and what else the packed program's dispatcher is handed (its device
+        leaves), or None where its leaves are not of the structure, kinds and shapes this packer was made
+        for, or its static arguments not equal to the ones it was made for."""
         if self._static:
             try:
                 if tuple(args[i] for i in self._static) != self._statics:
@@ -118,14 +126,37 @@ class Packer:
         hosts = self._host(leaves)
         if list(map(_SHAPE, hosts)) != self._shapes:
             return None
+        return hosts, self._dev(leaves)
+
+    def _concat(self, hosts: Sequence[Any]) -> tuple[Any, ...] | None:
+        """The packed arrays of ``hosts`` (new copies), or None where a dtype is not the one packed for."""
         try:
             one = self._one
             if one is not None:
-                return (_concatenate(one[0](hosts), axis=None, dtype=one[1], casting="no"), *self._dev(leaves))
-            packs = [_concatenate(get(hosts), axis=None, dtype=dtype, casting="no") for get, dtype in self._groups]
+                return (_concatenate(one[0](hosts), axis=None, dtype=one[1], casting="no"),)
+            return tuple(_concatenate(get(hosts), axis=None, dtype=dtype, casting="no") for get, dtype in self._groups)
         except TypeError:  # (another dtype: casting="no")
             return None
-        return (*packs, *self._dev(leaves))
+
+    def pack(self, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """The packed arrays (new copies: ``np.concatenate``) and what else the packed program's dispatcher
+        is handed, or None where the call's leaves are not the ones this packer was made for."""
+        split = self._split(args)
+        if split is None:
+            return None
+        packs = self._concat(split[0])
+        return None if packs is None else (*packs, *split[1])
+
+    def call(self, args: tuple[Any, ...]) -> Any:
+        """The call ``args`` made by the packed program, or :data:`MISS` where :meth:`pack` would give None.
+        The packed arrays are new copies each call: the C++ side's upload aliases them, so an earlier
+        call's may still be read by its program (kept and written again once that program had finished,
+        they served 425 of 3000 calls of a tight loop of bench_models.py's MLP: the programs queue up)."""
+        split = self._split(args)
+        if split is None:
+            return MISS
+        packs = self._concat(split[0])
+        return MISS if packs is None else self.cpp(*packs, *split[1])
 
     def unpack(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
         """The call :meth:`pack` made ``flat`` of (its NumPy leaves as read-only views of the packed copies)."""
@@ -173,21 +204,113 @@ class Packer:
         from .runtime import cpp_dispatch
 
         bufs = cpp_dispatch.flatten(flat)
-        try:
-            ok = cpp_dispatch.same_signatures(bufs, self._packed_avals, True) and not any(
-                b.is_deleted() for b in bufs if type(b) is cpp_dispatch.BUFFER)
+        k, buffer = len(self._group_avals), cpp_dispatch.BUFFER
+        try:  # (the packed arrays alone may be host leaves: a NumPy leaf elsewhere would be read in place)
+            ok = cpp_dispatch.same_signatures(bufs, self._packed_avals, True) and all(
+                type(b) is buffer and not b.is_deleted() for b in bufs[k:])
             record = cpp_dispatch.fastpath(self._packed, bufs, self._out_def) if ok else None
         except Exception:  # noqa: BLE001 - a leaf the checks cannot read: the Python path says what it is
             record = None
         if record is None:
+            self.refused += 1
             return self._fallback(*self.unpack(flat)), None, False
         exe = self._packed
-        ins = [a._buf if hasattr(a, "_buf") else exe.put(a, v) for a, v in zip(flat, self._packed_avals)]
+        ins = [b if type(b) is buffer else exe.put(b, v) for b, v in zip(bufs, self._packed_avals)]
         out = self._out_def.unflatten(exe.loaded.execute_sharded(ins).consume_with_handlers(exe.handlers))
         return out, record, False
 
     _packed: Any
     _packed_avals: list[ShapedArray]
+
+
+REFUSED = 16  # packed calls a TopPacker's dispatcher may send to the Python path before it packs no more
+
+
+class TopPacker(Packer):
+    """A :class:`Packer` for calls whose NumPy leaves are arguments themselves (a NumPy batch beside
+    parameters on the device: the third dispatcher's calls, ``cpp_calls.host_top``): :meth:`pack` copies
+    those arguments into the packed arrays without flattening the others, which it hands on as they are
+    (containers of srcjax Arrays, Arrays). Their leaves are checked by the C++ side: its record has a
+    device buffer at each, so a NumPy leaf in a container (another structure there) misses, and the
+    miss sends that call to the Python path unpacked (:data:`REFUSED` such calls, and it packs no more)."""
+
+    def __init__(self, *a: Any, tops: tuple[int, ...], n_args: int, **k: Any) -> None:
+        super().__init__(*a, **k)
+        self._tops = _getter(tops)  # (the positions of the NumPy arguments among the dynamic ones)
+        self._others = _getter([i for i in range(n_args) if i not in tops])
+        self._top_positions = tops
+        self._n_args = n_args
+        self._host_kinds = (np.ndarray,) * len(tops)
+        self._where_leaf = [i for i, k in enumerate(self._kinds) if k is np.ndarray]  # (their leaves' positions)
+
+    def _split(self, args: tuple[Any, ...]) -> tuple[Sequence[Any], Sequence[Any]] | None:
+        """The call's NumPy arguments and its other arguments as they are, or None where those NumPy
+        arguments are not of the shapes packed for (its other arguments: the C++ side checks them)."""
+        if self.refused > REFUSED:
+            return None
+        if self._static:
+            try:
+                if tuple(args[i] for i in self._static) != self._statics:
+                    return None
+            except Exception:  # noqa: BLE001 - an equality that does not say: not packed (the other paths key it)
+                return None
+            args = tuple(a for i, a in enumerate(args) if i not in self._static)
+        if len(args) != self._n_args:
+            return None
+        hosts = self._tops(args)
+        if tuple(map(type, hosts)) != self._host_kinds or list(map(_SHAPE, hosts)) != self._shapes:
+            return None
+        return hosts, self._others(args)
+
+    def direct(self, fallback: Callable[..., Any]) -> Callable[..., Any]:
+        """A function of a call making it as :meth:`call` does, written for this packer's positions, shapes
+        and dtypes in one Python frame (the function's route once its calls are packed: ``cpp_calls``'
+        ``host_packed`` and :meth:`call` cost ~1 us more), handing any other call to ``fallback``. Only
+        for a packer without static arguments, once ready (``fallback`` where not)."""
+        if self._static or not self.ready:
+            return fallback
+        tops = list(self._top_positions)
+        where = {leaf: j for j, leaf in enumerate(self._where_leaf)}  # (a NumPy leaf: its place among tops)
+        checks = " and ".join(f"type(a{i}) is nd and a{i}.shape == S[{j}]" for j, i in enumerate(tops))
+        packs = []
+        for g, (_, idx) in enumerate(self._group_avals):
+            parts = "".join(f"a{tops[where[i]]}, " for i in idx)
+            packs.append(f"            p{g} = cat(({parts}), axis=None, dtype=D[{g}], casting='no')\n")
+        rest = "".join(f"args[{i}], " for i in range(self._n_args) if i not in tops)
+        names = "".join(f"p{g}, " for g in range(len(packs)))
+        code = (f"def direct(*args, **kwargs):\n"
+                f"    if not kwargs and len(args) == {self._n_args}:\n"
+                f"        {', '.join(f'a{i}' for i in tops)}, = {', '.join(f'args[{i}]' for i in tops)},\n"
+                f"        if {checks} and pk.refused <= R:\n"
+                f"          try:\n{''.join(packs)}"
+                f"          except TypeError:\n            pass\n"
+                f"          else:\n            return cpp({names}{rest})\n"
+                f"    return fallback(*args, **kwargs)\n")
+        scope: dict[str, Any] = {"nd": np.ndarray, "S": tuple(self._shapes), "cat": _concatenate, "pk": self,
+                                 "D": tuple(d for d, _ in self._group_avals), "R": REFUSED, "cpp": self.cpp,
+                                 "fallback": fallback}
+        exec(compile(code, "<srcjax packed call>", "exec"), scope)
+        return scope["direct"]  # type: ignore[no-any-return]
+
+    def unpack(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The call :meth:`pack` made ``flat`` of (its NumPy arguments as read-only views of the packed copies)."""
+        k = len(self._group_avals)
+        views: dict[int, Any] = {}
+        for pack, (_, idx) in zip(flat[:k], self._group_avals):
+            offset = 0
+            for i in idx:
+                shape = self._in_avals[i].shape
+                n = math.prod(shape)
+                view = pack[offset:offset + n].reshape(shape)
+                view.flags.writeable = False
+                views[i] = view
+                offset += n
+        by_arg = dict(zip(self._top_positions, (views[i] for i in self._where_leaf)))
+        others = iter(flat[k:])
+        args = [by_arg[i] if i in by_arg else next(others) for i in range(self._n_args)]
+        for i, v in zip(self._static, self._statics):
+            args.insert(i, v)
+        return tuple(args)
 
 
 def start(fallback: Callable[..., Any], plan: Any, out_def: Any, args: tuple[Any, ...], flatten: Callable[[Any], Any],
@@ -203,12 +326,15 @@ def start(fallback: Callable[..., Any], plan: Any, out_def: Any, args: tuple[Any
     if out_def is None or type(exe) is not Executable or exe.backend.platform != "cpu":
         return None
     statics = tuple(args[i] for i in static)
-    leaves, tree = flatten(tuple(a for i, a in enumerate(args) if i not in static))
+    dynamic = tuple(a for i, a in enumerate(args) if i not in static)
+    leaves, tree = flatten(dynamic)
     kinds = tuple(map(type, leaves))
     in_avals = plan.in_avals
     hosts = kinds.count(np.ndarray)
+    tops = tuple(i for i, a in enumerate(dynamic) if type(a) is np.ndarray)  # (NumPy arrays as arguments)
+    top = hosts == len(tops)  # (every NumPy leaf an argument itself: TopPacker, no flattening per call)
     if len(leaves) != len(in_avals) or not set(kinds) <= {np.ndarray, array} or not hosts or \
-            (hosts < MIN_HOST and array in kinds):
+            (hosts < MIN_HOST and array in kinds and not top):
         return None
     groups: dict[np.dtype, list[int]] = {}
     for i, (leaf, aval) in enumerate(zip(leaves, in_avals)):
@@ -221,7 +347,9 @@ def start(fallback: Callable[..., Any], plan: Any, out_def: Any, args: tuple[Any
     if text is None:
         return None
     shapes = [leaf.shape for leaf in leaves if type(leaf) is np.ndarray]
-    packer = Packer(fallback, exe, out_def, tree, kinds, order, shapes, in_avals, flatten, array, static, statics)
+    packer = (TopPacker(fallback, exe, out_def, tree, kinds, order, shapes, in_avals, flatten, array, static, statics,
+                        tops=tops, n_args=len(dynamic)) if top else
+              Packer(fallback, exe, out_def, tree, kinds, order, shapes, in_avals, flatten, array, static, statics))
     packer.thread = threading.Thread(target=packer.compile, args=(text, exe.backend),
                                      name="srcjax packed compile")
     _COMPILING[:] = [t for t in _COMPILING if t.is_alive()]
