@@ -23,11 +23,12 @@ import re
 import types
 import weakref
 from collections.abc import Callable, Sequence
+from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import call_route, cpp_calls, gc_pause, general_hessian, pytree, reuse, warm_cache
+from . import call_route, cpp_budget, cpp_calls, gc_pause, general_hessian, pytree, reuse, warm_cache
 from .arguments import (  # (api's names for them: the transformations import these from api)
     Static,
     _dynamic_leaves,
@@ -523,10 +524,16 @@ class Compiled:
         def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
     def _python_dispatch(self, *args: Any, **kwargs: Any) -> Any:
-        if self._cpp_wait:  # (the dispatcher waits for ml_dtypes to be imported: cpp_budget.BUDGET)
+        if self._cpp_wait:  # (the dispatcher waits for ml_dtypes to be imported: cpp_budget.py)
             cpp_calls.waited(self, Compiled.__call__)
             if self._cpp is not None and not self.donate:
                 return self._cpp(*args, **kwargs)
+            if self._cpp_wait and not self.donate:
+                start = perf_counter()
+                try:
+                    return self._call(args, kwargs)
+                finally:
+                    cpp_budget.took(perf_counter() - start)
         if self.donate:  # (the C++ dispatcher, when attached, then the donated buffers released)
             return cpp_calls.donating_call(self, args, kwargs, _clean)
         return self._call(args, kwargs)

@@ -499,10 +499,21 @@ for _ in range(5):
     np.testing.assert_array_equal(np.asarray(c(xd)), np.full(3, 3.0, np.float32))
     c(np.ones(3, np.float32))
 assert c._cpp is None and c._cpp_wait and "ml_dtypes" not in sys.modules  # (a short job: no 1-2 s import)
-cpp_budget._LEFT[0] = 1  # (as if a long loop had run)
-for _ in range(3):
-    np.testing.assert_array_equal(np.asarray(c(xd)), np.full(3, 3.0, np.float32))
+if sys.argv[1] == "calls":
+    cpp_budget._LEFT[0] = 1  # (as if a long loop had run)
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(c(xd)), np.full(3, 3.0, np.float32))
+else:  # (the calls' time spends the budget first: 20 ms of it here, each call counted up to CAP)
+    cpp_budget._TIME[0] = 0.02
+    left = cpp_budget._LEFT[0]
+    n = 0
+    while c._cpp is None:
+        np.testing.assert_array_equal(np.asarray(c(xd)), np.full(3, 3.0, np.float32))
+        n += 1
+        assert n <= 20_000, "the time budget was never spent"
+    assert n >= 0.02 / cpp_budget.CAP and cpp_budget._LEFT[0] > left - 20_000 > 0, (n, cpp_budget._LEFT[0])
 assert c._cpp is not None and c.__call__ is c._cpp
+np.testing.assert_array_equal(np.asarray(c(xd)), np.full(3, 3.0, np.float32))
 print("ok")
 """
 
@@ -591,9 +602,24 @@ def test_the_dispatcher_waits_for_ml_dtypes(tmp_path):
     script = tmp_path / "without_ml_dtypes.py"
     script.write_text(_WITHOUT_ML_DTYPES)
     env = {k: v for k, v in os.environ.items() if k != "SRCJAX_CPP_DISPATCH"}
-    proc = subprocess.run([sys.executable, str(script)], env=dict(env, PYTHONPATH=str(root)),
-                          cwd=root, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+    for mode in ("calls", "time"):
+        proc = subprocess.run([sys.executable, str(script), mode], env=dict(env, PYTHONPATH=str(root)),
+                              cwd=root, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+
+
+def test_a_slow_call_spends_at_most_cap_of_the_time_budget():
+    """A call's time beyond cpp_budget.CAP is its program's or a compile's: the dispatcher would not save it."""
+    from srcjax import cpp_budget
+
+    before = cpp_budget._TIME[0]
+    try:
+        cpp_budget.took(5.0)
+        assert cpp_budget._TIME[0] == before - cpp_budget.CAP
+        cpp_budget.took(cpp_budget.CAP / 4)
+        assert cpp_budget._TIME[0] == before - cpp_budget.CAP * 1.25
+    finally:
+        cpp_budget._TIME[0] = before
 
 
 def test_functions_with_a_dispatcher_are_collected(monkeypatch):
