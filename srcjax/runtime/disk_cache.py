@@ -24,6 +24,8 @@ for it (:func:`flush`).
 
 from __future__ import annotations
 
+import _thread
+import atexit
 import hashlib
 import os
 import platform
@@ -31,6 +33,7 @@ import stat
 import sys
 import tempfile
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,42 +204,63 @@ def store(key: str, blob: bytes, kind: str = "xla", directory: Path | None = Non
     _evict(d, _max_bytes(), len(data))
 
 
-# key + suffix -> the thread storing it (store_later); a thread removes itself when done
-_PENDING: dict[str, threading.Thread] = {}
+# key + suffix -> set once its store_later is on the disk; the jobs not started yet, in order (one writer)
+_PENDING: dict[str, threading.Event] = {}
+_JOBS: deque[tuple[str, Callable[[], None], threading.Event]] = deque()
+_WRITER: list[int | None] = [None]  # (the writer thread's ident, once started)
+_WAKE = threading.Condition(_LOCK)
 
 
 def store_later(key: str, make_blob: Callable[[], bytes], kind: str = "xla") -> None:
-    """Store ``make_blob()`` under ``key`` as :func:`store` does, on a thread of its own: the caller does
-    not wait for the serialization and the disk. Atomic as :func:`store` (a reader sees the whole entry or
-    none); the thread is not a daemon, so the interpreter's exit waits for it. Never raises."""
+    """Store ``make_blob()`` under ``key`` as :func:`store` does, on srcjax's writer thread: the caller does
+    not wait for the serialization and the disk, nor for a thread to start (one writer per process, started
+    by the first store without waiting for it: a thread start per store cost a first call 1.5-11 ms of wall
+    time on a loaded machine). Atomic as :func:`store` (a reader sees the whole entry or none); the
+    interpreter's exit waits for the writes (:func:`flush`, at exit). Never raises."""
     name = key + _KINDS[kind][1]
-    directory = cache_dir()  # (read now: the environment may change before the thread runs)
+    directory = cache_dir()  # (read now: the environment may change before the writer runs)
     if directory is None:
         return
 
     def write() -> None:
+        store(key, make_blob(), kind, directory)
+
+    done = threading.Event()
+    with _WAKE:
+        _PENDING[name] = done
+        _JOBS.append((name, write, done))
+        _WAKE.notify()
+        if _WRITER[0] is None:
+            _WRITER[0] = _thread.start_new_thread(_writer, ())
+
+
+def _writer() -> None:
+    while True:
+        with _WAKE:
+            while not _JOBS:
+                _WAKE.wait()
+            name, write, done = _JOBS.popleft()
         try:
-            store(key, make_blob(), kind, directory)
+            write()
         except Exception:  # noqa: BLE001 - the cache is an optimization: never fail because of it
             pass
         finally:
-            with _LOCK:
-                if _PENDING.get(name) is threading.current_thread():
+            with _WAKE:
+                if _PENDING.get(name) is done:
                     del _PENDING[name]
-
-    thread = threading.Thread(target=write, name="srcjax-cache-store")
-    with _LOCK:
-        _PENDING[name] = thread
-    thread.start()
+            done.set()
 
 
 def _after_fork_in_child() -> None:
-    """A child forked while a writer thread held the lock or was writing: that thread does not exist in the
-    child (its parent finishes the write); a fresh lock and no pending writes, or the child's first store
-    would wait forever."""
-    global _LOCK
+    """A child forked while the writer held the lock or was writing: that thread does not exist in the
+    child (its parent finishes the writes); a fresh lock, no pending writes and no writer, or the child's
+    first store would wait forever."""
+    global _LOCK, _WAKE
     _LOCK = threading.Lock()
+    _WAKE = threading.Condition(_LOCK)
     _PENDING.clear()
+    _JOBS.clear()
+    _WRITER[0] = None
 
 
 if hasattr(os, "register_at_fork"):
@@ -244,16 +268,20 @@ if hasattr(os, "register_at_fork"):
 
 
 def _wait(name: str) -> None:
-    thread = _PENDING.get(name)
-    if thread is not None and thread is not threading.current_thread():
-        thread.join()
+    done = _PENDING.get(name)
+    if done is not None and threading.get_ident() != _WRITER[0]:
+        done.wait()
 
 
 def flush() -> None:
     """Wait until every :func:`store_later` of this process is on the disk."""
-    for thread in list(_PENDING.values()):
-        if thread is not threading.current_thread():
-            thread.join()
+    if threading.get_ident() == _WRITER[0]:
+        return
+    for done in list(_PENDING.values()):
+        done.wait()
+
+
+atexit.register(flush)  # (the writer is not joined at exit as a non-daemon thread would be)
 
 
 def _entries(d: Path) -> list[tuple[float, int, str]]:
