@@ -709,9 +709,13 @@ class FunctionWriter:
         if template is None or not isinstance(of, cst.Name) or not any_batched(self.state(of.value)) or \
                 query == "batch_shape" and self.state(of.value) is not True:  # (a list of batched arrays: as is)
             return as_is
-        if query in ("len", "np.shape") and of.value not in self.arrays and of.value in self.params:
-            # a parameter that may hold a list of batched arrays (a helper's `seq`): decided at run time
+        if query in ("len", "np.shape") and of.value not in self.arrays and (
+                of.value in self.params or self.is_entry and of.value in self.param_states):
+            # a parameter that may hold a list of batched arrays (a helper's `seq`, a list vmap maps): decided at
+            # run time
             return cst.parse_expression(f"batch_{'len' if query == 'len' else 'shape'}({of.value})")
+        if query == "len" and isinstance(self.state(of.value), (Tree, Stack)):
+            return as_is  # (a local list or tuple of batched values: its length, not an example's `len(lst)`)
         return cst.parse_expression(template.format(x=of.value, n=self.size))
 
     def data_test(self, s: cst.If | cst.While) -> bool:
