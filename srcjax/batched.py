@@ -703,7 +703,10 @@ def batch_getitem(x: Any, key: Any) -> Any:
 @linear_params("x")
 def batch_index(x: Any, key: Any, bx: bool, flags: Any) -> Any:
     """``x[key]`` per example where the key elements ``flags`` marks are batched (an integer or integer
-    array per example) and ``x`` is batched or not (``bx``): one vectorized gather (:func:`_index_plan`)."""
+    array per example) and ``x`` is batched or not (``bx``): one vectorized gather (:func:`_index_plan`). A
+    container ``x`` (``params[k]`` in ``for k in params`` over a mapped dict, ``k`` a key) gives its item."""
+    if is_tree(x) and len(key) == 1:
+        return tree_get(x, key[0])
     new, key2, source, destination = _index_plan(np.shape(x), key, bx, flags)
     return _indexed(x, new, key2, source, destination)
 
@@ -726,7 +729,8 @@ def batch_index_update(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool,
     """``index_update(x, key, value)`` (a functional ``x[key] = value``) per example: one scatter. ``n``:
     the batch size; ``flags`` as for :func:`batch_index` (None: an unbatched key). A container ``x``
     (a tuple of arrays) is made batched element by element."""
-    if is_tree(x):
+    if is_tree(x):  # (a key taken for batched, ``k`` of ``for k in params`` over a mapped dict, is the item's key)
+        key = key[0] if flags is not None and len(key) == 1 else key
         return index_update(x if bx else batch_broadcast_items(x, n), key, value if bv else batch_broadcast(value, n))
     x2, key2, value2 = _scattered(x, key, value, n, bx, bv, flags)
     return np.reshape(index_update(x2, key2, value2), (n,) + (np.shape(x)[1:] if bx else np.shape(x)))

@@ -135,6 +135,7 @@ group("unary_positive", [(n, f"np.{n}(x)") for n in ("log", "log2", "log10", "lo
 group("binary", [("add", "x + y"), ("subtract", "x - y"), ("multiply", "x * y"), ("true_divide", "x / y"),
                  ("power", "x ** y"), ("power", "x ** 3"), ("power", "np.power(x, 0.5)"),
                  ("remainder", "np.remainder(x, y)"), ("remainder", "(x + 3.0) % 1.5"),
+                 ("fmod", "np.fmod(x - 3.0, y)"),
                  ("arctan2", "np.arctan2(x, y)"), ("arctan2", "np.arctan2(y, x)")],
       U(0.2, 0.8, 2, 3), U(1.0, 2.0, 3))  # x / y and (x + 3) / 1.5 stay away from integers
 group("selection", [("maximum", "np.maximum(x, y)"), ("minimum", "np.minimum(y, x)"),

@@ -176,7 +176,7 @@ DOMAIN = {  # ufunc -> (lo, hi) of its test data
     "log1p": (-0.9, 3), "arcsin": (-0.95, 0.95), "arccos": (-0.95, 0.95), "arctanh": (-0.95, 0.95),
     "arccosh": (1, 4), "power": (0.1, 3),
 }
-INT_DOMAIN = {"reciprocal": (1, 5), "power": (0, 3), "floor_divide": (1, 5), "remainder": (1, 5),
+INT_DOMAIN = {"reciprocal": (1, 5), "power": (0, 3), "floor_divide": (1, 5), "remainder": (1, 5), "fmod": (1, 5),
               "log": (1, 9), "log2": (1, 9), "log10": (1, 9), "sqrt": (0, 9), "arccosh": (1, 4)}
 
 
@@ -270,7 +270,7 @@ def _data(name: str, dtype: np.dtype, shape: tuple[int, ...], operand: int = 0,
           rng: np.random.Generator | None = None) -> np.ndarray:
     """Data in the domain of ufunc ``name`` (``operand`` 1: a divisor or an exponent)."""
     if dtype.kind in "iu":
-        divisor_like = name in ("floor_divide", "remainder", "power")
+        divisor_like = name in ("floor_divide", "remainder", "fmod", "power")
         lo, hi = INT_DOMAIN.get(name, (None, None)) if operand == 1 or not divisor_like else (None, None)
         if name == "power" and operand == 0:
             lo, hi = -3, 3
@@ -299,7 +299,7 @@ for _name, (_uf, _) in UFUNCS.items():
                    (("left", 3), (_data(_name, I8, (5,), 1),)), (("right", True), (_data(_name, I32, (5,)),))])
 
 _INT_EDGES = np.meshgrid(*[np.array([-7, -6, -1, 0, 1, 5, 6, 7], np.int32)] * 2)
-for _name in ("floor_divide", "remainder"):  # division by zero, signs, exact multiples
+for _name in ("floor_divide", "remainder", "fmod"):  # division by zero, signs, exact multiples
     add_group(_name, "int-edges", _binary(UFUNCS[_name][0]),
               [(None, tuple(_INT_EDGES)), (None, tuple(g.astype(np.uint8) for g in _INT_EDGES))])
 

@@ -499,7 +499,10 @@ class Functionalizer:
         sp = self.span(s)
         flagged = id(s) in self.bta.flagged
         rng = self.range_args(s.iter)
-        rows = rng is None and self.bta.of(s.iter) == DYNAMIC
+        # (a parameter iterated, `for v in x`, is UNKNOWN here: an array or a list; under a break on data it is
+        # walked by index, which a list of arrays also allows)
+        rows = rng is None and (self.bta.of(s.iter) == DYNAMIC or flagged and isinstance(s.iter, cst.Name) and
+                                self.bta.of(s.iter) == UNKNOWN)
         body = list(s.body.body)
         breaks, conts = own_exits(body)
         head = self.live.loop_head(s, after)

@@ -80,12 +80,11 @@ def rebind_targets(fdef: cst.FunctionDef, spans: dict[int, Span], fresh: Callabl
         elif isinstance(s, (cst.For, cst.While)):
             body = block(s.body.body)
             if isinstance(s, cst.For) and any(others[x] for x in target_names(s.target)):
-                item = fresh("_".join(target_names(s.target)) + "_item")
-                bind = cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(s.target)],
-                                                                value=cst.Name(item))])
-                if id(s) in spans:
-                    spans[id(bind)] = spans[id(bind.body[0])] = spans[id(s)]
-                new = s.with_changes(target=cst.Name(item), body=s.body.with_changes(body=[bind, *body]))
+                target, binds = _renamed(s.target, others, fresh)
+                for bind in binds:
+                    if id(s) in spans:
+                        spans[id(bind)] = spans[id(bind.body[0])] = spans[id(s)]
+                new = s.with_changes(target=target, body=s.body.with_changes(body=[*binds, *body]))
             else:
                 new = s.with_changes(body=s.body.with_changes(body=body))
         else:
@@ -95,3 +94,26 @@ def rebind_targets(fdef: cst.FunctionDef, spans: dict[int, Span], fresh: Callabl
         return new
 
     return fdef.with_changes(body=fdef.body.with_changes(body=block(fdef.body.body)))
+
+
+def _renamed(target: cst.BaseExpression, others: Counter[str], fresh: Callable[[str], str]) -> \
+        tuple[cst.BaseExpression, list[cst.SimpleStatementLine]]:
+    """The loop's new target and the assignments binding the old one at the top of its body. A tuple of names
+    (``for p, g, s in zip(ps, gs, ss)``, ``s`` rebound in the body) renames only the names bound otherwise,
+    ``for p, g, s_item in zip(...): s = s_item``: the loop still reads as one over its sequences' items (the
+    whole target renamed, derivatives refused a loop over ``zip(...)`` bound to one name)."""
+    def bind(t: Any, item: str) -> cst.SimpleStatementLine:
+        return cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(t)], value=cst.Name(item))])
+
+    if isinstance(target, (cst.Tuple, cst.List)) and all(isinstance(e.value, cst.Name) for e in target.elements):
+        elements, binds = [], []
+        for e in target.elements:
+            name = e.value.value  # type: ignore[attr-defined]
+            if others[name]:
+                item = fresh(name + "_item")
+                binds.append(bind(cst.Name(name), item))
+                e = e.with_changes(value=cst.Name(item))
+            elements.append(e)
+        return target.with_changes(elements=elements), binds
+    item = fresh("_".join(target_names(target)) + "_item")
+    return cst.Name(item), [bind(target, item)]

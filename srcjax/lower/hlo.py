@@ -289,7 +289,9 @@ class FuncBuilder:
             payload = dense_literal(arr)
         key = (payload, aval.shape, aval.dtype)
         if len(payload) < 200 and key in self._const_cache:
-            return self._const_cache[key]
+            hit = self._const_cache[key]
+            # (the same constant with this aval: `np.float64(2.0)` after a weak Python `2.0` stays strong)
+            return hit if hit.aval == aval else HloValue(hit.name, aval)
         v = self.emit(f"stablehlo.constant {payload} : {aval_type(aval)}", aval)
         if len(payload) < 200:
             self._const_cache[key] = v

@@ -133,6 +133,11 @@ def _remainder(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue
     return _int_by_zero(b, y, b.select(fix, b.binary("add", r, y), r))
 
 
+def _fmod(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
+    """C's fmod (NumPy's ``np.fmod``): the result takes the sign of the dividend (XLA's remainder)."""
+    return _int_by_zero(b, xs[1], b.binary("remainder", xs[0], xs[1]))
+
+
 def _floor_divide(b: FuncBuilder, xs: list[HloValue], out: ShapedArray) -> HloValue:
     x, y = xs
     zero = b.full(0, x.shape, x.dtype)
@@ -281,6 +286,7 @@ UFUNCS: dict[str, tuple[np.ufunc, Emit]] = {
     "true_divide": (np.true_divide, op("divide")),
     "floor_divide": (np.floor_divide, _floor_divide),
     "remainder": (np.remainder, _remainder),
+    "fmod": (np.fmod, _fmod),
     "power": (np.power, _power),
     "maximum": (np.maximum, by_kind(op("maximum"), op("maximum"), op("or"))),
     "minimum": (np.minimum, by_kind(op("minimum"), op("minimum"), op("and"))),
@@ -547,6 +553,8 @@ defvjp("power", x1="unbroadcast(out_bar * x2 * np.where(x2 == 0, 1.0, x1) ** (x2
        x2="unbroadcast(out_bar * np.log(np.where(x1 == 0, 1.0, x1)) * out, x2)")
 defjvp("remainder", x1="broadcast_like(x1_dot, out)", x2="-x2_dot * np.floor(x1 / x2)")
 defvjp("remainder", x1="unbroadcast(out_bar, x1)", x2="unbroadcast(-out_bar * np.floor(x1 / x2), x2)")
+defjvp("fmod", x1="broadcast_like(x1_dot, out)", x2="-x2_dot * np.trunc(x1 / x2)")
+defvjp("fmod", x1="unbroadcast(out_bar, x1)", x2="unbroadcast(-out_bar * np.trunc(x1 / x2), x2)")
 # JAX convention: at a tie (x1 == x2) each operand gets half of the gradient (0.5/0.5).
 # max_share selects on the tangent itself, so float32 stays float32.
 defjvp("maximum", x1="broadcast_like(max_share(x1_dot, x1, x2), out)",

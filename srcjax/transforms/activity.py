@@ -197,13 +197,18 @@ class Activity:
                     reads_active += _comprehension_item_reads(s.value, self.active)
                 arg_reads = [n for a in s.value.args for n in names_in(a.value) if n in self.active] \
                     if isinstance(s.value, cst.Call) else []
+                if isinstance(s.value, cst.Call) and isinstance(s.value.func, cst.Attribute) and \
+                        isinstance(s.value.func.value, cst.Name) and s.value.func.attr.value not in _CONTAINER_METHODS:
+                    # a method of a differentiated object (`params.energy(x)`, params a NamedTuple of the user's
+                    # with methods): its result depends on the object (was: a zero derivative, silently)
+                    arg_reads += [s.value.func.value.value] if s.value.func.value.value in self.active else []
                 if op.kind == "static" and arg_reads and isinstance(s.value, cst.Call) and \
                         code(s.value.func) not in _STATIC_RESULT_CALLS and not code(s.value.func).endswith(".pop"):
                     own = _own_refusal(self.nf, s.value.func)  # (an object that says why: a pmapped function)
                     raise (ComprehensionError if code(s.value.func) == "sum" else DifferentiationError)(
                         f"cannot differentiate through `{code(s.value.func)}(...)`: " + (own[0] if own else
                         f"srcjax does not know its derivative (it reads {', '.join(sorted(set(arg_reads)))})"),
-                        span=self.span_of(s, body), hint=own[1] if own else
+                        span=self.span_of(s, body), hint=own[1] if own else _method_hint(s.value.func) or
                         "call NumPy functions srcjax supports, srcjax.lax, or your own Python functions")
                 if isinstance(s.value, cst.BinaryOperation) and any(
                         isinstance(v, (cst.Tuple, cst.List)) and any(n in self.active for n in names_in(v))
@@ -626,6 +631,21 @@ def _seq_names(v: Any) -> list[str]:
 
 
 # calls whose result carries no derivative even when they read an active value (shapes, types, counts)
+# methods of Python containers whose result is a key, a count or the container's own items (followed as such)
+_CONTAINER_METHODS = {"keys", "values", "items", "get", "copy", "index", "count", "pop", "_replace", "_asdict"}
+
+_METHOD_HINT = ("derivatives through methods are not followed yet: write a module-level function that takes the "
+                "object, `def {1}({0}, ...)`, and call it as `{1}({0}, ...)`")
+
+
+def _method_hint(func: cst.BaseExpression) -> str | None:
+    """The hint for ``obj.method(...)`` called on a name (None for ``np.f``/``math.f``: a module's function)."""
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and \
+            func.value.value not in ("np", "numpy", "math", "srcjax", "jnp", "lax"):
+        return _METHOD_HINT.format(func.value.value, func.attr.value)
+    return None
+
+
 _STATIC_RESULT_CALLS = {
     "len", "range", "isinstance", "type", "int", "bool", "float", "tuple", "list", "enumerate", "zip",
     "reversed", "str", "repr", "np.shape", "np.ndim", "np.size", "np.result_type", "np.dtype", "dict",

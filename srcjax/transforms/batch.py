@@ -703,12 +703,16 @@ class FunctionWriter:
             # an element of a container (`np.ndim(out[0])`, grad's check of a helper's first output)
             return cst.parse_expression(template.format(x=code(of), n=self.size))
         if template is None or not isinstance(of, cst.Name) or not any_batched(self.state(of.value)) or \
-                query == "batch_shape" and self.state(of.value) is not True or query == "len" and \
-                of.value not in self.params and self.state(of.value) is not True:  # (a list of batched arrays:
-            return as_is  # the batch_shape of its elements, its length; a parameter's: batch_len below)
-        if query in ("len", "np.shape") and of.value not in self.arrays and of.value in self.params:
-            # a parameter that may hold a list of batched arrays (a helper's `seq`): decided at run time
+                query == "batch_shape" and self.state(of.value) is not True:  # (a list of batched arrays: as is)
+            return as_is
+        param = of.value in self.params or self.is_entry and of.value in self.param_states
+        if query in ("len", "np.shape") and of.value not in self.arrays and param:
+            # a parameter that may hold a list of batched arrays (a helper's `seq`, a list vmap maps): decided at
+            # run time
             return cst.parse_expression(f"batch_{'len' if query == 'len' else 'shape'}({of.value})")
+        if query == "len" and (isinstance(self.state(of.value), (Tree, Stack)) or not param and
+                               self.state(of.value) is not True):
+            return as_is  # (a local list or tuple of batched values: its length, not an example's `len(lst)`)
         return cst.parse_expression(template.format(x=of.value, n=self.size))
 
     def data_test(self, s: cst.If | cst.While) -> bool:

@@ -72,7 +72,10 @@ def iterator(w: FunctionWriter, it: cst.BaseExpression) -> tuple[str, State] | N
 
 def _uniform(w: FunctionWriter, text: str, st: State) -> tuple[str, State]:
     """A sequence iterated over, with every element in one state: batched and unbatched elements
-    (``for v in [x, w]``, x mapped) are all batched first."""
+    (``for v in [x, w]``, x mapped) are all batched first. A dict yields its keys: static strings or numbers
+    (``for k in params``, was read as the batched values' rows)."""
+    if isinstance(st, Tree) and st.kind == "dict":
+        return text, False
     parts = [v for _, v in st.items] if isinstance(st, Tree) else list(st.entries) if isinstance(st, Stack) else []
     if parts and any_batched(st) and any(v != parts[0] for v in parts):
         want = all_batched(st) if isinstance(st, Tree) else True

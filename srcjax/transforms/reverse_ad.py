@@ -104,8 +104,7 @@ class VJP:
         self.out_lines = out_lines
         self.params = all_params(nf)
         self.tape = self.names.fresh("_tape")
-        body = single_exit(list(nf.plain_fdef.body.body), Names(set(names_in(nf.plain_fdef))).fresh("result"),
-                           nf.spans)
+        body = single_exit(list(nf.plain_fdef.body.body), Names(set(names_in(nf.plain_fdef))).fresh("result"), nf.spans)
         body = inline_lax(nf, body)  # user srcjax.lax calls -> if/for/while (see transforms/inline_lax.py)
         # while on data -> bounded for; break/continue -> flags (see transforms/bounded.py)
         body, self.spans, self._bounder = bound_loops(nf, body, max_iters)
@@ -149,6 +148,7 @@ class VJP:
         self.restore: set[str] = set(self.saved)
         self.constants: set[str] = set()  # (a backward half's: saved values popped as constants)
         self.seed_expr: str | None = None  # grad seeds the output's cotangent with this expression
+        self.seeded: set[str] = set()  # out_bar as a caller passes it (a tuple where it unpacks), and copies of it
 
     def writer_for(self, nf: NormalizedFunction, active: Sequence[str]) -> VJP:
         """The reverse mode of ``nf`` w.r.t. ``active``, sharing this writer's helpers (custom_rules' hook)."""
@@ -331,8 +331,10 @@ class VJP:
             lines.append(f"{pad}{b} = tree_add({b}, {contrib})")
         elif v in defined:
             lines.append(f"{pad}{b} = {b} + {summand(contrib)}")
-        else:
-            lines.append(f"{pad}{b} = {contrib}")
+        else:  # (a list built by appends, its adjoint pops the cotangent: gx, gy = np.gradient(x) passed a tuple)
+            pack = v in self.act.pushed and contrib in self.seeded
+            lines.append(f"{pad}{b} = {f'pack_like({v}, {contrib})' if pack else contrib}")
+            self.seeded |= {b} if contrib in self.seeded else set()
             defined.add(v)
 
     def adjoint(self, stmts: Sequence[Any], ind: int, lines: list[str], defined: set[str]) -> None:
@@ -468,8 +470,7 @@ class VJP:
                     self.cotangent_list(lst, lines, pad, defined)
                     lines.append(f"{pad}{self.bname(lst)}.append(None)")
                 return
-            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
-                    call.func.attr.value == "append":
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "append":
                 lst = code(call.func.value)
                 node = call.args[0].value
                 arg = code(node)
@@ -549,8 +550,7 @@ class VJP:
                 op.prim.result_kind(op.args) == "any":  # `x0, y0 = p[0]`: an array's rows, or a tuple's items
             gexpr = f"pack_like({code(s.value)}, {gexpr})"
         parts = None  # `a, b = c, d`: each element's cotangent
-        if op.kind == "pack" and isinstance(target, (cst.Tuple, cst.List)) and \
-                len(target.elements) == len(op.elements):
+        if op.kind == "pack" and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(op.elements):
             parts = [tuple_target_code(e.value, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
                      for e in target.elements]
         out_ref = tcode
@@ -782,6 +782,7 @@ class VJP:
             out = code(self.ret.value) if self.ret.value is not None else "None"
             adj: list[str] = []
             defined: set[str] = set()
+            self.seeded = {seed} if seed is not None else set()
             if seed is not None:
                 self.seed(out, seed, adj, defined)
             self.adjoint(self.body, 1, adj, defined)
@@ -804,8 +805,7 @@ class VJP:
         node = cst.parse_expression(out)
         if isinstance(node, cst.Name):
             if out in self.act.active:
-                adj.append(f"    {self.bname(out)} = {self.seed_expr or g}")
-                defined.add(out)
+                self.accumulate(out, self.seed_expr or g, adj, "    ", defined)
         else:
             self.seed_parts(node, g, adj, defined)
 
