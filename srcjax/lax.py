@@ -26,12 +26,22 @@ import numpy as np
 
 from . import pytree
 from .core import Span, UnboundAxisNameError
+from .lax_slicing import (
+    dynamic_index_in_dim,
+    dynamic_slice,
+    dynamic_slice_in_dim,
+    dynamic_update_index_in_dim,
+    dynamic_update_slice,
+    dynamic_update_slice_in_dim,
+)
 from .windows import ConvDimensionNumbers, conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window
 
 __all__ = ["ConvDimensionNumbers", "add", "all_gather", "axis_index", "bitcast_convert_type", "cond", "conv",
-           "conv_general_dilated", "conv_transpose", "erf", "fori_loop", "index_update", "max", "min", "mul",
-           "padtype_to_pads", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter", "reduce_window", "scan",
-           "select", "switch", "while_loop", "with_sharding_constraint"]
+           "conv_general_dilated", "conv_transpose", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
+           "dynamic_update_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim", "erf", "fori_loop",
+           "index_update", "max", "min", "mul", "padtype_to_pads", "pmax", "pmean", "pmin", "ppermute", "psum",
+           "psum_scatter", "reduce_window", "scan", "select", "stop_gradient", "switch", "while_loop",
+           "with_sharding_constraint"]
 
 # JAX's elementwise monoids, the computations ``reduce_window`` takes: NumPy's ufuncs (so srcjax reads
 # ``srcjax.lax.add(x, y)`` as ``np.add``; unlike JAX's they broadcast and promote as NumPy does)
@@ -154,6 +164,13 @@ def erf(x: Any) -> Any:
     a = np.asarray(x)
     d = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
     return np.asarray(np.vectorize(math.erf, otypes=[np.float64])(a), dtype=d)
+
+
+def stop_gradient(x: Any) -> Any:
+    """JAX's ``lax.stop_gradient``: ``x`` itself, through which no derivative flows (``grad``, ``jvp``,
+    ``vjp`` and the Jacobians see a constant; a container's leaves each). Target networks,
+    straight-through estimators (``x + stop_gradient(np.round(x) - x)``), EM's fixed posteriors."""
+    return x
 
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:

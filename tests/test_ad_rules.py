@@ -174,6 +174,9 @@ case("reduce_window", "lax.reduce_window(x, 1.0, lax.mul, (2, 2), (1, 1), 'SAME'
 case("erf", "erf(x) * x", N(2, 3))
 case("erf", "erf(x * 0.5)", N(4))
 case("with_sharding_constraint", "with_sharding_constraint(np.sin(x), S1) * x", N(2, 3), jax=False)
+# (start indices clamped so that the window fits; one computed from the data)
+case("dynamic_slice", "lax.dynamic_slice(np.sin(x), (np.argmax(x[:, 0]), 7), (2, 3)) * x[:2, :3]", N(4, 5))
+case("dynamic_update_slice", "lax.dynamic_update_slice(x * x, np.exp(y), (-1, np.argmin(y[0]) - 9))", N(4, 5), N(2, 3))
 case("astype", "x.astype(np.float32)", N(2, 3), fd=False, tol=1e-6)  # jax rounds the cotangent to float32
 case("astype", "np.astype(x, np.float64)", N(3))
 # complex numbers (real arguments, complex insides, a real result: JAX's convention for the parts)

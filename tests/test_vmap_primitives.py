@@ -338,6 +338,19 @@ def shifts_and_bits(u, n):
 ONE_DEVICE = NamedSharding(srcjax.make_mesh((1,), ("x",)), P("x"))  # (tests/test_spmd.py: on 4 devices)
 
 
+@case("dynamic_slice", "dynamic_update_slice", "stop_gradient",
+      args=(arr((2, 3, 4)), np.array([-1, 3]), np.array([5, 1]), arr((2, 3, 1))), keyed=True, jax=True)
+def dynamic_windows(x, i, j, u):
+    """JAX's dynamic slicing at starts clamped so that the window fits: the operand, the starts and the
+    update batched in every mix (one start per example, or the sum of all: rank-generic programs)."""
+    s, t = np.sum(i), np.sum(j)
+    lead = (0,) * (np.ndim(x) - 1)
+    a = srcjax.lax.dynamic_slice(x, lead + (s,), np.shape(x)[:-1] + (2,))
+    b = srcjax.lax.dynamic_update_slice(x, srcjax.lax.stop_gradient(u) * 2.0, lead + (t,))
+    c = srcjax.lax.dynamic_slice(x, (t,) + (0,) * (np.ndim(x) - 1), (1,) + np.shape(x)[1:])
+    return a, b, c
+
+
 @case("with_sharding_constraint", args=(arr((2, 3)),), loops=True)
 def sharding_constraint(x):
     return with_sharding_constraint(np.sin(x), ONE_DEVICE) * 2.0
