@@ -26,6 +26,48 @@ import numpy as np
 
 from . import pytree
 from .core import Span, UnboundAxisNameError
+from .lax_numpy import (  # noqa: F401  (srcjax.lax's functions in NumPy terms)
+    argmax,
+    argmin,
+    batch_matmul,
+    broadcast,
+    broadcast_in_dim,
+    clamp,
+    collapse,
+    concatenate,
+    convert_element_type,
+    cumlogsumexp,
+    cummax,
+    cummin,
+    cumprod,
+    cumsum,
+    div,
+    dot,
+    dot_general,
+    expand_dims,
+    full,
+    full_like,
+    integer_pow,
+    iota,
+    logistic,
+    pad,
+    reduce_and,
+    reduce_max,
+    reduce_min,
+    reduce_or,
+    reduce_prod,
+    reduce_sum,
+    rem,
+    reshape,
+    rev,
+    round,
+    rsqrt,
+    sort,
+    sort_key_val,
+    squeeze,
+    top_k,
+    transpose,
+)
 from .lax_slicing import (
     dynamic_index_in_dim,
     dynamic_slice,
@@ -34,14 +76,23 @@ from .lax_slicing import (
     dynamic_update_slice,
     dynamic_update_slice_in_dim,
 )
+from .lax_stop import stop_gradient
 from .windows import ConvDimensionNumbers, conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window
 
-__all__ = ["ConvDimensionNumbers", "add", "all_gather", "axis_index", "bitcast_convert_type", "cond", "conv",
-           "conv_general_dilated", "conv_transpose", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
-           "dynamic_update_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim", "erf", "fori_loop",
-           "index_update", "max", "min", "mul", "padtype_to_pads", "pmax", "pmean", "pmin", "ppermute", "psum",
-           "psum_scatter", "reduce_window", "scan", "select", "stop_gradient", "switch", "while_loop",
-           "with_sharding_constraint"]
+__all__ = ["ConvDimensionNumbers", "abs", "acos", "acosh", "add", "all_gather", "argmax", "argmin", "asin", "asinh",
+           "atan", "atan2", "atanh", "axis_index", "batch_matmul", "bitcast_convert_type", "bitwise_and",
+           "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim", "cbrt", "ceil", "clamp",
+           "collapse", "concatenate", "cond", "conj", "conv", "conv_general_dilated", "conv_transpose",
+           "convert_element_type", "cos", "cosh", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "div",
+           "dot", "dot_general", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
+           "dynamic_update_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq", "erf", "exp",
+           "exp2", "expand_dims", "expm1", "floor", "fori_loop", "full", "full_like", "ge", "gt", "imag",
+           "index_update", "integer_pow", "iota", "is_finite", "le", "log", "log1p", "logistic", "lt", "max", "min",
+           "mul", "ne", "neg", "not_", "pad", "padtype_to_pads", "pmax", "pmean", "pmin", "pow", "ppermute", "psum",
+           "psum_scatter", "real", "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum",
+           "reduce_window", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "shift_left", "sign", "sin",
+           "sinh", "sort", "sort_key_val", "sqrt", "square", "squeeze", "stop_gradient", "sub", "switch", "tan",
+           "tanh", "top_k", "transpose", "while_loop", "with_sharding_constraint"]
 
 # JAX's elementwise monoids, the computations ``reduce_window`` takes: NumPy's ufuncs (so srcjax reads
 # ``srcjax.lax.add(x, y)`` as ``np.add``; unlike JAX's they broadcast and promote as NumPy does)
@@ -50,7 +101,53 @@ mul = np.multiply
 max = np.maximum  # noqa: A001  (JAX's names)
 min = np.minimum  # noqa: A001
 select = np.where  # (JAX's ``lax.select(pred, on_true, on_false)``: per element; NumPy's broadcasting, as above)
-for _f in (conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window):
+# JAX's elementwise functions that are NumPy's (for the arguments JAX takes: arrays of one dtype; NumPy also
+# promotes mixes): the NumPy functions themselves, so srcjax reads ``srcjax.lax.exp(x)`` as ``np.exp(x)``
+exp = np.exp
+log = np.log
+tanh = np.tanh
+sin = np.sin
+cos = np.cos
+tan = np.tan
+asin = np.arcsin
+acos = np.arccos
+atan = np.arctan
+sinh = np.sinh
+cosh = np.cosh
+asinh = np.arcsinh
+acosh = np.arccosh
+atanh = np.arctanh
+atan2 = np.arctan2
+sqrt = np.sqrt
+cbrt = np.cbrt
+abs = np.abs  # noqa: A001  (JAX's name)
+sign = np.sign
+floor = np.floor
+ceil = np.ceil
+neg = np.negative
+exp2 = np.exp2
+expm1 = np.expm1
+log1p = np.log1p
+square = np.square
+sub = np.subtract
+pow = np.power  # noqa: A001  (JAX's name)
+is_finite = np.isfinite
+eq = np.equal
+ne = np.not_equal
+lt = np.less
+le = np.less_equal
+gt = np.greater
+ge = np.greater_equal
+bitwise_and = np.bitwise_and
+bitwise_or = np.bitwise_or
+bitwise_xor = np.bitwise_xor
+bitwise_not = np.invert
+not_ = np.invert
+shift_left = np.left_shift
+real = np.real
+imag = np.imag
+conj = np.conj
+for _f in (conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window, stop_gradient):
     _f.__module__ = __name__  # (their home is srcjax.windows; users find them here)
 
 
@@ -164,13 +261,6 @@ def erf(x: Any) -> Any:
     a = np.asarray(x)
     d = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
     return np.asarray(np.vectorize(math.erf, otypes=[np.float64])(a), dtype=d)
-
-
-def stop_gradient(x: Any) -> Any:
-    """JAX's ``lax.stop_gradient``: ``x`` itself, through which no derivative flows (``grad``, ``jvp``,
-    ``vjp`` and the Jacobians see a constant; a container's leaves each). Target networks,
-    straight-through estimators (``x + stop_gradient(np.round(x) - x)``), EM's fixed posteriors."""
-    return x
 
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:

@@ -24,11 +24,6 @@ __all__ = ["batch_dynamic_slice", "batch_dynamic_update_slice", "dynamic_index_i
            "dynamic_slice_in_dim", "dynamic_update_index_in_dim", "dynamic_update_slice",
            "dynamic_update_slice_in_dim"]
 
-LAX_NAMES = ("dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_index_in_dim",
-             "dynamic_update_slice", "dynamic_update_slice_in_dim")
-"""The functions ``srcjax.lax`` re-exports (generated source imports them from there)."""
-
-
 def clamped_start(start: Any, dim: int, size: int, allow_negative: Any) -> Any:
     """Where a window of ``size`` along an axis of length ``dim`` begins, as JAX's: a negative ``start``
     from the end (when ``allow_negative``), then clamped into ``[0, dim - size]``."""
