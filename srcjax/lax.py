@@ -87,12 +87,12 @@ __all__ = ["ConvDimensionNumbers", "abs", "acos", "acosh", "add", "all_gather", 
            "dot", "dot_general", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
            "dynamic_update_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq", "erf", "exp",
            "exp2", "expand_dims", "expm1", "floor", "fori_loop", "full", "full_like", "ge", "gt", "imag",
-           "index_update", "integer_pow", "iota", "is_finite", "le", "log", "log1p", "logistic", "lt", "max", "min",
-           "mul", "ne", "neg", "not_", "pad", "padtype_to_pads", "pmax", "pmean", "pmin", "pow", "ppermute", "psum",
-           "psum_scatter", "real", "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum",
-           "reduce_window", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "shift_left", "sign", "sin",
-           "sinh", "sort", "sort_key_val", "sqrt", "square", "squeeze", "stop_gradient", "sub", "switch", "tan",
-           "tanh", "top_k", "transpose", "while_loop", "with_sharding_constraint"]
+           "index_update", "integer_pow", "iota", "is_finite", "le", "log", "log1p", "logistic", "lt", "map", "max",
+           "min", "mul", "ne", "neg", "not_", "pad", "padtype_to_pads", "pmax", "pmean", "pmin", "pow", "ppermute",
+           "psum", "psum_scatter", "real", "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod",
+           "reduce_sum", "reduce_window", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "shift_left",
+           "sign", "sin", "sinh", "sort", "sort_key_val", "sqrt", "square", "squeeze", "stop_gradient", "sub",
+           "switch", "tan", "tanh", "top_k", "transpose", "while_loop", "with_sharding_constraint"]
 
 # JAX's elementwise monoids, the computations ``reduce_window`` takes: NumPy's ufuncs (so srcjax reads
 # ``srcjax.lax.add(x, y)`` as ``np.add``; unlike JAX's they broadcast and promote as NumPy does)
@@ -231,6 +231,14 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
     _, y_tree = pytree.flatten(ys[0])
     stacked = [np.stack([np.asarray(row[j]) for row in y_leaves]) for j in range(len(y_leaves[0]))]
     return carry, pytree.unflatten(y_tree, stacked)
+
+
+def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001  (JAX's name)
+    """JAX's ``lax.map``: ``f`` of each leading slice of ``xs`` (an array or a container of arrays sliced
+    together), the results stacked (a container of stacks). The ``scan`` that carries nothing: srcjax
+    reads ``map(f, xs)`` as ``scan(lambda carry, item: (carry, f(item)), 0, xs)[1]``; ``batch_size``
+    changes no value."""
+    return scan(lambda carry, item: (carry, f(item)), 0, xs)[1]
 
 
 def index_update(x: Any, key: Any, value: Any) -> Any:

@@ -1,6 +1,6 @@
 """``srcjax.lax``'s functions that JAX users call besides control flow (``clamp``, ``rsqrt``, ``integer_pow``,
 ``exp``/``sin``/... , ``broadcast_in_dim``, ``dot_general``, ``pad``, ``sort``, ``top_k``, ``cumsum``/...,
-``argmax``, ``reduce_sum``/..., ``convert_element_type``, the shape functions) against jax's: each program
+``argmax``, ``reduce_sum``/..., ``convert_element_type``, the shape functions, ``map``) against jax's: each program
 compiled, run as the NumPy reference and as its generated source, differentiated (grad where its output
 is floating) and batched (vmap over its first argument; vmap of grad), each against jax.
 
@@ -96,6 +96,23 @@ def ordering(x, y):
     return srcjax.lax.sort(x), values * y[:, :3], indices, keys, vals, a, b, srcjax.lax.sort(x * y, 0)
 
 
+def row_energy(r):
+    return np.sum(np.tanh(r) ** 2)
+
+
+def mapped(x, w):
+    return srcjax.lax.map(row_energy, x * w), srcjax.lax.map(lambda r: np.sin(r) * w, x, batch_size=2)
+
+
+def mapped_tree(x):
+    return srcjax.lax.map(lambda p: (p["u"] * 2.0, np.sum(p["v"])), {"u": x, "v": x * x})
+
+
+def mapped_loss(x, w):
+    ys, zs = mapped(x, w)
+    return np.sum(ys) + np.sum(zs ** 2)
+
+
 def elementwise_loss(x, y):
     return np.sum(elementwise(x, y) ** 2)
 
@@ -145,6 +162,8 @@ J34 = np.array([[2, -2, 3, 1], [-2, 2, 2, -3], [3, 3, 3, 4]])
 CASES = [  # (program, arguments, its scalar loss for grad (None: no grad), the arguments grad differentiates)
     (elementwise, (X34, Y34), elementwise_loss, (0, 1)),
     (clamped, (np.array([-1.0, -0.25, 0.0, 0.2, 0.5, 0.9]), np.full(6, -0.5), np.ones(6)), clamped_loss, (0, 1, 2)),
+    (mapped, (X34, Y34[0]), mapped_loss, (0, 1)),
+    (mapped_tree, (X34,), None, ()),
     (rounding, (np.array([0.5, 1.5, 2.5, -0.5, -1.5, 0.4, -2.7, np.inf]),), None, ()),
     (integer_division, (I34, J34), None, ()),
     (shapes, (X34,), shapes_loss, (0,)),
@@ -158,7 +177,7 @@ CASES = [  # (program, arguments, its scalar loss for grad (None: no grad), the 
 ]
 
 
-VMAP_GRAD = {"clamped", "padded", "logsumexps", "ordering"}  # (the others' vmap(grad) with SRCJAX_HYPOTHESIS=thorough)
+VMAP_GRAD = {"clamped", "padded", "logsumexps", "ordering", "mapped"}  # (the others' vmap(grad) with SRCJAX_HYPOTHESIS=thorough)
 
 
 def _close(actual: Any, expected: Any, who: str) -> None:
@@ -176,7 +195,7 @@ def _close(actual: Any, expected: Any, who: str) -> None:
 
 @pytest.mark.parametrize("fn, args, loss, argnums", CASES, ids=[f"{c[0].__name__}-{k}" for k, c in enumerate(CASES)])
 def test_lax_function_matches_jax(fn: Any, args: Any, loss: Any, argnums: Any) -> None:
-    twin = twins.jax_twin(fn)
+    twin = twins.jax_twin(fn, helpers=[row_energy])
     want = jax.jit(twin)(*args)
     _close(fn(*args), want, "the NumPy reference")
     _close(srcjax.jit(fn)(*args), want, "compiled")
@@ -187,7 +206,7 @@ def test_lax_function_matches_jax(fn: Any, args: Any, loss: Any, argnums: Any) -
     if loss is None:
         return
     grad = srcjax.grad(loss, argnums=argnums)
-    jgrad = jax.grad(twins.jax_twin(loss, helpers=[fn]), argnums=argnums)
+    jgrad = jax.grad(twins.jax_twin(loss, helpers=[row_energy, fn]), argnums=argnums)
     _close(grad(*args), jgrad(*args), "grad")
     if written.THOROUGH or fn.__name__ in VMAP_GRAD:
         _close(srcjax.vmap(grad, in_axes=axes)(*batch), jax.vmap(jgrad, in_axes=axes)(*batch), "vmap(grad)")
