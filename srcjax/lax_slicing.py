@@ -125,13 +125,15 @@ def _with_batch(allow_negative_indices: Any) -> Any:
     return (True,) + tuple(allow_negative_indices)
 
 
-def _windows(shape: Any, starts: Any, sizes: Any, allow_negative_indices: Any, size: int) -> Any:
-    """The index of every example's window in a batched operand of ``shape`` (batch axis first): the
-    example's position, then per axis its clamped start (a scalar or one per example) plus the offsets."""
+def _windows(shape: Any, starts: Any, sizes: Any, allow_negative_indices: Any, size: int, batched: bool) -> Any:
+    """The index of every example's window in an operand of ``shape`` (``batched``: its batch axis first,
+    indexed by the example's position; else shared by every example): per axis its clamped start (a
+    scalar or one per example) plus the offsets; the result has the batch axis first, then the window's."""
     n = len(sizes)
-    index: tuple[Any, ...] = (np.reshape(np.arange(size), (size,) + (1,) * n),)
+    index: tuple[Any, ...] = (np.reshape(np.arange(size), (size,) + (1,) * n),) if batched else ()
+    lead = 1 if batched else 0
     for axis in range(n):
-        start = clamped_start(starts[axis], shape[axis + 1], sizes[axis], allowed(allow_negative_indices, axis))
+        start = clamped_start(starts[axis], shape[axis + lead], sizes[axis], allowed(allow_negative_indices, axis))
         offsets = np.reshape(np.arange(sizes[axis]), tuple(sizes[axis] if k == axis else 1 for k in range(n)))
         index = index + (np.reshape(start, (-1,) + (1,) * n) + offsets,)
     return index
@@ -142,13 +144,12 @@ def batch_dynamic_slice(operand: Any, start_indices: Any, slice_sizes: Any, allo
     """``dynamic_slice`` of every example: one ``dynamic_slice`` of the batched operand where the start
     indices are the same for every example; otherwise one gather of every example's window."""
     n = len(slice_sizes)
-    if not operand_batched:
-        operand = np.broadcast_to(operand, (size,) + np.shape(operand))
     starts = _starts(start_indices, n)
-    if not starts_batched:
+    if not starts_batched:  # (then the operand is batched)
         return dynamic_slice(operand, (0,) + starts, (size,) + tuple(slice_sizes),
                              allow_negative_indices=_with_batch(allow_negative_indices))
-    return operand[_windows(np.shape(operand), starts, tuple(slice_sizes), allow_negative_indices, size)]
+    window = _windows(np.shape(operand), starts, tuple(slice_sizes), allow_negative_indices, size, operand_batched)
+    return operand[window]
 
 
 def batch_dynamic_update_slice(operand: Any, update: Any, start_indices: Any, allow_negative_indices: Any,
@@ -165,5 +166,5 @@ def batch_dynamic_update_slice(operand: Any, update: Any, start_indices: Any, al
         return dynamic_update_slice(operand, update, (0,) + starts,
                                     allow_negative_indices=_with_batch(allow_negative_indices))
     out = np.copy(operand)
-    out[_windows(np.shape(operand), starts, sizes, allow_negative_indices, size)] = update
+    out[_windows(np.shape(operand), starts, sizes, allow_negative_indices, size, True)] = update
     return out
