@@ -47,6 +47,7 @@ from .lax_numpy import (  # noqa: F401  (srcjax.lax's functions in NumPy terms)
     expand_dims,
     full,
     full_like,
+    index_in_dim,
     integer_pow,
     iota,
     logistic,
@@ -62,6 +63,8 @@ from .lax_numpy import (  # noqa: F401  (srcjax.lax's functions in NumPy terms)
     rev,
     round,
     rsqrt,
+    slice,
+    slice_in_dim,
     sort,
     sort_key_val,
     squeeze,
@@ -87,12 +90,13 @@ __all__ = ["ConvDimensionNumbers", "abs", "acos", "acosh", "add", "all_gather", 
            "dot", "dot_general", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
            "dynamic_update_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq", "erf", "exp",
            "exp2", "expand_dims", "expm1", "floor", "fori_loop", "full", "full_like", "ge", "gt", "imag",
-           "index_update", "integer_pow", "iota", "is_finite", "le", "log", "log1p", "logistic", "lt", "map", "max",
-           "min", "mul", "ne", "neg", "not_", "pad", "padtype_to_pads", "pmax", "pmean", "pmin", "pow", "ppermute",
-           "psum", "psum_scatter", "real", "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod",
-           "reduce_sum", "reduce_window", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "shift_left",
-           "sign", "sin", "sinh", "sort", "sort_key_val", "sqrt", "square", "squeeze", "stop_gradient", "sub",
-           "switch", "tan", "tanh", "top_k", "transpose", "while_loop", "with_sharding_constraint"]
+           "index_in_dim", "index_update", "integer_pow", "iota", "is_finite", "le", "log", "log1p", "logistic", "lt",
+           "map", "max", "min", "mul", "ne", "neg", "not_", "pad", "padtype_to_pads", "pmax", "pmean", "pmin", "pow",
+           "ppermute", "psum", "psum_scatter", "real", "reduce_and", "reduce_max", "reduce_min", "reduce_or",
+           "reduce_prod", "reduce_sum", "reduce_window", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select",
+           "shift_left", "sign", "sin", "sinh", "slice", "slice_in_dim", "sort", "sort_key_val", "sqrt", "square",
+           "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "top_k", "transpose", "while_loop",
+           "with_sharding_constraint"]
 
 # JAX's elementwise monoids, the computations ``reduce_window`` takes: NumPy's ufuncs (so srcjax reads
 # ``srcjax.lax.add(x, y)`` as ``np.add``; unlike JAX's they broadcast and promote as NumPy does)

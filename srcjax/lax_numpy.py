@@ -24,9 +24,9 @@ from .lax_stop import stop_gradient
 
 __all__ = ["argmax", "argmin", "batch_matmul", "broadcast", "broadcast_in_dim", "clamp", "collapse", "concatenate",
            "convert_element_type", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "div", "dot",
-           "dot_general", "expand_dims", "full", "full_like", "integer_pow", "iota", "logistic", "pad", "reduce_and",
-           "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round",
-           "rsqrt", "sort", "sort_key_val", "squeeze", "top_k", "transpose"]
+           "dot_general", "expand_dims", "full", "full_like", "index_in_dim", "integer_pow", "iota", "logistic", "pad",
+           "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "rem", "reshape", "rev",
+           "round", "rsqrt", "slice", "slice_in_dim", "sort", "sort_key_val", "squeeze", "top_k", "transpose"]
 
 
 # -- elementwise -------------------------------------------------------------------------------------
@@ -138,6 +138,31 @@ def collapse(operand: Any, start_dimension: int, stop_dimension: Any = None) -> 
 def rev(operand: Any, dimensions: Any) -> Any:
     """JAX's ``lax.rev``: reversed along ``dimensions``."""
     return np.flip(operand, axis=tuple(dimensions))
+
+
+def slice(operand: Any, start_indices: Any, limit_indices: Any, strides: Any = None) -> Any:  # noqa: A001
+    """JAX's ``lax.slice``: static starts, limits and strides per axis (``operand[a:b:c, ...]``)."""
+    key: tuple[Any, ...] = ()
+    for k in range(np.ndim(operand)):
+        key = key + (np.s_[start_indices[k]:limit_indices[k]:(1 if strides is None else strides[k])],)
+    return operand[key]
+
+
+def slice_in_dim(operand: Any, start_index: Any, limit_index: Any, stride: int = 1, axis: int = 0) -> Any:
+    """JAX's ``lax.slice_in_dim``: ``operand[start:limit:stride]`` along ``axis`` (None: the axis' end;
+    negative: from the end)."""
+    along = axis % np.ndim(operand)
+    return operand[(np.s_[:],) * along + (np.s_[start_index:limit_index:stride],)]
+
+
+def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Any:
+    """JAX's ``lax.index_in_dim``: the slice at static ``index`` (negative: from the end) along ``axis``."""
+    along = axis % np.ndim(operand)
+    at = index % np.shape(operand)[along]
+    out = operand[(np.s_[:],) * along + (np.s_[at:at + 1],)]
+    if keepdims:
+        return out
+    return np.squeeze(out, axis=along)
 
 
 def iota(dtype: Any, size: int) -> Any:

@@ -57,6 +57,17 @@ def shapes(x):
     return a * 1.5, c, d, e, f * f, g, h, k
 
 
+def static_slices(x):
+    return (srcjax.lax.slice(x, (0, 1), (2, 4), (1, 2)), srcjax.lax.slice(x, (1, 0), (3, 4)),
+            srcjax.lax.slice_in_dim(x, -3, None, axis=1), srcjax.lax.slice_in_dim(x, 0, -1, 2),
+            srcjax.lax.index_in_dim(x, -1), srcjax.lax.index_in_dim(x, 2, axis=1, keepdims=False))
+
+
+def static_slices_loss(x):
+    a, b, c, d, e, f = static_slices(x)
+    return np.sum(a ** 2) + np.sum(b[:, 1:] * c[:2]) + np.sum(np.sin(d)) + np.sum(e ** 3) + np.sum(f * f)
+
+
 def padded(x):
     return (srcjax.lax.pad(x, 0.5, [(1, 2, 1), (0, -1, 0)]), srcjax.lax.pad(x, -1.0, [(-1, 0, 2), (2, 0, 1)]),
             srcjax.lax.pad(x * x, 0.0, [(0, 0, 0), (1, 1, 0)]))
@@ -167,6 +178,7 @@ CASES = [  # (program, arguments, its scalar loss for grad (None: no grad), the 
     (rounding, (np.array([0.5, 1.5, 2.5, -0.5, -1.5, 0.4, -2.7, np.inf]),), None, ()),
     (integer_division, (I34, J34), None, ()),
     (shapes, (X34,), shapes_loss, (0,)),
+    (static_slices, (X34,), static_slices_loss, (0,)),
     (padded, (X34,), padded_loss, (0,)),
     (contractions, (X34, Y34.T), contractions_loss, (0, 1)),
     (reductions, (X34,), reductions_loss, (0,)),
