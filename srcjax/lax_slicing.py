@@ -43,7 +43,7 @@ def _window(shape: tuple[int, ...], start_indices: Any, sizes: Any, allow_negati
     if len(start_indices) != len(shape) or len(sizes) != len(shape):
         raise ValueError(f"dynamic slicing of a rank-{len(shape)} array needs {len(shape)} start indices and sizes, "
                          f"got {len(start_indices)} and {len(sizes)}")
-    starts = [int(clamped_start(np.asarray(start_indices[k]), shape[k], sizes[k],
+    starts = [int(clamped_start(int(np.asarray(start_indices[k])), shape[k], sizes[k],
                                 allowed(allow_negative_indices, k))) for k in range(len(shape))]
     return tuple(slice(s, s + n) for s, n in zip(starts, sizes))
 

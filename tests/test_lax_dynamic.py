@@ -78,6 +78,23 @@ def test_dynamic_update_slice_clamps_like_jax(window: Any, as_tuple: bool) -> No
     _close(srcjax.numpy_function(update_window)(x, u, s), expected, "generated source run by NumPy")
 
 
+@written.examples(4)
+@given(windows(), st.booleans())
+def test_vmap_over_start_indices_matches_jax(window: Any, operand_batched: bool) -> None:
+    """Every example's own starts (in range, negative, past the end): a gather (scatter) of every window;
+    the operand (and the update) batched or shared."""
+    shape, sizes, starts = window
+    batch = np.stack([starts, starts[::-1], (starts * 3) // 2]).astype(starts.dtype)
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+    xs = np.stack([x, -x, x * 2.0]) if operand_batched else x
+    axis = 0 if operand_batched else None
+    u = -1.0 - np.arange(float(np.prod(sizes))).reshape(sizes)
+    _close(srcjax.vmap(lambda a, s: srcjax.lax.dynamic_slice(a, s, sizes), in_axes=(axis, 0))(xs, batch),
+           jax.vmap(lambda a, s: jax.lax.dynamic_slice(a, s, sizes), in_axes=(axis, 0))(xs, batch), "dynamic_slice")
+    _close(srcjax.vmap(update_window, in_axes=(axis, None, 0))(xs, u, batch),
+           jax.vmap(twins.jax_twin(update_window), in_axes=(axis, None, 0))(xs, u, batch), "dynamic_update_slice")
+
+
 def past_the_end(x, i):
     return srcjax.lax.dynamic_slice(x, (i,), (4,))
 
