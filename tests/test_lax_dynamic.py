@@ -189,6 +189,40 @@ def test_vmap_matches_jax():
            jax.vmap(twins.jax_twin(update_window))(xs, us, starts), "array starts, update")
 
 
+def sliding_dot(x, w):
+    n = x.shape[0] - w.shape[0] + 1
+
+    def body(i, out):
+        window = srcjax.lax.dynamic_slice(x, (i,), (w.shape[0],))
+        return srcjax.lax.dynamic_update_slice(out, np.reshape(np.sum(window * w), (1,)), (i,))
+
+    return np.sum(srcjax.lax.fori_loop(0, n, body, np.zeros(n)) ** 2)
+
+
+def indexed_rnn(xs, h):
+    def step(h, t):
+        h = np.tanh(h * 0.5 + srcjax.lax.dynamic_index_in_dim(xs, t, keepdims=False))
+        return h, h
+
+    h, hs = srcjax.lax.scan(step, h, np.arange(xs.shape[0]))
+    return np.sum(hs ** 2) + np.sum(h)
+
+
+def test_inside_loops_with_the_loop_counter_as_start():
+    """The JAX idiom: a ``fori_loop``/``scan`` body slicing at its counter (a window per step, an output
+    written per step): compiled, grad, hessian and vmap of grad against jax."""
+    rng = np.random.default_rng(0)
+    for f, args in ((sliding_dot, (rng.normal(size=12), rng.normal(size=3))),
+                    (indexed_rnn, (rng.normal(size=(5, 3)), rng.normal(size=3)))):
+        twin = twins.jax_twin(f)
+        _close(srcjax.jit(f)(*args), jax.jit(twin)(*args), f"{f.__name__}: value")
+        _close(srcjax.grad(f, argnums=(0, 1))(*args), twins.JAX.grad(twin, argnums=(0, 1))(*args), f"{f.__name__}: grad")
+        _close(srcjax.hessian(f)(*args), twins.JAX.hessian(twin)(*args), f"{f.__name__}: hessian")
+        batch = np.stack([args[0], args[0] * 0.5])
+        _close(srcjax.vmap(srcjax.grad(f), in_axes=(0, None))(batch, args[1]),
+               twins.JAX.vmap(jax.grad(twin), in_axes=(0, None))(batch, args[1]), f"{f.__name__}: vmap(grad)")
+
+
 def no_negatives(x, i):
     return srcjax.lax.dynamic_slice(x, (i,), (3,), allow_negative_indices=False)
 
