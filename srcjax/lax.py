@@ -50,6 +50,8 @@ from .lax_numpy import (  # noqa: F401  (srcjax.lax's functions in NumPy terms)
     index_in_dim,
     integer_pow,
     iota,
+    lax_round,
+    lax_slice,
     logistic,
     pad,
     reduce_and,
@@ -61,9 +63,7 @@ from .lax_numpy import (  # noqa: F401  (srcjax.lax's functions in NumPy terms)
     rem,
     reshape,
     rev,
-    round,
     rsqrt,
-    slice,
     slice_in_dim,
     sort,
     sort_key_val,
@@ -104,6 +104,8 @@ add = np.add
 mul = np.multiply
 max = np.maximum  # noqa: A001  (JAX's names)
 min = np.minimum  # noqa: A001
+round = lax_round  # noqa: A001  (JAX's names; their functions are named apart from the builtins, which
+slice = lax_slice  # noqa: A001  (generated code in srcjax.lax_numpy calls: x[a:b] is written slice(a, b))
 select = np.where  # (JAX's ``lax.select(pred, on_true, on_false)``: per element; NumPy's broadcasting, as above)
 # JAX's elementwise functions that are NumPy's (for the arguments JAX takes: arrays of one dtype; NumPy also
 # promotes mixes): the NumPy functions themselves, so srcjax reads ``srcjax.lax.exp(x)`` as ``np.exp(x)``

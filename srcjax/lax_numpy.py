@@ -24,9 +24,10 @@ from .lax_stop import stop_gradient
 
 __all__ = ["argmax", "argmin", "batch_matmul", "broadcast", "broadcast_in_dim", "clamp", "collapse", "concatenate",
            "convert_element_type", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "div", "dot",
-           "dot_general", "expand_dims", "full", "full_like", "index_in_dim", "integer_pow", "iota", "logistic", "pad",
-           "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "rem", "reshape", "rev",
-           "round", "rsqrt", "slice", "slice_in_dim", "sort", "sort_key_val", "squeeze", "top_k", "transpose"]
+           "dot_general", "expand_dims", "full", "full_like", "index_in_dim", "integer_pow", "iota", "lax_round",
+           "lax_slice", "logistic", "pad", "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod",
+           "reduce_sum", "rem", "reshape", "rev", "rsqrt", "slice_in_dim", "sort", "sort_key_val", "squeeze", "top_k",
+           "transpose"]
 
 
 # -- elementwise -------------------------------------------------------------------------------------
@@ -56,9 +57,10 @@ def integer_pow(x: Any, y: int) -> Any:
     return x ** y
 
 
-def round(x: Any, rounding_method: Any = 0) -> Any:  # noqa: A001  (JAX's name)
-    """JAX's ``lax.round``: halves away from zero (``rounding_method=0``, JAX's default; NumPy's
-    ``np.round`` rounds them to even), or to even (``rounding_method=1``)."""
+def lax_round(x: Any, rounding_method: Any = 0) -> Any:
+    """JAX's ``lax.round`` (``srcjax.lax.round``; named apart from the builtin): halves away from zero
+    (``rounding_method=0``, JAX's default; NumPy's ``np.round`` rounds them to even), or to even
+    (``rounding_method=1``)."""
     if int(rounding_method) == 1:
         return np.round(x)
     return np.sign(x) * np.floor(np.abs(x) + 0.5)
@@ -140,8 +142,9 @@ def rev(operand: Any, dimensions: Any) -> Any:
     return np.flip(operand, axis=tuple(dimensions))
 
 
-def slice(operand: Any, start_indices: Any, limit_indices: Any, strides: Any = None) -> Any:  # noqa: A001
-    """JAX's ``lax.slice``: static starts, limits and strides per axis (``operand[a:b:c, ...]``)."""
+def lax_slice(operand: Any, start_indices: Any, limit_indices: Any, strides: Any = None) -> Any:
+    """JAX's ``lax.slice`` (``srcjax.lax.slice``; named apart from the builtin ``slice``, which generated code
+    in this module calls): static starts, limits and strides per axis (``operand[a:b:c, ...]``)."""
     key: tuple[Any, ...] = ()
     for k in range(np.ndim(operand)):
         key = key + (np.s_[start_indices[k]:limit_indices[k]:(1 if strides is None else strides[k])],)

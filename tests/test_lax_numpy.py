@@ -222,3 +222,20 @@ def test_lax_function_matches_jax(fn: Any, args: Any, loss: Any, argnums: Any) -
     _close(grad(*args), jgrad(*args), "grad")
     if written.THOROUGH or fn.__name__ in VMAP_GRAD:
         _close(srcjax.vmap(grad, in_axes=axes)(*batch), jax.vmap(jgrad, in_axes=axes)(*batch), "vmap(grad)")
+
+
+def test_library_modules_shadow_no_builtin():
+    """Generated code in srcjax's transpiled modules calls builtins (``x[a:b]`` of a helper's derivative is
+    written ``slice(a, b)``) and resolves them in that module: none may define a builtin's name
+    (``srcjax.lax.slice`` and ``round`` are ``lax_numpy.lax_slice`` and ``lax_round``; a ``slice`` there
+    made every derivative of a helper in it fail)."""
+    import builtins
+    import importlib
+
+    from srcjax.frontend.resolve import LIBRARY_MODULES
+
+    for name in LIBRARY_MODULES:
+        names = vars(importlib.import_module(name))
+        shadowing = sorted(n for n, v in names.items() if hasattr(builtins, n) and v is not getattr(builtins, n)
+                           and not n.startswith("__"))
+        assert not shadowing, f"{name} defines {shadowing}"
