@@ -18,6 +18,7 @@ give the same structure, shapes and dtypes for every outcome. A Python scalar
 from __future__ import annotations
 
 import builtins
+import enum
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -82,10 +83,10 @@ from .lax_slicing import (
 from .lax_stop import stop_gradient
 from .windows import ConvDimensionNumbers, conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window
 
-__all__ = ["ConvDimensionNumbers", "abs", "acos", "acosh", "add", "all_gather", "argmax", "argmin", "asin", "asinh",
-           "atan", "atan2", "atanh", "axis_index", "batch_matmul", "bitcast_convert_type", "bitwise_and",
-           "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim", "cbrt", "ceil", "clamp",
-           "collapse", "concatenate", "cond", "conj", "conv", "conv_general_dilated", "conv_transpose",
+__all__ = ["ConvDimensionNumbers", "RoundingMethod", "abs", "acos", "acosh", "add", "all_gather", "argmax", "argmin",
+           "asin", "asinh", "atan", "atan2", "atanh", "axis_index", "batch_matmul", "bitcast_convert_type",
+           "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim", "cbrt", "ceil",
+           "clamp", "collapse", "concatenate", "cond", "conj", "conv", "conv_general_dilated", "conv_transpose",
            "convert_element_type", "cos", "cosh", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "div",
            "dot", "dot_general", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
            "dynamic_update_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq", "erf", "exp",
@@ -104,6 +105,13 @@ add = np.add
 mul = np.multiply
 max = np.maximum  # noqa: A001  (JAX's names)
 min = np.minimum  # noqa: A001
+class RoundingMethod(enum.IntEnum):
+    """JAX's ``lax.RoundingMethod``, ``round``'s ``rounding_method``."""
+
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
 round = lax_round  # noqa: A001  (JAX's names; their functions are named apart from the builtins, which
 slice = lax_slice  # noqa: A001  (generated code in srcjax.lax_numpy calls: x[a:b] is written slice(a, b))
 select = np.where  # (JAX's ``lax.select(pred, on_true, on_false)``: per element; NumPy's broadcasting, as above)

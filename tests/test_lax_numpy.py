@@ -37,7 +37,8 @@ def clamped(x, lo, hi):
 
 def rounding(x):
     return (srcjax.lax.round(x), srcjax.lax.round(x, 1), srcjax.lax.floor(x), srcjax.lax.ceil(x),
-            srcjax.lax.is_finite(x))
+            srcjax.lax.is_finite(x), srcjax.lax.round(x, srcjax.lax.RoundingMethod.TO_NEAREST_EVEN),
+            srcjax.lax.round(x, rounding_method=srcjax.lax.RoundingMethod.AWAY_FROM_ZERO))
 
 
 def integer_division(i, j):
