@@ -13,6 +13,12 @@ Compiled semantics differ from plain Python in one way, as in JAX: both
 branches of a ``cond`` and the body of a loop are transpiled, so they must
 give the same structure, shapes and dtypes for every outcome. A Python scalar
 (weakly typed) output takes the dtype of the other branch's array.
+
+The rest of JAX's ``lax`` that users call lives beside it and is re-exported here:
+``stop_gradient`` (``lax_stop.py``, a record of its own), ``dynamic_slice`` and its family
+(``lax_slicing.py``), the functions written in NumPy terms (``lax_numpy.py``: ``clamp``,
+``dot_general``, ``pad``, ``top_k``, ...), and below, the ones that are NumPy's own functions
+(``exp = np.exp``). ``map`` is read as the ``scan`` it is.
 """
 
 from __future__ import annotations
