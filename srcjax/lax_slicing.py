@@ -22,7 +22,7 @@ import numpy as np
 
 __all__ = ["batch_dynamic_slice", "batch_dynamic_update_slice", "dynamic_index_in_dim", "dynamic_slice",
            "dynamic_slice_in_dim", "dynamic_update_index_in_dim", "dynamic_update_slice",
-           "dynamic_update_slice_in_dim"]
+           "dynamic_update_slice_in_dim", "window_gather", "window_scatter_add"]
 
 def clamped_start(start: Any, dim: int, size: int, allow_negative: Any) -> Any:
     """Where a window of ``size`` along an axis of length ``dim`` begins, as JAX's: a negative ``start``
@@ -62,6 +62,28 @@ def dynamic_update_slice(operand: Any, update: Any, start_indices: Any, *, allow
     out = np.array(operand, copy=True)
     u = np.asarray(update)
     out[_window(out.shape, start_indices, u.shape, allow_negative_indices)] = u
+    return out
+
+
+def window_gather(operand: Any, starts: Any, slice_sizes: Any, allow_negative_indices: Any = True) -> Any:
+    """Every example's ``dynamic_slice`` of one shared ``operand``: ``starts`` is a (B, rank) integer array,
+    one row of start indices per example; the result is (B, *slice_sizes). A primitive (one XLA gather of
+    the windows), which ``vmap`` of ``dynamic_slice`` over start indices writes; its transpose is
+    :func:`window_scatter_add`."""
+    rows = np.asarray(starts)
+    out = np.zeros((rows.shape[0],) + tuple(slice_sizes), dtype=np.asarray(operand).dtype)
+    for k in range(rows.shape[0]):
+        out[k] = dynamic_slice(operand, tuple(rows[k]), slice_sizes, allow_negative_indices=allow_negative_indices)
+    return out
+
+
+def window_scatter_add(g: Any, starts: Any, shape: Any, allow_negative_indices: Any = True) -> Any:
+    """An array of ``shape`` holding the sum of the windows ``g[k]`` (each of ``g``'s shape after its first
+    axis) placed at ``starts[k]`` (clamped as ``dynamic_slice``'s): :func:`window_gather`'s transpose."""
+    rows, windows = np.asarray(starts), np.asarray(g)
+    out = np.zeros(tuple(shape), dtype=windows.dtype)
+    for k in range(rows.shape[0]):
+        out[_window(out.shape, tuple(rows[k]), windows.shape[1:], allow_negative_indices)] += windows[k]
     return out
 
 
@@ -148,7 +170,12 @@ def batch_dynamic_slice(operand: Any, start_indices: Any, slice_sizes: Any, allo
     if not starts_batched:  # (then the operand is batched)
         return dynamic_slice(operand, (0,) + starts, (size,) + tuple(slice_sizes),
                              allow_negative_indices=_with_batch(allow_negative_indices))
-    window = _windows(np.shape(operand), starts, tuple(slice_sizes), allow_negative_indices, size, operand_batched)
+    if not operand_batched:  # (one gather of every example's window, as jax's)
+        rows = []
+        for s in starts:
+            rows.append(np.broadcast_to(s, (size,)))
+        return window_gather(operand, np.stack(rows, axis=1), slice_sizes, allow_negative_indices)
+    window = _windows(np.shape(operand), starts, tuple(slice_sizes), allow_negative_indices, size, True)
     return operand[window]
 
 

@@ -46,6 +46,7 @@ from srcjax.lax import (
     stop_gradient,
     with_sharding_constraint,
 )
+from srcjax.lax_slicing import window_gather, window_scatter_add
 from srcjax.primitives.collectives import NAMES as COLLECTIVE_PRIMS
 from srcjax.primitives.elementwise import UFUNCS
 from srcjax.primitives.registry import PRIMITIVES
@@ -926,6 +927,19 @@ def dynamic_slice_(x, i):
 @case("dynamic_update_slice", (arr((3, 4)), arr((2, 2)), np.int64(2)), (arr((3, 4), I32), arr((2, 2), I32), np.int32(-1)))
 def dynamic_update_slice_(x, u, i):
     return dynamic_update_slice(x, u, (i, i)), dynamic_update_slice(x, u[:1], (1, i)), dynamic_update_slice(x, x, (i, 0))
+
+
+@case("window_gather", (arr((5, 4)), np.array([[0, 1], [4, -1], [-7, 9], [2, 2]])),
+      (arr((5, 4), I32), np.array([[1, 0], [3, 3]], np.int32)))
+def window_gather_(x, s):
+    """vmap of dynamic_slice over start rows: every window in one gather (clamped as dynamic_slice's)."""
+    return window_gather(x, s, (2, 3)), window_gather(x, s, (5, 1), False)
+
+
+@case("window_scatter_add", (arr((4, 2, 3)), np.array([[0, 1], [4, -1], [-7, 9], [1, 1]])))
+def window_scatter_add_(g, s):
+    """window_gather's transpose: the windows added into zeros (overlapping ones summed)."""
+    return window_scatter_add(g, s, (5, 4)), window_scatter_add(g[:, :1], s, (3, 3), False)
 
 
 @case("stop_gradient", (arr((2, 3)),), (arr(4, I32),))

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import lax_slicing
 from ..core import DTypeError, ShapedArray, ShapeError
-from ..lower.hlo import HloValue, aval_type
+from ..lower.hlo import HloValue, aval_type, elem_type
 from .common import fmt_shape
 from .registry import LowerCtx, defprim, set_fields
 
@@ -152,6 +152,91 @@ def _dus_lower(ctx: LowerCtx, operand: HloValue, update: HloValue, start_indices
                   f"({aval_type(x.aval)}, {aval_type(u.aval)}, {types}) -> {aval_type(out)}", out)
 
 
+def _wg_stub(operand, starts, slice_sizes, allow_negative_indices=True):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _check_windows(what: str, shape: tuple[int, ...], starts: ShapedArray, sizes: tuple[int, ...]) -> None:
+    if len(starts.shape) != 2 or starts.shape[1] != len(shape) or starts.dtype.kind not in "iu" or \
+            len(sizes) != len(shape) or any(n < 0 or n > d for n, d in zip(sizes, shape)):
+        raise ShapeError(f"{what}: starts {starts.str_short()} and windows {fmt_shape(sizes)} do not fit an "
+                         f"array of shape {fmt_shape(shape)}")
+
+
+def _wg_abstract(operand: ShapedArray, starts: ShapedArray, slice_sizes: Any,
+                 allow_negative_indices: Any = True) -> ShapedArray:
+    sizes = tuple(int(n) for n in slice_sizes)
+    _check_windows("window_gather", operand.shape, starts, sizes)
+    return ShapedArray((starts.shape[0], *sizes), operand.dtype)
+
+
+def _window_starts(ctx: LowerCtx, starts: HloValue, shape: tuple[int, ...], sizes: tuple[int, ...],
+                   allow_negative_indices: Any) -> HloValue:
+    """The (B, rank) start rows as int64, negative ones counted from the end where allowed, clamped so
+    that each window fits (a scatter does not clamp them itself, a gather does)."""
+    b = ctx.b
+    i64 = np.dtype(np.int64)
+    s = b.convert(starts, i64)
+    wrap = np.array([d if lax_slicing.allowed(allow_negative_indices, k) else 0 for k, d in enumerate(shape)], i64)
+    if wrap.any():
+        neg = b.compare("LT", s, b.full(0, s.shape, i64))
+        s = b.select(neg, b.binary("add", s, b.constant(np.broadcast_to(wrap, s.shape).copy(), s.aval)), s)
+    hi = np.array([d - n for d, n in zip(shape, sizes)], i64)
+    return b.clamp(b.full(0, s.shape, i64), s, b.constant(np.broadcast_to(hi, s.shape).copy(), s.aval))
+
+
+def _wg_lower(ctx: LowerCtx, operand: HloValue, starts: HloValue, slice_sizes: Any,
+              allow_negative_indices: Any = True) -> HloValue:
+    """One ``stablehlo.gather`` of a window per row of ``starts``."""
+    b = ctx.b
+    out = ctx.avals_out[0]
+    x = b.full(operand.literal, operand.shape, operand.dtype) if operand.literal is not None else operand
+    n = len(x.shape)
+    s = _window_starts(ctx, starts, x.shape, out.shape[1:], allow_negative_indices)
+    return b.emit(
+        f'"stablehlo.gather"({x.name}, {s.name}) {{dimension_numbers = #stablehlo.gather<'
+        f"offset_dims = {list(range(1, n + 1))}, collapsed_slice_dims = [], start_index_map = {list(range(n))}, "
+        f"index_vector_dim = 1>, indices_are_sorted = false, "
+        f"slice_sizes = array<i64: {', '.join(str(d) for d in out.shape[1:])}>}} : "
+        f"({aval_type(x.aval)}, {aval_type(s.aval)}) -> {aval_type(out)}", out)
+
+
+def _wsa_stub(g, starts, shape, allow_negative_indices=True):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _wsa_abstract(g: ShapedArray, starts: ShapedArray, shape: Any, allow_negative_indices: Any = True) -> ShapedArray:
+    full = tuple(int(d) for d in shape)
+    _check_windows("window_scatter_add", full, starts, g.shape[1:])
+    return ShapedArray(full, g.dtype)
+
+
+def _wsa_lower(ctx: LowerCtx, g: HloValue, starts: HloValue, shape: Any,
+               allow_negative_indices: Any = True) -> HloValue:
+    """One ``stablehlo.scatter`` adding each window of ``g`` into zeros at its (clamped) start row."""
+    b = ctx.b
+    out = ctx.avals_out[0]
+    u = b.broadcast_to(b.convert(g, out.dtype), g.shape)
+    if u.literal is not None:
+        u = b.full(u.literal, u.shape, out.dtype)
+    n = len(out.shape)
+    s = _window_starts(ctx, starts, out.shape, u.shape[1:], allow_negative_indices)
+    z = b.full(0, out.shape, out.dtype)
+    scalar = f"tensor<{elem_type(out.dtype)}>"
+    old, new, res, name = b.fresh(), b.fresh(), b.fresh(), b.fresh()
+    op = "or" if out.dtype == np.bool_ else "add"
+    b.lines += [f'{b.indent}{name} = "stablehlo.scatter"({z.name}, {s.name}, {u.name}) ({{',
+                f"{b.indent}  ^bb0({old}: {scalar}, {new}: {scalar}):",
+                f"{b.indent}    {res} = stablehlo.{op} {old}, {new} : {scalar}",
+                f"{b.indent}    stablehlo.return {res} : {scalar}",
+                f"{b.indent}}}) {{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<"
+                f"update_window_dims = {list(range(1, n + 1))}, inserted_window_dims = [], "
+                f"scatter_dims_to_operand_dims = {list(range(n))}, index_vector_dim = 1>, "
+                f"unique_indices = false}} : ({aval_type(z.aval)}, {aval_type(s.aval)}, {aval_type(u.aval)}) "
+                f"-> {aval_type(out)}"]
+    return HloValue(name, out)
+
+
 _NEG = "allow_negative_indices=allow_negative_indices"
 defprim("dynamic_slice", lax_slicing.dynamic_slice, _ds_stub, abstract_eval=_ds_abstract, lower=_ds_lower,
         arrays=("operand",), path="srcjax.lax.dynamic_slice", positional=3, static_eval=False,
@@ -167,6 +252,18 @@ defprim("dynamic_update_slice", lax_slicing.dynamic_update_slice, _dus_stub, abs
         vjp={"operand": f"srcjax.lax.dynamic_update_slice(out_bar, zeros_like(update), start_indices, {_NEG})",
              "update": f"srcjax.lax.dynamic_slice(out_bar, start_indices, np.shape(update), {_NEG})"})
 set_fields("dynamic_slice", static_hint=_STATIC_HINT)
+# vmap of dynamic_slice over start indices, of a shared operand: every window in one gather, and its transpose
+_WG, _WSA = "srcjax.lax_slicing.window_gather", "srcjax.lax_slicing.window_scatter_add"
+defprim("window_gather", lax_slicing.window_gather, _wg_stub, abstract_eval=_wg_abstract, lower=_wg_lower,
+        arrays=("operand", "starts"), path=_WG, positional=4, static_eval=False, nondiff_args=("starts",),
+        jvp={"operand": f"{_WG}(operand_dot, starts, slice_sizes, allow_negative_indices)"},
+        vjp={"operand": f"{_WSA}(out_bar, starts, np.shape(operand), allow_negative_indices)"})
+defprim("window_scatter_add", lax_slicing.window_scatter_add, _wsa_stub, abstract_eval=_wsa_abstract,
+        lower=_wsa_lower, arrays=("g", "starts"), path=_WSA, positional=4, static_eval=False,
+        nondiff_args=("starts",), jvp={"g": f"{_WSA}(g_dot, starts, shape, allow_negative_indices)"},
+        vjp={"g": f"{_WG}(out_bar, starts, np.shape(g)[1:], allow_negative_indices)"})
+set_fields("window_gather", batch=lambda c: c.per_example())  # (vmap of vmap: per example)
+set_fields("window_scatter_add", batch=lambda c: c.per_example())
 
 
 # -- batching (vmap): the helpers take the batch size and which operands are batched ---------------------
