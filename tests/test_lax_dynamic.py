@@ -10,6 +10,7 @@ silent wrong answer. Hypothesis draws out-of-range and negative starts of severa
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import numpy as np
@@ -93,6 +94,33 @@ def test_vmap_over_start_indices_matches_jax(window: Any, operand_batched: bool)
            jax.vmap(lambda a, s: jax.lax.dynamic_slice(a, s, sizes), in_axes=(axis, 0))(xs, batch), "dynamic_slice")
     _close(srcjax.vmap(update_window, in_axes=(axis, None, 0))(xs, u, batch),
            jax.vmap(twins.jax_twin(update_window), in_axes=(axis, None, 0))(xs, u, batch), "dynamic_update_slice")
+
+
+def crop(x, i):
+    return srcjax.lax.dynamic_slice(x, (i, 1), (2, 3))
+
+
+def crops_loss(x, starts):
+    return np.sum(np.sin(srcjax.vmap(crop, in_axes=(None, 0))(x, starts)) ** 2)
+
+
+def test_derivatives_of_windows_gathered_over_start_indices():
+    """vmap of dynamic_slice over starts of a shared operand is one gather of the windows
+    (``window_gather``, transposed by ``window_scatter_add``): grad, hessian, jacrev and jacfwd through it,
+    and vmap of it over operands or over batches of starts, against jax."""
+    x = np.random.default_rng(0).normal(size=(5, 6))
+    starts = np.array([0, 4, -1, 9, 2, 2])  # (overlapping windows: their cotangents add)
+    twin, jcrop = twins.jax_twin(crops_loss, helpers=[crop], srcjax=types.SimpleNamespace(
+        lax=jax.lax, vmap=jax.vmap)), twins.jax_twin(crop)
+    _close(srcjax.grad(crops_loss)(x, starts), jax.grad(twin)(x, starts), "grad")
+    _close(srcjax.hessian(crops_loss)(x, starts), jax.hessian(twin)(x, starts), "hessian")
+    crops, jcrops = srcjax.vmap(crop, in_axes=(None, 0)), jax.vmap(jcrop, in_axes=(None, 0))
+    _close(srcjax.jacrev(crops)(x, starts), jax.jacrev(jcrops)(x, starts), "jacrev")
+    _close(srcjax.jacfwd(crops)(x, starts), jax.jacfwd(jcrops)(x, starts), "jacfwd")
+    _close(srcjax.vmap(crops, in_axes=(0, None))(np.stack([x, -x]), starts),
+           jax.vmap(jcrops, in_axes=(0, None))(np.stack([x, -x]), starts), "vmap over operands")
+    _close(srcjax.vmap(crops, in_axes=(None, 0))(x, np.stack([starts, starts[::-1]])),
+           jax.vmap(jcrops, in_axes=(None, 0))(x, np.stack([starts, starts[::-1]])), "vmap over starts")
 
 
 def past_the_end(x, i):
