@@ -38,6 +38,7 @@ from .construction import (  # noqa: F401  (generated batched code imports them 
 from .conv_adjoint import batch_conv, batch_reduce_window  # noqa: F401  (generated batched code imports them)
 from .core import index_params, linear_params
 from .lax import index_update
+from .lax_slicing import batch_dynamic_slice, batch_dynamic_update_slice  # noqa: F401  (batched code imports them)
 from .order_stats import (  # noqa: F401  (generated batched code imports them from here)
     batch_argpartition,
     batch_argsort,
@@ -68,6 +69,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",
     "batch_kron", "batch_cross", "batch_meshgrid", "batch_conv", "batch_reduce_window", "batch_ppermute",
     "batch_pack_like", "batch_broadcast_parts", "batch_unpacked", "batch_merge", "batch_split", "batch_static",
+    "batch_dynamic_slice", "batch_dynamic_update_slice",
 ]
 
 

@@ -1,4 +1,4 @@
-"""Helpers of the collectives (``srcjax.lax.psum``, ...), transpiled like user code
+"""Helpers of the collectives (``srcjax.lax.psum``, ...) and of ``srcjax.lax.stop_gradient``, transpiled like user code
 (``frontend/resolve.LIBRARY_MODULES``): a collective of a container is the collective of each leaf
 (JAX's collectives take pytrees: ``pmean(grads, "i")``; the records' ``tree`` rule calls these), and
 ``ppermute``'s transpose permutes by the pairs turned round (``inverse_pairs``, which generated
@@ -12,7 +12,7 @@ from . import lax
 from .pytree import from_leaves, leaves_like
 
 __all__ = ["inverse_pairs", "tree_all_gather", "tree_pmax", "tree_pmean", "tree_pmin", "tree_ppermute",
-           "tree_psum", "tree_psum_scatter"]
+           "tree_psum", "tree_psum_scatter", "tree_stop_gradient"]
 
 
 def tree_psum(x: Any, axis_name: Any, axis_index_groups: Any = None) -> Any:
@@ -52,6 +52,12 @@ def tree_psum_scatter(x: Any, axis_name: Any, scatter_dimension: int = 0, axis_i
 
 def tree_ppermute(x: Any, axis_name: Any, perm: Any) -> Any:
     return from_leaves(x, [lax.ppermute(leaf, axis_name, perm) for leaf in leaves_like(x, x)])
+
+
+def tree_stop_gradient(x: Any) -> Any:
+    """``srcjax.lax.stop_gradient`` of a container: of each leaf (JAX's takes pytrees: a target network's
+    parameters)."""
+    return from_leaves(x, [lax.stop_gradient(leaf) for leaf in leaves_like(x, x)])
 
 
 def inverse_pairs(perm: Any) -> Any:

@@ -13,11 +13,18 @@ Compiled semantics differ from plain Python in one way, as in JAX: both
 branches of a ``cond`` and the body of a loop are transpiled, so they must
 give the same structure, shapes and dtypes for every outcome. A Python scalar
 (weakly typed) output takes the dtype of the other branch's array.
+
+The rest of JAX's ``lax`` that users call lives beside it and is re-exported here:
+``stop_gradient`` (``lax_stop.py``, a record of its own), ``dynamic_slice`` and its family
+(``lax_slicing.py``), the functions written in NumPy terms (``lax_numpy.py``: ``clamp``,
+``dot_general``, ``pad``, ``top_k``, ...), and below, the ones that are NumPy's own functions
+(``exp = np.exp``). ``map`` is read as the ``scan`` it is.
 """
 
 from __future__ import annotations
 
 import builtins
+import enum
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -26,12 +33,77 @@ import numpy as np
 
 from . import pytree
 from .core import Span, UnboundAxisNameError
+from .lax_numpy import (  # noqa: F401  (srcjax.lax's functions in NumPy terms)
+    argmax,
+    argmin,
+    batch_matmul,
+    broadcast,
+    broadcast_in_dim,
+    clamp,
+    collapse,
+    concatenate,
+    convert_element_type,
+    cumlogsumexp,
+    cummax,
+    cummin,
+    cumprod,
+    cumsum,
+    div,
+    dot,
+    dot_general,
+    expand_dims,
+    full,
+    full_like,
+    index_in_dim,
+    integer_pow,
+    iota,
+    lax_round,
+    lax_slice,
+    logistic,
+    pad,
+    reduce_and,
+    reduce_max,
+    reduce_min,
+    reduce_or,
+    reduce_prod,
+    reduce_sum,
+    rem,
+    reshape,
+    rev,
+    rsqrt,
+    slice_in_dim,
+    sort,
+    sort_key_val,
+    squeeze,
+    top_k,
+    transpose,
+)
+from .lax_slicing import (
+    dynamic_index_in_dim,
+    dynamic_slice,
+    dynamic_slice_in_dim,
+    dynamic_update_index_in_dim,
+    dynamic_update_slice,
+    dynamic_update_slice_in_dim,
+)
+from .lax_stop import stop_gradient
 from .windows import ConvDimensionNumbers, conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window
 
-__all__ = ["ConvDimensionNumbers", "add", "all_gather", "axis_index", "bitcast_convert_type", "cond", "conv",
-           "conv_general_dilated", "conv_transpose", "erf", "fori_loop", "index_update", "max", "min", "mul",
-           "padtype_to_pads", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter", "reduce_window", "scan",
-           "select", "switch", "while_loop", "with_sharding_constraint"]
+__all__ = ["ConvDimensionNumbers", "RoundingMethod", "abs", "acos", "acosh", "add", "all_gather", "argmax", "argmin",
+           "asin", "asinh", "atan", "atan2", "atanh", "axis_index", "batch_matmul", "bitcast_convert_type",
+           "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim", "cbrt", "ceil",
+           "clamp", "collapse", "concatenate", "cond", "conj", "conv", "conv_general_dilated", "conv_transpose",
+           "convert_element_type", "cos", "cosh", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "div",
+           "dot", "dot_general", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
+           "dynamic_update_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq", "erf", "exp",
+           "exp2", "expand_dims", "expm1", "floor", "fori_loop", "full", "full_like", "ge", "gt", "imag",
+           "index_in_dim", "index_update", "integer_pow", "iota", "is_finite", "le", "log", "log1p", "logistic", "lt",
+           "map", "max", "min", "mul", "ne", "neg", "not_", "pad", "padtype_to_pads", "pmax", "pmean", "pmin", "pow",
+           "ppermute", "psum", "psum_scatter", "real", "reduce_and", "reduce_max", "reduce_min", "reduce_or",
+           "reduce_prod", "reduce_sum", "reduce_window", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select",
+           "shift_left", "sign", "sin", "sinh", "slice", "slice_in_dim", "sort", "sort_key_val", "sqrt", "square",
+           "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "top_k", "transpose", "while_loop",
+           "with_sharding_constraint"]
 
 # JAX's elementwise monoids, the computations ``reduce_window`` takes: NumPy's ufuncs (so srcjax reads
 # ``srcjax.lax.add(x, y)`` as ``np.add``; unlike JAX's they broadcast and promote as NumPy does)
@@ -39,8 +111,63 @@ add = np.add
 mul = np.multiply
 max = np.maximum  # noqa: A001  (JAX's names)
 min = np.minimum  # noqa: A001
+class RoundingMethod(enum.IntEnum):
+    """JAX's ``lax.RoundingMethod``, ``round``'s ``rounding_method``."""
+
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+round = lax_round  # noqa: A001  (JAX's names; their functions are named apart from the builtins, which
+slice = lax_slice  # noqa: A001  (generated code in srcjax.lax_numpy calls: x[a:b] is written slice(a, b))
 select = np.where  # (JAX's ``lax.select(pred, on_true, on_false)``: per element; NumPy's broadcasting, as above)
-for _f in (conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window):
+# JAX's elementwise functions that are NumPy's (for the arguments JAX takes: arrays of one dtype; NumPy also
+# promotes mixes): the NumPy functions themselves, so srcjax reads ``srcjax.lax.exp(x)`` as ``np.exp(x)``
+exp = np.exp
+log = np.log
+tanh = np.tanh
+sin = np.sin
+cos = np.cos
+tan = np.tan
+asin = np.arcsin
+acos = np.arccos
+atan = np.arctan
+sinh = np.sinh
+cosh = np.cosh
+asinh = np.arcsinh
+acosh = np.arccosh
+atanh = np.arctanh
+atan2 = np.arctan2
+sqrt = np.sqrt
+cbrt = np.cbrt
+abs = np.abs  # noqa: A001  (JAX's name)
+sign = np.sign
+floor = np.floor
+ceil = np.ceil
+neg = np.negative
+exp2 = np.exp2
+expm1 = np.expm1
+log1p = np.log1p
+square = np.square
+sub = np.subtract
+pow = np.power  # noqa: A001  (JAX's name)
+is_finite = np.isfinite
+eq = np.equal
+ne = np.not_equal
+lt = np.less
+le = np.less_equal
+gt = np.greater
+ge = np.greater_equal
+bitwise_and = np.bitwise_and
+bitwise_or = np.bitwise_or
+bitwise_xor = np.bitwise_xor
+bitwise_not = np.invert
+not_ = np.invert
+shift_left = np.left_shift
+real = np.real
+imag = np.imag
+conj = np.conj
+for _f in (conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window, stop_gradient):
     _f.__module__ = __name__  # (their home is srcjax.windows; users find them here)
 
 
@@ -124,6 +251,14 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
     _, y_tree = pytree.flatten(ys[0])
     stacked = [np.stack([np.asarray(row[j]) for row in y_leaves]) for j in range(len(y_leaves[0]))]
     return carry, pytree.unflatten(y_tree, stacked)
+
+
+def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001  (JAX's name)
+    """JAX's ``lax.map``: ``f`` of each leading slice of ``xs`` (an array or a container of arrays sliced
+    together), the results stacked (a container of stacks). The ``scan`` that carries nothing: srcjax
+    reads ``map(f, xs)`` as ``scan(lambda carry, item: (carry, f(item)), 0, xs)[1]``; ``batch_size``
+    changes no value."""
+    return scan(lambda carry, item: (carry, f(item)), 0, xs)[1]
 
 
 def index_update(x: Any, key: Any, value: Any) -> Any:

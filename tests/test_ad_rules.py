@@ -175,6 +175,13 @@ case("reduce_window", "lax.reduce_window(x, 1.0, lax.mul, (2, 2), (1, 1), 'SAME'
 case("erf", "erf(x) * x", N(2, 3))
 case("erf", "erf(x * 0.5)", N(4))
 case("with_sharding_constraint", "with_sharding_constraint(np.sin(x), S1) * x", N(2, 3), jax=False)
+# (start indices clamped so that the window fits; one computed from the data)
+case("dynamic_slice", "lax.dynamic_slice(np.sin(x), (np.argmax(x[:, 0]), 7), (2, 3)) * x[:2, :3]", N(4, 5))
+case("window_gather", "srcjax.lax_slicing.window_gather(np.sin(x), np.array([[0, 1], [3, -1], [9, 2]]), (2, 2))",
+     N(4, 5), jax=False)
+case("window_scatter_add", "srcjax.lax_slicing.window_scatter_add(x * x, np.array([[0, 1], [3, -1]]), (4, 5)) * 1.5",
+     N(2, 2, 3), jax=False)
+case("dynamic_update_slice", "lax.dynamic_update_slice(x * x, np.exp(y), (-1, np.argmin(y[0]) - 9))", N(4, 5), N(2, 3))
 case("astype", "x.astype(np.float32)", N(2, 3), fd=False, tol=1e-6)  # jax rounds the cotangent to float32
 case("astype", "np.astype(x, np.float64)", N(3))
 # complex numbers (real arguments, complex insides, a real result: JAX's convention for the parts)
@@ -423,7 +430,7 @@ def define(src: str, name: str, np_module: Any) -> Any:
                           "index_update": index_update if np_module is np else jax_index_update,
                           "erf": srcjax.lax.erf if np_module is np else jax.lax.erf,
                           "with_sharding_constraint": srcjax.lax.with_sharding_constraint, "S1": one_device_sharding(),
-                          "lax": srcjax.lax if np_module is np else jax.lax,
+                          "lax": srcjax.lax if np_module is np else jax.lax, "srcjax": srcjax,
                           "unbroadcast": unbroadcast, "broadcast_like": broadcast_like, "index_cleared": index_cleared,
                           "expand_reduced": expand_reduced, "taken": taken}  # (cases without a jax twin)
     exec(compile(src, filename, "exec"), ns)

@@ -38,11 +38,15 @@ from srcjax.lax import (
     bitcast_convert_type,
     conv,
     conv_general_dilated,
+    dynamic_slice,
+    dynamic_update_slice,
     erf,
     index_update,
     reduce_window,
+    stop_gradient,
     with_sharding_constraint,
 )
+from srcjax.lax_slicing import window_gather, window_scatter_add
 from srcjax.primitives.collectives import NAMES as COLLECTIVE_PRIMS
 from srcjax.primitives.elementwise import UFUNCS
 from srcjax.primitives.registry import PRIMITIVES
@@ -912,6 +916,36 @@ ONE_DEVICE = NamedSharding(srcjax.make_mesh((1,), ("x",)), P("x"))  # (tests/tes
 def sharding_constraint(x):
     """On one device the identity (``sdy.sharding_constraint`` on a mesh of several)."""
     return with_sharding_constraint(np.sin(x), ONE_DEVICE) * 2.0
+
+
+@case("dynamic_slice", (arr((3, 4)), np.int64(2)), (arr((3, 4), I32), np.int32(-9)), (arr((3, 4), F32), np.uint8(7)))
+def dynamic_slice_(x, i):
+    """JAX's ``lax.dynamic_slice``: each start clamped so that the window fits (tests/test_lax_dynamic.py)."""
+    return dynamic_slice(x, (i, 1), (2, 3)), dynamic_slice(x, (0, i), (3, 2)), dynamic_slice(x, (1, 2), (1, 1))
+
+
+@case("dynamic_update_slice", (arr((3, 4)), arr((2, 2)), np.int64(2)), (arr((3, 4), I32), arr((2, 2), I32), np.int32(-1)))
+def dynamic_update_slice_(x, u, i):
+    return dynamic_update_slice(x, u, (i, i)), dynamic_update_slice(x, u[:1], (1, i)), dynamic_update_slice(x, x, (i, 0))
+
+
+@case("window_gather", (arr((5, 4)), np.array([[0, 1], [4, -1], [-7, 9], [2, 2]])),
+      (arr((5, 4), I32), np.array([[1, 0], [3, 3]], np.int32)))
+def window_gather_(x, s):
+    """vmap of dynamic_slice over start rows: every window in one gather (clamped as dynamic_slice's)."""
+    return window_gather(x, s, (2, 3)), window_gather(x, s, (5, 1), False)
+
+
+@case("window_scatter_add", (arr((4, 2, 3)), np.array([[0, 1], [4, -1], [-7, 9], [1, 1]])))
+def window_scatter_add_(g, s):
+    """window_gather's transpose: the windows added into zeros (overlapping ones summed)."""
+    return window_scatter_add(g, s, (5, 4)), window_scatter_add(g[:, :1], s, (3, 3), False)
+
+
+@case("stop_gradient", (arr((2, 3)),), (arr(4, I32),))
+def stop_gradient_(x):
+    """The identity, with a zero derivative."""
+    return stop_gradient(x * 2), stop_gradient(x)
 
 
 @case("take", (arr((3, 4)), np.array([0, 2, 2, -1])), (arr((3, 4), I32), np.array([[1, 0], [3, 3]], np.int32)),

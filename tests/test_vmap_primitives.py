@@ -61,6 +61,7 @@ from srcjax.lax import (
     reduce_window,
     with_sharding_constraint,
 )
+from srcjax.lax_slicing import window_gather, window_scatter_add
 from srcjax.primitives.collectives import NAMES as COLLECTIVE_PRIMS
 from srcjax.primitives.elementwise import UFUNCS
 from srcjax.primitives.registry import PRIMITIVES
@@ -336,6 +337,29 @@ def shifts_and_bits(u, n):
 
 
 ONE_DEVICE = NamedSharding(srcjax.make_mesh((1,), ("x",)), P("x"))  # (tests/test_spmd.py: on 4 devices)
+
+
+@case("dynamic_slice", "dynamic_update_slice", "stop_gradient",
+      args=(arr((2, 3, 4)), np.array([-1, 3]), np.array([5, 1]), arr((2, 3, 1))), keyed=True, jax=True)
+def dynamic_windows(x, i, j, u):
+    """JAX's dynamic slicing at starts clamped so that the window fits: the operand, the starts and the
+    update batched in every mix (one start per example, or the sum of all: rank-generic programs)."""
+    s, t = np.sum(i), np.sum(j)
+    lead = (0,) * (np.ndim(x) - 1)
+    a = srcjax.lax.dynamic_slice(x, lead + (s,), np.shape(x)[:-1] + (2,))
+    b = srcjax.lax.dynamic_update_slice(x, srcjax.lax.stop_gradient(u) * 2.0, lead + (t,))
+    c = srcjax.lax.dynamic_slice(x, (t,) + (0,) * (np.ndim(x) - 1), (1,) + np.shape(x)[1:])
+    return a, b, c
+
+
+@case("window_gather", "window_scatter_add",
+      args=(arr((2, 5, 4)), np.array([[[0, 1], [4, -1]], [[-7, 9], [2, 2]]])), loops=True,
+      configs=[((0, None), 0), ((None, 0), 0), ((0, 0), 0)])
+def windows_of_rows(x, s):
+    """vmap of the gather vmap of dynamic_slice writes (and of its transpose): per example."""
+    rows, starts = np.reshape(x, (-1, 4)), np.reshape(s, (-1, 2))  # (the whole arrays where not mapped)
+    w = window_gather(rows, starts, (2, 3))
+    return w, window_scatter_add(w * 2.0, starts, np.shape(rows))
 
 
 @case("with_sharding_constraint", args=(arr((2, 3)),), loops=True)

@@ -377,6 +377,35 @@ def tree_map_call(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None
     return cst.Call(func=dotted("srcjax.pytree.from_leaves"), args=[cst.Arg(first), cst.Arg(comp)])
 
 
+def lax_map_call(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
+    """``srcjax.lax.map(f, xs)`` (JAX's ``lax.map``: ``f`` of each leading slice of ``xs``, the results
+    stacked; ``batch_size`` changes no value) as the ``scan`` it is: ``srcjax.lax.scan(lambda carry, item:
+    (carry, f(item)), 0, xs)[1]`` (a lambda of one parameter: its body, that parameter the item); None
+    for anything else."""
+    from .. import lax
+
+    if norm.static_value(call.func)[1] is not lax.map or any(a.star for a in call.args):
+        return None
+    given = dict(zip(("f", "xs"), (a.value for a in call.args if a.keyword is None)))
+    given.update({a.keyword.value: a.value for a in call.args if a.keyword is not None})
+    f, xs = given.get("f"), given.get("xs")
+    if f is None or xs is None or set(given) - {"f", "xs", "batch_size"}:
+        return None
+    carry = norm.fresh("carry")  # (names of this function's: the nested def the lambda becomes reads them)
+    ps = f.params if isinstance(f, cst.Lambda) else None
+    if isinstance(f, cst.Lambda) and ps is not None and len(ps.params) == 1 and ps.params[0].default is None and \
+            not ps.kwonly_params and not ps.posonly_params and not isinstance(ps.star_arg, cst.Param) and \
+            ps.star_kwarg is None:
+        item, body = ps.params[0].name.value, f.body
+    else:
+        item = norm.fresh("item")
+        body = cst.Call(func=f, args=[cst.Arg(cst.Name(item))])
+    step = cst.Lambda(params=cst.Parameters(params=[cst.Param(cst.Name(carry)), cst.Param(cst.Name(item))]),
+                      body=cst.Tuple([cst.Element(cst.Name(carry)), cst.Element(body)]))
+    scan = cst.Call(func=dotted("srcjax.lax.scan"), args=[cst.Arg(step), cst.Arg(cst.Integer("0")), cst.Arg(xs)])
+    return cst.Subscript(value=scan, slice=[cst.SubscriptElement(cst.Index(cst.Integer("1")))])
+
+
 _MONOID_NAMES = {"add": "srcjax.lax.add", "mul": "srcjax.lax.mul", "max": "srcjax.lax.max", "min": "srcjax.lax.min"}
 
 

@@ -218,7 +218,7 @@ class Program:
         if re.search(r"(?<![\w.])srcjax\.", text):  # (srcjax.lax.cond, srcjax.tree_util.tree_leaves, ...)
             header += "import srcjax\n"
         # helpers srcjax transpiled, and those it runs itself (the index_add primitive, container tests)
-        from .. import adjoint, batched
+        from .. import adjoint, batched, lax
 
         own: dict[str, list[str]] = {m: [] for m in REEXPORTED_MODULES}
         for m in REEXPORTED_MODULES:  # imported from the module that re-exports them (else from their own)
@@ -244,6 +244,11 @@ class Program:
                            for n in set(library[mod])  # (what the text calls: a private helper too, when a
                            # derivative of a helper that calls it is written out, `_aligned` in selection_fill_fwd)
                            if called.get(n, n) in calls)
+            if mod in ("srcjax.lax_slicing", "srcjax.lax_numpy"):  # (srcjax.lax's: imported from there, as users do)
+                public = [n for n in shown if n.split(" ")[0] in lax.__all__]
+                if public:
+                    header += f"from srcjax.lax import {', '.join(public)}\n"
+                shown = [n for n in shown if n not in public]
             if shown:
                 header += f"from {mod} import {', '.join(shown)}\n"
         return header + _library_imports(header, text, self.functions.values()) + text

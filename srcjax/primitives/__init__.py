@@ -7,6 +7,7 @@ from . import (  # noqa: F401
     construction,
     creation,
     decomp,
+    dynamic_slicing,
     elementwise,
     fft,
     linalg,
@@ -15,6 +16,7 @@ from . import (  # noqa: F401
     shape,
     shape_ops,
     sorting,
+    stop_gradient,
     take,  # noqa: F401  (after shape: it reuses the gather of integer-array indexing)
     windows,
 )
