@@ -52,13 +52,12 @@ from .pytree import is_tree, item_keys, tree_get, tree_set
 
 __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_align", "batch_align_b", "batch_broadcast", "batch_broadcast_items", "batch_tree_add",
-    "batch_moveaxis_items", "batch_axis", "batch_axes",
-    "batch_select", "batch_select_items",
+    "batch_moveaxis_items", "batch_axis", "batch_axes", "batch_select", "batch_select_items",
     "batch_choose", "batch_reshape", "batch_transpose", "batch_moveaxis", "batch_size_of", "batch_rows",
     "batch_size_of_any",
     "batch_matmul", "batch_dot", "batch_inner", "batch_outer", "batch_tensordot", "batch_take",
     "batch_take_along_axis", "batch_getitem", "batch_index_update", "batch_index_cleared", "batch_index_add",
-    "batch_winning_writes", "batch_squeeze",
+    "batch_winning_writes", "batch_squeeze", "batch_dynamic_slice", "batch_dynamic_update_slice",
     "batch_broadcast_to", "batch_atleast", "batch_flat_axis", "batch_where_any", "batch_unbroadcast",
     "batch_broadcast_like", "batch_expand_reduced", "batch_full", "batch_tile", "batch_out", "batch_triangle",
     "batch_diag", "batch_norm", "batch_hstack", "batch_vstack", "batch_full_like", "batch_like", "batch_ravel",
@@ -69,7 +68,6 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",
     "batch_kron", "batch_cross", "batch_meshgrid", "batch_conv", "batch_reduce_window", "batch_ppermute",
     "batch_pack_like", "batch_broadcast_parts", "batch_unpacked", "batch_merge", "batch_split", "batch_static",
-    "batch_dynamic_slice", "batch_dynamic_update_slice",
 ]
 
 
@@ -705,8 +703,8 @@ def batch_getitem(x: Any, key: Any) -> Any:
 @linear_params("x")
 def batch_index(x: Any, key: Any, bx: bool, flags: Any) -> Any:
     """``x[key]`` per example where the key elements ``flags`` marks are batched (an integer or integer
-    array per example) and ``x`` is batched or not (``bx``): one vectorized gather (:func:`_index_plan`). A
-    container ``x`` (``params[k]`` in ``for k in params`` over a mapped dict, ``k`` a key) gives its item."""
+    array per example), ``x`` batched or not (``bx``): one gather (:func:`_index_plan`); a container's item
+    (``params[k]`` in ``for k in params`` over a mapped dict)."""
     if is_tree(x) and len(key) == 1:
         return tree_get(x, key[0])
     new, key2, source, destination = _index_plan(np.shape(x), key, bx, flags)
