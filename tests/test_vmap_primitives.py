@@ -294,7 +294,7 @@ def unary_specials(x):
 BINARY_FLOAT = ("add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "power", "maximum",
                 "minimum", "arctan2", "float_power", "fmax", "fmin", "hypot", "logaddexp", "logaddexp2", "heaviside",
                 "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
-                "logical_xor")
+                "logical_xor", "fmod")
 
 
 @case(*BINARY_FLOAT, args=(arr(3, lo=0.5, hi=2), arr((2, 3), lo=0.5, hi=2)), jax=True,
@@ -307,7 +307,7 @@ def binary_floats(x, y):
             np.float_power(x, y), np.fmax(x, y), np.fmin(x, y), np.hypot(x, y), np.logaddexp(x, y),
             np.logaddexp2(x, y), np.heaviside(x - 1, y), np.equal(x, y), np.not_equal(x, y), np.less(x, y),
             np.less_equal(x, y), np.greater(x, y), np.greater_equal(x, y), np.logical_and(x > 1, y > 1),
-            np.logical_or(x > 1, y > 1), np.logical_xor(x > 1, y > 1))
+            np.logical_or(x > 1, y > 1), np.logical_xor(x > 1, y > 1), np.fmod(x - 1, y))
 
 
 @case("add", "subtract", "multiply", "true_divide", "power", "floor_divide", "remainder", "matmul", "less",
