@@ -341,6 +341,8 @@ class Normalizer(Resolver):
             return self.flat(named)  # reduce_window(x, 0.0, lambda a, b: a + b, ...): srcjax.lax.add
         if ok and (rewritten := jax_spellings.tree_map_call(self, node) or jax_spellings.lax_map_call(self, node)):
             return self.flat(rewritten)  # a comprehension over the leaves (derivatives through lambdas); lax.map
+        if ok and (spelled := jax_spellings.lax_control_call(self, node)) is not None:
+            return self.flat(spelled)  # `lax.scan` (`from srcjax import lax`), `fl` (`fori_loop as fl`)
         if ok and fv is composite(np.piecewise) and (rewritten := numpy_calls.piecewise(self, node)) is not None:
             return self.flat(rewritten)  # np.select of the functions applied (derivatives through lambdas)
         if ok and fv is builtins.print:  # the values an f-string formats become atoms (then batched, ...)

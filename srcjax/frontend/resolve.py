@@ -19,6 +19,7 @@ import dataclasses
 import inspect
 import math
 import re
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -216,6 +217,8 @@ class Resolver:
             return True, self.src.globals[name]
         if hasattr(builtins, name):
             return True, getattr(builtins, name)
+        if name == "srcjax":  # (the spelling the front end writes, `srcjax.lax.cond`, where the user imported
+            return True, sys.modules["srcjax"]  # `lax` or `cond` alone: jax_spellings.lax_control_call)
         return False, None
 
     def resolve_name(self, node: cst.Name) -> cst.BaseExpression:
