@@ -322,6 +322,8 @@ class Normalizer(Resolver):
                 raise self.unsupported(a, f"{a.star}-arguments in a call",
                                        "pass the arguments one by one")
         func = node.func
+        if isinstance(func, cst.Name) and (builtin := self.bound_builtin(func.value)) is not None:
+            return self.flat(node.with_changes(func=cst.Name(builtin)))  # `act("s", y)` of `_apply(print, x)`
         at = jax_spellings.flat_at(self, node) or numpy_calls.selection_reduction(self, node) or \
             jax_spellings.flat_jvp(self, node) or jax_spellings.flat_vjp(self, node) or \
             jax_spellings.flat_replace(self, node)
