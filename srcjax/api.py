@@ -265,6 +265,15 @@ class Compiled:
         except TranspileError:
             return None
 
+    def _left_default(self, name: str, v: Any) -> bool:
+        """Whether ``v``, the value of parameter ``name``, is a Python float (or complex) the call left at its
+        default (the default itself: binding and ``left_out.filled`` give it). Like JAX, which traces no
+        default, the program then takes it as a constant where it needs its value (``math.lgamma(df)``)."""
+        if type(v) not in (float, complex):
+            return False
+        p = self.signature.parameters.get(name)
+        return p is not None and p.default is v
+
     def _key(self, values: list[Any]) -> tuple[tuple[Any, ...], list[Any], list[Any]]:
         """(cache key, dynamic leaves in order, their leaf keys)."""
         key: list[Any] = []
@@ -272,8 +281,9 @@ class Compiled:
         leaf_keys: list[Any] = []
         static = self._static_all
         for name, v in zip(self.params, values):
-            if name in static and name in self._by_value and name not in self.static and \
-                    (_is_leaf(v) or type(v) in (float, int, bool) or pytree.is_tree(v)):
+            if name in static and name not in self.static and not self._left_default(name, v) and (
+                    type(v) in (float, complex) or name in self._by_value and  # (a float default: static left out)
+                    (_is_leaf(v) or type(v) in (float, int, bool) or pytree.is_tree(v))):
                 # static because an earlier call passed None (a default) or a string; now an array
                 self._by_value.discard(name)
                 self.auto_static = self.auto_static - {name}
@@ -344,7 +354,8 @@ class Compiled:
             else:
                 leaves, tree = pytree.flatten(v, is_leaf=_is_leaf, nodes=True)
                 specs.append(ArgSpec(False, aval=pytree.unflatten(tree, [
-                    x if isinstance(x, str) else x.value if isinstance(x, Static) else _leaf_aval(x) for x in leaves])))
+                    x if isinstance(x, str) else x.value if isinstance(x, Static) else _leaf_aval(x) for x in leaves]),
+                    default=self._left_default(name, v)))
         return specs
 
     def _specialize(self, values: list[Any]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any]]:

@@ -33,6 +33,7 @@ import libcst as cst
 import numpy as np
 
 from ..core import TranspileError
+from .names import code
 from .resolve import called, unwrap
 from .syntax import dotted
 
@@ -433,3 +434,20 @@ def reduce_window_call(norm: Normalizer, call: cst.Call) -> cst.Call | None:
         return None
     args[at] = args[at].with_changes(value=dotted(_MONOID_NAMES[kind]))
     return call.with_changes(args=args)
+
+
+_CONTROL = ("cond", "switch", "fori_loop", "while_loop", "scan")
+
+
+def lax_control_call(norm: Normalizer, call: cst.Call) -> cst.Call | None:
+    """A call of ``srcjax.lax.cond/switch/fori_loop/while_loop/scan`` by another spelling (``lax.scan``
+    after ``from srcjax import lax``, ``fl`` after ``from srcjax.lax import fori_loop as fl``) spelled
+    ``srcjax.lax.<name>``, as the front end writes them: the transforms know them by that name and the
+    printed module imports ``srcjax`` for it (it had no import of ``lax``); None for anything else."""
+    from .. import lax
+
+    fv = norm.static_value(call.func)[1]
+    kind = next((k for k in _CONTROL if fv is getattr(lax, k)), None)
+    if kind is None or isinstance(call.func, cst.Attribute) and code(call.func) == f"srcjax.lax.{kind}":
+        return None
+    return call.with_changes(func=dotted(f"srcjax.lax.{kind}"))

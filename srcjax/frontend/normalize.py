@@ -322,6 +322,8 @@ class Normalizer(Resolver):
                 raise self.unsupported(a, f"{a.star}-arguments in a call",
                                        "pass the arguments one by one")
         func = node.func
+        if isinstance(func, cst.Name) and (builtin := self.bound_builtin(func.value)) is not None:
+            return self.flat(node.with_changes(func=cst.Name(builtin)))  # `act("s", y)` of `_apply(print, x)`
         at = jax_spellings.flat_at(self, node) or numpy_calls.selection_reduction(self, node) or \
             jax_spellings.flat_jvp(self, node) or jax_spellings.flat_vjp(self, node) or \
             jax_spellings.flat_replace(self, node)
@@ -341,6 +343,8 @@ class Normalizer(Resolver):
             return self.flat(named)  # reduce_window(x, 0.0, lambda a, b: a + b, ...): srcjax.lax.add
         if ok and (rewritten := jax_spellings.tree_map_call(self, node) or jax_spellings.lax_map_call(self, node)):
             return self.flat(rewritten)  # a comprehension over the leaves (derivatives through lambdas); lax.map
+        if ok and (spelled := jax_spellings.lax_control_call(self, node)) is not None:
+            return self.flat(spelled)  # `lax.scan` (`from srcjax import lax`), `fl` (`fori_loop as fl`)
         if ok and fv is composite(np.piecewise) and (rewritten := numpy_calls.piecewise(self, node)) is not None:
             return self.flat(rewritten)  # np.select of the functions applied (derivatives through lambdas)
         if ok and fv is builtins.print:  # the values an f-string formats become atoms (then batched, ...)

@@ -19,6 +19,7 @@ import dataclasses
 import inspect
 import math
 import re
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -216,10 +217,24 @@ class Resolver:
             return True, self.src.globals[name]
         if hasattr(builtins, name):
             return True, getattr(builtins, name)
+        if name == "srcjax":  # (the spelling the front end writes, `srcjax.lax.cond`, where the user imported
+            return True, sys.modules["srcjax"]  # `lax` or `cond` alone: jax_spellings.lax_control_call)
         return False, None
+
+    def bound_builtin(self, name: str) -> str | None:
+        """The builtin's own name where the parameter ``name`` of a bound helper is fixed to a builtin
+        (``_apply(print, x)``: ``act`` is ``print``) that its name still means here; None otherwise."""
+        v = self.bindings.get(name)
+        own = getattr(v, "__name__", None)
+        if not isinstance(v, types.BuiltinFunctionType) or not isinstance(own, str) or own == name or \
+                getattr(builtins, own, None) is not v or own in self.locals or self.lookup(own)[1] is not v:
+            return None
+        return own
 
     def resolve_name(self, node: cst.Name) -> cst.BaseExpression:
         name = node.value
+        if (own := self.bound_builtin(name)) is not None:
+            return self.resolve_name(cst.Name(own))
         if name in self.bindings:  # a function-valued parameter, fixed: calls through it are calls of it
             found, v = True, self.bindings[name]
         elif name in self.locals or name in self.temps or name in ("None", "True", "False"):

@@ -102,6 +102,7 @@ class ArgSpec:
     static: bool
     value: Any = None  # the static value
     aval: ShapedArray | None = None  # for dynamic leaves (pytree of these for containers)
+    default: bool = False  # a Python float the call left at its default: made static where its value is needed
 
 
 _CONSTANT_NAMES = {"None": None, "True": True, "False": False}
@@ -157,7 +158,7 @@ class Specializer:
                         vals.append(a)
                         continue
                     v = next(it)
-                    if a.weak_type and a.dtype.kind in "bi":
+                    if a.weak_type and (a.dtype.kind in "bi" or s.default):
                         v.aval = a.update(origin=frozenset({pname}))
                     vals.append(v)
                 value = pytree.unflatten(tree, vals)
