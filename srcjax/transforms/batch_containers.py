@@ -42,11 +42,13 @@ def sequence_sum(w: FunctionWriter, value: cst.BinaryOperation) -> tuple[str, St
         return None
     ls, rs = w.value_state(value.left), w.value_state(value.right)
 
-    def seq(st: State) -> bool:
-        return isinstance(st, Stack) or isinstance(st, Tree) and st.kind in ("list", "tuple")
+    def seq(e: cst.BaseExpression, st: State) -> bool:  # (a name bound by such a sum: a batched tuple or list)
+        return isinstance(st, Stack) or isinstance(st, Tree) and st.kind in ("list", "tuple") or \
+            isinstance(e, cst.Name) and e.value in w.sequences
 
-    if not (seq(ls) or seq(rs)):
+    if not (seq(value.left, ls) or seq(value.right, rs)):
         return None
+    w.last_array, w.last_sequence = False, True
     if isinstance(ls, Tree) and isinstance(rs, Tree) and ls.kind == rs.kind:
         items = [v for _, v in ls.items] + [v for _, v in rs.items]
         return code(value), Tree(ls.kind, tuple((str(i), v) for i, v in enumerate(items)))

@@ -1,0 +1,48 @@
+"""Regression tests for ``vmap`` bugs found in session 28 (issue #15), each checked against ``jax.vmap`` and a
+Python loop over the examples:
+
+- a tuple index built by tuple arithmetic holding a batched element (``(0,) * 1 + (i,) + (0,) * (np.ndim(x) - 2)``):
+  the second ``+`` took the batched tuple from the first for an array and added element-wise (an internal error
+  in NumPy's ``np.ndim`` of a ragged tuple); a name bound by a sum of sequences is now known as a sequence;
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import srcjax
+
+jax.config.update("jax_enable_x64", True)
+
+
+def _loop(f: Any, in_axes: tuple[Any, ...], *args: Any) -> Any:
+    n = next(np.shape(a)[0] for a, ax in zip(args, in_axes) if ax is not None)
+    outs = [f(*(a if ax is None else a[k] for a, ax in zip(args, in_axes))) for k in range(n)]
+    return np.stack([np.asarray(o) for o in outs])
+
+
+def _check(f: Any, jf: Any, in_axes: tuple[Any, ...], *args: Any) -> None:
+    got = np.asarray(srcjax.vmap(f, in_axes=in_axes)(*args))
+    np.testing.assert_allclose(got, _loop(f, in_axes, *args), rtol=1e-12)
+    np.testing.assert_allclose(got, np.asarray(jax.vmap(jf, in_axes=in_axes)(*args)), rtol=1e-12)
+
+
+def tuple_index(x, i):
+    s = (0,) * 1 + (i,) + (0,) * (np.ndim(x) - 2)
+    return x[s]
+
+
+def tuple_index_jax(x, i):
+    s = (0,) * 1 + (i,) + (0,) * (jnp.ndim(x) - 2)
+    return jnp.asarray(x)[s]
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (3, 4, 2)])
+def test_vmap_of_an_index_built_by_tuple_arithmetic(shape: tuple[int, ...]) -> None:
+    x = np.arange(float(np.prod(shape))).reshape(shape)
+    _check(tuple_index, tuple_index_jax, (None, 0), x, np.array([0, 2, 3]))
