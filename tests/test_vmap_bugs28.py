@@ -4,6 +4,8 @@ Python loop over the examples:
 - a tuple index built by tuple arithmetic holding a batched element (``(0,) * 1 + (i,) + (0,) * (np.ndim(x) - 2)``):
   the second ``+`` took the batched tuple from the first for an array and added element-wise (an internal error
   in NumPy's ``np.ndim`` of a ragged tuple); a name bound by a sum of sequences is now known as a sequence;
+- ``lax.scan`` over a dict mixing a mapped and an unmapped leaf: every leaf's axes were moved for the batch axis
+  (a ShapeError, "xs has leading dimensions 3 and 4"); the unmapped leaves are now repeated along the batch first;
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 import pytest
 
 import srcjax
+from srcjax import lax
 
 jax.config.update("jax_enable_x64", True)
 
@@ -46,3 +49,20 @@ def tuple_index_jax(x, i):
 def test_vmap_of_an_index_built_by_tuple_arithmetic(shape: tuple[int, ...]) -> None:
     x = np.arange(float(np.prod(shape))).reshape(shape)
     _check(tuple_index, tuple_index_jax, (None, 0), x, np.array([0, 2, 3]))
+
+
+def scan_mixed(x, w):
+    return lax.scan(lambda c, p: (c + p["v"][0], p["u"] * np.sum(p["v"])), 0.0, {"u": x, "v": w})
+
+
+def scan_mixed_jax(x, w):
+    return jax.lax.scan(lambda c, p: (c + p["v"][0], p["u"] * jnp.sum(p["v"])), 0.0, {"u": x, "v": w})
+
+
+@pytest.mark.parametrize("in_axes", [(0, None), (None, 0)])
+def test_vmap_of_a_scan_over_a_dict_of_mapped_and_unmapped_leaves(in_axes: tuple[Any, ...]) -> None:
+    rng = np.random.default_rng(0)
+    x, w = rng.normal(size=(3, 4)), rng.normal(size=(3, 2))
+    x, w = (np.stack([x, 2 * x]) if in_axes[0] == 0 else x), (np.stack([w, -w, w + 1]) if in_axes[1] == 0 else w)
+    _check(lambda a, b: scan_mixed(a, b)[0], lambda a, b: scan_mixed_jax(a, b)[0], in_axes, x, w)
+    _check(lambda a, b: scan_mixed(a, b)[1], lambda a, b: scan_mixed_jax(a, b)[1], in_axes, x, w)
