@@ -6,6 +6,10 @@ Python loop over the examples:
   in NumPy's ``np.ndim`` of a ragged tuple); a name bound by a sum of sequences is now known as a sequence;
 - ``lax.scan`` over a dict mixing a mapped and an unmapped leaf: every leaf's axes were moved for the batch axis
   (a ShapeError, "xs has leading dimensions 3 and 4"); the unmapped leaves are now repeated along the batch first;
+- ``vmap(grad(f))`` of two helpers whose reverse mode saves a while loop's array and counter whole on one tape
+  (``lax.cummax`` and ``lax.cumlogsumexp``): the tape batched as a whole keyed values pushed whole by helper only,
+  so the counter ``k`` took the batched array's slot ("cannot batch 'slice(None, k, None)'"); such values are now
+  keyed by the name they are restored to as well (``batch_tapes.family``);
 """
 
 from __future__ import annotations
@@ -66,3 +70,38 @@ def test_vmap_of_a_scan_over_a_dict_of_mapped_and_unmapped_leaves(in_axes: tuple
     x, w = (np.stack([x, 2 * x]) if in_axes[0] == 0 else x), (np.stack([w, -w, w + 1]) if in_axes[1] == 0 else w)
     _check(lambda a, b: scan_mixed(a, b)[0], lambda a, b: scan_mixed_jax(a, b)[0], in_axes, x, w)
     _check(lambda a, b: scan_mixed(a, b)[1], lambda a, b: scan_mixed_jax(a, b)[1], in_axes, x, w)
+
+
+def cumulative_loop(x):
+    k = 1
+    while k < x.shape[0]:
+        x = np.concatenate([x[:k], np.maximum(x[k:], x[:-k])])
+        k = k * 2
+    return x
+
+
+def two_cumulative(x):
+    return np.sum(np.sin(lax.cummax(x, 0))) + np.sum(lax.cumlogsumexp(x, 1))
+
+
+def two_accumulate(x):
+    return np.sum(np.sin(np.maximum.accumulate(x, 0))) + np.sum(lax.cumlogsumexp(x, 1)) + np.sum(lax.cummin(x, 1) ** 2)
+
+
+def two_loops(x):
+    return np.sum(np.sin(cumulative_loop(x))) + np.sum(lax.cumlogsumexp(x, 1))
+
+
+def two_cumulative_jax(x):
+    return jnp.sum(jnp.sin(jax.lax.cummax(x, 0))) + jnp.sum(jax.lax.cumlogsumexp(x, 1))
+
+
+def two_accumulate_jax(x):
+    return two_cumulative_jax(x) + jnp.sum(jax.lax.cummin(x, 1) ** 2)
+
+
+@pytest.mark.parametrize("f, jf", [(two_cumulative, two_cumulative_jax), (two_accumulate, two_accumulate_jax),
+                                   (two_loops, two_cumulative_jax)])
+def test_vmap_of_grad_of_two_helpers_saving_loop_counters_on_one_tape(f: Any, jf: Any) -> None:
+    x = np.random.default_rng(1).normal(size=(2, 5, 4))
+    _check(srcjax.grad(f), jax.grad(jf), (0,), x)
