@@ -10,6 +10,8 @@ Python loop over the examples:
   (``lax.cummax`` and ``lax.cumlogsumexp``): the tape batched as a whole keyed values pushed whole by helper only,
   so the counter ``k`` took the batched array's slot ("cannot batch 'slice(None, k, None)'"); such values are now
   keyed by the name they are restored to as well (``batch_tapes.family``);
+- ``sorted(d)`` and ``sorted(d.items())`` of a mapped dict were refused ("cannot batch 'sorted(d)'"): a dict's
+  keys are static (``batch_containers.builtin_call``).
 """
 
 from __future__ import annotations
@@ -105,3 +107,22 @@ def two_accumulate_jax(x):
 def test_vmap_of_grad_of_two_helpers_saving_loop_counters_on_one_tape(f: Any, jf: Any) -> None:
     x = np.random.default_rng(1).normal(size=(2, 5, 4))
     _check(srcjax.grad(f), jax.grad(jf), (0,), x)
+
+
+DICT_PROGRAMS = {  # (each of m: numpy for srcjax and the loop, jax.numpy for jax)
+    "sorted": lambda m: lambda d: m.stack([d[k] for k in sorted(d)]),
+    "sorted_reverse": lambda m: lambda d: m.stack([d[k] * i for i, k in enumerate(sorted(d, reverse=True))]),
+    "reversed_sorted": lambda m: lambda d: m.stack([d[k] for k in reversed(sorted(d))]),
+    "sorted_items": lambda m: lambda d: m.stack([v * len(k) for k, v in sorted(d.items())]),
+    "sorted_keys_len": lambda m: lambda d: m.stack([d[k] for k in sorted(d.keys())]) * len(d),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DICT_PROGRAMS))
+def test_vmap_of_sorted_keys_of_a_mapped_dict(name: str) -> None:
+    rng = np.random.default_rng(2)
+    d = {"bb": rng.normal(size=(3, 2)), "a": rng.normal(size=(3, 2)), "ccc": rng.normal(size=(3, 2))}
+    f = DICT_PROGRAMS[name](np)
+    got = np.asarray(srcjax.vmap(f)(d))
+    np.testing.assert_allclose(got, np.stack([f({k: v[i] for k, v in d.items()}) for i in range(3)]), rtol=1e-12)
+    np.testing.assert_allclose(got, np.asarray(jax.vmap(DICT_PROGRAMS[name](jnp))(d)), rtol=1e-12)

@@ -84,6 +84,17 @@ def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None
     if f in ("float", "int") and len(value.args) == 1 and first is True:  # a per-example number, as data
         x = code(args[0].value)
         return (f"{x} * 1.0", True) if f == "float" else (f"{x}.astype(np.int64)", True)
+    if f in ("sorted", "list", "tuple", "len") and len(value.args) == 1 and \
+            isinstance(first, Tree) and first.kind == "dict":  # a dict's keys (or their count): static
+        return code(value), False
+    if f == "sorted" and len(args) == 1 and first is True and isinstance(args[0].value, cst.Name) and \
+            all(a.keyword is None or a.keyword.value == "reverse" for a in value.args):
+        # a mapped dict's keys (the dict is batched leaf by leaf): static strings or numbers. Of a batched array or
+        # a container of batched arrays it compares array data, which the lowering refuses anyway
+        return code(value), False
+    if f == "sorted" and len(value.args) == 1 and isinstance(first, Stack) and not isinstance(first, Repeated) and all(
+            isinstance(e, Tree) and e.kind == "tuple" and e.items and e.items[0][1] is False for e in first.entries):
+        return code(value), first  # sorted(d.items()): by the unbatched keys, the pairs as they are
     if f in ("list", "tuple") and len(value.args) == 1 and isinstance(first, (Tree, Stack)):
         if isinstance(first, Tree) and first.kind in ("tuple", "list"):
             return code(value), Tree(f, first.items)
