@@ -225,7 +225,8 @@ class FunctionWriter:
         self.params: set[str] = set()  # (a helper's own parameters)
         self.packed: dict[str, State] = {}  # names bound to a container literal of unbatched values: its Tree
         self.arrays: set[str] = set(parent.arrays) if parent is not None else set()
-        self.last_array = False
+        self.sequences: set[str] = set(parent.sequences) if parent is not None else set()  # batched tuples/lists
+        self.last_array = self.last_sequence = False
         self.static_names: set[str] = set(parent.static_names) if parent is not None else set()
         self.bta: BindingTimes | None = None  # (the function's binding times, when a test needs them)
         self.guards: dict[str, str] = {}  # a name `taken(x, test)` binds in a branch on data -> x
@@ -431,11 +432,13 @@ class FunctionWriter:
         target = s.targets[0].target
         value = s.value
         self.last_array = isinstance(value, (cst.BinaryOperation, cst.Comparison))
+        self.last_sequence = False
         value = batch_containers.def_alias(self, target, value)  # (`h = r[1]` of `r = (y, vjp_fn)`: h calls vjp_fn)
         expr, st = self.rhs(value, ind, line, target)
         tnames = target_names(target)
         for n in tnames:  # names known to hold an array (a primitive's result), not a container
             (self.arrays.add if self.last_array and isinstance(target, cst.Name) else self.arrays.discard)(n)
+            (self.sequences.add if self.last_sequence and isinstance(target, cst.Name) else self.sequences.discard)(n)
         if expr == code(target):  # bound where it was computed (the branches of an if)
             for n, v in zip(tnames, [v for _, v in st.items] if isinstance(st, Tree) and len(tnames) > 1
                             else [st] * len(tnames)):

@@ -42,11 +42,13 @@ def sequence_sum(w: FunctionWriter, value: cst.BinaryOperation) -> tuple[str, St
         return None
     ls, rs = w.value_state(value.left), w.value_state(value.right)
 
-    def seq(st: State) -> bool:
-        return isinstance(st, Stack) or isinstance(st, Tree) and st.kind in ("list", "tuple")
+    def seq(e: cst.BaseExpression, st: State) -> bool:  # (a name bound by such a sum: a batched tuple or list)
+        return isinstance(st, Stack) or isinstance(st, Tree) and st.kind in ("list", "tuple") or \
+            isinstance(e, cst.Name) and e.value in w.sequences
 
-    if not (seq(ls) or seq(rs)):
+    if not (seq(value.left, ls) or seq(value.right, rs)):
         return None
+    w.last_array, w.last_sequence = False, True
     if isinstance(ls, Tree) and isinstance(rs, Tree) and ls.kind == rs.kind:
         items = [v for _, v in ls.items] + [v for _, v in rs.items]
         return code(value), Tree(ls.kind, tuple((str(i), v) for i, v in enumerate(items)))
@@ -82,6 +84,17 @@ def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None
     if f in ("float", "int") and len(value.args) == 1 and first is True:  # a per-example number, as data
         x = code(args[0].value)
         return (f"{x} * 1.0", True) if f == "float" else (f"{x}.astype(np.int64)", True)
+    if f in ("sorted", "list", "tuple", "len") and len(value.args) == 1 and \
+            isinstance(first, Tree) and first.kind == "dict":  # a dict's keys (or their count): static
+        return code(value), False
+    if f == "sorted" and len(args) == 1 and first is True and isinstance(args[0].value, cst.Name) and \
+            all(a.keyword is None or a.keyword.value == "reverse" for a in value.args):
+        # a mapped dict's keys (the dict is batched leaf by leaf): static strings or numbers. Of a batched array or
+        # a container of batched arrays it compares array data, which the lowering refuses anyway
+        return code(value), False
+    if f == "sorted" and len(value.args) == 1 and isinstance(first, Stack) and not isinstance(first, Repeated) and all(
+            isinstance(e, Tree) and e.kind == "tuple" and e.items and e.items[0][1] is False for e in first.entries):
+        return code(value), first  # sorted(d.items()): by the unbatched keys, the pairs as they are
     if f in ("list", "tuple") and len(value.args) == 1 and isinstance(first, (Tree, Stack)):
         if isinstance(first, Tree) and first.kind in ("tuple", "list"):
             return code(value), Tree(f, first.items)

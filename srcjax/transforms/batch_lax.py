@@ -245,7 +245,9 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         want = Tree("tuple", (("0", carry), ("1", ys)))
         bname, _ = w.nested(sf, [carry, xb], ind, want_return=want)
         init_code = w.convert(code(init), w.value_state(init), carry)
-        xs_code = f"batch_moveaxis({code(xs)}, 0, 1)" if xb and xs is not None else \
+        # (xs mixing mapped and unmapped leaves: the unmapped ones repeated along the batch axis first, as the
+        # body reads every leaf of xs batched, and each leaf's steps are its axis 1 then)
+        xs_code = f"batch_moveaxis({w.convert(code(xs), xs_state, True)}, 0, 1)" if xb and xs is not None else \
             (code(xs) if xs is not None else "None")
         extra = "".join(f", {k}={code(v)}" for k, v in kw.items() if k not in ("init", "xs"))
         res = w.names.fresh("scan_out")

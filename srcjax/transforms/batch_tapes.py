@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ..adjoint import is_saved_list_name
-from ..frontend.names import code
+from ..frontend.names import code, walk
 from .batch_state import Repeated, Stack, State, Tree, any_batched, join
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,15 +79,22 @@ def single_kind(lst: str) -> bool:
 _HALF = re.compile(r"_(fwd|bwd|vmap|jvp)(?=_|$)|_\d+(?=_|$)")
 
 
-def family(w: FunctionWriter, k: int) -> Key:
+def family(w: FunctionWriter, k: int, name: str | None = None) -> Key:
     """The key of a row of arity ``k`` pushed or popped in ``w``'s function: reverse mode pushes a helper's rows
     in its forward half (``prod_others_fwd``) and pops them in its backward half (``prod_others_bwd``), and
     later transformations name both halves alike (``_jvp``, ``_vmap``, numbered variants), so the function's
     name without its ``_fwd``/``_bwd``/number parts keeps rows of the same arity of different helpers apart
     (``cumprod_terms``' ``ax + 1`` and ``jacfwd_blocks``' batched array, both slot 1 of 8). Sound only if every
-    pop's family has pushes of its arity and the other way round: :func:`paired` checks it."""
+    pop's family has pushes of its arity and the other way round: :func:`paired` checks it.
+
+    A value pushed whole is keyed by its name too (``name``: ``_tape.append(k)``, ``k = index_key(_tape.pop())``),
+    as reverse mode saves and restores it under the name it is rebound to: a loop's counter pushed unbatched
+    beside its batched array (``_tape.append(x)``) stays an integer, which a slice ``x[..., :k]`` needs."""
     slots: Slots = w.b.tape_slots
-    return (k, _HALF.sub("", w.nf.fdef.name.value) if slots.by_family else "")
+    if not slots.by_family:
+        return (k, "")
+    fam = _HALF.sub("", w.nf.fdef.name.value)
+    return (k, f"{fam}:{name}" if k == SINGLE and name is not None else fam)
 
 
 def paired(slots: Slots) -> None:
@@ -149,7 +156,7 @@ def pushed(w: FunctionWriter, lst: str, value: cst.BaseExpression, state: State)
         return w.convert(code(value), state, True)
     elems = [value] if elems is None else elems
     states = [state] if single else [w.value_state(e) for e in elems]
-    k = family(w, SINGLE if single else len(elems))
+    k = family(w, SINGLE if single else len(elems), code(value) if single and isinstance(value, cst.Name) else None)
     slots.pushes.add(k)
     have = slots.batched.get(k, frozenset())
     now = have | {i for i, s in enumerate(states) if any_batched(s)}
@@ -178,11 +185,22 @@ def popped(w: FunctionWriter, lst: str, names: list[str], single: bool = False) 
     slots: Slots = w.b.tape_slots
     if not is_saved_list_name(lst) or slots.opaque or (single and not single_kind(lst)):
         return None
-    k = family(w, SINGLE if single else len(names))
+    k = family(w, SINGLE if single else len(names), restored_name(w, names[0]) if single else None)
     slots.read.add(k)
     slots.pops.add(k)
     have = slots.batched.get(k, frozenset())
     return [i in have for i in range(len(names))]
+
+
+def restored_name(w: FunctionWriter, name: str) -> str:
+    """The name a value popped whole into ``name`` is restored to: ``k`` of ``pop = _tape.pop()`` then
+    ``k = index_key(pop)`` (an integer saved whole, normalized into two statements), else ``name``."""
+    for node in walk(w.nf.fdef):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and isinstance(node.value, cst.Call) and code(node.value.func) == "index_key" and \
+                len(node.value.args) == 1 and code(node.value.args[0].value) == name:
+            return node.targets[0].target.value
+    return name
 
 
 def needs_size(params: list[str], states: tuple[State, ...]) -> bool:
