@@ -94,7 +94,12 @@ def _b_range(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
 def _b_abs(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
     (x,) = args
     if is_dynamic(x):
-        return sp.apply(registry.PRIMITIVES["absolute"], [x], {})
+        out = sp.apply(registry.PRIMITIVES["absolute"], [x], {})
+        if x.aval.weak_type and x.dtype.kind != "c" and not out.aval.weak_type:
+            # (Python's abs of a Python number is one, weakly typed as jax's abs keeps it; NumPy's is a
+            # NumPy scalar: ``x32 * abs(s)`` stays float32 for a float ``s``)
+            return type(out)(out.name, out.aval.update(weak_type=True))
+        return out
     return abs(x)
 
 
