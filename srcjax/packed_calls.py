@@ -162,21 +162,28 @@ class Packer:
         """The call :meth:`pack` made ``flat`` of (its NumPy leaves as read-only views of the packed copies)."""
         k = len(self._group_avals)
         leaves: list[Any] = [None] * len(self._kinds)
-        for pack, (_, idx) in zip(flat[:k], self._group_avals):
-            offset = 0
-            for i in idx:
-                shape = self._in_avals[i].shape
-                n = math.prod(shape)
-                view = pack[offset:offset + n].reshape(shape)
-                view.flags.writeable = False
-                leaves[i] = view
-                offset += n
+        for i, view in self._views(flat).items():
+            leaves[i] = view
         devices = iter(flat[k:])
         leaves = [next(devices) if leaf is None else leaf for leaf in leaves]
         args = list(self._tree.unflatten(leaves))
         for i, v in zip(self._static, self._statics):
             args.insert(i, v)
         return tuple(args)
+
+    def _views(self, flat: tuple[Any, ...]) -> dict[int, Any]:
+        """Position of each packed leaf -> a read-only view of it in ``flat``'s packed copies."""
+        views: dict[int, Any] = {}
+        for pack, (_, idx) in zip(flat[:len(self._group_avals)], self._group_avals):
+            offset = 0
+            for i in idx:
+                shape = self._in_avals[i].shape
+                n = math.prod(shape)
+                view = pack[offset:offset + n].reshape(shape)
+                view.flags.writeable = False
+                views[i] = view
+                offset += n
+        return views
 
     def compile(self, text: str, backend: Any) -> None:
         """Compile the packed program ``text`` (on its own thread) and make its dispatcher; ``ready`` after."""
@@ -295,16 +302,7 @@ class TopPacker(Packer):
     def unpack(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
         """The call :meth:`pack` made ``flat`` of (its NumPy arguments as read-only views of the packed copies)."""
         k = len(self._group_avals)
-        views: dict[int, Any] = {}
-        for pack, (_, idx) in zip(flat[:k], self._group_avals):
-            offset = 0
-            for i in idx:
-                shape = self._in_avals[i].shape
-                n = math.prod(shape)
-                view = pack[offset:offset + n].reshape(shape)
-                view.flags.writeable = False
-                views[i] = view
-                offset += n
+        views = self._views(flat)
         by_arg = dict(zip(self._top_positions, (views[i] for i in self._where_leaf)))
         others = iter(flat[k:])
         args = [by_arg[i] if i in by_arg else next(others) for i in range(self._n_args)]
