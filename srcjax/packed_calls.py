@@ -109,17 +109,24 @@ class Packer:
         self._in_avals = list(in_avals)
         self.thread: threading.Thread | None = None
 
+    def _dynamic(self, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """``args`` less the static ones, or None where those are not the ones this packer was made for."""
+        try:
+            if tuple(args[i] for i in self._static) != self._statics:
+                return None
+        except Exception:  # noqa: BLE001 - an equality that does not say: not packed (the other paths key it)
+            return None
+        return tuple(a for i, a in enumerate(args) if i not in self._static)
+
     def _split(self, args: tuple[Any, ...]) -> tuple[Sequence[Any], Sequence[Any]] | None:
         """The call's NumPy leaves and what else the packed program's dispatcher is handed (its device
         leaves), or None where its leaves are not of the structure, kinds and shapes this packer was made
         for, or its static arguments not equal to the ones it was made for."""
         if self._static:
-            try:
-                if tuple(args[i] for i in self._static) != self._statics:
-                    return None
-            except Exception:  # noqa: BLE001 - an equality that does not say: not packed (the other paths key it)
+            dynamic = self._dynamic(args)
+            if dynamic is None:
                 return None
-            args = tuple(a for i, a in enumerate(args) if i not in self._static)
+            args = dynamic
         leaves, tree = self._flatten(args)
         if tree != self._tree or tuple(map(type, leaves)) != self._kinds:
             return None
@@ -256,12 +263,10 @@ class TopPacker(Packer):
         if self.refused > REFUSED:
             return None
         if self._static:
-            try:
-                if tuple(args[i] for i in self._static) != self._statics:
-                    return None
-            except Exception:  # noqa: BLE001 - an equality that does not say: not packed (the other paths key it)
+            dynamic = self._dynamic(args)
+            if dynamic is None:
                 return None
-            args = tuple(a for i, a in enumerate(args) if i not in self._static)
+            args = dynamic
         if len(args) != self._n_args:
             return None
         hosts = self._tops(args)
