@@ -108,6 +108,11 @@ def test_a_first_compile_stores_off_the_callers_thread_and_a_lookup_waits(tmp_pa
     monkeypatch.setattr(disk_cache, "store", slow_store)
     x = np.arange(5.0)
     np.testing.assert_array_equal(np.asarray(srcjax.api.Compiled(affine)(x)), 2 * x + 1)
+    # the caller has its result; the writer thread reaches the executable after the front end's entries,
+    # in its own time (it is not waited for): wait for it to be inside its (held) write
+    deadline = time.monotonic() + 30
+    while not threads and time.monotonic() < deadline:
+        time.sleep(0.005)
     assert threads and threads[0] is not threading.current_thread()
     assert not list(cache.glob("*.xla"))  # the caller did not wait for the disk
     before = dict(disk_cache.STATS)
