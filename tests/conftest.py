@@ -45,3 +45,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     one process: 38.3 -> 36.7 CPU s). Nothing a test makes is frozen (tests/test_lifetimes.py)."""
     gc.collect()
     gc.freeze()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The default tier leaves the slowest cases of a few tests to the thorough tier (tests/tiers.py)."""
+    from tests import tiers
+
+    tiers.apply(items)
