@@ -1,7 +1,8 @@
-"""``frontend.cst_expressions.parse_expression``: the tree ``cst.parse_expression`` builds, node type for node
-type and field for field (whitespace, tuples and sentinels included), for every rule template of the primitive
-table and for a corpus of texts srcjax writes (the expressions the derivative and batching writers parsed in
-test_golden, test_ad, test_vmap and test_print, one per form); forms it does not build go to libcst."""
+"""``frontend.cst_expressions.parse_expression`` and ``frontend.cst_functions.parse_function_module``: the tree
+libcst's parser builds, node type for node type and field for field (whitespace, tuples and sentinels included),
+for every rule template of the primitive table, a corpus of expressions srcjax writes (those the derivative and
+batching writers parsed in test_golden, test_ad, test_vmap and test_print, one per form) and of the straight-line
+functions it writes and reads back; forms they do not build go to libcst."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import libcst as cst
 import pytest
 
 import srcjax  # noqa: F401  (registers the primitive table)
-from srcjax.frontend.cst_expressions import _Builder, parse_expression
+from srcjax.frontend.cst_expressions import ExpressionBuilder, parse_expression
+from srcjax.frontend.cst_functions import _function, parse_function_module  # (_function: built, never parsed)
 from srcjax.frontend.library_cache import _identical  # (the field-for-field comparison test_first_call uses)
+from srcjax.frontend.read import parse_module
 from srcjax.primitives.registry import PRIMITIVES
 
 CORPUS = [
@@ -190,7 +193,7 @@ def test_builds_what_srcjax_writes() -> None:
     brackets in them and dict displays."""
     built = 0
     for text in CORPUS:
-        b = _Builder(text)
+        b = ExpressionBuilder(text)
         try:
             b.expr(ast.parse(text, mode="eval").body)
             built += b.i == len(text)
@@ -201,3 +204,243 @@ def test_builds_what_srcjax_writes() -> None:
 
 def test_new_tree_each_call() -> None:
     assert parse_expression("a + b") is not parse_expression("a + b")
+
+
+FUNCTIONS = [  # generated straight-line functions (test_golden, test_ad, test_vmap), one per mix of features
+    (
+        'def vec(x):\n'
+        '    return x * 2.0\n'
+    ),
+    (
+        'def _th(x):\n'
+        '    return np.tanh(x)\n'
+    ),
+    (
+        'def vec(x):\n'
+        '    return np.tanh(x) * x[::-1]\n'
+    ),
+    (
+        'def penalty(x):\n'
+        '    return np.sum(gf(x) ** 2)\n'
+    ),
+    (
+        'def lambda_free_sq(b):\n'
+        '    return np.sum(b ** 3)\n'
+    ),
+    (
+        'def dense(p, x):\n'
+        '    return np.tanh(x @ p["w"] + p["b"])\n'
+    ),
+    (
+        'def const_vmap(w):\n'
+        '    return batch_out(3.0 * w, 0, 4, False)\n'
+    ),
+    (
+        'def _joins_tuples(x):\n'
+        '    t = (x, x) + (x,)\n'
+        '    return t[0] * t[-1]\n'
+    ),
+    (
+        'def _clipped_bwd(res, g):\n'
+        '    x, = res\n'
+        '    return (np.clip(g * np.cos(x), -0.1, 0.1),)\n'
+    ),
+    (
+        'def one_hot(rng, n, k):\n'
+        '    return np.eye(k, dtype=np.float32)[rng.integers(0, k, size=n)]\n'
+    ),
+    (
+        'def broadcasting(a, b):\n'
+        '    return np.sum(np.maximum(a[:, None] * b, 0.1) / (1.0 + b ** 2))\n'
+    ),
+    (
+        'def scaler(x):\n'
+        '    return (x * scale) ** power  # `scale` and `power` come from the closure\n'
+    ),
+    (
+        'def _th_bwd(out_bar, _tape):\n'
+        '    tanh, = _tape.pop()\n'
+        '    return (out_bar * (1 - tanh * tanh),)\n'
+    ),
+    (
+        'def int_leaf(p, x):\n'
+        '    return np.sum(p["w"] * x) * p["scale"]  # scale: a Python int, no derivative\n'
+    ),
+    (
+        'def spread(x):\n'
+        '    return np.sum(np.sin(x * np.arange(3.0)))  # x is broadcast: its cotangent is summed back\n'
+    ),
+    (
+        'def batch_axes_vmap(x):\n'
+        '    range_1 = range(1, np.ndim(x) - 1)\n'
+        '    tuple_1 = tuple(range_1)\n'
+        '    return tuple_1\n'
+    ),
+    (
+        'def steep_tanh_vmap_jvp(x, x_dot):\n'
+        '    out, out_dot = _steep_tanh_jvp_vmap((x,), (x_dot,))\n'
+        '    return out, out_dot\n'
+    ),
+    (
+        'def unpack_pair(p, x):\n'
+        '    w, b = p  # tuple unpacking of a container argument\n'
+        '    return np.sum(np.sin(x @ w + b))\n'
+    ),
+    (
+        'def dist_vmap(a, b):\n'
+        '    pow_1 = (a - batch_align(b, a)) ** 2\n'
+        '    return np.sqrt(np.sum(pow_1, axis=batch_axes(pow_1)))\n'
+    ),
+    (
+        'def list_of_a_tuple_vmap(x, w):\n'
+        '    t = (x, w)\n'
+        '    items = list(t)\n'
+        '    return batch_align(items[0], items[1]) * items[1]\n'
+    ),
+    (
+        'def join_bars_vmap(g, arrays, axis, kind):\n'
+        '    seq_pieces_1 = seq_pieces_vmap(g, arrays, axis, kind)\n'
+        '    return seq_pieces_1\n'
+    ),
+    (
+        'def _scaled_bwd(out_bar, _tape):\n'
+        '    mul, scale, x = _tape.pop()\n'
+        '    return (unbroadcast(unbroadcast(out_bar, mul) * scale, x),)\n'
+    ),
+    (
+        'def batch_axes_vmap(x):\n'
+        '    ndim = (np.ndim(x) - 1)\n'
+        '    range_1 = range(1, ndim)\n'
+        '    tuple_1 = tuple(range_1)\n'
+        '    return tuple_1\n'
+    ),
+    (
+        'def inline_pairwise_vmap(a, b):\n'
+        '    d = dist_vmap_vmap(a, b)\n'
+        '    pow_1 = d ** 2\n'
+        '    return np.sum(pow_1, axis=batch_axes(pow_1))\n'
+    ),
+    (
+        'def stack_of_mixed(x, w):\n'
+        '    outs = []\n'
+        '    outs.append(w)  # shared\n'
+        '    outs.append(x * w)  # per example\n'
+        '    return np.stack(outs)\n'
+    ),
+    (
+        'def stack_of_mixed_vmap(x, w):\n'
+        '    outs = []\n'
+        '    outs.append(w)\n'
+        '    outs.append(x * batch_align(w, x))\n'
+        '    return np.stack(outs, axis=1)\n'
+    ),
+    (
+        'def _clipped_bwd_vmap(res, g):\n'
+        '    x, = res\n'
+        '    cos = np.cos(x)\n'
+        '    return (np.clip(batch_align_b(g, cos) * batch_align_b(cos, g), -0.1, 0.1),)\n'
+    ),
+    (
+        'def _mismatched_jvp(x, w, x_dot):\n'
+        '    tanh = np.tanh(w @ x)\n'
+        '    return np.sum(tanh), np.sum(w @ x_dot * (1 - tanh * tanh), axis=None, keepdims=False)\n'
+    ),
+    (
+        'def vec_jvp(x, x_dot):\n'
+        '    tanh = np.tanh(x)\n'
+        '    mul_dot = (x_dot * (1 - tanh * tanh) * x[::-1]) + (tanh * x_dot[np.s_[::-1]])\n'
+        '    return tanh * x[::-1], mul_dot\n'
+    ),
+    (
+        'def lambda_free_sq_grad_bwd(out_bar, _tape):\n'
+        '    b, expand_reduced_1, mul, pow_2 = _tape.pop()\n'
+        '    return (unbroadcast(2 * unbroadcast(mul * out_bar, pow_2) * b, b),)\n'
+    ),
+    (
+        'def clipped_sin_vmap_bwd(out_bar, _tape):\n'
+        '    clipped_sin_vmap_1_res, = _tape.pop()\n'
+        '    x_bar, = _clipped_bwd_vmap(clipped_sin_vmap_1_res, out_bar)\n'
+        '    return (x_bar,)\n'
+    ),
+    (
+        'def named_per_example(a, b):\n'
+        '    per_row = srcjax.vmap(dist, in_axes=(0, None))\n'
+        '    g = srcjax.grad(lambda_free_sq)(b)\n'
+        '    return np.sum(per_row(a, b)) + np.sum(g * b)\n'
+    ),
+    (
+        'def layer_pair_vmap(p, x):\n'
+        '    h = batch_matmul(x, p.w, True, False)\n'
+        '    Layer_1 = Layer(h, 2.0 * p.b)\n'
+        "    return tree_set(Layer_1, 'w', batch_moveaxis(Layer_1.w, 0, 1))\n"
+    ),
+    (
+        'def vec_grad(x):\n'
+        '    mul = 2.0 * x\n'
+        "    assert np.ndim(mul) == 0 and is_float(mul), 'grad requires a real scalar output; use jacrev or vjp'\n"
+        '    return 2.0 * ones_like(mul)\n'
+    ),
+    (
+        'def one_hot_via_arange_jvp(x, x_dot):\n'
+        '    idx = np.argmax(x, axis=1)\n'
+        '    astype = np.astype(idx[:, None] == np.arange(x.shape[1])[None, :], np.float32)\n'
+        '    return astype, zeros_like(astype)\n'
+    ),
+    (
+        'def join_bars_jvp(g, arrays, axis, kind, arrays_dot):\n'
+        '    seq_pieces_out, seq_pieces_out_dot = seq_pieces_jvp(g, arrays, axis, kind, arrays_dot)\n'
+        '    return seq_pieces_out, seq_pieces_out_dot\n'
+    ),
+    (
+        'def spread_grad_grad(x):\n'
+        "    assert not is_tree(x) and np.ndim(x) == 0, 'grad of a derivative needs scalar inputs: use jacfwd or hessian'\n"  # noqa: E501
+        '    out, x_dot = spread_grad_jvp(x, ones_like(x))\n'
+        '    return x_dot\n'
+    ),
+    (
+        'def f_jvp(x, x_dot):\n'
+        '    sin = np.sin(x)\n'
+        '    sum_1 = np.sum(x ** 2)\n'
+        '    sum_1_dot = np.sum(2 * x_dot * x, axis=None, keepdims=False)\n'
+        '    return sin * sum_1, (x_dot * (np.cos(x)) * sum_1) + (sin * sum_1_dot)\n'
+    ),
+    (
+        'def argmax_argmin_vjp(x, out_bar):\n'
+        '    _tape = []\n'
+        '    argmax = np.argmax(x, axis=-1, keepdims=True)\n'
+        '    x_bar = zeros_like(x)\n'
+        '    return (np.argmax(x, axis=1), np.argmin(x, axis=0), np.argmax(x), argmax), (x_bar,)\n'
+    ),
+    (
+        'def module_constant_float64_array_grad(x):\n'
+        '    add = x + OFFSET_F64\n'
+        "    assert np.ndim(add) == 0 and is_float(add), 'grad requires a real scalar output; use jacrev or vjp'\n"
+        '    return unbroadcast(ones_like(add), x)\n'
+    ),
+]
+
+NOT_BUILT = [  # parsed by libcst: a loop, a docstring, an annotation, a blank line, a line break in a statement
+    "def f(x):\n    for i in range(3):\n        x = x + i\n    return x\n",
+    "def f(x):\n    \"\"\"Doc.\"\"\"\n    return x\n",
+    "def f(x: Any) -> Any:\n    return x\n",
+    "def f(x):\n    y = x\n\n    return y\n",
+    "def f(x):\n    y = (x +\n         1)\n    return y\n",
+    "def f(x):\n    y = x; z = y\n    return z\n",
+    "def f(x):\n    return x  \n",
+    "def f(x):\n\treturn x\n",
+    "def f(x, y=1):\n    return x\n",
+    "@dec\ndef f(x):\n    return x\n",
+]
+
+
+@pytest.mark.parametrize("text", FUNCTIONS + NOT_BUILT)
+def test_functions_same_tree_as_libcst(text: str) -> None:
+    assert _identical(parse_function_module(text, parse_module), cst.parse_module(text)), text
+
+
+def test_functions_built() -> None:
+    for text in FUNCTIONS:
+        assert _identical(_function(text), cst.parse_module(text)), text
+    for text in NOT_BUILT:
+        with pytest.raises(Exception):  # noqa: B017 - any refusal: then libcst parses it
+            _function(text)

@@ -28,10 +28,10 @@ from typing import Any
 
 import libcst as cst
 
-__all__ = ["parse_expression"]
+__all__ = ["ExpressionBuilder", "Unsupported", "make", "parse_expression", "whitespace"]
 
 
-class _Unsupported(Exception):
+class Unsupported(Exception):
     """A form this module does not build: libcst parses the text."""
 
 
@@ -48,7 +48,7 @@ def _slots(cls: type) -> tuple[tuple[str, Any, Any, Any], ...]:
     return found
 
 
-def _make(cls: type, **given: Any) -> Any:
+def make(cls: type, **given: Any) -> Any:
     """``cls(**given)`` without its ``__init__``'s checks; a field not given gets its default, and
     a whitespace field (a default factory) an empty ``SimpleWhitespace`` of its own, as the parser's."""
     node: Any = _NEW(cls)
@@ -60,7 +60,7 @@ def _make(cls: type, **given: Any) -> Any:
             elif factory is not _MISSING:
                 v = factory()
             else:  # pragma: no cover - every required field is given below
-                raise _Unsupported(name)
+                raise Unsupported(name)
         slot.__set__(node, v)
     return node
 
@@ -68,7 +68,7 @@ def _make(cls: type, **given: Any) -> Any:
 _SET_WS = cst.SimpleWhitespace.__dict__["value"].__set__
 
 
-def _ws(value: str) -> cst.SimpleWhitespace:
+def whitespace(value: str) -> cst.SimpleWhitespace:
     node = _NEW(cst.SimpleWhitespace)
     _SET_WS(node, value)
     return node  # type: ignore[no-any-return]
@@ -94,7 +94,7 @@ _STRING = re.compile(r"'[^'\"\\()\[\]{}]*'\Z|\"[^'\"\\()\[\]{}]*\"\Z")
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-class _Builder:
+class ExpressionBuilder:
     """Builds one text's tree, reading it left to right (``i``: the next character not yet read)."""
 
     def __init__(self, text: str) -> None:
@@ -113,16 +113,16 @@ class _Builder:
     def token(self, tok: str) -> None:
         t, i = self.t, self.i
         if not t.startswith(tok, i):
-            raise _Unsupported(tok)
+            raise Unsupported(tok)
         end = i + len(tok)
         if tok[0] in _WORD_CHARS and end < len(t) and t[end] in _WORD_CHARS:  # (`in` is not `index`)
-            raise _Unsupported(tok)
+            raise Unsupported(tok)
         self.i = end
 
     def no_space(self) -> None:
         """Where libcst's choice of owner for a space is not one this module writes: none allowed."""
         if self.i < len(self.t) and self.t[self.i] == " ":
-            raise _Unsupported("space")
+            raise Unsupported("space")
 
     # -- nodes ----------------------------------------------------------------------------
     def expr(self, node: Any) -> Any:
@@ -131,22 +131,22 @@ class _Builder:
         start = node.col_offset
         while self.i < start:
             self.token("(")
-            lpar.append(_make(cst.LeftParen, whitespace_after=_ws(self.spaces())))
+            lpar.append(make(cst.LeftParen, whitespace_after=whitespace(self.spaces())))
         if self.i != start:
-            raise _Unsupported("position")
+            raise Unsupported("position")
         own_parens = type(node) is ast.Tuple and _parenthesized(self.t, node)
         if own_parens:
             self.token("(")
-            lpar.append(_make(cst.LeftParen, whitespace_after=_ws(self.spaces())))
+            lpar.append(make(cst.LeftParen, whitespace_after=whitespace(self.spaces())))
         built = self.inner(node, own_parens)
         rpar = []
         if own_parens:
-            rpar.append(_make(cst.RightParen, whitespace_before=_ws(self.spaces())))
+            rpar.append(make(cst.RightParen, whitespace_before=whitespace(self.spaces())))
             self.token(")")
         if self.i != node.end_col_offset:
-            raise _Unsupported("end")
+            raise Unsupported("end")
         for _ in range(len(lpar) - len(rpar)):
-            rpar.append(_make(cst.RightParen, whitespace_before=_ws(self.spaces())))
+            rpar.append(make(cst.RightParen, whitespace_before=whitespace(self.spaces())))
             self.token(")")
         if lpar:
             slot = type(built).__dict__
@@ -158,7 +158,7 @@ class _Builder:
         kind = type(node)
         if kind is ast.Name:
             self.i = node.end_col_offset
-            return _make(cst.Name, value=node.id, lpar=(), rpar=())
+            return make(cst.Name, value=node.id, lpar=(), rpar=())
         if kind is ast.Constant:
             return self.constant(node)
         if kind is ast.BinOp:
@@ -166,17 +166,17 @@ class _Builder:
             tok, bin_cls = _BINARY[type(node.op)]
             before = self.spaces()
             self.token(tok)
-            op = _make(bin_cls, whitespace_before=_ws(before), whitespace_after=_ws(self.spaces()))
+            op = make(bin_cls, whitespace_before=whitespace(before), whitespace_after=whitespace(self.spaces()))
             right = self.expr(node.right)
-            return _make(cst.BinaryOperation, left=left, operator=op, right=right, lpar=(), rpar=())
+            return make(cst.BinaryOperation, left=left, operator=op, right=right, lpar=(), rpar=())
         if kind is ast.Attribute:
             value = self.expr(node.value)
             before = self.spaces()
             self.token(".")
-            dot = _make(cst.Dot, whitespace_before=_ws(before), whitespace_after=_ws(self.spaces()))
+            dot = make(cst.Dot, whitespace_before=whitespace(before), whitespace_after=whitespace(self.spaces()))
             attr = node.attr
             self.token(attr)
-            return _make(cst.Attribute, value=value, attr=_make(cst.Name, value=attr, lpar=(), rpar=()), dot=dot,
+            return make(cst.Attribute, value=value, attr=make(cst.Name, value=attr, lpar=(), rpar=()), dot=dot,
                          lpar=(), rpar=())
         if kind is ast.Call:
             return self.call(node)
@@ -185,8 +185,8 @@ class _Builder:
         if kind is ast.UnaryOp:
             tok, un_cls = _UNARY[type(node.op)]
             self.token(tok)
-            op = _make(un_cls, whitespace_after=_ws(self.spaces()))
-            return _make(cst.UnaryOperation, operator=op, expression=self.expr(node.operand),
+            op = make(un_cls, whitespace_after=whitespace(self.spaces()))
+            return make(cst.UnaryOperation, operator=op, expression=self.expr(node.operand),
                          lpar=(), rpar=())
         if kind is ast.Compare:
             return self.compare(node)
@@ -197,8 +197,8 @@ class _Builder:
             for v in values[1:]:
                 before = self.spaces()
                 self.token(tok)
-                op = _make(bool_cls, whitespace_before=_ws(before), whitespace_after=_ws(self.spaces()))
-                out = _make(cst.BooleanOperation, left=out, operator=op, right=self.expr(v), lpar=(), rpar=())
+                op = make(bool_cls, whitespace_before=whitespace(before), whitespace_after=whitespace(self.spaces()))
+                out = make(cst.BooleanOperation, left=out, operator=op, right=self.expr(v), lpar=(), rpar=())
             return out
         if kind is ast.IfExp:
             body = self.expr(node.body)
@@ -210,39 +210,39 @@ class _Builder:
             self.token("else")
             w4 = self.spaces()
             orelse = self.expr(node.orelse)
-            return _make(cst.IfExp, test=test, body=body, orelse=orelse, lpar=(), rpar=(),
-                         whitespace_before_if=_ws(w1), whitespace_after_if=_ws(w2),
-                         whitespace_before_else=_ws(w3), whitespace_after_else=_ws(w4))
+            return make(cst.IfExp, test=test, body=body, orelse=orelse, lpar=(), rpar=(),
+                         whitespace_before_if=whitespace(w1), whitespace_after_if=whitespace(w2),
+                         whitespace_before_else=whitespace(w3), whitespace_after_else=whitespace(w4))
         if kind is ast.Tuple:
             elements = self.elements(node.elts, ")" if own_parens else None)
             if not own_parens and len(elements) == 1 and elements[0].comma is cst.MaybeSentinel.DEFAULT:
-                raise _Unsupported("tuple")  # pragma: no cover - ast's one-tuple has its comma
-            return _make(cst.Tuple, elements=elements, lpar=(), rpar=())
+                raise Unsupported("tuple")  # pragma: no cover - ast's one-tuple has its comma
+            return make(cst.Tuple, elements=elements, lpar=(), rpar=())
         if kind is ast.List:
             self.token("[")
-            lb = _make(cst.LeftSquareBracket, whitespace_after=_ws(self.spaces()))
+            lb = make(cst.LeftSquareBracket, whitespace_after=whitespace(self.spaces()))
             elements = self.elements(node.elts, "]")
-            rb = _make(cst.RightSquareBracket, whitespace_before=_ws(self.spaces()))
+            rb = make(cst.RightSquareBracket, whitespace_before=whitespace(self.spaces()))
             self.token("]")
-            return _make(cst.List, elements=elements, lbracket=lb, rbracket=rb, lpar=(), rpar=())
-        raise _Unsupported(kind)
+            return make(cst.List, elements=elements, lbracket=lb, rbracket=rb, lpar=(), rpar=())
+        raise Unsupported(kind)
 
     def constant(self, node: Any) -> Any:
         text = self.t[node.col_offset:node.end_col_offset]
         v = node.value
         self.i = node.end_col_offset
         if v is None or v is True or v is False:
-            return _make(cst.Name, value=text, lpar=(), rpar=())
+            return make(cst.Name, value=text, lpar=(), rpar=())
         if v is Ellipsis:
-            return _make(cst.Ellipsis, lpar=(), rpar=())
+            return make(cst.Ellipsis, lpar=(), rpar=())
         if isinstance(v, (str, bytes)):
             if not _STRING.match(text):
-                raise _Unsupported("string")
-            return _make(cst.SimpleString, value=text, lpar=(), rpar=())
+                raise Unsupported("string")
+            return make(cst.SimpleString, value=text, lpar=(), rpar=())
         if not _NUMBER.match(text):
-            raise _Unsupported("number")
+            raise Unsupported("number")
         cls = cst.Imaginary if isinstance(v, complex) else cst.Float if isinstance(v, float) else cst.Integer
-        return _make(cls, value=text, lpar=(), rpar=())
+        return make(cls, value=text, lpar=(), rpar=())
 
     def elements(self, elts: list[ast.expr], close: str | None) -> tuple[Any, ...]:
         """A tuple's or list's elements, each with the comma after it (``close``: the bracket that ends
@@ -250,19 +250,19 @@ class _Builder:
         out = []
         for k, e in enumerate(elts):
             if type(e) is ast.Starred:
-                raise _Unsupported("starred")
+                raise Unsupported("starred")
             value = self.expr(e)
-            self.no_space()
+            if close is not None or k < len(elts) - 1:  # (after a bare tuple's last element: the next token's)
+                self.no_space()
             comma: Any = cst.MaybeSentinel.DEFAULT
             if self.i < len(self.t) and self.t[self.i] == ",":
                 self.i += 1
-                after = self.spaces()
-                if k == len(elts) - 1 and after:
-                    raise _Unsupported("space")  # (a trailing comma's space: libcst's owner differs)
-                comma = _make(cst.Comma, whitespace_before=_ws(""), whitespace_after=_ws(after))
+                # (a space after a trailing comma is the next token's: `a, = b`'s before the `=`)
+                after = self.spaces() if k < len(elts) - 1 else ""
+                comma = make(cst.Comma, whitespace_before=whitespace(""), whitespace_after=whitespace(after))
             elif k < len(elts) - 1:
-                raise _Unsupported("comma")
-            out.append(_make(cst.Element, value=value, comma=comma))
+                raise Unsupported("comma")
+            out.append(make(cst.Element, value=value, comma=comma))
         if close is not None:
             self.no_space()
         return tuple(out)
@@ -279,13 +279,13 @@ class _Builder:
             star, keyword, equal = "", None, cst.MaybeSentinel.DEFAULT
             if type(p) is ast.keyword:
                 if p.arg is None:
-                    raise _Unsupported("**")
+                    raise Unsupported("**")
                 self.token(p.arg)
-                keyword = _make(cst.Name, value=p.arg, lpar=(), rpar=())
+                keyword = make(cst.Name, value=p.arg, lpar=(), rpar=())
                 self.no_space()
                 self.token("=")
                 self.no_space()
-                equal = _make(cst.AssignEqual, whitespace_before=_ws(""), whitespace_after=_ws(""))
+                equal = make(cst.AssignEqual, whitespace_before=whitespace(""), whitespace_after=whitespace(""))
                 value = self.expr(p.value)
             elif type(p) is ast.Starred:
                 self.token("*")
@@ -300,31 +300,31 @@ class _Builder:
                 self.i += 1
                 after = self.spaces()
                 if k == len(parts) - 1 and after:
-                    raise _Unsupported("space")
-                comma = _make(cst.Comma, whitespace_before=_ws(""), whitespace_after=_ws(after))
+                    raise Unsupported("space")
+                comma = make(cst.Comma, whitespace_before=whitespace(""), whitespace_after=whitespace(after))
             elif k < len(parts) - 1:
-                raise _Unsupported("comma")
-            args.append(_make(cst.Arg, value=value, keyword=keyword, equal=equal, comma=comma, star=star,
-                              whitespace_after_star=_ws(""), whitespace_after_arg=_ws("")))
+                raise Unsupported("comma")
+            args.append(make(cst.Arg, value=value, keyword=keyword, equal=equal, comma=comma, star=star,
+                              whitespace_after_star=whitespace(""), whitespace_after_arg=whitespace("")))
         if not parts and w_args:
-            raise _Unsupported("space")
+            raise Unsupported("space")
         self.no_space()
         self.token(")")
-        return _make(cst.Call, func=func, args=tuple(args), lpar=(), rpar=(), whitespace_after_func=_ws(w_func),
-                     whitespace_before_args=_ws(w_args))
+        return make(cst.Call, func=func, args=tuple(args), lpar=(), rpar=(), whitespace_after_func=whitespace(w_func),
+                     whitespace_before_args=whitespace(w_args))
 
     def subscript(self, node: ast.Subscript) -> Any:
         value = self.expr(node.value)
         w_value = self.spaces()
         self.token("[")
-        lb = _make(cst.LeftSquareBracket, whitespace_after=_ws(self.spaces()))
+        lb = make(cst.LeftSquareBracket, whitespace_after=whitespace(self.spaces()))
         s = node.slice
         items = s.elts if type(s) is ast.Tuple and not _parenthesized(self.t, s) else [s]
         elements = []
         for k, item in enumerate(items):
             if type(item) is ast.Starred:
-                raise _Unsupported("starred")
-            sl = self.slice(item) if type(item) is ast.Slice else _make(
+                raise Unsupported("starred")
+            sl = self.slice(item) if type(item) is ast.Slice else make(
                 cst.Index, value=self.expr(item), star=None, whitespace_after_star=None)
             self.no_space()
             comma: Any = cst.MaybeSentinel.DEFAULT
@@ -332,16 +332,16 @@ class _Builder:
                 self.i += 1
                 after = self.spaces()
                 if k == len(items) - 1 and after:
-                    raise _Unsupported("space")
-                comma = _make(cst.Comma, whitespace_before=_ws(""), whitespace_after=_ws(after))
+                    raise Unsupported("space")
+                comma = make(cst.Comma, whitespace_before=whitespace(""), whitespace_after=whitespace(after))
             elif k < len(items) - 1:
-                raise _Unsupported("comma")
-            elements.append(_make(cst.SubscriptElement, slice=sl, comma=comma))
+                raise Unsupported("comma")
+            elements.append(make(cst.SubscriptElement, slice=sl, comma=comma))
         self.no_space()
         self.token("]")
-        rb = _make(cst.RightSquareBracket, whitespace_before=_ws(""))
-        return _make(cst.Subscript, value=value, slice=tuple(elements), lbracket=lb, rbracket=rb, lpar=(), rpar=(),
-                     whitespace_after_value=_ws(w_value))
+        rb = make(cst.RightSquareBracket, whitespace_before=whitespace(""))
+        return make(cst.Subscript, value=value, slice=tuple(elements), lbracket=lb, rbracket=rb, lpar=(), rpar=(),
+                     whitespace_after_value=whitespace(w_value))
 
     def slice(self, node: ast.Slice) -> Any:
         """``lower:upper:step``, no spaces around its colons."""
@@ -349,7 +349,7 @@ class _Builder:
         self.no_space()
         self.token(":")
         self.no_space()
-        first = _make(cst.Colon, whitespace_before=_ws(""), whitespace_after=_ws(""))
+        first = make(cst.Colon, whitespace_before=whitespace(""), whitespace_after=whitespace(""))
         upper = self.expr(node.upper) if node.upper is not None else None
         self.no_space()
         second: Any = cst.MaybeSentinel.DEFAULT
@@ -357,11 +357,11 @@ class _Builder:
         if self.i < len(self.t) and self.t[self.i] == ":":
             self.i += 1
             self.no_space()
-            second = _make(cst.Colon, whitespace_before=_ws(""), whitespace_after=_ws(""))
+            second = make(cst.Colon, whitespace_before=whitespace(""), whitespace_after=whitespace(""))
             step = self.expr(node.step) if node.step is not None else None
         elif node.step is not None:  # pragma: no cover - a step is after a second colon
-            raise _Unsupported("step")
-        return _make(cst.Slice, lower=lower, upper=upper, step=step, first_colon=first, second_colon=second)
+            raise Unsupported("step")
+        return make(cst.Slice, lower=lower, upper=upper, step=step, first_colon=first, second_colon=second)
 
     def compare(self, node: ast.Compare) -> Any:
         left = self.expr(node.left)
@@ -373,14 +373,14 @@ class _Builder:
                 self.token(two[0])
                 between = self.spaces()
                 self.token(two[1])
-                cmp = _make(two[2], whitespace_before=_ws(before), whitespace_between=_ws(between),
-                            whitespace_after=_ws(self.spaces()))
+                cmp = make(two[2], whitespace_before=whitespace(before), whitespace_between=whitespace(between),
+                            whitespace_after=whitespace(self.spaces()))
             else:
                 tok, cls = _COMPARE[type(op)]
                 self.token(tok)
-                cmp = _make(cls, whitespace_before=_ws(before), whitespace_after=_ws(self.spaces()))
-            targets.append(_make(cst.ComparisonTarget, operator=cmp, comparator=self.expr(right)))
-        return _make(cst.Comparison, left=left, comparisons=tuple(targets), lpar=(), rpar=())
+                cmp = make(cls, whitespace_before=whitespace(before), whitespace_after=whitespace(self.spaces()))
+            targets.append(make(cst.ComparisonTarget, operator=cmp, comparator=self.expr(right)))
+        return make(cst.Comparison, left=left, comparisons=tuple(targets), lpar=(), rpar=())
 
 
 def _closes(text: str, i: int) -> int:
@@ -411,10 +411,10 @@ def parse_expression(text: str) -> cst.BaseExpression:
     if _PLAIN.match(text) and "#" not in text and "\\" not in text and text[:1] != " " and text[-1:] != " ":
         try:
             node = ast.parse(text, mode="eval").body
-            b = _Builder(text)
+            b = ExpressionBuilder(text)
             built = b.expr(node)
             if b.i == len(text):
                 return built  # type: ignore[no-any-return]
-        except (_Unsupported, SyntaxError, ValueError, KeyError, IndexError, AttributeError):
+        except (Unsupported, SyntaxError, ValueError, KeyError, IndexError, AttributeError):
             pass
     return cst.parse_expression(text)

@@ -26,6 +26,7 @@ from .. import warm_cache
 from ..core import Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..lifetimes import PerFunction
 from .ast_walk import walk_ast
+from .cst_functions import parse_function_module
 from .parsed import parse
 
 Range = tuple[int, int, int, int]
@@ -142,7 +143,8 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
         fdef, positions = known
     else:
         try:
-            module = parse_module(dedented)
+            # (srcjax's own straight-line functions built from ast: cst_functions.py, the parser's tree)
+            module = parse_function_module(dedented, parse_module) if generated else parse_module(dedented)
         except cst.ParserSyntaxError as e:
             raise UnsupportedSyntaxError(f"cannot parse the source of {fn.__qualname__}: {e.message}") from e
         positions = _positions(module)
