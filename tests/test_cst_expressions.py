@@ -13,9 +13,9 @@ import pytest
 
 import srcjax  # noqa: F401  (registers the primitive table)
 from srcjax.frontend.cst_expressions import ExpressionBuilder, parse_expression
-from srcjax.frontend.cst_functions import _function, parse_function_module  # (_function: built, never parsed)
+from srcjax.frontend.cst_functions import _function, function_module, parse_function_module  # (_function: built)
 from srcjax.frontend.library_cache import _identical  # (the field-for-field comparison test_first_call uses)
-from srcjax.frontend.read import parse_module
+from srcjax.frontend.read import _positions, parse_module  # (_positions: libcst's code generation's positions)
 from srcjax.primitives.registry import PRIMITIVES
 
 CORPUS = [
@@ -444,3 +444,26 @@ def test_functions_built() -> None:
     for text in NOT_BUILT:
         with pytest.raises(Exception):  # noqa: B017 - any refusal: then libcst parses it
             _function(text)
+
+
+def test_function_positions() -> None:
+    """The positions of a built module are those libcst's code generation finds in it (read._positions), for
+    every node: the generated functions, and every expression form in an assignment, a return with a comment,
+    an augmented assignment, an assert and a call."""
+    texts = list(FUNCTIONS)
+    for e in CORPUS + FORMS:
+        texts += [f"def f(a, b):\n    y = {e}\n    return y\n", f"def f():\n    return {e}  # c\n",
+                  f"def f(x):\n    x += {e}\n    assert {e}, 'm'\n    g({e})\n"]
+    built = 0
+    for text in texts + NOT_BUILT:
+        try:
+            module, places = function_module(text, parse_module, _positions)
+        except cst.ParserSyntaxError:  # (a form that is no statement: `assert a, b, 'm'`)
+            continue
+        assert places == _positions(module), text
+        try:
+            _function(text)
+            built += 1
+        except Exception:  # noqa: BLE001, S112 - a form left to libcst: its own positions, checked above
+            continue
+    assert built > 500

@@ -28,7 +28,7 @@ from typing import Any
 
 import libcst as cst
 
-__all__ = ["ExpressionBuilder", "Unsupported", "make", "parse_expression", "whitespace"]
+__all__ = ["TOKENS", "TWO_TOKENS", "ExpressionBuilder", "Unsupported", "make", "parse_expression", "whitespace"]
 
 
 class Unsupported(Exception):
@@ -87,6 +87,8 @@ _COMPARE: _Ops = {ast.Lt: ("<", cst.LessThan), ast.Gt: (">", cst.GreaterThan), a
             ast.Is: ("is", cst.Is), ast.In: ("in", cst.In)}
 _COMPARE2 = {ast.IsNot: ("is", "not", cst.IsNot), ast.NotIn: ("not", "in", cst.NotIn)}
 _BOOL = {ast.And: ("and", cst.And), ast.Or: ("or", cst.Or)}
+TOKENS: dict[type, str] = {cls: tok for table in (_BINARY, _UNARY, _COMPARE, _BOOL) for tok, cls in table.values()}
+TWO_TOKENS: dict[type, tuple[str, str]] = {cls: (a, b) for a, b, cls in _COMPARE2.values()}  # (`is not`, `not in`)
 _NUMBER = re.compile(r"(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][-+]?[0-9_]+)?[jJ]?\Z")
 # one string literal, no prefix, without quotes, backslashes or brackets inside (brackets in a string would
 # mislead _closes; such a text is libcst's)
