@@ -193,17 +193,20 @@ def _decode(value: Any, classes: list[Any], leaves: list[Any]) -> Any:
     if t is list:
         if not value or type(value[0]) is list:
             return tuple([_decode(v, classes, leaves) for v in value])
-        cls, slots = classes[value[0]]
+        cls, setters = classes[value[0]]
         node = _NEW(cls)
-        for slot, v in zip(slots, value[1:]):
-            tv = type(v)
-            if tv is list:
-                v = _decode(v, classes, leaves)
-            elif tv is int:
-                v = leaves[v]
-            elif tv is dict:
-                v = _DEFAULT
-            slot.__set__(node, v)
+        i = 0
+        for v in value:  # (the class's index first: value[i + 1] is the field setters[i] sets)
+            if i:
+                tv = type(v)
+                if tv is list:
+                    v = _decode(v, classes, leaves)
+                elif tv is int:
+                    v = leaves[v]
+                elif tv is dict:
+                    v = _DEFAULT
+                setters[i - 1](node, v)
+            i += 1
         return node
     if t is int:
         return leaves[value]
@@ -233,7 +236,7 @@ def _fields(t: type) -> tuple[str, ...]:
 
 
 def _classes(names: list[Any]) -> list[Any]:
-    """``(class, its fields' slots)`` for each name of an encoded tree: libcst's node classes only."""
+    """``(class, its fields' slots' setters)`` for each name of an encoded tree: libcst's node classes only."""
     out = []
     for name in names:
         found = _CLASSES.get(name) if type(name) is str else None
@@ -241,12 +244,12 @@ def _classes(names: list[Any]) -> list[Any]:
             cls = getattr(cst, str(name), None)
             if not isinstance(cls, type) or not issubclass(cls, cst.CSTNode):
                 raise ValueError(name)
-            found = _CLASSES[str(name)] = (cls, [cls.__dict__[f] for f in _fields(cls)])
+            found = _CLASSES[str(name)] = (cls, [cls.__dict__[f].__set__ for f in _fields(cls)])
         out.append(found)
     return out
 
 
-_CLASSES: dict[str, tuple[type, list[Any]]] = {}  # a libcst node class's name -> (it, its fields' slots)
+_CLASSES: dict[str, tuple[type, list[Any]]] = {}  # a libcst node class's name -> (it, its fields' slots' setters)
 
 
 # what holds statements (besides statements): walking only these finds every statement, not expressions

@@ -19,6 +19,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from .. import gc_pause
+from .cst_expressions import parse_expression
 from .parsed import is_literal, parse
 
 # -- fast traversal ------------------------------------------------------------------
@@ -241,7 +242,7 @@ def text_names(text: str) -> list[str]:
     if is_literal(text):
         return []
     try:
-        return names_in(cst.parse_expression(text))
+        return names_in(parse_expression(text))
     except Exception:
         return []
 

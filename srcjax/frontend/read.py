@@ -26,6 +26,7 @@ from .. import warm_cache
 from ..core import Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..lifetimes import PerFunction
 from .ast_walk import walk_ast
+from .cst_functions import function_module
 from .parsed import parse
 
 Range = tuple[int, int, int, int]
@@ -142,10 +143,15 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
         fdef, positions = known
     else:
         try:
-            module = parse_module(dedented)
+            # (srcjax's own straight-line functions built from ast with their positions: cst_functions.py,
+            # the parser's tree and the positions libcst's code generation finds in it)
+            if generated:
+                module, positions = function_module(dedented, parse_module, _positions)
+            else:
+                module = parse_module(dedented)
+                positions = _positions(module)
         except cst.ParserSyntaxError as e:
             raise UnsupportedSyntaxError(f"cannot parse the source of {fn.__qualname__}: {e.message}") from e
-        positions = _positions(module)
         found = next((s for s in module.body if isinstance(s, cst.FunctionDef)), None)
         if found is None:
             raise UnsupportedSyntaxError(f"cannot find the definition of {fn.__qualname__} in its source")

@@ -21,6 +21,7 @@ from typing import Any
 import libcst as cst
 
 from ..frontend import parsed, shadowing
+from ..frontend.cst_expressions import parse_expression
 from ..frontend.liveness import Liveness
 from ..frontend.names import (
     Names,
@@ -621,7 +622,7 @@ def _seq_names(v: Any) -> list[str]:
         if parsed.is_literal(v):
             return []
         try:
-            node = cst.parse_expression(v)
+            node = parse_expression(v)
         except Exception:
             return []
         reads = _ArrayNames()

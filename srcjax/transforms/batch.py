@@ -37,7 +37,7 @@ from ..core import Span, TranspileError
 from ..frontend import numpy_calls
 from ..frontend.binding_times import BindingTimes
 from ..frontend.functionalize import with_data_names
-from ..frontend.names import Names, code, names_in, syntax_children, target_names, text_names, walk
+from ..frontend.names import Names, code, names_in, parse_expression, syntax_children, target_names, text_names, walk
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..primitives import registry
@@ -608,7 +608,7 @@ class FunctionWriter:
         if op.kind == "pack_like":  # an array's rows stacked after the batch axis (batched.batch_pack_like)
             return batch_containers.pack_like(self, op), True
         if op.kind == "tree_add":  # (an unbatched cotangent broadcasts against the other per example: aligned
-            states = [self.value_state(cst.parse_expression(e)) for e in op.elements]  # where a second vmap sees it)
+            states = [self.value_state(parse_expression(e)) for e in op.elements]  # where a second vmap sees it)
             if all(v is True for v in states):
                 return code(value), True
             terms = [self.convert(e, v, True, items=True) for e, v in zip(op.elements, states)]
@@ -704,7 +704,7 @@ class FunctionWriter:
         template = batch_queries.PER_EXAMPLE_QUERIES.get(query)
         if template is not None and isinstance(of, cst.Subscript) and batch_queries.element_state(self, of) is True:
             # an element of a container (`np.ndim(out[0])`, grad's check of a helper's first output)
-            return cst.parse_expression(template.format(x=code(of), n=self.size))
+            return parse_expression(template.format(x=code(of), n=self.size))
         if template is None or not isinstance(of, cst.Name) or not any_batched(self.state(of.value)) or \
                 query == "batch_shape" and self.state(of.value) is not True:  # (a list of batched arrays: as is)
             return as_is
@@ -712,11 +712,11 @@ class FunctionWriter:
         if query in ("len", "np.shape") and of.value not in self.arrays and param:
             # a parameter that may hold a list of batched arrays (a helper's `seq`, a list vmap maps): decided at
             # run time
-            return cst.parse_expression(f"batch_{'len' if query == 'len' else 'shape'}({of.value})")
+            return parse_expression(f"batch_{'len' if query == 'len' else 'shape'}({of.value})")
         if query == "len" and (isinstance(self.state(of.value), (Tree, Stack)) or not param and
                                self.state(of.value) is not True):
             return as_is  # (a local list or tuple of batched values: its length, not an example's `len(lst)`)
-        return cst.parse_expression(template.format(x=of.value, n=self.size))
+        return parse_expression(template.format(x=of.value, n=self.size))
 
     def data_test(self, s: cst.If | cst.While) -> bool:
         return batch_control.data_test(self, s)
@@ -733,7 +733,7 @@ class FunctionWriter:
                         isinstance(orig.slice[0].slice, cst.Index):
                     k = literal_key(code(orig.slice[0].slice.value))
                     if isinstance(k, int) and not isinstance(k, bool):
-                        return cst.parse_expression(f"{v.value.value}.shape[{k + 1 if k >= 0 else k}]")
+                        return parse_expression(f"{v.value.value}.shape[{k + 1 if k >= 0 else k}]")
                 return upd
 
             def leave_Attribute(self, orig: cst.Attribute, upd: cst.Attribute) -> cst.BaseExpression:
@@ -750,7 +750,7 @@ class FunctionWriter:
         values become per-example queries; any other read of a batched value there is refused."""
         if text.isidentifier() or not any(any_batched(self.state(n)) for n in text_names(text)):
             return text
-        node = cst.parse_expression(text)
+        node = parse_expression(text)
         if self.only_shapes(node):
             return self.static_expr(node, line)
         raise self.error(f"vmap: cannot batch the argument {text!r}", line,
@@ -761,7 +761,7 @@ class FunctionWriter:
         operands_batched: dict[str, bool] = {}
         for p, v in list(args.items()):
             if isinstance(v, str) and p in prim.arrays and isinstance(parts_of(v), dict):
-                st = self.value_state(cst.parse_expression(v))  # a container operand written out
+                st = self.value_state(parse_expression(v))  # a container operand written out
                 if any_batched(st):
                     args[p] = self.convert(v, st, all_batched(st))
                     operands_batched[p] = True
@@ -776,7 +776,7 @@ class FunctionWriter:
         for p in prim.array_seqs:
             a = args.get(p)
             if isinstance(a, str):
-                node = cst.parse_expression(a)
+                node = parse_expression(a)
                 if isinstance(node, (cst.List, cst.Tuple)):
                     a = args[p] = [code(e.value) for e in node.elements]
             if isinstance(a, list):
@@ -794,7 +794,7 @@ class FunctionWriter:
                           p not in prim.mixed and isinstance(v, str) and
                           any(any_batched(self.state(n)) for n in text_names(v))]
         for p in list(static_batched):  # ``(x.size,)``: a per-example shape query is static
-            node = cst.parse_expression(args[p])
+            node = parse_expression(args[p])
             if self.only_shapes(node):
                 args[p] = self.static_expr(node, line)
                 static_batched.remove(p)
@@ -897,4 +897,4 @@ def _is_empty_list(value: cst.BaseExpression) -> bool:
 def _replace_name(text: str, name: str, new: str) -> str:
     from ..frontend.names import renamed
 
-    return code(renamed(cst.parse_expression(text), {name: cst.parse_expression(new)}))
+    return code(renamed(parse_expression(text), {name: parse_expression(new)}))

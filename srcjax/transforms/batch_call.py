@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ..frontend import parsed
+from ..frontend.cst_expressions import parse_expression
 from ..frontend.names import code, renamed, text_names
 from ..primitives import registry
 from .batch_state import any_batched
@@ -114,7 +115,7 @@ def _paren(text: str) -> str:
             and (top.value is None or isinstance(top.value, (bool, int, float)))
         return text if atom else f"({text})"
     try:
-        node = cst.parse_expression(text)
+        node = parse_expression(text)
     except Exception:  # pragma: no cover
         return f"({text})"
     if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.Call, cst.Subscript, cst.Attribute)):
@@ -154,4 +155,4 @@ def call_text(prim: registry.Primitive, args: dict[str, Any], changed: set[str])
 
 
 def replace_name(text: str, name: str, new: str) -> str:
-    return code(renamed(cst.parse_expression(text), {name: cst.parse_expression(new)}))
+    return code(renamed(parse_expression(text), {name: parse_expression(new)}))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from ..frontend.cst_expressions import parse_expression
 from ..frontend.names import code
 from .anf import Op
 from .batch_state import (
@@ -158,7 +159,7 @@ def pack_like(w: FunctionWriter, op: Op) -> str:
     batch axis; a container's items as they are, each unbatched item of a tuple or list literal broadcast
     here (the result's state is True: every item batched)."""
     items = op.elements[0]
-    node = cst.parse_expression(items)
+    node = parse_expression(items)
     have = w.value_state(node)
     if isinstance(node, (cst.Tuple, cst.List)) and not fully_batched(have):
         items = w.convert(items, have, True, items=True)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from ..frontend.cst_expressions import parse_expression
 from ..frontend.names import code, names_in
 from .batch_state import Stack, State, Tree, all_batched, any_batched, element, literal_key
 
@@ -101,7 +102,7 @@ class PerExample(cst.CSTTransformer):
         if isinstance(original, cst.BaseExpression) and not isinstance(original, cst.Name) and \
                 any(any_batched(self.w.state(n)) for n in names_in(original)) and \
                 isinstance(original, (cst.Attribute, cst.Call, cst.Subscript)) and self.w.only_shapes(original):
-            return cst.parse_expression(self.w.static_expr(original, original))
+            return parse_expression(self.w.static_expr(original, original))
         return updated
 
 
@@ -127,7 +128,7 @@ def argument_states(w: FunctionWriter, params: list[str], arguments: dict[str, A
     for p in params:
         a = arguments.get(p)
         try:
-            node = cst.parse_expression(a) if isinstance(a, str) else None
+            node = parse_expression(a) if isinstance(a, str) else None
         except Exception:
             node = None
         if isinstance(a, str) and node is not None and not isinstance(node, cst.Name) and \

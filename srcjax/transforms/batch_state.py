@@ -12,6 +12,7 @@ from typing import Any
 import libcst as cst
 
 from ..frontend import parsed
+from ..frontend.cst_expressions import parse_expression
 from ..frontend.names import code
 
 __all__ = ["Repeated", "Stack", "State", "Tree", "all_batched", "any_batched", "element", "fully_batched", "item",
@@ -145,7 +146,7 @@ def _parts(expr: str) -> tuple[tuple[str, str], ...] | None:
     if top is not None and not isinstance(top, (ast.Tuple, ast.List, ast.Dict)):
         return None
     try:
-        node = cst.parse_expression(expr)
+        node = parse_expression(expr)
     except Exception:
         return None
     if isinstance(node, (cst.Tuple, cst.List)):
@@ -159,7 +160,7 @@ def _parts(expr: str) -> tuple[tuple[str, str], ...] | None:
 def _simple(expr: str) -> bool:
     """Whether ``expr`` is a name, subscript, attribute or call (indexing it needs no parentheses)."""
     try:
-        return isinstance(cst.parse_expression(expr), (cst.Name, cst.Subscript, cst.Attribute, cst.Call))
+        return isinstance(parse_expression(expr), (cst.Name, cst.Subscript, cst.Attribute, cst.Call))
     except Exception:
         return False
 

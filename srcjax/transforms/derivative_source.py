@@ -14,6 +14,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import not_scalar_output
+from ..frontend.cst_expressions import parse_expression
 from ..frontend.names import RenameNames, code, names_in, target_names
 from ..frontend.program import Program
 from ..frontend.restructure import walk as _walk
@@ -61,7 +62,7 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
         aux = code(out_node.elements[1].value)
     else:
         main, aux = code(out_node) if out_node is not None else "None", None
-    main_node = cst.parse_expression(main)
+    main_node = parse_expression(main)
     if isinstance(main_node, (cst.Tuple, cst.List, cst.Dict, cst.Set)):  # a container: never a scalar
         kind = {cst.Tuple: "a tuple", cst.List: "a list", cst.Dict: "a dict", cst.Set: "a set"}[type(main_node)]
         raise not_scalar_output(  # located at the user's return by autodiff (which knows the function)
@@ -112,7 +113,7 @@ def _kept(v: VJP, exprs: list[str | None], adj: list[str], lines: list[str]) -> 
             if n in rebound and n not in mapping:
                 mapping[n] = v.names.fresh(f"{n}_value")
                 lines.append(f"    {mapping[n]} = {n}")
-    return [code(cst.parse_expression(e).visit(RenameNames(mapping)))  # type: ignore[arg-type]
+    return [code(parse_expression(e).visit(RenameNames(mapping)))  # type: ignore[arg-type]
             if e is not None and mapping else e for e in exprs]
 
 

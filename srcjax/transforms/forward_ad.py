@@ -20,6 +20,7 @@ import libcst as cst
 
 from ..adjoint import is_saved_list_name
 from ..core import UnsupportedSyntaxError
+from ..frontend.cst_expressions import parse_expression
 from ..frontend.names import Names, RenameNames, assigned_names, code, names_in, target_names
 from ..frontend.normalize import BINOP_HINT, UNARY_HINT, NormalizedFunction, call_hint
 from ..frontend.program import Program
@@ -318,7 +319,7 @@ class JVP:
         if op.kind == "tree_add":
             ts = [t for t in (self.tangent_of(e, defined) for e in op.elements) if t is not None]
             return None if not ts else ts[0] if len(ts) == 1 else f"tree_add({ts[0]}, {ts[1]})"
-        items = self.tangent_expr(cst.parse_expression(op.elements[0]), defined)
+        items = self.tangent_expr(parse_expression(op.elements[0]), defined)
         return f"pack_like({op.args['x']}, {items})"
 
     def loop_header(self, s: cst.For, srcs: list[LoopSource], defined: set[str]) -> str:
@@ -326,7 +327,7 @@ class JVP:
         mapping: dict[str, cst.BaseExpression] = {}
         for src in srcs:
             if isinstance(src.seq, cst.Name):
-                mapping[src.seq.value] = cst.parse_expression(self.tangent_expr(src.seq, defined))
+                mapping[src.seq.value] = parse_expression(self.tangent_expr(src.seq, defined))
         it_dot = code(s.iter.visit(RenameNames(mapping)))  # type: ignore[arg-type]
         values = {n for src in srcs for n in target_names(src.target)}
 
@@ -349,7 +350,7 @@ class JVP:
         dots: dict[str, str | None] = {p: self.tangent_of(op.operands.get(p, ""), defined) for p in prim.arrays}
         literal = False
         for p in prim.arrays:
-            lit = cst.parse_expression(op.args[p]) if isinstance(op.args.get(p), str) else None
+            lit = parse_expression(op.args[p]) if isinstance(op.args.get(p), str) else None
             if isinstance(lit, (cst.Tuple, cst.List)):
                 dots[p] = self.tangent_expr(lit, defined)
                 literal = True
@@ -386,7 +387,7 @@ class JVP:
                 elems = seq if isinstance(seq, list) else None
                 if elems is None or not any(isinstance(e, str) and self.tangent_of(e, defined) for e in elems):
                     continue
-                mapping[f"{p}_dot"] = "[" + ", ".join(self.tangent_expr(cst.parse_expression(e), defined)
+                mapping[f"{p}_dot"] = "[" + ", ".join(self.tangent_expr(parse_expression(e), defined)
                                                       for e in elems) + "]"
                 contribs.append(instantiate(tmpl, mapping))
                 continue
@@ -443,7 +444,7 @@ class JVP:
             self.linear_call(s, op, active[0], params, lines, ind, defined)
             return
         hname = jvp_helper(self.program, callee, active, self.helpers, self.out_lines)
-        args = call_arguments(op, [self.tangent_expr(cst.parse_expression(bound[p]), defined) for p in active])
+        args = call_arguments(op, [self.tangent_expr(parse_expression(bound[p]), defined) for p in active])
         out = self.names.fresh(f"{op.callee}_out")
         out_dot = self.names.fresh(f"{op.callee}_out_dot")
         lines.append(f"{pad}{out}, {out_dot} = {hname}({', '.join(args)})")
@@ -465,7 +466,7 @@ class JVP:
         target = code(s.targets[0].target)
         lines.append(f"{pad}{target} = {code(s.value)}")
         k = params.index(p)
-        tangent = self.tangent_expr(cst.parse_expression(op.call_args[k] if k < len(op.call_args)
+        tangent = self.tangent_expr(parse_expression(op.call_args[k] if k < len(op.call_args)
                                                          else op.call_kwargs[p]), defined)
         pos = [tangent if j == k else a for j, a in enumerate(op.call_args)]
         kws = [f"{q}={tangent if q == p else v}" for q, v in op.call_kwargs.items()]

@@ -29,7 +29,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import TranspileError, UnsupportedSyntaxError
-from ..frontend.names import Names, code, names_in, target_names
+from ..frontend.names import Names, code, names_in, parse_expression, target_names
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.restructure import single_exit as _single_exit
@@ -586,7 +586,7 @@ class VJP:
             self.container_adjoint(op, gexpr, lines, pad, defined)
         elif op.kind == "record":  # State(a, b): each field's cotangent into what it was built of
             for e, f in zip(op.elements, op.args["fields"]):
-                self.element_adjoint(cst.parse_expression(e), f'tree_get({gexpr}, "{f}")', lines, pad, defined)
+                self.element_adjoint(parse_expression(e), f'tree_get({gexpr}, "{f}")', lines, pad, defined)
         elif op.kind == "leaves" and op.operands["x"] in self.act.active:  # tree_leaves(p) (and its transposes)
             src = op.operands["x"]
             form, like = op.args["form"], op.args.get("like", src)
@@ -640,7 +640,7 @@ class VJP:
         """Cotangents of a dict literal's values, of ``p`` in ``p.w``, of tree_add's and pack_like's operands."""
         if op.kind == "dict":
             for k, e in zip(op.keys, op.elements):
-                self.element_adjoint(cst.parse_expression(e), f"{g}[{k}]", lines, pad, defined)
+                self.element_adjoint(parse_expression(e), f"{g}[{k}]", lines, pad, defined)
         elif op.kind == "getattr":
             x = op.operands["x"]
             if x in self.act.active:
@@ -652,7 +652,7 @@ class VJP:
         elif op.elements and op.elements[0] in self.act.active:  # pack_like(x, items)
             self.accumulate(op.elements[0], f"tuple({g})", lines, pad, defined)
         elif op.elements:  # pack_like(x, (a_bar, (b_bar, c_bar))): each item's cotangent into its name
-            items = cst.parse_expression(op.elements[0])
+            items = parse_expression(op.elements[0])
             if isinstance(items, (cst.Tuple, cst.List)):
                 self.element_adjoint(items, g, lines, pad, defined)
 
@@ -685,7 +685,7 @@ class VJP:
                 tmp = self.names.fresh(f"{p}_bars")
                 lines.append(f"{pad}{tmp} = {parts}")
                 for k, e in enumerate(seq):  # a name, or a nested literal (`np.array([[a, b], [c, d]])`)
-                    self.element_adjoint(cst.parse_expression(e), f"{tmp}[{k}]", lines, pad, defined)
+                    self.element_adjoint(parse_expression(e), f"{tmp}[{k}]", lines, pad, defined)
                 continue
             a = op.operands.get(p)
             lit = literal_container(op.args.get(p)) if a is None else None
@@ -738,7 +738,7 @@ class VJP:
         tmp = self.names.fresh(f"{op.callee}_bars")
         lines.append(f"{pad}{tmp} = {bwd}({g}, {self.tape})")
         for k, p in enumerate(nonzero):
-            self.argument_parts(cst.parse_expression(bound[p]), f"{tmp}[{k}]", lines, pad, defined)
+            self.argument_parts(parse_expression(bound[p]), f"{tmp}[{k}]", lines, pad, defined)
 
     def argument_parts(self, node: cst.BaseExpression, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
         """A helper's argument gets its cotangent ``g``: a name all of it, a (nested) tuple, list or
@@ -802,7 +802,7 @@ class VJP:
                 if k not in fresh}
 
     def seed(self, out: str, g: str, adj: list[str], defined: set[str]) -> None:
-        node = cst.parse_expression(out)
+        node = parse_expression(out)
         if isinstance(node, cst.Name):
             if out in self.act.active:
                 self.accumulate(out, self.seed_expr or g, adj, "    ", defined)

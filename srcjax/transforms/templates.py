@@ -20,6 +20,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..frontend.cst_expressions import parse_expression
 from ..frontend.names import code, literal_value, renamed, syntax_fields, walk
 
 # -- templates --------------------------------------------------------------------------------
@@ -144,13 +145,14 @@ _EXPR_CACHE: dict[str, cst.BaseExpression] = {}
 
 
 def expr(text: str) -> cst.BaseExpression:
-    """``cst.parse_expression(text)``, remembered (trees are immutable; only their text is used)."""
+    """``cst.parse_expression(text)`` (``frontend.cst_expressions``: the same tree, cheaper), remembered (trees
+    are immutable; only their text is used)."""
     hit = _EXPR_CACHE.get(text)
     if hit is None:
         if len(_EXPR_CACHE) > 20000:
             _EXPR_CACHE.clear()
         hit = _EXPR_CACHE[text] = cst.Name(text) if text.isidentifier() and not keyword.iskeyword(text) \
-            else cst.parse_expression(text)
+            else parse_expression(text)
     return hit
 
 
@@ -165,7 +167,7 @@ def instantiate(template: str, mapping: dict[str, str], unique: frozenset[str] =
     same names again and again: ``x``, ``out_bar``)."""
     tree, names = _TEMPLATE_CACHE.get(template), _TEMPLATE_NAMES.get(template)
     if tree is None or names is None:
-        tree = cst.parse_expression(template)
+        tree = parse_expression(template)
         names = _TEMPLATE_NAMES[template] = tuple(sorted({n.value for n in walk(tree) if type(n) is cst.Name}))
         _TEMPLATE_CACHE[template] = tree
     given = tuple(mapping.get(n) for n in names)

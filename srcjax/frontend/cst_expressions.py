@@ -1,0 +1,422 @@
+"""libcst trees of small one-line expressions srcjax writes, built from Python's ``ast``.
+
+``cst.parse_expression`` costs 20-110 us for the short expressions the derivative writers and vmap's
+writer parse (``x[1:] - x[:-1] ** 2``, a rule's template ``g * (1 - np.tanh(x) ** 2)``, an
+argument's text): libcst's parser is 5-10x slower than ``ast.parse`` on them, and a first ``grad``
+parses dozens.
+:func:`parse_expression` reads such a text with ``ast`` and builds the tree libcst's parser builds
+from it, node type for node type and field for field, whitespace included (each node made without
+its ``__init__`` and validation, as ``read.parse_module`` leaves the parser's own nodes unchecked).
+
+Only the forms srcjax writes are built here: names, numbers, strings (one literal, no bracket, quote
+or backslash in it), ``True``/``False``/``None``, ``...``, attributes, calls (positional, keyword
+and ``*`` arguments), subscripts (indices, slices, tuples of them), unary, binary, boolean and
+comparison operators, conditional expressions, tuples and lists, with parentheses anywhere; spaces
+only where they separate tokens (around an operator, after a comma; a keyword's ``=`` without).
+Anything else (another form, a tab, a line break, a comment, a space before a comma or a closing
+bracket, a non-ASCII character) goes to ``cst.parse_expression``, as does a text libcst refuses
+(its error is the one raised). ``tests/test_cst_expressions.py`` checks
+that the tree is libcst's on every rule template of the primitive table and on a corpus of texts.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+from typing import Any
+
+import libcst as cst
+
+__all__ = ["TOKENS", "TWO_TOKENS", "ExpressionBuilder", "Unsupported", "make", "parse_expression", "whitespace"]
+
+
+class Unsupported(Exception):
+    """A form this module does not build: libcst parses the text."""
+
+
+_NEW = object.__new__
+_MISSING: Any = dataclasses.MISSING
+_SLOTS: dict[type, tuple[tuple[str, Any, Any, Any], ...]] = {}  # class -> (field, slot, default, factory)
+
+
+def _slots(cls: type) -> tuple[tuple[str, Any, Any, Any], ...]:
+    found = _SLOTS.get(cls)
+    if found is None:
+        found = _SLOTS[cls] = tuple((f.name, cls.__dict__[f.name], f.default, f.default_factory)
+                                    for f in dataclasses.fields(cls))
+    return found
+
+
+def make(cls: type, **given: Any) -> Any:
+    """``cls(**given)`` without its ``__init__``'s checks; a field not given gets its default, and
+    a whitespace field (a default factory) an empty ``SimpleWhitespace`` of its own, as the parser's."""
+    node: Any = _NEW(cls)
+    for name, slot, default, factory in _slots(cls):
+        v = given.get(name, _MISSING)
+        if v is _MISSING:
+            if default is not _MISSING:
+                v = default
+            elif factory is not _MISSING:
+                v = factory()
+            else:  # pragma: no cover - every required field is given below
+                raise Unsupported(name)
+        slot.__set__(node, v)
+    return node
+
+
+_SET_WS = cst.SimpleWhitespace.__dict__["value"].__set__
+
+
+def whitespace(value: str) -> cst.SimpleWhitespace:
+    node = _NEW(cst.SimpleWhitespace)
+    _SET_WS(node, value)
+    return node  # type: ignore[no-any-return]
+
+
+_Ops = dict[type, tuple[str, type]]
+_BINARY: _Ops = {ast.Add: ("+", cst.Add), ast.Sub: ("-", cst.Subtract), ast.Mult: ("*", cst.Multiply),
+           ast.Div: ("/", cst.Divide), ast.FloorDiv: ("//", cst.FloorDivide), ast.Mod: ("%", cst.Modulo),
+           ast.Pow: ("**", cst.Power), ast.MatMult: ("@", cst.MatrixMultiply), ast.LShift: ("<<", cst.LeftShift),
+           ast.RShift: (">>", cst.RightShift), ast.BitOr: ("|", cst.BitOr), ast.BitAnd: ("&", cst.BitAnd),
+           ast.BitXor: ("^", cst.BitXor)}
+_UNARY: _Ops = {ast.USub: ("-", cst.Minus), ast.UAdd: ("+", cst.Plus), ast.Invert: ("~", cst.BitInvert),
+          ast.Not: ("not", cst.Not)}
+_COMPARE: _Ops = {ast.Lt: ("<", cst.LessThan), ast.Gt: (">", cst.GreaterThan), ast.LtE: ("<=", cst.LessThanEqual),
+            ast.GtE: (">=", cst.GreaterThanEqual), ast.Eq: ("==", cst.Equal), ast.NotEq: ("!=", cst.NotEqual),
+            ast.Is: ("is", cst.Is), ast.In: ("in", cst.In)}
+_COMPARE2 = {ast.IsNot: ("is", "not", cst.IsNot), ast.NotIn: ("not", "in", cst.NotIn)}
+_BOOL = {ast.And: ("and", cst.And), ast.Or: ("or", cst.Or)}
+TOKENS: dict[type, str] = {cls: tok for table in (_BINARY, _UNARY, _COMPARE, _BOOL) for tok, cls in table.values()}
+TWO_TOKENS: dict[type, tuple[str, str]] = {cls: (a, b) for a, b, cls in _COMPARE2.values()}  # (`is not`, `not in`)
+_NUMBER = re.compile(r"(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9][0-9_]*)(?:[eE][-+]?[0-9_]+)?[jJ]?\Z")
+# one string literal, no prefix, without quotes, backslashes or brackets inside (brackets in a string would
+# mislead _closes; such a text is libcst's)
+_STRING = re.compile(r"'[^'\"\\()\[\]{}]*'\Z|\"[^'\"\\()\[\]{}]*\"\Z")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+class ExpressionBuilder:
+    """Builds one text's tree, reading it left to right (``i``: the next character not yet read)."""
+
+    def __init__(self, text: str) -> None:
+        self.t = text
+        self.i = 0
+
+    # -- reading the text between nodes -------------------------------------------------
+    def spaces(self) -> str:
+        t, i = self.t, self.i
+        j = i
+        while j < len(t) and t[j] == " ":
+            j += 1
+        self.i = j
+        return t[i:j]
+
+    def token(self, tok: str) -> None:
+        t, i = self.t, self.i
+        if not t.startswith(tok, i):
+            raise Unsupported(tok)
+        end = i + len(tok)
+        if tok[0] in _WORD_CHARS and end < len(t) and t[end] in _WORD_CHARS:  # (`in` is not `index`)
+            raise Unsupported(tok)
+        self.i = end
+
+    def no_space(self) -> None:
+        """Where libcst's choice of owner for a space is not one this module writes: none allowed."""
+        if self.i < len(self.t) and self.t[self.i] == " ":
+            raise Unsupported("space")
+
+    # -- nodes ----------------------------------------------------------------------------
+    def expr(self, node: Any) -> Any:
+        """``node``'s tree, with the parentheses around it (those its span leaves out)."""
+        lpar = []
+        start = node.col_offset
+        while self.i < start:
+            self.token("(")
+            lpar.append(make(cst.LeftParen, whitespace_after=whitespace(self.spaces())))
+        if self.i != start:
+            raise Unsupported("position")
+        own_parens = type(node) is ast.Tuple and _parenthesized(self.t, node)
+        if own_parens:
+            self.token("(")
+            lpar.append(make(cst.LeftParen, whitespace_after=whitespace(self.spaces())))
+        built = self.inner(node, own_parens)
+        rpar = []
+        if own_parens:
+            rpar.append(make(cst.RightParen, whitespace_before=whitespace(self.spaces())))
+            self.token(")")
+        if self.i != node.end_col_offset:
+            raise Unsupported("end")
+        for _ in range(len(lpar) - len(rpar)):
+            rpar.append(make(cst.RightParen, whitespace_before=whitespace(self.spaces())))
+            self.token(")")
+        if lpar:
+            slot = type(built).__dict__
+            slot["lpar"].__set__(built, tuple(lpar))
+            slot["rpar"].__set__(built, tuple(rpar))
+        return built
+
+    def inner(self, node: Any, own_parens: bool) -> Any:
+        kind = type(node)
+        if kind is ast.Name:
+            self.i = node.end_col_offset
+            return make(cst.Name, value=node.id, lpar=(), rpar=())
+        if kind is ast.Constant:
+            return self.constant(node)
+        if kind is ast.BinOp:
+            left = self.expr(node.left)
+            tok, bin_cls = _BINARY[type(node.op)]
+            before = self.spaces()
+            self.token(tok)
+            op = make(bin_cls, whitespace_before=whitespace(before), whitespace_after=whitespace(self.spaces()))
+            right = self.expr(node.right)
+            return make(cst.BinaryOperation, left=left, operator=op, right=right, lpar=(), rpar=())
+        if kind is ast.Attribute:
+            value = self.expr(node.value)
+            before = self.spaces()
+            self.token(".")
+            dot = make(cst.Dot, whitespace_before=whitespace(before), whitespace_after=whitespace(self.spaces()))
+            attr = node.attr
+            self.token(attr)
+            return make(cst.Attribute, value=value, attr=make(cst.Name, value=attr, lpar=(), rpar=()), dot=dot,
+                         lpar=(), rpar=())
+        if kind is ast.Call:
+            return self.call(node)
+        if kind is ast.Subscript:
+            return self.subscript(node)
+        if kind is ast.UnaryOp:
+            tok, un_cls = _UNARY[type(node.op)]
+            self.token(tok)
+            op = make(un_cls, whitespace_after=whitespace(self.spaces()))
+            return make(cst.UnaryOperation, operator=op, expression=self.expr(node.operand),
+                         lpar=(), rpar=())
+        if kind is ast.Compare:
+            return self.compare(node)
+        if kind is ast.BoolOp:
+            tok, bool_cls = _BOOL[type(node.op)]
+            values = node.values
+            out = self.expr(values[0])
+            for v in values[1:]:
+                before = self.spaces()
+                self.token(tok)
+                op = make(bool_cls, whitespace_before=whitespace(before), whitespace_after=whitespace(self.spaces()))
+                out = make(cst.BooleanOperation, left=out, operator=op, right=self.expr(v), lpar=(), rpar=())
+            return out
+        if kind is ast.IfExp:
+            body = self.expr(node.body)
+            w1 = self.spaces()
+            self.token("if")
+            w2 = self.spaces()
+            test = self.expr(node.test)
+            w3 = self.spaces()
+            self.token("else")
+            w4 = self.spaces()
+            orelse = self.expr(node.orelse)
+            return make(cst.IfExp, test=test, body=body, orelse=orelse, lpar=(), rpar=(),
+                         whitespace_before_if=whitespace(w1), whitespace_after_if=whitespace(w2),
+                         whitespace_before_else=whitespace(w3), whitespace_after_else=whitespace(w4))
+        if kind is ast.Tuple:
+            elements = self.elements(node.elts, ")" if own_parens else None)
+            if not own_parens and len(elements) == 1 and elements[0].comma is cst.MaybeSentinel.DEFAULT:
+                raise Unsupported("tuple")  # pragma: no cover - ast's one-tuple has its comma
+            return make(cst.Tuple, elements=elements, lpar=(), rpar=())
+        if kind is ast.List:
+            self.token("[")
+            lb = make(cst.LeftSquareBracket, whitespace_after=whitespace(self.spaces()))
+            elements = self.elements(node.elts, "]")
+            rb = make(cst.RightSquareBracket, whitespace_before=whitespace(self.spaces()))
+            self.token("]")
+            return make(cst.List, elements=elements, lbracket=lb, rbracket=rb, lpar=(), rpar=())
+        raise Unsupported(kind)
+
+    def constant(self, node: Any) -> Any:
+        text = self.t[node.col_offset:node.end_col_offset]
+        v = node.value
+        self.i = node.end_col_offset
+        if v is None or v is True or v is False:
+            return make(cst.Name, value=text, lpar=(), rpar=())
+        if v is Ellipsis:
+            return make(cst.Ellipsis, lpar=(), rpar=())
+        if isinstance(v, (str, bytes)):
+            if not _STRING.match(text):
+                raise Unsupported("string")
+            return make(cst.SimpleString, value=text, lpar=(), rpar=())
+        if not _NUMBER.match(text):
+            raise Unsupported("number")
+        cls = cst.Imaginary if isinstance(v, complex) else cst.Float if isinstance(v, float) else cst.Integer
+        return make(cls, value=text, lpar=(), rpar=())
+
+    def elements(self, elts: list[ast.expr], close: str | None) -> tuple[Any, ...]:
+        """A tuple's or list's elements, each with the comma after it (``close``: the bracket that ends
+        them; None for a tuple without parentheses)."""
+        out = []
+        for k, e in enumerate(elts):
+            if type(e) is ast.Starred:
+                raise Unsupported("starred")
+            value = self.expr(e)
+            if close is not None or k < len(elts) - 1:  # (after a bare tuple's last element: the next token's)
+                self.no_space()
+            comma: Any = cst.MaybeSentinel.DEFAULT
+            if self.i < len(self.t) and self.t[self.i] == ",":
+                self.i += 1
+                # (a space after a trailing comma is the next token's: `a, = b`'s before the `=`)
+                after = self.spaces() if k < len(elts) - 1 else ""
+                comma = make(cst.Comma, whitespace_before=whitespace(""), whitespace_after=whitespace(after))
+            elif k < len(elts) - 1:
+                raise Unsupported("comma")
+            out.append(make(cst.Element, value=value, comma=comma))
+        if close is not None:
+            self.no_space()
+        return tuple(out)
+
+    def call(self, node: ast.Call) -> Any:
+        func = self.expr(node.func)
+        w_func = self.spaces()
+        self.token("(")
+        w_args = self.spaces()
+        parts: list[Any] = [*node.args, *node.keywords]
+        parts.sort(key=lambda p: (p.lineno, p.col_offset))
+        args = []
+        for k, p in enumerate(parts):
+            star, keyword, equal = "", None, cst.MaybeSentinel.DEFAULT
+            if type(p) is ast.keyword:
+                if p.arg is None:
+                    raise Unsupported("**")
+                self.token(p.arg)
+                keyword = make(cst.Name, value=p.arg, lpar=(), rpar=())
+                self.no_space()
+                self.token("=")
+                self.no_space()
+                equal = make(cst.AssignEqual, whitespace_before=whitespace(""), whitespace_after=whitespace(""))
+                value = self.expr(p.value)
+            elif type(p) is ast.Starred:
+                self.token("*")
+                self.no_space()
+                star = "*"
+                value = self.expr(p.value)
+            else:
+                value = self.expr(p)
+            self.no_space()
+            comma: Any = cst.MaybeSentinel.DEFAULT
+            if self.i < len(self.t) and self.t[self.i] == ",":
+                self.i += 1
+                after = self.spaces()
+                if k == len(parts) - 1 and after:
+                    raise Unsupported("space")
+                comma = make(cst.Comma, whitespace_before=whitespace(""), whitespace_after=whitespace(after))
+            elif k < len(parts) - 1:
+                raise Unsupported("comma")
+            args.append(make(cst.Arg, value=value, keyword=keyword, equal=equal, comma=comma, star=star,
+                              whitespace_after_star=whitespace(""), whitespace_after_arg=whitespace("")))
+        if not parts and w_args:
+            raise Unsupported("space")
+        self.no_space()
+        self.token(")")
+        return make(cst.Call, func=func, args=tuple(args), lpar=(), rpar=(), whitespace_after_func=whitespace(w_func),
+                     whitespace_before_args=whitespace(w_args))
+
+    def subscript(self, node: ast.Subscript) -> Any:
+        value = self.expr(node.value)
+        w_value = self.spaces()
+        self.token("[")
+        lb = make(cst.LeftSquareBracket, whitespace_after=whitespace(self.spaces()))
+        s = node.slice
+        items = s.elts if type(s) is ast.Tuple and not _parenthesized(self.t, s) else [s]
+        elements = []
+        for k, item in enumerate(items):
+            if type(item) is ast.Starred:
+                raise Unsupported("starred")
+            sl = self.slice(item) if type(item) is ast.Slice else make(
+                cst.Index, value=self.expr(item), star=None, whitespace_after_star=None)
+            self.no_space()
+            comma: Any = cst.MaybeSentinel.DEFAULT
+            if self.i < len(self.t) and self.t[self.i] == ",":
+                self.i += 1
+                after = self.spaces()
+                if k == len(items) - 1 and after:
+                    raise Unsupported("space")
+                comma = make(cst.Comma, whitespace_before=whitespace(""), whitespace_after=whitespace(after))
+            elif k < len(items) - 1:
+                raise Unsupported("comma")
+            elements.append(make(cst.SubscriptElement, slice=sl, comma=comma))
+        self.no_space()
+        self.token("]")
+        rb = make(cst.RightSquareBracket, whitespace_before=whitespace(""))
+        return make(cst.Subscript, value=value, slice=tuple(elements), lbracket=lb, rbracket=rb, lpar=(), rpar=(),
+                     whitespace_after_value=whitespace(w_value))
+
+    def slice(self, node: ast.Slice) -> Any:
+        """``lower:upper:step``, no spaces around its colons."""
+        lower = self.expr(node.lower) if node.lower is not None else None
+        self.no_space()
+        self.token(":")
+        self.no_space()
+        first = make(cst.Colon, whitespace_before=whitespace(""), whitespace_after=whitespace(""))
+        upper = self.expr(node.upper) if node.upper is not None else None
+        self.no_space()
+        second: Any = cst.MaybeSentinel.DEFAULT
+        step = None
+        if self.i < len(self.t) and self.t[self.i] == ":":
+            self.i += 1
+            self.no_space()
+            second = make(cst.Colon, whitespace_before=whitespace(""), whitespace_after=whitespace(""))
+            step = self.expr(node.step) if node.step is not None else None
+        elif node.step is not None:  # pragma: no cover - a step is after a second colon
+            raise Unsupported("step")
+        return make(cst.Slice, lower=lower, upper=upper, step=step, first_colon=first, second_colon=second)
+
+    def compare(self, node: ast.Compare) -> Any:
+        left = self.expr(node.left)
+        targets = []
+        for op, right in zip(node.ops, node.comparators):
+            before = self.spaces()
+            two = _COMPARE2.get(type(op))
+            if two is not None:
+                self.token(two[0])
+                between = self.spaces()
+                self.token(two[1])
+                cmp = make(two[2], whitespace_before=whitespace(before), whitespace_between=whitespace(between),
+                            whitespace_after=whitespace(self.spaces()))
+            else:
+                tok, cls = _COMPARE[type(op)]
+                self.token(tok)
+                cmp = make(cls, whitespace_before=whitespace(before), whitespace_after=whitespace(self.spaces()))
+            targets.append(make(cst.ComparisonTarget, operator=cmp, comparator=self.expr(right)))
+        return make(cst.Comparison, left=left, comparisons=tuple(targets), lpar=(), rpar=())
+
+
+def _closes(text: str, i: int) -> int:
+    """Where the bracket opened at ``text[i]`` closes (-1: not in the text)."""
+    depth = 0
+    for j in range(i, len(text)):
+        c = text[j]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return j
+    return -1
+
+
+def _parenthesized(text: str, node: Any) -> bool:
+    """Whether the tuple ``node``'s own parentheses are in its span (``x[(a, b)]``, not ``x[a, b]``)."""
+    return text[node.col_offset] == "(" and _closes(text, node.col_offset) == node.end_col_offset - 1
+
+
+_PLAIN = re.compile(r"[ -~]*\Z")  # printable ASCII, no tab, no line break
+
+
+def parse_expression(text: str) -> cst.BaseExpression:
+    """``cst.parse_expression(text)``: the same tree (built from ``ast`` for the forms srcjax writes;
+    libcst parses anything else), a new one each call."""
+    if _PLAIN.match(text) and "#" not in text and "\\" not in text and text[:1] != " " and text[-1:] != " ":
+        try:
+            node = ast.parse(text, mode="eval").body
+            b = ExpressionBuilder(text)
+            built = b.expr(node)
+            if b.i == len(text):
+                return built  # type: ignore[no-any-return]
+        except (Unsupported, SyntaxError, ValueError, KeyError, IndexError, AttributeError):
+            pass
+    return cst.parse_expression(text)
