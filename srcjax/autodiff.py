@@ -195,6 +195,10 @@ def _as_loops_if_needed(base: Callable[..., Any], bindings: dict[str, Any] | Non
             raise
         prog = Program(base, bindings, comprehension_loops=True)
         custom_rules.add_rules(prog)
+        # (read again: the generated helper halves handed the tape written out again, or refused, as for the
+        # first read; without it reverse mode over them lost the derivative through the tape, a silent zero)
+        prog = reverse_over.inline_tape_calls(prog)
+        reverse_over.refuse_tapes_across_calls(base, prog)
         return write(prog)
 
 

@@ -37,13 +37,30 @@ def lift_lambda(res: Resolver, lam: cst.Lambda) -> tuple[Any, list[str]] | None:
             any(p.default is not None for p in ps.params):
         return None
     own = [p.name.value for p in ps.params]
-    free = [n for n in dict.fromkeys(names_in(lam.body)) if n in res.locals and n not in own]
+    read = _read_in(lam.body)
+    free = [n for n in dict.fromkeys(read) if n in res.locals and n not in own]
     # (names of the caller's closure: the lifted function's closure too)
-    closed = {n: res.src.closure[n] for n in names_in(lam.body) if n not in own and n not in res.locals
+    closed = {n: res.src.closure[n] for n in read if n not in own and n not in res.locals
               and n in res.src.closure}
     name = "lambda_fn"
     text = f"def {name}({', '.join(own + free)}):\n    return {code(lam.body)}\n"
     return _defined(res, name, "lambda", text, closed), free
+
+
+def _read_in(node: cst.CSTNode, bound: frozenset[str] = frozenset()) -> list[str]:
+    """The names ``node`` reads, in source order, less a nested lambda's own parameters inside it
+    (``lambda a: vmap(lambda b: k(a, b))(x)`` reads ``k``, ``a`` and ``x``, not ``b``)."""
+    if isinstance(node, cst.Name):
+        return [] if node.value in bound else [node.value]
+    if not any(isinstance(n, cst.Lambda) for n in walk(node)):  # (no lambda inside: every name it reads)
+        return [n for n in names_in(node) if n not in bound]
+    if isinstance(node, (cst.Attribute, cst.Arg)):  # (an attribute's or a keyword's name is not read)
+        return _read_in(node.value, bound)
+    if isinstance(node, cst.Lambda):
+        inner = bound | {p.name.value for p in node.params.params}
+        return [n for p in node.params.params if p.default is not None for n in _read_in(p.default, bound)] + \
+            _read_in(node.body, inner)
+    return [n for c in node.children for n in _read_in(c, bound)]
 
 
 def lift_function(res: Resolver, name: str, local_names: Callable[[cst.FunctionDef], set[str]]
@@ -61,11 +78,16 @@ def lift_function(res: Resolver, name: str, local_names: Callable[[cst.FunctionD
         return None
     own = local_names(fdef)
     free = [n for n in dict.fromkeys(names_in(fdef.body)) if n in res.locals and n not in own and n != name]
-    if not free:
-        return None
+    # (names of the caller's closure: the lifted function's closure too)
+    closed = {n: res.src.closure[n] for n in names_in(fdef.body) if n not in own and n not in res.locals
+              and n in res.src.closure}
     params = list(ps.params) + [cst.Param(cst.Name(n)) for n in free]
-    text = cst.Module(body=[fdef.with_changes(params=ps.with_changes(params=params), leading_lines=[])]).code
-    return _defined(res, name, name, text), free
+    # (named apart from the def, which stays in the caller's body: a call of the lifted function by its name,
+    # `y, vjp_fn = srcjax.vjp(model, w)`'s `model_lifted(w, x)`, is not a call of the caller's `model`)
+    lifted = f"{name}_lifted"
+    text = cst.Module(body=[fdef.with_changes(name=cst.Name(lifted), params=ps.with_changes(params=params),
+                                              leading_lines=[])]).code
+    return _defined(res, lifted, name, text, closed), free
 
 
 def _defined(res: Resolver, name: str, what: str, text: str, closed: dict[str, Any] | None = None) -> Any:

@@ -585,6 +585,13 @@ def all_params(nf: NormalizedFunction) -> list[str]:
     return [p.name.value for p in [*ps.params, *ps.kwonly_params]]
 
 
+def derivative_names(program: Program, nf: NormalizedFunction, body: Sequence[Any]) -> Names:
+    """Fresh names for a derivative of ``nf``: none that the function, the passes that rewrote its ``body``
+    (a lax scan's loop index ``i``, its leaves), the program's functions or the adjoint's imports use."""
+    return Names({*names_in(nf.plain_fdef), *names_in(cst.Module(body=list(body))), *program.functions,
+                  *ADJOINT_IMPORTS})
+
+
 def differentiable_params(nf: NormalizedFunction) -> list[str]:
     """The parameters a derivative of ``nf`` may differentiate: all of them but a library helper's
     index parameters (:func:`srcjax.core.index_params`)."""

@@ -27,13 +27,13 @@ from ..frontend.program import Program
 from . import custom_rules
 from .activity import Activity, argument_reads, hoisted_body, upward_exposed
 from .anf import (
-    ADJOINT_IMPORTS,
     DifferentiationError,
     LoopSource,
     Op,
     active_loop,
     all_params,
     call_arguments,
+    derivative_names,
     differentiable_params,
     inline_loop_iterables,
     literal_container,
@@ -75,9 +75,9 @@ class JVP:
         self.program = program
         self.nf = nf
         self.name = name
-        self.names = Names(set(names_in(nf.plain_fdef)) | set(program.functions) | set(ADJOINT_IMPORTS))
         self.body = inline_lax(nf, list(nf.plain_fdef.body.body))  # user srcjax.lax calls -> if/for/while
         self.body = inline_loop_iterables(self.body)
+        self.names = derivative_names(program, nf, self.body)  # (after the passes: none of their names reused)
         self.act = Activity(program, nf, active_params, self.body)
         self.body, self.act = hoisted_body(program, nf, active_params, self.body, self.act, self.names)
         # integers, booleans and values computed from no parameter: no tangent (a symbolic zero), even as an
@@ -122,6 +122,9 @@ class JVP:
                     self.small(small, lines, ind, defined)
                     if isinstance(small, cst.Assign):
                         bound.update(n for t in small.targets for n in target_names(t.target))
+            elif isinstance(s, cst.FunctionDef):
+                continue  # (a nested def no statement reads: lifted, `srcjax.hessian(f)(w)` of a def in the body is
+                # a call of a module-level copy now; one that is read is refused by Activity.check)
             elif isinstance(s, cst.If):
                 lines.append(f"{pad}if {code(s.test)}:")
                 d1, k1 = set(defined), set(bound)

@@ -19,9 +19,10 @@ writes it back out::
 * ``fori_loop(lo, hi, body, init)`` -> ``for i in range(lo, hi)``;
 * ``while_loop(cond, body, init)`` -> ``while`` (reverse mode then needs a
   bound, like any ``while`` on data: see :mod:`srcjax.transforms.bounded`);
-* ``scan(f, init, xs)`` (``xs`` an array or None, ``length``, ``reverse``;
-  ``ys`` an array or None) -> a ``for`` over the rows, ``ys`` written row by
-  row into a buffer shaped from the first row.
+* ``scan(f, init, xs)`` (``xs`` an array, a container of arrays or None,
+  ``length``, ``reverse``; ``ys`` an array or None) -> a ``for`` over the rows
+  (of every leaf of ``xs``), ``ys`` written row by row into a buffer shaped
+  from the first row.
 
 A function argument defined in the same function (a nested ``def``) is
 inlined with its own names renamed apart (it reads the enclosing names it
@@ -88,6 +89,7 @@ class Inliner:
         self.fresh = self.names.fresh
         self.defs: dict[str, cst.FunctionDef] = {}
         self.used_defs: set[str] = set()
+        self.sequences: dict[str, cst.List | cst.Tuple] = {}  # a name bound to a list of nested defs
         self.depth = 0  # nested defs written out inside one another (a recursive one stays a call)
 
     def error(self, msg: str, node: cst.CSTNode | None) -> LaxInlineError:
@@ -101,6 +103,13 @@ class Inliner:
         for s in stmts:
             if isinstance(s, cst.FunctionDef):
                 self.defs[s.name.value] = s
+                out.append(s)
+            elif isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign) \
+                    and len(s.body[0].targets) == 1 and isinstance(s.body[0].targets[0].target, cst.Name) and \
+                    isinstance(s.body[0].value, (cst.List, cst.Tuple)) and s.body[0].value.elements and \
+                    all(isinstance(e.value, cst.Name) and e.value.value in self.defs
+                        for e in s.body[0].value.elements):  # `branches = [f, g]` of nested defs: switch's
+                self.sequences[s.body[0].targets[0].target.value] = s.body[0].value
                 out.append(s)
             elif isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and \
                     isinstance(s.body[0], cst.Assign) and lax_call(s.body[0].value, self.nf) is not None:
@@ -264,8 +273,15 @@ class Inliner:
             if "length" not in args:
                 raise self.error("srcjax.lax.scan with xs=None needs length=", line)
             out.append(_stmt(f"{n} = {_code(args['length'])}"))
-        else:
-            out.append(_stmt(f"{n} = len({xs_code})"))
+        else:  # (the leaves' common length: xs may be a container of arrays, `(xs, ys)` or a dict)
+            if xs is not None and not isinstance(xs, cst.Name):  # (named: tree_leaves and from_leaves read a name)
+                xs_code = self.fresh("xs")
+                out.append(_stmt(f"{xs_code} = {_code(xs)}"))
+            leaves = self.fresh("xs_leaves")
+            out.append(_stmt(f"{leaves} = srcjax.tree_util.tree_leaves({xs_code})"))
+            leaf = self.fresh("xs_leaf")
+            out.append(_stmt(f"{leaf} = {leaves}[0]"))
+            out.append(_stmt(f"{n} = len({leaf})"))
         step = self.fresh("step")
         first = self.fresh("first")
         out.append(_stmt(f"{first} = {n} - 1" if rev else f"{first} = 0"))
@@ -288,12 +304,24 @@ class Inliner:
 
     def iteration(self, f: cst.BaseExpression, xs_code: str, index: str, carry: str, x: str, y: str, step: str,
                   line: Any) -> list[Any]:
-        body: list[Any] = [_stmt(f"{x} = {xs_code}[{index}]" if xs_code != "None" else f"{x} = None")]
+        body: list[Any] = [_stmt(f"{x} = None")] if xs_code == "None" else self.row(xs_code, index, x)
         body += self.apply(f, [carry, x], step, line)
         body.append(_stmt(f"{carry}, {y} = {step}"))
         return body
 
+    def row(self, xs_code: str, index: str, x: str) -> list[Any]:
+        """Statements that set ``x`` to row ``index`` of every leaf of ``xs`` (JAX's scan over a pytree:
+        ``(xs, ys)[i]`` would be the tuple's item), written as the normalizer writes ``tree_map(lambda a:
+        a[i], xs)``, which differentiation reads."""
+        items, leaves, leaf, item = (self.fresh(b) for b in ("items", "leaves", "leaf", "item"))
+        loop = cst.For(target=cst.Name(leaf), iter=cst.Name(leaves), body=cst.IndentedBlock(
+            body=[_stmt(f"{item} = {leaf}[{index}]"), _stmt(f"{items}.append({item})")]))
+        return [_stmt(f"{items} = []"), _stmt(f"{leaves} = srcjax.tree_util.tree_leaves({xs_code})"), loop,
+                _stmt(f"{x} = srcjax.pytree.from_leaves({xs_code}, {items})")]
+
     def sequence(self, e: cst.BaseExpression, line: Any) -> list[cst.BaseExpression]:
+        if isinstance(e, cst.Name) and e.value in self.sequences:
+            e = self.sequences[e.value]
         if isinstance(e, (cst.List, cst.Tuple)):
             return [el.value for el in e.elements]
         raise self.error("srcjax.lax.switch: the branches must be a literal list or tuple of functions", line)
@@ -302,7 +330,12 @@ class Inliner:
         """Statements that set ``target`` to ``fn(*args)``."""
         if isinstance(fn, cst.Name) and fn.value in self.defs:
             self.used_defs.add(fn.value)
-            return self.inline(self.defs[fn.value], args, target, line)
+            if self.depth >= 16:  # (a recursive one stays a call)
+                return self.inline(self.defs[fn.value], args, target, line)
+            self.depth += 1  # (its own lax calls and calls of nested defs, `k1 = f(y)` in an RK4 step, in turn)
+            out = self.block(self.inline(self.defs[fn.value], args, target, line))
+            self.depth -= 1
+            return out
         return [_stmt(f"{target} = {_code(fn)}({', '.join(args)})")]
 
     def inline(self, fdef: cst.FunctionDef, args: Sequence[str], target: str, line: Any) -> list[Any]:
@@ -350,6 +383,11 @@ def inline_lax(nf: NormalizedFunction, body: Sequence[Any]) -> list[Any]:
     new = inl.block(body)
     # nested defs used only by the calls written out (lax bodies, direct calls) are gone; others stay
     # (and AD refuses them)
+    # (a list of branches switch read, read nowhere else now: gone too)
+    read = names_in(cst.Module(body=[s for s in new if not isinstance(s, cst.FunctionDef)]), skip_targets=True)
+    new = [s for s in new if not (isinstance(s, cst.SimpleStatementLine) and isinstance(s.body[0], cst.Assign)
+                                  and s.body[0].value in inl.sequences.values()
+                                  and _code(s.body[0].targets[0].target) not in read)]
     still = set(names_in(cst.Module(body=[s for s in new if not isinstance(s, cst.FunctionDef)])))
     return [s for s in new if not (isinstance(s, cst.FunctionDef) and s.name.value in inl.used_defs
                                    and s.name.value not in still)]

@@ -47,7 +47,6 @@ from .activity import (
     upward_exposed,
 )
 from .anf import (
-    ADJOINT_IMPORTS,
     INDEX,
     DifferentiationError,
     LoopSource,
@@ -56,6 +55,7 @@ from .anf import (
     all_params,
     call_arguments,
     dedent_block,
+    derivative_names,
     differentiable_params,
     inline_loop_iterables,
     lines_read,
@@ -98,18 +98,18 @@ class VJP:
         self.nf = nf
         self.max_iters = max_iters
         self.active_params = list(active_params)
-        self.names = Names(set(names_in(nf.plain_fdef)) | set(program.functions) | set(ADJOINT_IMPORTS))
         self.bar: dict[str, str] = {}
         self.helpers = helpers
         self.out_lines = out_lines
         self.params = all_params(nf)
-        self.tape = self.names.fresh("_tape")
         body = single_exit(list(nf.plain_fdef.body.body), Names(set(names_in(nf.plain_fdef))).fresh("result"), nf.spans)
         body = inline_lax(nf, body)  # user srcjax.lax calls -> if/for/while (see transforms/inline_lax.py)
         # while on data -> bounded for; break/continue -> flags (see transforms/bounded.py)
         body, self.spans, self._bounder = bound_loops(nf, body, max_iters)
         body = inline_calls_in_data_branches(program, nf, body)
         body = inline_loop_iterables(body)  # for i, p in reversed(list(enumerate(xs))): as written
+        self.names = derivative_names(program, nf, body)  # (after the passes: none of their names reused)
+        self.tape = self.names.fresh("_tape")
         if not body or not isinstance(body[-1], cst.SimpleStatementLine) or \
                 not isinstance(body[-1].body[-1], cst.Return):
             raise DifferentiationError(f"{nf.name}: reverse mode needs one `return` at the end of the function",
