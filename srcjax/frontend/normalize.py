@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import builtins
 import inspect
-import math
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +35,17 @@ import numpy as np
 from ..adjoint import SAVED_LIST_NAME
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from . import aliasing, bound_helpers, comprehension_loops, jax_spellings, loop_targets, numpy_calls, shadowing, starred
+from . import (
+    aliasing,
+    bound_helpers,
+    comprehension_loops,
+    jax_spellings,
+    loop_targets,
+    numpy_calls,
+    shadowing,
+    star_params,
+    starred,
+)
 from .names import comprehension_targets
 from .names import walk as walk_nodes
 from .read import FunctionSource, is_generated, read_function
@@ -50,7 +59,7 @@ from .resolve import (
     rebound_parameters,
     unwrap,
 )
-from .syntax import LITERAL_TYPES, attr_chain, dict_comprehensions, dotted
+from .syntax import LITERAL_TYPES, attr_chain, dict_comprehensions, dotted, literal_code
 
 # -- tables -------------------------------------------------------------------------
 
@@ -317,6 +326,7 @@ class Normalizer(Resolver):
         return cst.Name(name), None
 
     def flat_call(self, node: cst.Call) -> tuple[cst.BaseExpression, str | None]:
+        node = star_params.spread(self.src, node)  # (`g(*xs)` of `def f(*xs)`, `g(*(a, b))`)
         for a in node.args:
             if a.star:
                 raise self.unsupported(a, f"{a.star}-arguments in a call",
@@ -398,6 +408,11 @@ class Normalizer(Resolver):
                 or getattr(fv, "__module__", "") in LIBRARY_MODULES or bound_helpers.bound_names(fv) is not None \
                 or any(a.star for a in node.args):
             return None
+        if star_params.star_parameter(fv) is not None:  # (`def f(x, *rest)`: the copy for this many arguments)
+            callee = self.helper_call_name(star_params.call_variant(fv, sum(a.keyword is None for a in node.args)),
+                                           node)
+            return node.with_changes(func=callee, args=[a.with_changes(value=self.atom(a.value))
+                                                        for a in node.args]), call_hint(callee)
         params = list(inspect.signature(fv).parameters)
         positional = [self.constant(a.value) for a in node.args if a.keyword is None]
         keywords = {a.keyword.value: self.constant(a.value) for a in node.args if a.keyword is not None}
@@ -788,19 +803,6 @@ class Normalizer(Resolver):
 
 _NO_DEFAULT = object()
 
-def literal_code(v: Any) -> str | None:
-    """Source for a default value that is a plain literal (numbers, strings, None, tuples of them)."""
-    if v is None or isinstance(v, (bool, int, str)):
-        return repr(v)
-    if isinstance(v, float):
-        return repr(v) if math.isfinite(v) else None
-    if isinstance(v, tuple):
-        parts = [literal_code(x) for x in v]
-        if all(p is not None for p in parts):
-            return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"  # type: ignore[arg-type]
-    return None
-
-
 class _OneLine(cst.CSTTransformer):
     """Line breaks inside an expression (legal in the user's brackets, which flattening may drop)
     as single spaces; none just inside a bracket."""
@@ -890,7 +892,7 @@ def call_hint(callee: cst.BaseExpression) -> str:
 def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]], str],
               name: str | None = None, bindings: dict[str, Any] | None = None,
               comprehension_loops: bool = False) -> NormalizedFunction:
-    src = read_function(fn)
+    src = star_params.expand(read_function(fn))  # (a copy of a function with *args for a number of them)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     fdef = norm.function(name or src.name)
     return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,
