@@ -46,7 +46,6 @@ B = 3  # examples in a vmap's batch
 
 # Refusals met where jax runs the program (reported; a located TranspileError with a hint)
 KNOWN_REFUSALS: tuple[str, ...] = (
-    "`return` inside a loop that depends on array data is not supported",  # bisect_root
     "cannot differentiate through `params.energy(...)`",  # spring_system: a method of the differentiated object
     "vmap: cannot batch 'params.energy(x)'",  # spring_system
     "lgamma() needs values known at transpile time",  # student_t_loglik: a float default (static in jax)
