@@ -41,6 +41,7 @@ from . import (
     comprehension_loops,
     jax_spellings,
     loop_targets,
+    methods,
     numpy_calls,
     shadowing,
     star_params,
@@ -59,7 +60,7 @@ from .resolve import (
     rebound_parameters,
     unwrap,
 )
-from .syntax import LITERAL_TYPES, attr_chain, dict_comprehensions, dotted, literal_code
+from .syntax import LITERAL_TYPES, OneLine, attr_chain, dict_comprehensions, dotted, literal_code
 
 # -- tables -------------------------------------------------------------------------
 
@@ -168,7 +169,7 @@ class Normalizer(Resolver):
     def emit(self, stmt: cst.BaseSmallStatement, origin: cst.CSTNode | None) -> None:
         sp = self.span(origin) if origin is not None else None
         if sp is not None and sp.end_line != sp.line:  # written over several lines: one line now
-            stmt = stmt.visit(_OneLine())  # type: ignore[assignment]
+            stmt = stmt.visit(OneLine())  # type: ignore[assignment]
         line = cst.SimpleStatementLine(body=[stmt])
         if sp is not None:
             self.spans[id(line)] = sp
@@ -327,6 +328,8 @@ class Normalizer(Resolver):
 
     def flat_call(self, node: cst.Call) -> tuple[cst.BaseExpression, str | None]:
         node = star_params.spread(self.src, node)  # (`g(*xs)` of `def f(*xs)`, `g(*(a, b))`)
+        if (method := methods.receiver_call(self, node, _NOT_METHODS)) is not None:  # `params.energy(x)`
+            return method, call_hint(method.func)
         for a in node.args:
             if a.star:
                 raise self.unsupported(a, f"{a.star}-arguments in a call",
@@ -802,22 +805,8 @@ class Normalizer(Resolver):
 
 
 _NO_DEFAULT = object()
-
-class _OneLine(cst.CSTTransformer):
-    """Line breaks inside an expression (legal in the user's brackets, which flattening may drop)
-    as single spaces; none just inside a bracket."""
-
-    def on_leave(self, original: Any, updated: Any) -> Any:
-        if isinstance(original, cst.ParenthesizedWhitespace):
-            return cst.SimpleWhitespace(" ")
-        if isinstance(original, (cst.LeftParen, cst.LeftSquareBracket, cst.LeftCurlyBrace)) and \
-                isinstance(original.whitespace_after, cst.ParenthesizedWhitespace):
-            return updated.with_changes(whitespace_after=cst.SimpleWhitespace(""))
-        if isinstance(original, (cst.RightParen, cst.RightSquareBracket, cst.RightCurlyBrace)) and \
-                isinstance(original.whitespace_before, cst.ParenthesizedWhitespace):
-            return updated.with_changes(whitespace_before=cst.SimpleWhitespace(""))
-        return updated
-
+_NOT_METHODS = {*ARRAY_METHODS, *PACK_METHODS, "append", "extend", "insert", "pop", "items", "keys", "values", "get",
+                "update", "copy", "index", "count", "setdefault", "at", "set", "add"}  # (never a user class's)
 
 class _LazyRewriter(cst.CSTTransformer):
     """Rewrites an expression kept nested (see :meth:`Normalizer.lazy`)."""
@@ -892,7 +881,7 @@ def call_hint(callee: cst.BaseExpression) -> str:
 def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]], str],
               name: str | None = None, bindings: dict[str, Any] | None = None,
               comprehension_loops: bool = False) -> NormalizedFunction:
-    src = star_params.expand(read_function(fn))  # (a copy of a function with *args for a number of them)
+    src = methods.guard(star_params.expand(read_function(fn)))  # (a copy of a function with *args for a number of them)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     fdef = norm.function(name or src.name)
     return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,

@@ -196,3 +196,19 @@ def literal_code(v: Any) -> str | None:
         if all(p is not None for p in parts):
             return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"  # type: ignore[arg-type]
     return None
+
+
+class OneLine(cst.CSTTransformer):
+    """Line breaks inside an expression (legal in the user's brackets, which flattening may drop)
+    as single spaces; none just inside a bracket."""
+
+    def on_leave(self, original: Any, updated: Any) -> Any:
+        if isinstance(original, cst.ParenthesizedWhitespace):
+            return cst.SimpleWhitespace(" ")
+        if isinstance(original, (cst.LeftParen, cst.LeftSquareBracket, cst.LeftCurlyBrace)) and \
+                isinstance(original.whitespace_after, cst.ParenthesizedWhitespace):
+            return updated.with_changes(whitespace_after=cst.SimpleWhitespace(""))
+        if isinstance(original, (cst.RightParen, cst.RightSquareBracket, cst.RightCurlyBrace)) and \
+                isinstance(original.whitespace_before, cst.ParenthesizedWhitespace):
+            return updated.with_changes(whitespace_before=cst.SimpleWhitespace(""))
+        return updated
