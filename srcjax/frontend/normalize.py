@@ -44,6 +44,7 @@ from . import (
     methods,
     numpy_calls,
     shadowing,
+    sort_keys,
     star_params,
     starred,
 )
@@ -328,6 +329,8 @@ class Normalizer(Resolver):
 
     def flat_call(self, node: cst.Call) -> tuple[cst.BaseExpression, str | None]:
         node = star_params.spread(self.src, node)  # (`g(*xs)` of `def f(*xs)`, `g(*(a, b))`)
+        if (keyed := sort_keys.rewrite(node, self.src.positions)) is not node:  # key=lambda kv: kv[0]
+            return self.flat(keyed)
         if (method := methods.receiver_call(self, node, _NOT_METHODS)) is not None:  # `params.energy(x)`
             return method, call_hint(method.func)
         for a in node.args:
