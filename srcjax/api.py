@@ -17,18 +17,27 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
-import itertools
 import linecache
 import re
 import types
-import weakref
 from collections.abc import Callable, Sequence
 from time import perf_counter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import call_route, cpp_budget, cpp_calls, gc_pause, general_hessian, pytree, reuse, warm_cache
+from . import (
+    call_route,
+    cpp_budget,
+    cpp_calls,
+    gc_pause,
+    general_hessian,
+    numpy_run,
+    pytree,
+    reuse,
+    star_args,
+    warm_cache,
+)
 from .arguments import (  # (api's names for them: the transformations import these from api)
     Static,
     _dynamic_leaves,
@@ -692,10 +701,14 @@ def compile(fn: Callable[..., Any] | None = None, *, static_argnums: int | Seque
     program for all devices of their mesh; without them, arguments laid out by
     ``srcjax.device_put(x, sharding)`` give theirs (``docs/many_devices.md``).
     """
+    def again(f: Any) -> Any:  # (these options, another function)
+        return compile(f, static_argnums=static_argnums, static_argnames=static_argnames, donate_argnums=donate_argnums,
+                       device=device, in_shardings=in_shardings, out_shardings=out_shardings,
+                       donate_argnames=donate_argnames)
     if fn is None:
-        return lambda f: compile(f, static_argnums=static_argnums, static_argnames=static_argnames,
-                                 donate_argnums=donate_argnums, device=device, in_shardings=in_shardings,
-                                 out_shardings=out_shardings, donate_argnames=donate_argnames)
+        return again
+    if (star := star_args.dispatch(fn, again)) is not None:  # (`def f(*xs)`: per number of arguments)
+        return star
     if getattr(fn, "_one_axis", None) is not None and not (static_argnums or static_argnames or donate_argnums or
                                                            donate_argnames or device or in_shardings or out_shardings):
         return fn  # (a vmap whose in_axes follow what a call passes: compiled already, it picks its program per call)
@@ -704,9 +717,7 @@ def compile(fn: Callable[..., Any] | None = None, *, static_argnums: int | Seque
                in_shardings, out_shardings)
     return reuse.reused(fn, "jit", options, lambda: general_hessian.remade(Compiled(
         fn, static_argnums, static_argnames, device, in_shardings, out_shardings, donate_argnums, donate_argnames),
-        fn, lambda g: compile(g, static_argnums=static_argnums, static_argnames=static_argnames,
-                              donate_argnums=donate_argnums, device=device, in_shardings=in_shardings,
-                              out_shardings=out_shardings, donate_argnames=donate_argnames)))
+        fn, again))
 
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
@@ -736,8 +747,6 @@ def _wrapped_numpy(fn: Any) -> Any:
     """A NumPy function srcjax supports, passed as a function (``srcjax.grad(np.sin)``, JAX users'
     ``jax.jvp(jnp.sin, ...)``): a one-line Python function calling it (``def sin(x): return
     np.sin(x)``), with source srcjax reads; anything else unchanged."""
-    import builtins
-    import linecache
 
     from .primitives import registry
 
@@ -834,51 +843,21 @@ def device_put(x: Any, device: Any = None) -> Any:
     return pytree.unflatten(tree, [put(leaf) for leaf in leaves])
 
 
-_NUMPY_MODULES = itertools.count()
-
-
 def numpy_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The generated source of ``fn`` executed by NumPy (in ``fn``'s globals)."""
     c = _as_compiled(fn)
-    prog = c.program
-    cached = getattr(prog, "_numpy_fn", None)
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
-    # Each generated function must see its own module's globals and closure: execute the module
-    # once per distinct namespace, take each function from its own, and link them together.
-    text = prog.source()
-    filename = f"<srcjax.source of {c.fn.__qualname__} #{next(_NUMPY_MODULES)}>"  # (one per module: its source
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # is read again by a transformation
-    code = builtins.compile(text, filename, "exec")  # called in it, `srcjax.vmap(f)` of a generated `f`)
-    namespaces: dict[tuple[int, tuple[str, ...]], dict[str, Any]] = {}
-    chosen: dict[str, Any] = {}
-    for name, nf in prog.functions.items():
-        if name in prog.methods:  # (run through their objects, not by name)
-            continue
-        key = (id(nf.source.globals), tuple(sorted(nf.source.closure)))
-        ns = namespaces.get(key)
-        if ns is None:
-            ns = dict(nf.source.globals)
-            ns.update(nf.source.closure)
-            exec(code, ns)
-            namespaces[key] = ns
-        if name in ns:
-            chosen[name] = ns[name]
-    for ns in namespaces.values():
-        ns.update(chosen)
-    f = chosen[prog.entry.name]
-    prog._numpy_fn = f  # type: ignore[attr-defined]
-    weakref.finalize(f, linecache.cache.pop, filename, None)  # (its registration dies with it)
-    return f  # type: ignore[no-any-return]
+    return numpy_run.program_function(c.program, c.fn.__qualname__)
 
 
 def lower(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Lowered:
     """Specialize ``fn`` for these arguments (arrays or ShapeDtypeStructs) and lower it to StableHLO."""
+    fn = star_args.for_args(fn, len(args))  # (`def f(*xs)`: its copy taking these)
     return (fn if isinstance(fn, Compiled) else _as_compiled(fn)).lower(*args, **kwargs)
 
 
 def eval_shape(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Shapes and dtypes of ``fn``'s outputs, computed without running anything."""
+    fn = star_args.for_args(fn, len(args))
     c = fn if isinstance(fn, Compiled) else _as_compiled(fn)
     try:
         values = c._bind(args, kwargs)

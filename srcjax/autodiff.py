@@ -20,7 +20,18 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from . import adjoint, core, cpp_calls, gc_pause, general_hessian, pytree, reverse_over, warm_cache, warm_transforms
+from . import (
+    adjoint,
+    core,
+    cpp_calls,
+    gc_pause,
+    general_hessian,
+    pytree,
+    reverse_over,
+    star_args,
+    warm_cache,
+    warm_transforms,
+)
 
 # api's underscore names are srcjax-internal (api is a public module: no underscore would read as API);
 # the transformations share them with srcjax.compile on purpose
@@ -466,6 +477,8 @@ def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool
     ``while it < 100 and ...``). A loop still running after that many
     iterations stops there.
     """
+    if (star := star_args.dispatch(fn, lambda g: grad(g, argnums, has_aux, max_iters=max_iters))) is not None:
+        return star  # type: ignore[return-value]  # (`def f(*xs)`: one derivative per number of arguments)
     return _wrap(fn, "grad", argnums, has_aux, max_iters)
 
 
@@ -473,6 +486,8 @@ def grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool
 def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, *,
                    max_iters: int | None = None) -> Compiled:
     """``(value, gradient)`` (``((value, aux), gradient)`` with ``has_aux``); ``max_iters`` as in :func:`grad`."""
+    if (star := star_args.dispatch(fn, lambda g: value_and_grad(g, argnums, has_aux, max_iters=max_iters))) is not None:
+        return star  # type: ignore[return-value]
     return _wrap(fn, "value_and_grad", argnums, has_aux, max_iters)
 
 
@@ -558,6 +573,7 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
     Primals may be containers (tuples, lists, dicts, NamedTuples); each tangent has its primal's
     structure. Leaves without a derivative (integers, booleans, strings) take zero tangents,
     whatever is passed for them (None is fine)."""
+    fn = star_args.for_args(fn, len(primals))  # (`def f(*xs)`: its copy taking these)
     if has_aux:
         from .aux_output import checked_pair, output_of  # (aux_output imports api, as this module: late, no cycle)
         aux = checked_pair(fn, tuple(primals), {}, "srcjax.jvp")[1]

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import cpp_calls, gc_pause, general_hessian, pytree, reuse, warm_cache, warm_transforms
+from . import cpp_calls, gc_pause, general_hessian, pytree, reuse, star_args, warm_cache, warm_transforms
 
 # api's underscore names are srcjax-internal, shared with srcjax.compile on purpose (not public API)
 from .api import Compiled, _as_compiled, _is_leaf, _leaf_aval, eval_shape
@@ -689,6 +689,8 @@ def jacfwd(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: 
     loop over basis vectors; ``srcjax.source`` shows it). For containers, JAX's layout: the
     output's structure outside, the argument's inside; a tuple of ``argnums``: a tuple of Jacobians
     inside (one per argument)."""
+    if (star := star_args.dispatch(fn, lambda g: jacfwd(g, argnums, has_aux))) is not None:
+        return star
     if has_aux:
         return reuse.reused(fn, "jacfwd", (_argnums_key(argnums), "has_aux"),
                             lambda: AuxJacobian(fn, jacfwd(output_of(fn), argnums), "jacfwd"))
@@ -711,6 +713,8 @@ def jacrev(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: 
     loop over basis cotangents; ``srcjax.source`` shows it). For containers, JAX's layout: the
     output's structure outside, the argument's inside (a tuple of ``argnums``: a tuple of Jacobians).
     ``max_iters`` as in :func:`grad`; ``has_aux`` as in :func:`jacfwd`."""
+    if (star := star_args.dispatch(fn, lambda g: jacrev(g, argnums, has_aux, max_iters=max_iters))) is not None:
+        return star
     if has_aux:
         return reuse.reused(fn, "jacrev", (_argnums_key(argnums), max_iters, "has_aux"),
                             lambda: AuxJacobian(fn, jacrev(output_of(fn), argnums, max_iters=max_iters), "jacrev"))
@@ -786,6 +790,8 @@ def hessian(fn: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *,
     ``argnums`` (``jacfwd(jacrev(fn))``). Of a scalar function: forward mode over the generated
     gradient source (what another transformation of it reads, too); of another output, called
     directly: ``jacfwd(jacrev(fn))``."""
+    if (star := star_args.dispatch(fn, lambda g: hessian(g, argnums, max_iters=max_iters))) is not None:
+        return star
     return reuse.reused(fn, "hessian", (_argnums_key(argnums), max_iters), lambda: _hessian(fn, argnums, max_iters))
 
 

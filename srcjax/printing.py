@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from . import star_args
 from .api import Compiled, _as_compiled, _clean  # (api's shared helpers: the function's one Compiled)
 from .core import ArgumentError, TranspileError
 from .gc_pause import pausing
@@ -47,6 +48,10 @@ def source(fn: Callable[..., Any], *args: Any, form: str = "readable", **kwargs:
         raise _clean(ArgumentError(f"source: {next(a for a in args if a in ('readable', 'anf'))!r} was passed as "
                                    "an example argument", hint="form is a keyword: source(fn, form='anf'), "
                                                                "source(fn, *example_args, form='anf')"))
+    if args:
+        fn = star_args.for_args(fn, len(args))  # (`def f(*xs)`: the program for this many arguments)
+    elif (refused := star_args.source_refusal(fn)) is not None:
+        raise _clean(refused)
     written = getattr(fn, "__srcjax_source__", None)
     if written is not None:  # a split VJP's cotangent function: its forward and backward programs
         return written(form)  # type: ignore[no-any-return]

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from . import pytree, warm_cache, warm_transforms
+from . import pytree, star_args, warm_cache, warm_transforms
 
 # api's underscore names are srcjax-internal, shared with srcjax.compile on purpose (not public API)
 from .api import Compiled, _as_compiled, _clean, _is_leaf, _leaf_aval
@@ -58,6 +58,7 @@ def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False,
     adjoint needs as a static Python int: one program can re-specialize the loop unrolled,
     two cannot). ``max_iters`` as in :func:`grad`.
     """
+    fn = star_args.for_args(fn, len(primals))  # (`def f(*xs)`: its copy taking these)
     _refuse_required_keywords(fn, "srcjax.vjp")
     if has_aux:
         aux = checked_pair(fn, primals, {}, "srcjax.vjp")[1]

@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import general_hessian, pytree, reuse, warm_transforms
+from . import general_hessian, pytree, reuse, star_args, warm_transforms
 from .api import (  # (api's shared argument helpers)
     Compiled,
     WrittenWhenRead,
@@ -645,6 +645,8 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, axis_siz
         fn = fn.fn
     if axis_size is not None and (isinstance(axis_size, bool) or not isinstance(axis_size, int) or axis_size < 0):
         raise _clean(ArgumentError(f"vmap: axis_size must be a non-negative int, not {axis_size!r}"))
+    if (star := star_args.dispatch(fn, lambda g: vmap(g, in_axes, out_axes, axis_size, axis_name))) is not None:
+        return star  # type: ignore[return-value]  # (`def f(*xs)`: in_axes over the positions of each call)
     options = (_freeze(in_axes), _freeze(out_axes), axis_size, axis_name)
     def made() -> Vmapped:
         v = _vmap(fn, in_axes, out_axes, axis_size, axis_name)

@@ -520,9 +520,9 @@ def return_in_while_on_data(x):
 
 
 def test_return_in_while_on_data():
-    e = raises(return_in_while_on_data, (np.ones(3),), srcjax.UnsupportedSyntaxError)
-    at(e, return_in_while_on_data, "return x")
-    assert "return" in e.message
+    """(was refused) a done flag and a carried result: frontend/loop_returns.py, tests/test_loop_returns.py."""
+    for x in (np.ones(3), np.full(3, 30.0), np.full(3, 40.0)):
+        np.testing.assert_allclose(srcjax.compile(return_in_while_on_data)(x), return_in_while_on_data(x))
 
 
 def raise_under_data_if(x):

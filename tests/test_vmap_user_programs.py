@@ -53,9 +53,6 @@ jax.config.update("jax_enable_x64", True)
 
 # Refusals met where jax runs the program (reported; located at the user's line with a hint)
 KNOWN_REFUSALS: tuple[str, ...] = (
-    # a `return` inside a loop on data (documented; the hint says to break with a flag)
-    "`return` inside a loop that depends on array data is not supported",
-    "`return` inside a loop is not supported in reverse mode yet",
     # out_axes=None for the leaves of tree_map(lambda a: np.sum(a * a), p) coming from p's unmapped leaves: the
     # comprehension srcjax writes for tree_map batches every element if one is ("out_axes=None for an output that
     # depends on a mapped argument"); out_axes=0 runs

@@ -52,6 +52,7 @@ import libcst as cst
 from ..adjoint import is_tape_name
 from ..core import Span, UnsupportedSyntaxError
 from ..primitives import registry
+from . import loop_returns
 from .binding_times import DYNAMIC, SHAPE_ATTRS, STATIC, STATIC_FUNCTIONS, UNKNOWN, BindingTimes
 from .exits import exit_flags, own_exits
 from .liveness import Liveness, LoopExits
@@ -612,30 +613,34 @@ class Functionalizer:
 # ======================================================================================
 
 
-def _return_checks(f: Functionalizer, body: Sequence[Any]) -> bool:
-    """Refuse ``return`` in a loop on data; True when a ``return`` sits under an ``if`` on data."""
+def _return_checks(f: Functionalizer, body: Sequence[Any], loops: set[int] | None = None) -> bool:
+    """True when a ``return`` sits under an ``if`` on data. A ``return`` in a loop on data adds the outermost
+    loop around it to ``loops`` (to be rewritten by :mod:`srcjax.frontend.loop_returns`), or is refused."""
     bta = f.bta
     needs_exit = False
 
-    def go(stmts: Sequence[Any], dyn_if: bool, loop: cst.CSTNode | None, dyn_in_loop: bool) -> None:
+    def go(stmts: Sequence[Any], dyn_if: bool, loop: cst.CSTNode | None, dyn_in_loop: bool,
+           outer: cst.CSTNode | None) -> None:
         nonlocal needs_exit
         for s in stmts:
             if isinstance(s, cst.SimpleStatementLine):
                 if any(isinstance(x, cst.Return) for x in s.body):
                     if loop is not None and (dyn_in_loop or id(loop) in bta.flagged):
-                        raise UnsupportedSyntaxError(
-                            "`return` inside a loop that depends on array data is not supported",
-                            span=f.span(s), hint="set a flag and `break` out of the loop, then return after it")
+                        if loops is None or outer is None:
+                            raise UnsupportedSyntaxError(
+                                "`return` inside a loop that depends on array data is not supported",
+                                span=f.span(s), hint="set a flag and `break` out of the loop, then return after it")
+                        loops.add(id(outer))
                     if loop is None and dyn_if:
                         needs_exit = True
             elif isinstance(s, cst.If):
                 d = bta.of(s.test) == DYNAMIC
-                go(s.body.body, dyn_if or d, loop, dyn_in_loop or d)
-                go(orelse_stmts(s), dyn_if or d, loop, dyn_in_loop or d)
+                go(s.body.body, dyn_if or d, loop, dyn_in_loop or d, outer)
+                go(orelse_stmts(s), dyn_if or d, loop, dyn_in_loop or d, outer)
             elif isinstance(s, LOOPS):
-                go(s.body.body, dyn_if, s, False)
+                go(s.body.body, dyn_if, s, False, outer or s)
 
-    go(body, False, None, False)
+    go(body, False, None, False, None)
     return needs_exit
 
 
@@ -691,6 +696,14 @@ def functionalize(nf: NormalizedFunction, taken: Iterable[str] = (), dynamic: It
             and not any(isinstance(s, cst.For) for s, _ in walk(body)):
         return nf
     f = Functionalizer(nf, bta, taken)
+    loops: set[int] = set()
+    _return_checks(f, body, loops)
+    if loops:  # `return` in a loop on data: a flag and a carried result, the return after the loop
+        body, made = loop_returns.rewrite(body, loops, f.fresh, f.spans, {p.name.value for p in params_of(fdef)},
+                                          set(bta.locals))
+        f.keep.extend(made)
+        f.bta = bta = BindingTimes(nf, fdef, body, helpers=taken, dynamic=dynamic)
+        f.changed = True
     if _return_checks(f, body):
         body = single_exit(body, f.fresh("result"), f.spans)
         f.keep.extend(body)

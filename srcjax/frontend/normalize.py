@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import builtins
 import inspect
-import math
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +35,19 @@ import numpy as np
 from ..adjoint import SAVED_LIST_NAME
 from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from . import aliasing, bound_helpers, comprehension_loops, jax_spellings, loop_targets, numpy_calls, shadowing, starred
+from . import (
+    aliasing,
+    bound_helpers,
+    comprehension_loops,
+    jax_spellings,
+    loop_targets,
+    methods,
+    numpy_calls,
+    shadowing,
+    sort_keys,
+    star_params,
+    starred,
+)
 from .names import comprehension_targets
 from .names import walk as walk_nodes
 from .read import FunctionSource, is_generated, read_function
@@ -50,7 +61,7 @@ from .resolve import (
     rebound_parameters,
     unwrap,
 )
-from .syntax import LITERAL_TYPES, attr_chain, dict_comprehensions, dotted
+from .syntax import LITERAL_TYPES, OneLine, attr_chain, dict_comprehensions, dotted, literal_code
 
 # -- tables -------------------------------------------------------------------------
 
@@ -159,7 +170,7 @@ class Normalizer(Resolver):
     def emit(self, stmt: cst.BaseSmallStatement, origin: cst.CSTNode | None) -> None:
         sp = self.span(origin) if origin is not None else None
         if sp is not None and sp.end_line != sp.line:  # written over several lines: one line now
-            stmt = stmt.visit(_OneLine())  # type: ignore[assignment]
+            stmt = stmt.visit(OneLine())  # type: ignore[assignment]
         line = cst.SimpleStatementLine(body=[stmt])
         if sp is not None:
             self.spans[id(line)] = sp
@@ -317,6 +328,11 @@ class Normalizer(Resolver):
         return cst.Name(name), None
 
     def flat_call(self, node: cst.Call) -> tuple[cst.BaseExpression, str | None]:
+        node = star_params.spread(self.src, node)  # (`g(*xs)` of `def f(*xs)`, `g(*(a, b))`)
+        if (keyed := sort_keys.rewrite(node, self.src.positions)) is not node:  # key=lambda kv: kv[0]
+            return self.flat(keyed)
+        if (method := methods.receiver_call(self, node, _NOT_METHODS)) is not None:  # `params.energy(x)`
+            return method, call_hint(method.func)
         for a in node.args:
             if a.star:
                 raise self.unsupported(a, f"{a.star}-arguments in a call",
@@ -398,6 +414,11 @@ class Normalizer(Resolver):
                 or getattr(fv, "__module__", "") in LIBRARY_MODULES or bound_helpers.bound_names(fv) is not None \
                 or any(a.star for a in node.args):
             return None
+        if star_params.star_parameter(fv) is not None:  # (`def f(x, *rest)`: the copy for this many arguments)
+            callee = self.helper_call_name(star_params.call_variant(fv, sum(a.keyword is None for a in node.args)),
+                                           node)
+            return node.with_changes(func=callee, args=[a.with_changes(value=self.atom(a.value))
+                                                        for a in node.args]), call_hint(callee)
         params = list(inspect.signature(fv).parameters)
         positional = [self.constant(a.value) for a in node.args if a.keyword is None]
         keywords = {a.keyword.value: self.constant(a.value) for a in node.args if a.keyword is not None}
@@ -787,35 +808,8 @@ class Normalizer(Resolver):
 
 
 _NO_DEFAULT = object()
-
-def literal_code(v: Any) -> str | None:
-    """Source for a default value that is a plain literal (numbers, strings, None, tuples of them)."""
-    if v is None or isinstance(v, (bool, int, str)):
-        return repr(v)
-    if isinstance(v, float):
-        return repr(v) if math.isfinite(v) else None
-    if isinstance(v, tuple):
-        parts = [literal_code(x) for x in v]
-        if all(p is not None for p in parts):
-            return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"  # type: ignore[arg-type]
-    return None
-
-
-class _OneLine(cst.CSTTransformer):
-    """Line breaks inside an expression (legal in the user's brackets, which flattening may drop)
-    as single spaces; none just inside a bracket."""
-
-    def on_leave(self, original: Any, updated: Any) -> Any:
-        if isinstance(original, cst.ParenthesizedWhitespace):
-            return cst.SimpleWhitespace(" ")
-        if isinstance(original, (cst.LeftParen, cst.LeftSquareBracket, cst.LeftCurlyBrace)) and \
-                isinstance(original.whitespace_after, cst.ParenthesizedWhitespace):
-            return updated.with_changes(whitespace_after=cst.SimpleWhitespace(""))
-        if isinstance(original, (cst.RightParen, cst.RightSquareBracket, cst.RightCurlyBrace)) and \
-                isinstance(original.whitespace_before, cst.ParenthesizedWhitespace):
-            return updated.with_changes(whitespace_before=cst.SimpleWhitespace(""))
-        return updated
-
+_NOT_METHODS = {*ARRAY_METHODS, *PACK_METHODS, "append", "extend", "insert", "pop", "items", "keys", "values", "get",
+                "update", "copy", "index", "count", "setdefault", "at", "set", "add"}  # (never a user class's)
 
 class _LazyRewriter(cst.CSTTransformer):
     """Rewrites an expression kept nested (see :meth:`Normalizer.lazy`)."""
@@ -890,7 +884,7 @@ def call_hint(callee: cst.BaseExpression) -> str:
 def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]], str],
               name: str | None = None, bindings: dict[str, Any] | None = None,
               comprehension_loops: bool = False) -> NormalizedFunction:
-    src = read_function(fn)
+    src = methods.guard(star_params.expand(read_function(fn)))  # (a copy of a function with *args for a number of them)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     fdef = norm.function(name or src.name)
     return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,

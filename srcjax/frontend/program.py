@@ -20,7 +20,7 @@ import libcst as cst
 
 from .. import warm_cache
 from ..core import Span, TranspileError
-from . import bound_helpers, library_cache, shadowing
+from . import bound_helpers, imported_names, library_cache, shadowing
 from .ast_walk import walk_ast
 from .functionalize import functionalize
 from .normalize import NormalizedFunction, normalize
@@ -251,7 +251,10 @@ class Program:
                 shown = [n for n in shown if n not in public]
             if shown:
                 header += f"from {mod} import {', '.join(shown)}\n"
-        return header + _library_imports(header, text, self.functions.values()) + text
+        header += _library_imports(header, text, self.functions.values())
+        # (`from math import pi as PI` of the user's module: the printed module carries it)
+        return header + imported_names.import_lines(header, text, (nf.source.globals for nf in self.functions.values()
+                                                                    if nf.name not in self.methods)) + text
 
 
     def _called_by_program_names(self, fn: Callable[..., Any], text: str) -> str | None:

@@ -33,7 +33,7 @@ from .. import composites as _composites
 from .. import pytree, warm_cache
 from ..core import Span, TranspileError, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from . import callees, closures
+from . import callees, closures, star_params
 from .callees import ALLOWED_BUILTINS
 from .names import Visitor, code, target_names
 from .read import FunctionSource
@@ -510,6 +510,9 @@ class _ReserveHelpers(Visitor):
 
     def reserve(self, v: Any) -> None:
         if is_user_function(v) and not (callable(v) and registry.lookup(v) is not None):
+            if star_params.star_parameter(unwrap(v)) is not None:  # (`def f(*xs)`: its calls name copies of it)
+                self.norm.used.add(unwrap(v).__name__)
+                return
             self.norm.used.add(self.norm.helper_name(unwrap(v)))
 
     def visit_Name(self, n: cst.Name) -> None:

@@ -8,6 +8,7 @@ paths, calls of dotted paths, one-statement lines and assignments.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -182,3 +183,32 @@ def dict_comprehensions(st: Any, positions: dict[cst.CSTNode, Any]) -> Any:
         copy(original.value, pairs.elt.elements[1].value)
         copy(original.for_in, pairs.for_in)
     return new
+
+
+def literal_code(v: Any) -> str | None:
+    """Source for a default value that is a plain literal (numbers, strings, None, tuples of them)."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return repr(v)
+    if isinstance(v, float):
+        return repr(v) if math.isfinite(v) else None
+    if isinstance(v, tuple):
+        parts = [literal_code(x) for x in v]
+        if all(p is not None for p in parts):
+            return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"  # type: ignore[arg-type]
+    return None
+
+
+class OneLine(cst.CSTTransformer):
+    """Line breaks inside an expression (legal in the user's brackets, which flattening may drop)
+    as single spaces; none just inside a bracket."""
+
+    def on_leave(self, original: Any, updated: Any) -> Any:
+        if isinstance(original, cst.ParenthesizedWhitespace):
+            return cst.SimpleWhitespace(" ")
+        if isinstance(original, (cst.LeftParen, cst.LeftSquareBracket, cst.LeftCurlyBrace)) and \
+                isinstance(original.whitespace_after, cst.ParenthesizedWhitespace):
+            return updated.with_changes(whitespace_after=cst.SimpleWhitespace(""))
+        if isinstance(original, (cst.RightParen, cst.RightSquareBracket, cst.RightCurlyBrace)) and \
+                isinstance(original.whitespace_before, cst.ParenthesizedWhitespace):
+            return updated.with_changes(whitespace_before=cst.SimpleWhitespace(""))
+        return updated

@@ -29,6 +29,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import TranspileError, UnsupportedSyntaxError
+from ..frontend import loop_returns
 from ..frontend.names import Names, code, names_in, parse_expression, target_names
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
@@ -71,13 +72,12 @@ from .inline_lax import inline_lax
 from .saved_constants import constant, constant_names, restored, saved_iterable
 from .templates import expr, instantiate, paren, summand
 
-# -- reverse mode ------------------------------------------------------------------------------
 
-def single_exit(stmts: list[Any], result: str, spans: dict[int, Any] | None = None) -> list[Any]:
-    """Rewrite early returns in static ``if``s so the function has one ``return`` at the end
-    (``spans``: where the statements are, for the error about a ``return`` in a loop)."""
+def single_exit(fdef: cst.FunctionDef, names: Names, spans: dict[int, Any]) -> list[Any]:
+    """``fdef``'s body with one ``return`` at the end (a loop's via a flag and a result: frontend/loop_returns.py)."""
+    stmts = loop_returns.every_loop(fdef, spans, names.fresh)
     try:
-        return _single_exit(stmts, result, spans)
+        return _single_exit(stmts, Names(set(names_in(fdef))).fresh("result"), spans)
     except UnsupportedSyntaxError as e:
         raise DifferentiationError("`return` inside a loop is not supported in reverse mode yet", span=e.span,
                                    hint="break out of the loop with a flag and return after it") from None
@@ -102,7 +102,7 @@ class VJP:
         self.helpers = helpers
         self.out_lines = out_lines
         self.params = all_params(nf)
-        body = single_exit(list(nf.plain_fdef.body.body), Names(set(names_in(nf.plain_fdef))).fresh("result"), nf.spans)
+        body = single_exit(nf.plain_fdef, derivative_names(program, nf, ()), nf.spans)  # (loop returns' flags)
         body = inline_lax(nf, body)  # user srcjax.lax calls -> if/for/while (see transforms/inline_lax.py)
         # while on data -> bounded for; break/continue -> flags (see transforms/bounded.py)
         body, self.spans, self._bounder = bound_loops(nf, body, max_iters)

@@ -1,0 +1,100 @@
+"""Methods of an argument's class: ``params.energy(x)``, ``params`` a NamedTuple (or a dataclass registered as
+a pytree) of the user's whose class defines ``energy``.
+
+JAX traces through a method as through any Python; srcjax reads source, where ``params.energy`` names no
+function until the argument's class is known. The class is found statically: the one class the calling
+function's module (its globals and closure) names that defines ``energy`` as a plain function. The call is
+then a call of that function with the object first (``energy(params, x)``), a helper like any other: its
+reads of ``self.k`` are reads of the container's leaves, so ``grad`` with respect to ``params`` and ``vmap``
+over it follow them (the specializer ran such a method already, but derivatives and batching saw an opaque
+call). The helper is a copy of the method (``__srcjax_method_of__``) whose body starts with
+``assert isinstance(self, Spring)``, checked while specializing: an object of another class is refused there,
+never read with the wrong method. Two classes defining the name: the call is left as it was (and refused
+where a derivative needs it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import types
+from typing import Any
+
+import libcst as cst
+
+from .. import pytree
+from .callees import origin
+from .read import FunctionSource
+
+METHOD_OF = "__srcjax_method_of__"
+_VARIANTS: dict[tuple[Any, Any], types.FunctionType] = {}
+
+
+def _is_pytree_class(cls: Any) -> bool:
+    return isinstance(cls, type) and (
+        (issubclass(cls, tuple) and hasattr(cls, "_fields")) or dataclasses.is_dataclass(cls)
+        or cls in pytree.REGISTERED)
+
+
+def method_function(src: FunctionSource, name: str) -> tuple[type, types.FunctionType] | None:
+    """(class, function) of the one class named by ``src``'s module or closure defining the method ``name``
+    as a plain function (None: none, or several)."""
+    found: dict[types.FunctionType, Any] = {}
+    for v in [*src.globals.values(), *src.closure.values()]:  # (values: Any)
+        if not _is_pytree_class(v) or (getattr(v, "__module__", "") or "").split(".")[0] in ("srcjax", "numpy"):
+            continue
+        f = inspect.getattr_static(v, name, None)
+        if isinstance(f, types.FunctionType) and src.globals.get(v.__name__) is v and origin(f) is None:
+            # (the user's own code: not a NamedTuple's `_replace`, which the specializer runs itself)
+            found.setdefault(f, v)
+    if len(found) != 1:
+        return None
+    (fn, cls), = found.items()
+    return cls, fn
+
+
+def method_variant(cls: type, fn: types.FunctionType) -> types.FunctionType:
+    """The copy of the method ``fn`` of ``cls`` called as a helper (one per pair)."""
+    key = (cls, fn)
+    hit = _VARIANTS.get(key)
+    if hit is not None:
+        return hit
+    made = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    made.__kwdefaults__ = fn.__kwdefaults__
+    made.__qualname__, made.__module__, made.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    setattr(made, METHOD_OF, cls)
+    _VARIANTS[key] = made
+    return made
+
+
+def receiver_call(norm: Any, node: cst.Call, skip: Any) -> cst.Call | None:
+    """``recv.meth(args)`` of a local ``recv`` as ``meth_copy(recv, args)`` (its callee the name the program
+    calls the copy by, its arguments atoms), or None: not such a call (``skip``: names of array and container
+    methods, never read as a class's)."""
+    func = node.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)) or \
+            func.value.value not in norm.locals or any(a.star for a in node.args) or func.attr.value in skip:
+        return None
+    hit = method_function(norm.src, func.attr.value)
+    if hit is None:
+        return None
+    callee = norm.helper_call_name(method_variant(*hit), node)
+    return node.with_changes(func=callee, args=[cst.Arg(func.value),
+                                                *[a.with_changes(value=norm.atom(a.value)) for a in node.args]])
+
+
+def guard(src: FunctionSource) -> FunctionSource:
+    """``src`` of a method's copy with ``assert isinstance(self, Cls)`` first; else ``src``."""
+    cls = getattr(src.fn, METHOD_OF, None)
+    if cls is None:
+        return src
+    fdef = src.fdef
+    params = [*fdef.params.posonly_params, *fdef.params.params]
+    if not params:
+        return src
+    why = (f"{src.name}() is read as {cls.__name__}.{src.name} (the one class of its caller's module defining it), "
+           f"but the object is not a {cls.__name__}: call the method through its class")
+    check = cst.parse_statement(f"assert isinstance({params[0].name.value}, {cls.__name__}), {why!r}\n")
+    body = fdef.body
+    assert isinstance(body, cst.IndentedBlock)
+    return dataclasses.replace(src, fdef=fdef.with_changes(body=body.with_changes(body=[check, *body.body])))
