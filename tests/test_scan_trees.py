@@ -90,3 +90,24 @@ def test_tree_rows_stay_one_buffer_per_array():
     text = srcjax.source(srcjax.grad(lstm_like))
     assert text.count("np.zeros((n,) + np.shape(") == 2, text
     assert "_tape.append(ys" not in text, text
+
+
+def xs_by_name(w, ab):
+    def step(h, x):
+        h2 = np.tanh(h * w + x[0] * x[1])
+        return h2, None
+    h, _ = lax.scan(step, np.zeros(3), ab)
+    return np.sum(h)
+
+
+def test_container_xs_by_name_is_refused_not_wrong():
+    """A container ``xs`` the derivative cannot see the structure of was indexed as a sequence (``xs[i]``
+    the i-th array, ``len(xs)`` its number of arrays): a silent wrong gradient. Now refused at the call."""
+    rng = np.random.default_rng(1)
+    w, a, b = rng.normal(size=3), rng.normal(size=(5, 3)), rng.normal(size=(5, 3))
+    _close(srcjax.jit(xs_by_name)(w, (a, b)), xs_by_name(w, (a, b)), "jit")
+    with pytest.raises(srcjax.TranspileError) as err:
+        srcjax.grad(xs_by_name)(w, (a, b))
+    assert "test_scan_trees.py" in str(err.value) and "pass its arrays in the call" in str(err.value)
+    _close(srcjax.grad(xs_by_name)(w, np.stack([a, b], axis=1)),
+           jax.grad(twins.jax_twin(xs_by_name, lax=jax.lax))(w, np.stack([a, b], axis=1)), "grad of an array xs")

@@ -50,6 +50,10 @@ from . import loop_counter
 _LAX = ("cond", "switch", "fori_loop", "while_loop", "scan")
 
 
+_SCAN_XS = ("lax.scan's xs is a container passed by name; hint: pass its arrays in the call: "
+            "lax.scan(f, init, (a, b))")
+
+
 class LaxInlineError(TranspileError):
     """A ``srcjax.lax`` call that differentiation cannot write out as Python control flow."""
 
@@ -270,8 +274,10 @@ class Inliner:
             out.append(_stmt(f"{n} = {_code(args['length'])}"))
         elif xs_leaves is not None and xs_leaves[1]:  # a literal container of arrays: row by row per leaf
             out.append(_stmt(f"{n} = len({xs_leaves[1][0][1]})"))
-        else:
-            out.append(_stmt(f"{n} = len({xs_code})"))
+        else:  # (an array: a container here would be indexed as a sequence, a silent wrong answer)
+            tree = self.fresh("xs_is_tree")
+            out += [_stmt(f"{tree} = is_tree({xs_code})"),  # (srcjax.adjoint's, as derivative code reads it)
+                    _stmt(f"assert not {tree}, {_SCAN_XS!r}"), _stmt(f"{n} = len({xs_code})")]
         step = self.fresh("step")
         first = self.fresh("first")
         out.append(_stmt(f"{first} = {n} - 1" if rev else f"{first} = 0"))
