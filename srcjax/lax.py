@@ -78,7 +78,7 @@ from .lax_numpy import (  # noqa: F401  (srcjax.lax's functions in NumPy terms)
     top_k,
     transpose,
 )
-from .lax_reduce import reduce  # noqa: A004  (jax's name)
+from .lax_reduce import associative_scan, reduce  # noqa: A004  (jax's name)
 from .lax_slicing import (
     dynamic_index_in_dim,
     dynamic_slice,
@@ -91,7 +91,8 @@ from .lax_stop import stop_gradient
 from .windows import ConvDimensionNumbers, conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window
 
 __all__ = ["ConvDimensionNumbers", "RoundingMethod", "abs", "acos", "acosh", "add", "all_gather", "argmax", "argmin",
-           "asin", "asinh", "atan", "atan2", "atanh", "axis_index", "batch_matmul", "bitcast_convert_type",
+           "asin", "asinh", "associative_scan", "atan", "atan2", "atanh", "axis_index", "batch_matmul",
+           "bitcast_convert_type",
            "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim", "cbrt", "ceil",
            "clamp", "collapse", "concatenate", "cond", "conj", "conv", "conv_general_dilated", "conv_transpose",
            "convert_element_type", "cos", "cosh", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "div",

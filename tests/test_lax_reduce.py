@@ -56,3 +56,30 @@ def test_other_computations_are_refused_at_the_call():
     with pytest.raises(srcjax.TranspileError, match="lax.add, lax.mul, lax.max or lax.min") as e:
         srcjax.jit(not_a_monoid)(np.ones((2, 3)))
     assert f"{__file__}:" in str(e.value).replace(".pyc", ".py") and "lax.reduce(x, 1.0" in str(e.value)
+
+
+# -- associative_scan ------------------------------------------------------------------------------------
+
+def affine(a, b):
+    return a * b + b
+
+
+def scans(x):
+    y = lax.associative_scan(affine, x)
+    z = lax.associative_scan(np.add, x, reverse=True, axis=1)
+    m = lax.associative_scan(np.maximum, x[:5], axis=0)
+    return np.sum(y ** 2) + np.sum(z * x) + np.sum(m)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 8])
+def test_associative_scan_against_jax(n):
+    x = np.random.default_rng(n).normal(size=(n, 3)) * 0.5
+    twin = twins.jax_twin(scans, helpers=[affine], lax=jax.lax)
+    _close(srcjax.jit(scans)(x), jax.jit(twin)(x), "jit")
+    _close(scans(x), jax.jit(twin)(x), "NumPy reference")
+    _close(srcjax.grad(scans)(x), twins.JAX.grad(twin)(x), "grad")
+    if n == 7:
+        xs = np.stack([x, 2 * x])
+        _close(srcjax.vmap(scans)(xs), twins.JAX.vmap(twin)(xs), "vmap")
+        _close(srcjax.jacfwd(scans)(x), twins.JAX.jacfwd(twin)(x), "jacfwd")
+        _close(srcjax.jacrev(scans)(x), twins.JAX.jacrev(twin)(x), "jacrev")

@@ -395,7 +395,8 @@ class Normalizer(Resolver):
         not such a call."""
         known, fv = found
         if not known or not isinstance(fv, types.FunctionType) or not is_user_function(fv) or is_generated(fv) \
-                or getattr(fv, "__module__", "") in LIBRARY_MODULES or bound_helpers.bound_names(fv) is not None \
+                or getattr(fv, "__module__", "") in LIBRARY_MODULES and fv.__module__ not in _TAKE_FUNCTIONS \
+                or bound_helpers.bound_names(fv) is not None \
                 or any(a.star for a in node.args):
             return None
         params = list(inspect.signature(fv).parameters)
@@ -787,6 +788,7 @@ class Normalizer(Resolver):
 
 
 _NO_DEFAULT = object()
+_TAKE_FUNCTIONS = ("srcjax.lax_reduce",)  # (library helpers taking the user's functions: bound like the user's)
 
 def literal_code(v: Any) -> str | None:
     """Source for a default value that is a plain literal (numbers, strings, None, tuples of them)."""
