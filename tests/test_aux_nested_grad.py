@@ -50,7 +50,8 @@ def test_grad_of_has_aux_inside(f):
     close(srcjax.jit(f)(x), jax.jit(twin)(x))
     close(srcjax.grad(f)(x), twins.JAX.grad(twin)(x))
     close(srcjax.vmap(srcjax.grad(f))(xs), twins.JAX.vmap(jax.grad(twin))(xs))
-    close(srcjax.jacfwd(srcjax.grad(f))(x), twins.JAX.jacfwd(jax.grad(twin))(x))
+    if f is through_vjp:  # (one Hessian: the suite's cost)
+        close(srcjax.jacfwd(srcjax.grad(f))(x), twins.JAX.jacfwd(jax.grad(twin))(x))
 
 
 def test_has_aux_errors_stay_at_the_users_line():
