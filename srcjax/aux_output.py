@@ -72,10 +72,12 @@ def output_of(fn: Callable[..., Any]) -> Callable[..., Any]:
     hit = _OUTPUTS.get(fn)
     if hit is not None:
         return hit
-    ns: dict[str, Any] = {"_aux_function": fn}
+    # (fn's globals too: reverse mode writes fn's body out in f_output's, where it reads the same names)
+    ns: dict[str, Any] = {**getattr(_as_compiled(fn).fn, "__globals__", {}), "_aux_function": fn}
     head, call = _signature(fn, ns)
     name = f"{getattr(fn, '__name__', 'f')}_output"
     out = _define(name, f"def {name}{head}:\n    return _aux_function({call})[0]\n", ns, fn)
+    out.__srcjax_aux_output__ = True  # type: ignore[attr-defined]  # (transforms/inline_calls.py reads it)
     return _OUTPUTS.set(fn, None, out)
 
 

@@ -2,8 +2,8 @@
 :data:`EXTRA_IMPLEMENTS` into its table): rotations and flips, ``ptp``, ``count_nonzero``,
 ``digitize``, ``logspace``, ``np.diff``'s ``prepend``/``append`` (:func:`diff_operand`), the
 NaN-ignoring quantiles (``nanquantile``, ``nanpercentile``, ``nanmedian``) and the ufunc methods
-``reduce`` and ``outer``. Transpiled like the user's own helpers: differentiated and batched through
-the primitives they use.
+``reduce`` and ``outer``, ``np.linalg.matrix_rank``. Transpiled like the user's own helpers:
+differentiated and batched through the primitives they use.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["EXTRA_IMPLEMENTS", "count_nonzero", "diff_operand", "digitize", "fliplr", "flipud", "logspace", "nanmedian",
-           "nanpercentile", "nanquantile", "outer_add", "outer_divide", "outer_maximum", "outer_minimum",
+__all__ = ["EXTRA_IMPLEMENTS", "count_nonzero", "diff_operand", "digitize", "fliplr", "flipud", "logspace",
+           "matrix_rank", "nanmedian", "nanpercentile", "nanquantile", "outer_add", "outer_divide", "outer_maximum",
+           "outer_minimum",
            "outer_multiply", "outer_power", "outer_subtract", "ptp", "reduce_add", "reduce_all", "reduce_any",
            "reduce_maximum", "reduce_minimum", "reduce_multiply", "rot90"]
 
@@ -234,3 +235,25 @@ def outer_maximum(A: Any, B: Any) -> Any:
 @_implements(np.minimum.outer)
 def outer_minimum(A: Any, B: Any) -> Any:
     return np.minimum(_outer_left(A, B), B)
+
+
+# -- np.linalg -----------------------------------------------------------------------------------------
+
+@_implements(np.linalg.matrix_rank)
+def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Any:  # noqa: N803
+    """The number of singular values of ``A`` (a stack of matrices) above ``tol``; ``tol`` defaults to
+    the largest singular value times ``rtol``, itself ``max(M, N) * eps`` by default (NumPy 2's
+    ``matrix_rank``, which jax follows). A vector or scalar has rank 1 unless it is all zeros."""
+    if np.ndim(A) < 2:
+        return np.any(A != 0).astype(np.intp)
+    # (a Hermitian matrix's singular values are its eigenvalues' magnitudes: NumPy's svd(hermitian=True))
+    s = np.abs(np.linalg.eigvalsh(A)) if hermitian else np.linalg.svd(A, compute_uv=False)
+    if tol is None:
+        if rtol is None:
+            rtol = max(np.shape(A)[-2:]) * np.finfo(s.dtype).eps
+        else:
+            rtol = np.asarray(rtol)[..., np.newaxis]
+        tol = np.max(s, axis=-1, keepdims=True) * rtol
+    else:
+        tol = np.asarray(tol)[..., np.newaxis]
+    return np.count_nonzero(s > tol, axis=-1)

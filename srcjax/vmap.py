@@ -125,6 +125,12 @@ def _first_batched(expr: str, spec: Axes) -> str | None:
     return None
 
 
+def _shown_key(k: str) -> str:
+    """An item key of a container's state as its path is written (``[0]``, ``['w']``, ``.w``)."""
+    key = literal_key(k)
+    return k if k.startswith(".") else f"[{k}]" if key is None else f"[{key!r}]"
+
+
 class _EntryWriter(FunctionWriter):
     """The entry function: its returns put the batch axis where ``out_axes`` says."""
 
@@ -135,25 +141,27 @@ class _EntryWriter(FunctionWriter):
     def returned_expr(self, val: str, st: State) -> str:
         return self.out(val, st, self.out_axes)
 
-    def out(self, expr: str, st: State, spec: Axes) -> str:
+    def out(self, expr: str, st: State, spec: Axes, path: str = "") -> str:
+        """``expr`` (state ``st``) with its batch axis where ``spec`` says; ``path``: where it is in the
+        output (``[0]['y']``), for errors."""
         if _is_record(spec):
             sts = dict(st.items) if isinstance(st, Tree) else {}
-            return pack("record", [(f".{f}", self.out(item(expr, f".{f}"), sts.get(f".{f}", st), v))
+            return pack("record", [(f".{f}", self.out(item(expr, f".{f}"), sts.get(f".{f}", st), v, f"{path}.{f}"))
                                    for f, v in _fields(spec)], expr)
         if isinstance(spec, (tuple, list, dict)):
             items = list(spec.items()) if isinstance(spec, dict) else list(enumerate(spec))
             # the output's keys as written in the function (`{"w": ...}`), by value: out_axes={'w': 0}
             by_value: dict[Any, State] = {literal_key(k): v for k, v in st.items} if isinstance(st, Tree) else {}
             keys: dict[Any, str] = {literal_key(k): k for k, _ in st.items} if isinstance(st, Tree) else {}
-            written = [(keys.get(k, repr(k)), by_value.get(k, st) if by_value else st, v) for k, v in items]
-            parts = [(key, self.out(item(expr, key), kst, v)) for key, kst, v in written]
+            written = [(keys.get(k, repr(k)), by_value.get(k, st) if by_value else st, v, k) for k, v in items]
+            parts = [(key, self.out(item(expr, key), kst, v, f"{path}[{k!r}]")) for key, kst, v, k in written]
             if isinstance(spec, dict):
                 return "{" + ", ".join(f"{k}: {v}" for k, v in parts) + "}"
             body = ", ".join(v for _, v in parts)
             return ("[" + body + "]") if isinstance(spec, list) else "(" + body + ("," if len(parts) == 1 else "") + ")"
         if isinstance(st, Tree):
             kind = st.kind
-            parts = [(k, self.out(item(expr, k), v, spec)) for k, v in st.items]
+            parts = [(k, self.out(item(expr, k), v, spec, f"{path}{_shown_key(k)}")) for k, v in st.items]
             if kind == "record":
                 return pack(kind, parts, expr)
             if kind == "dict":
@@ -164,9 +172,11 @@ class _EntryWriter(FunctionWriter):
             return expr if spec == 0 else f"batch_moveaxis_items({expr}, 0, {spec})"
         if spec is None:
             if st:
-                raise self.error("vmap: out_axes=None for an output that depends on a mapped argument",
+                raise self.error("vmap: out_axes=None for an output that depends on a mapped argument"
+                                 + (f": output{path}" if path else ""),
                                  hint="give the output an axis in out_axes (e.g. 0), or compute it from "
-                                      "unmapped arguments only")
+                                      "unmapped arguments only (a container read by tree_map or by a loop over "
+                                      "its leaves is mapped as a whole where any leaf is)")
             return expr
         if st:
             return expr if spec == 0 else f"batch_moveaxis({expr}, 0, {spec})"

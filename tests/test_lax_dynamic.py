@@ -296,6 +296,10 @@ def test_source_reads_as_written():
     assert "from srcjax.lax import dynamic_index_in_dim" in srcjax.source(srcjax.jit(window_loss))
     batched = srcjax.source(srcjax.vmap(window_loss, in_axes=(None, None, 0, 0)))
     assert "batch_dynamic_slice(" in batched and "from srcjax.batched import" in batched, batched
+    # the batched helpers' flags are printed with their names (were positional: `..., True, 2, False, True)`)
+    assert "operand_batched=True, starts_batched=True)" in batched and "size=batch_size" in batched, batched
+    updated = srcjax.source(srcjax.vmap(update_window, in_axes=(0, None, 0)))
+    assert "operand_batched=True, update_batched=False, starts_batched=True)" in updated, updated
 
 
 # -- stop_gradient ---------------------------------------------------------------------------------------

@@ -411,7 +411,8 @@ class Normalizer(Resolver):
         not such a call."""
         known, fv = found
         if not known or not isinstance(fv, types.FunctionType) or not is_user_function(fv) or is_generated(fv) \
-                or getattr(fv, "__module__", "") in LIBRARY_MODULES or bound_helpers.bound_names(fv) is not None \
+                or getattr(fv, "__module__", "") in LIBRARY_MODULES and fv.__module__ not in _TAKE_FUNCTIONS \
+                or bound_helpers.bound_names(fv) is not None \
                 or any(a.star for a in node.args):
             return None
         if star_params.star_parameter(fv) is not None:  # (`def f(x, *rest)`: the copy for this many arguments)
@@ -810,6 +811,7 @@ class Normalizer(Resolver):
 _NO_DEFAULT = object()
 _NOT_METHODS = {*ARRAY_METHODS, *PACK_METHODS, "append", "extend", "insert", "pop", "items", "keys", "values", "get",
                 "update", "copy", "index", "count", "setdefault", "at", "set", "add"}  # (never a user class's)
+_TAKE_FUNCTIONS = ("srcjax.lax_reduce",)  # (library helpers taking the user's functions: bound like the user's)
 
 class _LazyRewriter(cst.CSTTransformer):
     """Rewrites an expression kept nested (see :meth:`Normalizer.lazy`)."""

@@ -244,7 +244,8 @@ class Program:
                            for n in set(library[mod])  # (what the text calls: a private helper too, when a
                            # derivative of a helper that calls it is written out, `_aligned` in selection_fill_fwd)
                            if called.get(n, n) in calls)
-            if mod in ("srcjax.lax_slicing", "srcjax.lax_numpy"):  # (srcjax.lax's: imported from there, as users do)
+            if mod in ("srcjax.lax_slicing", "srcjax.lax_numpy", "srcjax.lax_reduce"):  # (srcjax.lax's: imported
+                # from there, as users do)
                 public = [n for n in shown if n.split(" ")[0] in lax.__all__]
                 if public:
                     header += f"from srcjax.lax import {', '.join(public)}\n"

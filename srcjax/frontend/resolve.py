@@ -46,7 +46,7 @@ __all__ = ["LIBRARY_MODULES", "REEXPORTED_MODULES", "RESERVED", "Resolver", "is_
 RESERVED = {n for n in dir(_adjoint) if not n.startswith("_")} | {n for n in dir(_batched) if not n.startswith("_")}
 
 REEXPORTED_MODULES = ("srcjax.order_stats", "srcjax.construction", "srcjax.collective_trees", "srcjax.index_writes",
-                      "srcjax.lax_slicing", "srcjax.lax_numpy")
+                      "srcjax.lax_slicing", "srcjax.lax_numpy", "srcjax.lax_reduce")
 LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.composites", "srcjax.numpy_extras", "srcjax.polynomials",
                    "srcjax.random", *REEXPORTED_MODULES)
 """The helpers generated source calls: transpiled like user code, shown as imports (those of

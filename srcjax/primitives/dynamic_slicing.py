@@ -271,15 +271,16 @@ set_fields("window_scatter_add", batch=lambda c: c.per_example())
 def _batch_slice(c: Any) -> str:
     a = c.args
     return (f"batch_dynamic_slice({a['operand']}, {a['start_indices']}, {a['slice_sizes']}, "
-            f"{a.get('allow_negative_indices', 'True')}, {c.size}, {c.batched('operand')}, "
-            f"{c.batched('start_indices')})")
+            f"allow_negative_indices={a.get('allow_negative_indices', 'True')}, size={c.size}, "
+            f"operand_batched={c.batched('operand')}, starts_batched={c.batched('start_indices')})")
 
 
 def _batch_update(c: Any) -> str:
     a = c.args
     return (f"batch_dynamic_update_slice({a['operand']}, {a['update']}, {a['start_indices']}, "
-            f"{a.get('allow_negative_indices', 'True')}, {c.size}, {c.batched('operand')}, {c.batched('update')}, "
-            f"{c.batched('start_indices')})")
+            f"allow_negative_indices={a.get('allow_negative_indices', 'True')}, size={c.size}, "
+            f"operand_batched={c.batched('operand')}, update_batched={c.batched('update')}, "
+            f"starts_batched={c.batched('start_indices')})")
 
 
 set_fields("dynamic_slice", batch=_batch_slice)

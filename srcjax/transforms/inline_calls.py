@@ -38,7 +38,7 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
     called at several places is written out once (it was once per call, its own helpers again inside
     each: a vmapped Jacobian's library helpers made 145 inlinings for grad(vmap(jacfwd(f)))).
     """
-    from ..frontend.binding_times import DYNAMIC, STATIC, BindingTimes
+    from ..frontend.binding_times import DYNAMIC, STATIC, UNKNOWN, BindingTimes
 
     def inlinable(v: cst.BaseExpression) -> bool:  # a helper call; custom rules keep their own call
         return isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in program.functions \
@@ -47,6 +47,11 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
     calls = [st for st, _ in _walk(body) if isinstance(st, cst.Assign) and inlinable(st.value)]
     if not calls:
         return body
+    if within is None and getattr(nf.fn, "__srcjax_aux_output__", False):
+        # `f_output` (aux_output.output_of: `return f(x)[0]`) writes f's body out in place, so that its
+        # derivative is one function with no tape between halves: one that is differentiated again
+        # (grad of a function calling srcjax.vjp(f, x, has_aux=True)) as the derivative of f itself is
+        within = UNKNOWN
     if written is None:  # (the program's: shared by every function reverse mode writes for it)
         now = list(program.functions.values())
         kept, written = program.inlined

@@ -20,9 +20,10 @@ writes it back out::
 * ``while_loop(cond, body, init)`` -> ``while`` (reverse mode then needs a
   bound, like any ``while`` on data: see :mod:`srcjax.transforms.bounded`);
 * ``scan(f, init, xs)`` (``xs`` an array, a container of arrays or None,
-  ``length``, ``reverse``; ``ys`` an array or None) -> a ``for`` over the rows
-  (of every leaf of ``xs``), ``ys`` written row by row into a buffer shaped
-  from the first row.
+  ``length``, ``reverse``; ``ys`` an array, None, or a literal container the
+  function returns, ``return (h, c), (h, {"o": o})``) -> a ``for`` over the
+  rows (of every leaf of ``xs``), each of ``ys``'s arrays written row by row
+  into a buffer shaped from the first row.
 
 A function argument defined in the same function (a nested ``def``) is
 inlined with its own names renamed apart (it reads the enclosing names it
@@ -33,6 +34,7 @@ written out in place the same way. The derivative source shows the result.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -46,6 +48,8 @@ from ..frontend.restructure import single_exit, walk
 from . import loop_counter
 
 _LAX = ("cond", "switch", "fori_loop", "while_loop", "scan")
+
+
 
 
 class LaxInlineError(TranspileError):
@@ -286,20 +290,74 @@ class Inliner:
         first = self.fresh("first")
         out.append(_stmt(f"{first} = {n} - 1" if rev else f"{first} = 0"))
         # the first iteration runs apart: its row gives the buffer's shape
-        out += self.iteration(args["f"], xs_code, first, carry, x, y, step, line)
-        sy, sys_, dt = self.fresh("shape_y"), self.fresh("shape_ys"), self.fresh("dtype_y")
-        out.append(cst.If(test=cst.parse_expression(f"{y} is None"),
-                          body=cst.IndentedBlock(body=[_stmt(f"{ys} = None")]),
-                          orelse=cst.Else(body=cst.IndentedBlock(body=[
-                              _stmt(f"{sy} = np.shape({y})"), _stmt(f"{sys_} = ({n},) + {sy}"),
-                              _stmt(f"{dt} = np.result_type({y})"), _stmt(f"{ys} = np.zeros({sys_}, dtype={dt})"),
-                              _stmt(f"{ys} = srcjax.lax.index_update({ys}, {first}, {y})")]))))
-        body = self.iteration(args["f"], xs_code, i, carry, x, y, step, line)
-        body.append(cst.If(test=cst.parse_expression(f"{y} is not None"), body=cst.IndentedBlock(
-            body=[_stmt(f"{ys} = srcjax.lax.index_update({ys}, {i}, {y})")])))
+        head = self.iteration(args["f"], xs_code, first, carry, x, y, step, line)
+        out += head
+        y_leaves = self.ys_leaves(head, step)
+        if y_leaves is not None:  # ys a literal container (`return h, (h, c)`): one buffer per leaf
+            skeleton, y_parts = y_leaves
+            bufs = [self.fresh(f"ys_{_slug(path)}") for path, _ in y_parts]
+            rows = [self.fresh(f"y_{_slug(path)}") for path, _ in y_parts]
+            out += self.leaf_reads(y, y_parts, rows)
+            for buf, row in zip(bufs, rows):
+                out += [_stmt(f"{buf} = np.zeros(({n},) + np.shape({row}), dtype=np.result_type({row}))"),
+                        _stmt(f"{buf} = srcjax.lax.index_update({buf}, {first}, {row})")]
+            body = self.iteration(args["f"], xs_code, i, carry, x, y, step, line)
+            body += self.leaf_reads(y, y_parts, rows)
+            body += [_stmt(f"{buf} = srcjax.lax.index_update({buf}, {i}, {row})") for buf, row in zip(bufs, rows)]
+            ys_value = skeleton.format(*bufs)
+        else:
+            sy, sys_, dt = self.fresh("shape_y"), self.fresh("shape_ys"), self.fresh("dtype_y")
+            out.append(cst.If(test=cst.parse_expression(f"{y} is None"),
+                              body=cst.IndentedBlock(body=[_stmt(f"{ys} = None")]),
+                              orelse=cst.Else(body=cst.IndentedBlock(body=[
+                                  _stmt(f"{sy} = np.shape({y})"), _stmt(f"{sys_} = ({n},) + {sy}"),
+                                  _stmt(f"{dt} = np.result_type({y})"),
+                                  _stmt(f"{ys} = np.zeros({sys_}, dtype={dt})"),
+                                  _stmt(f"{ys} = srcjax.lax.index_update({ys}, {first}, {y})")]))))
+            body = self.iteration(args["f"], xs_code, i, carry, x, y, step, line)
+            body.append(cst.If(test=cst.parse_expression(f"{y} is not None"), body=cst.IndentedBlock(
+                body=[_stmt(f"{ys} = srcjax.lax.index_update({ys}, {i}, {y})")])))
+            ys_value = ys
         rest = f"range({n} - 2, -1, -1)" if rev else f"range(1, {n})"
         out.append(cst.For(target=cst.Name(i), iter=cst.parse_expression(rest), body=cst.IndentedBlock(body=body)))
-        out.append(_stmt(f"{target} = ({carry}, {ys})"))
+        out.append(_stmt(f"{target} = ({carry}, {ys_value})"))
+        return out
+
+    def ys_leaves(self, stmts: list[Any], step: str) -> tuple[str, list[tuple[tuple[Any, ...], str]]] | None:
+        """The literal container the scanned function's rows ``y`` are (``return carry, (h, c)``, or a
+        name the function bound once to such a literal) as :func:`_leaves` gives it; None for a row
+        written as one name (an array, or a container srcjax cannot see: one buffer, as before)."""
+        values: dict[str, list[cst.BaseExpression]] = {}
+        for s in stmts:
+            if isinstance(s, cst.SimpleStatementLine):
+                for small in s.body:
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                            isinstance(small.targets[0].target, cst.Name):
+                        values.setdefault(small.targets[0].target.value, []).append(small.value)
+            else:  # (a name bound inside a branch or loop is not one literal)
+                for node in walk_nodes(s):
+                    if isinstance(node, cst.Name):
+                        values.setdefault(node.value, []).append(cst.Ellipsis())  # (not one literal)
+        returned = values.get(step, [])
+        if len(returned) != 1 or not isinstance(returned[0], cst.Tuple) or len(returned[0].elements) != 2:
+            return None
+        row: cst.BaseExpression = returned[0].elements[1].value
+        for _ in range(8):
+            if not isinstance(row, cst.Name) or len(values.get(row.value, [])) != 1:
+                break
+            row = values[row.value][0]
+        found = _leaves(row)
+        return found if found is not None and found[1] and found[0] != "{}" else None
+
+    def leaf_reads(self, y: str, leaves: list[tuple[tuple[Any, ...], str]], rows: list[str]) -> list[Any]:
+        """``row = y[k1][k2]...`` for each leaf's path (one subscript per statement: ANF)."""
+        out: list[Any] = []
+        for (path, _), row in zip(leaves, rows):
+            cur = y
+            for j, key in enumerate(path):
+                nxt = row if j == len(path) - 1 else self.fresh("y_part")
+                out.append(_stmt(f"{nxt} = {cur}[{_key(key)}]"))
+                cur = nxt
         return out
 
     def iteration(self, f: cst.BaseExpression, xs_code: str, index: str, carry: str, x: str, y: str, step: str,
@@ -369,6 +427,47 @@ class Inliner:
         value = ret.value.visit(renamer) if ret.value is not None else cst.Name("None")
         out.append(_stmt(f"{target} = {_code(value)}"))  # type: ignore[arg-type]
         return out
+
+
+def _leaves(e: cst.BaseExpression) -> tuple[str, list[tuple[tuple[Any, ...], str]]] | None:
+    """A literal container of names (``(h, c)``, ``{"h": h, "o": (a, b)}``, nested) as a format
+    string of its structure (``"({}, {})"``) and its leaves in that order: (the path of keys, the name);
+    None when ``e`` is not such a literal."""
+    if isinstance(e, cst.Name) and e.value != "None":
+        return "{}", [((), e.value)]
+    parts: list[tuple[Any, cst.BaseExpression]] = []
+    if isinstance(e, (cst.Tuple, cst.List)):
+        if any(not isinstance(el, cst.Element) for el in e.elements):
+            return None
+        parts = list(enumerate(el.value for el in e.elements))
+    elif isinstance(e, cst.Dict):
+        for el in e.elements:
+            if not (isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString)):
+                return None
+            parts.append((el.key.evaluated_value, el.value))
+    else:
+        return None
+    texts: list[str] = []
+    leaves: list[tuple[tuple[Any, ...], str]] = []
+    for key, value in parts:
+        sub = _leaves(value)
+        if sub is None:
+            return None
+        key_text = _key(key).replace("{", "{{").replace("}", "}}")  # (format's braces)
+        texts.append(f"{key_text}: {sub[0]}" if isinstance(e, cst.Dict) else sub[0])
+        leaves += [((key,) + path, name) for path, name in sub[1]]
+    inner = ", ".join(texts)
+    skeleton = f"[{inner}]" if isinstance(e, cst.List) else "{{" + inner + "}}" if isinstance(e, cst.Dict) else \
+        f"({inner},)" if len(texts) == 1 else f"({inner})"
+    return skeleton, leaves
+
+
+def _key(k: Any) -> str:
+    return json.dumps(k) if isinstance(k, str) else repr(k)  # (the quotes the generated source uses)
+
+
+def _slug(path: tuple[Any, ...]) -> str:
+    return "_".join(str(k) for k in path if str(k).isidentifier() or isinstance(k, int)) or "leaf"
 
 
 def inline_lax(nf: NormalizedFunction, body: Sequence[Any]) -> list[Any]:

@@ -1,0 +1,85 @@
+"""``srcjax.lax.reduce(operands, init_values, computation, dimensions)`` (jax's) with a monoid computation
+(``lax.add``, ``lax.mul``, ``lax.max``, ``lax.min``): compiled, as the NumPy reference, differentiated
+(grad, jacfwd) and batched (vmap, vmap of grad), against jax. Another computation is refused at the call."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import srcjax
+from srcjax import lax
+from tests import twins
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+
+
+def reductions(x):
+    a = lax.reduce(x, 0.0, lax.add, (0,))
+    b = lax.reduce(x, -np.inf, lax.max, (1,))
+    c = lax.reduce(x, 2.0, lax.mul, (0, 1))
+    d = lax.reduce(x, 0.5, lax.min, (1,))
+    return np.sum(a ** 2) + np.sum(b) + c + np.sum(d * a[0])
+
+
+def int_sum(k):
+    return lax.reduce(k, 3, lax.add, (1,))
+
+
+def not_a_monoid(x):
+    return lax.reduce(x, 1.0, lambda a, b: a * b + 0.5, (0,))
+
+
+def _close(a, b, who):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-12, err_msg=who)
+
+
+def test_monoid_reductions_against_jax():
+    x = np.random.default_rng(0).normal(size=(4, 3))
+    xs = np.stack([x, 2 * x])
+    twin = twins.jax_twin(reductions, lax=jax.lax)
+    _close(srcjax.jit(reductions)(x), jax.jit(twin)(x), "jit")
+    _close(reductions(x), jax.jit(twin)(x), "NumPy reference")
+    _close(srcjax.grad(reductions)(x), twins.JAX.grad(twin)(x), "grad")
+    _close(srcjax.jacfwd(reductions)(x), twins.JAX.jacfwd(twin)(x), "jacfwd")
+    _close(srcjax.vmap(reductions)(xs), twins.JAX.vmap(twin)(xs), "vmap")
+    _close(srcjax.vmap(srcjax.grad(reductions))(xs), twins.JAX.vmap(jax.grad(twin))(xs), "vmap(grad)")
+    k = np.arange(12).reshape(3, 4)
+    got = srcjax.jit(int_sum)(k)
+    assert np.asarray(got).dtype == np.asarray(jax.jit(twins.jax_twin(int_sum, lax=jax.lax))(k)).dtype
+    np.testing.assert_array_equal(np.asarray(got), [9, 25, 41])
+    assert "from srcjax.lax import reduce" in srcjax.source(srcjax.jit(reductions))
+
+
+def test_other_computations_are_refused_at_the_call():
+    with pytest.raises(srcjax.TranspileError, match="lax.add, lax.mul, lax.max or lax.min") as e:
+        srcjax.jit(not_a_monoid)(np.ones((2, 3)))
+    assert f"{__file__}:" in str(e.value).replace(".pyc", ".py") and "lax.reduce(x, 1.0" in str(e.value)
+
+
+# -- associative_scan ------------------------------------------------------------------------------------
+
+def affine(a, b):
+    return a * b + b
+
+
+def scans(x):
+    y = lax.associative_scan(affine, x)
+    z = lax.associative_scan(np.add, x, reverse=True, axis=1)
+    m = lax.associative_scan(np.maximum, x[:5], axis=0)
+    return np.sum(y ** 2) + np.sum(z * x) + np.sum(m)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 8])
+def test_associative_scan_against_jax(n):
+    x = np.random.default_rng(n).normal(size=(n, 3)) * 0.5
+    twin = twins.jax_twin(scans, helpers=[affine], lax=jax.lax)
+    _close(srcjax.jit(scans)(x), jax.jit(twin)(x), "jit")
+    _close(scans(x), jax.jit(twin)(x), "NumPy reference")
+    _close(srcjax.grad(scans)(x), twins.JAX.grad(twin)(x), "grad")
+    if n == 7:
+        xs = np.stack([x, 2 * x])
+        _close(srcjax.vmap(scans)(xs), twins.JAX.vmap(twin)(xs), "vmap")
+        _close(srcjax.jacfwd(scans)(x), twins.JAX.jacfwd(twin)(x), "jacfwd")
+        _close(srcjax.jacrev(scans)(x), twins.JAX.jacrev(twin)(x), "jacrev")
