@@ -50,7 +50,6 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     "*args parameters is not supported",  # sum_star_caller
     "cannot differentiate through `params.energy(...)`",  # spring_system: a method of the differentiated object
     "vmap: cannot batch 'params.energy(x)'",  # spring_system
-    "lgamma() needs values known at transpile time",  # student_t_loglik: a float default (static in jax)
     "np.bincount without length= is not supported",  # weighted_bincount: NumPy's minlength= (jax's jit too)
 )
 # Errors met that are srcjax's own (located in code srcjax wrote, or wrong): xfail, not hidden
