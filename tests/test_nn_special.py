@@ -7,6 +7,7 @@ calls, a Student-t log-likelihood with ``gammaln``) under jit, grad and vmap(gra
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -31,10 +32,16 @@ POS = np.array([1e-3, 0.3, 1.0, 2.5, 7.0, 30.0])  # gamma-family arguments (away
 PROB = np.array([1e-12, 1e-3, 0.2, 0.5, 0.7, 0.999, 1 - 1e-9])
 
 
+THOROUGH = os.environ.get("SRCJAX_HYPOTHESIS") == "thorough"
+
+
 def _case(name: str, ours: Callable[..., Any], theirs: Callable[..., Any], x: np.ndarray, *,
           edge: np.ndarray | None = EDGE, grad: float = 1e-9, rtol: float = 1e-12, atol: float = 0.0,
-          float32: bool = False) -> Any:
-    return pytest.param(ours, theirs, x, edge, grad, rtol, atol, float32, id=name)
+          float32: bool = False, thorough: bool = False) -> Any:
+    """One function's case; ``thorough``: only with SRCJAX_HYPOTHESIS=thorough (a function written over
+    others that the default run checks)."""
+    marks = [pytest.mark.skipif(not THOROUGH, reason="SRCJAX_HYPOTHESIS=thorough")] if thorough else []
+    return pytest.param(ours, theirs, x, edge, grad, rtol, atol, float32, id=name, marks=marks)
 
 
 CASES = [
@@ -43,22 +50,21 @@ CASES = [
     _case("sigmoid", srcjax.nn.sigmoid, jax.nn.sigmoid, ROW, rtol=1e-15),
     _case("log_sigmoid", srcjax.nn.log_sigmoid, jax.nn.log_sigmoid, ROW),
     _case("softplus", srcjax.nn.softplus, jax.nn.softplus, ROW),
-    _case("soft_sign", srcjax.nn.soft_sign, jax.nn.soft_sign, ROW),
+    _case("soft_sign", srcjax.nn.soft_sign, jax.nn.soft_sign, ROW, grad=0, thorough=True),
     _case("silu", srcjax.nn.silu, jax.nn.silu, ROW),
-    _case("swish", srcjax.nn.swish, jax.nn.swish, ROW),
-    _case("mish", srcjax.nn.mish, jax.nn.mish, ROW),
-    _case("gelu", srcjax.nn.gelu, jax.nn.gelu, ROW, float32=True),
+    _case("mish", srcjax.nn.mish, jax.nn.mish, ROW, thorough=True),
+    _case("gelu", srcjax.nn.gelu, jax.nn.gelu, ROW),
     _case("gelu_exact", lambda x: srcjax.nn.gelu(x, approximate=False), lambda x: jax.nn.gelu(x, approximate=False),
           ROW),
     _case("elu", lambda x: srcjax.nn.elu(x, 0.7), lambda x: jax.nn.elu(x, 0.7), ROW),
-    _case("leaky_relu", srcjax.nn.leaky_relu, jax.nn.leaky_relu, ROW),
+    _case("leaky_relu", srcjax.nn.leaky_relu, jax.nn.leaky_relu, ROW, grad=0, thorough=True),
     _case("celu", srcjax.nn.celu, jax.nn.celu, ROW),
-    _case("selu", srcjax.nn.selu, jax.nn.selu, ROW),
+    _case("selu", srcjax.nn.selu, jax.nn.selu, ROW, grad=0, thorough=True),
     _case("hard_tanh", srcjax.nn.hard_tanh, jax.nn.hard_tanh, ROW),
-    _case("hard_sigmoid", srcjax.nn.hard_sigmoid, jax.nn.hard_sigmoid, ROW),
+    _case("hard_sigmoid", srcjax.nn.hard_sigmoid, jax.nn.hard_sigmoid, ROW, grad=0, thorough=True),
     _case("hard_silu", srcjax.nn.hard_silu, jax.nn.hard_silu, ROW),
-    _case("sparse_plus", srcjax.nn.sparse_plus, jax.nn.sparse_plus, ROW),
-    _case("squareplus", srcjax.nn.squareplus, jax.nn.squareplus, ROW),
+    _case("sparse_plus", srcjax.nn.sparse_plus, jax.nn.sparse_plus, ROW, thorough=True),
+    _case("squareplus", srcjax.nn.squareplus, jax.nn.squareplus, ROW, grad=0, thorough=True),
     _case("glu", srcjax.nn.glu, jax.nn.glu, ROW[1:], edge=None),
     _case("softmax", srcjax.nn.softmax, jax.nn.softmax, ROW, edge=None, float32=True),
     _case("log_softmax", srcjax.nn.log_softmax, jax.nn.log_softmax, ROW, edge=None),
@@ -69,11 +75,11 @@ CASES = [
     _case("standardize", srcjax.nn.standardize, jax.nn.standardize, ROW, edge=None, rtol=1e-10),
     _case("standardize_stable_where", lambda x: srcjax.nn.standardize(x, where=x < 5, algorithm="stable"),
           lambda x: jax.nn.standardize(x, where=x < 5, algorithm="stable"), ROW, edge=None, rtol=1e-10),
-    _case("logsumexp", logsumexp, jsp.logsumexp, ROW, edge=None, float32=True),
+    _case("logsumexp", logsumexp, jsp.logsumexp, ROW, edge=None),
     _case("logsumexp_b", lambda x: logsumexp(x, b=np.abs(x) - 0.5, keepdims=True),
           lambda x: jsp.logsumexp(x, b=jnp.abs(x) - 0.5, keepdims=True), ROW, edge=None),
     _case("logsumexp_sign", lambda x: logsumexp(x, b=-np.abs(x), return_sign=True)[0],
-          lambda x: jsp.logsumexp(x, b=-jnp.abs(x), return_sign=True)[0], ROW, edge=None),
+          lambda x: jsp.logsumexp(x, b=-jnp.abs(x), return_sign=True)[0], ROW, edge=None, grad=0, thorough=True),
     _case("logsumexp_where", lambda x: srcjax.nn.logsumexp(x, where=x > 0),
           lambda x: jax.nn.logsumexp(x, where=x > 0), ROW, edge=None),
     _case("gammaln", sp.gammaln, jsp.gammaln, POS, edge=np.array([0.0, -1.0, -2.5, 1e6, INF, NAN]), float32=True),
@@ -81,9 +87,9 @@ CASES = [
     _case("betaln", lambda x: sp.betaln(x, 2.5), lambda x: jsp.betaln(x, 2.5), POS, edge=None, rtol=1e-8, grad=1e-6),
     _case("digamma", sp.digamma, jsp.digamma, POS, edge=np.array([0.0, -2.5, 1e6, INF, NAN]), rtol=1e-11, float32=True),
     _case("polygamma", lambda x: sp.polygamma(2, x), lambda x: jsp.polygamma(2, x), POS[1:],
-          edge=np.array([0.0, -2.5, 1e6, NAN]), rtol=1e-11, float32=True),
+          edge=np.array([0.0, -2.5, 1e6, NAN]), rtol=1e-11),
     _case("erf", sp.erf, jsp.erf, ROW),
-    _case("erfc", sp.erfc, jsp.erfc, ROW, float32=True),
+    _case("erfc", sp.erfc, jsp.erfc, ROW),
     _case("erfinv", sp.erfinv, jsp.erfinv, PROB * 2 - 1, edge=np.array([-1.0, 0.0, 1.0, 1.5, NAN]), rtol=1e-10, float32=True),
     _case("expit", sp.expit, jsp.expit, ROW, rtol=1e-15),
     _case("logit", sp.logit, jsp.logit, PROB, edge=np.array([0.0, 1.0, 2.0, NAN])),
@@ -92,15 +98,15 @@ CASES = [
     _case("xlog1py", lambda x: sp.xlog1py(x, x * x), lambda x: jsp.xlog1py(x, x * x), ROW),
     _case("entr", sp.entr, jsp.entr, POS, edge=np.array([-1.0, 0.0, INF, NAN])),
     _case("ndtr", sp.ndtr, jsp.ndtr, ROW * 3, rtol=1e-11),
-    _case("log_ndtr", sp.log_ndtr, jsp.log_ndtr, np.concatenate([ROW * 3, [-45.0, 12.0]]), rtol=1e-11, float32=True),
+    _case("log_ndtr", sp.log_ndtr, jsp.log_ndtr, np.concatenate([ROW * 3, [-45.0, 12.0]]), rtol=1e-11),
     _case("ndtri", sp.ndtri, jsp.ndtri, PROB, edge=np.array([1e-300, 0.0, 1.0, -0.5, NAN]), rtol=1e-9,
           atol=1e-15),
     _case("norm.logpdf", lambda x: norm.logpdf(x, 0.5, 2.0), lambda x: jnorm.logpdf(x, 0.5, 2.0), ROW),
-    _case("norm.pdf", norm.pdf, jnorm.pdf, ROW),
+    _case("norm.pdf", norm.pdf, jnorm.pdf, ROW, grad=0, thorough=True),
     _case("norm.cdf", lambda x: norm.cdf(x, 1.0, 3.0), lambda x: jnorm.cdf(x, 1.0, 3.0), ROW, rtol=1e-11),
     _case("norm.logcdf", norm.logcdf, jnorm.logcdf, ROW * 5, rtol=1e-11),
-    _case("norm.sf", norm.sf, jnorm.sf, ROW, rtol=1e-11),
-    _case("norm.logsf", norm.logsf, jnorm.logsf, ROW * 5, rtol=1e-11),
+    _case("norm.sf", norm.sf, jnorm.sf, ROW, rtol=1e-11, grad=0, thorough=True),
+    _case("norm.logsf", norm.logsf, jnorm.logsf, ROW * 5, rtol=1e-11, grad=0, thorough=True),
     _case("norm.ppf", lambda q: norm.ppf(q, 1.0, 2.0), lambda q: jnorm.ppf(q, 1.0, 2.0), PROB, rtol=1e-9,
           atol=1e-15, grad=0),
 ]
@@ -115,7 +121,7 @@ def test_matches_jax(ours: Callable[..., Any], theirs: Callable[..., Any], x: np
                      grad: float, rtol: float, atol: float, float32: bool) -> None:
     """Values compiled and as the NumPy reference (float64, with the edge values), the float32 result's
     dtype (compiled values too where ``float32``), and vmap of the gradient (to ``grad``'s relative
-    tolerance; 0: not checked)."""
+    tolerance; 0: not checked: a function written over others checked here)."""
     f, twin = srcjax.jit(ours), jax.jit(theirs)
     xe = x if edge is None else np.concatenate([x, edge])
     expected = twin(xe)
@@ -244,11 +250,10 @@ def _jstudent_t(x: Any, loc: Any, log_scale: Any, df: Any) -> Any:
 
 def test_student_t_loglik_df_as_data() -> None:
     """The degrees of freedom as an array (``math.lgamma`` of it is refused, as in jax): ``gammaln``
-    under jit, grad (``digamma``), hessian (``polygamma``) and vmap of grad."""
+    under jit and vmap of grad (``digamma``; ``polygamma``, its derivative: test_special_primitives_higher_order)."""
     r = np.random.default_rng(1)
     x, args = r.normal(size=6), (0.1, -0.2, 4.0)
     _close(srcjax.jit(_student_t)(x, *args), jax.jit(_jstudent_t)(x, *args), 1e-12)
-    _close(srcjax.hessian(_student_t, argnums=3)(x, *args), jax.hessian(_jstudent_t, argnums=3)(x, *args), 1e-10)
     dfs = np.array([2.5, 4.0, 9.0])
     g = srcjax.vmap(srcjax.grad(_student_t, argnums=3), in_axes=(None, None, None, 0))(x, *args[:2], dfs)
     _close(g, jax.vmap(jax.grad(_jstudent_t, argnums=3), in_axes=(None, None, None, 0))(x, *args[:2], dfs), 1e-11)
@@ -267,3 +272,15 @@ def test_source_shows_the_library_calls() -> None:
     text = srcjax.source(_mlp)
     assert "from srcjax.nn import " in text and "from srcjax.scipy.special import logsumexp" in text
     assert "srcjax.lax.lgamma(" in srcjax.source(srcjax.grad(_student_t, argnums=3))
+
+
+def test_bare_lax_records_are_transformed() -> None:
+    """``srcjax.jit(srcjax.lax.lgamma)``, ``srcjax.grad(srcjax.lax.digamma)``: a ``srcjax.lax`` record passed
+    as the function is wrapped as ``np.sin`` is (``srcjax.jit(srcjax.lax.erf)`` was "cannot call
+    vectorize()": its NumPy reference was read as the user's code)."""
+    x = np.array([0.3, 1.7, 4.0])
+    _close(srcjax.jit(srcjax.lax.erf)(x), jax.lax.erf(x), 1e-15)
+    _close(srcjax.jit(srcjax.lax.lgamma)(x), jax.lax.lgamma(x), 1e-14)
+    _close(srcjax.grad(srcjax.lax.digamma)(1.5), jax.grad(jax.lax.digamma)(1.5), 1e-12)
+    _close(srcjax.vmap(srcjax.lax.polygamma)(np.array([1.0, 2.0, 3.0]), x), jax.lax.polygamma(np.arange(1.0, 4.0), x),
+           1e-12)
