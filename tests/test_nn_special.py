@@ -284,3 +284,14 @@ def test_bare_lax_records_are_transformed() -> None:
     _close(srcjax.grad(srcjax.lax.digamma)(1.5), jax.grad(jax.lax.digamma)(1.5), 1e-12)
     _close(srcjax.vmap(srcjax.lax.polygamma)(np.array([1.0, 2.0, 3.0]), x), jax.lax.polygamma(np.arange(1.0, 4.0), x),
            1e-12)
+
+
+def test_polygamma_below_minus_five() -> None:
+    """XLA's chlo.polygamma (jax's ``polygamma(2, -8.9)`` is 1.66e5, ``grad(digamma)(-8.9)`` 7.2e3) loses every
+    digit below about -5; srcjax's lowering reflects there: the series' -1998.67 and 101.3."""
+    x = np.array([-5.55, -8.9, -15.5, -100.3])
+    ref1, ref2 = srcjax.lax.polygamma(1, x), srcjax.lax.polygamma(2, x)  # (the NumPy reference: the series)
+    _close(srcjax.jit(lambda v: srcjax.lax.polygamma(2, v))(x), ref2, 1e-10, 1e-12)  # (-0.0039 at -15.5: cancels)
+    _close(srcjax.vmap(srcjax.grad(srcjax.lax.digamma))(x), ref1, 1e-10, 1e-12)
+    _close(srcjax.jit(lambda v: srcjax.lax.polygamma(1, v))(x.astype(np.float32)), ref1, 2e-5)
+    _close(ref2[1], -1998.6709458609944, 1e-13)

@@ -8,9 +8,9 @@ Derivatives are JAX's: ``lgamma' = digamma``, ``digamma' = polygamma(1, .)``, ``
 polygamma(m + 1, .)`` (none in ``m``), ``erfc' = -2/sqrt(pi) exp(-x^2)``, ``erf_inv' = sqrt(pi)/2
 exp(erf_inv(x)^2)``. Batched elementwise.
 
-Known: XLA's ``chlo.polygamma`` (jax's too) loses every digit below about -5 (``polygamma(2, -8.9)``:
-1.66e5 compiled, -1998.67 by the NumPy reference and the series), so compiled ``digamma``'s derivative is
-wrong there; srcjax inherits it from XLA.
+XLA's ``chlo.polygamma`` (which jax runs) loses every digit below about -5 (``polygamma(2, -8.9)``: 1.66e5
+for -1998.67, and so ``digamma``'s derivative there); for an order written as a Python integer (the
+derivatives' own) the lowering takes the reflection formula below -4 instead (:func:`_polygamma_lower`).
 """
 
 from __future__ import annotations
@@ -61,11 +61,45 @@ def _polygamma_abstract(m: ShapedArray, x: ShapedArray) -> ShapedArray:
 
 
 def _polygamma_lower(ctx: LowerCtx, m: HloValue, x: HloValue) -> HloValue:
+    """``chlo.polygamma``; for an order known here (a Python integer), below -4 the reflection
+    ``psi_m(x) = (-1)^m psi_m(1 - x) - pi^(m+1) P_m(cot(pi x))`` (``P_0(c) = c``, ``P_(k+1) = -(1 + c^2) P_k'``):
+    XLA's own loses every digit below about -5 (``polygamma(2, -8.9)``: 1.66e5 for -1998.67)."""
     out = ctx.avals_out[0]
     b = ctx.b
     mm, xx = _lift(b, m, out.dtype, out.shape), _lift(b, x, out.dtype, out.shape)
     t = aval_type(out)
-    return b.emit(f"chlo.polygamma {mm.name}, {xx.name} : {t}, {t} -> {t}", out)
+    direct = b.emit(f"chlo.polygamma {mm.name}, {xx.name} : {t}, {t} -> {t}", out)
+    order = m.literal
+    if order is None or isinstance(order, bool) or order != int(order) or not 0 < order <= 30:
+        return direct
+
+    wide = out.update(dtype=np.dtype(np.float64))  # (float32's cot(pi x) near a pole loses digits: in float64)
+    tw = aval_type(wide)
+    mw, xw = b.convert(mm, wide.dtype), b.convert(xx, wide.dtype)
+
+    def c(v: float) -> HloValue:
+        return b.full(v, out.shape, wide.dtype)
+
+    mirrored = b.emit(f"chlo.polygamma {mw.name}, {b.binary('subtract', c(1.0), xw).name} : {tw}, {tw} -> {tw}", wide)
+    angle = b.binary("multiply", c(np.pi), xw)
+    cot = b.binary("divide", b.unary("cosine", angle), b.unary("sine", angle))
+    poly = c(0.0)
+    for k in reversed(_cot_derivative(int(order))):  # (Horner, highest power first)
+        poly = b.binary("add", b.binary("multiply", poly, cot), c(float(k)))
+    reflected = b.convert(b.binary("subtract", b.binary("multiply", c((-1.0) ** int(order)), mirrored),
+                                   b.binary("multiply", c(np.pi ** (int(order) + 1)), poly)), out.dtype)
+    # (from -4 down: above, XLA's is accurate)
+    use = b.binary("and", b.compare("LT", xw, c(-4.0)), b.compare("NE", xw, b.unary("floor", xw)))
+    return b.select(use, reflected, direct)
+
+
+def _cot_derivative(m: int) -> list[int]:
+    """The coefficients (lowest power first) of ``P_m`` with ``d^m/dx^m cot(pi x) = pi^m P_m(cot(pi x))``."""
+    p = [0, 1]
+    for _ in range(m):
+        dp = [k * p[k] for k in range(1, len(p))] + [0, 0]  # P'
+        p = [-(dp[k] + (dp[k - 2] if k >= 2 else 0)) for k in range(len(dp))]  # -(1 + c^2) P'
+    return p
 
 
 _ROOT_PI_2 = "1.1283791670955126"  # 2 / sqrt(pi)
