@@ -52,6 +52,10 @@ def __getattr__(name: str) -> Any:
         from .runtime import Array
 
         return Array
+    if name in ("nn", "scipy"):  # (imported when first read: `import srcjax` stays as it was)
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'srcjax' has no attribute {name!r}")
 
 

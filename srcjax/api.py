@@ -750,8 +750,8 @@ def _wrapped_numpy(fn: Any) -> Any:
 
     from .primitives import registry
 
-    if isinstance(fn, types.FunctionType):
-        return fn
+    if isinstance(fn, types.FunctionType) and not (getattr(fn, "__module__", None) or "").startswith("srcjax.lax"):
+        return fn  # (srcjax.lax's special functions are Python functions: their records' references)
     if isinstance(fn, functools.partial):  # (its bound arguments constants of a generated function: partials.py)
         from .partials import as_function
 
@@ -766,15 +766,16 @@ def _wrapped_numpy(fn: Any) -> Any:
     if hit is not None:
         return hit
     prim = registry.lookup(fn) if callable(fn) else None
-    if prim is None or not prim.path.startswith("np."):
-        return fn
+    if prim is None or not (prim.path.startswith("np.") or set(prim.signature.parameters) <= set(prim.arrays)):
+        return fn  # (srcjax.lax.lgamma's record too, its operands all arrays; not psum's, whose axis is static)
     if isinstance(fn, np.ufunc):
         params = ["x"] if fn.nin == 1 else [f"x{k + 1}" for k in range(fn.nin)]
     else:
         params = [p.name for p in prim.signature.parameters.values()
                   if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     name = prim.path.rsplit(".", 1)[-1]
-    text = f"import numpy as np\n\n\ndef {name}({', '.join(params)}):\n    return {prim.path}({', '.join(params)})\n"
+    text = (f"import numpy as np\nimport srcjax\n\n\ndef {name}({', '.join(params)}):\n"
+            f"    return {prim.path}({', '.join(params)})\n")
     filename = f"<srcjax.{prim.path}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     ns: dict[str, Any] = {"__name__": "srcjax.numpy_wrappers"}

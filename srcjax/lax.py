@@ -87,25 +87,26 @@ from .lax_slicing import (
     dynamic_update_slice,
     dynamic_update_slice_in_dim,
 )
+from .lax_special import digamma, erf_inv, erfc, lgamma, polygamma
 from .lax_stop import stop_gradient
 from .windows import ConvDimensionNumbers, conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window
 
 __all__ = ["ConvDimensionNumbers", "RoundingMethod", "abs", "acos", "acosh", "add", "all_gather", "argmax", "argmin",
            "asin", "asinh", "associative_scan", "atan", "atan2", "atanh", "axis_index", "batch_matmul",
-           "bitcast_convert_type",
-           "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim", "cbrt", "ceil",
-           "clamp", "collapse", "concatenate", "cond", "conj", "conv", "conv_general_dilated", "conv_transpose",
-           "convert_element_type", "cos", "cosh", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "div",
-           "dot", "dot_general", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
-           "dynamic_update_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq", "erf", "exp",
-           "exp2", "expand_dims", "expm1", "floor", "fori_loop", "full", "full_like", "ge", "gt", "imag",
-           "index_in_dim", "index_update", "integer_pow", "iota", "is_finite", "le", "log", "log1p", "logistic", "lt",
-           "map", "max", "min", "mul", "ne", "neg", "not_", "pad", "padtype_to_pads", "pmax", "pmean", "pmin", "pow",
-           "ppermute", "psum", "psum_scatter", "real", "reduce", "reduce_and", "reduce_max", "reduce_min", "reduce_or",
-           "reduce_prod", "reduce_sum", "reduce_window", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select",
-           "shift_left", "sign", "sin", "sinh", "slice", "slice_in_dim", "sort", "sort_key_val", "sqrt", "square",
-           "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "top_k", "transpose", "while_loop",
-           "with_sharding_constraint"]
+           "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast",
+           "broadcast_in_dim", "cbrt", "ceil", "clamp", "collapse", "concatenate", "cond", "conj", "conv",
+           "conv_general_dilated", "conv_transpose", "convert_element_type", "cos", "cosh", "cumlogsumexp", "cummax",
+           "cummin", "cumprod", "cumsum", "digamma", "div", "dot", "dot_general", "dynamic_index_in_dim",
+           "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_index_in_dim", "dynamic_update_slice",
+           "dynamic_update_slice_in_dim", "eq", "erf", "erf_inv", "erfc", "exp", "exp2", "expand_dims", "expm1",
+           "floor", "fori_loop", "full", "full_like", "ge", "gt", "imag", "index_in_dim", "index_update",
+           "integer_pow", "iota", "is_finite", "le", "lgamma", "log", "log1p", "logistic", "lt", "map", "max", "min",
+           "mul", "ne", "neg", "not_", "pad", "padtype_to_pads", "pmax", "pmean", "pmin", "polygamma", "pow",
+           "ppermute", "psum", "psum_scatter", "real", "reduce", "reduce_and", "reduce_max", "reduce_min",
+           "reduce_or", "reduce_prod", "reduce_sum", "reduce_window", "rem", "reshape", "rev", "round", "rsqrt",
+           "scan", "select", "shift_left", "sign", "sin", "sinh", "slice", "slice_in_dim", "sort", "sort_key_val",
+           "sqrt", "square", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "top_k", "transpose",
+           "while_loop", "with_sharding_constraint"]
 
 # JAX's elementwise monoids, the computations ``reduce_window`` takes: NumPy's ufuncs (so srcjax reads
 # ``srcjax.lax.add(x, y)`` as ``np.add``; unlike JAX's they broadcast and promote as NumPy does)

@@ -46,8 +46,10 @@ def rsqrt(x: Any, *, accuracy: Any = None) -> Any:
 
 
 def logistic(x: Any, *, accuracy: Any = None) -> Any:
-    """JAX's ``lax.logistic``: ``1 / (1 + exp(-x))``."""
-    return 1.0 / (1.0 + np.exp(-x))
+    """JAX's ``lax.logistic``: ``1 / (1 + exp(-x))``, written ``exp(x) / (1 + exp(x))`` below 0 so that
+    no ``exp`` overflows (``1 / (1 + exp(1000))``'s derivative was NaN: ``0 * inf``; JAX's is 0)."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0, e) / (1.0 + e)
 
 
 def integer_pow(x: Any, y: int) -> Any:

@@ -46,7 +46,6 @@ B = 3  # examples in a vmap's batch
 
 # Refusals met where jax runs the program (reported; a located TranspileError with a hint)
 KNOWN_REFUSALS: tuple[str, ...] = (
-    "lgamma() needs values known at transpile time",  # student_t_loglik: a float default (static in jax)
     "np.bincount without length= is not supported",  # weighted_bincount: NumPy's minlength= (jax's jit too)
 )
 # Errors met that are srcjax's own (located in code srcjax wrote, or wrong): xfail, not hidden

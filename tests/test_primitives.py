@@ -38,10 +38,15 @@ from srcjax.lax import (
     bitcast_convert_type,
     conv,
     conv_general_dilated,
+    digamma,
     dynamic_slice,
     dynamic_update_slice,
     erf,
+    erf_inv,
+    erfc,
     index_update,
+    lgamma,
+    polygamma,
     reduce_window,
     stop_gradient,
     with_sharding_constraint,
@@ -853,6 +858,37 @@ def winning_writes_keys(x, i, k):
 def erf_values(x):
     """``srcjax.lax.erf`` (NumPy has none): math.erf per element, XLA's ``chlo.erf`` compiled."""
     return erf(x), erf(x * 3)
+
+
+_SPECIAL_ARGS = ((arr((2, 3)),), (arr(5, F32),), (arr(4, I32),), (FLOAT_SPECIALS,))
+
+
+@case("lgamma", *_SPECIAL_ARGS, tol=(2e-6, 2e-6))
+def lgamma_values(x):
+    """``srcjax.lax``'s special functions (NumPy has none): the standard library per element, or a series
+    (``srcjax/lax_special.py``); XLA's CHLO ops compiled. Poles, infinities and NaN included."""
+    return lgamma(x), lgamma(x * 3)
+
+
+@case("digamma", *_SPECIAL_ARGS, tol=(2e-6, 2e-6))
+def digamma_values(x):
+    return digamma(x), digamma(x * 3)
+
+
+@case("polygamma", *_SPECIAL_ARGS, tol=(2e-6, 2e-6))
+def polygamma_values(x):
+    """Down to -9 (XLA's chlo.polygamma, jax's too, loses every digit below -5: the lowering reflects there)."""
+    return polygamma(1, x), polygamma(2, x * 3), polygamma(0, x), polygamma(3, x * 3 - 1.5)
+
+
+@case("erfc", *_SPECIAL_ARGS, tol=(2e-6, 2e-6))
+def erfc_values(x):
+    return erfc(x), erfc(x * 3)
+
+
+@case("erf_inv", *_SPECIAL_ARGS, tol=(2e-6, 2e-6))
+def erf_inv_values(x):
+    return erf_inv(x), erf_inv(np.tanh(x))
 
 
 @case("conv_general_dilated", (arr((2, 3, 6, 5)), arr((4, 3, 3, 2))), (arr((2, 3, 6, 5), F32), arr((4, 3, 3, 2), F32)),

@@ -56,8 +56,13 @@ from srcjax.adjoint import (
 from srcjax.lax import (
     bitcast_convert_type,
     conv_general_dilated,
+    digamma,
     erf,
+    erf_inv,
+    erfc,
     index_update,
+    lgamma,
+    polygamma,
     reduce_window,
     with_sharding_constraint,
 )
@@ -387,6 +392,13 @@ def reduce_window_batched(x):
 @case("erf", args=(arr((2, 3)), arr(3, F32)))
 def erf_batched(x, y):
     return erf(x), erf(y), erf(2.0 * y) + y, erf(x * 0.5) * x
+
+
+@case("lgamma", "digamma", "polygamma", "erfc", "erf_inv", args=(arr((2, 3), lo=0.2, hi=4), arr(3, F32, 0.2, 4)),
+      tol={"float32": (2e-6, 2e-6), "float64": (1e-6, 1e-12)})  # (XLA's float32 digamma times a float64: ~4e-7)
+def special_batched(x, y):
+    return (lgamma(x), digamma(y) * x, polygamma(1, x), polygamma(2.0, y), erfc(x - y), erf_inv(np.tanh(x)),
+            erf_inv(y / 5) + y)
 
 
 @case("where", "clip", args=(arr((2, 3), BOOL), arr(3), arr((2, 1))), jax=True)

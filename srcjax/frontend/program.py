@@ -239,7 +239,8 @@ class Program:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
         library.update(own)
         for mod in ("srcjax.batched", "srcjax.composites", "srcjax.numpy_extras", "srcjax.polynomials",
-                    "srcjax.random", *REEXPORTED_MODULES):
+                    "srcjax.random", "srcjax.nn", "srcjax.scipy.special", "srcjax.scipy.stats.norm",
+                    *REEXPORTED_MODULES):
             shown = sorted(n if called.get(n, n) == n else f"{n} as {called[n]}"
                            for n in set(library[mod])  # (what the text calls: a private helper too, when a
                            # derivative of a helper that calls it is written out, `_aligned` in selection_fill_fwd)

@@ -66,6 +66,7 @@ from ..frontend.names import Visitor, literal_value, names_in
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.resolve import is_user_function, unwrap
+from ..lax_special import MATH_ON_ARRAYS
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
 from ..primitives.registry import Primitive
@@ -728,7 +729,7 @@ class Specializer:
             name = getattr(fv, "__qualname__", None) or getattr(fv, "__name__", repr(fv))
             raise StaticValueError(f"{name}() needs values known at transpile time, but got an array "
                                    f"({_first_dynamic(dyn).aval.str_short()})",
-                                   hint="use the NumPy equivalent on arrays")
+                                   hint=MATH_ON_ARRAYS.get(fv, "use the NumPy equivalent on arrays"))
         try:
             return self.from_python(fv(*args, **kwargs))
         except TranspileError:

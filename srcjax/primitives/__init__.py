@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     shape,
     shape_ops,
     sorting,
+    special,
     stop_gradient,
     take,  # noqa: F401  (after shape: it reuses the gather of integer-array indexing)
     windows,
