@@ -1,6 +1,6 @@
 """``sorted(d.items(), key=lambda kv: kv[0])`` is ``sorted(d.items())``: a dict's keys are unique, so its pairs
-compare by their keys alone (never by their values), in the same order. (``reverse=True`` is left alone: reverse
-mode loses the derivatives of ``for k, v in reversed(sorted(d.items()))``, whose ``sorted`` ANF names first.) jit ran it
+compare by their keys alone (never by their values), in the same order. (``reverse=True`` is left alone: write
+``for k, v in reversed(sorted(d.items()))``, whose ``sorted`` ANF names first and puts back.) jit ran it
 already (the lambda ran while specializing); derivatives refused the lambda ("cannot differentiate through the
 nested function `lambda_fn`") and vmap the call; ``for k, v in sorted(d.items())`` they follow.
 

@@ -158,18 +158,22 @@ class Activity:
             body = inline_loop_iterables(inline_lax(nf, list(nf.plain_fdef.body.body)))
         self.sequences = _local_sequences(body)
         self.pushed = _pushed_names(body)
+        self.propagate(self.active, body)
+        self.check(body)
+
+    def propagate(self, active: set[str], body: Sequence[Any], loose: bool = False) -> None:
+        """Grow ``active`` (in place) to the names activity flows into, to a fixpoint (``loose``: also through
+        the values static calls read, ``sorted(items)``, as if derivatives followed them)."""
         changed = True
         while changed:
             changed = False
-            for s, _ in _walk(body if body is not None else nf.plain_fdef.body.body):
-                for targets, srcs in _per_element(s) or [self.effect(s)]:
-                    if targets and any(n in self.active for n in srcs):
-                        new = set(targets) - self.active
+            for s, _ in _walk(body):
+                for targets, srcs in _per_element(s) or [self.loose_effect(s) if loose else self.effect(s)]:
+                    if targets and any(n in active for n in srcs):
+                        new = set(targets) - active
                         if new:
-                            self.active |= new
+                            active |= new
                             changed = True
-
-        self.check(body if body is not None else nf.plain_fdef.body.body)
 
     def check(self, body: Sequence[Any]) -> None:
         """Refuse what would otherwise silently lose derivatives."""
@@ -183,6 +187,7 @@ class Activity:
                          "write lax bodies as plain Python if/for/while: srcjax rewrites and differentiates that")
         container_binds: dict[int, list[str]] = {}  # id of an assignment binding a list/tuple -> its names
         for s, _ in _walk(body):
+            self.check_item_views(s, body)
             if isinstance(s, cst.Assign):
                 op = self.op(s.value)
                 names = [n for t in s.targets for n in target_names(t.target)]
@@ -262,6 +267,43 @@ class Activity:
             elif id(s) in top and op.kind == "prim" and op.prim is not None and \
                     op.prim.result_kind(op.args) == "array":
                 containers.difference_update(names)
+
+    def check_item_views(self, s: cst.CSTNode, body: Sequence[Any]) -> None:
+        """Refuse the items of an active container reaching a loop or a name that derivatives do not follow
+        (was: a zero derivative, silently): ``pairs = d.items()`` named (not inlined into one loop's
+        iterable), ``for a in sorted(items)`` of a list built here (its items' order is a permutation
+        derivatives do not undo yet)."""
+        if isinstance(s, cst.Assign) and isinstance(s.value, cst.Call) and _items_view(s.value) in self.active and \
+                self.reaches_result([n for t in s.targets for n in target_names(t.target)], body):
+            recv = _items_view(s.value)
+            raise DifferentiationError(
+                f"cannot differentiate through `{code(s.value)}` kept as a value yet (derivatives follow "
+                f"`{recv}`'s items only in the loop that iterates over them)", span=self.span_of(s, body),
+                hint=f"loop over it where you use it (`for {'k, v' if s.value.func.attr.value == 'items' else 'v'} "  # type: ignore[attr-defined]
+                     f"in {code(s.value)}:`, `for k, v in sorted({recv}.items()):`), or index the container "
+                     f"(`{recv}[k]`)")
+        if isinstance(s, cst.For) and call_name(s.iter) in _PERMUTING_CALLS and isinstance(s.iter, cst.Call) and \
+                any(n in self.active and n in self.sequences for a in s.iter.args for n in names_in(a.value)):
+            inner = [self.span_of(small, body) for st in s.body.body if isinstance(st, cst.SimpleStatementLine)
+                     for small in st.body]  # (a comprehension's loop: the user's line is its statements')
+            raise DifferentiationError(
+                f"cannot differentiate through `{call_name(s.iter)}(...)` of a list of arrays yet: its items come "
+                "in an order derivatives do not follow",
+                span=self.nf.spans.get(id(s)) or next((sp for sp in inner if sp is not None), None),
+                hint="loop over the list itself, in its order, or sort indices: `for i in sorted(range(len(xs)), "
+                     "key=...)` then read `xs[i]`")
+
+    def reaches_result(self, names: list[str], body: Sequence[Any]) -> bool:
+        """Whether the result would depend on ``names`` were they active (not: ``np.shape(list(d.values())[0])``)."""
+        active = self.active | set(names)
+        self.propagate(active, body, loose=True)
+        return bool((active - self.active) & (_returned_names(self.nf) | set(self.pushed)))
+
+    def loose_effect(self, s: cst.CSTNode) -> tuple[list[str], list[str]]:
+        targets, srcs = self.effect(s)
+        if isinstance(s, cst.Assign) and not srcs and self.op(s.value).kind == "static":
+            return [n for t in s.targets for n in target_names(t.target)], _value_reads(s.value)
+        return targets, srcs
 
     def span_of(self, small: cst.CSTNode, body: Sequence[Any]) -> Any:
         """The user's source position of a small statement of ``body`` (None if it was written by srcjax)."""
@@ -562,7 +604,8 @@ class _ValueReads(_ArrayNames):
             return True
         if isinstance(n.func, cst.Attribute) and n.func.attr.value in ("items", "values", "copy") and not n.args:
             self.walk(n.func.value)  # `p.items()`: the container's values (in `sorted(p.items())`)
-        if f.rsplit(".", 1)[-1] in _TREE_FUNCTIONS:  # `tree_leaves(p)`: p's values
+        if f.rsplit(".", 1)[-1] in _TREE_FUNCTIONS or f in _HOLDING_CALLS:  # `tree_leaves(p)`, `list(xs)[i]`: their
+            # items' values (was: `[list(xs)[i] for i in order]` read nothing, a zero derivative, silently)
             for a in n.args:
                 self.walk(a.value)
         return False
@@ -658,6 +701,22 @@ _STATIC_RESULT_CALLS = {
     "np.indices", "np.triu_indices", "np.tril_indices", "np.finfo", "np.iinfo", "np.promote_types",
     "np.can_cast", "np.issubdtype", "np.hanning", "np.hamming", "np.bartlett", "np.blackman", "np.kaiser",
 }
+
+
+# calls whose items are their argument's items in another order (or some of them): not followed by derivatives
+_PERMUTING_CALLS = {"sorted", "filter", "iter", "map"}
+
+# calls whose result holds their arguments' items (their values matter where the result's do)
+_HOLDING_CALLS = {"list", "tuple", "sorted", "reversed", "zip", "enumerate", "iter", "next", "dict", "filter", "map"}
+
+
+def _items_view(value: cst.Call) -> str | None:
+    """``d`` of ``d.items()``/``d.values()`` (a name), else None."""
+    f = value.func
+    if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in ("items", "values") and \
+            not value.args:
+        return f.value.value
+    return None
 
 
 def _local_sequences(body: Sequence[Any]) -> set[str]:

@@ -449,7 +449,10 @@ def _inline_block(stmts: list[Any], counts: dict[str, int]) -> list[Any]:
             value = st.body[0].value
             is_view = isinstance(value, cst.Call) and (
                 call_name(value) in _VIEW_CALLS or isinstance(value.func, cst.Attribute) and not value.args
-                and value.func.attr.value in ("items", "values"))
+                and value.func.attr.value in ("items", "values") or
+                # `sorted(items)` of `items = d.items()`: the pairs in key order (as `sorted(d.items())`)
+                call_name(value) == "sorted" and len(value.args) == 1 and isinstance(value.args[0].value, cst.Name)
+                and value.args[0].value.value in views and _items_call(views[value.args[0].value.value][1]))
             if is_view:
                 views[st.body[0].targets[0].target.value] = (len(out), value)
         if isinstance(st, cst.For):
