@@ -90,6 +90,7 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
     calls that function where ``f`` calls ``act``, and is written once per function.
     """
     c = _as_compiled(fn)
+    _refuse_unbound(c, kind)
     base = c.fn
     prog = c.program if not bindings else Program(base, bindings)
     nums, single = _argnums(argnums, len(c.params))
@@ -252,6 +253,7 @@ class _Derived(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a prope
     when anything reads ``fn``: ``source()``, ``lower()``, another transformation)."""
 
     _lazy = False
+    _unbound: str | None = None  # a parameter it calls with no function default: `fn` is the function, standing in
 
     def _write_pending(self) -> None:
         if self._lazy:
@@ -276,10 +278,11 @@ class _Derived(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a prope
             with warm_cache.recording(self._reads), gc_pause.paused():  # (gc_pause: first calls)
                 needs = _called_parameters(c)
                 # a function calling a parameter is differentiated once the caller says which function it is
-                derived = c.fn if needs else derivative_function(fn, kind, argnums, has_aux, max_iters)
+                derived = _stand_in(c, needs, fn, kind, argnums, has_aux, max_iters)
         except TranspileError as e:
             raise _clean(e) from None
         self._needs = needs
+        self._unbound = _unbound(c, needs)
         self._install(derived)
 
     def _install(self, derived: Callable[..., Any]) -> None:
@@ -298,6 +301,10 @@ class _Derived(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a prope
             return {}  # the common case, on every call: no function among the arguments
         named = dict(zip(self.params, args))
         named.update(kwargs)
+        for p in self._needs - set(named):  # a function default (`f=np.sin`): a constant, as jax runs it
+            default = self.signature.parameters[p].default if p in self.signature.parameters else None
+            if _is_function_value(default):
+                named[p] = default
         return {p: v for p, v in named.items() if _is_function_value(v)}
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:  # (Compiled.__call__: C++ first)
@@ -410,6 +417,36 @@ def _wrap(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_a
     return hit
 
 
+def _stand_in(c: Compiled, needs: set[str], fn: Callable[..., Any], kind: str, argnums: Any, has_aux: bool,
+              max_iters: int | None) -> Callable[..., Any]:
+    """The derivative's function: written now, with the parameters it calls (``needs``) fixed to their function
+    defaults (``f=np.sin``: a constant, as jax runs it; what transformations of the derivative read, e.g.
+    ``hessian``'s jvp of it); without such defaults, the function itself stands in until a call passes them."""
+    if not needs or _unbound(c, needs):
+        return c.fn if needs else derivative_function(fn, kind, argnums, has_aux, max_iters)
+    defaults = {p: c.signature.parameters[p].default for p in needs}
+    return derivative_function(fn, kind, argnums, has_aux, max_iters, bindings=defaults)
+
+
+def _refuse_unbound(c: Compiled, kind: str) -> None:
+    """A transformation of a derivative whose function calls a parameter with no function default: that
+    derivative's ``fn`` is the function itself, standing in (was: ``hessian``/``jvp`` of it differentiated the
+    function once, silently: the gradient came back as the Hessian)."""
+    p, what = getattr(c, "_unbound", None), getattr(c, "_what", "srcjax.grad")
+    if p:
+        raise _clean(ArgumentError(
+            f"srcjax.{kind.split('_')[0]}: cannot transform {what} of a function that calls its parameter `{p}` "
+            "(its derivative is written per function passed there)",
+            hint=f"fix the function first (`{what}(lambda x: f(x, np.tanh))`), or give `{p}` a function "
+                 f"default (`{p}=np.tanh`)"))
+
+
+def _unbound(c: Compiled, needs: set[str]) -> str | None:
+    """The first parameter in ``needs`` without a function default (None: all have one)."""
+    params = c.signature.parameters
+    return next((p for p in sorted(needs) if p not in params or not _is_function_value(params[p].default)), None)
+
+
 def _called_parameters(c: Compiled) -> set[str]:
     """Parameters the function calls (``act(x)``): function-valued arguments, fixed per call."""
     import libcst as cst
@@ -429,6 +466,7 @@ def _called_parameters(c: Compiled) -> set[str]:
 def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool,
               max_iters: int | None) -> Compiled:
     c = _as_compiled(fn)
+    _refuse_unbound(c, kind)
     stand_in = warm_transforms.jvp_stand_in(c.signature, argnums) if kind == "jvp" else None
     if kind in ("grad", "value_and_grad") or stand_in is not None:
         try:
@@ -451,13 +489,13 @@ def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], h
     else:
         try:
             needs = _called_parameters(c)
-            derived = c.fn if needs else derivative_function(fn, kind, argnums, has_aux, max_iters)
+            derived = _stand_in(c, needs, fn, kind, argnums, has_aux, max_iters)
         except TranspileError as e:
             raise _clean(e) from None
         nums, _ = _argnums(argnums, len(c.params))
         d = _Derived(derived, nums, f"srcjax.{kind}", static_argnums=tuple(
             i for i, p in enumerate(c.params) if p in c.static), device=c.device)
-        d._needs = needs
+        d._needs, d._unbound = needs, _unbound(c, needs)
     d._origin = (fn, kind, argnums, has_aux, max_iters)
     d._primal = fn
     if kind in ("jvp", "vjp"):  # (primals..., tangents or a cotangent): the function's own errors at its lines
