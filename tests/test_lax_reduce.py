@@ -83,3 +83,20 @@ def test_associative_scan_against_jax(n):
         _close(srcjax.vmap(scans)(xs), twins.JAX.vmap(twin)(xs), "vmap")
         _close(srcjax.jacfwd(scans)(x), twins.JAX.jacfwd(twin)(x), "jacfwd")
         _close(srcjax.jacrev(scans)(x), twins.JAX.jacrev(twin)(x), "jacrev")
+
+
+def lambda_scans(x):
+    y = lax.associative_scan(lambda a, b: a + b, x)
+    z = lax.associative_scan(lambda a, b: a * b, x, reverse=True)
+    return np.sum(y ** 2) + np.sum(z)
+
+
+def test_associative_scan_of_a_monoid_lambda_under_derivatives():
+    """#15: ``lambda a, b: a + b`` is named ``srcjax.lax.add`` (as reduce_window's): grad was refused with a
+    location inside srcjax/lax_reduce.py (the lambda, a local function, called in srcjax's Python)."""
+    x = np.random.default_rng(3).normal(size=(5, 2)) * 0.5
+    twin = twins.jax_twin(lambda_scans, lax=jax.lax)
+    _close(srcjax.grad(lambda_scans)(x), twins.JAX.grad(twin)(x), "grad")
+    _close(srcjax.jacfwd(lambda_scans)(x), twins.JAX.jacfwd(twin)(x), "jacfwd")
+    # (vmap(grad) of any associative_scan, np.add's too, is refused: "_interleave_fwd pushes values batched
+    # differently to a list it was given", a recursion's tape batched at some depths only)

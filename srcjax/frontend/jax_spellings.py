@@ -411,17 +411,22 @@ _MONOID_NAMES = {"add": "srcjax.lax.add", "mul": "srcjax.lax.mul", "max": "srcja
 
 
 def reduce_window_call(norm: Normalizer, call: cst.Call) -> cst.Call | None:
-    """``srcjax.lax.reduce_window(x, init, lambda a, b: a + b, ...)`` with the lambda named as the
-    monoid it computes (``srcjax.lax.add``), so derivatives and batching see a reduction and no
-    function; None for anything else."""
-    from .. import windows
+    """``srcjax.lax.reduce_window(x, init, lambda a, b: a + b, ...)`` (and ``associative_scan(lambda a, b: a + b,
+    x)``) with the lambda named as the monoid it computes (``srcjax.lax.add``), so derivatives and batching see
+    a reduction and no function (a lambda passed into srcjax's Python is a local function derivatives refused
+    inside srcjax's source); None for anything else."""
+    from .. import lax_reduce, windows
 
-    if norm.static_value(call.func)[1] is not windows.reduce_window:
+    callee = norm.static_value(call.func)[1]
+    takes = {windows.reduce_window: ("computation", 2), lax_reduce.associative_scan: ("fn", 0)}
+    if not any(callee is f for f in takes):
         return None
+    keyword, position = next(v for f, v in takes.items() if callee is f)
     args = list(call.args)
-    at = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "computation"), None)
+    at = next((i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == keyword), None)
     if at is None:
-        at = 2 if len(args) > 2 and all(a.keyword is None and not a.star for a in args[:3]) else None
+        at = position if len(args) > position and all(a.keyword is None and not a.star
+                                                      for a in args[:position + 1]) else None
     lam = args[at].value if at is not None else None
     if at is None or not isinstance(lam, cst.Lambda):
         return None
