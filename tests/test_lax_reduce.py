@@ -100,3 +100,17 @@ def test_associative_scan_of_a_monoid_lambda_under_derivatives():
     _close(srcjax.jacfwd(lambda_scans)(x), twins.JAX.jacfwd(twin)(x), "jacfwd")
     # (vmap(grad) of any associative_scan, np.add's too, is refused: "_interleave_fwd pushes values batched
     # differently to a list it was given", a recursion's tape batched at some depths only)
+
+
+def lambda_affine_scan(x):
+    return np.sum(lax.associative_scan(lambda a, b: a * b + b, x) ** 2)
+
+
+def test_associative_scan_of_another_lambda_is_refused_at_the_users_call():
+    """#15: the refusal inside srcjax's associative_scan (it calls the lambda, a local function) is placed at the
+    user's call (was srcjax/lax_reduce.py:58); jit runs it."""
+    x = np.random.default_rng(4).normal(size=(5,)) * 0.5
+    with pytest.raises(srcjax.TranspileError) as e:
+        srcjax.grad(lambda_affine_scan)(x)
+    assert str(e.value).startswith(f"{__file__}:"), str(e.value)
+    _close(srcjax.jit(lambda_affine_scan)(x), lambda_affine_scan(x), "jit")

@@ -20,6 +20,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..core import TranspileError
 from ..frontend import parsed, shadowing
 from ..frontend.cst_expressions import parse_expression
 from ..frontend.liveness import Liveness
@@ -156,6 +157,7 @@ class Activity:
         self.ops: dict[int, Op] = {}
         if body is None:  # a helper's summary: its body as the helper's derivative will see it
             body = inline_loop_iterables(inline_lax(nf, list(nf.plain_fdef.body.body)))
+        self.body = body
         self.sequences = _local_sequences(body)
         self.pushed = _pushed_names(body)
         self.propagate(self.active, body)
@@ -365,6 +367,14 @@ class Activity:
             hit = known[pattern] = bool(_returned_names(callee) & sub.active)
         return hit
 
+    def called(self, op: Op, s: cst.CSTNode) -> bool:
+        """:meth:`call_output_active`; a refusal in the callee records this call (a callee of srcjax's own, e.g.
+        ``lax.associative_scan`` calling a lambda: placed at the user's call, not in srcjax's source)."""
+        try:
+            return self.call_output_active(op)
+        except TranspileError as e:
+            raise e.called_from(self.span_of(s, self.body)) from None
+
     def appended_arguments(self, op: Op) -> list[str]:
         """The names passed to a helper's parameters that it (or a helper it calls) appends to (``_tape``)."""
         callee = self.program.functions.get(op.callee or "")
@@ -388,7 +398,7 @@ class Activity:
                     x for p in op.prim.array_seqs for x in _seq_names(op.args.get(p))] + [
                     x for p in op.prim.arrays if p not in op.operands  # index_add(z, i, (w_bar, b_bar))
                     for x in _seq_names(op.args.get(p))]
-            if op.kind == "call" and not self.call_output_active(op):
+            if op.kind == "call" and not self.called(op, s):
                 appended = self.appended_arguments(op)  # a tape the helper appends to holds what it reads
                 return appended, list(op.reads) if appended else []
             if op.kind == "call":  # a list the helper appends to (a forward half's tape) changes too
