@@ -225,7 +225,7 @@ def uses_setitem_through_view(x):
 def uses_nested_def_with_default(x):
     def inner(y, k=2):
         return y * k
-    return inner(x)
+    return inner(x, 3)  # (called with the defaulted parameter: refused; `inner(x)` alone is taken)
 
 
 def uses_del(x):

@@ -42,6 +42,7 @@ from . import (
     jax_spellings,
     loop_targets,
     methods,
+    nested_defaults,
     numpy_calls,
     shadowing,
     sort_keys,
@@ -887,6 +888,7 @@ def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]]
               name: str | None = None, bindings: dict[str, Any] | None = None,
               comprehension_loops: bool = False) -> NormalizedFunction:
     src = methods.guard(star_params.expand(read_function(fn)))  # (a copy of a function with *args for a number of them)
+    src = nested_defaults.rewrite(src)  # (`def g(v, k=k)` in a loop: the default kept in a name)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     fdef = norm.function(name or src.name)
     return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,

@@ -1,0 +1,76 @@
+"""``def g(v, k=k)`` defined and called inside a loop (the default captures the loop variable): the default is
+kept in a name of the enclosing function (frontend/nested_defaults.py; #15, was refused "nested functions with
+defaults"). Uses that could see another ``def``'s default (the function stored or passed, called with the
+defaulted parameter) stay refused."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import srcjax
+
+jax.config.update("jax_enable_x64", True)
+
+
+def loop_default(x):
+    t = 0.0
+    for k in range(3):
+        def g(v, k=k):
+            return np.sin(v * (k + 1))
+        t = t + np.sum(g(x))
+    return t
+
+
+def jax_loop_default(x):
+    t = 0.0
+    for k in range(3):
+        def g(v, k=k):
+            return jnp.sin(v * (k + 1))
+        t = t + jnp.sum(g(x))
+    return t
+
+
+def two_defaults_later_call(x):
+    out = []
+    for k in range(2):
+        def g(v, a=k, b=2.0 * k):
+            return v * a + b
+        out.append(g(x) ** 2)
+        k = 5  # (the default is k's value when the def ran)
+        out.append(g(x))
+    return np.sum(np.stack(out))
+
+
+def stored(x):
+    fs = []
+    for k in range(3):
+        def g(v, k=k):
+            return v * k
+        fs.append(g)
+    return np.sum(fs[0](x) + fs[2](x))
+
+
+X = np.array([0.3, 1.7, 4.0])
+
+
+def test_loop_default_against_jax():
+    np.testing.assert_allclose(np.asarray(srcjax.jit(loop_default)(X)), loop_default(X), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(srcjax.grad(loop_default)(X)), np.asarray(jax.grad(jax_loop_default)(X)),
+                               rtol=1e-10)
+    xs = np.stack([X, 2 * X])
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(srcjax.grad(loop_default))(xs)),
+                               np.asarray(jax.vmap(jax.grad(jax_loop_default))(xs)), rtol=1e-10)
+
+
+def test_defaults_are_the_values_when_the_def_ran():
+    np.testing.assert_allclose(np.asarray(srcjax.jit(two_defaults_later_call)(X)), two_defaults_later_call(X),
+                               rtol=1e-12)
+    want = jax.grad(lambda x: jnp.sum(jnp.stack([(x * k + 2.0 * k) ** 2 for k in range(2)] +
+                                                [x * k + 2.0 * k for k in range(2)])))(X)
+    np.testing.assert_allclose(np.asarray(srcjax.grad(two_defaults_later_call)(X)), np.asarray(want), rtol=1e-10)
+
+
+def test_a_stored_nested_function_with_defaults_is_refused():
+    with pytest.raises(srcjax.TranspileError, match="nested functions with defaults"):
+        srcjax.jit(stored)(X)
