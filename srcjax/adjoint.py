@@ -229,8 +229,9 @@ def add_leaf(a: Any, b: Any) -> Any:
     return None if a is None or b is None else a + b
 
 
-def first_of(a: Any, b: Any) -> Any:
-    """``a``: what ``unbroadcast``/``broadcast_like`` give for a container's cotangent (already shaped)."""
+def first_of(a: Any, b: Any) -> Any:  # what unbroadcast/broadcast_like give for a container's cotangent: `a`
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) != len(b):  # (`ws + ws`: was silent)
+        raise ValueError("derivatives of joining lists (`a + b`) are not followed yet: write the list out, [a, b, c]")
     return a
 
 
@@ -264,10 +265,9 @@ def mask_leaf(x: Any, g: Any) -> Any:
 
 
 def index_cleared(g: Any, x: Any, key: Any) -> Any:
-    """The cotangent of ``x`` in ``index_update(x, key, v)``: ``g`` with ``g[key]`` zero (the item was
-    replaced, so the old one gets no derivative); for a container ``x``, zeros like the replaced item,
-    and no item at all where ``x`` had none (``out["new"] = v`` adds an item: ``x``'s cotangent has
-    ``x``'s structure)."""
+    """The cotangent of ``x`` in ``index_update(x, key, v)``: ``g`` with ``g[key]`` zero (the item was replaced, so
+    the old one gets no derivative); for a container ``x``, zeros like the replaced item, and no item at all where
+    ``x`` had none (``out["new"] = v`` adds an item: ``x``'s cotangent has ``x``'s structure)."""
     if is_tree(x):
         return tree_cleared(g, x, key)
     return index_update(g, key, 0.0)

@@ -260,8 +260,20 @@ def tree_get(z: Any, key: Any) -> Any:
 
 def from_leaves(x: Any, leaves: Any) -> Any:
     """``x``'s structure holding ``leaves`` in flatten order: the cotangent of ``x`` in
-    ``tree_leaves(x)`` from the cotangent of that list."""
-    return unflatten(flatten(x)[1], list(leaves))
+    ``tree_leaves(x)`` from the cotangent of that list. Its dicts keep ``x``'s key order (derivative code zips
+    ``x.items()`` with its tangent's: a basis of ``leaf_bases`` in sorted order paired the wrong items, silently,
+    where NumPy runs the source on a dict not in sorted order)."""
+    return _ordered_like(unflatten(flatten(x)[1], list(leaves)), x)
+
+
+def _ordered_like(t: Any, x: Any) -> Any:
+    if type(t) is dict and type(x) is dict and list(t) != list(x) and set(t) == set(x):
+        return {k: _ordered_like(t[k], x[k]) for k in x}
+    if type(t) is dict and type(x) is dict:
+        return {k: _ordered_like(v, x[k]) if k in x else v for k, v in t.items()}
+    if type(t) in (list, tuple) and type(x) is type(t) and len(t) == len(x):
+        return type(t)(_ordered_like(a, b) for a, b in zip(t, x))
+    return t
 
 
 def leaves_like(t: Any, x: Any) -> list[Any]:

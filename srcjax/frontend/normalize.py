@@ -39,6 +39,7 @@ from . import (
     aliasing,
     bound_helpers,
     comprehension_loops,
+    dict_methods,
     jax_spellings,
     loop_targets,
     methods,
@@ -354,6 +355,8 @@ class Normalizer(Resolver):
             args = [a.with_changes(value=self.atom(a.value)) for a in node.args] + self.closure_call_args(made)
             return node.with_changes(func=name, args=args), call_hint(name)
         ok, fv = self.static_value(func)
+        if not ok and (got := dict_methods.get_call(self, node)) is not None:
+            return self.flat(got)  # d.get(k, default): d[k] if k in d else default
         if ok:
             numpy_calls.check_sized(self, node, fv)  # (np.unique needs size=)
         if ok and (named := jax_spellings.reduce_window_call(self, node)) is not None:
@@ -705,6 +708,8 @@ class Normalizer(Resolver):
             if numpy_calls.ufunc_at(self, s.value):  # np.add.at(a, idx, b): a = index_add(a, idx, b)
                 return
             self.check_global_mutation(s.value)
+            if dict_methods.update_statement(self, s.value):  # d.update(k=v): d["k"] = v
+                return
             flat, _ = self.flat(s.value)
             self.emit(cst.Expr(value=flat), s.value)
         elif isinstance(s, cst.Assert):
@@ -863,6 +868,8 @@ class _LazyRewriter(cst.CSTTransformer):
             return at
         chain = attr_chain(func)
         ok, fv = (False, None) if chain is None or self.local(chain[0]) else self.norm.static_value(func)
+        if not ok and (got := dict_methods.lazy_get(updated)) is not None:
+            return got  # d.get(k, default): d[k] if k in d else default
         if not ok and isinstance(func, cst.Attribute) and func.attr.value in ARRAY_METHODS:
             assert isinstance(updated.func, cst.Attribute)
             prim, args = self.norm.method_call(original, updated.func.value, updated.args)
