@@ -111,9 +111,8 @@ def batch_broadcast(x: Any, n: int) -> Any:
     does an empty tuple: a loop's carry vmap took for an array, ``key = ()`` before ``key = key + (i,)``)."""
     if x is UNSET:
         return x
-    if is_tree(x):
-        if len(x) == 0:
-            return x
+    if is_tree(x):  # (a container item by item, a scan's carry of a dict; an empty one stays as it is)
+        return batch_broadcast_items(x, n)
     # (broadcast_like to a bool array keeps a Python number weakly typed per example, as it is unbatched:
     # np.broadcast_to makes `s = 0.0` a float64 array, and a loop carrying it promoted float32 work to float64)
     return broadcast_like(x, np.zeros((n,) + np.shape(x), dtype=bool))
@@ -130,7 +129,7 @@ def batch_broadcast_items(x: Any, n: int) -> Any:
         for k in item_keys(x):
             out = index_update(out, k, batch_broadcast_items(tree_get(x, k), n))  # (differentiable: linear)
         return out
-    return np.broadcast_to(x, (n,) + np.shape(x))
+    return broadcast_like(x, np.zeros((n,) + np.shape(x), dtype=bool))  # (a Python number stays weak: batch_broadcast)
 
 
 def batch_broadcast_parts(x: Any, flags: Any, n: int) -> Any:

@@ -1,0 +1,203 @@
+"""Regression tests for the ``vmap`` bugs hunt10's JAX-style programs found (issue #15), each checked against
+``jax.vmap`` and a loop over the examples:
+
+- a Python number reaching batched data through a loop carry, a branch join or a container carry came out
+  float64 under ``vmap`` (``vmap(horner)`` of float32 rows, ``p = C[0]`` then ``p = c + p * t``), while each
+  example and jax keep the data's float32: ``batch_broadcast_items`` repeated the number as a strong array
+  (``np.broadcast_to``), and ``batch_select``'s ``np.where`` of two such numbers was strong; both now stay weak
+  (a weak array of one axis or more is a Python number per example);
+- ``batch_broadcast`` of a container (an unmapped dict carried by ``lax.scan`` under ``vmap``) returned it as it
+  was: its first leaf was read for the batch size, a silent wrong answer where that leaf had the batch's length
+  (a vector of 3 read as 3 examples of a scalar), "IndexError: tuple index out of range" where it was a scalar.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import jax
+import numpy as np
+import pytest
+
+import srcjax
+from srcjax import lax
+
+from .twins import jax_twin
+
+jax.config.update("jax_enable_x64", True)
+
+C = (0.5, 1.5, 2.5)
+
+
+def horner(t):
+    p = C[0]
+    for c in C[1:]:
+        p = c + p * t
+    return p
+
+
+def literal_carry(t):
+    p = 0.5
+    for _ in range(3):
+        p = p * t + 1.0
+    return p
+
+
+def while_carry(t):
+    p = 0.5
+    k = 0
+    while k < 3:
+        p = p * t + 1.0
+        k = k + 1
+    return p
+
+
+def tuple_carry(t):
+    s = (0.5, 1.0)
+    for _ in range(2):
+        s = (s[0] * t, s[1] + t)
+    return s[0] + s[1]
+
+
+def fori_carry(t):
+    s = np.sum(t)
+    return lax.fori_loop(0, 3, lambda i, p: p * s + 1.0, 0.5) * t
+
+
+def joined_numbers(t):
+    p = 0.5
+    if np.sum(t) > 4:
+        p = 2.0
+    return p * t
+
+
+def joined_number_and_data(t):
+    s = np.sum(t)
+    if s > 4:
+        p = 2.0
+    else:
+        p = s * 3.0
+    return p * t
+
+
+def running_max(t):
+    m = 0.0
+    for c in C:
+        m = np.maximum(m, t * c)
+    return m
+
+
+# jax cannot branch in Python on a traced value: the branch joins' twins, written with jax.lax.cond
+JAX_TWINS = {
+    "joined_numbers": lambda t: jax.lax.cond(jax.numpy.sum(t) > 4, lambda: 2.0, lambda: 0.5) * t,
+    "joined_number_and_data": lambda t: jax.lax.cond(jax.numpy.sum(t) > 4, lambda s: 2.0 + 0 * s,
+                                                     lambda s: s * 3.0, jax.numpy.sum(t)) * t,
+}
+
+
+def _twin(f: Any) -> Any:
+    return JAX_TWINS.get(f.__name__) or jax_twin(f, C=C, lax=jax.lax)
+
+
+WEAK_PROGRAMS = [horner, literal_carry, while_carry, tuple_carry, fori_carry, joined_numbers,
+                 joined_number_and_data, running_max]
+
+
+def _rows(dtype: Any) -> np.ndarray:
+    return (np.array([[1.0, 2.0, 0.5], [0.25, 1.0, 1.5], [1.0, 0.5, 0.5]]) * (4 if dtype == np.int32 else 1)
+            ).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("f", WEAK_PROGRAMS, ids=lambda f: f.__name__)
+def test_vmap_keeps_a_python_number_weak(f: Any, dtype: Any) -> None:
+    x = _rows(dtype)
+    got = np.asarray(srcjax.vmap(f)(x))
+    loop = np.stack([np.asarray(f(r)) for r in x])  # NumPy per example (NEP 50: the number is weak)
+    one = np.asarray(srcjax.jit(f)(x[0]))
+    want = np.asarray(jax.vmap(_twin(f))(x))
+    assert got.dtype == loop.dtype == one.dtype == want.dtype, (got.dtype, loop.dtype, one.dtype, want.dtype)
+    tol = 2e-3 if dtype == np.float16 else 1e-6
+    np.testing.assert_allclose(got, loop, rtol=tol)
+    np.testing.assert_allclose(got, want, rtol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("f", [horner, tuple_carry, joined_numbers, joined_number_and_data],
+                         ids=lambda f: f.__name__)
+def test_vmap_of_grad_keeps_a_python_number_weak(f: Any, dtype: Any) -> None:
+    x = _rows(dtype)
+    g = srcjax.grad(lambda t: np.sum(f(t)))
+    got = np.asarray(srcjax.vmap(g)(x))
+    loop = np.stack([np.asarray(g(r)) for r in x])
+    jf = _twin(f)
+    want = np.asarray(jax.vmap(jax.grad(lambda t: jax.numpy.sum(jf(t))))(x))
+    assert got.dtype == loop.dtype == want.dtype == dtype, (got.dtype, loop.dtype, want.dtype)
+    tol = 2e-3 if dtype == np.float16 else 1e-6
+    np.testing.assert_allclose(got, loop, rtol=tol)
+    np.testing.assert_allclose(got, want, rtol=tol)
+
+
+# -- a lax.scan carrying a dict, under vmap with the carry unmapped: batch_broadcast left a container as it was --
+
+JAX_SRCJAX = types.SimpleNamespace(value_and_grad=jax.value_and_grad, grad=jax.grad, tree_util=jax.tree_util)
+
+
+def scaled_loss(params, x):
+    return np.mean((x * params["a"]) ** 2)
+
+
+def train_scaled(params, xs):
+    def step(p, x):
+        loss, g = srcjax.value_and_grad(scaled_loss)(p, x)
+        return srcjax.tree_util.tree_map(lambda a, b: a - 0.1 * b, p, g), loss
+
+    params, losses = lax.scan(step, params, xs)
+    return np.sum(losses) + np.sum(params["a"])
+
+
+def linreg_loss(params, x, y):
+    return np.mean((x @ params["w"] + params["b"] - y) ** 2)
+
+
+def train_linreg(params, xs, ys):
+    def step(p, batch):
+        x, y = batch
+        loss, g = srcjax.value_and_grad(linreg_loss)(p, x, y)
+        return srcjax.tree_util.tree_map(lambda a, b: a - 0.05 * b, p, g), loss
+
+    params, losses = lax.scan(step, params, (xs, ys))
+    return np.sum(losses) + linreg_loss(params, xs[0], ys[0])
+
+
+def _loop_over(f: Any, in_axes: tuple[Any, ...], *args: Any) -> Any:
+    n = next(jax.tree_util.tree_leaves(a)[0].shape[0] for a, ax in zip(args, in_axes) if ax is not None)
+    outs = [f(*(a if ax is None else jax.tree_util.tree_map(lambda v, k=k: v[k], a) for a, ax in zip(args, in_axes)))
+            for k in range(n)]
+    return jax.tree_util.tree_map(lambda *v: np.stack([np.asarray(e) for e in v]), *outs)
+
+
+def _agree(f: Any, jf: Any, in_axes: tuple[Any, ...], *args: Any) -> None:
+    got = srcjax.vmap(f, in_axes=in_axes)(*args)
+    for want in (_loop_over(f, in_axes, *args), jax.vmap(jf, in_axes=in_axes)(*args)):
+        assert jax.tree_util.tree_structure(dict(want) if isinstance(want, dict) else want) == \
+            jax.tree_util.tree_structure(dict(got) if isinstance(got, dict) else got)
+        for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-9)
+
+
+def test_vmap_of_a_scan_carrying_an_unmapped_dict_whose_leaf_has_the_batch_length() -> None:
+    # was a silent wrong answer: the carry's vector of 3 read as 3 examples of a scalar
+    r = np.random.default_rng(0)
+    jf = jax_twin(train_scaled, helpers=[scaled_loss], lax=jax.lax, srcjax=JAX_SRCJAX)
+    _agree(train_scaled, jf, (None, 0), {"a": r.normal(size=3)}, r.normal(size=(3, 4, 5, 3)))
+
+
+def test_vmap_of_a_scan_whose_body_takes_value_and_grad_of_a_dict() -> None:
+    # train_loop_scan: was "IndexError: tuple index out of range" (the carry's first leaf, a scalar, read for
+    # the batch size)
+    r = np.random.default_rng(1)
+    jf = jax_twin(train_linreg, helpers=[linreg_loss], lax=jax.lax, srcjax=JAX_SRCJAX)
+    _agree(train_linreg, jf, (None, 0, 0), {"w": r.normal(size=3), "b": r.normal(size=())},
+           r.normal(size=(2, 4, 5, 3)), r.normal(size=(2, 4, 5)))
