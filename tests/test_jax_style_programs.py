@@ -47,8 +47,6 @@ B = 3  # examples in a vmap's batch
 # Refusals met where jax runs the program (reported; a located TranspileError with a hint)
 KNOWN_REFUSALS: tuple[str, ...] = (
     "vmap: srcjax.lax.switch needs a list of functions",  # switch_activation: `branches` a list bound before
-    # adamw_masked: vmap of tree_map(lambda p, a, k: p - lr * (a + (wd * p if k else 0.0)), params, m, mask)
-    "operands could not be broadcast together with shapes (1, 1) and (3, 2) and (3,)",
     # velocity_verlet_md: grad of an MD step taking forces by grad of an energy built with vmap(vmap(disp))
     "hands values saved for the adjoint through the tape; reverse mode does not follow",
 )

@@ -8,7 +8,9 @@
   (a weak array of one axis or more is a Python number per example);
 - ``batch_broadcast`` of a container (an unmapped dict carried by ``lax.scan`` under ``vmap``) returned it as it
   was: its first leaf was read for the batch size, a silent wrong answer where that leaf had the batch's length
-  (a vector of 3 read as 3 examples of a scalar), "IndexError: tuple index out of range" where it was a scalar.
+  (a vector of 3 read as 3 examples of a scalar), "IndexError: tuple index out of range" where it was a scalar;
+- a flag computed from a batched value's shape only (``p.ndim > 1`` in a mask tree) was taken for a batched
+  comparison: ``wd * p if k else 0.0`` selected per example, a ShapeError.
 """
 
 from __future__ import annotations
@@ -201,3 +203,19 @@ def test_vmap_of_a_scan_whose_body_takes_value_and_grad_of_a_dict() -> None:
     jf = jax_twin(train_linreg, helpers=[linreg_loss], lax=jax.lax, srcjax=JAX_SRCJAX)
     _agree(train_linreg, jf, (None, 0, 0), {"w": r.normal(size=3), "b": r.normal(size=())},
            r.normal(size=(2, 4, 5, 3)), r.normal(size=(2, 4, 5)))
+
+
+# -- a static flag computed from a batched value's shape (`p.ndim > 1`) was taken for a batched one -------------
+
+def masked_decay(params, grads, lr, wd):
+    mask = srcjax.tree_util.tree_map(lambda p: p.ndim > 1, params)
+    return srcjax.tree_util.tree_map(lambda p, g, k: p - lr * (g + (wd * p if k else 0.0)), params, grads, mask)
+
+
+def test_vmap_of_a_mask_tree_from_shapes() -> None:
+    # adamw_masked: was a ShapeError ("operands could not be broadcast together with shapes (1, 1) and (3, 2)")
+    r = np.random.default_rng(2)
+    params = {"w": r.normal(size=(4, 3, 2)), "b": r.normal(size=(4, 2))}
+    grads = {"w": r.normal(size=(4, 3, 2)), "b": r.normal(size=(4, 2))}
+    jf = jax_twin(masked_decay, srcjax=JAX_SRCJAX)
+    _agree(masked_decay, jf, (0, 0, None, None), params, grads, 0.1, 0.01)
