@@ -46,7 +46,6 @@ B = 3  # examples in a vmap's batch
 
 # Refusals met where jax runs the program (reported; a located TranspileError with a hint)
 KNOWN_REFUSALS: tuple[str, ...] = (
-    "vmap: srcjax.lax.switch needs a list of functions",  # switch_activation: `branches` a list bound before
     # velocity_verlet_md: grad of an MD step taking forces by grad of an energy built with vmap(vmap(disp))
     "hands values saved for the adjoint through the tape; reverse mode does not follow",
 )

@@ -10,7 +10,8 @@
   was: its first leaf was read for the batch size, a silent wrong answer where that leaf had the batch's length
   (a vector of 3 read as 3 examples of a scalar), "IndexError: tuple index out of range" where it was a scalar;
 - a flag computed from a batched value's shape only (``p.ndim > 1`` in a mask tree) was taken for a batched
-  comparison: ``wd * p if k else 0.0`` selected per example, a ShapeError.
+  comparison: ``wd * p if k else 0.0`` selected per example, a ShapeError;
+- ``lax.switch(i, branches, x)`` with ``branches`` a list or tuple bound to a name before was refused under vmap.
 """
 
 from __future__ import annotations
@@ -219,3 +220,28 @@ def test_vmap_of_a_mask_tree_from_shapes() -> None:
     grads = {"w": r.normal(size=(4, 3, 2)), "b": r.normal(size=(4, 2))}
     jf = jax_twin(masked_decay, srcjax=JAX_SRCJAX)
     _agree(masked_decay, jf, (0, 0, None, None), params, grads, 0.1, 0.01)
+
+
+# -- lax.switch's branches bound to a name before the call ---------------------------------------------------
+
+def switch_named_list(idx, x):
+    branches = [lambda v: np.maximum(v, 0.0), lambda v: np.tanh(v), lambda v: v / (1.0 + np.exp(-v))]
+    return np.sum(lax.switch(idx, branches, x) ** 2)
+
+
+def switch_named_tuple(idx, x):
+    branches = (lambda v: np.sin(v) * x[0], lambda v: np.cos(v))
+    return lax.switch(idx, branches, x)
+
+
+@pytest.mark.parametrize("in_axes", [(0, 0), (None, 0), (0, None)], ids=str)
+@pytest.mark.parametrize("f", [switch_named_list, switch_named_tuple], ids=lambda f: f.__name__)
+def test_vmap_of_switch_over_a_named_list_of_branches(f: Any, in_axes: tuple[Any, ...]) -> None:
+    # switch_activation: was "vmap: srcjax.lax.switch needs a list of functions"
+    r = np.random.default_rng(3)
+    idx = np.array([0, 1, 2, 5, -1]) if in_axes[0] == 0 else 1
+    x = r.normal(size=(5, 3)) if in_axes[1] == 0 else r.normal(size=3)
+    _agree(f, jax_twin(f, lax=jax.lax), in_axes, idx, x)
+    g = srcjax.grad(lambda i, v: np.sum(f(i, v)), argnums=1)
+    jg = jax.grad(lambda i, v: jax.numpy.sum(jax_twin(f, lax=jax.lax)(i, v)), argnums=1)
+    _agree(g, jg, in_axes, idx, x)

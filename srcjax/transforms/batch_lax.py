@@ -93,6 +93,8 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
     if f == "switch":
         index, branches = args[0].value, args[1].value
         ops = [a.value for a in args[2:]]
+        if isinstance(branches, cst.Name) and w.fn_items.get(branches.value):  # a name bound to the list before
+            branches = cst.List([cst.Element(cst.parse_expression(n)) for n in w.fn_items[branches.value] or ()])
         if not isinstance(branches, (cst.List, cst.Tuple)):
             raise w.error("vmap: srcjax.lax.switch needs a list of functions", line)
         op_states = [w.value_state(o) for o in ops]
