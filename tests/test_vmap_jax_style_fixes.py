@@ -6,8 +6,8 @@
   example and jax keep the data's float32: ``batch_broadcast_items`` repeated the number as a strong array
   (``np.broadcast_to``), and ``batch_select``'s ``np.where`` of two such numbers was strong; both now stay weak
   (a weak array of one axis or more is a Python number per example);
-- ``batch_broadcast`` of a container (an unmapped dict carried by ``lax.scan`` under ``vmap``) returned it as it
-  was: its first leaf was read for the batch size, a silent wrong answer where that leaf had the batch's length
+- an unmapped dict carried by ``lax.scan`` under ``vmap`` was broadcast by ``batch_broadcast``, which returns a
+  container as it is (now ``batch_broadcast_items``, item by item): its first leaf was read for the batch size, a silent wrong answer where that leaf had the batch's length
   (a vector of 3 read as 3 examples of a scalar), "IndexError: tuple index out of range" where it was a scalar;
 - a flag computed from a batched value's shape only (``p.ndim > 1`` in a mask tree) was taken for a batched
   comparison: ``wd * p if k else 0.0`` selected per example, a ShapeError;
@@ -142,7 +142,7 @@ def test_vmap_of_grad_keeps_a_python_number_weak(f: Any, dtype: Any) -> None:
     np.testing.assert_allclose(got, want, rtol=tol)
 
 
-# -- a lax.scan carrying a dict, under vmap with the carry unmapped: batch_broadcast left a container as it was --
+# -- a lax.scan carrying a dict, under vmap with the carry unmapped: it was not broadcast --------------------
 
 JAX_SRCJAX = types.SimpleNamespace(value_and_grad=jax.value_and_grad, grad=jax.grad, tree_util=jax.tree_util)
 

@@ -246,7 +246,7 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         ys = res_st.items[1][1] if isinstance(res_st, Tree) and len(res_st.items) == 2 else any_batched(res_st)
         want = Tree("tuple", (("0", carry), ("1", ys)))
         bname, _ = w.nested(sf, [carry, xb], ind, want_return=want)
-        init_code = w.convert(code(init), w.value_state(init), carry)
+        init_code = w.convert(code(init), w.value_state(init), carry, items=True)  # (a dict: item by item)
         # (xs mixing mapped and unmapped leaves: the unmapped ones repeated along the batch axis first, as the
         # body reads every leaf of xs batched, and each leaf's steps are its axis 1 then)
         xs_code = f"batch_moveaxis({w.convert(code(xs), xs_state, True)}, 0, 1)" if xb and xs is not None else \
