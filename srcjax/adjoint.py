@@ -148,7 +148,7 @@ def typed_like(g: Any, x: Any) -> Any:
 
 
 def _dtype(v: Any) -> np.dtype:
-    return np.asarray(v).dtype if isinstance(v, (list, tuple)) else np.result_type(v)
+    return np.asarray(v).dtype if isinstance(v, (list, tuple, str, range)) else np.result_type(v)  # (str: an option)
 
 
 def _is_float_dtype(dt: np.dtype) -> bool:  # (complex included: what carries a derivative)

@@ -130,7 +130,7 @@ def batch_broadcast_items(x: Any, n: int) -> Any:
         for k in item_keys(x):
             out = index_update(out, k, batch_broadcast_items(tree_get(x, k), n))  # (differentiable: linear)
         return out
-    return np.broadcast_to(x, (n,) + np.shape(x))
+    return broadcast_like(x, np.zeros((n,) + np.shape(x), dtype=bool))  # (a Python number stays weak: batch_broadcast)
 
 
 def batch_broadcast_parts(x: Any, flags: Any, n: int) -> Any:

@@ -46,22 +46,19 @@ B = 3  # examples in a vmap's batch
 
 # Refusals met where jax runs the program (reported; a located TranspileError with a hint)
 KNOWN_REFUSALS: tuple[str, ...] = (
-    "vmap: srcjax.lax.switch needs a list of functions",  # switch_activation: `branches` a list bound before
     # velocity_verlet_md: grad of an MD step taking forces by grad of an energy built with vmap(vmap(disp))
     "hands values saved for the adjoint through the tape; reverse mode does not follow",
-    # adamw_masked: vmap of tree_map(lambda p, a, k: p - lr * (a + (wd * p if k else 0.0)), params, m, mask)
-    "operands could not be broadcast together with shapes (1, 1) and (3, 2) and (3,)",
-    # train_loop_scan: vmap over minibatch sets of a scan whose body takes value_and_grad (refused, jax runs it)
-    "error: IndexError: tuple index out of range",
 )
 # Errors met that are srcjax's own (located in code srcjax wrote, or wrong): xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers found and not fixed yet: (case, check, dtype) -> why; xfail, not hidden
-KNOWN_WRONG: dict[tuple[str, str, str], str] = {
-    # a loop carry first bound to a Python float (`p = C[0]` of a module tuple in random._horner, which
-    # srcjax.random.normal's erfinv runs) is broadcast under vmap as a strong float64 array: a float32 draw
-    # with a batched key comes out float64 (jax and the unbatched call: float32)
-    ("sgld_chain", "vmap(f, in_axes=(None, 0))", "float32"): "vmap: a weak Python-float loop carry made float64",
+KNOWN_WRONG: dict[tuple[str, str, str], str] = {}
+# srcjax right (jax and the user's function under NumPy agree) but NumPy running the generated source off: xfail
+KNOWN_NUMPY_RUN: dict[tuple[str, str, str], str] = {
+    # a Python number repeated along the batch axis (`p = C[0]` carried by random._horner, which normal's erfinv
+    # runs) is weak under XLA (float32 draws) but a strong float64 array under NumPy: the scan's carry turns
+    # float64 there, and the next draw (in t.dtype) takes other bits
+    ("sgld_chain", "vmap(f, in_axes=(None, 0))", "float32"): "NumPy cannot keep a batched Python number weak",
 }
 
 
@@ -520,6 +517,9 @@ def _check(name: str, expr: str, dtype: str) -> None:
     out = run_check(c, expr, in_axes, dtype)
     if out.status == "wrong" and (name, expr, dtype) in KNOWN_WRONG:
         pytest.xfail(f"reported: {KNOWN_WRONG[name, expr, dtype]}")
+    if out.status == "wrong" and "NumPy running the generated source" in out.detail and \
+            (name, expr, dtype) in KNOWN_NUMPY_RUN:
+        pytest.xfail(f"reported: {KNOWN_NUMPY_RUN[name, expr, dtype]}")
     if out.status in ("internal", "numpy", "refused") and any(k in out.detail for k in KNOWN_INTERNAL):
         pytest.xfail(f"reported: {out.detail[:300]}")
     assert out.status in ("ok", "known", "oracle"), f"{name}: {expr} ({dtype})\n{out.status}: {out.detail}"

@@ -479,7 +479,10 @@ def result_dtype(*avals: ShapedArray) -> np.dtype:
 
 def _where_abstract(condition: ShapedArray, x: ShapedArray, y: ShapedArray) -> ShapedArray:
     shape = broadcast_shapes(condition.shape, x.shape, y.shape)
-    return ShapedArray(shape, result_dtype(x, y))
+    # two weak arrays of one axis or more are Python numbers per example (``batch_select`` joining two
+    # ``batch_broadcast`` numbers under vmap): the choice stays weak, as it does per example
+    weak = x.weak_type and y.weak_type and x.ndim > 0 and y.ndim > 0
+    return ShapedArray(shape, result_dtype(x, y), weak_type=weak)
 
 
 def _where_lower(ctx: LowerCtx, condition: HloValue, x: HloValue, y: HloValue) -> HloValue:

@@ -556,6 +556,10 @@ class FunctionWriter:
             builtin = batch_containers.builtin_call(self, value)
             if builtin is not None:
                 return builtin
+        if self.only_shapes(value):  # (`x.ndim > 1` too: a static flag)
+            if isinstance(target, cst.Name) and batch_queries.scalar_query(value):
+                self.static_names.add(target.value)  # a Python int: never an operand to align with
+            return self.static_expr(value, line), False
         if isinstance(value, cst.Comparison) and \
                 any(type(c.operator).__name__ not in _COMPARE for c in value.comparisons):
             return code(value), False  # `x is UNSET`, `k in d`: about the value's identity, not its data
@@ -564,10 +568,6 @@ class FunctionWriter:
             prim = registry.PRIMITIVES[OPERATOR_PRIMS[opname]]
             args = {"x1": code(value.left), "x2": code(value.comparisons[0].comparator)}
             return self.prim_call(prim, args, ind, line, _COMPARE[opname]), True
-        if self.only_shapes(value):
-            if isinstance(target, cst.Name) and batch_queries.scalar_query(value):
-                self.static_names.add(target.value)  # a Python int: never an operand to align with
-            return self.static_expr(value, line), False
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.defs:
             return self.local_call(value, ind, line)
         if isinstance(value, cst.Call) and code(value.func).rsplit(".", 1)[-1] in batch_containers.TREE_CALLS:

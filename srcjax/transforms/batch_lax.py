@@ -93,6 +93,8 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
     if f == "switch":
         index, branches = args[0].value, args[1].value
         ops = [a.value for a in args[2:]]
+        if isinstance(branches, cst.Name) and w.fn_items.get(branches.value):  # a name bound to the list before
+            branches = cst.List([cst.Element(cst.parse_expression(n)) for n in w.fn_items[branches.value] or ()])
         if not isinstance(branches, (cst.List, cst.Tuple)):
             raise w.error("vmap: srcjax.lax.switch needs a list of functions", line)
         op_states = [w.value_state(o) for o in ops]
@@ -244,7 +246,7 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         ys = res_st.items[1][1] if isinstance(res_st, Tree) and len(res_st.items) == 2 else any_batched(res_st)
         want = Tree("tuple", (("0", carry), ("1", ys)))
         bname, _ = w.nested(sf, [carry, xb], ind, want_return=want)
-        init_code = w.convert(code(init), w.value_state(init), carry)
+        init_code = w.convert(code(init), w.value_state(init), carry, items=True)  # (a dict: item by item)
         # (xs mixing mapped and unmapped leaves: the unmapped ones repeated along the batch axis first, as the
         # body reads every leaf of xs batched, and each leaf's steps are its axis 1 then)
         xs_code = f"batch_moveaxis({w.convert(code(xs), xs_state, True)}, 0, 1)" if xb and xs is not None else \
