@@ -9,6 +9,7 @@ taking them as plain parameters (``frontend/star_params.py``). So ``grad(f, argn
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -50,7 +51,9 @@ def dispatch(fn: Any, make: Callable[[Any], Any]) -> StarDispatch | None:
     if isinstance(fn, StarDispatch):
         inner = fn.make
         return StarDispatch(fn.fn, lambda v: make(inner(v)))
-    if star_parameter(getattr(fn, "__srcjax_fn__", None) or fn) is not None and not hasattr(fn, "__srcjax_fn__"):
+    # (only a plain function: an attribute read of a transformed object may write its program, which a lazy
+    # Jacobian defers until something reads it)
+    if isinstance(fn, types.FunctionType) and not hasattr(fn, "__srcjax_fn__") and star_parameter(fn) is not None:
         return StarDispatch(fn, make)
     return None
 
