@@ -53,6 +53,18 @@ SAMPLED: dict[str, int] = {
     "tests/test_numpy_coverage.py::test_program": 2,
     "tests/test_specialized_batch_print.py::test_batched_derivatives_print_specialized_and_run": 2,
     "tests/test_ad_unseen.py::test_program_derivatives_against_jax": 2,
+    "tests/test_vmap_compositions.py::test_vmap_composed_with_a_derivative_matches_a_loop": 2,
+    "tests/test_vmap_recursion.py::test_vmap_through_static_recursion": 2,
+    "tests/test_rebinding.py::test_rebinding_in_every_mode": 2,
+    "tests/test_vmap_untaken_branches.py::test_grad_of_an_unmapped_argument": 2,
+    "tests/test_complex_linalg.py::test_grad_and_jvp_against_jax": 2,
+    "tests/test_complex.py::test_grad_sweep_against_jax": 2,
+    "tests/test_containers.py::test_hessian_and_jacobians_of_containers_match_jax": 2,
+    "tests/test_ad_higher.py::test_jacrev_of_grad_through_loops": 2,
+    "tests/test_ad_higher.py::test_jacrev_of_grad_of_common_programs": 2,
+    "tests/test_vmap_composition_bugs.py::test_vmap_of_a_jacobian_of_a_helper_loop_with_an_unmapped_argument": 2,
+    "tests/test_vmap_composition_bugs.py::test_nested_vmaps_keep_shapes_computed_through_recursion_unbatched": 2,
+    "tests/test_lax_numpy.py::test_lax_function_matches_jax": 2,
 }
 
 

@@ -523,12 +523,9 @@ class Normalizer(Resolver):
         return self.prim_call(origin, stack, [cst.Arg(cst.List(elements=items))])[0]
 
     def lazy(self, node: cst.BaseExpression) -> cst.BaseExpression:
-        """An expression kept nested (evaluated lazily), in canonical spelling.
-
-        Not flattened, but checked (syntax, names) and rewritten like flattened
-        code: names resolved (``np`` aliases, ``from numpy import f``, helpers),
-        array methods turned into NumPy calls.
-        """
+        """An expression kept nested (evaluated lazily), in canonical spelling: not flattened, but checked
+        (syntax, names) and rewritten like flattened code: names resolved (``np`` aliases, ``from numpy import
+        f``, helpers), array methods turned into NumPy calls."""
         return node.visit(_LazyRewriter(self, node))  # type: ignore[return-value]
 
     # -- statements ---------------------------------------------------------------

@@ -219,9 +219,8 @@ class Activity:
                         span=self.span_of(s, body), hint=own[1] if own else _method_hint(s.value.func) or
                         "call NumPy functions srcjax supports, srcjax.lax, or your own Python functions")
                 if isinstance(s.value, cst.BinaryOperation) and any(
-                        isinstance(v, (cst.Tuple, cst.List)) for v in (s.value.left, s.value.right)) and any(
-                        n in self.active for n in names_in(s.value)):  # (`ws + [c]`, ws differentiated: was the
-                    # cotangent of the joined list given to ws, silently)
+                        isinstance(v, (cst.Tuple, cst.List)) and any(n in self.active for n in names_in(v))
+                        for v in (s.value.left, s.value.right)):
                     raise DifferentiationError(
                         f"cannot differentiate through `{code(s.value)}` yet: joining or repeating tuples or lists "
                         f"that hold {', '.join(sorted(set(reads_active)))}",
