@@ -246,13 +246,17 @@ def test_hypothesis_shapes(batch: list[int], m: int, n: int, single: bool, seed:
 # -- eig / eigvals: general matrices (LAPACK geev), complex results -------------------------------------
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.complex64])
 def test_eig_values_and_reconstruction(dtype: Any) -> None:
-    a = (rng.normal(size=(2, 4, 4)) + (1j * rng.normal(size=(2, 4, 4)) if dtype != np.float64 else 0)).astype(dtype)
+    r = np.random.default_rng(248)  # (its own draws: the module's rng state depends on which tests ran before)
+    a = (r.normal(size=(2, 4, 4)) + (1j * r.normal(size=(2, 4, 4)) if dtype != np.float64 else 0)).astype(dtype)
     w, v = (np.asarray(x) for x in srcjax.compile(define("np.linalg.eig(a)", "a"))(a))
     wv = np.asarray(srcjax.compile(define("np.linalg.eigvals(a)", "a"))(a))
     cd = np.complex64 if dtype == np.complex64 else np.complex128
     assert w.dtype == v.dtype == wv.dtype == cd  # (always complex, as JAX)
     tol = 1e-4 if dtype == np.complex64 else 1e-10
-    np.testing.assert_allclose(w, np.linalg.eigvals(a), atol=tol)  # LAPACK's order, as NumPy's
+    if dtype == np.complex64:  # (single precision: geev's order of close eigenvalues may differ from NumPy's)
+        np.testing.assert_allclose(np.sort_complex(w), np.sort_complex(np.linalg.eigvals(a)), atol=tol)
+    else:
+        np.testing.assert_allclose(w, np.linalg.eigvals(a), atol=tol)  # LAPACK's order, as NumPy's
     np.testing.assert_allclose(wv, w, atol=tol)
     np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=tol * 10)
     np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1, atol=tol)
