@@ -31,6 +31,7 @@ import numpy as np
 import pytest
 
 import srcjax
+from tests.corpus_harness import B, arguments, take
 
 from . import field_programs as fp
 from . import written
@@ -42,7 +43,6 @@ jax = pytest.importorskip("jax")
 jnp = jax.numpy
 jax.config.update("jax_enable_x64", True)
 
-B = 3  # examples in a vmap's batch
 
 # Refusals met where jax runs the program (reported; a located TranspileError with a hint)
 KNOWN_REFUSALS: tuple[str, ...] = (
@@ -400,27 +400,8 @@ DEFAULT_CASES = ("nbody_kinetic_after", "gauss_loglik_chol", "biquad", "first_ab
 
 # -- running a check ------------------------------------------------------------------------------------------
 
-def _stack(xs: Any, ax: int) -> Any:
-    if isinstance(xs[0], (int, float)):
-        return np.asarray(xs)
-    return np.stack(xs, axis=ax)
-
-
-def arguments(c: Case, seed: int, dt: Any, in_axes: Any) -> tuple[Any, ...]:
-    """``c``'s arguments; with ``in_axes``, ``B`` draws stacked along each mapped argument's axis."""
-    if in_axes is None:
-        return c.args(np.random.default_rng(seed), dt)
-    draws = [c.args(np.random.default_rng(seed + k), dt) for k in range(B)]
-    return tuple(d if ax is None else srcjax.tree_util.tree_map(lambda *xs, ax=ax: _stack(xs, ax), *ds)
-                 for ax, d, ds in zip(in_axes, draws[0], zip(*draws)))
-
-
 def _evaluate(expr: str, transforms: dict[str, Any], f: Any) -> Any:
     return eval(expr, {**transforms, "f": f, "np": np if transforms is SRCJAX_T else jnp})  # noqa: S307
-
-
-def _take(x: Any, ax: Any, k: int) -> Any:
-    return x if ax is None else srcjax.tree_util.tree_map(lambda a: np.take(np.asarray(a), k, axis=ax), x)
 
 
 def oracle(c: Case, expr: str, args: tuple[Any, ...]) -> Any:
@@ -435,7 +416,7 @@ def numpy_reference(c: Case, expr: str, in_axes: Any, args: tuple[Any, ...]) -> 
         if expr == "jit(f)":
             return c.fn(*args)
         if expr.startswith("vmap(f"):
-            outs = [c.fn(*[_take(a, ax, k) for a, ax in zip(args, in_axes)]) for k in range(B)]
+            outs = [c.fn(*[take(a, ax, k) for a, ax in zip(args, in_axes)]) for k in range(B)]
             return srcjax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *outs)
     except Exception:  # noqa: BLE001 - (NumPy cannot run it: jax's spelling, e.g. bincount's length=)
         return None
