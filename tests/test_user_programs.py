@@ -30,7 +30,7 @@ import srcjax
 from tests.corpus_harness import B, Corpus, agree, evaluate, loop_reference, take
 
 from . import user_programs as up
-from .twins import jitted
+from .twins import JAX, jitted
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -555,11 +555,11 @@ def test_forward_mode_over_a_tape_holding_a_rebound_constant() -> None:
     w1, w2, x, v = rng.standard_normal((4, 6)), rng.standard_normal((6, 3)), rng.standard_normal(4), rng.standard_normal(4)
     twin = TWIN["saliency_of_rebinding"]
     agree(srcjax.jacfwd(up.saliency_of_rebinding, argnums=2)(w1, w2, x),
-          jax.jacfwd(twin, argnums=2)(w1, w2, x), "jacfwd", 1e-9)
+          JAX.jacfwd(twin, argnums=2)(w1, w2, x), "jacfwd", 1e-9)
     got = srcjax.jvp(up.saliency_of_rebinding, (w1, w2, x), (np.zeros_like(w1), np.zeros_like(w2), v))
-    agree(got, jax.jvp(twin, (w1, w2, x), (np.zeros_like(w1), np.zeros_like(w2), v)), "jvp", 1e-9)
+    agree(got, JAX.jvp(twin, (w1, w2, x), (np.zeros_like(w1), np.zeros_like(w2), v)), "jvp", 1e-9)
     got = srcjax.vmap(srcjax.jacfwd(up.saliency_of_rebinding, argnums=2), in_axes=(None, None, 0))(w1, w2, x[None] + v[:, None])
-    agree(got, jax.vmap(jax.jacfwd(twin, argnums=2), in_axes=(None, None, 0))(w1, w2, x[None] + v[:, None]), "vmap(jacfwd)", 1e-9)
+    agree(got, JAX.vmap(jax.jacfwd(twin, argnums=2), in_axes=(None, None, 0))(w1, w2, x[None] + v[:, None]), "vmap(jacfwd)", 1e-9)
 
 
 def test_a_list_rebound_to_its_stacked_array() -> None:
@@ -568,10 +568,10 @@ def test_a_list_rebound_to_its_stacked_array() -> None:
     `r` passed to np.multiply as an array": a name bound to a list anywhere counted as a list everywhere)."""
     x = np.random.default_rng(0).standard_normal(4)
     twin = TWIN["stacked_rebinding"]
-    agree(srcjax.grad(up.stacked_rebinding)(x), jax.grad(twin)(x), "grad", 1e-9)
-    agree(srcjax.hessian(up.stacked_rebinding)(x), jax.hessian(twin)(x), "hessian", 1e-9)
+    agree(srcjax.grad(up.stacked_rebinding)(x), JAX.grad(twin)(x), "grad", 1e-9)
+    agree(srcjax.hessian(up.stacked_rebinding)(x), JAX.hessian(twin)(x), "hessian", 1e-9)
     agree(srcjax.vmap(srcjax.grad(up.stacked_rebinding))(np.stack([x, 2 * x])),
-          jax.vmap(jax.grad(twin))(np.stack([x, 2 * x])), "vmap(grad)", 1e-9)
+          JAX.vmap(jax.grad(twin))(np.stack([x, 2 * x])), "vmap(grad)", 1e-9)
 
 
 def test_a_comprehension_target_named_like_its_iterables_name() -> None:
@@ -582,13 +582,13 @@ def test_a_comprehension_target_named_like_its_iterables_name() -> None:
     rng = np.random.default_rng(0)
     params, m = {"w": rng.standard_normal((3, 2))}, {"w": rng.standard_normal((4, 3, 2))}
     agree(srcjax.vmap(up.momentum_update, in_axes=(None, 0))(params, m),
-          jax.vmap(TWIN["momentum_update"], in_axes=(None, 0))(params, m), "vmap", 1e-12)
+          JAX.vmap(TWIN["momentum_update"], in_axes=(None, 0))(params, m), "vmap", 1e-12)
     xs, mm = [rng.standard_normal(3), rng.standard_normal(3)], rng.standard_normal(3)
-    agree(srcjax.grad(up.sum_of_scaled, argnums=1)(xs, mm), jax.grad(TWIN["sum_of_scaled"], argnums=1)(xs, mm),
+    agree(srcjax.grad(up.sum_of_scaled, argnums=1)(xs, mm), JAX.grad(TWIN["sum_of_scaled"], argnums=1)(xs, mm),
           "grad", 1e-12)
     ms = rng.standard_normal((2, 3))
     agree(srcjax.vmap(srcjax.grad(up.sum_of_scaled, argnums=1), in_axes=(None, 0))(xs, ms),
-          jax.vmap(jax.grad(TWIN["sum_of_scaled"], argnums=1), in_axes=(None, 0))(xs, ms), "vmap(grad)", 1e-12)
+          JAX.vmap(jax.grad(TWIN["sum_of_scaled"], argnums=1), in_axes=(None, 0))(xs, ms), "vmap(grad)", 1e-12)
 
 
 def test_jit_of_jacfwd_of_grad_through_a_loop_carrying_two_potentials() -> None:
@@ -598,7 +598,7 @@ def test_jit_of_jacfwd_of_grad_through_a_loop_carrying_two_potentials() -> None:
     was "too many indices for array" located at the user's ``for``."""
     rng = np.random.default_rng(0)
     args = (rng.random((4, 3)), rng.random(4), rng.random(3))
-    want = jax.jacfwd(jax.grad(TWIN["alternating_potentials"]))(*args)
+    want = JAX.jacfwd(jax.grad(TWIN["alternating_potentials"]))(*args)
     agree(srcjax.jit(srcjax.jacfwd(srcjax.grad(up.alternating_potentials)))(*args), want, "jit(jacfwd(grad))", 1e-9)
     agree(srcjax.jacfwd(srcjax.grad(up.alternating_potentials))(*args), want, "jacfwd(grad)", 1e-9)
 
@@ -612,10 +612,10 @@ def test_a_loop_target_rebinding_a_differentiated_name() -> None:
     rng = np.random.default_rng(0)
     x, ws = rng.standard_normal(3), [rng.standard_normal(3), rng.standard_normal(3)]
     twin = TWIN["loop_target_shadowing"]
-    agree(srcjax.grad(up.loop_target_shadowing)(x, ws), jax.grad(twin)(x, ws), "grad", 1e-9)
-    agree(srcjax.hessian(up.loop_target_shadowing)(x, ws), jax.hessian(twin)(x, ws), "hessian", 1e-9)
-    agree(srcjax.jacfwd(up.loop_target_shadowing)(x, ws), jax.jacfwd(twin)(x, ws), "jacfwd", 1e-9)
+    agree(srcjax.grad(up.loop_target_shadowing)(x, ws), JAX.grad(twin)(x, ws), "grad", 1e-9)
+    agree(srcjax.hessian(up.loop_target_shadowing)(x, ws), JAX.hessian(twin)(x, ws), "hessian", 1e-9)
+    agree(srcjax.jacfwd(up.loop_target_shadowing)(x, ws), JAX.jacfwd(twin)(x, ws), "jacfwd", 1e-9)
     assert float(srcjax.jit(up.loop_target_shadowing)(x, ws)) == pytest.approx(float(up.loop_target_shadowing(x, ws)))
     params, xi = _mlp_params(rng, np.float64), rng.standard_normal(4)
     agree(srcjax.jacfwd(up.mlp_saliency, argnums=1)(params, xi),
-          jax.jacfwd(TWIN["mlp_saliency"], argnums=1)(params, xi), "jacfwd(saliency)", 1e-9)
+          JAX.jacfwd(TWIN["mlp_saliency"], argnums=1)(params, xi), "jacfwd(saliency)", 1e-9)
