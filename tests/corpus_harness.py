@@ -1,15 +1,30 @@
-"""What the program corpora's tests share (test_field_programs, test_jax_style_programs,
-test_container_programs): a case's arguments, stacked for a vmap's batch, and one example taken back out."""
+"""What the program corpora's tests share (test_field_programs, test_jax_style_programs, test_container_programs,
+test_user_programs, test_vmap_user_programs): a case's arguments, stacked for a vmap's batch, and one example taken
+back out; srcjax's run of a check (a located refusal or a crash classified, ``hunt_sweep.Outcome``); the generated
+source run by NumPy against srcjax; the run of one check against jax, the user's function run by NumPy and finite
+differences (:func:`run_check`, with a :class:`Corpus`'s oracles); a test's verdict with the corpus's known lists
+(:func:`assert_passes`); and the command line that runs a corpus and prints its counts (:func:`main`)."""
 
 from __future__ import annotations
 
-from typing import Any
+import collections
+import re
+import types
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
+import pytest
 
 import srcjax
 
+from .hunt_sweep import Outcome, crash, leaves_agree, refusal
+from .tiers import THOROUGH
+
 B = 3  # examples in a vmap's batch
+CHARS = 1200  # of a wrong answer's detail
+EMPTY: Mapping[Any, Any] = types.MappingProxyType({})
 
 
 def _stack(xs: Any, ax: int) -> Any:
@@ -30,3 +45,215 @@ def arguments(c: Any, seed: int, dt: Any, in_axes: Any) -> tuple[Any, ...]:
 def take(x: Any, ax: Any, k: int) -> Any:
     """Example ``k`` of ``x`` mapped along ``ax`` (``x`` itself where it is not mapped)."""
     return x if ax is None else srcjax.tree_util.tree_map(lambda a: np.take(np.asarray(a), k, axis=ax), x)
+
+
+def evaluate(expr: str, transforms: dict[str, Any], f: Any, np_module: Any) -> Any:
+    """A check's text (``vmap(grad(f), in_axes=(0, None))``) over ``f``, ``transforms`` and ``np``."""
+    return eval(expr, {**transforms, "f": f, "np": np_module})  # noqa: S307
+
+
+def loop_reference(fn: Callable[..., Any], expr: str, in_axes: Any, args: tuple[Any, ...]) -> Any:
+    """The user's function run by NumPy, for ``jit(f...)`` and ``vmap(f, ...)`` (a loop over the ``B`` examples
+    stacked along ``out_axes``); None for the other checks."""
+    if expr.startswith("jit(f"):
+        return fn(*args)
+    if expr.startswith("vmap(f"):
+        m = re.search(r"out_axes=(-?\d)", expr)
+        outs = [fn(*[take(a, ax, k) for a, ax in zip(args, in_axes)]) for k in range(B)]
+        return srcjax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs],
+                                                              axis=int(m.group(1)) if m else 0), *outs)
+    return None
+
+
+def agree(got: Any, want: Any, what: str, rtol: float, dtypes: bool = True, jax_leaves: bool = True) -> None:
+    """srcjax's result against jax's (``jax_leaves``: the twin's classes are registered with jax) or another
+    oracle's: leaf by leaf (``hunt_sweep.leaves_agree``)."""
+    import jax
+
+    leaves_agree(srcjax.tree_util.tree_leaves(got),
+                 (jax.tree_util.tree_leaves if jax_leaves else srcjax.tree_util.tree_leaves)(want), what, rtol,
+                 dtypes)
+
+
+def quietly(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` with warnings ignored (NumPy's overflow in an untaken branch, jax's dtype notes)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args)
+
+
+def srcjax_result(make: Callable[[], Any], expr: str, args: tuple[Any, ...], user_files: tuple[str, ...],
+                  known_refusals: tuple[str, ...]) -> tuple[Any, Any] | Outcome:
+    """srcjax's function (``make()``, under ``srcjax.jit`` unless ``expr`` is a ``jit(...)``) and its result, or
+    the Outcome of its refusal (located in ``user_files``, known or not) or crash."""
+    try:
+        fn = make()
+        if not expr.startswith("jit("):
+            fn = srcjax.jit(fn)
+        return fn, fn(*args)
+    except srcjax.TranspileError as e:
+        return refusal(e, user_files, known_refusals, 800)
+    except Exception as e:  # noqa: BLE001
+        return crash(e, 2500)
+
+
+def generated_source_agrees(fn: Any, args: tuple[Any, ...], got: Any, rtol: float) -> Outcome | None:
+    """The generated source run by NumPy (``srcjax.numpy_function``) against srcjax's result: None where it
+    agrees, else the Outcome "numpy" (it did not run) or "wrong"."""
+    try:
+        np_got = quietly(srcjax.numpy_function(fn), *args)
+    except Exception as e:  # noqa: BLE001
+        return Outcome("numpy", f"the generated source under NumPy: {type(e).__name__}: {str(e)[:600]}")
+    try:
+        leaves_agree(srcjax.tree_util.tree_leaves(np_got), srcjax.tree_util.tree_leaves(got),
+                     "NumPy running the generated source vs srcjax", rtol, dtypes=False)
+    except AssertionError as e:
+        return Outcome("wrong", str(e)[:CHARS])
+    return None
+
+
+def _none(*args: Any) -> None:
+    return None
+
+
+class Corpus(NamedTuple):
+    """A corpus: its cases (each with ``name``, ``fn``, ``args``, ``rtol32``, ``checks``: ``(expr, in_axes, ...)``
+    tuples), its oracles and its lists. The hooks take ``(case, expr, in_axes, args)`` (``fd_reference``:
+    ``(case, expr, args)``; ``srcjax_function``: ``(case, expr)``)."""
+
+    cases: tuple[Any, ...]
+    user_files: tuple[str, ...]  # where a refusal must be located
+    known_refusals: tuple[str, ...]
+    oracle: Callable[..., Any]  # jax's result
+    oracle_leaves: Callable[[Any], list[Any]]  # the leaves of jax's result (the twin's classes are jax's)
+    srcjax_function: Callable[..., Any]
+    numpy_reference: Callable[..., Any] = _none  # the user's function run by NumPy, or None
+    fd_reference: Callable[..., Any] = _none  # finite differences of a grad check at float64, or None
+    # True: a check jax cannot run is the outcome "oracle" at once; False: NumPy and finite differences decide
+    jax_required: bool = False
+    # True: the dtypes always agree with NumPy's reference; False: where jax gave no result, or the case's
+    # numpy_dtypes says why NumPy's differ from jax's (then not compared with jax's)
+    numpy_dtypes_always: bool = False
+    known_internal: tuple[str, ...] = ()  # errors of srcjax's own: xfail, not hidden
+    known_wrong: Mapping[tuple[str, ...], str] = EMPTY  # (name, expr[, dtype]) -> why: xfail, not hidden
+    # (name, expr, dtype) -> why: srcjax right but NumPy running the generated source off: xfail
+    known_numpy_run: Mapping[tuple[str, ...], str] = EMPTY
+
+    def checks(self, names: Iterable[str] | None = None,
+               dtypes: tuple[str, ...] = ("float64", "float32")) -> list[tuple[str, str, str]]:
+        """(name, expr, dtype) of every check of the cases named (all: None)."""
+        return [(c.name, chk[0], dt) for c in self.cases if names is None or c.name in names for chk in c.checks
+                for dt in dtypes]
+
+    def thorough_checks(self, default_cases: tuple[str, ...]) -> list[tuple[str, str, str]]:
+        """The checks the default tier leaves out (it runs ``default_cases`` at float64)."""
+        return [k for k in self.checks() if not (k[0] in default_cases and k[2] == "float64")]
+
+    def run(self, name: str, expr: str, dtype: str, seed: int = 0) -> Outcome:
+        c = next(c for c in self.cases if c.name == name)
+        return run_check(self, c, expr, next(chk[1] for chk in c.checks if chk[0] == expr), dtype, seed)
+
+    def check(self, name: str, expr: str, dtype: str) -> None:
+        """A test: the check run, its outcome asserted (:func:`assert_passes`)."""
+        assert_passes(self.run(name, expr, dtype), name, expr, dtype, known_wrong=self.known_wrong,
+                      known_numpy_run=self.known_numpy_run, known_internal=self.known_internal)
+
+    def tests(self, default_cases: tuple[str, ...]) -> tuple[Callable[..., None], Callable[..., None]]:
+        """The corpus's two tests, bound to ``test_X`` and ``test_X_thorough`` in its module: every check of
+        ``default_cases`` at float64, and (``SRCJAX_HYPOTHESIS=thorough``) every other check."""
+
+        @pytest.mark.parametrize(("name", "expr", "dtype"), self.checks(default_cases, ("float64",)))
+        def default(name: str, expr: str, dtype: str) -> None:
+            self.check(name, expr, dtype)
+
+        @pytest.mark.skipif(not THOROUGH, reason="SRCJAX_HYPOTHESIS=thorough")
+        @pytest.mark.parametrize(("name", "expr", "dtype"), self.thorough_checks(default_cases))
+        def thorough(name: str, expr: str, dtype: str) -> None:
+            self.check(name, expr, dtype)
+
+        return default, thorough
+
+    def main(self, argv: list[str]) -> None:
+        """``python -m tests.test_X [NAME ...] [--f64|--f32]``: the corpus's checks (every case's, or the cases
+        named), their counts and every failure."""
+        names = {a for a in argv if not a.startswith("--")} or None
+        dtypes = ("float64",) if "--f64" in argv else ("float32",) if "--f32" in argv else ("float64", "float32")
+        main(self.checks(names, dtypes), self.run, len(self.cases) if names is None else None)
+
+
+def run_check(corpus: Corpus, c: Any, expr: str, in_axes: Any, dtype: str, seed: int = 0) -> Outcome:
+    """One check of case ``c`` (``expr`` over its function, ``in_axes`` its batched arguments or None) at
+    ``dtype``: srcjax against jax (values and, unless ``c.numpy_dtypes`` says why NumPy's differ, dtypes), the
+    user's function run by NumPy, finite differences (float64) and the generated source run by NumPy."""
+    dt = np.float32 if dtype == "float32" else np.float64
+    args = arguments(c, seed, dt, in_axes)
+    numpy_dtypes = bool(getattr(c, "numpy_dtypes", ""))
+    why = ""
+    try:
+        want = quietly(corpus.oracle, c, expr, in_axes, args)
+    except Exception as e:  # noqa: BLE001 - (jax cannot run it: NumPy and finite differences still can)
+        want = None
+        why = f"{type(e).__name__}: {str(e)[:300]}"
+        if corpus.jax_required:
+            return Outcome("oracle", why)
+    result = srcjax_result(lambda: corpus.srcjax_function(c, expr), expr, args, corpus.user_files,
+                           corpus.known_refusals)
+    if isinstance(result, Outcome):
+        return result
+    fn, got = result
+    rtol = c.rtol32 if dtype == "float32" else 1e-6
+    leaves = srcjax.tree_util.tree_leaves
+    try:
+        if want is not None:
+            leaves_agree(leaves(got), corpus.oracle_leaves(want), "srcjax vs jax", rtol, dtypes=not numpy_dtypes)
+        ref = quietly(corpus.numpy_reference, c, expr, in_axes, args)
+        if ref is not None:
+            leaves_agree(leaves(got), leaves(ref), "the user's function run by NumPy vs srcjax", 10 * rtol,
+                         dtypes=corpus.numpy_dtypes_always or want is None or numpy_dtypes)
+        fd = corpus.fd_reference(c, expr, args) if dtype == "float64" else None
+        if fd is not None:
+            leaves_agree(leaves(got), leaves(fd), "finite differences vs srcjax's grad", 1e-5, dtypes=False)
+    except AssertionError as e:
+        return Outcome("wrong", str(e)[:CHARS])
+    out = generated_source_agrees(fn, args, got, 10 * rtol)
+    if out is not None:
+        return out
+    if want is None and ref is None and fd is None:
+        return Outcome("oracle", why)
+    return Outcome("ok", "")
+
+
+def assert_passes(out: Outcome, name: str, expr: str, dtype: str = "", *,
+                  known_wrong: Mapping[tuple[str, ...], str] = EMPTY,
+                  known_numpy_run: Mapping[tuple[str, ...], str] = EMPTY, known_internal: tuple[str, ...] = (),
+                  passing: tuple[str, ...] = ("ok", "known", "oracle")) -> None:
+    """A test's verdict on a check's Outcome: a known wrong answer (keyed ``(name, expr, dtype)`` or
+    ``(name, expr)``), a known NumPy run of the generated source, a known internal error are xfails (reported,
+    not hidden); any outcome not in ``passing`` fails with its detail."""
+    keys = [(name, expr, dtype), (name, expr)]
+    if out.status == "wrong":
+        why = next((known_wrong[k] for k in keys if k in known_wrong), None)
+        if why is not None:
+            pytest.xfail(f"reported: {why}")
+        if "NumPy running the generated source" in out.detail and keys[0] in known_numpy_run:
+            pytest.xfail(f"reported: {known_numpy_run[keys[0]]}")
+    if out.status in ("internal", "numpy", "refused") and any(k in out.detail for k in known_internal):
+        pytest.xfail(f"reported: {out.detail[:300]}")
+    at = f" ({dtype})" if dtype else ""
+    assert out.status in passing, f"{name}: {expr}{at}\n{out.status}: {out.detail}"
+
+
+def main(checks: Iterable[tuple[str, ...]], run: Callable[..., Outcome], programs: int | None = None) -> None:
+    """Every check (``run(*check)``: each a fresh start, ``srcjax.reuse.forget()``), its outcome printed and
+    every failure's detail; the counts at the end."""
+    counts: collections.Counter[str] = collections.Counter()
+    for check in checks:
+        srcjax.reuse.forget()
+        out = run(*check)
+        counts[out.status] += 1
+        name, expr, *rest = check
+        print(f"{out.status:8s} {name}: {expr}" + "".join(f" ({r})" for r in rest), flush=True)
+        if out.status not in ("ok", "known"):
+            print(re.sub("^", "    ", out.detail[:1500], flags=re.M), flush=True)
+    head = f"{programs} programs, " if programs is not None else ""
+    print(f"\n{head}{sum(counts.values())} checks: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))

@@ -162,6 +162,17 @@ def _diff_append(x, w):
     return np.sum(np.diff(y, axis=1, append=x[:, :1]) ** 2)
 
 
+def test_a_jacobian_of_a_vmap_differentiates_the_vmap_not_the_examples_function() -> None:
+    """The regression below without its run (~10 CPU s, thorough tier): the Jacobian's primal is the vmap, not
+    the function of one example it maps; test_compose_refusals7's
+    test_jacrev_of_vmap_of_jacfwd_saves_inside_a_loop_in_an_if runs the same composition of this program with
+    ``y = x * w`` first, against jax."""
+    for make in (srcjax.jacrev, srcjax.jacfwd):
+        inner = srcjax.vmap(srcjax.jacfwd(_diff_append))
+        f = make(inner)
+        assert f._primal is inner, (make.__name__, f._primal)
+
+
 def test_an_error_of_a_jacobian_of_a_vmap_is_not_the_examples_function_run_on_whole_arguments() -> None:
     """Regression: jacrev(vmap(g)) took the vmap's own function ``g`` (one example's arguments) for the function
     it differentiates, so where the derivative failed, its error was ``g`` run on the whole batched arguments

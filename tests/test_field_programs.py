@@ -18,12 +18,10 @@ counts and every failure.
 
 from __future__ import annotations
 
-import collections
 import inspect
 import re
 import sys
 import types
-import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -31,12 +29,12 @@ import numpy as np
 import pytest
 
 import srcjax
-from tests.corpus_harness import B, arguments, take
+from tests import corpus_harness
+from tests.corpus_harness import Corpus, agree, arguments, evaluate, loop_reference
 
 from . import field_programs as fp
-from . import written
 from .fd import central_fd
-from .hunt_sweep import Outcome, crash, leaves_agree, refusal
+from .hunt_sweep import Outcome
 from .twins import jitted
 
 jax = pytest.importorskip("jax")
@@ -400,12 +398,8 @@ DEFAULT_CASES = ("nbody_kinetic_after", "gauss_loglik_chol", "biquad", "first_ab
 
 # -- running a check ------------------------------------------------------------------------------------------
 
-def _evaluate(expr: str, transforms: dict[str, Any], f: Any) -> Any:
-    return eval(expr, {**transforms, "f": f, "np": np if transforms is SRCJAX_T else jnp})  # noqa: S307
-
-
-def oracle(c: Case, expr: str, args: tuple[Any, ...]) -> Any:
-    return jitted(_evaluate(expr, JAX_T, TWIN[c.fn.__name__]))(*to_twin(args))
+def oracle(c: Case, expr: str, in_axes: Any, args: tuple[Any, ...]) -> Any:
+    return jitted(evaluate(expr, JAX_T, TWIN[c.fn.__name__], jnp))(*to_twin(args))
 
 
 def numpy_reference(c: Case, expr: str, in_axes: Any, args: tuple[Any, ...]) -> Any:
@@ -413,14 +407,9 @@ def numpy_reference(c: Case, expr: str, in_axes: Any, args: tuple[Any, ...]) -> 
     if not c.numpy:
         return None
     try:
-        if expr == "jit(f)":
-            return c.fn(*args)
-        if expr.startswith("vmap(f"):
-            outs = [c.fn(*[take(a, ax, k) for a, ax in zip(args, in_axes)]) for k in range(B)]
-            return srcjax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *outs)
+        return loop_reference(c.fn, expr, in_axes, args)
     except Exception:  # noqa: BLE001 - (NumPy cannot run it: jax's spelling, e.g. bincount's length=)
         return None
-    return None
 
 
 def fd_reference(c: Case, expr: str, args: tuple[Any, ...]) -> Any:
@@ -434,109 +423,20 @@ def fd_reference(c: Case, expr: str, args: tuple[Any, ...]) -> Any:
     return central_fd(lambda *a: float(c.fn(*a)), args, k)
 
 
-def agree(got: Any, want: Any, what: str, rtol: float, dtypes: bool = True, jax_leaves: bool = True) -> None:
-    leaves_agree(srcjax.tree_util.tree_leaves(got),
-                 (jax.tree_util.tree_leaves if jax_leaves else srcjax.tree_util.tree_leaves)(want), what, rtol,
-                 dtypes)
+CORPUS = Corpus(CASES, ("field_programs.py",), KNOWN_REFUSALS, oracle, jax.tree_util.tree_leaves,
+                lambda c, expr: evaluate(expr, SRCJAX_T, c.fn, np), numpy_reference, fd_reference,
+                known_internal=KNOWN_INTERNAL)
+
 
 
 def run_check(c: Case, expr: str, in_axes: Any, dtype: str, seed: int = 0) -> Outcome:
-    dt = np.float32 if dtype == "float32" else np.float64
-    args = arguments(c, seed, dt, in_axes)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            want = oracle(c, expr, args)
-    except Exception as e:  # noqa: BLE001 - (jax cannot run it: NumPy still can)
-        want = None
-        why = f"{type(e).__name__}: {str(e)[:300]}"
-    try:
-        fn = _evaluate(expr, SRCJAX_T, c.fn)
-        if not expr.startswith("jit("):
-            fn = srcjax.jit(fn)
-        got = fn(*args)
-    except srcjax.TranspileError as e:
-        return refusal(e, ("field_programs.py",), KNOWN_REFUSALS, 800)
-    except Exception as e:  # noqa: BLE001
-        return crash(e, 2500)
-    rtol = c.rtol32 if dtype == "float32" else 1e-6
-    try:
-        if want is not None:
-            agree(got, want, "srcjax vs jax", rtol, dtypes=not c.numpy_dtypes)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ref = numpy_reference(c, expr, in_axes, args)
-        if ref is not None:
-            agree(got, ref, "the user's function run by NumPy vs srcjax", 10 * rtol,
-                  dtypes=want is None or bool(c.numpy_dtypes),
-                  jax_leaves=False)
-        if dtype == "float64":
-            fd = fd_reference(c, expr, args)
-            if fd is not None:
-                agree(got, fd, "finite differences vs srcjax's grad", 1e-5, dtypes=False, jax_leaves=False)
-    except AssertionError as e:
-        return Outcome("wrong", str(e)[:1000])
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            np_got = srcjax.numpy_function(fn)(*args)
-    except Exception as e:  # noqa: BLE001
-        return Outcome("numpy", f"the generated source under NumPy: {type(e).__name__}: {str(e)[:600]}")
-    try:
-        agree(np_got, got, "NumPy running the generated source vs srcjax", 10 * rtol, dtypes=False, jax_leaves=False)
-    except AssertionError as e:
-        return Outcome("wrong", str(e)[:1000])
-    if want is None and ref is None:
-        return Outcome("oracle", why)
-    return Outcome("ok", "")
+    return corpus_harness.run_check(CORPUS, c, expr, in_axes, dtype, seed)
 
 
-def all_checks(names: Any = None, dtypes: tuple[str, ...] = ("float64", "float32")) -> list[tuple[str, str, str]]:
-    return [(c.name, chk[0], dt) for c in CASES if names is None or c.name in names for chk in c.checks
-            for dt in dtypes]
-
-
-def _check(name: str, expr: str, dtype: str) -> None:
-    c = BY_NAME[name]
-    in_axes = next(a for e, a in c.checks if e == expr)
-    out = run_check(c, expr, in_axes, dtype)
-    if out.status in ("internal", "numpy", "refused") and any(k in out.detail for k in KNOWN_INTERNAL):
-        pytest.xfail(f"reported: {out.detail[:300]}")
-    assert out.status in ("ok", "known", "oracle"), f"{name}: {expr} ({dtype})\n{out.status}: {out.detail}"
-
-
-@pytest.mark.parametrize(("name", "expr", "dtype"), all_checks(DEFAULT_CASES, ("float64",)))
-def test_field_program(name: str, expr: str, dtype: str) -> None:
-    _check(name, expr, dtype)
-
-
-@pytest.mark.skipif(not written.THOROUGH, reason="SRCJAX_HYPOTHESIS=thorough")
-@pytest.mark.parametrize(("name", "expr", "dtype"),
-                         [k for k in all_checks() if not (k[0] in DEFAULT_CASES and k[2] == "float64")])
-def test_field_program_thorough(name: str, expr: str, dtype: str) -> None:
-    _check(name, expr, dtype)
-
-
-def main() -> None:
-    """Every check of the corpus (or of the cases named on the command line), counts and failures grouped."""
-    argv = sys.argv[1:]
-    dtypes = ("float64",) if "--f64" in argv else ("float64", "float32")
-    names = {a for a in argv if not a.startswith("--")} or None
-    counts: collections.Counter[str] = collections.Counter()
-    for name, expr, dtype in all_checks(names, dtypes):
-        c = BY_NAME[name]
-        in_axes = next(a for e, a in c.checks if e == expr)
-        srcjax.reuse.forget()
-        out = run_check(c, expr, in_axes, dtype)
-        counts[out.status] += 1
-        print(f"{out.status:8s} {name}: {expr} ({dtype})", flush=True)
-        if out.status not in ("ok", "known"):
-            print(re.sub("^", "    ", out.detail[:1500], flags=re.M), flush=True)
-    print(f"\n{sum(counts.values())} checks: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-
+test_field_program, test_field_program_thorough = CORPUS.tests(DEFAULT_CASES)
 
 if __name__ == "__main__":
-    main()
+    CORPUS.main(sys.argv[1:])
 
 
 # -- regressions found by the corpus ------------------------------------------------------------------------

@@ -18,12 +18,10 @@ prints the counts and every failure.
 
 from __future__ import annotations
 
-import collections
 import inspect
 import re
 import sys
 import types
-import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -31,13 +29,12 @@ import numpy as np
 import pytest
 
 import srcjax
-from tests.corpus_harness import B, arguments, take
+from tests.corpus_harness import Corpus, evaluate, loop_reference
 
 from . import jax_style_programs as jp
-from . import written
 from .fd import central_fd
-from .hunt_sweep import Outcome, crash, leaves_agree, refusal
-from .twins import jitted
+from .hunt_sweep import leaves_agree
+from .twins import JAX, jitted
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -395,26 +392,17 @@ DEFAULT_CASES = ("mlp_mse", "rnn_scan", "hmc_energy_error", "adam_train_step", "
 
 # -- running a check ------------------------------------------------------------------------------------------
 
-def _evaluate(expr: str, transforms: dict[str, Any], f: Any) -> Any:
-    return eval(expr, {**transforms, "f": f, "np": np if transforms is SRCJAX_T else jnp})  # noqa: S307
-
-
-def oracle(c: Case, expr: str, args: tuple[Any, ...]) -> Any:
-    return jitted(_evaluate(expr, JAX_T, TWIN[c.fn.__name__]))(*to_twin(args))
+def oracle(c: Case, expr: str, in_axes: Any, args: tuple[Any, ...]) -> Any:
+    return jitted(evaluate(expr, JAX_T, TWIN[c.fn.__name__], jnp))(*to_twin(args))
 
 
 def numpy_reference(c: Case, expr: str, in_axes: Any, args: tuple[Any, ...]) -> Any:
     """The user's function run by NumPy, for ``jit(f)`` and ``vmap(f, ...)`` (None where NumPy cannot run it:
     ``.at[]`` of a NumPy array)."""
     try:
-        if expr == "jit(f)":
-            return c.fn(*args)
-        if expr.startswith("vmap(f"):
-            outs = [c.fn(*[take(a, ax, k) for a, ax in zip(args, in_axes)]) for k in range(B)]
-            return srcjax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *outs)
+        return loop_reference(c.fn, expr, in_axes, args)
     except Exception:  # noqa: BLE001 - (NumPy cannot run it)
         return None
-    return None
 
 
 def fd_reference(c: Case, expr: str, args: tuple[Any, ...]) -> Any:
@@ -431,114 +419,15 @@ def fd_reference(c: Case, expr: str, args: tuple[Any, ...]) -> Any:
         return None
 
 
-def agree(got: Any, want: Any, what: str, rtol: float, dtypes: bool = True, jax_leaves: bool = True) -> None:
-    leaves_agree(srcjax.tree_util.tree_leaves(got),
-                 (jax.tree_util.tree_leaves if jax_leaves else srcjax.tree_util.tree_leaves)(want), what, rtol,
-                 dtypes)
+CORPUS = Corpus(CASES, ("jax_style_programs.py",), KNOWN_REFUSALS, oracle, jax.tree_util.tree_leaves,
+                lambda c, expr: evaluate(expr, SRCJAX_T, c.fn, np), numpy_reference, fd_reference,
+                known_internal=KNOWN_INTERNAL, known_wrong=KNOWN_WRONG, known_numpy_run=KNOWN_NUMPY_RUN)
 
 
-def run_check(c: Case, expr: str, in_axes: Any, dtype: str, seed: int = 0) -> Outcome:
-    dt = np.float32 if dtype == "float32" else np.float64
-    args = arguments(c, seed, dt, in_axes)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            want = oracle(c, expr, args)
-    except Exception as e:  # noqa: BLE001 - (jax cannot run it: NumPy still can)
-        want = None
-        why = f"{type(e).__name__}: {str(e)[:300]}"
-    try:
-        fn = _evaluate(expr, SRCJAX_T, c.fn)
-        if not expr.startswith("jit("):
-            fn = srcjax.jit(fn)
-        got = fn(*args)
-    except srcjax.TranspileError as e:
-        return refusal(e, ("jax_style_programs.py",), KNOWN_REFUSALS, 800)
-    except Exception as e:  # noqa: BLE001
-        return crash(e, 2500)
-    rtol = c.rtol32 if dtype == "float32" else 1e-6
-    try:
-        if want is not None:
-            agree(got, want, "srcjax vs jax", rtol, dtypes=not c.numpy_dtypes)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ref = numpy_reference(c, expr, in_axes, args)
-        if ref is not None:
-            agree(got, ref, "the user's function run by NumPy vs srcjax", 10 * rtol,
-                  dtypes=want is None or bool(c.numpy_dtypes), jax_leaves=False)
-        if dtype == "float64":
-            fd = fd_reference(c, expr, args)
-            if fd is not None:
-                agree(got, fd, "finite differences vs srcjax's grad", 1e-5, dtypes=False, jax_leaves=False)
-    except AssertionError as e:
-        return Outcome("wrong", str(e)[:1000])
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            np_got = srcjax.numpy_function(fn)(*args)
-    except Exception as e:  # noqa: BLE001
-        return Outcome("numpy", f"the generated source under NumPy: {type(e).__name__}: {str(e)[:600]}")
-    try:
-        agree(np_got, got, "NumPy running the generated source vs srcjax", 10 * rtol, dtypes=False, jax_leaves=False)
-    except AssertionError as e:
-        return Outcome("wrong", str(e)[:1000])
-    if want is None and ref is None:
-        return Outcome("oracle", why)
-    return Outcome("ok", "")
-
-
-def all_checks(names: Any = None, dtypes: tuple[str, ...] = ("float64", "float32")) -> list[tuple[str, str, str]]:
-    return [(c.name, chk[0], dt) for c in CASES if names is None or c.name in names for chk in c.checks
-            for dt in dtypes]
-
-
-def _check(name: str, expr: str, dtype: str) -> None:
-    c = BY_NAME[name]
-    in_axes = next(a for e, a in c.checks if e == expr)
-    out = run_check(c, expr, in_axes, dtype)
-    if out.status == "wrong" and (name, expr, dtype) in KNOWN_WRONG:
-        pytest.xfail(f"reported: {KNOWN_WRONG[name, expr, dtype]}")
-    if out.status == "wrong" and "NumPy running the generated source" in out.detail and \
-            (name, expr, dtype) in KNOWN_NUMPY_RUN:
-        pytest.xfail(f"reported: {KNOWN_NUMPY_RUN[name, expr, dtype]}")
-    if out.status in ("internal", "numpy", "refused") and any(k in out.detail for k in KNOWN_INTERNAL):
-        pytest.xfail(f"reported: {out.detail[:300]}")
-    assert out.status in ("ok", "known", "oracle"), f"{name}: {expr} ({dtype})\n{out.status}: {out.detail}"
-
-
-@pytest.mark.parametrize(("name", "expr", "dtype"), all_checks(DEFAULT_CASES, ("float64",)))
-def test_jax_style_program(name: str, expr: str, dtype: str) -> None:
-    _check(name, expr, dtype)
-
-
-@pytest.mark.skipif(not written.THOROUGH, reason="SRCJAX_HYPOTHESIS=thorough")
-@pytest.mark.parametrize(("name", "expr", "dtype"),
-                         [k for k in all_checks() if not (k[0] in DEFAULT_CASES and k[2] == "float64")])
-def test_jax_style_program_thorough(name: str, expr: str, dtype: str) -> None:
-    _check(name, expr, dtype)
-
-
-def main() -> None:
-    """Every check of the corpus (or of the cases named on the command line), counts and failures grouped."""
-    argv = sys.argv[1:]
-    dtypes = ("float64",) if "--f64" in argv else ("float32",) if "--f32" in argv else ("float64", "float32")
-    names = {a for a in argv if not a.startswith("--")} or None
-    counts: collections.Counter[str] = collections.Counter()
-    for name, expr, dtype in all_checks(names, dtypes):
-        c = BY_NAME[name]
-        in_axes = next(a for e, a in c.checks if e == expr)
-        srcjax.reuse.forget()
-        out = run_check(c, expr, in_axes, dtype)
-        counts[out.status] += 1
-        print(f"{out.status:8s} {name}: {expr} ({dtype})", flush=True)
-        if out.status not in ("ok", "known"):
-            print(re.sub("^", "    ", out.detail[:1500], flags=re.M), flush=True)
-    print(f"\n{len(CASES)} programs, {sum(counts.values())} checks: "
-          + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-
+test_jax_style_program, test_jax_style_program_thorough = CORPUS.tests(DEFAULT_CASES)
 
 if __name__ == "__main__":
-    main()
+    CORPUS.main(sys.argv[1:])
 
 
 # -- regressions found by the corpus ------------------------------------------------------------------------
@@ -588,13 +477,13 @@ def test_grad_of_a_scan_over_a_container_scans_every_leafs_rows() -> None:
     xs, ws = r.standard_normal((5, 2)), r.standard_normal((5, 2))
     for k in (0, 1):
         got = srcjax.grad(_scan_tuple_xs, argnums=k)(xs, ws, 0.8)
-        np.testing.assert_allclose(got, jax.grad(_scan_tuple_xs_twin, argnums=k)(xs, ws, 0.8), rtol=1e-10)
+        np.testing.assert_allclose(got, JAX.grad(_scan_tuple_xs_twin, argnums=k)(xs, ws, 0.8), rtol=1e-10)
     p, batches = r.standard_normal(3), {"x": r.standard_normal((4, 6, 3)), "y": r.standard_normal((4, 6))}
     got = srcjax.grad(_scan_dict_xs, argnums=(0, 1))(p, batches)
-    want = jax.grad(_scan_dict_xs_twin, argnums=(0, 1))(p, batches)
+    want = JAX.grad(_scan_dict_xs_twin, argnums=(0, 1))(p, batches)
     leaves_agree(srcjax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), "grad", 1e-9, dtypes=False)
     np.testing.assert_allclose(srcjax.jacfwd(_scan_tuple_xs)(xs, ws, 0.8),
-                               jax.jacfwd(_scan_tuple_xs_twin)(xs, ws, 0.8), rtol=1e-10)
+                               JAX.jacfwd(_scan_tuple_xs_twin)(xs, ws, 0.8), rtol=1e-10)
 
 
 def _pair_mse(p: Any, x: Any, y: Any) -> Any:
@@ -631,7 +520,7 @@ def test_grad_of_a_sum_over_a_derivatives_leaves_reaches_its_inputs() -> None:
     r = np.random.default_rng(1)
     p, xs, ys = (r.standard_normal(3), np.float64(0.3)), r.standard_normal((4, 3)), r.standard_normal(4)
     got = srcjax.grad(_sum_of_leaf_norms, argnums=2)(p, xs, ys)
-    np.testing.assert_allclose(got, jax.grad(_sum_of_leaf_norms_twin, argnums=2)(p, xs, ys), rtol=1e-9)
+    np.testing.assert_allclose(got, JAX.grad(_sum_of_leaf_norms_twin, argnums=2)(p, xs, ys), rtol=1e-9)
     assert np.all(np.abs(np.asarray(got)) > 0)
 
 
@@ -666,12 +555,12 @@ def test_nested_defs_handed_to_transformations_inside_compiled_code() -> None:
     # "cannot differentiate FunctionDef")
     r = np.random.default_rng(2)
     w, x = r.standard_normal(3), r.standard_normal((4, 3))
-    np.testing.assert_allclose(srcjax.jit(_nested_defs)(w, x), _nested_defs_twin(w, x), rtol=1e-10)
-    for t, jt in ((srcjax.grad, jax.grad), (srcjax.jacfwd, jax.jacfwd)):
+    np.testing.assert_allclose(srcjax.jit(_nested_defs)(w, x), jitted(_nested_defs_twin)(w, x), rtol=1e-10)
+    for t, jt in ((srcjax.grad, JAX.grad), (srcjax.jacfwd, JAX.jacfwd)):
         np.testing.assert_allclose(t(_nested_defs)(w, x), jt(_nested_defs_twin)(w, x), rtol=1e-9)
     xs = r.standard_normal((2, 3))
     np.testing.assert_allclose(srcjax.vmap(_nested_defs, in_axes=(0, None))(xs, x),
-                               jax.vmap(_nested_defs_twin, in_axes=(0, None))(xs, x), rtol=1e-10)
+                               JAX.vmap(_nested_defs_twin, in_axes=(0, None))(xs, x), rtol=1e-10)
 
 
 def _kernel_matrix(x: Any, ls: Any) -> Any:
@@ -689,7 +578,7 @@ def test_a_lambda_inside_a_lambda_handed_to_vmap() -> None:
         return jnp.sum(k * k)
 
     np.testing.assert_allclose(srcjax.jit(_kernel_matrix)(x, 0.7), twin(x, 0.7), rtol=1e-10)
-    np.testing.assert_allclose(srcjax.grad(_kernel_matrix)(x, 0.7), jax.grad(twin)(x, 0.7), rtol=1e-9)
+    np.testing.assert_allclose(srcjax.grad(_kernel_matrix)(x, 0.7), JAX.grad(twin)(x, 0.7), rtol=1e-9)
 
 
 def test_lax_bodies_calling_nested_defs_and_a_named_list_of_branches_are_differentiated() -> None:
@@ -699,9 +588,9 @@ def test_lax_bodies_calling_nested_defs_and_a_named_list_of_branches_are_differe
     th, y0, x = np.array([0.8, 0.3]), np.array([0.5, -0.2]), np.array([0.3, -1.2, 0.7])
     for k in (0, 1):
         np.testing.assert_allclose(srcjax.grad(jp.rk4_fori, argnums=k)(th, y0),
-                                   jax.grad(TWIN["rk4_fori"], argnums=k)(th, y0), rtol=1e-9)
-    np.testing.assert_allclose(srcjax.jacfwd(srcjax.grad(jp.rk4_fori))(th, y0), jax.hessian(TWIN["rk4_fori"])(th, y0),
+                                   JAX.grad(TWIN["rk4_fori"], argnums=k)(th, y0), rtol=1e-9)
+    np.testing.assert_allclose(srcjax.jacfwd(srcjax.grad(jp.rk4_fori))(th, y0), JAX.hessian(TWIN["rk4_fori"])(th, y0),
                                rtol=1e-8)
+    want = JAX.grad(TWIN["switch_activation"], argnums=1)  # (compiled once, the branch index an argument)
     for i in range(3):
-        np.testing.assert_allclose(srcjax.grad(jp.switch_activation, argnums=1)(i, x),
-                                   jax.grad(TWIN["switch_activation"], argnums=1)(i, x), rtol=1e-10)
+        np.testing.assert_allclose(srcjax.grad(jp.switch_activation, argnums=1)(i, x), want(i, x), rtol=1e-10)

@@ -19,6 +19,8 @@ import srcjax.scipy.special as sp
 from srcjax.scipy.special import logsumexp
 from srcjax.scipy.stats import norm
 
+from .twins import JAX
+
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
 jax.config.update("jax_enable_x64", True)
@@ -134,7 +136,7 @@ def test_matches_jax(ours: Callable[..., Any], theirs: Callable[..., Any], x: np
     if grad:
         xs = np.stack([x, x[::-1] * 0.9 + 0.01 * (x[::-1] < 0.9)])
         g = srcjax.vmap(srcjax.grad(lambda v: np.sum(np.sin(ours(v)) + 0.5 * ours(v))))(xs)
-        _close(g, jax.vmap(jax.grad(lambda v: jnp.sum(jnp.sin(theirs(v)) + 0.5 * theirs(v))))(xs), grad, 1e-12)
+        _close(g, JAX.vmap(jax.grad(lambda v: jnp.sum(jnp.sin(theirs(v)) + 0.5 * theirs(v))))(xs), grad, 1e-12)
 
 
 def test_kinks_follow_jax() -> None:
@@ -202,7 +204,7 @@ def test_special_primitives_higher_order() -> None:
     for ours, theirs in ((srcjax.lax.lgamma, jax.lax.lgamma), (srcjax.lax.digamma, jax.lax.digamma),
                          (srcjax.lax.erf_inv, jax.lax.erf_inv), (srcjax.lax.erfc, jax.lax.erfc)):
         v = x / 5 if ours is srcjax.lax.erf_inv else x
-        _close(srcjax.hessian(_summed(ours))(v), jax.hessian(_summed(theirs))(v), 1e-10)
+        _close(srcjax.hessian(_summed(ours))(v), JAX.hessian(_summed(theirs))(v), 1e-10)
     p = srcjax.jvp(lambda v: srcjax.lax.polygamma(1, v), (x,), (np.ones(3),))[1]
     _close(p, jax.lax.polygamma(2.0, x), 1e-11)
 
@@ -231,7 +233,7 @@ def test_mlp_classifier() -> None:
     x, y = r.normal(size=(3, 6, 4)), r.integers(0, 3, size=(3, 6))
     _close(srcjax.jit(_mlp)(params, x[0], y[0]), jax.jit(_jmlp)(params, x[0], y[0]), 1e-12)
     ours_b = srcjax.vmap(srcjax.grad(_mlp), in_axes=(None, 0, 0))(params, x, y)
-    theirs_b = jax.vmap(jax.grad(_jmlp), in_axes=(None, 0, 0))(params, x, y)
+    theirs_b = JAX.vmap(jax.grad(_jmlp), in_axes=(None, 0, 0))(params, x, y)
     for a, b in zip(ours_b, theirs_b):
         _close(a, b, 1e-10, 1e-14)
 
@@ -256,7 +258,7 @@ def test_student_t_loglik_df_as_data() -> None:
     _close(srcjax.jit(_student_t)(x, *args), jax.jit(_jstudent_t)(x, *args), 1e-12)
     dfs = np.array([2.5, 4.0, 9.0])
     g = srcjax.vmap(srcjax.grad(_student_t, argnums=3), in_axes=(None, None, None, 0))(x, *args[:2], dfs)
-    _close(g, jax.vmap(jax.grad(_jstudent_t, argnums=3), in_axes=(None, None, None, 0))(x, *args[:2], dfs), 1e-11)
+    _close(g, JAX.vmap(jax.grad(_jstudent_t, argnums=3), in_axes=(None, None, None, 0))(x, *args[:2], dfs), 1e-11)
 
 
 def _uses_math_lgamma(x: Any, df: Any) -> Any:

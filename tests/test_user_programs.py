@@ -17,12 +17,9 @@ failure.
 
 from __future__ import annotations
 
-import collections
 import inspect
-import re
 import sys
 import types
-import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -30,17 +27,14 @@ import numpy as np
 import pytest
 
 import srcjax
+from tests.corpus_harness import B, Corpus, agree, evaluate, loop_reference, take
 
 from . import user_programs as up
-from . import written
-from .hunt_sweep import Outcome, crash, leaves_agree, refusal
-from .twins import jitted
+from .twins import JAX, jitted
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
 jax.config.update("jax_enable_x64", True)
-
-B = 3  # examples in a vmap's batch
 
 # Refusals met where jax runs the program (reported; a located TranspileError with a hint)
 KNOWN_REFUSALS: tuple[str, ...] = ()
@@ -519,141 +513,34 @@ DEFAULT_CASES = ("mlp_loss", "gru_encode", "newton_kepler", "dp_sgd_grads")
 
 # -- running a check ------------------------------------------------------------------------------------------
 
-def arguments(c: Case, seed: int, dt: Any, in_axes: Any) -> tuple[Any, ...]:
-    """``c``'s arguments; with ``in_axes``, ``B`` draws stacked along each mapped argument's axis."""
-    if in_axes is None:
-        return c.args(np.random.default_rng(seed), dt)
-    draws = [c.args(np.random.default_rng(seed + k), dt) for k in range(B)]
-    return tuple(d if ax is None else srcjax.tree_util.tree_map(lambda *xs, ax=ax: np.stack(xs, axis=ax), *ds)
-                 for ax, d, ds in zip(in_axes, draws[0], zip(*draws)))
-
-
-def _evaluate(expr: str, transforms: dict[str, Any], f: Any) -> Any:
-    return eval(expr, {**transforms, "f": f, "np": np if transforms is SRCJAX_T else jnp})  # noqa: S307
-
-
-def _take(x: Any, ax: Any, k: int) -> Any:
-    return x if ax is None else srcjax.tree_util.tree_map(lambda a: np.take(np.asarray(a), k, axis=ax), x)
-
-
-def oracle(c: Case, expr: str, in_axes: Any, loop: Any, args: tuple[Any, ...]) -> Any:
+def oracle(c: Case, expr: str, in_axes: Any, args: tuple[Any, ...]) -> Any:
+    """jax's result: the check's transformation of the twin, or (where jax's vmap cannot run the program:
+    Python control flow on data) the check's ``loop`` expression one example at a time, stacked."""
+    loop = next(lp for e, a, lp in c.checks if e == expr)
     twin = TWIN[c.fn.__name__]
     if loop is None:
-        return jitted(_evaluate(expr, JAX_T, twin))(*to_twin(args))
-    one = _evaluate(loop, JAX_T, twin)
-    outs = [one(*to_twin(tuple(_take(a, ax, k) for a, ax in zip(args, in_axes)))) for k in range(B)]
+        return jitted(evaluate(expr, JAX_T, twin, jnp))(*to_twin(args))
+    one = evaluate(loop, JAX_T, twin, jnp)
+    outs = [one(*to_twin(tuple(take(a, ax, k) for a, ax in zip(args, in_axes)))) for k in range(B)]
     return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *outs)
 
 
 def numpy_reference(c: Case, expr: str, in_axes: Any, args: tuple[Any, ...]) -> Any:
     """The user's function run by NumPy, for ``jit(f...)`` and ``vmap(f, ...)`` of a plain NumPy program
     (None otherwise)."""
-    if not c.numpy:
-        return None
-    if expr.startswith("jit(f"):
-        return c.fn(*args)
-    if expr.startswith("vmap(f"):
-        m = re.search(r"out_axes=(-?\d)", expr)
-        outs = [c.fn(*[_take(a, ax, k) for a, ax in zip(args, in_axes)]) for k in range(B)]
-        return srcjax.tree_util.tree_map(lambda *xs: np.stack(xs, axis=int(m.group(1)) if m else 0), *outs)
-    return None
+    return loop_reference(c.fn, expr, in_axes, args) if c.numpy else None
 
 
-def agree(got: Any, want: Any, what: str, rtol: float, dtypes: bool = True, oracle_leaves: Any = None) -> None:
-    """``got`` (srcjax's) against ``want`` (jax's; srcjax's or NumPy's with ``oracle_leaves`` its
-    tree_leaves: the module's dataclass is registered with srcjax, the twin's with jax)."""
-    leaves_agree(srcjax.tree_util.tree_leaves(got), (oracle_leaves or jax.tree_util.tree_leaves)(want), what, rtol,
-                 dtypes)
+# (jax failing to run a check makes it no case; the dtypes always agree with the user's function run by NumPy)
+CORPUS = Corpus(CASES, ("user_programs.py",), KNOWN_REFUSALS, oracle, jax.tree_util.tree_leaves,
+                lambda c, expr: evaluate(expr, SRCJAX_T, c.fn, np), numpy_reference, jax_required=True,
+                numpy_dtypes_always=True, known_internal=KNOWN_INTERNAL)
 
 
-def run_check(c: Case, expr: str, in_axes: Any, loop: Any, dtype: str, seed: int = 0) -> Outcome:
-    dt = np.float32 if dtype == "float32" else np.float64
-    args = arguments(c, seed, dt, in_axes)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            want = oracle(c, expr, in_axes, loop, args)
-    except Exception as e:  # noqa: BLE001 - (jax cannot run it: not a case)
-        return Outcome("oracle", f"{type(e).__name__}: {str(e)[:300]}")
-    try:
-        fn = _evaluate(expr, SRCJAX_T, c.fn)
-        if not expr.startswith("jit("):
-            fn = srcjax.jit(fn)
-        got = fn(*args)
-    except srcjax.TranspileError as e:
-        return refusal(e, ("user_programs.py",), KNOWN_REFUSALS, 800)
-    except Exception as e:  # noqa: BLE001
-        return crash(e, 2500)
-    rtol = c.rtol32 if dtype == "float32" else 1e-6
-    try:
-        agree(got, want, "srcjax vs jax", rtol, dtypes=not c.numpy_dtypes)
-    except AssertionError as e:
-        return Outcome("wrong", str(e)[:1000])
-    ref = numpy_reference(c, expr, in_axes, args)
-    if ref is not None:
-        try:
-            agree(got, ref, "the user's function run by NumPy vs srcjax", 10 * rtol,
-                  oracle_leaves=srcjax.tree_util.tree_leaves)
-        except AssertionError as e:
-            return Outcome("wrong", str(e)[:1000])
-    try:
-        np_got = srcjax.numpy_function(fn)(*args)
-    except Exception as e:  # noqa: BLE001
-        return Outcome("numpy", f"the generated source under NumPy: {type(e).__name__}: {str(e)[:600]}")
-    try:
-        agree(np_got, got, "NumPy running the generated source vs srcjax", 10 * rtol, dtypes=False,
-              oracle_leaves=srcjax.tree_util.tree_leaves)
-    except AssertionError as e:
-        return Outcome("wrong", str(e)[:1000])
-    return Outcome("ok", "")
-
-
-def all_checks(names: Any = None, dtypes: tuple[str, ...] = ("float64", "float32")) -> list[tuple[str, str, str]]:
-    return [(c.name, chk[0], dt) for c in CASES if names is None or c.name in names for chk in c.checks
-            for dt in dtypes]
-
-
-def _check(name: str, expr: str, dtype: str) -> None:
-    c = BY_NAME[name]
-    in_axes, loop = next((a, lp) for e, a, lp in c.checks if e == expr)
-    out = run_check(c, expr, in_axes, loop, dtype)
-    if out.status in ("internal", "numpy", "refused") and any(k in out.detail for k in KNOWN_INTERNAL):
-        pytest.xfail(f"reported: {out.detail[:300]}")
-    assert out.status in ("ok", "known", "oracle"), f"{name}: {expr} ({dtype})\n{out.status}: {out.detail}"
-
-
-@pytest.mark.parametrize(("name", "expr", "dtype"), all_checks(DEFAULT_CASES, ("float64",)))
-def test_user_program(name: str, expr: str, dtype: str) -> None:
-    _check(name, expr, dtype)
-
-
-@pytest.mark.skipif(not written.THOROUGH, reason="SRCJAX_HYPOTHESIS=thorough")
-@pytest.mark.parametrize(("name", "expr", "dtype"),
-                         [k for k in all_checks() if not (k[0] in DEFAULT_CASES and k[2] == "float64")])
-def test_user_program_thorough(name: str, expr: str, dtype: str) -> None:
-    _check(name, expr, dtype)
-
-
-def main() -> None:
-    """Every check of the corpus (or of the cases named on the command line), counts and failures grouped."""
-    names = set(sys.argv[1:]) or None
-    counts: collections.Counter[str] = collections.Counter()
-    failures = []
-    for name, expr, dtype in all_checks(names):
-        c = BY_NAME[name]
-        in_axes, loop = next((a, lp) for e, a, lp in c.checks if e == expr)
-        srcjax.reuse.forget()
-        out = run_check(c, expr, in_axes, loop, dtype)
-        counts[out.status] += 1
-        print(f"{out.status:8s} {name}: {expr} ({dtype})", flush=True)
-        if out.status not in ("ok", "known"):
-            failures.append(f"== {out.status} {name}: {expr} ({dtype})\n{out.detail}")
-            print(re.sub("^", "    ", failures[-1][:1500], flags=re.M), flush=True)
-    print(f"\n{sum(counts.values())} checks: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-
+test_user_program, test_user_program_thorough = CORPUS.tests(DEFAULT_CASES)
 
 if __name__ == "__main__":
-    main()
+    CORPUS.main(sys.argv[1:])
 
 
 # -- regressions found by the corpus ------------------------------------------------------------------------
@@ -668,11 +555,11 @@ def test_forward_mode_over_a_tape_holding_a_rebound_constant() -> None:
     w1, w2, x, v = rng.standard_normal((4, 6)), rng.standard_normal((6, 3)), rng.standard_normal(4), rng.standard_normal(4)
     twin = TWIN["saliency_of_rebinding"]
     agree(srcjax.jacfwd(up.saliency_of_rebinding, argnums=2)(w1, w2, x),
-          jax.jacfwd(twin, argnums=2)(w1, w2, x), "jacfwd", 1e-9)
+          JAX.jacfwd(twin, argnums=2)(w1, w2, x), "jacfwd", 1e-9)
     got = srcjax.jvp(up.saliency_of_rebinding, (w1, w2, x), (np.zeros_like(w1), np.zeros_like(w2), v))
-    agree(got, jax.jvp(twin, (w1, w2, x), (np.zeros_like(w1), np.zeros_like(w2), v)), "jvp", 1e-9)
+    agree(got, JAX.jvp(twin, (w1, w2, x), (np.zeros_like(w1), np.zeros_like(w2), v)), "jvp", 1e-9)
     got = srcjax.vmap(srcjax.jacfwd(up.saliency_of_rebinding, argnums=2), in_axes=(None, None, 0))(w1, w2, x[None] + v[:, None])
-    agree(got, jax.vmap(jax.jacfwd(twin, argnums=2), in_axes=(None, None, 0))(w1, w2, x[None] + v[:, None]), "vmap(jacfwd)", 1e-9)
+    agree(got, JAX.vmap(jax.jacfwd(twin, argnums=2), in_axes=(None, None, 0))(w1, w2, x[None] + v[:, None]), "vmap(jacfwd)", 1e-9)
 
 
 def test_a_list_rebound_to_its_stacked_array() -> None:
@@ -681,10 +568,10 @@ def test_a_list_rebound_to_its_stacked_array() -> None:
     `r` passed to np.multiply as an array": a name bound to a list anywhere counted as a list everywhere)."""
     x = np.random.default_rng(0).standard_normal(4)
     twin = TWIN["stacked_rebinding"]
-    agree(srcjax.grad(up.stacked_rebinding)(x), jax.grad(twin)(x), "grad", 1e-9)
-    agree(srcjax.hessian(up.stacked_rebinding)(x), jax.hessian(twin)(x), "hessian", 1e-9)
+    agree(srcjax.grad(up.stacked_rebinding)(x), JAX.grad(twin)(x), "grad", 1e-9)
+    agree(srcjax.hessian(up.stacked_rebinding)(x), JAX.hessian(twin)(x), "hessian", 1e-9)
     agree(srcjax.vmap(srcjax.grad(up.stacked_rebinding))(np.stack([x, 2 * x])),
-          jax.vmap(jax.grad(twin))(np.stack([x, 2 * x])), "vmap(grad)", 1e-9)
+          JAX.vmap(jax.grad(twin))(np.stack([x, 2 * x])), "vmap(grad)", 1e-9)
 
 
 def test_a_comprehension_target_named_like_its_iterables_name() -> None:
@@ -695,13 +582,13 @@ def test_a_comprehension_target_named_like_its_iterables_name() -> None:
     rng = np.random.default_rng(0)
     params, m = {"w": rng.standard_normal((3, 2))}, {"w": rng.standard_normal((4, 3, 2))}
     agree(srcjax.vmap(up.momentum_update, in_axes=(None, 0))(params, m),
-          jax.vmap(TWIN["momentum_update"], in_axes=(None, 0))(params, m), "vmap", 1e-12)
+          JAX.vmap(TWIN["momentum_update"], in_axes=(None, 0))(params, m), "vmap", 1e-12)
     xs, mm = [rng.standard_normal(3), rng.standard_normal(3)], rng.standard_normal(3)
-    agree(srcjax.grad(up.sum_of_scaled, argnums=1)(xs, mm), jax.grad(TWIN["sum_of_scaled"], argnums=1)(xs, mm),
+    agree(srcjax.grad(up.sum_of_scaled, argnums=1)(xs, mm), JAX.grad(TWIN["sum_of_scaled"], argnums=1)(xs, mm),
           "grad", 1e-12)
     ms = rng.standard_normal((2, 3))
     agree(srcjax.vmap(srcjax.grad(up.sum_of_scaled, argnums=1), in_axes=(None, 0))(xs, ms),
-          jax.vmap(jax.grad(TWIN["sum_of_scaled"], argnums=1), in_axes=(None, 0))(xs, ms), "vmap(grad)", 1e-12)
+          JAX.vmap(jax.grad(TWIN["sum_of_scaled"], argnums=1), in_axes=(None, 0))(xs, ms), "vmap(grad)", 1e-12)
 
 
 def test_jit_of_jacfwd_of_grad_through_a_loop_carrying_two_potentials() -> None:
@@ -711,7 +598,7 @@ def test_jit_of_jacfwd_of_grad_through_a_loop_carrying_two_potentials() -> None:
     was "too many indices for array" located at the user's ``for``."""
     rng = np.random.default_rng(0)
     args = (rng.random((4, 3)), rng.random(4), rng.random(3))
-    want = jax.jacfwd(jax.grad(TWIN["alternating_potentials"]))(*args)
+    want = JAX.jacfwd(jax.grad(TWIN["alternating_potentials"]))(*args)
     agree(srcjax.jit(srcjax.jacfwd(srcjax.grad(up.alternating_potentials)))(*args), want, "jit(jacfwd(grad))", 1e-9)
     agree(srcjax.jacfwd(srcjax.grad(up.alternating_potentials))(*args), want, "jacfwd(grad)", 1e-9)
 
@@ -725,10 +612,10 @@ def test_a_loop_target_rebinding_a_differentiated_name() -> None:
     rng = np.random.default_rng(0)
     x, ws = rng.standard_normal(3), [rng.standard_normal(3), rng.standard_normal(3)]
     twin = TWIN["loop_target_shadowing"]
-    agree(srcjax.grad(up.loop_target_shadowing)(x, ws), jax.grad(twin)(x, ws), "grad", 1e-9)
-    agree(srcjax.hessian(up.loop_target_shadowing)(x, ws), jax.hessian(twin)(x, ws), "hessian", 1e-9)
-    agree(srcjax.jacfwd(up.loop_target_shadowing)(x, ws), jax.jacfwd(twin)(x, ws), "jacfwd", 1e-9)
+    agree(srcjax.grad(up.loop_target_shadowing)(x, ws), JAX.grad(twin)(x, ws), "grad", 1e-9)
+    agree(srcjax.hessian(up.loop_target_shadowing)(x, ws), JAX.hessian(twin)(x, ws), "hessian", 1e-9)
+    agree(srcjax.jacfwd(up.loop_target_shadowing)(x, ws), JAX.jacfwd(twin)(x, ws), "jacfwd", 1e-9)
     assert float(srcjax.jit(up.loop_target_shadowing)(x, ws)) == pytest.approx(float(up.loop_target_shadowing(x, ws)))
     params, xi = _mlp_params(rng, np.float64), rng.standard_normal(4)
     agree(srcjax.jacfwd(up.mlp_saliency, argnums=1)(params, xi),
-          jax.jacfwd(TWIN["mlp_saliency"], argnums=1)(params, xi), "jacfwd(saliency)", 1e-9)
+          JAX.jacfwd(TWIN["mlp_saliency"], argnums=1)(params, xi), "jacfwd(saliency)", 1e-9)

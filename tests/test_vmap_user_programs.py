@@ -23,7 +23,6 @@ The default run checks ``DEFAULT_CASES``; ``SRCJAX_HYPOTHESIS=thorough`` checks 
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import importlib.util
 import inspect
@@ -32,7 +31,6 @@ import re
 import sys
 import tempfile
 import types
-import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -41,11 +39,12 @@ import pytest
 
 import srcjax
 
+from . import corpus_harness, written
 from . import vmap_user_helpers as vh
 from . import vmap_user_programs as vp
-from . import written
-from .hunt_sweep import Outcome, crash, leaves_agree, refusal
-from .twins import jitted
+from .corpus_harness import assert_passes, generated_source_agrees, quietly, srcjax_result
+from .hunt_sweep import Outcome, leaves_agree
+from .twins import JAX, jitted
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -580,28 +579,20 @@ def run_check(c: Case, chk: Check, seed: int = 0) -> Outcome:
     fname = _fn_name(c)
     want = None
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            want = jitted(_evaluate(chk.jax_expr or chk.expr, JAX_T, TWIN[fname]))(*_to_twin(args))
+        want = quietly(jitted(_evaluate(chk.jax_expr or chk.expr, JAX_T, TWIN[fname])), *_to_twin(args))
     except Exception as e:  # noqa: BLE001 - (jax cannot run it: the loop is the oracle)
         jax_error = f"{type(e).__name__}: {str(e)[:300]}"
         if chk.loop is None:
             return Outcome("oracle", jax_error)
-    try:
-        fn = _evaluate(chk.expr, SRCJAX_T, getattr(vp, fname))
-        if not chk.expr.startswith("jit("):
-            fn = srcjax.jit(fn)
-        got = fn(*args)
-    except srcjax.TranspileError as e:
-        return refusal(e, ("vmap_user_programs.py", "vmap_user_helpers.py", "vmap_check_"), KNOWN_REFUSALS, 800)
-    except Exception as e:  # noqa: BLE001
-        return crash(e, 2500)
+    result = srcjax_result(lambda: _evaluate(chk.expr, SRCJAX_T, getattr(vp, fname)), chk.expr, args,
+                           ("vmap_user_programs.py", "vmap_user_helpers.py", "vmap_check_"), KNOWN_REFUSALS)
+    if isinstance(result, Outcome):
+        return result
+    fn, got = result
     ref = None
     if chk.loop is not None:
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                ref = loop_oracle(c, chk.loop, args)
+            ref = quietly(loop_oracle, c, chk.loop, args)
         except Exception as e:  # noqa: BLE001 - (a mistake of the case: reported as the oracle's)
             return Outcome("oracle", f"the loop over examples: {type(e).__name__}: {str(e)[:300]}")
     try:
@@ -611,21 +602,11 @@ def run_check(c: Case, chk: Check, seed: int = 0) -> Outcome:
                          1e-6 if c.numpy_dtypes else c.rtol, dtypes=not c.numpy_dtypes)
         if chk.loop is not None and ref is not None:
             numpy_run = c.numpy and chk.loop.inner == "f"
-            if True:
-                leaves_agree(_leaves(got), _leaves(ref), "srcjax vs a loop over examples", c.rtol,
-                             dtypes=numpy_run or not c.numpy_dtypes)
+            leaves_agree(_leaves(got), _leaves(ref), "srcjax vs a loop over examples", c.rtol,
+                         dtypes=numpy_run or not c.numpy_dtypes)
     except AssertionError as e:
         return Outcome("wrong", str(e)[:1200])
-    try:
-        np_got = srcjax.numpy_function(fn)(*args)
-    except Exception as e:  # noqa: BLE001
-        return Outcome("numpy", f"the generated source under NumPy: {type(e).__name__}: {str(e)[:600]}")
-    try:
-        leaves_agree(_leaves(np_got), _leaves(got), "NumPy running the generated source vs srcjax", 10 * c.rtol,
-                     dtypes=False)
-    except AssertionError as e:
-        return Outcome("wrong", str(e)[:1200])
-    return Outcome("ok", "")
+    return generated_source_agrees(fn, args, got, 10 * c.rtol) or Outcome("ok", "")
 
 
 def all_checks(names: Any = None) -> list[tuple[str, str]]:
@@ -635,10 +616,7 @@ def all_checks(names: Any = None) -> list[tuple[str, str]]:
 def _check(name: str, expr: str) -> None:
     c = BY_NAME[name]
     chk = next(k for k in c.checks if k.expr == expr)
-    out = run_check(c, chk)
-    if out.status == "wrong" and (name, expr) in KNOWN_WRONG:
-        pytest.xfail(f"reported: {KNOWN_WRONG[name, expr]}")
-    assert out.status in ("ok", "known"), f"{name}: {expr}\n{out.status}: {out.detail}"
+    assert_passes(run_check(c, chk), name, expr, known_wrong=KNOWN_WRONG, passing=("ok", "known"))
 
 
 @pytest.mark.parametrize(("name", "expr"), all_checks(DEFAULT_CASES))
@@ -672,24 +650,13 @@ def test_unbatchable_is_refused_at_the_users_line(name: str, args: tuple[Any, ..
     assert "in_axes" in msg and "None" in msg, msg
 
 
-def main() -> None:
-    """Every check of the corpus (or of the cases named on the command line), counts and failures."""
-    names = set(sys.argv[1:]) or None
-    counts: collections.Counter[str] = collections.Counter()
-    for name, expr in all_checks(names):
-        c = BY_NAME[name]
-        chk = next(k for k in c.checks if k.expr == expr)
-        srcjax.reuse.forget()
-        out = run_check(c, chk)
-        counts[out.status] += 1
-        print(f"{out.status:8s} {name}: {expr}", flush=True)
-        if out.status not in ("ok", "known"):
-            print(re.sub("^", "    ", out.detail[:1500], flags=re.M), flush=True)
-    print(f"\n{sum(counts.values())} checks: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+def _run(name: str, expr: str) -> Outcome:
+    c = BY_NAME[name]
+    return run_check(c, next(k for k in c.checks if k.expr == expr))
 
 
 if __name__ == "__main__":
-    main()
+    corpus_harness.main(all_checks(set(sys.argv[1:]) or None), _run)
 
 
 # -- regressions found by the corpus ----------------------------------------------------------------------------
@@ -718,13 +685,13 @@ def test_vmap_of_the_einsum_vjp_of_three_operands() -> None:
             (x, np.stack([a] * 4), y[:, 0])
         expr = f"vmap(grad(f, argnums={argnums}), in_axes={axes})"
         got = _evaluate(expr, SRCJAX_T, vp.einsum_bilinear)(*args)
-        want = _evaluate(expr, JAX_T, TWIN["einsum_bilinear"])(*args)
+        want = jitted(_evaluate(expr, JAX_T, TWIN["einsum_bilinear"]))(*args)
         leaves_agree(_leaves(got), jax.tree_util.tree_leaves(want), expr, 1e-12)
     # (jacfwd(jacrev) of a vector einsum of three operands: forward mode over the batched VJP, was "could not
     # broadcast input array from shape (12,5) into shape (5,)")
     a, b, c = r.standard_normal((3, 4)), r.standard_normal((4, 2)), r.standard_normal((3, 2))
     leaves_agree(_leaves(srcjax.jacfwd(srcjax.jacrev(vp.einsum_rows))(a, b, c)),
-                 _leaves(jax.jacfwd(jax.jacrev(TWIN["einsum_rows"]))(a, b, c)), "jacfwd(jacrev)", 1e-12)
+                 _leaves(JAX.jacfwd(jax.jacrev(TWIN["einsum_rows"]))(a, b, c)), "jacfwd(jacrev)", 1e-12)
 
 
 def test_a_shape_built_by_tuple_concatenation() -> None:

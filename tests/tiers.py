@@ -20,7 +20,18 @@ THOROUGH = os.environ.get("SRCJAX_HYPOTHESIS") == "thorough"
 
 # node id -> the cheaper default-tier sibling that checks the same class
 THOROUGH_ONLY: dict[str, str] = {
-    "tests/test_compose_refusals7.py::test_hessian_through_a_vmap_of_grad[rows_grads_loss]": "[grads_loss]",
+    "tests/test_compose_refusals7.py::test_hessian_through_a_vmap_of_grad[rows_grads_loss-hessian]":
+        "[grads_loss-jacfwd_grad]",
+    "tests/test_compose_refusals7.py::test_hessian_through_a_vmap_of_grad[rows_grads_loss-jacfwd_grad]":
+        "[grads_loss-jacfwd_grad]",
+    # (session 30, suite12: ~5-10 CPU s each, pytest -n 0)
+    "tests/test_compose_refusals7.py::test_hessian_through_a_vmap_of_grad[grads_loss-hessian]":
+        "[grads_loss-jacfwd_grad] (forward over reverse through the same helper)",
+    "tests/test_compose_refusals.py::test_jvp_vjp_eval_shape_lower_of_a_hessian_of_a_vector_output[jvp]":
+        "[vjp] and test_transformations_of_a_hessian_of_a_vector_output[jacfwd(hessian)] (forward mode over it)",
+    "tests/test_compose_refusals6.py::test_an_error_of_a_jacobian_of_a_vmap_is_not_the_examples_function_run_on_"
+    "whole_arguments": "test_a_jacobian_of_a_vmap_differentiates_the_vmap_not_the_examples_function and "
+                       "test_compose_refusals7.py::test_jacrev_of_vmap_of_jacfwd_saves_inside_a_loop_in_an_if",
     "tests/test_hessian_general.py::test_transformations_of_a_hessian_agree_with_jax[array_out-1d]":
         "[scalar_out-1d] and the other array outputs",
     "tests/test_compose_refusals.py::test_vjp_of_a_derivative_whose_helper_has_a_loop[vjp(hessian)]":
