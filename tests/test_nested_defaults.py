@@ -74,3 +74,50 @@ def test_defaults_are_the_values_when_the_def_ran():
 def test_a_stored_nested_function_with_defaults_is_refused():
     with pytest.raises(srcjax.TranspileError, match="nested functions with defaults"):
         srcjax.jit(stored)(X)
+
+
+def test_nested_defs_are_found_in_every_kind_of_block():
+    """The statement walk that finds nested ``def``s (faster than a full libcst visit) finds the same ones,
+    in source order: in branches, loops' ``else``, ``with``, ``try``'s clauses, ``match`` cases, classes."""
+    import textwrap
+
+    import libcst as cst
+
+    from srcjax.frontend.nested_defaults import _nested_defs
+
+    fdef = cst.parse_module(textwrap.dedent('''
+        def f(x):
+            def a(): pass
+            if x:
+                def b(): pass
+            elif x:
+                def c(): pass
+            else:
+                def d(): pass
+            for i in x:
+                def e(): pass
+            else:
+                def g(): pass
+            while x:
+                def h(): pass
+            with x:
+                def i(): pass
+            try:
+                def j(): pass
+            except ValueError:
+                def k(): pass
+            else:
+                def l(): pass
+            finally:
+                def m(): pass
+            match x:
+                case 1:
+                    def n(): pass
+            class C:
+                def o(self):
+                    def p(): pass
+            q = lambda: 0
+            if x: pass
+    ''')).body[0]
+    assert isinstance(fdef, cst.FunctionDef)
+    assert [d.name.value for d in _nested_defs(fdef)] == list("abcdeghijklmnop")
