@@ -1,0 +1,140 @@
+"""``a | b`` of dicts (Python's merge) read as ``{**a, **b}``, and ``d |= e`` as ``d = {**d, **e}``.
+
+NumPy runs ``a | b`` of two dicts as Python does, and so did the compiled program; but derivatives took ``|`` for
+``np.bitwise_or`` (no derivative: zero gradients, silently) and vmap batched it as an array operation (issue #15).
+``{**a, **b}`` is read item by item (a new dict filled by loops over ``a`` then ``b``, see
+:func:`~.comprehension_loops.merged_dict`), which every transformation follows.
+
+The source does not say which ``|`` are dicts' (``mask_a | mask_b`` is a bitwise or of arrays), so an operation
+is rewritten only where the function shows a dict: an operand that is a dict display (``{...}``, a dict
+comprehension, a ``dict(...)`` call), or a name that the function indexes by a string (``d["w"]``), whose
+``.items()`` / ``.keys()`` / ``.values()`` it calls, or that it binds to such a value; or the target of the
+assignment is such a name (``d = defaults | a`` then ``d["x"]``). An array is never indexed by a string.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import libcst as cst
+
+from .read import FunctionSource
+
+_DICT_METHODS = ("items", "keys", "values")
+
+
+def rewrite(src: FunctionSource) -> FunctionSource:
+    """``src`` with the dict merges it shows written as displays (``src`` itself where there are none)."""
+    if not _has_or(src.fdef):
+        return src
+    names = _dict_names(src.fdef)
+    fdef = src.fdef.visit(_Merges(names, src.positions))
+    if fdef is src.fdef:
+        return src
+    assert isinstance(fdef, cst.FunctionDef)
+    return dataclasses.replace(src, fdef=fdef)
+
+
+def _has_or(fdef: cst.FunctionDef) -> bool:
+    found = False
+
+    class V(cst.CSTVisitor):
+        def visit_BinaryOperation(self, n: cst.BinaryOperation) -> None:
+            nonlocal found
+            found = found or isinstance(n.operator, cst.BitOr)
+
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            nonlocal found
+            found = found or isinstance(n.operator, cst.BitOrAssign)
+
+    fdef.visit(V())
+    return found
+
+
+def _display(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.Dict, cst.DictComp)) or \
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict"
+
+
+def _dict_names(fdef: cst.FunctionDef) -> set[str]:
+    """The names the function shows to be dicts (see the module docstring)."""
+    names: set[str] = set()
+    binds: list[tuple[str, cst.BaseExpression]] = []
+
+    class V(cst.CSTVisitor):
+        def visit_Subscript(self, n: cst.Subscript) -> None:
+            if isinstance(n.value, cst.Name) and len(n.slice) == 1 and isinstance(n.slice[0].slice, cst.Index) \
+                    and isinstance(n.slice[0].slice.value, cst.SimpleString):
+                names.add(n.value.value)
+
+        def visit_Call(self, n: cst.Call) -> None:
+            f = n.func
+            if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in _DICT_METHODS \
+                    and not n.args:
+                names.add(f.value.value)
+
+        def visit_Assign(self, n: cst.Assign) -> None:
+            if len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
+                binds.append((n.targets[0].target.value, n.value))
+
+    fdef.visit(V())
+    grown = True
+    while grown:  # a name bound to a display, or to a merge of a dict (d = defaults | a; e = d)
+        grown = False
+        for name, value in binds:
+            if name not in names and (_display(value) or _dictish(value, names) or
+                                      _merge(value) and (_dictish(value.left, names) or  # type: ignore[attr-defined]
+                                                         _dictish(value.right, names))):  # type: ignore[attr-defined]
+                names.add(name)
+                grown = True
+    return names
+
+
+def _merge(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr)
+
+
+def _dictish(node: cst.BaseExpression, names: set[str]) -> bool:
+    return _display(node) or isinstance(node, cst.Name) and node.value in names or \
+        _merge(node) and (_dictish(node.left, names) or _dictish(node.right, names))  # type: ignore[attr-defined]
+
+
+class _Merges(cst.CSTTransformer):
+    def __init__(self, names: set[str], positions: dict[Any, Any]) -> None:
+        self.names, self.positions = names, positions
+        self.values: list[Any] = []  # per enclosing assignment: its value where it binds a dict's name
+
+    def visit_Assign(self, n: cst.Assign) -> None:
+        to_dict = len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and \
+            n.targets[0].target.value in self.names
+        self.values.append(n.value if to_dict else None)
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+        self.values.pop()
+        return self.located(original, updated)
+
+    def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation) -> Any:
+        if not isinstance(updated.operator, cst.BitOr):
+            return updated
+        assigned = bool(self.values) and original is self.values[-1]
+        if not (assigned or _dictish(original.left, self.names) or _dictish(original.right, self.names)):
+            return updated
+        return self.merged(original, updated.left, updated.right)
+
+    def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign) -> Any:
+        target = updated.target
+        if not (isinstance(updated.operator, cst.BitOrAssign) and isinstance(target, cst.Name) and
+                (target.value in self.names or _dictish(updated.value, self.names))):
+            return updated
+        value = self.merged(original, cst.Name(target.value), updated.value)
+        return self.located(original, cst.Assign(targets=[cst.AssignTarget(target)], value=value))
+
+    def merged(self, origin: cst.CSTNode, left: cst.BaseExpression, right: cst.BaseExpression) -> cst.Dict:
+        elements = [self.located(origin, cst.StarredDictElement(v)) for v in (left, right)]
+        return self.located(origin, cst.Dict(elements))
+
+    def located(self, original: Any, updated: Any) -> Any:
+        if updated is not original and original in self.positions:
+            self.positions[updated] = self.positions[original]  # (errors keep the user's positions)
+        return updated
