@@ -244,6 +244,9 @@ def test_associative_scan_of_a_lambda_under_derivatives():
     x = np.array([0.3, -1.2, 0.7, 2.0, -0.4])
     twin = jax_twin(scanned)
     _close(srcjax.jit(scanned)(x), jitted(twin)(x))
+    # the printed module runs by itself: srcjax's associative_scan with the lambda fixed is printed, not imported
+    # (it imported srcjax.lax.associative_scan under the copy's name and called it without the lambda)
+    _close(srcjax.numpy_function(srcjax.jit(scanned))(x), scanned(x))
     _close(srcjax.grad(scanned)(x), jitted(jax.grad(twin))(x))
     _close(srcjax.jacfwd(scanned)(x), jitted(jax.jacfwd(twin))(x))
 
@@ -284,3 +287,23 @@ def test_sorted_of_array_values_refused_with_np_sort():
     with pytest.raises(srcjax.TranspileError) as e:
         srcjax.grad(sorted_scalars)(np.array([0.3, -1.2, 0.7]))
     assert "test_container_compose.py" in str(e.value).splitlines()[0] and "np.sort(np.stack(" in str(e.value)
+
+
+def total(d):
+    return np.sum(d["x"] * np.sin(d["y"]))
+
+
+def merged_unseen(defaults, a):
+    return total(defaults | a)
+
+
+def test_or_of_values_not_shown_to_be_dicts_refused_in_derivatives():
+    """``|`` of differentiated values the function does not show to be dicts (a helper indexes the merge): refused
+    at the user's line (it gave zero gradients, silently); jit runs it (Python's merge)."""
+    rng = _rng()
+    d, a = {"x": rng.normal(size=3), "y": rng.normal(size=3)}, {"y": rng.normal(size=3)}
+    _close(srcjax.jit(merged_unseen)(d, a), merged_unseen(d, a))
+    for derivative in (srcjax.grad, srcjax.jacfwd):
+        with pytest.raises(srcjax.TranspileError) as e:
+            derivative(merged_unseen, argnums=1)(d, a)
+        assert "test_container_compose.py" in str(e.value).splitlines()[0] and "{**a, **b}" in str(e.value)

@@ -134,7 +134,10 @@ class _Merges(cst.CSTTransformer):
         elements = [self.located(origin, cst.StarredDictElement(v)) for v in (left, right)]
         return self.located(origin, cst.Dict(elements))
 
+    def on_leave(self, original: Any, updated: Any) -> Any:
+        return self.located(original, super().on_leave(original, updated))  # (every node rebuilt keeps its place)
+
     def located(self, original: Any, updated: Any) -> Any:
-        if updated is not original and original in self.positions:
+        if updated is not original and isinstance(updated, cst.CSTNode) and original in self.positions:
             self.positions[updated] = self.positions[original]  # (errors keep the user's positions)
         return updated
