@@ -243,13 +243,6 @@ class Activity:
                         f"that hold {', '.join(sorted(set(reads_active)))}",
                         span=self.span_of(s, body),
                         hint="write the whole tuple or list out, e.g. (a, b, x) instead of (a, b) + (x,)")
-                if isinstance(s.value, cst.BinaryOperation) and isinstance(s.value.operator, cst.BitOr) and \
-                        reads_active:  # (a merge of dicts the function does not show: zeros, silently, before)
-                    raise DifferentiationError(
-                        f"cannot differentiate through `{code(s.value)}`: `|` of differentiated values is a bitwise "
-                        "or (no derivative), or a merge of dicts the function does not show to be dicts",
-                        span=self.span_of(s, body), hint="merge dicts with {**a, **b}; a bitwise or of integers has "
-                        "no derivative: compute it from values that are not differentiated")
                 if op.kind == "static" and reads_active and call_name(s.value) in ("max", "min"):
                     name = call_name(s.value)
                     raise DifferentiationError(
