@@ -302,3 +302,34 @@ def test_errors_in_a_function_with_an_or_keep_the_users_line():
         srcjax.jit(masked_shape_error)(x, x)
     line = masked_shape_error.__code__.co_firstlineno + 2
     assert str(e.value).startswith(f"{__file__}:{line}:"), str(e.value)
+
+
+def total(d):
+    return np.sum(d["x"] * np.sin(d["y"]))
+
+
+def merged_unseen(defaults, a):
+    return total(defaults | a)
+
+
+def masks_unseen(p, q):
+    m = p | q
+    return helper_where(m)
+
+
+def helper_where(m):
+    return np.sum(np.where(m, 1.0, 2.0))
+
+
+def test_or_of_names_not_shown_as_dicts_or_arrays():
+    """``total(defaults | a)`` (a helper indexes the merge): decided by the values, a test of the argument's type
+    (zero gradients, silently, before); ``|`` of two such boolean arrays stays a bitwise or."""
+    rng = _rng()
+    d, a, ab = {"x": rng.normal(size=3), "y": rng.normal(size=3)}, {"y": rng.normal(size=3)}, {"y": rng.normal(size=(4, 3))}
+    twin = jax_twin(merged_unseen, helpers=[total])
+    _close(srcjax.grad(merged_unseen, argnums=(0, 1))(d, a), jitted(jax.grad(twin, argnums=(0, 1)))(d, a))
+    _close(srcjax.vmap(srcjax.grad(merged_unseen, argnums=1), in_axes=(None, 0))(d, ab),
+           jitted(jax.vmap(jax.grad(twin, argnums=1), in_axes=(None, 0)))(d, ab))
+    p, q = np.array([True, False, False]), np.array([False, False, True])
+    _close(srcjax.jit(masks_unseen)(p, q), masks_unseen(p, q))
+    _close(srcjax.vmap(masks_unseen)(p[None], q[None]), np.array([masks_unseen(p, q)]))

@@ -6,10 +6,14 @@ NumPy runs ``a | b`` of two dicts as Python does, and so did the compiled progra
 :func:`~.comprehension_loops.merged_dict`), which every transformation follows.
 
 The source does not say which ``|`` are dicts' (``mask_a | mask_b`` is a bitwise or of arrays), so an operation
-is rewritten only where the function shows a dict: an operand that is a dict display (``{...}``, a dict
+is rewritten where the function shows a dict: an operand that is a dict display (``{...}``, a dict
 comprehension, a ``dict(...)`` call), or a name that the function indexes by a string (``d["w"]``), whose
 ``.items()`` / ``.keys()`` / ``.values()`` it calls, or that it binds to such a value; or the target of the
 assignment is such a name (``d = defaults | a`` then ``d["x"]``). An array is never indexed by a string.
+``|`` of two names the function shows neither as dicts nor as arrays (in arithmetic, comparisons, NumPy calls,
+``x.shape``, ``x[0]``; nor is the ``|`` itself an operand of those: ``np.all(p | q)``) is decided by the values:
+``({**a, **b} if isinstance(a, dict) else a | b)``, a test on the argument's type that specializing settles
+(``total(defaults | a)``, a helper indexing the merge, gave zero gradients silently before).
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ def rewrite(src: FunctionSource) -> FunctionSource:
     if not _has_or(src.fdef):
         return src
     names = _dict_names(src.fdef)
-    fdef = src.fdef.visit(_Merges(names, src.positions))
+    arrays, in_arrays = _array_evidence(src.fdef)
+    fdef = src.fdef.visit(_Merges(names, src.positions, arrays, in_arrays))
     if fdef is src.fdef:
         return src
     assert isinstance(fdef, cst.FunctionDef)
@@ -91,6 +96,56 @@ def _dict_names(fdef: cst.FunctionDef) -> set[str]:
     return names
 
 
+_ARRAY_ATTRS = frozenset({"shape", "dtype", "ndim", "size", "T", "sum", "mean", "any", "all", "astype", "reshape",
+                          "max", "min", "prod", "ravel", "flatten", "at"})
+
+
+def _array_evidence(fdef: cst.FunctionDef) -> tuple[set[str], set[int]]:
+    """The names the function uses as arrays (in arithmetic or comparisons, as NumPy's arguments, ``x.shape``,
+    ``x[0]``), and the ids of the ``|`` operations whose value goes to such a use (``np.all(p | q)``)."""
+    names: set[str] = set()
+    ors: set[int] = set()
+
+    def operands(*nodes: Any) -> None:
+        for n in nodes:
+            if isinstance(n, cst.Name):
+                names.add(n.value)
+            elif _merge(n):
+                ors.add(id(n))
+
+    class V(cst.CSTVisitor):
+        def visit_BinaryOperation(self, n: cst.BinaryOperation) -> None:
+            if not isinstance(n.operator, cst.BitOr):
+                operands(n.left, n.right)
+
+        def visit_Comparison(self, n: cst.Comparison) -> None:
+            if not any(isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for c in n.comparisons):
+                operands(n.left, *(c.comparator for c in n.comparisons))
+
+        def visit_UnaryOperation(self, n: cst.UnaryOperation) -> None:
+            if not isinstance(n.operator, cst.Not):
+                operands(n.expression)
+
+        def visit_Call(self, n: cst.Call) -> None:
+            chain = n.func
+            while isinstance(chain, cst.Attribute):
+                chain = chain.value
+            if isinstance(chain, cst.Name) and chain.value in ("np", "jnp", "numpy") and n.func is not chain:
+                operands(*(a.value for a in n.args))
+
+        def visit_Attribute(self, n: cst.Attribute) -> None:
+            if n.attr.value in _ARRAY_ATTRS:
+                operands(n.value)
+
+        def visit_Subscript(self, n: cst.Subscript) -> None:
+            if any(isinstance(e.slice, cst.Slice) or isinstance(e.slice, cst.Index) and
+                   isinstance(e.slice.value, (cst.Integer, cst.UnaryOperation)) for e in n.slice):
+                operands(n.value)
+
+    fdef.visit(V())
+    return names, ors
+
+
 def _merge(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr)
 
@@ -101,8 +156,8 @@ def _dictish(node: cst.BaseExpression, names: set[str]) -> bool:
 
 
 class _Merges(cst.CSTTransformer):
-    def __init__(self, names: set[str], positions: dict[Any, Any]) -> None:
-        self.names, self.positions = names, positions
+    def __init__(self, names: set[str], positions: dict[Any, Any], arrays: set[str], in_arrays: set[int]) -> None:
+        self.names, self.positions, self.arrays, self.in_arrays = names, positions, arrays, in_arrays
         self.values: list[Any] = []  # per enclosing assignment: its value where it binds a dict's name
 
     def visit_Assign(self, n: cst.Assign) -> None:
@@ -118,9 +173,16 @@ class _Merges(cst.CSTTransformer):
         if not isinstance(updated.operator, cst.BitOr):
             return updated
         assigned = bool(self.values) and original is self.values[-1]
-        if not (assigned or _dictish(original.left, self.names) or _dictish(original.right, self.names)):
-            return updated
-        return self.merged(original, updated.left, updated.right)
+        if assigned or _dictish(original.left, self.names) or _dictish(original.right, self.names):
+            return self.merged(original, updated.left, updated.right)
+        left, right = original.left, original.right
+        if id(original) in self.in_arrays or not (isinstance(left, cst.Name) and isinstance(right, cst.Name)) or \
+                left.value in self.arrays or right.value in self.arrays:
+            return updated  # (arrays, or not two names)
+        # two names the function shows neither as dicts nor as arrays: decided by the values (a static test)
+        test = cst.Call(cst.Name("isinstance"), [cst.Arg(cst.Name(left.value)), cst.Arg(cst.Name("dict"))])
+        return self.located(original, cst.IfExp(test=test, body=self.merged(original, left, right), orelse=updated,
+                                                lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
 
     def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign) -> Any:
         target = updated.target
