@@ -49,7 +49,9 @@ def test_monoid_reductions_against_jax():
     got = srcjax.jit(int_sum)(k)
     assert np.asarray(got).dtype == np.asarray(jax.jit(twins.jax_twin(int_sum, lax=jax.lax))(k)).dtype
     np.testing.assert_array_equal(np.asarray(got), [9, 25, 41])
-    assert "from srcjax.lax import reduce" in srcjax.source(srcjax.jit(reductions))
+    # the printed module runs by itself: srcjax's reduce with the computation fixed is printed (it imported
+    # srcjax.lax.reduce under the copy's name, called without the computation: "missing 1 required argument")
+    _close(srcjax.numpy_function(srcjax.jit(reductions))(x), reductions(x), "printed module")
 
 
 def test_other_computations_are_refused_at_the_call():
