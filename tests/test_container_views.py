@@ -133,8 +133,6 @@ def _close(got, want, **kw):
 @pytest.mark.parametrize("fn", WORK, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("how", ["grad", "jacfwd", "vmap_grad"])
 def test_container_view_derivative(fn, how):
-    if how == "vmap_grad" and fn is via_values_comp:  # (a comprehension over d.values() under vmap(grad))
-        pytest.xfail("vmap(grad) refuses it with an internal tree_get() KeyError at the def (not silent)")
     if how == "vmap_grad":
         arg = _arg(fn, (3,))
         got = srcjax.vmap(srcjax.grad(fn))(arg)

@@ -39,6 +39,7 @@ from . import (
     aliasing,
     bound_helpers,
     comprehension_loops,
+    dict_merges,
     dict_methods,
     jax_spellings,
     loop_targets,
@@ -385,8 +386,7 @@ class Normalizer(Resolver):
                 name = self.helper_call_name(called(fv), node)
                 args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
                 return node.with_changes(func=name, args=args), call_hint(name)
-        if self.comprehension_loops and isinstance(func, cst.Name) and func.value in ("sum", "dict") and \
-                func.value not in self.locals and self.lookup(func.value)[1] is getattr(builtins, func.value):
+        if isinstance(func, cst.Name) and comprehension_loops.looped_builtin(self, node, func.value):
             looped = comprehension_loops.builtin_loop(self, node, func.value)
             if looped is not None:
                 return looped
@@ -892,7 +892,7 @@ def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]]
               name: str | None = None, bindings: dict[str, Any] | None = None,
               comprehension_loops: bool = False) -> NormalizedFunction:
     src = methods.guard(star_params.expand(read_function(fn)))  # (a copy of a function with *args for a number of them)
-    src = nested_defaults.rewrite(src)  # (`def g(v, k=k)` in a loop: the default kept in a name)
+    src = dict_merges.rewrite(nested_defaults.rewrite(src))  # (`def g(v, k=k)` in a loop; `d | e` of dicts)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     fdef = norm.function(name or src.name)
     return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,
