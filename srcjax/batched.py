@@ -22,6 +22,7 @@ from .adjoint import (
     UNSET,
     broadcast_like,
     expand_reduced,
+    first_of,
     has_derivative,
     index_add,
     index_cleared,
@@ -766,14 +767,13 @@ def batch_index_add(z: Any, key: Any, g: Any, n: int, bz: bool, bg: bool, flags:
 
 
 def batch_unbroadcast(g: Any, x: Any, bg: bool, bx: bool) -> Any:
-    """``unbroadcast(g, x)`` per example: each example of ``g`` summed to the per-example shape of ``x``
-    (``x`` with length-1 axes after the batch axis for the axes ``g`` has in front). A container's
-    cotangent is already shaped like it (as ``unbroadcast``). None (a container leaf's cotangent that
-    carries no derivative: an integer's) stays None, batched or not."""
+    """``unbroadcast(g, x)`` per example: each example of ``g`` summed to the per-example shape of ``x`` (``x`` with
+    length-1 axes after the batch axis for the axes ``g`` has in front). A container's cotangent is already shaped
+    like it (as ``unbroadcast``: ``first_of``). None (an integer leaf's cotangent) stays None, batched or not."""
     if g is None:
         return None
-    if is_tree(g):
-        return g if bg else batch_broadcast_items(g, batch_size_of(x))
+    if is_tree(g):  # (first_of: a joined list's cotangent refused, as unbroadcast does; jacrev gave 5 leaves for 3)
+        return first_of(g, x) if bg else batch_broadcast_items(first_of(g, x), batch_size_of(x))
     if not bg:
         return batch_broadcast(unbroadcast(g, x[0]), np.shape(x)[0])
     ref = x if bx else batch_broadcast(x, np.shape(g)[0])

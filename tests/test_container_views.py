@@ -94,8 +94,8 @@ def via_values(d):
     return np.sum(vs[0] * np.sin(vs[1]))
 
 
-WORK = [via_items_reversed, via_items_named, via_zip, via_enumerate, via_values_comp]
-REFUSED = [via_list, via_tuple, via_list_comp, via_reversed, via_sorted_triples, via_items_twice, via_values]
+WORK = [via_items_reversed, via_items_named, via_zip, via_enumerate, via_values_comp, via_values]
+REFUSED = [via_list, via_tuple, via_list_comp, via_reversed, via_sorted_triples, via_items_twice]
 
 
 def _arg(fn, batch=()):

@@ -3,13 +3,11 @@
 Input: :class:`FunctionSource`. Output: :class:`NormalizedFunction`, whose
 ``fdef`` is a libcst ``FunctionDef`` in which
 
-- every statement performs at most one operation, on *atoms* (names,
-  literals, ``np.float32``-like constants, ``x.shape``/``x.ndim``/``x.dtype``,
-  and tuples/lists/slices of atoms);
+- every statement performs at most one operation, on *atoms* (names, literals, ``np.float32``-like
+  constants, ``x.shape``/``x.ndim``/``x.dtype``, and tuples/lists/slices of atoms);
 - fresh temporaries are named after what they hold (``matmul``, ``tanh_1``);
-- ``numpy`` under any alias and ``from numpy import f`` become ``np.f``;
-  array methods become NumPy calls (``x.sum(0)`` -> ``np.sum(x, axis=0)``),
-  with every non-operand argument passed by keyword;
+- ``numpy`` under any alias and ``from numpy import f`` become ``np.f``; array methods become NumPy
+  calls (``x.sum(0)`` -> ``np.sum(x, axis=0)``), with every non-operand argument passed by keyword;
 - augmented assignment, conditional expressions and chained assignment are
   desugared; docstrings and ``pass`` are dropped;
 - calls to other user functions name the generated helper.
@@ -50,6 +48,7 @@ from . import (
     sort_keys,
     star_params,
     starred,
+    view_copies,
 )
 from .names import comprehension_targets
 from .names import walk as walk_nodes
@@ -211,6 +210,8 @@ class Normalizer(Resolver):
             return self.lazy(node), None
         if t is cst.Attribute:
             return self.flat_attribute(node)  # type: ignore[arg-type]
+        if (t is cst.Call or t is cst.List or t is cst.Tuple) and (copied := view_copies.rewrite(self, node)):
+            return self.flat(copied)  # list(d.values()), [*d.items()]: a comprehension (frontend/view_copies.py)
         if isinstance(node, cst.Subscript):
             base = self.atom(node.value)
             elems = [self.slice_element(e) for e in node.slice]
