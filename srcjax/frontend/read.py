@@ -143,7 +143,7 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
         fdef, positions = known
     else:
         try:
-            # (srcjax's own straight-line functions built from ast with their positions: cst_functions.py,
+            # (srcjax's own functions built from ast with their positions: cst_functions.py,
             # the parser's tree and the positions libcst's code generation finds in it)
             if generated:
                 module, positions = function_module(dedented, parse_module, _positions)
