@@ -314,7 +314,7 @@ def projected_gradient(x0, target, lr=0.3):
     return np.sum(x * target)
 
 
-def conjugate_gradient(a_mat, b, iters=4):
+def conjugate_gradient(a_mat, b, iters=2):
     def body(i, st):
         x, r, p, rs = st["x"], st["r"], st["p"], st["rs"]
         ap = a_mat @ p
