@@ -51,6 +51,8 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     # adaptive_euler's jacfwd at float32: `t = 0.0` carried, then `t + h` of a float32 h (a weak Python-float
     # carry made float64 under jacfwd: another helper's known bug)
     "is float32 and float64 on different paths",
+    # bouncing_ball: lax.cond with lambdas inside a fori_loop's body, differentiated (a documented limitation)
+    "`body` defines a function itself",
 )
 # Errors met that are srcjax's own (located in code srcjax wrote, or wrong): xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()
@@ -369,6 +371,29 @@ CASES: tuple[Case, ...] = (
     Case("complex_polyval", hp.complex_polyval, lambda r, d: (_n(r, d, 4), _n(r, d, 3)),
          (("jit(f)", None), ("jacrev(f)", None), ("jacfwd(f, argnums=1)", None), ("vmap(f, in_axes=(None, 0))", (None, 0)),
           ("jvp", None))),
+    # more: spectral methods, reverse scans, interpolation, online statistics, lax loops on data
+    Case("spectral_derivative", hp.spectral_derivative, lambda r, d: (_n(r, d, 8),),
+         (("jit(f)", None), ("grad(f)", None), ("hessian(f)", None), ("vmap(grad(f))", (0,)), ("jvp", None))),
+    Case("fft2_blur", hp.fft2_blur, lambda r, d: (_n(r, d, 4, 6), _a(0.8, d)),
+         (("jit(f)", None), ("jacrev(f, argnums=1)", None), ("jacfwd(f)", None), ("vmap(f, in_axes=(0, None))", (0, None)),
+          ("vmap(f, in_axes=(None, 0))", (None, 0)), ("jvp", None))),
+    Case("gae_scan_reverse", hp.gae_scan_reverse, lambda r, d: (_n(r, d, 5), _n(r, d, 6)),
+         (("jit(f)", None), ("grad(f, argnums=(0, 1))", None), ("hessian(f, argnums=1)", None), ("vmap(f)", (0, 0)),
+          ("vmap(grad(f, argnums=1), in_axes=(None, 0))", (None, 0)), ("jvp", None))),
+    Case("hmm_backward", hp.hmm_backward, lambda r, d: (_n(r, d, 3, 3), _n(r, d, 4, 3)),
+         (("jit(f)", None), ("grad(f, argnums=(0, 1))", None), ("hessian(f, argnums=1)", None),
+          ("vmap(f, in_axes=(None, 0))", (None, 0)), ("vmap(grad(f), in_axes=(None, 0))", (None, 0)), ("jvp", None))),
+    Case("inverse_cdf_interp", hp.inverse_cdf_interp, lambda r, d: (r.uniform(0.05, 0.95, 5).astype(d), _a([0.0, 1.0, 2.5, 3.0], d), _n(r, d, 3)),
+         (("jit(f)", None), ("jacrev(f, argnums=(1, 2))", None), ("jacfwd(f)", None), ("vmap(f, in_axes=(0, None, None))", (0, None, None)),
+          ("vmap(f, in_axes=(None, None, 0))", (None, None, 0)), ("jvp", None))),
+    Case("welford_rows", hp.welford_rows, lambda r, d: (_n(r, d, 5, 3),),
+         (("jit(f)", None), ("jacrev(f)", None), ("jacfwd(f)", None), ("vmap(f)", (0,)), ("vmap(f, in_axes=2)", (2,)),
+          ("jvp", None))),
+    Case("newton_while_dict", hp.newton_while_dict, lambda r, d: (_a(1.0 + 7.0 * r.random(), d),),
+         (("jit(f)", None), ("jacfwd(f)", None), ("vmap(f)", (0,)), ("jvp", None))),
+    Case("bouncing_ball", hp.bouncing_ball, lambda r, d: (_a(1.0 + 0.1 * r.random(), d), _a(0.5, d), _a(0.8, d)),
+         (("jit(f)", None), ("grad(f, argnums=(0, 1, 2))", None), ("vmap(f, in_axes=(0, None, 0))", (0, None, 0)),
+          ("vmap(grad(f, argnums=2), in_axes=(0, None, None))", (0, None, None)), ("jvp", None))),
 )
 
 BY_NAME = {c.name: c for c in CASES}
