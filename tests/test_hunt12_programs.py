@@ -672,3 +672,38 @@ def test_jit_of_hessian_of_a_fori_loop_whose_tuple_carry_half_depends_on_the_arg
     ts = np.eye(3)
     got = srcjax.vmap(lambda t: srcjax.jvp(g, (q0, p0), (t, np.zeros(3)))[1])(ts)
     agree(got, want, "vmap of jvp(grad) vs jax", 1e-9)
+
+
+def _reset_carry(q0: Any, p0: Any) -> Any:
+    c = (q0, p0)
+    for _ in range(3):
+        q, p = c
+        c = (q * p + 1.0, np.ones(3))
+    return np.sum(c[0] + c[1])
+
+
+def _reset_fori(q0: Any, p0: Any) -> Any:
+    def body(i: Any, c: Any) -> Any:
+        q, p = c
+        return (q * p + 1.0, np.ones(3))
+
+    q, p = srcjax.lax.fori_loop(0, 3, body, (q0, p0))
+    return np.sum(q + p)
+
+
+@pytest.mark.parametrize("fn", [_reset_carry, _reset_fori], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("in_axes", [(0, 0), (None, 0)], ids=str)
+def test_vmap_of_grad_of_a_loop_whose_carry_loses_or_gains_a_batched_leaf(fn: Callable[..., Any],
+                                                                          in_axes: tuple[Any, ...]) -> None:
+    """The other direction of the carried tuple's leaves (found probing the fix above): ``c = (q * p, ones)``
+    under ``vmap(grad)`` with ``p0`` mapped has ``p`` batched at the loop's entry and unbatched after a step (was
+    "operands could not be broadcast together with shapes (2, 3) and (3, 1)" at the user's line), or, with only
+    ``p0`` mapped, ``q``'s cotangent batched after a step ("... (2, 2, 3) and (3, 1, 1)")."""
+    rng = np.random.default_rng(2)
+    q = rng.standard_normal((2, 3)) if in_axes[0] == 0 else rng.standard_normal(3)
+    p = rng.standard_normal((2, 3))
+    ns: dict[str, Any] = {"np": jnp, "Any": Any, "srcjax": types.SimpleNamespace(lax=jax.lax)}
+    exec(inspect.getsource(fn), ns)  # noqa: S102
+    want = jax.vmap(jax.grad(ns[fn.__name__], argnums=(0, 1)), in_axes=in_axes)(q, p)
+    agree(srcjax.vmap(srcjax.grad(fn, argnums=(0, 1)), in_axes=in_axes)(q, p), want, "vmap(grad) vs jax", 1e-9)
+    agree(srcjax.vmap(fn, in_axes=in_axes)(q, p), jax.vmap(ns[fn.__name__], in_axes=in_axes)(q, p), "vmap", 1e-9)
