@@ -314,7 +314,7 @@ def projected_gradient(x0, target, lr=0.3):
     return np.sum(x * target)
 
 
-def conjugate_gradient(a_mat, b, iters=4):
+def conjugate_gradient(a_mat, b, iters=2):
     def body(i, st):
         x, r, p, rs = st["x"], st["r"], st["p"], st["rs"]
         ap = a_mat @ p
@@ -565,3 +565,82 @@ def complex_polyval(coefs, x):
         acc = acc * z + c
     return np.real(acc * np.conj(acc))
 
+
+
+# -- more: spectral methods, reverse scans, interpolation, online statistics, lax loops on data -----------------
+
+
+def spectral_derivative(u):
+    n = u.shape[0]
+    k = 2.0 * np.pi * np.fft.fftfreq(n, d=1.0 / n)
+    du = np.fft.ifft(1j * k * np.fft.fft(u)).real
+    return np.sum(du ** 2) / n
+
+
+def fft2_blur(img, sigma):
+    h, w = img.shape
+    fy = np.fft.fftfreq(h)[:, None]
+    fx = np.fft.rfftfreq(w)[None, :]
+    gain = np.exp(-2.0 * (np.pi * sigma) ** 2 * (fx ** 2 + fy ** 2))
+    return np.fft.irfft2(np.fft.rfft2(img) * gain, s=(h, w))
+
+
+def gae_scan_reverse(rewards, values, gamma=0.99, lam=0.95):
+    deltas = rewards + gamma * values[1:] - values[:-1]
+
+    def step(adv, delta):
+        adv = delta + gamma * lam * adv
+        return adv, adv
+
+    _, advs = lax.scan(step, np.zeros((), dtype=rewards.dtype), deltas, reverse=True)
+    return np.sum(advs ** 2)
+
+
+def hmm_backward(log_trans, log_emit):
+    def step(beta, le):
+        beta = logsumexp(log_trans + le[None, :] + beta[None, :], axis=1)
+        return beta, beta
+
+    beta0 = np.zeros(log_trans.shape[0], dtype=log_trans.dtype)
+    beta, betas = lax.scan(step, beta0, log_emit[1:], reverse=True)
+    return logsumexp(beta + log_emit[0]) + 0.01 * np.sum(betas)
+
+
+def inverse_cdf_interp(u, knots, logits):
+    p = np.exp(logits - logsumexp(logits))
+    cdf = np.concatenate([np.zeros(1, dtype=p.dtype), np.cumsum(p)])
+    return np.interp(u, cdf, knots)
+
+
+def welford_rows(x):
+    mean = np.zeros(x.shape[1], dtype=x.dtype)
+    m2 = np.zeros(x.shape[1], dtype=x.dtype)
+    for i in range(x.shape[0]):
+        delta = x[i] - mean
+        mean = mean + delta / (i + 1)
+        m2 = m2 + delta * (x[i] - mean)
+    return mean, m2 / (x.shape[0] - 1)
+
+
+def newton_while_dict(a):
+    def cond(st):
+        return (st["n"] < 20) & (np.abs(st["x"] ** 3 - a) > 1e-10)
+
+    def body(st):
+        x = st["x"]
+        return {"x": x - (x ** 3 - a) / (3.0 * x ** 2), "n": st["n"] + 1}
+
+    out = lax.while_loop(cond, body, {"x": np.ones_like(a), "n": 0})
+    return out["x"]
+
+
+def bouncing_ball(h0, v0, restitution):
+    def body(i, st):
+        h, v = st
+        v = v - 9.81 * 0.02
+        h = h + 0.02 * v
+        h, v = lax.cond(h < 0.0, lambda hv: (-hv[0], -restitution * hv[1]), lambda hv: hv, (h, v))
+        return (h, v)
+
+    h, v = lax.fori_loop(0, 40, body, (h0, v0))
+    return h + 0.1 * v

@@ -230,6 +230,13 @@ class JVP:
             lines.pop()
             self.rebinding(s, lines, ind, defined)
             return
+        if op.kind == "prim" and not isinstance(target, cst.Name) and op.prim is not None and \
+                op.prim.result_kind(op.args) == "array":
+            # `lo, hi = np.quantile(x, qs)`: rows of one array, which a rule may read (`out`), not `lo, hi` (a
+            # multi-result primitive's rule reads its tuple target: `u, s, vh = np.linalg.svd(a)`)
+            lines.pop()
+            self.rebinding(s, lines, ind, defined)
+            return
         tname = code(target)
         if op.kind == "prim":
             t = self.prim_tangent(op, tname, defined)
@@ -287,9 +294,10 @@ class JVP:
             defined.update(names)
 
     def rebinding(self, s: cst.Assign, lines: list[str], ind: int, defined: set[str]) -> None:
-        """``y = e * y``: the tangent's rule reads the old ``y`` (and the result), so the result gets
-        a fresh name first, ``mul = e * y`` and its tangent, then ``y = mul`` and ``y_dot = mul_dot``
-        (see the module docstring: no tangent reads a name its own primal statement rebinds)."""
+        """``y = e * y`` (or ``lo, hi = np.quantile(x, qs)``): the tangent's rule reads the old ``y`` (or the
+        result, an array), so the result gets a fresh name first, ``mul = e * y`` and its tangent, then
+        ``y = mul`` and ``y_dot = mul_dot`` (see the module docstring: no tangent reads a name its own primal
+        statement rebinds)."""
         tmp = self.names.fresh(_temporary_hint(s.value))
         self.act.active.add(tmp)
         first = cst.Assign(targets=[cst.AssignTarget(cst.Name(tmp))], value=s.value)
