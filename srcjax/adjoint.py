@@ -49,6 +49,7 @@ from .pytree import (
     tree_set,
     tree_without,
 )
+from .weak_arrays import broadcast_weak
 
 for _mod, _names in ((linalg_adjoint, linalg_adjoint.LINALG_HELPERS), (branch_guard, branch_guard.BRANCH_HELPERS),
                      (complex_adjoint, complex_adjoint.COMPLEX_HELPERS), (loop_adjoint, loop_adjoint.LOOP_HELPERS),
@@ -178,21 +179,20 @@ def broadcast_like(t: Any, y: Any) -> Any:
     t = typed_like(t, y)
     if np.shape(t) == np.shape(y):
         return t
-    return np.broadcast_to(t, np.shape(y))
+    return broadcast_weak(t, np.shape(y))  # (np.broadcast_to; a Python number's repeat weakly typed, as in XLA)
 
 
 def zeros_like(x: Any) -> Any:
-    """A zero cotangent/tangent for ``x`` (float zeros for integer ``x``); UNSET stays UNSET.
-
-    For a container (tuple, list, dict, NamedTuple): the same container with float zeros at the
-    floating-point leaves and ``None`` at the others (integers, booleans, strings, ``None``),
-    which carry no derivative."""
+    """A zero cotangent/tangent for ``x`` (float zeros for integer ``x``); UNSET stays UNSET. For a container: the
+    same container with float zeros at the floating-point leaves and ``None`` at the others (no derivative)."""
     if x is UNSET:
         return UNSET
     if is_tree(x):
         return tree_map(zero_leaf, x)
     if isinstance(x, (range, str)):  # a loop's saved iterable, a saved string option (norm's ord="fro"): none
         return None
+    if not isinstance(x, (np.ndarray, np.generic)) and isinstance(x, (float, int)):
+        return 0.0  # a Python number's (weakly typed) zero: weak, as JAX's (`s = 1.0` carried with float32 values)
     return np.zeros(np.shape(x), dtype=np.result_type(x, 0.0))
 
 

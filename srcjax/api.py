@@ -847,7 +847,7 @@ def device_put(x: Any, device: Any = None) -> Any:
 def numpy_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The generated source of ``fn`` executed by NumPy (in ``fn``'s globals)."""
     c = _as_compiled(fn)
-    return numpy_run.program_function(c.program, c.fn.__qualname__)
+    return numpy_run.sorted_entry(numpy_run.program_function(c.program, c.fn.__qualname__))
 
 
 def lower(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Lowered:

@@ -22,6 +22,7 @@ from .adjoint import (
     UNSET,
     broadcast_like,
     expand_reduced,
+    first_of,
     has_derivative,
     index_add,
     index_cleared,
@@ -48,7 +49,7 @@ from .order_stats import (  # noqa: F401  (generated batched code imports them f
     batch_searchsorted,
     batch_sort,
 )
-from .pytree import is_tree, item_keys, tree_get, tree_set
+from .pytree import is_tree, item_key, item_keys, tree_get, tree_set
 
 __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_align", "batch_align_b", "batch_broadcast", "batch_broadcast_items", "batch_tree_add",
@@ -693,9 +694,9 @@ def batch_split(v: Any, outer: int) -> Any:
 @linear_params("x")
 def batch_getitem(x: Any, key: Any) -> Any:
     """``x[key]`` per example for a batched ``x`` and an unbatched key (integers, slices, None, ``...``,
-    integer arrays): see :func:`_index_plan`; an element of a container of batched values."""
+    integer arrays): see :func:`_index_plan`; an element of a container of batched values (a record's field)."""
     if is_tree(x):
-        return x[key]
+        return tree_get(x, key)
     new, key2, source, destination = _index_plan(np.shape(x), key, True, None)
     return _indexed(x, new, key2, source, destination)
 
@@ -726,12 +727,11 @@ def _scattered(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: 
 
 
 def batch_index_update(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: Any) -> Any:
-    """``index_update(x, key, value)`` (a functional ``x[key] = value``) per example: one scatter. ``n``:
-    the batch size; ``flags`` as for :func:`batch_index` (None: an unbatched key). A container ``x``
-    (a tuple of arrays) is made batched element by element."""
-    if is_tree(x):  # (a key taken for batched, ``k`` of ``for k in params`` over a mapped dict, is the item's key)
-        key = key[0] if flags is not None and len(key) == 1 else key
-        return index_update(x if bx else batch_broadcast_items(x, n), key, value if bv else batch_broadcast(value, n))
+    """``index_update(x, key, value)`` (a functional ``x[key] = value``) per example: one scatter. ``n``: the
+    batch size; ``flags`` as for :func:`batch_index` (None: an unbatched key). A container ``x``: item by item."""
+    if is_tree(x):
+        return index_update(x if bx else batch_broadcast_items(x, n), item_key(key, flags),
+                            value if bv else batch_broadcast(value, n))
     x2, key2, value2 = _scattered(x, key, value, n, bx, bv, flags)
     return np.reshape(index_update(x2, key2, value2), (n,) + (np.shape(x)[1:] if bx else np.shape(x)))
 
@@ -739,7 +739,8 @@ def batch_index_update(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool,
 def batch_index_cleared(g: Any, key: Any, x: Any, n: int, bg: bool, bx: bool, flags: Any) -> Any:
     """``index_cleared(g, x, key)`` (``index_update``'s cotangent for ``x``) per example."""
     if is_tree(g):
-        return index_cleared(g if bg else batch_broadcast_items(g, n), x if bx else batch_broadcast_items(x, n), key)
+        return index_cleared(g if bg else batch_broadcast_items(g, n), x if bx else batch_broadcast_items(x, n),
+                             item_key(key, flags))
     return batch_index_update(g, key, 0.0, n, bg, False, flags)
 
 
@@ -756,24 +757,23 @@ def batch_winning_writes(x: Any, key: Any, n: int, bx: bool, flags: Any) -> Any:
 
 
 def batch_index_add(z: Any, key: Any, g: Any, n: int, bz: bool, bg: bool, flags: Any) -> Any:
-    """``index_add(z, key, g)`` (``z[key] += g``, repeated indices accumulating) per example: one
-    scatter-add. ``n``: the batch size; ``flags`` as for :func:`batch_index` (None: an unbatched key).
-    A container ``z`` (the cotangent of a tuple) is made batched element by element."""
+    """``index_add(z, key, g)`` (``z[key] += g``, repeated indices accumulating) per example: one scatter-add.
+    ``n``: the batch size; ``flags`` as for :func:`batch_index`. A container ``z`` (a cotangent): item by item."""
     if is_tree(z):
-        return index_add(z if bz else batch_broadcast_items(z, n), key, g if bg else batch_broadcast_items(g, n))
+        return index_add(z if bz else batch_broadcast_items(z, n), item_key(key, flags),
+                         g if bg else batch_broadcast_items(g, n))
     z2, key2, g2 = _scattered(z, key, g, n, bz, bg, flags)
     return np.reshape(index_add(z2, key2, g2), (n,) + (np.shape(z)[1:] if bz else np.shape(z)))
 
 
 def batch_unbroadcast(g: Any, x: Any, bg: bool, bx: bool) -> Any:
-    """``unbroadcast(g, x)`` per example: each example of ``g`` summed to the per-example shape of ``x``
-    (``x`` with length-1 axes after the batch axis for the axes ``g`` has in front). A container's
-    cotangent is already shaped like it (as ``unbroadcast``). None (a container leaf's cotangent that
-    carries no derivative: an integer's) stays None, batched or not."""
+    """``unbroadcast(g, x)`` per example: each example of ``g`` summed to the per-example shape of ``x`` (``x`` with
+    length-1 axes after the batch axis for the axes ``g`` has in front). A container's cotangent is already shaped
+    like it (as ``unbroadcast``: ``first_of``). None (an integer leaf's cotangent) stays None, batched or not."""
     if g is None:
         return None
-    if is_tree(g):
-        return g if bg else batch_broadcast_items(g, batch_size_of(x))
+    if is_tree(g):  # (first_of: a joined list's cotangent refused, as unbroadcast does; jacrev gave 5 leaves for 3)
+        return first_of(g, x) if bg else batch_broadcast_items(first_of(g, x), batch_size_of(x))
     if not bg:
         return batch_broadcast(unbroadcast(g, x[0]), np.shape(x)[0])
     ref = x if bx else batch_broadcast(x, np.shape(g)[0])

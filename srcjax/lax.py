@@ -89,6 +89,7 @@ from .lax_slicing import (
 )
 from .lax_special import digamma, erf_inv, erfc, lgamma, polygamma
 from .lax_stop import stop_gradient
+from .weak_arrays import WeakArray
 from .windows import ConvDimensionNumbers, conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window
 
 __all__ = ["ConvDimensionNumbers", "RoundingMethod", "abs", "acos", "acosh", "add", "all_gather", "argmax", "argmin",
@@ -244,6 +245,10 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
     carry = init
     ys: list[Any] = [None] * n
     order = range(n - 1, -1, -1) if reverse else range(n)
+    if n and any(_python_number(u) for u in pytree.flatten(init)[0]):
+        # a Python number in init takes the dtype f gives the carry (JAX's weak-typed carry: `scan(f, 0.0, x32)`)
+        x = pytree.unflatten(tree, [leaf[order[0]] for leaf in leaves]) if leaves else None
+        carry = _promoted_carry(init, f(init, x)[0])
     for k in order:
         x = pytree.unflatten(tree, [leaf[k] for leaf in leaves]) if leaves else None
         carry, y = f(carry, x)
@@ -254,6 +259,21 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
     _, y_tree = pytree.flatten(ys[0])
     stacked = [np.stack([np.asarray(row[j]) for row in y_leaves]) for j in range(len(y_leaves[0]))]
     return carry, pytree.unflatten(y_tree, stacked)
+
+
+def _promoted_carry(init: Any, out: Any) -> Any:
+    """``init`` with each Python number converted to the dtype of its leaf in ``out`` (one step's carry)."""
+    a, tree = pytree.flatten(init)
+    b, tree_out = pytree.flatten(out)
+    if tree != tree_out:
+        return init
+    return pytree.unflatten(tree, [np.asarray(u, dtype=np.result_type(v)) if _python_number(u) and isinstance(
+        v, (np.ndarray, np.generic)) and not isinstance(v, WeakArray) and np.result_type(v).kind in "iufc" else u
+                                   for u, v in zip(a, b)])
+
+
+def _python_number(u: Any) -> bool:  # (or its repeat along vmap's batch axis: weak_arrays.py)
+    return isinstance(u, (int, float, complex, WeakArray)) and not isinstance(u, (bool, np.generic))
 
 
 def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001  (JAX's name)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import itertools
 import linecache
 import weakref
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .frontend.program import Program
+from .weak_arrays import WeakArray
 
 _NUMPY_MODULES = itertools.count()
 
@@ -46,3 +50,37 @@ def program_function(prog: Program, qualname: str) -> Callable[..., Any]:
     prog._numpy_fn = f  # type: ignore[attr-defined]
     weakref.finalize(f, linecache.cache.pop, filename, None)  # (its registration dies with it)
     return f  # type: ignore[no-any-return]
+
+
+def sorted_entry(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``f`` taking its arguments' dicts with their keys sorted, as a compiled function takes them (its leaves
+    in sorted key order, as jax's ``jit``): NumPy running the generated source iterated ``{"c": .., "a": ..}``
+    in insertion order where XLA read it sorted (``list(d.values())[0]`` another item)."""
+    @functools.wraps(f)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        out = f(*[_sorted_dicts(a) for a in args], **{k: _sorted_dicts(v) for k, v in kwargs.items()})
+        return _plain(out)  # (a weakly typed repeat of a Python number handed out as a plain array)
+
+    return run
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, WeakArray):
+        return np.asarray(x)
+    if type(x) is dict:
+        return {k: _plain(v) for k, v in x.items()}
+    if type(x) is list or type(x) is tuple:
+        return type(x)(_plain(v) for v in x)
+    return x
+
+
+def _sorted_dicts(x: Any) -> Any:
+    if type(x) is dict:
+        try:
+            keys = sorted(x)
+        except TypeError:  # (keys that do not compare: as they are)
+            keys = list(x)
+        return {k: _sorted_dicts(x[k]) for k in keys}
+    if type(x) is list or type(x) is tuple:
+        return type(x)(_sorted_dicts(v) for v in x)
+    return x

@@ -313,6 +313,12 @@ def tree_has(z: Any, key: Any) -> bool:
     return key in z if type(z) is dict else True
 
 
+def item_key(key: Any, flags: Any) -> Any:
+    """A container's item key from vmap's index helpers (``batch_index_update``, ...): a key taken for batched
+    (``flags`` not None: ``k`` of ``for k in params``, ``list(d)[i]`` of a mapped dict) comes as ``(k,)``."""
+    return key[0] if flags is not None and type(key) is tuple and len(key) == 1 else key
+
+
 def tree_without(z: Any, key: Any) -> Any:
     """A copy of the dict ``z`` without the item ``key`` (``z`` itself where it has none)."""
     return {k: v for k, v in z.items() if k != key} if type(z) is dict else z

@@ -41,7 +41,7 @@ from .transforms.batch import (
     item,
 )
 from .transforms.batch_control import DataTest
-from .transforms.batch_state import literal_key, pack
+from .transforms.batch_state import any_batched, fully_batched, literal_key, pack
 
 __all__ = ["vmap"]
 
@@ -168,8 +168,17 @@ class _EntryWriter(FunctionWriter):
                 return "{" + ", ".join(f"{k}: {v}" for k, v in parts) + "}"
             body = ", ".join(v for _, v in parts)
             return ("[" + body + "]") if kind == "list" else "(" + body + ("," if len(parts) == 1 else "") + ")"
-        if isinstance(st, Stack):  # a list of batched arrays (np.split)
-            return expr if spec == 0 else f"batch_moveaxis_items({expr}, 0, {spec})"
+        if isinstance(st, Stack):  # a list built by appends (np.split's pieces): each push's state
+            mapped = [any_batched(e) for e in st.entries]
+            if not any(mapped) and spec is not None:  # (items per example, as jax broadcasts them)
+                expr = f"batch_broadcast_items({expr}, {self.size})"
+            elif any(mapped) and not all(fully_batched(e) for e in st.entries):
+                raise self.error("vmap: a list that holds both mapped and unmapped values is returned"
+                                 + (f": output{path}" if path else ""),
+                                 hint="return the mapped and the unmapped values in separate lists (or a tuple)")
+            if spec is not None:
+                return expr if spec == 0 else f"batch_moveaxis_items({expr}, 0, {spec})"
+            st = any(mapped)
         if spec is None:
             if st:
                 raise self.error("vmap: out_axes=None for an output that depends on a mapped argument"

@@ -43,8 +43,8 @@ import numpy as np
 from . import pytree
 from .reuse import fingerprint as _contents_of
 
-__all__ = ["Reads", "identity", "lookup", "note_attr", "note_closure", "note_file", "note_global", "recording",
-           "store"]
+__all__ = ["Reads", "current", "identity", "lookup", "note_attr", "note_closure", "note_file", "note_global",
+           "recording", "store"]
 
 _LOCAL = threading.local()
 _READ: dict[str, tuple[list[str], str | None]] = {}  # path -> (linecache's lines, their hash) when last read
@@ -98,6 +98,13 @@ def recording(reads: Reads) -> Iterator[Reads]:
         yield reads
     finally:
         stack.pop()
+
+
+def current() -> Reads | None:
+    """The innermost recording open now (None: none): what a reader that remembers a lookup checks is still
+    the one its reads were noted into (``Resolver.static_value``)."""
+    stack = getattr(_LOCAL, "stack", None)
+    return stack[-1] if stack else None
 
 
 def note_file(filename: str) -> None:

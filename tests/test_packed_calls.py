@@ -395,6 +395,29 @@ def test_a_packed_batch_of_two_dtypes_beside_device_arrays_in_one_frame(packing)
     _same(f(t, x, k, y), f._call((t, x, k, y), {}))
 
 
+def test_packed_batches_of_any_layout_or_dtype_object(packing):
+    """``TopPacker.direct`` copies a call's NumPy arguments as bytes (one ``.tobytes()``, or a join of their
+    ``.data``): a Fortran-ordered or strided argument, one whose dtype is an equal object of its own (unpickled)
+    and an argument of another dtype of the same size give the Python path's results (packed where the bytes
+    are the array's, handed on otherwise), and the route stays packed."""
+    import pickle
+
+    rng = np.random.default_rng(12)
+    t = srcjax.device_put({"w": rng.standard_normal((32, 16)).astype(np.float32), "b": np.ones(16, np.float32)})
+    x, y = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    k = np.arange(3, dtype=np.int32)
+    f = srcjax.jit(two_kinds)
+    assert _packed(f, t, x, k, y)
+    assert f.__dict__["_dispatch"].__name__ == "direct"
+    calls = [(t, np.asfortranarray(x), k, y), (t, np.repeat(x, 2, axis=1)[:, ::2], k, y[::-1]),
+             (t, x, np.arange(6, dtype=np.int32)[::2], y), (t, pickle.loads(pickle.dumps(x)), pickle.loads(
+                 pickle.dumps(k)), y), (t, x.view(np.int32), k, y), (t, x, k.view(np.float32), y), (t, x, k, y)]
+    for args in calls:
+        _same(f(*args), f._call(args, {}))
+    _same(f(t, x, k, y), f._call((t, x, k, y), {}))
+    assert f.__dict__["_dispatch"].__name__ == "direct"
+
+
 def test_threads_calling_a_packed_batch_beside_device_arrays_writing_it(packing):
     """Threads calling one function packed by a TopPacker (its one-frame route), each writing its NumPy
     arguments right after its calls: every result is its own call's."""

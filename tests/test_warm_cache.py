@@ -258,3 +258,37 @@ def test_regression_an_argument_made_static_by_an_entry_of_another_process(tmp_p
         got = json.loads(r.stdout.strip().splitlines()[-1])
         for n, g in zip(order, got):
             np.testing.assert_allclose(g, x + 1.0 if int(n) % 3 else -x)
+
+
+SCALE_READ = 2.5
+
+
+def _reads_scale(x):
+    return x * SCALE_READ
+
+
+def test_a_lookup_remembered_while_reading_is_noted_again_in_a_recording_opened_since():
+    """``Resolver.static_value`` remembers a node's value while one function is read (a call's spelling checks ask
+    it of the same callee ~8 times): a recording of reads opened since still gets the global read noted, so what
+    it guards (a cached program, a reused object) is checked against ``SCALE_READ`` too; in the same recording the
+    value is not looked up again."""
+    import libcst as cst
+
+    from srcjax import warm_cache
+    from srcjax.frontend.normalize import Normalizer
+    from srcjax.frontend.read import read_function
+
+    norm = Normalizer(read_function(_reads_scale), lambda f: f.__name__)
+    node = cst.Name("SCALE_READ")
+    key = (id(globals()), "SCALE_READ", id(SCALE_READ))
+    outer, inner = warm_cache.Reads(), warm_cache.Reads()
+    with warm_cache.recording(outer):
+        assert norm.static_value(node) == (True, 2.5)
+        assert key in outer.noted
+        outer.noted.clear()
+        assert norm.static_value(node) == (True, 2.5)  # remembered: not looked up (nor noted) again
+        assert key not in outer.noted
+        with warm_cache.recording(inner):
+            assert norm.static_value(node) == (True, 2.5)
+        assert key in inner.noted
+    assert norm.static_value(cst.Name("SCALE_READ")) == (True, 2.5)  # another node: looked up

@@ -22,6 +22,7 @@ are kept, so errors still point into the comprehension.
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import libcst as cst
@@ -118,6 +119,16 @@ def merged_dict(norm: Any, elements: Any, origin: cst.CSTNode) -> tuple[cst.Base
     return cst.Name(result), None
 
 
+def looped_builtin(norm: Any, node: cst.Call, name: str) -> bool:
+    """Whether the call of ``name`` is the builtin ``sum`` or ``dict`` that :func:`builtin_loop` may write as a
+    loop: read for derivatives (``norm.comprehension_loops``), or ``dict(p, w=v)`` wherever it is read (a dict
+    with items replaced or added, written ``{**p, "w": v}``: item by item, as every transformation follows)."""
+    keyword_merge = name == "dict" and len(node.args) > 1 and node.args[0].keyword is None and \
+        node.args[0].star == "" and all(a.keyword is not None and a.star == "" for a in node.args[1:])
+    return (norm.comprehension_loops or keyword_merge) and name in ("sum", "dict") and name not in norm.locals and \
+        norm.lookup(name)[1] is getattr(builtins, name)
+
+
 def builtin_loop(norm: Any, node: cst.Call, name: str) -> tuple[cst.BaseExpression, str | None] | None:
     """The builtin ``sum(...)`` or ``dict(<comprehension of pairs>)`` written as a loop, or None
     when the call has another form (it is then read as a call)."""
@@ -130,6 +141,11 @@ def builtin_loop(norm: Any, node: cst.Call, name: str) -> tuple[cst.BaseExpressi
             return comprehension_loop(norm, it, pairs=True)
         if it is not None and not isinstance(it, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
             return merged_dict(norm, [cst.StarredDictElement(it)], node)  # dict(p): a copy of the dict p
+        first = pos[0].value if len(pos) == 1 else None
+        if first is not None and kws and all(a.star == "" for a in node.args) and \
+                not isinstance(first, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
+            items = [cst.DictElement(cst.SimpleString(repr(k)), a.value) for k, a in kws.items()]
+            return merged_dict(norm, [cst.StarredDictElement(first), *items], node)  # dict(p, w=v): {**p, "w": v}
         return None
     if not pos or len(pos) > 2 or set(kws) - {"start"} or len(pos) + len(kws) > 2:
         return None

@@ -1,21 +1,26 @@
-"""libcst modules of the straight-line functions srcjax writes, built from Python's ``ast``.
+"""libcst modules of the functions srcjax writes, built from Python's ``ast``.
 
 A derivative's or a batched function's text is read back (``read.read_function``) to be normalized
 and lowered; libcst's parser took ~2.4 us a character of it (11 ms of a first ``hessian``), ``ast`` a
 tenth of that. :func:`parse_function_module` builds from ``ast`` the module libcst's parser builds
 (as :mod:`.cst_expressions` does for expressions: the same node types and fields, whitespace
-included), for a text of the form srcjax writes for straight-line code::
+included), for a text of the form srcjax writes::
 
     def name(a, b):
         target = expression          (or `t1, t2 = ...`, `x[i] = ...`, `x += ...`)
         assert test, 'message'
         call(...)
         return expression            (each line may end in `  # a comment`)
+        if test:                     (`elif test:`, `else:`; `while test:`, `for target in iterable:`, no `else`)
+            pass                     (`break`, `continue`)
 
-one statement a line, four spaces of indentation, plain parameters, expressions that
-:class:`~.cst_expressions.ExpressionBuilder` builds. Any other text (a loop, a branch, a nested
-``def``, a docstring, a blank line, a default or an annotation, a decorator, a line break inside a
-statement) is parsed by libcst, as before. :func:`function_module` also gives the positions of a
+        def body(c):                 (a nested def with plain parameters; empty lines before a statement)
+            return c
+
+one simple statement a line, every block four spaces further in, plain parameters, expressions that
+:class:`~.cst_expressions.ExpressionBuilder` builds. Any other text (a docstring, a comment or spaces on a
+line of their own, a default or an annotation, a decorator, a loop's ``else``, a ``with``, a line break
+inside a statement) is parsed by libcst, as before. :func:`function_module` also gives the positions of a
 built module's nodes without libcst's code generation (``read._positions`` ran it over the whole
 tree: ~half the cost of the parse), as :class:`_Places` finds them. ``tests/test_cst_expressions.py``
 checks the trees are libcst's on generated texts of every transformation, and the positions too.
@@ -40,6 +45,10 @@ _AUG = {ast.Add: ("+=", cst.AddAssign), ast.Sub: ("-=", cst.SubtractAssign), ast
         ast.Div: ("/=", cst.DivideAssign), ast.MatMult: ("@=", cst.MatrixMultiplyAssign),
         ast.FloorDiv: ("//=", cst.FloorDivideAssign), ast.Mod: ("%=", cst.ModuloAssign),
         ast.Pow: ("**=", cst.PowerAssign)}
+
+_WORDS: dict[type, tuple[str, type]] = {ast.Pass: ("pass", cst.Pass), ast.Break: ("break", cst.Break),
+                                        ast.Continue: ("continue", cst.Continue)}
+_WORD_LENGTHS = {cls: len(word) for word, cls in _WORDS.values()}
 
 
 def _name(value: str) -> Any:
@@ -107,9 +116,10 @@ class _Line(ExpressionBuilder):
             op = make(cls, whitespace_before=whitespace(before), whitespace_after=whitespace(self.spaces()))
             return make(cst.AugAssign, target=target, operator=op, value=self.expr(node.value),
                         semicolon=cst.MaybeSentinel.DEFAULT)
-        if kind is ast.Pass:
-            self.token("pass")
-            return make(cst.Pass, semicolon=cst.MaybeSentinel.DEFAULT)
+        if kind is ast.Pass or kind is ast.Break or kind is ast.Continue:
+            word, simple = _WORDS[kind]
+            self.token(word)
+            return make(simple, semicolon=cst.MaybeSentinel.DEFAULT)
         raise Unsupported(kind)
 
 
@@ -117,17 +127,121 @@ def _function(text: str) -> Any:
     if not text.endswith("\n") or not _PLAIN.match(text):
         raise Unsupported("text")
     lines = text[:-1].split("\n")
-    head = _HEADER.match(lines[0])
-    if head is None or len(lines) < 2:
+    if len(lines) < 2 or not lines[0].startswith("def "):
         raise Unsupported("header")
     tree = ast.parse(text)
     fdef = tree.body[0]
-    if len(tree.body) != 1 or type(fdef) is not ast.FunctionDef or len(fdef.body) != len(lines) - 1:
+    if len(tree.body) != 1 or type(fdef) is not ast.FunctionDef or fdef.end_lineno != len(lines):
         raise Unsupported("form")
-    body = []
-    for k, node in enumerate(fdef.body):
-        line, end = lines[k + 1], node.end_col_offset or 0
-        if node.lineno != k + 2 or node.end_lineno != k + 2 or not line.startswith("    ") or line[4] == " ":
+    params = _signature(lines[0], fdef, 0)
+    reader = _Lines(lines)
+    block = reader.block(fdef.body, 4)
+    if reader.next != len(lines) + 1:  # pragma: no cover - the function's last line is its last statement's
+        raise Unsupported("end")
+    func = _def(fdef.name, params, block, ())
+    return make(cst.Module, body=(func,), header=(), footer=(), encoding="utf-8", default_indent="    ",
+                default_newline="\n", has_trailing_newline=True)
+
+
+def _signature(line: str, node: Any, indent: int) -> Any:
+    """The parameters of the ``def`` on ``line``: plain names (:data:`_HEADER`), or names with defaults
+    (``initial=None``: no spaces around ``=``, one after each comma) that the expression builder reads."""
+    head = _HEADER.match(line, indent)
+    if head is not None:
+        return _params(head.group(2).split(", ") if head.group(2) else [])
+    a = node.args
+    if node.decorator_list or node.returns is not None or a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or \
+            node.type_comment is not None or any(x.annotation is not None for x in a.args) or not line.endswith(":"):
+        raise Unsupported("header")
+    b = _Line(line[:-1])
+    b.i = indent
+    b.token("def")
+    if b.spaces() != " ":
+        raise Unsupported("header")
+    b.token(node.name)
+    b.token("(")
+    first_default = len(a.args) - len(a.defaults)
+    params = []
+    for k, arg in enumerate(a.args):
+        b.token(arg.arg)
+        equal: Any = cst.MaybeSentinel.DEFAULT
+        default = None
+        if k >= first_default:
+            b.no_space()
+            b.token("=")
+            b.no_space()
+            equal = make(cst.AssignEqual, whitespace_before=whitespace(""), whitespace_after=whitespace(""))
+            default = b.expr(a.defaults[k - first_default])
+        comma: Any = cst.MaybeSentinel.DEFAULT
+        if k < len(a.args) - 1:
+            b.no_space()
+            b.token(",")
+            if b.spaces() != " ":
+                raise Unsupported("header")
+            comma = make(cst.Comma, whitespace_before=whitespace(""), whitespace_after=whitespace(" "))
+        params.append(make(cst.Param, name=_name(arg.arg), annotation=None, equal=equal, default=default, comma=comma,
+                           star="", whitespace_after_star=whitespace(""), whitespace_after_param=whitespace("")))
+    b.no_space()
+    b.token(")")
+    if b.i != len(b.t):
+        raise Unsupported("header")
+    return make(cst.Parameters, params=tuple(params), star_arg=cst.MaybeSentinel.DEFAULT, kwonly_params=(),
+                star_kwarg=None, posonly_params=(), posonly_ind=cst.MaybeSentinel.DEFAULT)
+
+
+def _def(name: str, params: Any, block: Any, leading: tuple[Any, ...]) -> Any:
+    return make(cst.FunctionDef, name=_name(name), params=params, body=block,
+                decorators=(), returns=None, asynchronous=None, leading_lines=leading, lines_after_decorators=(),
+                whitespace_after_def=whitespace(" "), whitespace_after_name=whitespace(""),
+                whitespace_before_params=whitespace(""), whitespace_before_colon=whitespace(""),
+                type_parameters=None, whitespace_after_type_parameters=whitespace(""))
+
+
+def _empty_line() -> Any:
+    return make(cst.EmptyLine, indent=False, whitespace=whitespace(""), comment=None,
+                newline=make(cst.Newline, value=None))
+
+
+class _Lines:
+    """A function's body read statement by statement: simple statements one a line (as above), ``if``/``elif``/
+    ``else``, ``while`` and ``for`` (no ``else``) and nested ``def``s with plain parameters, their headers one a
+    line with no comment, every block indented four spaces more, empty lines (no spaces) before a statement."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.next = 2  # the next line to read (1-based: the header is line 1)
+
+    def block(self, stmts: list[Any], indent: int) -> Any:
+        body = tuple(self.statement(s, indent) for s in stmts)
+        return make(cst.IndentedBlock, body=body, header=_trailing(None, ""), indent=None, footer=())
+
+    def statement(self, node: Any, indent: int) -> Any:
+        leading = []
+        while self.next < node.lineno:
+            if self.lines[self.next - 1]:
+                raise Unsupported("line")
+            leading.append(_empty_line())
+            self.next += 1
+        line = self.lines[node.lineno - 1]
+        if self.next != node.lineno or node.col_offset != indent or len(line) <= indent or line[indent] == " " or \
+                not line.startswith(" " * indent):
+            raise Unsupported("line")
+        kind = type(node)
+        if kind is ast.If:
+            return self.if_(node, indent, tuple(leading), "if")
+        if kind is ast.While or kind is ast.For:
+            return self.loop(node, indent, tuple(leading))
+        if kind is ast.FunctionDef:
+            if node.decorator_list or node.end_lineno is None:
+                raise Unsupported("def")
+            params = _signature(line, node, indent)
+            self.next += 1
+            return _def(node.name, params, self.block(node.body, indent + 4), tuple(leading))
+        return self.simple(node, line, indent, tuple(leading))
+
+    def simple(self, node: Any, line: str, indent: int, leading: tuple[Any, ...]) -> Any:
+        end = node.end_col_offset or 0
+        if node.end_lineno != node.lineno:
             raise Unsupported("line")
         comment, spaces = None, ""
         if "#" in line:
@@ -137,23 +251,80 @@ def _function(text: str) -> Any:
             spaces, comment = found.group(1), found.group(2)
         elif line.endswith(" "):
             raise Unsupported("space")
-        # (a statement's columns are the line's: read it with its indentation, from column 4)
+        # (a statement's columns are the line's: read it with its indentation)
         b = _Line(line[:end])
-        b.i = 4
+        b.i = indent
         stmt = b.statement(node)
         if b.i != end:
             raise Unsupported("end")
-        body.append(make(cst.SimpleStatementLine, body=(stmt,), leading_lines=(),
-                         trailing_whitespace=_trailing(comment, spaces)))
-    block = make(cst.IndentedBlock, body=tuple(body), header=_trailing(None, ""), indent=None, footer=())
-    name, params = head.group(1), head.group(2)
-    func = make(cst.FunctionDef, name=_name(name), params=_params(params.split(", ") if params else []), body=block,
-                decorators=(), returns=None, asynchronous=None, leading_lines=(), lines_after_decorators=(),
-                whitespace_after_def=whitespace(" "), whitespace_after_name=whitespace(""),
-                whitespace_before_params=whitespace(""), whitespace_before_colon=whitespace(""),
-                type_parameters=None, whitespace_after_type_parameters=whitespace(""))
-    return make(cst.Module, body=(func,), header=(), footer=(), encoding="utf-8", default_indent="    ",
-                default_newline="\n", has_trailing_newline=True)
+        self.next += 1
+        return make(cst.SimpleStatementLine, body=(stmt,), leading_lines=leading,
+                    trailing_whitespace=_trailing(comment, spaces))
+
+    def header(self, node: Any, indent: int, keyword: str) -> _Line:
+        """The reader of ``node``'s header line, past its keyword (the line must end in the colon)."""
+        line = self.lines[node.lineno - 1]
+        if not line.endswith(":") or node.end_lineno is None:
+            raise Unsupported("header")
+        b = _Line(line[:-1])
+        b.i = indent
+        b.token(keyword)
+        self.next = node.lineno + 1
+        return b
+
+    def if_(self, node: Any, indent: int, leading: tuple[Any, ...], keyword: str) -> Any:
+        b = self.header(node, indent, keyword)
+        before = b.spaces()
+        test = b.expr(node.test)
+        after = b.spaces()
+        if b.i != len(b.t):
+            raise Unsupported("header")
+        body = self.block(node.body, indent + 4)
+        orelse: Any = None
+        if node.orelse:
+            line = self.lines[self.next - 1] if self.next <= len(self.lines) else ""
+            first = node.orelse[0]
+            if line.startswith(" " * indent + "elif ") and len(node.orelse) == 1 and type(first) is ast.If and \
+                    first.lineno == self.next and first.col_offset == indent:
+                orelse = self.if_(first, indent, (), "elif")
+            elif line == " " * indent + "else:":
+                self.next += 1
+                orelse = make(cst.Else, body=self.block(node.orelse, indent + 4), leading_lines=(),
+                              whitespace_before_colon=whitespace(""))
+            else:
+                raise Unsupported("else")
+        return make(cst.If, test=test, body=body, orelse=orelse, leading_lines=leading,
+                    whitespace_before_test=whitespace(before), whitespace_after_test=whitespace(after))
+
+    def loop(self, node: Any, indent: int, leading: tuple[Any, ...]) -> Any:
+        if node.orelse:
+            raise Unsupported("else")
+        if type(node) is ast.While:
+            b = self.header(node, indent, "while")
+            after_while = b.spaces()
+            test = b.expr(node.test)
+            before_colon = b.spaces()
+            if b.i != len(b.t):
+                raise Unsupported("header")
+            return make(cst.While, test=test, body=self.block(node.body, indent + 4), orelse=None,
+                        leading_lines=leading, whitespace_after_while=whitespace(after_while),
+                        whitespace_before_colon=whitespace(before_colon))
+        if node.type_comment is not None:
+            raise Unsupported("for")
+        b = self.header(node, indent, "for")
+        after_for = b.spaces()
+        target = b.expr(node.target)
+        before_in = b.spaces()
+        b.token("in")
+        after_in = b.spaces()
+        it = b.expr(node.iter)
+        before_colon = b.spaces()
+        if b.i != len(b.t) or not before_in or not after_in:
+            raise Unsupported("header")
+        return make(cst.For, target=target, iter=it, body=self.block(node.body, indent + 4), orelse=None,
+                    asynchronous=None, leading_lines=leading, whitespace_after_for=whitespace(after_for),
+                    whitespace_before_in=whitespace(before_in), whitespace_after_in=whitespace(after_in),
+                    whitespace_before_colon=whitespace(before_colon))
 
 
 _REFUSED = (Unsupported, SyntaxError, ValueError, KeyError, IndexError, AttributeError, TypeError)
@@ -193,6 +364,7 @@ class _Places:
         self.pos: dict[Any, tuple[int, int, int, int]] = {}
         self.line = 1
         self.col = 0
+        self.indent = 0
 
     def ws(self, w: Any) -> None:
         self.col += len(w.value)
@@ -356,35 +528,90 @@ class _Places:
             self.expr(s.target)
             self.tok(s.operator, _AUG_TOKENS[type(s.operator)])
             self.expr(s.value)
-        elif kind is cst.Pass:
-            self.col += 4
+        elif kind in _WORD_LENGTHS:
+            self.col += _WORD_LENGTHS[kind]
         else:
             raise Unsupported(kind)
         self.pos[s] = (self.line, start, self.line, self.col)
 
     def module(self, m: Any) -> dict[Any, tuple[int, int, int, int]]:
         f = m.body[0]
-        self.col = 4
-        self.pos[f.name] = (1, 4, 1, 4 + len(f.name.value))
-        self.col = 5 + len(f.name.value)
+        self.line, self.indent = 1, 0
+        self.function(f)
+        self.pos[m] = (1, 0, self.line, 0)
+        return self.pos
+
+    def function(self, f: Any) -> None:
+        """A ``def`` at ``self.line`` (its leading lines passed) and ``self.indent``; ``self.line`` after it."""
+        line, indent = self.line, self.indent
+        self.col = indent + 4
+        self.pos[f.name] = (line, self.col, line, self.col + len(f.name.value))
+        self.col += len(f.name.value) + 1
         params = f.params
         pstart = self.col
         for p in params.params:
             start = self.col
             self.col += len(p.name.value)
-            self.pos[p.name] = self.pos[p] = (1, start, 1, self.col)
+            self.pos[p.name] = self.pos[p] = (line, start, line, self.col)  # (a parameter's: its name's)
+            if p.default is not None:
+                self.tok(p.equal, "=")
+                self.expr(p.default)
             self.comma(p.comma)
-        self.pos[params] = (1, pstart, 1, self.col)
-        body = f.body.body
-        for k, line in enumerate(body):
-            self.line, self.col = k + 2, 4
-            self.statement(line.body[0])
-            self.pos[line] = self.pos[line.body[0]]
-        end = self.pos[body[-1]]
-        self.pos[f.body] = (2, 4, end[2], end[3])
-        self.pos[f] = (1, 0, end[2], end[3])
-        self.pos[m] = (1, 0, len(body) + 2, 0)
-        return self.pos
+        self.pos[params] = (line, pstart, line, self.col)
+        end = self.block(f.body)
+        self.pos[f] = (line, indent, *end)
+
+    def block(self, b: Any) -> tuple[int, int]:
+        """The block after a header on ``self.line``: its statements one level in; the end of its last."""
+        self.line += 1
+        self.indent += 4
+        first = None
+        for st in b.body:
+            self.line += len(st.leading_lines)
+            start = (self.line, self.indent)
+            first = first or start
+            kind = type(st)
+            if kind is cst.SimpleStatementLine:
+                self.col = self.indent
+                self.statement(st.body[0])
+                self.pos[st] = self.pos[st.body[0]]
+                self.line += 1
+            elif kind is cst.FunctionDef:
+                self.function(st)
+            elif kind is cst.If:
+                self.if_(st, "if")
+            elif kind is cst.While:
+                self.col = self.indent + 5 + len(st.whitespace_after_while.value)
+                self.expr(st.test)
+                self.pos[st] = (*start, *self.block(st.body))
+            elif kind is cst.For:
+                self.col = self.indent + 3 + len(st.whitespace_after_for.value)
+                self.expr(st.target)
+                self.col += len(st.whitespace_before_in.value) + 2 + len(st.whitespace_after_in.value)
+                self.expr(st.iter)
+                self.pos[st] = (*start, *self.block(st.body))
+            else:
+                raise Unsupported(kind)
+        self.indent -= 4
+        if first is None or b.footer:
+            raise Unsupported("block")
+        end = self.pos[b.body[-1]][2:]
+        self.pos[b] = (*first, *end)
+        return end
+
+    def if_(self, st: Any, keyword: str) -> None:
+        start = (self.line, self.indent)
+        self.col = self.indent + len(keyword) + len(st.whitespace_before_test.value)
+        self.expr(st.test)
+        end = self.block(st.body)
+        if type(st.orelse) is cst.If:
+            self.if_(st.orelse, "elif")
+            end = self.pos[st.orelse][2:]
+        elif st.orelse is not None:
+            else_start = (self.line, self.indent)
+            end = self.block(st.orelse.body)
+            self.pos[st.orelse] = (*else_start, *end)
+        self.pos[st] = (*start, *end)
 
 
 _EXPRESSIONS: dict[type, Any] = {

@@ -502,8 +502,9 @@ class Functionalizer:
         rng = self.range_args(s.iter)
         # (a parameter iterated, `for v in x`, is UNKNOWN here: an array or a list; under a break on data it is
         # walked by index, which a list of arrays also allows)
-        rows = rng is None and (self.bta.of(s.iter) == DYNAMIC or flagged and isinstance(s.iter, cst.Name) and
-                                self.bta.of(s.iter) == UNKNOWN)
+        named = isinstance(s.iter, cst.Name)  # (a dict's name: its keys, never rows)
+        rows = rng is None and not (named and code(s.iter) in self.bta.dicts) and \
+            (self.bta.of(s.iter) == DYNAMIC or flagged and named and self.bta.of(s.iter) == UNKNOWN)
         body = list(s.body.body)
         breaks, conts = own_exits(body)
         head = self.live.loop_head(s, after)

@@ -14,9 +14,12 @@ import ast
 import builtins
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Iterable
 from typing import Any
+
+from .parsed import parse
 
 _IMPORTS: dict[tuple[str, float], dict[str, tuple[str, str | None]]] = {}  # (file, mtime) -> name -> import
 
@@ -89,11 +92,36 @@ def _line(name: str, mod: str, attr: str | None, globs: dict[str, Any]) -> tuple
 
 
 _MISSING = object()
+_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+_ATTRIBUTE = re.compile(r"\.[ \t]*[A-Za-z_][A-Za-z_0-9]*")  # (not across lines: a comment's end)
+_DEF = re.compile(r"^def ([A-Za-z_][A-Za-z_0-9]*)\(", re.M)
+
+
+def _may_read_imported(header: str, text: str, namespaces: list[dict[str, Any]]) -> bool:
+    """False where no word of ``text`` can be a name read free that a module of ``namespaces`` imported: every
+    such name is a word of the text, not bound by the header's imports, not a builtin, and a name of that
+    module's namespace (:func:`_line` requires it). Then :func:`import_lines` has nothing to say, without
+    parsing the whole module (~1-2 ms of a first call: the text of a program rarely reads such a name)."""
+    # (an attribute's name is never read as a variable; the functions the text defines are bound)
+    words = set(_WORD.findall(_ATTRIBUTE.sub(" ", text))).difference(_DEF.findall(text))
+    try:
+        head = parse(header)
+    except SyntaxError:
+        return True
+    for st in head.body:
+        if not isinstance(st, (ast.Import, ast.ImportFrom)):
+            return True  # (a header of imports only, as Program.source writes it; anything else: the long way)
+        words.difference_update((a.asname or a.name).split(".")[0] for a in st.names)
+    spaces = list({id(g): g for g in namespaces}.values())
+    return any(w in globs and not hasattr(builtins, w) for w in words for globs in spaces)
 
 
 def import_lines(header: str, text: str, namespaces: Iterable[dict[str, Any]]) -> str:
     """The import lines for the names ``header + text`` reads free that the modules of ``namespaces`` (the
     globals of the program's functions) imported by name."""
+    namespaces = list(namespaces)
+    if not _may_read_imported(header, text, namespaces):
+        return ""
     free = _free_names(header + text)
     if not free:
         return ""

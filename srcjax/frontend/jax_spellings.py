@@ -33,6 +33,7 @@ import libcst as cst
 import numpy as np
 
 from ..core import TranspileError
+from . import closures
 from .names import code
 from .resolve import called, unwrap
 from .syntax import dotted
@@ -412,13 +413,16 @@ _MONOID_NAMES = {"add": "srcjax.lax.add", "mul": "srcjax.lax.mul", "max": "srcja
 
 def reduce_window_call(norm: Normalizer, call: cst.Call) -> cst.Call | None:
     """``srcjax.lax.reduce_window(x, init, lambda a, b: a + b, ...)`` (and ``associative_scan(lambda a, b: a + b,
-    x)``) with the lambda named as the monoid it computes (``srcjax.lax.add``), so derivatives and batching see
-    a reduction and no function (a lambda passed into srcjax's Python is a local function derivatives refused
-    inside srcjax's source); None for anything else."""
+    x)``, ``lax.reduce``) with the lambda named as the monoid it computes (``srcjax.lax.add``), so derivatives and
+    batching see a reduction and no function (a lambda passed into srcjax's Python is a local function derivatives
+    refused inside srcjax's source); another lambda of ``associative_scan`` or ``reduce`` reading none of the
+    caller's locals as a helper (``associative_scan(lambda a, b: a * 0.5 + b, x)``: differentiated like a
+    module-level function); None for anything else."""
     from .. import lax_reduce, windows
 
     callee = norm.static_value(call.func)[1]
-    takes = {windows.reduce_window: ("computation", 2), lax_reduce.associative_scan: ("fn", 0)}
+    takes = {windows.reduce_window: ("computation", 2), lax_reduce.associative_scan: ("fn", 0),
+             lax_reduce.reduce: ("computation", 2)}
     if not any(callee is f for f in takes):
         return None
     keyword, position = next(v for f, v in takes.items() if callee is f)
@@ -435,6 +439,14 @@ def reduce_window_call(norm: Normalizer, call: cst.Call) -> cst.Call | None:
             any(p.default is not None for p in ps.params):
         return None
     kind = windows.monoid_of({p.name.value for p in ps.params}, lam.body)
+    if kind is None and callee is not windows.reduce_window:
+        lifted = closures.lift_lambda(norm, lam)  # any other combination: a helper, as a module-level function is
+        if lifted is None or lifted[1]:  # (one reading the caller's locals stays a local function)
+            return None
+        name = norm.fresh("lambda_fn")
+        norm.bindings[name] = lifted[0]  # (read as a function-valued name fixed to it)
+        args[at] = args[at].with_changes(value=cst.Name(name))
+        return call.with_changes(args=args)
     if kind is None:
         return None
     args[at] = args[at].with_changes(value=dotted(_MONOID_NAMES[kind]))

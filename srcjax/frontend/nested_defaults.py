@@ -34,15 +34,27 @@ def rewrite(src: FunctionSource) -> FunctionSource:
 
 
 def _nested_defs(fdef: cst.FunctionDef) -> list[cst.FunctionDef]:
+    """Every ``def`` inside ``fdef``, in the order a visitor meets them. A ``def`` is a statement, so only
+    blocks are walked (compound statements and their clauses), never expressions or simple lines: a
+    visitor over every node of the function was a third of normalizing one (#15's first calls)."""
     found: list[cst.FunctionDef] = []
-
-    class V(cst.CSTVisitor):
-        def visit_FunctionDef(self, n: cst.FunctionDef) -> None:
-            if n is not fdef:
-                found.append(n)
-
-    fdef.visit(V())
+    _defs_in(fdef.body, found)
     return found
+
+
+# the nodes a `def` can be inside: blocks, compound statements and their clauses (else, except, finally, case)
+_HOLDERS = (cst.BaseSuite, cst.BaseCompoundStatement, cst.Else, cst.Finally, cst.ExceptHandler,
+            cst.ExceptStarHandler, cst.MatchCase)
+
+
+def _defs_in(node: cst.CSTNode, found: list[cst.FunctionDef]) -> None:
+    children = node.body if isinstance(node, cst.IndentedBlock) else node.children
+    for ch in children:
+        if isinstance(ch, cst.SimpleStatementLine) or not isinstance(ch, _HOLDERS):
+            continue
+        if isinstance(ch, cst.FunctionDef):
+            found.append(ch)
+        _defs_in(ch, found)
 
 
 def _rewritable(d: cst.FunctionDef) -> bool:

@@ -3,13 +3,11 @@
 Input: :class:`FunctionSource`. Output: :class:`NormalizedFunction`, whose
 ``fdef`` is a libcst ``FunctionDef`` in which
 
-- every statement performs at most one operation, on *atoms* (names,
-  literals, ``np.float32``-like constants, ``x.shape``/``x.ndim``/``x.dtype``,
-  and tuples/lists/slices of atoms);
+- every statement performs at most one operation, on *atoms* (names, literals, ``np.float32``-like
+  constants, ``x.shape``/``x.ndim``/``x.dtype``, and tuples/lists/slices of atoms);
 - fresh temporaries are named after what they hold (``matmul``, ``tanh_1``);
-- ``numpy`` under any alias and ``from numpy import f`` become ``np.f``;
-  array methods become NumPy calls (``x.sum(0)`` -> ``np.sum(x, axis=0)``),
-  with every non-operand argument passed by keyword;
+- ``numpy`` under any alias and ``from numpy import f`` become ``np.f``; array methods become NumPy
+  calls (``x.sum(0)`` -> ``np.sum(x, axis=0)``), with every non-operand argument passed by keyword;
 - augmented assignment, conditional expressions and chained assignment are
   desugared; docstrings and ``pass`` are dropped;
 - calls to other user functions name the generated helper.
@@ -39,6 +37,7 @@ from . import (
     aliasing,
     bound_helpers,
     comprehension_loops,
+    dict_merges,
     dict_methods,
     jax_spellings,
     loop_targets,
@@ -49,6 +48,7 @@ from . import (
     sort_keys,
     star_params,
     starred,
+    view_copies,
 )
 from .names import comprehension_targets
 from .names import walk as walk_nodes
@@ -210,6 +210,8 @@ class Normalizer(Resolver):
             return self.lazy(node), None
         if t is cst.Attribute:
             return self.flat_attribute(node)  # type: ignore[arg-type]
+        if (t is cst.Call or t is cst.List or t is cst.Tuple) and (copied := view_copies.rewrite(self, node)):
+            return self.flat(copied)  # list(d.values()), [*d.items()]: a comprehension (frontend/view_copies.py)
         if isinstance(node, cst.Subscript):
             base = self.atom(node.value)
             elems = [self.slice_element(e) for e in node.slice]
@@ -385,8 +387,7 @@ class Normalizer(Resolver):
                 name = self.helper_call_name(called(fv), node)
                 args = [a.with_changes(value=self.atom(a.value)) for a in node.args]
                 return node.with_changes(func=name, args=args), call_hint(name)
-        if self.comprehension_loops and isinstance(func, cst.Name) and func.value in ("sum", "dict") and \
-                func.value not in self.locals and self.lookup(func.value)[1] is getattr(builtins, func.value):
+        if isinstance(func, cst.Name) and comprehension_loops.looped_builtin(self, node, func.value):
             looped = comprehension_loops.builtin_loop(self, node, func.value)
             if looped is not None:
                 return looped
@@ -892,7 +893,7 @@ def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]]
               name: str | None = None, bindings: dict[str, Any] | None = None,
               comprehension_loops: bool = False) -> NormalizedFunction:
     src = methods.guard(star_params.expand(read_function(fn)))  # (a copy of a function with *args for a number of them)
-    src = nested_defaults.rewrite(src)  # (`def g(v, k=k)` in a loop: the default kept in a name)
+    src = dict_merges.rewrite(nested_defaults.rewrite(src))  # (`def g(v, k=k)` in a loop; `d | e` of dicts)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     fdef = norm.function(name or src.name)
     return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,

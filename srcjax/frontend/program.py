@@ -198,7 +198,8 @@ class Program:
             if nf.name in self.rule_only or nf.name in self.methods or nf.fn in unbound and nf is not self.entry:
                 continue
             mod = getattr(nf.fn, "__module__", "")
-            if mod in LIBRARY_MODULES and not is_generated(nf.fn):  # (a derivative of one is shown)
+            if mod in LIBRARY_MODULES and not is_generated(nf.fn) and bound_helpers.bound_names(nf.fn) is None:
+                # (a derivative of one is shown, and a copy with a function parameter fixed: associative_scan's)
                 library[mod].append(nf.fn.__name__)
                 if nf.name != nf.fn.__name__:
                     called[nf.fn.__name__] = nf.name

@@ -143,13 +143,10 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
         fdef, positions = known
     else:
         try:
-            # (srcjax's own straight-line functions built from ast with their positions: cst_functions.py,
-            # the parser's tree and the positions libcst's code generation finds in it)
-            if generated:
-                module, positions = function_module(dedented, parse_module, _positions)
-            else:
-                module = parse_module(dedented)
-                positions = _positions(module)
+            # (straight-line functions, srcjax's or the user's, built from ast with their positions:
+            # cst_functions.py, the parser's tree and the positions libcst's code generation finds in it;
+            # anything else goes to libcst's parser)
+            module, positions = function_module(dedented, parse_module, _positions)
         except cst.ParserSyntaxError as e:
             raise UnsupportedSyntaxError(f"cannot parse the source of {fn.__qualname__}: {e.message}") from e
         found = next((s for s in module.body if isinstance(s, cst.FunctionDef)), None)

@@ -181,6 +181,7 @@ class Resolver:
         self.counts: dict[str, int] = {}
         self.temps: set[str] = set()
         self.closure_args: dict[int, list[str]] = {}  # id(a function made from a lambda) -> the locals it takes
+        self._static: dict[int, tuple[Any, Any, tuple[bool, Any]]] = {}  # id(node) -> (node, reads, static_value)
 
     # -- errors and spans ---------------------------------------------------------
     def span(self, node: cst.CSTNode) -> Span | None:
@@ -273,7 +274,19 @@ class Resolver:
         _ReserveHelpers(self).walk(fdef.body)
 
     def static_value(self, node: cst.BaseExpression) -> tuple[bool, Any]:
-        """The value of a module-rooted name chain (``np.tanh``), if it has one."""
+        """The value of a module-rooted name chain (``np.tanh``), if it has one. Remembered per node while this
+        function is read (its names do not change meanwhile; a call's spelling checks ask it of the same callee
+        again and again: ~8 times a node in a first call), under the same recording of reads
+        (``warm_cache.recording``: one opened meanwhile gets the reads noted again)."""
+        hit = self._static.get(id(node))
+        top = warm_cache.current()
+        if hit is not None and hit[0] is node and hit[1] is top:
+            return hit[2]  # type: ignore[no-any-return]
+        found = self._static_value(node)
+        self._static[id(node)] = (node, top, found)  # (the node kept: its id is not reused meanwhile)
+        return found
+
+    def _static_value(self, node: cst.BaseExpression) -> tuple[bool, Any]:
         chain = attr_chain(node)
         if chain is None or chain[0] in self.locals:
             return False, None

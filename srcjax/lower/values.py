@@ -21,6 +21,7 @@ import numpy as np
 
 from ..core import PYTHON_SCALAR_DTYPES, DTypeError, ShapedArray, ShapeError, canonical_dtype
 from ..frontend.normalize import NormalizedFunction
+from ..weak_arrays import WeakArray
 from .hlo import HloValue
 
 MAX_UNROLL = 10_000  # iterations a static loop may run, unrolled
@@ -130,8 +131,8 @@ def aval_of_static(v: Any) -> ShapedArray | None:
         kind = bool if isinstance(v, bool) else int if isinstance(v, int) else type(v)
         return ShapedArray((), PYTHON_SCALAR_DTYPES[kind], weak_type=True)
     if isinstance(v, np.ndarray | np.generic) and np.asarray(v).dtype.kind in "biufc":
-        a = np.asarray(v)
-        return ShapedArray(a.shape, canonical_dtype(a.dtype))
+        a = np.asarray(v)  # (a WeakArray: a Python number repeated, weakly typed)
+        return ShapedArray(a.shape, canonical_dtype(a.dtype), weak_type=isinstance(v, WeakArray))
     return None
 
 

@@ -126,7 +126,20 @@ def unique_keys(body: Sequence[Any], params: Sequence[str]) -> frozenset[str]:
                 ints.discard(n)
                 changed = True
     bools = {n for n, bs in binds.items() if all(isinstance(b, cst.BaseExpression) and boolean_valued(b) for b in bs)}
-    return frozenset(ints | bools | _container_keys(body, binds))
+    keys = _container_keys(body, binds)
+    return UniqueKeys(ints | bools | keys, containers=frozenset(keys - ints - bools))
+
+
+class UniqueKeys(frozenset[str]):
+    """:func:`unique_keys`' names, knowing which are keys of containers (``containers``): the cotangent of a
+    container's item cleared by such a key keeps the container's structure (a dict's item: zeros of its shape)."""
+
+    containers: frozenset[str]
+
+    def __new__(cls, names: Any, containers: frozenset[str] = frozenset()) -> UniqueKeys:
+        made = super().__new__(cls, names)
+        made.containers = containers
+        return made
 
 
 def _container_keys(body: Sequence[Any], binds: dict[str, list[Any]]) -> set[str]:
@@ -142,6 +155,10 @@ def _container_keys(body: Sequence[Any], binds: dict[str, list[Any]]) -> set[str
             if isinstance(x, cst.Name) and x.value in containers and isinstance(key, cst.Name):
                 keys.add(key.value)
     return keys
+
+
+_SORTED_HINT = ("sort one array: np.sort(np.stack([a, b, c])) is differentiated (a permutation, as jax's sort), "
+                "where sorted() compares array values in Python, which compiled code cannot (nor can jax.jit)")
 
 
 class Activity:
@@ -240,8 +257,9 @@ class Activity:
                         f"cannot differentiate through `{code(s.value)}` yet (it builds a list or value from "
                         f"{', '.join(sorted(set(reads_active)))} that derivatives cannot follow)",
                         span=self.span_of(s, body),
-                        hint="write the elements out (np.stack([a, b])), build the list with `out.append(y)` in a "
-                             "for loop, or use array operations")
+                        hint=_SORTED_HINT if call_name(s.value) == "sorted" else
+                        "write the elements out (np.stack([a, b])), build the list with `out.append(y)` in a "
+                        "for loop, or use array operations")
         # a name holds a list where a list binding reaches it: in program order, a binding of the function's
         # own body (not in a loop or branch) to an array ends it (`r = np.stack(r)` after the loop that
         # appends to r); a loop's list bindings count from its top (the next iteration reads them)

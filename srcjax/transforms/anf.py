@@ -18,6 +18,7 @@ The facade :mod:`srcjax.transforms.ad` re-exports the public names.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import textwrap
 from collections.abc import Sequence
@@ -154,8 +155,7 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
         if fcode.endswith(".pop") and not node.args and isinstance(node.func, cst.Attribute):
             return Op("tape_pop", callee=code(node.func.value), reads=reads)
         if fcode == "tree_get" and len(node.args) == 2:  # g["w"] in derivative code (a record's field too)
-            return _prim_op(registry.PRIMITIVES["getitem"], {"x": code(node.args[0].value),
-                                                             "key": code(node.args[1].value)}, reads)
+            return _prim_op(_tree_get(), {"x": code(node.args[0].value), "key": code(node.args[1].value)}, reads)
         cprim = paths.get(fcode)
         if cprim is None and fcode == "np.astype":
             cprim = registry.PRIMITIVES["astype"]
@@ -179,9 +179,12 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
         if isinstance(node.func, cst.Name) and node.func.value in program.functions:
             if custom_rules.custom_callee(program, node.func.value) is not None:
                 return custom_rules.classify_call(program, node, Op)
-            pos, kws = _every_argument(program.functions[node.func.value],
-                                       [code(a.value) for a in node.args if a.keyword is None],
-                                       {a.keyword.value: code(a.value) for a in node.args if a.keyword is not None})
+            callee = program.functions[node.func.value]
+            try:
+                pos, kws = _every_argument(callee, [code(a.value) for a in node.args if a.keyword is None],
+                                           {a.keyword.value: code(a.value) for a in node.args if a.keyword is not None})
+            except TranspileError as e:  # (at the caller's call of it)
+                raise e.with_span(nf.call_sites.get(callee.fn)) from None
             return Op("call", callee=node.func.value, call_args=pos, call_kwargs=kws, reads=reads)
         return Op("static", reads=reads)
     return Op("static", reads=reads)
@@ -205,7 +208,7 @@ def _every_argument(nf: NormalizedFunction, pos: list[str],
         if name in ba.arguments:
             value = ba.arguments[name]
         else:
-            value = literal_code(p.default)
+            value = literal_code(p.default) or _default_code(nf, name, p.default)
             if value is None:
                 raise DifferentiationError(
                     f"cannot differentiate the call to {nf.name}: it leaves {name!r} to its default, which is not "
@@ -217,10 +220,27 @@ def _every_argument(nf: NormalizedFunction, pos: list[str],
     return out, kw
 
 
+def _default_code(nf: NormalizedFunction, name: str, default: Any) -> str | None:
+    """A helper's default that is not a literal, written out: a NumPy function srcjax knows (``f=np.sin``:
+    ``np.sin``), or ``None`` for a parameter its body does not read (``grad(s)`` of ``s(v, f=np.sin)``: a
+    derivative whose body was written with ``np.sin`` itself); None where neither holds."""
+    prim = registry.lookup(default) if callable(default) else None
+    if prim is not None:
+        return prim.path
+    return "None" if name not in names_in(nf.fdef.body) else None
+
+
 def call_arguments(op: Op, then: Sequence[str]) -> list[str]:
     """A helper's derivative called: the positional arguments, ``then`` (tangents, the tape), and
     the keyword-only arguments by keyword (as ``signature(callee, then)`` takes them)."""
     return [*op.call_args, *then, *(f"{k}={v}" for k, v in op.call_kwargs.items())]
+
+
+@functools.cache
+def _tree_get() -> registry.Primitive:
+    """``tree_get(g, "w")`` of derivative code: ``getitem`` whose tangent is read by name as well
+    (``tree_get(g_dot, "w")``: a NamedTuple's or dataclass's field, which ``g_dot["w"]`` is not)."""
+    return dataclasses.replace(registry.PRIMITIVES["getitem"], jvp={"x": "tree_get(x_dot, key)"})
 
 
 def _prim_op(prim: registry.Primitive, args: dict[str, Any], reads: list[str]) -> Op:

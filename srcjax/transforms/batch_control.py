@@ -206,9 +206,15 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
     for v, st in w.st.items():
         if isinstance(st, Stack):  # (pushed or popped once per iteration: not a carried value)
             continue
-        if any_batched(st) != any_batched(entry.get(v, False)) and v in before:
+        top = entry.get(v, False)
+        if v in before and (any_batched(st) != any_batched(top) or
+                            isinstance(top, Tree) and join(st, top) != top or
+                            isinstance(st, Tree) and isinstance(top, Tree) and join(st, top) != st):
             # (batched at the end, not at the top; or at the top, not at the end: `f_bar = zeros_like(f)`
-            # closing a body that reads `f_bar` batched: the next iteration would read it unbatched)
+            # closing a body that reads `f_bar` batched: the next iteration would read it unbatched; a
+            # container with a leaf batched by the body: `carry_dot = (q_dot, p_dot)` whose `p_dot` is
+            # unbatched at the loop's entry, batched after a step; or batched at the entry, unbatched after a
+            # step: `c = (q * p, np.ones(3))`)
             w.forced.add(v)
     for v, st in list(w.st.items()):
         if not isinstance(st, Stack):

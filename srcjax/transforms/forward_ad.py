@@ -22,6 +22,7 @@ from ..adjoint import is_saved_list_name
 from ..core import UnsupportedSyntaxError
 from ..frontend.cst_expressions import parse_expression
 from ..frontend.names import Names, RenameNames, assigned_names, code, names_in, target_names
+from ..frontend.names import walk as walk_nodes
 from ..frontend.normalize import BINOP_HINT, UNARY_HINT, NormalizedFunction, call_hint
 from ..frontend.program import Program
 from . import custom_rules
@@ -229,6 +230,13 @@ class JVP:
             lines.pop()
             self.rebinding(s, lines, ind, defined)
             return
+        if op.kind == "prim" and not isinstance(target, cst.Name) and op.prim is not None and \
+                op.prim.result_kind(op.args) == "array":
+            # `lo, hi = np.quantile(x, qs)`: rows of one array, which a rule may read (`out`), not `lo, hi` (a
+            # multi-result primitive's rule reads its tuple target: `u, s, vh = np.linalg.svd(a)`)
+            lines.pop()
+            self.rebinding(s, lines, ind, defined)
+            return
         tname = code(target)
         if op.kind == "prim":
             t = self.prim_tangent(op, tname, defined)
@@ -286,9 +294,10 @@ class JVP:
             defined.update(names)
 
     def rebinding(self, s: cst.Assign, lines: list[str], ind: int, defined: set[str]) -> None:
-        """``y = e * y``: the tangent's rule reads the old ``y`` (and the result), so the result gets
-        a fresh name first, ``mul = e * y`` and its tangent, then ``y = mul`` and ``y_dot = mul_dot``
-        (see the module docstring: no tangent reads a name its own primal statement rebinds)."""
+        """``y = e * y`` (or ``lo, hi = np.quantile(x, qs)``): the tangent's rule reads the old ``y`` (or the
+        result, an array), so the result gets a fresh name first, ``mul = e * y`` and its tangent, then
+        ``y = mul`` and ``y_dot = mul_dot`` (see the module docstring: no tangent reads a name its own primal
+        statement rebinds)."""
         tmp = self.names.fresh(_temporary_hint(s.value))
         self.act.active.add(tmp)
         first = cst.Assign(targets=[cst.AssignTarget(cst.Name(tmp))], value=s.value)
@@ -330,7 +339,12 @@ class JVP:
         mapping: dict[str, cst.BaseExpression] = {}
         for src in srcs:
             if isinstance(src.seq, cst.Name):
-                mapping[src.seq.value] = parse_expression(self.tangent_expr(src.seq, defined))
+                t = self.tangent_expr(src.seq, defined)
+                if _dict_view_of(s.iter, src.seq.value) and t.isidentifier():
+                    # (a dict's tangent in the dict's key order: `zip(d.items(), d_dot.items())` paired the
+                    # wrong items, silently, where the tangent dict was built in another order)
+                    t = f"from_leaves({src.seq.value}, leaves_like({t}, {src.seq.value}))"
+                mapping[src.seq.value] = parse_expression(t)
         it_dot = code(s.iter.visit(RenameNames(mapping)))  # type: ignore[arg-type]
         values = {n for src in srcs for n in target_names(src.target)}
 
@@ -488,3 +502,10 @@ def jvp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
         helpers[key] = name
         out_lines.append(JVP(program, nf, active, name, helpers, out_lines).build())
     return name
+
+
+def _dict_view_of(it: cst.BaseExpression, name: str) -> bool:
+    """Whether ``it`` reads ``name.items()`` or ``name.values()`` (a loop over a dict's view)."""
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name)
+               and n.func.value.value == name and n.func.attr.value in ("items", "values") and not n.args
+               for n in walk_nodes(it))

@@ -663,7 +663,9 @@ def _text(node: ast.AST, t: _Text, instead: dict[ast.AST, ast.expr] | None = Non
         if instead and n in instead:
             edits.append(_replace(n, (_text(instead[n], t), _prec(instead[n])), need, t))
             return
-        new = _tidy(n, t)
+        # (a node holding one of ``instead`` is not tidied as a whole: _tidy reads the original
+        # factors, and would write ``-0.5 * a * 2`` as ``-1.0 * a`` where ``-0.5`` is to be ``0.5``)
+        new = None if instead and any(m in instead for m in ast.walk(n)) else _tidy(n, t)
         if new is not None:
             edits.append(_replace(n, new, need, t))
             return

@@ -53,7 +53,7 @@ def _fold(node: cst.CSTNode, unique: frozenset[str] = frozenset()) -> cst.CSTNod
                                              isinstance(a.value, cst.Name) and a.value.value == "None")]
         if len(args) != len(node.args):
             node = node.with_changes(args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args])
-    if t is cst.Call and _unkeyed_call(node):
+    if t is cst.Call and _unkeyed_call(node, getattr(unique, "containers", frozenset())):
         return _unkeyed(node)  # type: ignore[arg-type]
     if t is cst.Call and _writes_once(node, unique):  # winning_writes(x, 3) -> True
         return cst.Name("True")
@@ -92,9 +92,16 @@ def _literal_where(node: Any) -> bool:
 _KEYED = {"tree_get", "index_cleared"}
 
 
-def _unkeyed_call(node: Any) -> bool:
-    return isinstance(node.func, cst.Name) and node.func.value in _KEYED and \
-        not isinstance(node.args[-1].value, cst.SimpleString)
+def _unkeyed_call(node: Any, containers: frozenset[str]) -> bool:
+    """Whether a keyed template's call takes its form for any key: not for a string key, nor for
+    ``index_cleared`` by a name keying a container (``for k in p: out[k] = ...``: ``out`` a dict, whose item's
+    cotangent is cleared to zeros of its shape, not to the number 0.0)."""
+    if not (isinstance(node.func, cst.Name) and node.func.value in _KEYED):
+        return False
+    key = node.args[-1].value
+    if node.func.value == "index_cleared" and isinstance(key, cst.Name) and key.value in containers:
+        return False
+    return not isinstance(key, cst.SimpleString)
 
 
 def _unkeyed(node: cst.Call) -> cst.BaseExpression:
@@ -157,7 +164,7 @@ def expr(text: str) -> cst.BaseExpression:
 
 
 _TEMPLATE_NAMES: dict[str, tuple[str, ...]] = {}
-_INSTANCES: dict[tuple[str, tuple[str | None, ...], frozenset[str]], str] = {}  # (template, names' texts, unique)
+_INSTANCES: dict[tuple[Any, ...], str] = {}  # (template, names' texts, unique, its containers' keys)
 
 
 def instantiate(template: str, mapping: dict[str, str], unique: frozenset[str] = frozenset()) -> str:
@@ -171,7 +178,8 @@ def instantiate(template: str, mapping: dict[str, str], unique: frozenset[str] =
         names = _TEMPLATE_NAMES[template] = tuple(sorted({n.value for n in walk(tree) if type(n) is cst.Name}))
         _TEMPLATE_CACHE[template] = tree
     given = tuple(mapping.get(n) for n in names)
-    key = (template, given, unique) if all(v is None or v.__class__ is str for v in given) else None
+    plain = all(v is None or v.__class__ is str for v in given)
+    key = (template, given, unique, getattr(unique, "containers", None)) if plain else None
     hit = _INSTANCES.get(key) if key is not None else None  # type: ignore[arg-type]
     if hit is not None:
         return hit
