@@ -13,6 +13,9 @@ import pytest
 import srcjax
 
 jax = pytest.importorskip("jax")
+
+from tests.twins import JAX  # noqa: E402
+
 jnp = pytest.importorskip("jax.numpy")
 jax.config.update("jax_enable_x64", True)
 
@@ -64,19 +67,19 @@ def close(a, b):
 @pytest.mark.parametrize("kw", [{}, {"scale": 3.0}])
 def test_grad_value_and_grad_hessian_pass_keywords_on(kw):
     jf = twin(scaled)
-    close(srcjax.grad(scaled)(X, **kw), jax.grad(jf)(X, **kw))
+    close(srcjax.grad(scaled)(X, **kw), JAX.grad(jf)(X, **kw))
     v, g = srcjax.value_and_grad(scaled)(X, **kw)
-    jv, jg = jax.value_and_grad(jf)(X, **kw)
+    jv, jg = JAX.value_and_grad(jf)(X, **kw)
     close(v, jv)
     close(g, jg)
-    close(srcjax.hessian(scaled)(X, **kw), jax.hessian(jf)(X, **kw))
-    close(srcjax.numpy_function(srcjax.grad(scaled))(X, **kw), jax.grad(jf)(X, **kw))
+    close(srcjax.hessian(scaled)(X, **kw), JAX.hessian(jf)(X, **kw))
+    close(srcjax.numpy_function(srcjax.grad(scaled))(X, **kw), JAX.grad(jf)(X, **kw))
 
 
 def test_jvp_and_vjp_use_the_default():
     jf = twin(scaled)
     out, t = srcjax.jvp(scaled, (X,), (X,))
-    jout, jt = jax.jvp(jf, (X,), (X,))
+    jout, jt = JAX.jvp(jf, (X,), (X,))
     close(out, jout)
     close(t, jt)
     close(srcjax.vjp(scaled, X)[1](1.0)[0], jax.vjp(jf, X)[1](1.0)[0])
@@ -106,14 +109,14 @@ def test_jvp_and_vjp_refuse_a_required_keyword_at_the_def(what):
 @pytest.mark.parametrize("x", [X, -X], ids=["pos", "neg"])
 def test_a_helper_called_with_a_keyword(fn, x):
     jf = twin(fn)
-    close(srcjax.grad(fn)(x), jax.grad(jf)(x))
-    close(srcjax.jvp(fn, (x,), (x,))[1], jax.jvp(jf, (x,), (x,))[1])
-    close(srcjax.hessian(fn)(x), jax.hessian(jf)(x))
+    close(srcjax.grad(fn)(x), JAX.grad(jf)(x))
+    close(srcjax.jvp(fn, (x,), (x,))[1], JAX.jvp(jf, (x,), (x,))[1])
+    close(srcjax.hessian(fn)(x), JAX.hessian(jf)(x))
     close(srcjax.vjp(fn, x)[1](0.5)[0], jax.vjp(jf, x)[1](0.5)[0])
 
 
 def test_keywords_through_loops_and_reverse_over_reverse():
     jf = twin(loop_with_keywords)
-    close(srcjax.grad(loop_with_keywords)(X, n=4, s=0.3), jax.grad(jf)(X, n=4, s=0.3))
-    close(srcjax.jacrev(srcjax.grad(loop_with_keywords))(X, s=0.3), jax.hessian(jf)(X, s=0.3))
-    close(srcjax.grad(srcjax.grad(loop_with_keywords))(0.3, s=0.3), jax.grad(jax.grad(jf))(0.3, s=0.3))
+    close(srcjax.grad(loop_with_keywords)(X, n=4, s=0.3), JAX.grad(jf)(X, n=4, s=0.3))
+    close(srcjax.jacrev(srcjax.grad(loop_with_keywords))(X, s=0.3), JAX.hessian(jf)(X, s=0.3))
+    close(srcjax.grad(srcjax.grad(loop_with_keywords))(0.3, s=0.3), JAX.grad(jax.grad(jf))(0.3, s=0.3))

@@ -17,6 +17,7 @@ import pytest
 
 import srcjax
 from tests import twins
+from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 
@@ -414,11 +415,11 @@ def j_weighted_parts(a, b):
 def test_a_loop_over_a_helpers_tuple_carries_derivatives(fn):
     # regression: the items of `for o in helper(a, b)` were taken for static: a silent zero gradient
     a, b = np.linspace(-1.0, 1.0, 6).reshape(2, 3), np.linspace(0.0, 0.5, 3)
-    jg = jax.grad(j_weighted_parts, argnums=(0, 1))(a, b)
+    jg = JAX.grad(j_weighted_parts, argnums=(0, 1))(a, b)
     for got, want in zip(srcjax.grad(fn, argnums=(0, 1))(a, b), jg):
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10)
     _, t = srcjax.jvp(fn, (a, b), (np.ones_like(a), np.ones_like(b)))
-    _, jt = jax.jvp(j_weighted_parts, (a, b), (np.ones_like(a), np.ones_like(b)))
+    _, jt = JAX.jvp(j_weighted_parts, (a, b), (np.ones_like(a), np.ones_like(b)))
     np.testing.assert_allclose(np.asarray(t), np.asarray(jt), rtol=1e-10)
 
 
@@ -442,11 +443,11 @@ def test_nested_literal_arguments_get_their_cotangents():
         return jnp.sum(jhelper([[x, y], x * 2.0], {"k": y, "t": (jnp.sin(x),)}))
 
     got = srcjax.grad(nested_literals, argnums=(0, 1))(x, y)
-    want = jax.grad(jf, argnums=(0, 1))(x, y)
+    want = JAX.grad(jf, argnums=(0, 1))(x, y)
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12)
     t = (np.ones(3), np.arange(3.0))
-    np.testing.assert_allclose(float(srcjax.jvp(nested_literals, (x, y), t)[1]), float(jax.jvp(jf, (x, y), t)[1]),
+    np.testing.assert_allclose(float(srcjax.jvp(nested_literals, (x, y), t)[1]), float(JAX.jvp(jf, (x, y), t)[1]),
                                rtol=1e-12)
 
 
@@ -469,7 +470,7 @@ def test_a_list_passed_to_numpy_as_an_array_is_differentiated():
 
     rng = np.random.default_rng(3)
     w, xs = rng.normal(size=(3, 3)) * 0.5, rng.normal(size=(4, 3))
-    np.testing.assert_allclose(np.asarray(srcjax.grad(rnn_outputs)(w, xs)), np.asarray(jax.grad(jf)(w, xs)),
+    np.testing.assert_allclose(np.asarray(srcjax.grad(rnn_outputs)(w, xs)), np.asarray(JAX.grad(jf)(w, xs)),
                                rtol=1e-10)
     got = srcjax.vmap(rnn_outputs, in_axes=(None, 0))(w, np.stack([xs, xs * 2]))
     np.testing.assert_allclose(np.asarray(got), [rnn_outputs(w, xs), rnn_outputs(w, xs * 2)], rtol=1e-12)

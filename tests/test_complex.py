@@ -21,6 +21,9 @@ import srcjax
 from tests import written
 
 jax = pytest.importorskip("jax")
+
+from tests.twins import JAX  # noqa: E402
+
 jnp = pytest.importorskip("jax.numpy")
 jax.config.update("jax_enable_x64", True)
 
@@ -193,7 +196,7 @@ def test_grad_vjp_jvp_against_jax(body: str) -> None:
     f, fj = define(body, "z, x"), define(body, "z, x", jnp)
     tol = 1e-5 if "complex64" in body else 1e-10
     gz, gx = srcjax.grad(f, argnums=(0, 1))(z, x)
-    jz, jx = jax.grad(fj, argnums=(0, 1))(z, x)
+    jz, jx = JAX.grad(fj, argnums=(0, 1))(z, x)
     close(gz, jz, tol)
     close(gx, jx, tol)
     if "complex64" not in body:
@@ -203,7 +206,7 @@ def test_grad_vjp_jvp_against_jax(body: str) -> None:
     # jvp with complex and real tangents
     tz, tx = carr((2, 3)), rng.normal(size=3)
     out, t = srcjax.jvp(f, (z, x), (tz, tx))
-    jout, jt = jax.jvp(fj, (z, x), (tz, tx))
+    jout, jt = JAX.jvp(fj, (z, x), (tz, tx))
     close(out, jout, tol)
     close(t, jt, tol)
 
@@ -228,7 +231,7 @@ def test_grad_sweep_against_jax(k: int) -> None:
     body = " + ".join(f"np.sum(np.abs({e}) ** 2) + np.sum(np.real({e} * (1 - 2j)))" for e in SWEEP[k:k + 7])
     z, x = carr((3, 3), scale=0.6) + 0.2, rng.uniform(0.3, 1, 3)
     g = srcjax.grad(define(body, "z, x"), argnums=(0, 1))(z, x)
-    j = jax.grad(define(body, "z, x", jnp), argnums=(0, 1))(z, x)
+    j = JAX.grad(define(body, "z, x", jnp), argnums=(0, 1))(z, x)
     close(tuple(g), tuple(j), 1e-10)
 
 
@@ -254,7 +257,7 @@ def test_grad_of_complex64_stays_complex64() -> None:
     z, x = carr(4, np.complex64), np.ones(4, np.float32)
     gz, gx = srcjax.grad(f, argnums=(0, 1))(z, x)
     assert gz.dtype == np.complex64 and gx.dtype == np.float32
-    jz, jx = jax.grad(define("np.sum(np.abs(z) ** 2) + np.sum(np.real(z * x))", "z, x", jnp), argnums=(0, 1))(z, x)
+    jz, jx = JAX.grad(define("np.sum(np.abs(z) ** 2) + np.sum(np.real(z * x))", "z, x", jnp), argnums=(0, 1))(z, x)
     close(gz, jz, 1e-5)
     close(gx, jx, 1e-5)
 
@@ -263,7 +266,7 @@ def test_abs_at_zero_follows_jax() -> None:
     """JAX: the derivative of ``abs`` of a complex 0 is 0 (``|z|`` read as 1 there)."""
     body = "np.sum(np.abs(z))"
     z = np.array([0j, 1 + 1j])
-    close(srcjax.grad(define(body))(z), jax.grad(define(body, "z", jnp))(z), 1e-12)
+    close(srcjax.grad(define(body))(z), JAX.grad(define(body, "z", jnp))(z), 1e-12)
 
 
 # -- np.linalg on complex matrices: solve, inv, det (LAPACK's c/z kernels) -----------------------------
@@ -278,7 +281,7 @@ def test_complex_solve_inv_det(dtype: Any) -> None:
     three_oracles("np.linalg.solve(a, b), np.linalg.inv(a), np.linalg.det(a), np.linalg.solve(a[0], b[0, :, 0])",
                   "a, b", a, b)
     gs = srcjax.grad(define(LINALG, "a, b"), argnums=(0, 1))(a, b)
-    gj = jax.grad(define(LINALG, "a, b", jnp), argnums=(0, 1))(a, b)
+    gj = JAX.grad(define(LINALG, "a, b", jnp), argnums=(0, 1))(a, b)
     close(tuple(gs), tuple(gj), 1e-4 if dtype == np.complex64 else 1e-10)
 
 
@@ -288,7 +291,7 @@ def test_vmap_complex_program() -> None:
     z, w = carr((4, 3, 3)), carr((4, 3))
     got = srcjax.vmap(f)(z, w)
     close(got, np.stack([f(z[i], w[i]) for i in range(4)]), 1e-12)
-    close(srcjax.vmap(srcjax.grad(f))(z, w), jax.vmap(jax.grad(define(
+    close(srcjax.vmap(srcjax.grad(f))(z, w), JAX.vmap(jax.grad(define(
         "np.sum(np.abs(z @ w) ** 2) + np.real(np.conj(z[0, 0]) * w[1]) + np.angle(w[0])", "z, w", jnp)))(z, w), 1e-10)
 
 
@@ -298,7 +301,7 @@ def test_complex_linear_layer_gradient() -> None:
     x, w, b, y = carr((8, 4)), carr((4, 3)) * 0.5, carr(3) * 0.1, carr((8, 3))
     f, fj = define(body, "w, b, x, y"), define(body, "w, b, x, y", jnp)
     got = srcjax.value_and_grad(f, argnums=(0, 1))(w, b, x, y)
-    want = jax.value_and_grad(fj, argnums=(0, 1))(w, b, x, y)
+    want = JAX.value_and_grad(fj, argnums=(0, 1))(w, b, x, y)
     close(got[0], want[0], 1e-12)
     close(tuple(got[1]), tuple(want[1]), 1e-10)
 
@@ -314,7 +317,7 @@ def test_hypothesis_elementwise(shape: list[int], dtype: Any, real: Any, seed: i
     body = "np.exp(z) * x + np.conj(z) / (x + 1j), np.abs(z * x), np.real(np.sum(z)) + np.imag(z)"
     three_oracles(body, "z, x", z, x)
     g = srcjax.grad(define("np.sum(np.abs(np.exp(z) * x) ** 2)", "z, x"), argnums=(0, 1))(z, x)
-    j = jax.grad(define("np.sum(np.abs(np.exp(z) * x) ** 2)", "z, x", jnp), argnums=(0, 1))(z, x)
+    j = JAX.grad(define("np.sum(np.abs(np.exp(z) * x) ** 2)", "z, x", jnp), argnums=(0, 1))(z, x)
     single = dtype == np.complex64 or real == np.float32
     close(tuple(g), tuple(j), 1e-4 if single else 1e-10)
 

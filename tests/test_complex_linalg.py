@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 import srcjax
 from tests import written
 from tests.fd import central_fd
+from tests.twins import JAX
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -143,12 +144,12 @@ def test_grad_and_jvp_against_jax(body: str) -> None:
     args = _args()
     f, fj = define(body, ARGS), define(body, ARGS, jnp)
     every = tuple(range(4))
-    want = jax.grad(fj, argnums=every)(*args)
+    want = JAX.grad(fj, argnums=every)(*args)
     close(tuple(srcjax.grad(f, argnums=every)(*args)), tuple(want), 1e-9)
     close(tuple(srcjax.compile(srcjax.grad(f, argnums=every), device="numpy")(*args)), tuple(want), 1e-9)
     tangents = _args()
     out, t = srcjax.jvp(f, args, tangents)
-    jout, jt = jax.jvp(fj, args, tangents)
+    jout, jt = JAX.jvp(fj, args, tangents)
     close(out, jout, 1e-10)
     close(t, jt, 1e-9)
 
@@ -159,7 +160,7 @@ def test_grad_complex64_against_jax() -> None:
     every = tuple(range(4))
     got = srcjax.grad(define(body, ARGS), argnums=every)(*args)
     assert all(np.asarray(g).dtype == np.complex64 for g in got)
-    close(tuple(got), tuple(jax.grad(define(body, ARGS, jnp), argnums=every)(*args)), 2e-3)
+    close(tuple(got), tuple(JAX.grad(define(body, ARGS, jnp), argnums=every)(*args)), 2e-3)
 
 
 @pytest.mark.parametrize("body", [LOSSES[0], LOSSES[2], LOSSES[5]])
@@ -214,7 +215,7 @@ def test_vmap_and_leading_axes() -> None:
     f = define(BATCHED, "h, w")
     per_example = np.stack([f(h[i], w[i]) for i in range(4)])
     close(srcjax.vmap(f)(h, w), per_example, 1e-10)
-    want = jax.vmap(jax.grad(define(BATCHED, "h, w", jnp), argnums=(0, 1)))(h, w)
+    want = JAX.vmap(jax.grad(define(BATCHED, "h, w", jnp), argnums=(0, 1)))(h, w)
     close(tuple(srcjax.vmap(srcjax.grad(f, argnums=(0, 1)))(h, w)), tuple(want), 1e-9)
     stacked = define("np.linalg.cholesky(h), np.linalg.eigvalsh(h), np.linalg.svd(w, compute_uv=False), "
                      "np.abs(np.linalg.qr(w)[1]), np.linalg.slogdet(h)[1]", "h, w")
@@ -239,7 +240,7 @@ def test_hypothesis_shapes(batch: list[int], m: int, n: int, single: bool, seed:
     close(tuple(got[:4]) + tuple(got[4]) + tuple(got[5:]), tuple(want[:4]) + tuple(want[4]) + tuple(want[5:]), tol)
     loss = "np.sum(np.linalg.svd(a, compute_uv=False)) + np.sum(np.abs(np.linalg.cholesky(h)) ** 2)"
     g = srcjax.grad(define(loss, "a, h, b"), argnums=(0, 1))(a, h, b)
-    j = jax.grad(define(loss, "a, h, b", jnp), argnums=(0, 1))(a, h, b)
+    j = JAX.grad(define(loss, "a, h, b", jnp), argnums=(0, 1))(a, h, b)
     close(tuple(g), tuple(j), 5e-3 if single else 1e-8)
 
 
@@ -269,11 +270,11 @@ EIGVALS = "np.sum(np.real(np.linalg.eigvals(a) * np.array([1.0 + 2j, -0.5, 3j, 1
 def test_eigvals_derivatives_against_jax(dtype: Any) -> None:
     a = (rng.normal(size=(4, 4)) + (1j * rng.normal(size=(4, 4)) if dtype == np.complex128 else 0)).astype(dtype)
     f, fj = define(EIGVALS, "a"), define(EIGVALS, "a", jnp)
-    close(srcjax.grad(f)(a), jax.grad(fj)(a), 1e-9)
+    close(srcjax.grad(f)(a), JAX.grad(fj)(a), 1e-9)
     t = rng.normal(size=(4, 4)).astype(dtype)
-    close(srcjax.jvp(f, (a,), (t,))[1], jax.jvp(fj, (a,), (t,))[1], 1e-9)
+    close(srcjax.jvp(f, (a,), (t,))[1], JAX.jvp(fj, (a,), (t,))[1], 1e-9)
     batched = np.stack([a, a.T])
-    close(srcjax.vmap(srcjax.grad(f))(batched), jax.vmap(jax.grad(fj))(batched), 1e-9)
+    close(srcjax.vmap(srcjax.grad(f))(batched), JAX.vmap(jax.grad(fj))(batched), 1e-9)
 
 
 def test_eig_derivatives_refused_as_jax() -> None:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from numpy.lib.stride_tricks import sliding_window_view
 
 import srcjax
+from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 rng = np.random.default_rng(0)
@@ -172,7 +173,7 @@ def test_gradients_against_jax(f, jf, args):
           rtol=1e-8, atol=1e-10)
     tangents = tuple(rng.normal(size=np.shape(a)) for a in args)
     _, t = srcjax.jvp(f, args, tangents)
-    _, jt = jax.jvp(jf, args, tangents)
+    _, jt = JAX.jvp(jf, args, tangents)
     agree(t, np.asarray(jt), rtol=1e-8, atol=1e-10)
 
 
@@ -242,7 +243,7 @@ def test_add_at_accumulates_repeated_indices():
     agree(srcjax.compile(scatter_add, device="numpy")(x, i, v), want)
     assert "index_add(a, i, v)" in srcjax.source(srcjax.compile(scatter_add))
     jloss = lambda v: jnp.sum(jnp.zeros(5).at[i].add(v) ** 2)  # noqa: E731
-    agree(srcjax.grad(lambda v: np.sum(scatter_add(x, i, v)[0] ** 2))(v), np.asarray(jax.grad(jloss)(v)))
+    agree(srcjax.grad(lambda v: np.sum(scatter_add(x, i, v)[0] ** 2))(v), np.asarray(JAX.grad(jloss)(v)))
     vs = rng.normal(size=(3, 5))
     agree(srcjax.vmap(scatter_add, in_axes=(None, None, 0))(x, i, vs),
           tuple(np.stack(r) for r in zip(*[scatter_add(x.copy(), i, u) for u in vs])))
@@ -278,7 +279,7 @@ def test_sliding_window_view_and_pooling():
     both(windows, x)
     both(max_pool, x)
     agree(srcjax.grad(lambda a: np.sum(max_pool(a) ** 2))(x),
-          np.asarray(jax.grad(lambda a: jnp.sum(j_max_pool(a) ** 2))(x)))
+          np.asarray(JAX.grad(lambda a: jnp.sum(j_max_pool(a) ** 2))(x)))
 
 
 # -- where= on reductions ----------------------------------------------------------------------------
@@ -298,7 +299,7 @@ def test_where_on_reductions():
     m = x > -0.3
     both(masked_reductions, x, m)
     agree(srcjax.grad(lambda x: np.mean(x ** 2, where=m))(x),
-          np.asarray(jax.grad(lambda x: jnp.mean(x ** 2, where=m))(x)))
+          np.asarray(JAX.grad(lambda x: jnp.mean(x ** 2, where=m))(x)))
     with pytest.raises(srcjax.ArgumentError, match="initial="):
         srcjax.compile(max_where_without_initial)(x, m)
 
@@ -327,7 +328,7 @@ def test_bincount_with_a_static_length_as_jax():
         np.testing.assert_allclose(np.asarray(g), np.asarray(v), rtol=1e-12)
     assert np.asarray(got[1]).dtype.kind == "i"
     agree(srcjax.grad(lambda w: np.sum(np.bincount(x, weights=w, length=5) ** 2))(w),
-          np.asarray(jax.grad(lambda w: jnp.sum(jnp.bincount(x, w, length=5) ** 2))(w)))
+          np.asarray(JAX.grad(lambda w: jnp.sum(jnp.bincount(x, w, length=5) ** 2))(w)))
 
 
 # -- piecewise, polyfit, block, isin, empty_like ------------------------------------------------------

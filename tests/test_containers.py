@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import srcjax
 from tests import container_programs as P
 from tests import twins
+from tests.twins import JAX
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -210,18 +211,18 @@ def test_mlp_gradient_source_is_readable_and_runs_with_numpy() -> None:
 def test_keyword_arguments_and_defaults() -> None:
     params, x, y = CASES["mlp_loss"]
     g = srcjax.grad(P.scaled_loss)
-    ref = jax.grad(jax_twin(P.scaled_loss))
+    ref = JAX.grad(jax_twin(P.scaled_loss))
     assert_tree_close(g(params, x, y=y), ref(params, x, y=y), rtol=1e-9, atol=1e-11)
     assert_tree_close(g(params, x), ref(params, x), rtol=1e-9, atol=1e-11)  # y=None: the other branch
     assert_tree_close(g(params, x=x, y=y, scale=0.5), ref(params, x, y, 0.5), rtol=1e-9, atol=1e-11)
     gy = srcjax.grad(P.scaled_loss, argnums=2)(params, x, y)
-    np.testing.assert_allclose(gy, jax.grad(jax_twin(P.scaled_loss), argnums=2)(params, x, y), rtol=1e-9)
+    np.testing.assert_allclose(gy, JAX.grad(jax_twin(P.scaled_loss), argnums=2)(params, x, y), rtol=1e-9)
 
 
 def test_has_aux_with_a_container_aux() -> None:
     params, x, _ = CASES["mlp_loss"]
     (value, aux), g = srcjax.value_and_grad(P.with_aux, has_aux=True)(params, x)
-    (jvalue, jaux), jg = jax.value_and_grad(jax_twin(P.with_aux), has_aux=True)(params, x)
+    (jvalue, jaux), jg = JAX.value_and_grad(jax_twin(P.with_aux), has_aux=True)(params, x)
     np.testing.assert_allclose(value, jvalue, rtol=1e-12)
     np.testing.assert_allclose(aux["h"], jaux["h"], rtol=1e-12)
     assert aux["n"] == 5
@@ -238,7 +239,7 @@ def test_vjp_and_jvp_with_container_inputs_and_outputs() -> None:
     assert_tree_close(out, jax.tree_util.tree_map(np.asarray, jout), rtol=1e-12, atol=1e-12)
     tangents = ({"w": n(3, 2)}, n(4, 3))
     out, t = srcjax.jvp(P.outputs_tree, (p, x), tangents)
-    _, jt = jax.jvp(jax_twin(P.outputs_tree), (p, x), tangents)
+    _, jt = JAX.jvp(jax_twin(P.outputs_tree), (p, x), tangents)
     assert_tree_close(t, jax.tree_util.tree_map(np.asarray, jt), rtol=1e-9, atol=1e-11)
     # <u, J v> == <J^T u, v>
     bars = f_vjp(ct)
@@ -259,9 +260,9 @@ def test_jvp_tangents_of_leaves_without_derivative_may_be_none() -> None:
 def test_hessian_and_jacobians_of_containers_match_jax(name: str) -> None:
     fn, args = getattr(P, name), CASES[name]
     tw = jax_twin(fn)
-    h, jh = srcjax.hessian(fn)(*args), jax.hessian(tw)(*args)
+    h, jh = srcjax.hessian(fn)(*args), JAX.hessian(tw)(*args)
     assert_tree_close(h, jax.tree_util.tree_map(np.asarray, jh), rtol=1e-8, atol=1e-10)
-    jr = jax.tree_util.tree_map(np.asarray, jax.jacrev(tw)(*args))
+    jr = jax.tree_util.tree_map(np.asarray, JAX.jacrev(tw)(*args))
     assert_tree_close(srcjax.jacrev(fn)(*args), jr, rtol=1e-9, atol=1e-11)
     assert_tree_close(srcjax.jacfwd(fn)(*args), jr, rtol=1e-9, atol=1e-11)
 
@@ -381,7 +382,7 @@ def test_regression_hessian_through_a_helper_with_a_tape() -> None:
     loop (x below), whose tangent the loop body read before assigning it (was a zero tangent)."""
     args = CASES["pairs_of_layers"]
     h = srcjax.hessian(P.pairs_of_layers)(*args)
-    assert_tree_close(h, jax.tree_util.tree_map(np.asarray, jax.hessian(jax_twin(P.pairs_of_layers))(*args)),
+    assert_tree_close(h, jax.tree_util.tree_map(np.asarray, JAX.hessian(jax_twin(P.pairs_of_layers))(*args)),
                       rtol=1e-8, atol=1e-10)
 
 
@@ -418,7 +419,7 @@ def test_grad_with_respect_to_a_dataclass() -> None:
     g = srcjax.grad(P.dataclass_loss)
     ours = g(p, x)
     assert type(ours) is P.Affine
-    ref = jax.grad(jax_twin(P.dataclass_loss_split), argnums=(0, 1, 2))(p.w, p.b, p.scale, x)
+    ref = JAX.grad(jax_twin(P.dataclass_loss_split), argnums=(0, 1, 2))(p.w, p.b, p.scale, x)
     for got, want in zip((ours.w, ours.b, ours.scale), ref):
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10)
     via_numpy = srcjax.numpy_function(g)(p, x)

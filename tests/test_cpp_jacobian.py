@@ -22,6 +22,7 @@ import pytest
 
 import srcjax
 from tests.python_path import Counting
+from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 
@@ -99,9 +100,9 @@ def _error(f, *args, **kwargs):
 
 def test_after_records_other_calls_take_the_python_path(dispatch):
     w, x = _data()
-    want = {"h": np.asarray(jax.hessian(jrosen)(x)), "h4": np.asarray(jax.hessian(jrosen)(x[:4])),
-            "j": np.asarray(jax.jacrev(jlayer, 1)(w, x)), "jw": np.asarray(jax.jacfwd(jlayer)(w, x)),
-            "v": np.asarray(jax.hessian(lambda v: v[0] * jax.numpy.sin(v))(x))}
+    want = {"h": np.asarray(JAX.hessian(jrosen)(x)), "h4": np.asarray(jax.hessian(jrosen)(x[:4])),
+            "j": np.asarray(JAX.jacrev(jlayer, 1)(w, x)), "jw": np.asarray(jax.jacfwd(jlayer)(w, x)),
+            "v": np.asarray(JAX.hessian(lambda v: v[0] * jax.numpy.sin(v))(x))}
     h, j = srcjax.hessian(rosen), srcjax.jacrev(layer, 1)
     for _ in range(3):
         h(x), j(w, x), h(srcjax.device_put(x))
@@ -144,9 +145,9 @@ def test_containers_argnums_tuples_and_static_arguments(dispatch):
     def scaled(x, n):
         return np.sin(x) * n
 
-    want_dict = jax.jacrev(jloss)(p)
-    want_tuple = jax.jacrev(jlayer, (0, 1))(w, x)
-    want_h = jax.hessian(jrosen)(x)
+    want_dict = JAX.jacrev(jloss)(p)
+    want_tuple = JAX.jacrev(jlayer, (0, 1))(w, x)
+    want_h = JAX.hessian(jrosen)(x)
     jd, jt, h = srcjax.jacrev(loss), srcjax.jacrev(layer, (0, 1)), srcjax.hessian(rosen)
     js = srcjax.jacfwd(srcjax.jit(scaled, static_argnums=1))
     for _ in range(3):  # (a dict argument: the loop path, before and after an array call's records)
@@ -233,10 +234,10 @@ def test_argnums_tuples_repeated_calls():
     def jvec(a, b):
         return a * jax.numpy.sin(b)
 
-    cases = [(srcjax.hessian(two, (0, 1)), jax.hessian(jtwo, (0, 1))),
-             (srcjax.jacrev(out_dict, (0, 1)), jax.jacrev(jout_dict, (0, 1))),
-             (srcjax.jacfwd(vec, (0, 1)), jax.jacfwd(jvec, (0, 1))),
-             (srcjax.hessian(vec, (0, 1)), jax.hessian(jvec, (0, 1)))]
+    cases = [(srcjax.hessian(two, (0, 1)), JAX.hessian(jtwo, (0, 1))),
+             (srcjax.jacrev(out_dict, (0, 1)), JAX.jacrev(jout_dict, (0, 1))),
+             (srcjax.jacfwd(vec, (0, 1)), JAX.jacfwd(jvec, (0, 1))),
+             (srcjax.hessian(vec, (0, 1)), JAX.hessian(jvec, (0, 1)))]
     for n in (6, 6, 4, 6):
         for t, jt in cases:
             got, want = t(x[:n], x[:n] + 1), jt(x[:n], x[:n] + 1)

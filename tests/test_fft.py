@@ -17,6 +17,9 @@ import srcjax
 from tests import written
 
 jax = pytest.importorskip("jax")
+
+from tests.twins import JAX  # noqa: E402
+
 jnp = pytest.importorskip("jax.numpy")
 jax.config.update("jax_enable_x64", True)
 
@@ -97,7 +100,7 @@ def test_frequencies_and_shifts() -> None:
     for got, want in zip(srcjax.compile(f)(x), f(x)):
         close(got, want, 1e-12)
     fs = srcjax.grad(define("np.sum(np.fft.fftshift(x) * np.arange(20.0).reshape(5, 4))"))(x)
-    fj = jax.grad(define("np.sum(np.fft.fftshift(x) * np.arange(20.0).reshape(5, 4))", "x", jnp))(x)
+    fj = JAX.grad(define("np.sum(np.fft.fftshift(x) * np.arange(20.0).reshape(5, 4))", "x", jnp))(x)
     close(fs, fj, 1e-12)
 
 
@@ -128,7 +131,7 @@ def test_vjp_and_jvp_against_jax(body: str, dtype: Any) -> None:
     close(back(u)[0], jback(u)[0], 1e-10)
     t = data(x.shape, dtype)
     _, tan = srcjax.jvp(f, (x,), (t,))
-    _, jtan = jax.jvp(fj, (x,), (t,))
+    _, jtan = JAX.jvp(fj, (x,), (t,))
     close(tan, jtan, 1e-10)
 
 
@@ -143,8 +146,8 @@ def test_spectral_lowpass_filter_and_its_gradient() -> None:
     mask = (np.abs(np.fft.fftfreq(n)) < 0.1).astype(np.float64)
     f, fj = define(LOWPASS, "x, mask, y"), define(LOWPASS, "x, mask, y", jnp)
     close(srcjax.compile(f)(x, mask, y), f(x, mask, y), 1e-12)
-    close(srcjax.grad(f)(x, mask, y), jax.grad(fj)(x, mask, y), 1e-10)
-    close(srcjax.grad(f, argnums=1)(x, mask, y), jax.grad(fj, argnums=1)(x, mask, y), 1e-10)
+    close(srcjax.grad(f)(x, mask, y), JAX.grad(fj)(x, mask, y), 1e-10)
+    close(srcjax.grad(f, argnums=1)(x, mask, y), JAX.grad(fj, argnums=1)(x, mask, y), 1e-10)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -154,15 +157,15 @@ def test_signal_energy_gradient(dtype: Any) -> None:
     f, fj = define(ENERGY), define(ENERGY, "x", jnp)
     g = srcjax.grad(f)(x)
     assert g.dtype == dtype
-    close(g, jax.grad(fj)(x), 1e-4 if dtype == np.float32 else 1e-10)
-    close(srcjax.compile(srcjax.grad(f), device="numpy")(x), jax.grad(fj)(x), 1e-4 if dtype == np.float32 else 1e-10)
+    close(g, JAX.grad(fj)(x), 1e-4 if dtype == np.float32 else 1e-10)
+    close(srcjax.compile(srcjax.grad(f), device="numpy")(x), JAX.grad(fj)(x), 1e-4 if dtype == np.float32 else 1e-10)
 
 
 def test_second_derivative_through_fft() -> None:
     body = "np.sum(np.abs(np.fft.fft(np.sin(x))) ** 3)"
     x = rng.normal(size=5)
     h = srcjax.hessian(define(body))(x)
-    close(h, jax.hessian(define(body, "x", jnp))(x), 1e-8)
+    close(h, JAX.hessian(define(body, "x", jnp))(x), 1e-8)
 
 
 def test_vmap_of_fft_programs() -> None:
@@ -170,10 +173,10 @@ def test_vmap_of_fft_programs() -> None:
     x = rng.normal(size=(5, 10))
     close(srcjax.vmap(f)(x), np.stack([f(r) for r in x]), 1e-12)
     g = define(ENERGY)
-    close(srcjax.vmap(srcjax.grad(g))(x), jax.vmap(jax.grad(define(ENERGY, "x", jnp)))(x), 1e-10)
+    close(srcjax.vmap(srcjax.grad(g))(x), JAX.vmap(jax.grad(define(ENERGY, "x", jnp)))(x), 1e-10)
     z = data((3, 4, 5), np.complex128)
     close(srcjax.vmap(define("np.fft.fft2(x, norm='ortho')"), in_axes=1)(z),
-          np.asarray(jax.vmap(lambda v: jnp.fft.fft2(v, norm="ortho"), in_axes=1)(z)), 1e-12)
+          np.asarray(JAX.vmap(lambda v: jnp.fft.fft2(v, norm="ortho"), in_axes=1)(z)), 1e-12)
 
 
 # -- errors -----------------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from tests.corpus_harness import Corpus, agree, arguments, evaluate, loop_refere
 from . import field_programs as fp
 from .fd import central_fd
 from .hunt_sweep import Outcome
-from .twins import jitted
+from .twins import JAX, jitted
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -455,10 +455,10 @@ def test_vmap_of_a_loop_over_a_mapped_dicts_keys() -> None:
     rng = np.random.default_rng(0)
     p = {"w": rng.standard_normal((3, 2, 2)), "b": rng.standard_normal((3, 2))}
     m = {"w": rng.standard_normal((3, 2, 2)), "b": rng.standard_normal((3, 2))}
-    agree(srcjax.vmap(_dict_loop)(p, m), jax.vmap(_dict_loop)(p, m), "vmap", 1e-12)
+    agree(srcjax.vmap(_dict_loop)(p, m), JAX.vmap(_dict_loop)(p, m), "vmap", 1e-12)
     args = arguments(BY_NAME["adam_update"], 0, np.float64, (0, 0, 0, 0, None))
     agree(srcjax.vmap(fp.adam_update, in_axes=(0, 0, 0, 0, None))(*args),
-          jax.vmap(TWIN["adam_update"], in_axes=(0, 0, 0, 0, None))(*args), "vmap(adam_update)", 1e-12)
+          JAX.vmap(TWIN["adam_update"], in_axes=(0, 0, 0, 0, None))(*args), "vmap(adam_update)", 1e-12)
 
 
 def _mean_of_list(x: Any, y: Any) -> Any:
@@ -480,9 +480,9 @@ def test_vmap_of_len_of_a_list_of_mapped_arrays() -> None:
     ``np.gradient`` (total_variation under ``vmap`` and ``vmap(grad)``)."""
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
-    agree(srcjax.vmap(_mean_of_list)(x, y), jax.vmap(_mean_of_list)(x, y), "vmap", 1e-12)
+    agree(srcjax.vmap(_mean_of_list)(x, y), JAX.vmap(_mean_of_list)(x, y), "vmap", 1e-12)
     # a list (tuple) vmap maps: its length, decided when the argument is seen (was `np.shape(xs)[1]`)
-    agree(srcjax.vmap(_list_mean)([x, y, x], (y, y)), jax.vmap(_list_mean)([x, y, x], (y, y)), "vmap(list)", 1e-12)
+    agree(srcjax.vmap(_list_mean)([x, y, x], (y, y)), JAX.vmap(_list_mean)([x, y, x], (y, y)), "vmap(list)", 1e-12)
     c = BY_NAME["total_variation"]
     for expr in ("vmap(f, in_axes=(0, None))", "vmap(grad(f), in_axes=(0, None))"):
         out = run_check(c, expr, (0, None), "float64")
@@ -498,7 +498,7 @@ def test_grad_through_a_method_of_the_differentiated_object() -> None:
     twin = _twin_namespace()["spring_system"]
     jp = type(p)(jnp.asarray(p.k), jnp.asarray(p.rest))
     for argnums in (0, 1):
-        got, want = srcjax.grad(fp.spring_system, argnums=argnums)(p, x), jax.grad(twin, argnums=argnums)(jp, x)
+        got, want = srcjax.grad(fp.spring_system, argnums=argnums)(p, x), JAX.grad(twin, argnums=argnums)(jp, x)
         for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
             np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12)
 
@@ -559,10 +559,10 @@ def test_grad_of_a_list_result_unpacked_by_the_caller() -> None:
     a tuple, which the adjoint of ``gradient``'s ``outs.append(...)`` pops (was "'tuple' object has no attribute
     'pop'" at the user's line); a list's cotangent bound from another name is now a list of its own."""
     x = np.random.default_rng(0).standard_normal((3, 4))
-    twin = jax.grad(lambda v: jnp.sum(jnp.gradient(v, 0.5, 2.0)[0] ** 2 + jnp.gradient(v, 0.5, 2.0)[1] * v))
+    twin = JAX.grad(lambda v: jnp.sum(jnp.gradient(v, 0.5, 2.0)[0] ** 2 + jnp.gradient(v, 0.5, 2.0)[1] * v))
     agree(srcjax.grad(_unpacked_gradient)(x), twin(x), "grad", 1e-9)
     agree(srcjax.grad(_unpacked_gradient)(x), central_fd(_unpacked_gradient, (x,), 0), "finite differences", 1e-5,
           dtypes=False, jax_leaves=False)
     v = x[0]  # (the same for a helper of the user's: `a, b = helper(x)`, helper returning a list it appends to)
-    agree(srcjax.grad(_unpacks_a_helpers_list)(v), jax.grad(_unpacks_a_helpers_list)(v), "grad(helper)", 1e-9)
-    agree(srcjax.hessian(_unpacks_a_helpers_list)(v), jax.hessian(_unpacks_a_helpers_list)(v), "hessian(helper)", 1e-9)
+    agree(srcjax.grad(_unpacks_a_helpers_list)(v), JAX.grad(_unpacks_a_helpers_list)(v), "grad(helper)", 1e-9)
+    agree(srcjax.hessian(_unpacks_a_helpers_list)(v), JAX.hessian(_unpacks_a_helpers_list)(v), "hessian(helper)", 1e-9)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import srcjax
-from tests.twins import jax_twin
+from tests.twins import JAX, jax_twin
 
 
 def dict_aux(x, y):
@@ -65,17 +65,17 @@ def test_jacobian_has_aux(kind: str, argnums: Any) -> None:
 
 def test_jacrev_has_aux_under_vmap_and_jit_and_inside_compiled_code() -> None:
     xs, ys = np.stack([X, X * 2.0]), np.stack([Y, -Y])
-    want = jax.vmap(jax.jacrev(jax_twin(tuple_aux), (0, 1), has_aux=True))(xs, ys)
+    want = JAX.vmap(jax.jacrev(jax_twin(tuple_aux), (0, 1), has_aux=True))(xs, ys)
     _close(srcjax.vmap(srcjax.jacrev(tuple_aux, (0, 1), has_aux=True))(xs, ys), want)
     _close(srcjax.jit(srcjax.jacfwd(dict_aux, has_aux=True))(X, Y),
-           jax.jacfwd(jax_twin(dict_aux), has_aux=True)(X, Y))
+           JAX.jacfwd(jax_twin(dict_aux), has_aux=True)(X, Y))
 
     @srcjax.jit
     def inside(x, y):
         j, aux = srcjax.jacrev(dict_aux, has_aux=True)(x, y)
         return j, aux["h"]
 
-    jj, jaux = jax.jacrev(jax_twin(dict_aux), has_aux=True)(X, Y)
+    jj, jaux = JAX.jacrev(jax_twin(dict_aux), has_aux=True)(X, Y)
     _close(inside(X, Y), (jj, jaux["h"]))
 
 
@@ -118,9 +118,9 @@ def test_vjp_and_jvp_has_aux_inside_compiled_code(f: Any) -> None:
     twin = jax_twin(f, helpers=[tuple_aux, dict_aux], srcjax=jax)
     _close(srcjax.jit(f)(X, Y), twin(X, Y))
     if f is inside_jvp:  # differentiated and batched again
-        _close(srcjax.grad(f)(X, Y), jax.grad(twin)(X, Y))
+        _close(srcjax.grad(f)(X, Y), JAX.grad(twin)(X, Y))
         xs, ys = np.stack([X, -X]), np.stack([Y, Y * 0.5])
-        _close(srcjax.vmap(f)(xs, ys), jax.vmap(twin)(xs, ys))
+        _close(srcjax.vmap(f)(xs, ys), JAX.vmap(twin)(xs, ys))
 
 
 def inside_not_a_pair(x, y):

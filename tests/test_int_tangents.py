@@ -29,7 +29,7 @@ jax.config.update("jax_enable_x64", True)
 
 import srcjax  # noqa: E402
 
-from .twins import jax_twin  # noqa: E402
+from .twins import JAX, jax_twin  # noqa: E402
 
 X = np.array([0.7, -1.3, 0.4, -0.6])  # (negative entries: log(x) is nan there)
 T = np.array([0.3, -0.5, 1.0, 0.2])
@@ -129,7 +129,7 @@ def test_second_derivatives_through_a_helpers_tape_match_jax(fn: Any) -> None:
     _agree("hessian, generated source by NumPy", srcjax.compile(srcjax.hessian(fn), device="numpy")(X), want)
     _agree("jacfwd(grad)", srcjax.jacfwd(srcjax.grad(fn))(X), jax.jit(jax.jacfwd(jax.grad(twin)))(X))
     _, got = srcjax.jvp(srcjax.grad(fn), (X,), (T,))
-    _agree("jvp(grad)", got, jax.jvp(jax.grad(twin), (X,), (T,))[1])
+    _agree("jvp(grad)", got, JAX.jvp(jax.grad(twin), (X,), (T,))[1])
 
 
 def doubled_and_three(x):
@@ -151,13 +151,13 @@ def test_an_integer_in_a_container_has_no_tangent(fn: Any) -> None:
     """``jvp`` itself was NaN where x < 0: the int a helper returns in a tuple, or a tuple literal's int
     item, got a zero tangent (``(y_dot, zeros_like(3))``) and the power its ``0 * log(y)`` term."""
     twin = jax_twin(fn, helpers=[doubled_and_three])
-    _agree("jvp", srcjax.jvp(fn, (X,), (T,))[1], jax.jvp(twin, (X,), (T,))[1])
-    _agree("hessian", srcjax.hessian(fn)(X), jax.hessian(twin)(X))
+    _agree("jvp", srcjax.jvp(fn, (X,), (T,))[1], JAX.jvp(twin, (X,), (T,))[1])
+    _agree("hessian", srcjax.hessian(fn)(X), JAX.hessian(twin)(X))
     assert "np.log" not in srcjax.source(srcjax.jacfwd(fn))
     assert "np.log" not in srcjax.source(srcjax.grad(fn))  # (reverse mode: no cotangent for the int either)
     # reverse over reverse: an internal error for the tuple literal ("'NoneType' object has no attribute
     # 'shape'"), NaN for the helper's int
-    _agree("jacrev(grad)", srcjax.jacrev(srcjax.grad(fn))(X), jax.jacrev(jax.grad(twin))(X))
+    _agree("jacrev(grad)", srcjax.jacrev(srcjax.grad(fn))(X), JAX.jacrev(jax.grad(twin))(X))
 
 
 def rebinds_its_parameter(y, w):
@@ -188,13 +188,13 @@ def test_a_rebound_parameter_is_not_an_integer(fn: Any) -> None:
     args = (X, X[::-1] * 0.5) if fn is uses_a_helper_that_rebinds else (X,)
     twin = jax_twin(fn, helpers=[rebinds_its_parameter])
     argnums = tuple(range(len(args)))
-    want = jax.grad(twin, argnums=argnums)(*args)
+    want = JAX.grad(twin, argnums=argnums)(*args)
     got = srcjax.grad(fn, argnums=argnums)(*args)
     for g, w in zip(got, want):
         assert np.abs(np.asarray(w)).max() > 0
         _agree("grad", g, w)
     _agree("jvp", srcjax.jvp(fn, args, tuple(T for _ in args))[1], jax.jvp(twin, args, tuple(T for _ in args))[1])
-    _agree("hessian", srcjax.hessian(fn)(*args), jax.hessian(twin)(*args))
+    _agree("hessian", srcjax.hessian(fn)(*args), JAX.hessian(twin)(*args))
 
 
 def test_the_backward_half_pops_integers_as_constants() -> None:
@@ -220,10 +220,10 @@ def test_a_float_exponent_with_a_tangent_keeps_its_term() -> None:
     """The exponent term stays for a differentiated float exponent: the derivative of ``x ** y`` by y at
     x < 0 is NaN, as in jax (not hidden); by x alone it is finite."""
     twin = jax_twin(float_power)
-    want = jax.jvp(twin, (X, Y), (T, T))[1]
+    want = JAX.jvp(twin, (X, Y), (T, T))[1]
     assert np.isnan(want)
     _agree("jvp in both", srcjax.jvp(float_power, (X, Y), (T, T))[1], want)
-    want = jax.jvp(jax_twin(float_power_in_x, Y=Y), (X,), (T,))[1]
+    want = JAX.jvp(jax_twin(float_power_in_x, Y=Y), (X,), (T,))[1]
     assert not np.isnan(want)
     _agree("jvp in x", srcjax.jvp(float_power_in_x, (X,), (T,))[1], want)
     assert "np.log" not in srcjax.source(srcjax.jacfwd(float_power_in_x))
@@ -279,8 +279,8 @@ def test_singular_local_derivatives_match_jax(fn: Any) -> None:
     """At 0 (``sqrt``, ``abs``, ``x ** 2``), at a tie of ``maximum`` and where ``where`` drops a NaN branch."""
     x = np.array([0.7, -1.3, 0.0, 2.0])
     twin = jax_twin(fn)
-    _agree("jvp", srcjax.jvp(fn, (x,), (T,))[1], jax.jvp(twin, (x,), (T,))[1])
-    _agree("hessian", srcjax.hessian(fn)(x), jax.hessian(twin)(x))
+    _agree("jvp", srcjax.jvp(fn, (x,), (T,))[1], JAX.jvp(twin, (x,), (T,))[1])
+    _agree("hessian", srcjax.hessian(fn)(x), JAX.hessian(twin)(x))
 
 
 # -- random programs ---------------------------------------------------------------------------------
@@ -317,9 +317,9 @@ def test_random_programs_with_integers_match_jax(tmp_path: Any, text: str, how: 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if how == "hessian":
-            got, want = srcjax.hessian(f)(x), jax.hessian(jf)(x)
+            got, want = srcjax.hessian(f)(x), JAX.hessian(jf)(x)
         elif how == "jacfwd(grad)":
-            got, want = srcjax.jacfwd(srcjax.grad(f))(x), jax.jacfwd(jax.grad(jf))(x)
+            got, want = srcjax.jacfwd(srcjax.grad(f))(x), JAX.jacfwd(jax.grad(jf))(x)
         else:
-            got, want = srcjax.jvp(srcjax.grad(f), (x,), (t,))[1], jax.jvp(jax.grad(jf), (x,), (t,))[1]
+            got, want = srcjax.jvp(srcjax.grad(f), (x,), (t,))[1], JAX.jvp(jax.grad(jf), (x,), (t,))[1]
     _agree(how, got, want)

@@ -128,11 +128,11 @@ def test_a_container_output_known_from_the_source_writes_no_array_path() -> None
     assert "if by_leaves(out)" not in hess and "by_leaves(" not in hess.split("def pair_out_jacrev_jvp_vmap")[1], hess
     xs = np.stack([X, 2 * X])
     close(srcjax.vmap(srcjax.jacrev(pair_out), in_axes=(0, None))(xs, W),
-          jax.vmap(jax.jacrev(pair_out_j), in_axes=(0, None))(xs, W))
+          JAX.vmap(jax.jacrev(pair_out_j), in_axes=(0, None))(xs, W))
     close(srcjax.vmap(srcjax.jacfwd(pair_out), in_axes=(0, None))(xs, W),
-          jax.vmap(jax.jacfwd(pair_out_j), in_axes=(0, None))(xs, W))
+          JAX.vmap(jax.jacfwd(pair_out_j), in_axes=(0, None))(xs, W))
     close(srcjax.vmap(srcjax.hessian(pair_out), in_axes=(0, None))(xs, W),
-          jax.vmap(jax.hessian(pair_out_j), in_axes=(0, None))(xs, W))
+          JAX.vmap(jax.hessian(pair_out_j), in_axes=(0, None))(xs, W))
 
 
 def test_an_output_that_may_be_an_array_keeps_both_paths() -> None:
@@ -148,7 +148,7 @@ def test_an_output_that_may_be_an_array_keeps_both_paths() -> None:
 
     assert "jacobian_rows(" in srcjax.source(srcjax.jacrev(maybe_pair))
     for xs in (np.stack([X, 2 * X]), np.stack([W, 2 * W])):  # (a tuple output, an array output)
-        close(srcjax.vmap(srcjax.jacrev(maybe_pair))(xs), jax.vmap(jax.jacrev(maybe_pair_j))(xs))
+        close(srcjax.vmap(srcjax.jacrev(maybe_pair))(xs), JAX.vmap(jax.jacrev(maybe_pair_j))(xs))
 
 
 def test_vmap_of_a_jacobian_writes_at_the_first_call_from_the_array_form() -> None:
@@ -192,7 +192,7 @@ def test_a_later_call_of_another_kind_runs_the_vmap_of_the_generic_form() -> Non
 
     v = srcjax.vmap(srcjax.jacrev(maybe_pair2))
     for xs in (np.stack([W, 2 * W]), np.stack([X, 2 * X]), np.stack([W, 3 * W])):  # (array, tuple, array output)
-        close(v(xs), jax.vmap(jax.jacrev(maybe_pair2_j))(xs))
+        close(v(xs), JAX.vmap(jax.jacrev(maybe_pair2_j))(xs))
     assert v._of_arrays is not None and v._generic is not None
     ps = {"w": np.stack([W, 2 * W]), "b": np.stack([X, X])}  # (a container argument)
     close(srcjax.vmap(srcjax.jacrev(dict_out, argnums=1), in_axes=({"w": 0, "b": 0}, None))(ps, X),

@@ -10,6 +10,7 @@ import pytest
 
 import srcjax
 from srcjax.tree_util import tree_flatten, tree_leaves, tree_map, tree_reduce, tree_structure, tree_unflatten
+from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 rng = np.random.default_rng(0)
@@ -60,7 +61,7 @@ def sgd_dict_comprehension(params, x, y):
 def test_an_sgd_step_as_jax_users_write_it(step):
     params = {"w": PARAMS["w"], "b": PARAMS["b"]}
     x, y = rng.normal(size=(5, 2)), rng.normal(size=(5, 3))
-    jg = jax.grad(j_loss)(params, x, y)
+    jg = JAX.grad(j_loss)(params, x, y)
     want = {k: params[k] - 0.1 * np.asarray(jg[k]) for k in params}
     got = step(params, x, y)
     assert set(got) == set(want)
@@ -92,14 +93,14 @@ def test_dict_comprehensions_compile_batch_and_differentiate():
     np.testing.assert_allclose(np.asarray(srcjax.compile(penalty)(params, x, y)), penalty(params, x, y))
     # derivatives follow a dict built from pairs (read as a loop of item assignments)
     got = srcjax.grad(penalty)(params, x, y)
-    want = jax.grad(j_penalty)(params, x, y)
+    want = JAX.grad(j_penalty)(params, x, y)
     for k in params:
         np.testing.assert_allclose(np.asarray(got[k]), np.asarray(want[k]), rtol=1e-10)
     a = x[0]
     np.testing.assert_allclose(np.asarray(srcjax.grad(squares_by_pairs)({"a": a})["a"]), 2 * a, rtol=1e-12)
     xs = rng.normal(size=(4, 5, 2))
     got = srcjax.vmap(penalty, in_axes=(None, 0, None))(params, xs, y)
-    want = jax.vmap(j_penalty, in_axes=(None, 0, None))(params, xs, y)
+    want = JAX.vmap(j_penalty, in_axes=(None, 0, None))(params, xs, y)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10)
 
 
@@ -152,11 +153,11 @@ def test_reverse_mode_over_an_inner_derivative_with_helpers_matches_jax_not_zero
     """Reverse mode over grad of a lambda calling a helper: refused (never zero) until maml7 wrote the helper
     halves out in place (reverse_over.inline_tape_calls); now grad of it equals jax's, as jacfwd's does."""
     w, x, y = rng.normal(size=3), rng.normal(size=(5, 3)), rng.normal(size=5)
-    want = np.asarray(jax.grad(j_nested_reverse)(w, x, y))
+    want = np.asarray(JAX.grad(j_nested_reverse)(w, x, y))
     assert np.max(np.abs(want)) > 1e-3
     np.testing.assert_allclose(np.asarray(srcjax.grad(nested_reverse)(w, x, y)), want, rtol=1e-10)
     np.testing.assert_allclose(np.asarray(srcjax.jacfwd(nested_reverse)(w, x, y)),
-                               np.asarray(jax.grad(j_nested_reverse)(w, x, y)), rtol=1e-10)
+                               np.asarray(JAX.grad(j_nested_reverse)(w, x, y)), rtol=1e-10)
 
 
 def aux_step(w, x):
@@ -192,7 +193,7 @@ def test_defs_reading_locals_and_nested_transformations_inside_compiled_code():
     p = {"w1": rng.normal(size=(3, 4)), "b1": rng.normal(size=4), "w2": rng.normal(size=(4, 2))}
     xs = rng.normal(size=(5, 3))
     got = srcjax.jit(per_example)(p, xs)
-    want = jax.vmap(jax.grad(lambda p, x: jnp.sum((jnp.maximum(x @ p["w1"] + p["b1"], 0.0) @ p["w2"]) ** 2)),
+    want = JAX.vmap(jax.grad(lambda p, x: jnp.sum((jnp.maximum(x @ p["w1"] + p["b1"], 0.0) @ p["w2"]) ** 2)),
                     in_axes=(None, 0))(p, xs)
     for k in p:
         np.testing.assert_allclose(np.asarray(got[k]), np.asarray(want[k]), rtol=1e-10)
@@ -222,7 +223,7 @@ def jvp_of_closure(x, a):
 
 def test_jvp_inside_compiled_code_hessian_vector_products():
     x, v = np.array([0.3, -1.2, 2.0]), np.array([1.0, 0.5, -2.0])
-    want = jax.jvp(jax.grad(lambda x: jnp.sum(jnp.sin(x) * x ** 2)), (x,), (v,))[1]
+    want = JAX.jvp(jax.grad(lambda x: jnp.sum(jnp.sin(x) * x ** 2)), (x,), (v,))[1]
     np.testing.assert_allclose(np.asarray(srcjax.jit(hvp_inside)(x, v)), np.asarray(want), rtol=1e-12)
     y, t = srcjax.jit(jvp_of_closure)(x, 2.0)
     np.testing.assert_allclose(np.asarray(y), np.tanh(2 * x), rtol=1e-12)

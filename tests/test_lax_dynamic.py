@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import srcjax
 from srcjax import lax
 from tests import twins, written
+from tests.twins import JAX
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -91,9 +92,9 @@ def test_vmap_over_start_indices_matches_jax(window: Any, operand_batched: bool)
     axis = 0 if operand_batched else None
     u = -1.0 - np.arange(float(np.prod(sizes))).reshape(sizes)
     _close(srcjax.vmap(lambda a, s: srcjax.lax.dynamic_slice(a, s, sizes), in_axes=(axis, 0))(xs, batch),
-           jax.vmap(lambda a, s: jax.lax.dynamic_slice(a, s, sizes), in_axes=(axis, 0))(xs, batch), "dynamic_slice")
+           JAX.vmap(lambda a, s: jax.lax.dynamic_slice(a, s, sizes), in_axes=(axis, 0))(xs, batch), "dynamic_slice")
     _close(srcjax.vmap(update_window, in_axes=(axis, None, 0))(xs, u, batch),
-           jax.vmap(twins.jax_twin(update_window), in_axes=(axis, None, 0))(xs, u, batch), "dynamic_update_slice")
+           JAX.vmap(twins.jax_twin(update_window), in_axes=(axis, None, 0))(xs, u, batch), "dynamic_update_slice")
 
 
 def crop(x, i):
@@ -112,15 +113,15 @@ def test_derivatives_of_windows_gathered_over_start_indices():
     starts = np.array([0, 4, -1, 9, 2, 2])  # (overlapping windows: their cotangents add)
     twin, jcrop = twins.jax_twin(crops_loss, helpers=[crop], srcjax=types.SimpleNamespace(
         lax=jax.lax, vmap=jax.vmap)), twins.jax_twin(crop)
-    _close(srcjax.grad(crops_loss)(x, starts), jax.grad(twin)(x, starts), "grad")
-    _close(srcjax.hessian(crops_loss)(x, starts), jax.hessian(twin)(x, starts), "hessian")
+    _close(srcjax.grad(crops_loss)(x, starts), JAX.grad(twin)(x, starts), "grad")
+    _close(srcjax.hessian(crops_loss)(x, starts), JAX.hessian(twin)(x, starts), "hessian")
     crops, jcrops = srcjax.vmap(crop, in_axes=(None, 0)), jax.vmap(jcrop, in_axes=(None, 0))
-    _close(srcjax.jacrev(crops)(x, starts), jax.jacrev(jcrops)(x, starts), "jacrev")
-    _close(srcjax.jacfwd(crops)(x, starts), jax.jacfwd(jcrops)(x, starts), "jacfwd")
+    _close(srcjax.jacrev(crops)(x, starts), JAX.jacrev(jcrops)(x, starts), "jacrev")
+    _close(srcjax.jacfwd(crops)(x, starts), JAX.jacfwd(jcrops)(x, starts), "jacfwd")
     _close(srcjax.vmap(crops, in_axes=(0, None))(np.stack([x, -x]), starts),
-           jax.vmap(jcrops, in_axes=(0, None))(np.stack([x, -x]), starts), "vmap over operands")
+           JAX.vmap(jcrops, in_axes=(0, None))(np.stack([x, -x]), starts), "vmap over operands")
     _close(srcjax.vmap(crops, in_axes=(None, 0))(x, np.stack([starts, starts[::-1]])),
-           jax.vmap(jcrops, in_axes=(None, 0))(x, np.stack([starts, starts[::-1]])), "vmap over starts")
+           JAX.vmap(jcrops, in_axes=(None, 0))(x, np.stack([starts, starts[::-1]])), "vmap over starts")
 
 
 def past_the_end(x, i):
@@ -184,7 +185,7 @@ def test_derivatives_match_jax():
     i, j = -1, 3
     tx, tu = np.cos(x), np.ones((2, 2))
     _close(srcjax.jvp(window_loss, (x, u, i, j), (tx, tu, 0, 0)),
-           jax.jvp(lambda a, b: twin(a, b, i, j), (x, u), (tx, tu)), "jvp")
+           JAX.jvp(lambda a, b: twin(a, b, i, j), (x, u), (tx, tu)), "jvp")
     out, back = srcjax.vjp(lambda a, b: window_loss(a, b, i, j), x, u)
     jout, jback = jax.vjp(lambda a, b: twin(a, b, i, j), x, u)
     _close((out, back(2.0)), (jout, jback(2.0)), "vjp")
@@ -208,13 +209,13 @@ def test_vmap_matches_jax():
         _close(srcjax.vmap(srcjax.grad(window_loss, argnums=(0, 1)), in_axes=axes)(*args),
                twins.JAX.vmap(jax.grad(twin, argnums=(0, 1)), in_axes=axes)(*args), f"vmap(grad) {axes}")
     nested = srcjax.vmap(srcjax.vmap(window_loss, in_axes=(None, None, 0, None)), in_axes=(None, None, None, 0))
-    jnested = jax.vmap(jax.vmap(twin, in_axes=(None, None, 0, None)), in_axes=(None, None, None, 0))
+    jnested = JAX.vmap(jax.vmap(twin, in_axes=(None, None, 0, None)), in_axes=(None, None, None, 0))
     _close(nested(x, u, ii, jj), jnested(x, u, ii, jj), "vmap(vmap)")
     starts = np.array([[0, 1], [3, 9], [-1, -2], [2, -9]])  # one 1-D array of starts per example
     _close(srcjax.vmap(slice_window, in_axes=(None, 0, None))(x, starts, (2, 3)),
-           jax.vmap(twins.jax_twin(slice_window), in_axes=(None, 0, None))(x, starts, (2, 3)), "array starts")
+           JAX.vmap(twins.jax_twin(slice_window), in_axes=(None, 0, None))(x, starts, (2, 3)), "array starts")
     _close(srcjax.vmap(update_window, in_axes=(0, 0, 0))(xs, us, starts),
-           jax.vmap(twins.jax_twin(update_window))(xs, us, starts), "array starts, update")
+           JAX.vmap(twins.jax_twin(update_window))(xs, us, starts), "array starts, update")
 
 
 def sliding_dot(x, w):
@@ -331,12 +332,12 @@ def test_stop_gradient_matches_jax():
         _close(srcjax.jit(f)(*args), jax.jit(twin)(*args), f"{f.__name__}: value")
         _close(srcjax.grad(f)(*args), twins.JAX.grad(twin)(*args), f"{f.__name__}: grad")
         _close(srcjax.hessian(f)(*args), twins.JAX.hessian(twin)(*args), f"{f.__name__}: hessian")
-    _close(srcjax.jacfwd(srcjax.grad(target_loss))(w, x, y), jax.jacfwd(jax.grad(twins.jax_twin(target_loss)))(w, x, y),
+    _close(srcjax.jacfwd(srcjax.grad(target_loss))(w, x, y), JAX.jacfwd(jax.grad(twins.jax_twin(target_loss)))(w, x, y),
            "jacfwd(grad)")
     _close(srcjax.jvp(straight_through, (v,), (np.ones(7),)),
-           jax.jvp(twins.jax_twin(straight_through), (v,), (np.ones(7),)), "jvp")
+           JAX.jvp(twins.jax_twin(straight_through), (v,), (np.ones(7),)), "jvp")
     vs = np.stack([v, v * 0.5])
-    _close(srcjax.vmap(srcjax.grad(straight_through))(vs), jax.vmap(jax.grad(twins.jax_twin(straight_through)))(vs),
+    _close(srcjax.vmap(srcjax.grad(straight_through))(vs), JAX.vmap(jax.grad(twins.jax_twin(straight_through)))(vs),
            "vmap(grad)")
     assert "srcjax.lax.stop_gradient(np.tanh(" in srcjax.source(srcjax.grad(target_loss))
 

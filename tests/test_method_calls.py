@@ -17,6 +17,9 @@ import srcjax
 from srcjax.tree_util import register_dataclass
 
 jax = pytest.importorskip("jax")
+
+from tests.twins import JAX  # noqa: E402
+
 jnp = jax.numpy
 jax.config.update("jax_enable_x64", True)
 
@@ -80,21 +83,21 @@ def test_namedtuple_methods(fn):
     p, x = Spring(rng.normal(size=3), rng.normal(size=3)), rng.normal(size=3)
     pb, xb = Spring(rng.normal(size=(4, 3)), rng.normal(size=(4, 3))), rng.normal(size=(4, 3))
     _close(srcjax.jit(fn)(p, x), fn(p, x))
-    _close(srcjax.grad(fn)(p, x), jax.grad(_jax_spring)(p, x))
-    _close(srcjax.grad(fn, argnums=1)(p, x), jax.grad(_jax_spring, argnums=1)(p, x))
-    _close(srcjax.vmap(fn)(pb, xb), jax.vmap(_jax_spring)(pb, xb))
-    _close(srcjax.vmap(fn, in_axes=(None, 0))(p, xb), jax.vmap(_jax_spring, in_axes=(None, 0))(p, xb))
-    _close(srcjax.vmap(srcjax.grad(fn))(pb, xb), jax.vmap(jax.grad(_jax_spring))(pb, xb))
+    _close(srcjax.grad(fn)(p, x), JAX.grad(_jax_spring)(p, x))
+    _close(srcjax.grad(fn, argnums=1)(p, x), JAX.grad(_jax_spring, argnums=1)(p, x))
+    _close(srcjax.vmap(fn)(pb, xb), JAX.vmap(_jax_spring)(pb, xb))
+    _close(srcjax.vmap(fn, in_axes=(None, 0))(p, xb), JAX.vmap(_jax_spring, in_axes=(None, 0))(p, xb))
+    _close(srcjax.vmap(srcjax.grad(fn))(pb, xb), JAX.vmap(jax.grad(_jax_spring))(pb, xb))
 
 
 def test_dataclass_methods():
     rng = np.random.default_rng(1)
     layer, x = Affine(rng.normal(size=(3, 2)), rng.normal(size=2)), rng.normal(size=(5, 3))
     _close(srcjax.jit(affine_loss)(layer, x), affine_loss(layer, x))
-    _close(srcjax.grad(affine_loss)(layer, x), jax.grad(_jax_affine)(layer, x))
+    _close(srcjax.grad(affine_loss)(layer, x), JAX.grad(_jax_affine)(layer, x))
     xb = rng.normal(size=(4, 5, 3))
     _close(srcjax.vmap(srcjax.grad(affine_loss), in_axes=(None, 0))(layer, xb),
-           jax.vmap(jax.grad(_jax_affine), in_axes=(None, 0))(layer, xb))
+           JAX.vmap(jax.grad(_jax_affine), in_axes=(None, 0))(layer, xb))
 
 
 def test_an_object_of_another_class_is_refused_at_the_call():

@@ -16,6 +16,9 @@ import pytest
 import srcjax
 
 jax = pytest.importorskip("jax")
+
+from tests.twins import JAX  # noqa: E402
+
 jnp = pytest.importorskip("jax.numpy")
 jax.config.update("jax_enable_x64", True)
 
@@ -59,7 +62,7 @@ def test_keyword_bound_int_is_static(kind):
 def test_positionally_bound_int_is_static():
     p, pj = _pair(first, 2)
     np.testing.assert_allclose(srcjax.jit(p)(X), jax.jit(pj)(X))
-    np.testing.assert_allclose(srcjax.jacfwd(p)(X), jax.jacfwd(pj)(X))
+    np.testing.assert_allclose(srcjax.jacfwd(p)(X), JAX.jacfwd(pj)(X))
 
 
 @pytest.mark.parametrize("kind", ["jit", "grad", "jacrev", "vmap"])
@@ -72,9 +75,9 @@ def test_positionally_bound_array_is_a_constant(kind):
 
 def test_argnums_count_the_remaining_parameters():
     p, pj = _pair(both)
-    np.testing.assert_allclose(srcjax.jacrev(p, argnums=1)(W, X), jax.jacrev(pj, argnums=1)(W, X), rtol=1e-12)
+    np.testing.assert_allclose(srcjax.jacrev(p, argnums=1)(W, X), JAX.jacrev(pj, argnums=1)(W, X), rtol=1e-12)
     q, qj = _pair(layer, scale=2.0)
-    np.testing.assert_allclose(srcjax.grad(q, argnums=(0, 1))(W, X), jax.grad(qj, argnums=(0, 1))(W, X), rtol=1e-12)
+    np.testing.assert_allclose(srcjax.grad(q, argnums=(0, 1))(W, X), JAX.grad(qj, argnums=(0, 1))(W, X), rtol=1e-12)
 
 
 def test_bound_keywords_are_constants():
@@ -82,13 +85,13 @@ def test_bound_keywords_are_constants():
     passed again it is an ArgumentError, never silently another value."""
     p, pj = _pair(layer, scale=3.0)
     np.testing.assert_allclose(srcjax.vmap(p, in_axes=(None, 0))(W, np.ones((2, 4))),
-                               jax.vmap(pj, in_axes=(None, 0))(W, np.ones((2, 4))), rtol=1e-12)
+                               JAX.vmap(pj, in_axes=(None, 0))(W, np.ones((2, 4))), rtol=1e-12)
     q, qj = _pair(head, n=3)
-    np.testing.assert_allclose(srcjax.vmap(q)(np.ones((2, 4))), jax.vmap(qj)(np.ones((2, 4))), rtol=1e-12)
+    np.testing.assert_allclose(srcjax.vmap(q)(np.ones((2, 4))), JAX.vmap(qj)(np.ones((2, 4))), rtol=1e-12)
     with pytest.raises(srcjax.ArgumentError, match="unexpected keyword argument 'scale'"):
         srcjax.jit(p)(W, X, scale=2.0)
     arr = functools.partial(layer, scale=np.float64(2.0))  # (not a literal: a constant by name)
-    np.testing.assert_allclose(srcjax.grad(arr, argnums=1)(W, X), jax.grad(_jax(layer), argnums=1)(W, X, 2.0),
+    np.testing.assert_allclose(srcjax.grad(arr, argnums=1)(W, X), JAX.grad(_jax(layer), argnums=1)(W, X, 2.0),
                                rtol=1e-12)
 
 
@@ -113,7 +116,7 @@ def test_partial_of_partial_and_of_a_transformed_function():
     gj = jax.grad(_jax(layer), argnums=1)
     np.testing.assert_allclose(srcjax.jit(pg)(X), gj(W, X), rtol=1e-12)
     xs = np.ones((2, 4))
-    np.testing.assert_allclose(srcjax.vmap(pg)(xs), jax.vmap(functools.partial(gj, W))(xs), rtol=1e-12)
+    np.testing.assert_allclose(srcjax.vmap(pg)(xs), JAX.vmap(functools.partial(gj, W))(xs), rtol=1e-12)
 
 
 def test_source_shows_the_call():

@@ -12,6 +12,7 @@ import pytest
 
 import srcjax
 from tests.fd import central_fd
+from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 X = np.linspace(0.3, 2.1, 6)
@@ -99,7 +100,7 @@ SCALARS = [(one_d, one_d_jax), (pairs, pairs_jax), (rows, rows_jax), (at_added, 
 @pytest.mark.parametrize("fn, twin", SCALARS, ids=[f.__name__ for f, _ in SCALARS])
 def test_grad_matches_jax_and_finite_differences(fn, twin):
     got = np.asarray(srcjax.grad(fn)(X))
-    np.testing.assert_allclose(got, jax.grad(twin)(X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got, JAX.grad(twin)(X), rtol=1e-12, atol=1e-12)
     numpy_fn = (lambda x: float(twin(x))) if fn is at_added else fn  # (NumPy arrays have no .at)
     np.testing.assert_allclose(got, central_fd(numpy_fn, (X,), 0), rtol=1e-6, atol=1e-6)
     ns: dict = {}  # the printed gradient, run by NumPy
@@ -111,10 +112,10 @@ def test_grad_matches_jax_and_finite_differences(fn, twin):
 def test_forward_mode_and_hessian_match_jax(fn, twin):
     t = np.cos(np.arange(6.0))
     out, tan = srcjax.jvp(fn, (X,), (t,))
-    want_out, want_tan = jax.jvp(twin, (X,), (t,))
+    want_out, want_tan = JAX.jvp(twin, (X,), (t,))
     np.testing.assert_allclose(float(out), want_out, rtol=1e-12)
     np.testing.assert_allclose(float(tan), want_tan, rtol=1e-12)
-    np.testing.assert_allclose(srcjax.hessian(fn)(X), jax.hessian(twin)(X), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(srcjax.hessian(fn)(X), JAX.hessian(twin)(X), rtol=1e-10, atol=1e-10)
 
 
 def test_an_augmented_assignment_through_repeated_indices_is_numpys():
@@ -124,14 +125,14 @@ def test_an_augmented_assignment_through_repeated_indices_is_numpys():
 
     np.testing.assert_allclose(srcjax.jit(added)(X), added(X), rtol=1e-12)
     np.testing.assert_allclose(added(X), last_writes_jax(X), rtol=1e-12)
-    np.testing.assert_allclose(srcjax.grad(added)(X), jax.grad(last_writes_jax)(X), rtol=1e-12)
+    np.testing.assert_allclose(srcjax.grad(added)(X), JAX.grad(last_writes_jax)(X), rtol=1e-12)
     np.testing.assert_allclose(srcjax.grad(added)(X), central_fd(added, (X,), 0), rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(srcjax.hessian(added)(X), jax.hessian(last_writes_jax)(X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(srcjax.hessian(added)(X), JAX.hessian(last_writes_jax)(X), rtol=1e-12, atol=1e-12)
 
 
 def test_jacobians_and_vjp_of_a_vector_output():
-    np.testing.assert_allclose(srcjax.jacrev(vector)(X), jax.jacrev(vector_jax)(X), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(srcjax.jacfwd(vector)(X), jax.jacfwd(vector_jax)(X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(srcjax.jacrev(vector)(X), JAX.jacrev(vector_jax)(X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(srcjax.jacfwd(vector)(X), JAX.jacfwd(vector_jax)(X), rtol=1e-12, atol=1e-12)
     u = np.arange(6.0) - 2.0
     _, pullback = srcjax.vjp(vector, X)
     np.testing.assert_allclose(pullback(u)[0], jax.vjp(vector_jax, X)[1](u)[0], rtol=1e-12)
@@ -139,10 +140,10 @@ def test_jacobians_and_vjp_of_a_vector_output():
 
 def test_an_index_array_argument_and_a_scalar_value():
     got = srcjax.grad(index_argument)(X, I1)
-    np.testing.assert_allclose(got, jax.grad(index_argument_jax)(X, I1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got, JAX.grad(index_argument_jax)(X, I1), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(got, central_fd(index_argument, (X, I1), 0), rtol=1e-6, atol=1e-6)
     unique = np.array([0, 3, 5, 1, 2])  # the same compiled program, indices without repeats
-    np.testing.assert_allclose(srcjax.grad(index_argument)(X, unique), jax.grad(index_argument_jax)(X, unique),
+    np.testing.assert_allclose(srcjax.grad(index_argument)(X, unique), JAX.grad(index_argument_jax)(X, unique),
                                rtol=1e-12, atol=1e-12)
 
 
@@ -150,11 +151,11 @@ def test_under_vmap_with_batched_and_unbatched_indices():
     xs = np.stack([X, X[::-1], 2 * X])
     idx = np.array([[1, 1, 2, 4, 1], [0, 5, 0, 5, 0], [3, 2, 1, 0, 4]])
     g = srcjax.vmap(srcjax.grad(index_argument))(xs, idx)
-    np.testing.assert_allclose(g, jax.vmap(jax.grad(index_argument_jax))(xs, idx), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(g, JAX.vmap(jax.grad(index_argument_jax))(xs, idx), rtol=1e-12, atol=1e-12)
     g = srcjax.vmap(srcjax.grad(index_argument), in_axes=(0, None))(xs, I1)
-    np.testing.assert_allclose(g, jax.vmap(jax.grad(index_argument_jax), in_axes=(0, None))(xs, I1), rtol=1e-12,
+    np.testing.assert_allclose(g, JAX.vmap(jax.grad(index_argument_jax), in_axes=(0, None))(xs, I1), rtol=1e-12,
                                atol=1e-12)
-    np.testing.assert_allclose(srcjax.vmap(srcjax.grad(pairs))(xs), jax.vmap(jax.grad(pairs_jax))(xs), rtol=1e-12,
+    np.testing.assert_allclose(srcjax.vmap(srcjax.grad(pairs))(xs), JAX.vmap(jax.grad(pairs_jax))(xs), rtol=1e-12,
                                atol=1e-12)
 
 

@@ -393,7 +393,7 @@ def test_vmap_of_a_jacobian_of_a_helper_loop_with_an_unmapped_argument(how: str,
     x = rng.standard_normal((3, 2, 2) if in_axes[0] == 0 else (2, 2))
     w = rng.standard_normal((3, 2) if in_axes[1] == 0 else (2,))
     got = srcjax.vmap(getattr(srcjax, how)(helper_loop_times_w), in_axes=in_axes)(x, w)
-    want = jax.vmap(getattr(jax, how)(_jax_helper_loop_times_w), in_axes=in_axes)(x, w)
+    want = JAX.vmap(getattr(jax, how)(_jax_helper_loop_times_w), in_axes=in_axes)(x, w)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10, atol=1e-12)
 def _damped_cosines(x, w):
     y = w
@@ -420,5 +420,5 @@ def test_vmap_of_hessian_by_an_unmapped_scalar_through_a_helper_loop(compiled: b
     w = np.array([0.3, -0.2, 0.5, 1.1])
     fn = srcjax.vmap(srcjax.hessian(damped_cosines), in_axes=(None, 0))
     fn = srcjax.jit(fn) if compiled else fn
-    want = jax.vmap(jax.hessian(_jax_damped_cosines), in_axes=(None, 0))(0.7, w)
+    want = JAX.vmap(jax.hessian(_jax_damped_cosines), in_axes=(None, 0))(0.7, w)
     np.testing.assert_allclose(np.asarray(fn(0.7, w)), np.asarray(want), rtol=1e-10)

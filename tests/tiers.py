@@ -27,6 +27,8 @@ THOROUGH_ONLY: dict[str, str] = {
     # (session 30, suite12: ~5-10 CPU s each, pytest -n 0)
     "tests/test_compose_refusals7.py::test_hessian_through_a_vmap_of_grad[grads_loss-hessian]":
         "[grads_loss-jacfwd_grad] (forward over reverse through the same helper)",
+    "tests/test_compose_refusals7.py::test_vmap_of_grad_through_a_vmap_moving_an_axis[1]": "[0] (the same helper)",
+    "tests/test_compose_refusals7.py::test_vmap_of_grad_through_a_jacrev_in_the_body[1]": "[0] (the same helper)",
     "tests/test_compose_refusals.py::test_jvp_vjp_eval_shape_lower_of_a_hessian_of_a_vector_output[jvp]":
         "[vjp] and test_transformations_of_a_hessian_of_a_vector_output[jacfwd(hessian)] (forward mode over it)",
     "tests/test_compose_refusals6.py::test_an_error_of_a_jacobian_of_a_vmap_is_not_the_examples_function_run_on_"
