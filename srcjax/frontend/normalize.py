@@ -38,6 +38,7 @@ from ..primitives import registry
 from . import (
     aliasing,
     bound_helpers,
+    builtin_calls,
     comprehension_loops,
     dict_methods,
     jax_spellings,
@@ -240,7 +241,7 @@ class Normalizer(Resolver):
         if isinstance(node, cst.BooleanOperation):
             return self.lazy(node), "and_" if isinstance(node.operator, cst.And) else "or_"
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)) and self.comprehension_loops:
-            return self.comprehension_loop(node)
+            return comprehension_loops.comprehension_loop(self, node)  # (for derivatives)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
             node = self.lazy(node)
             if isinstance(node, cst.GeneratorExp):  # its own parentheses (it may have borrowed a call's)
@@ -268,11 +269,6 @@ class Normalizer(Resolver):
         if isinstance(node, cst.Call):
             return self.flat_call(node)
         raise self.unsupported(node, f"the expression {type(node).__name__}")
-
-    def comprehension_loop(self, node: cst.ListComp | cst.GeneratorExp,
-                           total: tuple[cst.BaseExpression, cst.CSTNode] | None = None,
-                           pairs: bool = False) -> tuple[cst.BaseExpression, str | None]:
-        return comprehension_loops.comprehension_loop(self, node, total, pairs)  # (for derivatives)
 
     def slice_element(self, e: cst.SubscriptElement) -> cst.SubscriptElement:
         s = e.slice
@@ -330,6 +326,8 @@ class Normalizer(Resolver):
         return cst.Name(name), None
 
     def flat_call(self, node: cst.Call) -> tuple[cst.BaseExpression, str | None]:
+        if (rewritten := builtin_calls.rewrite(self, node)) is not None:  # map(f, xs), functools.reduce, zip(*xs)
+            return self.flat(rewritten)
         node = star_params.spread(self.src, node)  # (`g(*xs)` of `def f(*xs)`, `g(*(a, b))`)
         if (keyed := sort_keys.rewrite(node, self.src.positions)) is not node:  # key=lambda kv: kv[0]
             return self.flat(keyed)
@@ -337,8 +335,8 @@ class Normalizer(Resolver):
             return method, call_hint(method.func)
         for a in node.args:
             if a.star:
-                raise self.unsupported(a, f"{a.star}-arguments in a call",
-                                       "pass the arguments one by one")
+                raise self.unsupported(a, f"{a.star}-arguments in a call of a value whose length is not written in "
+                                       "this function", star_params.SPREAD_HINT)
         func = node.func
         if isinstance(func, cst.Name) and (builtin := self.bound_builtin(func.value)) is not None:
             return self.flat(node.with_changes(func=cst.Name(builtin)))  # `act("s", y)` of `_apply(print, x)`
@@ -854,8 +852,8 @@ class _LazyRewriter(cst.CSTTransformer):
 
     def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
         if original.star:
-            raise self.norm.unsupported(original, f"{original.star}-arguments in a call",
-                                        "pass the arguments one by one")
+            raise self.norm.unsupported(original, f"{original.star}-arguments in a comprehension or condition",
+                                        star_params.SPREAD_HINT)
         return updated.with_changes(value=original.value.visit(self))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from .names import target_names
+
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
@@ -30,8 +32,12 @@ def starred_assign(norm: Normalizer, t: cst.Tuple | cst.List, value: cst.BaseExp
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "tuple") \
             and len(value.args) == 1 and value.args[0].keyword is None and not value.args[0].star:
         value = value.args[0].value  # (`a, *b = list(x)` unpacks x's items as `a, *b = x` does)
-    src = norm.fresh("unpacked")  # (a copy first: a target may rebind a name the value reads)
-    norm.assign(cst.Name(src), norm.flat(value)[0], origin)
+    flat = norm.flat(value)[0]
+    if isinstance(flat, cst.Name) and flat.value not in target_names(t):
+        src = flat.value  # (`first, *rest = ws`: ws itself, which vmap may know to be an argument's list)
+    else:
+        src = norm.fresh("unpacked")  # (a copy first: a target may rebind a name the value reads)
+        norm.assign(cst.Name(src), flat, origin)
     need = len(elems) - 1
     for test, msg in ((f"not isinstance({src}, dict)", "unpacking a dict: unpack list(d.values()) or its keys"),
                       (f"len({src}) >= {need}", f"not enough values to unpack (expected at least {need})")):
