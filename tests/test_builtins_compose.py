@@ -33,13 +33,15 @@ def _close(a, b):
 
 
 def check(fn, args=(X, Y), batched=(XB, YB), in_axes=0, *, helpers=(), jacfwd=True, numpy=True):
-    """jit against NumPy running ``fn`` (``numpy``: NumPy runs it) and jax; grad, vmap, vmap(grad) (and jacfwd)
-    against jax."""
+    """jit against NumPy running ``fn`` (``numpy``: NumPy runs it) and jax; grad (and its generated source run by
+    NumPy), vmap, vmap(grad) (and jacfwd) against jax."""
     twin = jax_twin(fn, helpers=helpers, functools=functools, operator=operator, lax=jax.lax)
     if numpy:
         _close(srcjax.jit(fn)(*args), fn(*args))
     _close(srcjax.jit(fn)(*args), jax.jit(twin)(*args))
     _close(srcjax.grad(fn)(*args), jax.grad(twin)(*args))
+    if numpy:  # (the generated source run by NumPy)
+        _close(srcjax.numpy_function(srcjax.grad(fn))(*args), jax.grad(twin)(*args))
     _close(srcjax.vmap(fn, in_axes=in_axes)(*batched), jax.vmap(twin, in_axes=in_axes)(*batched))
     _close(srcjax.vmap(srcjax.grad(fn), in_axes=in_axes)(*batched),
            jax.vmap(jax.grad(twin), in_axes=in_axes)(*batched))
@@ -89,6 +91,16 @@ def test_inner_loop_over_a_sequence_made_outside_the_outer_loop(fn):
     check(fn)
 
 
+# -- vmap of a comprehension over a comprehension of mapped values (was the same value for every example) -----
+
+def comprehension_over_comprehension(x, y):
+    return np.sum(np.stack([a * 2 for a in [np.tanh(t) for t in [x, y]]]))
+
+
+def test_comprehension_over_a_comprehension_of_mapped_values():
+    check(comprehension_over_comprehension)
+
+
 # -- map(f, xs, ys): a comprehension, a lambda's body in place ------------------------------------------------
 
 def _scaled(a, b):
@@ -108,7 +120,16 @@ def map_helper_of_rows(x, y):
     return sum(np.sum(v) for v in map(_scaled, m, [y, x]))
 
 
-@pytest.mark.parametrize("fn", [map_lambda_two_lists, map_numpy_function, map_helper_of_rows])
+def map_lambda_in_a_generator(x, y):
+    return sum(np.sum(a) for a in map(lambda t: t * x, [x, y]))
+
+
+def map_in_a_comprehension(x, y):
+    return np.sum(np.stack([a * 2 for a in map(np.tanh, [x, y])]))
+
+
+@pytest.mark.parametrize("fn", [map_lambda_two_lists, map_numpy_function, map_helper_of_rows, map_lambda_in_a_generator,
+                                map_in_a_comprehension])
 def test_map(fn):
     check(fn, helpers=[_scaled])
 

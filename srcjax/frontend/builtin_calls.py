@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 N = TypeVar("N", bound=cst.CSTNode)
 
-__all__ = ["map_call", "reduce_call", "rewrite", "zip_rows"]
+__all__ = ["lazy_maps", "map_call", "reduce_call", "rewrite", "zip_rows"]
 
 _OPERATORS: dict[object, type[cst.BaseBinaryOp]] = {
     operator.add: cst.Add, operator.sub: cst.Subtract, operator.mul: cst.Multiply, operator.truediv: cst.Divide,
@@ -185,6 +185,20 @@ def zip_rows(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
         norm.src.positions[out] = norm.src.positions[call]
     return out
 
+
+
+def lazy_maps(norm: Normalizer, node: cst.BaseExpression) -> cst.BaseExpression:
+    """``node``, an expression kept nested (a generator's iterable, a ``while`` test), with its ``map(...)`` calls
+    written as comprehensions (``sum(np.sum(a) for a in map(lambda t: t * x, xs))``: no lambda left in it)."""
+
+    class Maps(cst.CSTTransformer):
+        def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+            made = map_call(norm, updated)
+            return updated if made is None else made
+
+    out = node.visit(Maps())
+    assert isinstance(out, cst.BaseExpression)
+    return out
 
 
 def rewrite(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:

@@ -524,6 +524,7 @@ class Normalizer(Resolver):
         """An expression kept nested (evaluated lazily), in canonical spelling: not flattened, but checked
         (syntax, names) and rewritten like flattened code: names resolved (``np`` aliases, ``from numpy import
         f``, helpers), array methods turned into NumPy calls."""
+        node = builtin_calls.lazy_maps(self, node)  # (`for a in map(lambda t: ..., xs)` in a generator: no lambda)
         return node.visit(_LazyRewriter(self, node))  # type: ignore[return-value]
 
     # -- statements ---------------------------------------------------------------
