@@ -212,6 +212,14 @@ def max_of_keys(p, x):
     return np.sum(p[k] * x) + len(p)
 
 
+def sums(x, y):
+    return np.sum(sum([x, y, x * y]) + sum((a * a for a in [x, y]), x) + sum(np.stack([x, y])))
+
+
+def test_builtin_sum_of_lists_generators_and_rows():
+    check(sums)
+
+
 def test_abs_and_round():
     check(abs_and_round, numpy=False)  # (NumPy's arrays have no __round__; jax's have: np.round)
 
