@@ -288,6 +288,16 @@ def first_and_rest(ws, x):
     return np.sum(first * x) + sum(np.sum(r ** 2) for r in rest)
 
 
+def nested_starred_targets(x, y):
+    *a, b = [x, y, x * y]
+    (c, *d), e = (x, y, x), y
+    return np.sum(a[1] * b + c * d[1] * e)
+
+
+def test_nested_starred_targets():
+    check(nested_starred_targets)
+
+
 def test_starred_unpacking_of_a_mapped_list():
     ws = [RNG.normal(size=3) for _ in range(3)]
     wb = [RNG.normal(size=(2, 3)) for _ in range(3)]

@@ -673,8 +673,9 @@ class Normalizer(Resolver):
                 (pair := jax_spellings.vjp_targets(s.targets[0].target)) is not None and \
                 jax_spellings.flat_vjp(self, s.value, pair) is not None:
             pass  # y, vjp_fn = srcjax.vjp(f, x): y = f(x), def vjp_fn(ct): ... (jax_spellings.flat_vjp)
-        elif isinstance(s, cst.Assign) and len(s.targets) == 1 and starred.has_star(s.targets[0].target):
-            starred.starred_assign(self, s.targets[0].target, s.value, s.value)  # type: ignore[arg-type]
+        elif isinstance(s, cst.Assign) and len(s.targets) == 1 and (starred.has_star(t := s.targets[0].target) or
+                                                                   starred.has_nested_star(t)):
+            starred.assign(self, t, s.value, s.value)  # (a, *b = v; (c, *d), e = v)
         elif isinstance(s, cst.Assign):
             targets = [self.target(t.target) for t in s.targets]
             flat, hint = self.flat(s.value)  # type: ignore[assignment]
