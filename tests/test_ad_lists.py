@@ -316,8 +316,8 @@ def test_refused_with_the_users_line_and_a_hint(fn, text, words, hint, transform
             srcjax.grad(fn)(X3)
         else:
             srcjax.jvp(fn, (X3,), (np.ones(3),))
-    msg = str(e.value)
-    assert isinstance(e.value, srcjax.TranspileError) and type(e.value).__name__ == "DifferentiationError"
+    msg = str(e.value)  # (max of a list: refused where it is evaluated, as jit refuses it, and as jax.jit does)
+    assert type(e.value).__name__ in ("DifferentiationError", "StaticValueError")
     assert f"{__file__}:{_line_of(fn, text)}:" in msg, msg
     assert text in msg  # the source line, with a caret under it
     assert words in msg and "hint:" in msg and hint in msg, msg

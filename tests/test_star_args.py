@@ -108,7 +108,18 @@ def unpacked_local(a, b):
     return sum_of_all(*args)
 
 
-def test_star_call_of_a_local_is_located():
+def unpacked_changed_local(a, b):
+    args = [a]
+    args.append(b)
+    return sum_of_all(*args)
+
+
+def test_star_call_of_a_local():
+    """``f(*args)`` of a literal bound once and never changed: its items (tests/test_builtins_compose.py); a list
+    changed after (its length not written in the function) is refused at the user's line."""
+    a, b = _args(2)
+    np.testing.assert_allclose(np.asarray(srcjax.jit(unpacked_local)(a, b)), unpacked_local(a, b))
+    np.testing.assert_allclose(np.asarray(srcjax.grad(unpacked_local)(a, b)), 2 * a)
     with pytest.raises(srcjax.UnsupportedSyntaxError, match=r"\*-arguments in a call") as e:
-        srcjax.jit(unpacked_local)(*_args(2))
+        srcjax.jit(unpacked_changed_local)(a, b)
     assert "test_star_args.py" in str(e.value).splitlines()[0]

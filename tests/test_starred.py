@@ -82,15 +82,17 @@ def unpack_dict(x):
     return a
 
 
-def nested_star(x):
-    (a, *b), c = ((x, x), x)  # noqa: F841
-    return a + c
+def star_in_loop_target(x):
+    for a, *b in [(x, x, x)]:  # noqa: B007
+        x = a
+    return x
 
 
 @pytest.mark.parametrize(("fn", "words", "line"), [
     (too_few, "not enough values to unpack (expected at least 2)", "a, *b, c = (x,)"),
     (unpack_dict, "unpacking a dict", "a, *b = {0: x"),  # (Python unpacks its keys: refused, not a silent x)
-    (nested_star, "a starred target inside a nested", "(a, *b), c ="),
+    (star_in_loop_target, "a starred target inside a nested or loop target", "for a, *b in"),
+    # ((a, *b), c = v: unpacked level by level, tests/test_builtins_compose.py)
 ])
 def test_starred_targets_refused_at_the_users_line(fn: Any, words: str, line: str) -> None:
     with pytest.raises(srcjax.TranspileError) as e:

@@ -22,7 +22,7 @@ elsewhere, is refused at the ``return`` with the rewrite to write by hand.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import libcst as cst
@@ -193,8 +193,25 @@ class _Rewriter:
             for t in target_names(a.targets[0].target):
                 rename[t] = self.fresh(f"{t}_first")
             target = self.renamed(a.targets[0].target, rename, None, ret_span)
+            if id(a.value) in _FIRST_ITEMS and isinstance(target, cst.Name) and isinstance(renamed, cst.Subscript):
+                out += self.first_or_zeros(target.value, renamed.value, ret_span)
+                continue
             out.append(self.line(cst.Assign(targets=[cst.AssignTarget(target)], value=renamed), ret_span))
         return [*out, self.renamed(value, rename, locals_, ret_span)]
+
+    def first_or_zeros(self, target: str, seq: cst.BaseExpression, span: Span | None) -> list[Any]:
+        """``target = seq[0]`` where ``seq`` has an item; zeros of an item's shape where it is empty (an array of
+        no rows: the loop never runs, the result is never read, but it is carried with that type)."""
+        n, nonempty, head = self.fresh("len"), self.fresh("nonempty"), self.fresh("head")
+        xs = cst.Module(body=[]).code_for_node(seq)
+        text = (f"{n} = len({xs})\n{nonempty} = {n} > 0\nif {nonempty}:\n    {target} = {xs}[0]\nelse:\n"
+                f"    {head} = {xs}[:1]\n    {target} = np.sum({head}, axis=0, dtype={xs}.dtype)\n")
+        stmts = list(cst.parse_module(text).body)
+        for st, _ in _statements(stmts):
+            if span is not None:
+                self.spans[id(st)] = span
+            self.made.append(st)
+        return stmts
 
     def renamed(self, node: Any, rename: dict[str, str], bound: set[str] | None, span: Span | None) -> Any:
         """``node`` with the names of ``rename`` renamed; a name it reads that the loop binds first
@@ -288,8 +305,23 @@ def _first_item(it: cst.BaseExpression) -> cst.BaseExpression | None:
             return args[0].value
         return None
     if isinstance(it, cst.Name):
-        return cst.Subscript(value=it, slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+        first = cst.Subscript(value=it, slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+        _FIRST_ITEMS[id(first)] = first  # (written `first_or_zeros`: the sequence may be empty)
+        return first
     return None
+
+
+_FIRST_ITEMS: dict[int, cst.CSTNode] = {}  # (kept alive: keyed by id)
+
+
+def _statements(stmts: Sequence[Any]) -> Iterable[tuple[Any, None]]:
+    """Every statement of ``stmts``, those in ``if`` blocks too."""
+    for st in stmts:
+        yield st, None
+        if isinstance(st, cst.If):
+            yield from _statements(st.body.body)
+            if isinstance(st.orelse, cst.Else):
+                yield from _statements(st.orelse.body.body)
 
 
 class _Rename(cst.CSTTransformer):

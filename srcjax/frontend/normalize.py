@@ -36,6 +36,7 @@ from ..primitives import registry
 from . import (
     aliasing,
     bound_helpers,
+    builtin_calls,
     comprehension_loops,
     dict_merges,
     dict_methods,
@@ -242,7 +243,7 @@ class Normalizer(Resolver):
         if isinstance(node, cst.BooleanOperation):
             return self.lazy(node), "and_" if isinstance(node.operator, cst.And) else "or_"
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)) and self.comprehension_loops:
-            return self.comprehension_loop(node)
+            return comprehension_loops.comprehension_loop(self, node)  # (for derivatives)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
             node = self.lazy(node)
             if isinstance(node, cst.GeneratorExp):  # its own parentheses (it may have borrowed a call's)
@@ -270,11 +271,6 @@ class Normalizer(Resolver):
         if isinstance(node, cst.Call):
             return self.flat_call(node)
         raise self.unsupported(node, f"the expression {type(node).__name__}")
-
-    def comprehension_loop(self, node: cst.ListComp | cst.GeneratorExp,
-                           total: tuple[cst.BaseExpression, cst.CSTNode] | None = None,
-                           pairs: bool = False) -> tuple[cst.BaseExpression, str | None]:
-        return comprehension_loops.comprehension_loop(self, node, total, pairs)  # (for derivatives)
 
     def slice_element(self, e: cst.SubscriptElement) -> cst.SubscriptElement:
         s = e.slice
@@ -332,6 +328,8 @@ class Normalizer(Resolver):
         return cst.Name(name), None
 
     def flat_call(self, node: cst.Call) -> tuple[cst.BaseExpression, str | None]:
+        if (rewritten := builtin_calls.rewrite(self, node)) is not None:  # map(f, xs), functools.reduce, zip(*xs)
+            return self.flat(rewritten)
         node = star_params.spread(self.src, node)  # (`g(*xs)` of `def f(*xs)`, `g(*(a, b))`)
         if (keyed := sort_keys.rewrite(node, self.src.positions)) is not node:  # key=lambda kv: kv[0]
             return self.flat(keyed)
@@ -339,8 +337,8 @@ class Normalizer(Resolver):
             return method, call_hint(method.func)
         for a in node.args:
             if a.star:
-                raise self.unsupported(a, f"{a.star}-arguments in a call",
-                                       "pass the arguments one by one")
+                raise self.unsupported(a, f"{a.star}-arguments in a call of a value whose length is not written in "
+                                       "this function", star_params.SPREAD_HINT)
         func = node.func
         if isinstance(func, cst.Name) and (builtin := self.bound_builtin(func.value)) is not None:
             return self.flat(node.with_changes(func=cst.Name(builtin)))  # `act("s", y)` of `_apply(print, x)`
@@ -527,6 +525,7 @@ class Normalizer(Resolver):
         """An expression kept nested (evaluated lazily), in canonical spelling: not flattened, but checked
         (syntax, names) and rewritten like flattened code: names resolved (``np`` aliases, ``from numpy import
         f``, helpers), array methods turned into NumPy calls."""
+        node = builtin_calls.lazy_maps(self, node)  # (`for a in map(lambda t: ..., xs)` in a generator: no lambda)
         return node.visit(_LazyRewriter(self, node))  # type: ignore[return-value]
 
     # -- statements ---------------------------------------------------------------
@@ -675,8 +674,9 @@ class Normalizer(Resolver):
                 (pair := jax_spellings.vjp_targets(s.targets[0].target)) is not None and \
                 jax_spellings.flat_vjp(self, s.value, pair) is not None:
             pass  # y, vjp_fn = srcjax.vjp(f, x): y = f(x), def vjp_fn(ct): ... (jax_spellings.flat_vjp)
-        elif isinstance(s, cst.Assign) and len(s.targets) == 1 and starred.has_star(s.targets[0].target):
-            starred.starred_assign(self, s.targets[0].target, s.value, s.value)  # type: ignore[arg-type]
+        elif isinstance(s, cst.Assign) and len(s.targets) == 1 and (starred.has_star(t := s.targets[0].target) or
+                                                                   starred.has_nested_star(t)):
+            starred.assign(self, t, s.value, s.value)  # (a, *b = v; (c, *d), e = v)
         elif isinstance(s, cst.Assign):
             targets = [self.target(t.target) for t in s.targets]
             flat, hint = self.flat(s.value)  # type: ignore[assignment]
@@ -855,8 +855,8 @@ class _LazyRewriter(cst.CSTTransformer):
 
     def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
         if original.star:
-            raise self.norm.unsupported(original, f"{original.star}-arguments in a call",
-                                        "pass the arguments one by one")
+            raise self.norm.unsupported(original, f"{original.star}-arguments in a comprehension or condition",
+                                        star_params.SPREAD_HINT)
         return updated.with_changes(value=original.value.visit(self))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:

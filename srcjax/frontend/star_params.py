@@ -26,6 +26,9 @@ from .names import target_names, walk
 from .read import FunctionSource, read_function
 
 STAR = "__srcjax_star__"
+SPREAD_HINT = ("pass the arguments one by one (f(xs[0], xs[1])), or bind the tuple, list or dict once in this function "
+               "to a literal (xs = (a, b); kw = {\"scale\": 2.0}) and never change it: f(*xs, **kw) then works")
+_TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 _VARIANTS: dict[tuple[Any, int], types.FunctionType] = {}
 
 
@@ -135,6 +138,15 @@ def spread(src: FunctionSource, node: cst.Call) -> cst.Call:
         elif a.star == "*" and isinstance(v, cst.Name) and v.value in names:
             args += [cst.Arg(cst.Name(m)) for m in names[v.value]]
             spreads = True
+        elif a.star and isinstance(v, cst.Name) and (held := literal_held(src.fdef, v.value, a.star == "**")):
+            for k in held:  # `f(*xs)` of `xs = (a, b)`: f(xs[0], xs[1]); `f(**kw)` of `kw = {"s": 2.0}`: s=kw["s"]
+                item = cst.Subscript(v, [cst.SubscriptElement(cst.Index(
+                    cst.Integer(str(k)) if isinstance(k, int) else cst.SimpleString(repr(k))))])
+                if a in src.positions:
+                    src.positions[item] = src.positions[a]
+                args.append(cst.Arg(item, keyword=cst.Name(k), equal=_TIGHT_EQUAL) if isinstance(k, str)
+                            else cst.Arg(item))
+            spreads = True
         else:
             args.append(a)  # (the user's node: errors about it are located)
     if not spreads:
@@ -143,6 +155,38 @@ def spread(src: FunctionSource, node: cst.Call) -> cst.Call:
     if node in src.positions:  # (errors about the call are located at the user's)
         src.positions[out] = src.positions[node]
     return out
+
+
+def literal_held(fdef: cst.FunctionDef, name: str, keyed: bool) -> list[int] | list[str] | None:
+    """The positions (``keyed``: the keys) of the tuple or list (dict) literal ``name`` holds in ``fdef``: bound
+    there once, to that literal, and never changed (no method called, no item assigned), so its length (keys) is
+    the literal's wherever it is read. None: not such a name."""
+    bound: list[cst.CSTNode] = []
+    for n in walk(fdef):
+        if isinstance(n, cst.Param) and n.name.value == name or \
+                isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == name or \
+                isinstance(n, cst.Arg) and not n.star and isinstance(n.value, cst.Name) and n.value.value == name:
+            return None  # (a parameter; `xs.append(v)`; `grow(xs)`, which may change it)
+        if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)):
+            t = n.target
+            if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and t.value.value == name:
+                return None  # (`kw["s"] = v`)
+            if name in target_names(t):
+                bound.append(n)
+        elif isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.AsName)) and \
+                isinstance(named := getattr(n, "name", None), cst.Name) and named.value == name:
+            return None
+    if len(bound) != 1 or not isinstance(bound[0], cst.AssignTarget) or not isinstance(bound[0].target, cst.Name):
+        return None
+    value = next((s.value for s in walk(fdef) if isinstance(s, cst.Assign) and bound[0] in s.targets), None)
+    if keyed and isinstance(value, cst.Dict):
+        keys = [e.key.evaluated_value if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                else None for e in value.elements]
+        return keys if all(isinstance(k, str) and k.isidentifier() for k in keys) else None  # type: ignore[return-value]
+    if not keyed and isinstance(value, (cst.Tuple, cst.List)) and all(
+            isinstance(e, cst.Element) for e in value.elements):
+        return list(range(len(value.elements)))
+    return None
 
 
 def _assigned(fdef: cst.FunctionDef, name: str) -> bool:

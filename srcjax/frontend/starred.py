@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from .names import target_names
+
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
-__all__ = ["has_star", "starred_assign"]
+__all__ = ["assign", "has_nested_star", "has_star", "starred_assign"]
 
 
 def has_star(t: cst.BaseExpression) -> bool:
@@ -30,8 +32,12 @@ def starred_assign(norm: Normalizer, t: cst.Tuple | cst.List, value: cst.BaseExp
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "tuple") \
             and len(value.args) == 1 and value.args[0].keyword is None and not value.args[0].star:
         value = value.args[0].value  # (`a, *b = list(x)` unpacks x's items as `a, *b = x` does)
-    src = norm.fresh("unpacked")  # (a copy first: a target may rebind a name the value reads)
-    norm.assign(cst.Name(src), norm.flat(value)[0], origin)
+    flat = norm.flat(value)[0]
+    if isinstance(flat, cst.Name) and flat.value not in target_names(t):
+        src = flat.value  # (`first, *rest = ws`: ws itself, which vmap may know to be an argument's list)
+    else:
+        src = norm.fresh("unpacked")  # (a copy first: a target may rebind a name the value reads)
+        norm.assign(cst.Name(src), flat, origin)
     need = len(elems) - 1
     for test, msg in ((f"not isinstance({src}, dict)", "unpacking a dict: unpack list(d.values()) or its keys"),
                       (f"len({src}) >= {need}", f"not enough values to unpack (expected at least {need})")):
@@ -46,3 +52,30 @@ def starred_assign(norm: Normalizer, t: cst.Tuple | cst.List, value: cst.BaseExp
             text = f"{src}[{i - len(elems)}]"
         flat = norm.flat(cst.parse_expression(text))[0]
         norm.assign(norm.target(e.value), flat, origin)
+
+
+def has_nested_star(t: cst.BaseExpression) -> bool:
+    """Whether a tuple or list inside the target ``t`` has a starred element (``(a, *b), c``)."""
+    return isinstance(t, (cst.Tuple, cst.List)) and any(
+        isinstance(e, cst.Element) and (has_star(e.value) or has_nested_star(e.value)) for e in t.elements)
+
+
+def assign(norm: Normalizer, t: cst.BaseExpression, value: cst.BaseExpression, origin: cst.CSTNode) -> None:
+    """Emit ``t = value`` for a target with starred elements at any level: a nested level holding one is unpacked
+    in an assignment of its own (``(c, *d), e = v`` -> ``level, e = v``, then ``c, *d = level``)."""
+    later: list[tuple[cst.BaseExpression, cst.Name]] = []
+    if has_nested_star(t):
+        assert isinstance(t, (cst.Tuple, cst.List))
+        elems: list[cst.BaseElement] = []
+        for e in t.elements:
+            if isinstance(e, cst.Element) and (has_star(e.value) or has_nested_star(e.value)):
+                later.append((e.value, cst.Name(norm.fresh("level"))))
+                e = e.with_changes(value=later[-1][1])
+            elems.append(e)
+        t = t.with_changes(elements=elems)
+    if has_star(t):
+        starred_assign(norm, t, value, origin)  # type: ignore[arg-type]
+    else:
+        norm.assign(norm.target(t), norm.flat(value)[0], origin)
+    for inner, name in later:
+        assign(norm, inner, name, origin)

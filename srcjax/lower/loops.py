@@ -203,6 +203,8 @@ def while_common(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callab
         steps += 1
         if steps > MAX_UNROLL:
             raise UnsupportedSyntaxError(f"a while loop on static values ran more than {MAX_UNROLL} times")
+    if never_entered(sp, cond_fn, carry):
+        return carry
     try:
         return rolled_loop(sp, cond_fn, body_fn, carry, labels)
     except Unroll:
@@ -210,6 +212,24 @@ def while_common(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callab
                                "transpile time (a Python list index, a range bound or a shape)",
                                hint="index arrays (not lists) with it, or make the loop's trip count static"
                                ) from None
+
+def never_entered(sp: Specializer, cond_fn: Callable[[Any], Any], carry: Any) -> bool:
+    """Whether the loop's condition is False on entry, known while compiling (``for v in x`` of an array of no rows,
+    its ``return`` carried: jax's Python loop runs no step; XLA refuses the body's ``x[i]`` of no rows). Nothing it
+    computes is kept (a region left out, its value names given back)."""
+    assert sp.b is not None
+    if sp.print_dep is not None:  # (a test that prints is ordered with the program's prints: evaluated once)
+        return False
+    count = sp.b._n
+    try:
+        with sp.b.region():
+            c = cond_fn(carry)
+        return not isinstance(c, HloValue) and not sp.truth(c, "the loop condition")
+    except Exception:  # noqa: BLE001 - (the loop itself meets it again, and says it)
+        return False
+    finally:
+        sp.b._n = count
+
 
 def lax_fori_loop(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
     lo, hi, body_fun, init = _bind(args, kwargs, ("lower", "upper", "body_fun", "init_val"), "fori_loop")

@@ -119,10 +119,13 @@ def _b_sum(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
 
 def _b_minmax(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
     def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        if contains_dynamic(args):
+        # (one dict: its keys are compared, static whatever its values: `max(params, key=len)`)
+        compared = [list(args[0])] if len(args) == 1 and isinstance(args[0], dict) else args
+        if contains_dynamic(compared):
             raise StaticValueError(
-                f"{fn.__name__}() compares values known only at run time",
-                hint=f"use np.{'maximum' if fn is max else 'minimum'}(a, b) or np.{fn.__name__}(x)")
+                f"the builtin {fn.__name__}() compares values known only at run time",
+                hint=f"use np.{'maximum' if fn is max else 'minimum'}(a, b) or np.{fn.__name__}(x); several arrays: "
+                     f"np.{fn.__name__}(np.stack([...]), axis=0)")
         return fn(*args, **kwargs)
 
     return rule

@@ -243,14 +243,17 @@ class Activity:
                         f"that hold {', '.join(sorted(set(reads_active)))}",
                         span=self.span_of(s, body),
                         hint="write the whole tuple or list out, e.g. (a, b, x) instead of (a, b) + (x,)")
-                if op.kind == "static" and reads_active and call_name(s.value) in ("max", "min"):
+                if op.kind == "static" and reads_active and call_name(s.value) in ("max", "min") and not (
+                        isinstance(s.value, cst.Call) and s.value.args and isinstance(s.value.args[0].value, cst.Name)
+                        and all(a.keyword is not None for a in s.value.args[1:])):  # (`max(d)`: keys; the lowering)
                     name = call_name(s.value)
-                    raise DifferentiationError(
-                        f"cannot differentiate the builtin {name}() of differentiated values yet",
+                    raise DifferentiationError(  # (jax's grad refuses it too: a comparison of traced values)
+                        f"the builtin {name}() compares values known only at run time",
                         span=self.span_of(s, body),
-                        hint=f"make one array and reduce it: np.{name}(np.stack([...]), axis=0), or "
-                             f"np.{'maximum' if name == 'max' else 'minimum'}(a, b) for two values")
+                        hint=f"use np.{'maximum' if name == 'max' else 'minimum'}(a, b) or np.{name}(x); several "
+                             f"arrays: np.{name}(np.stack([...]), axis=0)")
                 if op.kind == "static" and reads_active and _stores_arrays(s.value) and \
+                        call_name(s.value) not in ("max", "min") and \
                         not boolean_valued(s.value, lambda e: not any(n in self.active for n in names_in(e))):
                     raise (ComprehensionError if isinstance(s.value, (cst.ListComp, cst.GeneratorExp)) or
                            call_name(s.value) == "dict" else DifferentiationError)(

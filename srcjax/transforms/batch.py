@@ -650,8 +650,7 @@ class FunctionWriter:
                 if self.reads_only_shapes(n.iter, unbatched):
                     unbatched.update(target_names(n.target))
                 else:
-                    for t in target_names(n.target):
-                        self.st[t] = True
+                    self.st.update(dict.fromkeys(target_names(n.target), True))
         return unbatched
 
     def only_shapes(self, value: cst.BaseExpression) -> bool:
@@ -660,12 +659,14 @@ class FunctionWriter:
 
     def reads_only_shapes(self, value: cst.BaseExpression, unbatched: set[str]) -> bool:
         """:meth:`only_shapes`, the names ``unbatched`` (comprehensions' targets) read as unbatched."""
-        ok = True
+        ok = True  # (the items of a comprehension over data, `t` of `[np.tanh(t) for t in [x, y]]`, are data)
+        items = {t for c in walk(value) if isinstance(c, cst.CompFor) and not self.reads_only_shapes(c.iter, unbatched)
+                 for t in target_names(c.target)}
 
         def visit(n: cst.CSTNode, inside: bool) -> None:
             nonlocal ok
             if isinstance(n, cst.Name):
-                if any_batched(self.state(n.value)) and not inside and n.value not in unbatched:
+                if not inside and (n.value in items or any_batched(self.state(n.value)) and n.value not in unbatched):
                     ok = False
                 return
             if isinstance(n, cst.Attribute) and n.attr.value in (_SHAPE_ATTRS | {"dtype"}):
@@ -709,9 +710,8 @@ class FunctionWriter:
                 query == "batch_shape" and self.state(of.value) is not True:  # (a list of batched arrays: as is)
             return as_is
         param = of.value in self.params or self.is_entry and of.value in self.param_states
-        if query in ("len", "np.shape") and of.value not in self.arrays and param:
-            # a parameter that may hold a list of batched arrays (a helper's `seq`, a list vmap maps): decided at
-            # run time
+        if query in ("len", "np.shape") and of.value not in self.arrays and (param or query == "len" and self.state(
+                of.value) is True):  # (a parameter or value that may be a list of batched arrays: decided at run time)
             return parse_expression(f"batch_{'len' if query == 'len' else 'shape'}({of.value})")
         if query == "len" and (isinstance(self.state(of.value), (Tree, Stack)) or not param and
                                self.state(of.value) is not True):

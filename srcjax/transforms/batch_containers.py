@@ -80,6 +80,13 @@ def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None
         return None
     first = w.value_state(args[0].value)
     rest = [a.value for a in value.args[1:]]
+    if f in ("max", "min") and len(args) == 1 and isinstance(args[0].value, cst.Name) and \
+            all(a.keyword is not None for a in value.args[1:]):
+        return code(value), False  # (a dict's keys, static; a batched value's items: the lowering refuses them)
+    if f in ("max", "min") and any(any_batched(w.value_state(a.value)) for a in value.args):
+        raise w.error(f"the builtin {f}() compares values known only at run time", value,
+                      hint=f"use np.{'maximum' if f == 'max' else 'minimum'}(a, b) or np.{f}(x); several arrays: "
+                           f"np.{f}(np.stack([...]), axis=0)")
     if f in ("abs", "round") and not any(any_batched(w.value_state(r)) for r in rest):
         return code(value), first
     if f in ("float", "int") and len(value.args) == 1 and first is True:  # a per-example number, as data

@@ -38,6 +38,8 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
             return w.defs[node.value]
         if isinstance(node, cst.Name) and node.value in w.program.functions:
             return calling(w, node.value)
+        if isinstance(node, cst.Attribute) and f in ("cond", "switch"):  # `lax.switch(i, [np.sin, np.cos], x)`
+            return applying(w, node, len(args) - (3 if f == "cond" else 2))
         raise w.error(f"vmap: srcjax.lax.{f} needs a function defined in this function", line)
 
     if f == "cond":
@@ -727,6 +729,18 @@ def calling(w: FunctionWriter, callee: str) -> cst.FunctionDef:
     params = [p.name.value for p in w.program.functions[callee].fdef.params.params]
     name, out = w.names.fresh(f"{callee}_call"), w.names.fresh(f"{callee}_out")
     text = f"def {name}({', '.join(params)}):\n    {out} = {callee}({', '.join(params)})\n    return {out}\n"
+    fdef = cst.parse_module(text).body[0]
+    assert isinstance(fdef, cst.FunctionDef)
+    w.defs[name] = fdef
+    return fdef
+
+
+def applying(w: FunctionWriter, func: cst.Attribute, count: int) -> cst.FunctionDef:
+    """A local function applying the NumPy function ``func`` to ``count`` operands (a branch of ``lax.cond`` /
+    ``lax.switch`` given as ``np.sin``): batched like a nested function."""
+    params = [w.names.fresh("operand") for _ in range(count)]
+    name, out = w.names.fresh(f"{func.attr.value}_branch"), w.names.fresh(f"{func.attr.value}_out")
+    text = f"def {name}({', '.join(params)}):\n    {out} = {code(func)}({', '.join(params)})\n    return {out}\n"
     fdef = cst.parse_module(text).body[0]
     assert isinstance(fdef, cst.FunctionDef)
     w.defs[name] = fdef

@@ -455,8 +455,9 @@ class VJP:
         out: set[str] = set()
         for s, _ in _walk(stmts):
             if isinstance(s, cst.Assign):
-                op = self.act.op(s.value)
-                out |= {n for n in op.reads if n in self.act.active}
+                out |= {n for n in self.act.op(s.value).reads if n in self.act.active}
+            elif isinstance(s, cst.For):  # (a loop inside over `pairs` made before: its adjoint adds into pairs_bar
+                out |= {code(c.seq) for c in active_loop(s, self.act.active)} & self.act.active  # at every pass)
         return out
 
     def adjoint_small(self, s: Any, ind: int, lines: list[str], defined: set[str]) -> None:
@@ -603,8 +604,8 @@ class VJP:
                 parts = [f"{saved}[{k}]" for k in range(len(op.elements))]
             assert isinstance(s.value, (cst.Tuple, cst.List))
             for k, el in enumerate(s.value.elements):
-                self.element_adjoint(el.value, parts[k] if parts is not None else f"{gexpr}[{k}]", lines, pad,
-                                     defined)
+                part = parts[k] if parts is not None else f"{gexpr}[{k}]"
+                self.element_adjoint(el.value, part, lines, pad, defined)
         elif op.kind == "tape_pop":
             self.cotangent_list(op.callee, lines, pad, defined)  # type: ignore[arg-type]
             lines.append(f"{pad}{self.bname(op.callee)}.append({gexpr})")  # type: ignore[arg-type]
@@ -615,9 +616,8 @@ class VJP:
 
     def element_adjoint(self, node: cst.BaseExpression, g: str, lines: list[str], pad: str,
                         defined: set[str]) -> None:
-        """The cotangent ``g`` of one element of a tuple or list literal into what it reads: a name,
-        or each element of a nested literal (``(y, (x, c))``: ``g[1][0]`` into x; ``({"h": h}, s)``:
-        ``g[0]["h"]`` into h)."""
+        """The cotangent ``g`` of one element of a tuple or list literal into what it reads: a name, or each element
+        of a nested literal (``(y, (x, c))``: ``g[1][0]`` into x; ``({"h": h}, s)``: ``g[0]["h"]`` into h)."""
         if isinstance(node, cst.Name):
             if node.value in self.act.active:
                 self.accumulate(node.value, g, lines, pad, defined)

@@ -1,0 +1,206 @@
+"""Python's functional builtins written as the comprehensions and loops they are (issue #15), so derivatives,
+batching and the lowering follow them like any other (jax traces them the same way: unrolled):
+
+- ``map(f, xs, ys)`` (the builtin) -> ``[f(x, y) for x, y in zip(xs, ys)]``; a lambda's body is written in
+  place, its parameters the comprehension's targets (``map(lambda a: a * w, xs)`` -> ``[a * w for a in xs]``:
+  no nested function, which derivatives and vmap do not follow);
+- ``functools.reduce(f, xs[, init])`` -> before the statement, ``reduced = init`` (``reduced = xs[0]``) and
+  ``for item in xs: reduced = f(reduced, item)`` (over ``xs[1:]``), a lambda's body written in place with its
+  parameters renamed to fresh names, ``operator.add`` & co. as their operators;
+- ``zip(*xs)`` (rows of ``xs``, which may be a list of tuples or an array) -> ``[tuple([r[j] for r in xs]) for j
+  in range(min([len(r) for r in xs], default=0))]`` (Python's: tuples, as long as the shortest row).
+
+Each function returns None for a call it does not rewrite (the usual path then handles or refuses it).
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import operator
+from typing import TYPE_CHECKING, TypeVar
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from .normalize import Normalizer
+
+N = TypeVar("N", bound=cst.CSTNode)
+
+__all__ = ["lazy_maps", "map_call", "reduce_call", "rewrite", "zip_rows"]
+
+_OPERATORS: dict[object, type[cst.BaseBinaryOp]] = {
+    operator.add: cst.Add, operator.sub: cst.Subtract, operator.mul: cst.Multiply, operator.truediv: cst.Divide,
+    operator.floordiv: cst.FloorDivide, operator.mod: cst.Modulo, operator.pow: cst.Power,
+    operator.matmul: cst.MatrixMultiply,
+}
+
+
+def _plain(args: list[cst.Arg]) -> bool:
+    return not any(a.keyword is not None or a.star for a in args)
+
+
+def _lambda_params(f: cst.BaseExpression, count: int) -> list[str] | None:
+    """The parameter names of ``f``, a lambda taking ``count`` plain positional parameters (None: another)."""
+    if not isinstance(f, cst.Lambda):
+        return None
+    ps = f.params
+    if len(ps.params) != count or ps.posonly_params or ps.kwonly_params or ps.star_kwarg is not None or \
+            isinstance(ps.star_arg, cst.Param) or any(p.default is not None for p in ps.params):
+        return None
+    return [p.name.value for p in ps.params]
+
+
+def _applied(norm: Normalizer, f: cst.BaseExpression, args: list[cst.BaseExpression]) -> cst.BaseExpression:
+    """``f(*args)`` spelled for the normalizer: ``a + b`` for ``operator.add``, else the call."""
+    op = _OPERATORS.get(norm.static_value(f)[1]) if isinstance(f, (cst.Name, cst.Attribute)) else None
+    if op is not None and len(args) == 2:
+        return cst.BinaryOperation(left=args[0], operator=op(), right=args[1])
+    return cst.Call(func=f, args=[cst.Arg(a) for a in args])
+
+
+def _callable(norm: Normalizer, f: cst.BaseExpression) -> bool:
+    """A function named by ``f``: a local name (a function the program holds), or a global that is callable."""
+    if not isinstance(f, (cst.Name, cst.Attribute)):
+        return False
+    known, v = norm.static_value(f)
+    return not known or callable(v)
+
+
+def map_call(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
+    """``map(f, *seqs)`` as a list comprehension (see the module docstring)."""
+    if len(call.args) < 2 or not _plain(list(call.args)) or norm.static_value(call.func)[1] is not builtins.map:
+        return None
+    f, seqs = call.args[0].value, [a.value for a in call.args[1:]]
+    params = _lambda_params(f, len(seqs))
+    if params is not None:
+        assert isinstance(f, cst.Lambda)
+        targets = [cst.Name(p) for p in params]
+        body: cst.BaseExpression = f.body.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    elif _callable(norm, f):
+        targets = [cst.Name(norm.fresh("item")) for _ in seqs]
+        body = _applied(norm, f, list(targets))
+    else:
+        return None
+    it: cst.BaseExpression = seqs[0] if len(seqs) == 1 else \
+        cst.Call(func=cst.Name("zip"), args=[cst.Arg(s) for s in seqs])
+    target: cst.BaseAssignTargetExpression = targets[0] if len(targets) == 1 else \
+        cst.Tuple([cst.Element(t) for t in targets], lpar=[], rpar=[])
+    return cst.ListComp(elt=body, for_in=cst.CompFor(target=target, iter=it))
+
+
+class _Rename(cst.CSTTransformer):
+    """Names renamed (never an attribute's or a keyword's name)."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        new = self.names.get(original.value)
+        return updated.with_changes(value=new) if new is not None else updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)
+
+
+def _scoped(e: cst.BaseExpression) -> bool:
+    """Whether ``e`` binds names of its own (a lambda, a comprehension): then renaming in it is not plain."""
+    found = []
+
+    class Find(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)):
+                found.append(node)
+            return not found
+
+    e.visit(Find())
+    return bool(found)
+
+
+def reduce_call(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
+    """``functools.reduce(f, xs[, init])`` as statements emitted before the call's, the name of the reduced value
+    returned (see the module docstring)."""
+    if not 2 <= len(call.args) <= 3 or not _plain(list(call.args)) or \
+            norm.static_value(call.func)[1] is not functools.reduce:
+        return None
+    f, seq = call.args[0].value, call.args[1].value
+    params = _lambda_params(f, 2)
+    if not (params is not None and not _scoped(f.body) or _callable(norm, f)):  # type: ignore[attr-defined]
+        return None
+    positions = norm.src.positions
+    where = positions.get(call)
+
+    def placed(node: N) -> N:
+        if where is not None:
+            positions[node] = where
+        return node
+
+    items = norm.atom(seq)
+    if not isinstance(items, cst.Name):  # (read twice: a name)
+        made = cst.Name(norm.fresh("items"))
+        norm.assign(made, items, call)
+        items = made
+    acc = norm.fresh("reduced")
+    item = norm.fresh("item")
+    if len(call.args) == 3:
+        norm.assign(cst.Name(acc), norm.flat(call.args[2].value)[0], call)
+        over: cst.BaseExpression = items
+    else:
+        message = "reduce() of empty iterable with no initial value"
+        test = norm.atom(placed(cst.parse_expression(f"len({items.value}) > 0")))  # type: ignore[arg-type]
+        norm.emit(cst.Assert(test=test, msg=cst.SimpleString(repr(message))), call)
+        norm.assign(cst.Name(acc), norm.flat(placed(cst.parse_expression(f"{items.value}[0]")))[0], call)  # type: ignore[arg-type]
+        over = cst.Name(norm.fresh("rest"))  # (a name: vmap batches the loop over a batched array's rows)
+        norm.assign(over, norm.flat(placed(cst.parse_expression(f"{items.value}[1:]")))[0], call)
+    if params is not None:
+        assert isinstance(f, cst.Lambda)
+        body = f.body.visit(_Rename(dict(zip(params, (acc, item)))))
+        assert isinstance(body, cst.BaseExpression)
+    else:
+        body = _applied(norm, f, [cst.Name(acc), cst.Name(item)])
+    step = cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(acc))], value=placed(body))])
+    loop = cst.For(target=cst.Name(item), iter=placed(over), body=cst.IndentedBlock(body=[placed(step)]))
+    norm.statement(placed(loop))
+    return cst.Name(acc)
+
+
+def zip_rows(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
+    """``zip(*xs)`` (one starred argument, the builtin) as the comprehension of its rows (module docstring)."""
+    if len(call.args) != 1 or call.args[0].star != "*" or call.args[0].keyword is not None or \
+            norm.static_value(call.func)[1] is not builtins.zip:
+        return None
+    rows = norm.atom(call.args[0].value)
+    if not isinstance(rows, cst.Name):
+        made = cst.Name(norm.fresh("rows"))
+        norm.assign(made, rows, call)
+        rows = made
+    r, j = norm.fresh("row"), norm.fresh("j")
+    text = (f"[tuple([{r}[{j}] for {r} in {rows.value}]) for {j} in "
+            f"range(min([len({r}) for {r} in {rows.value}], default=0))]")
+    out = cst.parse_expression(text)
+    if call in norm.src.positions:
+        norm.src.positions[out] = norm.src.positions[call]
+    return out
+
+
+
+def lazy_maps(norm: Normalizer, node: cst.BaseExpression) -> cst.BaseExpression:
+    """``node``, an expression kept nested (a generator's iterable, a ``while`` test), with its ``map(...)`` calls
+    written as comprehensions (``sum(np.sum(a) for a in map(lambda t: t * x, xs))``: no lambda left in it)."""
+
+    class Maps(cst.CSTTransformer):
+        def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+            made = map_call(norm, updated)
+            return updated if made is None else made
+
+    out = node.visit(Maps())
+    assert isinstance(out, cst.BaseExpression)
+    return out
+
+
+def rewrite(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
+    """``call`` written as its comprehension or loop, if it is one of this module's builtins (None: it is not)."""
+    return zip_rows(norm, call) or map_call(norm, call) or reduce_call(norm, call)
