@@ -695,8 +695,8 @@ def batch_split(v: Any, outer: int) -> Any:
 def batch_getitem(x: Any, key: Any) -> Any:
     """``x[key]`` per example for a batched ``x`` and an unbatched key (integers, slices, None, ``...``,
     integer arrays): see :func:`_index_plan`; an element of a container of batched values (a record's field)."""
-    if is_tree(x):
-        return tree_get(x, key)
+    if is_tree(x):  # (a list's item at a rolled loop's traced index: ``x[key]``, which the specializer reads)
+        return tree_get(x, key) if isinstance(key, str) else x[key]
     new, key2, source, destination = _index_plan(np.shape(x), key, True, None)
     return _indexed(x, new, key2, source, destination)
 
