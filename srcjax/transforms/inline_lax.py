@@ -23,7 +23,10 @@ writes it back out::
   ``length``, ``reverse``; ``ys`` an array, None, or a literal container the
   function returns, ``return (h, c), (h, {"o": o})``) -> a ``for`` over the
   rows (of every leaf of ``xs``), each of ``ys``'s arrays written row by row
-  into a buffer shaped from the first row.
+  into a buffer shaped from the first row. A start value holding Python numbers
+  (``scan(f, 0.0, x32)``) first gets one step that finds the dtype ``f`` gives
+  each, and is cast to it (JAX's weak-typed carry), so that the first row, and
+  the buffer, have JAX's dtype.
 
 A function argument defined in the same function (a nested ``def``) is
 inlined with its own names renamed apart (it reads the enclosing names it
