@@ -75,7 +75,11 @@ def int_counter(x, k):
     return s + np.sum(ss), ns
 
 
-PROGRAMS = [rows_are_carry, rows_scaled, by_length, tuple_carry, dict_carry, reversed_rows]
+def mapped(x):  # (srcjax reads lax.map as a scan carrying the Python int 0 unchanged: no dtype to find)
+    return np.sum(srcjax.lax.map(lambda v: np.sin(v) * 2.0, x) * x)
+
+
+PROGRAMS = [rows_are_carry, rows_scaled, by_length, tuple_carry, dict_carry, reversed_rows, mapped]
 
 
 def _x(dtype):

@@ -337,7 +337,11 @@ class Inliner:
         numbers = _numbers(init)
         if not numbers:
             return []
+        taken = set(self.names.taken)
         out = self.iteration(f, xs_code, first, carry, x, y, step, line)
+        if self.returns_carry(out, step, carry):  # (lax.map's scan: the numbers stay as written)
+            self.names.taken = taken
+            return []
         rows = [self.fresh("carry_leaf") for _ in numbers]
         out += self.leaf_reads(carry, numbers, rows) if any(path for path, _ in numbers) else \
             [_stmt(f"{rows[0]} = {carry}")]
@@ -353,6 +357,28 @@ class Inliner:
             casts[path] = start
         out.append(_stmt(f"{carry} = {_code(_with_leaves(init, casts, ()))}"))
         return out
+
+    def returns_carry(self, stmts: list[Any], step: str, carry: str) -> bool:
+        """Whether the step ``stmts`` returns the carry it was given (``return carry, f(x)``: lax.map's)."""
+        values: dict[str, list[cst.BaseExpression]] = {}
+        for s in stmts:
+            if not isinstance(s, cst.SimpleStatementLine):  # (a name bound inside a branch or loop: not one value)
+                for node in walk_nodes(s):
+                    if isinstance(node, cst.Name):
+                        values.setdefault(node.value, []).append(cst.Ellipsis())
+            for small in s.body if isinstance(s, cst.SimpleStatementLine) else []:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                        isinstance(small.targets[0].target, cst.Name):
+                    values.setdefault(small.targets[0].target.value, []).append(small.value)
+        returned = values.get(step, [])
+        if len(returned) != 1 or not isinstance(returned[0], cst.Tuple) or len(returned[0].elements) != 2:
+            return False
+        out = returned[0].elements[0].value
+        for _ in range(8):
+            if not isinstance(out, cst.Name) or out.value == carry or len(values.get(out.value, [])) != 1:
+                break
+            out = values[out.value][0]
+        return isinstance(out, cst.Name) and out.value == carry
 
     def ys_leaves(self, stmts: list[Any], step: str) -> tuple[str, list[tuple[tuple[Any, ...], str]]] | None:
         """The literal container the scanned function's rows ``y`` are (``return carry, (h, c)``, or a
