@@ -23,7 +23,10 @@ writes it back out::
   ``length``, ``reverse``; ``ys`` an array, None, or a literal container the
   function returns, ``return (h, c), (h, {"o": o})``) -> a ``for`` over the
   rows (of every leaf of ``xs``), each of ``ys``'s arrays written row by row
-  into a buffer shaped from the first row.
+  into a buffer shaped from the first row. A start value holding Python numbers
+  (``scan(f, 0.0, x32)``) first gets one step that finds the dtype ``f`` gives
+  each, and is cast to it (JAX's weak-typed carry), so that the first row, and
+  the buffer, have JAX's dtype.
 
 A function argument defined in the same function (a nested ``def``) is
 inlined with its own names renamed apart (it reads the enclosing names it
@@ -289,6 +292,7 @@ class Inliner:
         step = self.fresh("step")
         first = self.fresh("first")
         out.append(_stmt(f"{first} = {n} - 1" if rev else f"{first} = 0"))
+        out += self.weak_start(args["init"], args["f"], xs_code, first, carry, x, y, step, line)
         # the first iteration runs apart: its row gives the buffer's shape
         head = self.iteration(args["f"], xs_code, first, carry, x, y, step, line)
         out += head
@@ -322,6 +326,59 @@ class Inliner:
         out.append(cst.For(target=cst.Name(i), iter=cst.parse_expression(rest), body=cst.IndentedBlock(body=body)))
         out.append(_stmt(f"{target} = ({carry}, {ys_value})"))
         return out
+
+    def weak_start(self, init: cst.BaseExpression, f: cst.BaseExpression, xs_code: str, first: str, carry: str,
+                   x: str, y: str, step: str, line: Any) -> list[Any]:
+        """For a start value with Python numbers (``scan(f, 0.0, x32)``, ``(0, {"s": 1.0})``): one step
+        that only finds the dtype ``f`` gives each (JAX promotes a weak-typed carry to the dtype of the
+        carry ``f`` returns: float32 there; one ``f`` keeps a Python number stays weak), then ``carry``
+        restarted with each number cast to it. The first row, which sizes the ys buffer, is then computed as
+        JAX computes it (it was float64 under jvp/jacfwd)."""
+        numbers = _numbers(init)
+        if not numbers:
+            return []
+        taken = set(self.names.taken)
+        out = self.iteration(f, xs_code, first, carry, x, y, step, line)
+        if self.returns_carry(out, step, carry):  # (lax.map's scan: the numbers stay as written)
+            self.names.taken = taken
+            return []
+        rows = [self.fresh("carry_leaf") for _ in numbers]
+        out += self.leaf_reads(carry, numbers, rows) if any(path for path, _ in numbers) else \
+            [_stmt(f"{rows[0]} = {carry}")]
+        casts = {}
+        for (path, literal), row in zip(numbers, rows):
+            start, dt, same = self.fresh("start"), self.fresh("dtype_start"), self.fresh("kept")
+            # (the number's own dtype: the step kept it weak, or a float64 one: kept as written)
+            out += [_stmt(f"{dt} = np.result_type({literal}, {row})"),
+                    _stmt(f"{same} = {dt} == np.result_type({literal})")]
+            out.append(cst.If(test=cst.Name(same), body=cst.IndentedBlock(body=[_stmt(f"{start} = {literal}")]),
+                              orelse=cst.Else(body=cst.IndentedBlock(body=[
+                                  _stmt(f"{start} = np.asarray({literal}, dtype={dt})")]))))
+            casts[path] = start
+        out.append(_stmt(f"{carry} = {_code(_with_leaves(init, casts, ()))}"))
+        return out
+
+    def returns_carry(self, stmts: list[Any], step: str, carry: str) -> bool:
+        """Whether the step ``stmts`` returns the carry it was given (``return carry, f(x)``: lax.map's)."""
+        values: dict[str, list[cst.BaseExpression]] = {}
+        for s in stmts:
+            if not isinstance(s, cst.SimpleStatementLine):  # (a name bound inside a branch or loop: not one value)
+                for node in walk_nodes(s):
+                    if isinstance(node, cst.Name):
+                        values.setdefault(node.value, []).append(cst.Ellipsis())
+            for small in s.body if isinstance(s, cst.SimpleStatementLine) else []:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                        isinstance(small.targets[0].target, cst.Name):
+                    values.setdefault(small.targets[0].target.value, []).append(small.value)
+        returned = values.get(step, [])
+        if len(returned) != 1 or not isinstance(returned[0], cst.Tuple) or len(returned[0].elements) != 2:
+            return False
+        out = returned[0].elements[0].value
+        for _ in range(8):
+            if not isinstance(out, cst.Name) or out.value == carry or len(values.get(out.value, [])) != 1:
+                break
+            out = values[out.value][0]
+        return isinstance(out, cst.Name) and out.value == carry
 
     def ys_leaves(self, stmts: list[Any], step: str) -> tuple[str, list[tuple[tuple[Any, ...], str]]] | None:
         """The literal container the scanned function's rows ``y`` are (``return carry, (h, c)``, or a
@@ -460,6 +517,43 @@ def _leaves(e: cst.BaseExpression) -> tuple[str, list[tuple[tuple[Any, ...], str
     skeleton = f"[{inner}]" if isinstance(e, cst.List) else "{{" + inner + "}}" if isinstance(e, cst.Dict) else \
         f"({inner},)" if len(texts) == 1 else f"({inner})"
     return skeleton, leaves
+
+
+def _number(e: cst.BaseExpression) -> bool:
+    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, (cst.Minus, cst.Plus)):
+        e = e.expression
+    return isinstance(e, (cst.Integer, cst.Float))
+
+
+def _items(e: cst.BaseExpression) -> list[tuple[Any, cst.BaseExpression]] | None:
+    if isinstance(e, (cst.Tuple, cst.List)) and all(isinstance(el, cst.Element) for el in e.elements):
+        return list(enumerate(el.value for el in e.elements))
+    if isinstance(e, cst.Dict) and all(isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString)
+                                       for el in e.elements):
+        return [(el.key.evaluated_value, el.value) for el in e.elements]  # type: ignore[attr-defined,union-attr]
+    return None
+
+
+def _numbers(e: cst.BaseExpression, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], str]]:
+    """(the path of keys, the literal) of each Python number written in the start value ``e`` of a scan
+    (``0.0``, ``(0.0, h)``, ``{"s": 1, "h": h}``, nested displays)."""
+    if _number(e):
+        return [(path, _code(e))]
+    return [leaf for key, value in _items(e) or [] for leaf in _numbers(value, (*path, key))]
+
+
+def _with_leaves(e: cst.BaseExpression, names: dict[tuple[Any, ...], str], path: tuple[Any, ...]) \
+        -> cst.BaseExpression:
+    """``e`` with the leaf at each path of ``names`` replaced by that name."""
+    if path in names:
+        return cst.Name(names[path])
+    if isinstance(e, (cst.Tuple, cst.List)) and _items(e) is not None:
+        return e.with_changes(elements=[el.with_changes(value=_with_leaves(el.value, names, (*path, k)))
+                                        for k, el in enumerate(e.elements)])
+    if isinstance(e, cst.Dict) and _items(e) is not None:
+        return e.with_changes(elements=[el.with_changes(value=_with_leaves(  # type: ignore[attr-defined,union-attr]
+            el.value, names, (*path, el.key.evaluated_value))) for el in e.elements])  # type: ignore[attr-defined,union-attr]
+    return e
 
 
 def _key(k: Any) -> str:
