@@ -164,11 +164,13 @@ def anf_function(draw: Any) -> str:
         def atom(s: str) -> str:
             return "(" + s + ")" if s.startswith("-") else s
 
-        kind = draw(st.sampled_from(["neg", "neg", "mul", "mul", "mul", "div", "sub", "add", "pow", "mul3"]))
+        kind = draw(st.sampled_from(["neg", "mul", "scale", "neg", "mul", "mul", "scale", "div", "sub", "add", "pow", "mul3"]))
         a, b, c = draw(operand), draw(operand), draw(operand)
-        if len(names) > len(PARAMS) and draw(st.booleans()):  # (chains of temporaries: they fold into one line)
-            a = names[-1]
-        if kind == "neg":
+        if len(names) > len(PARAMS) and draw(st.integers(0, 3)):  # (chains of temporaries: they fold into one line)
+            a, b = names[-1], draw(st.one_of(st.sampled_from(("2", "0.5", "4", "-1.0", "3")), operand))
+        if kind == "scale":  # -0.5 * t: how a derivative rule scales a cotangent
+            rhs, name = draw(st.sampled_from(FLOATS)) + " * " + draw(st.sampled_from([*PARAMS, names[-1]])), "mul"
+        elif kind == "neg":
             rhs, name = "-" + atom(a), "neg"
         elif kind == "pow":
             rhs, name = atom(a) + " ** " + draw(st.sampled_from(["2", "3"])), "integer_pow"
@@ -222,3 +224,29 @@ def test_derivatives_of_random_functions_agree_with_jax_and_finite_differences(t
         np.testing.assert_allclose(srcjax.jacfwd(f, argnums=argnums)(x, s),
                                    jax.jacfwd(fj, argnums=argnums)(x, s), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(srcjax.hessian(f)(x, s), jax.hessian(fj)(x, s), rtol=1e-9, atol=1e-11)
+
+
+# -- regressions found by the tests above ----------------------------------------------------------------
+
+
+def negative_base(x):
+    return np.sum((-0.5) ** 2 / (1.0 + x ** 2)) + (-2) ** 2 * np.sum(x)
+
+
+def negative_base_divisor(x):
+    return np.sum(x / (1.0 + (-1.0) ** 2))
+
+
+def test_a_negative_literal_keeps_its_parentheses_as_the_base_of_a_power() -> None:
+    """The ANF form wrote ``(-0.5) ** 2`` as ``-0.5 ** 2`` (a negative literal is an atom, and lost its
+    parentheses), which is ``-(0.5 ** 2)``: the generated source run by NumPy, and every derivative
+    (generated source too), had the wrong sign (the gradient of ``(-0.5) ** 2 / (1 + x ** 2)``), or
+    divided by zero (``1.0 + (-1.0) ** 2``, refused as a ZeroDivisionError at the user's line)."""
+    x = np.array([0.6, 1.3, 1.9])
+    assert "(-0.5) ** 2" in srcjax.source(negative_base) and "(-2) ** 2" in srcjax.source(negative_base)
+    np.testing.assert_allclose(srcjax.numpy_function(negative_base)(x), negative_base(x), rtol=1e-15)
+    want = -0.25 * 2 * x / (1 + x ** 2) ** 2 + 4
+    np.testing.assert_allclose(srcjax.grad(negative_base)(x), want, rtol=1e-12)
+    np.testing.assert_allclose(srcjax.numpy_function(srcjax.grad(negative_base))(x), want, rtol=1e-12)
+    np.testing.assert_allclose(srcjax.jacfwd(negative_base)(x), want, rtol=1e-12)
+    np.testing.assert_allclose(srcjax.grad(negative_base_divisor)(x), np.full(3, 0.5), rtol=1e-15)
