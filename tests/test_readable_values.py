@@ -217,10 +217,13 @@ def test_derivatives_of_random_functions_agree_with_jax_and_finite_differences(t
     jax.config.update("jax_enable_x64", True)
     f, fj = numpy_and_jax(tmp_path_factory.mktemp("readable_values", numbered=True), text, "rv")
     x, s = np.array([0.6, 1.3, 1.9]), np.float64(0.8)
+    np.testing.assert_allclose(srcjax.numpy_function(f)(x, s), f(x, s), rtol=1e-13, atol=1e-15)
     for argnums in (0, 1):
         got = srcjax.grad(f, argnums=argnums)(x, s)
         np.testing.assert_allclose(got, jax.grad(fj, argnums=argnums)(x, s), rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(got, central_fd(f, (x, s), argnums), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(srcjax.numpy_function(srcjax.grad(f, argnums=argnums))(x, s), got,
+                                   rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(srcjax.jacfwd(f, argnums=argnums)(x, s),
                                    jax.jacfwd(fj, argnums=argnums)(x, s), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(srcjax.hessian(f)(x, s), jax.hessian(fj)(x, s), rtol=1e-9, atol=1e-11)
