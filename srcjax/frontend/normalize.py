@@ -64,7 +64,7 @@ from .resolve import (
     rebound_parameters,
     unwrap,
 )
-from .syntax import LITERAL_TYPES, OneLine, attr_chain, dict_comprehensions, dotted, literal_code
+from .syntax import LITERAL_TYPES, OneLine, attr_chain, dict_comprehensions, dotted, literal_code, power_base
 
 # -- tables -------------------------------------------------------------------------
 
@@ -224,7 +224,7 @@ class Normalizer(Resolver):
                     hint = f"{base.value}_{k}"  # p["w"] -> p_w (as p.w is)
             return node.with_changes(value=base, slice=elems), hint
         if isinstance(node, cst.BinaryOperation):
-            left = self.atom(node.left)
+            left = power_base(self.atom(node.left), node.operator)
             right = self.atom(node.right)
             return node.with_changes(left=left, right=right), BINOP_HINT[type(node.operator).__name__]
         if isinstance(node, cst.UnaryOperation):

@@ -52,6 +52,14 @@ def is_literal(e: cst.BaseExpression) -> bool:
     return False
 
 
+def power_base(left: cst.BaseExpression, op: cst.BaseBinaryOp) -> cst.BaseExpression:
+    """``left`` as the base of ``op`` when that is ``**``: a negative literal (an atom of the ANF form,
+    its parentheses dropped) parenthesized again, as ``-0.5 ** 2`` is ``-(0.5 ** 2)``."""
+    if isinstance(op, cst.Power) and isinstance(left, cst.UnaryOperation) and not left.lpar:
+        return left.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return left
+
+
 def is_true(e: cst.BaseExpression) -> bool:
     return isinstance(e, cst.Name) and e.value == "True"
 

@@ -40,7 +40,8 @@ binding a name of the user's (their own lines stay as written):
 - ``a * 3 * b`` -> ``3 * a * b`` for a name, call, subscript or power ``a`` (the first product of
   a chain only: multiplication commutes);
 - ``2.5 * a * 2`` -> ``5.0 * a`` for a float literal times a power of two (scaling by ``2**k`` is
-  exact, within float16's normal range);
+  exact, within float16's normal range; the one exception: where ``2.5 * a`` is subnormal, its
+  rounding differs in the last bit, and XLA on CPU flushes it to zero anyway);
 - ``-(2.5 * a)`` -> ``-2.5 * a`` for a float literal (rounding to nearest is symmetric);
 - ``-(-e * b / c)`` -> ``e * b / c`` for an ``e`` that is surely a float or complex (a float
   literal in it, or a true division: an integer's negation may wrap).
