@@ -69,7 +69,26 @@ def vector_fori(x):
     return v
 
 
-SCALARS = [fori_tuple, fori_tuple_data_start, fori_dict, scan_tuple]
+def scan_dict(x):
+    def step(c, xi):
+        return {"n": c["n"] + 1, "s": c["s"] * 0.5 + xi * c["n"]}, c["s"] * xi
+    c, ys = srcjax.lax.scan(step, {"n": 0, "s": 0.0}, x)
+    return c["s"] + np.sum(ys)
+def fori_nested(x):
+    def body(i, c):
+        (n, m), s = c
+        return ((n + 1, m * 2), s * 0.5 + x[i] * n * m)
+    c = srcjax.lax.fori_loop(0, 3, body, ((0, 1), 0.0))
+    return c[1]
+def while_dict(x):
+    def cond(c):
+        return c["n"] < 3
+    def body(c):
+        return {"n": c["n"] + 1, "s": c["s"] + x[c["n"]] ** 2 * c["n"]}
+    return srcjax.lax.while_loop(cond, body, {"n": 0, "s": 0.0})["s"]
+
+
+SCALARS = [fori_tuple, fori_tuple_data_start, fori_dict, scan_tuple, scan_dict, fori_nested]
 
 
 def as_jax(fn):
@@ -87,10 +106,11 @@ def test_grad_of_int_counter_carry(fn):
     np.testing.assert_allclose(np.asarray(srcjax.grad(fn)(X)), np.asarray(jax.grad(as_jax(fn))(X)), rtol=1e-12)
 
 
-def test_grad_of_a_while_loop_counting_in_its_tuple_carry():
+def test_grad_of_a_while_loop_counting_in_its_carry():
     # (jax's reverse mode refuses while_loop: its forward mode is the oracle)
-    np.testing.assert_allclose(np.asarray(srcjax.grad(while_tuple, max_iters=5)(X)),
-                               np.asarray(jax.jacfwd(as_jax(while_tuple))(X)), rtol=1e-12)
+    for fn in (while_tuple, while_dict):
+        np.testing.assert_allclose(np.asarray(srcjax.grad(fn, max_iters=5)(X)),
+                                   np.asarray(jax.jacfwd(as_jax(fn))(X)), rtol=1e-12)
 
 
 @pytest.mark.parametrize("fn", [fori_tuple, fori_dict], ids=lambda f: f.__name__)
