@@ -847,7 +847,8 @@ def device_put(x: Any, device: Any = None) -> Any:
 def numpy_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The generated source of ``fn`` executed by NumPy (in ``fn``'s globals)."""
     c = _as_compiled(fn)
-    return numpy_run.sorted_entry(numpy_run.program_function(c.program, c.fn.__qualname__))
+    run = numpy_run.sorted_entry(numpy_run.program_function(c.program, c.fn.__qualname__))
+    return general_hessian.per_call(c, run, numpy_function)  # (a hessian of a vector output: its general form)
 
 
 def lower(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Lowered:

@@ -20,6 +20,7 @@ Nothing here imports the transformations: they pass ``T`` in (:func:`remade`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -82,3 +83,20 @@ def instead(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any | No
     if other is None or not takes_general(obj, args, kwargs):
         return None
     return other()
+
+
+def per_call(obj: Any, run: Callable[..., Any], transform: Callable[[Any], Callable[..., Any]]) -> Callable[..., Any]:
+    """``run`` (``transform(obj)``, e.g. ``srcjax.numpy_function``'s: the generated source run by NumPy), except
+    for a call taking ``obj``'s general form (:func:`takes_general`): ``transform`` of that form runs instead (the
+    generic form's source stops at grad's check there: a raw AssertionError under NumPy)."""
+    general = general_of(obj)
+    if general is None:
+        return run
+
+    @functools.wraps(run)
+    def either(*args: Any, **kwargs: Any) -> Any:
+        if takes_general(obj, args, kwargs):
+            return transform(general())(*args, **kwargs)
+        return run(*args, **kwargs)
+
+    return either

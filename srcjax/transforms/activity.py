@@ -52,6 +52,7 @@ from .anf import (
     primitive_paths,
 )
 from .inline_lax import inline_lax
+from .integer_leaves import integer_names
 from .templates import expr
 
 # -- analysis ------------------------------------------------------------------------------------
@@ -177,6 +178,7 @@ class Activity:
         self.body = body
         self.sequences = _local_sequences(body)
         self.pushed = _pushed_names(body)
+        self.ints = integer_names(body, all_params(nf))  # (activity per leaf: an int in an active carry)
         self.propagate(self.active, body)
         self.check(body)
 
@@ -189,7 +191,7 @@ class Activity:
             for s, _ in _walk(body):
                 for targets, srcs in _per_element(s) or [self.loose_effect(s) if loose else self.effect(s)]:
                     if targets and any(n in active for n in srcs):
-                        new = set(targets) - active
+                        new = set(targets) - active - self.ints
                         if new:
                             active |= new
                             changed = True

@@ -1,0 +1,133 @@
+"""Names that hold Python integers, also as leaves of tuples and dicts (activity per leaf).
+
+A loop body's carry ``(n + 1, s * 0.5 + x[i] * n)`` is one active container, so activity alone makes its
+counter ``n`` active too, and reverse mode would read ``n``'s cotangent from the carry's cotangent, which
+holds None there (an integer leaf has no derivative: :func:`srcjax.adjoint.pack_like`). :func:`integer_names`
+finds such names statically, so that activity leaves them out: an integer carries no derivative.
+
+A name is an integer when every binding of it is: an integer literal, ``len(...)``, a loop target over
+``range(...)``, ``+ - * // %`` of integers, or an element of a container every binding of which is a tuple,
+list or dict literal holding an integer at that position or key (``n, s = carry``; ``c["n"]``; ``carry[0]``).
+The largest such set (a counter reads itself); parameters are bound to anything, so never integers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import libcst as cst
+
+from ..frontend.names import code, target_names
+from ..frontend.restructure import walk
+
+_INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+_LITERALS = (cst.Tuple, cst.List, cst.Dict)
+
+
+def integer_names(body: Sequence[Any], params: Sequence[str]) -> frozenset[str]:
+    """Names of ``body`` bound only to Python integers (see the module's docstring)."""
+    binds: dict[str, list[Any]] = {p: [None] for p in params}
+
+    def bind(target: cst.BaseExpression, value: Any) -> None:
+        if isinstance(target, cst.Name):
+            binds.setdefault(target.value, []).append(value)
+        elif isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement)
+                                                                   for e in target.elements):
+            for k, e in enumerate(target.elements):  # `n, s = carry`: position k of what carry holds
+                bind(e.value, ("item", value, k) if value is not None else None)
+        else:
+            for n in target_names(target):
+                binds.setdefault(n, []).append(None)
+
+    for st, _ in walk(body):
+        if isinstance(st, cst.Assign):
+            for t in st.targets:
+                bind(t.target, st.value)
+        elif isinstance(st, cst.For):
+            bind(st.target, ("for", st.iter) if isinstance(st.target, cst.Name) else None)
+        elif isinstance(st, (cst.AnnAssign, cst.AugAssign)):
+            for n in target_names(st.target):
+                binds.setdefault(n, []).append(None)
+    ints = set(binds)
+
+    def ranged(e: Any) -> bool:
+        return isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value == "range" or \
+            isinstance(e, cst.Name) and bool(binds.get(e.value)) and all(
+                isinstance(b, cst.BaseExpression) and ranged(b) for b in binds[e.value])
+
+    def element(value: Any, key: Any, seen: frozenset[str]) -> list[Any] | None:
+        """What position/key ``key`` of ``value`` is bound to, over every binding; None: not known."""
+        if isinstance(value, cst.Name):
+            if value.value in seen or not binds.get(value.value):
+                return None if value.value not in seen else []
+            out: list[Any] = []
+            for b in binds[value.value]:
+                got = element(b, key, seen | {value.value})
+                if got is None:
+                    return None
+                out += got
+            return out
+        if isinstance(value, tuple) and value[0] == "item":  # (`carry, y = step`: an element of an element)
+            outer = element(value[1], value[2], seen)
+            if outer is None:
+                return None
+            out = []
+            for e in outer:
+                got = element(e, key, seen)
+                if got is None:
+                    return None
+                out += got
+            return out
+        if isinstance(value, (cst.Tuple, cst.List)) and isinstance(key, int):
+            if any(isinstance(e, cst.StarredElement) for e in value.elements) or key >= len(value.elements):
+                return None
+            return [value.elements[key].value]
+        if isinstance(value, cst.Dict) and isinstance(key, str):
+            for de in value.elements:
+                if isinstance(de, cst.DictElement) and isinstance(de.key, cst.SimpleString) and \
+                        de.key.evaluated_value == key:
+                    return [de.value]
+            return None
+        return None
+
+    def integral(b: Any) -> bool:
+        if isinstance(b, tuple):
+            if b[0] == "for":
+                return ranged(b[1])
+            got = element(b[1], b[2], frozenset())
+            return got is not None and all(integral(e) for e in got)
+        if isinstance(b, cst.Integer):
+            return True
+        if isinstance(b, cst.Name):
+            return b.value in ints
+        if isinstance(b, cst.UnaryOperation) and isinstance(b.operator, cst.Minus):
+            return integral(b.expression)
+        if isinstance(b, cst.BinaryOperation) and isinstance(b.operator, _INT_OPS):
+            return integral(b.left) and integral(b.right)
+        if isinstance(b, cst.Subscript) and len(b.slice) == 1 and isinstance(b.slice[0].slice, cst.Index):
+            k = b.slice[0].slice.value  # `carry[0]`, `c["n"]`
+            key = int(k.value) if isinstance(k, cst.Integer) else \
+                k.evaluated_value if isinstance(k, cst.SimpleString) else None
+            got = element(b.value, key, frozenset()) if key is not None else None
+            return got is not None and all(integral(e) for e in got)
+        if isinstance(b, cst.Call) and code(b.func) == "np.asarray" and len(b.args) == 2 and \
+                b.args[1].keyword is not None and b.args[1].keyword.value == "dtype":
+            return integral(b.args[0].value) and int_dtype(b.args[1].value)  # (a scan's start, typed as its carry)
+        return isinstance(b, cst.Call) and isinstance(b.func, cst.Name) and b.func.value == "len"
+
+    def int_dtype(d: Any) -> bool:
+        """Whether ``d`` is ``np.result_type`` of integers (or a name bound only to such)."""
+        if isinstance(d, cst.Name):
+            return bool(binds.get(d.value)) and all(int_dtype(b) for b in binds[d.value])
+        return isinstance(d, cst.Call) and code(d.func) == "np.result_type" and bool(d.args) and \
+            all(a.keyword is None and a.star == "" and integral(a.value) for a in d.args)
+
+    changed = True
+    while changed:  # the largest set closed under the rules
+        changed = False
+        for n in list(ints):
+            if not all(b is not None and integral(b) for b in binds[n]):
+                ints.discard(n)
+                changed = True
+    return frozenset(ints)
