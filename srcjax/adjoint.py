@@ -230,14 +230,14 @@ def add_leaf(a: Any, b: Any) -> Any:
 
 
 def first_of(a: Any, b: Any) -> Any:  # what unbroadcast/broadcast_like give for a container's cotangent: `a`
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) != len(b):  # (`ws + ws`: was silent)
-        raise ValueError("derivatives of joining lists (`a + b`) are not followed yet: write the list out, [a, b, c]")
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):  # (`ws + ws`: was silent; two ifs: vmap of
+        if len(a) != len(b):  # vmap batches an `if` whose test is static, not `len(a) != batch_len(b)` in an `and`)
+            raise ValueError("derivatives of joining lists (`a + b`) are not followed yet: write the list out, [a, b, c]")  # noqa: E501
     return a
 
 
 def sum_leaf(a: Any, b: Any) -> Any:
-    """``a + b`` for two cotangents of one value; None adds nothing: an int that one path holds as a
-    container's leaf (None) and another as a number (float zeros: a counter that vmap broadcasts)."""
+    """``a + b`` for two cotangents of one value; None adds nothing (an int held as a container's leaf)."""
     return b if a is None else a if b is None else a + b
 
 
