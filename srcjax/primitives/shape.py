@@ -37,7 +37,8 @@ def _perm(ndim: int, axes: Any) -> list[int]:
 
 def _transpose_abstract(a: ShapedArray, axes: Any = None) -> ShapedArray:
     perm = _perm(a.ndim, axes)
-    return ShapedArray(tuple(a.shape[p] for p in perm), a.dtype)
+    # (a weak array, rows of a Python number, moved stays weak: reshape's rule; a 0-d one has no axes to move)
+    return ShapedArray(tuple(a.shape[p] for p in perm), a.dtype, weak_type=a.weak_type and a.ndim > 0)
 
 
 defprim("transpose", np.transpose, _transpose_stub, abstract_eval=_transpose_abstract,
