@@ -5,7 +5,7 @@ is a weak float64 array, and ``ys * x32[0]`` float32. srcjax stacked them strong
 jacfwd, vmap and vmap(jacfwd), by XLA and by NumPy): the XLA lowering's ys buffer, ``index_update`` into it
 (which dropped the weak type in the loop carry), the NumPy reference's ``np.stack``, the buffer
 ``np.zeros(..., dtype=np.result_type(y))`` written out under derivatives, and ``np.transpose``/``moveaxis``/
-``swapaxes``/``broadcast_to`` of such a stack (vmap moves the batch axis of ys). vmap of a scan whose rows are a
+``swapaxes``/``broadcast_to`` of such a stack (vmap moves the batch axis of ys) and its items (``ys[-1]``). vmap of a scan whose rows are a
 tuple with an unbatched leaf (``(c, v)``) failed ("source 1 is out of bounds"): that leaf now rows batched. Each check runs the transformation
 by XLA, its generated source by NumPy (``numpy_function``), and the user's function by NumPy (its dtype).
 """
@@ -45,6 +45,11 @@ def rows_moved(x):  # (moving a weak stack's axes keeps it weak, as in jax and i
     return np.sum(np.transpose(grid) * x[0] + np.moveaxis(grid, 1, 0) * np.swapaxes(grid, 0, 1), axis=1)
 
 
+def rows_indexed(x):  # (an item or a slice of a weak stack is weak: `ys[-1] * x32` was float64 under XLA)
+    c, ys = srcjax.lax.scan(lambda c, _: (c * 0.5 + 1.0, c), 0.0, None, length=4)
+    return ys[1] * x + ys[1:] * x[0] + ys[np.array([0, 2, 3])] * x[1] + ys[-1] * x[2]
+
+
 def map_constant(x):
     return srcjax.lax.map(lambda v: 2.0, x) * x[0]
 
@@ -57,7 +62,7 @@ def while_number(x):
     return srcjax.lax.while_loop(lambda c: c < 5.0, lambda c: c + 1.5, 1.0) * x
 
 
-PROGRAMS = [rows_by_length, rows_rolled, rows_reversed_tuple, rows_moved, map_constant, fori_number, while_number]
+PROGRAMS = [rows_by_length, rows_rolled, rows_reversed_tuple, rows_moved, rows_indexed, map_constant, fori_number, while_number]
 
 
 def _same(got, want, what):

@@ -231,7 +231,8 @@ def getitem_abstract(x: ShapedArray, key: Any) -> ShapedArray:
             out.append(1)
         elif kind == "slice":
             out.append(len(range(*v)))
-    return ShapedArray(tuple(out), x.dtype)
+    # (an item of a weak array, rows of a Python number, is weak, as in jax and NumPy's WeakArray: `ys[-1] * x32`)
+    return ShapedArray(tuple(out), x.dtype, weak_type=x.weak_type and x.ndim > 0)
 
 
 def _getitem_lower(ctx: LowerCtx, x: HloValue, key: Any) -> HloValue:
