@@ -89,7 +89,7 @@ from .lax_slicing import (
 )
 from .lax_special import digamma, erf_inv, erfc, lgamma, polygamma
 from .lax_stop import stop_gradient
-from .weak_arrays import WeakArray
+from .weak_arrays import WeakArray, weak
 from .windows import ConvDimensionNumbers, conv, conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window
 
 __all__ = ["ConvDimensionNumbers", "RoundingMethod", "abs", "acos", "acosh", "add", "all_gather", "argmax", "argmin",
@@ -257,8 +257,15 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
         return carry, None
     y_leaves = [pytree.flatten(y)[0] for y in ys]
     _, y_tree = pytree.flatten(ys[0])
-    stacked = [np.stack([np.asarray(row[j]) for row in y_leaves]) for j in range(len(y_leaves[0]))]
+    stacked = [_stacked([row[j] for row in y_leaves]) for j in range(len(y_leaves[0]))]
     return carry, pytree.unflatten(y_tree, stacked)
+
+
+def _stacked(rows: list[Any]) -> Any:
+    """``np.stack(rows)``, weakly typed where every row is a Python number (JAX's rows of a weak carry: ``ys``
+    of ``scan(lambda c, _: (c * 0.5, c), 1.0, None, length=3)`` times a float32 array is float32)."""
+    out = np.stack([np.asarray(r) for r in rows])
+    return weak(out) if all(_python_number(r) for r in rows) and out.dtype.kind in "iufc" else out
 
 
 def _promoted_carry(init: Any, out: Any) -> Any:
@@ -293,7 +300,8 @@ def index_update(x: Any, key: Any, value: Any) -> Any:
         return pytree.tree_set(x, key, value)
     out = np.array(x, copy=True)
     out[key] = value
-    return out
+    # (a buffer of a Python number's rows stays weakly typed while every write is one: lax.scan's ys)
+    return weak(out) if isinstance(x, WeakArray) and _python_number(value) else out
 
 
 def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:

@@ -319,7 +319,9 @@ def lax_scan(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if avs[0] is None or avs[1] is None:
             raise StaticValueError(f"scan: f returns {y!r} as a y; ys must be arrays or numbers")
         a = join_avals(avs, "a y of scan")  # type: ignore[arg-type]
-        ys0.append(sp.apply(registry.PRIMITIVES["zeros"], [(n,) + a.shape], {"dtype": a.dtype}))
+        buf = sp.apply(registry.PRIMITIVES["zeros"], [(n,) + a.shape], {"dtype": a.dtype})
+        # rows of a Python number (a weak carry) stack weakly typed, as jax's: `ys * x32` is float32
+        ys0.append(HloValue(buf.name, buf.aval.update(weak_type=True)) if a.weak_type else buf)
     ysinit = pytree.unflatten(ytree, ys0)
 
     def body(k: Any, c: Any) -> Any:

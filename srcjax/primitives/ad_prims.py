@@ -119,7 +119,8 @@ def _index_update_abstract(x: ShapedArray, key: Any, value: ShapedArray) -> Shap
         if not value.weak_type:  # NumPy casts silently; refuse the lossy direction for arrays
             raise DTypeError(f"assigning {value.dtype} values into a {x.dtype} array would truncate them",
                              hint=f"convert explicitly: value.astype(np.{x.dtype})")
-    return ShapedArray(x.shape, x.dtype)
+    # (a buffer of a Python number's rows, as lax.scan stacks a weak carry: weak while every write is)
+    return ShapedArray(x.shape, x.dtype, weak_type=x.weak_type and value.weak_type)
 
 
 def _index_update_lower(ctx: LowerCtx, x: HloValue, key: Any, value: HloValue) -> HloValue:

@@ -162,7 +162,7 @@ def plan(shape: tuple[int, ...], key: Any) -> Plan:
 
 
 def abstract(x: ShapedArray, key: Any) -> ShapedArray:
-    return ShapedArray(plan(x.shape, key).out_shape(x.shape), x.dtype)
+    return ShapedArray(plan(x.shape, key).out_shape(x.shape), x.dtype, weak_type=x.weak_type and x.ndim > 0)
 
 
 def _sliced(b: Builder, x: HloValue, p: Plan) -> HloValue:

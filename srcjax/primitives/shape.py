@@ -37,7 +37,8 @@ def _perm(ndim: int, axes: Any) -> list[int]:
 
 def _transpose_abstract(a: ShapedArray, axes: Any = None) -> ShapedArray:
     perm = _perm(a.ndim, axes)
-    return ShapedArray(tuple(a.shape[p] for p in perm), a.dtype)
+    # (a weak array, rows of a Python number, moved stays weak: reshape's rule; a 0-d one has no axes to move)
+    return ShapedArray(tuple(a.shape[p] for p in perm), a.dtype, weak_type=a.weak_type and a.ndim > 0)
 
 
 defprim("transpose", np.transpose, _transpose_stub, abstract_eval=_transpose_abstract,
@@ -230,7 +231,8 @@ def getitem_abstract(x: ShapedArray, key: Any) -> ShapedArray:
             out.append(1)
         elif kind == "slice":
             out.append(len(range(*v)))
-    return ShapedArray(tuple(out), x.dtype)
+    # (an item of a weak array, rows of a Python number, is weak, as in jax and NumPy's WeakArray: `ys[-1] * x32`)
+    return ShapedArray(tuple(out), x.dtype, weak_type=x.weak_type and x.ndim > 0)
 
 
 def _getitem_lower(ctx: LowerCtx, x: HloValue, key: Any) -> HloValue:

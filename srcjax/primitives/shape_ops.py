@@ -161,7 +161,7 @@ def _broadcast_to_abstract(array: ShapedArray, shape: Any) -> ShapedArray:
         raise ShapeError(f"np.broadcast_to: cannot broadcast an array of shape {fmt_shape(array.shape)} to "
                          f"shape {fmt_shape(target)}",
                          hint="each dimension must equal the target's trailing dimension, or be 1")
-    return ShapedArray(target, array.dtype)
+    return ShapedArray(target, array.dtype, weak_type=array.weak_type and array.ndim > 0)  # (reshape's rule)
 
 
 def _broadcast_to_lower(ctx: LowerCtx, array: HloValue, shape: Any) -> HloValue:
@@ -186,7 +186,7 @@ def _swap_perm(ndim: int, axis1: Any, axis2: Any) -> list[int]:
 
 defprim("swapaxes", np.swapaxes, _swapaxes_stub,
         abstract_eval=lambda a, axis1, axis2: ShapedArray(
-            tuple(a.shape[p] for p in _swap_perm(a.ndim, axis1, axis2)), a.dtype),
+            tuple(a.shape[p] for p in _swap_perm(a.ndim, axis1, axis2)), a.dtype, weak_type=a.weak_type),
         lower=lambda ctx, a, axis1, axis2: ctx.b.transpose(a, _swap_perm(a.ndim, axis1, axis2)),
         arrays=("a",), positional=3)
 
@@ -209,7 +209,7 @@ def _move_perm(ndim: int, source: Any, destination: Any) -> list[int]:
 
 defprim("moveaxis", np.moveaxis, _moveaxis_stub,
         abstract_eval=lambda a, source, destination: ShapedArray(
-            tuple(a.shape[p] for p in _move_perm(a.ndim, source, destination)), a.dtype),
+            tuple(a.shape[p] for p in _move_perm(a.ndim, source, destination)), a.dtype, weak_type=a.weak_type),
         lower=lambda ctx, a, source, destination: ctx.b.transpose(a, _move_perm(a.ndim, source, destination)),
         arrays=("a",), positional=3)
 

@@ -246,6 +246,9 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
             carry = new
         res_st = w.nested_state(sf, [carry, xb])
         ys = res_st.items[1][1] if isinstance(res_st, Tree) and len(res_st.items) == 2 else any_batched(res_st)
+        # (rows with a batched leaf: every leaf batched, each row's batch axis then axis 1 of its stack; `(c, v)`
+        # with `c` unbatched was stacked as it was, and moving axis 1 of its stack failed)
+        ys = all_batched(ys) if any_batched(ys) else ys
         want = Tree("tuple", (("0", carry), ("1", ys)))
         bname, _ = w.nested(sf, [carry, xb], ind, want_return=want)
         init_code = w.convert(code(init), w.value_state(init), carry, items=True)  # (a dict: item by item)

@@ -303,20 +303,17 @@ class Inliner:
             rows = [self.fresh(f"y_{_slug(path)}") for path, _ in y_parts]
             out += self.leaf_reads(y, y_parts, rows)
             for buf, row in zip(bufs, rows):
-                out += [_stmt(f"{buf} = np.zeros(({n},) + np.shape({row}), dtype=np.result_type({row}))"),
+                out += [_stmt(f"{buf} = {_buffer(n, row)}"),
                         _stmt(f"{buf} = srcjax.lax.index_update({buf}, {first}, {row})")]
             body = self.iteration(args["f"], xs_code, i, carry, x, y, step, line)
             body += self.leaf_reads(y, y_parts, rows)
             body += [_stmt(f"{buf} = srcjax.lax.index_update({buf}, {i}, {row})") for buf, row in zip(bufs, rows)]
             ys_value = skeleton.format(*bufs)
         else:
-            sy, sys_, dt = self.fresh("shape_y"), self.fresh("shape_ys"), self.fresh("dtype_y")
             out.append(cst.If(test=cst.parse_expression(f"{y} is None"),
                               body=cst.IndentedBlock(body=[_stmt(f"{ys} = None")]),
                               orelse=cst.Else(body=cst.IndentedBlock(body=[
-                                  _stmt(f"{sy} = np.shape({y})"), _stmt(f"{sys_} = ({n},) + {sy}"),
-                                  _stmt(f"{dt} = np.result_type({y})"),
-                                  _stmt(f"{ys} = np.zeros({sys_}, dtype={dt})"),
+                                  _stmt(f"{ys} = {_buffer(n, y)}"),
                                   _stmt(f"{ys} = srcjax.lax.index_update({ys}, {first}, {y})")]))))
             body = self.iteration(args["f"], xs_code, i, carry, x, y, step, line)
             body.append(cst.If(test=cst.parse_expression(f"{y} is not None"), body=cst.IndentedBlock(
@@ -517,6 +514,13 @@ def _leaves(e: cst.BaseExpression) -> tuple[str, list[tuple[tuple[Any, ...], str
     skeleton = f"[{inner}]" if isinstance(e, cst.List) else "{{" + inner + "}}" if isinstance(e, cst.Dict) else \
         f"({inner},)" if len(texts) == 1 else f"({inner})"
     return skeleton, leaves
+
+
+def _buffer(n: str, row: str) -> str:
+    """The ys buffer of ``n`` rows shaped like ``row``, in its dtype, weakly typed where it is (JAX's rows of a
+    weak carry: ``np.zeros(..., dtype=np.result_type(row))`` made a Python number's rows float64, and ``ys *
+    x32`` float64 under jvp/jacfwd). Every row is written over: no derivative flows from ``row`` into it."""
+    return f"broadcast_like(srcjax.lax.stop_gradient({row}), np.zeros(({n},) + np.shape({row}), dtype=bool))"
 
 
 def _number(e: cst.BaseExpression) -> bool:
