@@ -662,8 +662,6 @@ CASES = [
     (uses_import, (arr(2),), E.UnsupportedSyntaxError, "import math as m", ["import"]),
     (uses_set, (arr(2),), E.UnsupportedSyntaxError, "{1, 2}", ["set"]),
     (uses_set_comprehension, (arr(2),), E.UnsupportedSyntaxError, "{i * 2 for", ["set comprehension"]),
-    (uses_star_call, (arr(2),), E.UnsupportedSyntaxError, "*pair", ["*"]),
-    (uses_star_target, (arr(2),), E.UnsupportedSyntaxError, "*rest", ["starred"]),
     (uses_attribute_assignment, (arr(2),), E.UnsupportedSyntaxError, "x.flags = 1", ["Attribute"]),
     (uses_for_else, (arr(2),), E.UnsupportedSyntaxError, "else:", ["else"]),
     (uses_match, (arr(2),), E.UnsupportedSyntaxError, "match x.ndim", ["Match"]),

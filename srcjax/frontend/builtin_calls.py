@@ -196,6 +196,16 @@ def lazy_maps(norm: Normalizer, node: cst.BaseExpression) -> cst.BaseExpression:
             made = map_call(norm, updated)
             return updated if made is None else made
 
+    class Found(cst.CSTVisitor):  # (a transformer rebuilds the nodes, losing the user's positions: only if needed)
+        seen = False
+
+        def visit_Call(self, call: cst.Call) -> None:
+            Found.seen = Found.seen or isinstance(call.func, cst.Name) and call.func.value == "map"
+
+    found = Found()
+    node.visit(found)
+    if not found.seen:
+        return node
     out = node.visit(Maps())
     assert isinstance(out, cst.BaseExpression)
     return out

@@ -123,10 +123,9 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
             return prim.fn(*args, **kwargs)
         except Exception as e:
             raise StaticValueError(f"{prim.path}(): {type(e).__name__}: {e}") from None
-    if prim.name == "logical_and" and len(values) == 2 and any(
-            not is_dynamic(v) and np.ndim(v) == 0 and not v for v in values):  # (False and x: False, x pure; a
-        shape = np.broadcast_shapes(*(np.shape(v) if not is_dynamic(v) else v.aval.shape for v in values))
-        return np.zeros(shape, bool)  # loop's test known False on entry: loops.never_entered)
+    folded = prim.fold(values) if prim.fold is not None else None
+    if folded is not None:
+        return folded
     for i, (n, v) in enumerate(zip(names, values)):
         if n in prim.arrays and v is not None:
             values[i] = sp.lift(v)

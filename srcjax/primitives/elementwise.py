@@ -650,6 +650,18 @@ nondiff("equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
         "floor_divide")
 set_fields("heaviside", nondiff_args=frozenset({"x1"}))  # a step in x1
 
+
+def _false_and(values: list[Any]) -> Any:
+    """``False and x``: False of the broadcast shape, ``x`` pure (a loop's test known False on entry:
+    ``lower/loops.never_entered``); None where no operand is a static False."""
+    from ..lower.values import is_dynamic
+    if len(values) == 2 and any(not is_dynamic(v) and np.ndim(v) == 0 and not v for v in values):
+        return np.zeros(np.broadcast_shapes(*(v.aval.shape if is_dynamic(v) else np.shape(v) for v in values)), bool)
+    return None
+
+
+set_fields("logical_and", fold=_false_and)
+
 # what the simplifier of generated source may assume (registry.SIMPLIFY_KINDS)
 for _kind, _names in {
     "float": "sin cos tan tanh sinh cosh arcsin arccos arctan arcsinh arccosh arctanh exp exp2 expm1 log log2 "

@@ -137,6 +137,7 @@ class Primitive:
     # the same leading axes (np.linalg.inv): on a repeat of a smaller stack, lowered once (lower/apply.py)
     stacked: int = 0
     unset_through: bool = False  # an UNSET first operand (a value a path leaves unset) gives UNSET (taken)
+    fold: Callable[[list[Any]], Any] | None = None  # a result some static operands decide (None: not decided)
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
