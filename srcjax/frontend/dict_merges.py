@@ -23,6 +23,7 @@ from typing import Any
 
 import libcst as cst
 
+from .names import Visitor
 from .read import FunctionSource
 
 _DICT_METHODS = ("items", "keys", "values")
@@ -44,7 +45,7 @@ def rewrite(src: FunctionSource) -> FunctionSource:
 def _has_or(fdef: cst.FunctionDef) -> bool:
     found = False
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_BinaryOperation(self, n: cst.BinaryOperation) -> None:
             nonlocal found
             found = found or isinstance(n.operator, cst.BitOr)
@@ -53,7 +54,7 @@ def _has_or(fdef: cst.FunctionDef) -> bool:
             nonlocal found
             found = found or isinstance(n.operator, cst.BitOrAssign)
 
-    fdef.visit(V())
+    V().walk(fdef)
     return found
 
 
@@ -67,7 +68,7 @@ def _dict_names(fdef: cst.FunctionDef) -> set[str]:
     names: set[str] = set()
     binds: list[tuple[str, cst.BaseExpression]] = []
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_Subscript(self, n: cst.Subscript) -> None:
             if isinstance(n.value, cst.Name) and len(n.slice) == 1 and isinstance(n.slice[0].slice, cst.Index) \
                     and isinstance(n.slice[0].slice.value, cst.SimpleString):
@@ -83,7 +84,7 @@ def _dict_names(fdef: cst.FunctionDef) -> set[str]:
             if len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
                 binds.append((n.targets[0].target.value, n.value))
 
-    fdef.visit(V())
+    V().walk(fdef)
     grown = True
     while grown:  # a name bound to a display, or to a merge of a dict (d = defaults | a; e = d)
         grown = False
@@ -113,7 +114,7 @@ def _array_evidence(fdef: cst.FunctionDef) -> tuple[set[str], set[int]]:
             elif _merge(n):
                 ors.add(id(n))
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_BinaryOperation(self, n: cst.BinaryOperation) -> None:
             if not isinstance(n.operator, cst.BitOr):
                 operands(n.left, n.right)
@@ -142,7 +143,7 @@ def _array_evidence(fdef: cst.FunctionDef) -> tuple[set[str], set[int]]:
                    isinstance(e.slice.value, (cst.Integer, cst.UnaryOperation)) for e in n.slice):
                 operands(n.value)
 
-    fdef.visit(V())
+    V().walk(fdef)
     return names, ors
 
 
