@@ -52,7 +52,7 @@ from .anf import (
     primitive_paths,
 )
 from .inline_lax import inline_lax
-from .integer_leaves import integer_names
+from .integer_leaves import bindings, integer_names, integers
 from .templates import expr
 
 # -- analysis ------------------------------------------------------------------------------------
@@ -73,59 +73,15 @@ def array_names(body: Sequence[Any], act: Activity) -> set[str]:
     return out
 
 
-_INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
-
-
 def unique_keys(body: Sequence[Any], params: Sequence[str]) -> frozenset[str]:
-    """Names bound only to Python integers in ``body`` (integer literals, ``len(...)``, sums and
-    products of such, and targets of loops over ``range(...)``: a counter ``i = 0 ... i = i + 1``, a
-    scan's step), or only to comparisons (boolean masks), and keys of dicts and lists. As index keys
-    they cannot name an element twice (``winning_writes`` folds away). ``params`` (the function's
-    parameters, bound on entry to anything) are never such names, nor is what is computed from them:
-    a parameter rebound in ``body`` (``y = 3 * y``) is not an integer for its rebinding's sake."""
-    binds: dict[str, list[Any]] = {p: [None] for p in params}
-    for st, _ in _walk(body):
-        if isinstance(st, cst.Assign):
-            for t in st.targets:
-                for n in target_names(t.target):
-                    binds.setdefault(n, []).append(st.value if isinstance(t.target, cst.Name) else None)
-        elif isinstance(st, cst.AugAssign) and isinstance(st.target, cst.Name):
-            binds.setdefault(st.target.value, []).append(
-                cst.BinaryOperation(st.target, cst.Add(), st.value) if isinstance(st.operator, cst.AddAssign) else None)
-        elif isinstance(st, (cst.AnnAssign, cst.AugAssign)):
-            for n in target_names(st.target):
-                binds.setdefault(n, []).append(None)
-        elif isinstance(st, cst.For):
-            for n in target_names(st.target):
-                binds.setdefault(n, []).append(("for", st.iter) if isinstance(st.target, cst.Name) else None)
-    ints = set(binds)
-
-    def ranged(e: Any) -> bool:  # range(...), reversed(range(...)), or a name bound to one
-        if isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value in ("range", "reversed"):
-            return e.func.value == "range" or len(e.args) == 1 and ranged(e.args[0].value)
-        return isinstance(e, cst.Name) and bool(binds.get(e.value)) and all(
-            b is not None and not isinstance(b, tuple) and ranged(b) for b in binds[e.value])
-
-    def integral(b: Any) -> bool:
-        if isinstance(b, tuple):
-            return ranged(b[1])
-        if isinstance(b, cst.Integer):
-            return True
-        if isinstance(b, cst.Name):
-            return b.value in ints
-        if isinstance(b, cst.UnaryOperation) and isinstance(b.operator, cst.Minus):
-            return integral(b.expression)
-        if isinstance(b, cst.BinaryOperation) and isinstance(b.operator, _INT_OPS):
-            return integral(b.left) and integral(b.right)
-        return isinstance(b, cst.Call) and isinstance(b.func, cst.Name) and b.func.value == "len"
-
-    changed = True
-    while changed:  # the largest set closed under the rules (a counter reads itself)
-        changed = False
-        for n in list(ints):
-            if not all(b is not None and integral(b) for b in binds[n]):
-                ints.discard(n)
-                changed = True
+    """Names bound only to Python integers in ``body`` (:func:`.integer_leaves.integers`: integer literals,
+    ``len(...)``, sums and products of such, targets of loops over ``range(...)``, integer elements of tuples and
+    dicts: a counter ``i = 0 ... i = i + 1``, a scan's step), or only to comparisons (boolean masks), and keys of
+    dicts and lists. As index keys they cannot name an element twice (``winning_writes`` folds away). ``params``
+    (the function's parameters, bound on entry to anything) are never such names, nor is what is computed from
+    them: a parameter rebound in ``body`` (``y = 3 * y``) is not an integer for its rebinding's sake."""
+    binds = bindings(body, params)
+    ints = integers(binds)
     bools = {n for n, bs in binds.items() if all(isinstance(b, cst.BaseExpression) and boolean_valued(b) for b in bs)}
     keys = _container_keys(body, binds)
     return UniqueKeys(ints | bools | keys, containers=frozenset(keys - ints - bools))

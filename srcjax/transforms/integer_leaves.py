@@ -3,12 +3,14 @@
 A loop body's carry ``(n + 1, s * 0.5 + x[i] * n)`` is one active container, so activity alone makes its
 counter ``n`` active too, and reverse mode would read ``n``'s cotangent from the carry's cotangent, which
 holds None there (an integer leaf has no derivative: :func:`srcjax.adjoint.pack_like`). :func:`integer_names`
-finds such names statically, so that activity leaves them out: an integer carries no derivative.
+finds such names statically, so that activity leaves them out: an integer carries no derivative. The same
+names are index keys that cannot repeat (:func:`~.activity.unique_keys`).
 
 A name is an integer when every binding of it is: an integer literal, ``len(...)``, a loop target over
-``range(...)``, ``+ - * // %`` of integers, or an element of a container every binding of which is a tuple,
-list or dict literal holding an integer at that position or key (``n, s = carry``; ``c["n"]``; ``carry[0]``).
-The largest such set (a counter reads itself); parameters are bound to anything, so never integers.
+``range(...)`` or ``reversed(range(...))``, ``+ - * // %`` of integers (``n += 1`` too), or an element of a
+container every binding of which is a tuple, list or dict literal holding an integer at that position or key
+(``n, s = carry``; ``c["n"]``; ``carry[0]``). The largest such set (a counter reads itself); parameters are
+bound to anything, so never integers.
 """
 
 from __future__ import annotations
@@ -22,11 +24,17 @@ from ..frontend.names import code, target_names
 from ..frontend.restructure import walk
 
 _INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
-_LITERALS = (cst.Tuple, cst.List, cst.Dict)
 
 
 def integer_names(body: Sequence[Any], params: Sequence[str]) -> frozenset[str]:
     """Names of ``body`` bound only to Python integers (see the module's docstring)."""
+    return frozenset(integers(bindings(body, params)))
+
+
+def bindings(body: Sequence[Any], params: Sequence[str]) -> dict[str, list[Any]]:
+    """Every name of ``body`` and what each of its bindings binds it to: an expression, ``("for", iter)`` (the
+    target of a loop over ``iter``), ``("item", value, k)`` (position ``k`` of what ``value`` holds: ``n, s =
+    carry``), or None (anything: a parameter, a starred or annotated target)."""
     binds: dict[str, list[Any]] = {p: [None] for p in params}
 
     def bind(target: cst.BaseExpression, value: Any) -> None:
@@ -46,15 +54,25 @@ def integer_names(body: Sequence[Any], params: Sequence[str]) -> frozenset[str]:
                 bind(t.target, st.value)
         elif isinstance(st, cst.For):
             bind(st.target, ("for", st.iter) if isinstance(st.target, cst.Name) else None)
+        elif isinstance(st, cst.AugAssign) and isinstance(st.target, cst.Name):
+            bind(st.target, cst.BinaryOperation(st.target, cst.Add(), st.value)
+                 if isinstance(st.operator, cst.AddAssign) else None)
         elif isinstance(st, (cst.AnnAssign, cst.AugAssign)):
             for n in target_names(st.target):
                 binds.setdefault(n, []).append(None)
+    return binds
+
+
+def integers(binds: dict[str, list[Any]]) -> set[str]:
+    """The names of ``binds`` (:func:`bindings`) bound only to Python integers: the largest set closed under
+    the module docstring's rules."""
     ints = set(binds)
 
-    def ranged(e: Any) -> bool:
-        return isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value == "range" or \
-            isinstance(e, cst.Name) and bool(binds.get(e.value)) and all(
-                isinstance(b, cst.BaseExpression) and ranged(b) for b in binds[e.value])
+    def ranged(e: Any) -> bool:  # range(...), reversed(range(...)), or a name bound only to one
+        if isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value in ("range", "reversed"):
+            return e.func.value == "range" or len(e.args) == 1 and ranged(e.args[0].value)
+        return isinstance(e, cst.Name) and bool(binds.get(e.value)) and all(
+            isinstance(b, cst.BaseExpression) and ranged(b) for b in binds[e.value])
 
     def element(value: Any, key: Any, seen: frozenset[str]) -> list[Any] | None:
         """What position/key ``key`` of ``value`` is bound to, over every binding; None: not known."""
@@ -124,10 +142,10 @@ def integer_names(body: Sequence[Any], params: Sequence[str]) -> frozenset[str]:
             all(a.keyword is None and a.star == "" and integral(a.value) for a in d.args)
 
     changed = True
-    while changed:  # the largest set closed under the rules
+    while changed:  # the largest set closed under the rules (a counter reads itself)
         changed = False
         for n in list(ints):
             if not all(b is not None and integral(b) for b in binds[n]):
                 ints.discard(n)
                 changed = True
-    return frozenset(ints)
+    return ints
