@@ -121,6 +121,17 @@ class ExpressionBuilder:
             raise Unsupported(tok)
         self.i = end
 
+    def around(self, tok: str) -> tuple[str, str]:
+        """The spaces before and after ``tok``, read with it."""
+        before = self.spaces()
+        self.token(tok)
+        return before, self.spaces()
+
+    def operator(self, tok: str, cls: type) -> Any:
+        """The node ``cls`` of the operator ``tok`` (``+``, ``and``, ``.``, ``+=``), with the spaces around it."""
+        before, after = self.around(tok)
+        return make(cls, whitespace_before=whitespace(before), whitespace_after=whitespace(after))
+
     def no_space(self) -> None:
         """Where libcst's choice of owner for a space is not one this module writes: none allowed."""
         if self.i < len(self.t) and self.t[self.i] == " ":
@@ -166,16 +177,12 @@ class ExpressionBuilder:
         if kind is ast.BinOp:
             left = self.expr(node.left)
             tok, bin_cls = _BINARY[type(node.op)]
-            before = self.spaces()
-            self.token(tok)
-            op = make(bin_cls, whitespace_before=whitespace(before), whitespace_after=whitespace(self.spaces()))
+            op = self.operator(tok, bin_cls)
             right = self.expr(node.right)
             return make(cst.BinaryOperation, left=left, operator=op, right=right, lpar=(), rpar=())
         if kind is ast.Attribute:
             value = self.expr(node.value)
-            before = self.spaces()
-            self.token(".")
-            dot = make(cst.Dot, whitespace_before=whitespace(before), whitespace_after=whitespace(self.spaces()))
+            dot = self.operator(".", cst.Dot)
             attr = node.attr
             self.token(attr)
             return make(cst.Attribute, value=value, attr=make(cst.Name, value=attr, lpar=(), rpar=()), dot=dot,
@@ -197,20 +204,14 @@ class ExpressionBuilder:
             values = node.values
             out = self.expr(values[0])
             for v in values[1:]:
-                before = self.spaces()
-                self.token(tok)
-                op = make(bool_cls, whitespace_before=whitespace(before), whitespace_after=whitespace(self.spaces()))
+                op = self.operator(tok, bool_cls)
                 out = make(cst.BooleanOperation, left=out, operator=op, right=self.expr(v), lpar=(), rpar=())
             return out
         if kind is ast.IfExp:
             body = self.expr(node.body)
-            w1 = self.spaces()
-            self.token("if")
-            w2 = self.spaces()
+            w1, w2 = self.around("if")
             test = self.expr(node.test)
-            w3 = self.spaces()
-            self.token("else")
-            w4 = self.spaces()
+            w3, w4 = self.around("else")
             orelse = self.expr(node.orelse)
             return make(cst.IfExp, test=test, body=body, orelse=orelse, lpar=(), rpar=(),
                          whitespace_before_if=whitespace(w1), whitespace_after_if=whitespace(w2),
@@ -369,18 +370,14 @@ class ExpressionBuilder:
         left = self.expr(node.left)
         targets = []
         for op, right in zip(node.ops, node.comparators):
-            before = self.spaces()
             two = _COMPARE2.get(type(op))
-            if two is not None:
-                self.token(two[0])
-                between = self.spaces()
+            if two is not None:  # (`not in`, `is not`)
+                before, between = self.around(two[0])
                 self.token(two[1])
                 cmp = make(two[2], whitespace_before=whitespace(before), whitespace_between=whitespace(between),
-                            whitespace_after=whitespace(self.spaces()))
+                           whitespace_after=whitespace(self.spaces()))
             else:
-                tok, cls = _COMPARE[type(op)]
-                self.token(tok)
-                cmp = make(cls, whitespace_before=whitespace(before), whitespace_after=whitespace(self.spaces()))
+                cmp = self.operator(*_COMPARE[type(op)])
             targets.append(make(cst.ComparisonTarget, operator=cmp, comparator=self.expr(right)))
         return make(cst.Comparison, left=left, comparisons=tuple(targets), lpar=(), rpar=())
 

@@ -82,10 +82,9 @@ class _Line(ExpressionBuilder):
             targets = []
             for t in node.targets:
                 target = self.expr(t)
-                before = self.spaces()
-                self.token("=")
+                before, after = self.around("=")
                 targets.append(make(cst.AssignTarget, target=target, whitespace_before_equal=whitespace(before),
-                                    whitespace_after_equal=whitespace(self.spaces())))
+                                    whitespace_after_equal=whitespace(after)))
             return make(cst.Assign, targets=tuple(targets), value=self.expr(node.value),
                         semicolon=cst.MaybeSentinel.DEFAULT)
         if kind is ast.Return:
@@ -111,9 +110,7 @@ class _Line(ExpressionBuilder):
         if kind is ast.AugAssign:
             tok, cls = _AUG[type(node.op)]
             target = self.expr(node.target)
-            before = self.spaces()
-            self.token(tok)
-            op = make(cls, whitespace_before=whitespace(before), whitespace_after=whitespace(self.spaces()))
+            op = self.operator(tok, cls)
             return make(cst.AugAssign, target=target, operator=op, value=self.expr(node.value),
                         semicolon=cst.MaybeSentinel.DEFAULT)
         if kind is ast.Pass or kind is ast.Break or kind is ast.Continue:
@@ -314,9 +311,7 @@ class _Lines:
         b = self.header(node, indent, "for")
         after_for = b.spaces()
         target = b.expr(node.target)
-        before_in = b.spaces()
-        b.token("in")
-        after_in = b.spaces()
+        before_in, after_in = b.around("in")
         it = b.expr(node.iter)
         before_colon = b.spaces()
         if b.i != len(b.t) or not before_in or not after_in:
