@@ -730,20 +730,21 @@ def calling(w: FunctionWriter, callee: str) -> cst.FunctionDef:
     a ``lax`` call, ``lax.cond(p, helper_a, helper_b, x)``): batched like a nested function, its call
     becomes a call of ``callee``'s batched copy."""
     params = [p.name.value for p in w.program.functions[callee].fdef.params.params]
-    name, out = w.names.fresh(f"{callee}_call"), w.names.fresh(f"{callee}_out")
-    text = f"def {name}({', '.join(params)}):\n    {out} = {callee}({', '.join(params)})\n    return {out}\n"
-    fdef = cst.parse_module(text).body[0]
-    assert isinstance(fdef, cst.FunctionDef)
-    w.defs[name] = fdef
-    return fdef
+    return _local_def(w, f"{callee}_call", f"{callee}_out", callee, params)
 
 
 def applying(w: FunctionWriter, func: cst.Attribute, count: int) -> cst.FunctionDef:
     """A local function applying the NumPy function ``func`` to ``count`` operands (a branch of ``lax.cond`` /
     ``lax.switch`` given as ``np.sin``): batched like a nested function."""
     params = [w.names.fresh("operand") for _ in range(count)]
-    name, out = w.names.fresh(f"{func.attr.value}_branch"), w.names.fresh(f"{func.attr.value}_out")
-    text = f"def {name}({', '.join(params)}):\n    {out} = {code(func)}({', '.join(params)})\n    return {out}\n"
+    return _local_def(w, f"{func.attr.value}_branch", f"{func.attr.value}_out", code(func), params)
+
+
+def _local_def(w: FunctionWriter, name: str, out: str, func: str, params: list[str]) -> cst.FunctionDef:
+    """``def name(params): out = func(params); return out`` (``name`` and ``out`` made fresh), a local function
+    of ``w``."""
+    name, out = w.names.fresh(name), w.names.fresh(out)
+    text = f"def {name}({', '.join(params)}):\n    {out} = {func}({', '.join(params)})\n    return {out}\n"
     fdef = cst.parse_module(text).body[0]
     assert isinstance(fdef, cst.FunctionDef)
     w.defs[name] = fdef
