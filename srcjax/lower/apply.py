@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..adjoint import UNSET, first_of
 from ..core import ArgumentError, DTypeError, InternalError, ShapedArray, StaticValueError
 from ..primitives.registry import LowerCtx, Primitive
 from .hlo import HloValue
@@ -82,10 +81,8 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
     allows it), else abstract evaluation (shape and dtype errors) and lowering into ``sp``'s function.
     Scalar results carry their operands' origins; an operator on weakly typed operands stays weak."""
     assert sp.b is not None
-    if args and args[0] is None and prim.tree is first_of:  # (unbroadcast, broadcast_like: None, no derivative,
-        return None  # stays None, as a container's cotangent stays as it is: an integer counter's in a loop on data)
-    if args and args[0] is UNSET and prim.unset_through:
-        return UNSET
+    if args and any(args[0] is v for v in prim.through):  # (unbroadcast's None, taken's UNSET)
+        return args[0]
     try:
         bound = _bound(prim.signature, args, kwargs)
     except TypeError as e:

@@ -14,7 +14,7 @@ from ..lower.hlo import HloValue, aval_type, is_inexact
 from . import batch_rules, gather
 from .common import broadcast_shapes, fmt_shape, normalize_axes
 from .elementwise import result_dtype
-from .registry import LowerCtx, deflinear, defprim, nondiff
+from .registry import LowerCtx, deflinear, defprim, nondiff, set_fields
 from .shape import getitem_abstract, index_plan
 
 
@@ -325,9 +325,12 @@ def _expand_reduced_lower(ctx: LowerCtx, g: HloValue, a: HloValue, axis: Any, ke
 defprim("unbroadcast", adjoint.unbroadcast, _unbroadcast_stub, abstract_eval=_unbroadcast_abstract,
         lower=_unbroadcast_lower, arrays=("g", "x"), path="unbroadcast", tree=adjoint.first_of,
         nondiff_args=("x",))  # (x gives the shape)
+# (None, no derivative, stays None, as a container's cotangent stays as it is: an integer counter's in a loop on data)
+set_fields("unbroadcast", through=(None,))
 defprim("broadcast_like", adjoint.broadcast_like, _broadcast_like_stub, abstract_eval=_broadcast_like_abstract,
         lower=_broadcast_like_lower, arrays=("t", "y"), path="broadcast_like", tree=adjoint.first_of,
         nondiff_args=("y",))
+set_fields("broadcast_like", through=(None,))
 defprim("expand_reduced", adjoint.expand_reduced, _expand_reduced_stub, abstract_eval=_expand_reduced_abstract,
         lower=_expand_reduced_lower, arrays=("g", "a"), path="expand_reduced", positional=4,
         nondiff_args=("a",))
@@ -353,8 +356,6 @@ deflinear("expand_reduced", {"g": "expand_reduced(g_dot, a, axis, keepdims)"},
 
 
 # -- batching (vmap) ------------------------------------------------------------------------------
-from .registry import set_fields  # noqa: E402
-
 set_fields("index_add", batch=batch_rules.keyed("batch_index_add", "z", "key", "g"))
 set_fields("index_update", batch=batch_rules.keyed("batch_index_update", "x", "key", "value"))
 set_fields("index_cleared", batch=batch_rules.keyed("batch_index_cleared", "g", "key", "x"))
@@ -393,5 +394,5 @@ def _taken_batch(c: batch_rules.BatchCall) -> str:
 defprim("taken", branch_guard.taken, _taken_stub, abstract_eval=_taken_abstract, lower=lambda ctx, x, pred, keep: x,
         arrays=("x", "pred"), nondiff_args=("pred",), path="taken", static_eval=False, positional=2,
         jvp={"x": "x_dot"}, vjp={"x": "taken_bar(out_bar, pred)"})
-set_fields("taken", batch=_taken_batch, vjp_when=_taken_vjp, unset_through=True)  # (a value saved for the adjoint
+set_fields("taken", batch=_taken_batch, vjp_when=_taken_vjp, through=(adjoint.UNSET,))  # (a value saved for the adjoint
 # that the path of these examples leaves UNSET: vmap's broadcast of it for a batched branch is UNSET too)

@@ -136,7 +136,9 @@ class Primitive:
     # > 0: the rank of one entry of its one array operand's stack (a matrix's: 2), each result a stack along
     # the same leading axes (np.linalg.inv): on a repeat of a smaller stack, lowered once (lower/apply.py)
     stacked: int = 0
-    unset_through: bool = False  # an UNSET first operand (a value a path leaves unset) gives UNSET (taken)
+    # first operands that are the result as they are (unbroadcast's None: an integer leaf's cotangent; taken's UNSET:
+    # a value a path leaves unset): static folds before anything is bound or checked
+    through: tuple[Any, ...] = ()
     fold: Callable[[list[Any]], Any] | None = None  # a result some static operands decide (None: not decided)
 
     def __repr__(self) -> str:
