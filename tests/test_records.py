@@ -41,6 +41,8 @@ def test_record_fields_are_well_formed() -> None:
         assert p.result_kind({}) in ("array", "list", "per_operand", "any"), name
         assert p.simplify is None or p.simplify in SIMPLIFY_KINDS, name
         assert p.batch is None or callable(p.batch), name  # (the slot vmap fills: issue #15)
+        assert p.fold is None or callable(p.fold), name  # (static folds: decided by static operands)
+        assert isinstance(p.through, tuple) and all(v is None or not callable(v) for v in p.through), name
         assert callable(p.fn) and callable(p.abstract_eval) and callable(p.lower), name
         assert registry.lookup(p.fn) is p, name
         if p.path.startswith("np.") and p.path.count(".") == 1:
