@@ -68,11 +68,15 @@ def integers(binds: dict[str, list[Any]]) -> set[str]:
     the module docstring's rules."""
     ints = set(binds)
 
-    def ranged(e: Any) -> bool:  # range(...), reversed(range(...)), or a name bound only to one
+    def ranged(e: Any, seen: frozenset[str] = frozenset()) -> bool:
+        """``range(...)``, ``reversed(range(...))``, or a name bound only to such (or to names in ``seen``, those
+        being asked about: ``a = b; b = a`` in a loop)."""
         if isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value in ("range", "reversed"):
-            return e.func.value == "range" or len(e.args) == 1 and ranged(e.args[0].value)
+            return e.func.value == "range" or len(e.args) == 1 and ranged(e.args[0].value, seen)
+        if isinstance(e, cst.Name) and e.value in seen:
+            return True
         return isinstance(e, cst.Name) and bool(binds.get(e.value)) and all(
-            isinstance(b, cst.BaseExpression) and ranged(b) for b in binds[e.value])
+            isinstance(b, cst.BaseExpression) and ranged(b, seen | {e.value}) for b in binds[e.value])
 
     def element(value: Any, key: Any, seen: frozenset[str]) -> list[Any] | None:
         """What position/key ``key`` of ``value`` is bound to, over every binding; None: not known."""
@@ -109,37 +113,43 @@ def integers(binds: dict[str, list[Any]]) -> set[str]:
             return None
         return None
 
-    def integral(b: Any) -> bool:
+    def integral(b: Any, seen: frozenset[Any] = frozenset()) -> bool:
+        """Whether ``b`` is an integer, the elements in ``seen`` (asked about further up: ``c = (c[0] + 1, s)``)
+        taken to be (the largest set)."""
         if isinstance(b, tuple):
             if b[0] == "for":
                 return ranged(b[1])
-            got = element(b[1], b[2], frozenset())
-            return got is not None and all(integral(e) for e in got)
+            return id(b) in seen or _all_integral(element(b[1], b[2], frozenset()), seen | {id(b)})
         if isinstance(b, cst.Integer):
             return True
         if isinstance(b, cst.Name):
             return b.value in ints
         if isinstance(b, cst.UnaryOperation) and isinstance(b.operator, cst.Minus):
-            return integral(b.expression)
+            return integral(b.expression, seen)
         if isinstance(b, cst.BinaryOperation) and isinstance(b.operator, _INT_OPS):
-            return integral(b.left) and integral(b.right)
+            return integral(b.left, seen) and integral(b.right, seen)
         if isinstance(b, cst.Subscript) and len(b.slice) == 1 and isinstance(b.slice[0].slice, cst.Index):
             k = b.slice[0].slice.value  # `carry[0]`, `c["n"]`
             key = int(k.value) if isinstance(k, cst.Integer) else \
                 k.evaluated_value if isinstance(k, cst.SimpleString) else None
-            got = element(b.value, key, frozenset()) if key is not None else None
-            return got is not None and all(integral(e) for e in got)
+            return id(b) in seen or key is not None and \
+                _all_integral(element(b.value, key, frozenset()), seen | {id(b)})
         if isinstance(b, cst.Call) and code(b.func) == "np.asarray" and len(b.args) == 2 and \
                 b.args[1].keyword is not None and b.args[1].keyword.value == "dtype":
-            return integral(b.args[0].value) and int_dtype(b.args[1].value)  # (a scan's start, typed as its carry)
+            # (a scan's start, typed as its carry)
+            return integral(b.args[0].value, seen) and int_dtype(b.args[1].value, seen)
         return isinstance(b, cst.Call) and isinstance(b.func, cst.Name) and b.func.value == "len"
 
-    def int_dtype(d: Any) -> bool:
-        """Whether ``d`` is ``np.result_type`` of integers (or a name bound only to such)."""
+    def _all_integral(got: list[Any] | None, seen: frozenset[Any]) -> bool:
+        return got is not None and all(integral(e, seen) for e in got)
+
+    def int_dtype(d: Any, seen: frozenset[Any] = frozenset()) -> bool:
+        """Whether ``d`` is ``np.result_type`` of integers (or a name bound only to such, or to names in ``seen``)."""
         if isinstance(d, cst.Name):
-            return bool(binds.get(d.value)) and all(int_dtype(b) for b in binds[d.value])
+            return d.value in seen or bool(binds.get(d.value)) and all(int_dtype(b, seen | {d.value})
+                                                                      for b in binds[d.value])
         return isinstance(d, cst.Call) and code(d.func) == "np.result_type" and bool(d.args) and \
-            all(a.keyword is None and a.star == "" and integral(a.value) for a in d.args)
+            all(a.keyword is None and a.star == "" and integral(a.value, seen) for a in d.args)
 
     changed = True
     while changed:  # the largest set closed under the rules (a counter reads itself)
