@@ -81,7 +81,7 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
     allows it), else abstract evaluation (shape and dtype errors) and lowering into ``sp``'s function.
     Scalar results carry their operands' origins; an operator on weakly typed operands stays weak."""
     assert sp.b is not None
-    if args and any(args[0] is v for v in prim.through):  # (unbroadcast's None, taken's UNSET)
+    if prim.through and args and any(args[0] is v for v in prim.through):  # (unbroadcast's None, taken's UNSET)
         return args[0]
     try:
         bound = _bound(prim.signature, args, kwargs)
