@@ -877,11 +877,4 @@ def _own_refusal(nf: NormalizedFunction, func: cst.BaseExpression) -> tuple[str,
 
 
 def _assignments(node: cst.CSTNode) -> list[cst.Assign]:
-    found: list[cst.Assign] = []
-
-    class _Find(cst.CSTVisitor):
-        def visit_Assign(self, a: cst.Assign) -> None:
-            found.append(a)
-
-    node.visit(_Find())
-    return found
+    return [n for n in walk(node) if type(n) is cst.Assign]  # (read-only: libcst's visitor rebuilt every node)
