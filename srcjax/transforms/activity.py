@@ -109,13 +109,13 @@ def unique_keys(body: Sequence[Any], params: Sequence[str]) -> frozenset[str]:
     def integral(b: Any) -> bool:
         if isinstance(b, tuple):
             return ranged(b[1])
-        if isinstance(b, cst.Integer):
+        if type(b) is cst.Integer:  # (exact types: libcst's node classes are final; isinstance goes through ABCMeta)
             return True
-        if isinstance(b, cst.Name):
+        if type(b) is cst.Name:
             return b.value in ints
-        if isinstance(b, cst.UnaryOperation) and isinstance(b.operator, cst.Minus):
+        if type(b) is cst.UnaryOperation and type(b.operator) is cst.Minus:
             return integral(b.expression)
-        if isinstance(b, cst.BinaryOperation) and isinstance(b.operator, _INT_OPS):
+        if type(b) is cst.BinaryOperation and isinstance(b.operator, _INT_OPS):
             return integral(b.left) and integral(b.right)
         return isinstance(b, cst.Call) and isinstance(b.func, cst.Name) and b.func.value == "len"
 
@@ -457,11 +457,12 @@ def _per_element(s: cst.CSTNode) -> list[tuple[list[str], list[str]]]:
     pairs: list[tuple[list[str], list[str]]] = []
 
     def split(target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
-        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and \
+        if (type(target) is cst.Tuple or type(target) is cst.List) and \
+                (type(value) is cst.Tuple or type(value) is cst.List) and \
                 len(target.elements) == len(value.elements) and \
-                not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+                not any(type(e) is cst.StarredElement for e in (*target.elements, *value.elements)):
             return all(split(t.value, v.value) for t, v in zip(target.elements, value.elements))
-        if not isinstance(value, cst.Name):
+        if type(value) is not cst.Name:  # (exact types, as in unique_keys)
             return False
         pairs.append((target_names(target), [value.value]))
         return True
