@@ -283,9 +283,11 @@ def none_cotangents(owner: _Custom) -> frozenset[int]:
         return frozenset()
     import libcst as cst
 
+    from .frontend.names import Visitor
+
     returns: list[cst.Return] = []
 
-    class _Returns(cst.CSTVisitor):
+    class _Returns(Visitor):
         def visit_Return(self, node: cst.Return) -> None:
             returns.append(node)
 
@@ -295,7 +297,7 @@ def none_cotangents(owner: _Custom) -> frozenset[int]:
         def visit_Lambda(self, node: cst.Lambda) -> bool:
             return False
 
-    fdef.visit(_Returns())
+    _Returns().walk(fdef)
     n = len(owner.diff_params())
     common: set[int] | None = None
     for r in returns:

@@ -370,17 +370,21 @@ def test_walk_ast_is_ast_walk():
 
 
 def test_classes_checked_by_exact_type_have_no_subclasses():
-    """normalize, binding_times, functionalize, locations, inline_lax and host_print test these libcst
-    classes with ``type(n) is ...`` (isinstance on a libcst class goes through ABCMeta): right only while
+    """normalize, binding_times, functionalize, locations, inline_lax, host_print, anf, activity and starred test
+    these libcst classes with ``type(n) is ...`` (isinstance on a libcst class goes through ABCMeta): right only while
     libcst has no subclasses of them."""
     import libcst as cst
 
     from srcjax.frontend.functionalize import _BLOCKS
-    from srcjax.frontend.normalize import UNSUPPORTED_EXPRESSIONS
+    from srcjax.frontend.normalize import UNSUPPORTED_EXPRESSIONS, UNSUPPORTED_STATEMENTS
     from srcjax.frontend.syntax import LITERAL_TYPES
 
     for c in (cst.Lambda, cst.Call, cst.Name, cst.Attribute, cst.FormattedString, cst.FunctionDef, cst.Else,
-              cst.IndentedBlock, cst.SimpleStatementSuite, cst.Comparison, cst.Arg, *_BLOCKS, *LITERAL_TYPES, *UNSUPPORTED_EXPRESSIONS):
+              cst.IndentedBlock, cst.SimpleStatementSuite, cst.Comparison, cst.Arg, *_BLOCKS, *LITERAL_TYPES,
+              *UNSUPPORTED_EXPRESSIONS, *UNSUPPORTED_STATEMENTS, cst.Subscript, cst.BinaryOperation,
+              cst.UnaryOperation, cst.BooleanOperation, cst.ListComp, cst.GeneratorExp, cst.IfExp, cst.Tuple, cst.List,
+              cst.Dict, cst.For, cst.While, cst.Return, cst.SimpleStatementLine, cst.Integer, cst.Minus,
+              cst.StarredElement, cst.Element):
         assert not c.__subclasses__(), c
 
 

@@ -1,7 +1,9 @@
 """Before/after source tests for the generated-code simplifier."""
 
+import ast
 import os
 import textwrap
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -572,3 +574,68 @@ def test_constant_cotangent_rewrites_are_exact() -> None:
             np.testing.assert_array_equal(got, want)
     text = simplify_source(_RAW["_constants"], set(ADJ), *_FLOATS["_constants"])
     assert "-ones_like(m)" in text and "0.1 * ones_like(z)" in text, text
+
+
+def _binds_recursive(fdef: ast.FunctionDef) -> Counter[str]:
+    """simplify_syntax._binds as first written (a recursive visit): the reference for the stack walk."""
+    from srcjax.transforms.simplify_syntax import _SCOPES
+
+    out: Counter[str] = Counter()
+    a = fdef.args
+    for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *([a.vararg] if a.vararg else []),
+              *([a.kwarg] if a.kwarg else [])]:
+        out[p.arg] += 1
+
+    def visit(node: ast.AST, w: int) -> None:
+        if isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                out[node.id] += w
+            return
+        if isinstance(node, ast.arg):
+            out[node.arg] += 2
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out[node.name] += 2
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for n in node.names:
+                out[n] += 2
+        elif isinstance(node, ast.alias):
+            out[(node.asname or node.name).split(".")[0]] += 2
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            out[node.name] += 2
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            out[node.name] += 2
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            out[node.rest] += 2
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, *_SCOPES)):
+            w = 2
+        for child in ast.iter_child_nodes(node):
+            visit(child, w)
+
+    for s in fdef.body:
+        visit(s, 1)
+    return out
+
+
+def test_binds_counts_as_the_recursive_visit():
+    from pathlib import Path
+
+    from srcjax.transforms.simplify_syntax import _binds
+
+    every = (
+        "def f(x, *a, k=1, **kw):\n    global g\n    import os.path as p, numpy\n    y = x\n    y += 1\n"
+        "    (u, [v, *w]) = x\n    for i in range(3):\n        z = i\n    while y:\n        y = y - 1\n"
+        "    q = [t for t in x if (s := t)]\n    h = lambda m, n=2: m\n    def inner(c):\n        nonlocal y\n"
+        "    class K:\n        attr = 1\n    try:\n        pass\n    except ValueError as err:\n        pass\n"
+        "    match x:\n        case [1, *rest]:\n            pass\n        case {'a': aa, **more}:\n            pass\n"
+        "        case bb:\n            pass\n    with open(p) as fh:\n        x[0] = fh\n    return y\n")
+    texts = [every] + [p.read_text() for p in sorted(Path(__file__).parent.joinpath("golden").glob("*grad.txt"))[:40]]
+    seen = 0
+    for text in texts:
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for fdef in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+            assert _binds(fdef) == _binds_recursive(fdef), ast.unparse(fdef)
+            seen += 1
+    assert seen > 40

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import libcst as cst
 
+from .names import walk
+
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
@@ -108,16 +110,10 @@ class _Rename(cst.CSTTransformer):
 
 def _scoped(e: cst.BaseExpression) -> bool:
     """Whether ``e`` binds names of its own (a lambda, a comprehension): then renaming in it is not plain."""
-    found = []
+    return any(type(n) in _SCOPES for n in walk(e))  # (read-only: libcst's visitor rebuilt every node)
 
-    class Find(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, (cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)):
-                found.append(node)
-            return not found
 
-    e.visit(Find())
-    return bool(found)
+_SCOPES = frozenset({cst.Lambda, cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp})
 
 
 def reduce_call(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
@@ -191,21 +187,17 @@ def lazy_maps(norm: Normalizer, node: cst.BaseExpression) -> cst.BaseExpression:
     """``node``, an expression kept nested (a generator's iterable, a ``while`` test), with its ``map(...)`` calls
     written as comprehensions (``sum(np.sum(a) for a in map(lambda t: t * x, xs))``: no lambda left in it)."""
 
+    # (a transformer rebuilds the nodes, losing the user's positions: only where a map(...) is; and libcst's
+    # read-only visitor rebuilt every node it passed: names.walk reads them)
+    if not any(type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "map"  # type: ignore[attr-defined]
+               for n in walk(node)):
+        return node
+
     class Maps(cst.CSTTransformer):
         def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
             made = map_call(norm, updated)
             return updated if made is None else made
 
-    class Found(cst.CSTVisitor):  # (a transformer rebuilds the nodes, losing the user's positions: only if needed)
-        seen = False
-
-        def visit_Call(self, call: cst.Call) -> None:
-            Found.seen = Found.seen or isinstance(call.func, cst.Name) and call.func.value == "map"
-
-    found = Found()
-    node.visit(found)
-    if not found.seen:
-        return node
     out = node.visit(Maps())
     assert isinstance(out, cst.BaseExpression)
     return out

@@ -121,7 +121,7 @@ def _bindings(nf: NormalizedFunction) -> dict[str, Span]:
     for fdef in dict.fromkeys([nf.plain_fdef, nf.fdef]):
         for st in _cst_statements(fdef.body.body):
             sp = nf.spans.get(id(st))
-            if isinstance(st, cst.FunctionDef):  # a nested def (a loop body): its parameters
+            if type(st) is cst.FunctionDef:  # a nested def (a loop body): its parameters (exact types: no ABCMeta)
                 sp = nf.source.span(st.name) or sp
                 for p in st.params.params:
                     if sp is not None:
@@ -129,9 +129,9 @@ def _bindings(nf: NormalizedFunction) -> dict[str, Span]:
                 continue
             if sp is None:
                 continue
-            if isinstance(st, cst.For):
+            if type(st) is cst.For:
                 names = target_names(st.target)
-            elif isinstance(st, cst.SimpleStatementLine):
+            elif type(st) is cst.SimpleStatementLine:
                 names = _line_assigned(st)
             else:
                 continue
@@ -157,8 +157,8 @@ def _line_assigned(st: cst.SimpleStatementLine) -> list[str]:
 
 def _only_return(nf: NormalizedFunction) -> Span | None:
     """The span of the user function's ``return`` statement where it has exactly one (None otherwise)."""
-    found = [st for st in _cst_statements(nf.plain_fdef.body.body) if isinstance(st, cst.SimpleStatementLine)
-             and any(isinstance(sm, cst.Return) for sm in st.body)]
+    found = [st for st in _cst_statements(nf.plain_fdef.body.body) if type(st) is cst.SimpleStatementLine
+             and any(type(sm) is cst.Return for sm in st.body)]
     return nf.spans.get(id(found[0])) if len(found) == 1 else None
 
 
@@ -167,7 +167,7 @@ def _loops(nf: NormalizedFunction) -> list[tuple[set[str], Span]]:
     out: list[tuple[set[str], Span]] = []
     for st in _cst_statements(nf.plain_fdef.body.body):
         sp = nf.spans.get(id(st))
-        if isinstance(st, (cst.While, cst.For)) and sp is not None:
+        if (type(st) is cst.While or type(st) is cst.For) and sp is not None:
             out.append((set(assigned_names(list(st.body.body))), sp))
     return out
 

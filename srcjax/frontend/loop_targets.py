@@ -21,26 +21,31 @@ from typing import Any
 import libcst as cst
 
 from ..core import Span
-from .names import target_names
+from .names import Visitor, target_names
 
 
 def _other_bindings(fdef: cst.FunctionDef) -> Counter[str]:
     """How often each name is bound otherwise than as a ``for`` target (parameters, assignments)."""
     n: Counter[str] = Counter(p.name.value for p in (*fdef.params.params, *fdef.params.posonly_params,
                                                      *fdef.params.kwonly_params))
-
-    class Visit(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            n.update(x for t in node.targets for x in target_names(t.target))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            n.update(target_names(node.target))
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is fdef  # (a nested function's names are its own)
-
-    fdef.visit(Visit())
+    _Bindings(n, fdef).walk(fdef)
     return n
+
+
+class _Bindings(Visitor):
+    """:func:`_other_bindings`' walk (read-only: libcst's own visitor rebuilt every node it passed)."""
+
+    def __init__(self, n: Counter[str], fdef: cst.FunctionDef) -> None:
+        self.n, self.fdef = n, fdef
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.n.update(x for t in node.targets for x in target_names(t.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.n.update(target_names(node.target))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return node is self.fdef  # (a nested function's names are its own)
 
 
 def _has_for(stmts: Sequence[Any]) -> bool:

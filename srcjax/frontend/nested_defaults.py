@@ -15,6 +15,7 @@ from typing import Any
 
 import libcst as cst
 
+from .names import Visitor, walk
 from .read import FunctionSource
 
 
@@ -23,12 +24,11 @@ def rewrite(src: FunctionSource) -> FunctionSource:
     defs = [d for d in _nested_defs(src.fdef) if _rewritable(d)]
     if not defs:
         return src
-    names = _Names()
-    src.fdef.visit(names)
     ok = [d for d in defs if _called_plainly(src.fdef, d)]
     if not ok:
         return src
-    fdef = src.fdef.visit(_Move({id(d) for d in ok}, names.seen, src.positions))
+    seen = {n.value for n in walk(src.fdef) if type(n) is cst.Name}  # type: ignore[attr-defined]
+    fdef = src.fdef.visit(_Move({id(d) for d in ok}, seen, src.positions))
     assert isinstance(fdef, cst.FunctionDef)
     return dataclasses.replace(src, fdef=fdef)
 
@@ -63,14 +63,6 @@ def _rewritable(d: cst.FunctionDef) -> bool:
         not isinstance(p.star_arg, cst.Param) and p.star_kwarg is None and any(x.default is not None for x in p.params)
 
 
-class _Names(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.seen: set[str] = set()
-
-    def visit_Name(self, n: cst.Name) -> None:
-        self.seen.add(n.value)
-
-
 def _called_plainly(fdef: cst.FunctionDef, d: cst.FunctionDef) -> bool:
     """Whether every other occurrence of ``d``'s name in ``fdef`` is the callee of a call passing exactly its
     parameters without defaults, by position; and ``d`` is the only ``def`` of that name."""
@@ -80,7 +72,7 @@ def _called_plainly(fdef: cst.FunctionDef, d: cst.FunctionDef) -> bool:
     callees: set[int] = set()
     defs = 0
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):
         def visit_FunctionDef(self, n: cst.FunctionDef) -> None:
             nonlocal defs
             defs += n.name.value == name
@@ -96,7 +88,7 @@ def _called_plainly(fdef: cst.FunctionDef, d: cst.FunctionDef) -> bool:
             if n.value == name and id(n) not in callees:
                 bad = True
 
-    fdef.visit(V())
+    V().walk(fdef)
     return defs == 1 and not bad
 
 

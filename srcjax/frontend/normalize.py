@@ -213,7 +213,7 @@ class Normalizer(Resolver):
             return self.flat_attribute(node)  # type: ignore[arg-type]
         if (t is cst.Call or t is cst.List or t is cst.Tuple) and (copied := view_copies.rewrite(self, node)):
             return self.flat(copied)  # list(d.values()), [*d.items()]: a comprehension (frontend/view_copies.py)
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             base = self.atom(node.value)
             elems = [self.slice_element(e) for e in node.slice]
             hint = "getitem"
@@ -223,35 +223,35 @@ class Normalizer(Resolver):
                 if isinstance(k, str) and k.isidentifier():
                     hint = f"{base.value}_{k}"  # p["w"] -> p_w (as p.w is)
             return node.with_changes(value=base, slice=elems), hint
-        if isinstance(node, cst.BinaryOperation):
+        if type(node) is cst.BinaryOperation:
             left = power_base(self.atom(node.left), node.operator)
             right = self.atom(node.right)
             return node.with_changes(left=left, right=right), BINOP_HINT[type(node.operator).__name__]
-        if isinstance(node, cst.UnaryOperation):
+        if type(node) is cst.UnaryOperation:
             if isinstance(node.operator, (cst.Minus, cst.Plus)) and \
                     isinstance(node.expression, (cst.Integer, cst.Float)):
                 return node, None  # a negative literal is an atom
             return node.with_changes(expression=self.atom(node.expression)), \
                 UNARY_HINT[type(node.operator).__name__]
-        if isinstance(node, cst.Comparison):
+        if type(node) is cst.Comparison:
             if len(node.comparisons) == 1:
                 left = self.atom(node.left)
                 c = node.comparisons[0]
                 return node.with_changes(left=left, comparisons=[c.with_changes(
                     comparator=self.atom(c.comparator))]), COMPARE_HINT[type(c.operator).__name__]
             return self.lazy(node), "cmp"
-        if isinstance(node, cst.BooleanOperation):
+        if type(node) is cst.BooleanOperation:
             return self.lazy(node), "and_" if isinstance(node.operator, cst.And) else "or_"
-        if isinstance(node, (cst.ListComp, cst.GeneratorExp)) and self.comprehension_loops:
+        if (type(node) is cst.ListComp or type(node) is cst.GeneratorExp) and self.comprehension_loops:
             return comprehension_loops.comprehension_loop(self, node)  # (for derivatives)
-        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        if type(node) is cst.ListComp or type(node) is cst.GeneratorExp:
             node = self.lazy(node)
             if isinstance(node, cst.GeneratorExp):  # its own parentheses (it may have borrowed a call's)
                 node = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             return node, "items"
-        if isinstance(node, cst.IfExp):
+        if type(node) is cst.IfExp:
             return self.flat_ifexp(node)
-        if isinstance(node, (cst.Tuple, cst.List)):
+        if type(node) is cst.Tuple or type(node) is cst.List:
             elems = []
             for e in node.elements:
                 if isinstance(e, cst.StarredElement):
@@ -261,14 +261,14 @@ class Normalizer(Resolver):
             if isinstance(node, cst.Tuple):
                 return node.with_changes(elements=elems, lpar=[cst.LeftParen()], rpar=[cst.RightParen()]), None
             return node.with_changes(elements=elems), None
-        if isinstance(node, cst.Dict):
+        if type(node) is cst.Dict:
             if any(isinstance(e, cst.StarredDictElement) for e in node.elements):  # {**p, "b": v}
                 return comprehension_loops.merged_dict(self, node.elements, node)
             elems = []
             for e in node.elements:  # type: ignore[assignment]
                 elems.append(e.with_changes(key=self.atom(e.key), value=self.atom(e.value)))  # type: ignore[arg-type, attr-defined]
             return node.with_changes(elements=elems), None
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             return self.flat_call(node)
         raise self.unsupported(node, f"the expression {type(node).__name__}")
 
@@ -541,9 +541,9 @@ class Normalizer(Resolver):
         return body
 
     def statement(self, s: cst.BaseStatement) -> None:
-        for kind, (what, hint) in UNSUPPORTED_STATEMENTS.items():
-            if isinstance(s, kind):
-                raise self.unsupported(s, what, hint)
+        unsupported = UNSUPPORTED_STATEMENTS.get(type(s))  # (by exact type, as UNSUPPORTED_EXPRESSIONS: 16
+        if unsupported is not None:                        # isinstance checks through ABCMeta a statement)
+            raise self.unsupported(s, *unsupported)
         if isinstance(s, cst.SimpleStatementLine):
             for small in s.body:
                 self.small_statement(small)
@@ -651,9 +651,9 @@ class Normalizer(Resolver):
         raise self.unsupported(t, f"assignment to {type(t).__name__}")
 
     def small_statement(self, s: cst.BaseSmallStatement) -> None:
-        for kind, (what, hint) in UNSUPPORTED_STATEMENTS.items():
-            if isinstance(s, kind):
-                raise self.unsupported(s, what, hint)
+        unsupported = UNSUPPORTED_STATEMENTS.get(type(s))  # (by exact type: see statement)
+        if unsupported is not None:
+            raise self.unsupported(s, *unsupported)
         if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Subscript):
             self.index_assign(s.targets[0].target, self.atom(s.value), s)
         elif isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Subscript):

@@ -21,7 +21,8 @@ __all__ = ["assign", "has_nested_star", "has_star", "starred_assign"]
 
 def has_star(t: cst.BaseExpression) -> bool:
     """Whether the target ``t`` is a tuple or list with a starred element at its top level."""
-    return isinstance(t, (cst.Tuple, cst.List)) and any(isinstance(e, cst.StarredElement) for e in t.elements)
+    # (exact types: libcst's node classes are final; isinstance goes through ABCMeta)
+    return (type(t) is cst.Tuple or type(t) is cst.List) and any(type(e) is cst.StarredElement for e in t.elements)
 
 
 def starred_assign(norm: Normalizer, t: cst.Tuple | cst.List, value: cst.BaseExpression, origin: cst.CSTNode) -> None:
@@ -56,8 +57,8 @@ def starred_assign(norm: Normalizer, t: cst.Tuple | cst.List, value: cst.BaseExp
 
 def has_nested_star(t: cst.BaseExpression) -> bool:
     """Whether a tuple or list inside the target ``t`` has a starred element (``(a, *b), c``)."""
-    return isinstance(t, (cst.Tuple, cst.List)) and any(
-        isinstance(e, cst.Element) and (has_star(e.value) or has_nested_star(e.value)) for e in t.elements)
+    return (type(t) is cst.Tuple or type(t) is cst.List) and any(
+        type(e) is cst.Element and (has_star(e.value) or has_nested_star(e.value)) for e in t.elements)
 
 
 def assign(norm: Normalizer, t: cst.BaseExpression, value: cst.BaseExpression, origin: cst.CSTNode) -> None:

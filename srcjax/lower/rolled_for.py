@@ -17,7 +17,7 @@ import libcst as cst
 from .. import pytree
 from ..adjoint import UNSET, is_saved_list_name, is_tape_name
 from ..core import NeedStatic, TranspileError
-from ..frontend.names import assigned_names
+from ..frontend.names import Visitor, assigned_names
 from ..frontend.read import is_generated
 from ..primitives import registry
 from .hlo import HloValue
@@ -229,20 +229,23 @@ def _read_not_appended(body: Sequence[Any], derivative: bool) -> set[str]:
     """Names the statements read other than as ``name.append(...)`` / ``name.pop()``. Derivative
     code's tapes (``_tape``, ``_tape_1``, ``_tape_bar``: :func:`~srcjax.adjoint.is_tape_name`) passed
     to its helpers count as neither: the helpers only push and pop them."""
-    out: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            if isinstance(node.value, cst.Name) and node.attr.value in ("append", "pop"):
-                return False
-            return True
-
-        def visit_Name(self, node: cst.Name) -> None:
-            out.add(node.value)
-
+    v = _Reads()
     for st in body:
-        st.visit(V())
-    return {n for n in out if not (derivative and is_tape_name(n))}
+        v.walk(st)
+    return {n for n in v.out if not (derivative and is_tape_name(n))}
+
+
+class _Reads(Visitor):
+    """:func:`_read_not_appended`'s walk (read-only: libcst's own visitor rebuilt every node it passed)."""
+
+    def __init__(self) -> None:
+        self.out: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return not (isinstance(node.value, cst.Name) and node.attr.value in ("append", "pop"))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.out.add(node.value)
 
 
 def int_range(seq: Any) -> range | None:

@@ -413,11 +413,12 @@ def _per_element(s: cst.CSTNode) -> list[tuple[list[str], list[str]]]:
     pairs: list[tuple[list[str], list[str]]] = []
 
     def split(target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
-        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and \
+        if (type(target) is cst.Tuple or type(target) is cst.List) and \
+                (type(value) is cst.Tuple or type(value) is cst.List) and \
                 len(target.elements) == len(value.elements) and \
-                not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+                not any(type(e) is cst.StarredElement for e in (*target.elements, *value.elements)):
             return all(split(t.value, v.value) for t, v in zip(target.elements, value.elements))
-        if not isinstance(value, cst.Name):
+        if type(value) is not cst.Name:  # (exact types, as in unique_keys)
             return False
         pairs.append((target_names(target), [value.value]))
         return True
@@ -833,11 +834,4 @@ def _own_refusal(nf: NormalizedFunction, func: cst.BaseExpression) -> tuple[str,
 
 
 def _assignments(node: cst.CSTNode) -> list[cst.Assign]:
-    found: list[cst.Assign] = []
-
-    class _Find(cst.CSTVisitor):
-        def visit_Assign(self, a: cst.Assign) -> None:
-            found.append(a)
-
-    node.visit(_Find())
-    return found
+    return [n for n in walk(node) if type(n) is cst.Assign]  # (read-only: libcst's visitor rebuilt every node)

@@ -123,9 +123,9 @@ def literal_container(arg: Any) -> cst.Tuple | cst.List | None:
 def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction) -> Op:
     paths = primitive_paths()
     reads = [n for n in names_in(node)]
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:  # (exact types: libcst's node classes are final; isinstance goes through ABCMeta)
         return Op("copy", operands={"x": node.value}, reads=reads)
-    if isinstance(node, (cst.Tuple, cst.List)):
+    if type(node) is cst.Tuple or type(node) is cst.List:
         return Op("pack", elements=[code(e.value) for e in node.elements], reads=reads)
     container = classify_container(node, program)
     if container is not None:
@@ -309,15 +309,15 @@ def _record_build(node: cst.BaseExpression, nf: NormalizedFunction) -> Op | None
 def classify_container(node: cst.BaseExpression, program: Program) -> Op | None:
     """Dict literals, attribute reads (NamedTuple fields) and calls of the container helpers."""
     reads = list(names_in(node))
-    if isinstance(node, cst.Dict):
+    if type(node) is cst.Dict:  # (exact types, as in classify)
         elements = [e for e in node.elements if isinstance(e, cst.DictElement)]
         if len(elements) != len(node.elements):
             return Op("static", reads=reads)  # {**d}: not differentiated (see Activity.check)
         return Op("dict", elements=[code(e.value) for e in elements], keys=[code(e.key) for e in elements],
                   reads=reads)
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value not in _STATIC_ATTRS:
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.attr.value not in _STATIC_ATTRS:
         return Op("getattr", operands={"x": node.value.value}, args={"attr": node.attr.value}, reads=reads)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in program.functions:
+    if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in program.functions:
         from .. import adjoint
 
         fn = program.functions[node.func.value].fn

@@ -54,7 +54,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from ..frontend.names import target_names
+from ..frontend.names import Visitor, target_names
 from ..lower.specialize import Specializer
 from ..lower.values import is_dynamic
 from . import specialized_batch
@@ -453,24 +453,26 @@ class _Rewriter:
         return _Scalar(text)
 
 
-def _pure(e: cst.CSTNode, pure_calls: set[str]) -> bool:
-    class V(cst.CSTVisitor):
-        ok = True
+class _Pure(Visitor):
+    def __init__(self, pure_calls: set[str]) -> None:
+        self.pure_calls, self.ok = pure_calls, True
 
-        def visit_Call(self, node: cst.Call) -> None:
-            f = node.func
-            while isinstance(f, cst.Attribute):
-                f = f.value
-            root = f.value if isinstance(f, cst.Name) else None
-            if not (isinstance(node.func, cst.Attribute) and root == "np") and \
-                    not (isinstance(node.func, cst.Name) and node.func.value in pure_calls):
-                self.ok = False
-
-        def visit_Lambda(self, node: cst.Lambda) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        while isinstance(f, cst.Attribute):
+            f = f.value
+        root = f.value if isinstance(f, cst.Name) else None
+        if not (isinstance(node.func, cst.Attribute) and root == "np") and \
+                not (isinstance(node.func, cst.Name) and node.func.value in self.pure_calls):
             self.ok = False
 
-    v = V()
-    e.visit(v)
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.ok = False
+
+
+def _pure(e: cst.CSTNode, pure_calls: set[str]) -> bool:
+    v = _Pure(pure_calls)
+    v.walk(e)
     return v.ok
 
 
@@ -492,50 +494,57 @@ def _bindings(stmts: list[Any], binds: Counter[str], unrecorded: set[str], top: 
     may be bound again each time it runs, and is never an alias). ``unrecorded``: names bound in a
     way the recorder does not see (``for`` targets, parameters of nested functions, augmented
     assignments): their facts would not hold there."""
-    class V(cst.CSTVisitor):
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
-            if isinstance(node.target, cst.Name):
-                return False
-            for n in (node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]):
-                t = n.value if isinstance(n, cst.Element) else n
-                if isinstance(t, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)):
-                    for m in target_names(t):  # (noted by the recorder once bound)
-                        binds[m] += 1 if top and isinstance(t, cst.Name) else 2
-                else:
-                    binds.update(_reads(t))
-            return False
-
-        def visit_For(self, node: cst.For) -> None:
-            for m in target_names(node.target):
-                binds[m] += 2
-                unrecorded.add(m)
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            for m in [node.name.value, *_params(node)]:
-                binds[m] += 2
-                unrecorded.add(m)
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            for m in target_names(node.target):
-                binds[m] += 2
-                unrecorded.add(m)
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            raise _Unsupported
-
-        def visit_Global(self, node: cst.Global) -> None:
-            raise _Unsupported
-
-        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-            raise _Unsupported
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for t in node.targets:
-                if isinstance(t.target, cst.Name):
-                    binds[t.target.value] += 1 if top else 2
-
+    v = _Bindings(binds, unrecorded, top)
     for st in stmts:
-        st.visit(V())
+        v.walk(st)
+
+
+class _Bindings(Visitor):
+    """:func:`_bindings`' walk (read-only: libcst's own visitor rebuilt every node it passed)."""
+
+    def __init__(self, binds: Counter[str], unrecorded: set[str], top: bool) -> None:
+        self.binds, self.unrecorded, self.top = binds, unrecorded, top
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+        if isinstance(node.target, cst.Name):
+            return False
+        for n in (node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]):
+            t = n.value if isinstance(n, cst.Element) else n
+            if isinstance(t, (cst.Name, cst.Tuple, cst.List, cst.StarredElement)):
+                for m in target_names(t):  # (noted by the recorder once bound)
+                    self.binds[m] += 1 if self.top and isinstance(t, cst.Name) else 2
+            else:
+                self.binds.update(_reads(t))
+        return False
+
+    def visit_For(self, node: cst.For) -> None:
+        for m in target_names(node.target):
+            self.binds[m] += 2
+            self.unrecorded.add(m)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for m in [node.name.value, *_params(node)]:
+            self.binds[m] += 2
+            self.unrecorded.add(m)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        for m in target_names(node.target):
+            self.binds[m] += 2
+            self.unrecorded.add(m)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        raise _Unsupported
+
+    def visit_Global(self, node: cst.Global) -> None:
+        raise _Unsupported
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        raise _Unsupported
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            if isinstance(t.target, cst.Name):
+                self.binds[t.target.value] += 1 if self.top else 2
 
 
 class _Block:
