@@ -101,12 +101,12 @@ PACK_METHODS = {"reshape", "transpose"}
 
 UNSUPPORTED_STATEMENTS = {
     cst.Try: ("try/except", "remove it: errors inside compiled code cannot be caught"),
+    cst.TryStar: ("try/except*", "remove it: errors inside compiled code cannot be caught"),
     cst.With: ("with", "move the context manager outside the compiled function"),
     cst.ClassDef: ("class definitions", "define classes outside the function"),
     cst.Global: ("global", "pass the value as an argument and return the new value"),
     cst.Nonlocal: ("nonlocal", "pass the value as an argument and return the new value"),
-    cst.Import: ("import inside a function", "import at module level"),
-    cst.ImportFrom: ("import inside a function", "import at module level"),
+    **dict.fromkeys((cst.Import, cst.ImportFrom), ("import inside a function", "import at module level")),
     cst.Del: ("del", "just stop using the name"),
 }
 UNSUPPORTED_EXPRESSIONS = {
