@@ -50,6 +50,7 @@ from . import (
     star_params,
     starred,
     view_copies,
+    view_unpacking,
 )
 from .names import comprehension_targets
 from .names import walk as walk_nodes
@@ -875,7 +876,8 @@ def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]]
               name: str | None = None, bindings: dict[str, Any] | None = None,
               comprehension_loops: bool = False) -> NormalizedFunction:
     src = methods.guard(star_params.expand(read_function(fn)))  # (a copy of a function with *args for a number of them)
-    src = dict_merges.rewrite(nested_defaults.rewrite(src))  # (`def g(v, k=k)` in a loop; `d | e` of dicts)
+    src = view_unpacking.rewrite(dict_merges.rewrite(nested_defaults.rewrite(src)))  # (`def g(v, k=k)` in a loop;
+    # `d | e` of dicts; `a, b = d.values()`)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     fdef = norm.function(name or src.name)
     return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,
