@@ -41,6 +41,7 @@ from . import (
     dict_merges,
     dict_methods,
     jax_spellings,
+    list_copies,
     loop_targets,
     methods,
     nested_defaults,
@@ -877,7 +878,7 @@ def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]]
               comprehension_loops: bool = False) -> NormalizedFunction:
     src = methods.guard(star_params.expand(read_function(fn)))  # (a copy of a function with *args for a number of them)
     src = view_unpacking.rewrite(dict_merges.rewrite(nested_defaults.rewrite(src)))  # (`def g(v, k=k)` in a loop;
-    # `d | e` of dicts; `a, b = d.values()`)
+    src = list_copies.rewrite(src)  # `d | e` of dicts; `a, b = d.values()`; `list(ws)` of a parameter)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     fdef = norm.function(name or src.name)
     return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,
