@@ -29,13 +29,7 @@ from .adjoint import (
     pack_like,
     unbroadcast,
 )
-from .construction import (  # noqa: F401  (generated batched code imports them from here)
-    batch_array,
-    batch_cross,
-    batch_kron,
-    batch_meshgrid,
-    batch_move,
-)
+from .construction import batch_array, batch_cross, batch_kron, batch_meshgrid, batch_move, batch_stacked  # noqa: F401
 from .conv_adjoint import batch_conv, batch_reduce_window  # noqa: F401  (generated batched code imports them)
 from .core import index_params, linear_params
 from .lax import index_update
@@ -63,7 +57,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_broadcast_like", "batch_expand_reduced", "batch_full", "batch_tile", "batch_out", "batch_triangle",
     "batch_diag", "batch_norm", "batch_hstack", "batch_vstack", "batch_full_like", "batch_like", "batch_ravel",
     "batch_concatenate_flat", "batch_index", "batch_argmax", "batch_argmin", "batch_cumsum", "batch_cumprod",
-    "batch_repeat", "batch_roll", "batch_len", "batch_shape",
+    "batch_repeat", "batch_roll", "batch_len", "batch_shape", "batch_stacked",
     "batch_solve", "batch_multi_dot", "batch_lstsq", "tree_set", "batch_sort",
     "batch_argsort", "batch_partition", "batch_argpartition",
     "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",

@@ -13,6 +13,14 @@ import numpy as np
 from .move_plan import move_back, move_index
 
 
+def batch_stacked(x: Any) -> Any:
+    """A batched value read as one array per example (``np.asarray(xs)``): a list or tuple of batched arrays
+    (two levels deep) stacked after the batch axis, as NumPy stacks one example's list; an array as it is."""
+    if not isinstance(x, (list, tuple)):
+        return x
+    return np.stack([np.stack(list(r), axis=1) if isinstance(r, (list, tuple)) else r for r in x], axis=1)
+
+
 def diagonal_bar(g: Any, a: Any, offset: Any, axis1: Any, axis2: Any) -> Any:
     """The cotangent of ``a`` in ``np.diagonal(a, offset, axis1, axis2)``: ``g`` on that diagonal, zeros
     elsewhere."""

@@ -40,6 +40,7 @@ def program_function(prog: Program, qualname: str) -> Callable[..., Any]:
         if ns is None:
             ns = dict(nf.source.globals)
             ns.update(nf.source.closure)
+            ns.setdefault("round", array_round)  # (the user's own `round`, if any, wins)
             exec(code, ns)
             namespaces[key] = ns
         if name in ns:
@@ -50,6 +51,14 @@ def program_function(prog: Program, qualname: str) -> Callable[..., Any]:
     prog._numpy_fn = f  # type: ignore[attr-defined]
     weakref.finalize(f, linecache.cache.pop, filename, None)  # (its registration dies with it)
     return f  # type: ignore[no-any-return]
+
+
+def array_round(number: Any, ndigits: Any = None) -> Any:
+    """Python's ``round`` as compiled code reads it (and jax's arrays): ``np.round`` of an array, which has no
+    ``__round__`` in NumPy (``round(x)`` of an array in generated source run by NumPy raised a TypeError)."""
+    if isinstance(number, np.ndarray):
+        return np.round(number, 0 if ndigits is None else ndigits)
+    return builtins.round(number, ndigits)
 
 
 def sorted_entry(f: Callable[..., Any]) -> Callable[..., Any]:

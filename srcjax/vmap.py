@@ -173,9 +173,11 @@ class _EntryWriter(FunctionWriter):
             if not any(mapped) and spec is not None:  # (items per example, as jax broadcasts them)
                 expr = f"batch_broadcast_items({expr}, {self.size})"
             elif any(mapped) and not all(fully_batched(e) for e in st.entries):
-                raise self.error("vmap: a list that holds both mapped and unmapped values is returned"
-                                 + (f": output{path}" if path else ""),
-                                 hint="return the mapped and the unmapped values in separate lists (or a tuple)")
+                if spec is None or not expr.isidentifier():
+                    raise self.error("vmap: a list that holds both mapped and unmapped values is returned"
+                                     + (f": output{path}" if path else ""),
+                                     hint="return the mapped and the unmapped values in separate lists (or a tuple)")
+                self.forced.add(expr)  # (written again, each unmapped value broadcast where it is appended, as jax)
             if spec is not None:
                 return expr if spec == 0 else f"batch_moveaxis_items({expr}, 0, {spec})"
             st = any(mapped)

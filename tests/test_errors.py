@@ -143,6 +143,14 @@ def uses_try(x):
     return y
 
 
+def uses_try_star(x):
+    try:
+        y = x + 1
+    except* ValueError:
+        y = x
+    return y
+
+
 def uses_with(x):
     with open("data.txt") as fh:
         fh.read()
@@ -644,6 +652,7 @@ CASES = [
     (add_string, (arr(2, 2),), E.DTypeError, 'x + "a"', ["str"]),
     (invert_float, (arr(2, 2),), E.DTypeError, "~x", ["float32"]),
     (uses_try, (arr(2),), E.UnsupportedSyntaxError, "try:", ["try"]),
+    (uses_try_star, (arr(2),), E.UnsupportedSyntaxError, "try:", ["try/except*"]),
     (uses_with, (arr(2),), E.UnsupportedSyntaxError, "with open", ["with"]),
     (uses_class, (arr(2),), E.UnsupportedSyntaxError, "class Box", ["class"]),
     (uses_global, (arr(2),), E.UnsupportedSyntaxError, "global COUNTER", ["global"]),

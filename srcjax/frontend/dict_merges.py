@@ -23,16 +23,17 @@ from typing import Any
 
 import libcst as cst
 
-from .names import Visitor
+from .names import Visitor, assigned_names, comprehension_targets, target_names
 from .read import FunctionSource
+from .syntax import attr_chain, params_of, statements_in
 
 _DICT_METHODS = ("items", "keys", "values")
 
 
 def rewrite(src: FunctionSource) -> FunctionSource:
     """``src`` with the dict merges it shows written as displays (``src`` itself where there are none)."""
-    if not _has_or(src.fdef):
-        return src
+    if src.filename.startswith("<srcjax.") or not _has_or(src.fdef):
+        return src  # (srcjax's output: each `|` it holds was decided when the user's function was read)
     names = _dict_names(src.fdef)
     arrays, in_arrays = _array_evidence(src.fdef)
     fdef = src.fdef.visit(_Merges(names, src.positions, arrays, in_arrays))
@@ -63,28 +64,92 @@ def _display(node: cst.BaseExpression) -> bool:
         isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict"
 
 
+class _Scoped(Visitor):
+    """A walk of a function's body that knows the names a nested scope (a lambda, a comprehension, a nested
+    ``def``) binds again: what such a scope does with ``a`` says nothing of the function's own ``a``
+    (``tree_map(lambda a: a * 2.0, a)``; ``sum(np.sum(a) for a in leaves(a))``)."""
+
+    def __init__(self) -> None:
+        self.hidden: list[frozenset[str]] = []
+
+    def shown(self, name: str) -> bool:
+        return not any(name in h for h in self.hidden)
+
+    def run(self, fdef: cst.FunctionDef) -> None:
+        self.walk(fdef.body)
+
+    def inner(self, names: set[str] | list[str], *nodes: cst.CSTNode | None) -> bool:
+        self.hidden.append(frozenset(names))
+        for n in nodes:
+            if n is not None:
+                self.walk(n)
+        self.hidden.pop()
+        return False
+
+    def visit_Lambda(self, n: cst.Lambda) -> bool:
+        return self.inner({p.name.value for p in params_of(n)}, n.body)  # type: ignore[arg-type]
+
+    def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:  # (a nested def: the top one is not walked)
+        return self.inner({p.name.value for p in params_of(n)} | set(assigned_names([n.body])), n.body)
+
+    def _comprehension(self, n: Any, *parts: cst.CSTNode) -> bool:
+        self.walk(n.for_in.iter)  # (the first sequence is read in the enclosing scope)
+        return self.inner(comprehension_targets(n), *parts, *n.for_in.ifs, n.for_in.inner_for_in)
+
+    def visit_ListComp(self, n: cst.ListComp) -> bool:
+        return self._comprehension(n, n.elt)
+
+    def visit_SetComp(self, n: cst.SetComp) -> bool:
+        return self._comprehension(n, n.elt)
+
+    def visit_GeneratorExp(self, n: cst.GeneratorExp) -> bool:
+        return self._comprehension(n, n.elt)
+
+    def visit_DictComp(self, n: cst.DictComp) -> bool:
+        return self._comprehension(n, n.key, n.value)
+
+
+def _bound_twice(fdef: cst.FunctionDef) -> set[str]:
+    """The names the function binds more than once (a parameter counts as a binding): which value a use
+    of such a name sees depends on the flow, so it is no evidence of what an operand of ``|`` holds."""
+    seen: set[str] = {p.name.value for p in params_of(fdef)}
+    twice: set[str] = set()
+    for st in statements_in(fdef.body.body):
+        if isinstance(st, cst.Assign):
+            targets = [n for t in st.targets for n in target_names(t.target)]
+        elif isinstance(st, (cst.AugAssign, cst.AnnAssign, cst.For)):
+            targets = target_names(st.target)
+        elif isinstance(st, cst.With):
+            targets = [n for item in st.items if item.asname is not None for n in target_names(item.asname.name)]
+        else:
+            continue
+        for name in targets:
+            (twice if name in seen else seen).add(name)
+    return twice
+
+
 def _dict_names(fdef: cst.FunctionDef) -> set[str]:
     """The names the function shows to be dicts (see the module docstring)."""
     names: set[str] = set()
     binds: list[tuple[str, cst.BaseExpression]] = []
 
-    class V(Visitor):
+    class V(_Scoped):
         def visit_Subscript(self, n: cst.Subscript) -> None:
             if isinstance(n.value, cst.Name) and len(n.slice) == 1 and isinstance(n.slice[0].slice, cst.Index) \
-                    and isinstance(n.slice[0].slice.value, cst.SimpleString):
+                    and isinstance(n.slice[0].slice.value, cst.SimpleString) and self.shown(n.value.value):
                 names.add(n.value.value)
 
         def visit_Call(self, n: cst.Call) -> None:
             f = n.func
             if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in _DICT_METHODS \
-                    and not n.args:
+                    and not n.args and self.shown(f.value.value):
                 names.add(f.value.value)
 
         def visit_Assign(self, n: cst.Assign) -> None:
-            if len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
+            if len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and not self.hidden:
                 binds.append((n.targets[0].target.value, n.value))
 
-    V().walk(fdef)
+    V().run(fdef)
     grown = True
     while grown:  # a name bound to a display, or to a merge of a dict (d = defaults | a; e = d)
         grown = False
@@ -101,50 +166,67 @@ _ARRAY_ATTRS = frozenset({"shape", "dtype", "ndim", "size", "T", "sum", "mean", 
                           "max", "min", "prod", "ravel", "flatten", "at"})
 
 
+def _array_valued(node: cst.BaseExpression) -> bool:
+    """``node`` is an array (or a number) whatever its names hold: arithmetic, a comparison, a NumPy call."""
+    if isinstance(node, cst.BinaryOperation):
+        return not isinstance(node.operator, cst.BitOr)
+    if isinstance(node, cst.Comparison):
+        return not any(isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for c in node.comparisons)
+    if isinstance(node, cst.UnaryOperation):
+        return not isinstance(node.operator, cst.Not)
+    if isinstance(node, cst.Call):
+        chain = attr_chain(node.func)
+        return chain is not None and len(chain) > 1 and chain[0] in ("np", "jnp", "numpy")
+    return isinstance(node, (cst.Integer, cst.Float, cst.Imaginary))
+
+
 def _array_evidence(fdef: cst.FunctionDef) -> tuple[set[str], set[int]]:
     """The names the function uses as arrays (in arithmetic or comparisons, as NumPy's arguments, ``x.shape``,
-    ``x[0]``), and the ids of the ``|`` operations whose value goes to such a use (``np.all(p | q)``)."""
+    ``x[0]``) or binds to an array (``m = x > 0``), and the ids of the ``|`` operations whose value goes to such
+    a use (``np.all(p | q)``). Only names bound once count, and only uses in the function's own scope."""
     names: set[str] = set()
     ors: set[int] = set()
 
-    def operands(*nodes: Any) -> None:
-        for n in nodes:
-            if isinstance(n, cst.Name):
-                names.add(n.value)
-            elif _merge(n):
-                ors.add(id(n))
+    class V(_Scoped):
+        def operands(self, *nodes: Any) -> None:
+            for n in nodes:
+                if isinstance(n, cst.Name):
+                    if self.shown(n.value):
+                        names.add(n.value)
+                elif _merge(n):
+                    ors.add(id(n))
 
-    class V(Visitor):
         def visit_BinaryOperation(self, n: cst.BinaryOperation) -> None:
             if not isinstance(n.operator, cst.BitOr):
-                operands(n.left, n.right)
+                self.operands(n.left, n.right)
 
         def visit_Comparison(self, n: cst.Comparison) -> None:
-            if not any(isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for c in n.comparisons):
-                operands(n.left, *(c.comparator for c in n.comparisons))
+            if _array_valued(n):
+                self.operands(n.left, *(c.comparator for c in n.comparisons))
 
         def visit_UnaryOperation(self, n: cst.UnaryOperation) -> None:
             if not isinstance(n.operator, cst.Not):
-                operands(n.expression)
+                self.operands(n.expression)
 
         def visit_Call(self, n: cst.Call) -> None:
-            chain = n.func
-            while isinstance(chain, cst.Attribute):
-                chain = chain.value
-            if isinstance(chain, cst.Name) and chain.value in ("np", "jnp", "numpy") and n.func is not chain:
-                operands(*(a.value for a in n.args))
+            if _array_valued(n):
+                self.operands(*(a.value for a in n.args))
 
         def visit_Attribute(self, n: cst.Attribute) -> None:
             if n.attr.value in _ARRAY_ATTRS:
-                operands(n.value)
+                self.operands(n.value)
 
         def visit_Subscript(self, n: cst.Subscript) -> None:
             if any(isinstance(e.slice, cst.Slice) or isinstance(e.slice, cst.Index) and
                    isinstance(e.slice.value, (cst.Integer, cst.UnaryOperation)) for e in n.slice):
-                operands(n.value)
+                self.operands(n.value)
 
-    V().walk(fdef)
-    return names, ors
+        def visit_Assign(self, n: cst.Assign) -> None:
+            if not self.hidden and _array_valued(n.value):
+                names.update(name for t in n.targets if isinstance(t.target, cst.Name) for name in [t.target.value])
+
+    V().run(fdef)
+    return names - _bound_twice(fdef), ors
 
 
 def _merge(node: cst.BaseExpression) -> bool:
@@ -177,13 +259,20 @@ class _Merges(cst.CSTTransformer):
         if assigned or _dictish(original.left, self.names) or _dictish(original.right, self.names):
             return self.merged(original, updated.left, updated.right)
         left, right = original.left, original.right
-        if id(original) in self.in_arrays or not (isinstance(left, cst.Name) and isinstance(right, cst.Name)) or \
-                left.value in self.arrays or right.value in self.arrays:
-            return updated  # (arrays, or not two names)
-        # two names the function shows neither as dicts nor as arrays: decided by the values (a static test)
-        test = cst.Call(cst.Name("isinstance"), [cst.Arg(cst.Name(left.value)), cst.Arg(cst.Name("dict"))])
+        if id(original) in self.in_arrays or not (self.unclear(left) and self.unclear(right)):
+            return updated  # (arrays)
+        # operands the function shows neither as dicts nor as arrays: decided by the values (a static test)
+        test = cst.Call(cst.Name("isinstance"), [cst.Arg(left), cst.Arg(cst.Name("dict"))])
         return self.located(original, cst.IfExp(test=test, body=self.merged(original, left, right), orelse=updated,
                                                 lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
+
+    def unclear(self, node: cst.BaseExpression) -> bool:
+        """A name, an item or an attribute the function does not show to be an array: it may hold a dict."""
+        if isinstance(node, cst.Name):
+            return node.value not in self.arrays
+        if isinstance(node, cst.Subscript):
+            return not (isinstance(node.value, cst.Name) and node.value.value in self.arrays)
+        return isinstance(node, cst.Attribute) and node.attr.value not in _ARRAY_ATTRS
 
     def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign) -> Any:
         target = updated.target

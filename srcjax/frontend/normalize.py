@@ -41,6 +41,7 @@ from . import (
     dict_merges,
     dict_methods,
     jax_spellings,
+    list_copies,
     loop_targets,
     methods,
     nested_defaults,
@@ -50,6 +51,7 @@ from . import (
     star_params,
     starred,
     view_copies,
+    view_unpacking,
 )
 from .names import comprehension_targets
 from .names import walk as walk_nodes
@@ -65,6 +67,7 @@ from .resolve import (
     unwrap,
 )
 from .syntax import LITERAL_TYPES, OneLine, attr_chain, dict_comprehensions, dotted, literal_code, power_base
+from .unsupported import UNSUPPORTED_EXPRESSIONS, UNSUPPORTED_STATEMENTS
 
 # -- tables -------------------------------------------------------------------------
 
@@ -99,25 +102,6 @@ ARRAY_METHODS = {
 }
 PACK_METHODS = {"reshape", "transpose"}
 
-UNSUPPORTED_STATEMENTS = {
-    cst.Try: ("try/except", "remove it: errors inside compiled code cannot be caught"),
-    cst.With: ("with", "move the context manager outside the compiled function"),
-    cst.ClassDef: ("class definitions", "define classes outside the function"),
-    cst.Global: ("global", "pass the value as an argument and return the new value"),
-    cst.Nonlocal: ("nonlocal", "pass the value as an argument and return the new value"),
-    cst.Import: ("import inside a function", "import at module level"),
-    cst.ImportFrom: ("import inside a function", "import at module level"),
-    cst.Del: ("del", "just stop using the name"),
-}
-UNSUPPORTED_EXPRESSIONS = {
-    cst.Lambda: ("a lambda inside a comprehension or a kept-nested expression",
-                 "assign it to a name first (f = lambda y: ...) or define it with `def`"),
-    cst.Yield: ("yield", "return the values (e.g. stacked with np.stack)"),
-    cst.Await: ("await", "compiled functions are synchronous"),
-    cst.NamedExpr: ("the walrus operator `:=`", "assign in a separate statement"),
-    cst.SetComp: ("set comprehensions", "use a list or tuple"),
-    cst.Set: ("sets", "use a tuple"),
-}
 
 
 _TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
@@ -893,7 +877,8 @@ def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]]
               name: str | None = None, bindings: dict[str, Any] | None = None,
               comprehension_loops: bool = False) -> NormalizedFunction:
     src = methods.guard(star_params.expand(read_function(fn)))  # (a copy of a function with *args for a number of them)
-    src = dict_merges.rewrite(nested_defaults.rewrite(src))  # (`def g(v, k=k)` in a loop; `d | e` of dicts)
+    src = view_unpacking.rewrite(dict_merges.rewrite(nested_defaults.rewrite(src)))  # (`def g(v, k=k)` in a loop;
+    src = list_copies.rewrite(src)  # `d | e` of dicts; `a, b = d.values()`; `list(ws)` of a parameter)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     fdef = norm.function(name or src.name)
     return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,

@@ -266,13 +266,28 @@ def _aval_dummy(v: Any) -> Any:
     return v
 
 
+def _shape_of(x: Any) -> tuple[int, ...]:
+    """``np.shape(x)`` where ``x`` may be a list or tuple holding arrays: its length, then its items' common
+    shape, as NumPy stacks them (NumPy read such a list as objects: ``np.shape([a, b])`` was ``(2,)``)."""
+    if is_dynamic(x):
+        return tuple(x.shape)
+    if isinstance(x, (list, tuple)) and contains_dynamic(x):
+        shapes = {_shape_of(e) for e in x}
+        if len(shapes) > 1:
+            raise ShapeError(f"np.shape of a sequence of arrays of different shapes {sorted(shapes)}: NumPy "
+                             "cannot stack them into one array", hint="stack arrays of one shape")
+        return (len(x), *next(iter(shapes), ()))
+    return np.shape(x)
+
+
 def _b_shape_query(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
-    """np.shape / np.ndim / np.size of arrays are static: read them off the abstract value."""
+    """np.shape / np.ndim / np.size of arrays (and of lists of them) are static: read off the abstract values."""
     def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
         (x,) = args
-        if is_dynamic(x):
-            return {"shape": x.shape, "ndim": x.ndim, "size": x.aval.size}[fn.__name__]
-        return fn(x)
+        if not (is_dynamic(x) or isinstance(x, (list, tuple)) and contains_dynamic(x)):
+            return fn(x)
+        shape = _shape_of(x)
+        return {"shape": shape, "ndim": len(shape), "size": int(np.prod(shape, dtype=np.int64))}[fn.__name__]
 
     return rule
 

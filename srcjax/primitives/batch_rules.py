@@ -56,7 +56,7 @@ class BatchCall(Protocol):
     def per_example(self) -> str: ...
 
 
-def _is_name(text: Any) -> bool:
+def is_name(text: Any) -> bool:
     """Whether a call's argument text is a variable (not a literal)."""
     return isinstance(text, str) and text.isidentifier() and text not in ("None", "True", "False")
 
@@ -81,7 +81,7 @@ def elementwise(c: BatchCall) -> str:
             continue
         e = c.args[p]
         for q in ops:
-            if q != p and _is_name(c.args[q]) and c.args[q] != c.args[p] and not c.static(q):
+            if q != p and is_name(c.args[q]) and c.args[q] != c.args[p] and not c.static(q):
                 e = f"batch_align{'_b' if c.batched(q) else ''}({e}, {c.args[q]})"
         new[p] = e
     return c.call(**new)
@@ -366,9 +366,9 @@ def _batched_key(c: BatchCall, key: str) -> tuple[str, str] | None:
         if c.reads_batched(e) and _subscript(e) != e:
             raise StaticValueError(f"vmap: a slice bound of the index [{_subscript(e)}] depends on a mapped argument",
                                    hint="slice bounds must be static; index with np.arange(n) + i for a moving window")
-        if c.reads_batched(e) and not _is_name(e):
+        if c.reads_batched(e) and not is_name(e):
             items = _list_items(e)
-            if items is None or not all(_is_name(i) or not c.reads_batched(i) for i in items):
+            if items is None or not all(is_name(i) or not c.reads_batched(i) for i in items):
                 return None
             # x[[i, 0]]: the index list as an array per example
             e = "np.stack([" + ", ".join(i if c.reads_batched(i) else f"batch_broadcast({i}, {c.size})"

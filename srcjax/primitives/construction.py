@@ -65,16 +65,26 @@ defprim("asarray", np.asarray, _asarray_stub, nested=("a",), arrays=("a",), stat
         jvp={"a": "broadcast_like(a_dot, out)"}, vjp={"a": "unbroadcast(out_bar, a)"})
 
 
+def _stacked(c: batch_rules.BatchCall, param: str) -> dict[str, str]:
+    """A batched operand that may be a list of batched arrays (a mapped list argument, or a copy of one):
+    stacked after the batch axis (``batch_stacked``: ``np.asarray(ws)`` stacked the examples' rows)."""
+    text = c.args[param]
+    if c.batched(param) and batch_rules.is_name(text) and not c.array(param):
+        return {param: f"batch_stacked({text})"}
+    return {}
+
+
 def _array_batch(c: batch_rules.BatchCall) -> str:
     """``np.array(x, ndmin=k)``: new axes go after the batch axis (``batch_array``); else as it is."""
     ndmin = c.args.get("ndmin", "0")
     if ndmin == "0":
-        return c.call()
-    return f"batch_array({c.args['object']}, {c.args.get('dtype', 'None')}, {ndmin})"
+        return c.call(**_stacked(c, "object"))
+    return f"batch_array({_stacked(c, 'object').get('object', c.args['object'])}, {c.args.get('dtype', 'None')}, " \
+        f"{ndmin})"
 
 
 set_fields("array", batch=_array_batch)
-set_fields("asarray", batch=batch_rules.unary)
+set_fields("asarray", batch=lambda c: c.call(**_stacked(c, "a")))
 
 
 # -- diagonal -----------------------------------------------------------------------------------------

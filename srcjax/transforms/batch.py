@@ -710,8 +710,7 @@ class FunctionWriter:
                 query == "batch_shape" and self.state(of.value) is not True:  # (a list of batched arrays: as is)
             return as_is
         param = of.value in self.params or self.is_entry and of.value in self.param_states
-        if query in ("len", "np.shape") and of.value not in self.arrays and (param or query == "len" and self.state(
-                of.value) is True):  # (a parameter or value that may be a list of batched arrays: decided at run time)
+        if batch_queries.decided_at_run_time(self, query, of.value, param):  # (a list of batched arrays, maybe)
             return parse_expression(f"batch_{'len' if query == 'len' else 'shape'}({of.value})")
         if query == "len" and (isinstance(self.state(of.value), (Tree, Stack)) or not param and
                                self.state(of.value) is not True):

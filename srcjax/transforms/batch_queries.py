@@ -13,14 +13,23 @@ from .batch_state import Stack, State, Tree, all_batched, any_batched, element, 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
 
-__all__ = ["PER_EXAMPLE_QUERIES", "PerExample", "argument_states", "checked_exprs", "element_state", "iterator",
-           "literal_state", "scalar_query", "unpacked"]
+__all__ = ["PER_EXAMPLE_QUERIES", "PerExample", "argument_states", "checked_exprs", "decided_at_run_time",
+           "element_state", "iterator", "literal_state", "scalar_query", "unpacked"]
 
 PER_EXAMPLE_QUERIES = {  # a shape query of a batched x -> the same query of one example
     "shape": "{x}.shape[1:]", "ndim": "({x}.ndim - 1)", "size": "({x}.size // {n})",
     "np.shape": "np.shape({x})[1:]", "np.ndim": "(np.ndim({x}) - 1)", "np.size": "(np.size({x}) // {n})",
     "len": "np.shape({x})[1]", "batch_shape": "batch_shape({x})[1:]",  # (an array batched again: vmap of vmap)
 }
+
+
+def decided_at_run_time(w: FunctionWriter, query: str, name: str, param: bool) -> bool:
+    """Whether ``len(x)`` / ``np.shape(x)`` of the batched ``x`` is written ``batch_len`` / ``batch_shape``: ``x``
+    may be a list of batched arrays (a parameter, or a value such as its copy ``u = ws``), or is a Python list or
+    tuple of batched values (``u = list(ws)``): ``np.shape(x)[1:]`` dropped its length, not the batch axis."""
+    st = w.state(name)
+    return query in ("len", "np.shape") and name not in w.arrays and \
+        (param or st is True or query == "np.shape" and isinstance(st, (Tree, Stack)))
 
 
 def unpacked(expr: str, target: cst.BaseExpression) -> str:

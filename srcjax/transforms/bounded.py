@@ -62,10 +62,13 @@ class LoopBoundError(TranspileError):
     """Reverse mode through a loop whose trip count is decided by data, without a bound."""
 
 
-def _hint() -> str:
-    return ("give an upper bound on its iterations: srcjax.grad(f, max_iters=100) (also value_and_grad, vjp, "
-            "jacrev, hessian), or count in the test: `while it < 100 and ...:` with `it = 0` before the loop and "
-            "`it += 1` in it; forward mode (srcjax.jvp) needs no bound")
+def _hint(sp: Span | None = None) -> str:
+    fixed = "srcjax.lax.fori_loop(lower, upper, body, init) where the number of steps is known (jax refuses " \
+        "reverse mode through lax.while_loop whatever its test), or "
+    called = sp is not None and "while_loop(" in sp.source_line()[sp.col:]  # (srcjax.lax.while_loop: its carry)
+    return ((fixed if called else "") + "give an upper bound on its iterations: srcjax.grad(f, max_iters=100) (also "
+            "value_and_grad, vjp, jacrev, hessian), or count in the test: `while it < 100 and ...:` with `it = 0` "
+            "before the loop and `it += 1` in it; forward mode (srcjax.jvp) needs no bound")
 
 
 class Bounder:
@@ -139,7 +142,7 @@ class Bounder:
             if self.max_iters is None:
                 what = "on array data" if on_data else "with break/continue"
                 raise LoopBoundError(f"reverse mode through a `while` loop {what} needs a bound on its "
-                                     "iterations", span=sp, hint=_hint())
+                                     "iterations", span=sp, hint=_hint(sp))
             rng = dotted_call("range", cst.Integer(str(self.max_iters)))
         self.changed = True
         test: list[Any] = []
