@@ -210,7 +210,7 @@ def test_a_function_that_stores_into_an_array_or_calls_out_is_not_pure() -> None
 
     def effects(src: str) -> bool:
         v = specialized_batch._Effects({"h"})
-        cst.parse_module(src).body[0].visit(v)
+        v.walk(cst.parse_module(src).body[0])
         return v.ok
 
     assert effects("def f(a):\n    n = len(a)\n    for i in range(n):\n        a2 = h(a) * i\n    return np.sum(a2)\n") \

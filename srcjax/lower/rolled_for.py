@@ -17,7 +17,7 @@ import libcst as cst
 from .. import pytree
 from ..adjoint import UNSET, is_saved_list_name, is_tape_name
 from ..core import NeedStatic, TranspileError
-from ..frontend.names import assigned_names
+from ..frontend.names import Visitor, assigned_names
 from ..frontend.read import is_generated
 from ..primitives import registry
 from .hlo import HloValue
@@ -231,7 +231,7 @@ def _read_not_appended(body: Sequence[Any], derivative: bool) -> set[str]:
     to its helpers count as neither: the helpers only push and pop them."""
     out: set[str] = set()
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):  # (read-only: libcst's CSTVisitor rebuilds every node it passes)
         def visit_Attribute(self, node: cst.Attribute) -> bool:
             if isinstance(node.value, cst.Name) and node.attr.value in ("append", "pop"):
                 return False
@@ -240,8 +240,9 @@ def _read_not_appended(body: Sequence[Any], derivative: bool) -> set[str]:
         def visit_Name(self, node: cst.Name) -> None:
             out.add(node.value)
 
+    v = V()
     for st in body:
-        st.visit(V())
+        v.walk(st)
     return {n for n in out if not (derivative and is_tape_name(n))}
 
 

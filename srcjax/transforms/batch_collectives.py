@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ..core import TranspileError
-from ..frontend.names import code
+from ..frontend.names import Visitor, code
 from .batch_state import State, Tree
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def _assigned_once(w: FunctionWriter, name: str) -> cst.BaseExpression | None:
     return values[0] if len(values) == 1 else None
 
 
-class _Assigns(cst.CSTVisitor):
+class _Assigns(Visitor):  # (read-only: libcst's CSTVisitor rebuilds every node it passes)
     def __init__(self, name: str) -> None:
         self.name = name
         self.found: list[cst.BaseExpression] = []
@@ -88,7 +88,7 @@ class _Assigns(cst.CSTVisitor):
     @classmethod
     def find(cls, node: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
         v = cls(name)
-        node.visit(v)
+        v.walk(node)
         return v.found
 
     def visit_Assign(self, node: cst.Assign) -> None:

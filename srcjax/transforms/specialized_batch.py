@@ -40,6 +40,8 @@ from typing import Any
 
 import libcst as cst
 
+from ..frontend.names import Visitor
+
 Fact = tuple[Any, ...]
 
 IDENTITIES = ("batch_align", "batch_align_b", "batch_unbroadcast", "batch_broadcast_like")
@@ -169,7 +171,11 @@ def _static(e: cst.BaseExpression, fact: Callable[[str | None], Fact | None]) ->
 # -- which program functions are pure (a dead call of one goes) -------------------------------------
 
 
-class _Effects(cst.CSTVisitor):
+_IMPURE = frozenset({cst.Global, cst.Nonlocal, cst.Lambda, cst.Yield, cst.Await, cst.Del, cst.Raise, cst.With, cst.Try,
+                     cst.ClassDef, cst.Import, cst.ImportFrom})  # (libcst's node classes: none has a subclass)
+
+
+class _Effects(Visitor):  # (read-only: libcst's CSTVisitor rebuilds every node it passes)
     def __init__(self, pure: set[str]) -> None:
         self.pure, self.ok, self.defs = pure, True, 0
 
@@ -201,14 +207,14 @@ class _Effects(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self._targets([node.target])
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.Global, cst.Nonlocal, cst.Lambda, cst.Yield, cst.Await, cst.Del, cst.Raise,
-                             cst.With, cst.Try, cst.ClassDef, cst.Import, cst.ImportFrom)):
+    def walk(self, node: cst.CSTNode) -> None:
+        t = type(node)
+        if t in _IMPURE:
             self.ok = False
-        if isinstance(node, cst.FunctionDef):
+        if t is cst.FunctionDef:
             self.defs += 1
             self.ok = self.ok and self.defs == 1  # (a nested function: not read)
-        return super().on_visit(node)
+        super().walk(node)
 
 
 def pure_functions(program: Any, pure: set[str]) -> set[str]:
@@ -221,7 +227,7 @@ def pure_functions(program: Any, pure: set[str]) -> set[str]:
         changed = False
         for name in sorted(ok):
             v = _Effects(set(pure) | ok | set(PURE_BUILTINS))
-            fdefs[name].visit(v)
+            v.walk(fdefs[name])
             if not v.ok or fdefs[name].decorators:
                 ok.discard(name)
                 changed = True
