@@ -10,6 +10,8 @@ that what runs and what is shown stay the same without it.
 - A generated module is compiled from the ``ast`` tree its registrations parsed (not parsed again).
 - A Jacobian of a gradient by an array (`hessian`) knows the gradient's output is an array: its first
   call specialized the whole gradient only to learn that (~3 ms).
+- The specializer binds a call that gives every parameter of an all-positional function positionally
+  without ``Signature.bind`` (``lower/signatures.py``): the same mapping, and ``bind`` for every other call.
 """
 
 from __future__ import annotations
@@ -225,3 +227,45 @@ def test_a_generated_module_is_compiled_from_its_tree_as_from_its_text():
     theirs = [c for c in compile(text, "<srcjax.test compiled from its tree>", "exec").co_consts if hasattr(c, "co_code")]
     assert mine and [list(c.co_positions()) for c in mine] == [list(c.co_positions()) for c in theirs]
     assert ast.dump(tree, include_attributes=True) == before  # (the shared tree is unchanged)
+
+
+def _pos(a, b=2.0, /, c=3):
+    return a
+
+
+def _kwonly(a, *, k=1):
+    return a
+
+
+def _star(a, *rest):
+    return a
+
+
+def _kw(a, **kw):
+    return a
+
+
+def test_a_call_giving_every_positional_parameter_binds_as_signature_bind_does():
+    from srcjax.lower.signatures import signature_of
+
+    assert signature_of(_pos)[1] == ("a", "b", "c")
+    for fn in (_kwonly, _star, _kw):  # (bind decides: keyword-only defaults, *args and **kw)
+        assert signature_of(fn)[1] is None, fn
+    sig, plain = signature_of(_pos)
+    assert dict(zip(plain, (1, 2, 3))) == dict(sig.bind(1, 2, 3).arguments)
+    assert signature_of(_pos)[0] is sig  # remembered while the defaults are the same objects
+    _pos.__defaults__ = (5.0, 6)
+    try:
+        assert signature_of(_pos)[0] is not sig and signature_of(_pos)[0].parameters["c"].default == 6
+    finally:
+        _pos.__defaults__ = (2.0, 3)
+
+    def f(x, scale=2.0, *, shift=0.0):
+        return helper(x, scale) + shift
+
+    def helper(x, scale=3.0):
+        return x * scale
+
+    g = srcjax.jit(f)
+    np.testing.assert_allclose(np.asarray(g(_X)), f(_X))  # helper(x, scale): every parameter, positionally
+    np.testing.assert_allclose(np.asarray(g(_X, 4.0, shift=1.0)), f(_X, 4.0, shift=1.0))

@@ -33,7 +33,6 @@ import itertools
 import math
 import sys
 import types
-import weakref
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -76,6 +75,7 @@ from .hlo import TARGET, FuncBuilder, HloValue, module_text
 from .host_print import DeferredText
 from .python_builtins import BINOPS, BUILTIN_RULES, CMPOPS, CONTAINER_BUILTINS, UNOPS, accepts_dynamic
 from .returned import split_result
+from .signatures import signature_of
 from .values import (
     MAX_UNROLL,
     ROLL_ABOVE,
@@ -187,16 +187,20 @@ class Specializer:
             raise UnsupportedSyntaxError(
                 f"call depth exceeds {MAX_DEPTH} (recursion on data is not supported)",
                 hint="recursion must end on a static condition (shapes, Python ints)")
-        sig = _signature(nf.fn)
-        try:
-            bound = sig.bind(*args, **kwargs)
-        except TypeError as e:
-            raise ArgumentError(f"{nf.name}(): {e}") from None
-        bound.apply_defaults()
+        sig, plain = signature_of(nf.fn)
+        if plain is not None and not kwargs and len(args) == len(plain):  # (most calls: every parameter given)
+            arguments = dict(zip(plain, args))
+        else:
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError as e:
+                raise ArgumentError(f"{nf.name}(): {e}") from None
+            bound.apply_defaults()
+            arguments = dict(bound.arguments)
         role = rule_role(nf.fn)
         site = self.here
         try:
-            result = self.run_body(nf, nf.fdef.body.body, dict(bound.arguments))
+            result = self.run_body(nf, nf.fdef.body.body, arguments)
         except (ShapeError, DTypeError) as e:
             if role is None or role[0] != "transpose":
                 e.called_from(site)
@@ -411,9 +415,13 @@ class Specializer:
 
     # -- expressions ---------------------------------------------------------------
     def eval(self, node: cst.BaseExpression, env: dict[str, Any]) -> Any:
-        method = getattr(self, "eval_" + type(node).__name__, None)
+        t = type(node)
+        names = _EVAL_NAMES.get(t)
+        if names is None:
+            names = _EVAL_NAMES[t] = "eval_" + t.__name__  # (one string per node type, not one per node)
+        method = getattr(self, names, None)
         if method is None:
-            raise UnsupportedSyntaxError(f"the expression {type(node).__name__} is not supported")
+            raise UnsupportedSyntaxError(f"the expression {t.__name__} is not supported")
         return method(node, env)
 
     def eval_Name(self, node: cst.Name, env: dict[str, Any]) -> Any:
@@ -773,21 +781,7 @@ class Specializer:
         return apply_primitive(self, prim, args, kwargs, operator)
 
 
-_SIGNATURES: weakref.WeakKeyDictionary[Any, tuple[Any, Any, inspect.Signature]] = weakref.WeakKeyDictionary()
-
-
-def _signature(fn: Callable[..., Any]) -> inspect.Signature:
-    """``inspect.signature(fn)``, remembered while ``fn``'s defaults stay the same objects."""
-    defaults, kwdefaults = getattr(fn, "__defaults__", None), getattr(fn, "__kwdefaults__", None)
-    try:
-        hit = _SIGNATURES.get(fn)
-    except TypeError:  # not weakly referable
-        return inspect.signature(fn)
-    if hit is not None and hit[0] is defaults and hit[1] is kwdefaults:
-        return hit[2]
-    sig = inspect.signature(fn)
-    _SIGNATURES[fn] = (defaults, kwdefaults, sig)
-    return sig
+_EVAL_NAMES: dict[type, str] = {}  # a node type -> the name of the method that evaluates it
 
 
 def _return_span(nf: NormalizedFunction) -> Span | None:

@@ -482,11 +482,13 @@ class Executable:
     def put_many(self, leaves: Sequence[Any], avals: Sequence[ShapedArray]) -> list[Any]:
         """Device buffers of a call's arguments. The host leaves go up two or more together, in one
         execution (``runtime/host_upload.py``: ~4.5 us + 1.7 us a leaf, against ~4.6 us a leaf one
-        by one), and a single one that way too while ml_dtypes is not imported."""
+        by one), and a single one that way too while ml_dtypes is not imported (with it imported, a
+        signature's first uploads go leaf by leaf: ``host_upload._young``)."""
         if len(leaves) >= 2 and Array not in map(type, leaves):  # all on the host: one upload, no lists
             up = host_upload.upload(leaves, avals, self.backend)  # (the plan's avals: its program remembered)
             if up is not None:
                 return up
+            return [self.put(x, a) for x, a in zip(leaves, avals)]  # (asked once: the answer would not change)
         bufs: list[Any] = []
         host: list[int] = []
         for i, x in enumerate(leaves):  # (no `None in bufs`: jax, when imported, gives buffers an array __eq__)
@@ -746,11 +748,8 @@ def compile_callbacks_cached(text: str, backend: Backend, callbacks: list[Any]) 
         module = _mlir_module(text)
         with _MLIR_CONTEXT:
             loaded = backend.client.compile_and_load(module, backend.device_list, options, host_callbacks=callbacks)
-    if key is not None:
-        try:
-            disk_cache.store(key, backend.client.serialize_executable(loaded), kind="helper")
-        except Exception:  # noqa: BLE001 - the cache is an optimization
-            pass
+    if key is not None:  # (on the writer thread, as _compile_cached's: a first call does not wait for the disk)
+        disk_cache.store_later(key, lambda: backend.client.serialize_executable(loaded), kind="helper")
     return loaded
 
 

@@ -67,7 +67,6 @@ from .batch_state import (
     element,
     item,
     join,
-    literal_key,
     pack,
     parts_of,
     returns_join,
@@ -722,26 +721,7 @@ class FunctionWriter:
 
     def static_expr(self, value: cst.BaseExpression, node: cst.CSTNode) -> str:
         """A shape query of batched values as the per-example query (``x.shape`` -> ``x.shape[1:]``)."""
-        w = self
-
-        class T(cst.CSTTransformer):
-            def leave_Subscript(self, orig: cst.Subscript, upd: cst.Subscript) -> cst.BaseExpression:
-                v = orig.value  # x.shape[0] -> x.shape[1] (a per-example axis by its index)
-                if isinstance(v, cst.Attribute) and v.attr.value == "shape" and isinstance(v.value, cst.Name) and \
-                        any_batched(w.state(v.value.value)) and len(orig.slice) == 1 and \
-                        isinstance(orig.slice[0].slice, cst.Index):
-                    k = literal_key(code(orig.slice[0].slice.value))
-                    if isinstance(k, int) and not isinstance(k, bool):
-                        return parse_expression(f"{v.value.value}.shape[{k + 1 if k >= 0 else k}]")
-                return upd
-
-            def leave_Attribute(self, orig: cst.Attribute, upd: cst.Attribute) -> cst.BaseExpression:
-                return w.per_example_query(orig.attr.value, orig.value, upd)
-
-            def leave_Call(self, orig: cst.Call, upd: cst.Call) -> cst.BaseExpression:
-                return w.per_example_query(code(orig.func), orig.args[0].value if orig.args else None, upd)
-
-        return code(value.visit(T()))  # type: ignore[arg-type]
+        return code(batch_queries.per_example(self, value))
 
     # -- primitives -------------------------------------------------------------------------
     def per_example_text(self, text: str, line: cst.CSTNode) -> str:

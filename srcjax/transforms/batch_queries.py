@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ..frontend.cst_expressions import parse_expression
-from ..frontend.names import code, names_in
+from ..frontend.names import code, names_in, syntax_fields
 from .batch_state import Stack, State, Tree, all_batched, any_batched, element, literal_key
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
 
 __all__ = ["PER_EXAMPLE_QUERIES", "PerExample", "argument_states", "checked_exprs", "decided_at_run_time",
-           "element_state", "iterator", "literal_state", "scalar_query", "unpacked"]
+           "element_state", "iterator", "literal_state", "per_example", "scalar_query", "unpacked"]
 
 PER_EXAMPLE_QUERIES = {  # a shape query of a batched x -> the same query of one example
     "shape": "{x}.shape[1:]", "ndim": "({x}.ndim - 1)", "size": "({x}.size // {n})",
@@ -98,6 +98,40 @@ def checked_exprs(s: cst.Assert | cst.Raise) -> list[cst.BaseExpression]:
     if isinstance(s, cst.Assert):
         return [e for e in (s.test, s.msg) if e is not None]
     return [e for e in (s.exc, s.cause.item if s.cause is not None else None) if e is not None]
+
+
+def per_example(w: FunctionWriter, node: Any) -> Any:
+    """``node`` with its shape queries of batched values made per example (``x.shape`` -> ``x.shape[1:]``,
+    ``x.shape[0]`` -> ``x.shape[1]``): bottom up, as a libcst transformer's ``leave_`` methods would (each
+    rule reads the original node, and keeps the node with its rewritten children otherwise), but the
+    subtrees with nothing rewritten are kept as they are (the same objects), not rebuilt node by node."""
+    t = type(node)
+    changes: dict[str, Any] = {}
+    for f in syntax_fields(t):
+        v = getattr(node, f)
+        if isinstance(v, cst.CSTNode):
+            nv = per_example(w, v)
+            if nv is not v:
+                changes[f] = nv
+        elif v.__class__ is tuple or v.__class__ is list:
+            items = [per_example(w, c) if isinstance(c, cst.CSTNode) else c for c in v]
+            if any(a is not b for a, b in zip(items, v)):
+                changes[f] = items
+    upd = node.with_changes(**changes) if changes else node
+    if t is cst.Subscript:
+        v = node.value  # x.shape[0] -> x.shape[1] (a per-example axis by its index)
+        if isinstance(v, cst.Attribute) and v.attr.value == "shape" and isinstance(v.value, cst.Name) and \
+                any_batched(w.state(v.value.value)) and len(node.slice) == 1 and \
+                isinstance(node.slice[0].slice, cst.Index):
+            k = literal_key(code(node.slice[0].slice.value))
+            if isinstance(k, int) and not isinstance(k, bool):
+                return parse_expression(f"{v.value.value}.shape[{k + 1 if k >= 0 else k}]")
+        return upd
+    if t is cst.Attribute:
+        return w.per_example_query(node.attr.value, node.value, upd)
+    if t is cst.Call:
+        return w.per_example_query(code(node.func), node.args[0].value if node.args else None, upd)
+    return upd
 
 
 class PerExample(cst.CSTTransformer):
