@@ -55,6 +55,10 @@ THOROUGH_ONLY: dict[str, str] = {
         "the other derivatives",
     "tests/test_vmap_bugs28.py::test_vmap_of_grad_of_two_helpers_saving_loop_counters_on_one_tape"
     "[two_accumulate-two_accumulate_jax]": "[two_cumulative-two_cumulative_jax]",
+    # (session 31, suite13: CPU s, pytest -n 0)
+    "tests/test_int_carry_grads.py::test_hessian_of_a_vector_output_and_its_generated_source[scan_vector]":
+        "[vector_fori] and test_vmap_of_the_hessian_of_a_vector_output_under_numpy (scan_vector's hessian, by "
+        "NumPy) (5.3 s)",
     "tests/test_vmap_untaken_branches.py::test_grad_of_an_unmapped_argument[break]": "the other 10 cases",
     "tests/test_compose_unseen.py::test_composition_agrees_with_jax[grad_of_vmap_jacfwd_dict]":
         "the other compositions",
@@ -81,6 +85,8 @@ SAMPLED: dict[str, int] = {
     # (session 31, suite13) its 4 default programs' checks: every transformation keeps a case (rk4_scan's
     # hessian, ~7 s, goes: eight_schools' hessian stays)
     "tests/test_hunt12_programs.py::test_hunt12_program": 2,
+    # (every 2nd of its 49 default checks keeps every program and every transformation)
+    "tests/test_container_programs.py::test_container_program": 2,
 }
 
 
