@@ -55,10 +55,6 @@ THOROUGH_ONLY: dict[str, str] = {
         "the other derivatives",
     "tests/test_vmap_bugs28.py::test_vmap_of_grad_of_two_helpers_saving_loop_counters_on_one_tape"
     "[two_accumulate-two_accumulate_jax]": "[two_cumulative-two_cumulative_jax]",
-    # (session 31, suite13: CPU s, pytest -n 0)
-    "tests/test_int_carry_grads.py::test_hessian_of_a_vector_output_and_its_generated_source[scan_vector]":
-        "[vector_fori] and test_vmap_of_the_hessian_of_a_vector_output_under_numpy (scan_vector's hessian, by "
-        "NumPy) (5.3 s)",
     "tests/test_vmap_untaken_branches.py::test_grad_of_an_unmapped_argument[break]": "the other 10 cases",
     "tests/test_compose_unseen.py::test_composition_agrees_with_jax[grad_of_vmap_jacfwd_dict]":
         "the other compositions",
