@@ -1,5 +1,5 @@
 """What the program corpora's tests share (test_field_programs, test_jax_style_programs, test_container_programs,
-test_user_programs, test_vmap_user_programs): a case's arguments, stacked for a vmap's batch, and one example taken
+test_user_programs, test_hunt12_programs, test_vmap_user_programs): a case's arguments, stacked for a vmap's batch, and one example taken
 back out; srcjax's run of a check (a located refusal or a crash classified, ``hunt_sweep.Outcome``); the generated
 source run by NumPy against srcjax; the run of one check against jax, the user's function run by NumPy and finite
 differences (:func:`run_check`, with a :class:`Corpus`'s oracles); a test's verdict with the corpus's known lists
@@ -83,12 +83,13 @@ def quietly(fn: Callable[..., Any], *args: Any) -> Any:
 
 
 def srcjax_result(make: Callable[[], Any], expr: str, args: tuple[Any, ...], user_files: tuple[str, ...],
-                  known_refusals: tuple[str, ...]) -> tuple[Any, Any] | Outcome:
-    """srcjax's function (``make()``, under ``srcjax.jit`` unless ``expr`` is a ``jit(...)``) and its result, or
-    the Outcome of its refusal (located in ``user_files``, known or not) or crash."""
+                  known_refusals: tuple[str, ...], compiled: bool = True) -> tuple[Any, Any] | Outcome:
+    """srcjax's function (``make()``, under ``srcjax.jit`` unless ``expr`` is a ``jit(...)`` or not ``compiled``:
+    a Python function calling srcjax, as ``jvp``) and its result, or the Outcome of its refusal (located in
+    ``user_files``, known or not) or crash."""
     try:
         fn = make()
-        if not expr.startswith("jit("):
+        if compiled and not expr.startswith("jit("):
             fn = srcjax.jit(fn)
         return fn, fn(*args)
     except srcjax.TranspileError as e:
@@ -138,6 +139,12 @@ class Corpus(NamedTuple):
     known_wrong: Mapping[tuple[str, ...], str] = EMPTY  # (name, expr[, dtype]) -> why: xfail, not hidden
     # (name, expr, dtype) -> why: srcjax right but NumPy running the generated source off: xfail
     known_numpy_run: Mapping[tuple[str, ...], str] = EMPTY
+    # checks whose srcjax_function is a Python function calling srcjax (``jvp`` of the user's function along fixed
+    # tangents): run as they are, with no compiled function whose generated source NumPy could run
+    uncompiled: tuple[str, ...] = ()
+    # the outcomes a test passes on ("oracle": no oracle ran, jax could not and neither NumPy nor finite
+    # differences apply)
+    passing: tuple[str, ...] = ("ok", "known", "oracle")
 
     def checks(self, names: Iterable[str] | None = None,
                dtypes: tuple[str, ...] = ("float64", "float32")) -> list[tuple[str, str, str]]:
@@ -156,7 +163,8 @@ class Corpus(NamedTuple):
     def check(self, name: str, expr: str, dtype: str) -> None:
         """A test: the check run, its outcome asserted (:func:`assert_passes`)."""
         assert_passes(self.run(name, expr, dtype), name, expr, dtype, known_wrong=self.known_wrong,
-                      known_numpy_run=self.known_numpy_run, known_internal=self.known_internal)
+                      known_numpy_run=self.known_numpy_run, known_internal=self.known_internal,
+                      passing=self.passing)
 
     def tests(self, default_cases: tuple[str, ...]) -> tuple[Callable[..., None], Callable[..., None]]:
         """The corpus's two tests, bound to ``test_X`` and ``test_X_thorough`` in its module: every check of
@@ -196,8 +204,9 @@ def run_check(corpus: Corpus, c: Any, expr: str, in_axes: Any, dtype: str, seed:
         why = f"{type(e).__name__}: {str(e)[:300]}"
         if corpus.jax_required:
             return Outcome("oracle", why)
+    compiled = expr not in corpus.uncompiled
     result = srcjax_result(lambda: corpus.srcjax_function(c, expr), expr, args, corpus.user_files,
-                           corpus.known_refusals)
+                           corpus.known_refusals, compiled)
     if isinstance(result, Outcome):
         return result
     fn, got = result
@@ -215,7 +224,7 @@ def run_check(corpus: Corpus, c: Any, expr: str, in_axes: Any, dtype: str, seed:
             leaves_agree(leaves(got), leaves(fd), "finite differences vs srcjax's grad", 1e-5, dtypes=False)
     except AssertionError as e:
         return Outcome("wrong", str(e)[:CHARS])
-    out = generated_source_agrees(fn, args, got, 10 * rtol)
+    out = generated_source_agrees(fn, args, got, 10 * rtol) if compiled else None
     if out is not None:
         return out
     if want is None and ref is None and fd is None:

@@ -14,7 +14,7 @@ import pytest
 
 import srcjax
 
-from .twins import jax_twin
+from .twins import JAX, jax_twin
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
@@ -36,17 +36,19 @@ def check(fn, args=(X, Y), batched=(XB, YB), in_axes=0, *, helpers=(), jacfwd=Tr
     """jit against NumPy running ``fn`` (``numpy``: NumPy runs it) and jax; grad (and its generated source run by
     NumPy), vmap, vmap(grad) (and jacfwd) against jax."""
     twin = jax_twin(fn, helpers=helpers, functools=functools, operator=operator, lax=jax.lax)
+    value = srcjax.jit(fn)(*args)
     if numpy:
-        _close(srcjax.jit(fn)(*args), fn(*args))
-    _close(srcjax.jit(fn)(*args), jax.jit(twin)(*args))
-    _close(srcjax.grad(fn)(*args), jax.grad(twin)(*args))
+        _close(value, fn(*args))
+    _close(value, jax.jit(twin)(*args))
+    grad = JAX.grad(twin)(*args)
+    _close(srcjax.grad(fn)(*args), grad)
     if numpy:  # (the generated source run by NumPy)
-        _close(srcjax.numpy_function(srcjax.grad(fn))(*args), jax.grad(twin)(*args))
-    _close(srcjax.vmap(fn, in_axes=in_axes)(*batched), jax.vmap(twin, in_axes=in_axes)(*batched))
+        _close(srcjax.numpy_function(srcjax.grad(fn))(*args), grad)
+    _close(srcjax.vmap(fn, in_axes=in_axes)(*batched), JAX.vmap(twin, in_axes=in_axes)(*batched))
     _close(srcjax.vmap(srcjax.grad(fn), in_axes=in_axes)(*batched),
-           jax.vmap(jax.grad(twin), in_axes=in_axes)(*batched))
+           JAX.vmap(jax.grad(twin), in_axes=in_axes)(*batched))
     if jacfwd:
-        _close(srcjax.jacfwd(fn)(*args), jax.jacfwd(twin)(*args))
+        _close(srcjax.jacfwd(fn)(*args), JAX.jacfwd(twin)(*args))
 
 
 def refused(fn, *args, words=()):
@@ -318,15 +320,15 @@ def test_numpy_functions_as_branches_of_a_batched_index():
     twin = jax_twin(switch_numpy_branches)
     i, ib = 2, np.array([0, 2])
     _close(srcjax.jit(switch_numpy_branches)(i, X), jax.jit(twin)(i, X))
-    _close(srcjax.vmap(switch_numpy_branches)(ib, XB), jax.vmap(twin)(ib, XB))
+    _close(srcjax.vmap(switch_numpy_branches)(ib, XB), JAX.vmap(twin)(ib, XB))
     _close(srcjax.vmap(srcjax.grad(switch_numpy_branches, argnums=1))(ib, XB),
-           jax.vmap(jax.grad(twin, argnums=1))(ib, XB))
-    _close(srcjax.jacfwd(switch_numpy_branches, argnums=1)(i, X), jax.jacfwd(twin, argnums=1)(i, X))
+           JAX.vmap(jax.grad(twin, argnums=1))(ib, XB))
+    _close(srcjax.jacfwd(switch_numpy_branches, argnums=1)(i, X), JAX.jacfwd(twin, argnums=1)(i, X))
     twin = jax_twin(cond_numpy_branches)
     pb = np.array([1.0, -1.0])
-    _close(srcjax.vmap(cond_numpy_branches)(pb, XB, YB), jax.vmap(twin)(pb, XB, YB))
+    _close(srcjax.vmap(cond_numpy_branches)(pb, XB, YB), JAX.vmap(twin)(pb, XB, YB))
     _close(srcjax.vmap(srcjax.grad(cond_numpy_branches, argnums=(1, 2)))(pb, XB, YB),
-           jax.vmap(jax.grad(twin, argnums=(1, 2)))(pb, XB, YB))
+           JAX.vmap(jax.grad(twin, argnums=(1, 2)))(pb, XB, YB))
 
 
 # -- a loop with an early `return` over an array of no rows: the fallthrough value, as NumPy (and jax) -------

@@ -20,7 +20,6 @@ prints the counts and every failure.
 
 from __future__ import annotations
 
-import collections
 import inspect
 import re
 import sys
@@ -33,12 +32,12 @@ import numpy as np
 import pytest
 
 import srcjax
-from tests.corpus_harness import B, arguments, take
+from tests import corpus_harness
+from tests.corpus_harness import Corpus, agree, evaluate, loop_reference
 
 from . import hunt12_programs as hp
-from . import written
 from .fd import central_fd
-from .hunt_sweep import Outcome, crash, leaves_agree, refusal
+from .hunt_sweep import Outcome
 from .twins import jitted
 
 jax = pytest.importorskip("jax")
@@ -402,33 +401,29 @@ DEFAULT_CASES = ("eight_schools", "rk4_scan", "causal_mha", "project_simplex")
 
 # -- running a check ------------------------------------------------------------------------------------------
 
-def _evaluate(expr: str, transforms: dict[str, Any], f: Any) -> Any:
-    return eval(expr, {**transforms, "f": f, "np": np if transforms is SRCJAX_T else jnp})  # noqa: S307
-
-
 def _tangents(args: tuple[Any, ...]) -> tuple[Any, ...]:
     rng = np.random.default_rng(123)
     return tuple(srcjax.tree_util.tree_map(lambda a: rng.standard_normal(np.shape(a)).astype(np.asarray(a).dtype), a)
                  for a in args)
 
 
-def oracle(c: Case, expr: str, args: tuple[Any, ...]) -> Any:
+def oracle(c: Case, expr: str, in_axes: Any, args: tuple[Any, ...]) -> Any:
     if expr == "jvp":
         return jitted(lambda p, t: jax.jvp(TWIN[c.fn.__name__], p, t))(tuple(args), _tangents(args))
-    return jitted(_evaluate(expr, JAX_T, TWIN[c.fn.__name__]))(*args)
+    return jitted(evaluate(expr, JAX_T, TWIN[c.fn.__name__], jnp))(*args)
+
+
+def srcjax_function(c: Case, expr: str) -> Any:
+    """``expr`` over srcjax's transformations; ``jvp``: a function pushing every argument forward along
+    ``_tangents`` (run as it is: ``Corpus.uncompiled``)."""
+    if expr == "jvp":
+        return lambda *args: srcjax.jvp(c.fn, args, _tangents(args))
+    return evaluate(expr, SRCJAX_T, c.fn, np)
 
 
 def numpy_reference(c: Case, expr: str, in_axes: Any, args: tuple[Any, ...]) -> Any:
     """The user's function run by NumPy, for ``jit(f)`` and ``vmap(f, ...)`` (None otherwise)."""
-    if not c.numpy:
-        return None
-    if expr == "jit(f)":
-        return c.fn(*args)
-    if expr.startswith("vmap(f"):
-        out_axis = int(m.group(1)) if (m := re.search(r"out_axes=(\d)", expr)) else 0
-        outs = [c.fn(*[take(a, ax, k) for a, ax in zip(args, in_axes)]) for k in range(B)]
-        return srcjax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs], out_axis), *outs)
-    return None
+    return loop_reference(c.fn, expr, in_axes, args) if c.numpy else None
 
 
 def fd_reference(c: Case, expr: str, args: tuple[Any, ...]) -> Any:
@@ -441,132 +436,35 @@ def fd_reference(c: Case, expr: str, args: tuple[Any, ...]) -> Any:
         eps = 1e-6
         ts = _tangents(args)
         tm = srcjax.tree_util.tree_map
-        plus = c.fn(*tm(lambda a, t: a + eps * t, tuple(args), ts))
-        minus = c.fn(*tm(lambda a, t: a - eps * t, tuple(args), ts))
-        return c.fn(*args), srcjax.tree_util.tree_map(lambda p, m: (np.asarray(p) - np.asarray(m)) / (2 * eps),
-                                                      plus, minus)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            plus = c.fn(*tm(lambda a, t: a + eps * t, tuple(args), ts))
+            minus = c.fn(*tm(lambda a, t: a - eps * t, tuple(args), ts))
+            value = c.fn(*args)
+        return value, tm(lambda p, m: (np.asarray(p) - np.asarray(m)) / (2 * eps), plus, minus)
     m = re.fullmatch(r"grad\(f(?:, argnums=(\d|\(\d(?:, \d)*\)))?\)", expr)
     if m is None:
         return None
     ks = eval(m.group(1) or "0")  # noqa: S307
-    one = (lambda k: central_fd(lambda *a: float(c.fn(*a)), args, k))
-    return tuple(one(k) for k in ks) if isinstance(ks, tuple) else one(ks)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = (lambda k: central_fd(lambda *a: float(c.fn(*a)), args, k))
+        return tuple(one(k) for k in ks) if isinstance(ks, tuple) else one(ks)
 
 
-def agree(got: Any, want: Any, what: str, rtol: float, dtypes: bool = True, jax_leaves: bool = True) -> None:
-    leaves_agree(srcjax.tree_util.tree_leaves(got),
-                 (jax.tree_util.tree_leaves if jax_leaves else srcjax.tree_util.tree_leaves)(want), what, rtol,
-                 dtypes)
-
-
-def _srcjax_call(c: Case, expr: str, args: tuple[Any, ...]) -> tuple[Any, Any]:
-    """srcjax's result and the compiled function whose source NumPy runs (None for ``jvp``)."""
-    if expr == "jvp":
-        return srcjax.jvp(c.fn, args, _tangents(args)), None
-    fn = _evaluate(expr, SRCJAX_T, c.fn)
-    if not expr.startswith("jit("):
-        fn = srcjax.jit(fn)
-    return fn(*args), fn
+CORPUS = Corpus(CASES, ("hunt12_programs.py",), KNOWN_REFUSALS, oracle, jax.tree_util.tree_leaves, srcjax_function,
+                numpy_reference, fd_reference, known_internal=KNOWN_INTERNAL, known_wrong=KNOWN_WRONG,
+                uncompiled=("jvp",), passing=("ok", "known"))
 
 
 def run_check(c: Case, expr: str, in_axes: Any, dtype: str, seed: int = 0) -> Outcome:
-    dt = np.float32 if dtype == "float32" else np.float64
-    args = arguments(c, seed, dt, in_axes)
-    why = ""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            want = oracle(c, expr, args)
-    except Exception as e:  # noqa: BLE001 - (jax cannot run it: NumPy still can)
-        want = None
-        why = f"{type(e).__name__}: {str(e)[:300]}"
-    try:
-        got, fn = _srcjax_call(c, expr, args)
-    except srcjax.TranspileError as e:
-        return refusal(e, ("hunt12_programs.py",), KNOWN_REFUSALS, 800)
-    except Exception as e:  # noqa: BLE001
-        return crash(e, 2500)
-    rtol = c.rtol32 if dtype == "float32" else 1e-6
-    try:
-        if want is not None:
-            agree(got, want, "srcjax vs jax", rtol, dtypes=not c.numpy_dtypes)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ref = numpy_reference(c, expr, in_axes, args)
-            fd = fd_reference(c, expr, args) if dtype == "float64" else None
-        if ref is not None:
-            agree(got, ref, "the user's function run by NumPy vs srcjax", 10 * rtol,
-                  dtypes=want is None or bool(c.numpy_dtypes), jax_leaves=False)
-        if fd is not None:
-            agree(got, fd, "finite differences vs srcjax", 1e-5, dtypes=False, jax_leaves=False)
-    except AssertionError as e:
-        return Outcome("wrong", str(e)[:1000])
-    if fn is not None:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                np_got = srcjax.numpy_function(fn)(*args)
-        except Exception as e:  # noqa: BLE001
-            return Outcome("numpy", f"the generated source under NumPy: {type(e).__name__}: {str(e)[:600]}")
-        try:
-            agree(np_got, got, "NumPy running the generated source vs srcjax", 10 * rtol, dtypes=False,
-                  jax_leaves=False)
-        except AssertionError as e:
-            return Outcome("wrong", str(e)[:1000])
-    if want is None and ref is None and fd is None:
-        return Outcome("oracle", why)
-    return Outcome("ok", "")
+    return corpus_harness.run_check(CORPUS, c, expr, in_axes, dtype, seed)
 
 
-def all_checks(names: Any = None, dtypes: tuple[str, ...] = ("float64", "float32")) -> list[tuple[str, str, str]]:
-    return [(c.name, chk[0], dt) for c in CASES if names is None or c.name in names for chk in c.checks
-            for dt in dtypes]
-
-
-def _check(name: str, expr: str, dtype: str) -> None:
-    c = BY_NAME[name]
-    in_axes = next(a for e, a in c.checks if e == expr)
-    out = run_check(c, expr, in_axes, dtype)
-    if (name, expr, dtype) in KNOWN_WRONG:
-        assert out.status == "wrong", f"{name}: {expr} ({dtype}) is {out.status} now: take it out of KNOWN_WRONG"
-        pytest.xfail(f"reported: {KNOWN_WRONG[name, expr, dtype]}")
-    if out.status in ("internal", "numpy", "refused") and any(k in out.detail for k in KNOWN_INTERNAL):
-        pytest.xfail(f"reported: {out.detail[:300]}")
-    assert out.status in ("ok", "known"), f"{name}: {expr} ({dtype})\n{out.status}: {out.detail}"
-
-
-@pytest.mark.parametrize(("name", "expr", "dtype"), all_checks(DEFAULT_CASES, ("float64",)))
-def test_hunt12_program(name: str, expr: str, dtype: str) -> None:
-    _check(name, expr, dtype)
-
-
-@pytest.mark.skipif(not written.THOROUGH, reason="SRCJAX_HYPOTHESIS=thorough")
-@pytest.mark.parametrize(("name", "expr", "dtype"),
-                         [k for k in all_checks() if not (k[0] in DEFAULT_CASES and k[2] == "float64")])
-def test_hunt12_program_thorough(name: str, expr: str, dtype: str) -> None:
-    _check(name, expr, dtype)
-
-
-def main() -> None:
-    """Every check of the corpus (or of the cases named on the command line), counts and failures grouped."""
-    argv = sys.argv[1:]
-    dtypes = ("float64",) if "--f64" in argv else ("float32",) if "--f32" in argv else ("float64", "float32")
-    names = {a for a in argv if not a.startswith("--")} or None
-    counts: collections.Counter[str] = collections.Counter()
-    for name, expr, dtype in all_checks(names, dtypes):
-        c = BY_NAME[name]
-        in_axes = next(a for e, a in c.checks if e == expr)
-        srcjax.reuse.forget()
-        out = run_check(c, expr, in_axes, dtype)
-        counts[out.status] += 1
-        print(f"{out.status:8s} {name}: {expr} ({dtype})", flush=True)
-        if out.status not in ("ok", "known"):
-            print(re.sub("^", "    ", out.detail[:1500], flags=re.M), flush=True)
-    print(f"\n{sum(counts.values())} checks: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-
+test_hunt12_program, test_hunt12_program_thorough = CORPUS.tests(DEFAULT_CASES)
 
 if __name__ == "__main__":
-    main()
+    CORPUS.main(sys.argv[1:])
 
 
 # -- regressions found by the corpus ------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import srcjax
+from tests.twins import JAX
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
@@ -103,14 +104,14 @@ X = np.array([1.0, 2.0, 3.0])
 
 @pytest.mark.parametrize("fn", SCALARS, ids=lambda f: f.__name__)
 def test_grad_of_int_counter_carry(fn):
-    np.testing.assert_allclose(np.asarray(srcjax.grad(fn)(X)), np.asarray(jax.grad(as_jax(fn))(X)), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(srcjax.grad(fn)(X)), np.asarray(JAX.grad(as_jax(fn))(X)), rtol=1e-12)
 
 
 def test_grad_of_a_while_loop_counting_in_its_carry():
     # (jax's reverse mode refuses while_loop: its forward mode is the oracle)
     for fn in (while_tuple, while_dict):
         np.testing.assert_allclose(np.asarray(srcjax.grad(fn, max_iters=5)(X)),
-                                   np.asarray(jax.jacfwd(as_jax(fn))(X)), rtol=1e-12)
+                                   np.asarray(JAX.jacfwd(as_jax(fn))(X)), rtol=1e-12)
 
 
 @pytest.mark.parametrize("fn", [fori_tuple, fori_dict], ids=lambda f: f.__name__)
@@ -122,15 +123,15 @@ def test_grad_matches_finite_differences(fn):
 
 def test_hessian_and_vmap_grad_of_int_counter_carry():
     fn = fori_tuple_data_start
-    np.testing.assert_allclose(np.asarray(srcjax.hessian(fn)(X)), np.asarray(jax.hessian(as_jax(fn))(X)),
+    np.testing.assert_allclose(np.asarray(srcjax.hessian(fn)(X)), np.asarray(JAX.hessian(as_jax(fn))(X)),
                                rtol=1e-12)
     xs = np.stack([X, X + 1.0])
     np.testing.assert_allclose(np.asarray(srcjax.vmap(srcjax.grad(fn))(xs)),
-                               np.asarray(jax.vmap(jax.grad(as_jax(fn)))(xs)), rtol=1e-12)
+                               np.asarray(JAX.vmap(jax.grad(as_jax(fn)))(xs)), rtol=1e-12)
 
 
 def test_jacrev_and_vjp_of_a_vector_carried_with_a_counter():
-    want = np.asarray(jax.jacrev(as_jax(vector_fori))(X))
+    want = np.asarray(JAX.jacrev(as_jax(vector_fori))(X))
     np.testing.assert_allclose(np.asarray(srcjax.jacrev(vector_fori)(X)), want, rtol=1e-12)
     out, pullback = srcjax.vjp(vector_fori, X)
     np.testing.assert_allclose(np.asarray(pullback(np.array([1.0, -2.0, 0.5]))[0]),
@@ -150,7 +151,7 @@ def test_hessian_of_a_vector_output_and_its_generated_source(fn):
     """jax's hessian of a vector output is jacfwd(jacrev(f)); srcjax's too, also where NumPy runs the generated
     source (``srcjax.numpy_function``: was the generic form's raw AssertionError, "grad requires a real scalar
     output")."""
-    want = np.asarray(jax.hessian(as_jax(fn))(X))
+    want = np.asarray(JAX.hessian(as_jax(fn))(X))
     h = srcjax.hessian(fn)
     np.testing.assert_allclose(np.asarray(h(X)), want, rtol=1e-12)
     np.testing.assert_allclose(srcjax.numpy_function(h)(X), want, rtol=1e-12)
@@ -159,5 +160,5 @@ def test_hessian_of_a_vector_output_and_its_generated_source(fn):
 def test_vmap_of_the_hessian_of_a_vector_output_under_numpy():
     h = srcjax.hessian(scan_vector)
     xs = np.stack([X, X + 0.5])
-    np.testing.assert_allclose(srcjax.numpy_function(srcjax.vmap(h))(xs), np.asarray(jax.vmap(jax.hessian(
+    np.testing.assert_allclose(srcjax.numpy_function(srcjax.vmap(h))(xs), np.asarray(JAX.vmap(jax.hessian(
         as_jax(scan_vector)))(xs)), rtol=1e-12)

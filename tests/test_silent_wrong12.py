@@ -22,6 +22,7 @@ import pytest
 
 import srcjax
 from srcjax import lax
+from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 
@@ -135,10 +136,10 @@ X32 = np.array([0.3, -0.2, 0.5], np.float32)
 def test_weak_carry_float32_forward(fn):
     twin = carry_if_jax if fn is carry_if else _jax(fn)
     checks = [
-        ("jvp", lambda x: srcjax.jvp(fn, (x,), (x,))[1], lambda x: jax.jvp(twin, (x,), (x,))[1], X32),
-        ("jacfwd", srcjax.jacfwd(fn), jax.jacfwd(twin), X32),
-        ("hessian", srcjax.hessian(fn), jax.hessian(twin), X32),
-        ("vmap(jacfwd)", srcjax.vmap(srcjax.jacfwd(fn)), jax.vmap(jax.jacfwd(twin)), np.stack([X32, -X32])),
+        ("jvp", lambda x: srcjax.jvp(fn, (x,), (x,))[1], lambda x: JAX.jvp(twin, (x,), (x,))[1], X32),
+        ("jacfwd", srcjax.jacfwd(fn), JAX.jacfwd(twin), X32),
+        ("hessian", srcjax.hessian(fn), JAX.hessian(twin), X32),
+        ("vmap(jacfwd)", srcjax.vmap(srcjax.jacfwd(fn)), JAX.vmap(jax.jacfwd(twin)), np.stack([X32, -X32])),
     ]
     for what, ours, theirs, x in checks:
         got, want = ours(x), theirs(x)
@@ -173,7 +174,7 @@ def test_vmap_python_numbers_dtype_by_numpy(fn, dt):
 def test_vmap_scan_weak_init_by_numpy():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     f = srcjax.vmap(scan_rows)
-    want = jax.vmap(_jax(scan_rows))(x)
+    want = JAX.vmap(_jax(scan_rows))(x)
     for got in (f(x), srcjax.numpy_function(f)(x)):
         assert np.asarray(got).dtype == want.dtype == np.float32
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
@@ -233,7 +234,7 @@ def test_view_copies_differentiate(fn):
     p = {k: r.normal(size=3) for k in "abc"}
     x = r.normal(size=3)
     twin = _jax(fn)
-    want = jax.grad(twin)(p, x)
+    want = JAX.grad(twin)(p, x)
     fd = _fd(fn, p, x)
     for got in (srcjax.grad(fn)(p, x), srcjax.jacfwd(fn)(p, x)):
         assert np.abs(np.asarray(got["a"])).max() > 0  # (was a zero gradient)
@@ -242,7 +243,7 @@ def test_view_copies_differentiate(fn):
             np.testing.assert_allclose(np.asarray(got[k]), fd[k], rtol=1e-5, atol=1e-7)
     xs = np.stack([x, 2.0 * x])
     got = srcjax.vmap(srcjax.grad(fn), in_axes=(None, 0))(p, xs)
-    want = jax.vmap(jax.grad(twin), in_axes=(None, 0))(p, xs)
+    want = JAX.vmap(jax.grad(twin), in_axes=(None, 0))(p, xs)
     for k in p:
         np.testing.assert_allclose(np.asarray(got[k]), np.asarray(want[k]), rtol=1e-9, atol=1e-12)
 

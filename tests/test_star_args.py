@@ -10,7 +10,7 @@ import pytest
 
 import srcjax
 
-from .twins import jax_twin
+from .twins import JAX, jax_twin
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
@@ -65,16 +65,16 @@ def test_jit_grad_vmap_match_jax(fn, counts):
         np.testing.assert_allclose(srcjax.jit(fn)(*args), jax.jit(twin)(*args), rtol=1e-12)
         nums = tuple(range(n))
         got = srcjax.grad(fn, argnums=nums)(*args)
-        for g, r in zip(got, jax.grad(twin, argnums=nums)(*args)):
+        for g, r in zip(got, JAX.grad(twin, argnums=nums)(*args)):
             np.testing.assert_allclose(g, r, rtol=1e-10)
         bat = _args(n, batch=True)
-        np.testing.assert_allclose(srcjax.vmap(fn)(*bat), jax.vmap(twin)(*bat), rtol=1e-12)
+        np.testing.assert_allclose(srcjax.vmap(fn)(*bat), JAX.vmap(twin)(*bat), rtol=1e-12)
         axes = (0,) + (None,) * (n - 1)
         mixed = [bat[0], *args[1:]]
-        np.testing.assert_allclose(srcjax.vmap(fn, in_axes=axes)(*mixed), jax.vmap(twin, in_axes=axes)(*mixed),
+        np.testing.assert_allclose(srcjax.vmap(fn, in_axes=axes)(*mixed), JAX.vmap(twin, in_axes=axes)(*mixed),
                                    rtol=1e-12)
         np.testing.assert_allclose(srcjax.vmap(srcjax.grad(fn, argnums=n - 1))(*bat),
-                                   jax.vmap(jax.grad(twin, argnums=n - 1))(*bat), rtol=1e-10)
+                                   JAX.vmap(jax.grad(twin, argnums=n - 1))(*bat), rtol=1e-10)
 
 
 def test_argnums_counts_positions():

@@ -11,7 +11,7 @@ import pytest
 
 import srcjax
 
-from .twins import jax_twin
+from .twins import JAX, jax_twin
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
@@ -63,13 +63,13 @@ def test_starred_targets_under_jit_grad_and_vmap(fn: Any, shapes: Any) -> None:
     np.testing.assert_allclose(srcjax.jit(fn)(*args), fn(*args), rtol=1e-12)
     np.testing.assert_allclose(srcjax.jit(fn)(*args), jax.jit(twin)(*args), rtol=1e-12)
     for k in range(len(args)):
-        np.testing.assert_allclose(srcjax.grad(fn, argnums=k)(*args), jax.grad(twin, argnums=k)(*args), rtol=1e-10)
+        np.testing.assert_allclose(srcjax.grad(fn, argnums=k)(*args), JAX.grad(twin, argnums=k)(*args), rtol=1e-10)
     batched = [np.stack([a, 1.5 * a - 0.2]) for a in args]
     got = srcjax.vmap(fn)(*batched)
-    np.testing.assert_allclose(got, jax.vmap(twin)(*batched), rtol=1e-12)
+    np.testing.assert_allclose(got, JAX.vmap(twin)(*batched), rtol=1e-12)
     np.testing.assert_allclose(srcjax.numpy_function(srcjax.vmap(fn))(*batched), got, rtol=1e-12)
     g = srcjax.vmap(srcjax.grad(fn))(*batched)
-    np.testing.assert_allclose(g, jax.vmap(jax.grad(twin))(*batched), rtol=1e-10)
+    np.testing.assert_allclose(g, JAX.vmap(jax.grad(twin))(*batched), rtol=1e-10)
 
 
 def too_few(x):

@@ -26,7 +26,7 @@ import pytest
 import srcjax
 from srcjax import lax
 
-from .twins import jax_twin
+from .twins import JAX, jax_twin
 
 jax.config.update("jax_enable_x64", True)
 
@@ -119,7 +119,7 @@ def test_vmap_keeps_a_python_number_weak(f: Any, dtype: Any) -> None:
     got = np.asarray(srcjax.vmap(f)(x))
     loop = np.stack([np.asarray(f(r)) for r in x])  # NumPy per example (NEP 50: the number is weak)
     one = np.asarray(srcjax.jit(f)(x[0]))
-    want = np.asarray(jax.vmap(_twin(f))(x))
+    want = np.asarray(JAX.vmap(_twin(f))(x))
     assert got.dtype == loop.dtype == one.dtype == want.dtype, (got.dtype, loop.dtype, one.dtype, want.dtype)
     tol = 2e-3 if dtype == np.float16 else 1e-6
     np.testing.assert_allclose(got, loop, rtol=tol)
@@ -135,7 +135,7 @@ def test_vmap_of_grad_keeps_a_python_number_weak(f: Any, dtype: Any) -> None:
     got = np.asarray(srcjax.vmap(g)(x))
     loop = np.stack([np.asarray(g(r)) for r in x])
     jf = _twin(f)
-    want = np.asarray(jax.vmap(jax.grad(lambda t: jax.numpy.sum(jf(t))))(x))
+    want = np.asarray(JAX.vmap(jax.grad(lambda t: jax.numpy.sum(jf(t))))(x))
     assert got.dtype == loop.dtype == want.dtype == dtype, (got.dtype, loop.dtype, want.dtype)
     tol = 2e-3 if dtype == np.float16 else 1e-6
     np.testing.assert_allclose(got, loop, rtol=tol)
@@ -183,7 +183,7 @@ def _loop_over(f: Any, in_axes: tuple[Any, ...], *args: Any) -> Any:
 
 def _agree(f: Any, jf: Any, in_axes: tuple[Any, ...], *args: Any) -> None:
     got = srcjax.vmap(f, in_axes=in_axes)(*args)
-    for want in (_loop_over(f, in_axes, *args), jax.vmap(jf, in_axes=in_axes)(*args)):
+    for want in (_loop_over(f, in_axes, *args), JAX.vmap(jf, in_axes=in_axes)(*args)):
         assert jax.tree_util.tree_structure(dict(want) if isinstance(want, dict) else want) == \
             jax.tree_util.tree_structure(dict(got) if isinstance(got, dict) else got)
         for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
