@@ -24,7 +24,7 @@ from typing import Any
 import libcst as cst
 
 from .names import Visitor, assigned_names, comprehension_targets, target_names
-from .read import FunctionSource
+from .read import FunctionSource, Located
 from .syntax import attr_chain, params_of, statements_in
 
 _DICT_METHODS = ("items", "keys", "values")
@@ -238,9 +238,10 @@ def _dictish(node: cst.BaseExpression, names: set[str]) -> bool:
         _merge(node) and (_dictish(node.left, names) or _dictish(node.right, names))  # type: ignore[attr-defined]
 
 
-class _Merges(cst.CSTTransformer):
+class _Merges(Located):
     def __init__(self, names: set[str], positions: dict[Any, Any], arrays: set[str], in_arrays: set[int]) -> None:
-        self.names, self.positions, self.arrays, self.in_arrays = names, positions, arrays, in_arrays
+        super().__init__(positions)
+        self.names, self.arrays, self.in_arrays = names, arrays, in_arrays
         self.values: list[Any] = []  # per enclosing assignment: its value where it binds a dict's name
 
     def visit_Assign(self, n: cst.Assign) -> None:
@@ -286,10 +287,3 @@ class _Merges(cst.CSTTransformer):
         elements = [self.located(origin, cst.StarredDictElement(v)) for v in (left, right)]
         return self.located(origin, cst.Dict(elements))
 
-    def on_leave(self, original: Any, updated: Any) -> Any:
-        return self.located(original, super().on_leave(original, updated))  # (every node rebuilt keeps its place)
-
-    def located(self, original: Any, updated: Any) -> Any:
-        if updated is not original and isinstance(updated, cst.CSTNode) and original in self.positions:
-            self.positions[updated] = self.positions[original]  # (errors keep the user's positions)
-        return updated

@@ -15,7 +15,7 @@ from typing import Any
 import libcst as cst
 
 from .names import Visitor, assigned_names
-from .read import FunctionSource
+from .read import FunctionSource, Located
 from .syntax import params_of
 
 _COPIES = ("list", "tuple")
@@ -54,9 +54,10 @@ def _has_copy(fdef: cst.FunctionDef, params: set[str]) -> bool:
     return found
 
 
-class _Copies(cst.CSTTransformer):
+class _Copies(Located):
     def __init__(self, params: set[str], positions: dict[Any, Any]) -> None:
-        self.params, self.positions = params, positions
+        super().__init__(positions)
+        self.params = params
         self.depth = 0  # (inside a nested scope: a lambda, a def, a comprehension, whose names may differ)
 
     def visit_FunctionDef(self, n: cst.FunctionDef) -> None:
@@ -83,10 +84,3 @@ class _Copies(cst.CSTTransformer):
             args=[cst.Arg(comp)])
         return self.located(original, out)  # type: ignore[no-any-return]
 
-    def on_leave(self, original: Any, updated: Any) -> Any:
-        return self.located(original, super().on_leave(original, updated))  # (every node rebuilt keeps its place)
-
-    def located(self, original: Any, updated: Any) -> Any:
-        if updated is not original and isinstance(updated, cst.CSTNode) and original in self.positions:
-            self.positions.setdefault(updated, self.positions[original])
-        return updated

@@ -65,6 +65,24 @@ class FunctionSource:
         return list(found[1])
 
 
+class Located(cst.CSTTransformer):
+    """A transformer of a user's function that keeps the user's positions (``FunctionSource.positions``) for the
+    nodes it rebuilds or makes: every node rebuilt on leaving takes its original's place, and :meth:`located`
+    gives a made node ``origin``'s (errors about rewritten code still point at the user's line)."""
+
+    def __init__(self, positions: dict[Any, Any]) -> None:
+        self.positions = positions
+
+    def on_leave(self, original: Any, updated: Any) -> Any:
+        return self.located(original, super().on_leave(original, updated))
+
+    def located(self, origin: Any, made: Any) -> Any:
+        """``made``, placed where ``origin`` is (unless it is ``origin`` or already placed)."""
+        if made is not origin and isinstance(made, cst.CSTNode) and origin in self.positions:
+            self.positions.setdefault(made, self.positions[origin])
+        return made
+
+
 class UnreadSource(FunctionSource):
     """A library helper's source, read only when something asks for its tree or positions (an error's
     location): its normalized form came from the persistent cache (``library_cache.py``), with the

@@ -10,12 +10,11 @@ by derivatives at its line): written ``list(d.items())`` it ran under grad but n
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import libcst as cst
 
 from .names import Visitor
-from .read import FunctionSource
+from .read import FunctionSource, Located
 
 _VIEWS = ("values",)
 
@@ -52,10 +51,7 @@ def _view(node: cst.BaseExpression) -> bool:
         node.func.attr.value in _VIEWS
 
 
-class _Views(cst.CSTTransformer):
-    def __init__(self, positions: dict[Any, Any]) -> None:
-        self.positions = positions
-
+class _Views(Located):
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
         if not _unpacked(updated):
             return updated
@@ -63,10 +59,3 @@ class _Views(cst.CSTTransformer):
         self.located(original.value, listed)
         return self.located(original, updated.with_changes(value=listed))  # type: ignore[no-any-return]
 
-    def on_leave(self, original: Any, updated: Any) -> Any:
-        return self.located(original, super().on_leave(original, updated))  # (every node rebuilt keeps its place)
-
-    def located(self, original: Any, updated: Any) -> Any:
-        if updated is not original and isinstance(updated, cst.CSTNode) and original in self.positions:
-            self.positions.setdefault(updated, self.positions[original])
-        return updated
