@@ -53,6 +53,7 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     # class_with_methods, class_mutating_state: an object of the user's class built inside the function
     "runs Python code srcjax does not transpile",
     "cannot differentiate through `Affine(...)`",
+    "vmap: cannot batch 'model(x)'",
     # closure_over_constants: a function returned by a helper (a closure), called under grad/vmap
     "cannot differentiate through `f(...)`",
     "vmap: cannot batch 'f(",
