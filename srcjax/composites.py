@@ -612,6 +612,8 @@ def masked_write(x: Any, mask: Any, new: Any, value: Any) -> Any:
     boolean ``mask`` over ``x``'s leading axes (frontend/subscript_writes.py): ``new`` where the mask holds,
     ``x`` elsewhere, in ``x``'s dtype as NumPy's assignment casts. ``value`` is a number or one row of the
     selection ``x[mask]``: a value per selected element has a size that depends on the data."""
+    if isinstance(x, (list, dict)):  # (a container's item keyed by a Python bool: `xs[n > 0] = v`)
+        return srcjax_index_update(x, mask, value)
     assert np.ndim(value) <= np.ndim(x) - np.ndim(mask), \
         "x[mask] = v: v must be a number or one row of x[mask] (for a value per element, write np.where(mask, v, x))"
     return np.where(_aligned(mask, x), new, x).astype(x.dtype)

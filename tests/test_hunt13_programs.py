@@ -606,3 +606,22 @@ def test_a_value_per_masked_element_is_refused_at_the_users_line() -> None:
     with pytest.raises(srcjax.TranspileError, match="one row of x\\[mask\\]") as e:
         srcjax.jit(_per_element_value)(np.linspace(-1.0, 1.0, 5), np.ones(5))
     assert "test_hunt13_programs.py" in str(e.value).splitlines()[0]
+
+
+def _list_keyed_by_a_comparison(x: Any, n: int) -> Any:
+    xs = [x, 2 * x, 3 * x]
+    xs[n > 0] = x * 10
+    d = {True: x, False: 2 * x}
+    d[x.shape[0] > 1] = x * 5
+    return xs[0] + xs[1] + xs[2] + d[True] * d[False]
+
+
+def test_a_container_item_keyed_by_a_comparison_is_still_its_item() -> None:
+    """``xs[n > 0] = v`` of a list (``xs[True]``: item 1) and ``d[k > 1] = v`` of a dict are no mask writes: the
+    item is written, as before writes through a boolean mask were read (the mask path made them np.where of the
+    list, an error)."""
+    x = np.ones(2)
+    _agree(srcjax.jit(_list_keyed_by_a_comparison, static_argnums=1)(x, 1), _list_keyed_by_a_comparison(x, 1),
+           "jit vs NumPy")
+    _agree(srcjax.grad(lambda v: np.sum(_list_keyed_by_a_comparison(v, 0)))(x),
+           jax.grad(lambda v: jnp.sum(_list_keyed_by_a_comparison(v, 0)))(x), "grad vs jax")
