@@ -28,10 +28,10 @@ __all__ = ["AT_COMBINE", "IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add",
            "accumulate_multiply", "allclose", "at_divide", "at_max", "at_min", "at_multiply", "at_power", "average",
            "block", "conv", "conv_transpose", "convolve", "corrcoef", "correlate", "cov", "empty_like", "fftfreq",
            "fftshift", "gradient", "hfft", "histogram", "ifftshift", "ihfft", "interp", "isclose", "isin",
-           "nan_to_num", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum",
-           "nanvar", "piecewise", "polyfit", "polyval", "rfftfreq", "select", "selection_all", "selection_any",
-           "selection_fill", "selection_max", "selection_mean", "selection_min", "selection_prod", "selection_sum",
-           "sliding_window_view", "trapezoid", "unique", "vdot"]
+           "masked_write", "nan_to_num", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd",
+           "nansum", "nanvar", "piecewise", "polyfit", "polyval", "rfftfreq", "select", "selection_all",
+           "selection_any", "selection_fill", "selection_max", "selection_mean", "selection_min", "selection_prod",
+           "selection_sum", "sliding_window_view", "trapezoid", "unique", "vdot"]
 
 IMPLEMENTS: dict[Any, Callable[..., Any]] = {**POLY_IMPLEMENTS, **EXTRA_IMPLEMENTS}  # (np.vander, np.rot90, ...)
 
@@ -605,6 +605,18 @@ def selection_fill(x: Any, mask: Any) -> Any:
     rows = np.reshape(x, (np.shape(m)[0],) + np.shape(x)[np.ndim(mask):])
     first = rows[np.argmax(m)]
     return np.where(_aligned(mask, x), x, first)
+
+
+def masked_write(x: Any, mask: Any, new: Any, value: Any) -> Any:
+    """``x[mask] = value`` (``new`` is ``value``) or ``x[mask] op= value`` (``new`` is ``x op value``) for a
+    boolean ``mask`` over ``x``'s leading axes (frontend/subscript_writes.py): ``new`` where the mask holds,
+    ``x`` elsewhere, in ``x``'s dtype as NumPy's assignment casts. ``value`` is a number or one row of the
+    selection ``x[mask]``: a value per selected element has a size that depends on the data."""
+    if isinstance(x, (list, dict)):  # (a container's item keyed by a Python bool: `xs[n > 0] = v`)
+        return srcjax_index_update(x, mask, value)
+    assert np.ndim(value) <= np.ndim(x) - np.ndim(mask), \
+        "x[mask] = v: v must be a number or one row of x[mask] (for a value per element, write np.where(mask, v, x))"
+    return np.where(_aligned(mask, x), new, x).astype(x.dtype)
 
 
 def selection_sum(x: Any, mask: Any) -> Any:

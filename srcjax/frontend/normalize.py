@@ -50,6 +50,7 @@ from . import (
     sort_keys,
     star_params,
     starred,
+    subscript_writes,
     view_copies,
     view_unpacking,
 )
@@ -66,27 +67,25 @@ from .resolve import (
     rebound_parameters,
     unwrap,
 )
-from .syntax import LITERAL_TYPES, OneLine, attr_chain, dict_comprehensions, dotted, literal_code, power_base
+from .syntax import (
+    AUG_TO_BIN,
+    BINOP_HINT,
+    LITERAL_TYPES,
+    OneLine,
+    attr_chain,
+    dict_comprehensions,
+    dotted,
+    literal_code,
+    power_base,
+)
 from .unsupported import UNSUPPORTED_EXPRESSIONS, UNSUPPORTED_STATEMENTS
 
 # -- tables -------------------------------------------------------------------------
 
-BINOP_HINT = {
-    "Add": "add", "Subtract": "sub", "Multiply": "mul", "Divide": "div", "FloorDivide": "floordiv",
-    "Modulo": "mod", "Power": "pow", "MatrixMultiply": "matmul", "BitAnd": "and_", "BitOr": "or_",
-    "BitXor": "xor", "LeftShift": "lshift", "RightShift": "rshift",
-}
 UNARY_HINT = {"Minus": "neg", "Plus": "pos", "BitInvert": "invert", "Not": "not_"}
 COMPARE_HINT = {
     "LessThan": "lt", "LessThanEqual": "le", "GreaterThan": "gt", "GreaterThanEqual": "ge",
     "Equal": "eq", "NotEqual": "ne", "Is": "is_", "IsNot": "is_not", "In": "in_", "NotIn": "not_in",
-}
-AUG_TO_BIN = {
-    "AddAssign": cst.Add, "SubtractAssign": cst.Subtract, "MultiplyAssign": cst.Multiply,
-    "DivideAssign": cst.Divide, "FloorDivideAssign": cst.FloorDivide, "ModuloAssign": cst.Modulo,
-    "PowerAssign": cst.Power, "MatrixMultiplyAssign": cst.MatrixMultiply, "BitAndAssign": cst.BitAnd,
-    "BitOrAssign": cst.BitOr, "BitXorAssign": cst.BitXor, "LeftShiftAssign": cst.LeftShift,
-    "RightShiftAssign": cst.RightShift,
 }
 
 # array method -> NumPy function; "pack" methods take their shape/axes as varargs too.
@@ -446,7 +445,7 @@ class Normalizer(Resolver):
     def prim_call(self, node: cst.Call, prim: registry.Primitive,
                   args: list[cst.Arg]) -> tuple[cst.BaseExpression, str | None]:
         pos = [a.value for a in args if a.keyword is None]
-        kws = {a.keyword.value: a.value for a in args if a.keyword is not None}
+        kws = numpy_calls.keywords(prim, args)
         if "where" in kws and "where" not in prim.signature.parameters and prim.name in numpy_calls.WHERE_FILL:
             return self.flat(numpy_calls.reduction_where(self, node, prim, pos, kws))
         if prim.fn is np.diff and ("prepend" in kws or "append" in kws):  # the ends joined first
@@ -459,7 +458,7 @@ class Normalizer(Resolver):
         out_args: list[cst.Arg] = []
         params = prim.signature.parameters
         index = {name: k for k, name in enumerate(params)}  # position in the signature, not in this call
-        for pname, value in bound.arguments.items():
+        for pname, value in numpy_calls.emitted(prim, bound).items():
             p = params[pname]
             i = index[pname]
             if self.comprehension_loops and pname in prim.arrays and (isinstance(value, cst.ListComp) or (
@@ -638,15 +637,8 @@ class Normalizer(Resolver):
         unsupported = UNSUPPORTED_STATEMENTS.get(type(s))  # (by exact type: see statement)
         if unsupported is not None:
             raise self.unsupported(s, *unsupported)
-        if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Subscript):
-            self.index_assign(s.targets[0].target, self.atom(s.value), s)
-        elif isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Subscript):
-            # y[k] += v  ->  y = index_update(y, k, y[k] + v): NumPy's semantics for basic indices
-            sub = self.atom(s.target)
-            op = AUG_TO_BIN[type(s.operator).__name__]()  # type: ignore[abstract]
-            name = self.fresh(BINOP_HINT[type(op).__name__])
-            self.assign(cst.Name(name), cst.BinaryOperation(left=sub, operator=op, right=self.atom(s.value)), s)
-            self.index_assign(s.target, cst.Name(name), s)
+        if subscript_writes.statement(self, s):  # y[k] = v, y[k] += v, y[mask] = v (frontend/subscript_writes.py)
+            pass
         elif isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) \
                 and isinstance(s.value, cst.Lambda):  # f = lambda y: ...  ->  def f(y): ...
             self.lambda_function(s.value, s.targets[0].target.value)

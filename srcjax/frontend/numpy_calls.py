@@ -3,6 +3,7 @@ replaced by the reduction's identity) and ``np.add.at`` (a functional scatter-ad
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -17,13 +18,39 @@ from .syntax import dotted
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
-__all__ = ["WHERE_FILL", "check_sized", "diff_ends", "list_names", "list_names_in", "piecewise", "reduction_where",
-           "selection_reduction", "ufunc_at"]
+__all__ = ["WHERE_FILL", "boolean", "boolean_names", "check_sized", "diff_ends", "emitted", "keywords",
+           "list_names", "list_names_in", "piecewise", "reduction_where", "selection_reduction", "ufunc_at"]
 
 # the value a reduction's `where=False` elements take (None: NumPy requires initial=)
 WHERE_FILL: dict[str, cst.BaseExpression | None] = {
     "sum": cst.Integer("0"), "mean": cst.Integer("0"), "prod": cst.Integer("1"), "any": cst.Name("False"),
     "all": cst.Name("True"), "max": None, "min": None}
+
+# other spellings of a primitive's keywords: NumPy 2.1's (and jax's) `np.clip(x, min=0.0, max=1.0)`,
+# `x.clip(min=0.0)`, for the parameters NumPy also calls `a_min` and `a_max`
+KEYWORD_SPELLINGS: dict[str, dict[str, str]] = {"clip": {"min": "a_min", "max": "a_max"}}
+# parameters NumPy's function takes by position only with every one before it (np.clip(x, lo) is a TypeError:
+# `x.clip(lo)` and `np.clip(x, max=hi)` are written np.clip(x, lo, None) and np.clip(x, None, hi))
+WRITTEN_TOGETHER: dict[str, int] = {"clip": 3}
+
+
+def keywords(prim: registry.Primitive, args: list[cst.Arg]) -> dict[str, cst.BaseExpression]:
+    """A call's keyword arguments by the primitive's names for its parameters."""
+    spelled = KEYWORD_SPELLINGS.get(prim.name, {})
+    return {spelled.get(a.keyword.value, a.keyword.value): a.value for a in args if a.keyword is not None}
+
+
+def emitted(prim: registry.Primitive, bound: inspect.BoundArguments) -> dict[str, Any]:
+    """The arguments a call of ``prim`` writes, in the signature's order: a parameter the call left out, before
+    one written by position (below ``prim.positional``), is written as its default (``np.clip(x, a_max=1.0)`` is
+    ``np.clip(x, None, 1.0)``: written ``np.clip(x, 1.0)``, the bound moved to ``a_min``), and so are those
+    :data:`WRITTEN_TOGETHER` names."""
+    params = list(prim.signature.parameters.values())
+    last = max((k for k, p in enumerate(params[:prim.positional]) if p.name in bound.arguments), default=-1)
+    last = max(last, WRITTEN_TOGETHER.get(prim.name, 0))
+    return {p.name: bound.arguments[p.name] if p.name in bound.arguments else cst.parse_expression(repr(p.default))
+            for k, p in enumerate(params)
+            if p.name in bound.arguments or (k < last and p.default is not inspect.Parameter.empty)}
 
 
 def check_sized(norm: Normalizer, call: cst.Call, fv: Any) -> None:
@@ -193,26 +220,26 @@ _BOOL_CALLS = {"isnan", "isinf", "isfinite", "isneginf", "isposinf", "logical_an
                "greater_equal"}
 
 
-def _boolean(node: cst.BaseExpression, names: set[str]) -> bool:
+def boolean(node: cst.BaseExpression, names: set[str]) -> bool:
     """Whether ``node`` is written as a boolean array: a comparison, ``~``/``&``/``|``/``^`` of those, a
     NumPy predicate (``np.isnan(x)``), or a name only ever assigned such an expression."""
     if isinstance(node, cst.Comparison):
         return True
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.BitInvert, cst.Not)):
-        return _boolean(node.expression, names)
+        return boolean(node.expression, names)
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
-        return _boolean(node.left, names) and _boolean(node.right, names)
+        return boolean(node.left, names) and boolean(node.right, names)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
         return node.func.attr.value in _BOOL_CALLS
     return isinstance(node, cst.Name) and node.value in names
 
 
-def _boolean_names(norm: Normalizer) -> set[str]:
+def boolean_names(norm: Normalizer) -> set[str]:
     """Local names every assignment of which (in the function as written) is a boolean expression."""
     found = getattr(norm, "_boolean_names", None)
     if found is None:
         found = norm._boolean_names = names_always(  # type: ignore[attr-defined]
-            norm.src.fdef.body, lambda v: _boolean(v, set()))
+            norm.src.fdef.body, lambda v: boolean(v, set()))
     return found
 
 
@@ -224,14 +251,19 @@ def names_always(body: cst.CSTNode, test: Callable[[cst.BaseExpression], bool]) 
         if isinstance(n, cst.Assign):
             ok = test(n.value)
             for t in n.targets:
-                for part in walk(t.target):
-                    if isinstance(part, cst.Name):
-                        seen[part.value] = seen.get(part.value, True) and ok and isinstance(t.target, cst.Name)
+                for part in _bound(t.target):
+                    seen[part] = seen.get(part, True) and ok and isinstance(t.target, cst.Name)
         elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For)):
-            for part in walk(n.target):
-                if isinstance(part, cst.Name):
-                    seen[part.value] = False
+            for part in _bound(n.target):
+                seen[part] = False
     return {k for k, v in seen.items() if v}
+
+
+def _bound(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment to ``target`` binds or changes: ``y`` of ``y[mask] = v`` (``mask`` is read)."""
+    while isinstance(target, (cst.Subscript, cst.Attribute)):
+        target = target.value
+    return [part.value for part in walk(target) if isinstance(part, cst.Name)]
 
 
 _ARITH = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power, cst.FloorDivide, cst.Modulo)
@@ -246,7 +278,7 @@ def _selected(norm: Normalizer, node: cst.BaseExpression, names: set[str],
     def walk(n: cst.BaseExpression) -> tuple[list[tuple[str, cst.BaseExpression]], cst.BaseExpression] | None:
         if isinstance(n, cst.Subscript):
             if len(n.slice) == 1 and isinstance(n.slice[0].slice, cst.Index) and \
-                    _boolean(n.slice[0].slice.value, names):
+                    boolean(n.slice[0].slice.value, names):
                 m = n.slice[0].slice.value
                 return [(cst.Module([]).code_for_node(m), m)], base(n.value)
             return None
@@ -302,7 +334,7 @@ def selection_reduction(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpre
         return None
     if not any(type(n) is cst.Subscript for n in walk(arg)):  # (no x[...]: none; cheaper than its text)
         return None
-    found = _selected(norm, arg, _boolean_names(norm))
+    found = _selected(norm, arg, boolean_names(norm))
     if found is None:
         return None
     if not kind:
@@ -323,7 +355,7 @@ def selection_reduction(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpre
             norm.assign(name, cst.Call(func=fill, args=[cst.Arg(norm.atom(x)), cst.Arg(mask)]), call)
             return name
 
-        filled = _selected(norm, arg, _boolean_names(norm), filled_base)
+        filled = _selected(norm, arg, boolean_names(norm), filled_base)
         assert filled is not None
         expr = filled[2]
     x = norm.atom(expr)

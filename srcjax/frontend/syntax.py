@@ -220,3 +220,18 @@ class OneLine(cst.CSTTransformer):
                 isinstance(original.whitespace_before, cst.ParenthesizedWhitespace):
             return updated.with_changes(whitespace_before=cst.SimpleWhitespace(""))
         return updated
+
+
+# an operator's readable name (the temporaries it makes: `add`, `mul`), and `+=`'s operator
+BINOP_HINT = {
+    "Add": "add", "Subtract": "sub", "Multiply": "mul", "Divide": "div", "FloorDivide": "floordiv",
+    "Modulo": "mod", "Power": "pow", "MatrixMultiply": "matmul", "BitAnd": "and_", "BitOr": "or_",
+    "BitXor": "xor", "LeftShift": "lshift", "RightShift": "rshift",
+}
+AUG_TO_BIN = {
+    "AddAssign": cst.Add, "SubtractAssign": cst.Subtract, "MultiplyAssign": cst.Multiply,
+    "DivideAssign": cst.Divide, "FloorDivideAssign": cst.FloorDivide, "ModuloAssign": cst.Modulo,
+    "PowerAssign": cst.Power, "MatrixMultiplyAssign": cst.MatrixMultiply, "BitAndAssign": cst.BitAnd,
+    "BitOrAssign": cst.BitOr, "BitXorAssign": cst.BitXor, "LeftShiftAssign": cst.LeftShift,
+    "RightShiftAssign": cst.RightShift,
+}

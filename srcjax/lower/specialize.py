@@ -556,8 +556,9 @@ class Specializer:
                     self.need_static(p, "a slice bound")
                 idx.append(slice(*parts))
         key: Any = idx[0] if len(idx) == 1 else tuple(idx)
-        if is_dynamic(base):
-            return self.getitem(base, key if isinstance(key, tuple) else (key,))
+        keys = key if isinstance(key, tuple) else (key,)
+        if is_dynamic(base) or (isinstance(base, np.ndarray) and any(is_dynamic(k) for k in keys)):
+            return self.getitem(base, keys)  # (a constant array indexed by data too: a gather from it)
         self.need_static(key, "an index into a Python container")
         try:
             return self.from_python(base[key])

@@ -497,7 +497,7 @@ defprim("where", np.where, _where_stub, abstract_eval=_where_abstract, lower=_wh
 
 
 # -- clip(a, a_min, a_max) ------------------------------------------------------
-def _clip_stub(a, a_min=None, a_max=None, /):  # type: ignore[no-untyped-def]
+def _clip_stub(a, /, a_min=None, a_max=None):  # type: ignore[no-untyped-def]
     ...
 
 

@@ -1,0 +1,76 @@
+"""Assignments into an array's elements, as the normalizer writes them (functional updates).
+
+``y[k] = v``   ->  ``y = srcjax.lax.index_update(y, k, v)``
+``y[k] += v``  ->  ``add = y[k] + v; y = srcjax.lax.index_update(y, k, add)`` (NumPy's semantics for basic
+indices: a repeated index in ``k`` is written once, the last write wins)
+
+Through a boolean mask over ``y``'s leading axes, NumPy's everyday clean-up of an array, the selection
+``y[mask]`` has a size that depends on the data but the write does not:
+
+``y[mask] = v``   ->  ``y = masked_write(y, mask, v, v)``
+``y[mask] *= v``  ->  ``mul = y * v; y = masked_write(y, mask, mul, v)``
+
+(``srcjax.composites.masked_write``: ``np.where`` of the mask, cast to ``y``'s dtype as NumPy's assignment
+casts; ``v`` a number or one row of the selection, as NumPy broadcasts it). A mask is what
+``numpy_calls`` reads as one: a comparison, ``~``/``&``/``|`` of those, a predicate, a name only ever bound to
+such an expression. Input: a small statement; output: the normalizer's statements, or False (not such a
+statement).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from . import numpy_calls
+from .syntax import AUG_TO_BIN, BINOP_HINT
+
+if TYPE_CHECKING:
+    from .normalize import Normalizer
+
+__all__ = ["MASKED_WRITE", "statement"]
+
+MASKED_WRITE = "masked_write"  # (the composite's name: aliasing.check_views reads its calls as writes)
+
+
+def _mask(norm: Normalizer, t: cst.Subscript) -> cst.BaseExpression | None:
+    """``mask`` of ``y[mask]`` written as a boolean array (one index); None for any other subscript."""
+    if len(t.slice) != 1 or not isinstance(sl := t.slice[0].slice, cst.Index) or sl.star is not None:
+        return None
+    if not numpy_calls.boolean(sl.value, numpy_calls.boolean_names(norm)):
+        return None
+    return sl.value
+
+
+def statement(norm: Normalizer, s: cst.BaseSmallStatement) -> bool:
+    """``s`` written as a functional update when it assigns into a subscript (True), else False."""
+    from .. import composites
+
+    if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Subscript):
+        t, op = s.targets[0].target, None
+    elif isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Subscript):
+        t, op = s.target, AUG_TO_BIN[type(s.operator).__name__]()  # type: ignore[abstract]
+    else:
+        return False
+    mask = _mask(norm, t)
+    if mask is not None and isinstance(t.value, cst.Name) and t.value.value in norm.locals:
+        y = cst.Name(t.value.value)
+        value = norm.atom(s.value)
+        new = value
+        if op is not None:  # y[mask] *= v: y * v where the mask holds
+            new = cst.Name(norm.fresh(BINOP_HINT[type(op).__name__]))
+            norm.assign(new, cst.BinaryOperation(left=y, operator=op, right=value), s)
+        write = norm.helper_call_name(composites.masked_write, s)
+        norm.assign(y, cst.Call(func=write, args=[cst.Arg(y), cst.Arg(norm.atom(mask)), cst.Arg(new),
+                                                  cst.Arg(value)]), s)
+        norm.updated.add(y.value)
+        return True
+    if op is None:
+        norm.index_assign(t, norm.atom(s.value), s)  # type: ignore[union-attr]
+        return True
+    sub = norm.atom(t)  # y[k] += v  ->  y = index_update(y, k, y[k] + v): NumPy's semantics for basic indices
+    name = norm.fresh(BINOP_HINT[type(op).__name__])
+    norm.assign(cst.Name(name), cst.BinaryOperation(left=sub, operator=op, right=norm.atom(s.value)), s)
+    norm.index_assign(t, cst.Name(name), s)
+    return True
