@@ -18,7 +18,10 @@ def batch_stacked(x: Any) -> Any:
     (two levels deep) stacked after the batch axis, as NumPy stacks one example's list; an array as it is."""
     if not isinstance(x, (list, tuple)):
         return x
-    return np.stack([np.stack(list(r), axis=1) if isinstance(r, (list, tuple)) else r for r in x], axis=1)
+    rows = []  # (a loop of appends, which derivatives follow: a jacobian of the vmap differentiates this)
+    for r in x:
+        rows.append(np.stack(r, axis=1) if isinstance(r, (list, tuple)) else r)
+    return np.stack(rows, axis=1)
 
 
 def diagonal_bar(g: Any, a: Any, offset: Any, axis1: Any, axis2: Any) -> Any:
