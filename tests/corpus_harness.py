@@ -113,6 +113,41 @@ def generated_source_agrees(fn: Any, args: tuple[Any, ...], got: Any, rtol: floa
     return None
 
 
+# -- a corpus's cases and their arguments (the corpora's shared record and makers) -----------------------------
+
+class Case(NamedTuple):
+    """One program of a corpus (tests/test_*_programs.py) and the checks it runs."""
+
+    name: str
+    fn: Callable[..., Any]
+    args: Callable[[np.random.Generator, Any], tuple[Any, ...]]  # (rng, dtype) -> the arguments
+    # (expression over f and the transformations, in_axes of the batched arguments or None[, more per corpus])
+    checks: tuple[tuple[Any, ...], ...]
+    numpy: bool = True  # plain NumPy: the user's function run by NumPy is an oracle too
+    rtol32: float = 5e-4
+    # why NumPy's dtypes differ from jax's here (srcjax follows NumPy): dtypes are then not compared with jax's
+    numpy_dtypes: str = ""
+    fd: bool = True  # finite differences at float64 are an oracle (not where the program computes in float32)
+
+
+def normal(rng: np.random.Generator, dt: Any, *shape: int, scale: float = 1.0) -> np.ndarray:
+    return (scale * rng.standard_normal(shape)).astype(dt)
+
+
+def as_dtype(x: Any, dt: Any) -> np.ndarray:
+    return np.asarray(x, dtype=dt)
+
+
+def positive(rng: np.random.Generator, dt: Any, *shape: int, lo: float = 0.5, hi: float = 1.5) -> np.ndarray:
+    return rng.uniform(lo, hi, shape).astype(dt)
+
+
+def spd(rng: np.random.Generator, dt: Any, n: int) -> np.ndarray:
+    """A symmetric positive definite n x n matrix."""
+    m = rng.standard_normal((n, n))
+    return (m @ m.T / n + np.eye(n)).astype(dt)
+
+
 def _none(*args: Any) -> None:
     return None
 

@@ -27,10 +27,12 @@ import numpy as np
 import pytest
 
 import srcjax
-from tests.corpus_harness import Corpus, agree, evaluate, loop_reference
+from tests.corpus_harness import Corpus, agree, evaluate, loop_reference, normal
 
 from . import container_builtin_programs as cp
 from .twins import jitted
+
+_n = normal  # (the corpora's argument makers, tests/corpus_harness.py)
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -102,10 +104,6 @@ class Case(NamedTuple):
     # (expression over f and the transformations, in_axes of the batched arguments or None)
     checks: tuple[tuple[str, Any], ...]
     rtol32: float = 5e-4
-
-
-def _n(rng: np.random.Generator, dt: Any, *shape: int, scale: float = 1.0) -> np.ndarray:
-    return (scale * rng.standard_normal(shape)).astype(dt)
 
 
 def _d3(r: np.random.Generator, d: Any) -> tuple[Any, ...]:

@@ -22,20 +22,21 @@ import inspect
 import re
 import sys
 import types
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pytest
 
 import srcjax
 from tests import corpus_harness
-from tests.corpus_harness import Corpus, agree, arguments, evaluate, loop_reference
+from tests.corpus_harness import Case, Corpus, agree, arguments, as_dtype, evaluate, loop_reference, normal, positive
 
 from . import field_programs as fp
 from .fd import central_fd
 from .hunt_sweep import Outcome
 from .twins import JAX, jitted
+
+_a, _n, _pos = as_dtype, normal, positive  # (the corpora's argument makers, tests/corpus_harness.py)
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -119,30 +120,6 @@ def to_twin(x: Any) -> Any:
 
 
 # -- the corpus's cases -------------------------------------------------------------------------------------
-
-class Case(NamedTuple):
-    name: str
-    fn: Callable[..., Any]
-    args: Callable[[np.random.Generator, Any], tuple[Any, ...]]
-    # (expression over f and the transformations, in_axes of the batched arguments or None)
-    checks: tuple[tuple[str, Any], ...]
-    numpy: bool = True  # plain NumPy: the user's function run by NumPy is an oracle too
-    rtol32: float = 5e-4
-    # why NumPy's dtypes differ from jax's here (srcjax follows NumPy): dtypes are then not compared with jax's
-    numpy_dtypes: str = ""
-
-
-def _n(rng: np.random.Generator, dt: Any, *shape: int, scale: float = 1.0) -> np.ndarray:
-    return (scale * rng.standard_normal(shape)).astype(dt)
-
-
-def _a(x: Any, dt: Any) -> np.ndarray:
-    return np.asarray(x, dtype=dt)
-
-
-def _pos(rng: np.random.Generator, dt: Any, *shape: int, lo: float = 0.5, hi: float = 1.5) -> np.ndarray:
-    return rng.uniform(lo, hi, shape).astype(dt)
-
 
 def _nbody(r: np.random.Generator, d: Any) -> tuple[Any, ...]:
     return _n(r, d, 4, 2), _n(r, d, 4, 2, scale=0.3), _pos(r, d, 4)
@@ -426,7 +403,6 @@ def fd_reference(c: Case, expr: str, args: tuple[Any, ...]) -> Any:
 CORPUS = Corpus(CASES, ("field_programs.py",), KNOWN_REFUSALS, oracle, jax.tree_util.tree_leaves,
                 lambda c, expr: evaluate(expr, SRCJAX_T, c.fn, np), numpy_reference, fd_reference,
                 known_internal=KNOWN_INTERNAL)
-
 
 
 def run_check(c: Case, expr: str, in_axes: Any, dtype: str, seed: int = 0) -> Outcome:

@@ -26,19 +26,21 @@ import sys
 import types
 import warnings
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pytest
 
 import srcjax
 from tests import corpus_harness
-from tests.corpus_harness import Corpus, agree, evaluate, loop_reference
+from tests.corpus_harness import Case, Corpus, agree, as_dtype, evaluate, loop_reference, normal, positive, spd
 
 from . import hunt12_programs as hp
 from .fd import central_fd
 from .hunt_sweep import Outcome
 from .twins import jitted
+
+_a, _n, _pos, _spd = as_dtype, normal, positive, spd  # (the corpora's argument makers, tests/corpus_harness.py)
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -102,36 +104,6 @@ SRCJAX_T = {k: getattr(srcjax, k) for k in TRANSFORMS}
 
 
 # -- the corpus's cases -------------------------------------------------------------------------------------
-
-class Case(NamedTuple):
-    name: str
-    fn: Callable[..., Any]
-    args: Callable[[np.random.Generator, Any], tuple[Any, ...]]
-    # (expression over f and the transformations, in_axes of the batched arguments or None); "jvp": every
-    # argument (all floating) pushed forward along a fixed tangent
-    checks: tuple[tuple[str, Any], ...]
-    numpy: bool = True  # plain NumPy: the user's function run by NumPy is an oracle too
-    rtol32: float = 5e-4
-    # why NumPy's dtypes differ from jax's here (srcjax follows NumPy): dtypes are then compared with NumPy's
-    numpy_dtypes: str = ""
-
-
-def _n(rng: np.random.Generator, dt: Any, *shape: int, scale: float = 1.0) -> np.ndarray:
-    return (scale * rng.standard_normal(shape)).astype(dt)
-
-
-def _a(x: Any, dt: Any) -> np.ndarray:
-    return np.asarray(x, dtype=dt)
-
-
-def _pos(rng: np.random.Generator, dt: Any, *shape: int, lo: float = 0.5, hi: float = 1.5) -> np.ndarray:
-    return rng.uniform(lo, hi, shape).astype(dt)
-
-
-def _spd(rng: np.random.Generator, dt: Any, n: int) -> np.ndarray:
-    m = rng.standard_normal((n, n))
-    return (m @ m.T / n + np.eye(n)).astype(dt)
-
 
 def _lattice(rng: np.random.Generator, dt: Any, n: int = 4, spacing: float = 1.1) -> np.ndarray:
     g = np.stack(np.meshgrid(np.arange(2), np.arange(n // 2), indexing="ij"), -1).reshape(-1, 2) * spacing

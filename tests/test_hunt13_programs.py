@@ -27,18 +27,20 @@ import inspect
 import re
 import sys
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pytest
 
 import srcjax
 from tests import corpus_harness
-from tests.corpus_harness import Corpus, evaluate, loop_reference, take
+from tests.corpus_harness import Case, Corpus, as_dtype, evaluate, loop_reference, normal, positive, spd, take
 
 from . import hunt13_programs as hp
 from .hunt_sweep import Outcome
 from .twins import jitted
+
+_a, _n, _pos, _spd = as_dtype, normal, positive, spd  # (the corpora's argument makers, tests/corpus_harness.py)
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -163,36 +165,6 @@ SRCJAX_T = {k: getattr(srcjax, k) for k in TRANSFORMS}
 
 
 # -- the corpus's cases -------------------------------------------------------------------------------------
-
-class Case(NamedTuple):
-    name: str
-    fn: Callable[..., Any]
-    args: Callable[[np.random.Generator, Any], tuple[Any, ...]]
-    # (expression over f and the transformations, in_axes of the batched arguments or None)
-    checks: tuple[tuple[str, Any], ...]
-    numpy: bool = True  # plain NumPy: the user's function run by NumPy is an oracle too
-    rtol32: float = 5e-4
-    # why NumPy's dtypes differ from jax's here (srcjax follows NumPy): dtypes are then not compared with jax's
-    numpy_dtypes: str = ""
-    fd: bool = True  # finite differences at float64 are an oracle (not where the program computes in float32)
-
-
-def _n(rng: np.random.Generator, dt: Any, *shape: int, scale: float = 1.0) -> np.ndarray:
-    return (scale * rng.standard_normal(shape)).astype(dt)
-
-
-def _a(x: Any, dt: Any) -> np.ndarray:
-    return np.asarray(x, dtype=dt)
-
-
-def _pos(rng: np.random.Generator, dt: Any, *shape: int, lo: float = 0.5, hi: float = 1.5) -> np.ndarray:
-    return rng.uniform(lo, hi, shape).astype(dt)
-
-
-def _spd(rng: np.random.Generator, dt: Any, n: int) -> np.ndarray:
-    m = rng.standard_normal((n, n))
-    return (m @ m.T / n + np.eye(n)).astype(dt)
-
 
 J = ("jit(f)", None)
 G = ("grad(f)", None)

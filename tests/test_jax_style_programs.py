@@ -29,12 +29,14 @@ import numpy as np
 import pytest
 
 import srcjax
-from tests.corpus_harness import Corpus, evaluate, loop_reference
+from tests.corpus_harness import Corpus, as_dtype, evaluate, loop_reference, normal, positive
 
 from . import jax_style_programs as jp
 from .fd import central_fd
 from .hunt_sweep import leaves_agree
 from .twins import JAX, jitted
+
+_a, _n, _pos = as_dtype, normal, positive  # (the corpora's argument makers, tests/corpus_harness.py)
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -106,18 +108,6 @@ class Case(NamedTuple):
     fd: bool = True  # False: a custom_vjp/custom_jvp rule that is not the function's derivative (on purpose)
     # why NumPy's dtypes differ from jax's here (srcjax follows NumPy): dtypes are then not compared with jax's
     numpy_dtypes: str = ""
-
-
-def _n(rng: np.random.Generator, dt: Any, *shape: int, scale: float = 1.0) -> np.ndarray:
-    return (scale * rng.standard_normal(shape)).astype(dt)
-
-
-def _a(x: Any, dt: Any) -> np.ndarray:
-    return np.asarray(x, dtype=dt)
-
-
-def _pos(rng: np.random.Generator, dt: Any, *shape: int, lo: float = 0.5, hi: float = 1.5) -> np.ndarray:
-    return rng.uniform(lo, hi, shape).astype(dt)
 
 
 def _key(rng: np.random.Generator) -> np.ndarray:

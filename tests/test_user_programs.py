@@ -20,17 +20,18 @@ from __future__ import annotations
 import inspect
 import sys
 import types
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pytest
 
 import srcjax
-from tests.corpus_harness import B, Corpus, agree, evaluate, loop_reference, take
+from tests.corpus_harness import B, Case, Corpus, agree, evaluate, loop_reference, normal, take
 
 from . import user_programs as up
 from .twins import JAX, jitted
+
+_n = normal  # (the corpora's argument makers, tests/corpus_harness.py)
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -107,24 +108,6 @@ def to_twin(x: Any) -> Any:
 
 
 # -- the corpus's cases -------------------------------------------------------------------------------------
-
-class Case(NamedTuple):
-    name: str
-    fn: Callable[..., Any]
-    args: Callable[[np.random.Generator, Any], tuple[Any, ...]]
-    # (expression over f and the transformations, in_axes of the batched arguments or None, the expression
-    # jax runs one example at a time where its vmap cannot (Python control flow on data) or None)
-    checks: tuple[tuple[str, Any, Any], ...]
-    numpy: bool = True  # plain NumPy: the user's function run by NumPy is an oracle too
-    rtol32: float = 5e-4
-    # why NumPy's dtypes differ from jax's here (srcjax follows NumPy): outputs' dtypes are then checked
-    # against the user's function run by NumPy (jit and vmap of it), not against jax's
-    numpy_dtypes: str = ""
-
-
-def _n(rng: np.random.Generator, dt: Any, *shape: int, scale: float = 1.0) -> np.ndarray:
-    return (scale * rng.standard_normal(shape)).astype(dt)
-
 
 def _mlp_params(rng: np.random.Generator, dt: Any, sizes: tuple[int, ...] = (4, 6, 5, 3)) -> list[Any]:
     return [(_n(rng, dt, m, k, scale=1 / np.sqrt(m)), _n(rng, dt, k, scale=0.1)) for m, k in zip(sizes, sizes[1:])]
