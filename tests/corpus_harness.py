@@ -148,6 +148,28 @@ def spd(rng: np.random.Generator, dt: Any, n: int) -> np.ndarray:
     return (m @ m.T / n + np.eye(n)).astype(dt)
 
 
+def jax_vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, masks: bool = False) -> Callable[..., Any]:
+    """``jax.vmap(f, in_axes, out_axes)`` as the corpora's oracle: where jax cannot batch ``f`` (Python control flow
+    on data; with ``masks``, a boolean mask's data-sized selection too) ``f`` runs one example at a time, stacked."""
+    import jax
+    import jax.numpy as jnp
+
+    errors: tuple[type[BaseException], ...] = (
+        jax.errors.TracerBoolConversionError, jax.errors.ConcretizationTypeError,
+        jax.errors.TracerIntegerConversionError, *((jax.errors.NonConcreteBooleanIndexError,) if masks else ()))
+
+    def run(*args: Any) -> Any:
+        try:
+            return jax.vmap(f, in_axes, out_axes)(*args)
+        except errors:
+            axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+            n = next(a.shape[ax] for a, ax in zip(args, axes) if ax is not None)
+            outs = [f(*[a if ax is None else jax.tree_util.tree_map(lambda v, ax=ax, k=k: jnp.take(v, k, ax), a)
+                        for a, ax in zip(args, axes)]) for k in range(n)]
+            return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs, out_axes), *outs)
+    return run
+
+
 def _none(*args: Any) -> None:
     return None
 

@@ -29,7 +29,18 @@ import pytest
 
 import srcjax
 from tests import corpus_harness
-from tests.corpus_harness import Case, Corpus, agree, arguments, as_dtype, evaluate, loop_reference, normal, positive
+from tests.corpus_harness import (
+    Case,
+    Corpus,
+    agree,
+    arguments,
+    as_dtype,
+    evaluate,
+    jax_vmap,
+    loop_reference,
+    normal,
+    positive,
+)
 
 from . import field_programs as fp
 from .fd import central_fd
@@ -61,17 +72,7 @@ def _twin_namespace() -> dict[str, Any]:
         return jax.value_and_grad(f, argnums, has_aux=has_aux)
 
     def vmap(f: Any, in_axes: Any = 0, out_axes: Any = 0) -> Any:
-        def run(*args: Any) -> Any:
-            try:
-                return jax.vmap(f, in_axes, out_axes)(*args)
-            except (jax.errors.TracerBoolConversionError, jax.errors.ConcretizationTypeError,
-                    jax.errors.TracerIntegerConversionError):  # (Python control flow on data: one at a time)
-                axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
-                n = next(a.shape[ax] for a, ax in zip(args, axes) if ax is not None)
-                outs = [f(*[a if ax is None else jax.tree_util.tree_map(lambda v, ax=ax, k=k: jnp.take(v, k, ax), a)
-                            for a, ax in zip(args, axes)]) for k in range(n)]
-                return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs, out_axes), *outs)
-        return run
+        return jax_vmap(f, in_axes, out_axes)
 
     fake = types.SimpleNamespace(grad=grad, value_and_grad=value_and_grad, vmap=vmap, jacfwd=jax.jacfwd,
                                  jacrev=jax.jacrev, hessian=jax.hessian, jit=lambda f, **kw: f)

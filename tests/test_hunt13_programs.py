@@ -34,7 +34,7 @@ import pytest
 
 import srcjax
 from tests import corpus_harness
-from tests.corpus_harness import Case, Corpus, as_dtype, evaluate, loop_reference, normal, positive, spd, take
+from tests.corpus_harness import Case, Corpus, as_dtype, evaluate, jax_vmap, loop_reference, normal, positive, spd, take
 
 from . import hunt13_programs as hp
 from .hunt_sweep import Outcome
@@ -78,21 +78,8 @@ KNOWN_WRONG: dict[tuple[str, ...], str] = {
 
 # -- the jax side: the module's text with np as jax.numpy ----------------------------------------------------
 
-_DATA_ERRORS = (jax.errors.TracerBoolConversionError, jax.errors.ConcretizationTypeError,
-                jax.errors.TracerIntegerConversionError, jax.errors.NonConcreteBooleanIndexError)
-
-
 def _vmap(f: Any, in_axes: Any = 0, out_axes: Any = 0) -> Any:
-    def run(*args: Any) -> Any:
-        try:
-            return jax.vmap(f, in_axes, out_axes)(*args)
-        except _DATA_ERRORS:  # (Python control flow or a mask's shape on data: one example at a time)
-            axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
-            n = next(a.shape[ax] for a, ax in zip(args, axes) if ax is not None)
-            outs = [f(*[a if ax is None else jax.tree_util.tree_map(lambda v, ax=ax, k=k: jnp.take(v, k, ax), a)
-                        for a, ax in zip(args, axes)]) for k in range(n)]
-            return jax.tree_util.tree_map(lambda *xs: jnp.stack(xs, out_axes), *outs)
-    return run
+    return jax_vmap(f, in_axes, out_axes, masks=True)  # (a mask's selection on data too: one example at a time)
 
 
 def _last_writes(idx: Any, n: int) -> Any:
