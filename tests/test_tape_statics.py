@@ -219,3 +219,43 @@ def _check(f: Any, jf: Any, how: str, in_axes: tuple[Any, Any], seed: int) -> No
         loop = _loop(ours(f), in_axes, x, w)
     agree(got, want, rtol=1e-9, what=f"vmap({how}) vs jax")
     agree(got, loop, rtol=1e-9, what=f"vmap({how}) vs the loop")
+
+
+def _layer_norm(v: Any) -> Any:
+    mu = np.mean(v, axis=-1, keepdims=True)
+    return (v - mu) / np.sqrt(np.mean((v - mu) ** 2, axis=-1, keepdims=True) + 1e-5)
+
+
+def _residual_when_shapes_agree(p: Any, x: Any) -> Any:
+    h = x
+    for layer in p["layers"]:
+        z = h @ layer["w"] + layer["b"]
+        h = h + np.tanh(z) if h.shape == z.shape else np.tanh(z)
+    h = _layer_norm(h) if False else h
+    it = 0
+    while it < 3 and np.sum(h * h) < 3.0:
+        h = h * 1.4 + 0.1
+        it += 1
+    return np.sum(h ** 3)
+
+
+def test_a_static_shape_test_saved_on_a_batched_tape_stays_a_python_if() -> None:
+    """``h.shape == z.shape`` is static; vmap of a hessian saves it on a tape it batches, broadcast per example,
+    and reads it back with ``batch_static``: the broadcast of a static flag must stay static, or the ``if`` is
+    lowered as an ``if`` on data and its other branch (``h + tanh(z)`` of (3, 4) and (3, 3)) is refused
+    (test_hunt_random's thorough seed 1112: the batch size, 3, equal to the hidden width)."""
+    rng = np.random.default_rng(1112)
+    p = {"layers": [{"w": 0.7 * rng.standard_normal((4, 3)), "b": 0.2 * rng.standard_normal(3)},
+                    {"w": 0.7 * rng.standard_normal((3, 3)), "b": 0.2 * rng.standard_normal(3)}]}
+    xs = 0.3 * rng.standard_normal((3, 4))
+    got = srcjax.vmap(srcjax.hessian(_residual_when_shapes_agree, argnums=1, max_iters=8), in_axes=(None, 0))(p, xs)
+
+    def twin(p: Any, x: Any) -> Any:
+        h = x
+        for layer in p["layers"]:
+            z = h @ layer["w"] + layer["b"]
+            h = h + jnp.tanh(z) if h.shape == z.shape else jnp.tanh(z)
+        h = jax.lax.fori_loop(0, 3, lambda i, h: jnp.where(jnp.sum(h * h) < 3.0, h * 1.4 + 0.1, h), h)
+        return jnp.sum(h ** 3)
+
+    agree(got, jax.vmap(jax.hessian(twin, argnums=1), in_axes=(None, 0))(p, xs), what="vmap(hessian) vs jax")

@@ -102,6 +102,9 @@ KNOWN_REFUSALS = (
     "a list holding batched and unbatched values is used as a whole",
     # grad of grad where the inner derivative's helpers pass saved values through the tape (documented)
     "computes inside it (grad of grad)",
+    # vjp/grad of a function calling jacrev of a loop with an `if` on data: the inner VJP's batched helpers
+    # inside the branch (tests/test_grad_of_jacrev_branches.py, strict xfail; found by the thorough tier)
+    "a derivative of a derivative: a helper of the inner one saves values inside the branch",
 )
 
 

@@ -59,6 +59,12 @@ def check_containers(snap: dict[int, tuple[str, Any, Any]], where: str) -> None:
             else:
                 obj.clear()
                 obj.update(copy)
+            if name.startswith("_tape"):  # (a derivative's tape: the user wrote no such list)
+                raise UnsupportedSyntaxError(
+                    f"reverse mode through {where} of a derivative srcjax wrote (a derivative of a derivative: "
+                    "a helper of the inner one saves values inside the branch) is not supported yet",
+                    hint="take one of the two derivatives in forward mode (srcjax.jacfwd or srcjax.jvp: "
+                         "grad(lambda x: np.sum(jacfwd(f)(x))) runs), or write the branch with np.where")
             raise UnsupportedSyntaxError(
                 f"the Python {type(obj).__name__} `{name}` is changed inside {where}; srcjax transpiles every "
                 "branch and the loop body once, so the change cannot depend on the data",

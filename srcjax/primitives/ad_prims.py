@@ -330,7 +330,24 @@ set_fields("unbroadcast", through=(None,))
 defprim("broadcast_like", adjoint.broadcast_like, _broadcast_like_stub, abstract_eval=_broadcast_like_abstract,
         lower=_broadcast_like_lower, arrays=("t", "y"), path="broadcast_like", tree=adjoint.first_of,
         nondiff_args=("y",))
-set_fields("broadcast_like", through=(None,))
+
+
+def _static_flag(values: list[Any]) -> Any:
+    """A static flag repeated along a batch axis (``batch_broadcast_items(h.shape == z.shape, n)`` on a tape vmap
+    batches) stays static, so ``if batch_static(flag)`` stays a Python ``if``; None for anything else."""
+    from ..lower.values import is_dynamic
+    if len(values) != 2:
+        return None
+    t, y = values
+    if isinstance(t, (bool, np.bool_)) or isinstance(t, np.ndarray) and t.dtype == np.bool_:  # (y: only the shape)
+        try:
+            return np.broadcast_to(t, y.aval.shape if is_dynamic(y) else np.shape(y))
+        except ValueError:  # (not broadcastable: the abstract evaluation's error, located)
+            return None
+    return None
+
+
+set_fields("broadcast_like", through=(None,), fold=_static_flag)
 defprim("expand_reduced", adjoint.expand_reduced, _expand_reduced_stub, abstract_eval=_expand_reduced_abstract,
         lower=_expand_reduced_lower, arrays=("g", "a"), path="expand_reduced", positional=4,
         nondiff_args=("a",))

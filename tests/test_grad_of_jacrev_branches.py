@@ -1,0 +1,76 @@
+"""Reverse mode of a derivative whose loop branches on data (``grad(lambda x: np.sum(jacrev(f)(x)))``, ``vjp`` of a
+function calling ``srcjax.jacrev``): found by test_vmap_compose_random's thorough tier.
+
+The inner ``jacrev`` is one batched VJP whose backward half updates its cotangent with a library helper
+(``batch_index_add``) inside the ``if`` on data; the outer reverse mode cannot inline srcjax's batched helpers
+there, and its forward half would push their saved values inside the branch. Until it can, the refusal is
+located at the user's line and names a way that runs (forward mode for one of the two derivatives); the
+reverse-over-reverse case is a strict xfail so that the day it works is noticed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+import jax.numpy as jnp  # noqa: E402
+
+import srcjax  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+X = np.array([0.18626825, -0.99125994, 0.04674114])
+Y = np.array([-1.03425464, -1.71975885, 1.6768754])
+
+
+def branchy(x: Any, y: Any) -> Any:
+    acc = 0.0
+    for i in range(3):
+        if x[i] > y[i]:
+            acc = acc + x[i] * y[i]
+        else:
+            acc = acc - np.sin(x[i])
+    return acc
+
+
+def _jax_branchy(x: Any, y: Any) -> Any:
+    acc = 0.0
+    for i in range(3):
+        acc = jnp.where(x[i] > y[i], acc + x[i] * y[i], acc - jnp.sin(x[i]))
+    return acc
+
+
+def sum_of_jacrev(x: Any, y: Any) -> Any:
+    return np.sum(srcjax.jacrev(branchy)(x, y))
+
+
+def sum_of_jacfwd(x: Any, y: Any) -> Any:
+    return np.sum(srcjax.jacfwd(branchy)(x, y))
+
+
+def _want() -> Any:
+    return jax.grad(lambda x, y: jnp.sum(jax.jacrev(_jax_branchy)(x, y)))(X, Y)
+
+
+def test_the_refusal_is_located_and_names_forward_mode() -> None:
+    with pytest.raises(srcjax.TranspileError, match="a derivative of a derivative") as e:
+        srcjax.grad(sum_of_jacrev)(X, Y)
+    first = str(e.value).splitlines()[0]
+    assert "test_grad_of_jacrev_branches.py" in first and "_tape" not in str(e.value)
+    assert "forward mode" in (e.value.hint or "")
+
+
+@pytest.mark.parametrize("how", ["grad of jacfwd", "jacfwd of jacrev"])
+def test_the_forward_mode_alternatives_run(how: str) -> None:
+    got = (srcjax.grad(sum_of_jacfwd) if how == "grad of jacfwd" else srcjax.jacfwd(sum_of_jacrev))(X, Y)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(_want()), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.xfail(strict=True, raises=srcjax.TranspileError,
+                   reason="reverse mode through srcjax's batched helpers inside an `if` on data (see module doc)")
+def test_grad_of_jacrev_through_a_branch_on_data() -> None:
+    np.testing.assert_allclose(np.asarray(srcjax.grad(sum_of_jacrev)(X, Y)), np.asarray(_want()), rtol=1e-10)
