@@ -14,7 +14,7 @@ import numpy as np
 
 from . import branch_guard, complex_adjoint, conv_adjoint, jacobian_adjoint, linalg_adjoint, loop_adjoint  # (own files)
 from .collective_trees import inverse_pairs  # noqa: F401  (ppermute's transpose: derivative code imports it)
-from .complex_adjoint import abs_bar, abs_complex_share
+from .complex_adjoint import abs_bar
 from .construction import (  # noqa: F401  (generated derivative code imports them from here)
     cross_bar,
     diagonal_bar,
@@ -25,6 +25,13 @@ from .construction import (  # noqa: F401  (generated derivative code imports th
 )
 from .core import index_params
 from .einsum_adjoint import einsum_jvp, einsum_terms  # noqa: F401  (generated derivative code imports them)
+from .elementwise_adjoint import (  # noqa: F401  (generated derivative code imports them from here)
+    abs_share,
+    clip_share,
+    logaddexp_weight,
+    max_share,
+    sinc_slope,
+)
 from .index_writes import winning_writes  # noqa: F401  (index_update's cotangent of a value: derivative code imports it)
 from .lax import conv_general_dilated, index_update, with_sharding_constraint  # noqa: F401  (derivative code imports them)
 from .linalg_adjoint import spectral_norm_bar  # (norm_bar's matrix orders 2, -2 and 'nuc')
@@ -430,60 +437,6 @@ def inverse_perm(ndim: int, axes: Any) -> Any:
         return None
     perm = [ax % ndim for ax in axes]
     return tuple(perm.index(i) for i in range(ndim))
-
-
-# -- selection: JAX's tie conventions ----------------------------------------------------------
-
-def max_share(g: Any, a: Any, b: Any) -> Any:
-    """The part of ``g`` that flows to ``a`` in ``np.maximum(a, b)``: all of it where ``a > b``,
-    half of it where ``a == b`` (JAX splits ties equally), none where ``a < b``. Broadcast shape;
-    keeps ``g``'s dtype (no float64 constants)."""
-    return np.where(a > b, g, np.where(a == b, 0.5 * g, 0.0))
-
-
-def abs_share(g: Any, x: Any) -> Any:
-    """``g * d|x|/dx`` with JAX's convention at 0: the derivative of ``abs`` is 1 at ``x == 0``.
-    A complex ``x``: ``abs_complex_share`` (a complex ``g`` is a tangent, a real one a cotangent)."""
-    if np.result_type(x).kind == "c":
-        return abs_complex_share(g, x, np.result_type(g).kind == "c")
-    return np.where(x >= 0, g, -g)
-
-
-def clip_share(g: Any, a: Any, a_min: Any, a_max: Any, which: int) -> Any:
-    """The part of ``g`` flowing to operand ``which`` (0: a, 1: a_min, 2: a_max) of
-    ``np.clip(a, a_min, a_max) == np.minimum(np.maximum(a, a_min), a_max)`` (JAX's
-    definition: a value on a bound shares the gradient 0.5/0.5 with that bound)."""
-    m = a
-    if a_min is not None:
-        m = np.maximum(a, a_min)
-    if which == 2:
-        return max_share(g, m, a_max)
-    s = g
-    if which == 0 and a_min is not None:
-        s = max_share(g, a, a_min)
-    if which == 1:
-        s = max_share(g, a_min, a)
-    if a_max is not None:
-        s = max_share(s, a_max, m)
-    return s
-
-
-# -- elementwise --------------------------------------------------------------------------------
-
-def logaddexp_weight(x: Any, out: Any, base: Any) -> Any:
-    """``d out / d x`` for ``out = logaddexp(x, y)`` (``base`` 'e') or ``logaddexp2`` (``base`` 2):
-    ``exp(x - out)`` (``exp2``), with ``+inf`` read as 0 on both sides as JAX does (so two infinite
-    operands give 1, not nan)."""
-    d = np.where(x == np.inf, 0.0, x) - np.where(out == np.inf, 0.0, out)
-    if base == 2:
-        return np.exp2(d)
-    return np.exp(d)
-
-
-def sinc_slope(x: Any, out: Any) -> Any:
-    """``d sinc(x) / dx = (cos(pi x) - sinc(x)) / x``, and 0 at ``x == 0`` (JAX)."""
-    nz = np.where(x == 0, 1.0, x)
-    return np.where(x == 0, 0.0, (np.cos(np.pi * nz) - out) / nz)
 
 
 # -- reductions ----------------------------------------------------------------------------------
