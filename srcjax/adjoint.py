@@ -56,7 +56,7 @@ from .pytree import (
     tree_set,
     tree_without,
 )
-from .weak_arrays import broadcast_weak
+from .weak_arrays import WeakArray, broadcast_weak, weak
 
 for _mod, _names in ((linalg_adjoint, linalg_adjoint.LINALG_HELPERS), (branch_guard, branch_guard.BRANCH_HELPERS),
                      (complex_adjoint, complex_adjoint.COMPLEX_HELPERS), (loop_adjoint, loop_adjoint.LOOP_HELPERS),
@@ -151,8 +151,16 @@ def typed_like(g: Any, x: Any) -> Any:
     source calls those, never this."""
     dt, dg = _dtype(x), _dtype(g)
     if dg != dt and _is_float_dtype(dg) and _is_float_dtype(dt):
-        return np.asarray(np.real(g) if dt.kind != "c" else g, dtype=dt)  # JAX: a real primal, the real part
+        out = np.asarray(np.real(g) if dt.kind != "c" else g, dtype=dt)  # JAX: a real primal, the real part
+        if _is_weak(x):  # a Python number's: weakly typed as it is (joins f32 as f32)
+            return out.item() if out.ndim == 0 else weak(out)
+        return out
     return g
+
+
+def _is_weak(v: Any) -> bool:
+    """A Python number (not a NumPy scalar) or its repeat along a batch axis (:class:`WeakArray`)."""
+    return isinstance(v, WeakArray) or (isinstance(v, (int, float, complex)) and not isinstance(v, np.generic))
 
 
 def _dtype(v: Any) -> np.dtype:
