@@ -543,6 +543,7 @@ def negated(shift: Any) -> Any:
     return -shift
 
 
+@index_params("indices", "axis")  # (a second derivative takes them as constants: the key joins tuples)
 def take_bar(g: Any, a: Any, indices: Any, axis: Any) -> Any:
     """Cotangent of ``a`` in ``np.take(a, indices, axis)``: ``g`` scatter-added at the indices."""
     if axis is None:
@@ -550,6 +551,7 @@ def take_bar(g: Any, a: Any, indices: Any, axis: Any) -> Any:
     return index_add(zeros_like(a), (slice(None),) * (axis % np.ndim(a)) + (indices,), g)
 
 
+@index_params("indices", "axis")
 def take_along_axis_bar(g: Any, arr: Any, indices: Any, axis: Any) -> Any:
     """Cotangent of ``arr`` in ``np.take_along_axis(arr, indices, axis)``: ``g`` scatter-added at
     ``arr[i0, ..., indices, ...]`` (an ``arange`` on every other axis); the axes ``arr`` had

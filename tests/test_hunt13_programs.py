@@ -59,8 +59,6 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     # closure_over_constants: a function returned by a helper (a closure), called under grad/vmap
     "cannot differentiate through `f(...)`",
     "vmap: cannot batch 'f(",
-    # interp_lookup: hessian of np.interp with respect to fp (srcjax's np.interp joins index tuples)
-    "joining or repeating tuples or lists that hold indices",
 )
 # Errors met that are srcjax's own (located in code srcjax wrote, or wrong): xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()
