@@ -104,7 +104,7 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "dot_lhs_bar", "dot_rhs_bar", "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars",
     "einsum_jvp", "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
     "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "from_leaves", "leaves_like", "pack_like",
-    "is_tree", "by_leaves", "tree_get", "index_key", "item_keys", *loop_adjoint.LOOP_HELPERS,
+    "is_tree", "by_leaves", "tree_get", "index_key", "item_keys", *loop_adjoint.LOOP_HELPERS, "array_bar", "array_dot",
     "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
     "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "multi_dot_jvp", "multi_dot_bars",
     "chain_dot", "sort_jvp", "sort_bar", "partition_jvp", "partition_bar", "order_stat_jvp", "order_stat_bar",
@@ -779,6 +779,21 @@ def seq_pieces(g: Any, seq: Any, axis: Any, kind: str) -> Any:
     for k in range(len(seq)):
         pieces.append(seq_piece(g, seq, axis, kind, k))
     return tuple(pieces)
+
+
+def array_bar(g: Any, a: Any) -> Any:
+    """The cotangent of ``a`` in ``np.asarray(a)`` / ``np.array(a)``: ``g`` in ``a``'s shape and dtype; for a list
+    or tuple of arrays (NumPy stacks them), its rows, one per element (``np.stack``'s rule)."""
+    if isinstance(a, (list, tuple)):
+        return pack_like(a, seq_pieces(g, a, 0, "stack"))  # (a list's cotangent is a list, as jax's)
+    return unbroadcast(g, a)
+
+
+def array_dot(t: Any, out: Any) -> Any:
+    """The tangent of ``np.asarray(a)`` / ``np.array(a)`` from ``a``'s (a list's: its elements' tangents stacked)."""
+    if isinstance(t, (list, tuple)):
+        return broadcast_like(np.stack(t), out)
+    return broadcast_like(t, out)
 
 
 def atleast_dots(tangents: Any, n: int) -> Any:
