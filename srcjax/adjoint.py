@@ -14,7 +14,7 @@ import numpy as np
 
 from . import branch_guard, complex_adjoint, conv_adjoint, jacobian_adjoint, linalg_adjoint, loop_adjoint  # (own files)
 from .collective_trees import inverse_pairs  # noqa: F401  (ppermute's transpose: derivative code imports it)
-from .complex_adjoint import abs_bar, abs_complex_share
+from .complex_adjoint import abs_bar
 from .construction import (  # noqa: F401  (generated derivative code imports them from here)
     cross_bar,
     diagonal_bar,
@@ -25,6 +25,13 @@ from .construction import (  # noqa: F401  (generated derivative code imports th
 )
 from .core import index_params
 from .einsum_adjoint import einsum_jvp, einsum_terms  # noqa: F401  (generated derivative code imports them)
+from .elementwise_adjoint import (  # noqa: F401  (generated derivative code imports them from here)
+    abs_share,
+    clip_share,
+    logaddexp_weight,
+    max_share,
+    sinc_slope,
+)
 from .index_writes import winning_writes  # noqa: F401  (index_update's cotangent of a value: derivative code imports it)
 from .lax import conv_general_dilated, index_update, with_sharding_constraint  # noqa: F401  (derivative code imports them)
 from .linalg_adjoint import spectral_norm_bar  # (norm_bar's matrix orders 2, -2 and 'nuc')
@@ -49,7 +56,7 @@ from .pytree import (
     tree_set,
     tree_without,
 )
-from .weak_arrays import broadcast_weak
+from .weak_arrays import WeakArray, broadcast_weak, weak
 
 for _mod, _names in ((linalg_adjoint, linalg_adjoint.LINALG_HELPERS), (branch_guard, branch_guard.BRANCH_HELPERS),
                      (complex_adjoint, complex_adjoint.COMPLEX_HELPERS), (loop_adjoint, loop_adjoint.LOOP_HELPERS),
@@ -97,7 +104,7 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "dot_lhs_bar", "dot_rhs_bar", "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars",
     "einsum_jvp", "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
     "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "from_leaves", "leaves_like", "pack_like",
-    "is_tree", "by_leaves", "tree_get", "index_key", "item_keys", *loop_adjoint.LOOP_HELPERS,
+    "is_tree", "by_leaves", "tree_get", "index_key", "item_keys", *loop_adjoint.LOOP_HELPERS, "array_bar", "array_dot",
     "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
     "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "multi_dot_jvp", "multi_dot_bars",
     "chain_dot", "sort_jvp", "sort_bar", "partition_jvp", "partition_bar", "order_stat_jvp", "order_stat_bar",
@@ -144,8 +151,16 @@ def typed_like(g: Any, x: Any) -> Any:
     source calls those, never this."""
     dt, dg = _dtype(x), _dtype(g)
     if dg != dt and _is_float_dtype(dg) and _is_float_dtype(dt):
-        return np.asarray(np.real(g) if dt.kind != "c" else g, dtype=dt)  # JAX: a real primal, the real part
+        out = np.asarray(np.real(g) if dt.kind != "c" else g, dtype=dt)  # JAX: a real primal, the real part
+        if _is_weak(x):  # a Python number's: weakly typed as it is (joins f32 as f32)
+            return out.item() if out.ndim == 0 else weak(out)
+        return out
     return g
+
+
+def _is_weak(v: Any) -> bool:
+    """A Python number (not a NumPy scalar) or its repeat along a batch axis (:class:`WeakArray`)."""
+    return isinstance(v, WeakArray) or (isinstance(v, (int, float, complex)) and not isinstance(v, np.generic))
 
 
 def _dtype(v: Any) -> np.dtype:
@@ -432,60 +447,6 @@ def inverse_perm(ndim: int, axes: Any) -> Any:
     return tuple(perm.index(i) for i in range(ndim))
 
 
-# -- selection: JAX's tie conventions ----------------------------------------------------------
-
-def max_share(g: Any, a: Any, b: Any) -> Any:
-    """The part of ``g`` that flows to ``a`` in ``np.maximum(a, b)``: all of it where ``a > b``,
-    half of it where ``a == b`` (JAX splits ties equally), none where ``a < b``. Broadcast shape;
-    keeps ``g``'s dtype (no float64 constants)."""
-    return np.where(a > b, g, np.where(a == b, 0.5 * g, 0.0))
-
-
-def abs_share(g: Any, x: Any) -> Any:
-    """``g * d|x|/dx`` with JAX's convention at 0: the derivative of ``abs`` is 1 at ``x == 0``.
-    A complex ``x``: ``abs_complex_share`` (a complex ``g`` is a tangent, a real one a cotangent)."""
-    if np.result_type(x).kind == "c":
-        return abs_complex_share(g, x, np.result_type(g).kind == "c")
-    return np.where(x >= 0, g, -g)
-
-
-def clip_share(g: Any, a: Any, a_min: Any, a_max: Any, which: int) -> Any:
-    """The part of ``g`` flowing to operand ``which`` (0: a, 1: a_min, 2: a_max) of
-    ``np.clip(a, a_min, a_max) == np.minimum(np.maximum(a, a_min), a_max)`` (JAX's
-    definition: a value on a bound shares the gradient 0.5/0.5 with that bound)."""
-    m = a
-    if a_min is not None:
-        m = np.maximum(a, a_min)
-    if which == 2:
-        return max_share(g, m, a_max)
-    s = g
-    if which == 0 and a_min is not None:
-        s = max_share(g, a, a_min)
-    if which == 1:
-        s = max_share(g, a_min, a)
-    if a_max is not None:
-        s = max_share(s, a_max, m)
-    return s
-
-
-# -- elementwise --------------------------------------------------------------------------------
-
-def logaddexp_weight(x: Any, out: Any, base: Any) -> Any:
-    """``d out / d x`` for ``out = logaddexp(x, y)`` (``base`` 'e') or ``logaddexp2`` (``base`` 2):
-    ``exp(x - out)`` (``exp2``), with ``+inf`` read as 0 on both sides as JAX does (so two infinite
-    operands give 1, not nan)."""
-    d = np.where(x == np.inf, 0.0, x) - np.where(out == np.inf, 0.0, out)
-    if base == 2:
-        return np.exp2(d)
-    return np.exp(d)
-
-
-def sinc_slope(x: Any, out: Any) -> Any:
-    """``d sinc(x) / dx = (cos(pi x) - sinc(x)) / x``, and 0 at ``x == 0`` (JAX)."""
-    nz = np.where(x == 0, 1.0, x)
-    return np.where(x == 0, 0.0, (np.cos(np.pi * nz) - out) / nz)
-
-
 # -- reductions ----------------------------------------------------------------------------------
 
 def prod_others(a: Any, axis: Any, initial: Any = None) -> Any:
@@ -582,6 +543,7 @@ def negated(shift: Any) -> Any:
     return -shift
 
 
+@index_params("indices", "axis")  # (a second derivative takes them as constants: the key joins tuples)
 def take_bar(g: Any, a: Any, indices: Any, axis: Any) -> Any:
     """Cotangent of ``a`` in ``np.take(a, indices, axis)``: ``g`` scatter-added at the indices."""
     if axis is None:
@@ -589,6 +551,7 @@ def take_bar(g: Any, a: Any, indices: Any, axis: Any) -> Any:
     return index_add(zeros_like(a), (slice(None),) * (axis % np.ndim(a)) + (indices,), g)
 
 
+@index_params("indices", "axis")
 def take_along_axis_bar(g: Any, arr: Any, indices: Any, axis: Any) -> Any:
     """Cotangent of ``arr`` in ``np.take_along_axis(arr, indices, axis)``: ``g`` scatter-added at
     ``arr[i0, ..., indices, ...]`` (an ``arange`` on every other axis); the axes ``arr`` had
@@ -816,6 +779,21 @@ def seq_pieces(g: Any, seq: Any, axis: Any, kind: str) -> Any:
     for k in range(len(seq)):
         pieces.append(seq_piece(g, seq, axis, kind, k))
     return tuple(pieces)
+
+
+def array_bar(g: Any, a: Any) -> Any:
+    """The cotangent of ``a`` in ``np.asarray(a)`` / ``np.array(a)``: ``g`` in ``a``'s shape and dtype; for a list
+    or tuple of arrays (NumPy stacks them), its rows, one per element (``np.stack``'s rule)."""
+    if isinstance(a, (list, tuple)):
+        return pack_like(a, seq_pieces(g, a, 0, "stack"))  # (a list's cotangent is a list, as jax's)
+    return unbroadcast(g, a)
+
+
+def array_dot(t: Any, out: Any) -> Any:
+    """The tangent of ``np.asarray(a)`` / ``np.array(a)`` from ``a``'s (a list's: its elements' tangents stacked)."""
+    if isinstance(t, (list, tuple)):
+        return broadcast_like(np.stack(t), out)
+    return broadcast_like(t, out)
 
 
 def atleast_dots(tangents: Any, n: int) -> Any:

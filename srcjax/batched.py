@@ -34,6 +34,7 @@ from .conv_adjoint import batch_conv, batch_reduce_window  # noqa: F401  (genera
 from .core import index_params, linear_params
 from .lax import index_update
 from .lax_slicing import batch_dynamic_slice, batch_dynamic_update_slice  # noqa: F401  (batched code imports them)
+from .lax_stop import stop_gradient as _stop_gradient  # (private: a generated temporary may be named stop_gradient)
 from .order_stats import (  # noqa: F401  (generated batched code imports them from here)
     batch_argpartition,
     batch_argsort,
@@ -328,11 +329,10 @@ def batch_select(c: Any, a: Any, b: Any) -> Any:
     c2 = np.reshape(c, np.shape(c)[:1] + (1,) * k + np.shape(c)[1:]) if k > 0 else c
     if has_derivative(a) or has_derivative(b):
         return np.where(c2, a, b)
-    # a flag or a counter (a batched while's carry): bitwise, so that no derivative reads its cotangent (None)
-    if np.result_type(a, b) == np.bool_:
-        return np.logical_or(np.logical_and(c2, a), np.logical_and(np.logical_not(c2), b))
-    mask = -c2.astype(np.result_type(a, b))  # (all bits set where c2 holds)
-    return np.bitwise_or(np.bitwise_and(a, mask), np.bitwise_and(b, np.bitwise_not(mask)))
+    # a flag or a counter (a batched while's carry): no derivative reads its cotangent (None); a Python
+    # number per example (a counter `n = 0`, repeated weakly by batch_broadcast) stays weak, as np.where of
+    # two weak operands does, so `x32 * n` stays float32 (bitwise functions made it strong: float64)
+    return np.where(c2, _stop_gradient(a), _stop_gradient(b))
 
 
 def batch_select_items(c: Any, a: Any, b: Any) -> Any:

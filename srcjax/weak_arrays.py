@@ -59,6 +59,11 @@ class WeakArray(np.ndarray):
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         arrays = _arrays(list(args)) + _arrays(list(kwargs.values()))
+        if func is np.where and len(args) == 3 and not kwargs and \
+                all(isinstance(a, WeakArray) and a.ndim > 0 for a in args[1:]):
+            # two Python numbers per example (batch_select joining a counter `n = 0` of a batched while): the
+            # choice stays weak, as XLA's (primitives/elementwise.py's where); the condition gives no dtype
+            return _weak_result(np.where(_plain(args[0]), np.asarray(args[1]), np.asarray(args[2])))
         if func in _WEAK_AWARE and not _explicit_dtype(func, list(args), kwargs):
             return _promoting(func, list(args), dict(kwargs))
         out = func(*_convert(list(args), None), **{k: _convert(v, None) for k, v in kwargs.items()})

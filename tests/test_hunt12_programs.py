@@ -60,9 +60,6 @@ jax.config.update("jax_enable_x64", True)
 
 # Refusals met where jax runs the program (reported; a located TranspileError with a hint)
 KNOWN_REFUSALS: tuple[str, ...] = (
-    # adaptive_euler's jacfwd at float32: `t = 0.0` carried, then `t + h` of a float32 h (a weak Python-float
-    # carry made float64 under jacfwd: another helper's known bug)
-    "is float32 and float64 on different paths",
     # bouncing_ball: lax.cond with lambdas inside a fori_loop's body, differentiated (a documented limitation)
     "`body` defines a function itself",
 )

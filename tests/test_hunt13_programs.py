@@ -59,21 +59,11 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     # closure_over_constants: a function returned by a helper (a closure), called under grad/vmap
     "cannot differentiate through `f(...)`",
     "vmap: cannot batch 'f(",
-    # interp_lookup: hessian of np.interp with respect to fp (srcjax's np.interp joins index tuples)
-    "joining or repeating tuples or lists that hold indices",
-    # early_return_in_loop (vmap), continue_skips (grad, hessian) at float32: `acc = 0.0` then
-    # `acc = acc + x[i] ** 2` (a weak Python-float accumulator, float32 after one step; hunt12's known class)
-    "is float32 and float64 on different paths",
 )
 # Errors met that are srcjax's own (located in code srcjax wrote, or wrong): xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers found and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
-KNOWN_WRONG: dict[tuple[str, ...], str] = {
-    ("halving_until_small", "vmap(f, in_axes=(0,))", "float32"):
-        "dtype: a counter `n = 0` carried by a while loop on batched data loses its weak type under vmap "
-        "(batch_select joins integers bitwise, and bitwise ops of weak arrays are strong): `x * n` is float64, "
-        "float32 per example (NumPy, jax)",
-}
+KNOWN_WRONG: dict[tuple[str, ...], str] = {}
 
 
 # -- the jax side: the module's text with np as jax.numpy ----------------------------------------------------

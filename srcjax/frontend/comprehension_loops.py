@@ -109,7 +109,8 @@ def merged_dict(norm: Any, elements: Any, origin: cst.CSTNode) -> tuple[cst.Base
             src = norm.atom(e.value)
             key = cst.Name(norm.fresh("key"))
             copy = item(key, cst.Subscript(value=src, slice=[cst.SubscriptElement(cst.Index(key))]))
-            loop = cst.For(target=key, iter=src, body=cst.IndentedBlock(body=[copy]))
+            keys = cst.Call(func=cst.Attribute(value=src, attr=cst.Name("keys")))  # (keys, never rows: `a` rebound)
+            loop = cst.For(target=key, iter=keys, body=cst.IndentedBlock(body=[copy]))
             r = positions.get(e)
             if r is not None:
                 positions[loop] = r

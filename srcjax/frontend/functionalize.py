@@ -503,7 +503,9 @@ class Functionalizer:
         # (a parameter iterated, `for v in x`, is UNKNOWN here: an array or a list; under a break on data it is
         # walked by index, which a list of arrays also allows)
         named = isinstance(s.iter, cst.Name)  # (a dict's name: its keys, never rows)
-        rows = rng is None and not (named and code(s.iter) in self.bta.dicts) and \
+        view = isinstance(s.iter, cst.Call) and isinstance(s.iter.func, cst.Attribute) and not s.iter.args and \
+            s.iter.func.attr.value == "keys"  # (a dict's keys: `{**a, ...}` read as a loop, `a` rebound later)
+        rows = rng is None and not (named and code(s.iter) in self.bta.dicts) and not view and \
             (self.bta.of(s.iter) == DYNAMIC or flagged and named and self.bta.of(s.iter) == UNKNOWN)
         body = list(s.body.body)
         breaks, conts = own_exits(body)

@@ -260,9 +260,11 @@ def _unbroadcast_axes(gshape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[
 
 
 def _typed_like(shape: tuple[int, ...], g: ShapedArray, x: ShapedArray) -> ShapedArray:
-    """``g`` of ``shape``, in ``x``'s dtype when both are floating point (``adjoint.typed_like``)."""
+    """``g`` of ``shape``, in ``x``'s dtype when both are floating point (``adjoint.typed_like``), weakly
+    typed where ``x`` is (a Python number's cotangent: a float32 cotangent on another path wins the join, as
+    for ``acc = 0.0`` then ``acc = acc + x32[i]`` differentiated through a branch on data)."""
     if g.dtype != x.dtype and is_inexact(g.dtype) and is_inexact(x.dtype):
-        return ShapedArray(shape, x.dtype)
+        return ShapedArray(shape, x.dtype, weak_type=x.weak_type)
     return ShapedArray(shape, g.dtype, weak_type=g.weak_type)
 
 

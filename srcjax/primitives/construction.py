@@ -57,12 +57,12 @@ defprim("array", np.array, _array_stub, nested=("object",), arrays=("object",), 
         abstract_eval=lambda object, dtype=None, copy=True, order="K", subok=False, ndmin=0, like=None:
         _array_aval(object, dtype, ndmin, order, like, "array"),
         lower=_array_lower, nondiff_when=_to_integers,
-        jvp={"object": "broadcast_like(object_dot, out)"}, vjp={"object": "unbroadcast(out_bar, object)"})
+        jvp={"object": "array_dot(object_dot, out)"}, vjp={"object": "array_bar(out_bar, object)"})
 defprim("asarray", np.asarray, _asarray_stub, nested=("a",), arrays=("a",), static_eval=True,
         abstract_eval=lambda a, dtype=None, order=None, device=None, copy=None, like=None:
         _array_aval(a, dtype, 0, order, like, "asarray"),
         lower=_array_lower, nondiff_when=_to_integers,
-        jvp={"a": "broadcast_like(a_dot, out)"}, vjp={"a": "unbroadcast(out_bar, a)"})
+        jvp={"a": "array_dot(a_dot, out)"}, vjp={"a": "array_bar(out_bar, a)"})
 
 
 def _stacked(c: batch_rules.BatchCall, param: str) -> dict[str, str]:

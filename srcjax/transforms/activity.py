@@ -67,7 +67,8 @@ def array_names(body: Sequence[Any], act: Activity) -> set[str]:
             if op.kind != "prim" or op.prim is None or op.prim.result_kind(op.args) == "any" or \
                     op.prim.tree is not None:  # (index_update, unbroadcast, ... also take containers)
                 continue
-            out.update(a for p, a in op.operands.items() if p in op.prim.arrays)
+            # (not a `nested` operand: np.asarray(ws) of a list, whose cotangent is a list)
+            out.update(a for p, a in op.operands.items() if p in op.prim.arrays and p not in op.prim.nested)
             if op.prim.result_kind(op.args) == "array" and isinstance(st.targets[0].target, cst.Name):
                 out.add(st.targets[0].target.value)
     return out
