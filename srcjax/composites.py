@@ -26,8 +26,8 @@ from .polynomials import POLY_IMPLEMENTS
 
 __all__ = ["AT_COMBINE", "IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add", "accumulate_max", "accumulate_min",
            "accumulate_multiply", "allclose", "at_divide", "at_max", "at_min", "at_multiply", "at_power", "average",
-           "block", "conv", "conv_transpose", "convolve", "corrcoef", "correlate", "cov", "empty_like", "fftfreq",
-           "fftshift", "gradient", "hfft", "histogram", "ifftshift", "ihfft", "interp", "isclose", "isin",
+           "block", "conv", "conv_transpose", "convolve", "corrcoef", "correlate", "cov", "empty", "empty_like",
+           "fftfreq", "fftshift", "gradient", "hfft", "histogram", "ifftshift", "ihfft", "interp", "isclose", "isin",
            "masked_write", "nan_to_num", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd",
            "nansum", "nanvar", "piecewise", "polyfit", "polyval", "rfftfreq", "select", "selection_all",
            "selection_any", "selection_fill", "selection_max", "selection_mean", "selection_min", "selection_prod",
@@ -494,6 +494,12 @@ def sliding_window_view(x: Any, window_shape: Any, axis: Any = None, subok: bool
 
 
 # -- more of NumPy in NumPy terms --------------------------------------------------------------
+
+@_implements(np.empty)
+def empty(shape: Any, dtype: Any = None, order: Any = "C", device: Any = None, like: Any = None) -> Any:
+    """NumPy leaves the values unset; here they are zeros (one of the values NumPy may give)."""
+    return np.zeros(shape, dtype=dtype)
+
 
 @_implements(np.empty_like)
 def empty_like(prototype: Any, dtype: Any = None, order: Any = "K", subok: bool = True, shape: Any = None,

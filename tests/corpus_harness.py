@@ -323,3 +323,55 @@ def main(checks: Iterable[tuple[str, ...]], run: Callable[..., Outcome], program
             print(re.sub("^", "    ", out.detail[:1500], flags=re.M), flush=True)
     head = f"{programs} programs, " if programs is not None else ""
     print(f"\n{head}{sum(counts.values())} checks: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+
+
+# -- finite differences of the user's function (hunt13, hunt14) -----------------------------------------------
+
+def _fd_jacobian(fn: Callable[..., Any], args: tuple[Any, ...], k: int, eps: float = 1e-6) -> Any:
+    """Central differences of ``fn``'s output (an array or a tuple of arrays) with respect to ``args[k]``: the
+    output's shape followed by the argument's, as jacfwd/jacrev's."""
+    x = np.asarray(args[k], dtype=np.float64)
+
+    def at(v: Any) -> Any:
+        a = list(args)
+        a[k] = v if x.ndim else float(v)
+        out = fn(*a)
+        return tuple(np.asarray(o, dtype=np.float64) for o in out) if isinstance(out, tuple) else \
+            (np.asarray(out, dtype=np.float64),)
+
+    cols = []
+    for idx in np.ndindex(x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[idx] += eps
+        xm[idx] -= eps
+        cols.append(tuple((p - m) / (2 * eps) for p, m in zip(at(xp), at(xm))))
+    jac = tuple(np.stack([c[i] for c in cols], axis=-1).reshape(o.shape + x.shape) for i, o in enumerate(at(x)))
+    out = fn(*args)
+    return jac if isinstance(out, tuple) else jac[0]
+
+
+def _argnums(text: str | None) -> Any:
+    return 0 if text is None else eval(text)  # noqa: S307 - (an int or a tuple of ints from the check's text)
+
+
+def fd_reference(c: Any, expr: str, args: tuple[Any, ...]) -> Any:
+    """Central finite differences of the user's function at float64: ``grad``, ``value_and_grad``, ``jacfwd``,
+    ``jacrev`` (one argnums or a tuple), and ``vmap(grad(f...), in_axes=...)`` by a loop over the examples."""
+    if not (c.numpy and c.fd):
+        return None
+    m = re.fullmatch(r"(grad|value_and_grad|jacfwd|jacrev)\(f(?:, argnums=(\d|\(\d(?:, \d)*\)))?\)", expr)
+    v = re.fullmatch(r"vmap\(grad\(f(?:, argnums=(\d))?\), in_axes=(\(.*\))\)", expr)
+    if m is None and v is None:
+        return None
+    ks = _argnums((m or v).group(2) if m else v.group(1))  # type: ignore[union-attr]
+    for k in ks if isinstance(ks, tuple) else (ks,):
+        if not (isinstance(args[k], np.ndarray) and args[k].dtype == np.float64):
+            return None
+    if v is not None:
+        in_axes = eval(v.group(2))  # noqa: S307
+        grads = [_fd_jacobian(c.fn, tuple(take(a, ax, i) for a, ax in zip(args, in_axes)), ks)
+                 for i in range(B)]
+        return np.stack(grads)
+    one = (lambda k: _fd_jacobian(c.fn, args, k))
+    d = tuple(one(k) for k in ks) if isinstance(ks, tuple) else one(ks)
+    return (c.fn(*args), d) if m.group(1) == "value_and_grad" else d  # type: ignore[union-attr]

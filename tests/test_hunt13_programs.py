@@ -24,7 +24,6 @@ and prints the counts and every failure.
 from __future__ import annotations
 
 import inspect
-import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -34,7 +33,18 @@ import pytest
 
 import srcjax
 from tests import corpus_harness
-from tests.corpus_harness import Case, Corpus, as_dtype, evaluate, jax_vmap, loop_reference, normal, positive, spd, take
+from tests.corpus_harness import (
+    Case,
+    Corpus,
+    as_dtype,
+    evaluate,
+    fd_reference,
+    jax_vmap,
+    loop_reference,
+    normal,
+    positive,
+    spd,
+)
 
 from . import hunt13_programs as hp
 from .hunt_sweep import Outcome
@@ -378,56 +388,6 @@ def numpy_reference(c: Case, expr: str, in_axes: Any, args: tuple[Any, ...]) -> 
     if not c.numpy:
         return None
     return loop_reference(c.fn, expr, in_axes, args)
-
-
-def _fd_jacobian(fn: Callable[..., Any], args: tuple[Any, ...], k: int, eps: float = 1e-6) -> Any:
-    """Central differences of ``fn``'s output (an array or a tuple of arrays) with respect to ``args[k]``: the
-    output's shape followed by the argument's, as jacfwd/jacrev's."""
-    x = np.asarray(args[k], dtype=np.float64)
-
-    def at(v: Any) -> Any:
-        a = list(args)
-        a[k] = v if x.ndim else float(v)
-        out = fn(*a)
-        return tuple(np.asarray(o, dtype=np.float64) for o in out) if isinstance(out, tuple) else \
-            (np.asarray(out, dtype=np.float64),)
-
-    cols = []
-    for idx in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[idx] += eps
-        xm[idx] -= eps
-        cols.append(tuple((p - m) / (2 * eps) for p, m in zip(at(xp), at(xm))))
-    jac = tuple(np.stack([c[i] for c in cols], axis=-1).reshape(o.shape + x.shape) for i, o in enumerate(at(x)))
-    out = fn(*args)
-    return jac if isinstance(out, tuple) else jac[0]
-
-
-def _argnums(text: str | None) -> Any:
-    return 0 if text is None else eval(text)  # noqa: S307 - (an int or a tuple of ints from the check's text)
-
-
-def fd_reference(c: Case, expr: str, args: tuple[Any, ...]) -> Any:
-    """Central finite differences of the user's function at float64: ``grad``, ``value_and_grad``, ``jacfwd``,
-    ``jacrev`` (one argnums or a tuple), and ``vmap(grad(f...), in_axes=...)`` by a loop over the examples."""
-    if not (c.numpy and c.fd):
-        return None
-    m = re.fullmatch(r"(grad|value_and_grad|jacfwd|jacrev)\(f(?:, argnums=(\d|\(\d(?:, \d)*\)))?\)", expr)
-    v = re.fullmatch(r"vmap\(grad\(f(?:, argnums=(\d))?\), in_axes=(\(.*\))\)", expr)
-    if m is None and v is None:
-        return None
-    ks = _argnums((m or v).group(2) if m else v.group(1))  # type: ignore[union-attr]
-    for k in ks if isinstance(ks, tuple) else (ks,):
-        if not (isinstance(args[k], np.ndarray) and args[k].dtype == np.float64):
-            return None
-    if v is not None:
-        in_axes = eval(v.group(2))  # noqa: S307
-        grads = [_fd_jacobian(c.fn, tuple(take(a, ax, i) for a, ax in zip(args, in_axes)), ks)
-                 for i in range(corpus_harness.B)]
-        return np.stack(grads)
-    one = (lambda k: _fd_jacobian(c.fn, args, k))
-    d = tuple(one(k) for k in ks) if isinstance(ks, tuple) else one(ks)
-    return (c.fn(*args), d) if m.group(1) == "value_and_grad" else d  # type: ignore[union-attr]
 
 
 CORPUS = Corpus(CASES, ("hunt13_programs.py",), KNOWN_REFUSALS, oracle, jax.tree_util.tree_leaves,

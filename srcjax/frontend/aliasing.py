@@ -147,6 +147,9 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
         if isinstance(call, cst.Call) and chain is not None and chain[-1] == "at" and call.args and \
                 isinstance(call.args[0].value, cst.Name):  # np.add.at(a, i, b) changes a in place
             ev("inplace", call.args[0].value.value)
+        for a in call.args if isinstance(call, cst.Call) else ():  # np.clip(d, -5, 5, out=d) too
+            if a.keyword is not None and a.keyword.value == "out" and isinstance(a.value, cst.Name):
+                ev("inplace", a.value.value)
     w.events += [_Event(p, "read", n, node, loops=loops) for n in reads] + effects
 
 
@@ -170,7 +173,10 @@ def _block(w: _Walk, stmts: Sequence[Any]) -> None:
             start = len(w.events)
             if isinstance(st, cst.For):
                 w.events += [_Event(p, "read", n, st.iter) for n in names_in(st.iter)]
-                w.events += [_Event(p, "bind", n, st.target) for n in target_names(st.target)]
+                # (`for d in ds`: each item is ds's own array, changed in place by `d[0] = v` or `d -= v`)
+                seq = st.iter.value if isinstance(st.iter, cst.Name) else ""
+                w.events += [_Event(p, "copy", n, st.target, source=seq, made=f"{seq}[k]") if seq else
+                             _Event(p, "bind", n, st.target) for n in target_names(st.target)]
             else:
                 w.events += [_Event(p, "read", n, st.test) for n in names_in(st.test)]
             _block(w, st.body.body)

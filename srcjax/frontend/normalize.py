@@ -283,8 +283,8 @@ class Normalizer(Resolver):
         attr = node.attr.value
         if attr in ("shape", "ndim", "dtype", "size"):
             return node.with_changes(value=base), None
-        if attr in ("real", "imag"):  # x.real -> np.real(x)
-            prim = registry.lookup(getattr(np, attr))
+        if attr in ("real", "imag", "flat"):  # x.real -> np.real(x); x.flat[i], a read: np.ravel(x)[i]
+            prim = registry.lookup(getattr(np, "ravel" if attr == "flat" else attr))
             assert prim is not None
             return self.prim_call(cst.Call(func=dotted(prim.path), args=[cst.Arg(value=base)]), prim,
                                   [cst.Arg(value=base)])
@@ -679,8 +679,8 @@ class Normalizer(Resolver):
             if not isinstance(s.value, cst.Call):
                 self.lazy(s.value)  # no effect, so dropped; but `yield x` or an unknown name is still an error
                 return
-            if numpy_calls.ufunc_at(self, s.value):  # np.add.at(a, idx, b): a = index_add(a, idx, b)
-                return
+            if numpy_calls.ufunc_at(self, s.value) or numpy_calls.out_argument(self, s.value):  # np.add.at(a, i, b)
+                return  # a = index_add(a, i, b); np.add(a, b, out=b): b[...] = np.add(a, b)
             self.check_global_mutation(s.value)
             if dict_methods.update_statement(self, s.value):  # d.update(k=v): d["k"] = v
                 return

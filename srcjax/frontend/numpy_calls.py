@@ -148,6 +148,30 @@ def ufunc_at(norm: Normalizer, call: cst.Call) -> bool:
     return True
 
 
+def out_argument(norm: Normalizer, call: cst.Call) -> bool:
+    """``np.add(a, b, out=b)`` (a ufunc, or np.clip, writing its result into an array: numpy-100's in-place
+    arithmetic, min-char-rnn's ``np.clip(d, -5, 5, out=d)``) as ``b[...] = np.add(a, b)``, the write into a
+    local array srcjax follows (cast to ``b``'s dtype; a view of another array is refused there). False: not one."""
+    out = next((a for a in call.args if a.keyword is not None and a.keyword.value == "out"), None)
+    if out is None:
+        return False
+    try:
+        ok, fv = norm.static_value(call.func)
+    except UnknownFunctionError:
+        return False
+    if not ok or not (isinstance(fv, np.ufunc) or fv is np.clip):
+        return False
+    if not isinstance(out.value, cst.Name):
+        raise norm.unsupported(out, "an `out=` that is not a local array variable",
+                               "assign the result instead: `y = np.add(a, b)`")
+    args = [a for a in call.args if a is not out]
+    args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    value = norm.atom(call.with_changes(args=args))
+    whole = cst.Subscript(value=out.value, slice=[cst.SubscriptElement(cst.Index(cst.Ellipsis()))])
+    norm.index_assign(whole, value, call)
+    return True
+
+
 class _Substitute(cst.CSTTransformer):
     def __init__(self, name: str, value: cst.BaseExpression) -> None:
         self.name, self.value = name, value

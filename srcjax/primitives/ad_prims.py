@@ -15,7 +15,7 @@ from . import batch_rules, gather
 from .common import broadcast_shapes, fmt_shape, normalize_axes
 from .elementwise import result_dtype
 from .registry import LowerCtx, deflinear, defprim, nondiff, set_fields
-from .shape import getitem_abstract, index_plan
+from .shape import array_keys, getitem_abstract, index_plan
 
 
 def _index_add_stub(z, key, g, /):  # type: ignore[no-untyped-def]
@@ -33,8 +33,7 @@ def _index_add_abstract(z: ShapedArray, key: Any, g: ShapedArray) -> ShapedArray
 def _index_add_lower(ctx: LowerCtx, z: HloValue, key: Any, g: HloValue) -> HloValue:
     b = ctx.b
     out = ctx.avals_out[0]
-    if not isinstance(key, tuple):
-        key = (key,)
+    key = array_keys(key)
     if gather.is_advanced(key):  # a scatter that adds (repeated indices accumulate) into the sliced view
         basic, whole = gather.basic_part(key, z.shape)
         if whole:
@@ -128,8 +127,7 @@ def _index_update_lower(ctx: LowerCtx, x: HloValue, key: Any, value: HloValue) -
     built like ``index_add``'s padding and a ``select``."""
     b = ctx.b
     out = ctx.avals_out[0]
-    if not isinstance(key, tuple):
-        key = (key,)
+    key = array_keys(key)
     if gather.is_advanced(key):
         basic, whole = gather.basic_part(key, x.shape)
         if not whole:

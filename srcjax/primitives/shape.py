@@ -220,9 +220,14 @@ def index_plan(shape: tuple[int, ...], key: tuple[Any, ...]) -> list[tuple[str, 
     return plan
 
 
+def array_keys(key: Any) -> tuple[Any, ...]:
+    """``key`` as a tuple whose tuples and ranges of integers are lists: NumPy's integer arrays (``X[:, (0, 2)]``,
+    ``X[:, ()]``, ``X[idx, range(n)]``)."""
+    return tuple(list(k) if isinstance(k, (tuple, range)) else k for k in (key if isinstance(key, tuple) else (key,)))
+
+
 def getitem_abstract(x: ShapedArray, key: Any) -> ShapedArray:
-    if not isinstance(key, tuple):
-        key = (key,)
+    key = array_keys(key)
     if gather.is_advanced(key):
         return gather.abstract(x, key)
     out: list[int] = []
@@ -237,8 +242,7 @@ def getitem_abstract(x: ShapedArray, key: Any) -> ShapedArray:
 
 def _getitem_lower(ctx: LowerCtx, x: HloValue, key: Any) -> HloValue:
     b = ctx.b
-    if not isinstance(key, tuple):
-        key = (key,)
+    key = array_keys(key)
     if gather.is_advanced(key):
         return gather.lower_gather(b, x, key, ctx.avals_out[0])
     plan = index_plan(x.shape, key)

@@ -70,6 +70,9 @@ def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None
     f = value.func.value  # type: ignore[attr-defined]
     if f == "trip_bound" and len(value.args) == 2:  # (see srcjax/loop_adjoint.py)
         return code(value.args[1].value), False
+    if f == "range" and all(w.only_shapes(a.value) for a in value.args):  # range(r.size): an example's size
+        from .batch_queries import PerExample
+        return code(value.visit(PerExample(w))), False  # type: ignore[arg-type]
     if f == "range":
         raise w.error(f"vmap: a loop over {code(value)!r} runs a different number of times per example", value,
                       hint="a `while` loop on a counter (`while i < n:`) runs per example under vmap; under grad "

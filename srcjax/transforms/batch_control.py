@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ..frontend.binding_times import STATIC, BindingTimes
+from ..frontend.liveness import Liveness
 from ..frontend.names import code, names_in, renamed, target_names
 from ..frontend.resolve import LIBRARY_MODULES
 from . import batch_errors
@@ -203,11 +204,14 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
     w.block(s.body.body, ind + 1)
     if len(w.lines) == n:
         w.emit("pass", ind + 1)
+    # (a name first bound in the body that the next step reads before binding it again is carried too: `if i == 0:
+    # acc = np.zeros(n)`, then `acc = acc * x`)
+    exposed = Liveness(s.body.body).live_in(s.body.body, set(), None)
     for v, st in w.st.items():
         if isinstance(st, Stack):  # (pushed or popped once per iteration: not a carried value)
             continue
         top = entry.get(v, False)
-        if v in before and (any_batched(st) != any_batched(top) or
+        if (v in before or v in exposed) and (any_batched(st) != any_batched(top) or
                             isinstance(top, Tree) and join(st, top) != top or
                             isinstance(st, Tree) and isinstance(top, Tree) and join(st, top) != st):
             # (batched at the end, not at the top; or at the top, not at the end: `f_bar = zeros_like(f)`

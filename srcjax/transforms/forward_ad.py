@@ -159,9 +159,10 @@ class JVP:
                 header = f"for {code(s.target)} in {code(s.iter)}:" if isinstance(s, cst.For) \
                     else f"while {code(s.test)}:"
                 taken = set(self.names.taken)
+                late: set[str] = set()  # carried around the loop, first bound in it (see below)
                 while True:
                     body_lines: list[str] = []
-                    inner, kin = set(defined), set(bound)
+                    inner, kin = set(defined) | late, set(bound)
                     if isinstance(s, cst.For):
                         kin.update(target_names(s.target))
                         srcs = active_loop(s, self.act.active)
@@ -175,7 +176,15 @@ class JVP:
                     for v in carried:
                         lines.append(f"{pad}{self.dname(v)} = zeros_like({v})")
                         defined.add(v)
-                    if not carried or not set(carried) & set(upward_exposed(s.body.body)):
+                    # a name first bound in the loop (`if i == 0: acc = np.zeros(n)`) and read at the next step
+                    # before it is bound again carries its tangent too: written wherever the name is bound in
+                    # the body (zeros where its value is a constant), never a symbolic zero that forgets the
+                    # tangent the previous step left
+                    exposed = set(upward_exposed(s.body.body))
+                    more = {v for v in inner - defined - late if v not in bound and v in exposed}
+                    if more:
+                        late |= more
+                    elif not carried or not set(carried) & exposed:
                         break
                     self.names.taken = set(taken) | set(self.dot.values())
                 lines.append(pad + header)

@@ -145,6 +145,7 @@ class VJP:
         self.pushed: dict[tuple[int, str], str] = {}
         self.branch_saves: list[list[tuple[str, str]]] = []  # per open data `if`: (saved name, variable)
         self.loop_saves: list[list[str]] = []  # per open loop: saved names first bound in its body
+        self.carried: list[set[str]] = []  # per open loop: names its body reads before it binds them
         self.restore: set[str] = set(self.saved)
         self.constants: set[str] = set()  # (a backward half's: saved values popped as constants)
         self.seed_expr: str | None = None  # grad seeds the output's cotangent with this expression
@@ -175,9 +176,7 @@ class VJP:
     # -- primal sweep -------------------------------------------------------------------------
     def primal(self, stmts: Sequence[Any], ind: int, lines: list[str], bound: set[str]) -> None:
         """Emit the primal; save a value on the tape before it is overwritten, if the adjoint reads it.
-
-        ``bound`` holds the names definitely bound here (a push needs a value).
-        """
+        ``bound`` holds the names definitely bound here (a push needs a value)."""
         pad = "    " * ind
         for s in stmts:
             if isinstance(s, cst.SimpleStatementLine):
@@ -186,7 +185,10 @@ class VJP:
                         targets = [n for t in small.targets for n in target_names(t.target)]
                         op = self.act.op(small.value)
                         for n in targets:
-                            if n in self.restore and n in bound:
+                            carried = any(n in c for c in self.carried)  # (first bound in a loop carrying it)
+                            if n in self.restore and n not in bound and carried:
+                                self.declared.add(n)  # (UNSET at the top: a push needs a value)
+                            if n in self.restore and (n in bound or carried):
                                 if self.branch_saves:
                                     sv = self.names.fresh(f"{n}_before")
                                     lines.append(f"{pad}{sv} = {n}")
@@ -218,7 +220,9 @@ class VJP:
                 if isinstance(s, cst.For):
                     inner.update(target_names(s.target))
                 self.loop_saves.append([])
+                self.carried.append(upward_exposed(s.body.body))
                 self.primal(s.body.body, ind + 1, body_lines, inner)
+                self.carried.pop()
                 in_branches = self.loop_saves.pop()
                 # names first bound inside the body: saved at the end of every iteration
                 local = sorted(n for n in self.assigned_in(s.body.body) - bound if n in self.restore) + in_branches
@@ -285,11 +289,11 @@ class VJP:
                 self.branch_saves[-1] += saves
             bound.update(sv for sv, _ in saves)  # both branches bind every saved name
         if self.loop_saves:
-            # a loop saves what its body binds at the end of every iteration: a name the adjoint
-            # needs that one branch binds is UNSET on the others (read only under the same test,
-            # static or on data: `if j != k` in a comprehension's loops)
+            # a loop saves what its body binds at the end of every iteration: a name the adjoint needs that one
+            # branch binds is UNSET on the others (read only under the same test, static or on data: `if j != k`
+            # in a comprehension's loops), unless the loop carries it (`if i == 0: acc = ...`: the last step's)
             for mine, b_mine, b_other in ((first, b1, b2), (second, b2, b1)):
-                for n in sorted((b_other - b_mine - bound) & self.restore):
+                for n in sorted((b_other - b_mine - bound - set().union(*self.carried)) & self.restore):
                     mine.append(f"{pad}    {n} = UNSET")
                     b_mine.add(n)
         elif data:
@@ -515,8 +519,7 @@ class VJP:
             if op.kind in ("call", "custom"):
                 self.no_bar.add(id(s))  # its forward half would leave residuals on the tape: not used
             if op.kind == "tape_pop" and op.callee in self.act.active:
-                # a zero cotangent for what was popped: the append this pop undoes adds it (a stack of
-                # cotangents, in step with the list)
+                # a zero cotangent for what was popped: the append this pop undoes adds it (a stack, in step)
                 self.cotangent_list(op.callee, lines, pad, defined)
                 zeros = tuple_target_code(target, lambda n: f"zeros_like({n})")
                 lines.append(f"{pad}{self.bname(op.callee)}.append({zeros})")
@@ -537,8 +540,7 @@ class VJP:
                     lines.append(f"{pad}{self.bname(n)} = zeros_like({n})")
                     defined.add(n)
         tcode = code(target)
-        # the result's cotangent, consumed by this statement
-        if isinstance(target, cst.Name):
+        if isinstance(target, cst.Name):  # the result's cotangent, consumed by this statement
             gexpr = self.bname(tcode)
         elif any(isinstance(e.value, (cst.Tuple, cst.List)) for e in target.elements):  # type: ignore[attr-defined]
             gexpr = tuple_target_code(target, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
@@ -825,11 +827,8 @@ class VJP:
                                        hint="assign the result to a variable and return that")
 
     def finish_bars(self, adj: list[str], defined: set[str], skip_zeros: bool = False) -> list[str]:
-        """Cotangent names of the active params (zeros where nothing flowed back).
-
-        With ``skip_zeros`` (helpers), params without any cotangent are left out and
-        recorded in ``self.zero_params`` so callers skip them.
-        """
+        """Cotangent names of the active params (zeros where nothing flowed back). With ``skip_zeros`` (helpers),
+        params without any cotangent are left out and recorded in ``self.zero_params`` so callers skip them."""
         outs = []
         self.zero_params = [p for p in self.active_params if p not in defined]
         for p in self.active_params:
