@@ -7,6 +7,7 @@ functions it writes and reads back; forms they do not build go to libcst."""
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 import libcst as cst
 import pytest
@@ -532,3 +533,67 @@ def test_user_functions_same_tree_and_positions() -> None:
             assert places == _positions(module), text
             built += 1
     assert built > 200, built
+
+
+def test_function_from_its_modules_parse() -> None:
+    """``_function(text, node)``, ``node`` the ``def`` of ``text`` parsed as part of a module (a generated
+    module's parse, which ``read.read_function`` reuses instead of parsing each function's text again): the
+    same tree and positions as from the text alone, whatever line the ``def`` starts on; a node of another
+    text's shape is refused (then the text is parsed)."""
+    texts = [t for t in FUNCTIONS + COMPOUND if t.startswith("def ")]
+    assert len(texts) >= 3
+    module_text = "import numpy as np\n\n\n" + "\n\n".join(texts)
+    tree = ast.parse(module_text)
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    assert len(defs) == len(texts)
+    lines = module_text.splitlines(True)
+    for node, text in zip(defs, texts):
+        assert node.lineno > 1
+        assert "".join(lines[node.lineno - 1:node.end_lineno]) == text
+        try:
+            alone = _function(text)
+        except Exception:  # noqa: BLE001 - a form left to libcst: refused from the module's node too
+            with pytest.raises(Exception):  # noqa: B017
+                _function(text, node)
+            continue
+        from_module = _function(text, node)
+        assert _identical(from_module, alone), text
+        assert _identical(from_module, cst.parse_module(text)), text
+        module, places = function_module(text, parse_module, _positions, node)
+        assert _identical(module, alone) and places == _positions(module), text
+    with pytest.raises(Exception):  # noqa: B017 - the node of another function
+        _function(texts[0], defs[1])
+
+
+def test_generated_functions_read_from_their_modules_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A derivative's functions are read (``read.read_function``) from their module's parse, held since the
+    module was written, to the same tree as from their own text."""
+    import numpy as np
+
+    from srcjax.frontend import cst_functions, read
+
+    seen: list[tuple[str, Any]] = []
+    built = cst_functions._function
+
+    def spy(text: str, node: Any = None) -> Any:
+        seen.append((text, node))
+        return built(text, node)
+
+    monkeypatch.setattr(cst_functions, "_function", spy)
+
+    def cubic(x: Any) -> Any:
+        return np.sum(x[1:] * x[:-1] ** 2 - 3.0 * x[:-1])
+
+    h = srcjax.hessian(cubic)
+    x = np.linspace(0.5, 1.5, 6)
+    out = np.asarray(h(x))
+    ref = np.zeros((6, 6))  # d2/dx_i dx_j of sum_i x[i+1] x[i]^2 - 3 x[i]
+    for i in range(5):
+        ref[i, i] = 2.0 * x[i + 1]
+        ref[i, i + 1] = ref[i + 1, i] = 2.0 * x[i]
+    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
+    reused = [(text, node) for text, node in seen if node is not None]
+    assert len(reused) >= 3, [t.split("(")[0] for t, _ in seen]
+    for text, node in reused:
+        assert _identical(built(text, node), built(text)), text
+    assert read._DEF_NODES  # (held for the next stage)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 import numpy as np
+import pytest
 
 import srcjax
 from srcjax.adjoint import __all__ as ADJOINT_IMPORTS
@@ -218,3 +219,32 @@ def test_ast_answers_the_questions_libcst_answered() -> None:
         assert batch_call._paren(text) == _libcst_paren(text), text
         assert text_names(text) == _libcst_names(text), text
         assert activity._seq_names(text) == _libcst_seq_names(text), text
+
+
+def test_exact_kinds_are_isinstance_for_parsed_nodes() -> None:
+    """The passes test node kinds by exact type (``type(n) in kinds``, ``ast_walk.exact_kinds``): the same as
+    ``isinstance`` only for classes no other class derives from, which ``exact_kinds`` checks (``ast.Constant``
+    has the deprecated ``ast.Num``; ``ast.expr`` is abstract); over the walk of a module with every kind the
+    passes test, both tests agree on every node."""
+    from srcjax.frontend.ast_walk import exact_kinds
+    from srcjax.transforms import readable, readable_facts, readable_names, simplify, simplify_syntax
+
+    for bad in (ast.Constant, ast.expr, ast.stmt, int):
+        with pytest.raises(TypeError):
+            exact_kinds(bad)
+    sets = [readable._GLOBALS, readable._DEFS, readable._IMPURE, simplify._BUILD_KINDS, simplify._GLOBALS,
+            simplify_syntax._SCOPE_KINDS, readable_facts._NESTED_KINDS, readable_names._NOT_PLAIN]
+    tree = ast.parse(
+        "import a.b as c\nglobal g\n@d\nclass K:\n    pass\n"
+        "async def h(x, *a, **k):\n    nonlocal q\n    async for i in y:\n        await z\n    async with w:\n"
+        "        yield x\n    yield from v\n"
+        "def f(x, y=1):\n    if (n := x):\n        y += 1\n    while x:\n        break\n    for i in x:\n"
+        "        continue\n    try:\n        pass\n    except E as e:\n        pass\n    with o:\n        pass\n"
+        "    match x:\n        case [1, *r]:\n            pass\n        case {'a': 1, **rest}:\n            pass\n"
+        "    return [i for i in x], {i for i in x}, {i: i for i in x}, (i for i in x), lambda t: t, f'{x}', "
+        "[*x], {**x}, {1}, {}, -x, x.a[1:2], g(*x, k=1)\n")
+    nodes = list(ast.walk(tree))
+    for kinds in sets:
+        classes = tuple(kinds)
+        assert any(type(n) in kinds for n in nodes), classes  # (the module has one of each set at least)
+        assert [isinstance(n, classes) for n in nodes] == [type(n) in kinds for n in nodes], classes

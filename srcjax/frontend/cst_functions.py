@@ -120,20 +120,29 @@ class _Line(ExpressionBuilder):
         raise Unsupported(kind)
 
 
-def _function(text: str) -> Any:
+def _function(text: str, node: Any = None) -> Any:
+    """The module of ``text``; ``node``: where given, ``ast``'s ``FunctionDef`` of exactly this text parsed as
+    part of a larger module (its lines there start at ``node.lineno``, its columns are the text's: a top-level
+    ``def``), so the text is not parsed again."""
     if not text.endswith("\n") or not _PLAIN.match(text):
         raise Unsupported("text")
     lines = text[:-1].split("\n")
     if len(lines) < 2 or not lines[0].startswith("def "):
         raise Unsupported("header")
-    tree = ast.parse(text)
-    fdef = tree.body[0]
-    if len(tree.body) != 1 or type(fdef) is not ast.FunctionDef or fdef.end_lineno != len(lines):
+    if node is None:
+        tree = ast.parse(text)
+        if len(tree.body) != 1:
+            raise Unsupported("form")
+        node = tree.body[0]
+    fdef = node
+    base = fdef.lineno - 1  # (0 for the text's own parse)
+    if type(fdef) is not ast.FunctionDef or fdef.col_offset != 0 or fdef.end_lineno != len(lines) + base:
         raise Unsupported("form")
     params = _signature(lines[0], fdef, 0)
-    reader = _Lines(lines)
+    reader = _Lines([""] * base + lines)  # (read by the node's own line numbers)
+    reader.next = base + 2
     block = reader.block(fdef.body, 4)
-    if reader.next != len(lines) + 1:  # pragma: no cover - the function's last line is its last statement's
+    if reader.next != len(lines) + base + 1:  # pragma: no cover - the function's last line is its last statement's
         raise Unsupported("end")
     func = _def(fdef.name, params, block, ())
     return make(cst.Module, body=(func,), header=(), footer=(), encoding="utf-8", default_indent="    ",
@@ -334,11 +343,13 @@ def parse_function_module(text: str, parse: Any) -> cst.Module:
         return parse(text)  # type: ignore[no-any-return]
 
 
-def function_module(text: str, parse: Any, positions: Any) -> tuple[cst.Module, dict[Any, tuple[int, int, int, int]]]:
+def function_module(text: str, parse: Any, positions: Any,
+                    node: Any = None) -> tuple[cst.Module, dict[Any, tuple[int, int, int, int]]]:
     """``(module, positions(module))`` of :func:`parse_function_module`'s ``module``: for a module built here,
-    the positions found without libcst's code generation (:class:`_Places`: the same ranges)."""
+    the positions found without libcst's code generation (:class:`_Places`: the same ranges). ``node``:
+    ``ast``'s tree of the text where a larger module's parse holds it already (see :func:`_function`)."""
     try:
-        module = _function(text)
+        module = _function(text, node)
     except _REFUSED:
         module = parse(text)
         return module, positions(module)

@@ -139,11 +139,12 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
         _CACHE.set(fn, key, src)
         warm_cache.note_file(src.filename)
         return src
+    node = None  # (a generated function: ast's tree of its text, from its module's parse, where still held)
     try:
         # (by its code: inspect follows a functools.wraps wrapper's __wrapped__ to the wrapped function's text)
-        written = _generated_lines(code)
+        written = _generated(code)
         if written:  # (its file's name is its code's: inspect would search sys.modules to say so)
-            (lines, start), filename = written, code.co_filename
+            (lines, start, node), filename = written, code.co_filename
         else:
             lines, start, filename = _file_lines(fn, code)
     except (OSError, TypeError) as e:
@@ -164,7 +165,8 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
             # (straight-line functions, srcjax's or the user's, built from ast with their positions:
             # cst_functions.py, the parser's tree and the positions libcst's code generation finds in it;
             # anything else goes to libcst's parser)
-            module, positions = function_module(dedented, parse_module, _positions)
+            module, positions = function_module(dedented, parse_module, _positions,
+                                                node if dedented is raw or dedented == raw else None)
         except cst.ParserSyntaxError as e:
             raise UnsupportedSyntaxError(f"cannot parse the source of {fn.__qualname__}: {e.message}") from e
         found = next((s for s in module.body if isinstance(s, cst.FunctionDef)), None)
@@ -238,6 +240,13 @@ def _generated_lines(code: Any) -> tuple[list[str], int] | None:
     """``inspect.getsourcelines`` of a top-level function srcjax wrote (its module text is in
     ``linecache``), from one ``ast`` parse of the module instead of tokenizing it per function;
     None for anything else."""
+    found = _generated(code)
+    return None if found is None else found[:2]
+
+
+def _generated(code: Any) -> tuple[list[str], int, ast.FunctionDef | None] | None:
+    """:func:`_generated_lines`, and the function's ``ast`` tree from its module's parse where that is still
+    held (:func:`note_generated`: the module's text in ``linecache`` exactly the text parsed), else None."""
     filename = code.co_filename
     if not filename.startswith("<srcjax."):
         return None
@@ -255,7 +264,9 @@ def _generated_lines(code: Any) -> tuple[list[str], int] | None:
     end = ends.get(code.co_firstlineno)
     if end is None:
         return None
-    return lines[code.co_firstlineno - 1:end], code.co_firstlineno
+    held = _DEF_NODES.get(filename)
+    node = held[1].get(code.co_firstlineno) if held is not None and held[0] == text else None
+    return lines[code.co_firstlineno - 1:end], code.co_firstlineno, node
 
 
 def generated_source(fn: Callable[..., Any]) -> str:
@@ -276,16 +287,31 @@ def generated_tree(text: str) -> cst.FunctionDef | None:
 
 def note_generated(filename: str, text: str, tree: ast.Module) -> dict[int, int]:
     """Remember where the top-level functions of a generated module (``text``, parsed: ``tree``) begin and
-    end, for :func:`_generated_lines` (the module's writer parsed it already)."""
-    ends = _ENDS[(filename, len(text), hash(text))] = {n.lineno: n.end_lineno or n.lineno for n in tree.body
-                                                       if isinstance(n, ast.FunctionDef) and not n.decorator_list}
+    end, for :func:`_generated_lines` (the module's writer parsed it already), and (for the last modules
+    written) their ``ast`` trees: :func:`read_function` builds a function's libcst tree from its module's
+    parse instead of parsing its text again."""
+    defs = {n.lineno: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.decorator_list}
+    ends = _ENDS[(filename, len(text), hash(text))] = {k: n.end_lineno or n.lineno for k, n in defs.items()}
+    _DEF_NODES.pop(filename, None)
+    _DEF_NODES[filename] = (text, defs)
+    while len(_DEF_NODES) > _DEF_NODES_KEPT:  # (the oldest first: a transformation reads its module soon after)
+        _DEF_NODES.pop(next(iter(_DEF_NODES)), None)
     return ends
+
+
+# a generated module's file name -> (its text, its top-level defs' ast trees by first line): read-only trees of
+# the last modules written (a hessian writes four, and reads each in the next stage: often in another pause of
+# the collector, so not kept with parsed.py's trees of one pause)
+_DEF_NODES: dict[str, tuple[str, dict[int, ast.FunctionDef]]] = {}
+_DEF_NODES_KEPT = 16
+
 
 
 def forget_generated(filename: str) -> None:
     """Drop what :func:`note_generated` remembered of the generated module ``filename`` (its functions died)."""
     for key in [k for k in _ENDS if k[0] == filename]:
         _ENDS.pop(key, None)
+    _DEF_NODES.pop(filename, None)
 
 
 _FUNCTION_TEXTS: dict[str, dict[str, str]] = {}  # a module's text -> each top-level function's text

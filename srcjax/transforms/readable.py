@@ -60,18 +60,23 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from ..frontend.ast_walk import has_fstring, statements, walked
+from ..frontend.ast_walk import exact_kinds, has_fstring, statements, walked
 from ..frontend.parsed import parse
 
 # the simplifier's own text positions and precedence table: this pass edits the same module text after it
 from .readable_facts import guard_rewrites
 from .readable_names import renumber
-from .simplify import _BUILDS, _SCOPES, TEXTS_KEPT, _prec, _Text
+from .simplify import _BUILDS, TEXTS_KEPT, _prec, _Text
+from .simplify_syntax import _SCOPE_KINDS  # (the nested scopes, as a set: the simplifier skips them too)
 
 MAX_LINE = 90
 
 _STMTS = (ast.Assign, ast.Expr, ast.Return, ast.Assert, ast.AugAssign)
 _ATOM = 100
+# node kinds tested by exact type (``exact_kinds``: for a parsed node, the same as ``isinstance``)
+_GLOBALS = exact_kinds(ast.Global, ast.Nonlocal)
+_DEFS = exact_kinds(ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_IMPURE = exact_kinds(*_BUILDS, ast.Starred)  # (never pure, besides calls of what is not known pure)
 
 
 def readable_source(text: str, pure_calls: set[str], keep: frozenset[str] = frozenset(),
@@ -145,20 +150,22 @@ def _function(fdef: ast.FunctionDef | ast.AsyncFunctionDef, t: _Text, pure_calls
     loads: Counter[str] = Counter()
     a = fdef.args
     own = {*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg}
+    name_t, load_t = ast.Name, ast.Load  # (exact types, :data:`_GLOBALS`, :data:`_DEFS`: no class derives from them)
     for n in walked(fdef):
-        if isinstance(n, ast.Name):
-            (loads if isinstance(n.ctx, ast.Load) else stores)[n.id] += 1
-        elif isinstance(n, ast.arg):  # a parameter: bound once; a nested function's or lambda's: not this scope's
-            stores[n.arg] += 1 if n in own else 2
-        elif isinstance(n, ast.alias):
-            stores[(n.asname or n.name).split(".")[0]] += 2
-        elif isinstance(n, (ast.Global, ast.Nonlocal)):
-            stores.update({k: 2 for k in n.names})
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not fdef:
-            stores[n.name] += 2
-        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
-            loads[n.target.id] += 1
-        elif isinstance(n, ast.JoinedStr):
+        kind = type(n)
+        if kind is name_t:
+            (loads if type(n.ctx) is load_t else stores)[n.id] += 1  # type: ignore[attr-defined]
+        elif kind is ast.arg:  # a parameter: bound once; a nested function's or lambda's: not this scope's
+            stores[n.arg] += 1 if n in own else 2  # type: ignore[attr-defined]
+        elif kind is ast.alias:
+            stores[(n.asname or n.name).split(".")[0]] += 2  # type: ignore[attr-defined]
+        elif kind in _GLOBALS:
+            stores.update({k: 2 for k in n.names})  # type: ignore[attr-defined]
+        elif kind in _DEFS and n is not fdef:
+            stores[n.name] += 2  # type: ignore[attr-defined]
+        elif kind is ast.AugAssign and type(n.target) is name_t:  # type: ignore[attr-defined]
+            loads[n.target.id] += 1  # type: ignore[attr-defined]
+        elif kind is ast.JoinedStr:
             raise _Unsafe
     params = [p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
     results = {p + suffix for p in params for suffix in ("_bar", "_dot")} - keep  # a parameter's derivative
@@ -199,8 +206,10 @@ class _Scope:
             parts[-1] != "random"
 
     def pure(self, node: ast.AST) -> bool:
+        call_t, impure = ast.Call, _IMPURE
         for n in walked(node):
-            if isinstance(n, ast.Call) and not self.pure_call(n) or isinstance(n, (*_BUILDS, ast.Starred)):
+            kind = type(n)
+            if kind is call_t and not self.pure_call(n) or kind in impure:  # type: ignore[arg-type]
                 return False
         return True
 
@@ -219,22 +228,24 @@ class _Scope:
         binds: dict[str, list[int]] = {}  # name -> indices of the block's statements that bind it
         barriers = [0]  # prefix counts of barriers
         uses: list[list[tuple[ast.Name, int, bool]]] = []
+        name_t, load_t = ast.Name, ast.Load  # (exact types: no class derives from these)
         for i, s in enumerate(body):
             for n in walked(s):
-                if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-                    binds.setdefault(n.id, []).append(i)
-                elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
-                    binds.setdefault(n.target.id, []).append(i)
+                kind = type(n)
+                if kind is name_t and type(n.ctx) is not load_t:  # type: ignore[attr-defined]
+                    binds.setdefault(n.id, []).append(i)  # type: ignore[attr-defined]
+                elif kind is ast.AugAssign and type(n.target) is name_t:  # type: ignore[attr-defined]
+                    binds.setdefault(n.target.id, []).append(i)  # type: ignore[attr-defined]
             barriers.append(barriers[-1] + self.barrier(s))
-            simple = isinstance(s, _STMTS) and not any(isinstance(n, ast.NamedExpr) for n in walked(s))
+            simple = isinstance(s, _STMTS) and ast.NamedExpr not in map(type, walked(s))
             uses.append(self._uses(s) if simple else [])
 
         def movable(d: _Def, reads: set[str], i: int) -> bool:  # from statement d.index to statement i
             return barriers[i] == barriers[d.index + 1] and \
                 not any(_bound_between(binds.get(r, ()), d.index, i) for r in reads)
 
-        pure = [isinstance(s, _STMTS) and all(self.pure_call(n) for n in walked(s) if isinstance(n, ast.Call))
-                for s in body]
+        pure = [isinstance(s, _STMTS) and all(self.pure_call(n) for n in walked(s)  # type: ignore[arg-type]
+                                              if type(n) is ast.Call) for s in body]
         views = self._views(body, uses, pure, movable)
         reach = self._reaching_uses(body, uses)
         defs: dict[str, _Def] = {}
@@ -385,7 +396,7 @@ class _Scope:
     def _uses(self, s: ast.stmt) -> list[tuple[ast.Name, int, bool]]:
         """The names ``s`` reads outside nested scopes, in source order: (name, the precedence its
         place needs, whether every call with a side effect in ``s`` runs after it)."""
-        impure = sum(1 for n in walked(s) if isinstance(n, ast.Call) and not self.pure_call(n))
+        impure = sum(1 for n in walked(s) if type(n) is ast.Call and not self.pure_call(n))  # type: ignore[arg-type]
         out: list[tuple[ast.Name, int, bool]] = []
         go = self._reads_in
         if isinstance(s, ast.Assign):
@@ -411,9 +422,9 @@ class _Scope:
             if isinstance(node.ctx, ast.Load):
                 out.append((node, need, above == impure))
             return
-        if isinstance(node, _SCOPES):
+        if type(node) in _SCOPE_KINDS:
             return
-        if isinstance(node, ast.Call) and not self.pure_call(node):
+        if type(node) is ast.Call and not self.pure_call(node):  # type: ignore[arg-type]
             above += 1
         for child, child_need in _children(node):
             self._reads_in(child, child_need, above, impure, out)

@@ -39,8 +39,9 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from itertools import islice
 
-from ..frontend.ast_walk import imported_names, walked
+from ..frontend.ast_walk import exact_kinds, imported_names, walked
 from ..frontend.parsed import parse
 from .simplify import _Text  # (the simplifier's text positions: this pass edits the text it wrote)
 
@@ -49,6 +50,7 @@ _HELPERS = ("ones_like", "zeros_like", "unbroadcast", "expand_reduced", "is_floa
 _NESTED = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.With, ast.AsyncWith, ast.Match,
            ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp,
            ast.DictComp, ast.GeneratorExp, ast.NamedExpr, ast.JoinedStr, ast.Global, ast.Nonlocal)
+_NESTED_KINDS = exact_kinds(*_NESTED)
 
 
 def guard_rewrites(text: str) -> str:
@@ -73,9 +75,9 @@ def _nested(fdef: ast.FunctionDef) -> bool:
     """Whether a statement of ``fdef``'s body holds one of :data:`_NESTED`: looked for in the walk of the
     whole ``def`` (which :class:`_Function` reads next) first; only where that finds one (maybe in a
     default value or a decorator) are the body's statements walked."""
-    if not any(isinstance(n, _NESTED) for n in walked(fdef)[1:]):
+    if _NESTED_KINDS.isdisjoint(map(type, islice(walked(fdef), 1, None))):
         return False
-    return any(isinstance(n, _NESTED) for f in fdef.body for n in walked(f))
+    return any(not _NESTED_KINDS.isdisjoint(map(type, walked(f))) for f in fdef.body)
 
 
 def _call(e: ast.AST, name: str, nargs: int) -> ast.Call | None:
@@ -109,13 +111,15 @@ class _Function:
         for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
             if p is not None:
                 self.stores[p.arg] += 1
+        name_t, load_t = ast.Name, ast.Load  # (exact types: no class derives from these)
         for n in walked(fdef):
-            if isinstance(n, ast.Name):
-                (self.loads if isinstance(n.ctx, ast.Load) else self.stores)[n.id] += 1
-            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
-                self.stores[n.target.id] += 2
-            elif isinstance(n, ast.alias):
-                self.stores[(n.asname or n.name).split(".")[0]] += 2
+            kind = type(n)
+            if kind is name_t:
+                (self.loads if type(n.ctx) is load_t else self.stores)[n.id] += 1  # type: ignore[attr-defined]
+            elif kind is ast.AugAssign and type(n.target) is name_t:  # type: ignore[attr-defined]
+                self.stores[n.target.id] += 2  # type: ignore[attr-defined]
+            elif kind is ast.alias:
+                self.stores[(n.asname or n.name).split(".")[0]] += 2  # type: ignore[attr-defined]
         # name -> (statement index, value) for the names bound once, by a plain `name = value`
         self.defs: dict[str, tuple[int, ast.expr]] = {}
         for i, s in enumerate(self.body):

@@ -22,12 +22,14 @@ import builtins
 import keyword
 import re
 from collections import defaultdict
+from itertools import islice
 
-from ..frontend.ast_walk import imported_names, walked
+from ..frontend.ast_walk import exact_kinds, imported_names, walked
 from ..frontend.parsed import parse
 
 # the simplifier's text positions and scope kinds: this pass edits the same module text after it
-from .simplify import _SCOPES, _Text
+from .simplify import _Text
+from .simplify_syntax import _SCOPES
 
 _SUFFIXES = ("_bar", "_dot")
 _NUMBERED = re.compile(r"(.+?)(?:_(\d+))?")
@@ -62,12 +64,14 @@ def _plain(fdef: ast.FunctionDef) -> bool:
     """No nested scope, control flow, ``global``/``nonlocal``, f-string or decorator."""
     if fdef.decorator_list:
         return False
-    bad = (*_SCOPES, ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match,
-           ast.Global, ast.Nonlocal, ast.JoinedStr)
     # (the whole def's walk, which _function reads next, first: the body's statements only if it finds one)
-    if not any(isinstance(n, bad) for n in walked(fdef)[1:]):
+    if _NOT_PLAIN.isdisjoint(map(type, islice(walked(fdef), 1, None))):
         return True
-    return not any(isinstance(n, bad) for body in fdef.body for n in walked(body))
+    return all(_NOT_PLAIN.isdisjoint(map(type, walked(body))) for body in fdef.body)
+
+
+_NOT_PLAIN = exact_kinds(*_SCOPES, ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith,
+                         ast.Match, ast.Global, ast.Nonlocal, ast.JoinedStr)
 
 
 def _split(name: str) -> tuple[str, int, str]:
@@ -85,11 +89,12 @@ def _function(fdef: ast.FunctionDef, t: _Text, keep: frozenset[str]) -> list[tup
                               *([a.kwarg] if a.kwarg else [])]}
     names: dict[str, list[ast.Name]] = defaultdict(list)
     bound: set[str] = set()
+    name_t, load_t = ast.Name, ast.Load  # (exact types: no class derives from these)
     for n in walked(fdef):
-        if isinstance(n, ast.Name):
-            names[n.id].append(n)
-            if not isinstance(n.ctx, ast.Load):
-                bound.add(n.id)
+        if type(n) is name_t:
+            names[n.id].append(n)  # type: ignore[attr-defined]
+            if type(n.ctx) is not load_t:  # type: ignore[attr-defined]
+                bound.add(n.id)  # type: ignore[attr-defined]
     present = set(names) | params
     families: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
     for name in present:

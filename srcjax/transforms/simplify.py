@@ -74,11 +74,11 @@ from collections import Counter
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
-from ..frontend.ast_walk import walked
+from ..frontend.ast_walk import exact_kinds, walked
 from ..frontend.parsed import parse
 from ..primitives import registry
 from .simplify_syntax import (  # (simplify's own syntax helpers, in their own file for length: private to the pair)
-    _SCOPES,
+    _SCOPE_KINDS,
     SHAPE_ARGS,
     _binds,
     _container,
@@ -98,6 +98,7 @@ _NUMBERS = {int: ("pyint", False), float: ("pyfloat", True)}
 _BUILDS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.Lambda,
            ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)
 _SIMPLE = (ast.Assign, ast.Expr, ast.Return, ast.Assert, ast.AugAssign)
+_BUILD_KINDS, _GLOBALS = exact_kinds(*_BUILDS), exact_kinds(ast.Global, ast.Nonlocal)  # (for exact-type tests)
 
 _ids = itertools.count()
 
@@ -231,7 +232,7 @@ class _Function:
         self.subst: dict[str, str] = {}
         self.facts: dict[str, Fact] = {}
         # names a nested function may rebind: nothing is known of them
-        self.volatile = {n for s in walked(fdef) if isinstance(s, (ast.Global, ast.Nonlocal)) for n in s.names}
+        self.volatile = {n for s in walked(fdef) if type(s) in _GLOBALS for n in s.names}  # type: ignore[attr-defined]
         # (shape, dtype id) -> the names bound once to a value of that shape and dtype: a helper that
         # reads only an argument's shape (and dtype) reads it from one that stays alive anyway
         # (``ones_like(sub)`` rather than ``ones_like(pow_1)``), so the temporary can be folded
@@ -285,19 +286,20 @@ class _Function:
         edits: list[tuple[int, int, str]] = []
         reads: list[str] = []
         pure = True
-        for n in walked(node):
-            if isinstance(n, ast.Name):
-                if isinstance(n.ctx, ast.Store) and not isinstance(node, ast.Name):
+        for n in walked(node):  # (exact types: no class derives from these)
+            kind = type(n)
+            if kind is ast.Name:
+                if type(n.ctx) is ast.Store and not isinstance(node, ast.Name):  # type: ignore[attr-defined]
                     continue
-                new = self.subst.get(n.id)
+                new = self.subst.get(n.id)  # type: ignore[attr-defined]
                 if new is not None:
-                    edits.append(self._rename(n, new))
-                reads.append(new or n.id)
-            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
-                reads.append(self._name(n.target.id))
-            elif isinstance(n, ast.Call):
-                pure = pure and self._callee(n.func) is not None
-            elif isinstance(n, _BUILDS):
+                    edits.append(self._rename(n, new))  # type: ignore[arg-type]
+                reads.append(new or n.id)  # type: ignore[attr-defined]
+            elif kind is ast.AugAssign and type(n.target) is ast.Name:  # type: ignore[attr-defined]
+                reads.append(self._name(n.target.id))  # type: ignore[attr-defined]
+            elif kind is ast.Call:
+                pure = pure and self._callee(n.func) is not None  # type: ignore[attr-defined]
+            elif kind in _BUILD_KINDS:
                 pure = False  # distinct objects each time: never merged or dropped
         name = node.id if isinstance(node, ast.Name) else None
         return R(_fresh(), edits, _prec(node), reads, pure, name and self._name(name))
@@ -690,7 +692,7 @@ class _Function:
         later: list[_Stmt] = []  # renamed after the pass (the final renaming is known then)
         for st in stmts:
             s = st.node
-            if not isinstance(s, _SIMPLE) or any(isinstance(n, _SCOPES) for n in walked(s)):
+            if not isinstance(s, _SIMPLE) or not _SCOPE_KINDS.isdisjoint(map(type, walked(s))):
                 later.append(st)
                 self._forget(s)
                 continue

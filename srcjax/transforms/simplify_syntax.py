@@ -7,10 +7,11 @@ import ast
 from collections import Counter
 from typing import Any
 
-from ..frontend.ast_walk import walked
+from ..frontend.ast_walk import exact_kinds, walked
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
            ast.DictComp, ast.GeneratorExp)
+_SCOPE_KINDS = exact_kinds(*_SCOPES)  # (for exact-type tests: ``type(n) in _SCOPE_KINDS``)
 # helper -> the positions of the arguments it reads only for their shape and dtype
 SHAPE_ARGS = {"unbroadcast": (1,), "broadcast_like": (1,), "expand_reduced": (1,), "reduced_size": (0,),
               "ones_like": (0,), "zeros_like": (0,)}
@@ -79,11 +80,13 @@ def _bound_by(node: Any, out: Counter[str]) -> None:
 def _value_reads(fdef: ast.FunctionDef) -> Counter[str]:
     """How many times each name is read in ``fdef`` other than as an argument read for its shape."""
     shape_only: set[int] = set()
+    call_t, name_t, load_t = ast.Call, ast.Name, ast.Load  # (exact types: no class derives from these)
     for n in walked(fdef):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
-            shape_only |= {id(n.args[k]) for k in SHAPE_ARGS.get(n.func.id, ()) if k < len(n.args)}
-    return Counter(n.id for n in walked(fdef)
-                   if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in shape_only)
+        if type(n) is call_t and type(n.func) is name_t:  # type: ignore[attr-defined]
+            shape_only |= {id(n.args[k]) for k in SHAPE_ARGS.get(n.func.id, ())  # type: ignore[attr-defined]
+                           if k < len(n.args)}  # type: ignore[attr-defined]
+    return Counter(n.id for n in walked(fdef)  # type: ignore[attr-defined]
+                   if type(n) is name_t and type(n.ctx) is load_t and id(n) not in shape_only)  # type: ignore[attr-defined]
 
 
 def _none_false(axis: ast.expr, keepdims: ast.expr) -> bool:
