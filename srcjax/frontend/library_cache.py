@@ -200,7 +200,7 @@ def _decode(value: Any, classes: list[Any], leaves: list[Any]) -> Any:
             if i:
                 tv = type(v)
                 if tv is list:
-                    v = _decode(v, classes, leaves)
+                    v = _decode(v, classes, leaves) if v else ()  # (most lists: a name's empty parentheses)
                 elif tv is int:
                     v = leaves[v]
                 elif tv is dict:
