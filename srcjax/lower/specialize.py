@@ -115,7 +115,7 @@ class Specializer:
 
     def __init__(self, program: Program, name: str = "main") -> None:
         self.program = program
-        self.assign_targets: list[str] | None = None  # the names the current statement assigns
+        self.assign_stmt: cst.Assign | None = None  # the assignment being run (its names: regions.out_names)
         self.envs: list[dict[str, Any]] = []  # the scopes of the functions being interpreted
         self.on_branch: list[tuple[str, int]] = []  # (condition, branch) of the data branches being traced
         self.row_contexts: list[rolled_for.RowContext] = []  # rolled loops being traced (innermost last)
@@ -236,8 +236,9 @@ class Specializer:
     # -- statements ---------------------------------------------------------------
     def exec_block(self, stmts: Sequence[Any], env: dict[str, Any]) -> None:
         outer = self.here
+        spans = self.nf.spans  # (the function running this block throughout: calls pop what they push)
         for s in stmts:
-            span = self.nf.spans.get(id(s))
+            span = spans.get(id(s))
             if span is not None and self.b is not None:
                 loc = user_span(span)  # derivative code: the user's line; srcjax's helpers: the caller's
                 if loc is not None:
@@ -329,7 +330,7 @@ class Specializer:
 
     def exec_small(self, s: cst.BaseSmallStatement, env: dict[str, Any]) -> None:
         if type(s) is cst.Assign:
-            self.assign_targets = [n for t in s.targets for n in names_in(t.target)]
+            self.assign_stmt = s  # (its names are read only for an error message: not walked here)
             value = self.eval(s.value, env)
             for t in s.targets:
                 self.bind_target(t.target, value, env)
