@@ -706,6 +706,8 @@ class FunctionWriter:
         if template is not None and type(of) is cst.Subscript and batch_queries.element_state(self, of) is True:
             # an element of a container (`np.ndim(out[0])`, grad's check of a helper's first output)
             return parse_expression(template.format(x=code(of), n=self.size))
+        if template is not None and (shown := batch_queries.display_query(self, query, of)) is not None:
+            return parse_expression(shown)  # np.shape([x, y]) of batched x, y: of one example's list
         if template is None or type(of) is not cst.Name or not any_batched(self.state(of.value)) or \
                 query == "batch_shape" and self.state(of.value) is not True:  # (a list of batched arrays: as is)
             return as_is

@@ -14,13 +14,34 @@ if TYPE_CHECKING:
     from .batch import FunctionWriter
 
 __all__ = ["PER_EXAMPLE_QUERIES", "PerExample", "argument_states", "checked_exprs", "decided_at_run_time",
-           "element_state", "iterator", "literal_state", "per_example", "scalar_query", "unpacked"]
+           "display_query", "element_state", "iterator", "literal_state", "per_example", "scalar_query", "unpacked"]
 
 PER_EXAMPLE_QUERIES = {  # a shape query of a batched x -> the same query of one example
     "shape": "{x}.shape[1:]", "ndim": "({x}.ndim - 1)", "size": "({x}.size // {n})",
     "np.shape": "np.shape({x})[1:]", "np.ndim": "(np.ndim({x}) - 1)", "np.size": "(np.size({x}) // {n})",
     "len": "np.shape({x})[1]", "batch_shape": "batch_shape({x})[1:]",  # (an array batched again: vmap of vmap)
 }
+
+
+def display_query(w: FunctionWriter, query: str, of: cst.BaseExpression | None) -> str | None:
+    """``np.shape`` / ``np.ndim`` / ``np.size`` of a list or tuple display holding batched arrays (``np.size([x,
+    y])``), per example: its unbatched items broadcast, ``batch_shape`` of it (its lengths, then an example's
+    shape) or the batched query less the batch axis. None for anything else (those of a name: the caller's).
+    (Written as it was, NumPy's query counted the batch axis: 2x a size, one more dimension, silently.)"""
+    if query not in ("np.shape", "np.ndim", "np.size") or not isinstance(of, (cst.List, cst.Tuple)):
+        return None
+    st = w.value_state(of)
+    if not isinstance(st, Tree) or not any_batched(st) or not _sequence_of_leaves(st):
+        return None
+    seq = w.convert(code(of), st, all_batched(st))
+    return f"batch_shape({seq})" if query == "np.shape" else PER_EXAMPLE_QUERIES[query].format(x=seq, n=w.size)
+
+
+def _sequence_of_leaves(st: State) -> bool:
+    """A tuple or list whose items are arrays or such sequences (no dict, no list built by appends)."""
+    if isinstance(st, Tree):
+        return st.kind in ("tuple", "list") and all(_sequence_of_leaves(v) for _, v in st.items)
+    return isinstance(st, bool)
 
 
 def decided_at_run_time(w: FunctionWriter, query: str, name: str, param: bool) -> bool:
@@ -129,9 +150,24 @@ def per_example(w: FunctionWriter, node: Any) -> Any:
         return upd
     if t is cst.Attribute:
         return w.per_example_query(node.attr.value, node.value, upd)
+    if t is cst.Call and code(node.func) == "np.size" and len(node.args) == 2:  # np.size(x, axis): one entry
+        of, axis = _size_arguments(node.args)[0], _size_arguments(upd.args)[1]
+        shape = w.per_example_query("np.shape", of, parse_expression(f"np.shape({code(of)})"))
+        if isinstance(axis, (cst.Tuple, cst.List)):  # np.size(x, (0, 1)): the product of those lengths
+            return parse_expression("(" + " * ".join(f"{code(shape)}[{code(e.value)}]" for e in axis.elements) + ")"
+                                    if axis.elements else "1")
+        return parse_expression(f"{code(shape)}[{code(axis)}]")  # (the query of np.size(x) dropped the axis)
     if t is cst.Call:
         return w.per_example_query(code(node.func), node.args[0].value if node.args else None, upd)
     return upd
+
+
+def _size_arguments(args: Any) -> tuple[Any, Any]:
+    """``(a, axis)`` of ``np.size(a, axis)``'s arguments, given by position or keyword."""
+    pos = [a.value for a in args if a.keyword is None]
+    kw = {a.keyword.value: a.value for a in args if a.keyword is not None}
+    a = pos.pop(0) if pos else kw.get("a")
+    return a, pos.pop(0) if pos else kw.get("axis")
 
 
 class PerExample(cst.CSTTransformer):
