@@ -57,3 +57,15 @@ def test_size_along_an_axis_is_per_example():
     jnp = jax.numpy
     jq = jax.vmap(lambda x: x * jnp.size(x, 0) + jnp.shape(x)[-1] * 10 + 12 * 100 + jnp.shape(x)[0] * 1000)
     np.testing.assert_allclose(np.asarray(jq(xs)), want)
+
+
+def whole_sizes(x):
+    return x * np.size(x, None) + np.size(x, axis=None) * 10
+
+
+def test_size_along_no_axis_is_the_whole_example():
+    xs = np.arange(24.0).reshape(2, 3, 4)
+    want = np.stack([whole_sizes(x) for x in xs])
+    v = srcjax.vmap(whole_sizes)
+    np.testing.assert_allclose(np.asarray(v(xs)), want)
+    np.testing.assert_allclose(v.fn(xs), want)

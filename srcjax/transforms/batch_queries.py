@@ -150,8 +150,10 @@ def per_example(w: FunctionWriter, node: Any) -> Any:
         return upd
     if t is cst.Attribute:
         return w.per_example_query(node.attr.value, node.value, upd)
-    if t is cst.Call and code(node.func) == "np.size" and len(node.args) == 2:  # np.size(x, axis): one entry
-        of, axis = _size_arguments(node.args)[0], _size_arguments(upd.args)[1]
+    # np.size(x, axis): one entry of an example's shape (np.size(x, None): the whole size, below)
+    if t is cst.Call and code(node.func) == "np.size" and len(node.args) == 2 and \
+            (axis := _size_arguments(upd.args)[1]) is not None and code(axis) != "None" and \
+            (of := _size_arguments(node.args)[0]) is not None:
         shape = w.per_example_query("np.shape", of, parse_expression(f"np.shape({code(of)})"))
         if isinstance(axis, (cst.Tuple, cst.List)):  # np.size(x, (0, 1)): the product of those lengths
             return parse_expression("(" + " * ".join(f"{code(shape)}[{code(e.value)}]" for e in axis.elements) + ")"
