@@ -200,7 +200,7 @@ def _decode(value: Any, classes: list[Any], leaves: list[Any]) -> Any:
             if i:
                 tv = type(v)
                 if tv is list:
-                    v = _decode(v, classes, leaves)
+                    v = _decode(v, classes, leaves) if v else ()  # (most lists: a name's empty parentheses)
                 elif tv is int:
                     v = leaves[v]
                 elif tv is dict:
@@ -263,16 +263,38 @@ def _statements(fdef: cst.CSTNode) -> list[cst.CSTNode]:
     by a statement or one of :data:`_HOLDERS`)."""
     out: list[cst.CSTNode] = []
     stack = [fdef]
+    kinds = _HOLDER_KINDS
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.BaseStatement):
+        k = kinds.get(type(n))
+        if k is None:
+            k = _holder_kind(type(n))
+        if k == _STATEMENT:
             out.append(n)
-            if isinstance(n, cst.SimpleStatementLine):
+            if type(n) is cst.SimpleStatementLine:
                 continue
-        kids = [c for c in syntax_children(n) if isinstance(c, _HOLDERS)]
+        kids = []
+        for c in syntax_children(n):
+            kc = kinds.get(type(c))
+            if kc is None:
+                kc = _holder_kind(type(c))
+            if kc:
+                kids.append(c)
         kids.reverse()
         stack.extend(kids)
     return out
+
+
+_OTHER, _STATEMENT, _HOLDER = range(3)
+_HOLDER_KINDS: dict[type, int] = {}  # a node type -> a statement, another holder of statements, or neither
+
+
+def _holder_kind(t: type) -> int:
+    """``t``'s kind for :func:`_statements`, remembered (``isinstance`` against libcst's abstract classes
+    (ABCMeta) was most of that walk: a thousand checks in loading a per-example gradient's helpers)."""
+    k = _HOLDER_KINDS[t] = _STATEMENT if issubclass(t, cst.BaseStatement) else _HOLDER if issubclass(
+        t, _HOLDERS) else _OTHER
+    return k
 
 
 def _identical(a: Any, b: Any) -> bool:

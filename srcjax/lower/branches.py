@@ -242,9 +242,9 @@ def data_if(sp: Specializer, s: cst.If, test: HloValue, env: dict[str, Any]) -> 
     """A Python ``if`` on array data: both branches in regions, the assigned names joined."""
     p = scalar_pred(sp, test, "an `if` condition on array data")
     bodies: list[Sequence[Any]] = [s.body.body]
-    if isinstance(s.orelse, cst.Else):
+    if type(s.orelse) is cst.Else:
         bodies.append(s.orelse.body.body)
-    elif isinstance(s.orelse, cst.If):
+    elif type(s.orelse) is cst.If:
         bodies.append([s.orelse])
     else:
         bodies.append([])

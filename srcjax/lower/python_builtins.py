@@ -282,12 +282,16 @@ def _shape_of(x: Any) -> tuple[int, ...]:
 
 def _b_shape_query(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
     """np.shape / np.ndim / np.size of arrays (and of lists of them) are static: read off the abstract values."""
+    what = fn.__name__
+
     def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
         (x,) = args
         if not (is_dynamic(x) or isinstance(x, (list, tuple)) and contains_dynamic(x)):
             return fn(x)
         shape = _shape_of(x)
-        return {"shape": shape, "ndim": len(shape), "size": int(np.prod(shape, dtype=np.int64))}[fn.__name__]
+        if what == "shape":
+            return shape
+        return len(shape) if what == "ndim" else int(np.prod(shape, dtype=np.int64))  # (np.prod only for a size)
 
     return rule
 

@@ -107,7 +107,8 @@ def leaf_value(sp: Specializer, v: Any, aval: ShapedArray) -> HloValue:
     return HloValue(h.name, aval)
 
 def out_names(sp: Specializer, n: int) -> list[str]:
-    t = sp.assign_targets
+    a = sp.assign_stmt  # (the names the statement being run assigns)
+    t = [x for target in a.targets for x in names_in(target.target)] if a is not None else None
     if t is not None and len(t) == n:
         return [f"`{x}`" for x in t]
     return [f"output {i + 1}" if n > 1 else "the result" for i in range(n)]

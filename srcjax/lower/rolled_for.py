@@ -242,7 +242,7 @@ class _Reads(Visitor):
         self.out: set[str] = set()
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        return not (isinstance(node.value, cst.Name) and node.attr.value in ("append", "pop"))
+        return not (type(node.value) is cst.Name and node.attr.value in ("append", "pop"))
 
     def visit_Name(self, node: cst.Name) -> None:
         self.out.add(node.value)
@@ -273,7 +273,7 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
     Falling back to unrolling makes the program N times longer: derivative code
     relies on every loop here staying rolled (``tests/test_bounded_size.py``).
     """
-    assert sp.b is not None and isinstance(s.target, cst.Name)
+    assert sp.b is not None and type(s.target) is cst.Name
     target = s.target.value
     n = len(r)
     assigned = [x for x in assigned_names(s.body.body) if x != target]

@@ -115,7 +115,7 @@ class Specializer:
 
     def __init__(self, program: Program, name: str = "main") -> None:
         self.program = program
-        self.assign_targets: list[str] | None = None  # the names the current statement assigns
+        self.assign_stmt: cst.Assign | None = None  # the assignment being run (its names: regions.out_names)
         self.envs: list[dict[str, Any]] = []  # the scopes of the functions being interpreted
         self.on_branch: list[tuple[str, int]] = []  # (condition, branch) of the data branches being traced
         self.row_contexts: list[rolled_for.RowContext] = []  # rolled loops being traced (innermost last)
@@ -236,8 +236,9 @@ class Specializer:
     # -- statements ---------------------------------------------------------------
     def exec_block(self, stmts: Sequence[Any], env: dict[str, Any]) -> None:
         outer = self.here
+        spans = self.nf.spans  # (the function running this block throughout: calls pop what they push)
         for s in stmts:
-            span = self.nf.spans.get(id(s))
+            span = spans.get(id(s))
             if span is not None and self.b is not None:
                 loc = user_span(span)  # derivative code: the user's line; srcjax's helpers: the caller's
                 if loc is not None:
@@ -263,7 +264,7 @@ class Specializer:
 
     def operand_note(self, s: cst.CSTNode, env: dict[str, Any]) -> str | None:
         """'x: f32[7,3], w: f32[4,2]' for the user's variables read by statement ``s``."""
-        if not isinstance(s, cst.SimpleStatementLine):
+        if type(s) is not cst.SimpleStatementLine:
             return None
         seen = list(dict.fromkeys(names_in(s, skip_targets=True)))
         parts = [f"{n}: {env[n].aval.str_short()}" for n in seen
@@ -271,27 +272,28 @@ class Specializer:
         return ", ".join(parts) if parts else None
 
     def exec_stmt(self, s: cst.BaseStatement, env: dict[str, Any]) -> None:
-        if isinstance(s, cst.SimpleStatementLine):
+        # (exact types here and below: libcst's node classes are final; isinstance against them (ABCMeta) ~5x)
+        if type(s) is cst.SimpleStatementLine:
             for small in s.body:
                 self.exec_small(small, env)
-        elif isinstance(s, cst.If):
+        elif type(s) is cst.If:
             test = self.eval(s.test, env)
             if regions.is_data(self, test):
                 branches.data_if(self, s, test, env)
             elif self.truth(test, "an `if` condition"):
                 self.exec_block(s.body.body, env)
-            elif isinstance(s.orelse, cst.Else):
+            elif type(s.orelse) is cst.Else:
                 self.exec_block(s.orelse.body.body, env)
-            elif isinstance(s.orelse, cst.If):
+            elif type(s.orelse) is cst.If:
                 self.exec_block([s.orelse], env)
-        elif isinstance(s, cst.FunctionDef):
+        elif type(s) is cst.FunctionDef:
             env[s.name.value] = LocalFunction(s, env, self.nf)
-        elif isinstance(s, cst.For):
+        elif type(s) is cst.For:
             seq = self.eval(s.iter, env)
             if isinstance(seq, (reversed, type(reversed([])), type(reversed(())))):
                 seq = list(seq)  # (the loop consumes the iterator anyway)
             r = seq if isinstance(seq, range) else rolled_for.int_range(seq)
-            if r is not None and len(r) > ROLL_ABOVE.get() and isinstance(s.target, cst.Name) \
+            if r is not None and len(r) > ROLL_ABOVE.get() and type(s.target) is cst.Name \
                     and rolled_for.roll_for(self, s, r, env):
                 return
             it = self.iterate(seq)
@@ -305,7 +307,7 @@ class Specializer:
                     break
                 except Continue:
                     continue
-        elif isinstance(s, cst.While):
+        elif type(s) is cst.While:
             n = 0
             while True:
                 test = self.eval(s.test, env)
@@ -327,22 +329,22 @@ class Specializer:
             raise UnsupportedSyntaxError(f"the statement {type(s).__name__} is not supported")
 
     def exec_small(self, s: cst.BaseSmallStatement, env: dict[str, Any]) -> None:
-        if isinstance(s, cst.Assign):
-            self.assign_targets = [n for t in s.targets for n in names_in(t.target)]
+        if type(s) is cst.Assign:
+            self.assign_stmt = s  # (its names are read only for an error message: not walked here)
             value = self.eval(s.value, env)
             for t in s.targets:
                 self.bind_target(t.target, value, env)
-        elif isinstance(s, cst.Return):
+        elif type(s) is cst.Return:
             raise Return(self.eval(s.value, env) if s.value is not None else None)
-        elif isinstance(s, cst.Expr):
+        elif type(s) is cst.Expr:
             self.eval(s.value, env)
-        elif isinstance(s, cst.Assert):
+        elif type(s) is cst.Assert:
             ok = self.eval(s.test, env)
             if is_dynamic(ok):
                 self.need_static(ok, "an assert condition")
             if not ok:
                 raise assertion_failed(self.eval(s.msg, env) if s.msg is not None else None)
-        elif isinstance(s, cst.Raise):
+        elif type(s) is cst.Raise:
             exc = self.eval(s.exc, env) if s.exc is not None else None
             if isinstance(exc, TranspileError) and self.here is not None and user_span(self.here) is None:
                 # srcjax's library code (srcjax.random) refusing an argument: located at its caller's line
@@ -350,20 +352,20 @@ class Specializer:
                 raise exc
             raise TranspileError(f"the program raised {exc!r} at transpile time" if not isinstance(
                 exc, BaseException) else f"the program raised {type(exc).__name__}: {exc}")
-        elif isinstance(s, cst.Break):
+        elif type(s) is cst.Break:
             raise Break()
-        elif isinstance(s, cst.Continue):
+        elif type(s) is cst.Continue:
             raise Continue()
-        elif isinstance(s, cst.Pass):
+        elif type(s) is cst.Pass:
             pass
         else:
             raise UnsupportedSyntaxError(f"the statement {type(s).__name__} is not supported")
 
     def bind_target(self, t: cst.BaseExpression, value: Any, env: dict[str, Any]) -> None:
-        if isinstance(t, cst.Name):
+        if type(t) is cst.Name:
             env[t.value] = value
             return
-        if isinstance(t, (cst.Tuple, cst.List)):
+        if type(t) is cst.Tuple or type(t) is cst.List:
             items = self.iterate(value)
             if len(items) != len(t.elements):
                 raise ShapeError(f"cannot unpack {len(items)} values into {len(t.elements)} names")
@@ -479,7 +481,7 @@ class Specializer:
         out = []
         parts: list[Any] = []  # for print(): the run-time values with their conversion and format spec
         for part in node.parts:
-            if isinstance(part, cst.FormattedStringText):
+            if type(part) is cst.FormattedStringText:
                 out.append(part.value)
                 parts.append(part.value)
             else:
@@ -547,10 +549,10 @@ class Specializer:
         idx = []
         for e in node.slice:
             s = e.slice
-            if isinstance(s, cst.Index):
+            if type(s) is cst.Index:
                 idx.append(self.eval(s.value, env))
             else:
-                assert isinstance(s, cst.Slice)
+                assert type(s) is cst.Slice
                 parts = [self.eval(p, env) if p is not None else None for p in (s.lower, s.upper, s.step)]
                 for p in parts:
                     self.need_static(p, "a slice bound")
@@ -636,7 +638,7 @@ class Specializer:
 
     def eval_BooleanOperation(self, node: cst.BooleanOperation, env: dict[str, Any]) -> Any:
         left = self.eval(node.left, env)
-        is_and = isinstance(node.operator, cst.And)
+        is_and = type(node.operator) is cst.And
         if is_dynamic(left):
             self.truth(left, "`and`/`or` operand")
         if is_and and not left:
@@ -791,7 +793,7 @@ def _return_span(nf: NormalizedFunction) -> Span | None:
 
     class V(Visitor):
         def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> None:
-            if any(isinstance(s, cst.Return) for s in n.body):
+            if any(type(s) is cst.Return for s in n.body):
                 spans.add(nf.spans.get(id(n)))
 
         def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:

@@ -315,12 +315,12 @@ class FunctionWriter:
     def block(self, stmts: Sequence[Any], ind: int) -> None:
         for s in stmts:
             self.at = s
-            if isinstance(s, cst.SimpleStatementLine):
+            if type(s) is cst.SimpleStatementLine:
                 for small in s.body:
                     self.small(small, ind, s)
-            elif isinstance(s, cst.FunctionDef):
+            elif type(s) is cst.FunctionDef:
                 self.defs[s.name.value] = s
-            elif isinstance(s, cst.If):
+            elif type(s) is cst.If:
                 self.if_(s, ind)
             elif isinstance(s, (cst.For, cst.While)):
                 self.loop(s, ind)
@@ -337,7 +337,7 @@ class FunctionWriter:
         return batch_queries.iterator(self, it)
 
     def iter_state(self, it: cst.BaseExpression, node: cst.CSTNode) -> State:
-        if isinstance(it, cst.Name):
+        if type(it) is cst.Name:
             s = self.state(it.value)
             if isinstance(s, Tree):
                 j: State = False
@@ -348,11 +348,11 @@ class FunctionWriter:
         return False
 
     def small(self, s: Any, ind: int, line: cst.SimpleStatementLine) -> None:
-        if isinstance(s, cst.Return):
+        if type(s) is cst.Return:
             self.return_(s, ind)
-        elif isinstance(s, cst.Assign):
+        elif type(s) is cst.Assign:
             self.assign(s, ind, line)
-        elif isinstance(s, cst.Expr):
+        elif type(s) is cst.Expr:
             self.expr_stmt(s, ind, line)
         elif isinstance(s, (cst.Pass, cst.Break, cst.Continue)):
             self.emit(code(s), ind)
@@ -383,30 +383,30 @@ class FunctionWriter:
     def value_state(self, node: cst.BaseExpression, structured: bool = False) -> State:
         """``node``'s state; ``structured``: a name bound to a tuple, list or dict of unbatched values
         written here as that container of ``False`` (a loop's carry made batched leaf by leaf)."""
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             st = self.state(node.value)
             return self.packed.get(node.value, st) if structured and st is False else st
         if isinstance(node, (cst.Tuple, cst.List)):
-            return Tree("tuple" if isinstance(node, cst.Tuple) else "list",
+            return Tree("tuple" if type(node) is cst.Tuple else "list",
                         tuple((str(i), self.value_state(e.value, structured)) for i, e in enumerate(node.elements)))
-        if isinstance(node, cst.Dict):
+        if type(node) is cst.Dict:
             return Tree("dict", tuple((code(e.key), self.value_state(e.value, structured)) for e in node.elements
-                                      if isinstance(e, cst.DictElement)))
+                                      if type(e) is cst.DictElement))
         return any(any_batched(self.state(n)) for n in names_in(node))
 
     def expr_stmt(self, s: cst.Expr, ind: int, line: cst.SimpleStatementLine) -> None:
         call = s.value
-        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
-                call.func.attr.value == "append" and isinstance(call.func.value, cst.Name):
+        if type(call) is cst.Call and type(call.func) is cst.Attribute and \
+                call.func.attr.value == "append" and type(call.func.value) is cst.Name:
             batch_tapes.append(self, s, call, ind)
             return
-        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "pop" \
-                and not call.args and isinstance(call.func.value, cst.Name):  # a value dropped from a list (a tape)
+        if type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value == "pop" \
+                and not call.args and type(call.func.value) is cst.Name:  # a value dropped from a list (a tape)
             self.popped(call.func.value.value, line)
             self.emit(code(s), ind)
             return
         if any(any_batched(self.state(n)) for n in names_in(s)) and not (
-                isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "print"):
+                type(call) is cst.Call and type(call.func) is cst.Name and call.func.value == "print"):
             raise self.error(f"vmap: cannot batch {code(s)!r}", line)
         self.emit(code(s), ind)  # (print: the batched values, whole)
 
@@ -436,14 +436,14 @@ class FunctionWriter:
         expr, st = self.rhs(value, ind, line, target)
         tnames = target_names(target)
         for n in tnames:  # names known to hold an array (a primitive's result), not a container
-            (self.arrays.add if self.last_array and isinstance(target, cst.Name) else self.arrays.discard)(n)
-            (self.sequences.add if self.last_sequence and isinstance(target, cst.Name) else self.sequences.discard)(n)
+            (self.arrays.add if self.last_array and type(target) is cst.Name else self.arrays.discard)(n)
+            (self.sequences.add if self.last_sequence and type(target) is cst.Name else self.sequences.discard)(n)
         if expr == code(target):  # bound where it was computed (the branches of an if)
             for n, v in zip(tnames, [v for _, v in st.items] if isinstance(st, Tree) and len(tnames) > 1
                             else [st] * len(tnames)):
                 self.bind(n, v)
             return
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             name = target.value
             self.packed.pop(name, None)
             if st is False and isinstance(value, (cst.Tuple, cst.List, cst.Dict)) and \
@@ -468,13 +468,13 @@ class FunctionWriter:
             self.bind(name, st)
             return
         if isinstance(target, (cst.Tuple, cst.List)) and \
-                not all(isinstance(e.value, cst.Name) for e in target.elements) and \
+                not all(type(e.value) is cst.Name for e in target.elements) and \
                 all(isinstance(n, (cst.Name, cst.Tuple, cst.List, cst.Element)) for n in walk(target)):
             # nested unpacking (``a, (b, c) = t``): inner levels are containers, element by element
             self.emit(f"{code(target)} = {batch_queries.unpacked(expr, target) if st is True else expr}", ind)
             self.bind_target(target, st)
             return
-        if isinstance(target, (cst.Tuple, cst.List)) and all(isinstance(e.value, cst.Name) for e in target.elements):
+        if isinstance(target, (cst.Tuple, cst.List)) and all(type(e.value) is cst.Name for e in target.elements):
             elems = [e.value.value for e in target.elements]  # type: ignore[attr-defined]
             if isinstance(st, Tree) and (len(st.items) == len(elems) or st.kind in ("tuple", "list")):
                 # (a sequence of another length fails when run: any element's state, to join with what runs)
@@ -504,7 +504,7 @@ class FunctionWriter:
         raise self.error(f"vmap: cannot batch the assignment to {code(target)!r}", line)
 
     def bind_target(self, target: cst.BaseExpression, st: State) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self.bind(target.value, st)
             return
         assert isinstance(target, (cst.Tuple, cst.List))
@@ -516,68 +516,68 @@ class FunctionWriter:
     def rhs(self, value: cst.BaseExpression, ind: int, line: cst.SimpleStatementLine,
             target: cst.BaseExpression) -> tuple[str, State]:
         """The batched right-hand side and its state (statements it needs are emitted first)."""
-        if isinstance(value, cst.Call) and (code(value.func) in _LAX or lax_call(value, self.nf) is not None):
+        if type(value) is cst.Call and (code(value.func) in _LAX or lax_call(value, self.nf) is not None):
             return self.lax_call(value, ind, line, target)  # (also `lax.cond` after `from srcjax import lax`)
-        if isinstance(value, cst.Call) and code(value.func) in batch_collectives.COLLECTIVES:
+        if type(value) is cst.Call and code(value.func) in batch_collectives.COLLECTIVES:
             return batch_collectives.collective(self, value, ind, line)
         reads = names_in(value)
         if _is_empty_list(value):
             return code(value), Stack(())
-        if isinstance(value, cst.Call) and code(value.func) in ("zeros_like", "ones_like") and value.args and \
-                isinstance(value.args[0].value, cst.Name) and isinstance(self.state(value.args[0].value.value), Stack):
+        if type(value) is cst.Call and code(value.func) in ("zeros_like", "ones_like") and value.args and \
+                type(value.args[0].value) is cst.Name and isinstance(self.state(value.args[0].value.value), Stack):
             return code(value), self.state(value.args[0].value.value)  # zeros like a tape: the same states
-        if isinstance(value, cst.Call) and self.stack_args(value):  # a helper pushing to or popping a list
+        if type(value) is cst.Call and self.stack_args(value):  # a helper pushing to or popping a list
             op = classify(value, self.program, self.nf)
             if op.kind in ("call", "custom"):
                 return self.helper_call(op, ind, line)
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "pop" \
-                and not value.args and isinstance(value.func.value, cst.Name) and \
+        if type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value == "pop" \
+                and not value.args and type(value.func.value) is cst.Name and \
                 isinstance(self.state(value.func.value.value), Stack):  # (a tape of unbatched values too)
             return code(value), self.popped(value.func.value.value, line)
         if not any(any_batched(self.state(n)) for n in reads):
-            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.defs:
+            if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value in self.defs:
                 return self.local_call(value, ind, line)
-            if isinstance(value, cst.Call):  # (a helper reaching psum(x, "i") of this vmap needs the batch)
+            if type(value) is cst.Call:  # (a helper reaching psum(x, "i") of this vmap needs the batch)
                 batch_collectives.check_helper(self, value, line)
             return code(value), False
-        if isinstance(value, cst.Name):
+        if type(value) is cst.Name:
             return value.value, self.state(value.value)
         if isinstance(value, (cst.Tuple, cst.List, cst.Dict)):  # (an element `x.size`: the per-example query)
             value = value.visit(batch_queries.PerExample(self))  # type: ignore[assignment]
             return code(value), batch_queries.literal_state(self, value)
-        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and \
+        if type(value) is cst.BinaryOperation and type(value.operator) is cst.Add and \
                 (joined := batch_containers.sequence_sum(self, value)) is not None:
             return joined
-        if isinstance(value, cst.Call) and (fields := batch_containers.record_fields(self, value.func)) is not None:
+        if type(value) is cst.Call and (fields := batch_containers.record_fields(self, value.func)) is not None:
             return code(value), batch_containers.record_state(self, fields, value)
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value not in self.defs \
+        if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value not in self.defs \
                 and value.func.value not in self.params:
             builtin = batch_containers.builtin_call(self, value)
             if builtin is not None:
                 return builtin
         if self.only_shapes(value):  # (`x.ndim > 1` too: a static flag)
-            if isinstance(target, cst.Name) and batch_queries.scalar_query(value):
+            if type(target) is cst.Name and batch_queries.scalar_query(value):
                 self.static_names.add(target.value)  # a Python int: never an operand to align with
             return self.static_expr(value, line), False
-        if isinstance(value, cst.Comparison) and \
+        if type(value) is cst.Comparison and \
                 any(type(c.operator).__name__ not in _COMPARE for c in value.comparisons):
             return code(value), False  # `x is UNSET`, `k in d`: about the value's identity, not its data
-        if isinstance(value, cst.Comparison) and len(value.comparisons) == 1:
+        if type(value) is cst.Comparison and len(value.comparisons) == 1:
             opname = type(value.comparisons[0].operator).__name__
             prim = registry.PRIMITIVES[OPERATOR_PRIMS[opname]]
             args = {"x1": code(value.left), "x2": code(value.comparisons[0].comparator)}
             return self.prim_call(prim, args, ind, line, _COMPARE[opname]), True
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in self.defs:
+        if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value in self.defs:
             return self.local_call(value, ind, line)
-        if isinstance(value, cst.Call) and code(value.func).rsplit(".", 1)[-1] in batch_containers.TREE_CALLS:
+        if type(value) is cst.Call and code(value.func).rsplit(".", 1)[-1] in batch_containers.TREE_CALLS:
             return batch_containers.tree_call(self, value)  # g["w"] (a record's field too), tree_leaves(p), ...
         op = classify(value, self.program, self.nf)
         if op.kind == "prim":
             assert op.prim is not None
             opsym = None
-            if isinstance(value, cst.BinaryOperation):
+            if type(value) is cst.BinaryOperation:
                 opsym = _BINOPS.get(type(value.operator).__name__)
-            elif isinstance(value, cst.UnaryOperation):
+            elif type(value) is cst.UnaryOperation:
                 opsym = {"Minus": "-", "Plus": "+", "BitInvert": "~"}.get(type(value.operator).__name__)
             x = op.args.get(op.prim.arrays[0]) if op.prim.arrays else None
             key = op.args.get("key")
@@ -619,72 +619,73 @@ class FunctionWriter:
             return code(value), any_batched(st)
         if op.kind == "tape_pop":
             return code(value), self.popped(op.callee or "", line)
-        if isinstance(value, cst.Call) and code(value.func) == "tree_set" and len(value.args) == 3:
+        if type(value) is cst.Call and code(value.func) == "tree_set" and len(value.args) == 3:
             z, k, v = (a.value for a in value.args)  # a container with one element replaced
             zs, vs = self.value_state(z), self.value_state(v)
             zc = code(z) if any_batched(zs) else f"batch_broadcast_items({code(z)}, {self.size})"
             vc = code(v) if any_batched(vs) else f"batch_broadcast_items({code(v)}, {self.size})"
             return f"tree_set({zc}, {code(k)}, {vc})", True
-        walked = self.iterator(value) if isinstance(value, cst.Call) else None
+        walked = self.iterator(value) if type(value) is cst.Call else None
         if walked is not None:  # zip(a, b), enumerate(a), d.items(), list(reversed(a)): a sequence
             return walked[0], Stack((walked[1],))  # (every element in that state)
-        if isinstance(value, cst.Call) and code(value.func) in ("zeros_like", "ones_like", "np.zeros_like",
+        if type(value) is cst.Call and code(value.func) in ("zeros_like", "ones_like", "np.zeros_like",
                                                                  "np.ones_like"):
             return code(value), self.value_state(value.args[0].value)
         if isinstance(value, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)) or \
-                isinstance(value, cst.Call) and code(value.func) == "sum":
+                type(value) is cst.Call and code(value.func) == "sum":
             raise ComprehensionBatchingError(f"vmap: cannot batch {code(value)!r} as an expression")
         raise self.error(f"vmap: cannot batch {code(value)!r}", line,
                          hint="pass in_axes=None for the arguments it reads, if they should not be mapped")
 
     def stack_args(self, value: cst.Call) -> bool:
-        return any(isinstance(a.value, cst.Name) and isinstance(self.state(a.value.value), Stack) for a in value.args)
+        return any(type(a.value) is cst.Name and isinstance(self.state(a.value.value), Stack) for a in value.args)
 
     def comprehension_targets(self, value: cst.BaseExpression) -> set[str]:
         """Targets of comprehensions over batched sequences (``[np.shape(a) for a in seq]``) are batched; the
         others (``i in range(np.ndim(b))``), returned, are not, whatever a name they shadow holds."""
         unbatched: set[str] = set()
-        for n in walk(value):
-            if isinstance(n, cst.CompFor):
-                if self.reads_only_shapes(n.iter, unbatched):
-                    unbatched.update(target_names(n.target))
-                else:
-                    self.st.update(dict.fromkeys(target_names(n.target), True))
+        for n in _comprehensions(value):
+            if self.reads_only_shapes(n.iter, unbatched):
+                unbatched.update(target_names(n.target))
+            else:
+                self.st.update(dict.fromkeys(target_names(n.target), True))
         return unbatched
 
     def only_shapes(self, value: cst.BaseExpression) -> bool:
         """Whether ``value`` reads batched names only through shape queries (``x.shape``, ``len(x)``)."""
+        if not _comprehensions(value):  # (most values: no comprehension, nothing to learn of their targets)
+            return self.reads_only_shapes(value, set())
         return self.reads_only_shapes(value, self.comprehension_targets(value))
 
     def reads_only_shapes(self, value: cst.BaseExpression, unbatched: set[str]) -> bool:
         """:meth:`only_shapes`, the names ``unbatched`` (comprehensions' targets) read as unbatched."""
         ok = True  # (the items of a comprehension over data, `t` of `[np.tanh(t) for t in [x, y]]`, are data)
-        items = {t for c in walk(value) if isinstance(c, cst.CompFor) and not self.reads_only_shapes(c.iter, unbatched)
+        items = {t for c in _comprehensions(value) if not self.reads_only_shapes(c.iter, unbatched)
                  for t in target_names(c.target)}
 
         def visit(n: cst.CSTNode, inside: bool) -> None:
             nonlocal ok
-            if isinstance(n, cst.Name):
+            if type(n) is cst.Name:
                 if not inside and (n.value in items or any_batched(self.state(n.value)) and n.value not in unbatched):
                     ok = False
                 return
-            if isinstance(n, cst.Attribute) and n.attr.value in (_SHAPE_ATTRS | {"dtype"}):
+            if type(n) is cst.Attribute and n.attr.value in (_SHAPE_ATTRS | {"dtype"}):
                 visit(n.value, True)
                 return
-            if isinstance(n, cst.Call) and code(n.func) in _STATIC_CALLS:
+            if type(n) is cst.Call and code(n.func) in _STATIC_CALLS:
                 for a in n.args:
                     visit(a.value, True)
                 return
-            if isinstance(n, cst.Attribute):
+            if type(n) is cst.Attribute:
                 visit(n.value, inside)
                 return
-            if isinstance(n, cst.Comparison) and \
+            if type(n) is cst.Comparison and \
                     any(type(c.operator).__name__ not in _COMPARE for c in n.comparisons):
                 visit(n.left, True)  # `x is UNSET`, `k in d`: the value's identity, not its data
                 for c in n.comparisons:
                     visit(c.comparator, True)
                 return
-            if isinstance(n, cst.CompFor):  # the sequence a comprehension runs over is not read as data
+            if type(n) is cst.CompFor:  # the sequence a comprehension runs over is not read as data
                 visit(n.target, True)
                 visit(n.iter, True)
                 for cond in n.ifs:
@@ -702,10 +703,12 @@ class FunctionWriter:
             cst.BaseExpression:
         """``x.shape`` -> ``x.shape[1:]`` (and ``ndim``, ``size``, ``np.shape``, ``len``...) for a batched ``x``."""
         template = batch_queries.PER_EXAMPLE_QUERIES.get(query)
-        if template is not None and isinstance(of, cst.Subscript) and batch_queries.element_state(self, of) is True:
+        if template is not None and type(of) is cst.Subscript and batch_queries.element_state(self, of) is True:
             # an element of a container (`np.ndim(out[0])`, grad's check of a helper's first output)
             return parse_expression(template.format(x=code(of), n=self.size))
-        if template is None or not isinstance(of, cst.Name) or not any_batched(self.state(of.value)) or \
+        if template is not None and (shown := batch_queries.display_query(self, query, of)) is not None:
+            return parse_expression(shown)  # np.shape([x, y]) of batched x, y: of one example's list
+        if template is None or type(of) is not cst.Name or not any_batched(self.state(of.value)) or \
                 query == "batch_shape" and self.state(of.value) is not True:  # (a list of batched arrays: as is)
             return as_is
         param = of.value in self.params or self.is_entry and of.value in self.param_states
@@ -869,8 +872,21 @@ class FunctionWriter:
         return batch_lax.lax_call(self, value, ind, line, target)
 
 
+def _comprehensions(value: cst.BaseExpression) -> list[cst.CompFor]:
+    """The ``for`` clauses of the comprehensions in ``value``, outermost first (remembered for the last
+    value asked about: :meth:`FunctionWriter.only_shapes` asks three times of each right-hand side)."""
+    global _LAST_COMPS
+    last = _LAST_COMPS  # (one tuple, swapped whole: another thread's writer sees a consistent pair)
+    if last[0] is not value:
+        last = _LAST_COMPS = (value, [n for n in walk(value) if type(n) is cst.CompFor])
+    return last[1]
+
+
+_LAST_COMPS: tuple[Any, list[cst.CompFor]] = (None, [])
+
+
 def _is_empty_list(value: cst.BaseExpression) -> bool:
-    return isinstance(value, cst.List) and not value.elements
+    return type(value) is cst.List and not value.elements
 
 
 def _replace_name(text: str, name: str, new: str) -> str:

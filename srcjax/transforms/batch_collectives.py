@@ -53,16 +53,16 @@ def _literal(w: FunctionWriter, node: cst.BaseExpression, what: str, line: cst.C
         return ast.literal_eval(code(node))
     except (ValueError, SyntaxError):
         pass
-    if isinstance(node, cst.Call) and code(node.func) == "inverse_pairs" and len(node.args) == 1:
+    if type(node) is cst.Call and code(node.func) == "inverse_pairs" and len(node.args) == 1:
         from ..adjoint import inverse_pairs
 
         return inverse_pairs(_literal(w, node.args[0].value, what, line))
-    if isinstance(node, cst.Name):  # a temporary the normalizer made of a static expression
+    if type(node) is cst.Name:  # a temporary the normalizer made of a static expression
         found_value = _assigned_once(w, node.value)
         if found_value is not None:
             return _literal(w, found_value, what, line)
     fn = getattr(w.nf, "fn", None)
-    if isinstance(node, cst.Name) and fn is not None:
+    if type(node) is cst.Name and fn is not None:
         try:
             found = inspect.getclosurevars(fn)
         except (TypeError, ValueError):  # pragma: no cover - not a Python function
@@ -92,7 +92,7 @@ class _Assigns(Visitor):
         return v.found
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if any(isinstance(t.target, cst.Name) and t.target.value == self.name for t in node.targets):
+        if any(type(t.target) is cst.Name and t.target.value == self.name for t in node.targets):
             self.found.append(node.value)
 
 
@@ -204,7 +204,7 @@ def _scatter(w: FunctionWriter, value: cst.Call, x: str, st: bool, kw: dict[str,
 def check_helper(w: FunctionWriter, value: cst.Call, line: cst.CSTNode) -> None:
     """Refuse a call of a program function with no batched argument that reaches a collective over
     this vmap's name (it would be left unbatched: it has no batch axis to reduce or count)."""
-    if w.b.axis_name is None or not isinstance(value.func, cst.Name):
+    if w.b.axis_name is None or type(value.func) is not cst.Name:
         return
     functions = w.program.functions
     seen: set[str] = set()

@@ -45,7 +45,7 @@ def sequence_sum(w: FunctionWriter, value: cst.BinaryOperation) -> tuple[str, St
 
     def seq(e: cst.BaseExpression, st: State) -> bool:  # (a name bound by such a sum: a batched tuple or list)
         return isinstance(st, Stack) or isinstance(st, Tree) and st.kind in ("list", "tuple") or \
-            isinstance(e, cst.Name) and e.value in w.sequences
+            type(e) is cst.Name and e.value in w.sequences
 
     if not (seq(value.left, ls) or seq(value.right, rs)):
         return None
@@ -83,7 +83,7 @@ def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None
         return None
     first = w.value_state(args[0].value)
     rest = [a.value for a in value.args[1:]]
-    if f in ("max", "min") and len(args) == 1 and isinstance(args[0].value, cst.Name) and \
+    if f in ("max", "min") and len(args) == 1 and type(args[0].value) is cst.Name and \
             all(a.keyword is not None for a in value.args[1:]):
         return code(value), False  # (a dict's keys, static; a batched value's items: the lowering refuses them)
     if f in ("max", "min") and any(any_batched(w.value_state(a.value)) for a in value.args):
@@ -98,7 +98,7 @@ def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None
     if f in ("sorted", "list", "tuple", "len") and len(value.args) == 1 and \
             isinstance(first, Tree) and first.kind == "dict":  # a dict's keys (or their count): static
         return code(value), False
-    if f == "sorted" and len(args) == 1 and first is True and isinstance(args[0].value, cst.Name) and \
+    if f == "sorted" and len(args) == 1 and first is True and type(args[0].value) is cst.Name and \
             all(a.keyword is None or a.keyword.value == "reverse" for a in value.args):
         # a mapped dict's keys (the dict is batched leaf by leaf): static strings or numbers. Of a batched array or
         # a container of batched arrays it compares array data, which the lowering refuses anyway
@@ -146,7 +146,7 @@ def container_item(w: FunctionWriter, value: cst.BaseExpression, x: str, op: Op,
     key = op.args.get("key", "")
     k = literal_key(key)
     if isinstance(xs, Stack):
-        pushed = not isinstance(xs, Repeated) and isinstance(value, cst.Subscript) and isinstance(k, int)
+        pushed = not isinstance(xs, Repeated) and type(value) is cst.Subscript and isinstance(k, int)
         return (code(value), xs.entries[k]) if pushed and -len(xs.entries) <= k < 0 else None
     if not any_kind or not isinstance(xs, Tree):
         return None
@@ -192,7 +192,7 @@ def tree_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State]:
         return code(value), any_batched(w.value_state(args[1]))
     if name != "tree_get":  # the leaves of args[0] (leaves_like's second argument gives a structure only)
         st = w.value_state(args[0])
-        if any_batched(st) and st is not True and isinstance(args[0], cst.Name):
+        if any_batched(st) and st is not True and type(args[0]) is cst.Name:
             w.forced.add(args[0].value)  # (some leaves batched: all are, so the list's items are alike)
         return code(value), Stack((any_batched(st),))
     z, key = args
@@ -211,7 +211,7 @@ def def_alias(w: FunctionWriter, target: cst.BaseExpression, value: cst.BaseExpr
     batched like it where it is called), and the tuple holds None in its place (a nested function is written
     where it is called, not where it is defined). ``w.fn_items``: a tuple's items where one is a nested
     function, None for a name that stands for one. The value to batch is returned."""
-    if not isinstance(target, cst.Name):
+    if type(target) is not cst.Name:
         return value
     name = target.value
     if name in w.fn_items and w.fn_items.pop(name) is None:
@@ -222,8 +222,8 @@ def def_alias(w: FunctionWriter, target: cst.BaseExpression, value: cst.BaseExpr
             w.fn_items[name] = items
             return value.with_changes(elements=[e.with_changes(value=cst.Name("None")) if i in w.defs else e
                                                 for e, i in zip(value.elements, items)])
-    elif isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1 and \
-            isinstance(value.slice[0].slice, cst.Index) and isinstance(value.slice[0].slice.value, cst.Integer):
+    elif type(value) is cst.Subscript and type(value.value) is cst.Name and len(value.slice) == 1 and \
+            type(value.slice[0].slice) is cst.Index and type(value.slice[0].slice.value) is cst.Integer:
         fns = w.fn_items.get(value.value.value)
         k = int(value.slice[0].slice.value.value)
         if fns is not None and -len(fns) <= k < len(fns) and fns[k] in w.defs:
@@ -249,14 +249,14 @@ def note_zeros(w: FunctionWriter, names: list[str], value: cst.BaseExpression) -
     broadcasts (a derivative batched twice: the inner vmap's ``batch_broadcast_items`` of zeros, a branch's
     ``h_bar, p_bar = (h_bar_1, zs)``)."""
     def zeros(v: cst.BaseExpression) -> bool:
-        if isinstance(v, cst.Name):
+        if type(v) is cst.Name:
             return v.value in w.zeros
-        return isinstance(v, cst.Call) and (code(v.func) in ("zeros_like", "ones_like") or code(v.func) in ADDS_INTO
+        return type(v) is cst.Call and (code(v.func) in ("zeros_like", "ones_like") or code(v.func) in ADDS_INTO
                                             and bool(v.args) and code(v.args[0].value) in w.zeros)
 
     parts: list[cst.BaseExpression | None] = [value] if len(names) == 1 else [None] * len(names)
     if len(names) > 1 and isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names) and \
-            not any(isinstance(e, cst.StarredElement) for e in value.elements):
+            not any(type(e) is cst.StarredElement for e in value.elements):
         parts = [e.value for e in value.elements]
     for n, v in zip(names, parts):
         (w.zeros.add if v is not None and zeros(v) else w.zeros.discard)(n)

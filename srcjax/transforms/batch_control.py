@@ -68,14 +68,14 @@ def _container_path(w: FunctionWriter, test: cst.BaseExpression) -> bool:
     todo, seen = [test], set()
     while todo:
         e = todo.pop()
-        if isinstance(e, cst.Call) and code(e.func) == "by_leaves":
+        if type(e) is cst.Call and code(e.func) == "by_leaves":
             return True
-        if isinstance(e, cst.Name) and e.value in bound and e.value not in seen:
+        if type(e) is cst.Name and e.value in bound and e.value not in seen:
             seen.add(e.value)
             todo.append(bound[e.value])
-        elif isinstance(e, cst.BooleanOperation):
+        elif type(e) is cst.BooleanOperation:
             todo += [e.left, e.right]
-        elif isinstance(e, cst.UnaryOperation):
+        elif type(e) is cst.UnaryOperation:
             todo.append(e.expression)
     return False
 
@@ -87,8 +87,8 @@ def _assignments(body: cst.BaseSuite) -> list[cst.Assign]:
     todo: list[Any] = [body]
     while todo:
         n = todo.pop()
-        if isinstance(n, cst.Assign):
-            if len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
+        if type(n) is cst.Assign:
+            if len(n.targets) == 1 and type(n.targets[0].target) is cst.Name:
                 out.append(n)
         elif isinstance(n, (cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine)):
             todo += n.body
@@ -113,7 +113,7 @@ def if_(w: FunctionWriter, s: cst.If, ind: int) -> None:
     w.st = dict(before)
     other: list[Any] = []
     if s.orelse is not None:
-        other = [s.orelse] if isinstance(s.orelse, cst.If) else list(s.orelse.body.body)
+        other = [s.orelse] if type(s.orelse) is cst.If else list(s.orelse.body.body)
     else_lines_start = len(w.lines)
     w.block(other, ind + 1)
     st_else = w.st
@@ -165,7 +165,7 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
             it, elem = walked
             w.emit(f"for {code(s.target)} in {it}:", ind)
             w.bind_target(s.target, elem)
-        elif not isinstance(s.iter, cst.Name) and any(any_batched(w.state(n)) for n in names_in(s.iter)):
+        elif type(s.iter) is not cst.Name and any(any_batched(w.state(n)) for n in names_in(s.iter)):
             # a computed sequence (``for ax in reduce_axes(a, axis)``): batched on its own line first
             seq = w.names.fresh("seq")
             value, st = w.rhs(s.iter, ind, s, cst.Name(seq))  # type: ignore[arg-type]
@@ -187,7 +187,7 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
             w.emit(f"for {code(s.target)} in {it}:", ind)
             for t in target_names(s.target):
                 w.st[t] = it_state if not isinstance(it_state, Tree) else any_batched(it_state)
-        one = s.target.value if isinstance(s.target, cst.Name) else ""
+        one = s.target.value if type(s.target) is cst.Name else ""
         if one in w.forced and isinstance(w.st.get(one), Tree) and any_batched(w.st[one]):  # (`for t in ts`: an
             w.emit(f"{one} = {w.convert(one, w.st[one], True)}", ind + 1)  # item of a list read whole,
             w.st[one] = True  # tree_leaves(t): batched throughout, from the top of the body)
@@ -247,7 +247,7 @@ def data_test(w: FunctionWriter, s: cst.If | cst.While) -> bool:
     known = w.b.data_names.get(w.nf.name, set())
     if not set(batched) <= known:  # (the batched parameters too: data, whatever names the test has)
         raise DataTest(w.nf.name, batched + sorted(p for p in (w.params or ()) if any_batched(w.state(p))))
-    kind = "an `if`" if isinstance(s, cst.If) else "a `while` loop"
+    kind = "an `if`" if type(s) is cst.If else "a `while` loop"
     if any(key is not None for _, key in batch_errors.sources(w, batched)):  # `if p["act"] == "relu"`: a string
         raise batch_errors.mapped_error(w, f"the test of {kind} (not turned into a per-example choice)", batched,
                                         s, "")

@@ -50,15 +50,15 @@ def sources(w: FunctionWriter, names: list[str]) -> list[tuple[str, str | None]]
     items: dict[str, tuple[str, str]] = {}  # t = p['act'] of a parameter p
     for fdef in (w.nf.fdef, w.nf.plain_fdef):
         for n in walk(fdef):
-            if isinstance(n, cst.Assign):
+            if type(n) is cst.Assign:
                 reads = set(names_in(n.value))
                 for t in n.targets:
                     for v in target_names(t.target):
                         deps.setdefault(v, set()).update(reads)
-                        if isinstance(n.value, cst.Subscript) and isinstance(n.value.value, cst.Name) and \
-                                len(n.value.slice) == 1 and isinstance(n.value.slice[0].slice, cst.Index):
+                        if type(n.value) is cst.Subscript and type(n.value.value) is cst.Name and \
+                                len(n.value.slice) == 1 and type(n.value.slice[0].slice) is cst.Index:
                             items[v] = (n.value.value.value, code(n.value.slice[0].slice.value))
-            elif isinstance(n, cst.For):
+            elif type(n) is cst.For:
                 for v in target_names(n.target):
                     deps.setdefault(v, set()).update(names_in(n.iter))
     found: list[tuple[str, str | None]] = []

@@ -34,11 +34,11 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
     kw = {a.keyword.value: _shape_bound(w, a.value, ind, line) for a in value.args if a.keyword is not None}
 
     def fn(node: cst.BaseExpression) -> cst.FunctionDef:
-        if isinstance(node, cst.Name) and node.value in w.defs:
+        if type(node) is cst.Name and node.value in w.defs:
             return w.defs[node.value]
-        if isinstance(node, cst.Name) and node.value in w.program.functions:
+        if type(node) is cst.Name and node.value in w.program.functions:
             return calling(w, node.value)
-        if isinstance(node, cst.Attribute) and f in ("cond", "switch"):  # `lax.switch(i, [np.sin, np.cos], x)`
+        if type(node) is cst.Attribute and f in ("cond", "switch"):  # `lax.switch(i, [np.sin, np.cos], x)`
             return applying(w, node, len(args) - (3 if f == "cond" else 2))
         raise w.error(f"vmap: srcjax.lax.{f} needs a function defined in this function", line)
 
@@ -69,8 +69,8 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         outs = [inline(w, fdefs[0], opcode, op_states, ind, (code(pred), True), reps),
                 inline(w, fdefs[1], opcode, op_states, ind, (code(pred), False), reps)]
         full = all_batched(join(outs[0][1], outs[1][1]))
-        names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)] \
-            if isinstance(target, cst.Tuple) else []
+        names = [e.value.value for e in target.elements if type(e.value) is cst.Name] \
+            if type(target) is cst.Tuple else []
         kept = _kept(w, fdefs, ops, outs, line, full, len(names))
         same = {k: j for k, j in _passes_same(fdefs, ops, full, len(names)).items() if k not in kept}
         if kept or same:  # (a value only one branch sets, UNSET in the other: that branch's, batched as it is
@@ -90,12 +90,12 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
                 w.emit(f"{n} = {select_each(w, code(pred), item(a, k), item(b, k), v, ind, set(), n)}", ind)
             return code(target), full
         assert not kept and not same
-        base = target.value if isinstance(target, cst.Name) else "selected"
+        base = target.value if type(target) is cst.Name else "selected"
         return select_each(w, code(pred), a, b, full, ind, set(), base), full
     if f == "switch":
         index, branches = args[0].value, args[1].value
         ops = [a.value for a in args[2:]]
-        if isinstance(branches, cst.Name) and w.fn_items.get(branches.value):  # a name bound to the list before
+        if type(branches) is cst.Name and w.fn_items.get(branches.value):  # a name bound to the list before
             branches = cst.List([cst.Element(cst.parse_expression(n)) for n in w.fn_items[branches.value] or ()])
         if not isinstance(branches, (cst.List, cst.Tuple)):
             raise w.error("vmap: srcjax.lax.switch needs a list of functions", line)
@@ -183,11 +183,11 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
             # the loop's result bound to the user's names where they are a tuple of names (the line then
             # maps to the user's loop: an error about it, reverse mode's bound, names the user's line)
             out = c
-            if isinstance(target, cst.Tuple) and all(isinstance(e.value, cst.Name) and e.value.value not in w.forced
+            if type(target) is cst.Tuple and all(type(e.value) is cst.Name and e.value.value not in w.forced
                                                      for e in target.elements) and \
                     isinstance(carry, Tree) and len(carry.items) == len(target.elements):
                 out = code(target)
-            elif isinstance(target, cst.Name) and target.value not in w.forced:
+            elif type(target) is cst.Name and target.value not in w.forced:
                 out = target.value
             res = f"({out}), {trips}" if ctr is not None else out
             w.emit(f"{res} = srcjax.lax.while_loop({test}, {step}, {f'({c}, {trips})' if ctr is not None else c})",
@@ -269,7 +269,7 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
 def _shape_bound(w: FunctionWriter, node: cst.BaseExpression, ind: int, line: cst.CSTNode) -> cst.BaseExpression:
     """An operand reading mapped values only through shape queries (``cond(p, f, g, x, x.size)``) bound to a
     name first, as the per-example query (unbatched); any other operand as it is."""
-    if isinstance(node, cst.Name) or not any(any_batched(w.state(n)) for n in names_in(node)) or \
+    if type(node) is cst.Name or not any(any_batched(w.state(n)) for n in names_in(node)) or \
             not w.only_shapes(node):
         return node
     name = w.names.fresh("shape")
@@ -308,7 +308,7 @@ def counter(w: FunctionWriter, cf: cst.FunctionDef, bf: cst.FunctionDef,
     ctr = loop_counter.counter(cf, bf, init)
     if ctr is None:
         return None
-    start = init.elements[ctr.index].value if isinstance(init, cst.Tuple) and ctr.index is not None else init
+    start = init.elements[ctr.index].value if type(init) is cst.Tuple and ctr.index is not None else init
     if any_batched(w.value_state(start)) or any_batched(w.value_state(cst.parse_expression(ctr.bound))):
         return None
     return code(start), "<=" if ctr.inclusive else "<", ctr.bound, ctr.step
@@ -344,12 +344,12 @@ def _passes_same(fdefs: list[cst.FunctionDef], ops: list[cst.BaseExpression], fu
     found: list[list[int | None]] = []
     for fd in fdefs:
         last = fd.body.body[-1]
-        if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return) and
-                isinstance(last.body[0].value, cst.Tuple) and len(last.body[0].value.elements) == n_names):
+        if not (type(last) is cst.SimpleStatementLine and type(last.body[0]) is cst.Return and
+                type(last.body[0].value) is cst.Tuple and len(last.body[0].value.elements) == n_names):
             return {}
         params = [p.name.value for p in fd.params.params]
         copied = _copies(list(fd.body.body[:-1]), params)
-        srcs = [copied.get(e.value.value) if isinstance(e.value, cst.Name) else None
+        srcs = [copied.get(e.value.value) if type(e.value) is cst.Name else None
                 for e in last.body[0].value.elements]
         found.append([params.index(p) if p and params.index(p) < len(ops) else None for p in srcs])
     return {k: j for (k, _), j, j2 in zip(full.items, found[0], found[1]) if j is not None and j == j2}
@@ -365,20 +365,20 @@ def _passes_unset(w: FunctionWriter, fdef: cst.FunctionDef, ops: list[cst.BaseEx
     """The positions of ``fdef``'s returned tuple that pass through, unchanged, an operand that is ``UNSET``
     when the ``cond`` statement ``line`` runs, or hold ``UNSET`` itself."""
     last = fdef.body.body[-1]
-    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return) and
-            isinstance(last.body[0].value, cst.Tuple)):
+    if not (type(last) is cst.SimpleStatementLine and type(last.body[0]) is cst.Return and
+            type(last.body[0].value) is cst.Tuple):
         return set()
     params = [p.name.value for p in fdef.params.params]
     copied = _copies(list(fdef.body.body[:-1]), params)
     out: set[int] = set()
     for i, e in enumerate(last.body[0].value.elements):
         v = e.value
-        src = copied.get(v.value) if isinstance(v, cst.Name) else None
+        src = copied.get(v.value) if type(v) is cst.Name else None
         if src == "":  # (UNSET itself: a value derivative code leaves unset on this path)
             out.add(i)
         elif src is not None:
             op = ops[params.index(src)] if params.index(src) < len(ops) else None
-            if isinstance(op, cst.Name) and _unset_at(w.nf.fdef, op.value, line):
+            if type(op) is cst.Name and _unset_at(w.nf.fdef, op.value, line):
                 out.add(i)
     return out
 
@@ -389,24 +389,24 @@ def _copies(stmts: list[cst.CSTNode], params: list[str]) -> dict[str, str | None
     code wrote)."""
     held: dict[str, str | None] = {"UNSET": "", **{p: p for p in params}}
     for st in stmts:
-        if not isinstance(st, cst.SimpleStatementLine):
+        if type(st) is not cst.SimpleStatementLine:
             for n in assigned_names([st]):
                 held[n] = None
             continue
         for sm in st.body:
             pairs: list[tuple[cst.CSTNode, cst.CSTNode]] = []
-            if isinstance(sm, cst.Assign) and len(sm.targets) == 1:
+            if type(sm) is cst.Assign and len(sm.targets) == 1:
                 lhs, rhs = sm.targets[0].target, sm.value
-                if isinstance(lhs, cst.Tuple) and isinstance(rhs, cst.Tuple) and len(lhs.elements) == len(rhs.elements):
+                if type(lhs) is cst.Tuple and type(rhs) is cst.Tuple and len(lhs.elements) == len(rhs.elements):
                     pairs = [(a.value, b.value) for a, b in zip(lhs.elements, rhs.elements)]
                 else:
                     pairs = [(lhs, rhs)]
             now = dict(held)
             for t, v in pairs:
-                if isinstance(t, cst.Name):
-                    now[t.value] = held.get(v.value) if isinstance(v, cst.Name) else None
+                if type(t) is cst.Name:
+                    now[t.value] = held.get(v.value) if type(v) is cst.Name else None
             for n in assigned_names([cst.SimpleStatementLine([sm])]):
-                if not any(isinstance(t, cst.Name) and t.value == n for t, _ in pairs):
+                if not any(type(t) is cst.Name and t.value == n for t, _ in pairs):
                     now[n] = None
             held = now
     return held
@@ -422,29 +422,29 @@ def _unset_at(fdef: cst.FunctionDef, name: str, line: cst.CSTNode) -> bool:
 
     def walk_body(stmts: list[cst.CSTNode], in_loop: bool) -> bool:
         for st in stmts:
-            if st is line or (isinstance(st, cst.SimpleStatementLine) and code(st) == code(line)):
+            if st is line or (type(st) is cst.SimpleStatementLine and code(st) == code(line)):
                 found.append(in_loop)
                 continue
-            if isinstance(st, cst.FunctionDef):
+            if type(st) is cst.FunctionDef:
                 continue  # (a nested function's names are its own)
-            if isinstance(st, cst.SimpleStatementLine):
+            if type(st) is cst.SimpleStatementLine:
                 for sm in st.body:
                     if name not in assigned_names([cst.SimpleStatementLine([sm])]):
                         continue
-                    if not (isinstance(sm, cst.Assign) and len(sm.targets) == 1 and
-                            isinstance(sm.targets[0].target, cst.Name) and isinstance(sm.value, cst.Name) and
+                    if not (type(sm) is cst.Assign and len(sm.targets) == 1 and
+                            type(sm.targets[0].target) is cst.Name and type(sm.value) is cst.Name and
                             sm.value.value == "UNSET"):
                         return False
                     unset.append(True)
                 continue
             loop = isinstance(st, (cst.For, cst.While))
-            if isinstance(st, cst.For) and name in target_names(st.target):
+            if type(st) is cst.For and name in target_names(st.target):
                 return False
             for part in syntax_children(st):
-                if isinstance(part, cst.IndentedBlock) and not walk_body(list(part.body), in_loop or loop):
+                if type(part) is cst.IndentedBlock and not walk_body(list(part.body), in_loop or loop):
                     return False
                 if isinstance(part, (cst.Else, cst.If)):
-                    inner: list[cst.CSTNode] = [part] if isinstance(part, cst.If) else list(part.body.body)
+                    inner: list[cst.CSTNode] = [part] if type(part) is cst.If else list(part.body.body)
                     if not walk_body(inner, in_loop or loop):
                         return False
         return True
@@ -552,7 +552,7 @@ def inline(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: li
         w.bind(target, st)
     w.block([renamed(st, mapping) for st in body[:-1]], ind)
     last = body[-1]
-    assert isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[0], cst.Return) and \
+    assert type(last) is cst.SimpleStatementLine and type(last.body[0]) is cst.Return and \
         last.body[0].value is not None
     ret = renamed(last.body[0].value, mapping)
     return code(ret), w.value_state(ret)
@@ -563,7 +563,7 @@ def _computed(body: list[cst.CSTNode]) -> set[str]:
     of a parameter or a loop index (``k = i``)."""
     out: set[str] = set()
     for node in _statements(cst.IndentedBlock(body=body)):  # type: ignore[arg-type]
-        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call | cst.BinaryOperation |
+        if type(node) is cst.Assign and isinstance(node.value, cst.Call | cst.BinaryOperation |
                                                        cst.UnaryOperation):
             out.update(n for t in node.targets for n in target_names(t.target))
     return out
@@ -573,8 +573,8 @@ def _checked_body(w: FunctionWriter, fdef: cst.FunctionDef) -> list[cst.CSTNode]
     """The statements of ``fdef``, which ends with its one ``return``."""
     body = list(fdef.body.body)
     last = body[-1] if body else None
-    if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and
-            isinstance(last.body[0], cst.Return) and last.body[0].value is not None) or \
+    if not (type(last) is cst.SimpleStatementLine and len(last.body) == 1 and
+            type(last.body[0]) is cst.Return and last.body[0].value is not None) or \
             any(_returns(st) for st in body[:-1]):
         raise w.error(f"vmap: {fdef.name.value} needs one return at its end to run on batched data")
     return body
@@ -641,7 +641,7 @@ def shared_reads(w: FunctionWriter, fdef: cst.FunctionDef, _within: frozenset[st
     ok: dict[str, int] = {}
     for node in _statements(fdef.body):
         value = node.value if isinstance(node, (cst.Assign, cst.Return)) else None
-        if isinstance(value, cst.Name):  # (a copy, a returned name)
+        if type(value) is cst.Name:  # (a copy, a returned name)
             ok[value.value] = ok.get(value.value, 0) + 1
             continue
         stack: list[cst.CSTNode] = [value] if value is not None else []
@@ -673,7 +673,7 @@ def _statements(node: cst.CSTNode) -> list[cst.CSTNode]:
     stack: list[cst.CSTNode] = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.SimpleStatementLine):
+        if type(n) is cst.SimpleStatementLine:
             out += n.body
         else:
             stack += syntax_children(n)
@@ -718,7 +718,7 @@ def inline_aside(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], stat
 
 def _returns(node: cst.CSTNode) -> bool:
     """Whether ``node`` holds a ``return`` of its function (not of a function nested in it)."""
-    if isinstance(node, cst.Return):
+    if type(node) is cst.Return:
         return True
     if isinstance(node, (cst.FunctionDef, cst.Lambda)):
         return False
@@ -746,6 +746,6 @@ def _local_def(w: FunctionWriter, name: str, out: str, func: str, params: list[s
     name, out = w.names.fresh(name), w.names.fresh(out)
     text = f"def {name}({', '.join(params)}):\n    {out} = {func}({', '.join(params)})\n    return {out}\n"
     fdef = cst.parse_module(text).body[0]
-    assert isinstance(fdef, cst.FunctionDef)
+    assert type(fdef) is cst.FunctionDef
     w.defs[name] = fdef
     return fdef

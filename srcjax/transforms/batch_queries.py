@@ -14,13 +14,34 @@ if TYPE_CHECKING:
     from .batch import FunctionWriter
 
 __all__ = ["PER_EXAMPLE_QUERIES", "PerExample", "argument_states", "checked_exprs", "decided_at_run_time",
-           "element_state", "iterator", "literal_state", "per_example", "scalar_query", "unpacked"]
+           "display_query", "element_state", "iterator", "literal_state", "per_example", "scalar_query", "unpacked"]
 
 PER_EXAMPLE_QUERIES = {  # a shape query of a batched x -> the same query of one example
     "shape": "{x}.shape[1:]", "ndim": "({x}.ndim - 1)", "size": "({x}.size // {n})",
     "np.shape": "np.shape({x})[1:]", "np.ndim": "(np.ndim({x}) - 1)", "np.size": "(np.size({x}) // {n})",
     "len": "np.shape({x})[1]", "batch_shape": "batch_shape({x})[1:]",  # (an array batched again: vmap of vmap)
 }
+
+
+def display_query(w: FunctionWriter, query: str, of: cst.BaseExpression | None) -> str | None:
+    """``np.shape`` / ``np.ndim`` / ``np.size`` of a list or tuple display holding batched arrays (``np.size([x,
+    y])``), per example: its unbatched items broadcast, ``batch_shape`` of it (its lengths, then an example's
+    shape) or the batched query less the batch axis. None for anything else (those of a name: the caller's).
+    (Written as it was, NumPy's query counted the batch axis: 2x a size, one more dimension, silently.)"""
+    if query not in ("np.shape", "np.ndim", "np.size") or not isinstance(of, (cst.List, cst.Tuple)):
+        return None
+    st = w.value_state(of)
+    if not isinstance(st, Tree) or not any_batched(st) or not _sequence_of_leaves(st):
+        return None
+    seq = w.convert(code(of), st, all_batched(st))
+    return f"batch_shape({seq})" if query == "np.shape" else PER_EXAMPLE_QUERIES[query].format(x=seq, n=w.size)
+
+
+def _sequence_of_leaves(st: State) -> bool:
+    """A tuple or list whose items are arrays or such sequences (no dict, no list built by appends)."""
+    if isinstance(st, Tree):
+        return st.kind in ("tuple", "list") and all(_sequence_of_leaves(v) for _, v in st.items)
+    return isinstance(st, bool)
 
 
 def decided_at_run_time(w: FunctionWriter, query: str, name: str, param: bool) -> bool:
@@ -47,19 +68,19 @@ def iterator(w: FunctionWriter, it: cst.BaseExpression) -> tuple[str, State] | N
     """``zip(a, b)``, ``enumerate(a)``, ``d.items()``, ``reversed(a)`` over batched values: the
     iterable (a batched array's rows, ``batch_rows``) and the state of each element; None when
     ``it`` is none of these."""
-    if isinstance(it, cst.Name):
+    if type(it) is cst.Name:
         st = w.state(it.value)
         if isinstance(st, (Tree, Stack)):
             return _uniform(w, it.value, st)
         return (f"batch_rows({it.value})", True) if st is True else (it.value, False)
     if isinstance(it, (cst.Tuple, cst.List)):  # a literal sequence: its elements' states
         return _uniform(w, code(it), w.value_state(it))
-    if not isinstance(it, cst.Call):
+    if type(it) is not cst.Call:
         return None
     f = code(it.func)
     args = [a.value for a in it.args]
-    if isinstance(it.func, cst.Attribute) and not args and it.func.attr.value in ("items", "values", "keys") and \
-            isinstance(it.func.value, cst.Name):
+    if type(it.func) is cst.Attribute and not args and it.func.attr.value in ("items", "values", "keys") and \
+            type(it.func.value) is cst.Name:
         st = w.state(it.func.value.value)
         v = element(st) if isinstance(st, Tree) else any_batched(st)
         kind = it.func.attr.value
@@ -120,18 +141,35 @@ def per_example(w: FunctionWriter, node: Any) -> Any:
     upd = node.with_changes(**changes) if changes else node
     if t is cst.Subscript:
         v = node.value  # x.shape[0] -> x.shape[1] (a per-example axis by its index)
-        if isinstance(v, cst.Attribute) and v.attr.value == "shape" and isinstance(v.value, cst.Name) and \
+        if type(v) is cst.Attribute and v.attr.value == "shape" and type(v.value) is cst.Name and \
                 any_batched(w.state(v.value.value)) and len(node.slice) == 1 and \
-                isinstance(node.slice[0].slice, cst.Index):
+                type(node.slice[0].slice) is cst.Index:
             k = literal_key(code(node.slice[0].slice.value))
             if isinstance(k, int) and not isinstance(k, bool):
                 return parse_expression(f"{v.value.value}.shape[{k + 1 if k >= 0 else k}]")
         return upd
     if t is cst.Attribute:
         return w.per_example_query(node.attr.value, node.value, upd)
+    # np.size(x, axis): one entry of an example's shape (np.size(x, None): the whole size, below)
+    if t is cst.Call and code(node.func) == "np.size" and len(node.args) == 2 and \
+            (axis := _size_arguments(upd.args)[1]) is not None and code(axis) != "None" and \
+            (of := _size_arguments(node.args)[0]) is not None:
+        shape = w.per_example_query("np.shape", of, parse_expression(f"np.shape({code(of)})"))
+        if isinstance(axis, (cst.Tuple, cst.List)):  # np.size(x, (0, 1)): the product of those lengths
+            return parse_expression("(" + " * ".join(f"{code(shape)}[{code(e.value)}]" for e in axis.elements) + ")"
+                                    if axis.elements else "1")
+        return parse_expression(f"{code(shape)}[{code(axis)}]")  # (the query of np.size(x) dropped the axis)
     if t is cst.Call:
         return w.per_example_query(code(node.func), node.args[0].value if node.args else None, upd)
     return upd
+
+
+def _size_arguments(args: Any) -> tuple[Any, Any]:
+    """``(a, axis)`` of ``np.size(a, axis)``'s arguments, given by position or keyword."""
+    pos = [a.value for a in args if a.keyword is None]
+    kw = {a.keyword.value: a.value for a in args if a.keyword is not None}
+    a = pos.pop(0) if pos else kw.get("a")
+    return a, pos.pop(0) if pos else kw.get("axis")
 
 
 class PerExample(cst.CSTTransformer):
@@ -142,7 +180,7 @@ class PerExample(cst.CSTTransformer):
         self.w = w
 
     def on_leave(self, original: Any, updated: Any) -> Any:
-        if isinstance(original, cst.BaseExpression) and not isinstance(original, cst.Name) and \
+        if isinstance(original, cst.BaseExpression) and type(original) is not cst.Name and \
                 any(any_batched(self.w.state(n)) for n in names_in(original)) and \
                 isinstance(original, (cst.Attribute, cst.Call, cst.Subscript)) and self.w.only_shapes(original):
             return parse_expression(self.w.static_expr(original, original))
@@ -151,8 +189,8 @@ class PerExample(cst.CSTTransformer):
 
 def element_state(w: FunctionWriter, node: cst.Subscript) -> State | None:
     """The state of ``t[k]`` (a literal key) of a name ``t`` holding a container; None: not such a read."""
-    st = w.state(node.value.value) if isinstance(node.value, cst.Name) else None
-    if not isinstance(st, Tree) or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+    st = w.state(node.value.value) if type(node.value) is cst.Name else None
+    if not isinstance(st, Tree) or len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
         return None
     key = code(node.slice[0].slice.value)
     k = literal_key(key)
@@ -174,7 +212,7 @@ def argument_states(w: FunctionWriter, params: list[str], arguments: dict[str, A
             node = parse_expression(a) if isinstance(a, str) else None
         except Exception:
             node = None
-        if isinstance(a, str) and node is not None and not isinstance(node, cst.Name) and \
+        if isinstance(a, str) and node is not None and type(node) is not cst.Name and \
                 any(any_batched(w.state(n)) for n in names_in(node)) and w.only_shapes(node):
             shaped[a] = w.static_expr(node, line)
             states.append(False)
@@ -187,21 +225,21 @@ def literal_state(w: FunctionWriter, node: cst.BaseExpression) -> State:
     """:meth:`FunctionWriter.value_state` of a tuple, list or dict literal whose elements that read batched
     values only through shape queries (made per example by :class:`PerExample`) are unbatched."""
     if isinstance(node, (cst.Tuple, cst.List)):
-        return Tree("tuple" if isinstance(node, cst.Tuple) else "list",
+        return Tree("tuple" if type(node) is cst.Tuple else "list",
                     tuple((str(i), literal_state(w, e.value)) for i, e in enumerate(node.elements)))
-    if isinstance(node, cst.Dict):
+    if type(node) is cst.Dict:
         return Tree("dict", tuple((code(e.key), literal_state(w, e.value)) for e in node.elements
-                                  if isinstance(e, cst.DictElement)))
-    if not isinstance(node, cst.Name) and w.only_shapes(node):
+                                  if type(e) is cst.DictElement))
+    if type(node) is not cst.Name and w.only_shapes(node):
         return False
     return w.value_state(node)
 
 
 def scalar_query(value: cst.BaseExpression) -> bool:
     """``x.shape[0]``, ``x.ndim``, ``len(x)``: a shape query giving one int (not a tuple)."""
-    if isinstance(value, cst.Subscript):
-        return len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index) and \
-            isinstance(value.slice[0].slice.value, cst.Integer)
-    if isinstance(value, cst.Attribute):
+    if type(value) is cst.Subscript:
+        return len(value.slice) == 1 and type(value.slice[0].slice) is cst.Index and \
+            type(value.slice[0].slice.value) is cst.Integer
+    if type(value) is cst.Attribute:
         return value.attr.value in ("ndim", "size")
-    return isinstance(value, cst.Call) and code(value.func) in ("len", "np.ndim", "np.size")
+    return type(value) is cst.Call and code(value.func) in ("len", "np.ndim", "np.size")

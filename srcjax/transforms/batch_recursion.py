@@ -95,8 +95,8 @@ def list_uses(program: Program, name: str, cache: dict[str, tuple[bool, bool]]) 
         seen.add(n)
         params = {p.name.value for p in nf.fdef.params.params}
         for node in walk(nf.fdef.body):
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
-                    isinstance(node.func.value, cst.Name) and node.func.value.value in params:
+            if type(node) is cst.Call and type(node.func) is cst.Attribute and \
+                    type(node.func.value) is cst.Name and node.func.value.value in params:
                 push = push or node.func.attr.value == "append"
                 pop = pop or node.func.attr.value == "pop" and not node.args
         todo.extend(m for m in names_in(nf.fdef.body) if m in functions)

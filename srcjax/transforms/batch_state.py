@@ -151,8 +151,8 @@ def _parts(expr: str) -> tuple[tuple[str, str], ...] | None:
         return None
     if isinstance(node, (cst.Tuple, cst.List)):
         return tuple((str(i), code(e.value)) for i, e in enumerate(node.elements))
-    if isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
-        return tuple((code(e.key), code(e.value)) for e in node.elements if isinstance(e, cst.DictElement))
+    if type(node) is cst.Dict and all(type(e) is cst.DictElement for e in node.elements):
+        return tuple((code(e.key), code(e.value)) for e in node.elements if type(e) is cst.DictElement)
     return None
 
 

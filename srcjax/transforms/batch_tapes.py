@@ -116,7 +116,7 @@ class Relearn(Exception):
 
 
 def _elements(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
-    if isinstance(value, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+    if type(value) is cst.Tuple and not any(type(e) is cst.StarredElement for e in value.elements):
         return [e.value for e in value.elements]
     return None
 
@@ -156,7 +156,7 @@ def pushed(w: FunctionWriter, lst: str, value: cst.BaseExpression, state: State)
         return w.convert(code(value), state, True)
     elems = [value] if elems is None else elems
     states = [state] if single else [w.value_state(e) for e in elems]
-    k = family(w, SINGLE if single else len(elems), code(value) if single and isinstance(value, cst.Name) else None)
+    k = family(w, SINGLE if single else len(elems), code(value) if single and type(value) is cst.Name else None)
     slots.pushes.add(k)
     have = slots.batched.get(k, frozenset())
     now = have | {i for i, s in enumerate(states) if any_batched(s)}
@@ -196,8 +196,8 @@ def restored_name(w: FunctionWriter, name: str) -> str:
     """The name a value popped whole into ``name`` is restored to: ``k`` of ``pop = _tape.pop()`` then
     ``k = index_key(pop)`` (an integer saved whole, normalized into two statements), else ``name``."""
     for node in walk(w.nf.fdef):
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
-                and isinstance(node.value, cst.Call) and code(node.value.func) == "index_key" and \
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
+                and type(node.value) is cst.Call and code(node.value.func) == "index_key" and \
                 len(node.value.args) == 1 and code(node.value.args[0].value) == name:
             return node.targets[0].target.value
     return name
@@ -212,14 +212,14 @@ def needs_size(params: list[str], states: tuple[State, ...]) -> bool:
 def sized(params: cst.Parameters, size: str, table: dict[str, str], name: str) -> str:
     """``params`` with the batch size as a keyword-only parameter (noted in ``table`` for the callers)."""
     table[name] = size
-    star = params.star_arg if not isinstance(params.star_arg, cst.MaybeSentinel) else cst.ParamStar()
+    star = params.star_arg if type(params.star_arg) is not cst.MaybeSentinel else cst.ParamStar()
     return code(params.with_changes(star_arg=star, kwonly_params=[*params.kwonly_params, cst.Param(cst.Name(size))]))
 
 
 def append(w: FunctionWriter, s: cst.Expr, call: cst.Call, ind: int) -> None:
     """``lst.append(v)``: pushed as the list's state says (a recursive function's tape: one state; a list
     followed value by value: each value's own; a list batched whole: slot by slot, :func:`pushed`)."""
-    assert isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+    assert type(call.func) is cst.Attribute and type(call.func.value) is cst.Name
     lst = call.func.value.value
     arg = code(call.args[0].value)
     ast_ = w.value_state(call.args[0].value)
