@@ -396,8 +396,8 @@ def test_a_packed_batch_of_two_dtypes_beside_device_arrays_in_one_frame(packing)
 
 
 def test_packed_batches_of_any_layout_or_dtype_object(packing):
-    """``TopPacker.direct`` copies a call's NumPy arguments as bytes (one ``.tobytes()``, or a join of their
-    ``.data``): a Fortran-ordered or strided argument, one whose dtype is an equal object of its own (unpickled)
+    """``TopPacker.direct`` copies a call's NumPy arguments as bytes (their ``.tobytes()``, in C order, joined):
+    a Fortran-ordered or strided argument, one whose dtype is an equal object of its own (unpickled)
     and an argument of another dtype of the same size give the Python path's results (packed where the bytes
     are the array's, handed on otherwise), and the route stays packed."""
     import pickle
