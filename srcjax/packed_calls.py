@@ -256,6 +256,7 @@ class TopPacker(Packer):
         self._n_args = n_args
         self._host_kinds = (np.ndarray,) * len(tops)
         self._where_leaf = [i for i, k in enumerate(self._kinds) if k is np.ndarray]  # (their leaves' positions)
+        self._code: Any = None  # (direct's compiled code, once written)
 
     def _split(self, args: tuple[Any, ...]) -> tuple[Sequence[Any], Sequence[Any]] | None:
         """The call's NumPy arguments and its other arguments as they are, or None where those NumPy
@@ -281,6 +282,18 @@ class TopPacker(Packer):
         for a packer without static arguments, once ready (``fallback`` where not)."""
         if self._static or not self.ready:
             return fallback
+        scope: dict[str, Any] = {"nd": np.ndarray, "S": tuple(self._shapes), "buf": np.frombuffer, "pk": self,
+                                 "D": tuple(d for d, _ in self._group_avals), "R": REFUSED, "cpp": self.cpp,
+                                 "fallback": fallback}
+        exec(self._direct_code(), scope)
+        return scope["direct"]  # type: ignore[no-any-return]
+
+    def _direct_code(self) -> Any:
+        """The compiled code of :meth:`direct`'s function, written and compiled once per packer (a function whose
+        calls alternate between device and NumPy batches routes here again at each change: compiling it again
+        cost ~450k instructions, a hundred calls' worth of the gap to ``jax.jit``)."""
+        if self._code is not None:
+            return self._code
         tops = list(self._top_positions)
         where = {leaf: j for j, leaf in enumerate(self._where_leaf)}  # (a NumPy leaf: its place among tops)
         dtype_of = {where[i]: g for g, (_, idx) in enumerate(self._group_avals) for i in idx}  # (top -> its group)
@@ -288,12 +301,13 @@ class TopPacker(Packer):
                               for j, i in enumerate(tops))
         packs = []
         for g, (_, idx) in enumerate(self._group_avals):
-            # (bytes copied into one new bytes object, read as the packed array: the copy `np.concatenate`
-            # made, at less than half its cost for small arrays, 14k -> 6-8k instructions; `.data` of an array
-            # that is not C-contiguous is refused by the join, TypeError: that call takes `fallback`)
-            parts = [f"a{tops[where[i]]}" for i in idx]
-            joined = f"{parts[0]}.tobytes()" if len(parts) == 1 else \
-                "b''.join((" + "".join(f"{a}.data, " for a in parts) + "))"
+            # (each array's bytes in C order, joined into one new bytes object read as the packed array: the
+            # copy `np.concatenate` made, at less than half its cost for small arrays, 14k -> 6-7k instructions;
+            # `.tobytes()` rather than the buffer `.data`, whose export costs NumPy more: 2 arrays 8.0k -> 6.2k,
+            # 3 arrays 9.5k -> 7.3k, and reads an array that is not C-contiguous in its logical order too)
+            parts = [f"a{tops[where[i]]}.tobytes()" for i in idx]
+            joined = parts[0] if len(parts) == 1 else " + ".join(parts) if len(parts) == 2 else \
+                "b''.join((" + "".join(f"{a}, " for a in parts) + "))"
             packs.append(f"            p{g} = buf({joined}, D[{g}])\n")
         rest = "".join(f"args[{i}], " for i in range(self._n_args) if i not in tops)
         names = "".join(f"p{g}, " for g in range(len(packs)))
@@ -305,11 +319,8 @@ class TopPacker(Packer):
                 f"          except (TypeError, ValueError):\n            pass\n"
                 f"          else:\n            return cpp({names}{rest})\n"
                 f"    return fallback(*args, **kwargs)\n")
-        scope: dict[str, Any] = {"nd": np.ndarray, "S": tuple(self._shapes), "buf": np.frombuffer, "pk": self,
-                                 "D": tuple(d for d, _ in self._group_avals), "R": REFUSED, "cpp": self.cpp,
-                                 "fallback": fallback}
-        exec(compile(code, "<srcjax packed call>", "exec"), scope)
-        return scope["direct"]  # type: ignore[no-any-return]
+        self._code = compile(code, "<srcjax packed call>", "exec")
+        return self._code
 
     def unpack(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
         """The call :meth:`pack` made ``flat`` of (its NumPy arguments as read-only views of the packed copies)."""

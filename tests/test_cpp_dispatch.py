@@ -169,6 +169,26 @@ def test_result_structures_are_built_alike_on_both_paths(dispatch):
         assert counting.n <= 4 and f._cpp is not None
 
 
+def odd_keys(x):
+    return {"it's \\ \"q\"\n": x, "é": x * 2.0, "b": {"": x}}, {-3: x + 1.0, 10**20: x - 1.0, 0: x}
+
+
+def test_result_keys_written_as_literals_keep_their_values(dispatch):
+    """The results' builder writes str and int keys as literals (``cpp_dispatch._builder``): quotes,
+    backslashes, newlines, non-ASCII, negative and large ints, the empty string come back as they were
+    (sorted, as srcjax's Python path and jax give a dict's keys)."""
+    f = srcjax.jit(odd_keys)
+    x = np.arange(3.0)
+    want = odd_keys(x)
+    xd = srcjax.device_put(x)
+    for _ in range(4):
+        got = f(xd)
+        assert list(got[0]) == sorted(want[0]) and list(got[1]) == sorted(want[1]) and list(got[0]["b"]) == [""]
+        _same(_numpy_leaves(got), want)
+    if dispatch == "on":
+        assert f._cpp is not None and type(got[0]["é"]) is srcjax.Array
+
+
 def test_results_with_python_values_take_the_python_path(dispatch):
     f = srcjax.jit(with_constant)
     xd = srcjax.device_put(np.ones(2))

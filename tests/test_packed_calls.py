@@ -396,8 +396,8 @@ def test_a_packed_batch_of_two_dtypes_beside_device_arrays_in_one_frame(packing)
 
 
 def test_packed_batches_of_any_layout_or_dtype_object(packing):
-    """``TopPacker.direct`` copies a call's NumPy arguments as bytes (one ``.tobytes()``, or a join of their
-    ``.data``): a Fortran-ordered or strided argument, one whose dtype is an equal object of its own (unpickled)
+    """``TopPacker.direct`` copies a call's NumPy arguments as bytes (their ``.tobytes()``, in C order, joined):
+    a Fortran-ordered or strided argument, one whose dtype is an equal object of its own (unpickled)
     and an argument of another dtype of the same size give the Python path's results (packed where the bytes
     are the array's, handed on otherwise), and the route stays packed."""
     import pickle
@@ -416,6 +416,34 @@ def test_packed_batches_of_any_layout_or_dtype_object(packing):
         _same(f(*args), f._call(args, {}))
     _same(f(t, x, k, y), f._call((t, x, k, y), {}))
     assert f.__dict__["_dispatch"].__name__ == "direct"
+
+
+def test_device_and_numpy_batches_alternating_route_back_without_compiling(packing, monkeypatch):
+    """A function whose calls alternate between a device batch and a NumPy one (evaluation between training
+    steps) leaves its packed route at each device call and comes back to it at the next NumPy one: its
+    generated function is written and compiled once (``TopPacker._direct_code``), and every result is the
+    Python path's."""
+    import builtins
+
+    rng = np.random.default_rng(13)
+    t = srcjax.device_put({"w": rng.standard_normal((32, 16)).astype(np.float32), "b": np.ones(16, np.float32)})
+    x, y = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    k = np.arange(3, dtype=np.int32)
+    f = srcjax.jit(two_kinds)
+    assert _packed(f, t, x, k, y)
+    assert f.__dict__["_dispatch"].__name__ == "direct"
+    compiled = []
+    monkeypatch.setattr(packed_calls, "compile", lambda *a: compiled.append(a[1]) or builtins.compile(*a),
+                        raising=False)
+    xd, kd, yd = srcjax.device_put(x), srcjax.device_put(k), srcjax.device_put(y)
+    routes = set()
+    for i in range(6):
+        xi = x + i
+        _same(f(t, xd + i, kd, yd), f._call((t, xi, k, y), {}))
+        for _ in range(3):  # (back to the packed route within a few calls)
+            _same(f(t, xi, k, y), f._call((t, xi, k, y), {}))
+        routes.add(f.__dict__["_dispatch"].__name__)
+    assert routes == {"direct"} and compiled == []
 
 
 def test_threads_calling_a_packed_batch_beside_device_arrays_writing_it(packing):

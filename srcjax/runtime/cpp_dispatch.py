@@ -253,6 +253,9 @@ def _builder(results: Any, arrays: Sequence[Array], avals: Sequence[ShapedArray]
         if t is dict:
             items = []
             for k, v in o.items():
+                if type(k) is str or type(k) is int:  # (written as a literal: a display of constant keys is
+                    items.append(f"{k!r}: {expr(v)}")  # one BUILD_CONST_KEY_MAP)
+                    continue
                 consts.append(k)
                 items.append(f"K[{len(consts) - 1}]: {expr(v)}")
             return "{" + ", ".join(items) + "}"
@@ -267,10 +270,13 @@ def _builder(results: Any, arrays: Sequence[Array], avals: Sequence[ShapedArray]
         return None
     if sorted(used) != list(range(len(arrays))):
         return None
-    lines = ["def build(b, V=V, K=K, A=A):"]
-    for i in range(len(arrays)):
-        buf = f"b[{i}].block_until_ready()" if ready and i == 0 else f"b[{i}]"
-        lines.append(f"    a{i} = A(); a{i}._buf = {buf}; a{i}.aval = V[{i}]; a{i}._np = None")  # (A(): no frame)
+    # (the buffers unpacked at once and each aval a default, read as a local: no subscript per result)
+    n = len(arrays)
+    lines = ["def build(b, K=K, A=A, " + "".join(f"V{i}=V[{i}], " for i in range(n)) + "):",
+             "    " + "".join(f"b{i}, " for i in range(n)) + "= b"]
+    for i in range(n):
+        buf = f"b{i}.block_until_ready()" if ready and i == 0 else f"b{i}"
+        lines.append(f"    a{i} = A(); a{i}._buf = {buf}; a{i}.aval = V{i}; a{i}._np = None")  # (A(): no frame)
     lines.append(f"    return {body}")
     scope: dict[str, Any] = {"V": tuple(avals), "K": tuple(consts), "A": Array}
     exec(compile("\n".join(lines), "<srcjax results>", "exec"), scope)
