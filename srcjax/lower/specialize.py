@@ -127,6 +127,7 @@ class Specializer:
         # prints run in program order: each print's host call takes the last one's result (an i32 scalar,
         # carried through loops and branches: see host_print.ordered); None when the program has no print
         self.print_dep: HloValue | None = None
+        self.locs: dict[int, str | None] = {}  # id of a statement's span (kept by its function) -> its location
 
     # -- entry -----------------------------------------------------------------
     def lower(self, specs: list[ArgSpec]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any]]:
@@ -240,9 +241,11 @@ class Specializer:
         for s in stmts:
             span = spans.get(id(s))
             if span is not None and self.b is not None:
-                loc = user_span(span)  # derivative code: the user's line; srcjax's helpers: the caller's
-                if loc is not None:
-                    self.b.loc = _mlir_loc(loc)
+                loc = self.locs.get(id(span), False)  # (a statement run again: a helper's, a loop's)
+                if loc is False:  # derivative code: the user's line; srcjax's helpers: the caller's (None)
+                    loc = self.locs[id(span)] = None if (u := user_span(span)) is None else _mlir_loc(u)
+                if isinstance(loc, str):
+                    self.b.loc = loc
             self.here = span or outer
             try:
                 self.exec_stmt(s, env)
