@@ -47,9 +47,10 @@ def statement(norm: Normalizer, s: cst.BaseSmallStatement) -> bool:
     """``s`` written as a functional update when it assigns into a subscript (True), else False."""
     from .. import composites
 
-    if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Subscript):
+    # (exact types: libcst has no subclasses of these; isinstance on one goes through ABCMeta)
+    if type(s) is cst.Assign and len(s.targets) == 1 and type(s.targets[0].target) is cst.Subscript:
         t, op = s.targets[0].target, None
-    elif isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Subscript):
+    elif type(s) is cst.AugAssign and type(s.target) is cst.Subscript:
         t, op = s.target, AUG_TO_BIN[type(s.operator).__name__]()  # type: ignore[abstract]
     else:
         return False

@@ -74,6 +74,13 @@ def array_names(body: Sequence[Any], act: Activity) -> set[str]:
     return out
 
 
+# libcst classes tested by exact type (``type(n) in ...``: libcst has no subclasses of them, tests/test_first_call.py;
+# isinstance on a libcst class goes through ABCMeta)
+_LITERALS = frozenset({cst.Dict, cst.List, cst.Tuple, cst.DictComp, cst.ListComp})
+_COMPREHENSIONS = frozenset({cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp})
+_LOOPS = frozenset({cst.For, cst.While})
+
+
 def unique_keys(body: Sequence[Any], params: Sequence[str]) -> frozenset[str]:
     """Names bound only to Python integers in ``body`` (:func:`.integer_leaves.integers`: integer literals,
     ``len(...)``, sums and products of such, targets of loops over ``range(...)``, integer elements of tuples and
@@ -102,8 +109,7 @@ class UniqueKeys(frozenset[str]):
 
 def _container_keys(body: Sequence[Any], binds: dict[str, list[Any]]) -> set[str]:
     """Names that index a dict or list literal's name in an assignment (``out[k] = v``): a key or a position."""
-    literal = (cst.Dict, cst.List, cst.Tuple, cst.DictComp, cst.ListComp)
-    containers = {n for n, bs in binds.items() if any(isinstance(b, literal) for b in bs)}
+    containers = {n for n, bs in binds.items() if any(type(b) in _LITERALS for b in bs)}
     keys: set[str] = set()
     for st, _ in _walk(body):
         if isinstance(st, cst.Assign) and isinstance(st.value, cst.Call) and len(st.value.args) == 3 and \
@@ -175,7 +181,7 @@ class Activity:
                     if isinstance(s.targets[0].target, cst.Name):
                         container_binds[id(s)] = names
                 reads_active = [n for n in _value_reads(s.value) if n in self.active]
-                if isinstance(s.value, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)):
+                if type(s.value) in _COMPREHENSIONS:
                     # an element reading its loop's items reads what the loop iterates over
                     # (`[(k, f(v)) for k, v in params.items()]`; not `[np.shape(a) for a in seq]`)
                     reads_active += _comprehension_item_reads(s.value, self.active)
@@ -228,7 +234,7 @@ class Activity:
         top = {id(small) for st in body if isinstance(st, cst.SimpleStatementLine) for small in st.body}
         containers: set[str] = set()
         for s, _ in _walk(body):
-            if isinstance(s, (cst.For, cst.While)):
+            if type(s) in _LOOPS:
                 containers.update(n for inner, _ in _walk(s.body.body) for n in container_binds.get(id(inner), ()))
             if not isinstance(s, cst.Assign):
                 continue
@@ -540,11 +546,11 @@ def _value_reads(node: cst.BaseExpression) -> list[str]:
     """Names whose *values* an expression reads: not those only passed to non-primitive calls
     (``np.shape(a)``, ``reduce_axes(a, axis)``) or read for ``.shape``/``.ndim``/``.dtype``."""
     out: list[str] = []
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):  # container builtins: their args
+    if type(node) is cst.Call and type(node.func) is cst.Name:  # container builtins: their args
         for a in node.args:
             out.extend(_value_reads(a.value))
         return out
-    if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+    if type(node) is cst.ListComp or type(node) is cst.GeneratorExp:
         # an iterable's values matter only if the loop variables' values do
         inner = _value_reads(node.elt)
         fors: list[cst.CompFor] = []
@@ -717,7 +723,7 @@ def _local_sequences(body: Sequence[Any]) -> set[str]:
     for st, _ in _walk(body):
         if isinstance(st, cst.Assign) and len(st.targets) == 1 and isinstance(st.targets[0].target, cst.Name):
             v = st.value
-            if isinstance(v, (cst.List, cst.Tuple)) or (
+            if type(v) is cst.List or type(v) is cst.Tuple or (
                     call_name(v) in ("tuple", "list") and len(v.args) == 1  # type: ignore[attr-defined]
                     and isinstance(v.args[0].value, cst.Name) and v.args[0].value.value in out):  # type: ignore[attr-defined]
                 out.add(st.targets[0].target.value)

@@ -23,7 +23,7 @@ import libcst as cst
 from ..frontend.names import code, target_names
 from ..frontend.restructure import walk
 
-_INT_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+_INT_OPS = frozenset({cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo})  # (by exact type)
 
 
 def integer_names(body: Sequence[Any], params: Sequence[str]) -> frozenset[str]:
@@ -120,25 +120,26 @@ def integers(binds: dict[str, list[Any]]) -> set[str]:
             if b[0] == "for":
                 return ranged(b[1])
             return id(b) in seen or _all_integral(element(b[1], b[2], frozenset()), seen | {id(b)})
-        if isinstance(b, cst.Integer):
+        kind = type(b)  # (exact types: libcst has no subclasses of these; isinstance on one goes through ABCMeta)
+        if kind is cst.Integer:
             return True
-        if isinstance(b, cst.Name):
-            return b.value in ints
-        if isinstance(b, cst.UnaryOperation) and isinstance(b.operator, cst.Minus):
+        if kind is cst.Name:
+            return b.value in ints  # type: ignore[no-any-return]
+        if kind is cst.UnaryOperation and type(b.operator) is cst.Minus:
             return integral(b.expression, seen)
-        if isinstance(b, cst.BinaryOperation) and isinstance(b.operator, _INT_OPS):
+        if kind is cst.BinaryOperation and type(b.operator) in _INT_OPS:
             return integral(b.left, seen) and integral(b.right, seen)
-        if isinstance(b, cst.Subscript) and len(b.slice) == 1 and isinstance(b.slice[0].slice, cst.Index):
+        if kind is cst.Subscript and len(b.slice) == 1 and type(b.slice[0].slice) is cst.Index:
             k = b.slice[0].slice.value  # `carry[0]`, `c["n"]`
             key = int(k.value) if isinstance(k, cst.Integer) else \
                 k.evaluated_value if isinstance(k, cst.SimpleString) else None
             return id(b) in seen or key is not None and \
                 _all_integral(element(b.value, key, frozenset()), seen | {id(b)})
-        if isinstance(b, cst.Call) and code(b.func) == "np.asarray" and len(b.args) == 2 and \
+        if kind is cst.Call and code(b.func) == "np.asarray" and len(b.args) == 2 and \
                 b.args[1].keyword is not None and b.args[1].keyword.value == "dtype":
             # (a scan's start, typed as its carry)
             return integral(b.args[0].value, seen) and int_dtype(b.args[1].value, seen)
-        return isinstance(b, cst.Call) and isinstance(b.func, cst.Name) and b.func.value == "len"
+        return kind is cst.Call and type(b.func) is cst.Name and b.func.value == "len"  # type: ignore[no-any-return]
 
     def _all_integral(got: list[Any] | None, seen: frozenset[Any]) -> bool:
         return got is not None and all(integral(e, seen) for e in got)
