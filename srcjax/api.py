@@ -512,8 +512,12 @@ class Compiled:
     @pausing
     def _warm_store(self, warm: str, key: tuple[Any, ...], text: str, out_avals: list[ShapedArray],
                     tree: pytree.TreeDef, template: list[Any], in_avals: list[ShapedArray]) -> None:
-        # (not the printed source: no reader of the entry wants it, and printing it was 3-5 ms of a first call)
-        warm_cache.store(warm, self._warm_reads(), key, text, out_avals, tree, template, in_avals, self.auto_static)
+        try:
+            source: str | None = self.program.source()
+        except TranspileError:
+            source = None
+        warm_cache.store(warm, self._warm_reads(), key, text, out_avals, tree, template, in_avals, self.auto_static,
+                         source)
 
     def _fast_key(self, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
         """The cache key when every argument is a bare array or Python scalar (the common case)."""

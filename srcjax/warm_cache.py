@@ -5,9 +5,8 @@ An entry is keyed by what names the program before any source is read: the funct
 (module, qualified name, file and line; for a derivative, the transformation and its options over
 its function's identity), the argument signature with static values, the device and platform, the
 versions of srcjax (a fingerprint of its files), jaxlib, NumPy and Python. It stores the StableHLO
-text, the results' structure and abstract values, and what the front end read to write that program,
-which a lookup checks before serving it (not the generated Python source: ``srcjax.source`` in a later
-process writes it again, and printing it for the entry cost every first call 3-5 ms):
+text, the results' structure and abstract values, the generated Python source, and what the front
+end read to write that program, which a lookup checks before serving it:
 
 - every user source file it read (path and SHA-256 of its text): an edit to the function, to a
   helper in another module, anywhere in those files, misses;
@@ -422,7 +421,7 @@ def key_text(argkey: Any) -> str | None:
 
 
 def store(key: str, reads: Reads, argkey: Any, text: str, out_avals: list[Any], tree: pytree.TreeDef,
-          template: list[Any], in_avals: list[Any], auto_static: frozenset[str]) -> bool:
+          template: list[Any], in_avals: list[Any], auto_static: frozenset[str], source: str | None) -> bool:
     """Store a program under ``key`` if everything it depends on has a stable description."""
     from .runtime import disk_cache
 
@@ -446,7 +445,7 @@ def store(key: str, reads: Reads, argkey: Any, text: str, out_avals: list[Any], 
         else:
             return False
     entry = {"key": final, **depends, "text": text, "out_avals": outs, "out_tree": t, "template": temp,
-             "in_avals": ins, "auto_static": sorted(auto_static)}
+             "in_avals": ins, "auto_static": sorted(auto_static), "source": source}
     blob = json.dumps(entry).encode()
     disk_cache.store_later(key, lambda: blob, kind="program")  # (written after the call: disk_cache.store_later)
     STATS["stores"] += 1
