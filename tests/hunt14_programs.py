@@ -783,7 +783,7 @@ def kepler_eccentric_anomaly(M, e):
     return newton(f, fprime, M)
 
 
-def bisect_sqrt(a, tol=1e-10):
+def bisect_sqrt(a, tol=1e-6):
     lo, hi = 0.0, max(1.0, a)
     while hi - lo > tol:
         mid = (lo + hi) / 2

@@ -70,11 +70,17 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     # momentum_sgd_dict, adam_dict_bias_corrected under vmap of the parameters: `{k: ... grads[k] for k in params}`
     # (a mapped dict's keys are the same in every example)
     "must be the same for every example, but it depends on",
+    # adam_steps, adagrad_rmsprop_steps, nesterov_quadratic at float32: `m = np.zeros(np.shape(w))` (float64) carried
+    # by a loop updating float32 `w` (NumPy makes `w` float64 after one step; the known class of float32 accumulators)
+    "is float32 and float64 on different paths",
     # refused by jax too: bisect_sqrt's `max(1.0, a)` on a traced value, row_centering_rank's derivative of
     # np.linalg.svd(full_matrices=True) of a non-square matrix, golden_section_min's `if` on data under vmap
     "the builtin max() compares values known only at run time",
     "the derivative of full_matrices=True needs square matrices",
     "an `if` condition on array data must be a scalar",
+    # bisect_sqrt, golden_section_min: reverse mode through a `while` on data asks for max_iters= (as jax's
+    # while_loop is not reverse-differentiable)
+    "needs a bound on its iterations",
 )
 # Errors met that are srcjax's own: xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = (
@@ -83,7 +89,15 @@ KNOWN_INTERNAL: tuple[str, ...] = (
     "needs a bound on its iterations",
 )
 # Wrong answers found and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
-KNOWN_WRONG: dict[tuple[str, ...], str] = {}
+_INPLACE_DTYPE = ("dtype: `layer_1 *= dropout_mask * 2` and `weights_1 += ...` keep a float32 array float32 in NumPy "
+                  "(an in-place operation casts back to the array's dtype); srcjax rebinds them to the promoted "
+                  "float64 result (values agree)")
+KNOWN_WRONG: dict[tuple[str, ...], str] = {
+    ("mnist_sgd_epoch", "jit(f)", "float32"): _INPLACE_DTYPE,
+    ("mnist_sgd_epoch", "jacfwd(f)", "float32"): _INPLACE_DTYPE,
+    ("mnist_sgd_epoch", "vmap(f, in_axes=(None, None, 0, 0, 0))", "float32"): _INPLACE_DTYPE,
+    ("mnist_sgd_epoch", "vmap(f, in_axes=(0, 0, None, None, None))", "float32"): _INPLACE_DTYPE,
+}
 
 
 # -- the jax side: the module's text with np as jax.numpy ----------------------------------------------------
@@ -187,13 +201,15 @@ CASES: tuple[Case, ...] = (
     Case("activation_zoo", hp.activation_zoo, lambda r, d: (_n(r, d, 9, scale=2.0),),
          (J, G, VG, H, _v((0,)), _vg((0,)))),
     Case("activation_gradients", hp.activation_gradients, lambda r, d: (_n(r, d, 6, scale=2.0), _n(r, d, 6)),
-         (J, JF, JR, _t("jacrev(f, argnums=1)"), _v((0, 0)), _v((None, 0)))),
+         (J, JF, JR, _t("jacrev(f, argnums=1)"), _v((0, 0)), _v((None, 0))),
+         numpy_dtypes="LeakyReLU.gradient's np.where(x >= 0, 1, 0.2) is float64 in NumPy (weak in jax)"),
     Case("softmax_cross_entropy", hp.softmax_cross_entropy, lambda r, d: (_n(r, d, 4, 3), _onehot(r, d, 4, 3)),
          (J, G, VG, H, _v((0, 0)), _vg((0, None)))),
     Case("square_loss_and_hand_grad", hp.square_loss_and_hand_grad, lambda r, d: (_n(r, d, 5), _n(r, d, 5)),
          (J, _t("jacfwd(f, argnums=1)"), JR, _v((0, 0)))),
     Case("mdn_loss", hp.mdn_loss, lambda r, d: (_n(r, d, 4, 1), _pos(r, d, 4, 9)),
-         (J, _t("grad(f, argnums=1)"), _t("hessian(f, argnums=1)"), _v((0, 0)), _vg((None, 0), 1))),
+         (J, _t("grad(f, argnums=1)"), _t("hessian(f, argnums=1)"), _v((0, 0)), _vg((None, 0), 1)),
+         numpy_dtypes="np.sqrt(math.pi * 2) is a float64 NumPy scalar (weak in jax)"),
     Case("elastic_net_loss", hp.elastic_net_loss, _LSQ,
          (J, G, VG, H, _v((0, None, None)), _vg((None, 0, 0)))),
     Case("elastic_net_steps", hp.elastic_net_steps, _LSQ,
@@ -246,7 +262,8 @@ CASES: tuple[Case, ...] = (
     Case("moving_average", hp.moving_average, lambda r, d: (_n(r, d, 8),), (J, JF, JR, _v((0,)))),
     Case("out_arithmetic", hp.out_arithmetic, lambda r, d: (_n(r, d, 3, 3), _n(r, d, 3, 3)),
          (J, JF, _t("jacrev(f, argnums=1)"), _v((0, 0)), _v((None, 1)))),
-    Case("swap_rows", hp.swap_rows, lambda r, d: (_n(r, d, 4, 3),), (J, JF, JR, _v((0,)), _v((1,)))),
+    Case("swap_rows", hp.swap_rows, lambda r, d: (_n(r, d, 4, 3),), (J, JF, JR, _v((0,)), _v((1,))),
+         numpy_dtypes="np.arange(...) is int64: int64 and float32 arrays give float64 in NumPy (float32 in jax)"),
     Case("outer_distances", hp.outer_distances, lambda r, d: (_n(r, d, 5), _n(r, d, 5)),
          (J, G, _t("grad(f, argnums=1)"), H, _v((0, 0)), _vg((0, None)))),
     Case("closest_value", hp.closest_value, lambda r, d: (_n(r, d, 3, 4), _a(0.3, d)),
@@ -257,7 +274,8 @@ CASES: tuple[Case, ...] = (
     Case("sum_last_two_axes", hp.sum_last_two_axes, lambda r, d: (_n(r, d, 2, 3, 4),),
          (J, JF, JR, _v((0,)), _v((2,)))),
     Case("row_centering_rank", hp.row_centering_rank, lambda r, d: (_n(r, d, 4, 3),),
-         (J, G, _v((0,)), _vg((0,))), rtol32=5e-3),
+         (J, G, _v((0,)), _vg((0,))), rtol32=5e-3,
+         numpy_dtypes="float32 / int64 (np.sum of a mask, a count) is float64 in NumPy (float32 in jax)"),
     Case("checkerboard_weights", hp.checkerboard_weights, lambda r, d: (_n(r, d, 4, 4),),
          (J, G, H, _v((0,)), _vg((0,)))),
     Case("diag_of_product", hp.diag_of_product, lambda r, d: (_n(r, d, 3, 3), _n(r, d, 3, 3)),
@@ -313,7 +331,8 @@ CASES: tuple[Case, ...] = (
     Case("gmm_log_likelihood", hp.gmm_log_likelihood,
          lambda r, d: (_n(r, d, 6), _n(r, d, 3), _n(r, d, 3, scale=0.3), _n(r, d, 3)),
          (J, G, _t("grad(f, argnums=(1, 2, 3))"), _t("hessian(f, argnums=1)"), _v((0, None, None, None)),
-          _vg((None, 0, 0, 0), 1))),
+          _vg((None, 0, 0, 0), 1)),
+         numpy_dtypes="np.log(2 * np.pi) is a float64 NumPy scalar (weak in jax)"),
     Case("info_nce", hp.info_nce, lambda r, d: (_n(r, d, 4, 3), _n(r, d, 4, 3)),
          (J, G, _t("grad(f, argnums=1)"), H, _v((0, 0)), _vg((0, 0)))),
     Case("label_smoothing_ce", hp.label_smoothing_ce, lambda r, d: (_n(r, d, 4, 3), r.integers(0, 3, 4)),
