@@ -50,6 +50,7 @@ from . import (
     sort_keys,
     star_params,
     starred,
+    starred_displays,
     subscript_writes,
     view_copies,
     view_unpacking,
@@ -235,11 +236,10 @@ class Normalizer(Resolver):
         if type(node) is cst.IfExp:
             return self.flat_ifexp(node)
         if type(node) is cst.Tuple or type(node) is cst.List:
+            if any(isinstance(e, cst.StarredElement) for e in node.elements):  # [*ws], (x, *a): joins of copies
+                return self.flat(starred_displays.joined(node))
             elems = []
             for e in node.elements:
-                if isinstance(e, cst.StarredElement):
-                    raise self.unsupported(e, "starred elements (*x) in a tuple or list",
-                                           "build the tuple with + on static tuples")
                 elems.append(e.with_changes(value=self.atom(e.value)))  # type: ignore[arg-type]
             if isinstance(node, cst.Tuple):
                 return node.with_changes(elements=elems, lpar=[cst.LeftParen()], rpar=[cst.RightParen()]), None
