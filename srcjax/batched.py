@@ -199,8 +199,11 @@ def batch_size_of(x: Any) -> Any:
     if x is UNSET or x is None:
         return None
     while is_tree(x):  # (a dataclass or registered class: its first field)
-        x = x[0] if isinstance(x, (tuple, list)) else list(x.values())[0] if isinstance(x, dict) else \
-            tree_get(x, item_keys(x)[0])
+        keys = item_keys(x)
+        k = 0
+        while k < len(keys) - 1 and tree_get(x, keys[k]) is None:  # (an integer leaf's cotangent: None)
+            k = k + 1
+        x = tree_get(x, keys[k])
     return np.shape(x)[0]
 
 
