@@ -83,11 +83,7 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     "needs a bound on its iterations",
 )
 # Errors met that are srcjax's own: xfail, not hidden
-KNOWN_INTERNAL: tuple[str, ...] = (
-    # golden_section_min: grad through `while abs(b - a) > tol` (a lambda defined in the function): the refusal
-    # asking for max_iters= has no location (the same loop without the lambda has)
-    "needs a bound on its iterations",
-)
+KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers found and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
 _INPLACE_DTYPE = ("dtype: `layer_1 *= dropout_mask * 2` and `weights_1 += ...` keep a float32 array float32 in NumPy "
                   "(an in-place operation casts back to the array's dtype); srcjax rebinds them to the promoted "
@@ -489,3 +485,29 @@ def test_a_range_of_a_mapped_arrays_size_is_each_examples() -> None:
         return out
 
     _agree(srcjax.vmap(srcjax.jacfwd(_discounted))(R), jax.vmap(jax.jacfwd(twin))(R), "vmap(jacfwd) vs jax")
+
+
+def test_a_while_after_a_lambda_asks_for_its_bound_at_the_users_line() -> None:
+    """grad of golden_section_min (a lambda defined in the function, then `while abs(b - a) > tol:` on data):
+    reverse mode's refusal asking for max_iters= had no location: writing out the lambda's calls rebuilt the loop
+    (inline_lax) without its line. The same loop without the lambda was located."""
+    with pytest.raises(srcjax.TranspileError, match="needs a bound on its iterations") as e:
+        srcjax.grad(hp.golden_section_min)(0.5)
+    first = str(e.value).splitlines()[0]
+    assert "hunt14_programs.py:" in first and "while" in str(e.value), str(e.value)
+    got = srcjax.grad(hp.golden_section_min, max_iters=60)(0.5)
+    want = jax.grad(lambda c: _jax_golden(c))(0.5)
+    np.testing.assert_allclose(float(got), float(want), rtol=1e-6)
+
+
+def _jax_golden(c: Any, tol: float = 1e-8) -> Any:
+    invphi = (5 ** 0.5 - 1) / 2
+    f = lambda x: (x - c) ** 2 + 0.1 * x ** 4  # noqa: E731
+    a, b = -3.0, 3.0
+    for _ in range(60):  # (the same search, a fixed number of steps: jax's grad of a while_loop is refused)
+        done = abs(b - a) <= tol
+        x1 = b - (b - a) * invphi
+        x2 = a + (b - a) * invphi
+        left = f(x1) < f(x2)
+        a, b = jnp.where(done | left, a, x1), jnp.where(done | ~left, b, x2)
+    return f((b + a) / 2)

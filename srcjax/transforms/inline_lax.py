@@ -130,10 +130,17 @@ class Inliner:
             elif isinstance(s, cst.If):
                 out.append(self.if_(s))
             elif isinstance(s, (cst.For, cst.While)):
-                out.append(s.with_changes(body=s.body.with_changes(body=self.block(s.body.body))))
+                out.append(self._same_line(s, s.with_changes(body=s.body.with_changes(body=self.block(s.body.body)))))
             else:
                 out.append(s)
         return out
+
+    def _same_line(self, old: Any, new: Any) -> Any:
+        """``new`` (``old`` rebuilt around a written-out body) located where ``old`` is: a later error about the
+        loop or branch (reverse mode's bound on a `while`) names the user's line."""
+        if new is not old and id(old) in self.nf.spans:
+            self.nf.spans.setdefault(id(new), self.nf.spans[id(old)])
+        return new
 
     def direct_call(self, s: Any) -> tuple[str, list[str], str] | None:
         """(the nested def, the arguments, the target) of a statement ``target = k(args)`` calling a
@@ -160,7 +167,8 @@ class Inliner:
             orelse = self.if_(orelse)
         elif orelse is not None:
             orelse = orelse.with_changes(body=orelse.body.with_changes(body=self.block(orelse.body.body)))
-        return s.with_changes(body=s.body.with_changes(body=self.block(s.body.body)), orelse=orelse)
+        return self._same_line(s, s.with_changes(body=s.body.with_changes(body=self.block(s.body.body)),  # type: ignore[no-any-return]
+                                                 orelse=orelse))
 
     # -- one call -------------------------------------------------------------------------------
     def expand(self, assign: cst.Assign, line: Any) -> list[Any]:
