@@ -3,7 +3,8 @@ test_user_programs, test_hunt12_programs, test_vmap_user_programs): a case's arg
 back out; srcjax's run of a check (a located refusal or a crash classified, ``hunt_sweep.Outcome``); the generated
 source run by NumPy against srcjax; the run of one check against jax, the user's function run by NumPy and finite
 differences (:func:`run_check`, with a :class:`Corpus`'s oracles); a test's verdict with the corpus's known lists
-(:func:`assert_passes`); and the command line that runs a corpus and prints its counts (:func:`main`)."""
+(:func:`assert_passes`); the command line that runs a corpus and prints its counts (:func:`main`); and the
+checks, oracles and corpus of the corpora whose jax twin is their own text (:func:`twin_corpus`: hunt13, hunt14)."""
 
 from __future__ import annotations
 
@@ -375,3 +376,50 @@ def fd_reference(c: Any, expr: str, args: tuple[Any, ...]) -> Any:
     one = (lambda k: _fd_jacobian(c.fn, args, k))
     d = tuple(one(k) for k in ks) if isinstance(ks, tuple) else one(ks)
     return (c.fn(*args), d) if m.group(1) == "value_and_grad" else d  # type: ignore[union-attr]
+
+
+# -- corpora checked against the same program text run with np as jax.numpy (hunt13, hunt14) -------------------
+
+# the checks a case names: an expression over its function ``f``, and the in_axes of the vmap in it (None: no vmap)
+J, G, VG, H, JF, JR = (("jit(f)", None), ("grad(f)", None), ("value_and_grad(f)", None), ("hessian(f)", None),
+                       ("jacfwd(f)", None), ("jacrev(f)", None))
+TRANSFORMS = ("jit", "grad", "value_and_grad", "vmap", "jacfwd", "jacrev", "hessian")
+
+
+def vmap_check(axes: tuple[Any, ...], inner: str = "f") -> tuple[str, Any]:
+    """``vmap(inner, in_axes=axes)``."""
+    spelled = "(" + ", ".join(str(a) for a in axes) + ("," if len(axes) == 1 else "") + ")"
+    return (f"vmap({inner}, in_axes={spelled})", axes)
+
+
+def vmap_grad_check(axes: tuple[Any, ...], argnums: int = 0) -> tuple[str, Any]:
+    """``vmap(grad(f, argnums=k), in_axes=axes)``."""
+    return vmap_check(axes, "grad(f)" if argnums == 0 else f"grad(f, argnums={argnums})")
+
+
+def twin_corpus(cases: tuple[Any, ...], user_file: str, known_refusals: tuple[str, ...], twin: Mapping[str, Any],
+                known_internal: tuple[str, ...] = (), known_wrong: Mapping[tuple[str, ...], str] = EMPTY) -> Corpus:
+    """A corpus whose jax oracle runs ``twin[name]`` (the corpus module's text with ``np`` as jax.numpy), jitted,
+    with jax's vmap one example at a time where a mask selects on data (:func:`jax_vmap`); the NumPy reference is
+    the user's function (in a loop over the examples for ``vmap``) for cases with ``numpy``, and finite
+    differences check the derivatives at float64."""
+    import jax
+
+    from .twins import jitted
+
+    def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Any:
+        return jax_vmap(f, in_axes, out_axes, masks=True)
+
+    jax_t = {"jit": lambda f, **kw: f, "grad": jax.grad, "value_and_grad": jax.value_and_grad, "vmap": vmap,
+             "jacfwd": jax.jacfwd, "jacrev": jax.jacrev, "hessian": jax.hessian}
+    srcjax_t = {k: getattr(srcjax, k) for k in TRANSFORMS}
+
+    def oracle(c: Any, expr: str, in_axes: Any, args: tuple[Any, ...]) -> Any:
+        return jitted(evaluate(expr, jax_t, twin[c.fn.__name__], jax.numpy))(*args)
+
+    def numpy_reference(c: Any, expr: str, in_axes: Any, args: tuple[Any, ...]) -> Any:
+        return loop_reference(c.fn, expr, in_axes, args) if c.numpy else None
+
+    return Corpus(cases, (user_file,), known_refusals, oracle, jax.tree_util.tree_leaves,
+                  lambda c, expr: evaluate(expr, srcjax_t, c.fn, np), numpy_reference, fd_reference,
+                  known_internal=known_internal, known_wrong=known_wrong)

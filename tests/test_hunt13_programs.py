@@ -34,21 +34,24 @@ import pytest
 import srcjax
 from tests import corpus_harness
 from tests.corpus_harness import (
+    JF,
+    JR,
+    VG,
     Case,
-    Corpus,
+    G,
+    H,
+    J,
     as_dtype,
-    evaluate,
-    fd_reference,
-    jax_vmap,
-    loop_reference,
     normal,
     positive,
     spd,
+    twin_corpus,
+    vmap_check,
+    vmap_grad_check,
 )
 
 from . import hunt13_programs as hp
 from .hunt_sweep import Outcome
-from .twins import jitted
 
 _a, _n, _pos, _spd = as_dtype, normal, positive, spd  # (the corpora's argument makers, tests/corpus_harness.py)
 
@@ -77,9 +80,6 @@ KNOWN_WRONG: dict[tuple[str, ...], str] = {}
 
 
 # -- the jax side: the module's text with np as jax.numpy ----------------------------------------------------
-
-def _vmap(f: Any, in_axes: Any = 0, out_axes: Any = 0) -> Any:
-    return jax_vmap(f, in_axes, out_axes, masks=True)  # (a mask's selection on data too: one example at a time)
 
 
 def _last_writes(idx: Any, n: int) -> Any:
@@ -145,31 +145,11 @@ def _twin_namespace() -> dict[str, Any]:
 
 
 TWIN = _twin_namespace()
-TRANSFORMS = ("jit", "grad", "value_and_grad", "vmap", "jacfwd", "jacrev", "hessian")
-JAX_T = {"jit": lambda f, **kw: f, "grad": jax.grad, "value_and_grad": jax.value_and_grad, "vmap": _vmap,
-         "jacfwd": jax.jacfwd, "jacrev": jax.jacrev, "hessian": jax.hessian}
-SRCJAX_T = {k: getattr(srcjax, k) for k in TRANSFORMS}
 
 
 # -- the corpus's cases -------------------------------------------------------------------------------------
 
-J = ("jit(f)", None)
-G = ("grad(f)", None)
-VG = ("value_and_grad(f)", None)
-H = ("hessian(f)", None)
-JF = ("jacfwd(f)", None)
-JR = ("jacrev(f)", None)
-
-
-def _v(axes: tuple[Any, ...], inner: str = "f") -> tuple[str, Any]:
-    """``vmap(inner, in_axes=axes)``."""
-    spelled = "(" + ", ".join(str(a) for a in axes) + ("," if len(axes) == 1 else "") + ")"
-    return (f"vmap({inner}, in_axes={spelled})", axes)
-
-
-def _vg(axes: tuple[Any, ...], argnums: int = 0) -> tuple[str, Any]:
-    """``vmap(grad(f, argnums=k), in_axes=axes)``."""
-    return _v(axes, "grad(f)" if argnums == 0 else f"grad(f, argnums={argnums})")
+_v, _vg = vmap_check, vmap_grad_check
 
 
 CASES: tuple[Case, ...] = (
@@ -379,20 +359,7 @@ DEFAULT_CASES = ("fancy_iadd_then_loss", "boolean_mask_assign")
 
 # -- running a check ------------------------------------------------------------------------------------------
 
-def oracle(c: Case, expr: str, in_axes: Any, args: tuple[Any, ...]) -> Any:
-    return jitted(evaluate(expr, JAX_T, TWIN[c.fn.__name__], jnp))(*args)
-
-
-def numpy_reference(c: Case, expr: str, in_axes: Any, args: tuple[Any, ...]) -> Any:
-    """The user's function run by NumPy, for ``jit(f)`` and ``vmap(f, ...)`` (None otherwise)."""
-    if not c.numpy:
-        return None
-    return loop_reference(c.fn, expr, in_axes, args)
-
-
-CORPUS = Corpus(CASES, ("hunt13_programs.py",), KNOWN_REFUSALS, oracle, jax.tree_util.tree_leaves,
-                lambda c, expr: evaluate(expr, SRCJAX_T, c.fn, np), numpy_reference, fd_reference,
-                known_internal=KNOWN_INTERNAL, known_wrong=KNOWN_WRONG)
+CORPUS = twin_corpus(CASES, "hunt13_programs.py", KNOWN_REFUSALS, TWIN, KNOWN_INTERNAL, KNOWN_WRONG)
 
 
 def run_check(c: Case, expr: str, in_axes: Any, dtype: str, seed: int = 0) -> Outcome:
