@@ -195,7 +195,8 @@ def batch_shape(x: Any) -> Any:
 
 def batch_size_of(x: Any) -> Any:
     """The batch size of a batched value: its first leaf's leading axis; None for ``UNSET`` or ``None``
-    (a derivative's value not bound yet, which a batched helper passes on as it is)."""
+    (a derivative's value not bound yet, which a batched helper passes on as it is), and for an empty container
+    or one whose leaves are all None (no leaf tells it: an empty tape saved, integer leaves' cotangents)."""
     if x is UNSET or x is None:
         return None
     while is_tree(x):  # (a dataclass or registered class: its first field)
@@ -203,8 +204,8 @@ def batch_size_of(x: Any) -> Any:
         k = 0
         while k < len(keys) - 1 and tree_get(x, keys[k]) is None:  # (an integer leaf's cotangent: None)
             k = k + 1
-        x = tree_get(x, keys[k])
-    return np.shape(x)[0]
+        x = tree_get(x, keys[k]) if keys else None
+    return None if x is None or x is UNSET else np.shape(x)[0]
 
 
 def batch_size_of_any(xs: Any) -> int:
