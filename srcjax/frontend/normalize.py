@@ -46,6 +46,7 @@ from . import (
     methods,
     nested_defaults,
     numpy_calls,
+    returned_closures,
     shadowing,
     sort_keys,
     star_params,
@@ -870,7 +871,8 @@ def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]]
               comprehension_loops: bool = False) -> NormalizedFunction:
     src = methods.guard(star_params.expand(read_function(fn)))  # (a copy of a function with *args for a number of them)
     src = view_unpacking.rewrite(dict_merges.rewrite(nested_defaults.rewrite(src)))  # (`def g(v, k=k)` in a loop;
-    src = list_copies.rewrite(src)  # `d | e` of dicts; `a, b = d.values()`; `list(ws)` of a parameter)
+    src = returned_closures.rewrite(list_copies.rewrite(src))  # `d | e` of dicts; `a, b = d.values()`; `list(ws)`
+    # of a parameter); `g = make_scaler(a)` (a helper returning a closure: its body written out)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     fdef = norm.function(name or src.name)
     return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,

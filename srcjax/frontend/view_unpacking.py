@@ -54,7 +54,7 @@ def _view(node: cst.BaseExpression) -> bool:
         node.func.attr.value in _VIEWS
 
 
-def _pairs(n: cst.Assign) -> list[tuple[cst.BaseAssignTargetExpression, cst.BaseAssignTargetExpression]] | None:
+def _pairs(n: cst.Assign) -> list[tuple[cst.BaseExpression, cst.BaseExpression]] | None:
     """The (key, value) targets of ``(k1, a), (k2, b) = d.items()`` (``d`` a name, one target of pairs), else None."""
     call = n.value
     if len(n.targets) != 1 or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute) or \
