@@ -7,8 +7,8 @@ NumPy's ufuncs in ``srcjax.lax``) is NumPy's reduction of the
 ``dimensions`` combined with ``init_values`` (XLA's ``reduce``: differentiated and batched as ``np.sum``,
 ``np.max``, ...). Any other ``computation`` (a lambda, a user's two-argument function) is refused at the
 call for now: a helper's derivative is written once for every ``computation`` it may be given.
-``associative_scan`` is jax's recursive algorithm over slices (compiled, differentiated, batched; ``vmap``
-of its derivative is refused for now: its recursion saves values batched at some depths only).
+``associative_scan`` is jax's algorithm over slices (Blelloch's), written as loops over its levels (compiled,
+differentiated, batched, and ``vmap`` of its derivative).
 """
 
 from __future__ import annotations
@@ -52,21 +52,26 @@ def associative_scan(fn: Any, elems: Any, reverse: bool = False, axis: int = 0) 
 
 
 def _associative(fn: Any, x: Any) -> Any:
-    n = np.shape(x)[0]
-    if n < 2:
-        return x
-    odd = _associative(fn, fn(x[0:n - 1:2], x[1::2]))  # (the scan of the pairs: every odd position's)
-    if n % 2 == 0:
-        even = fn(odd[:-1], x[2::2])
-    else:
-        even = fn(odd, x[2::2])
-    return _interleave(np.concatenate([x[0:1], even], axis=0), odd)
+    """jax's recursion written as two loops (a recursion's derivative tape held values batched at some depths and
+    not at others, which ``vmap`` of the derivative refused): up, ``fn`` on the pairs of each level until one
+    element is left; down, each level's even positions from the scan of its pairs, interleaved with them. The same
+    calls of ``fn`` on the same slices as jax's (so the same rounding)."""
+    levels = []
+    for _ in range(np.shape(x)[0].bit_length() - 1):  # (n, n // 2, ... down to 1 element; none for n < 2)
+        n = np.shape(x)[0]
+        levels.append(x)
+        x = fn(x[0:n - 1:2], x[1::2])
+    out = x  # (the scan of the pairs: every odd position's)
+    for k in range(len(levels) - 1, -1, -1):  # (a loop by index: vmap batches no reversed() of a list)
+        level = levels[k]
+        n = np.shape(level)[0]
+        even = fn(out[:(n - 1) // 2], level[2::2])  # (n even: out[:-1]; n odd: all of out)
+        out = _interleave(np.concatenate([level[0:1], even], axis=0), out)
+    return out
 
 
 def _interleave(a: Any, b: Any) -> Any:
-    """``a[0], b[0], a[1], b[1], ...`` along axis 0 (``a`` as long as ``b`` or one longer)."""
-    n, m = np.shape(a)[0], np.shape(b)[0]
+    """``a[0], b[0], a[1], b[1], ...`` along axis 0 (``a`` as long as ``b`` or one longer: its last then)."""
+    m = np.shape(b)[0]
     pairs = np.reshape(np.stack([a[:m], b], axis=1), (2 * m,) + np.shape(a)[1:])
-    if n == m:
-        return pairs
     return np.concatenate([pairs, a[m:]], axis=0)
