@@ -8,6 +8,8 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import libcst as cst
+
 from . import general_hessian, pytree, reuse, star_args, warm_transforms
 from .api import (  # (api's shared argument helpers)
     Compiled,
@@ -131,6 +133,38 @@ def _shown_key(k: str) -> str:
     return k if k.startswith(".") else f"[{k}]" if key is None else f"[{key!r}]"
 
 
+def _pushed_in_order(fdef: cst.FunctionDef, expr: str, st: Stack, spec: list[Any]) -> bool:
+    """Whether the list ``expr`` (state ``st``) holds one value per push, in order, as many as ``spec`` has: it is
+    appended to only outside loops (a push in a loop's body stands for each of its iterations)."""
+    if type(st) is not Stack or len(st.entries) != len(spec) or not expr.isidentifier():
+        return False
+    in_loop = False
+
+    class V(cst.CSTVisitor):
+        depth = 0
+
+        def visit_For(self, n: cst.For) -> None:
+            self.depth += 1
+
+        def leave_For(self, n: cst.For) -> None:
+            self.depth -= 1
+
+        def visit_While(self, n: cst.While) -> None:
+            self.depth += 1
+
+        def leave_While(self, n: cst.While) -> None:
+            self.depth -= 1
+
+        def visit_Call(self, n: cst.Call) -> None:
+            nonlocal in_loop
+            f = n.func
+            if self.depth and type(f) is cst.Attribute and type(f.value) is cst.Name and f.value.value == expr:
+                in_loop = True
+
+    fdef.body.visit(V())
+    return not in_loop
+
+
 class _EntryWriter(FunctionWriter):
     """The entry function: its returns put the batch axis where ``out_axes`` says."""
 
@@ -153,6 +187,8 @@ class _EntryWriter(FunctionWriter):
             # the output's keys as written in the function (`{"w": ...}`), by value: out_axes={'w': 0}
             by_value: dict[Any, State] = {literal_key(k): v for k, v in st.items} if isinstance(st, Tree) else {}
             keys: dict[Any, str] = {literal_key(k): k for k, _ in st.items} if isinstance(st, Tree) else {}
+            if isinstance(spec, list) and isinstance(st, Stack) and _pushed_in_order(self.nf.fdef, expr, st, spec):
+                by_value = dict(enumerate(st.entries))  # (out_axes=[None, 0] of `out.append(c); out.append(x)`)
             written = [(keys.get(k, repr(k)), by_value.get(k, st) if by_value else st, v, k) for k, v in items]
             parts = [(key, self.out(item(expr, key), kst, v, f"{path}[{k!r}]")) for key, kst, v, k in written]
             if isinstance(spec, dict):
