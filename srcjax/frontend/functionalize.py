@@ -496,6 +496,21 @@ class Functionalizer:
                 return args[0], args[1], step
         return None
 
+    def zipped_rows(self, s: cst.For) -> list[tuple[str | None, cst.BaseExpression]] | None:
+        """``[(v, x), (v_dot, x_dot)]`` of ``for v, v_dot in zip(x, x_dot)`` over names of arrays (forward mode's
+        loop over an array's rows with their tangents' rows), else None."""
+        it, t = s.iter, s.target
+        if type(it) is not cst.Call or code(it.func) != "zip" or len(it.args) < 2 or \
+                any(a.keyword or a.star for a in it.args) or type(t) not in (cst.Tuple, cst.List) or \
+                len(t.elements) != len(it.args):  # type: ignore[attr-defined]
+            return None
+        names = [e.value.value if type(e.value) is cst.Name else None for e in t.elements]  # type: ignore[attr-defined]
+        if None in names or len(set(names)) != len(names) or \
+                not all(type(a.value) is cst.Name and self.bta.of(a.value) in (DYNAMIC, UNKNOWN) and
+                        a.value.value not in self.bta.dicts for a in it.args):
+            return None
+        return [(n, a.value) for n, a in zip(names, it.args)]
+
     def for_stmt(self, s: cst.For, defined: set[str], after: set[str], ctx: _Ctx) -> list[Any]:
         sp = self.span(s)
         flagged = id(s) in self.bta.flagged
@@ -507,11 +522,16 @@ class Functionalizer:
             s.iter.func.attr.value == "keys"  # (a dict's keys: `{**a, ...}` read as a loop, `a` rebound later)
         rows = rng is None and not (named and code(s.iter) in self.bta.dicts) and not view and \
             (self.bta.of(s.iter) == DYNAMIC or flagged and named and self.bta.of(s.iter) == UNKNOWN)
+        zipped = self.zipped_rows(s) if flagged and rng is None else None  # (v, v_dot in zip(x, x_dot))
+        rows = rows or zipped is not None
         body = list(s.body.body)
         breaks, conts = own_exits(body)
         head = self.live.loop_head(s, after)
         target = s.target.value if isinstance(s.target, cst.Name) else None
-        assigned = [n for n in assigned_in(body) if n != target]
+        walked = [(target, s.iter)] if zipped is None else zipped  # (each loop variable, what it walks the rows of)
+        if zipped is not None:
+            target = zipped[0][0]
+        assigned = [n for n in assigned_in(body) if all(n != t for t, _ in walked)]
         carry = [n for n in assigned if n in head and n in defined]
         receivers = {n for st, _ in walk(body) if (n := self.method_receiver(st)) is not None}
         dynamic_break = id(s) in self.bta.dynamic_break
@@ -522,8 +542,8 @@ class Functionalizer:
             why = "it does not loop over range(...) or the rows of an array"
         elif target is None:
             why = "its target is not a single name"
-        elif target in after and not keep_target:
-            why = f"the loop variable `{target}` is used after the loop"
+        elif any(t in after for t, _ in walked) and not keep_target:
+            why = f"the loop variable `{next(t for t, _ in walked if t in after)}` is used after the loop"
         elif has_return(body):
             why = "it returns from inside the loop"
         elif any(isinstance(st, (cst.Raise, cst.Assert)) for st, _ in walk(body)) and not flagged:
@@ -553,13 +573,16 @@ class Functionalizer:
         hi: cst.BaseExpression
         first: list[Any] = []  # statements at the top of the body
         if rows:
-            n = self.fresh(f"len_{code(s.iter)}" if isinstance(s.iter, cst.Name) else "len")
-            pre.append(self.line(n, cst.Call(func=cst.Name("len"), args=[cst.Arg(s.iter)]), sp))
+            walks = walked[0][1]
+            n = self.fresh(f"len_{code(walks)}" if isinstance(walks, cst.Name) else "len")
+            pre.append(self.line(n, cst.Call(func=cst.Name("len"), args=[cst.Arg(walks)]), sp))
             lo, hi, step = cst.Integer("0"), cst.Name(n), 1
             index = self.fresh("i")
             self.bta.declare(index, UNKNOWN)
-            first.append(self.line(target, cst.Subscript(value=s.iter, slice=[cst.SubscriptElement(
-                cst.Index(cst.Name(index)))]), sp))
+            for t, it in walked:
+                assert t is not None
+                first.append(self.line(t, cst.Subscript(value=it, slice=[cst.SubscriptElement(
+                    cst.Index(cst.Name(index)))]), sp))
         else:
             assert rng is not None
             lo, hi, step = rng
