@@ -44,7 +44,8 @@ def method_function(src: FunctionSource, name: str) -> tuple[type, types.Functio
         if not _is_pytree_class(v) or (getattr(v, "__module__", "") or "").split(".")[0] in ("srcjax", "numpy"):
             continue
         f = inspect.getattr_static(v, name, None)
-        if isinstance(f, types.FunctionType) and src.globals.get(v.__name__) is v and origin(f) is None:
+        named = src.globals.get(v.__name__) is v or src.closure.get(v.__name__) is v  # (in the closure: a plain
+        if isinstance(f, types.FunctionType) and named and origin(f) is None:  # class's dataclass, constructed_objects)
             # (the user's own code: not a NamedTuple's `_replace`, which the specializer runs itself)
             found.setdefault(f, v)
     if len(found) != 1:

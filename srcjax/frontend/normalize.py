@@ -38,6 +38,7 @@ from . import (
     bound_helpers,
     builtin_calls,
     comprehension_loops,
+    constructed_objects,
     dict_merges,
     dict_methods,
     jax_spellings,
@@ -871,8 +872,9 @@ def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]]
               comprehension_loops: bool = False) -> NormalizedFunction:
     src = methods.guard(star_params.expand(read_function(fn)))  # (a copy of a function with *args for a number of them)
     src = view_unpacking.rewrite(dict_merges.rewrite(nested_defaults.rewrite(src)))  # (`def g(v, k=k)` in a loop;
-    src = returned_closures.rewrite(list_copies.rewrite(src))  # `d | e` of dicts; `a, b = d.values()`; `list(ws)`
-    # of a parameter); `g = make_scaler(a)` (a helper returning a closure: its body written out)
+    src = constructed_objects.rewrite(returned_closures.rewrite(list_copies.rewrite(src)))  # `d | e` of dicts;
+    # `a, b = d.values()`; `list(ws)` of a parameter); `g = make_scaler(a)` (a helper's closure: its body written
+    # out); `p = Point(x, y)` (a plain class: its dataclass)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     fdef = norm.function(name or src.name)
     return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,

@@ -42,7 +42,7 @@ def rewrite(src: FunctionSource) -> FunctionSource:
     return dataclasses.replace(src, fdef=fdef)
 
 
-def _call_of(s: cst.BaseStatement) -> tuple[str, cst.Call] | None:
+def call_of(s: cst.BaseStatement) -> tuple[str, cst.Call] | None:
     """``(g, make_scaler(a))`` of a line ``g = make_scaler(a)``."""
     if type(s) is not cst.SimpleStatementLine or len(s.body) != 1 or type(s.body[0]) is not cst.Assign:
         return None
@@ -59,7 +59,7 @@ def _candidates(src: FunctionSource) -> bool:
     class V(cst.CSTVisitor):
         def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> bool:
             nonlocal found
-            call = _call_of(n)
+            call = call_of(n)
             found = found or (call is not None and _helper(src, call[1].func.value) is not None)  # type: ignore[attr-defined]
             return False
 
@@ -69,7 +69,7 @@ def _candidates(src: FunctionSource) -> bool:
 
 def _helper(src: FunctionSource, name: str) -> types.FunctionType | None:
     """The user's function ``name`` stands for, where it may be written out here."""
-    if name in assigned_names(src.fdef.body.body) or name in _params(src.fdef):
+    if name in assigned_names(src.fdef.body.body) or name in params_of(src.fdef):
         return None
     fv = src.closure[name] if name in src.closure else src.globals.get(name)
     if not isinstance(fv, types.FunctionType) or origin(fv) is not None or fv.__closure__ or \
@@ -80,7 +80,7 @@ def _helper(src: FunctionSource, name: str) -> types.FunctionType | None:
     return fv
 
 
-def _params(fdef: cst.FunctionDef | cst.Lambda) -> list[str]:
+def params_of(fdef: cst.FunctionDef | cst.Lambda) -> list[str]:
     p = fdef.params
     out = [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
     for star in (p.star_arg, p.star_kwarg):
@@ -92,7 +92,7 @@ def _params(fdef: cst.FunctionDef | cst.Lambda) -> list[str]:
 def _closure_body(fdef: cst.FunctionDef) -> tuple[list[cst.BaseStatement], cst.BaseExpression] | None:
     """The statements before the final ``return``, and what it returns, of a helper that only makes a closure."""
     body = list(fdef.body.body) if isinstance(fdef.body, cst.IndentedBlock) else []
-    if body and _is_docstring(body[0]):
+    if body and is_docstring(body[0]):
         body = body[1:]
     if not body or type(body[-1]) is not cst.SimpleStatementLine or len(body[-1].body) != 1 or \
             type(body[-1].body[0]) is not cst.Return:
@@ -113,7 +113,7 @@ def _closure_body(fdef: cst.FunctionDef) -> tuple[list[cst.BaseStatement], cst.B
     return body[:-1], value
 
 
-def _is_docstring(s: cst.BaseStatement) -> bool:
+def is_docstring(s: cst.BaseStatement) -> bool:
     return type(s) is cst.SimpleStatementLine and len(s.body) == 1 and type(s.body[0]) is cst.Expr and \
         isinstance(s.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
 
@@ -121,10 +121,11 @@ def _is_docstring(s: cst.BaseStatement) -> bool:
 _LITERAL = (int, float, str, bool, type(None))
 
 
-def _bound(helper: types.FunctionType, call: cst.Call) -> dict[str, cst.BaseExpression] | None:
-    """The helper's parameters bound to the call's arguments (a default written as its literal), or None."""
+def bound_arguments(helper: types.FunctionType, call: cst.Call, skip: int = 0) -> dict[str, cst.BaseExpression] | None:
+    """The helper's parameters (but its first ``skip``: ``self``) bound to the call's arguments (a default written
+    as its literal), or None."""
     sig = inspect.signature(helper)
-    params = list(sig.parameters.values())
+    params = list(sig.parameters.values())[skip:]
     out: dict[str, cst.BaseExpression] = {}
     for i, a in enumerate(call.args):
         if a.star:
@@ -135,7 +136,7 @@ def _bound(helper: types.FunctionType, call: cst.Call) -> dict[str, cst.BaseExpr
             out[params[i].name] = a.value
         else:
             p = sig.parameters.get(a.keyword.value)
-            if p is None or p.kind is p.POSITIONAL_ONLY or p.name in out:
+            if p is None or p not in params or p.kind is p.POSITIONAL_ONLY or p.name in out:
                 return None
             out[p.name] = a.value
     for p in params:
@@ -169,7 +170,7 @@ class _Renamed(cst.CSTTransformer):
 
     def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
         body = list(n.body.body) if isinstance(n.body, cst.IndentedBlock) else []
-        self._enter(_params(n) + assigned_names(body))
+        self._enter(params_of(n) + assigned_names(body))
         return True
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
@@ -178,7 +179,7 @@ class _Renamed(cst.CSTTransformer):
         return updated.with_changes(name=cst.Name(new)) if new else updated
 
     def visit_Lambda(self, n: cst.Lambda) -> bool:
-        self._enter(_params(n))
+        self._enter(params_of(n))
         return True
 
     def leave_Lambda(self, original: cst.Lambda, updated: cst.Lambda) -> cst.Lambda:
@@ -221,7 +222,7 @@ class _WriteOut(Located):
         return self.located(original, updated.with_changes(body=body))  # type: ignore[no-any-return]
 
     def written_out(self, st: cst.BaseStatement) -> list[cst.BaseStatement] | None:
-        call = _call_of(st)
+        call = call_of(st)
         if call is None:
             return None
         target, c = call
@@ -233,12 +234,12 @@ class _WriteOut(Located):
         except TranspileError:
             return None
         made = _closure_body(hsrc.fdef)
-        args = _bound(helper, c) if made is not None else None
+        args = bound_arguments(helper, c) if made is not None else None
         if made is None or args is None:
             return None
         stmts, returned = made
-        local = dict.fromkeys([*_params(hsrc.fdef), *assigned_names(stmts)])
-        caller = {*_params(self.src.fdef), *assigned_names(self.src.fdef.body.body)}
+        local = dict.fromkeys([*params_of(hsrc.fdef), *assigned_names(stmts)])
+        caller = {*params_of(self.src.fdef), *assigned_names(self.src.fdef.body.body)}
         if any(n in caller and n not in local and n in self.src.globals for s in [*stmts, returned]
                for n in names_in(s)):
             return None  # (a module name the helper reads, a local of this function: written out, it would read that)

@@ -117,7 +117,8 @@ def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None
 def record_fields(w: FunctionWriter, func: cst.BaseExpression) -> tuple[str, ...] | None:
     """The fields of the NamedTuple or dataclass ``func`` names (None: not a record type)."""
     chain = code(func).split(".")
-    obj: Any = w.nf.namespace.get(chain[0])
+    closure = w.nf.source.closure  # (a closure's name first, as Python reads it: a plain class's dataclass there)
+    obj: Any = closure[chain[0]] if chain[0] in closure else w.nf.namespace.get(chain[0])
     for part in chain[1:]:
         obj = getattr(obj, part, None) if isinstance(obj, (type, types.ModuleType)) else None
     return record_type_fields(obj)

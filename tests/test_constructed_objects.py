@@ -1,0 +1,107 @@
+"""An object of a plain class of the user's made in the function (``p = Point(x, y)``, then ``p.norm()``) under jit,
+grad, vmap, vmap(grad), hessian.
+
+Constructing it was refused everywhere ("constructing a Point object runs Python code srcjax does not
+transpile"). A class whose ``__init__`` only stores expressions of its parameters in attributes is read as a
+dataclass of its own (``frontend/constructed_objects.py``), whose objects srcjax follows. Oracle: jax (twins with
+the classes' sources).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import srcjax
+
+from .twins import jax_twin, jitted
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+
+
+class Point:
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+
+    def norm(self):
+        return np.sqrt(self.x ** 2 + self.y ** 2)
+
+
+class Affine:
+    """A scaled affine map (an attribute computed from the parameters, a default)."""
+
+    def __init__(self, w, b=0.5, scale=2.0):
+        self.w = w * scale
+        self.b = b
+
+    def apply(self, v):
+        return np.tanh(self.w * v + self.b)
+
+
+def point_norm(x, y):
+    p = Point(x, y)
+    return np.sum(p.norm())
+
+
+def affine_twice(x, w):
+    a = Affine(w, scale=3.0)
+    b = Affine(x, 1.0)
+    return np.sum(a.apply(x) * b.apply(w))
+
+
+CASES = [point_norm, affine_twice]
+
+
+def _close(got, want):
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn", CASES)
+def test_constructed_object_under_transformations(fn):
+    rng = np.random.default_rng(0)
+    x, w = rng.normal(size=3) + 2.0, rng.normal(size=3)
+    twin = jax_twin(fn, helpers=[Point, Affine])
+    _close(srcjax.jit(fn)(x, w), fn(x, w))
+    _close(srcjax.grad(fn, argnums=(0, 1))(x, w), jitted(jax.grad(twin, argnums=(0, 1)))(x, w))
+    _close(srcjax.hessian(fn)(x, w), jitted(jax.hessian(twin))(x, w))
+    xb, wb = rng.normal(size=(4, 3)) + 2.0, rng.normal(size=(4, 3))
+    _close(srcjax.vmap(fn)(xb, wb), jitted(jax.vmap(twin))(xb, wb))
+    _close(srcjax.vmap(srcjax.grad(fn))(xb, wb), jitted(jax.vmap(jax.grad(twin)))(xb, wb))
+    _close(srcjax.numpy_function(srcjax.grad(fn))(x, w), jitted(jax.grad(twin))(x, w))
+
+
+class Counted:
+    def __init__(self, x):
+        self.x = x
+        self.n = len(x)  # (reads a builtin: still a store of an expression)
+
+    def average(self):
+        return np.sum(self.x) / self.n
+
+
+class Logged:
+    def __init__(self, x):
+        print("made")
+        self.x = x
+
+
+def counted_mean(x):
+    c = Counted(x)
+    return c.average() ** 2
+
+
+def logged(x):
+    o = Logged(x)
+    return np.sum(o.x)
+
+
+def test_stores_of_expressions_and_a_class_doing_more_refused():
+    x = np.array([0.5, 1.5, -2.0])
+    _close(srcjax.grad(counted_mean)(x), jax.grad(jax_twin(counted_mean, helpers=[Counted]))(x))
+    with pytest.raises(srcjax.TranspileError, match="constructing a Logged object"):
+        srcjax.jit(logged)(x)
+    with pytest.raises(srcjax.TranspileError, match="cannot differentiate through `Logged"):
+        srcjax.grad(logged)(x)
