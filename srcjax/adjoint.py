@@ -113,7 +113,11 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     *conv_adjoint.CONV_HELPERS, "winning_writes", *branch_guard.BRANCH_HELPERS, *jacobian_adjoint.JACOBIAN_HELPERS,
 ]
 
-TAPE_NAME = re.compile(r"_tape(_bar)?(_\d+)?$")
+TAPE_PREFIX = "_tape"
+"""How every list derivative code saves values on is named (reverse_ad makes ``_tape``; :data:`TAPE_NAME`,
+:data:`SAVED_LIST_NAME` and their readers recognise it)."""
+
+TAPE_NAME = re.compile(rf"{TAPE_PREFIX}(_bar)?(_\d+)?$")
 """The names derivative code gives its tapes (``_tape``, ``_tape_1``: the values saved for the
 adjoint sweep) and their cotangent tapes (``_tape_bar``, reverse over reverse)."""
 
@@ -124,7 +128,7 @@ def is_tape_name(name: str) -> bool:
     return TAPE_NAME.match(name) is not None
 
 
-SAVED_LIST_NAME = re.compile(r"_tape(_bar|_dot|_\d+)*$")
+SAVED_LIST_NAME = re.compile(rf"{TAPE_PREFIX}(_bar|_dot|_\d+)*$")
 """Every name derivative code gives a list of saved values: the tapes of :data:`TAPE_NAME` and their
 tangent tapes (``_tape_dot``, ``_tape_1_dot``, ``_tape_bar_dot``). Reserved: user code may not bind one."""
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import builtins
 import math
-import re
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -30,6 +29,7 @@ import libcst as cst
 import numpy as np
 
 from .. import warm_cache
+from ..adjoint import SAVED_LIST_NAME
 from ..primitives import registry
 from ..pytree import by_leaves, is_tree, item_keys  # (a value's structure: static whatever its data)
 from .callees import STATIC_NUMPY
@@ -41,7 +41,7 @@ from .syntax import LITERAL_TYPES, assigned_in, attr_chain, is_literal, orelse_s
 __all__ = ["DYNAMIC", "STATIC", "UNKNOWN", "BindingTimes"]
 
 STATIC, UNKNOWN, DYNAMIC = 0, 1, 2
-_TAPE = re.compile(r"_tape(_bar|_dot|_\d+)*$")  # (srcjax.adjoint.SAVED_LIST_NAME: the lists derivative code saves on)
+_TAPE = SAVED_LIST_NAME  # (the lists derivative code saves on)
 
 SHAPE_ATTRS = {"shape", "ndim", "dtype", "size"}
 STATIC_FUNCTIONS: set[int] = {id(f) for f in (len, range, isinstance, type, np.shape, np.ndim, np.size,

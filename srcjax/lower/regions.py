@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 import numpy as np
 
+from ..adjoint import is_saved_list_name
 from ..core import NeedStatic, ShapedArray, ShapeError, TranspileError, UnsupportedSyntaxError
 from ..frontend.functionalize import with_data_names
 from ..frontend.names import names_in
@@ -59,7 +60,7 @@ def check_containers(snap: dict[int, tuple[str, Any, Any]], where: str) -> None:
             else:
                 obj.clear()
                 obj.update(copy)
-            if name.startswith("_tape"):  # (a derivative's tape: the user wrote no such list)
+            if is_saved_list_name(name):  # (a derivative's tape: the user wrote no such list)
                 raise UnsupportedSyntaxError(
                     f"reverse mode through {where} of a derivative srcjax wrote (a derivative of a derivative: "
                     "a helper of the inner one saves values inside the branch) is not supported yet",

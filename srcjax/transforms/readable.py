@@ -60,6 +60,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from ..adjoint import is_saved_list_name
 from ..frontend.ast_walk import exact_kinds, has_fstring, statements, walked
 from ..frontend.parsed import parse
 
@@ -439,7 +440,7 @@ def _tape_push(s: ast.stmt) -> bool:
     func, arg = s.value.func, s.value.args[0]
     items = arg.elts if isinstance(arg, ast.Tuple) else [arg]
     return isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name) and \
-        func.value.id.startswith("_tape") and all(isinstance(e, ast.Name) for e in items)
+        is_saved_list_name(func.value.id) and all(isinstance(e, ast.Name) for e in items)
 
 
 def _keeps_name(s: ast.stmt, name: str) -> bool:

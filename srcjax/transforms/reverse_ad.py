@@ -28,6 +28,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..adjoint import TAPE_PREFIX
 from ..core import TranspileError, UnsupportedSyntaxError
 from ..frontend import loop_returns
 from ..frontend.names import Names, code, names_in, parse_expression, target_names
@@ -109,7 +110,7 @@ class VJP:
         body = inline_calls_in_data_branches(program, nf, body)
         body = inline_loop_iterables(body)  # for i, p in reversed(list(enumerate(xs))): as written
         self.names = derivative_names(program, nf, body)  # (after the passes: none of their names reused)
-        self.tape = self.names.fresh("_tape")
+        self.tape = self.names.fresh(TAPE_PREFIX)
         if not body or not isinstance(body[-1], cst.SimpleStatementLine) or \
                 not isinstance(body[-1].body[-1], cst.Return):
             raise DifferentiationError(f"{nf.name}: reverse mode needs one `return` at the end of the function",
