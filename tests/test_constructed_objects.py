@@ -40,6 +40,25 @@ class Affine:
         return np.tanh(self.w * v + self.b)
 
 
+class Chain:
+    """A method calling another on ``self`` (read inside the method's copy: the dataclass named there too)."""
+
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+
+    def sq(self):
+        return self.x ** 2 + np.sin(self.y)
+
+    def energy(self):
+        return np.sum(self.sq() * self.y)
+
+
+def chained(x, y):
+    c = Chain(x, y)
+    return c.energy()
+
+
 def point_norm(x, y):
     p = Point(x, y)
     return np.sum(p.norm())
@@ -51,7 +70,7 @@ def affine_twice(x, w):
     return np.sum(a.apply(x) * b.apply(w))
 
 
-CASES = [point_norm, affine_twice]
+CASES = [point_norm, affine_twice, chained]
 
 
 def _close(got, want):
@@ -63,7 +82,7 @@ def _close(got, want):
 def test_constructed_object_under_transformations(fn):
     rng = np.random.default_rng(0)
     x, w = rng.normal(size=3) + 2.0, rng.normal(size=3)
-    twin = jax_twin(fn, helpers=[Point, Affine])
+    twin = jax_twin(fn, helpers=[Point, Affine, Chain])
     _close(srcjax.jit(fn)(x, w), fn(x, w))
     _close(srcjax.grad(fn, argnums=(0, 1))(x, w), jitted(jax.grad(twin, argnums=(0, 1)))(x, w))
     _close(srcjax.hessian(fn)(x, w), jitted(jax.hessian(twin))(x, w))

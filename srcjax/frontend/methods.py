@@ -98,4 +98,8 @@ def guard(src: FunctionSource) -> FunctionSource:
     check = cst.parse_statement(f"assert isinstance({params[0].name.value}, {cls.__name__}), {why!r}\n")
     body = fdef.body
     assert isinstance(body, cst.IndentedBlock)
-    return dataclasses.replace(src, fdef=fdef.with_changes(body=body.with_changes(body=[check, *body.body])))
+    closure = src.closure
+    if src.globals.get(cls.__name__) is not cls and closure.get(cls.__name__) is not cls:
+        closure = {**closure, cls.__name__: cls}  # (a plain class's dataclass, constructed_objects.py: `self.sq()`)
+    return dataclasses.replace(src, fdef=fdef.with_changes(body=body.with_changes(body=[check, *body.body])),
+                               closure=closure)
