@@ -26,7 +26,7 @@ import libcst as cst
 
 from ..core import TranspileError
 from .callees import origin
-from .names import assigned_names, names_in
+from .names import assigned_names, names_in, walk
 from .read import FunctionSource, Located, Range, read_function
 
 
@@ -110,6 +110,8 @@ def _closure_body(fdef: cst.FunctionDef) -> tuple[list[cst.BaseStatement], cst.B
                 return None
         else:
             return None
+    if any(type(n) is cst.Param and n.default is not None for s in [*body[:-1], value] for n in walk(s)):
+        return None  # (a nested default is evaluated in the helper's scope: `def g(v, a=a)`)
     return body[:-1], value
 
 
