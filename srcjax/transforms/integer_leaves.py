@@ -20,6 +20,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..adjoint import is_saved_list_name
 from ..frontend.names import code, target_names
 from ..frontend.restructure import walk
 
@@ -48,9 +49,17 @@ def bindings(body: Sequence[Any], params: Sequence[str]) -> dict[str, list[Any]]
             for n in target_names(target):
                 binds.setdefault(n, []).append(None)
 
-    for st, _ in walk(body):
+    statements = [st for st, _ in walk(body)]
+    pushed = _tape_pushes(statements)
+    for st in statements:
         if isinstance(st, cst.Assign):
             for t in st.targets:
+                restored = _restored(t.target, st.value, pushed)
+                if restored:  # (`c, k = _tape.pop()`: k gets back a value it had: no new binding)
+                    for n in target_names(t.target):
+                        if n not in restored:
+                            binds.setdefault(n, []).append(None)
+                    continue
                 bind(t.target, st.value)
         elif isinstance(st, cst.For):
             bind(st.target, ("for", st.iter) if isinstance(st.target, cst.Name) else None)
@@ -61,6 +70,42 @@ def bindings(body: Sequence[Any], params: Sequence[str]) -> dict[str, list[Any]]
             for n in target_names(st.target):
                 binds.setdefault(n, []).append(None)
     return binds
+
+
+def _tape_pushes(statements: Sequence[Any]) -> dict[str, set[tuple[int, int, str]]]:
+    """What each of derivative code's saved lists (:func:`srcjax.adjoint.is_saved_list_name`) is pushed:
+    ``(arity, position, name)`` for a name pushed at ``position`` of a tuple display of ``arity`` items, ``(0, 0,
+    name)`` for a name pushed alone."""
+    out: dict[str, set[tuple[int, int, str]]] = {}
+    for st in statements:
+        if type(st) is cst.Expr and type(call := st.value) is cst.Call and type(f := call.func) is cst.Attribute \
+                and f.attr.value == "append" and type(f.value) is cst.Name and is_saved_list_name(f.value.value) \
+                and len(call.args) == 1:
+            v = call.args[0].value
+            got = out.setdefault(f.value.value, set())
+            if type(v) is cst.Name:
+                got.add((0, 0, v.value))
+            elif type(v) is cst.Tuple:
+                got.update((len(v.elements), k, e.value.value) for k, e in enumerate(v.elements)
+                           if type(e) is cst.Element and type(e.value) is cst.Name)
+    return out
+
+
+def _restored(target: Any, value: Any, pushed: dict[str, set[tuple[int, int, str]]]) -> frozenset[str]:
+    """The names of ``target = value`` that take back a value they had: ``value`` pops one of derivative code's
+    saved lists, which gives back what was pushed, in order (the writers push ``(c, k)`` and pop it into ``c, k``):
+    a name pushed as itself at the same position of a display of as many items (or alone) restores its own value."""
+    if not (type(value) is cst.Call and not value.args and type(f := value.func) is cst.Attribute and
+            f.attr.value == "pop" and type(f.value) is cst.Name and f.value.value in pushed):
+        return frozenset()
+    saved = pushed[f.value.value]
+    if type(target) is cst.Name:
+        return frozenset({target.value}) if (0, 0, target.value) in saved else frozenset()
+    if type(target) is cst.Tuple:
+        n = len(target.elements)
+        return frozenset(e.value.value for k, e in enumerate(target.elements)
+                         if type(e) is cst.Element and type(e.value) is cst.Name and (n, k, e.value.value) in saved)
+    return frozenset()
 
 
 def integers(binds: dict[str, list[Any]]) -> set[str]:
