@@ -130,6 +130,24 @@ def test_python_numbers_print_as_before(stmt: str) -> None:
         _same(srcjax.jit(f)(X32), f(X32))
 
 
+def test_local_python_numbers_print_as_before() -> None:
+    """Names only ever bound to numbers, shapes' entries, ``len()``s and ``range`` counters: no in_place."""
+    f = define("def f(x32, m64):\n    n = 0\n    k = x32.shape[0] * 2\n    total = 0\n"
+               "    for i in range(3):\n        n += k\n        total += i - len(m64)\n    w = x32 * 1.0\n"
+               "    w *= n\n    return w, total\n")
+    text = srcjax.source(f)
+    assert "in_place" not in text and "n = n + k" in text and "w = w * n" in text, text
+    for g, w in zip(srcjax.jit(f)(X32, M64), f(X32, M64)):
+        _same(g, w)
+
+
+@pytest.mark.parametrize("binding", ["k = m64", "def g(k):\n        return k", "k, j = m64[:2]",
+                                     "for k in [m64]:\n        pass"])
+def test_a_name_also_bound_to_an_array_gets_in_place(binding: str) -> None:
+    f = define(f"def f(x32, m64):\n    k = 2\n    {binding}\n    w = x32 * 1.0\n    w *= k\n    return w\n")
+    assert "w = in_place(w, mul)" in srcjax.source(f), srcjax.source(f)
+
+
 def test_element_writes_keep_their_cast() -> None:
     """``a[i] op= v`` is a write into ``a`` (index_update): a's dtype, as before."""
     f = define("def f(x32, m64):\n    w = x32 * 1.0\n    w[1:] *= m64[1:]\n    w[0] += m64[0]\n    return w\n")

@@ -6,11 +6,12 @@ error). ``in_place`` (``srcjax/in_place_cast.py``, its record in ``primitives/in
 value into an array target and binds anything else (a Python number, a list, a 0-d value) again.
 
 It is written only where it can change something: not where the value is a Python number (a literal,
-``-1``, a module constant: NEP 50's weak scalar keeps an array's dtype, so ``i += 1`` and ``x *= 0.5``
-read as before), a string, or a list or tuple display holding something other than numbers (``xs += [h]``
-joins lists). NumPy's errors for a number into an array of a lower kind (``wi *= 0.5``, ``b += 1`` on a
-bool array) are then not raised (docs/limitations.md). Input: an ``AugAssign`` to a name; output: the
-normalizer's statements.
+``-1``, a module constant, a local name only ever bound to numbers, shapes' entries, ``len()``s, ``range``
+counters and arithmetic of them: NEP 50's weak scalar keeps an array's dtype, so ``i += 1``, ``n += k``
+with ``k = x.shape[0]`` and ``x *= 0.5`` read as before), a string, or a list or tuple display holding
+something other than numbers (``xs += [h]`` joins lists). NumPy's errors for a number into an array of a
+lower kind (``wi *= 0.5``, ``b += 1`` on a bool array) are then not raised (docs/limitations.md). Input: an
+``AugAssign`` to a name; output: the normalizer's statements.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from .names import walk
 from .syntax import AUG_TO_BIN, BINOP_HINT
 
 if TYPE_CHECKING:
@@ -46,14 +48,76 @@ def _numbers_only(node: cst.BaseExpression) -> bool:
     return _number_literal(node) or isinstance(node, cst.Imaginary)
 
 
+_ARITH = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
+_SHAPE_NUMBERS = ("ndim", "size")
+_RANGE = cst.Name("range")
+
+
+def _number_expr(e: cst.BaseExpression, names: set[str]) -> bool:
+    """Whether ``e`` is always a Python number, given local ``names`` that are: a number literal, a shape's
+    entry, ``x.ndim``, ``x.size``, ``len(...)``, such a name, or arithmetic of those."""
+    if _number_literal(e) or isinstance(e, cst.Name) and (e.value in names or e.value in ("True", "False")):
+        return True
+    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, (cst.Minus, cst.Plus)):
+        return _number_expr(e.expression, names)
+    if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, _ARITH):
+        return _number_expr(e.left, names) and _number_expr(e.right, names)
+    if isinstance(e, cst.Attribute):
+        return e.attr.value in _SHAPE_NUMBERS
+    if isinstance(e, cst.Subscript):  # x.shape[0]
+        return isinstance(e.value, cst.Attribute) and e.value.attr.value == "shape" and len(e.slice) == 1 and \
+            isinstance(e.slice[0].slice, cst.Index) and _number_expr(e.slice[0].slice.value, names)
+    return isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value == "len" and len(e.args) == 1
+
+
+def _number_names(norm: Normalizer) -> set[str]:
+    """The function's local names bound only by ``name = e`` or ``name op= e`` with ``e`` a Python number
+    (:func:`_number_expr`, a fixed point) or by ``for name in range(...)``: never a parameter, nor bound any
+    other way (unpacking, ``with``, ``:=``, a nested function's parameter, ...)."""
+    found: set[str] | None = getattr(norm, "_in_place_numbers", None)
+    if found is not None:
+        return found
+    values: dict[str, list[cst.BaseExpression]] = {}
+    other: set[str] = set()
+    for n in walk(norm.src.fdef):
+        if isinstance(n, cst.Assign):
+            for t in n.targets:
+                if isinstance(t.target, cst.Name):
+                    values.setdefault(t.target.value, []).append(n.value)
+                else:
+                    other.update(x.value for x in walk(t.target) if isinstance(x, cst.Name))
+        elif isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
+            values.setdefault(n.target.value, []).append(n.value)
+        elif isinstance(n, cst.For) and isinstance(n.target, cst.Name) and isinstance(n.iter, cst.Call) and \
+                n.iter.func.deep_equals(_RANGE):
+            values.setdefault(n.target.value, [])
+        elif isinstance(n, (cst.For, cst.CompFor, cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
+            other.update(x.value for x in walk(n.target) if isinstance(x, cst.Name))
+        elif isinstance(n, cst.AsName):
+            other.update(x.value for x in walk(n.name) if isinstance(x, cst.Name))
+        elif isinstance(n, (cst.Param, cst.Global, cst.Nonlocal, cst.ImportAlias)):
+            other.update(x.value for x in walk(n) if isinstance(x, cst.Name))
+    found = {k for k in values if k not in other}
+    while True:
+        kept = {k for k in found if all(_number_expr(v, found) for v in values[k])}
+        if kept == found:
+            break
+        found = kept
+    norm._in_place_numbers = found  # type: ignore[attr-defined]
+    return found
+
+
 def _keeps_target(norm: Normalizer, value: cst.BaseExpression) -> bool:
     """Whether ``x op= value`` is ``x = x op value`` for every target NumPy accepts (statically)."""
-    if _number_literal(value) or isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
         return True
     if isinstance(value, (cst.List, cst.Tuple)):
         return not _numbers_only(value)
-    known, v = norm.constant(value) if isinstance(value, (cst.Name, cst.Attribute)) else (False, None)
-    return known and _python_number(v)
+    if isinstance(value, (cst.Name, cst.Attribute)):
+        known, v = norm.constant(value)
+        if known:
+            return _python_number(v)
+    return _number_expr(value, _number_names(norm))
 
 
 def statement(norm: Normalizer, s: cst.AugAssign, target: cst.Name) -> None:
