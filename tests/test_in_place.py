@@ -109,14 +109,15 @@ def test_numbers_lists_and_scalars_are_bound_again() -> None:
                "    n = 0\n    n += 2\n"  # a Python int
                "    loss = 0.0\n    loss += x32.sum()\n"  # NEP 50: float32
                "    s = np.sum(x32)\n    s += m64\n"  # a NumPy scalar bound again: float64, shape (3,)
-               "    xs = [x32]\n    xs += [m64]\n    t = (1,)\n    t += (2,)\n"
-               "    return n * loss, s, xs[1], t[1] * x32\n")
+               "    xs = [x32]\n    xs += [m64]\n    t = (1,)\n    t += (2,)\n    ys = [m64]\n    xs += ys\n"
+               "    return n * loss, s, xs[1] + xs[2], t[1] * x32\n")
     want = f(X32, M64)
     got = srcjax.jit(f)(X32, M64)
     for g, w in zip(got, want):
         _same(g, w)
     text = srcjax.source(f)
     assert "n = n + 2" in text and "xs = xs + [m64]" in text and "loss = in_place(loss, add)" in text, text
+    assert "xs = xs + ys" in text and "t = t + (2,)" in text, text  # (names only bound to lists, tuples)
 
 
 @pytest.mark.parametrize("stmt", ["w += 1", "w *= 0.5", "w -= -2", "w /= 4", "w **= 2", "w += SCALE", "w += [h]"])

@@ -70,15 +70,19 @@ def _number_expr(e: cst.BaseExpression, names: set[str]) -> bool:
     return isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value == "len" and len(e.args) == 1
 
 
-def _number_names(norm: Normalizer) -> set[str]:
-    """The function's local names bound only by ``name = e`` or ``name op= e`` with ``e`` a Python number
-    (:func:`_number_expr`, a fixed point) or by ``for name in range(...)``: never a parameter, nor bound any
-    other way (unpacking, ``with``, ``:=``, a nested function's parameter, ...)."""
-    found: set[str] | None = getattr(norm, "_in_place_numbers", None)
+_Bindings = tuple[dict[str, list[cst.BaseExpression | None]], set[str], set[int]]
+
+
+def _bindings(norm: Normalizer) -> _Bindings:
+    """Each local name's values in ``name = e`` and ``name op= e`` (``None``: a ``for name in range(...)``
+    counter), the names bound any other way too (a parameter, unpacking, ``with``, ``:=``, a nested
+    function's parameter, ...), and the ids of the values of ``name op= e``."""
+    found = getattr(norm, "_in_place_bindings", None)
     if found is not None:
-        return found
-    values: dict[str, list[cst.BaseExpression]] = {}
+        return found  # type: ignore[no-any-return]
+    values: dict[str, list[cst.BaseExpression | None]] = {}
     other: set[str] = set()
+    augmented: set[int] = set()
     for n in walk(norm.src.fdef):
         if isinstance(n, cst.Assign):
             for t in n.targets:
@@ -88,23 +92,44 @@ def _number_names(norm: Normalizer) -> set[str]:
                     other.update(x.value for x in walk(t.target) if isinstance(x, cst.Name))
         elif isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
             values.setdefault(n.target.value, []).append(n.value)
+            augmented.add(id(n.value))
         elif isinstance(n, cst.For) and isinstance(n.target, cst.Name) and isinstance(n.iter, cst.Call) and \
                 n.iter.func.deep_equals(_RANGE):
-            values.setdefault(n.target.value, [])
+            values.setdefault(n.target.value, []).append(None)
         elif isinstance(n, (cst.For, cst.CompFor, cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
             other.update(x.value for x in walk(n.target) if isinstance(x, cst.Name))
         elif isinstance(n, cst.AsName):
             other.update(x.value for x in walk(n.name) if isinstance(x, cst.Name))
         elif isinstance(n, (cst.Param, cst.Global, cst.Nonlocal, cst.ImportAlias)):
             other.update(x.value for x in walk(n) if isinstance(x, cst.Name))
+    norm._in_place_bindings = found = (values, other, augmented)  # type: ignore[attr-defined]
+    return found
+
+
+def _number_names(norm: Normalizer) -> set[str]:
+    """The local names bound only to Python numbers (:func:`_number_expr`, a fixed point) or as ``range``
+    counters."""
+    found: set[str] | None = getattr(norm, "_in_place_numbers", None)
+    if found is not None:
+        return found
+    values, other, _ = _bindings(norm)
     found = {k for k in values if k not in other}
     while True:
-        kept = {k for k in found if all(_number_expr(v, found) for v in values[k])}
+        kept = {k for k in found if all(v is None or _number_expr(v, found) for v in values[k])}
         if kept == found:
             break
         found = kept
     norm._in_place_numbers = found  # type: ignore[attr-defined]
     return found
+
+
+def _sequence_target(norm: Normalizer, target: str) -> bool:
+    """Whether ``target`` is bound only to list or tuple displays or list comprehensions, besides its augmented
+    assignments (``xs += ys`` then joins sequences: it binds ``xs`` again)."""
+    values, other, augmented = _bindings(norm)
+    plain = [v for v in values.get(target, []) if v is None or id(v) not in augmented]
+    return target not in other and bool(plain) and all(isinstance(v, (cst.List, cst.Tuple, cst.ListComp))
+                                                       for v in plain)
 
 
 def _keeps_target(norm: Normalizer, value: cst.BaseExpression) -> bool:
@@ -125,7 +150,7 @@ def statement(norm: Normalizer, s: cst.AugAssign, target: cst.Name) -> None:
     op = AUG_TO_BIN[type(s.operator).__name__]()  # type: ignore[abstract]
     value = norm.atom(s.value)
     new = cst.BinaryOperation(left=target, operator=op, right=value)
-    if _keeps_target(norm, s.value):
+    if _keeps_target(norm, s.value) or _sequence_target(norm, target.value):
         norm.assign(target, new, s)
         return
     name = cst.Name(norm.fresh(BINOP_HINT[type(op).__name__]))
