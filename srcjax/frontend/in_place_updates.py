@@ -9,7 +9,8 @@ It is written only where it can change something: not where the value is a Pytho
 ``-1``, a module constant, a local name only ever bound to numbers, shapes' entries, ``len()``s, ``range``
 counters and arithmetic of them: NEP 50's weak scalar keeps an array's dtype, so ``i += 1``, ``n += k``
 with ``k = x.shape[0]`` and ``x *= 0.5`` read as before), a string, or a list or tuple display holding
-something other than numbers (``xs += [h]`` joins lists). NumPy's errors for a number into an array of a
+something other than numbers (``xs += [h]`` joins lists), nor where the target is only ever bound to list
+or tuple displays (``xs += ys``). NumPy's errors for a number into an array of a
 lower kind (``wi *= 0.5``, ``b += 1`` on a bool array) are then not raised (docs/limitations.md). Input: an
 ``AugAssign`` to a name; output: the normalizer's statements.
 """
