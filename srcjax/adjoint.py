@@ -32,6 +32,7 @@ from .elementwise_adjoint import (  # noqa: F401  (generated derivative code imp
     max_share,
     sinc_slope,
 )
+from .in_place_cast import in_place  # noqa: F401  (`w += m` in generated source: in_place(w, add))
 from .index_writes import winning_writes  # noqa: F401  (index_update's cotangent of a value: derivative code imports it)
 from .lax import conv_general_dilated, index_update, with_sharding_constraint  # noqa: F401  (derivative code imports them)
 from .linalg_adjoint import spectral_norm_bar  # (norm_bar's matrix orders 2, -2 and 'nuc')
@@ -111,6 +112,7 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "diagonal_bar", "move_bar", "kron_bar", "cross_bar", "meshgrid_dots", "meshgrid_bars",
     *linalg_adjoint.LINALG_HELPERS, *complex_adjoint.COMPLEX_HELPERS, "conv_general_dilated",
     *conv_adjoint.CONV_HELPERS, "winning_writes", *branch_guard.BRANCH_HELPERS, *jacobian_adjoint.JACOBIAN_HELPERS,
+    "in_place",
 ]
 
 TAPE_PREFIX = "_tape"
@@ -246,6 +248,11 @@ def zero_leaf(x: Any) -> Any:
 def add_leaf(a: Any, b: Any) -> Any:
     """``a + b`` for two cotangents of one leaf; None (no derivative) absorbs the other."""
     return None if a is None or b is None else a + b
+
+
+def rebound(x: Any, new: Any, axes: int = 0) -> Any:
+    """``in_place``'s container target (``xs += [v]``, ``t += (1,)``): bound again to ``new``, as Python does."""
+    return new
 
 
 def first_of(a: Any, b: Any) -> Any:  # what unbroadcast/broadcast_like give for a container's cotangent: `a`

@@ -44,7 +44,16 @@ from hypothesis.extra import numpy as hnp
 
 import srcjax
 from srcjax import adjoint
-from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, index_update, taken, unbroadcast
+from srcjax.adjoint import (
+    broadcast_like,
+    expand_reduced,
+    in_place,
+    index_add,
+    index_cleared,
+    index_update,
+    taken,
+    unbroadcast,
+)
 from srcjax.frontend.names import names_in
 from srcjax.primitives.collectives import NAMES as COLLECTIVE_PRIMS
 from srcjax.primitives.registry import PRIMITIVES
@@ -401,6 +410,9 @@ case("broadcast_like", "broadcast_like(x, y)", N(3, 1), N(2, 3, 4), jax=False)
 case("expand_reduced", "expand_reduced(x, y, 1, False)", N(2, 4), N(2, 3, 4), jax=False)
 case("expand_reduced", "expand_reduced(x, y, (0, -1), True)", N(1, 3, 1), N(2, 3, 4), jax=False)
 case("expand_reduced", "expand_reduced(x, y, None, False)", N(), N(2, 3), jax=False)
+# `w op= v` (in_place(w, w op v)): NumPy's cast into an array target, a 0-d one bound again
+case("in_place", "in_place(x, x * y)", N(2, 3), N(3))
+case("in_place", "in_place(np.sum(x), np.sum(x) * y)", N(3), N(3))
 # a value a batched branch reads (its cotangent is zero where the branch is not taken: every example takes it here)
 case("taken", "taken(x, y > -100.0)", N(4, 2), N(4), jax=False)
 case("taken", "taken(x, y < -100.0, False)", N(3), N(3), jax=False)
@@ -417,6 +429,10 @@ for _c in CASES:
 # -- building the programs -----------------------------------------------------------------------
 def jax_index_add(z: Any, key: Any, g: Any) -> Any:
     return jnp.asarray(z).at[key].add(g)
+
+
+def jax_in_place(x: Any, new: Any) -> Any:
+    return jnp.asarray(new).astype(x.dtype) if jnp.ndim(x) else new
 
 
 def jax_index_update(x: Any, key: Any, v: Any) -> Any:
@@ -440,7 +456,8 @@ def define(src: str, name: str, np_module: Any) -> Any:
                           "with_sharding_constraint": srcjax.lax.with_sharding_constraint, "S1": one_device_sharding(),
                           "lax": srcjax.lax if np_module is np else jax.lax, "srcjax": srcjax,
                           "unbroadcast": unbroadcast, "broadcast_like": broadcast_like, "index_cleared": index_cleared,
-                          "expand_reduced": expand_reduced, "taken": taken}  # (cases without a jax twin)
+                          "expand_reduced": expand_reduced, "taken": taken,  # (cases without a jax twin)
+                          "in_place": in_place if np_module is np else jax_in_place}
     exec(compile(src, filename, "exec"), ns)
     return ns[name]
 
@@ -622,7 +639,8 @@ def test_adjoint_helpers_are_importable_by_generated_code() -> None:
             continue
         assert inspect.isfunction(fn) and fn.__module__ in (adjoint.__name__, "srcjax.lax", "srcjax.pytree",
                                                                  "srcjax.order_stats", "srcjax.construction",
-                                                                 "srcjax.collective_trees", "srcjax.index_writes"), name
+                                                                 "srcjax.collective_trees", "srcjax.index_writes",
+                                                                 "srcjax.in_place_cast"), name
     assert not set(ad.ADJOINT_IMPORTS) & set(dir(builtins))
 
 

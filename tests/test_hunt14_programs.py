@@ -88,15 +88,7 @@ KNOWN_REFUSALS: tuple[str, ...] = (
 # Errors met that are srcjax's own: xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers found and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
-_INPLACE_DTYPE = ("dtype: `layer_1 *= dropout_mask * 2` and `weights_1 += ...` keep a float32 array float32 in NumPy "
-                  "(an in-place operation casts back to the array's dtype); srcjax rebinds them to the promoted "
-                  "float64 result (values agree)")
-KNOWN_WRONG: dict[tuple[str, ...], str] = {
-    ("mnist_sgd_epoch", "jit(f)", "float32"): _INPLACE_DTYPE,
-    ("mnist_sgd_epoch", "jacfwd(f)", "float32"): _INPLACE_DTYPE,
-    ("mnist_sgd_epoch", "vmap(f, in_axes=(None, None, 0, 0, 0))", "float32"): _INPLACE_DTYPE,
-    ("mnist_sgd_epoch", "vmap(f, in_axes=(0, 0, None, None, None))", "float32"): _INPLACE_DTYPE,
-}
+KNOWN_WRONG: dict[tuple[str, ...], str] = {}
 
 
 # -- the jax side: the module's text with np as jax.numpy ----------------------------------------------------

@@ -33,7 +33,16 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import srcjax
-from srcjax.adjoint import broadcast_like, expand_reduced, index_add, index_cleared, taken, unbroadcast, winning_writes
+from srcjax.adjoint import (
+    broadcast_like,
+    expand_reduced,
+    in_place,
+    index_add,
+    index_cleared,
+    taken,
+    unbroadcast,
+    winning_writes,
+)
 from srcjax.lax import (
     bitcast_convert_type,
     conv,
@@ -831,6 +840,13 @@ def index_update_keys(x, v, i):
     return (index_update(x, 1, v), index_update(x, (slice(1, 3),), v), index_update(x, (Ellipsis, slice(None, None, -2)), 7),
             index_update(x, (None, 2, slice(1, 4)), v[:3]), index_update(x, i, v), index_update(x, (slice(None), i), 2),
             index_update(x, (slice(3, 0, -2), i), v[:2]), index_update(x, (i, slice(5, 5)), v[:0]))
+
+
+@case("in_place", (arr((2, 3), F32), arr(3, F64)), (arr(3, I64), arr(3, I32)), (arr(3, I64), arr(3, F64)),
+      (arr(3), arr((2, 3))), (arr(3, np.complex128), arr(3, F32)))
+def in_place_updates(w, m):
+    """``w op= m`` (``in_place(w, w op m)``): cast into an array ``w`` (same_kind), a 0-d one bound again."""
+    return in_place(w, w * m), in_place(np.sum(w), np.sum(w) * m)
 
 
 @case("taken", (arr((4, 5)), np.array([True, False, True, True])), (arr(3, F32), np.array([False, True, True])))

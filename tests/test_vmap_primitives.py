@@ -750,6 +750,18 @@ def winning_writes_keys(x, i, j):
     return winning_writes(x, i), winning_writes(x, (j, j)), winning_writes(x, (i, 2)), winning_writes(x, (slice(1, 3),))
 
 
+@case("in_place", args=(arr((2, 3), F32), arr(3), arr(3, F32)))
+def in_place_updates(w, m, v):
+    """``w op= v``: an array target keeps its dtype per example (float32 here), a 0-d one is bound again."""
+    w = w * 1.0
+    w *= m
+    s = np.sum(v)
+    s += m
+    u = v * 2
+    u -= m * w[0]
+    return w, s, u
+
+
 @case("index_update", "index_add", args=(arr((4, 5)), arr(5), Ex(tuple(np.int64(k) for k in (2, -1, 0, 3, 1)))))
 def index_updates(x, v, i):
     return (index_update(x, 1, v), index_update(x, (slice(1, 3),), v), index_update(x, (Ellipsis, slice(None, None, -2)), 7),

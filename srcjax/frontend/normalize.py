@@ -41,6 +41,7 @@ from . import (
     constructed_objects,
     dict_merges,
     dict_methods,
+    in_place_updates,
     jax_spellings,
     list_copies,
     loop_targets,
@@ -71,7 +72,6 @@ from .resolve import (
     unwrap,
 )
 from .syntax import (
-    AUG_TO_BIN,
     BINOP_HINT,
     LITERAL_TYPES,
     OneLine,
@@ -669,9 +669,7 @@ class Normalizer(Resolver):
             target = self.target(s.target)
             if not isinstance(target, cst.Name):
                 raise self.unsupported(s.target, "augmented assignment to this target")
-            value = self.atom(s.value)
-            op = AUG_TO_BIN[type(s.operator).__name__]()  # type: ignore[abstract]
-            self.assign(target, cst.BinaryOperation(left=target, operator=op, right=value), s)
+            in_place_updates.statement(self, s, target)  # w *= m: mul = w * m; w = in_place(w, mul)
         elif isinstance(s, cst.Return):
             value = self.atom(s.value) if s.value is not None else None  # type: ignore[assignment]
             self.emit(cst.Return(value=value), s)

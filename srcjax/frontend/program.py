@@ -361,7 +361,7 @@ def _binds(node: ast.AST) -> set[str]:
 # in srcjax.adjoint, but not transpiled (primitives; run natively)
 _RUNTIME_HELPERS = {"index_add", "index_update", "index_cleared", "is_tree", "by_leaves", "unbroadcast",
                     "broadcast_like", "expand_reduced", "from_leaves", "leaves_like", "winning_writes", "taken",
-                    "tree_set"}
+                    "tree_set", "in_place"}
 _RUNTIME_VALUES = {"UNSET"}  # constants of srcjax.adjoint that derivative source reads
 
 

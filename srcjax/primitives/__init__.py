@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     dynamic_slicing,
     elementwise,
     fft,
+    in_place,
     linalg,
     reductions,
     registry,

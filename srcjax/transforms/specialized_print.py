@@ -19,7 +19,8 @@ and each is exact for the recorded values: the same values, shape, dtype and wea
 - a static number, shape or dtype is written as its literal (``reduced_size(sub, None)`` -> ``10``);
 - ``unbroadcast(g, like)`` and ``expand_reduced(g, a, ...)`` of a ``g`` with the result's abstract
   value are ``g``; ``unbroadcast`` of a float ``g`` that drops leading axes, or sums axes kept
-  as 1s, is ``np.sum(g, axis=..., keepdims=...)``;
+  as 1s, is ``np.sum(g, axis=..., keepdims=...)``; ``in_place(w, new)`` of a ``new`` with the
+  result's abstract value (``w += v`` that changes no dtype or shape) is ``new``;
 - ``-(-x)``, ``x * ones_like(..)``, ``x * 1.0`` and ``x / 1.0`` are ``x`` when ``x`` has the
   result's abstract value, and ``x * -1.0`` (a float ``x``) is ``-x`` (the checker below reads a
   product by -1 as a negation);
@@ -327,6 +328,9 @@ class _Rewriter:
         if isinstance(e, cst.Name) and self.single and self.once(e.value):  # a copy
             self.alias[t] = e.value
             return None
+        if isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value == "in_place" and \
+                len(e.args) > 1 and (new := _atom(e.args[1].value)) is not None and self.facts.get(new) == ft:
+            return self.same_as(t, new)  # (`w += v` that keeps the new value's dtype and shape, batched or not)
         if isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and all(a.keyword is None for a in e.args):
             return self.call(t, ft, e.func.value, [a.value for a in e.args], e)
         if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus):

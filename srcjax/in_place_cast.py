@@ -1,0 +1,79 @@
+"""``x op= v`` on an array, as NumPy runs it: the result keeps ``x``'s shape and dtype.
+
+NumPy computes ``x += v`` as ``np.add(x, v, out=x)``: the result is cast back into ``x`` with the casting
+rule ``'same_kind'`` (float64 into float32 is allowed, float into int is not: ``UFuncTypeError``), and the
+output operand ``x`` must already have the broadcast shape (``ValueError: non-broadcastable output
+operand``). A name bound to anything else (a Python number, a list, a tuple, a 0-d value) is simply bound
+again to ``x op v``, as Python does.
+
+The normalizer writes ``w *= m`` as ``mul = w * m; w = in_place(w, mul)`` (frontend/in_place_updates.py):
+:func:`in_place` is the primitive's NumPy reference (``primitives/in_place.py`` holds its record). Its
+derivative is the cast of the new value's tangent: linear in ``new``; ``x`` only gives the dtype and shape.
+
+0-d values: NumPy rebinds a NumPy scalar (``s = x.sum(); s += y64`` is float64) but casts into a 0-d
+``ndarray``; srcjax cannot tell the two apart, and rebinds both (docs/limitations.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .pytree import is_tree
+from .weak_arrays import WeakArray
+
+__all__ = ["cast_refusal", "in_place", "shape_refusal"]
+
+# dtype kinds in NumPy's 'same_kind' order: a cast may go down within a kind and up to a later kind
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # (V: bfloat16, a float)
+
+
+def _fmt(shape: tuple[int, ...]) -> str:
+    return "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"  # (NumPy's: (2,3), (3,))
+
+
+def shape_refusal(x_shape: tuple[int, ...], new_shape: tuple[int, ...], axes: int = 0) -> str | None:
+    """NumPy's error for an in-place result of shape ``new_shape`` written into ``x_shape`` (None: it fits);
+    the first ``axes`` axes of both are batch axes (the message names one example's shapes)."""
+    if tuple(new_shape) == tuple(x_shape):
+        return None
+    return (f"non-broadcastable output operand with shape {_fmt(x_shape[axes:])} doesn't match the broadcast "
+            f"shape {_fmt(new_shape[axes:])} (NumPy's ValueError: `x op= v` writes the result into x, which keeps "
+            "its shape)")
+
+
+def cast_refusal(x_dtype: Any, new_dtype: Any) -> str | None:
+    """NumPy's error for an in-place result of dtype ``new_dtype`` cast into ``x_dtype`` (None: 'same_kind'
+    allows it)."""
+    xd, nd = np.dtype(x_dtype), np.dtype(new_dtype)
+    if xd == nd:
+        return None
+    try:
+        ok = bool(np.can_cast(nd, xd, "same_kind"))
+    except TypeError:  # (a dtype NumPy's table does not know: bfloat16)
+        ok = _KIND_RANK.get(nd.kind, 9) <= _KIND_RANK.get(xd.kind, -1)
+    if ok:
+        return None
+    return (f"Cannot cast the in-place result from {nd} to {xd} with casting rule 'same_kind' (NumPy's "
+            f"UFuncTypeError: `x op= v` keeps x's dtype)")
+
+
+def _rebinds(x: Any, axes: int) -> bool:
+    return is_tree(x) or isinstance(x, WeakArray) or not isinstance(x, np.ndarray) or x.ndim <= axes
+
+
+def in_place(x: Any, new: Any, axes: int = 0) -> Any:
+    """``x op= v`` given ``new = x op v``: ``new`` cast into ``x``'s dtype where ``x`` is an array of at least
+    one dimension (per example: the first ``axes`` axes of both are batch axes, written by vmap), else ``new``
+    (a Python number, a list, a tuple, a 0-d value: bound again)."""
+    if _rebinds(x, axes):
+        return new
+    new_shape, new_dtype = np.shape(new), np.result_type(new)
+    problem = shape_refusal(x.shape, new_shape, axes)
+    if problem is not None:
+        raise ValueError(problem)
+    problem = cast_refusal(x.dtype, new_dtype)
+    if problem is not None:
+        raise TypeError(problem)
+    return np.asarray(new).astype(x.dtype, copy=False)
