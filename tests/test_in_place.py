@@ -120,6 +120,18 @@ def test_numbers_lists_and_scalars_are_bound_again() -> None:
     assert "xs = xs + ys" in text and "t = t + (2,)" in text, text  # (names only bound to lists, tuples)
 
 
+def test_a_list_extended_by_a_tuple_and_added_to_by_an_array_as_python_does() -> None:
+    # (Python: list += tuple extends the list; list += ndarray is ndarray's add, as list + ndarray)
+    f = define("def f(x):\n"
+               "    xs = [1.0]\n    xs += (x[0], 2.0)\n    xs += (x[1] ** 2,)\n"
+               "    ys = [1.0]\n    ys += x\n"
+               "    return np.stack(xs) * x[0], ys\n")
+    x = np.array([3.0, 4.0])
+    for g, w in zip(srcjax.jit(f)(x), f(x)):
+        _same(g, w)
+    assert "xs = xs + [getitem, 2.0]" in srcjax.source(f)
+
+
 @pytest.mark.parametrize("stmt", ["w += 1", "w *= 0.5", "w -= -2", "w /= 4", "w **= 2", "w += SCALE", "w += [h]"])
 def test_python_numbers_print_as_before(stmt: str) -> None:
     """A Python number (weak: NEP 50) cannot change an array target's dtype: no in_place is written."""

@@ -133,6 +133,14 @@ def _sequence_target(norm: Normalizer, target: str) -> bool:
                                                        for v in plain)
 
 
+def _list_target(norm: Normalizer, target: str) -> bool:
+    """Whether ``target`` is bound only to list displays or list comprehensions, besides its augmented
+    assignments."""
+    values, other, augmented = _bindings(norm)
+    plain = [v for v in values.get(target, []) if v is None or id(v) not in augmented]
+    return target not in other and bool(plain) and all(isinstance(v, (cst.List, cst.ListComp)) for v in plain)
+
+
 def _keeps_target(norm: Normalizer, value: cst.BaseExpression) -> bool:
     """Whether ``x op= value`` is ``x = x op value`` for every target NumPy accepts (statically)."""
     if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
@@ -149,6 +157,11 @@ def _keeps_target(norm: Normalizer, value: cst.BaseExpression) -> bool:
 def statement(norm: Normalizer, s: cst.AugAssign, target: cst.Name) -> None:
     """``target op= value`` as the normalizer's statements."""
     op = AUG_TO_BIN[type(s.operator).__name__]()  # type: ignore[abstract]
+    if type(op) is cst.Add and type(s.value) is cst.Tuple and _list_target(norm, target.value):
+        # (xs += (a, b) of a list extends it by the tuple's items: Python's list.__iadd__; an array value adds)
+        value = norm.atom(cst.List(elements=s.value.elements))
+        norm.assign(target, cst.BinaryOperation(left=target, operator=op, right=value), s)
+        return
     value = norm.atom(s.value)
     new = cst.BinaryOperation(left=target, operator=op, right=value)
     if _keeps_target(norm, s.value) or _sequence_target(norm, target.value):
