@@ -34,6 +34,7 @@ from .regions import check_containers, exec_without_exits, leaf_value, out_names
 from .values import (
     MAX_UNROLL,
     ROLL_ABOVE,
+    LocalFunction,
     LoopOrigin,
     Undefined,
     Unroll,
@@ -163,7 +164,9 @@ def rolled_loop(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callabl
 def data_while(sp: Specializer, s: cst.While, env: dict[str, Any]) -> None:
     """A Python ``while`` whose test is array data: one ``stablehlo.while`` carrying the names it assigns."""
     assigned = sorted(assigned_names(s.body.body))
-    carried = [n for n in assigned if n in env and not isinstance(env[n], Undefined)]
+    # (a `def` in the body, bound by an iteration run before the test turned to data, is defined again by each
+    # iteration: not carried, as roll_for does not carry one)
+    carried = [n for n in assigned if n in env and not isinstance(env[n], Undefined | LocalFunction)]
     line = sp.nf.spans.get(id(s))
     why = f"the `while` loop on array data{f' at line {line.line}' if line else ''}"
 

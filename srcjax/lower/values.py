@@ -99,6 +99,9 @@ class LocalFunction:
     def name(self) -> str:
         return self.fdef.name.value
 
+    def __repr__(self) -> str:  # (in messages: the function's name, not its syntax tree)
+        return f"<function {self.name}>"
+
 
 class Undefined:
     """A name assigned on only some paths of control flow on data; reading it is an error.
