@@ -264,6 +264,9 @@ def fori(sp: Specializer, lo: Any, hi: Any, body: Callable[[Any, Any], Any], car
 
             return rolled_loop(sp, cond_fn, body_fn, state, lambda n: ["the loop counter"] + labels(n - 1))[1]
         except Unroll:
+            bounds = frozenset().union(*(b.aval.origin for b in (lo, hi) if isinstance(b, HloValue)))
+            if not static and bounds:  # `range(steps)` of a Python int argument: make it static, then unroll
+                raise NeedStatic(bounds) from None
             if not static:
                 raise StaticValueError("the loop counter of a loop with bounds known only at run time is "
                                        "used where srcjax needs a static value (a Python list index, a "
