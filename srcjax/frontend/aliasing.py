@@ -295,11 +295,14 @@ def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) 
     stack: list[int] = []
     loops: dict[int, list[int]] = {}  # a loop's id -> [its first line, one past its last line]
     tests: dict[int, list[str]] = {}  # a while loop's id -> the names its test reads
+    jumps: set[int] = set()  # the loops with a `break` or `continue` in them (a name bound in them may be skipped)
 
     class V(Visitor):
         def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> None:
             order.append(n)
             outer.append(tuple(stack))
+            if any(isinstance(x, (cst.Break, cst.Continue)) for x in n.body):
+                jumps.update(stack)
 
         def _enter(self, n: cst.CSTNode) -> None:
             stack.append(id(n))
@@ -313,8 +316,8 @@ def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) 
             if id(n) in loops:
                 loops[id(n)][1] = len(order)
 
-        visit_For = visit_While = visit_If = visit_FunctionDef = _enter
-        leave_For = leave_While = leave_If = leave_FunctionDef = _leave
+        visit_For = visit_While = visit_If = visit_Else = visit_FunctionDef = _enter
+        leave_For = leave_While = leave_If = leave_Else = leave_FunctionDef = _leave
 
     for st in body:
         V().walk(st)
@@ -328,12 +331,17 @@ def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) 
                     views.append((pos, small.targets[0].target.value, base))
 
     def scan(lines: range, other: str, loop: int) -> bool | None:
-        """True: ``other`` is read in ``lines`` first; False: bound again directly in ``loop``'s body first."""
+        """True: ``other`` is read in ``lines`` where no earlier line of them bound it on the way (a line directly
+        in a statement around the read: in the same iteration, branch or body, before it); False: bound
+        directly in ``loop``'s body first; None: neither."""
+        kills: list[int] = []  # the compound statements a line binding `other` directly is in
         for k in lines:
-            if other in names_in(order[k], skip_targets=True):
+            if other in names_in(order[k], skip_targets=True) and not any(c in outer[k] for c in kills):
                 return True
-            if outer[k][-1:] == (loop,) and other in assigned_names([order[k]]):
-                return False
+            if other in assigned_names([order[k]]) and outer[k] and not jumps & set(outer[k]):
+                kills.append(outer[k][-1])
+                if outer[k][-1] == loop:
+                    return False
         return None
 
     def read_stale(pos: int, other: str) -> bool:
@@ -350,17 +358,29 @@ def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) 
             cur = end - 1  # (the loop may also end here: what follows it reads what the update left)
         return any(other in names_in(ln, skip_targets=True) for ln in order[cur + 1:])
 
+    def is_update(line: cst.SimpleStatementLine) -> bool:
+        small = line.body[0]
+        return isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) and (
+            attr_chain(small.value.func) == ["srcjax", "lax", "index_update"] or
+            isinstance(small.value.func, cst.Name) and small.value.func.value.startswith("masked_write"))
+
+    def shared_until(vpos: int, pos: int, names: tuple[str, str], start: int, end: int) -> bool:
+        """Whether a view made at ``vpos``, later in the loop ``[start, end)`` than the update at ``pos``, still
+        shares its array at the update in the next iteration: neither name bound to another value on the way
+        (``items = {}`` at the top of the iteration: a new array, not the view's)."""
+        way = [*range(vpos + 1, end), *range(start, pos)]
+        return not any(not is_update(order[k]) and set(names) & set(assigned_names([order[k]])) for k in way)
+
     for pos, line in enumerate(order):
         small = line.body[0]
-        if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
-                and (attr_chain(small.value.func) == ["srcjax", "lax", "index_update"] or
-                     isinstance(small.value.func, cst.Name) and small.value.func.value.startswith("masked_write"))):
+        if not is_update(line):
             continue
         y = small.targets[0].target.value  # type: ignore[attr-defined]
         in_loop = [loops[o] for o in outer[pos] if o in loops]
         for vpos, alias, base in views:
             # (a view made later in an enclosing loop exists at the update from the loop's second iteration on)
-            if y not in (alias, base) or vpos >= pos and not any(vpos < end for _, end in in_loop):
+            if y not in (alias, base) or vpos >= pos and not any(
+                    vpos < end and shared_until(vpos, pos, (alias, base), start, end) for start, end in in_loop):
                 continue
             other = base if y == alias else alias
             later = read_stale(pos, other)

@@ -279,6 +279,9 @@ def fori(sp: Specializer, lo: Any, hi: Any, body: Callable[[Any, Any], Any], car
         except (ShapeError, DTypeError):
             # the first iteration may turn Python numbers into arrays: run it, then loop; a carry still
             # changing shape (`h = np.tanh(h @ w)`, w of rank 3): unrolled, as Python (and jax) runs it
+            bounds = frozenset().union(*(b.aval.origin for b in (lo, hi) if isinstance(b, HloValue)))
+            if not static and bounds:  # `range(steps)` of a Python int argument: static, then peeled
+                raise NeedStatic(bounds) from None
             if not static or hi - lo < 1 or _peel and hi - lo > MAX_UNROLL:
                 raise
             if _peel:

@@ -564,7 +564,7 @@ class Specializer:
                 idx.append(slice(*parts))
         key: Any = idx[0] if len(idx) == 1 else tuple(idx)
         keys = key if isinstance(key, tuple) else (key,)
-        if is_dynamic(base) or (isinstance(base, np.ndarray) and any(is_dynamic(k) for k in keys)):
+        if is_dynamic(base) or (isinstance(base, np.ndarray) and any(contains_dynamic(k) for k in keys)):
             return self.getitem(base, keys)  # (a constant array indexed by data too: a gather from it)
         self.need_static(key, "an index into a Python container")
         try:
