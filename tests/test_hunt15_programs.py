@@ -391,6 +391,8 @@ def test_a_loop_over_np_arange_of_ints_gives_static_slice_bounds() -> None:
     _agree(srcjax.jit(_shrinking_slices)(C), _shrinking_slices(C), "jit vs NumPy")
     g = srcjax.grad(_shrinking_slices)
     _agree(g(C), _fd(_shrinking_slices, C), "grad vs finite differences", rtol=1e-6)
+    out = srcjax.jit(lambda x: (np.arange(3), x * np.arange(3)))(np.ones(3))  # (still an output array)
+    assert all(isinstance(o, srcjax.Array) for o in out), [type(o) for o in out]
     a = (1.0, 1.05, 0.3)
     _agree(srcjax.grad(hp.european_binomial_fast, argnums=(0, 1, 2))(*a),
            jax.grad(TWIN["european_binomial_fast"], argnums=(0, 1, 2))(*a), "european_binomial_fast: grad vs jax")

@@ -27,6 +27,7 @@ array data it turns into StableHLO regions: :mod:`.regions`, :mod:`.branches`
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import inspect
 import itertools
@@ -85,6 +86,7 @@ from .values import (
     LocalFunction,
     LoopOrigin,
     Return,
+    StaticArange,
     Undefined,
     contains_dynamic,
     is_dynamic,
@@ -171,6 +173,11 @@ class Specializer:
             else:
                 args.append(value)
         result = self.call_function(entry, args, kwargs)
+        with contextlib.suppress(pytree.UnsortableKeys):  # (split_result says where, at the return)
+            leaves, rtree = pytree.flatten(result, nodes=True)
+            if any(isinstance(v, StaticArange) for v in leaves):  # (an output array, as np.arange's was)
+                result = pytree.unflatten(rtree, [self.lift(np.asarray(v)) if isinstance(v, StaticArange) else v
+                                                  for v in leaves])
         outs, template, tree = split_result(result, lambda: return_span(entry))
         if rep is not None:
             return rep.module(self.b, result, outs, tree, template)

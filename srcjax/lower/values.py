@@ -182,6 +182,11 @@ def join_avals(avals: Sequence[ShapedArray], what: str) -> ShapedArray:
 STATIC_ARANGE = 256  # np.arange of static ints up to this size is NumPy's own array while specializing
 
 
+class StaticArange(np.ndarray):
+    """``np.arange`` of static ints held as NumPy's array while specializing (and what NumPy computes from it):
+    returned from the compiled function, an output array as before (not a constant kept on the host)."""
+
+
 def static_arange(args: list[Any], kwargs: dict[str, Any]) -> np.ndarray | None:
     """``np.arange(...)`` of static integers as NumPy's array (``for i in np.arange(n, 0, -1)``: its items are
     static, slice bounds, as in NumPy); None for anything else or more than ``STATIC_ARANGE`` items (an iota)."""
@@ -192,7 +197,7 @@ def static_arange(args: list[Any], kwargs: dict[str, Any]) -> np.ndarray | None:
         out = np.arange(*args, **kwargs)
     except (TypeError, ValueError, ZeroDivisionError):
         return None
-    return out if out.size <= STATIC_ARANGE else None
+    return out.view(StaticArange) if out.size <= STATIC_ARANGE else None
 
 
 def item_at_counter(x: Any, key: Sequence[Any], out: Any) -> Any:
