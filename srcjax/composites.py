@@ -625,6 +625,17 @@ def masked_write(x: Any, mask: Any, new: Any, value: Any) -> Any:
     return np.where(_aligned(mask, x), new, x).astype(x.dtype)
 
 
+def masked_write_selection(x: Any, mask: Any, new: Any, operands: Any) -> Any:
+    """``x[mask] = f(a[mask], ...)`` (``new`` is ``f(a, ...)`` on the whole arrays, their gaps filled) or
+    ``x[mask] op= f(...)`` (``new`` is ``x op f(...)``): elementwise arithmetic on selections of ``x``'s own
+    mask (frontend/subscript_writes.py), ``new`` where the mask holds, ``x`` elsewhere, in ``x``'s dtype.
+    ``operands``, the other values in ``f``, are numbers or rows of the selection, as NumPy broadcasts them."""
+    for v in operands:
+        assert np.ndim(v) <= np.ndim(x) - np.ndim(mask), \
+            "x[mask] = f(a[mask], v): v must be a number or one row of the selection (or write np.where(mask, ..., x))"
+    return np.where(_aligned(mask, x), new, x).astype(x.dtype)
+
+
 def selection_sum(x: Any, mask: Any) -> Any:
     """``np.sum(x[mask])`` for a boolean ``mask``, without the data-sized selection."""
     return np.sum(np.where(_aligned(mask, x), x, 0))

@@ -28,7 +28,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import Span, UnsupportedSyntaxError
-from .names import Visitor, code, names_in, target_names
+from .names import Visitor, assigned_names, code, names_in, target_names
 from .syntax import attr_chain
 
 
@@ -51,6 +51,7 @@ class _Event:
     loops: tuple[tuple[int, int], ...] = ()  # the enclosing loops' position ranges
     literal: bool = False  # bind: from an immutable literal
     made: str = ""  # copy: the view expression (``y.reshape(-1)``), when not a plain name
+    guards: tuple[int, ...] = ()  # the positions of the enclosing ifs and loops, innermost last
 
 
 @dataclass
@@ -58,6 +59,7 @@ class _Walk:
     events: list[_Event] = field(default_factory=list)
     pos: Iterator[int] = field(default_factory=itertools.count)
     loops: list[list[int]] = field(default_factory=list)
+    guards: list[int] = field(default_factory=list)
 
 
 def _base_name(t: cst.BaseExpression) -> str | None:
@@ -111,7 +113,7 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
     effects: list[_Event] = []
 
     def ev(kind: str, name: str, **kw: Any) -> None:
-        effects.append(_Event(p, kind, name, node, loops=loops, **kw))
+        effects.append(_Event(p, kind, name, node, loops=loops, guards=tuple(w.guards), **kw))
 
     if isinstance(s, cst.Assign):
         reads = names_in(s.value)
@@ -150,7 +152,7 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
         for a in call.args if isinstance(call, cst.Call) else ():  # np.clip(d, -5, 5, out=d) too
             if a.keyword is not None and a.keyword.value == "out" and isinstance(a.value, cst.Name):
                 ev("inplace", a.value.value)
-    w.events += [_Event(p, "read", n, node, loops=loops) for n in reads] + effects
+    w.events += [_Event(p, "read", n, node, loops=loops, guards=tuple(w.guards)) for n in reads] + effects
 
 
 def _block(w: _Walk, stmts: Sequence[Any]) -> None:
@@ -161,22 +163,25 @@ def _block(w: _Walk, stmts: Sequence[Any]) -> None:
         elif isinstance(st, cst.If):
             p = next(w.pos)
             w.events += [_Event(p, "read", n, st.test) for n in names_in(st.test)]
+            w.guards.append(p)
             _block(w, st.body.body)
             orelse = st.orelse
             if isinstance(orelse, cst.If):
                 _block(w, [orelse])
             elif orelse is not None:
                 _block(w, orelse.body.body)
+            w.guards.pop()
         elif isinstance(st, (cst.For, cst.While)):
             p = next(w.pos)
             w.loops.append([p])
+            w.guards.append(p)
             start = len(w.events)
             if isinstance(st, cst.For):
                 w.events += [_Event(p, "read", n, st.iter) for n in names_in(st.iter)]
                 # (`for d in ds`: each item is ds's own array, changed in place by `d[0] = v` or `d -= v`)
                 seq = st.iter.value if isinstance(st.iter, cst.Name) else ""
-                w.events += [_Event(p, "copy", n, st.target, source=seq, made=f"{seq}[k]") if seq else
-                             _Event(p, "bind", n, st.target) for n in target_names(st.target)]
+                w.events += [_Event(p, "copy", n, st.target, source=seq, made=f"{seq}[k]", guards=(p,)) if seq else
+                             _Event(p, "bind", n, st.target, guards=(p,)) for n in target_names(st.target)]
             else:
                 w.events += [_Event(p, "read", n, st.test) for n in names_in(st.test)]
             _block(w, st.body.body)
@@ -184,6 +189,7 @@ def _block(w: _Walk, stmts: Sequence[Any]) -> None:
                 _block(w, st.orelse.body.body)
             end = next(w.pos)
             w.loops.pop()
+            w.guards.pop()
             for e in w.events[start:]:  # close this loop's range in its events
                 e.loops = tuple((a, end) if a == p and b == -1 else (a, b) for a, b in e.loops) + (
                     ((p, end),) if not any(a == p for a, _ in e.loops) else ())
@@ -223,8 +229,8 @@ def check_in_place_aliasing(fdef: cst.FunctionDef) -> InPlaceAlias | None:
 
 
 def _read_later(events: list[_Event], k: int, name: str, at: _Event) -> bool:
-    """Whether ``name`` is read after event ``k`` before it is bound again (in a loop around
-    ``k``: read anywhere in that loop)."""
+    """Whether ``name`` is read after event ``k`` before it is bound again (in a loop around ``k``: also
+    from the loop's start, in the next iteration, before it is bound again there)."""
     for e in events[k + 1:]:
         if e.name != name:
             continue
@@ -232,9 +238,14 @@ def _read_later(events: list[_Event], k: int, name: str, at: _Event) -> bool:
             return True
         if e.kind in ("bind", "copy"):
             break
-    for a, b in at.loops:
-        if any(e.name == name and e.kind == "read" and a <= e.pos <= b for e in events):
-            return True
+    for a, _b in at.loops:  # the next iteration, up to the change: a read before the name is bound again
+        for e in events[:k]:  # (a read in the changing statement itself, `out += x * i`, comes before it)
+            if e.name != name or e.pos < a:
+                continue
+            if e.kind == "read":
+                return True
+            if e.kind in ("bind", "copy") and e.guards[-1:] == (a,):
+                break  # (`x = R[k:, k]` at the top of the loop, not in an `if`: the old alias is not read again)
     return False
 
 
@@ -275,12 +286,38 @@ def _view_of(value: cst.BaseExpression) -> str | None:
 
 def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) -> None:
     """Refuse ``y[k] = v`` where NumPy would also change another variable that shares ``y``'s memory
-    (a view) and that is read afterwards: srcjax's update is functional, so the answers would differ."""
+    (a view) and that is read afterwards: srcjax's update is functional, so the answers would differ. In a
+    loop, afterwards is also the next iteration: a read from the loop's start up to the update, before the
+    variable is bound again directly in the loop's body (``x = R[0]`` before ``for``, ``t += x.sum()`` then
+    ``R[0] += 1`` in it: NumPy's ``x`` sees every update)."""
     order: list[cst.SimpleStatementLine] = []
+    outer: list[tuple[int, ...]] = []  # per line: the enclosing compound statements' ids, innermost last
+    stack: list[int] = []
+    loops: dict[int, list[int]] = {}  # a loop's id -> [its first line, one past its last line]
+    tests: dict[int, list[str]] = {}  # a while loop's id -> the names its test reads
+    jumps: set[int] = set()  # the loops with a `break` or `continue` in them (a name bound in them may be skipped)
 
     class V(Visitor):
         def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> None:
             order.append(n)
+            outer.append(tuple(stack))
+            if any(isinstance(x, (cst.Break, cst.Continue)) for x in n.body):
+                jumps.update(stack)
+
+        def _enter(self, n: cst.CSTNode) -> None:
+            stack.append(id(n))
+            if isinstance(n, (cst.For, cst.While)):
+                loops[id(n)] = [len(order), -1]
+                if isinstance(n, cst.While):
+                    tests[id(n)] = names_in(n.test)
+
+        def _leave(self, n: cst.CSTNode) -> None:
+            stack.pop()
+            if id(n) in loops:
+                loops[id(n)][1] = len(order)
+
+        visit_For = visit_While = visit_If = visit_Else = visit_FunctionDef = _enter
+        leave_For = leave_While = leave_If = leave_Else = leave_FunctionDef = _leave
 
     for st in body:
         V().walk(st)
@@ -292,18 +329,61 @@ def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) 
                 base = _view_of(small.value)
                 if base is not None and base != small.targets[0].target.value:
                     views.append((pos, small.targets[0].target.value, base))
+
+    def scan(lines: range, other: str, loop: int) -> bool | None:
+        """True: ``other`` is read in ``lines`` where no earlier line of them bound it on the way (a line directly
+        in a statement around the read: in the same iteration, branch or body, before it); False: bound
+        directly in ``loop``'s body first; None: neither."""
+        kills: list[int] = []  # the compound statements a line binding `other` directly is in
+        for k in lines:
+            if other in names_in(order[k], skip_targets=True) and not any(c in outer[k] for c in kills):
+                return True
+            if other in assigned_names([order[k]]) and outer[k] and not jumps & set(outer[k]):
+                kills.append(outer[k][-1])
+                if outer[k][-1] == loop:
+                    return False
+        return None
+
+    def read_stale(pos: int, other: str) -> bool:
+        """Whether ``other`` is read after the update at ``pos`` before it is bound again: later in the
+        function, and in a loop, in the next iteration too (from the loop's start up to the update)."""
+        cur = pos
+        for loop in [o for o in reversed(outer[pos]) if o in loops]:  # innermost first
+            start, end = loops[loop]
+            rest = scan(range(cur + 1, end), other, loop)
+            if rest is not None:
+                return rest
+            if other in tests.get(loop, ()) or scan(range(start, pos), other, loop):
+                return True
+            cur = end - 1  # (the loop may also end here: what follows it reads what the update left)
+        return any(other in names_in(ln, skip_targets=True) for ln in order[cur + 1:])
+
+    def is_update(line: cst.SimpleStatementLine) -> bool:
+        small = line.body[0]
+        return isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) and (
+            attr_chain(small.value.func) == ["srcjax", "lax", "index_update"] or
+            isinstance(small.value.func, cst.Name) and small.value.func.value.startswith("masked_write"))
+
+    def shared_until(vpos: int, pos: int, names: tuple[str, str], start: int, end: int) -> bool:
+        """Whether a view made at ``vpos``, later in the loop ``[start, end)`` than the update at ``pos``, still
+        shares its array at the update in the next iteration: neither name bound to another value on the way
+        (``items = {}`` at the top of the iteration: a new array, not the view's)."""
+        way = [*range(vpos + 1, end), *range(start, pos)]
+        return not any(not is_update(order[k]) and set(names) & set(assigned_names([order[k]])) for k in way)
+
     for pos, line in enumerate(order):
         small = line.body[0]
-        if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
-                and (attr_chain(small.value.func) == ["srcjax", "lax", "index_update"] or
-                     isinstance(small.value.func, cst.Name) and small.value.func.value.startswith("masked_write"))):
+        if not is_update(line):
             continue
         y = small.targets[0].target.value  # type: ignore[attr-defined]
+        in_loop = [loops[o] for o in outer[pos] if o in loops]
         for vpos, alias, base in views:
-            if vpos >= pos or y not in (alias, base):
+            # (a view made later in an enclosing loop exists at the update from the loop's second iteration on)
+            if y not in (alias, base) or vpos >= pos and not any(
+                    vpos < end and shared_until(vpos, pos, (alias, base), start, end) for start, end in in_loop):
                 continue
             other = base if y == alias else alias
-            later = any(other in names_in(ln, skip_targets=True) for ln in order[pos + 1:])
+            later = read_stale(pos, other)
             if later:
                 raise UnsupportedSyntaxError(
                     f"assigning into {y!r} would also change {other!r} in NumPy (one is a view of the other), "

@@ -293,7 +293,7 @@ def _bound(target: cst.BaseExpression) -> list[str]:
 _ARITH = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power, cst.FloorDivide, cst.Modulo)
 
 
-def _selected(norm: Normalizer, node: cst.BaseExpression, names: set[str],
+def selected(norm: Normalizer, node: cst.BaseExpression, names: set[str],
               base: Callable[[cst.BaseExpression], cst.BaseExpression] = lambda x: x
               ) -> tuple[str, cst.BaseExpression, cst.BaseExpression] | None:
     """``(mask's code, mask, node with x[mask] written x)`` when ``node`` is elementwise arithmetic
@@ -358,7 +358,7 @@ def selection_reduction(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpre
         return None
     if not any(type(n) is cst.Subscript for n in walk(arg)):  # (no x[...]: none; cheaper than its text)
         return None
-    found = _selected(norm, arg, boolean_names(norm))
+    found = selected(norm, arg, boolean_names(norm))
     if found is None:
         return None
     if not kind:
@@ -379,7 +379,7 @@ def selection_reduction(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpre
             norm.assign(name, cst.Call(func=fill, args=[cst.Arg(norm.atom(x)), cst.Arg(mask)]), call)
             return name
 
-        filled = _selected(norm, arg, boolean_names(norm), filled_base)
+        filled = selected(norm, arg, boolean_names(norm), filled_base)
         assert filled is not None
         expr = filled[2]
     x = norm.atom(expr)

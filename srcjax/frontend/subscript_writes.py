@@ -55,6 +55,9 @@ def statement(norm: Normalizer, s: cst.BaseSmallStatement) -> bool:
     else:
         return False
     mask = _mask(norm, t)
+    if mask is not None and isinstance(t.value, cst.Name) and t.value.value in norm.locals and \
+            _selection_write(norm, s, t, mask, op):
+        return True
     if mask is not None and isinstance(t.value, cst.Name) and t.value.value in norm.locals:
         y = cst.Name(t.value.value)
         value = norm.atom(s.value)
@@ -74,4 +77,57 @@ def statement(norm: Normalizer, s: cst.BaseSmallStatement) -> bool:
     name = norm.fresh(BINOP_HINT[type(op).__name__])
     norm.assign(cst.Name(name), cst.BinaryOperation(left=sub, operator=op, right=norm.atom(s.value)), s)
     norm.index_assign(t, cst.Name(name), s)
+    return True
+
+
+def _operands(n: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The names and attributes ``n`` computes with, besides its selections ``a[mask]`` and called functions."""
+    if isinstance(n, (cst.Name, cst.Attribute)):
+        return [n]
+    if isinstance(n, cst.BinaryOperation):
+        return _operands(n.left) + _operands(n.right)
+    if isinstance(n, cst.UnaryOperation):
+        return _operands(n.expression)
+    if isinstance(n, cst.Comparison):
+        return _operands(n.left) + [x for c in n.comparisons for x in _operands(c.comparator)]
+    if isinstance(n, cst.Call):
+        return [x for a in n.args for x in _operands(a.value)]
+    return []  # (a selection, a number)
+
+
+def _selection_write(norm: Normalizer, s: cst.Assign | cst.AugAssign, t: cst.Subscript, mask: cst.BaseExpression,
+                     op: cst.BaseBinaryOp | None) -> bool:
+    """``y[mask] = f(a[mask], ...)`` (pmocz's ``inv_r[inv_r > 0] = 1.0 / inv_r[inv_r > 0]``, label spreading's
+    ``F[labeled] = Y0[labeled]``): elementwise arithmetic on selections by ``y``'s own mask is ``f`` on the whole
+    arrays where the mask holds (``masked_write_selection``; the selections' gaps filled with a selected value,
+    as a selection's reduction has them, so no value outside the selection reaches a derivative). False: not
+    such a value (it then is a value per selected element, refused where it is computed)."""
+    from .. import composites
+
+    if not any(type(n) is cst.Subscript for n in numpy_calls.walk(s.value)):
+        return False
+    names = numpy_calls.boolean_names(norm)
+    code = cst.Module([]).code_for_node
+    found = numpy_calls.selected(norm, s.value, names)
+    if found is None or found[0] != code(mask):
+        return False
+    y = cst.Name(t.value.value)  # type: ignore[attr-defined]
+    m = norm.atom(mask)
+    fill = norm.helper_call_name(composites.selection_fill, s)
+
+    def filled(x: cst.BaseExpression) -> cst.BaseExpression:
+        name = cst.Name(norm.fresh("selected"))
+        norm.assign(name, cst.Call(func=fill, args=[cst.Arg(norm.atom(x)), cst.Arg(m)]), s)
+        return name
+
+    again = numpy_calls.selected(norm, s.value, names, filled)
+    assert again is not None
+    new = norm.atom(again[2])
+    if op is not None:  # y[mask] += f(...): y + f(...) where the mask holds
+        new = cst.Name(norm.fresh(BINOP_HINT[type(op).__name__]))
+        norm.assign(new, cst.BinaryOperation(left=y, operator=op, right=norm.atom(again[2])), s)
+    operands = cst.Tuple([cst.Element(norm.atom(x)) for x in _operands(s.value)])
+    write = norm.helper_call_name(composites.masked_write_selection, s)
+    norm.assign(y, cst.Call(func=write, args=[cst.Arg(y), cst.Arg(m), cst.Arg(new), cst.Arg(operands)]), s)
+    norm.updated.add(y.value)
     return True

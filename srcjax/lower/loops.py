@@ -34,6 +34,7 @@ from .regions import check_containers, exec_without_exits, leaf_value, out_names
 from .values import (
     MAX_UNROLL,
     ROLL_ABOVE,
+    LocalFunction,
     LoopOrigin,
     Undefined,
     Unroll,
@@ -163,7 +164,9 @@ def rolled_loop(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callabl
 def data_while(sp: Specializer, s: cst.While, env: dict[str, Any]) -> None:
     """A Python ``while`` whose test is array data: one ``stablehlo.while`` carrying the names it assigns."""
     assigned = sorted(assigned_names(s.body.body))
-    carried = [n for n in assigned if n in env and not isinstance(env[n], Undefined)]
+    # (a `def` in the body, bound by an iteration run before the test turned to data, is defined again by each
+    # iteration: not carried, as roll_for does not carry one)
+    carried = [n for n in assigned if n in env and not isinstance(env[n], Undefined | LocalFunction)]
     line = sp.nf.spans.get(id(s))
     why = f"the `while` loop on array data{f' at line {line.line}' if line else ''}"
 
@@ -261,6 +264,9 @@ def fori(sp: Specializer, lo: Any, hi: Any, body: Callable[[Any, Any], Any], car
 
             return rolled_loop(sp, cond_fn, body_fn, state, lambda n: ["the loop counter"] + labels(n - 1))[1]
         except Unroll:
+            bounds = frozenset().union(*(b.aval.origin for b in (lo, hi) if isinstance(b, HloValue)))
+            if not static and bounds:  # `range(steps)` of a Python int argument: make it static, then unroll
+                raise NeedStatic(bounds) from None
             if not static:
                 raise StaticValueError("the loop counter of a loop with bounds known only at run time is "
                                        "used where srcjax needs a static value (a Python list index, a "
@@ -273,6 +279,9 @@ def fori(sp: Specializer, lo: Any, hi: Any, body: Callable[[Any, Any], Any], car
         except (ShapeError, DTypeError):
             # the first iteration may turn Python numbers into arrays: run it, then loop; a carry still
             # changing shape (`h = np.tanh(h @ w)`, w of rank 3): unrolled, as Python (and jax) runs it
+            bounds = frozenset().union(*(b.aval.origin for b in (lo, hi) if isinstance(b, HloValue)))
+            if not static and bounds:  # `range(steps)` of a Python int argument: static, then peeled
+                raise NeedStatic(bounds) from None
             if not static or hi - lo < 1 or _peel and hi - lo > MAX_UNROLL:
                 raise
             if _peel:

@@ -122,6 +122,10 @@ def _b_minmax(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[
         # (one dict: its keys are compared, static whatever its values: `max(params, key=len)`)
         compared = [list(args[0])] if len(args) == 1 and isinstance(args[0], dict) else args
         if contains_dynamic(compared):
+            leaves = [v for v in pytree.flatten(compared)[0] if is_dynamic(v)]
+            origin = frozenset().union(*(v.aval.origin for v in leaves))
+            if origin:  # `min(progress, 1.0)` of a rolled loop's counter (or a Python int argument): static
+                raise NeedStatic(origin)
             raise StaticValueError(
                 f"the builtin {fn.__name__}() compares values known only at run time",
                 hint=f"use np.{'maximum' if fn is max else 'minimum'}(a, b) or np.{fn.__name__}(x); several arrays: "

@@ -7,10 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import libcst as cst
 import numpy as np
 
 from .. import pytree
 from ..core import Span, TranspileError
+from ..custom import def_span
+from ..frontend.names import Visitor
+from ..frontend.normalize import NormalizedFunction
 from .hlo import HloValue
 from .values import is_dynamic
 
@@ -38,3 +42,24 @@ def split_result(result: Any, where: Callable[[], Span | None]) -> tuple[list[Hl
             raise TranspileError(f"cannot return a value of type {type(leaf).__name__} from a compiled function",
                                  where(), hint="return arrays, numbers, or tuples/lists/dicts of them")
     return outs, template, tree
+
+
+def return_span(nf: NormalizedFunction) -> Span | None:
+    """Where a function returns, when it has one ``return``; else its ``def`` line."""
+    spans = set()
+
+    class V(Visitor):
+        def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> None:
+            if any(type(s) is cst.Return for s in n.body):
+                spans.add(nf.spans.get(id(n)))
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            return n is nf.fdef
+
+    V().walk(nf.fdef)
+    return spans.pop() if len(spans) == 1 and None not in spans else def_span(nf.fn)
+
+
+def mlir_loc(span: Span) -> str:
+    name = span.filename.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{name}":{span.line}:{span.col + 1}'

@@ -27,6 +27,7 @@ array data it turns into StableHLO regions: :mod:`.regions`, :mod:`.branches`
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import inspect
 import itertools
@@ -58,10 +59,10 @@ from ..core import (
     assertion_failed,
     canonical_dtype,
 )
-from ..custom import check_rule_result, def_span, rule_role, transpose_error
+from ..custom import check_rule_result, rule_role, transpose_error
 from ..frontend import callees
 from ..frontend.locations import user_span
-from ..frontend.names import Visitor, literal_value, names_in
+from ..frontend.names import literal_value, names_in
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.resolve import is_user_function, unwrap
@@ -74,7 +75,7 @@ from .apply import apply_primitive
 from .hlo import TARGET, FuncBuilder, HloValue, module_text
 from .host_print import DeferredText
 from .python_builtins import BINOPS, BUILTIN_RULES, CMPOPS, CONTAINER_BUILTINS, UNOPS, accepts_dynamic
-from .returned import split_result
+from .returned import mlir_loc, return_span, split_result
 from .signatures import signature_of
 from .values import (
     MAX_UNROLL,
@@ -85,10 +86,13 @@ from .values import (
     LocalFunction,
     LoopOrigin,
     Return,
+    StaticArange,
     Undefined,
     contains_dynamic,
     is_dynamic,
     is_loop_origin,
+    item_at_counter,
+    static_arange,
 )
 
 _IN_PLACE = {"sort": "x = np.sort(x, axis)", "partition": "x = np.partition(x, kth, axis)",
@@ -169,7 +173,12 @@ class Specializer:
             else:
                 args.append(value)
         result = self.call_function(entry, args, kwargs)
-        outs, template, tree = split_result(result, lambda: _return_span(entry))
+        with contextlib.suppress(pytree.UnsortableKeys):  # (split_result says where, at the return)
+            leaves, rtree = pytree.flatten(result, nodes=True)
+            if any(isinstance(v, StaticArange) for v in leaves):  # (an output array, as np.arange's was)
+                result = pytree.unflatten(rtree, [self.lift(np.asarray(v)) if isinstance(v, StaticArange) else v
+                                                  for v in leaves])
+        outs, template, tree = split_result(result, lambda: return_span(entry))
         if rep is not None:
             return rep.module(self.b, result, outs, tree, template)
         plan = shardy.CURRENT.get()
@@ -211,7 +220,7 @@ class Specializer:
             e.called_from(site)
             raise
         if role is not None:  # a custom_vjp/custom_jvp rule: its result must follow the convention
-            check_rule_result(role[0], role[1], _return_span(nf), args, kwargs, result, self.rule_calls)
+            check_rule_result(role[0], role[1], return_span(nf), args, kwargs, result, self.rule_calls)
         return result
 
     def run_body(self, nf: NormalizedFunction, body: Sequence[Any], env: dict[str, Any]) -> Any:
@@ -243,7 +252,7 @@ class Specializer:
             if span is not None and self.b is not None:
                 loc = self.locs.get(id(span), False)  # (a statement run again: a helper's, a loop's)
                 if loc is False:  # derivative code: the user's line; srcjax's helpers: the caller's (None)
-                    loc = self.locs[id(span)] = None if (u := user_span(span)) is None else _mlir_loc(u)
+                    loc = self.locs[id(span)] = None if (u := user_span(span)) is None else mlir_loc(u)
                 if isinstance(loc, str):
                     self.b.loc = loc
             self.here = span or outer
@@ -386,7 +395,7 @@ class Specializer:
                 isinstance(v, (reversed, type({}.items()), type({}.keys()), type({}.values()))):
             return list(v)
         if isinstance(v, np.ndarray):
-            return [self.lift(x) for x in v]
+            return list(v) if v.ndim == 1 and v.dtype.kind in "iu" else [self.lift(x) for x in v]  # (static ints)
         if hasattr(v, "__next__"):  # other static iterators (reversed(range(...)), itertools.count(), ...)
             return list(itertools.islice(v, MAX_UNROLL + 2))  # an endless one stops the unrolled loop there
         raise DTypeError(f"cannot iterate over {type(v).__name__}")
@@ -562,7 +571,7 @@ class Specializer:
                 idx.append(slice(*parts))
         key: Any = idx[0] if len(idx) == 1 else tuple(idx)
         keys = key if isinstance(key, tuple) else (key,)
-        if is_dynamic(base) or (isinstance(base, np.ndarray) and any(is_dynamic(k) for k in keys)):
+        if is_dynamic(base) or (isinstance(base, np.ndarray) and any(contains_dynamic(k) for k in keys)):
             return self.getitem(base, keys)  # (a constant array indexed by data too: a gather from it)
         self.need_static(key, "an index into a Python container")
         try:
@@ -576,7 +585,7 @@ class Specializer:
                 args = frozenset(o for o in k.aval.origin if not is_loop_origin(o))
                 if args:  # a Python int argument as an index: try it static first
                     raise NeedStatic(args)
-        return self.apply(registry.PRIMITIVES["getitem"], [x, key], {})
+        return item_at_counter(x, key, self.apply(registry.PRIMITIVES["getitem"], [x, key], {}))
 
     def eval_BinaryOperation(self, node: cst.BinaryOperation, env: dict[str, Any]) -> Any:
         left = self.eval(node.left, env)
@@ -695,6 +704,8 @@ class Specializer:
                 args += self.iterate(v)
             else:
                 args.append(v)
+        if fv is np.arange and (static := static_arange(args, kwargs)) is not None:
+            return static
         return self.call_value(fv, args, kwargs)
 
     # -- calls -------------------------------------------------------------------
@@ -788,27 +799,6 @@ class Specializer:
 
 
 _EVAL_NAMES: dict[type, str] = {}  # a node type -> the name of the method that evaluates it
-
-
-def _return_span(nf: NormalizedFunction) -> Span | None:
-    """Where a function returns, when it has one ``return``; else its ``def`` line."""
-    spans = set()
-
-    class V(Visitor):
-        def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> None:
-            if any(type(s) is cst.Return for s in n.body):
-                spans.add(nf.spans.get(id(n)))
-
-        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
-            return n is nf.fdef
-
-    V().walk(nf.fdef)
-    return spans.pop() if len(spans) == 1 and None not in spans else def_span(nf.fn)
-
-
-def _mlir_loc(span: Span) -> str:
-    name = span.filename.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{name}":{span.line}:{span.col + 1}'
 
 
 def _origins_deep(v: Any) -> frozenset[Hashable]:

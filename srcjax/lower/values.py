@@ -99,6 +99,9 @@ class LocalFunction:
     def name(self) -> str:
         return self.fdef.name.value
 
+    def __repr__(self) -> str:  # (in messages: the function's name, not its syntax tree)
+        return f"<function {self.name}>"
+
 
 class Undefined:
     """A name assigned on only some paths of control flow on data; reading it is an error.
@@ -174,3 +177,34 @@ def join_avals(avals: Sequence[ShapedArray], what: str) -> ShapedArray:
                              f"path and {dt} on another",
                              hint=f"write the Python number as an array of dtype {dt} (e.g. np.{dt}(...))")
     return ShapedArray(first.shape, dt)
+
+
+STATIC_ARANGE = 256  # np.arange of static ints up to this size is NumPy's own array while specializing
+
+
+class StaticArange(np.ndarray):
+    """``np.arange`` of static ints held as NumPy's array while specializing (and what NumPy computes from it):
+    returned from the compiled function, an output array as before (not a constant kept on the host)."""
+
+
+def static_arange(args: list[Any], kwargs: dict[str, Any]) -> np.ndarray | None:
+    """``np.arange(...)`` of static integers as NumPy's array (``for i in np.arange(n, 0, -1)``: its items are
+    static, slice bounds, as in NumPy); None for anything else or more than ``STATIC_ARANGE`` items (an iota)."""
+    if set(kwargs) - {"start", "stop", "step"} or len(args) + len(kwargs) > 3 or not all(
+            type(v) is int or isinstance(v, np.integer) for v in [*args, *kwargs.values()]):
+        return None
+    try:
+        out = np.arange(*args, **kwargs)
+    except (TypeError, ValueError, ZeroDivisionError):
+        return None
+    return out.view(StaticArange) if out.size <= STATIC_ARANGE else None
+
+
+def item_at_counter(x: Any, key: Sequence[Any], out: Any) -> Any:
+    """``out = x[key]``; where ``x`` is a constant integer array and the key a rolled loop's counter (the loop
+    over ``np.arange(n, 0, -1)`` reads ``np.arange(...)[k]``), ``out`` is as static as the counter: needed
+    static (a slice bound), the loop is unrolled."""
+    if not (isinstance(x, np.ndarray) and x.dtype.kind in "biu" and isinstance(out, HloValue)):
+        return out
+    loops = frozenset(o for k in key if isinstance(k, HloValue) for o in k.aval.origin if is_loop_origin(o))
+    return HloValue(out.name, out.aval.update(origin=out.aval.origin | loops)) if loops else out

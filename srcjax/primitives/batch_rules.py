@@ -179,7 +179,10 @@ def _broadcast_elements(c: BatchCall, param: str) -> list[str]:
     """The elements of a sequence operand, the unbatched ones repeated along the batch."""
     elems = c.args[param]
     flags = c.seq_batched(param)
-    return [e if b else f"batch_broadcast({e}, {c.size})" for e, b in zip(elems, flags)]
+    # (a list or tuple of numbers written in place, `np.concatenate(([0.0], x, [0.0]))`, is an array operand:
+    # repeated as one, not as a container whose items batch_broadcast would leave as they are)
+    return [e if b else f"batch_broadcast(np.asarray({e}), {c.size})" if e[:1] in "[(" else
+            f"batch_broadcast({e}, {c.size})" for e, b in zip(elems, flags)]
 
 
 def join(param: str, none_flattens: bool = True) -> Rule:
