@@ -57,11 +57,6 @@ jax.config.update("jax_enable_x64", True)
 
 # Refusals met where jax runs the program (reported; a located TranspileError with a hint)
 KNOWN_REFUSALS: tuple[str, ...] = (
-    # activation_zoo, activation_gradients, softmax_cross_entropy, square_loss_and_hand_grad, mdn_loss,
-    # elastic_net_*, logistic_regression_fit, gaussian_basis_regression: a method (or __call__) of an object built
-    # at module level (ML-From-Scratch's `Sigmoid()(x)`, `loss.gradient(y, p)`) under grad and vmap; jit runs it
-    "srcjax does not know its derivative",
-    "vmap: cannot batch '",
     # nesterov_quadratic, kepler_eccentric_anomaly: a def or lambda of the function passed to a helper
     # (`newton(f, fprime, x0)`) under grad
     "cannot differentiate through the nested function",

@@ -46,6 +46,7 @@ from . import (
     methods,
     nested_defaults,
     numpy_calls,
+    object_methods,
     shadowing,
     sort_keys,
     star_params,
@@ -316,8 +317,9 @@ class Normalizer(Resolver):
         node = star_params.spread(self.src, node)  # (`g(*xs)` of `def f(*xs)`, `g(*(a, b))`)
         if (keyed := sort_keys.rewrite(node, self.src.positions)) is not node:  # key=lambda kv: kv[0]
             return self.flat(keyed)
-        if (method := methods.receiver_call(self, node, _NOT_METHODS)) is not None:  # `params.energy(x)`
-            return method, call_hint(method.func)
+        if (method := object_methods.static_receiver_call(self, node, _NOT_METHODS) or  # `loss.gradient(y, p)`
+                methods.receiver_call(self, node, _NOT_METHODS)) is not None:  # `params.energy(x)`
+            return method, call_hint(method.func) if isinstance(method, cst.Call) else None
         for a in node.args:
             if a.star:
                 raise self.unsupported(a, f"{a.star}-arguments in a call of a value whose length is not written in "
