@@ -296,7 +296,8 @@ def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) 
         small = line.body[0]
         if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
                 and (attr_chain(small.value.func) == ["srcjax", "lax", "index_update"] or
-                     isinstance(small.value.func, cst.Name) and small.value.func.value.startswith("masked_write"))):
+                     isinstance(small.value.func, cst.Name) and small.value.func.value.startswith(
+                         ("masked_write", "item_write")))):
             continue
         y = small.targets[0].target.value  # type: ignore[attr-defined]
         for vpos, alias, base in views:

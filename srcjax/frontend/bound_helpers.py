@@ -41,6 +41,8 @@ def bound_variant(fn: types.FunctionType, bound: dict[str, Any]) -> types.Functi
     made.__kwdefaults__ = fn.__kwdefaults__
     made.__qualname__, made.__module__, made.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
     setattr(made, BOUND, dict(bound))
+    if hasattr(fn, "__srcjax_tuple_params__"):  # (a tuple variant's parameters: tuple_params.py)
+        made.__srcjax_tuple_params__ = fn.__srcjax_tuple_params__  # type: ignore[attr-defined]
     made.__srcjax_bound_of__ = fn  # type: ignore[attr-defined]  # (the helper it is a copy of)
     sig = inspect.signature(fn)  # (what callers bind their arguments to: without the fixed parameters)
     made.__signature__ = sig.replace(  # type: ignore[attr-defined]

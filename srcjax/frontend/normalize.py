@@ -45,6 +45,7 @@ from . import (
     loop_targets,
     methods,
     nested_defaults,
+    nested_writes,
     numpy_calls,
     object_methods,
     shadowing,
@@ -53,6 +54,7 @@ from . import (
     starred,
     starred_displays,
     subscript_writes,
+    tuple_params,
     view_copies,
     view_unpacking,
 )
@@ -408,6 +410,7 @@ class Normalizer(Resolver):
                                            node)
             return node.with_changes(func=callee, args=[a.with_changes(value=self.atom(a.value))
                                                         for a in node.args]), call_hint(callee)
+        node, fv = tuple_params.call_variant(node, fv)  # (`rk4(f, y0, t, args=(a, b))` of `f(y, t, *args)`)
         params = list(inspect.signature(fv).parameters)
         positional = [self.constant(a.value) for a in node.args if a.keyword is None]
         keywords = {a.keyword.value: self.constant(a.value) for a in node.args if a.keyword is not None}
@@ -416,13 +419,13 @@ class Normalizer(Resolver):
         bound = bound_helpers.call_bindings(fv, positional, keywords, set())
         if bound:  # (a parameter the helper assigns again is not fixed)
             bound = bound_helpers.call_bindings(fv, positional, keywords, rebound_parameters(read_function(fv).fdef))
-        if not bound:
+        if not bound and not tuple_params.spelled_names(fv):
             return None
         kept = [a.with_changes(value=self.atom(a.value)) for i, a in enumerate(node.args)
                 if (a.keyword.value if a.keyword is not None else params[i]) not in bound]
         if kept:
             kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        callee = self.helper_call_name(bound_helpers.bound_variant(fv, bound), node)
+        callee = self.helper_call_name(bound_helpers.bound_variant(fv, bound) if bound else fv, node)
         return node.with_changes(func=callee, args=kept), call_hint(callee)
 
     def method_call(self, node: cst.Call, recv: cst.BaseExpression,
@@ -703,9 +706,18 @@ class Normalizer(Resolver):
 
     def index_assign(self, t: cst.Subscript, value: cst.BaseExpression, origin: cst.CSTNode) -> None:
         """``y[key] = value`` -> ``y = srcjax.lax.index_update(y, key, value)`` (a functional update)."""
+        if type(t.value) is cst.Subscript and nested_writes.item_write(self, t, value, origin):  # xs[t][j] = v
+            return
         if not isinstance(t.value, cst.Name) or t.value.value not in self.locals and t.value.value not in self.temps:
             raise self.unsupported(t, "assignment into an element of something other than a local array variable",
                                    "assign the array to a local name first, then update it")
+        call = cst.Call(func=dotted("srcjax.lax.index_update"),
+                        args=[cst.Arg(t.value), cst.Arg(self.subscript_key(t)), cst.Arg(value)])
+        self.assign(cst.Name(t.value.value), call, origin)
+        self.updated.add(t.value.value)
+
+    def subscript_key(self, t: cst.Subscript) -> cst.BaseExpression:
+        """The key of ``y[key]`` as an atom, a slice call or a tuple of them."""
         keys: list[cst.BaseExpression] = []
         for e in t.slice:
             sl = e.slice
@@ -719,11 +731,7 @@ class Normalizer(Resolver):
                 while len(parts) > 2 and isinstance(parts[-1], cst.Name) and parts[-1].value == "None":
                     parts.pop()
                 keys.append(cst.Call(func=cst.Name("slice"), args=[cst.Arg(p) for p in parts]))
-        key = keys[0] if len(keys) == 1 else cst.Tuple(elements=[cst.Element(k) for k in keys])
-        call = cst.Call(func=dotted("srcjax.lax.index_update"),
-                        args=[cst.Arg(t.value), cst.Arg(key), cst.Arg(value)])
-        self.assign(cst.Name(t.value.value), call, origin)
-        self.updated.add(t.value.value)
+        return keys[0] if len(keys) == 1 else cst.Tuple(elements=[cst.Element(k) for k in keys])
 
     # -- the function ---------------------------------------------------------------
     def refuse_tape_names(self, fdef: cst.FunctionDef) -> None:
@@ -783,6 +791,7 @@ class Normalizer(Resolver):
         body = self.block(stmts, top=True)
         if self.updated:
             aliasing.check_views(body, self.updated, self.spans)
+            nested_writes.check_item_sources(body, self.spans)
         out = cst.FunctionDef(name=cst.Name(name), params=clean, body=cst.IndentedBlock(body=body))
         if is_generated(self.src.fn) or getattr(self.src.fn, "__module__", "") in LIBRARY_MODULES:
             return out
@@ -870,7 +879,7 @@ def call_hint(callee: cst.BaseExpression) -> str:
 def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]], str],
               name: str | None = None, bindings: dict[str, Any] | None = None,
               comprehension_loops: bool = False) -> NormalizedFunction:
-    src = methods.guard(star_params.expand(read_function(fn)))  # (a copy of a function with *args for a number of them)
+    src = methods.guard(tuple_params.expand(star_params.expand(read_function(fn))))  # (copies for *args lengths)
     src = view_unpacking.rewrite(dict_merges.rewrite(nested_defaults.rewrite(src)))  # (`def g(v, k=k)` in a loop;
     src = list_copies.rewrite(src)  # `d | e` of dicts; `a, b = d.values()`; `list(ws)` of a parameter)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
