@@ -37,6 +37,7 @@ from . import (
     aliasing,
     bound_helpers,
     builtin_calls,
+    closure_bindings,
     comprehension_loops,
     dict_merges,
     dict_methods,
@@ -412,8 +413,12 @@ class Normalizer(Resolver):
                                                         for a in node.args]), call_hint(callee)
         node, fv = tuple_params.call_variant(node, fv)  # (`rk4(f, y0, t, args=(a, b))` of `f(y, t, *args)`)
         params = list(inspect.signature(fv).parameters)
-        positional = [self.constant(a.value) for a in node.args if a.keyword is None]
-        keywords = {a.keyword.value: self.constant(a.value) for a in node.args if a.keyword is not None}
+        lifted = {(a.keyword.value if a.keyword is not None else params[i] if i < len(params) else ""): got
+                  for i, a in enumerate(node.args) if (got := closure_bindings.lifted_argument(self, a.value))}
+        positional = [(True, lifted[params[i]][0]) if i < len(params) and params[i] in lifted else
+                      self.constant(a.value) for i, a in enumerate(node.args) if a.keyword is None]
+        keywords = {a.keyword.value: (True, lifted[a.keyword.value][0]) if a.keyword.value in lifted else
+                    self.constant(a.value) for a in node.args if a.keyword is not None}
         if len(positional) > len(params) or not set(keywords) <= set(params):
             return None  # (the call's own error: made by the usual path)
         bound = bound_helpers.call_bindings(fv, positional, keywords, set())
@@ -423,9 +428,13 @@ class Normalizer(Resolver):
             return None
         kept = [a.with_changes(value=self.atom(a.value)) for i, a in enumerate(node.args)
                 if (a.keyword.value if a.keyword is not None else params[i]) not in bound]
+        extras = {p: closure_bindings.extra_names(fv, p, lifted[p][1]) for p in bound if p in lifted}
+        kept += [cst.Arg(cst.Name(x), keyword=cst.Name(m), equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+            for p, names in extras.items() for m, x in zip(names, lifted[p][1])]
         if kept:
             kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        callee = self.helper_call_name(bound_helpers.bound_variant(fv, bound) if bound else fv, node)
+        callee = self.helper_call_name(bound_helpers.bound_variant(fv, bound, extras) if bound else fv, node)
         return node.with_changes(func=callee, args=kept), call_hint(callee)
 
     def method_call(self, node: cst.Call, recv: cst.BaseExpression,
@@ -879,10 +888,11 @@ def call_hint(callee: cst.BaseExpression) -> str:
 def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]], str],
               name: str | None = None, bindings: dict[str, Any] | None = None,
               comprehension_loops: bool = False) -> NormalizedFunction:
-    src = methods.guard(tuple_params.expand(star_params.expand(read_function(fn))))  # (copies for *args lengths)
+    src = methods.guard(closure_bindings.expand(tuple_params.expand(star_params.expand(read_function(fn)))))
     src = view_unpacking.rewrite(dict_merges.rewrite(nested_defaults.rewrite(src)))  # (`def g(v, k=k)` in a loop;
     src = list_copies.rewrite(src)  # `d | e` of dicts; `a, b = d.values()`; `list(ws)` of a parameter)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
+    closure_bindings.register(norm)  # (calls through a parameter fixed to a lifted function pass its locals)
     fdef = norm.function(name or src.name)
     return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,
                               calls=norm.calls, call_sites=norm.call_sites, temps=norm.temps)
