@@ -88,3 +88,20 @@ def test_an_array_is_still_iterated_by_rows() -> None:
     xs = RNG.standard_normal((2, 5, 3))
     got = srcjax.vmap(iterate_rows_named_like_a_dict, in_axes=(None, 0))(d, xs)
     _agree(got, np.array([iterate_rows_named_like_a_dict(d, x) for x in xs]), "vmap vs NumPy per example")
+
+
+def recurrence(W, U, x):
+    xs, hs = {}, {}
+    hs[-1] = np.zeros((5, 1))
+    for t in range(3):
+        xs[t] = x * (t + 1)
+        hs[t] = np.tanh(W @ xs[t] + U @ hs[t - 1])
+    return hs[2]
+
+
+def test_vmap_of_a_dict_made_by_unpacking_and_filled_in_a_loop() -> None:
+    """min-char-rnn's ``xs, hs = {}, {}`` filled with mapped values in a loop: the unmapped dict carried by the
+    loop was broadcast as one array (a ShapeError at ``U @ hs[t - 1]``)."""
+    W, U, x = RNG.standard_normal((3, 5, 4)), RNG.standard_normal((5, 5)), RNG.standard_normal((4, 1))
+    got = srcjax.vmap(recurrence, in_axes=(0, None, None))(W, U, x)
+    _agree(got, np.stack([recurrence(w, U, x) for w in W]), "vmap vs NumPy per example")

@@ -40,7 +40,18 @@ def shown_dict(w: FunctionWriter, name: str) -> bool:
     hit = _NAMES.get(id(fdef))
     if hit is None or hit[0] is not fdef:  # (the function's and its nested functions', a loop's body)
         hit = _NAMES[id(fdef)] = (fdef, set().union(*(dict_names(d) for d in walk(fdef)
-                                                      if type(d) is cst.FunctionDef)))
+                                                      if type(d) is cst.FunctionDef), _unpacked_dicts(fdef)))
     while name not in hit[1] and re.fullmatch(r".+_\d+", name):  # (`params_1`: a body written in line, renamed)
         name = name.rsplit("_", 1)[0]
     return name in hit[1]
+
+
+def _unpacked_dicts(fdef: cst.FunctionDef) -> set[str]:
+    """Names bound to a dict display by unpacking, ``xs, hs = {}, {}`` (min-char-rnn)."""
+    out: set[str] = set()
+    for n in walk(fdef):
+        if type(n) is cst.Assign and len(n.targets) == 1 and isinstance(t := n.targets[0].target, cst.Tuple) and \
+                isinstance(n.value, cst.Tuple) and len(t.elements) == len(n.value.elements):
+            out |= {e.value.value for e, v in zip(t.elements, n.value.elements)
+                    if isinstance(e.value, cst.Name) and isinstance(v.value, (cst.Dict, cst.DictComp))}
+    return out
