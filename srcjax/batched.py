@@ -29,6 +29,7 @@ from .adjoint import (
     pack_like,
     unbroadcast,
 )
+from .batch_keys import batch_keys  # noqa: F401  (generated batched code imports it)
 from .construction import batch_array, batch_cross, batch_kron, batch_meshgrid, batch_move, batch_stacked  # noqa: F401
 from .conv_adjoint import batch_conv, batch_reduce_window  # noqa: F401  (generated batched code imports them)
 from .core import index_params, linear_params
@@ -64,6 +65,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",
     "batch_kron", "batch_cross", "batch_meshgrid", "batch_conv", "batch_reduce_window", "batch_ppermute",
     "batch_pack_like", "batch_broadcast_parts", "batch_unpacked", "batch_merge", "batch_split", "batch_static",
+    "batch_keys",
 ]
 
 

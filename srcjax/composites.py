@@ -634,6 +634,20 @@ def masked_write_selection(x: Any, mask: Any, new: Any, operands: Any) -> Any:
         assert np.ndim(v) <= np.ndim(x) - np.ndim(mask), \
             "x[mask] = f(a[mask], v): v must be a number or one row of the selection (or write np.where(mask, ..., x))"
     return np.where(_aligned(mask, x), new, x).astype(x.dtype)
+def item_write(c: Any, key: Any, inner: Any, value: Any) -> Any:
+    """``c[key][inner] = value`` where ``c`` is a local list or dict (frontend/nested_writes.py): ``c`` with its
+    item ``c[key]`` (an array, list or dict) updated at ``inner``, as Python and NumPy change that item in place
+    (``xs[t][inputs[t]] = 1``, ``state["mu"][k] = v``)."""
+    assert isinstance(c, (list, dict, tuple)), \
+        "a[i][j] = v into an array: write a[i, j] = v (a[i][j] writes into a copy where i is an array of indices)"
+    item = c[key]
+    if isinstance(item, dict):  # (new dicts with the key's value replaced: derivatives read them as containers)
+        new = {**item, inner: value}
+    else:
+        new = srcjax_index_update(item, inner, value)
+    if isinstance(c, dict):
+        return {**c, key: new}
+    return srcjax_index_update(c, key, new)
 
 
 def selection_sum(x: Any, mask: Any) -> Any:

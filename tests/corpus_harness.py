@@ -329,7 +329,7 @@ def main(checks: Iterable[tuple[str, ...]], run: Callable[..., Outcome], program
 # -- finite differences of the user's function (hunt13, hunt14) -----------------------------------------------
 
 def _fd_jacobian(fn: Callable[..., Any], args: tuple[Any, ...], k: int, eps: float = 1e-6) -> Any:
-    """Central differences of ``fn``'s output (an array or a tuple of arrays) with respect to ``args[k]``: the
+    """Central differences of ``fn``'s output (an array, a tuple or a dict of arrays) with respect to ``args[k]``: the
     output's shape followed by the argument's, as jacfwd/jacrev's."""
     x = np.asarray(args[k], dtype=np.float64)
 
@@ -337,6 +337,7 @@ def _fd_jacobian(fn: Callable[..., Any], args: tuple[Any, ...], k: int, eps: flo
         a = list(args)
         a[k] = v if x.ndim else float(v)
         out = fn(*a)
+        out = tuple(out.values()) if isinstance(out, dict) else out  # (a dict: its values, in its order)
         return tuple(np.asarray(o, dtype=np.float64) for o in out) if isinstance(out, tuple) else \
             (np.asarray(out, dtype=np.float64),)
 
@@ -348,7 +349,7 @@ def _fd_jacobian(fn: Callable[..., Any], args: tuple[Any, ...], k: int, eps: flo
         cols.append(tuple((p - m) / (2 * eps) for p, m in zip(at(xp), at(xm))))
     jac = tuple(np.stack([c[i] for c in cols], axis=-1).reshape(o.shape + x.shape) for i, o in enumerate(at(x)))
     out = fn(*args)
-    return jac if isinstance(out, tuple) else jac[0]
+    return dict(zip(out, jac)) if isinstance(out, dict) else jac if isinstance(out, tuple) else jac[0]
 
 
 def _argnums(text: str | None) -> Any:

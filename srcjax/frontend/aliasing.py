@@ -362,7 +362,8 @@ def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) 
         small = line.body[0]
         return isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) and (
             attr_chain(small.value.func) == ["srcjax", "lax", "index_update"] or
-            isinstance(small.value.func, cst.Name) and small.value.func.value.startswith("masked_write"))
+            isinstance(small.value.func, cst.Name) and
+            small.value.func.value.startswith(("masked_write", "item_write")))
 
     def shared_until(vpos: int, pos: int, names: tuple[str, str], start: int, end: int) -> bool:
         """Whether a view made at ``vpos``, later in the loop ``[start, end)`` than the update at ``pos``, still

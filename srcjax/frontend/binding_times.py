@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import warm_cache
 from ..adjoint import SAVED_LIST_NAME
+from ..batch_keys import batch_keys
 from ..primitives import registry
 from ..pytree import by_leaves, is_tree, item_keys  # (a value's structure: static whatever its data)
 from .callees import STATIC_NUMPY
@@ -220,8 +221,14 @@ class BindingTimes:
                 return [(names[0], UNKNOWN), (names[1], self.of(it.args[0].value))]
             if ok and fn is zip and len(it.args) == len(names) and not any(a.keyword for a in it.args):
                 return [(n, self.of(a.value)) for n, a in zip(names, it.args)]
-        tk = UNKNOWN if self.range_call(it) else self.of(it)
+        tk = UNKNOWN if self.range_call(it) else STATIC if self.keys_call(it) else self.of(it)
         return [(n, tk) for n in target_names(target)]
+
+    def keys_call(self, e: cst.BaseExpression) -> bool:
+        """``batch_keys(d)``: a dict's keys (vmap's ``for k in d`` of a mapped dict), the same in every example."""
+        if not isinstance(e, cst.Call) or not isinstance(e.func, cst.Name) or e.func.value in self.locals:
+            return False
+        return self.nf.source.globals.get(e.func.value) is batch_keys  # (a library helper: not `resolve`d)
 
     def range_call(self, e: cst.BaseExpression) -> bool:
         if not isinstance(e, cst.Call):

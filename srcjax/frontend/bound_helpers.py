@@ -31,9 +31,11 @@ def is_plain_function(v: Any) -> bool:
         callable(v) and getattr(type(v), "__module__", "") == "numpy"
 
 
-def bound_variant(fn: types.FunctionType, bound: dict[str, Any]) -> types.FunctionType:
-    """The copy of ``fn`` whose parameters ``bound`` are fixed to those functions (one per binding)."""
-    key = (fn, *sorted((k, id(v)) for k, v in bound.items()))
+def bound_variant(fn: types.FunctionType, bound: dict[str, Any],
+                  extras: dict[str, tuple[str, ...]] | None = None) -> types.FunctionType:
+    """The copy of ``fn`` whose parameters ``bound`` are fixed to those functions (one per binding); ``extras``:
+    keyword-only parameters it takes for the locals a fixed function reads (frontend/closure_bindings.py)."""
+    key = (fn, *sorted((k, id(v)) for k, v in bound.items()), *sorted((extras or {}).items()))
     hit = _VARIANTS.get(key)
     if hit is not None:
         return hit[0]
@@ -41,10 +43,17 @@ def bound_variant(fn: types.FunctionType, bound: dict[str, Any]) -> types.Functi
     made.__kwdefaults__ = fn.__kwdefaults__
     made.__qualname__, made.__module__, made.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
     setattr(made, BOUND, dict(bound))
+    if hasattr(fn, "__srcjax_tuple_params__"):  # (a tuple variant's parameters: tuple_params.py)
+        made.__srcjax_tuple_params__ = fn.__srcjax_tuple_params__  # type: ignore[attr-defined]
     made.__srcjax_bound_of__ = fn  # type: ignore[attr-defined]  # (the helper it is a copy of)
     sig = inspect.signature(fn)  # (what callers bind their arguments to: without the fixed parameters)
-    made.__signature__ = sig.replace(  # type: ignore[attr-defined]
-        parameters=[p for p in sig.parameters.values() if p.name not in bound])
+    kept = [p for p in sig.parameters.values() if p.name not in bound]
+    if extras:  # (keyword-only, before a **kwargs)
+        made.__srcjax_closure_params__ = dict(extras)  # type: ignore[attr-defined]
+        new = [inspect.Parameter(m, inspect.Parameter.KEYWORD_ONLY) for names in extras.values() for m in names]
+        at = next((i for i, p in enumerate(kept) if p.kind == p.VAR_KEYWORD), len(kept))
+        kept = kept[:at] + new + kept[at:]
+    made.__signature__ = sig.replace(parameters=kept)  # type: ignore[attr-defined]
     _VARIANTS[key] = (made, tuple(bound.values()))
     return made
 

@@ -287,3 +287,8 @@ class _Merges(Located):
         elements = [self.located(origin, cst.StarredDictElement(v)) for v in (left, right)]
         return self.located(origin, cst.Dict(elements))
 
+
+
+def dict_names(fdef: cst.FunctionDef) -> set[str]:
+    """The names ``fdef`` shows to be dicts (see the module docstring; vmap's ``for k in d``)."""
+    return _dict_names(fdef)

@@ -520,6 +520,7 @@ class Functionalizer:
         named = isinstance(s.iter, cst.Name)  # (a dict's name: its keys, never rows)
         view = isinstance(s.iter, cst.Call) and isinstance(s.iter.func, cst.Attribute) and not s.iter.args and \
             s.iter.func.attr.value == "keys"  # (a dict's keys: `{**a, ...}` read as a loop, `a` rebound later)
+        view = view or self.bta.keys_call(s.iter)  # (vmap's `batch_keys(d)`: a mapped dict's keys)
         rows = rng is None and not (named and code(s.iter) in self.bta.dicts) and not view and \
             (self.bta.of(s.iter) == DYNAMIC or flagged and named and self.bta.of(s.iter) == UNKNOWN)
         zipped = self.zipped_rows(s) if flagged and rng is None else None  # (v, v_dot in zip(x, x_dot))

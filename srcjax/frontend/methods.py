@@ -27,6 +27,7 @@ from .callees import origin
 from .read import FunctionSource
 
 METHOD_OF = "__srcjax_method_of__"
+READ_AS = "__srcjax_method_read_as__"  # (how a copy's guard names the method it was read as, where not as above)
 _VARIANTS: dict[tuple[Any, Any], types.FunctionType] = {}
 
 
@@ -93,10 +94,13 @@ def guard(src: FunctionSource) -> FunctionSource:
     params = [*fdef.params.posonly_params, *fdef.params.params]
     if not params:
         return src
-    why = (f"{src.name}() is read as {cls.__name__}.{src.name} (the one class of its caller's module defining it), "
-           f"but the object is not a {cls.__name__}: call the method through its class")
+    read = getattr(src.fn, READ_AS, None) or \
+        f"{src.name}() is read as {cls.__name__}.{src.name} (the one class of its caller's module defining it)"
+    why = f"{read}, but the object is not a {cls.__name__}: call the method through its class"
     check = cst.parse_statement(f"assert isinstance({params[0].name.value}, {cls.__name__}), {why!r}\n")
     body = fdef.body
+    if isinstance(body, cst.SimpleStatementSuite):  # (`def __call__(self, x): return ...` on one line)
+        body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=body.body)])
     assert isinstance(body, cst.IndentedBlock)
     closure = src.closure
     if src.globals.get(cls.__name__) is not cls and closure.get(cls.__name__) is not cls:

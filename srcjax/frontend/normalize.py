@@ -37,6 +37,7 @@ from . import (
     aliasing,
     bound_helpers,
     builtin_calls,
+    closure_bindings,
     comprehension_loops,
     constructed_objects,
     dict_merges,
@@ -47,7 +48,9 @@ from . import (
     loop_targets,
     methods,
     nested_defaults,
+    nested_writes,
     numpy_calls,
+    object_methods,
     returned_closures,
     shadowing,
     sort_keys,
@@ -55,6 +58,7 @@ from . import (
     starred,
     starred_displays,
     subscript_writes,
+    tuple_params,
     view_copies,
     view_unpacking,
 )
@@ -318,8 +322,9 @@ class Normalizer(Resolver):
         node = star_params.spread(self.src, node)  # (`g(*xs)` of `def f(*xs)`, `g(*(a, b))`)
         if (keyed := sort_keys.rewrite(node, self.src.positions)) is not node:  # key=lambda kv: kv[0]
             return self.flat(keyed)
-        if (method := methods.receiver_call(self, node, _NOT_METHODS)) is not None:  # `params.energy(x)`
-            return method, call_hint(method.func)
+        if (method := object_methods.static_receiver_call(self, node, _NOT_METHODS) or  # `loss.gradient(y, p)`
+                methods.receiver_call(self, node, _NOT_METHODS)) is not None:  # `params.energy(x)`
+            return method, call_hint(method.func) if isinstance(method, cst.Call) else None
         for a in node.args:
             if a.star:
                 raise self.unsupported(a, f"{a.star}-arguments in a call of a value whose length is not written in "
@@ -408,21 +413,30 @@ class Normalizer(Resolver):
                                            node)
             return node.with_changes(func=callee, args=[a.with_changes(value=self.atom(a.value))
                                                         for a in node.args]), call_hint(callee)
+        node, fv = tuple_params.call_variant(node, fv)  # (`rk4(f, y0, t, args=(a, b))` of `f(y, t, *args)`)
         params = list(inspect.signature(fv).parameters)
-        positional = [self.constant(a.value) for a in node.args if a.keyword is None]
-        keywords = {a.keyword.value: self.constant(a.value) for a in node.args if a.keyword is not None}
+        lifted = {(a.keyword.value if a.keyword is not None else params[i] if i < len(params) else ""): got
+                  for i, a in enumerate(node.args) if (got := closure_bindings.lifted_argument(self, a.value))}
+        positional = [(True, lifted[params[i]][0]) if i < len(params) and params[i] in lifted else
+                      self.constant(a.value) for i, a in enumerate(node.args) if a.keyword is None]
+        keywords = {a.keyword.value: (True, lifted[a.keyword.value][0]) if a.keyword.value in lifted else
+                    self.constant(a.value) for a in node.args if a.keyword is not None}
         if len(positional) > len(params) or not set(keywords) <= set(params):
             return None  # (the call's own error: made by the usual path)
         bound = bound_helpers.call_bindings(fv, positional, keywords, set())
         if bound:  # (a parameter the helper assigns again is not fixed)
             bound = bound_helpers.call_bindings(fv, positional, keywords, rebound_parameters(read_function(fv).fdef))
-        if not bound:
+        if not bound and not tuple_params.spelled_names(fv):
             return None
         kept = [a.with_changes(value=self.atom(a.value)) for i, a in enumerate(node.args)
                 if (a.keyword.value if a.keyword is not None else params[i]) not in bound]
+        extras = {p: closure_bindings.extra_names(fv, p, lifted[p][1]) for p in bound if p in lifted}
+        kept += [cst.Arg(cst.Name(x), keyword=cst.Name(m), equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+            for p, names in extras.items() for m, x in zip(names, lifted[p][1])]
         if kept:
             kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        callee = self.helper_call_name(bound_helpers.bound_variant(fv, bound), node)
+        callee = self.helper_call_name(bound_helpers.bound_variant(fv, bound, extras) if bound else fv, node)
         return node.with_changes(func=callee, args=kept), call_hint(callee)
 
     def method_call(self, node: cst.Call, recv: cst.BaseExpression,
@@ -701,9 +715,18 @@ class Normalizer(Resolver):
 
     def index_assign(self, t: cst.Subscript, value: cst.BaseExpression, origin: cst.CSTNode) -> None:
         """``y[key] = value`` -> ``y = srcjax.lax.index_update(y, key, value)`` (a functional update)."""
+        if type(t.value) is cst.Subscript and nested_writes.item_write(self, t, value, origin):  # xs[t][j] = v
+            return
         if not isinstance(t.value, cst.Name) or t.value.value not in self.locals and t.value.value not in self.temps:
             raise self.unsupported(t, "assignment into an element of something other than a local array variable",
                                    "assign the array to a local name first, then update it")
+        call = cst.Call(func=dotted("srcjax.lax.index_update"),
+                        args=[cst.Arg(t.value), cst.Arg(self.subscript_key(t)), cst.Arg(value)])
+        self.assign(cst.Name(t.value.value), call, origin)
+        self.updated.add(t.value.value)
+
+    def subscript_key(self, t: cst.Subscript) -> cst.BaseExpression:
+        """The key of ``y[key]`` as an atom, a slice call or a tuple of them."""
         keys: list[cst.BaseExpression] = []
         for e in t.slice:
             sl = e.slice
@@ -717,11 +740,7 @@ class Normalizer(Resolver):
                 while len(parts) > 2 and isinstance(parts[-1], cst.Name) and parts[-1].value == "None":
                     parts.pop()
                 keys.append(cst.Call(func=cst.Name("slice"), args=[cst.Arg(p) for p in parts]))
-        key = keys[0] if len(keys) == 1 else cst.Tuple(elements=[cst.Element(k) for k in keys])
-        call = cst.Call(func=dotted("srcjax.lax.index_update"),
-                        args=[cst.Arg(t.value), cst.Arg(key), cst.Arg(value)])
-        self.assign(cst.Name(t.value.value), call, origin)
-        self.updated.add(t.value.value)
+        return keys[0] if len(keys) == 1 else cst.Tuple(elements=[cst.Element(k) for k in keys])
 
     # -- the function ---------------------------------------------------------------
     def refuse_tape_names(self, fdef: cst.FunctionDef) -> None:
@@ -781,6 +800,7 @@ class Normalizer(Resolver):
         body = self.block(stmts, top=True)
         if self.updated:
             aliasing.check_views(body, self.updated, self.spans)
+            nested_writes.check_item_sources(body, self.spans)
         out = cst.FunctionDef(name=cst.Name(name), params=clean, body=cst.IndentedBlock(body=body))
         if is_generated(self.src.fn) or getattr(self.src.fn, "__module__", "") in LIBRARY_MODULES:
             return out
@@ -868,12 +888,13 @@ def call_hint(callee: cst.BaseExpression) -> str:
 def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]], str],
               name: str | None = None, bindings: dict[str, Any] | None = None,
               comprehension_loops: bool = False) -> NormalizedFunction:
-    src = methods.guard(star_params.expand(read_function(fn)))  # (a copy of a function with *args for a number of them)
+    src = methods.guard(closure_bindings.expand(tuple_params.expand(star_params.expand(read_function(fn)))))
     src = view_unpacking.rewrite(dict_merges.rewrite(nested_defaults.rewrite(src)))  # (`def g(v, k=k)` in a loop;
     src = constructed_objects.rewrite(returned_closures.rewrite(list_copies.rewrite(src)))  # `d | e` of dicts;
     # `a, b = d.values()`; `list(ws)` of a parameter); `g = make_scaler(a)` (a helper's closure: its body written
     # out); `p = Point(x, y)` (a plain class: its dataclass)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
+    closure_bindings.register(norm)  # (calls through a parameter fixed to a lifted function pass its locals)
     fdef = norm.function(name or src.name)
     return NormalizedFunction(name=name or src.name, fn=fn, fdef=fdef, spans=norm.spans, source=src,
                               calls=norm.calls, call_sites=norm.call_sites, temps=norm.temps)

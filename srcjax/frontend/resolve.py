@@ -33,7 +33,7 @@ from .. import composites as _composites
 from .. import pytree, warm_cache
 from ..core import Span, TranspileError, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from . import callees, closures, star_params
+from . import callees, closures, star_params, tuple_params
 from .callees import ALLOWED_BUILTINS
 from .names import Visitor, code, target_names
 from .read import FunctionSource
@@ -46,7 +46,7 @@ __all__ = ["LIBRARY_MODULES", "REEXPORTED_MODULES", "RESERVED", "Resolver", "is_
 RESERVED = {n for n in dir(_adjoint) if not n.startswith("_")} | {n for n in dir(_batched) if not n.startswith("_")}
 
 REEXPORTED_MODULES = ("srcjax.order_stats", "srcjax.construction", "srcjax.collective_trees", "srcjax.index_writes",
-                      "srcjax.lax_slicing", "srcjax.lax_numpy", "srcjax.lax_reduce")
+                      "srcjax.lax_slicing", "srcjax.lax_numpy", "srcjax.lax_reduce", "srcjax.batch_keys")
 LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.composites", "srcjax.numpy_extras", "srcjax.polynomials",
                    "srcjax.random", "srcjax.nn", "srcjax.scipy.special", "srcjax.scipy.stats.norm", *REEXPORTED_MODULES)
 """The helpers generated source calls: transpiled like user code, shown as imports (those of
@@ -523,7 +523,8 @@ class _ReserveHelpers(Visitor):
 
     def reserve(self, v: Any) -> None:
         if is_user_function(v) and not (callable(v) and registry.lookup(v) is not None):
-            if star_params.star_parameter(unwrap(v)) is not None:  # (`def f(*xs)`: its calls name copies of it)
+            if star_params.star_parameter(unwrap(v)) is not None or tuple_params.spreads(unwrap(v)):
+                # (`def f(*xs)`, `f(y, *args)` of a parameter: its calls name copies of it)
                 self.norm.used.add(unwrap(v).__name__)
                 return
             self.norm.used.add(self.norm.helper_name(unwrap(v)))

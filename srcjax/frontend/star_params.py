@@ -26,6 +26,7 @@ from .names import target_names, walk
 from .read import FunctionSource, read_function
 
 STAR = "__srcjax_star__"
+TUPLE = "__srcjax_tuple_params__"  # (a parameter passed a tuple display, spelled element by element: tuple_params)
 SPREAD_HINT = ("pass the arguments one by one (f(xs[0], xs[1])), or bind the tuple, list or dict once in this function "
                "to a literal (xs = (a, b); kw = {\"scale\": 2.0}) and never change it: f(*xs, **kw) then works")
 _TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
@@ -127,6 +128,7 @@ def spread(src: FunctionSource, node: cst.Call) -> cst.Call:
         return node
     star = getattr(src.fn, STAR, None)
     names = {} if star is None or _assigned(read_function(src.fn).fdef, star[0]) else {star[0]: star[1]}
+    names.update(getattr(src.fn, TUPLE, None) or {})  # (`f(y, t, *args)` of `args=(a, b)`: never assigned)
     args: list[cst.Arg] = []
     spreads = False
     for a in node.args:

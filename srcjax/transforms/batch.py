@@ -56,6 +56,7 @@ from . import (
 )
 from .anf import ADJOINT_IMPORTS, Op, classify
 from .batch_call import BatchCall
+from .batch_dict_keys import shown_dict
 from .batch_errors import BatchingError, ComprehensionBatchingError
 from .batch_state import (
     Repeated,
@@ -267,7 +268,8 @@ class FunctionWriter:
             if expr == "None":  # (no value to batch: a custom_vjp bwd's zero cotangent, as JAX reads None)
                 return expr
             batch_tapes.whole(self, expr)
-            if expr in self.zeros or items:  # zeros of a value that may be a container (a cotangent)
+            if expr in self.zeros or items or shown_dict(self, expr):  # (zeros of a value that may be a container,
+                # a cotangent; a dict rebound to mapped values: batch_dict_keys)
                 return f"batch_broadcast_items({expr}, {self.size})"
             return f"batch_broadcast({expr}, {self.size})"
         if isinstance(want, Tree):

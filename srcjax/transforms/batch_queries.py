@@ -8,6 +8,7 @@ import libcst as cst
 
 from ..frontend.cst_expressions import parse_expression
 from ..frontend.names import code, names_in, syntax_fields
+from .batch_dict_keys import mapped_dict_keys
 from .batch_state import Stack, State, Tree, all_batched, any_batched, element, literal_key
 
 if TYPE_CHECKING:
@@ -70,6 +71,8 @@ def iterator(w: FunctionWriter, it: cst.BaseExpression) -> tuple[str, State] | N
     ``it`` is none of these."""
     if type(it) is cst.Name:
         st = w.state(it.value)
+        if mapped_dict_keys(w, it):  # (`for k in params`, params mapped whole: its keys)
+            return f"batch_keys({it.value})", False
         if isinstance(st, (Tree, Stack)):
             return _uniform(w, it.value, st)
         return (f"batch_rows({it.value})", True) if st is True else (it.value, False)

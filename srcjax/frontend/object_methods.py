@@ -1,0 +1,211 @@
+"""Methods of static objects: ``sigmoid(x)``, ``loss.gradient(y, p)``, ``self.gaussian_pdf(x, mu, s)``, where
+``sigmoid`` and ``loss`` are module-level instances of the user's plain classes (ML-From-Scratch's activation
+and loss objects) and ``self`` is the receiver of such a method.
+
+JAX traces through such a call as through any Python. srcjax writes source: the specializer already ran these
+calls (``callees.user_method``), but derivatives and ``vmap`` saw an opaque call. The object is a constant of
+the compiled program (module globals are read when a signature is first compiled), so its class is known
+while normalizing and its method is a known function: the call is written as a call of a copy of that method
+(``methods.method_variant``, guarded by ``assert isinstance(self, Cls)``) with the object first, a helper like
+any other, whose ``self.alpha`` reads are static values. Inside such a copy, ``self.meth(...)`` and
+``self(...)`` are calls of the same class's methods; a staticmethod is a call of its function.
+
+Not followed (left as they were: run by the specializer, refused where a derivative or ``vmap`` needs them):
+classmethods, an object reached through an attribute of ``self`` (its class is not known statically), and
+objects of classes defined outside the user's code.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from typing import Any
+
+import libcst as cst
+
+from .callees import origin
+from .methods import METHOD_OF, READ_AS
+from .names import Visitor, code, target_names
+from .resolve import rebound_parameters
+from .syntax import attr_chain
+
+_SKIP_TYPES = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+
+
+def _user_class(cls: type) -> bool:
+    mod = (getattr(cls, "__module__", "") or "").split(".")[0]
+    return mod not in ("srcjax", "numpy", "builtins") and not hasattr(cls, "shape")
+
+
+def _receiver_class(norm: Any, recv: cst.BaseExpression) -> type | None:
+    """The class of the object ``recv`` names statically: a module-level object (``loss``, ``mod.loss``), or the
+    first parameter of a method's copy (``self``); None: not known."""
+    chain = attr_chain(recv)
+    if chain is None:
+        return None
+    if chain[0] in norm.locals:
+        cls = getattr(norm.src.fn, METHOD_OF, None)
+        params = [*norm.src.fdef.params.posonly_params, *norm.src.fdef.params.params]
+        own = len(chain) == 1 and cls is not None and params and params[0].name.value == chain[0] and \
+            chain[0] not in rebound_parameters(norm.src.fdef)
+        return cls if own else None
+    found, v = norm.lookup(chain[0])
+    if not found:
+        return None
+    for part in chain[1:]:  # (through modules and objects: `helpers.loss`, `config.loss`)
+        try:
+            v = inspect.getattr_static(v, part)
+        except AttributeError:
+            return None
+        if isinstance(v, (staticmethod, classmethod, property)):
+            return None
+    if isinstance(v, _SKIP_TYPES) or not _user_class(type(v)):
+        return None
+    return type(v)
+
+
+_VARIANTS: dict[tuple[Any, Any], types.FunctionType] = {}
+
+
+def object_method(cls: type, fn: types.FunctionType) -> types.FunctionType:
+    """The copy of the method ``fn`` of ``cls`` called as a helper, named ``Cls_meth`` (``Sigmoid_call`` for
+    ``__call__``): one per pair; ``methods.guard`` checks its first argument's class."""
+    key = (cls, fn)
+    hit = _VARIANTS.get(key)
+    if hit is not None:
+        return hit
+    made = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    made.__kwdefaults__ = fn.__kwdefaults__
+    made.__name__ = f"{cls.__name__}_{fn.__name__.strip('_') or 'call'}"
+    made.__qualname__, made.__module__, made.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    setattr(made, METHOD_OF, cls)
+    setattr(made, READ_AS, f"{made.__name__}() is {cls.__name__}.{fn.__name__} of the object it is called on "
+                           "(a constant of the program, read when it is first compiled)")
+    _VARIANTS[key] = made
+    return made
+
+
+def _loop_classes(norm: Any, name: str) -> list[type] | None:
+    """The classes of the objects a local ``name`` takes, where its only bindings are ``for name in OBJECTS``
+    loops over one module-level list or tuple of objects of the user's classes (``for act in ACTIVATIONS``);
+    subclasses before their bases. None: not such a name."""
+    loops = _Loops(name, norm.src.fdef)
+    loops.walk(norm.src.fdef)
+    if loops.other or not loops.iters:
+        return None
+    values = [norm.constant(it) for it in loops.iters]
+    if not all(ok and isinstance(v, (list, tuple)) and v for ok, v in values) or \
+            any(v is not values[0][1] for _, v in values):
+        return None
+    classes: list[type] = []
+    for obj in values[0][1]:
+        if isinstance(obj, _SKIP_TYPES) or not _user_class(type(obj)):
+            return None
+        if type(obj) not in classes:
+            classes.append(type(obj))
+    return sorted(classes, key=lambda c: -len(c.__mro__))
+
+
+class _Loops(Visitor):
+    """The iterables of the ``for`` loops binding ``name`` alone, and whether anything else binds it."""
+
+    def __init__(self, name: str, fdef: cst.FunctionDef) -> None:
+        self.name, self.fdef = name, fdef
+        self.iters: list[cst.BaseExpression] = []
+        self.other = name in {p.name.value for p in (*fdef.params.params, *fdef.params.posonly_params,
+                                                     *fdef.params.kwonly_params)}
+
+    def visit_For(self, node: cst.For) -> None:
+        if isinstance(node.target, cst.Name) and node.target.value == self.name:
+            self.iters.append(node.iter)
+        elif self.name in target_names(node.target):
+            self.other = True
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.other |= any(self.name in target_names(t.target) for t in node.targets)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.other |= self.name in target_names(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.other |= self.name in target_names(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self.other |= self.name in target_names(node.target)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.other |= node is not self.fdef and node.name.value == self.name
+        return node is self.fdef
+
+
+def _method_of(cls: type, name: str) -> tuple[types.FunctionType, bool] | None:
+    """``(function, takes the object)`` of the method ``name`` of ``cls`` (a staticmethod takes none); None:
+    not a plain function of the user's."""
+    attr = inspect.getattr_static(cls, name, None)
+    fn, bound = (attr.__func__, False) if isinstance(attr, staticmethod) else (attr, True)
+    if not isinstance(fn, types.FunctionType) or origin(fn) is not None:
+        return None
+    return fn, bound
+
+
+def static_receiver_call(norm: Any, node: cst.Call, skip: Any) -> cst.BaseExpression | None:
+    """``obj(args)`` / ``obj.meth(args)`` of a module-level object of the user's class, or ``self.meth(args)``
+    inside a method's copy, as ``meth_copy(obj, args)`` (a staticmethod: ``fn(args)``); None: not such a call
+    (``skip``: names of array and container methods)."""
+    func = node.func
+    if any(a.star for a in node.args):
+        return None
+    if isinstance(func, cst.Attribute):
+        recv: cst.BaseExpression = func.value
+        name = func.attr.value
+        if name in skip:
+            return None
+    elif isinstance(func, cst.Name):
+        if func.value in getattr(norm, "bindings", {}):
+            return None
+        recv, name = func, "__call__"
+    else:
+        return None
+    cls = _receiver_class(norm, recv)
+    classes = [cls] if cls is not None else \
+        _loop_classes(norm, recv.value) if isinstance(recv, cst.Name) and recv.value in norm.locals else None
+    if not classes:
+        return None
+    found = [_method_of(c, name) for c in classes]
+    if any(f is None for f in found) or any(c.__name__ not in norm.src.globals or
+                                            norm.src.globals[c.__name__] is not c for c in classes[1:]):
+        return None  # (a dispatch names the classes: each must be the module's name for it)
+    args = [a.with_changes(value=norm.atom(a.value)) for a in node.args]
+    this = norm.atom(recv)
+    calls = []
+    for c, (fn, bound) in zip(classes, found):  # type: ignore[misc]
+        callee = norm.helper_call_name(object_method(c, fn) if bound else fn, node)
+        calls.append(node.with_changes(func=callee, args=[cst.Arg(this), *args] if bound else args))
+    if len(calls) == 1:
+        return calls[0]
+    return _dispatch(norm, node, this, classes, calls)
+
+
+def _dispatch(norm: Any, node: cst.Call, this: cst.BaseExpression, classes: list[type],
+              calls: list[cst.Call]) -> cst.Name:
+    """``if isinstance(act, Sigmoid): r = Sigmoid_call(act, x) elif ...: ... else: r = SoftPlus_call(act, x)``
+    (static tests: the object is a constant of the program; the last class's copy checks its object)."""
+    result = norm.fresh(f"{code(this)}_{code(node.func).split('.')[-1]}" if isinstance(node.func, cst.Attribute)
+                        else f"{code(this)}_call")
+    saved = norm.out
+    branches = []
+    for call in calls:
+        norm.out = []
+        norm.assign(cst.Name(result), call, node)
+        branches.append(norm.out)
+    norm.out = saved
+    orelse: cst.If | cst.Else = cst.Else(body=cst.IndentedBlock(body=branches[-1]))
+    for cls, body in reversed(list(zip(classes[:-1], branches[:-1]))):
+        test = cst.parse_expression(f"isinstance({code(this)}, {cls.__name__})")
+        orelse = cst.If(test=test, body=cst.IndentedBlock(body=body), orelse=orelse)
+    assert isinstance(orelse, cst.If)
+    sp = norm.span(node)
+    if sp is not None:
+        norm.spans[id(orelse)] = sp
+    norm.out.append(orelse)
+    return cst.Name(result)

@@ -1,0 +1,57 @@
+"""vmap: a loop or comprehension over a dict's keys (``{k: p[k] - lr * g[k] for k in params}``) where the dict
+is mapped whole (``in_axes=0`` of a dict argument: the state ``True``, as an array's). Iterating a dict gives
+its keys, the same strings in every example; read as a batched array's rows, the key ``k`` was a mapped value
+and ``g[k]`` was refused ("must be the same for every example"). Where the function shows the name is a dict
+(it indexes it by a string, calls its ``.items()``, binds it to a display: ``dict_merges.dict_names``), the loop
+runs over ``batch_keys(d)`` (a name renamed where a loop's body is written in line, ``params_1``, is read as
+``params``) (``srcjax/batch_keys.py``: ``d`` itself, checked to be a dict while specializing,
+so an array bound to the same name is refused there, never iterated over its batch axis) with unbatched keys.
+(A comprehension is written as such a loop first: ``vmap`` reads it again so when it cannot batch it.)"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from ..frontend.dict_merges import dict_names
+from ..frontend.names import walk
+
+if TYPE_CHECKING:
+    from .batch import FunctionWriter
+
+_NAMES: dict[int, tuple[cst.FunctionDef, set[str]]] = {}  # id(fdef) -> (fdef, its dict names): one walk each
+
+
+def mapped_dict_keys(w: FunctionWriter, it: cst.BaseExpression) -> bool:
+    """``it`` (``d`` or ``d.keys()``) runs over the keys of a dict whose values are mapped whole."""
+    if type(it) is cst.Call and not it.args and type(it.func) is cst.Attribute and it.func.attr.value == "keys":
+        it = it.func.value
+    return type(it) is cst.Name and w.state(it.value) is True and shown_dict(w, it.value)
+
+
+def shown_dict(w: FunctionWriter, name: str) -> bool:
+    """The function shows ``name`` is a dict (a name renamed in a body written in line read as its original);
+    vmap broadcasts such an unmapped value leaf by leaf (``batch_broadcast_items``) where it becomes mapped."""
+    if not name.isidentifier():
+        return False
+    fdef = w.nf.fdef
+    hit = _NAMES.get(id(fdef))
+    if hit is None or hit[0] is not fdef:  # (the function's and its nested functions', a loop's body)
+        hit = _NAMES[id(fdef)] = (fdef, set().union(*(dict_names(d) for d in walk(fdef)
+                                                      if type(d) is cst.FunctionDef), _unpacked_dicts(fdef)))
+    while name not in hit[1] and re.fullmatch(r".+_\d+", name):  # (`params_1`: a body written in line, renamed)
+        name = name.rsplit("_", 1)[0]
+    return name in hit[1]
+
+
+def _unpacked_dicts(fdef: cst.FunctionDef) -> set[str]:
+    """Names bound to a dict display by unpacking, ``xs, hs = {}, {}`` (min-char-rnn)."""
+    out: set[str] = set()
+    for n in walk(fdef):
+        if type(n) is cst.Assign and len(n.targets) == 1 and isinstance(t := n.targets[0].target, cst.Tuple) and \
+                isinstance(n.value, cst.Tuple) and len(t.elements) == len(n.value.elements):
+            out |= {e.value.value for e, v in zip(t.elements, n.value.elements)
+                    if isinstance(e.value, cst.Name) and isinstance(v.value, (cst.Dict, cst.DictComp))}
+    return out

@@ -1,0 +1,70 @@
+"""Programs calling methods of module-level objects of plain classes (ML-From-Scratch's style): the corpus of
+tests/test_object_methods.py, run by NumPy as written and, with ``np`` as jax.numpy, by jax."""
+
+# ruff: noqa: UP039 - (the authors' style: `class Sigmoid():`)
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Sigmoid():
+    def __call__(self, x): return 1 / (1 + np.exp(-x))
+
+    def gradient(self, x):
+        return self.__call__(x) * (1 - self(x))
+
+
+class Leaky():
+    def __init__(self, alpha=0.2):
+        self.alpha = alpha
+
+    def __call__(self, x):
+        return np.where(x >= 0, x, self.alpha * x)
+
+    def gradient(self, x):
+        return np.where(x >= 0, 1.0, self.alpha)
+
+
+class SoftLeaky(Leaky):
+    """A subclass overriding ``__call__`` (its object must not be read with ``Leaky``'s method)."""
+
+    def __call__(self, x):
+        return self.alpha * x + (1 - self.alpha) * np.log(1 + np.exp(x))
+
+
+class GaussianLoss():
+    def __init__(self, scale):
+        self.scale = scale
+        self.centers = np.array([-1.0, 0.0, 1.5])
+
+    @staticmethod
+    def _kernel(d, width):
+        return np.exp(-0.5 * (d / width) ** 2)
+
+    def features(self, x):
+        return self._kernel(x[:, None] - self.centers, self.scale)
+
+    def loss(self, w, x, y):
+        r = self.features(x) @ w - y
+        return 0.5 * np.mean(r ** 2)
+
+
+sigmoid = Sigmoid()
+ACTS = [Sigmoid(), Leaky(0.1), SoftLeaky(0.3), Leaky(0.2)]
+gauss = GaussianLoss(0.8)
+
+
+def direct(x):
+    return np.sum(sigmoid(x) ** 2 + sigmoid.gradient(x))
+
+
+def zoo(x):
+    total = 0.0
+    for act in ACTS:
+        total = total + np.sum(act(x) * act.gradient(x))
+    return total
+
+
+def regression(w, x, y):
+    return gauss.loss(w, x, y)
