@@ -123,3 +123,26 @@ def test_star_call_of_a_local():
     with pytest.raises(srcjax.UnsupportedSyntaxError, match=r"\*-arguments in a call") as e:
         srcjax.jit(unpacked_changed_local)(a, b)
     assert "test_star_args.py" in str(e.value).splitlines()[0]
+
+
+def summed(*xs):
+    return sum(xs)
+
+
+def two_counts(a, b, c):
+    return np.sum(summed(a, b) * 2.0 + summed(a, b, c))
+
+
+def two_counts_beside_a_local(a, b, c):
+    summed_1 = a * 2.0
+    return np.sum(summed(a, b) * summed_1 + summed(a, b, c))
+
+
+@pytest.mark.parametrize("fn", [two_counts, two_counts_beside_a_local])
+def test_copies_for_two_counts_are_named_apart_from_the_callers_names(fn):
+    # (the copy for 3 arguments was `summed_1`, the name of the first call's temporary or of a local: "a HloValue
+    # object is not callable")
+    x = np.arange(3.0)
+    np.testing.assert_allclose(np.asarray(srcjax.jit(fn)(x, x + 1, x * x)), fn(x, x + 1, x * x))
+    want = jax.grad(jax_twin(fn, helpers=[summed]))(x, x + 1, x * x)
+    np.testing.assert_allclose(np.asarray(srcjax.grad(fn)(x, x + 1, x * x)), np.asarray(want))

@@ -13,7 +13,7 @@ import builtins
 import re
 import sys
 import textwrap
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 import libcst as cst
@@ -80,7 +80,10 @@ class Program:
             fn = self._queue.pop(0)
             self._normalize(fn)
 
-    def helper_name(self, fn: Callable[..., Any]) -> str:
+    def helper_name(self, fn: Callable[..., Any], avoid: Collection[str] = ()) -> str:
+        """The name generated code calls ``fn`` by: its own name, or ``name_1``, ``name_2`` ... where another
+        function of the program has it, none of ``avoid`` (the caller's locals and temporaries: a second copy
+        ``total_1`` of ``def total(*xs)`` beside a temporary ``total_1`` of the first call's result)."""
         fn = unwrap(fn)
         name = self.by_fn.get(fn)
         if name is None:
@@ -90,7 +93,7 @@ class Program:
             taken = set(self.by_fn.values())
             library = getattr(fn, "__module__", "") in LIBRARY_MODULES and not is_generated(fn)
             # (a user function never takes a name generated code calls srcjax's helper by: shadowing.py)
-            while name in taken or not library and shadowing.is_taken(name):
+            while name in taken or k and name in avoid or not library and shadowing.is_taken(name):
                 k += 1
                 name = f"{base}_{k}"
             self.by_fn[fn] = name

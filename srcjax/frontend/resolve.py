@@ -165,7 +165,7 @@ class _LocalNames(Visitor):
 class Resolver:
     """The names of one user function (see the module docstring)."""
 
-    def __init__(self, src: FunctionSource, helper_name: Callable[[Callable[..., Any]], str],
+    def __init__(self, src: FunctionSource, helper_name: Callable[..., str],
                  bindings: dict[str, Any] | None = None) -> None:
         self.src = src
         # parameters fixed to a function (an activation passed by the caller); never one the body assigns
@@ -261,7 +261,7 @@ class Resolver:
             if fn not in self.calls:
                 self.calls.append(fn)
                 self.call_sites[fn] = self.span(node)
-            return cst.Name(self.helper_name(fn))
+            return cst.Name(self.helper_name(fn, self.used))
         if hasattr(builtins, name) and v is getattr(builtins, name) and name not in ALLOWED_BUILTINS:
             raise UnknownFunctionError(f"the builtin {name}() is not supported in compiled code",
                                        span=self.span(node))
@@ -310,7 +310,7 @@ class Resolver:
         if fn not in self.calls:
             self.calls.append(fn)
             self.call_sites[fn] = self.span(node)
-        callee = cst.Name(self.helper_name(fn))
+        callee = cst.Name(self.helper_name(fn, self.used))  # (a new copy's name is none of this function's names)
         self.used.add(callee.value)  # no temporary may shadow it
         return callee
 
