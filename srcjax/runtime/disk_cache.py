@@ -48,7 +48,7 @@ _SUFFIX = ".xla"
 # and srcjax's own helper executables (runtime/host_upload.py)
 # and the normalized form of srcjax's library helpers (``srcjax/frontend/library_cache.py``: JSON)
 _KINDS = {"xla": (_MAGIC, _SUFFIX), "program": (b"SRCJAX-PROGRAM-1\n", ".prog"), "helper": (_MAGIC, ".hlp"),
-          "normalized": (b"SRCJAX-NORMALIZED-1\n", ".norm")}
+          "normalized": (b"SRCJAX-NORMALIZED-1\n", ".norm"), "templates": (b"SRCJAX-TEMPLATES-1\n", ".tmpl")}
 _SUFFIXES = tuple(suffix for _, suffix in _KINDS.values())
 _DEFAULT_MAX = 1 << 30
 _LOCK = threading.Lock()

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import ast
 import keyword
+import re
 from typing import Any
 
 import libcst as cst
 
 from ..frontend.cst_expressions import parse_expression
 from ..frontend.names import code, literal_value, renamed, syntax_fields, walk
+from . import template_holes
 
 # -- templates --------------------------------------------------------------------------------
 
@@ -172,24 +174,74 @@ def instantiate(template: str, mapping: dict[str, str], unique: frozenset[str] =
     that hold integers, indices that cannot repeat). The text depends only on the template, the texts its
     names are given and ``unique``: remembered by those (a derivative instantiates the same rule with the
     same names again and again: ``x``, ``out_bar``)."""
-    tree, names = _TEMPLATE_CACHE.get(template), _TEMPLATE_NAMES.get(template)
-    if tree is None or names is None:
-        tree = parse_expression(template)
-        names = _TEMPLATE_NAMES[template] = tuple(sorted({n.value for n in walk(tree) if type(n) is cst.Name}))
-        _TEMPLATE_CACHE[template] = tree
+    names = _TEMPLATE_NAMES.get(template)
+    if names is None:
+        template_holes.load(_TEMPLATE_NAMES, _HOLES)  # (once per process: what earlier ones found)
+        names = _TEMPLATE_NAMES.get(template)
+    if names is None:
+        names = tuple(sorted({n.value for n in walk(_tree(template)) if type(n) is cst.Name}))
+        with template_holes.locked():
+            _TEMPLATE_NAMES[template] = names
     given = tuple(mapping.get(n) for n in names)
     plain = all(v is None or v.__class__ is str for v in given)
     key = (template, given, unique, getattr(unique, "containers", None)) if plain else None
     hit = _INSTANCES.get(key) if key is not None else None  # type: ignore[arg-type]
     if hit is not None:
         return hit
-    nodes = {k: expr(v) if not isinstance(v, cst.BaseExpression) else v for k, v in mapping.items()}
-    text = code(_fold(renamed(tree, nodes), unique))
+    text = _named(template, names, given) if plain else None  # type: ignore[arg-type]
+    if text is None:
+        nodes = {k: expr(v) if not isinstance(v, cst.BaseExpression) else v for k, v in mapping.items()}
+        text = code(_fold(renamed(_tree(template), nodes), unique))
     if key is not None:
         if len(_INSTANCES) > 20000:
             _INSTANCES.clear()
         _INSTANCES[key] = text  # type: ignore[index]
     return text
+
+
+def _tree(template: str) -> cst.BaseExpression:
+    tree = _TEMPLATE_CACHE.get(template)
+    if tree is None:
+        tree = _TEMPLATE_CACHE[template] = parse_expression(template)
+    return tree
+
+
+# (a template, which of its names are given) -> its text with a hole (`__srcjax_hole_3__`) for each name given,
+# or None where filling names in could fold (see _named)
+_HOLES: dict[tuple[str, tuple[bool, ...]], str | None] = {}
+_HOLE = re.compile(r"__srcjax_hole_(\d+)__")
+_NAME_FOLDS = frozenset({*_KEYED, "winning_writes"})  # (calls folded by the names their keys are given)
+
+
+def _named(template: str, names: tuple[str, ...], given: tuple[str | None, ...]) -> str | None:
+    """What :func:`instantiate` writes when each name of ``template`` given a value is given a name (an
+    identifier, not ``None``/``True``/``False``: keywords) and nothing in the template folds: its text with
+    the holes filled, without renaming, folding and printing the tree again (the holed texts kept for later
+    processes: template_holes.py). Folding depends on the names given only through literals (numbers,
+    strings, ``None``/``True``/``False``) and the keys of :data:`_NAME_FOLDS`' calls: a template without
+    those that does not fold with names of its own does not fold with other names either. None: not such a
+    case (the tree's way)."""
+    if not all(v is None or v.isidentifier() and not keyword.iskeyword(v) for v in given):
+        return None
+    key = (template, tuple(v is not None for v in given))
+    holed = _HOLES.get(key, "")
+    if holed == "":
+        holed = _holed(_tree(template), names, key[1])
+        with template_holes.locked():
+            _HOLES[key] = holed
+        template_holes.found_new(_TEMPLATE_NAMES, _HOLES)
+    if holed is None:
+        return None
+    return _HOLE.sub(lambda m: given[int(m.group(1))], holed)  # type: ignore[arg-type, return-value]
+
+
+def _holed(tree: cst.BaseExpression, names: tuple[str, ...], filled: tuple[bool, ...]) -> str | None:
+    if _fold(tree) is not tree or any(type(n) is cst.Call and type(n.func) is cst.Name and  # type: ignore[attr-defined]
+                                      n.func.value in _NAME_FOLDS for n in walk(tree)):  # type: ignore[attr-defined]
+        return None
+    if "__srcjax_hole_" in code(tree):
+        return None
+    return code(renamed(tree, {n: cst.Name(f"__srcjax_hole_{i}__") for i, n in enumerate(names) if filled[i]}))
 
 
 def paren(s: str) -> str:

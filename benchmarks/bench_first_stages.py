@@ -1,0 +1,155 @@
+"""Where a first call's time goes, stage by stage, in a new process and in a warm one (issues #15, #18).
+
+Run (from the repository root, in the venv that has the test extras)::
+
+    .venv/bin/python benchmarks/bench_first_stages.py                 # the five cases of bench_vmap.py
+    .venv/bin/python benchmarks/bench_first_stages.py hessian --runs 5
+
+Each measurement is one child process timing the first call of a case of ``bench_vmap.py`` (make the
+transformed function, call it, read the result back) in the calling thread's CPU time
+(``time.thread_time``: steady on a busy machine; XLA compiles partly on other threads). The persistent cache
+holds srcjax's own entries (its library helpers, normalized: one process ran every case on other functions
+first) and never the case's program (``*.xla``, ``*.prog`` are deleted before each child), as in
+``bench_vmap.py --cold``. Two kinds of child, alternating:
+
+* ``new``: a new process, warmed up on an unrelated function (as ``bench_vmap.py``'s children);
+* ``warm``: the same, after the same case ran in that process on copies of its functions under other names
+  (``rosen_b``): what an already-working process pays for a new function. ``new - warm`` is what a new
+  process pays again (helpers read from the disk, templates instantiated, tables built on first use).
+
+The stages are exclusive (a stage's time excludes the stages timed inside it): normalizing the user's
+functions, normalizing source srcjax wrote (a derivative or batched program read back: the re-reading the
+writers' hand-off would remove), library helpers read from the disk cache, the readable pass, the simplifier,
+derivative templates instantiated, lowering to StableHLO, XLA's compile; ``other`` is the rest (the writers,
+loading and running generated modules, dispatch). Medians of ``--runs`` children each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+STAGES = ("normalize user", "normalize generated", "helpers from disk", "readable", "simplify", "templates",
+          "lower", "XLA compile", "other")
+NAMES = ("mlp_loss", "layer", "rosen", "newton_sqrt", "dist")
+
+
+def _instrument(spent: dict[str, float]) -> None:
+    """Wrap each stage's function (private names on purpose: this script measures them) with an exclusive timer."""
+    from srcjax.frontend import library_cache, program
+    from srcjax.frontend.read import is_generated
+    from srcjax.lower import specialize
+    from srcjax.runtime import xla
+    from srcjax.transforms import forward_ad, readable, reverse_ad, simplify, templates
+
+    stack: list[list[float]] = []  # per open stage: [its start, the time of the stages inside it]
+
+    def timed(stage: Any, fn: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            stack.append([time.thread_time(), 0.0])
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                start, inner = stack.pop()
+                total = time.thread_time() - start
+                name = stage(*args) if callable(stage) else stage
+                spent[name] = spent.get(name, 0.0) + total - inner
+                if stack:
+                    stack[-1][1] += total
+        return run
+
+    program.normalize = timed(lambda fn, *a: "normalize generated" if is_generated(fn) else "normalize user",
+                              program.normalize)
+    library_cache.load = timed("helpers from disk", library_cache.load)
+    readable._readable = timed("readable", readable._readable)
+    simplify._simplified = timed("simplify", simplify._simplified)
+    instantiate = timed("templates", templates.instantiate)
+    templates.instantiate = reverse_ad.instantiate = forward_ad.instantiate = instantiate  # type: ignore[attr-defined]
+    specialize.Specializer.lower = timed("lower", specialize.Specializer.lower)  # type: ignore[method-assign]
+    xla._compile_cached = timed("XLA compile", xla._compile_cached)
+
+
+def child(case: str, mode: str) -> None:
+    """(a child process) the first call of ``case``, its stages as JSON on stdout."""
+    import importlib.util
+    import inspect
+
+    import bench_vmap as b  # (same directory; it points SRCJAX_CACHE_DIR at BENCH_VMAP_COLD_CACHE)
+    import numpy as np
+
+    spent: dict[str, float] = {}
+    _instrument(spent)
+    b._warm_up("srcjax")
+    if mode == "warm":  # the same case first, on copies of its functions under other names
+        path = os.path.join(tempfile.mkdtemp(), "renamed_copies.py")
+        with open(path, "w") as f:
+            f.write("import numpy as np\n\n" + "\n".join(
+                inspect.getsource(getattr(b, n)).replace(f"def {n}(", f"def {n}_b(", 1) for n in NAMES))
+        spec = importlib.util.spec_from_file_location("renamed_copies", path)
+        assert spec is not None and spec.loader is not None
+        m = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(m)
+        own = {n: getattr(b, n) for n in NAMES}
+        for n in NAMES:
+            setattr(b, n, getattr(m, n + "_b"))
+        c = next(c for c in b.cases(True, np.random.default_rng(1)) if case in c.name)
+        b._read(c.make_sj()(*c.args))
+        for n in NAMES:
+            setattr(b, n, own[n])
+    c = next(c for c in b.cases(False, np.random.default_rng(0)) if case in c.name)
+    spent.clear()
+    start = time.thread_time()
+    b._read(c.make_sj()(*c.args))
+    total = time.thread_time() - start
+    spent["other"] = total - sum(spent.values())
+    print(json.dumps({"total": total * 1e3, **{k: v * 1e3 for k, v in spent.items()}}))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("cases", nargs="*", help="substrings of bench_vmap's case names (default: all five)")
+    ap.add_argument("--runs", type=int, default=3, help="children of each kind per case (default 3)")
+    ap.add_argument("--child", nargs=2, metavar=("CASE", "MODE"), help=argparse.SUPPRESS)
+    ns = ap.parse_args()
+    if ns.child:
+        child(*ns.child)
+        return 0
+    here = os.path.dirname(os.path.abspath(__file__))
+    shared = tempfile.mkdtemp(prefix="bench_first_stages_")
+    env = {**os.environ, "BENCH_VMAP_COLD_CACHE": shared}
+    cases = ns.cases or ["per-example", "jacrev", "hessian", "newton", "nested"]
+    for case in cases:  # srcjax's own entries (the helpers), from runs on the renamed copies
+        subprocess.run([sys.executable, __file__, "--child", case, "warm"], capture_output=True, env=env, cwd=here)
+    print(f"thread CPU ms, medians of {ns.runs} processes each; load average {os.getloadavg()[0]:.1f}")
+    print("| case | process | total | " + " | ".join(STAGES) + " |")
+    print("|---|---|---:|" + "---:|" * len(STAGES))
+    for case in cases:
+        got: dict[str, list[dict[str, float]]] = {"new": [], "warm": []}
+        for r in range(ns.runs):
+            for mode in (("new", "warm") if r % 2 == 0 else ("warm", "new")):
+                for p in glob.glob(os.path.join(shared, "**", "*.xla"), recursive=True) + \
+                        glob.glob(os.path.join(shared, "**", "*.prog"), recursive=True):
+                    os.remove(p)
+                out = subprocess.run([sys.executable, __file__, "--child", case, mode], capture_output=True,
+                                     text=True, env=env, cwd=here)
+                if out.returncode:
+                    print(out.stderr[-2000:], file=sys.stderr)
+                    continue
+                got[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
+        for mode, rows in got.items():
+            if rows:
+                cells = [statistics.median(r.get(s, 0.0) for r in rows) for s in ("total", *STAGES)]
+                print(f"| {case} | {mode} | " + " | ".join(f"{v:.1f}" for v in cells) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

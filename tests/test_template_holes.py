@@ -1,0 +1,99 @@
+"""transforms/templates.py: an instantiated derivative template written by filling its holes with names is the
+text the tree's way (rename, fold, print) writes, for every template of every primitive's record."""
+
+from __future__ import annotations
+
+import itertools
+
+import libcst as cst
+
+from srcjax.frontend.names import code, renamed
+from srcjax.primitives import registry
+from srcjax.transforms import templates
+from srcjax.transforms.templates import _fold, _named, expr, instantiate
+
+
+def _templates() -> list[str]:
+    found: dict[str, None] = {}
+    for prim in registry.PRIMITIVES.values():
+        for t in [*prim.jvp.values(), *prim.vjp.values(), *([prim.jvp_joint] if prim.jvp_joint else [])]:
+            if isinstance(t, str):
+                found[t] = None
+    return list(found)
+
+
+def _tree_way(template: str, mapping: dict[str, str], unique: frozenset[str] = frozenset()) -> str:
+    tree = templates.parse_expression(template)
+    return code(_fold(renamed(tree, {k: expr(v) for k, v in mapping.items()}), unique))
+
+
+def test_filled_holes_are_the_tree_way() -> None:
+    names = ("g_bar", "x", "getitem_1", "out_bar", "mul_2")
+    checked = filled = 0
+    for template in _templates():
+        tree = templates.parse_expression(template)
+        own = sorted({n.value for n in templates.walk(tree) if type(n) is cst.Name})
+        # each of the template's names given a name, or left as it is (np, helpers, None), in a few patterns
+        for k, pattern in enumerate(itertools.islice(itertools.product((True, False), repeat=len(own)), 6)):
+            mapping = {n: names[(i + k) % len(names)] for i, (n, on) in enumerate(zip(own, pattern)) if on}
+            given = tuple(mapping.get(n) for n in own)
+            got = _named(template, tuple(own), given)
+            want = _tree_way(template, mapping)
+            checked += 1
+            if got is not None:
+                filled += 1
+                assert got == want, (template, mapping)
+            assert instantiate(template, mapping) == want, (template, mapping)
+    assert checked > 500 and filled > checked // 3  # (most instantiations take the holes' way)
+
+
+def test_holes_refused_where_names_fold() -> None:
+    # a literal given (folds: 2 - 1), a keyword (None drops dtype=None), a keyed call (folds by its key)
+    assert _named("x2 - 1", ("x2",), ("2",)) is None
+    assert instantiate("x2 - 1", {"x2": "2"}) == "1"
+    assert _named("np.zeros(s, dtype=d)", ("d", "np", "s"), ("None", None, "n")) is None
+    assert instantiate("np.zeros(s, dtype=d)", {"d": "None", "s": "n"}) == "np.zeros(n)"
+    t = "winning_writes(x, k)"
+    assert _named(t, ("k", "winning_writes", "x"), ("i", None, "y")) is None
+    assert instantiate(t, {"x": "y", "k": "i"}, frozenset({"i"})) == "True"
+    assert instantiate(t, {"x": "y", "k": "j"}, frozenset({"i"})) == "winning_writes(y, j)"
+
+
+def _new_process(monkeypatch) -> None:
+    """This process's tables of templates emptied, as in a new process."""
+    from srcjax.transforms import template_holes
+
+    for table in ("_TEMPLATE_NAMES", "_HOLES", "_INSTANCES", "_TEMPLATE_CACHE"):
+        monkeypatch.setattr(templates, table, {})
+    monkeypatch.setattr(template_holes, "_STATE", {"loaded": False, "pending": False})
+
+
+def test_a_new_process_finds_the_holes_on_the_disk(tmp_path, monkeypatch):
+    """The holed templates an earlier process found are read from the persistent cache: the same
+    instantiations, without parsing the templates again; a corrupt entry is ignored."""
+    from srcjax.runtime import disk_cache
+
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    _new_process(monkeypatch)
+    cases = [(t, {n: f"v{i}_{j}" for j, n in enumerate(sorted(
+        {m.value for m in templates.walk(templates.parse_expression(t)) if type(m) is cst.Name}))})
+        for i, t in enumerate(_templates()[:40])]
+    want = [instantiate(t, m) for t, m in cases]
+    disk_cache.flush()
+    (entry,) = (tmp_path / "cache").glob("*.tmpl")
+    _new_process(monkeypatch)
+
+    def refused(text: str) -> None:
+        raise AssertionError(f"parsed {text!r} again")
+
+    parse = templates.parse_expression
+    monkeypatch.setattr(templates, "parse_expression", refused)
+    templates.template_holes.load(templates._TEMPLATE_NAMES, templates._HOLES)
+    filled = [(t, m) for t, m in cases if templates._HOLES.get((t, tuple(True for _ in m))) is not None]
+    assert len(filled) > 10
+    for t, m in filled:
+        assert instantiate(t, m) == want[cases.index((t, m))]
+    entry.write_bytes(entry.read_bytes()[:-7] + b"garbage")  # (its checksum no longer matches)
+    _new_process(monkeypatch)
+    monkeypatch.setattr(templates, "parse_expression", parse)
+    assert [instantiate(t, m) for t, m in cases] == want
