@@ -74,3 +74,32 @@ def test_the_forward_mode_alternatives_run(how: str) -> None:
                    reason="reverse mode through srcjax's batched helpers inside an `if` on data (see module doc)")
 def test_grad_of_jacrev_through_a_branch_on_data() -> None:
     np.testing.assert_allclose(np.asarray(srcjax.grad(sum_of_jacrev)(X, Y)), np.asarray(_want()), rtol=1e-10)
+
+
+def summed_branch(x: Any, y: Any) -> Any:
+    if np.sum(x * y) > 0.0:
+        r = np.sum(np.sin(x) * y)
+    else:
+        r = np.sum(x ** 2) - np.sum(y)
+    return r
+
+
+def _jax_summed_branch(x: Any, y: Any) -> Any:
+    return jnp.where(jnp.sum(x * y) > 0.0, jnp.sum(jnp.sin(x) * y), jnp.sum(x ** 2) - jnp.sum(y))
+
+
+def vjp_of_jacrev(x: Any, y: Any) -> Any:
+    out, back = srcjax.vjp(lambda a, b: srcjax.jacrev(summed_branch)(a, b), x, y)
+    return back(np.ones_like(out))[0]
+
+
+def test_an_if_on_a_reduction_under_vjp_of_jacrev_is_the_same_refusal() -> None:
+    # (thorough seed 7467 of test_vmap_compose_random: was "`raise` inside an `if` on array data", a check of the
+    # inner derivative's helper written into the branch, though the user wrote no raise)
+    with pytest.raises(srcjax.TranspileError, match="a derivative of a derivative") as e:
+        vjp_of_jacrev(X, Y)
+    first = str(e.value).splitlines()[0]
+    assert "test_grad_of_jacrev_branches.py" in first and "forward mode" in (e.value.hint or "")
+    got = srcjax.grad(lambda a, b: np.sum(srcjax.jacfwd(summed_branch)(a, b)))(X, Y)
+    want = jax.grad(lambda a, b: jnp.sum(jax.jacrev(_jax_summed_branch)(a, b)))(X, Y)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10, atol=1e-12)

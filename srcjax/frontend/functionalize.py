@@ -59,6 +59,7 @@ from .liveness import Liveness, LoopExits
 from .names import boolean_valued, children, code, names_in, target_names
 from .names import walk as walk_nodes
 from .normalize import BINOP_HINT, COMPARE_HINT, UNARY_HINT, NormalizedFunction, call_hint
+from .read import is_generated
 from .resolve import RESERVED
 from .restructure import has_return, single_exit, walk
 from .syntax import (
@@ -278,6 +279,12 @@ class Functionalizer:
                 raise self.error(f"`{recv}.{st.value.func.attr.value}(...)` inside {where} changes `{recv}`, "
                                  "which a generated branch or loop body cannot do",
                                  node, "build the result with NumPy (np.where, np.concatenate, np.stack) instead")
+            if isinstance(st, cst.Raise) and is_generated(self.nf.fn):  # (the user's were refused in the user's code)
+                raise self.error(f"reverse mode through {where} of a derivative srcjax wrote (a derivative of a "
+                                 "derivative: a helper of the inner one checks values inside the branch) is not "
+                                 "supported yet", node,
+                                 "take one of the two derivatives in forward mode (srcjax.jacfwd or srcjax.jvp: "
+                                 "grad(lambda x: np.sum(jacfwd(f)(x))) runs), or write the branch with np.where")
             if isinstance(st, cst.Raise):
                 raise self.error(f"`raise` inside {where}", node,
                                  "check static values (shapes, arguments) instead, or return a flag array")
