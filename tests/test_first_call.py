@@ -485,7 +485,7 @@ def test_vmaps_shared_copies_of_helpers_from_the_disk_give_the_same_programs(tmp
         exec(load_module(filename, "".join(linecache.getlines(c.__code__.co_filename)), {}), ns)  # noqa: S102
         again = ns[name]
         setattr(again, batch_shared.SHARED_ATTR, getattr(c, batch_shared.SHARED_ATTR))
-        got, fresh = library_cache.load(again, name), normalize(again, lambda g: g.__name__, name)
+        got, fresh = library_cache.load(again, name), normalize(again, lambda g, *_: g.__name__, name)
         assert got is not None and code(got.fdef) == code(fresh.fdef)
         spans = [[got.spans.get(id(n)) for n in walk(got.fdef)], [fresh.spans.get(id(n)) for n in walk(fresh.fdef)]]
         assert spans[0] == spans[1] and any(s is not None and s.filename == filename for s in spans[0])
@@ -565,7 +565,7 @@ def test_a_helper_that_reads_back_as_another_tree_is_not_kept(tmp_path, monkeypa
     from srcjax.frontend.normalize import normalize
 
     monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
-    nf = normalize(adjoint.zeros_like, lambda g: g.__name__)
+    nf = normalize(adjoint.zeros_like, lambda g, *_: g.__name__)
     a, b, c = (cst.Name(n) for n in "abc")
     prod = cst.BinaryOperation(cst.BinaryOperation(a, cst.Add(), b), cst.Multiply(), c)  # (a + b) * c, unparenthesized
     bad = nf.fdef.with_changes(body=cst.IndentedBlock(body=[cst.SimpleStatementLine([cst.Return(prod)])]))
@@ -595,7 +595,7 @@ def test_a_helpers_stored_tree_is_its_texts_tree(tmp_path, monkeypatch):
 
     monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
     for fn in (adjoint.matmul_rhs_bar, batched.batch_unbroadcast, adjoint.zeros_like):
-        nf = normalize(fn, lambda g: g.__name__)
+        nf = normalize(fn, lambda g, *_: g.__name__)
         library_cache.store(nf)
         _flush()
         key = library_cache._key(fn, nf.name)
@@ -765,7 +765,7 @@ def test_a_helpers_spans_are_kept_by_statement(tmp_path, monkeypatch):
                 and any(k in inspect.getsource(f) for k in ("    if ", "    for ", "    while "))][:8]
     assert len(compound) == 8
     for name, fn in compound:
-        nf = normalize(fn, lambda g: g.__name__, name)
+        nf = normalize(fn, lambda g, *_: g.__name__, name)
         stmts = library_cache._statements(nf.fdef)
         assert stmts == [n for n in walk(nf.fdef) if isinstance(n, cst.BaseStatement)], name
         assert any(isinstance(s, cst.BaseCompoundStatement) for s in stmts[1:]), name

@@ -498,10 +498,14 @@ def test_fori_loop_unrolls_when_the_counter_indexes_a_python_list():
     assert "stablehlo.while" not in hlo(fori_list_of_matrices, a, b, c, x)
 
 
-def test_fori_loop_dynamic_bounds_cannot_index_a_python_list():
-    a = b = c = np.eye(3)
-    with pytest.raises(srcjax.StaticValueError, match="counter"):
-        srcjax.compile(fori_list_dynamic)(a, b, c, np.ones(3), 2)
+def test_fori_loop_bound_by_a_python_int_argument_indexing_a_python_list_is_specialized_on_it():
+    # (was refused: the counter indexes a Python list; a Python int argument bounding a loop whose body needs it
+    # static is made static (one program per value), as range(steps) of one is)
+    r = np.random.default_rng(1)
+    a, b, c = (r.normal(size=(3, 3)) for _ in range(3))
+    f = srcjax.compile(fori_list_dynamic)
+    for n in (2, 3):
+        np.testing.assert_allclose(np.asarray(f(a, b, c, np.ones(3), n)), fori_list_dynamic(a, b, c, np.ones(3), n))
 
 
 def fori_peel(x, n):
@@ -520,9 +524,12 @@ def test_fori_loop_static_bounds_peel_first_iteration(n):
         assert "stablehlo.while" in hlo(compiled(fori_peel, ("n",)), x, n)
 
 
-def test_fori_loop_dynamic_bounds_cannot_grow_a_python_float():
-    with pytest.raises(srcjax.ShapeError, match="shape"):
-        srcjax.compile(fori_peel)(np.ones(4, np.float32), 3)
+@pytest.mark.parametrize("n", [0, 3])
+def test_fori_loop_bound_by_a_python_int_argument_grows_a_python_float(n):
+    # (was refused: the carry changes from a Python float to a float32 vector in the first iteration; the bound,
+    # a Python int argument, is made static and the first iteration peeled)
+    x = np.arange(4, dtype=np.float32)
+    check_agree(srcjax.compile(fori_peel)(x, n), fori_peel(x, n), "compiled")
 
 
 def fori_strong_lower(lo, x):

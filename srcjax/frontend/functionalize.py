@@ -583,7 +583,10 @@ class Functionalizer:
         if rows:
             walks = walked[0][1]
             n = self.fresh(f"len_{code(walks)}" if isinstance(walks, cst.Name) else "len")
-            pre.append(self.line(n, cst.Call(func=cst.Name("len"), args=[cst.Arg(walks)]), sp))
+            lens = [cst.Call(func=cst.Name("len"), args=[cst.Arg(w)]) for _, w in walked]
+            # (zip stops at the shortest: `for a, b in zip(ys, zs)` with zs shorter)
+            pre.append(self.line(n, lens[0] if len(lens) == 1 else cst.Call(
+                func=cst.Name("min"), args=[cst.Arg(x) for x in lens]), sp))
             lo, hi, step = cst.Integer("0"), cst.Name(n), 1
             index = self.fresh("i")
             self.bta.declare(index, UNKNOWN)

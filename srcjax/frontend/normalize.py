@@ -151,7 +151,7 @@ class NormalizedFunction:
 class Normalizer(Resolver):
     """Writes one user function in ANF (see the module docstring); names are resolved by :class:`Resolver`."""
 
-    def __init__(self, src: FunctionSource, helper_name: Callable[[Callable[..., Any]], str],
+    def __init__(self, src: FunctionSource, helper_name: Callable[..., str],
                  bindings: dict[str, Any] | None = None, comprehension_loops: bool = False) -> None:
         super().__init__(src, helper_name, bindings)
         self.comprehension_loops = comprehension_loops  # list comprehensions as append loops (reverse mode)
@@ -885,7 +885,7 @@ def call_hint(callee: cst.BaseExpression) -> str:
     return "call"
 
 
-def normalize(fn: Callable[..., Any], helper_name: Callable[[Callable[..., Any]], str],
+def normalize(fn: Callable[..., Any], helper_name: Callable[..., str],
               name: str | None = None, bindings: dict[str, Any] | None = None,
               comprehension_loops: bool = False) -> NormalizedFunction:
     src = methods.guard(closure_bindings.expand(tuple_params.expand(star_params.expand(read_function(fn)))))

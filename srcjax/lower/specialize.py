@@ -65,7 +65,7 @@ from ..frontend.locations import user_span
 from ..frontend.names import literal_value, names_in
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
-from ..frontend.resolve import is_user_function, unwrap
+from ..frontend.resolve import LIBRARY_MODULES, is_user_function, unwrap
 from ..lax_special import MATH_ON_ARRAYS
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
@@ -704,8 +704,9 @@ class Specializer:
                 args += self.iterate(v)
             else:
                 args.append(v)
-        if fv is np.arange and (static := static_arange(args, kwargs)) is not None:
-            return static
+        if fv is np.arange and getattr(getattr(self.nf, "fn", None), "__module__", None) not in LIBRARY_MODULES and \
+                (static := static_arange(args, kwargs)) is not None:
+            return static  # (the user's `for i in np.arange(n, 0, -1)`: static items; srcjax's helpers: an iota)
         return self.call_value(fv, args, kwargs)
 
     # -- calls -------------------------------------------------------------------

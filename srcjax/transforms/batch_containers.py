@@ -169,12 +169,14 @@ def pack_like(w: FunctionWriter, op: Op) -> str:
     """``pack_like(x, items)`` (``a, b = x`` differentiated) per example: an array's rows stacked after the
     batch axis; a container's items as they are, each unbatched item of a tuple or list literal, or of a
     container whose state says which are unbatched (``items`` a helper's parameter: ``vmap(jacrev(f))`` of a loop
-    whose carry holds a value no example changes), or all of them where ``items`` is unbatched as a whole (the
-    zeros that are its tangent), broadcast here (the result's state is True: every item batched)."""
+    whose carry holds a value no example changes), or all of them where ``items`` is a name bound to the zeros of
+    an unbatched value (its tangent; not a helper's result, whose state False is not known to be exact: a
+    recursion's), broadcast here (the result's state is True: every item batched)."""
     items = op.elements[0]
     node = parse_expression(items)
     have = w.value_state(node)
-    if (isinstance(node, (cst.Tuple, cst.List)) or isinstance(have, Tree) or have is False) and not fully_batched(have):
+    zeros = have is False and type(node) is cst.Name and node.value in w.zeros  # (a tangent's zeros, unbatched)
+    if (isinstance(node, (cst.Tuple, cst.List)) or isinstance(have, Tree) or zeros) and not fully_batched(have):
         items = w.convert(items, have, True, items=True)
     return f"batch_pack_like({op.args['x']}, {items}, {any_batched(w.state(op.args['x']))}, {w.size})"
 
