@@ -583,7 +583,9 @@ class Functionalizer:
         if rows:
             walks = walked[0][1]
             n = self.fresh(f"len_{code(walks)}" if isinstance(walks, cst.Name) else "len")
-            lens = [cst.Call(func=cst.Name("len"), args=[cst.Arg(w)]) for _, w in walked]
+            walked_names = [code(w) for _, w in walked]
+            tangents = all(m == f"{walked_names[0]}_dot" for m in walked_names[1:])  # (forward mode's zip(x, x_dot))
+            lens = [cst.Call(func=cst.Name("len"), args=[cst.Arg(w)]) for _, w in (walked[:1] if tangents else walked)]
             # (zip stops at the shortest: `for a, b in zip(ys, zs)` with zs shorter)
             pre.append(self.line(n, lens[0] if len(lens) == 1 else cst.Call(
                 func=cst.Name("min"), args=[cst.Arg(x) for x in lens]), sp))
