@@ -29,7 +29,7 @@ import libcst as cst
 
 from ..core import TranspileError
 from .callees import origin
-from .names import assigned_names, names_in
+from .names import Names, assigned_names, names_in
 from .read import FunctionSource, Located, read_function
 from .returned_closures import bound_arguments, call_of, is_docstring, params_of
 
@@ -101,15 +101,8 @@ class _Constructions(Located):
     def __init__(self, src: FunctionSource) -> None:
         super().__init__(src.positions)
         self.src = src
-        self.taken = set(names_in(src.fdef)) | set(src.globals) | set(src.closure)
+        self.fresh = Names(set(names_in(src.fdef)) | set(src.globals) | set(src.closure)).fresh
         self.records: dict[str, Any] = {}
-
-    def fresh(self, base: str) -> str:
-        name, k = base, 1
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
         body: list[cst.BaseStatement] = []

@@ -15,7 +15,7 @@ from typing import Any
 
 import libcst as cst
 
-from .names import Visitor, walk
+from .names import Names, Visitor, walk
 from .read import FunctionSource
 
 
@@ -94,15 +94,8 @@ def _called_plainly(fdef: cst.FunctionDef, d: cst.FunctionDef) -> bool:
 
 class _Move(cst.CSTTransformer):
     def __init__(self, ids: set[int], taken: set[str], positions: dict[Any, Any]) -> None:
-        self.ids, self.taken, self.positions = ids, taken, positions
+        self.ids, self.fresh, self.positions = ids, Names(taken).fresh, positions
         self.origins: dict[int, Any] = {}  # id of a node rewritten -> the node it was
-
-    def fresh(self, base: str) -> str:
-        name, k = base, 1
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
 
     def on_leave(self, original: Any, updated: Any) -> Any:
         if isinstance(updated, (cst.IndentedBlock, cst.Module)):

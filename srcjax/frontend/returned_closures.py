@@ -26,7 +26,7 @@ import libcst as cst
 
 from ..core import TranspileError
 from .callees import origin
-from .names import assigned_names, names_in, walk
+from .names import Names, assigned_names, names_in, walk
 from .read import FunctionSource, Located, Range, read_function
 
 
@@ -208,14 +208,7 @@ class _Renamed(cst.CSTTransformer):
 class _WriteOut(Located):
     def __init__(self, src: FunctionSource, taken: set[str]) -> None:
         super().__init__(src.positions)
-        self.src, self.taken = src, taken
-
-    def fresh(self, base: str) -> str:
-        name, k = base, 1
-        while name in self.taken:
-            name, k = f"{base}_{k}", k + 1
-        self.taken.add(name)
-        return name
+        self.src, self.fresh = src, Names(taken).fresh
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
         body: list[cst.BaseStatement] = []
