@@ -91,6 +91,33 @@ def test_writes_into_arrays_held_in_a_list() -> None:
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
 
 
+def adam_list_state(ws, gs):
+    # (state["m"][i] = m, then m read again: NumPy stores m in the list, changing nothing; was refused "would also
+    # change 'm'")
+    state = {"m": [np.zeros_like(w) for w in ws]}
+    out = []
+    for i in range(len(ws)):
+        m = 0.9 * state["m"][i] + 0.1 * gs[i]
+        state["m"][i] = m
+        out.append(ws[i] - 0.01 * m)
+    return np.sum(out[0] ** 2) + np.sum(out[1] * state["m"][1])
+
+
+def test_an_element_stored_into_a_list_in_a_dict_is_read_again() -> None:
+    ws = [np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -0.75])]
+    gs = [np.array([0.1, 0.2, 0.3]), np.array([-0.3, 0.1, 0.4])]
+    np.testing.assert_allclose(np.asarray(srcjax.jit(adam_list_state)(ws, gs)), adam_list_state(ws, gs), rtol=1e-12)
+    g = srcjax.grad(adam_list_state)(ws, gs)
+    eps = 1e-6
+    for k in range(2):
+        fd = []
+        for e in np.eye(3):
+            up = [w + eps * e if j == k else w for j, w in enumerate(ws)]
+            dn = [w - eps * e if j == k else w for j, w in enumerate(ws)]
+            fd.append((adam_list_state(up, gs) - adam_list_state(dn, gs)) / (2 * eps))
+        np.testing.assert_allclose(np.asarray(g[k]), fd, rtol=1e-6, atol=1e-8)
+
+
 def aliased_item(w):
     a = np.zeros(3)
     xs = [a]

@@ -77,7 +77,8 @@ def _lines(body: Sequence[Any]) -> tuple[list[cst.SimpleStatementLine], dict[int
 
 def _stored(value: cst.BaseExpression, c: str) -> list[str]:
     """The names ``value`` (bound to ``c``) stores as items of ``c``: a display's elements, the value of an
-    ``index_update(c, k, v)`` or ``item_write(c, k, j, v)``."""
+    ``index_update(c, k, v)``. (Not ``item_write(c, k, j, v)``'s: ``v`` goes one level deeper, into the item
+    ``c[k]``, whose later one-level writes replace an element or copy into an array, never change ``v``.)"""
     if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
         return [e.value.value for e in value.elements if isinstance(e.value, cst.Name)]
     if isinstance(value, cst.Dict):
@@ -85,8 +86,7 @@ def _stored(value: cst.BaseExpression, c: str) -> list[str]:
                 isinstance(e.value, cst.Name)]
     if isinstance(value, cst.Call) and value.args and isinstance(value.args[-1].value, cst.Name) and \
             isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == c and (
-                attr_chain(value.func) == ["srcjax", "lax", "index_update"] or
-                isinstance(value.func, cst.Name) and value.func.value.startswith(ITEM_WRITE)):
+                attr_chain(value.func) == ["srcjax", "lax", "index_update"]):
         return [value.args[-1].value.value]
     return []
 
