@@ -88,3 +88,24 @@ def test_a_spread_parameter_assigned_again_is_still_refused() -> None:
     with pytest.raises(TranspileError, match="length is not written in this function") as e:
         srcjax.jit(uses_grown)(Y0, RATE)
     assert "f(y, *extra)" in str(e.value)
+
+
+def _spreads_in_nested_def(f, y, args):  # (the spread is in a nested function: its own code object)
+    def step(v):
+        return f(v, *args)
+
+    return step(y)
+
+
+def _spreads_nothing(f, y, args):
+    return f(y, args[0])
+
+
+def test_which_functions_spread_is_read_from_bytecode_first() -> None:
+    # The cheap pre-check (no parse of a function with no `g(*...)` call: reading srcjax's own helpers on every
+    # first call cost a hessian ~40 ms) must never miss a spread, nested or not.
+    from srcjax.frontend.tuple_params import _calls_with_star, spreads
+
+    assert _calls_with_star(_spreads_in_nested_def.__code__) and spreads(_spreads_in_nested_def)
+    assert not _calls_with_star(_spreads_nothing.__code__) and not spreads(_spreads_nothing)
+    assert _calls_with_star(euler.__code__) and spreads(euler) and _calls_with_star(grown.__code__)

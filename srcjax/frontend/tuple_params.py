@@ -13,7 +13,9 @@ the helper assigns again, or a value that is not a tuple or list display, is lef
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
+import opcode
 import types
 from typing import Any
 
@@ -28,8 +30,23 @@ _VARIANTS: dict[tuple[Any, ...], types.FunctionType] = {}
 _TIGHT = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
+_CALL_EX = opcode.opmap.get("CALL_FUNCTION_EX")
+
+
+@functools.lru_cache(maxsize=4096)
+def _calls_with_star(code: types.CodeType) -> bool:
+    """``code`` (or a function nested in it) makes a call with ``*`` (``g(*args)``): read from its bytecode, so
+    the functions that spread nothing (nearly all, srcjax's own helpers included) are never parsed here.
+    (CPython 3.11+ writes 2-byte code units: the opcodes are the even bytes; an unknown opcode set reads all.)"""
+    if _CALL_EX is None or _CALL_EX in code.co_code[::2]:
+        return True
+    return any(_calls_with_star(c) for c in code.co_consts if isinstance(c, types.CodeType))
+
+
 def _spread_params(fn: types.FunctionType) -> list[str]:
     """The parameters ``fn``'s body spreads (``g(*args)``) and never assigns again."""
+    if not _calls_with_star(fn.__code__):
+        return []
     fdef = read_function(fn).fdef
     params = {p.name.value for p in (*fdef.params.posonly_params, *fdef.params.params, *fdef.params.kwonly_params)}
     spread = {a.value.value for a in walk(fdef.body) if isinstance(a, cst.Arg) and a.star == "*" and
