@@ -4,6 +4,7 @@ Run (from the repository root, in the venv that has the test extras)::
 
     .venv/bin/python benchmarks/bench_first_stages.py                 # the five cases of bench_vmap.py
     .venv/bin/python benchmarks/bench_first_stages.py hessian --runs 5
+    .venv/bin/python benchmarks/bench_first_stages.py --calls     # Python calls instead of times
 
 Each measurement is one child process timing the first call of a case of ``bench_vmap.py`` (make the
 transformed function, call it, read the result back) in the calling thread's CPU time
@@ -22,6 +23,10 @@ functions, normalizing source srcjax wrote (a derivative or batched program read
 writers' hand-off would remove), library helpers read from the disk cache, the readable pass, the simplifier,
 derivative templates instantiated, lowering to StableHLO, XLA's compile; ``other`` is the rest (the writers,
 loading and running generated modules, dispatch). Medians of ``--runs`` children each.
+
+``--calls`` counts the Python function calls of the first call instead (``cProfile``'s total, the same on a
+loaded machine as on a quiet one: compare two revisions with it when timings are noise; a session's first-call
+regression of 10-30% showed as 75k -> 133k calls for jacrev).
 """
 
 from __future__ import annotations
@@ -106,6 +111,16 @@ def child(case: str, mode: str) -> None:
             setattr(b, n, own[n])
     c = next(c for c in b.cases(False, np.random.default_rng(0)) if case in c.name)
     spent.clear()
+    if os.environ.get("BENCH_FIRST_CALLS"):
+        import cProfile
+        import pstats
+
+        prof = cProfile.Profile()
+        prof.enable()
+        b._read(c.make_sj()(*c.args))
+        prof.disable()
+        print(json.dumps({"total": pstats.Stats(prof).total_calls / 1e3}))  # type: ignore[attr-defined]
+        return
     start = time.thread_time()
     b._read(c.make_sj()(*c.args))
     total = time.thread_time() - start
@@ -117,6 +132,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("cases", nargs="*", help="substrings of bench_vmap's case names (default: all five)")
     ap.add_argument("--runs", type=int, default=3, help="children of each kind per case (default 3)")
+    ap.add_argument("--calls", action="store_true", help="count Python calls (thousands) instead of timing")
     ap.add_argument("--child", nargs=2, metavar=("CASE", "MODE"), help=argparse.SUPPRESS)
     ns = ap.parse_args()
     if ns.child:
@@ -125,12 +141,16 @@ def main() -> int:
     here = os.path.dirname(os.path.abspath(__file__))
     shared = tempfile.mkdtemp(prefix="bench_first_stages_")
     env = {**os.environ, "BENCH_VMAP_COLD_CACHE": shared}
+    if ns.calls:
+        env["BENCH_FIRST_CALLS"] = "1"
     cases = ns.cases or ["per-example", "jacrev", "hessian", "newton", "nested"]
     for case in cases:  # srcjax's own entries (the helpers), from runs on the renamed copies
         subprocess.run([sys.executable, __file__, "--child", case, "warm"], capture_output=True, env=env, cwd=here)
-    print(f"thread CPU ms, medians of {ns.runs} processes each; load average {os.getloadavg()[0]:.1f}")
-    print("| case | process | total | " + " | ".join(STAGES) + " |")
-    print("|---|---|---:|" + "---:|" * len(STAGES))
+    stages = () if ns.calls else STAGES
+    what = "thousands of Python calls" if ns.calls else "thread CPU ms"
+    print(f"{what}, medians of {ns.runs} processes each; load average {os.getloadavg()[0]:.1f}")
+    print("| " + " | ".join(("case", "process", "total", *stages)) + " |")
+    print("|---|---|" + "---:|" * (1 + len(stages)))
     for case in cases:
         got: dict[str, list[dict[str, float]]] = {"new": [], "warm": []}
         for r in range(ns.runs):
@@ -146,7 +166,7 @@ def main() -> int:
                 got[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
         for mode, rows in got.items():
             if rows:
-                cells = [statistics.median(r.get(s, 0.0) for r in rows) for s in ("total", *STAGES)]
+                cells = [statistics.median(r.get(s, 0.0) for r in rows) for s in ("total", *stages)]
                 print(f"| {case} | {mode} | " + " | ".join(f"{v:.1f}" for v in cells) + " |", flush=True)
     return 0
 
