@@ -119,6 +119,8 @@ def child(case: str, mode: str) -> None:
         prof.enable()
         b._read(c.make_sj()(*c.args))
         prof.disable()
+        if os.environ.get("BENCH_DUMP"):
+            prof.dump_stats(os.environ["BENCH_DUMP"])
         print(json.dumps({"total": pstats.Stats(prof).total_calls / 1e3}))  # type: ignore[attr-defined]
         return
     start = time.thread_time()

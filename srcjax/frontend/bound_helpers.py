@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from .function_copies import copy_function
+
 BOUND = "__srcjax_bound__"
 # (helper, its bound names and the ids of their functions) -> (the copy, those functions: kept alive)
 _VARIANTS: dict[tuple[Any, ...], tuple[types.FunctionType, tuple[Any, ...]]] = {}
@@ -39,9 +41,7 @@ def bound_variant(fn: types.FunctionType, bound: dict[str, Any],
     hit = _VARIANTS.get(key)
     if hit is not None:
         return hit[0]
-    made = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-    made.__kwdefaults__ = fn.__kwdefaults__
-    made.__qualname__, made.__module__, made.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    made = copy_function(fn)
     setattr(made, BOUND, dict(bound))
     if hasattr(fn, "__srcjax_tuple_params__"):  # (a tuple variant's parameters: tuple_params.py)
         made.__srcjax_tuple_params__ = fn.__srcjax_tuple_params__  # type: ignore[attr-defined]

@@ -24,6 +24,7 @@ import libcst as cst
 
 from .. import pytree
 from .callees import origin
+from .function_copies import copy_function
 from .read import FunctionSource
 
 METHOD_OF = "__srcjax_method_of__"
@@ -61,9 +62,7 @@ def method_variant(cls: type, fn: types.FunctionType) -> types.FunctionType:
     hit = _VARIANTS.get(key)
     if hit is not None:
         return hit
-    made = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-    made.__kwdefaults__ = fn.__kwdefaults__
-    made.__qualname__, made.__module__, made.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    made = copy_function(fn)
     setattr(made, METHOD_OF, cls)
     _VARIANTS[key] = made
     return made

@@ -24,6 +24,7 @@ from typing import Any
 import libcst as cst
 
 from .callees import origin
+from .function_copies import copy_function
 from .methods import METHOD_OF, READ_AS
 from .names import Visitor, code, target_names
 from .resolve import rebound_parameters
@@ -74,10 +75,7 @@ def object_method(cls: type, fn: types.FunctionType) -> types.FunctionType:
     hit = _VARIANTS.get(key)
     if hit is not None:
         return hit
-    made = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-    made.__kwdefaults__ = fn.__kwdefaults__
-    made.__name__ = f"{cls.__name__}_{fn.__name__.strip('_') or 'call'}"
-    made.__qualname__, made.__module__, made.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    made = copy_function(fn, f"{cls.__name__}_{fn.__name__.strip('_') or 'call'}")
     setattr(made, METHOD_OF, cls)
     setattr(made, READ_AS, f"{made.__name__}() is {cls.__name__}.{fn.__name__} of the object it is called on "
                            "(a constant of the program, read when it is first compiled)")

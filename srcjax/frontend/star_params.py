@@ -22,6 +22,7 @@ from typing import Any
 
 import libcst as cst
 
+from .function_copies import copy_function
 from .names import target_names, walk
 from .read import FunctionSource, read_function
 
@@ -69,9 +70,7 @@ def star_variant(fn: types.FunctionType, n: int) -> types.FunctionType:
     p = star_parameter(fn)
     assert p is not None
     names = _names(fn, p.name, n)
-    made = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-    made.__kwdefaults__ = fn.__kwdefaults__
-    made.__qualname__, made.__module__, made.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    made = copy_function(fn)
     setattr(made, STAR, (p.name, tuple(names)))
     made.__srcjax_star_of__ = fn  # type: ignore[attr-defined]  # (the function it is a copy of)
     params = list(inspect.signature(fn).parameters.values())

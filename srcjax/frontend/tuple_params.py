@@ -22,6 +22,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import TranspileError
+from .function_copies import copy_function
 from .names import walk
 from .read import FunctionSource, read_function
 from .star_params import TUPLE, _assigned, _is_docstring, _names  # (the same spelling as a *args copy)
@@ -116,9 +117,7 @@ def tuple_variant(fn: types.FunctionType, lengths: dict[str, int]) -> types.Func
     hit = _VARIANTS.get(key)
     if hit is not None:
         return hit
-    made = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-    made.__kwdefaults__ = fn.__kwdefaults__
-    made.__qualname__, made.__module__, made.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    made = copy_function(fn)
     # (named for its lengths, `euler_args2`: a caller's temporary named after one copy never takes another's name)
     made.__name__ = fn.__name__ + "".join(f"_{p}{n}" for p, n in sorted(lengths.items()))
     spelled = {p: tuple(_names(fn, p, n)) for p, n in lengths.items()}
