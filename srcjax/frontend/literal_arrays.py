@@ -1,5 +1,7 @@
 """List and tuple literals where NumPy makes an array of them: ``np.array([x, y])`` (the literal written
-``np.stack([x, y])``, inner lists first)."""
+``np.stack([x, y])``, inner lists first), and the items of a joined sequence, ``np.concatenate(([0.0], x))``
+(each list an array of its own first, ``np.asarray([0.0])``: the derivative and batching rules of a join take
+arrays)."""
 
 from __future__ import annotations
 
@@ -9,11 +11,12 @@ import libcst as cst
 import numpy as np
 
 from ..primitives import registry
+from . import numpy_calls
 
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
-__all__ = ["numbers", "stacked_call"]
+__all__ = ["items_made_arrays", "numbers", "stacked_call"]
 
 
 def numbers(node: cst.BaseExpression) -> bool:
@@ -43,3 +46,31 @@ def stacked_call(norm: Normalizer, node: cst.BaseExpression, origin: cst.Call) -
     stack = registry.lookup(np.stack)
     assert stack is not None
     return norm.prim_call(origin, stack, [cst.Arg(cst.List(elements=items))])[0]
+
+
+def items_made_arrays(norm: Normalizer, value: cst.BaseExpression, origin: cst.Call) -> cst.BaseExpression:
+    """``value``, a sequence operand of a join (``np.concatenate(([0.0], x, [y[0], 1.0]))``), with each list or
+    tuple literal or name of a list (``pad = [0.0]``) among its items bound to a name first, ``asarray =
+    np.asarray([0.0])``, ``stack = np.stack([y[0], 1.0])``, as NumPy makes each item an array (a literal of
+    numbers is float64 beside float32 arrays, as in NumPy). Anything else is returned as it is."""
+    if not isinstance(value, (cst.List, cst.Tuple)):
+        return value
+    lists = numpy_calls.list_names(norm)
+
+    def listed(e: cst.BaseElement) -> bool:
+        return isinstance(e, cst.Element) and (isinstance(e.value, (cst.List, cst.Tuple)) and bool(e.value.elements)
+                                               or isinstance(e.value, cst.Name) and e.value.value in lists)
+
+    if not any(listed(e) for e in value.elements):
+        return value
+    asarray = registry.lookup(np.asarray)
+    assert asarray is not None
+    items = []
+    for e in value.elements:
+        if listed(e):
+            made, hint = norm.prim_call(origin, asarray, [cst.Arg(e.value)])
+            name = cst.Name(norm.fresh(hint or "asarray"))
+            norm.assign(name, made, e.value)
+            e = e.with_changes(value=name)
+        items.append(e)
+    return value.with_changes(elements=items)
