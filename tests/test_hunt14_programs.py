@@ -70,11 +70,7 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     "needs a bound on its iterations",
 )
 # Errors met that are srcjax's own: xfail, not hidden
-KNOWN_INTERNAL: tuple[str, ...] = (
-    # kepler_eccentric_anomaly's hessian: its generated source run by NumPy (XLA's values agree with jax): the
-    # batched JVP of newton's backward half reads its batch size from its tape's last push, `E_dot`, None there
-    "the generated source under NumPy: TypeError: 'NoneType' object cannot be interpreted as an integer",
-)
+KNOWN_INTERNAL: tuple[str, ...] = ()  # (kepler_eccentric_anomaly's hessian by NumPy: test_tape_batch_size.py)
 # Wrong answers found and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
 KNOWN_WRONG: dict[tuple[str, ...], str] = {}
 
