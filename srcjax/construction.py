@@ -69,7 +69,7 @@ def batch_move(x: Any, y: Any, kind: str, params: Any, fill: Any, x_batched: boo
     ex = np.shape(x)[1:] if x_batched else np.shape(x)
     shapes = (ex,) if y is None else (ex, np.shape(y)[1:] if y_batched else np.shape(y))
     index = move_index(kind, shapes, params)
-    dtype = np.result_type(x, y) if kind == "append" else np.result_type(x)
+    dtype = np.result_type(x, np.asarray(y)) if kind == "append" else np.result_type(x)  # (y: maybe [1.0, 2.0])
     # (each part cast as it is made: a comprehension over the parts would not be differentiated)
     parts = [(np.reshape(x, (n, -1)) if x_batched else np.broadcast_to(np.ravel(x), (n, np.size(x)))).astype(dtype)]
     if y is not None:

@@ -57,8 +57,9 @@ jax.config.update("jax_enable_x64", True)
 
 # Refusals met where jax runs the program (reported; a located TranspileError with a hint)
 KNOWN_REFUSALS: tuple[str, ...] = (
-    # adam_steps, adagrad_rmsprop_steps, nesterov_quadratic at float32: `m = np.zeros(np.shape(w))` (float64) carried
-    # by a loop updating float32 `w` (NumPy makes `w` float64 after one step; the known class of float32 accumulators)
+    # nesterov_quadratic at float32: nag_update's `if not w_updt.any(): w_updt = np.zeros(np.shape(w))` makes
+    # `w_updt` float64 on one path of an `if` on data only (NumPy's dtype depends on the data; jax keeps float32).
+    # (adam_steps, adagrad_rmsprop_steps at float32 run: the first iteration is peeled, tests/test_float32_accumulators.py)
     "is float32 and float64 on different paths",
     # refused by jax too: bisect_sqrt's `max(1.0, a)` on a traced value, row_centering_rank's derivative of
     # np.linalg.svd(full_matrices=True) of a non-square matrix, golden_section_min's `if` on data under vmap
@@ -70,11 +71,7 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     "needs a bound on its iterations",
 )
 # Errors met that are srcjax's own: xfail, not hidden
-KNOWN_INTERNAL: tuple[str, ...] = (
-    # kepler_eccentric_anomaly's hessian: its generated source run by NumPy (XLA's values agree with jax): the
-    # batched JVP of newton's backward half reads its batch size from its tape's last push, `E_dot`, None there
-    "the generated source under NumPy: TypeError: 'NoneType' object cannot be interpreted as an integer",
-)
+KNOWN_INTERNAL: tuple[str, ...] = ()  # (kepler_eccentric_anomaly's hessian by NumPy: test_tape_batch_size.py)
 # Wrong answers found and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
 KNOWN_WRONG: dict[tuple[str, ...], str] = {}
 

@@ -76,11 +76,7 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     "must be the same for every example, but it depends on",
 )
 # Errors met that are srcjax's own: xfail, not hidden
-KNOWN_INTERNAL: tuple[str, ...] = (
-    # spring_chain_verlet: vmap(grad) of np.concatenate(([0.0], x, [0.0])) (jax runs it): the reverse pass's
-    # join_bars gets the list `[0.0]` repeated along the batch item by item (vmap alone and grad alone run)
-    "unbroadcast(): a list of traced values where an array goes",
-)
+KNOWN_INTERNAL: tuple[str, ...] = ()  # (spring_chain_verlet's vmap(grad) of a join of [0.0]: tests/test_join_literals.py)
 # Wrong answers found and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
 KNOWN_WRONG: dict[tuple[str, ...], str] = {}
 

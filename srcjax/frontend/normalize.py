@@ -45,6 +45,7 @@ from . import (
     in_place_updates,
     jax_spellings,
     list_copies,
+    literal_arrays,
     loop_targets,
     methods,
     nested_defaults,
@@ -111,15 +112,6 @@ PACK_METHODS = {"reshape", "transpose"}
 
 
 _TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
-
-def _numbers(node: cst.BaseExpression) -> bool:
-    """A (nested) list or tuple literal of number literals only (``[0.0, -9.81]``): NumPy makes it at once."""
-    if isinstance(node, (cst.List, cst.Tuple)):
-        return all(not isinstance(e, cst.StarredElement) and _numbers(e.value) for e in node.elements)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-        node = node.expression
-    return isinstance(node, (cst.Integer, cst.Float))
-
 
 @dataclass
 class NormalizedFunction:
@@ -485,7 +477,9 @@ class Normalizer(Resolver):
                 r = self.src.positions.get(bound.arguments[pname])
                 if r is not None:
                     self.src.positions[value] = r
-            stacked = self.stacked_call(value, node) if pname in prim.nested else None
+            if pname in prim.array_seqs:  # np.concatenate(([0.0], x)): each list made an array first
+                value = literal_arrays.items_made_arrays(self, value, node)
+            stacked = literal_arrays.stacked_call(self, value, node) if pname in prim.nested else None
             if stacked is not None:  # np.array([x, y]): the list literal is np.stack([x, y])
                 if len(bound.arguments) == 1:  # nothing else to do: the stack is the array
                     return stacked, "stack"
@@ -500,25 +494,6 @@ class Normalizer(Resolver):
                                         equal=cst.AssignEqual(cst.SimpleWhitespace(""),
                                                               cst.SimpleWhitespace(""))))
         return cst.Call(func=dotted(prim.path), args=out_args), prim.name
-
-    def stacked_call(self, node: cst.BaseExpression, origin: cst.Call) -> cst.BaseExpression | None:
-        """``np.stack`` of a (nested) list or tuple literal's elements, inner lists first (NumPy's
-        ``np.array`` of such a list: one array of the elements' common dtype); None for anything else."""
-        if not isinstance(node, (cst.List, cst.Tuple)) or not node.elements or \
-                any(isinstance(e, cst.StarredElement) for e in node.elements) or _numbers(node):
-            return None
-        items = []
-        for e in node.elements:
-            inner = self.stacked_call(e.value, origin)
-            if inner is not None:
-                name = cst.Name(self.fresh("stack"))
-                self.assign(name, inner, e.value)
-                items.append(cst.Element(value=name))
-            else:
-                items.append(cst.Element(value=e.value))
-        stack = registry.lookup(np.stack)
-        assert stack is not None
-        return self.prim_call(origin, stack, [cst.Arg(cst.List(elements=items))])[0]
 
     def lazy(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """An expression kept nested (evaluated lazily), in canonical spelling: not flattened, but checked

@@ -241,7 +241,8 @@ def _mover(kind: str, stub: Any, arrays: tuple[str, ...], positional: int) -> No
         idx = b.constant(plan.index, ShapedArray(plan.index.shape, np.dtype(np.int64)))
         return gather.lower_gather(b, flat, (idx,), out)
 
-    defprim(kind, getattr(np, kind), stub, abstract_eval=abstract, lower=lower, arrays=arrays, positional=positional)
+    defprim(kind, getattr(np, kind), stub, abstract_eval=abstract, lower=lower, arrays=arrays, positional=positional,
+            nested=arrays)  # (np.append(x, [y[0], 1.0]): the list literal an array, np.stack)
 
 
 _mover("insert", _insert_stub, ("arr", "values"), 3)

@@ -253,5 +253,8 @@ def batch_size_expr(params: list[str], states: tuple[State, ...], lists: set[str
     for p, s in zip(params, states):
         if isinstance(s, Stack) and any_batched(s):
             i = max(k for k, e in enumerate(s.entries) if any_batched(e))
+            leaves = batched_leaves(f"{p}[{i - len(s.entries)}]", s.entries[i])
+            if len(leaves) > 1:  # (the first may be UNSET: the tangent of a value a branch on data did not compute)
+                return f"batch_size_of_any(({', '.join(leaves)},))"
             return f"batch_size_of({batched_leaf(f'{p}[{i - len(s.entries)}]', s.entries[i])})"
     return None
