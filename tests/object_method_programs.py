@@ -68,3 +68,55 @@ def zoo(x):
 
 def regression(w, x, y):
     return gauss.loss(w, x, y)
+
+
+# -- objects held by objects: a layer's activation and optimizer (ML-From-Scratch's Dense), a net of layers --
+
+
+class SGD():
+    def __init__(self, lr=0.1):
+        self.lr = lr
+
+    def update(self, w, grad_w):
+        return w - self.lr * grad_w
+
+
+class Dense():
+    def __init__(self, scale, activation):
+        self.activation = activation
+        self.optimizer = SGD(0.5)
+        self.scale = scale
+
+    def forward(self, x):
+        return self.activation(x * self.scale)
+
+    def backward(self, z):
+        return self.activation.gradient(z)
+
+    def step(self, w, g):
+        return self.optimizer.update(w, g)
+
+
+class Net():
+    def __init__(self):
+        self.hidden = Dense(2.0, Sigmoid())
+        self.out = Dense(0.5, Leaky(0.1))
+
+    def __call__(self, x):
+        return self.out.forward(self.hidden.forward(x)) + self.hidden.activation(x)
+
+
+layer = Dense(1.5, Sigmoid())
+net = Net()
+
+
+def through_attributes(x):
+    return np.sum(layer.forward(x) * layer.backward(x))
+
+
+def optimizer_step(w):
+    return np.sum(layer.step(w, np.sin(w)) ** 2)
+
+
+def nested_objects(x):
+    return np.sum(net(x) ** 2 + net.out.activation.gradient(x))
