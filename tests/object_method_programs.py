@@ -120,3 +120,41 @@ def optimizer_step(w):
 
 def nested_objects(x):
     return np.sum(net(x) ** 2 + net.out.activation.gradient(x))
+
+
+# -- inheritance: super().__call__(x), a base's method calling an overridden one; properties, class methods --
+
+
+class Scaled(Sigmoid):
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, x):
+        return self.k * super().__call__(x)
+
+
+class Shifted(Scaled):
+    """Three levels: ``super(Shifted, self)`` is ``Scaled``'s, whose ``super()`` is ``Sigmoid``'s."""
+
+    def __call__(self, x):
+        return super(Shifted, self).__call__(x) + self.offset
+
+    @property
+    def offset(self):
+        return 0.5 * self.k
+
+    @classmethod
+    def factor(cls):
+        return 3.0
+
+    @staticmethod
+    def squash(x):
+        return np.tanh(x)
+
+
+shifted = Shifted(2.0)
+
+
+def inherited(x):
+    # Sigmoid.gradient's `self.__call__(x)` is Shifted's on a Shifted
+    return np.sum(shifted(x) * shifted.gradient(x)) + np.sum(Shifted.squash(x) * shifted.factor())

@@ -131,3 +131,19 @@ def test_a_held_object_of_another_class_is_refused_not_misread() -> None:
             _agree(got, jax.grad(TWIN["through_attributes"])(X[:3]), "a derivative kept from before the rebinding")
     finally:
         op.layer = old
+
+
+def test_inheritance_super_properties_and_class_methods() -> None:
+    """``super().__call__(x)`` and ``super(Shifted, self).__call__(x)`` in a method (was refused everywhere: "the
+    builtin super() is not supported in compiled code"): the copy of the next class's method, run on ``self``, so a
+    base's method calling ``self.__call__`` calls the object's class's (``Sigmoid.gradient`` on a ``Shifted``);
+    a property, a classmethod and a staticmethod read through the object and the class."""
+    f, twin = op.inherited, TWIN["inherited"]
+    _agree(srcjax.jit(f)(X), f(X), "jit vs NumPy")
+    g = srcjax.grad(f)
+    _agree(g(X), jax.jit(jax.grad(twin))(X), "grad vs jax")
+    _agree(srcjax.numpy_function(g)(X), g(X), "grad's source run by NumPy")
+    _agree(srcjax.vmap(f)(BATCH), [f(b) for b in BATCH], "vmap vs NumPy per example")
+    _agree(srcjax.vmap(g)(BATCH), jax.vmap(jax.grad(twin))(BATCH), "vmap(grad) vs jax")
+    text = srcjax.source(g)
+    assert "super(" not in text and "Sigmoid_call" in text, text

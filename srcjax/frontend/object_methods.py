@@ -88,22 +88,28 @@ _VARIANTS: dict[tuple[Any, ...], types.FunctionType] = {}
 OBJECT_OF = "__srcjax_object_of__"  # (a copy bound to one object: what its `self.activation` holds is known)
 
 
-def object_method(cls: type, fn: types.FunctionType, obj: Any = None) -> types.FunctionType:
+def object_method(cls: type, fn: types.FunctionType, obj: Any = None, owner: type | None = None
+                  ) -> types.FunctionType:
     """The copy of the method ``fn`` of ``cls`` called as a helper, named ``Cls_meth`` (``Sigmoid_call`` for
     ``__call__``): one per pair, or one per object ``obj`` whose attributes hold objects of the user's classes
     (its ``self.activation(x)`` calls ``activation``'s class's method); ``methods.guard`` checks its first
     argument's class, and each call through ``self.activation`` checks that object's class."""
     bound = obj is not None and _holds_objects(obj)
     key = (cls, fn, id(obj)) if bound else (cls, fn)
+    if owner is not None:  # (`super().__call__(x)`: Base's method run on a Child, its `self.meth` Child's)
+        key = (*key, owner)
     hit = _VARIANTS.get(key)
     if hit is not None and (not bound or getattr(hit, OBJECT_OF) is obj):
         return hit
     made = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
     made.__kwdefaults__ = fn.__kwdefaults__
-    made.__name__ = f"{cls.__name__}_{fn.__name__.strip('_') or 'call'}"
+    made.__name__ = f"{(owner or cls).__name__}_{fn.__name__.strip('_') or 'call'}"
     made.__qualname__, made.__module__, made.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
     setattr(made, METHOD_OF, cls)
-    setattr(made, READ_AS, f"{made.__name__}() is {cls.__name__}.{fn.__name__} of the object it is called on "
+    setattr(made, READ_AS, f"{made.__name__}() is {(owner or cls).__name__}.{fn.__name__} of the "
+                           f"{cls.__name__} it is called on (a constant of the program, read when it is first "
+                           "compiled)" if owner is not None else
+                           f"{made.__name__}() is {cls.__name__}.{fn.__name__} of the object it is called on "
                            "(a constant of the program, read when it is first compiled)")
     if bound:
         setattr(made, OBJECT_OF, obj)
@@ -185,6 +191,8 @@ def static_receiver_call(norm: Any, node: cst.Call, skip: Any) -> cst.BaseExpres
     func = node.func
     if any(a.star for a in node.args):
         return None
+    if isinstance(func, cst.Attribute) and (up := _super_call(norm, node, func)) is not None:
+        return up
     if isinstance(func, cst.Attribute):
         recv: cst.BaseExpression = func.value
         name = func.attr.value
@@ -219,6 +227,38 @@ def static_receiver_call(norm: Any, node: cst.Call, skip: Any) -> cst.BaseExpres
     if len(calls) == 1:
         return calls[0]
     return _dispatch(norm, node, this, classes, calls)
+
+
+def _super_call(norm: Any, node: cst.Call, func: cst.Attribute) -> cst.Call | None:
+    """``super().meth(args)`` (or ``super(Cls, self).meth(args)``) inside a method's copy: a call of the copy of
+    the method the next class of the object's class's MRO defines, run on ``self`` (its ``self.other()`` calls
+    the object's class's ``other``, as Python's lookup does); None: not such a call."""
+    sup = func.value
+    if not (isinstance(sup, cst.Call) and isinstance(sup.func, cst.Name) and sup.func.value == "super"):
+        return None
+    cls = getattr(norm.src.fn, METHOD_OF, None)
+    params = [*norm.src.fdef.params.posonly_params, *norm.src.fdef.params.params]
+    if cls is None or not params or params[0].name.value in rebound_parameters(norm.src.fdef):
+        return None
+    me = params[0].name.value
+    code_ = norm.src.fn.__code__
+    mro = cls.__mro__
+    start = next((i for i, c in enumerate(mro) for v in vars(c).values()
+                  if getattr(getattr(v, "__func__", v), "__code__", None) is code_), None)
+    if sup.args:  # super(Cls, self)
+        named = [code(a.value) for a in sup.args]
+        start = next((i for i, c in enumerate(mro) if len(named) == 2 and named == [c.__name__, me]), None)
+    if start is None:
+        return None
+    owner = next((c for c in mro[start + 1:] if func.attr.value in vars(c)), None)
+    found = _method_of(owner, func.attr.value) if owner is not None and owner is not object else None
+    if found is None or owner is None:
+        return None
+    fn, takes_self = found
+    args = [a.with_changes(value=norm.atom(a.value)) for a in node.args]
+    callee = norm.helper_call_name(object_method(cls, fn, getattr(norm.src.fn, OBJECT_OF, None), owner)
+                                   if takes_self else fn, node)
+    return node.with_changes(func=callee, args=[cst.Arg(cst.Name(me)), *args] if takes_self else args)
 
 
 def _dispatch(norm: Any, node: cst.Call, this: cst.BaseExpression, classes: list[type],
