@@ -1,7 +1,7 @@
 """Programs calling methods of module-level objects of plain classes (ML-From-Scratch's style): the corpus of
 tests/test_object_methods.py, run by NumPy as written and, with ``np`` as jax.numpy, by jax."""
 
-# ruff: noqa: UP039 - (the authors' style: `class Sigmoid():`)
+# ruff: noqa: UP039, UP008 - (the authors' style: `class Sigmoid():`, `super(Shifted, self)`)
 
 from __future__ import annotations
 
