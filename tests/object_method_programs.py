@@ -1,7 +1,7 @@
 """Programs calling methods of module-level objects of plain classes (ML-From-Scratch's style): the corpus of
 tests/test_object_methods.py, run by NumPy as written and, with ``np`` as jax.numpy, by jax."""
 
-# ruff: noqa: UP039 - (the authors' style: `class Sigmoid():`)
+# ruff: noqa: UP039, UP008 - (the authors' style: `class Sigmoid():`, `super(Shifted, self)`)
 
 from __future__ import annotations
 
@@ -68,3 +68,93 @@ def zoo(x):
 
 def regression(w, x, y):
     return gauss.loss(w, x, y)
+
+
+# -- objects held by objects: a layer's activation and optimizer (ML-From-Scratch's Dense), a net of layers --
+
+
+class SGD():
+    def __init__(self, lr=0.1):
+        self.lr = lr
+
+    def update(self, w, grad_w):
+        return w - self.lr * grad_w
+
+
+class Dense():
+    def __init__(self, scale, activation):
+        self.activation = activation
+        self.optimizer = SGD(0.5)
+        self.scale = scale
+
+    def forward(self, x):
+        return self.activation(x * self.scale)
+
+    def backward(self, z):
+        return self.activation.gradient(z)
+
+    def step(self, w, g):
+        return self.optimizer.update(w, g)
+
+
+class Net():
+    def __init__(self):
+        self.hidden = Dense(2.0, Sigmoid())
+        self.out = Dense(0.5, Leaky(0.1))
+
+    def __call__(self, x):
+        return self.out.forward(self.hidden.forward(x)) + self.hidden.activation(x)
+
+
+layer = Dense(1.5, Sigmoid())
+net = Net()
+
+
+def through_attributes(x):
+    return np.sum(layer.forward(x) * layer.backward(x))
+
+
+def optimizer_step(w):
+    return np.sum(layer.step(w, np.sin(w)) ** 2)
+
+
+def nested_objects(x):
+    return np.sum(net(x) ** 2 + net.out.activation.gradient(x))
+
+
+# -- inheritance: super().__call__(x), a base's method calling an overridden one; properties, class methods --
+
+
+class Scaled(Sigmoid):
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, x):
+        return self.k * super().__call__(x)
+
+
+class Shifted(Scaled):
+    """Three levels: ``super(Shifted, self)`` is ``Scaled``'s, whose ``super()`` is ``Sigmoid``'s."""
+
+    def __call__(self, x):
+        return super(Shifted, self).__call__(x) + self.offset
+
+    @property
+    def offset(self):
+        return 0.5 * self.k
+
+    @classmethod
+    def factor(cls):
+        return 3.0
+
+    @staticmethod
+    def squash(x):
+        return np.tanh(x)
+
+
+shifted = Shifted(2.0)
+
+
+def inherited(x):
+    # Sigmoid.gradient's `self.__call__(x)` is Shifted's on a Shifted
+    return np.sum(shifted(x) * shifted.gradient(x)) + np.sum(Shifted.squash(x) * shifted.factor())

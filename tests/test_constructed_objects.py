@@ -124,3 +124,36 @@ def test_stores_of_expressions_and_a_class_doing_more_refused():
         srcjax.jit(logged)(x)
     with pytest.raises(srcjax.TranspileError, match="cannot differentiate through `Logged"):
         srcjax.grad(logged)(x)
+
+
+class Stats:
+    """A method named as an array's (``mean``, ``sum``): the object's own, not NumPy's."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def mean(self):
+        return np.max(self.v) - np.min(self.v)
+
+    def sum(self, w):
+        return np.sum(self.v * w)
+
+
+def stats_spread(x):
+    c = Stats(x)
+    return c.mean() + c.sum(x)
+
+
+def test_methods_named_as_an_arrays_are_the_objects():
+    """``c.mean()`` of ``c = Stats(x)`` was read as ``np.mean(c)`` (refused: "np.mean(): TypeError: Stats.mean() got
+    an unexpected keyword argument 'axis'"; a ``mean(self, axis=None, dtype=None, out=None)`` would have been
+    called by NumPy's the same way): the class's method, under every transformation."""
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=4)
+    twin = jax_twin(stats_spread, helpers=[Stats])
+    _close(srcjax.jit(stats_spread)(x), stats_spread(x))
+    _close(srcjax.grad(stats_spread)(x), jitted(jax.grad(twin))(x))
+    xb = rng.normal(size=(3, 4))
+    _close(srcjax.vmap(stats_spread)(xb), np.array([stats_spread(v) for v in xb]))
+    _close(srcjax.vmap(srcjax.grad(stats_spread))(xb), jitted(jax.vmap(jax.grad(twin)))(xb))
+    _close(srcjax.numpy_function(srcjax.grad(stats_spread))(x), jitted(jax.grad(twin))(x))

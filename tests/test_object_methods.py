@@ -95,3 +95,55 @@ def test_an_object_rebound_to_another_class_is_never_read_with_the_old_method() 
             op.sigmoid = op.Leaky(0.5)  # type: ignore[assignment]
     finally:
         op.sigmoid = old
+
+
+@pytest.mark.parametrize("name", ["through_attributes", "optimizer_step", "nested_objects"])
+def test_objects_held_by_objects(name: str) -> None:
+    """``self.activation(x)``, ``self.activation.gradient(z)`` and ``self.optimizer.update(w, g)`` inside a method
+    of a module-level layer, a net's layers' (two levels) and ``net.out.activation.gradient(x)``: were refused under
+    grad and vmap ("cannot differentiate through `self_optimizer.update(...)`"; ``update`` was also read as a
+    dict's). The method's copy is bound to its object, whose attributes' classes are then known."""
+    f, twin = getattr(op, name), TWIN[name]
+    _agree(srcjax.jit(f)(X), f(X), "jit vs NumPy")
+    g = srcjax.grad(f)
+    _agree(g(X), jax.jit(jax.grad(twin))(X), "grad vs jax")
+    _agree(srcjax.numpy_function(g)(X), g(X), "grad's source run by NumPy")
+    _agree(srcjax.vmap(f)(BATCH), [f(b) for b in BATCH], "vmap vs NumPy per example")
+    _agree(srcjax.vmap(g)(BATCH), jax.vmap(jax.grad(twin))(BATCH), "vmap(grad) vs jax")
+
+
+def test_a_held_object_of_another_class_is_refused_not_misread() -> None:
+    """A copy bound to ``layer`` reads ``self.activation`` as a ``Sigmoid``: ``layer`` rebound to a layer whose
+    activation is a ``Leaky`` is refused by that call's check (at the method's line) or runs the new object with
+    its own method (jit, a new wrapper): never the new object read with ``Sigmoid``'s method."""
+    old = op.layer
+    try:
+        g = srcjax.grad(op.through_attributes)
+        _agree(g(X), jax.grad(TWIN["through_attributes"])(X), "grad before")
+        op.layer = op.Dense(1.5, op.Leaky(0.3))  # type: ignore[assignment]
+        _agree(srcjax.jit(op.through_attributes)(X), op.through_attributes(X), "jit after the rebinding")
+        try:
+            got = g(X[:3])
+        except TranspileError as e:
+            assert "is not a Sigmoid" in str(e) and "object_method_programs.py" in str(e), e
+        else:
+            op.layer = old
+            _agree(got, jax.grad(TWIN["through_attributes"])(X[:3]), "a derivative kept from before the rebinding")
+    finally:
+        op.layer = old
+
+
+def test_inheritance_super_properties_and_class_methods() -> None:
+    """``super().__call__(x)`` and ``super(Shifted, self).__call__(x)`` in a method (was refused everywhere: "the
+    builtin super() is not supported in compiled code"): the copy of the next class's method, run on ``self``, so a
+    base's method calling ``self.__call__`` calls the object's class's (``Sigmoid.gradient`` on a ``Shifted``);
+    a property, a classmethod and a staticmethod read through the object and the class."""
+    f, twin = op.inherited, TWIN["inherited"]
+    _agree(srcjax.jit(f)(X), f(X), "jit vs NumPy")
+    g = srcjax.grad(f)
+    _agree(g(X), jax.jit(jax.grad(twin))(X), "grad vs jax")
+    _agree(srcjax.numpy_function(g)(X), g(X), "grad's source run by NumPy")
+    _agree(srcjax.vmap(f)(BATCH), [f(b) for b in BATCH], "vmap vs NumPy per example")
+    _agree(srcjax.vmap(g)(BATCH), jax.vmap(jax.grad(twin))(BATCH), "vmap(grad) vs jax")
+    text = srcjax.source(g)
+    assert "super(" not in text and "Sigmoid_call" in text, text

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import types
 from collections.abc import Callable
 from typing import Any
@@ -246,3 +247,21 @@ if __name__ == "__main__":  # every case: python -m tests.test_printed_modules_r
             if os.environ.get("SRCJAX_PRINTED_TRACE"):
                 traceback.print_exc()
     print(f"{ran} ran, {failed} failed")
+
+
+@pytest.mark.parametrize("chain", [("grad",), ("jacrev", "vmap"), ("jacrev", "jvp"), ("jacfwd", "vmap")],
+                         ids=".".join)
+def test_methods_of_objects_print_a_module_that_runs(chain: tuple[str, ...]) -> None:
+    """Regression: a printed module calling copies of the user's methods (``Sigmoid_call(self, x)``, guarded by
+    ``assert ..., 'Sigmoid_call() is Sigmoid.__call__ ...'``) imported them from srcjax (``from srcjax.adjoint
+    import Sigmoid_call, Sigmoid_gradient``: the message's words read as calls), and did not run. Objects held by
+    objects (a layer's activation and optimizer) too."""
+    from tests import object_method_programs as op
+
+    x = np.random.default_rng(5).standard_normal(4)
+    for fn, args in ((op.direct, (x,)), (op.regression, (x[:3], x, -x)), (op.nested_objects, (x,))):
+        t = transformed(fn, lambda args=args: args, chain)
+        assert t is not None and not isinstance(t, srcjax.TranspileError), t
+        text = srcjax.source(t[0])
+        assert not re.search(r"^from srcjax\.\w+ import .*(Sigmoid|GaussianLoss|Dense)", text, re.M), text
+        check_printed(*t)

@@ -25,6 +25,7 @@ import libcst as cst
 from .. import pytree
 from .callees import origin
 from .function_copies import copy_function
+from .names import Visitor, target_names
 from .read import FunctionSource
 
 METHOD_OF = "__srcjax_method_of__"
@@ -74,14 +75,54 @@ def receiver_call(norm: Any, node: cst.Call, skip: Any) -> cst.Call | None:
     methods, never read as a class's)."""
     func = node.func
     if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)) or \
-            func.value.value not in norm.locals or any(a.star for a in node.args) or func.attr.value in skip:
+            func.value.value not in norm.locals or any(a.star for a in node.args):
         return None
     hit = method_function(norm.src, func.attr.value)
-    if hit is None:
-        return None
+    if hit is None or func.attr.value in skip and not _built_as(norm.src, func.value.value, hit[0]):
+        return None  # (`x.mean()` is NumPy's; `c.mean()` of `c = Stats(x)` is Stats.mean)
     callee = norm.helper_call_name(method_variant(*hit), node)
     return node.with_changes(func=callee, args=[cst.Arg(func.value),
                                                 *[a.with_changes(value=norm.atom(a.value)) for a in node.args]])
+
+
+def _built_as(src: FunctionSource, name: str, cls: type) -> bool:
+    """Whether every binding of the local ``name`` is ``name = Cls(...)``, ``Cls`` naming ``cls``."""
+    seen = _Bindings(name)
+    seen.walk(src.fdef.body)
+    return bool(seen.calls) and not seen.other and all(
+        (src.closure[c] if c in src.closure else src.globals.get(c)) is cls for c in seen.calls)
+
+
+class _Bindings(Visitor):
+    def __init__(self, name: str) -> None:
+        self.name, self.other = name, False
+        self.calls: list[str] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and \
+                node.targets[0].target.value == self.name:
+            v = node.value
+            if isinstance(v, cst.Call) and isinstance(v.func, cst.Name):
+                self.calls.append(v.func.value)
+            else:
+                self.other = True
+        elif any(self.name in target_names(t.target) for t in node.targets):
+            self.other = True
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.other |= self.name in target_names(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.other |= self.name in target_names(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self.other |= self.name in target_names(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.other |= self.name in target_names(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        self.other |= node.asname is not None and self.name in target_names(node.asname.name)
 
 
 def guard(src: FunctionSource) -> FunctionSource:

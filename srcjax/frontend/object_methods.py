@@ -38,22 +38,31 @@ def _user_class(cls: type) -> bool:
     return mod not in ("srcjax", "numpy", "builtins") and not hasattr(cls, "shape")
 
 
-def _receiver_class(norm: Any, recv: cst.BaseExpression) -> type | None:
-    """The class of the object ``recv`` names statically: a module-level object (``loss``, ``mod.loss``), or the
-    first parameter of a method's copy (``self``); None: not known."""
+def _receiver_class(norm: Any, recv: cst.BaseExpression) -> tuple[type, Any] | None:
+    """(class, object) of the object ``recv`` names statically: a module-level object (``loss``, ``mod.loss``,
+    ``net.layer.activation``), the first parameter of a method's copy (``self``: its object where the copy is
+    bound to one, else None), or an attribute chain of a bound copy's ``self`` (``self.activation``); None: not
+    known."""
     chain = attr_chain(recv)
     if chain is None:
         return None
     if chain[0] in norm.locals:
         cls = getattr(norm.src.fn, METHOD_OF, None)
         params = [*norm.src.fdef.params.posonly_params, *norm.src.fdef.params.params]
-        own = len(chain) == 1 and cls is not None and params and params[0].name.value == chain[0] and \
+        own = cls is not None and params and params[0].name.value == chain[0] and \
             chain[0] not in rebound_parameters(norm.src.fdef)
-        return cls if own else None
-    found, v = norm.lookup(chain[0])
-    if not found:
-        return None
-    for part in chain[1:]:  # (through modules and objects: `helpers.loss`, `config.loss`)
+        if not own or cls is None:
+            return None
+        if len(chain) == 1:
+            return cls, getattr(norm.src.fn, OBJECT_OF, None)
+        if not hasattr(norm.src.fn, OBJECT_OF):
+            return None  # (a copy for every object of its class: what `self.a` holds is not known)
+        v = getattr(norm.src.fn, OBJECT_OF)
+    else:
+        found, v = norm.lookup(chain[0])
+        if not found:
+            return None
+    for part in chain[1:]:  # (through modules and objects: `helpers.loss`, `config.loss`, `self.activation`)
         try:
             v = inspect.getattr_static(v, part)
         except AttributeError:
@@ -62,23 +71,46 @@ def _receiver_class(norm: Any, recv: cst.BaseExpression) -> type | None:
             return None
     if isinstance(v, _SKIP_TYPES) or not _user_class(type(v)):
         return None
-    return type(v)
+    return type(v), v
 
 
-_VARIANTS: dict[tuple[Any, Any], types.FunctionType] = {}
+def _holds_objects(obj: Any) -> bool:
+    """Whether an attribute of ``obj`` holds an object of the user's classes (a layer's ``self.activation``):
+    then a copy of its methods reads them through ``obj`` itself."""
+    try:
+        attrs = vars(obj)
+    except TypeError:
+        return False
+    return any(not isinstance(v, _SKIP_TYPES) and _user_class(type(v)) and not isinstance(v, (list, tuple, dict))
+               for v in attrs.values())
 
 
-def object_method(cls: type, fn: types.FunctionType) -> types.FunctionType:
+_VARIANTS: dict[tuple[Any, ...], types.FunctionType] = {}
+OBJECT_OF = "__srcjax_object_of__"  # (a copy bound to one object: what its `self.activation` holds is known)
+
+
+def object_method(cls: type, fn: types.FunctionType, obj: Any = None, owner: type | None = None
+                  ) -> types.FunctionType:
     """The copy of the method ``fn`` of ``cls`` called as a helper, named ``Cls_meth`` (``Sigmoid_call`` for
-    ``__call__``): one per pair; ``methods.guard`` checks its first argument's class."""
-    key = (cls, fn)
+    ``__call__``): one per pair, or one per object ``obj`` whose attributes hold objects of the user's classes
+    (its ``self.activation(x)`` calls ``activation``'s class's method); ``methods.guard`` checks its first
+    argument's class, and each call through ``self.activation`` checks that object's class."""
+    bound = obj is not None and _holds_objects(obj)
+    key = (cls, fn, id(obj)) if bound else (cls, fn)
+    if owner is not None:  # (`super().__call__(x)`: Base's method run on a Child, its `self.meth` Child's)
+        key = (*key, owner)
     hit = _VARIANTS.get(key)
-    if hit is not None:
+    if hit is not None and (not bound or getattr(hit, OBJECT_OF) is obj):
         return hit
-    made = copy_function(fn, f"{cls.__name__}_{fn.__name__.strip('_') or 'call'}")
+    made = copy_function(fn, f"{(owner or cls).__name__}_{fn.__name__.strip('_') or 'call'}")
     setattr(made, METHOD_OF, cls)
-    setattr(made, READ_AS, f"{made.__name__}() is {cls.__name__}.{fn.__name__} of the object it is called on "
+    setattr(made, READ_AS, f"{made.__name__}() is {(owner or cls).__name__}.{fn.__name__} of the "
+                           f"{cls.__name__} it is called on (a constant of the program, read when it is first "
+                           "compiled)" if owner is not None else
+                           f"{made.__name__}() is {cls.__name__}.{fn.__name__} of the object it is called on "
                            "(a constant of the program, read when it is first compiled)")
+    if bound:
+        setattr(made, OBJECT_OF, obj)
     _VARIANTS[key] = made
     return made
 
@@ -136,6 +168,10 @@ class _Loops(Visitor):
         return node is self.fdef
 
 
+def _defines(known: tuple[type, Any] | None, name: str) -> bool:
+    return known is not None and _method_of(known[0], name) is not None
+
+
 def _method_of(cls: type, name: str) -> tuple[types.FunctionType, bool] | None:
     """``(function, takes the object)`` of the method ``name`` of ``cls`` (a staticmethod takes none); None:
     not a plain function of the user's."""
@@ -153,19 +189,26 @@ def static_receiver_call(norm: Any, node: cst.Call, skip: Any) -> cst.BaseExpres
     func = node.func
     if any(a.star for a in node.args):
         return None
+    if isinstance(func, cst.Attribute) and (up := _super_call(norm, node, func)) is not None:
+        return up
     if isinstance(func, cst.Attribute):
         recv: cst.BaseExpression = func.value
         name = func.attr.value
-        if name in skip:
-            return None
+        if name in skip and not _defines(_receiver_class(norm, recv), name):
+            return None  # (`x.sum()`, `d.update(e)`; `optimizer.update(w, g)` of the user's class is its method)
     elif isinstance(func, cst.Name):
         if func.value in getattr(norm, "bindings", {}):
             return None
         recv, name = func, "__call__"
     else:
         return None
-    cls = _receiver_class(norm, recv)
-    classes = [cls] if cls is not None else \
+    known = _receiver_class(norm, recv)
+    if known is not None and name != "__call__" and _method_of(known[0], name) is None and \
+            inspect.getattr_static(known[0], name, None) is None and \
+            (held := _receiver_class(norm, func)) is not None:  # `self.activation(x)`: the object's __call__
+        recv, name, known = func, "__call__", held
+    obj = known[1] if known is not None else None
+    classes = [known[0]] if known is not None else \
         _loop_classes(norm, recv.value) if isinstance(recv, cst.Name) and recv.value in norm.locals else None
     if not classes:
         return None
@@ -177,11 +220,43 @@ def static_receiver_call(norm: Any, node: cst.Call, skip: Any) -> cst.BaseExpres
     this = norm.atom(recv)
     calls = []
     for c, (fn, bound) in zip(classes, found):  # type: ignore[misc]
-        callee = norm.helper_call_name(object_method(c, fn) if bound else fn, node)
+        callee = norm.helper_call_name(object_method(c, fn, obj) if bound else fn, node)
         calls.append(node.with_changes(func=callee, args=[cst.Arg(this), *args] if bound else args))
     if len(calls) == 1:
         return calls[0]
     return _dispatch(norm, node, this, classes, calls)
+
+
+def _super_call(norm: Any, node: cst.Call, func: cst.Attribute) -> cst.Call | None:
+    """``super().meth(args)`` (or ``super(Cls, self).meth(args)``) inside a method's copy: a call of the copy of
+    the method the next class of the object's class's MRO defines, run on ``self`` (its ``self.other()`` calls
+    the object's class's ``other``, as Python's lookup does); None: not such a call."""
+    sup = func.value
+    if not (isinstance(sup, cst.Call) and isinstance(sup.func, cst.Name) and sup.func.value == "super"):
+        return None
+    cls = getattr(norm.src.fn, METHOD_OF, None)
+    params = [*norm.src.fdef.params.posonly_params, *norm.src.fdef.params.params]
+    if cls is None or not params or params[0].name.value in rebound_parameters(norm.src.fdef):
+        return None
+    me = params[0].name.value
+    code_ = norm.src.fn.__code__
+    mro = cls.__mro__
+    start = next((i for i, c in enumerate(mro) for v in vars(c).values()
+                  if getattr(getattr(v, "__func__", v), "__code__", None) is code_), None)
+    if sup.args:  # super(Cls, self)
+        named = [code(a.value) for a in sup.args]
+        start = next((i for i, c in enumerate(mro) if len(named) == 2 and named == [c.__name__, me]), None)
+    if start is None:
+        return None
+    owner = next((c for c in mro[start + 1:] if func.attr.value in vars(c)), None)
+    found = _method_of(owner, func.attr.value) if owner is not None and owner is not object else None
+    if found is None or owner is None:
+        return None
+    fn, takes_self = found
+    args = [a.with_changes(value=norm.atom(a.value)) for a in node.args]
+    callee = norm.helper_call_name(object_method(cls, fn, getattr(norm.src.fn, OBJECT_OF, None), owner)
+                                   if takes_self else fn, node)
+    return node.with_changes(func=callee, args=[cst.Arg(cst.Name(me)), *args] if takes_self else args)
 
 
 def _dispatch(norm: Any, node: cst.Call, this: cst.BaseExpression, classes: list[type],

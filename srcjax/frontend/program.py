@@ -236,7 +236,7 @@ class Program:
         helpers = set(library["srcjax.adjoint"]) | _RUNTIME_HELPERS
         if form == "anf":  # (a helper the readable form no longer calls: `ones_like(a) * a` -> `a`)
             helpers |= set(adjoint.__all__) - set(self.functions)
-        calls = set(re.findall(r"(?<![\w.])(\w+)\(", text))  # (the names called: one scan, not a pattern per name)
+        calls = called_names(text)  # (the names called: one scan, not a pattern per name)
         used = sorted({n for n in helpers if n in calls} |
                       {n for n in _RUNTIME_VALUES if re.search(rf"(?<![\w.]){n}(?!\w)", text)})
         if used:
@@ -361,6 +361,16 @@ def _binds(node: ast.AST) -> set[str]:
     return set()
 
 
+_STRING = re.compile(r"""(?<!\w)[rRbBuU]{0,2}('{3}[\s\S]*?'{3}|"{3}[\s\S]*?"{3}"""
+                     r"""|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")""")
+
+
+def called_names(text: str) -> set[str]:
+    """The names ``text`` calls (``name(``), outside its string literals: a method copy's check reads
+    ``'Sigmoid_call() is Sigmoid.__call__ ...'``, a message, not a call to import (an f-string is kept)."""
+    return set(re.findall(r"(?<![\w.])(\w+)\(", _STRING.sub("''", text)))
+
+
 # in srcjax.adjoint, but not transpiled (primitives; run natively)
 _RUNTIME_HELPERS = {"index_add", "index_update", "index_cleared", "is_tree", "by_leaves", "unbroadcast",
                     "broadcast_like", "expand_reduced", "from_leaves", "leaves_like", "winning_writes", "taken",
@@ -377,7 +387,7 @@ def _library_imports(header: str, text: str, functions: Iterable[NormalizedFunct
     for line in header.splitlines():
         if " import " in line:
             known.update(part.split(" as ")[-1].strip() for part in line.split(" import ", 1)[1].split(","))
-    wanted = {n for n in re.findall(r"(?<![\w.])([A-Za-z_]\w*)\(", text) if n not in known and not hasattr(builtins, n)}
+    wanted = {n for n in called_names(text) if n[0] not in "0123456789" and n not in known and not hasattr(builtins, n)}
     found: dict[str, set[str]] = {}
     for nf in functions:
         ns = nf.namespace
