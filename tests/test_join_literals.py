@@ -43,6 +43,7 @@ def _joining(join: Any) -> Any:
 for _join in ("concatenate", "stack", "hstack", "vstack"):
     setattr(JNP_LISTS, _join, _joining(getattr(jnp, _join)))
 JNP_LISTS.append = lambda arr, values, *a, **k: jnp.append(*_arrays([arr, values]), *a, **k)
+JNP_LISTS.power = lambda x, y: jnp.power(*_arrays([x, y]))
 
 
 def spring_forces(x):
@@ -125,3 +126,17 @@ def test_join_literal_printed_as_array():
     text = srcjax.source(srcjax.grad(spring_forces))
     assert "asarray = np.asarray([0.0])" in text
     assert "join_bars(concatenate_bar, [asarray, x, asarray_1]" in text
+
+
+def powers(x):
+    return np.sum(np.power(x, [1.0, 2.0, 3.0, 0.5, 2.0]))
+
+
+def test_list_of_numbers_for_a_differentiable_operand():
+    """``np.power(x, [1.0, 2.0, ...])``: grad was refused "unsupported operand type(s) for -: 'list' and 'int'" (the
+    rule computes ``y - 1`` with the operand); the list is ``np.asarray([...])`` first, as NumPy makes it."""
+    f = powers
+    twin = jax_twin(f, np_module=JNP_LISTS)
+    for ours, theirs, x in ((srcjax.grad(f), jax.grad(twin), X[0]), (srcjax.hessian(f), jax.hessian(twin), X[0]),
+                            (srcjax.vmap(srcjax.grad(f)), jax.vmap(jax.grad(twin)), X)):
+        _check(ours(x), jitted(theirs)(x), srcjax.numpy_function(ours)(x))

@@ -1,7 +1,8 @@
 """List and tuple literals where NumPy makes an array of them: ``np.array([x, y])`` (the literal written
 ``np.stack([x, y])``, inner lists first), and the items of a joined sequence, ``np.concatenate(([0.0], x))``
 (each list an array of its own first, ``np.asarray([0.0])``: the derivative and batching rules of a join take
-arrays)."""
+arrays), and a list of numbers given for a differentiable operand, ``np.power(x, [1.0, 2.0])`` (its derivative
+rules compute with it: a list is not an array there)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from . import numpy_calls
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
-__all__ = ["items_made_arrays", "numbers", "stacked_call"]
+__all__ = ["items_made_arrays", "numbers", "operand_arrays", "stacked_call"]
 
 
 def numbers(node: cst.BaseExpression) -> bool:
@@ -74,3 +75,22 @@ def items_made_arrays(norm: Normalizer, value: cst.BaseExpression, origin: cst.C
             e = e.with_changes(value=name)
         items.append(e)
     return value.with_changes(elements=items)
+
+
+def operand_arrays(norm: Normalizer, prim: registry.Primitive, pname: str, value: cst.BaseExpression,
+                   origin: cst.Call) -> cst.BaseExpression:
+    """``value``, the argument of ``prim``'s parameter ``pname``, with the lists NumPy makes arrays bound to names
+    first: a join's items (:func:`items_made_arrays`), a literal list of numbers for an array operand of a
+    primitive with derivative rules (``asarray = np.asarray([1.0, 2.0])``: NumPy's ``np.power(x, [1.0, 2.0])``
+    makes it so; the rules compute with the operand, ``y - 1``). Anything else as it is."""
+    if pname in prim.array_seqs:
+        return items_made_arrays(norm, value, origin)
+    if pname not in prim.arrays or pname in prim.nested or not prim.vjp or prim.nondiff or \
+            not isinstance(value, (cst.List, cst.Tuple)) or not value.elements or not numbers(value):
+        return value
+    asarray = registry.lookup(np.asarray)
+    assert asarray is not None
+    made, hint = norm.prim_call(origin, asarray, [cst.Arg(value)])
+    name = cst.Name(norm.fresh(hint or "asarray"))
+    norm.assign(name, made, value)
+    return name

@@ -477,8 +477,7 @@ class Normalizer(Resolver):
                 r = self.src.positions.get(bound.arguments[pname])
                 if r is not None:
                     self.src.positions[value] = r
-            if pname in prim.array_seqs:  # np.concatenate(([0.0], x)): each list made an array first
-                value = literal_arrays.items_made_arrays(self, value, node)
+            value = literal_arrays.operand_arrays(self, prim, pname, value, node)  # (np.concatenate(([0.0], x)))
             stacked = literal_arrays.stacked_call(self, value, node) if pname in prim.nested else None
             if stacked is not None:  # np.array([x, y]): the list literal is np.stack([x, y])
                 if len(bound.arguments) == 1:  # nothing else to do: the stack is the array
