@@ -166,3 +166,16 @@ def test_an_object_passed_as_an_argument() -> None:
         with pytest.raises(TranspileError, match="is not a Scaler") as e:
             g(X, other)
         assert "object_method_programs.py" in str(e.value), e.value
+
+
+def test_an_object_holding_arrays_passed_unmarked_is_refused() -> None:
+    """An object holding an array (``gauss.centers``) passed as an argument not marked static was taken as static
+    unasked, keyed by its identity: ``loss.centers[0] = 5.0`` afterwards gave the old values, without an error (jit
+    and grad; ``jax.jit`` refuses such an argument, ``jax.grad`` traces it again). Refused now, at the function's
+    line, naming the attribute; marked static it runs (its arrays constants, as jax's static arguments)."""
+    f = op.passed_loss
+    for t in (srcjax.jit(f), srcjax.grad(f)):
+        with pytest.raises(TranspileError, match=r"holding an array \(loss\.centers\)") as e:
+            t(W, XS, YS, op.gauss)
+        assert "object_method_programs.py" in str(e.value) and "pytree" in str(e.value), e.value
+    _agree(srcjax.jit(f, static_argnames=("loss",))(W, XS, YS, op.gauss), f(W, XS, YS, op.gauss), "static: jit")
