@@ -33,6 +33,7 @@ from . import (
     gc_pause,
     general_hessian,
     numpy_run,
+    object_arguments,
     pytree,
     reuse,
     star_args,
@@ -329,6 +330,8 @@ class Compiled:
                     return self._key(values)
                 if len(leaves) == 1 and tree is pytree.LEAF and _leaf_aval(v) is None and _hashable(v):
                     # not an array (a string, a function, ...): static, as JAX's static_argnames
+                    if (held := object_arguments.held_array(v, name)) is not None:
+                        raise object_arguments.refusal(v, name, held, self._def_span())
                     self.auto_static = self.auto_static | {name}
                     self._by_value.add(name)
                     return self._key(values)

@@ -158,3 +158,22 @@ shifted = Shifted(2.0)
 def inherited(x):
     # Sigmoid.gradient's `self.__call__(x)` is Shifted's on a Shifted
     return np.sum(shifted(x) * shifted.gradient(x)) + np.sum(Shifted.squash(x) * shifted.factor())
+
+
+# -- an object passed as a (static) argument --
+
+
+class Scaler():
+    def __init__(self, w):
+        self.w = w
+
+    def run(self, x):
+        return np.tanh(self.w * x)
+
+
+def passed_object(x, sc):
+    return np.sum(sc.run(x) ** 2)
+
+
+def passed_loss(w, x, y, loss):
+    return loss.loss(w, x, y)

@@ -356,8 +356,19 @@ class Box:
         self.v = v
 
 
+class Tally:
+    def __init__(self, n: int) -> None:
+        self.v = 0.0
+        for k in range(n):
+            self.v += k
+
+
 def builds_a_box(x):
     return x * Box(2.0).v
+
+
+def builds_a_tally(x):
+    return x * Tally(3).v
 
 
 def builds_settings(x):
@@ -367,10 +378,13 @@ def builds_settings(x):
 
 def test_constructing_objects() -> None:
     """A dataclass or NamedTuple built from static values stores its fields: evaluated while specializing.
-    A class with its own ``__init__`` runs code srcjax does not transpile: refused at the call."""
+    A class whose ``__init__`` only stores its parameters is read as a dataclass (``Box(2.0).v``, made and read at
+    once: constructed_objects.py); one whose ``__init__`` does more runs code srcjax does not transpile: refused at
+    the call."""
     x = np.arange(3.0)
     np.testing.assert_allclose(np.asarray(srcjax.compile(builds_settings)(x)), builds_settings(x))
+    np.testing.assert_allclose(np.asarray(srcjax.compile(builds_a_box)(x)), builds_a_box(x))
     with pytest.raises(srcjax.OpaqueCallError) as ei:
-        srcjax.compile(builds_a_box)(x)
-    assert at(ei.value, builds_a_box, "Box(2.0)")
-    assert "Box" in ei.value.message and "pass it in" in ei.value.hint
+        srcjax.compile(builds_a_tally)(x)
+    assert at(ei.value, builds_a_tally, "Tally(3)")
+    assert "Tally" in ei.value.message and "pass it in" in ei.value.hint

@@ -157,3 +157,46 @@ def test_methods_named_as_an_arrays_are_the_objects():
     _close(srcjax.vmap(stats_spread)(xb), np.array([stats_spread(v) for v in xb]))
     _close(srcjax.vmap(srcjax.grad(stats_spread))(xb), jitted(jax.vmap(jax.grad(twin)))(xb))
     _close(srcjax.numpy_function(srcjax.grad(stats_spread))(x), jitted(jax.grad(twin))(x))
+
+
+class Sigmoid:  # (no __init__: object's)
+    def __call__(self, x):
+        return 1 / (1 + np.exp(-x))
+
+    def gradient(self, x):
+        return self(x) * (1 - self(x))
+
+
+class TanH:
+    def __init__(self): pass
+
+    def __call__(self, x):
+        return np.tanh(x)
+
+
+def made_and_used_at_once(x, w):
+    # ML-From-Scratch's `Sigmoid()(x)`, a temporary's method, a `pass` __init__
+    return np.sum(Sigmoid()(x) * TanH()(w) + Affine(w).apply(x) + Sigmoid().gradient(w))
+
+
+def made_then_called(x, w):
+    s = Sigmoid()
+    return np.sum(s(x) * s.gradient(w))
+
+
+@pytest.mark.parametrize("fn", [made_and_used_at_once, made_then_called])
+def test_objects_made_and_used_at_once(fn):
+    """``Sigmoid()(x)``, ``Affine(w).apply(x)``, ``s(x)`` of ``s = Sigmoid()`` (a class without ``__init__``, or
+    with ``def __init__(self): pass``) under every transformation (was refused: "constructing a Sigmoid object runs
+    Python code srcjax does not transpile", "cannot differentiate through `Sigmoid_1(...)`"): the object is made on
+    a line of its own first (``sigmoid = Sigmoid()``) and read as any constructed object."""
+    rng = np.random.default_rng(4)
+    x, w = rng.normal(size=3), rng.normal(size=3)
+    twin = jax_twin(fn, helpers=[Sigmoid, TanH, Affine])
+    _close(srcjax.jit(fn)(x, w), fn(x, w))
+    _close(srcjax.grad(fn, argnums=(0, 1))(x, w), jitted(jax.grad(twin, argnums=(0, 1)))(x, w))
+    xb, wb = rng.normal(size=(3, 3)), rng.normal(size=(3, 3))
+    _close(srcjax.vmap(fn)(xb, wb), np.array([fn(a, b) for a, b in zip(xb, wb, strict=True)]))
+    _close(srcjax.vmap(srcjax.grad(fn))(xb, wb), jitted(jax.vmap(jax.grad(twin)))(xb, wb))
+    _close(srcjax.numpy_function(srcjax.grad(fn))(x, w), jitted(jax.grad(twin))(x, w))
+    assert "Sigmoid()(" not in srcjax.source(srcjax.grad(fn))

@@ -65,10 +65,9 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     # mask_read_sum, mask_read_mean_2d: `pos = x[x > 0]` bound to a name (jax.jit refuses it too:
     # NonConcreteBooleanIndexError); `np.sum(x[x > 0])` and `x[x > 0].sum()` written in one expression run
     "indexing with a boolean mask",
-    # class_with_methods, class_mutating_state: an object of the user's class built inside the function
+    # class_mutating_state: a method of an object built inside the function that changes it (`st.update(row)`;
+    # class_with_methods' `model(x)` runs since objs16)
     "runs Python code srcjax does not transpile",
-    "cannot differentiate through `Affine(...)`",
-    "vmap: cannot batch 'model(x)'",
     # closure_over_constants: a function returned by a helper (a closure), called under grad/vmap
     "cannot differentiate through `f(...)`",
     "vmap: cannot batch 'f(",

@@ -147,3 +147,35 @@ def test_inheritance_super_properties_and_class_methods() -> None:
     _agree(srcjax.vmap(g)(BATCH), jax.vmap(jax.grad(twin))(BATCH), "vmap(grad) vs jax")
     text = srcjax.source(g)
     assert "super(" not in text and "Sigmoid_call" in text, text
+
+
+def test_an_object_passed_as_an_argument() -> None:
+    """``sc.run(x)`` of a parameter ``sc`` given an object (static in ``jit(f, static_argnums=1)``; srcjax also takes
+    it as static unasked, where ``jax.jit`` refuses a non-array argument): the copy of ``run`` of the one class of
+    the module defining it (was refused under grad and vmap: "cannot differentiate through `sc.run(...)`"). An
+    object of another class, or an array, is refused by the copy's check at the method's line."""
+    f, twin = op.passed_object, TWIN["passed_object"]
+    sc, tsc = op.Scaler(1.7), TWIN["Scaler"](1.7)
+    _agree(srcjax.jit(f, static_argnums=1)(X, sc), f(X, sc), "jit vs NumPy")
+    g = srcjax.grad(f)
+    _agree(g(X, sc), jax.grad(twin)(X, tsc), "grad vs jax")
+    _agree(srcjax.vmap(f, in_axes=(0, None))(BATCH, sc), [f(b, sc) for b in BATCH], "vmap vs NumPy")
+    _agree(srcjax.vmap(g, in_axes=(0, None))(BATCH, sc), jax.vmap(lambda b: jax.grad(twin)(b, tsc))(BATCH),
+           "vmap(grad) vs jax")
+    for other in (op.SGD(0.1), X):
+        with pytest.raises(TranspileError, match="is not a Scaler") as e:
+            g(X, other)
+        assert "object_method_programs.py" in str(e.value), e.value
+
+
+def test_an_object_holding_arrays_passed_unmarked_is_refused() -> None:
+    """An object holding an array (``gauss.centers``) passed as an argument not marked static was taken as static
+    unasked, keyed by its identity: ``loss.centers[0] = 5.0`` afterwards gave the old values, without an error (jit
+    and grad; ``jax.jit`` refuses such an argument, ``jax.grad`` traces it again). Refused now, at the function's
+    line, naming the attribute; marked static it runs (its arrays constants, as jax's static arguments)."""
+    f = op.passed_loss
+    for t in (srcjax.jit(f), srcjax.grad(f)):
+        with pytest.raises(TranspileError, match=r"holding an array \(loss\.centers\)") as e:
+            t(W, XS, YS, op.gauss)
+        assert "object_method_programs.py" in str(e.value) and "pytree" in str(e.value), e.value
+    _agree(srcjax.jit(f, static_argnames=("loss",))(W, XS, YS, op.gauss), f(W, XS, YS, op.gauss), "static: jit")

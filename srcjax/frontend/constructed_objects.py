@@ -57,6 +57,8 @@ def _plain_class(src: FunctionSource, name: str) -> type | None:
             hasattr(cls, "__post_init__"):
         return None
     init = vars(cls).get("__init__")
+    if "__init__" not in vars(cls):
+        return cls  # (object's __init__: nothing stored; `Sigmoid()(x)`)
     if not isinstance(init, types.FunctionType) or origin(init) is not None or init.__closure__ or \
             init.__globals__ is not src.globals or \
             init.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
@@ -67,9 +69,11 @@ def _plain_class(src: FunctionSource, name: str) -> type | None:
 def _stores(init: FunctionSource) -> list[tuple[str, cst.BaseExpression]] | None:
     """``[(a, expr), ...]`` of an ``__init__`` whose body is ``self.a = expr`` lines (each attribute once)."""
     params = params_of(init.fdef)
-    if not params or not isinstance(init.fdef.body, cst.IndentedBlock):
+    if not params:
         return None
-    me, body = params[0], list(init.fdef.body.body)
+    me, block = params[0], init.fdef.body
+    body: list[cst.BaseStatement] = list(block.body) if isinstance(block, cst.IndentedBlock) else \
+        [cst.SimpleStatementLine(body=cast(cst.SimpleStatementSuite, block).body)]  # (`def __init__(self): pass`)
     if body and is_docstring(body[0]):
         body = body[1:]
     out: list[tuple[str, cst.BaseExpression]] = []
@@ -77,6 +81,8 @@ def _stores(init: FunctionSource) -> list[tuple[str, cst.BaseExpression]] | None
         if type(s) is not cst.SimpleStatementLine:
             return None
         for small in s.body:
+            if type(small) is cst.Pass:  # (`def __init__(self): pass`)
+                continue
             if type(small) is not cst.Assign or len(small.targets) != 1:
                 return None
             t = small.targets[0].target
@@ -84,7 +90,7 @@ def _stores(init: FunctionSource) -> list[tuple[str, cst.BaseExpression]] | None
                     me in names_in(small.value) or any(a == t.attr.value for a, _ in out):
                 return None
             out.append((t.attr.value, small.value))
-    return out or None
+    return out
 
 
 def _record(cls: type, fields: list[str]) -> Any:
@@ -107,8 +113,34 @@ class _Constructions(Located):
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
         body: list[cst.BaseStatement] = []
         for st in updated.body:
-            body.extend(self.constructed(st) or [st])
+            for line in self.hoisted(st):
+                body.extend(self.constructed(line) or [line])
         return self.located(original, updated.with_changes(body=body))  # type: ignore[no-any-return]
+
+    def hoisted(self, st: cst.BaseStatement) -> list[cst.BaseStatement]:
+        """``[scaler = Scaler(x), <st reading scaler>]`` of a line using an object made and used at once,
+        ``Scaler(x).run(x)`` or ``Sigmoid()(x)`` (not under a lambda, comprehension, conditional expression or
+        ``and``/``or``: those may not run it); ``[st]`` where none."""
+        if type(st) is not cst.SimpleStatementLine or len(st.body) != 1 or \
+                type(st.body[0]) not in (cst.Assign, cst.Return, cst.Expr, cst.AugAssign):
+            return [st]
+        found = _Temporaries(self)
+        st.body[0].visit(found)
+        if not found.made:
+            return [st]
+        names = {id(c): self.fresh(c.func.value.lower()) for c in found.made}  # type: ignore[attr-defined]
+        lines: list[cst.BaseStatement] = []
+        for c in found.made:
+            line = cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(names[id(c)]))],
+                                                            value=c)])
+            self.located(c, line)
+            self.located(c, line.body[0])
+            lines.append(line)
+        rest = st.visit(_Replace({id(c): n for c, n in zip(found.made, names.values(), strict=True)}))
+        assert isinstance(rest, cst.SimpleStatementLine)
+        self.located(st, rest)
+        self.located(st.body[0], rest.body[0])
+        return [*lines, rest]
 
     def constructed(self, st: cst.BaseStatement) -> list[cst.BaseStatement] | None:
         call = call_of(st)
@@ -119,14 +151,19 @@ class _Constructions(Located):
         cls = _plain_class(self.src, cname)
         if cls is None:
             return None
-        init = vars(cls)["__init__"]
-        try:
-            isrc = read_function(init)
-        except TranspileError:
-            return None
-        stores = _stores(isrc)
-        params = params_of(isrc.fdef)
-        args = bound_arguments(init, c, skip=1) if stores is not None else None
+        init = vars(cls).get("__init__")
+        if init is None:  # (object's: called with no arguments)
+            stores: list[tuple[str, cst.BaseExpression]] | None = []
+            params: list[str] = []
+            args: dict[str, cst.BaseExpression] | None = {} if not c.args else None
+        else:
+            try:
+                isrc = read_function(init)
+            except TranspileError:
+                return None
+            stores = _stores(isrc)
+            params = params_of(isrc.fdef)
+            args = bound_arguments(init, c, skip=1) if stores is not None else None
         caller = {*params_of(self.src.fdef), *assigned_names(self.src.fdef.body.body)}
         if stores is None or args is None or any(
                 n in caller and n not in params and n in self.src.globals for _, e in stores for n in names_in(e)):
@@ -151,6 +188,55 @@ class _Constructions(Located):
                 self.located(st, small)
                 self.located(c, getattr(small, "value", small))
         return out
+
+
+class _Temporaries(cst.CSTVisitor):
+    """The constructions of plain classes used at once in an expression (``Scaler(x).run``, ``Sigmoid()(x)``)."""
+
+    def __init__(self, owner: _Constructions) -> None:
+        self.owner = owner
+        self.made: list[cst.Call] = []
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_IfExp(self, node: cst.IfExp) -> bool:
+        return False
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> bool:
+        return False
+
+    def visit_ListComp(self, node: cst.ListComp) -> bool:
+        return False
+
+    def visit_SetComp(self, node: cst.SetComp) -> bool:
+        return False
+
+    def visit_DictComp(self, node: cst.DictComp) -> bool:
+        return False
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> bool:
+        return False
+
+    def _take(self, node: cst.BaseExpression) -> None:
+        if type(node) is cst.Call and type(node.func) is cst.Name and \
+                _plain_class(self.owner.src, node.func.value) is not None and node not in self.made:
+            self.made.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._take(node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._take(node.func)
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, names: dict[int, str]) -> None:
+        self.names = names
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        name = self.names.get(id(original))
+        return cst.Name(name) if name is not None else updated
 
 
 class _Params(cst.CSTTransformer):

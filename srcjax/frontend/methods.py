@@ -30,7 +30,7 @@ from .read import FunctionSource
 
 METHOD_OF = "__srcjax_method_of__"
 READ_AS = "__srcjax_method_read_as__"  # (how a copy's guard names the method it was read as, where not as above)
-_VARIANTS: dict[tuple[Any, Any], types.FunctionType] = {}
+_VARIANTS: dict[tuple[Any, Any, Any], types.FunctionType] = {}
 
 
 def _is_pytree_class(cls: Any) -> bool:
@@ -57,14 +57,18 @@ def method_function(src: FunctionSource, name: str) -> tuple[type, types.Functio
     return cls, fn
 
 
-def method_variant(cls: type, fn: types.FunctionType) -> types.FunctionType:
-    """The copy of the method ``fn`` of ``cls`` called as a helper (one per pair)."""
-    key = (cls, fn)
+def method_variant(cls: type, fn: types.FunctionType, name: str | None = None) -> types.FunctionType:
+    """The copy of the method ``fn`` of ``cls`` called as a helper (one per pair; ``name``: called so, an object's
+    ``__call__`` read as ``Sigmoid_call``)."""
+    key = (cls, fn, name)
     hit = _VARIANTS.get(key)
     if hit is not None:
         return hit
     made = copy_function(fn)
     setattr(made, METHOD_OF, cls)
+    if name is not None:
+        made.__name__ = name
+        setattr(made, READ_AS, f"{name}() is {cls.__name__}.{fn.__name__} of the object it is called on")
     _VARIANTS[key] = made
     return made
 
@@ -74,23 +78,38 @@ def receiver_call(norm: Any, node: cst.Call, skip: Any) -> cst.Call | None:
     calls the copy by, its arguments atoms), or None: not such a call (``skip``: names of array and container
     methods, never read as a class's)."""
     func = node.func
-    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)) or \
+    if isinstance(func, cst.Name) and func.value in norm.locals and not any(a.star for a in node.args) and \
+            func.value not in getattr(norm, "bindings", {}):  # `s(x)` of `s = Sigmoid()`: its __call__
+        cls = _built_class(norm.src, func.value)
+        fn = inspect.getattr_static(cls, "__call__", None) if cls is not None else None
+        if cls is None or not isinstance(fn, types.FunctionType) or origin(fn) is not None:
+            return None
+        hit: tuple[type, types.FunctionType] | None = (cls, fn)
+        recv: cst.BaseExpression = func
+    elif not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)) or \
             func.value.value not in norm.locals or any(a.star for a in node.args):
         return None
-    hit = method_function(norm.src, func.attr.value)
-    if hit is None or func.attr.value in skip and not _built_as(norm.src, func.value.value, hit[0]):
-        return None  # (`x.mean()` is NumPy's; `c.mean()` of `c = Stats(x)` is Stats.mean)
-    callee = norm.helper_call_name(method_variant(*hit), node)
-    return node.with_changes(func=callee, args=[cst.Arg(func.value),
+    else:
+        hit, recv = method_function(norm.src, func.attr.value), func.value
+        if hit is None or func.attr.value in skip and _built_class(norm.src, func.value.value) is not hit[0]:
+            return None  # (`x.mean()` is NumPy's; `c.mean()` of `c = Stats(x)` is Stats.mean)
+    assert hit is not None
+    called = f"{hit[0].__name__}_call" if recv is func else None
+    callee = norm.helper_call_name(method_variant(*hit, called), node)
+    return node.with_changes(func=callee, args=[cst.Arg(recv),
                                                 *[a.with_changes(value=norm.atom(a.value)) for a in node.args]])
 
 
-def _built_as(src: FunctionSource, name: str, cls: type) -> bool:
-    """Whether every binding of the local ``name`` is ``name = Cls(...)``, ``Cls`` naming ``cls``."""
+def _built_class(src: FunctionSource, name: str) -> type | None:
+    """The class every binding of the local ``name`` constructs (``name = Cls(...)``, ``Cls`` a dataclass of the
+    user's: a plain class's, constructed_objects.py); None: another binding, or several classes."""
     seen = _Bindings(name)
     seen.walk(src.fdef.body)
-    return bool(seen.calls) and not seen.other and all(
-        (src.closure[c] if c in src.closure else src.globals.get(c)) is cls for c in seen.calls)
+    if not seen.calls or seen.other:
+        return None
+    found = {id(c): c for c in ((src.closure[n] if n in src.closure else src.globals.get(n)) for n in seen.calls)}
+    cls = next(iter(found.values())) if len(found) == 1 else None
+    return cls if _is_pytree_class(cls) else None
 
 
 class _Bindings(Visitor):

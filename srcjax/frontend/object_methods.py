@@ -25,7 +25,7 @@ import libcst as cst
 
 from .callees import origin
 from .function_copies import copy_function
-from .methods import METHOD_OF, READ_AS
+from .methods import METHOD_OF, READ_AS, _is_pytree_class, method_function  # (the classes methods.py follows)
 from .names import Visitor, code, target_names
 from .resolve import rebound_parameters
 from .syntax import attr_chain
@@ -168,6 +168,24 @@ class _Loops(Visitor):
         return node is self.fdef
 
 
+def _parameter_classes(norm: Any, recv: cst.BaseExpression, name: str) -> list[type] | None:
+    """The plain classes of the caller's module defining the method ``name`` (subclasses first), for
+    ``layer.forward(x)`` of a parameter ``layer`` never bound again (an object passed as a static argument): a
+    static test per class, the last class's copy checking its object. None: not a parameter, or no such class
+    (a NamedTuple's or dataclass's method: methods.py)."""
+    if not isinstance(recv, cst.Name) or hasattr(norm.src.fn, METHOD_OF):
+        return None
+    fdef = norm.src.fdef
+    params = {p.name.value for p in (*fdef.params.posonly_params, *fdef.params.params, *fdef.params.kwonly_params)}
+    if recv.value not in params or recv.value in rebound_parameters(fdef) or \
+            method_function(norm.src, name) is not None:
+        return None
+    classes = [v for k, v in norm.src.globals.items()
+               if isinstance(v, type) and v.__name__ == k and _user_class(v) and not _is_pytree_class(v)
+               and v.__module__ == norm.src.globals.get("__name__") and _method_of(v, name) is not None]
+    return sorted(classes, key=lambda c: -len(c.__mro__)) or None
+
+
 def _defines(known: tuple[type, Any] | None, name: str) -> bool:
     return known is not None and _method_of(known[0], name) is not None
 
@@ -210,6 +228,8 @@ def static_receiver_call(norm: Any, node: cst.Call, skip: Any) -> cst.BaseExpres
     obj = known[1] if known is not None else None
     classes = [known[0]] if known is not None else \
         _loop_classes(norm, recv.value) if isinstance(recv, cst.Name) and recv.value in norm.locals else None
+    if not classes and isinstance(func, cst.Attribute):
+        classes = _parameter_classes(norm, recv, name)
     if not classes:
         return None
     found = [_method_of(c, name) for c in classes]
