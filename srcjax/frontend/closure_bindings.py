@@ -39,8 +39,9 @@ def lifted_argument(norm: Any, value: cst.BaseExpression) -> tuple[Any, list[str
         got = norm.lifted(lam) if lam is not None else norm.lifted(value)
     else:
         return None
-    if got is None or not got[1]:
-        return None
+    if got is None or not (got[1] or isinstance(value, cst.Lambda)):
+        return None  # (a lambda reading no locals too: a parameter fixed to it is a function with source, which
+        # `srcjax.vmap(fn)` in the helper can transform; passed as a value, it was a function of none)
     norm.closure_args[id(unwrap(got[0]))] = got[1]
     return got
 

@@ -28,9 +28,12 @@ __all__ = ["lift_function", "lift_lambda", "with_extra_axes"]
 _COUNTER = itertools.count()
 
 
-def lift_lambda(res: Resolver, lam: cst.Lambda) -> tuple[Any, list[str]] | None:
+def lift_lambda(res: Resolver, lam: cst.Lambda, local_names: Callable[[cst.FunctionDef], set[str]]
+                ) -> tuple[Any, list[str]] | None:
     """(the lifted function, the caller's locals it takes after the lambda's own parameters, maybe
-    none); None when the lambda takes more than plain positional parameters."""
+    none); None when the lambda takes more than plain positional parameters. A function the caller
+    defines and the lambda reads (``lambda v: srcjax.jvp(f, (x,), (v,))`` of a nested ``def f``) is
+    written in the lifted function's body (:func:`_nested_defs`), not passed as a value."""
     ps = lam.params
     if ps.posonly_params or ps.kwonly_params or ps.star_kwarg is not None or \
             (ps.star_arg is not None and not isinstance(ps.star_arg, cst.MaybeSentinel)) or \
@@ -38,13 +41,45 @@ def lift_lambda(res: Resolver, lam: cst.Lambda) -> tuple[Any, list[str]] | None:
         return None
     own = [p.name.value for p in ps.params]
     read = _read_in(lam.body)
-    free = [n for n in dict.fromkeys(read) if n in res.locals and n not in own]
+    free, defs = _nested_defs(res, [n for n in dict.fromkeys(read) if n in res.locals and n not in own],
+                              set(own), local_names)
+    read = read + [n for d in defs for n in names_in(d)]
     # (names of the caller's closure: the lifted function's closure too)
     closed = {n: res.src.closure[n] for n in read if n not in own and n not in res.locals
               and n in res.src.closure}
     name = "lambda_fn"
-    text = f"def {name}({', '.join(own + free)}):\n    return {code(lam.body)}\n"
+    text = f"def {name}({', '.join(own + free)}):\n{_indented(defs)}    return {code(lam.body)}\n"
     return _defined(res, name, "lambda", text, closed), free
+
+
+def _nested_defs(res: Resolver, free: list[str], own: set[str], local_names: Callable[[cst.FunctionDef], set[str]]
+                 ) -> tuple[list[str], list[cst.FunctionDef]]:
+    """``free`` (the caller's locals a lifted function reads) less the functions the caller defines with a
+    plain ``def`` (one, undecorated, not bound otherwise), with the locals those read in turn; and those defs,
+    to be written in the lifted function's body. Passed as values, they were parameters holding a function,
+    which a transformation called on them (``srcjax.jvp(f, ...)``) cannot read the source of."""
+    free = list(free)
+    defs: list[cst.FunctionDef] = []
+    pending = list(free)
+    while pending:
+        n = pending.pop(0)
+        found = [d for d in walk(res.src.fdef.body) if isinstance(d, cst.FunctionDef) and d.name.value == n]
+        if len(found) != 1 or found[0].decorators or n in res.bindings or n in own:
+            continue
+        fdef = found[0]
+        defs.append(fdef.with_changes(leading_lines=[]))
+        free.remove(n)
+        inner = local_names(fdef)
+        for m in dict.fromkeys(names_in(fdef.body)):
+            if m in res.locals and m not in inner and m != n and m not in free and m not in own and \
+                    all(d.name.value != m for d in defs):
+                free.append(m)
+                pending.append(m)
+    return free, defs
+
+
+def _indented(defs: list[cst.FunctionDef]) -> str:
+    return "".join("    " + ln for d in defs for ln in cst.Module(body=[d]).code.splitlines(True))
 
 
 def _read_in(node: cst.CSTNode, bound: frozenset[str] = frozenset()) -> list[str]:
@@ -69,24 +104,32 @@ def lift_function(res: Resolver, name: str, local_names: Callable[[cst.FunctionD
     lifted like a lambda: (the function, the caller's locals it takes after its own parameters);
     ``local_names`` gives a function's own names."""
     defs = [n for n in walk(res.src.fdef.body) if isinstance(n, cst.FunctionDef) and n.name.value == name]
-    if len(defs) != 1:
+    made = res.made_defs.get(name) if not defs else None
+    if len(defs) != 1 and made is None:
         return None
-    fdef = defs[0]
+    fdef, statics = (defs[0], {}) if made is None else made
     ps = fdef.params
     if ps.posonly_params or ps.kwonly_params or ps.star_kwarg is not None or fdef.decorators or \
             (ps.star_arg is not None and not isinstance(ps.star_arg, cst.MaybeSentinel)):
         return None
     own = local_names(fdef)
-    free = [n for n in dict.fromkeys(names_in(fdef.body)) if n in res.locals and n not in own and n != name]
+    # (a def srcjax made reads its temporaries too: every name but its own and the functions it calls)
+    free, defs = _nested_defs(
+        res, [n for n in dict.fromkeys(names_in(fdef.body)) if (n in res.locals or made is not None) and
+              n not in own and n != name and n not in statics], own | {name}, local_names)
+    read = names_in(fdef.body) + [n for d in defs for n in names_in(d)]
     # (names of the caller's closure: the lifted function's closure too)
-    closed = {n: res.src.closure[n] for n in names_in(fdef.body) if n not in own and n not in res.locals
-              and n in res.src.closure}
+    closed = {n: res.src.closure[n] for n in read if n not in own and n not in res.locals
+              and n in res.src.closure} | statics
     params = list(ps.params) + [cst.Param(cst.Name(n)) for n in free]
+    body = fdef.body
+    if defs:
+        body = body.with_changes(body=[*defs, *body.body])
     # (named apart from the def, which stays in the caller's body: a call of the lifted function by its name,
     # `y, vjp_fn = srcjax.vjp(model, w)`'s `model_lifted(w, x)`, is not a call of the caller's `model`)
     lifted = f"{name}_lifted"
     text = cst.Module(body=[fdef.with_changes(name=cst.Name(lifted), params=ps.with_changes(params=params),
-                                              leading_lines=[])]).code
+                                              body=body, leading_lines=[])]).code
     return _defined(res, lifted, name, text, closed), free
 
 

@@ -35,7 +35,7 @@ import numpy as np
 from ..core import TranspileError
 from . import closures
 from .names import code
-from .resolve import called, unwrap
+from .resolve import called, local_names, unwrap
 from .syntax import dotted
 
 if TYPE_CHECKING:
@@ -331,7 +331,9 @@ def flat_vjp(res: Normalizer, call: cst.Call,
         value=cst.Call(func=cst.Name(derived), args=[*atoms, cst.Arg(cst.Name(ct))]),
         slice=[cst.SubscriptElement(cst.Index(cst.Integer("1")))]))
     pull = res.lambda_function(lam, into[1] if into is not None else res.fresh("vjp_fn"))
-    if into is not None:
+    if into is not None:  # (`srcjax.vmap(vjp_fn)(cts)`, the cookbook's Jacobian by rows: lifted from this def)
+        res.made_defs[pull] = (cst.FunctionDef(name=cst.Name(pull), params=lam.params, body=cst.IndentedBlock(
+            body=[cst.SimpleStatementLine(body=[cst.Return(value=lam.body)])])), {derived: made})
         return out, None
     parts = [out, cst.Name(pull)] + ([aux] if aux is not None else [])
     return cst.Tuple([cst.Element(p) for p in parts]), "vjp"
@@ -440,7 +442,8 @@ def reduce_window_call(norm: Normalizer, call: cst.Call) -> cst.Call | None:
         return None
     kind = windows.monoid_of({p.name.value for p in ps.params}, lam.body)
     if kind is None and callee is not windows.reduce_window:
-        lifted = closures.lift_lambda(norm, lam)  # any other combination: a helper, as a module-level function is
+        # (any other combination: a helper, as a module-level function is)
+        lifted = closures.lift_lambda(norm, lam, local_names)
         if lifted is None or lifted[1]:  # (one reading the caller's locals stays a local function)
             return None
         name = norm.fresh("lambda_fn")

@@ -422,7 +422,7 @@ class Normalizer(Resolver):
             return None
         kept = [a.with_changes(value=self.atom(a.value)) for i, a in enumerate(node.args)
                 if (a.keyword.value if a.keyword is not None else params[i]) not in bound]
-        extras = {p: closure_bindings.extra_names(fv, p, lifted[p][1]) for p in bound if p in lifted}
+        extras = {p: closure_bindings.extra_names(fv, p, lifted[p][1]) for p in bound if p in lifted and lifted[p][1]}
         kept += [cst.Arg(cst.Name(x), keyword=cst.Name(m), equal=cst.AssignEqual(
             whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
             for p, names in extras.items() for m, x in zip(names, lifted[p][1])]

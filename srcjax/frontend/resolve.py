@@ -181,6 +181,9 @@ class Resolver:
         self.counts: dict[str, int] = {}
         self.temps: set[str] = set()
         self.closure_args: dict[int, list[str]] = {}  # id(a function made from a lambda) -> the locals it takes
+        # nested functions srcjax writes for a name the user binds (`y, vjp_fn = srcjax.vjp(f, x)`): name -> (the
+        # def, the static functions it calls by name); a transformation of the name lifts it (closures)
+        self.made_defs: dict[str, tuple[cst.FunctionDef, dict[str, Any]]] = {}
         self._static: dict[int, tuple[Any, Any, tuple[bool, Any]]] = {}  # id(node) -> (node, reads, static_value)
 
     # -- errors and spans ---------------------------------------------------------
@@ -342,6 +345,10 @@ class Resolver:
                 kwargs[a.keyword.value] = v
             else:
                 args.append(v)
+                if i == 0 and isinstance(a.value, cst.Name) and a.value.value in self.bindings:
+                    # (a parameter of a bound variant fixed to a lifted function: it takes the variant's own
+                    # parameters for the locals it reads, `srcjax.vmap(fn)(xs)` in `map_rows(fn, xs)`)
+                    extra = self.closure_args.get(id(unwrap(v)), [])
         if extra and not closures.with_extra_axes(fv, args, kwargs, _own_params(args[0], len(extra)), len(extra)):
             return None
         try:
@@ -380,7 +387,7 @@ class Resolver:
         """A lambda, or the name of a function defined in this body, that reads this function's locals:
         lifted to a function taking them as extra arguments (:mod:`.closures`); None otherwise."""
         if isinstance(node, cst.Lambda):
-            return closures.lift_lambda(self, node)
+            return closures.lift_lambda(self, node, local_names)
         if isinstance(node, cst.Name) and node.value in self.locals and node.value not in self.bindings:
             return closures.lift_function(self, node.value, local_names)
         return None

@@ -692,6 +692,7 @@ _STATIC_RESULT_CALLS = {
     "reversed", "str", "repr", "np.shape", "np.ndim", "np.size", "np.result_type", "np.dtype", "dict",
     "slice", "sorted", "divmod", "min", "max", "any", "all", "map", "is_tree", "by_leaves",
     "index_key",  # (an index: srcjax.adjoint's, bound by transforms/inline_calls.py)
+    "einsum_terms",  # (an einsum's subscripts as terms: srcjax.adjoint's, anf.STATIC_HELPER_CALLS)
     "item_keys",  # (a container's keys: srcjax.pytree's)
     "zeros_like", "ones_like",  # (srcjax.adjoint's: classify_container)
     # integer index arrays of static sizes, dtype queries (frontend/callees.py: STATIC_NUMPY)

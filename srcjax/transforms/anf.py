@@ -120,6 +120,12 @@ def literal_container(arg: Any) -> cst.Tuple | cst.List | None:
     return node if isinstance(node, (cst.Tuple, cst.List)) else None
 
 
+# srcjax's own helpers of derivative code whose results are static whatever they read (an einsum's subscripts
+# as terms: strings); not followed by derivatives (the subscripts are a value popped from the tape in forward over
+# reverse of vmap's batch_dot, which a tape pop makes active: `subscripts.replace` was refused in the helper)
+STATIC_HELPER_CALLS = frozenset({"einsum_terms"})
+
+
 def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction) -> Op:
     paths = primitive_paths()
     reads = [n for n in names_in(node)]
@@ -178,6 +184,8 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
                 elif p.default is not inspect.Parameter.empty:
                     cargs[pname] = _literal(p.default)
             return _prim_op(cprim, cargs, reads)
+        if fcode in STATIC_HELPER_CALLS:
+            return Op("static", reads=reads)
         if isinstance(node.func, cst.Name) and node.func.value in program.functions:
             if custom_rules.custom_callee(program, node.func.value) is not None:
                 return custom_rules.classify_call(program, node, Op)

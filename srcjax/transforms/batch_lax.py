@@ -136,7 +136,9 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
             carry = all_batched(join(carry, w.value_state(init, structured=True)))
         c = w.names.fresh("carry")
         running = w.names.fresh("running")
-        w.emit(f"{c} = {w.convert(code(init), w.value_state(init), carry)}", ind)
+        # (items: a container carried, unmapped before the loop and mapped by it, is broadcast leaf by leaf;
+        # batch_broadcast left it as it was, its leaves then read as mapped: a silent wrong answer)
+        w.emit(f"{c} = {w.convert(code(init), w.value_state(init), carry, items=True)}", ind)
         w.bind(c, carry)
         if batched_test:  # JAX's batched while: the test per example is computed again at the top of the
             # body, not carried (one fused pass per step: test, step and select; the loop's test reduces it)
@@ -221,11 +223,11 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
             carry = new
         c = w.names.fresh("carry")
         i = w.names.fresh("i")
-        w.emit(f"{c} = {w.convert(code(init), w.value_state(init), carry)}", ind)
+        w.emit(f"{c} = {w.convert(code(init), w.value_state(init), carry, items=True)}", ind)
         w.bind(c, carry)
         w.emit(f"for {i} in range({code(lo)}, {code(hi)}):", ind)
         stepped, st = inline(w, bfn, [i, c], [False, carry], ind + 1)
-        w.emit(f"{c} = {w.convert(stepped, st, carry)}", ind + 1)
+        w.emit(f"{c} = {w.convert(stepped, st, carry, items=True)}", ind + 1)
         w.bind(c, carry)
         return c, carry
     if f == "scan":
