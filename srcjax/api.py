@@ -30,6 +30,7 @@ from . import (
     call_route,
     cpp_budget,
     cpp_calls,
+    example_errors,
     gc_pause,
     general_hessian,
     numpy_run,
@@ -175,6 +176,7 @@ class Compiled:
                  in_shardings: Any = None, out_shardings: Any = None, donate_argnums: int | Sequence[int] = (),
                  donate_argnames: str | Sequence[str] = ()) -> None:
         del self._dispatch  # (the Python path: _dispatch's deleter)
+        self._inner = fn if isinstance(fn, Compiled) else None  # (a vmap jitted: its one example's errors)
         fn = _wrapped_numpy(unwrap(fn))
         own = getattr(fn, "srcjax_refusal", None)  # an object that says itself why (srcjax.jacobian._TupleArgnums)
         if isinstance(own, tuple) and not isinstance(fn, types.FunctionType):
@@ -385,6 +387,8 @@ class Compiled:
                     platform = self._platform()
                     return (*specialize(self.program, self._specs(values), plan, lowered_values.roll_above(platform),
                                         platform), plan)
+            except TranspileError as e:  # (a vmap's: the function's own error for one example, if it has one)
+                raise example_errors.behind(self, values, e, eval_shape) from None
             except NeedStatic as ns:
                 new = self.auto_static | {str(n) for n in ns.names}  # (argument names; a loop's origin matches none)
                 if new == self.auto_static:

@@ -762,6 +762,10 @@ class Specializer:
             raise
         except Exception as e:
             name = getattr(fv, "__qualname__", None) or repr(fv)
+            if contains_dynamic(getattr(fv, "__self__", None)):  # (`xs.sort()` of a list of arrays: Python compares)
+                raise StaticValueError(f"{name}() needs values known at transpile time, but its object holds arrays",
+                                       hint="sort or compare one array with NumPy: np.sort(np.stack(xs)), np.argsort"
+                                       if name.endswith("sort") else "use the NumPy equivalent on arrays") from None
             raise StaticValueError(f"{name}(): {type(e).__name__}: {e}") from None
 
     def call_method(self, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
@@ -787,7 +791,11 @@ class Specializer:
             if hit is not None and hit[0] is v:
                 return hit[1]
         arr = np.asarray(v)
-        if arr.dtype.kind in "OUSV":
+        if arr.dtype.kind in "US":  # (`"%.2f" % loss`, `x + "a"`)
+            raise DTypeError(f"cannot use a value of type {type(v).__name__} ({arr.dtype}) as an array",
+                             hint="compiled code computes numbers, not text: format array values after the call, "
+                                  "or show them at run time with print(f\"{x}\")")
+        if arr.dtype.kind in "OV":
             raise DTypeError(f"cannot use a value of type {type(v).__name__} ({arr.dtype}) as an array")
         dt = canonical_dtype(arr.dtype)
         c = self.b.constant(arr, ShapedArray(arr.shape, dt))

@@ -68,7 +68,8 @@ def as_dtype(dtype: Any) -> np.dtype | None:
     except DTypeError:
         raise
     except TypeError as e:
-        raise DTypeError(f"not a dtype: {dtype!r}") from e
+        raise DTypeError(f"not a dtype: {dtype!r}", hint="spell a NumPy dtype: np.float32, 'float64', 'int32', "
+                         "'complex64', bool") from e
 
 
 def is_float_dtype(d: np.dtype) -> bool:

@@ -18,6 +18,8 @@ from . import batch_rules, gather
 from .common import as_dtype, fmt_shape, normalize_axis, static_dims
 from .registry import LowerCtx, deflinear, defprim
 
+_RESHAPE_HINT = "the new shape must hold as many elements as the array (-1: the one size computed from the others)"
+
 
 # -- transpose -------------------------------------------------------------------
 def _transpose_stub(a, axes=None):  # type: ignore[no-untyped-def]
@@ -59,11 +61,11 @@ def reshape_target(in_shape: tuple[int, ...], shape: Any) -> tuple[int, ...]:
         known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
         if known == 0 or size % known:
             raise ShapeError(f"cannot reshape array of shape {fmt_shape(in_shape)} (size {size}) into "
-                             f"shape {fmt_shape(shape)}")
+                             f"shape {fmt_shape(shape)}", hint=_RESHAPE_HINT)
         shape = tuple(size // known if d == -1 else d for d in shape)
     if any(d < 0 for d in shape) or int(np.prod(shape, dtype=np.int64)) != size:
         raise ShapeError(f"cannot reshape array of shape {fmt_shape(in_shape)} (size {size}) into "
-                         f"shape {fmt_shape(shape)}")
+                         f"shape {fmt_shape(shape)}", hint=_RESHAPE_HINT)
     return shape
 
 
