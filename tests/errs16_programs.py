@@ -278,3 +278,10 @@ def calls_helper_branching_on_vector(x):
 
 def calls_helper_with_mask(x):
     return np.sum(helpers.first_positive(x) * 2)
+
+
+def dict_grows_while_walked(x):
+    d = {"a": x}
+    for k in d:
+        d[k + "_sq"] = d[k] ** 2
+    return np.sum(d["a_sq"])

@@ -51,6 +51,7 @@ CASES: list[tuple[object, tuple[str, ...], type, object, list[str]]] = [
     (P.list_sort, ("jit", "grad", "vmap", "vmap_grad"), E.StaticValueError, "xs.sort()", ["list.sort()"]),
     (P.sorted_of_traced, ("jit", "vmap"), E.StaticValueError, "sorted(x)", ["sorted()"]),
     (P.sorted_of_traced, ("grad", "jacrev"), E.TranspileError, "sorted(x)", ["sorted(x)"]),
+    (P.dict_grows_while_walked, ("jit",), E.StaticValueError, "d:", ["changed size during iteration"]),
     (P.set_of_arrays, ("jit", "grad", "vmap"), E.UnknownFunctionError, "set(", ["set()"]),
     (P.nonzero_indices, ("jit", "grad", "vmap", "hessian"), E.UnknownFunctionError, "np.nonzero(x > 0)",
      ["depends on the data"]),

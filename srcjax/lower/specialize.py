@@ -70,7 +70,7 @@ from ..lax_special import MATH_ON_ARRAYS
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
 from ..primitives.registry import Primitive
-from . import branches, host_print, loops, regions, replicas, rolled_for, shardy
+from . import branches, host_print, loops, python_errors, regions, replicas, rolled_for, shardy
 from .apply import apply_primitive
 from .hlo import TARGET, FuncBuilder, HloValue, module_text
 from .host_print import DeferredText
@@ -309,6 +309,7 @@ class Specializer:
                     and rolled_for.roll_for(self, s, r, env):
                 return
             it = self.iterate(seq)
+            size = python_errors.walked_size(self.nf, s, seq)  # (`d[k + "_sq"] = v` in `for k in d:`)
             for k, item in enumerate(it):
                 if k > MAX_UNROLL:
                     raise UnsupportedSyntaxError(f"loop has more than {MAX_UNROLL} iterations to unroll")
@@ -319,6 +320,8 @@ class Specializer:
                     break
                 except Continue:
                     continue
+                finally:
+                    python_errors.check_walked(s, env, size)
         elif type(s) is cst.While:
             n = 0
             while True:
@@ -762,11 +765,8 @@ class Specializer:
             raise
         except Exception as e:
             name = getattr(fv, "__qualname__", None) or repr(fv)
-            if contains_dynamic(getattr(fv, "__self__", None)):  # (`xs.sort()` of a list of arrays: Python compares)
-                raise StaticValueError(f"{name}() needs values known at transpile time, but its object holds arrays",
-                                       hint="sort or compare one array with NumPy: np.sort(np.stack(xs)), np.argsort"
-                                       if name.endswith("sort") else "use the NumPy equivalent on arrays") from None
-            raise StaticValueError(f"{name}(): {type(e).__name__}: {e}") from None
+            raise python_errors.method_of_arrays(fv, name) or StaticValueError(f"{name}(): {type(e).__name__}: {e}") \
+                from None
 
     def call_method(self, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
         """A method, property getter or ``__call__`` of the user's own class: transpiled like a helper, with
