@@ -285,3 +285,15 @@ def dict_grows_while_walked(x):
     for k in d:
         d[k + "_sq"] = d[k] ** 2
     return np.sum(d["a_sq"])
+
+
+def dict_keyed_by_value(x):
+    d = {}
+    d[x[0]] = 1.0
+    return np.sum(x) + len(d)
+
+
+def list_item_at_argmax(x):
+    xs = [1.0, 2.0, 3.0]
+    xs[np.argmax(x)] = 5.0
+    return np.sum(x) + xs[0]

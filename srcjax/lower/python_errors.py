@@ -1,6 +1,7 @@
 """Python's own errors where the user's function, run by NumPy, raises them and the specializer would not:
 a dict walked by a ``for`` loop that adds keys to it (written ``d = index_update(d, ...)``, a new dict, so the
-walk itself never sees the change), a Python method of a list of arrays that compares them (``xs.sort()``)."""
+walk itself never sees the change), a Python method of a list of arrays that compares them (``xs.sort()``), an
+item of a dict or list written at a key computed from array data (``d[x[0]] = v``: refused as reading it is)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 import libcst as cst
 
+from .. import pytree
 from ..core import StaticValueError
 from ..frontend.resolve import LIBRARY_MODULES
 from .values import contains_dynamic
@@ -38,3 +40,9 @@ def method_of_arrays(fv: Any, name: str) -> StaticValueError | None:
     return StaticValueError(f"{name}() needs values known at transpile time, but its object holds arrays",
                             hint="sort or compare one array with NumPy: np.sort(np.stack(xs)), np.argsort"
                             if name.endswith("sort") else "use the NumPy equivalent on arrays")
+
+
+def keyed_by_array(fv: Any, args: Any) -> bool:
+    """Whether ``fv(*args)`` writes an item of a dict or list at a key that is a run-time value."""
+    return fv is pytree.tree_set and len(args) >= 2 and isinstance(args[0], (dict, list)) and \
+        contains_dynamic(args[1])

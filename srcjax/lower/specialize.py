@@ -759,6 +759,8 @@ class Specializer:
             raise StaticValueError(f"{name}() needs values known at transpile time, but got an array "
                                    f"({_first_dynamic(dyn).aval.str_short()})",
                                    hint=MATH_ON_ARRAYS.get(fv, "use the NumPy equivalent on arrays"))
+        if python_errors.keyed_by_array(fv, args):  # (`d[x[0]] = v`: NumPy's key is a number, here a run-time value)
+            self.need_static(args[1], "an index into a Python container")
         try:
             return self.from_python(fv(*args, **kwargs))
         except TranspileError:
