@@ -297,3 +297,19 @@ def list_item_at_argmax(x):
     xs = [1.0, 2.0, 3.0]
     xs[np.argmax(x)] = 5.0
     return np.sum(x) + xs[0]
+
+
+def index_out_of_bounds(x):
+    return x[5] * 2
+
+
+def too_many_indices(x):
+    return np.sum(x[0, 1])
+
+
+def axis_out_of_bounds(x):
+    return np.sum(np.cumsum(x, axis=2))
+
+
+def einsum_of_a_vector_as_matrix(x):
+    return np.sum(np.einsum("ij,jk->ik", x, x))

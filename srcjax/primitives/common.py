@@ -44,7 +44,9 @@ def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise DTypeError(f"{what} must be an int, got {axis!r}")
     if not -ndim <= axis < ndim:
-        raise ShapeError(f"{what} {axis} is out of bounds for an array of dimension {ndim}")
+        raise ShapeError(f"{what} {axis} is out of bounds for an array of dimension {ndim}",
+                         hint=f"an array of {ndim} dimension{'s' * (ndim != 1)} has axes {-ndim} to {ndim - 1}" if ndim
+                         else "a 0-d array has no axes: leave axis out")
     return int(axis) % ndim if ndim else 0
 
 

@@ -195,7 +195,8 @@ def index_plan(shape: tuple[int, ...], key: tuple[Any, ...]) -> list[tuple[str, 
     n_used = sum(1 for k in key if k is not None and k is not Ellipsis)
     if n_used > len(shape):
         raise ShapeError(f"too many indices for array: array is {len(shape)}-dimensional, "
-                         f"but {n_used} were indexed")
+                         f"but {n_used} were indexed", hint="index each dimension at most once (x.shape says how "
+                                                             "many it has)")
     full: list[Any] = []
     for k in key:
         if k is Ellipsis:
@@ -214,7 +215,8 @@ def index_plan(shape: tuple[int, ...], key: tuple[Any, ...]) -> list[tuple[str, 
             plan.append(("dyn", None))
         elif _is_int(k):
             if not -d <= int(k) < d:
-                raise ShapeError(f"index {int(k)} is out of bounds for axis {axis} with size {d}")
+                raise ShapeError(f"index {int(k)} is out of bounds for axis {axis} with size {d}",
+                                 hint=f"an index into a dimension of size {d} is {-d} to {d - 1}")
             plan.append(("int", int(k) % d))
         else:
             plan.append(("slice", k.indices(d)))

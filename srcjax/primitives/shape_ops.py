@@ -240,7 +240,7 @@ def _tile_plan(shape: tuple[int, ...], reps: Any) -> tuple[tuple[int, ...], tupl
     """(input shape padded with leading 1s, reps padded with leading 1s)."""
     tup = _int_tuple(reps, "np.tile: reps")
     if any(r < 0 for r in tup):
-        raise ShapeError(f"np.tile: negative repetitions in reps={reps!r}")
+        raise ShapeError(f"np.tile: negative repetitions in reps={reps!r}", hint="repeat 0 or more times")
     n = max(len(tup), len(shape))
     return (1,) * (n - len(shape)) + shape, (1,) * (n - len(tup)) + tup
 
