@@ -246,3 +246,26 @@ def test_vmap_of_a_while_on_a_vector_is_numpys_error_not_an_elementwise_loop() -
     np.testing.assert_allclose(np.asarray(got), [_while_doubling_sum(x) for x in xs])
     g = srcjax.grad(lambda x: np.sum(srcjax.vmap(_while_doubling_sum)(x)), max_iters=10)(xs)
     np.testing.assert_allclose(np.asarray(g), np.full_like(xs, 2.0))
+
+
+def test_the_command_line_on_refused_programs_exits_1_with_the_located_error() -> None:
+    """``srcjax-transpile FILE::FUNC``: a refused function is exit status 1 and the error at the user's line, no
+    traceback (vmap of an ``if`` on a vector per example too: one example's error, not the batched program's)."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = ("import sys\nfrom srcjax.cli import main\nfor argv in sys.argv[1:]:\n"
+              "    print('rc', main(argv.split()))\n")
+    runs = ["tests/errs16_programs.py::if_on_vector --emit hlo --arg x=f64[3]",
+            "tests/errs16_programs.py::if_on_vector --vmap --emit hlo --arg x=f64[2,3]",
+            "tests/errs16_programs.py::try_except"]
+    p = subprocess.run([sys.executable, "-c", script, *runs], cwd=root, capture_output=True, text=True, timeout=300)
+    out = p.stdout + p.stderr
+    assert "Traceback" not in out, out
+    assert out.count("rc 1") == 3, out
+    _, line, col = locate("x > 0", P.if_on_vector)
+    assert out.count(f"tests/errs16_programs.py:{line}:{col + 1}: error: an `if` condition on array data must be a "
+                     "scalar") == 2, out
+    _, line, col = locate("try:", P.try_except)
+    assert f"tests/errs16_programs.py:{line}:{col + 1}: error: try/except is not supported" in out, out
