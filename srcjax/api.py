@@ -181,10 +181,14 @@ class Compiled:
         own = getattr(fn, "srcjax_refusal", None)  # an object that says itself why (srcjax.jacobian._TupleArgnums)
         if isinstance(own, tuple) and not isinstance(fn, types.FunctionType):
             raise _clean(UnknownFunctionError(own[0], hint=own[1]))
+        if not callable(fn):  # (`srcjax.jit(f(x))`: a value, JAX's "Expected a callable value")
+            raise _clean(ArgumentError(f"cannot transform {fn!r}: it is of type {type(fn).__name__}, not a function",
+                                       hint="pass the function itself: srcjax.grad(f)(x), not srcjax.grad(f(x))"))
         if not isinstance(fn, types.FunctionType):
             raise _clean(UnknownFunctionError(
                 f"cannot compile {fn!r}: it has no Python source (srcjax transpiles functions written with `def`)",
-                hint="wrap it: def f(x): return np.tanh(x)"))
+                hint=f"use np.{fn.__name__}, which takes arrays" if getattr(fn, "__module__", None) == "math" and
+                hasattr(np, fn.__name__) else "wrap it: def f(x): return np.tanh(x)"))
         self.__srcjax_fn__ = fn
         self.fn = fn
         functools.update_wrapper(self, fn)

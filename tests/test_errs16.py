@@ -269,3 +269,17 @@ def test_the_command_line_on_refused_programs_exits_1_with_the_located_error() -
                      "scalar") == 2, out
     _, line, col = locate("try:", P.try_except)
     assert f"tests/errs16_programs.py:{line}:{col + 1}: error: try/except is not supported" in out, out
+
+
+def test_a_value_or_a_math_function_passed_for_the_function() -> None:
+    """``srcjax.grad(f(x))`` (a value: was "cannot compile 3: it has no Python source") is an ArgumentError at the
+    call, as jax's TypeError; ``srcjax.grad(math.sin)`` says to use np.sin."""
+    import math
+
+    with pytest.raises(srcjax.ArgumentError) as ei:
+        srcjax.grad(3.0)(X)
+    assert "not a function" in ei.value.message and "srcjax.grad(f)(x)" in (ei.value.hint or "")
+    assert ei.value.span is not None and ei.value.span.filename == __file__
+    with pytest.raises(srcjax.UnknownFunctionError) as ej:
+        srcjax.grad(math.sin)(1.0)
+    assert ej.value.hint == "use np.sin, which takes arrays"
