@@ -283,3 +283,28 @@ def test_a_value_or_a_math_function_passed_for_the_function() -> None:
     with pytest.raises(srcjax.UnknownFunctionError) as ej:
         srcjax.grad(math.sin)(1.0)
     assert ej.value.hint == "use np.sin, which takes arrays"
+
+
+def _dict_filled_in_a_long_loop(x):
+    d = {}
+    for i in range(4):
+        d[i] = x[i % 3] * i
+    return d[1] + d[3]
+
+
+def _list_filled_in_a_long_loop(x):
+    xs = [0.0] * 4
+    for i in range(4):
+        xs[i] = x[i % 3] * i
+    return xs[1] + xs[3]
+
+
+@pytest.mark.parametrize("fn", [_dict_filled_in_a_long_loop, _list_filled_in_a_long_loop])
+def test_items_written_in_a_loop_long_enough_to_roll_run_as_numpy(fn) -> None:
+    """Regression: a loop over range(4) rolled (CPU rolls a Python loop of more than 2 steps), its counter a run-time value, wrote ``d[i]`` keyed by the value's
+    handle ("the loop body returns (*, {%1: i64[]: *},), but the loop carries (*, {},)") and ``xs[i]`` raised
+    "list indices must be integers or slices, not HloValue"; a key of a container must be static, so the loop is
+    unrolled (as jax unrolls a Python loop), and runs as NumPy does, derivatives included."""
+    np.testing.assert_allclose(np.asarray(srcjax.jit(fn)(X)), fn(X))
+    np.testing.assert_allclose(np.asarray(srcjax.grad(fn)(X)), [3.0, 1.0, 0.0])
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(fn)(np.stack([X, 2 * X]))), [fn(X), fn(2 * X)])

@@ -42,7 +42,11 @@ def method_of_arrays(fv: Any, name: str) -> StaticValueError | None:
                             if name.endswith("sort") else "use the NumPy equivalent on arrays")
 
 
-def keyed_by_array(fv: Any, args: Any) -> bool:
-    """Whether ``fv(*args)`` writes an item of a dict or list at a key that is a run-time value."""
-    return fv is pytree.tree_set and len(args) >= 2 and isinstance(args[0], (dict, list)) and \
-        contains_dynamic(args[1])
+def array_key(fv: Any, args: Any) -> Any:
+    """The key of an item of a dict or list that ``fv(*args)`` writes (``tree_set``) or reads in batched source
+    (``item_key``), where it is a run-time value (else None)."""
+    if fv is pytree.tree_set and len(args) >= 2 and isinstance(args[0], (dict, list)) and contains_dynamic(args[1]):
+        return args[1]
+    if fv is pytree.item_key and args and contains_dynamic(args[0]):
+        return args[0]
+    return None

@@ -750,6 +750,8 @@ class Specializer:
             # it would run once here, its result a constant of the compiled program, where NumPy calls it
             # again on every call
             raise callees.refusal(fv)
+        if (key := python_errors.array_key(fv, args)) is not None:  # (`d[x[0]] = v`: a key of run-time data)
+            self.need_static(key, "an index into a Python container")
         dyn = [a for a in list(args) + list(kwargs.values()) if contains_dynamic(a)]
         if dyn and not accepts_dynamic(fv):
             origin = frozenset().union(*(_origins_deep(a) for a in dyn))
@@ -759,8 +761,6 @@ class Specializer:
             raise StaticValueError(f"{name}() needs values known at transpile time, but got an array "
                                    f"({_first_dynamic(dyn).aval.str_short()})",
                                    hint=MATH_ON_ARRAYS.get(fv, "use the NumPy equivalent on arrays"))
-        if python_errors.keyed_by_array(fv, args):  # (`d[x[0]] = v`: NumPy's key is a number, here a run-time value)
-            self.need_static(args[1], "an index into a Python container")
         try:
             return self.from_python(fv(*args, **kwargs))
         except TranspileError:
