@@ -30,6 +30,7 @@ from . import (
     call_route,
     cpp_budget,
     cpp_calls,
+    example_errors,
     gc_pause,
     general_hessian,
     numpy_run,
@@ -176,14 +177,19 @@ class Compiled:
                  in_shardings: Any = None, out_shardings: Any = None, donate_argnums: int | Sequence[int] = (),
                  donate_argnames: str | Sequence[str] = ()) -> None:
         del self._dispatch  # (the Python path: _dispatch's deleter)
+        self._inner = fn if isinstance(fn, Compiled) else None  # (a vmap jitted: its one example's errors)
         fn = _wrapped_numpy(unwrap(fn))
         own = getattr(fn, "srcjax_refusal", None)  # an object that says itself why (srcjax.jacobian._TupleArgnums)
         if isinstance(own, tuple) and not isinstance(fn, types.FunctionType):
             raise _clean(UnknownFunctionError(own[0], hint=own[1]))
+        if not callable(fn):  # (`srcjax.jit(f(x))`: a value, JAX's "Expected a callable value")
+            raise _clean(ArgumentError(f"cannot transform {fn!r}: it is of type {type(fn).__name__}, not a function",
+                                       hint="pass the function itself: srcjax.grad(f)(x), not srcjax.grad(f(x))"))
         if not isinstance(fn, types.FunctionType):
             raise _clean(UnknownFunctionError(
                 f"cannot compile {fn!r}: it has no Python source (srcjax transpiles functions written with `def`)",
-                hint="wrap it: def f(x): return np.tanh(x)"))
+                hint=f"use np.{fn.__name__}, which takes arrays" if getattr(fn, "__module__", None) == "math" and
+                hasattr(np, fn.__name__) else "wrap it: def f(x): return np.tanh(x)"))
         self.__srcjax_fn__ = fn
         self.fn = fn
         functools.update_wrapper(self, fn)
@@ -388,6 +394,8 @@ class Compiled:
                     platform = self._platform()
                     return (*specialize(self.program, self._specs(values), plan, lowered_values.roll_above(platform),
                                         platform), plan)
+            except TranspileError as e:  # (a vmap's: the function's own error for one example, if it has one)
+                raise example_errors.behind(self, values, e, eval_shape) from None
             except NeedStatic as ns:
                 new = self.auto_static | {str(n) for n in ns.names}  # (argument names; a loop's origin matches none)
                 if new == self.auto_static:

@@ -63,7 +63,8 @@ def _argnums(argnums: int | Sequence[int], n: int) -> tuple[tuple[int, ...], boo
         if not isinstance(a, int) or isinstance(a, bool):
             raise ArgumentError(f"argnums must be an int or a tuple of ints, not {argnums!r}")
         if not -n <= a < n:
-            raise DTypeError(f"argnums {a} is out of range for a function with {n} parameters")
+            raise ArgumentError(f"argnums {a} is out of range for a function with {n} parameters",
+                                hint=f"argnums counts the function's positional parameters from 0 (0 to {n - 1})")
     return tuple(a % n for a in nums), single
 
 
@@ -406,6 +407,8 @@ _WRAPPED: PerFunction[Compiled] = PerFunction("wrapped")  # fn -> key -> its com
 def _wrap(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool,
           max_iters: int | None = None) -> Compiled:
     """The compiled derivative; cached, so repeated jvp/vjp calls reuse their executables."""
+    if not isinstance(argnums, (int, tuple, list)):  # (JAX's TypeError: `argnums=0.5`, a range, a set)
+        raise _clean(ArgumentError(f"argnums must be an int or a tuple of ints, not {argnums!r}"))
     key = (kind, argnums if isinstance(argnums, int) else tuple(argnums), has_aux, max_iters)
     hit = _WRAPPED.get(fn, key)
     if hit is None:
@@ -611,6 +614,10 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
     Primals may be containers (tuples, lists, dicts, NamedTuples); each tangent has its primal's
     structure. Leaves without a derivative (integers, booleans, strings) take zero tangents,
     whatever is passed for them (None is fine)."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):  # (JAX's TypeError)
+        raise _clean(ArgumentError(f"jvp: primals and tangents must be tuples or lists, got "
+                                   f"{type(primals).__name__} and {type(tangents).__name__}",
+                                   hint="pass one entry per argument: srcjax.jvp(f, (x,), (t,))"))
     fn = star_args.for_args(fn, len(primals))  # (`def f(*xs)`: its copy taking these)
     if has_aux:
         from .aux_output import checked_pair, output_of  # (aux_output imports api, as this module: late, no cycle)
@@ -637,7 +644,8 @@ def _jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     if not kwargs:
         _refuse_required_keywords(fn, "srcjax.jvp")
     if len(primals) != len(tangents):
-        raise _clean(DTypeError(f"jvp: {len(primals)} primals but {len(tangents)} tangents"))
+        raise _clean(ArgumentError(f"jvp: {len(primals)} primals but {len(tangents)} tangents",
+                                   hint="pass one tangent per primal, of its shape and dtype"))
     nums = _float_positions(primals)
     try:
         ts = [_matching("jvp: the tangent", f"tangents[{i}]", primals[i], tangents[i]) for i in nums]

@@ -325,8 +325,8 @@ def batch_roll(a: Any, shift: Any, axis: Any) -> Any:
 
 
 def batch_select(c: Any, a: Any, b: Any) -> Any:
-    """Per example, ``a`` where the batched condition ``c`` holds, else ``b``. A value only one branch
-    binds (``UNSET`` in the other) is that branch's: where the other ran, nothing reads it."""
+    """Per example, ``a`` where the batched condition ``c`` holds, else ``b`` (``UNSET``: only one branch binds it)."""
+    c = np.reshape(c, np.shape(c)[:1]) if np.ndim(c) > 1 else c  # (a user's test on a vector: example_errors.py)
     if a is UNSET:
         return b
     if b is UNSET:

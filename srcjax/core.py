@@ -172,7 +172,8 @@ def canonical_dtype(dtype: Any) -> np.dtype:
         d = np.dtype(ml_dtypes.bfloat16)
     if d not in SUPPORTED_DTYPES and not is_bfloat16(d):
         raise DTypeError(f"dtype {d} is not supported (supported: bool, int8-64, uint8-64, "
-                         "float16, bfloat16, float32, float64, complex64, complex128)")
+                         "float16, bfloat16, float32, float64, complex64, complex128)",
+                         hint="use one of these dtypes (strings and objects are not arrays compiled code computes)")
     return d
 
 

@@ -18,10 +18,12 @@ from .api import (  # (api's shared argument helpers)
     _clean,
     _leaf_aval,
     _tree_key,
+    eval_shape,
 )
 from .batch_shared import share_library_copies
 from .core import ArgumentError, ShapeDtypeStruct, Span, TranspileError, transformation
 from .custom import custom_jvp, custom_vjp, def_span, owner_of
+from .example_errors import example_error
 from .frontend.names import Names, code
 from .frontend.normalize import NormalizedFunction
 from .frontend.program import Program
@@ -182,6 +184,11 @@ class _EntryWriter(FunctionWriter):
             sts = dict(st.items) if isinstance(st, Tree) else {}
             return pack("record", [(f".{f}", self.out(item(expr, f".{f}"), sts.get(f".{f}", st), v, f"{path}.{f}"))
                                    for f, v in _fields(spec)], expr)
+        if isinstance(spec, (tuple, list)) and isinstance(st, Tree) and st.kind in ("tuple", "list") and \
+                len(spec) != len(st.items):  # (jax's "out_axes ... does not match the output's structure")
+            raise self.error(f"vmap: out_axes{path and ' at ' + path} has {len(spec)} entries but the output"
+                             f"{path} is a {st.kind} of {len(st.items)}",
+                             hint="give out_axes one entry per returned value (or one int for all of them)")
         if isinstance(spec, (tuple, list, dict)):
             items = list(spec.items()) if isinstance(spec, dict) else list(enumerate(spec))
             # the output's keys as written in the function (`{"w": ...}`), by value: out_axes={'w': 0}
@@ -450,7 +457,7 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
             written, self._of_arrays = write(call)
         except TranspileError as e:
             self._write = write  # (the next reader gets the error again)
-            raise _clean(e) from None
+            raise _clean(example_error(self._primal, call, e, eval_shape) or e) from None
         self._fn = written
         for k in [k for k in vars(self) if k.startswith("__srcjax")]:  # (the stand-in's marks)
             del self.__dict__[k]

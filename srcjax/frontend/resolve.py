@@ -267,7 +267,8 @@ class Resolver:
             return cst.Name(self.helper_name(fn, self.used))
         if hasattr(builtins, name) and v is getattr(builtins, name) and name not in ALLOWED_BUILTINS:
             raise UnknownFunctionError(f"the builtin {name}() is not supported in compiled code",
-                                       span=self.span(node))
+                                       span=self.span(node), hint="compute with NumPy on arrays (np.unique, "
+                                       "np.sort, ...), or call it outside and pass the result in as an argument")
         return node
 
     def reserve_helpers(self, fdef: cst.FunctionDef) -> None:

@@ -16,6 +16,7 @@ from ..custom import def_span
 from ..frontend.names import Visitor
 from ..frontend.normalize import NormalizedFunction
 from .hlo import HloValue
+from .host_print import DeferredText
 from .values import is_dynamic
 
 _KEPT = (bool, int, float, str, np.generic, np.ndarray, type(None), range, slice, np.dtype)
@@ -36,6 +37,11 @@ def split_result(result: Any, where: Callable[[], Span | None]) -> tuple[list[Hl
         if is_dynamic(leaf):
             outs.append(leaf)
             template.append(None)
+        elif isinstance(leaf, DeferredText):  # (its text holds abstract values, f64[3], where NumPy's has numbers)
+            raise TranspileError(f"cannot return a string formatted from array values ({leaf!r}): compiled code "
+                                 "has no text of run-time values", where(),
+                                 hint="return the values and format them after the call (print(f\"...\") inside "
+                                      "the function shows them at run time)")
         elif isinstance(leaf, _KEPT):
             template.append(leaf)
         else:

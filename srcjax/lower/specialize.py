@@ -70,7 +70,7 @@ from ..lax_special import MATH_ON_ARRAYS
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
 from ..primitives.registry import Primitive
-from . import branches, host_print, loops, regions, replicas, rolled_for, shardy
+from . import branches, host_print, loops, python_errors, regions, replicas, rolled_for, shardy
 from .apply import apply_primitive
 from .hlo import TARGET, FuncBuilder, HloValue, module_text
 from .host_print import DeferredText
@@ -309,6 +309,7 @@ class Specializer:
                     and rolled_for.roll_for(self, s, r, env):
                 return
             it = self.iterate(seq)
+            size = python_errors.walked_size(self.nf, s, seq)  # (`d[k + "_sq"] = v` in `for k in d:`)
             for k, item in enumerate(it):
                 if k > MAX_UNROLL:
                     raise UnsupportedSyntaxError(f"loop has more than {MAX_UNROLL} iterations to unroll")
@@ -319,6 +320,8 @@ class Specializer:
                     break
                 except Continue:
                     continue
+                finally:
+                    python_errors.check_walked(s, env, size)
         elif type(s) is cst.While:
             n = 0
             while True:
@@ -747,6 +750,8 @@ class Specializer:
             # it would run once here, its result a constant of the compiled program, where NumPy calls it
             # again on every call
             raise callees.refusal(fv)
+        if (key := python_errors.array_key(fv, args)) is not None:  # (`d[x[0]] = v`: a key of run-time data)
+            self.need_static(key, "an index into a Python container")
         dyn = [a for a in list(args) + list(kwargs.values()) if contains_dynamic(a)]
         if dyn and not accepts_dynamic(fv):
             origin = frozenset().union(*(_origins_deep(a) for a in dyn))
@@ -762,7 +767,8 @@ class Specializer:
             raise
         except Exception as e:
             name = getattr(fv, "__qualname__", None) or repr(fv)
-            raise StaticValueError(f"{name}(): {type(e).__name__}: {e}") from None
+            raise python_errors.method_of_arrays(fv, name) or StaticValueError(f"{name}(): {type(e).__name__}: {e}") \
+                from None
 
     def call_method(self, fn: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
         """A method, property getter or ``__call__`` of the user's own class: transpiled like a helper, with
@@ -787,7 +793,11 @@ class Specializer:
             if hit is not None and hit[0] is v:
                 return hit[1]
         arr = np.asarray(v)
-        if arr.dtype.kind in "OUSV":
+        if arr.dtype.kind in "US":  # (`"%.2f" % loss`, `x + "a"`)
+            raise DTypeError(f"cannot use a value of type {type(v).__name__} ({arr.dtype}) as an array",
+                             hint="compiled code computes numbers, not text: format array values after the call, "
+                                  "or show them at run time with print(f\"{x}\")")
+        if arr.dtype.kind in "OV":
             raise DTypeError(f"cannot use a value of type {type(v).__name__} ({arr.dtype}) as an array")
         dt = canonical_dtype(arr.dtype)
         c = self.b.constant(arr, ShapedArray(arr.shape, dt))

@@ -44,7 +44,9 @@ def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise DTypeError(f"{what} must be an int, got {axis!r}")
     if not -ndim <= axis < ndim:
-        raise ShapeError(f"{what} {axis} is out of bounds for an array of dimension {ndim}")
+        raise ShapeError(f"{what} {axis} is out of bounds for an array of dimension {ndim}",
+                         hint=f"an array of {ndim} dimension{'s' * (ndim != 1)} has axes {-ndim} to {ndim - 1}" if ndim
+                         else "a 0-d array has no axes: leave axis out")
     return int(axis) % ndim if ndim else 0
 
 
@@ -68,7 +70,8 @@ def as_dtype(dtype: Any) -> np.dtype | None:
     except DTypeError:
         raise
     except TypeError as e:
-        raise DTypeError(f"not a dtype: {dtype!r}") from e
+        raise DTypeError(f"not a dtype: {dtype!r}", hint="spell a NumPy dtype: np.float32, 'float64', 'int32', "
+                         "'complex64', bool") from e
 
 
 def is_float_dtype(d: np.dtype) -> bool:

@@ -32,7 +32,9 @@ def resolve(ufunc: np.ufunc, avals: list[ShapedArray]) -> tuple[tuple[np.dtype, 
         loop = ufunc.resolve_dtypes(keys + (None,) * ufunc.nout)
     except (TypeError, np.exceptions.DTypePromotionError) as e:
         names = ", ".join(a.dtype.name + (" (weak)" if a.weak_type else "") for a in avals)
-        raise DTypeError(f"np.{ufunc.__name__} does not support operands of dtype {names}") from e
+        raise DTypeError(f"np.{ufunc.__name__} does not support operands of dtype {names}",
+                         hint="NumPy refuses these too: convert an operand first (x.astype(np.int32) for bitwise "
+                              "functions and shifts, np.real/np.abs for complex values)") from e
     return tuple(loop[: ufunc.nin]), loop[ufunc.nin]
 
 

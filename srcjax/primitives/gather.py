@@ -135,7 +135,8 @@ def plan(shape: tuple[int, ...], key: Any) -> Plan:
         raise ShapeError("an index can only have a single ellipsis ('...')")
     used = sum(1 for k in keys if k is not Ellipsis)
     if used > len(shape):
-        raise ShapeError(f"too many indices for array: array is {len(shape)}-dimensional, but {used} were indexed")
+        raise ShapeError(f"too many indices for array: array is {len(shape)}-dimensional, but {used} were indexed",
+                         hint="index each dimension at most once (x.shape says how many it has)")
     full: list[Any] = []
     for k in keys:
         full += [slice(None)] * (len(shape) - used) if k is Ellipsis else [k]
@@ -147,12 +148,14 @@ def plan(shape: tuple[int, ...], key: Any) -> Plan:
             entries.append(("slice", k, k.indices(d)))
             continue
         if isinstance(k, (int, np.integer)) and not -d <= int(k) < d:
-            raise ShapeError(f"index {int(k)} is out of bounds for axis {axis} with size {d}")
+            raise ShapeError(f"index {int(k)} is out of bounds for axis {axis} with size {d}",
+                             hint=f"an index into a dimension of size {d} is {-d} to {d - 1}")
         if isinstance(k, (list, np.ndarray)) and not _dynamic_list(k):
             arr = np.asarray(k)
             if arr.size and (arr.min() < -d or arr.max() >= d):
                 bad = int(arr.min()) if arr.min() < -d else int(arr.max())
-                raise ShapeError(f"index {bad} is out of bounds for axis {axis} with size {d}")
+                raise ShapeError(f"index {bad} is out of bounds for axis {axis} with size {d}",
+                                 hint=f"an index into a dimension of size {d} is {-d} to {d - 1}")
         a = _index_aval(k)
         shapes.append(a.shape if a is not None else ())
         entries.append(("index", k, None))

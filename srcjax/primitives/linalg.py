@@ -243,10 +243,12 @@ def _parse_einsum(spec: Any, shapes: list[tuple[int, ...]]) -> tuple[list[str], 
         if "..." in t:
             k = len(sh) - len(t) + 3
             if k < 0:
-                raise ShapeError(f"einsum: operand with subscripts {t!r} has shape {fmt_shape(sh)}")
+                raise ShapeError(f"einsum: operand with subscripts {t!r} has shape {fmt_shape(sh)}",
+                                 hint="give each operand one subscript letter per dimension ('...' for the others)")
             t = t.replace("...", ell[len(ell) - k:])
         if len(t) != len(sh):
-            raise ShapeError(f"einsum: operand with subscripts {t!r} has shape {fmt_shape(sh)}")
+            raise ShapeError(f"einsum: operand with subscripts {t!r} has shape {fmt_shape(sh)}",
+                             hint="give each operand one subscript letter per dimension ('...' for the others)")
         letters.append(t)
     sizes: dict[str, int] = {}
     for t, sh in zip(letters, shapes):

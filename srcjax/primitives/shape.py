@@ -18,6 +18,8 @@ from . import batch_rules, gather
 from .common import as_dtype, fmt_shape, normalize_axis, static_dims
 from .registry import LowerCtx, deflinear, defprim
 
+_RESHAPE_HINT = "the new shape must hold as many elements as the array (-1: the one size computed from the others)"
+
 
 # -- transpose -------------------------------------------------------------------
 def _transpose_stub(a, axes=None):  # type: ignore[no-untyped-def]
@@ -59,11 +61,11 @@ def reshape_target(in_shape: tuple[int, ...], shape: Any) -> tuple[int, ...]:
         known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
         if known == 0 or size % known:
             raise ShapeError(f"cannot reshape array of shape {fmt_shape(in_shape)} (size {size}) into "
-                             f"shape {fmt_shape(shape)}")
+                             f"shape {fmt_shape(shape)}", hint=_RESHAPE_HINT)
         shape = tuple(size // known if d == -1 else d for d in shape)
     if any(d < 0 for d in shape) or int(np.prod(shape, dtype=np.int64)) != size:
         raise ShapeError(f"cannot reshape array of shape {fmt_shape(in_shape)} (size {size}) into "
-                         f"shape {fmt_shape(shape)}")
+                         f"shape {fmt_shape(shape)}", hint=_RESHAPE_HINT)
     return shape
 
 
@@ -193,7 +195,8 @@ def index_plan(shape: tuple[int, ...], key: tuple[Any, ...]) -> list[tuple[str, 
     n_used = sum(1 for k in key if k is not None and k is not Ellipsis)
     if n_used > len(shape):
         raise ShapeError(f"too many indices for array: array is {len(shape)}-dimensional, "
-                         f"but {n_used} were indexed")
+                         f"but {n_used} were indexed", hint="index each dimension at most once (x.shape says how "
+                                                             "many it has)")
     full: list[Any] = []
     for k in key:
         if k is Ellipsis:
@@ -212,7 +215,8 @@ def index_plan(shape: tuple[int, ...], key: tuple[Any, ...]) -> list[tuple[str, 
             plan.append(("dyn", None))
         elif _is_int(k):
             if not -d <= int(k) < d:
-                raise ShapeError(f"index {int(k)} is out of bounds for axis {axis} with size {d}")
+                raise ShapeError(f"index {int(k)} is out of bounds for axis {axis} with size {d}",
+                                 hint=f"an index into a dimension of size {d} is {-d} to {d - 1}")
             plan.append(("int", int(k) % d))
         else:
             plan.append(("slice", k.indices(d)))

@@ -240,7 +240,7 @@ def _tile_plan(shape: tuple[int, ...], reps: Any) -> tuple[tuple[int, ...], tupl
     """(input shape padded with leading 1s, reps padded with leading 1s)."""
     tup = _int_tuple(reps, "np.tile: reps")
     if any(r < 0 for r in tup):
-        raise ShapeError(f"np.tile: negative repetitions in reps={reps!r}")
+        raise ShapeError(f"np.tile: negative repetitions in reps={reps!r}", hint="repeat 0 or more times")
     n = max(len(tup), len(shape))
     return (1,) * (n - len(shape)) + shape, (1,) * (n - len(tup)) + tup
 
@@ -327,12 +327,14 @@ def _concat_shape(shapes: Sequence[tuple[int, ...]], axis: int, what: str) -> tu
         if len(s) != nd:
             raise ShapeError(f"{what}: all the input arrays must have the same number of dimensions, but "
                              f"shapes {' and '.join(fmt_shape(x) for x in (shapes[0], s))} (array 0 and "
-                             f"array {k}) differ")
+                             f"array {k}) differ", hint="give the arrays the same number of dimensions (x[None], "
+                                                        "x.reshape(...), np.atleast_2d) before joining them")
         for i in range(nd):
             if i != axis and s[i] != shapes[0][i]:
                 raise ShapeError(f"{what}: all the input array dimensions except for the concatenation axis "
                                  f"({axis}) must match, but array 0 has shape {fmt_shape(shapes[0])} and array "
-                                 f"{k} has shape {fmt_shape(s)}")
+                                 f"{k} has shape {fmt_shape(s)}", hint="the arrays may differ only along the "
+                                                                       "axis they are joined on")
     out = list(shapes[0])
     out[axis] = sum(s[axis] for s in shapes)
     return tuple(out)
@@ -390,7 +392,9 @@ def _stack_plan(arrays: Sequence[ShapedArray], axis: Any) -> tuple[list[tuple[in
     for k, a in enumerate(arrays):
         if a.shape != first:
             raise ShapeError(f"np.stack: all input arrays must have the same shape, but array 0 has shape "
-                             f"{fmt_shape(first)} and array {k} has shape {fmt_shape(a.shape)}")
+                             f"{fmt_shape(first)} and array {k} has shape {fmt_shape(a.shape)}",
+                             hint="np.stack joins arrays of one shape along a new axis (np.concatenate joins "
+                                  "along an existing one, where sizes may differ)")
     ax = normalize_axis(axis, len(first) + 1)
     each = first[:ax] + (1,) + first[ax:]
     return [each] * len(arrays), ax, first[:ax] + (len(arrays),) + first[ax:]

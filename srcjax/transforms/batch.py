@@ -790,7 +790,10 @@ class FunctionWriter:
         c = BatchCall(self, prim, args, flags, seq_flags, operator, ind)
         if rule is None:
             return c.per_example()
-        out = rule(c)
+        try:
+            out = rule(c)
+        except TranspileError as e:  # (a rule's refusal: at the user's line, as the writer's own errors)
+            raise batch_errors.located(self, e, line) if e.span is None else e from None
         return str(out)
 
     # -- calls ------------------------------------------------------------------------------
