@@ -459,3 +459,69 @@ def test_cholesky_by_loops_writing_rows_by_two_subscripts() -> None:
            "grad vs jax", rtol=1e-8)
     As = np.stack([A, 2 * A])
     _agree(srcjax.vmap(hp.cholesky_banachiewicz)(As), np.linalg.cholesky(As), "vmap vs NumPy")
+
+
+def _sgd_zip(w: Any, b: Any, gw: Any, gb: Any) -> Any:
+    params = [w.copy(), b.copy()]
+    for p, g in zip(params, [gw, gb]):
+        p -= 0.1 * g  # (NumPy: params' own arrays change)
+    return params[0].sum() + params[1].sum()
+
+
+def _halve_values(w: Any, b: Any) -> Any:
+    params = {"w": w.copy(), "b": b.copy()}
+    for p in params.values():
+        p *= 0.5
+    return params["w"].sum() + params["b"].sum()
+
+
+def _scale_enumerated(w: Any, b: Any) -> Any:
+    params = [w.copy(), b.copy()]
+    for i, p in enumerate(params):
+        p += i
+    return params[1]
+
+
+def _sgd_by_key(w: Any, b: Any, gw: Any, gb: Any) -> Any:
+    params, grads = {"w": w.copy(), "b": b.copy()}, {"w": gw, "b": gb}
+    for k in params:
+        params[k] -= 0.1 * grads[k]
+    return params["w"].sum() + params["b"].sum()
+
+
+@pytest.mark.parametrize("fn", [_sgd_zip, _halve_values, _scale_enumerated], ids=lambda f: f.__name__)
+def test_an_in_place_change_of_a_zip_enumerate_or_values_item_is_refused(fn: Any) -> None:
+    """Silently wrong before: ``for p, g in zip(params, grads): p -= lr * g`` (the optimizer loop of hand-written
+    NumPy training code) changes ``params``' arrays in NumPy; srcjax rebound ``p`` and returned the old
+    parameters (``_sgd_zip``: -0.59 for -0.78). ``for p in d.values()`` and ``for i, p in enumerate(ps)`` too. The
+    item of ``zip``, ``enumerate``, ``.values()`` and ``.items()`` is the sequence's own array, as ``for d in ds``'s
+    was: refused at the change, as there. The same update by key runs (jit vs NumPy); with the dicts bound by one
+    tuple assignment (``params, grads = {...}, {...}``) it failed "KeyError: 0" at ``for k in params`` (the loop
+    walked params by position: only a dict bound alone was known to be one)."""
+    r = np.random.default_rng(0)
+    args = (r.standard_normal(3), r.standard_normal(2), r.standard_normal(3), r.standard_normal(2))
+    n = len(inspect.signature(fn).parameters)
+    with pytest.raises(srcjax.TranspileError, match="in place in NumPy") as e:
+        srcjax.jit(fn)(*args[:n])
+    assert "test_hunt16_programs.py" in str(e.value).splitlines()[0]
+    _agree(srcjax.jit(_sgd_by_key)(*args), _sgd_by_key(*[a.copy() for a in args]), "by key: jit vs NumPy")
+    _agree(srcjax.grad(_sgd_by_key, argnums=2)(*args), np.full(3, -0.1), "by key: grad")
+
+
+def _row_alias(W: Any) -> Any:
+    W = W.copy()
+    row = W[1]  # (a view of a 2-D W's row; a copy of a 1-D W's item)
+    row += 1.0
+    return W
+
+
+@pytest.mark.xfail(strict=True, reason="reported, not fixed: `row = W[i]; row += v` changes a 2-D W's row in NumPy "
+                   "(W[i] is a view); srcjax rebinds `row` (an integer index is a view or a copy by W's rank, which "
+                   "the syntactic alias check does not know)")
+def test_an_in_place_change_through_a_row_bound_by_an_integer_index() -> None:
+    W = np.arange(6.0).reshape(2, 3)
+    try:
+        got = srcjax.jit(_row_alias)(W)
+    except srcjax.TranspileError:
+        return  # (a refusal is an honest answer)
+    _agree(got, _row_alias(W), "jit vs NumPy")

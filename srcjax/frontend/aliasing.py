@@ -155,6 +155,27 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
     w.events += [_Event(p, "read", n, node, loops=loops, guards=tuple(w.guards)) for n in reads] + effects
 
 
+def _loop_items(st: cst.For) -> list[tuple[str, str]]:
+    """Each name a ``for`` binds and the sequence whose item it is (``""``: none of a local name's)."""
+    it, t = st.iter, st.target
+    if isinstance(it, cst.Name):
+        return [(n, it.value) for n in target_names(t)]
+    f = it.func if isinstance(it, cst.Call) else None
+    args = [a.value.value if isinstance(a.value, cst.Name) and a.keyword is None and not a.star else ""
+            for a in it.args] if isinstance(it, cst.Call) else []
+    parts = t.elements if isinstance(t, (cst.Tuple, cst.List)) else None
+    if isinstance(f, cst.Name) and f.value == "zip" and parts is not None and len(parts) == len(args):
+        return [(n, seq) for e, seq in zip(parts, args) for n in target_names(e.value)]
+    if isinstance(f, cst.Name) and f.value == "enumerate" and parts is not None and len(parts) == 2 and args:
+        return [(n, "") for n in target_names(parts[0].value)] + [(n, args[0]) for n in target_names(parts[1].value)]
+    if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in ("values", "items") and \
+            not args:  # (`for k, v in d.items()`: v is d's item)
+        item = t if f.attr.value == "values" else parts[1].value if parts is not None and len(parts) == 2 else None
+        keys = [] if item is None or item is t else target_names(parts[0].value)  # type: ignore[index]
+        return [(n, "") for n in keys] + [(n, f.value.value) for n in (target_names(item) if item is not None else [])]
+    return [(n, "") for n in target_names(t)]
+
+
 def _block(w: _Walk, stmts: Sequence[Any]) -> None:
     for st in stmts:
         if isinstance(st, cst.SimpleStatementLine):
@@ -178,10 +199,10 @@ def _block(w: _Walk, stmts: Sequence[Any]) -> None:
             start = len(w.events)
             if isinstance(st, cst.For):
                 w.events += [_Event(p, "read", n, st.iter) for n in names_in(st.iter)]
-                # (`for d in ds`: each item is ds's own array, changed in place by `d[0] = v` or `d -= v`)
-                seq = st.iter.value if isinstance(st.iter, cst.Name) else ""
+                # (`for d in ds`: each item is ds's own array, changed in place by `d[0] = v` or `d -= v`; so are
+                # `p` in `for p, g in zip(params, grads)`, `for i, p in enumerate(params)`, `for p in d.values()`)
                 w.events += [_Event(p, "copy", n, st.target, source=seq, made=f"{seq}[k]", guards=(p,)) if seq else
-                             _Event(p, "bind", n, st.target, guards=(p,)) for n in target_names(st.target)]
+                             _Event(p, "bind", n, st.target, guards=(p,)) for n, seq in _loop_items(st)]
             else:
                 w.events += [_Event(p, "read", n, st.test) for n in names_in(st.test)]
             _block(w, st.body.body)
