@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["EXTRA_IMPLEMENTS", "column_stack", "count_nonzero", "diff_operand", "digitize", "dstack", "fliplr",
-           "flipud", "logspace",
+__all__ = ["EXTRA_IMPLEMENTS", "column_stack", "count_nonzero", "diff_operand", "digitize", "dstack", "fill_diagonal",
+           "fliplr", "flipud", "logspace",
            "matrix_rank", "nanmedian", "nanpercentile", "nanquantile", "outer_add", "outer_divide", "outer_maximum",
            "outer_minimum",
            "outer_multiply", "outer_power", "outer_subtract", "ptp", "reduce_add", "reduce_all", "reduce_any",
@@ -54,6 +54,21 @@ def dstack(tup: Any) -> Any:
             a = np.expand_dims(a, -1)
         parts.append(a)
     return np.concatenate(parts, axis=2)
+
+
+@_implements(np.fill_diagonal)
+def fill_diagonal(a: Any, val: Any, wrap: bool = False) -> Any:
+    """``a`` with its main diagonal set to ``val`` (a number, or one value per diagonal element), returned: the
+    front end writes ``np.fill_diagonal(a, v)`` as ``a[...] = fill_diagonal(a, v)``. 2-D arrays (``wrap`` False)."""
+    assert np.ndim(a) == 2 and not wrap, "np.fill_diagonal: srcjax supports 2-D arrays, wrap=False"
+    m, n = np.shape(a)
+    rows = np.arange(m)
+    on = np.expand_dims(rows, 1) == np.arange(n)
+    if np.ndim(val) == 0:
+        return np.where(on, val, a)
+    k = min(m, n)
+    assert np.shape(val)[0] >= k, "np.fill_diagonal: give a value per diagonal element (or a number)"
+    return np.where(on, np.expand_dims(val[np.minimum(rows, k - 1)], 1), a)
 
 
 # -- rotations and flips ---------------------------------------------------------------------------

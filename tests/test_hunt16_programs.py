@@ -525,3 +525,48 @@ def test_an_in_place_change_through_a_row_bound_by_an_integer_index() -> None:
     except srcjax.TranspileError:
         return  # (a refusal is an honest answer)
     _agree(got, _row_alias(W), "jit vs NumPy")
+
+
+def _nearest_distance(X: Any) -> Any:
+    D = np.sqrt(np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=-1) + 1e-12)
+    np.fill_diagonal(D, np.inf)  # (a point is not its own neighbour)
+    return D.min(axis=1).sum()
+
+
+def _filled(A: Any, v: Any) -> Any:
+    B = A.copy()
+    np.fill_diagonal(B, v)
+    C = np.empty_like(A)
+    C.fill(2.0)
+    np.copyto(C, C * B)
+    return C
+
+
+def _aliased_fill(A: Any) -> Any:
+    B = A.copy()
+    C = B
+    np.fill_diagonal(B, 0.0)
+    return C
+
+
+def test_fill_diagonal_copyto_and_fill_write_into_their_array() -> None:
+    """Refused where NumPy runs them: "np.fill_diagonal is not supported by srcjax (yet)" (kNN and kernel code's
+    ``np.fill_diagonal(D, np.inf)``), "np.copyto is not supported", "the array method .fill() changes the array in
+    place". Each is the write ``a[...] = ...`` into its array: jit against NumPy, grad against jax's functional
+    twin, a value per diagonal element on a wide and a tall matrix; through another name bound to the same array
+    it is refused (NumPy changes both)."""
+    X = np.random.default_rng(3).standard_normal((5, 2))
+    _agree(srcjax.jit(_nearest_distance)(X), _nearest_distance(X), "jit vs NumPy")
+
+    def twin(X: Any) -> Any:
+        D = jnp.sqrt(jnp.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=-1) + 1e-12)
+        return jnp.where(jnp.eye(len(X), dtype=bool), jnp.inf, D).min(axis=1).sum()
+
+    _agree(srcjax.grad(_nearest_distance)(X), jax.grad(twin)(X), "grad vs jax")
+    A, v = np.arange(12.0).reshape(3, 4) - 5, np.array([7.0, 8.0, 9.0])
+    for M in (A, A.T):
+        _agree(srcjax.jit(_filled)(M, v), _filled(M, v), "a value per element: jit vs NumPy")
+        _agree(srcjax.jit(_filled)(M, 1.5), _filled(M, 1.5), "a number: jit vs NumPy")
+    with pytest.raises(srcjax.TranspileError, match="would change too") as e:
+        srcjax.jit(_aliased_fill)(A)
+    assert "test_hunt16_programs.py" in str(e.value).splitlines()[0]

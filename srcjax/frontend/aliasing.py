@@ -146,9 +146,11 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
         reads = names_in(s)
         call = s.value if isinstance(s, cst.Expr) else None
         chain = attr_chain(call.func) if isinstance(call, cst.Call) else None
-        if isinstance(call, cst.Call) and chain is not None and chain[-1] == "at" and call.args and \
-                isinstance(call.args[0].value, cst.Name):  # np.add.at(a, i, b) changes a in place
+        if isinstance(call, cst.Call) and chain is not None and chain[-1] in ("at", "fill_diagonal", "copyto") and \
+                call.args and isinstance(call.args[0].value, cst.Name):  # np.add.at(a, i, b) changes a in place
             ev("inplace", call.args[0].value.value)
+        if isinstance(call, cst.Call) and chain is not None and len(chain) == 2 and chain[1] == "fill":
+            ev("inplace", chain[0])  # (a.fill(v))
         for a in call.args if isinstance(call, cst.Call) else ():  # np.clip(d, -5, 5, out=d) too
             if a.keyword is not None and a.keyword.value == "out" and isinstance(a.value, cst.Name):
                 ev("inplace", a.value.value)
