@@ -185,6 +185,9 @@ def in_place_function(norm: Normalizer, call: cst.Call) -> bool:
             len(pos) == len(call.args) == 1 and f.value.value not in ("np", "numpy"):
         target, value = f.value, pos[0].value
     else:
+        name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+        if name not in ("fill_diagonal", "copyto"):  # (the name first: no other call's value is looked up)
+            return False
         try:
             ok, fv = norm.static_value(f)
         except UnknownFunctionError:
