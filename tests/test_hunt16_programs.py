@@ -570,3 +570,96 @@ def test_fill_diagonal_copyto_and_fill_write_into_their_array() -> None:
     with pytest.raises(srcjax.TranspileError, match="would change too") as e:
         srcjax.jit(_aliased_fill)(A)
     assert "test_hunt16_programs.py" in str(e.value).splitlines()[0]
+
+
+def _item_updated_by_name(w: Any, b: Any) -> Any:
+    params = {"w": w.copy(), "b": b.copy()}
+    W = params["w"]
+    W -= 0.1  # (NumPy: params["w"] changes)
+    return params["w"]
+
+
+def _list_item_updated_by_name(w: Any, b: Any) -> Any:
+    layers = [w.copy(), b.copy()]
+    first = layers[0]
+    first *= 2.0
+    return layers[0].sum() + layers[1].sum()
+
+
+def _number_item_rebound(w: Any, b: Any) -> Any:
+    cfg = {"lr": 0.1, "decay": 0.5}
+    lr = cfg["lr"]
+    lr *= cfg["decay"]  # (a Python number: `*=` binds lr again, cfg keeps 0.1)
+    return w * lr + cfg["lr"]
+
+
+def test_an_in_place_change_through_a_name_bound_to_a_containers_item_is_refused() -> None:
+    """Silently wrong before: ``W = params["w"]; W -= lr`` with ``params`` a dict (or list) the function made
+    changes ``params["w"]`` in NumPy; srcjax rebound ``W`` and ``params["w"]`` kept the old array. Refused at the
+    change now, as ``W[0] = v`` was. A container of numbers only (``cfg = {"lr": 0.1}``) is not refused: ``*=``
+    binds a number again in NumPy too."""
+    w, b = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0])
+    for fn in (_item_updated_by_name, _list_item_updated_by_name):
+        with pytest.raises(srcjax.TranspileError, match="in place in NumPy") as e:
+            srcjax.jit(fn)(w, b)
+        assert "test_hunt16_programs.py" in str(e.value).splitlines()[0]
+    _agree(srcjax.jit(_number_item_rebound)(w, b), _number_item_rebound(w, b), "numbers: jit vs NumPy")
+
+
+def _late_bound_in_loop(w: Any) -> Any:
+    a = w.copy()
+
+    def h() -> Any:
+        return a.sum()
+
+    out = 0.0
+    for _ in range(3):
+        a = a * 2
+        out = out + h()  # (Python: h reads the current a)
+    return out
+
+
+def _argument_item_updated(params: Any) -> Any:
+    W = params["w"]
+    W -= 0.1  # (NumPy: the caller's params["w"] changes, and the function returns it)
+    return params["w"]
+
+
+@pytest.mark.xfail(strict=True, reason="reported, not fixed: a nested def reading a name the loop that calls it "
+                   "binds again sees the value from before the loop (Python's closures read the current binding): "
+                   "6x the sum expected, 3x given")
+def test_a_nested_def_called_in_a_loop_that_rebinds_what_it_reads() -> None:
+    w = np.array([0.5, -1.0, 2.0])
+    try:
+        got = srcjax.jit(_late_bound_in_loop)(w)
+    except srcjax.TranspileError:
+        return
+    _agree(got, _late_bound_in_loop(w), "jit vs NumPy")
+
+
+@pytest.mark.xfail(strict=True, reason="reported, not fixed: `W = params['w']; W -= v` with params an argument: "
+                   "the item may be an array (changed in place) or a number (bound again); not known when the "
+                   "function is read")
+def test_an_in_place_change_through_an_arguments_item() -> None:
+    p = {"w": np.array([0.5, -1.0, 2.0])}
+    try:
+        got = srcjax.jit(_argument_item_updated)(p)
+    except srcjax.TranspileError:
+        return
+    _agree(got, _argument_item_updated({"w": p["w"].copy()}), "jit vs NumPy")
+
+
+def _list_slots_replaced(w: Any, b: Any) -> Any:
+    weights = [w.copy(), b.copy()]
+    s = 0.0
+    for i, v in enumerate(weights):
+        weights[i] = v * 0.5  # (the list's slot gets a new array: v keeps the old one, in NumPy too)
+        s = s + v.sum()
+    return s + weights[0].sum()
+
+
+def test_replacing_a_lists_slot_does_not_change_its_old_item() -> None:
+    """``xs[i] = v`` on a list the function made replaces the slot: the old item, still read through the loop's
+    name, is unchanged in NumPy, so it is not refused (an array's row written this way is: its view changes)."""
+    w, b = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0])
+    _agree(srcjax.jit(_list_slots_replaced)(w, b), _list_slots_replaced(w, b), "jit vs NumPy")

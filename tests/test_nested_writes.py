@@ -154,7 +154,7 @@ def test_a_write_into_an_arrays_row_by_two_subscripts() -> None:
 
 
 @pytest.mark.parametrize("fn, match", [(aliased_item, "would also change 'a'"),
-                                       (viewed_item, "would also change 'b'"),
+                                       (viewed_item, "so `b`, which shares it through a view"),
                                        (fancy_rows, r"write a\[i, j\] = v")], ids=lambda v: getattr(v, "__name__", ""))
 def test_what_numpy_would_also_change_is_refused(fn: Any, match: str) -> None:
     with pytest.raises(TranspileError, match=match) as e:

@@ -28,7 +28,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import Span, UnsupportedSyntaxError
-from .names import Visitor, assigned_names, code, names_in, target_names
+from .names import Visitor, assigned_names, code, names_in, target_names, walk
 from .syntax import attr_chain
 
 
@@ -60,6 +60,32 @@ class _Walk:
     pos: Iterator[int] = field(default_factory=itertools.count)
     loops: list[list[int]] = field(default_factory=list)
     guards: list[int] = field(default_factory=list)
+    containers: set[str] = field(default_factory=set)  # names bound to a list or dict display
+
+
+def _containers(fdef: cst.FunctionDef) -> set[str]:
+    """The names the function binds to a list or dict of values that may be arrays (a display with an item other
+    than a literal, a comprehension, ``list(...)``, ``dict(...)``): ``cfg = {"lr": 0.1}``'s items are numbers."""
+    out: set[str] = set()
+    for n in walk(fdef.body):
+        if not isinstance(n, cst.Assign):
+            continue
+        v = n.value
+        items = [e.value for e in v.elements] if isinstance(v, (cst.List, cst.Dict)) else None
+        if isinstance(v, (cst.ListComp, cst.DictComp)) or items is not None and not all(map(_is_literal, items)) or \
+                isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in ("list", "dict"):
+            out.update(t.target.value for t in n.targets if isinstance(t.target, cst.Name))
+    return out
+
+
+def _item_of(value: cst.BaseExpression, w: _Walk) -> str | None:
+    """The list or dict the function made whose own item ``value`` is (``params["w"]``, ``params[0]``): an in-place
+    change of it changes the container's item. (An argument's item may be a number, which ``+=`` binds again, and an
+    array's integer index is a view or a copy by its rank: neither is known here.)"""
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1 and \
+            isinstance(value.slice[0].slice, cst.Index) and value.value.value in w.containers:
+        return value.value.value
+    return None
 
 
 def _base_name(t: cst.BaseExpression) -> str | None:
@@ -122,11 +148,12 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
             if isinstance(tgt, (cst.Subscript, cst.Attribute)):
                 base = _base_name(tgt)
                 reads += [n for n in names_in(tgt) if n != base]
-                if base is not None and isinstance(tgt, cst.Subscript):
+                slot = base in w.containers and isinstance(tgt.value, cst.Name)  # (xs[i] = v: a slot, not its item)
+                if base is not None and isinstance(tgt, cst.Subscript) and not slot:
                     ev("inplace", base)
             elif isinstance(tgt, cst.Name) and isinstance(s.value, cst.Name):
                 ev("copy", tgt.value, source=s.value.value)
-            elif isinstance(tgt, cst.Name) and (base := _user_view_of(s.value)) is not None:
+            elif isinstance(tgt, cst.Name) and (base := _user_view_of(s.value) or _item_of(s.value, w)) is not None:
                 ev("copy", tgt.value, source=base, made=code(s.value))  # a view shares the array
             else:
                 for n in target_names(tgt):
@@ -223,7 +250,7 @@ def _block(w: _Walk, stmts: Sequence[Any]) -> None:
 
 def check_in_place_aliasing(fdef: cst.FunctionDef) -> InPlaceAlias | None:
     """The first in-place change of an array that another name, read after it, also holds."""
-    w = _Walk()
+    w = _Walk(containers=_containers(fdef))
     _block(w, fdef.body.body)
     events = w.events
     obj: dict[str, int] = {}  # name -> the value it holds (an id per binding)
