@@ -663,3 +663,29 @@ def test_replacing_a_lists_slot_does_not_change_its_old_item() -> None:
     name, is unchanged in NumPy, so it is not refused (an array's row written this way is: its view changes)."""
     w, b = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0])
     _agree(srcjax.jit(_list_slots_replaced)(w, b), _list_slots_replaced(w, b), "jit vs NumPy")
+
+
+def _chained_zeros(x: Any) -> Any:
+    a = b = np.zeros(3)
+    a += x  # (NumPy: b is the same array)
+    return b
+
+
+def _chained_moments(w: Any, g: Any) -> Any:
+    m = v = np.zeros_like(w)  # (rebound before any in-place change: no alias is ever changed)
+    for _ in range(2):
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g ** 2
+        w = w - 0.01 * m / (np.sqrt(v) + 1e-8)
+    return w
+
+
+def test_an_in_place_change_through_a_chained_assignment_is_refused() -> None:
+    """Silently wrong before: ``a = b = np.zeros(3); a += x`` changes ``b`` too in NumPy (one array, two names);
+    srcjax returned zeros for ``b``. The names of a chained assignment are copies of one value now, refused at the
+    change as ``b = a`` was; Adam's ``m = v = np.zeros_like(w)``, rebound before any change, runs."""
+    x = np.array([0.5, -1.0, 2.0])
+    with pytest.raises(srcjax.TranspileError, match="bound to the same array") as e:
+        srcjax.jit(_chained_zeros)(x)
+    assert "test_hunt16_programs.py" in str(e.value).splitlines()[0]
+    _agree(srcjax.jit(_chained_moments)(x, -x), _chained_moments(x, -x), "jit vs NumPy")

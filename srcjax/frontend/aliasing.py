@@ -143,9 +143,12 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
 
     if isinstance(s, cst.Assign):
         reads = names_in(s.value)
+        first = ""  # (`a = b = np.zeros(3)`: one array, two names)
         for t in s.targets:
             tgt = t.target
-            if isinstance(tgt, (cst.Subscript, cst.Attribute)):
+            if isinstance(tgt, cst.Name) and first:
+                ev("copy", tgt.value, source=first)
+            elif isinstance(tgt, (cst.Subscript, cst.Attribute)):
                 base = _base_name(tgt)
                 reads += [n for n in names_in(tgt) if n != base]
                 slot = base in w.containers and isinstance(tgt.value, cst.Name)  # (xs[i] = v: a slot, not its item)
@@ -158,6 +161,7 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
             else:
                 for n in target_names(tgt):
                     ev("bind", n, literal=isinstance(tgt, cst.Name) and _is_literal(s.value))
+            first = first or (tgt.value if isinstance(tgt, cst.Name) else "")
     elif isinstance(s, cst.AugAssign):
         reads = names_in(s.value)
         base = _base_name(s.target)
