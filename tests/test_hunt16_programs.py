@@ -625,16 +625,40 @@ def _argument_item_updated(params: Any) -> Any:
     return params["w"]
 
 
-@pytest.mark.xfail(strict=True, reason="reported, not fixed: a nested def reading a name the loop that calls it "
-                   "binds again sees the value from before the loop (Python's closures read the current binding): "
-                   "6x the sum expected, 3x given")
-def test_a_nested_def_called_in_a_loop_that_rebinds_what_it_reads() -> None:
+def _late_bound_unrolled(w: Any) -> Any:
+    a = w.copy()
+    h = lambda: a.sum()  # noqa: E731
+    out = []
+    for _ in range(3):
+        a = a * 2
+        out.append(h())
+    return np.array(out)
+
+
+def _argument_passed(w: Any) -> Any:
+    a = w.copy()
+
+    def h(a: Any) -> Any:
+        return a.sum()
+
+    out = 0.0
+    for _ in range(3):
+        a = a * 2
+        out = out + h(a)
+    return out
+
+
+def test_a_nested_def_called_in_a_loop_that_rebinds_what_it_reads_is_refused() -> None:
+    """Silently wrong before: ``def h(): return a.sum()``, then ``for ...: a = a * 2; out += h()``: Python's ``h``
+    reads each new ``a`` (21.0); srcjax's loop body, a generated function with its own ``a``, called ``h`` closed
+    over the ``a`` from before the loop (4.5); an unrolled loop (``out.append(h())``) too. Refused at the loop now
+    (``frontend/closure_reads.py``), with the hint to pass ``a``; passed as an argument it runs."""
     w = np.array([0.5, -1.0, 2.0])
-    try:
-        got = srcjax.jit(_late_bound_in_loop)(w)
-    except srcjax.TranspileError:
-        return
-    _agree(got, _late_bound_in_loop(w), "jit vs NumPy")
+    for fn in (_late_bound_in_loop, _late_bound_unrolled):
+        with pytest.raises(srcjax.TranspileError, match="reads `a`, which the loop binds again") as e:
+            srcjax.jit(fn)(w)
+        assert "test_hunt16_programs.py" in str(e.value).splitlines()[0]
+    _agree(srcjax.jit(_argument_passed)(w), _argument_passed(w), "jit vs NumPy")
 
 
 @pytest.mark.xfail(strict=True, reason="reported, not fixed: `W = params['w']; W -= v` with params an argument: "
