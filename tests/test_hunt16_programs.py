@@ -96,6 +96,7 @@ KNOWN_WRONG: dict[tuple[str, ...], str] = {
     ("ray_sphere_shade", "vmap(grad(f), in_axes=(None, None, 0, 0))"): _RAY,
     ("metropolis_chain", "jacfwd(f)"): _INT_JAC,
     ("mask_logic", "jacfwd(f)"): _INT_JAC,
+    ("argmax_nonzero_first", "jacfwd(f)"): _INT_JAC,
 }
 
 
