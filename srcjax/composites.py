@@ -638,8 +638,10 @@ def item_write(c: Any, key: Any, inner: Any, value: Any) -> Any:
     """``c[key][inner] = value`` where ``c`` is a local list or dict (frontend/nested_writes.py): ``c`` with its
     item ``c[key]`` (an array, list or dict) updated at ``inner``, as Python and NumPy change that item in place
     (``xs[t][inputs[t]] = 1``, ``state["mu"][k] = v``)."""
-    assert isinstance(c, (list, dict, tuple)), \
-        "a[i][j] = v into an array: write a[i, j] = v (a[i][j] writes into a copy where i is an array of indices)"
+    if not isinstance(c, (list, dict, tuple)):  # an array: `L[i][j] = v` writes through the view L[i] (i a number)
+        assert isinstance(key, slice) or np.ndim(key) == 0 and np.result_type(key).kind in "iu", \
+            "a[i][j] = v into an array: write a[i, j] = v (a[i][j] writes into a copy where i is an array of indices)"
+        return srcjax_index_update(c, key, srcjax_index_update(c[key], inner, value))
     item = c[key]
     if isinstance(item, dict):  # (new dicts with the key's value replaced: derivatives read them as containers)
         new = {**item, inner: value}

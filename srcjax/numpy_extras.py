@@ -1,6 +1,6 @@
 """More NumPy functions written in NumPy terms, like :mod:`srcjax.composites` (which merges
-:data:`EXTRA_IMPLEMENTS` into its table): rotations and flips, ``ptp``, ``count_nonzero``,
-``digitize``, ``logspace``, ``np.diff``'s ``prepend``/``append`` (:func:`diff_operand`), the
+:data:`EXTRA_IMPLEMENTS` into its table): ``column_stack`` and ``dstack``, rotations and flips, ``ptp``,
+``count_nonzero``, ``digitize``, ``logspace``, ``np.diff``'s ``prepend``/``append`` (:func:`diff_operand`), the
 NaN-ignoring quantiles (``nanquantile``, ``nanpercentile``, ``nanmedian``) and the ufunc methods
 ``reduce`` and ``outer``, ``np.linalg.matrix_rank``. Transpiled like the user's own helpers:
 differentiated and batched through the primitives they use.
@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["EXTRA_IMPLEMENTS", "count_nonzero", "diff_operand", "digitize", "fliplr", "flipud", "logspace",
+__all__ = ["EXTRA_IMPLEMENTS", "column_stack", "count_nonzero", "diff_operand", "digitize", "dstack", "fill_diagonal",
+           "fliplr", "flipud", "logspace",
            "matrix_rank", "nanmedian", "nanpercentile", "nanquantile", "outer_add", "outer_divide", "outer_maximum",
            "outer_minimum",
            "outer_multiply", "outer_power", "outer_subtract", "ptp", "reduce_add", "reduce_all", "reduce_any",
@@ -28,6 +29,46 @@ def _implements(*targets: Any) -> Callable[[Callable[..., Any]], Callable[..., A
             EXTRA_IMPLEMENTS[t] = fn
         return fn
     return register
+
+
+# -- stacking ----------------------------------------------------------------------------------------
+
+@_implements(np.column_stack)
+def column_stack(tup: Any) -> Any:
+    """1-D arrays as the columns of a 2-D array (2-D arrays as they are), joined along axis 1."""
+    cols = []
+    for a in tup:
+        cols.append(np.reshape(a, (-1, 1)) if np.ndim(a) < 2 else a)
+    return np.concatenate(cols, axis=1)
+
+
+@_implements(np.dstack)
+def dstack(tup: Any) -> Any:
+    """Arrays joined along a third axis (``np.atleast_3d``: ``(n,)`` as ``(1, n, 1)``, ``(m, n)`` as
+    ``(m, n, 1)``)."""
+    parts = []
+    for a in tup:
+        if np.ndim(a) < 2:
+            a = np.reshape(a, (1, -1, 1))
+        elif np.ndim(a) == 2:
+            a = np.expand_dims(a, -1)
+        parts.append(a)
+    return np.concatenate(parts, axis=2)
+
+
+@_implements(np.fill_diagonal)
+def fill_diagonal(a: Any, val: Any, wrap: bool = False) -> Any:
+    """``a`` with its main diagonal set to ``val`` (a number, or one value per diagonal element), returned: the
+    front end writes ``np.fill_diagonal(a, v)`` as ``a[...] = fill_diagonal(a, v)``. 2-D arrays (``wrap`` False)."""
+    assert np.ndim(a) == 2 and not wrap, "np.fill_diagonal: srcjax supports 2-D arrays, wrap=False"
+    m, n = np.shape(a)
+    rows = np.arange(m)
+    on = np.expand_dims(rows, 1) == np.arange(n)
+    if np.ndim(val) == 0:
+        return np.where(on, val, a)
+    k = min(m, n)
+    assert np.shape(val)[0] >= k, "np.fill_diagonal: give a value per diagonal element (or a number)"
+    return np.where(on, np.expand_dims(val[np.minimum(rows, k - 1)], 1), a)
 
 
 # -- rotations and flips ---------------------------------------------------------------------------

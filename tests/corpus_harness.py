@@ -247,6 +247,10 @@ class Corpus(NamedTuple):
         main(self.checks(names, dtypes), self.run, len(self.cases) if names is None else None)
 
 
+def _copied(a: Any) -> Any:
+    return a.copy() if isinstance(a, np.ndarray) else a
+
+
 def run_check(corpus: Corpus, c: Any, expr: str, in_axes: Any, dtype: str, seed: int = 0) -> Outcome:
     """One check of case ``c`` (``expr`` over its function, ``in_axes`` its batched arguments or None) at
     ``dtype``: srcjax against jax (values and, unless ``c.numpy_dtypes`` says why NumPy's differ, dtypes), the
@@ -273,11 +277,13 @@ def run_check(corpus: Corpus, c: Any, expr: str, in_axes: Any, dtype: str, seed:
     try:
         if want is not None:
             leaves_agree(leaves(got), corpus.oracle_leaves(want), "srcjax vs jax", rtol, dtypes=not numpy_dtypes)
-        ref = quietly(corpus.numpy_reference, c, expr, in_axes, args)
+        # (a copy: the user's function may write into its arguments, as NumPy code does, and NumPy then runs the
+        # generated source on them)
+        ref = quietly(corpus.numpy_reference, c, expr, in_axes, srcjax.tree_util.tree_map(_copied, args))
         if ref is not None:
             leaves_agree(leaves(got), leaves(ref), "the user's function run by NumPy vs srcjax", 10 * rtol,
                          dtypes=corpus.numpy_dtypes_always or want is None or numpy_dtypes)
-        fd = corpus.fd_reference(c, expr, args) if dtype == "float64" else None
+        fd = corpus.fd_reference(c, expr, srcjax.tree_util.tree_map(_copied, args)) if dtype == "float64" else None
         if fd is not None:
             leaves_agree(leaves(got), leaves(fd), "finite differences vs srcjax's grad", 1e-5, dtypes=False)
     except AssertionError as e:

@@ -3,7 +3,8 @@ min-char-rnn's ``xs[t][inputs[t]] = 1`` (a dict of arrays) and an optimizer's ``
 dicts) were refused ("assignment into an element of something other than a local array variable"); under jit,
 grad and vmap against the user's function run by NumPy, jax (a functional twin) and the generated source run
 by NumPy. What NumPy would also change (the item's array under another name, read later; a view of the item)
-is refused at the write, and ``a[i][j] = v`` into an array is refused with a hint to write ``a[i, j] = v``."""
+is refused at the write, and ``a[i][j] = v`` into an array with ``i`` an array of indices (NumPy writes into a copy) is refused with a hint
+to write ``a[i, j] = v``."""
 
 from __future__ import annotations
 
@@ -138,9 +139,23 @@ def array_row(w):
     return np.sum(a * w)
 
 
+def fancy_rows(w):
+    a = np.zeros((2, 3))
+    a[[0, 1]][0] = 1.0  # (NumPy writes into a copy: `a` is unchanged)
+    return np.sum(a * w)
+
+
+def test_a_write_into_an_arrays_row_by_two_subscripts() -> None:
+    """``a[i][j] = v`` with ``i`` a number writes through the view ``a[i]``, as ``a[i, j] = v`` (Rosetta Code's
+    Cholesky ``L[i][j] = ...``): it was refused with a hint to write ``a[i, j] = v``."""
+    w = np.arange(1.0, 4.0)
+    np.testing.assert_allclose(np.asarray(srcjax.jit(array_row)(w)), array_row(w))
+    np.testing.assert_allclose(np.asarray(srcjax.grad(lambda v: array_row(v * v))(w)), [0.0, 0.0, 6.0])
+
+
 @pytest.mark.parametrize("fn, match", [(aliased_item, "would also change 'a'"),
-                                       (viewed_item, "would also change 'b'"),
-                                       (array_row, r"write a\[i, j\] = v")], ids=lambda v: getattr(v, "__name__", ""))
+                                       (viewed_item, "so `b`, which shares it through a view"),
+                                       (fancy_rows, r"write a\[i, j\] = v")], ids=lambda v: getattr(v, "__name__", ""))
 def test_what_numpy_would_also_change_is_refused(fn: Any, match: str) -> None:
     with pytest.raises(TranspileError, match=match) as e:
         srcjax.jit(fn)(np.ones(3))

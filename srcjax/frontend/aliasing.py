@@ -28,7 +28,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import Span, UnsupportedSyntaxError
-from .names import Visitor, assigned_names, code, names_in, target_names
+from .names import Visitor, assigned_names, code, names_in, target_names, walk
 from .syntax import attr_chain
 
 
@@ -60,6 +60,32 @@ class _Walk:
     pos: Iterator[int] = field(default_factory=itertools.count)
     loops: list[list[int]] = field(default_factory=list)
     guards: list[int] = field(default_factory=list)
+    containers: set[str] = field(default_factory=set)  # names bound to a list or dict display
+
+
+def _containers(fdef: cst.FunctionDef) -> set[str]:
+    """The names the function binds to a list or dict of values that may be arrays (a display with an item other
+    than a literal, a comprehension, ``list(...)``, ``dict(...)``): ``cfg = {"lr": 0.1}``'s items are numbers."""
+    out: set[str] = set()
+    for n in walk(fdef.body):
+        if not isinstance(n, cst.Assign):
+            continue
+        v = n.value
+        items = [e.value for e in v.elements] if isinstance(v, (cst.List, cst.Dict)) else None
+        if isinstance(v, (cst.ListComp, cst.DictComp)) or items is not None and not all(map(_is_literal, items)) or \
+                isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in ("list", "dict"):
+            out.update(t.target.value for t in n.targets if isinstance(t.target, cst.Name))
+    return out
+
+
+def _item_of(value: cst.BaseExpression, w: _Walk) -> str | None:
+    """The list or dict the function made whose own item ``value`` is (``params["w"]``, ``params[0]``): an in-place
+    change of it changes the container's item. (An argument's item may be a number, which ``+=`` binds again, and an
+    array's integer index is a view or a copy by its rank: neither is known here.)"""
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1 and \
+            isinstance(value.slice[0].slice, cst.Index) and value.value.value in w.containers:
+        return value.value.value
+    return None
 
 
 def _base_name(t: cst.BaseExpression) -> str | None:
@@ -117,20 +143,25 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
 
     if isinstance(s, cst.Assign):
         reads = names_in(s.value)
+        first = ""  # (`a = b = np.zeros(3)`: one array, two names)
         for t in s.targets:
             tgt = t.target
-            if isinstance(tgt, (cst.Subscript, cst.Attribute)):
+            if isinstance(tgt, cst.Name) and first:
+                ev("copy", tgt.value, source=first)
+            elif isinstance(tgt, (cst.Subscript, cst.Attribute)):
                 base = _base_name(tgt)
                 reads += [n for n in names_in(tgt) if n != base]
-                if base is not None and isinstance(tgt, cst.Subscript):
+                slot = base in w.containers and isinstance(tgt.value, cst.Name)  # (xs[i] = v: a slot, not its item)
+                if base is not None and isinstance(tgt, cst.Subscript) and not slot:
                     ev("inplace", base)
             elif isinstance(tgt, cst.Name) and isinstance(s.value, cst.Name):
                 ev("copy", tgt.value, source=s.value.value)
-            elif isinstance(tgt, cst.Name) and (base := _user_view_of(s.value)) is not None:
+            elif isinstance(tgt, cst.Name) and (base := _user_view_of(s.value) or _item_of(s.value, w)) is not None:
                 ev("copy", tgt.value, source=base, made=code(s.value))  # a view shares the array
             else:
                 for n in target_names(tgt):
                     ev("bind", n, literal=isinstance(tgt, cst.Name) and _is_literal(s.value))
+            first = first or (tgt.value if isinstance(tgt, cst.Name) else "")
     elif isinstance(s, cst.AugAssign):
         reads = names_in(s.value)
         base = _base_name(s.target)
@@ -146,13 +177,36 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
         reads = names_in(s)
         call = s.value if isinstance(s, cst.Expr) else None
         chain = attr_chain(call.func) if isinstance(call, cst.Call) else None
-        if isinstance(call, cst.Call) and chain is not None and chain[-1] == "at" and call.args and \
-                isinstance(call.args[0].value, cst.Name):  # np.add.at(a, i, b) changes a in place
+        if isinstance(call, cst.Call) and chain is not None and chain[-1] in ("at", "fill_diagonal", "copyto") and \
+                call.args and isinstance(call.args[0].value, cst.Name):  # np.add.at(a, i, b) changes a in place
             ev("inplace", call.args[0].value.value)
+        if isinstance(call, cst.Call) and chain is not None and len(chain) == 2 and chain[1] == "fill":
+            ev("inplace", chain[0])  # (a.fill(v))
         for a in call.args if isinstance(call, cst.Call) else ():  # np.clip(d, -5, 5, out=d) too
             if a.keyword is not None and a.keyword.value == "out" and isinstance(a.value, cst.Name):
                 ev("inplace", a.value.value)
     w.events += [_Event(p, "read", n, node, loops=loops, guards=tuple(w.guards)) for n in reads] + effects
+
+
+def _loop_items(st: cst.For) -> list[tuple[str, str]]:
+    """Each name a ``for`` binds and the sequence whose item it is (``""``: none of a local name's)."""
+    it, t = st.iter, st.target
+    if isinstance(it, cst.Name):
+        return [(n, it.value) for n in target_names(t)]
+    f = it.func if isinstance(it, cst.Call) else None
+    args = [a.value.value if isinstance(a.value, cst.Name) and a.keyword is None and not a.star else ""
+            for a in it.args] if isinstance(it, cst.Call) else []
+    parts = t.elements if isinstance(t, (cst.Tuple, cst.List)) else None
+    if isinstance(f, cst.Name) and f.value == "zip" and parts is not None and len(parts) == len(args):
+        return [(n, seq) for e, seq in zip(parts, args) for n in target_names(e.value)]
+    if isinstance(f, cst.Name) and f.value == "enumerate" and parts is not None and len(parts) == 2 and args:
+        return [(n, "") for n in target_names(parts[0].value)] + [(n, args[0]) for n in target_names(parts[1].value)]
+    if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in ("values", "items") and \
+            not args:  # (`for k, v in d.items()`: v is d's item)
+        item = t if f.attr.value == "values" else parts[1].value if parts is not None and len(parts) == 2 else None
+        keys = [] if item is None or item is t else target_names(parts[0].value)  # type: ignore[index]
+        return [(n, "") for n in keys] + [(n, f.value.value) for n in (target_names(item) if item is not None else [])]
+    return [(n, "") for n in target_names(t)]
 
 
 def _block(w: _Walk, stmts: Sequence[Any]) -> None:
@@ -178,10 +232,10 @@ def _block(w: _Walk, stmts: Sequence[Any]) -> None:
             start = len(w.events)
             if isinstance(st, cst.For):
                 w.events += [_Event(p, "read", n, st.iter) for n in names_in(st.iter)]
-                # (`for d in ds`: each item is ds's own array, changed in place by `d[0] = v` or `d -= v`)
-                seq = st.iter.value if isinstance(st.iter, cst.Name) else ""
+                # (`for d in ds`: each item is ds's own array, changed in place by `d[0] = v` or `d -= v`; so are
+                # `p` in `for p, g in zip(params, grads)`, `for i, p in enumerate(params)`, `for p in d.values()`)
                 w.events += [_Event(p, "copy", n, st.target, source=seq, made=f"{seq}[k]", guards=(p,)) if seq else
-                             _Event(p, "bind", n, st.target, guards=(p,)) for n in target_names(st.target)]
+                             _Event(p, "bind", n, st.target, guards=(p,)) for n, seq in _loop_items(st)]
             else:
                 w.events += [_Event(p, "read", n, st.test) for n in names_in(st.test)]
             _block(w, st.body.body)
@@ -200,7 +254,7 @@ def _block(w: _Walk, stmts: Sequence[Any]) -> None:
 
 def check_in_place_aliasing(fdef: cst.FunctionDef) -> InPlaceAlias | None:
     """The first in-place change of an array that another name, read after it, also holds."""
-    w = _Walk()
+    w = _Walk(containers=_containers(fdef))
     _block(w, fdef.body.body)
     events = w.events
     obj: dict[str, int] = {}  # name -> the value it holds (an id per binding)

@@ -117,6 +117,10 @@ class BindingTimes:
         walks its keys (never rows by position, as over an array whose items may be batched or data)."""
         binds = [(t.target.value, st.value) for st, _ in walk_statements(body) if isinstance(st, cst.Assign)
                  for t in st.targets if isinstance(t.target, cst.Name)]
+        binds += [(e.value.value, v.value) for st, _ in walk_statements(body) if isinstance(st, cst.Assign)
+                  and isinstance(st.value, cst.Tuple) for t in st.targets if isinstance(t.target, cst.Tuple)
+                  and len(t.target.elements) == len(st.value.elements)  # (`params, grads = {...}, {...}`)
+                  for e, v in zip(t.target.elements, st.value.elements) if isinstance(e.value, cst.Name)]
         names: set[str] = set()
         grown = True
         while grown:

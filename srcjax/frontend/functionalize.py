@@ -52,7 +52,7 @@ import libcst as cst
 from ..adjoint import is_tape_name
 from ..core import Span, UnsupportedSyntaxError
 from ..primitives import registry
-from . import loop_returns
+from . import closure_reads, loop_returns
 from .binding_times import DYNAMIC, SHAPE_ATTRS, STATIC, STATIC_FUNCTIONS, UNKNOWN, BindingTimes
 from .exits import exit_flags, own_exits
 from .liveness import Liveness, LoopExits
@@ -266,7 +266,9 @@ class Functionalizer:
         return [self.mark(assign_stmt(target.value, call), sp)]
 
     def check_effects(self, stmts: Sequence[Any], outer: set[str], where: str, node: cst.CSTNode) -> None:
-        """Refuse what a generated function cannot do for its caller: mutate, raise, return."""
+        """Refuse what a generated function cannot do for its caller: mutate, raise, return; or see (a nested
+        function reading a name the body binds again: closure_reads.py)."""
+        self.check_closures(stmts, where, node)
         for st, _ in walk(stmts):
             recv = self.method_receiver(st)
             if recv is not None and recv in outer and is_tape_name(recv):  # (reverse-mode source: srcjax's tape)
@@ -288,6 +290,13 @@ class Functionalizer:
             if isinstance(st, cst.Raise):
                 raise self.error(f"`raise` inside {where}", node,
                                  "check static values (shapes, arguments) instead, or return a flag array")
+
+    def check_closures(self, stmts: Sequence[Any], where: str, node: cst.CSTNode) -> None:
+        stale = None if is_generated(self.nf.fn) else closure_reads.stale_read(self.nf.fdef.body.body, stmts)
+        if stale is not None:
+            raise self.error(f"`{stale[0]}()` reads `{stale[1]}`, which {where} binds again: Python's function "
+                             f"would see each new `{stale[1]}`, srcjax's generated body the one from before it",
+                             node, f"pass `{stale[1]}` to {stale[0]} as an argument")
 
     def method_receiver(self, st: Any) -> str | None:
         value = st.value if isinstance(st, (cst.Expr, cst.Assign)) else None
@@ -433,6 +442,7 @@ class Functionalizer:
     # -- loops ---------------------------------------------------------------------------------
     def python_loop(self, s: cst.For | cst.While, defined: set[str], after: set[str]) -> list[Any]:
         """A loop that stays Python: rewrite inside its body."""
+        self.check_closures(s.body.body, "the loop", s)  # (unrolled, its calls read the closure's first values too)
         head = self.live.loop_head(s, after)
         tgt = set(target_names(s.target)) if isinstance(s, cst.For) else set()
         inner = _Ctx(head, defined | tgt | set(assigned_in(s.body.body)) & head, (head, set(after)))
@@ -575,6 +585,7 @@ class Functionalizer:
                                  "`while` loop with a flag")
             return self.python_loop(s, defined, after)
         assert target is not None
+        self.check_closures(body, "the loop", s)
         self.changed = True
         pre: list[Any] = []
         lo: cst.BaseExpression

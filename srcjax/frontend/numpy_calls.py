@@ -152,6 +152,8 @@ def out_argument(norm: Normalizer, call: cst.Call) -> bool:
     """``np.add(a, b, out=b)`` (a ufunc, or np.clip, writing its result into an array: numpy-100's in-place
     arithmetic, min-char-rnn's ``np.clip(d, -5, 5, out=d)``) as ``b[...] = np.add(a, b)``, the write into a
     local array srcjax follows (cast to ``b``'s dtype; a view of another array is refused there). False: not one."""
+    if in_place_function(norm, call):
+        return True
     out = next((a for a in call.args if a.keyword is not None and a.keyword.value == "out"), None)
     if out is None:
         return False
@@ -169,6 +171,38 @@ def out_argument(norm: Normalizer, call: cst.Call) -> bool:
     value = norm.atom(call.with_changes(args=args))
     whole = cst.Subscript(value=out.value, slice=[cst.SubscriptElement(cst.Index(cst.Ellipsis()))])
     norm.index_assign(whole, value, call)
+    return True
+
+
+def in_place_function(norm: Normalizer, call: cst.Call) -> bool:
+    """``np.fill_diagonal(a, v)``, ``np.copyto(a, b)`` and ``a.fill(v)`` (NumPy functions and a method writing into
+    their first array) as ``a[...] = composites.fill_diagonal(a, v)``, ``a[...] = b`` and ``a[...] = v``: the write
+    into a local array srcjax follows (cast to ``a``'s dtype; a view of another array is refused there). False:
+    not one."""
+    f = call.func
+    pos = [a for a in call.args if a.keyword is None and not a.star]
+    if isinstance(f, cst.Attribute) and f.attr.value == "fill" and isinstance(f.value, cst.Name) and \
+            len(pos) == len(call.args) == 1 and f.value.value not in ("np", "numpy"):
+        target, value = f.value, pos[0].value
+    else:
+        name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+        if name not in ("fill_diagonal", "copyto"):  # (the name first: no other call's value is looked up)
+            return False
+        try:
+            ok, fv = norm.static_value(f)
+        except UnknownFunctionError:
+            return False
+        from ..numpy_extras import fill_diagonal  # (what the resolver reads np.fill_diagonal as)
+
+        if not ok or fv not in (np.fill_diagonal, fill_diagonal, np.copyto) or len(pos) != 2 or len(call.args) != 2:
+            return False
+        if not isinstance(pos[0].value, cst.Name):
+            raise norm.unsupported(pos[0], f"np.{fv.__name__}() into something other than a local array variable",
+                                   "write into a local array: `a = x.copy()`, then the call on `a`")
+        target = pos[0].value
+        value = pos[1].value if fv is np.copyto else call  # (np.fill_diagonal: srcjax's functional one)
+    whole = cst.Subscript(value=target, slice=[cst.SubscriptElement(cst.Index(cst.Ellipsis()))])
+    norm.index_assign(whole, norm.atom(value), call)
     return True
 
 

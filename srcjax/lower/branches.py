@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import pytree
 from ..adjoint import UNSET
-from ..core import DTypeError, ShapedArray, StaticValueError, TranspileError
+from ..core import DTypeError, ShapedArray, TranspileError
 from ..frontend.names import assigned_names
 from .hlo import HloValue
 from .regions import (
@@ -123,15 +123,15 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
             dyn.append(j)
             avals.append(join_avals(known, labels[j]))
             continue
-        vavals: list[ShapedArray] = []
-        for v in vals:
-            a = v.aval if isinstance(v, HloValue) else aval_of_static(v)
-            if a is None:
-                raise StaticValueError(f"{labels[j]} is {v!r} on one branch and something else on another; "
-                                       "a value decided by array data must be an array or a number")
-            vavals.append(a)
+        vavals = [v.aval if isinstance(v, HloValue) else aval_of_static(v) for v in vals]
+        odd = next((v for v, a in zip(vals, vavals) if a is None), None)
+        if odd is not None:  # (an error where it is read after the `if`: a nested def the branch made again is not)
+            result[j] = Undefined(labels[j], "an `if` on array data", message=(
+                f"{labels[j]} is {odd!r} on one branch and something else on another; a value decided by array "
+                "data must be an array or a number"))
+            continue
         dyn.append(j)
-        avals.append(join_avals(vavals, labels[j]))
+        avals.append(join_avals([a for a in vavals if a is not None], labels[j]))
     for k, lines in enumerate(regions):
         with sp.b.region(lines):
             outs_k = []

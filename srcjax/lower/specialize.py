@@ -448,6 +448,8 @@ class Specializer:
             if isinstance(v, Undefined):
                 if v.readable(self.on_branch):
                     return v.value  # defined on this branch of an earlier `if` on the same condition
+                if v.message:
+                    raise StaticValueError(v.message)
                 raise UnsupportedSyntaxError(f"{name!r} is assigned on only some paths of {v.why}, and read "
                                              "after it", hint=f"assign {name} before that statement or on every path")
             return v

@@ -118,11 +118,12 @@ class Undefined:
     """
 
     def __init__(self, name: str, why: str, value: Any = None,
-                 conds: dict[str, frozenset[int]] | None = None) -> None:
+                 conds: dict[str, frozenset[int]] | None = None, message: str = "") -> None:
         self.name = name
         self.why = why
         self.value = value
         self.conds = conds or {}
+        self.message = message  # (the error of a read, where it is not "assigned on only some paths")
 
     def readable(self, on_branch: Sequence[tuple[str, int]]) -> bool:
         return self.value is not None and all(any(p == pred and k in ks for p, k in on_branch)

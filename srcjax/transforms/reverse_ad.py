@@ -547,8 +547,8 @@ class VJP:
             gexpr = tuple_target_code(target, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
         else:
             gexpr = "(" + ", ".join(self.bname(n) if n in defined else f"zeros_like({n})" for n in names) + ",)"
-        if op.kind == "prim" and isinstance(target, (cst.Tuple, cst.List)) and op.prim is not None and \
-                op.prim.result_kind(op.args) == "array":  # `lo, hi = np.percentile(x, [5, 95])`: rows of one array
+        rows = op.prim is not None and not isinstance(target, cst.Name) and op.prim.result_kind(op.args) == "array"
+        if rows:  # `lo, hi = np.percentile(x, [5, 95])`: rows of one array
             gexpr = stacked_target_code(target, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
         elif op.kind == "prim" and isinstance(target, (cst.Tuple, cst.List)) and op.prim is not None and \
                 op.prim.result_kind(op.args) == "any":  # `x0, y0 = p[0]`: an array's rows, or a tuple's items
@@ -557,13 +557,13 @@ class VJP:
         if op.kind == "pack" and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(op.elements):
             parts = [tuple_target_code(e.value, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
                      for e in target.elements]
-        out_ref = tcode
+        out_ref = stacked_target_code(target, str) if rows else tcode  # (`w, x = q / s`: `out` is one array)
         if restore:
             if op.kind != "call" and reads_target:
                 # the operands are the old values: restore them first, keeping what the rule needs
                 if op.kind == "prim" and self.uses_out(op):
-                    out_ref = self.names.fresh(f"{tcode}_out")
-                    lines.append(f"{pad}{out_ref} = {tcode}")
+                    out_ref, rule_out = self.names.fresh(f"{tcode}_out" if "," not in tcode else "out"), out_ref
+                    lines.append(f"{pad}{out_ref} = {rule_out}")
                 if op.kind != "call" and isinstance(target, cst.Name):
                     gsave = self.names.fresh(f"{tcode}_bar_out")
                     lines.append(f"{pad}{gsave} = {gexpr}")
