@@ -63,12 +63,16 @@ def _rebinds(x: Any, axes: int) -> bool:
     return is_tree(x) or isinstance(x, WeakArray) or not isinstance(x, np.ndarray) or x.ndim <= axes
 
 
-def in_place(x: Any, new: Any, axes: int = 0) -> Any:
+def in_place(x: Any, new: Any, axes: int = 0, alias: str = "") -> Any:
     """``x op= v`` given ``new = x op v``: ``new`` cast into ``x``'s dtype where ``x`` is an array of at least
     one dimension (per example: the first ``axes`` axes of both are batch axes, written by vmap), else ``new``
-    (a Python number, a list, a tuple, a 0-d value: bound again)."""
+    (a Python number, a list, a tuple, a 0-d value: bound again). ``alias``: the expression ``x`` was bound to
+    (``params["w"]``, ``W[i]``) where its container or array is read after the change: an array ``x`` then
+    changes that one too in NumPy, which srcjax's immutable arrays cannot (:func:`alias_refusal`)."""
     if _rebinds(x, axes):
         return new
+    if alias:
+        raise ValueError(alias_refusal(alias)[0])
     new_shape, new_dtype = np.shape(new), np.result_type(new)
     problem = shape_refusal(x.shape, new_shape, axes)
     if problem is not None:
@@ -77,3 +81,14 @@ def in_place(x: Any, new: Any, axes: int = 0) -> Any:
     if problem is not None:
         raise TypeError(problem)
     return np.asarray(new).astype(x.dtype, copy=False)
+
+
+def alias_refusal(alias: str) -> tuple[str, str]:
+    """The message and hint for an in-place change of an array bound to ``alias`` (``params["w"]``, ``W[i]``),
+    whose container or array is read after the change."""
+    base = alias.split("[", 1)[0]
+    return (f"this changes the array bound to `{alias}` in place, and NumPy's `{base}` holds that same array (an "
+            f"item, or a view of its rows), so `{base}` read after it would change too; srcjax arrays are immutable "
+            f"(as JAX's) and `{base}` would keep the old value",
+            f"to keep the old value, copy where the name is bound (`... = {alias}.copy()`); to change `{base}`, "
+            f"write into it (`{alias} = {alias} - v` for `w -= v`)")

@@ -516,16 +516,18 @@ def _row_alias(W: Any) -> Any:
     return W
 
 
-@pytest.mark.xfail(strict=True, reason="reported, not fixed: `row = W[i]; row += v` changes a 2-D W's row in NumPy "
-                   "(W[i] is a view); srcjax rebinds `row` (an integer index is a view or a copy by W's rank, which "
-                   "the syntactic alias check does not know)")
 def test_an_in_place_change_through_a_row_bound_by_an_integer_index() -> None:
-    W = np.arange(6.0).reshape(2, 3)
-    try:
-        got = srcjax.jit(_row_alias)(W)
-    except srcjax.TranspileError:
-        return  # (a refusal is an honest answer)
-    _agree(got, _row_alias(W), "jit vs NumPy")
+    # `row = W[i]; row += v` changes a 2-D W's row in NumPy (W[i] is a view): refused at the line when W is read
+    # later (was silently the old W); a 1-D W's item is a copy, bound again as NumPy does
+    with pytest.raises(srcjax.TranspileError, match="in place") as e:
+        srcjax.jit(_row_alias)(np.arange(6.0).reshape(2, 3))
+    assert "row += 1.0" in str(e.value)
+    W1 = np.arange(3.0)
+    _agree(srcjax.jit(_row_alias)(W1), _row_alias(W1), "1-D: jit vs NumPy")
+    with pytest.raises(srcjax.TranspileError, match="in place"):  # (per example under vmap too)
+        srcjax.vmap(_row_alias)(np.arange(12.0).reshape(2, 2, 3))
+    _agree(srcjax.vmap(_row_alias)(np.arange(6.0).reshape(2, 3)),
+           np.stack([_row_alias(r) for r in np.arange(6.0).reshape(2, 3)]), "vmap of 1-D rows vs NumPy")
 
 
 def _nearest_distance(X: Any) -> Any:
@@ -662,16 +664,16 @@ def test_a_nested_def_called_in_a_loop_that_rebinds_what_it_reads_is_refused() -
     _agree(srcjax.jit(_argument_passed)(w), _argument_passed(w), "jit vs NumPy")
 
 
-@pytest.mark.xfail(strict=True, reason="reported, not fixed: `W = params['w']; W -= v` with params an argument: "
-                   "the item may be an array (changed in place) or a number (bound again); not known when the "
-                   "function is read")
 def test_an_in_place_change_through_an_arguments_item() -> None:
+    # `W = params['w']; W -= v` with params an argument read later: an array item is changed in NumPy (refused at
+    # the line, under grad too; was silently the old item), a number item is bound again (runs, as NumPy)
     p = {"w": np.array([0.5, -1.0, 2.0])}
-    try:
-        got = srcjax.jit(_argument_item_updated)(p)
-    except srcjax.TranspileError:
-        return
-    _agree(got, _argument_item_updated({"w": p["w"].copy()}), "jit vs NumPy")
+    with pytest.raises(srcjax.TranspileError, match="in place"):
+        srcjax.jit(_argument_item_updated)(p)
+    with pytest.raises(srcjax.TranspileError, match="in place"):
+        srcjax.grad(lambda q: np.sum(_argument_item_updated(q)))(p)
+    q = {"w": 0.5}
+    _agree(srcjax.jit(_argument_item_updated)(q), _argument_item_updated(dict(q)), "a number item: jit vs NumPy")
 
 
 def _list_slots_replaced(w: Any, b: Any) -> Any:

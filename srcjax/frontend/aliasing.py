@@ -52,6 +52,9 @@ class _Event:
     literal: bool = False  # bind: from an immutable literal
     made: str = ""  # copy: the view expression (``y.reshape(-1)``), when not a plain name
     guards: tuple[int, ...] = ()  # the positions of the enclosing ifs and loops, innermost last
+    unsure: bool = False  # copy: an item of an argument's container or an integer index of an array (an array
+    # shared with ``source`` or a number/copy: known when the function is specialized, :func:`checked_in_place`)
+    small: Any = None  # the small statement (an in-place ``w -= v``'s AugAssign)
 
 
 @dataclass
@@ -84,6 +87,20 @@ def _item_of(value: cst.BaseExpression, w: _Walk) -> str | None:
     array's integer index is a view or a copy by its rank: neither is known here.)"""
     if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1 and \
             isinstance(value.slice[0].slice, cst.Index) and value.value.value in w.containers:
+        return value.value.value
+    return None
+
+
+_INDEX_KINDS = (cst.Name, cst.Integer, cst.SimpleString, cst.UnaryOperation, cst.BinaryOperation)
+
+
+def _unsure_item(value: cst.BaseExpression) -> str | None:
+    """The variable ``value`` indexes with integers or keys only (``params["w"]``, ``W[i]``, ``W[i, j]``): its
+    item is the same array (an argument's item that is an array; a row of an array of two or more dimensions,
+    a view) or not (a number; a 1-D array's element), which only the specialization knows."""
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and all(
+            isinstance(e.slice, cst.Index) and isinstance(e.slice.value, _INDEX_KINDS) and
+            not (isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None") for e in value.slice):
         return value.value.value
     return None
 
@@ -139,7 +156,7 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
     effects: list[_Event] = []
 
     def ev(kind: str, name: str, **kw: Any) -> None:
-        effects.append(_Event(p, kind, name, node, loops=loops, guards=tuple(w.guards), **kw))
+        effects.append(_Event(p, kind, name, node, loops=loops, guards=tuple(w.guards), small=s, **kw))
 
     if isinstance(s, cst.Assign):
         reads = names_in(s.value)
@@ -158,6 +175,8 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
                 ev("copy", tgt.value, source=s.value.value)
             elif isinstance(tgt, cst.Name) and (base := _user_view_of(s.value) or _item_of(s.value, w)) is not None:
                 ev("copy", tgt.value, source=base, made=code(s.value))  # a view shares the array
+            elif isinstance(tgt, cst.Name) and (base := _unsure_item(s.value)) is not None:
+                ev("copy", tgt.value, source=base, made=code(s.value), unsure=True)
             else:
                 for n in target_names(tgt):
                     ev("bind", n, literal=isinstance(tgt, cst.Name) and _is_literal(s.value))
@@ -254,6 +273,14 @@ def _block(w: _Walk, stmts: Sequence[Any]) -> None:
 
 def check_in_place_aliasing(fdef: cst.FunctionDef) -> InPlaceAlias | None:
     """The first in-place change of an array that another name, read after it, also holds."""
+    return scan(fdef)[0]
+
+
+def scan(fdef: cst.FunctionDef) -> tuple[InPlaceAlias | None, dict[int, str]]:
+    """:func:`check_in_place_aliasing`'s answer, and the ``w op= v`` statements (by ``id``) whose ``w`` is bound
+    to ``made`` (``params["w"]``, ``W[i]``) whose variable is read after the change, each with ``made``: whether
+    ``w`` is that variable's own array is known only when the function is specialized, where
+    ``in_place(..., alias=made)`` refuses an array ``w``."""
     w = _Walk(containers=_containers(fdef))
     _block(w, fdef.body.body)
     events = w.events
@@ -261,25 +288,56 @@ def check_in_place_aliasing(fdef: cst.FunctionDef) -> InPlaceAlias | None:
     immutable: set[int] = set()
     copied_at: dict[tuple[str, int], tuple[str, str]] = {}
     fresh = itertools.count()
+    # a name bound through an unsure copy (or a plain copy of one) -> (the variable, the value it held, `made`)
+    unsure: dict[str, tuple[str, int, str]] = {}
+    checked: dict[int, str] = {}
     for p in [*fdef.params.params, *fdef.params.kwonly_params, *fdef.params.posonly_params]:
         obj[p.name.value] = next(fresh)
     for k, e in enumerate(events):
         if e.kind == "bind":
             obj[e.name] = next(fresh)
+            unsure.pop(e.name, None)
             if e.literal:
                 immutable.add(obj[e.name])
+        elif e.kind == "copy" and e.unsure:  # (a value of its own here; its variable's array or not: checked later)
+            if e.source not in obj:
+                obj[e.source] = next(fresh)
+            obj[e.name] = next(fresh)
+            unsure[e.name] = (e.source, obj[e.source], e.made)
         elif e.kind == "copy":
             if e.source not in obj:
                 obj[e.source] = next(fresh)  # a global or closure value
             obj[e.name] = obj[e.source]
+            if e.source in unsure:
+                unsure[e.name] = unsure[e.source]
+            else:
+                unsure.pop(e.name, None)
             copied_at[(e.name, obj[e.name])] = (e.name, e.made or e.source)
             copied_at.setdefault((e.source, obj[e.name]), (e.name, e.made or e.source))
         elif e.kind == "inplace" and e.name in obj and obj[e.name] not in immutable:
             v = obj[e.name]
             for m in sorted(n for n, o in obj.items() if o == v and n != e.name):
                 if _read_later(events, k, m, e):
-                    return InPlaceAlias(e.node, e.name, m, copied_at.get((m, v)) or copied_at.get((e.name, v)))
-    return None
+                    return InPlaceAlias(e.node, e.name, m, copied_at.get((m, v)) or copied_at.get((e.name, v))), \
+                        checked
+            src = unsure.get(e.name)
+            if src is not None and obj.get(src[0]) == src[1] and isinstance(e.small, cst.AugAssign) and \
+                    isinstance(e.small.target, cst.Name) and not _written_back(events, k, src[0], src[2]) and \
+                    _read_later(events, k, src[0], e):
+                checked[id(e.small)] = src[2]  # (other changes through an unsure copy: not followed)
+    return None, checked
+
+
+def _written_back(events: list[_Event], k: int, name: str, made: str) -> bool:
+    """Whether ``made`` (``params["w"]``) is written (``params["w"] = w``) after event ``k`` before ``name`` is
+    read: NumPy's and srcjax's values then agree."""
+    for e in events[k + 1:]:
+        if e.name != name:
+            continue
+        if e.kind == "inplace":
+            return isinstance(e.small, cst.Assign) and any(code(t.target) == made for t in e.small.targets)
+        return False
+    return False
 
 
 def _read_later(events: list[_Event], k: int, name: str, at: _Event) -> bool:

@@ -261,3 +261,19 @@ def library_function(fv: Any) -> bool:
 
 __all__ = ["ALLOWED_BUILTINS", "OpaqueCallError", "PLAIN_TYPES", "STATIC_NUMPY", "callee_name", "code_of",
            "is_static_pure", "library_function", "origin", "refusal", "user_method"]
+
+
+def user_property(base: Any, attr: str) -> Callable[..., Any] | None:
+    """The getter of ``type(base).attr`` when it is a property written in the user's own code."""
+    if isinstance(base, (type, types.ModuleType) + PLAIN_TYPES):
+        return None
+    for cls in type(base).__mro__:
+        d = cls.__dict__.get(attr)
+        if d is None:
+            continue
+        if isinstance(d, functools.cached_property) and attr not in getattr(base, "__dict__", {}):
+            d = property(d.func)
+        if isinstance(d, property) and isinstance(d.fget, types.FunctionType) and origin(d.fget) is None:
+            return d.fget
+        return None
+    return None

@@ -154,6 +154,9 @@ def _keeps_target(norm: Normalizer, value: cst.BaseExpression) -> bool:
     return _number_expr(value, _number_names(norm))
 
 
+_TIGHT = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
 def statement(norm: Normalizer, s: cst.AugAssign, target: cst.Name) -> None:
     """``target op= value`` as the normalizer's statements."""
     op = AUG_TO_BIN[type(s.operator).__name__]()  # type: ignore[abstract]
@@ -164,9 +167,13 @@ def statement(norm: Normalizer, s: cst.AugAssign, target: cst.Name) -> None:
         return
     value = norm.atom(s.value)
     new = cst.BinaryOperation(left=target, operator=op, right=value)
-    if _keeps_target(norm, s.value) or _sequence_target(norm, target.value):
+    alias = norm.checked_in_place.get(id(s))  # (w bound to params["w"] or W[i], read later: refused if an array)
+    if alias is None and _keeps_target(norm, s.value) or _sequence_target(norm, target.value):
         norm.assign(target, new, s)
         return
     name = cst.Name(norm.fresh(BINOP_HINT[type(op).__name__]))
     norm.assign(name, new, s)
-    norm.assign(target, cst.Call(func=cst.Name(IN_PLACE), args=[cst.Arg(target), cst.Arg(name)]), s)
+    args = [cst.Arg(target), cst.Arg(name)]
+    if alias is not None:
+        args.append(cst.Arg(cst.SimpleString(repr(alias)), keyword=cst.Name("alias"), equal=_TIGHT))
+    norm.assign(target, cst.Call(func=cst.Name(IN_PLACE), args=args), s)

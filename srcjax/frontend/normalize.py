@@ -149,6 +149,7 @@ class Normalizer(Resolver):
         self.comprehension_loops = comprehension_loops  # list comprehensions as append loops (reverse mode)
         self.spans: dict[int, Span] = {}
         self.updated: set[str] = set()  # names assigned into (y[k] = v)
+        self.checked_in_place: dict[int, str] = {}  # id(`w -= v`) -> what w is bound to (aliasing.scan)
         self.out: list[cst.BaseStatement] = []
 
     # -- emitting ---------------------------------------------------------------
@@ -734,7 +735,7 @@ class Normalizer(Resolver):
     def function(self, name: str) -> cst.FunctionDef:
         fdef = self.src.fdef
         # (source srcjax wrote was written from functions checked here already, in ANF: no in-place changes)
-        alias = None if is_generated(self.src.fn) else aliasing.check_in_place_aliasing(fdef)
+        alias, self.checked_in_place = (None, {}) if is_generated(self.src.fn) else aliasing.scan(fdef)
         if alias is not None:
             what, hint = aliasing.describe(alias)
             raise UnsupportedSyntaxError(what, span=self.span(alias.statement), hint=hint)

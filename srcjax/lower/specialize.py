@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import functools
 import inspect
 import itertools
 import math
@@ -553,7 +552,7 @@ class Specializer:
                                              hint=f"assign a new array instead: {_IN_PLACE[attr]}")
             raise UnknownFunctionError(f"arrays have no supported attribute or method {attr!r}",
                                        hint="see the supported NumPy subset in docs/numpy.md")
-        getter = _user_property(base, attr)
+        getter = callees.user_property(base, attr)
         if getter is not None:  # a property of the user's class: its getter is code, read like a method
             return self.call_method(getter, [base], {})
         try:
@@ -832,22 +831,6 @@ def _first_dynamic(vs: list[Any]) -> HloValue:
             if r is not None:
                 return r
     return None  # type: ignore[return-value]
-
-
-def _user_property(base: Any, attr: str) -> Callable[..., Any] | None:
-    """The getter of ``type(base).attr`` when it is a property written in the user's own code."""
-    if isinstance(base, (type, types.ModuleType) + callees.PLAIN_TYPES):
-        return None
-    for cls in type(base).__mro__:
-        d = cls.__dict__.get(attr)
-        if d is None:
-            continue
-        if isinstance(d, functools.cached_property) and attr not in getattr(base, "__dict__", {}):
-            d = property(d.func)
-        if isinstance(d, property) and isinstance(d.fget, types.FunctionType) and callees.origin(d.fget) is None:
-            return d.fget
-        return None
-    return None
 
 
 def _lax_rules() -> dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]]:

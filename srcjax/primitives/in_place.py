@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import adjoint, in_place_cast
-from ..core import DTypeError, ShapedArray, ShapeError
+from ..core import DTypeError, ShapedArray, ShapeError, UnsupportedSyntaxError
 from ..lower.hlo import HloValue
 from . import batch_rules
 from .registry import LowerCtx, deflinear, defprim, set_fields
@@ -32,7 +32,7 @@ _HINT_SHAPE = ("NumPy raises here too: bind a new array of the broadcast shape i
                "or give the value w's shape")
 
 
-def _in_place_stub(x, new, /, axes=0):  # type: ignore[no-untyped-def]
+def _in_place_stub(x, new, /, axes=0, alias=""):  # type: ignore[no-untyped-def]
     ...
 
 
@@ -40,9 +40,12 @@ def _rebinds(x: ShapedArray, axes: int) -> bool:
     return x.weak_type or x.ndim <= axes
 
 
-def _in_place_abstract(x: ShapedArray, new: ShapedArray, axes: int = 0) -> ShapedArray:
+def _in_place_abstract(x: ShapedArray, new: ShapedArray, axes: int = 0, alias: str = "") -> ShapedArray:
     if _rebinds(x, axes):
         return ShapedArray(new.shape, new.dtype, new.weak_type)
+    if alias:  # (x is an array: NumPy's change reaches the container or array read later)
+        what, hint = in_place_cast.alias_refusal(alias)
+        raise UnsupportedSyntaxError(what, hint=hint)
     problem = in_place_cast.shape_refusal(x.shape, new.shape, axes)
     if problem is not None:
         raise ShapeError(problem, hint=_HINT_SHAPE)
@@ -53,7 +56,7 @@ def _in_place_abstract(x: ShapedArray, new: ShapedArray, axes: int = 0) -> Shape
     return ShapedArray(x.shape, x.dtype)
 
 
-def _in_place_lower(ctx: LowerCtx, x: HloValue, new: HloValue, axes: int = 0) -> HloValue:
+def _in_place_lower(ctx: LowerCtx, x: HloValue, new: HloValue, axes: int = 0, alias: str = "") -> HloValue:
     out = ctx.avals_out[0]
     return new if new.dtype == out.dtype else ctx.b.convert(new, out.dtype)
 
@@ -63,7 +66,7 @@ def _static_target(values: list[Any]) -> Any:
     decided) for an array ``x``, static or not."""
     from ..lower.values import is_dynamic
     x, new = values[0], values[1]
-    axes = values[2] if len(values) > 2 else 0
+    axes = values[2] if len(values) > 2 and isinstance(values[2], int) else 0
     if is_dynamic(x) or isinstance(x, np.ndarray) and x.ndim > axes:
         return None
     return new
