@@ -6,7 +6,8 @@ NaN-ignoring quantiles (``nanquantile``, ``nanpercentile``, ``nanmedian``) and t
 ``hsplit``/``vsplit``/``dsplit``, ``broadcast_arrays``, ``diagflat``, ``ediff1d``, ``matrix_transpose``,
 ``cumulative_sum``/``cumulative_prod``, ``array_equal``/``array_equiv``, ``rollaxis``, ``tri``); elementwise
 functions and products (``signbit``, ``copysign``, ``fabs``, ``isposinf``/``isneginf``, ``iscomplex``/``isreal``,
-``modf``, ``divmod``, ``nancumsum``/``nancumprod``, ``geomspace``, ``unwrap``, ``vecdot``/``matvec``/``vecmat``).
+``modf``, ``divmod``, ``ldexp``, ``nancumsum``/``nancumprod``, ``geomspace``, ``unwrap``, ``choose``, ``poly``,
+``vecdot``/``matvec``/``vecmat``).
 Transpiled like the user's own helpers:
 differentiated and batched through the primitives they use.
 """
@@ -21,14 +22,14 @@ import numpy as np
 from .core import ArgumentError, ShapeError
 from .lax import bitcast_convert_type
 
-__all__ = ["EXTRA_IMPLEMENTS", "array_equal", "array_equiv", "broadcast_arrays", "column_stack", "copysign",
-           "count_nonzero", "cumulative_prod", "cumulative_sum", "diagflat", "diff_operand", "digitize", "divmod_",
-           "dsplit", "dstack", "ediff1d", "fabs", "fliplr", "flipud", "geomspace", "hsplit", "iscomplex", "isneginf",
-           "isposinf", "isreal", "logspace", "matrix_rank", "matrix_transpose", "matvec", "modf", "nancumprod",
-           "nancumsum", "nanmedian", "nanpercentile", "nanquantile", "outer_add", "outer_divide", "outer_maximum",
-           "outer_minimum", "outer_multiply", "outer_power", "outer_subtract", "ptp", "reduce_add", "reduce_all",
-           "reduce_any", "reduce_maximum", "reduce_minimum", "reduce_multiply", "rollaxis", "rot90", "signbit",
-           "tri", "unwrap", "vecdot", "vecmat", "vsplit"]
+__all__ = ["EXTRA_IMPLEMENTS", "array_equal", "array_equiv", "broadcast_arrays", "choose", "column_stack",
+           "copysign", "count_nonzero", "cumulative_prod", "cumulative_sum", "diagflat", "diff_operand", "digitize",
+           "divmod_", "dsplit", "dstack", "ediff1d", "fabs", "fliplr", "flipud", "geomspace", "hsplit", "iscomplex",
+           "isneginf", "isposinf", "isreal", "ldexp", "logspace", "matrix_rank", "matrix_transpose", "matvec",
+           "modf", "nancumprod", "nancumsum", "nanmedian", "nanpercentile", "nanquantile", "outer_add",
+           "outer_divide", "outer_maximum", "outer_minimum", "outer_multiply", "outer_power", "outer_subtract",
+           "poly", "ptp", "reduce_add", "reduce_all", "reduce_any", "reduce_maximum", "reduce_minimum",
+           "reduce_multiply", "rollaxis", "rot90", "signbit", "tri", "unwrap", "vecdot", "vecmat", "vsplit"]
 
 EXTRA_IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
 
@@ -589,3 +590,57 @@ def matvec(x1: Any, x2: Any, /, *, out: Any = None, dtype: Any = None) -> Any:
 def vecmat(x1: Any, x2: Any, /, *, out: Any = None, dtype: Any = None) -> Any:
     """Vectors (``x1`` conjugated) times matrices, broadcast."""
     return np.matmul(np.conjugate(x1)[..., np.newaxis, :], x2)[..., 0, :]
+
+
+
+@_implements(np.ldexp)
+def ldexp(x1: Any, x2: Any, /) -> Any:
+    """``x1 * 2 ** x2`` for integer ``x2``, exactly: the power of two built from its bits (float64, the
+    exponent split in two halves so that ``|x2|`` up to 2044 scales without overflow), then rounded once
+    to ``x1``'s float dtype (integers as float64), as NumPy rounds."""
+    if not np.issubdtype(np.result_type(x2), np.integer):
+        raise ArgumentError("np.ldexp: the exponents must be integers",
+                            hint="cast them first: np.ldexp(x1, x2.astype(np.int64))")
+    n = np.clip(np.asarray(x2).astype(np.int64), -2044, 2044)
+    h = n // 2
+    p1 = bitcast_convert_type(np.left_shift(h + 1023, 52), np.float64)
+    p2 = bitcast_convert_type(np.left_shift(n - h + 1023, 52), np.float64)
+    dt = np.result_type(x1, 1.0) if np.issubdtype(np.result_type(x1), np.floating) else np.float64
+    return (np.asarray(x1).astype(np.float64) * p1 * p2).astype(dt)
+
+
+@_implements(np.choose)
+def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
+    """The element of ``choices[a]`` at each place (``a`` and the choices broadcast). An index out of range
+    (which NumPy's default ``mode='raise'`` refuses at run time) is clipped, as ``mode='clip'``
+    and jax do; ``mode='wrap'`` wraps it."""
+    if mode not in ("raise", "clip", "wrap"):
+        raise ArgumentError(f"np.choose: mode must be 'raise', 'clip' or 'wrap', not {mode!r}")
+    n = len(choices)
+    idx = np.mod(a, n) if mode == "wrap" else np.clip(a, 0, n - 1)
+    dt = np.result_type(choices[0])
+    for c in choices:
+        dt = np.result_type(dt, c)
+    out_ = np.zeros_like(idx, dtype=dt)
+    k = 0
+    for c in choices:
+        out_ = np.where(idx == k, c, out_)
+        k += 1
+    return out_
+
+
+@_implements(np.poly)
+def poly(seq_of_zeros: Any) -> Any:
+    """The coefficients (highest power first, leading 1) of the monic polynomial with the given roots (a
+    1-D array; a 0-D one is the empty product, 1.0)."""
+    if np.ndim(seq_of_zeros) > 1:
+        raise ShapeError("np.poly of a matrix (its characteristic polynomial) is not supported",
+                         hint="give the roots: np.poly(np.linalg.eigvals(A)) for a matrix A with real eigenvalues")
+    if np.ndim(seq_of_zeros) == 0:
+        return np.asarray(1.0)
+    r = np.asarray(seq_of_zeros) * 1.0
+    zero = np.zeros(1, dtype=r.dtype)
+    c = np.ones(1, dtype=r.dtype)
+    for k in range(np.shape(r)[0]):
+        c = np.concatenate((c, zero)) - r[k] * np.concatenate((zero, c))
+    return c

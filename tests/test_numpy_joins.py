@@ -4,7 +4,7 @@
 ``cumulative_sum``/``cumulative_prod``, ``rollaxis``, ``tri``, ``array_equal``/``array_equiv``) and
 elementwise functions and products (``signbit``, ``copysign``, ``fabs``, ``isposinf``/``isneginf``,
 ``iscomplex``/``isreal``, ``modf``, ``divmod``, ``nancumsum``/``nancumprod``, ``geomspace``, ``unwrap``,
-``vecdot``/``matvec``/``vecmat``).
+``vecdot``/``matvec``/``vecmat``, ``ldexp``, ``choose``, ``poly``).
 Each case is one function run three ways: by srcjax (jit, grad of a weighted sum of squares of its
 results, vmap of that grad) and, as the oracle, by jax with the same code (``np`` bound to
 ``jax.numpy``) and by NumPy (values and dtypes). Then the located refusals, and positional-only
@@ -106,7 +106,13 @@ def products(x, v):
     return np.vecdot(x, v), np.matvec(x, v), np.vecmat(x[:, 0], x), np.vecdot(x, x, axis=0)
 
 
-CASES = [column_stack, dstack, hsplit, vsplit_dsplit, broadcast_arrays, diagflat, ediff1d, matrix_transpose,
+def choose_ldexp_poly(x, v):
+    i = np.array([[0, 2, 1, 5], [1, 0, 2, 2], [2, 2, 0, 1]])
+    return (np.choose(i, [x, x * 2.0, v], mode="clip"), np.ldexp(x, np.array([3, -2, 0, 7])), np.poly(v),
+            np.ldexp(v.astype(np.float32), 2))
+
+
+CASES = [choose_ldexp_poly, column_stack, dstack, hsplit, vsplit_dsplit, broadcast_arrays, diagflat, ediff1d, matrix_transpose,
          cumulative, rollaxis_tri, equal_where, signs, modf_divmod, nan_cumulative, geomspace, unwrap, products]
 
 
@@ -185,6 +191,21 @@ def test_signed_zeros_nans_and_integers_follow_numpy():
     assert np.asarray(srcjax.jit(signbit_only)(x32)).tolist() == np.signbit(x32).tolist()
 
 
+def ldexp_only(x, n):
+    return np.ldexp(x, n)
+
+
+def test_ldexp_is_exact_in_the_normal_range():
+    x = np.array([1.0, 3.0, 1e-300, 1e300, -0.0, np.inf, -2.5, 0.7])
+    n = np.array([1023, -1022, 1000, -1500, 3, -2, 900, -1020])  # (XLA flushes subnormals to zero)
+    with np.errstate(all="ignore"):
+        assert np.asarray(srcjax.jit(ldexp_only)(x, n)).tolist() == np.ldexp(x, n).tolist()
+
+
+def poly_of_a_matrix(x):
+    return np.poly(x)
+
+
 def vsplit_of_a_vector(v):
     return np.vsplit(v, 2)
 
@@ -211,6 +232,7 @@ def rollaxis_out_of_bounds(x):
     (cumulative_sum_without_axis, (np.ones((2, 3)),), "axis must be given"),
     (broadcast_mismatch, (np.ones((3, 4)), np.ones(4)), "do not broadcast"),
     (rollaxis_out_of_bounds, (np.ones((3, 4)),), "out of bounds"),
+    (poly_of_a_matrix, (np.ones((3, 3)),), "np.poly of a matrix"),
 ])
 def test_refusals_are_located(fn, args, says):
     with pytest.raises(srcjax.TranspileError) as e:
