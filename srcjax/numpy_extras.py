@@ -6,8 +6,8 @@ NaN-ignoring quantiles (``nanquantile``, ``nanpercentile``, ``nanmedian``) and t
 ``hsplit``/``vsplit``/``dsplit``, ``broadcast_arrays``, ``diagflat``, ``ediff1d``, ``matrix_transpose``,
 ``cumulative_sum``/``cumulative_prod``, ``array_equal``/``array_equiv``, ``rollaxis``, ``tri``); elementwise
 functions and products (``signbit``, ``copysign``, ``fabs``, ``isposinf``/``isneginf``, ``iscomplex``/``isreal``,
-``modf``, ``divmod``, ``ldexp``, ``nancumsum``/``nancumprod``, ``geomspace``, ``unwrap``, ``choose``, ``poly``,
-``vecdot``/``matvec``/``vecmat``).
+``modf``, ``divmod``, ``ldexp``, ``frexp``, ``nancumsum``/``nancumprod``, ``geomspace``, ``unwrap``, ``choose``,
+``poly``, ``vecdot``/``matvec``/``vecmat``).
 Transpiled like the user's own helpers:
 differentiated and batched through the primitives they use.
 """
@@ -644,3 +644,22 @@ def poly(seq_of_zeros: Any) -> Any:
     for k in range(np.shape(r)[0]):
         c = np.concatenate((c, zero)) - r[k] * np.concatenate((zero, c))
     return c
+
+
+@_implements(np.frexp)
+def frexp(x: Any, /) -> Any:
+    """(mantissa in [0.5, 1) with ``x``'s sign, int32 exponent) with ``x == mantissa * 2 ** exponent``: the
+    exponent read from the bits (float64 or float32); 0, infinities and NaNs give (``x``, 0).
+    Subnormal numbers are flushed to zero by XLA first."""
+    dt = np.result_type(x, 1.0) if np.issubdtype(np.result_type(x), np.floating) else np.float64
+    v = np.asarray(x).astype(dt)
+    if np.dtype(dt).itemsize == 8:
+        biased = np.right_shift(bitcast_convert_type(v, np.int64), 52) & 0x7FF
+    elif np.dtype(dt).itemsize == 4:
+        biased = np.right_shift(bitcast_convert_type(v, np.int32), 23) & 0xFF
+    else:
+        raise ArgumentError("np.frexp: float64 and float32 operands only", hint="cast with x.astype(np.float32)")
+    plain = np.logical_or(v == 0, np.logical_not(np.isfinite(v)))
+    bias = 1022 if np.dtype(dt).itemsize == 8 else 126
+    e = np.where(plain, 0, biased.astype(np.int32) - bias).astype(np.int32)
+    return ldexp(v, -e), e

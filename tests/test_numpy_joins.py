@@ -4,7 +4,7 @@
 ``cumulative_sum``/``cumulative_prod``, ``rollaxis``, ``tri``, ``array_equal``/``array_equiv``) and
 elementwise functions and products (``signbit``, ``copysign``, ``fabs``, ``isposinf``/``isneginf``,
 ``iscomplex``/``isreal``, ``modf``, ``divmod``, ``nancumsum``/``nancumprod``, ``geomspace``, ``unwrap``,
-``vecdot``/``matvec``/``vecmat``, ``ldexp``, ``choose``, ``poly``).
+``vecdot``/``matvec``/``vecmat``, ``ldexp``, ``frexp``, ``choose``, ``poly``).
 Each case is one function run three ways: by srcjax (jit, grad of a weighted sum of squares of its
 results, vmap of that grad) and, as the oracle, by jax with the same code (``np`` bound to
 ``jax.numpy``) and by NumPy (values and dtypes). Then the located refusals, and positional-only
@@ -108,8 +108,9 @@ def products(x, v):
 
 def choose_ldexp_poly(x, v):
     i = np.array([[0, 2, 1, 5], [1, 0, 2, 2], [2, 2, 0, 1]])
+    m, e = np.frexp(x * 100.0)
     return (np.choose(i, [x, x * 2.0, v], mode="clip"), np.ldexp(x, np.array([3, -2, 0, 7])), np.poly(v),
-            np.ldexp(v.astype(np.float32), 2))
+            np.ldexp(v.astype(np.float32), 2), m, e)
 
 
 CASES = [choose_ldexp_poly, column_stack, dstack, hsplit, vsplit_dsplit, broadcast_arrays, diagflat, ediff1d, matrix_transpose,
@@ -192,6 +193,22 @@ def test_signed_zeros_nans_and_integers_follow_numpy():
 
 def ldexp_only(x, n):
     return np.ldexp(x, n)
+
+
+def frexp_only(x):
+    return np.frexp(x)
+
+
+def test_frexp_follows_numpy():
+    x = np.array([1.0, -3.0, 0.5, 1e-300, 1e300, -0.0, 0.0, np.inf, -np.inf, np.nan, 0.7, 1024.0])
+    for v in (x, x[:-3].astype(np.float32) * 1e-20, np.arange(-3, 4, dtype=np.int32)):
+        with np.errstate(all="ignore"):
+            want = np.frexp(v)
+        for g, w in zip(srcjax.jit(frexp_only)(v), want):
+            g = np.asarray(g)
+            assert g.dtype == w.dtype, (g.dtype, w.dtype)
+            np.testing.assert_array_equal(g, w)
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
 
 
 def test_ldexp_is_exact_in_the_normal_range():
