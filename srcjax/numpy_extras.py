@@ -29,7 +29,8 @@ __all__ = ["EXTRA_IMPLEMENTS", "array_equal", "array_equiv", "broadcast_arrays",
            "modf", "nancumprod", "nancumsum", "nanmedian", "nanpercentile", "nanquantile", "outer_add",
            "outer_divide", "outer_maximum", "outer_minimum", "outer_multiply", "outer_power", "outer_subtract",
            "poly", "ptp", "reduce_add", "reduce_all", "reduce_any", "reduce_maximum", "reduce_minimum",
-           "reduce_multiply", "rollaxis", "rot90", "signbit", "tri", "unwrap", "vecdot", "vecmat", "vsplit"]
+           "reduce_multiply", "rollaxis", "rot90", "row_stack", "signbit", "tri", "unwrap", "vecdot", "vecmat",
+           "vsplit"]
 
 EXTRA_IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
 
@@ -280,6 +281,12 @@ def column_stack(tup: Any) -> Any:
     for a in tup:
         cols.append(np.reshape(a, (-1, 1)) if np.ndim(a) < 2 else a)
     return np.concatenate(cols, axis=1)
+
+
+@_implements(*[getattr(np, "row_stack")] if hasattr(np, "row_stack") else [])
+def row_stack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """NumPy's deprecated name of ``np.vstack`` (jax has none)."""
+    return np.vstack(tup) if dtype is None else np.vstack(tup).astype(dtype)
 
 
 @_implements(np.dstack)

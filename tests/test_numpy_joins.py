@@ -13,6 +13,7 @@ parameters of a helper (a silent zero derivative before)."""
 from __future__ import annotations
 
 import types
+import warnings
 from typing import Any
 
 import jax
@@ -220,6 +221,20 @@ def test_ldexp_is_exact_in_the_normal_range():
 
 def poly_of_a_matrix(x):
     return np.poly(x)
+
+
+def row_stacked(x, v):
+    return np.row_stack((x, v))
+
+
+def test_row_stack_is_vstack():
+    x, v = data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        want = np.vstack((x, v))
+        got = np.asarray(srcjax.jit(row_stacked)(x, v))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(np.asarray(srcjax.grad(lambda x, v: (row_stacked(x, v) ** 2).sum(), argnums=1)(x, v)), 2 * v)
 
 
 def vsplit_of_a_vector(v):
