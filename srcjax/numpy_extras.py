@@ -283,7 +283,7 @@ def column_stack(tup: Any) -> Any:
     return np.concatenate(cols, axis=1)
 
 
-@_implements(*[getattr(np, "row_stack")] if hasattr(np, "row_stack") else [])
+@_implements(*[f for f in (getattr(np, "row_stack", None),) if f is not None])  # (gone in a later NumPy)
 def row_stack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
     """NumPy's deprecated name of ``np.vstack`` (jax has none)."""
     return np.vstack(tup) if dtype is None else np.vstack(tup).astype(dtype)
