@@ -1,8 +1,14 @@
 """More NumPy functions written in NumPy terms, like :mod:`srcjax.composites` (which merges
-:data:`EXTRA_IMPLEMENTS` into its table): ``column_stack`` and ``dstack``, rotations and flips, ``ptp``,
+:data:`EXTRA_IMPLEMENTS` into its table): rotations and flips, ``ptp``, ``np.fill_diagonal``,
 ``count_nonzero``, ``digitize``, ``logspace``, ``np.diff``'s ``prepend``/``append`` (:func:`diff_operand`), the
 NaN-ignoring quantiles (``nanquantile``, ``nanpercentile``, ``nanmedian``) and the ufunc methods
-``reduce`` and ``outer``, ``np.linalg.matrix_rank``. Transpiled like the user's own helpers:
+``reduce`` and ``outer``, ``np.linalg.matrix_rank``; joining and splitting (``column_stack``, ``dstack``,
+``hsplit``/``vsplit``/``dsplit``, ``broadcast_arrays``, ``diagflat``, ``ediff1d``, ``matrix_transpose``,
+``cumulative_sum``/``cumulative_prod``, ``array_equal``/``array_equiv``, ``rollaxis``, ``tri``); elementwise
+functions and products (``signbit``, ``copysign``, ``fabs``, ``isposinf``/``isneginf``, ``iscomplex``/``isreal``,
+``modf``, ``divmod``, ``ldexp``, ``frexp``, ``nancumsum``/``nancumprod``, ``geomspace``, ``unwrap``, ``choose``,
+``poly``, ``vecdot``/``matvec``/``vecmat``).
+Transpiled like the user's own helpers:
 differentiated and batched through the primitives they use.
 """
 
@@ -13,12 +19,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["EXTRA_IMPLEMENTS", "column_stack", "count_nonzero", "diff_operand", "digitize", "dstack", "fill_diagonal",
-           "fliplr", "flipud", "logspace",
-           "matrix_rank", "nanmedian", "nanpercentile", "nanquantile", "outer_add", "outer_divide", "outer_maximum",
-           "outer_minimum",
-           "outer_multiply", "outer_power", "outer_subtract", "ptp", "reduce_add", "reduce_all", "reduce_any",
-           "reduce_maximum", "reduce_minimum", "reduce_multiply", "rot90"]
+from .core import ArgumentError, ShapeError
+from .lax import bitcast_convert_type
+
+__all__ = ["EXTRA_IMPLEMENTS", "array_equal", "array_equiv", "broadcast_arrays", "choose", "column_stack",
+           "copysign", "count_nonzero", "cumulative_prod", "cumulative_sum", "diagflat", "diff_operand", "digitize",
+           "divmod_", "dsplit", "dstack", "ediff1d", "fabs", "fill_diagonal", "fliplr", "flipud", "geomspace",
+           "hsplit", "iscomplex", "isneginf", "isposinf", "isreal", "ldexp", "logspace", "matrix_rank",
+           "matrix_transpose", "matvec", "modf", "nancumprod", "nancumsum", "nanmedian", "nanpercentile",
+           "nanquantile", "outer_add", "outer_divide", "outer_maximum", "outer_minimum", "outer_multiply",
+           "outer_power", "outer_subtract", "poly", "ptp", "reduce_add", "reduce_all", "reduce_any",
+           "reduce_maximum", "reduce_minimum", "reduce_multiply", "rollaxis", "rot90", "row_stack", "signbit",
+           "tri", "unwrap", "vecdot", "vecmat", "vsplit"]
 
 EXTRA_IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
 
@@ -29,31 +41,6 @@ def _implements(*targets: Any) -> Callable[[Callable[..., Any]], Callable[..., A
             EXTRA_IMPLEMENTS[t] = fn
         return fn
     return register
-
-
-# -- stacking ----------------------------------------------------------------------------------------
-
-@_implements(np.column_stack)
-def column_stack(tup: Any) -> Any:
-    """1-D arrays as the columns of a 2-D array (2-D arrays as they are), joined along axis 1."""
-    cols = []
-    for a in tup:
-        cols.append(np.reshape(a, (-1, 1)) if np.ndim(a) < 2 else a)
-    return np.concatenate(cols, axis=1)
-
-
-@_implements(np.dstack)
-def dstack(tup: Any) -> Any:
-    """Arrays joined along a third axis (``np.atleast_3d``: ``(n,)`` as ``(1, n, 1)``, ``(m, n)`` as
-    ``(m, n, 1)``)."""
-    parts = []
-    for a in tup:
-        if np.ndim(a) < 2:
-            a = np.reshape(a, (1, -1, 1))
-        elif np.ndim(a) == 2:
-            a = np.expand_dims(a, -1)
-        parts.append(a)
-    return np.concatenate(parts, axis=2)
 
 
 @_implements(np.fill_diagonal)
@@ -298,3 +285,403 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any =
     else:
         tol = np.asarray(tol)[..., np.newaxis]
     return np.count_nonzero(s > tol, axis=-1)
+
+
+# -- joining and splitting -------------------------------------------------------------------------------
+
+@_implements(np.column_stack)
+def column_stack(tup: Any) -> Any:
+    """1-D (and 0-D) arrays as columns, 2-D ones as they are, joined along axis 1."""
+    cols = []
+    for a in tup:
+        cols.append(np.reshape(a, (-1, 1)) if np.ndim(a) < 2 else a)
+    return np.concatenate(cols, axis=1)
+
+
+@_implements(*[f for f in (getattr(np, "row_stack", None),) if f is not None])  # (gone in a later NumPy)
+def row_stack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """NumPy's deprecated name of ``np.vstack`` (jax has none)."""
+    return np.vstack(tup) if dtype is None else np.vstack(tup).astype(dtype)
+
+
+@_implements(np.dstack)
+def dstack(tup: Any) -> Any:
+    """The arrays made at least 3-D (``np.atleast_3d``: ``(N,)`` as ``(1, N, 1)``) and joined along axis 2."""
+    parts = []
+    for a in tup:
+        parts.append(np.atleast_3d(a))
+    return np.concatenate(parts, axis=2)
+
+
+@_implements(np.hsplit)
+def hsplit(ary: Any, indices_or_sections: Any) -> Any:
+    if np.ndim(ary) == 0:
+        raise ShapeError("np.hsplit only works on arrays of 1 or more dimensions",
+                         hint="give an array with at least one axis")
+    return np.split(ary, indices_or_sections, axis=1 if np.ndim(ary) > 1 else 0)
+
+
+@_implements(np.vsplit)
+def vsplit(ary: Any, indices_or_sections: Any) -> Any:
+    if np.ndim(ary) < 2:
+        raise ShapeError("np.vsplit only works on arrays of 2 or more dimensions",
+                         hint="np.split(ary, indices_or_sections) splits a 1-D array")
+    return np.split(ary, indices_or_sections, axis=0)
+
+
+@_implements(np.dsplit)
+def dsplit(ary: Any, indices_or_sections: Any) -> Any:
+    if np.ndim(ary) < 3:
+        raise ShapeError("np.dsplit only works on arrays of 3 or more dimensions",
+                         hint="np.split(ary, indices_or_sections, axis=...) splits along another axis")
+    return np.split(ary, indices_or_sections, axis=2)
+
+
+@_implements(np.broadcast_arrays)
+def broadcast_arrays(a0: Any, a1: Any = None, a2: Any = None, a3: Any = None, a4: Any = None, a5: Any = None,
+                     a6: Any = None, a7: Any = None, *, subok: bool = False) -> Any:
+    """Each array (up to eight) broadcast to the arrays' common shape (a tuple, as NumPy 2 returns)."""
+    shape: tuple[Any, ...] = ()
+    for a in (a0, a1, a2, a3, a4, a5, a6, a7):
+        if a is None:
+            continue
+        s = np.shape(a)
+        n = max(len(shape), len(s))
+        full = (1,) * (n - len(shape)) + tuple(shape)
+        mine = (1,) * (n - len(s)) + tuple(s)
+        joined: tuple[Any, ...] = ()
+        for d in range(n):
+            if full[d] != mine[d] and full[d] != 1 and mine[d] != 1:
+                raise ShapeError(f"np.broadcast_arrays: shapes {tuple(shape)} and {tuple(s)} do not broadcast",
+                                 hint="give arrays whose axes are equal or 1, aligned at the right")
+            joined = joined + ((mine[d] if full[d] == 1 else full[d]),)
+        shape = joined
+    # (the tuple written out, not joined item by item: a joined tuple of arrays is not differentiated)
+    b0, b1, b2, b3 = np.broadcast_to(a0, shape), _broadcast_or_none(a1, shape), _broadcast_or_none(a2, shape), \
+        _broadcast_or_none(a3, shape)
+    b4, b5, b6, b7 = _broadcast_or_none(a4, shape), _broadcast_or_none(a5, shape), _broadcast_or_none(a6, shape), \
+        _broadcast_or_none(a7, shape)
+    if a1 is None:
+        return (b0,)
+    if a2 is None:
+        return (b0, b1)
+    if a3 is None:
+        return (b0, b1, b2)
+    if a4 is None:
+        return (b0, b1, b2, b3)
+    if a5 is None:
+        return (b0, b1, b2, b3, b4)
+    if a6 is None:
+        return (b0, b1, b2, b3, b4, b5)
+    if a7 is None:
+        return (b0, b1, b2, b3, b4, b5, b6)
+    return (b0, b1, b2, b3, b4, b5, b6, b7)
+
+
+def _broadcast_or_none(a: Any, shape: Any) -> Any:
+    return None if a is None else np.broadcast_to(a, shape)
+
+
+@_implements(np.diagflat)
+def diagflat(v: Any, k: int = 0) -> Any:
+    """A 2-D array with the flattened ``v`` on its ``k``-th diagonal."""
+    return np.diag(np.ravel(v), k)
+
+
+@_implements(np.ediff1d)
+def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
+    """The differences of the flattened ``ary``, with ``to_begin`` and ``to_end`` (flattened, in ``ary``'s
+    dtype, as NumPy casts them) joined at the ends."""
+    flat = np.ravel(ary)
+    d = flat[1:] - flat[:-1]
+    if to_begin is not None:
+        d = np.concatenate((np.ravel(np.asarray(to_begin)).astype(d.dtype), d))
+    if to_end is not None:
+        d = np.concatenate((d, np.ravel(np.asarray(to_end)).astype(d.dtype)))
+    return d
+
+
+@_implements(np.matrix_transpose)
+def matrix_transpose(x: Any, /) -> Any:
+    if np.ndim(x) < 2:
+        raise ShapeError(f"np.matrix_transpose needs an array of at least 2 dimensions, got {np.ndim(x)}",
+                         hint="a 1-D array is its own transpose; np.reshape(x, (-1, 1)) makes a column")
+    return np.swapaxes(x, -1, -2)
+
+
+def _cumulative_axis(name: str, x: Any, axis: Any) -> Any:
+    if axis is None:
+        if np.ndim(x) > 1:
+            raise ArgumentError(f"np.{name}: axis must be given for an array of more than one dimension",
+                                hint=f"write np.{name}(x, axis=...), or np.{name}(np.ravel(x))")
+        return 0
+    return axis
+
+
+def _cumulative_initial(x: Any, out: Any, axis: int, value: float) -> Any:
+    ax = axis % np.ndim(x)
+    shape: tuple[Any, ...] = ()
+    for d in range(np.ndim(out)):
+        shape = shape + ((1,) if d == ax else (np.shape(out)[d],))
+    return np.concatenate((np.full(shape, value, dtype=out.dtype), out), axis=ax)
+
+
+@_implements(np.cumulative_sum)
+def cumulative_sum(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
+                   include_initial: bool = False) -> Any:
+    """``np.cumsum`` along ``axis`` (required beyond 1-D), with a leading 0 when ``include_initial``."""
+    ax = _cumulative_axis("cumulative_sum", x, axis)
+    r = np.cumsum(x, axis=ax, dtype=dtype)
+    return _cumulative_initial(x, r, ax, 0) if include_initial else r
+
+
+@_implements(np.cumulative_prod)
+def cumulative_prod(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
+                    include_initial: bool = False) -> Any:
+    """``np.cumprod`` along ``axis`` (required beyond 1-D), with a leading 1 when ``include_initial``."""
+    ax = _cumulative_axis("cumulative_prod", x, axis)
+    r = np.cumprod(x, axis=ax, dtype=dtype)
+    return _cumulative_initial(x, r, ax, 1) if include_initial else r
+
+
+@_implements(np.array_equal)
+def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
+    """Whether the shapes are equal (known while specializing) and so is every element (NaNs equal
+    when ``equal_nan``): a boolean array, as ``jnp.array_equal`` gives."""
+    if np.shape(a1) != np.shape(a2):
+        return np.asarray(False)
+    same = a1 == a2
+    if equal_nan:
+        same = np.logical_or(same, np.logical_and(a1 != a1, a2 != a2))
+    return np.all(same)
+
+
+@_implements(np.array_equiv)
+def array_equiv(a1: Any, a2: Any) -> Any:
+    """Whether the shapes broadcast together and every element is equal."""
+    s1, s2 = np.shape(a1), np.shape(a2)
+    n = min(len(s1), len(s2))
+    for d in range(1, n + 1):
+        if s1[-d] != s2[-d] and s1[-d] != 1 and s2[-d] != 1:
+            return np.asarray(False)
+    return np.all(a1 == a2)
+
+
+@_implements(np.rollaxis)
+def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
+    """``np.moveaxis`` with NumPy's ``rollaxis`` positions (``start`` counts the axes before the move)."""
+    n = np.ndim(a)
+    ax = axis % n if -n <= axis < n else axis
+    st = start + n if start < 0 else start
+    if not (0 <= ax < n and 0 <= st <= n):
+        raise ShapeError(f"np.rollaxis: axis {axis} or start {start} is out of bounds for an array of {n} dimensions",
+                         hint=f"give axis in [-{n}, {n}) and start in [-{n}, {n}]")
+    return np.moveaxis(a, ax, st - 1 if st > ax else st)
+
+
+@_implements(np.tri)
+def tri(N: int, M: Any = None, k: int = 0, dtype: Any = None, *, like: Any = None) -> Any:  # noqa: N803
+    """Ones at and below the ``k``-th diagonal of an ``N`` x ``M`` array, zeros above (float64 by default)."""
+    cols = N if M is None else M
+    below = np.arange(N)[:, np.newaxis] + k >= np.arange(cols)[np.newaxis, :]
+    return below.astype(np.float64 if dtype is None else dtype)
+
+
+
+# -- elementwise ---------------------------------------------------------------------------------------------
+
+@_implements(np.signbit)
+def signbit(x: Any, /) -> Any:
+    """Whether the sign bit is set (-0.0 and NaNs with the bit included): the bits read as a signed integer."""
+    if np.issubdtype(np.result_type(x), np.floating):
+        width = np.dtype(np.result_type(x)).itemsize
+        bits = np.int64 if width == 8 else np.int32 if width == 4 else np.int16
+        return bitcast_convert_type(x, bits) < 0
+    return np.asarray(x) < 0
+
+
+@_implements(np.copysign)
+def copysign(x1: Any, x2: Any, /) -> Any:
+    """``|x1|`` with the sign (bit) of ``x2``, in the two operands' float dtype (integers as float64)."""
+    dt = np.result_type(x1, x2, 1.0)
+    a = np.abs(np.asarray(x1).astype(dt))
+    return np.where(signbit(np.asarray(x2).astype(dt)), -a, a)
+
+
+@_implements(np.fabs)
+def fabs(x: Any, /) -> Any:
+    """``|x|`` as a float (integers as float64)."""
+    return np.abs(np.asarray(x).astype(np.result_type(x, 1.0)))
+
+
+@_implements(np.isposinf)
+def isposinf(x: Any, out: Any = None) -> Any:
+    return np.logical_and(np.isinf(x), x > 0)
+
+
+@_implements(np.isneginf)
+def isneginf(x: Any, out: Any = None) -> Any:
+    return np.logical_and(np.isinf(x), x < 0)
+
+
+@_implements(np.iscomplex)
+def iscomplex(x: Any) -> Any:
+    """Whether each element has a nonzero imaginary part (False for a real array)."""
+    return np.imag(x) != 0
+
+
+@_implements(np.isreal)
+def isreal(x: Any) -> Any:
+    return np.imag(x) == 0
+
+
+@_implements(np.modf)
+def modf(x: Any, /) -> Any:
+    """(fractional part, integral part), both with ``x``'s sign; an infinity's fractional part is 0."""
+    whole = np.trunc(x)
+    return np.where(np.isinf(x), copysign(0.0, x), copysign(x - whole, x)), whole
+
+
+@_implements(np.divmod)
+def divmod_(x1: Any, x2: Any, /) -> Any:
+    return np.floor_divide(x1, x2), np.remainder(x1, x2)
+
+
+@_implements(np.nancumsum)
+def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    """``np.cumsum`` with NaNs counted as 0 (flattened when ``axis`` is None)."""
+    return np.cumsum(np.where(np.isnan(a), 0, a), axis=axis, dtype=dtype)
+
+
+@_implements(np.nancumprod)
+def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    """``np.cumprod`` with NaNs counted as 1 (flattened when ``axis`` is None)."""
+    return np.cumprod(np.where(np.isnan(a), 1, a), axis=axis, dtype=dtype)
+
+
+@_implements(np.geomspace)
+def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None, axis: int = 0) -> Any:
+    """``num`` numbers from ``start`` to ``stop`` spaced evenly on a log scale (``start``'s sign; arrays of
+    endpoints give one sequence per element along ``axis``, as NumPy), the ends exactly ``start`` and
+    ``stop``."""
+    lo = np.asarray(start) * 1.0
+    hi = np.asarray(stop) * 1.0
+    shape = np.shape(lo + hi)
+    t = np.reshape(np.linspace(0.0, 1.0, num, endpoint=endpoint), (num,) + (1,) * len(shape))
+    a, b = np.log(np.abs(lo)), np.log(np.abs(hi))
+    y = np.sign(lo) * np.exp(a + t * (b - a))
+    y = np.concatenate((np.broadcast_to(lo, (1,) + shape), y[1:]), axis=0) if num > 0 else y
+    if endpoint and num > 1:
+        y = np.concatenate((y[:-1], np.broadcast_to(hi, (1,) + shape)), axis=0)
+    y = np.moveaxis(y, 0, axis) if axis != 0 else y
+    return y if dtype is None else y.astype(dtype)
+
+
+@_implements(np.unwrap)
+def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: Any = 2 * np.pi) -> Any:
+    """NumPy's ``unwrap``: jumps between neighbours along ``axis`` of more than ``max(discont, period / 2)``
+    are taken back by multiples of ``period`` (floats)."""
+    ax = axis % np.ndim(p)
+    n = np.shape(p)[ax]
+    dd = np.diff(p, axis=ax)
+    half = period / 2
+    cut = half if discont is None else max(discont, half)
+    ddmod = np.mod(dd + half, period) - half
+    ddmod = np.where(np.logical_and(ddmod == -half, dd > 0), half, ddmod)
+    correct = np.where(np.abs(dd) < cut, 0.0, ddmod - dd)
+    fixed = np.cumsum(correct, axis=ax)
+    head = np.take(p, np.arange(1), axis=ax)
+    return np.concatenate((head, np.take(p, np.arange(1, n), axis=ax) + fixed), axis=ax)
+
+
+# -- products of the array API ------------------------------------------------------------------------------
+
+@_implements(np.vecdot)
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, out: Any = None, dtype: Any = None) -> Any:
+    """The dot product of vectors along ``axis`` (``x1`` conjugated), the other axes broadcast."""
+    return np.sum(np.conjugate(x1) * x2, axis=axis)
+
+
+@_implements(np.matvec)
+def matvec(x1: Any, x2: Any, /, *, out: Any = None, dtype: Any = None) -> Any:
+    """Matrices (the last two axes of ``x1``) times vectors (the last axis of ``x2``), broadcast."""
+    return np.matmul(x1, np.asarray(x2)[..., np.newaxis])[..., 0]
+
+
+@_implements(np.vecmat)
+def vecmat(x1: Any, x2: Any, /, *, out: Any = None, dtype: Any = None) -> Any:
+    """Vectors (``x1`` conjugated) times matrices, broadcast."""
+    return np.matmul(np.conjugate(x1)[..., np.newaxis, :], x2)[..., 0, :]
+
+
+
+@_implements(np.ldexp)
+def ldexp(x1: Any, x2: Any, /) -> Any:
+    """``x1 * 2 ** x2`` for integer ``x2``, exactly: the power of two built from its bits (float64, the
+    exponent split in two halves so that ``|x2|`` up to 2044 scales without overflow), then rounded once
+    to ``x1``'s float dtype (integers as float64), as NumPy rounds."""
+    if not np.issubdtype(np.result_type(x2), np.integer):
+        raise ArgumentError("np.ldexp: the exponents must be integers",
+                            hint="cast them first: np.ldexp(x1, x2.astype(np.int64))")
+    n = np.clip(np.asarray(x2).astype(np.int64), -2044, 2044)
+    h = n // 2
+    p1 = bitcast_convert_type(np.left_shift(h + 1023, 52), np.float64)
+    p2 = bitcast_convert_type(np.left_shift(n - h + 1023, 52), np.float64)
+    dt = np.result_type(x1, 1.0) if np.issubdtype(np.result_type(x1), np.floating) else np.float64
+    return (np.asarray(x1).astype(np.float64) * p1 * p2).astype(dt)
+
+
+@_implements(np.choose)
+def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
+    """The element of ``choices[a]`` at each place (``a`` and the choices broadcast). An index out of range
+    (which NumPy's default ``mode='raise'`` refuses at run time) is clipped, as ``mode='clip'``
+    and jax do; ``mode='wrap'`` wraps it."""
+    if mode not in ("raise", "clip", "wrap"):
+        raise ArgumentError(f"np.choose: mode must be 'raise', 'clip' or 'wrap', not {mode!r}")
+    n = len(choices)
+    idx = np.mod(a, n) if mode == "wrap" else np.clip(a, 0, n - 1)
+    dt = np.result_type(choices[0])
+    for c in choices:
+        dt = np.result_type(dt, c)
+    out_ = np.zeros_like(idx, dtype=dt)
+    k = 0
+    for c in choices:
+        out_ = np.where(idx == k, c, out_)
+        k += 1
+    return out_
+
+
+@_implements(np.poly)
+def poly(seq_of_zeros: Any) -> Any:
+    """The coefficients (highest power first, leading 1) of the monic polynomial with the given roots (a
+    1-D array; a 0-D one is the empty product, 1.0)."""
+    if np.ndim(seq_of_zeros) > 1:
+        raise ShapeError("np.poly of a matrix (its characteristic polynomial) is not supported",
+                         hint="give the roots: np.poly(np.linalg.eigvals(A)) for a matrix A with real eigenvalues")
+    if np.ndim(seq_of_zeros) == 0:
+        return np.asarray(1.0)
+    r = np.asarray(seq_of_zeros) * 1.0
+    zero = np.zeros(1, dtype=r.dtype)
+    c = np.ones(1, dtype=r.dtype)
+    for k in range(np.shape(r)[0]):
+        c = np.concatenate((c, zero)) - r[k] * np.concatenate((zero, c))
+    return c
+
+
+@_implements(np.frexp)
+def frexp(x: Any, /) -> Any:
+    """(mantissa in [0.5, 1) with ``x``'s sign, int32 exponent) with ``x == mantissa * 2 ** exponent``: the
+    exponent read from the bits (float64 or float32); 0, infinities and NaNs give (``x``, 0).
+    Subnormal numbers are flushed to zero by XLA first."""
+    dt = np.result_type(x, 1.0) if np.issubdtype(np.result_type(x), np.floating) else np.float64
+    v = np.asarray(x).astype(dt)
+    if np.dtype(dt).itemsize == 8:
+        biased = np.right_shift(bitcast_convert_type(v, np.int64), 52) & 0x7FF
+    elif np.dtype(dt).itemsize == 4:
+        biased = np.right_shift(bitcast_convert_type(v, np.int32), 23) & 0xFF
+    else:
+        raise ArgumentError("np.frexp: float64 and float32 operands only", hint="cast with x.astype(np.float32)")
+    plain = np.logical_or(v == 0, np.logical_not(np.isfinite(v)))
+    bias = 1022 if np.dtype(dt).itemsize == 8 else 126
+    e = np.where(plain, 0, biased.astype(np.int32) - bias).astype(np.int32)
+    return ldexp(v, -e), e

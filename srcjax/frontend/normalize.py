@@ -759,12 +759,16 @@ class Normalizer(Resolver):
             return p
 
         fixed = bound_helpers.bound_names(self.src.fn) or {}  # (a bound variant: those parameters are functions)
-        positional = [clean_param(p) for p in params.params if p.name.value not in fixed]
+        # positional-only parameters (`def f(x, /)`) as plain ones: the passes read `params` (the calls were
+        # bound by Python's rules already; a pass that missed them gave a zero derivative)
+        positional = [clean_param(p.with_changes(comma=cst.MaybeSentinel.DEFAULT)) if p is params.posonly_params[-1]
+                      else clean_param(p) for p in params.posonly_params] + \
+            [clean_param(p) for p in params.params if p.name.value not in fixed]
         if fixed and positional:
             positional[-1] = positional[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         clean = params.with_changes(
             params=positional,
-            posonly_params=[clean_param(p) for p in params.posonly_params],
+            posonly_params=[], posonly_ind=cst.MaybeSentinel.DEFAULT,
             kwonly_params=[clean_param(p) for p in params.kwonly_params],
         )
         self.refuse_tape_names(fdef)
