@@ -200,7 +200,7 @@ def test_a_later_call_of_another_kind_runs_the_vmap_of_the_generic_form() -> Non
 
 
 def test_vmap_refuses_at_its_line_what_jax_refuses_there() -> None:
-    with pytest.raises(srcjax.TranspileError, match="no Python source") as e:
+    with pytest.raises(srcjax.TranspileError, match="it is of type int, not a function") as e:
         srcjax.vmap(3)  # type: ignore[arg-type]
     with pytest.raises(srcjax.ArgumentError, match="in_axes must be an int"):
         srcjax.vmap(layer, in_axes="x")
