@@ -88,10 +88,9 @@ _CTC = ("np.logaddexp(-inf, -inf)'s derivative is NaN, as jax's (exp(-inf - -inf
         "the unreachable states of alphas; finite differences are finite")
 _RAY = ("jax's NaN (0 * inf: sqrt's derivative at 0 for a missed ray); srcjax gives 0, as finite differences do")
 _INT_JAC = "jacfwd of an integer output: srcjax's zeros are float64, jax's int64 (DTYPE)"
-_O0_MAX = ("under the tests' XLA flags (tests/optimized_xla.py: LLVM at -O0) max_bar's `a == max(a)` finds no "
-           "element equal to the max (likely: XLA computes the operand in two fusions whose results differ in the "
-           "last bit): "
-           "count 0, a NaN derivative; right at XLA's default flags (session 35's note: make max_bar robust)")
+_O0_MAX = ("XLA at the tests' flags (tests/optimized_xla.py: -O0, no fusion emitters) computes `mask = a == np.max(a)` "
+           "as [F, T, F, F] when returned but np.sum(mask) as 0 in the same program (a fused copy of the loop-computed "
+           "`a` differs): max_bar divides by 0, NaN. XLA's default flags: right, as jax (/tmp repro in session 35's note)")
 KNOWN_WRONG: dict[tuple[str, ...], str] = {
     ("ctc_loss", "grad(f)", "float64"): _CTC,
     ("ctc_loss", "vmap(grad(f), in_axes=(0, None))", "float64"): _CTC,
