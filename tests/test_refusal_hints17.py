@@ -47,3 +47,54 @@ def test_a_wrong_unpack_count_has_a_hint() -> None:
         srcjax.jit(unpack_three_into_two)(X)
     assert "test_refusal_hints17.py:22:" in _first_line(e.value)
     assert "write 3 names" in (e.value.hint or "")
+
+
+class Stats:
+    def __init__(self, n: int) -> None:
+        self.total = np.zeros(n)
+        self.count = 0
+
+    def update(self, row: Any) -> None:
+        self.total = self.total + row
+        self.count = self.count + 1
+
+
+def mean_rows(X: Any) -> Any:
+    st = Stats(X.shape[1])
+    for i in range(X.shape[0]):
+        st.update(X[i])
+    return st.total / st.count
+
+
+@pytest.mark.parametrize("transform", [srcjax.jit, lambda f: srcjax.grad(lambda X: np.sum(f(X)))])
+def test_a_method_changing_an_object_made_in_the_function_is_refused_clearly(transform: Any) -> None:
+    # (was read as a dict's update: "indexing with a f64[] value: indices must be integers")
+    with pytest.raises(srcjax.UnsupportedSyntaxError, match=r"calls Stats\.update, which changes the object") as e:
+        transform(mean_rows)(np.arange(6.0).reshape(3, 2))
+    assert "test_refusal_hints17.py:" in _first_line(e.value) and "_replace" in (e.value.hint or "")
+
+
+def grows_while_walked(x: Any) -> Any:
+    d = {"a": x, "b": 2 * x}
+    for k in d:
+        d[k + "_sq"] = d[k] ** 2
+    return np.sum(d["a"])
+
+
+@pytest.mark.parametrize("transform", [srcjax.jit, srcjax.grad, srcjax.jacrev])
+def test_a_dict_growing_while_walked_is_pythons_error_under_every_transformation(transform: Any) -> None:
+    # (grad and jacrev returned a value, where Python raises RuntimeError: the derivative walks the dict under
+    # another name, `loop_items`)
+    with pytest.raises(srcjax.StaticValueError, match="dictionary changed size during iteration") as e:
+        transform(grows_while_walked)(np.array([1.0, 2.0]))
+    assert "test_refusal_hints17.py:" in _first_line(e.value) and "for k in d:" in str(e.value)
+
+
+def test_a_dict_walked_and_written_at_its_own_keys_runs_under_grad() -> None:
+    def scaled(x: Any) -> Any:
+        d = {"a": x, "b": 2 * x}
+        for k in d:
+            d[k] = d[k] ** 2
+        return np.sum(d["a"] + d["b"])
+
+    np.testing.assert_allclose(np.asarray(srcjax.grad(scaled)(np.array([1.0, 2.0]))), 10 * np.array([1.0, 2.0]))
