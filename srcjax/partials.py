@@ -88,6 +88,7 @@ def _write(p: functools.partial[Any], convert: Callable[[Any], Any]) -> Any:
     func = p.func
     if isinstance(func, functools.partial):  # (Python flattens partials of plain partials; a subclass may not)
         func = as_function(func, convert)
+    func = bound_method(func, convert)  # (`partial(Model().apply, n=2)`: the method's own generated function)
     module = getattr(func, "__module__", None)
     plain = convert(func)  # (a NumPy function: a one-line function calling it, with its parameters' names)
     try:
