@@ -763,6 +763,10 @@ def _wrapped_numpy(fn: Any) -> Any:
 
     if isinstance(fn, types.FunctionType) and not (getattr(fn, "__module__", None) or "").startswith("srcjax.lax"):
         return fn  # (srcjax.lax's special functions are Python functions: their records' references)
+    if isinstance(fn, types.MethodType):  # (`Model().loss`: its object bound, as a partial's argument)
+        from .partials import bound_method
+
+        fn = bound_method(fn, _wrapped_numpy)
     if isinstance(fn, functools.partial):  # (its bound arguments constants of a generated function: partials.py)
         from .partials import as_function
 

@@ -25,6 +25,7 @@ import inspect
 import itertools
 import keyword
 import math
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -35,7 +36,7 @@ from .core import ArgumentError
 from .generated import forget_module, load_module
 from .lifetimes import PerFunction
 
-__all__ = ["as_function"]
+__all__ = ["as_function", "bound_method"]
 
 _WRITTEN: PerFunction[Any] = PerFunction("partial")  # partial -> its generated function
 _COUNTER = itertools.count()
@@ -73,10 +74,21 @@ def as_function(p: functools.partial[Any], callee: Callable[[Any], Any] = lambda
     return hit
 
 
+def bound_method(m: Any, callee: Callable[[Any], Any] = lambda f: f) -> Any:
+    """``srcjax.jit(Model().loss)``, ``srcjax.grad(m.loss)``: a method bound to an object (not a class), as JAX
+    reads it: the partial of its function with the object bound, a constant of the program (its attributes read
+    when the function is transformed); anything else unchanged."""
+    if not isinstance(m, types.MethodType) or not isinstance(m.__func__, types.FunctionType) \
+            or isinstance(m.__self__, type):
+        return m
+    return as_function(functools.partial(m.__func__, m.__self__), callee)
+
+
 def _write(p: functools.partial[Any], convert: Callable[[Any], Any]) -> Any:
     func = p.func
     if isinstance(func, functools.partial):  # (Python flattens partials of plain partials; a subclass may not)
         func = as_function(func, convert)
+    func = bound_method(func, convert)  # (`partial(Model().apply, n=2)`: the method's own generated function)
     module = getattr(func, "__module__", None)
     plain = convert(func)  # (a NumPy function: a one-line function calling it, with its parameters' names)
     try:

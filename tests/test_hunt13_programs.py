@@ -66,8 +66,8 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     # NonConcreteBooleanIndexError); `np.sum(x[x > 0])` and `x[x > 0].sum()` written in one expression run
     "indexing with a boolean mask",
     # class_mutating_state: a method of an object built inside the function that changes it (`st.update(row)`;
-    # class_with_methods' `model(x)` runs since objs16)
-    "runs Python code srcjax does not transpile",
+    # class_with_methods' `model(x)` runs since objs16): said as such since known17
+    "which changes the object `st` made in the function in place",
     # closure_over_constants: a function returned by a helper (a closure), called under grad/vmap
     "cannot differentiate through `f(...)`",
     "vmap: cannot batch 'f(",

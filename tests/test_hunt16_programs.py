@@ -70,7 +70,7 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     # gradient_spacing: np.gradient(..., edge_order=2) (jax: NotImplementedError)
     "np.gradient: srcjax supports edge_order=1",
     # where_one_argument: np.where(cond) as indices (a data-dependent size; jax needs size=)
-    "np.where(): missing a required argument",
+    "np.where(condition) with one argument is np.nonzero(condition)",
     # look_at_project: `view[0, :3], view[1, :3], view[2, :3] = xaxis, yaxis, zaxis` (jax: in-place writes)
     "assignment to an array element inside a tuple target",
     # topk_take_along: np.put_along_axis(sparse, idx, top, axis=1) in place (jax: only inplace=False)

@@ -50,21 +50,11 @@ B = 3  # examples in a check's batch
 USER_FILES = ("vmap16_programs.py", "vmap16_check_")
 
 # Refusals met where jax runs the program (reported; located at the user's line with a hint)
-KNOWN_REFUSALS: tuple[str, ...] = (
-    # adam_fit_many_lrs under grad (a hypergradient through vmap over learning rates): the loop's carry, an
-    # AdamState made mapped by the loop, broadcast item by item (tree_set) is not followed by reverse mode
-    "cannot differentiate through `tree_set(...)`",
-)
+KNOWN_REFUSALS: tuple[str, ...] = ()
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = (
-    # per_example_logistic_grads under jit(jacrev(...)): the batched VJP of vmap(grad(one)) (W unmapped in the
-    # inner vmap) gives W's cotangent without the basis axis where a helper's gradient does not depend on W
-    # (eager jacrev runs; minimal: jit(jacrev(g)) of g = vmap(grad(lambda W, x: np.sum(x[None] @ W))))
-    "<srcjax.one in per_example_logistic_grads",
-    # NumPy running the generated source: `srcjax.jit(srcjax.vmap(lambda x: ...))` called inside the function
-    # (jitted_vmapped_inner: "cannot access local variable 'lambda_fn_vmap'"), and srcjax.numpy_function of a
-    # transformation of a lambda taking *args ("it has no Python source"); srcjax's XLA results are right
-    "cannot access local variable 'lambda_fn_vmap'",
+    # NumPy running the generated source: srcjax.numpy_function of a transformation of a lambda taking *args
+    # ("it has no Python source"); srcjax's XLA results are right
     "<srcjax transformation of make.<locals>.<lambda>, one per number of arguments>",
 )
 # Wrong answers met and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden

@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ..core import UnsupportedSyntaxError
+from .names import walk
+
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
@@ -70,6 +73,7 @@ def update_statement(norm: Normalizer, node: cst.Call) -> bool:
     if not (isinstance(func, cst.Attribute) and func.attr.value == "update" and isinstance(func.value, cst.Name)) \
             or func.value.value not in norm.locals or not _plain_args(node):
         return False
+    _refuse_object_update(norm, node, func.value)
     pos = [a for a in node.args if a.keyword is None]
     if len(pos) > 1 or pos and not (isinstance(pos[0].value, cst.Dict) or len(node.args) == 1):
         return False
@@ -108,3 +112,22 @@ def _nodes(n: cst.CSTNode) -> list[cst.CSTNode]:
     for c in n.children:
         out.extend(_nodes(c))
     return out
+
+
+def _refuse_object_update(norm: Normalizer, node: cst.Call, d: cst.Name) -> None:
+    """``st.update(row)`` of ``st = Stats(...)``, an object of the user's class made in the function: its method
+    changes the object in place (``self.total = ...``), which srcjax cannot follow (an object made in the function
+    is a value: the change would be lost), so it is refused; it was read as a dict's ``update`` (an error about
+    indexing with the row's values)."""
+    for n in walk(norm.src.fdef.body):
+        if type(n) is cst.Assign and len(n.targets) == 1 and type(n.targets[0].target) is cst.Name \
+                and n.targets[0].target.value == d.value and type(n.value) is cst.Call:
+            ok, cls = norm.static_value(n.value.func)
+            if ok and isinstance(cls, type) and not issubclass(cls, dict) and hasattr(cls, "update") \
+                    and cls.__module__ not in ("builtins", "collections"):
+                raise UnsupportedSyntaxError(
+                    f"`{d.value}.update(...)` calls {cls.__name__}.update, which changes the object `{d.value}` "
+                    "made in the function in place: srcjax reads such an object as a value, and cannot follow the "
+                    "change", span=norm.span(node),
+                    hint="keep the state in local arrays (`total = total + row`), or in a NamedTuple rebuilt "
+                         "with _replace (`st = st._replace(total=st.total + row)`)")

@@ -58,6 +58,12 @@ def check_sized(norm: Normalizer, call: cst.Call, fv: Any) -> None:
     would depend on the data)."""
     from ..composites import bincount, unique
 
+    if fv is np.where and len(call.args) == 1 and call.args[0].keyword is None and call.args[0].star == "":
+        raise UnknownFunctionError("np.where(condition) with one argument is np.nonzero(condition), the indices "
+                                   "where it holds: not supported, its result's size depends on the data",
+                                   span=norm.span(call),
+                                   hint="select values with np.where(condition, x, y), or use the mask itself: "
+                                        "np.sum(x * condition), np.count_nonzero(condition), x[condition] = v")
     if fv is bincount and not any(a.keyword is not None and a.keyword.value == "length" for a in call.args):
         raise UnknownFunctionError("np.bincount without length= is not supported: its result's size depends on "
                                    "the data", span=norm.span(call),

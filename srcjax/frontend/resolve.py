@@ -264,7 +264,11 @@ class Resolver:
             if fn not in self.calls:
                 self.calls.append(fn)
                 self.call_sites[fn] = self.span(node)
-            return cst.Name(self.helper_name(fn, self.used))
+            helper = self.helper_name(fn, self.used)
+            # no temporary may shadow it (`f = srcjax.jit(srcjax.vmap(lambda x: ...))`, then `f(X)`: the call's
+            # result was named `lambda_fn_vmap`, after the helper it calls, which NumPy then could not call)
+            self.used.add(helper)
+            return cst.Name(helper)
         if hasattr(builtins, name) and v is getattr(builtins, name) and name not in ALLOWED_BUILTINS:
             raise UnknownFunctionError(f"the builtin {name}() is not supported in compiled code",
                                        span=self.span(node), hint="compute with NumPy on arrays (np.unique, "

@@ -66,7 +66,7 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
                 outs.append(fn())
             finally:
                 sp.on_branch.pop()
-        check_containers(snap, "a branch on array data")
+        check_containers(snap, "a branch on array data", index)
         regions.append(lines)
     flat = [pytree.flatten(o) for o in outs]
     if any(t != flat[0][1] for _, t in flat[1:]):

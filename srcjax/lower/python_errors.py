@@ -11,23 +11,34 @@ import libcst as cst
 
 from .. import pytree
 from ..core import StaticValueError
+from ..frontend.names import walk
 from ..frontend.resolve import LIBRARY_MODULES
 from .values import contains_dynamic
 
 
-def walked_size(nf: Any, s: cst.For, seq: Any) -> int | None:
-    """The size of the dict ``for`` statement ``s`` walks (``seq``, the dict a name holds), to check after each
-    step (:func:`check_walked`); None where there is nothing to check (srcjax's own helpers included)."""
-    if isinstance(seq, dict) and type(s.iter) is cst.Name and \
-            getattr(getattr(nf, "fn", None), "__module__", None) not in LIBRARY_MODULES:
-        return len(seq)
-    return None
+def walked_size(nf: Any, s: cst.For, seq: Any) -> tuple[str, int] | None:
+    """The name of the dict ``for`` statement ``s`` walks (``seq``, the dict a name holds) and its size, to check
+    after each step (:func:`check_walked`); None where there is nothing to check (srcjax's own helpers included).
+    A derivative walks the dict under another name (``loop_items = d``, ``for k in loop_items:``) while its body
+    binds ``d`` to the dict with the new key: the name checked is then ``d``."""
+    if not (isinstance(seq, dict) and type(s.iter) is cst.Name and
+            getattr(getattr(nf, "fn", None), "__module__", None) not in LIBRARY_MODULES):
+        return None
+    name = s.iter.value
+    fdef = getattr(nf, "fdef", None)
+    if name.startswith("loop_items") and fdef is not None:
+        for st in walk(fdef.body):
+            if type(st) is cst.Assign and len(st.targets) == 1 and type(st.targets[0].target) is cst.Name \
+                    and st.targets[0].target.value == name and type(st.value) is cst.Name:
+                name = st.value.value
+                break
+    return name, len(seq)
 
 
-def check_walked(s: cst.For, env: dict[str, Any], size: int | None) -> None:
+def check_walked(s: cst.For, env: dict[str, Any], size: tuple[str, int] | None) -> None:
     """Python's "dictionary changed size during iteration" where a step of the loop changed it."""
-    now = env.get(s.iter.value) if size is not None else None  # type: ignore[attr-defined]
-    if isinstance(now, dict) and len(now) != size:
+    now = env.get(size[0]) if size is not None else None
+    if isinstance(now, dict) and size is not None and len(now) != size[1]:
         raise StaticValueError("dictionary changed size during iteration (Python's RuntimeError): the loop adds "
                                "or removes keys of the dict it walks",
                                hint="loop over a copy of its keys, for k in list(d):, or build a new dict")

@@ -21,7 +21,7 @@ from ..frontend.functionalize import with_data_names
 from ..frontend.names import names_in
 from ..primitives import registry
 from .hlo import HloValue
-from .values import Break, Continue, LocalFunction, Return, is_loop_origin
+from .values import Break, Continue, LocalFunction, LoopOrigin, Return, is_loop_origin
 
 if TYPE_CHECKING:  # annotations only: the specializer imports this module, not the other way round
     from ..frontend.program import Program
@@ -49,7 +49,10 @@ def snapshot_containers(envs: Sequence[dict[str, Any]]) -> dict[int, tuple[str, 
     return out
 
 
-def check_containers(snap: dict[int, tuple[str, Any, Any]], where: str) -> None:
+def check_containers(snap: dict[int, tuple[str, Any, Any]], where: str, pred: Any = None) -> None:
+    """Refuse a change of a Python list/dict of ``snap`` inside a region (restored first). ``pred``: the
+    branch's predicate; where a derivative's tape changes and it was computed from the counter of a rolled
+    ``for`` (``eq = i % 2 == 0`` saved by the loop, popped by the adjoint loop), NeedStatic unrolls that loop."""
     for name, obj, copy in snap.values():
         same = len(obj) == len(copy) and (
             all(a is b for a, b in zip(obj, copy)) if isinstance(obj, list)
@@ -60,6 +63,10 @@ def check_containers(snap: dict[int, tuple[str, Any, Any]], where: str) -> None:
             else:
                 obj.clear()
                 obj.update(copy)
+            loops = frozenset(o for o in (pred.aval.origin if isinstance(pred, HloValue) else ())
+                              if isinstance(o, LoopOrigin) and o.rolled_for)
+            if is_saved_list_name(name) and loops:
+                raise NeedStatic(loops)
             if is_saved_list_name(name):  # (a derivative's tape: the user wrote no such list)
                 raise UnsupportedSyntaxError(
                     f"reverse mode through {where} of a derivative srcjax wrote (a derivative of a derivative: "

@@ -71,6 +71,11 @@ class Segment:
         # the rolled loops around the place where the segment is put on its list: a loop rolled there that
         # pops its rows is sp.row_contexts[depth]
         self.depth = depth
+        # the loop that appended the rows, and the (item position, leaf) of each Python int/bool it computed from
+        # its counter (`eq = i % 2 == 0`): popped, such a leaf names the loop, so that a test needing it static
+        # (an `if` on it whose branch saves values) unrolls the loop (sp.program.no_roll)
+        self.loop: LoopOrigin | None = None
+        self.counted: frozenset[tuple[int, int]] = frozenset()
 
     def __repr__(self) -> str:
         return f"<{self.n} loop iterations of saved values>"
@@ -80,6 +85,7 @@ class Segment:
         seg = Segment(self.trees, [[b if isinstance(b, _Same) else f(b) for b in bs] for bs in self.bufs], self.n,
                       self.depth)
         seg.rows_left, seg.pos = self.rows_left, self.pos
+        seg.loop, seg.counted = self.loop, self.counted
         return seg
 
     # a pytree node (see srcjax.pytree): a split VJP's forward program returns it as its stacked
@@ -215,6 +221,9 @@ def segment_pop(sp: Specializer, lst: list[Any], static: bool = False) -> Any:
         p = take()
         row = seg.rows_left - 1
     leaves = [buf.value if isinstance(buf, _Same) else _row(sp, buf, row) for buf in seg.bufs[p]]
+    if seg.loop is not None:
+        leaves = [HloValue(v.name, v.aval.update(origin=v.aval.origin | {seg.loop}))
+                  if (p, j) in seg.counted and isinstance(v, HloValue) else v for j, v in enumerate(leaves)]
     item = pytree.unflatten(seg.trees[p], leaves)
     if p > 0 and _is_segment_item(seg.trees[p - 1], seg.bufs[p - 1]):
         # the row's next item is an inner loop's saved values: on the list now, as unrolled, for its adjoint loop
@@ -415,12 +424,16 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
         # buffers for appended items: per list, per item position, per leaf (see _stacked)
         layout: list[tuple[int, list[pytree.TreeDef]]] = []
         entries: list[Any] = []
+        counted: dict[int, frozenset[tuple[int, int]]] = {}
         for i_l, items in found["appended"].items():
             trees = []
-            for item in items:
+            for q, item in enumerate(items):
                 leaves, tree = pytree.flatten(item)
                 trees.append(tree)
                 entries += [_stacked(sp, leaf, n) for leaf in leaves]
+                counted[i_l] = counted.get(i_l, frozenset()) | {
+                    (q, j) for j, leaf in enumerate(leaves) if isinstance(leaf, HloValue) and leaf.ndim == 0
+                    and leaf.dtype.kind in "biu" and any(is_loop_origin(o) for o in leaf.aval.origin)}
             layout.append((i_l, trees))
             # an inner loop's saved values are popped as a whole, once the item appended after them is
             # (segment_pop): an item of their own, followed by one that is not
@@ -481,6 +494,7 @@ def roll_for(sp: Specializer, s: cst.For, r: range, env: dict[str, Any]) -> bool
             per_pos.append([_refilled(e, it) for e in entries[k:k + tree.num_leaves]])
             k += tree.num_leaves
         seg = Segment(trees, per_pos, n, len(sp.row_contexts))
+        seg.loop, seg.counted = loop_key, counted.get(i_l, frozenset())
         if derivative and is_saved_list_name(snap[i_l][0]):  # a tape: popped row by row, maybe by a rolled loop
             lists[i_l].append(seg)
         else:  # a user's list: its items, read back from the stacked rows

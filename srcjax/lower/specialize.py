@@ -382,7 +382,9 @@ class Specializer:
         if type(t) is cst.Tuple or type(t) is cst.List:
             items = self.iterate(value)
             if len(items) != len(t.elements):
-                raise ShapeError(f"cannot unpack {len(items)} values into {len(t.elements)} names")
+                raise ShapeError(f"cannot unpack {len(items)} values into {len(t.elements)} names",
+                                 hint=f"write {len(items)} names on the left, or take part of the value first "
+                                      f"(`a, b = v[:2]` of a tuple)")
             for e, v in zip(t.elements, items):
                 self.bind_target(e.value, v, env)
             return

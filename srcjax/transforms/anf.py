@@ -162,6 +162,11 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
             return Op("tape_pop", callee=code(node.func.value), reads=reads)
         if fcode == "tree_get" and len(node.args) == 2:  # g["w"] in derivative code (a record's field too)
             return _prim_op(_tree_get(), {"x": code(node.args[0].value), "key": code(node.args[1].value)}, reads)
+        if fcode == "tree_set" and len(node.args) == 3 and "tree_set" not in program.functions:
+            # a record's field replaced in batched code (vmap's carry broadcast item by item): `index_update` of
+            # the container, whose derivative reads and clears the item by its key
+            return _prim_op(registry.PRIMITIVES["index_update"], {"x": code(node.args[0].value),
+                            "key": code(node.args[1].value), "value": code(node.args[2].value)}, reads)
         cprim = paths.get(fcode)
         if cprim is None and fcode == "np.astype":
             cprim = registry.PRIMITIVES["astype"]

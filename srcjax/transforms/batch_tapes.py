@@ -55,6 +55,9 @@ class Slots:
     pushes: set[Key] = field(default_factory=set)  # (the keys pushed and popped in this writing: see paired)
     pops: set[Key] = field(default_factory=set)
     opaque: bool = False  # a tape used otherwise: every value batched
+    # a push in this program left an unbatched value unbroadcast (written before the rule was turned off: a
+    # tuple pushed on a cotangent tape and popped whole, `saved_bar = _tape_bar.pop()`, reads every slot batched)
+    kept_unbatched: bool = False
     by_family: bool = True  # False: keyed by arity alone (a pop found in no family of a push: see paired)
 
     def again(self) -> None:
@@ -125,7 +128,7 @@ def turn_off(slots: Slots) -> None:
     """The rule cannot be kept for this program (a tape used otherwise than push and pop by tuples)."""
     if not slots.opaque:
         slots.opaque = True
-        if slots.read:
+        if slots.read or slots.kept_unbatched:
             raise Relearn(slots)
 
 
@@ -164,6 +167,7 @@ def pushed(w: FunctionWriter, lst: str, value: cst.BaseExpression, state: State)
         slots.batched[k] = frozenset(now)
         if k in slots.read:
             raise Relearn(slots)
+    slots.kept_unbatched = slots.kept_unbatched or len(now) < len(elems)
     parts = [w.convert(code(e), s, True) if i in now else code(e) for i, (e, s) in enumerate(zip(elems, states))]
     return parts[0] if single else "(" + ", ".join(parts) + ("," if len(elems) == 1 else "") + ")"
 
