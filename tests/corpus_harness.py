@@ -4,11 +4,13 @@ back out; srcjax's run of a check (a located refusal or a crash classified, ``hu
 source run by NumPy against srcjax; the run of one check against jax, the user's function run by NumPy and finite
 differences (:func:`run_check`, with a :class:`Corpus`'s oracles); a test's verdict with the corpus's known lists
 (:func:`assert_passes`); the command line that runs a corpus and prints its counts (:func:`main`); and the
-checks, oracles and corpus of the corpora whose jax twin is their own text (:func:`twin_corpus`: hunt13, hunt14)."""
+checks, oracles and corpus of the corpora whose jax twin is their own text (:func:`twin_namespace`,
+:func:`twin_corpus`: hunt13-16) with the argument makers and the regressions' comparison they share."""
 
 from __future__ import annotations
 
 import collections
+import inspect
 import re
 import types
 import warnings
@@ -402,6 +404,35 @@ def vmap_check(axes: tuple[Any, ...], inner: str = "f") -> tuple[str, Any]:
 def vmap_grad_check(axes: tuple[Any, ...], argnums: int = 0) -> tuple[str, Any]:
     """``vmap(grad(f, argnums=k), in_axes=axes)``."""
     return vmap_check(axes, "grad(f)" if argnums == 0 else f"grad(f, argnums={argnums})")
+
+
+def twin_namespace(module: types.ModuleType, np_module: Any, **twins: Any) -> dict[str, Any]:
+    """The corpus module's text run with ``np`` as ``np_module`` (jax.numpy, or a wrapper of it): every program's
+    jax twin, by name; ``twins``: hand-written ones (programs that write into arrays) in their place."""
+    text = inspect.getsource(module).replace("import numpy as np\n", "")
+    ns: dict[str, Any] = {"np": np_module, "__name__": module.__name__.rsplit(".", 1)[-1] + "_twin"}
+    exec(compile(text, inspect.getsourcefile(module) or "<twin>", "exec"), ns)  # noqa: S102
+    ns.update(twins)
+    return ns
+
+
+def unbatched(expr: str) -> tuple[str, None]:
+    """A check with no vmap in it (``hessian(f)``): its expression and no in_axes."""
+    return (expr, None)
+
+
+def uniform(rng: np.random.Generator, dt: Any, lo: float, hi: float, *shape: int) -> np.ndarray:
+    return np.asarray(rng.uniform(lo, hi, shape), dtype=dt)
+
+
+def dominant(rng: np.random.Generator, dt: Any, n: int, diagonal: float) -> np.ndarray:
+    """An n x n matrix made diagonally dominant by ``diagonal`` on its diagonal."""
+    return (rng.standard_normal((n, n)) + diagonal * np.eye(n)).astype(dt)
+
+
+def agree_values(got: Any, want: Any, what: str, rtol: float = 1e-9, dtypes: bool = False) -> None:
+    """A regression test's comparison: srcjax's result against an oracle's, leaf by leaf (dtypes on request)."""
+    agree(got, want, what, rtol, dtypes=dtypes, jax_leaves=False)
 
 
 def twin_corpus(cases: tuple[Any, ...], user_file: str, known_refusals: tuple[str, ...], twin: Mapping[str, Any],

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import srcjax
+from tests import written
 from tests.fd import central_fd
 
 jax = pytest.importorskip("jax")
@@ -213,7 +214,8 @@ def keys(draw):
     return shape, entries
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=written.example_count(12, scale=5), deadline=None, derandomize=not written.THOROUGH,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(keys())
 def test_random_keys_forward_and_gradient(case):
     shape, entries = case

@@ -51,7 +51,6 @@ from tests.corpus_harness import (
 )
 
 from . import hunt13_programs as hp
-from .hunt_sweep import Outcome
 
 _a, _n, _pos, _spd = as_dtype, normal, positive, spd  # (the corpora's argument makers, tests/corpus_harness.py)
 
@@ -131,19 +130,11 @@ def _boolean_mask_assign_twin(x: Any) -> Any:
     return jnp.sum(y * x)
 
 
-def _twin_namespace() -> dict[str, Any]:
-    text = inspect.getsource(hp)
-    text = text.replace("import numpy as np\n", "")
-    ns: dict[str, Any] = {"np": jnp, "__name__": "hunt13_programs_twin"}
-    exec(compile(text, inspect.getsourcefile(hp) or "<twin>", "exec"), ns)
-    ns.update(fancy_iadd_repeated=_fancy_iadd_repeated_twin, fancy_iadd_then_loss=_fancy_iadd_then_loss_twin,
-              add_at_histogram=_add_at_histogram_twin, iir_filter_inplace=_iir_filter_inplace_twin,
-              slice_update_smoother=_slice_update_smoother_twin, column_update_loop=_column_update_loop_twin,
-              boolean_mask_assign=_boolean_mask_assign_twin)
-    return ns
-
-
-TWIN = _twin_namespace()
+TWIN = corpus_harness.twin_namespace(
+    hp, jnp, fancy_iadd_repeated=_fancy_iadd_repeated_twin, fancy_iadd_then_loss=_fancy_iadd_then_loss_twin,
+    add_at_histogram=_add_at_histogram_twin, iir_filter_inplace=_iir_filter_inplace_twin,
+    slice_update_smoother=_slice_update_smoother_twin, column_update_loop=_column_update_loop_twin,
+    boolean_mask_assign=_boolean_mask_assign_twin)
 
 
 # -- the corpus's cases -------------------------------------------------------------------------------------
@@ -351,7 +342,6 @@ CASES: tuple[Case, ...] = (
          (J, JF, JR, _v((0,)), _v((1,)))),
 )
 
-BY_NAME = {c.name: c for c in CASES}
 # default tier: the two riskiest idioms (a repeated index under `x[idx] += v`, writes through a boolean mask)
 DEFAULT_CASES = ("fancy_iadd_then_loss", "boolean_mask_assign")
 
@@ -360,9 +350,6 @@ DEFAULT_CASES = ("fancy_iadd_then_loss", "boolean_mask_assign")
 
 CORPUS = twin_corpus(CASES, "hunt13_programs.py", KNOWN_REFUSALS, TWIN, KNOWN_INTERNAL, KNOWN_WRONG)
 
-
-def run_check(c: Case, expr: str, in_axes: Any, dtype: str, seed: int = 0) -> Outcome:
-    return corpus_harness.run_check(CORPUS, c, expr, in_axes, dtype, seed)
 
 
 test_hunt13_program, test_hunt13_program_thorough = CORPUS.tests(DEFAULT_CASES)
@@ -374,7 +361,7 @@ if __name__ == "__main__":
 # -- regressions found by the corpus ------------------------------------------------------------------------
 
 def _agree(got: Any, want: Any, what: str, rtol: float = 1e-9, dtypes: bool = True) -> None:
-    corpus_harness.agree(got, want, what, rtol, dtypes=dtypes, jax_leaves=False)
+    corpus_harness.agree_values(got, want, what, rtol, dtypes)
 
 
 def _twin(fn: Callable[..., Any], **names: Any) -> Callable[..., Any]:

@@ -19,7 +19,6 @@ and prints the counts and every failure.
 
 from __future__ import annotations
 
-import inspect
 import sys
 from typing import Any
 
@@ -46,7 +45,6 @@ from tests.corpus_harness import (
 )
 
 from . import hunt14_programs as hp
-from .hunt_sweep import Outcome
 
 _a, _n, _pos, _spd = as_dtype, normal, positive, spd
 
@@ -94,14 +92,7 @@ class _JaxNumpy:
         return jnp.prod(jnp.asarray(a) if isinstance(a, (tuple, list)) else a, *args, **kwargs)
 
 
-def _twin_namespace() -> dict[str, Any]:
-    text = inspect.getsource(hp).replace("import numpy as np\n", "")
-    ns: dict[str, Any] = {"np": _JaxNumpy(), "__name__": "hunt14_programs_twin"}
-    exec(compile(text, inspect.getsourcefile(hp) or "<twin>", "exec"), ns)  # noqa: S102
-    return ns
-
-
-TWIN = _twin_namespace()
+TWIN = corpus_harness.twin_namespace(hp, _JaxNumpy())
 
 
 # -- the corpus's cases -------------------------------------------------------------------------------------
@@ -109,8 +100,7 @@ TWIN = _twin_namespace()
 _v, _vg = vmap_check, vmap_grad_check
 
 
-def _t(expr: str) -> tuple[str, None]:
-    return (expr, None)
+_t = corpus_harness.unbatched
 
 
 def _onehot(r: np.random.Generator, d: Any, n: int, k: int) -> np.ndarray:
@@ -143,7 +133,7 @@ def _char_rnn(r: np.random.Generator, d: Any) -> tuple[np.ndarray, ...]:
 
 
 def _dominant(r: np.random.Generator, d: Any, n: int) -> np.ndarray:
-    return (r.standard_normal((n, n)) + 4 * np.eye(n)).astype(d)
+    return corpus_harness.dominant(r, d, n, 4)
 
 
 _LSQ = lambda r, d: (_n(r, d, 3), _n(r, d, 6, 3), _n(r, d, 6))  # noqa: E731
@@ -300,7 +290,6 @@ CASES: tuple[Case, ...] = (
          (J, G, _t("grad(f, argnums=(1, 2))"), _v((0, 0, 0)), _vg((None, 0, 0)))),
 )
 
-BY_NAME = {c.name: c for c in CASES}
 DEFAULT_CASES = ("adadelta_steps", "polynomial_ridge_loss")  # (the silent wrong found; np.empty, tuple keys)
 
 
@@ -308,9 +297,6 @@ DEFAULT_CASES = ("adadelta_steps", "polynomial_ridge_loss")  # (the silent wrong
 
 CORPUS = twin_corpus(CASES, "hunt14_programs.py", KNOWN_REFUSALS, TWIN, KNOWN_INTERNAL, KNOWN_WRONG)
 
-
-def run_check(c: Case, expr: str, in_axes: Any, dtype: str, seed: int = 0) -> Outcome:
-    return corpus_harness.run_check(CORPUS, c, expr, in_axes, dtype, seed)
 
 
 test_hunt14_program, test_hunt14_program_thorough = CORPUS.tests(DEFAULT_CASES)
@@ -321,8 +307,7 @@ if __name__ == "__main__":
 
 # -- regressions found by the corpus ------------------------------------------------------------------------
 
-def _agree(got: Any, want: Any, what: str, rtol: float = 1e-9) -> None:
-    corpus_harness.agree(got, want, what, rtol, dtypes=False, jax_leaves=False)
+_agree = corpus_harness.agree_values
 
 
 def _scratch_and_out(A: Any, B: Any) -> Any:

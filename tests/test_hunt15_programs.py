@@ -19,7 +19,6 @@ and prints the counts and every failure.
 
 from __future__ import annotations
 
-import inspect
 import sys
 from typing import Any
 
@@ -45,7 +44,6 @@ from tests.corpus_harness import (
 )
 
 from . import hunt15_programs as hp
-from .hunt_sweep import Outcome
 
 _a, _n, _pos, _spd = as_dtype, normal, positive, spd
 
@@ -84,14 +82,7 @@ KNOWN_WRONG: dict[tuple[str, ...], str] = {}
 # -- the jax side: the module's text with np as jax.numpy ----------------------------------------------------
 
 
-def _twin_namespace() -> dict[str, Any]:
-    text = inspect.getsource(hp).replace("import numpy as np\n", "import jax.numpy as np\n")
-    ns: dict[str, Any] = {"__name__": "hunt15_programs_twin"}
-    exec(compile(text, inspect.getsourcefile(hp) or "<twin>", "exec"), ns)  # noqa: S102
-    return ns
-
-
-TWIN = _twin_namespace()
+TWIN = corpus_harness.twin_namespace(hp, jnp)
 
 
 # -- the corpus's cases -------------------------------------------------------------------------------------
@@ -99,16 +90,14 @@ TWIN = _twin_namespace()
 _v, _vg = vmap_check, vmap_grad_check
 
 
-def _t(expr: str) -> tuple[str, None]:
-    return (expr, None)
+_t = corpus_harness.unbatched
 
 
-def _u(r: np.random.Generator, d: Any, lo: float, hi: float, *shape: int) -> Any:
-    return _a(r.uniform(lo, hi, shape), d)
+_u = corpus_harness.uniform
 
 
 def _dominant(r: np.random.Generator, d: Any, n: int) -> np.ndarray:
-    return (r.standard_normal((n, n)) + 3 * np.eye(n)).astype(d)
+    return corpus_harness.dominant(r, d, n, 3)
 
 
 def _sym(r: np.random.Generator, d: Any, n: int) -> np.ndarray:
@@ -301,7 +290,6 @@ CASES: tuple[Case, ...] = (
          (J, JF, _t("jacrev(f, argnums=1)"), _v((0, None, None, None)), _v((None, 0, 0, 0)))),
 )
 
-BY_NAME = {c.name: c for c in CASES}
 DEFAULT_CASES = ("tridag", "direct_convolution")  # (in-place loops: the views check's nested loops)
 
 
@@ -309,9 +297,6 @@ DEFAULT_CASES = ("tridag", "direct_convolution")  # (in-place loops: the views c
 
 CORPUS = twin_corpus(CASES, "hunt15_programs.py", KNOWN_REFUSALS, TWIN, KNOWN_INTERNAL, KNOWN_WRONG)
 
-
-def run_check(c: Case, expr: str, in_axes: Any, dtype: str, seed: int = 0) -> Outcome:
-    return corpus_harness.run_check(CORPUS, c, expr, in_axes, dtype, seed)
 
 
 test_hunt15_program, test_hunt15_program_thorough = CORPUS.tests(DEFAULT_CASES)
@@ -322,8 +307,7 @@ if __name__ == "__main__":
 
 # -- regressions found by the corpus ------------------------------------------------------------------------
 
-def _agree(got: Any, want: Any, what: str, rtol: float = 1e-9) -> None:
-    corpus_harness.agree(got, want, what, rtol, dtypes=False, jax_leaves=False)
+_agree = corpus_harness.agree_values
 
 
 def _row_view_read_next_iteration(A: Any) -> Any:

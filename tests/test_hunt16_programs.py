@@ -45,7 +45,6 @@ from tests.corpus_harness import (
 )
 
 from . import hunt16_programs as hp
-from .hunt_sweep import Outcome
 
 _a, _n, _pos, _spd = as_dtype, normal, positive, spd
 
@@ -109,14 +108,7 @@ KNOWN_WRONG: dict[tuple[str, ...], str] = {
 # -- the jax side: the module's text with np as jax.numpy ----------------------------------------------------
 
 
-def _twin_namespace() -> dict[str, Any]:
-    text = inspect.getsource(hp).replace("import numpy as np\n", "import jax.numpy as np\n")
-    ns: dict[str, Any] = {"__name__": "hunt16_programs_twin"}
-    exec(compile(text, inspect.getsourcefile(hp) or "<twin>", "exec"), ns)  # noqa: S102
-    return ns
-
-
-TWIN = _twin_namespace()
+TWIN = corpus_harness.twin_namespace(hp, jnp)
 
 
 # -- the corpus's cases -------------------------------------------------------------------------------------
@@ -124,12 +116,10 @@ TWIN = _twin_namespace()
 _v, _vg = vmap_check, vmap_grad_check
 
 
-def _t(expr: str) -> tuple[str, None]:
-    return (expr, None)
+_t = corpus_harness.unbatched
 
 
-def _u(r: np.random.Generator, d: Any, lo: float, hi: float, *shape: int) -> Any:
-    return _a(r.uniform(lo, hi, shape), d)
+_u = corpus_harness.uniform
 
 
 def _log_softmax_rows(r: np.random.Generator, d: Any, T: int, C: int) -> np.ndarray:
@@ -345,7 +335,6 @@ CASES: tuple[Case, ...] = (
     Case("argmax_nonzero_first", hp.argmax_nonzero_first, lambda r, d: (_n(r, d, 6),), (J, JF, _v((0,)))),
 )
 
-BY_NAME = {c.name: c for c in CASES}
 DEFAULT_CASES = ("hmc_step", "quat_to_matrix_euler")  # (the two programs whose fixes the corpus found)
 
 
@@ -353,9 +342,6 @@ DEFAULT_CASES = ("hmc_step", "quat_to_matrix_euler")  # (the two programs whose 
 
 CORPUS = twin_corpus(CASES, "hunt16_programs.py", KNOWN_REFUSALS, TWIN, KNOWN_INTERNAL, KNOWN_WRONG)
 
-
-def run_check(c: Case, expr: str, in_axes: Any, dtype: str, seed: int = 0) -> Outcome:
-    return corpus_harness.run_check(CORPUS, c, expr, in_axes, dtype, seed)
 
 
 test_hunt16_program, test_hunt16_program_thorough = CORPUS.tests(DEFAULT_CASES)
@@ -368,8 +354,7 @@ if __name__ == "__main__":
 
 # -- regressions found by the corpus ------------------------------------------------------------------------
 
-def _agree(got: Any, want: Any, what: str, rtol: float = 1e-9) -> None:
-    corpus_harness.agree(got, want, what, rtol, dtypes=False, jax_leaves=False)
+_agree = corpus_harness.agree_values
 
 
 def _unpacked_quotient(q: Any, s: Any) -> Any:

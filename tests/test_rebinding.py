@@ -22,6 +22,7 @@ import srcjax
 from srcjax.frontend.program import Program
 from srcjax.transforms import ad
 from srcjax.transforms.simplify import simplify_source
+from tests import written
 from tests.fd import central_fd
 from tests.twins import JAX
 from tests.written import numpy_and_jax
@@ -496,7 +497,7 @@ def rebinding_program(draw):
     return f"import numpy as np\n\n\ndef f(x, w):\n{body}\n    return {out}\n"
 
 
-@settings(max_examples=12, deadline=None, derandomize=True)
+@settings(max_examples=written.example_count(6, scale=10), deadline=None, derandomize=not written.THOROUGH)
 @given(rebinding_program(), st.lists(st.floats(-1.0, 1.0), min_size=6, max_size=6))
 def test_random_rebinding_programs_jvp_and_hessian_match_jax(tmp_path_factory, text, vals):
     f, jf = numpy_and_jax(tmp_path_factory.mktemp("rebinding_programs", numbered=True), text, "rebind")

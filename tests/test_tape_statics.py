@@ -181,7 +181,7 @@ def f(x, w):
     return text, how, end, in_axes
 
 
-@settings(max_examples=written.example_count(4), deadline=None, derandomize=not written.THOROUGH,
+@settings(max_examples=written.example_count(2, scale=20), deadline=None, derandomize=not written.THOROUGH,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
           phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(prog=tape_programs(), seed=st.integers(0, 2 ** 16))

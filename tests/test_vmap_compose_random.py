@@ -211,7 +211,7 @@ def _modules(directory: Any, text: str) -> tuple[Any, dict[str, Any]]:
     return mod, ns
 
 
-@settings(max_examples=written.example_count(8), deadline=None, derandomize=not written.THOROUGH,
+@settings(max_examples=written.example_count(4, scale=20), deadline=None, derandomize=not written.THOROUGH,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
           phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(comp=compositions(), compiled=st.booleans(), seed=st.integers(0, 2 ** 16))

@@ -145,7 +145,7 @@ def _jax_derivative(how: str, jf: Callable[..., Any], ex: tuple[Any, ...], tange
     return (out, *back(ct))
 
 
-@written.examples(6, **_NO_SHRINK)
+@written.examples(3, scale=20, **_NO_SHRINK)  # (thorough: 60, as before)
 @given(prog=written.data_programs(max_steps=5), how=st.sampled_from(HOWS), n=st.integers(1, 3),
        seed=st.integers(0, 2 ** 16), data=st.data())
 def test_vmap_composed_with_derivatives_of_random_programs(module_dir, prog, how, n, seed, data) -> None:  # noqa: F811

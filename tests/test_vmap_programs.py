@@ -98,7 +98,7 @@ def test_vmap_of_random_programs_with_control_flow_on_data(module_dir, prog, n, 
     _check_vmap(f, batched, examples, axes, rtol=1e-9)
 
 
-@written.examples(6, **_NO_SHRINK)
+@written.examples(3, scale=20, **_NO_SHRINK)  # (thorough: 60, as before)
 @given(prog=written.data_programs(max_steps=6), n=st.integers(1, 3), seed=st.integers(0, 2 ** 16),
        data=st.data())
 def test_vmap_of_the_gradient_of_random_programs(module_dir, prog, n, seed, data) -> None:  # noqa: F811

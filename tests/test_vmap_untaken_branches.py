@@ -25,7 +25,7 @@ import srcjax
 
 jax = pytest.importorskip("jax")
 
-from tests.twins import JAX  # noqa: E402
+from tests.twins import JAX, jitted  # noqa: E402
 
 jnp = jax.numpy
 jax.config.update("jax_enable_x64", True)
@@ -239,12 +239,13 @@ def test_grad_of_vmap_is_the_per_example_loop(name: str) -> None:
     kw = {"max_iters": MAX_ITERS[name]} if name in MAX_ITERS else {}
     got = np.asarray(srcjax.grad(lambda v: np.sum(srcjax.vmap(f)(v)), **kw)(xs))
     assert np.all(np.isfinite(got)), got
-    want = np.array([float(jax.grad(fj)(x)) for x in xs])  # jax, one example at a time
+    gj, fjj = JAX.grad(fj), jitted(fj)  # (jax, one example at a time: compiled once, not per example)
+    want = np.array([float(gj(x)) for x in xs])
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     if THOROUGH:  # (the random programs below check against srcjax's own loop by default)
         np.testing.assert_allclose(got, _loop_grads(f, xs, **kw), rtol=1e-12, atol=1e-12)
     # forward values unchanged (the marks are the identity)
-    np.testing.assert_allclose(np.asarray(srcjax.vmap(f)(xs)), [float(fj(x)) for x in xs], rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(f)(xs)), [float(fjj(x)) for x in xs], rtol=1e-12)
 
 
 def test_jax_agrees_on_the_batched_cond() -> None:
@@ -274,7 +275,8 @@ def test_hessian_of_a_vmapped_sum() -> None:
 def test_two_batched_arguments() -> None:
     xs, ss = np.array([1.0, 2.0, 3.0]), np.array([4.0, -1.0, 0.0])
     gx, gs = srcjax.grad(lambda a, b: np.sum(srcjax.vmap(divide_by_batched)(a, b)), argnums=(0, 1))(xs, ss)
-    want = [jax.grad(divide_by_batched_jax, argnums=(0, 1))(a, b) for a, b in zip(xs, ss)]
+    gj = JAX.grad(divide_by_batched_jax, argnums=(0, 1))
+    want = [gj(a, b) for a, b in zip(xs, ss)]
     np.testing.assert_allclose(np.asarray(gx), [float(w[0]) for w in want])
     np.testing.assert_allclose(np.asarray(gs), [float(w[1]) for w in want])
 
@@ -282,7 +284,8 @@ def test_two_batched_arguments() -> None:
 def test_vector_examples() -> None:
     xs = np.array([[1.0, 4.0, 9.0], [-1.0, -2.0, 0.5], [0.25, -0.1, 1.0]])
     got = np.asarray(srcjax.grad(lambda v: np.sum(srcjax.vmap(vector_branch)(v)))(xs))
-    want = np.stack([np.asarray(jax.grad(vector_branch_jax)(x)) for x in xs])
+    gj = JAX.grad(vector_branch_jax)
+    want = np.stack([np.asarray(gj(x)) for x in xs])
     np.testing.assert_allclose(got, want)
 
 
@@ -550,11 +553,12 @@ def test_grad_of_an_unmapped_argument(name: str) -> None:
     kw = {"max_iters": 8} if "while" in name else {}
     vf = srcjax.vmap(f, in_axes=(None, 0))
     gw, gx = srcjax.grad(lambda a, v: np.sum(vf(a, v)), argnums=(0, 1), **kw)(w, xs)
-    want = [jax.grad(fj, argnums=(0, 1))(w, x) for x in xs]
+    gj, fjj = JAX.grad(fj, argnums=(0, 1)), jitted(fj)  # (compiled once, not per example)
+    want = [gj(w, x) for x in xs]
     assert np.isfinite(float(gw)), gw
     np.testing.assert_allclose(float(gw), sum(float(g[0]) for g in want), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(gx), [float(g[1]) for g in want], rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(np.asarray(vf(w, xs)), [float(fj(w, x)) for x in xs], rtol=1e-12)  # values unchanged
+    np.testing.assert_allclose(np.asarray(vf(w, xs)), [float(fjj(w, x)) for x in xs], rtol=1e-12)  # values unchanged
 
 
 def test_unmapped_argument_under_other_transformations() -> None:
@@ -562,9 +566,10 @@ def test_unmapped_argument_under_other_transformations() -> None:
     of the shared weight: right before, and still)."""
     xs, w = np.array([4.0, -2.0, 0.5, -0.25]), 2.0
     vf = srcjax.vmap(shared_sqrt, in_axes=(None, 0))
-    per = np.array([float(jax.grad(shared_sqrt_jax)(w, x)) for x in xs])
+    gj, hj = JAX.grad(shared_sqrt_jax), JAX.hessian(shared_sqrt_jax)  # (compiled once, not per example)
+    per = np.array([float(gj(w, x)) for x in xs])
     np.testing.assert_allclose(np.asarray(srcjax.jacrev(lambda a: vf(a, xs))(w)), per, rtol=1e-12)
-    hess = sum(float(jax.hessian(shared_sqrt_jax)(w, x)) for x in xs)
+    hess = sum(float(hj(w, x)) for x in xs)
     np.testing.assert_allclose(float(srcjax.hessian(lambda a: np.sum(vf(a, xs)))(w)), hess, rtol=1e-12)
     inside = jax.grad(lambda a: sum(shared_sqrt_jax(a * 2.0, x) ** 2 for x in xs))(w)
     np.testing.assert_allclose(float(srcjax.grad(lambda a: np.sum(vf(a * 2.0, xs) ** 2))(w)), float(inside))
@@ -577,7 +582,8 @@ def test_unmapped_weight_matrix() -> None:
     m, xs = np.abs(rng.standard_normal((3, 2))), rng.standard_normal((5, 3))
     xs[0] = np.abs(xs[0])
     got = srcjax.grad(lambda a, v: np.sum(srcjax.vmap(shared_matrix, in_axes=(None, 0))(a, v)))(m, xs)
-    want = sum(np.asarray(jax.grad(shared_matrix_jax)(m, x)) for x in xs)
+    gj = JAX.grad(shared_matrix_jax)
+    want = sum(np.asarray(gj(m, x)) for x in xs)
     assert np.all(np.isfinite(np.asarray(got)))
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
 

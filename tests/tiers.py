@@ -83,6 +83,9 @@ SAMPLED: dict[str, int] = {
     "tests/test_hunt12_programs.py::test_hunt12_program": 2,
     # (every 2nd of its 49 default checks keeps every program and every transformation)
     "tests/test_container_programs.py::test_container_program": 2,
+    # (session 35, suite17) 19 calls x 4 dtypes, the dtype innermost: every 3rd case keeps every call (one or two of
+    # its dtypes) and every dtype (six or seven calls each)
+    "tests/test_fft.py::test_fft_1d_against_numpy": 3,
 }
 
 
