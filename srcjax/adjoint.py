@@ -462,14 +462,19 @@ def inverse_perm(ndim: int, axes: Any) -> Any:
 
 def prod_others(a: Any, axis: Any, initial: Any = None) -> Any:
     """For each element of ``a``, the product of the other elements of its reduction group (times
-    ``initial``): ``d prod(a, axis, initial=initial) / d a``, exact when ``a`` holds zeros (no ``prod / a``)."""
-    zero = a == 0
-    nz = np.where(zero, 1.0, a)
-    p = expand_reduced(np.prod(nz, axis=axis, keepdims=True), a, axis, True)
-    if initial is not None:
-        p = p * initial
-    nzeros = expand_reduced(np.sum(zero, axis=axis, keepdims=True), a, axis, True)
-    return np.where(nzeros == 0, p / nz, np.where((nzeros == 1) & zero, p, 0.0))
+    ``initial``): ``d prod(a, axis, initial=initial) / d a``, as jax's rule: the product of the elements before
+    it times the product of those after it (exclusive cumulative products), exact when ``a`` holds zeros, and so
+    are its own derivatives (``prod / a`` with zeros masked was right, but constant where a zero made it 0)."""
+    nd = np.ndim(a)
+    axes = reduce_axes(a, axis)
+    perm = tuple(k for k in range(nd) if k not in axes) + axes
+    t = np.transpose(a, perm)
+    f = np.reshape(t, np.shape(t)[: nd - len(axes)] + (reduced_size(a, axis),))
+    one = np.ones_like(f[..., :1])
+    before = np.cumprod(np.concatenate([one, f[..., :-1]], axis=-1), axis=-1)
+    after = np.flip(np.cumprod(np.flip(np.concatenate([f[..., 1:], one], axis=-1), axis=-1), axis=-1), axis=-1)
+    p = np.transpose(np.reshape(before * after, np.shape(t)), inverse_perm(nd, perm))
+    return p if initial is None else p * initial
 
 
 def ravel_bar(g: Any, a: Any, order: Any) -> Any:

@@ -262,7 +262,8 @@ def run_check(corpus: Corpus, c: Any, expr: str, in_axes: Any, dtype: str, seed:
     numpy_dtypes = bool(getattr(c, "numpy_dtypes", ""))
     why = ""
     try:
-        want = quietly(corpus.oracle, c, expr, in_axes, args)
+        # (a copy: jax's eager fallback runs a twin that writes into a NumPy argument in place)
+        want = quietly(corpus.oracle, c, expr, in_axes, srcjax.tree_util.tree_map(_copied, args))
     except Exception as e:  # noqa: BLE001 - (jax cannot run it: NumPy and finite differences still can)
         want = None
         why = f"{type(e).__name__}: {str(e)[:300]}"

@@ -82,7 +82,9 @@ from .syntax import (
     OneLine,
     attr_chain,
     dict_comprehensions,
+    dict_keywords,
     dotted,
+    keyword_dict,
     literal_code,
     power_base,
 )
@@ -776,6 +778,9 @@ class Normalizer(Resolver):
         stmts = fdef.body.body
         if any(type(n) is cst.DictComp for n in tuple(self.src.positions)):  # (a position per node of the source)
             stmts = [dict_comprehensions(st, self.src.positions) for st in stmts]
+        if "dict" not in getattr(self.src.fn, "__globals__", {}) and \
+                any(keyword_dict(n) for n in walk_nodes(fdef.body)):  # (the builtin's `dict(a=x)`: `{"a": x}`)
+            stmts = [dict_keywords(st, self.src.positions) for st in stmts]
         body = self.block(stmts, top=True)
         if self.updated:
             aliasing.check_views(body, self.updated, self.spans)

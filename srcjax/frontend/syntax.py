@@ -193,6 +193,49 @@ def dict_comprehensions(st: Any, positions: dict[cst.CSTNode, Any]) -> Any:
     return new
 
 
+def keyword_dict(node: cst.CSTNode) -> bool:
+    """``dict(a=x, b=y)``: keywords only (no ``**``, no positional argument)."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict" and \
+        bool(node.args) and all(a.keyword is not None and not a.star for a in node.args)
+
+
+def dict_keywords(st: Any, positions: dict[cst.CSTNode, Any]) -> Any:
+    """``st`` with each ``dict(a=x, b=y)`` of the builtin ``dict`` written ``{"a": x, "b": y}`` (a dict display,
+    which every transformation follows; the call was refused under grad and vmap). The display and its keys take
+    the call's position, the values keep theirs."""
+    if not any(keyword_dict(n) for n in walk(st)):
+        return st
+    made: list[tuple[cst.Call, cst.Dict]] = []
+
+    class Rewrite(cst.CSTTransformer):
+        def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+            if not keyword_dict(updated):
+                return updated
+            shown = cst.Dict([cst.DictElement(cst.SimpleString(f'"{a.keyword.value}"'), a.value)  # type: ignore[union-attr]
+                              for a in updated.args])
+            made.append((original, shown))
+            return shown
+
+    new = st.visit(Rewrite())
+
+    def copy(old: cst.CSTNode, now: cst.CSTNode) -> None:
+        r = positions.get(old)
+        if r is not None:
+            positions[now] = r
+        if keyword_dict(old) and isinstance(now, cst.Dict):
+            for a, el in zip(old.args, now.elements):  # type: ignore[attr-defined]
+                assert isinstance(el, cst.DictElement)
+                if r is not None:
+                    positions[el] = positions[el.key] = r
+                copy(a.value, el.value)
+            return
+        for a, b in zip(children(old), children(now)):
+            copy(a, b)
+
+    copy(st, new)
+    return new
+
+
 def literal_code(v: Any) -> str | None:
     """Source for a default value that is a plain literal (numbers, strings, None, tuples of them)."""
     if v is None or isinstance(v, (bool, int, str)):
