@@ -21,6 +21,7 @@ from .lax import conv as lax_conv
 from .lax import conv_general_dilated
 from .lax import conv_transpose as lax_conv_transpose
 from .lax import index_update as srcjax_index_update
+from .linalg_names import LINALG_IMPLEMENTS
 from .numpy_bits import BITS_IMPLEMENTS
 from .numpy_extras import EXTRA_IMPLEMENTS
 from .polynomials import POLY_IMPLEMENTS
@@ -35,7 +36,7 @@ __all__ = ["AT_COMBINE", "IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add",
            "selection_sum", "sliding_window_view", "trapezoid", "unique", "vdot"]
 
 IMPLEMENTS: dict[Any, Callable[..., Any]] = {**POLY_IMPLEMENTS, **EXTRA_IMPLEMENTS,
-                                             **BITS_IMPLEMENTS}  # (np.vander, np.rot90, ...)
+                                             **BITS_IMPLEMENTS, **LINALG_IMPLEMENTS}  # (np.vander, np.rot90, ...)
 
 
 def _implements(*targets: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -1,8 +1,9 @@
 """NumPy's integer and bit-level functions written in NumPy terms, like :mod:`srcjax.numpy_extras` (which
 :mod:`srcjax.composites` merges with :data:`BITS_IMPLEMENTS` into its table): ``np.gcd``/``np.lcm`` (Euclid's
 loop, a ``while`` on data), ``np.nextafter``/``np.spacing`` (the float's bits read as an integer, stepped by
-one) and ``np.packbits``/``np.unpackbits`` (bits as ``uint8`` weights). Transpiled like the user's own helpers:
-batched through the primitives they use; none of them has a derivative (integers, or a float's step).
+one), ``np.packbits``/``np.unpackbits`` (bits as ``uint8`` weights) and ``np.bitwise_count``. Transpiled like
+the user's own helpers: batched through the primitives they use; none of them has a derivative (integers, or a
+float's step).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 from .core import ArgumentError
 from .lax import bitcast_convert_type
 
-__all__ = ["BITS_IMPLEMENTS", "gcd", "lcm", "nextafter", "packbits", "spacing", "unpackbits"]
+__all__ = ["BITS_IMPLEMENTS", "bitwise_count", "gcd", "lcm", "nextafter", "packbits", "spacing", "unpackbits"]
 
 BITS_IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
 
@@ -174,3 +175,19 @@ def unpackbits(a: Any, /, axis: Any = None, count: Any = None, bitorder: str = "
         else:
             flat = np.concatenate((flat, np.zeros(np.shape(v)[:-1] + (keep - n,), dtype=np.uint8)), axis=-1)
     return flat if axis is None else np.moveaxis(flat, -1, axis)
+
+
+@_implements(np.bitwise_count)
+def bitwise_count(x: Any, /) -> Any:
+    """The number of 1 bits of ``|x|`` (``uint8``), elementwise: each bit shifted down and added."""
+    dt = np.result_type(x)
+    if dt == np.bool_:
+        return np.asarray(x).astype(np.uint8)
+    if not np.issubdtype(dt, np.integer):
+        raise ArgumentError(f"np.bitwise_count is defined for integers only, not {np.dtype(dt).name}",
+                            hint="view a float's bits first: srcjax.lax.bitcast_convert_type(x, np.int64)")
+    width = np.dtype(dt).itemsize
+    ut = np.uint64 if width == 8 else np.uint32 if width == 4 else np.uint16 if width == 2 else np.uint8
+    u = np.abs(np.asarray(x)).astype(ut)
+    bits = np.right_shift(np.expand_dims(u, -1), np.arange(8 * width, dtype=ut)) & np.ones(1, dtype=ut)
+    return np.sum(bits, axis=-1).astype(np.uint8)

@@ -240,7 +240,17 @@ def put_along_aliased(x):
     return z
 
 
+def linalg_cross_of_2_vectors(x):
+    return np.linalg.cross(x, x)
+
+
+def bitwise_count_of_floats(x):
+    return np.bitwise_count(x)
+
+
 @pytest.mark.parametrize("fn, arg, says", [
+    (linalg_cross_of_2_vectors, np.ones((3, 2)), "np.linalg.cross: both inputs must be 3-vectors"),
+    (bitwise_count_of_floats, np.ones(3), "np.bitwise_count is defined for integers only"),
     (gcd_of_floats, np.ones(3), "np.gcd is defined for integers only"),
     (unpackbits_of_int64, np.arange(3), "np.unpackbits: expected an input array of unsigned byte"),
     (i0_of_complex, np.ones(3) * 1j, "np.i0 is not supported for complex values"),
@@ -256,3 +266,53 @@ def test_refusals_are_located(fn, arg, says):
     text = str(e.value)
     assert says in text and "test_numpy_remaining.py:" in text.splitlines()[0], text
     assert "hint:" in text or "would change too" in text, text
+
+
+# -- np.linalg's array-API names, tensorinv/tensorsolve, bitwise_count (srcjax/linalg_names.py) --------------------
+
+def linalg_names(x, v):
+    m = x[:, :3]
+    t = np.reshape(np.eye(6) * 2.0 + x[0, 0] * 0.1 + np.reshape(np.arange(36.0), (6, 6)) * 0.01, (2, 3, 6))
+    return (np.linalg.cross(m, m[::-1]), np.linalg.diagonal(x, offset=1), np.linalg.matmul(x, v),
+            np.linalg.matrix_norm(x), np.linalg.matrix_norm(m, ord=1, keepdims=True), np.linalg.matrix_transpose(x),
+            np.linalg.outer(v, x[0]), np.linalg.svdvals(x), np.linalg.tensordot(x, v, axes=1),
+            np.linalg.trace(x, offset=-1), np.linalg.vecdot(x, v), np.linalg.vector_norm(x),
+            np.linalg.vector_norm(x, axis=0, ord=3, keepdims=True), np.linalg.vector_norm(x, axis=(0, 1), ord=np.inf),
+            np.linalg.tensorinv(t, ind=2), np.linalg.tensorsolve(t, x[:2, :3]))
+
+
+def linalg_names_jax(x, v):
+    m = x[:, :3]
+    t = jnp.reshape(jnp.eye(6) * 2.0 + x[0, 0] * 0.1 + jnp.reshape(jnp.arange(36.0), (6, 6)) * 0.01, (2, 3, 6))
+    return (jnp.linalg.cross(m, m[::-1]), jnp.linalg.diagonal(x, offset=1), jnp.linalg.matmul(x, v),
+            jnp.linalg.matrix_norm(x), jnp.linalg.matrix_norm(m, ord=1, keepdims=True),
+            jnp.linalg.matrix_transpose(x), jnp.linalg.outer(v, x[0]), jnp.linalg.svdvals(x),
+            jnp.linalg.tensordot(x, v, axes=1), jnp.linalg.trace(x, offset=-1), jnp.linalg.vecdot(x, v),
+            jnp.linalg.vector_norm(x), jnp.linalg.vector_norm(x, axis=0, ord=3, keepdims=True),
+            jnp.linalg.vector_norm(x, axis=(0, 1), ord=jnp.inf), jnp.linalg.tensorinv(t, ind=2),
+            jnp.linalg.tensorsolve(t, x[:2, :3]))
+
+
+def test_linalg_array_api_names_against_jax_and_numpy():
+    x, v = data()
+    for g, w, r in zip(srcjax.jit(linalg_names)(x, v), linalg_names_jax(x, v), linalg_names(x, v)):
+        g = np.asarray(g)
+        assert g.dtype == r.dtype and g.shape == r.shape, (g.dtype, r.dtype, g.shape, r.shape)
+        np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(g, np.asarray(w), rtol=1e-10, atol=1e-12)
+    got = srcjax.grad(loss_of(linalg_names), argnums=(0, 1))(x, v)
+    for g, w in zip(got, jax.grad(loss_of(linalg_names_jax), argnums=(0, 1))(x, v)):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-9, atol=1e-11)
+
+
+def bit_counts(i):
+    return np.bitwise_count(i)
+
+
+def test_bitwise_count_follows_numpy():
+    for a in (np.array([-128, -1, 0, 7, 127], np.int8), np.array([1 << 62, -(1 << 63), 255]),
+              np.array([3, 65535], np.uint16), np.array([True, False])):
+        g, r = np.asarray(srcjax.jit(bit_counts)(a)), np.bitwise_count(a)
+        assert g.dtype == r.dtype == np.uint8 and g.tolist() == r.tolist(), (a, g, r)
+    rows = np.arange(12).reshape(3, 4) * 37
+    assert np.asarray(srcjax.vmap(bit_counts)(rows)).tolist() == np.bitwise_count(rows).tolist()
