@@ -1,20 +1,21 @@
-"""Dead code in nested functions: what :mod:`.simplify` leaves (it folds and deletes only at the top level of a
-module's functions).
+"""Dead code that :mod:`.simplify` leaves (it folds and deletes only straight-line statements at the top level of
+a module's functions, and names bound once).
 
-Input and output: a module text of generated functions. In the body of every function nested in another (a
-loop's body, a branch, a batched ``while``'s step, a forward half's pullback), a statement is deleted when
+Input and output: a module text of generated functions. A statement is deleted when
 
-- it binds one name, read nowhere in the function (nested functions included), with a pure expression
-  (names, numbers, operators, subscripts, tuples, calls of ``np.*`` or of ``pure_calls``: the helpers of
-  :mod:`srcjax.adjoint` and :mod:`srcjax.batched`): ``hi_3_2 = taken(hi_3, gt_2)`` after a batched branch,
-  ``_i_1 = i`` in a loop body;
-- or it is a ``def`` (no decorators) whose name is read nowhere in the function that holds it: the
-  ``def vjp_fun`` of a forward half left in a vmapped body whose pullback is written out.
+- it binds one name with a pure expression (names, numbers, operators, subscripts, tuples, calls of ``np.*`` or
+  of ``pure_calls``: the helpers of :mod:`srcjax.adjoint` and :mod:`srcjax.batched`) and either nothing reads
+  the name anywhere in its function (nested functions included; not at a module-level function's top level,
+  which is :mod:`.simplify`'s): ``_i_1 = i`` in a loop body, ``w_bar = unbroadcast(...)`` in a loop of grad
+  source; or the name is bound again later in its block before anything reads it, only simple statements
+  between and no nested function reading it (``hi_3_2 = taken(hi_3, gt_2)`` then ``hi_3_2 = mid_1_1`` in a
+  batched ``while``'s step; not in a function with a ``try``);
+- or it is a nested ``def`` (no decorators) whose name is read nowhere in the function that holds it.
 
-A module-level function's own statements are :mod:`.simplify`'s, except an unread ``def`` (as above). Names a
-``global`` or ``nonlocal`` statement names, and the tape (``_tape``), are never touched. Deleting repeats until
-nothing changes (a deleted statement may have been the one reader of another). Statements are deleted as whole
-lines; a statement sharing a line with another is kept.
+Names a ``global`` or ``nonlocal`` statement names, and the tape (``_tape``), are never touched; a block keeps
+at least one statement. Deleting repeats until nothing changes (a deleted statement may have been the one
+reader of another). Statements are deleted as whole lines; a statement sharing a line with another is kept.
+Run at the end of :func:`~.simplify.simplify_source`. tests/test_dead_nested.py.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def _function(fdef: ast.FunctionDef, nested: bool, fixed: set[str], pure_calls: 
               spans: list[tuple[int, int]], lines: list[str]) -> None:
     closures = {n for d in ast.walk(fdef) if isinstance(d, (ast.FunctionDef, ast.Lambda)) and d is not fdef
                 for n in _reads_in(d)}
+    tries = any(isinstance(n, ast.Try) for n in ast.walk(fdef))
     changed = True
     while changed:
         reads = _reads(fdef, dead)
@@ -79,8 +81,8 @@ def _function(fdef: ast.FunctionDef, nested: bool, fixed: set[str], pure_calls: 
                         not SAVED_LIST_NAME.match(name) and _pure(s.value, pure_calls)
                 else:
                     gone = False
-                if not gone and isinstance(s, ast.Assign) and len(s.targets) == 1 and \
-                        isinstance(s.targets[0], ast.Name):
+                if not gone and not tries and isinstance(s, ast.Assign) and len(s.targets) == 1 and \
+                        isinstance(s.targets[0], ast.Name):  # (a handler may read what a raise left)
                     gone = _overwritten(s, s.targets[0].id, block, dead, closures, fixed, pure_calls)
                 if gone:
                     dead.add(id(s))
