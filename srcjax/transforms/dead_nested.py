@@ -21,9 +21,11 @@ Run at the end of :func:`~.simplify.simplify_source`. tests/test_dead_nested.py.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from functools import lru_cache
 
 from ..adjoint import SAVED_LIST_NAME, TAPE_NAME
+from ..frontend.parsed import parse
 
 __all__ = ["drop_dead_nested"]
 
@@ -40,58 +42,134 @@ def drop_dead_nested(text: str, pure_calls: frozenset[str]) -> str:
 @lru_cache(maxsize=64)
 def _dropped(text: str, pure_calls: frozenset[str]) -> str:
     try:
-        tree = ast.parse(text)
+        tree = parse(text)  # (shared: readable reads the same text next when nothing is deleted)
     except SyntaxError:  # pragma: no cover - generated text parses
         return text
     fixed = {n for node in ast.walk(tree) if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
     lines = text.splitlines(keepends=True)
     dead: set[int] = set()  # ids of deleted statements
     spans: list[tuple[int, int]] = []
+    loads = _Loads(tree)
     for top in tree.body:
         if isinstance(top, ast.FunctionDef):
-            _function(top, False, fixed, pure_calls, dead, spans, lines)
+            _function(top, False, fixed, pure_calls, dead, spans, lines, loads)
     if not spans:
         return text
     gone = {i for lo, hi in spans for i in range(lo, hi + 1)}
     return "".join(line for i, line in enumerate(lines, 1) if i not in gone)
 
 
+class _Loads:
+    """How often each name is read in a statement's (or lambda's) subtree: the names read, in order, gathered
+    in one walk of the module, each statement's a slice of them (counted when first asked)."""
+
+    def __init__(self, tree: ast.AST) -> None:
+        self.names: list[str] = []
+        self.spans: dict[int, tuple[int, int]] = {}
+        self.memo: dict[int, Counter[str]] = {}
+        self._visit(tree)
+
+    def _visit(self, node: ast.AST) -> None:
+        start = len(self.names)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Name):
+                if not isinstance(child.ctx, ast.Store):
+                    self.names.append(child.id)
+            else:
+                self._visit(child)
+        if isinstance(node, (ast.stmt, ast.Lambda)):
+            self.spans[id(node)] = (start, len(self.names))
+
+    def __call__(self, node: ast.AST) -> Counter[str]:
+        got = self.memo.get(id(node))
+        if got is None:
+            lo, hi = self.spans[id(node)]
+            got = self.memo[id(node)] = Counter(self.names[lo:hi])
+        return got
+
+
 def _function(fdef: ast.FunctionDef, nested: bool, fixed: set[str], pure_calls: frozenset[str], dead: set[int],
-              spans: list[tuple[int, int]], lines: list[str]) -> None:
-    closures = {n for d in ast.walk(fdef) if isinstance(d, (ast.FunctionDef, ast.Lambda)) and d is not fdef
-                for n in _reads_in(d)}
-    tries = any(isinstance(n, ast.Try) for n in ast.walk(fdef))
+              spans: list[tuple[int, int]], lines: list[str], loads: _Loads) -> None:
+    closures: set[str] = set()
+    tries = False
+    for d in ast.walk(fdef):
+        if isinstance(d, (ast.FunctionDef, ast.Lambda)) and d is not fdef:
+            closures |= loads(d).keys()
+        tries = tries or isinstance(d, ast.Try)
+    reads = Counter(loads(fdef))  # (nothing inside fdef is deleted yet; kept up to date below)
+    blocks = _blocks(fdef)
     changed = True
-    while changed:
-        reads = _reads(fdef, dead)
+    while changed:  # (each sweep goes backwards through each block: a chain of dead lines goes in one sweep)
         changed = False
-        for block, top in _blocks(fdef):
-            live = [s for s in block if id(s) not in dead]
-            for s in live:
-                if len([t for t in block if id(t) not in dead]) == 1:
-                    break  # (a block keeps a statement)
-                if not _whole_lines(s, lines):
+        for block, top in blocks:
+            alive = sum(1 for t in block if id(t) not in dead)
+            next_read: dict[str, int] = {}
+            next_bind: dict[str, int] = {}
+            barrier = len(block)  # (the next statement that is not a simple one)
+            for i in range(len(block) - 1, -1, -1):
+                s = block[i]
+                if id(s) in dead:
                     continue
-                if isinstance(s, ast.FunctionDef):
-                    gone = not s.decorator_list and s.name not in reads and s.name not in fixed
-                elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and \
-                        (nested or not top):
-                    name = s.targets[0].id
-                    gone = name not in reads and name not in fixed and not TAPE_NAME.match(name) and \
-                        not SAVED_LIST_NAME.match(name) and _pure(s.value, pure_calls)
-                else:
-                    gone = False
-                if not gone and not tries and isinstance(s, ast.Assign) and len(s.targets) == 1 and \
-                        isinstance(s.targets[0], ast.Name):  # (a handler may read what a raise left)
-                    gone = _overwritten(s, s.targets[0].id, block, dead, closures, fixed, pure_calls)
-                if gone:
+                if alive > 1 and _whole_lines(s, lines) and _dead(s, nested or not top, reads, fixed, pure_calls) or \
+                        alive > 1 and _whole_lines(s, lines) and not tries and \
+                        _overwritten(s, i, next_read, next_bind, barrier, closures, fixed, pure_calls):
                     dead.add(id(s))
                     spans.append((s.lineno, s.end_lineno or s.lineno))
+                    reads.subtract(loads(s))
+                    alive -= 1
                     changed = True
-    for block, _ in _blocks(fdef):
+                    continue
+                if not isinstance(s, _SIMPLE):
+                    barrier = i
+                for n in loads(s).keys() | (_target_names(s.target) if isinstance(s, ast.AugAssign) else set()):
+                    next_read[n] = i
+                if isinstance(s, ast.Assign):
+                    for t in s.targets:
+                        for n in _target_names(t):
+                            next_bind[n] = i
+    for block, _ in blocks:
         for s in block:
             if id(s) not in dead and isinstance(s, ast.FunctionDef):
-                _function(s, True, fixed, pure_calls, dead, spans, lines)
+                _function(s, True, fixed, pure_calls, dead, spans, lines, loads)
+
+
+_SIMPLE = (ast.Assign, ast.Expr, ast.AugAssign, ast.AnnAssign, ast.Assert)
+
+
+def _one_name(s: ast.stmt) -> str | None:
+    if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+        return s.targets[0].id
+    return None
+
+
+def _kept_name(name: str, fixed: set[str]) -> bool:
+    return name in fixed or bool(TAPE_NAME.match(name)) or bool(SAVED_LIST_NAME.match(name))
+
+
+def _dead(s: ast.stmt, unread_ok: bool, reads: Counter[str], fixed: set[str], pure_calls: frozenset[str]) -> bool:
+    """An unread nested ``def``, or (``unread_ok``) ``name = <pure>`` of a name read nowhere."""
+    if isinstance(s, ast.FunctionDef):
+        return not s.decorator_list and reads[s.name] <= 0 and s.name not in fixed
+    name = _one_name(s)
+    return unread_ok and name is not None and reads[name] <= 0 and not _kept_name(name, fixed) and \
+        _pure(s.value, pure_calls)  # type: ignore[attr-defined]
+
+
+def _overwritten(s: ast.stmt, i: int, next_read: dict[str, int], next_bind: dict[str, int], barrier: int,
+                 closures: set[str], fixed: set[str], pure_calls: frozenset[str]) -> bool:
+    """Whether ``name = <pure>`` is bound again later in its block before anything reads it (``hi_3_2 =
+    taken(hi_3, gt_2)`` then ``hi_3_2 = mid_1_1``): only simple statements between, no nested function reading
+    the name (a call between could run it)."""
+    name = _one_name(s)
+    if name is None or name in closures or _kept_name(name, fixed) or name not in next_bind:
+        return False
+    j = next_bind[name]
+    return j < next_read.get(name, barrier + 1) and j < barrier and \
+        _pure(s.value, pure_calls)  # type: ignore[attr-defined]
+
+
+def _target_names(t: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
 def _blocks(fdef: ast.FunctionDef) -> list[tuple[list[ast.stmt], bool]]:
@@ -111,42 +189,6 @@ def _blocks(fdef: ast.FunctionDef) -> list[tuple[list[ast.stmt], bool]]:
         for h in getattr(s, "handlers", []):
             out.append((h.body, False))
             todo.extend(h.body)
-    return out
-
-
-def _overwritten(s: ast.Assign, name: str, block: list[ast.stmt], dead: set[int], closures: set[str],
-                 fixed: set[str], pure_calls: frozenset[str]) -> bool:
-    """Whether ``name = <pure>`` is bound again later in its block before anything reads it (``hi_3_2 =
-    taken(hi_3, gt_2)`` then ``hi_3_2 = mid_1_1``): only simple statements between, no nested function reading
-    the name (a call between could run it)."""
-    if name in closures or name in fixed or TAPE_NAME.match(name) or SAVED_LIST_NAME.match(name) or \
-            not _pure(s.value, pure_calls):
-        return False
-    for t in block[block.index(s) + 1:]:
-        if id(t) in dead:
-            continue
-        if not isinstance(t, (ast.Assign, ast.Expr, ast.AugAssign, ast.AnnAssign, ast.Assert)) or name in _reads_in(t):
-            return False
-        if isinstance(t, ast.Assign) and any(isinstance(n, ast.Name) and n.id == name for n in t.targets):
-            return True
-    return False
-
-
-def _reads_in(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
-
-
-def _reads(fdef: ast.FunctionDef, dead: set[int]) -> set[str]:
-    """The names read in ``fdef`` outside its deleted statements."""
-    out: set[str] = set()
-    todo: list[ast.AST] = [s for s in fdef.body if id(s) not in dead] + list(fdef.decorator_list)
-    while todo:
-        node = todo.pop()
-        if id(node) in dead:
-            continue
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
-            out.add(node.id)
-        todo.extend(ast.iter_child_nodes(node))
     return out
 
 
