@@ -21,6 +21,8 @@ from .lax import conv as lax_conv
 from .lax import conv_general_dilated
 from .lax import conv_transpose as lax_conv_transpose
 from .lax import index_update as srcjax_index_update
+from .linalg_names import LINALG_IMPLEMENTS
+from .numpy_bits import BITS_IMPLEMENTS
 from .numpy_extras import EXTRA_IMPLEMENTS
 from .polynomials import POLY_IMPLEMENTS
 
@@ -33,7 +35,8 @@ __all__ = ["AT_COMBINE", "IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add",
            "selection_any", "selection_fill", "selection_max", "selection_mean", "selection_min", "selection_prod",
            "selection_sum", "sliding_window_view", "trapezoid", "unique", "vdot"]
 
-IMPLEMENTS: dict[Any, Callable[..., Any]] = {**POLY_IMPLEMENTS, **EXTRA_IMPLEMENTS}  # (np.vander, np.rot90, ...)
+IMPLEMENTS: dict[Any, Callable[..., Any]] = {**POLY_IMPLEMENTS, **EXTRA_IMPLEMENTS,
+                                             **BITS_IMPLEMENTS, **LINALG_IMPLEMENTS}  # (np.vander, np.rot90, ...)
 
 
 def _implements(*targets: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -25,12 +25,13 @@ from .lax import bitcast_convert_type
 __all__ = ["EXTRA_IMPLEMENTS", "array_equal", "array_equiv", "broadcast_arrays", "choose", "column_stack",
            "copysign", "count_nonzero", "cumulative_prod", "cumulative_sum", "diagflat", "diff_operand", "digitize",
            "divmod_", "dsplit", "dstack", "ediff1d", "fabs", "fill_diagonal", "fliplr", "flipud", "geomspace",
-           "hsplit", "iscomplex", "isneginf", "isposinf", "isreal", "ldexp", "logspace", "matrix_rank",
+           "hsplit", "i0", "iscomplex", "isneginf", "isposinf", "isreal", "ldexp", "logspace", "matrix_rank",
            "matrix_transpose", "matvec", "modf", "nancumprod", "nancumsum", "nanmedian", "nanpercentile",
            "nanquantile", "outer_add", "outer_divide", "outer_maximum", "outer_minimum", "outer_multiply",
-           "outer_power", "outer_subtract", "poly", "ptp", "reduce_add", "reduce_all", "reduce_any",
+           "outer_power", "outer_subtract", "poly", "ptp", "put_along_axis", "reduce_add", "reduce_all",
+           "reduce_any",
            "reduce_maximum", "reduce_minimum", "reduce_multiply", "rollaxis", "rot90", "row_stack", "signbit",
-           "tri", "unwrap", "vecdot", "vecmat", "vsplit"]
+           "sort_complex", "tri", "unstack", "unwrap", "vecdot", "vecmat", "vsplit"]
 
 EXTRA_IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
 
@@ -685,3 +686,110 @@ def frexp(x: Any, /) -> Any:
     bias = 1022 if np.dtype(dt).itemsize == 8 else 126
     e = np.where(plain, 0, biased.astype(np.int32) - bias).astype(np.int32)
     return ldexp(v, -e), e
+
+
+# -- the modified Bessel function of order 0 --------------------------------------------------------------------
+
+# (Cephes' Chebyshev coefficients, as NumPy's np.i0 uses them: exp(-x) * I0(x) on [0, 8], and exp(-x) * sqrt(x) *
+# I0(x) of 32 / x - 2 beyond)
+_I0A = (-4.4153416464793395e-18, 3.3307945188222384e-17, -2.431279846547955e-16, 1.715391285555133e-15,
+    -1.1685332877993451e-14, 7.676185498604936e-14, -4.856446783111929e-13, 2.95505266312964e-12,
+    -1.726826291441556e-11, 9.675809035373237e-11, -5.189795601635263e-10, 2.6598237246823866e-09,
+    -1.300025009986248e-08, 6.046995022541919e-08, -2.670793853940612e-07, 1.1173875391201037e-06,
+    -4.4167383584587505e-06, 1.6448448070728896e-05, -5.754195010082104e-05, 0.00018850288509584165,
+    -0.0005763755745385824, 0.0016394756169413357, -0.004324309995050576, 0.010546460394594998, -0.02373741480589947,
+    0.04930528423967071, -0.09490109704804764, 0.17162090152220877, -0.3046826723431984, 0.6767952744094761)
+_I0B = (-7.233180487874754e-18, -4.830504485944182e-18, 4.46562142029676e-17, 3.461222867697461e-17,
+    -2.8276239805165836e-16, -3.425485619677219e-16, 1.7725601330565263e-15, 3.8116806693526224e-15,
+    -9.554846698828307e-15, -4.150569347287222e-14, 1.54008621752141e-14, 3.8527783827421426e-13,
+    7.180124451383666e-13, -1.7941785315068062e-12, -1.3215811840447713e-11, -3.1499165279632416e-11,
+    1.1889147107846439e-11, 4.94060238822497e-10, 3.3962320257083865e-09, 2.266668990498178e-08,
+    2.0489185894690638e-07, 2.8913705208347567e-06, 6.889758346916825e-05, 0.0033691164782556943, 0.8044904110141088)
+
+
+def _chbevl(x: Any, vals: Any) -> Any:
+    b0, b1, b2 = vals[0] + 0.0 * x, 0.0 * x, 0.0 * x
+    for c in vals[1:]:
+        b2 = b1
+        b1 = b0
+        b0 = x * b1 - b2 + c
+    return 0.5 * (b0 - b2)
+
+
+@_implements(np.i0)
+def i0(x: Any) -> Any:
+    """The modified Bessel function of the first kind of order 0, NumPy's way (Cephes' Chebyshev series on
+    ``|x| <= 8`` and beyond, each side given an ``x`` in its own range: no infinity in the other's derivative);
+    integers as float64."""
+    if np.issubdtype(np.result_type(x), np.complexfloating):
+        raise ArgumentError("np.i0 is not supported for complex values", hint="NumPy refuses them too")
+    v = np.asarray(x)
+    v = v if np.issubdtype(v.dtype, np.floating) else v.astype(np.float64)
+    a = np.abs(v)
+    small = a <= 8.0
+    s = np.where(small, a, 0.0)
+    b = np.where(small, 9.0, a)
+    near = np.exp(s) * _chbevl(s / 2.0 - 2, _I0A)
+    far = np.exp(b) * _chbevl(32.0 / b - 2.0, _I0B) / np.sqrt(b)
+    return np.where(small, near, far)
+
+
+# -- more of NumPy's array functions -------------------------------------------------------------------------------
+
+@_implements(np.unstack)
+def unstack(x: Any, /, *, axis: int = 0) -> Any:
+    """The slices of ``x`` along ``axis``, as a tuple."""
+    if np.ndim(x) == 0:
+        raise ShapeError("np.unstack needs an array of at least one dimension",
+                         hint="a number is one element already; np.atleast_1d(x) makes it an array")
+    v = np.moveaxis(x, axis, 0)
+    parts = []
+    for k in range(np.shape(v)[0]):
+        parts.append(v[k])
+    return tuple(parts)
+
+
+@_implements(np.sort_complex)
+def sort_complex(a: Any) -> Any:
+    """``a`` sorted along its last axis by real part, then imaginary part, as complex numbers (real input:
+    complex64 from 1- and 2-byte integers, complex128 otherwise, as NumPy)."""
+    dt = np.result_type(a)
+    if not np.issubdtype(dt, np.complexfloating):
+        small = np.issubdtype(dt, np.integer) and np.dtype(dt).itemsize <= 2
+        return np.sort(a, axis=-1).astype(np.complex64 if small else np.complex128)
+    order = np.lexsort((np.imag(a), np.real(a)), axis=-1)
+    return np.take_along_axis(a, order, axis=-1)
+
+
+@_implements(np.put_along_axis)
+def put_along_axis(arr: Any, indices: Any, values: Any, axis: Any) -> Any:
+    """``arr`` with ``values`` written at ``indices`` along ``axis`` (``np.take_along_axis``'s places; ``axis``
+    None: of the flattened ``arr``), returned: the front end writes ``np.put_along_axis(a, i, v, axis)`` as
+    ``a[...] = put_along_axis(a, i, v, axis)``. Where an index repeats, the last value lands on CPU, as in
+    NumPy (unspecified on GPU, as any repeated write)."""
+    if not np.issubdtype(np.result_type(indices), np.integer):
+        raise ArgumentError("np.put_along_axis: the indices must be integers",
+                            hint="cast them: indices.astype(np.int64)")
+    if axis is None:
+        if np.ndim(indices) != 1:
+            raise ShapeError(f"np.put_along_axis: with axis=None, indices must be 1-D, got {np.ndim(indices)}-D",
+                             hint="give axis=..., or np.ravel(indices)")
+        return np.reshape(put_along_axis(np.ravel(arr), indices, values, 0), np.shape(arr))
+    nd = np.ndim(arr)
+    if np.ndim(indices) != nd:
+        raise ShapeError(f"np.put_along_axis: indices and arr must have the same number of dimensions, got "
+                         f"{np.ndim(indices)} and {nd}", hint="add axes of length 1: np.expand_dims(indices, ...)")
+    ax = axis % nd
+    n = np.shape(arr)[ax]
+    where: tuple[Any, ...] = ()
+    for d in range(nd):
+        if d == ax:
+            where = where + (np.where(indices < 0, indices + n, indices),)
+        else:
+            shape: tuple[Any, ...] = ()
+            for e in range(nd):
+                shape = shape + ((np.shape(arr)[d] if e == d else 1),)
+            where = where + (np.reshape(np.arange(np.shape(arr)[d]), shape),)
+    out = arr + np.zeros_like(arr)
+    out[where] = values
+    return out

@@ -1,5 +1,5 @@
 """NumPy's polynomial helpers (``np.vander``, ``np.polyder``, ``np.polyint``, ``np.polymul``,
-``np.polyadd``, ``np.polysub``), written in NumPy terms like
+``np.polyadd``, ``np.polysub``, ``np.polydiv``, ``np.roots``), written in NumPy terms like
 :mod:`srcjax.composites` (which merges :data:`POLY_IMPLEMENTS` into its table): transpiled like the
 user's own helpers, differentiated and batched through the primitives they use. Coefficients are
 highest power first, as NumPy's ``poly*`` functions take them; their numbers are static (shapes).
@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["POLY_IMPLEMENTS", "polyadd", "polyder", "polyint", "polymul", "polysub", "vander"]
+from .core import ShapeError
+
+__all__ = ["POLY_IMPLEMENTS", "polyadd", "polyder", "polydiv", "polyint", "polymul", "polysub", "roots", "vander"]
 
 POLY_IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
 
@@ -87,3 +89,47 @@ def polyadd(a1: Any, a2: Any) -> Any:
 def polysub(a1: Any, a2: Any) -> Any:
     a, b = _aligned(a1, a2)
     return a - b
+
+
+@_implements(np.polydiv)
+def polydiv(u: Any, v: Any) -> Any:
+    """The quotient and remainder of ``u / v`` (coefficients, highest power first): long division, each step
+    taking out the leading coefficient. The remainder has ``len(v) - 1`` coefficients (``u`` itself when it is
+    the shorter), its leading zeros kept: NumPy trims them, a size that depends on the data (so does
+    ``jnp.polydiv``'s ``trim_leading_zeros=True``); the length is NumPy's wherever the remainder's leading
+    coefficient is not zero."""
+    if np.ndim(u) > 1 or np.ndim(v) > 1:
+        raise ShapeError("np.polydiv takes 1-D coefficient arrays (highest power first)",
+                         hint="divide one polynomial at a time, or vmap over the rows")
+    dt = np.result_type(u, v, 1.0)
+    num = np.atleast_1d(np.asarray(u).astype(dt))
+    den = np.atleast_1d(np.asarray(v).astype(dt))
+    m, n = np.shape(num)[0] - 1, np.shape(den)[0] - 1
+    if m < n:
+        return np.zeros((1,), dtype=dt), num
+    scale = 1.0 / den[0]
+    r = num
+    qs = []
+    for k in range(m - n + 1):
+        d = scale * r[k]
+        qs.append(d)
+        r = np.concatenate((r[:k], np.zeros((1,), dtype=dt), r[k + 1:k + n + 1] - d * den[1:], r[k + n + 1:]))
+    return np.stack(qs), r[min(m - n + 1, m):]
+
+
+@_implements(np.roots)
+def roots(p: Any) -> Any:
+    """The roots of the polynomial with coefficients ``p`` (highest power first): the eigenvalues of its
+    companion matrix, complex. ``len(p) - 1`` of them: a leading zero coefficient gives NaN roots where NumPy
+    drops it (a size that depends on the data; ``jnp.roots(p, strip_zeros=False)``, which jit needs, does
+    the same); a trailing zero gives a zero root, as NumPy's."""
+    if np.ndim(p) != 1:
+        raise ShapeError("np.roots takes a 1-D array of coefficients (highest power first)",
+                         hint="find the roots of one polynomial at a time, or vmap over the rows")
+    c = np.asarray(p) * 1.0
+    n = np.shape(c)[0]
+    if n < 2:
+        return np.zeros((0,), dtype=np.result_type(c, 1j))
+    top = np.reshape(-c[1:] / c[0], (1, n - 1))
+    companion = np.concatenate((top, np.eye(n - 2, n - 1, dtype=c.dtype)), axis=0)
+    return np.linalg.eigvals(companion).astype(np.result_type(c, 1j))

@@ -353,6 +353,7 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
     if hit is not None:
         return hit
     from .transforms import readable
+    from .transforms.batch_aligns import drop_trivial_aligns
     from .transforms.simplify import simplify_source
 
     text, name, b, prog = batched_source(fn, in_axes, out_axes, axis_size, axis_name)
@@ -366,6 +367,7 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
         module_text = simplify_source(module_text, set(ADJOINT_IMPORTS) | set(BATCHED_IMPORTS), {})
     except Exception:  # pragma: no cover - the simplifier is an optimization
         pass
+    module_text = drop_trivial_aligns(module_text)  # (batch_align_b(add, b) of an add computed from b: add)
     anf_text = module_text
     module_text = readable.for_program(module_text, set(ADJOINT_IMPORTS) | set(BATCHED_IMPORTS), prog)
     base = _as_compiled(fn).fn

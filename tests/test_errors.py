@@ -292,8 +292,8 @@ def uses_undefined_name(x):
     return x + undefined_thing  # noqa: F821
 
 
-def uses_tensorsolve(x):
-    return np.linalg.tensorsolve(x, x)
+def uses_histogramdd(x):
+    return np.histogramdd(x)
 
 
 def uses_nonexistent_numpy(x):
@@ -675,8 +675,8 @@ CASES = [
     (uses_for_else, (arr(2),), E.UnsupportedSyntaxError, "else:", ["else"]),
     (uses_match, (arr(2),), E.UnsupportedSyntaxError, "match x.ndim", ["Match"]),
     (uses_undefined_name, (arr(2),), E.UnknownFunctionError, "undefined_thing", ["undefined_thing"]),
-    (uses_tensorsolve, (arr(2, 2),), E.UnknownFunctionError, "np.linalg.tensorsolve(x, x)",
-     ["np.linalg.tensorsolve"]),
+    (uses_histogramdd, (arr(2, 2),), E.UnknownFunctionError, "np.histogramdd(x)",
+     ["np.histogramdd"]),
     (uses_nonexistent_numpy, (arr(2),), E.UnknownFunctionError, "np.frobnicate", ["np.frobnicate"]),
     (uses_input_builtin, (arr(2),), E.UnknownFunctionError, "input(x)", ["input"]),
     (uses_builtin_without_source, (arr(2),), E.UnknownFunctionError, "op_add(x, x)", ["no Python source"]),

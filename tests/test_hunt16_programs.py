@@ -72,8 +72,6 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     "np.where(condition) with one argument is np.nonzero(condition)",
     # look_at_project: `view[0, :3], view[1, :3], view[2, :3] = xaxis, yaxis, zaxis` (jax: in-place writes)
     "assignment to an array element inside a tuple target",
-    # topk_take_along: np.put_along_axis(sparse, idx, top, axis=1) in place (jax: only inplace=False)
-    "np.put_along_axis is not supported",
 )
 # Errors met that are srcjax's own: xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = (

@@ -66,6 +66,9 @@ class _Walk:
     containers: set[str] = field(default_factory=set)  # names bound to a list or dict display
 
 
+_WRITES_FIRST = ("at", "fill_diagonal", "copyto", "put_along_axis")  # (np.add.at(a, ...), ...: change a in place)
+
+
 def _containers(fdef: cst.FunctionDef) -> set[str]:
     """The names the function binds to a list or dict of values that may be arrays (a display with an item other
     than a literal, a comprehension, ``list(...)``, ``dict(...)``): ``cfg = {"lr": 0.1}``'s items are numbers."""
@@ -196,7 +199,7 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
         reads = names_in(s)
         call = s.value if isinstance(s, cst.Expr) else None
         chain = attr_chain(call.func) if isinstance(call, cst.Call) else None
-        if isinstance(call, cst.Call) and chain is not None and chain[-1] in ("at", "fill_diagonal", "copyto") and \
+        if isinstance(call, cst.Call) and chain is not None and chain[-1] in _WRITES_FIRST and \
                 call.args and isinstance(call.args[0].value, cst.Name):  # np.add.at(a, i, b) changes a in place
             ev("inplace", call.args[0].value.value)
         if isinstance(call, cst.Call) and chain is not None and len(chain) == 2 and chain[1] == "fill":

@@ -181,8 +181,9 @@ def out_argument(norm: Normalizer, call: cst.Call) -> bool:
 
 
 def in_place_function(norm: Normalizer, call: cst.Call) -> bool:
-    """``np.fill_diagonal(a, v)``, ``np.copyto(a, b)`` and ``a.fill(v)`` (NumPy functions and a method writing into
-    their first array) as ``a[...] = composites.fill_diagonal(a, v)``, ``a[...] = b`` and ``a[...] = v``: the write
+    """``np.fill_diagonal(a, v)``, ``np.put_along_axis(a, i, v, axis)``, ``np.copyto(a, b)`` and ``a.fill(v)`` (NumPy
+    functions and a method writing into their first array) as ``a[...] = composites.fill_diagonal(a, v)`` (and
+    ``put_along_axis(a, i, v, axis)``), ``a[...] = b`` and ``a[...] = v``: the write
     into a local array srcjax follows (cast to ``a``'s dtype; a view of another array is refused there). False:
     not one."""
     f = call.func
@@ -192,21 +193,24 @@ def in_place_function(norm: Normalizer, call: cst.Call) -> bool:
         target, value = f.value, pos[0].value
     else:
         name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
-        if name not in ("fill_diagonal", "copyto"):  # (the name first: no other call's value is looked up)
-            return False
+        if name not in ("fill_diagonal", "copyto", "put_along_axis"):  # (the name first: no other call's value
+            return False  # is looked up)
         try:
             ok, fv = norm.static_value(f)
         except UnknownFunctionError:
             return False
-        from ..numpy_extras import fill_diagonal  # (what the resolver reads np.fill_diagonal as)
+        from ..numpy_extras import fill_diagonal, put_along_axis  # (what the resolver reads np.X as)
 
-        if not ok or fv not in (np.fill_diagonal, fill_diagonal, np.copyto) or len(pos) != 2 or len(call.args) != 2:
+        n_args = 4 if fv in (np.put_along_axis, put_along_axis) else 2
+        if not ok or fv not in (np.fill_diagonal, fill_diagonal, np.copyto, np.put_along_axis, put_along_axis) or \
+                len(pos) < 2 or len(call.args) != n_args:
             return False
         if not isinstance(pos[0].value, cst.Name):
             raise norm.unsupported(pos[0], f"np.{fv.__name__}() into something other than a local array variable",
                                    "write into a local array: `a = x.copy()`, then the call on `a`")
         target = pos[0].value
-        value = pos[1].value if fv is np.copyto else call  # (np.fill_diagonal: srcjax's functional one)
+        value = pos[1].value if fv is np.copyto else call  # (np.fill_diagonal, np.put_along_axis: srcjax's
+        # functional ones)
     whole = cst.Subscript(value=target, slice=[cst.SubscriptElement(cst.Index(cst.Ellipsis()))])
     norm.index_assign(whole, norm.atom(value), call)
     return True

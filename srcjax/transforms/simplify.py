@@ -77,6 +77,7 @@ from typing import Any, NamedTuple
 from ..frontend.ast_walk import exact_kinds, walked
 from ..frontend.parsed import parse
 from ..primitives import registry
+from .dead_nested import drop_dead_nested
 from .simplify_syntax import (  # (simplify's own syntax helpers, in their own file for length: private to the pair)
     _SCOPE_KINDS,
     SHAPE_ARGS,
@@ -847,7 +848,7 @@ def _simplified(text: str, pure_calls: frozenset[str], float_items: tuple[tuple[
                 edits.extend(fn.simplify())
             except _Unsafe:
                 pass
-    return t.render(0, len(text), edits)
+    return drop_dead_nested(t.render(0, len(text), edits), pure_calls)  # (nested functions' dead lines)
 
 
 def _unreachable(tree: ast.Module, t: _Text) -> list[tuple[int, int, str]]:

@@ -1,0 +1,179 @@
+"""Drop the ``batch_align(x, y)`` and ``batch_align_b(x, y)`` calls of vmap's source that change nothing.
+
+Input: the module text vmap writes, one primitive per line (after :mod:`.simplify`, before
+:mod:`.readable`). An elementwise call on a batched operand gives it at least as many per-example axes as each
+other operand (``batch_align_b(add, b) - batch_align_b(b, add)``): shape-generic source does not know ranks. But
+the text says some: a value computed elementwise from ``x`` and ``y`` (``add = mul + sin``) has at least as
+many per-example axes as each of them, and ``np.sin(a)`` or ``a * 2.0`` as many as ``a`` (one operand). Where
+such a fact says ``x`` has at least ``y``'s axes, ``batch_align_b(x, y)`` and ``batch_align(x, y)`` return
+``x`` itself (:mod:`srcjax.batched`), and are written ``x``. Output: the same module, those calls replaced.
+
+Facts come from straight-line assignments of each function body (nested functions: their own facts); a name
+bound again forgets its facts, and a compound statement (loop, branch, ``with``, ``try``, a nested ``def``)
+forgets those of every name it binds. Ranks are per example for a batched value and the value's own for an
+unbatched one: both ``batch_align`` calls compare exactly these. A program whose broadcasting is right makes
+every fact true (an elementwise result has the largest rank of its operands), so this pass keeps values,
+shapes and dtypes; tests/test_batch_aligns.py runs the before and after.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+
+__all__ = ["drop_trivial_aligns"]
+
+_ALIGNS = ("batch_align", "batch_align_b")
+_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.BitAnd, ast.BitOr, ast.BitXor,
+        ast.LShift, ast.RShift)
+_COMPARE = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+@lru_cache(maxsize=1)
+def _elementwise_paths() -> frozenset[str]:
+    """``np.sin``, ``np.where``, ...: the calls whose vmap rule is elementwise (their result broadcasts the
+    operands)."""
+    from ..primitives import batch_rules
+    from ..primitives.registry import PRIMITIVES
+
+    return frozenset(p.path for p in PRIMITIVES.values() if p.batch is batch_rules.elementwise)
+
+
+def drop_trivial_aligns(text: str) -> str:
+    """``text`` with every ``batch_align(x, y)``/``batch_align_b(x, y)`` whose ``x`` surely has at least
+    ``y``'s per-example axes written ``x``."""
+    if "batch_align" not in text:
+        return text
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:  # pragma: no cover - generated text parses
+        return text
+    edits: list[tuple[int, int, int, int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            _function(node, edits)
+    if not edits:
+        return text
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    for l0, c0, l1, c1, new in sorted(edits, reverse=True):
+        a, b = starts[l0 - 1] + _offset(lines[l0 - 1], c0), starts[l1 - 1] + _offset(lines[l1 - 1], c1)
+        text = text[:a] + new + text[b:]
+    return text
+
+
+def _offset(line: str, col: int) -> int:
+    """The character index of ``ast``'s byte offset ``col`` in ``line``."""
+    return len(line.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+
+
+def _function(fdef: ast.FunctionDef, edits: list[tuple[int, int, int, int, str]]) -> None:
+    if any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(fdef)):
+        return
+    below: dict[str, set[str]] = {}  # name -> names with at most its per-example rank
+    for s in fdef.body:
+        if isinstance(s, (ast.Assign, ast.Return, ast.Expr, ast.Assert)):
+            _rewrite(s, below, edits)
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            name = s.targets[0].id
+            ops = _operands(s.value)
+            known: set[str] = set()
+            if ops is not None:
+                for n in ops:
+                    known |= {n} | below.get(n, set())
+            _forget(below, name)
+            if ops is None:
+                continue
+            below[name] = known - {name}
+            if len(set(ops)) == 1 and ops[0] != name:  # (as many axes as its one operand: below that operand
+                below.setdefault(ops[0], set()).add(name)  # and what that operand is below)
+                for names in below.values():
+                    if ops[0] in names:
+                        names.add(name)
+        else:
+            for n in _bound(s):
+                _forget(below, n)
+
+
+def _forget(below: dict[str, set[str]], name: str) -> None:
+    below.pop(name, None)
+    for names in below.values():
+        names.discard(name)
+
+
+def _bound(s: ast.stmt) -> set[str]:
+    """Every name a statement binds, nested statements included."""
+    out: set[str] = set()
+    for n in ast.walk(s):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, ast.alias):
+            out.add((n.asname or n.name).split(".")[0])
+    return out
+
+
+def _align(node: ast.AST) -> tuple[str, str] | None:
+    """``(x, y)`` of a ``batch_align(x, y)``/``batch_align_b(x, y)`` call of two names."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _ALIGNS and \
+            len(node.args) == 2 and not node.keywords and all(isinstance(a, ast.Name) for a in node.args):
+        x, y = node.args
+        assert isinstance(x, ast.Name) and isinstance(y, ast.Name)
+        return x.id, y.id
+    return None
+
+
+def _rewrite(s: ast.stmt, below: dict[str, set[str]], edits: list[tuple[int, int, int, int, str]]) -> None:
+    for node in ast.walk(s):
+        if isinstance(node, ast.Lambda):
+            return  # (a lambda's parameters may shadow the names)
+    for node in ast.walk(s):
+        pair = _align(node)
+        if pair is not None and (pair[1] == pair[0] or pair[1] in below.get(pair[0], ())):
+            assert isinstance(node, ast.Call) and node.end_lineno is not None and node.end_col_offset is not None
+            edits.append((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, pair[0]))
+
+
+def _operands(e: ast.expr) -> list[str] | None:
+    """The names an elementwise expression broadcasts together (a copy ``x`` too); None: not one."""
+    if isinstance(e, ast.Name):
+        return [e.id]
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd, ast.Invert)):
+        return _atom(e.operand)
+    if isinstance(e, ast.BinOp) and isinstance(e.op, _OPS):
+        left, right = _atom(e.left), _atom(e.right)
+        return None if left is None or right is None else left + right
+    if isinstance(e, ast.Compare) and len(e.ops) == 1 and isinstance(e.ops[0], _COMPARE):
+        left, right = _atom(e.left), _atom(e.comparators[0])
+        return None if left is None or right is None else left + right
+    if isinstance(e, ast.Call):
+        pair = _align(e)
+        if pair is not None:
+            return list(pair)
+        f = e.func
+        if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "np" and
+                f"np.{f.attr}" in _elementwise_paths()):
+            return None
+        out: list[str] = []
+        for a in [*e.args, *(k.value for k in e.keywords if k.arg is not None)]:
+            got = _atom(a)
+            if got is None:
+                return None
+            out += got
+        return out if not any(k.arg is None for k in e.keywords) else None
+    return None
+
+
+def _atom(e: ast.expr) -> list[str] | None:
+    """An operand: a name, a number (no names), or an align call of two names (both)."""
+    if isinstance(e, ast.Name):
+        return [e.id]
+    if isinstance(e, ast.Constant) and isinstance(e.value, (int, float, complex, bool)):
+        return []
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) and isinstance(e.operand, ast.Constant):
+        return []
+    pair = _align(e)
+    return list(pair) if pair is not None else None

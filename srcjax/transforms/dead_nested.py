@@ -1,0 +1,222 @@
+"""Dead code that :mod:`.simplify` leaves (it folds and deletes only straight-line statements at the top level of
+a module's functions, and names bound once).
+
+Input and output: a module text of generated functions. A statement is deleted when
+
+- it binds one name with a pure expression (names, numbers, operators, subscripts, tuples, calls of ``np.*`` or
+  of ``pure_calls``: the helpers of :mod:`srcjax.adjoint` and :mod:`srcjax.batched`) and either nothing reads
+  the name anywhere in its function (nested functions included; not at a module-level function's top level,
+  which is :mod:`.simplify`'s): ``_i_1 = i`` in a loop body, ``w_bar = unbroadcast(...)`` in a loop of grad
+  source; or the name is bound again later in its block before anything reads it, only simple statements
+  between and no nested function reading it (``hi_3_2 = taken(hi_3, gt_2)`` then ``hi_3_2 = mid_1_1`` in a
+  batched ``while``'s step; not in a function with a ``try``);
+- or it is a nested ``def`` (no decorators) whose name is read nowhere in the function that holds it.
+
+Names a ``global`` or ``nonlocal`` statement names, and the tape (``_tape``), are never touched; a block keeps
+at least one statement. Deleting repeats until nothing changes (a deleted statement may have been the one
+reader of another). Statements are deleted as whole lines; a statement sharing a line with another is kept.
+Run at the end of :func:`~.simplify.simplify_source`. tests/test_dead_nested.py.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from functools import lru_cache
+
+from ..adjoint import SAVED_LIST_NAME, TAPE_NAME
+from ..frontend.parsed import parse
+
+__all__ = ["drop_dead_nested"]
+
+_PURE_NODES = (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Subscript,
+               ast.Slice, ast.Tuple, ast.Load, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.keyword,
+               ast.Call, ast.Attribute, ast.Starred)
+
+
+def drop_dead_nested(text: str, pure_calls: frozenset[str]) -> str:
+    """``text`` without the dead statements of nested functions and the unread nested ``def``\\ s."""
+    return _dropped(text, pure_calls)
+
+
+@lru_cache(maxsize=64)
+def _dropped(text: str, pure_calls: frozenset[str]) -> str:
+    try:
+        tree = parse(text)  # (shared: readable reads the same text next when nothing is deleted)
+    except SyntaxError:  # pragma: no cover - generated text parses
+        return text
+    fixed = {n for node in ast.walk(tree) if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
+    lines = text.splitlines(keepends=True)
+    dead: set[int] = set()  # ids of deleted statements
+    spans: list[tuple[int, int]] = []
+    loads = _Loads(tree)
+    for top in tree.body:
+        if isinstance(top, ast.FunctionDef):
+            _function(top, False, fixed, pure_calls, dead, spans, lines, loads)
+    if not spans:
+        return text
+    gone = {i for lo, hi in spans for i in range(lo, hi + 1)}
+    return "".join(line for i, line in enumerate(lines, 1) if i not in gone)
+
+
+class _Loads:
+    """How often each name is read in a statement's (or lambda's) subtree: the names read, in order, gathered
+    in one walk of the module, each statement's a slice of them (counted when first asked)."""
+
+    def __init__(self, tree: ast.AST) -> None:
+        self.names: list[str] = []
+        self.spans: dict[int, tuple[int, int]] = {}
+        self.memo: dict[int, Counter[str]] = {}
+        self._visit(tree)
+
+    def _visit(self, node: ast.AST) -> None:
+        start = len(self.names)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Name):
+                if not isinstance(child.ctx, ast.Store):
+                    self.names.append(child.id)
+            else:
+                self._visit(child)
+        if isinstance(node, (ast.stmt, ast.Lambda)):
+            self.spans[id(node)] = (start, len(self.names))
+
+    def __call__(self, node: ast.AST) -> Counter[str]:
+        got = self.memo.get(id(node))
+        if got is None:
+            lo, hi = self.spans[id(node)]
+            got = self.memo[id(node)] = Counter(self.names[lo:hi])
+        return got
+
+
+def _function(fdef: ast.FunctionDef, nested: bool, fixed: set[str], pure_calls: frozenset[str], dead: set[int],
+              spans: list[tuple[int, int]], lines: list[str], loads: _Loads) -> None:
+    closures: set[str] = set()
+    tries = False
+    for d in ast.walk(fdef):
+        if isinstance(d, (ast.FunctionDef, ast.Lambda)) and d is not fdef:
+            closures |= loads(d).keys()
+        tries = tries or isinstance(d, ast.Try)
+    reads = Counter(loads(fdef))  # (nothing inside fdef is deleted yet; kept up to date below)
+    blocks = _blocks(fdef)
+    changed = True
+    while changed:  # (each sweep goes backwards through each block: a chain of dead lines goes in one sweep)
+        changed = False
+        for block, top in blocks:
+            alive = sum(1 for t in block if id(t) not in dead)
+            next_read: dict[str, int] = {}
+            next_bind: dict[str, int] = {}
+            barrier = len(block)  # (the next statement that is not a simple one)
+            for i in range(len(block) - 1, -1, -1):
+                s = block[i]
+                if id(s) in dead:
+                    continue
+                if alive > 1 and _whole_lines(s, lines) and _dead(s, nested or not top, reads, fixed, pure_calls) or \
+                        alive > 1 and _whole_lines(s, lines) and not tries and \
+                        _overwritten(s, i, next_read, next_bind, barrier, closures, fixed, pure_calls):
+                    dead.add(id(s))
+                    spans.append((s.lineno, s.end_lineno or s.lineno))
+                    reads.subtract(loads(s))
+                    alive -= 1
+                    changed = True
+                    continue
+                if not isinstance(s, _SIMPLE):
+                    barrier = i
+                for n in loads(s).keys() | (_target_names(s.target) if isinstance(s, ast.AugAssign) else set()):
+                    next_read[n] = i
+                if isinstance(s, ast.Assign):
+                    for t in s.targets:
+                        for n in _target_names(t):
+                            next_bind[n] = i
+    for block, _ in blocks:
+        for s in block:
+            if id(s) not in dead and isinstance(s, ast.FunctionDef):
+                _function(s, True, fixed, pure_calls, dead, spans, lines, loads)
+
+
+_SIMPLE = (ast.Assign, ast.Expr, ast.AugAssign, ast.AnnAssign, ast.Assert)
+
+
+def _one_name(s: ast.stmt) -> str | None:
+    if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+        return s.targets[0].id
+    return None
+
+
+def _kept_name(name: str, fixed: set[str]) -> bool:
+    return name in fixed or bool(TAPE_NAME.match(name)) or bool(SAVED_LIST_NAME.match(name))
+
+
+def _dead(s: ast.stmt, unread_ok: bool, reads: Counter[str], fixed: set[str], pure_calls: frozenset[str]) -> bool:
+    """An unread nested ``def``, or (``unread_ok``) ``name = <pure>`` of a name read nowhere."""
+    if isinstance(s, ast.FunctionDef):
+        return not s.decorator_list and reads[s.name] <= 0 and s.name not in fixed
+    name = _one_name(s)
+    return unread_ok and name is not None and reads[name] <= 0 and not _kept_name(name, fixed) and \
+        _pure(s.value, pure_calls)  # type: ignore[attr-defined]
+
+
+def _overwritten(s: ast.stmt, i: int, next_read: dict[str, int], next_bind: dict[str, int], barrier: int,
+                 closures: set[str], fixed: set[str], pure_calls: frozenset[str]) -> bool:
+    """Whether ``name = <pure>`` is bound again later in its block before anything reads it (``hi_3_2 =
+    taken(hi_3, gt_2)`` then ``hi_3_2 = mid_1_1``): only simple statements between, no nested function reading
+    the name (a call between could run it)."""
+    name = _one_name(s)
+    if name is None or name in closures or _kept_name(name, fixed) or name not in next_bind:
+        return False
+    j = next_bind[name]
+    return j < next_read.get(name, barrier + 1) and j < barrier and \
+        _pure(s.value, pure_calls)  # type: ignore[attr-defined]
+
+
+def _target_names(t: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _blocks(fdef: ast.FunctionDef) -> list[tuple[list[ast.stmt], bool]]:
+    """The statement lists of ``fdef`` (its body: True), its loops', branches', ``with``'s and ``try``'s,
+    not those of the functions it defines."""
+    out: list[tuple[list[ast.stmt], bool]] = [(fdef.body, True)]
+    todo = list(fdef.body)
+    while todo:
+        s = todo.pop()
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(s, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                out.append((block, False))
+                todo.extend(block)
+        for h in getattr(s, "handlers", []):
+            out.append((h.body, False))
+            todo.extend(h.body)
+    return out
+
+
+def _whole_lines(s: ast.stmt, lines: list[str]) -> bool:
+    """Whether ``s`` alone fills its lines (no ``a = 1; b = 2``)."""
+    first, last = lines[s.lineno - 1], lines[(s.end_lineno or s.lineno) - 1]
+    return first[:s.col_offset].strip() == "" and last[s.end_col_offset or 0:].strip() in ("", "\\") and \
+        ";" not in "".join(lines[s.lineno - 1:s.end_lineno or s.lineno])
+
+
+def _pure(e: ast.expr, pure_calls: frozenset[str]) -> bool:
+    for node in ast.walk(e):
+        if not isinstance(node, _PURE_NODES):
+            return False
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Name):
+                if f.id not in pure_calls:
+                    return False
+            elif not (_np_path(f) and "random" not in ast.unparse(f)):
+                return False
+        elif isinstance(node, ast.Attribute) and not _np_path(node) and node.attr not in ("T", "shape", "ndim",
+                                                                                          "dtype", "real", "imag"):
+            return False
+    return True
+
+
+def _np_path(f: ast.expr) -> bool:
+    while isinstance(f, ast.Attribute):
+        f = f.value
+    return isinstance(f, ast.Name) and f.id == "np"

@@ -1,0 +1,94 @@
+"""``transforms/batch_aligns.py``: vmap's ``batch_align_b(x, y)``/``batch_align(x, y)`` calls that change nothing
+(``x`` computed elementwise from ``y``, or from a value of ``y``'s rank) are written ``x``. The pass on text
+(what it drops, what it keeps: a name bound again, a loop), and vmapped programs against jax with their
+printed source."""
+
+from __future__ import annotations
+
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import srcjax
+from srcjax.transforms.batch_aligns import drop_trivial_aligns
+
+jax.config.update("jax_enable_x64", True)
+
+
+def _pass(text: str) -> str:
+    return drop_trivial_aligns(textwrap.dedent(text))
+
+
+def test_an_elementwise_result_has_its_operands_axes():
+    got = _pass("""
+        def f_vmap(a, b):
+            sin = np.sin(a)
+            mul = batch_align_b(a, b) * batch_align_b(b, a)
+            add = batch_align_b(mul, sin) + batch_align_b(sin, mul)
+            sub = batch_align(add, b) - b
+            return batch_align_b(a, a)
+        """)
+    assert "add = mul + batch_align_b(sin, mul)" in got  # (sin has a's rank, mul at least a's)
+    assert "sub = add - b" in got
+    assert "mul = batch_align_b(a, b) * batch_align_b(b, a)" in got  # (two parameters: ranks unknown)
+    assert "return a" in got
+
+
+def test_a_name_bound_again_or_in_a_loop_forgets_its_facts():
+    text = """
+        def f_vmap(a, b):
+            c = a * 2.0
+            a = batch_moveaxis(b, 1, 0)
+            d = batch_align_b(c, a) + batch_align_b(a, c)
+            e = np.sin(b)
+            for i in range(3):
+                e = batch_align_b(e, a) * batch_align_b(a, e)
+            return batch_align_b(e, b)
+        """
+    got = _pass(text)
+    assert "d = batch_align_b(c, a) + batch_align_b(a, c)" in got  # (c had the old a's rank)
+    assert "e = batch_align_b(e, a) * batch_align_b(a, e)" in got  # (inside a loop: kept)
+    assert "return batch_align_b(e, b)" in got  # (e bound in the loop: forgotten)
+    assert _pass("def g(x):\n    return x + 1\n") == "def g(x):\n    return x + 1\n"
+
+
+def binary(a, b):
+    return a * b + np.sin(a) - b
+
+
+def where_chain(x, y):
+    m = x > 0.5
+    z = np.where(m, x * y, -x)
+    return z + np.tanh(z) * x
+
+
+@pytest.mark.parametrize("fn, in_axes, gone", [
+    (binary, (None, 0), ["batch_align(mul, sin)", "batch_align_b(add, b)"]),
+    (binary, (0, 0), ["batch_align_b(mul, sin)", "batch_align_b(add, b)"]),
+    (where_chain, (0, None), []),
+    (where_chain, (0, 0), ["batch_align_b(batch_align_b(gt, x)"]),
+])
+def test_vmapped_programs_agree_with_jax_and_read_shorter(fn, in_axes, gone):
+    rng = np.random.default_rng(1)
+    shapes = {None: (3,), 0: (4, 3)}
+    a, b = (rng.uniform(size=shapes[ax]) for ax in in_axes)
+    jf = jax.vmap(lambda u, v: fn.__code__.co_name and _jax(fn)(u, v), in_axes=in_axes)
+    vf = srcjax.vmap(fn, in_axes=in_axes)
+    np.testing.assert_allclose(np.asarray(vf(a, b)), jf(a, b), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(srcjax.compile(vf, device="numpy")(a, b)), jf(a, b), rtol=1e-12)
+    text = srcjax.source(vf)
+    for g in gone:
+        assert g not in text, text
+    if in_axes == (None, 0) and fn is binary:
+        assert "batch_align_b(b, add)" in text  # (b may have fewer axes than add: kept)
+    g = srcjax.vmap(srcjax.grad(lambda u, v: np.sum(fn(u, v) ** 2)), in_axes=in_axes)
+    jg = jax.vmap(jax.grad(lambda u, v: jnp.sum(_jax(fn)(u, v) ** 2)), in_axes=in_axes)
+    np.testing.assert_allclose(np.asarray(g(a, b)), jg(a, b), rtol=1e-10)
+
+
+def _jax(fn):
+    import types
+    return types.FunctionType(fn.__code__, {**fn.__globals__, "np": jnp}, fn.__name__)
