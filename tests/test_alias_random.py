@@ -63,7 +63,7 @@ def write_program(r: random.Random, steps: int = 6) -> str:
                                    f"np.multiply({t}, {c()}, out={t})"]))
         elif kind == 2:
             n = f"ys{len(lists)}"
-            lines.append(r.choice([f"{n} = [{a()}, {a()}]", f"{n} = [{a()}] * 2", f"{n} = [{a()} * {c()}] * 2"]))
+            lines.append(r.choice([f"{n} = [{a()}, {a()}]", f"{n} = [{a()} + {c()}, np.tanh({a()})]", f"{n} = [{a()}] * 2", f"{n} = [{a()} * {c()}] * 2"]))
             lists.append(n)
         elif kind == 3 and lists:
             ys = r.choice(lists)
@@ -79,9 +79,12 @@ def write_program(r: random.Random, steps: int = 6) -> str:
                                                                f"{t} = {t} * {c()}"]))
         else:
             n = f"d{len(lines)}"
-            lines.append(f"{n} = {{'a': {a()}}}\n    " + r.choice([f"{n}['a'] += {c()}", f"{n}['a'] = {n}['a'] * {c()}"]))
+            item = a() if r.random() < 0.5 else f"{a()} * {c()}"
+            lines.append(f"{n} = {{'a': {item}}}\n    " + r.choice([f"{n}['a'] += {c()}", f"{n}['a'] = {n}['a'] * {c()}"]))
             dicts.append(n)
     outs = arrays + [f"{ys}[{k}]" for ys in lists for k in range(2)] + [f"{d}['a']" for d in dicts]
+    if r.random() < 0.5:  # (some values left unread: an alias read later or not)
+        outs = r.sample(outs, r.randint(1, len(outs)))
     body = "".join(f"    {ln}\n" for ln in lines)
     return HEADER + "def f(x):\n" + body + "    return " + " + ".join(outs) + "\n"
 

@@ -136,7 +136,67 @@ def bound_again_on_one_path_then_set(x):  # (found by tests/test_alias_random.py
     return x + v
 
 
-REFUSED = [dict_item_then_add, list_item_then_add, held_name_then_add, repeated_element_then_add,
+def unpacked_then_add(x):
+    y = x * 2.0
+    a, b = x, y
+    a += 1.0
+    return x * b
+
+
+def loop_over_a_display_then_add(x):
+    y = x * 2.0
+    for v in [x, y]:
+        v += 1.0
+    return x + y
+
+
+def dict_call_item_then_add(x):
+    d = dict(a=x)
+    d["a"] += 1.0
+    return x * 2.0
+
+
+def display_item_then_add(x):
+    s = x * 1.0
+    t = {"a": s}["a"]
+    t += 1.0
+    return s * 2.0
+
+
+def unpacked_list_then_add(x):
+    s = x * 1.0
+    ys = [s, x]
+    a, b = ys
+    a += 1.0
+    return s * b
+
+
+def item_name_then_add(x):
+    s = x * 1.0
+    d = {"a": s}
+    w = d["a"]
+    w += 1.0
+    return s * 2.0
+
+
+def appended_then_add(x):
+    s = x * 1.0
+    ys = [s]
+    ys.append(x)
+    ys[1] += 1.0
+    return x * 2.0
+
+
+def clipped_through_loop_variable(x):  # (min-char-rnn's gradient clipping: tests/hunt14_programs.py)
+    a = x * 10.0
+    b = x * 20.0
+    for g in [a, b]:
+        np.clip(g, -5, 5, out=g)
+    return a + b
+
+
+REFUSED = [unpacked_then_add, loop_over_a_display_then_add, dict_call_item_then_add, display_item_then_add,
+           unpacked_list_then_add, item_name_then_add, appended_then_add, clipped_through_loop_variable, dict_item_then_add, list_item_then_add, held_name_then_add, repeated_element_then_add,
            bound_again_on_one_path_then_set, repeated_name_then_add, repeated_zeros_then_set, repeated_product_then_set, branch_static_then_add,
            branch_on_data_then_add, branch_on_data_then_set, returned_argument_then_add, lambda_argument_then_add,
            returned_global_then_add, global_then_add]
@@ -152,8 +212,8 @@ def test_an_in_place_change_through_an_unspelled_alias_is_refused_at_its_line(fn
         wrapped[transform](fn)(np.stack([x, x]) if transform == "vmap" else x)
     np.testing.assert_array_equal(TABLE, table)  # (srcjax never changed it)
     src, first = inspect.getsourcelines(fn)
-    line = first + next(k for k, ln in enumerate(src) if "=" in ln and (ln.split("=")[0].rstrip()[-1] in "+-*" or
-                                                                      "[" in ln.split("=")[0]))
+    line = first + next(k for k, ln in enumerate(src) if "out=" in ln or "=" in ln and (
+        ln.split("=")[0].rstrip()[-1] in "+-*" or "[" in ln.split("=")[0]))
     msg = str(info.value)
     assert f"test_aliasing_sources.py:{line}:" in msg.splitlines()[0], msg
     assert "hint:" in msg and "copy" in msg, msg
@@ -211,7 +271,23 @@ def bound_again_on_every_path_then_add(x):
     return x + v
 
 
-ACCEPTED = [dict_item_rebound, bound_again_on_every_path_then_add, repeated_numbers_then_add, repeated_rebound_item, repeated_not_read_after, branch_copied_then_add,
+def unpacked_numbers_and_arrays(x):
+    s, it = x * 1.0, 0
+    for _ in range(2):
+        s = 0.5 * (s + x)
+        it += 1
+    return s * it
+
+
+def element_copies_unpacked(x):
+    y = x.copy()
+    a, b = y[0], y[1]  # (elements of a 1-D array: copies)
+    y[0] = b
+    y[1] = a
+    return y * x
+
+
+ACCEPTED = [unpacked_numbers_and_arrays, element_copies_unpacked, dict_item_rebound, bound_again_on_every_path_then_add, repeated_numbers_then_add, repeated_rebound_item, repeated_not_read_after, branch_copied_then_add,
             returned_new_array_then_add, returned_global_copied_then_add]
 
 

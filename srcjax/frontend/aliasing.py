@@ -39,6 +39,7 @@ class InPlaceAlias:
     name: str
     alias: str
     copy: tuple[str, str] | None  # (target, source) of the copy that made the alias
+    binding: str = ""  # the statement after which ``name`` may be (or hold) ``alias``'s array (``a, b = x, y``)
     holder: str = ""  # the container display (``d = {'a': v}``) whose item is ``alias``'s array, changed in place
     repeated: str = ""  # the list display repeated (``[x] * 2``) whose items are all the array changed
     module: bool = False  # ``alias`` is a module-level (or closure) array: NumPy's change outlives the call
@@ -59,6 +60,7 @@ class _Event:
     # shared with ``source`` or a number/copy: known when the function is specialized, :func:`checked_in_place`)
     small: Any = None  # the small statement (an in-place ``w -= v``'s AugAssign)
     module: bool = False  # copy: of a module-level array (a callee's ``return TABLE``)
+    sources: tuple[str, ...] = ()  # may/may_add: the names whose arrays the bound value may be or hold
     key: str = ""  # inplace through an item: the item's key as written (``'a'``, ``0``); holds: the item's key
     item: bool = False  # inplace: through an item (``ys[0] += v``, ``ys[0][1] = v``: the array an item holds)
 
@@ -188,6 +190,55 @@ def _display_items(value: cst.List | cst.Dict | cst.Tuple) -> list[tuple[str, cs
     return [(str(k), e.value) for k, e in enumerate(value.elements)]
 
 
+_ADDING = {"append", "extend", "insert", "update", "setdefault", "add"}
+_SHARING_CALLS = {"list", "tuple", "dict", "reversed", "sorted", "max", "min", "next", "iter", "zip", "enumerate"}
+_SHARING_METHODS = {"get", "pop", "values", "items", "setdefault", "popitem"}
+
+
+def _may_sources(value: cst.BaseExpression, held: bool = False) -> list[str]:
+    """The names whose arrays ``value`` may be, or hold as items, without a copy: a name (``held``: as an item of
+    a container being made), the elements of a display, an item of a display (``[s][0]``), a branch of a
+    conditional expression, the arguments of ``list(...)``/``dict(a=x)``/``max(...)``, a concatenation of lists
+    (``[s] + [x]``), a container method's result (``d.get('a')``). Anything else is a new array (an operator's,
+    a NumPy function's) or followed by the rest of this module (views, items of a name, a user function)."""
+    if isinstance(value, cst.Name):
+        return [value.value] if held and value.value not in ("None", "True", "False") else []
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+        return [n for e in value.elements for n in _may_sources(e.value, True)]
+    if isinstance(value, cst.Dict):
+        return [n for e in value.elements if isinstance(e, cst.DictElement) for n in _may_sources(e.value, True)]
+    if isinstance(value, cst.Subscript) and isinstance(value.value, (cst.List, cst.Tuple, cst.Dict)):
+        return _may_sources(value.value, True)
+    if isinstance(value, cst.IfExp):
+        return _may_sources(value.body, True) + _may_sources(value.orelse, True)
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and \
+            any(isinstance(x, (cst.List, cst.Tuple)) for x in (value.left, value.right)):
+        return _may_sources(value.left, True) + _may_sources(value.right, True)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _SHARING_CALLS:
+        return [n for a in value.args for n in _may_sources(a.value, True)]
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+            value.func.attr.value in _SHARING_METHODS and isinstance(value.func.value, cst.Name):
+        return [value.func.value.value]
+    if held and (base := _user_view_of(value)) is not None:  # (`y[i]`: a copy of a 1-D array's element)
+        return [base]
+    return []
+
+
+def _unpacked_sources(tgt: cst.BaseExpression, value: cst.BaseExpression,
+                      element: bool = False) -> list[tuple[str, list[str]]]:
+    """Each name ``tgt = value`` binds, with the names whose arrays it may be (:func:`_may_sources`): element by
+    element where both sides are displays of one length (``x, y, it = a, b, 0``)."""
+    if isinstance(tgt, (cst.Tuple, cst.List)):
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(tgt.elements) and \
+                not any(isinstance(e, cst.StarredElement) for e in [*tgt.elements, *value.elements]):
+            return [p for t, v in zip(tgt.elements, value.elements) for p in _unpacked_sources(t.value, v.value, True)]
+        whole = [value.value] if isinstance(value, cst.Name) else _may_sources(value)
+        return [(n, whole) for n in target_names(tgt)]
+    if isinstance(tgt, cst.Name):  # (an element of an unpacking: a name or a view of one is the same array)
+        return [(tgt.value, _may_sources(value, element))]
+    return []
+
+
 def _repeated(value: cst.BaseExpression) -> str | None:
     """``[e] * n`` (or ``n * [e]``) of an ``e`` that may be an array: every item is the same object in NumPy.
     The name ``e`` is (``""`` for another expression, ``np.zeros(3)``), else None."""
@@ -236,6 +287,8 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
                 for key, elem in _display_items(s.value):  # (`d = {'a': v}`: d['a'] is v's own array)
                     if (src := _held(elem)) is not None:
                         ev("holds", tgt.value, source=src, made=key, node=elem)
+                if (srcs := _may_sources(s.value)):  # (`ys = [s, x]`; `a, b = ys`: a may be s's array)
+                    ev("may", tgt.value, sources=tuple(srcs), made=code(s))
             elif isinstance(tgt, cst.Name) and (rep := _repeated(s.value)) is not None:
                 ev("bind", tgt.value)
                 ev("repeat", tgt.value, source=rep, made=code(s.value))
@@ -249,6 +302,9 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
             else:
                 for n in target_names(tgt):
                     ev("bind", n, literal=isinstance(tgt, cst.Name) and _is_literal(s.value))
+                for n, srcs in _unpacked_sources(tgt, s.value):  # (`a, b = x, y`, `a, b = ys`, `t = [s][0]`)
+                    if srcs:
+                        ev("may", n, sources=tuple(srcs), made=code(s))
             first = first or (tgt.value if isinstance(tgt, cst.Name) else "")
     elif isinstance(s, cst.AugAssign):
         reads = names_in(s.value)
@@ -271,6 +327,10 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
             ev("inplace", call.args[0].value.value)
         if isinstance(call, cst.Call) and chain is not None and len(chain) == 2 and chain[1] == "fill":
             ev("inplace", chain[0])  # (a.fill(v))
+        if isinstance(call, cst.Call) and chain is not None and len(chain) == 2 and chain[1] in _ADDING and \
+                chain[0] not in ("np", "numpy", "jnp", "math") and \
+                (srcs := [n for a in call.args for n in _may_sources(a.value, True)]):
+            ev("may_add", chain[0], sources=tuple(srcs), made=code(s))  # (ys.append(x): ys holds x's array)
         for a in call.args if isinstance(call, cst.Call) else ():  # np.clip(d, -5, 5, out=d) too
             if a.keyword is not None and a.keyword.value == "out" and isinstance(a.value, cst.Name):
                 ev("inplace", a.value.value)
@@ -325,6 +385,9 @@ def _block(w: _Walk, stmts: Sequence[Any]) -> None:
                 # `p` in `for p, g in zip(params, grads)`, `for i, p in enumerate(params)`, `for p in d.values()`)
                 w.events += [_Event(p, "copy", n, st.target, source=seq, made=f"{seq}[k]", guards=(p,)) if seq else
                              _Event(p, "bind", n, st.target, guards=(p,)) for n, seq in _loop_items(st)]
+                if (srcs := _may_sources(st.iter, True)) and not isinstance(st.iter, cst.Name):  # (for v in [x, y])
+                    w.events += [_Event(p, "may", n, st.target, sources=tuple(srcs), made=f"for ... in {code(st.iter)}",
+                                        guards=(p,)) for n in target_names(st.target)]
             else:
                 w.events += [_Event(p, "read", n, st.test) for n in names_in(st.test)]
             _block(w, st.body.body)
@@ -370,8 +433,14 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
     module: dict[int, str] = {}  # a module-level array's value -> its name
     items: dict[tuple[int, str], tuple[int, cst.CSTNode]] = {}  # (a container's value, key) -> its item's value
     bound_ifs: dict[str, set[int]] = {}  # a name -> the `if`s its binding is under
+    may: dict[str, set[tuple[str, int]]] = {}  # a name -> (name, value) pairs whose arrays it may be or hold
+    may_at: dict[str, str] = {}  # a name -> the statement that made `may` of it
     for k, e in enumerate(events):
-        if e.kind == "holds":  # (a container display's item, or a slot written again)
+        if e.kind in ("may", "may_add"):  # (a value that may be, or hold, these names' arrays)
+            new = {(n, obj.setdefault(n, next(fresh))) for n in e.sources if n != e.name or e.kind == "may_add"}
+            may[e.name] = (may.get(e.name, set()) if e.kind == "may_add" else set()) | new
+            may_at[e.name] = e.made
+        elif e.kind == "holds":  # (a container display's item, or a slot written again)
             if e.name in obj:
                 items.pop((obj[e.name], e.made), None)
                 if e.source:
@@ -385,6 +454,7 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
         elif e.kind == "bind" and e.name in obj and not set(_ifs(e)) <= bound_ifs.get(e.name, set()):
             pass  # (bound again under an `if` the old binding is not under: on the other path it is the old array)
         elif e.kind == "bind":
+            may.pop(e.name, None)
             obj[e.name] = next(fresh)
             bound_ifs[e.name] = set(_ifs(e))
             unsure.pop(e.name, None)
@@ -410,6 +480,12 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
             copied_at.setdefault((e.source, obj[e.name]), (e.name, e.made or e.source))
         elif e.kind == "inplace" and e.name in obj and obj[e.name] not in immutable:
             v = obj[e.name]
+            nested = e.item and isinstance(e.small, cst.Assign) or (  # (`xs[0][1] = v`: nested_writes.py's;
+                isinstance(e.small, cst.AugAssign) and isinstance(e.small.target, cst.Name) and
+                e.name in w.containers)  # `xs += [v]` extends the list, not an array)
+            for m, via in [] if nested else _may_reach(may, obj, e.name):  # (`a, b = x, y; a += 1`)
+                if _read_later(events, k, m, e):
+                    return InPlaceAlias(e.node, e.name, m, None, binding=may_at.get(via, "")), checked
             if v in module:  # (`t = TABLE; t += x`: NumPy changes the module's array, for every later call too)
                 return InPlaceAlias(e.node, e.name, module[v], copied_at.get((e.name, v)), module=True), checked
             through = e.item and isinstance(e.small, cst.AugAssign)  # (`xs[0][1] = v`: nested_writes.py's)
@@ -438,6 +514,22 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
                     _read_later(events, k, src[0], e):
                 checked[id(e.small)] = src[2]  # (other changes through an unsure copy: not followed)
     return None, checked
+
+
+def _may_reach(may: dict[str, set[tuple[str, int]]], obj: dict[str, int], name: str) -> list[tuple[str, str]]:
+    """The names (with the name whose ``may`` links them) whose arrays ``name``'s may be or hold, and the names
+    whose may be or hold ``name``'s, through chains of ``may`` whose values are still current."""
+    links = {(a, b) for a, pairs in may.items() for b, o in pairs if obj.get(b) == o}
+    out: dict[str, str] = {}
+    todo = [name] + [n for n, o in obj.items() if o == obj.get(name) and n != name]  # (w = d['a']: d's value)
+    while todo:
+        n = todo.pop()
+        for a, b in links:
+            for m, via in ((b, a), (a, a)) if a == n or b == n else ():
+                if m != name and m not in out:
+                    out[m] = via
+                    todo.append(m)
+    return sorted(out.items())
 
 
 def _ifs(e: _Event) -> tuple[int, ...]:
@@ -481,6 +573,12 @@ def _read_later(events: list[_Event], k: int, name: str, at: _Event) -> bool:
 def describe(found: InPlaceAlias) -> tuple[str, str]:
     """The message and hint for ``found``."""
     what = code(found.statement)
+    if found.binding:
+        return (f"`{what}` changes `{found.name}`'s array in place in NumPy, and `{found.alias}` may be or hold that "
+                f"same array (`{found.binding}` does not copy), so NumPy's `{found.alias}` changes too; srcjax arrays "
+                f"are immutable (as JAX's) and `{found.alias}` would keep the old value",
+                "copy where the value is bound (`np.copy(x)` of each array put in the container or unpacked), or "
+                f"rebind instead of changing in place (`{found.name} = {found.name} + v`)")
     if found.holder:
         return (f"`{what}` changes in place an array that both `{found.name}` and `{found.alias}` reach "
                 f"(`{found.holder}` holds the array itself, not a copy), so NumPy's `{found.alias}` changes too; "
