@@ -109,9 +109,9 @@ def batch_broadcast(x: Any, n: int) -> Any:
     does an empty tuple: a loop's carry vmap took for an array, ``key = ()`` before ``key = key + (i,)``)."""
     if x is UNSET:
         return x
-    if is_tree(x):
-        if len(x) == 0:
-            return x
+    if is_tree(x):  # (a container: leaf by leaf, as batch_broadcast_items; left whole, a leaf whose first axis
+        # has the batch's length was read as batched: a silent wrong answer)
+        return x if len(x) == 0 else batch_broadcast_items(x, n)
     # (broadcast_like to a bool array keeps a Python number weakly typed per example, as it is unbatched:
     # np.broadcast_to makes `s = 0.0` a float64 array, and a loop carrying it promoted float32 work to float64)
     return broadcast_like(x, np.zeros((n,) + np.shape(x), dtype=bool))

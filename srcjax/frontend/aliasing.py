@@ -21,7 +21,7 @@ afterwards, anywhere later in the function.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,10 @@ class InPlaceAlias:
     name: str
     alias: str
     copy: tuple[str, str] | None  # (target, source) of the copy that made the alias
+    binding: str = ""  # the statement after which ``name`` may be (or hold) ``alias``'s array (``a, b = x, y``)
+    holder: str = ""  # the container display (``d = {'a': v}``) whose item is ``alias``'s array, changed in place
+    repeated: str = ""  # the list display repeated (``[x] * 2``) whose items are all the array changed
+    module: bool = False  # ``alias`` is a module-level (or closure) array: NumPy's change outlives the call
 
 
 @dataclass
@@ -55,6 +59,10 @@ class _Event:
     unsure: bool = False  # copy: an item of an argument's container or an integer index of an array (an array
     # shared with ``source`` or a number/copy: known when the function is specialized, :func:`checked_in_place`)
     small: Any = None  # the small statement (an in-place ``w -= v``'s AugAssign)
+    module: bool = False  # copy: of a module-level array (a callee's ``return TABLE``)
+    sources: tuple[str, ...] = ()  # may/may_add: the names whose arrays the bound value may be or hold
+    key: str = ""  # inplace through an item: the item's key as written (``'a'``, ``0``); holds: the item's key
+    item: bool = False  # inplace: through an item (``ys[0] += v``, ``ys[0][1] = v``: the array an item holds)
 
 
 @dataclass
@@ -64,6 +72,7 @@ class _Walk:
     loops: list[list[int]] = field(default_factory=list)
     guards: list[int] = field(default_factory=list)
     containers: set[str] = field(default_factory=set)  # names bound to a list or dict display
+    returned: Callable[[cst.Call], tuple[str, bool] | None] | None = None  # returned_alias.returned_source
 
 
 _WRITES_FIRST = ("at", "fill_diagonal", "copyto", "put_along_axis")  # (np.add.at(a, ...), ...: change a in place)
@@ -151,6 +160,101 @@ def _user_view_of(value: cst.BaseExpression) -> str | None:
     return None
 
 
+def _branch_source(value: cst.BaseExpression) -> str | None:
+    """The variable whose array ``value``, a conditional expression, may be: a branch that is a name or a view of
+    one (``s if c else s * 2``: NumPy's ``t`` is ``s`` itself where ``c`` holds)."""
+    if not isinstance(value, cst.IfExp):
+        return None
+    for b in (value.body, value.orelse):
+        if isinstance(b, cst.Name) and b.value not in ("None", "True", "False"):
+            return b.value
+        if (base := _user_view_of(b)) is not None or (base := _branch_source(b)) is not None:
+            return base
+    return None
+
+
+def _key(t: cst.BaseExpression) -> str:
+    """The key of the item ``t`` (``d['a']``, ``ys[0]``) as written; ``""`` where it is not one index."""
+    if isinstance(t, cst.Subscript) and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index):
+        return code(t.slice[0].slice.value).replace('"', "'")
+    return ""
+
+
+def _held(e: cst.BaseExpression) -> str | None:
+    """The variable whose array the container item ``e`` is (a name, or a view of one)."""
+    if isinstance(e, cst.Name) and e.value not in ("None", "True", "False"):
+        return e.value
+    return _user_view_of(e)
+
+
+def _display_items(value: cst.List | cst.Dict | cst.Tuple) -> list[tuple[str, cst.BaseExpression]]:
+    if isinstance(value, cst.Dict):
+        return [(code(e.key).replace('"', "'"), e.value) for e in value.elements if isinstance(e, cst.DictElement)]
+    return [(str(k), e.value) for k, e in enumerate(value.elements)]
+
+
+_ADDING = {"append", "extend", "insert", "update", "setdefault", "add"}
+_SHARING_CALLS = {"list", "tuple", "dict", "reversed", "sorted", "max", "min", "next", "iter", "zip", "enumerate"}
+_SHARING_METHODS = {"get", "pop", "values", "items", "setdefault", "popitem"}
+
+
+def _may_sources(value: cst.BaseExpression, held: bool = False) -> list[str]:
+    """The names whose arrays ``value`` may be, or hold as items, without a copy: a name (``held``: as an item of
+    a container being made), the elements of a display, an item of a display (``[s][0]``), a branch of a
+    conditional expression, the arguments of ``list(...)``/``dict(a=x)``/``max(...)``, a concatenation of lists
+    (``[s] + [x]``), a container method's result (``d.get('a')``). Anything else is a new array (an operator's,
+    a NumPy function's) or followed by the rest of this module (views, items of a name, a user function)."""
+    if isinstance(value, cst.Name):
+        return [value.value] if held and value.value not in ("None", "True", "False") else []
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+        return [n for e in value.elements for n in _may_sources(e.value, True)]
+    if isinstance(value, cst.Dict):
+        return [n for e in value.elements if isinstance(e, cst.DictElement) for n in _may_sources(e.value, True)]
+    if isinstance(value, cst.Subscript) and isinstance(value.value, (cst.List, cst.Tuple, cst.Dict)):
+        return _may_sources(value.value, True)
+    if isinstance(value, cst.IfExp):
+        return _may_sources(value.body, True) + _may_sources(value.orelse, True)
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and \
+            any(isinstance(x, (cst.List, cst.Tuple)) for x in (value.left, value.right)):
+        return _may_sources(value.left, True) + _may_sources(value.right, True)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _SHARING_CALLS:
+        return [n for a in value.args for n in _may_sources(a.value, True)]
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+            value.func.attr.value in _SHARING_METHODS and isinstance(value.func.value, cst.Name):
+        return [value.func.value.value]
+    if held and (base := _user_view_of(value)) is not None:  # (`y[i]`: a copy of a 1-D array's element)
+        return [base]
+    return []
+
+
+def _unpacked_sources(tgt: cst.BaseExpression, value: cst.BaseExpression,
+                      element: bool = False) -> list[tuple[str, list[str]]]:
+    """Each name ``tgt = value`` binds, with the names whose arrays it may be (:func:`_may_sources`): element by
+    element where both sides are displays of one length (``x, y, it = a, b, 0``)."""
+    if isinstance(tgt, (cst.Tuple, cst.List)):
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(tgt.elements) and \
+                not any(isinstance(e, cst.StarredElement) for e in [*tgt.elements, *value.elements]):
+            return [p for t, v in zip(tgt.elements, value.elements) for p in _unpacked_sources(t.value, v.value, True)]
+        whole = [value.value] if isinstance(value, cst.Name) else _may_sources(value)
+        return [(n, whole) for n in target_names(tgt)]
+    if isinstance(tgt, cst.Name):  # (an element of an unpacking: a name or a view of one is the same array)
+        return [(tgt.value, _may_sources(value, element))]
+    return []
+
+
+def _repeated(value: cst.BaseExpression) -> str | None:
+    """``[e] * n`` (or ``n * [e]``) of an ``e`` that may be an array: every item is the same object in NumPy.
+    The name ``e`` is (``""`` for another expression, ``np.zeros(3)``), else None."""
+    if not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, cst.Multiply):
+        return None
+    lst = value.left if isinstance(value.left, cst.List) else value.right if isinstance(value.right, cst.List) \
+        else None
+    if lst is None or len(lst.elements) != 1 or _is_literal(lst.elements[0].value):
+        return None
+    e = lst.elements[0].value
+    return e.value if isinstance(e, cst.Name) else ""
+
+
 def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
     """The statement's reads, then what it binds or changes (``v = v + 1`` reads the old ``v``)."""
     p = next(w.pos)
@@ -158,7 +262,7 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
     reads: list[str] = []
     effects: list[_Event] = []
 
-    def ev(kind: str, name: str, **kw: Any) -> None:
+    def ev(kind: str, name: str, node: cst.CSTNode = node, **kw: Any) -> None:
         effects.append(_Event(p, kind, name, node, loops=loops, guards=tuple(w.guards), small=s, **kw))
 
     if isinstance(s, cst.Assign):
@@ -173,9 +277,27 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
                 reads += [n for n in names_in(tgt) if n != base]
                 slot = base in w.containers and isinstance(tgt.value, cst.Name)  # (xs[i] = v: a slot, not its item)
                 if base is not None and isinstance(tgt, cst.Subscript) and not slot:
-                    ev("inplace", base)
+                    ev("inplace", base, item=isinstance(tgt.value, cst.Subscript), key=_key(tgt.value))
+                elif slot and isinstance(tgt, cst.Subscript) and base is not None:
+                    ev("holds", base, source=_held(s.value) or "", made=_key(tgt))  # (the slot holds a new value)
             elif isinstance(tgt, cst.Name) and isinstance(s.value, cst.Name):
                 ev("copy", tgt.value, source=s.value.value)
+            elif isinstance(tgt, cst.Name) and (base := _branch_source(s.value)) is not None:
+                ev("copy", tgt.value, source=base, made=f"({code(s.value)})")  # (t = s if c else 2 * s: s's array)
+            elif isinstance(tgt, cst.Name) and isinstance(s.value, (cst.List, cst.Dict, cst.Tuple)) and \
+                    not any(isinstance(e, (cst.StarredElement, cst.StarredDictElement)) for e in s.value.elements):
+                ev("bind", tgt.value)
+                for key, elem in _display_items(s.value):  # (`d = {'a': v}`: d['a'] is v's own array)
+                    if (src := _held(elem)) is not None:
+                        ev("holds", tgt.value, source=src, made=key, node=elem)
+                if (srcs := _may_sources(s.value)):  # (`ys = [s, x]`; `a, b = ys`: a may be s's array)
+                    ev("may", tgt.value, sources=tuple(srcs), made=code(s))
+            elif isinstance(tgt, cst.Name) and (rep := _repeated(s.value)) is not None:
+                ev("bind", tgt.value)
+                ev("repeat", tgt.value, source=rep, made=code(s.value))
+            elif isinstance(tgt, cst.Name) and isinstance(s.value, cst.Call) and w.returned is not None and \
+                    (got := w.returned(s.value)) is not None:
+                ev("copy", tgt.value, source=got[0], made=code(s.value), module=got[1])  # (ident(s), get_table())
             elif isinstance(tgt, cst.Name) and (base := _user_view_of(s.value) or _item_of(s.value, w)) is not None:
                 ev("copy", tgt.value, source=base, made=code(s.value))  # a view shares the array
             elif isinstance(tgt, cst.Name) and (base := _unsure_item(s.value)) is not None:
@@ -183,6 +305,9 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
             else:
                 for n in target_names(tgt):
                     ev("bind", n, literal=isinstance(tgt, cst.Name) and _is_literal(s.value))
+                for n, srcs in _unpacked_sources(tgt, s.value):  # (`a, b = x, y`, `a, b = ys`, `t = [s][0]`)
+                    if srcs:
+                        ev("may", n, sources=tuple(srcs), made=code(s))
             first = first or (tgt.value if isinstance(tgt, cst.Name) else "")
     elif isinstance(s, cst.AugAssign):
         reads = names_in(s.value)
@@ -190,7 +315,8 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
         if isinstance(s.target, cst.Subscript):
             reads += [n for n in names_in(s.target) if n != base]
         if base is not None and isinstance(s.target, (cst.Name, cst.Subscript)):
-            ev("inplace", base)
+            ev("inplace", base, item=isinstance(s.target, cst.Subscript) and isinstance(s.target.value, cst.Name),
+               key=_key(s.target))
     elif isinstance(s, cst.AnnAssign) and s.value is not None:
         reads = names_in(s.value)
         for n in target_names(s.target):
@@ -204,6 +330,10 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
             ev("inplace", call.args[0].value.value)
         if isinstance(call, cst.Call) and chain is not None and len(chain) == 2 and chain[1] == "fill":
             ev("inplace", chain[0])  # (a.fill(v))
+        if isinstance(call, cst.Call) and chain is not None and len(chain) == 2 and chain[1] in _ADDING and \
+                chain[0] not in ("np", "numpy", "jnp", "math") and \
+                (srcs := [n for a in call.args for n in _may_sources(a.value, True)]):
+            ev("may_add", chain[0], sources=tuple(srcs), made=code(s))  # (ys.append(x): ys holds x's array)
         for a in call.args if isinstance(call, cst.Call) else ():  # np.clip(d, -5, 5, out=d) too
             if a.keyword is not None and a.keyword.value == "out" and isinstance(a.value, cst.Name):
                 ev("inplace", a.value.value)
@@ -258,6 +388,9 @@ def _block(w: _Walk, stmts: Sequence[Any]) -> None:
                 # `p` in `for p, g in zip(params, grads)`, `for i, p in enumerate(params)`, `for p in d.values()`)
                 w.events += [_Event(p, "copy", n, st.target, source=seq, made=f"{seq}[k]", guards=(p,)) if seq else
                              _Event(p, "bind", n, st.target, guards=(p,)) for n, seq in _loop_items(st)]
+                if (srcs := _may_sources(st.iter, True)) and not isinstance(st.iter, cst.Name):  # (for v in [x, y])
+                    w.events += [_Event(p, "may", n, st.target, sources=tuple(srcs), made=f"for ... in {code(st.iter)}",
+                                        guards=(p,)) for n in target_names(st.target)]
             else:
                 w.events += [_Event(p, "read", n, st.test) for n in names_in(st.test)]
             _block(w, st.body.body)
@@ -279,12 +412,15 @@ def check_in_place_aliasing(fdef: cst.FunctionDef) -> InPlaceAlias | None:
     return scan(fdef)[0]
 
 
-def scan(fdef: cst.FunctionDef) -> tuple[InPlaceAlias | None, dict[int, str]]:
+def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] | None] | None = None,
+         module_array: Callable[[str], bool] = lambda n: False) -> tuple[InPlaceAlias | None, dict[int, str]]:
     """:func:`check_in_place_aliasing`'s answer, and the ``w op= v`` statements (by ``id``) whose ``w`` is bound
     to ``made`` (``params["w"]``, ``W[i]``) whose variable is read after the change, each with ``made``: whether
     ``w`` is that variable's own array is known only when the function is specialized, where
-    ``in_place(..., alias=made)`` refuses an array ``w``."""
-    w = _Walk(containers=_containers(fdef))
+    ``in_place(..., alias=made)`` refuses an array ``w``. ``returned``: the name whose array a call's result may
+    be (:func:`returned_alias.returned_source`); ``module_array``: whether a name the function does not bind is
+    a module-level or closure array (changed in place, NumPy's change outlives the call)."""
+    w = _Walk(containers=_containers(fdef), returned=returned)
     _block(w, fdef.body.body)
     events = w.events
     obj: dict[str, int] = {}  # name -> the value it holds (an id per binding)
@@ -296,9 +432,34 @@ def scan(fdef: cst.FunctionDef) -> tuple[InPlaceAlias | None, dict[int, str]]:
     checked: dict[int, str] = {}
     for p in [*fdef.params.params, *fdef.params.kwonly_params, *fdef.params.posonly_params]:
         obj[p.name.value] = next(fresh)
+    repeated: dict[int, tuple[str, int | None, str]] = {}  # a `[x] * n` list's value -> (x, x's value, made)
+    module: dict[int, str] = {}  # a module-level array's value -> its name
+    items: dict[tuple[int, str], tuple[int, cst.CSTNode]] = {}  # (a container's value, key) -> its item's value
+    bound_ifs: dict[str, set[int]] = {}  # a name -> the `if`s its binding is under
+    may: dict[str, set[tuple[str, int]]] = {}  # a name -> (name, value) pairs whose arrays it may be or hold
+    may_at: dict[str, str] = {}  # a name -> the statement that made `may` of it
     for k, e in enumerate(events):
-        if e.kind == "bind":
+        if e.kind in ("may", "may_add"):  # (a value that may be, or hold, these names' arrays)
+            new = {(n, obj.setdefault(n, next(fresh))) for n in e.sources if n != e.name or e.kind == "may_add"}
+            may[e.name] = (may.get(e.name, set()) if e.kind == "may_add" else set()) | new
+            may_at[e.name] = e.made
+        elif e.kind == "holds":  # (a container display's item, or a slot written again)
+            if e.name in obj:
+                items.pop((obj[e.name], e.made), None)
+                if e.source:
+                    if e.source not in obj:
+                        obj[e.source] = next(fresh)
+                    items[(obj[e.name], e.made)] = (obj[e.source], e.node)
+        elif e.kind == "repeat":
+            repeated[obj[e.name]] = (e.source, obj.get(e.source) if e.source else None, e.made)
+            if e.source in obj:  # (`ys = [v] * 2; v += 1`: every item changes)
+                items[(obj[e.name], "*")] = (obj[e.source], e.node)
+        elif e.kind == "bind" and e.name in obj and not set(_ifs(e)) <= bound_ifs.get(e.name, set()):
+            pass  # (bound again under an `if` the old binding is not under: on the other path it is the old array)
+        elif e.kind == "bind":
+            may.pop(e.name, None)
             obj[e.name] = next(fresh)
+            bound_ifs[e.name] = set(_ifs(e))
             unsure.pop(e.name, None)
             if e.literal:
                 immutable.add(obj[e.name])
@@ -310,15 +471,42 @@ def scan(fdef: cst.FunctionDef) -> tuple[InPlaceAlias | None, dict[int, str]]:
         elif e.kind == "copy":
             if e.source not in obj:
                 obj[e.source] = next(fresh)  # a global or closure value
+                if e.module or module_array(e.source):
+                    module[obj[e.source]] = e.source
             obj[e.name] = obj[e.source]
             if e.source in unsure:
                 unsure[e.name] = unsure[e.source]
             else:
                 unsure.pop(e.name, None)
             copied_at[(e.name, obj[e.name])] = (e.name, e.made or e.source)
+            bound_ifs[e.name] = set(_ifs(e))
             copied_at.setdefault((e.source, obj[e.name]), (e.name, e.made or e.source))
         elif e.kind == "inplace" and e.name in obj and obj[e.name] not in immutable:
             v = obj[e.name]
+            nested = e.item and isinstance(e.small, cst.Assign) or (  # (`xs[0][1] = v`: nested_writes.py's;
+                isinstance(e.small, cst.AugAssign) and isinstance(e.small.target, cst.Name) and
+                e.name in w.containers)  # `xs += [v]` extends the list, not an array)
+            for m, via in [] if nested else _may_reach(may, obj, e.name):  # (`a, b = x, y; a += 1`)
+                if _read_later(events, k, m, e):
+                    return InPlaceAlias(e.node, e.name, m, None, binding=may_at.get(via, "")), checked
+            if v in module:  # (`t = TABLE; t += x`: NumPy changes the module's array, for every later call too)
+                return InPlaceAlias(e.node, e.name, module[v], copied_at.get((e.name, v)), module=True), checked
+            through = e.item and isinstance(e.small, cst.AugAssign)  # (`xs[0][1] = v`: nested_writes.py's)
+            reached = [(c, key, t) for (c, key), (t, _) in items.items()
+                       if through and c == v and (key in (e.key, "*") or not e.key) or t == v]
+            for c, key, t in reached:  # (`d = {'a': v}; d['a'] += 1`: v changes; `v += 1`: d['a'] changes)
+                via_item = c == v and through
+                for m in sorted(n for n, o in obj.items() if o == (t if via_item else c) and n != e.name):
+                    if _read_later(events, k, m, e):
+                        holder = next((code(x.small) for x in events[:k] if obj.get(x.name) == c and
+                                       isinstance(x.small, cst.Assign) and ((x.kind, x.made) == ("holds", key) or
+                                                                            (x.kind, key) == ("repeat", "*"))), "")
+                        return InPlaceAlias(e.node, e.name, m, None, holder=holder or key), checked
+            if e.item and v in repeated:  # (`ys = [x] * 2; ys[0] += 1`: every item is that one array)
+                elem, held, made = repeated[v]
+                others = [e.name] + ([elem] if elem and obj.get(elem) == held else [])
+                if any(_read_later(events, k, m, e) for m in others):
+                    return InPlaceAlias(e.node, e.name, e.name, (e.name, made), repeated=made), checked
             for m in sorted(n for n, o in obj.items() if o == v and n != e.name):
                 if _read_later(events, k, m, e):
                     return InPlaceAlias(e.node, e.name, m, copied_at.get((m, v)) or copied_at.get((e.name, v))), \
@@ -329,6 +517,27 @@ def scan(fdef: cst.FunctionDef) -> tuple[InPlaceAlias | None, dict[int, str]]:
                     _read_later(events, k, src[0], e):
                 checked[id(e.small)] = src[2]  # (other changes through an unsure copy: not followed)
     return None, checked
+
+
+def _may_reach(may: dict[str, set[tuple[str, int]]], obj: dict[str, int], name: str) -> list[tuple[str, str]]:
+    """The names (with the name whose ``may`` links them) whose arrays ``name``'s may be or hold, and the names
+    whose may be or hold ``name``'s, through chains of ``may`` whose values are still current."""
+    links = {(a, b) for a, pairs in may.items() for b, o in pairs if obj.get(b) == o}
+    out: dict[str, str] = {}
+    todo = [name] + [n for n, o in obj.items() if o == obj.get(name) and n != name]  # (w = d['a']: d's value)
+    while todo:
+        n = todo.pop()
+        for a, b in links:
+            for m, via in ((b, a), (a, a)) if a == n or b == n else ():
+                if m != name and m not in out:
+                    out[m] = via
+                    todo.append(m)
+    return sorted(out.items())
+
+
+def _ifs(e: _Event) -> tuple[int, ...]:
+    """The positions of the ``if`` statements around ``e`` (its guards that are not loops)."""
+    return tuple(g for g in e.guards if all(g != a for a, _ in e.loops))
 
 
 def _written_back(events: list[_Event], k: int, name: str, made: str) -> bool:
@@ -367,8 +576,35 @@ def _read_later(events: list[_Event], k: int, name: str, at: _Event) -> bool:
 def describe(found: InPlaceAlias) -> tuple[str, str]:
     """The message and hint for ``found``."""
     what = code(found.statement)
+    if found.binding:
+        return (f"`{what}` changes `{found.name}`'s array in place in NumPy, and `{found.alias}` may be or hold that "
+                f"same array (`{found.binding}` does not copy), so NumPy's `{found.alias}` changes too; srcjax arrays "
+                f"are immutable (as JAX's) and `{found.alias}` would keep the old value",
+                "copy where the value is bound (`np.copy(x)` of each array put in the container or unpacked), or "
+                f"rebind instead of changing in place (`{found.name} = {found.name} + v`)")
+    if found.holder:
+        return (f"`{what}` changes in place an array that both `{found.name}` and `{found.alias}` reach "
+                f"(`{found.holder}` holds the array itself, not a copy), so NumPy's `{found.alias}` changes too; "
+                f"srcjax arrays are immutable (as JAX's) and `{found.alias}` would keep the old value",
+                "copy the array where the container is made (`np.copy(v)` in the display), or rebind instead of "
+                "changing in place (`d[k] = d[k] + v`, `v = v + 1`)")
+    if found.repeated:
+        return (f"`{what}` changes in place the one array that every item of `{found.name} = {found.repeated}` "
+                f"holds (a repeated list repeats the reference), so NumPy's other items change too; srcjax arrays "
+                f"are immutable (as JAX's) and they would keep the old value",
+                f"make the items separate arrays: `{found.name} = [... for _ in range(n)]` with a copy each "
+                f"(`np.copy(x)`, `np.zeros(3)`), or rebind the item: `{found.name}[i] = {found.name}[i] + v`")
+    if found.module:
+        return (f"`{what}` changes in place the module-level array `{found.alias}` (bound to `{found.name}`"
+                + (f" by `{found.copy[0]} = {found.copy[1]}`" if found.copy and found.copy[1] != found.alias else "")
+                + "): NumPy keeps the change for every later call; srcjax arrays are immutable (as JAX's)",
+                f"copy it first (`{found.name} = np.copy({found.alias})`), or pass the array as an argument and "
+                f"return the new value")
     view = found.copy is not None and not found.copy[1].isidentifier()
     bound = (f"which shares it through a view (`{found.copy[0]} = {found.copy[1]}`: not a copy)" if view and found.copy
+             and not found.copy[1].startswith("(") and (_user_view_of(cst.parse_expression(found.copy[1])) or
+                                                         "[" in found.copy[1]) else
+             f"which may be that same array (`{found.copy[0]} = {found.copy[1]}` is not a copy)" if view and found.copy
              else "bound to the same array")
     return (f"`{what}` changes `{found.name}`'s array in place in NumPy, so `{found.alias}`, {bound}, would "
             f"change too; srcjax arrays are immutable (as JAX's) and `{found.alias}` would keep the old value",

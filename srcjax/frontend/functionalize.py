@@ -52,7 +52,7 @@ import libcst as cst
 from ..adjoint import is_tape_name
 from ..core import Span, UnsupportedSyntaxError
 from ..primitives import registry
-from . import closure_reads, loop_returns
+from . import closure_reads, data_bound_index, loop_returns
 from .binding_times import DYNAMIC, SHAPE_ATTRS, STATIC, STATIC_FUNCTIONS, UNKNOWN, BindingTimes
 from .exits import exit_flags, own_exits
 from .liveness import Liveness, LoopExits
@@ -585,6 +585,8 @@ class Functionalizer:
                                  "`while` loop with a flag")
             return self.python_loop(s, defined, after)
         assert target is not None
+        if rng is not None and self.bta.of(rng[1]) == DYNAMIC:  # (x[i] past the end: clamped, NumPy raises)
+            data_bound_index.check(body, target, lambda m, h: self.error(m, s, h))
         self.check_closures(body, "the loop", s)
         self.changed = True
         pre: list[Any] = []

@@ -52,6 +52,7 @@ from . import (
     nested_writes,
     numpy_calls,
     object_methods,
+    returned_alias,
     returned_closures,
     shadowing,
     sort_keys,
@@ -737,7 +738,8 @@ class Normalizer(Resolver):
     def function(self, name: str) -> cst.FunctionDef:
         fdef = self.src.fdef
         # (source srcjax wrote was written from functions checked here already, in ANF: no in-place changes)
-        alias, self.checked_in_place = (None, {}) if is_generated(self.src.fn) else aliasing.scan(fdef)
+        alias, self.checked_in_place = (None, {}) if is_generated(self.src.fn) else aliasing.scan(
+            fdef, *returned_alias.resolvers(self.src, fdef))
         if alias is not None:
             what, hint = aliasing.describe(alias)
             raise UnsupportedSyntaxError(what, span=self.span(alias.statement), hint=hint)
