@@ -21,6 +21,8 @@ from __future__ import annotations
 import ast
 from functools import lru_cache
 
+from ..frontend.ast_walk import walk_ast
+
 __all__ = ["drop_trivial_aligns"]
 
 _ALIGNS = ("batch_align", "batch_align_b")
@@ -49,9 +51,10 @@ def drop_trivial_aligns(text: str) -> str:
     except SyntaxError:  # pragma: no cover - generated text parses
         return text
     edits: list[tuple[int, int, int, int, str]] = []
-    for node in ast.walk(tree):
+    scoped = "global " in text or "nonlocal " in text  # (else no function need be walked for them)
+    for node in walk_ast(tree):
         if isinstance(node, ast.FunctionDef):
-            _function(node, edits)
+            _function(node, edits, scoped)
     if not edits:
         return text
     lines = text.splitlines(keepends=True)
@@ -69,8 +72,8 @@ def _offset(line: str, col: int) -> int:
     return len(line.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
 
 
-def _function(fdef: ast.FunctionDef, edits: list[tuple[int, int, int, int, str]]) -> None:
-    if any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(fdef)):
+def _function(fdef: ast.FunctionDef, edits: list[tuple[int, int, int, int, str]], scoped: bool = True) -> None:
+    if scoped and any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in walk_ast(fdef)):
         return
     below: dict[str, set[str]] = {}  # name -> names with at most its per-example rank
     for s in fdef.body:
@@ -106,7 +109,7 @@ def _forget(below: dict[str, set[str]], name: str) -> None:
 def _bound(s: ast.stmt) -> set[str]:
     """Every name a statement binds, nested statements included."""
     out: set[str] = set()
-    for n in ast.walk(s):
+    for n in walk_ast(s):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             out.add(n.id)
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -127,10 +130,10 @@ def _align(node: ast.AST) -> tuple[str, str] | None:
 
 
 def _rewrite(s: ast.stmt, below: dict[str, set[str]], edits: list[tuple[int, int, int, int, str]]) -> None:
-    for node in ast.walk(s):
-        if isinstance(node, ast.Lambda):
-            return  # (a lambda's parameters may shadow the names)
-    for node in ast.walk(s):
+    nodes = list(walk_ast(s))
+    if any(isinstance(node, ast.Lambda) for node in nodes):
+        return  # (a lambda's parameters may shadow the names)
+    for node in nodes:
         pair = _align(node)
         if pair is not None and (pair[1] == pair[0] or pair[1] in below.get(pair[0], ())):
             assert isinstance(node, ast.Call) and node.end_lineno is not None and node.end_col_offset is not None

@@ -25,6 +25,7 @@ from collections import Counter
 from functools import lru_cache
 
 from ..adjoint import SAVED_LIST_NAME, TAPE_NAME
+from ..frontend.ast_walk import walk_ast
 from ..frontend.parsed import parse
 
 __all__ = ["drop_dead_nested"]
@@ -45,7 +46,8 @@ def _dropped(text: str, pure_calls: frozenset[str]) -> str:
         tree = parse(text)  # (shared: readable reads the same text next when nothing is deleted)
     except SyntaxError:  # pragma: no cover - generated text parses
         return text
-    fixed = {n for node in ast.walk(tree) if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
+    fixed = {n for node in walk_ast(tree) if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names} \
+        if "global " in text or "nonlocal " in text else set()
     lines = text.splitlines(keepends=True)
     dead: set[int] = set()  # ids of deleted statements
     spans: list[tuple[int, int]] = []
@@ -71,12 +73,14 @@ class _Loads:
 
     def _visit(self, node: ast.AST) -> None:
         start = len(self.names)
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.Name):
-                if not isinstance(child.ctx, ast.Store):
-                    self.names.append(child.id)
-            else:
-                self._visit(child)
+        for field in node._fields:  # (ast.iter_child_nodes, without its two generators)
+            v = getattr(node, field, None)
+            for child in v if v.__class__ is list else (v,):
+                if isinstance(child, ast.Name):
+                    if not isinstance(child.ctx, ast.Store):
+                        self.names.append(child.id)
+                elif isinstance(child, ast.AST):
+                    self._visit(child)
         if isinstance(node, (ast.stmt, ast.Lambda)):
             self.spans[id(node)] = (start, len(self.names))
 
@@ -92,7 +96,7 @@ def _function(fdef: ast.FunctionDef, nested: bool, fixed: set[str], pure_calls: 
               spans: list[tuple[int, int]], lines: list[str], loads: _Loads) -> None:
     closures: set[str] = set()
     tries = False
-    for d in ast.walk(fdef):
+    for d in walk_ast(fdef):
         if isinstance(d, (ast.FunctionDef, ast.Lambda)) and d is not fdef:
             closures |= loads(d).keys()
         tries = tries or isinstance(d, ast.Try)
@@ -169,7 +173,7 @@ def _overwritten(s: ast.stmt, i: int, next_read: dict[str, int], next_bind: dict
 
 
 def _target_names(t: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return {n.id for n in walk_ast(t) if isinstance(n, ast.Name)}
 
 
 def _blocks(fdef: ast.FunctionDef) -> list[tuple[list[ast.stmt], bool]]:
@@ -200,7 +204,7 @@ def _whole_lines(s: ast.stmt, lines: list[str]) -> bool:
 
 
 def _pure(e: ast.expr, pure_calls: frozenset[str]) -> bool:
-    for node in ast.walk(e):
+    for node in walk_ast(e):
         if not isinstance(node, _PURE_NODES):
             return False
         if isinstance(node, ast.Call):
