@@ -105,13 +105,13 @@ def batch_tree_add(a: Any, b: Any) -> Any:
 
 
 def batch_broadcast(x: Any, n: int) -> Any:
-    """An unbatched array (or number) repeated along a new batch axis (``UNSET`` stays ``UNSET``, and so
-    does an empty tuple: a loop's carry vmap took for an array, ``key = ()`` before ``key = key + (i,)``)."""
+    """An unbatched array (or number) repeated along a new batch axis (``UNSET`` and an empty tuple, a carry's
+    ``key = ()``, stay). Not a container: its writers call batch_broadcast_items (reverse mode inlines this one)."""
     if x is UNSET:
         return x
-    if is_tree(x):  # (a container: leaf by leaf, as batch_broadcast_items; left whole, a leaf whose first axis
-        # has the batch's length was read as batched: a silent wrong answer)
-        return x if len(x) == 0 else batch_broadcast_items(x, n)
+    if is_tree(x):
+        if len(x) == 0:
+            return x
     # (broadcast_like to a bool array keeps a Python number weakly typed per example, as it is unbatched:
     # np.broadcast_to makes `s = 0.0` a float64 array, and a loop carrying it promoted float32 work to float64)
     return broadcast_like(x, np.zeros((n,) + np.shape(x), dtype=bool))
@@ -731,7 +731,7 @@ def batch_index_update(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool,
     batch size; ``flags`` as for :func:`batch_index` (None: an unbatched key). A container ``x``: item by item."""
     if is_tree(x):
         return index_update(x if bx else batch_broadcast_items(x, n), item_key(key, flags),
-                            value if bv else batch_broadcast(value, n))
+                            value if bv else batch_broadcast_items(value, n))  # (leaf by leaf)
     x2, key2, value2 = _scattered(x, key, value, n, bx, bv, flags)
     return np.reshape(index_update(x2, key2, value2), (n,) + (np.shape(x)[1:] if bx else np.shape(x)))
 

@@ -1,4 +1,4 @@
-"""vmap's ``batch_broadcast`` of an unbatched container: leaf by leaf (srcjax/batched.py).
+"""vmap's ``batch_index_update`` of an unbatched container value: leaf by leaf (srcjax/batched.py).
 
 It returned a non-empty container as it was, so an unbatched leaf whose first axis has the batch's length
 was then read as batched: ``d["b"] = (W, 2 * W)`` into a dict of mapped values, or ``ys[1] = [W, W]`` into
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import srcjax
-from srcjax.batched import batch_broadcast
+from srcjax.batched import batch_broadcast, batch_broadcast_items, batch_index_update
 
 W = np.arange(9.0).reshape(3, 3)  # (its first axis has the batch's length)
 X = np.array([[2.0, -2.0, 3.0], [-1.0, 2.0, -3.0], [0.5, 0.5, -2.0]])
@@ -63,8 +63,13 @@ def test_its_derivatives_agree_with_jax(fn):
                                np.asarray(jax.jacrev(jax.vmap(twin))(X)))
 
 
-def test_batch_broadcast_of_a_container_repeats_each_leaf():
-    out = batch_broadcast({"w": W, "p": (W[0], 2.0)}, 3)
-    assert np.shape(out["w"]) == (3, 3, 3) and np.shape(out["p"][0]) == (3, 3) and np.shape(out["p"][1]) == (3,)
-    np.testing.assert_array_equal(out["w"][1], W)
+def test_a_container_value_put_into_a_container_is_repeated_leaf_by_leaf():
+    # (batch_index_update's value: batch_broadcast_items; batch_broadcast itself stays array-only, a helper
+    # reverse mode inlines in an `if` on data, tests/test_weak_counters.py)
+    d = {"a": np.zeros((3, 2)), "b": np.zeros((3, 2))}
+    out = batch_index_update(d, "b", {"w": W, "p": (W[0], 2.0)}, 3, True, False, None)
+    assert np.shape(out["b"]["w"]) == (3, 3, 3) and np.shape(out["b"]["p"][0]) == (3, 3)
+    assert np.shape(out["b"]["p"][1]) == (3,)
+    np.testing.assert_array_equal(out["b"]["w"][1], W)
+    np.testing.assert_array_equal(batch_broadcast_items((W,), 3)[0][2], W)
     assert batch_broadcast((), 3) == ()
