@@ -425,4 +425,8 @@ def test_a_dict_built_by_keywords_under_grad_and_vmap() -> None:
            "vmap vs NumPy")
     _agree(srcjax.vmap(srcjax.grad(_by_keywords), in_axes=(0, None))(X, y),
            jax.vmap(jax.grad(twin), in_axes=(0, None))(X, y), "vmap(grad) vs jax")
+    # the dict's mapped "w" and unmapped "s" updated: "IndexError: tuple index out of range" (the partly batched
+    # dict was called batched, its "s" read as batched)
+    _agree(srcjax.vmap(srcjax.grad(_by_keywords, argnums=1), in_axes=(0, None))(X, y),
+           jax.vmap(jax.grad(twin, argnums=1), in_axes=(0, None))(X, y), "vmap(grad(argnums=1)) vs jax")
     assert 'd = {"w": x * 2.0, "s": np.sum(y)}' in srcjax.source(srcjax.grad(_by_keywords))

@@ -750,7 +750,7 @@ class FunctionWriter:
                     args[p] = self.convert(v, st, all_batched(st))
                     operands_batched[p] = True
             elif isinstance(v, str) and p in prim.arrays:
-                args[p] = self.per_example_text(v, line)
+                args[p] = batch_containers.whole_operand(self, self.per_example_text(v, line), p, operands_batched)
             elif isinstance(v, list):
                 args[p] = [self.per_example_text(e, line) for e in v]
         flags = {p: any_batched(self.state(args[p])) for p in prim.arrays

@@ -235,6 +235,18 @@ def def_alias(w: FunctionWriter, target: cst.BaseExpression, value: cst.BaseExpr
     return value
 
 
+def whole_operand(w: FunctionWriter, text: str, param: str, batched: dict[str, bool]) -> str:
+    """A primitive's operand: a container with batched and unbatched leaves (``d = {"w": x, "s": np.sum(y)}``, x
+    mapped) made batched leaf by leaf, as the batched helpers (``batch_index_update``, ``batch_index_add``, ...)
+    take a container batched at every leaf or at none (the partial one was called batched: its unbatched leaf then
+    read as batched, an internal IndexError under vmap(grad))."""
+    st = w.state(text) if text.isidentifier() else False
+    if isinstance(st, Tree) and any_batched(st) and not fully_batched(st):
+        batched[param] = True
+        return w.convert(text, st, True)
+    return text
+
+
 def batched_items(w: FunctionWriter, expr: str, have: Tree, items: bool) -> str:
     """``expr`` (a container in state ``have``) made batched as a whole, item by item; a tuple whose items are
     all batched already as it is (it may be UNSET: a join's tuple bound on another path only, pushed on a
