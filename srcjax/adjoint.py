@@ -210,8 +210,8 @@ def zeros_like(x: Any) -> Any:
         return UNSET
     if is_tree(x):
         return tree_map(zero_leaf, x)
-    if isinstance(x, (range, str)):  # a loop's saved iterable, a saved string option (norm's ord="fro"): none
-        return None
+    if x is Ellipsis or isinstance(x, (range, str, slice)):  # a loop's saved iterable, a saved string option
+        return None  # (norm's ord="fro"), a saved index (forward mode over a tape holding `np.s_[1:]`): none
     if not isinstance(x, (np.ndarray, np.generic)) and isinstance(x, (float, int)):
         return 0.0  # a Python number's (weakly typed) zero: weak, as JAX's (`s = 1.0` carried with float32 values)
     return np.zeros(np.shape(x), dtype=np.result_type(x, 0.0))

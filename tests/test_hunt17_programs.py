@@ -73,8 +73,6 @@ KNOWN_REFUSALS: tuple[str, ...] = (
 KNOWN_INTERNAL: tuple[str, ...] = (
     # third_derivative_tanh: grad(grad(grad(np.tanh))) of the NumPy function itself (a def calling np.tanh runs)
     "_grad_jvp(...)`: srcjax does not know its derivative",
-    # hessian_vector_product under jacfwd: forward mode over grad(lambda x: np.sum(grad(f)(x) * v))
-    "Cannot interpret 'slice(1, None, None)' as a data type",
     # flat_parameter_net under vmap(grad, in_axes=(None, 0)): the forward loop over the unbatched layers adds
     # `batch_broadcast_items(b, batch_size)` (a (3, 3) bias) to the batched (3, 5, 3) product without aligning it
     # (neural_net_log_posterior's layers of changing shapes run: tests/test_layer_loops.py)
@@ -430,3 +428,14 @@ def test_a_dict_built_by_keywords_under_grad_and_vmap() -> None:
     _agree(srcjax.vmap(srcjax.grad(_by_keywords, argnums=1), in_axes=(0, None))(X, y),
            jax.vmap(jax.grad(twin, argnums=1), in_axes=(0, None))(X, y), "vmap(grad(argnums=1)) vs jax")
     assert 'd = {"w": x * 2.0, "s": np.sum(y)}' in srcjax.source(srcjax.grad(_by_keywords))
+
+
+def test_jacfwd_of_a_hessian_vector_product() -> None:
+    """An internal error before (hunt17's hessian_vector_product under jacfwd): "Cannot interpret 'slice(1, None,
+    None)' as a data type". Forward mode over the inner grad's forward half writes a zero tangent for every value
+    it saves, a saved index ``np.s_[1:]`` (of ``x[1:]``) too: ``zeros_like`` of a slice is None now (no
+    derivative), as of a range. Against jax, and the generated source run by NumPy."""
+    x, v = np.array([0.5, -1.0, 2.0, 0.3]), np.array([1.0, 2.0, -1.0, 0.5])
+    want = jax.jacfwd(TWIN["hessian_vector_product"])(x, v)
+    _agree(srcjax.jacfwd(hp.hessian_vector_product)(x, v), want, "jacfwd vs jax")
+    _agree(srcjax.numpy_function(srcjax.jacfwd(hp.hessian_vector_product))(x, v), want, "NumPy vs jax")
