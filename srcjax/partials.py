@@ -39,6 +39,7 @@ from .lifetimes import PerFunction
 __all__ = ["as_function", "bound_method"]
 
 _WRITTEN: PerFunction[Any] = PerFunction("partial")  # partial -> its generated function
+_BOUND: PerFunction[Any] = PerFunction("bound method")  # a bound method (by equality: function, object) -> partial
 _COUNTER = itertools.count()
 
 
@@ -81,7 +82,10 @@ def bound_method(m: Any, callee: Callable[[Any], Any] = lambda f: f) -> Any:
     if not isinstance(m, types.MethodType) or not isinstance(m.__func__, types.FunctionType) \
             or isinstance(m.__self__, type):
         return m
-    return as_function(functools.partial(m.__func__, m.__self__), callee)
+    p = _BOUND.get(m)  # (one partial per method and object: `m.loss` is a new object at each access, equal to
+    if p is None:  # the last one; a new partial would be a new generated function, transformed again at each call)
+        p = _BOUND.set(m, None, functools.partial(m.__func__, m.__self__))
+    return as_function(p, callee)
 
 
 def _write(p: functools.partial[Any], convert: Callable[[Any], Any]) -> Any:

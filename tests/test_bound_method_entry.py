@@ -47,3 +47,28 @@ def test_each_object_is_its_own_constant() -> None:
     a, b = Model(W), Model(2 * W)
     np.testing.assert_allclose(np.asarray(srcjax.jit(a.predict)(X)), np.tanh(X @ W), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(srcjax.jit(b.predict)(X)), np.tanh(X @ (2 * W)), rtol=1e-12)
+
+
+def test_a_bound_method_is_transpiled_once(monkeypatch: Any) -> None:
+    """``srcjax.jit(m.loss)(x)`` in a loop wrote (and transformed) a new function at every call: ``m.loss`` is a
+    new object at each attribute access, so each got a partial and a generated function of its own (jacrev's
+    second call 0.7 s). The partial is kept per method and object now: the second call writes nothing, and the
+    object's attributes are still read again where they changed."""
+    from srcjax import partials
+
+    written: list[Any] = []
+    write = partials._write
+    monkeypatch.setattr(partials, "_write", lambda *a: written.append(a) or write(*a))
+    m = Model(W)
+    for t in (srcjax.jit, srcjax.grad, srcjax.jacrev):
+        t(m.loss)(X)
+        n = len(written)
+        np.testing.assert_allclose(np.asarray(t(m.loss)(X)), np.asarray(t(m.loss)(X)), rtol=1e-12)
+        assert len(written) == n, t
+    assert partials.bound_method(m.loss) is partials.bound_method(m.loss)
+    assert partials.bound_method(Model(W).loss) is not partials.bound_method(m.loss)
+    m.w = 2 * W
+    np.testing.assert_allclose(np.asarray(srcjax.jit(m.loss)(X)), 2.0 * np.sum(np.tanh(X @ (2 * W)) ** 2),
+                               rtol=1e-12)
+    m.w[0, 0] = 5.0
+    np.testing.assert_allclose(np.asarray(srcjax.jit(m.loss)(X)), m.loss(X), rtol=1e-12)
