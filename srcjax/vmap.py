@@ -226,11 +226,12 @@ class _EntryWriter(FunctionWriter):
             st = any(mapped)
         if spec is None:
             if st:
-                raise self.error("vmap: out_axes=None for an output that depends on a mapped argument"
-                                 + (f": output{path}" if path else ""),
+                raise self.error("vmap: out_axes=None for an output srcjax maps" + (f": output{path}" if path
+                                 else "") + " (it depends on a mapped argument, or it is a leaf of a container that "
+                                 "srcjax maps as a whole: tree_map, or a loop over the leaves, of a container "
+                                 "with a mapped leaf; jax keeps such a leaf unmapped)",
                                  hint="give the output an axis in out_axes (e.g. 0), or compute it from "
-                                      "unmapped arguments only (a container read by tree_map or by a loop over "
-                                      "its leaves is mapped as a whole where any leaf is)")
+                                      "unmapped arguments only, outside the tree_map or loop over the leaves")
             return expr
         if st:
             return expr if spec == 0 else f"batch_moveaxis({expr}, 0, {spec})"

@@ -320,7 +320,7 @@ def test_vmap_errors_in_the_program_exit_1(model):
     assert r.returncode == 1
     # (at the return whose value is mapped)
     assert r.stderr.startswith(f"{model}:{line_of('return np.mean')}:5: error: vmap: out_axes=None for an output "
-                               "that depends on a mapped argument")
+                               "srcjax maps (it depends on a mapped argument")
 
 
 # ---------------------------------------------------------------------------

@@ -53,9 +53,9 @@ jax.config.update("jax_enable_x64", True)
 # Refusals met where jax runs the program (reported; located at the user's line with a hint)
 KNOWN_REFUSALS: tuple[str, ...] = (
     # out_axes=None for the leaves of tree_map(lambda a: np.sum(a * a), p) coming from p's unmapped leaves: the
-    # comprehension srcjax writes for tree_map batches every element if one is ("out_axes=None for an output that
-    # depends on a mapped argument"); out_axes=0 runs
-    "out_axes=None for an output that depends on a mapped argument",
+    # comprehension srcjax writes for tree_map batches every element if one is (the refusal says so: "or it is a
+    # leaf of a container that srcjax maps as a whole"); out_axes=0 runs
+    "out_axes=None for an output srcjax maps",
     # vmap(grad) of a `for` with `break` on data (helper fix8, #15 item 3)
     "reverse mode through a loop inside an `if` on array data",
 )
