@@ -291,9 +291,9 @@ ACCEPTED = [unpacked_numbers_and_arrays, element_copies_unpacked, dict_item_rebo
             returned_new_array_then_add, returned_global_copied_then_add]
 
 
-# (`[x] * 2` under vmap: "list indices must be integers or slices, not tuple"; under grad: "cannot differentiate
-# through `[x] * 2` yet", both located, as on main before these checks)
-JIT_ONLY = {repeated_rebound_item, repeated_not_read_after}
+# (`[x] * 2` under grad: "cannot differentiate through `[x] * 2` yet", located; under vmap it was "list indices must
+# be integers or slices, not tuple": the repeated list batched as an array, `ys[:, 1]`)
+NO_GRAD = {repeated_rebound_item, repeated_not_read_after}
 
 
 @pytest.mark.parametrize("fn", ACCEPTED)
@@ -303,11 +303,29 @@ def test_without_a_shared_array_read_later_it_runs_as_numpy(fn):
     want = fn(x.copy())
     np.testing.assert_allclose(np.asarray(srcjax.jit(fn)(x.copy())), want, rtol=1e-12)
     np.testing.assert_allclose(np.asarray(srcjax.numpy_function(srcjax.jit(fn))(x.copy())), want, rtol=1e-12)
-    if fn in JIT_ONLY:
-        return
     np.testing.assert_allclose(np.asarray(srcjax.vmap(fn)(xs.copy())), np.stack([fn(r.copy()) for r in xs]),
                                rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(srcjax.numpy_function(srcjax.vmap(fn))(xs.copy())),
+                               np.stack([fn(r.copy()) for r in xs]), rtol=1e-12)
+    if fn in NO_GRAD:
+        return
     g = np.asarray(srcjax.grad(lambda v: np.sum(fn(v)))(x.copy()))
     eps = 1e-6
     fd = [(np.sum(fn(x + eps * e)) - np.sum(fn(x - eps * e))) / (2 * eps) for e in np.eye(3)]
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
+def _repeated_pair(x, w):
+    ys = [x, w * 2.0] * 2
+    zs = 2 * (x,)
+    return ys[0] * ys[3] + ys[2] - zs[1] * len(ys)
+
+
+def test_a_repeated_list_of_mapped_and_unmapped_values_under_vmap():
+    """`[x, w] * 2` under vmap: the elements keep their own states, repeated (was batched as one array: "list
+    indices must be integers or slices, not tuple"). Against NumPy, and the generated source run by NumPy."""
+    xs, w = np.array([[1.0, -2.0, 3.0], [-0.5, 2.0, 1.5]]), np.array([0.5, 1.0, -1.0])
+    want = np.stack([_repeated_pair(r, w) for r in xs])
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(_repeated_pair, in_axes=(0, None))(xs, w)), want, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(srcjax.numpy_function(srcjax.vmap(_repeated_pair, in_axes=(0, None)))(
+        xs, w)), want, rtol=1e-12)

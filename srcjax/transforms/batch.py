@@ -547,9 +547,8 @@ class FunctionWriter:
         if isinstance(value, (cst.Tuple, cst.List, cst.Dict)):  # (an element `x.size`: the per-example query)
             value = value.visit(batch_queries.PerExample(self))  # type: ignore[assignment]
             return code(value), batch_queries.literal_state(self, value)
-        if type(value) is cst.BinaryOperation and type(value.operator) is cst.Add and \
-                (joined := batch_containers.sequence_sum(self, value)) is not None:
-            return joined
+        if type(value) is cst.BinaryOperation and (joined := batch_containers.sequence_op(self, value)) is not None:
+            return joined  # (`a + b`, `[x] * 2` of lists or tuples)
         if type(value) is cst.Call and (fields := batch_containers.record_fields(self, value.func)) is not None:
             return code(value), batch_containers.record_state(self, fields, value)
         if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value not in self.defs \

@@ -235,6 +235,28 @@ def def_alias(w: FunctionWriter, target: cst.BaseExpression, value: cst.BaseExpr
     return value
 
 
+def sequence_op(w: FunctionWriter, value: cst.BinaryOperation) -> tuple[str, State] | None:
+    """:func:`sequence_sum` of ``a + b``, :func:`sequence_repeat` of ``[x] * 2``; None for anything else."""
+    if type(value.operator) is cst.Add:
+        return sequence_sum(w, value)
+    return sequence_repeat(w, value) if type(value.operator) is cst.Multiply else None
+
+
+def sequence_repeat(w: FunctionWriter, value: cst.BinaryOperation) -> tuple[str, State] | None:
+    """``[x] * 2`` (``2 * (a, b)``): a list or tuple display repeated a literal number of times, its elements'
+    states repeated (was batched as an array: ``ys[:, 1]``, "list indices must be integers or slices, not
+    tuple"); None for anything else."""
+    for seq, n in ((value.left, value.right), (value.right, value.left)):
+        if isinstance(seq, (cst.List, cst.Tuple)) and type(n) is cst.Integer and \
+                not any(isinstance(e, cst.StarredElement) for e in seq.elements):
+            st = w.value_state(seq)
+            assert isinstance(st, Tree)
+            items = [v for _, v in st.items] * int(n.value)
+            w.last_array, w.last_sequence = False, True
+            return code(value), Tree(st.kind, tuple((str(i), v) for i, v in enumerate(items)))
+    return None
+
+
 def whole_operand(w: FunctionWriter, text: str, param: str, batched: dict[str, bool]) -> str:
     """A primitive's operand: a container with batched and unbatched leaves (``d = {"w": x, "s": np.sum(y)}``, x
     mapped) made batched leaf by leaf, as the batched helpers (``batch_index_update``, ``batch_index_add``, ...)
