@@ -12,7 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from . import branch_guard, complex_adjoint, conv_adjoint, jacobian_adjoint, linalg_adjoint, loop_adjoint  # (own files)
+from . import (
+    branch_guard,
+    complex_adjoint,
+    conv_adjoint,
+    jacobian_adjoint,
+    linalg_adjoint,
+    loop_adjoint,
+    repeat_adjoint,  # (own files)
+)
 from .collective_trees import inverse_pairs  # noqa: F401  (ppermute's transpose: derivative code imports it)
 from .complex_adjoint import abs_bar
 from .construction import (  # noqa: F401  (generated derivative code imports them from here)
@@ -61,6 +69,7 @@ from .weak_arrays import WeakArray, broadcast_weak, weak
 
 for _mod, _names in ((linalg_adjoint, linalg_adjoint.LINALG_HELPERS), (branch_guard, branch_guard.BRANCH_HELPERS),
                      (complex_adjoint, complex_adjoint.COMPLEX_HELPERS), (loop_adjoint, loop_adjoint.LOOP_HELPERS),
+                     (repeat_adjoint, repeat_adjoint.REPEAT_HELPERS),
                      (jacobian_adjoint, jacobian_adjoint.JACOBIAN_HELPERS), (conv_adjoint, conv_adjoint.CONV_HELPERS)):
     globals().update({_n: getattr(_mod, _n) for _n in _names})
 
@@ -103,7 +112,8 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "max_bar", "var_bar", "std_bar", "norm_bar", "norm_axes", "inverse_perm", "inverse_pairs", "max_share",
     "abs_share", "clip_share", "prod_others", "ravel_bar", "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar",
     "dot_lhs_bar", "dot_rhs_bar", "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars",
-    "einsum_jvp", "axis_slice", "tile_bar", "repeat_bar", "atleast_dots", "atleast_bars", "join_bars", "seq_piece",
+    "einsum_jvp", "axis_slice", "tile_bar", *repeat_adjoint.REPEAT_HELPERS, "atleast_dots", "atleast_bars",
+    "join_bars", "seq_piece",
     "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "from_leaves", "leaves_like", "pack_like",
     "is_tree", "by_leaves", "tree_get", "index_key", "item_keys", *loop_adjoint.LOOP_HELPERS, "array_bar", "array_dot",
     "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
@@ -743,16 +753,6 @@ def tile_bar(g: Any, A: Any, reps: Any) -> Any:
     tup = (1,) * (n - len(tup)) + tup
     inter = tuple([tup[i // 2] if i % 2 == 0 else padded[i // 2] for i in range(2 * n)])  # (t0, s0, t1, s1, ...)
     return np.reshape(np.sum(np.reshape(g, inter), axis=tuple(range(0, 2 * n, 2))), shape)
-
-
-def repeat_bar(g: Any, a: Any, repeats: Any, axis: Any) -> Any:
-    """Cotangent of ``a`` in ``np.repeat(a, repeats, axis)`` (one static count): the copies summed."""
-    r = repeats[0] if isinstance(repeats, (tuple, list)) else repeats
-    shape = tuple(np.shape(a))
-    if axis is None:
-        return np.reshape(np.sum(np.reshape(g, (np.size(a), r)), axis=1), shape)
-    ax = axis % len(shape)
-    return np.sum(np.reshape(g, shape[:ax + 1] + (r,) + shape[ax + 1:]), axis=ax + 1)
 
 
 def seq_piece(g: Any, seq: Any, axis: Any, kind: str, k: int) -> Any:

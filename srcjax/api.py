@@ -793,7 +793,8 @@ def _wrapped_numpy(fn: Any) -> Any:
             f"    return {prim.path}({', '.join(params)})\n")
     filename = f"<srcjax.{prim.path}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    ns: dict[str, Any] = {"__name__": "srcjax.numpy_wrappers"}
+    ns: dict[str, Any] = {"__name__": "srcjax_numpy_wrappers"}  # (not "srcjax.": a library module's functions
+    # are run while transpiling, not transformed: grad(grad(np.tanh)) of its derivatives failed)
     exec(builtins.compile(text, filename, "exec"), ns)  # noqa: S102 - srcjax's own text
     hit = _NUMPY_WRAPPERS[fn] = ns[name]
     hit.__srcjax_numpy__ = prim.path  # (what it calls: a partial of fn calls that, partials.py)

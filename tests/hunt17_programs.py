@@ -384,7 +384,8 @@ def stacking(x, y):
 
 def roll_tile_repeat(x):
     return (np.sum(np.roll(x, 1) * x) + np.sum(np.roll(x, -2, axis=1) ** 2) + np.sum(np.tile(x, (2, 1)) ** 3)
-            + np.sum(np.repeat(x, 2, axis=0) * np.repeat(x, [1, 2], axis=0)[: 2 * len(x)]))
+            + np.sum(np.repeat(x, 2, axis=0)[:4] * np.repeat(x, [1, 0, 3], axis=0)[:4])
+            + np.sum(np.repeat(x[0], [2] + [1] * (x.shape[1] - 1)) ** 2))
 
 
 def kron_inner_outer(x, y):

@@ -590,6 +590,10 @@ def test_vmap_of_the_function_a_vjp_returns() -> None:
     _agree(srcjax.jit(vp.jacobian_rows_by_vmapped_vjp)(x), twin(x), "jit")
     X = np.stack([x, 2 * x])
     _agree(srcjax.vmap(vp.jacobian_rows_by_vmapped_vjp)(X), jax.vmap(twin)(X), "vmap")
+    # the nested defs the lifted functions stand for, read by nothing, are not in the jit text (was `def vjp_fun`)
+    text = srcjax.source(srcjax.jit(vp.jacobian_rows_by_vmapped_vjp))
+    assert "def vjp_fun(" not in text and "def g(" not in text and "vjp_fun_lifted_vmap(eye, x)" in text, text
+    _agree(srcjax.numpy_function(srcjax.jit(vp.jacobian_rows_by_vmapped_vjp))(x), twin(x), "NumPy")
 
 
 def test_hessian_of_a_sum_of_a_vmapped_dot() -> None:

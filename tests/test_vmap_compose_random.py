@@ -104,7 +104,7 @@ KNOWN_REFUSALS = (
     "computes inside it (grad of grad)",
     # vjp/grad of a function calling jacrev of a loop with an `if` on data: the inner VJP's batched helpers
     # inside the branch (tests/test_grad_of_jacrev_branches.py, strict xfail; found by the thorough tier)
-    "a derivative of a derivative: a helper of the inner one saves values inside the branch",
+    "in a derivative of a derivative a helper of the inner one) is not supported yet",
     # the same with a check of the inner derivative's helper inside the branch (thorough seed 7467: vjp(jacrev) of
     # if_on_data; tests/test_grad_of_jacrev_branches.py)
     "a derivative of a derivative: a helper of the inner one checks values inside the branch",

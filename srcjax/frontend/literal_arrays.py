@@ -17,7 +17,7 @@ from . import numpy_calls
 if TYPE_CHECKING:
     from .normalize import Normalizer
 
-__all__ = ["items_made_arrays", "numbers", "operand_arrays", "stacked_call"]
+__all__ = ["items_made_arrays", "listed_operand", "numbers", "operand_arrays", "stacked_call"]
 
 
 def numbers(node: cst.BaseExpression) -> bool:
@@ -27,6 +27,24 @@ def numbers(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
         node = node.expression
     return isinstance(node, (cst.Integer, cst.Float))
+
+
+def listed_operand(norm: Normalizer, prim: registry.Primitive, pname: str, value: cst.BaseExpression) -> bool:
+    """Whether ``value``, given for the array parameter ``pname`` of ``prim``, is a list NumPy makes one array
+    of (written ``np.stack(value)``): a comprehension or a name of a list (``np.array(outs)``) where derivatives
+    follow the list, and for NumPy's own functions a list or tuple display with values that are not number
+    literals (``np.sum([a, b])``, ``np.mean((x, 2 * y))``: NumPy stacks it; jax refuses it) or any comprehension
+    or list name (``b = [1, a * a, 2]; np.sum(b)``). A literal of numbers stays a constant (:func:`numbers`)."""
+    if pname not in prim.arrays:
+        return False
+    listed = isinstance(value, cst.ListComp) or isinstance(value, cst.Name) and value.value in numpy_calls.list_names(
+        norm)
+    if norm.comprehension_loops and listed:
+        return True
+    if not prim.path.startswith("np.") or pname in prim.nested or prim.tree is not None:
+        return False
+    return listed or isinstance(value, (cst.List, cst.Tuple)) and bool(value.elements) and not numbers(value) and \
+        not any(isinstance(e, cst.StarredElement) for e in value.elements)
 
 
 def stacked_call(norm: Normalizer, node: cst.BaseExpression, origin: cst.Call) -> cst.BaseExpression | None:

@@ -61,6 +61,7 @@ from . import (
     starred_displays,
     subscript_writes,
     tuple_params,
+    unread_defs,
     view_copies,
     view_unpacking,
 )
@@ -473,10 +474,9 @@ class Normalizer(Resolver):
         for pname, value in numpy_calls.emitted(prim, bound).items():
             p = params[pname]
             i = index[pname]
-            if self.comprehension_loops and pname in prim.arrays and (isinstance(value, cst.ListComp) or (
-                    isinstance(value, cst.Name) and value.value in numpy_calls.list_names(self))):
-                # np.sum([y for ...]), np.array(outs): NumPy makes one array of the list, as np.stack does;
-                # for derivatives (which follow np.stack of a list built by a loop)
+            if literal_arrays.listed_operand(self, prim, pname, value):
+                # np.sum([y for ...]), np.mean([a, b]), np.array(outs): NumPy makes one array of the list, as
+                # np.stack does (and derivatives follow np.stack of a list built by a loop)
                 value = cst.Call(func=dotted("np.stack"), args=[cst.Arg(value)])
                 r = self.src.positions.get(bound.arguments[pname])
                 if r is not None:
@@ -783,7 +783,7 @@ class Normalizer(Resolver):
         if "dict" not in getattr(self.src.fn, "__globals__", {}) and \
                 any(keyword_dict(n) for n in walk_nodes(fdef.body)):  # (the builtin's `dict(a=x)`: `{"a": x}`)
             stmts = [dict_keywords(st, self.src.positions) for st in stmts]
-        body = self.block(stmts, top=True)
+        body = unread_defs.without_unread_defs(self.block(stmts, top=True))  # (`def vjp_fun` a lift replaced)
         if self.updated:
             aliasing.check_views(body, self.updated, self.spans)
             nested_writes.check_item_sources(body, self.spans)

@@ -68,11 +68,14 @@ def check_containers(snap: dict[int, tuple[str, Any, Any]], where: str, pred: An
             if is_saved_list_name(name) and loops:
                 raise NeedStatic(loops)
             if is_saved_list_name(name):  # (a derivative's tape: the user wrote no such list)
-                raise UnsupportedSyntaxError(
-                    f"reverse mode through {where} of a derivative srcjax wrote (a derivative of a derivative: "
-                    "a helper of the inner one saves values inside the branch) is not supported yet",
-                    hint="take one of the two derivatives in forward mode (srcjax.jacfwd or srcjax.jvp: "
-                         "grad(lambda x: np.sum(jacfwd(f)(x))) runs), or write the branch with np.where")
+                raise UnsupportedSyntaxError(  # (a first derivative's loop in an `if` on a parameter too: the
+                    # `if` decided here, not in the front end, which says it for an `if` on values it computed)
+                    f"reverse mode through {where} that saves values for the adjoint in it (a loop inside it, or "
+                    "in a derivative of a derivative a helper of the inner one) is not supported yet: the "
+                    "derivative's tape would be written on one path only",
+                    hint="run the loop outside the `if` and choose its result with np.where, or use forward "
+                         "mode (srcjax.jacfwd or srcjax.jvp; for a derivative of a derivative, one of the two: "
+                         "grad(lambda x: np.sum(jacfwd(f)(x))) runs)")
             raise UnsupportedSyntaxError(
                 f"the Python {type(obj).__name__} `{name}` is changed inside {where}; srcjax transpiles every "
                 "branch and the loop body once, so the change cannot depend on the data",

@@ -267,13 +267,18 @@ def _repeat_stub(a, repeats, axis=None):  # type: ignore[no-untyped-def]
     ...
 
 
-def _repeat_count(repeats: Any) -> int:
+def _repeat_counts(repeats: Any, n: int) -> tuple[int, ...] | int:
+    """One static count, or a static count for each of the ``n`` slices (NumPy's list of repeats)."""
     if isinstance(repeats, (tuple, list)) and len(repeats) == 1:
         repeats = repeats[0]
     if isinstance(repeats, (tuple, list)):
-        raise DTypeError("np.repeat: only a single static int number of repeats is supported, "
-                         f"got {len(repeats)} counts",
-                         hint="repeat slices separately and join them with np.concatenate")
+        counts = tuple(_static_int(r, "np.repeat: repeats") for r in repeats)
+        if len(counts) != n:
+            raise ShapeError(f"np.repeat: {len(counts)} repeats for {n} elements along the axis",
+                             hint="give one count, or one for each element along the axis")
+        if any(r < 0 for r in counts):
+            raise ShapeError(f"np.repeat: repeats must be non-negative, got {list(counts)}")
+        return counts
     r = _static_int(repeats, "np.repeat: repeats")
     if r < 0:
         raise ShapeError(f"np.repeat: repeats must be non-negative, got {r}")
@@ -281,21 +286,33 @@ def _repeat_count(repeats: Any) -> int:
 
 
 def _repeat_abstract(a: ShapedArray, repeats: Any, axis: Any = None) -> ShapedArray:
-    r = _repeat_count(repeats)
+    n = a.size if axis is None else a.shape[normalize_axis(axis, a.ndim)]
+    r = _repeat_counts(repeats, n)
+    total = sum(r) if isinstance(r, tuple) else n * r
     if axis is None:
-        return ShapedArray((a.size * r,), a.dtype)
+        return ShapedArray((total,), a.dtype)
     ax = normalize_axis(axis, a.ndim)
-    return ShapedArray(tuple(d * r if i == ax else d for i, d in enumerate(a.shape)), a.dtype)
+    return ShapedArray(tuple(total if i == ax else d for i, d in enumerate(a.shape)), a.dtype)
 
 
 def _repeat_lower(ctx: LowerCtx, a: HloValue, repeats: Any, axis: Any = None) -> HloValue:
     b = ctx.b
-    r = _repeat_count(repeats)
     if axis is None:
         a = b.reshape(a, (a.aval.size,))
         ax = 0
     else:
         ax = normalize_axis(axis, a.ndim)
+    r = _repeat_counts(repeats, a.shape[ax])
+    if isinstance(r, tuple):  # a count per slice: each slice broadcast to its count, joined (static sizes)
+        pieces = []
+        for i, k in enumerate(r):
+            if k:
+                one = b.slice(a, [i if d == ax else 0 for d in range(a.ndim)],
+                              [i + 1 if d == ax else n for d, n in enumerate(a.shape)])
+                pieces.append(b.broadcast_in_dim(one, a.shape[:ax] + (k,) + a.shape[ax + 1:], list(range(a.ndim))))
+        if not pieces:
+            return b.slice(a, [0] * a.ndim, [0 if d == ax else n for d, n in enumerate(a.shape)])
+        return pieces[0] if len(pieces) == 1 else b.concatenate(pieces, ax)
     # (..., n, ...) -> (..., n, r, ...) -> (..., n*r, ...)
     inter = a.shape[: ax + 1] + (r,) + a.shape[ax + 1:]
     x = b.broadcast_in_dim(a, inter, [i if i <= ax else i + 1 for i in range(a.ndim)])

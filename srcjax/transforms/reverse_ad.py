@@ -36,7 +36,7 @@ from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.restructure import single_exit as _single_exit
 from ..frontend.restructure import walk as _walk
-from . import custom_rules
+from . import custom_rules, loop_resets
 from .activity import (
     Activity,
     argument_reads,
@@ -402,19 +402,11 @@ class VJP:
                 saved = self.loop_locals.get(id(s), [])
                 if saved:
                     popped, consts = restored(saved, self.constants, self.names.fresh)
-                    names = ", ".join(popped)
-                    body.append(f"{pad}    {names}, = {self.tape}.pop()" if len(saved) == 1
-                                else f"{pad}    {names} = {self.tape}.pop()")
+                    body.append(f"{pad}    {', '.join(popped)}{',' if len(saved) == 1 else ''} = {self.tape}.pop()")
                     body += [f"{pad}    {c}" for c in consts]
                 top = len(body)
                 self.adjoint(s.body.body, ind + 1, body, inner)
-                # a name the body binds first (not carried) gets its cotangent reset to zeros at the end of each
-                # iteration, shaped like that iteration's value: the one before may have another shape (layers
-                # of a net), so the next iteration's zeros take the shape of its own value (static shapes)
-                before = self.bound_before(s)
-                body[top:top] = [ln for v in sorted(start - inner) if v in saved and v not in before for ln in (
-                    f"{pad}    if np.shape({self.bname(v)}) != np.shape({v}):",
-                    f"{pad}        {self.bname(v)} = zeros_like({v})")]
+                body[top:top] = loop_resets.reshaped(self, s, sorted(start - inner), saved, pad)  # (layers' shapes)
                 index = None
                 if srcs:  # the items' cotangents into their sequences' (at position INDEX, if needed)
                     items_lines: list[str] = []
