@@ -62,7 +62,7 @@ def dot_of_rows(a, b):
 
 def einsum_batch_dims(x, w):
     # batching_test: einsum with batch dims on either side
-    return np.einsum("ij,jk->ik", x, w) + np.einsum("ii->", x[:, :2] @ w[:2, :2])
+    return np.einsum("ij,jk->ik", x, w) + np.einsum("ii->", x[:2, :2] @ w[:2, :2])
 
 
 def tensordot_axes(x, y):
@@ -396,7 +396,7 @@ def diagonal_ops(x):
 def expand_split_unbind(x):
     a, b = np.split(x, 2, axis=0)
     r0, r1, r2 = x.T[:3]
-    return np.broadcast_to(a, (2,) + a.shape) * b + r0 * r1 - r2
+    return (np.broadcast_to(a, (2,) + a.shape) * b).sum(axis=0) + (r0 * r1 - r2)[:2, None]
 
 
 def narrow_select(x):
@@ -627,3 +627,131 @@ def vmap_of_while_newton(a):
 
     x, n = srcjax.lax.while_loop(cond, body, (a + 1.0, 0))
     return x, n
+
+
+# -- more of jax's lax_vmap_op_test and functorch's per-op rules -------------------------------------------
+
+
+def layer_and_batch_norm(x, g):
+    mu = np.mean(x, axis=-1, keepdims=True)
+    ln = (x - mu) / np.sqrt(np.var(x, axis=-1, keepdims=True) + 1e-5) * g
+    bn = (x - np.mean(x, axis=0)) / np.sqrt(np.var(x, axis=0) + 1e-5)
+    return ln + bn
+
+
+def max_pool_2d(x):
+    return srcjax.lax.reduce_window(x, -np.inf, srcjax.lax.max, (2, 2), (1, 1), "VALID") \
+        + srcjax.lax.reduce_window(x, 0.0, srcjax.lax.add, (2, 2), (1, 1), "VALID") / 4.0
+
+
+def embedding_lookup(table, ids):
+    e = table[ids]
+    return np.sum(e, axis=0) + np.take(table, ids[::-1], axis=0)[0]
+
+
+def cdist(a, b):
+    d = a[:, None, :] - b[None, :, :]
+    return np.sqrt(np.sum(d * d, axis=-1) + 1e-12)
+
+
+def median_quantile(x):
+    return np.median(x, axis=0) + np.quantile(x, 0.25, axis=1).sum() + np.percentile(x, 75.0)
+
+
+def flip_roll_tile_repeat(x):
+    return np.flip(x, 0) + np.roll(x, 1, axis=-1) + np.tile(x[:1], (x.shape[0], 1)) + np.repeat(x[:, :1], x.shape[1], 1)
+
+
+def kron_outer(a, b):
+    return np.kron(a, b) + np.outer(a, b).ravel()
+
+
+def searchsorted_interp(xp, x):
+    i = np.searchsorted(xp, x)
+    return i, np.interp(x, xp, xp ** 2)
+
+
+def segment_sum_batched(x, seg):
+    return np.zeros(3).at[seg].add(x) * 2.0
+
+
+def scatter_2d_pairs(x, i, j, u):
+    return x.at[i, j].add(u).at[j % 2, i].set(2.0 * u)
+
+
+def pmean_axis_name(x):
+    # batching_test's collectives: vmap(f, axis_name="i") with pmean / psum / axis_index
+    return x - srcjax.lax.pmean(x, "i") + srcjax.lax.axis_index("i") * srcjax.lax.psum(1.0, "i")
+
+
+def fold_in_batched(key, i, x):
+    k = srcjax.random.fold_in(key, i)
+    return x * srcjax.random.uniform(k, x.shape)
+
+
+def integer_ops(n, m):
+    return n // 3 + m % 4 - (n * m) ** 2 + np.maximum(n, m), n > m
+
+
+def complex_ops(z, w):
+    return np.abs(z * np.conj(w)) + np.angle(z + 1j) + np.real(np.exp(1j * w))
+
+
+def associative_prefix(x):
+    return srcjax.lax.associative_scan(np.add, x) * srcjax.lax.associative_scan(np.maximum, x, reverse=True)
+
+
+def sort_key_val(k, v):
+    ks, vs = srcjax.lax.sort_key_val(k, v)
+    return ks + 2.0 * vs
+
+
+def cholesky_eigh_one_side(A, b):
+    S = A @ A.T + 3.0 * np.eye(3)
+    L = np.linalg.cholesky(S)
+    w = np.linalg.eigvalsh(S)
+    return np.linalg.solve(L, b) + w
+
+
+def boolean_mask_select(x):
+    # data-sized selection: jax refuses it under vmap; srcjax must refuse at this line
+    return np.sum(x[x > 0])
+
+
+def list_in_axes(x, y):
+    return x * y + np.sin(x)
+
+
+def identity_out_axes(x, y):
+    return x, y * 2.0
+
+
+def branch_unbatched_constant(x, p):
+    return srcjax.lax.cond(p > 0, lambda v: np.zeros_like(v), lambda v: v * 3.0, x)
+
+
+def fori_batched_lower(x, lo):
+    return srcjax.lax.fori_loop(lo, 4, lambda i, a: a + np.cos(a) * i, x)
+
+
+def while_with_inner_cond(x):
+    def cond(c):
+        return c[1] < 4
+
+    def body(c):
+        v, k = c
+        v = srcjax.lax.cond(np.sum(v) > 0, lambda a: a - 1.0, lambda a: a * 0.5, v)
+        return v, k + 1
+
+    return srcjax.lax.while_loop(cond, body, (x, 0))[0]
+
+
+def scan_batched_carry_only(c0, xs):
+    def step(c, x):
+        return c * 0.5 + x, c.sum() + x.sum()
+
+    return srcjax.lax.scan(step, c0, xs)
+
+
+def unbatched_closure_jacobian(A, x):
+    return srcjax.jacfwd(lambda v: np.tanh(A @ v))(x)

@@ -190,6 +190,8 @@ class VmapCorpus:
                                                      vars(self.module)),
                                expr, args, self.user_files, self.known_refusals)
         if isinstance(result, Outcome):
+            if result.status == "refused" and want is None:  # (jax refuses too: said so, for the report)
+                return Outcome("refused", f"jax cannot run it either ({why})\n{result.detail}")
             return result
         fn, got = result
         rtol = c.rtol32 if dtype == "float32" else 1e-8
