@@ -349,7 +349,7 @@ CASES: tuple[Case, ...] = (
          (v((0, None)), v((None, 0)), v((0, 0)), gv((0, 0), "f"))),
 )
 
-DEFAULT_CASES = ("matvec", "scatter_add_at", "dict_prefix")
+DEFAULT_CASES = ("scatter_add_at", "dict_prefix")
 
 CORPUS = VmapCorpus(hp, CASES, "hunt18_check_", classes=tuple(P), known_refusals=JAX_REFUSES + KNOWN_REFUSALS,
                     known_internal=KNOWN_INTERNAL, known_wrong=KNOWN_WRONG)
@@ -392,3 +392,32 @@ def test_reverse_mode_through_a_def_inside_a_lax_body() -> None:
                                (1 + 2.1 * kk) ** 2, rtol=1e-12)
     np.testing.assert_allclose(np.asarray(srcjax.grad(lambda a: np.sum(_body_defining_a_function(x, a)))(kk)),
                                2 * (1 + 2.1 * kk) * 2.1 * x, rtol=1e-12)
+
+
+def _shifted_items(operand: Any, j: Any) -> Any:
+    first = operand[j - 1] * 2.0
+    out = []
+    for x in operand:
+        out.append(x + first)
+    return tuple(out)
+
+
+def _through_a_tuple_literal(k: Any, v: Any) -> Any:
+    return _shifted_items((k, v), 1)
+
+
+def test_a_helper_reading_an_item_of_a_tuple_literal_at_a_computed_index() -> None:
+    """Silently wrong before (hunt18's sort_key_val under ``vmap(f, in_axes=(None, 0))``: ``lax.sort((k, v))``
+    reads ``operand[num_keys - 1]``): a helper given the literal ``(k, v)`` of an unmapped ``k`` and a mapped ``v``,
+    reading ``operand[j - 1]``, needs its parameter batched on entry (an item chosen at run time); the caller
+    made a name so where it is bound, but left a literal as it was, and the helper read the unmapped ``k`` as
+    mapped: where ``k`` has as many elements as the batch, one of them per example (a shape error otherwise).
+    The literal is broadcast at the call now (``batch_containers.called``)."""
+    k, V = np.arange(3.0), np.random.default_rng(0).standard_normal((3, 3))
+    got = srcjax.vmap(_through_a_tuple_literal, in_axes=(None, 0))(k, V)
+    for j in range(2):
+        np.testing.assert_allclose(np.asarray(got[j]), np.stack([_through_a_tuple_literal(k, v)[j] for v in V]),
+                                   rtol=1e-12)
+    k4, V4 = np.array([0.3, -1.0, 2.0, 0.5]), np.random.default_rng(1).standard_normal((3, 4))
+    got = srcjax.vmap(hp.sort_key_val, in_axes=(None, 0))(k4, V4)
+    np.testing.assert_allclose(np.asarray(got), np.sort(k4) + 2.0 * V4[:, np.argsort(k4)], rtol=1e-12)

@@ -225,8 +225,11 @@ class VmapCorpus:
         return self.run_check(c, expr, next(k[1] for k in c.checks if k[0] == expr), dtype)
 
     def check(self, name: str, expr: str, dtype: str) -> None:
+        # (a float32 derivative of a program jax cannot run, an in-place write, has no oracle: the stand-in's
+        # finite differences are float64's, and its float64 twin is checked by them)
+        passing = ("ok", "known", "oracle") if dtype == "float32" else ("ok", "known")
         assert_passes(self.run(name, expr, dtype), name, expr, dtype, known_wrong=self.known_wrong,
-                      known_internal=self.known_internal, passing=("ok", "known"))
+                      known_internal=self.known_internal, passing=passing)
 
     def tests(self, default_cases: tuple[str, ...]) -> tuple[Callable[..., None], Callable[..., None]]:
         """The corpus's two tests: every check of ``default_cases`` at float64, and (``SRCJAX_HYPOTHESIS=
