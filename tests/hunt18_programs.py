@@ -593,7 +593,7 @@ def adaptive_euler(y0, lam):
 def sgld_chain(key, x):
     def step(c, k):
         x = c
-        x = x + 0.01 * srcjax.grad(log_density)(x) + 0.1 * srcjax.random.normal(k, x.shape)
+        x = x + 0.01 * srcjax.grad(log_density)(x) + 0.1 * srcjax.random.normal(k, x.shape, x.dtype)
         return x, np.sum(x)
 
     keys = srcjax.random.split(key, 4)
@@ -619,7 +619,7 @@ def vmap_of_while_newton(a):
     # per-example Newton iterations with a tolerance: x*x - a
     def cond(c):
         x, n = c
-        return (np.abs(x * x - a) > 1e-10) & (n < 50)
+        return (np.abs(x * x - a) > 1e-4 * a) & (n < 50)
 
     def body(c):
         x, n = c
