@@ -49,8 +49,8 @@ KNOWN_REFUSALS: tuple[str, ...] = (
 KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers met and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
 KNOWN_WRONG: dict[tuple[str, ...], str] = {
-    (name, expr, "float32"): "dtype only (values agree): srcjax.lax.axis_index is int64 (jax's int32), so "
-                             "float32 + axis_index * psum(1.0) is float64"
+    (name, expr, "float32"): "dtype only (values agree): float32 + the integer axis_index is float64 by NumPy's "
+                             "promotion (int32 or int64 alike), float32 in jax"
     for name, expr in (("pmean_axis_name", "vmap(f, in_axes=(0,), axis_name='i')"),
                        ("pmean_axis_name", "vmap(f, in_axes=(1,), out_axes=1, axis_name='i')"))}
 
