@@ -33,10 +33,6 @@ JAX_REFUSES: tuple[str, ...] = (
 )
 # Refusals met where jax runs the program (bugs to fix; each with a reason)
 KNOWN_REFUSALS: tuple[str, ...] = (
-    # expand_split_unbind under grad(vmap(f, in_axes=2)): `r0, r1, r2 = x.T[:3]`, rows of a mapped array unpacked
-    # (vmap writes `batch_rows(...)`), then reverse mode: "np.moveaxis(): a tuple of traced values where an array
-    # goes" (`a, b, c = x` the same at any in_axes; vmap(grad(f)) runs)
-    "np.moveaxis(): a tuple of traced values where an array goes",
     # searchsorted_interp under vmap(jacrev(np.interp(x, xp, fp) wrt x), in_axes=(None, 0)): "np.zeros: shape must
     # be a static int or tuple of ints, got (None, 3, 3)" (located at the check's line)
     "np.zeros: shape must be a static int or tuple of ints, got (None",
@@ -429,3 +425,34 @@ def test_a_helper_reading_an_item_of_a_tuple_literal_at_a_computed_index() -> No
     k4, V4 = np.array([0.3, -1.0, 2.0, 0.5]), np.random.default_rng(1).standard_normal((3, 4))
     got = srcjax.vmap(hp.sort_key_val, in_axes=(None, 0))(k4, V4)
     np.testing.assert_allclose(np.asarray(got), np.sort(k4) + 2.0 * V4[:, np.argsort(k4)], rtol=1e-12)
+
+
+def _moved(a: Any) -> Any:
+    return np.moveaxis(a, 1, 0)
+
+
+def _rows_of_a_helper(x: Any) -> Any:
+    r0, r1, r2 = _moved(x)
+    return np.sum(r0 * r1 - np.sin(r2))
+
+
+def _rows_unpacked(x: Any) -> Any:
+    r0, r1, r2 = x.T[:3]
+    return r0 * r1 - np.sin(r2)
+
+
+def test_reverse_mode_through_rows_of_a_helper_unpacked() -> None:
+    """Refused where jax runs it (hunt18's expand_split_unbind under ``grad(lambda x: np.sum(vmap(f, in_axes=2)
+    (x)))``, ``r0, r1, r2 = x.T[:3]``): vmap writes the rows ``r0, r1, r2 = batch_rows(...)``, a helper returning an
+    array; reverse mode passed the helper's adjoint the targets' cotangents as a tuple, and its ``np.moveaxis``
+    refused it ("np.moveaxis(): a tuple of traced values where an array goes"). The user's own ``a, b, c =
+    helper(x)`` the same. They are stacked now, as for a primitive's rows (``anf.array_result``)."""
+    r = np.random.default_rng(0)
+    x = r.standard_normal((4, 3))
+    twin = lambda x: jax.numpy.sum(x[:, 0] * x[:, 1] - jax.numpy.sin(x[:, 2]))  # noqa: E731
+    np.testing.assert_allclose(np.asarray(srcjax.grad(_rows_of_a_helper)(x)), np.asarray(jax.grad(twin)(x)),
+                               rtol=1e-12)
+    X = r.standard_normal((4, 3, 2))
+    jtwin = lambda x: jax.numpy.sum(jax.vmap(lambda a: a.T[0] * a.T[1] - jax.numpy.sin(a.T[2]), in_axes=2)(x))  # noqa: E731
+    got = srcjax.grad(lambda x: np.sum(srcjax.vmap(_rows_unpacked, in_axes=2)(x)))(X)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(jax.grad(jtwin)(X)), rtol=1e-12)
