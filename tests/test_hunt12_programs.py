@@ -59,10 +59,7 @@ jax.config.update("jax_enable_x64", True)
 
 
 # Refusals met where jax runs the program (reported; a located TranspileError with a hint)
-KNOWN_REFUSALS: tuple[str, ...] = (
-    # bouncing_ball: lax.cond with lambdas inside a fori_loop's body, differentiated (a documented limitation)
-    "`body` defines a function itself",
-)
+KNOWN_REFUSALS: tuple[str, ...] = ()
 # Errors met that are srcjax's own (located in code srcjax wrote, or wrong): xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers found and not fixed yet: (case, check, dtype) -> why; xfail(strict), not hidden

@@ -20,34 +20,21 @@ source does not run under NumPy). The default run checks ``DEFAULT_CASES`` at fl
 
 from __future__ import annotations
 
-import importlib.util
-import inspect
-import pathlib
 import sys
-import tempfile
-import types
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pytest
 
 import srcjax
 
-from . import corpus_harness
-from . import loop_fd_standin as standin
 from . import vmap16_programs as vp
-from .corpus_harness import assert_passes, generated_source_agrees, quietly, srcjax_result
-from .hunt_sweep import Outcome, leaves_agree
-from .tiers import THOROUGH
-from .twins import jitted
+from .hunt_sweep import leaves_agree
+from .vmap_corpus import Case, VmapCorpus
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
 jax.config.update("jax_enable_x64", True)
-
-B = 3  # examples in a check's batch
-USER_FILES = ("vmap16_programs.py", "vmap16_check_")
 
 # Refusals met where jax runs the program (reported; located at the user's line with a hint)
 KNOWN_REFUSALS: tuple[str, ...] = ()
@@ -61,80 +48,7 @@ KNOWN_INTERNAL: tuple[str, ...] = (
 KNOWN_WRONG: dict[tuple[str, ...], str] = {}
 
 
-# -- the two twins: the module's text with srcjax as jax, and with srcjax as the NumPy stand-in ------------------
-
-def _module_text() -> str:
-    text = inspect.getsource(vp)
-    for line in ("import numpy as np\n", "import srcjax\n"):
-        text = text.replace(line, "")
-    return text
-
-
-def _jax_vmap(fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, **kw: Any) -> Callable[..., Any]:
-    """jax.vmap; where jax cannot batch Python control flow on data, one example at a time (the loop's result
-    is what jax.vmap would give if it could)."""
-    errors = (jax.errors.TracerBoolConversionError, jax.errors.ConcretizationTypeError,
-              jax.errors.TracerIntegerConversionError)
-
-    def run(*args: Any) -> Any:
-        try:
-            return jax.vmap(fn, in_axes, out_axes, **kw)(*args)
-        except errors:
-            return standin.vmap(lambda *a: jax.tree_util.tree_map(np.asarray, fn(*a)), in_axes, out_axes,
-                                **{k: v for k, v in kw.items() if k == "axis_size"})(*args)
-    return run
-
-
-def _jax_namespace() -> dict[str, Any]:
-    fake = types.SimpleNamespace(
-        vmap=jax.vmap, grad=jax.grad, value_and_grad=jax.value_and_grad, jacfwd=jax.jacfwd, jacrev=jax.jacrev,
-        hessian=jax.hessian, jvp=jax.jvp, vjp=jax.vjp, jit=jax.jit, custom_jvp=jax.custom_jvp,
-        custom_vjp=jax.custom_vjp, lax=jax.lax, tree_util=jax.tree_util, random=jax.random)
-    ns: dict[str, Any] = {"np": jnp, "srcjax": fake, "__name__": "vmap16_programs_jax"}
-    exec(compile(_module_text(), inspect.getsourcefile(vp) or "<twin>", "exec"), ns)  # noqa: S102
-    return ns
-
-
-def _numpy_namespace() -> dict[str, Any]:
-    ns: dict[str, Any] = {"np": np, "srcjax": standin.namespace(), "__name__": "vmap16_programs_numpy"}
-    exec(compile(_module_text(), inspect.getsourcefile(vp) or "<twin>", "exec"), ns)  # noqa: S102
-    return ns
-
-
-JAX_TWIN = _jax_namespace()
-NUMPY_TWIN = _numpy_namespace()
-JAX_T: dict[str, Any] = {"vmap": _jax_vmap, "grad": jax.grad, "value_and_grad": jax.value_and_grad,
-                         "jacfwd": jax.jacfwd, "jacrev": jax.jacrev, "hessian": jax.hessian,
-                         "jit": lambda f, **kw: f, "np": jnp}
-SRCJAX_T: dict[str, Any] = {k: getattr(srcjax, k) for k in JAX_T if k != "np"} | {"np": np}
-NUMPY_T: dict[str, Any] = {k: standin.TRANSFORMS[k] for k in JAX_T if k != "np"} | {"np": np}
-CLASSES = ("Params", "AdamState")
-
-
-def _to_twin(x: Any, ns: dict[str, Any]) -> Any:
-    """An argument for a twin: the module's NamedTuples as the twin's."""
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return ns[type(x).__name__](*[_to_twin(v, ns) for v in x])
-    if isinstance(x, dict):
-        return {k: _to_twin(v, ns) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return type(x)(_to_twin(v, ns) for v in x)
-    return x
-
-
 # -- cases ------------------------------------------------------------------------------------------------------
-
-class Case(NamedTuple):
-    name: str
-    args: Callable[[np.random.Generator, Any], tuple[Any, ...]]  # (rng, dtype) -> one example's arguments
-    # (expression over f, the axes its arguments are stacked along: None, a prefix per argument, or a list of
-    # them for nested vmaps, innermost first)
-    checks: tuple[tuple[str, Any], ...]
-    rtol32: float = 2e-3
-    fd: bool = True  # False: a custom rule that is not the derivative (the stand-in's finite differences differ)
-    numpy_dtypes: str = ""  # why NumPy's dtypes differ from jax's here: dtypes then not compared with jax's
-    fn_name: str = ""  # the module's function (default: name)
-
 
 def _n(r: np.random.Generator, d: Any, *shape: int, scale: float = 1.0) -> np.ndarray:
     return (scale * r.standard_normal(shape)).astype(d)
@@ -405,144 +319,22 @@ CASES: tuple[Case, ...] = (
     Case("hessian_of_vmapped_sum", lambda r, d: (_n(r, d, 3),), (J, ("vmap(f)", (0,)))),
 )
 
-BY_NAME = {c.name: c for c in CASES}
 DEFAULT_CASES = ("per_example_logistic_grads", "rk4_until_time", "dict_affine", "rows_until_budget")
 
 
-# -- running a check --------------------------------------------------------------------------------------------
+# -- running a check ---------------------------------------------------------------------------------------------
 
-def _stack_prefix(draws: list[Any], ax: Any) -> Any:
-    """``draws`` (one argument's examples) stacked along the prefix ``ax``."""
-    if ax is None:
-        return draws[0]
-    if isinstance(ax, int):
-        return srcjax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs], axis=ax), *draws)
-    if isinstance(ax, dict):
-        return {k: _stack_prefix([d[k] for d in draws], ax[k]) for k in draws[0]}
-    if isinstance(ax, tuple) and hasattr(ax, "_fields"):
-        return type(draws[0])(*[_stack_prefix([d[i] for d in draws], a) for i, a in enumerate(ax)])
-    return type(draws[0])(_stack_prefix([d[i] for d in draws], a) for i, a in enumerate(ax))
+CORPUS = VmapCorpus(vp, CASES, "vmap16_check_", classes=("Params", "AdamState"), known_refusals=KNOWN_REFUSALS,
+                    known_internal=KNOWN_INTERNAL, known_wrong=KNOWN_WRONG)
+JAX_TWIN = CORPUS.jax_twin
+_run = CORPUS.run
+_leaves = srcjax.tree_util.tree_leaves
 
 
-def arguments(c: Case, axes: Any, dt: Any, seed: int = 0) -> tuple[Any, ...]:
-    """The check's arguments: the case's draw, or ``B`` draws stacked along each level of ``axes``."""
-    levels = [] if axes is None else axes if isinstance(axes, list) else [axes]
-
-    def draw(s: int, depth: int) -> tuple[Any, ...]:
-        if depth == len(levels):
-            return c.args(np.random.default_rng(s), dt)
-        ds = [draw(s * 7 + k + 1, depth + 1) for k in range(B + depth)]  # (nested levels of different sizes)
-        return tuple(_stack_prefix([d[i] for d in ds], ax) for i, ax in enumerate(levels[len(levels) - 1 - depth]))
-    return draw(seed, 0)
-
-
-_EXPR_DIR = pathlib.Path(tempfile.mkdtemp(prefix="srcjax_vmap16_"))
-_EXPR_FILES: dict[str, Any] = {}
-
-
-def evaluate(expr: str, transforms: dict[str, Any], f: Any, ns: Any) -> Any:
-    """``expr`` over ``f`` and ``transforms``, written to a module file of its own first (srcjax reads the source
-    of a lambda in it); ``ns``: where the module's classes come from."""
-    if expr not in _EXPR_FILES:
-        path = _EXPR_DIR / f"vmap16_check_{len(_EXPR_FILES)}.py"
-        path.write_text(f"def make(f, {', '.join(sorted(JAX_T))}, {', '.join(CLASSES)}):\n    return {expr}\n")
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
-        _EXPR_FILES[expr] = module.make
-    return _EXPR_FILES[expr](f, **transforms, **{k: ns[k] for k in CLASSES})
-
-
-def _leaves(x: Any) -> list[Any]:
-    return srcjax.tree_util.tree_leaves(x)
-
-
-def numpy_reference(c: Case, expr: str, args: tuple[Any, ...], dtype: str) -> tuple[Any, float] | None:
-    """The check run by the NumPy stand-in (a loop over examples, finite differences) and the tolerance its
-    answer has; None where it has none (derivatives at float32 or three deep, ``.at[]`` on a NumPy array)."""
-    uses_fd = any(t in expr for t in ("grad", "jac", "hessian")) or any(
-        t in inspect.getsource(getattr(vp, c.fn_name or c.name)) for t in ("grad", "jac", "hessian", "jvp", "vjp"))
-    if uses_fd and not c.fd:
-        return None
-    standin.reset()
-    try:
-        fn = evaluate(expr, NUMPY_T, NUMPY_TWIN[c.fn_name or c.name], NUMPY_TWIN)
-        out = quietly(fn, *_to_twin(args, NUMPY_TWIN))
-    except standin.NoReference:
-        return None
-    except AttributeError as e:  # (`.at[]` of a NumPy array)
-        if "'at'" in str(e):
-            return None
-        raise
-    rtol = {0: 1e-9 if dtype == "float64" else 10 * c.rtol32, 1: 1e-5, 2: 2e-4}[standin.deepest()]
-    return out, rtol
-
-
-def run_check(c: Case, expr: str, axes: Any, dtype: str, seed: int = 0) -> Outcome:
-    dt = np.float32 if dtype == "float32" else np.float64
-    args = arguments(c, axes, dt, seed)
-    name = c.fn_name or c.name
-    want, why = None, ""
-    try:
-        want = quietly(jitted(evaluate(expr, JAX_T, JAX_TWIN[name], JAX_TWIN)), *_to_twin(args, JAX_TWIN))
-    except Exception as e:  # noqa: BLE001 - (jax cannot run it: the NumPy stand-in decides)
-        why = f"jax: {type(e).__name__}: {str(e)[:300]}"
-    result = srcjax_result(lambda: evaluate(expr, SRCJAX_T, getattr(vp, name), vars(vp)), expr, args, USER_FILES,
-                           KNOWN_REFUSALS)
-    if isinstance(result, Outcome):
-        return result if want is not None or result.status != "refused" else Outcome("oracle", f"{why}\n{result.detail}")
-    fn, got = result
-    rtol = c.rtol32 if dtype == "float32" else 1e-8
-    try:
-        ref = numpy_reference(c, expr, args, dtype)
-    except Exception as e:  # noqa: BLE001 - (a mistake of the case: reported as the oracle's)
-        return Outcome("oracle", f"the NumPy stand-in: {type(e).__name__}: {str(e)[:600]}")
-    try:
-        if want is not None:
-            leaves_agree(_leaves(got), jax.tree_util.tree_leaves(want), "srcjax vs jax", rtol,
-                         dtypes=not c.numpy_dtypes)
-        if ref is not None:
-            leaves_agree(_leaves(got), _leaves(ref[0]), "srcjax vs the NumPy stand-in (loops, finite differences)",
-                         max(ref[1], rtol), dtypes=False)
-    except AssertionError as e:
-        return Outcome("wrong", str(e)[:1500])
-    if want is None and ref is None:
-        return Outcome("oracle", why)
-    return generated_source_agrees(fn, args, got, 10 * rtol) or Outcome("ok", "")
-
-
-def all_checks(names: Any = None, dtypes: tuple[str, ...] = ("float64", "float32")) -> list[tuple[str, str, str]]:
-    return [(c.name, chk[0], dt) for c in CASES if names is None or c.name in names for chk in c.checks
-            for dt in dtypes]
-
-
-def _run(name: str, expr: str, dtype: str) -> Outcome:
-    c = BY_NAME[name]
-    return run_check(c, expr, next(k[1] for k in c.checks if k[0] == expr), dtype)
-
-
-def _check(name: str, expr: str, dtype: str) -> None:
-    assert_passes(_run(name, expr, dtype), name, expr, dtype, known_wrong=KNOWN_WRONG, known_internal=KNOWN_INTERNAL,
-                  passing=("ok", "known"))
-
-
-@pytest.mark.parametrize(("name", "expr", "dtype"), all_checks(DEFAULT_CASES, ("float64",)))
-def test_vmap16_program(name: str, expr: str, dtype: str) -> None:
-    _check(name, expr, dtype)
-
-
-@pytest.mark.skipif(not THOROUGH, reason="SRCJAX_HYPOTHESIS=thorough")
-@pytest.mark.parametrize(("name", "expr", "dtype"),
-                         [k for k in all_checks() if not (k[0] in DEFAULT_CASES and k[2] == "float64")])
-def test_vmap16_program_thorough(name: str, expr: str, dtype: str) -> None:
-    _check(name, expr, dtype)
-
+test_vmap16_program, test_vmap16_program_thorough = CORPUS.tests(DEFAULT_CASES)
 
 if __name__ == "__main__":
-    argv = sys.argv[1:]
-    dts = ("float64",) if "--f64" in argv else ("float32",) if "--f32" in argv else ("float64", "float32")
-    corpus_harness.main(all_checks({a for a in argv if not a.startswith("--")} or None, dts), _run,
-                        len(CASES))
+    CORPUS.main(sys.argv[1:])
 
 
 # -- regressions found by the corpus ------------------------------------------------------------------------------

@@ -594,6 +594,26 @@ def tuple_target_code(t: cst.BaseExpression, leaf: Any) -> str:
     return str(leaf(t.value))
 
 
+def array_result(op: Op, program: Program) -> bool:
+    """Whether ``op``'s result is one array whose rows a tuple target unpacks: a primitive's that says so, or a
+    helper's whose body ends ``r = <such a primitive>; return r`` (``a, b, c = helper(x)`` of
+    ``return np.moveaxis(x, 1, 0)``; vmap's ``r0, r1, r2 = batch_rows(x)``): the targets' cotangents are then
+    stacked for its adjoint, as for the primitive itself."""
+    if op.prim is not None:
+        return op.prim.result_kind(op.args) == "array"
+    nf = program.functions.get(op.callee) if op.kind == "call" and op.callee is not None else None
+    if nf is None or len(body := list(nf.plain_fdef.body.body)) < 2:
+        return False
+    ret, last = body[-1], body[-2]
+    if not (isinstance(ret, cst.SimpleStatementLine) and isinstance(ret.body[0], cst.Return) and
+            isinstance(ret.body[0].value, cst.Name) and isinstance(last, cst.SimpleStatementLine) and
+            isinstance(last.body[0], cst.Assign) and len(last.body[0].targets) == 1 and
+            code(last.body[0].targets[0].target) == ret.body[0].value.value):
+        return False
+    inner = classify(last.body[0].value, program, nf)
+    return inner.prim is not None and inner.prim.result_kind(inner.args) == "array"
+
+
 def stacked_target_code(t: cst.BaseExpression, leaf: Any) -> str:
     """The array whose rows a (nested) tuple target ``t`` unpacks, from each name's ``leaf(name)``:
     ``np.stack((leaf(a), leaf(b)))`` for ``a, b``."""

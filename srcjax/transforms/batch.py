@@ -817,7 +817,7 @@ class FunctionWriter:
             merged = nested(self, texts, dict(zip(params, states)), ind)
             if merged is not None:
                 return merged, True
-        name, ret, needs, effects = self.b.function(nf, tuple(states))
+        name, ret, needs, effects, args = batch_containers.called(self, nf, params, states, bound, args)
         if op.kind == "custom":
             self.b.custom_rules(name, nf, tuple(states), ret)
         for p, after in effects.items():  # what the helper pushed to (popped from) a list argument

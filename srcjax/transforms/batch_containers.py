@@ -165,6 +165,31 @@ def container_item(w: FunctionWriter, value: cst.BaseExpression, x: str, op: Op,
     return code(value), any_batched(j)
 
 
+def called(w: FunctionWriter, nf: Any, params: list[str], states: list[State], bound: Any,
+           args: list[str]) -> tuple[str, State, set[str], dict[str, Any], list[str]]:
+    """The batched helper ``nf`` for its arguments' ``states`` (``Batcher.function``), and the call's ``args``. A
+    parameter the helper needs batched on entry (an item read at an index known at run time, a list it appends
+    batched values to) whose argument is a literal, ``helper((k, v), j)``, is broadcast at the call and the
+    helper written again for it batched (a name is made batched where it is bound, by the caller's ``forced``;
+    a literal left as it was had its unbatched items read as batched: ``operand[j - 1]`` of an unmapped ``k``
+    gave one of ``k``'s elements per example)."""
+    name, ret, needs, effects = w.b.function(nf, tuple(states))
+    again = False
+    for p in sorted(needs):
+        text = bound.arguments.get(p)
+        if not (isinstance(text, str) and not text.isidentifier() and p in params):
+            continue
+        new = w.convert(text, states[params.index(p)], True, items=True)
+        spelled = [a for a in args if a == text or a.endswith(f"={text}") and a.split("=", 1)[1] == text]
+        if spelled:
+            args = [new if a == text else f"{a.split('=', 1)[0]}={new}" if a in spelled else a for a in args]
+            states = [True if q == p else s for q, s in zip(params, states)]
+            again = True
+    if again:
+        name, ret, needs, effects = w.b.function(nf, tuple(states))
+    return name, ret, needs, effects, args
+
+
 def pack_like(w: FunctionWriter, op: Op) -> str:
     """``pack_like(x, items)`` (``a, b = x`` differentiated) per example: an array's rows stacked after the
     batch axis; a container's items as they are, each unbatched item of a tuple or list literal, or of a

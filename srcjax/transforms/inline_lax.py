@@ -125,7 +125,7 @@ class Inliner:
                 name, args, target = self.direct_call(s)  # type: ignore[misc]
                 self.used_defs.add(name)
                 self.depth += 1
-                out += self.block(self.inline(self.defs[name], args, target, s))
+                out += self.written_out(self.inline(self.defs[name], args, target, s))
                 self.depth -= 1
             elif isinstance(s, cst.If):
                 out.append(self.if_(s))
@@ -134,6 +134,15 @@ class Inliner:
             else:
                 out.append(s)
         return out
+
+    def written_out(self, inlined: list[Any]) -> list[Any]:
+        """An inlined body's statements (:meth:`inline`) with its own lax calls and calls of its own nested defs
+        written out in turn; the defs it defines (an RK4 step's ``def fn`` in a fori body, the copy vmap writes
+        before each call of a nested def) gone where every call of them was written out."""
+        new = self.block(inlined)
+        still = set(names_in(cst.Module(body=[s for s in new if not isinstance(s, cst.FunctionDef)])))
+        return [s for s in new if not (isinstance(s, cst.FunctionDef) and s.name.value in self.used_defs
+                                       and s.name.value not in still)]
 
     def _same_line(self, old: Any, new: Any) -> Any:
         """``new`` (``old`` rebuilt around a written-out body) located where ``old`` is: a later error about the
@@ -156,8 +165,7 @@ class Inliner:
         ps = fdef.params
         if any(a.keyword is not None or a.star for a in call.args) or len(call.args) != len(ps.params) or \
                 any(p.default is not None for p in ps.params) or ps.kwonly_params or ps.star_kwarg is not None or \
-                ps.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or fdef.decorators or \
-                any(isinstance(b, cst.FunctionDef) for b in fdef.body.body):
+                ps.star_arg not in (cst.MaybeSentinel.DEFAULT, None) or fdef.decorators:
             return None
         return call.func.value, [_code(a.value) for a in call.args], _code(s.body[0].targets[0].target)
 
@@ -453,7 +461,7 @@ class Inliner:
             if self.depth >= 16:  # (a recursive one stays a call)
                 return self.inline(self.defs[fn.value], args, target, line)
             self.depth += 1  # (its own lax calls and calls of nested defs, `k1 = f(y)` in an RK4 step, in turn)
-            out = self.block(self.inline(self.defs[fn.value], args, target, line))
+            out = self.written_out(self.inline(self.defs[fn.value], args, target, line))
             self.depth -= 1
             return out
         return [_stmt(f"{target} = {_code(fn)}({', '.join(args)})")]
@@ -464,8 +472,6 @@ class Inliner:
                 fdef.params.kwonly_params or fdef.params.star_kwarg is not None:
             raise self.error(f"`{fdef.name.value}` takes {len(params)} arguments here, but srcjax.lax passes "
                              f"{len(args)}", line)
-        if any(isinstance(s, cst.FunctionDef) for s in fdef.body.body):
-            raise self.error(f"`{fdef.name.value}` defines a function itself", line)
         body = list(fdef.body.body)
         result = self.fresh("result")
         try:
@@ -594,8 +600,36 @@ def inline_lax(nf: NormalizedFunction, body: Sequence[Any]) -> list[Any]:
                                   and s.body[0].value in inl.sequences.values()
                                   and _code(s.body[0].targets[0].target) not in read)]
     still = set(names_in(cst.Module(body=[s for s in new if not isinstance(s, cst.FunctionDef)])))
-    return [s for s in new if not (isinstance(s, cst.FunctionDef) and s.name.value in inl.used_defs
-                                   and s.name.value not in still)]
+    new = [s for s in new if not (isinstance(s, cst.FunctionDef) and s.name.value in inl.used_defs
+                                  and s.name.value not in still)]
+    return _without_written_defs(new, inl.used_defs)
+
+
+def _without_written_defs(body: list[Any], used: set[str]) -> list[Any]:
+    """``body`` without the defs inside its loops and branches whose every call was written out (a fori body's
+    ``def fn`` of an RK4 step, the copy vmap writes before each call of a nested def): a def read nowhere but
+    by its own name."""
+    nested = [n for st in body if type(st) is not cst.SimpleStatementLine for n in walk_nodes(st)
+              if type(n) is cst.FunctionDef]
+    if not nested:
+        return body
+    own = {id(d.name) for d in nested}
+    read = {n.value for n in walk_nodes(cst.Module(body=body)) if type(n) is cst.Name and id(n) not in own}
+    gone = {d.name.value for d in nested if d.name.value in used and d.name.value not in read}
+    return [_dropping(st, gone) for st in body] if gone else body
+
+
+def _dropping(st: Any, gone: set[str]) -> Any:
+    """``st`` with the defs named in ``gone`` left out of its blocks (at any depth)."""
+    if isinstance(st, (cst.For, cst.While, cst.If, cst.Else)):
+        kept = [_dropping(s, gone) for s in st.body.body
+                if not (isinstance(s, cst.FunctionDef) and s.name.value in gone)]
+        changes: dict[str, Any] = {"body": st.body.with_changes(body=kept or [_stmt("pass")])}
+        orelse = getattr(st, "orelse", None)
+        if orelse is not None:
+            changes["orelse"] = _dropping(orelse, gone)
+        return st.with_changes(**changes)
+    return st
 
 
 __all__ = ["Inliner", "LaxInlineError", "inline_lax", "lax_call"]

@@ -55,6 +55,7 @@ from .anf import (
     Op,
     active_loop,
     all_params,
+    array_result,
     call_arguments,
     dedent_block,
     derivative_names,
@@ -141,8 +142,7 @@ class VJP:
         self.static_iters: set[str] = set()  # saved iterables of loops that carry no derivatives
         self.counters: dict[int, str] = {}
         self.loop_locals: dict[int, list[str]] = {}
-        # (statement id, name) -> where the adjoint gets the name's old value back: the tape, or a
-        # name saved inside an `if` on data (a tape push there would depend on the branch taken)
+        # (statement id, name) -> where the adjoint gets the old value back: the tape, or a name saved in a data `if`
         self.pushed: dict[tuple[int, str], str] = {}
         self.branch_saves: list[list[tuple[str, str]]] = []  # per open data `if`: (saved name, variable)
         self.loop_saves: list[list[str]] = []  # per open loop: saved names first bound in its body
@@ -547,7 +547,7 @@ class VJP:
             gexpr = tuple_target_code(target, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
         else:
             gexpr = "(" + ", ".join(self.bname(n) if n in defined else f"zeros_like({n})" for n in names) + ",)"
-        rows = op.prim is not None and not isinstance(target, cst.Name) and op.prim.result_kind(op.args) == "array"
+        rows = not isinstance(target, cst.Name) and array_result(op, self.program)
         if rows:  # `lo, hi = np.percentile(x, [5, 95])`: rows of one array
             gexpr = stacked_target_code(target, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
         elif op.kind == "prim" and isinstance(target, (cst.Tuple, cst.List)) and op.prim is not None and \
