@@ -1,13 +1,25 @@
-"""Which slow tests the default tier leaves to ``SRCJAX_HYPOTHESIS=thorough`` (docs/testing.md, "Tiers").
+"""Which cases the default tier leaves to ``SRCJAX_HYPOTHESIS=thorough`` (docs/testing.md, "Tiers").
 
-The default suite must stay near 10 minutes on 2 cores. These cases are the slowest of their kind (CI
-durations, session 29: 5-16 s each) and each has a cheaper sibling in the default tier that checks the same
-class of program (another parametrization of the same test, or the same composition on a smaller program);
-the thorough tier runs them all. Sampled corpora run every k-th case by default (stable: by position in
-the parametrization, so the same cases run on every machine).
+The default suite must stay near 10 minutes on 2 cores; the thorough tier runs every case. The rules (session 36,
+the team's decision):
 
-A skipped case says why (``pytest -rs``); none of them is a known failure: run the thorough tier before
-resolving an issue.
+- every primitive, rule (and rule's branch), NumPy function, program and transformation that a parametrized family
+  checks keeps at least one case in the default tier; the family's rule is stated next to its entry here;
+- a regression test of a fixed bug keeps its one check in the default tier unless a default-tier sibling checks
+  the same class (named in ``THOROUGH_ONLY``); a test's only check of its class never leaves the default tier;
+- the sample is deterministic: by position in the parametrization (``SAMPLED``: every k-th case; ``COVER``: the
+  first case of each class), the same on every machine;
+- making a test cheaper (jax's oracles jitted: ``tests/twins.py``'s ``JAX``/``jitted``; one oracle per function,
+  shared; smaller shapes of the same class) comes before leaving a case out.
+
+``THOROUGH_ONLY``: the slowest cases of their kind (CI durations: 5-30 s each), each with a cheaper sibling in the
+default tier that checks the same class (another parametrization of the same test, or the same composition on a
+smaller program). ``SAMPLED``: corpora whose every k-th case keeps every class. ``COVER``: parametrized families
+whose cases' classes are named (a grid of programs x transformations x dtypes, a rule's cases at other shapes):
+the first case of each class runs.
+
+A skipped case says why (``pytest -rs``: the sibling, or the case that checks its classes); none of them is a known
+failure: run the thorough tier before resolving an issue.
 """
 
 from __future__ import annotations
@@ -79,7 +91,6 @@ SAMPLED: dict[str, int] = {
     "tests/test_ad_higher.py::test_jacrev_of_grad_through_loops": 2,
     "tests/test_ad_higher.py::test_jacrev_of_grad_of_common_programs": 2,
     "tests/test_vmap_composition_bugs.py::test_vmap_of_a_jacobian_of_a_helper_loop_with_an_unmapped_argument": 2,
-    "tests/test_lax_numpy.py::test_lax_function_matches_jax": 2,
     # (session 35, suite17) 19 calls x 4 dtypes, the dtype innermost: every 3rd case keeps every call (one or two of
     # its dtypes) and every dtype (six or seven calls each)
     "tests/test_fft.py::test_fft_1d_against_numpy": 3,
