@@ -158,7 +158,8 @@ COVER: dict[str, tuple[str, Callable[[str, dict[str, Any]], tuple[str, ...]]]] =
     "tests/test_hunt16_programs.py::test_hunt16_program": ("program and transformation", _program_and_chain),
     "tests/test_hunt17_programs.py::test_hunt17_program": ("program and transformation", _program_and_chain),
     "tests/test_container_programs.py::test_container_program": ("program and transformation", _program_and_chain),
-    # grids of programs (or calls) x transformations (in_axes, dtypes): each value of each axis keeps a case
+    # grids of programs x transformations (in_axes, dtypes): each value of each axis keeps a case (grids whose
+    # cases cost ~0.1 CPU s or less, test_max_bar's, test_fft's n-d calls, test_windows' vmaps, all run)
     "tests/test_vmap_recursion.py::test_vmap_through_static_recursion": ("program, in_axes and transformation",
                                                                           _axes("f", "in_axes", "how")),
     "tests/test_vmap_compositions.py::test_vmap_composed_with_a_derivative_matches_a_loop": (
@@ -173,10 +174,6 @@ COVER: dict[str, tuple[str, Callable[[str, dict[str, Any]], tuple[str, ...]]]] =
     "tests/test_vmap_jax_style_fixes.py::test_vmap_keeps_a_python_number_weak": ("program and dtype",
                                                                                   _axes("f", "dtype")),
     "tests/test_scan_weak_carry.py::test_forward_mode_keeps_jax_dtype": ("program and dtype", _axes("fn", "dtype")),
-    "tests/test_windows.py::test_vmap_against_jax": ("convolution and in_axes", _axes("body", "in_axes")),
-    "tests/test_fft.py::test_fft_nd_against_numpy": ("call and dtype", _axes("body", "dtype")),
-    "tests/test_max_bar.py::test_max_bar_is_spread_then_divide_bit_for_bit": (
-        "axis, keepdims, initial and dtype", _axes("axis", "keepdims", "initial", "dtype")),
 }
 
 
