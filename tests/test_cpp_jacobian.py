@@ -63,9 +63,9 @@ def _data():
 def _cases():
     w, x = _data()
     return [
-        (srcjax.hessian(rosen), (x,), np.asarray(jax.hessian(jrosen)(x))),
-        (srcjax.jacrev(layer, 1), (w, x), np.asarray(jax.jacrev(jlayer, 1)(w, x))),
-        (srcjax.jacfwd(layer), (w, x), np.asarray(jax.jacfwd(jlayer)(w, x))),
+        (srcjax.hessian(rosen), (x,), np.asarray(JAX.hessian(jrosen)(x))),
+        (srcjax.jacrev(layer, 1), (w, x), np.asarray(JAX.jacrev(jlayer, 1)(w, x))),
+        (srcjax.jacfwd(layer), (w, x), np.asarray(JAX.jacfwd(jlayer)(w, x))),
     ]
 
 
@@ -100,8 +100,8 @@ def _error(f, *args, **kwargs):
 
 def test_after_records_other_calls_take_the_python_path(dispatch):
     w, x = _data()
-    want = {"h": np.asarray(JAX.hessian(jrosen)(x)), "h4": np.asarray(jax.hessian(jrosen)(x[:4])),
-            "j": np.asarray(JAX.jacrev(jlayer, 1)(w, x)), "jw": np.asarray(jax.jacfwd(jlayer)(w, x)),
+    want = {"h": np.asarray(JAX.hessian(jrosen)(x)), "h4": np.asarray(JAX.hessian(jrosen)(x[:4])),
+            "j": np.asarray(JAX.jacrev(jlayer, 1)(w, x)), "jw": np.asarray(JAX.jacfwd(jlayer)(w, x)),
             "v": np.asarray(JAX.hessian(lambda v: v[0] * jax.numpy.sin(v))(x))}
     h, j = srcjax.hessian(rosen), srcjax.jacrev(layer, 1)
     for _ in range(3):

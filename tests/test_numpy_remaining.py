@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import srcjax
+from tests.twins import JAX
 
 jax.config.update("jax_enable_x64", True)
 
@@ -99,11 +100,11 @@ def test_against_jax_and_numpy(fn, twin):
         np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(g, np.asarray(w), rtol=1e-10, atol=1e-12)
     got_bars = srcjax.grad(loss_of(fn), argnums=(0, 1))(x, v)
-    for g, w in zip(got_bars, jax.grad(loss_of(twin), argnums=(0, 1))(x, v)):
+    for g, w in zip(got_bars, JAX.grad(loss_of(twin), argnums=(0, 1))(x, v)):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-9, atol=1e-11)
     xs = np.stack([x, 1.5 * x])
     np.testing.assert_allclose(np.asarray(srcjax.vmap(srcjax.grad(loss_of(fn)), in_axes=(0, None))(xs, v)),
-                               jax.vmap(jax.grad(loss_of(twin)), in_axes=(0, None))(xs, v), rtol=1e-9, atol=1e-11)
+                               JAX.vmap(jax.grad(loss_of(twin)), in_axes=(0, None))(xs, v), rtol=1e-9, atol=1e-11)
 
 
 def i0_far(x):
@@ -115,7 +116,7 @@ def test_i0_follows_numpy_on_both_sides_of_8():
     np.testing.assert_allclose(np.asarray(srcjax.jit(i0_far)(x)), np.i0(x), rtol=1e-14)
     assert srcjax.jit(i0_far)(x.astype(np.float32)).dtype == np.i0(x.astype(np.float32)).dtype == np.float32
     assert srcjax.jit(i0_far)(np.arange(3)).dtype == np.float64
-    np.testing.assert_allclose(np.asarray(srcjax.vmap(srcjax.grad(i0_far))(x[:-1])), jax.vmap(jax.grad(jnp.i0))(x[:-1]),
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(srcjax.grad(i0_far))(x[:-1])), JAX.vmap(jax.grad(jnp.i0))(x[:-1]),
                                rtol=1e-10, atol=1e-15)
 
 
@@ -150,7 +151,7 @@ def test_gcd_and_lcm_follow_numpy_and_jax():
             assert np.asarray(g).dtype == r.dtype and np.array_equal(np.asarray(g), r), (g, r)
             assert np.array_equal(np.asarray(g), np.asarray(w))
     rows = np.stack([i, j, i * 3])
-    for g, r in zip(srcjax.vmap(integers)(rows, rows[::-1]), jax.vmap(integers_jax)(rows, rows[::-1])):
+    for g, r in zip(srcjax.vmap(integers)(rows, rows[::-1]), JAX.vmap(integers_jax)(rows, rows[::-1])):
         assert np.array_equal(np.asarray(g), np.asarray(r))
 
 
@@ -179,7 +180,7 @@ def test_nextafter_and_spacing_are_numpys_bit_for_bit():
         if ints.dtype != np.bool_:  # (NumPy's float16 spacing of a negative number is positive: not followed)
             np.testing.assert_array_equal(g, r)
     xs = np.stack([x[:6], x[6:12]])
-    for g, w in zip(srcjax.vmap(neighbours)(xs, xs[::-1]), jax.vmap(lambda a, b: (jnp.nextafter(a, b),))(xs, xs[::-1])):
+    for g, w in zip(srcjax.vmap(neighbours)(xs, xs[::-1]), JAX.vmap(lambda a, b: (jnp.nextafter(a, b),))(xs, xs[::-1])):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
 
 
@@ -196,7 +197,7 @@ def test_packbits_and_unpackbits_follow_numpy():
         for g, r in zip(srcjax.jit(packed)(arg, u), packed(arg, u)):
             assert np.asarray(g).dtype == r.dtype == np.uint8 and np.array_equal(np.asarray(g), r), (g, r)
     got = srcjax.vmap(packed, in_axes=(0, None))(np.stack([b, ~b]), u)
-    for g, r in zip(got[:2], jax.vmap(lambda a: (jnp.packbits(a), jnp.packbits(a, axis=1, bitorder="little")))(
+    for g, r in zip(got[:2], JAX.vmap(lambda a: (jnp.packbits(a), jnp.packbits(a, axis=1, bitorder="little")))(
             np.stack([b, ~b]))):
         assert np.array_equal(np.asarray(g), np.asarray(r))
 
@@ -301,7 +302,7 @@ def test_linalg_array_api_names_against_jax_and_numpy():
         np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(g, np.asarray(w), rtol=1e-10, atol=1e-12)
     got = srcjax.grad(loss_of(linalg_names), argnums=(0, 1))(x, v)
-    for g, w in zip(got, jax.grad(loss_of(linalg_names_jax), argnums=(0, 1))(x, v)):
+    for g, w in zip(got, JAX.grad(loss_of(linalg_names_jax), argnums=(0, 1))(x, v)):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-9, atol=1e-11)
 
 

@@ -20,6 +20,9 @@ from srcjax import TranspileError
 from . import object_method_programs as op
 
 jax = pytest.importorskip("jax")
+
+from .twins import JAX  # noqa: E402
+
 jax.config.update("jax_enable_x64", True)
 
 
@@ -49,19 +52,19 @@ def test_methods_of_module_level_objects(name: str) -> None:
     _agree(g(X), jax.jit(jax.grad(twin))(X), "grad vs jax")
     _agree(srcjax.numpy_function(g)(X), g(X), "grad's source run by NumPy")
     _agree(srcjax.vmap(f)(BATCH), [f(b) for b in BATCH], "vmap vs NumPy per example")
-    _agree(srcjax.vmap(g)(BATCH), jax.vmap(jax.grad(twin))(BATCH), "vmap(grad) vs jax")
+    _agree(srcjax.vmap(g)(BATCH), JAX.vmap(jax.grad(twin))(BATCH), "vmap(grad) vs jax")
     if name == "direct":
-        _agree(srcjax.hessian(f)(X), jax.hessian(twin)(X), "hessian vs jax")
+        _agree(srcjax.hessian(f)(X), JAX.hessian(twin)(X), "hessian vs jax")
 
 
 def test_method_calling_methods_and_a_staticmethod() -> None:
     f, twin = op.regression, TWIN["regression"]
     _agree(srcjax.jit(f)(W, XS, YS), f(W, XS, YS), "jit vs NumPy")
     for k in (0, 1):
-        _agree(srcjax.grad(f, argnums=k)(W, XS, YS), jax.grad(twin, argnums=k)(W, XS, YS), f"grad(argnums={k})")
+        _agree(srcjax.grad(f, argnums=k)(W, XS, YS), JAX.grad(twin, argnums=k)(W, XS, YS), f"grad(argnums={k})")
     xs = np.stack([XS, -XS, 0.5 * XS])
     _agree(srcjax.vmap(srcjax.grad(f), in_axes=(None, 0, None))(W, xs, YS),
-           jax.vmap(jax.grad(twin), in_axes=(None, 0, None))(W, xs, YS), "vmap(grad) over x vs jax")
+           JAX.vmap(jax.grad(twin), in_axes=(None, 0, None))(W, xs, YS), "vmap(grad) over x vs jax")
 
 
 def test_a_dispatch_over_the_objects_classes_is_written() -> None:
@@ -80,7 +83,7 @@ def test_an_object_rebound_to_another_class_is_never_read_with_the_old_method() 
     at the method's line): never the new object read with ``Sigmoid``'s method."""
     old = op.sigmoid
     try:
-        _agree(srcjax.grad(op.direct)(X), jax.grad(TWIN["direct"])(X), "grad before")
+        _agree(srcjax.grad(op.direct)(X), JAX.grad(TWIN["direct"])(X), "grad before")
         op.sigmoid = op.Leaky(0.5)  # type: ignore[assignment]
         _agree(srcjax.jit(op.direct)(X), op.direct(X), "jit after the rebinding reads the new object")
         for g, x in ((srcjax.grad(op.direct), X[:3]), (srcjax.vmap(srcjax.grad(op.direct)), BATCH[:, :3])):
@@ -90,7 +93,7 @@ def test_an_object_rebound_to_another_class_is_never_read_with_the_old_method() 
                 assert "is not a Sigmoid" in str(e) and "object_method_programs.py" in str(e), e
                 continue
             op.sigmoid = old  # (the program written before the rebinding, with its object: never a mix)
-            want = jax.grad(TWIN["direct"])(x) if x.ndim == 1 else jax.vmap(jax.grad(TWIN["direct"]))(x)
+            want = JAX.grad(TWIN["direct"])(x) if x.ndim == 1 else JAX.vmap(jax.grad(TWIN["direct"]))(x)
             _agree(got, want, "a derivative kept from before the rebinding")
             op.sigmoid = op.Leaky(0.5)  # type: ignore[assignment]
     finally:
@@ -109,7 +112,7 @@ def test_objects_held_by_objects(name: str) -> None:
     _agree(g(X), jax.jit(jax.grad(twin))(X), "grad vs jax")
     _agree(srcjax.numpy_function(g)(X), g(X), "grad's source run by NumPy")
     _agree(srcjax.vmap(f)(BATCH), [f(b) for b in BATCH], "vmap vs NumPy per example")
-    _agree(srcjax.vmap(g)(BATCH), jax.vmap(jax.grad(twin))(BATCH), "vmap(grad) vs jax")
+    _agree(srcjax.vmap(g)(BATCH), JAX.vmap(jax.grad(twin))(BATCH), "vmap(grad) vs jax")
 
 
 def test_a_held_object_of_another_class_is_refused_not_misread() -> None:
@@ -119,7 +122,7 @@ def test_a_held_object_of_another_class_is_refused_not_misread() -> None:
     old = op.layer
     try:
         g = srcjax.grad(op.through_attributes)
-        _agree(g(X), jax.grad(TWIN["through_attributes"])(X), "grad before")
+        _agree(g(X), JAX.grad(TWIN["through_attributes"])(X), "grad before")
         op.layer = op.Dense(1.5, op.Leaky(0.3))  # type: ignore[assignment]
         _agree(srcjax.jit(op.through_attributes)(X), op.through_attributes(X), "jit after the rebinding")
         try:
@@ -128,7 +131,7 @@ def test_a_held_object_of_another_class_is_refused_not_misread() -> None:
             assert "is not a Sigmoid" in str(e) and "object_method_programs.py" in str(e), e
         else:
             op.layer = old
-            _agree(got, jax.grad(TWIN["through_attributes"])(X[:3]), "a derivative kept from before the rebinding")
+            _agree(got, JAX.grad(TWIN["through_attributes"])(X[:3]), "a derivative kept from before the rebinding")
     finally:
         op.layer = old
 
@@ -144,7 +147,7 @@ def test_inheritance_super_properties_and_class_methods() -> None:
     _agree(g(X), jax.jit(jax.grad(twin))(X), "grad vs jax")
     _agree(srcjax.numpy_function(g)(X), g(X), "grad's source run by NumPy")
     _agree(srcjax.vmap(f)(BATCH), [f(b) for b in BATCH], "vmap vs NumPy per example")
-    _agree(srcjax.vmap(g)(BATCH), jax.vmap(jax.grad(twin))(BATCH), "vmap(grad) vs jax")
+    _agree(srcjax.vmap(g)(BATCH), JAX.vmap(jax.grad(twin))(BATCH), "vmap(grad) vs jax")
     text = srcjax.source(g)
     assert "super(" not in text and "Sigmoid_call" in text, text
 
@@ -158,9 +161,9 @@ def test_an_object_passed_as_an_argument() -> None:
     sc, tsc = op.Scaler(1.7), TWIN["Scaler"](1.7)
     _agree(srcjax.jit(f, static_argnums=1)(X, sc), f(X, sc), "jit vs NumPy")
     g = srcjax.grad(f)
-    _agree(g(X, sc), jax.grad(twin)(X, tsc), "grad vs jax")
+    _agree(g(X, sc), JAX.grad(twin)(X, tsc), "grad vs jax")
     _agree(srcjax.vmap(f, in_axes=(0, None))(BATCH, sc), [f(b, sc) for b in BATCH], "vmap vs NumPy")
-    _agree(srcjax.vmap(g, in_axes=(0, None))(BATCH, sc), jax.vmap(lambda b: jax.grad(twin)(b, tsc))(BATCH),
+    _agree(srcjax.vmap(g, in_axes=(0, None))(BATCH, sc), JAX.vmap(lambda b: jax.grad(twin)(b, tsc))(BATCH),
            "vmap(grad) vs jax")
     for other in (op.SGD(0.1), X):
         with pytest.raises(TranspileError, match="is not a Scaler") as e:

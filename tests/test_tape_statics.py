@@ -25,6 +25,7 @@ from srcjax import autodiff  # noqa: E402
 
 from . import written  # noqa: E402
 from .corpus_programs import mlp_two_layers  # noqa: E402
+from .twins import JAX  # noqa: E402
 from .unseen_oracle import agree  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
@@ -64,7 +65,7 @@ def test_vmap_of_vjp_of_a_helper_called_with_two_static_arguments(in_axes: tuple
     def theirs(x: Any, w1: Any, b1: Any, w2: Any, b2: Any, ct: Any) -> Any:
         out, f = jax.vjp(_jmlp, x, w1, b1, w2, b2)
         return out, (f(ct)[0],)
-    agree(ours, jax.vmap(theirs, in_axes=in_axes)(*args), rtol=1e-9, what=f"vmap(vjp) {in_axes}")
+    agree(ours, JAX.vmap(theirs, in_axes=in_axes)(*args), rtol=1e-9, what=f"vmap(vjp) {in_axes}")
     one = autodiff._wrap(mlp_two_layers, "vjp", (0,), False)
     agree(ours, _loop(one, in_axes, *args), rtol=1e-9, what=f"loop {in_axes}")
 
@@ -107,7 +108,7 @@ def test_vmap_of_jacrev_of_diff_with_prepend_or_append(f: Any, batch: int) -> No
     right-aligned across the batch axis without an error: batch_tree_add.)"""
     x = RNG.standard_normal((batch, 5))
     got = srcjax.vmap(srcjax.jacrev(f))(x)
-    agree(got, jax.vmap(jax.jacrev(TWINS[f]))(x), rtol=1e-9, what="vmap(jacrev)")
+    agree(got, JAX.vmap(jax.jacrev(TWINS[f]))(x), rtol=1e-9, what="vmap(jacrev)")
     agree(got, _loop(srcjax.jacrev(f), (0,), x), rtol=1e-9, what="loop")
 
 
@@ -137,7 +138,7 @@ def test_every_transformation_of_diff_with_prepend_and_append(how: str) -> None:
     else:
         got_f, want_f = one[base][0](diff_ends_sum), one[base][1](_jdiff_ends_sum)
     if how.startswith("vmap_"):
-        agree(srcjax.vmap(got_f)(xs), jax.vmap(want_f)(xs), rtol=1e-9, what=how)
+        agree(srcjax.vmap(got_f)(xs), JAX.vmap(want_f)(xs), rtol=1e-9, what=how)
     else:
         agree(got_f(x), want_f(x), rtol=1e-9, what=how)
 
@@ -210,12 +211,12 @@ def _check(f: Any, jf: Any, how: str, in_axes: tuple[Any, Any], seed: int) -> No
         def theirs(x: Any, w: Any, ct: Any) -> Any:
             out, back = jax.vjp(jf, x, w)
             return out, back(ct)
-        want = jax.vmap(theirs, in_axes=axes)(x, w, ct)
+        want = JAX.vmap(theirs, in_axes=axes)(x, w, ct)
         loop = _loop(one, axes, x, w, ct)
     else:
         ours, jaxs = {"jacrev": (srcjax.jacrev, jax.jacrev), "hessian": (srcjax.hessian, jax.hessian)}[how]
         got = srcjax.vmap(ours(f), in_axes=in_axes)(x, w)
-        want = jax.vmap(jaxs(jf), in_axes=in_axes)(x, w)
+        want = JAX.vmap(jaxs(jf), in_axes=in_axes)(x, w)
         loop = _loop(ours(f), in_axes, x, w)
     agree(got, want, rtol=1e-9, what=f"vmap({how}) vs jax")
     agree(got, loop, rtol=1e-9, what=f"vmap({how}) vs the loop")
@@ -258,4 +259,4 @@ def test_a_static_shape_test_saved_on_a_batched_tape_stays_a_python_if() -> None
         h = jax.lax.fori_loop(0, 3, lambda i, h: jnp.where(jnp.sum(h * h) < 3.0, h * 1.4 + 0.1, h), h)
         return jnp.sum(h ** 3)
 
-    agree(got, jax.vmap(jax.hessian(twin, argnums=1), in_axes=(None, 0))(p, xs), what="vmap(hessian) vs jax")
+    agree(got, JAX.vmap(jax.hessian(twin, argnums=1), in_axes=(None, 0))(p, xs), what="vmap(hessian) vs jax")

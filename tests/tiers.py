@@ -1,18 +1,33 @@
-"""Which slow tests the default tier leaves to ``SRCJAX_HYPOTHESIS=thorough`` (docs/testing.md, "Tiers").
+"""Which cases the default tier leaves to ``SRCJAX_HYPOTHESIS=thorough`` (docs/testing.md, "Tiers").
 
-The default suite must stay near 10 minutes on 2 cores. These cases are the slowest of their kind (CI
-durations, session 29: 5-16 s each) and each has a cheaper sibling in the default tier that checks the same
-class of program (another parametrization of the same test, or the same composition on a smaller program);
-the thorough tier runs them all. Sampled corpora run every k-th case by default (stable: by position in
-the parametrization, so the same cases run on every machine).
+The default suite must stay near 10 minutes on 2 cores; the thorough tier runs every case. The rules (session 36,
+the team's decision):
 
-A skipped case says why (``pytest -rs``); none of them is a known failure: run the thorough tier before
-resolving an issue.
+- every primitive, rule (and rule's branch), NumPy function, program and transformation that a parametrized family
+  checks keeps at least one case in the default tier; the family's rule is stated next to its entry here;
+- a regression test of a fixed bug keeps its one check in the default tier unless a default-tier sibling checks
+  the same class (named in ``THOROUGH_ONLY``); a test's only check of its class never leaves the default tier;
+- the sample is deterministic: by position in the parametrization (``SAMPLED``: every k-th case; ``COVER``: the
+  first case of each class), the same on every machine;
+- making a test cheaper (jax's oracles jitted: ``tests/twins.py``'s ``JAX``/``jitted``; one oracle per function,
+  shared; smaller shapes of the same class) comes before leaving a case out.
+
+``THOROUGH_ONLY``: the slowest cases of their kind (CI durations: 5-30 s each), each with a cheaper sibling in the
+default tier that checks the same class (another parametrization of the same test, or the same composition on a
+smaller program). ``SAMPLED``: corpora whose every k-th case keeps every class. ``COVER``: parametrized families
+whose cases' classes are named (a grid of programs x transformations x dtypes, a rule's cases at other shapes):
+the first case of each class runs.
+
+A skipped case says why (``pytest -rs``: the sibling, or the case that checks its classes); none of them is a known
+failure: run the thorough tier before resolving an issue.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -58,16 +73,16 @@ THOROUGH_ONLY: dict[str, str] = {
     "tests/test_vmap_untaken_branches.py::test_grad_of_an_unmapped_argument[break]": "the other 10 cases",
     "tests/test_compose_unseen.py::test_composition_agrees_with_jax[grad_of_vmap_jacfwd_dict]":
         "the other compositions",
+    # (session 36, suite18: 7-30 CPU s) reverse mode over a Hessian through a static branch in its rolled loop
+    "tests/test_hessian_static_branches.py::test_vjp_of_hessian_through_static_if_statements":
+        "test_jacrev_of_hessian_through_a_static_conditional_expression (the same loop, branch and helpers)",
 }
 
 # test function node id -> k: the default tier runs its cases 0, k, 2k, ...
 SAMPLED: dict[str, int] = {
     "tests/test_vmap_unseen.py::test_unseen_program_agrees_with_jax_and_a_loop": 2,
     "tests/test_numpy_coverage.py::test_program": 2,
-    "tests/test_specialized_batch_print.py::test_batched_derivatives_print_specialized_and_run": 2,
     "tests/test_ad_unseen.py::test_program_derivatives_against_jax": 2,
-    "tests/test_vmap_compositions.py::test_vmap_composed_with_a_derivative_matches_a_loop": 2,
-    "tests/test_vmap_recursion.py::test_vmap_through_static_recursion": 2,
     "tests/test_rebinding.py::test_rebinding_in_every_mode": 2,
     "tests/test_vmap_untaken_branches.py::test_grad_of_an_unmapped_argument": 2,
     "tests/test_complex_linalg.py::test_grad_and_jvp_against_jax": 2,
@@ -76,23 +91,111 @@ SAMPLED: dict[str, int] = {
     "tests/test_ad_higher.py::test_jacrev_of_grad_through_loops": 2,
     "tests/test_ad_higher.py::test_jacrev_of_grad_of_common_programs": 2,
     "tests/test_vmap_composition_bugs.py::test_vmap_of_a_jacobian_of_a_helper_loop_with_an_unmapped_argument": 2,
-    "tests/test_vmap_composition_bugs.py::test_nested_vmaps_keep_shapes_computed_through_recursion_unbatched": 2,
-    "tests/test_lax_numpy.py::test_lax_function_matches_jax": 2,
-    # (session 31, suite13) its 4 default programs' checks: every transformation keeps a case (rk4_scan's
-    # hessian, ~7 s, goes: eight_schools' hessian stays)
-    "tests/test_hunt12_programs.py::test_hunt12_program": 2,
-    # (every 2nd of its 49 default checks keeps every program and every transformation)
-    "tests/test_container_programs.py::test_container_program": 2,
     # (session 35, suite17) 19 calls x 4 dtypes, the dtype innermost: every 3rd case keeps every call (one or two of
     # its dtypes) and every dtype (six or seven calls each)
     "tests/test_fft.py::test_fft_1d_against_numpy": 3,
 }
 
 
+def _axes(*names: str) -> Callable[[str, dict[str, Any]], tuple[str, ...]]:
+    """The classes of a case of a grid: the value of each named parameter (a function by its name)."""
+    def classes(case: str, params: dict[str, Any]) -> tuple[str, ...]:
+        return tuple(f"{n}={getattr(params[n], '__name__', None) or params[n]!r}" for n in names)
+    return classes
+
+
+def _rule_branch(case: str, params: dict[str, Any]) -> tuple[str, ...]:
+    """A case ``prim:expression:shapes`` of tests/test_ad_rules.py: its primitive with the functions, keywords,
+    literals and operators its expression uses (what picks a rule's branch: reduce_window's lax.max or lax.add,
+    index_update's slice, integer or array index, conv's dilation or groups); not its shapes."""
+    prim, rest = case.split(":", 1)
+    expr = rest.rsplit(":", 1)[0]
+    names = sorted(set(re.findall(r"(?:np|lax)\.[\w.]+|\w+(?=\()|\w+(?==)|'[^']*'|@", expr)))
+    return (prim + ":" + ",".join(names),)
+
+
+def _rule_and_dtypes(case: str, params: dict[str, Any]) -> tuple[str, ...]:
+    """A case ``prim:expression:shapes:dtypes`` of tests/test_ad_dtypes.py: the rule's case (in its first
+    float32/float64 mix) and the mix (which operand is float32)."""
+    rule, dtypes = case.rsplit(":", 1)
+    return (rule, "mix " + dtypes)
+
+
+_TRANSFORMATIONS = {"jit", "grad", "value_and_grad", "vmap", "jacfwd", "jacrev", "hessian", "jvp", "vjp", "linearize",
+                    "eval_shape", "numpy_function", "checkpoint", "custom_jvp", "custom_vjp"}
+
+
+def _program_and_chain(case: str, params: dict[str, Any]) -> tuple[str, ...]:
+    """A check ``(name, expr, dtype)`` of a corpus (tests/corpus_harness.py): its program, and the chain of
+    transformations its expression applies (``vmap(grad(f), in_axes=...)``: vmap.grad, whatever its arguments)."""
+    chain = ".".join(n for n in re.findall(r"(\w+)\(", params["expr"]) if n in _TRANSFORMATIONS)
+    return (f"program {params['name']}", f"transformation {chain}")
+
+
+# test function node id -> (what its classes are, the classes of a case: from its id, the part in brackets, and
+# its parameters). The default tier runs a case when it is the first (by position in the parametrization) to check
+# one of its classes, so every class keeps a case: every primitive, rule, NumPy function, program, dtype and
+# transformation that the family checks; the thorough tier runs every case. `pytest -rs` names, for each case left
+# out, the case that checks its classes.
+COVER: dict[str, tuple[str, Callable[[str, dict[str, Any]], tuple[str, ...]]]] = {
+    # (126 cases, ~0.9 CPU s each) a primitive's rule with the same functions, keywords and literals at other
+    # shapes: 107 cases run
+    "tests/test_ad_rules.py::test_rule": ("rule's branch", _rule_branch),
+    # (201 cases, ~0.2 CPU s each: every case of test_ad_rules in each float32/float64 mix of its operands) each
+    # case in its first mix, each mix
+    "tests/test_ad_dtypes.py::test_every_rule_keeps_dtypes": ("rule (in another dtype mix)", _rule_and_dtypes),
+    # the corpora's default checks (every check of a few programs at float64, ~0.5-2 CPU s each): each program and
+    # each chain of transformations keeps a check
+    "tests/test_field_programs.py::test_field_program": ("program and transformation", _program_and_chain),
+    "tests/test_jax_style_programs.py::test_jax_style_program": ("program and transformation", _program_and_chain),
+    "tests/test_user_programs.py::test_user_program": ("program and transformation", _program_and_chain),
+    "tests/test_vmap_user_programs.py::test_vmap_user_program": ("program and transformation", _program_and_chain),
+    "tests/test_vmap16_programs.py::test_vmap16_program": ("program and transformation", _program_and_chain),
+    "tests/test_hunt12_programs.py::test_hunt12_program": ("program and transformation", _program_and_chain),
+    "tests/test_hunt13_programs.py::test_hunt13_program": ("program and transformation", _program_and_chain),
+    "tests/test_hunt14_programs.py::test_hunt14_program": ("program and transformation", _program_and_chain),
+    "tests/test_hunt15_programs.py::test_hunt15_program": ("program and transformation", _program_and_chain),
+    "tests/test_hunt16_programs.py::test_hunt16_program": ("program and transformation", _program_and_chain),
+    "tests/test_hunt17_programs.py::test_hunt17_program": ("program and transformation", _program_and_chain),
+    "tests/test_container_programs.py::test_container_program": ("program and transformation", _program_and_chain),
+    # grids of programs x transformations (in_axes, dtypes): each value of each axis keeps a case (grids whose
+    # cases cost ~0.1 CPU s or less, test_max_bar's, test_fft's n-d calls, test_windows' vmaps, all run)
+    "tests/test_vmap_recursion.py::test_vmap_through_static_recursion": ("program, in_axes and transformation",
+                                                                          _axes("f", "in_axes", "how")),
+    "tests/test_vmap_compositions.py::test_vmap_composed_with_a_derivative_matches_a_loop": (
+        "program and transformation", _axes("fn", "how")),
+    "tests/test_specialized_batch_print.py::test_batched_derivatives_print_specialized_and_run": (
+        "program and transformation", _axes("name", "kind")),
+    "tests/test_vmap_composition_bugs.py::test_nested_vmaps_keep_shapes_computed_through_recursion_unbatched": (
+        "program and nesting", _axes("fn", "k")),
+    "tests/test_vmap_data_tests.py::test_vmap_of_derivative_matches_loop": ("program and transformation",
+                                                                             _axes("fn", "how")),
+    "tests/test_container_views.py::test_container_view_derivative": ("view and transformation", _axes("fn", "how")),
+    "tests/test_vmap_jax_style_fixes.py::test_vmap_keeps_a_python_number_weak": ("program and dtype",
+                                                                                  _axes("f", "dtype")),
+    "tests/test_scan_weak_carry.py::test_forward_mode_keeps_jax_dtype": ("program and dtype", _axes("fn", "dtype")),
+}
+
+
+def covering(classes: list[tuple[str, ...]]) -> dict[int, int]:
+    """The cases of a family the default tier leaves out, given each case's classes: index -> the index of the
+    earlier case that checks its (first) class. The first case of each class runs; deterministic: by position."""
+    first: dict[str, int] = {}
+    left: dict[int, int] = {}
+    for i, mine in enumerate(classes):
+        new = [c for c in mine if c not in first]
+        for c in new:
+            first[c] = i
+        if not new and mine:
+            left[i] = first[mine[0]]
+    return left
+
+
 def apply(items: list[pytest.Item]) -> None:
     """Mark the default tier's skips (nothing under ``SRCJAX_HYPOTHESIS=thorough``)."""
     if THOROUGH:
         return
+    _apply_cover(items)
     seen: dict[str, int] = {}
     for item in items:
         node = item.nodeid
@@ -107,3 +210,18 @@ def apply(items: list[pytest.Item]) -> None:
             seen[base] = i + 1
             if i % k:
                 item.add_marker(pytest.mark.skip(reason=f"thorough tier (the default tier runs every {k}th case)"))
+
+
+def _apply_cover(items: list[pytest.Item]) -> None:
+    families: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        base, sep, _ = item.nodeid.partition("[")
+        if sep and base in COVER and item.nodeid not in THOROUGH_ONLY:
+            families.setdefault(base, []).append(item)
+    for base, members in families.items():
+        what, classes = COVER[base]
+        cases = [m.nodeid.split("[", 1)[1][:-1] for m in members]
+        params = [getattr(getattr(m, "callspec", None), "params", {}) for m in members]
+        for i, j in covering([classes(c, p) for c, p in zip(cases, params)]).items():
+            members[i].add_marker(pytest.mark.skip(
+                reason=f"thorough tier (the default tier checks its {what} by [{cases[j]}])"))
