@@ -25,7 +25,7 @@ from collections import Counter
 from functools import lru_cache
 
 from ..adjoint import SAVED_LIST_NAME, TAPE_NAME
-from ..frontend.ast_walk import walk_ast
+from ..frontend.ast_walk import walk_ast, walked
 from ..frontend.parsed import parse
 
 __all__ = ["drop_dead_nested"]
@@ -51,19 +51,40 @@ def _dropped(text: str, pure_calls: frozenset[str]) -> str:
     lines = text.splitlines(keepends=True)
     dead: set[int] = set()  # ids of deleted statements
     spans: list[tuple[int, int]] = []
-    loads = _Loads(tree)
     for top in tree.body:
-        if isinstance(top, ast.FunctionDef):
-            _function(top, False, fixed, pure_calls, dead, spans, lines, loads)
+        if isinstance(top, ast.FunctionDef) and not _nothing_dead(top):
+            _function(top, False, fixed, pure_calls, dead, spans, lines, _Loads(top))
     if not spans:
         return text
     gone = {i for lo, hi in spans for i in range(lo, hi + 1)}
     return "".join(line for i, line in enumerate(lines, 1) if i not in gone)
 
 
+_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While, ast.If,
+             ast.With, ast.AsyncWith, ast.Try, ast.Match, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
+
+
+def _nothing_dead(top: ast.FunctionDef) -> bool:
+    """Whether nothing in the module-level function ``top`` can be deleted, found from its statements alone:
+    straight-line (no nested block or ``def``: an unread name at its top level is :mod:`.simplify`'s) and no
+    name bound by two of its assignments (none bound again before a read). Most generated functions: their
+    names are not counted."""
+    bound: set[str] = set()
+    for s in top.body:
+        if isinstance(s, _COMPOUND):
+            return False
+        if isinstance(s, ast.Assign):
+            for t in s.targets:
+                for n in [t.id] if isinstance(t, ast.Name) else _target_names(t):
+                    if n in bound:
+                        return False
+                    bound.add(n)
+    return True
+
+
 class _Loads:
     """How often each name is read in a statement's (or lambda's) subtree: the names read, in order, gathered
-    in one walk of the module, each statement's a slice of them (counted when first asked)."""
+    in one walk of a module-level function, each statement's a slice of them (counted when first asked)."""
 
     def __init__(self, tree: ast.AST) -> None:
         self.names: list[str] = []
@@ -96,7 +117,7 @@ def _function(fdef: ast.FunctionDef, nested: bool, fixed: set[str], pure_calls: 
               spans: list[tuple[int, int]], lines: list[str], loads: _Loads) -> None:
     closures: set[str] = set()
     tries = False
-    for d in walk_ast(fdef):
+    for d in walked(fdef):  # (the shared tree's walk: the readable pass walks the same functions next)
         if isinstance(d, (ast.FunctionDef, ast.Lambda)) and d is not fdef:
             closures |= loads(d).keys()
         tries = tries or isinstance(d, ast.Try)
