@@ -137,6 +137,48 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         extend(kids)
 
 
+@dataclasses.dataclass(frozen=True)
+class BodyBindings:
+    """What a function body binds, from one walk (see :func:`body_bindings`)."""
+
+    values: dict[str, list[cst.BaseExpression]]  # name -> the values `name = value` assigns it (walk order)
+    rebound: set[str]  # names an augmented or annotated assignment, a `for` or a comprehension's `for` binds
+    defs: dict[str, list[cst.FunctionDef]]  # name -> the nested ``def``s of that name (walk order)
+
+
+def body_bindings(body: cst.CSTNode) -> BodyBindings:
+    """The bindings of ``body`` (a function's) that the closure passes ask of each local passed to a helper
+    (``apply(f, x)``: is ``f`` a lambda bound once? a nested ``def``?), gathered in one :func:`walk`,
+    remembered per node until the collector's pause ends (libcst's nodes never change): each argument of
+    each call walked the caller's body three times."""
+    hit = _BINDINGS.get(id(body))
+    if hit is not None and hit[0] is body:
+        return hit[1]
+    values: dict[str, list[cst.BaseExpression]] = {}
+    rebound: set[str] = set()
+    defs: dict[str, list[cst.FunctionDef]] = {}
+    for n in walk(body):
+        t = type(n)
+        if t is cst.Assign:
+            for tg in n.targets:  # type: ignore[attr-defined]
+                if isinstance(tg.target, cst.Name):
+                    values.setdefault(tg.target.value, []).append(n.value)  # type: ignore[attr-defined]
+        elif t is cst.FunctionDef:
+            defs.setdefault(n.name.value, []).append(n)  # type: ignore[attr-defined]
+        elif t in (cst.AugAssign, cst.For, cst.CompFor, cst.AnnAssign) and \
+                isinstance(n.target, cst.Name):  # type: ignore[attr-defined]
+            rebound.add(n.target.value)  # type: ignore[attr-defined]
+    found = BodyBindings(values, rebound, defs)
+    if len(_BINDINGS) >= 256:
+        _BINDINGS.clear()
+    _BINDINGS[id(body)] = (body, found)  # (the node kept alive: its id is not another node's while it is here)
+    return found
+
+
+_BINDINGS: dict[int, tuple[cst.CSTNode, BodyBindings]] = {}
+gc_pause.on_resume(_BINDINGS.clear)
+
+
 class Visitor:
     """A read-only ``CSTVisitor`` that does not rebuild the nodes it passes (several times faster).
 
