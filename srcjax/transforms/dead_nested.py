@@ -82,6 +82,22 @@ def _nothing_dead(top: ast.FunctionDef) -> bool:
     return True
 
 
+def _classes(*roots: type) -> frozenset[type]:
+    out: set[type] = set()
+    todo = list(roots)
+    while todo:
+        c = todo.pop()
+        out.add(c)
+        todo.extend(c.__subclasses__())
+    return frozenset(out)
+
+
+_SPANNED = _classes(ast.stmt, ast.Lambda)
+# ast's node classes that hold anything, and the statements (`pass`: a span of its own)
+_WITH_FIELDS = frozenset(c for c in _classes(ast.AST) if c._fields) | _SPANNED
+_SCOPES = _classes(ast.FunctionDef, ast.Lambda)
+
+
 class _Loads:
     """How often each name is read in a statement's (or lambda's) subtree: the names read, in order, gathered
     in one walk of a module-level function, each statement's a slice of them (counted when first asked)."""
@@ -94,16 +110,23 @@ class _Loads:
 
     def _visit(self, node: ast.AST) -> None:
         start = len(self.names)
+        d = node.__dict__
         for field in node._fields:  # (ast.iter_child_nodes, without its two generators)
-            v = getattr(node, field, None)
+            v = d[field] if field in d else None
             for child in v if v.__class__ is list else (v,):
-                if isinstance(child, ast.Name):
-                    if not isinstance(child.ctx, ast.Store):
+                c = child.__class__
+                if c is ast.Name:
+                    if child.ctx.__class__ is not ast.Store:
                         self.names.append(child.id)
-                elif isinstance(child, ast.AST):
+                elif c in _WITH_FIELDS:  # (a node: not a name, a number or None; nor a leaf like `ast.Load()`)
                     self._visit(child)
-        if isinstance(node, (ast.stmt, ast.Lambda)):
+        if node.__class__ in _SPANNED:
             self.spans[id(node)] = (start, len(self.names))
+
+    def read(self, node: ast.AST) -> list[str]:
+        """The names read in ``node``'s subtree, repeats kept (a statement's or a lambda's)."""
+        lo, hi = self.spans[id(node)]
+        return self.names[lo:hi]
 
     def __call__(self, node: ast.AST) -> Counter[str]:
         got = self.memo.get(id(node))
@@ -118,9 +141,11 @@ def _function(fdef: ast.FunctionDef, nested: bool, fixed: set[str], pure_calls: 
     closures: set[str] = set()
     tries = False
     for d in walked(fdef):  # (the shared tree's walk: the readable pass walks the same functions next)
-        if isinstance(d, (ast.FunctionDef, ast.Lambda)) and d is not fdef:
-            closures |= loads(d).keys()
-        tries = tries or isinstance(d, ast.Try)
+        c = d.__class__
+        if c in _SCOPES and d is not fdef:
+            closures.update(loads.read(d))
+        elif c is ast.Try:
+            tries = True
     reads = Counter(loads(fdef))  # (nothing inside fdef is deleted yet; kept up to date below)
     blocks = _blocks(fdef)
     changed = True
@@ -135,9 +160,10 @@ def _function(fdef: ast.FunctionDef, nested: bool, fixed: set[str], pure_calls: 
                 s = block[i]
                 if id(s) in dead:
                     continue
-                if alive > 1 and _whole_lines(s, lines) and _dead(s, nested or not top, reads, fixed, pure_calls) or \
-                        alive > 1 and _whole_lines(s, lines) and not tries and \
-                        _overwritten(s, i, next_read, next_bind, barrier, closures, fixed, pure_calls):
+                if alive > 1 and (s.__class__ is ast.Assign or s.__class__ is ast.FunctionDef) and \
+                        (_dead(s, nested or not top, reads, fixed, pure_calls) or not tries and
+                         _overwritten(s, i, next_read, next_bind, barrier, closures, fixed, pure_calls)) and \
+                        _whole_lines(s, lines):
                     dead.add(id(s))
                     spans.append((s.lineno, s.end_lineno or s.lineno))
                     reads.subtract(loads(s))
@@ -146,8 +172,11 @@ def _function(fdef: ast.FunctionDef, nested: bool, fixed: set[str], pure_calls: 
                     continue
                 if not isinstance(s, _SIMPLE):
                     barrier = i
-                for n in loads(s).keys() | (_target_names(s.target) if isinstance(s, ast.AugAssign) else set()):
+                for n in loads.read(s):
                     next_read[n] = i
+                if s.__class__ is ast.AugAssign:
+                    for n in _target_names(s.target):
+                        next_read[n] = i
                 if isinstance(s, ast.Assign):
                     for t in s.targets:
                         for n in _target_names(t):
