@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from .. import gc_pause
 
-__all__ = ["exact_kinds", "has_fstring", "imported_names", "statements", "walk_ast", "walked"]
+__all__ = ["AST_CLASSES", "exact_kinds", "has_fstring", "imported_names", "statements", "walk_ast", "walked"]
 
 _AST = ast.AST
 
@@ -34,6 +34,10 @@ def _classes_under(cls: type) -> list[type]:
 # walks' ``isinstance`` and ``getattr`` were most of their cost); a class met first is asked once (_is_node)
 _IS_NODE: dict[type, bool] = {**dict.fromkeys(_classes_under(ast.AST), True), **dict.fromkeys(
     (str, int, float, complex, bool, bytes, type(None), type(...), list, tuple), False)}
+
+
+AST_CLASSES = frozenset(_classes_under(ast.AST))  # ``v.__class__ in AST_CLASSES``: ``isinstance(v, ast.AST)`` of a
+# parsed tree's values, without a call
 
 
 def _is_node(cls: type) -> bool:
