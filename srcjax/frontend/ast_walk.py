@@ -25,6 +25,7 @@ _AST = ast.AST
 
 def _classes_under(cls: type) -> list[type]:
     out = [cls]
+    sub: type
     for sub in cls.__subclasses__():
         out += _classes_under(sub)
     return out

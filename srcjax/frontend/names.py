@@ -202,7 +202,7 @@ def body_bindings(body: cst.CSTNode) -> BodyBindings:
                 if isinstance(tg.target, cst.Name):
                     values.setdefault(tg.target.value, []).append(n.value)  # type: ignore[attr-defined]
         elif t is cst.FunctionDef:
-            defs.setdefault(n.name.value, []).append(n)  # type: ignore[attr-defined]
+            defs.setdefault(n.name.value, []).append(n)  # type: ignore[attr-defined,arg-type]
         elif t in (cst.AugAssign, cst.For, cst.CompFor, cst.AnnAssign) and \
                 isinstance(n.target, cst.Name):  # type: ignore[attr-defined]
             rebound.add(n.target.value)  # type: ignore[attr-defined]

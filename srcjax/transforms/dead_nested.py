@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from functools import lru_cache
+from typing import Any
 
 from ..adjoint import SAVED_LIST_NAME, TAPE_NAME
 from ..frontend.ast_walk import walk_ast, walked
@@ -94,7 +95,7 @@ def _classes(*roots: type) -> frozenset[type]:
 
 _SPANNED = _classes(ast.stmt, ast.Lambda)
 # ast's node classes that hold anything, and the statements (`pass`: a span of its own)
-_WITH_FIELDS = frozenset(c for c in _classes(ast.AST) if c._fields) | _SPANNED
+_WITH_FIELDS = frozenset(c for c in _classes(ast.AST) if c._fields) | _SPANNED  # type: ignore[attr-defined]
 _SCOPES = _classes(ast.FunctionDef, ast.Lambda)
 
 
@@ -112,7 +113,8 @@ class _Loads:
         start = len(self.names)
         d = node.__dict__
         for field in node._fields:  # (ast.iter_child_nodes, without its two generators)
-            v = d[field] if field in d else None
+            v: Any = d[field] if field in d else None
+            child: Any
             for child in v if v.__class__ is list else (v,):
                 c = child.__class__
                 if c is ast.Name:

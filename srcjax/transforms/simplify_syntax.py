@@ -44,7 +44,7 @@ def _binds(fdef: ast.FunctionDef) -> Counter[str]:
             w = 2
         d = node.__dict__  # (a parsed tree's fields: no getattr or isinstance call per field)
         for f in node._fields:
-            v = d[f] if f in d else None
+            v: Any = d[f] if f in d else None
             c = v.__class__
             if c is list:
                 for x in v:
