@@ -230,3 +230,43 @@ def test_field_order_from_code_is_the_order_of_libcsts_source():
         assert names._fields_of(cls) == names._fields_from_source(cls), cls
         checked += 1
     assert checked > 100
+
+
+def _preorder(node):
+    out = [node]
+    for c in N.syntax_children(node):
+        out.extend(_preorder(c))
+    return out
+
+
+def test_walk_is_the_preorder_of_syntax_children():
+    """``walk`` (fields read by one getter a node class) visits what a recursion over ``syntax_children`` does."""
+    for tree in TREES[:40]:
+        got, want = list(N.walk(tree)), _preorder(tree)
+        assert len(got) == len(want) and all(a is b for a, b in zip(got, want))
+
+
+def test_body_bindings():
+    """One walk of a body answers the closure passes' questions: values bound by `=`, names bound otherwise,
+    nested defs by name (in order)."""
+    fdef = cst.parse_module(textwrap.dedent("""
+        def f(x):
+            g = lambda t: t * x
+            h = lambda t: t
+            h = lambda t: t + 1
+            k = lambda t: t
+            k += 1
+            for i in range(3):
+                def inner(v):
+                    return v
+            def inner(v):
+                return v + 1
+            return [j for j in x]
+        """)).body[0]
+    b = N.body_bindings(fdef.body)
+    assert b is N.body_bindings(fdef.body)
+    assert [type(v).__name__ for v in b.values["g"]] == ["Lambda"] and len(b.values["h"]) == 2
+    assert {"k", "i", "j"} <= b.rebound and "g" not in b.rebound and "h" not in b.rebound
+    assert [N.code(d.body) for d in b.defs["inner"]] == [N.code(d.body) for d in N.walk(fdef.body)
+                                                          if isinstance(d, cst.FunctionDef)]
+    assert len(b.defs["inner"]) == 2 and "f" not in b.defs

@@ -18,23 +18,52 @@ from collections.abc import Iterator
 
 from .. import gc_pause
 
-__all__ = ["exact_kinds", "has_fstring", "imported_names", "statements", "walk_ast", "walked"]
+__all__ = ["AST_CLASSES", "exact_kinds", "has_fstring", "imported_names", "statements", "walk_ast", "walked"]
 
 _AST = ast.AST
+
+
+def _classes_under(cls: type) -> list[type]:
+    out = [cls]
+    sub: type
+    for sub in cls.__subclasses__():
+        out += _classes_under(sub)
+    return out
+
+
+# a value's class -> whether it is a node: looked up by subscript (no call per field of every node walked: the
+# walks' ``isinstance`` and ``getattr`` were most of their cost); a class met first is asked once (_is_node)
+_IS_NODE: dict[type, bool] = {**dict.fromkeys(_classes_under(ast.AST), True), **dict.fromkeys(
+    (str, int, float, complex, bool, bytes, type(None), type(...), list, tuple), False)}
+
+
+AST_CLASSES = frozenset(_classes_under(ast.AST))  # ``v.__class__ in AST_CLASSES``: ``isinstance(v, ast.AST)`` of a
+# parsed tree's values, without a call
+
+
+def _is_node(cls: type) -> bool:
+    found = _IS_NODE[cls] = issubclass(cls, _AST)
+    return found
 
 
 def walk_ast(node: ast.AST) -> Iterator[ast.AST]:
     """Every node under ``node`` (itself first), in ``ast.walk``'s order."""
     todo = deque((node,))
     popleft, append, extend = todo.popleft, todo.append, todo.extend
+    is_node = _IS_NODE
     while todo:
         n = popleft()
+        d = n.__dict__
         for name in n._fields:
-            v = getattr(n, name, None)
-            if isinstance(v, _AST):
+            try:
+                v = d[name]
+            except KeyError:
+                continue
+            c = v.__class__
+            if c is list:
+                extend([x for x in v if (is_node[x.__class__] if x.__class__ in is_node else _is_node(x.__class__))])
+            elif is_node[c] if c in is_node else _is_node(c):
                 append(v)
-            elif v.__class__ is list:
-                extend([c for c in v if isinstance(c, _AST)])
         yield n
 
 
@@ -56,22 +85,28 @@ def walked(node: ast.AST) -> list[ast.AST]:
     owned: list[tuple[ast.AST, list[ast.AST]]] = []
     todo: deque[tuple[ast.AST, tuple[list[ast.AST], ...]]] = deque(((node, ()),))
     popleft, append, extend = todo.popleft, todo.append, todo.extend
-    add, stmt = found.append, ast.stmt
+    add, statement, is_node = found.append, _STATEMENTS, _IS_NODE
     while todo:
         n, owners = popleft()
         add(n)
         for walk in owners:
             walk.append(n)
-        if isinstance(n, stmt) and n is not node:
+        if n.__class__ in statement and n is not node:
             mine: list[ast.AST] = [n]
             owned.append((n, mine))
             owners = (*owners, mine)
+        d = n.__dict__
         for name in n._fields:
-            v = getattr(n, name, None)
-            if isinstance(v, _AST):
+            try:
+                v = d[name]
+            except KeyError:
+                continue
+            c = v.__class__
+            if c is list:
+                extend([(x, owners) for x in v
+                        if (is_node[x.__class__] if x.__class__ in is_node else _is_node(x.__class__))])
+            elif is_node[c] if c in is_node else _is_node(c):
                 append((v, owners))
-            elif v.__class__ is list:
-                extend([(c, owners) for c in v if isinstance(c, _AST)])
     if len(_WALKED) + len(owned) >= _WALKED_MAX:
         _WALKED.clear()
     _WALKED[id(node)] = (node, found)
@@ -81,6 +116,7 @@ def walked(node: ast.AST) -> list[ast.AST]:
 
 
 _BODIES = (ast.stmt, ast.excepthandler, ast.match_case)
+_STATEMENTS = frozenset(_classes_under(ast.stmt))  # (a set of classes: no isinstance call per node walked)
 
 
 def statements(node: ast.AST) -> list[ast.stmt]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import libcst as cst
 
-from .names import walk
+from .names import body_bindings
 from .read import FunctionSource
 from .resolve import unwrap
 
@@ -48,11 +48,9 @@ def lifted_argument(norm: Any, value: cst.BaseExpression) -> tuple[Any, list[str
 
 def _lambda_bound(fdef: cst.FunctionDef, name: str) -> cst.Lambda | None:
     """The lambda ``name`` is bound to, where that is its only binding in ``fdef``."""
-    values = [n.value for n in walk(fdef.body) if isinstance(n, cst.Assign) and any(
-        isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)]
-    others = [n for n in walk(fdef.body) if isinstance(n, (cst.AugAssign, cst.For, cst.CompFor, cst.AnnAssign))
-              and isinstance(n.target, cst.Name) and n.target.value == name]
-    if len(values) == 1 and not others and isinstance(values[0], cst.Lambda):
+    bound = body_bindings(fdef.body)
+    values = bound.values.get(name, [])
+    if len(values) == 1 and name not in bound.rebound and isinstance(values[0], cst.Lambda):
         return values[0]
     return None
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from .names import code, names_in, walk
+from .names import body_bindings, code, names_in, walk
 
 if TYPE_CHECKING:
     from .resolve import Resolver
@@ -63,7 +63,7 @@ def _nested_defs(res: Resolver, free: list[str], own: set[str], local_names: Cal
     pending = list(free)
     while pending:
         n = pending.pop(0)
-        found = [d for d in walk(res.src.fdef.body) if isinstance(d, cst.FunctionDef) and d.name.value == n]
+        found = body_bindings(res.src.fdef.body).defs.get(n, [])
         if len(found) != 1 or found[0].decorators or n in res.bindings or n in own:
             continue
         fdef = found[0]
@@ -103,7 +103,7 @@ def lift_function(res: Resolver, name: str, local_names: Callable[[cst.FunctionD
     """A function defined in the caller's body (``def loss(w): ...`` reading the caller's ``x``),
     lifted like a lambda: (the function, the caller's locals it takes after its own parameters);
     ``local_names`` gives a function's own names."""
-    defs = [n for n in walk(res.src.fdef.body) if isinstance(n, cst.FunctionDef) and n.name.value == name]
+    defs = body_bindings(res.src.fdef.body).defs.get(name, [])
     made = res.made_defs.get(name) if not defs else None
     if len(defs) != 1 and made is None:
         return None

@@ -11,6 +11,7 @@ import dataclasses
 import inspect
 import itertools
 import keyword
+import operator
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
@@ -103,6 +104,31 @@ def syntax_fields(cls: type) -> tuple[str, ...]:
     return found
 
 
+# a node class -> (a getter of its syntax fields' values in one call, whether it has one field: then the getter
+# gives the value itself), in lexical order and reversed (for stacks): walks read a node's fields with one call,
+# not a ``getattr`` call per field (those calls were most of a walk's cost)
+_SYNTAX_GETTERS: dict[type, tuple[Callable[[Any], Any], bool]] = {}
+_REVERSED_GETTERS: dict[type, tuple[Callable[[Any], Any], bool]] = {}
+
+
+def _getter(fields: tuple[str, ...]) -> tuple[Callable[[Any], Any], bool]:
+    return (operator.attrgetter(*fields) if fields else _NO_FIELDS), len(fields) == 1
+
+
+def _NO_FIELDS(node: Any) -> tuple[()]:
+    return ()
+
+
+def _syntax_getter(cls: type) -> tuple[Callable[[Any], Any], bool]:
+    found = _SYNTAX_GETTERS[cls] = _getter(syntax_fields(cls))
+    return found
+
+
+def _reversed_getter(cls: type) -> tuple[Callable[[Any], Any], bool]:
+    found = _REVERSED_GETTERS[cls] = _getter(syntax_fields(cls)[::-1])
+    return found
+
+
 def _nodes_in(node: cst.CSTNode, fields: tuple[str, ...]) -> list[cst.CSTNode]:
     out: list[cst.CSTNode] = []
     nodes = NODE_CLASSES
@@ -128,13 +154,67 @@ def syntax_children(node: cst.CSTNode) -> list[cst.CSTNode]:
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """``node`` and every code node under it (see :func:`syntax_children`), in source order."""
     stack = [node]
-    pop, extend = stack.pop, stack.extend
+    pop, push = stack.pop, stack.append
+    nodes, getters = NODE_CLASSES, _REVERSED_GETTERS
     while stack:
         n = pop()
         yield n
-        kids = syntax_children(n)
-        kids.reverse()
-        extend(kids)
+        t = n.__class__
+        try:
+            getter, single = getters[t]
+        except KeyError:
+            getter, single = _reversed_getter(t)
+        got = getter(n)
+        for v in (got,) if single else got:  # (the last field first, its last item first: popped in order)
+            c = v.__class__
+            if c in nodes:
+                push(v)
+            elif c is tuple or c is list:
+                for x in v[::-1]:
+                    if x.__class__ in nodes:
+                        push(x)
+
+
+@dataclasses.dataclass(frozen=True)
+class BodyBindings:
+    """What a function body binds, from one walk (see :func:`body_bindings`)."""
+
+    values: dict[str, list[cst.BaseExpression]]  # name -> the values `name = value` assigns it (walk order)
+    rebound: set[str]  # names an augmented or annotated assignment, a `for` or a comprehension's `for` binds
+    defs: dict[str, list[cst.FunctionDef]]  # name -> the nested ``def``s of that name (walk order)
+
+
+def body_bindings(body: cst.CSTNode) -> BodyBindings:
+    """The bindings of ``body`` (a function's) that the closure passes ask of each local passed to a helper
+    (``apply(f, x)``: is ``f`` a lambda bound once? a nested ``def``?), gathered in one :func:`walk`,
+    remembered per node until the collector's pause ends (libcst's nodes never change): each argument of
+    each call walked the caller's body three times."""
+    hit = _BINDINGS.get(id(body))
+    if hit is not None and hit[0] is body:
+        return hit[1]
+    values: dict[str, list[cst.BaseExpression]] = {}
+    rebound: set[str] = set()
+    defs: dict[str, list[cst.FunctionDef]] = {}
+    for n in walk(body):
+        t = type(n)
+        if t is cst.Assign:
+            for tg in n.targets:  # type: ignore[attr-defined]
+                if isinstance(tg.target, cst.Name):
+                    values.setdefault(tg.target.value, []).append(n.value)  # type: ignore[attr-defined]
+        elif t is cst.FunctionDef:
+            defs.setdefault(n.name.value, []).append(n)  # type: ignore[attr-defined,arg-type]
+        elif t in (cst.AugAssign, cst.For, cst.CompFor, cst.AnnAssign) and \
+                isinstance(n.target, cst.Name):  # type: ignore[attr-defined]
+            rebound.add(n.target.value)  # type: ignore[attr-defined]
+    found = BodyBindings(values, rebound, defs)
+    if len(_BINDINGS) >= 256:
+        _BINDINGS.clear()
+    _BINDINGS[id(body)] = (body, found)  # (the node kept alive: its id is not another node's while it is here)
+    return found
+
+
+_BINDINGS: dict[int, tuple[cst.CSTNode, BodyBindings]] = {}
+gc_pause.on_resume(_BINDINGS.clear)
 
 
 class Visitor:
@@ -161,8 +241,12 @@ class Visitor:
         visit, leave = hooks
         if visit is None or visit(self, node) is not False:
             walk = self.walk
-            for f in _SYNTAX_FIELDS.get(t) or syntax_fields(t):
-                v: Any = getattr(node, f)
+            try:
+                getter, single = _SYNTAX_GETTERS[t]
+            except KeyError:
+                getter, single = _syntax_getter(t)
+            got = getter(node)
+            for v in (got,) if single else got:
                 if v.__class__ in NODE_CLASSES:
                     walk(v)
                 elif v.__class__ is tuple or v.__class__ is list:
@@ -256,7 +340,7 @@ def names_in(node: cst.CSTNode, *, skip_targets: bool = False) -> list[str]:
         return [node.value]  # type: ignore[attr-defined]
     out: list[str] = []
     append = out.append
-    syntax = _SYNTAX_FIELDS
+    getters = _REVERSED_GETTERS
     nodes = NODE_CLASSES
     name_t, attr_t, arg_t, target_t, for_t = cst.Name, cst.Attribute, cst.Arg, cst.AssignTarget, cst.For
     # (a loop over a stack, in source order: a nested function calling itself would be a reference
@@ -265,7 +349,7 @@ def names_in(node: cst.CSTNode, *, skip_targets: bool = False) -> list[str]:
     pop, push = stack.pop, stack.append
     while stack:
         n = pop()
-        t = type(n)
+        t = n.__class__
         if t is name_t:
             append(n.value)
             continue
@@ -281,18 +365,19 @@ def names_in(node: cst.CSTNode, *, skip_targets: bool = False) -> list[str]:
                 push(n.body)
                 push(n.iter)
                 continue
-        fields = syntax.get(t)
-        if fields is None:
-            fields = syntax_fields(t)
-        kids: list[Any] = []
-        for f in fields:
-            v: Any = getattr(n, f)
-            if v.__class__ in nodes:
-                kids.append(v)
-            elif v.__class__ is tuple or v.__class__ is list:
-                kids.extend(c for c in v if c.__class__ in nodes)
-        kids.reverse()
-        stack.extend(kids)
+        try:
+            getter, single = getters[t]
+        except KeyError:
+            getter, single = _reversed_getter(t)
+        got = getter(n)
+        for v in (got,) if single else got:  # (the last field first, its last item first: popped in order)
+            c = v.__class__
+            if c in nodes:
+                push(v)
+            elif c is tuple or c is list:
+                for x in v[::-1]:
+                    if x.__class__ in nodes:
+                        push(x)
     return out
 
 

@@ -778,9 +778,9 @@ class Normalizer(Resolver):
         self.refuse_tape_names(fdef)
         self.reserve_helpers(fdef)
         stmts = fdef.body.body
-        if any(type(n) is cst.DictComp for n in tuple(self.src.positions)):  # (a position per node of the source)
+        if cst.DictComp in {n.__class__ for n in tuple(self.src.positions)}:  # (a position per node of the source)
             stmts = [dict_comprehensions(st, self.src.positions) for st in stmts]
-        if "dict" not in getattr(self.src.fn, "__globals__", {}) and \
+        if "dict" not in getattr(self.src.fn, "__globals__", {}) and "dict" in self.src.names() and \
                 any(keyword_dict(n) for n in walk_nodes(fdef.body)):  # (the builtin's `dict(a=x)`: `{"a": x}`)
             stmts = [dict_keywords(st, self.src.positions) for st in stmts]
         body = unread_defs.without_unread_defs(self.block(stmts, top=True))  # (`def vjp_fun` a lift replaced)

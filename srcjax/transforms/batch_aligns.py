@@ -21,7 +21,8 @@ from __future__ import annotations
 import ast
 from functools import lru_cache
 
-from ..frontend.ast_walk import walk_ast
+from ..frontend.ast_walk import statements, walked
+from ..frontend.parsed import parse
 
 __all__ = ["drop_trivial_aligns"]
 
@@ -47,17 +48,19 @@ def drop_trivial_aligns(text: str) -> str:
     if "batch_align" not in text:
         return text
     try:
-        tree = ast.parse(text)
+        tree = parse(text)  # (shared, read-only: the readable pass reads the same text next when nothing changes)
     except SyntaxError:  # pragma: no cover - generated text parses
         return text
     edits: list[tuple[int, int, int, int, str]] = []
     scoped = "global " in text or "nonlocal " in text  # (else no function need be walked for them)
-    for node in walk_ast(tree):
-        if isinstance(node, ast.FunctionDef):
+    lines = text.splitlines(keepends=True)
+    for node in statements(tree):  # (a function is a statement: no expression walked to find them)
+        # (a function with no align call in its lines has nothing to rewrite: its facts are its own)
+        if isinstance(node, ast.FunctionDef) and \
+                "batch_align" in "".join(lines[node.lineno - 1:node.end_lineno or node.lineno]):
             _function(node, edits, scoped)
     if not edits:
         return text
-    lines = text.splitlines(keepends=True)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
@@ -73,7 +76,8 @@ def _offset(line: str, col: int) -> int:
 
 
 def _function(fdef: ast.FunctionDef, edits: list[tuple[int, int, int, int, str]], scoped: bool = True) -> None:
-    if scoped and any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in walk_ast(fdef)):
+    nodes = walked(fdef)  # (each statement's walk remembered from this one)
+    if scoped and any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in nodes):
         return
     below: dict[str, set[str]] = {}  # name -> names with at most its per-example rank
     for s in fdef.body:
@@ -109,7 +113,7 @@ def _forget(below: dict[str, set[str]], name: str) -> None:
 def _bound(s: ast.stmt) -> set[str]:
     """Every name a statement binds, nested statements included."""
     out: set[str] = set()
-    for n in walk_ast(s):
+    for n in walked(s):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             out.add(n.id)
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -130,7 +134,7 @@ def _align(node: ast.AST) -> tuple[str, str] | None:
 
 
 def _rewrite(s: ast.stmt, below: dict[str, set[str]], edits: list[tuple[int, int, int, int, str]]) -> None:
-    nodes = list(walk_ast(s))
+    nodes = walked(s)  # (the shared tree's: the readable pass walks the same statements)
     if any(isinstance(node, ast.Lambda) for node in nodes):
         return  # (a lambda's parameters may shadow the names)
     for node in nodes:

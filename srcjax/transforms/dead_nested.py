@@ -23,9 +23,10 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from functools import lru_cache
+from typing import Any
 
 from ..adjoint import SAVED_LIST_NAME, TAPE_NAME
-from ..frontend.ast_walk import walk_ast
+from ..frontend.ast_walk import walk_ast, walked
 from ..frontend.parsed import parse
 
 __all__ = ["drop_dead_nested"]
@@ -51,19 +52,56 @@ def _dropped(text: str, pure_calls: frozenset[str]) -> str:
     lines = text.splitlines(keepends=True)
     dead: set[int] = set()  # ids of deleted statements
     spans: list[tuple[int, int]] = []
-    loads = _Loads(tree)
     for top in tree.body:
-        if isinstance(top, ast.FunctionDef):
-            _function(top, False, fixed, pure_calls, dead, spans, lines, loads)
+        if isinstance(top, ast.FunctionDef) and not _nothing_dead(top):
+            _function(top, False, fixed, pure_calls, dead, spans, lines, _Loads(top))
     if not spans:
         return text
     gone = {i for lo, hi in spans for i in range(lo, hi + 1)}
     return "".join(line for i, line in enumerate(lines, 1) if i not in gone)
 
 
+_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While, ast.If,
+             ast.With, ast.AsyncWith, ast.Try, ast.Match, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
+
+
+def _nothing_dead(top: ast.FunctionDef) -> bool:
+    """Whether nothing in the module-level function ``top`` can be deleted, found from its statements alone:
+    straight-line (no nested block or ``def``: an unread name at its top level is :mod:`.simplify`'s) and no
+    name bound by two of its assignments (none bound again before a read). Most generated functions: their
+    names are not counted."""
+    bound: set[str] = set()
+    for s in top.body:
+        if isinstance(s, _COMPOUND):
+            return False
+        if isinstance(s, ast.Assign):
+            for t in s.targets:
+                for n in [t.id] if isinstance(t, ast.Name) else _target_names(t):
+                    if n in bound:
+                        return False
+                    bound.add(n)
+    return True
+
+
+def _classes(*roots: type) -> frozenset[type]:
+    out: set[type] = set()
+    todo = list(roots)
+    while todo:
+        c = todo.pop()
+        out.add(c)
+        todo.extend(c.__subclasses__())
+    return frozenset(out)
+
+
+_SPANNED = _classes(ast.stmt, ast.Lambda)
+# ast's node classes that hold anything, and the statements (`pass`: a span of its own)
+_WITH_FIELDS = frozenset(c for c in _classes(ast.AST) if c._fields) | _SPANNED  # type: ignore[attr-defined]
+_SCOPES = _classes(ast.FunctionDef, ast.Lambda)
+
+
 class _Loads:
     """How often each name is read in a statement's (or lambda's) subtree: the names read, in order, gathered
-    in one walk of the module, each statement's a slice of them (counted when first asked)."""
+    in one walk of a module-level function, each statement's a slice of them (counted when first asked)."""
 
     def __init__(self, tree: ast.AST) -> None:
         self.names: list[str] = []
@@ -73,16 +111,24 @@ class _Loads:
 
     def _visit(self, node: ast.AST) -> None:
         start = len(self.names)
+        d = node.__dict__
         for field in node._fields:  # (ast.iter_child_nodes, without its two generators)
-            v = getattr(node, field, None)
+            v: Any = d[field] if field in d else None
+            child: Any
             for child in v if v.__class__ is list else (v,):
-                if isinstance(child, ast.Name):
-                    if not isinstance(child.ctx, ast.Store):
+                c = child.__class__
+                if c is ast.Name:
+                    if child.ctx.__class__ is not ast.Store:
                         self.names.append(child.id)
-                elif isinstance(child, ast.AST):
+                elif c in _WITH_FIELDS:  # (a node: not a name, a number or None; nor a leaf like `ast.Load()`)
                     self._visit(child)
-        if isinstance(node, (ast.stmt, ast.Lambda)):
+        if node.__class__ in _SPANNED:
             self.spans[id(node)] = (start, len(self.names))
+
+    def read(self, node: ast.AST) -> list[str]:
+        """The names read in ``node``'s subtree, repeats kept (a statement's or a lambda's)."""
+        lo, hi = self.spans[id(node)]
+        return self.names[lo:hi]
 
     def __call__(self, node: ast.AST) -> Counter[str]:
         got = self.memo.get(id(node))
@@ -96,10 +142,12 @@ def _function(fdef: ast.FunctionDef, nested: bool, fixed: set[str], pure_calls: 
               spans: list[tuple[int, int]], lines: list[str], loads: _Loads) -> None:
     closures: set[str] = set()
     tries = False
-    for d in walk_ast(fdef):
-        if isinstance(d, (ast.FunctionDef, ast.Lambda)) and d is not fdef:
-            closures |= loads(d).keys()
-        tries = tries or isinstance(d, ast.Try)
+    for d in walked(fdef):  # (the shared tree's walk: the readable pass walks the same functions next)
+        c = d.__class__
+        if c in _SCOPES and d is not fdef:
+            closures.update(loads.read(d))
+        elif c is ast.Try:
+            tries = True
     reads = Counter(loads(fdef))  # (nothing inside fdef is deleted yet; kept up to date below)
     blocks = _blocks(fdef)
     changed = True
@@ -114,9 +162,10 @@ def _function(fdef: ast.FunctionDef, nested: bool, fixed: set[str], pure_calls: 
                 s = block[i]
                 if id(s) in dead:
                     continue
-                if alive > 1 and _whole_lines(s, lines) and _dead(s, nested or not top, reads, fixed, pure_calls) or \
-                        alive > 1 and _whole_lines(s, lines) and not tries and \
-                        _overwritten(s, i, next_read, next_bind, barrier, closures, fixed, pure_calls):
+                if alive > 1 and (s.__class__ is ast.Assign or s.__class__ is ast.FunctionDef) and \
+                        (_dead(s, nested or not top, reads, fixed, pure_calls) or not tries and
+                         _overwritten(s, i, next_read, next_bind, barrier, closures, fixed, pure_calls)) and \
+                        _whole_lines(s, lines):
                     dead.add(id(s))
                     spans.append((s.lineno, s.end_lineno or s.lineno))
                     reads.subtract(loads(s))
@@ -125,8 +174,11 @@ def _function(fdef: ast.FunctionDef, nested: bool, fixed: set[str], pure_calls: 
                     continue
                 if not isinstance(s, _SIMPLE):
                     barrier = i
-                for n in loads(s).keys() | (_target_names(s.target) if isinstance(s, ast.AugAssign) else set()):
+                for n in loads.read(s):
                     next_read[n] = i
+                if s.__class__ is ast.AugAssign:
+                    for n in _target_names(s.target):
+                        next_read[n] = i
                 if isinstance(s, ast.Assign):
                     for t in s.targets:
                         for n in _target_names(t):

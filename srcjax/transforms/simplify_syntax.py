@@ -7,7 +7,7 @@ import ast
 from collections import Counter
 from typing import Any
 
-from ..frontend.ast_walk import exact_kinds, walked
+from ..frontend.ast_walk import AST_CLASSES, exact_kinds, walked
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
            ast.DictComp, ast.GeneratorExp)
@@ -30,7 +30,7 @@ def _binds(fdef: ast.FunctionDef) -> Counter[str]:
     # call's functions, ~2 ms; only the counts matter, not the order)
     todo: list[tuple[Any, int]] = [(st, 1) for st in fdef.body]
     pop, push = todo.pop, todo.append
-    name_t, load_t, ast_t = ast.Name, ast.Load, ast.AST
+    name_t, load_t, nodes = ast.Name, ast.Load, AST_CLASSES
     while todo:
         node, w = pop()
         t = type(node)
@@ -42,14 +42,16 @@ def _binds(fdef: ast.FunctionDef) -> Counter[str]:
             _bound_by(node, out)
         if t in _DEEPER:
             w = 2
+        d = node.__dict__  # (a parsed tree's fields: no getattr or isinstance call per field)
         for f in node._fields:
-            v = getattr(node, f, None)
-            if isinstance(v, ast_t):
+            v: Any = d[f] if f in d else None
+            c = v.__class__
+            if c is list:
+                for x in v:
+                    if x.__class__ in nodes:
+                        push((x, w))
+            elif c in nodes:
                 push((v, w))
-            elif v.__class__ is list:
-                for c in v:
-                    if isinstance(c, ast_t):
-                        push((c, w))
     return out
 
 
