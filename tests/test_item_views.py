@@ -119,6 +119,20 @@ def dict_then_rows_added_in_a_loop(m):  # (tests/test_view_alias_random.py's see
     return m * d["q"]
 
 
+def row_then_set_with_rows_in_a_dict(m):  # (tests/test_view_alias_random.py's seed 1111)
+    r = m[1]
+    d = {"p": m[0], "q": m[1]}
+    r[2] = 0.5  # changes
+    return r * d["q"]
+
+
+def row_then_added_with_rows_in_a_list(m):
+    r = m[1]
+    rows = [m[0], m[1]]
+    r += 0.5  # changes
+    return r * rows[1]
+
+
 def unpacked_then_set(m):
     a, b = m[0], m[1]
     a[0] = 5.0  # changes
@@ -128,7 +142,8 @@ def unpacked_then_set(m):
 CASES = [list_rows_then_add, list_rows_then_set, dict_row_then_add, dict_rows_loop, tuple_unpacked_then_add,
          list_unpacked_then_add, comprehension_then_add, list_of_argument_then_add, appended_then_add,
          row_of_a_view_then_add, raveled_in_a_list_then_set, name_then_array_added, list_then_array_added,
-         unpacked_then_array_set, dict_then_array_set, dict_then_rows_added_in_a_loop, unpacked_then_set]
+         unpacked_then_array_set, dict_then_array_set, dict_then_rows_added_in_a_loop, unpacked_then_set,
+         row_then_set_with_rows_in_a_dict, row_then_added_with_rows_in_a_list]
 M = np.array([[0.7, -1.3, 2.1], [-0.4, 0.9, -1.7]])
 X = np.array([0.7, -1.3, 2.1])
 
@@ -170,7 +185,8 @@ def test_the_generated_source_run_by_numpy_refuses_a_2d_array_too(fn):
 
 ONE_D = [list_rows_then_add, dict_row_then_add, dict_rows_loop, tuple_unpacked_then_add, list_unpacked_then_add,
          comprehension_then_add, list_of_argument_then_add, appended_then_add, name_then_array_added,
-         list_then_array_added, unpacked_then_array_set, dict_then_rows_added_in_a_loop]
+         list_then_array_added, unpacked_then_array_set, dict_then_rows_added_in_a_loop,
+         row_then_added_with_rows_in_a_list]
 
 
 @pytest.mark.parametrize("fn", ONE_D)

@@ -605,10 +605,18 @@ def _unsure_change(events: list[_Event], k: int, e: _Event, obj: dict[str, int],
                 return None
             if not (single and isinstance(small, cst.Assign)):  # (`m[0, 0] = v` of `r = m[0]`: check_views')
                 return n, f"{n} = {made}"
-        elif n in same and obj.get(src) == value and not single and (isinstance(small, cst.Assign) or isinstance(
-                small, cst.AugAssign) and isinstance(small.target, cst.Subscript)) and \
-                any(_read_later(events, k, m, e) for m in obj if obj[m] == value):  # (`a, b = m[0], m[1]; a[0] = v`)
-            return src, f"{n} = {made}"
+        elif n in same and obj.get(src) == value:  # (a change through `r = m[0]`: of m's row, where m is 2-D)
+            holders = sorted(a for a, b, _ in items if obj.get(b) == value)  # (`d = {'q': m[1]}`: its rows too)
+            names = [] if single else [m for m in obj if obj[m] == value]  # (`r = m[0]`'s names: check_views')
+            reader = next((m for m in holders + names if _read_later(events, k, m, e)), None)
+            if reader is None:
+                continue
+            if aug and isinstance(small.target, cst.Name):  # type: ignore[union-attr]
+                checked[id(small)] = (made, 1)  # (`r += v`: an array r is m's row)
+                return None
+            if isinstance(small, cst.Assign) or isinstance(small, cst.AugAssign) and \
+                    isinstance(small.target, cst.Subscript):  # (`a, b = m[0], m[1]; a[0] = v`: a is an array)
+                return reader, f"{n} = {made}"
     return None
 
 
