@@ -133,6 +133,20 @@ def row_then_added_with_rows_in_a_list(m):
     return r * rows[1]
 
 
+def dict_then_row_set_in_a_branch(m):  # (tests/test_view_alias_random.py's seed 2082: `m` dead after the `if`)
+    d = {"p": m[1], "q": m[1]}
+    if np.sum(m) > 0.0:
+        m[1] = 2.0  # changes
+    return d["q"] * 1.0
+
+
+def unpacked_then_added_in_a_branch(m):
+    _a, b = m[0], m[1]
+    if np.sum(m) > 0.0:
+        m *= 2.0  # changes
+    return b * 1.0
+
+
 def unpacked_then_set(m):
     a, b = m[0], m[1]
     a[0] = 5.0  # changes
@@ -143,7 +157,8 @@ CASES = [list_rows_then_add, list_rows_then_set, dict_row_then_add, dict_rows_lo
          list_unpacked_then_add, comprehension_then_add, list_of_argument_then_add, appended_then_add,
          row_of_a_view_then_add, raveled_in_a_list_then_set, name_then_array_added, list_then_array_added,
          unpacked_then_array_set, dict_then_array_set, dict_then_rows_added_in_a_loop, unpacked_then_set,
-         row_then_set_with_rows_in_a_dict, row_then_added_with_rows_in_a_list]
+         row_then_set_with_rows_in_a_dict, row_then_added_with_rows_in_a_list, dict_then_row_set_in_a_branch,
+         unpacked_then_added_in_a_branch]
 M = np.array([[0.7, -1.3, 2.1], [-0.4, 0.9, -1.7]])
 X = np.array([0.7, -1.3, 2.1])
 
@@ -165,8 +180,8 @@ def test_a_change_reaching_a_row_view_of_a_2d_array_is_refused_at_its_line(fn, t
     src, first = inspect.getsourcelines(fn)
     at = next(k for k, ln in enumerate(src) if "# changes" in ln)
     lines = {first + at}
-    if transform.startswith("vmap"):  # (vmap writes a loop as a function of its body: located at the loop)
-        lines |= {first + k for k, ln in enumerate(src[:at]) if ln.lstrip().startswith("for ")}
+    if transform.startswith("vmap"):  # (vmap writes a loop or branch as a function: located at its statement)
+        lines |= {first + k for k, ln in enumerate(src[:at]) if ln.lstrip().startswith(("for ", "if "))}
     msg = str(info.value)
     assert any(f"test_item_views.py:{line}:" in msg.splitlines()[0] for line in lines), msg
     assert "hint:" in msg and "copy" in msg and "Traceback" not in msg, msg
@@ -186,7 +201,7 @@ def test_the_generated_source_run_by_numpy_refuses_a_2d_array_too(fn):
 ONE_D = [list_rows_then_add, dict_row_then_add, dict_rows_loop, tuple_unpacked_then_add, list_unpacked_then_add,
          comprehension_then_add, list_of_argument_then_add, appended_then_add, name_then_array_added,
          list_then_array_added, unpacked_then_array_set, dict_then_rows_added_in_a_loop,
-         row_then_added_with_rows_in_a_list]
+         row_then_added_with_rows_in_a_list, dict_then_row_set_in_a_branch, unpacked_then_added_in_a_branch]
 
 
 @pytest.mark.parametrize("fn", ONE_D)
