@@ -147,6 +147,20 @@ def unpacked_then_added_in_a_branch(m):
     return b * 1.0
 
 
+def rows_collected_in_a_loop_then_set(m):
+    out = []
+    for r in m:
+        out.append(r)
+    out[0][1] = 4.0  # changes
+    return m * 1.0
+
+
+def branch_item_then_add(m):
+    r = m[0] if m.shape[0] > 1 else m[1]
+    r += 1.0  # changes
+    return m * r
+
+
 def unpacked_then_set(m):
     a, b = m[0], m[1]
     a[0] = 5.0  # changes
@@ -158,7 +172,7 @@ CASES = [list_rows_then_add, list_rows_then_set, dict_row_then_add, dict_rows_lo
          row_of_a_view_then_add, raveled_in_a_list_then_set, name_then_array_added, list_then_array_added,
          unpacked_then_array_set, dict_then_array_set, dict_then_rows_added_in_a_loop, unpacked_then_set,
          row_then_set_with_rows_in_a_dict, row_then_added_with_rows_in_a_list, dict_then_row_set_in_a_branch,
-         unpacked_then_added_in_a_branch]
+         unpacked_then_added_in_a_branch, rows_collected_in_a_loop_then_set, branch_item_then_add]
 M = np.array([[0.7, -1.3, 2.1], [-0.4, 0.9, -1.7]])
 X = np.array([0.7, -1.3, 2.1])
 
@@ -201,7 +215,8 @@ def test_the_generated_source_run_by_numpy_refuses_a_2d_array_too(fn):
 ONE_D = [list_rows_then_add, dict_row_then_add, dict_rows_loop, tuple_unpacked_then_add, list_unpacked_then_add,
          comprehension_then_add, list_of_argument_then_add, appended_then_add, name_then_array_added,
          list_then_array_added, unpacked_then_array_set, dict_then_rows_added_in_a_loop,
-         row_then_added_with_rows_in_a_list, dict_then_row_set_in_a_branch, unpacked_then_added_in_a_branch]
+         row_then_added_with_rows_in_a_list, dict_then_row_set_in_a_branch, unpacked_then_added_in_a_branch,
+         branch_item_then_add]
 
 
 @pytest.mark.parametrize("fn", ONE_D)

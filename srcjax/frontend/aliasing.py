@@ -317,6 +317,8 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
                 ev("copy", tgt.value, source=base, made=code(s.value))  # a view shares the array
             elif isinstance(tgt, cst.Name) and (base := _unsure_item(s.value)) is not None:
                 ev("copy", tgt.value, source=base, made=code(s.value), unsure=True)
+            elif isinstance(tgt, cst.Name) and (item := item_views.branch_item(s.value)) is not None:
+                ev("copy", tgt.value, source=item[0], made=item[1], unsure=True)  # (`r = m[0] if c else m[1]`)
             else:
                 for n in target_names(tgt):
                     ev("bind", n, literal=isinstance(tgt, cst.Name) and _is_literal(s.value))
@@ -633,6 +635,9 @@ def _may_reach(may: dict[str, set[tuple[str, int]]], obj: dict[str, int], name: 
                 if m != name and m not in out:
                     out[m] = via
                     todo.append(m)
+                    for o in [o for o, v in obj.items() if v == obj.get(m) and o != name and o not in out]:
+                        out[o] = via  # (`for r in m: out.append(r)`: r is m's row, so out holds m's array)
+                        todo.append(o)
     return sorted(out.items())
 
 

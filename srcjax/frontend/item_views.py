@@ -18,7 +18,7 @@ import libcst as cst
 
 from .names import code
 
-__all__ = ["depth", "unsure_item", "unsure_sources"]
+__all__ = ["branch_item", "depth", "unsure_item", "unsure_sources"]
 
 _INDEX_KINDS = (cst.Name, cst.Integer, cst.SimpleString, cst.UnaryOperation, cst.BinaryOperation)
 _SHARING_CALLS = {"list", "tuple", "reversed", "sorted", "iter"}
@@ -38,6 +38,19 @@ def unsure_item(value: cst.BaseExpression) -> str | None:
     if isinstance(value.value, cst.Name):
         return value.value.value
     return unsure_item(value.value)
+
+
+def branch_item(value: cst.BaseExpression) -> tuple[str, str] | None:
+    """(variable, item as written) of a branch of the conditional expression ``value`` that is an integer-indexed
+    item (``m[0] if c else m[1]``: NumPy's value is ``m``'s row where ``c`` holds)."""
+    if not isinstance(value, cst.IfExp):
+        return None
+    for b in (value.body, value.orelse):
+        if (base := unsure_item(b)) is not None:
+            return base, code(b)
+        if (found := branch_item(b)) is not None:
+            return found
+    return None
 
 
 def depth(made: str) -> int:
