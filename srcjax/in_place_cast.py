@@ -63,16 +63,18 @@ def _rebinds(x: Any, axes: int) -> bool:
     return is_tree(x) or isinstance(x, WeakArray) or not isinstance(x, np.ndarray) or x.ndim <= axes
 
 
-def in_place(x: Any, new: Any, axes: int = 0, alias: str = "") -> Any:
+def in_place(x: Any, new: Any, axes: int = 0, alias: str = "", rank: int = 1) -> Any:
     """``x op= v`` given ``new = x op v``: ``new`` cast into ``x``'s dtype where ``x`` is an array of at least
     one dimension (per example: the first ``axes`` axes of both are batch axes, written by vmap), else ``new``
     (a Python number, a list, a tuple, a 0-d value: bound again). ``alias``: the expression ``x`` was bound to
     (``params["w"]``, ``W[i]``) where its container or array is read after the change: an array ``x`` then
-    changes that one too in NumPy, which srcjax's immutable arrays cannot (:func:`alias_refusal`)."""
+    changes that one too in NumPy, which srcjax's immutable arrays cannot (:func:`alias_refusal`). ``rank``: the
+    dimensions from which ``x`` shares its array with ``alias`` (2: ``x`` is ``W`` itself, ``W[i]`` a view of its
+    row where ``W`` has two dimensions or more, a number of a 1-D ``W``; frontend/item_views.py)."""
     if _rebinds(x, axes):
         return new
-    if alias:
-        raise ValueError(alias_refusal(alias)[0])
+    if alias and x.ndim - axes >= rank:
+        raise ValueError(alias_refusal(alias, rank)[0])
     new_shape, new_dtype = np.shape(new), np.result_type(new)
     problem = shape_refusal(x.shape, new_shape, axes)
     if problem is not None:
@@ -83,10 +85,16 @@ def in_place(x: Any, new: Any, axes: int = 0, alias: str = "") -> Any:
     return np.asarray(new).astype(x.dtype, copy=False)
 
 
-def alias_refusal(alias: str) -> tuple[str, str]:
+def alias_refusal(alias: str, rank: int = 1) -> tuple[str, str]:
     """The message and hint for an in-place change of an array bound to ``alias`` (``params["w"]``, ``W[i]``),
-    whose container or array is read after the change."""
+    whose container or array is read after the change (``rank`` 2 or more: of ``W`` itself, ``W[i]`` read after)."""
     base = alias.split("[", 1)[0]
+    if rank > 1:
+        return (f"this changes `{base}` in place, and a value bound to its item `{alias}` is read after it: in NumPy "
+                f"that item is a view of `{base}`'s memory (`{base}` has {rank} dimensions or more), so it would "
+                f"change too; srcjax arrays are immutable (as JAX's) and it would keep the old value",
+                f"to keep the old value, copy where the item is taken (`{alias}.copy()`); to see the change, rebind "
+                f"instead of changing in place (`{base} = {base} + v` for `{base} += v`) and take the item after it")
     return (f"this changes the array bound to `{alias}` in place, and NumPy's `{base}` holds that same array (an "
             f"item, or a view of its rows), so `{base}` read after it would change too; srcjax arrays are immutable "
             f"(as JAX's) and `{base}` would keep the old value",

@@ -28,6 +28,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import Span, UnsupportedSyntaxError
+from . import item_views
 from .names import Visitor, assigned_names, code, names_in, target_names, walk
 from .syntax import attr_chain
 
@@ -63,6 +64,8 @@ class _Event:
     sources: tuple[str, ...] = ()  # may/may_add: the names whose arrays the bound value may be or hold
     key: str = ""  # inplace through an item: the item's key as written (``'a'``, ``0``); holds: the item's key
     item: bool = False  # inplace: through an item (``ys[0] += v``, ``ys[0][1] = v``: the array an item holds)
+    items: tuple[tuple[str, str], ...] = ()  # may_u: (variable, item as written) of the integer-indexed items
+    # (``m[0]``) the bound value may be or hold: views or copies, known when specializing (item_views.py)
 
 
 @dataclass
@@ -103,18 +106,7 @@ def _item_of(value: cst.BaseExpression, w: _Walk) -> str | None:
     return None
 
 
-_INDEX_KINDS = (cst.Name, cst.Integer, cst.SimpleString, cst.UnaryOperation, cst.BinaryOperation)
-
-
-def _unsure_item(value: cst.BaseExpression) -> str | None:
-    """The variable ``value`` indexes with integers or keys only (``params["w"]``, ``W[i]``, ``W[i, j]``): its
-    item is the same array (an argument's item that is an array; a row of an array of two or more dimensions,
-    a view) or not (a number; a 1-D array's element), which only the specialization knows."""
-    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and all(
-            isinstance(e.slice, cst.Index) and isinstance(e.slice.value, _INDEX_KINDS) and
-            not (isinstance(e.slice.value, cst.Name) and e.slice.value.value == "None") for e in value.slice):
-        return value.value.value
-    return None
+_unsure_item = item_views.unsure_item
 
 
 def _base_name(t: cst.BaseExpression) -> str | None:
@@ -242,6 +234,27 @@ def _unpacked_sources(tgt: cst.BaseExpression, value: cst.BaseExpression,
     return []
 
 
+def _unsure_unpacked(ev: Callable[..., None], tgt: cst.BaseExpression, s: cst.Assign) -> None:
+    """The events of ``tgt = s.value`` for integer-indexed items: an element of an unpacking of one length
+    (``a, b = m[0], m[1]``) is a copy of an unsure item, as ``a = m[0]``; another unpacking or a name bound to a
+    comprehension (``rows = [m[i] for i in range(2)]``) may be or hold those items."""
+    value = s.value
+    if isinstance(tgt, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and \
+            len(value.elements) == len(tgt.elements) and \
+            not any(isinstance(e, cst.StarredElement) for e in [*tgt.elements, *value.elements]):
+        for t, v in zip(tgt.elements, value.elements):
+            if isinstance(t.value, cst.Name) and (base := _unsure_item(v.value)) is not None:
+                ev("copy", t.value.value, source=base, made=code(v.value), unsure=True)
+            elif isinstance(t.value, (cst.Tuple, cst.List)) or isinstance(t.value, cst.Name):
+                if (held := item_views.unsure_sources(v.value, isinstance(t.value, (cst.Tuple, cst.List)))):
+                    for n in target_names(t.value):
+                        ev("may_u", n, items=tuple(held), made=code(s))
+        return
+    if (held := item_views.unsure_sources(value)):
+        for n in target_names(tgt):
+            ev("may_u", n, items=tuple(held), made=code(s))
+
+
 def _repeated(value: cst.BaseExpression) -> str | None:
     """``[e] * n`` (or ``n * [e]``) of an ``e`` that may be an array: every item is the same object in NumPy.
     The name ``e`` is (``""`` for another expression, ``np.zeros(3)``), else None."""
@@ -292,6 +305,8 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
                         ev("holds", tgt.value, source=src, made=key, node=elem)
                 if (srcs := _may_sources(s.value)):  # (`ys = [s, x]`; `a, b = ys`: a may be s's array)
                     ev("may", tgt.value, sources=tuple(srcs), made=code(s))
+                if (held := item_views.unsure_sources(s.value)):  # (`rows = [m[0], m[1]]`: views of m's rows?)
+                    ev("may_u", tgt.value, items=tuple(held), made=code(s))
             elif isinstance(tgt, cst.Name) and (rep := _repeated(s.value)) is not None:
                 ev("bind", tgt.value)
                 ev("repeat", tgt.value, source=rep, made=code(s.value))
@@ -302,12 +317,15 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
                 ev("copy", tgt.value, source=base, made=code(s.value))  # a view shares the array
             elif isinstance(tgt, cst.Name) and (base := _unsure_item(s.value)) is not None:
                 ev("copy", tgt.value, source=base, made=code(s.value), unsure=True)
+            elif isinstance(tgt, cst.Name) and (item := item_views.branch_item(s.value)) is not None:
+                ev("copy", tgt.value, source=item[0], made=item[1], unsure=True)  # (`r = m[0] if c else m[1]`)
             else:
                 for n in target_names(tgt):
                     ev("bind", n, literal=isinstance(tgt, cst.Name) and _is_literal(s.value))
                 for n, srcs in _unpacked_sources(tgt, s.value):  # (`a, b = x, y`, `a, b = ys`, `t = [s][0]`)
                     if srcs:
                         ev("may", n, sources=tuple(srcs), made=code(s))
+                _unsure_unpacked(ev, tgt, s)
             first = first or (tgt.value if isinstance(tgt, cst.Name) else "")
     elif isinstance(s, cst.AugAssign):
         reads = names_in(s.value)
@@ -334,6 +352,10 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
                 chain[0] not in ("np", "numpy", "jnp", "math") and \
                 (srcs := [n for a in call.args for n in _may_sources(a.value, True)]):
             ev("may_add", chain[0], sources=tuple(srcs), made=code(s))  # (ys.append(x): ys holds x's array)
+        if isinstance(call, cst.Call) and chain is not None and len(chain) == 2 and chain[1] in _ADDING and \
+                chain[0] not in ("np", "numpy", "jnp", "math") and \
+                (held := [p for a in call.args for p in item_views.unsure_sources(a.value, True)]):
+            ev("may_u", chain[0], items=tuple(held), made=code(s), key="add")  # (ys.append(m[0]))
         for a in call.args if isinstance(call, cst.Call) else ():  # np.clip(d, -5, 5, out=d) too
             if a.keyword is not None and a.keyword.value == "out" and isinstance(a.value, cst.Name):
                 ev("inplace", a.value.value)
@@ -391,6 +413,9 @@ def _block(w: _Walk, stmts: Sequence[Any]) -> None:
                 if (srcs := _may_sources(st.iter, True)) and not isinstance(st.iter, cst.Name):  # (for v in [x, y])
                     w.events += [_Event(p, "may", n, st.target, sources=tuple(srcs), made=f"for ... in {code(st.iter)}",
                                         guards=(p,)) for n in target_names(st.target)]
+                if (held := item_views.unsure_sources(st.iter, True)) and not isinstance(st.iter, cst.Name):
+                    w.events += [_Event(p, "may_u", n, st.target, items=tuple(held), made=f"for ... in {code(st.iter)}",
+                                        guards=(p,)) for n in target_names(st.target)]
             else:
                 w.events += [_Event(p, "read", n, st.test) for n in names_in(st.test)]
             _block(w, st.body.body)
@@ -413,7 +438,8 @@ def check_in_place_aliasing(fdef: cst.FunctionDef) -> InPlaceAlias | None:
 
 
 def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] | None] | None = None,
-         module_array: Callable[[str], bool] = lambda n: False) -> tuple[InPlaceAlias | None, dict[int, str]]:
+         module_array: Callable[[str], bool] = lambda n: False
+         ) -> tuple[InPlaceAlias | None, dict[int, tuple[str, int]]]:
     """:func:`check_in_place_aliasing`'s answer, and the ``w op= v`` statements (by ``id``) whose ``w`` is bound
     to ``made`` (``params["w"]``, ``W[i]``) whose variable is read after the change, each with ``made``: whether
     ``w`` is that variable's own array is known only when the function is specialized, where
@@ -429,7 +455,7 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
     fresh = itertools.count()
     # a name bound through an unsure copy (or a plain copy of one) -> (the variable, the value it held, `made`)
     unsure: dict[str, tuple[str, int, str]] = {}
-    checked: dict[int, str] = {}
+    checked: dict[int, tuple[str, int]] = {}
     for p in [*fdef.params.params, *fdef.params.kwonly_params, *fdef.params.posonly_params]:
         obj[p.name.value] = next(fresh)
     repeated: dict[int, tuple[str, int | None, str]] = {}  # a `[x] * n` list's value -> (x, x's value, made)
@@ -438,8 +464,14 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
     bound_ifs: dict[str, set[int]] = {}  # a name -> the `if`s its binding is under
     may: dict[str, set[tuple[str, int]]] = {}  # a name -> (name, value) pairs whose arrays it may be or hold
     may_at: dict[str, str] = {}  # a name -> the statement that made `may` of it
+    # a name -> (variable, its value, the item as written) of the integer-indexed items (`m[0]`) it may be or hold
+    may_u: dict[str, set[tuple[str, int, str]]] = {}
     for k, e in enumerate(events):
-        if e.kind in ("may", "may_add"):  # (a value that may be, or hold, these names' arrays)
+        if e.kind == "may_u":
+            new_u = {(n, obj.setdefault(n, next(fresh)), made) for n, made in e.items}
+            may_u[e.name] = (may_u.get(e.name, set()) if e.key == "add" else set()) | new_u
+            may_at.setdefault(e.name, e.made)
+        elif e.kind in ("may", "may_add"):  # (a value that may be, or hold, these names' arrays)
             new = {(n, obj.setdefault(n, next(fresh))) for n in e.sources if n != e.name or e.kind == "may_add"}
             may[e.name] = (may.get(e.name, set()) if e.kind == "may_add" else set()) | new
             may_at[e.name] = e.made
@@ -458,6 +490,7 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
             pass  # (bound again under an `if` the old binding is not under: on the other path it is the old array)
         elif e.kind == "bind":
             may.pop(e.name, None)
+            may_u.pop(e.name, None)
             obj[e.name] = next(fresh)
             bound_ifs[e.name] = set(_ifs(e))
             unsure.pop(e.name, None)
@@ -486,9 +519,13 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
             nested = e.item and isinstance(e.small, cst.Assign) or (  # (`xs[0][1] = v`: nested_writes.py's;
                 isinstance(e.small, cst.AugAssign) and isinstance(e.small.target, cst.Name) and
                 e.name in w.containers)  # `xs += [v]` extends the list, not an array)
-            for m, via in [] if nested else _may_reach(may, obj, e.name):  # (`a, b = x, y; a += 1`)
+            item_write = e.item and isinstance(e.small, cst.Assign)  # (`ys = [m.T]; ys[0][1] = v`: m changes)
+            for m, via in [] if nested and not item_write else _may_reach(may, obj, e.name):  # (`a, b = x, y; a += 1`)
                 if _read_later(events, k, m, e):
                     return InPlaceAlias(e.node, e.name, m, None, binding=may_at.get(via, "")), checked
+            found = _unsure_change(events, k, e, obj, may, may_u, unsure, checked, w.containers)
+            if found is not None:  # (`rows = [m[0], m[1]]; rows[0][1] = v`, `m[0, 0] = v`: views of a 2-D m)
+                return InPlaceAlias(e.node, e.name, found[0], None, binding=found[1]), checked
             if v in module:  # (`t = TABLE; t += x`: NumPy changes the module's array, for every later call too)
                 return InPlaceAlias(e.node, e.name, module[v], copied_at.get((e.name, v)), module=True), checked
             through = e.item and isinstance(e.small, cst.AugAssign)  # (`xs[0][1] = v`: nested_writes.py's)
@@ -514,9 +551,75 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
             src = unsure.get(e.name)
             if src is not None and obj.get(src[0]) == src[1] and isinstance(e.small, cst.AugAssign) and \
                     isinstance(e.small.target, cst.Name) and not _written_back(events, k, src[0], src[2]) and \
-                    _read_later(events, k, src[0], e):
-                checked[id(e.small)] = src[2]  # (other changes through an unsure copy: not followed)
+                    any(_read_later(events, k, m, e) for m in obj if obj[m] == src[1]):  # (`t = m[1:]; r = t[0]`)
+                checked[id(e.small)] = (src[2], 1)  # (other changes through an unsure copy: not followed)
     return None, checked
+
+
+def _unsure_change(events: list[_Event], k: int, e: _Event, obj: dict[str, int], may: dict[str, set[tuple[str, int]]],
+                   may_u: dict[str, set[tuple[str, int, str]]], unsure: dict[str, tuple[str, int, str]],
+                   checked: dict[int, tuple[str, int]], containers: set[str]) -> tuple[str, str] | None:
+    """An in-place change (event ``k``) that reaches, or is reached by, an integer-indexed item (``m[0]``: a view of
+    a row of a 2-D ``m`` in NumPy, a number of a 1-D one) read after it (item_views.py). ``x op= v`` (``x`` a name
+    or a container's item) is decided when specializing: ``checked`` gets (the item, the rank from which ``x``
+    shares it); any other change is refused: (the name read after it, the statement binding the item)."""
+    links = {(a, b) for a, pairs in may.items() for b, o in pairs if obj.get(b) == o}
+    items = {(a, b, made) for a, trios in may_u.items() for b, o, made in trios if obj.get(b) == o}
+    if not items and not unsure:
+        return None
+    aug = isinstance(e.small, cst.AugAssign) and (isinstance(e.small.target, cst.Name) and e.name not in containers
+                                                  or isinstance(e.small.target, cst.Subscript) and
+                                                  isinstance(e.small.target.value, cst.Name))
+    small = e.small
+    write = isinstance(small, cst.Assign) and not e.item and any(  # (`m[0, 0] = v`: decided when specializing)
+        isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name) for t in small.targets)
+    same = {n for n, o in obj.items() if o == obj.get(e.name)}
+    # names whose value the changed one may be or hold (through sure links), and the items those hold
+    reach = set(same)
+    todo = list(same)
+    while todo:
+        n = todo.pop()
+        for a, b in links:
+            for m in (b, a) if n in (a, b) else ():
+                if m not in reach:
+                    reach.add(m)
+                    todo.append(m)
+    for a, b, made in sorted(items):
+        if a in reach and b not in reach:  # (the change goes through a holder of `b`'s item)
+            readers = sorted(n for n, o in obj.items() if o == obj.get(b))
+            rank = 1
+        elif b in same and a not in reach:  # (`b` itself changes: the holder `a` of its item is read after it)
+            readers = [a]
+            rank = 1 + item_views.depth(made)
+        else:
+            continue
+        if any(_read_later(events, k, r, e) for r in readers):
+            if aug or write and rank > 1:
+                checked[id(e.small)] = (made, rank)
+                return None
+            return readers[0], next((x.made for x in events if x.kind == "may_u" and x.name == a), made)
+    for n, (src, value, made) in sorted(unsure.items()):  # (`a, b = m[0], m[1]`, then `m += 1`, `a` read)
+        single = any(x.kind == "copy" and x.unsure and x.name == n and isinstance(x.small, cst.Assign) and
+                     isinstance(x.small.targets[0].target, cst.Name) for x in events[:k])
+        if value == obj.get(e.name) and n not in same and _read_later(events, k, n, e):
+            if aug and isinstance(small.target, cst.Name) or write and not single:  # type: ignore[union-attr]
+                checked[id(small)] = (made, 1 + item_views.depth(made))
+                return None
+            if not (single and isinstance(small, cst.Assign)):  # (`m[0, 0] = v` of `r = m[0]`: check_views')
+                return n, f"{n} = {made}"
+        elif n in same and obj.get(src) == value:  # (a change through `r = m[0]`: of m's row, where m is 2-D)
+            holders = sorted(a for a, b, _ in items if obj.get(b) == value)  # (`d = {'q': m[1]}`: its rows too)
+            names = [] if single else [m for m in obj if obj[m] == value]  # (`r = m[0]`'s names: check_views')
+            reader = next((m for m in holders + names if _read_later(events, k, m, e)), None)
+            if reader is None:
+                continue
+            if aug and isinstance(small.target, cst.Name):  # type: ignore[union-attr]
+                checked[id(small)] = (made, 1)  # (`r += v`: an array r is m's row)
+                return None
+            if isinstance(small, cst.Assign) or isinstance(small, cst.AugAssign) and \
+                    isinstance(small.target, cst.Subscript):  # (`a, b = m[0], m[1]; a[0] = v`: a is an array)
+                return reader, f"{n} = {made}"
+    return None
 
 
 def _may_reach(may: dict[str, set[tuple[str, int]]], obj: dict[str, int], name: str) -> list[tuple[str, str]]:
@@ -532,6 +635,9 @@ def _may_reach(may: dict[str, set[tuple[str, int]]], obj: dict[str, int], name: 
                 if m != name and m not in out:
                     out[m] = via
                     todo.append(m)
+                    for o in [o for o, v in obj.items() if v == obj.get(m) and o != name and o not in out]:
+                        out[o] = via  # (`for r in m: out.append(r)`: r is m's row, so out holds m's array)
+                        todo.append(o)
     return sorted(out.items())
 
 

@@ -216,6 +216,8 @@ class Functionalizer:
         at, af = assigned_in(tb), assigned_in(fb)
         names = list(dict.fromkeys(at + af))
         outputs = [n for n in names if n in after]
+        if not outputs and _checks(tb + fb):  # (values dead after it, but a check of an in-place change in it)
+            outputs = [n for n in names if n in defined]
         partial = [n for n in outputs if n not in defined and not (n in at and n in af)]
         if partial:
             # a name defined on one branch only and read later: valid Python only if every later read is
@@ -774,6 +776,15 @@ def functionalize(nf: NormalizedFunction, taken: Iterable[str] = (), dynamic: It
     alive = {id(n) for n in walk_nodes(new)}
     spans = {k: v for k, v in f.spans.items() if k in alive or k in nf.spans}
     return dataclasses.replace(nf, fdef=new, plain=nf.plain_fdef, spans=spans, temps=nf.temps | f.invented)
+
+
+def _checks(stmts: Sequence[Any]) -> bool:
+    """Whether ``stmts`` check an in-place change while specializing (``in_place(x, new, alias=...)``: refused where
+    NumPy's change reaches a value read later, frontend/item_views.py): a branch whose values are all dead after it
+    still runs it."""
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "in_place" and
+               any(a.keyword is not None and a.keyword.value == "alias" for a in n.args)
+               for st in stmts for n in walk_nodes(st))
 
 
 def _prints(stmts: Sequence[Any]) -> bool:

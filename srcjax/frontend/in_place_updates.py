@@ -173,7 +173,15 @@ def statement(norm: Normalizer, s: cst.AugAssign, target: cst.Name) -> None:
         return
     name = cst.Name(norm.fresh(BINOP_HINT[type(op).__name__]))
     norm.assign(name, new, s)
-    args = [cst.Arg(target), cst.Arg(name)]
+    norm.assign(target, checked_call(target, name, alias), s)
+
+
+def checked_call(target: cst.BaseExpression, new: cst.Name, alias: tuple[str, int] | None) -> cst.Call:
+    """``in_place(target, new)``, with ``alias="W[i]"`` (and ``rank=2`` where ``target`` is the variable indexed,
+    ``W``) where NumPy's change would reach an item read after it (aliasing.scan, item_views.py)."""
+    args = [cst.Arg(target), cst.Arg(new)]
     if alias is not None:
-        args.append(cst.Arg(cst.SimpleString(repr(alias)), keyword=cst.Name("alias"), equal=_TIGHT))
-    norm.assign(target, cst.Call(func=cst.Name(IN_PLACE), args=args), s)
+        args.append(cst.Arg(cst.SimpleString(repr(alias[0])), keyword=cst.Name("alias"), equal=_TIGHT))
+        if alias[1] != 1:
+            args.append(cst.Arg(cst.Integer(str(alias[1])), keyword=cst.Name("rank"), equal=_TIGHT))
+    return cst.Call(func=cst.Name(IN_PLACE), args=args)

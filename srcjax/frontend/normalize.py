@@ -153,7 +153,7 @@ class Normalizer(Resolver):
         self.comprehension_loops = comprehension_loops  # list comprehensions as append loops (reverse mode)
         self.spans: dict[int, Span] = {}
         self.updated: set[str] = set()  # names assigned into (y[k] = v)
-        self.checked_in_place: dict[int, str] = {}  # id(`w -= v`) -> what w is bound to (aliasing.scan)
+        self.checked_in_place: dict[int, tuple[str, int]] = {}  # id(`w -= v`) -> what w is bound to (aliasing.scan)
         self.out: list[cst.BaseStatement] = []
 
     # -- emitting ---------------------------------------------------------------

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from . import numpy_calls
+from . import in_place_updates, numpy_calls
 from .syntax import AUG_TO_BIN, BINOP_HINT
 
 if TYPE_CHECKING:
@@ -71,11 +71,23 @@ def statement(norm: Normalizer, s: cst.BaseSmallStatement) -> bool:
         norm.updated.add(y.value)
         return True
     if op is None:
+        alias = norm.checked_in_place.get(id(s))  # (`m[0] = v` of `a, b = m[0], m[1]`, a read later: 2-D m refused)
+        if alias is not None and isinstance(t.value, cst.Name):
+            y = cst.Name(t.value.value)
+            norm.assign(y, in_place_updates.checked_call(cst.Name(y.value), cst.Name(y.value), alias), s)
         norm.index_assign(t, norm.atom(s.value), s)  # type: ignore[union-attr]
         return True
     sub = norm.atom(t)  # y[k] += v  ->  y = index_update(y, k, y[k] + v): NumPy's semantics for basic indices
     name = norm.fresh(BINOP_HINT[type(op).__name__])
     norm.assign(cst.Name(name), cst.BinaryOperation(left=sub, operator=op, right=norm.atom(s.value)), s)
+    alias = norm.checked_in_place.get(id(s))  # (`rows[0] += v` of `rows = [m[0], m[1]]`, m read later)
+    if alias is not None and alias[1] > 1 and isinstance(t.value, cst.Name):  # (`m[k] += v`, rows read later)
+        y = cst.Name(t.value.value)
+        norm.assign(y, in_place_updates.checked_call(cst.Name(y.value), cst.Name(y.value), alias), s)
+    elif alias is not None:
+        checked = norm.fresh(in_place_updates.IN_PLACE)
+        norm.assign(cst.Name(checked), in_place_updates.checked_call(sub, cst.Name(name), alias), s)
+        name = checked
     norm.index_assign(t, cst.Name(name), s)
     return True
 

@@ -32,7 +32,7 @@ _HINT_SHAPE = ("NumPy raises here too: bind a new array of the broadcast shape i
                "or give the value w's shape")
 
 
-def _in_place_stub(x, new, /, axes=0, alias=""):  # type: ignore[no-untyped-def]
+def _in_place_stub(x, new, /, axes=0, alias="", rank=1):  # type: ignore[no-untyped-def]
     ...
 
 
@@ -40,11 +40,12 @@ def _rebinds(x: ShapedArray, axes: int) -> bool:
     return x.weak_type or x.ndim <= axes
 
 
-def _in_place_abstract(x: ShapedArray, new: ShapedArray, axes: int = 0, alias: str = "") -> ShapedArray:
+def _in_place_abstract(x: ShapedArray, new: ShapedArray, axes: int = 0, alias: str = "",
+                       rank: int = 1) -> ShapedArray:
     if _rebinds(x, axes):
         return ShapedArray(new.shape, new.dtype, new.weak_type)
-    if alias:  # (x is an array: NumPy's change reaches the container or array read later)
-        what, hint = in_place_cast.alias_refusal(alias)
+    if alias and x.ndim - axes >= rank:  # (x is an array: NumPy's change reaches the container or array read later)
+        what, hint = in_place_cast.alias_refusal(alias, rank)
         raise UnsupportedSyntaxError(what, hint=hint)
     problem = in_place_cast.shape_refusal(x.shape, new.shape, axes)
     if problem is not None:
@@ -56,7 +57,8 @@ def _in_place_abstract(x: ShapedArray, new: ShapedArray, axes: int = 0, alias: s
     return ShapedArray(x.shape, x.dtype)
 
 
-def _in_place_lower(ctx: LowerCtx, x: HloValue, new: HloValue, axes: int = 0, alias: str = "") -> HloValue:
+def _in_place_lower(ctx: LowerCtx, x: HloValue, new: HloValue, axes: int = 0, alias: str = "",
+                    rank: int = 1) -> HloValue:
     out = ctx.avals_out[0]
     return new if new.dtype == out.dtype else ctx.b.convert(new, out.dtype)
 
