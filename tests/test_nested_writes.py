@@ -153,7 +153,7 @@ def test_a_write_into_an_arrays_row_by_two_subscripts() -> None:
     np.testing.assert_allclose(np.asarray(srcjax.grad(lambda v: array_row(v * v))(w)), [0.0, 0.0, 6.0])
 
 
-@pytest.mark.parametrize("fn, match", [(aliased_item, "would also change 'a'"),
+@pytest.mark.parametrize("fn, match", [(aliased_item, "so NumPy's `a` changes too"),
                                        (viewed_item, "so `b`, which shares it through a view"),
                                        (fancy_rows, r"write a\[i, j\] = v")], ids=lambda v: getattr(v, "__name__", ""))
 def test_what_numpy_would_also_change_is_refused(fn: Any, match: str) -> None:

@@ -316,13 +316,14 @@ def names_always(body: cst.CSTNode, test: Callable[[cst.BaseExpression], bool]) 
     ``test`` (not by unpacking, ``+=``, annotations or loops)."""
     seen: dict[str, bool] = {}
     for n in walk(body):
-        if isinstance(n, cst.Assign):
-            ok = test(n.value)
-            for t in n.targets:
+        kind = type(n)  # (libcst's node classes are ABCs: an isinstance per node costs two Python calls)
+        if kind is cst.Assign:
+            ok = test(n.value)  # type: ignore[attr-defined]
+            for t in n.targets:  # type: ignore[attr-defined]
                 for part in _bound(t.target):
-                    seen[part] = seen.get(part, True) and ok and isinstance(t.target, cst.Name)
-        elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For)):
-            for part in _bound(n.target):
+                    seen[part] = seen.get(part, True) and ok and type(t.target) is cst.Name
+        elif kind is cst.AugAssign or kind is cst.AnnAssign or kind is cst.For:
+            for part in _bound(n.target):  # type: ignore[attr-defined]
                 seen[part] = False
     return {k for k, v in seen.items() if v}
 
