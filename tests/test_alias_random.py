@@ -16,6 +16,7 @@ import random
 import sys
 import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -139,20 +140,30 @@ def test_the_generator_writes_each_kind_of_alias():
         assert spelling in texts, spelling
 
 
-def main(count: int, seed: int) -> None:  # pragma: no cover (a sweep by hand)
+def sweep(write: Callable[[random.Random], str], check: Callable[[str, random.Random], str], count: int, seed: int,
+          chars: int = 2000, progress: bool = False) -> None:  # pragma: no cover (a sweep by hand)
+    """Programs ``seed .. seed + count - 1`` (``write(random.Random(s))``, then ``check(text, that rng)``): each
+    failure printed with its seed, the verdicts counted (the random-program tests' command lines)."""
     counts: dict[str, int] = {}
     for s in range(seed, seed + count):
-        text = write_program(random.Random(s))
+        r = random.Random(s)
+        text = write(r)
         try:
-            verdict = check(text)
+            verdict = check(text, r)
         except AssertionError as e:
             verdict = "WRONG"
-            print(f"seed {s}: {str(e)[:2000]}")
+            print(f"seed {s}: {str(e)[:chars]}")
         except Exception as e:
             verdict = "crash"
             print(f"seed {s}: {type(e).__name__}: {str(e)[:300]}\n{text}")
         counts[verdict] = counts.get(verdict, 0) + 1
+        if progress:
+            print(s, verdict, flush=True)
     print(counts)
+
+
+def main(count: int, seed: int) -> None:  # pragma: no cover (a sweep by hand)
+    sweep(write_program, lambda text, _r: check(text), count, seed)
 
 
 if __name__ == "__main__":  # pragma: no cover

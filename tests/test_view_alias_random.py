@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import srcjax
 
-from .test_alias_random import load
+from .test_alias_random import load, sweep
 from .written import examples
 
 HEADER = "import numpy as np\n\n\n"
@@ -175,19 +175,7 @@ def test_the_generator_writes_each_kind_of_view():
 
 
 def main(count: int, seed: int) -> None:  # pragma: no cover (a sweep by hand)
-    counts: dict[str, int] = {}
-    for s in range(seed, seed + count):
-        text = write_program(random.Random(s))
-        try:
-            verdict = check(text)
-        except AssertionError as e:
-            verdict = "WRONG"
-            print(f"seed {s}: {str(e)[:2000]}")
-        except Exception as e:
-            verdict = "crash"
-            print(f"seed {s}: {type(e).__name__}: {str(e)[:300]}\n{text}")
-        counts[verdict] = counts.get(verdict, 0) + 1
-    print(counts)
+    sweep(write_program, lambda text, _r: check(text), count, seed)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 import srcjax
 
-from .test_alias_random import load
+from .test_alias_random import load, sweep
 from .written import THOROUGH, examples
 
 HEADER = '''import numpy as np
@@ -180,21 +180,7 @@ def test_the_generator_writes_each_kind_of_flow():
 
 
 def main(count: int, seed: int) -> None:  # pragma: no cover (a sweep by hand)
-    counts: dict[str, int] = {}
-    for s in range(seed, seed + count):
-        r = random.Random(s)
-        text = write_program(r)
-        try:
-            verdict = check(text, r.random() < 0.5)
-        except AssertionError as e:
-            verdict = "WRONG"
-            print(f"seed {s}: {str(e)[:2500]}")
-        except Exception as e:
-            verdict = "crash"
-            print(f"seed {s}: {type(e).__name__}: {str(e)[:300]}\n{text}")
-        counts[verdict] = counts.get(verdict, 0) + 1
-        print(s, verdict, flush=True)
-    print(counts)
+    sweep(write_program, lambda text, r: check(text, r.random() < 0.5), count, seed, chars=2500, progress=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -164,7 +164,7 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             getter, single = getters[t]
         except KeyError:
             getter, single = _reversed_getter(t)
-        got = getter(n)
+        got = getter(n)  # (the children pushed inline, as in names_in/walk: a helper is a call per node)
         for v in (got,) if single else got:  # (the last field first, its last item first: popped in order)
             c = v.__class__
             if c in nodes:
@@ -369,7 +369,7 @@ def names_in(node: cst.CSTNode, *, skip_targets: bool = False) -> list[str]:
             getter, single = getters[t]
         except KeyError:
             getter, single = _reversed_getter(t)
-        got = getter(n)
+        got = getter(n)  # (the children pushed inline, as in names_in/walk: a helper is a call per node)
         for v in (got,) if single else got:  # (the last field first, its last item first: popped in order)
             c = v.__class__
             if c in nodes:
