@@ -609,6 +609,8 @@ def _without_written_defs(body: list[Any], used: set[str]) -> list[Any]:
     """``body`` without the defs inside its loops and branches whose every call was written out (a fori body's
     ``def fn`` of an RK4 step, the copy vmap writes before each call of a nested def): a def read nowhere but
     by its own name."""
+    if not used:  # (no def's call was written out: nothing can go, no walk)
+        return body
     nested = [n for st in body if type(st) is not cst.SimpleStatementLine for n in walk_nodes(st)
               if type(n) is cst.FunctionDef]
     if not nested:
