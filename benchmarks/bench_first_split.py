@@ -4,13 +4,18 @@ Run (from the repository root, in the venv that has the test extras: ``jax`` is 
 
     .venv/bin/python benchmarks/bench_first_split.py            # full sizes, wall clock
     .venv/bin/python benchmarks/bench_first_split.py --clock cpu --warm-helpers hessian
+    .venv/bin/python benchmarks/bench_first_split.py --clock process --warm-helpers --programs
 
 srcjax's first call is split into the front end (reading, normalizing, transforming and writing
-source: everything but the next two), lowering the specialized program to StableHLO text
-(``Specializer.lower``), and XLA's compile (``runtime/xla._compile_cached``); jax's into
-``jax.jit(f).trace(*args).lower()``, ``.compile()`` and the first run. Sizes of both programs:
-characters and ``stablehlo.`` ops of the StableHLO text, characters and fusions of XLA's optimized
-HLO (a bigger program would show here). Both libraries are warmed up on an unrelated function first.
+source: everything but the next three), lowering the specialized program to StableHLO text
+(``Specializer.lower``), XLA's compile (``runtime/xla._compile_cached``: XLA parses the text itself) and
+the first execution (upload, run, results wrapped: ``Executable.put_many/run/run_one``); jax's into
+``jax.jit(f).trace(*args)``, ``.lower()``, ``.compile()`` and the first run. Sizes of both programs:
+characters and StableHLO ops of the text, characters and fusions of XLA's optimized HLO (a bigger
+program would show here). ``--programs`` adds two columns: parsing srcjax's text into an MLIR module
+(what XLA's compile starts with), and XLA compiling each library's StableHLO again, with srcjax's client
+and options, median of three (equal programs compile alike: a difference there is the program's).
+Both libraries are warmed up on an unrelated function first.
 
 srcjax's persistent cache is a fresh, empty directory (as in ``bench_vmap.py``: nothing can hit; or
 ``SRCJAX_CACHE_DIR`` when set), so
@@ -18,7 +23,8 @@ srcjax's library helpers (``frontend/library_cache.py``) are normalized and stor
 that needs each; ``--warm-helpers`` first runs every case once on other functions in a separate
 process with the same directory, so that the timed process loads them from the disk as a user's
 later processes do. ``--clock cpu`` times the calling thread's CPU (``time.thread_time``: steadier on
-a busy machine; XLA compiles partly on other threads, so its compile column is smaller there).
+a busy machine; XLA compiles on other threads, so its compile column is nearly empty there);
+``--clock process`` the whole process's CPU (``time.process_time``: XLA's threads included).
 """
 
 from __future__ import annotations
@@ -52,7 +58,7 @@ from bench_foundation import as_jax  # noqa: E402
 jax.config.update("jax_enable_x64", True)
 
 CLOCK = time.perf_counter
-PARTS: dict[str, float] = {"lower": 0.0, "compile": 0.0}
+PARTS: dict[str, float] = {"lower": 0.0, "compile": 0.0, "run": 0.0}
 COMPILED: list[tuple[str, Any]] = []  # (StableHLO text, loaded executable) of the case being timed
 
 
@@ -78,6 +84,8 @@ def _compile_recorded(text: str, *args: Any, **kwargs: Any) -> Any:
 # (private names on purpose: this script measures them; nothing else is changed)
 xla._compile_cached = _timed("compile", _compile_recorded)
 specialize.Specializer.lower = _timed("lower", specialize.Specializer.lower)  # type: ignore[method-assign]
+for _name in ("run", "run_one", "put_many"):  # the first execution: upload, run, results wrapped
+    setattr(xla.Executable, _name, _timed("run", getattr(xla.Executable, _name)))
 
 
 def _optimized(loaded: Any) -> str:
@@ -87,19 +95,48 @@ def _optimized(loaded: Any) -> str:
         return ""
 
 
-def split(case: bench_vmap.Case) -> str:
-    PARTS.update(lower=0.0, compile=0.0)
+def _ops(text: str) -> int:
+    """StableHLO operations of a module's text (``stablehlo.`` op names; jax's ``func.call``s excluded)."""
+    return text.count("stablehlo.") - text.count("stablehlo.return") - text.count("stablehlo.sharding")
+
+
+def _parse_ms(text: str) -> float:
+    """Milliseconds of parsing ``text`` into an MLIR module (what XLA does first with srcjax's text)."""
+    with xla._LOCK:
+        xla._mlir_module("")  # (the context, once)
+        t = CLOCK()
+        xla._mlir_module(text)
+        return (CLOCK() - t) * 1e3
+
+
+def _xla_ms(text: str, rounds: int = 3) -> float:
+    """Median milliseconds of XLA compiling ``text`` with srcjax's client and options (the same for both
+    libraries' texts: a difference is the program's, not the options')."""
+    backend = xla.get_backend()
+    got = []
+    for _ in range(rounds):
+        t = CLOCK()
+        backend.client.compile_and_load(text, backend.device_list, xla.xla_client.CompileOptions())
+        got.append((CLOCK() - t) * 1e3)
+    return sorted(got)[len(got) // 2]
+
+
+def split(case: bench_vmap.Case, programs: bool) -> str:
+    PARTS.update(lower=0.0, compile=0.0, run=0.0)
     COMPILED.clear()
     t = CLOCK()
     f = case.make_sj()
     bench_vmap._read(f(*case.args))
     total = CLOCK() - t
-    front = total - PARTS["lower"] - PARTS["compile"]
+    front = total - PARTS["lower"] - PARTS["compile"] - PARTS["run"]
     text = "".join(s for s, _ in COMPILED)
     opt = "".join(_optimized(e) for _, e in COMPILED)
     jf = case.make_jax()
     t = CLOCK()
-    lowered = jf.trace(*case.args).lower()
+    traced = jf.trace(*case.args)
+    t_trace = CLOCK() - t
+    t = CLOCK()
+    lowered = traced.lower()
     t_lower = CLOCK() - t
     t = CLOCK()
     compiled = lowered.compile()
@@ -108,20 +145,29 @@ def split(case: bench_vmap.Case) -> str:
     bench_vmap._read(compiled(*case.args))
     t_run = CLOCK() - t
     jtext, jopt = lowered.as_text(), compiled.as_text()
+    j_total = t_trace + t_lower + t_compile + t_run
     ms = 1e3
-    return (f"| {case.name} | {total * ms:.0f} = {front * ms:.0f} + {PARTS['lower'] * ms:.0f} + "
-            f"{PARTS['compile'] * ms:.0f} | {(t_lower + t_compile + t_run) * ms:.0f} = {t_lower * ms:.0f} + "
-            f"{t_compile * ms:.0f} + {t_run * ms:.0f} | {total / (t_lower + t_compile + t_run):.2f} | "
-            f"{len(COMPILED)}: {len(text):,} ch, {text.count('stablehlo.')} ops / {len(jtext):,} ch, "
-            f"{jtext.count('stablehlo.')} ops | {len(opt):,} ch, {opt.count('fusion(')} fusions / {len(jopt):,} ch, "
-            f"{jopt.count('fusion(')} fusions |")
+    row = (f"| {case.name} | {total * ms:.0f} = {front * ms:.0f} + {PARTS['lower'] * ms:.1f} + "
+           f"{PARTS['compile'] * ms:.1f} + {PARTS['run'] * ms:.1f} | {j_total * ms:.0f} = {t_trace * ms:.0f} + "
+           f"{t_lower * ms:.1f} + {t_compile * ms:.1f} + {t_run * ms:.1f} | {total / j_total:.2f} | "
+           f"{len(COMPILED)}: {len(text):,} ch, {_ops(text)} ops / {len(jtext):,} ch, "
+           f"{_ops(jtext)} ops | {len(opt):,} ch, {opt.count('fusion(')} fusions / {len(jopt):,} ch, "
+           f"{jopt.count('fusion(')} fusions |")
+    if programs:  # both programs compiled again alike, and srcjax's parsed: the program's share, not the options'
+        parse = sum(_parse_ms(s) for s, _ in COMPILED)
+        sj_xla = sum(_xla_ms(s) for s, _ in COMPILED)
+        row += f" {parse:.1f} | {sj_xla:.1f} / {_xla_ms(jtext):.1f} |"
+    return row
 
 
 def main() -> int:
     global CLOCK
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="bench_vmap's small sizes")
-    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="wall time or this thread's CPU time")
+    ap.add_argument("--clock", choices=("wall", "cpu", "process"), default="wall",
+                    help="wall time, this thread's CPU time, or the process's CPU time (XLA's threads included)")
+    ap.add_argument("--programs", action="store_true",
+                    help="also: MLIR parse of srcjax's text, and XLA compiling each library's StableHLO again, alike")
     ap.add_argument("--warm-helpers", action="store_true",
                     help="store srcjax's normalized helpers in the cache first (another process), as after a first run")
     ap.add_argument("cases", nargs="*", help="substrings of case names to run (default: all)")
@@ -143,20 +189,21 @@ def main() -> int:
         here = os.path.dirname(os.path.abspath(__file__))
         subprocess.run([sys.executable, "-c", code, CACHE], check=True, cwd=here,
                        env={**os.environ, "PYTHONPATH": os.pathsep.join([here, *sys.path])})
-    CLOCK = time.thread_time if ns.clock == "cpu" else time.perf_counter
+    CLOCK = {"wall": time.perf_counter, "cpu": time.thread_time, "process": time.process_time}[ns.clock]
     print(f"clock: {ns.clock}; srcjax's helpers {'from the disk cache' if ns.warm_helpers else 'normalized now'}; "
           f"load average {os.getloadavg()[0]:.1f}")
     warm = np.linspace(0.0, 1.0, 8)
     for f in (srcjax.compile(bench_vmap._warm), srcjax.grad(bench_vmap._warm), jax.jit(as_jax(bench_vmap._warm)),
               jax.jit(jax.grad(as_jax(bench_vmap._warm)))):
         bench_vmap._read(f(warm))
-    print("| case | srcjax ms = front end + lower + XLA compile | jax ms = trace+lower + compile + run | sj/jax "
-          "| StableHLO srcjax / jax | optimized HLO srcjax / jax |")
-    print("|---|---|---|---|---|---|")
+    print("| case | srcjax ms = front end + lower + XLA compile + run | jax ms = trace + lower + compile + run "
+          "| sj/jax | StableHLO srcjax / jax | optimized HLO srcjax / jax |"
+          + (" MLIR parse ms | XLA compile again ms srcjax / jax |" if ns.programs else ""))
+    print("|---|---|---|---|---|---|" + ("---|---|" if ns.programs else ""))
     for c in bench_vmap.cases(ns.quick, np.random.default_rng(0)):
         if ns.cases and not any(s in c.name for s in ns.cases):
             continue
-        print(split(c), flush=True)
+        print(split(c, ns.programs), flush=True)
     return 0
 
 

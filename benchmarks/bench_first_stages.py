@@ -24,6 +24,12 @@ writers' hand-off would remove), library helpers read from the disk cache, the r
 derivative templates instantiated, lowering to StableHLO, XLA's compile; ``other`` is the rest (the writers,
 loading and running generated modules, dispatch). Medians of ``--runs`` children each.
 
+``--clock process`` times the whole process's CPU (``time.process_time``) instead of the calling thread's:
+XLA compiles on its own threads, so only this clock shows the compile (thread CPU saw 3 ms of jacrev's
+~80 ms compile). ``--jax`` adds a third kind of child, ``jax``: jax's first call of the same case in a new
+process warmed up alike, in jax's stages (``jit(f).trace(*args)`` in the first column, ``.lower()``,
+``.compile()``, the call with its result read back).
+
 ``--calls`` counts the Python function calls of the first call instead (``cProfile``'s total, the same on a
 loaded machine as on a quiet one: compare two revisions with it when timings are noise; a session's first-call
 regression of 10-30% showed as 75k -> 133k calls for jacrev).
@@ -43,7 +49,8 @@ import time
 from typing import Any
 
 STAGES = ("normalize user", "normalize generated", "helpers from disk", "readable", "simplify", "templates",
-          "lower", "XLA compile", "other")
+          "lower", "XLA compile", "first run", "other")
+CLOCK = time.process_time if os.environ.get("BENCH_CLOCK") == "process" else time.thread_time
 NAMES = ("mlp_loss", "layer", "rosen", "newton_sqrt", "dist")
 
 
@@ -59,12 +66,12 @@ def _instrument(spent: dict[str, float]) -> None:
 
     def timed(stage: Any, fn: Any) -> Any:
         def run(*args: Any, **kwargs: Any) -> Any:
-            stack.append([time.thread_time(), 0.0])
+            stack.append([CLOCK(), 0.0])
             try:
                 return fn(*args, **kwargs)
             finally:
                 start, inner = stack.pop()
-                total = time.thread_time() - start
+                total = CLOCK() - start
                 name = stage(*args) if callable(stage) else stage
                 spent[name] = spent.get(name, 0.0) + total - inner
                 if stack:
@@ -80,6 +87,8 @@ def _instrument(spent: dict[str, float]) -> None:
     templates.instantiate = reverse_ad.instantiate = forward_ad.instantiate = instantiate  # type: ignore[attr-defined]
     specialize.Specializer.lower = timed("lower", specialize.Specializer.lower)  # type: ignore[method-assign]
     xla._compile_cached = timed("XLA compile", xla._compile_cached)
+    for name in ("run", "run_one", "put_many"):  # the first execution: upload, run, results wrapped
+        setattr(xla.Executable, name, timed("first run", getattr(xla.Executable, name)))
 
 
 def child(case: str, mode: str) -> None:
@@ -90,6 +99,9 @@ def child(case: str, mode: str) -> None:
     import bench_vmap as b  # (same directory; it points SRCJAX_CACHE_DIR at BENCH_VMAP_COLD_CACHE)
     import numpy as np
 
+    if mode == "jax":
+        jax_child(b, case)
+        return
     spent: dict[str, float] = {}
     _instrument(spent)
     b._warm_up("srcjax")
@@ -123,11 +135,35 @@ def child(case: str, mode: str) -> None:
             prof.dump_stats(os.environ["BENCH_DUMP"])
         print(json.dumps({"total": pstats.Stats(prof).total_calls / 1e3}))  # type: ignore[attr-defined]
         return
-    start = time.thread_time()
+    start = CLOCK()
     b._read(c.make_sj()(*c.args))
-    total = time.thread_time() - start
+    total = CLOCK() - start
     spent["other"] = total - sum(spent.values())
     print(json.dumps({"total": total * 1e3, **{k: v * 1e3 for k, v in spent.items()}}))
+
+
+JAX_STAGES = ("trace", "lower", "XLA compile", "first run")
+
+
+def jax_child(b: Any, case: str) -> None:
+    """(a child process) jax's first call of ``case`` in its stages (``jit(f).trace(*args)``, ``.lower()``,
+    ``.compile()``, the call with its result read back), warmed up as srcjax's children are."""
+    import numpy as np
+
+    b._warm_up("jax")
+    c = next(c for c in b.cases(False, np.random.default_rng(0)) if case in c.name)
+    spent: dict[str, float] = {}
+    start = t = CLOCK()
+    f = c.make_jax()
+    traced = f.trace(*c.args)
+    spent["trace"], t = CLOCK() - t, CLOCK()
+    lowered = traced.lower()
+    spent["lower"], t = CLOCK() - t, CLOCK()
+    compiled = lowered.compile()
+    spent["XLA compile"], t = CLOCK() - t, CLOCK()
+    b._read(compiled(*c.args))
+    spent["first run"] = CLOCK() - t
+    print(json.dumps({"total": (CLOCK() - start) * 1e3, **{k: v * 1e3 for k, v in spent.items()}}))
 
 
 def main() -> int:
@@ -135,6 +171,10 @@ def main() -> int:
     ap.add_argument("cases", nargs="*", help="substrings of bench_vmap's case names (default: all five)")
     ap.add_argument("--runs", type=int, default=3, help="children of each kind per case (default 3)")
     ap.add_argument("--calls", action="store_true", help="count Python calls (thousands) instead of timing")
+    ap.add_argument("--clock", choices=("thread", "process"), default="thread",
+                    help="the calling thread's CPU time (default) or the process's (XLA's compile threads included)")
+    ap.add_argument("--jax", action="store_true",
+                    help="also jax's first call in new processes: trace, lower, XLA compile, first run")
     ap.add_argument("--child", nargs=2, metavar=("CASE", "MODE"), help=argparse.SUPPRESS)
     ns = ap.parse_args()
     if ns.child:
@@ -145,18 +185,24 @@ def main() -> int:
     env = {**os.environ, "BENCH_VMAP_COLD_CACHE": shared}
     if ns.calls:
         env["BENCH_FIRST_CALLS"] = "1"
+    env["BENCH_CLOCK"] = ns.clock
     cases = ns.cases or ["per-example", "jacrev", "hessian", "newton", "nested"]
     for case in cases:  # srcjax's own entries (the helpers), from runs on the renamed copies
         subprocess.run([sys.executable, __file__, "--child", case, "warm"], capture_output=True, env=env, cwd=here)
     stages = () if ns.calls else STAGES
-    what = "thousands of Python calls" if ns.calls else "thread CPU ms"
+    what = "thousands of Python calls" if ns.calls else f"{ns.clock} CPU ms"
     print(f"{what}, medians of {ns.runs} processes each; load average {os.getloadavg()[0]:.1f}")
-    print("| " + " | ".join(("case", "process", "total", *stages)) + " |")
+    heads = [{"normalize user": "normalize user (jax: trace)"}.get(s, s) for s in stages] if ns.jax else stages
+    print("| " + " | ".join(("case", "process", "total", *heads)) + " |")
     print("|---|---|" + "---:|" * (1 + len(stages)))
     for case in cases:
         got: dict[str, list[dict[str, float]]] = {"new": [], "warm": []}
+        if ns.jax and not ns.calls:
+            got["jax"] = []
         for r in range(ns.runs):
-            for mode in (("new", "warm") if r % 2 == 0 else ("warm", "new")):
+            for mode in (("new", "warm", "jax") if r % 2 == 0 else ("jax", "warm", "new")):
+                if mode not in got:
+                    continue
                 for p in glob.glob(os.path.join(shared, "**", "*.xla"), recursive=True) + \
                         glob.glob(os.path.join(shared, "**", "*.prog"), recursive=True):
                     os.remove(p)
@@ -168,7 +214,8 @@ def main() -> int:
                 got[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
         for mode, rows in got.items():
             if rows:
-                cells = [statistics.median(r.get(s, 0.0) for r in rows) for s in ("total", *stages)]
+                names = [{"normalize user": "trace"}.get(s, s) for s in stages] if mode == "jax" else stages
+                cells = [statistics.median(r.get(s, 0.0) for r in rows) for s in ("total", *names)]
                 print(f"| {case} | {mode} | " + " | ".join(f"{v:.1f}" for v in cells) + " |", flush=True)
     return 0
 
