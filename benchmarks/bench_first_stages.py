@@ -21,8 +21,12 @@ first) and never the case's program (``*.xla``, ``*.prog`` are deleted before ea
 The stages are exclusive (a stage's time excludes the stages timed inside it): normalizing the user's
 functions, normalizing source srcjax wrote (a derivative or batched program read back: the re-reading the
 writers' hand-off would remove), library helpers read from the disk cache, the readable pass, the simplifier,
-derivative templates instantiated, lowering to StableHLO, XLA's compile; ``other`` is the rest (the writers,
-loading and running generated modules, dispatch). Medians of ``--runs`` children each.
+derivative templates instantiated, lowering to StableHLO, XLA's compile (with its persistent-cache lookup),
+the first execution (upload, run, results wrapped), loading generated modules (parse, register, compile to
+bytecode, execute), the level-2 cache (``warm_cache``: the program's entry looked up and stored), the writers
+(``vmap.batched_source``, ``jacobian_source``, ``grad_source``/``vjp_source``/``jvp_source``: the batched and
+derivative source written, less the stages inside them); ``other`` is the rest (binding and keying
+arguments, eval_shape's and the wrappers' own work, dispatch). Medians of ``--runs`` children each.
 
 ``--clock process`` times the whole process's CPU (``time.process_time``) instead of the calling thread's:
 XLA compiles on its own threads, so only this clock shows the compile (thread CPU saw 3 ms of jacrev's
@@ -49,7 +53,7 @@ import time
 from typing import Any
 
 STAGES = ("normalize user", "normalize generated", "helpers from disk", "readable", "simplify", "templates",
-          "lower", "XLA compile", "first run", "other")
+          "lower", "XLA compile", "first run", "load generated", "level-2 cache", "writers", "other")
 CLOCK = time.process_time if os.environ.get("BENCH_CLOCK") == "process" else time.thread_time
 NAMES = ("mlp_loss", "layer", "rosen", "newton_sqrt", "dist")
 
@@ -89,6 +93,25 @@ def _instrument(spent: dict[str, float]) -> None:
     xla._compile_cached = timed("XLA compile", xla._compile_cached)
     for name in ("run", "run_one", "put_many"):  # the first execution: upload, run, results wrapped
         setattr(xla.Executable, name, timed("first run", getattr(xla.Executable, name)))
+    import importlib
+
+    from srcjax import api, generated, warm_cache
+
+    # (by module path: srcjax's own names shadow some of its modules, srcjax.vmap is the function)
+    autodiff, batch_shared, jacobian, partials, vmap = (importlib.import_module(f"srcjax.{m}") for m in (
+        "autodiff", "batch_shared", "jacobian", "partials", "vmap"))
+
+    for module in (autodiff, batch_shared, generated, jacobian, partials, vmap):  # (each imported the names)
+        for name in ("load_module", "exec_generated"):
+            if hasattr(module, name):
+                setattr(module, name, timed("load generated", getattr(generated, name)))
+    api.Compiled._warm_store = timed("level-2 cache", api.Compiled._warm_store)  # type: ignore[method-assign]
+    from srcjax.transforms import ad
+
+    for module, name in ((vmap, "batched_source"), (autodiff, "jacobian_source"), (autodiff, "_forward_grad_source"),
+                         (ad, "grad_source"), (ad, "jvp_source"), (ad, "vjp_source")):
+        setattr(module, name, timed("writers", getattr(module, name)))
+    warm_cache.lookup = timed("level-2 cache", warm_cache.lookup)
 
 
 def child(case: str, mode: str) -> None:
