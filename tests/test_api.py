@@ -223,6 +223,28 @@ def test_a_transposed_operand_is_contracted_where_it_is():
     np.testing.assert_allclose(srcjax.jit(_free_axes_swapped)(a, v), _free_axes_swapped(a, v), rtol=1e-12)
 
 
+def test_dead_transposes_are_counted_by_whole_names():
+    """``FuncBuilder.finish`` drops the transposes nothing reads (a contraction read their operand), counting
+    whole SSA names in one pass: ``%1`` is dead though ``%12``, ``%13`` and ``%1x``-like names are read."""
+    from srcjax.core import ShapedArray
+    from srcjax.lower.hlo import FuncBuilder
+    from srcjax.lower.verify import verify
+
+    b = FuncBuilder("main", [ShapedArray((2, 3), np.dtype(np.float64))])
+    x = b.args[0]
+    kept = b.transpose(x, [1, 0])  # %0, read below
+    dead = b.transpose(x, [1, 0])  # %1, never read
+    acc = kept
+    for _ in range(10):  # %2 .. %11
+        acc = b.binary("add", acc, kept)
+    late = b.transpose(x, [1, 0])  # %12, read by %13
+    out = b.binary("multiply", acc, late)
+    assert (kept.name, dead.name, late.name, out.name) == ("%0", "%1", "%12", "%13")
+    body = b.finish([out])
+    assert "%1 = " not in body and "%0 = stablehlo.transpose" in body and "%12 = stablehlo.transpose" in body
+    verify(f"module @m {{\n{body}\n}}")
+
+
 def test_lowered_text_parses_as_stablehlo():
     from srcjax.lower.verify import verify
 
