@@ -41,6 +41,7 @@ import libcst as cst
 import numpy as np
 
 from .. import pytree, warm_cache
+from ..adjoint import UNSET
 from ..core import (
     PYTHON_SCALAR_DTYPES,
     ArgumentError,
@@ -580,6 +581,8 @@ class Specializer:
         if is_dynamic(base) or (isinstance(base, np.ndarray) and any(contains_dynamic(k) for k in keys)):
             return self.getitem(base, keys)  # (a constant array indexed by data too: a gather from it)
         self.need_static(key, "an index into a Python container")
+        if base is UNSET:  # (an item of a value no path computed: vmap's join of a container, item by item)
+            return base
         try:
             return self.from_python(base[key])
         except (IndexError, KeyError, TypeError) as e:

@@ -459,6 +459,9 @@ class FunctionWriter:
                     batch_tapes.whole(self, name)
                     expr = f"batch_broadcast_items({expr}, {self.size})"
                 elif st is not False:
+                    if isinstance(st, Tree) and not expr.isidentifier() and parts_of(expr) is None:
+                        self.emit(f"{name} = {expr}", ind)  # (a call's container: read item by item once bound,
+                        expr = name  # not called again for each item)
                     expr = self.convert(expr, st, True)
                 st = True
             if st is True and batch_tapes.whole_pop(self, expr):  # (a value pushed whole: batched as pushed)
@@ -466,7 +469,8 @@ class FunctionWriter:
                 if kept is None:  # (a tuple popped whole, from a cotangent tape: its slots as pushed)
                     batch_tapes.whole(self, expr[:-len(".pop()")])
                 st = True if kept is None else kept[0]
-            self.emit(f"{name} = {expr}", ind)
+            if expr != name:  # (`out = out`: a container batched already, bound above)
+                self.emit(f"{name} = {expr}", ind)
             self.bind(name, st)
             return
         if isinstance(target, (cst.Tuple, cst.List)) and \
