@@ -331,8 +331,6 @@ def batch_select(c: Any, a: Any, b: Any) -> Any:
         return b
     if b is UNSET:
         return a
-    if is_tree(a):  # (a container the batcher's state does not show: a loop's carried dict, a helper's result)
-        return batch_select_items(c, a, b)
     k = max(np.ndim(a), np.ndim(b)) - np.ndim(c)
     c2 = np.reshape(c, np.shape(c)[:1] + (1,) * k + np.shape(c)[1:]) if k > 0 else c
     if has_derivative(a) or has_derivative(b):

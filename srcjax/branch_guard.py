@@ -12,7 +12,7 @@ cotangent ``taken_bar(g, pred)``: ``g`` where ``pred`` holds, else 0 (a select, 
 the examples that do not take the branch get exactly zero, as a loop over the examples would give. The primitive's
 record is in ``primitives/ad_prims.py``. A container (a dict, list, tuple or record of batched leaves whose structure
 the batcher's state does not show: a cotangent, a helper's result) is marked leaf by leaf (``tree_taken``, the
-record's ``tree`` rule; ``taken_bar`` of a container likewise).
+record's ``tree`` rule).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .pytree import from_leaves, is_tree, leaves_like
+from .pytree import from_leaves, leaves_like
 
 BRANCH_HELPERS = ["taken", "taken_bar", "tree_taken"]
 
@@ -36,8 +36,6 @@ def taken_bar(g: Any, pred: Any, keep: bool = True) -> Any:
     axes lead ``g``'s); ``None`` (an integer or boolean leaf of a container) stays ``None``."""
     if g is None:
         return g
-    if is_tree(g):  # (a container's cotangent: leaf by leaf)
-        return from_leaves(g, [taken_bar(leaf, pred, keep) for leaf in leaves_like(g, g)])
     k = np.ndim(g) - np.ndim(pred)
     mask = np.reshape(pred, np.shape(pred) + (1,) * k) if k > 0 else pred
     if keep:

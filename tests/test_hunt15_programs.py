@@ -344,13 +344,42 @@ def test_a_view_read_in_the_next_iteration_after_an_update_is_refused() -> None:
     _agree(srcjax.jit(hp.householder_qr_r)(Q), hp.householder_qr_r(Q), "householder_qr_r: jit vs NumPy")
 
 
-@pytest.mark.xfail(strict=True, raises=srcjax.TranspileError,
-                   reason="session 36: frontend/aliasing.py's row-view check (wrong18) refuses a view bound again "
-                          "later in the loop body before its next read (_read_later scans the next iteration "
-                          "without the rebinding after the change); NumPy-safe, ran before: a conservative refusal")
+def _view_rebound_unless_continued(A: Any) -> Any:
+    R = A.copy()
+    x = R[0]
+    t = 0.0
+    for _ in range(3):
+        t = t + np.sum(x)  # NumPy: after a `continue`, the next iteration reads R[0] as updated
+        R[0] += 1.0
+        if R[0, 0] > 1.5:
+            continue
+        x = R[1]
+    return t
+
+
+def _view_rebound_unless_returned(A: Any) -> Any:
+    R = A.copy()
+    x = R[0]
+    t = 0.0
+    for _ in range(3):
+        t = t + np.sum(x)
+        R[0] += 1.0
+        if R[0, 0] > 1.5:
+            return t + np.sum(x)  # NumPy: R[0] as updated
+        x = R[1]
+    return t
+
+
 def test_a_view_bound_again_before_its_next_read_runs() -> None:
+    """Refused before (a conservative refusal of session 36: frontend/aliasing.py's ``_read_later`` scanned the
+    next iteration as if the view were not bound again after the change): ``x = R[0]`` before the loop, ``R[0] +=
+    1; x = R[1]`` in it is NumPy-safe, the old view is never read after the update. A ``continue`` (or a ``break``,
+    a ``return``) between the update and the binding leaves a path on which it is read: still refused."""
     A = np.arange(6.0).reshape(2, 3)
     _agree(srcjax.jit(_view_rebound_each_iteration)(A), _view_rebound_each_iteration(A), "jit vs NumPy")
+    for f in (_view_rebound_unless_continued, _view_rebound_unless_returned):
+        with pytest.raises(srcjax.TranspileError, match="so NumPy's `x` changes too|copy the view"):
+            srcjax.jit(f)(A)
 
 
 def test_a_while_on_values_a_rolled_loop_made_data_redefines_its_loop_body() -> None:

@@ -49,7 +49,7 @@ class InPlaceAlias:
 @dataclass
 class _Event:
     pos: int
-    kind: str  # read | bind | copy | inplace
+    kind: str  # read | bind | copy | inplace | jump (continue, break, return) | holds | may | may_add | may_u
     name: str
     node: cst.CSTNode
     source: str = ""  # copy: the name copied
@@ -278,6 +278,8 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
     def ev(kind: str, name: str, node: cst.CSTNode = node, **kw: Any) -> None:
         effects.append(_Event(p, kind, name, node, loops=loops, guards=tuple(w.guards), small=s, **kw))
 
+    if isinstance(s, (cst.Continue, cst.Break, cst.Return)):  # (a path that skips what follows: _read_later)
+        ev("jump", "")
     if isinstance(s, cst.Assign):
         reads = names_in(s.value)
         first = ""  # (`a = b = np.zeros(3)`: one array, two names)
@@ -660,13 +662,22 @@ def _written_back(events: list[_Event], k: int, name: str, made: str) -> bool:
 
 def _read_later(events: list[_Event], k: int, name: str, at: _Event) -> bool:
     """Whether ``name`` is read after event ``k`` before it is bound again (in a loop around ``k``: also
-    from the loop's start, in the next iteration, before it is bound again there)."""
+    from the loop's start, in the next iteration, before it is bound again there, unless every path from ``k`` to
+    the next iteration binds it again: a binding in the innermost loop's own body, no ``continue``, ``break`` or
+    ``return`` between)."""
+    jumped = False
     for e in events[k + 1:]:
+        if e.kind == "jump":
+            jumped = True
+            continue
         if e.name != name:
             continue
         if e.kind == "read":
             return True
         if e.kind in ("bind", "copy"):
+            inner = at.loops[-1] if at.loops else None
+            if inner is not None and not jumped and e.guards[-1:] == (inner[0],) and e.pos < inner[1]:
+                return False  # (`R[0] += 1; x = R[1]`: x is bound again before any later read of it)
             break
     for a, _b in at.loops:  # the next iteration, up to the change: a read before the name is bound again
         for e in events[:k]:  # (a read in the changing statement itself, `out += x * i`, comes before it)

@@ -537,6 +537,8 @@ class Specializer:
     def eval_Attribute(self, node: cst.Attribute, env: dict[str, Any]) -> Any:
         base = self.eval(node.value, env)
         attr = node.attr.value
+        if base is UNSET:  # (a record's field of a value no path computed: vmap's join of it, field by field)
+            return base
         if is_dynamic(base):
             a = base.aval
             if attr == "shape":

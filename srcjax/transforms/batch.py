@@ -225,6 +225,7 @@ class FunctionWriter:
         self.params: set[str] = set()  # (a helper's own parameters)
         self.packed: dict[str, State] = {}  # names bound to a container literal of unbatched values: its Tree
         self.arrays: set[str] = set(parent.arrays) if parent is not None else set()
+        self.trees: set[str] = set(parent.trees) if parent is not None else set()  # bound to a container somewhere
         self.sequences: set[str] = set(parent.sequences) if parent is not None else set()  # batched tuples/lists
         self.last_array = self.last_sequence = False
         self.static_names: set[str] = set(parent.static_names) if parent is not None else set()
@@ -285,6 +286,8 @@ class FunctionWriter:
 
     def bind(self, name: str, state: State) -> None:
         self.st[name] = state
+        if isinstance(state, Tree):  # (a container: made batched whole later, its state True, still one)
+            self.trees.add(name)
 
     # -- bodies ------------------------------------------------------------------------------
     def write_body(self, stmts: Sequence[Any] | None = None, ind: int = 1) -> None:
