@@ -495,3 +495,21 @@ def test_a_loop_over_a_python_int_argument_whose_carry_numpy_promotes() -> None:
     U = np.stack([u[:6], 2 * u[:6]])
     _agree(srcjax.vmap(hp.crank_nicolson, in_axes=(0, None))(U, c), np.stack([hp.crank_nicolson(x, c) for x in U]),
            "crank_nicolson: vmap vs NumPy", rtol=1e-5)
+
+
+def _in_place_through_a_conditional_alias(x: Any) -> Any:
+    v0 = x * -1.0
+    v1 = v0 if v0[0] > 0 else x  # (NumPy: x itself where the test fails)
+    v1[0] += -1.0
+    return x
+
+
+def test_an_in_place_change_through_either_branch_of_a_conditional_expression_is_refused() -> None:
+    """Silently wrong before (test_alias_random's thorough tier, seed 426): ``v1 = v0 if c else x`` was taken for
+    an alias of ``v0`` only (``aliasing._branch_source``: the first branch's name), so ``v1[0] += -1`` changing the
+    argument ``x`` in NumPy (where ``c`` fails) was not seen: srcjax returned the old ``x``. Each branch's array
+    counts now: refused, at the user's line, as the alias of one name is."""
+    x = np.array([-0.5, -1.0, 2.0])
+    with pytest.raises(srcjax.TranspileError, match="`x` changes too") as e:
+        srcjax.jit(_in_place_through_a_conditional_alias)(x)
+    assert "test_hunt15_programs.py" in str(e.value).splitlines()[0]

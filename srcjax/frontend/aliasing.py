@@ -154,15 +154,26 @@ def _user_view_of(value: cst.BaseExpression) -> str | None:
 
 def _branch_source(value: cst.BaseExpression) -> str | None:
     """The variable whose array ``value``, a conditional expression, may be: a branch that is a name or a view of
-    one (``s if c else s * 2``: NumPy's ``t`` is ``s`` itself where ``c`` holds)."""
+    one (``s if c else s * 2``: NumPy's ``t`` is ``s`` itself where ``c`` holds); the first of
+    :func:`_branch_sources`."""
+    found = _branch_sources(value)
+    return found[0] if found else None
+
+
+def _branch_sources(value: cst.BaseExpression) -> list[str]:
+    """Every variable whose array the conditional expression ``value`` may be (``v0 if c else x``: ``v0`` or
+    ``x``), in order."""
     if not isinstance(value, cst.IfExp):
-        return None
+        return []
+    out: list[str] = []
     for b in (value.body, value.orelse):
         if isinstance(b, cst.Name) and b.value not in ("None", "True", "False"):
-            return b.value
-        if (base := _user_view_of(b)) is not None or (base := _branch_source(b)) is not None:
-            return base
-    return None
+            out.append(b.value)
+        elif (base := _user_view_of(b)) is not None:
+            out.append(base)
+        else:
+            out += _branch_sources(b)
+    return list(dict.fromkeys(out))
 
 
 def _key(t: cst.BaseExpression) -> str:
@@ -299,6 +310,8 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
                 ev("copy", tgt.value, source=s.value.value)
             elif isinstance(tgt, cst.Name) and (base := _branch_source(s.value)) is not None:
                 ev("copy", tgt.value, source=base, made=f"({code(s.value)})")  # (t = s if c else 2 * s: s's array)
+                if others := [n for n in _branch_sources(s.value) if n != base]:  # (`v0 if c else x`: x's too; was
+                    ev("may", tgt.value, sources=tuple(others), made=code(s))  # v0's only, a silent wrong answer)
             elif isinstance(tgt, cst.Name) and isinstance(s.value, (cst.List, cst.Dict, cst.Tuple)) and \
                     not any(isinstance(e, (cst.StarredElement, cst.StarredDictElement)) for e in s.value.elements):
                 ev("bind", tgt.value)

@@ -20,7 +20,7 @@ from ..frontend.liveness import Liveness
 from ..frontend.names import code, names_in, renamed, target_names
 from ..frontend.resolve import LIBRARY_MODULES
 from . import batch_errors
-from .batch_state import Stack, Tree, any_batched, join
+from .batch_state import Stack, Tree, any_batched, element, join
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
@@ -185,8 +185,11 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
             if it_state is True:
                 it = f"batch_rows({it})"
             w.emit(f"for {code(s.target)} in {it}:", ind)
-            for t in target_names(s.target):
-                w.st[t] = it_state if not isinstance(it_state, Tree) else any_batched(it_state)
+            if isinstance(it_state, Stack):  # a list (of unbatched tuples: `for W, b in layers`): an element's state
+                w.bind_target(s.target, element(it_state))  # (was the list's: `b` read as a list, `h @ W + b` its
+            else:  # items broadcast whole, a (3, 3) bias against a (3, 5, 3) product)
+                for t in target_names(s.target):
+                    w.st[t] = it_state if not isinstance(it_state, Tree) else any_batched(it_state)
         one = s.target.value if type(s.target) is cst.Name else ""
         if one in w.forced and isinstance(w.st.get(one), Tree) and any_batched(w.st[one]):  # (`for t in ts`: an
             w.emit(f"{one} = {w.convert(one, w.st[one], True)}", ind + 1)  # item of a list read whole,
