@@ -303,7 +303,8 @@ class FunctionWriter:
                 if v in self.params:  # (the caller passes it batched: see Batcher.function)
                     continue
                 if v in self.st and self.st[v] is not True:
-                    self.emit(f"{v} = {self.convert(v, self.st[v], True)}", ind)
+                    if (made := self.convert(v, self.st[v], True)) != v:  # (not `d = d`: batched item by item already)
+                        self.emit(f"{v} = {made}", ind)
                     self.st[v] = True
             self.block(body, ind)
             if self.forced == before:
@@ -475,6 +476,8 @@ class FunctionWriter:
             if expr != name:  # (`out = out`: a container batched already, bound above)
                 self.emit(f"{name} = {expr}", ind)
             self.bind(name, st)
+            if type(value) is cst.Call and code(value.func).rsplit(".", 1)[-1] == "from_leaves":
+                self.trees.add(name)  # (a container whatever its state: a join selects it item by item)
             return
         if isinstance(target, (cst.Tuple, cst.List)) and \
                 not all(type(e.value) is cst.Name for e in target.elements) and \
@@ -503,7 +506,8 @@ class FunctionWriter:
                 self.bind(n, v)
             extra = [n for n, v in zip(elems, states) if n in self.forced and v is not True]
             for n in extra:
-                self.emit(f"{n} = {self.convert(n, self.st[n], True)}", ind)
+                if (made := self.convert(n, self.st[n], True)) != n:
+                    self.emit(f"{n} = {made}", ind)
                 self.bind(n, True)
             return
         if not any(any_batched(self.state(n)) for n in names_in(value)) and \

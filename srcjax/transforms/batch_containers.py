@@ -216,9 +216,8 @@ def tree_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State]:
     (``p``'s cotangent): as the list ``g``."""
     name = code(value.func).rsplit(".", 1)[-1]
     args = [a.value for a in value.args]
-    if name == "from_leaves":  # (the structure of args[0], known where its state shows it: a join selects item by item)
-        batched = any_batched(w.value_state(args[1]))
-        return code(value), _leaves_all(w.value_state(args[0]), batched) if batched else False
+    if name == "from_leaves":
+        return code(value), any_batched(w.value_state(args[1]))
     if name != "tree_get":  # the leaves of args[0] (leaves_like's second argument gives a structure only)
         st = w.value_state(args[0])
         if any_batched(st) and st is not True and type(args[0]) is cst.Name:
@@ -232,13 +231,6 @@ def tree_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State]:
             if kk == f".{k}" or literal_key(kk) == k:
                 return code(value), v
     return code(value), any_batched(zs)
-
-
-def _leaves_all(st: State, leaf: State) -> State:
-    """A value of ``st``'s structure (where a :class:`Tree` shows it) with every leaf in state ``leaf``."""
-    if isinstance(st, Tree):
-        return Tree(st.kind, tuple((k, _leaves_all(v, leaf)) for k, v in st.items))
-    return leaf
 
 
 def def_alias(w: FunctionWriter, target: cst.BaseExpression, value: cst.BaseExpression) -> cst.BaseExpression:

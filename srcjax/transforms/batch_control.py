@@ -156,7 +156,8 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
     # names batched by the loop body must be batched before it (they are carried around)
     for v in w.forced:
         if v in w.st and w.st[v] is not True:
-            w.emit(f"{v} = {w.convert(v, w.st[v], True)}", ind)
+            if (made := w.convert(v, w.st[v], True)) != v:  # (not `d = d`: batched item by item already)
+                w.emit(f"{v} = {made}", ind)
             w.st[v] = True
     if isinstance(s, cst.For):
         it = code(s.iter)
@@ -192,7 +193,8 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
                     w.st[t] = it_state if not isinstance(it_state, Tree) else any_batched(it_state)
         one = s.target.value if type(s.target) is cst.Name else ""
         if one in w.forced and isinstance(w.st.get(one), Tree) and any_batched(w.st[one]):  # (`for t in ts`: an
-            w.emit(f"{one} = {w.convert(one, w.st[one], True)}", ind + 1)  # item of a list read whole,
+            if (made := w.convert(one, w.st[one], True)) != one:  # item of a list read whole,
+                w.emit(f"{one} = {made}", ind + 1)
             w.st[one] = True  # tree_leaves(t): batched throughout, from the top of the body)
     else:
         test = code(s.test)

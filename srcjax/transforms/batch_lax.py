@@ -471,7 +471,7 @@ def may_be_tree(w: FunctionWriter, a: str, b: str) -> bool:
             while type(node) is cst.Call and code(node.func) == "taken" and node.args:
                 node = node.args[0].value
             x = code(node)
-        return x.startswith("batch_broadcast_items(") or x in w.zeros or parts_of(x) is not None or \
+        return x.startswith(("batch_broadcast_items(", "from_leaves(")) or x in w.zeros or parts_of(x) is not None or \
             isinstance(w.st.get(x), Tree) or x in w.trees and x not in w.arrays
     return any(container(x) for x in (a, b))
 
