@@ -513,3 +513,28 @@ def test_an_in_place_change_through_either_branch_of_a_conditional_expression_is
     with pytest.raises(srcjax.TranspileError, match="`x` changes too") as e:
         srcjax.jit(_in_place_through_a_conditional_alias)(x)
     assert "test_hunt15_programs.py" in str(e.value).splitlines()[0]
+
+
+def _same_row_twice(m: Any) -> Any:
+    ys = [m[0], m[0]]  # (NumPy: two views of one row of a 2-D m)
+    ys[1] += 2.0
+    return np.sum(ys[0]) + np.sum(ys[1])
+
+
+def _two_rows(m: Any) -> Any:
+    ys = [m[0], m[1]]
+    ys[1] += 2.0
+    return np.sum(ys[0]) + np.sum(ys[1])
+
+
+def test_an_in_place_change_through_one_of_two_items_holding_the_same_row_is_refused() -> None:
+    """Silently wrong before (test_view_alias_random's thorough tier, seed 362880 on main): ``ys = [m[0], m[0]]``
+    then ``ys[1] += 2``: NumPy's ``ys[0]`` is the same row of a 2-D ``m`` and changes too; srcjax's kept the old
+    row (10.0 for 14.0). Refused now, at the line; a 1-D ``m`` (its items are numbers) and two different rows
+    run."""
+    M = np.array([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(srcjax.TranspileError, match="changes the array bound to `m\\[0\\]` in place") as e:
+        srcjax.jit(_same_row_twice)(M)
+    assert "test_hunt15_programs.py" in str(e.value).splitlines()[0]
+    _agree(srcjax.jit(_same_row_twice)(M[0]), _same_row_twice(M[0].copy()), "1-D: jit vs NumPy")
+    _agree(srcjax.jit(_two_rows)(M), _two_rows(M.copy()), "two rows: jit vs NumPy")

@@ -571,6 +571,16 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
     return None, checked
 
 
+def _items_held(events: list[_Event], k: int, holder: str, source: str, made: str) -> int:
+    """How many times the container ``holder`` was given the item ``made`` of ``source`` (``m[0]``, as written)
+    before event ``k`` (since it was last bound to a new container)."""
+    n = 0
+    for e in events[:k]:
+        if e.name == holder and e.kind == "may_u":
+            n = (n if e.key == "add" else 0) + sum(1 for v, w in e.items if v == source and w == made)
+    return n
+
+
 def _unsure_change(events: list[_Event], k: int, e: _Event, obj: dict[str, int], may: dict[str, set[tuple[str, int]]],
                    may_u: dict[str, set[tuple[str, int, str]]], unsure: dict[str, tuple[str, int, str]],
                    checked: dict[int, tuple[str, int]], containers: set[str]) -> tuple[str, str] | None:
@@ -602,17 +612,19 @@ def _unsure_change(events: list[_Event], k: int, e: _Event, obj: dict[str, int],
     for a, b, made in sorted(items):
         if a in reach and b not in reach:  # (the change goes through a holder of `b`'s item)
             readers = sorted(n for n, o in obj.items() if o == obj.get(b))
+            if e.item and _items_held(events, k, a, b, made) > 1:  # (`ys = [m[0], m[0]]`, `ys[1] += v`: ys[0] is the
+                readers.append(a)  # same row of m in NumPy, changed too; was not seen, a silent wrong answer)
             rank = 1
         elif b in same and a not in reach:  # (`b` itself changes: the holder `a` of its item is read after it)
             readers = [a]
             rank = 1 + item_views.depth(made)
         else:
             continue
-        if any(_read_later(events, k, r, e) for r in readers):
+        if (reader := next((r for r in readers if _read_later(events, k, r, e)), None)) is not None:
             if aug or write and rank > 1:
                 checked[id(e.small)] = (made, rank)
                 return None
-            return readers[0], next((x.made for x in events if x.kind == "may_u" and x.name == a), made)
+            return reader, next((x.made for x in events if x.kind == "may_u" and x.name == a), made)
     for n, (src, value, made) in sorted(unsure.items()):  # (`a, b = m[0], m[1]`, then `m += 1`, `a` read)
         single = any(x.kind == "copy" and x.unsure and x.name == n and isinstance(x.small, cst.Assign) and
                      isinstance(x.small.targets[0].target, cst.Name) for x in events[:k])

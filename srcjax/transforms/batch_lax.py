@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 import weakref
 from typing import TYPE_CHECKING
 
@@ -465,15 +466,21 @@ def select(c: str, a: str, b: str, st: State, items: bool = False) -> str:
 def may_be_tree(w: FunctionWriter, a: str, b: str) -> bool:
     """Whether ``a`` or ``b`` may be a container the state does not describe: the cotangent of a
     container (zeros of it, or what is added into those), which the batched derivative selects whole."""
-    def container(x: str) -> bool:  # (a literal, or a name whose state shows a structure: a loop's carried dict
-        if x.startswith("taken("):  # made batched whole, read by a branch: `taken(d, test, False)`)
-            node = cst.parse_expression(x)
-            while type(node) is cst.Call and code(node.func) == "taken" and node.args:
-                node = node.args[0].value
-            x = code(node)
+    def container(node: cst.BaseExpression) -> bool:  # (a literal, a name whose state shows a structure or that
+        while type(node) is cst.Call and code(node.func) == "taken" and node.args:  # was bound to a container: a
+            node = node.args[0].value  # loop's carried dict made batched whole, read by a branch)
+        x = code(node)
+        if type(node) is cst.Call and code(node.func) == "batch_getitem" and len(node.args) == 2 and \
+                type(node.args[1].value) is cst.SimpleString:  # (a dict's item of a container: may be one itself)
+            return container(node.args[0].value)
+        if type(node) is cst.Name and (m := _COTANGENT.fullmatch(x)) is not None and container(cst.Name(m[1])):
+            return True  # (the cotangent of a container: one too, `d_bar` of `d`)
         return x.startswith(("batch_broadcast_items(", "from_leaves(")) or x in w.zeros or parts_of(x) is not None or \
             isinstance(w.st.get(x), Tree) or x in w.trees and x not in w.arrays
-    return any(container(x) for x in (a, b))
+    return any(container(cst.parse_expression(x)) for x in (a, b))
+
+
+_COTANGENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*?)_bar(?:_[0-9]+)*")
 
 
 def select_each(w: FunctionWriter, c: str, a: str, b: str, st: State, ind: int, local: set[str],
