@@ -81,7 +81,7 @@ class _Unset:
     sweep; a name computed on one branch only gets ``UNSET`` on the others, and
     the adjoint reads it only under the same condition. Names the saved values
     need before a loop first binds them are declared ``UNSET`` at the top of the
-    function. Under NumPy it is this object (any use fails loudly); compiled, it
+    function. Under NumPy it is this object (any use but an item read fails loudly); compiled, it
     joins the other branch's value as zeros of the same shape and dtype.
 
     It is the one marker of "no value on this path" in generated source (``None``
@@ -99,6 +99,11 @@ class _Unset:
 
     def __repr__(self) -> str:
         return "UNSET"
+
+    def __getitem__(self, key: Any) -> _Unset:
+        """``UNSET`` itself: an item of a value no path computed (``vmap`` joins containers item by item: the
+        item of the branch that left it UNSET joins the other's, as the whole would)."""
+        return self
 
     def __reduce__(self) -> str:
         return "UNSET"

@@ -10,7 +10,9 @@ cotangent, and ``0 * inf`` is NaN, which would reach the inputs' cotangents. The
 (``taken(x, pred, False)`` in the other branch): its value is ``x``, its tangent ``x``'s, and its
 cotangent ``taken_bar(g, pred)``: ``g`` where ``pred`` holds, else 0 (a select, not a product), so
 the examples that do not take the branch get exactly zero, as a loop over the examples would give. The primitive's
-record is in ``primitives/ad_prims.py``.
+record is in ``primitives/ad_prims.py``. A container (a dict, list, tuple or record of batched leaves whose structure
+the batcher's state does not show: a cotangent, a helper's result) is marked leaf by leaf (``tree_taken``, the
+record's ``tree`` rule).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from typing import Any
 
 import numpy as np
 
-BRANCH_HELPERS = ["taken", "taken_bar"]
+from .pytree import from_leaves, leaves_like
+
+BRANCH_HELPERS = ["taken", "taken_bar", "tree_taken"]
 
 
 def taken(x: Any, pred: Any, keep: bool = True) -> Any:
@@ -37,6 +41,11 @@ def taken_bar(g: Any, pred: Any, keep: bool = True) -> Any:
     if keep:
         return np.where(mask, g, 0.0)
     return np.where(np.logical_not(mask), g, 0.0)
+
+
+def tree_taken(x: Any, pred: Any, keep: bool = True) -> Any:
+    """:func:`taken` of a container: of each leaf (the primitive's ``tree`` rule)."""
+    return from_leaves(x, [taken(leaf, pred, keep) for leaf in leaves_like(x, x)])
 
 
 for _name in BRANCH_HELPERS:  # (transpiled as srcjax.adjoint's, as loop_adjoint's)

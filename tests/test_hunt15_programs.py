@@ -344,13 +344,42 @@ def test_a_view_read_in_the_next_iteration_after_an_update_is_refused() -> None:
     _agree(srcjax.jit(hp.householder_qr_r)(Q), hp.householder_qr_r(Q), "householder_qr_r: jit vs NumPy")
 
 
-@pytest.mark.xfail(strict=True, raises=srcjax.TranspileError,
-                   reason="session 36: frontend/aliasing.py's row-view check (wrong18) refuses a view bound again "
-                          "later in the loop body before its next read (_read_later scans the next iteration "
-                          "without the rebinding after the change); NumPy-safe, ran before: a conservative refusal")
+def _view_rebound_unless_continued(A: Any) -> Any:
+    R = A.copy()
+    x = R[0]
+    t = 0.0
+    for _ in range(3):
+        t = t + np.sum(x)  # NumPy: after a `continue`, the next iteration reads R[0] as updated
+        R[0] += 1.0
+        if R[0, 0] > 1.5:
+            continue
+        x = R[1]
+    return t
+
+
+def _view_rebound_unless_returned(A: Any) -> Any:
+    R = A.copy()
+    x = R[0]
+    t = 0.0
+    for _ in range(3):
+        t = t + np.sum(x)
+        R[0] += 1.0
+        if R[0, 0] > 1.5:
+            return t + np.sum(x)  # NumPy: R[0] as updated
+        x = R[1]
+    return t
+
+
 def test_a_view_bound_again_before_its_next_read_runs() -> None:
+    """Refused before (a conservative refusal of session 36: frontend/aliasing.py's ``_read_later`` scanned the
+    next iteration as if the view were not bound again after the change): ``x = R[0]`` before the loop, ``R[0] +=
+    1; x = R[1]`` in it is NumPy-safe, the old view is never read after the update. A ``continue`` (or a ``break``,
+    a ``return``) between the update and the binding leaves a path on which it is read: still refused."""
     A = np.arange(6.0).reshape(2, 3)
     _agree(srcjax.jit(_view_rebound_each_iteration)(A), _view_rebound_each_iteration(A), "jit vs NumPy")
+    for f in (_view_rebound_unless_continued, _view_rebound_unless_returned):
+        with pytest.raises(srcjax.TranspileError, match="so NumPy's `x` changes too|copy the view"):
+            srcjax.jit(f)(A)
 
 
 def test_a_while_on_values_a_rolled_loop_made_data_redefines_its_loop_body() -> None:
@@ -466,3 +495,46 @@ def test_a_loop_over_a_python_int_argument_whose_carry_numpy_promotes() -> None:
     U = np.stack([u[:6], 2 * u[:6]])
     _agree(srcjax.vmap(hp.crank_nicolson, in_axes=(0, None))(U, c), np.stack([hp.crank_nicolson(x, c) for x in U]),
            "crank_nicolson: vmap vs NumPy", rtol=1e-5)
+
+
+def _in_place_through_a_conditional_alias(x: Any) -> Any:
+    v0 = x * -1.0
+    v1 = v0 if v0[0] > 0 else x  # (NumPy: x itself where the test fails)
+    v1[0] += -1.0
+    return x
+
+
+def test_an_in_place_change_through_either_branch_of_a_conditional_expression_is_refused() -> None:
+    """Silently wrong before (test_alias_random's thorough tier, seed 426): ``v1 = v0 if c else x`` was taken for
+    an alias of ``v0`` only (``aliasing._branch_source``: the first branch's name), so ``v1[0] += -1`` changing the
+    argument ``x`` in NumPy (where ``c`` fails) was not seen: srcjax returned the old ``x``. Each branch's array
+    counts now: refused, at the user's line, as the alias of one name is."""
+    x = np.array([-0.5, -1.0, 2.0])
+    with pytest.raises(srcjax.TranspileError, match="`x` changes too") as e:
+        srcjax.jit(_in_place_through_a_conditional_alias)(x)
+    assert "test_hunt15_programs.py" in str(e.value).splitlines()[0]
+
+
+def _same_row_twice(m: Any) -> Any:
+    ys = [m[0], m[0]]  # (NumPy: two views of one row of a 2-D m)
+    ys[1] += 2.0
+    return np.sum(ys[0]) + np.sum(ys[1])
+
+
+def _two_rows(m: Any) -> Any:
+    ys = [m[0], m[1]]
+    ys[1] += 2.0
+    return np.sum(ys[0]) + np.sum(ys[1])
+
+
+def test_an_in_place_change_through_one_of_two_items_holding_the_same_row_is_refused() -> None:
+    """Silently wrong before (test_view_alias_random's thorough tier, seed 362880 on main): ``ys = [m[0], m[0]]``
+    then ``ys[1] += 2``: NumPy's ``ys[0]`` is the same row of a 2-D ``m`` and changes too; srcjax's kept the old
+    row (10.0 for 14.0). Refused now, at the line; a 1-D ``m`` (its items are numbers) and two different rows
+    run."""
+    M = np.array([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(srcjax.TranspileError, match="changes the array bound to `m\\[0\\]` in place") as e:
+        srcjax.jit(_same_row_twice)(M)
+    assert "test_hunt15_programs.py" in str(e.value).splitlines()[0]
+    _agree(srcjax.jit(_same_row_twice)(M[0]), _same_row_twice(M[0].copy()), "1-D: jit vs NumPy")
+    _agree(srcjax.jit(_two_rows)(M), _two_rows(M.copy()), "two rows: jit vs NumPy")

@@ -66,12 +66,7 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     "hands values saved for the adjoint through the tape",
 )
 # Errors met that are srcjax's own: xfail, not hidden
-KNOWN_INTERNAL: tuple[str, ...] = (
-    # flat_parameter_net under vmap(grad, in_axes=(None, 0)): the forward loop over the unbatched layers adds
-    # `batch_broadcast_items(b, batch_size)` (a (3, 3) bias) to the batched (3, 5, 3) product without aligning it
-    # (neural_net_log_posterior's layers of changing shapes run: tests/test_layer_loops.py)
-    "operands could not be broadcast together with shapes (3, 5, 3) and (3, 3)",
-)
+KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers found and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
 KNOWN_WRONG: dict[tuple[str, ...], str] = {}
 

@@ -33,9 +33,6 @@ JAX_REFUSES: tuple[str, ...] = (
 )
 # Refusals met where jax runs the program (bugs to fix; each with a reason)
 KNOWN_REFUSALS: tuple[str, ...] = (
-    # searchsorted_interp under vmap(jacrev(np.interp(x, xp, fp) wrt x), in_axes=(None, 0)): "np.zeros: shape must
-    # be a static int or tuple of ints, got (None, 3, 3)" (located at the check's line)
-    "np.zeros: shape must be a static int or tuple of ints, got (None",
     # fori_batched_lower at float32 with a mapped lower bound: the loop index is an int64 array then, and
     # float32 * int64 is float64 in NumPy (the user's function run by NumPy promotes its carry too; jax keeps
     # float32): "output 2 is float32 and float64 on different paths", located, with a hint

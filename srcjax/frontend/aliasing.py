@@ -49,7 +49,7 @@ class InPlaceAlias:
 @dataclass
 class _Event:
     pos: int
-    kind: str  # read | bind | copy | inplace
+    kind: str  # read | bind | copy | inplace | jump (continue, break, return) | holds | may | may_add | may_u
     name: str
     node: cst.CSTNode
     source: str = ""  # copy: the name copied
@@ -154,15 +154,26 @@ def _user_view_of(value: cst.BaseExpression) -> str | None:
 
 def _branch_source(value: cst.BaseExpression) -> str | None:
     """The variable whose array ``value``, a conditional expression, may be: a branch that is a name or a view of
-    one (``s if c else s * 2``: NumPy's ``t`` is ``s`` itself where ``c`` holds)."""
+    one (``s if c else s * 2``: NumPy's ``t`` is ``s`` itself where ``c`` holds); the first of
+    :func:`_branch_sources`."""
+    found = _branch_sources(value)
+    return found[0] if found else None
+
+
+def _branch_sources(value: cst.BaseExpression) -> list[str]:
+    """Every variable whose array the conditional expression ``value`` may be (``v0 if c else x``: ``v0`` or
+    ``x``), in order."""
     if not isinstance(value, cst.IfExp):
-        return None
+        return []
+    out: list[str] = []
     for b in (value.body, value.orelse):
         if isinstance(b, cst.Name) and b.value not in ("None", "True", "False"):
-            return b.value
-        if (base := _user_view_of(b)) is not None or (base := _branch_source(b)) is not None:
-            return base
-    return None
+            out.append(b.value)
+        elif (base := _user_view_of(b)) is not None:
+            out.append(base)
+        else:
+            out += _branch_sources(b)
+    return list(dict.fromkeys(out))
 
 
 def _key(t: cst.BaseExpression) -> str:
@@ -278,6 +289,8 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
     def ev(kind: str, name: str, node: cst.CSTNode = node, **kw: Any) -> None:
         effects.append(_Event(p, kind, name, node, loops=loops, guards=tuple(w.guards), small=s, **kw))
 
+    if isinstance(s, (cst.Continue, cst.Break, cst.Return)):  # (a path that skips what follows: _read_later)
+        ev("jump", "")
     if isinstance(s, cst.Assign):
         reads = names_in(s.value)
         first = ""  # (`a = b = np.zeros(3)`: one array, two names)
@@ -297,6 +310,8 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
                 ev("copy", tgt.value, source=s.value.value)
             elif isinstance(tgt, cst.Name) and (base := _branch_source(s.value)) is not None:
                 ev("copy", tgt.value, source=base, made=f"({code(s.value)})")  # (t = s if c else 2 * s: s's array)
+                if others := [n for n in _branch_sources(s.value) if n != base]:  # (`v0 if c else x`: x's too; was
+                    ev("may", tgt.value, sources=tuple(others), made=code(s))  # v0's only, a silent wrong answer)
             elif isinstance(tgt, cst.Name) and isinstance(s.value, (cst.List, cst.Dict, cst.Tuple)) and \
                     not any(isinstance(e, (cst.StarredElement, cst.StarredDictElement)) for e in s.value.elements):
                 ev("bind", tgt.value)
@@ -556,6 +571,16 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
     return None, checked
 
 
+def _items_held(events: list[_Event], k: int, holder: str, source: str, made: str) -> int:
+    """How many times the container ``holder`` was given the item ``made`` of ``source`` (``m[0]``, as written)
+    before event ``k`` (since it was last bound to a new container)."""
+    n = 0
+    for e in events[:k]:
+        if e.name == holder and e.kind == "may_u":
+            n = (n if e.key == "add" else 0) + sum(1 for v, w in e.items if v == source and w == made)
+    return n
+
+
 def _unsure_change(events: list[_Event], k: int, e: _Event, obj: dict[str, int], may: dict[str, set[tuple[str, int]]],
                    may_u: dict[str, set[tuple[str, int, str]]], unsure: dict[str, tuple[str, int, str]],
                    checked: dict[int, tuple[str, int]], containers: set[str]) -> tuple[str, str] | None:
@@ -587,17 +612,19 @@ def _unsure_change(events: list[_Event], k: int, e: _Event, obj: dict[str, int],
     for a, b, made in sorted(items):
         if a in reach and b not in reach:  # (the change goes through a holder of `b`'s item)
             readers = sorted(n for n, o in obj.items() if o == obj.get(b))
+            if e.item and _items_held(events, k, a, b, made) > 1:  # (`ys = [m[0], m[0]]`, `ys[1] += v`: ys[0] is the
+                readers.append(a)  # same row of m in NumPy, changed too; was not seen, a silent wrong answer)
             rank = 1
         elif b in same and a not in reach:  # (`b` itself changes: the holder `a` of its item is read after it)
             readers = [a]
             rank = 1 + item_views.depth(made)
         else:
             continue
-        if any(_read_later(events, k, r, e) for r in readers):
+        if (reader := next((r for r in readers if _read_later(events, k, r, e)), None)) is not None:
             if aug or write and rank > 1:
                 checked[id(e.small)] = (made, rank)
                 return None
-            return readers[0], next((x.made for x in events if x.kind == "may_u" and x.name == a), made)
+            return reader, next((x.made for x in events if x.kind == "may_u" and x.name == a), made)
     for n, (src, value, made) in sorted(unsure.items()):  # (`a, b = m[0], m[1]`, then `m += 1`, `a` read)
         single = any(x.kind == "copy" and x.unsure and x.name == n and isinstance(x.small, cst.Assign) and
                      isinstance(x.small.targets[0].target, cst.Name) for x in events[:k])
@@ -660,13 +687,22 @@ def _written_back(events: list[_Event], k: int, name: str, made: str) -> bool:
 
 def _read_later(events: list[_Event], k: int, name: str, at: _Event) -> bool:
     """Whether ``name`` is read after event ``k`` before it is bound again (in a loop around ``k``: also
-    from the loop's start, in the next iteration, before it is bound again there)."""
+    from the loop's start, in the next iteration, before it is bound again there, unless every path from ``k`` to
+    the next iteration binds it again: a binding in the innermost loop's own body, no ``continue``, ``break`` or
+    ``return`` between)."""
+    jumped = False
     for e in events[k + 1:]:
+        if e.kind == "jump":
+            jumped = True
+            continue
         if e.name != name:
             continue
         if e.kind == "read":
             return True
         if e.kind in ("bind", "copy"):
+            inner = at.loops[-1] if at.loops else None
+            if inner is not None and not jumped and e.guards[-1:] == (inner[0],) and e.pos < inner[1]:
+                return False  # (`R[0] += 1; x = R[1]`: x is bound again before any later read of it)
             break
     for a, _b in at.loops:  # the next iteration, up to the change: a read before the name is bound again
         for e in events[:k]:  # (a read in the changing statement itself, `out += x * i`, comes before it)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import pytree, tree_util
-from ..core import ArgumentError, NeedStatic, ShapeError, StaticValueError
+from ..core import ArgumentError, DTypeError, NeedStatic, ShapeError, StaticValueError
 from ..primitives import registry
 from .host_print import lower_print
 from .values import contains_dynamic, is_dynamic
@@ -301,6 +301,10 @@ def _b_shape_query(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], 
 
 
 def _b_result_type(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    for a in args:  # (NumPy reads a dict as a record dtype's fields: an internal TypeError on traced values)
+        if pytree.is_tree(a) and contains_dynamic(a):
+            raise DTypeError(f"cannot use a value of type {type(a).__name__} (object) as an array",
+                             hint="pass its arrays one by one (srcjax.tree_util.tree_map)")
     return np.result_type(*[_aval_dummy(a) for a in args])
 
 

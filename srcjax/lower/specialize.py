@@ -41,6 +41,7 @@ import libcst as cst
 import numpy as np
 
 from .. import pytree, warm_cache
+from ..adjoint import UNSET
 from ..core import (
     PYTHON_SCALAR_DTYPES,
     ArgumentError,
@@ -536,6 +537,8 @@ class Specializer:
     def eval_Attribute(self, node: cst.Attribute, env: dict[str, Any]) -> Any:
         base = self.eval(node.value, env)
         attr = node.attr.value
+        if base is UNSET:  # (a record's field of a value no path computed: vmap's join of it, field by field)
+            return base
         if is_dynamic(base):
             a = base.aval
             if attr == "shape":
@@ -580,6 +583,8 @@ class Specializer:
         if is_dynamic(base) or (isinstance(base, np.ndarray) and any(contains_dynamic(k) for k in keys)):
             return self.getitem(base, keys)  # (a constant array indexed by data too: a gather from it)
         self.need_static(key, "an index into a Python container")
+        if base is UNSET:  # (an item of a value no path computed: vmap's join of a container, item by item)
+            return base
         try:
             return self.from_python(base[key])
         except (IndexError, KeyError, TypeError) as e:

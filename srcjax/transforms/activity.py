@@ -20,6 +20,7 @@ from typing import Any
 
 import libcst as cst
 
+from .. import batched as batched_helpers
 from ..core import TranspileError
 from ..frontend import parsed, shadowing
 from ..frontend.cst_expressions import parse_expression
@@ -39,6 +40,7 @@ from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.restructure import walk as _walk
 from .anf import (
+    ADJOINT_IMPORTS,
     ComprehensionError,
     DifferentiationError,
     Op,
@@ -542,31 +544,32 @@ def _leaves_call(value: cst.BaseExpression) -> Op | None:
 _TREE_FUNCTIONS = {"tree_leaves", "tree_flatten", "tree_map", "tree_unflatten", "tree_reduce", "tree_transpose"}
 
 
-def _value_reads(node: cst.BaseExpression) -> list[str]:
+def _value_reads(node: cst.BaseExpression, follow: bool = False) -> list[str]:
     """Names whose *values* an expression reads: not those only passed to non-primitive calls
-    (``np.shape(a)``, ``reduce_axes(a, axis)``) or read for ``.shape``/``.ndim``/``.dtype``."""
+    (``np.shape(a)``, ``reduce_axes(a, axis)``) or read for ``.shape``/``.ndim``/``.dtype``. In a comprehension
+    (``follow``), a call of the user's function reads its arguments (:func:`_static_query`)."""
     out: list[str] = []
     if type(node) is cst.Call and type(node.func) is cst.Name:  # container builtins: their args
         for a in node.args:
-            out.extend(_value_reads(a.value))
+            out.extend(_value_reads(a.value, follow))
         return out
     if type(node) is cst.ListComp or type(node) is cst.GeneratorExp:
         # an iterable's values matter only if the loop variables' values do
-        inner = _value_reads(node.elt)
+        inner = _value_reads(node.elt, True)
         fors: list[cst.CompFor] = []
         f: cst.CompFor | None = node.for_in
         while f is not None:
             fors.append(f)
             for c in f.ifs:
-                inner += _value_reads(c.test)
+                inner += _value_reads(c.test, True)
             f = f.inner_for_in
         for f in reversed(fors):
             targets = set(target_names(f.target))
             if targets & set(inner):  # (`d` in `for k, v in d.items()`, `a` in `zip(a, b)`)
-                inner += _iter_reads(f.iter)
+                inner += _iter_reads(f.iter, True)
             inner = [n for n in inner if n not in targets]
         return inner
-    v = _ValueReads(primitive_paths())
+    v = _ValueReads(primitive_paths(), follow)
     v.walk(node)
     bound = comprehension_targets(node)
     return [n for n in v.out if n not in bound]
@@ -591,9 +594,10 @@ class _ValueReads(_ArrayNames):
     """:func:`_value_reads`' walker: the names read, in order (not those passed to calls that are not
     primitives)."""
 
-    def __init__(self, paths: Any) -> None:
+    def __init__(self, paths: Any, follow: bool = False) -> None:
         super().__init__()
         self.paths = paths
+        self.follow = follow
 
     def visit_Call(self, n: cst.Call) -> bool:
         f = code(n.func)
@@ -603,8 +607,13 @@ class _ValueReads(_ArrayNames):
             self.walk(n.func.value)  # `p.items()`: the container's values (in `sorted(p.items())`)
         if f.rsplit(".", 1)[-1] in _TREE_FUNCTIONS or f in _HOLDING_CALLS:  # `tree_leaves(p)`, `list(xs)[i]`: their
             # items' values (was: `[list(xs)[i] for i in order]` read nothing, a zero derivative, silently)
-            for a in n.args:
-                self.walk(a.value)
+            for a in n.args:  # (read as `_value_reads` reads an argument: `tree_leaves(f(x))` reads x, also
+                self.out.extend(_value_reads(a.value, self.follow))  # as `srcjax.tree_util.tree_leaves(f(x))`)
+        elif self.follow and not _static_query(f):  # a call srcjax follows (the user's `g(x)`, `helpers.f(x)`,
+            if isinstance(n.func, cst.Attribute):  # a method) in a comprehension's element or iterable: its result
+                self.walk(n.func.value)  # reads its arguments (was: `sum(g(x) * k for k in range(3))` read nothing,
+            for a in n.args:  # a zero derivative, silently)
+                self.out.extend(_value_reads(a.value, True))
         return False
 
     def visit_Subscript(self, n: cst.Subscript) -> bool:
@@ -617,6 +626,17 @@ class _ValueReads(_ArrayNames):
         return False  # a bool: `i == axis` in `slice(lo, hi) if i == axis else slice(None)`
 
 
+_SHAPE_QUERIES = {"shape", "ndim", "size", "result_type", "dtype", "len", "isinstance", "range", "type"}
+_HELPERS = frozenset(ADJOINT_IMPORTS) | frozenset(batched_helpers.__all__)
+
+
+def _static_query(f: str) -> bool:
+    """Whether a call of ``f`` (source text) gives a value known at transpile time from its arguments' shapes,
+    types or keys (``np.shape(a)``, ``len(xs)``, a NumPy function that is not a primitive), not their data."""
+    return f in _STATIC_RESULT_CALLS or f.rsplit(".", 1)[-1] in _SHAPE_QUERIES or \
+        f.startswith(("np.", "numpy.", "srcjax.")) or f in _HELPERS  # (srcjax's own helpers: as before, not followed)
+
+
 def _comprehension_item_reads(node: cst.BaseExpression, active: set[str]) -> list[str]:
     """The active names a comprehension iterates over, when its elements read the items' values."""
     fors: list[cst.CompFor] = []
@@ -626,21 +646,21 @@ def _comprehension_item_reads(node: cst.BaseExpression, active: set[str]) -> lis
         f = f.inner_for_in
     bound = {n for c in fors for n in target_names(c.target)}
     parts = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]  # type: ignore[attr-defined]
-    if not any(n in bound for p in parts for n in _value_reads(p)):
+    if not any(n in bound for p in parts for n in _value_reads(p, True)):
         return []
-    return [n for c in fors for n in _iter_reads(c.iter) if n in active]
+    return [n for c in fors for n in _iter_reads(c.iter, True) if n in active]
 
 
-def _iter_reads(it: cst.BaseExpression) -> list[str]:
+def _iter_reads(it: cst.BaseExpression, follow: bool = False) -> list[str]:
     """The names whose values a loop over ``it`` hands out: ``params`` in ``params.items()``, ``a``
     and ``b`` in ``zip(a, b)``; not ``r`` in ``range(np.ndim(r))``."""
     if isinstance(it, cst.Call):
         f = it.func
         if isinstance(f, cst.Attribute) and f.attr.value in ("items", "values"):
-            return _iter_reads(f.value)
+            return _iter_reads(f.value, follow)
         if isinstance(f, cst.Name) and f.value in ("zip", "enumerate", "reversed", "list", "tuple", "sorted"):
-            return [n for a in it.args for n in _iter_reads(a.value)]
-    return _value_reads(it)
+            return [n for a in it.args for n in _iter_reads(a.value, follow)]
+    return _value_reads(it, follow)
 
 
 def _stores_arrays(node: cst.BaseExpression) -> bool:

@@ -225,6 +225,7 @@ class FunctionWriter:
         self.params: set[str] = set()  # (a helper's own parameters)
         self.packed: dict[str, State] = {}  # names bound to a container literal of unbatched values: its Tree
         self.arrays: set[str] = set(parent.arrays) if parent is not None else set()
+        self.trees: set[str] = set(parent.trees) if parent is not None else set()  # bound to a container somewhere
         self.sequences: set[str] = set(parent.sequences) if parent is not None else set()  # batched tuples/lists
         self.last_array = self.last_sequence = False
         self.static_names: set[str] = set(parent.static_names) if parent is not None else set()
@@ -285,6 +286,8 @@ class FunctionWriter:
 
     def bind(self, name: str, state: State) -> None:
         self.st[name] = state
+        if isinstance(state, Tree):  # (a container: made batched whole later, its state True, still one)
+            self.trees.add(name)
 
     # -- bodies ------------------------------------------------------------------------------
     def write_body(self, stmts: Sequence[Any] | None = None, ind: int = 1) -> None:
@@ -300,7 +303,8 @@ class FunctionWriter:
                 if v in self.params:  # (the caller passes it batched: see Batcher.function)
                     continue
                 if v in self.st and self.st[v] is not True:
-                    self.emit(f"{v} = {self.convert(v, self.st[v], True)}", ind)
+                    if (made := self.convert(v, self.st[v], True)) != v:  # (not `d = d`: batched item by item already)
+                        self.emit(f"{v} = {made}", ind)
                     self.st[v] = True
             self.block(body, ind)
             if self.forced == before:
@@ -459,6 +463,9 @@ class FunctionWriter:
                     batch_tapes.whole(self, name)
                     expr = f"batch_broadcast_items({expr}, {self.size})"
                 elif st is not False:
+                    if isinstance(st, Tree) and not expr.isidentifier() and parts_of(expr) is None:
+                        self.emit(f"{name} = {expr}", ind)  # (a call's container: read item by item once bound,
+                        expr = name  # not called again for each item)
                     expr = self.convert(expr, st, True)
                 st = True
             if st is True and batch_tapes.whole_pop(self, expr):  # (a value pushed whole: batched as pushed)
@@ -466,8 +473,11 @@ class FunctionWriter:
                 if kept is None:  # (a tuple popped whole, from a cotangent tape: its slots as pushed)
                     batch_tapes.whole(self, expr[:-len(".pop()")])
                 st = True if kept is None else kept[0]
-            self.emit(f"{name} = {expr}", ind)
+            if expr != name:  # (`out = out`: a container batched already, bound above)
+                self.emit(f"{name} = {expr}", ind)
             self.bind(name, st)
+            if type(value) is cst.Call and code(value.func).rsplit(".", 1)[-1] == "from_leaves":
+                self.trees.add(name)  # (a container whatever its state: a join selects it item by item)
             return
         if isinstance(target, (cst.Tuple, cst.List)) and \
                 not all(type(e.value) is cst.Name for e in target.elements) and \
@@ -496,7 +506,8 @@ class FunctionWriter:
                 self.bind(n, v)
             extra = [n for n, v in zip(elems, states) if n in self.forced and v is not True]
             for n in extra:
-                self.emit(f"{n} = {self.convert(n, self.st[n], True)}", ind)
+                if (made := self.convert(n, self.st[n], True)) != n:
+                    self.emit(f"{n} = {made}", ind)
                 self.bind(n, True)
             return
         if not any(any_batched(self.state(n)) for n in names_in(value)) and \

@@ -295,11 +295,11 @@ def whole_operand(w: FunctionWriter, text: str, param: str, batched: dict[str, b
 
 
 def batched_items(w: FunctionWriter, expr: str, have: Tree, items: bool) -> str:
-    """``expr`` (a container in state ``have``) made batched as a whole, item by item; a tuple whose items are
-    all batched already as it is (it may be UNSET: a join's tuple bound on another path only, pushed on a
+    """``expr`` (a container in state ``have``) made batched as a whole, item by item; a container whose items are
+    all batched already as it is (a tuple may be UNSET: a join's tuple bound on another path only, pushed on a
     tape: ``(r[0], r[1])`` of it failed)."""
     packed = [(k, w.convert(item(expr, k), v, True, items)) for k, v in have.items]
-    if have.kind == "tuple" and all(t == item(expr, k) for k, t in packed):
+    if all(t == item(expr, k) for k, t in packed):  # (a dict's, a list's too: written again as it was)
         return expr
     return pack(have.kind, packed, expr)
 

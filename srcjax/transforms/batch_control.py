@@ -20,7 +20,7 @@ from ..frontend.liveness import Liveness
 from ..frontend.names import code, names_in, renamed, target_names
 from ..frontend.resolve import LIBRARY_MODULES
 from . import batch_errors
-from .batch_state import Stack, Tree, any_batched, join
+from .batch_state import Stack, Tree, any_batched, element, join
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
@@ -156,7 +156,8 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
     # names batched by the loop body must be batched before it (they are carried around)
     for v in w.forced:
         if v in w.st and w.st[v] is not True:
-            w.emit(f"{v} = {w.convert(v, w.st[v], True)}", ind)
+            if (made := w.convert(v, w.st[v], True)) != v:  # (not `d = d`: batched item by item already)
+                w.emit(f"{v} = {made}", ind)
             w.st[v] = True
     if isinstance(s, cst.For):
         it = code(s.iter)
@@ -185,11 +186,15 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
             if it_state is True:
                 it = f"batch_rows({it})"
             w.emit(f"for {code(s.target)} in {it}:", ind)
-            for t in target_names(s.target):
-                w.st[t] = it_state if not isinstance(it_state, Tree) else any_batched(it_state)
+            if isinstance(it_state, Stack):  # a list (of unbatched tuples: `for W, b in layers`): an element's state
+                w.bind_target(s.target, element(it_state))  # (was the list's: `b` read as a list, `h @ W + b` its
+            else:  # items broadcast whole, a (3, 3) bias against a (3, 5, 3) product)
+                for t in target_names(s.target):
+                    w.st[t] = it_state if not isinstance(it_state, Tree) else any_batched(it_state)
         one = s.target.value if type(s.target) is cst.Name else ""
         if one in w.forced and isinstance(w.st.get(one), Tree) and any_batched(w.st[one]):  # (`for t in ts`: an
-            w.emit(f"{one} = {w.convert(one, w.st[one], True)}", ind + 1)  # item of a list read whole,
+            if (made := w.convert(one, w.st[one], True)) != one:  # item of a list read whole,
+                w.emit(f"{one} = {made}", ind + 1)
             w.st[one] = True  # tree_leaves(t): batched throughout, from the top of the body)
     else:
         test = code(s.test)

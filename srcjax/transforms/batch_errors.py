@@ -8,12 +8,14 @@ mapped argument the value comes from, the item of a container argument when it i
 
 from __future__ import annotations
 
+import re
+import weakref
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from ..core import Span, TranspileError
-from ..frontend.names import code, names_in, target_names, walk
+from ..frontend.names import Names, code, names_in, target_names, walk
 from .batch_state import State, Tree, any_batched, literal_key
 
 if TYPE_CHECKING:
@@ -31,10 +33,26 @@ class ComprehensionBatchingError(BatchingError):
     be batched (:func:`srcjax.vmap.batched_source` reads the program again that way)."""
 
 
+# the fresh name of a name of a nested function written in line (a branch on batched data, transforms/batch_lax.py)
+# -> the user's name it stands for, in the writers sharing one ``Names``: what a refusal shows
+USER_NAMES: weakref.WeakKeyDictionary[Names, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
+def user_text(w: FunctionWriter, text: str) -> str:
+    """``text`` with the fresh names of :data:`USER_NAMES` spelled as the user wrote them."""
+    shown = USER_NAMES.get(w.names)
+    if not shown:
+        return text
+    return re.sub(r"[A-Za-z_][A-Za-z0-9_]*", lambda m: shown.get(m.group(0), m.group(0)), text)
+
+
 def located(w: FunctionWriter, e: TranspileError, node: cst.CSTNode | None) -> TranspileError:
     """``e`` at ``node``'s span; else (an expression, or a node srcjax wrote) at the statement being
     written (in derivative source: the user's line it comes from, srcjax/frontend/locations.py); else at
-    the function."""
+    the function. Its message names the user's names (:func:`user_text`)."""
+    e.message = user_text(w, e.message)
+    if e.hint:
+        e.hint = user_text(w, e.hint)
     for n in (node, w.at):
         span = w.nf.spans.get(id(n)) if n is not None else None
         if span is not None:
@@ -107,7 +125,7 @@ def _axes(st: State, key: str | None) -> str:
 def mapped_error(w: FunctionWriter, what: str, names: list[str], node: cst.CSTNode | None,
                  default_hint: str) -> TranspileError:
     """``vmap: <what> ...`` naming the mapped argument ``names`` come from, with the in_axes to give it."""
-    found = sources(w, names)
+    found = sources(w, [USER_NAMES.get(w.names, {}).get(n, n) for n in names])
     if not found:
         return w.error(f"vmap: {what} must be the same for every example, but it depends on a mapped argument",
                        node, hint=default_hint)

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 import weakref
 from typing import TYPE_CHECKING
 
@@ -18,9 +19,9 @@ import libcst as cst
 
 from ..frontend.binding_times import STATIC, BindingTimes
 from ..frontend.names import Names, assigned_names, code, names_in, renamed, syntax_children, target_names
-from . import loop_counter
+from . import batch_errors, loop_counter
 from .anf import classify
-from .batch_state import State, Tree, all_batched, any_batched, item, join, pack
+from .batch_state import State, Tree, all_batched, any_batched, item, join, pack, parts_of
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
@@ -465,7 +466,21 @@ def select(c: str, a: str, b: str, st: State, items: bool = False) -> str:
 def may_be_tree(w: FunctionWriter, a: str, b: str) -> bool:
     """Whether ``a`` or ``b`` may be a container the state does not describe: the cotangent of a
     container (zeros of it, or what is added into those), which the batched derivative selects whole."""
-    return any(x.startswith("batch_broadcast_items(") or x in w.zeros for x in (a, b))
+    def container(node: cst.BaseExpression) -> bool:  # (a literal, a name whose state shows a structure or that
+        while type(node) is cst.Call and code(node.func) == "taken" and node.args:  # was bound to a container: a
+            node = node.args[0].value  # loop's carried dict made batched whole, read by a branch)
+        x = code(node)
+        if type(node) is cst.Call and code(node.func) == "batch_getitem" and len(node.args) == 2 and \
+                type(node.args[1].value) is cst.SimpleString:  # (a dict's item of a container: may be one itself)
+            return container(node.args[0].value)
+        if type(node) is cst.Name and (m := _COTANGENT.fullmatch(x)) is not None and container(cst.Name(m[1])):
+            return True  # (the cotangent of a container: one too, `d_bar` of `d`)
+        return x.startswith(("batch_broadcast_items(", "from_leaves(")) or x in w.zeros or parts_of(x) is not None or \
+            isinstance(w.st.get(x), Tree) or x in w.trees and x not in w.arrays
+    return any(container(cst.parse_expression(x)) for x in (a, b))
+
+
+_COTANGENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*?)_bar(?:_[0-9]+)*")
 
 
 def select_each(w: FunctionWriter, c: str, a: str, b: str, st: State, ind: int, local: set[str],
@@ -552,12 +567,32 @@ def inline(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: li
             st, a = True, reps.get(a) or f"batch_broadcast({a}, {w.size})"
         w.emit(f"{target} = {guarded(a, st, taken) if taken is not None else a}", ind)
         w.bind(target, st)
-    w.block([renamed(st, mapping) for st in body[:-1]], ind)
+    shown = batch_errors.USER_NAMES.setdefault(w.names, {})
+    for n, fresh in mapping.items():  # (a refusal in the body names the user's names, not the fresh ones)
+        shown.setdefault(fresh.value, shown.get(n, n))
+    w.block([_renamed_located(w, st, mapping) for st in body[:-1]], ind)
     last = body[-1]
     assert type(last) is cst.SimpleStatementLine and type(last.body[0]) is cst.Return and \
         last.body[0].value is not None
     ret = renamed(last.body[0].value, mapping)
     return code(ret), w.value_state(ret)
+
+
+def _renamed_located(w: FunctionWriter, st: cst.CSTNode, mapping: dict[str, cst.Name]) -> cst.CSTNode:
+    """``st`` with its names renamed, each rebuilt node at the user's position of the node it stands for (a
+    refusal in a branch on batched data points at the statement, not at the function)."""
+    new = renamed(st, mapping)
+    spans = w.nf.spans
+    pairs: list[tuple[cst.CSTNode, cst.CSTNode]] = [(st, new)]
+    while pairs:
+        a, b = pairs.pop()
+        if a is b:
+            continue
+        span = spans.get(id(a))
+        if span is not None:
+            spans.setdefault(id(b), span)
+        pairs += zip(syntax_children(a), syntax_children(b))
+    return new
 
 
 def _computed(body: list[cst.CSTNode]) -> set[str]:

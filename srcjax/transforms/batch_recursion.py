@@ -32,11 +32,13 @@ from .batch_state import (
     Repeated,
     Stack,
     State,
+    Tree,
     any_batched,
     batched_leaf,
     batched_leaves,
     element,
     fully_batched,
+    item,
     join,
 )
 
@@ -233,6 +235,16 @@ def fixed_point(b: Batcher, nf: NormalizedFunction, params: list[str], states: t
     return None
 
 
+def _sized(expr: str, st: State) -> str:
+    """A path to a part of a value in state ``st`` whose leaves are all batched: the first batched leaf, or a container
+    of batched leaves whole (``batch_size_of`` skips the leaves that are None there: the cotangent of an integer
+    item, ``(None, g)`` of ``(i, y)``; its first leaf gave None for the batch size)."""
+    while isinstance(st, Tree) and not fully_batched(st):
+        k, st = next((k, v) for k, v in st.items if any_batched(v))
+        expr = item(expr, k)
+    return expr
+
+
 def batch_size_expr(params: list[str], states: tuple[State, ...], lists: set[str]) -> str | None:
     """The batch size in a batched helper: from its first batched parameter that is not a list; else from
     lists (tapes): a recursive function's (:class:`Repeated`, maybe empty on entry: the first non-empty
@@ -241,7 +253,7 @@ def batch_size_expr(params: list[str], states: tuple[State, ...], lists: set[str
                   if any_batched(s) and not isinstance(s, Stack) and p not in lists and
                   not (s is True and is_saved_list_name(p))), None)
     if first is not None:
-        return f"batch_size_of({batched_leaf(params[first], states[first])})"
+        return f"batch_size_of({_sized(params[first], states[first])})"
     whole = [(p, s.entries[0] if isinstance(s, Repeated) else s) for p, s in zip(params, states)
              if p in lists and any_batched(s)]
     size = None
