@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from .pytree import from_leaves, is_tree, leaves_like
+
 BRANCH_HELPERS = ["taken", "taken_bar"]
 
 
@@ -32,6 +34,8 @@ def taken_bar(g: Any, pred: Any, keep: bool = True) -> Any:
     axes lead ``g``'s); ``None`` (an integer or boolean leaf of a container) stays ``None``."""
     if g is None:
         return g
+    if is_tree(g):  # (a container the branch reads whole: of each leaf)
+        return from_leaves(g, [taken_bar(leaf, pred, keep) for leaf in leaves_like(g, g)])
     k = np.ndim(g) - np.ndim(pred)
     mask = np.reshape(pred, np.shape(pred) + (1,) * k) if k > 0 else pred
     if keep:
@@ -39,5 +43,11 @@ def taken_bar(g: Any, pred: Any, keep: bool = True) -> Any:
     return np.where(np.logical_not(mask), g, 0.0)
 
 
-for _name in BRANCH_HELPERS:  # (transpiled as srcjax.adjoint's, as loop_adjoint's)
+def taken_tree(x: Any, pred: Any, keep: bool = True) -> Any:
+    """:func:`taken` of a container (a batched dict or tuple a branch reads whole): of each leaf (the
+    primitive's ``tree``)."""
+    return from_leaves(x, [taken(leaf, pred, keep) for leaf in leaves_like(x, x)])
+
+
+for _name in (*BRANCH_HELPERS, "taken_tree"):  # (transpiled as srcjax.adjoint's, as loop_adjoint's)
     globals()[_name].__module__ = "srcjax.adjoint"

@@ -411,5 +411,6 @@ def _taken_batch(c: batch_rules.BatchCall) -> str:
 defprim("taken", branch_guard.taken, _taken_stub, abstract_eval=_taken_abstract, lower=lambda ctx, x, pred, keep: x,
         arrays=("x", "pred"), nondiff_args=("pred",), path="taken", static_eval=False, positional=2,
         jvp={"x": "x_dot"}, vjp={"x": "taken_bar(out_bar, pred)"})
-set_fields("taken", batch=_taken_batch, vjp_when=_taken_vjp, through=(adjoint.UNSET,))  # (a value saved for the adjoint
-# that the path of these examples leaves UNSET: vmap's broadcast of it for a batched branch is UNSET too)
+set_fields("taken", batch=_taken_batch, vjp_when=_taken_vjp, through=(adjoint.UNSET,),  # (a value saved for the
+           tree=branch_guard.taken_tree)  # adjoint that the path of these examples leaves UNSET: vmap's broadcast of
+# it for a batched branch is UNSET too; a container a branch reads whole: each leaf)

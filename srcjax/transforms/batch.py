@@ -276,8 +276,10 @@ class FunctionWriter:
             if have is True:
                 return expr
             parts = dict(have.items) if isinstance(have, Tree) else {}
-            if have is False and want.kind == "tuple" and all(isinstance(v, bool) for _, v in want.items):
-                return f"batch_broadcast_parts({expr}, {tuple(v for _, v in want.items)}, {self.size})"  # (or UNSET)
+            if have is False and want.kind in ("tuple", "dict") and all(isinstance(v, bool) for _, v in want.items):
+                flags = (str(tuple(v for _, v in want.items)) if want.kind == "tuple" else
+                         "{" + ", ".join(f"{k}: {v}" for k, v in want.items) + "}")
+                return f"batch_broadcast_parts({expr}, {flags}, {self.size})"  # (or UNSET)
             return pack(want.kind, [(k, self.convert(item(expr, k), parts.get(k, False), v, items))
                                     for k, v in want.items], expr)
         assert isinstance(have, Tree) and want is True, (expr, have, want)
