@@ -298,11 +298,12 @@ class FunctionWriter:
             before = set(self.forced)
             if stmts is None:
                 self.wholes.clear()
+            own = set(_params(self.nf.fdef))  # (the entry's unmapped parameter may hold a dict: leaf by leaf)
             for v in sorted(self.forced):
                 if v in self.params:  # (the caller passes it batched: see Batcher.function)
                     continue
                 if v in self.st and self.st[v] is not True:
-                    self.emit(f"{v} = {self.convert(v, self.st[v], True)}", ind)
+                    self.emit(f"{v} = {self.convert(v, self.st[v], True, items=v in own)}", ind)
                     self.st[v] = True
             self.block(body, ind)
             if self.forced == before:

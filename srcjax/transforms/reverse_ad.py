@@ -331,14 +331,14 @@ class VJP:
     # -- adjoint sweep ------------------------------------------------------------------------
     def accumulate(self, v: str, contrib: str, lines: list[str], pad: str, defined: set[str],
                    maybe_none: bool = False) -> None:
-        """``contrib`` added into ``v``'s cotangent (``maybe_none``: it is an element of a container's cotangent,
-        None where the element is an integer: added by ``tree_add``, as into such a cotangent)."""
+        """``contrib`` added into ``v``'s cotangent (``maybe_none``: it is a record's field's cotangent, None where
+        the field is an integer: added by ``tree_add``, as is what is added to it later)."""
         b = self.bname(v)
         scatter = f"index_add(zeros_like({v}), "
         if v in defined and contrib.startswith(scatter):  # add into the accumulator in place
             lines.append(f"{pad}{b} = index_add({b}, {contrib[len(scatter):]}")
         elif v in defined and (v not in self.arrays or maybe_none or b in self.maybe_none):
-            # (may be a container: `+` would concatenate lists; or None)
+            # (may be a container: `+` would concatenate lists; or None: a record's field's)
             lines.append(f"{pad}{b} = tree_add({b}, {contrib})")
         elif v in defined:
             lines.append(f"{pad}{b} = {b} + {summand(contrib)}")
@@ -596,8 +596,8 @@ class VJP:
         elif op.kind in ("dict", "getattr", "tree_add", "pack_like"):
             self.container_adjoint(op, gexpr, lines, pad, defined)
         elif op.kind == "record":  # State(a, b): each field's cotangent into what it was built of
-            for e, f in zip(op.elements, op.args["fields"]):
-                self.element_adjoint(parse_expression(e), f'tree_get({gexpr}, "{f}")', lines, pad, defined)
+            for e, f in zip(op.elements, op.args["fields"]):  # (a field may be an integer: its cotangent None)
+                self.element_adjoint(parse_expression(e), f'tree_get({gexpr}, "{f}")', lines, pad, defined, True)
         elif op.kind == "leaves" and op.operands["x"] in self.act.active:  # tree_leaves(p) (and its transposes)
             src = op.operands["x"]
             form, like = op.args["form"], op.args.get("like", src)
@@ -625,19 +625,21 @@ class VJP:
             lines.append(f"{pad}{n} = {old[n]}")
 
     def element_adjoint(self, node: cst.BaseExpression, g: str, lines: list[str], pad: str,
-                        defined: set[str]) -> None:
+                        defined: set[str], maybe_none: bool = False) -> None:
         """The cotangent ``g`` of one element of a tuple or list literal into what it reads: a name, or each element
-        of a nested literal (``(y, (x, c))``: ``g[1][0]`` into x; ``({"h": h}, s)``: ``g[0]["h"]`` into h)."""
+        of a nested literal (``(y, (x, c))``: ``g[1][0]`` into x; ``({"h": h}, s)``: ``g[0]["h"]`` into h)
+        (``maybe_none``: a record's field, ``State(count, mu)``, None where it is an integer)."""
         if isinstance(node, cst.Name):
             if node.value in self.act.active:
-                self.accumulate(node.value, g, lines, pad, defined, maybe_none=True)
+                self.accumulate(node.value, g, lines, pad, defined, maybe_none)
         elif isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement)
                                                                  for e in node.elements):
             for k, el in enumerate(node.elements):
-                self.element_adjoint(el.value, f"{g}[{k}]", lines, pad, defined)
+                self.element_adjoint(el.value, f"{g}[{k}]", lines, pad, defined, maybe_none)
         elif isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
             for de in node.elements:
-                self.element_adjoint(de.value, f"{g}[{code(de.key)}]", lines, pad, defined)  # type: ignore[attr-defined]
+                self.element_adjoint(de.value, f"{g}[{code(de.key)}]", lines, pad, defined,  # type: ignore[attr-defined]
+                                     maybe_none)
 
     def cotangent_list(self, lst: str, lines: list[str], pad: str, defined: set[str]) -> None:
         """``lst_bar`` exists before the adjoint of ``v = lst.pop()`` appends to it: one zero per item
@@ -755,7 +757,7 @@ class VJP:
         dict literal each element its part (``h([[x, y]])``: ``x`` gets ``g[0][0]``)."""
         if isinstance(node, cst.Name):
             if node.value in self.act.active:
-                self.accumulate(node.value, g, lines, pad, defined, maybe_none=True)
+                self.accumulate(node.value, g, lines, pad, defined)
         elif isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement)
                                                                  for e in node.elements):
             for j, e in enumerate(node.elements):
