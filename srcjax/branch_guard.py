@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .pytree import from_leaves, is_tree, leaves_like
+from .pytree import from_leaves, leaves_like
 
 BRANCH_HELPERS = ["taken", "taken_bar"]
 
@@ -34,8 +34,6 @@ def taken_bar(g: Any, pred: Any, keep: bool = True) -> Any:
     axes lead ``g``'s); ``None`` (an integer or boolean leaf of a container) stays ``None``."""
     if g is None:
         return g
-    if is_tree(g):  # (a container the branch reads whole: of each leaf)
-        return from_leaves(g, [taken_bar(leaf, pred, keep) for leaf in leaves_like(g, g)])
     k = np.ndim(g) - np.ndim(pred)
     mask = np.reshape(pred, np.shape(pred) + (1,) * k) if k > 0 else pred
     if keep:
