@@ -13,6 +13,7 @@ binding in the function is rewritten; anything else is left as it is. Positions 
 from __future__ import annotations
 
 import dataclasses
+import types
 from typing import Any
 
 import libcst as cst
@@ -23,6 +24,9 @@ from .read import FunctionSource, Located
 
 def rewrite(src: FunctionSource) -> FunctionSource:
     """``src`` with each lambda bound once to a name, on a line of its own, written as a ``def``."""
+    code = getattr(src.fn, "__code__", None)
+    if code is not None and not _makes_lambda(code):  # (most functions: no walk of the body)
+        return src
     bound = body_bindings(src.fdef.body)
     once = {n for n, vs in bound.values.items()
             if len(vs) == 1 and isinstance(vs[0], cst.Lambda) and _plain(vs[0]) and n not in bound.rebound and
@@ -32,6 +36,11 @@ def rewrite(src: FunctionSource) -> FunctionSource:
     fdef = src.fdef.visit(_AsDefs(once, src.positions))
     assert isinstance(fdef, cst.FunctionDef)
     return dataclasses.replace(src, fdef=fdef)
+
+
+def _makes_lambda(code: types.CodeType) -> bool:
+    """Whether the code (or a function nested in it) makes a lambda."""
+    return any(isinstance(c, types.CodeType) and (c.co_name == "<lambda>" or _makes_lambda(c)) for c in code.co_consts)
 
 
 def _plain(lam: cst.Lambda) -> bool:
