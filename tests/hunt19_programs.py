@@ -322,7 +322,7 @@ def scan_grad_in_body(x, xs):
 
 def scan_vmap_in_body(x, xs):
     def step(c, row):
-        c = c + srcjax.vmap(lambda a, b: a * np.sin(b), in_axes=(0, None))(row, c)
+        c = c + srcjax.vmap(lambda a, b: a * np.sin(b), in_axes=(0, 0))(row, c)
         return c, np.sum(c)
 
     c, ys = lax.scan(step, x, xs)
