@@ -371,8 +371,8 @@ def test_reverse_mode_through_an_integer_field_of_a_record() -> None:
     """An internal error before (hunt19's adam_steps under ``grad(f, argnums=3)``, the learning rate: optax's
     ``ScaleByAdamState(count, mu, nu)`` with an integer ``count``): "AttributeError: 'NoneType' object has no
     attribute 'shape'" at ``count = state.count + 1``. The cotangent of the record's integer field is None;
-    reverse mode added the cotangent of ``0.9 ** count`` to it with ``+``. A cotangent read from a container's
-    element is added with ``tree_add`` now (None where the element is an integer)."""
+    reverse mode added the cotangent of ``0.9 ** count`` to it with ``+``. A record field's cotangent is added
+    with ``tree_add`` now (None where the field is an integer)."""
     w, x = np.array([0.5, -0.3]), np.array([1.0, 2.0])
 
     def twin(w: Any, x: Any, lr: Any) -> Any:
