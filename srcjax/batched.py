@@ -133,12 +133,12 @@ def batch_broadcast_items(x: Any, n: int) -> Any:
 
 def batch_broadcast_parts(x: Any, flags: Any, n: int) -> Any:
     """A tuple or list with the items ``flags`` marks repeated along a new batch axis (each as
-    :func:`batch_broadcast_items`), the others as they are; ``UNSET`` (a name a branch join makes a
-    container of, bound on the other path only) and ``None`` stay as they are."""
+    :func:`batch_broadcast_items`), the others as they are (a dict: ``flags`` a dict by its keys); ``UNSET`` (a
+    name a branch join makes a container of, bound on the other path only) and ``None`` stay as they are."""
     if x is UNSET or x is None:
         return x
     out = x
-    for k, f in zip(item_keys(x), flags):
+    for k, f in flags.items() if isinstance(flags, dict) else zip(item_keys(x), flags):
         if f:
             out = index_update(out, k, batch_broadcast_items(tree_get(x, k), n))
     return out

@@ -221,12 +221,13 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
 
 
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, length: int | None = None,
-         reverse: bool = False) -> tuple[Any, Any]:
+         reverse: bool = False, unroll: int | bool = 1) -> tuple[Any, Any]:
     """``carry, y = f(carry, x)`` for each leading slice ``x`` of ``xs``; returns ``(carry, stacked ys)``.
 
     ``xs`` may be an array, a tuple/list/dict of arrays (sliced together), or
     ``None`` with ``length`` given. ``reverse=True`` walks the slices from the
-    last to the first and stores each ``y`` at its slice's position.
+    last to the first and stores each ``y`` at its slice's position. ``unroll`` (JAX's: how many steps one
+    iteration of the compiled loop runs) is accepted and left to XLA: the values are the same.
     """
 
 

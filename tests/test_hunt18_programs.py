@@ -20,7 +20,7 @@ import pytest
 import srcjax
 
 from . import hunt18_programs as hp
-from .vmap_corpus import Case, VmapCorpus
+from .vmap_corpus import Case, VmapCorpus, gv, jv, v
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
@@ -62,27 +62,6 @@ def _i(r: np.random.Generator, lo: int, hi: int, *shape: int) -> np.ndarray:
 
 def _key(r: np.random.Generator) -> np.ndarray:
     return np.array([0, r.integers(0, 2 ** 31)], dtype=np.uint32)
-
-
-def v(axes: tuple[Any, ...], inner: str = "f", out: str = "", extra: str = "") -> tuple[str, Any]:
-    """``vmap(inner, in_axes=axes[, out_axes=out])`` stacked along ``axes``."""
-    spelled = "(" + ", ".join(repr(a) for a in axes) + ("," if len(axes) == 1 else "") + ")"
-    text = f"vmap({inner}, in_axes={spelled}" + (f", out_axes={out}" if out else "") + extra + ")"
-    return text, axes
-
-
-def jv(axes: tuple[Any, ...], inner: str = "f") -> tuple[str, Any]:
-    """``jit(vmap(inner, in_axes=axes))``."""
-    text, _ = v(axes, inner)
-    return f"jit({text})", axes
-
-
-def gv(axes: tuple[Any, ...], inner: str) -> tuple[str, Any]:
-    """``grad`` of the sum of a vmap (the mapped arguments' gradient, argument 0)."""
-    n = len(axes)
-    names = ", ".join(f"a{k}" for k in range(n))
-    text, _ = v(axes, inner)
-    return f"grad(lambda {names}: np.sum({text}({names})))", axes
 
 
 J = ("jit(f)", None)

@@ -34,8 +34,43 @@ from .hunt_sweep import Outcome, leaves_agree
 from .tiers import THOROUGH
 
 B = 3  # examples in a check's batch
-TRANSFORMS = ("vmap", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "jit")
+TRANSFORMS = ("vmap", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "jit", "jvp")
 
+
+def v(axes: tuple[Any, ...], inner: str = "f", out: str = "", extra: str = "") -> tuple[str, Any]:
+    """``vmap(inner, in_axes=axes[, out_axes=out])`` stacked along ``axes``."""
+    spelled = "(" + ", ".join(repr(a) for a in axes) + ("," if len(axes) == 1 else "") + ")"
+    text = f"vmap({inner}, in_axes={spelled}" + (f", out_axes={out}" if out else "") + extra + ")"
+    return text, axes
+
+
+def jv(axes: tuple[Any, ...], inner: str = "f") -> tuple[str, Any]:
+    """``jit(vmap(inner, in_axes=axes))``."""
+    text, _ = v(axes, inner)
+    return f"jit({text})", axes
+
+
+def gv(axes: tuple[Any, ...], inner: str) -> tuple[str, Any]:
+    """``grad`` of the sum of a vmap (the mapped arguments' gradient, argument 0)."""
+    n = len(axes)
+    names = ", ".join(f"a{k}" for k in range(n))
+    text, _ = v(axes, inner)
+    return f"grad(lambda {names}: np.sum({text}({names})))", axes
+
+
+
+def jp(n: int, which: tuple[int, ...] | None = None) -> tuple[str, None]:
+    """``jvp`` of ``f`` (``n`` arguments) along fixed tangents of the arguments ``which`` (default: all; the others
+    closed over): ``lambda a0, a1: jvp(lambda t0: f(t0, a1), (a0,), (np.sin(2.0 * a0 + 1.0),))``."""
+    ks = tuple(range(n)) if which is None else which
+    names = ", ".join(f"a{k}" for k in range(n))
+    tangents = "".join(f"np.sin(2.0 * a{k} + {k + 1}.0), " for k in ks)
+    primals = "".join(f"a{k}, " for k in ks)
+    if len(ks) == n:
+        return f"lambda {names}: jvp(f, ({primals}), ({tangents}))", None
+    inner = ", ".join(f"t{k}" if k in ks else f"a{k}" for k in range(n))
+    params = ", ".join(f"t{k}" for k in ks)
+    return f"lambda {names}: jvp(lambda {params}: f({inner}), ({primals}), ({tangents}))", None
 
 class Case(NamedTuple):
     name: str
@@ -115,7 +150,7 @@ class VmapCorpus:
         self.numpy_twin = self._exec(text, {"np": np, "srcjax": standin.namespace(), "__name__": f"{name}_numpy"})
         self.jax_t = {"vmap": self._jax_vmap, "grad": jax.grad, "value_and_grad": jax.value_and_grad,
                       "jacfwd": jax.jacfwd, "jacrev": jax.jacrev, "hessian": jax.hessian,
-                      "jit": lambda f, **kw: f, "np": jax.numpy}
+                      "jit": lambda f, **kw: f, "jvp": jax.jvp, "np": jax.numpy}
         self.srcjax_t = {k: getattr(srcjax, k) for k in TRANSFORMS} | {"np": np}
         self.numpy_t = {k: standin.TRANSFORMS[k] for k in TRANSFORMS} | {"np": np}
         self._dir = pathlib.Path(tempfile.mkdtemp(prefix=f"srcjax_{prefix}"))

@@ -48,6 +48,7 @@ from . import (
     literal_arrays,
     loop_targets,
     methods,
+    named_lambdas,
     nested_defaults,
     nested_writes,
     numpy_calls,
@@ -879,6 +880,7 @@ def normalize(fn: Callable[..., Any], helper_name: Callable[..., str],
     src = constructed_objects.rewrite(returned_closures.rewrite(list_copies.rewrite(src)))  # `d | e` of dicts;
     # `a, b = d.values()`; `list(ws)` of a parameter); `g = make_scaler(a)` (a helper's closure: its body written
     # out); `p = Point(x, y)` (a plain class: its dataclass)
+    src = named_lambdas.rewrite(src)  # (`loss = lambda w: ...`, a helper's written out too: `def loss(w): ...`)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     closure_bindings.register(norm)  # (calls through a parameter fixed to a lifted function pass its locals)
     fdef = norm.function(name or src.name)

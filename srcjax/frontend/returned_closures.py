@@ -1,5 +1,5 @@
-"""A closure made by a helper and called here (``g = make_scaler(a)``, then ``g(x)``): the helper's body written
-out in place.
+"""A closure made by a helper and called here (``g = make_scaler(a)``, then ``g(x)``; ``init, update, get_params =
+sgd(0.1)``, a tuple of them): the helper's body written out in place.
 
 ``def make_scaler(a): def g(v): return a * np.tanh(v); return g`` returns a function that closes over the
 helper's parameter. Compiled code followed it (``jit`` calls the closure), but the transformations did not know
@@ -53,13 +53,32 @@ def call_of(s: cst.BaseStatement) -> tuple[str, cst.Call] | None:
     return a.targets[0].target.value, a.value
 
 
+def _targets_call(s: cst.BaseStatement) -> tuple[list[str], cst.Call] | None:
+    """``([g], make_scaler(a))`` of ``g = make_scaler(a)``; ``([init, update, get], sgd(0.1))`` of ``init, update,
+    get = sgd(0.1)`` (example_libraries' optimizers: a helper returning a tuple of closures)."""
+    one = call_of(s)
+    if one is not None:
+        return [one[0]], one[1]
+    if type(s) is not cst.SimpleStatementLine or len(s.body) != 1 or type(s.body[0]) is not cst.Assign:
+        return None
+    a = s.body[0]
+    if len(a.targets) != 1 or type(a.targets[0].target) is not cst.Tuple or type(a.value) is not cst.Call or \
+            type(a.value.func) is not cst.Name:
+        return None
+    elements = a.targets[0].target.elements
+    names = [e.value.value for e in elements if type(e) is cst.Element and type(e.value) is cst.Name]
+    if len(names) != len(elements) or len(set(names)) != len(names):
+        return None
+    return names, a.value
+
+
 def _candidates(src: FunctionSource) -> bool:
     found = False
 
     class V(cst.CSTVisitor):
         def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> bool:
             nonlocal found
-            call = call_of(n)
+            call = _targets_call(n)
             found = found or (call is not None and _helper(src, call[1].func.value) is not None)  # type: ignore[attr-defined]
             return False
 
@@ -99,7 +118,10 @@ def _closure_body(fdef: cst.FunctionDef) -> tuple[list[cst.BaseStatement], cst.B
         return None
     value = body[-1].body[0].value
     defs = {s.name.value for s in body[:-1] if type(s) is cst.FunctionDef}
-    if not (type(value) is cst.Lambda or (type(value) is cst.Name and value.value in defs)):
+    parts = [e.value for e in value.elements] if type(value) is cst.Tuple and all(
+        type(e) is cst.Element for e in value.elements) else [value]  # (a tuple of closures: init, update, get)
+    if not all(type(v) is cst.Lambda or (type(v) is cst.Name and v.value in defs) for v in parts) or \
+            len({v.value for v in parts if type(v) is cst.Name}) != sum(type(v) is cst.Name for v in parts):
         return None
     for s in body[:-1]:
         if type(s) is cst.FunctionDef:
@@ -110,7 +132,8 @@ def _closure_body(fdef: cst.FunctionDef) -> tuple[list[cst.BaseStatement], cst.B
                 return None
         else:
             return None
-    if any(type(n) is cst.Param and n.default is not None for s in [*body[:-1], value] for n in walk(s)):
+    if value is None or any(type(n) is cst.Param and n.default is not None for s in [*body[:-1], value]
+                            for n in walk(s)):
         return None  # (a nested default is evaluated in the helper's scope: `def g(v, a=a)`)
     return body[:-1], value
 
@@ -217,10 +240,10 @@ class _WriteOut(Located):
         return self.located(original, updated.with_changes(body=body))  # type: ignore[no-any-return]
 
     def written_out(self, st: cst.BaseStatement) -> list[cst.BaseStatement] | None:
-        call = call_of(st)
+        call = _targets_call(st)
         if call is None:
             return None
-        target, c = call
+        targets, c = call
         helper = _helper(self.src, c.func.value)  # type: ignore[attr-defined]
         if helper is None:
             return None
@@ -233,22 +256,27 @@ class _WriteOut(Located):
         if made is None or args is None:
             return None
         stmts, returned = made
+        parts = [e.value for e in returned.elements] if type(returned) is cst.Tuple else [returned]
+        if len(parts) != len(targets) or (type(returned) is cst.Tuple) != (len(targets) > 1):
+            return None
         local = dict.fromkeys([*params_of(hsrc.fdef), *assigned_names(stmts)])
         caller = {*params_of(self.src.fdef), *assigned_names(self.src.fdef.body.body)}
         if any(n in caller and n not in local and n in self.src.globals for s in [*stmts, returned]
                for n in names_in(s)):
             return None  # (a module name the helper reads, a local of this function: written out, it would read that)
         mapping = {n: self.fresh(f"{helper.__name__}_{n}") for n in local}
-        if type(returned) is cst.Name:
-            mapping[returned.value] = target
+        for target, part in zip(targets, parts):
+            if type(part) is cst.Name:
+                mapping[part.value] = target
         out: list[cst.BaseStatement] = [
             cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(mapping[p]))], value=v)])
             for p, v in args.items()]
         rename = _Renamed(mapping, _moved(hsrc, self.src))
         out += [cast(cst.BaseStatement, s.visit(rename)) for s in stmts]
-        if type(returned) is cst.Lambda:
-            out.append(cst.SimpleStatementLine(body=[cst.Assign(
-                targets=[cst.AssignTarget(cst.Name(target))], value=cast(cst.Lambda, returned.visit(rename)))]))
+        for target, part in zip(targets, parts):
+            if type(part) is cst.Lambda:
+                out.append(cst.SimpleStatementLine(body=[cst.Assign(
+                    targets=[cst.AssignTarget(cst.Name(target))], value=cast(cst.Lambda, part.visit(rename)))]))
         self.positions.update(rename.positions)  # (the helper's lines, where it is in the same file)
         for s in out:
             self.located(st, s)

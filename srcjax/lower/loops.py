@@ -293,8 +293,9 @@ def fori(sp: Specializer, lo: Any, hi: Any, body: Callable[[Any, Any], Any], car
     raise AssertionError("unreachable")
 
 def lax_scan(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
-    f, init, xs, length, reverse = _bind(args, kwargs, ("f", "init", "xs", "length", "reverse"), "scan",
-                                         defaults={"xs": None, "length": None, "reverse": False})
+    f, init, xs, length, reverse, _ = _bind(args, kwargs, ("f", "init", "xs", "length", "reverse", "unroll"),
+                                            "scan", defaults={"xs": None, "length": None, "reverse": False,
+                                                              "unroll": 1})  # (unroll: XLA's choice; values alike)
     xleaves, xtree = pytree.flatten(xs)
     xleaves = [sp.lift(x) if not isinstance(x, HloValue) else x for x in xleaves]
     n = length

@@ -65,7 +65,7 @@ from ..frontend.locations import user_span
 from ..frontend.names import literal_value, names_in
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
-from ..frontend.resolve import LIBRARY_MODULES, is_user_function, unwrap
+from ..frontend.resolve import LIBRARY_MODULES, composite, is_user_function, unwrap
 from ..lax_special import MATH_ON_ARRAYS
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
@@ -741,6 +741,8 @@ class Specializer:
             return self.apply(prim, args, kwargs)
         if is_user_function(fv):
             return self.call_function(self.program.function_for(unwrap(fv)), args, kwargs)
+        if (impl := composite(fv)) is not fv:  # (np.vdot in a comprehension run here: in NumPy terms)
+            return self.call_value(impl, args, kwargs)
         if isinstance(fv, type) and issubclass(fv, np.generic):
             (x,) = args
             if is_dynamic(x):

@@ -541,7 +541,8 @@ def _leaves_call(value: cst.BaseExpression) -> Op | None:
     return None
 
 
-_TREE_FUNCTIONS = {"tree_leaves", "tree_flatten", "tree_map", "tree_unflatten", "tree_reduce", "tree_transpose"}
+_TREE_FUNCTIONS = {"tree_leaves", "tree_flatten", "tree_map", "tree_unflatten", "tree_reduce", "tree_transpose",
+                   "leaves_like", "from_leaves"}  # (the last two: what tree_map(f, p, g) is written as)
 
 
 def _value_reads(node: cst.BaseExpression, follow: bool = False) -> list[str]:

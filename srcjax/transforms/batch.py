@@ -277,8 +277,10 @@ class FunctionWriter:
             if have is True:
                 return expr
             parts = dict(have.items) if isinstance(have, Tree) else {}
-            if have is False and want.kind == "tuple" and all(isinstance(v, bool) for _, v in want.items):
-                return f"batch_broadcast_parts({expr}, {tuple(v for _, v in want.items)}, {self.size})"  # (or UNSET)
+            if have is False and want.kind in ("tuple", "dict") and all(isinstance(v, bool) for _, v in want.items):
+                flags = (str(tuple(v for _, v in want.items)) if want.kind == "tuple" else
+                         "{" + ", ".join(f"{k}: {v}" for k, v in want.items) + "}")
+                return f"batch_broadcast_parts({expr}, {flags}, {self.size})"  # (or UNSET)
             return pack(want.kind, [(k, self.convert(item(expr, k), parts.get(k, False), v, items))
                                     for k, v in want.items], expr)
         assert isinstance(have, Tree) and want is True, (expr, have, want)
@@ -299,12 +301,13 @@ class FunctionWriter:
             before = set(self.forced)
             if stmts is None:
                 self.wholes.clear()
+            own = set(_params(self.nf.fdef))  # (the entry's unmapped parameter may hold a dict: leaf by leaf)
             for v in sorted(self.forced):
                 if v in self.params:  # (the caller passes it batched: see Batcher.function)
                     continue
                 if v in self.st and self.st[v] is not True:
-                    if (made := self.convert(v, self.st[v], True)) != v:  # (not `d = d`: batched item by item already)
-                        self.emit(f"{v} = {made}", ind)
+                    if (made := self.convert(v, self.st[v], True, items=v in own)) != v:  # (not `d = d`: batched
+                        self.emit(f"{v} = {made}", ind)  # item by item already)
                     self.st[v] = True
             self.block(body, ind)
             if self.forced == before:

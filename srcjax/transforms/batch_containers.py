@@ -3,6 +3,7 @@ batched values, sums of lists, an element of a container) for the writer in tran
 
 from __future__ import annotations
 
+import re
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -298,7 +299,10 @@ def batched_items(w: FunctionWriter, expr: str, have: Tree, items: bool) -> str:
     """``expr`` (a container in state ``have``) made batched as a whole, item by item; a container whose items are
     all batched already as it is (a tuple may be UNSET: a join's tuple bound on another path only, pushed on a
     tape: ``(r[0], r[1])`` of it failed)."""
-    packed = [(k, w.convert(item(expr, k), v, True, items)) for k, v in have.items]
+    # (an unbatched item of a parameter may hold a container itself: `{"w": 0, "b": None}` with a list at "b")
+    root = re.match(r"\w+", expr)
+    param = root is not None and root.group() in {p.name.value for p in w.nf.fdef.params.params}
+    packed = [(k, w.convert(item(expr, k), v, True, items or (param and v is False))) for k, v in have.items]
     if all(t == item(expr, k) for k, t in packed):  # (a dict's, a list's too: written again as it was)
         return expr
     return pack(have.kind, packed, expr)

@@ -151,6 +151,8 @@ class VJP:
         self.constants: set[str] = set()  # (a backward half's: saved values popped as constants)
         self.seed_expr: str | None = None  # grad seeds the output's cotangent with this expression
         self.seeded: set[str] = set()  # out_bar as a caller passes it (a tuple where it unpacks), and copies of it
+        # cotangents that may be None: an element of a container's cotangent (an integer leaf's, `S(count, mu)`)
+        self.maybe_none: set[str] = set()
 
     def writer_for(self, nf: NormalizedFunction, active: Sequence[str]) -> VJP:
         """The reverse mode of ``nf`` w.r.t. ``active``, sharing this writer's helpers (custom_rules' hook)."""
@@ -327,12 +329,16 @@ class VJP:
                 for t in st.targets for n in target_names(t.target)}
 
     # -- adjoint sweep ------------------------------------------------------------------------
-    def accumulate(self, v: str, contrib: str, lines: list[str], pad: str, defined: set[str]) -> None:
+    def accumulate(self, v: str, contrib: str, lines: list[str], pad: str, defined: set[str],
+                   maybe_none: bool = False) -> None:
+        """``contrib`` added into ``v``'s cotangent (``maybe_none``: it is a record's field's cotangent, None where
+        the field is an integer: added by ``tree_add``, as is what is added to it later)."""
         b = self.bname(v)
         scatter = f"index_add(zeros_like({v}), "
         if v in defined and contrib.startswith(scatter):  # add into the accumulator in place
             lines.append(f"{pad}{b} = index_add({b}, {contrib[len(scatter):]}")
-        elif v in defined and v not in self.arrays:  # may be a container: `+` would concatenate lists
+        elif v in defined and (v not in self.arrays or maybe_none or b in self.maybe_none):
+            # (may be a container: `+` would concatenate lists; or None: a record's field's)
             lines.append(f"{pad}{b} = tree_add({b}, {contrib})")
         elif v in defined:
             lines.append(f"{pad}{b} = {b} + {summand(contrib)}")
@@ -340,6 +346,7 @@ class VJP:
             pack = v in self.act.pushed and contrib in self.seeded
             lines.append(f"{pad}{b} = {f'pack_like({v}, {contrib})' if pack else contrib}")
             self.seeded |= {b} if contrib in self.seeded else set()
+            self.maybe_none |= {b} if maybe_none else set()
             defined.add(v)
 
     def adjoint(self, stmts: Sequence[Any], ind: int, lines: list[str], defined: set[str]) -> None:
@@ -589,8 +596,8 @@ class VJP:
         elif op.kind in ("dict", "getattr", "tree_add", "pack_like"):
             self.container_adjoint(op, gexpr, lines, pad, defined)
         elif op.kind == "record":  # State(a, b): each field's cotangent into what it was built of
-            for e, f in zip(op.elements, op.args["fields"]):
-                self.element_adjoint(parse_expression(e), f'tree_get({gexpr}, "{f}")', lines, pad, defined)
+            for e, f in zip(op.elements, op.args["fields"]):  # (a field may be an integer: its cotangent None)
+                self.element_adjoint(parse_expression(e), f'tree_get({gexpr}, "{f}")', lines, pad, defined, True)
         elif op.kind == "leaves" and op.operands["x"] in self.act.active:  # tree_leaves(p) (and its transposes)
             src = op.operands["x"]
             form, like = op.args["form"], op.args.get("like", src)
@@ -618,19 +625,21 @@ class VJP:
             lines.append(f"{pad}{n} = {old[n]}")
 
     def element_adjoint(self, node: cst.BaseExpression, g: str, lines: list[str], pad: str,
-                        defined: set[str]) -> None:
+                        defined: set[str], maybe_none: bool = False) -> None:
         """The cotangent ``g`` of one element of a tuple or list literal into what it reads: a name, or each element
-        of a nested literal (``(y, (x, c))``: ``g[1][0]`` into x; ``({"h": h}, s)``: ``g[0]["h"]`` into h)."""
+        of a nested literal (``(y, (x, c))``: ``g[1][0]`` into x; ``({"h": h}, s)``: ``g[0]["h"]`` into h)
+        (``maybe_none``: a record's field, ``State(count, mu)``, None where it is an integer)."""
         if isinstance(node, cst.Name):
             if node.value in self.act.active:
-                self.accumulate(node.value, g, lines, pad, defined)
+                self.accumulate(node.value, g, lines, pad, defined, maybe_none)
         elif isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement)
                                                                  for e in node.elements):
             for k, el in enumerate(node.elements):
-                self.element_adjoint(el.value, f"{g}[{k}]", lines, pad, defined)
+                self.element_adjoint(el.value, f"{g}[{k}]", lines, pad, defined, maybe_none)
         elif isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
             for de in node.elements:
-                self.element_adjoint(de.value, f"{g}[{code(de.key)}]", lines, pad, defined)  # type: ignore[attr-defined]
+                self.element_adjoint(de.value, f"{g}[{code(de.key)}]", lines, pad, defined,  # type: ignore[attr-defined]
+                                     maybe_none)
 
     def cotangent_list(self, lst: str, lines: list[str], pad: str, defined: set[str]) -> None:
         """``lst_bar`` exists before the adjoint of ``v = lst.pop()`` appends to it: one zero per item
@@ -786,6 +795,7 @@ class VJP:
             adj: list[str] = []
             defined: set[str] = set()
             self.seeded = {seed} if seed is not None else set()
+            self.maybe_none = set()
             if seed is not None:
                 self.seed(out, seed, adj, defined)
             self.adjoint(self.body, 1, adj, defined)
