@@ -22,11 +22,14 @@ The stages are exclusive (a stage's time excludes the stages timed inside it): n
 functions, normalizing source srcjax wrote (a derivative or batched program read back: the re-reading the
 writers' hand-off would remove), library helpers read from the disk cache, the readable pass, the simplifier,
 derivative templates instantiated, lowering to StableHLO, XLA's compile (with its persistent-cache lookup),
-the first execution (upload, run, results wrapped), loading generated modules (parse, register, compile to
+the first execution (upload, run, results wrapped, and the wait for the results read back: XLA runs the
+program on its own threads, so only ``--clock process`` sees its CPU, 4-8 ms in bench_vmap's cases, which
+were ``other`` before; jax's ``first run`` holds it too), loading generated modules (parse, register, compile to
 bytecode, execute), the level-2 cache (``warm_cache``: the program's entry looked up and stored), the writers
 (``vmap.batched_source``, ``jacobian_source``, ``grad_source``/``vjp_source``/``jvp_source``: the batched and
-derivative source written, less the stages inside them); ``other`` is the rest (binding and keying
-arguments, eval_shape's and the wrappers' own work, dispatch). Medians of ``--runs`` children each.
+derivative source written, less the stages inside them), the front end's scratch dropped when the
+collector's pause ends (``gc_pause.on_resume``: the shared ``ast`` trees and walks freed); ``other`` is the rest
+(binding and keying arguments, eval_shape's and the wrappers' own work, dispatch). Medians of ``--runs`` children each.
 
 ``--clock process`` times the whole process's CPU (``time.process_time``) instead of the calling thread's:
 XLA compiles on its own threads, so only this clock shows the compile (thread CPU saw 3 ms of jacrev's
@@ -53,7 +56,8 @@ import time
 from typing import Any
 
 STAGES = ("normalize user", "normalize generated", "helpers from disk", "readable", "simplify", "templates",
-          "lower", "XLA compile", "first run", "load generated", "level-2 cache", "writers", "other")
+          "lower", "XLA compile", "first run", "load generated", "level-2 cache", "writers", "scratch dropped",
+          "other")
 CLOCK = time.process_time if os.environ.get("BENCH_CLOCK") == "process" else time.thread_time
 NAMES = ("mlp_loss", "layer", "rosen", "newton_sqrt", "dist")
 
@@ -112,6 +116,9 @@ def _instrument(spent: dict[str, float]) -> None:
                          (ad, "grad_source"), (ad, "jvp_source"), (ad, "vjp_source")):
         setattr(module, name, timed("writers", getattr(module, name)))
     warm_cache.lookup = timed("level-2 cache", warm_cache.lookup)
+    from srcjax import gc_pause
+
+    gc_pause._ON_RESUME[:] = [timed("scratch dropped", drop) for drop in gc_pause._ON_RESUME]
 
 
 def child(case: str, mode: str) -> None:
@@ -159,7 +166,10 @@ def child(case: str, mode: str) -> None:
         print(json.dumps({"total": pstats.Stats(prof).total_calls / 1e3}))  # type: ignore[attr-defined]
         return
     start = CLOCK()
-    b._read(c.make_sj()(*c.args))
+    out = c.make_sj()(*c.args)
+    read = CLOCK()
+    b._read(out)  # (waits for the run on XLA's threads: the first execution's, as jax's child counts it)
+    spent["first run"] = spent.get("first run", 0.0) + CLOCK() - read
     total = CLOCK() - start
     spent["other"] = total - sum(spent.values())
     print(json.dumps({"total": total * 1e3, **{k: v * 1e3 for k, v in spent.items()}}))

@@ -44,6 +44,7 @@ from .transforms.batch import (
     Tree,
     item,
 )
+from .transforms.batch_aligns import drop_trivial_aligns  # (at import: every vmap runs it)
 from .transforms.batch_control import DataTest
 from .transforms.batch_state import any_batched, fully_batched, literal_key, pack
 
@@ -354,7 +355,6 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
     if hit is not None:
         return hit
     from .transforms import readable
-    from .transforms.batch_aligns import drop_trivial_aligns
     from .transforms.simplify import simplify_source
 
     text, name, b, prog = batched_source(fn, in_axes, out_axes, axis_size, axis_name)

@@ -7,8 +7,8 @@ as an array). Around it: :func:`hoisted_body` (the body with active loops' seque
 its activity), :func:`array_names` (names that certainly hold arrays, not containers),
 :func:`unique_keys` (names that hold integers or booleans: index keys that cannot repeat),
 :func:`first_reads` (where an appended list is first read), :func:`upward_exposed` (names read
-before they are assigned), :func:`free_of_loop_targets` (names an adjoint reads outside its own
-loops) and :func:`find_nested_def`.
+before they are assigned) and :func:`find_nested_def`. (The names an adjoint reads outside its own
+loops: :func:`.anf.lines_free_of_loop_targets`, on the text just written.)
 """
 
 from __future__ import annotations
@@ -804,36 +804,6 @@ def upward_exposed(stmts: Sequence[Any]) -> set[str]:
     branches assign; a loop's body may run zero times): their live-in set with nothing live
     after them, by the one liveness analysis (:class:`~srcjax.frontend.liveness.Liveness`)."""
     return Liveness(stmts).live_in(stmts, set(), None)
-
-
-def free_of_loop_targets(module: cst.Module) -> set[str]:
-    """Names in ``module`` except where a ``for`` around them binds them (an adjoint loop rebinds
-    the primal loop's target: ``for i, p in reversed(...)``), so they need not be saved."""
-    out: set[str] = set()
-    bound: list[set[str]] = []
-
-    class V(Visitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            if not any(n.value in b for b in bound):
-                out.add(n.value)
-
-        def visit_Attribute(self, n: cst.Attribute) -> bool:
-            self.walk(n.value)
-            return False
-
-        def visit_Arg(self, n: cst.Arg) -> bool:
-            self.walk(n.value)
-            return False
-
-        def visit_For(self, n: cst.For) -> bool:
-            self.walk(n.iter)
-            bound.append(set(target_names(n.target)))
-            self.walk(n.body)
-            bound.pop()
-            return False
-
-    V().walk(module)
-    return out
 
 
 def _own_refusal(nf: NormalizedFunction, func: cst.BaseExpression) -> tuple[str, str] | None:

@@ -17,6 +17,7 @@ The facade :mod:`srcjax.transforms.ad` re-exports the public names.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import inspect
@@ -29,6 +30,7 @@ import libcst as cst
 
 from .. import adjoint
 from ..core import TranspileError
+from ..frontend import parsed
 from ..frontend.names import Names, RenameNames, code, names_in, names_read
 from ..frontend.normalize import NormalizedFunction, literal_code
 from ..frontend.program import Program
@@ -666,3 +668,83 @@ def lines_read(lines: list[str]) -> set[str]:
     if not lines:
         return set()
     return names_read(dedent_block("\n".join(lines)))
+
+
+def _lines_tree(lines: list[str]) -> ast.Module:
+    """The ``ast`` of these statements (indented lines of generated source), shared: read-only."""
+    return parsed.parse(dedent_block("\n".join(lines)))
+
+
+def _target_names(t: ast.expr) -> list[str]:
+    """The names an assignment or ``for`` target binds (``a, (b, *c)`` -> a, b, c)."""
+    if isinstance(t, ast.Name):
+        return [t.id]
+    if isinstance(t, (ast.Tuple, ast.List)):
+        return [n for e in t.elts for n in _target_names(e)]
+    if isinstance(t, ast.Starred):
+        return _target_names(t.value)
+    return []
+
+
+def lines_rebound(lines: list[str]) -> set[str]:
+    """Names these statements bind by ``=`` or as a ``for`` target, in ``if``/``for``/``while`` bodies
+    too (not in ``for``/``while`` ``else`` blocks, ``with``, ``try`` or nested functions). The lines are
+    text the writer just wrote: read with ``ast`` (about ten times cheaper than libcst)."""
+    out: set[str] = set()
+
+    def go(stmts: list[ast.stmt]) -> None:
+        for s in stmts:
+            if isinstance(s, ast.Assign):
+                out.update(n for t in s.targets for n in _target_names(t))
+            elif isinstance(s, ast.If):
+                go(s.body)
+                go(s.orelse)  # (an ``elif`` is an ``If`` there)
+            elif isinstance(s, (ast.For, ast.While)):
+                if isinstance(s, ast.For):
+                    out.update(_target_names(s.target))
+                go(s.body)
+
+    if lines:
+        go(_lines_tree(lines).body)
+    return out
+
+
+def lines_free_of_loop_targets(lines: list[str]) -> set[str]:
+    """Names in these statements (indented lines of generated source: parameters, ``True``/``False``/
+    ``None`` and ``def`` names included, attribute names and call keywords not) except where a ``for``
+    around them binds them (an adjoint loop rebinds the primal loop's target: ``for i, p in
+    reversed(...)``), so they need not be saved. (A ``for``'s target and ``else`` block are not read.)"""
+    out: set[str] = set()
+    bound: list[set[str]] = []
+
+    def add(name: str) -> None:
+        if not any(name in b for b in bound):
+            out.add(name)
+
+    def walk(node: ast.AST) -> None:
+        t = type(node)
+        if t is ast.Name:
+            add(node.id)  # type: ignore[attr-defined]
+        elif t is ast.Constant:
+            if node.value is None or isinstance(node.value, bool):  # type: ignore[attr-defined]
+                add(repr(node.value))  # type: ignore[attr-defined]  # (names to libcst)
+        elif t is ast.arg:
+            add(node.arg)  # type: ignore[attr-defined]
+        elif t is ast.For:
+            walk(node.iter)  # type: ignore[attr-defined]
+            bound.append(set(_target_names(node.target)))  # type: ignore[attr-defined]
+            for s in node.body:  # type: ignore[attr-defined]
+                walk(s)
+            bound.pop()
+            return
+        elif t is ast.FunctionDef or t is ast.ClassDef:
+            add(node.name)  # type: ignore[attr-defined]
+        elif t is ast.Global or t is ast.Nonlocal:
+            for n in node.names:  # type: ignore[attr-defined]
+                add(n)
+        for child in ast.iter_child_nodes(node):
+            walk(child)
+
+    if lines:
+        walk(_lines_tree(lines))
+    return out

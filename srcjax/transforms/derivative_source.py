@@ -15,10 +15,9 @@ import libcst as cst
 
 from ..core import not_scalar_output
 from ..frontend.cst_expressions import parse_expression
-from ..frontend.names import RenameNames, code, names_in, target_names
+from ..frontend.names import RenameNames, code, names_in
 from ..frontend.program import Program
-from ..frontend.restructure import walk as _walk
-from .anf import DifferentiationError, dedent_block, signature
+from .anf import DifferentiationError, lines_rebound, signature
 from .forward_ad import JVP
 from .reverse_ad import VJP
 from .templates import expr
@@ -100,13 +99,7 @@ def grad_source(program: Program, argnums: Sequence[int], name: str, *, value: b
 def _kept(v: VJP, exprs: list[str | None], adj: list[str], lines: list[str]) -> list[str | None]:
     """``exprs`` (results returned after the adjoint) reading copies of the names the adjoint
     restores from the tape (``s`` of a loop ``s = s + ...``: the adjoint rewinds it)."""
-    rebound: set[str] = set()
-    if adj:
-        for st, _ in _walk(cst.parse_module(dedent_block("\n".join(adj))).body):
-            if isinstance(st, cst.Assign):
-                rebound.update(n for t in st.targets for n in target_names(t.target))
-            elif isinstance(st, cst.For):
-                rebound.update(target_names(st.target))
+    rebound = lines_rebound(adj)
     mapping: dict[str, str] = {}
     for e in exprs:
         for n in names_in(expr(e)) if e is not None else []:

@@ -42,7 +42,6 @@ from .activity import (
     argument_reads,
     array_names,
     first_reads,
-    free_of_loop_targets,
     hoisted_body,
     is_append,
     unique_keys,
@@ -57,10 +56,10 @@ from .anf import (
     all_params,
     array_result,
     call_arguments,
-    dedent_block,
     derivative_names,
     differentiable_params,
     inline_loop_iterables,
+    lines_free_of_loop_targets,
     lines_read,
     literal_container,
     loop_key,
@@ -875,7 +874,7 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     bars = v.finish_bars(adj, defined, skip_zeros=True)
     HELPER_ZEROS[(fwd, bwd)] = tuple(v.zero_params)
     # values the adjoint reads that the caller does not have: saved at the end of the forward half
-    adj_reads = free_of_loop_targets(cst.parse_module(dedent_block("\n".join(adj)))) if adj else set()
+    adj_reads = lines_free_of_loop_targets(adj)
     assigned = {n for s, _ in _walk(v.body) if isinstance(s, cst.Assign)
                 for t in s.targets for n in target_names(t.target)}
     assigned |= {n for s, _ in _walk(v.body) if isinstance(s, cst.For) for n in target_names(s.target)}
