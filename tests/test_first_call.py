@@ -369,6 +369,28 @@ def test_walk_ast_is_ast_walk():
         assert len(want) == len(got) and all(a is b for a, b in zip(want, got))
 
 
+def test_walked_statements_are_their_own_walks():
+    """``walked`` of a statement under a node walked before is cut from that walk (ast_walk._cut): the same
+    nodes in ``ast.walk``'s order, for every statement at every depth, asked inner first or outer first."""
+    import ast
+    import inspect
+
+    from srcjax.frontend import ast_walk
+    from srcjax.transforms import simplify
+
+    tree = ast.parse(inspect.getsource(simplify))
+    want = list(ast.walk(tree))
+    stmts = [s for s in want if isinstance(s, ast.stmt)]
+    for order in (stmts, stmts[::-1]):
+        with gc_pause.paused():
+            got = ast_walk.walked(tree)
+            assert len(got) == len(want) and all(a is b for a, b in zip(got, want))
+            for s in order:
+                mine, theirs = ast_walk.walked(s), list(ast.walk(s))
+                assert len(mine) == len(theirs) and all(a is b for a, b in zip(mine, theirs))
+                assert ast_walk.walked(s) is mine
+
+
 def test_classes_checked_by_exact_type_have_no_subclasses():
     """normalize, binding_times, functionalize, locations, inline_lax, host_print, anf, activity, starred,
     integer_leaves, saved_constants and subscript_writes test
