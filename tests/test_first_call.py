@@ -670,6 +670,36 @@ def test_every_stored_helper_tree_is_its_texts_tree(tmp_path, monkeypatch):
         assert library_cache._identical(rebuilt, parsed), r["name"]
 
 
+def test_a_loaded_helpers_tree_is_rebuilt_when_first_read(tmp_path, monkeypatch):
+    """A helper loaded from the disk cache rebuilds its tree and spans only when something reads them (a program
+    normalizes every helper its functions call; some are never lowered): then the same as the helper
+    normalized afresh; an entry whose tree is not a tree reads its text (the same tree)."""
+    import json
+
+    from srcjax import adjoint
+    from srcjax.frontend import library_cache
+    from srcjax.frontend.names import code, walk
+    from srcjax.frontend.normalize import normalize
+    from srcjax.runtime import disk_cache
+
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    fn = adjoint.matmul_rhs_bar
+    nf = normalize(fn, lambda g, *_: g.__name__)
+    library_cache.store(nf)
+    _flush()
+    key = library_cache._key(fn, nf.name)
+    record = json.loads(disk_cache.load(key, count=False, kind="normalized").decode())
+    for tree in (record["tree"], {**record["tree"], "body": [0, "not a field"]}):
+        disk_cache.store(key, json.dumps({**record, "tree": tree}).encode(), kind="normalized")
+        back = library_cache.load(fn, nf.name)
+        assert back is not None and "fdef" not in back.__dict__ and "spans" not in back.__dict__
+        assert back.calls == nf.calls and back.temps == nf.temps and back.plain is None and back.loop_names == {}
+        assert code(back.fdef) == code(nf.fdef) and back.fdef is back.fdef
+        assert [back.spans.get(id(n)) for n in walk(back.fdef)] == [nf.spans.get(id(n)) for n in walk(nf.fdef)]
+        with pytest.raises(AttributeError):
+            back.not_a_field  # noqa: B018
+
+
 def test_a_helper_normalized_under_another_name_of_a_callee_is_not_kept(tmp_path, monkeypatch):
     """A user function named like a helper the library helper calls (``zeros_like``) is the one renamed
     (``zeros_like_1``): the library helper keeps calling its own ``zeros_like``, so its normalized form,

@@ -215,9 +215,10 @@ def _decode(value: Any, classes: list[Any], leaves: list[Any]) -> Any:
     return value
 
 
-def _rebuild(tree: dict[str, Any]) -> Any:
-    """The tree :func:`_tree` encoded."""
-    classes = _classes(tree["types"])
+def _rebuild(tree: dict[str, Any], classes: list[Any] | None = None) -> Any:
+    """The tree :func:`_tree` encoded (``classes``: :func:`_classes` of its types, where found already)."""
+    if classes is None:
+        classes = _classes(tree["types"])
     leaves = [_decode(v, classes, []) for v in tree["leaves"]]
     if not all(type(n) in _LEAVES for n in leaves):
         raise ValueError("not a whitespace leaf")
@@ -402,18 +403,53 @@ def load(fn: Callable[..., Any], name: str) -> NormalizedFunction | None:
         sites = {_find(m, q): _unspan(s, own) for (m, q), s in record["call_sites"]}
         if any(c is None for c in calls) or None in sites:
             return None
-        tree = record.get("tree")
-        fdef = _rebuild(tree) if tree else parse_module(record["text"]).body[0]
-        if not isinstance(fdef, cst.FunctionDef) or fdef.name.value != name:
+        text = record["text"]
+        if not isinstance(text, str) or not text.startswith(f"def {name}("):
             return None
+        tree = record.get("tree")
+        classes = _classes(tree["types"]) if tree else None  # (libcst's node classes only, or no entry: ValueError)
         wanted = {int(i): _unspan(s, own) for i, s in record["spans"]}
-        spans: dict[int, Span] = {}
-        for i, n in enumerate(walk(fdef) if record["spans_of"] == "all" else _statements(fdef)):
-            s = wanted.get(i)
-            if s is not None:
-                spans[id(n)] = s
         source = UnreadSource(fn, [str(n) for n in record["names"]], _unspan(record["def_span"], own))
-        return NormalizedFunction(name=name, fn=fn, fdef=fdef, spans=spans, source=source, calls=calls,
-                                  call_sites=sites, temps={str(t) for t in record["temps"]})
+        return _Loaded(name=name, fn=fn, source=source, calls=calls, call_sites=sites,
+                       temps={str(t) for t in record["temps"]}, entry=(record, classes, wanted))
     except Exception:  # noqa: BLE001 - a corrupt or foreign entry: normalize the helper again
         return None
+
+
+class _Loaded(NormalizedFunction):
+    """A helper's normalized form from the disk cache whose tree (``fdef``) and statements' spans are rebuilt
+    from the entry when first read: a program normalizes every helper its functions call, and many are
+    never lowered (a ``jacrev`` loaded 15, ran 12). The same as :func:`load` rebuilding them at once:
+    ``dataclasses.replace`` of one makes a plain :class:`NormalizedFunction` of its fields."""
+
+    def __init__(self, *, name: str, fn: Callable[..., Any], source: Any, calls: list[Callable[..., Any]],
+                 call_sites: dict[Callable[..., Any], Span | None], temps: set[str],
+                 entry: tuple[dict[str, Any], list[Any] | None, dict[int, Span | None]]) -> None:
+        # (not the dataclass's __init__: fdef and spans come later)
+        self.name, self.fn, self.source, self.calls, self.call_sites, self.temps = \
+            name, fn, source, calls, call_sites, temps
+        self.plain = None
+        self.loop_names = {}
+        self._entry = entry  # (the entry, its classes, and its spans by their statement's index in _statements' order)
+
+    def __getattr__(self, attr: str) -> Any:  # (only for attributes not set: the two rebuilt lazily)
+        if attr != "fdef" and attr != "spans":
+            raise AttributeError(attr)
+        record, classes, wanted = self.__dict__["_entry"]
+        fdef: Any = None
+        if classes is not None:
+            try:
+                fdef = _rebuild(record["tree"], classes)
+                if not isinstance(fdef, cst.FunctionDef) or fdef.name.value != self.name:
+                    fdef = None
+            except Exception:  # noqa: BLE001 - a corrupt tree: its text, parsed (the same tree)
+                fdef = None
+        if fdef is None:
+            fdef = cst.ensure_type(parse_module(record["text"]).body[0], cst.FunctionDef)
+        spans: dict[int, Span] = {}
+        for i, n in enumerate(walk(fdef) if record["spans_of"] == "all" else _statements(fdef)):
+            sp = wanted.get(i)
+            if sp is not None:
+                spans[id(n)] = sp
+        self.fdef, self.spans = fdef, spans
+        return spans if attr == "spans" else fdef
