@@ -389,6 +389,7 @@ def test_walked_statements_are_their_own_walks():
                 mine, theirs = ast_walk.walked(s), list(ast.walk(s))
                 assert len(mine) == len(theirs) and all(a is b for a, b in zip(mine, theirs))
                 assert ast_walk.walked(s) is mine
+                assert ast_walk.statements(s) == [n for n in theirs if isinstance(n, ast.stmt)]
 
 
 def test_classes_checked_by_exact_type_have_no_subclasses():

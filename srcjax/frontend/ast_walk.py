@@ -15,6 +15,7 @@ import importlib
 import re
 from collections import deque
 from collections.abc import Iterator
+from typing import Any
 
 from .. import gc_pause
 
@@ -155,20 +156,28 @@ def statements(node: ast.AST) -> list[ast.stmt]:
     statements in turn), so walking only those reaches each one at the same depth, in the same order.
     A function's statements cost a few steps each (its expressions are most of its nodes)."""
     out: list[ast.stmt] = []
-    todo = deque((node,))
-    popleft, append, extend = todo.popleft, todo.append, todo.extend
+    todo: deque[Any] = deque((node,))
+    popleft, append, extend, add = todo.popleft, todo.append, todo.extend, out.append
+    bodies, statement = _BODY_CLASSES, _STATEMENTS
     while todo:
         n = popleft()
+        d = n.__dict__
         for name in n._fields:
-            v = getattr(n, name, None)
+            try:
+                v = d[name]
+            except KeyError:
+                continue
             if v.__class__ is list:
-                if v and isinstance(v[0], _BODIES):  # (a list field holds nodes of one kind)
-                    extend([c for c in v if isinstance(c, _BODIES)])
-            elif isinstance(v, _BODIES):
+                if v and v[0].__class__ in bodies:  # (a list field holds nodes of one kind)
+                    extend([c for c in v if c.__class__ in bodies])
+            elif v.__class__ in bodies:
                 append(v)
-        if isinstance(n, ast.stmt):
-            out.append(n)
+        if n.__class__ in statement:
+            add(n)  # type: ignore[arg-type]
     return out
+
+
+_BODY_CLASSES = frozenset(c for b in _BODIES for c in _classes_under(b))  # (classes: no isinstance call a field)
 
 
 def exact_kinds(*classes: type) -> frozenset[type]:
