@@ -71,7 +71,7 @@ def walk_ast(node: ast.AST) -> Iterator[ast.AST]:
 _WALKED: dict[int, tuple[ast.AST, list[ast.AST]]] = {}  # id(node) -> (node, its walk); the node kept alive
 # id(statement) -> (the statement, the walk of a node above it, where each node's children end in that walk, the
 # statement's index there): a statement's own walk, cut from its owner's when first asked (:func:`walked`)
-_UNDER: dict[int, tuple[ast.AST, list[ast.AST], list[int], int]] = {}
+_UNDER: dict[int, tuple[ast.AST, list[ast.AST], dict[int, int], int]] = {}
 _WALKED_MAX = 4096  # entries before the memo starts again (it keeps the trees alive)
 gc_pause.on_resume(_WALKED.clear)
 gc_pause.on_resume(_UNDER.clear)
@@ -103,14 +103,15 @@ def walked(node: ast.AST) -> list[ast.AST]:
     return found
 
 
-def _walk(node: ast.AST) -> tuple[list[ast.AST], list[int]]:
-    """``list(walk_ast(node))``, and for each node of it where its children end in it (they begin where the
-    previous node's end: breadth first, each node's children follow the previous node's, together)."""
+def _walk(node: ast.AST) -> tuple[list[ast.AST], dict[int, int]]:
+    """``list(walk_ast(node))``, and for each node of it (by its index) where its children end in it (they begin
+    where the previous node's end: breadth first, each node's children follow the previous node's, together)."""
     found: list[ast.AST] = [node]
-    ends: list[int] = []
-    add, extend, end = found.append, found.extend, ends.append
+    ends: dict[int, int] = {}  # (a dict's item set: no call a node, as a list's append is)
+    add, extend = found.append, found.extend
     is_node = _IS_NODE
     k = 1  # len(found)
+    i = 0
     for n in found:  # (the list grows as it is walked: the queue is the walk itself)
         d = n.__dict__
         for name in n._fields:
@@ -128,11 +129,12 @@ def _walk(node: ast.AST) -> tuple[list[ast.AST], list[int]]:
             elif is_node[c] if c in is_node else _is_node(c):
                 add(v)
                 k += 1
-        end(k)
+        ends[i] = k
+        i += 1
     return found, ends
 
 
-def _cut(node: ast.AST, found: list[ast.AST], ends: list[int], i: int) -> list[ast.AST]:
+def _cut(node: ast.AST, found: list[ast.AST], ends: dict[int, int], i: int) -> list[ast.AST]:
     """The walk of ``node``, ``found[i]``: at each depth under it, its nodes there are one run of ``found``
     (the children of the previous depth's run, in order), from the first one's first child to the last
     one's last child."""
