@@ -190,7 +190,7 @@ class _Scope:
                  results: frozenset[str] = frozenset()) -> None:
         self.t, self.keep, self.stores, self.loads, self.edits = t, keep, stores, loads, edits
         self.results = results
-        self.helpers = {n for n in pure_calls if stores[n] == 0}
+        self.helpers = {n for n in pure_calls if n not in stores or stores[n] == 0}  # (no __missing__ call each)
         self.np_ok = stores["np"] == 0
 
     # -- purity ------------------------------------------------------------------------------------

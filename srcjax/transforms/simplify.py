@@ -228,7 +228,8 @@ class _Function:
         self.keep = keep
         self.t = t
         self.binds = _binds(fdef)
-        self.helpers = {n for n in pure_calls if self.binds[n] == 0}
+        binds = self.binds  # (a Counter: `in` first, no __missing__ call for each helper never bound here)
+        self.helpers = {n for n in pure_calls if n not in binds or binds[n] == 0}
         self.np_ok = self.binds["np"] == 0
         self.subst: dict[str, str] = {}
         self.facts: dict[str, Fact] = {}
