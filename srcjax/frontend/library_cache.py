@@ -267,22 +267,14 @@ def _statements(fdef: cst.CSTNode) -> list[cst.CSTNode]:
     kinds = _HOLDER_KINDS
     while stack:
         n = stack.pop()
-        k = kinds.get(type(n))
-        if k is None:
-            k = _holder_kind(type(n))
+        t = n.__class__
+        k = kinds[t] if t in kinds else _holder_kind(t)  # (`in` and a subscript: no call a node)
         if k == _STATEMENT:
             out.append(n)
-            if type(n) is cst.SimpleStatementLine:
+            if t is cst.SimpleStatementLine:
                 continue
-        kids = []
-        for c in syntax_children(n):
-            kc = kinds.get(type(c))
-            if kc is None:
-                kc = _holder_kind(type(c))
-            if kc:
-                kids.append(c)
-        kids.reverse()
-        stack.extend(kids)
+        stack += [c for c in reversed(syntax_children(n))
+                  if (kinds[c.__class__] if c.__class__ in kinds else _holder_kind(c.__class__))]
     return out
 
 
