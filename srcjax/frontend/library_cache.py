@@ -411,7 +411,7 @@ def load(fn: Callable[..., Any], name: str) -> NormalizedFunction | None:
 class _Loaded(NormalizedFunction):
     """A helper's normalized form from the disk cache whose tree (``fdef``) and statements' spans are rebuilt
     from the entry when first read: a program normalizes every helper its functions call, and many are
-    never lowered (a ``jacrev`` loaded 15, ran 12). The same as :func:`load` rebuilding them at once:
+    never read (a ``jacrev``'s program loads 17, reads 14). The same as :func:`load` rebuilding them at once:
     ``dataclasses.replace`` of one makes a plain :class:`NormalizedFunction` of its fields."""
 
     def __init__(self, *, name: str, fn: Callable[..., Any], source: Any, calls: list[Callable[..., Any]],
