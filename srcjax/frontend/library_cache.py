@@ -410,7 +410,7 @@ def load(fn: Callable[..., Any], name: str) -> NormalizedFunction | None:
 
 class _Loaded(NormalizedFunction):
     """A helper's normalized form from the disk cache whose tree (``fdef``) and statements' spans are rebuilt
-    from the entry when first read: a program normalizes every helper its functions call, and many are
+    from the entry when first read: a program normalizes every helper its functions call, and some are
     never read (a ``jacrev``'s program loads 17, reads 14). The same as :func:`load` rebuilding them at once:
     ``dataclasses.replace`` of one makes a plain :class:`NormalizedFunction` of its fields."""
 
