@@ -828,3 +828,62 @@ def test_a_helpers_spans_are_kept_by_statement(tmp_path, monkeypatch):
         assert back is not None, name
         got = [back.spans.get(id(s)) for s in library_cache._statements(back.fdef)]
         assert got == [nf.spans.get(id(s)) for s in stmts] and len(back.spans) == len(nf.spans), name
+
+
+_BLOCKS_SRC = '''
+def f(x):
+    a = [1]; b = []
+    if x: c = [2]
+    else: c = 3
+    for i in range(3): d = [i]
+    try:
+        e = list(x)
+    except E:
+        e = []
+    finally:
+        g: list = []
+    while x: h = [x]
+    with m as q: k = [1]
+    def inner(y):
+        z = [y]
+        return lambda w: w
+    class C:
+        attr = [1]
+    match x:
+        case 1:
+            mm = [1]
+    t, u = [1], [2]
+    v += [3]
+    return a
+'''
+
+
+def test_names_always_reads_the_statements_of_every_block():
+    """numpy_calls.names_always walks statements and blocks only (numpy_calls._statement_nodes): the names of a
+    walk of every node, in the same order, for statements in every kind of block."""
+    import inspect
+
+    from srcjax.frontend import numpy_calls
+    from srcjax.frontend.names import walk
+
+    def every_node(body, test):  # (names_always as first written: a walk of every node)
+        seen = {}
+        for n in walk(body):
+            if type(n) is cst.Assign:
+                ok = test(n.value)
+                for t in n.targets:
+                    for part in numpy_calls._bound(t.target):
+                        seen[part] = seen.get(part, True) and ok and type(t.target) is cst.Name
+            elif type(n) in (cst.AugAssign, cst.AnnAssign, cst.For):
+                for part in numpy_calls._bound(n.target):
+                    seen[part] = False
+        return {k for k, v in seen.items() if v}
+
+    tree = cst.parse_module(inspect.getsource(numpy_calls) + _BLOCKS_SRC)
+    defs = [n for n in walk(tree) if type(n) is cst.FunctionDef]
+    assert numpy_calls.list_names_in(defs[-2].body) == {"a", "b", "c", "d", "e", "h", "k", "z", "attr", "mm"} - {"c"}
+    for f in defs:
+        for start in (f, f.body):
+            for test in (lambda v: type(v) in (cst.List, cst.ListComp), lambda v: numpy_calls.boolean(v, set())):
+                got, want = numpy_calls.names_always(start, test), every_node(start, test)
+                assert got == want and list(got) == list(want), f.name.value
