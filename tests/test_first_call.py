@@ -675,6 +675,7 @@ def test_a_loaded_helpers_tree_is_rebuilt_when_first_read(tmp_path, monkeypatch)
     """A helper loaded from the disk cache rebuilds its tree and spans only when something reads them (a program
     normalizes every helper its functions call; some are never lowered): then the same as the helper
     normalized afresh; an entry whose tree is not a tree reads its text (the same tree)."""
+    import dataclasses
     import json
 
     from srcjax import adjoint
@@ -699,6 +700,10 @@ def test_a_loaded_helpers_tree_is_rebuilt_when_first_read(tmp_path, monkeypatch)
         assert [back.spans.get(id(n)) for n in walk(back.fdef)] == [nf.spans.get(id(n)) for n in walk(nf.fdef)]
         with pytest.raises(AttributeError):
             back.not_a_field  # noqa: B018
+        fresh = library_cache.load(fn, nf.name)  # (dataclasses.replace before its tree was read: every field given)
+        other = dataclasses.replace(fresh, plain=nf.fdef)
+        assert other.plain is nf.fdef and code(other.fdef) == code(nf.fdef) and other.calls == nf.calls
+        assert dataclasses.replace(other, temps=set()).spans == other.spans
 
 
 def test_a_helper_normalized_under_another_name_of_a_callee_is_not_kept(tmp_path, monkeypatch):

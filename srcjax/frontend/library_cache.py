@@ -402,7 +402,7 @@ def load(fn: Callable[..., Any], name: str) -> NormalizedFunction | None:
         classes = _classes(tree["types"]) if tree else None  # (libcst's node classes only, or no entry: ValueError)
         wanted = {int(i): _unspan(s, own) for i, s in record["spans"]}
         source = UnreadSource(fn, [str(n) for n in record["names"]], _unspan(record["def_span"], own))
-        return _Loaded(name=name, fn=fn, source=source, calls=calls, call_sites=sites,
+        return _Loaded.lazily(name=name, fn=fn, source=source, calls=calls, call_sites=sites,
                        temps={str(t) for t in record["temps"]}, entry=(record, classes, wanted))
     except Exception:  # noqa: BLE001 - a corrupt or foreign entry: normalize the helper again
         return None
@@ -412,17 +412,23 @@ class _Loaded(NormalizedFunction):
     """A helper's normalized form from the disk cache whose tree (``fdef``) and statements' spans are rebuilt
     from the entry when first read: a program normalizes every helper its functions call, and some are
     never read (a ``jacrev``'s program loads 17, reads 14). The same as :func:`load` rebuilding them at once:
-    ``dataclasses.replace`` of one makes a plain :class:`NormalizedFunction` of its fields."""
+    made by :meth:`lazily`; its ``__init__`` is the dataclass's (``dataclasses.replace`` of one makes one with
+    every field given, nothing left to rebuild)."""
 
-    def __init__(self, *, name: str, fn: Callable[..., Any], source: Any, calls: list[Callable[..., Any]],
-                 call_sites: dict[Callable[..., Any], Span | None], temps: set[str],
-                 entry: tuple[dict[str, Any], list[Any] | None, dict[int, Span | None]]) -> None:
-        # (not the dataclass's __init__: fdef and spans come later)
+    _entry: tuple[dict[str, Any], list[Any] | None, dict[int, Span | None]]  # (an attribute, not a field)
+
+    @classmethod
+    def lazily(cls, *, name: str, fn: Callable[..., Any], source: Any, calls: list[Callable[..., Any]],
+               call_sites: dict[Callable[..., Any], Span | None], temps: set[str],
+               entry: tuple[dict[str, Any], list[Any] | None, dict[int, Span | None]]) -> _Loaded:
+        """The helper's form with its fields but ``fdef`` and ``spans``, rebuilt from ``entry`` when first read."""
+        self = cls.__new__(cls)
         self.name, self.fn, self.source, self.calls, self.call_sites, self.temps = \
             name, fn, source, calls, call_sites, temps
         self.plain = None
         self.loop_names = {}
         self._entry = entry  # (the entry, its classes, and its spans by their statement's index in _statements' order)
+        return self
 
     def __getattr__(self, attr: str) -> Any:  # (only for attributes not set: the two rebuilt lazily)
         if attr != "fdef" and attr != "spans":
