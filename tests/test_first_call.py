@@ -697,6 +697,7 @@ def test_a_loaded_helpers_tree_is_rebuilt_when_first_read(tmp_path, monkeypatch)
         assert back is not None and "fdef" not in back.__dict__ and "spans" not in back.__dict__
         assert back.calls == nf.calls and back.temps == nf.temps and back.plain is None and back.loop_names == {}
         assert code(back.fdef) == code(nf.fdef) and back.fdef is back.fdef
+        assert "_entry" not in back.__dict__  # (its JSON lists dropped once rebuilt: the collector walked them)
         assert [back.spans.get(id(n)) for n in walk(back.fdef)] == [nf.spans.get(id(n)) for n in walk(nf.fdef)]
         with pytest.raises(AttributeError):
             back.not_a_field  # noqa: B018

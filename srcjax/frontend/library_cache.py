@@ -450,4 +450,5 @@ class _Loaded(NormalizedFunction):
             if sp is not None:
                 spans[id(n)] = sp
         self.fdef, self.spans = fdef, spans
+        del self._entry  # (the entry's JSON lists: thousands of objects the collector would keep walking)
         return spans if attr == "spans" else fdef
