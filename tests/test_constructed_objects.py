@@ -200,3 +200,25 @@ def test_objects_made_and_used_at_once(fn):
     _close(srcjax.vmap(srcjax.grad(fn))(xb, wb), jitted(jax.vmap(jax.grad(twin)))(xb, wb))
     _close(srcjax.numpy_function(srcjax.grad(fn))(x, w), jitted(jax.grad(twin))(x, w))
     assert "Sigmoid()(" not in srcjax.source(srcjax.grad(fn))
+
+
+def _no_objects(x):
+    return np.sum(np.tanh(x) * len(x))
+
+
+def _one_object(x):
+    p = Point(x, 2.0 * x)
+    return np.sum(p.norm())
+
+
+def test_a_function_calling_no_plain_class_is_not_rewritten(monkeypatch):
+    """Only a function calling a plain class is rewritten (a walk finds the calls first; libcst's transformer
+    over the whole function ran for every function read): the others come back as they were."""
+    from srcjax.frontend import constructed_objects
+    from srcjax.frontend.read import read_function
+
+    assert not constructed_objects._calls_a_plain_class(read_function(_no_objects))
+    assert constructed_objects._calls_a_plain_class(read_function(_one_object))
+    src = read_function(_no_objects)
+    monkeypatch.setattr(constructed_objects, "_Constructions", None)  # (not made at all)
+    assert constructed_objects.rewrite(src) is src

@@ -369,6 +369,29 @@ def test_walk_ast_is_ast_walk():
         assert len(want) == len(got) and all(a is b for a, b in zip(want, got))
 
 
+def test_walked_statements_are_their_own_walks():
+    """``walked`` of a statement under a node walked before is cut from that walk (ast_walk._cut): the same
+    nodes in ``ast.walk``'s order, for every statement at every depth, asked inner first or outer first."""
+    import ast
+    import inspect
+
+    from srcjax.frontend import ast_walk
+    from srcjax.transforms import simplify
+
+    tree = ast.parse(inspect.getsource(simplify))
+    want = list(ast.walk(tree))
+    stmts = [s for s in want if isinstance(s, ast.stmt)]
+    for order in (stmts, stmts[::-1]):
+        with gc_pause.paused():
+            got = ast_walk.walked(tree)
+            assert len(got) == len(want) and all(a is b for a, b in zip(got, want))
+            for s in order:
+                mine, theirs = ast_walk.walked(s), list(ast.walk(s))
+                assert len(mine) == len(theirs) and all(a is b for a, b in zip(mine, theirs))
+                assert ast_walk.walked(s) is mine
+                assert ast_walk.statements(s) == [n for n in theirs if isinstance(n, ast.stmt)]
+
+
 def test_classes_checked_by_exact_type_have_no_subclasses():
     """normalize, binding_times, functionalize, locations, inline_lax, host_print, anf, activity, starred,
     integer_leaves, saved_constants and subscript_writes test
@@ -648,6 +671,42 @@ def test_every_stored_helper_tree_is_its_texts_tree(tmp_path, monkeypatch):
         assert library_cache._identical(rebuilt, parsed), r["name"]
 
 
+def test_a_loaded_helpers_tree_is_rebuilt_when_first_read(tmp_path, monkeypatch):
+    """A helper loaded from the disk cache rebuilds its tree and spans only when something reads them (a program
+    normalizes every helper its functions call; some are never lowered): then the same as the helper
+    normalized afresh; an entry whose tree is not a tree reads its text (the same tree)."""
+    import dataclasses
+    import json
+
+    from srcjax import adjoint
+    from srcjax.frontend import library_cache
+    from srcjax.frontend.names import code, walk
+    from srcjax.frontend.normalize import normalize
+    from srcjax.runtime import disk_cache
+
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    fn = adjoint.matmul_rhs_bar
+    nf = normalize(fn, lambda g, *_: g.__name__)
+    library_cache.store(nf)
+    _flush()
+    key = library_cache._key(fn, nf.name)
+    record = json.loads(disk_cache.load(key, count=False, kind="normalized").decode())
+    for tree in (record["tree"], {**record["tree"], "body": [0, "not a field"]}):
+        disk_cache.store(key, json.dumps({**record, "tree": tree}).encode(), kind="normalized")
+        back = library_cache.load(fn, nf.name)
+        assert back is not None and "fdef" not in back.__dict__ and "spans" not in back.__dict__
+        assert back.calls == nf.calls and back.temps == nf.temps and back.plain is None and back.loop_names == {}
+        assert code(back.fdef) == code(nf.fdef) and back.fdef is back.fdef
+        assert "_entry" not in back.__dict__  # (its JSON lists dropped once rebuilt: the collector walked them)
+        assert [back.spans.get(id(n)) for n in walk(back.fdef)] == [nf.spans.get(id(n)) for n in walk(nf.fdef)]
+        with pytest.raises(AttributeError):
+            back.not_a_field  # noqa: B018
+        fresh = library_cache.load(fn, nf.name)  # (dataclasses.replace before its tree was read: every field given)
+        other = dataclasses.replace(fresh, plain=nf.fdef)
+        assert other.plain is nf.fdef and code(other.fdef) == code(nf.fdef) and other.calls == nf.calls
+        assert dataclasses.replace(other, temps=set()).spans == other.spans
+
+
 def test_a_helper_normalized_under_another_name_of_a_callee_is_not_kept(tmp_path, monkeypatch):
     """A user function named like a helper the library helper calls (``zeros_like``) is the one renamed
     (``zeros_like_1``): the library helper keeps calling its own ``zeros_like``, so its normalized form,
@@ -775,3 +834,62 @@ def test_a_helpers_spans_are_kept_by_statement(tmp_path, monkeypatch):
         assert back is not None, name
         got = [back.spans.get(id(s)) for s in library_cache._statements(back.fdef)]
         assert got == [nf.spans.get(id(s)) for s in stmts] and len(back.spans) == len(nf.spans), name
+
+
+_BLOCKS_SRC = '''
+def f(x):
+    a = [1]; b = []
+    if x: c = [2]
+    else: c = 3
+    for i in range(3): d = [i]
+    try:
+        e = list(x)
+    except E:
+        e = []
+    finally:
+        g: list = []
+    while x: h = [x]
+    with m as q: k = [1]
+    def inner(y):
+        z = [y]
+        return lambda w: w
+    class C:
+        attr = [1]
+    match x:
+        case 1:
+            mm = [1]
+    t, u = [1], [2]
+    v += [3]
+    return a
+'''
+
+
+def test_names_always_reads_the_statements_of_every_block():
+    """numpy_calls.names_always walks statements and blocks only (numpy_calls._statement_nodes): the names of a
+    walk of every node, in the same order, for statements in every kind of block."""
+    import inspect
+
+    from srcjax.frontend import numpy_calls
+    from srcjax.frontend.names import walk
+
+    def every_node(body, test):  # (names_always as first written: a walk of every node)
+        seen = {}
+        for n in walk(body):
+            if type(n) is cst.Assign:
+                ok = test(n.value)
+                for t in n.targets:
+                    for part in numpy_calls._bound(t.target):
+                        seen[part] = seen.get(part, True) and ok and type(t.target) is cst.Name
+            elif type(n) in (cst.AugAssign, cst.AnnAssign, cst.For):
+                for part in numpy_calls._bound(n.target):
+                    seen[part] = False
+        return {k for k, v in seen.items() if v}
+
+    tree = cst.parse_module(inspect.getsource(numpy_calls) + _BLOCKS_SRC)
+    defs = [n for n in walk(tree) if type(n) is cst.FunctionDef]
+    assert numpy_calls.list_names_in(defs[-2].body) == {"a", "b", "c", "d", "e", "h", "k", "z", "attr", "mm"} - {"c"}
+    for f in defs:
+        for start in (f, f.body):
+            for test in (lambda v: type(v) in (cst.List, cst.ListComp), lambda v: numpy_calls.boolean(v, set())):
+                got, want = numpy_calls.names_always(start, test), every_node(start, test)
+                assert got == want and list(got) == list(want), f.name.value

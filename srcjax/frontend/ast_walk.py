@@ -15,6 +15,7 @@ import importlib
 import re
 from collections import deque
 from collections.abc import Iterator
+from typing import Any
 
 from .. import gc_pause
 
@@ -68,8 +69,12 @@ def walk_ast(node: ast.AST) -> Iterator[ast.AST]:
 
 
 _WALKED: dict[int, tuple[ast.AST, list[ast.AST]]] = {}  # id(node) -> (node, its walk); the node kept alive
+# id(statement) -> (the statement, the walk of a node above it, where each node's children end in that walk, the
+# statement's index there): a statement's own walk, cut from its owner's when first asked (:func:`walked`)
+_UNDER: dict[int, tuple[ast.AST, list[ast.AST], dict[int, int], int]] = {}
 _WALKED_MAX = 4096  # entries before the memo starts again (it keeps the trees alive)
 gc_pause.on_resume(_WALKED.clear)
+gc_pause.on_resume(_UNDER.clear)
 
 
 def walked(node: ast.AST) -> list[ast.AST]:
@@ -77,24 +82,37 @@ def walked(node: ast.AST) -> list[ast.AST]:
     are never changed after they are parsed (a changed tree would be walked as it was). The walk of
     each statement under ``node`` is remembered from the same pass (the passes walk a function, then
     its statements one by one): a statement's walk is the whole walk's nodes under it, in the same order
-    (breadth first: the nodes at each depth under it keep their order)."""
+    (breadth first: the nodes at each depth under it keep their order), cut from it when first asked."""
     hit = _WALKED.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
-    found: list[ast.AST] = []
-    owned: list[tuple[ast.AST, list[ast.AST]]] = []
-    todo: deque[tuple[ast.AST, tuple[list[ast.AST], ...]]] = deque(((node, ()),))
-    popleft, append, extend = todo.popleft, todo.append, todo.extend
-    add, statement, is_node = found.append, _STATEMENTS, _IS_NODE
-    while todo:
-        n, owners = popleft()
-        add(n)
-        for walk in owners:
-            walk.append(n)
-        if n.__class__ in statement and n is not node:
-            mine: list[ast.AST] = [n]
-            owned.append((n, mine))
-            owners = (*owners, mine)
+    under = _UNDER.get(id(node))
+    if under is not None and under[0] is node:
+        return _cut(*under)
+    found, ends = _walk(node)
+    if len(_WALKED) + len(_UNDER) >= _WALKED_MAX:
+        _WALKED.clear()
+        _UNDER.clear()
+    _WALKED[id(node)] = (node, found)
+    statement = _STATEMENTS
+    i = 0
+    for n in found:
+        if n.__class__ in statement and i:
+            _UNDER[id(n)] = (n, found, ends, i)
+        i += 1
+    return found
+
+
+def _walk(node: ast.AST) -> tuple[list[ast.AST], dict[int, int]]:
+    """``list(walk_ast(node))``, and for each node of it (by its index) where its children end in it (they begin
+    where the previous node's end: breadth first, each node's children follow the previous node's, together)."""
+    found: list[ast.AST] = [node]
+    ends: dict[int, int] = {}  # (a dict's item set: no call a node, as a list's append is)
+    add, extend = found.append, found.extend
+    is_node = _IS_NODE
+    k = 1  # len(found)
+    i = 0
+    for n in found:  # (the list grows as it is walked: the queue is the walk itself)
         d = n.__dict__
         for name in n._fields:
             try:
@@ -103,16 +121,31 @@ def walked(node: ast.AST) -> list[ast.AST]:
                 continue
             c = v.__class__
             if c is list:
-                extend([(x, owners) for x in v
-                        if (is_node[x.__class__] if x.__class__ in is_node else _is_node(x.__class__))])
+                if not v:
+                    continue
+                kids = [x for x in v if (is_node[x.__class__] if x.__class__ in is_node else _is_node(x.__class__))]
+                extend(kids)
+                k += len(kids)
             elif is_node[c] if c in is_node else _is_node(c):
-                append((v, owners))
-    if len(_WALKED) + len(owned) >= _WALKED_MAX:
-        _WALKED.clear()
-    _WALKED[id(node)] = (node, found)
-    for n, walk in owned:
-        _WALKED[id(n)] = (n, walk)
-    return found
+                add(v)
+                k += 1
+        ends[i] = k
+        i += 1
+    return found, ends
+
+
+def _cut(node: ast.AST, found: list[ast.AST], ends: dict[int, int], i: int) -> list[ast.AST]:
+    """The walk of ``node``, ``found[i]``: at each depth under it, its nodes there are one run of ``found``
+    (the children of the previous depth's run, in order), from the first one's first child to the last
+    one's last child."""
+    out = found[i:i + 1]
+    a, b = ends[i - 1], ends[i]
+    while a < b:
+        out += found[a:b]
+        a, b = ends[a - 1], ends[b - 1]
+    _UNDER.pop(id(node), None)
+    _WALKED[id(node)] = (node, out)
+    return out
 
 
 _BODIES = (ast.stmt, ast.excepthandler, ast.match_case)
@@ -125,20 +158,28 @@ def statements(node: ast.AST) -> list[ast.stmt]:
     statements in turn), so walking only those reaches each one at the same depth, in the same order.
     A function's statements cost a few steps each (its expressions are most of its nodes)."""
     out: list[ast.stmt] = []
-    todo = deque((node,))
-    popleft, append, extend = todo.popleft, todo.append, todo.extend
+    todo: deque[Any] = deque((node,))
+    popleft, append, extend, add = todo.popleft, todo.append, todo.extend, out.append
+    bodies, statement = _BODY_CLASSES, _STATEMENTS
     while todo:
         n = popleft()
+        d = n.__dict__
         for name in n._fields:
-            v = getattr(n, name, None)
+            try:
+                v = d[name]
+            except KeyError:
+                continue
             if v.__class__ is list:
-                if v and isinstance(v[0], _BODIES):  # (a list field holds nodes of one kind)
-                    extend([c for c in v if isinstance(c, _BODIES)])
-            elif isinstance(v, _BODIES):
+                if v and v[0].__class__ in bodies:  # (a list field holds nodes of one kind)
+                    extend([c for c in v if c.__class__ in bodies])
+            elif v.__class__ in bodies:
                 append(v)
-        if isinstance(n, ast.stmt):
-            out.append(n)
+        if n.__class__ in statement:
+            add(n)  # type: ignore[arg-type]
     return out
+
+
+_BODY_CLASSES = frozenset(c for b in _BODIES for c in _classes_under(b))  # (classes: no isinstance call a field)
 
 
 def exact_kinds(*classes: type) -> frozenset[type]:

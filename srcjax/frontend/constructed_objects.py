@@ -29,7 +29,7 @@ import libcst as cst
 
 from ..core import TranspileError
 from .callees import origin
-from .names import Names, assigned_names, names_in
+from .names import Names, assigned_names, names_in, walk
 from .read import FunctionSource, Located, read_function
 from .returned_closures import bound_arguments, call_of, is_docstring, params_of
 
@@ -38,7 +38,7 @@ _RECORDS: weakref.WeakKeyDictionary[type, Any] = weakref.WeakKeyDictionary()  # 
 
 def rewrite(src: FunctionSource) -> FunctionSource:
     """``src`` with its constructions of plain classes written as their dataclasses' (``src`` itself where none)."""
-    if src.filename.startswith("<srcjax."):
+    if src.filename.startswith("<srcjax.") or not _calls_a_plain_class(src):
         return src
     w = _Constructions(src)
     fdef = src.fdef.visit(w)
@@ -46,6 +46,22 @@ def rewrite(src: FunctionSource) -> FunctionSource:
         return src
     assert isinstance(fdef, cst.FunctionDef)
     return dataclasses.replace(src, fdef=fdef, closure={**src.closure, **w.records})
+
+
+def _calls_a_plain_class(src: FunctionSource) -> bool:
+    """Whether ``src`` calls a name that is a plain class (:func:`_plain_class`): only such a call is rewritten
+    (a walk of the tree, not libcst's transformer over all of it: most functions construct no object)."""
+    seen: set[str] = set()
+    for n in walk(src.fdef):
+        if type(n) is cst.Call and type(n.func) is cst.Name:  # type: ignore[attr-defined]
+            name = n.func.value  # type: ignore[attr-defined]
+            if name in seen:
+                continue
+            seen.add(name)
+            found = src.closure[name] if name in src.closure else src.globals.get(name)
+            if isinstance(found, type) and _plain_class(src, name) is not None:
+                return True
+    return False
 
 
 def _plain_class(src: FunctionSource, name: str) -> type | None:

@@ -52,15 +52,19 @@ def make(cls: type, **given: Any) -> Any:
     """``cls(**given)`` without its ``__init__``'s checks; a field not given gets its default, and
     a whitespace field (a default factory) an empty ``SimpleWhitespace`` of its own, as the parser's."""
     node: Any = _NEW(cls)
-    for name, slot, default, factory in _slots(cls):
-        v = given.get(name, _MISSING)
-        if v is _MISSING:
-            if default is not _MISSING:
-                v = default
-            elif factory is not _MISSING:
-                v = factory()
-            else:  # pragma: no cover - every required field is given below
-                raise Unsupported(name)
+    try:
+        slots = _SLOTS[cls]
+    except KeyError:
+        slots = _slots(cls)
+    for name, slot, default, factory in slots:  # (`in` and subscripts: no call a field, where most are given)
+        if name in given:
+            v = given[name]
+        elif default is not _MISSING:
+            v = default
+        elif factory is not _MISSING:
+            v = factory()
+        else:  # pragma: no cover - every required field is given below
+            raise Unsupported(name)
         slot.__set__(node, v)
     return node
 

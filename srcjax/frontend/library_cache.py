@@ -215,9 +215,10 @@ def _decode(value: Any, classes: list[Any], leaves: list[Any]) -> Any:
     return value
 
 
-def _rebuild(tree: dict[str, Any]) -> Any:
-    """The tree :func:`_tree` encoded."""
-    classes = _classes(tree["types"])
+def _rebuild(tree: dict[str, Any], classes: list[Any] | None = None) -> Any:
+    """The tree :func:`_tree` encoded (``classes``: :func:`_classes` of its types, where found already)."""
+    if classes is None:
+        classes = _classes(tree["types"])
     leaves = [_decode(v, classes, []) for v in tree["leaves"]]
     if not all(type(n) in _LEAVES for n in leaves):
         raise ValueError("not a whitespace leaf")
@@ -266,22 +267,14 @@ def _statements(fdef: cst.CSTNode) -> list[cst.CSTNode]:
     kinds = _HOLDER_KINDS
     while stack:
         n = stack.pop()
-        k = kinds.get(type(n))
-        if k is None:
-            k = _holder_kind(type(n))
+        t = n.__class__
+        k = kinds[t] if t in kinds else _holder_kind(t)  # (`in` and a subscript: no call a node)
         if k == _STATEMENT:
             out.append(n)
-            if type(n) is cst.SimpleStatementLine:
+            if t is cst.SimpleStatementLine:
                 continue
-        kids = []
-        for c in syntax_children(n):
-            kc = kinds.get(type(c))
-            if kc is None:
-                kc = _holder_kind(type(c))
-            if kc:
-                kids.append(c)
-        kids.reverse()
-        stack.extend(kids)
+        stack += [c for c in reversed(syntax_children(n))
+                  if (kinds[c.__class__] if c.__class__ in kinds else _holder_kind(c.__class__))]
     return out
 
 
@@ -402,18 +395,60 @@ def load(fn: Callable[..., Any], name: str) -> NormalizedFunction | None:
         sites = {_find(m, q): _unspan(s, own) for (m, q), s in record["call_sites"]}
         if any(c is None for c in calls) or None in sites:
             return None
-        tree = record.get("tree")
-        fdef = _rebuild(tree) if tree else parse_module(record["text"]).body[0]
-        if not isinstance(fdef, cst.FunctionDef) or fdef.name.value != name:
+        text = record["text"]
+        if not isinstance(text, str) or not text.startswith(f"def {name}("):
             return None
+        tree = record.get("tree")
+        classes = _classes(tree["types"]) if tree else None  # (libcst's node classes only, or no entry: ValueError)
         wanted = {int(i): _unspan(s, own) for i, s in record["spans"]}
-        spans: dict[int, Span] = {}
-        for i, n in enumerate(walk(fdef) if record["spans_of"] == "all" else _statements(fdef)):
-            s = wanted.get(i)
-            if s is not None:
-                spans[id(n)] = s
         source = UnreadSource(fn, [str(n) for n in record["names"]], _unspan(record["def_span"], own))
-        return NormalizedFunction(name=name, fn=fn, fdef=fdef, spans=spans, source=source, calls=calls,
-                                  call_sites=sites, temps={str(t) for t in record["temps"]})
+        return _Loaded.lazily(name=name, fn=fn, source=source, calls=calls, call_sites=sites,
+                       temps={str(t) for t in record["temps"]}, entry=(record, classes, wanted))
     except Exception:  # noqa: BLE001 - a corrupt or foreign entry: normalize the helper again
         return None
+
+
+class _Loaded(NormalizedFunction):
+    """A helper's normalized form from the disk cache whose tree (``fdef``) and statements' spans are rebuilt
+    from the entry when first read: a program normalizes every helper its functions call, and some are
+    never read (a ``jacrev``'s program loads 17, reads 14). The same as :func:`load` rebuilding them at once:
+    made by :meth:`lazily`; its ``__init__`` is the dataclass's (``dataclasses.replace`` of one makes one with
+    every field given, nothing left to rebuild)."""
+
+    _entry: tuple[dict[str, Any], list[Any] | None, dict[int, Span | None]]  # (an attribute, not a field)
+
+    @classmethod
+    def lazily(cls, *, name: str, fn: Callable[..., Any], source: Any, calls: list[Callable[..., Any]],
+               call_sites: dict[Callable[..., Any], Span | None], temps: set[str],
+               entry: tuple[dict[str, Any], list[Any] | None, dict[int, Span | None]]) -> _Loaded:
+        """The helper's form with its fields but ``fdef`` and ``spans``, rebuilt from ``entry`` when first read."""
+        self = cls.__new__(cls)
+        self.name, self.fn, self.source, self.calls, self.call_sites, self.temps = \
+            name, fn, source, calls, call_sites, temps
+        self.plain = None
+        self.loop_names = {}
+        self._entry = entry  # (the entry, its classes, and its spans by their statement's index in _statements' order)
+        return self
+
+    def __getattr__(self, attr: str) -> Any:  # (only for attributes not set: the two rebuilt lazily)
+        if attr != "fdef" and attr != "spans":
+            raise AttributeError(attr)
+        record, classes, wanted = self.__dict__["_entry"]
+        fdef: Any = None
+        if classes is not None:
+            try:
+                fdef = _rebuild(record["tree"], classes)
+                if not isinstance(fdef, cst.FunctionDef) or fdef.name.value != self.name:
+                    fdef = None
+            except Exception:  # noqa: BLE001 - a corrupt tree: its text, parsed (the same tree)
+                fdef = None
+        if fdef is None:
+            fdef = cst.ensure_type(parse_module(record["text"]).body[0], cst.FunctionDef)
+        spans: dict[int, Span] = {}
+        for i, n in enumerate(walk(fdef) if record["spans_of"] == "all" else _statements(fdef)):
+            sp = wanted.get(i)
+            if sp is not None:
+                spans[id(n)] = sp
+        self.fdef, self.spans = fdef, spans
+        del self._entry  # (the entry's JSON lists: thousands of objects the collector would keep walking)
+        return spans if attr == "spans" else fdef

@@ -234,8 +234,9 @@ class Visitor:
 
     def walk(self, node: cst.CSTNode) -> None:
         t = type(node)
-        hooks = self._hooks.get(t)
-        if hooks is None:
+        try:
+            hooks = self._hooks[t]  # (a subscript: no call a node, as dict.get is)
+        except KeyError:
             hooks = self._hooks[t] = (getattr(type(self), f"visit_{t.__name__}", None),
                                       getattr(type(self), f"leave_{t.__name__}", None))
         visit, leave = hooks

@@ -533,6 +533,7 @@ class _ReserveHelpers(Visitor):
 
     def __init__(self, norm: Resolver) -> None:
         self.norm = norm
+        self.seen: set[str] = set()  # (the names met: a name means the same wherever it is read in the function)
 
     def reserve(self, v: Any) -> None:
         if is_user_function(v) and not (callable(v) and registry.lookup(v) is not None):
@@ -543,6 +544,9 @@ class _ReserveHelpers(Visitor):
             self.norm.used.add(self.norm.helper_name(unwrap(v)))
 
     def visit_Name(self, n: cst.Name) -> None:
+        if n.value in self.seen:
+            return
+        self.seen.add(n.value)
         if n.value in self.norm.bindings:  # (a parameter fixed to a function: calls through it call that one)
             self.reserve(self.norm.bindings[n.value])
         elif n.value not in self.norm.locals:

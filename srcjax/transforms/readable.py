@@ -190,7 +190,7 @@ class _Scope:
                  results: frozenset[str] = frozenset()) -> None:
         self.t, self.keep, self.stores, self.loads, self.edits = t, keep, stores, loads, edits
         self.results = results
-        self.helpers = {n for n in pure_calls if stores[n] == 0}
+        self.helpers = {n for n in pure_calls if n not in stores or stores[n] == 0}  # (no __missing__ call each)
         self.np_ok = stores["np"] == 0
 
     # -- purity ------------------------------------------------------------------------------------
@@ -486,12 +486,16 @@ def _is_view(value: ast.expr) -> bool:
 
 def _children(node: ast.AST) -> Sequence[tuple[ast.AST, int]]:
     """``node``'s child expressions with the precedence each place needs (an expression of lower
-    precedence there is parenthesized)."""
+    precedence there is parenthesized). By the node's exact class (:data:`_CHILDREN`: a parsed node's
+    class is one no other class derives from); any other class is asked in turn (:func:`_children_of`)."""
+    kind = _CHILDREN.get(node.__class__)
+    return kind(node) if kind is not None else _children_of(node)
+
+
+def _children_of(node: ast.AST) -> Sequence[tuple[ast.AST, int]]:
+    """:func:`_children`, asked of each kind in turn."""
     if isinstance(node, ast.BinOp):
-        p = _prec(node)
-        if isinstance(node.op, ast.Pow):
-            return [(node.left, 17), (node.right, 15)]
-        return [(node.left, p), (node.right, p + 1)]
+        return _binop_children(node)
     if isinstance(node, ast.UnaryOp):
         return [(node.operand, 7 if isinstance(node.op, ast.Not) else 17)]
     if isinstance(node, ast.Compare):
@@ -516,6 +520,28 @@ def _children(node: ast.AST) -> Sequence[tuple[ast.AST, int]]:
     if isinstance(node, ast.Starred):
         return [(node.value, _ATOM)]
     return [(c, _ATOM) for c in ast.iter_child_nodes(node)]
+
+
+def _binop_children(node: ast.BinOp) -> Sequence[tuple[ast.AST, int]]:
+    if node.op.__class__ is ast.Pow:
+        return [(node.left, 17), (node.right, 15)]
+    p = _prec(node)
+    return [(node.left, p), (node.right, p + 1)]
+
+
+_NO_CHILDREN: Sequence[tuple[ast.AST, int]] = ()
+# a parsed node's exact class -> its children (what _children_of finds for it: a plain name's only child is its
+# context, a constant has none, a context none)
+_CHILDREN: dict[type, Any] = {
+    ast.BinOp: _binop_children,
+    ast.Call: lambda node: [(node.func, _ATOM)] + [(a, _ATOM if a.__class__ is ast.Starred else 1)
+                                                   for a in node.args] + [(k.value, 1) for k in node.keywords],
+    ast.Attribute: lambda node: [(node.value, _ATOM)],
+    ast.Subscript: lambda node: [(node.value, _ATOM - 1), (node.slice, 0 if node.slice.__class__ is ast.Tuple else 1)],
+    ast.UnaryOp: lambda node: [(node.operand, 7 if node.op.__class__ is ast.Not else 17)],
+    ast.Tuple: lambda node: [(e, _ATOM if e.__class__ is ast.Starred else 1) for e in node.elts],
+    ast.Name: lambda node: [(node.ctx, _ATOM)], ast.Constant: lambda node: _NO_CHILDREN,
+    ast.Load: lambda node: _NO_CHILDREN, ast.Store: lambda node: _NO_CHILDREN}
 
 
 # -- tidying -------------------------------------------------------------------------------------------

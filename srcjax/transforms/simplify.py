@@ -228,7 +228,8 @@ class _Function:
         self.keep = keep
         self.t = t
         self.binds = _binds(fdef)
-        self.helpers = {n for n in pure_calls if self.binds[n] == 0}
+        binds = self.binds  # (a Counter: `in` first, no __missing__ call for each helper never bound here)
+        self.helpers = {n for n in pure_calls if n not in binds or binds[n] == 0}
         self.np_ok = self.binds["np"] == 0
         self.subst: dict[str, str] = {}
         self.facts: dict[str, Fact] = {}
@@ -851,6 +852,9 @@ def _simplified(text: str, pure_calls: frozenset[str], float_items: tuple[tuple[
     return drop_dead_nested(t.render(0, len(text), edits), pure_calls)  # (nested functions' dead lines)
 
 
+_EXITS = exact_kinds(ast.Return, ast.Raise)
+
+
 def _unreachable(tree: ast.Module, t: _Text) -> list[tuple[int, int, str]]:
     """Deletions of the statements after a ``return`` or ``raise`` in the same block, which never run (the
     joins a writer puts at the end of a branch that returns: ``rows = rows`` after ``return (...)``), as
@@ -859,11 +863,12 @@ def _unreachable(tree: ast.Module, t: _Text) -> list[tuple[int, int, str]]:
     todo: list[Any] = [tree]
     while todo:
         node = todo.pop()
+        d = node.__dict__  # (a parsed node's fields: no getattr and isinstance calls a field)
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            block = getattr(node, field, None)
-            if not isinstance(block, list):
+            block = d[field] if field in d else None
+            if block.__class__ is not list:
                 continue
-            end = next((i for i, s in enumerate(block) if isinstance(s, (ast.Return, ast.Raise))), len(block) - 1)
+            end = next((i for i, s in enumerate(block) if s.__class__ in _EXITS), len(block) - 1)
             todo += block[:end + 1]
             if end + 1 < len(block):
                 ret, first, last = block[end], block[end + 1], block[-1]
