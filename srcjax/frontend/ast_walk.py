@@ -209,3 +209,15 @@ def imported_names(node: ast.Import | ast.ImportFrom) -> list[str]:
     if isinstance(node, ast.ImportFrom) and node.module and [a.name for a in node.names] == ["*"]:
         return list(getattr(importlib.import_module(node.module), "__all__", ()))
     return [(a.asname or a.name).split(".")[0] for a in node.names]
+
+
+def target_names(t: ast.AST) -> list[str]:
+    """The names an ``ast`` assignment or ``for`` target binds (``a, (b, *c)`` -> a, b, c; not the names a
+    subscript or attribute target reads). ``frontend.names.target_names`` is libcst's."""
+    if isinstance(t, ast.Name):
+        return [t.id]
+    if isinstance(t, (ast.Tuple, ast.List)):
+        return [n for e in t.elts for n in target_names(e)]
+    if isinstance(t, ast.Starred):
+        return target_names(t.value)
+    return []

@@ -31,6 +31,7 @@ import libcst as cst
 from .. import adjoint
 from ..core import TranspileError
 from ..frontend import parsed
+from ..frontend.ast_walk import target_names
 from ..frontend.names import Names, RenameNames, code, names_in, names_read
 from ..frontend.normalize import NormalizedFunction, literal_code
 from ..frontend.program import Program
@@ -675,17 +676,6 @@ def _lines_tree(lines: list[str]) -> ast.Module:
     return parsed.parse(dedent_block("\n".join(lines)))
 
 
-def _target_names(t: ast.expr) -> list[str]:
-    """The names an assignment or ``for`` target binds (``a, (b, *c)`` -> a, b, c)."""
-    if isinstance(t, ast.Name):
-        return [t.id]
-    if isinstance(t, (ast.Tuple, ast.List)):
-        return [n for e in t.elts for n in _target_names(e)]
-    if isinstance(t, ast.Starred):
-        return _target_names(t.value)
-    return []
-
-
 def lines_rebound(lines: list[str]) -> set[str]:
     """Names these statements bind by ``=`` or as a ``for`` target, in ``if``/``for``/``while`` bodies
     too (not in ``for``/``while`` ``else`` blocks, ``with``, ``try`` or nested functions). The lines are
@@ -695,13 +685,13 @@ def lines_rebound(lines: list[str]) -> set[str]:
     def go(stmts: list[ast.stmt]) -> None:
         for s in stmts:
             if isinstance(s, ast.Assign):
-                out.update(n for t in s.targets for n in _target_names(t))
+                out.update(n for t in s.targets for n in target_names(t))
             elif isinstance(s, ast.If):
                 go(s.body)
                 go(s.orelse)  # (an ``elif`` is an ``If`` there)
             elif isinstance(s, (ast.For, ast.While)):
                 if isinstance(s, ast.For):
-                    out.update(_target_names(s.target))
+                    out.update(target_names(s.target))
                 go(s.body)
 
     if lines:
@@ -732,7 +722,7 @@ def lines_free_of_loop_targets(lines: list[str]) -> set[str]:
             add(node.arg)  # type: ignore[attr-defined]
         elif t is ast.For:
             walk(node.iter)  # type: ignore[attr-defined]
-            bound.append(set(_target_names(node.target)))  # type: ignore[attr-defined]
+            bound.append(set(target_names(node.target)))  # type: ignore[attr-defined]
             for s in node.body:  # type: ignore[attr-defined]
                 walk(s)
             bound.pop()

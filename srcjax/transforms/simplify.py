@@ -74,7 +74,7 @@ from collections import Counter
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
-from ..frontend.ast_walk import exact_kinds, walked
+from ..frontend.ast_walk import exact_kinds, target_names, walked
 from ..frontend.parsed import parse
 from ..primitives import registry
 from .dead_nested import drop_dead_nested
@@ -87,7 +87,6 @@ from .simplify_syntax import (  # (simplify's own syntax helpers, in their own f
     _none_false,
     _slice_delta,
     _slices_only,
-    _target_names,
     _value_reads,
 )
 
@@ -759,14 +758,14 @@ class _Function:
             tr = self._generic(tg)
             st.edits += tr.edits
             st.reads += [n for n in tr.reads if not (isinstance(tg, (ast.Tuple, ast.List)) and
-                                                    n in _target_names(tg))]
+                                                    n in target_names(tg))]
             for n in walked(tg):
                 if isinstance(n, ast.Name):
                     self.facts[n.id] = _fresh()
             if not isinstance(tg, (ast.Tuple, ast.List)):
                 self._forget_consts()  # an item assignment may write into any array
         if all(isinstance(tg, (ast.Name, ast.Tuple, ast.List)) for tg in s.targets):
-            st.targets = [n for tg in s.targets for n in _target_names(tg)]
+            st.targets = [n for tg in s.targets for n in target_names(tg)]
         if not r.pure:
             self._forget_consts()
 

@@ -103,16 +103,6 @@ def _container(node: ast.expr) -> bool:
         isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
 
 
-def _target_names(t: ast.AST) -> list[str]:
-    if isinstance(t, ast.Name):
-        return [t.id]
-    if isinstance(t, (ast.Tuple, ast.List)):
-        return [n for e in t.elts for n in _target_names(e)]
-    if isinstance(t, ast.Starred):
-        return _target_names(t.value)
-    return []
-
-
 def _literal(node: ast.expr) -> Any:
     """A static literal (int, or tuple of ints) as a key; None when not one."""
     if isinstance(node, ast.Constant) and type(node.value) is int:
