@@ -187,6 +187,71 @@ def test_other_calls_go_back_and_errors_stay_located(packing):
     _same(g(params, x, y), g._call((params, x, y), {}))
 
 
+def mlp_loss_fourth(params, x, y):
+    return mlp_loss(params, x, y)
+
+
+def mlp_loss_fifth(params, x, y):
+    return mlp_loss(params, x, y)
+
+
+def test_a_leaf_of_another_dtype_of_the_same_size_is_never_packed(packing):
+    """The packed arrays are the leaves' bytes joined (``Packer._concat``, ``TopPacker.direct``) and read as
+    the dtype packed for: a leaf of another dtype of the same size (int32 where float32 was packed) is not
+    packed (its bytes would be read as float32) but served by the other paths, with the Python path's
+    results, in containers (``Packer``) and as an argument (``TopPacker``)."""
+    rng = np.random.default_rng(13)
+    params = _params(rng, [16, 8, 2])
+    x, y = rng.standard_normal((32, 16)).astype(np.float32), rng.standard_normal((32, 2)).astype(np.float32)
+    xi, yi = (x * 4).astype(np.int32), (y * 4).astype(np.int32)
+    g = srcjax.value_and_grad(mlp_loss_fourth)
+    assert _packed(g, params, x, y)
+    assert g.__dict__["_dispatch"].__name__ == "host_packed"
+    p = [{"w": params[0]["w"], "b": np.arange(8, dtype=np.int32)}, params[1]]
+    for args in ((p, x, y), (params, xi, y), (params, x, yi), (params, x, y)):
+        _same(g(*args), g._call(args, {}))
+    dev = srcjax.device_put(params)
+    h = srcjax.value_and_grad(mlp_loss_fifth)
+    assert _packed(h, dev, x, y)
+    assert h.__dict__["_dispatch"].__name__ == "direct"
+    for args in ((dev, xi, y), (dev, x, yi), (dev, x, y)):
+        _same(h(*args), h._call(args, {}))
+
+
+def affine(a, t):
+    return a * t["s"] + t["v"], np.sum(a * a) + np.sum(t["v"])
+
+
+def affine_again(a, t):  # (srcjax.jit(f) is one object per f: a function of its own keeps its own routes)
+    return affine(a, t)
+
+
+@pytest.mark.parametrize("shape", [(), (1 << 20,)], ids=["scalars", "large"])
+def test_numpy_arguments_written_after_each_call_on_every_route(packing, shape):
+    """Call, write every NumPy argument, then read the results: they are NumPy's for the values passed, on
+    each route a function's calls take in turn: the Python path, then 0-d arrays read in place by the C++
+    dispatcher behind a wait (a program XLA runs inline; copied where jax keys float32 apart), large ones
+    copied, then packed (``Packer`` for NumPy leaves in a container, ``TopPacker.direct`` for a NumPy
+    argument beside device arrays)."""
+    rng = np.random.default_rng(14 + len(shape))
+    for fn, on_device, last in ((affine, False, "host_packed"), (affine_again, True, "direct")):
+        f = srcjax.jit(fn)
+        for i in range(12):
+            a = rng.standard_normal(shape).astype(np.float32)
+            t = {"s": rng.standard_normal(shape).astype(np.float32), "v": rng.standard_normal(shape).astype(np.float32)}
+            want = [np.asarray(w) for w in affine(a, t)]
+            got = f(a, srcjax.device_put(t) if on_device else t)
+            a[...] = 1e6  # (right after the call, before its results are read)
+            t["s"][...] = -1e6
+            t["v"][...] = 7.0
+            np.testing.assert_allclose(np.asarray(got[0]), want[0], rtol=1e-6)
+            np.testing.assert_allclose(np.asarray(got[1]), want[1], rtol=1e-4)
+            if i == 5:
+                packed_calls.wait(60)
+        if shape:  # (0-d arrays: read in place or packed, as the process's state says: cpp_calls._private_copies)
+            assert f.__dict__["_dispatch"].__name__ == last
+
+
 def test_two_dtypes_are_two_packed_arrays(packing):
     f = srcjax.jit(labelled)
     t = {"w": np.arange(48 * 48, dtype=np.float32).reshape(48, 48) / 2000, "k": np.arange(3, dtype=np.int32)}
