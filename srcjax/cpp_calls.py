@@ -462,14 +462,33 @@ def attach(c: Any, plain_call: Any) -> type | None:
         if pos is None or copies is None:
             route(me, cpp)
             return cpp(*args, **kwargs)
-        out = packed_call(me, pos)
+        out = packed_call(me, pos, True)
         return top(*_restored(pos, copies, static)) if out is _SKIP else out
 
-    packing: list[Any] = [None, 0, 0]  # (packed_calls.Packer of the NumPy calls; such calls counted; packers made)
+    # (host_first's calls' packer and host_top's: each a packed_calls.Packer or None, such calls counted, packers
+    # made; a function called both ways, NumPy parameters and device ones beside a NumPy batch, keeps both)
+    packings: tuple[list[Any], list[Any]] = ([None, 0, 0], [None, 0, 0])
+    refusing_now = [False]
 
-    def packed_call(me: Any, pos: tuple[Any, ...]) -> Any:
-        """The call ``pos`` (NumPy leaves copied for another dispatcher) made by its packer (``packed_calls.py``)
-        where that packs it (the next calls: :func:`host_packed`), else _SKIP; counts and starts packers."""
+    def refusing(*args: Any) -> Any:
+        """A packed call its packer's dispatcher refused (a NumPy leaf in a container where a ``TopPacker``
+        packs NumPy arguments beside device arrays: the function's calls changed kind): this call and the
+        next ones go to the first dispatcher, which routes them again (the Python path inside that)."""
+        me = ref()
+        if me is None or me._cpp is None or refusing_now[0]:
+            return run(*args)
+        refusing_now[0] = True
+        try:
+            route(me, me._cpp)
+            return me(*args)
+        finally:
+            refusing_now[0] = False
+
+    def packed_call(me: Any, pos: tuple[Any, ...], top: bool = False) -> Any:
+        """The call ``pos`` (NumPy leaves copied for another dispatcher) made by its packer (``packed_calls.py``;
+        ``top``: host_top's) where that packs it (the next calls: :func:`host_packed`), else _SKIP; counts and
+        starts packers."""
+        packing = packings[top]
         pk = packing[0]
         if pk is None:
             packing[1] += 1
@@ -477,32 +496,41 @@ def attach(c: Any, plain_call: Any) -> type | None:
                 plan = _plan(me, pos, plain(pos))[0]
                 packing[0] = plan and start_packer(run, plan, _out_treedef(plan, False), pos, flatten, array, static)
                 packing[1:] = [0, packing[2] + (packing[0] is not None)]  # (packers made: refusals count no more)
+                if packing[0] is not None:
+                    packing[0].refusing = refusing
             return _SKIP
+        refused = pk.refused
         out = pk.call(pos) if pk.ready else packed_calls.MISS
         if out is packed_calls.MISS:
             pk.misses += pk.ready
             packing[0] = None if pk.failed or pk.misses > _REFUSALS else pk
             return _SKIP
+        if pk.refused != refused:  # (refused: the call went to the first dispatcher, and so do the next ones)
+            return out
         pk.misses = 0  # (misses in a row drop a packer: a smaller last batch of each epoch does not)
-        route(me, host_packed if type(pk) is not packed_calls.TopPacker or static else pk.direct(host_packed))
+        route(me, host_packed[top] if static else pk.direct(host_packed[top]))
         return out
 
-    def host_packed(*args: Any, **kwargs: Any) -> Any:
-        """A call of a function whose NumPy calls are packed (by its packer), or back to the first dispatcher."""
-        me = ref()
-        assert me is not None
-        pk, cpp = packing[0], me._cpp
-        pos = unkeyed(me, args, kwargs) if kwargs else args
-        out = packed_calls.MISS if pos is None or pk is None or cpp is None else pk.call(pos)
-        if out is not packed_calls.MISS:
-            return out
-        if pk is not None and pk.ready:
-            pk.misses += 1
-            packing[0] = pk if pk.misses <= _REFUSALS else None
-        if cpp is None:  # (detached meanwhile, by another thread)
-            return me._call(plain(args), kwargs)
-        route(me, cpp)
-        return cpp(*args, **kwargs)
+    def packed_route(packing: list[Any]) -> Callable[..., Any]:
+        def host_packed(*args: Any, **kwargs: Any) -> Any:
+            """A call of a function whose NumPy calls are packed (by its packer), or back to the first dispatcher."""
+            me = ref()
+            assert me is not None
+            pk, cpp = packing[0], me._cpp
+            pos = unkeyed(me, args, kwargs) if kwargs else args
+            out = packed_calls.MISS if pos is None or pk is None or cpp is None else pk.call(pos)
+            if out is not packed_calls.MISS:
+                return out
+            if pk is not None and pk.ready:
+                pk.misses += 1
+                packing[0] = pk if pk.misses <= _REFUSALS else None
+            if cpp is None:  # (detached meanwhile, by another thread)
+                return me._call(plain(args), kwargs)
+            route(me, cpp)
+            return cpp(*args, **kwargs)
+        return host_packed
+
+    host_packed = (packed_route(packings[False]), packed_route(packings[True]))
 
     def miss_top(*args: Any) -> tuple[Any, Any, bool]:  # (the arguments' NumPy arrays are srcjax's copies)
         me = ref()

@@ -93,7 +93,9 @@ class Packer:
         self.ready = False
         self.failed = False
         self.misses = 0  # (calls routed here that it could not pack)
-        self.refused = 0  # (packed calls its dispatcher's miss sent to the Python path: :class:`TopPacker`)
+        self.refused = 0  # (packed calls its dispatcher's miss sent elsewhere: :class:`TopPacker`)
+        self.refusing: Callable[..., Any] | None = None  # (where those go: ``cpp_calls``' first dispatcher, else
+        # ``fallback``, the Python path)
         self.cpp: Any = None
         self._static, self._statics = static, statics  # (static arguments' positions, and their values)
         self._flatten = flatten
@@ -177,6 +179,22 @@ class Packer:
         packs = self._concat(split[0])
         return MISS if packs is None else self.cpp(*packs, *split[1])
 
+    def direct(self, fallback: Callable[..., Any]) -> Callable[..., Any]:
+        """A function of a call making it as :meth:`call` does, in one Python frame (the function's route once
+        its calls are packed: ``cpp_calls``' ``host_packed``, :meth:`call`, :meth:`_split` and :meth:`_concat`
+        are four frames), handing any other call (keywords, leaves it does not pack, an array that is not
+        C-contiguous) to ``fallback``. Only for a packer of one dtype without static arguments, once ready
+        (``fallback`` where not)."""
+        if self._static or not self.ready or self._one is None:
+            return fallback
+        get, dtype = self._one
+        scope: dict[str, Any] = {"flatten": self._flatten, "T": self._tree, "K": list(self._kinds), "H": self._host,
+                                 "S": self._shapes, "DT": self._dtypes, "G": get, "D": dtype, "DEV": self._dev,
+                                 "shape": _SHAPE, "dtype": _DTYPE, "buf": _frombuffer, "join": _join, "pk": self,
+                                 "cpp": self.cpp, "fallback": fallback}
+        exec(_DIRECT, scope)
+        return scope["direct"]  # type: ignore[no-any-return]
+
     def unpack(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
         """The call :meth:`pack` made ``flat`` of (its NumPy leaves as read-only views of the packed copies)."""
         k = len(self._group_avals)
@@ -239,7 +257,7 @@ class Packer:
             record = None
         if record is None:
             self.refused += 1
-            return self._fallback(*self.unpack(flat)), None, False
+            return (self.refusing or self._fallback)(*self.unpack(flat)), None, False
         exe = self._packed
         ins = [b if type(b) is buffer else exe.put(b, v) for b, v in zip(bufs, self._packed_avals)]
         out = self._out_def.unflatten(exe.loaded.execute_sharded(ins).consume_with_handlers(exe.handlers))
@@ -247,6 +265,23 @@ class Packer:
 
     _packed: Any
     _packed_avals: list[ShapedArray]
+
+
+# (Packer.direct's function: its names are the packer's, in the scope it is run in; compiled once)
+_DIRECT = compile("""def direct(*args, **kwargs):
+    if not kwargs:
+        leaves, t = flatten(args)
+        if t == T and list(map(type, leaves)) == K:
+            hosts = H(leaves)
+            if list(map(shape, hosts)) == S and list(map(dtype, hosts)) == DT:
+                try:
+                    p = buf(join(G(hosts)), D)
+                except TypeError:
+                    pass
+                else:
+                    return cpp(p, *DEV(leaves))
+    return fallback(*args, **kwargs)
+""", "<srcjax packed call>", "exec")
 
 
 REFUSED = 16  # packed calls a TopPacker's dispatcher may send to the Python path before it packs no more
