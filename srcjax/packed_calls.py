@@ -8,11 +8,14 @@ loop fed by a NumPy data loader) gets a :class:`Packer` after :data:`AFTER` such
 (``lower/packed.py``: the same program behind a prologue that slices one flat array per dtype back into
 the arguments), compiled on a thread of its own while the calls go on as before, and a dispatcher of its
 own whose calls take the packed arrays and the device leaves. Each call then costs one C++ flattening,
-a check of its leaves' kinds and shapes against the ones packed for, and one ``np.concatenate`` per
-dtype, which is the copy (a new array, never the caller's memory: writes to the NumPy arguments after
-the call cannot reach the program). Measured (thread CPU per call, ``benchmarks/bench_models.py``'s
+a check of its leaves' kinds, shapes and dtypes against the ones packed for, and one copy per dtype: the
+arrays' bytes joined (``b"".join`` of the arrays, NumPy's buffer export of a C-contiguous array, read back
+by ``np.frombuffer`` as the packed dtype: 0.6 us for 8 leaves against 2.5 for ``np.concatenate``, which
+an array that is not C-contiguous still takes), a new array, never the caller's memory: writes to the
+NumPy arguments after the call cannot reach the program. A packer of one dtype serves its calls in one
+Python frame (:meth:`Packer.direct`). Measured (thread CPU per call, ``benchmarks/bench_models.py``'s
 models with jax imported): the 3-layer MLP ~22-27 us against jax.jit's 30-35; the transformer block
-46-49 against 75-81.
+46-49 against 75-81 (before ``direct`` and the joined bytes: see docs/benchmarks.md).
 
 Where the NumPy leaves are the arguments themselves (a NumPy batch beside containers of device arrays:
 ``cpp_calls``' third dispatcher's calls), a :class:`TopPacker` packs those arguments without flattening
@@ -20,11 +23,14 @@ the others (the C++ side checks them), in one generated Python frame (:meth:`Top
 (thread CPU per call, ``bench_models.py``'s MLP with a NumPy batch): 23.7-24.1 us against 25.9-27.4
 copied for the third dispatcher (jax.jit 19.5-21.7).
 
-A call whose leaves differ (another structure, kind, shape or dtype: ``np.concatenate``'s
-``casting="no"`` refuses another dtype) is not packed (:meth:`Packer.pack` gives None) and goes back to
-the other dispatchers. The wrapped program is compiled through the persistent cache like any other,
-on a thread that is not a daemon (the interpreter's exit waits for it, as for the cache's writes: a
-daemon thread ending inside XLA's compile while the interpreter finalizes could abort the process).
+A call whose leaves differ (another structure, kind, shape or dtype: bytes of int32 would be read as
+float32, so dtypes are compared first) is not packed (:meth:`Packer.pack` gives None) and goes back to
+the other dispatchers; a packed call the packed program's dispatcher refuses (a NumPy leaf in a container
+beside a :class:`TopPacker`'s NumPy arguments) goes to :attr:`Packer.refusing` (``cpp_calls``: the
+function's first dispatcher, which routes it and the next calls again). The wrapped program is compiled
+through the persistent cache like any other, on a thread that is not a daemon (the interpreter's exit
+waits for it, as for the cache's writes: a daemon thread ending inside XLA's compile while the interpreter
+finalizes could abort the process).
 """
 
 from __future__ import annotations
