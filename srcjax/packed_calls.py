@@ -198,7 +198,7 @@ class Packer:
                                  "S": self._shapes, "DT": self._dtypes, "G": get, "D": dtype, "DEV": self._dev,
                                  "shape": _SHAPE, "dtype": _DTYPE, "buf": _frombuffer, "join": _join, "pk": self,
                                  "cpp": self.cpp, "fallback": fallback}
-        exec(_DIRECT, scope)
+        exec(_DIRECT if len(self._packed_positions) < len(self._kinds) else _DIRECT_HOST, scope)
         return scope["direct"]  # type: ignore[no-any-return]
 
     def unpack(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -273,8 +273,9 @@ class Packer:
     _packed_avals: list[ShapedArray]
 
 
-# (Packer.direct's function: its names are the packer's, in the scope it is run in; compiled once)
-_DIRECT = compile("""def direct(*args, **kwargs):
+# (Packer.direct's function: its names are the packer's, in the scope it is run in; compiled once, with
+# device leaves and without: no call of an empty getter where every leaf is a NumPy array)
+_DIRECT_TEXT = """def direct(*args, **kwargs):
     if not kwargs:
         leaves, t = flatten(args)
         if t == T and list(map(type, leaves)) == K:
@@ -287,7 +288,9 @@ _DIRECT = compile("""def direct(*args, **kwargs):
                 else:
                     return cpp(p, *DEV(leaves))
     return fallback(*args, **kwargs)
-""", "<srcjax packed call>", "exec")
+"""
+_DIRECT = compile(_DIRECT_TEXT, "<srcjax packed call>", "exec")
+_DIRECT_HOST = compile(_DIRECT_TEXT.replace("cpp(p, *DEV(leaves))", "cpp(p)"), "<srcjax packed call>", "exec")
 
 
 REFUSED = 16  # packed calls a TopPacker's dispatcher may send to the Python path before it packs no more
