@@ -296,6 +296,19 @@ def test_numpy_parameters_and_device_ones_beside_a_numpy_batch_keep_a_packer_eac
         _same(g(dev, x, y), want)
 
 
+def test_a_wait_that_times_out_leaves_the_compile_for_the_next_wait(monkeypatch):
+    """``packed_calls.wait(timeout)`` returning before a compile ends keeps it: the next ``wait()`` joins it."""
+    done = threading.Event()
+    slow = threading.Thread(target=done.wait, args=(30,))
+    slow.start()
+    monkeypatch.setattr(packed_calls, "_COMPILING", [slow])
+    packed_calls.wait(0.01)
+    assert packed_calls._COMPILING == [slow]
+    done.set()
+    packed_calls.wait()
+    assert packed_calls._COMPILING == [] and not slow.is_alive()
+
+
 def test_two_dtypes_are_two_packed_arrays(packing):
     f = srcjax.jit(labelled)
     t = {"w": np.arange(48 * 48, dtype=np.float32).reshape(48, 48) / 2000, "k": np.arange(3, dtype=np.int32)}
