@@ -12,7 +12,9 @@ variant ``--calls`` times, and prints the calling thread's instructions per call
 dispatching costs the caller: flattening and keying the arguments, uploads, building the results; XLA's
 own threads, which run the programs, are left out). Modes as ``bench_models.py``'s: ``dev`` (arguments
 on the device), ``mixed`` (parameters on the device, a NumPy batch), ``np`` (NumPy arguments); srcjax's
-calls with NumPy arguments are brought to their steady state first (packed: ``_steady``). XLA compiles
+calls with NumPy arguments are brought to their steady state first (packed: ``_steady``), every mode's of
+a model before any is counted, so one function is called the np way and the mixed way by turns (a function
+keeps a packer for each since 2026-12-06: before, its np window ran the copies' route, 1.17-1.31x jax.jit). XLA compiles
 for AVX2 there (valgrind 3.19 runs no AVX-512), without srcjax's persistent cache. ``--keep DIR`` keeps
 callgrind's file of each variant (names are not compressed: ``callgrind_annotate`` reads each alone).
 """

@@ -25,7 +25,9 @@ flattening in Python) for a third dispatcher (``Compiled._cpp_top``), whose reco
 Array (a node of the C++ side's registry) at every container leaf: a NumPy leaf in a container has
 another structure there, misses, and is copied whole for the second (whose shortcut looks for the
 third's calls again every :data:`_POLL` calls).
-After 256 calls copying NumPy leaves, a function packs them: a copy and upload a dtype (``packed_calls.py``).
+After 256 calls copying NumPy leaves, a function packs them: a copy and upload a dtype (``packed_calls.py``);
+the second dispatcher's calls and the third's have a packer each (a function called with NumPy parameters
+and with device parameters beside a NumPy batch keeps both packed).
 Where jax is imported with ``jax_enable_x64`` off (jaxlib would key and upload a float64 array or a
 Python float as 32-bit), the first call with such host leaves puts :func:`attach`'s ``wide`` in front of a
 function's dispatch: each call then runs with that flag on for its thread (``swap_local``, what jax's own
@@ -81,7 +83,6 @@ which :func:`_plan` reads); ``grad``/``value_and_grad`` are ``Compiled`` objects
 
 from __future__ import annotations
 
-import inspect
 import operator
 import weakref
 from collections.abc import Callable
@@ -91,6 +92,10 @@ import numpy as np
 
 from . import cpp_budget, packed_calls, pytree
 from .core import TranspileError
+from .cpp_binding import NUMBERS as _NUMBERS
+from .cpp_binding import binder as _binder
+from .cpp_binding import binding_plan as _binding_plan
+from .cpp_binding import positional as _positional
 from .packed_calls import start as start_packer
 
 __all__ = ["attach", "detach", "donated_error"]
@@ -462,14 +467,33 @@ def attach(c: Any, plain_call: Any) -> type | None:
         if pos is None or copies is None:
             route(me, cpp)
             return cpp(*args, **kwargs)
-        out = packed_call(me, pos)
+        out = packed_call(me, pos, True)
         return top(*_restored(pos, copies, static)) if out is _SKIP else out
 
-    packing: list[Any] = [None, 0, 0]  # (packed_calls.Packer of the NumPy calls; such calls counted; packers made)
+    # (host_first's calls' packer and host_top's: each a packed_calls.Packer or None, such calls counted, packers
+    # made; a function called both ways, NumPy parameters and device ones beside a NumPy batch, keeps both)
+    packings: tuple[list[Any], list[Any]] = ([None, 0, 0], [None, 0, 0])
+    refusing_now = [False]
 
-    def packed_call(me: Any, pos: tuple[Any, ...]) -> Any:
-        """The call ``pos`` (NumPy leaves copied for another dispatcher) made by its packer (``packed_calls.py``)
-        where that packs it (the next calls: :func:`host_packed`), else _SKIP; counts and starts packers."""
+    def refusing(*args: Any) -> Any:
+        """A packed call its packer's dispatcher refused (a NumPy leaf in a container where a ``TopPacker``
+        packs NumPy arguments beside device arrays: the function's calls changed kind): this call and the
+        next ones go to the first dispatcher, which routes them again (the Python path inside that)."""
+        me = ref()
+        if me is None or me._cpp is None or refusing_now[0]:
+            return run(*args)
+        refusing_now[0] = True
+        try:
+            route(me, me._cpp)
+            return me(*args)
+        finally:
+            refusing_now[0] = False
+
+    def packed_call(me: Any, pos: tuple[Any, ...], top: bool = False) -> Any:
+        """The call ``pos`` (NumPy leaves copied for another dispatcher) made by its packer (``packed_calls.py``;
+        ``top``: host_top's) where that packs it (the next calls: :func:`host_packed`), else _SKIP; counts and
+        starts packers."""
+        packing = packings[top]
         pk = packing[0]
         if pk is None:
             packing[1] += 1
@@ -477,32 +501,41 @@ def attach(c: Any, plain_call: Any) -> type | None:
                 plan = _plan(me, pos, plain(pos))[0]
                 packing[0] = plan and start_packer(run, plan, _out_treedef(plan, False), pos, flatten, array, static)
                 packing[1:] = [0, packing[2] + (packing[0] is not None)]  # (packers made: refusals count no more)
+                if packing[0] is not None:
+                    packing[0].refusing = refusing
             return _SKIP
+        refused = pk.refused
         out = pk.call(pos) if pk.ready else packed_calls.MISS
         if out is packed_calls.MISS:
             pk.misses += pk.ready
             packing[0] = None if pk.failed or pk.misses > _REFUSALS else pk
             return _SKIP
+        if pk.refused != refused:  # (refused: the call went to the first dispatcher, and so do the next ones)
+            return out
         pk.misses = 0  # (misses in a row drop a packer: a smaller last batch of each epoch does not)
-        route(me, host_packed if type(pk) is not packed_calls.TopPacker or static else pk.direct(host_packed))
+        route(me, host_packed[top] if static else pk.direct(host_packed[top]))
         return out
 
-    def host_packed(*args: Any, **kwargs: Any) -> Any:
-        """A call of a function whose NumPy calls are packed (by its packer), or back to the first dispatcher."""
-        me = ref()
-        assert me is not None
-        pk, cpp = packing[0], me._cpp
-        pos = unkeyed(me, args, kwargs) if kwargs else args
-        out = packed_calls.MISS if pos is None or pk is None or cpp is None else pk.call(pos)
-        if out is not packed_calls.MISS:
-            return out
-        if pk is not None and pk.ready:
-            pk.misses += 1
-            packing[0] = pk if pk.misses <= _REFUSALS else None
-        if cpp is None:  # (detached meanwhile, by another thread)
-            return me._call(plain(args), kwargs)
-        route(me, cpp)
-        return cpp(*args, **kwargs)
+    def packed_route(packing: list[Any]) -> Callable[..., Any]:
+        def host_packed(*args: Any, **kwargs: Any) -> Any:
+            """A call of a function whose NumPy calls are packed (by its packer), or back to the first dispatcher."""
+            me = ref()
+            assert me is not None
+            pk, cpp = packing[0], me._cpp
+            pos = unkeyed(me, args, kwargs) if kwargs else args
+            out = packed_calls.MISS if pos is None or pk is None or cpp is None else pk.call(pos)
+            if out is not packed_calls.MISS:
+                return out
+            if pk is not None and pk.ready:
+                pk.misses += 1
+                packing[0] = pk if pk.misses <= _REFUSALS else None
+            if cpp is None:  # (detached meanwhile, by another thread)
+                return me._call(plain(args), kwargs)
+            route(me, cpp)
+            return cpp(*args, **kwargs)
+        return host_packed
+
+    host_packed = (packed_route(packings[False]), packed_route(packings[True]))
 
     def miss_top(*args: Any) -> tuple[Any, Any, bool]:  # (the arguments' NumPy arrays are srcjax's copies)
         me = ref()
@@ -575,70 +608,6 @@ def release_donated(c: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> No
 _BINDS = 64  # (call forms binding remembers per function: names passed by keyword, in the call's order)
 
 
-def _binder(plan: tuple[tuple[str | None, Any], ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
-    """A function of a call's keyword arguments giving the arguments after the positional ones, in the
-    parameters' order, as ``plan`` (:func:`_binding_plan`) says: written once per call form, so that a call
-    costs one frame and a tuple."""
-    items = ", ".join(f"kw[{n!r}]" if n is not None else f"D[{j}]" for j, (n, _) in enumerate(plan))
-    scope: dict[str, Any] = {"D": tuple(d for _, d in plan)}
-    exec(compile(f"def bind(kw, D=D):\n    return ({items},)", "<srcjax keyword binding>", "exec"), scope)
-    return scope["bind"]  # type: ignore[no-any-return]
-
-
-def _binding_plan(c: Any, n_args: int, kwargs: dict[str, Any], static: tuple[int, ...],
-                  defaults: dict[int, Any]) -> tuple[tuple[str | None, Any], ...] | None:
-    """How a call of ``c`` with ``n_args`` positional arguments and the keywords ``kwargs`` binds to a
-    positional call of all its parameters: for each parameter after the positional ones, ``(name, None)``
-    (passed by that keyword) or ``(None, default)``: a default that is a Python number as a weak-typed
-    device array uploaded once (kept in ``defaults``; the Python path keys it as the number: ``attach``'s
-    ``plain``), a static parameter's as it is (keyed by value). None where the call does not bind so (a
-    name that is not a parameter after the positional ones, a parameter without a default, another kind
-    of default): the C++ side then hands it to srcjax's Python path, which binds it or raises its error."""
-    params = c.params
-    if n_args > c._nparams or not set(kwargs) <= set(params[n_args:]):
-        return None
-    plan: list[tuple[str | None, Any]] = []
-    for i in range(n_args, c._nparams):
-        name = params[i]
-        if name in kwargs:
-            plan.append((name, None))
-            continue
-        d = defaults.get(i)
-        if d is None:
-            v = c.signature.parameters[name].default
-            if v is inspect.Parameter.empty:
-                return None
-            if i in static:
-                d = v
-            elif type(v) in _NUMBERS:
-                from .arguments import _uploadable  # (device_put's leaf check: api imports this module)
-                from .runtime import device_put as upload
-                from .runtime import get_backend, wrap
-
-                leaf, aval = _uploadable(v)  # (a Python number: its weak-typed value and aval)
-                d = wrap(upload(leaf, aval, get_backend(c.device if isinstance(c.device, str) else None)), aval)
-            else:
-                return None
-            defaults[i] = d
-        plan.append((None, d))
-    return tuple(plan)
-
-
-def _positional(c: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
-    """The positional form of a call of ``c`` passing ``kwargs`` by keyword, where the parameters right
-    after the positional ones are passed by keyword (those after them left out), or None (a gap, another
-    name: the Python path binds such calls, and raises srcjax's errors). The C++ side flattens a keyword
-    call's leaves as the positional one's where none is left out and the names sorted are in the
-    parameters' order (jaxlib sorts keyword arguments by name: ``parse_arguments``)."""
-    rest = c.params[len(args):len(args) + len(kwargs)]
-    if len(rest) != len(kwargs):
-        return None
-    try:
-        return args + tuple(kwargs[n] for n in rest)
-    except KeyError:
-        return None
-
-
 def _static_positions(c: Any) -> tuple[int, ...]:
     """The positions of ``c``'s static parameters (``static_argnums``/``static_argnames``, and those srcjax
     found static: ``Compiled.auto_static``)."""
@@ -658,9 +627,6 @@ def _restored(args: tuple[Any, ...], dynamic: Any, static: tuple[int, ...]) -> A
         return dynamic
     it = iter(dynamic)
     return tuple(a if i in static else next(it) for i, a in enumerate(args))
-
-
-_NUMBERS = frozenset((float, int, bool, complex))
 
 
 def _device_tail(c: Any, args: tuple[Any, ...], static: tuple[int, ...] = ()) -> tuple[Any, ...] | None:

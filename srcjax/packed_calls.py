@@ -8,11 +8,14 @@ loop fed by a NumPy data loader) gets a :class:`Packer` after :data:`AFTER` such
 (``lower/packed.py``: the same program behind a prologue that slices one flat array per dtype back into
 the arguments), compiled on a thread of its own while the calls go on as before, and a dispatcher of its
 own whose calls take the packed arrays and the device leaves. Each call then costs one C++ flattening,
-a check of its leaves' kinds and shapes against the ones packed for, and one ``np.concatenate`` per
-dtype, which is the copy (a new array, never the caller's memory: writes to the NumPy arguments after
-the call cannot reach the program). Measured (thread CPU per call, ``benchmarks/bench_models.py``'s
+a check of its leaves' kinds, shapes and dtypes against the ones packed for, and one copy per dtype: the
+arrays' bytes joined (``b"".join`` of the arrays, NumPy's buffer export of a C-contiguous array, read back
+by ``np.frombuffer`` as the packed dtype: 0.6 us for 8 leaves against 2.5 for ``np.concatenate``, which
+an array that is not C-contiguous still takes), a new array, never the caller's memory: writes to the
+NumPy arguments after the call cannot reach the program. A packer of one dtype serves its calls in one
+Python frame (:meth:`Packer.direct`). Measured (thread CPU per call, ``benchmarks/bench_models.py``'s
 models with jax imported): the 3-layer MLP ~22-27 us against jax.jit's 30-35; the transformer block
-46-49 against 75-81.
+46-49 against 75-81 (before ``direct`` and the joined bytes: see docs/benchmarks.md).
 
 Where the NumPy leaves are the arguments themselves (a NumPy batch beside containers of device arrays:
 ``cpp_calls``' third dispatcher's calls), a :class:`TopPacker` packs those arguments without flattening
@@ -20,11 +23,14 @@ the others (the C++ side checks them), in one generated Python frame (:meth:`Top
 (thread CPU per call, ``bench_models.py``'s MLP with a NumPy batch): 23.7-24.1 us against 25.9-27.4
 copied for the third dispatcher (jax.jit 19.5-21.7).
 
-A call whose leaves differ (another structure, kind, shape or dtype: ``np.concatenate``'s
-``casting="no"`` refuses another dtype) is not packed (:meth:`Packer.pack` gives None) and goes back to
-the other dispatchers. The wrapped program is compiled through the persistent cache like any other,
-on a thread that is not a daemon (the interpreter's exit waits for it, as for the cache's writes: a
-daemon thread ending inside XLA's compile while the interpreter finalizes could abort the process).
+A call whose leaves differ (another structure, kind, shape or dtype: bytes of int32 would be read as
+float32, so dtypes are compared first) is not packed (:meth:`Packer.pack` gives None) and goes back to
+the other dispatchers; a packed call the packed program's dispatcher refuses (a NumPy leaf in a container
+beside a :class:`TopPacker`'s NumPy arguments) goes to :attr:`Packer.refusing` (``cpp_calls``: the
+function's first dispatcher, which routes it and the next calls again). The wrapped program is compiled
+through the persistent cache like any other, on a thread that is not a daemon (the interpreter's exit
+waits for it, as for the cache's writes: a daemon thread ending inside XLA's compile while the interpreter
+finalizes could abort the process).
 """
 
 from __future__ import annotations
@@ -47,7 +53,10 @@ MIN_HOST = 3  # NumPy leaves in containers a call with device leaves too must ha
 # flattens every call in Python; a NumPy batch as the arguments themselves: TopPacker, which does not)
 PACKERS = 3  # packed programs one function may make, one after another (its calls' signature changed)
 _SHAPE = operator.attrgetter("shape")
+_DTYPE = operator.attrgetter("dtype")
 _concatenate = np.concatenate
+_frombuffer = np.frombuffer
+_join = b"".join
 MISS = object()  # (Packer.call: a call it does not pack)
 _COMPILING: list[threading.Thread] = []  # (the compile threads not known finished: wait())
 
@@ -59,9 +68,12 @@ def due(calls: int, made: int) -> bool:
 
 def wait(timeout: float | None = None) -> None:
     """Wait for the packed programs being compiled (tests, benchmarks: a function's calls are packed
-    once its program is ready)."""
-    while _COMPILING:
-        _COMPILING.pop().join(timeout)
+    once its program is ready), each for ``timeout`` seconds at most; one still compiling after that is
+    waited for again by the next call (under valgrind a compile outlasted ``bench_models._steady``'s 120 s,
+    and ``callgrind_models.py``'s own wait found nothing left to wait for: its transformer windows copied)."""
+    for thread in list(_COMPILING):
+        thread.join(timeout)
+    _COMPILING[:] = [t for t in _COMPILING if t.is_alive()]
 
 
 def _getter(idx: Sequence[int]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
@@ -90,7 +102,9 @@ class Packer:
         self.ready = False
         self.failed = False
         self.misses = 0  # (calls routed here that it could not pack)
-        self.refused = 0  # (packed calls its dispatcher's miss sent to the Python path: :class:`TopPacker`)
+        self.refused = 0  # (packed calls its dispatcher's miss sent elsewhere: :class:`TopPacker`)
+        self.refusing: Callable[..., Any] | None = None  # (where those go: ``cpp_calls``' first dispatcher, else
+        # ``fallback``, the Python path)
         self.cpp: Any = None
         self._static, self._statics = static, statics  # (static arguments' positions, and their values)
         self._flatten = flatten
@@ -100,6 +114,7 @@ class Packer:
         self._host = _getter(host)
         self._dev = _getter([i for i, k in enumerate(kinds) if k is array])
         self._shapes = shapes
+        self._dtypes = [in_avals[i].dtype for i in host]  # (the host leaves' dtypes, compared by :meth:`_split`)
         where = {i: j for j, i in enumerate(host)}  # (a host leaf's position among the host leaves)
         self._groups = [(_getter([where[i] for i in idx]), dtype) for dtype, idx in groups]
         self._one = self._groups[0] if len(self._groups) == 1 else None
@@ -131,14 +146,22 @@ class Packer:
         if tree != self._tree or tuple(map(type, leaves)) != self._kinds:
             return None
         hosts = self._host(leaves)
-        if list(map(_SHAPE, hosts)) != self._shapes:
+        if list(map(_SHAPE, hosts)) != self._shapes or list(map(_DTYPE, hosts)) != self._dtypes:
             return None
         return hosts, self._dev(leaves)
 
     def _concat(self, hosts: Sequence[Any]) -> tuple[Any, ...] | None:
-        """The packed arrays of ``hosts`` (new copies), or None where a dtype is not the one packed for."""
+        """The packed arrays of ``hosts`` (new copies; their dtypes are the ones packed for: :meth:`_split`
+        checks them, as the bytes joined here are read as the group's dtype), or None where a dtype is not."""
+        one = self._one
+        try:  # (each array's bytes joined into one new bytes object read as the packed array: NumPy's buffer
+            # export of a C-contiguous array, no copy of its own; 8 leaves 2.5 -> 0.6 us against np.concatenate)
+            if one is not None:
+                return (_frombuffer(_join(one[0](hosts)), one[1]),)
+            return tuple(_frombuffer(_join(get(hosts)), dtype) for get, dtype in self._groups)
+        except TypeError:  # (an array that is not C-contiguous exports no plain buffer)
+            pass
         try:
-            one = self._one
             if one is not None:
                 return (_concatenate(one[0](hosts), axis=None, dtype=one[1], casting="no"),)
             return tuple(_concatenate(get(hosts), axis=None, dtype=dtype, casting="no") for get, dtype in self._groups)
@@ -164,6 +187,22 @@ class Packer:
             return MISS
         packs = self._concat(split[0])
         return MISS if packs is None else self.cpp(*packs, *split[1])
+
+    def direct(self, fallback: Callable[..., Any]) -> Callable[..., Any]:
+        """A function of a call making it as :meth:`call` does, in one Python frame (the function's route once
+        its calls are packed: ``cpp_calls``' ``host_packed``, :meth:`call`, :meth:`_split` and :meth:`_concat`
+        are four frames), handing any other call (keywords, leaves it does not pack, an array that is not
+        C-contiguous) to ``fallback``. Only for a packer of one dtype without static arguments, once ready
+        (``fallback`` where not)."""
+        if self._static or not self.ready or self._one is None:
+            return fallback
+        get, dtype = self._one
+        scope: dict[str, Any] = {"flatten": self._flatten, "T": self._tree, "K": list(self._kinds), "H": self._host,
+                                 "S": self._shapes, "DT": self._dtypes, "G": get, "D": dtype, "DEV": self._dev,
+                                 "shape": _SHAPE, "dtype": _DTYPE, "buf": _frombuffer, "join": _join, "pk": self,
+                                 "cpp": self.cpp, "fallback": fallback}
+        exec(_DIRECT if len(self._packed_positions) < len(self._kinds) else _DIRECT_HOST, scope)
+        return scope["direct"]  # type: ignore[no-any-return]
 
     def unpack(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
         """The call :meth:`pack` made ``flat`` of (its NumPy leaves as read-only views of the packed copies)."""
@@ -227,7 +266,7 @@ class Packer:
             record = None
         if record is None:
             self.refused += 1
-            return self._fallback(*self.unpack(flat)), None, False
+            return (self.refusing or self._fallback)(*self.unpack(flat)), None, False
         exe = self._packed
         ins = [b if type(b) is buffer else exe.put(b, v) for b, v in zip(bufs, self._packed_avals)]
         out = self._out_def.unflatten(exe.loaded.execute_sharded(ins).consume_with_handlers(exe.handlers))
@@ -235,6 +274,26 @@ class Packer:
 
     _packed: Any
     _packed_avals: list[ShapedArray]
+
+
+# (Packer.direct's function: its names are the packer's, in the scope it is run in; compiled once, with
+# device leaves and without: no call of an empty getter where every leaf is a NumPy array)
+_DIRECT_TEXT = """def direct(*args, **kwargs):
+    if not kwargs:
+        leaves, t = flatten(args)
+        if t == T and list(map(type, leaves)) == K:
+            hosts = H(leaves)
+            if list(map(shape, hosts)) == S and list(map(dtype, hosts)) == DT:
+                try:
+                    p = buf(join(G(hosts)), D)
+                except TypeError:
+                    pass
+                else:
+                    return cpp(p, *DEV(leaves))
+    return fallback(*args, **kwargs)
+"""
+_DIRECT = compile(_DIRECT_TEXT, "<srcjax packed call>", "exec")
+_DIRECT_HOST = compile(_DIRECT_TEXT.replace("cpp(p, *DEV(leaves))", "cpp(p)"), "<srcjax packed call>", "exec")
 
 
 REFUSED = 16  # packed calls a TopPacker's dispatcher may send to the Python path before it packs no more
@@ -271,7 +330,8 @@ class TopPacker(Packer):
         if len(args) != self._n_args:
             return None
         hosts = self._tops(args)
-        if tuple(map(type, hosts)) != self._host_kinds or list(map(_SHAPE, hosts)) != self._shapes:
+        if tuple(map(type, hosts)) != self._host_kinds or list(map(_SHAPE, hosts)) != self._shapes or \
+                list(map(_DTYPE, hosts)) != self._dtypes:
             return None
         return hosts, self._others(args)
 
@@ -282,9 +342,9 @@ class TopPacker(Packer):
         for a packer without static arguments, once ready (``fallback`` where not)."""
         if self._static or not self.ready:
             return fallback
-        scope: dict[str, Any] = {"nd": np.ndarray, "S": tuple(self._shapes), "buf": np.frombuffer, "pk": self,
-                                 "D": tuple(d for d, _ in self._group_avals), "R": REFUSED, "cpp": self.cpp,
-                                 "fallback": fallback}
+        scope: dict[str, Any] = {"nd": np.ndarray, "S": tuple(self._shapes), "buf": np.frombuffer, "join": _join,
+                                 "pk": self, "D": tuple(d for d, _ in self._group_avals), "R": REFUSED,
+                                 "cpp": self.cpp, "fallback": fallback}
         exec(self._direct_code(), scope)
         return scope["direct"]  # type: ignore[no-any-return]
 
@@ -303,11 +363,11 @@ class TopPacker(Packer):
         for g, (_, idx) in enumerate(self._group_avals):
             # (each array's bytes in C order, joined into one new bytes object read as the packed array: the
             # copy `np.concatenate` made, at less than half its cost for small arrays, 14k -> 6-7k instructions;
-            # `.tobytes()` rather than the buffer `.data`, whose export costs NumPy more: 2 arrays 8.0k -> 6.2k,
-            # 3 arrays 9.5k -> 7.3k, and reads an array that is not C-contiguous in its logical order too)
-            parts = [f"a{tops[where[i]]}.tobytes()" for i in idx]
-            joined = parts[0] if len(parts) == 1 else " + ".join(parts) if len(parts) == 2 else \
-                "b''.join((" + "".join(f"{a}, " for a in parts) + "))"
+            # one array's by `.tobytes()` (any layout), several arrays' by `b''.join` of the arrays themselves,
+            # NumPy's buffer export with no copy of its own (`.tobytes()` each then joined copied twice: 2 arrays
+            # 0.45 -> 0.39 us); an array that is not C-contiguous exports none: TypeError, then `fallback`)
+            parts = [f"a{tops[where[i]]}" for i in idx]
+            joined = parts[0] + ".tobytes()" if len(parts) == 1 else "join((" + "".join(f"{a}, " for a in parts) + "))"
             packs.append(f"            p{g} = buf({joined}, D[{g}])\n")
         rest = "".join(f"args[{i}], " for i in range(self._n_args) if i not in tops)
         names = "".join(f"p{g}, " for g in range(len(packs)))

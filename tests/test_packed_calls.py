@@ -71,8 +71,8 @@ def _packed(f, *args, **kwargs):
         packed[0] += out is not packed_calls.MISS
         return out
 
-    route = f.__dict__.get("_dispatch")
-    scope = route.__globals__ if getattr(route, "__name__", "") == "direct" else {}  # (TopPacker.direct's)
+    route = _direct_route(f)
+    scope = route.__globals__ if route is not None else {}  # (Packer.direct's)
     cpp = scope.get("cpp")
     if cpp is not None:
         scope["cpp"] = lambda *a: packed.__setitem__(0, packed[0] + 1) or cpp(*a)
@@ -86,10 +86,26 @@ def _packed(f, *args, **kwargs):
     return packed[0] == 1
 
 
+def _direct_route(f):
+    """``f``'s packed route (``Packer.direct``, ``TopPacker.direct``) where its calls take it: its dispatch, or
+    where the route in front of it hands them on (``cpp_calls.attach``'s ``filling``, ``static_call``,
+    ``binding``); or None."""
+    for name in ("_dispatch", "_fill_next", "_static_next"):
+        fn = f.__dict__.get(name)
+        if getattr(fn, "__name__", "") == "direct":
+            return fn
+        cells = dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__ or ()))) \
+            if hasattr(fn, "__code__") else {}
+        front = cells.get("front_next")
+        if front and getattr(front[0], "__name__", "") == "direct":
+            return front[0]
+    return None
+
+
 def _packer(f):
     """``f``'s packer (``cpp_calls.attach``'s ``packing``), read from its dispatch's closure."""
     fn = f.__dict__["_dispatch"]
-    if fn.__name__ == "direct":  # (TopPacker.direct)
+    if fn.__name__ == "direct":  # (Packer.direct, TopPacker.direct)
         return fn.__globals__["pk"]
     return dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__)))["packing"][0]
 
@@ -112,10 +128,10 @@ def test_packed_calls_match_the_python_path(packing):
     for _ in range(3):
         x = rng.standard_normal((32, 16)).astype(np.float32)
         _same(g(args[0], x, args[2]), g._call((args[0], x, args[2]), {}))
-    assert g.__dict__["_dispatch"].__name__ == "host_packed"
+    assert g.__dict__["_dispatch"].__name__ == "direct"
     for _ in range(3):  # (by keyword: packed as the positional call it is, staying on the packed dispatcher)
         _same(g(args[0], x=args[1], y=args[2]), g._call(args, {}))
-        assert g.__dict__["_dispatch"].__name__ == "host_packed"
+        assert g.__dict__["_dispatch"].__name__ == "direct"
 
 
 def test_numpy_arguments_written_after_a_packed_call_do_not_change_its_result(packing):
@@ -134,7 +150,7 @@ def test_numpy_arguments_written_after_a_packed_call_do_not_change_its_result(pa
         t["b"][:] = 1.0
         np.testing.assert_allclose(np.asarray(ab), want[1], rtol=2e-3, atol=2e-3)
         assert float(first) == want[0]
-    assert f.__dict__["_dispatch"].__name__ == "host_packed"
+    assert f.__dict__["_dispatch"].__name__ == "direct"
 
 
 def test_packed_calls_from_threads_writing_their_arguments(packing):
@@ -185,6 +201,112 @@ def test_other_calls_go_back_and_errors_stay_located(packing):
         g(params, np.ones((32, 3), np.float32), y)
     assert "test_packed_calls.py" in str(e.value)
     _same(g(params, x, y), g._call((params, x, y), {}))
+
+
+def mlp_loss_fourth(params, x, y):
+    return mlp_loss(params, x, y)
+
+
+def mlp_loss_fifth(params, x, y):
+    return mlp_loss(params, x, y)
+
+
+def test_a_leaf_of_another_dtype_of_the_same_size_is_never_packed(packing):
+    """The packed arrays are the leaves' bytes joined (``Packer._concat``, ``TopPacker.direct``) and read as
+    the dtype packed for: a leaf of another dtype of the same size (int32 where float32 was packed) is not
+    packed (its bytes would be read as float32) but served by the other paths, with the Python path's
+    results, in containers (``Packer``) and as an argument (``TopPacker``)."""
+    rng = np.random.default_rng(13)
+    params = _params(rng, [16, 8, 2])
+    x, y = rng.standard_normal((32, 16)).astype(np.float32), rng.standard_normal((32, 2)).astype(np.float32)
+    xi, yi = (x * 4).astype(np.int32), (y * 4).astype(np.int32)
+    g = srcjax.value_and_grad(mlp_loss_fourth)
+    assert _packed(g, params, x, y)
+    assert g.__dict__["_dispatch"].__name__ == "direct"
+    p = [{"w": params[0]["w"], "b": np.arange(8, dtype=np.int32)}, params[1]]
+    for args in ((p, x, y), (params, xi, y), (params, x, yi), (params, x, y)):
+        _same(g(*args), g._call(args, {}))
+    dev = srcjax.device_put(params)
+    h = srcjax.value_and_grad(mlp_loss_fifth)
+    assert _packed(h, dev, x, y)
+    assert h.__dict__["_dispatch"].__name__ == "direct"
+    for args in ((dev, xi, y), (dev, x, yi), (dev, x, y)):
+        _same(h(*args), h._call(args, {}))
+
+
+def affine(a, t):
+    return a * t["s"] + t["v"], np.sum(a * a) + np.sum(t["v"])
+
+
+def affine_again(a, t):  # (srcjax.jit(f) is one object per f: a function of its own keeps its own routes)
+    return affine(a, t)
+
+
+@pytest.mark.parametrize("shape", [(), (1 << 20,)], ids=["scalars", "large"])
+def test_numpy_arguments_written_after_each_call_on_every_route(packing, shape):
+    """Call, write every NumPy argument, then read the results: they are NumPy's for the values passed, on
+    each route a function's calls take in turn: the Python path, then 0-d arrays read in place by the C++
+    dispatcher behind a wait (a program XLA runs inline; copied where jax keys float32 apart), large ones
+    copied, then packed (``Packer.direct`` for NumPy leaves in a container, ``TopPacker.direct`` for a
+    NumPy argument beside device arrays)."""
+    rng = np.random.default_rng(14 + len(shape))
+    for fn, on_device in ((affine, False), (affine_again, True)):
+        f = srcjax.jit(fn)
+        for i in range(12):
+            a = rng.standard_normal(shape).astype(np.float32)
+            t = {"s": rng.standard_normal(shape).astype(np.float32), "v": rng.standard_normal(shape).astype(np.float32)}
+            want = [np.asarray(w) for w in affine(a, t)]
+            got = f(a, srcjax.device_put(t) if on_device else t)
+            a[...] = 1e6  # (right after the call, before its results are read)
+            t["s"][...] = -1e6
+            t["v"][...] = 7.0
+            np.testing.assert_allclose(np.asarray(got[0]), want[0], rtol=1e-6)
+            np.testing.assert_allclose(np.asarray(got[1]), want[1], rtol=1e-4)
+            if i == 5:
+                packed_calls.wait(60)
+        if shape:  # (0-d arrays: read in place or packed, as the process's state says: cpp_calls._private_copies)
+            assert f.__dict__["_dispatch"].__name__ == "direct"
+
+
+def mlp_loss_sixth(params, x, y):
+    return mlp_loss(params, x, y)
+
+
+def test_numpy_parameters_and_device_ones_beside_a_numpy_batch_keep_a_packer_each(packing):
+    """A function called with NumPy parameters, then with device parameters beside a NumPy batch, then again
+    with NumPy ones (evaluation and training, ``benchmarks/callgrind_models.py``'s modes) keeps a packer for
+    each kind of call: every switch is packed again at once, however often (one packer a function, the other
+    kind's calls were refused 16 times on the Python path, dropped it, and made a new one: after three, none)."""
+    from tests.python_path import Counting
+
+    rng = np.random.default_rng(15)
+    params = _params(rng, [16, 8, 2])
+    x, y = rng.standard_normal((32, 16)).astype(np.float32), rng.standard_normal((32, 2)).astype(np.float32)
+    dev = srcjax.device_put(params)
+    g = srcjax.value_and_grad(mlp_loss_sixth)
+    want = g._call((params, x, y), {})
+    for i in range(4):
+        counting = Counting(g)
+        assert _packed(g, params, x, y)
+        assert type(_packer(g)) is packed_calls.Packer
+        assert _packed(g, dev, x, y)
+        assert type(_packer(g)) is packed_calls.TopPacker
+        assert counting.n <= 2 * (i > 0) + 99 * (i == 0)  # (after the first round: the switches alone, if any)
+        _same(g(params, x, y), want)
+        _same(g(dev, x, y), want)
+
+
+def test_a_wait_that_times_out_leaves_the_compile_for_the_next_wait(monkeypatch):
+    """``packed_calls.wait(timeout)`` returning before a compile ends keeps it: the next ``wait()`` joins it."""
+    done = threading.Event()
+    slow = threading.Thread(target=done.wait, args=(30,))
+    slow.start()
+    monkeypatch.setattr(packed_calls, "_COMPILING", [slow])
+    packed_calls.wait(0.01)
+    assert packed_calls._COMPILING == [slow]
+    done.set()
+    packed_calls.wait()
+    assert packed_calls._COMPILING == [] and not slow.is_alive()
 
 
 def test_two_dtypes_are_two_packed_arrays(packing):
