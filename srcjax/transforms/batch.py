@@ -462,7 +462,7 @@ class FunctionWriter:
             if name in self.forced and st is not True:
                 if isinstance(value, (cst.Integer, cst.Float)):  # a number carried around a loop
                     expr = f"batch_broadcast({expr}, {self.size})"
-                elif st is False and not _is_empty_list(value):  # a list or tape made batched: each element
+                elif st is False and not batch_queries.is_empty_list(value):  # a list or tape made batched: each item
                     batch_tapes.whole(self, name)
                     expr = f"batch_broadcast_items({expr}, {self.size})"
                 elif st is not False:
@@ -537,7 +537,7 @@ class FunctionWriter:
         if type(value) is cst.Call and code(value.func) in batch_collectives.COLLECTIVES:
             return batch_collectives.collective(self, value, ind, line)
         reads = names_in(value)
-        if _is_empty_list(value):
+        if batch_queries.is_empty_list(value):
             return code(value), Stack(())
         if type(value) is cst.Call and code(value.func) in ("zeros_like", "ones_like") and value.args and \
                 type(value.args[0].value) is cst.Name and isinstance(self.state(value.args[0].value.value), Stack):
@@ -659,7 +659,7 @@ class FunctionWriter:
         """Targets of comprehensions over batched sequences (``[np.shape(a) for a in seq]``) are batched; the
         others (``i in range(np.ndim(b))``), returned, are not, whatever a name they shadow holds."""
         unbatched: set[str] = set()
-        for n in _comprehensions(value):
+        for n in batch_queries.comprehension_fors(value):
             if self.reads_only_shapes(n.iter, unbatched):
                 unbatched.update(target_names(n.target))
             else:
@@ -668,14 +668,14 @@ class FunctionWriter:
 
     def only_shapes(self, value: cst.BaseExpression) -> bool:
         """Whether ``value`` reads batched names only through shape queries (``x.shape``, ``len(x)``)."""
-        if not _comprehensions(value):  # (most values: no comprehension, nothing to learn of their targets)
+        if not batch_queries.comprehension_fors(value):  # (most values: no comprehension, no targets to learn)
             return self.reads_only_shapes(value, set())
         return self.reads_only_shapes(value, self.comprehension_targets(value))
 
     def reads_only_shapes(self, value: cst.BaseExpression, unbatched: set[str]) -> bool:
         """:meth:`only_shapes`, the names ``unbatched`` (comprehensions' targets) read as unbatched."""
         ok = True  # (the items of a comprehension over data, `t` of `[np.tanh(t) for t in [x, y]]`, are data)
-        items = {t for c in _comprehensions(value) if not self.reads_only_shapes(c.iter, unbatched)
+        items = {t for c in batch_queries.comprehension_fors(value) if not self.reads_only_shapes(c.iter, unbatched)
                  for t in target_names(c.target)}
 
         def visit(n: cst.CSTNode, inside: bool) -> None:
@@ -888,23 +888,6 @@ class FunctionWriter:
     def lax_call(self, value: cst.Call, ind: int, line: cst.CSTNode,
                  target: cst.BaseExpression) -> tuple[str, State]:
         return batch_lax.lax_call(self, value, ind, line, target)
-
-
-def _comprehensions(value: cst.BaseExpression) -> list[cst.CompFor]:
-    """The ``for`` clauses of the comprehensions in ``value``, outermost first (remembered for the last
-    value asked about: :meth:`FunctionWriter.only_shapes` asks three times of each right-hand side)."""
-    global _LAST_COMPS
-    last = _LAST_COMPS  # (one tuple, swapped whole: another thread's writer sees a consistent pair)
-    if last[0] is not value:
-        last = _LAST_COMPS = (value, [n for n in walk(value) if type(n) is cst.CompFor])
-    return last[1]
-
-
-_LAST_COMPS: tuple[Any, list[cst.CompFor]] = (None, [])
-
-
-def _is_empty_list(value: cst.BaseExpression) -> bool:
-    return type(value) is cst.List and not value.elements
 
 
 def _replace_name(text: str, name: str, new: str) -> str:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ..frontend.cst_expressions import parse_expression
-from ..frontend.names import code, names_in, syntax_fields
+from ..frontend.names import code, names_in, syntax_fields, walk
 from .batch_dict_keys import mapped_dict_keys
 from .batch_state import Stack, State, Tree, all_batched, any_batched, element, literal_key
 
@@ -246,3 +246,21 @@ def scalar_query(value: cst.BaseExpression) -> bool:
     if type(value) is cst.Attribute:
         return value.attr.value in ("ndim", "size")
     return type(value) is cst.Call and code(value.func) in ("len", "np.ndim", "np.size")
+
+
+def comprehension_fors(value: cst.BaseExpression) -> list[cst.CompFor]:
+    """The ``for`` clauses of the comprehensions in ``value``, outermost first (remembered for the last
+    value asked about: :meth:`FunctionWriter.only_shapes` asks three times of each right-hand side)."""
+    global _LAST_FORS
+    last = _LAST_FORS  # (one tuple, swapped whole: another thread's writer sees a consistent pair)
+    if last[0] is not value:
+        last = _LAST_FORS = (value, [n for n in walk(value) if type(n) is cst.CompFor])
+    return last[1]
+
+
+_LAST_FORS: tuple[Any, list[cst.CompFor]] = (None, [])
+
+
+def is_empty_list(value: cst.BaseExpression) -> bool:
+    """``[]`` (a list the writer fills, or a tape)."""
+    return type(value) is cst.List and not value.elements

@@ -29,12 +29,10 @@ from typing import Any
 import libcst as cst
 
 from ..adjoint import TAPE_PREFIX
-from ..core import TranspileError, UnsupportedSyntaxError
-from ..frontend import loop_returns
+from ..core import TranspileError
 from ..frontend.names import Names, code, names_in, parse_expression, target_names
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
-from ..frontend.restructure import single_exit as _single_exit
 from ..frontend.restructure import walk as _walk
 from . import custom_rules, loop_resets
 from .activity import (
@@ -56,9 +54,7 @@ from .anf import (
     all_params,
     array_result,
     call_arguments,
-    derivative_names,
     differentiable_params,
-    inline_loop_iterables,
     lines_free_of_loop_targets,
     lines_read,
     literal_container,
@@ -67,21 +63,9 @@ from .anf import (
     stacked_target_code,
     tuple_target_code,
 )
-from .bounded import bound_loops
-from .inline_calls import inline_calls_in_data_branches
-from .inline_lax import inline_lax
+from .reverse_body import reverse_body
 from .saved_constants import constant, constant_names, restored, saved_iterable
 from .templates import expr, instantiate, paren, summand
-
-
-def single_exit(fdef: cst.FunctionDef, names: Names, spans: dict[int, Any]) -> list[Any]:
-    """``fdef``'s body with one ``return`` at the end (a loop's via a flag and a result: frontend/loop_returns.py)."""
-    stmts = loop_returns.every_loop(fdef, spans, names.fresh)
-    try:
-        return _single_exit(stmts, Names(set(names_in(fdef))).fresh("result"), spans)
-    except UnsupportedSyntaxError as e:
-        raise DifferentiationError("`return` inside a loop is not supported in reverse mode yet", span=e.span,
-                                   hint="break out of the loop with a flag and return after it") from None
 
 
 class VJP:
@@ -103,23 +87,8 @@ class VJP:
         self.helpers = helpers
         self.out_lines = out_lines
         self.params = all_params(nf)
-        body = single_exit(nf.plain_fdef, derivative_names(program, nf, ()), nf.spans)  # (loop returns' flags)
-        body = inline_lax(nf, body)  # user srcjax.lax calls -> if/for/while (see transforms/inline_lax.py)
-        # while on data -> bounded for; break/continue -> flags (see transforms/bounded.py)
-        body, self.spans, self._bounder = bound_loops(nf, body, max_iters)
-        body = inline_calls_in_data_branches(program, nf, body)
-        body = inline_loop_iterables(body)  # for i, p in reversed(list(enumerate(xs))): as written
-        self.names = derivative_names(program, nf, body)  # (after the passes: none of their names reused)
+        body, self.spans, self._bounder, self.names = reverse_body(program, nf, max_iters)
         self.tape = self.names.fresh(TAPE_PREFIX)
-        if not body or not isinstance(body[-1], cst.SimpleStatementLine) or \
-                not isinstance(body[-1].body[-1], cst.Return):
-            raise DifferentiationError(f"{nf.name}: reverse mode needs one `return` at the end of the function",
-                                       hint="assign the result to a variable in each branch and return it once")
-        for s, _ in _walk(body[:-1]):
-            if isinstance(s, cst.Return):
-                raise DifferentiationError(f"{nf.name}: `return` inside if/for is not supported in reverse mode "
-                                           "yet", hint="assign the result in each branch and return it once")
-            assert not isinstance(s, (cst.Break, cst.Continue)), "bound_loops leaves no loop exits"
         from ..frontend.binding_times import BindingTimes
 
         self.bta = BindingTimes(nf, nf.plain_fdef, body, dynamic=self.active_params)  # (differentiated: arrays)
