@@ -42,34 +42,38 @@ def rewrite(src: FunctionSource) -> FunctionSource:
     return dataclasses.replace(src, fdef=fdef)
 
 
+def _assigned_call(s: cst.BaseStatement) -> tuple[cst.BaseAssignTargetExpression, cst.Call] | None:
+    """``(target, f(...))`` of a line holding one assignment ``target = f(...)`` of a call by a plain name."""
+    if type(s) is not cst.SimpleStatementLine or len(s.body) != 1 or type(a := s.body[0]) is not cst.Assign:
+        return None
+    if len(a.targets) != 1 or type(a.value) is not cst.Call or type(a.value.func) is not cst.Name:
+        return None
+    return a.targets[0].target, a.value
+
+
 def call_of(s: cst.BaseStatement) -> tuple[str, cst.Call] | None:
     """``(g, make_scaler(a))`` of a line ``g = make_scaler(a)``."""
-    if type(s) is not cst.SimpleStatementLine or len(s.body) != 1 or type(s.body[0]) is not cst.Assign:
+    found = _assigned_call(s)
+    if found is None or type(target := found[0]) is not cst.Name:
         return None
-    a = s.body[0]
-    if len(a.targets) != 1 or type(a.targets[0].target) is not cst.Name or type(a.value) is not cst.Call or \
-            type(a.value.func) is not cst.Name:
-        return None
-    return a.targets[0].target.value, a.value
+    return target.value, found[1]
 
 
 def _targets_call(s: cst.BaseStatement) -> tuple[list[str], cst.Call] | None:
     """``([g], make_scaler(a))`` of ``g = make_scaler(a)``; ``([init, update, get], sgd(0.1))`` of ``init, update,
     get = sgd(0.1)`` (example_libraries' optimizers: a helper returning a tuple of closures)."""
-    one = call_of(s)
-    if one is not None:
-        return [one[0]], one[1]
-    if type(s) is not cst.SimpleStatementLine or len(s.body) != 1 or type(s.body[0]) is not cst.Assign:
+    found = _assigned_call(s)
+    if found is None:
         return None
-    a = s.body[0]
-    if len(a.targets) != 1 or type(a.targets[0].target) is not cst.Tuple or type(a.value) is not cst.Call or \
-            type(a.value.func) is not cst.Name:
+    target, call = found
+    if type(target) is cst.Name:
+        return [target.value], call
+    if type(target) is not cst.Tuple:
         return None
-    elements = a.targets[0].target.elements
-    names = [e.value.value for e in elements if type(e) is cst.Element and type(e.value) is cst.Name]
-    if len(names) != len(elements) or len(set(names)) != len(names):
+    names = [e.value.value for e in target.elements if type(e) is cst.Element and type(e.value) is cst.Name]
+    if len(names) != len(target.elements) or len(set(names)) != len(names):
         return None
-    return names, a.value
+    return names, call
 
 
 def _candidates(src: FunctionSource) -> bool:
