@@ -12,7 +12,7 @@ copies (``b = a``) in program order; any other binding gives a name a new value;
 from a number, string or boolean literal is immutable in NumPy too (``+=`` rebinds it) and is
 never reported. Inside a loop, a read anywhere in the loop counts as later.
 
-:func:`check_views` refuses the same difference through NumPy *views*, after normalization:
+``view_updates.check_views`` refuses the same difference through NumPy *views*, after normalization:
 ``y[k] = v`` (a functional ``srcjax.lax.index_update`` in srcjax) where another variable that
 may share ``y``'s memory (``b = y[1:]``, ``b = y.T``, ``b = np.reshape(y, ...)``) is read
 afterwards, anywhere later in the function.
@@ -27,9 +27,8 @@ from typing import Any
 
 import libcst as cst
 
-from ..core import Span, UnsupportedSyntaxError
 from . import item_views
-from .names import Visitor, assigned_names, code, names_in, target_names, walk
+from .names import code, names_in, target_names, walk
 from .syntax import attr_chain
 
 
@@ -612,6 +611,7 @@ def _unsure_change(events: list[_Event], k: int, e: _Event, obj: dict[str, int],
     for a, b, made in sorted(items):
         if a in reach and b not in reach:  # (the change goes through a holder of `b`'s item)
             readers = sorted(n for n, o in obj.items() if o == obj.get(b))
+            readers += _siblings(unsure, b, obj.get(b), made, reach)
             if e.item and _items_held(events, k, a, b, made) > 1:  # (`ys = [m[0], m[0]]`, `ys[1] += v`: ys[0] is the
                 readers.append(a)  # same row of m in NumPy, changed too; was not seen, a silent wrong answer)
             rank = 1
@@ -637,6 +637,7 @@ def _unsure_change(events: list[_Event], k: int, e: _Event, obj: dict[str, int],
         elif n in same and obj.get(src) == value:  # (a change through `r = m[0]`: of m's row, where m is 2-D)
             holders = sorted(a for a, b, _ in items if obj.get(b) == value)  # (`d = {'q': m[1]}`: its rows too)
             names = [] if single else [m for m in obj if obj[m] == value]  # (`r = m[0]`'s names: check_views')
+            names += _siblings(unsure, src, value, made, same)  # (`a, r = m[0], m[0]; a[0] = v`: r is that row)
             reader = next((m for m in holders + names if _read_later(events, k, m, e)), None)
             if reader is None:
                 continue
@@ -647,6 +648,15 @@ def _unsure_change(events: list[_Event], k: int, e: _Event, obj: dict[str, int],
                     isinstance(small.target, cst.Subscript):  # (`a, b = m[0], m[1]; a[0] = v`: a is an array)
                 return reader, f"{n} = {made}"
     return None
+
+
+def _siblings(unsure: dict[str, tuple[str, int, str]], source: str, value: int | None, made: str,
+              but: set[str]) -> list[str]:
+    """The names bound through an unsure copy of an item of ``source``'s current array (``r = m[0]``) that may
+    share elements with its item ``made``: a row of a 2-D ``m`` that a change through ``made`` changes too (`ys =
+    [m[0]]; r = m[0]; ys[0][0] = v`: NumPy's ``r`` changes; was not seen, a silent wrong answer)."""
+    return sorted(n for n, (src, val, item) in unsure.items()
+                  if src == source and val == value and n not in but and item_views.may_overlap(made, item))
 
 
 def _may_reach(may: dict[str, set[tuple[str, int]]], obj: dict[str, int], name: str) -> list[tuple[str, str]]:
@@ -754,133 +764,3 @@ def describe(found: InPlaceAlias) -> tuple[str, str]:
              + (f"np.copy({found.copy[1]})`" if found.copy[1].isidentifier() else f"{found.copy[1]}.copy()`")
              if found.copy else "copy the array before changing it (np.copy)")
             + f"; to see the change, compute `{found.alias}` again after it")
-
-
-# NumPy calls whose result may share memory with their first argument
-_VIEW_CALLS = {"np.reshape", "np.transpose", "np.ravel", "np.squeeze", "np.expand_dims", "np.swapaxes",
-               "np.moveaxis", "np.broadcast_to", "np.atleast_1d", "np.atleast_2d", "np.atleast_3d",
-               "np.asarray", "np.diagonal", "np.real"}
-
-
-def _view_of(value: cst.BaseExpression) -> str | None:
-    """The variable ``value`` may be a NumPy view of (``y``, ``y[1:]``, ``y.T``, ``np.reshape(y, ...)``)."""
-    if isinstance(value, cst.Name):
-        return value.value
-    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
-        return value.value.value
-    if isinstance(value, cst.Attribute) and value.attr.value == "T" and isinstance(value.value, cst.Name):
-        return value.value.value
-    if isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Name):
-        chain = attr_chain(value.func)
-        if chain is not None and ".".join(chain) in _VIEW_CALLS:
-            return value.args[0].value.value
-    return None
-
-
-def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) -> None:
-    """Refuse ``y[k] = v`` where NumPy would also change another variable that shares ``y``'s memory
-    (a view) and that is read afterwards: srcjax's update is functional, so the answers would differ. In a
-    loop, afterwards is also the next iteration: a read from the loop's start up to the update, before the
-    variable is bound again directly in the loop's body (``x = R[0]`` before ``for``, ``t += x.sum()`` then
-    ``R[0] += 1`` in it: NumPy's ``x`` sees every update)."""
-    order: list[cst.SimpleStatementLine] = []
-    outer: list[tuple[int, ...]] = []  # per line: the enclosing compound statements' ids, innermost last
-    stack: list[int] = []
-    loops: dict[int, list[int]] = {}  # a loop's id -> [its first line, one past its last line]
-    tests: dict[int, list[str]] = {}  # a while loop's id -> the names its test reads
-    jumps: set[int] = set()  # the loops with a `break` or `continue` in them (a name bound in them may be skipped)
-
-    class V(Visitor):
-        def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> None:
-            order.append(n)
-            outer.append(tuple(stack))
-            if any(isinstance(x, (cst.Break, cst.Continue)) for x in n.body):
-                jumps.update(stack)
-
-        def _enter(self, n: cst.CSTNode) -> None:
-            stack.append(id(n))
-            if isinstance(n, (cst.For, cst.While)):
-                loops[id(n)] = [len(order), -1]
-                if isinstance(n, cst.While):
-                    tests[id(n)] = names_in(n.test)
-
-        def _leave(self, n: cst.CSTNode) -> None:
-            stack.pop()
-            if id(n) in loops:
-                loops[id(n)][1] = len(order)
-
-        visit_For = visit_While = visit_If = visit_Else = visit_FunctionDef = _enter
-        leave_For = leave_While = leave_If = leave_Else = leave_FunctionDef = _leave
-
-    for st in body:
-        V().walk(st)
-    views: list[tuple[int, str, str]] = []  # (position, alias, base)
-    for pos, line in enumerate(order):
-        for small in line.body:
-            if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
-                    isinstance(small.targets[0].target, cst.Name):
-                base = _view_of(small.value)
-                if base is not None and base != small.targets[0].target.value:
-                    views.append((pos, small.targets[0].target.value, base))
-
-    def scan(lines: range, other: str, loop: int) -> bool | None:
-        """True: ``other`` is read in ``lines`` where no earlier line of them bound it on the way (a line directly
-        in a statement around the read: in the same iteration, branch or body, before it); False: bound
-        directly in ``loop``'s body first; None: neither."""
-        kills: list[int] = []  # the compound statements a line binding `other` directly is in
-        for k in lines:
-            if other in names_in(order[k], skip_targets=True) and not any(c in outer[k] for c in kills):
-                return True
-            if other in assigned_names([order[k]]) and outer[k] and not jumps & set(outer[k]):
-                kills.append(outer[k][-1])
-                if outer[k][-1] == loop:
-                    return False
-        return None
-
-    def read_stale(pos: int, other: str) -> bool:
-        """Whether ``other`` is read after the update at ``pos`` before it is bound again: later in the
-        function, and in a loop, in the next iteration too (from the loop's start up to the update)."""
-        cur = pos
-        for loop in [o for o in reversed(outer[pos]) if o in loops]:  # innermost first
-            start, end = loops[loop]
-            rest = scan(range(cur + 1, end), other, loop)
-            if rest is not None:
-                return rest
-            if other in tests.get(loop, ()) or scan(range(start, pos), other, loop):
-                return True
-            cur = end - 1  # (the loop may also end here: what follows it reads what the update left)
-        return any(other in names_in(ln, skip_targets=True) for ln in order[cur + 1:])
-
-    def is_update(line: cst.SimpleStatementLine) -> bool:
-        small = line.body[0]
-        return isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) and (
-            attr_chain(small.value.func) == ["srcjax", "lax", "index_update"] or
-            isinstance(small.value.func, cst.Name) and
-            small.value.func.value.startswith(("masked_write", "item_write")))
-
-    def shared_until(vpos: int, pos: int, names: tuple[str, str], start: int, end: int) -> bool:
-        """Whether a view made at ``vpos``, later in the loop ``[start, end)`` than the update at ``pos``, still
-        shares its array at the update in the next iteration: neither name bound to another value on the way
-        (``items = {}`` at the top of the iteration: a new array, not the view's)."""
-        way = [*range(vpos + 1, end), *range(start, pos)]
-        return not any(not is_update(order[k]) and set(names) & set(assigned_names([order[k]])) for k in way)
-
-    for pos, line in enumerate(order):
-        small = line.body[0]
-        if not is_update(line):
-            continue
-        y = small.targets[0].target.value  # type: ignore[attr-defined]
-        in_loop = [loops[o] for o in outer[pos] if o in loops]
-        for vpos, alias, base in views:
-            # (a view made later in an enclosing loop exists at the update from the loop's second iteration on)
-            if y not in (alias, base) or vpos >= pos and not any(
-                    vpos < end and shared_until(vpos, pos, (alias, base), start, end) for start, end in in_loop):
-                continue
-            other = base if y == alias else alias
-            later = read_stale(pos, other)
-            if later:
-                raise UnsupportedSyntaxError(
-                    f"assigning into {y!r} would also change {other!r} in NumPy (one is a view of the other), "
-                    f"and {other!r} is used afterwards; srcjax updates arrays functionally, so copy the view",
-                    span=spans.get(id(line)),
-                    hint=f"make {alias!r} an independent copy: append .copy() where it is created")

@@ -18,7 +18,7 @@ import libcst as cst
 
 from .names import code
 
-__all__ = ["branch_item", "depth", "unsure_item", "unsure_sources"]
+__all__ = ["branch_item", "depth", "may_overlap", "unsure_item", "unsure_sources"]
 
 _INDEX_KINDS = (cst.Name, cst.Integer, cst.SimpleString, cst.UnaryOperation, cst.BinaryOperation)
 _SHARING_CALLS = {"list", "tuple", "reversed", "sorted", "iter"}
@@ -64,6 +64,30 @@ def depth(made: str) -> int:
         n += len(node.slice)
         node = node.value
     return max(n, 1)
+
+
+def _first_index(item: cst.BaseExpression) -> int | None:
+    """The first integer index of ``item`` (``m[0]``, ``m[1, j]``, ``m[2][0]``, ``m[:2]`` -> None) where it is a
+    non-negative integer literal."""
+    while isinstance(item, cst.Subscript) and isinstance(item.value, cst.Subscript):
+        item = item.value
+    if isinstance(item, cst.Subscript) and item.slice and isinstance(item.slice[0].slice, cst.Index) and \
+            isinstance(item.slice[0].slice.value, cst.Integer):
+        return int(item.slice[0].slice.value.value, 0)
+    return None
+
+
+def may_overlap(a: cst.BaseExpression | str, b: cst.BaseExpression | str) -> bool:
+    """Whether the items ``a`` and ``b`` of one variable (``m[0]``, ``m[1]``, ``m[i]``, ``m[:2]``, as written) may
+    share elements: False only where both take a different literal first index (``m[0]`` and ``m[1, 2]``: other
+    rows); a slice or a computed index may be any row."""
+    try:
+        na = cst.parse_expression(a) if isinstance(a, str) else a
+        nb = cst.parse_expression(b) if isinstance(b, str) else b
+    except Exception:  # pragma: no cover (srcjax writes the items from the user's code)
+        return True
+    i, j = _first_index(na), _first_index(nb)
+    return i is None or j is None or i == j
 
 
 def _comprehension(value: cst.ListComp | cst.GeneratorExp | cst.SetComp | cst.DictComp) -> list[tuple[str, str]]:

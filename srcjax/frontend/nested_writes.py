@@ -7,7 +7,7 @@ Python and NumPy change the item ``c[key]`` in place; srcjax's values are immuta
 name (an argument's container is changed for the function only, as ``c[k] = v`` is).
 
 What NumPy would also change is refused, never silently different (:func:`check_item_sources`, with
-``aliasing.check_views`` for a name bound to ``c[key]`` before and read after): an item stored from a name that
+``view_updates.check_views`` for a name bound to ``c[key]`` before and read after): an item stored from a name that
 the function reads elsewhere (``a = np.zeros(3); xs[0] = a; xs[0][1] = 5.0``, then ``a`` read: NumPy changed
 ``a`` too). A copy of ``c`` itself read later is refused by ``aliasing.check_in_place_aliasing``. An array ``c``
 (``a[i][j] = v``, a view of a row written into) is refused by ``item_write`` while specializing, with a hint to
@@ -25,7 +25,7 @@ from ..core import Span, UnsupportedSyntaxError
 from .names import Visitor, names_in
 from .syntax import attr_chain
 
-ITEM_WRITE = "item_write"  # (the composite's name: aliasing.check_views reads its calls as writes)
+ITEM_WRITE = "item_write"  # (the composite's name: view_updates.check_views reads its calls as writes)
 
 
 def item_write(norm: Any, t: cst.Subscript, value: cst.BaseExpression, origin: cst.CSTNode) -> bool:

@@ -65,6 +65,7 @@ from . import (
     unread_defs,
     view_copies,
     view_unpacking,
+    view_updates,
 )
 from .names import comprehension_targets
 from .names import walk as walk_nodes
@@ -786,7 +787,7 @@ class Normalizer(Resolver):
             stmts = [dict_keywords(st, self.src.positions) for st in stmts]
         body = unread_defs.without_unread_defs(self.block(stmts, top=True))  # (`def vjp_fun` a lift replaced)
         if self.updated:
-            aliasing.check_views(body, self.updated, self.spans)
+            view_updates.check_views(body, self.updated, self.spans)
             nested_writes.check_item_sources(body, self.spans)
         out = cst.FunctionDef(name=cst.Name(name), params=clean, body=cst.IndentedBlock(body=body))
         if is_generated(self.src.fn) or getattr(self.src.fn, "__module__", "") in LIBRARY_MODULES:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MASKED_WRITE", "statement"]
 
-MASKED_WRITE = "masked_write"  # (the composite's name: aliasing.check_views reads its calls as writes)
+MASKED_WRITE = "masked_write"  # (the composite's name: view_updates.check_views reads its calls as writes)
 
 
 def _mask(norm: Normalizer, t: cst.Subscript) -> cst.BaseExpression | None:

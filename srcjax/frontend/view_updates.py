@@ -1,0 +1,165 @@
+"""Updates into arrays that other names view (``r = m[0]; m[0, 1] = v``, read ``r`` after): refused, where NumPy's
+view would see the change and srcjax's functional update would not. Read on the normalized body, whose updates
+are calls (``index_update``, ``masked_write``, ``item_write``); aliasing.py follows containers and items before it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import libcst as cst
+
+from ..core import Span, UnsupportedSyntaxError
+from . import item_views
+from .names import Visitor, assigned_names, names_in
+from .syntax import attr_chain
+
+__all__ = ["check_views"]
+
+
+# NumPy calls whose result may share memory with their first argument
+_VIEW_CALLS = {"np.reshape", "np.transpose", "np.ravel", "np.squeeze", "np.expand_dims", "np.swapaxes",
+               "np.moveaxis", "np.broadcast_to", "np.atleast_1d", "np.atleast_2d", "np.atleast_3d",
+               "np.asarray", "np.diagonal", "np.real"}
+
+
+def _view_of(value: cst.BaseExpression) -> str | None:
+    """The variable ``value`` may be a NumPy view of (``y``, ``y[1:]``, ``y.T``, ``np.reshape(y, ...)``)."""
+    if isinstance(value, cst.Name):
+        return value.value
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
+        return value.value.value
+    if isinstance(value, cst.Attribute) and value.attr.value == "T" and isinstance(value.value, cst.Name):
+        return value.value.value
+    if isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Name):
+        chain = attr_chain(value.func)
+        if chain is not None and ".".join(chain) in _VIEW_CALLS:
+            return value.args[0].value.value
+    return None
+
+
+def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) -> None:
+    """Refuse ``y[k] = v`` where NumPy would also change another variable that shares ``y``'s memory
+    (a view) and that is read afterwards: srcjax's update is functional, so the answers would differ. In a
+    loop, afterwards is also the next iteration: a read from the loop's start up to the update, before the
+    variable is bound again directly in the loop's body (``x = R[0]`` before ``for``, ``t += x.sum()`` then
+    ``R[0] += 1`` in it: NumPy's ``x`` sees every update)."""
+    order: list[cst.SimpleStatementLine] = []
+    outer: list[tuple[int, ...]] = []  # per line: the enclosing compound statements' ids, innermost last
+    stack: list[int] = []
+    loops: dict[int, list[int]] = {}  # a loop's id -> [its first line, one past its last line]
+    tests: dict[int, list[str]] = {}  # a while loop's id -> the names its test reads
+    jumps: set[int] = set()  # the loops with a `break` or `continue` in them (a name bound in them may be skipped)
+
+    class V(Visitor):
+        def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> None:
+            order.append(n)
+            outer.append(tuple(stack))
+            if any(isinstance(x, (cst.Break, cst.Continue)) for x in n.body):
+                jumps.update(stack)
+
+        def _enter(self, n: cst.CSTNode) -> None:
+            stack.append(id(n))
+            if isinstance(n, (cst.For, cst.While)):
+                loops[id(n)] = [len(order), -1]
+                if isinstance(n, cst.While):
+                    tests[id(n)] = names_in(n.test)
+
+        def _leave(self, n: cst.CSTNode) -> None:
+            stack.pop()
+            if id(n) in loops:
+                loops[id(n)][1] = len(order)
+
+        visit_For = visit_While = visit_If = visit_Else = visit_FunctionDef = _enter
+        leave_For = leave_While = leave_If = leave_Else = leave_FunctionDef = _leave
+
+    for st in body:
+        V().walk(st)
+    views: list[tuple[int, str, str, cst.BaseExpression]] = []  # (position, alias, base, the view as written)
+    for pos, line in enumerate(order):
+        for small in line.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                    isinstance(small.targets[0].target, cst.Name):
+                base = _view_of(small.value)
+                if base is not None and base != small.targets[0].target.value:
+                    views.append((pos, small.targets[0].target.value, base, small.value))
+
+    def scan(lines: range, other: str, loop: int) -> bool | None:
+        """True: ``other`` is read in ``lines`` where no earlier line of them bound it on the way (a line directly
+        in a statement around the read: in the same iteration, branch or body, before it); False: bound
+        directly in ``loop``'s body first; None: neither."""
+        kills: list[int] = []  # the compound statements a line binding `other` directly is in
+        for k in lines:
+            if other in names_in(order[k], skip_targets=True) and not any(c in outer[k] for c in kills):
+                return True
+            if other in assigned_names([order[k]]) and outer[k] and not jumps & set(outer[k]):
+                kills.append(outer[k][-1])
+                if outer[k][-1] == loop:
+                    return False
+        return None
+
+    def read_stale(pos: int, other: str) -> bool:
+        """Whether ``other`` is read after the update at ``pos`` before it is bound again: later in the
+        function, and in a loop, in the next iteration too (from the loop's start up to the update)."""
+        cur = pos
+        for loop in [o for o in reversed(outer[pos]) if o in loops]:  # innermost first
+            start, end = loops[loop]
+            rest = scan(range(cur + 1, end), other, loop)
+            if rest is not None:
+                return rest
+            if other in tests.get(loop, ()) or scan(range(start, pos), other, loop):
+                return True
+            cur = end - 1  # (the loop may also end here: what follows it reads what the update left)
+        return any(other in names_in(ln, skip_targets=True) for ln in order[cur + 1:])
+
+    def is_update(line: cst.SimpleStatementLine) -> bool:
+        small = line.body[0]
+        return isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) and (
+            attr_chain(small.value.func) == ["srcjax", "lax", "index_update"] or
+            isinstance(small.value.func, cst.Name) and
+            small.value.func.value.startswith(("masked_write", "item_write")))
+
+    def shared_until(vpos: int, pos: int, names: tuple[str, str], start: int, end: int) -> bool:
+        """Whether a view made at ``vpos``, later in the loop ``[start, end)`` than the update at ``pos``, still
+        shares its array at the update in the next iteration: neither name bound to another value on the way
+        (``items = {}`` at the top of the iteration: a new array, not the view's)."""
+        way = [*range(vpos + 1, end), *range(start, pos)]
+        return not any(not is_update(order[k]) and set(names) & set(assigned_names([order[k]])) for k in way)
+
+    def sharing(pos: int, y: str) -> list[tuple[str, str]]:
+        """(another name, the alias to copy) for each name sharing ``y``'s memory at the update at ``pos``: a view of
+        it, what it views, and on through views (``a = m[0]; r = m[:2]``: ``a[0] = v`` changes ``r``; only the
+        pair was followed, a silent wrong answer); two items of one base with other literal rows do not share."""
+        in_loop = [loops[o] for o in outer[pos] if o in loops]
+        # (a view made later in an enclosing loop exists at the update from the loop's second iteration on)
+        live = [v for v in views if v[0] < pos or any(
+            v[0] < end and shared_until(v[0], pos, (v[1], v[2]), start, end) for start, end in in_loop)]
+        out: dict[str, tuple[str, str]] = {}  # a name reached -> (alias, base) of the view that reached it
+        seen = {y}
+        todo: list[tuple[str, cst.BaseExpression | None]] = [(y, None)]  # (a name, the view it was reached up by)
+        while todo:
+            n, up_from = todo.pop()
+            for _, alias, base, value in live:
+                if alias == n and base not in seen:  # (what `n` views)
+                    seen.add(base)
+                    out[base] = (alias, base)
+                    todo.append((base, value))
+                elif base == n and alias not in seen and (up_from is None or item_views.may_overlap(up_from, value)):
+                    seen.add(alias)  # (a view of `n`; reached from a view of `n`, one that may overlap it)
+                    out[alias] = (alias, base)
+                    todo.append((alias, None))
+        return [(o, a) for o, (a, _) in out.items()]
+
+    for pos, line in enumerate(order):
+        small = line.body[0]
+        if not is_update(line):
+            continue
+        y = small.targets[0].target.value  # type: ignore[attr-defined]
+        for other, alias in sharing(pos, y):
+            later = read_stale(pos, other)
+            if later:
+                raise UnsupportedSyntaxError(
+                    f"assigning into {y!r} would also change {other!r} in NumPy (one is a view of the other), "
+                    f"and {other!r} is used afterwards; srcjax updates arrays functionally, so copy the view",
+                    span=spans.get(id(line)),
+                    hint=f"make {alias!r} an independent copy: append .copy() where it is created")
