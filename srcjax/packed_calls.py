@@ -46,12 +46,12 @@ import numpy as np
 from .core import ShapedArray
 from .lower.packed import packed_text
 
-__all__ = ["AFTER", "MISS", "PACKERS", "Packer", "TopPacker", "due", "start", "wait"]
+__all__ = ["AFTER", "MISS", "PACKERS", "Packer", "Packers", "TopPacker", "due", "start", "wait"]
 
 AFTER = 256  # calls with NumPy arguments (copied) before a function's packed program is compiled
 MIN_HOST = 3  # NumPy leaves in containers a call with device leaves too must have to be packed by a Packer (which
 # flattens every call in Python; a NumPy batch as the arguments themselves: TopPacker, which does not)
-PACKERS = 3  # packed programs one function may make, one after another (its calls' signature changed)
+PACKERS = 3  # packed programs one function may make for one kind of call (:class:`Packers`: one a signature)
 _SHAPE = operator.attrgetter("shape")
 _DTYPE = operator.attrgetter("dtype")
 _concatenate = np.concatenate
@@ -74,6 +74,71 @@ def wait(timeout: float | None = None) -> None:
     for thread in list(_COMPILING):
         thread.join(timeout)
     _COMPILING[:] = [t for t in _COMPILING if t.is_alive()]
+
+
+class Packers:
+    """The packers of one kind of a function's calls (``cpp_calls``' ``host_first``'s, NumPy leaves in
+    containers, or ``host_top``'s, NumPy arguments beside device ones), one a signature, :data:`PACKERS` at
+    most: a loss shared by two models (``srcjax.value_and_grad(f)`` is one object), or calls by turns with
+    two batch shapes, keep each signature packed. ``current`` is the one the calls took last (its
+    :meth:`Packer.direct` is the function's route); a call it does not pack tries the others before
+    counting towards a new one (one packer a kind, dropped after 16 misses in a row, made another
+    signature's calls drop it: the MLP of ``benchmarks/callgrind_models.py`` copied every leaf of its
+    NumPy calls, 1.31x jax.jit's instructions, in a process that had run the wide MLP first)."""
+
+    __slots__ = ("current", "packers", "unpacked", "made")
+
+    def __init__(self) -> None:
+        self.current: Packer | None = None
+        self.packers: list[Packer] = []  # (the current one first)
+        self.unpacked = 0  # (calls no packer packed, since the last one was made)
+        self.made = 0
+
+    def compiling(self) -> bool:
+        """Whether a packer made is still being compiled (the calls none packs copy meanwhile, uncounted)."""
+        return any(not pk.ready and not pk.failed for pk in self.packers)
+
+    def call(self, args: tuple[Any, ...], count: bool = True) -> tuple[Any, Packer | None]:
+        """``args`` made by the current packer or, where that does not pack them, another ready one (then
+        the current one), and the packer that served it (None where its dispatcher refused the call, which
+        went elsewhere: :attr:`Packer.refusing`); :data:`MISS` and None where none packs it (``count``: a
+        call of this kind, counted towards a new packer where none is being compiled)."""
+        for pk in self.packers:
+            if not pk.ready:
+                continue
+            refused = pk.refused
+            out = pk.call(args)
+            if out is MISS:
+                continue
+            if pk.refused != refused:  # (tried last from now on: its calls may be another packer's)
+                self.packers.remove(pk)
+                self.packers.append(pk)
+                self.current = self.packers[0]
+                return out, None
+            pk.refused = 0  # (refusals in a row stop a TopPacker: not those of calls by turns of two kinds)
+            if pk is not self.current:
+                self.current = pk
+                self.packers.remove(pk)
+                self.packers.insert(0, pk)
+            return out, pk
+        if any(pk.failed for pk in self.packers):
+            self.packers = [pk for pk in self.packers if not pk.failed]
+            self.current = self.packers[0] if self.packers else None
+        if count and not self.compiling():
+            self.unpacked += 1
+        return MISS, None
+
+    def due(self) -> bool:
+        """Whether a packer for the calls no packer packs is made now (:func:`due`)."""
+        return due(self.unpacked, self.made)
+
+    def add(self, packer: Packer | None) -> None:
+        """``packer`` (being compiled) made for the calls no packer packs, or None where they cannot be packed."""
+        self.unpacked = 0
+        if packer is not None:
+            self.made += 1
+            self.current = packer
+            self.packers.insert(0, packer)
 
 
 def _getter(idx: Sequence[int]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
@@ -101,7 +166,6 @@ class Packer:
                  static: tuple[int, ...] = (), statics: tuple[Any, ...] = ()) -> None:
         self.ready = False
         self.failed = False
-        self.misses = 0  # (calls routed here that it could not pack)
         self.refused = 0  # (packed calls its dispatcher's miss sent elsewhere: :class:`TopPacker`)
         self.refusing: Callable[..., Any] | None = None  # (where those go: ``cpp_calls``' first dispatcher, else
         # ``fallback``, the Python path)

@@ -599,3 +599,67 @@ def test_threads_calling_a_packed_batch_beside_device_arrays_writing_it(packing)
     for th in threads:
         th.join()
     assert not errors, errors[0]
+
+
+def mlp_loss_seventh(params, x, y):
+    return mlp_loss(params, x, y)
+
+
+def test_one_function_of_two_models_keeps_a_packer_for_each_signature(packing, monkeypatch):
+    """One loss for two models (``srcjax.value_and_grad(f)`` is one object: ``benchmarks/callgrind_models.py``'s
+    MLP of 6 leaves and of 40), each called with NumPy parameters and with device ones beside a NumPy batch, by
+    turns: every signature keeps its packer, and a switch back is packed at once, with no packer made again. A
+    function kept one packer a kind of call, which the other model's calls dropped after 16 misses; the next
+    packer came after ``AFTER`` more calls, three at most: the MLP's NumPy calls copied every leaf in a
+    process that had run the wide one (1.31x jax.jit's instructions, 0.72x run alone)."""
+    from srcjax import cpp_calls
+    from tests.python_path import Counting
+
+    made = []
+    start = cpp_calls.start_packer
+    monkeypatch.setattr(cpp_calls, "start_packer", lambda *a, **k: made.append(start(*a, **k)) or made[-1])
+    rng = np.random.default_rng(17)
+    calls = []
+    for sizes, n in (([16, 8, 2], 32), ([8, 8, 8, 8, 2], 8)):
+        params = _params(rng, sizes)
+        x = rng.standard_normal((n, sizes[0])).astype(np.float32)
+        y = rng.standard_normal((n, sizes[-1])).astype(np.float32)
+        calls += [(params, x, y), (srcjax.device_put(params), x, y)]
+    g = srcjax.value_and_grad(mlp_loss_seventh)
+    wants = [g._call((c[0] if i % 2 == 0 else calls[i - 1][0], *c[1:]), {}) for i, c in enumerate(calls)]
+    counting = Counting(g)
+    for args in calls:
+        assert _packed(g, *args)
+    assert len(made) == 4 and all(p is not None for p in made)
+    first = counting.n
+    for _ in range(2):
+        for args, want in zip(calls, wants):
+            g(*args)  # (the switch)
+            assert _packed_now(g, *args)
+            _same(g(*args), want)
+    assert len(made) == 4
+    assert counting.n == first  # (no call on the Python path after the first round)
+
+
+def _packed_now(f, *args):
+    """Whether ``f``'s next call of ``args`` is packed, with no call made before (:func:`_packed`'s check)."""
+    call, packed = packed_calls.Packer.call, [0]
+
+    def counted(self, a):
+        out = call(self, a)
+        packed[0] += out is not packed_calls.MISS
+        return out
+
+    route = _direct_route(f)
+    scope = route.__globals__ if route is not None else {}
+    cpp = scope.get("cpp")
+    if cpp is not None:
+        scope["cpp"] = lambda *a: packed.__setitem__(0, packed[0] + 1) or cpp(*a)
+    packed_calls.Packer.call = counted
+    try:
+        f(*args)
+    finally:
+        packed_calls.Packer.call = call
+        if cpp is not None:
+            scope["cpp"] = cpp
+    return packed[0] == 1
