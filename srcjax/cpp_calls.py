@@ -26,8 +26,9 @@ Array (a node of the C++ side's registry) at every container leaf: a NumPy leaf 
 another structure there, misses, and is copied whole for the second (whose shortcut looks for the
 third's calls again every :data:`_POLL` calls).
 After 256 calls copying NumPy leaves, a function packs them: a copy and upload a dtype (``packed_calls.py``);
-the second dispatcher's calls and the third's have a packer each (a function called with NumPy parameters
-and with device parameters beside a NumPy batch keeps both packed).
+the second dispatcher's calls and the third's have packers of their own, one a signature
+(``packed_calls.Packers``: a function called with NumPy parameters and with device parameters beside a NumPy
+batch keeps both packed, and so does a loss shared by two models, each model's calls).
 Where jax is imported with ``jax_enable_x64`` off (jaxlib would key and upload a float64 array or a
 Python float as 32-bit), the first call with such host leaves puts :func:`attach`'s ``wide`` in front of a
 function's dispatch: each call then runs with that flag on for its thread (``swap_local``, what jax's own

@@ -24,10 +24,12 @@ the others (the C++ side checks them), in one generated Python frame (:meth:`Top
 copied for the third dispatcher (jax.jit 19.5-21.7).
 
 A call whose leaves differ (another structure, kind, shape or dtype: bytes of int32 would be read as
-float32, so dtypes are compared first) is not packed (:meth:`Packer.pack` gives None) and goes back to
-the other dispatchers; a packed call the packed program's dispatcher refuses (a NumPy leaf in a container
-beside a :class:`TopPacker`'s NumPy arguments) goes to :attr:`Packer.refusing` (``cpp_calls``: the
-function's first dispatcher, which routes it and the next calls again). The wrapped program is compiled
+float32, so dtypes are compared first) is not packed (:meth:`Packer.pack` gives None): the function's other
+packers of that kind of call are tried (:class:`Packers`, one a signature, :data:`PACKERS` at most), and a
+call none packs goes back to the other dispatchers (and counts towards a packer for its signature); a
+packed call the packed program's dispatcher refuses (a NumPy leaf in a container beside a
+:class:`TopPacker`'s NumPy arguments) goes to :attr:`Packer.refusing` (``cpp_calls``: the function's first
+dispatcher, which routes it and the next calls again). The wrapped program is compiled
 through the persistent cache like any other, on a thread that is not a daemon (the interpreter's exit
 waits for it, as for the cache's writes: a daemon thread ending inside XLA's compile while the interpreter
 finalizes could abort the process).
@@ -360,7 +362,8 @@ _DIRECT = compile(_DIRECT_TEXT, "<srcjax packed call>", "exec")
 _DIRECT_HOST = compile(_DIRECT_TEXT.replace("cpp(p, *DEV(leaves))", "cpp(p)"), "<srcjax packed call>", "exec")
 
 
-REFUSED = 16  # packed calls a TopPacker's dispatcher may send to the Python path before it packs no more
+REFUSED = 16  # packed calls in a row a TopPacker's dispatcher may send elsewhere before it packs no more (a call
+# :class:`Packers` finds it packs starts the count again)
 
 
 class TopPacker(Packer):
@@ -369,7 +372,8 @@ class TopPacker(Packer):
     those arguments into the packed arrays without flattening the others, which it hands on as they are
     (containers of srcjax Arrays, Arrays). Their leaves are checked by the C++ side: its record has a
     device buffer at each, so a NumPy leaf in a container (another structure there) misses, and the
-    miss sends that call to the Python path unpacked (:data:`REFUSED` such calls, and it packs no more)."""
+    miss sends that call to the Python path unpacked (:data:`REFUSED` such calls in a row, and it packs no
+    more)."""
 
     def __init__(self, *a: Any, tops: tuple[int, ...], n_args: int, **k: Any) -> None:
         super().__init__(*a, **k)

@@ -663,3 +663,31 @@ def _packed_now(f, *args):
         if cpp is not None:
             scope["cpp"] = cpp
     return packed[0] == 1
+
+
+def mlp_loss_eighth(params, x, y):
+    return mlp_loss(params, x, y)
+
+
+def test_calls_by_turns_of_two_kinds_never_use_up_a_packers_refusals(packing, monkeypatch):
+    """NumPy parameters and device ones beside a NumPy batch by turns, more often than ``packed_calls.REFUSED``:
+    the device kind's ``TopPacker`` refuses the first NumPy call of each turn (it packs the batch, its dispatcher
+    finds NumPy leaves in the container), but those refusals are not in a row (a call it packs comes between),
+    so it keeps packing its calls and no packer is made again (they counted in all: after 16 it packed no more)."""
+    from srcjax import cpp_calls
+
+    made = []
+    start = cpp_calls.start_packer
+    monkeypatch.setattr(cpp_calls, "start_packer", lambda *a, **k: made.append(start(*a, **k)) or made[-1])
+    rng = np.random.default_rng(18)
+    params = _params(rng, [16, 8, 2])
+    x, y = rng.standard_normal((32, 16)).astype(np.float32), rng.standard_normal((32, 2)).astype(np.float32)
+    dev = srcjax.device_put(params)
+    g = srcjax.value_and_grad(mlp_loss_eighth)
+    assert _packed(g, params, x, y) and _packed(g, dev, x, y)
+    for _ in range(packed_calls.REFUSED + 4):
+        g(params, x, y)
+        g(params, x, y)
+        g(dev, x, y)
+        assert _packed_now(g, dev, x, y)
+    assert len(made) == 2
