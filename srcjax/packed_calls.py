@@ -106,7 +106,7 @@ class Packers:
         went elsewhere: :attr:`Packer.refusing`); :data:`MISS` and None where none packs it (``count``: a
         call of this kind, counted towards a new packer where none is being compiled)."""
         for pk in self.packers:
-            if not pk.ready:
+            if not pk.ready or pk.refusing_now:  # (a call it refused, routed again: jaxlib refuses a recursive call)
                 continue
             refused = pk.refused
             out = pk.call(args)
@@ -169,6 +169,7 @@ class Packer:
         self.ready = False
         self.failed = False
         self.refused = 0  # (packed calls its dispatcher's miss sent elsewhere: :class:`TopPacker`)
+        self.refusing_now = False  # (while one is sent elsewhere: its dispatcher cannot be called again inside)
         self.refusing: Callable[..., Any] | None = None  # (where those go: ``cpp_calls``' first dispatcher, else
         # ``fallback``, the Python path)
         self.cpp: Any = None
@@ -332,7 +333,11 @@ class Packer:
             record = None
         if record is None:
             self.refused += 1
-            return (self.refusing or self._fallback)(*self.unpack(flat)), None, False
+            self.refusing_now = True  # (the call routed again must not come back to this dispatcher: :class:`Packers`)
+            try:
+                return (self.refusing or self._fallback)(*self.unpack(flat)), None, False
+            finally:
+                self.refusing_now = False
         exe = self._packed
         ins = [b if type(b) is buffer else exe.put(b, v) for b, v in zip(bufs, self._packed_avals)]
         out = self._out_def.unflatten(exe.loaded.execute_sharded(ins).consume_with_handlers(exe.handlers))
@@ -401,7 +406,10 @@ class TopPacker(Packer):
         if tuple(map(type, hosts)) != self._host_kinds or list(map(_SHAPE, hosts)) != self._shapes or \
                 list(map(_DTYPE, hosts)) != self._dtypes:
             return None
-        return hosts, self._others(args)
+        others = self._others(args)
+        if np.ndarray in map(type, others):  # (another signature's NumPy argument: its dispatcher would refuse it)
+            return None
+        return hosts, others
 
     def direct(self, fallback: Callable[..., Any]) -> Callable[..., Any]:
         """A function of a call making it as :meth:`call` does, written for this packer's positions, shapes
@@ -425,8 +433,9 @@ class TopPacker(Packer):
         tops = list(self._top_positions)
         where = {leaf: j for j, leaf in enumerate(self._where_leaf)}  # (a NumPy leaf: its place among tops)
         dtype_of = {where[i]: g for g, (_, idx) in enumerate(self._group_avals) for i in idx}  # (top -> its group)
-        checks = " and ".join(f"type(a{i}) is nd and a{i}.shape == S[{j}] and a{i}.dtype == D[{dtype_of[j]}]"
-                              for j, i in enumerate(tops))
+        checks = " and ".join([f"type(a{i}) is nd and a{i}.shape == S[{j}] and a{i}.dtype == D[{dtype_of[j]}]"
+                               for j, i in enumerate(tops)] +  # (and no NumPy array where it has device ones)
+                              [f"type(args[{i}]) is not nd" for i in range(self._n_args) if i not in tops])
         packs = []
         for g, (_, idx) in enumerate(self._group_avals):
             # (each array's bytes in C order, joined into one new bytes object read as the packed array: the

@@ -557,11 +557,11 @@ def test_device_and_numpy_batches_alternating_route_back_without_compiling(packi
     compiled = []
     monkeypatch.setattr(packed_calls, "compile", lambda *a: compiled.append(a[1]) or builtins.compile(*a),
                         raising=False)
-    xd, kd, yd = srcjax.device_put(x), srcjax.device_put(k), srcjax.device_put(y)
+    kd, yd = srcjax.device_put(k), srcjax.device_put(y)
     routes = set()
     for i in range(6):
         xi = x + i
-        _same(f(t, xd + i, kd, yd), f._call((t, xi, k, y), {}))
+        _same(f(t, srcjax.device_put(xi), kd, yd), f._call((t, xi, k, y), {}))  # (`xd + i` is a NumPy array)
         for _ in range(3):  # (back to the packed route within a few calls)
             _same(f(t, xi, k, y), f._call((t, xi, k, y), {}))
         routes.add(f.__dict__["_dispatch"].__name__)
@@ -691,3 +691,51 @@ def test_calls_by_turns_of_two_kinds_never_use_up_a_packers_refusals(packing, mo
         g(dev, x, y)
         assert _packed_now(g, dev, x, y)
     assert len(made) == 2
+
+
+def two_kinds_again(t, x, k, y):
+    return two_kinds(t, x, k, y)
+
+
+def test_numpy_batches_beside_device_arrays_of_two_signatures_by_turns(packing):
+    """A NumPy batch beside device parameters, its other arguments NumPy arrays in one signature and device
+    arrays in the other, by turns: a ``TopPacker`` each, every call right and packed at its first call after
+    a switch. The second signature's packer took the first's calls (it checked its NumPy arguments alone), its
+    dispatcher refused them, and the call routed again came back to that dispatcher inside its own miss:
+    jaxlib's ``RecursionError`` (found when a function got a packer a signature)."""
+    rng = np.random.default_rng(19)
+    t = srcjax.device_put({"w": rng.standard_normal((32, 16)).astype(np.float32), "b": np.ones(16, np.float32)})
+    x, y = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    k = np.arange(3, dtype=np.int32)
+    kd, yd = srcjax.device_put(k), srcjax.device_put(y)
+    f = srcjax.jit(two_kinds_again)
+    assert _packed(f, t, x, k, y)
+    assert _packed(f, t, x, kd, yd)
+    for i in range(4):
+        xi = x + i
+        want = f._call((t, xi, k, y), {})
+        _same(f(t, xi, k, y), want)
+        assert _packed_now(f, t, xi, k, y)
+        _same(f(t, xi, kd, yd), want)
+        assert _packed_now(f, t, xi, kd, yd)
+
+
+def two_kinds_third(t, x, k, y):
+    return two_kinds(t, x, k, y)
+
+
+def test_numpy_arrays_where_a_packed_batch_had_device_ones_are_no_recursive_call(packing):
+    """A NumPy batch packed beside device arrays (``f(t, x, kd, yd)``), then called with NumPy arrays in their
+    places: the packer's one-frame route checked the batch alone, its dispatcher refused the call, and the call
+    routed again reached that dispatcher inside its own miss: jaxlib raised ``RecursionError: Recursively
+    calling jit`` to the user (main 8048ab0). Now such a call is not the packer's: right results, no error."""
+    rng = np.random.default_rng(20)
+    t = srcjax.device_put({"w": rng.standard_normal((32, 16)).astype(np.float32), "b": np.ones(16, np.float32)})
+    x, y = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    k = np.arange(3, dtype=np.int32)
+    kd, yd = srcjax.device_put(k), srcjax.device_put(y)
+    f = srcjax.jit(two_kinds_third)
+    assert _packed(f, t, x, kd, yd)
+    for _ in range(3):
+        _same(f(t, x, k, y), f._call((t, x, k, y), {}))
+        _same(f(t, x, kd, yd), f._call((t, x, k, y), {}))
