@@ -112,16 +112,15 @@ class Packers:
             out = pk.call(args)
             if out is MISS:
                 continue
+            others = [p for p in self.packers if p is not pk]  # (a new list: other threads may be reading this one)
             if pk.refused != refused:  # (tried last from now on: its calls may be another packer's)
-                self.packers.remove(pk)
-                self.packers.append(pk)
+                self.packers = [*others, pk]
                 self.current = self.packers[0]
                 return out, None
             pk.refused = 0  # (refusals in a row stop a TopPacker: not those of calls by turns of two kinds)
             if pk is not self.current:
                 self.current = pk
-                self.packers.remove(pk)
-                self.packers.insert(0, pk)
+                self.packers = [pk, *others]
             return out, pk
         if any(pk.failed for pk in self.packers):
             self.packers = [pk for pk in self.packers if not pk.failed]
@@ -140,7 +139,7 @@ class Packers:
         if packer is not None:
             self.made += 1
             self.current = packer
-            self.packers.insert(0, packer)
+            self.packers = [packer, *self.packers]
 
 
 def _getter(idx: Sequence[int]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
