@@ -512,7 +512,7 @@ def attach(c: Any, plain_call: Any) -> type | None:
             route(me, host_packed[top] if static else pk.direct(host_packed[top]))
         return out
 
-    def packed_route(packing: packed_calls.Packers, top: bool) -> Callable[..., Any]:
+    def packed_route(packing: packed_calls.Packers) -> Callable[..., Any]:
         def host_packed(*args: Any, **kwargs: Any) -> Any:
             """A call of a function whose NumPy calls are packed (by one of its packers), or back to the first
             dispatcher."""
@@ -522,6 +522,10 @@ def attach(c: Any, plain_call: Any) -> type | None:
             pos = unkeyed(me, args, kwargs) if kwargs else args
             if pos is not None and cpp is not None:
                 current = packing.current
+                if current is not None and current.ready and not current.refusing_now:  # (the route of a function
+                    out = current.call(pos)  # with static arguments: its current packer first, in this frame)
+                    if out is not packed_calls.MISS:
+                        return out
                 out, pk = packing.call(pos, False)  # (a call of the other kind may come here: not counted)
                 if out is not packed_calls.MISS:
                     if pk is not None and pk is not current and not static:  # (another signature's packer: its
@@ -533,7 +537,7 @@ def attach(c: Any, plain_call: Any) -> type | None:
             return cpp(*args, **kwargs)
         return host_packed
 
-    host_packed = (packed_route(packings[False], False), packed_route(packings[True], True))
+    host_packed = (packed_route(packings[False]), packed_route(packings[True]))
 
     def miss_top(*args: Any) -> tuple[Any, Any, bool]:  # (the arguments' NumPy arrays are srcjax's copies)
         me = ref()
