@@ -17,6 +17,11 @@ a model before any is counted, so one function is called the np way and the mixe
 keeps a packer for each since 2026-12-06: before, its np window ran the copies' route, 1.17-1.31x jax.jit). XLA compiles
 for AVX2 there (valgrind 3.19 runs no AVX-512), without srcjax's persistent cache. ``--keep DIR`` keeps
 callgrind's file of each variant (names are not compressed: ``callgrind_annotate`` reads each alone).
+
+``--cpu ROUNDS`` runs the same sequence without valgrind (where valgrind cannot finish: at a load average
+of ~20 on 2 cores it ran for an hour), timing each window by the calling thread's CPU time, ROUNDS times
+in the same order, and prints the minimum per call of each and the route each srcjax function's calls
+ended on (``direct``: packed; ``host_first``/``host_top``: NumPy leaves copied and uploaded one by one).
 """
 
 from __future__ import annotations
@@ -79,15 +84,44 @@ def child(calls: int, only: str, modes: list[str], order: str) -> None:
         np.asarray(out[0])  # (wait for the last program outside the counted loop)
 
 
+def timed(rounds: int, only: str, modes: list[str]) -> None:
+    """``--cpu``: the child's sequence, each window timed by the calling thread's CPU time (min of ``rounds``)."""
+    import time
+
+    fns = variants(only, modes)
+    for fn in fns.values():
+        for _ in range(20):
+            fn()
+    best = dict.fromkeys(fns, float("inf"))
+    routes = {}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            t = time.thread_time_ns()
+            functools.reduce(lambda acc, _: fn(), range(100), None)
+            best[name] = min(best[name], (time.thread_time_ns() - t) / 100e3)
+            if name.endswith(" srcjax"):
+                d = fn.func.__dict__.get("_dispatch")  # type: ignore[attr-defined]
+                routes[name] = getattr(d, "__name__", type(d).__name__)
+    print(f"calling thread's CPU time per call (us, min of {rounds} windows of 100 calls):")
+    for name, v in best.items():
+        if name.endswith(" srcjax"):
+            j = best[name[:-7] + " jax"]
+            print(f"  {name[:-7]:<28} srcjax {v:7.1f}  jax {j:7.1f}  {v / j:.3f}x  (route {routes[name]})")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--only", default="", help="the cases whose name contains one of these (comma-separated)")
     ap.add_argument("--modes", default="dev,mixed,np")
     ap.add_argument("--keep", help="a folder to copy callgrind's files of the variants into (callgrind_annotate)")
+    ap.add_argument("--cpu", type=int, metavar="ROUNDS", help="no valgrind: thread CPU time, min of ROUNDS windows")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     modes = a.modes.split(",")
+    if a.cpu:
+        timed(a.cpu, a.only, modes)
+        return 0
     if a.child:
         child(a.calls, a.only, modes, a.child)
         return 0

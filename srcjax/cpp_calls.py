@@ -26,8 +26,9 @@ Array (a node of the C++ side's registry) at every container leaf: a NumPy leaf 
 another structure there, misses, and is copied whole for the second (whose shortcut looks for the
 third's calls again every :data:`_POLL` calls).
 After 256 calls copying NumPy leaves, a function packs them: a copy and upload a dtype (``packed_calls.py``);
-the second dispatcher's calls and the third's have a packer each (a function called with NumPy parameters
-and with device parameters beside a NumPy batch keeps both packed).
+the second dispatcher's calls and the third's have packers of their own, one a signature
+(``packed_calls.Packers``: a function called with NumPy parameters and with device parameters beside a NumPy
+batch keeps both packed, and so does a loss shared by two models, each model's calls).
 Where jax is imported with ``jax_enable_x64`` off (jaxlib would key and upload a float64 array or a
 Python float as 32-bit), the first call with such host leaves puts :func:`attach`'s ``wide`` in front of a
 function's dispatch: each call then runs with that flag on for its thread (``swap_local``, what jax's own
@@ -470,9 +471,9 @@ def attach(c: Any, plain_call: Any) -> type | None:
         out = packed_call(me, pos, True)
         return top(*_restored(pos, copies, static)) if out is _SKIP else out
 
-    # (host_first's calls' packer and host_top's: each a packed_calls.Packer or None, such calls counted, packers
-    # made; a function called both ways, NumPy parameters and device ones beside a NumPy batch, keeps both)
-    packings: tuple[list[Any], list[Any]] = ([None, 0, 0], [None, 0, 0])
+    # (host_first's calls' packers and host_top's, one a signature: a function called both ways, NumPy parameters
+    # and device ones beside a NumPy batch, or with two models' parameters, keeps each packed)
+    packings = (packed_calls.Packers(), packed_calls.Packers())
     refusing_now = [False]
 
     def refusing(*args: Any) -> Any:
@@ -490,45 +491,46 @@ def attach(c: Any, plain_call: Any) -> type | None:
             refusing_now[0] = False
 
     def packed_call(me: Any, pos: tuple[Any, ...], top: bool = False) -> Any:
-        """The call ``pos`` (NumPy leaves copied for another dispatcher) made by its packer (``packed_calls.py``;
-        ``top``: host_top's) where that packs it (the next calls: :func:`host_packed`), else _SKIP; counts and
-        starts packers."""
+        """The call ``pos`` (NumPy leaves copied for another dispatcher) made by one of its packers
+        (``packed_calls.py``; ``top``: host_top's) where one packs it (the next calls: its route), else _SKIP;
+        counts the calls none packs and starts packers."""
         packing = packings[top]
-        pk = packing[0]
-        if pk is None:
-            packing[1] += 1
-            if packed_calls.due(packing[1], packing[2]):
-                plan = _plan(me, pos, plain(pos))[0]
-                packing[0] = plan and start_packer(run, plan, _out_treedef(plan, False), pos, flatten, array, static)
-                packing[1:] = [0, packing[2] + (packing[0] is not None)]  # (packers made: refusals count no more)
-                if packing[0] is not None:
-                    packing[0].refusing = refusing
-            return _SKIP
-        refused = pk.refused
-        out = pk.call(pos) if pk.ready else packed_calls.MISS
+        out, pk = packing.call(pos)
         if out is packed_calls.MISS:
-            pk.misses += pk.ready
-            packing[0] = None if pk.failed or pk.misses > _REFUSALS else pk
+            if packing.due() and not packing.compiling():
+                if not top and _top_level(_dynamic(pos, static), flatten, array):  # (host_top's calls: its packer)
+                    packing.add(None)
+                    route(me, host_top)
+                    return _SKIP
+                plan = _plan(me, pos, plain(pos))[0]
+                pk = plan and start_packer(run, plan, _out_treedef(plan, False), pos, flatten, array, static)
+                if pk is not None:
+                    pk.refusing = refusing
+                packing.add(pk)
             return _SKIP
-        if pk.refused != refused:  # (refused: the call went to the first dispatcher, and so do the next ones)
-            return out
-        pk.misses = 0  # (misses in a row drop a packer: a smaller last batch of each epoch does not)
-        route(me, host_packed[top] if static else pk.direct(host_packed[top]))
+        if pk is not None:  # (None: refused, the call went to the first dispatcher, and so do the next ones)
+            route(me, host_packed[top] if static else pk.direct(host_packed[top]))
         return out
 
-    def packed_route(packing: list[Any]) -> Callable[..., Any]:
+    def packed_route(packing: packed_calls.Packers) -> Callable[..., Any]:
         def host_packed(*args: Any, **kwargs: Any) -> Any:
-            """A call of a function whose NumPy calls are packed (by its packer), or back to the first dispatcher."""
+            """A call of a function whose NumPy calls are packed (by one of its packers), or back to the first
+            dispatcher."""
             me = ref()
             assert me is not None
-            pk, cpp = packing[0], me._cpp
+            cpp = me._cpp
             pos = unkeyed(me, args, kwargs) if kwargs else args
-            out = packed_calls.MISS if pos is None or pk is None or cpp is None else pk.call(pos)
-            if out is not packed_calls.MISS:
-                return out
-            if pk is not None and pk.ready:
-                pk.misses += 1
-                packing[0] = pk if pk.misses <= _REFUSALS else None
+            if pos is not None and cpp is not None:
+                current = packing.current
+                if current is not None and current.ready and not current.refusing_now:  # (the route of a function
+                    out = current.call(pos)  # with static arguments: its current packer first, in this frame)
+                    if out is not packed_calls.MISS:
+                        return out
+                out, pk = packing.call(pos, False)  # (a call of the other kind may come here: not counted)
+                if out is not packed_calls.MISS:
+                    if pk is not None and pk is not current and not static:  # (another signature's packer: its
+                        route(me, pk.direct(host_packed))  # route from now on)
+                    return out
             if cpp is None:  # (detached meanwhile, by another thread)
                 return me._call(plain(args), kwargs)
             route(me, cpp)

@@ -24,10 +24,12 @@ the others (the C++ side checks them), in one generated Python frame (:meth:`Top
 copied for the third dispatcher (jax.jit 19.5-21.7).
 
 A call whose leaves differ (another structure, kind, shape or dtype: bytes of int32 would be read as
-float32, so dtypes are compared first) is not packed (:meth:`Packer.pack` gives None) and goes back to
-the other dispatchers; a packed call the packed program's dispatcher refuses (a NumPy leaf in a container
-beside a :class:`TopPacker`'s NumPy arguments) goes to :attr:`Packer.refusing` (``cpp_calls``: the
-function's first dispatcher, which routes it and the next calls again). The wrapped program is compiled
+float32, so dtypes are compared first) is not packed (:meth:`Packer.pack` gives None): the function's other
+packers of that kind of call are tried (:class:`Packers`, one a signature, :data:`PACKERS` at most), and a
+call none packs goes back to the other dispatchers (and counts towards a packer for its signature); a
+packed call the packed program's dispatcher refuses (a NumPy leaf in a container beside a
+:class:`TopPacker`'s NumPy arguments) goes to :attr:`Packer.refusing` (``cpp_calls``: the function's first
+dispatcher, which routes it and the next calls again). The wrapped program is compiled
 through the persistent cache like any other, on a thread that is not a daemon (the interpreter's exit
 waits for it, as for the cache's writes: a daemon thread ending inside XLA's compile while the interpreter
 finalizes could abort the process).
@@ -46,12 +48,12 @@ import numpy as np
 from .core import ShapedArray
 from .lower.packed import packed_text
 
-__all__ = ["AFTER", "MISS", "PACKERS", "Packer", "TopPacker", "due", "start", "wait"]
+__all__ = ["AFTER", "MISS", "PACKERS", "Packer", "Packers", "TopPacker", "due", "start", "wait"]
 
 AFTER = 256  # calls with NumPy arguments (copied) before a function's packed program is compiled
 MIN_HOST = 3  # NumPy leaves in containers a call with device leaves too must have to be packed by a Packer (which
 # flattens every call in Python; a NumPy batch as the arguments themselves: TopPacker, which does not)
-PACKERS = 3  # packed programs one function may make, one after another (its calls' signature changed)
+PACKERS = 3  # packed programs one function may make for one kind of call (:class:`Packers`: one a signature)
 _SHAPE = operator.attrgetter("shape")
 _DTYPE = operator.attrgetter("dtype")
 _concatenate = np.concatenate
@@ -74,6 +76,70 @@ def wait(timeout: float | None = None) -> None:
     for thread in list(_COMPILING):
         thread.join(timeout)
     _COMPILING[:] = [t for t in _COMPILING if t.is_alive()]
+
+
+class Packers:
+    """The packers of one kind of a function's calls (``cpp_calls``' ``host_first``'s, NumPy leaves in
+    containers, or ``host_top``'s, NumPy arguments beside device ones), one a signature, :data:`PACKERS` at
+    most: a loss shared by two models (``srcjax.value_and_grad(f)`` is one object), or calls by turns with
+    two batch shapes, keep each signature packed. ``current`` is the one the calls took last (its
+    :meth:`Packer.direct` is the function's route); a call it does not pack tries the others before
+    counting towards a new one (one packer a kind, dropped after 16 misses in a row, made another
+    signature's calls drop it: the MLP of ``benchmarks/callgrind_models.py`` copied every leaf of its
+    NumPy calls, 1.31x jax.jit's instructions, in a process that had run the wide MLP first)."""
+
+    __slots__ = ("current", "packers", "unpacked", "made")
+
+    def __init__(self) -> None:
+        self.current: Packer | None = None
+        self.packers: list[Packer] = []  # (the current one first)
+        self.unpacked = 0  # (calls no packer packed, since the last one was made)
+        self.made = 0
+
+    def compiling(self) -> bool:
+        """Whether a packer made is still being compiled (the calls none packs copy meanwhile, uncounted)."""
+        return any(not pk.ready and not pk.failed for pk in self.packers)
+
+    def call(self, args: tuple[Any, ...], count: bool = True) -> tuple[Any, Packer | None]:
+        """``args`` made by the current packer or, where that does not pack them, another ready one (then
+        the current one), and the packer that served it (None where its dispatcher refused the call, which
+        went elsewhere: :attr:`Packer.refusing`); :data:`MISS` and None where none packs it (``count``: a
+        call of this kind, counted towards a new packer where none is being compiled)."""
+        for pk in self.packers:
+            if not pk.ready or pk.refusing_now:  # (a call it refused, routed again: jaxlib refuses a recursive call)
+                continue
+            refused = pk.refused
+            out = pk.call(args)
+            if out is MISS:
+                continue
+            others = [p for p in self.packers if p is not pk]  # (a new list: other threads may be reading this one)
+            if pk.refused != refused:  # (tried last from now on: its calls may be another packer's)
+                self.packers = [*others, pk]
+                self.current = self.packers[0]
+                return out, None
+            pk.refused = 0  # (refusals in a row stop a TopPacker: not those of calls by turns of two kinds)
+            if pk is not self.current:
+                self.current = pk
+                self.packers = [pk, *others]
+            return out, pk
+        if any(pk.failed for pk in self.packers):
+            self.packers = [pk for pk in self.packers if not pk.failed]
+            self.current = self.packers[0] if self.packers else None
+        if count and not self.compiling():
+            self.unpacked += 1
+        return MISS, None
+
+    def due(self) -> bool:
+        """Whether a packer for the calls no packer packs is made now (:func:`due`)."""
+        return due(self.unpacked, self.made)
+
+    def add(self, packer: Packer | None) -> None:
+        """``packer`` (being compiled) made for the calls no packer packs, or None where they cannot be packed."""
+        self.unpacked = 0
+        if packer is not None:
+            self.made += 1
+            self.current = packer
+            self.packers = [packer, *self.packers]
 
 
 def _getter(idx: Sequence[int]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
@@ -101,8 +167,8 @@ class Packer:
                  static: tuple[int, ...] = (), statics: tuple[Any, ...] = ()) -> None:
         self.ready = False
         self.failed = False
-        self.misses = 0  # (calls routed here that it could not pack)
         self.refused = 0  # (packed calls its dispatcher's miss sent elsewhere: :class:`TopPacker`)
+        self.refusing_now = False  # (while one is sent elsewhere: its dispatcher cannot be called again inside)
         self.refusing: Callable[..., Any] | None = None  # (where those go: ``cpp_calls``' first dispatcher, else
         # ``fallback``, the Python path)
         self.cpp: Any = None
@@ -266,7 +332,11 @@ class Packer:
             record = None
         if record is None:
             self.refused += 1
-            return (self.refusing or self._fallback)(*self.unpack(flat)), None, False
+            self.refusing_now = True  # (the call routed again must not come back to this dispatcher: :class:`Packers`)
+            try:
+                return (self.refusing or self._fallback)(*self.unpack(flat)), None, False
+            finally:
+                self.refusing_now = False
         exe = self._packed
         ins = [b if type(b) is buffer else exe.put(b, v) for b, v in zip(bufs, self._packed_avals)]
         out = self._out_def.unflatten(exe.loaded.execute_sharded(ins).consume_with_handlers(exe.handlers))
@@ -296,7 +366,8 @@ _DIRECT = compile(_DIRECT_TEXT, "<srcjax packed call>", "exec")
 _DIRECT_HOST = compile(_DIRECT_TEXT.replace("cpp(p, *DEV(leaves))", "cpp(p)"), "<srcjax packed call>", "exec")
 
 
-REFUSED = 16  # packed calls a TopPacker's dispatcher may send to the Python path before it packs no more
+REFUSED = 16  # packed calls in a row a TopPacker's dispatcher may send elsewhere before it packs no more (a call
+# :class:`Packers` finds it packs starts the count again)
 
 
 class TopPacker(Packer):
@@ -305,7 +376,8 @@ class TopPacker(Packer):
     those arguments into the packed arrays without flattening the others, which it hands on as they are
     (containers of srcjax Arrays, Arrays). Their leaves are checked by the C++ side: its record has a
     device buffer at each, so a NumPy leaf in a container (another structure there) misses, and the
-    miss sends that call to the Python path unpacked (:data:`REFUSED` such calls, and it packs no more)."""
+    miss sends that call to the Python path unpacked (:data:`REFUSED` such calls in a row, and it packs no
+    more)."""
 
     def __init__(self, *a: Any, tops: tuple[int, ...], n_args: int, **k: Any) -> None:
         super().__init__(*a, **k)
@@ -333,7 +405,10 @@ class TopPacker(Packer):
         if tuple(map(type, hosts)) != self._host_kinds or list(map(_SHAPE, hosts)) != self._shapes or \
                 list(map(_DTYPE, hosts)) != self._dtypes:
             return None
-        return hosts, self._others(args)
+        others = self._others(args)
+        if np.ndarray in map(type, others):  # (another signature's NumPy argument: its dispatcher would refuse it)
+            return None
+        return hosts, others
 
     def direct(self, fallback: Callable[..., Any]) -> Callable[..., Any]:
         """A function of a call making it as :meth:`call` does, written for this packer's positions, shapes
@@ -357,8 +432,9 @@ class TopPacker(Packer):
         tops = list(self._top_positions)
         where = {leaf: j for j, leaf in enumerate(self._where_leaf)}  # (a NumPy leaf: its place among tops)
         dtype_of = {where[i]: g for g, (_, idx) in enumerate(self._group_avals) for i in idx}  # (top -> its group)
-        checks = " and ".join(f"type(a{i}) is nd and a{i}.shape == S[{j}] and a{i}.dtype == D[{dtype_of[j]}]"
-                              for j, i in enumerate(tops))
+        checks = " and ".join([f"type(a{i}) is nd and a{i}.shape == S[{j}] and a{i}.dtype == D[{dtype_of[j]}]"
+                               for j, i in enumerate(tops)] +  # (and no NumPy array where it has device ones)
+                              [f"type(args[{i}]) is not nd" for i in range(self._n_args) if i not in tops])
         packs = []
         for g, (_, idx) in enumerate(self._group_avals):
             # (each array's bytes in C order, joined into one new bytes object read as the packed array: the
