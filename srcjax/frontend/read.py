@@ -14,7 +14,8 @@ import os
 import re
 import textwrap
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,26 +191,42 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
 
 _NODE_INIT = cst.CSTNode.__dict__.get("__post_init__")  # (libcst's: validates every node it makes)
 _PARSING = threading.Lock()
+_COUNTING = threading.Lock()
+_UNCHECKED = [0]  # regions of unchecked_nodes() open, in every thread
 
 
 def _unchecked(self: cst.CSTNode) -> None:
     return None
 
 
-def parse_module(text: str) -> cst.Module:
-    """``cst.parse_module(text)`` without libcst's validation of each node its parser builds (a node's
-    ``__post_init__`` checks its fields: ~25% of a parse, and redundant for the parser's own output,
-    valid by construction; libcst's own comment there says as much). Syntax errors are the parser's,
-    as before. While a parse runs, nodes other threads build are not checked either (only srcjax's
-    own code builds nodes: checks that find its bugs, never the user's)."""
+@contextmanager
+def unchecked_nodes() -> Iterator[None]:
+    """libcst's nodes made meanwhile are not validated (a node's ``__post_init__`` checks its fields: a
+    third of the calls of making one). For trees valid by construction: the parser's own (:func:`parse_module`),
+    and the normalized form of source srcjax wrote (``program.py``: its nodes rebuilt from its own valid text,
+    checked when its writer's input was normalized). While one is open, nodes other threads make are not checked
+    either (only srcjax's own code makes nodes: checks that find its bugs, never the user's)."""
     if _NODE_INIT is None:  # pragma: no cover - another libcst: its own way
-        return cst.parse_module(text)
-    with _PARSING:
+        yield
+        return
+    with _COUNTING:
+        _UNCHECKED[0] += 1
         cst.CSTNode.__post_init__ = _unchecked  # type: ignore[method-assign]
-        try:
-            return cst.parse_module(text)
-        finally:
-            cst.CSTNode.__post_init__ = _NODE_INIT  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        with _COUNTING:
+            _UNCHECKED[0] -= 1
+            if not _UNCHECKED[0]:
+                cst.CSTNode.__post_init__ = _NODE_INIT  # type: ignore[method-assign]
+
+
+def parse_module(text: str) -> cst.Module:
+    """``cst.parse_module(text)`` without libcst's validation of each node its parser builds
+    (:func:`unchecked_nodes`: ~25% of a parse, and redundant for the parser's own output, valid by
+    construction; libcst's own comment there says as much). Syntax errors are the parser's, as before."""
+    with _PARSING, unchecked_nodes():
+        return cst.parse_module(text)
 
 
 _DEF = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")  # (inspect.findsource's)
