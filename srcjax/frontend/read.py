@@ -8,6 +8,7 @@ file coordinates, and the globals/closure the names resolve against.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import linecache
 import os
@@ -199,19 +200,53 @@ def _unchecked(self: cst.CSTNode) -> None:
     return None
 
 
+_WITH_CHANGES = cst.CSTNode.__dict__.get("with_changes")  # (libcst's: ``dataclasses.replace``, through __init__)
+_FIELDS: dict[type, tuple[tuple[str, Any], ...]] = {}  # a node class -> (field, its slot) for each field
+_NEW = object.__new__
+
+
+def _fields(cls: type) -> tuple[tuple[str, Any], ...]:
+    found = _FIELDS[cls] = tuple((f.name, next(c.__dict__[f.name] for c in cls.__mro__ if f.name in c.__dict__))
+                                 for f in dataclasses.fields(cls))
+    return found
+
+
+def _changed(self: Any, **changes: Any) -> Any:
+    """``self.with_changes(**changes)`` as libcst's, less ``__init__``'s checks (:func:`unchecked_nodes`): the
+    fields copied slot by slot (``dataclasses.replace`` makes a dozen calls a node)."""
+    cls = self.__class__
+    try:
+        fields = _FIELDS[cls]
+    except KeyError:
+        fields = _fields(cls)
+    node = _NEW(cls)
+    given = 0
+    for name, slot in fields:
+        if name in changes:
+            slot.__set__(node, changes[name])
+            given += 1
+        else:
+            slot.__set__(node, slot.__get__(self, cls))
+    if given != len(changes):  # (a field the class has not: dataclasses.replace's error)
+        raise TypeError(f"{cls.__name__}.with_changes() got an unexpected field among {sorted(changes)}")
+    return node
+
+
 @contextmanager
 def unchecked_nodes() -> Iterator[None]:
-    """libcst's nodes made meanwhile are not validated (a node's ``__post_init__`` checks its fields: a
-    third of the calls of making one). For trees valid by construction: the parser's own (:func:`parse_module`),
-    and the normalized form of source srcjax wrote (``program.py``: its nodes rebuilt from its own valid text,
-    checked when its writer's input was normalized). While one is open, nodes other threads make are not checked
-    either (only srcjax's own code makes nodes: checks that find its bugs, never the user's)."""
-    if _NODE_INIT is None:  # pragma: no cover - another libcst: its own way
+    """libcst's nodes made meanwhile are not validated (a node's ``__post_init__`` checks its fields: a third
+    of the calls of making one), and ``with_changes`` copies a node's fields without ``__init__``. For trees valid
+    by construction: the parser's own (:func:`parse_module`), and the normalized form of source srcjax wrote
+    (``program.py``: its nodes rebuilt from its own valid text, checked when its writer's input was normalized).
+    While one is open, nodes other threads make are not checked either (only srcjax's own code makes nodes:
+    checks that find its bugs, never the user's)."""
+    if _NODE_INIT is None or _WITH_CHANGES is None:  # pragma: no cover - another libcst: its own way
         yield
         return
     with _COUNTING:
         _UNCHECKED[0] += 1
         cst.CSTNode.__post_init__ = _unchecked  # type: ignore[method-assign]
+        cst.CSTNode.with_changes = _changed  # type: ignore[method-assign]
     try:
         yield
     finally:
@@ -219,6 +254,7 @@ def unchecked_nodes() -> Iterator[None]:
             _UNCHECKED[0] -= 1
             if not _UNCHECKED[0]:
                 cst.CSTNode.__post_init__ = _NODE_INIT  # type: ignore[method-assign]
+                cst.CSTNode.with_changes = _WITH_CHANGES  # type: ignore[method-assign]
 
 
 def parse_module(text: str) -> cst.Module:
