@@ -70,3 +70,22 @@ def test_a_call_the_checks_rewrite_is_never_plain() -> None:
     for f in (builtins.map, builtins.zip, functools.reduce, builtins.sorted, builtins.print, lax.scan, lax.cond,
               lax.map, tree_util.tree_map):
         assert id(f) in found
+
+
+def test_check_callee_remembers_only_its_modules_own_helpers() -> None:
+    """resolve.check_callee remembers the library helpers it let through (its answer reads the function alone),
+    and only the functions their modules hold (no copy: it would be kept alive, and its id reused)."""
+    import sys
+
+    import numpy as np
+
+    import srcjax
+    from srcjax.frontend import resolve
+
+    def loss(x):
+        return np.sum(np.maximum(x, 0.0) ** 2)
+
+    srcjax.source(srcjax.vmap(srcjax.grad(loss)))
+    assert resolve._HELPERS_PASSED
+    for key, fn in resolve._HELPERS_PASSED.items():
+        assert key == id(fn) and getattr(sys.modules[fn.__module__], fn.__name__) is fn
