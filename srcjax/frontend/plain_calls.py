@@ -32,10 +32,10 @@ from .syntax import attr_chain
 
 NOT_PLAIN: Any = object()
 TAKE_FUNCTIONS = ("srcjax.lax_reduce",)  # (library helpers taking the user's functions: bound like the user's)
-_REWRITTEN: set[int] = set()  # id() of each callee some spelling check of flat_call rewrites (filled on first use)
+_REWRITTEN: list[frozenset[int]] = []  # id() of each callee a spelling check of flat_call rewrites (made on first use)
 
 
-def _rewritten_callees() -> set[int]:
+def _rewritten_callees() -> frozenset[int]:
     """The callees ``flat_call``'s spelling checks look for (by identity): a call of one is never plain."""
     if not _REWRITTEN:
         from .. import lax, lax_reduce, tree_util, windows
@@ -44,8 +44,8 @@ def _rewritten_callees() -> set[int]:
                             dataclasses.replace, windows.reduce_window, lax_reduce.associative_scan,
                             lax_reduce.reduce, tree_util.tree_map, lax.map, composite(np.piecewise),
                             *(getattr(lax, k) for k in ("cond", "switch", "fori_loop", "while_loop", "scan"))]
-        _REWRITTEN.update(id(f) for f in found)
-    return _REWRITTEN
+        _REWRITTEN.append(frozenset(id(f) for f in found))  # (whole or not at all: another thread may read it)
+    return _REWRITTEN[0]
 
 
 def plain_callee(norm: Any, node: cst.Call) -> Any:
