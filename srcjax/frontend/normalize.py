@@ -53,6 +53,7 @@ from . import (
     nested_writes,
     numpy_calls,
     object_methods,
+    plain_calls,
     returned_alias,
     returned_closures,
     shadowing,
@@ -316,6 +317,11 @@ class Normalizer(Resolver):
         return cst.Name(name), None
 
     def flat_call(self, node: cst.Call) -> tuple[cst.BaseExpression, str | None]:
+        if (fv := plain_calls.plain_callee(self, node)) is not plain_calls.NOT_PLAIN:  # np.f(..), index_add(..)
+            if (selected := numpy_calls.selection_reduction(self, node)) is not None:  # (the one check left)
+                return selected
+            numpy_calls.check_sized(self, node, fv)
+            return self.call_of(node, True, fv)
         if (rewritten := builtin_calls.rewrite(self, node)) is not None:  # map(f, xs), functools.reduce, zip(*xs)
             return self.flat(rewritten)
         node = star_params.spread(self.src, node)  # (`g(*xs)` of `def f(*xs)`, `g(*(a, b))`)
@@ -359,6 +365,11 @@ class Normalizer(Resolver):
         if ok and fv is builtins.print:  # the values an f-string formats become atoms (then batched, ...)
             node = node.with_changes(args=[a.with_changes(value=jax_spellings.formatted_atoms(self, a.value))
                                            for a in node.args])
+        return self.call_of(node, ok, fv)
+
+    def call_of(self, node: cst.Call, ok: bool, fv: Any) -> tuple[cst.BaseExpression, str | None]:
+        """``node`` read as a call of its callee (``ok, fv``: its static value), no spelling of it rewritten."""
+        func = node.func
         # array methods -> NumPy functions
         if not ok and isinstance(func, cst.Attribute) and func.attr.value in ARRAY_METHODS:
             prim, args = self.method_call(node, self.atom(func.value), node.args)
@@ -402,8 +413,9 @@ class Normalizer(Resolver):
         default left alone): a call of its bound variant without them (frontend/bound_helpers.py). None:
         not such a call."""
         known, fv = found
+        take = plain_calls.TAKE_FUNCTIONS
         if not known or not isinstance(fv, types.FunctionType) or not is_user_function(fv) or is_generated(fv) \
-                or getattr(fv, "__module__", "") in LIBRARY_MODULES and fv.__module__ not in _TAKE_FUNCTIONS \
+                or getattr(fv, "__module__", "") in LIBRARY_MODULES and fv.__module__ not in take \
                 or bound_helpers.bound_names(fv) is not None \
                 or any(a.star for a in node.args):
             return None
@@ -799,7 +811,6 @@ class Normalizer(Resolver):
 _NO_DEFAULT = object()
 _NOT_METHODS = {*ARRAY_METHODS, *PACK_METHODS, "append", "extend", "insert", "pop", "items", "keys", "values", "get",
                 "update", "copy", "index", "count", "setdefault", "at", "set", "add"}  # (never a user class's)
-_TAKE_FUNCTIONS = ("srcjax.lax_reduce",)  # (library helpers taking the user's functions: bound like the user's)
 
 class _LazyRewriter(cst.CSTTransformer):
     """Rewrites an expression kept nested (see :meth:`Normalizer.lazy`)."""

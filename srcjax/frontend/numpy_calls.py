@@ -360,6 +360,8 @@ def _statement_kind(t: type) -> int:
 
 def _bound(target: cst.BaseExpression) -> list[str]:
     """The names an assignment to ``target`` binds or changes: ``y`` of ``y[mask] = v`` (``mask`` is read)."""
+    if target.__class__ is cst.Name:  # (the common case: no walk; libcst's node classes are final)
+        return [target.value]  # type: ignore[attr-defined]
     while isinstance(target, (cst.Subscript, cst.Attribute)):
         target = target.value
     return [part.value for part in walk(target) if isinstance(part, cst.Name)]
@@ -473,5 +475,12 @@ def list_names(norm: Normalizer) -> set[str]:
 
 def list_names_in(body: cst.CSTNode) -> set[str]:
     """:func:`list_names` of a function body."""
-    return names_always(body, lambda v: isinstance(v, (cst.List, cst.ListComp)) or (
-        isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == "list"))
+    return names_always(body, _makes_list)
+
+
+def _makes_list(v: Any) -> bool:
+    """``[...]``, ``[... for ...]``, ``list(...)`` (by exact class: libcst's are final, an ``isinstance`` of one
+    is two calls through ``ABCMeta``)."""
+    t = v.__class__
+    return t is cst.List or t is cst.ListComp or t is cst.Call and v.func.__class__ is cst.Name and \
+        v.func.value == "list"

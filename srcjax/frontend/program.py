@@ -14,6 +14,7 @@ import re
 import sys
 import textwrap
 from collections.abc import Callable, Collection, Iterable
+from contextlib import nullcontext
 from typing import Any
 
 import libcst as cst
@@ -25,7 +26,7 @@ from .ast_walk import walk_ast
 from .functionalize import functionalize
 from .normalize import NormalizedFunction, normalize
 from .parsed import parse
-from .read import anf_text, function_name, generated_source, generated_tree, is_generated
+from .read import anf_text, function_name, generated_source, generated_tree, is_generated, unchecked_nodes
 from .resolve import LIBRARY_MODULES, REEXPORTED_MODULES, unwrap
 
 HEADER = "import numpy as np\n"
@@ -136,9 +137,10 @@ class Program:
             if nf is not None:
                 _keep_library_form(fn, nf)
         if nf is None:
-            nf = normalize(fn, self.helper_name, name,
-                           self.bindings if fn is self.entry_fn else bound_helpers.bound_names(fn),
-                           self.comprehension_loops and not library)
+            with unchecked_nodes() if is_generated(fn) else nullcontext():  # (srcjax's text: valid nodes)
+                nf = normalize(fn, self.helper_name, name,
+                               self.bindings if fn is self.entry_fn else bound_helpers.bound_names(fn),
+                               self.comprehension_loops and not library)
             if library and all(self.by_fn.get(c) == c.__name__ for c in nf.calls):
                 # (kept only when it calls the helpers by their own names: not `zeros_like_1` because a
                 # user function of this program is called `zeros_like`)

@@ -8,13 +8,15 @@ file coordinates, and the globals/closure the names resolve against.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import linecache
 import os
 import re
 import textwrap
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,26 +192,77 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
 
 _NODE_INIT = cst.CSTNode.__dict__.get("__post_init__")  # (libcst's: validates every node it makes)
 _PARSING = threading.Lock()
+_COUNTING = threading.Lock()
+_UNCHECKED = [0]  # regions of unchecked_nodes() open, in every thread
 
 
 def _unchecked(self: cst.CSTNode) -> None:
     return None
 
 
-def parse_module(text: str) -> cst.Module:
-    """``cst.parse_module(text)`` without libcst's validation of each node its parser builds (a node's
-    ``__post_init__`` checks its fields: ~25% of a parse, and redundant for the parser's own output,
-    valid by construction; libcst's own comment there says as much). Syntax errors are the parser's,
-    as before. While a parse runs, nodes other threads build are not checked either (only srcjax's
-    own code builds nodes: checks that find its bugs, never the user's)."""
-    if _NODE_INIT is None:  # pragma: no cover - another libcst: its own way
-        return cst.parse_module(text)
-    with _PARSING:
+_WITH_CHANGES = cst.CSTNode.__dict__.get("with_changes")  # (libcst's: ``dataclasses.replace``, through __init__)
+_FIELDS: dict[type, tuple[tuple[str, Any], ...]] = {}  # a node class -> (field, its slot) for each field
+_NEW = object.__new__
+
+
+def _fields(cls: type) -> tuple[tuple[str, Any], ...]:
+    found = _FIELDS[cls] = tuple((f.name, next(c.__dict__[f.name] for c in cls.__mro__ if f.name in c.__dict__))
+                                 for f in dataclasses.fields(cls))
+    return found
+
+
+def _changed(self: Any, **changes: Any) -> Any:
+    """``self.with_changes(**changes)`` as libcst's, less ``__init__``'s checks (:func:`unchecked_nodes`): the
+    fields copied slot by slot (``dataclasses.replace`` makes a dozen calls a node)."""
+    cls = self.__class__
+    try:
+        fields = _FIELDS[cls]
+    except KeyError:
+        fields = _fields(cls)
+    node = _NEW(cls)
+    given = 0
+    for name, slot in fields:
+        if name in changes:
+            slot.__set__(node, changes[name])
+            given += 1
+        else:
+            slot.__set__(node, slot.__get__(self, cls))
+    if given != len(changes):  # (a field the class has not: dataclasses.replace's error)
+        raise TypeError(f"{cls.__name__}.with_changes() got an unexpected field among {sorted(changes)}")
+    return node
+
+
+@contextmanager
+def unchecked_nodes() -> Iterator[None]:
+    """libcst's nodes made meanwhile are not validated (a node's ``__post_init__`` checks its fields: a third
+    of the calls of making one), and ``with_changes`` copies a node's fields without ``__init__``. For trees valid
+    by construction: the parser's own (:func:`parse_module`), and the normalized form of source srcjax wrote
+    (``program.py``: its nodes rebuilt from its own valid text, checked when its writer's input was normalized).
+    While one is open, nodes other threads make are not checked either (only srcjax's own code makes nodes:
+    checks that find its bugs, never the user's)."""
+    if _NODE_INIT is None or _WITH_CHANGES is None:  # pragma: no cover - another libcst: its own way
+        yield
+        return
+    with _COUNTING:
+        _UNCHECKED[0] += 1
         cst.CSTNode.__post_init__ = _unchecked  # type: ignore[method-assign]
-        try:
-            return cst.parse_module(text)
-        finally:
-            cst.CSTNode.__post_init__ = _NODE_INIT  # type: ignore[method-assign]
+        cst.CSTNode.with_changes = _changed  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        with _COUNTING:
+            _UNCHECKED[0] -= 1
+            if not _UNCHECKED[0]:
+                cst.CSTNode.__post_init__ = _NODE_INIT  # type: ignore[method-assign]
+                cst.CSTNode.with_changes = _WITH_CHANGES  # type: ignore[method-assign]
+
+
+def parse_module(text: str) -> cst.Module:
+    """``cst.parse_module(text)`` without libcst's validation of each node its parser builds
+    (:func:`unchecked_nodes`: ~25% of a parse, and redundant for the parser's own output, valid by
+    construction; libcst's own comment there says as much). Syntax errors are the parser's, as before."""
+    with _PARSING, unchecked_nodes():
+        return cst.parse_module(text)
 
 
 _DEF = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")  # (inspect.findsource's)

@@ -488,6 +488,8 @@ class Resolver:
     def check_callee(self, node: cst.Call, fv: Any) -> None:
         """Refuse calls to NumPy functions outside the table and to callees srcjax cannot read (library
         code, C functions, methods of other objects): see :mod:`srcjax.frontend.callees`."""
+        if _HELPERS_PASSED.get(id(fv)) is fv:  # (a helper of srcjax's that passed: the same answer)
+            return
         if isinstance(fv, type) and fv in pytree.REGISTERED:  # a registered container class: built while specializing
             return
         mod = getattr(fv, "__module__", None) or ""
@@ -506,6 +508,9 @@ class Resolver:
         if (isinstance(fv, (types.BuiltinFunctionType, types.MethodType)) or callees.library_function(fv)) \
                 and not callees.is_static_pure(fv) and callees.user_method(fv) is None:
             raise callees.refusal(fv, span=self.span(node))
+        if type(fv) is types.FunctionType and fv.__module__ in LIBRARY_MODULES and \
+                getattr(sys.modules.get(fv.__module__), fv.__name__, None) is fv:
+            _HELPERS_PASSED[id(fv)] = fv  # (its module's own helper, not a copy: alive as long as the process)
 
     def check_global_mutation(self, call: cst.Call) -> None:
         """``G.append(x)`` on a module global (or closure) list/dict/set/array: refused, not run at transpile time."""
@@ -521,6 +526,11 @@ class Resolver:
                 f"`{name}.{f.attr.value}(...)` changes the global `{name}`; compiled code is a pure function "
                 "and would change it once, while transpiling, not on every call", span=self.span(call),
                 hint=f"return the new value instead (or pass {name} in as an argument and return its update)")
+
+
+# id() -> a library helper check_callee let through (every check reads the function alone: its answer never changes;
+# generated sources call index_add, unbroadcast, batch_align... in nearly every line)
+_HELPERS_PASSED: dict[int, Any] = {}
 
 
 def _own_params(fn: Any, n_extra: int) -> int:
