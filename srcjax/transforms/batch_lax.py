@@ -510,8 +510,9 @@ def select_each(w: FunctionWriter, c: str, a: str, b: str, st: State, ind: int, 
     for x, y in leaves:
         own = x.isidentifier() and x in local and reads.count(x) == 1 and x not in names_in(cst.parse_expression(c))
         name = x if own else w.names.fresh(base or (x if x.isidentifier() else "carried"))
-        w.emit(f"{name} = {select(c, x, y, True, may_be_tree(w, x, y))}", ind)
-        note_tree(w, name, select(c, x, y, True, may_be_tree(w, x, y)))
+        selected = select(c, x, y, True, may_be_tree(w, x, y))
+        w.emit(f"{name} = {selected}", ind)
+        note_tree(w, name, selected)
         chosen[(x, y)] = name
 
     def build(a: str, b: str, st: State) -> str:
