@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -252,7 +253,10 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
         carry = _promoted_carry(init, f(init, x)[0])
     for k in order:
         x = pytree.unflatten(tree, [leaf[k] for leaf in leaves]) if leaves else None
+        before = carry
         carry, y = f(carry, x)
+        if (changed := carry_changed(before, carry, np.shape, _carry_name(f))) is not None:
+            raise TypeError(f"{changed}; {SCAN_CARRY_HINT}")
         ys[k] = y
     if n == 0:
         return carry, None
@@ -260,6 +264,33 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
     _, y_tree = pytree.flatten(ys[0])
     stacked = [_stacked([row[j] for row in y_leaves]) for j in range(len(y_leaves[0]))]
     return carry, pytree.unflatten(y_tree, stacked)
+
+
+SCAN_CARRY_HINT = ("the carry keeps its shape from step to step (jax.lax.scan's rule): start it with the shape f "
+                   "gives it, or return what grows as a y (scan stacks the ys)")
+
+
+def carry_changed(init: Any, out: Any, shape: Callable[[Any], Any], name: str = "carry") -> str | None:
+    """What differs between the carry ``f`` is given and the carry it returns (jax requires the same types; srcjax
+    the same shapes, a Python number's dtype taken from ``f``'s: JAX's weak-typed carry), or None. ``shape``: a
+    leaf's shape (the NumPy reference's ``np.shape``, the compiler's abstract values'); ``name``: ``f``'s carry."""
+    a, b = pytree.flatten(init)[0], pytree.flatten(out)[0]
+    if len(a) != len(b):
+        return None  # (another structure: the loop's own error)
+    for k, (u, v) in enumerate(zip(a, b)):
+        if tuple(shape(u)) != tuple(shape(v)):
+            leaf = f"`{name}`" + (f" (leaf {k} of {len(a)})" if len(a) > 1 else "")
+            return f"scan: the carry {leaf} goes into f with shape {tuple(shape(u))} and comes out with shape " \
+                   f"{tuple(shape(v))}"
+    return None
+
+
+def _carry_name(f: Any) -> str:
+    """The name of ``f``'s carry parameter (its first), for messages."""
+    try:
+        return next(iter(inspect.signature(f).parameters))
+    except (TypeError, ValueError, StopIteration):
+        return "carry"
 
 
 def _stacked(rows: list[Any]) -> Any:

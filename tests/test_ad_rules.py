@@ -52,6 +52,7 @@ from srcjax.adjoint import (
     index_cleared,
     index_update,
     taken,
+    taken_bar,
     unbroadcast,
 )
 from srcjax.frontend.names import names_in
@@ -416,6 +417,8 @@ case("in_place", "in_place(np.sum(x), np.sum(x) * y)", N(3), N(3))
 # a value a batched branch reads (its cotangent is zero where the branch is not taken: every example takes it here)
 case("taken", "taken(x, y > -100.0)", N(4, 2), N(4), jax=False)
 case("taken", "taken(x, y < -100.0, False)", N(3), N(3), jax=False)
+case("taken_bar", "taken_bar(x, y > 0.0)", N(4, 2), N(4), jax=False)
+case("taken_bar", "taken_bar(x, y > 0.0, False)", N(3), N(3), jax=False)
 
 PARAMS = "xyzuv"
 
@@ -456,7 +459,7 @@ def define(src: str, name: str, np_module: Any) -> Any:
                           "with_sharding_constraint": srcjax.lax.with_sharding_constraint, "S1": one_device_sharding(),
                           "lax": srcjax.lax if np_module is np else jax.lax, "srcjax": srcjax,
                           "unbroadcast": unbroadcast, "broadcast_like": broadcast_like, "index_cleared": index_cleared,
-                          "expand_reduced": expand_reduced, "taken": taken,  # (cases without a jax twin)
+                          "expand_reduced": expand_reduced, "taken": taken, "taken_bar": taken_bar,  # (no jax twin)
                           "in_place": in_place if np_module is np else jax_in_place}
     exec(compile(src, filename, "exec"), ns)
     return ns[name]

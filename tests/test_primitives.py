@@ -40,6 +40,7 @@ from srcjax.adjoint import (
     index_add,
     index_cleared,
     taken,
+    taken_bar,
     unbroadcast,
     winning_writes,
 )
@@ -853,6 +854,12 @@ def in_place_updates(w, m):
 def takens(x, p):
     """A value a branch on batched data reads (its value: ``x`` itself)."""
     return taken(x, p), taken(x, p, False), taken(x[0], p[0])
+
+
+@case("taken_bar", (arr((4, 5)), np.array([True, False, True, True])), (arr(3, F32), np.array([False, True, True])))
+def taken_bars(g, p):
+    """``taken``'s cotangent: ``g`` where the test is ``keep``, exactly zero elsewhere (the test's axes lead)."""
+    return taken_bar(g, p), taken_bar(g, p, False), taken_bar(g[0], p[0])
 
 
 @case("index_cleared", (arr((4, 5)), np.int64(2)), (arr((4, 5), F32), np.int64(-1)))

@@ -50,6 +50,7 @@ from srcjax.adjoint import (
     index_add,
     index_cleared,
     taken,
+    taken_bar,
     unbroadcast,
     winning_writes,
 )
@@ -742,6 +743,12 @@ def index_cleared_keys(g, i):
 def takens(x, p):
     """A value a batched branch reads (vmap(grad(vmap(f)))): the test batched or not, the value batched or not."""
     return taken(x, p), taken(x[:, 0], p, False), taken(x, x[:, 0] > 0.5), taken(np.sum(x), np.any(p))
+
+
+@case("taken_bar", args=(arr((4, 5)), np.array([True, False, True, True])))
+def taken_bars(g, p):
+    """``taken``'s cotangent batched (jacrev(vmap(f)) through a branch on batched data): either operand batched."""
+    return taken_bar(g, p), taken_bar(g[:, 0], p, False), taken_bar(g, g[:, 0] > 0.5), taken_bar(np.sum(g), np.any(p))
 
 
 @case("winning_writes", args=(arr((4, 5)), np.array([1, 3, 1, 1]), np.array([[1, 3, 1], [1, 0, 1]])), keyed=True)

@@ -530,6 +530,15 @@ class Functionalizer:
             return None
         return [(n, a.value) for n, a in zip(names, it.args)]
 
+    def listed(self, e: cst.BaseExpression) -> bool:
+        """Whether ``e`` is a call that gives a Python list, never an array (``tree_leaves(mu)`` of a dict of data:
+        its leaves, each data; walked by index as rows, ``tree_leaves(mu)[i]``, vmap refused it)."""
+        if not isinstance(e, cst.Call):
+            return False
+        ok, fn = self.bta.resolve(e.func)
+        return ok and getattr(fn, "__module__", None) in ("srcjax.tree_util", "srcjax.pytree") and \
+            getattr(fn, "__name__", None) in ("tree_leaves", "leaves_like")
+
     def for_stmt(self, s: cst.For, defined: set[str], after: set[str], ctx: _Ctx) -> list[Any]:
         sp = self.span(s)
         flagged = id(s) in self.bta.flagged
@@ -543,7 +552,7 @@ class Functionalizer:
         rows = rng is None and not (named and code(s.iter) in self.bta.dicts) and not view and \
             (self.bta.of(s.iter) == DYNAMIC or flagged and named and self.bta.of(s.iter) == UNKNOWN)
         zipped = self.zipped_rows(s) if flagged and rng is None else None  # (v, v_dot in zip(x, x_dot))
-        rows = rows or zipped is not None
+        rows = (rows or zipped is not None) and not self.listed(s.iter)
         body = list(s.body.body)
         breaks, conts = own_exits(body)
         head = self.live.loop_head(s, after)

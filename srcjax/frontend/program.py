@@ -377,7 +377,7 @@ def called_names(text: str) -> set[str]:
 # in srcjax.adjoint, but not transpiled (primitives; run natively)
 _RUNTIME_HELPERS = {"index_add", "index_update", "index_cleared", "is_tree", "by_leaves", "unbroadcast",
                     "broadcast_like", "expand_reduced", "from_leaves", "leaves_like", "winning_writes", "taken",
-                    "tree_set", "in_place"}
+                    "taken_bar", "tree_set", "in_place"}
 _RUNTIME_VALUES = {"UNSET"}  # constants of srcjax.adjoint that derivative source reads
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 import numpy as np
 
-from .. import pytree
+from .. import lax, pytree
 from ..core import (
     DTypeError,
     NeedStatic,
@@ -321,6 +321,8 @@ def lax_scan(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
     # (a Python number carried may become an array); emits dead code that XLA removes
     probe_i = n - 1 if reverse else 0
     c1, y0 = sp.call_value(f, [init, x_at(probe_i)], {})
+    if (changed := lax.carry_changed(init, c1, _shape_of, _carry_param(f))) is not None:  # (jax's rule: refused)
+        raise ShapeError(changed, hint=lax.SCAN_CARRY_HINT)
     _, y1 = sp.call_value(f, [c1, x_at(probe_i)], {})
     yleaves0, ytree = pytree.flatten(y0)
     ys0 = []
@@ -347,6 +349,15 @@ def lax_scan(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
 
     carry, ys = fori(sp, 0, n, body, (init, ysinit), lambda n: out_names(sp, n))
     return carry, ys
+
+
+def _shape_of(v: Any) -> tuple[int, ...]:
+    return v.aval.shape if isinstance(v, HloValue) else np.shape(v)
+
+
+def _carry_param(f: Any) -> str:
+    params = getattr(getattr(f, "fdef", None), "params", None)
+    return params.params[0].name.value if params is not None and params.params else "carry"
 
 
 def _bind(args: list[Any], kwargs: dict[str, Any], names: tuple[str, ...], fn: str,

@@ -414,3 +414,37 @@ defprim("taken", branch_guard.taken, _taken_stub, abstract_eval=_taken_abstract,
         jvp={"x": "x_dot"}, vjp={"x": "taken_bar(out_bar, pred)"})
 set_fields("taken", batch=_taken_batch, vjp_when=_taken_vjp, through=(adjoint.UNSET,))  # (a value saved for the adjoint
 # that the path of these examples leaves UNSET: vmap's broadcast of it for a batched branch is UNSET too)
+
+
+def _taken_bar_stub(g, pred, keep=True, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _taken_bar_abstract(g: ShapedArray, pred: ShapedArray, keep: bool = True) -> ShapedArray:
+    """``np.where(mask, g, 0.0)`` with ``pred`` leading ``g`` (``mask``: its axes, then ones)."""
+    mask = pred.shape + (1,) * (g.ndim - pred.ndim)
+    return ShapedArray(broadcast_shapes(mask, g.shape), result_dtype(g, ShapedArray((), np.dtype(float), True)))
+
+
+def _taken_bar_lower(ctx: LowerCtx, g: HloValue, pred: HloValue, keep: bool = True) -> HloValue:
+    b, out = ctx.b, ctx.avals_out[0]
+    mask = b.reshape(b.convert(pred, np.dtype(bool)), pred.aval.shape + (1,) * (g.aval.ndim - pred.aval.ndim))
+    kept = b.broadcast_to(b.convert(g, out.dtype), out.shape)
+    zeros = b.full(0.0, out.shape, out.dtype)
+    mask = b.broadcast_to(mask, out.shape)
+    return b.select(mask, kept, zeros) if keep else b.select(mask, zeros, kept)
+
+
+def _taken_bar_batch(c: batch_rules.BatchCall) -> str:
+    """Both operands batched (a cotangent of a container: each leaf repeated)."""
+    return c.call(**{p: f"{'batch_broadcast_items' if p == 'g' else 'batch_broadcast'}({c.args[p]}, {c.size})"
+                     for p in ("g", "pred") if not c.batched(p)})
+
+
+# taken's cotangent (a select: linear in g, its own transpose); a container's leaf by leaf (the tree rule: no container
+# branch in a helper of arrays, which reverse mode writes out in branches on data and vmap batches)
+defprim("taken_bar", branch_guard.taken_bar, _taken_bar_stub, abstract_eval=_taken_bar_abstract,
+        lower=_taken_bar_lower, arrays=("g", "pred"), nondiff_args=("pred",), path="taken_bar", static_eval=False,
+        positional=2, tree=branch_guard.tree_taken_bar,
+        jvp={"g": "taken_bar(g_dot, pred, keep)"}, vjp={"g": "taken_bar(out_bar, pred, keep)"})
+set_fields("taken_bar", batch=_taken_bar_batch, through=(None, adjoint.UNSET))

@@ -120,7 +120,24 @@ def _container_keys(body: Sequence[Any], binds: dict[str, list[Any]]) -> set[str
             x, key = st.value.args[0].value, st.value.args[1].value
             if isinstance(x, cst.Name) and x.value in containers and isinstance(key, cst.Name):
                 keys.add(key.value)
+    keys.update(n for n, bs in binds.items() if bs and all(_item_key(b, binds) for b in bs))
     return keys
+
+
+def _item_key(b: Any, binds: dict[str, list[Any]]) -> bool:
+    """Whether a binding is a container's key by construction: the target of a loop over a container's keys (``for k
+    in item_keys(a)``, the list maybe named first: srcjax.batched's ``batch_select_items``) or vmap's item key
+    (``item_key(key, flags)``: ``batch_index_cleared`` of a container)."""
+    if isinstance(b, cst.Call):
+        return code(b.func).rsplit(".", 1)[-1] == "item_key"
+    if not (isinstance(b, tuple) and b[0] == "for"):
+        return False
+    seq = b[1]
+    for _ in range(4):  # (through copies: `loop_items_1 = loop_items`)
+        if isinstance(seq, cst.Name) and len(binds.get(seq.value, ())) == 1 and \
+                isinstance(binds[seq.value][0], cst.BaseExpression):
+            seq = binds[seq.value][0]
+    return isinstance(seq, cst.Call) and code(seq.func).rsplit(".", 1)[-1] == "item_keys"
 
 
 _SORTED_HINT = ("sort one array: np.sort(np.stack([a, b, c])) is differentiated (a permutation, as jax's sort), "

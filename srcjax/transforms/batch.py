@@ -481,6 +481,7 @@ class FunctionWriter:
             self.bind(name, st)
             if type(value) is cst.Call and code(value.func).rsplit(".", 1)[-1] == "from_leaves":
                 self.trees.add(name)  # (a container whatever its state: a join selects it item by item)
+            batch_containers.note_tree(self, name, expr)
             return
         if isinstance(target, (cst.Tuple, cst.List)) and \
                 not all(type(e.value) is cst.Name for e in target.elements) and \

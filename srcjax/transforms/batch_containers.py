@@ -30,7 +30,7 @@ from .batch_state import (
 if TYPE_CHECKING:
     from .batch import FunctionWriter
 
-__all__ = ["batched_items", "builtin_call", "container_item", "def_alias", "note_zeros", "record_fields",
+__all__ = ["batched_items", "builtin_call", "container_item", "def_alias", "note_tree", "note_zeros", "record_fields",
            "record_state", "sequence_sum"]
 
 # calls whose result is their first argument's container with something added in (zeros of a container stay one)
@@ -326,3 +326,20 @@ def note_zeros(w: FunctionWriter, names: list[str], value: cst.BaseExpression) -
         parts = [e.value for e in value.elements]
     for n, v in zip(names, parts):
         (w.zeros.add if v is not None and zeros(v) else w.zeros.discard)(n)
+
+
+def note_tree(w: FunctionWriter, name: str, expr: str) -> None:
+    """Record that ``name``, bound to ``expr``, may hold a container whose structure the state does not show
+    (``w.trees``: a join selects it item by item): a join selected item by item (``batch_select_items(...)``), or a
+    copy of such a name, or a branch's read of one (``taken(d_bar, test)``). A loop's carried cotangent of a dict is
+    selected whole at the loop's joins: with ``batch_select`` (arrays only) it was "cannot use a value of type dict"."""
+    if expr.startswith("batch_select_items("):
+        w.trees.add(name)
+        return
+    m = _TAKEN.fullmatch(expr)
+    source = m[1] if m is not None else expr
+    if source in w.trees and source not in w.arrays:
+        w.trees.add(name)
+
+
+_TAKEN = re.compile(r"taken\((\w+), [^()]*\)")

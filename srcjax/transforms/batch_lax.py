@@ -21,6 +21,7 @@ from ..frontend.binding_times import STATIC, BindingTimes
 from ..frontend.names import Names, assigned_names, code, names_in, renamed, syntax_children, target_names
 from . import batch_errors, loop_counter
 from .anf import classify
+from .batch_containers import note_tree
 from .batch_state import State, Tree, all_batched, any_batched, item, join, pack, parts_of
 
 if TYPE_CHECKING:
@@ -88,7 +89,9 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
                 if k in kept or k in same:
                     w.emit(f"{n} = {opcode[same[k]] if k in same else item((a, b)[kept[k]], k)}", ind)
                     continue
-                w.emit(f"{n} = {select_each(w, code(pred), item(a, k), item(b, k), v, ind, set(), n)}", ind)
+                selected = select_each(w, code(pred), item(a, k), item(b, k), v, ind, set(), n)
+                w.emit(f"{n} = {selected}", ind)
+                note_tree(w, n, selected)
             return code(target), full
         assert not kept and not same
         base = target.value if type(target) is cst.Name else "selected"
@@ -507,7 +510,9 @@ def select_each(w: FunctionWriter, c: str, a: str, b: str, st: State, ind: int, 
     for x, y in leaves:
         own = x.isidentifier() and x in local and reads.count(x) == 1 and x not in names_in(cst.parse_expression(c))
         name = x if own else w.names.fresh(base or (x if x.isidentifier() else "carried"))
-        w.emit(f"{name} = {select(c, x, y, True, may_be_tree(w, x, y))}", ind)
+        selected = select(c, x, y, True, may_be_tree(w, x, y))
+        w.emit(f"{name} = {selected}", ind)
+        note_tree(w, name, selected)
         chosen[(x, y)] = name
 
     def build(a: str, b: str, st: State) -> str:
@@ -561,12 +566,14 @@ def inline(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: li
                 w.emit(f"{target} = {value}", ind)
                 w.bind(target, True if st_n is False else st_n)
                 w.guards[target] = w.guards.get(n, n)
+                note_tree(w, target, n)
     for p, a, st in zip(params, args, states):
         target = mapping[p].value
         if p in unmapped_params:  # (an unmapped operand: marked per example too)
             st, a = True, reps.get(a) or f"batch_broadcast({a}, {w.size})"
         w.emit(f"{target} = {guarded(a, st, taken) if taken is not None else a}", ind)
         w.bind(target, st)
+        note_tree(w, target, a)
     shown = batch_errors.USER_NAMES.setdefault(w.names, {})
     for n, fresh in mapping.items():  # (a refusal in the body names the user's names, not the fresh ones)
         shown.setdefault(fresh.value, shown.get(n, n))

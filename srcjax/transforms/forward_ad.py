@@ -26,7 +26,7 @@ from ..frontend.names import walk as walk_nodes
 from ..frontend.normalize import BINOP_HINT, UNARY_HINT, NormalizedFunction, call_hint
 from ..frontend.program import Program
 from . import custom_rules
-from .activity import Activity, argument_reads, hoisted_body, upward_exposed
+from .activity import Activity, argument_reads, hoisted_body, unique_keys, upward_exposed
 from .anf import (
     DifferentiationError,
     LoopSource,
@@ -88,6 +88,7 @@ class JVP:
         self.helpers = helpers
         self.out_lines = out_lines
         self.params = all_params(nf)
+        self.unique_keys = unique_keys(self.body, self.params)  # (a container's keys: its item cleared to zeros)
         self.active_params = list(active_params)
         self.synthesized: list[cst.Assign] = []
 
@@ -408,21 +409,21 @@ class JVP:
                 seq = op.args.get(p)
                 if isinstance(seq, str) and seq.isidentifier() and self.tangent_of(seq, defined):  # np.stack(xs)
                     mapping[f"{p}_dot"] = self.tangent_of(seq, defined)  # type: ignore[assignment]
-                    contribs.append(instantiate(tmpl, mapping))
+                    contribs.append(instantiate(tmpl, mapping, self.unique_keys))
                     continue
                 elems = seq if isinstance(seq, list) else None
                 if elems is None or not any(isinstance(e, str) and self.tangent_of(e, defined) for e in elems):
                     continue
                 mapping[f"{p}_dot"] = "[" + ", ".join(self.tangent_expr(parse_expression(e), defined)
                                                       for e in elems) + "]"
-                contribs.append(instantiate(tmpl, mapping))
+                contribs.append(instantiate(tmpl, mapping, self.unique_keys))
                 continue
             a = op.operands.get(p)
             lit = literal_container(op.args.get(p)) if a is None else None
             if lit is not None and any(self.tangent_of(n, defined) for n in names_in(lit)):
                 # `(a, b)` as an array: its tangent is the literal of the elements' tangents
                 mapping[f"{p}_dot"] = self.tangent_expr(lit, defined)
-                contribs.append(instantiate(tmpl, mapping))
+                contribs.append(instantiate(tmpl, mapping, self.unique_keys))
                 continue
             if a is None:
                 continue
@@ -430,7 +431,7 @@ class JVP:
             if t is None:
                 continue
             mapping[f"{p}_dot"] = t
-            contribs.append(instantiate(tmpl, mapping))
+            contribs.append(instantiate(tmpl, mapping, self.unique_keys))
         if not contribs:
             return None
         if len(contribs) > 1 and (prim.result_kind(op.args) == "list" or prim.tree is not None):
