@@ -57,14 +57,24 @@ STATS = {"hits": 0, "misses": 0, "stores": 0}  # this process's lookups (tests a
 
 
 def cache_dir() -> Path | None:
-    """The cache's directory (not created here), or None when ``SRCJAX_CACHE=0``."""
-    if os.environ.get("SRCJAX_CACHE", "1").strip().lower() in ("0", "false", "no", "off"):
-        return None
-    explicit = os.environ.get("SRCJAX_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "srcjax"
+    """The cache's directory (not created here), or None when ``SRCJAX_CACHE=0``. (Remembered for the
+    environment's values it is made of: a first call asks it ~60 times, each a few ``pathlib`` objects.)"""
+    env = os.environ
+    key = (env.get("SRCJAX_CACHE"), env.get("SRCJAX_CACHE_DIR"), env.get("XDG_CACHE_HOME"), env.get("HOME"))
+    if key == _DIR[0]:
+        return _DIR[1]
+    found: Path | None
+    if (key[0] or "1").strip().lower() in ("0", "false", "no", "off"):
+        found = None
+    elif key[1]:
+        found = Path(key[1]).expanduser()
+    else:
+        found = Path(key[2] or str(Path.home() / ".cache")).expanduser() / "srcjax"
+    _DIR[:] = [key, found]
+    return found
+
+
+_DIR: list[Any] = [None, None]  # (the environment's values cache_dir read, the directory they gave)
 
 
 def _max_bytes() -> int:
