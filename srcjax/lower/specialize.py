@@ -76,7 +76,7 @@ from .hlo import TARGET, FuncBuilder, HloValue, module_text
 from .host_print import DeferredText
 from .python_builtins import BINOPS, BUILTIN_RULES, CMPOPS, CONTAINER_BUILTINS, UNOPS, accepts_dynamic
 from .returned import mlir_loc, return_span, split_result
-from .signatures import signature_of
+from .signatures import plain_names, signature_of
 from .values import (
     MAX_UNROLL,
     ROLL_ABOVE,
@@ -131,7 +131,8 @@ class Specializer:
         # prints run in program order: each print's host call takes the last one's result (an i32 scalar,
         # carried through loops and branches: see host_print.ordered); None when the program has no print
         self.print_dep: HloValue | None = None
-        self.locs: dict[int, str | None] = {}  # id of a statement's span (kept by its function) -> its location
+        # id of a function's spans (kept by it) -> id of a statement -> (its span, its MLIR location or None)
+        self.located: dict[int, dict[int, tuple[Span | None, str | None]]] = {}
 
     # -- entry -----------------------------------------------------------------
     def lower(self, specs: list[ArgSpec]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any]]:
@@ -197,12 +198,12 @@ class Specializer:
             raise UnsupportedSyntaxError(
                 f"call depth exceeds {MAX_DEPTH} (recursion on data is not supported)",
                 hint="recursion must end on a static condition (shapes, Python ints)")
-        sig, plain = signature_of(nf.fn)
+        plain = plain_names(nf.fn)
         if plain is not None and not kwargs and len(args) == len(plain):  # (most calls: every parameter given)
             arguments = dict(zip(plain, args))
         else:
             try:
-                bound = sig.bind(*args, **kwargs)
+                bound = signature_of(nf.fn)[0].bind(*args, **kwargs)
             except TypeError as e:
                 raise ArgumentError(f"{nf.name}(): {e}") from None
             bound.apply_defaults()
@@ -247,14 +248,19 @@ class Specializer:
     def exec_block(self, stmts: Sequence[Any], env: dict[str, Any]) -> None:
         outer = self.here
         spans = self.nf.spans  # (the function running this block throughout: calls pop what they push)
+        located = self.located.get(id(spans))
+        if located is None:
+            located = self.located[id(spans)] = {}
         for s in stmts:
-            span = spans.get(id(s))
-            if span is not None and self.b is not None:
-                loc = self.locs.get(id(span), False)  # (a statement run again: a helper's, a loop's)
-                if loc is False:  # derivative code: the user's line; srcjax's helpers: the caller's (None)
-                    loc = self.locs[id(span)] = None if (u := user_span(span)) is None else mlir_loc(u)
-                if isinstance(loc, str):
-                    self.b.loc = loc
+            sid = id(s)
+            if sid in located:  # (a statement run again: a helper's, a loop's)
+                span, loc = located[sid]
+            else:  # derivative code: the user's line; srcjax's helpers: the caller's (None)
+                span = spans.get(sid)
+                loc = None if span is None or (u := user_span(span)) is None else mlir_loc(u)
+                located[sid] = span, loc
+            if loc is not None and self.b is not None:
+                self.b.loc = loc
             self.here = span or outer
             try:
                 self.exec_stmt(s, env)
@@ -348,7 +354,11 @@ class Specializer:
             self.assign_stmt = s  # (its names are read only for an error message: not walked here)
             value = self.eval(s.value, env)
             for t in s.targets:
-                self.bind_target(t.target, value, env)
+                target = t.target
+                if type(target) is cst.Name:  # (most assignments: one name)
+                    env[target.value] = value
+                else:
+                    self.bind_target(target, value, env)
         elif type(s) is cst.Return:
             raise Return(self.eval(s.value, env) if s.value is not None else None)
         elif type(s) is cst.Expr:
@@ -435,13 +445,23 @@ class Specializer:
     # -- expressions ---------------------------------------------------------------
     def eval(self, node: cst.BaseExpression, env: dict[str, Any]) -> Any:
         t = type(node)
-        names = _EVAL_NAMES.get(t)
-        if names is None:
-            names = _EVAL_NAMES[t] = "eval_" + t.__name__  # (one string per node type, not one per node)
-        method = getattr(self, names, None)
+        evals = self._evals
+        if t in evals:  # (a test and a subscript: no call but the method's)
+            return evals[t](self, node, env)
+        return self._eval_method(t)(self, node, env)
+
+    _evals: dict[type, Callable[..., Any]] = {}  # a node type -> this class's method evaluating it (one per class)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._evals = {}
+
+    def _eval_method(self, t: type) -> Callable[..., Any]:
+        method = getattr(type(self), "eval_" + t.__name__, None)
         if method is None:
             raise UnsupportedSyntaxError(f"the expression {t.__name__} is not supported")
-        return method(node, env)
+        self._evals[t] = method
+        return method  # type: ignore[no-any-return]
 
     def eval_Name(self, node: cst.Name, env: dict[str, Any]) -> Any:
         name = node.value
@@ -724,6 +744,9 @@ class Specializer:
     def call_value(self, fv: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if isinstance(fv, NormalizedFunction):
             return self.call_function(fv, args, kwargs)
+        rule = _RULES_BY_ID.get(id(fv))  # (first: half the calls of a library helper's static code, `ndim(x)`;
+        if rule is not None and rule[0] is fv:  # no key is any other kind of callable below)
+            return rule[1](self, args, kwargs)
         if isinstance(fv, LocalFunction):
             return regions.call_local(self, fv, args, kwargs)
         owner = getattr(fv, "__self__", None)
@@ -733,12 +756,12 @@ class Specializer:
             if getattr(fv, "__name__", "") != "append":
                 raise UnsupportedSyntaxError(f"list.{fv.__name__}() on a list that holds a rolled loop's saved "
                                              "values is not supported", hint="use append and pop")
-        prim = registry.lookup(fv) if callable(fv) else None
+        prim = registry.BY_CALLABLE.get(id(fv))  # (registry.lookup)
         if prim is not None:
             tree = prim.tree
             if tree is not None and args and pytree.is_tree(args[0]):  # e.g. index_add into a container
                 return self.call_value(tree, args, kwargs)
-            return self.apply(prim, args, kwargs)
+            return apply_primitive(self, prim, args, kwargs)
         if is_user_function(fv):
             return self.call_function(self.program.function_for(unwrap(fv)), args, kwargs)
         if (impl := composite(fv)) is not fv:  # (np.vdot in a comprehension run here: in NumPy terms)
@@ -748,9 +771,6 @@ class Specializer:
             if is_dynamic(x):
                 return self.apply(registry.PRIMITIVES["astype"], [x, fv], {})
             return fv(x)
-        special = _CALL_RULES.get(fv)
-        if special is not None:
-            return special(self, args, kwargs)
         method = callees.user_method(fv)
         if method is not None:  # a method (or __call__) of the user's own class: read like a helper
             return self.call_method(method[0], [method[1], *args], kwargs)
@@ -819,9 +839,6 @@ class Specializer:
         return apply_primitive(self, prim, args, kwargs, operator)
 
 
-_EVAL_NAMES: dict[type, str] = {}  # a node type -> the name of the method that evaluates it
-
-
 def _origins_deep(v: Any) -> frozenset[Hashable]:
     leaves, _ = pytree.flatten(v)
     return frozenset().union(*(x.aval.origin for x in leaves if isinstance(x, HloValue))) if leaves else frozenset()
@@ -853,6 +870,9 @@ def _lax_rules() -> dict[Any, Callable[[Specializer, list[Any], dict[str, Any]],
 
 # the functions the specializer runs itself: srcjax.lax's control flow, and Python's builtins
 _CALL_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]] = {**_lax_rules(), **BUILTIN_RULES}
+# the same by the function's id (a lookup of any callable, hashable or not: a NormalizedFunction is not)
+_RULES_BY_ID: dict[int, tuple[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]]] = {
+    id(fn): (fn, rule) for fn, rule in _CALL_RULES.items()}
 
 
 def specialize(program: Program, specs: list[ArgSpec], sharding: shardy.ShardingPlan | None = None,
