@@ -451,11 +451,11 @@ def load(fn: Callable[..., Any], name: str) -> NormalizedFunction | None:
     from ..runtime import disk_cache
 
     shared = _shared_text(fn) if is_generated(fn) else None
-    if disk_cache.cache_dir() is None or is_generated(fn) and shared is None:
+    if shared is None and is_generated(fn):
         return None
     own = fn.__code__.co_filename if shared is not None else None
     try:
-        blob = disk_cache.load(_key(fn, name, shared), count=False, kind="normalized")
+        blob = disk_cache.load(_key(fn, name, shared), count=False, kind="normalized")  # (None: no cache directory)
         if blob is None:
             return None
         record = json.loads(blob.decode())

@@ -77,6 +77,16 @@ def cache_dir() -> Path | None:
 _DIR: list[Any] = [None, None]  # (the environment's values cache_dir read, the directory they gave)
 
 
+def _text(d: Path) -> str:
+    """``str(d)``, remembered for the last directory :func:`cache_dir` gave."""
+    if _DIR_TEXT[0] is not d:
+        _DIR_TEXT[:] = [d, str(d)]
+    return _DIR_TEXT[1]  # type: ignore[no-any-return]
+
+
+_DIR_TEXT: list[Any] = [None, ""]
+
+
 def _max_bytes() -> int:
     try:
         return max(0, int(os.environ.get("SRCJAX_CACHE_MAX_BYTES", _DEFAULT_MAX)))
@@ -139,7 +149,7 @@ def _private_dir(d: Path, create: bool) -> bool:
     try:
         if create:
             d.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = d.stat()
+        st = os.stat(_text(d))
     except OSError:
         return False
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
@@ -157,7 +167,7 @@ def load(key: str, count: bool = True, kind: str = "xla") -> bytes | None:
     if not _private_dir(d, create=False):  # absent yet, or others may write it
         stats["misses"] += 1
         return None
-    path = d / (key + suffix)
+    path = _text(d) + os.sep + key + suffix  # (a string: each pathlib object is a few calls)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
