@@ -411,6 +411,11 @@ def test_classes_checked_by_exact_type_have_no_subclasses():
               cst.StarredElement, cst.Element, cst.Dict, cst.DictComp, cst.SetComp, cst.While, cst.Assign,
               cst.AugAssign, cst.Index, cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo):
         assert not c.__subclasses__(), c
+    from srcjax.lower.hlo import HloValue
+    from srcjax.lower.values import Undefined
+
+    for c in (HloValue, Undefined):  # (lower/specialize.py: `type(v) is HloValue` where is_dynamic was a call)
+        assert not c.__subclasses__(), c
 
 
 def test_unsupported_expressions_are_still_refused(no_disk_cache):

@@ -365,7 +365,7 @@ class Specializer:
             self.eval(s.value, env)
         elif type(s) is cst.Assert:
             ok = self.eval(s.test, env)
-            if is_dynamic(ok):
+            if type(ok) is HloValue:
                 self.need_static(ok, "an assert condition")
             if not ok:
                 raise assertion_failed(self.eval(s.msg, env) if s.msg is not None else None)
@@ -402,7 +402,7 @@ class Specializer:
         raise UnsupportedSyntaxError(f"assignment to {type(t).__name__} is not supported")
 
     def iterate(self, v: Any) -> list[Any]:
-        if is_dynamic(v):
+        if type(v) is HloValue:
             if v.ndim == 0:
                 raise ShapeError("iteration over a 0-d array")
             return [self.getitem(v, (i,)) for i in range(v.shape[0])]
@@ -416,7 +416,7 @@ class Specializer:
         raise DTypeError(f"cannot iterate over {type(v).__name__}")
 
     def truth(self, v: Any, what: str) -> bool:
-        if is_dynamic(v):
+        if type(v) is HloValue:
             if v.aval.origin:
                 raise NeedStatic(v.aval.origin)
             raise DynamicControlFlowError(
@@ -430,7 +430,7 @@ class Specializer:
 
     def need_static(self, v: Any, what: str) -> Any:
         """``v`` if it holds no dynamic values; otherwise NeedStatic or a clear error."""
-        if is_dynamic(v):
+        if type(v) is HloValue:
             if v.aval.origin:
                 raise NeedStatic(v.aval.origin)
             raise StaticValueError(
@@ -467,7 +467,7 @@ class Specializer:
         name = node.value
         if name in env:
             v = env[name]
-            if isinstance(v, Undefined):
+            if type(v) is Undefined:
                 if v.readable(self.on_branch):
                     return v.value  # defined on this branch of an earlier `if` on the same condition
                 if v.message:
@@ -527,7 +527,7 @@ class Specializer:
                 v = self.eval(part.expression, env)  # type: ignore[attr-defined]
                 fmt: Any = part.format_spec  # type: ignore[attr-defined]
                 spec = self.eval_FormattedString(cst.FormattedString(parts=fmt), env) if fmt else ""
-                if is_dynamic(v):
+                if type(v) is HloValue:
                     out.append(v.aval.str_short())
                     parts.append((v, part.conversion, str(spec)))  # type: ignore[attr-defined]
                     continue
@@ -559,7 +559,7 @@ class Specializer:
         attr = node.attr.value
         if base is UNSET:  # (a record's field of a value no path computed: vmap's join of it, field by field)
             return base
-        if is_dynamic(base):
+        if type(base) is HloValue:
             a = base.aval
             if attr == "shape":
                 return a.shape
@@ -612,7 +612,7 @@ class Specializer:
 
     def getitem(self, x: HloValue, key: tuple[Any, ...]) -> Any:
         for k in key:
-            if is_dynamic(k) and k.aval.origin:
+            if type(k) is HloValue and k.aval.origin:
                 args = frozenset(o for o in k.aval.origin if not is_loop_origin(o))
                 if args:  # a Python int argument as an index: try it static first
                     raise NeedStatic(args)
@@ -625,7 +625,7 @@ class Specializer:
         return self.binop(op, left, right)
 
     def binop(self, op: str, left: Any, right: Any) -> Any:
-        if not is_dynamic(left) and not is_dynamic(right) and not isinstance(left, np.ndarray) \
+        if type(left) is not HloValue and type(right) is not HloValue and not isinstance(left, np.ndarray) \
                 and not isinstance(right, np.ndarray):
             try:
                 return BINOPS[op](left, right)
@@ -639,7 +639,7 @@ class Specializer:
     def eval_UnaryOperation(self, node: cst.UnaryOperation, env: dict[str, Any]) -> Any:
         v = self.eval(node.expression, env)
         op = type(node.operator).__name__
-        if not is_dynamic(v):
+        if type(v) is not HloValue:
             return UNOPS[op](v)
         if op == "Not":
             if v.aval.origin:  # `not flag` on a Python bool argument: make it static
@@ -654,14 +654,14 @@ class Specializer:
         for c in node.comparisons:
             right = self.eval(c.comparator, env)
             op = type(c.operator).__name__
-            if (is_dynamic(left) or is_dynamic(right)) and op in ("Is", "IsNot"):
+            if (type(left) is HloValue or type(right) is HloValue) and op in ("Is", "IsNot"):
                 # identity is static (an array is never None/True/..., and is itself), except for a
                 # Python int/bool argument, which must then become static: `flag is True`
                 for v, w in ((left, right), (right, left)):
                     if is_dynamic(v) and v.aval.origin and (is_dynamic(w) or isinstance(w, int | np.generic)):
                         raise NeedStatic(v.aval.origin)  # (a Python number `is` None/UNSET: never)
                 r = (left is right) == (op == "Is")
-            elif is_dynamic(left) or is_dynamic(right):
+            elif type(left) is HloValue or type(right) is HloValue:
                 if op in ("In", "NotIn"):
                     raise UnsupportedSyntaxError(f"`{'in' if op == 'In' else 'not in'}` on arrays is not supported",
                                                  hint="compare elements with == and combine with np.any")
@@ -682,7 +682,7 @@ class Specializer:
     def eval_BooleanOperation(self, node: cst.BooleanOperation, env: dict[str, Any]) -> Any:
         left = self.eval(node.left, env)
         is_and = type(node.operator) is cst.And
-        if is_dynamic(left):
+        if type(left) is HloValue:
             self.truth(left, "`and`/`or` operand")
         if is_and and not left:
             return left
@@ -768,7 +768,7 @@ class Specializer:
             return self.call_value(impl, args, kwargs)
         if isinstance(fv, type) and issubclass(fv, np.generic):
             (x,) = args
-            if is_dynamic(x):
+            if type(x) is HloValue:
                 return self.apply(registry.PRIMITIVES["astype"], [x, fv], {})
             return fv(x)
         method = callees.user_method(fv)
@@ -846,7 +846,7 @@ def _origins_deep(v: Any) -> frozenset[Hashable]:
 
 def _first_dynamic(vs: list[Any]) -> HloValue:
     for v in vs:
-        if is_dynamic(v):
+        if type(v) is HloValue:
             return v
         if isinstance(v, (tuple, list)):
             r = _first_dynamic(list(v))
