@@ -15,12 +15,15 @@ only when every helper it calls is found again by name; otherwise the helper is 
 before. The helper's own source (:class:`~srcjax.frontend.read.UnreadSource`) is read only if
 something asks for it (an error's location).
 
-The tree is stored beside its text as nested JSON lists (:func:`_encode`: each node its libcst class, by
-name, and its fields in order; whitespace included), rebuilt without libcst's parser (:func:`_decode`:
-~45% less than parsing the text, which was most of loading a helper: 20-25% of a warm first
-``vmap(grad(f))`` or ``jacrev``). The rebuilt tree is the parsed text's tree, node type for node
-type and field for field (:func:`_identical`; tests/test_first_call.py checks every helper), and an entry
-names only libcst's node classes (nothing else is made from one); an entry without it is parsed, as before.
+The tree is stored beside its text as flat JSON lists (:func:`_encode`: its nodes in pre-order, each its
+libcst class, by name, and its fields in order, a child node by its place; whitespace included), rebuilt
+without libcst's parser in one loop (:func:`_decode`: ~45% less than parsing the text, which was most of
+loading a helper: 20-25% of a warm first ``vmap(grad(f))`` or ``jacrev``; no call a node), its statements'
+spans set by their places (no walk of the rebuilt tree). The rebuilt tree is the parsed text's tree, node
+type for node type and field for field (:func:`_identical`; tests/test_first_call.py checks every helper),
+an entry names only libcst's node classes (nothing else is made from one), and a stored tree that is not
+a tree (a cycle, a node held twice or by nothing, a field unset) is refused; an entry without a tree, or
+with one refused, is parsed, as before.
 
 vmap's shared batched copies of the helpers (``batch_shared.py``: ``max_bar_vmap``, a module of its own
 whose text decides what it computes) are kept the same way, keyed by that text too (a copy's code is
