@@ -5,7 +5,6 @@ Nothing here imports jaxlib; everything here is cheap to import.
 
 from __future__ import annotations
 
-import dataclasses
 import linecache
 import math
 from collections.abc import Hashable
@@ -110,8 +109,13 @@ class ShapedArray:
     def size(self) -> int:
         return math.prod(self.shape)
 
-    def update(self, **kw: Any) -> ShapedArray:
-        return dataclasses.replace(self, **kw)
+    def update(self, *, shape: tuple[int, ...] | None = None, dtype: np.dtype | None = None,
+               weak_type: bool | None = None, origin: frozenset[Hashable] | None = None) -> ShapedArray:
+        """This value with the fields given changed (``dataclasses.replace``'s result, made directly: the
+        lowering updates a result's weak type or origins at most primitives it applies)."""
+        return type(self)(self.shape if shape is None else shape, self.dtype if dtype is None else dtype,
+                          self.weak_type if weak_type is None else weak_type,
+                          self.origin if origin is None else origin)
 
     def str_short(self) -> str:
         return f"{dtype_short_name(self.dtype)}[{','.join(map(str, self.shape))}]"

@@ -187,6 +187,9 @@ def note_global(namespace: dict[str, Any], name: str, value: Any) -> None:
         _taint(f"{name} is not a module-level name of {modname}")
 
 
+_QUIET: dict[int, types.ModuleType] = {}  # id -> a library module (np, math, ...) whose members read_attr notes not
+
+
 def _module_function(v: Any) -> bool:
     """A plain function that its module holds under its own name (so a lookup can check it is still there)."""
     if not isinstance(v, types.FunctionType):
@@ -214,9 +217,10 @@ def read_name(closure: dict[str, Any], namespace: dict[str, Any], name: str) -> 
 
 
 def read_attr(base: Any, attr: str) -> Any:
-    """``getattr(base, attr)``, noted."""
+    """``getattr(base, attr)``, noted (a member of NumPy or another library module: never noted)."""
     value = getattr(base, attr)
-    note_attr(base, attr, value)
+    if _QUIET.get(id(base)) is not base:
+        note_attr(base, attr, value)
     return value
 
 
@@ -226,6 +230,10 @@ def note_attr(base: Any, attr: str, value: Any) -> None:
     if not stack:
         return
     if isinstance(base, types.ModuleType):
+        modname = base.__dict__.get("__name__")
+        if isinstance(modname, str) and modname.split(".")[0] in _LIBRARY_ROOTS:
+            _QUIET[id(base)] = base  # (note_global would return at once: its reads need no noting)
+            return
         note_global(base.__dict__, attr, value)
     elif type(value).__module__.startswith("srcjax.lower."):
         return  # a traced value (a field of an argument's NamedTuple or dataclass: its structure is in the key)

@@ -411,6 +411,11 @@ def test_classes_checked_by_exact_type_have_no_subclasses():
               cst.StarredElement, cst.Element, cst.Dict, cst.DictComp, cst.SetComp, cst.While, cst.Assign,
               cst.AugAssign, cst.Index, cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo):
         assert not c.__subclasses__(), c
+    from srcjax.lower.hlo import HloValue
+    from srcjax.lower.values import Undefined
+
+    for c in (HloValue, Undefined):  # (lower/specialize.py: `type(v) is HloValue` where is_dynamic was a call)
+        assert not c.__subclasses__(), c
 
 
 def test_unsupported_expressions_are_still_refused(no_disk_cache):
@@ -691,7 +696,7 @@ def test_a_loaded_helpers_tree_is_rebuilt_when_first_read(tmp_path, monkeypatch)
     _flush()
     key = library_cache._key(fn, nf.name)
     record = json.loads(disk_cache.load(key, count=False, kind="normalized").decode())
-    for tree in (record["tree"], {**record["tree"], "body": [0, "not a field"]}):
+    for tree in (record["tree"], {**record["tree"], "nodes": [[0, "not a field"]]}):
         disk_cache.store(key, json.dumps({**record, "tree": tree}).encode(), kind="normalized")
         back = library_cache.load(fn, nf.name)
         assert back is not None and "fdef" not in back.__dict__ and "spans" not in back.__dict__
@@ -705,6 +710,56 @@ def test_a_loaded_helpers_tree_is_rebuilt_when_first_read(tmp_path, monkeypatch)
         other = dataclasses.replace(fresh, plain=nf.fdef)
         assert other.plain is nf.fdef and code(other.fdef) == code(nf.fdef) and other.calls == nf.calls
         assert dataclasses.replace(other, temps=set()).spans == other.spans
+
+
+def test_a_flat_tree_that_is_not_a_tree_reads_its_text(tmp_path, monkeypatch):
+    """A helper's tree is stored flat (its nodes in pre-order, a child by its place): a stored tree whose
+    places make a cycle, hold one node twice, leave a node unheld or a field unset, or hold a value that is
+    no field's, is never rebuilt (its text is read: the same tree and spans as normalizing the helper)."""
+    import json
+
+    from srcjax import adjoint
+    from srcjax.frontend import library_cache
+    from srcjax.frontend.names import code, walk
+    from srcjax.frontend.normalize import normalize
+    from srcjax.runtime import disk_cache
+
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    fn = adjoint.matmul_rhs_bar
+    nf = normalize(fn, lambda g, *_: g.__name__)
+    library_cache.store(nf)
+    _flush()
+    key = library_cache._key(fn, nf.name)
+    record = json.loads(disk_cache.load(key, count=False, kind="normalized").decode())
+    tree = record["tree"]
+    nodes = tree["nodes"]
+    assert len(tree["at"]) == len(record["spans"]) and len(nodes) > 10
+    parent, field = next((k, i) for k, e in enumerate(nodes) for i, v in enumerate(e)
+                         if i and type(v) is int and v > k + 1)  # a node holding a later one (not the next)
+    child = nodes[parent][field]
+
+    def changed(k, i, v):
+        out = [list(e) for e in nodes]
+        out[k][i] = v
+        return out
+
+    bad = [changed(parent, field, 0),  # a cycle: a node holding the root
+           changed(parent, field, parent + 1),  # the next node held twice, `child` by nothing
+           changed(parent, field, 1.5), changed(parent, field, [child, child]),  # a value; one node twice
+           [e if k != child else e[:-1] for k, e in enumerate(nodes)],  # a field unset
+           nodes + [[0] * len(nodes[0])]]  # a node held by no field
+    rebuilt = library_cache._rebuild(tree)
+    assert library_cache._identical(rebuilt, library_cache._rebuild(json.loads(json.dumps(tree))))
+    for corrupt in bad:
+        with pytest.raises((ValueError, IndexError)):
+            library_cache._rebuild({**tree, "nodes": corrupt})
+        disk_cache.store(key, json.dumps({**record, "tree": {**tree, "nodes": corrupt}}).encode(), kind="normalized")
+        back = library_cache.load(fn, nf.name)
+        assert back is not None and code(back.fdef) == code(nf.fdef)
+        assert [back.spans.get(id(n)) for n in walk(back.fdef)] == [nf.spans.get(id(n)) for n in walk(nf.fdef)]
+    disk_cache.store(key, json.dumps({**record, "tree": {**tree, "at": tree["at"][1:]}}).encode(), kind="normalized")
+    back = library_cache.load(fn, nf.name)  # (places of the spans not the spans': found by walking the tree)
+    assert [back.spans.get(id(n)) for n in walk(back.fdef)] == [nf.spans.get(id(n)) for n in walk(nf.fdef)]
 
 
 def test_a_helper_normalized_under_another_name_of_a_callee_is_not_kept(tmp_path, monkeypatch):

@@ -245,6 +245,66 @@ def _kw(a, **kw):
     return a
 
 
+def test_plain_names_read_off_the_code_are_the_signatures():
+    """``plain_names`` reads a Python function's positional parameters off its code: the same names (or None)
+    as ``inspect.signature`` gives, for every kind of parameter list, a wrapper (``functools.wraps``: the
+    wrapped function's), a function with ``__signature__`` set, a lambda, a closure and callables that are
+    not Python functions."""
+    import functools
+    import inspect
+
+    from srcjax.lower.signatures import plain_names, signature_of
+
+    def closure(x, y=1):
+        return x + y + len(_X)
+
+    @functools.wraps(_pos)
+    def wrapper(*args, **kwargs):
+        return _pos(*args, **kwargs)
+
+    def signed(*args):
+        return args
+
+    signed.__signature__ = inspect.signature(closure)  # type: ignore[attr-defined]
+
+    class Call:
+        def __call__(self, a, b):
+            return a
+
+        def method(self, a, b=1):
+            return a
+
+    for fn in (_pos, _kwonly, _star, _kw, closure, wrapper, signed, lambda: 0, lambda a, /, b: a,
+               Call(), Call().method, functools.partial(_pos, 1), np.add, len):
+        try:
+            want = signature_of(fn)[1]
+        except (TypeError, ValueError):  # (no signature: plain_names asks inspect too)
+            with pytest.raises((TypeError, ValueError)):
+                plain_names(fn)
+            continue
+        assert plain_names(fn) == want, fn
+    assert plain_names(wrapper) == ("a", "b", "c") and plain_names(signed) == ("x", "y")
+
+
+def test_the_specializers_own_rules_are_no_other_kind_of_callable():
+    """``Specializer.call_value`` looks its own rules up first (``len``, ``np.ndim``, ``lax.cond``: half the
+    calls a library helper's static code makes), by the function's id: no key may be a primitive, a
+    function read like the user's, one srcjax writes in NumPy terms, a NumPy scalar type, a program's
+    function or a nested ``def`` (each answered before the rules were)."""
+    from srcjax.frontend.normalize import NormalizedFunction
+    from srcjax.frontend.resolve import composite, is_user_function
+    from srcjax.lower import specialize
+    from srcjax.lower.values import LocalFunction
+    from srcjax.primitives import registry
+
+    assert len(specialize._RULES_BY_ID) == len(specialize._CALL_RULES) > 20
+    for fn, rule in specialize._CALL_RULES.items():
+        assert specialize._RULES_BY_ID[id(fn)] == (fn, rule)
+        assert registry.lookup(fn) is None and not is_user_function(fn) and composite(fn) is fn, fn
+        assert not isinstance(fn, (NormalizedFunction, LocalFunction))
+        assert not (isinstance(fn, type) and issubclass(fn, np.generic)), fn
+
+
 def test_a_call_giving_every_positional_parameter_binds_as_signature_bind_does():
     from srcjax.lower.signatures import signature_of
 

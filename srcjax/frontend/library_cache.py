@@ -15,12 +15,15 @@ only when every helper it calls is found again by name; otherwise the helper is 
 before. The helper's own source (:class:`~srcjax.frontend.read.UnreadSource`) is read only if
 something asks for it (an error's location).
 
-The tree is stored beside its text as nested JSON lists (:func:`_encode`: each node its libcst class, by
-name, and its fields in order; whitespace included), rebuilt without libcst's parser (:func:`_decode`:
-~45% less than parsing the text, which was most of loading a helper: 20-25% of a warm first
-``vmap(grad(f))`` or ``jacrev``). The rebuilt tree is the parsed text's tree, node type for node
-type and field for field (:func:`_identical`; tests/test_first_call.py checks every helper), and an entry
-names only libcst's node classes (nothing else is made from one); an entry without it is parsed, as before.
+The tree is stored beside its text as flat JSON lists (:func:`_encode`: its nodes in pre-order, each its
+libcst class, by name, and its fields in order, a child node by its place; whitespace included), rebuilt
+without libcst's parser in one loop (:func:`_decode`: ~45% less than parsing the text, which was most of
+loading a helper: 20-25% of a warm first ``vmap(grad(f))`` or ``jacrev``; no call a node), its statements'
+spans set by their places (no walk of the rebuilt tree). The rebuilt tree is the parsed text's tree, node
+type for node type and field for field (:func:`_identical`; tests/test_first_call.py checks every helper),
+an entry names only libcst's node classes (nothing else is made from one), and a stored tree that is not
+a tree (a cycle, a node held twice or by nothing, a field unset) is refused; an entry without a tree, or
+with one refused, is parsed, as before.
 
 vmap's shared batched copies of the helpers (``batch_shared.py``: ``max_bar_vmap``, a module of its own
 whose text decides what it computes) are kept the same way, keyed by that text too (a copy's code is
@@ -49,7 +52,7 @@ from .names import syntax_children, walk
 from .normalize import NormalizedFunction
 from .read import UnreadSource, is_generated, parse_module
 
-_VERSION = "srcjax-normalized-4"
+_VERSION = "srcjax-normalized-5"
 _MODULE = cst.Module(body=[])
 _WHITESPACE = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline)
 
@@ -67,16 +70,30 @@ def _shared_text(fn: Callable[..., Any]) -> str | None:
 
 
 def _key(fn: Callable[..., Any], name: str, text: str | None = None) -> str:
-    from libcst import _version
-
     code = fn.__code__
-    h = hashlib.sha256()
-    for part in (_VERSION, warm_cache.fingerprint(), _version.__version__, np.__version__, sys.version,
-                 fn.__module__, fn.__qualname__, name, str(code.co_firstlineno), text or ""):
+    h = _key_start(warm_cache.fingerprint()).copy()
+    for part in (fn.__module__, fn.__qualname__, name, str(code.co_firstlineno), text or ""):
         h.update(part.encode())
         h.update(b"\0")
     h.update(code.co_code)
     return h.hexdigest()
+
+
+def _key_start(fingerprint: str) -> Any:
+    """The digest of what every helper's key starts with (this format, srcjax's files, the versions of
+    libcst, NumPy and Python), remembered for ``fingerprint``."""
+    if _KEY_START[0] != fingerprint:
+        from libcst import _version
+
+        h = hashlib.sha256()
+        for part in (_VERSION, fingerprint, _version.__version__, np.__version__, sys.version):
+            h.update(part.encode())
+            h.update(b"\0")
+        _KEY_START[:] = [fingerprint, h]
+    return _KEY_START[1]
+
+
+_KEY_START: list[Any] = [None, None]
 
 
 def _find(module: str, qualname: str) -> Any:
@@ -145,36 +162,42 @@ def _kind(t: type) -> int:
     return k
 
 
-def _encode(node: Any, types: dict[str, int], leaves: dict[tuple[Any, ...], int], share: bool = True) -> Any:
-    """``node`` (a libcst tree) as JSON values: a node ``[its class's index in types, *its fields]``, a
-    sequence (a tuple) a list of nodes, ``{}`` for ``MaybeSentinel.DEFAULT``, strings, booleans and None as
-    they are; raises ValueError on anything else (a list, another value: then no tree is stored). A
-    whitespace node made of one value (:data:`_LEAVES`: ``SimpleWhitespace(" ")``, ``Newline()``: ~45% of
-    a helper's nodes) held in a field (``share``; not an item of a sequence, whose first item must stay a
-    list) is its index in ``leaves`` (the distinct ones, written once): one node per value when decoded."""
+def _encode(node: Any, types: dict[str, int], leaves: dict[tuple[Any, ...], int], nodes: list[Any],
+            index: dict[int, int]) -> Any:
+    """``node`` (a libcst tree) as JSON values, its nodes flat in ``nodes`` in pre-order (a node before its
+    children): a node ``[its class's index in types, *its fields]`` there, and a field holding one its index
+    in ``nodes`` (always past its holder's); a sequence (a tuple) a list of those, ``{}`` for
+    ``MaybeSentinel.DEFAULT``, strings, booleans and None as they are; raises ValueError on anything else (a
+    list, another value: then no tree is stored). A whitespace node made of one value (:data:`_LEAVES`:
+    ``SimpleWhitespace(" ")``, ``Newline()``: ~45% of a helper's nodes) is ``-1 - its index`` in ``leaves``
+    (the distinct ones, written once): one node per value when decoded. ``index``: each node's place in
+    ``nodes``, by its ``id`` (where its span goes)."""
     t = type(node)
     fields = _ENCODED.get(t)
     if fields is not None:
         i = types.get(t.__name__)
         if i is None:
             i = types[t.__name__] = len(types)
-        if share and t in _LEAVES:
+        if t in _LEAVES:
             leaf = (i, *[getattr(node, f) for f in fields])
             if all(v is None or type(v) is str for v in leaf[1:]):
                 j = leaves.get(leaf)
                 if j is None:
                     j = leaves[leaf] = len(leaves)
-                return j
-        return [i, *[_encode(getattr(node, f), types, leaves) for f in fields]]
+                return -1 - j
+        k = index[id(node)] = len(nodes)
+        nodes.append(None)  # (its place first: its children come after it)
+        nodes[k] = [i, *[_encode(getattr(node, f), types, leaves, nodes, index) for f in fields]]
+        return k
     if t is str or node is None or t is bool:
         return node
     if t is tuple:
-        return [_encode(n, types, leaves, False) for n in node]
+        return [_encode(n, types, leaves, nodes, index) for n in node]
     if node is _DEFAULT:
         return {}
     if isinstance(node, cst.CSTNode) and getattr(cst, t.__name__, None) is t:
         _ENCODED[t] = _fields(t)  # (a libcst node class, found again by its name)
-        return _encode(node, types, leaves, share)
+        return _encode(node, types, leaves, nodes, index)
     raise ValueError(t)
 
 
@@ -184,45 +207,76 @@ _LEAVES = frozenset({cst.SimpleWhitespace, cst.Newline})
 _ENCODED: dict[type, tuple[str, ...]] = {}  # libcst's node classes met -> their fields
 
 
-def _decode(value: Any, classes: list[Any], leaves: list[Any]) -> Any:
-    """The tree :func:`_encode` wrote (``classes``: its node classes by index; ``leaves``: its shared
-    whitespace nodes, rebuilt): each node made without its ``__init__`` (a frozen dataclass: one
-    ``object.__setattr__`` a field, then libcst's validation), its fields set through their slots, as the
-    parser's nodes are unchecked (``read.parse_module``). A field's plain value is set without a call."""
-    t = type(value)
-    if t is list:
-        if not value or type(value[0]) is list:
-            return tuple([_decode(v, classes, leaves) for v in value])
-        cls, setters = classes[value[0]]
+def _decode(tree: dict[str, Any], classes: list[Any]) -> list[Any]:
+    """The nodes :func:`_encode` wrote, in its order (``classes``: the tree's node classes by index, with their
+    fields' setters): made in one loop, no call a node. Each node is made without its ``__init__`` (a frozen
+    dataclass: one ``object.__setattr__`` a field, then libcst's validation), its fields set through their
+    slots, as the parser's nodes are unchecked (``read.parse_module``). Checked as it goes (raises on a
+    corrupt tree): every field set, every node but the first held by exactly one field of a node before it
+    (a tree: no cycle, nothing shared but the whitespace leaves), only strings, booleans and None as values."""
+    leaves = []
+    for leaf in tree["leaves"]:
+        cls, setters, _ = classes[leaf[0]]
+        if cls not in _LEAVES or len(leaf) != len(setters) + 1 or \
+                not all(v is None or type(v) is str for v in leaf[1:]):
+            raise ValueError("not a whitespace leaf")
         node = _NEW(cls)
+        for setter, v in zip(setters, leaf[1:]):
+            setter(node, v)
+        leaves.append(node)
+    entries = tree["nodes"]
+    made = [classes[e[0]] for e in entries]
+    nodes = list(map(_NEW, [m[0] for m in made]))
+    held = bytearray(len(nodes))
+    k = 0
+    for e in entries:
+        _, setters, fields = made[k]
+        node = nodes[k]
         i = 0
-        for v in value:  # (the class's index first: value[i + 1] is the field setters[i] sets)
+        for v in e:  # (the class's index first: e[i] is the value setters[i - 1] sets)
             if i:
                 tv = type(v)
-                if tv is list:
-                    v = _decode(v, classes, leaves) if v else ()  # (most lists: a name's empty parentheses)
-                elif tv is int:
-                    v = leaves[v]
+                if tv is int:
+                    if v < 0:
+                        v = leaves[-1 - v]
+                    elif v > k and not held[v]:
+                        held[v] = 1
+                        v = nodes[v]
+                    else:
+                        raise ValueError("not a tree")
+                elif tv is list:
+                    if v:
+                        items = []
+                        for j in v:
+                            if type(j) is not int:
+                                raise ValueError("a sequence's item")
+                            if j < 0:
+                                items.append(leaves[-1 - j])
+                            elif j > k and not held[j]:
+                                held[j] = 1
+                                items.append(nodes[j])
+                            else:
+                                raise ValueError("not a tree")
+                        v = tuple(items)
+                    else:
+                        v = ()  # (most lists: a name's empty parentheses)
                 elif tv is dict:
                     v = _DEFAULT
+                elif v is not None and tv is not str and tv is not bool:
+                    raise ValueError("a field's value")
                 setters[i - 1](node, v)
             i += 1
-        return node
-    if t is int:
-        return leaves[value]
-    if t is dict:
-        return _DEFAULT
-    return value
+        if i != fields + 1:  # (one value too many: setters[i - 1] raised IndexError)
+            raise ValueError("a node's fields")
+        k += 1
+    if held.count(0) != 1:  # (the first node, the tree's root, only)
+        raise ValueError("a node held by no field")
+    return nodes
 
 
 def _rebuild(tree: dict[str, Any], classes: list[Any] | None = None) -> Any:
     """The tree :func:`_tree` encoded (``classes``: :func:`_classes` of its types, where found already)."""
-    if classes is None:
-        classes = _classes(tree["types"])
-    leaves = [_decode(v, classes, []) for v in tree["leaves"]]
-    if not all(type(n) in _LEAVES for n in leaves):
-        raise ValueError("not a whitespace leaf")
-    return _decode(tree["body"], classes, leaves)
+    return _decode(tree, classes if classes is not None else _classes(tree["types"]))[0]
 
 
 _NEW = object.__new__
@@ -237,7 +291,13 @@ def _fields(t: type) -> tuple[str, ...]:
 
 
 def _classes(names: list[Any]) -> list[Any]:
-    """``(class, its fields' slots' setters)`` for each name of an encoded tree: libcst's node classes only."""
+    """``(class, its fields' slots' setters, how many)`` for each name of an encoded tree: libcst's node classes
+    only."""
+    known = _CLASSES
+    try:
+        return [known[name] for name in names]  # (every class met before in this process: one call)
+    except (KeyError, TypeError):
+        pass
     out = []
     for name in names:
         found = _CLASSES.get(name) if type(name) is str else None
@@ -245,12 +305,14 @@ def _classes(names: list[Any]) -> list[Any]:
             cls = getattr(cst, str(name), None)
             if not isinstance(cls, type) or not issubclass(cls, cst.CSTNode):
                 raise ValueError(name)
-            found = _CLASSES[str(name)] = (cls, [cls.__dict__[f].__set__ for f in _fields(cls)])
+            setters = [cls.__dict__[f].__set__ for f in _fields(cls)]
+            found = _CLASSES[str(name)] = (cls, setters, len(setters))
         out.append(found)
     return out
 
 
-_CLASSES: dict[str, tuple[type, list[Any]]] = {}  # a libcst node class's name -> (it, its fields' slots' setters)
+_CLASSES: dict[str, tuple[type, list[Any], int]] = {}  # a libcst node class's name -> (it, its fields' slots'
+# setters, how many)
 
 
 # what holds statements (besides statements): walking only these finds every statement, not expressions
@@ -302,18 +364,23 @@ def _identical(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _tree(fdef: cst.CSTNode) -> dict[str, Any] | None:
+def _tree(fdef: cst.CSTNode, spanned: list[cst.CSTNode] = ()) -> dict[str, Any] | None:  # type: ignore[assignment]
     """``fdef`` (as the parser read it) encoded, or None where it holds anything :func:`_encode` does not
     write. :func:`_decode` makes it again field for field, the same node classes, tuples and values (the
     parser's sequences are tuples; its nodes' ``__post_init__`` only validates): comparing the two here
-    doubled the cost of storing a helper (tests/test_first_call.py compares them for every helper)."""
+    doubled the cost of storing a helper (tests/test_first_call.py compares them for every helper).
+    ``spanned``: nodes of ``fdef`` with a span (the entry's ``spans``, in order), whose places in the flat
+    ``nodes`` are kept (``at``): the decoded tree's spans are set without walking it."""
     types: dict[str, int] = {}
     leaves: dict[tuple[Any, ...], int] = {}
+    nodes: list[Any] = []
+    index: dict[int, int] = {}
     try:
-        body = _encode(fdef, types, leaves)
-    except ValueError:
+        _encode(fdef, types, leaves, nodes, index)
+        at = [index[id(n)] for n in spanned]
+    except (ValueError, KeyError):
         return None
-    return {"types": list(types), "leaves": [list(leaf) for leaf in leaves], "body": body}
+    return {"types": list(types), "leaves": [list(leaf) for leaf in leaves], "nodes": nodes, "at": at}
 
 
 class _Unportable(Exception):
@@ -360,18 +427,24 @@ def store(nf: NormalizedFunction) -> None:
         if any(r is None for r in calls) or any(r is None for r, _ in sites):
             return
         spans_of = "statements"
-        spans = [[i, _span(nf.spans[id(n)], own)] for i, n in enumerate(_statements(nf.fdef)) if id(n) in nf.spans]
-        if len(spans) != len(nf.spans):  # (a span of a node that is not a statement: every node is counted)
+        nodes = _statements(nf.fdef)
+        places = [i for i, n in enumerate(nodes) if id(n) in nf.spans]
+        if len(places) != len(nf.spans):  # (a span of a node that is not a statement: every node is counted)
             spans_of = "all"
-            spans = [[i, _span(nf.spans[id(n)], own)] for i, n in enumerate(walk(nf.fdef)) if id(n) in nf.spans]
+            nodes = list(walk(nf.fdef))
+            places = [i for i, n in enumerate(nodes) if id(n) in nf.spans]
+        spans = [[i, _span(nf.spans[id(nodes[i])], own)] for i in places]
         record = {"version": _VERSION, "name": nf.name, "text": text, "spans": spans, "calls": calls,
                   "spans_of": spans_of,
                   "call_sites": sites, "temps": sorted(nf.temps), "names": nf.source.names(),
                   "def_span": _span(nf.source.def_span(), own)}
         # (the tree encoded and the entry written on a thread of its own: ~1 ms a helper of the caller's
         # first call, 42 helpers in a per-example gradient's with an empty cache; `back` never changes)
-        disk_cache.store_later(_key(nf.fn, nf.name, shared),
-                               lambda: json.dumps({**record, "tree": _tree(back)}).encode(), kind="normalized")
+        def blob() -> bytes:
+            order = list(walk(back) if spans_of == "all" else _statements(back))
+            return json.dumps({**record, "tree": _tree(back, [order[i] for i in places])}).encode()
+
+        disk_cache.store_later(_key(nf.fn, nf.name, shared), blob, kind="normalized")
     except Exception:  # noqa: BLE001 - the cache is an optimization
         pass
 
@@ -381,11 +454,11 @@ def load(fn: Callable[..., Any], name: str) -> NormalizedFunction | None:
     from ..runtime import disk_cache
 
     shared = _shared_text(fn) if is_generated(fn) else None
-    if disk_cache.cache_dir() is None or is_generated(fn) and shared is None:
+    if shared is None and is_generated(fn):
         return None
     own = fn.__code__.co_filename if shared is not None else None
     try:
-        blob = disk_cache.load(_key(fn, name, shared), count=False, kind="normalized")
+        blob = disk_cache.load(_key(fn, name, shared), count=False, kind="normalized")  # (None: no cache directory)
         if blob is None:
             return None
         record = json.loads(blob.decode())
@@ -400,7 +473,7 @@ def load(fn: Callable[..., Any], name: str) -> NormalizedFunction | None:
             return None
         tree = record.get("tree")
         classes = _classes(tree["types"]) if tree else None  # (libcst's node classes only, or no entry: ValueError)
-        wanted = {int(i): _unspan(s, own) for i, s in record["spans"]}
+        wanted = [(int(i), _unspan(s, own)) for i, s in record["spans"]]
         source = UnreadSource(fn, [str(n) for n in record["names"]], _unspan(record["def_span"], own))
         return _Loaded.lazily(name=name, fn=fn, source=source, calls=calls, call_sites=sites,
                        temps={str(t) for t in record["temps"]}, entry=(record, classes, wanted))
@@ -415,40 +488,46 @@ class _Loaded(NormalizedFunction):
     made by :meth:`lazily`; its ``__init__`` is the dataclass's (``dataclasses.replace`` of one makes one with
     every field given, nothing left to rebuild)."""
 
-    _entry: tuple[dict[str, Any], list[Any] | None, dict[int, Span | None]]  # (an attribute, not a field)
+    _entry: tuple[dict[str, Any], list[Any] | None, list[tuple[int, Span | None]]]  # (an attribute, not a field)
 
     @classmethod
     def lazily(cls, *, name: str, fn: Callable[..., Any], source: Any, calls: list[Callable[..., Any]],
                call_sites: dict[Callable[..., Any], Span | None], temps: set[str],
-               entry: tuple[dict[str, Any], list[Any] | None, dict[int, Span | None]]) -> _Loaded:
+               entry: tuple[dict[str, Any], list[Any] | None, list[tuple[int, Span | None]]]) -> _Loaded:
         """The helper's form with its fields but ``fdef`` and ``spans``, rebuilt from ``entry`` when first read."""
         self = cls.__new__(cls)
         self.name, self.fn, self.source, self.calls, self.call_sites, self.temps = \
             name, fn, source, calls, call_sites, temps
         self.plain = None
         self.loop_names = {}
-        self._entry = entry  # (the entry, its classes, and its spans by their statement's index in _statements' order)
+        self._entry = entry  # (the entry, its classes, its spans with their statement's index in _statements' order)
         return self
 
     def __getattr__(self, attr: str) -> Any:  # (only for attributes not set: the two rebuilt lazily)
         if attr != "fdef" and attr != "spans":
             raise AttributeError(attr)
-        record, classes, wanted = self.__dict__["_entry"]
+        record, classes, stored = self.__dict__["_entry"]
         fdef: Any = None
+        nodes: list[Any] = []
         if classes is not None:
             try:
-                fdef = _rebuild(record["tree"], classes)
-                if not isinstance(fdef, cst.FunctionDef) or fdef.name.value != self.name:
+                nodes = _decode(record["tree"], classes)
+                fdef = nodes[0]
+                if type(fdef) is not cst.FunctionDef or fdef.name.value != self.name:
                     fdef = None
             except Exception:  # noqa: BLE001 - a corrupt tree: its text, parsed (the same tree)
                 fdef = None
-        if fdef is None:
-            fdef = cst.ensure_type(parse_module(record["text"]).body[0], cst.FunctionDef)
+        at = record["tree"].get("at") if fdef is not None else None
+        if fdef is None or type(at) is not list or len(at) != len(stored):  # (the parsed text: its nodes in order)
+            if fdef is None:
+                fdef = cst.ensure_type(parse_module(record["text"]).body[0], cst.FunctionDef)
+            nodes = list(walk(fdef) if record["spans_of"] == "all" else _statements(fdef))
+            at = [i for i, _ in stored]
         spans: dict[int, Span] = {}
-        for i, n in enumerate(walk(fdef) if record["spans_of"] == "all" else _statements(fdef)):
-            sp = wanted.get(i)
-            if sp is not None:
-                spans[id(n)] = sp
+        n = len(nodes)
+        for j, (_, span) in zip(at, stored):
+            if span is not None and type(j) is int and 0 <= j < n:
+                spans[id(nodes[j])] = span
         self.fdef, self.spans = fdef, spans
         del self._entry  # (the entry's JSON lists: thousands of objects the collector would keep walking)
         return spans if attr == "spans" else fdef

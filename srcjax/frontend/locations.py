@@ -23,7 +23,7 @@ import itertools
 import os
 import re
 import sys
-from collections.abc import Iterator
+from typing import Any
 
 import libcst as cst
 
@@ -35,6 +35,7 @@ from .normalize import NormalizedFunction
 _TABLES: dict[str, dict[int, Span]] = {}  # generated filename -> line -> the user's span
 _SRCJAX_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _SUFFIX = re.compile(r"^(.+?)_(bar|dot)(_\d+)?$")
+_NUMBERED = re.compile(r"_\d+$")
 
 
 def user_span(span: Span) -> Span | None:
@@ -183,9 +184,15 @@ def _loop_origin(st: ast.stmt, bindings: dict[str, Span], loops: list[tuple[set[
     return loops[min(found)[1]][1] if found else None  # (the innermost such loop)
 
 
-def _cst_statements(stmts: object) -> Iterator[cst.CSTNode]:
-    for st in stmts:  # type: ignore[attr-defined]
-        yield st
+def _cst_statements(stmts: object) -> list[cst.CSTNode]:
+    """The statements of ``stmts`` and of the blocks they hold (``body``, then ``orelse``: ``else`` and
+    ``elif``), each before its blocks' (a list, not a generator: a generator's every step is a call)."""
+    out: list[cst.CSTNode] = []
+    todo = list(stmts)[::-1]  # type: ignore[call-overload]
+    while todo:
+        st = todo.pop()
+        out.append(st)
+        inner: list[Any] = []
         for field in ("body", "orelse"):
             block = getattr(st, field, None)
             t = type(block)  # (exact types: libcst's node classes are final, and isinstance goes through ABCMeta)
@@ -193,29 +200,40 @@ def _cst_statements(stmts: object) -> Iterator[cst.CSTNode]:
                 block = block.body  # type: ignore[union-attr]
                 t = type(block)
             if t is cst.If:  # elif
-                yield from _cst_statements([block])
+                inner.append(block)
             elif t is cst.IndentedBlock or t is cst.SimpleStatementSuite:
-                yield from _cst_statements(block.body)  # type: ignore[union-attr]
+                inner += block.body  # type: ignore[union-attr]
+        todo += inner[::-1]
+    return out
 
 
-def _statements(stmts: list[ast.stmt]) -> Iterator[ast.stmt]:
-    for st in stmts:
-        yield st
+def _statements(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of ``stmts`` and of the blocks they hold, each before its blocks' (a list: see
+    :func:`_cst_statements`)."""
+    out: list[ast.stmt] = []
+    todo = stmts[::-1]
+    while todo:
+        st = todo.pop()
+        out.append(st)
+        inner: list[ast.stmt] = []
         for field in ("body", "orelse", "finalbody"):
             block = getattr(st, field, None)
-            if isinstance(block, list):
-                yield from _statements(block)
+            if type(block) is list:
+                inner += block
+        todo += inner[::-1]
+    return out
 
 
 def _origin(st: ast.stmt, bindings: dict[str, Span]) -> Span | None:
     """The span of the user statement ``st`` derives from (see the module docstring)."""
     targets: list[str] = []
-    if isinstance(st, ast.Assign):
-        for t in st.targets:
-            targets += [n.id for n in walk_ast(t) if isinstance(n, ast.Name)]
-    elif isinstance(st, (ast.AugAssign, ast.AnnAssign, ast.For)):
-        targets = [n.id for n in walk_ast(st.target) if isinstance(n, ast.Name)]
-    if any(_SUFFIX.match(t) and _SUFFIX.match(t).group(2) == "bar" for t in targets):  # type: ignore[union-attr]
+    t = type(st)
+    if t is ast.Assign:
+        for target in st.targets:  # type: ignore[attr-defined]
+            _names_in(target, targets)
+    elif t is ast.AugAssign or t is ast.AnnAssign or t is ast.For:
+        _names_in(st.target, targets)  # type: ignore[attr-defined]
+    if any((m := _SUFFIX.match(t)) is not None and m.group(2) == "bar" for t in targets):
         for n in _reads(st):  # the cotangent it transposes (not its own accumulation)
             m = _SUFFIX.match(n)
             found = _lookup(m.group(1), bindings) if m is not None and m.group(2) == "bar" and n not in targets \
@@ -233,6 +251,14 @@ def _origin(st: ast.stmt, bindings: dict[str, Span]) -> Span | None:
     return None
 
 
+def _names_in(target: ast.AST, out: list[str]) -> None:
+    """``out`` += the names ``walk_ast(target)`` meets, in its order (a plain name: itself, no walk)."""
+    if type(target) is ast.Name:
+        out.append(target.id)
+    else:
+        out += [n.id for n in walk_ast(target) if isinstance(n, ast.Name)]
+
+
 def _reads(st: ast.stmt) -> list[str]:
     """The names the head of ``st`` reads (its value, test, iterable or message), in ``walk_ast``'s order."""
     head: list[ast.AST] = [v for v in (getattr(st, f, None) for f in ("value", "test", "iter", "msg")) if v is not None]
@@ -247,7 +273,7 @@ def _lookup(name: str, bindings: dict[str, Span]) -> Span | None:
         while n is not None:
             if n in bindings:
                 return bindings[n]
-            stripped = re.sub(r"_\d+$", "", n)
+            stripped = _NUMBERED.sub("", n)
             n = stripped if stripped != n else None
     return None
 

@@ -45,34 +45,44 @@ def _unrepeated(sp: Specializer, prim: Primitive, call_args: list[Any], outs: li
     return res if multi else res[0]
 
 
-_PLANS: dict[int, tuple[inspect.Signature, tuple[str, ...], int, frozenset[str], dict[str, Any], bool]] = {}
+_PLANS: dict[int, tuple[inspect.Signature, tuple[str, ...], int, frozenset[str], dict[str, Any], bool,
+                         str | None]] = {}
 
 
-def _bound(sig: inspect.Signature, args: list[Any], kwargs: dict[str, Any]) -> inspect.BoundArguments:
-    """``sig.bind(*args, **kwargs)`` with its defaults applied; a plain call (no ``*``/``**`` parameters,
-    keywords naming parameters not given by position) bound without ``inspect``'s general walk, anything
-    else (and every error: too many arguments, a missing one) by ``inspect``."""
+def _plan(sig: inspect.Signature) -> tuple[inspect.Signature, tuple[str, ...], int, frozenset[str], dict[str, Any],
+                                           bool, str | None]:
+    """``sig``'s parameters, read once: (``sig``, their names, how many may be given by position, the
+    positional-only ones, their defaults, whether none is ``*``/``**``, the name of its ``*args`` or None)."""
     plan = _PLANS.get(id(sig))
     if plan is None or plan[0] is not sig:
         ps = list(sig.parameters.values())
         plan = _PLANS[id(sig)] = (sig, tuple(p.name for p in ps), sum(p.kind != p.KEYWORD_ONLY for p in ps),
                                   frozenset(p.name for p in ps if p.kind == p.POSITIONAL_ONLY),
                                   {p.name: p.default for p in ps},
-                                  all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in ps))
-    _, names, npos, posonly, defaults, plain = plan
-    if plain and len(args) <= npos and all(k in defaults and k not in posonly and names.index(k) >= len(args)
-                                           for k in kwargs):
+                                  all(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in ps),
+                                  next((p.name for p in ps if p.kind == p.VAR_POSITIONAL), None))
+    return plan
+
+
+def _bound(sig: inspect.Signature, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``sig.bind(*args, **kwargs)``'s arguments with its defaults applied; a plain call (no ``*``/``**``
+    parameters, keywords naming parameters not given by position) bound without ``inspect``'s general walk,
+    anything else (and every error: too many arguments, a missing one) by ``inspect``."""
+    _, names, npos, posonly, defaults, plain, _ = _plan(sig)
+    given = len(args)
+    if plain and given <= npos and (not kwargs or all(k in defaults and k not in posonly and names.index(k) >= given
+                                                      for k in kwargs)):
         arguments: dict[str, Any] = dict(zip(names, args))
-        for n in names[len(args):]:
+        for n in names[given:]:
             v = kwargs[n] if n in kwargs else defaults[n]
             if v is inspect.Parameter.empty:
                 break  # (a missing argument: inspect's error below)
             arguments[n] = v
         else:
-            return inspect.BoundArguments(sig, arguments)
+            return arguments
     bound = sig.bind(*args, **kwargs)
     bound.apply_defaults()
-    return bound
+    return bound.arguments
 
 
 def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: dict[str, Any],
@@ -84,21 +94,22 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
     if prim.through and args and any(args[0] is v for v in prim.through):  # (unbroadcast's None, taken's UNSET)
         return args[0]
     try:
-        bound = _bound(prim.signature, args, kwargs)
+        arguments = _bound(prim.signature, args, kwargs)
     except TypeError as e:
         raise ArgumentError(f"{prim.path}(): {e}") from None
-    names = list(bound.arguments)
-    values = list(bound.arguments.values())
+    names = list(arguments)
+    values = list(arguments.values())
     all_static = True
     for k, (n, v) in enumerate(zip(names, values)):
         if n in prim.nested and isinstance(v, (list, tuple)) and contains_dynamic(v):
             # np.array(rows) of a list made at run time (a comprehension): NumPy's array of it is the
             # stack of its elements, inner lists first (a literal list was written np.stack already)
             values[k] = v = _stacked(sp, v)
-            bound.arguments[n] = v
+            arguments[n] = v
+            bound = inspect.BoundArguments(prim.signature, arguments)
             args, kwargs = list(bound.args), dict(bound.kwargs)
         if n in prim.arrays:
-            if is_dynamic(v):
+            if type(v) is HloValue:  # (is_dynamic)
                 all_static = False
             elif isinstance(v, (list, tuple)) and contains_dynamic(v):  # (as jax: NumPy would make it an array)
                 raise DTypeError(f"{prim.path}(): a {type(v).__name__} of traced values where an array goes",
@@ -109,7 +120,7 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
                 raise DTypeError(f"{prim.path}(): {n} must be a sequence of arrays")
             if any(is_dynamic(x) for x in v):
                 all_static = False
-        elif n not in prim.mixed:  # "mixed" params (index keys) may hold dynamic ints
+        elif n not in prim.mixed and type(v) not in _ATOMS:  # "mixed" params (index keys) may hold dynamic ints
             try:
                 sp.need_static(v, f"{prim.path}(): the argument {n!r}")
             except StaticValueError as e:  # the primitive's own alternative, where it names one
@@ -128,34 +139,40 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
             values[i] = sp.lift(v)
         elif n in prim.array_seqs:
             values[i] = [sp.lift(x) for x in v]
-    params = [prim.signature.parameters[n] for n in names]
+    star = _plan(prim.signature)[6]  # (the name of its *args)
     call_args: list[Any] = []
-    for p, v in zip(params, values):
-        if p.kind == inspect.Parameter.VAR_POSITIONAL:
+    for n, v in zip(names, values):
+        if n == star:
             call_args += list(v)
         else:
             call_args.append(v)
-    avals = [_aval_of(v) for v in call_args]
+    avals = [v.aval if type(v) is HloValue else _aval_of(v) for v in call_args]
     out = prim.abstract_eval(*avals)
     multi = isinstance(out, (list, tuple))
     outs = list(out) if multi else [out]
     # a scalar result is computed from its operands' Python ints, unless the record says from which
     # (x[i] is data, whatever i is)
     origin_args = [v for n, v in zip(names, values) if n in prim.origin_from] if prim.origin_from else call_args
-    origin = frozenset().union(*(_origins(v) for v in origin_args))
+    origin = frozenset().union(*[v.aval.origin if type(v) is HloValue else _origins(v) for v in origin_args
+                                 if type(v) is HloValue or type(v) not in _ATOMS])  # (_origins: none in those)
     weak = operator and all(_is_weak(v) for v in call_args if v is not None)
-    res = _unrepeated(sp, prim, call_args, outs, multi)
+    res = _unrepeated(sp, prim, call_args, outs, multi) if prim.stacked and sp.b.repeated else None
     res = prim.lower(LowerCtx(sp.b, outs), *call_args) if res is None else res
     res_list = list(res) if multi else [res]
     final = []
     for r, o in zip(res_list, outs):
-        if r.shape != o.shape or r.dtype != o.dtype:
+        if r.aval.shape != o.shape or r.aval.dtype != o.dtype:
             raise InternalError(f"internal error: {prim.name} lowered to {r.aval.str_short()} but its "
                                 f"abstract evaluation says {o.str_short()}")
-        w, org = weak or o.weak_type, origin if o.ndim == 0 else frozenset()
+        w, org = weak or o.weak_type, origin if not o.shape else frozenset()
         final.append(HloValue(r.name, o if w == o.weak_type and org == o.origin else
                               o.update(weak_type=w, origin=org)))
     return final if multi else final[0]
+
+
+_ATOMS = frozenset({int, float, bool, str, complex, type(None)})
+"""Exact types of static arguments that are never arrays nor hold any (``need_static`` and ``_origins``
+have nothing to do for them)."""
 
 
 def _aval_of(v: Any) -> Any:

@@ -4,16 +4,19 @@
 functions and srcjax's helpers a few hundred times. The signature is kept while the function's defaults
 stay the same objects, with its parameters' names where every one is positional: a call that gives each
 of them positionally (most calls) binds them in order without ``bind`` (the same mapping ``bind`` makes).
+Those names of a plain Python function are read off its code (:func:`plain_names`): ``inspect.signature``
+runs only for a call that does not give them all positionally.
 """
 
 from __future__ import annotations
 
 import inspect
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["signature_of"]
+__all__ = ["plain_names", "signature_of"]
 
 _SIGNATURES: weakref.WeakKeyDictionary[Any, tuple[Any, Any, inspect.Signature, tuple[str, ...] | None]] = \
     weakref.WeakKeyDictionary()
@@ -42,3 +45,20 @@ def signature_of(fn: Callable[..., Any]) -> tuple[inspect.Signature, tuple[str, 
     plain = _plain(sig)
     _SIGNATURES[fn] = (defaults, kwdefaults, sig, plain)
     return sig, plain
+
+
+_NOT_PLAIN = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def plain_names(fn: Callable[..., Any]) -> tuple[str, ...] | None:
+    """``signature_of(fn)[1]``; for a Python function that ``inspect.signature`` reads from its code alone (no
+    ``__wrapped__`` or ``__signature__`` set on it), read off its code here: its positional parameters
+    unless it has ``*args``, ``**kw`` or keyword-only parameters."""
+    if type(fn) is types.FunctionType:
+        d = fn.__dict__
+        if "__wrapped__" not in d and "__signature__" not in d:
+            code = fn.__code__
+            if code.co_flags & _NOT_PLAIN or code.co_kwonlyargcount:
+                return None
+            return code.co_varnames[:code.co_argcount]
+    return signature_of(fn)[1]

@@ -76,7 +76,7 @@ from .hlo import TARGET, FuncBuilder, HloValue, module_text
 from .host_print import DeferredText
 from .python_builtins import BINOPS, BUILTIN_RULES, CMPOPS, CONTAINER_BUILTINS, UNOPS, accepts_dynamic
 from .returned import mlir_loc, return_span, split_result
-from .signatures import signature_of
+from .signatures import plain_names, signature_of
 from .values import (
     MAX_UNROLL,
     ROLL_ABOVE,
@@ -131,7 +131,8 @@ class Specializer:
         # prints run in program order: each print's host call takes the last one's result (an i32 scalar,
         # carried through loops and branches: see host_print.ordered); None when the program has no print
         self.print_dep: HloValue | None = None
-        self.locs: dict[int, str | None] = {}  # id of a statement's span (kept by its function) -> its location
+        # id of a function's spans (kept by it) -> id of a statement -> (its span, its MLIR location or None)
+        self.located: dict[int, dict[int, tuple[Span | None, str | None]]] = {}
 
     # -- entry -----------------------------------------------------------------
     def lower(self, specs: list[ArgSpec]) -> tuple[str, list[ShapedArray], pytree.TreeDef, list[Any]]:
@@ -197,12 +198,12 @@ class Specializer:
             raise UnsupportedSyntaxError(
                 f"call depth exceeds {MAX_DEPTH} (recursion on data is not supported)",
                 hint="recursion must end on a static condition (shapes, Python ints)")
-        sig, plain = signature_of(nf.fn)
+        plain = plain_names(nf.fn)
         if plain is not None and not kwargs and len(args) == len(plain):  # (most calls: every parameter given)
             arguments = dict(zip(plain, args))
         else:
             try:
-                bound = sig.bind(*args, **kwargs)
+                bound = signature_of(nf.fn)[0].bind(*args, **kwargs)
             except TypeError as e:
                 raise ArgumentError(f"{nf.name}(): {e}") from None
             bound.apply_defaults()
@@ -247,14 +248,19 @@ class Specializer:
     def exec_block(self, stmts: Sequence[Any], env: dict[str, Any]) -> None:
         outer = self.here
         spans = self.nf.spans  # (the function running this block throughout: calls pop what they push)
+        located = self.located.get(id(spans))
+        if located is None:
+            located = self.located[id(spans)] = {}
         for s in stmts:
-            span = spans.get(id(s))
-            if span is not None and self.b is not None:
-                loc = self.locs.get(id(span), False)  # (a statement run again: a helper's, a loop's)
-                if loc is False:  # derivative code: the user's line; srcjax's helpers: the caller's (None)
-                    loc = self.locs[id(span)] = None if (u := user_span(span)) is None else mlir_loc(u)
-                if isinstance(loc, str):
-                    self.b.loc = loc
+            sid = id(s)
+            if sid in located:  # (a statement run again: a helper's, a loop's)
+                span, loc = located[sid]
+            else:  # derivative code: the user's line; srcjax's helpers: the caller's (None)
+                span = spans.get(sid)
+                loc = None if span is None or (u := user_span(span)) is None else mlir_loc(u)
+                located[sid] = span, loc
+            if loc is not None and self.b is not None:
+                self.b.loc = loc
             self.here = span or outer
             try:
                 self.exec_stmt(s, env)
@@ -348,14 +354,18 @@ class Specializer:
             self.assign_stmt = s  # (its names are read only for an error message: not walked here)
             value = self.eval(s.value, env)
             for t in s.targets:
-                self.bind_target(t.target, value, env)
+                target = t.target
+                if type(target) is cst.Name:  # (most assignments: one name)
+                    env[target.value] = value
+                else:
+                    self.bind_target(target, value, env)
         elif type(s) is cst.Return:
             raise Return(self.eval(s.value, env) if s.value is not None else None)
         elif type(s) is cst.Expr:
             self.eval(s.value, env)
         elif type(s) is cst.Assert:
             ok = self.eval(s.test, env)
-            if is_dynamic(ok):
+            if type(ok) is HloValue:
                 self.need_static(ok, "an assert condition")
             if not ok:
                 raise assertion_failed(self.eval(s.msg, env) if s.msg is not None else None)
@@ -392,7 +402,7 @@ class Specializer:
         raise UnsupportedSyntaxError(f"assignment to {type(t).__name__} is not supported")
 
     def iterate(self, v: Any) -> list[Any]:
-        if is_dynamic(v):
+        if type(v) is HloValue:
             if v.ndim == 0:
                 raise ShapeError("iteration over a 0-d array")
             return [self.getitem(v, (i,)) for i in range(v.shape[0])]
@@ -406,7 +416,7 @@ class Specializer:
         raise DTypeError(f"cannot iterate over {type(v).__name__}")
 
     def truth(self, v: Any, what: str) -> bool:
-        if is_dynamic(v):
+        if type(v) is HloValue:
             if v.aval.origin:
                 raise NeedStatic(v.aval.origin)
             raise DynamicControlFlowError(
@@ -420,7 +430,7 @@ class Specializer:
 
     def need_static(self, v: Any, what: str) -> Any:
         """``v`` if it holds no dynamic values; otherwise NeedStatic or a clear error."""
-        if is_dynamic(v):
+        if type(v) is HloValue:
             if v.aval.origin:
                 raise NeedStatic(v.aval.origin)
             raise StaticValueError(
@@ -435,19 +445,29 @@ class Specializer:
     # -- expressions ---------------------------------------------------------------
     def eval(self, node: cst.BaseExpression, env: dict[str, Any]) -> Any:
         t = type(node)
-        names = _EVAL_NAMES.get(t)
-        if names is None:
-            names = _EVAL_NAMES[t] = "eval_" + t.__name__  # (one string per node type, not one per node)
-        method = getattr(self, names, None)
+        evals = self._evals
+        if t in evals:  # (a test and a subscript: no call but the method's)
+            return evals[t](self, node, env)
+        return self._eval_method(t)(self, node, env)
+
+    _evals: dict[type, Callable[..., Any]] = {}  # a node type -> this class's method evaluating it (one per class)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._evals = {}
+
+    def _eval_method(self, t: type) -> Callable[..., Any]:
+        method = getattr(type(self), "eval_" + t.__name__, None)
         if method is None:
             raise UnsupportedSyntaxError(f"the expression {t.__name__} is not supported")
-        return method(node, env)
+        self._evals[t] = method
+        return method  # type: ignore[no-any-return]
 
     def eval_Name(self, node: cst.Name, env: dict[str, Any]) -> Any:
         name = node.value
         if name in env:
             v = env[name]
-            if isinstance(v, Undefined):
+            if type(v) is Undefined:
                 if v.readable(self.on_branch):
                     return v.value  # defined on this branch of an earlier `if` on the same condition
                 if v.message:
@@ -507,7 +527,7 @@ class Specializer:
                 v = self.eval(part.expression, env)  # type: ignore[attr-defined]
                 fmt: Any = part.format_spec  # type: ignore[attr-defined]
                 spec = self.eval_FormattedString(cst.FormattedString(parts=fmt), env) if fmt else ""
-                if is_dynamic(v):
+                if type(v) is HloValue:
                     out.append(v.aval.str_short())
                     parts.append((v, part.conversion, str(spec)))  # type: ignore[attr-defined]
                     continue
@@ -539,7 +559,7 @@ class Specializer:
         attr = node.attr.value
         if base is UNSET:  # (a record's field of a value no path computed: vmap's join of it, field by field)
             return base
-        if is_dynamic(base):
+        if type(base) is HloValue:
             a = base.aval
             if attr == "shape":
                 return a.shape
@@ -592,7 +612,7 @@ class Specializer:
 
     def getitem(self, x: HloValue, key: tuple[Any, ...]) -> Any:
         for k in key:
-            if is_dynamic(k) and k.aval.origin:
+            if type(k) is HloValue and k.aval.origin:
                 args = frozenset(o for o in k.aval.origin if not is_loop_origin(o))
                 if args:  # a Python int argument as an index: try it static first
                     raise NeedStatic(args)
@@ -605,7 +625,7 @@ class Specializer:
         return self.binop(op, left, right)
 
     def binop(self, op: str, left: Any, right: Any) -> Any:
-        if not is_dynamic(left) and not is_dynamic(right) and not isinstance(left, np.ndarray) \
+        if type(left) is not HloValue and type(right) is not HloValue and not isinstance(left, np.ndarray) \
                 and not isinstance(right, np.ndarray):
             try:
                 return BINOPS[op](left, right)
@@ -619,7 +639,7 @@ class Specializer:
     def eval_UnaryOperation(self, node: cst.UnaryOperation, env: dict[str, Any]) -> Any:
         v = self.eval(node.expression, env)
         op = type(node.operator).__name__
-        if not is_dynamic(v):
+        if type(v) is not HloValue:
             return UNOPS[op](v)
         if op == "Not":
             if v.aval.origin:  # `not flag` on a Python bool argument: make it static
@@ -634,14 +654,14 @@ class Specializer:
         for c in node.comparisons:
             right = self.eval(c.comparator, env)
             op = type(c.operator).__name__
-            if (is_dynamic(left) or is_dynamic(right)) and op in ("Is", "IsNot"):
+            if (type(left) is HloValue or type(right) is HloValue) and op in ("Is", "IsNot"):
                 # identity is static (an array is never None/True/..., and is itself), except for a
                 # Python int/bool argument, which must then become static: `flag is True`
                 for v, w in ((left, right), (right, left)):
                     if is_dynamic(v) and v.aval.origin and (is_dynamic(w) or isinstance(w, int | np.generic)):
                         raise NeedStatic(v.aval.origin)  # (a Python number `is` None/UNSET: never)
                 r = (left is right) == (op == "Is")
-            elif is_dynamic(left) or is_dynamic(right):
+            elif type(left) is HloValue or type(right) is HloValue:
                 if op in ("In", "NotIn"):
                     raise UnsupportedSyntaxError(f"`{'in' if op == 'In' else 'not in'}` on arrays is not supported",
                                                  hint="compare elements with == and combine with np.any")
@@ -662,7 +682,7 @@ class Specializer:
     def eval_BooleanOperation(self, node: cst.BooleanOperation, env: dict[str, Any]) -> Any:
         left = self.eval(node.left, env)
         is_and = type(node.operator) is cst.And
-        if is_dynamic(left):
+        if type(left) is HloValue:
             self.truth(left, "`and`/`or` operand")
         if is_and and not left:
             return left
@@ -724,6 +744,9 @@ class Specializer:
     def call_value(self, fv: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
         if isinstance(fv, NormalizedFunction):
             return self.call_function(fv, args, kwargs)
+        rule = _RULES_BY_ID.get(id(fv))  # (first: half the calls of a library helper's static code, `ndim(x)`;
+        if rule is not None and rule[0] is fv:  # no key is any other kind of callable below)
+            return rule[1](self, args, kwargs)
         if isinstance(fv, LocalFunction):
             return regions.call_local(self, fv, args, kwargs)
         owner = getattr(fv, "__self__", None)
@@ -733,24 +756,21 @@ class Specializer:
             if getattr(fv, "__name__", "") != "append":
                 raise UnsupportedSyntaxError(f"list.{fv.__name__}() on a list that holds a rolled loop's saved "
                                              "values is not supported", hint="use append and pop")
-        prim = registry.lookup(fv) if callable(fv) else None
+        prim = registry.BY_CALLABLE.get(id(fv))  # (registry.lookup)
         if prim is not None:
             tree = prim.tree
             if tree is not None and args and pytree.is_tree(args[0]):  # e.g. index_add into a container
                 return self.call_value(tree, args, kwargs)
-            return self.apply(prim, args, kwargs)
+            return apply_primitive(self, prim, args, kwargs)
         if is_user_function(fv):
             return self.call_function(self.program.function_for(unwrap(fv)), args, kwargs)
         if (impl := composite(fv)) is not fv:  # (np.vdot in a comprehension run here: in NumPy terms)
             return self.call_value(impl, args, kwargs)
         if isinstance(fv, type) and issubclass(fv, np.generic):
             (x,) = args
-            if is_dynamic(x):
+            if type(x) is HloValue:
                 return self.apply(registry.PRIMITIVES["astype"], [x, fv], {})
             return fv(x)
-        special = _CALL_RULES.get(fv)
-        if special is not None:
-            return special(self, args, kwargs)
         method = callees.user_method(fv)
         if method is not None:  # a method (or __call__) of the user's own class: read like a helper
             return self.call_method(method[0], [method[1], *args], kwargs)
@@ -819,9 +839,6 @@ class Specializer:
         return apply_primitive(self, prim, args, kwargs, operator)
 
 
-_EVAL_NAMES: dict[type, str] = {}  # a node type -> the name of the method that evaluates it
-
-
 def _origins_deep(v: Any) -> frozenset[Hashable]:
     leaves, _ = pytree.flatten(v)
     return frozenset().union(*(x.aval.origin for x in leaves if isinstance(x, HloValue))) if leaves else frozenset()
@@ -829,7 +846,7 @@ def _origins_deep(v: Any) -> frozenset[Hashable]:
 
 def _first_dynamic(vs: list[Any]) -> HloValue:
     for v in vs:
-        if is_dynamic(v):
+        if type(v) is HloValue:
             return v
         if isinstance(v, (tuple, list)):
             r = _first_dynamic(list(v))
@@ -853,6 +870,9 @@ def _lax_rules() -> dict[Any, Callable[[Specializer, list[Any], dict[str, Any]],
 
 # the functions the specializer runs itself: srcjax.lax's control flow, and Python's builtins
 _CALL_RULES: dict[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]] = {**_lax_rules(), **BUILTIN_RULES}
+# the same by the function's id (a lookup of any callable, hashable or not: a NormalizedFunction is not)
+_RULES_BY_ID: dict[int, tuple[Any, Callable[[Specializer, list[Any], dict[str, Any]], Any]]] = {
+    id(fn): (fn, rule) for fn, rule in _CALL_RULES.items()}
 
 
 def specialize(program: Program, specs: list[ArgSpec], sharding: shardy.ShardingPlan | None = None,

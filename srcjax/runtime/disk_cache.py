@@ -57,14 +57,34 @@ STATS = {"hits": 0, "misses": 0, "stores": 0}  # this process's lookups (tests a
 
 
 def cache_dir() -> Path | None:
-    """The cache's directory (not created here), or None when ``SRCJAX_CACHE=0``."""
-    if os.environ.get("SRCJAX_CACHE", "1").strip().lower() in ("0", "false", "no", "off"):
-        return None
-    explicit = os.environ.get("SRCJAX_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "srcjax"
+    """The cache's directory (not created here), or None when ``SRCJAX_CACHE=0``. (Remembered for the
+    environment's values it is made of: a first call asks it ~60 times, each a few ``pathlib`` objects.)"""
+    env = os.environ
+    key = (env.get("SRCJAX_CACHE"), env.get("SRCJAX_CACHE_DIR"), env.get("XDG_CACHE_HOME"), env.get("HOME"))
+    if key == _DIR[0]:
+        return _DIR[1]
+    found: Path | None
+    if (key[0] or "1").strip().lower() in ("0", "false", "no", "off"):
+        found = None
+    elif key[1]:
+        found = Path(key[1]).expanduser()
+    else:
+        found = Path(key[2] or str(Path.home() / ".cache")).expanduser() / "srcjax"
+    _DIR[:] = [key, found]
+    return found
+
+
+_DIR: list[Any] = [None, None]  # (the environment's values cache_dir read, the directory they gave)
+
+
+def _text(d: Path) -> str:
+    """``str(d)``, remembered for the last directory :func:`cache_dir` gave."""
+    if _DIR_TEXT[0] is not d:
+        _DIR_TEXT[:] = [d, str(d)]
+    return _DIR_TEXT[1]  # type: ignore[no-any-return]
+
+
+_DIR_TEXT: list[Any] = [None, ""]
 
 
 def _max_bytes() -> int:
@@ -129,7 +149,7 @@ def _private_dir(d: Path, create: bool) -> bool:
     try:
         if create:
             d.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = d.stat()
+        st = os.stat(_text(d))
     except OSError:
         return False
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
@@ -147,7 +167,7 @@ def load(key: str, count: bool = True, kind: str = "xla") -> bytes | None:
     if not _private_dir(d, create=False):  # absent yet, or others may write it
         stats["misses"] += 1
         return None
-    path = d / (key + suffix)
+    path = _text(d) + os.sep + key + suffix  # (a string: each pathlib object is a few calls)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
