@@ -214,6 +214,7 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
     exposed = Liveness(s.body.body).live_in(s.body.body, set(), None)
     for v, st in w.st.items():
         if isinstance(st, Stack):  # (pushed or popped once per iteration: not a carried value)
+            _refuse_growing_list_read(w, s, v, st, entry.get(v))
             continue
         top = entry.get(v, False)
         if (v in before or v in exposed) and (any_batched(st) != any_batched(top) or
@@ -228,6 +229,33 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
     for v, st in list(w.st.items()):
         if not isinstance(st, Stack):
             w.st[v] = join(st, entry.get(v, st))
+
+
+def _refuse_growing_list_read(w: FunctionWriter, s: cst.For | cst.While, v: str, end: Stack, top: Any) -> None:
+    """Refuse a list the loop appends batched values to and reads whole in its body (``for kj in ks:``,
+    ``zip(row, ks)``, ``sum(ks)``), where its items were unbatched (or none) at the top: the body is written
+    once, for the first iteration's list, and read the items a later iteration appended batched as unbatched
+    (was: an answer of the wrong shape, silently; an explicit Runge-Kutta step over a Butcher tableau)."""
+    if not isinstance(top, Stack) or any_batched(element(top)) or not any_batched(element(end)):
+        return
+    if len(end.entries) == len(top.entries):
+        return
+    reads = [n for n in _walk_nodes(s.body) if type(n) is cst.Name and n.value == v]
+    moves = [n for n in _walk_nodes(s.body) if type(n) is cst.Attribute and type(n.value) is cst.Name and
+             n.value.value == v and n.attr.value in ("append", "pop")]
+    if len(reads) > len(moves):
+        raise w.error(f"vmap: cannot batch the list '{v}' read in a loop that appends batched values to it",
+                      s, hint="name the items (k1 = ..., k2 = ...), or read the list after the loop that builds it")
+
+
+def _walk_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        todo.extend(n.children)
+    return out
 
 
 def data_test(w: FunctionWriter, s: cst.If | cst.While) -> bool:
