@@ -428,15 +428,37 @@ def _stages_from_a_growing_list(y: Any) -> Any:
     return ks[-1]
 
 
+def _stages_after_a_first_item(y: Any) -> Any:
+    ks = []
+    ks.append(np.ones(2))
+    for _ in range(2):
+        yi = y
+        for kj in ks:
+            yi = yi + 0.5 * kj
+        ks.append(np.sin(yi))
+    return ks[-1]
+
+
 def test_vmap_of_a_list_read_in_the_loop_that_appends_to_it() -> None:
     """Silently wrong before (hunt20's tableau_rk_steps, a Runge-Kutta step over a Butcher tableau held in module
     lists: ``for a, kj in zip(row, ks): yi = yi + a * kj`` then ``ks.append(f(yi))``): vmap wrote the body once,
     for the first iteration's empty list, reading the items later iterations append batched as unbatched (an
-    answer of shape (3, 3, 2) for (3, 2)). Refused at the loop now, with a hint."""
+    answer of shape (3, 3, 2) for (3, 2); jacfwd, a batched jvp, failed inside). The body is written again with
+    the list batched item by item from the top now; a list holding unbatched items there is refused at the loop."""
     y = np.array([[1.0, 0.5], [0.2, -0.3], [2.0, 1.0]])
-    _agree(srcjax.jit(_stages_from_a_growing_list)(y[0]), _stages_from_a_growing_list(y[0]))
+    jnp = jax.numpy
+
+    def twin(y: Any) -> Any:
+        k1 = jnp.sin(y)
+        k2 = jnp.sin(y + 0.5 * k1)
+        return jnp.sin(y + 0.25 * k1 + 0.25 * k2)
+
+    _agree(srcjax.jit(_stages_from_a_growing_list)(y[0]), twin(y[0]))
+    _agree(srcjax.vmap(_stages_from_a_growing_list)(y), jax.vmap(twin)(y))
+    _agree(srcjax.jacfwd(_stages_from_a_growing_list)(y[0]), jax.jacfwd(twin)(y[0]))
+    _agree(srcjax.vmap(srcjax.jacrev(_stages_from_a_growing_list))(y), jax.vmap(jax.jacrev(twin))(y))
     with pytest.raises(srcjax.TranspileError, match="read in a loop that appends batched values") as e:
-        srcjax.vmap(_stages_from_a_growing_list)(y)
+        srcjax.vmap(_stages_after_a_first_item)(y[:, :2])
     assert "test_hunt20_programs.py" in str(e.value)
 
 
