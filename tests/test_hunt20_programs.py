@@ -403,17 +403,27 @@ def test_a_list_reversed_or_extended_in_place() -> None:
         _agree(srcjax.vmap(fn)(X), jax.vmap(twin)(X))
 
 
+def _defaults_set_in_place(r: Any) -> Any:
+    d = {"a": r[0] * 2.0}
+    d.setdefault("a", r[1])
+    d.setdefault("b", r[2] * 5.0)
+    return d["a"] * d["b"]
+
+
 def test_a_list_changed_in_place_otherwise_is_refused_under_derivatives() -> None:
     """Silently wrong before: ``out.insert(0, y)`` (the classic REINFORCE returns) under jacrev kept the
     cotangents in append order, and ``m.reverse()`` of a list another name holds (``m = out``) under jacfwd and
     jacrev left the Jacobian unreversed. Both are refused under derivatives at the user's line now (jit runs
-    them as NumPy does)."""
+    them as NumPy does). So is ``d.setdefault(k, v)``, a statement of its own (was: a wrong jacrev; a KeyError
+    under jacfwd)."""
     x = np.array([0.5, -1.0, 2.0])
     _agree(srcjax.jit(_returns_by_insert)(x), _returns_by_insert(x))
+    _agree(srcjax.jit(_defaults_set_in_place)(x), _defaults_set_in_place(x))
     _agree(srcjax.jit(_reversed_through_an_alias)(x), _reversed_through_an_alias(x))
-    for fn, line in ((_returns_by_insert, "out.insert(0"), (_reversed_through_an_alias, "m.reverse()")):
+    for fn, line in ((_returns_by_insert, "out.insert(0"), (_reversed_through_an_alias, "m.reverse()"),
+                     (_defaults_set_in_place, 'd.setdefault("a"')):
         for t in (srcjax.jacfwd, srcjax.jacrev):
-            with pytest.raises(srcjax.TranspileError, match="changes the list") as e:
+            with pytest.raises(srcjax.TranspileError, match="changes the (list|dict)") as e:
                 t(fn)(x)
             assert "test_hunt20_programs.py" in str(e.value) and line in str(e.value)
 
