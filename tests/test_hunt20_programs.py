@@ -329,7 +329,7 @@ CASES: tuple[Case, ...] = (
     Case("cumulative_trapezoid", lambda r, d: (_n(r, d, 6), _u(r, d, 0.1, 0.5)),
          (J, JF, JR, jr(1), v((0, None)), v((1, 0)), jp(2))),
     Case("verlet_namedtuple", lambda r, d: (hp.State(_n(r, d, 3), _n(r, d, 3)), _u(r, d, 0.5, 1.5)),
-         (J, G, g(1), v((0, None)), v((State(0, None), 0)), vg((None, 0)), jp(2))),
+         (J, G, g(1), v((0, None)), v((State(0, None), 0)), vg((None, 0)), jp(2, (1,)))),
 )
 
 DEFAULT_CASES = ("gae_advantages", "gat_layer", "sinkhorn_log")

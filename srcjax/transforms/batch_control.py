@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from ..adjoint import is_saved_list_name
 from ..frontend.binding_times import STATIC, BindingTimes
 from ..frontend.liveness import Liveness
 from ..frontend.names import code, names_in, renamed, target_names
@@ -247,10 +248,12 @@ def _grown_list_read(s: cst.For | cst.While, v: str, end: Stack, top: Any) -> bo
     """Whether ``v`` is a list the loop appends batched values to and reads whole in its body (``for kj in ks:``,
     ``zip(row, ks)``, ``sum(ks)``), whose items were unbatched (or none) at the top: the body, written once for
     the first iteration's list, read the items a later iteration appended batched as unbatched (was: an answer
-    of the wrong shape, silently; an explicit Runge-Kutta step over a Butcher tableau). An empty list is written
+    of the wrong shape, silently; an explicit Runge-Kutta step over a Butcher tableau). Not a derivative's tape
+    (``batch_tapes.py`` follows those push by push). An empty list is written
     again batched item by item from the top (``Repeated((True,))``: every push broadcast); one holding unbatched
     items there is refused."""
-    if not isinstance(top, Stack) or isinstance(top, Repeated) or any_batched(element(top)) or \
+    if is_saved_list_name(v) or not isinstance(top, Stack) or isinstance(top, Repeated) or \
+            any_batched(element(top)) or \
             not any_batched(element(end)) or len(end.entries) == len(top.entries):
         return False
     reads = [n for n in _walk_nodes(s.body) if type(n) is cst.Name and n.value == v]
