@@ -382,6 +382,16 @@ def _reversed_through_an_alias(r: Any) -> Any:
     return np.stack(out)
 
 
+def _flipped_by_a_closure(r: Any) -> Any:
+    out = [r[0] * 2.0, r[1]]
+
+    def flip() -> None:
+        out.reverse()
+
+    flip()
+    return np.stack(out)
+
+
 def test_a_list_reversed_or_extended_in_place() -> None:
     """Silently wrong before (hunt20's discounted_returns, rlax's and torchbeast's returns: ``out.append(g)`` in a
     reversed loop, then ``out.reverse()``): under jacfwd, jacrev and jvp the tangent and cotangent lists kept the
@@ -401,6 +411,9 @@ def test_a_list_reversed_or_extended_in_place() -> None:
         _agree(srcjax.jvp(fn, (x,), (np.cos(x),)), jax.jvp(twin, (x,), (np.cos(x),)))
         X = np.stack([x, 2 * x])
         _agree(srcjax.vmap(fn)(X), jax.vmap(twin)(X))
+    # (a closure's change to the enclosing function's list is left as it is: rebinding there would make the name
+    # the closure's own)
+    _agree(srcjax.jit(_flipped_by_a_closure)(x), _flipped_by_a_closure(x))
 
 
 def _defaults_set_in_place(r: Any) -> Any:

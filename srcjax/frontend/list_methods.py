@@ -69,12 +69,17 @@ def _method_call(small: cst.CSTNode) -> cst.Call | None:
 
 
 def _method_statements(body: cst.CSTNode) -> list[tuple[cst.CSTNode, cst.Call]]:
+    """The ``reverse``/``extend`` statements of ``body``, not of a function nested in it (a closure's change to
+    the enclosing function's list stays as it is)."""
     out: list[tuple[cst.CSTNode, cst.Call]] = []
-    for n in walk(body):
+    todo = [body]
+    while todo:
+        n = todo.pop()
         if isinstance(n, cst.FunctionDef | cst.Lambda | cst.ClassDef) and n is not body:
             continue
         if isinstance(n, cst.SimpleStatementLine):
             out += [(s, c) for s in n.body if (c := _method_call(s)) is not None]
+        todo.extend(n.children)
     return out
 
 
@@ -167,6 +172,20 @@ class _Rewrite(Located):
     def __init__(self, names: set[str], taken: set[str], positions: dict[Any, Any]) -> None:
         super().__init__(positions)
         self.names, self.taken = names, set(taken)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.depth = getattr(self, "depth", 0) + 1
+        return self.depth == 1  # (the function itself, not one nested in it)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> Any:
+        self.depth -= 1
+        return updated
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
 
     def fresh(self, base: str) -> str:
         k, name = 1, base
