@@ -462,6 +462,16 @@ def _stages_after_a_first_item(y: Any) -> Any:
     return ks[-1]
 
 
+def _history_read_back(r: Any) -> Any:
+    hist = []
+    y = r
+    for _ in range(3):
+        if len(hist) > 0:
+            y = y + 0.5 * hist[-1]
+        hist.append(np.tanh(y))
+    return hist[-1]
+
+
 def test_vmap_of_a_list_read_in_the_loop_that_appends_to_it() -> None:
     """Silently wrong before (hunt20's tableau_rk_steps, a Runge-Kutta step over a Butcher tableau held in module
     lists: ``for a, kj in zip(row, ks): yi = yi + a * kj`` then ``ks.append(f(yi))``): vmap wrote the body once,
@@ -480,6 +490,8 @@ def test_vmap_of_a_list_read_in_the_loop_that_appends_to_it() -> None:
     _agree(srcjax.vmap(_stages_from_a_growing_list)(y), jax.vmap(twin)(y))
     _agree(srcjax.jacfwd(_stages_from_a_growing_list)(y[0]), jax.jacfwd(twin)(y[0]))
     _agree(srcjax.vmap(srcjax.jacrev(_stages_from_a_growing_list))(y), jax.vmap(jax.jacrev(twin))(y))
+    # (a history read back, `hist[-1]` under `if len(hist) > 0`: silently wrong too)
+    _agree(srcjax.vmap(_history_read_back)(y), np.stack([_history_read_back(r) for r in y]))
     with pytest.raises(srcjax.TranspileError, match="read in a loop that appends batched values") as e:
         srcjax.vmap(_stages_after_a_first_item)(y[:, :2])
     assert "test_hunt20_programs.py" in str(e.value)
