@@ -286,14 +286,14 @@ class Activity:
 
     def check_list_changes(self, s: cst.CSTNode, body: Sequence[Any]) -> None:
         """Refuse a list (or dict) changed in place by a method derivatives do not follow (``out.insert(0, g)``,
-        ``out.sort()``, ``m.reverse()`` of a list another name holds too, ``out.pop(0)``, ``d.setdefault(k, v)``,
+        ``out.sort()``, ``m.reverse()`` of a list another name holds too, ``d.setdefault(k, v)``,
         a statement of its own: was a wrong Jacobian under jacrev), where the container or the value carries
         derivatives (was: the tangent and cotangent lists kept the old order or length, a silently wrong
         Jacobian). ``frontend/list_methods.py`` rewrites an unaliased list's ``reverse``/``extend`` first."""
         call = s.value if isinstance(s, cst.Expr) else None
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and
-                call.func.attr.value in _LIST_CHANGES) or (call.func.attr.value == "pop" and not call.args):
-            return  # (`_tape.pop()`, an item dropped: followed)
+                call.func.attr.value in _LIST_CHANGES):
+            return
         recv = code(call.func.value)
         if recv not in self.active and not any(n in self.active for a in call.args for n in names_in(a.value)):
             return
@@ -717,7 +717,7 @@ def _seq_names(v: Any) -> list[str]:
 
 # calls whose result carries no derivative even when they read an active value (shapes, types, counts)
 # methods of Python containers whose result is a key, a count or the container's own items (followed as such)
-_LIST_CHANGES = frozenset({"insert", "remove", "sort", "clear", "reverse", "extend", "setdefault", "popitem", "pop"})
+_LIST_CHANGES = frozenset({"insert", "remove", "sort", "clear", "reverse", "extend", "setdefault", "popitem"})
 _CONTAINER_METHODS = {"keys", "values", "items", "get", "copy", "index", "count", "pop", "_replace", "_asdict"}
 
 _METHOD_HINT = ("derivatives through methods are not followed yet: write a module-level function that takes the "
