@@ -51,7 +51,6 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     "vmap: cannot batch 'enumerate(ws, start=1)'",
     "joining or repeating tuples or lists",  # ws + [x * 2.0] (refused: was a wrong gradient, see below)
     "derivatives of joining lists (`a + b`) are not followed yet",  # the same at run time (jacrev: was 5 leaves)
-    "vmap: cannot batch 'all_ws.extend(",
     "unbroadcast: a value of shape () is not a broadcast of shape (3,)",  # grad wrt x of {**defaults, **a}
     "cannot call getattr() in compiled code",  # getattr(p, name) over p._fields
     "cannot differentiate through `list(ws)` yet",  # stack = list(ws); stack.pop()

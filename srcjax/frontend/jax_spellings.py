@@ -238,7 +238,8 @@ def flat_jvp(res: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str |
     fn, extra = target
     made = inline(fn, len(primals.elements), has_aux)  # (with has_aux: the jvp of the first of f's pair)
     name = res.helper_call_name(unwrap(made), call)
-    atoms = [cst.Arg(res.atom(e.value)) for e in primals.elements] + [cst.Arg(cst.Name(n)) for n in extra]
+    atoms = [cst.Arg(res.atom(e.value)) for e in primals.elements] + _defaults(fn, len(primals.elements)) + \
+        [cst.Arg(cst.Name(n)) for n in extra]
     args = atoms + [cst.Arg(res.atom(e.value)) for e in tangents.elements]  # type: ignore[attr-defined]
     if not has_aux:
         return cst.Call(func=name, args=args), "jvp"
@@ -249,6 +250,25 @@ def flat_jvp(res: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str |
     parts = [_named(res, _item(pair, 0), "out", call), _named(res, _item(pair, 1), "out_dot", call),
              _named(res, _item(whole, 1), "aux", call)]
     return cst.Tuple([cst.Element(p) for p in parts]), None
+
+
+def _defaults(fn: Any, n: int) -> list[cst.Arg]:
+    """The default values of ``fn``'s positional parameters after its first ``n`` (``def f(x, tau=0.3)`` under
+    ``srcjax.jvp(f, (x,), (t,))``): its generated jvp takes every parameter, then the tangents (a call with the
+    primals and tangents only bound the first tangent to ``tau``: "missing a required argument: 'x_dot'").
+    Numbers, strings, booleans and None, written as literals; [] where there are none (or others: refused as
+    before)."""
+    import inspect
+
+    f = unwrap(fn)
+    if not inspect.isfunction(f):
+        return []
+    params = [p for p in inspect.signature(f).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][n:]
+    if not params or any(p.default is p.empty or not isinstance(p.default, int | float | str | bool | type(None))
+                         for p in params):
+        return []
+    return [cst.Arg(cst.parse_expression(repr(p.default))) for p in params]
 
 
 def _item(v: cst.Name, i: int) -> cst.Subscript:

@@ -45,6 +45,7 @@ from . import (
     in_place_updates,
     jax_spellings,
     list_copies,
+    list_methods,
     literal_arrays,
     loop_targets,
     methods,
@@ -893,6 +894,7 @@ def normalize(fn: Callable[..., Any], helper_name: Callable[..., str],
     # `a, b = d.values()`; `list(ws)` of a parameter); `g = make_scaler(a)` (a helper's closure: its body written
     # out); `p = Point(x, y)` (a plain class: its dataclass)
     src = named_lambdas.rewrite(src)  # (`loss = lambda w: ...`, a helper's written out too: `def loss(w): ...`)
+    src = list_methods.rewrite(src)  # (`out.reverse()`: `out = out[::-1]`; `out.extend(xs)`: appends)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     closure_bindings.register(norm)  # (calls through a parameter fixed to a lifted function pass its locals)
     fdef = norm.function(name or src.name)

@@ -191,6 +191,7 @@ class Activity:
         container_binds: dict[int, list[str]] = {}  # id of an assignment binding a list/tuple -> its names
         for s, _ in _walk(body):
             self.check_item_views(s, body)
+            self.check_list_changes(s, body)
             if isinstance(s, cst.Assign):
                 op = self.op(s.value)
                 names = [n for t in s.targets for n in target_names(t.target)]
@@ -299,6 +300,28 @@ class Activity:
                 span=self.nf.spans.get(id(s)) or next((sp for sp in inner if sp is not None), None),
                 hint="loop over the list itself, in its order, or sort indices: `for i in sorted(range(len(xs)), "
                      "key=...)` then read `xs[i]`")
+
+    def check_list_changes(self, s: cst.CSTNode, body: Sequence[Any]) -> None:
+        """Refuse a list (or dict) changed in place by a method derivatives do not follow (``out.insert(0, g)``,
+        ``out.sort()``, ``m.reverse()`` of a list another name holds too, ``d.setdefault(k, v)``,
+        a statement of its own: was a wrong Jacobian under jacrev), where the container or the value carries
+        derivatives (was: the tangent and cotangent lists kept the old order or length, a silently wrong
+        Jacobian). ``frontend/list_methods.py`` rewrites an unaliased list's ``reverse``/``extend`` first."""
+        call = s.value if isinstance(s, cst.Expr) else None
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and
+                call.func.attr.value in _LIST_CHANGES):
+            return
+        recv = code(call.func.value)
+        if recv not in self.active and not any(n in self.active for a in call.args for n in names_in(a.value)):
+            return
+        raise DifferentiationError(
+            f"cannot differentiate through `{code(call)}` yet: it changes the list `{recv}` in place, an order "
+            "derivatives do not follow" if call.func.attr.value not in ("setdefault", "popitem") else
+            f"cannot differentiate through `{code(call)}` yet: it changes the dict `{recv}` in place",
+            span=self.span_of(s, body),
+            hint=f"build the list in its final order with `{recv}.append(y)` (loop over reversed(range(n)) and "
+                 f"reverse it once: `{recv} = {recv}[::-1]`), or rebind it: `{recv} = {recv}[:i] + [y] + ...` "
+                 "of arrays stacked with np.stack")
 
     def reaches_result(self, names: list[str], body: Sequence[Any]) -> bool:
         """Whether the result would depend on ``names`` were they active (not: ``np.shape(list(d.values())[0])``)."""
@@ -711,6 +734,7 @@ def _seq_names(v: Any) -> list[str]:
 
 # calls whose result carries no derivative even when they read an active value (shapes, types, counts)
 # methods of Python containers whose result is a key, a count or the container's own items (followed as such)
+_LIST_CHANGES = frozenset({"insert", "remove", "sort", "clear", "reverse", "extend", "setdefault", "popitem"})
 _CONTAINER_METHODS = {"keys", "values", "items", "get", "copy", "index", "count", "pop", "_replace", "_asdict"}
 
 _METHOD_HINT = ("derivatives through methods are not followed yet: write a module-level function that takes the "

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from ..adjoint import is_saved_list_name
 from ..frontend.binding_times import STATIC, BindingTimes
 from ..frontend.liveness import Liveness
 from ..frontend.names import code, names_in, renamed, target_names
 from ..frontend.resolve import LIBRARY_MODULES
 from . import batch_errors
-from .batch_state import Stack, Tree, any_batched, element, join
+from .batch_state import Repeated, Stack, Tree, any_batched, element, join
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
@@ -207,6 +208,15 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
     entry = dict(w.st)
     n = len(w.lines)
     w.block(s.body.body, ind + 1)
+    grown = [v for v, st in w.st.items() if isinstance(st, Stack) and _grown_list_read(s, v, st, entry.get(v))
+             and not entry[v].entries]  # type: ignore[union-attr]
+    if grown:  # (written again, the lists batched item by item from the top: `for kj in ks` reads batched rows)
+        del w.lines[n:]
+        w.st.clear()
+        w.st.update(entry)
+        w.st.update({v: Repeated((True,)) for v in grown})
+        entry = dict(w.st)
+        w.block(s.body.body, ind + 1)
     if len(w.lines) == n:
         w.emit("pass", ind + 1)
     # (a name first bound in the body that the next step reads before binding it again is carried too: `if i == 0:
@@ -214,6 +224,10 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
     exposed = Liveness(s.body.body).live_in(s.body.body, set(), None)
     for v, st in w.st.items():
         if isinstance(st, Stack):  # (pushed or popped once per iteration: not a carried value)
+            if _grown_list_read(s, v, st, entry.get(v)):  # (items there at the top, unbatched: not rewritten)
+                raise w.error(f"vmap: cannot batch the list '{v}' read in a loop that appends batched values to "
+                              "it", s, hint="name the items (k1 = ..., k2 = ...), or read the list after the loop "
+                                            "that builds it")
             continue
         top = entry.get(v, False)
         if (v in before or v in exposed) and (any_batched(st) != any_batched(top) or
@@ -228,6 +242,34 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
     for v, st in list(w.st.items()):
         if not isinstance(st, Stack):
             w.st[v] = join(st, entry.get(v, st))
+
+
+def _grown_list_read(s: cst.For | cst.While, v: str, end: Stack, top: Any) -> bool:
+    """Whether ``v`` is a list the loop appends batched values to and reads whole in its body (``for kj in ks:``,
+    ``zip(row, ks)``, ``sum(ks)``), whose items were unbatched (or none) at the top: the body, written once for
+    the first iteration's list, read the items a later iteration appended batched as unbatched (was: an answer
+    of the wrong shape, silently; an explicit Runge-Kutta step over a Butcher tableau). Not a derivative's tape
+    (``batch_tapes.py`` follows those push by push). An empty list is written
+    again batched item by item from the top (``Repeated((True,))``: every push broadcast); one holding unbatched
+    items there is refused."""
+    if is_saved_list_name(v) or not isinstance(top, Stack) or isinstance(top, Repeated) or \
+            any_batched(element(top)) or \
+            not any_batched(element(end)) or len(end.entries) == len(top.entries):
+        return False
+    reads = [n for n in _walk_nodes(s.body) if type(n) is cst.Name and n.value == v]
+    moves = [n for n in _walk_nodes(s.body) if type(n) is cst.Attribute and type(n.value) is cst.Name and
+             n.value.value == v and n.attr.value in ("append", "pop")]
+    return len(reads) > len(moves)
+
+
+def _walk_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        todo.extend(n.children)
+    return out
 
 
 def data_test(w: FunctionWriter, s: cst.If | cst.While) -> bool:
