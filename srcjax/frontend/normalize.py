@@ -106,17 +106,14 @@ COMPARE_HINT = {
 
 # array method -> NumPy function; "pack" methods take their shape/axes as varargs too.
 ARRAY_METHODS = {
-    "sum": "sum", "mean": "mean", "prod": "prod", "max": "max", "min": "min", "all": "all",
-    "any": "any", "argmax": "argmax", "argmin": "argmin", "var": "var", "std": "std", "cumsum": "cumsum",
-    "cumprod": "cumprod", "trace": "trace",
-    "clip": "clip", "round": "round", "dot": "dot", "repeat": "repeat", "squeeze": "squeeze",
-    "swapaxes": "swapaxes", "ravel": "ravel", "flatten": "ravel", "astype": "astype",
-    "reshape": "reshape", "transpose": "transpose", "copy": "copy", "argsort": "argsort",
-    "argpartition": "argpartition", "searchsorted": "searchsorted", "diagonal": "diagonal",
-    "conj": "conjugate", "conjugate": "conjugate",
+    "sum": "sum", "mean": "mean", "prod": "prod", "max": "max", "min": "min", "all": "all", "any": "any",
+    "argmax": "argmax", "argmin": "argmin", "var": "var", "std": "std", "cumsum": "cumsum", "cumprod": "cumprod",
+    "trace": "trace", "clip": "clip", "round": "round", "dot": "dot", "repeat": "repeat", "squeeze": "squeeze",
+    "swapaxes": "swapaxes", "ravel": "ravel", "flatten": "ravel", "astype": "astype", "reshape": "reshape",
+    "transpose": "transpose", "copy": "copy", "argsort": "argsort", "argpartition": "argpartition",
+    "searchsorted": "searchsorted", "diagonal": "diagonal", "conj": "conjugate", "conjugate": "conjugate",
 }
 PACK_METHODS = {"reshape", "transpose"}
-
 
 
 _TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
@@ -813,6 +810,7 @@ _NO_DEFAULT = object()
 _NOT_METHODS = {*ARRAY_METHODS, *PACK_METHODS, "append", "extend", "insert", "pop", "items", "keys", "values", "get",
                 "update", "copy", "index", "count", "setdefault", "at", "set", "add"}  # (never a user class's)
 
+
 class _LazyRewriter(cst.CSTTransformer):
     """Rewrites an expression kept nested (see :meth:`Normalizer.lazy`)."""
 
@@ -892,9 +890,8 @@ def normalize(fn: Callable[..., Any], helper_name: Callable[..., str],
     src = view_unpacking.rewrite(dict_merges.rewrite(nested_defaults.rewrite(src)))  # (`def g(v, k=k)` in a loop;
     src = constructed_objects.rewrite(returned_closures.rewrite(list_copies.rewrite(src)))  # `d | e` of dicts;
     # `a, b = d.values()`; `list(ws)` of a parameter); `g = make_scaler(a)` (a helper's closure: its body written
-    # out); `p = Point(x, y)` (a plain class: its dataclass)
-    src = named_lambdas.rewrite(src)  # (`loss = lambda w: ...`, a helper's written out too: `def loss(w): ...`)
-    src = list_methods.rewrite(src)  # (`out.reverse()`: `out = out[::-1]`; `out.extend(xs)`: appends)
+    # out); `p = Point(x, y)` (a plain class: its dataclass); `loss = lambda w: ...` (`def loss(w): ...`, a helper's
+    src = list_methods.rewrite(named_lambdas.rewrite(src))  # too); `out.reverse()` (`out = out[::-1]`), `extend`
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     closure_bindings.register(norm)  # (calls through a parameter fixed to a lifted function pass its locals)
     fdef = norm.function(name or src.name)
