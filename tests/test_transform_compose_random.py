@@ -406,3 +406,29 @@ def test_jvp_of_reverse_over_reverse_through_a_loop(fn: Any) -> None:
     _agree(fn(x), want, "called from Python", 1e-12)
     _agree(srcjax.jit(fn)(x), want, "compiled whole", 1e-12)
     _agree(srcjax.numpy_function(fn)(x), want, "the generated source under NumPy", 1e-12)
+
+
+def _hessian_pulled_back(x: Any) -> Any:
+    out, back = srcjax.vjp(srcjax.hessian(_squash), x)
+    return back(np.ones_like(out))[0]
+
+
+def _jvp_of_vjp_of_hessian(x: Any) -> Any:
+    return srcjax.jvp(_hessian_pulled_back, (x,), (np.ones_like(x),))[1]
+
+
+def test_jvp_of_vjp_of_a_hessian_of_a_loop() -> None:
+    """``jvp(vjp(hessian(f)))`` of a ``for`` loop (seed 148): the generated vjp walks the leaves of a tree and their
+    tangents backwards, ``for (i, a), (j, b) in reversed(list(zip(enumerate(ls), enumerate(ls_dot))))``, which
+    forward mode refused, unlocated ("cannot differentiate a loop over `reversed(list(zip(...)))` yet"): an
+    enumerate's index is the item's position, from the end too. Against jax."""
+    x = np.array([0.3, -0.2, 0.5])
+
+    def pulled(v: Any) -> Any:
+        out, back = jax.vjp(jax.hessian(_twin(_squash)), v)
+        return back(jnp.ones_like(out))[0]
+
+    want = jax.jvp(pulled, (x,), (jnp.ones(3),))[1]
+    _agree(_jvp_of_vjp_of_hessian(x), want, "called from Python", 1e-12)
+    _agree(srcjax.jit(_jvp_of_vjp_of_hessian)(x), want, "compiled whole", 1e-12)
+    _agree(srcjax.numpy_function(_jvp_of_vjp_of_hessian)(x), want, "the generated source under NumPy", 1e-12)
