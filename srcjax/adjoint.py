@@ -81,7 +81,7 @@ class _Unset:
     sweep; a name computed on one branch only gets ``UNSET`` on the others, and
     the adjoint reads it only under the same condition. Names the saved values
     need before a loop first binds them are declared ``UNSET`` at the top of the
-    function. Under NumPy it is this object (any use but an item read fails loudly); compiled, it
+    function. Under NumPy it is this object (any use but an item read or a sum fails loudly); compiled, it
     joins the other branch's value as zeros of the same shape and dtype.
 
     It is the one marker of "no value on this path" in generated source (``None``
@@ -104,6 +104,16 @@ class _Unset:
         """``UNSET`` itself: an item of a value no path computed (``vmap`` joins containers item by item: the
         item of the branch that left it UNSET joins the other's, as the whole would)."""
         return self
+
+    __array_ufunc__ = None  # (``array + UNSET`` is ``UNSET.__radd__``, not an object array)
+
+    def __add__(self, other: Any) -> Any:
+        """``other``: a cotangent summed with that of a value no path computed (reverse over reverse: the
+        cotangent of a tape row's slot that this iteration's branch left UNSET adds nothing, as compiled,
+        where UNSET joins as zeros)."""
+        return other
+
+    __radd__ = __add__
 
     def __reduce__(self) -> str:
         return "UNSET"
@@ -197,6 +207,8 @@ def unbroadcast(g: Any, x: Any) -> Any:
     both being floating point, ``x``'s dtype (``g`` is the cotangent of a result ``x`` took part in)."""
     if is_tree(g):  # a container's cotangent (e.g. of index_add's g): already shaped like x
         return g
+    if g is None:  # a leaf without a derivative (a counter's, in a loop's carry): none, as the lowering's
+        return None
     g = typed_like(g, x)
     shape = np.shape(x)
     gshape = np.shape(g)

@@ -76,8 +76,8 @@ def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False,
 # srcjax.vjp(f, x) inside compiled code: f's output and a nested function calling the generated vjp of f
 # (jax_spellings.flat_vjp)
 # (has_aux: the vjp of the first of f's literal pair)
-vjp.__srcjax_inline_vjp__ = lambda fn, n, has_aux=False: _wrap(  # type: ignore[attr-defined]
-    inline_output(fn, "srcjax.vjp") if has_aux else fn, "vjp", tuple(range(n)), False)
+vjp.__srcjax_inline_vjp__ = lambda fn, n, has_aux=False, max_iters=None: _wrap(  # type: ignore[attr-defined]
+    inline_output(fn, "srcjax.vjp") if has_aux else fn, "vjp", tuple(range(n)), False, max_iters)
 
 
 def _forward_vjp(fn: Callable[..., Any], primals: tuple[Any, ...]) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:

@@ -294,6 +294,18 @@ def _has_aux(res: Normalizer, call: cst.Call) -> tuple[bool | None, list[cst.Arg
     return (v if known and isinstance(v, bool) else None), rest
 
 
+def _max_iters(res: Normalizer, args: list[cst.Arg]) -> tuple[int | None | bool, list[cst.Arg]]:
+    """(``max_iters=`` among ``args``, a static positive int, None where absent; False: a value not known or
+    not such an int, left to the call's own check; the other arguments)."""
+    rest = [a for a in args if a.keyword is None or a.keyword.value != "max_iters"]
+    given = [a for a in args if a.keyword is not None and a.keyword.value == "max_iters"]
+    if not given:
+        return None, rest
+    known, v = res.constant(given[0].value)
+    ok = known and isinstance(v, int) and not isinstance(v, bool) and v >= 1
+    return (v if ok else False), rest
+
+
 def vjp_targets(target: cst.BaseAssignTargetExpression) -> tuple[str, ...] | None:
     """``y, vjp_fn`` (two names; ``y, vjp_fn, aux`` with ``has_aux``) as the target of ``srcjax.vjp(...)``:
     the names :func:`flat_vjp` binds."""
@@ -311,14 +323,16 @@ def flat_vjp(res: Normalizer, call: cst.Call,
     ``def vjp_fn(ct): return f_vjp(x, ct)[1]`` (JAX's ``vjp_fn``: one cotangent per primal). None: not
     such a call. ``into``: the statement ``y, vjp_fn = srcjax.vjp(...)`` binds these two names (the nested
     function is ``vjp_fn`` itself: calls of it are calls of a function vmap and derivatives can follow).
-    ``has_aux=True``: ``y, vjp_fn, aux``, the vjp of the first of ``f``'s literal pair."""
+    ``has_aux=True``: ``y, vjp_fn, aux``, the vjp of the first of ``f``'s literal pair; ``max_iters=N`` (a static
+    int) as in ``srcjax.vjp``."""
     try:
         ok, fv = res.static_value(call.func)
     except TranspileError:
         return None
     inline = getattr(fv, "__srcjax_inline_vjp__", None) if ok else None
-    has_aux, positional = _has_aux(res, call)
-    if inline is None or has_aux is None or len(positional) < 2 or \
+    has_aux, with_max = _has_aux(res, call)
+    max_iters, positional = _max_iters(res, with_max)
+    if inline is None or has_aux is None or max_iters is False or len(positional) < 2 or \
             any(a.keyword is not None or a.star for a in positional) or \
             (into is not None and len(into) != (3 if has_aux else 2)):
         return None
@@ -327,7 +341,7 @@ def flat_vjp(res: Normalizer, call: cst.Call,
     if target is None or not callable(target[0]):
         return None
     fn, extra = target
-    made = inline(fn, len(primals), has_aux)  # (with has_aux: the vjp of the first of f's pair)
+    made = inline(fn, len(primals), has_aux, max_iters)  # (with has_aux: the vjp of the first of f's pair)
     atoms = [cst.Arg(res.atom(p)) for p in primals] + [cst.Arg(cst.Name(n)) for n in extra]
     primal = cst.Call(func=res.helper_call_name(called(fn), call), args=atoms)
     # (emitted as it is: its arguments are atoms already, and its callee a name normalizing would not find

@@ -391,8 +391,9 @@ def _sources(it: cst.BaseExpression, target: cst.BaseExpression) -> list[LoopSou
             return []
         if name == "reversed":
             inner = _strip_calls(args[0], ("list", "tuple"))
-            if call_name(inner) == "zip":
-                return []  # (positions from the end of a zip of unequal lengths: not followed)
+            if call_name(inner) == "zip":  # positions from the end of a zip of unequal lengths: not followed,
+                srcs = _sources(args[0], target)  # but an enumerate's index is the item's position itself
+                return srcs if all(INDEX not in src.key for src in srcs) else []  # (reverse mode's own loops)
             return [LoopSource(src.target, src.seq, src.key.replace(INDEX, f"-1 - {INDEX}"))
                     for src in _sources(args[0], target)]
         if name == "enumerate" and parts is not None and len(parts) == 2:

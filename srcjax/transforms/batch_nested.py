@@ -1,8 +1,9 @@
 """vmap of batched source: the indexing helpers of :mod:`srcjax.batched` with a key batched again.
 
 Batched source (a ``jacfwd``'s batched JVP, a vmap inside a vmap) calls ``batch_getitem(x, key)``,
-``batch_index``, ``batch_index_update``, ``batch_index_add`` and ``batch_index_cleared``: per-example
-indexing whose plan (:func:`srcjax.batched._index_plan`) is Python logic on the key's elements.
+``batch_index``, ``batch_index_update``, ``batch_index_add``, ``batch_index_cleared`` and
+``batch_winning_writes``: per-example indexing whose plan (:func:`srcjax.batched._index_plan`) is Python
+logic on the key's elements.
 An outer ``vmap`` that batches an element of the key (a loop counter frozen per example by a
 batched ``while``, an index argument mapped by the outer vmap) cannot batch that logic; it does
 not need to. Per outer example ``b`` and inner example ``c`` the call is the same per-example
@@ -57,6 +58,8 @@ _SPECS: dict[Any, _Spec] = {
     batched_helpers.batch_index_update: _Spec("batch_index_update", (("x", "bx"), ("value", "bv")), "n", "flags"),
     batched_helpers.batch_index_add: _Spec("batch_index_add", (("z", "bz"), ("g", "bg")), "n", "flags"),
     batched_helpers.batch_index_cleared: _Spec("batch_index_update", (("g", "bg"),), "n", "flags"),
+    # the writes of `x[key] = v` that land (reverse mode of an index update): a mask per example
+    batched_helpers.batch_winning_writes: _Spec("batch_winning_writes", (("x", "bx"),), "n", "flags"),
     # gathers whose index plan is Python logic on the flags (``(slice(None),) * axis + (indices,)``)
     batched_helpers.batch_take: _Spec("batch_take", (("a", "ba"), ("indices", "bi")), None, None, False),
     batched_helpers.batch_take_along_axis: _Spec("batch_take_along_axis", (("arr", "ba"), ("indices", "bi")), None,
@@ -152,6 +155,8 @@ def _merged(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[s
     size_m = f"{outer} * {inner_size}"
     if spec.call == "batch_index":
         call = f"batch_index({new_ops[0]}, {key_text}, {new_flags[0]}, {key_flags})"
+    elif spec.call == "batch_winning_writes":
+        call = f"batch_winning_writes({new_ops[0]}, {key_text}, {size_m}, {new_flags[0]}, {key_flags})"
     elif len(new_ops) == 1:  # batch_index_cleared of an array: its zeros written in
         call = f"batch_index_update({new_ops[0]}, {key_text}, 0.0, {size_m}, {new_flags[0]}, False, {key_flags})"
     else:

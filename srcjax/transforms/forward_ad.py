@@ -195,6 +195,16 @@ class JVP:
                 raise UnsupportedSyntaxError(f"cannot differentiate {type(s).__name__}")
 
     def small(self, s: Any, lines: list[str], ind: int, defined: set[str]) -> None:
+        self._small(s, lines, ind, defined)
+        if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name):
+            name = s.targets[0].target.value
+            if is_saved_list_name(name) and name in self.act.active and name not in defined:
+                # `_tape_bar = zeros_like(_tape)` (reverse over reverse; batched: `batch_broadcast_items(...)`):
+                # a list whose appends and pops move a tangent list in step; its items are zeros, so are theirs
+                lines.append(f"{'    ' * ind}{self.dname(name)} = zeros_like({name})")
+                defined.add(name)
+
+    def _small(self, s: Any, lines: list[str], ind: int, defined: set[str]) -> None:
         pad = "    " * ind
         t: str | None
         if isinstance(s, cst.Return):

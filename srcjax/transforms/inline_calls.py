@@ -47,10 +47,13 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
     calls = [st for st, _ in _walk(body) if isinstance(st, cst.Assign) and inlinable(st.value)]
     if not calls:
         return body
-    if within is None and getattr(nf.fn, "__srcjax_aux_output__", False):
+    forced = within is None and getattr(nf.fn, "__srcjax_aux_output__", False)
+    if forced:
         # `f_output` (aux_output.output_of: `return f(x)[0]`) writes f's body out in place, so that its
         # derivative is one function with no tape between halves: one that is differentiated again
-        # (grad of a function calling srcjax.vjp(f, x, has_aux=True)) as the derivative of f itself is
+        # (grad of a function calling srcjax.vjp(f, x, has_aux=True)) as the derivative of f itself is.
+        # f's body is then at f_output's top level, not in a branch: its own calls are written out only
+        # where they are in a branch on data (a loop on data in them keeps its tape, as in f)
         within = UNKNOWN
     if written is None:  # (the program's: shared by every function reverse mode writes for it)
         now = list(program.functions.values())
@@ -131,7 +134,8 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
         inner = written.get(key)
         if inner is None:
             body = with_flags_decided(list(callee.plain_fdef.body.body), flags)
-            inner = written[key] = inline_calls_in_data_branches(program, callee, body, depth + 1, data, written)
+            inner = written[key] = inline_calls_in_data_branches(program, callee, body, depth + 1,
+                                                                 STATIC if forced else data, written)
         fdef = callee.plain_fdef.with_changes(body=callee.plain_fdef.body.with_changes(body=inner),
                                               params=ps.with_changes(params=params, kwonly_params=[],
                                                                      star_arg=cst.MaybeSentinel.DEFAULT))
