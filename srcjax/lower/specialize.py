@@ -62,7 +62,7 @@ from ..core import (
 from ..custom import check_rule_result, rule_role, transpose_error
 from ..frontend import callees
 from ..frontend.locations import user_span
-from ..frontend.names import literal_value, names_in
+from ..frontend.names import names_in
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.resolve import LIBRARY_MODULES, composite, is_user_function, unwrap
@@ -73,7 +73,7 @@ from ..primitives.registry import Primitive
 from . import branches, host_print, loops, python_errors, regions, replicas, rolled_for, shardy
 from .apply import apply_primitive
 from .hlo import TARGET, FuncBuilder, HloValue, module_text
-from .host_print import DeferredText
+from .literal_evals import LiteralEvals
 from .python_builtins import BINOPS, BUILTIN_RULES, CMPOPS, CONTAINER_BUILTINS, UNOPS, accepts_dynamic
 from .returned import mlir_loc, return_span, split_result
 from .signatures import plain_names, signature_of
@@ -114,7 +114,7 @@ _CONSTANT_NAMES = {"None": None, "True": True, "False": False}
 MAX_DEPTH = 64
 
 
-class Specializer:
+class Specializer(LiteralEvals):
     """Interprets a :class:`Program` for given argument specs, emitting StableHLO."""
 
     def __init__(self, program: Program, name: str = "main") -> None:
@@ -499,47 +499,6 @@ class Specializer:
         if isinstance(v, np.ndarray):
             return self.lift(v)
         return v
-
-    def eval_Integer(self, node: cst.Integer, env: dict[str, Any]) -> Any:
-        return literal_value(node)
-
-    def eval_Float(self, node: cst.Float, env: dict[str, Any]) -> Any:
-        return literal_value(node)
-
-    def eval_Imaginary(self, node: cst.Imaginary, env: dict[str, Any]) -> Any:
-        return literal_value(node)
-
-    def eval_SimpleString(self, node: cst.SimpleString, env: dict[str, Any]) -> Any:
-        return literal_value(node)
-
-    def eval_ConcatenatedString(self, node: cst.ConcatenatedString, env: dict[str, Any]) -> Any:
-        # (libcst's evaluated_value is None when a part is an f-string)
-        return self.eval(node.left, env) + self.eval(node.right, env)
-
-    def eval_FormattedString(self, node: cst.FormattedString, env: dict[str, Any]) -> Any:
-        out = []
-        parts: list[Any] = []  # for print(): the run-time values with their conversion and format spec
-        for part in node.parts:
-            if type(part) is cst.FormattedStringText:
-                out.append(part.value)
-                parts.append(part.value)
-            else:
-                v = self.eval(part.expression, env)  # type: ignore[attr-defined]
-                fmt: Any = part.format_spec  # type: ignore[attr-defined]
-                spec = self.eval_FormattedString(cst.FormattedString(parts=fmt), env) if fmt else ""
-                if type(v) is HloValue:
-                    out.append(v.aval.str_short())
-                    parts.append((v, part.conversion, str(spec)))  # type: ignore[attr-defined]
-                    continue
-                if part.conversion is not None:  # type: ignore[attr-defined]
-                    v = {"r": repr, "s": str, "a": ascii}[part.conversion](v)  # type: ignore[attr-defined, operator]
-                out.append(format(v, spec))
-                parts.append(out[-1])
-        text = "".join(out)
-        return DeferredText(text, parts) if any(isinstance(p, tuple) for p in parts) else text
-
-    def eval_Ellipsis(self, node: cst.Ellipsis, env: dict[str, Any]) -> Any:
-        return Ellipsis
 
     def eval_Tuple(self, node: cst.Tuple, env: dict[str, Any]) -> Any:
         return tuple(self.eval(e.value, env) for e in node.elements)
