@@ -262,11 +262,16 @@ def test_nested_ifs_on_data_inside_a_loop():
 
 
 def test_unset_is_loud_under_numpy():
+    """Any use of UNSET under NumPy but an item read or a sum fails loudly; a sum adds nothing (as compiled, where
+    UNSET joins as zeros: a cotangent summed with that of a slot a branch left UNSET, reverse over reverse)."""
     from srcjax.adjoint import UNSET
 
     assert repr(UNSET) == "UNSET"
-    with pytest.raises(TypeError):
-        UNSET + 1.0  # noqa: B018
+    assert UNSET + 1.0 == 1.0 and 2.0 + UNSET == 2.0 and UNSET + UNSET is UNSET
+    for use in (lambda: UNSET * 1.0, lambda: UNSET - 1.0, lambda: np.sin(UNSET), lambda: np.ones(2) * UNSET,
+                lambda: float(UNSET)):
+        with pytest.raises(TypeError):
+            use()
 
 
 # -- break / continue ----------------------------------------------------------------------------
