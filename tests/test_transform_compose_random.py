@@ -489,6 +489,7 @@ def test_vmap_of_jacrev_of_a_vmap_moving_its_output_axis() -> None:
     srcjax.vmap(_jacrev_of_moved_out_axes, in_axes=(1, None))(x, y)
 
 
+@pytest.mark.skipif(not written.THOROUGH, reason="SRCJAX_HYPOTHESIS=thorough (77 s: 10% of the default suite)")
 @pytest.mark.xfail(strict=True, reason="SILENT WRONG ANSWER, open: vjp(vmap(hessian(f))) of seed 1044 (a loop with an "
                                        "`if` on data, a list walked by `for`) differs from jax by up to 2%, while "
                                        "vmap(hessian(f)) agrees and finite differences of it agree with jax")
