@@ -762,6 +762,73 @@ def test_a_flat_tree_that_is_not_a_tree_reads_its_text(tmp_path, monkeypatch):
     assert [back.spans.get(id(n)) for n in walk(back.fdef)] == [nf.spans.get(id(n)) for n in walk(nf.fdef)]
 
 
+def test_a_flat_trees_tokens_are_shared_leaves_and_its_names_written_inline(tmp_path, monkeypatch):
+    """A stored helper's tree writes each distinct token or whitespace node once (a leaf: an operator, a comma,
+    a parenthesis, a line's end; one node for every equal one when rebuilt) and a name without parentheses
+    where it is held (no entry of its own): the same tree rebuilt, about half the entries. A name with a span
+    keeps its entry. A leaf that holds a later leaf, a leaf of another class, a name written wrongly, or a count
+    of names that is not the tree's is refused (its text is read: the same tree)."""
+    import json
+
+    from srcjax import adjoint
+    from srcjax.frontend import library_cache
+    from srcjax.frontend.names import code, walk
+    from srcjax.frontend.normalize import normalize
+    from srcjax.frontend.read import parse_module
+    from srcjax.runtime import disk_cache
+
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    fn = adjoint.matmul_rhs_bar
+    nf = normalize(fn, lambda g, *_: g.__name__)
+    library_cache.store(nf)
+    _flush()
+    key = library_cache._key(fn, nf.name)
+    record = json.loads(disk_cache.load(key, count=False, kind="normalized").decode())
+    tree = record["tree"]
+    parsed = parse_module(record["text"]).body[0]
+    every = list(walk(parsed))
+
+    def count(n):
+        return 1 + sum(map(count, n.children))
+
+    def every_node(n):
+        yield n
+        for c in n.children:
+            yield from every_node(c)
+
+    assert len(tree["nodes"]) < count(parsed) // 2
+    assert any(type(v) is dict and v for e in tree["nodes"] for v in e[1:])  # (names inline)
+    assert {tree["types"][leaf[0]] for leaf in tree["leaves"]} >= {"Comma", "TrailingWhitespace"}
+    rebuilt = library_cache._rebuild(tree)
+    assert library_cache._identical(rebuilt, parsed)
+    commas = [n for n in every_node(rebuilt) if type(n) is cst.Comma]
+    assert len(commas) > 1 and len({id(n) for n in commas}) < len(commas)  # (shared)
+    names = [n for n in every_node(rebuilt) if type(n) is cst.Name]
+    assert len({id(n) for n in names}) == len(names)  # (never shared)
+    name = next(n for n in every if type(n) is cst.Name)  # (a name with a span: an entry of its own)
+    kept = library_cache._tree(parsed, [name])
+    assert kept is not None and kept["types"].index("Name") in {e[0] for e in kept["nodes"]}
+    assert library_cache._identical(library_cache._rebuild(kept), parsed)
+    later = [list(leaf) for leaf in tree["leaves"]]
+    holder = next(k for k, leaf in enumerate(later) if any(type(v) is int for v in leaf[1:]))
+    later[holder] = [later[holder][0], *[v if type(v) is not int else -1 - holder for v in later[holder][1:]]]  # itself
+    comma = next(k for k, leaf in enumerate(later) if tree["types"][leaf[0]] == "Comma")
+    foreign = [list(leaf) for leaf in tree["leaves"]]
+    foreign[comma][0] = tree["types"].index("FunctionDef")
+    at, i = next((k, i) for k, e in enumerate(tree["nodes"]) for i, v in enumerate(e) if i and type(v) is dict and v)
+    assert tree["names"] == sum(type(v) is dict and bool(v) for e in tree["nodes"] for v in e)
+    for bad in ({**tree, "leaves": later}, {**tree, "leaves": foreign}, {**tree, "names": tree["names"] + 1},
+                {**tree, "names": tree["names"] - 1}, {**tree, "names": "2"},
+                *({**tree, "nodes": [e if k != at else [*e[:i], name_, *e[i + 1:]] for k, e in enumerate(tree["nodes"])]}
+                  for name_ in ({"n": 1}, {"n": "x", "m": "y"}, {"x": "y"}))):
+        with pytest.raises((ValueError, IndexError, KeyError)):
+            library_cache._rebuild(json.loads(json.dumps(bad)))
+        disk_cache.store(key, json.dumps({**record, "tree": bad}).encode(), kind="normalized")
+        back = library_cache.load(fn, nf.name)
+        assert back is not None and code(back.fdef) == code(nf.fdef)
+        assert library_cache._identical(back.fdef, parsed)
+
+
 def test_a_helper_normalized_under_another_name_of_a_callee_is_not_kept(tmp_path, monkeypatch):
     """A user function named like a helper the library helper calls (``zeros_like``) is the one renamed
     (``zeros_like_1``): the library helper keeps calling its own ``zeros_like``, so its normalized form,

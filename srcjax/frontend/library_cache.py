@@ -16,7 +16,8 @@ before. The helper's own source (:class:`~srcjax.frontend.read.UnreadSource`) is
 something asks for it (an error's location).
 
 The tree is stored beside its text as flat JSON lists (:func:`_encode`: its nodes in pre-order, each its
-libcst class, by name, and its fields in order, a child node by its place; whitespace included), rebuilt
+libcst class, by name, and its fields in order, a child node by its place; whitespace included; each distinct
+token or whitespace node written once, a name without parentheses written where it is held), rebuilt
 without libcst's parser in one loop (:func:`_decode`: ~45% less than parsing the text, which was most of
 loading a helper: 20-25% of a warm first ``vmap(grad(f))`` or ``jacrev``; no call a node), its statements'
 spans set by their places (no walk of the rebuilt tree). The rebuilt tree is the parsed text's tree, node
@@ -40,6 +41,7 @@ import json
 import linecache
 import sys
 from collections.abc import Callable
+from itertools import repeat
 from typing import Any
 
 import libcst as cst
@@ -52,7 +54,7 @@ from .names import syntax_children, walk
 from .normalize import NormalizedFunction
 from .read import UnreadSource, is_generated, parse_module
 
-_VERSION = "srcjax-normalized-5"
+_VERSION = "srcjax-normalized-6"
 _MODULE = cst.Module(body=[])
 _WHITESPACE = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline)
 
@@ -163,48 +165,91 @@ def _kind(t: type) -> int:
 
 
 def _encode(node: Any, types: dict[str, int], leaves: dict[tuple[Any, ...], int], nodes: list[Any],
-            index: dict[int, int]) -> Any:
+            index: dict[int, int], keep: frozenset[int] | set[int] = frozenset()) -> Any:
     """``node`` (a libcst tree) as JSON values, its nodes flat in ``nodes`` in pre-order (a node before its
     children): a node ``[its class's index in types, *its fields]`` there, and a field holding one its index
     in ``nodes`` (always past its holder's); a sequence (a tuple) a list of those, ``{}`` for
     ``MaybeSentinel.DEFAULT``, strings, booleans and None as they are; raises ValueError on anything else (a
-    list, another value: then no tree is stored). A whitespace node made of one value (:data:`_LEAVES`:
-    ``SimpleWhitespace(" ")``, ``Newline()``: ~45% of a helper's nodes) is ``-1 - its index`` in ``leaves``
-    (the distinct ones, written once): one node per value when decoded. ``index``: each node's place in
-    ``nodes``, by its ``id`` (where its span goes)."""
+    list, another value: then no tree is stored). A token or whitespace node (:data:`_LEAVES`:
+    ``SimpleWhitespace(" ")``, ``Newline()``, ``Comma()``, ``Add()``, ``TrailingWhitespace()``: ~60% of a
+    helper's nodes) whose fields are values or such nodes is ``-1 - its index`` in ``leaves`` (the distinct
+    ones, written once, each after the leaves it holds: :func:`_leaf`): one node per distinct leaf when
+    decoded. A name without parentheses is ``{"n": its text}`` where it is held (a fresh ``Name`` each,
+    not in ``nodes``: ~25% of a helper's nodes), unless its ``id`` is in ``keep`` (a node with a span).
+    ``index``: each node's place in ``nodes``, by its ``id`` (where its span goes)."""
     t = type(node)
     fields = _ENCODED.get(t)
     if fields is not None:
+        if t is cst.Name and _INLINE_NAMES and node.lpar == () and node.rpar == () and id(node) not in keep \
+                and type(node.value) is str:
+            return {"n": node.value}
+        if t in _LEAVES:
+            j = _leaf(node, types, leaves)
+            if j is not None:
+                return -1 - j
         i = types.get(t.__name__)
         if i is None:
             i = types[t.__name__] = len(types)
-        if t in _LEAVES:
-            leaf = (i, *[getattr(node, f) for f in fields])
-            if all(v is None or type(v) is str for v in leaf[1:]):
-                j = leaves.get(leaf)
-                if j is None:
-                    j = leaves[leaf] = len(leaves)
-                return -1 - j
         k = index[id(node)] = len(nodes)
         nodes.append(None)  # (its place first: its children come after it)
-        nodes[k] = [i, *[_encode(getattr(node, f), types, leaves, nodes, index) for f in fields]]
+        nodes[k] = [i, *[_encode(getattr(node, f), types, leaves, nodes, index, keep) for f in fields]]
         return k
     if t is str or node is None or t is bool:
         return node
     if t is tuple:
-        return [_encode(n, types, leaves, nodes, index) for n in node]
+        return [_encode(n, types, leaves, nodes, index, keep) for n in node]
     if node is _DEFAULT:
         return {}
     if isinstance(node, cst.CSTNode) and getattr(cst, t.__name__, None) is t:
         _ENCODED[t] = _fields(t)  # (a libcst node class, found again by its name)
-        return _encode(node, types, leaves, nodes, index)
+        return _encode(node, types, leaves, nodes, index, keep)
     raise ValueError(t)
 
 
-# whitespace nodes of a single value, shared within a decoded tree (libcst's nodes never change; spans and
-# positions are never asked of whitespace)
-_LEAVES = frozenset({cst.SimpleWhitespace, cst.Newline})
+def _leaf(node: Any, types: dict[str, int], leaves: dict[tuple[Any, ...], int]) -> int | None:
+    """``node``'s index in ``leaves`` (a :data:`_LEAVES` node whose fields are strings, booleans, None or such
+    leaves: ``(its class's index, *its values, a leaf held as -1 - its index)``, added after the leaves it
+    holds), or None where a field holds anything else (a tuple, ``MaybeSentinel.DEFAULT``: a node as usual)."""
+    t = type(node)
+    values: list[Any] = []
+    for f in _fields(t):
+        v = getattr(node, f)
+        tv = type(v)
+        if v is None or tv is str or tv is bool:
+            values.append(v)
+        elif tv in _LEAVES and getattr(cst, tv.__name__, None) is tv:
+            j = _leaf(v, types, leaves)
+            if j is None:
+                return None
+            values.append(-1 - j)
+        else:
+            return None
+    i = types.get(t.__name__)
+    if i is None:
+        i = types[t.__name__] = len(types)
+    leaf = (i, *values)
+    j = leaves.get(leaf)
+    if j is None:
+        j = leaves[leaf] = len(leaves)
+    return j
+
+
+def _leaf_classes() -> frozenset[type]:
+    """libcst's token and whitespace node classes (an operator, a comma, a parenthesis, whitespace): immutable
+    and never asked for a span or position, so one node may stand for every equal one in a decoded tree."""
+    bases = (cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp)
+    ops = {c for c in vars(cst).values() if isinstance(c, type) and issubclass(c, bases) and c not in bases}
+    return frozenset({cst.SimpleWhitespace, cst.Newline, cst.Comment, cst.TrailingWhitespace, cst.EmptyLine,
+                      cst.Comma, cst.Dot, cst.Colon, cst.AssignEqual, cst.Semicolon, cst.LeftParen, cst.RightParen,
+                      cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace, *ops})
+
+
+# token and whitespace nodes, shared within a decoded tree (libcst's nodes never change; spans and positions
+# are never asked of them)
+_LEAVES = _leaf_classes()
 _ENCODED: dict[type, tuple[str, ...]] = {}  # libcst's node classes met -> their fields
+_INLINE_NAMES = tuple(f.name for f in dataclasses.fields(cst.Name)) == ("value", "lpar", "rpar")
+_NAME_SETTERS: list[Any] = [cst.Name.__dict__[f].__set__ for f in ("value", "lpar", "rpar")] if _INLINE_NAMES else []
 
 
 def _decode(tree: dict[str, Any], classes: list[Any]) -> list[Any]:
@@ -213,17 +258,33 @@ def _decode(tree: dict[str, Any], classes: list[Any]) -> list[Any]:
     dataclass: one ``object.__setattr__`` a field, then libcst's validation), its fields set through their
     slots, as the parser's nodes are unchecked (``read.parse_module``). Checked as it goes (raises on a
     corrupt tree): every field set, every node but the first held by exactly one field of a node before it
-    (a tree: no cycle, nothing shared but the whitespace leaves), only strings, booleans and None as values."""
-    leaves = []
-    for leaf in tree["leaves"]:
-        cls, setters, _ = classes[leaf[0]]
-        if cls not in _LEAVES or len(leaf) != len(setters) + 1 or \
-                not all(v is None or type(v) is str for v in leaf[1:]):
-            raise ValueError("not a whitespace leaf")
-        node = _NEW(cls)
-        for setter, v in zip(setters, leaf[1:]):
-            setter(node, v)
-        leaves.append(node)
+    (a tree: no cycle, nothing shared but the token and whitespace leaves, each made of earlier ones), only
+    strings, booleans and None as values, and a name written ``{"n": its text}``."""
+    stored = tree["leaves"]
+    kinds = [classes[leaf[0]] for leaf in stored]
+    leaves: list[Any] = list(map(_NEW, [m[0] for m in kinds]))
+    for before, (leaf, (cls, setters, fields), node) in enumerate(zip(stored, kinds, leaves)):
+        if cls not in _LEAVES or len(leaf) != fields + 1:
+            raise ValueError("not a leaf")
+        i = 0
+        for v in leaf:  # (the class's index first)
+            if i:
+                tv = type(v)
+                if tv is int:
+                    if not -before <= v < 0:  # (an earlier leaf only)
+                        raise ValueError("not a leaf")
+                    v = leaves[-1 - v]
+                elif v is not None and tv is not str and tv is not bool:
+                    raise ValueError("a leaf's value")
+                setters[i - 1](node, v)
+            i += 1
+    name_setters: list[Any] = _NAME_SETTERS or [None, None, None]  # (None: never a name written inline)
+    set_name, set_lpar, set_rpar = name_setters
+    count = tree.get("names", 0)
+    if type(count) is not int or count < 0 or count and set_name is None:
+        raise ValueError("names")
+    names = list(map(_NEW, repeat(_NAME, count)))  # (made at once: the names written inline, in order)
+    made_names = 0
     entries = tree["nodes"]
     made = [classes[e[0]] for e in entries]
     nodes = list(map(_NEW, [m[0] for m in made]))
@@ -249,6 +310,10 @@ def _decode(tree: dict[str, Any], classes: list[Any]) -> list[Any]:
                         items = []
                         for j in v:
                             if type(j) is not int:
+                                if type(j) is dict:  # (a name)
+                                    items.append(_rebuild_name(j, names[made_names]))
+                                    made_names += 1
+                                    continue
                                 raise ValueError("a sequence's item")
                             if j < 0:
                                 items.append(leaves[-1 - j])
@@ -261,7 +326,17 @@ def _decode(tree: dict[str, Any], classes: list[Any]) -> list[Any]:
                     else:
                         v = ()  # (most lists: a name's empty parentheses)
                 elif tv is dict:
-                    v = _DEFAULT
+                    if v:  # (a name without parentheses: {"n": its text})
+                        text = v["n"]  # (KeyError: not a name)
+                        if type(text) is not str or v != {"n": text} or set_name is None:
+                            raise ValueError("a name")
+                        v = names[made_names]  # (IndexError: more than the tree says)
+                        made_names += 1
+                        set_name(v, text)
+                        set_lpar(v, ())
+                        set_rpar(v, ())
+                    else:
+                        v = _DEFAULT
                 elif v is not None and tv is not str and tv is not bool:
                     raise ValueError("a field's value")
                 setters[i - 1](node, v)
@@ -271,6 +346,8 @@ def _decode(tree: dict[str, Any], classes: list[Any]) -> list[Any]:
         k += 1
     if held.count(0) != 1:  # (the first node, the tree's root, only)
         raise ValueError("a node held by no field")
+    if made_names != count:
+        raise ValueError("names")
     return nodes
 
 
@@ -279,7 +356,19 @@ def _rebuild(tree: dict[str, Any], classes: list[Any] | None = None) -> Any:
     return _decode(tree, classes if classes is not None else _classes(tree["types"]))[0]
 
 
+def _rebuild_name(v: dict[str, Any], node: Any) -> cst.Name:
+    """``node`` (made by ``object.__new__``) as the name :func:`_encode` wrote as ``{"n": its text}`` (in a
+    sequence)."""
+    text = v["n"]  # (KeyError: not a name)
+    if type(text) is not str or v != {"n": text} or not _NAME_SETTERS:
+        raise ValueError("a name")
+    for setter, value in zip(_NAME_SETTERS, (text, (), ())):
+        setter(node, value)
+    return node  # type: ignore[no-any-return]
+
+
 _NEW = object.__new__
+_NAME = cst.Name
 _DATA_FIELDS: dict[type, tuple[str, ...]] = {}  # a libcst node class -> its fields (no class variables)
 
 
@@ -376,11 +465,14 @@ def _tree(fdef: cst.CSTNode, spanned: list[cst.CSTNode] = ()) -> dict[str, Any] 
     nodes: list[Any] = []
     index: dict[int, int] = {}
     try:
-        _encode(fdef, types, leaves, nodes, index)
+        _encode(fdef, types, leaves, nodes, index, {id(n) for n in spanned})
         at = [index[id(n)] for n in spanned]
     except (ValueError, KeyError):
         return None
-    return {"types": list(types), "leaves": [list(leaf) for leaf in leaves], "nodes": nodes, "at": at}
+    names = sum(type(v) is dict and bool(v) or type(v) is list and sum(type(j) is dict for j in v)
+                for e in nodes for v in e)  # (the names written inline: made at once when decoded)
+    return {"types": list(types), "leaves": [list(leaf) for leaf in leaves], "nodes": nodes, "at": at,
+            "names": names}
 
 
 class _Unportable(Exception):
@@ -442,7 +534,8 @@ def store(nf: NormalizedFunction) -> None:
         # first call, 42 helpers in a per-example gradient's with an empty cache; `back` never changes)
         def blob() -> bytes:
             order = list(walk(back) if spans_of == "all" else _statements(back))
-            return json.dumps({**record, "tree": _tree(back, [order[i] for i in places])}).encode()
+            tree = _tree(back, [order[i] for i in places])
+            return json.dumps({**record, "tree": tree}, separators=(",", ":")).encode()
 
         disk_cache.store_later(_key(nf.fn, nf.name, shared), blob, kind="normalized")
     except Exception:  # noqa: BLE001 - the cache is an optimization
