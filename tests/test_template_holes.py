@@ -10,7 +10,7 @@ import libcst as cst
 from srcjax.frontend.names import code, renamed
 from srcjax.primitives import registry
 from srcjax.transforms import templates
-from srcjax.transforms.templates import _fold, _named, expr, instantiate
+from srcjax.transforms.templates import _fold, _named, _partly_named, expr, instantiate
 
 
 def _templates() -> list[str]:
@@ -59,11 +59,43 @@ def test_holes_refused_where_names_fold() -> None:
     assert instantiate(t, {"x": "y", "k": "j"}, frozenset({"i"})) == "winning_writes(y, j)"
 
 
+def test_literals_folded_with_holes_are_the_tree_way() -> None:
+    """A template given literals, keywords or expressions for some names and names for the others
+    (``x1_dot * x2`` with ``x2`` -> ``2``) is written from the template folded with those texts and holes for
+    the names: the tree's way's text, for every template of every primitive's record, names and texts in a
+    few patterns, with and without ``unique`` names (a template calling winning_writes, tree_get or
+    index_cleared, whose folding reads the names: the tree's way)."""
+    texts = ("2", "1", "0", "None", "False", "1.0", "-1", "np.s_[1:]", "x[0]", "a + b", "np")
+    names = ("g_bar", "x", "getitem_1", "out_bar", "mul_2")
+    checked = filled = 0
+    for template in _templates():
+        tree = templates.parse_expression(template)
+        own = tuple(sorted({n.value for n in templates.walk(tree) if type(n) is cst.Name}))
+        for k in range(4):
+            mapping = {n: (texts[(i + k) % len(texts)] if (i + k) % 3 == 0 else names[(i + k) % len(names)])
+                       for i, n in enumerate(own) if (i + k) % 4 != 3}
+            given = tuple(mapping.get(n) for n in own)
+            for unique in (frozenset(), frozenset({"x", "getitem_1"})):
+                want = _tree_way(template, mapping, unique)
+                got = _partly_named(template, own, given)
+                checked += 1
+                if got is not None:
+                    filled += 1
+                    assert got == want, (template, mapping, unique)
+                assert instantiate(template, mapping, unique) == want, (template, mapping, unique)
+    assert checked > 500 and filled > checked // 2
+    assert _partly_named("x2 - 1", ("x2",), ("2",)) == "1"
+    assert _partly_named("np.zeros(s, dtype=d)", ("d", "np", "s"), ("None", None, "n")) == "np.zeros(n)"
+    assert _partly_named("winning_writes(x, k)", ("k", "winning_writes", "x"), ("0", None, "y")) is None
+    assert _partly_named("x * y", ("x", "y"), ("__srcjax_hole_0__ + 1", "2")) is None
+    assert _partly_named("x * y", ("x", "y"), ("(", "2")) is None  # (does not parse: the tree's way, its error)
+
+
 def _new_process(monkeypatch) -> None:
     """This process's tables of templates emptied, as in a new process."""
     from srcjax.transforms import template_holes
 
-    for table in ("_TEMPLATE_NAMES", "_HOLES", "_INSTANCES", "_TEMPLATE_CACHE"):
+    for table in ("_TEMPLATE_NAMES", "_HOLES", "_LITERAL_HOLES", "_INSTANCES", "_TEMPLATE_CACHE"):
         monkeypatch.setattr(templates, table, {})
     monkeypatch.setattr(template_holes, "_STATE", {"loaded": False, "pending": False})
 
@@ -88,7 +120,7 @@ def test_a_new_process_finds_the_holes_on_the_disk(tmp_path, monkeypatch):
 
     parse = templates.parse_expression
     monkeypatch.setattr(templates, "parse_expression", refused)
-    templates.template_holes.load(templates._TEMPLATE_NAMES, templates._HOLES)
+    templates.template_holes.load(templates._TEMPLATE_NAMES, templates._HOLES, templates._LITERAL_HOLES)
     filled = [(t, m) for t, m in cases if templates._HOLES.get((t, tuple(True for _ in m))) is not None]
     assert len(filled) > 10
     for t, m in filled:
@@ -97,3 +129,27 @@ def test_a_new_process_finds_the_holes_on_the_disk(tmp_path, monkeypatch):
     _new_process(monkeypatch)
     monkeypatch.setattr(templates, "parse_expression", parse)
     assert [instantiate(t, m) for t, m in cases] == want
+
+
+def test_a_new_process_finds_the_literal_holes_on_the_disk(tmp_path, monkeypatch):
+    """Templates given literals for some names (``x2`` -> ``2``), folded with holes for the others, are read
+    from the persistent cache by a new process: the same text, without parsing the template or the literal."""
+    from srcjax.runtime import disk_cache
+
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
+    _new_process(monkeypatch)
+    cases = [("x2 - 1", {"x2": "2"}), ("x1_dot * x2", {"x1_dot": "neg_1_dot", "x2": "2"}),
+             ("np.sum(a_dot, axis=axis, dtype=dtype, keepdims=keepdims)",
+              {"a_dot": "add_dot", "axis": "None", "dtype": "None", "keepdims": "False"}),
+             ("index_add(zeros_like(x), key, out_bar)", {"key": "np.s_[1:]", "out_bar": "g_bar", "x": "x"})]
+    want = [instantiate(t, m) for t, m in cases]
+    assert want[:3] == ["1", "neg_1_dot * 2", "np.sum(add_dot, axis=None, keepdims=False)"]
+    disk_cache.flush()
+    _new_process(monkeypatch)
+
+    def refused(text: str) -> None:
+        raise AssertionError(f"parsed {text!r} again")
+
+    monkeypatch.setattr(templates, "parse_expression", refused)
+    assert [instantiate(t, {k: v.replace("neg_1", "other") for k, v in m.items()}) for t, m in cases] == \
+        [w.replace("neg_1", "other") for w in want]

@@ -176,7 +176,7 @@ def instantiate(template: str, mapping: dict[str, str], unique: frozenset[str] =
     same names again and again: ``x``, ``out_bar``)."""
     names = _TEMPLATE_NAMES.get(template)
     if names is None:
-        template_holes.load(_TEMPLATE_NAMES, _HOLES)  # (once per process: what earlier ones found)
+        template_holes.load(_TEMPLATE_NAMES, _HOLES, _LITERAL_HOLES)  # (once per process: what earlier ones found)
         names = _TEMPLATE_NAMES.get(template)
     if names is None:
         names = tuple(sorted({n.value for n in walk(_tree(template)) if type(n) is cst.Name}))
@@ -189,6 +189,8 @@ def instantiate(template: str, mapping: dict[str, str], unique: frozenset[str] =
     if hit is not None:
         return hit
     text = _named(template, names, given) if plain else None  # type: ignore[arg-type]
+    if text is None and plain:
+        text = _partly_named(template, names, given)  # type: ignore[arg-type]
     if text is None:
         nodes = {k: expr(v) if not isinstance(v, cst.BaseExpression) else v for k, v in mapping.items()}
         text = code(_fold(renamed(_tree(template), nodes), unique))
@@ -229,10 +231,59 @@ def _named(template: str, names: tuple[str, ...], given: tuple[str | None, ...])
         holed = _holed(_tree(template), names, key[1])
         with template_holes.locked():
             _HOLES[key] = holed
-        template_holes.found_new(_TEMPLATE_NAMES, _HOLES)
+        template_holes.found_new(_TEMPLATE_NAMES, _HOLES, _LITERAL_HOLES)
     if holed is None:
         return None
     return _HOLE.sub(lambda m: given[int(m.group(1))], holed)  # type: ignore[arg-type, return-value]
+
+
+# (a template, each of its names: None not given, True given a name (a hole), or the text it is given) -> the
+# template folded with those texts and a hole for each name given, or None where folding could depend on the
+# names (see _partly_named)
+_LITERAL_HOLES: dict[tuple[str, tuple[str | bool | None, ...]], str | None] = {}
+_LITERALS_KEPT = 4096
+
+
+def _partly_named(template: str, names: tuple[str, ...], given: tuple[str | None, ...]) -> str | None:
+    """What :func:`instantiate` writes when some names of ``template`` are given other texts than names
+    (literals, keywords, expressions: ``2``, ``None``, ``np.s_[1:]``), the rest names: the template with those
+    texts, folded, a hole for each name given (kept for later processes with :data:`_HOLES`), the holes
+    filled. Folding reads a name's text only for ``np`` (``np.where``), keywords (``None``, ``True``,
+    ``False``: never holes) and the calls of :data:`_NAME_FOLDS` (with ``unique`` and its containers): a
+    tree without those calls folds alike whatever other names it holds. None: a tree with such a call, a hole's
+    spelling in a text, a text that does not parse (the tree's way)."""
+    pattern = tuple(None if v is None else True if _is_hole(v) else v for v in given)
+    key = (template, pattern)
+    holed = _LITERAL_HOLES.get(key, "")
+    if holed == "":
+        if len(_LITERAL_HOLES) >= _LITERALS_KEPT:  # (texts of programs: the table, and its entry, stay bounded)
+            return None
+        holed = _literal_holed(template, names, pattern)
+        with template_holes.locked():
+            _LITERAL_HOLES[key] = holed
+        template_holes.found_new(_TEMPLATE_NAMES, _HOLES, _LITERAL_HOLES)
+    if holed is None:
+        return None
+    return _HOLE.sub(lambda m: given[int(m.group(1))], holed)  # type: ignore[arg-type, return-value]
+
+
+def _is_hole(text: str) -> bool:
+    """Whether a name's given text is filled in a hole: a name, not a keyword, nor ``np`` (``np.where`` folds)."""
+    return text.isidentifier() and not keyword.iskeyword(text) and text != "np"
+
+
+def _literal_holed(template: str, names: tuple[str, ...], pattern: tuple[str | bool | None, ...]) -> str | None:
+    if "__srcjax_hole_" in template or any(type(p) is str and "__srcjax_hole_" in p for p in pattern):
+        return None
+    try:
+        tree = renamed(_tree(template), {n: cst.Name(f"__srcjax_hole_{i}__") if p is True else expr(p)
+                                         for i, (n, p) in enumerate(zip(names, pattern)) if type(p) is str or p})
+    except Exception:  # noqa: BLE001 - a text that does not parse: the tree's way (its error)
+        return None
+    if any(type(n) is cst.Call and type(n.func) is cst.Name and n.func.value in _NAME_FOLDS  # type: ignore[attr-defined]
+           for n in walk(tree)):
+        return None
+    return code(_fold(tree))
 
 
 def _holed(tree: cst.BaseExpression, names: tuple[str, ...], filled: tuple[bool, ...]) -> str | None:
