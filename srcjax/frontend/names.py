@@ -21,6 +21,7 @@ from libcst._nodes.internal import CodegenState
 
 from .. import gc_pause
 from .cst_expressions import parse_expression
+from .cst_printer import fast_code
 from .parsed import is_literal, parse
 
 # -- fast traversal ------------------------------------------------------------------
@@ -289,9 +290,11 @@ def code(node: cst.CSTNode) -> str:
     hit = _CODE.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
-    state = _Codegen(default_indent="    ", default_newline="\n")
-    node._codegen(state)
-    text = "".join(state.tokens)
+    text = fast_code(node)  # (the node types the writers print, in a call a node: cst_printer.py)
+    if text is None:
+        state = _Codegen(default_indent="    ", default_newline="\n")
+        node._codegen(state)
+        text = "".join(state.tokens)
     if len(text) <= _CODE_LONGEST:  # (operands: a whole function printed is not kept alive here)
         if len(_CODE) >= _CODE_MAX:
             _CODE.clear()
