@@ -430,12 +430,13 @@ def names_read(text: str) -> set[str]:
 
 def target_names(t: cst.CSTNode) -> list[str]:
     """The names an assignment or ``for`` target binds (``a, (b, *c)`` -> a, b, c)."""
-    if isinstance(t, cst.Name):
-        return [t.value]
-    if isinstance(t, (cst.Tuple, cst.List)):
-        return [n for e in t.elements for n in target_names(e.value)]
-    if isinstance(t, cst.StarredElement):
-        return target_names(t.value)
+    kind = t.__class__  # (libcst's node classes are final: no isinstance call a target)
+    if kind is cst.Name:
+        return [t.value]  # type: ignore[attr-defined]
+    if kind is cst.Tuple or kind is cst.List:
+        return [n for e in t.elements for n in target_names(e.value)]  # type: ignore[attr-defined]
+    if kind is cst.StarredElement:
+        return target_names(t.value)  # type: ignore[attr-defined]
     return []
 
 
