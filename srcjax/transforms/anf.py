@@ -142,20 +142,20 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
     record = _record_build(node, nf)
     if record is not None:
         return record
-    if isinstance(node, cst.BinaryOperation):
+    if type(node) is cst.BinaryOperation:
         prim = registry.PRIMITIVES[OPERATOR_PRIMS[type(node.operator).__name__]]
         args = {"x1": code(node.left), "x2": code(node.right)}
         return _prim_op(prim, args, reads)
-    if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
-        if isinstance(node.expression, (cst.Integer, cst.Float)):
+    if type(node) is cst.UnaryOperation and type(node.operator) is not cst.Not:
+        if type(node.expression) is cst.Integer or type(node.expression) is cst.Float:
             return Op("static", reads=reads)
         prim = registry.PRIMITIVES[OPERATOR_PRIMS[type(node.operator).__name__]]
         return _prim_op(prim, {"x": code(node.expression)}, reads)
-    if isinstance(node, cst.Comparison):
+    if type(node) is cst.Comparison:
         return Op("static", reads=reads)  # comparisons have zero derivatives
-    if isinstance(node, cst.Subscript):
+    if type(node) is cst.Subscript:
         return _prim_op(registry.PRIMITIVES["getitem"], {"x": code(node.value), "key": _subscript_key(node)}, reads)
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         if node.attr.value == "T":
             return _prim_op(registry.PRIMITIVES["transpose"], {"a": code(node.value), "axes": "None"}, reads)
         return Op("static", reads=reads)
