@@ -39,7 +39,9 @@ process warmed up alike, in jax's stages (``jit(f).trace(*args)`` in the first c
 
 ``--calls`` counts the Python function calls of the first call instead (``cProfile``'s total, the same on a
 loaded machine as on a quiet one: compare two revisions with it when timings are noise; a session's first-call
-regression of 10-30% showed as 75k -> 133k calls for jacrev).
+regression of 10-30% showed as 75k -> 133k calls for jacrev). ``--calls --stages`` counts them per stage (a
+profile hook counting Python and C calls is the stages' clock: a little above ``cProfile``'s total, the same
+from run to run).
 """
 
 from __future__ import annotations
@@ -59,6 +61,17 @@ STAGES = ("normalize user", "normalize generated", "helpers from disk", "readabl
           "lower", "XLA compile", "first run", "load generated", "level-2 cache", "writers", "scratch dropped",
           "other")
 CLOCK = time.process_time if os.environ.get("BENCH_CLOCK") == "process" else time.thread_time
+_CALLS = [0]  # (--calls --stages: Python calls made so far, counted by a profile hook)
+
+
+def _count_calls(frame: Any, event: str, arg: Any) -> None:
+    if event == "call" or event == "c_call":
+        _CALLS[0] += 1
+
+
+def _calls_clock() -> float:
+    """Thousands of calls as "seconds": a stage's count comes out in the tables' units (thousands)."""
+    return _CALLS[0] / 1e6
 NAMES = ("mlp_loss", "layer", "rosen", "newton_sqrt", "dist")
 
 
@@ -153,7 +166,11 @@ def child(case: str, mode: str) -> None:
             setattr(b, n, own[n])
     c = next(c for c in b.cases(False, np.random.default_rng(0)) if case in c.name)
     spent.clear()
-    if os.environ.get("BENCH_FIRST_CALLS"):
+    if os.environ.get("BENCH_FIRST_CALLS") == "stages":  # the calls of each stage: the call counter as the clock
+        global CLOCK
+        CLOCK = _calls_clock
+        sys.setprofile(_count_calls)
+    elif os.environ.get("BENCH_FIRST_CALLS"):
         import cProfile
         import pstats
 
@@ -204,6 +221,8 @@ def main() -> int:
     ap.add_argument("cases", nargs="*", help="substrings of bench_vmap's case names (default: all five)")
     ap.add_argument("--runs", type=int, default=3, help="children of each kind per case (default 3)")
     ap.add_argument("--calls", action="store_true", help="count Python calls (thousands) instead of timing")
+    ap.add_argument("--stages", action="store_true",
+                    help="with --calls: the calls of each stage (a profile hook counts them; slower)")
     ap.add_argument("--clock", choices=("thread", "process"), default="thread",
                     help="the calling thread's CPU time (default) or the process's (XLA's compile threads included)")
     ap.add_argument("--jax", action="store_true",
@@ -217,12 +236,12 @@ def main() -> int:
     shared = tempfile.mkdtemp(prefix="bench_first_stages_")
     env = {**os.environ, "BENCH_VMAP_COLD_CACHE": shared}
     if ns.calls:
-        env["BENCH_FIRST_CALLS"] = "1"
+        env["BENCH_FIRST_CALLS"] = "stages" if ns.stages else "1"
     env["BENCH_CLOCK"] = ns.clock
     cases = ns.cases or ["per-example", "jacrev", "hessian", "newton", "nested"]
     for case in cases:  # srcjax's own entries (the helpers), from runs on the renamed copies
         subprocess.run([sys.executable, __file__, "--child", case, "warm"], capture_output=True, env=env, cwd=here)
-    stages = () if ns.calls else STAGES
+    stages = () if ns.calls and not ns.stages else STAGES
     what = "thousands of Python calls" if ns.calls else f"{ns.clock} CPU ms"
     print(f"{what}, medians of {ns.runs} processes each; load average {os.getloadavg()[0]:.1f}")
     heads = [{"normalize user": "normalize user (jax: trace)"}.get(s, s) for s in stages] if ns.jax else stages

@@ -256,13 +256,14 @@ def _names_in(target: ast.AST, out: list[str]) -> None:
     if type(target) is ast.Name:
         out.append(target.id)
     else:
-        out += [n.id for n in walk_ast(target) if isinstance(n, ast.Name)]
+        out += [n.id for n in walk_ast(target) if n.__class__ is ast.Name]  # type: ignore[attr-defined]
 
 
 def _reads(st: ast.stmt) -> list[str]:
     """The names the head of ``st`` reads (its value, test, iterable or message), in ``walk_ast``'s order."""
     head: list[ast.AST] = [v for v in (getattr(st, f, None) for f in ("value", "test", "iter", "msg")) if v is not None]
-    return [n.id for h in head for n in walk_ast(h) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    return [n.id for h in head for n in walk_ast(h)  # type: ignore[attr-defined]
+            if n.__class__ is ast.Name and n.ctx.__class__ is ast.Load]  # type: ignore[attr-defined]
 
 
 def _lookup(name: str, bindings: dict[str, Span]) -> Span | None:

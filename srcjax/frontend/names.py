@@ -21,6 +21,7 @@ from libcst._nodes.internal import CodegenState
 
 from .. import gc_pause
 from .cst_expressions import parse_expression
+from .cst_printer import fast_code
 from .parsed import is_literal, parse
 
 # -- fast traversal ------------------------------------------------------------------
@@ -289,9 +290,11 @@ def code(node: cst.CSTNode) -> str:
     hit = _CODE.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
-    state = _Codegen(default_indent="    ", default_newline="\n")
-    node._codegen(state)
-    text = "".join(state.tokens)
+    text = fast_code(node)  # (the node types the writers print, in a call a node: cst_printer.py)
+    if text is None:
+        state = _Codegen(default_indent="    ", default_newline="\n")
+        node._codegen(state)
+        text = "".join(state.tokens)
     if len(text) <= _CODE_LONGEST:  # (operands: a whole function printed is not kept alive here)
         if len(_CODE) >= _CODE_MAX:
             _CODE.clear()
@@ -427,12 +430,13 @@ def names_read(text: str) -> set[str]:
 
 def target_names(t: cst.CSTNode) -> list[str]:
     """The names an assignment or ``for`` target binds (``a, (b, *c)`` -> a, b, c)."""
-    if isinstance(t, cst.Name):
-        return [t.value]
-    if isinstance(t, (cst.Tuple, cst.List)):
-        return [n for e in t.elements for n in target_names(e.value)]
-    if isinstance(t, cst.StarredElement):
-        return target_names(t.value)
+    kind = t.__class__  # (libcst's node classes are final: no isinstance call a target)
+    if kind is cst.Name:
+        return [t.value]  # type: ignore[attr-defined]
+    if kind is cst.Tuple or kind is cst.List:
+        return [n for e in t.elements for n in target_names(e.value)]  # type: ignore[attr-defined]
+    if kind is cst.StarredElement:
+        return target_names(t.value)  # type: ignore[attr-defined]
     return []
 
 
@@ -469,12 +473,12 @@ def renamed(node: _N, mapping: Mapping[str, cst.BaseExpression]) -> _N:
     changes: dict[str, Any] = {}
     for f in _SYNTAX_FIELDS.get(t) or syntax_fields(t):
         v = getattr(node, f)
-        if isinstance(v, cst.CSTNode):
+        if v.__class__ in NODE_CLASSES:  # (isinstance of libcst's base class: an ABC's check, a Python call)
             nv = renamed(v, mapping)
             if nv is not v:
                 changes[f] = nv
         elif v.__class__ is tuple or v.__class__ is list:
-            items = [renamed(c, mapping) if isinstance(c, cst.CSTNode) else c for c in v]
+            items = [renamed(c, mapping) if c.__class__ in NODE_CLASSES else c for c in v]
             if any(a is not b for a, b in zip(items, v)):
                 changes[f] = items
     return node.with_changes(**changes) if changes else node
@@ -489,12 +493,12 @@ def replaced(node: _N, kind: type, fn: Callable[[Any], cst.CSTNode]) -> _N:
     changes: dict[str, Any] = {}
     for f in _SYNTAX_FIELDS.get(t) or syntax_fields(t):
         v = getattr(node, f)
-        if isinstance(v, cst.CSTNode):
+        if v.__class__ in NODE_CLASSES:  # (isinstance of libcst's base class: an ABC's check, a Python call)
             nv = replaced(v, kind, fn)
             if nv is not v:
                 changes[f] = nv
         elif v.__class__ is tuple or v.__class__ is list:
-            items = [replaced(c, kind, fn) if isinstance(c, cst.CSTNode) else c for c in v]
+            items = [replaced(c, kind, fn) if c.__class__ in NODE_CLASSES else c for c in v]
             if any(a is not b for a, b in zip(items, v)):
                 changes[f] = items
     return node.with_changes(**changes) if changes else node
@@ -560,14 +564,16 @@ def boolean_valued(e: cst.BaseExpression, leaf: Callable[[cst.BaseExpression], b
     """``a > 0 and not np.isnan(b)``: an ``and``/``or``/``not`` of comparisons and tests, a boolean
     whichever operand decides (``np.logical_and`` of the same operands is the same value). ``leaf``
     accepts other operands (say, values without a derivative)."""
-    if isinstance(e, cst.BooleanOperation):
-        return boolean_valued(e.left, leaf) and boolean_valued(e.right, leaf)
-    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Not):
+    kind = e.__class__  # (libcst's node classes are final: no isinstance call, each an ABC's check, a node)
+    if kind is cst.BooleanOperation:
+        return boolean_valued(e.left, leaf) and boolean_valued(e.right, leaf)  # type: ignore[attr-defined]
+    if kind is cst.UnaryOperation and e.operator.__class__ is cst.Not:  # type: ignore[attr-defined]
         return True
-    if isinstance(e, cst.Comparison) or (isinstance(e, cst.Name) and e.value in ("True", "False")):
+    if kind is cst.Comparison or (kind is cst.Name and e.value in ("True", "False")):  # type: ignore[attr-defined]
         return True
-    if isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value in _BOOLEAN_NAMES \
-            and code(e.func) in BOOLEAN_CALLS:  # (the name first: most calls are not these, and their text costs)
+    func: Any = e.func if kind is cst.Call else None  # type: ignore[attr-defined]
+    if func.__class__ is cst.Attribute and func.attr.value in _BOOLEAN_NAMES \
+            and code(func) in BOOLEAN_CALLS:  # (the name first: most calls are not these, and their text costs)
         return True
     return leaf is not None and leaf(e)
 

@@ -645,42 +645,42 @@ class Normalizer(Resolver):
             raise self.unsupported(s, *unsupported)
         if subscript_writes.statement(self, s):  # y[k] = v, y[k] += v, y[mask] = v (frontend/subscript_writes.py)
             pass
-        elif isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) \
-                and isinstance(s.value, cst.Lambda):  # f = lambda y: ...  ->  def f(y): ...
+        elif type(s) is cst.Assign and len(s.targets) == 1 and type(s.targets[0].target) is cst.Name \
+                and type(s.value) is cst.Lambda:  # f = lambda y: ...  ->  def f(y): ...
             self.lambda_function(s.value, s.targets[0].target.value)
-        elif isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) \
-                and isinstance(s.value, cst.Call) and (made := self.transformed(s.value)) is not None and \
+        elif type(s) is cst.Assign and len(s.targets) == 1 and type(s.targets[0].target) is cst.Name \
+                and type(s.value) is cst.Call and (made := self.transformed(s.value)) is not None and \
                 self.assigned_once(s.targets[0].target.value):  # per_ex = srcjax.vmap(f): calls of it are calls
             self.bindings[s.targets[0].target.value] = made  # of the generated function
-        elif isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.value, cst.Call) and \
+        elif type(s) is cst.Assign and len(s.targets) == 1 and type(s.value) is cst.Call and \
                 (pair := jax_spellings.vjp_targets(s.targets[0].target)) is not None and \
                 jax_spellings.flat_vjp(self, s.value, pair) is not None:
             pass  # y, vjp_fn = srcjax.vjp(f, x): y = f(x), def vjp_fn(ct): ... (jax_spellings.flat_vjp)
-        elif isinstance(s, cst.Assign) and len(s.targets) == 1 and (starred.has_star(t := s.targets[0].target) or
+        elif type(s) is cst.Assign and len(s.targets) == 1 and (starred.has_star(t := s.targets[0].target) or
                                                                    starred.has_nested_star(t)):
             starred.assign(self, t, s.value, s.value)  # (a, *b = v; (c, *d), e = v)
-        elif isinstance(s, cst.Assign):
+        elif type(s) is cst.Assign:
             targets = [self.target(t.target) for t in s.targets]
             flat, hint = self.flat(s.value)  # type: ignore[assignment]
             first = targets[0]
             self.assign(first, flat, s.value)
             for t in targets[1:]:
                 self.assign(t, first, s.value)
-        elif isinstance(s, cst.AnnAssign):
+        elif type(s) is cst.AnnAssign:
             if s.value is not None:
                 self.assign(self.target(s.target), self.flat(s.value)[0], s.value)
-        elif isinstance(s, cst.AugAssign):
+        elif type(s) is cst.AugAssign:
             target = self.target(s.target)
             if not isinstance(target, cst.Name):
                 raise self.unsupported(s.target, "augmented assignment to this target")
             in_place_updates.statement(self, s, target)  # w *= m: mul = w * m; w = in_place(w, mul)
-        elif isinstance(s, cst.Return):
+        elif type(s) is cst.Return:
             value = self.atom(s.value) if s.value is not None else None  # type: ignore[assignment]
             self.emit(cst.Return(value=value), s)
-        elif isinstance(s, cst.Expr):
+        elif type(s) is cst.Expr:
             if isinstance(s.value, (cst.SimpleString, cst.ConcatenatedString)):
                 return
-            if not isinstance(s.value, cst.Call):
+            if type(s.value) is not cst.Call:
                 self.lazy(s.value)  # no effect, so dropped; but `yield x` or an unknown name is still an error
                 return
             if numpy_calls.ufunc_at(self, s.value) or numpy_calls.out_argument(self, s.value):  # np.add.at(a, i, b)
@@ -690,11 +690,11 @@ class Normalizer(Resolver):
                 return
             flat, _ = self.flat(s.value)
             self.emit(cst.Expr(value=flat), s.value)
-        elif isinstance(s, cst.Assert):
+        elif type(s) is cst.Assert:
             test = self.atom(s.test)
             msg = self.lazy(s.msg) if s.msg is not None else None
             self.emit(s.with_changes(test=test, msg=msg), s.test)
-        elif isinstance(s, cst.Raise):
+        elif type(s) is cst.Raise:
             exc = self.lazy(s.exc) if s.exc is not None else None
             self.emit(s.with_changes(exc=exc), s)
         elif isinstance(s, (cst.Pass, cst.Break, cst.Continue)):

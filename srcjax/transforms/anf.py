@@ -142,20 +142,20 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
     record = _record_build(node, nf)
     if record is not None:
         return record
-    if isinstance(node, cst.BinaryOperation):
+    if type(node) is cst.BinaryOperation:
         prim = registry.PRIMITIVES[OPERATOR_PRIMS[type(node.operator).__name__]]
         args = {"x1": code(node.left), "x2": code(node.right)}
         return _prim_op(prim, args, reads)
-    if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
-        if isinstance(node.expression, (cst.Integer, cst.Float)):
+    if type(node) is cst.UnaryOperation and type(node.operator) is not cst.Not:
+        if type(node.expression) is cst.Integer or type(node.expression) is cst.Float:
             return Op("static", reads=reads)
         prim = registry.PRIMITIVES[OPERATOR_PRIMS[type(node.operator).__name__]]
         return _prim_op(prim, {"x": code(node.expression)}, reads)
-    if isinstance(node, cst.Comparison):
+    if type(node) is cst.Comparison:
         return Op("static", reads=reads)  # comparisons have zero derivatives
-    if isinstance(node, cst.Subscript):
+    if type(node) is cst.Subscript:
         return _prim_op(registry.PRIMITIVES["getitem"], {"x": code(node.value), "key": _subscript_key(node)}, reads)
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         if node.attr.value == "T":
             return _prim_op(registry.PRIMITIVES["transpose"], {"a": code(node.value), "axes": "None"}, reads)
         return Op("static", reads=reads)
@@ -479,11 +479,12 @@ def _inline_block(stmts: list[Any], counts: dict[str, int]) -> list[Any]:
     views: dict[str, tuple[int, cst.BaseExpression]] = {}
     dropped: set[int] = set()
     for st in stmts:
-        if isinstance(st, cst.If):
+        kind = st.__class__  # (libcst's statement classes are final: no isinstance call, an ABC's check, each)
+        if kind is cst.If:
             st = _with_bodies(st, _inline_block(list(st.body.body), counts), _inline_orelse(st.orelse, counts))
-        elif isinstance(st, (cst.For, cst.While)):
+        elif kind is cst.For or kind is cst.While:
             st = _with_bodies(st, _inline_block(list(st.body.body), counts))
-        if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign) \
+        if kind is cst.SimpleStatementLine and len(st.body) == 1 and isinstance(st.body[0], cst.Assign) \
                 and len(st.body[0].targets) == 1 and isinstance(st.body[0].targets[0].target, cst.Name):
             value = st.body[0].value
             is_view = isinstance(value, cst.Call) and (
@@ -494,7 +495,7 @@ def _inline_block(stmts: list[Any], counts: dict[str, int]) -> list[Any]:
                 and value.args[0].value.value in views and _items_call(views[value.args[0].value.value][1]))
             if is_view:
                 views[st.body[0].targets[0].target.value] = (len(out), value)
-        if isinstance(st, cst.For):
+        if kind is cst.For:
             it = st.iter
             while True:
                 used = [n for n in names_in(it) if n in views and counts.get(n) == 2]
@@ -542,11 +543,12 @@ def hoist_loop_sequences(body: Sequence[Any], active: set[str], names: Names,
     out: list[Any] = []
     for st in body:
         where = (spans or {}).get(id(st))
-        if isinstance(st, cst.If):
+        kind = st.__class__  # (libcst's statement classes are final: no isinstance call, an ABC's check, each)
+        if kind is cst.If:
             st = _hoist_if(st, active, names, spans)
-        elif isinstance(st, (cst.For, cst.While)):
+        elif kind is cst.For or kind is cst.While:
             st = _with_bodies(st, hoist_loop_sequences(st.body.body, active, names, spans))
-        if isinstance(st, cst.For):
+        if kind is cst.For:
             mapping: dict[cst.BaseExpression, cst.Name] = {}
             try:
                 srcs = active_loop(st, active)

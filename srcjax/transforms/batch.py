@@ -78,6 +78,7 @@ BATCHED_IMPORTS = tuple(batched_helpers.__all__)
 
 
 _SHAPE_ATTRS = {"shape", "ndim", "size"}
+_DISPLAYS = frozenset({cst.Tuple, cst.List, cst.Dict})  # (by exact class: isinstance of libcst nodes is an ABC check)
 _STATIC_CALLS = {"np.shape", "np.ndim", "np.size", "len", "np.result_type", "is_tree", "by_leaves", "is_float",
                  "isinstance", "type", "np.issubdtype", "np.iscomplexobj", "np.isrealobj", "np.dtype", "item_keys",
                  "has_derivative", "is_complex", "batch_shape"}
@@ -439,7 +440,7 @@ class FunctionWriter:
             raise self.error("vmap: chained assignment", line)
         target = s.targets[0].target
         value = s.value
-        self.last_array = isinstance(value, (cst.BinaryOperation, cst.Comparison))
+        self.last_array = type(value) is cst.BinaryOperation or type(value) is cst.Comparison  # (no ABC check)
         self.last_sequence = False
         value = batch_containers.def_alias(self, target, value)  # (`h = r[1]` of `r = (y, vjp_fn)`: h calls vjp_fn)
         expr, st = self.rhs(value, ind, line, target)
@@ -455,8 +456,9 @@ class FunctionWriter:
         if type(target) is cst.Name:
             name = target.value
             self.packed.pop(name, None)
-            if st is False and isinstance(value, (cst.Tuple, cst.List, cst.Dict)) and \
-                    not any(isinstance(e, (cst.StarredElement, cst.StarredDictElement)) for e in value.elements):
+            if st is False and type(value) in _DISPLAYS and \
+                    not any(isinstance(e, (cst.StarredElement, cst.StarredDictElement))
+                            for e in value.elements):  # type: ignore[attr-defined]
                 self.packed[name] = self.value_state(value, structured=True)
             batch_containers.note_zeros(self, [name], value)
             if name in self.forced and st is not True:
@@ -559,7 +561,7 @@ class FunctionWriter:
             return code(value), False
         if type(value) is cst.Name:
             return value.value, self.state(value.value)
-        if isinstance(value, (cst.Tuple, cst.List, cst.Dict)):  # (an element `x.size`: the per-example query)
+        if type(value) in _DISPLAYS:  # (an element `x.size`: the per-example query)
             value = value.visit(batch_queries.PerExample(self))  # type: ignore[assignment]
             return code(value), batch_queries.literal_state(self, value)
         if type(value) is cst.BinaryOperation and (joined := batch_containers.sequence_op(self, value)) is not None:

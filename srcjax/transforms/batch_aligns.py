@@ -113,14 +113,19 @@ def _forget(below: dict[str, set[str]], name: str) -> None:
 def _bound(s: ast.stmt) -> set[str]:
     """Every name a statement binds, nested statements included."""
     out: set[str] = set()
-    for n in walked(s):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            out.add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(n.name)
-        elif isinstance(n, ast.alias):
-            out.add((n.asname or n.name).split(".")[0])
+    for n in walked(s):  # (exact types, as parsed: no call a node)
+        t = n.__class__
+        if t is ast.Name:
+            if n.ctx.__class__ is ast.Store:  # type: ignore[attr-defined]
+                out.add(n.id)  # type: ignore[attr-defined]
+        elif t in _DEFS:
+            out.add(n.name)  # type: ignore[attr-defined]
+        elif t is ast.alias:
+            out.add((n.asname or n.name).split(".")[0])  # type: ignore[attr-defined]
     return out
+
+
+_DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 
 
 def _align(node: ast.AST) -> tuple[str, str] | None:
@@ -135,10 +140,11 @@ def _align(node: ast.AST) -> tuple[str, str] | None:
 
 def _rewrite(s: ast.stmt, below: dict[str, set[str]], edits: list[tuple[int, int, int, int, str]]) -> None:
     nodes = walked(s)  # (the shared tree's: the readable pass walks the same statements)
-    if any(isinstance(node, ast.Lambda) for node in nodes):
-        return  # (a lambda's parameters may shadow the names)
     for node in nodes:
-        pair = _align(node)
+        if node.__class__ is ast.Lambda:
+            return  # (a lambda's parameters may shadow the names)
+    for node in nodes:
+        pair = _align(node) if node.__class__ is ast.Call else None
         if pair is not None and (pair[1] == pair[0] or pair[1] in below.get(pair[0], ())):
             assert isinstance(node, ast.Call) and node.end_lineno is not None and node.end_col_offset is not None
             edits.append((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, pair[0]))

@@ -245,7 +245,7 @@ def def_alias(w: FunctionWriter, target: cst.BaseExpression, value: cst.BaseExpr
     name = target.value
     if name in w.fn_items and w.fn_items.pop(name) is None:
         w.defs.pop(name, None)
-    if isinstance(value, (cst.Tuple, cst.List)):  # (a list too: `branches = [f, g]` for lax.switch)
+    if type(value) is cst.Tuple or type(value) is cst.List:  # (a list too: `branches = [f, g]` for lax.switch)
         items = [code(e.value) for e in value.elements]
         if any(i in w.defs for i in items):
             w.fn_items[name] = items

@@ -81,6 +81,10 @@ def _container_path(w: FunctionWriter, test: cst.BaseExpression) -> bool:
     return False
 
 
+_BODIES = frozenset({cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine})
+_BLOCKS = frozenset({cst.If, cst.For, cst.While, cst.Else, cst.With})
+
+
 def _assignments(body: cst.BaseSuite) -> list[cst.Assign]:
     """The one-name assignments of a function's body, in its blocks too (not in nested functions): a walk
     over statements only (libcst's ``children`` visits every node)."""
@@ -91,9 +95,9 @@ def _assignments(body: cst.BaseSuite) -> list[cst.Assign]:
         if type(n) is cst.Assign:
             if len(n.targets) == 1 and type(n.targets[0].target) is cst.Name:
                 out.append(n)
-        elif isinstance(n, (cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine)):
+        elif type(n) in _BODIES:  # (by exact class: isinstance of libcst nodes is an ABC check, a Python call)
             todo += n.body
-        elif isinstance(n, (cst.If, cst.For, cst.While, cst.Else, cst.With)):
+        elif type(n) in _BLOCKS:
             other = getattr(n, "orelse", None)
             todo += [n.body, *([other] if other is not None else [])]
     return out

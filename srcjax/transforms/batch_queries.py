@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ..frontend.cst_expressions import parse_expression
-from ..frontend.names import code, names_in, syntax_fields, walk
+from ..frontend.names import NODE_CLASSES, code, names_in, syntax_fields, walk
 from .batch_dict_keys import mapped_dict_keys
 from .batch_state import Stack, State, Tree, all_batched, any_batched, element, literal_key
 
@@ -133,12 +133,12 @@ def per_example(w: FunctionWriter, node: Any) -> Any:
     changes: dict[str, Any] = {}
     for f in syntax_fields(t):
         v = getattr(node, f)
-        if isinstance(v, cst.CSTNode):
+        if v.__class__ in NODE_CLASSES:  # (isinstance of libcst's base class: an ABC's check, a Python call)
             nv = per_example(w, v)
             if nv is not v:
                 changes[f] = nv
         elif v.__class__ is tuple or v.__class__ is list:
-            items = [per_example(w, c) if isinstance(c, cst.CSTNode) else c for c in v]
+            items = [per_example(w, c) if c.__class__ in NODE_CLASSES else c for c in v]
             if any(a is not b for a, b in zip(items, v)):
                 changes[f] = items
     upd = node.with_changes(**changes) if changes else node

@@ -419,13 +419,14 @@ class _Scope:
                   out: list[tuple[ast.Name, int, bool]]) -> None:
         """:meth:`_uses` under ``node`` (the place needs precedence ``need``; ``above`` calls with side
         effects around it, of the statement's ``impure``)."""
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Load):
-                out.append((node, need, above == impure))
+        kind = node.__class__  # (exact types, as parsed: no isinstance call a node)
+        if kind is ast.Name:
+            if node.ctx.__class__ is ast.Load:  # type: ignore[attr-defined]
+                out.append((node, need, above == impure))  # type: ignore[arg-type]
             return
-        if type(node) in _SCOPE_KINDS:
+        if kind in _SCOPE_KINDS:
             return
-        if type(node) is ast.Call and not self.pure_call(node):  # type: ignore[arg-type]
+        if kind is ast.Call and not self.pure_call(node):  # type: ignore[arg-type]
             above += 1
         for child, child_need in _children(node):
             self._reads_in(child, child_need, above, impure, out)
@@ -608,8 +609,9 @@ def _chain(node: ast.expr) -> list[ast.expr]:
 
 def _tidy(node: ast.AST, t: _Text) -> tuple[str, int] | None:
     """The tidied text of ``node`` and its precedence, or None when nothing changes here."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = node.operand
+    kind = node.__class__  # (exact types, as parsed: no isinstance call a node)
+    if kind is ast.UnaryOp and node.op.__class__ is ast.USub:  # type: ignore[attr-defined]
+        inner = node.operand  # type: ignore[attr-defined]
         if isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.USub):  # -(-e)
             return _text(inner.operand, t), _prec(inner.operand)
         lead = _leading_negation(inner)
@@ -622,9 +624,9 @@ def _tidy(node: ast.AST, t: _Text) -> tuple[str, int] | None:
                 spelled = isinstance(first, ast.Constant) and first.value == head
                 return _product("-" + _text(first, t) if spelled else repr(-head), fs, t), 14
         return None
-    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)):
+    if not (kind is ast.BinOp and node.op.__class__ is ast.Mult):  # type: ignore[attr-defined]
         return None
-    fs, head, changed = _gather(node)
+    fs, head, changed = _gather(node)  # type: ignore[arg-type]
     if not changed:
         return None
     return _product(repr(head) if head is not None and _number(fs[0]) != head else _text(fs[0], t), fs, t), 14

@@ -188,20 +188,18 @@ class _Text:
 
 
 def _prec(node: ast.AST) -> int:
-    if isinstance(node, ast.BinOp):
-        return _BINPREC[type(node.op)]
-    if isinstance(node, ast.UnaryOp):
-        return 7 if isinstance(node.op, ast.Not) else 15
-    if isinstance(node, ast.Compare):
-        return 8
-    if isinstance(node, ast.BoolOp):
-        return 6 if isinstance(node.op, ast.And) else 5
-    if isinstance(node, ast.IfExp):
-        return 4
-    if isinstance(node, (ast.Lambda, ast.Tuple, ast.Starred, ast.NamedExpr)):
-        return 0
-    return _ATOM
+    kind = node.__class__  # (exact types, as parsed: no isinstance call a node)
+    if kind is ast.BinOp:
+        return _BINPREC[type(node.op)]  # type: ignore[attr-defined]
+    if kind is ast.UnaryOp:
+        return 7 if node.op.__class__ is ast.Not else 15  # type: ignore[attr-defined]
+    if kind is ast.BoolOp:
+        return 6 if node.op.__class__ is ast.And else 5  # type: ignore[attr-defined]
+    return _PREC.get(kind, _ATOM)
 
+
+
+_PREC = {ast.Compare: 8, ast.IfExp: 4, ast.Lambda: 0, ast.Tuple: 0, ast.Starred: 0, ast.NamedExpr: 0}
 
 
 class _Stmt:
@@ -320,23 +318,28 @@ class _Function:
     # -- expressions ---------------------------------------------------------------------------------
 
     def expr(self, node: ast.expr, need: int) -> R:
-        if isinstance(node, ast.Name):
-            n = self._name(node.id)
-            edits = [] if n == node.id else [self._rename(node, n)]
+        kind = node.__class__  # (exact types, as parsed: no isinstance call a node)
+        if kind is ast.Name:
+            n = self._name(node.id)  # type: ignore[attr-defined]
+            edits = [] if n == node.id else [self._rename(node, n)]  # type: ignore[attr-defined,arg-type]
             return R(self._fact(n), edits, _ATOM, [n], True, n)
-        if isinstance(node, ast.Constant):
-            kind = _NUMBERS.get(type(node.value))
-            if kind is None:
+        if kind is ast.Constant:
+            number = _NUMBERS.get(type(node.value))  # type: ignore[attr-defined]
+            if number is None:
                 return R(_fresh(), [], _ATOM, [], True)
-            return R(Fact(frozenset(), (kind[0], kind[1], False), True), [], _ATOM, [], True)
+            return R(Fact(frozenset(), (number[0], number[1], False), True), [], _ATOM, [], True)
+        if kind is ast.BinOp:
+            return self._binop(node, need)  # type: ignore[arg-type]
+        if kind is ast.Call:
+            return self._call(node, need)  # type: ignore[arg-type]
+        if kind is ast.Subscript:
+            return self._subscript(node)  # type: ignore[arg-type]
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             r = self.expr(node.operand, 15)
             f = r.fact
             dt = f.dtype if f.dtype[1] else _fresh_dtype(False, f.dtype[2])
             const = f.const if f.const is None or isinstance(node.op, ast.UAdd) else -f.const
             return R(Fact(f.shape, dt, True, const, _fam(f)), r.edits, 15, r.reads, r.pure)
-        if isinstance(node, ast.BinOp):
-            return self._binop(node, need)
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and \
                 not isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
             a, b = self.expr(node.left, 9), self.expr(node.comparators[0], 9)
@@ -348,10 +351,6 @@ class _Function:
             strong = fa.dtype[2] or fb.dtype[2]
             f = Fact(_union(fa.shape, fb.shape), _fresh_dtype(False, strong), True) if ok else _fresh()
             return R(f, a.edits + b.edits, 8, a.reads + b.reads, a.pure and b.pure)
-        if isinstance(node, ast.Call):
-            return self._call(node, need)
-        if isinstance(node, ast.Subscript):
-            return self._subscript(node)
         return self._generic(node)
 
     def _binop(self, node: ast.BinOp, need: int) -> R:
@@ -771,9 +770,9 @@ class _Function:
 
     def _forget(self, s: ast.stmt) -> None:
         """After a statement that is not analysed: what it binds is unknown, values may change."""
-        for n in walked(s):
-            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-                self.facts[n.id] = _fresh()
+        for n in walked(s):  # (exact types, as parsed: no isinstance call a node)
+            if n.__class__ is ast.Name and n.ctx.__class__ is not ast.Load:  # type: ignore[attr-defined]
+                self.facts[n.id] = _fresh()  # type: ignore[attr-defined]
         self._forget_consts()
 
     def _forget_consts(self) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 import libcst as cst
 
 from ..frontend.cst_expressions import parse_expression
-from ..frontend.names import code, literal_value, renamed, syntax_fields, walk
+from ..frontend.names import NODE_CLASSES, code, literal_value, renamed, syntax_fields, walk
 from . import template_holes
 
 # -- templates --------------------------------------------------------------------------------
@@ -39,12 +39,12 @@ def _fold(node: cst.CSTNode, unique: frozenset[str] = frozenset()) -> cst.CSTNod
     changes: dict[str, Any] = {}
     for f in syntax_fields(t):
         v = getattr(node, f)
-        if isinstance(v, cst.CSTNode):
+        if v.__class__ in NODE_CLASSES:  # (isinstance of libcst's base class: an ABC's check, a Python call)
             nv = _fold(v, unique)
             if nv is not v:
                 changes[f] = nv
         elif v.__class__ is tuple or v.__class__ is list:
-            items = [_fold(c, unique) if isinstance(c, cst.CSTNode) else c for c in v]
+            items = [_fold(c, unique) if c.__class__ in NODE_CLASSES else c for c in v]
             if any(a is not b for a, b in zip(items, v)):
                 changes[f] = items
     if changes:
