@@ -761,7 +761,7 @@ def seq_piece(g: Any, seq: Any, axis: Any, kind: str, k: int) -> Any:
             return np.reshape(g, np.shape(seq[0]))
         return np.reshape(g[k], np.shape(seq[k]))
     if kind == "stack":
-        return unbroadcast(g[(slice(None),) * (axis % np.ndim(g)) + (k,)], seq[k])
+        return operand_bar(g[(slice(None),) * (axis % np.ndim(g)) + (k,)], seq[k])
     shapes = [np.shape(a) for a in seq]
     if kind == "concatenate" and axis is None:
         ax = 0
@@ -776,7 +776,15 @@ def seq_piece(g: Any, seq: Any, axis: Any, kind: str, k: int) -> Any:
         ax = 0
         sizes = [sh[0] if len(sh) >= 2 else 1 for sh in shapes]
     lo = sum(sizes[:k])
-    return unbroadcast(np.reshape(g[axis_slice(np.ndim(g), ax, lo, lo + sizes[k])], shapes[k]), seq[k])
+    return operand_bar(np.reshape(g[axis_slice(np.ndim(g), ax, lo, lo + sizes[k])], shapes[k]), seq[k])
+
+
+def operand_bar(g: Any, a: Any) -> Any:
+    """The cotangent of one operand ``a`` of a join from its piece ``g``: ``g`` in ``a``'s shape, or for a (nested)
+    list or tuple of arrays (``items.append([v, 2 * v])``, then ``np.stack(items)``) its rows, one per element."""
+    if isinstance(a, (list, tuple)):
+        return array_bar(g, a)
+    return unbroadcast(g, a)
 
 
 def seq_pieces(g: Any, seq: Any, axis: Any, kind: str) -> Any:

@@ -466,20 +466,24 @@ class VJP:
                 if lst not in self.act.active:
                     return
                 lb = self.bname(lst)
-                if isinstance(node, cst.Tuple):  # `_tape.append((a, b,))` (derivative code): per element
-                    elems = [(k, e) for k, e in ((k, code(e.value)) for k, e in enumerate(node.elements))
-                             if e.isidentifier() and e in self.act.active]
-                    if len(node.elements) == 1 and elems:
-                        self.accumulate(elems[0][1], f"{lb}.pop()[0]", lines, pad, defined)
-                    elif elems:
+                if isinstance(node, (cst.Tuple, cst.List, cst.Dict)) and \
+                        all(isinstance(e, (cst.Element, cst.DictElement)) for e in node.elements):
+                    # `_tape.append((a, b,))` (derivative code), `items.append([v, w])`, `items.append((v, (w, u)))`:
+                    # the popped cotangent's items into each element, nested displays too
+                    if not set(names_in(node)) & self.act.active:
+                        lines.append(f"{pad}{lb}.pop()")
+                    elif len(node.elements) == 1 and isinstance(node.elements[0].value, cst.Name):
+                        self.accumulate(code(node.elements[0].value), f"{lb}.pop()[0]", lines, pad, defined)
+                    else:
                         row = self.names.fresh("saved_bar")
                         lines.append(f"{pad}{row} = {lb}.pop()")
-                        for k, e in elems:
-                            self.accumulate(e, f"{row}[{k}]", lines, pad, defined)
-                    else:
-                        lines.append(f"{pad}{lb}.pop()")
+                        self.element_adjoint(node, row, lines, pad, defined)
                 elif arg in self.act.active:
                     self.accumulate(arg, f"{lb}.pop()", lines, pad, defined)
+                elif set(names_in(node)) & self.act.active:  # (normalization names what it appends: not reached)
+                    raise DifferentiationError(f"cannot differentiate through `{lst}.append({arg})` yet",
+                                               hint=f"name the appended value first: item = {arg}; "
+                                                    f"{lst}.append(item)")
                 else:
                     lines.append(f"{pad}{lb}.pop()")
             return

@@ -1,0 +1,177 @@
+"""A list (or dict) changed in place while a second name holds it: found, for the transformations to refuse.
+
+Python's ``m = out`` makes ``m`` the same list as ``out``: ``out.append(y)`` later is seen through ``m``, and
+through a container holding it (``d = {"l": out}``, ``t = (out, 1)``, ``outer.append(out)``), or an item read
+back out of one (``getitem = t[0]``). Derivative and batched source follow a list by the name it is changed
+through (the tangent list ``out_dot``, the cotangent list ``out_bar``, the tape of appends), not by identity, so
+a read through the other name saw the list as it was: a silently wrong Jacobian under ``jacrev``, a wrong
+``vmap`` (``jit`` runs Python's lists and was right). :func:`shared_changes` finds, in a function's normalized
+body, each statement that makes such a second reference to a list that is then changed in place while both
+references hold it, with the change; the transformations refuse it at the user's line.
+
+The walk is flow-sensitive in program order (a loop's body twice: what one iteration makes shared, the next may
+change): a name rebound to a new value leaves its old list (``prev = cur; cur = []; cur.append(y)`` changes the
+new list, which nothing else holds). Both branches of an ``if`` are walked, one after the other (conservative).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+
+from .names import code, names_in, target_names
+
+__all__ = ["SharedChange", "shared_changes"]
+
+_CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "update",
+                      "setdefault", "popitem"})
+"""Methods that change a list or dict in place."""
+
+_HOLDS = frozenset({"append", "insert", "extend", "setdefault"})
+"""Of those, the ones that store their argument in the container (``outer.append(out)``: outer holds out)."""
+
+
+@dataclass(frozen=True)
+class SharedChange:
+    """``made`` gives the list a second reference (``alias``, next to ``name``); ``change`` changes it later."""
+
+    made: cst.CSTNode
+    name: str
+    alias: str
+    change: cst.CSTNode
+
+
+@dataclass
+class _State:
+    objects: Iterator[int] = field(default_factory=itertools.count)
+    refs: dict[str, frozenset[int]] = field(default_factory=dict)  # name -> the objects it may be
+    held: dict[int, set[int]] = field(default_factory=dict)  # container -> the objects it holds
+    made: dict[int, tuple[cst.CSTNode, str, str]] = field(default_factory=dict)  # object -> where it got shared
+    found: list[SharedChange] = field(default_factory=list)
+
+    def fresh(self) -> frozenset[int]:
+        return frozenset({next(self.objects)})
+
+    def of(self, name: str) -> frozenset[int]:
+        if name not in self.refs:  # (a parameter, a global: a value of its own)
+            self.refs[name] = self.fresh()
+        return self.refs[name]
+
+    def holders(self, obj: int) -> list[str]:
+        """The names by which ``obj`` is reached: its own, and those of containers holding it."""
+        out = [n for n, objs in self.refs.items() if obj in objs]
+        out += [n for n, objs in self.refs.items() if any(obj in self.held.get(c, ()) for c in objs)]
+        return out
+
+    def share(self, objs: frozenset[int], node: cst.CSTNode, name: str, alias: str) -> None:
+        for o in objs:
+            self.made.setdefault(o, (node, name, alias))
+
+    def change(self, name: str, node: cst.CSTNode) -> None:
+        for o in self.of(name):
+            if o in self.made and len(set(self.holders(o))) > 1:
+                made, first, alias = self.made[o]
+                if not any(f.made is made for f in self.found):
+                    self.found.append(SharedChange(made, first, alias, node))
+
+
+def shared_changes(body: Sequence[Any]) -> list[SharedChange]:
+    """Each statement of ``body`` (normalized statements) that makes a second reference to a list or dict changed
+    in place afterwards while both hold it (see the module docstring)."""
+    st = _State()
+    _block(st, body)
+    return st.found
+
+
+def _block(st: _State, stmts: Sequence[Any]) -> None:
+    for s in stmts:
+        if isinstance(s, cst.SimpleStatementLine):
+            for small in s.body:
+                _small(st, small)
+        elif isinstance(s, cst.For):
+            seq = s.iter
+            for _ in range(2):  # (what one iteration makes shared, the next may change)
+                items = _items(st, seq)
+                for n in target_names(s.target):
+                    st.refs[n] = items if isinstance(s.target, cst.Name) and items else st.fresh()
+                _block(st, s.body.body)
+            if s.orelse is not None:
+                _block(st, s.orelse.body.body)
+        elif isinstance(s, cst.While):
+            for _ in range(2):
+                _block(st, s.body.body)
+        elif isinstance(s, cst.If):
+            _block(st, s.body.body)
+            if s.orelse is not None:
+                _block(st, [s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body)
+        elif isinstance(s, (cst.With, cst.Try)):
+            _block(st, s.body.body)
+
+
+def _items(st: _State, value: cst.BaseExpression) -> frozenset[int]:
+    """The objects an item of ``value`` may be (``t[0]``, ``d["l"]``, ``for r in rows``): those its containers hold."""
+    if isinstance(value, cst.Name):
+        return frozenset(o for c in st.of(value.value) for o in st.held.get(c, ()))
+    return frozenset()
+
+
+def _display_names(value: cst.BaseExpression) -> list[str]:
+    """The names a display holds as items, nested displays too (``{"l": out}``, ``(out, 1)``, ``[[a, b], c]``)."""
+    if isinstance(value, cst.Name):
+        return [value.value]
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+        return [n for e in value.elements for n in _display_names(e.value)]
+    if isinstance(value, cst.Dict):
+        return [n for e in value.elements if isinstance(e, cst.DictElement) for n in _display_names(e.value)]
+    return []
+
+
+def _small(st: _State, s: cst.CSTNode) -> None:
+    if isinstance(s, cst.Assign):
+        value = s.value
+        for t in s.targets:
+            tgt = t.target
+            if isinstance(tgt, cst.Name) and isinstance(value, cst.Name):  # m = out: one list, two names
+                objs = st.of(value.value)
+                st.refs[tgt.value] = objs
+                st.share(objs, s, value.value, tgt.value)
+            elif isinstance(tgt, cst.Name) and isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set)):
+                made = st.fresh()
+                inner = [n for n in _display_names(value) if n in st.refs]
+                for n in inner:  # d = {"l": out}: d holds out's list
+                    st.held.setdefault(next(iter(made)), set()).update(st.refs[n])
+                    st.share(st.refs[n], s, n, tgt.value)
+                st.refs[tgt.value] = made
+            elif isinstance(tgt, cst.Name) and isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) \
+                    and (items := _items(st, value.value)):
+                st.refs[tgt.value] = items  # getitem = t[0]: the list t holds
+            elif isinstance(tgt, cst.Subscript) and isinstance(tgt.value, cst.Name):
+                if isinstance(value, cst.Name) and value.value in st.refs:  # d["l"] = out: d holds it too
+                    for c in st.of(tgt.value.value):
+                        st.held.setdefault(c, set()).update(st.refs[value.value])
+                    st.share(st.refs[value.value], s, value.value, code(tgt))
+                st.change(tgt.value.value, s)
+            else:
+                for n in target_names(tgt):
+                    st.refs[n] = st.fresh()
+    elif isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Name) and \
+            isinstance(s.value, (cst.List, cst.Tuple, cst.Dict)):
+        st.change(s.target.value, s)  # (out += [y]: in place, for a list)
+    elif isinstance(s, cst.AugAssign):
+        for n in names_in(s.target):
+            st.refs[n] = st.fresh()
+    elif isinstance(s, cst.Expr) and isinstance(call := s.value, cst.Call) and \
+            isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) and \
+            call.func.attr.value in _CHANGES:
+        recv = call.func.value.value
+        if call.func.attr.value in _HOLDS:  # outer.append(out): outer holds out's list
+            for a in call.args:
+                if isinstance(a.value, cst.Name) and a.value.value in st.refs:
+                    for c in st.of(recv):
+                        st.held.setdefault(c, set()).update(st.refs[a.value.value])
+                    st.share(st.refs[a.value.value], s, a.value.value, recv)
+        st.change(recv, s)
