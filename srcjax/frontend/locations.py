@@ -314,6 +314,8 @@ def user_code(node: cst.CSTNode, span: Span | None) -> str:
     small = line[0].body[0]
     if not isinstance(node, cst.BaseExpression):
         return code(small) if type(small) is type(node) else code(node)
+    if isinstance(small, cst.AugAssign) and isinstance(node, cst.BinaryOperation):
+        return code(small)  # (`out += [r[1]]`, normalized `out = out + [getitem_1]`)
     value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
     if value is None or type(value) is not type(node) or \
             isinstance(node, cst.Call) and code(node.func) != code(value.func):  # type: ignore[attr-defined]

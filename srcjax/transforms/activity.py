@@ -24,7 +24,6 @@ from .. import batched as batched_helpers
 from ..core import TranspileError
 from ..frontend import parsed, shadowing
 from ..frontend.cst_expressions import parse_expression
-from ..frontend.list_aliases import shared_changes
 from ..frontend.liveness import Liveness
 from ..frontend.locations import user_code
 from ..frontend.names import (
@@ -41,6 +40,7 @@ from ..frontend.names import (
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.restructure import walk as _walk
+from . import list_refusals
 from .anf import (
     ADJOINT_IMPORTS,
     ComprehensionError,
@@ -190,15 +190,7 @@ class Activity:
                     "passed to srcjax.lax.cond/fori_loop/while_loop/scan) yet", span=self.nf.spans.get(id(nested)),
                     hint="define a helper at module level (calls of module functions are differentiated), and "
                          "write lax bodies as plain Python if/for/while: srcjax rewrites and differentiates that")
-        for found in shared_changes(body):  # (`m = out`, then `out.append(y)`: derivatives follow one name)
-            if {found.name, found.alias} & self.active or set(names_in(found.change)) & self.active:
-                raise DifferentiationError(
-                    f"cannot differentiate through `{self.shown(found.made, found.made, body)}` yet: `{found.alias}` "
-                    f"holds the list `{found.name}`, which `{self.shown(found.change, found.change, body)}` changes "
-                    "in place after (derivatives follow a list by the name it is changed through)",
-                    span=self.span_of(found.made, body),
-                    hint=f"read and change the list by one name (`{found.name}`), or make `{found.alias}` after the "
-                         "list's last change")
+        list_refusals.shared_lists(self, body)  # (`m = out`, then `out.append(y)`: derivatives follow one name)
         container_binds: dict[int, list[str]] = {}  # id of an assignment binding a list/tuple -> its names
         for s, _ in _walk(body):
             self.check_item_views(s, body)
@@ -236,7 +228,7 @@ class Activity:
                         for v in (s.value.left, s.value.right)):
                     raise DifferentiationError(
                         f"cannot differentiate through `{self.shown(s.value, s, body)}` yet: joining or repeating "
-                        f"tuples or lists that hold {', '.join(sorted(set(reads_active)))}",
+                        f"tuples or lists that hold {', '.join(sorted(set(reads_active) - self.nf.temps)) or 'arrays'}",
                         span=self.span_of(s, body),
                         hint="write the whole tuple or list out, e.g. (a, b, x) instead of (a, b) + (x,)")
                 if op.kind == "static" and reads_active and call_name(s.value) in ("max", "min") and not (
@@ -318,8 +310,9 @@ class Activity:
         a statement of its own: was a wrong Jacobian under jacrev), where the container or the value carries
         derivatives (was: the tangent and cotangent lists kept the old order or length, a silently wrong
         Jacobian). ``frontend/list_methods.py`` rewrites an unaliased list's ``reverse``/``extend`` first."""
-        call = s.value if isinstance(s, cst.Expr) else None
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and
+        call = s.value if isinstance(s, (cst.Expr, cst.Assign)) else None
+        list_refusals.item_pop(self, call, s, body)  # (`out.pop(i)`, `d.pop(k)`)
+        if not (isinstance(s, cst.Expr) and isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and
                 call.func.attr.value in _LIST_CHANGES):
             return
         recv = code(call.func.value)
