@@ -130,6 +130,15 @@ def _display_names(value: cst.BaseExpression) -> list[str]:
     return []
 
 
+def _nested_displays(value: cst.BaseExpression) -> int:
+    """How many lists, dicts or sets a display holds made in it (``[[], []]``, ``{"a": [x]}``, ``[[v] for v in x]``
+    counts one: a comprehension's lists are alike)."""
+    elements = [e.value for e in value.elements if isinstance(e, (cst.Element, cst.DictElement))] \
+        if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set)) else []
+    return sum(1 + _nested_displays(e) if isinstance(e, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp))
+               else _nested_displays(e) for e in elements)
+
+
 def _small(st: _State, s: cst.CSTNode) -> None:
     if isinstance(s, cst.Assign):
         value = s.value
@@ -145,10 +154,13 @@ def _small(st: _State, s: cst.CSTNode) -> None:
                 for n in inner:  # d = {"l": out}: d holds out's list
                     st.held.setdefault(next(iter(made)), set()).update(st.refs[n])
                     st.share(st.refs[n], s, n, tgt.value)
+                for _ in range(_nested_displays(value)):  # lists = [[], []]: two lists of its own
+                    st.held.setdefault(next(iter(made)), set()).add(next(st.objects))
                 st.refs[tgt.value] = made
             elif isinstance(tgt, cst.Name) and isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) \
                     and (items := _items(st, value.value)):
                 st.refs[tgt.value] = items  # getitem = t[0]: the list t holds
+                st.share(items, s, value.value.value, tgt.value)
             elif isinstance(tgt, cst.Subscript) and isinstance(tgt.value, cst.Name):
                 if isinstance(value, cst.Name) and value.value in st.refs:  # d["l"] = out: d holds it too
                     for c in st.of(tgt.value.value):

@@ -190,7 +190,6 @@ class Activity:
                     "passed to srcjax.lax.cond/fori_loop/while_loop/scan) yet", span=self.nf.spans.get(id(nested)),
                     hint="define a helper at module level (calls of module functions are differentiated), and "
                          "write lax bodies as plain Python if/for/while: srcjax rewrites and differentiates that")
-        list_refusals.shared_lists(self, body)  # (`m = out`, then `out.append(y)`: derivatives follow one name)
         container_binds: dict[int, list[str]] = {}  # id of an assignment binding a list/tuple -> its names
         for s, _ in _walk(body):
             self.check_item_views(s, body)
@@ -278,6 +277,7 @@ class Activity:
             elif id(s) in top and op.kind == "prim" and op.prim is not None and \
                     op.prim.result_kind(op.args) == "array":
                 containers.difference_update(names)
+        list_refusals.shared_lists(self, body)  # (`m = out`, then `out.append(y)`: derivatives follow one name)
 
     def check_item_views(self, s: cst.CSTNode, body: Sequence[Any]) -> None:
         """Refuse the items of an active container reaching a loop or a name that derivatives do not follow

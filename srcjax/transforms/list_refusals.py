@@ -32,14 +32,22 @@ __all__ = ["item_pop", "shared_lists"]
 def shared_lists(act: Activity, body: Sequence[Any]) -> None:
     """Refuse a list carrying derivatives changed in place while a second name holds it."""
     for found in shared_changes(body):
-        if {found.name, found.alias} & act.active or set(names_in(found.change)) & act.active:
+        if not ({found.name, found.alias} & act.active or set(names_in(found.change)) & act.active):
+            continue
+        if found.alias in act.nf.temps:  # (`lists[0].append(y)`: normalized `getitem = lists[0]` first)
             raise DifferentiationError(
-                f"cannot differentiate through `{act.shown(found.made, found.made, body)}` yet: `{found.alias}` "
-                f"holds the list `{found.name}`, which `{act.shown(found.change, found.change, body)}` changes "
-                "in place after (derivatives follow a list by the name it is changed through)",
-                span=act.span_of(found.made, body),
-                hint=f"read and change the list by one name (`{found.name}`), or make `{found.alias}` after the "
-                     "list's last change")
+                f"cannot differentiate through `{act.shown(found.change, found.change, body)}` yet: it changes in "
+                f"place a list that `{found.name}` holds (derivatives follow a list by the name it is changed "
+                "through)", span=act.span_of(found.change, body),
+                hint="build each inner list under a name of its own (`a = []`, `a.append(y)`) and put them "
+                     f"together after their last change (`{found.name} = [a, b]`)")
+        raise DifferentiationError(
+            f"cannot differentiate through `{act.shown(found.made, found.made, body)}` yet: `{found.alias}` "
+            f"holds the list `{found.name}`, which `{act.shown(found.change, found.change, body)}` changes "
+            "in place after (derivatives follow a list by the name it is changed through)",
+            span=act.span_of(found.made, body),
+            hint=f"read and change the list by one name (`{found.name}`), or make `{found.alias}` after the "
+                 "list's last change")
 
 
 def item_pop(act: Activity, call: Any, s: cst.CSTNode, body: Sequence[Any]) -> None:

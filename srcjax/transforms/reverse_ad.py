@@ -63,6 +63,7 @@ from .anf import (
     stacked_target_code,
     tuple_target_code,
 )
+from .integer_leaves import sometimes_integers
 from .reverse_body import reverse_body
 from .saved_constants import constant, constant_names, restored, saved_iterable
 from .templates import expr, instantiate, paren, summand
@@ -105,6 +106,7 @@ class VJP:
         self.saved = self.overwritten()
         self.arrays = array_names(self.body, self.act)
         self.unique_keys = unique_keys(self.body, self.params)  # (index keys that cannot repeat: `y[i] = v`)
+        self.int_bound = sometimes_integers(self.body)  # (`items.append((i, y))`: i's cotangent None)
         self.loop_index: dict[int, str] = {}
         self.loop_iters: dict[int, str] = {}
         self.static_iters: set[str] = set()  # saved iterables of loops that carry no derivatives
@@ -477,7 +479,7 @@ class VJP:
                     else:
                         row = self.names.fresh("saved_bar")
                         lines.append(f"{pad}{row} = {lb}.pop()")
-                        self.element_adjoint(node, row, lines, pad, defined)
+                        self.element_adjoint(node, row, lines, pad, defined, bool(set(names_in(node)) & self.int_bound))
                 elif arg in self.act.active:
                     self.accumulate(arg, f"{lb}.pop()", lines, pad, defined)
                 elif set(names_in(node)) & self.act.active:  # (normalization names what it appends: not reached)
