@@ -78,6 +78,19 @@ def int_and_float_items(x):
     return tot
 
 
+def named_rows_with_a_constant(x):
+    rows = [[v, v ** 2, 1.0] for v in x]
+    return np.sum(np.array(rows) @ np.array([1.0, 0.5, -1.0]) ** 2)
+
+
+def appended_named_tuples(x):
+    out = []
+    for v in x:
+        t = (v, np.exp(v))
+        out.append(t)
+    return np.sum(np.asarray(out)[:, 1] * np.asarray(out)[:, 0])
+
+
 def nested_rows(x):  # (jax refuses np.stack of lists of lists; NumPy makes each row an array)
     items = []
     for v in x:
@@ -93,7 +106,8 @@ def joined_tuples(x):
 
 
 @pytest.mark.parametrize("fn", [comprehension_of_lists, appended_tuples, appended_lists_stacked_per_item,
-                                appended_dicts, rows_of_rows, int_and_float_items])
+                                appended_dicts, rows_of_rows, int_and_float_items, named_rows_with_a_constant,
+                                appended_named_tuples])
 def test_lists_of_displays_match_jax(fn):
     jf = twins.jax_twin(fn)
     want = JAX.grad(jf)(X)

@@ -25,7 +25,7 @@ import libcst as cst
 
 from .names import code, names_in, target_names
 
-__all__ = ["SharedChange", "shared_changes"]
+__all__ = ["SharedChange", "lists_of_rows", "shared_changes"]
 
 _CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort", "update",
                       "setdefault", "popitem"})
@@ -187,3 +187,44 @@ def _small(st: _State, s: cst.CSTNode) -> None:
                         st.held.setdefault(c, set()).update(st.refs[a.value.value])
                     st.share(st.refs[a.value.value], s, a.value.value, recv)
         st.change(recv, s)
+
+
+def lists_of_rows(body: Sequence[Any]) -> set[str]:
+    """The lists of ``body`` some item of which is a list, tuple or dict (``items.append((v, w))``, ``rows.append(row)``
+    of a list ``row``, ``[[a, b], c]``): ``np.stack`` of them makes each such item an array first, and their
+    cotangents are lists like them (``rows_bars``, not ``join_bars``)."""
+    displays = (cst.List, cst.Tuple, cst.Dict)
+    lists: set[str] = set()
+    appended: list[tuple[str, cst.BaseExpression]] = []
+    copies: list[tuple[str, str]] = []
+    for node in _statements(body):
+        if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name):  # rows = items
+            copies += [(n, node.value.value) for t in node.targets for n in target_names(t.target)]
+        if isinstance(node, cst.Assign) and isinstance(node.value, (cst.List, cst.Tuple, cst.Dict, cst.ListComp)):
+            lists.update(n for t in node.targets for n in target_names(t.target))  # (t = (v, w): a row)
+            items = [e.value for e in node.value.elements if isinstance(e, (cst.Element, cst.DictElement))] \
+                if not isinstance(node.value, cst.ListComp) else [node.value.elt]
+            appended += [(n, e) for t in node.targets for n in target_names(t.target) for e in items]
+        elif isinstance(node, cst.Expr) and isinstance(call := node.value, cst.Call) and call.args and \
+                isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name) and \
+                call.func.attr.value in ("append", "insert"):
+            lists.add(call.func.value.value)
+            appended.append((call.func.value.value, call.args[-1].value))
+    rows = {n for n, e in appended if isinstance(e, displays) or isinstance(e, cst.Name) and e.value in lists}
+    for _ in copies:  # (through copies of copies)
+        rows |= {n for n, src in copies if src in rows}
+    return rows
+
+
+def _statements(stmts: Sequence[Any]) -> Iterator[cst.CSTNode]:
+    """The small statements of ``stmts``, in loops and branches too."""
+    for s in stmts:
+        if isinstance(s, cst.SimpleStatementLine):
+            yield from s.body
+        elif isinstance(s, (cst.For, cst.While, cst.If, cst.With, cst.Try)):
+            yield from _statements(s.body.body)
+            orelse = getattr(s, "orelse", None)
+            if isinstance(orelse, cst.If):
+                yield from _statements([orelse])
+            elif orelse is not None:
+                yield from _statements(orelse.body.body)

@@ -30,6 +30,7 @@ import libcst as cst
 
 from ..adjoint import TAPE_PREFIX
 from ..core import TranspileError
+from ..frontend.list_aliases import lists_of_rows
 from ..frontend.names import Names, code, names_in, parse_expression, target_names
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
@@ -107,6 +108,7 @@ class VJP:
         self.arrays = array_names(self.body, self.act)
         self.unique_keys = unique_keys(self.body, self.params)  # (index keys that cannot repeat: `y[i] = v`)
         self.int_bound = sometimes_integers(self.body)  # (`items.append((i, y))`: i's cotangent None)
+        self.row_lists = lists_of_rows(self.body)  # (`items.append((v, w))`: np.stack's cotangents are lists)
         self.loop_index: dict[int, str] = {}
         self.loop_iters: dict[int, str] = {}
         self.static_iters: set[str] = set()  # saved iterables of loops that carry no derivatives
@@ -663,7 +665,9 @@ class VJP:
                 seq = op.args.get(p)
                 if isinstance(seq, str) and seq.isidentifier() and seq in self.act.active:  # np.stack(xs)
                     tmp = self.names.fresh(f"{p}_bars")
-                    lines.append(f"{pad}{tmp} = {instantiate(tmpl, mapping, self.unique_keys)}")
+                    bars = instantiate(tmpl, mapping, self.unique_keys)  # (rows that are lists: rows_bars)
+                    bars = bars.replace("join_bars(", "rows_bars(", 1) if seq in self.row_lists else bars
+                    lines.append(f"{pad}{tmp} = {bars}")
                     self.accumulate(seq, f"pack_like({seq}, {tmp})", lines, pad, defined)
                 if not isinstance(seq, list):
                     continue
