@@ -17,6 +17,7 @@ new list, which nothing else holds). Both branches of an ``if`` are walked, one 
 from __future__ import annotations
 
 import itertools
+import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,12 +80,24 @@ class _State:
                     self.found.append(SharedChange(made, first, alias, node))
 
 
-def shared_changes(body: Sequence[Any]) -> list[SharedChange]:
+def shared_changes(body: Sequence[Any], fn: Any = None) -> list[SharedChange]:
     """Each statement of ``body`` (normalized statements) that makes a second reference to a list or dict changed
-    in place afterwards while both hold it (see the module docstring)."""
+    in place afterwards while both hold it (see the module docstring); none without a walk where the function
+    ``fn`` the body comes from calls no method that changes a container."""
+    if fn is not None and not _calls_changes(getattr(fn, "__code__", None)):  # (most functions: no walk)
+        return []
     st = _State()
     _block(st, body)
     return st.found
+
+
+def _calls_changes(code_obj: Any) -> bool:
+    """Whether a function's code (or its nested code) names a method that changes a container in place (None,
+    unknown: True)."""
+    if code_obj is None:
+        return True
+    return bool(_CHANGES & set(code_obj.co_names)) or any(
+        isinstance(c, types.CodeType) and _calls_changes(c) for c in code_obj.co_consts)
 
 
 def _block(st: _State, stmts: Sequence[Any]) -> None:

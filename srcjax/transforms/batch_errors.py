@@ -159,7 +159,7 @@ def refuse_shared_lists(w: FunctionWriter) -> None:
     """Refuse a list of batched values changed in place while a second name holds it (``m = out``, then
     ``out.append(y)``: batched source follows a list by the name it is changed through; was a silently wrong
     vmap), at the line making the second name (:mod:`srcjax.frontend.list_aliases`)."""
-    for found in shared_changes(w.nf.fdef.body.body):
+    for found in shared_changes(w.nf.fdef.body.body, w.nf.fn):
         if any(any_batched(w.state(n)) for n in {found.name, found.alias, *names_in(found.change)}):
             line = next((n for n in walk(w.nf.fdef) if isinstance(n, cst.SimpleStatementLine) and
                          any(b is found.made for b in n.body)), None)

@@ -31,7 +31,7 @@ __all__ = ["item_pop", "shared_lists"]
 
 def shared_lists(act: Activity, body: Sequence[Any]) -> None:
     """Refuse a list carrying derivatives changed in place while a second name holds it."""
-    for found in shared_changes(body):
+    for found in shared_changes(body, act.nf.fn):
         if not ({found.name, found.alias} & act.active or set(names_in(found.change)) & act.active):
             continue
         if found.alias in act.nf.temps:  # (`lists[0].append(y)`: normalized `getitem = lists[0]` first)

@@ -107,8 +107,6 @@ class VJP:
         self.saved = self.overwritten()
         self.arrays = array_names(self.body, self.act)
         self.unique_keys = unique_keys(self.body, self.params)  # (index keys that cannot repeat: `y[i] = v`)
-        self.int_bound = sometimes_integers(self.body)  # (`items.append((i, y))`: i's cotangent None)
-        self.row_lists = lists_of_rows(self.body)  # (`items.append((v, w))`: np.stack's cotangents are lists)
         self.loop_index: dict[int, str] = {}
         self.loop_iters: dict[int, str] = {}
         self.static_iters: set[str] = set()  # saved iterables of loops that carry no derivatives
@@ -481,7 +479,8 @@ class VJP:
                     else:
                         row = self.names.fresh("saved_bar")
                         lines.append(f"{pad}{row} = {lb}.pop()")
-                        self.element_adjoint(node, row, lines, pad, defined, bool(set(names_in(node)) & self.int_bound))
+                        ints = sometimes_integers(self.body)  # (`items.append((i, y))`: i's cotangent None)
+                        self.element_adjoint(node, row, lines, pad, defined, bool(set(names_in(node)) & ints))
                 elif arg in self.act.active:
                     self.accumulate(arg, f"{lb}.pop()", lines, pad, defined)
                 elif set(names_in(node)) & self.act.active:  # (normalization names what it appends: not reached)
@@ -666,7 +665,8 @@ class VJP:
                 if isinstance(seq, str) and seq.isidentifier() and seq in self.act.active:  # np.stack(xs)
                     tmp = self.names.fresh(f"{p}_bars")
                     bars = instantiate(tmpl, mapping, self.unique_keys)  # (rows that are lists: rows_bars)
-                    bars = bars.replace("join_bars(", "rows_bars(", 1) if seq in self.row_lists else bars
+                    if bars.startswith("join_bars(") and seq in lists_of_rows(self.body):  # (`items.append((v, w))`)
+                        bars = "rows_bars(" + bars[len("join_bars("):]
                     lines.append(f"{pad}{tmp} = {bars}")
                     self.accumulate(seq, f"pack_like({seq}, {tmp})", lines, pad, defined)
                 if not isinstance(seq, list):
