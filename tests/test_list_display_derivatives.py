@@ -190,6 +190,14 @@ def lists_in_a_display(x):
     return np.sum(np.stack(lists[0]) * np.stack(lists[1]))
 
 
+def appended_through_a_loop_target(x):
+    rows = [[], []]
+    for r in rows:
+        for v in x:
+            r.append(v * 2)
+    return np.sum(np.stack(rows[0]) * np.stack(rows[1]))
+
+
 def swapped_buffers(x):
     prev = [x[0]]
     cur = [x[1]]
@@ -208,7 +216,8 @@ def _line(fn, text):
 @pytest.mark.parametrize("fn,text", [
     (appended_then_read_through_a_copy, "m = out"), (appended_through_a_copy, "m = out"),
     (held_by_a_dict, 'd = {"l": out}'), (appended_through_a_tuple, "t = (out, 1)"),
-    (appended_after_put_in_a_list, "rows.append(row)"), (lists_in_a_display, "lists[0].append(v)")])
+    (appended_after_put_in_a_list, "rows.append(row)"), (lists_in_a_display, "lists[0].append(v)"),
+    (appended_through_a_loop_target, "r.append(v * 2)")])
 def test_a_list_changed_while_a_second_name_holds_it_is_refused(fn, text):
     np.testing.assert_allclose(np.asarray(srcjax.jit(fn)(X)), fn(X), rtol=1e-12)
     for t in (srcjax.grad, srcjax.jacfwd, srcjax.vmap):

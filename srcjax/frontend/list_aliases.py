@@ -44,6 +44,7 @@ class SharedChange:
     name: str
     alias: str
     change: cst.CSTNode
+    item: bool = False  # the second reference is an item read out of a container (`lists[0]`, `for r in rows`)
 
 
 @dataclass
@@ -51,7 +52,7 @@ class _State:
     objects: Iterator[int] = field(default_factory=itertools.count)
     refs: dict[str, frozenset[int]] = field(default_factory=dict)  # name -> the objects it may be
     held: dict[int, set[int]] = field(default_factory=dict)  # container -> the objects it holds
-    made: dict[int, tuple[cst.CSTNode, str, str]] = field(default_factory=dict)  # object -> where it got shared
+    made: dict[int, tuple[cst.CSTNode, str, str, bool]] = field(default_factory=dict)  # object -> where shared
     found: list[SharedChange] = field(default_factory=list)
 
     def fresh(self) -> frozenset[int]:
@@ -68,16 +69,16 @@ class _State:
         out += [n for n, objs in self.refs.items() if any(obj in self.held.get(c, ()) for c in objs)]
         return out
 
-    def share(self, objs: frozenset[int], node: cst.CSTNode, name: str, alias: str) -> None:
+    def share(self, objs: frozenset[int], node: cst.CSTNode, name: str, alias: str, item: bool = False) -> None:
         for o in objs:
-            self.made.setdefault(o, (node, name, alias))
+            self.made.setdefault(o, (node, name, alias, item))
 
     def change(self, name: str, node: cst.CSTNode) -> None:
         for o in self.of(name):
             if o in self.made and len(set(self.holders(o))) > 1:
-                made, first, alias = self.made[o]
+                made, first, alias, item = self.made[o]
                 if not any(f.made is made for f in self.found):
-                    self.found.append(SharedChange(made, first, alias, node))
+                    self.found.append(SharedChange(made, first, alias, node, item))
 
 
 def shared_changes(body: Sequence[Any], fn: Any = None) -> list[SharedChange]:
@@ -111,6 +112,8 @@ def _block(st: _State, stmts: Sequence[Any]) -> None:
                 items = _items(st, seq)
                 for n in target_names(s.target):
                     st.refs[n] = items if isinstance(s.target, cst.Name) and items else st.fresh()
+                if isinstance(s.target, cst.Name) and items and isinstance(seq, cst.Name):  # for r in rows
+                    st.share(items, s, seq.value, s.target.value, item=True)
                 _block(st, s.body.body)
             if s.orelse is not None:
                 _block(st, s.orelse.body.body)
@@ -173,7 +176,7 @@ def _small(st: _State, s: cst.CSTNode) -> None:
             elif isinstance(tgt, cst.Name) and isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) \
                     and (items := _items(st, value.value)):
                 st.refs[tgt.value] = items  # getitem = t[0]: the list t holds
-                st.share(items, s, value.value.value, tgt.value)
+                st.share(items, s, value.value.value, tgt.value, item=True)
             elif isinstance(tgt, cst.Subscript) and isinstance(tgt.value, cst.Name):
                 if isinstance(value, cst.Name) and value.value in st.refs:  # d["l"] = out: d holds it too
                     for c in st.of(tgt.value.value):

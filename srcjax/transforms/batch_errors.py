@@ -166,7 +166,7 @@ def refuse_shared_lists(w: FunctionWriter) -> None:
             span = w.nf.spans.get(id(line)) if line is not None else None
             change = next((n for n in walk(w.nf.fdef) if isinstance(n, cst.SimpleStatementLine) and
                            any(b is found.change for b in n.body)), None)
-            if found.alias in w.nf.temps:  # (`lists[0].append(y)`: normalized `getitem = lists[0]` first)
+            if found.item:  # (`lists[0].append(y)`, normalized `getitem = lists[0]` first; `for r in rows`)
                 raise located(w, BatchingError(
                     f"vmap: cannot batch `{user_code(found.change, w.nf.spans.get(id(change)))}`: it changes in place "
                     f"a list that `{found.name}` holds (batched source follows a list by the name it is changed "

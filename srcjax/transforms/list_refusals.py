@@ -34,7 +34,7 @@ def shared_lists(act: Activity, body: Sequence[Any]) -> None:
     for found in shared_changes(body, act.nf.fn):
         if not ({found.name, found.alias} & act.active or set(names_in(found.change)) & act.active):
             continue
-        if found.alias in act.nf.temps:  # (`lists[0].append(y)`: normalized `getitem = lists[0]` first)
+        if found.item:  # (`lists[0].append(y)`, normalized `getitem = lists[0]` first; `for r in rows`)
             raise DifferentiationError(
                 f"cannot differentiate through `{act.shown(found.change, found.change, body)}` yet: it changes in "
                 f"place a list that `{found.name}` holds (derivatives follow a list by the name it is changed "
