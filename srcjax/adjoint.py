@@ -134,16 +134,15 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "abs_share", "clip_share", "prod_others", "ravel_bar", "tensordot_axes", "tensordot_lhs_bar", "tensordot_rhs_bar",
     "dot_lhs_bar", "dot_rhs_bar", "inner_lhs_bar", "inner_rhs_bar", "einsum_terms", "einsum_term_bar", "einsum_bars",
     "einsum_jvp", "axis_slice", "tile_bar", *repeat_adjoint.REPEAT_HELPERS, "atleast_dots", "atleast_bars",
-    "join_bars", "seq_piece",
-    "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add", "from_leaves", "leaves_like", "pack_like",
-    "is_tree", "by_leaves", "tree_get", "index_key", "item_keys", *loop_adjoint.LOOP_HELPERS, "array_bar", "array_dot",
-    "logaddexp_weight", "sinc_slope", "cumprod_terms", "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar",
-    "diag_bar", "negated", "take_bar", "take_along_axis_bar", "is_float", "multi_dot_jvp", "multi_dot_bars",
-    "chain_dot", "sort_jvp", "sort_bar", "partition_jvp", "partition_bar", "order_stat_jvp", "order_stat_bar",
-    "diagonal_bar", "move_bar", "kron_bar", "cross_bar", "meshgrid_dots", "meshgrid_bars",
-    *linalg_adjoint.LINALG_HELPERS, *complex_adjoint.COMPLEX_HELPERS, "conv_general_dilated",
-    *conv_adjoint.CONV_HELPERS, "winning_writes", *branch_guard.BRANCH_HELPERS, *jacobian_adjoint.JACOBIAN_HELPERS,
-    "in_place",
+    "join_bars", "rows_bars", "seq_piece", "seq_pieces", "split_bounds", "split_bar", "UNSET", "tree_add",
+    "from_leaves", "leaves_like", "pack_like", "is_tree", "by_leaves", "tree_get", "index_key", "item_keys",
+    *loop_adjoint.LOOP_HELPERS, "array_bar", "array_dot", "logaddexp_weight", "sinc_slope", "cumprod_terms",
+    "cumprod_jvp", "cumprod_bar", "diff_bar", "trace_bar", "diag_bar", "negated", "take_bar", "take_along_axis_bar",
+    "is_float", "multi_dot_jvp", "multi_dot_bars", "chain_dot", "sort_jvp", "sort_bar", "partition_jvp",
+    "partition_bar", "order_stat_jvp", "order_stat_bar", "diagonal_bar", "move_bar", "kron_bar", "cross_bar",
+    "meshgrid_dots", "meshgrid_bars", *linalg_adjoint.LINALG_HELPERS, *complex_adjoint.COMPLEX_HELPERS,
+    "conv_general_dilated", *conv_adjoint.CONV_HELPERS, "winning_writes", *branch_guard.BRANCH_HELPERS,
+    *jacobian_adjoint.JACOBIAN_HELPERS, "in_place",
 ]
 
 def typed_like(g: Any, x: Any) -> Any:
@@ -813,6 +812,22 @@ def atleast_dots(tangents: Any, n: int) -> Any:
 def atleast_bars(g: Any, arys: Any) -> Any:
     """The cotangents of ``np.atleast_<n>d(*arys)``'s operands (``g``: one array, or one per operand)."""
     return seq_pieces(g, arys, None, "atleast")
+
+
+def rows_bars(g: Any, arrays: Any, axis: Any, kind: str) -> Any:
+    """:func:`join_bars` of operands that may be (nested) lists or tuples (NumPy makes them arrays): lists too."""
+    made = []  # (a join other than np.stack: its pieces' shapes are those of the operands made arrays)
+    for a in arrays:
+        made.append(np.asarray(a) if kind != "stack" and isinstance(a, (list, tuple)) else a)
+    bars = []
+    for k in range(len(arrays)):
+        if kind == "stack":
+            piece = g[(slice(None),) * (axis % np.ndim(g)) + (k,)]
+        else:
+            piece = seq_piece(g, made, axis, kind, k)
+        bars.append(pack_like(arrays[k], rows_bars(piece, arrays[k], 0, "stack"))  # (a list of lists: level by level)
+                    if isinstance(arrays[k], (list, tuple)) else unbroadcast(piece, arrays[k]))
+    return tuple(bars)
 
 
 def join_bars(g: Any, arrays: Any, axis: Any, kind: str) -> Any:

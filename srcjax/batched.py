@@ -59,7 +59,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_broadcast_like", "batch_expand_reduced", "batch_full", "batch_tile", "batch_out", "batch_triangle",
     "batch_diag", "batch_norm", "batch_hstack", "batch_vstack", "batch_full_like", "batch_like", "batch_ravel",
     "batch_concatenate_flat", "batch_index", "batch_argmax", "batch_argmin", "batch_cumsum", "batch_cumprod",
-    "batch_repeat", "batch_roll", "batch_len", "batch_shape", "batch_stacked",
+    "batch_repeat", "batch_roll", "batch_len", "batch_shape", "batch_stacked", "batch_items",
     "batch_solve", "batch_multi_dot", "batch_lstsq", "tree_set", "batch_sort",
     "batch_argsort", "batch_partition", "batch_argpartition",
     "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",
@@ -166,6 +166,16 @@ def _batch_rows_stacked(items: Any, row_ndim: int, n: int) -> Any:
         else:
             rows.append(item)
     return np.stack(rows, axis=1)
+
+
+def batch_items(xs: Any) -> Any:
+    """The elements of a list of batched values, each one array with the batch axis first: a list or tuple element
+    (``items.append((v, 3 * v))``) stacked after the batch axis (``batch_stacked``), as NumPy makes each element
+    of one example's list an array before joining them."""
+    rows = []
+    for r in xs:
+        rows.append(batch_stacked(r))
+    return rows
 
 
 def batch_moveaxis_items(x: Any, source: int, destination: int) -> Any:

@@ -199,6 +199,15 @@ class Span:
     def source_line(self) -> str:
         return linecache.getline(self.filename, self.line).rstrip("\n")
 
+    def text(self) -> str:
+        """The source text the span covers ("" where the file cannot be read)."""
+        lines = [linecache.getline(self.filename, n).rstrip("\n") for n in range(self.line, self.end_line + 1)]
+        if not lines or not any(lines):
+            return ""
+        lines[-1] = lines[-1][:self.end_col]
+        lines[0] = lines[0][self.col:]
+        return "\n".join(lines)
+
     def __str__(self) -> str:
         return f"{self.filename}:{self.line}:{self.col + 1}"
 

@@ -31,7 +31,7 @@ from .gc_pause import pausing
 from .generated import exec_generated, load_module
 from .left_out import filled
 from .lifetimes import PerFunction
-from .transforms import batch_tapes
+from .transforms import batch_errors, batch_tapes
 from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch import (
     BATCHED_IMPORTS,
@@ -328,6 +328,7 @@ def _write_entry(c: Compiled, prog: Program, b: Batcher, name: str, fn: Callable
         w.emit(f"return {w.out(res, ret, out_axes)}", 1)
     else:
         w.write_body()
+        batch_errors.refuse_shared_lists(w)  # (`m = out`, then `out.append(y)`)
     text = f"def {name}({code(nf.fdef.params)}):\n" + "\n".join(w.lines) + "\n"
     return text, name, b, prog
 

@@ -341,6 +341,14 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
                         ev("may", n, sources=tuple(srcs), made=code(s))
                 _unsure_unpacked(ev, tgt, s)
             first = first or (tgt.value if isinstance(tgt, cst.Name) else "")
+    elif isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Name) and s.target.value in w.containers and \
+            isinstance(s.operator, cst.AddAssign) and isinstance(s.value, (cst.List, cst.Tuple)):
+        # `out += [y]` of a list: extends it (it holds y's array, as `out.append(y)`), changes no array (was refused)
+        reads = names_in(s.value) + [s.target.value]
+        if (srcs := [n for e in s.value.elements for n in _may_sources(e.value, True)]):
+            ev("may_add", s.target.value, sources=tuple(srcs), made=code(s))
+        if (held := [p for e in s.value.elements for p in item_views.unsure_sources(e.value, True)]):
+            ev("may_u", s.target.value, items=tuple(held), made=code(s), key="add")
     elif isinstance(s, cst.AugAssign):
         reads = names_in(s.value)
         base = _base_name(s.target)

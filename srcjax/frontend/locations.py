@@ -29,7 +29,7 @@ import libcst as cst
 
 from ..core import ArgumentError, InternalError, Span, TranspileError
 from .ast_walk import walk_ast
-from .names import assigned_names, target_names
+from .names import assigned_names, code, target_names
 from .normalize import NormalizedFunction
 
 _TABLES: dict[str, dict[int, Span]] = {}  # generated filename -> line -> the user's span
@@ -298,3 +298,27 @@ def user_error(e: TranspileError) -> TranspileError:
                     e.note = f"in the code srcjax wrote for this line: {e.note}"
                 break
     return e
+
+
+def user_code(node: cst.CSTNode, span: Span | None) -> str:
+    """``node``, a normalized statement or expression that a refusal quotes, as the user wrote it at ``span``
+    (``out.insert(0, r[t] * 2)``, which normalization wrote ``out.insert(0, mul)``): the span's statement, or its
+    value for an expression (a call of the same function, or an expression of the same kind); ``node``'s own code
+    where the span holds something else (a statement srcjax wrote, a line of several parts)."""
+    text = span.text() if span is not None else ""
+    try:
+        line = cst.parse_module(text.strip() + "\n").body if text.strip() else []
+    except cst.ParserSyntaxError:
+        line = []
+    if len(line) != 1 or not isinstance(line[0], cst.SimpleStatementLine) or len(line[0].body) != 1:
+        return code(node)
+    small = line[0].body[0]
+    if not isinstance(node, cst.BaseExpression):
+        return code(small) if type(small) is type(node) else code(node)
+    if isinstance(small, cst.AugAssign) and isinstance(node, cst.BinaryOperation):
+        return code(small)  # (`out += [r[1]]`, normalized `out = out + [getitem_1]`)
+    value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+    if value is None or type(value) is not type(node) or \
+            isinstance(node, cst.Call) and code(node.func) != code(value.func):  # type: ignore[attr-defined]
+        return code(node)
+    return code(value)

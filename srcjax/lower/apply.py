@@ -118,6 +118,13 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
         elif n in prim.array_seqs:
             if not isinstance(v, (tuple, list)):
                 raise DTypeError(f"{prim.path}(): {n} must be a sequence of arrays")
+            if any(isinstance(x, (list, tuple)) and contains_dynamic(x) for x in v):
+                # np.stack(rows) of rows that are lists made at run time (`items.append([a, b])`): NumPy
+                # makes each item an array first, the stack of its elements, inner lists first
+                values[k] = v = [_stacked(sp, x) if isinstance(x, (list, tuple)) else x for x in v]
+                arguments[n] = v
+                bound = inspect.BoundArguments(prim.signature, arguments)
+                args, kwargs = list(bound.args), dict(bound.kwargs)
             if any(is_dynamic(x) for x in v):
                 all_static = False
         elif n not in prim.mixed and type(v) not in _ATOMS:  # "mixed" params (index keys) may hold dynamic ints

@@ -49,6 +49,8 @@ class BatchCall(Protocol):
 
     def array(self, param: str) -> bool: ...
 
+    def rows(self, param: str) -> str: ...  # a list variable's elements as arrays (batch_items where containers)
+
     def call(self, **replace: Any) -> str: ...
 
     def let(self, hint: str, value: str) -> str: ...
@@ -191,11 +193,12 @@ def join(param: str, none_flattens: bool = True) -> Rule:
     def rule(c: BatchCall) -> str:
         ax = c.args.get("axis", "0")
         if not isinstance(c.args[param], list):  # a list variable: every element batched
+            rows = c.rows(param)  # (`items.append((v, w))`: each element an array, batch axis first)
             if _literal(ax) is None:
                 if not none_flattens:
                     return c.per_example()
-                return f"batch_concatenate_flat({c.args[param]}, {c.args.get('dtype', 'None')})"
-            return c.call(axis=_shift(ax, f"{c.args[param]}[0]", None))
+                return f"batch_concatenate_flat({rows}, {c.args.get('dtype', 'None')})"
+            return c.call(**{param: rows, "axis": _shift(ax, f"{rows}[0]", None)})
         elems = _broadcast_elements(c, param)
         if _literal(ax) is None:
             if not none_flattens:

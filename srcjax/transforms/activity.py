@@ -25,6 +25,7 @@ from ..core import TranspileError
 from ..frontend import parsed, shadowing
 from ..frontend.cst_expressions import parse_expression
 from ..frontend.liveness import Liveness
+from ..frontend.locations import user_code
 from ..frontend.names import (
     Names,
     Visitor,
@@ -39,6 +40,7 @@ from ..frontend.names import (
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.restructure import walk as _walk
+from . import list_refusals
 from .anf import (
     ADJOINT_IMPORTS,
     ComprehensionError,
@@ -224,8 +226,8 @@ class Activity:
                         isinstance(v, (cst.Tuple, cst.List)) and any(n in self.active for n in names_in(v))
                         for v in (s.value.left, s.value.right)):
                     raise DifferentiationError(
-                        f"cannot differentiate through `{code(s.value)}` yet: joining or repeating tuples or lists "
-                        f"that hold {', '.join(sorted(set(reads_active)))}",
+                        f"cannot differentiate through `{self.shown(s.value, s, body)}` yet: joining or repeating "
+                        f"tuples or lists that hold {', '.join(sorted(set(reads_active) - self.nf.temps)) or 'arrays'}",
                         span=self.span_of(s, body),
                         hint="write the whole tuple or list out, e.g. (a, b, x) instead of (a, b) + (x,)")
                 if op.kind == "static" and reads_active and call_name(s.value) in ("max", "min") and not (
@@ -242,8 +244,8 @@ class Activity:
                         not boolean_valued(s.value, lambda e: not any(n in self.active for n in names_in(e))):
                     raise (ComprehensionError if isinstance(s.value, (cst.ListComp, cst.GeneratorExp)) or
                            call_name(s.value) == "dict" else DifferentiationError)(
-                        f"cannot differentiate through `{code(s.value)}` yet (it builds a list or value from "
-                        f"{', '.join(sorted(set(reads_active)))} that derivatives cannot follow)",
+                        f"cannot differentiate through `{self.shown(s.value, s, body)}` yet (it builds a list or "
+                        f"value from {', '.join(sorted(set(reads_active)))} that derivatives cannot follow)",
                         span=self.span_of(s, body),
                         hint=_SORTED_HINT if call_name(s.value) == "sorted" else
                         "write the elements out (np.stack([a, b])), build the list with `out.append(y)` in a "
@@ -275,6 +277,7 @@ class Activity:
             elif id(s) in top and op.kind == "prim" and op.prim is not None and \
                     op.prim.result_kind(op.args) == "array":
                 containers.difference_update(names)
+        list_refusals.shared_lists(self, body)  # (`m = out`, then `out.append(y)`: derivatives follow one name)
 
     def check_item_views(self, s: cst.CSTNode, body: Sequence[Any]) -> None:
         """Refuse the items of an active container reaching a loop or a name that derivatives do not follow
@@ -285,8 +288,8 @@ class Activity:
                 self.reaches_result([n for t in s.targets for n in target_names(t.target)], body):
             recv = _items_view(s.value)
             raise DifferentiationError(
-                f"cannot differentiate through `{code(s.value)}` kept as a value yet (derivatives follow "
-                f"`{recv}`'s items only in the loop that iterates over them)", span=self.span_of(s, body),
+                f"cannot differentiate through `{self.shown(s.value, s, body)}` kept as a value yet (derivatives "
+                f"follow `{recv}`'s items only in the loop that iterates over them)", span=self.span_of(s, body),
                 hint=f"loop over it where you use it (`for {'k, v' if s.value.func.attr.value == 'items' else 'v'} "  # type: ignore[attr-defined]
                      f"in {code(s.value)}:`, `for k, v in sorted({recv}.items()):`), or index the container "
                      f"(`{recv}[k]`)")
@@ -307,17 +310,18 @@ class Activity:
         a statement of its own: was a wrong Jacobian under jacrev), where the container or the value carries
         derivatives (was: the tangent and cotangent lists kept the old order or length, a silently wrong
         Jacobian). ``frontend/list_methods.py`` rewrites an unaliased list's ``reverse``/``extend`` first."""
-        call = s.value if isinstance(s, cst.Expr) else None
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and
+        call = s.value if isinstance(s, (cst.Expr, cst.Assign)) else None
+        list_refusals.item_pop(self, call, s, body)  # (`out.pop(i)`, `d.pop(k)`)
+        if not (isinstance(s, cst.Expr) and isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and
                 call.func.attr.value in _LIST_CHANGES):
             return
         recv = code(call.func.value)
         if recv not in self.active and not any(n in self.active for a in call.args for n in names_in(a.value)):
             return
         raise DifferentiationError(
-            f"cannot differentiate through `{code(call)}` yet: it changes the list `{recv}` in place, an order "
-            "derivatives do not follow" if call.func.attr.value not in ("setdefault", "popitem") else
-            f"cannot differentiate through `{code(call)}` yet: it changes the dict `{recv}` in place",
+            f"cannot differentiate through `{self.shown(call, s, body)}` yet: it changes the list `{recv}` in place, "
+            "an order derivatives do not follow" if call.func.attr.value not in ("setdefault", "popitem") else
+            f"cannot differentiate through `{self.shown(call, s, body)}` yet: it changes the dict `{recv}` in place",
             span=self.span_of(s, body),
             hint=f"build the list in its final order with `{recv}.append(y)` (loop over reversed(range(n)) and "
                  f"reverse it once: `{recv} = {recv}[::-1]`), or rebind it: `{recv} = {recv}[:i] + [y] + ...` "
@@ -334,6 +338,10 @@ class Activity:
         if isinstance(s, cst.Assign) and not srcs and self.op(s.value).kind == "static":
             return [n for t in s.targets for n in target_names(t.target)], _value_reads(s.value)
         return targets, srcs
+
+    def shown(self, node: cst.CSTNode, small: cst.CSTNode, body: Sequence[Any]) -> str:
+        """``node`` of the small statement ``small`` as the user wrote it (not with normalization's names)."""
+        return user_code(node, self.span_of(small, body))
 
     def span_of(self, small: cst.CSTNode, body: Sequence[Any]) -> Any:
         """The user's source position of a small statement of ``body`` (None if it was written by srcjax)."""

@@ -156,6 +156,7 @@ class Batcher:
             w.emit(f"{w.size} = {size}", 1)
         given = size is None and batch_tapes.needs_size(params, states)  # (the caller passes it)
         w.write_body()
+        batch_errors.refuse_shared_lists(w)  # (`m = out`, then `out.append(y)`)
         if any(s != w.returned for s in w.return_states):  # returns in other states: each brought to their join
             return self.write_function(nf, params, states, name, returns_join(w.return_states), lists)
         ps = batch_tapes.sized(nf.fdef.params, w.size, self.sized, name) if given else code(nf.fdef.params)
@@ -228,6 +229,8 @@ class FunctionWriter:
         self.arrays: set[str] = set(parent.arrays) if parent is not None else set()
         self.trees: set[str] = set(parent.trees) if parent is not None else set()  # bound to a container somewhere
         self.sequences: set[str] = set(parent.sequences) if parent is not None else set()  # batched tuples/lists
+        # lists seen holding containers (`items.append((v, w))`): kept when a list is written again batched whole
+        self.container_lists: set[str] = parent.container_lists if parent is not None else set()
         self.last_array = self.last_sequence = False
         self.static_names: set[str] = set(parent.static_names) if parent is not None else set()
         self.bta: BindingTimes | None = None  # (the function's binding times, when a test needs them)
@@ -369,10 +372,10 @@ class FunctionWriter:
         elif isinstance(s, (cst.Assert, cst.Raise)):  # (on shapes: per example)
             reads = [n for n in names_in(s) if any_batched(self.state(n))]
             if reads and not all(self.only_shapes(e) for e in batch_queries.checked_exprs(s)):
-                raise self.error(f"vmap: cannot batch {code(s)!r}", line)
+                raise self.error(f"vmap: cannot batch {batch_errors.shown(self, s, line)}", line)
             self.emit(code(s.visit(batch_queries.PerExample(self))) if reads else code(s), ind)  # type: ignore[arg-type]
         else:
-            raise self.error(f"vmap: cannot batch {code(s)!r}", line)
+            raise self.error(f"vmap: cannot batch {batch_errors.shown(self, s, line)}", line)
 
     def return_(self, s: cst.Return, ind: int) -> None:
         val = code(s.value) if s.value is not None else "None"
@@ -417,7 +420,7 @@ class FunctionWriter:
             return
         if any(any_batched(self.state(n)) for n in names_in(s)) and not (
                 type(call) is cst.Call and type(call.func) is cst.Name and call.func.value == "print"):
-            raise self.error(f"vmap: cannot batch {code(s)!r}", line)
+            raise self.error(f"vmap: cannot batch {batch_errors.shown(self, s, line)}", line)
         self.emit(code(s), ind)  # (print: the batched values, whole)
 
     def popped(self, lst: str, line: cst.CSTNode) -> State:
@@ -652,7 +655,7 @@ class FunctionWriter:
         if isinstance(value, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)) or \
                 type(value) is cst.Call and code(value.func) == "sum":
             raise ComprehensionBatchingError(f"vmap: cannot batch {code(value)!r} as an expression")
-        raise self.error(f"vmap: cannot batch {code(value)!r}", line,
+        raise self.error(f"vmap: cannot batch {batch_errors.shown(self, value, line)}", line,
                          hint="pass in_axes=None for the arguments it reads, if they should not be mapped")
 
     def stack_args(self, value: cst.Call) -> bool:

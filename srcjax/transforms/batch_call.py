@@ -13,7 +13,7 @@ from ..frontend import parsed
 from ..frontend.cst_expressions import parse_expression
 from ..frontend.names import code, renamed, text_names
 from ..primitives import registry
-from .batch_state import any_batched
+from .batch_state import Stack, Tree, any_batched
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
@@ -46,6 +46,17 @@ class BatchCall:
     def reads_batched(self, text: str) -> bool:
         """Whether the expression ``text`` (an element of a key) reads a batched name."""
         return any(any_batched(self.w.state(n)) for n in text_names(text))
+
+    def rows(self, param: str) -> str:
+        """The argument of a join's sequence parameter, a list variable: ``batch_items(items)`` where its elements
+        are lists or tuples (``items.append((v, 3 * v))``: NumPy makes each an array, whose batch axis then comes
+        first), else as it is."""
+        text = self.args[param]
+        st = self.w.state(text)
+        entries = st.entries if isinstance(st, Stack) else [v for _, v in st.items] if isinstance(st, Tree) else []
+        if any(isinstance(e, Tree) and e.kind in ("tuple", "list") or isinstance(e, Stack) for e in entries):
+            self.w.container_lists.add(text)
+        return f"batch_items({text})" if text in self.w.container_lists else text
 
     def array(self, param: str) -> bool:
         """Whether the argument is a name known to hold an array (a primitive's result), not a container."""

@@ -15,13 +15,15 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ..core import Span, TranspileError
+from ..frontend.list_aliases import shared_changes
+from ..frontend.locations import user_code
 from ..frontend.names import Names, code, names_in, target_names, walk
 from .batch_state import State, Tree, any_batched, literal_key
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
 
-__all__ = ["BatchingError", "ComprehensionBatchingError", "located", "mapped_error", "sources"]
+__all__ = ["BatchingError", "ComprehensionBatchingError", "located", "mapped_error", "refuse_shared_lists", "sources"]
 
 
 class BatchingError(TranspileError):
@@ -44,6 +46,13 @@ def user_text(w: FunctionWriter, text: str) -> str:
     if not shown:
         return text
     return re.sub(r"[A-Za-z_][A-Za-z0-9_]*", lambda m: shown.get(m.group(0), m.group(0)), text)
+
+
+def shown(w: FunctionWriter, node: cst.CSTNode, line: cst.CSTNode | None) -> str:
+    """``node`` of the statement ``line``, quoted, as the user wrote it (not with normalization's names:
+    ``'out.insert(0, r[t] * 2)'``, not ``'out.insert(0, mul)'``)."""
+    span = w.nf.spans.get(id(line)) if line is not None else None
+    return repr(user_code(node, span if span is not None else w.nf.spans.get(id(w.at))))
 
 
 def located(w: FunctionWriter, e: TranspileError, node: cst.CSTNode | None) -> TranspileError:
@@ -144,3 +153,28 @@ def mapped_error(w: FunctionWriter, what: str, names: list[str], node: cst.CSTNo
             + (" (a string or other Python value cannot be mapped)" if key is not None else ""))
     return w.error(f"vmap: {what} must be the same for every example, but it depends on {shown}, {kind}",
                    node, hint=hint)
+
+
+def refuse_shared_lists(w: FunctionWriter) -> None:
+    """Refuse a list of batched values changed in place while a second name holds it (``m = out``, then
+    ``out.append(y)``: batched source follows a list by the name it is changed through; was a silently wrong
+    vmap), at the line making the second name (:mod:`srcjax.frontend.list_aliases`)."""
+    for found in shared_changes(w.nf.fdef.body.body, w.nf.fn):
+        if any(any_batched(w.state(n)) for n in {found.name, found.alias, *names_in(found.change)}):
+            line = next((n for n in walk(w.nf.fdef) if isinstance(n, cst.SimpleStatementLine) and
+                         any(b is found.made for b in n.body)), None)
+            span = w.nf.spans.get(id(line)) if line is not None else None
+            change = next((n for n in walk(w.nf.fdef) if isinstance(n, cst.SimpleStatementLine) and
+                           any(b is found.change for b in n.body)), None)
+            if found.item:  # (`lists[0].append(y)`, normalized `getitem = lists[0]` first; `for r in rows`)
+                raise located(w, BatchingError(
+                    f"vmap: cannot batch `{user_code(found.change, w.nf.spans.get(id(change)))}`: it changes in place "
+                    f"a list that `{found.name}` holds (batched source follows a list by the name it is changed "
+                    "through)", hint="build each inner list under a name of its own (`a = []`, `a.append(y)`) and "
+                    f"put them together after their last change (`{found.name} = [a, b]`)"), change)
+            raise located(w, BatchingError(
+                f"vmap: cannot batch `{user_code(found.made, span)}`: `{found.alias}` holds the list `{found.name}`, "
+                f"which `{user_code(found.change, w.nf.spans.get(id(change)))}` changes in place after (batched "
+                "source follows a list by the name it is changed through)",
+                hint=f"read and change the list by one name (`{found.name}`), or make `{found.alias}` after the "
+                     "list's last change"), line)

@@ -72,6 +72,23 @@ def bindings(body: Sequence[Any], params: Sequence[str]) -> dict[str, list[Any]]
     return binds
 
 
+def sometimes_integers(body: Sequence[Any]) -> set[str]:
+    """Names some binding of which is a Python integer (others may not be: ``for i, w in items`` after ``for i, v
+    in enumerate(x)``): the target of a loop over ``range(...)``, the index of ``enumerate``'s pairs, an integer
+    literal. A cotangent of such a name taken out of a container's may be None (an integer leaf's)."""
+    out: set[str] = set()
+    for st, _ in walk(body):
+        if isinstance(st, cst.For) and isinstance(st.iter, cst.Call) and isinstance(st.iter.func, cst.Name):
+            if st.iter.func.value == "range" and isinstance(st.target, cst.Name):
+                out.add(st.target.value)
+            elif st.iter.func.value == "enumerate" and isinstance(st.target, cst.Tuple) and st.target.elements and \
+                    isinstance(st.target.elements[0].value, cst.Name):
+                out.add(st.target.elements[0].value.value)
+        elif isinstance(st, cst.Assign) and isinstance(st.value, cst.Integer):
+            out.update(n for t in st.targets for n in target_names(t.target))
+    return out
+
+
 def _tape_pushes(statements: Sequence[Any]) -> dict[str, set[tuple[int, int, str]]]:
     """What each of derivative code's saved lists (:func:`srcjax.adjoint.is_saved_list_name`) is pushed:
     ``(arity, position, name)`` for a name pushed at ``position`` of a tuple display of ``arity`` items, ``(0, 0,

@@ -30,6 +30,7 @@ import libcst as cst
 
 from ..adjoint import TAPE_PREFIX
 from ..core import TranspileError
+from ..frontend.list_aliases import lists_of_rows
 from ..frontend.names import Names, code, names_in, parse_expression, target_names
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
@@ -63,6 +64,7 @@ from .anf import (
     stacked_target_code,
     tuple_target_code,
 )
+from .integer_leaves import sometimes_integers
 from .reverse_body import reverse_body
 from .saved_constants import constant, constant_names, restored, saved_iterable
 from .templates import expr, instantiate, paren, summand
@@ -466,20 +468,25 @@ class VJP:
                 if lst not in self.act.active:
                     return
                 lb = self.bname(lst)
-                if isinstance(node, cst.Tuple):  # `_tape.append((a, b,))` (derivative code): per element
-                    elems = [(k, e) for k, e in ((k, code(e.value)) for k, e in enumerate(node.elements))
-                             if e.isidentifier() and e in self.act.active]
-                    if len(node.elements) == 1 and elems:
-                        self.accumulate(elems[0][1], f"{lb}.pop()[0]", lines, pad, defined)
-                    elif elems:
+                if isinstance(node, (cst.Tuple, cst.List, cst.Dict)) and \
+                        all(isinstance(e, (cst.Element, cst.DictElement)) for e in node.elements):
+                    # `_tape.append((a, b,))` (derivative code), `items.append([v, w])`, `items.append((v, (w, u)))`:
+                    # the popped cotangent's items into each element, nested displays too
+                    if not set(names_in(node)) & self.act.active:
+                        lines.append(f"{pad}{lb}.pop()")
+                    elif len(node.elements) == 1 and isinstance(node.elements[0].value, cst.Name):
+                        self.accumulate(code(node.elements[0].value), f"{lb}.pop()[0]", lines, pad, defined)
+                    else:
                         row = self.names.fresh("saved_bar")
                         lines.append(f"{pad}{row} = {lb}.pop()")
-                        for k, e in elems:
-                            self.accumulate(e, f"{row}[{k}]", lines, pad, defined)
-                    else:
-                        lines.append(f"{pad}{lb}.pop()")
+                        ints = sometimes_integers(self.body)  # (`items.append((i, y))`: i's cotangent None)
+                        self.element_adjoint(node, row, lines, pad, defined, bool(set(names_in(node)) & ints))
                 elif arg in self.act.active:
                     self.accumulate(arg, f"{lb}.pop()", lines, pad, defined)
+                elif set(names_in(node)) & self.act.active:  # (normalization names what it appends: not reached)
+                    raise DifferentiationError(f"cannot differentiate through `{lst}.append({arg})` yet",
+                                               hint=f"name the appended value first: item = {arg}; "
+                                                    f"{lst}.append(item)")
                 else:
                     lines.append(f"{pad}{lb}.pop()")
             return
@@ -657,7 +664,10 @@ class VJP:
                 seq = op.args.get(p)
                 if isinstance(seq, str) and seq.isidentifier() and seq in self.act.active:  # np.stack(xs)
                     tmp = self.names.fresh(f"{p}_bars")
-                    lines.append(f"{pad}{tmp} = {instantiate(tmpl, mapping, self.unique_keys)}")
+                    bars = instantiate(tmpl, mapping, self.unique_keys)  # (rows that are lists: rows_bars)
+                    if bars.startswith("join_bars(") and seq in lists_of_rows(self.body):  # (`items.append((v, w))`)
+                        bars = "rows_bars(" + bars[len("join_bars("):]
+                    lines.append(f"{pad}{tmp} = {bars}")
                     self.accumulate(seq, f"pack_like({seq}, {tmp})", lines, pad, defined)
                 if not isinstance(seq, list):
                     continue

@@ -1,0 +1,67 @@
+"""Refusals of lists and dicts changed in ways derivatives do not follow (called by :class:`.activity.Activity`).
+
+- :func:`shared_lists`: a list changed in place while a second name holds it (``m = out``, then
+  ``out.append(y)``; ``d = {"l": out}``; ``outer.append(out)``, then ``out.append(y)``): derivative source follows
+  a list by the name it is changed through, so the other name saw the list as it was (a silently wrong Jacobian
+  under ``jacrev``, ``jacfwd`` and ``vmap``). Found by :func:`srcjax.frontend.list_aliases.shared_changes`,
+  refused at the line that makes the second name.
+- :func:`item_pop`: ``out.pop(i)``, ``d.pop(k)`` of a container carrying derivatives (was: an internal
+  ``KeyError``/``IndexError`` under reverse mode, a wrong Jacobian under forward mode). ``out.pop()`` (the last
+  item: a stack, as derivative code's tapes) is followed.
+
+Each refusal quotes the statement as the user wrote it (:func:`srcjax.frontend.locations.user_code`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from ..frontend.list_aliases import shared_changes
+from ..frontend.names import code, names_in
+from .anf import DifferentiationError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .activity import Activity
+
+__all__ = ["item_pop", "shared_lists"]
+
+
+def shared_lists(act: Activity, body: Sequence[Any]) -> None:
+    """Refuse a list carrying derivatives changed in place while a second name holds it."""
+    for found in shared_changes(body, act.nf.fn):
+        if not ({found.name, found.alias} & act.active or set(names_in(found.change)) & act.active):
+            continue
+        if found.item:  # (`lists[0].append(y)`, normalized `getitem = lists[0]` first; `for r in rows`)
+            raise DifferentiationError(
+                f"cannot differentiate through `{act.shown(found.change, found.change, body)}` yet: it changes in "
+                f"place a list that `{found.name}` holds (derivatives follow a list by the name it is changed "
+                "through)", span=act.span_of(found.change, body),
+                hint="build each inner list under a name of its own (`a = []`, `a.append(y)`) and put them "
+                     f"together after their last change (`{found.name} = [a, b]`)")
+        raise DifferentiationError(
+            f"cannot differentiate through `{act.shown(found.made, found.made, body)}` yet: `{found.alias}` "
+            f"holds the list `{found.name}`, which `{act.shown(found.change, found.change, body)}` changes "
+            "in place after (derivatives follow a list by the name it is changed through)",
+            span=act.span_of(found.made, body),
+            hint=f"read and change the list by one name (`{found.name}`), or make `{found.alias}` after the "
+                 "list's last change")
+
+
+def item_pop(act: Activity, call: Any, s: cst.CSTNode, body: Sequence[Any]) -> None:
+    """Refuse ``out.pop(i)`` / ``d.pop(k)`` (the statement ``s``, its call ``call``) of a container carrying
+    derivatives."""
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "pop"
+            and call.args and code(call.func.value) in act.active):
+        return
+    recv = code(call.func.value)
+    key = code(call.args[0].value)
+    rest = (f"dict of the keys you keep: `{recv} = {{'b': {recv}['b']}}`"
+            if isinstance(call.args[0].value, cst.SimpleString) else
+            f"list of the items you keep: `{recv} = [{recv}[0], {recv}[2]]`")
+    raise DifferentiationError(
+        f"cannot differentiate through `{act.shown(call, s, body)}` yet: it takes an item out of `{recv}` in place, "
+        "which derivatives do not follow (only a list's last item, `.pop()`)", span=act.span_of(s, body),
+        hint=f"read the item (`v = {recv}[{key}]`), then write what is left out as a new {rest}")
