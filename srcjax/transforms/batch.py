@@ -229,8 +229,7 @@ class FunctionWriter:
         self.arrays: set[str] = set(parent.arrays) if parent is not None else set()
         self.trees: set[str] = set(parent.trees) if parent is not None else set()  # bound to a container somewhere
         self.sequences: set[str] = set(parent.sequences) if parent is not None else set()  # batched tuples/lists
-        # lists seen holding containers (`items.append((v, w))`): kept when a list is written again batched whole
-        self.container_lists: set[str] = parent.container_lists if parent is not None else set()
+        self.container_lists: set[str] = parent.container_lists if parent is not None else set()  # (lists of rows)
         self.last_array = self.last_sequence = False
         self.static_names: set[str] = set(parent.static_names) if parent is not None else set()
         self.bta: BindingTimes | None = None  # (the function's binding times, when a test needs them)
@@ -459,9 +458,8 @@ class FunctionWriter:
         if type(target) is cst.Name:
             name = target.value
             self.packed.pop(name, None)
-            if st is False and type(value) in _DISPLAYS and \
-                    not any(isinstance(e, (cst.StarredElement, cst.StarredDictElement))
-                            for e in value.elements):  # type: ignore[attr-defined]
+            stars = (cst.StarredElement, cst.StarredDictElement)
+            if st is False and type(value) in _DISPLAYS and not any(isinstance(e, stars) for e in value.elements):  # type: ignore[attr-defined]
                 self.packed[name] = self.value_state(value, structured=True)
             batch_containers.note_zeros(self, [name], value)
             if name in self.forced and st is not True:
