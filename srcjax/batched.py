@@ -30,6 +30,7 @@ from .adjoint import (
     unbroadcast,
 )
 from .batch_keys import batch_keys  # noqa: F401  (generated batched code imports it)
+from .collective_trees import batch_ppermute  # noqa: F401  (generated batched code imports it)
 from .construction import batch_array, batch_cross, batch_kron, batch_meshgrid, batch_move, batch_stacked  # noqa: F401
 from .conv_adjoint import batch_conv, batch_reduce_window  # noqa: F401  (generated batched code imports them)
 from .core import index_params, linear_params
@@ -238,22 +239,6 @@ def batch_moveaxis(x: Any, source: int, destination: int) -> Any:
             out = index_update(out, k, batch_moveaxis(tree_get(x, k), source, destination))
         return out
     return np.moveaxis(x, source, destination)
-
-
-def batch_ppermute(x: Any, perm: Any) -> Any:
-    """``srcjax.lax.ppermute`` over the batch axis: example ``d`` gets example ``s``'s ``x`` for each
-    pair ``(s, d)`` of ``perm`` (a static gather), an example no pair sends to gets zeros."""
-    n = np.shape(x)[0]
-    src = list(range(n))
-    sent = [False] * n
-    for s, d in perm:
-        src[d] = s
-        sent[d] = True
-    moved = np.take(x, np.array(src), axis=0)
-    if all(sent):
-        return moved
-    mask = np.reshape(np.array(sent), (n,) + (1,) * (np.ndim(x) - 1))
-    return np.where(mask, moved, np.zeros_like(moved))
 
 
 def batch_out(x: Any, axis: int, n: int, batched: bool) -> Any:

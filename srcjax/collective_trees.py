@@ -2,17 +2,20 @@
 (``frontend/resolve.LIBRARY_MODULES``): a collective of a container is the collective of each leaf
 (JAX's collectives take pytrees: ``pmean(grads, "i")``; the records' ``tree`` rule calls these), and
 ``ppermute``'s transpose permutes by the pairs turned round (``inverse_pairs``, which generated
-derivative source imports from ``srcjax.adjoint``)."""
+derivative source imports from ``srcjax.adjoint``); ``batch_ppermute``, vmap's ``ppermute`` over the batch axis
+(generated batched source imports it from ``srcjax.batched``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from . import lax
 from .pytree import from_leaves, leaves_like
 
-__all__ = ["inverse_pairs", "tree_all_gather", "tree_pmax", "tree_pmean", "tree_pmin", "tree_ppermute",
-           "tree_psum", "tree_psum_scatter", "tree_stop_gradient"]
+__all__ = ["batch_ppermute", "inverse_pairs", "tree_all_gather", "tree_pmax", "tree_pmean", "tree_pmin",
+           "tree_ppermute", "tree_psum", "tree_psum_scatter", "tree_stop_gradient"]
 
 
 def tree_psum(x: Any, axis_name: Any, axis_index_groups: Any = None) -> Any:
@@ -63,3 +66,19 @@ def tree_stop_gradient(x: Any) -> Any:
 def inverse_pairs(perm: Any) -> Any:
     """``ppermute``'s pairs turned round (destination, source): its transpose (JAX's rule)."""
     return tuple((d, s) for s, d in perm)
+
+
+def batch_ppermute(x: Any, perm: Any) -> Any:
+    """``srcjax.lax.ppermute`` over the batch axis: example ``d`` gets example ``s``'s ``x`` for each
+    pair ``(s, d)`` of ``perm`` (a static gather), an example no pair sends to gets zeros."""
+    n = np.shape(x)[0]
+    src = list(range(n))
+    sent = [False] * n
+    for s, d in perm:
+        src[d] = s
+        sent[d] = True
+    moved = np.take(x, np.array(src), axis=0)
+    if all(sent):
+        return moved
+    mask = np.reshape(np.array(sent), (n,) + (1,) * (np.ndim(x) - 1))
+    return np.where(mask, moved, np.zeros_like(moved))
