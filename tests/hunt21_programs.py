@@ -46,7 +46,8 @@ users write it without them (each program is ours; nothing here is pasted):
   minimum-variance portfolio.
 """
 
-# ruff: noqa: B007, E741, N803, N806 - (the authors' style: `for i in range(n):`, `l`, `W`, `X`)
+# ruff: noqa: B007, E741, F841, N803, N806 - (the authors' style: `for i in range(n):`, `l`, `W`, `X`, unpacked names
+# left unread)
 
 from __future__ import annotations
 
@@ -126,7 +127,7 @@ def isotonic_passes(y, w):
     return y
 
 
-def tsne_joint_p(D, perplexity=2.0, n_steps=20):
+def tsne_joint_p(D, perplexity=2.0, n_steps=8):
     # sklearn.manifold._utils._binary_search_perplexity, per row: beta bisected on the entropy
     n = D.shape[0]
     P = np.zeros((n, n))
@@ -177,7 +178,7 @@ def lda_scores(X, y_onehot, x_new):
 
 def ridge_loo_errors(X, y, alpha):
     # sklearn's _RidgeGCV (gram mode): eigendecomposition of X X^T, leave-one-out residuals
-    K = X @ X.T
+    K = X @ X.T  # (X wider than tall: distinct eigenvalues)
     s, Q = np.linalg.eigh(K)
     w = 1.0 / (s + alpha)
     c = Q @ (w * (Q.T @ y))
