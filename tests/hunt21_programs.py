@@ -884,9 +884,9 @@ def embed_prelu(table, ids, alpha):
     return np.sum(np.where(e >= 0, e, alpha * e), axis=0)
 
 
-def partitioned_loss(params, trainable, x):
-    # eqx.partition/combine by a mask: frozen leaves behind stop_gradient
-    p = {k: (v if trainable[k] else lax.stop_gradient(v)) for k, v in params.items()}
+def partitioned_loss(params, x, frozen=("b1",)):
+    # eqx.partition/combine by a filter: frozen leaves behind stop_gradient
+    p = {k: (lax.stop_gradient(v) if k in frozen else v) for k, v in params.items()}
     h = np.tanh(x @ p["w1"] + p["b1"])
     return np.sum((h @ p["w2"]) ** 2)
 
