@@ -34,9 +34,18 @@ JAX_REFUSES: tuple[str, ...] = (
     # vmap of an `if` on data whose branches call a closure over the mapped argument (golden_section's `fun`):
     # jax's vmap refuses the `if` too (TracerBoolConversionError); jit, jacfwd run it
     "an `if` condition on array data must be a scalar",
+    # `if v > 1.0 and not above:` with both sides data (fitzhugh_nagumo's spike count): jax's jit and derivatives
+    # refuse Python's `and` on traced values too; srcjax runs it where the test's sides are computed by calls
+    # (tests/test_random_regressions.py), not yet on parameters and subscripts
+    "`and`/`or` operand depends on array data",
 )
 # Refusals met where jax runs the program (each with a reason)
-KNOWN_REFUSALS: tuple[str, ...] = ()
+KNOWN_REFUSALS: tuple[str, ...] = (
+    # posterior_decode's backward pass `bwd.insert(0, x)` under vmap (jax's vmap runs it: its lists are Python's);
+    # hunt20 refused `insert` under derivatives (list methods other than append/reverse/extend), and `[x] + bwd`, the
+    # rebinding that would replace it, is not differentiated yet either
+    "vmap: cannot batch 'bwd.insert(0",
+)
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers met and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
@@ -152,7 +161,10 @@ CASES: tuple[Case, ...] = (
     Case("arma_css", lambda r, d: (_u(r, d, -0.5, 0.5), _u(r, d, -0.5, 0.5), _n(r, d, 7)),
          (J, g("(0, 1, 2)"), h("(0, 1)"), v((0, 0, None)), v((None, None, 0)), vg((0, None, 0), 1), jp(3))),
     Case("yule_walker", lambda r, d: (_n(r, d, 9),), (J, JF, JR, v((0,)), jp(1))),
-    Case("lowess_pass", lambda r, d: (_sorted_x(r, d, 6), _n(r, d, 6)), (J, JF, jr(1), v((0, 0)), v((None, 0)), jp(2))),
+    # (fd=False: the k-th nearest distance `np.sort(dist)[k - 1]` switches neighbours within a finite difference's
+    # step at some draws, a kink; jax agrees)
+    Case("lowess_pass", lambda r, d: (_sorted_x(r, d, 6), _n(r, d, 6)), (J, JF, jr(1), v((0, 0)), v((None, 0)), jp(2)),
+         fd=False),
     Case("hp_filter", lambda r, d: (_n(r, d, 6),), (J, JF, JR, v((0,)), v((1,)), jp(1))),
     Case("ljung_box", lambda r, d: (_n(r, d, 8),), (J, G, H, v((0,)), vg((1,)), jp(1))),
     Case("acf_fft", lambda r, d: (_n(r, d, 7),), (J, JF, JR, v((0,)), jp(1))),
