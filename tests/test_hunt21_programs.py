@@ -34,9 +34,8 @@ JAX_REFUSES: tuple[str, ...] = (
     # vmap of an `if` on data whose branches call a closure over the mapped argument (golden_section's `fun`):
     # jax's vmap refuses the `if` too (TracerBoolConversionError); jit, jacfwd run it
     "an `if` condition on array data must be a scalar",
-    # `if v > 1.0 and not above:` with both sides data (fitzhugh_nagumo's spike count): jax's jit and derivatives
-    # refuse Python's `and` on traced values too; srcjax runs it where the test's sides are computed by calls
-    # (tests/test_random_regressions.py), not yet on parameters and subscripts
+    # `if v > 1.0 and not above:` with both sides data (fitzhugh_nagumo's spike count) under vmap: jax's vmap (and
+    # jit) refuse Python's `and` on traced values too; srcjax's jit and derivatives run it
     "`and`/`or` operand depends on array data",
 )
 # Refusals met where jax runs the program (each with a reason)
@@ -439,3 +438,43 @@ def test_vmap_of_a_loop_over_the_values_of_a_dict_mapped_in_part() -> None:
     loss = srcjax.grad(lambda p, a: np.sum(_frozen_by_name(p, a)))
     _agree(srcjax.vmap(loss, in_axes=axes)(P, x), jax.tree_util.tree_map(
         lambda *ls: np.stack(ls), *[jax.tree_util.tree_map(np.asarray, loss(example(k), x)) for k in range(3)]))
+
+
+def _spikes(I_ext: Any, a: Any) -> Any:
+    v, w = -1.0, 1.0
+    spikes = 0
+    above = False
+    vs = []
+    for _ in range(30):
+        v = v + 0.2 * (v - v ** 3 / 3 - w + I_ext)
+        w = w + 0.2 * (v + a - 0.8 * w) / 12.5
+        if v > 1.0 and not above:
+            spikes += 1
+        above = v > 1.0
+        vs.append(v)
+    return np.stack(vs), spikes
+
+
+def _gated(x: Any, z: Any) -> Any:
+    y = z
+    if x > 1.0 and z < 3.0 or not x < 5.0:
+        y = x * z
+    return y
+
+
+def test_and_or_not_of_data_tests_computed_from_arguments() -> None:
+    """Refused where NumPy runs it (hunt21's fitzhugh_nagumo, a spike counter: ``if v > 1.0 and not above:`` with
+    ``v`` and ``above`` computed from the arguments): "`and`/`or` operand depends on array data". The test was
+    left to the specializer (its operands might have been static numbers) and it needed their values. Two
+    booleans of data combine as ``np.logical_and``/``logical_or``, ``not`` of one as ``np.logical_not`` (Python's
+    values for booleans); ``x.sum() > 0 and x`` (the value of an array) and ``not`` of a vector stay refused."""
+    for args in ((np.array(0.5), np.array(0.7)), (np.array(0.0), np.array(0.7))):
+        vs, n = srcjax.jit(_spikes)(*args)
+        want_vs, want_n = _spikes(*args)
+        _agree((vs, n), (want_vs, want_n))
+        assert int(n) == want_n
+    for x, z in ((2.0, 1.0), (2.0, 4.0), (6.0, 4.0), (0.5, 1.0)):
+        a, b = np.array(x), np.array(z)
+        _agree(srcjax.jit(_gated)(a, b), _gated(x, z))
+        want = (z, x) if (x > 1.0 and z < 3.0 or not x < 5.0) else (0.0, 1.0)
+        _agree(srcjax.grad(_gated, argnums=(0, 1))(a, b), want)
