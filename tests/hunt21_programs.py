@@ -539,7 +539,7 @@ def zcr_rms(y, frame=6, hop=3):
     rms = []
     for i in range(n):
         seg = y[i * hop: i * hop + frame]
-        crossings = np.abs(np.diff(np.signbit(seg).astype(np.int32)))
+        crossings = np.abs(np.diff(np.signbit(seg).astype(float)))
         zc.append(np.mean(crossings))
         rms.append(np.sqrt(np.mean(seg ** 2)))
     return np.array(zc), np.stack(rms)
