@@ -1009,8 +1009,8 @@ def spearman_kendall(a, b):
 
 def ks_2samp(a, b):
     data = np.concatenate([a, b])
-    cdf_a = np.searchsorted(np.sort(a), data, side="right") / a.shape[0]
-    cdf_b = np.searchsorted(np.sort(b), data, side="right") / b.shape[0]
+    cdf_a = np.searchsorted(np.sort(a), data, side="right").astype(float) / a.shape[0]
+    cdf_b = np.searchsorted(np.sort(b), data, side="right").astype(float) / b.shape[0]
     return np.max(np.abs(cdf_a - cdf_b))
 
 
