@@ -861,7 +861,10 @@ def device_put(x: Any, device: Any = None) -> Any:
 
 
 def numpy_function(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The generated source of ``fn`` executed by NumPy (in ``fn``'s globals)."""
+    """The generated source of ``fn`` executed by NumPy (in ``fn``'s globals). A function taking ``*args``
+    (or a transformation of one): the program for each call's number of positional arguments."""
+    if star_args.source_refusal(fn) is not None:
+        return lambda *args, **kwargs: numpy_function(star_args.for_args(fn, len(args)))(*args, **kwargs)
     c = _as_compiled(fn)
     run = numpy_run.sorted_entry(numpy_run.program_function(c.program, c.fn.__qualname__))
     return general_hessian.per_call(c, run, numpy_function)  # (a hessian of a vector output: its general form)

@@ -120,6 +120,18 @@ def _to_twin(x: Any, ns: Mapping[str, Any], classes: tuple[str, ...]) -> Any:
     return x
 
 
+def _copying(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` called with copies of its array arguments: the user's function run by NumPy may change an argument
+    in place (``W *= ...``, as NumPy allows), which would change the check's arguments and the stand-in's
+    finite differences' base point for every later call."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        copy = lambda a: np.array(a) if isinstance(a, np.ndarray) else a  # noqa: E731
+        return fn(*srcjax.tree_util.tree_map(copy, args), **srcjax.tree_util.tree_map(copy, kwargs))
+
+    return run
+
+
 def _leaves(x: Any) -> list[Any]:
     return srcjax.tree_util.tree_leaves(x)
 
@@ -198,7 +210,7 @@ class VmapCorpus:
             return None
         standin.reset()
         try:
-            fn = self.evaluate(expr, self.numpy_t, self.numpy_twin[c.fn_name or c.name], self.numpy_twin)
+            fn = self.evaluate(expr, self.numpy_t, _copying(self.numpy_twin[c.fn_name or c.name]), self.numpy_twin)
             out = quietly(fn, *_to_twin(args, self.numpy_twin, self.classes))
         except standin.NoReference:
             return None

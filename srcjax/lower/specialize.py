@@ -100,6 +100,11 @@ _IN_PLACE = {"sort": "x = np.sort(x, axis)", "partition": "x = np.partition(x, k
 """Array methods that change the array in place, and what to write instead."""
 
 
+def _one_bool(v: Any) -> bool:
+    """A boolean scalar computed from data (a comparison's result)."""
+    return type(v) is HloValue and v.aval.shape == () and v.aval.dtype == np.bool_
+
+
 @dataclass
 class ArgSpec:
     """How an entry argument enters the program."""
@@ -603,6 +608,8 @@ class Specializer(LiteralEvals):
         if op == "Not":
             if v.aval.origin:  # `not flag` on a Python bool argument: make it static
                 raise NeedStatic(v.aval.origin)
+            if v.aval.shape == ():  # (one value computed from data: its negation, a boolean, as Python's `not`)
+                return self.apply(registry.PRIMITIVES["logical_not"], [v], {})
             raise DynamicControlFlowError(f"`not` on an array ({v.aval.str_short()}) needs its value",
                                           hint="use np.logical_not(x) or ~x")
         return self.apply(registry.PRIMITIVES[OPERATOR_PRIMS[op]], [v], {}, operator=True)
@@ -642,6 +649,10 @@ class Specializer(LiteralEvals):
         left = self.eval(node.left, env)
         is_and = type(node.operator) is cst.And
         if type(left) is HloValue:
+            if not left.aval.origin and _one_bool(left):  # `v > 1.0 and not above` of data (an `if` test): both
+                right = self.eval(node.right, env)  # sides booleans, so Python's value is np.logical_and's
+                if _one_bool(right) or isinstance(right, (bool, np.bool_)):
+                    return self.apply(registry.PRIMITIVES["logical_and" if is_and else "logical_or"], [left, right], {})
             self.truth(left, "`and`/`or` operand")
         if is_and and not left:
             return left

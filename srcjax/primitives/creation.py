@@ -233,8 +233,9 @@ def _linspace_stub(start, stop, num=50, endpoint=True, dtype=None):  # type: ign
 
 def _linspace_plan(start: Any, stop: Any, num: Any, dtype: Any) -> tuple[int, np.dtype, np.dtype]:
     """(num, computation dtype, result dtype)."""
-    for v in (start, stop):
-        if not isinstance(v, (int, float, np.integer, np.floating)):
+    for v in (start, stop):  # (a 0-d array known while compiling, `np.where` of constants: a number, as NumPy)
+        if not isinstance(v, (int, float, np.integer, np.floating)) and not (
+                isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "biuf"):
             raise DTypeError(f"np.linspace: start and stop must be static numbers, got {v!r}",
                              hint="compute start + (stop - start) * np.linspace(0, 1, num) for array bounds")
     try:

@@ -498,6 +498,9 @@ class FunctionWriter:
             if isinstance(st, Tree) and (len(st.items) == len(elems) or st.kind in ("tuple", "list")):
                 # (a sequence of another length fails when run: any element's state, to join with what runs)
                 states = [v for _, v in st.items] if len(st.items) == len(elems) else [element(st)] * len(elems)
+            elif isinstance(st, Stack):  # a list's elements (`ev, Q = np.linalg.eigh(X)`: arrays, not lists: each
+                # in its push's state, or the one state of every element)
+                states = list(st.entries) if len(st.entries) == len(elems) else [element(st)] * len(elems)
             else:
                 states = [st] * len(elems)
                 if st is True:

@@ -85,10 +85,24 @@ def iterator(w: FunctionWriter, it: cst.BaseExpression) -> tuple[str, State] | N
     if type(it.func) is cst.Attribute and not args and it.func.attr.value in ("items", "values", "keys") and \
             type(it.func.value) is cst.Name:
         st = w.state(it.func.value.value)
-        v = element(st) if isinstance(st, Tree) else any_batched(st)
         kind = it.func.attr.value
-        return code(it), (Tree("tuple", (("0", False), ("1", v))) if kind == "items" else
-                          v if kind == "values" else False)
+        text = code(it)
+        leaf_states = [s for _, s in st.items] if isinstance(st, Tree) else []
+        if kind != "keys" and any_batched(st) and any(s != leaf_states[0] for s in leaf_states):
+            # (mapped and unmapped values, `{k: f(v) for k, v in params.items()}` with in_axes={'w': 0, 'b': None}:
+            # every value batched first, as each iteration's value is read as batched)
+            name, have = it.func.value.value, st
+            st = all_batched(st)
+            if isinstance(have, Tree) and all(isinstance(s, bool) for s in leaf_states):  # (the dict's own order
+                # kept: a literal would be in the state's order, not the run-time dict's sorted one)
+                flags = "{" + ", ".join(f"{k}: {not s}" for k, s in have.items) + "}" if have.kind == "dict" else \
+                    str(tuple(not s for s in leaf_states))
+                text = f"batch_broadcast_parts({name}, {flags}, {w.size}).{kind}()"
+            else:
+                text = f"({w.convert(name, have, st, items=True)}).{kind}()"
+        v = element(st) if isinstance(st, Tree) else any_batched(st)
+        return text, (Tree("tuple", (("0", False), ("1", v))) if kind == "items" else
+                      v if kind == "values" else False)
     if f in ("zip", "enumerate", "reversed", "list", "tuple") and args and all(a.keyword is None for a in it.args):
         parts = [w.iterator(a) for a in args]
         if any(p is None for p in parts):
