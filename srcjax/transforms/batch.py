@@ -1,10 +1,9 @@
 """vmap: a normalized function -> its batched version, as source.
 
-Input: a program function after functionalization (``NormalizedFunction.fdef``: A-normal
-form; control flow on data already ``srcjax.lax.cond``/``while_loop``/``fori_loop`` calls
-on nested functions; ``break``/``continue`` on data already flags), and which parameters
-are batched. Output: ``def <name>_vmap(same parameters)`` where every batched value has its
-batch axis first, and values that do not depend on a mapped input keep their per-example
+Input: a program function after functionalization (``NormalizedFunction.fdef``: A-normal form; control flow on
+data already ``srcjax.lax.cond``/``while_loop``/``fori_loop`` calls on nested functions; ``break``/``continue``
+on data already flags), and which parameters are batched. Output: ``def <name>_vmap(same parameters)`` where every
+batched value has its batch axis first, and values that do not depend on a mapped input keep their per-example
 shapes (what is batched is tracked statically per name, :data:`State`).
 
 Per statement:
@@ -486,9 +485,8 @@ class FunctionWriter:
                 self.trees.add(name)  # (a container whatever its state: a join selects it item by item)
             batch_containers.note_tree(self, name, expr)
             return
-        if isinstance(target, (cst.Tuple, cst.List)) and \
-                not all(type(e.value) is cst.Name for e in target.elements) and \
-                all(isinstance(n, (cst.Name, cst.Tuple, cst.List, cst.Element)) for n in walk(target)):
+        if isinstance(target, (cst.Tuple, cst.List)) and not all(type(e.value) is cst.Name for e in target.elements) \
+                and all(isinstance(n, (cst.Name, cst.Tuple, cst.List, cst.Element)) for n in walk(target)):
             # nested unpacking (``a, (b, c) = t``): inner levels are containers, element by element
             self.emit(f"{code(target)} = {batch_queries.unpacked(expr, target) if st is True else expr}", ind)
             self.bind_target(target, st)
@@ -498,8 +496,7 @@ class FunctionWriter:
             if isinstance(st, Tree) and (len(st.items) == len(elems) or st.kind in ("tuple", "list")):
                 # (a sequence of another length fails when run: any element's state, to join with what runs)
                 states = [v for _, v in st.items] if len(st.items) == len(elems) else [element(st)] * len(elems)
-            elif isinstance(st, Stack):  # a list's elements (`ev, Q = np.linalg.eigh(X)`: arrays, not lists: each
-                # in its push's state, or the one state of every element)
+            elif isinstance(st, Stack):  # a list's items (`ev, Q = np.linalg.eigh(X)`): arrays, each its push's state
                 states = list(st.entries) if len(st.entries) == len(elems) else [element(st)] * len(elems)
             else:
                 states = [st] * len(elems)
