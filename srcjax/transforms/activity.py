@@ -39,6 +39,7 @@ from ..frontend.names import (
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.restructure import walk as _walk
+from ..tape_names import is_saved_list_name
 from .anf import (
     ADJOINT_IMPORTS,
     ComprehensionError,
@@ -192,6 +193,7 @@ class Activity:
         for s, _ in _walk(body):
             self.check_item_views(s, body)
             self.check_list_changes(s, body)
+            self.check_helper_appends(s, body)
             if isinstance(s, cst.Assign):
                 op = self.op(s.value)
                 names = [n for t in s.targets for n in target_names(t.target)]
@@ -322,6 +324,26 @@ class Activity:
             hint=f"build the list in its final order with `{recv}.append(y)` (loop over reversed(range(n)) and "
                  f"reverse it once: `{recv} = {recv}[::-1]`), or rebind it: `{recv} = {recv}[:i] + [y] + ...` "
                  "of arrays stacked with np.stack")
+
+    def check_helper_appends(self, s: cst.CSTNode, body: Sequence[Any]) -> None:
+        """Refuse a helper called as a statement of its own that appends values carrying derivatives to a list it
+        is passed (``push(out, x)`` with ``def push(l, v): l.append(np.sin(v))``): derivatives do not follow the
+        appended values out of the call (was: a zero gradient, silently). Derivative code's own tapes (``_tape``,
+        ``_tape_dot``, handed to a helper half) are not the user's lists: reverse over reverse writes them out."""
+        call = s.value if isinstance(s, cst.Expr) else None
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+            return
+        op = self.op(call)
+        if op.kind != "call":
+            return
+        lists = [a for a in self.appended_arguments(op) if not is_saved_list_name(a)]
+        if not lists or not any(n in self.active for a in call.args for n in names_in(a.value)):
+            return
+        raise DifferentiationError(
+            f"cannot differentiate through `{code(call)}` yet: `{code(call.func)}` appends to the list "
+            f"`{lists[0]}` it is passed, and derivatives do not follow values out of a call that way",
+            span=self.span_of(s, body),
+            hint=f"return the value from the helper and append it here: `{lists[0]}.append({code(call.func)}(...))`")
 
     def reaches_result(self, names: list[str], body: Sequence[Any]) -> bool:
         """Whether the result would depend on ``names`` were they active (not: ``np.shape(list(d.values())[0])``)."""
