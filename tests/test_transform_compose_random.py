@@ -478,6 +478,15 @@ def test_vjp_of_a_hessian_through_a_helper() -> None:
            1e-12)
 
 
+def test_vjp_of_jvp_of_grad_through_while_loops_seed_1108(tmp_path: pathlib.Path) -> None:
+    """``vjp(jvp(grad(f)))`` of two ``while`` loops on data that ``x``'s derivative does not go through, and a ``for``
+    with an ``if`` on data (seed 1108): the tangent tape's pops whose items are unused, ``_tape_dot.pop()`` (the
+    loops' saved conditions), append a None to its cotangent tape in the adjoint; that list was made again at each
+    pass of the reversed loop and after it, so the later pops found it empty ("list.pop(): pop from empty list",
+    compiled or run by NumPy). The whole case: against jax, NumPy and the generated source."""
+    _check(1108, tmp_path)
+
+
 # -- open: vmap of a derivative of vmapped code through srcjax.batched's helpers (KNOWN_INTERNAL) -----------------
 
 def _set_at_a_data_index(x: Any, y: Any) -> Any:
