@@ -165,12 +165,15 @@ def _written_out(body: Any, prog: Program, nf: Any, inl: Inliner) -> tuple[list[
         callee, args, target = hit
         fdef = callee.plain_fdef
         params = [p.name.value for p in fdef.params.params]
-        tapes = {p: a for p, a in zip(params, args) if adjoint.is_tape_name(a)}
-        fdef = fdef.visit(RenameNames(tapes))  # the tape itself, not a copy of it
+        # the tape and its tangent tape (`_tape_dot`: forward over reverse, a Hessian) themselves, not a copy
+        # bound to a fresh name: activity does not follow appends through an alias (`_tape_dot_1 = _tape_dot`),
+        # so reverse mode took what the helper's halves pass through the tangent tape as constants (wrong)
+        tapes = {p: a for p, a in zip(params, args) if adjoint.is_saved_list_name(a)}
+        fdef = fdef.visit(RenameNames(tapes))
         fdef = fdef.with_changes(params=fdef.params.with_changes(
             params=[p for p in fdef.params.params if p.name.value not in tapes.values()]))
         try:
-            new += inl.inline(fdef, [a for a in args if not adjoint.is_tape_name(a)], target, s)
+            new += inl.inline(fdef, [a for a in args if not adjoint.is_saved_list_name(a)], target, s)
         except TranspileError:  # (not written out: refuse_tapes_across_calls refuses the call)
             new.append(s)
             continue

@@ -1,9 +1,14 @@
-"""Activity analysis caches (srcjax/transforms/activity.py)."""
+"""Activity analysis (srcjax/transforms/activity.py): its caches, and what it refuses rather than lose derivatives."""
 
 from __future__ import annotations
 
 import gc
+from typing import Any
 
+import numpy as np
+import pytest
+
+import srcjax
 from srcjax.transforms.activity import FactsPerFunction
 
 
@@ -31,3 +36,29 @@ def test_per_function_facts_die_with_their_function() -> None:
             break
     assert reused >= 3  # ids were reused, so the test exercised the hazard
     assert not cache._facts  # nothing kept for dead functions
+
+
+def _push(ls: Any, v: Any) -> None:
+    ls.append(np.sin(v))
+
+
+def _pushed_twice(x: Any) -> Any:
+    ls: list[Any] = []
+    _push(ls, x)
+    _push(ls, x * 2.0)
+    return np.sum(ls[0] + ls[1])
+
+
+@pytest.mark.parametrize("how", ["grad", "jvp", "jacfwd"])
+def test_a_helper_appending_to_a_list_it_is_passed_is_refused(how: str) -> None:
+    """``push(ls, x)``, a helper appending ``np.sin(x)`` to the list it is passed, as a statement of its own: grad,
+    jvp and jacfwd gave zeros (SILENT: activity saw no effect of the call on ``ls``); now a DifferentiationError at
+    the call, with a hint."""
+    x = np.array([0.3, -0.2, 0.5])
+    run = {"grad": lambda: srcjax.grad(_pushed_twice)(x),
+           "jvp": lambda: srcjax.jvp(_pushed_twice, (x,), (np.ones(3),)),
+           "jacfwd": lambda: srcjax.jacfwd(_pushed_twice)(x)}[how]
+    with pytest.raises(srcjax.TranspileError, match=r"appends to the list `ls` it is passed") as e:
+        run()
+    assert f"test_activity.py:{_pushed_twice.__code__.co_firstlineno + 2}:" in str(e.value)
+    assert "ls.append(_push(...))" in str(e.value)

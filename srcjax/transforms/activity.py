@@ -194,6 +194,7 @@ class Activity:
         for s, _ in _walk(body):
             self.check_item_views(s, body)
             self.check_list_changes(s, body)
+            list_refusals.helper_appends(self, s, body)  # (`push(out, x)` appending inside)
             if isinstance(s, cst.Assign):
                 op = self.op(s.value)
                 names = [n for t in s.targets for n in target_names(t.target)]

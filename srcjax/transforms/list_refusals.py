@@ -8,6 +8,9 @@
 - :func:`item_pop`: ``out.pop(i)``, ``d.pop(k)`` of a container carrying derivatives (was: an internal
   ``KeyError``/``IndexError`` under reverse mode, a wrong Jacobian under forward mode). ``out.pop()`` (the last
   item: a stack, as derivative code's tapes) is followed.
+- :func:`helper_appends`: a helper called as a statement of its own that appends values carrying derivatives to a
+  list it is passed (``push(out, x)``): derivatives do not follow the appended values out of the call (was: a
+  zero gradient, silently).
 
 Each refusal quotes the statement as the user wrote it (:func:`srcjax.frontend.locations.user_code`).
 """
@@ -21,12 +24,13 @@ import libcst as cst
 
 from ..frontend.list_aliases import shared_changes
 from ..frontend.names import code, names_in
+from ..tape_names import is_saved_list_name
 from .anf import DifferentiationError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .activity import Activity
 
-__all__ = ["item_pop", "shared_lists"]
+__all__ = ["helper_appends", "item_pop", "shared_lists"]
 
 
 def shared_lists(act: Activity, body: Sequence[Any]) -> None:
@@ -65,3 +69,24 @@ def item_pop(act: Activity, call: Any, s: cst.CSTNode, body: Sequence[Any]) -> N
         f"cannot differentiate through `{act.shown(call, s, body)}` yet: it takes an item out of `{recv}` in place, "
         "which derivatives do not follow (only a list's last item, `.pop()`)", span=act.span_of(s, body),
         hint=f"read the item (`v = {recv}[{key}]`), then write what is left out as a new {rest}")
+
+
+def helper_appends(act: Activity, s: cst.CSTNode, body: Sequence[Any]) -> None:
+    """Refuse a helper called as a statement of its own that appends values carrying derivatives to a list it is
+    passed (``push(out, x)`` with ``def push(l, v): l.append(np.sin(v))``): derivatives do not follow the appended
+    values out of the call (was: a zero gradient, silently). Derivative code's own tapes (``_tape``, ``_tape_dot``,
+    handed to a helper half) are not the user's lists: reverse over reverse writes them out."""
+    call = s.value if isinstance(s, cst.Expr) else None
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+        return
+    op = act.op(call)
+    if op.kind != "call":
+        return
+    lists = [a for a in act.appended_arguments(op) if not is_saved_list_name(a)]
+    if not lists or not any(n in act.active for a in call.args for n in names_in(a.value)):
+        return
+    raise DifferentiationError(
+        f"cannot differentiate through `{code(call)}` yet: `{code(call.func)}` appends to the list "
+        f"`{lists[0]}` it is passed, and derivatives do not follow values out of a call that way",
+        span=act.span_of(s, body),
+        hint=f"return the value from the helper and append it here: `{lists[0]}.append({code(call.func)}(...))`")

@@ -440,6 +440,12 @@ class VJP:
                 out |= {n for n in self.act.op(s.value).reads if n in self.act.active}
             elif isinstance(s, cst.For):  # (a loop inside over `pairs` made before: its adjoint adds into pairs_bar
                 out |= {code(c.seq) for c in active_loop(s, self.act.active)} & self.act.active  # at every pass)
+            elif isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and not s.value.args and \
+                    isinstance(s.value.func, cst.Attribute) and s.value.func.attr.value == "pop":
+                # `_tape_dot.pop()`, item unused: its adjoint appends to `_tape_dot_bar`, which must exist before
+                # the loop (was: made again at each pass and after the loop, losing what it held: "pop from empty
+                # list" in vjp(jvp(grad(f))) of a `while` on data)
+                out |= {code(s.value.func.value)} & self.act.active
         return out
 
     def adjoint_small(self, s: Any, ind: int, lines: list[str], defined: set[str]) -> None:
