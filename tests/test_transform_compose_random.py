@@ -35,7 +35,7 @@ import pytest
 
 import srcjax
 
-from . import hunt_sweep, written
+from . import hunt_sweep, tiers, written
 from .hunt_sweep import Outcome, crash, refusal
 from .transform_compose_programs import N_BATCH, Case, case
 from .twins import jax_twin as _twin
@@ -244,8 +244,7 @@ def test_compose_case(seed: int, tmp_path: pathlib.Path) -> None:
     _check(seed, tmp_path)
 
 
-@pytest.mark.skipif(not written.THOROUGH, reason="SRCJAX_HYPOTHESIS=thorough")
-@pytest.mark.parametrize("seed", range(1000, 1000 + THOROUGH_COUNT))
+@pytest.mark.parametrize("seed", tiers.thorough_cases(range(1000, 1000 + THOROUGH_COUNT)))
 def test_compose_case_thorough(seed: int, tmp_path: pathlib.Path) -> None:
     _check(seed, tmp_path)
 

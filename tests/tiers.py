@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
@@ -175,6 +175,18 @@ COVER: dict[str, tuple[str, Callable[[str, dict[str, Any]], tuple[str, ...]]]] =
                                                                                   _axes("f", "dtype")),
     "tests/test_scan_weak_carry.py::test_forward_mode_keeps_jax_dtype": ("program and dtype", _axes("fn", "dtype")),
 }
+
+
+def thorough_cases(cases: Iterable[Any], width: int = 1) -> list[Any]:
+    """The parametrization of a test only the thorough tier runs (a corpus's ``test_x_thorough``, a random test's
+    further seeds): every case under ``SRCJAX_HYPOTHESIS=thorough``; in the default tier one skipped case that says
+    how many it leaves out (~11,000 such cases collected, skipped and reported cost each run ~10 CPU s).
+    ``width``: the number of the test's parameters."""
+    cases = list(cases)
+    if THOROUGH:
+        return cases
+    why = f"SRCJAX_HYPOTHESIS=thorough ({len(cases)} cases)"
+    return [pytest.param(*([None] * width), id=f"{len(cases)}_cases", marks=pytest.mark.skip(reason=why))]
 
 
 def covering(classes: list[tuple[str, ...]]) -> dict[int, int]:
