@@ -76,6 +76,14 @@ THOROUGH_ONLY: dict[str, str] = {
     # (session 36, suite18: 7-30 CPU s) reverse mode over a Hessian through a static branch in its rolled loop
     "tests/test_hessian_static_branches.py::test_vjp_of_hessian_through_static_if_statements":
         "test_jacrev_of_hessian_through_a_static_conditional_expression (the same loop, branch and helpers)",
+    # (session 39, suite21: 1.4-2.7 CPU s each, the file's three costliest of its 80 run cases, 40 CPU s)
+    "tests/test_printed_modules_run.py::test_printed_module_runs_by_itself[loss.layernorm.hessian.vjp]":
+        "[corpus.while_static_bound.hessian.vjp] (the chain) and [loss.layernorm.grad.jacrev] (the program)",
+    "tests/test_printed_modules_run.py::test_printed_module_runs_by_itself[corpus.series_with_math_factorial.jacfwd"
+    ".vjp]": "[loss.ridge.jacfwd.vjp], [ad.data_branches.jacfwd.vjp] (the chain) and "
+             "[corpus.series_with_math_factorial.vmap.jvp] (the program)",
+    "tests/test_printed_modules_run.py::test_methods_of_objects_print_a_module_that_runs[jacrev.jvp]":
+        "[grad], [jacrev.vmap] and [jacfwd.vmap] (the same objects' methods printed, reverse over a transformation)",
 }
 
 # test function node id -> k: the default tier runs its cases 0, k, 2k, ...
