@@ -111,6 +111,12 @@ class _Unset:
         item of the branch that left it UNSET joins the other's, as the whole would)."""
         return self
 
+    def __iter__(self) -> Any:
+        """Not iterable (a TypeError, as other uses): without it Python iterates by ``__getitem__`` at 0, 1, 2, ...,
+        each item ``UNSET``, and never stops (``list(UNSET)``: ``tree_set`` of a NamedTuple left UNSET by an ``if`` on
+        batched data, in a vmap of a gradient, took all memory)."""
+        raise TypeError("UNSET (a value no path computed) is not iterable")
+
     __array_ufunc__ = None  # (``array + UNSET`` is ``UNSET.__radd__``, not an object array)
 
     def __add__(self, other: Any) -> Any:

@@ -14,6 +14,14 @@ import tempfile
 import pytest
 
 from tests import optimized_xla
+from tests.cpu_durations import (  # noqa: F401 - hooks: pytest --cpu-durations=N
+    pytest_addoption,
+    pytest_runtest_call,
+    pytest_runtest_logreport,
+    pytest_runtest_setup,
+    pytest_runtest_teardown,
+    pytest_terminal_summary,
+)
 
 # XLA compiles the tests' programs (srcjax's and the jax oracles') fast, not into fast code (tests/optimized_xla.py:
 # LLVM at optimization level 0, the LLVM-IR fusion emitters, one LLVM module per program; ~6x less CPU per

@@ -23,7 +23,7 @@ import pytest
 import srcjax
 
 from .hunt_sweep import Outcome, crash, leaves_agree, refusal
-from .tiers import THOROUGH
+from .tiers import thorough_cases
 
 B = 3  # examples in a vmap's batch
 CHARS = 1200  # of a wrong answer's detail
@@ -234,8 +234,7 @@ class Corpus(NamedTuple):
         def default(name: str, expr: str, dtype: str) -> None:
             self.check(name, expr, dtype)
 
-        @pytest.mark.skipif(not THOROUGH, reason="SRCJAX_HYPOTHESIS=thorough")
-        @pytest.mark.parametrize(("name", "expr", "dtype"), self.thorough_checks(default_cases))
+        @pytest.mark.parametrize(("name", "expr", "dtype"), thorough_cases(self.thorough_checks(default_cases), 3))
         def thorough(name: str, expr: str, dtype: str) -> None:
             self.check(name, expr, dtype)
 

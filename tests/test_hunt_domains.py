@@ -27,7 +27,7 @@ import pytest
 
 import srcjax
 
-from . import hunt_domains, hunt_sweep, written
+from . import hunt_domains, hunt_sweep, tiers
 from .hunt_domains import N_BATCH, D, DCase, H
 from .hunt_sweep import Outcome, crash, leaves_agree, refusal
 
@@ -345,8 +345,7 @@ def test_hunt_domain_case(seed: int, tmp_path: pathlib.Path) -> None:
     _check(seed, tmp_path)
 
 
-@pytest.mark.skipif(not written.THOROUGH, reason="SRCJAX_HYPOTHESIS=thorough")
-@pytest.mark.parametrize("seed", range(1000, 1000 + THOROUGH_COUNT))
+@pytest.mark.parametrize("seed", tiers.thorough_cases(range(1000, 1000 + THOROUGH_COUNT)))
 def test_hunt_domain_case_thorough(seed: int, tmp_path: pathlib.Path) -> None:
     _check(seed, tmp_path)
 

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pytest
 
-from . import hunt_programs, hunt_sweep, written
+from . import hunt_programs, hunt_sweep, tiers
 from .hunt_programs import N_BATCH, C, Case, D, H, T
 from .hunt_sweep import Outcome, crash, refusal
 from .twins import jax_twin
@@ -294,8 +294,7 @@ def test_hunt_case(seed: int, tmp_path: pathlib.Path) -> None:
     _check(seed, tmp_path)
 
 
-@pytest.mark.skipif(not written.THOROUGH, reason="SRCJAX_HYPOTHESIS=thorough")
-@pytest.mark.parametrize("seed", range(1000, 1000 + THOROUGH_COUNT))
+@pytest.mark.parametrize("seed", tiers.thorough_cases(range(1000, 1000 + THOROUGH_COUNT)))
 def test_hunt_case_thorough(seed: int, tmp_path: pathlib.Path) -> None:
     _check(seed, tmp_path)
 

@@ -22,10 +22,12 @@ import warnings
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import srcjax
+from srcjax.adjoint import UNSET
 
 from .test_alias_random import load, sweep
 from .written import THOROUGH, examples
@@ -170,6 +172,17 @@ def check(text: str, batched_p: bool, jacobian: bool = True) -> str:
 def test_random_container_flow_under_vmap_agrees_with_a_loop_or_is_refused(seed: int) -> None:
     r = random.Random(seed)
     check(write_program(r), r.random() < 0.5, jacobian=THOROUGH)
+
+
+def test_a_named_tuple_bound_in_two_ifs_on_batched_data_under_vmap_of_grad() -> None:
+    """Regression (thorough tier, OOM-killed at 13 and 23 GB): ``q = Pair(...)`` in two ``if``s on batched data, under
+    ``vmap(grad)``: the join of ``q``, ``UNSET`` before the first, set its fields with ``tree_set``, whose
+    ``list(UNSET)`` never stopped (``UNSET[i]`` is ``UNSET`` for every ``i``). Agrees or is refused, located."""
+    text = HEADER + ("def f(x, p):\n    u = x * 1.5\n    if x.sum() > 1.0:\n        q = Pair(u, u + 1.0)\n"
+                     "        u = q.v\n    if x[0] > 0:\n        q = Pair(u, u + 1.0)\n        u = q.v\n    return u\n")
+    assert check(text, True, jacobian=False) in ("ok", "refused", "derivatives refused")
+    with pytest.raises(TypeError, match="not iterable"):
+        list(UNSET)
 
 
 def test_the_generator_writes_each_kind_of_flow():

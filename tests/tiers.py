@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
@@ -76,6 +76,14 @@ THOROUGH_ONLY: dict[str, str] = {
     # (session 36, suite18: 7-30 CPU s) reverse mode over a Hessian through a static branch in its rolled loop
     "tests/test_hessian_static_branches.py::test_vjp_of_hessian_through_static_if_statements":
         "test_jacrev_of_hessian_through_a_static_conditional_expression (the same loop, branch and helpers)",
+    # (session 39, suite21: 1.4-2.7 CPU s each, the file's three costliest of its 80 run cases, 40 CPU s)
+    "tests/test_printed_modules_run.py::test_printed_module_runs_by_itself[loss.layernorm.hessian.vjp]":
+        "[corpus.while_static_bound.hessian.vjp] (the chain) and [loss.layernorm.grad.jacrev] (the program)",
+    "tests/test_printed_modules_run.py::test_printed_module_runs_by_itself[corpus.series_with_math_factorial.jacfwd"
+    ".vjp]": "[loss.ridge.jacfwd.vjp], [ad.data_branches.jacfwd.vjp] (the chain) and "
+             "[corpus.series_with_math_factorial.vmap.jvp] (the program)",
+    "tests/test_printed_modules_run.py::test_methods_of_objects_print_a_module_that_runs[jacrev.jvp]":
+        "[grad], [jacrev.vmap] and [jacfwd.vmap] (the same objects' methods printed, reverse over a transformation)",
 }
 
 # test function node id -> k: the default tier runs its cases 0, k, 2k, ...
@@ -175,6 +183,18 @@ COVER: dict[str, tuple[str, Callable[[str, dict[str, Any]], tuple[str, ...]]]] =
                                                                                   _axes("f", "dtype")),
     "tests/test_scan_weak_carry.py::test_forward_mode_keeps_jax_dtype": ("program and dtype", _axes("fn", "dtype")),
 }
+
+
+def thorough_cases(cases: Iterable[Any], width: int = 1) -> list[Any]:
+    """The parametrization of a test only the thorough tier runs (a corpus's ``test_x_thorough``, a random test's
+    further seeds): every case under ``SRCJAX_HYPOTHESIS=thorough``; in the default tier one skipped case that says
+    how many it leaves out (~11,000 such cases collected, skipped and reported cost each run ~10 CPU s).
+    ``width``: the number of the test's parameters."""
+    cases = list(cases)
+    if THOROUGH:
+        return cases
+    why = f"SRCJAX_HYPOTHESIS=thorough ({len(cases)} cases)"
+    return [pytest.param(*([None] * width), id=f"{len(cases)}_cases", marks=pytest.mark.skip(reason=why))]
 
 
 def covering(classes: list[tuple[str, ...]]) -> dict[int, int]:

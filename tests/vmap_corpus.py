@@ -31,7 +31,7 @@ from . import corpus_harness
 from . import loop_fd_standin as standin
 from .corpus_harness import EMPTY, assert_passes, generated_source_agrees, quietly, srcjax_result
 from .hunt_sweep import Outcome, leaves_agree
-from .tiers import THOROUGH
+from .tiers import thorough_cases
 
 B = 3  # examples in a check's batch
 TRANSFORMS = ("vmap", "grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "jit", "jvp")
@@ -286,9 +286,8 @@ class VmapCorpus:
         def default(name: str, expr: str, dtype: str) -> None:
             self.check(name, expr, dtype)
 
-        @pytest.mark.skipif(not THOROUGH, reason="SRCJAX_HYPOTHESIS=thorough")
-        @pytest.mark.parametrize(("name", "expr", "dtype"),
-                                 [k for k in self.all_checks() if not (k[0] in default_cases and k[2] == "float64")])
+        @pytest.mark.parametrize(("name", "expr", "dtype"), thorough_cases(
+            [k for k in self.all_checks() if not (k[0] in default_cases and k[2] == "float64")], 3))
         def thorough(name: str, expr: str, dtype: str) -> None:
             self.check(name, expr, dtype)
 

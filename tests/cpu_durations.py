@@ -1,0 +1,67 @@
+"""``pytest --cpu-durations=N``: the N tests and the N files that took the most process CPU time (setup, call and
+teardown, ``time.process_time`` in the process that ran them: an xdist worker's own), and the total.
+
+``--durations`` reports wall time, which on a loaded machine ranks tests by the load as much as by their cost; CPU
+time is what the default tier's budget is (docs/testing.md, "Tiers"). Hooks of tests/conftest.py.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+_KEY = "cpu_s"
+_TIMES: dict[str, float] = defaultdict(float)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--cpu-durations", type=int, default=None, metavar="N",
+                     help="show the N tests and files that took the most process CPU time (0: all)")
+
+
+def _timed(item: pytest.Item) -> Generator[None, Any, Any]:
+    start = time.process_time()
+    try:
+        return (yield)
+    finally:
+        item.user_properties.append((_KEY, time.process_time() - start))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _timed(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _timed(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _timed(item))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # (the item's properties accumulate over its phases: each report carries the phases so far, the last all)
+    if report.when == "teardown":
+        _TIMES[report.nodeid] = sum(v for k, v in report.user_properties if k == _KEY)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    n = config.getoption("cpu_durations")
+    if n is None or not _TIMES:
+        return
+    files: dict[str, float] = defaultdict(float)
+    for node, t in _TIMES.items():
+        files[node.split("::", 1)[0]] += t
+    tr = terminalreporter
+    for title, table in (("tests", _TIMES), ("files", files)):
+        tr.write_sep("=", f"most CPU time: {title} (process CPU s)")
+        for node, t in sorted(table.items(), key=lambda kv: -kv[1])[: n or None]:
+            tr.write_line(f"{t:8.2f} {node}")
+    tr.write_line(f"total {sum(_TIMES.values()):.1f} CPU s in {len(_TIMES)} tests")
