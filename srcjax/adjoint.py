@@ -1,8 +1,7 @@
 """NumPy-level helpers that generated derivative source calls.
 
-Plain NumPy-style Python with static control flow on shapes only: they run
-as they are under NumPy (``srcjax.numpy_function``), and srcjax transpiles
-them like any user helper, so derivatives of derivatives work through them.
+Plain NumPy-style Python with static control flow on shapes only: they run as they are under NumPy
+(``srcjax.numpy_function``), and srcjax transpiles them like any user helper, so derivatives of derivatives work.
 """
 
 from __future__ import annotations
@@ -83,17 +82,15 @@ for _mod, _names in ((linalg_adjoint, linalg_adjoint.LINALG_HELPERS), (branch_gu
 class _Unset:
     """The value of a name on a branch of an ``if`` on data that does not compute it.
 
-    Generated derivative code saves a loop iteration's values for the adjoint
-    sweep; a name computed on one branch only gets ``UNSET`` on the others, and
-    the adjoint reads it only under the same condition. Names the saved values
-    need before a loop first binds them are declared ``UNSET`` at the top of the
-    function. Under NumPy it is this object (any use but an item read or a sum fails loudly); compiled, it
-    joins the other branch's value as zeros of the same shape and dtype.
+    Generated derivative code saves a loop iteration's values for the adjoint sweep; a name computed on one branch
+    only gets ``UNSET`` on the others, and the adjoint reads it only under the same condition. Names the saved
+    values need before a loop first binds them are declared ``UNSET`` at the top of the function. Under NumPy it is
+    this object (any use but an item read or a sum fails loudly); compiled, it joins the other branch's value as
+    zeros of the same shape and dtype.
 
-    It is the one marker of "no value on this path" in generated source (``None``
-    is only ever a user's value). The specializer's compile-time counterpart is
-    ``lower.values.Undefined``: a name unbound, or ``UNSET``, on some paths of
-    control flow on data, with the conditions under which it may still be read.
+    It is the one marker of "no value on this path" in generated source (``None`` is only ever a user's value).
+    The specializer's compile-time counterpart is ``lower.values.Undefined``: a name unbound, or ``UNSET``, on
+    some paths of control flow on data, with the conditions under which it may still be read.
     """
 
     _instance: _Unset | None = None
@@ -107,14 +104,11 @@ class _Unset:
         return "UNSET"
 
     def __getitem__(self, key: Any) -> _Unset:
-        """``UNSET`` itself: an item of a value no path computed (``vmap`` joins containers item by item: the
-        item of the branch that left it UNSET joins the other's, as the whole would)."""
+        """``UNSET`` itself: an item of a value no path computed (``vmap`` joins containers item by item: the item
+        of the branch that left it UNSET joins the other's, as the whole would; not iterable: ``__iter__``)."""
         return self
 
-    def __iter__(self) -> Any:
-        """Not iterable (a TypeError, as other uses): without it Python iterates by ``__getitem__`` at 0, 1, 2, ...,
-        each item ``UNSET``, and never stops (``list(UNSET)``: ``tree_set`` of a NamedTuple left UNSET by an ``if`` on
-        batched data, in a vmap of a gradient, took all memory)."""
+    def __iter__(self) -> Any:  # (else Python iterates by __getitem__ forever: list(UNSET) took all memory)
         raise TypeError("UNSET (a value no path computed) is not iterable")
 
     __array_ufunc__ = None  # (``array + UNSET`` is ``UNSET.__radd__``, not an object array)
