@@ -417,6 +417,7 @@ class Compiled:
         plan = self._cache.get(key)
         if plan is None:
             from .runtime import compile_text
+            from .runtime.xla import prepare_upload
 
             before = self.auto_static  # (a level-2 entry read below can make arguments static, too)
             warm = self._warm_key(key)
@@ -437,9 +438,16 @@ class Compiled:
                 if self.donate:  # the donated arguments' buffers reused for results (donation.py)
                     text = alias_text(text, donated_leaves(self.params, values, self.donate, self._static_all,
                                                            len(leaves), _dynamic_leaves), in_avals, out_avals)
-                exe = compile_text(text, out_avals, self.device)
-                if warm is not None:
-                    self._warm_store(warm, key, text, out_avals, tree, template, in_avals)
+                entry: list[bytes | None] = []
+
+                def meanwhile() -> None:  # (on this thread while XLA compiles: runtime/compile_worker.py)
+                    prepare_upload(leaves, in_avals, self.device)
+                    if warm is not None:
+                        entry.append(self._warm_store(key, text, out_avals, tree, template, in_avals))
+
+                exe = compile_text(text, out_avals, self.device, meanwhile)
+                if entry and warm is not None:
+                    warm_cache.store(warm, entry[0])  # (the entry of a program that compiled)
             plan = self._cache[key] = _Plan(exe, tree, template, in_avals)
         return plan, leaves
 
@@ -521,14 +529,15 @@ class Compiled:
         return plan, leaves
 
     @pausing
-    def _warm_store(self, warm: str, key: tuple[Any, ...], text: str, out_avals: list[ShapedArray],
-                    tree: pytree.TreeDef, template: list[Any], in_avals: list[ShapedArray]) -> None:
+    def _warm_store(self, key: tuple[Any, ...], text: str, out_avals: list[ShapedArray], tree: pytree.TreeDef,
+                    template: list[Any], in_avals: list[ShapedArray]) -> bytes | None:
+        """The level-2 entry of a program (``warm_cache.entry``), stored by the caller once it compiled."""
         try:
             source: str | None = self.program.source()
         except TranspileError:
             source = None
-        warm_cache.store(warm, self._warm_reads(), key, text, out_avals, tree, template, in_avals, self.auto_static,
-                         source)
+        return warm_cache.entry(self._warm_reads(), key, text, out_avals, tree, template, in_avals, self.auto_static,
+                                source)
 
     def _fast_key(self, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
         """The cache key when every argument is a bare array or Python scalar (the common case)."""

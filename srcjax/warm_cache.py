@@ -43,8 +43,8 @@ import numpy as np
 from . import pytree
 from .reuse import fingerprint as _contents_of
 
-__all__ = ["Reads", "current", "identity", "lookup", "note_attr", "note_closure", "note_file", "note_global",
-           "recording", "store"]
+__all__ = ["Reads", "current", "entry", "identity", "lookup", "note_attr", "note_closure", "note_file",
+           "note_global", "recording", "store"]
 
 _LOCAL = threading.local()
 _READ: dict[str, tuple[list[str], str | None]] = {}  # path -> (linecache's lines, their hash) when last read
@@ -428,22 +428,21 @@ def key_text(argkey: Any) -> str | None:
     return None if a is None else json.dumps(a, sort_keys=True)
 
 
-def store(key: str, reads: Reads, argkey: Any, text: str, out_avals: list[Any], tree: pytree.TreeDef,
-          template: list[Any], in_avals: list[Any], auto_static: frozenset[str], source: str | None) -> bool:
-    """Store a program under ``key`` if everything it depends on has a stable description."""
-    from .runtime import disk_cache
-
+def entry(reads: Reads, argkey: Any, text: str, out_avals: list[Any], tree: pytree.TreeDef, template: list[Any],
+          in_avals: list[Any], auto_static: frozenset[str], source: str | None) -> bytes | None:
+    """A program's entry, for :func:`store`, if everything it depends on has a stable description (else None).
+    (Made while XLA compiles the program: ``runtime/compile_worker.py``; stored once it compiled.)"""
     final = key_text(argkey)
     if "xla_ffi_python_cpu_callback" in text:
-        return False  # print(): its callbacks are this process's Python closures, named by table ids
+        return None  # print(): its callbacks are this process's Python closures, named by table ids
     depends = _depends(reads)
     if depends is None or final is None:
-        return False
+        return None
     t = _tree(tree)
     outs = [_aval_json(a) for a in out_avals]
     ins = [_aval_json(a) for a in in_avals]
     if t is None or None in outs or None in ins:
-        return False
+        return None
     temp: list[Any] = []
     for x in template:
         if x is None:
@@ -451,10 +450,17 @@ def store(key: str, reads: Reads, argkey: Any, text: str, out_avals: list[Any], 
         elif type(x) in (int, float, bool, str):
             temp.append({type(x).__name__: x})
         else:
-            return False
-    entry = {"key": final, **depends, "text": text, "out_avals": outs, "out_tree": t, "template": temp,
-             "in_avals": ins, "auto_static": sorted(auto_static), "source": source}
-    blob = json.dumps(entry).encode()
+            return None
+    return json.dumps({"key": final, **depends, "text": text, "out_avals": outs, "out_tree": t, "template": temp,
+                       "in_avals": ins, "auto_static": sorted(auto_static), "source": source}).encode()
+
+
+def store(key: str, blob: bytes | None) -> bool:
+    """Store an :func:`entry` under ``key`` (nothing for None); whether it was stored."""
+    from .runtime import disk_cache
+
+    if blob is None:
+        return False
     disk_cache.store_later(key, lambda: blob, kind="program")  # (written after the call: disk_cache.store_later)
     STATS["stores"] += 1
     return True

@@ -37,7 +37,7 @@ import numpy as np
 from ..core import ShapedArray
 from ..lower.hlo import aval_type
 
-__all__ = ["active", "upload"]
+__all__ = ["active", "prepare", "upload"]
 
 # dtypes whose bytes NumPy and XLA lay out alike (bfloat16 and float8 arrive with ml_dtypes imported)
 _NATIVE = frozenset(np.dtype(t) for t in (
@@ -136,6 +136,18 @@ def _program(avals: tuple[ShapedArray, ...], backend: Any) -> tuple[Any, list[An
     with _LOCK:
         hit = _PROGRAMS.setdefault(key, (loaded, handlers, slot))
     return hit
+
+
+def prepare(avals: Sequence[ShapedArray], backend: Any) -> None:
+    """Load (or compile) ahead the program a first :func:`upload` of ``avals`` will use, where it will use one
+    (run while XLA compiles the calling program: ``runtime/compile_worker.py``). Not with ml_dtypes imported
+    (a signature's first uploads then go leaf by leaf: :func:`_young`). An error is left for the upload."""
+    if backend.platform != "cpu" or "ml_dtypes" in sys.modules or any(a.dtype not in _NATIVE for a in avals):
+        return
+    try:
+        _program_of(avals, backend)
+    except Exception:  # noqa: BLE001 - upload() tries again, and raises it there as it did before
+        pass
 
 
 def upload(values: Sequence[Any], avals: Sequence[ShapedArray], backend: Any) -> list[Any] | None:

@@ -17,7 +17,7 @@ import importlib
 import importlib.util
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,7 +25,7 @@ from jaxlib import _jax, xla_client  # type: ignore[attr-defined]
 
 from ..core import ArgumentError, DistributedError, InternalError, ShapedArray, TranspileError, canonical_dtype
 from ..lower import host_print
-from . import disk_cache, distributed, host_upload
+from . import compile_worker, disk_cache, distributed, host_upload
 
 _COPY = xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
 
@@ -457,14 +457,17 @@ def device_put(x: Any, aval: ShapedArray, backend: Backend) -> Any:
 class Executable:
     """A compiled program: uploads arguments, runs, wraps results as :class:`Array`."""
 
-    def __init__(self, text: str, out_avals: Sequence[ShapedArray], backend: Backend) -> None:
+    def __init__(self, text: str, out_avals: Sequence[ShapedArray], backend: Backend,
+                 meanwhile: Callable[[], Any] | None = None) -> None:
         self.text = text
         self.backend = backend
         self.out_avals = list(out_avals)
         if host_print.CALLBACK_TARGET in text:  # print(...) inside: the module with its host callbacks
             self.loaded = _compile_with_callbacks(text, backend)
+            if meanwhile is not None:
+                meanwhile()
         else:
-            self.loaded = _compile_cached(text, backend)
+            self.loaded = _compile_cached(text, backend, meanwhile=meanwhile)
         self.handlers = [result_handler(a, backend.result_sharding) for a in out_avals]
         self.array_type = Array
         sharding, dev = backend.put_sharding, [backend.device]
@@ -674,24 +677,36 @@ def register_kernels(text: str, backend: Backend) -> None:
 _MLIR_CONTEXT: Any = None
 
 
-def _compile_cached(text: str, backend: Backend, options: Any = None, device_list: Any = None) -> Any:
+def _compile_cached(text: str, backend: Backend, options: Any = None, device_list: Any = None,
+                    meanwhile: Callable[[], Any] | None = None) -> Any:
     """XLA's executable for ``text``: from the persistent cache when a run compiled it before
     (``runtime/disk_cache.py``), else compiled and stored there. ``options`` and ``device_list``
-    default to one device's (an SPMD program passes its partitions and its mesh's devices)."""
+    default to one device's (an SPMD program passes its partitions and its mesh's devices).
+    ``meanwhile()`` runs on this thread while XLA compiles (``compile_worker.overlapped``), or loads."""
     if options is None:
         options = xla_client.CompileOptions()
     if device_list is None:
         device_list = backend.device_list
-    if disk_cache.cache_dir() is None:
+
+    def compile() -> Any:
         return backend.client.compile_and_load(text, device_list, options)
+
+    if disk_cache.cache_dir() is None:
+        return compile_worker.overlapped(compile, meanwhile)
     key = disk_cache.program_key(text, backend, options)
     blob = disk_cache.load(key)
     if blob is not None:
-        try:
-            return backend.client.deserialize_executable(blob, device_list, options)
-        except Exception:  # noqa: BLE001 - an entry XLA cannot load: compile it again, and replace it
-            pass
-    loaded = backend.client.compile_and_load(text, device_list, options)
+        def deserialize() -> Any:
+            try:
+                return backend.client.deserialize_executable(blob, device_list, options)
+            except Exception:  # noqa: BLE001 - an entry XLA cannot load: compile it again, and replace it
+                return None
+
+        loaded = compile_worker.overlapped(deserialize, meanwhile)
+        if loaded is not None:
+            return loaded
+        meanwhile = None  # (it ran)
+    loaded = compile_worker.overlapped(compile, meanwhile)
     # stored on a thread of its own: the first call returns without waiting for serialize + disk (3-5 ms)
     disk_cache.store_later(key, lambda: backend.client.serialize_executable(loaded))
     return loaded
@@ -753,12 +768,25 @@ def compile_callbacks_cached(text: str, backend: Backend, callbacks: list[Any]) 
     return loaded
 
 
-def compile_text(text: str, out_avals: Sequence[ShapedArray], platform: str | None = None) -> Executable:
-    """Compile StableHLO text; a rejected module is srcjax's bug, reported with the text."""
+def prepare_upload(leaves: Sequence[Any], avals: Sequence[ShapedArray], platform: str | None = None) -> None:
+    """Ahead of a first :meth:`Executable.put_many` of ``leaves`` (while XLA compiles its program): the upload
+    program it will use made ready (``host_upload.prepare``), where it will use one."""
+    host = [i for i, x in enumerate(leaves) if type(x) is not Array]
+    if len(host) >= 2 or (host and host_upload.active()):
+        host_upload.prepare(avals if len(host) == len(leaves) else [avals[i] for i in host], get_backend(platform))
+
+
+def compile_text(text: str, out_avals: Sequence[ShapedArray], platform: str | None = None,
+                 meanwhile: Callable[[], Any] | None = None) -> Executable:
+    """Compile StableHLO text; a rejected module is srcjax's bug, reported with the text.
+
+    ``meanwhile()`` (work that does not need the executable) runs on this thread while XLA compiles on
+    srcjax's compile worker (``runtime/compile_worker.py``), at most once (when the compile fails, its
+    error is raised, never ``meanwhile``'s)."""
     backend = get_backend(platform)
     register_kernels(text, backend)
     try:
-        return Executable(text, out_avals, backend)
+        return Executable(text, out_avals, backend, meanwhile)
     except _jax.JaxRuntimeError as e:
         numbered = "\n".join(f"{i + 1:4d}  {line}" for i, line in enumerate(text.splitlines()))
         raise InternalError(f"internal error: XLA rejected the generated StableHLO: {e}\n{numbered}",
