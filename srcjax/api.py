@@ -523,7 +523,11 @@ class Compiled:
         in_avals = [_key_aval(k) for k in leaf_keys]
         if in_avals != entry["in_avals"] or warm_cache.key_text(key) != entry["key"]:
             return None  # (another value of an argument made static: another program)
-        exe = compile_text(entry["text"], entry["out_avals"], self.device)
+        from .runtime.xla import prepare_upload
+
+        # (the upload program of the arguments loaded while XLA loads or compiles the program)
+        exe = compile_text(entry["text"], entry["out_avals"], self.device,
+                           lambda: prepare_upload(leaves, in_avals, self.device))
         warm_cache.note_entry(entry, self._reads)  # (what reusing this object checks: reuse.py)
         plan = self._cache[key] = _Plan(exe, entry["out_tree"], entry["template"], in_avals)
         return plan, leaves

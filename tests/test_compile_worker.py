@@ -147,3 +147,46 @@ def test_a_program_that_fails_to_compile_leaves_no_level2_entry(monkeypatch, tmp
     x = np.linspace(0, 1, 3)
     np.testing.assert_allclose(np.asarray(srcjax.jit(f_that_fails_to_compile)(x)), np.sin(x) * 3.0 + 0.25)
     assert warm_cache.STATS["stores"] == stores + 1
+
+
+PREPARED = r'''
+import sys
+import numpy as np
+import srcjax
+from srcjax.runtime import compile_worker, host_upload
+
+ready = []
+real_upload, real_overlapped = host_upload.upload, compile_worker.overlapped
+host_upload.upload = lambda values, avals, backend: ready.append(len(host_upload._PROGRAMS)) or real_upload(
+    values, avals, backend)
+overlaps = []
+compile_worker.overlapped = lambda compile, meanwhile: overlaps.append(meanwhile is not None) or real_overlapped(
+    compile, meanwhile)
+
+def f(a, b):
+    return np.tanh(a) @ b + 1.0
+
+rng = np.random.default_rng(0)
+a, b = rng.standard_normal((3, 4)), rng.standard_normal((4, 2)).astype(np.float32)
+out = srcjax.jit(f)(a, b)
+print(np.allclose(np.asarray(out), f(a, b)), ready, overlaps, "ml_dtypes" in sys.modules)
+'''
+
+
+@pytest.mark.parametrize("run", ["compiled", "from the persistent cache"])
+def test_without_ml_dtypes_the_upload_program_is_ready_before_the_first_upload(tmp_path, run):
+    # (host_upload.prepare, while XLA compiles the program, or loads it and its level-2 entry's: the first
+    # upload finds its program ready)
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cache = tmp_path / "cache"
+    script = tmp_path / "job.py"
+    script.write_text(PREPARED)
+    root = Path(__file__).resolve().parent.parent
+    for _ in range(1 if run == "compiled" else 2):
+        r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                           env={"PYTHONPATH": str(root), "SRCJAX_CACHE_DIR": str(cache), "PATH": "/usr/bin:/bin"})
+        assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "[1]", "[True]", "False"]
