@@ -190,3 +190,15 @@ def test_without_ml_dtypes_the_upload_program_is_ready_before_the_first_upload(t
                            env={"PYTHONPATH": str(root), "SRCJAX_CACHE_DIR": str(cache), "PATH": "/usr/bin:/bin"})
         assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["True", "[1]", "[True]", "False"]
+
+
+def test_without_a_thread_to_be_had_the_compile_runs_here(monkeypatch):
+    def refuse(*args):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setitem(compile_worker._WORKER, 0, None)
+    monkeypatch.setattr(compile_worker._thread, "start_new_thread", refuse)
+    threads = []
+    out = compile_worker.overlapped(lambda: threads.append(threading.get_ident()) or 7,
+                                    lambda: threads.append(threading.get_ident()))
+    assert out == 7 and threads == [threading.get_ident()] * 2 and not compile_worker._JOBS

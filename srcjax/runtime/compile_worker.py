@@ -52,7 +52,7 @@ def _worker() -> None:
         with _WAKE:
             while not _JOBS:
                 _WAKE.wait()
-            job = _JOBS.pop()
+            job = _JOBS.pop(0)
         job.started.set()
         try:
             job.result = job.compile()
@@ -76,23 +76,34 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+def _inline(compile: Callable[[], Any], meanwhile: Callable[[], Any] | None) -> Any:
+    loaded = compile()
+    if meanwhile is not None:
+        meanwhile()
+    return loaded
+
+
 def overlapped(compile: Callable[[], Any], meanwhile: Callable[[], Any] | None) -> Any:
     """``compile()``'s result, with ``meanwhile()`` run on this thread while it runs on the compile worker.
 
     Errors come as in a sequential run: ``compile``'s first (``meanwhile`` may then have run, and its own
     error, if any, is dropped: it prepares, and has no effect the caller relies on), then ``meanwhile``'s."""
     if meanwhile is None or not enabled() or not _BUSY.acquire(blocking=False):
-        loaded = compile()
-        if meanwhile is not None:
-            meanwhile()
-        return loaded
+        return _inline(compile, meanwhile)
     try:
         job = _Job(compile)
         with _WAKE:
-            _JOBS.append(job)
-            _WAKE.notify()
             if _WORKER[0] is None:
-                _WORKER[0] = _thread.start_new_thread(_worker, ())
+                try:
+                    _WORKER[0] = _thread.start_new_thread(_worker, ())
+                except RuntimeError:  # (no thread to be had: compile on this one, as before)
+                    pass
+            queued = _WORKER[0] is not None
+            if queued:
+                _JOBS.append(job)
+                _WAKE.notify()
+        if not queued:
+            return _inline(compile, meanwhile)
         job.started.wait()  # (the worker holds the GIL until its compile releases it: let it get there first)
         failed: BaseException | None = None
         try:
