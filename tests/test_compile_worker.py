@@ -196,7 +196,7 @@ def test_without_a_thread_to_be_had_the_compile_runs_here(monkeypatch):
     def refuse(*args):
         raise RuntimeError("can't start new thread")
 
-    monkeypatch.setitem(compile_worker._WORKER, 0, None)
+    monkeypatch.setattr(compile_worker, "_WORKER", [None])  # (the real worker stays, unused meanwhile)
     monkeypatch.setattr(compile_worker._thread, "start_new_thread", refuse)
     threads = []
     out = compile_worker.overlapped(lambda: threads.append(threading.get_ident()) or 7,
