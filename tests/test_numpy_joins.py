@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import srcjax
-from tests.twins import JAX
+from tests.twins import JAX, jitted
 
 jax.config.update("jax_enable_x64", True)
 
@@ -144,7 +144,7 @@ def data() -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("fn", CASES, ids=[f.__name__ for f in CASES])
 def test_against_jax_and_numpy(fn):
     x, v = data()
-    got, want, ref = leaves(srcjax.jit(fn)(x, v)), leaves(with_jax(fn)(x, v)), leaves(fn(x, v))
+    got, want, ref = leaves(srcjax.jit(fn)(x, v)), leaves(jitted(with_jax(fn))(x, v)), leaves(fn(x, v))
     assert len(got) == len(want) == len(ref)
     for g, w, r in zip(got, want, ref):
         assert np.asarray(g).dtype == np.asarray(r).dtype, (np.asarray(g).dtype, np.asarray(r).dtype)

@@ -201,7 +201,7 @@ def run_case(seed: int, directory: pathlib.Path, numpy_check: bool = True) -> Ou
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            want = ns[top](*(jnp.asarray(a) for a in args))
+            want = jitted(ns[top])(*(jnp.asarray(a) for a in args))  # (eager where jit cannot trace it)
     except Exception as e:  # noqa: BLE001 - (jax cannot run it: not a case)
         return Outcome("oracle", f"{type(e).__name__}: {str(e)[:200]}")
     try:
