@@ -22,7 +22,7 @@ import pytest
 
 import srcjax
 
-from .hunt_sweep import Outcome, crash, leaves_agree, refusal
+from .hunt_sweep import Outcome, crash, leaves_agree, refusal, source_run_agrees
 from .tiers import thorough_cases
 
 B = 3  # examples in a vmap's batch
@@ -102,18 +102,11 @@ def srcjax_result(make: Callable[[], Any], expr: str, args: tuple[Any, ...], use
 
 
 def generated_source_agrees(fn: Any, args: tuple[Any, ...], got: Any, rtol: float) -> Outcome | None:
-    """The generated source run by NumPy (``srcjax.numpy_function``) against srcjax's result: None where it
-    agrees, else the Outcome "numpy" (it did not run) or "wrong"."""
-    try:
-        np_got = quietly(srcjax.numpy_function(fn), *args)
-    except Exception as e:  # noqa: BLE001
-        return Outcome("numpy", f"the generated source under NumPy: {type(e).__name__}: {str(e)[:600]}")
-    try:
-        leaves_agree(srcjax.tree_util.tree_leaves(np_got), srcjax.tree_util.tree_leaves(got),
-                     "NumPy running the generated source vs srcjax", rtol, dtypes=False)
-    except AssertionError as e:
-        return Outcome("wrong", str(e)[:CHARS])
-    return None
+    """The generated source run by NumPy (``srcjax.numpy_function``) against srcjax's result, leaf by leaf (dtypes
+    aside): None where it agrees, else the Outcome "numpy" (it did not run) or "wrong" (``hunt_sweep``'s check)."""
+    leaves = srcjax.tree_util.tree_leaves
+    return source_run_agrees(fn, args, got, lambda g, w, what, r: leaves_agree(leaves(g), leaves(w), what, r,
+                                                                                  dtypes=False), rtol, CHARS, 600)
 
 
 # -- a corpus's cases and their arguments (the corpora's shared record and makers) -----------------------------

@@ -1,5 +1,7 @@
 """``pytest --cpu-durations=N``: the N tests and the N files that took the most process CPU time (setup, call and
-teardown, ``time.process_time`` in the process that ran them: an xdist worker's own), and the total.
+teardown, ``time.process_time`` in the process that ran them: an xdist worker's own), and the total; under xdist
+also when each worker's last test ended (wall seconds since the session started): a worker idle at the end while
+the other finishes is wall time the run's balance loses.
 
 ``--durations`` reports wall time, which on a loaded machine ranks tests by the load as much as by their cost; CPU
 time is what the default tier's budget is (docs/testing.md, "Tiers"). Hooks of tests/conftest.py.
@@ -16,6 +18,8 @@ import pytest
 
 _KEY = "cpu_s"
 _TIMES: dict[str, float] = defaultdict(float)
+_ENDED: dict[str, float] = {}  # worker (xdist's gateway id) -> when its last test ended, time.monotonic()
+_STARTED = [time.monotonic()]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,10 +50,16 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, Any, Any]:
     return (yield from _timed(item))
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _STARTED[0] = time.monotonic()
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     # (the item's properties accumulate over its phases: each report carries the phases so far, the last all)
     if report.when == "teardown":
         _TIMES[report.nodeid] = sum(v for k, v in report.user_properties if k == _KEY)
+        # (xdist's controller sees each worker's reports with the worker's node attached)
+        _ENDED[getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "main")] = time.monotonic()
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -65,3 +75,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         for node, t in sorted(table.items(), key=lambda kv: -kv[1])[: n or None]:
             tr.write_line(f"{t:8.2f} {node}")
     tr.write_line(f"total {sum(_TIMES.values()):.1f} CPU s in {len(_TIMES)} tests")
+    if len(_ENDED) > 1:
+        ends = {w: t - _STARTED[0] for w, t in sorted(_ENDED.items())}
+        last = max(ends.values())
+        tr.write_line("last test ended (wall s): " + ", ".join(
+            f"{w} {t:.1f}" + (f" (then idle {last - t:.1f})" if t < last else "") for w, t in ends.items()))

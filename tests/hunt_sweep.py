@@ -1,6 +1,7 @@
 """What the program hunts share (tests/test_hunt_random.py, tests/test_hunt_domains.py,
-tests/test_user_programs.py): a case's :class:`Outcome`, how a srcjax error is classified, the leaf by leaf
-comparison of results, and the command line of the random hunts (``python -m tests.test_hunt_random``,
+tests/test_transform_compose_random.py, tests/test_user_programs.py, the corpora's tests/corpus_harness.py): a case's
+:class:`Outcome`, how a srcjax error is classified, the leaf by leaf comparison of results, the verdict on a result
+(:func:`judged`: against jax, then NumPy running the generated source), and the command line of the random hunts (``python -m tests.test_hunt_random``,
 ``python -m tests.test_hunt_domains``): run seeds in one process, print each case and what went wrong."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import collections
 import pathlib
 import tempfile
 import traceback
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -55,6 +57,49 @@ def leaves_agree(gl: Sequence[Any], wl: Sequence[Any], what: str, rtol: float, d
         scale = max(1.0, float(np.max(np.abs(w.astype(np.float64)), initial=0.0)))
         np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=rtol * scale,
                                    err_msg=f"{what} leaf {i}")
+
+
+Agree = Callable[[Any, Any, str, float], None]  # (got, want, what, rtol): an AssertionError where they differ
+
+
+def source_run_agrees(fn: Any, args: Sequence[Any], got: Any, agree: Agree, rtol: float, chars: int,
+                      numpy_chars: int) -> Outcome | None:
+    """The generated source of ``fn`` run by NumPy (``srcjax.numpy_function(fn)(*args)``, warnings ignored: NumPy's
+    overflow in an untaken branch) against srcjax's result ``got``: None where ``agree`` finds them within ``rtol``,
+    else the Outcome "numpy" (it did not run; its error's first ``numpy_chars``) or "wrong" (the first ``chars`` of
+    the difference)."""
+    import srcjax
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            np_got = srcjax.numpy_function(fn)(*args)
+    except Exception as e:  # noqa: BLE001
+        return Outcome("numpy", f"the generated source under NumPy: {type(e).__name__}: {str(e)[:numpy_chars]}")
+    try:
+        agree(np_got, got, "NumPy running the generated source vs srcjax", rtol)
+    except AssertionError as e:
+        return Outcome("wrong", str(e)[:chars])
+    return None
+
+
+def judged(fn: Any, args: Sequence[Any], got: Any, want: Any, agree: Agree, rtol: float, *,
+           numpy_check: bool = True, numpy_rtol: float | None = None, numpy_agree: Agree | None = None,
+           chars: int = 800, numpy_chars: int = 400) -> Outcome:
+    """The verdict on srcjax's result ``got`` of ``fn(*args)``: "wrong" where ``agree`` finds it differs from jax's
+    ``want`` ("srcjax vs jax", ``rtol``), then (``numpy_check``) :func:`source_run_agrees`'s verdict on the
+    generated source run by NumPy (``numpy_agree``, default ``agree``, within ``numpy_rtol``, default ``rtol``),
+    else "ok". ``chars``: how much of a difference a "wrong" keeps."""
+    try:
+        agree(got, want, "srcjax vs jax", rtol)
+    except AssertionError as e:
+        return Outcome("wrong", str(e)[:chars])
+    if numpy_check:
+        out = source_run_agrees(fn, args, got, numpy_agree or agree, rtol if numpy_rtol is None else numpy_rtol,
+                                chars, numpy_chars)
+        if out is not None:
+            return out
+    return Outcome("ok", "")
 
 
 def main(run_case: Callable[..., Any], describe: Callable[[int], str], detail_chars: int) -> None:

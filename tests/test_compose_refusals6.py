@@ -162,13 +162,20 @@ def _diff_append(x, w):
     return np.sum(np.diff(y, axis=1, append=x[:, :1]) ** 2)
 
 
-def test_a_jacobian_of_a_vmap_differentiates_the_vmap_not_the_examples_function() -> None:
-    """The regression below without its run (~10 CPU s, thorough tier): the Jacobian's primal is the vmap, not
-    the function of one example it maps; test_compose_refusals7's
-    test_jacrev_of_vmap_of_jacfwd_saves_inside_a_loop_in_an_if runs the same composition of this program with
+def _scaled_sum(x, w):  # (a program whose derivatives are quick to write: the wrapper is what is checked)
+    return np.sum(np.tanh(x) * w)
+
+
+@pytest.mark.parametrize("fn", [_scaled_sum, _diff_append], ids=lambda f: f.__name__)
+def test_a_jacobian_of_a_vmap_differentiates_the_vmap_not_the_examples_function(fn: Any) -> None:
+    """The regression below without its run (the thorough tier runs it): the Jacobian's primal is the vmap,
+    not the function of one example it maps, whatever the program (which primal a Jacobian takes is decided by
+    the wrapper, ``srcjax/jacobian.py``): [_scaled_sum] in the default tier; [_diff_append], whose
+    ``jacrev(vmap(jacfwd(...)))`` takes ~9 CPU s to write, in the thorough tier. test_compose_refusals7's
+    test_jacrev_of_vmap_of_jacfwd_saves_inside_a_loop_in_an_if runs the same composition of _diff_append with
     ``y = x * w`` first, against jax."""
     for make in (srcjax.jacrev, srcjax.jacfwd):
-        inner = srcjax.vmap(srcjax.jacfwd(_diff_append))
+        inner = srcjax.vmap(srcjax.jacfwd(fn))
         f = make(inner)
         assert f._primal is inner, (make.__name__, f._primal)
 

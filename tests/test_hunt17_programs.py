@@ -53,6 +53,8 @@ jax = pytest.importorskip("jax")
 jnp = jax.numpy
 jax.config.update("jax_enable_x64", True)
 
+from tests.twins import JAX  # noqa: E402
+
 # Refusals met (reported; a located TranspileError with a hint), each refused by jax too
 KNOWN_REFUSALS: tuple[str, ...] = (
     # halving_while under grad, while_loop_counter under jacrev: a `while` on data, lax.while_loop (jax's
@@ -385,11 +387,12 @@ def test_second_derivatives_of_prod_through_a_zero() -> None:
     cumulative products, jax's rule), exact with zeros at every order."""
     twin = lambda x: (jnp.prod(x) + jnp.sum(jnp.prod(x.reshape(2, 2), axis=1) ** 2)  # noqa: E731
                       + jnp.sum(jnp.prod(x, keepdims=True) * 2.0))
+    jgrad, jhessian = JAX.grad(twin), JAX.hessian(twin)  # (jitted, built once: one compile each, not one per x)
     for x in (np.array([0.5, 0.0, -1.3, 2.0]), np.array([0.0, 0.7, 0.0, 2.0]), np.array([0.5, 0.7, -1.3, 2.0])):
-        _agree(srcjax.grad(_prods)(x), jax.grad(twin)(x), "grad vs jax")
-        _agree(srcjax.hessian(_prods)(x), jax.hessian(twin)(x), "hessian vs jax")
+        _agree(srcjax.grad(_prods)(x), jgrad(x), "grad vs jax")
+        _agree(srcjax.hessian(_prods)(x), jhessian(x), "hessian vs jax")
     X = np.array([[0.5, 0.0, -1.3, 2.0], [1.5, 0.3, 0.0, 0.0]])
-    _agree(srcjax.vmap(srcjax.hessian(_prods))(X), jax.vmap(jax.hessian(twin))(X), "vmap(hessian) vs jax")
+    _agree(srcjax.vmap(srcjax.hessian(_prods))(X), JAX.vmap(jax.hessian(twin))(X), "vmap(hessian) vs jax")
 
 
 def _by_keywords(x: Any, y: Any) -> Any:

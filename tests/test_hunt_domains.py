@@ -29,7 +29,7 @@ import srcjax
 
 from . import hunt_domains, hunt_sweep, tiers
 from .hunt_domains import N_BATCH, D, DCase, H
-from .hunt_sweep import Outcome, crash, leaves_agree, refusal
+from .hunt_sweep import Outcome, crash, judged, leaves_agree, refusal
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -315,21 +315,9 @@ def run_case(seed: int, directory: pathlib.Path, numpy_check: bool = True) -> Ou
     except Exception as e:  # noqa: BLE001
         return crash(e, 2500)
     rtol = 2e-4 if c.dtype == "float32" else 1e-7
-    try:
-        agree(got, expected, "srcjax vs jax", rtol)
-    except AssertionError as e:
-        return Outcome("wrong", str(e)[:1000])
-    if numpy_check:
-        try:
-            np_got = srcjax.numpy_function(fn)(*args)
-        except Exception as e:  # noqa: BLE001
-            return Outcome("numpy", f"the generated source under NumPy: {type(e).__name__}: {str(e)[:600]}")
-        try:
-            agree(np_got, got, "NumPy running the generated source vs srcjax", 1e-5 if c.dtype == "float32" else 1e-9,
-                  dtypes=False)
-        except AssertionError as e:
-            return Outcome("wrong", str(e)[:1000])
-    return Outcome("ok", "")
+    return judged(fn, args, got, expected, agree, rtol, numpy_check=numpy_check,
+                  numpy_rtol=1e-5 if c.dtype == "float32" else 1e-9,
+                  numpy_agree=lambda g, w, what, r: agree(g, w, what, r, dtypes=False), chars=1000, numpy_chars=600)
 
 
 def _check(seed: int, tmp_path: pathlib.Path) -> None:

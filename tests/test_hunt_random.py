@@ -26,7 +26,7 @@ import pytest
 
 from . import hunt_programs, hunt_sweep, tiers
 from .hunt_programs import N_BATCH, C, Case, D, H, T
-from .hunt_sweep import Outcome, crash, refusal
+from .hunt_sweep import Outcome, crash, judged, refusal
 from .twins import jax_twin
 
 jax = pytest.importorskip("jax")
@@ -267,20 +267,7 @@ def run_case(seed: int, directory: pathlib.Path, numpy_check: bool = True) -> Ou
         return refusal(e, ("hunt_case_",), KNOWN_REFUSALS, 600)
     except Exception as e:  # noqa: BLE001
         return crash(e, 1500)
-    try:
-        agree(got, want, "srcjax vs jax")
-    except AssertionError as e:
-        return Outcome("wrong", str(e)[:800])
-    if numpy_check:
-        try:
-            np_got = srcjax.numpy_function(fn)(*args)
-        except Exception as e:  # noqa: BLE001
-            return Outcome("numpy", f"the generated source under NumPy: {type(e).__name__}: {str(e)[:400]}")
-        try:
-            agree(np_got, got, "NumPy running the generated source vs srcjax", rtol=1e-9)
-        except AssertionError as e:
-            return Outcome("wrong", str(e)[:800])
-    return Outcome("ok", "")
+    return judged(fn, args, got, want, agree, 1e-7, numpy_check=numpy_check, numpy_rtol=1e-9)
 
 
 def _check(seed: int, tmp_path: pathlib.Path) -> None:

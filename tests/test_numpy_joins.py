@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import srcjax
+from tests.twins import JAX, jitted
 
 jax.config.update("jax_enable_x64", True)
 
@@ -143,7 +144,7 @@ def data() -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("fn", CASES, ids=[f.__name__ for f in CASES])
 def test_against_jax_and_numpy(fn):
     x, v = data()
-    got, want, ref = leaves(srcjax.jit(fn)(x, v)), leaves(with_jax(fn)(x, v)), leaves(fn(x, v))
+    got, want, ref = leaves(srcjax.jit(fn)(x, v)), leaves(jitted(with_jax(fn))(x, v)), leaves(fn(x, v))
     assert len(got) == len(want) == len(ref)
     for g, w, r in zip(got, want, ref):
         assert np.asarray(g).dtype == np.asarray(r).dtype, (np.asarray(g).dtype, np.asarray(r).dtype)
@@ -151,11 +152,11 @@ def test_against_jax_and_numpy(fn):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12)
     # (the loss is written with methods and builtins srcjax reads too, so it is one program)
     got_bars = srcjax.grad(loss_of(fn), argnums=(0, 1))(x, v)
-    for g, w in zip(got_bars, jax.grad(loss_of(with_jax(fn)), argnums=(0, 1))(x, v)):
+    for g, w in zip(got_bars, JAX.grad(loss_of(with_jax(fn)), argnums=(0, 1))(x, v)):  # (jax's oracles jitted)
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-10, atol=1e-12)
     xs = np.stack([x, 2.0 * x])
     vg = srcjax.vmap(srcjax.grad(loss_of(fn)), in_axes=(0, None))(xs, v)
-    np.testing.assert_allclose(np.asarray(vg), jax.vmap(jax.grad(loss_of(with_jax(fn))), in_axes=(0, None))(xs, v),
+    np.testing.assert_allclose(np.asarray(vg), JAX.vmap(jax.grad(loss_of(with_jax(fn))), in_axes=(0, None))(xs, v),
                                rtol=1e-10, atol=1e-12)
 
 

@@ -36,7 +36,7 @@ import pytest
 import srcjax
 
 from . import hunt_sweep, tiers, written
-from .hunt_sweep import Outcome, crash, refusal
+from .hunt_sweep import Outcome, crash, judged, refusal
 from .transform_compose_programs import N_BATCH, Case, case
 from .twins import jax_twin as _twin
 from .twins import jitted
@@ -201,7 +201,7 @@ def run_case(seed: int, directory: pathlib.Path, numpy_check: bool = True) -> Ou
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            want = ns[top](*(jnp.asarray(a) for a in args))
+            want = jitted(ns[top])(*(jnp.asarray(a) for a in args))  # (eager where jit cannot trace it)
     except Exception as e:  # noqa: BLE001 - (jax cannot run it: not a case)
         return Outcome("oracle", f"{type(e).__name__}: {str(e)[:200]}")
     try:
@@ -211,19 +211,9 @@ def run_case(seed: int, directory: pathlib.Path, numpy_check: bool = True) -> Ou
         return refusal(e, ("compose_case_",), KNOWN_REFUSALS, 800)
     except Exception as e:  # noqa: BLE001
         return crash(e, 1500)
-    try:
-        _agree(got, want, "srcjax vs jax", rtol)
-    except AssertionError as e:
-        return Outcome("wrong", str(e)[:800])
-    if numpy_check:
-        try:
-            np_got = srcjax.numpy_function(fn)(*args)
-        except Exception as e:  # noqa: BLE001
-            return Outcome("numpy", f"the generated source under NumPy: {type(e).__name__}: {str(e)[:400]}")
-        try:
-            _agree(np_got, got, "NumPy running the generated source vs srcjax", rtol)
-        except AssertionError as e:
-            return Outcome("wrong", str(e)[:800])
+    out = judged(fn, args, got, want, _agree, rtol, numpy_check=numpy_check)
+    if out.status != "ok":
+        return out
     if not c.f32 and c.chain[-1].startswith(("grad", "jvp", "vjp", "jacfwd", "jacrev")):
         try:
             _finite_differences(c, mod, args, np.asarray(got))

@@ -25,6 +25,7 @@ import pytest
 
 import srcjax
 from srcjax import lax
+from tests.twins import jitted
 
 jax.config.update("jax_enable_x64", True)
 
@@ -38,7 +39,7 @@ def _loop(f: Any, in_axes: tuple[Any, ...], *args: Any) -> Any:
 def _check(f: Any, jf: Any, in_axes: tuple[Any, ...], *args: Any) -> None:
     got = np.asarray(srcjax.vmap(f, in_axes=in_axes)(*args))
     np.testing.assert_allclose(got, _loop(f, in_axes, *args), rtol=1e-12)
-    np.testing.assert_allclose(got, np.asarray(jax.vmap(jf, in_axes=in_axes)(*args)), rtol=1e-12)
+    np.testing.assert_allclose(got, np.asarray(jitted(jax.vmap(jf, in_axes=in_axes))(*args)), rtol=1e-12)
 
 
 def tuple_index(x, i):

@@ -49,6 +49,10 @@ THOROUGH_ONLY: dict[str, str] = {
     "tests/test_compose_refusals6.py::test_an_error_of_a_jacobian_of_a_vmap_is_not_the_examples_function_run_on_"
     "whole_arguments": "test_a_jacobian_of_a_vmap_differentiates_the_vmap_not_the_examples_function and "
                        "test_compose_refusals7.py::test_jacrev_of_vmap_of_jacfwd_saves_inside_a_loop_in_an_if",
+    # (session 40, suite22: 9-10 CPU s, nearly all of it srcjax writing jacrev(vmap(jacfwd(f))), 13.8k lines)
+    "tests/test_compose_refusals6.py::test_a_jacobian_of_a_vmap_differentiates_the_vmap_not_the_examples_function"
+    "[_diff_append]": "[_scaled_sum] (the same wrapper's choice of primal) and test_compose_refusals7.py::"
+                      "test_jacrev_of_vmap_of_jacfwd_saves_inside_a_loop_in_an_if (this program's composition, run)",
     "tests/test_hessian_general.py::test_transformations_of_a_hessian_agree_with_jax[array_out-1d]":
         "[scalar_out-1d] and the other array outputs",
     "tests/test_compose_refusals.py::test_vjp_of_a_derivative_whose_helper_has_a_loop[vjp(hessian)]":
