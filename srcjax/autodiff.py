@@ -155,8 +155,9 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
     else:  # pragma: no cover
         raise ValueError(kind)
     keep, pure = readable.user_names(prog), set(ad.ADJOINT_IMPORTS)  # (the user's names stay as written)
+    # (the parameters read from the module the simplifier parses next: one parse, shared)
     anf_text = text if halves is not None else simplify_source(header + text, pure, _float_parameters(
-        text, name, c.params, nums, kind), keep)
+        header + text, name, c.params, nums, kind), keep)
     module_text = readable.readable_source(anf_text, pure, keep)
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
     owners = {g: prog.functions.get(origins.get(g, prog.entry.name), prog.entry) for g in [name, *origins]}

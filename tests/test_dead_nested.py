@@ -5,15 +5,21 @@ deleted; what a closure, a later read, a tape or a decorator may need is kept. T
 
 from __future__ import annotations
 
+import ast
 import textwrap
+import zlib
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import srcjax
 from srcjax.adjoint import __all__ as adjoint_names
+from srcjax.transforms import dead_nested, simplify
 from srcjax.transforms.dead_nested import drop_dead_nested
+from tests.golden import cases, render
+from tests.tiers import THOROUGH
 
 jax.config.update("jax_enable_x64", True)
 
@@ -108,3 +114,68 @@ def test_a_vmapped_bisection_reads_without_dead_lines_and_agrees_with_jax():
                                rtol=1e-12)
     text = srcjax.source(vf)
     assert "taken(hi_3, gt_2)\n" not in text and "= taken(lo_3, gt_2, False)\n" not in text, text
+
+
+def _analysis_deletes(text: str) -> list[tuple[int, int]]:
+    """What the full analysis (``_function``) would delete in the straight-line module-level functions of
+    ``text`` that :func:`~srcjax.transforms.dead_nested._nothing_dead` lets through (with no name fixed by a
+    ``global``: it deletes at least as much as with some)."""
+    tree = ast.parse(text)
+    spans: list[tuple[int, int]] = []
+    for top in tree.body:
+        if isinstance(top, ast.FunctionDef) and dead_nested._nothing_dead(top):
+            dead_nested._function(top, False, set(), PURE, set(), spans, text.splitlines(keepends=True),
+                                  dead_nested._Loads(top))
+    return spans
+
+
+def test_a_rebinding_read_first_skips_the_analysis_and_one_unread_does_not():
+    chain = textwrap.dedent("""
+        def f(x):
+            x_bar = zeros_like(x)
+            x_bar = index_add(x_bar, np.s_[1:], x)
+            t = x * 2.0
+            t += x
+            t = x * 3.0
+            y, t = t, x
+            return x_bar, y
+        """)
+    assert dead_nested._nothing_dead(ast.parse(chain).body[0]) and _pass(chain) == chain
+    for dead, live in (("t = x * 2.0", "t = x * 3.0"), ("t = x * 2.0", "t, u = x, x")):
+        text = textwrap.dedent(f"""
+            def f(x):
+                {dead}
+                y = np.sin(x)
+                {live}
+                return t + y
+            """)
+        assert not dead_nested._nothing_dead(ast.parse(text).body[0]), text
+    got = _pass("""
+        def f(x):
+            t = x * 2.0
+            y = np.sin(x)
+            t = x * 3.0
+            return t + y
+        """)
+    assert "t = x * 2.0" not in got and "t = x * 3.0" in got, got
+
+
+_SAMPLE = [c for c in cases() if THOROUGH or zlib.crc32(c[0].encode()) % 40 == 11]
+
+
+@pytest.mark.parametrize("name,fn,transform", _SAMPLE, ids=[c[0] for c in _SAMPLE])
+def test_functions_let_through_have_nothing_dead(name, fn, transform, monkeypatch) -> None:
+    """Every module the simplifier hands to this pass while a sample of the golden corpora is written (all of
+    them in the thorough tier): where the scan of a module-level function finds nothing to delete, the full
+    analysis deletes nothing either."""
+    texts: list[str] = []
+    original = simplify.drop_dead_nested
+
+    def recorded(text: str, pure_calls: frozenset[str]) -> str:
+        texts.append(text)
+        return original(text, pure_calls)
+
+    monkeypatch.setattr(simplify, "drop_dead_nested", recorded)
+    render(fn, transform)
+    for text in texts:
+        assert _analysis_deletes(text) == [], text

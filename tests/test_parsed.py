@@ -248,3 +248,31 @@ def test_exact_kinds_are_isinstance_for_parsed_nodes() -> None:
         classes = tuple(kinds)
         assert any(type(n) in kinds for n in nodes), classes  # (the module has one of each set at least)
         assert [isinstance(n, classes) for n in nodes] == [type(n) in kinds for n in nodes], classes
+
+
+def test_a_jvp_s_float_parameters_are_read_from_the_module_the_simplifier_parses(monkeypatch) -> None:
+    """The derivative's text with its header: the simplifier's parse of the same text is then the one already made."""
+    from srcjax import autodiff
+    from srcjax.transforms import simplify
+
+    read_for_floats: list[str] = []
+    simplified: list[str] = []
+    floats, simplified_source = autodiff._float_parameters, simplify.simplify_source
+
+    def floats_of(text: str, *args: object) -> object:
+        read_for_floats.append(text)
+        return floats(text, *args)  # type: ignore[arg-type]
+
+    def simplify_of(text: str, *args: object, **kwargs: object) -> str:
+        simplified.append(text)
+        return simplified_source(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(autodiff, "_float_parameters", floats_of)
+    monkeypatch.setattr(autodiff, "simplify_source", simplify_of)
+
+    def cubic_sum(x):
+        return np.sum(x ** 3 - 2.0 * x)
+
+    x = np.linspace(0.5, 1.5, 4)
+    np.testing.assert_allclose(np.asarray(srcjax.hessian(cubic_sum)(x)), np.diag(6.0 * x))
+    assert read_for_floats and all(t in simplified for t in read_for_floats)

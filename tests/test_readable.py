@@ -611,3 +611,46 @@ def test_annotated_defaults_of_helpers_print_as_pep8_spaces_them() -> None:
     text = srcjax.source(srcjax.vmap(srcjax.grad(_max_loss)))
     assert "initial=None)" in text, text
     assert not re.search(r"^def .*\w = ", text, re.M), text
+
+
+def test_statements_the_scan_passes_over_have_nothing_to_tidy(monkeypatch) -> None:
+    """Only a statement holding a negated negation or number, a number after ``*``, a comment or a backslash
+    is read by tidy; the others come out as reading every statement with ``-`` or ``*`` made them."""
+    import re
+
+    text = ("def f(a, b):\n    c = a * b - b\n    d = -(-a * 2.5) * b * 2\n    e = a * (-2) * b\n"
+            "    g = -(2.5 * a)\n    h = -(-(a * b))  # c\n    return c * d * e * g * h\n")
+    assert readable._TIDIED.search("    c = a * b - b") is None
+    got = readable.tidy(text)
+    assert "e = -2 * a * b" in got and "g = -2.5 * a" in got and "h = a * b" in got, got
+    monkeypatch.setattr(readable, "_TIDIED", re.compile(r"[-*]"))
+    assert readable.tidy(text) == got
+
+
+_TIDY_SAMPLE = [c for c in __import__("tests.golden", fromlist=["cases"]).cases()
+                if os.environ.get("SRCJAX_HYPOTHESIS") == "thorough" or
+                __import__("zlib").crc32(c[0].encode()) % 40 == 17]
+
+
+@pytest.mark.parametrize("name,fn,transform", _TIDY_SAMPLE, ids=[c[0] for c in _TIDY_SAMPLE])
+def test_tidy_reads_as_when_every_negation_and_product_was_read(name, fn, transform, monkeypatch) -> None:
+    """Every text tidied while a sample of the golden corpora is written (all of them in the thorough tier)
+    comes out as it did when each statement with a ``-`` or a ``*`` was read."""
+    import re
+
+    from tests.golden import render
+
+    original = readable.tidy
+    scan = readable._TIDIED
+
+    def checked(text: str, keep: frozenset[str] = frozenset()) -> str:
+        got = original(text, keep)
+        monkeypatch.setattr(readable, "_TIDIED", re.compile(r"[-*]"))
+        try:
+            assert got == original(text, keep), text
+        finally:
+            monkeypatch.setattr(readable, "_TIDIED", scan)
+        return got
+
+    monkeypatch.setattr(readable, "tidy", checked)
+    render(fn, transform)

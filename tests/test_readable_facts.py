@@ -250,3 +250,74 @@ def test_ones_like_root_rewrite_is_bit_identical(dtype, shape, mul, sub) -> None
     else:
         assert np.asarray(got).dtype == np.asarray(want).dtype
         np.testing.assert_array_equal(got, want)
+
+
+def _every_function(text: str) -> str:
+    """:func:`guard_rewrites` as it was: every function without nested scopes read (no skip by the guard's shape)."""
+    import ast
+
+    from srcjax.transforms import readable_facts
+    from srcjax.transforms.simplify import _Text
+
+    if "is_float(" not in text or "from srcjax.adjoint import" not in text:
+        return text
+    tree = ast.parse(text)
+    imported = {a for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "srcjax.adjoint"
+                for a in readable_facts.imported_names(n)} - {a.asname for n in tree.body
+                                                              if isinstance(n, ast.ImportFrom) for a in n.names
+                                                              if a.asname is not None}
+    if not set(readable_facts._HELPERS) <= imported:
+        return text
+    t = _Text(text)
+    edits: list[tuple[int, int, str]] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and not readable_facts._nested(node):
+            readable_facts._Function(node, t, edits).rewrite()
+    return t.render(0, len(text), edits) if edits else text
+
+
+def test_a_function_without_the_guard_is_not_read() -> None:
+    from srcjax.transforms import readable_facts
+
+    text = _module("a", f"""
+        out = np.sum(a ** 2)
+        {GUARD}
+        return 2 * ones_like(out) * a
+        """) + "\n\ndef g(a):\n    and_ = np.ndim(a) == 0 and is_float(a)\n    assert and_\n    return ones_like(a) * a\n"
+    made: list[str] = []
+    real = readable_facts._Function
+
+    class Counted(real):  # type: ignore[misc, valid-type]
+        def __init__(self, fdef, *args) -> None:  # type: ignore[no-untyped-def]
+            made.append(fdef.name)
+            super().__init__(fdef, *args)
+
+    want = _every_function(text)
+    readable_facts._Function = Counted  # type: ignore[misc]
+    try:
+        assert guard_rewrites(text) == want
+    finally:
+        readable_facts._Function = real  # type: ignore[misc]
+    assert made == ["f"], made
+
+
+_SAMPLE = [c for c in __import__("tests.golden", fromlist=["cases"]).cases()
+           if os.environ.get("SRCJAX_HYPOTHESIS") == "thorough" or __import__("zlib").crc32(c[0].encode()) % 40 == 13]
+
+
+@pytest.mark.parametrize("name,fn,transform", _SAMPLE, ids=[c[0] for c in _SAMPLE])
+def test_the_guards_rewrites_read_as_every_function_would(name, fn, transform, monkeypatch) -> None:
+    """Every module the readable pass rewrites while a sample of the golden corpora is written (all of them in
+    the thorough tier) comes out as it did when every function was read."""
+    from srcjax.transforms import readable
+    from tests.golden import render
+
+    original = readable.guard_rewrites
+
+    def checked(text: str) -> str:
+        got = original(text)
+        assert got == _every_function(text), text
+        return got
+
+    monkeypatch.setattr(readable, "guard_rewrites", checked)
+    render(fn, transform)

@@ -69,6 +69,7 @@ from . import (
     view_unpacking,
     view_updates,
 )
+from .cst_transform import transform
 from .names import comprehension_targets
 from .names import walk as walk_nodes
 from .read import FunctionSource, is_generated, read_function
@@ -515,7 +516,7 @@ class Normalizer(Resolver):
         (syntax, names) and rewritten like flattened code: names resolved (``np`` aliases, ``from numpy import
         f``, helpers), array methods turned into NumPy calls."""
         node = builtin_calls.lazy_maps(self, node)  # (`for a in map(lambda t: ..., xs)` in a generator: no lambda)
-        return node.visit(_LazyRewriter(self, node))  # type: ignore[return-value]
+        return transform(node, _LazyRewriter(self, node))  # type: ignore[no-any-return]
 
     # -- statements ---------------------------------------------------------------
     def block(self, stmts: Sequence[Any], top: bool = False) -> list[cst.BaseStatement]:
@@ -842,7 +843,7 @@ class _LazyRewriter(cst.CSTTransformer):
             ok, _ = self.norm.static_value(original)
             if ok:
                 return self.norm.flat_attribute(original)[0]
-        return updated.with_changes(value=original.value.visit(self))
+        return updated.with_changes(value=transform(original.value, self))
 
     def visit_Arg(self, node: cst.Arg) -> bool:
         return False
@@ -851,7 +852,7 @@ class _LazyRewriter(cst.CSTTransformer):
         if original.star:
             raise self.norm.unsupported(original, f"{original.star}-arguments in a comprehension or condition",
                                         star_params.SPREAD_HINT)
-        return updated.with_changes(value=original.value.visit(self))
+        return updated.with_changes(value=transform(original.value, self))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         func = original.func

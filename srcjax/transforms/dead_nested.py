@@ -68,18 +68,45 @@ _COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.A
 def _nothing_dead(top: ast.FunctionDef) -> bool:
     """Whether nothing in the module-level function ``top`` can be deleted, found from its statements alone:
     straight-line (no nested block or ``def``: an unread name at its top level is :mod:`.simplify`'s) and no
-    name bound by two of its assignments (none bound again before a read). Most generated functions: their
-    names are not counted."""
+    name bound by two of its assignments, or else none bound again before a statement reads it
+    (:func:`_read_before_bound_again`). Most generated functions: their names are not counted."""
     bound: set[str] = set()
+    again = False
     for s in top.body:
         if isinstance(s, _COMPOUND):
             return False
         if isinstance(s, ast.Assign):
             for t in s.targets:
                 for n in [t.id] if isinstance(t, ast.Name) else _target_names(t):
-                    if n in bound:
-                        return False
+                    again = again or n in bound
                     bound.add(n)
+    return not again or _read_before_bound_again(top)
+
+
+def _read_before_bound_again(top: ast.FunctionDef) -> bool:
+    """Whether no ``name = ...`` of the straight-line ``top`` is followed by an assignment binding ``name``
+    again before a statement reads it (the one binding it again included: ``x_bar = index_add(x_bar, ...)``
+    reads it): all :func:`_function` could delete there (:func:`_overwritten`; its other conditions only keep
+    more). A gradient's chains of ``x_bar = index_add(x_bar, ...)`` read each binding before the next."""
+    walked(top)  # (the whole walk first: each statement's below is cut from it; _function and readable read it)
+    unread: set[str] = set()  # names whose last binding is `name = ...`, read by no statement since
+    for s in top.body:
+        kind = s.__class__
+        if unread:
+            for n in walked(s):  # (the names _Loads reads: every name not stored, nested lambdas' included)
+                if n.__class__ is ast.Name and n.ctx.__class__ is not ast.Store:  # type: ignore[attr-defined]
+                    unread.discard(n.id)  # type: ignore[attr-defined]
+            if kind is ast.AugAssign:  # (read, as _function's next_read counts it)
+                unread -= _target_names(s.target)  # type: ignore[attr-defined]
+        if kind is ast.Assign:
+            targets = s.targets  # type: ignore[attr-defined]
+            if unread:
+                for t in targets:
+                    for bound in [t.id] if t.__class__ is ast.Name else _target_names(t):
+                        if bound in unread:
+                            return False
+            if len(targets) == 1 and targets[0].__class__ is ast.Name:
+                unread.add(targets[0].id)
     return True
 
 

@@ -548,7 +548,10 @@ _CHILDREN: dict[type, Any] = {
 # -- tidying -------------------------------------------------------------------------------------------
 
 
-_TIDIED = re.compile(r"[-*]")  # (a statement without a negation or a product has nothing to tidy)
+# A statement that :func:`_tidy` can change holds one of these: a negation of a negation or of a number (``-(-e``,
+# ``-(2.5``) or a factor after ``*`` that is a number (``* 2``, ``* (-2``); or a comment or a backslash, which may
+# sit between those tokens (such a statement is read as before). Any other has nothing to tidy.
+_TIDIED = re.compile(r"-[\s(]*[-\d.]|\*[\s(]*-?[\s(]*[\d.]|[#\\]")
 
 
 def tidy(text: str, keep: frozenset[str] = frozenset()) -> str:

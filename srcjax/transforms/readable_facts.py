@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from collections.abc import Iterator
 from itertools import islice
 
 from ..frontend.ast_walk import exact_kinds, imported_names, walked
@@ -65,10 +66,27 @@ def guard_rewrites(text: str) -> str:
         return text
     t = _Text(text)
     edits: list[tuple[int, int, str]] = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and not _nested(node):
+    for node in tree.body:  # (a function without the guard's statement has nothing to rewrite: not read further)
+        if isinstance(node, ast.FunctionDef) and next(_guard_shapes(node.body), None) is not None and \
+                not _nested(node):
             _Function(node, t, edits).rewrite()
     return t.render(0, len(text), edits) if edits else text
+
+
+def _guard_shapes(body: list[ast.stmt]) -> Iterator[tuple[int, str]]:
+    """(index, checked name) of each statement of ``body`` written ``assert np.ndim(out) == 0 and is_float(out)``
+    (the guard, where ``out`` is bound once: :meth:`_Function.guard`)."""
+    for i, s in enumerate(body):
+        if not isinstance(s, ast.Assert) or not isinstance(s.test, ast.BoolOp) or \
+                not isinstance(s.test.op, ast.And) or len(s.test.values) != 2:
+            continue
+        first, second = s.test.values
+        if isinstance(first, ast.Compare) and len(first.ops) == 1 and isinstance(first.ops[0], ast.Eq) \
+                and _int(first.comparators[0]) and first.comparators[0].value == 0:  # type: ignore[attr-defined]
+            nd, fl = _call(first.left, "np.ndim", 1), _call(second, "is_float", 1)
+            if nd and fl and isinstance(nd.args[0], ast.Name) and isinstance(fl.args[0], ast.Name) \
+                    and nd.args[0].id == fl.args[0].id:
+                yield i, nd.args[0].id
 
 
 def _nested(fdef: ast.FunctionDef) -> bool:
@@ -133,18 +151,7 @@ class _Function:
 
     def guard(self) -> tuple[int, str] | None:
         """(index, checked name) of ``assert np.ndim(out) == 0 and is_float(out)``."""
-        for i, s in enumerate(self.body):
-            if not isinstance(s, ast.Assert) or not isinstance(s.test, ast.BoolOp) or \
-                    not isinstance(s.test.op, ast.And) or len(s.test.values) != 2:
-                continue
-            first, second = s.test.values
-            if isinstance(first, ast.Compare) and len(first.ops) == 1 and isinstance(first.ops[0], ast.Eq) \
-                    and _int(first.comparators[0]) and first.comparators[0].value == 0:  # type: ignore[attr-defined]
-                nd, fl = _call(first.left, "np.ndim", 1), _call(second, "is_float", 1)
-                if nd and fl and isinstance(nd.args[0], ast.Name) and isinstance(fl.args[0], ast.Name) \
-                        and nd.args[0].id == fl.args[0].id and self.stores[nd.args[0].id] == 1:
-                    return i, nd.args[0].id
-        return None
+        return next(((i, out) for i, out in _guard_shapes(self.body) if self.stores[out] == 1), None)
 
     # -- facts ---------------------------------------------------------------------------------
 
