@@ -16,7 +16,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from . import distributed, lax, multihost_utils, random, sharding, tree_util
 from . import primitives as _primitives  # noqa: F401  (registers the primitive table)
-from .api import Compiled, Lowered, compile, device_put, eval_shape, jit, lower, numpy_function
+from .api import Compiled, Lowered, compile, eval_shape, jit, lower, numpy_function
 from .autodiff import grad, jvp, value_and_grad
 from .core import (
     ArgumentError,
@@ -37,6 +37,7 @@ from .core import (
 from .custom import custom_jvp, custom_vjp
 from .jacobian import hessian, jacfwd, jacrev
 from .multihost_utils import make_array_from_process_local_data
+from .placement import device_put
 from .pmap import pmap
 from .printing import source
 from .sharding import make_mesh
