@@ -212,7 +212,8 @@ def batch_size_of(x: Any) -> Any:
     while is_tree(x):  # (a dataclass or registered class: its first field)
         keys = item_keys(x)
         k = 0
-        while k < len(keys) - 1 and tree_get(x, keys[k]) is None:  # (an integer leaf's cotangent: None)
+        while k < len(keys) - 1 and (tree_get(x, keys[k]) is None or tree_get(x, keys[k]) is UNSET):  # (an integer
+            # leaf's cotangent: None; a tape's value not computed on this path: UNSET)
             k = k + 1
         x = tree_get(x, keys[k]) if keys else None
     return None if x is None or x is UNSET else np.shape(x)[0]
