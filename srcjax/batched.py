@@ -212,9 +212,8 @@ def batch_size_of(x: Any) -> Any:
     while is_tree(x):  # (a dataclass or registered class: its first field)
         keys = item_keys(x)
         k = 0
-        while k < len(keys) - 1 and (tree_get(x, keys[k]) is None or tree_get(x, keys[k]) is UNSET):  # (an integer
-            # leaf's cotangent: None; a tape's value not computed on this path: UNSET)
-            k = k + 1
+        while k < len(keys) - 1 and (tree_get(x, keys[k]) is None or tree_get(x, keys[k]) is UNSET):
+            k = k + 1  # (an integer leaf's cotangent: None; a tape's value not computed on this path: UNSET)
         x = tree_get(x, keys[k]) if keys else None
     return None if x is None or x is UNSET else np.shape(x)[0]
 
@@ -718,6 +717,7 @@ def _scattered(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: 
     return x2, key2, _moved(value, destination, source)
 
 
+@linear_params("x", "value")
 def batch_index_update(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: Any) -> Any:
     """``index_update(x, key, value)`` (a functional ``x[key] = value``) per example: one scatter. ``n``: the
     batch size; ``flags`` as for :func:`batch_index` (None: an unbatched key). A container ``x``: item by item."""
@@ -748,6 +748,7 @@ def batch_winning_writes(x: Any, key: Any, n: int, bx: bool, flags: Any) -> Any:
     return batch_index(landed, key, True, flags) == ids
 
 
+@linear_params("z", "g")
 def batch_index_add(z: Any, key: Any, g: Any, n: int, bz: bool, bg: bool, flags: Any) -> Any:
     """``index_add(z, key, g)`` (``z[key] += g``, repeated indices accumulating) per example: one scatter-add.
     ``n``: the batch size; ``flags`` as for :func:`batch_index`. A container ``z`` (a cotangent): item by item."""
@@ -759,8 +760,7 @@ def batch_index_add(z: Any, key: Any, g: Any, n: int, bz: bool, bg: bool, flags:
 
 
 def batch_index_add_bar(g: Any, key: Any, v: Any, bv: bool, flags: Any) -> Any:
-    """The cotangent of ``v`` in ``batch_index_add(z, key, v, n, bz, bv, flags)`` from the result's ``g`` (reverse
-    mode's rule): per example ``g[key]`` summed to ``v``'s shape (a container's item), over the batch too (``bv``)."""
+    """``v``'s cotangent in ``batch_index_add(z, key, v, n, bz, bv, flags)``: per example ``g[key]`` summed to it."""
     if g is None or is_tree(g):
         return None if g is None else batch_summed_items(tree_get(g, item_key(key, flags)), v, bv)
     return batch_summed_items(batch_unbroadcast(batch_index(g, key, True, flags), v, True, bv), v, bv)
