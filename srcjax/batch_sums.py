@@ -16,7 +16,10 @@ from .pytree import is_tree, item_keys, tree_get
 def batch_summed_items(g: Any, x: Any, bx: bool) -> Any:
     """The cotangent of ``x`` from that of its repeat along the batch (the transpose of :func:`batch_broadcast_items`,
     reverse mode's rule for it: transforms/linear_calls.py): each leaf of ``g`` summed over the batch axis, in ``x``'s
-    dtype; ``g`` itself where ``x`` was batched (``bx``). None and ``UNSET`` stay as they are."""
+    dtype; ``g`` itself where ``x`` was batched (``bx``). None and ``UNSET`` stay as they are, and a cotangent of a
+    value not computed on this path (``x`` UNSET: a branch on data not taken, lowered too) is ``UNSET``."""
+    if x is UNSET:
+        return UNSET
     if bx or g is None or g is UNSET:
         return g
     if is_tree(g):

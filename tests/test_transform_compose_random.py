@@ -522,6 +522,15 @@ def test_vmap_of_jacrev_of_a_vmap_sized_by_its_tape(f: Any) -> None:
     _agree(srcjax.numpy_function(g)(x, y), want, "the generated source under NumPy", 1e-10)
 
 
+def test_jacrev_of_a_hessian_through_a_loop_with_a_branch_on_data_seed_1611(tmp_path: pathlib.Path) -> None:
+    """``jacrev(hessian(f))`` of a ``for`` with an ``if`` on data (seed 1611): the batched program's adjoint calls
+    ``batch_broadcast_items``/``batch_index_add`` in that branch, now from their rules (transforms/linear_calls.py);
+    on the path a value is not computed (``UNSET``) the rule's ``batch_summed_items`` gave the lowering ``UNSET`` as an
+    array ("cannot use a value of type _Unset (object) as an array"; before the rules, a known refusal). The whole
+    case: against jax, NumPy, the generated source and finite differences."""
+    _check(1611, tmp_path)
+
+
 # -- open: vmap of a derivative of vmapped code through srcjax.batched's helpers (KNOWN_INTERNAL) -----------------
 
 def _set_at_a_data_index(x: Any, y: Any) -> Any:
