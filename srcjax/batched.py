@@ -30,6 +30,7 @@ from .adjoint import (
     unbroadcast,
 )
 from .batch_keys import batch_keys  # noqa: F401  (generated batched code imports it)
+from .batch_sums import batch_summed_items
 from .collective_trees import batch_ppermute  # noqa: F401  (generated batched code imports it)
 from .construction import batch_array, batch_cross, batch_kron, batch_meshgrid, batch_move, batch_stacked  # noqa: F401
 from .conv_adjoint import batch_conv, batch_reduce_window  # noqa: F401  (generated batched code imports them)
@@ -50,23 +51,20 @@ from .pytree import is_tree, item_key, item_keys, tree_get, tree_set
 
 __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_align", "batch_align_b", "batch_broadcast", "batch_broadcast_items", "batch_tree_add",
-    "batch_moveaxis_items", "batch_axis", "batch_axes", "batch_select", "batch_select_items",
-    "batch_choose", "batch_reshape", "batch_transpose", "batch_moveaxis", "batch_size_of", "batch_rows",
-    "batch_size_of_any",
-    "batch_matmul", "batch_dot", "batch_inner", "batch_outer", "batch_tensordot", "batch_take",
-    "batch_take_along_axis", "batch_getitem", "batch_index_update", "batch_index_cleared", "batch_index_add",
-    "batch_winning_writes", "batch_squeeze", "batch_dynamic_slice", "batch_dynamic_update_slice",
-    "batch_broadcast_to", "batch_atleast", "batch_flat_axis", "batch_where_any", "batch_unbroadcast",
-    "batch_broadcast_like", "batch_expand_reduced", "batch_full", "batch_tile", "batch_out", "batch_triangle",
-    "batch_diag", "batch_norm", "batch_hstack", "batch_vstack", "batch_full_like", "batch_like", "batch_ravel",
-    "batch_concatenate_flat", "batch_index", "batch_argmax", "batch_argmin", "batch_cumsum", "batch_cumprod",
-    "batch_repeat", "batch_roll", "batch_len", "batch_shape", "batch_stacked", "batch_items",
-    "batch_solve", "batch_multi_dot", "batch_lstsq", "tree_set", "batch_sort",
-    "batch_argsort", "batch_partition", "batch_argpartition",
-    "batch_quantile", "batch_percentile", "batch_searchsorted", "batch_array", "batch_move",
-    "batch_kron", "batch_cross", "batch_meshgrid", "batch_conv", "batch_reduce_window", "batch_ppermute",
-    "batch_pack_like", "batch_broadcast_parts", "batch_unpacked", "batch_merge", "batch_split", "batch_static",
-    "batch_keys",
+    "batch_moveaxis_items", "batch_axis", "batch_axes", "batch_select", "batch_select_items", "batch_choose",
+    "batch_reshape", "batch_transpose", "batch_moveaxis", "batch_size_of", "batch_rows", "batch_size_of_any",
+    "batch_matmul", "batch_dot", "batch_inner", "batch_outer", "batch_tensordot", "batch_take", "batch_take_along_axis",
+    "batch_getitem", "batch_index_update", "batch_index_cleared", "batch_index_add", "batch_winning_writes",
+    "batch_squeeze", "batch_dynamic_slice", "batch_dynamic_update_slice", "batch_broadcast_to", "batch_atleast",
+    "batch_flat_axis", "batch_where_any", "batch_unbroadcast", "batch_broadcast_like", "batch_expand_reduced",
+    "batch_full", "batch_tile", "batch_out", "batch_triangle", "batch_diag", "batch_norm", "batch_hstack",
+    "batch_vstack", "batch_full_like", "batch_like", "batch_ravel", "batch_concatenate_flat", "batch_index",
+    "batch_argmax", "batch_argmin", "batch_cumsum", "batch_cumprod", "batch_repeat", "batch_roll", "batch_len",
+    "batch_shape", "batch_stacked", "batch_items", "batch_solve", "batch_multi_dot", "batch_lstsq", "tree_set",
+    "batch_sort", "batch_argsort", "batch_partition", "batch_argpartition", "batch_quantile", "batch_percentile",
+    "batch_searchsorted", "batch_array", "batch_move", "batch_kron", "batch_cross", "batch_meshgrid", "batch_conv",
+    "batch_reduce_window", "batch_ppermute", "batch_pack_like", "batch_broadcast_parts", "batch_unpacked",
+    "batch_merge", "batch_split", "batch_static", "batch_keys", "batch_summed_items", "batch_index_add_bar",
 ]
 
 
@@ -146,17 +144,16 @@ def batch_broadcast_parts(x: Any, flags: Any, n: int) -> Any:
 
 
 def batch_pack_like(x: Any, items: Any, bx: bool, n: int) -> Any:
-    """``pack_like(x, items)`` per example (``a, b = x`` differentiated under ``vmap``): a container's
-    items as they are; an array's rows stacked after the batch axis (a row's cotangent that is not
-    batched repeated along it). ``bx``: whether ``x`` is batched."""
+    """``pack_like(x, items)`` per example (``a, b = x`` differentiated under ``vmap``): a container's items as they
+    are; an array's rows stacked after the batch axis (a row's cotangent not batched repeated along it; ``bx``)."""
     if is_tree(x):
         return pack_like(x, items)
     return _batch_rows_stacked(items, np.ndim(x) - (2 if bx else 1), n)
 
 
 def _batch_rows_stacked(items: Any, row_ndim: int, n: int) -> Any:
-    """The batched array whose rows (``row_ndim`` axes each per example) are ``items`` (nested for
-    rows of rows), each batched or not (told by its number of axes)."""
+    """The batched array whose rows (``row_ndim`` axes each per example) are ``items`` (nested for rows of rows),
+    each batched or not (told by its number of axes)."""
     rows = []
     for i in range(len(items)):
         item = items[i]
@@ -190,8 +187,8 @@ def batch_moveaxis_items(x: Any, source: int, destination: int) -> Any:
 
 
 def batch_len(x: Any) -> int:
-    """``len`` of one example of ``x``: a list or tuple of batched values keeps its length; a batched
-    array's first per-example axis."""
+    """``len`` of one example of ``x``: a list or tuple of batched values keeps its length; a batched array's first
+    per-example axis."""
     if is_tree(x):
         return len(x)
     return np.shape(x)[1]
@@ -215,8 +212,8 @@ def batch_size_of(x: Any) -> Any:
     while is_tree(x):  # (a dataclass or registered class: its first field)
         keys = item_keys(x)
         k = 0
-        while k < len(keys) - 1 and tree_get(x, keys[k]) is None:  # (an integer leaf's cotangent: None)
-            k = k + 1
+        while k < len(keys) - 1 and (tree_get(x, keys[k]) is None or tree_get(x, keys[k]) is UNSET):
+            k = k + 1  # (an integer leaf's cotangent: None; a tape's value not computed on this path: UNSET)
         x = tree_get(x, keys[k]) if keys else None
     return None if x is None or x is UNSET else np.shape(x)[0]
 
@@ -602,19 +599,18 @@ def _contiguous(positions: list[int]) -> bool:
 
 def _index_plan(shape: Any, key: Any, bx: bool, flags: Any) -> tuple[tuple[int, ...], tuple[Any, ...],
                                                                      tuple[int, ...], tuple[int, ...]]:
-    """How to index ``x`` (of shape ``shape``) with ``key`` per example in one NumPy indexing:
-    ``(new, key2, source, destination)`` such that ``np.moveaxis(np.expand_dims(x, new)[key2], source,
-    destination)`` is ``x[key]`` of every example, batch axis first (``new`` may be empty).
+    """How to index ``x`` (of shape ``shape``) with ``key`` per example in one NumPy indexing: ``(new, key2, source,
+    destination)`` such that ``np.moveaxis(np.expand_dims(x, new)[key2], source, destination)`` is ``x[key]`` of
+    every example, batch axis first (``new`` may be empty).
 
-    ``x`` is batched or not (``bx``); ``flags`` (None: none) says which key elements are batched: an
-    integer or integer array per example, batch axis first. NumPy's placement rule holds per example:
-    the axes of advanced indices (integer arrays, and integers beside them) side by side stay in place,
-    those of separated ones go first. A batched ``x`` with batched indices gets ``np.arange`` over the
-    batch as one more advanced index in front; ``None`` beside integer arrays becomes a new axis of
-    ``x`` and a full slice, ``...`` full slices.
+    ``x`` is batched or not (``bx``); ``flags`` (None: none) says which key elements are batched: an integer or
+    integer array per example, batch axis first. NumPy's placement rule holds per example: the axes of advanced
+    indices (integer arrays, and integers beside them) side by side stay in place, those of separated ones go
+    first. A batched ``x`` with batched indices gets ``np.arange`` over the batch as one more advanced index in
+    front; ``None`` beside integer arrays becomes a new axis of ``x`` and a full slice, ``...`` full slices.
 
-    Every parameter is an index or a static value, never ``x`` itself: derivatives take the plan as a
-    constant (:func:`srcjax.core.index_params`) and differentiate only the indexing of ``x``."""
+    Every parameter is an index or a static value, never ``x`` itself: derivatives take the plan as a constant
+    (:func:`srcjax.core.index_params`) and differentiate only the indexing of ``x``."""
     key = key if isinstance(key, tuple) else (key,)
     flags = (False,) * len(key) if flags is None else tuple(flags) if isinstance(flags, (tuple, list)) else (flags,)
     if len(key) == 1 and flags == (True,) and isinstance(key[0], tuple):  # a tuple key batched as a whole (built
@@ -721,6 +717,7 @@ def _scattered(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: 
     return x2, key2, _moved(value, destination, source)
 
 
+@linear_params("x", "value")
 def batch_index_update(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: Any) -> Any:
     """``index_update(x, key, value)`` (a functional ``x[key] = value``) per example: one scatter. ``n``: the
     batch size; ``flags`` as for :func:`batch_index` (None: an unbatched key). A container ``x``: item by item."""
@@ -751,6 +748,7 @@ def batch_winning_writes(x: Any, key: Any, n: int, bx: bool, flags: Any) -> Any:
     return batch_index(landed, key, True, flags) == ids
 
 
+@linear_params("z", "g")
 def batch_index_add(z: Any, key: Any, g: Any, n: int, bz: bool, bg: bool, flags: Any) -> Any:
     """``index_add(z, key, g)`` (``z[key] += g``, repeated indices accumulating) per example: one scatter-add.
     ``n``: the batch size; ``flags`` as for :func:`batch_index`. A container ``z`` (a cotangent): item by item."""
@@ -759,6 +757,13 @@ def batch_index_add(z: Any, key: Any, g: Any, n: int, bz: bool, bg: bool, flags:
                          g if bg else batch_broadcast_items(g, n))
     z2, key2, g2 = _scattered(z, key, g, n, bz, bg, flags)
     return np.reshape(index_add(z2, key2, g2), (n,) + (np.shape(z)[1:] if bz else np.shape(z)))
+
+
+def batch_index_add_bar(g: Any, key: Any, v: Any, bv: bool, flags: Any) -> Any:
+    """``v``'s cotangent in ``batch_index_add(z, key, v, n, bz, bv, flags)``: per example ``g[key]`` summed to it."""
+    if g is None or is_tree(g):
+        return None if g is None else batch_summed_items(tree_get(g, item_key(key, flags)), v, bv)
+    return batch_summed_items(batch_unbroadcast(batch_index(g, key, True, flags), v, True, bv), v, bv)
 
 
 def batch_unbroadcast(g: Any, x: Any, bg: bool, bx: bool) -> Any:
@@ -877,8 +882,8 @@ def batch_like(out: Any, shape: Any, n: int) -> Any:
 # shapes, axes): derivatives take them as constants (srcjax.core.index_params), even where the name passed
 # is differentiated flow-insensitively (an index or a size carried by a loop with differentiated values).
 _STATIC_PARAMS = frozenset({
-    "key", "flags", "indices", "index", "n", "shape", "axis", "axes", "keepdims", "dtype", "reps", "k", "r",
-    "lower", "order", "spec", "perm", "source", "destination", "repeats", "shift", "row_ndim", "outer", "inner",
+    "key", "flags", "indices", "index", "n", "shape", "axis", "axes", "keepdims", "dtype", "reps", "k", "r", "lower",
+    "order", "spec", "perm", "source", "destination", "repeats", "shift", "row_ndim", "outer", "inner",
     "outer_batched", "inner_batched", "batched", "bx", "by", "bt", "bg", "ba", "bb", "bi", "bv", "bz", "b1", "b2",
     "new", "key2", "sa", "sb", "out_spec", "positions"})
 

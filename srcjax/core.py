@@ -71,14 +71,14 @@ def index_params(*names: str) -> Any:
     return mark
 
 
-def linear_params(name: str) -> Any:
-    """Marks a library helper (``srcjax.batched``) as linear in its parameter ``name`` (its other
+def linear_params(*names: str) -> Any:
+    """Marks a library helper (``srcjax.batched``) as linear in its parameters ``names`` together (its other
     parameters being indices or static values): the helper's JVP is the helper again, called with the
-    tangent in place of ``name`` (``transforms/forward_ad``), not a derivative of its body. A second vmap
-    then meets the helper itself, whose rule it has (``transforms/batch_nested``), instead of the Python
-    logic of its body on a key it batches."""
+    tangents in place of ``names`` (zeros for one without; ``transforms/forward_ad``), not a derivative of its
+    body. A second vmap then meets the helper itself, whose rule it has (``transforms/batch_nested``), instead of
+    the Python logic of its body on a key it batches."""
     def mark(f: Any) -> Any:
-        f.__srcjax_linear_param__ = name
+        f.__srcjax_linear_params__ = names
         return f
     return mark
 

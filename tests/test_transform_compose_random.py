@@ -64,9 +64,6 @@ KNOWN_REFUSALS: tuple[str, ...] = (
 # which the outer vmap cannot batch. Loud (a BatchingError or an IndexError), never a different number.
 KNOWN_INTERNAL: tuple[str, ...] = (
     "vmap: cannot batch 'not any(_is_array_index(e) for e in key) and not batched'",  # vmap(vjp(vmap)) (seed 36)
-    "vmap: cannot batch 'item_key(key, flags)'",  # vmap(jvp(vmap)) of an index update at a data index (seed 194)
-    "IndexError: tuple index out of range",  # vmap(jacrev(vmap(out_axes=-2))) (seed 179)
-    "np.shape of a sequence of arrays of different shapes",  # the same, smaller
 )
 
 _DTYPES = {"f64": np.float64, "f32": np.float32}
@@ -478,6 +475,52 @@ def test_vjp_of_jvp_of_grad_through_while_loops_seed_1108(tmp_path: pathlib.Path
     _check(1108, tmp_path)
 
 
+def _picked(x: Any, y: Any) -> Any:
+    k = np.argmax(y)
+    v = y * (k + 1)
+    s = v * 0.5
+    for i in range(3):
+        if x[i] > 0.0:
+            s = s * 2.0 + v * 0.1 * i
+        else:
+            s = np.tanh(s) - 0.1 * x[i]
+    return np.sum(s * s) + 1.5 * np.mean(x)
+
+
+def _stepped(x: Any, y: Any) -> Any:
+    s = y * 0.5
+    if x[0] > 0.0:
+        s = s * 2.0
+    else:
+        s = np.tanh(s) - 0.1 * x[1]
+    return np.sum(s * s)
+
+
+@pytest.mark.parametrize("f", [_picked, _stepped])
+def test_vmap_of_jacrev_of_a_vmap_sized_by_its_tape(f: Any) -> None:
+    """``vmap(jacrev(vmap(f, in_axes=(-2, 0), out_axes=-1), argnums=1), in_axes=(None, 3), out_axes=3)`` (seed 1343):
+    the outer vmap's batched backward halves, whose only batched parameter is the tape, took their batch size from
+    a tape entry batched whole, which holds unbatched slots (a flag, ``destination``): "np.shape of a sequence of
+    arrays of different shapes [(), (2, 2, 2, 3)]" (located at the user's ``def``), then "tuple index out of
+    range". Their callers pass it now (batch_tapes.needs_size). Against jax and the generated source run by NumPy."""
+    rng = np.random.default_rng(1343)
+    x, y = rng.standard_normal((2, 3)), rng.standard_normal((2, 2, 3, 2))
+    g = srcjax.vmap(srcjax.jacrev(srcjax.vmap(f, in_axes=(-2, 0), out_axes=-1), argnums=1), in_axes=(None, 3),
+                    out_axes=3)
+    want = _ref_vmap(jax.jacrev(_ref_vmap(_twin(f), (-2, 0), -1), argnums=1), (None, 3), 3)(x, y)
+    _agree(srcjax.jit(g)(x, y), want, "compiled", 1e-10)
+    _agree(srcjax.numpy_function(g)(x, y), want, "the generated source under NumPy", 1e-10)
+
+
+def test_jacrev_of_a_hessian_through_a_loop_with_a_branch_on_data_seed_1611(tmp_path: pathlib.Path) -> None:
+    """``jacrev(hessian(f))`` of a ``for`` with an ``if`` on data (seed 1611): the batched program's adjoint calls
+    ``batch_broadcast_items``/``batch_index_add`` in that branch, now from their rules (transforms/linear_calls.py);
+    on the path a value is not computed (``UNSET``) the rule's ``batch_summed_items`` gave the lowering ``UNSET`` as an
+    array ("cannot use a value of type _Unset (object) as an array"; before the rules, a known refusal). The whole
+    case: against jax, NumPy, the generated source and finite differences."""
+    _check(1611, tmp_path)
+
+
 # -- open: vmap of a derivative of vmapped code through srcjax.batched's helpers (KNOWN_INTERNAL) -----------------
 
 def _set_at_a_data_index(x: Any, y: Any) -> Any:
@@ -504,21 +547,46 @@ def _jacrev_of_moved_out_axes(x: Any, y: Any) -> Any:
     return srcjax.jacrev(srcjax.vmap(_scaled, in_axes=(None, 0), out_axes=1))(x, y)
 
 
-@pytest.mark.xfail(strict=True, reason="vmap of a vjp/jvp of vmapped code differentiates srcjax.batched's index "
-                                       "helpers' bodies, whose key logic the outer vmap cannot batch (seeds 36, 194)")
-@pytest.mark.parametrize("inner", [_pulled_back_mapped, _pushed_forward_mapped])
-def test_vmap_of_a_derivative_of_a_vmapped_index_update(inner: Any) -> None:
+@pytest.mark.xfail(strict=True, reason="vmap of a vjp of vmapped code differentiates srcjax.batched's index "
+                                       "helpers' bodies, whose key logic the outer vmap cannot batch (seed 36)")
+def test_vmap_of_a_vjp_of_a_vmapped_index_update() -> None:
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((2, 2, 3)), rng.standard_normal((2, 2, 2, 3))
-    srcjax.vmap(inner)(x, y)
+    srcjax.vmap(_pulled_back_mapped)(x, y)
 
 
-@pytest.mark.xfail(strict=True, reason="vmap of jacrev of a vmap with out_axes != 0: reverse mode through "
-                                       "batch_moveaxis's body, batched again (seed 179)")
+def test_vmap_of_a_jvp_of_a_vmapped_index_update() -> None:
+    """``vmap(jvp(vmap(f)))`` of ``w[:, k] += 1.0`` at a data index (seed 194, was a strict xfail: "vmap: cannot
+    batch 'item_key(key, flags)'"): forward mode differentiated the body of the inner vmap's ``batch_index_update``,
+    whose key logic the outer vmap cannot batch. The helper is linear in ``x`` and ``value`` together, so its JVP is
+    the helper again (core.linear_params), which the outer vmap batches by its rule (transforms/batch_nested).
+    Against jax and the generated source run by NumPy."""
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((2, 2, 3)), rng.standard_normal((2, 2, 2, 3))
+    g = srcjax.vmap(_pushed_forward_mapped)
+
+    def twin(a: Any, b: Any) -> Any:
+        w = (b * 1.0).at[:, jnp.argmax(b) % 3].add(1.0)
+        return jnp.sum(w * w) * a
+
+    def pushed(a: Any, b: Any) -> Any:
+        return jax.jvp(_ref_vmap(twin), (a, b), (jnp.ones_like(a), jnp.ones_like(b)))[1]
+
+    want = _ref_vmap(pushed)(x, y)
+    _agree(g(x, y), want, "called from Python", 1e-12)
+    _agree(srcjax.numpy_function(g)(x, y), want, "the generated source under NumPy", 1e-12)
+
+
 def test_vmap_of_jacrev_of_a_vmap_moving_its_output_axis() -> None:
+    """Seed 179 (was a strict xfail, "IndexError: tuple index out of range"): reverse mode through
+    ``batch_moveaxis``'s body, batched again; its backward half took the outer batch size from a tape entry
+    holding ``destination`` (test_vmap_of_jacrev_of_a_vmap_sized_by_its_tape). Against jax and NumPy."""
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((3, 2)), rng.standard_normal((2, 3))
-    srcjax.vmap(_jacrev_of_moved_out_axes, in_axes=(1, None))(x, y)
+    g = srcjax.vmap(_jacrev_of_moved_out_axes, in_axes=(1, None))
+    want = _ref_vmap(lambda a, b: jax.jacrev(_ref_vmap(_twin(_scaled), (None, 0), 1))(a, b), (1, None))(x, y)
+    _agree(g(x, y), want, "called from Python", 1e-12)
+    _agree(srcjax.numpy_function(g)(x, y), want, "the generated source under NumPy", 1e-12)
 
 
 @pytest.mark.skipif(not written.THOROUGH, reason="SRCJAX_HYPOTHESIS=thorough (77 s: 10% of the default suite)")

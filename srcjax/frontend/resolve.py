@@ -46,7 +46,8 @@ __all__ = ["LIBRARY_MODULES", "REEXPORTED_MODULES", "RESERVED", "Resolver", "is_
 RESERVED = {n for n in dir(_adjoint) if not n.startswith("_")} | {n for n in dir(_batched) if not n.startswith("_")}
 
 REEXPORTED_MODULES = ("srcjax.order_stats", "srcjax.construction", "srcjax.collective_trees", "srcjax.index_writes",
-                      "srcjax.lax_slicing", "srcjax.lax_numpy", "srcjax.lax_reduce", "srcjax.batch_keys")
+                      "srcjax.lax_slicing", "srcjax.lax_numpy", "srcjax.lax_reduce", "srcjax.batch_keys",
+                      "srcjax.batch_sums")
 LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.composites", "srcjax.numpy_extras", "srcjax.numpy_bits",
                    "srcjax.linalg_names", "srcjax.polynomials",
                    "srcjax.random", "srcjax.nn", "srcjax.scipy.special", "srcjax.scipy.stats.norm", *REEXPORTED_MODULES)

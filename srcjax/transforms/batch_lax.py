@@ -419,15 +419,17 @@ def _copies(stmts: list[cst.CSTNode], params: list[str]) -> dict[str, str | None
 
 
 def _unset_at(fdef: cst.FunctionDef, name: str, line: cst.CSTNode) -> bool:
-    """Whether ``fdef`` binds ``name`` only to ``UNSET`` and by the statement ``line`` (once, not in a loop),
-    and to ``UNSET`` at least once (a parameter, or a name only ``line`` binds, holds a value there)."""
+    """Whether ``name`` is ``UNSET`` when the statement ``line`` runs (once, not in a loop): ``fdef`` binds it
+    to ``UNSET`` at least once before ``line`` and to nothing else before it (a parameter, or a name only
+    ``line`` binds, holds a value there); what binds it after ``line`` does not matter (a container a second
+    ``if`` on batched data binds again: seed 59 of tests/test_vmap_container_flow_random.py)."""
     if name in {p.name.value for p in (*fdef.params.params, *fdef.params.kwonly_params)}:
         return False
     found = []
     unset = []
 
     def walk_body(stmts: list[cst.CSTNode], in_loop: bool) -> bool:
-        for st in stmts:
+        for st in stmts:  # (after `line`, found once not in a loop, no binding reaches it: only `line` is looked for)
             if st is line or (type(st) is cst.SimpleStatementLine and code(st) == code(line)):
                 found.append(in_loop)
                 continue
@@ -435,7 +437,7 @@ def _unset_at(fdef: cst.FunctionDef, name: str, line: cst.CSTNode) -> bool:
                 continue  # (a nested function's names are its own)
             if type(st) is cst.SimpleStatementLine:
                 for sm in st.body:
-                    if name not in assigned_names([cst.SimpleStatementLine([sm])]):
+                    if found or name not in assigned_names([cst.SimpleStatementLine([sm])]):
                         continue
                     if not (type(sm) is cst.Assign and len(sm.targets) == 1 and
                             type(sm.targets[0].target) is cst.Name and type(sm.value) is cst.Name and
@@ -444,7 +446,7 @@ def _unset_at(fdef: cst.FunctionDef, name: str, line: cst.CSTNode) -> bool:
                     unset.append(True)
                 continue
             loop = isinstance(st, (cst.For, cst.While))
-            if type(st) is cst.For and name in target_names(st.target):
+            if type(st) is cst.For and name in target_names(st.target) and not found:
                 return False
             for part in syntax_children(st):
                 if type(part) is cst.IndentedBlock and not walk_body(list(part.body), in_loop or loop):

@@ -254,8 +254,9 @@ def batch_size_expr(params: list[str], states: tuple[State, ...], lists: set[str
                   not (s is True and is_saved_list_name(p))), None)
     if first is not None:
         return f"batch_size_of({_sized(params[first], states[first])})"
-    whole = [(p, s.entries[0] if isinstance(s, Repeated) else s) for p, s in zip(params, states)
-             if p in lists and any_batched(s)]
+    whole = [(p, e) for p, e in ((p, s.entries[0] if isinstance(s, Repeated) else s) for p, s in zip(params, states)
+                                 if p in lists and any_batched(s))
+             if not (e is True and is_saved_list_name(p))]  # (a tape batched whole, slot by slot: needs_size)
     size = None
     for p, e in reversed(whole):
         z = f"batch_size_of_any(({', '.join(batched_leaves(f'{p}[0]', e))},))"
@@ -265,6 +266,8 @@ def batch_size_expr(params: list[str], states: tuple[State, ...], lists: set[str
     for p, s in zip(params, states):
         if isinstance(s, Stack) and any_batched(s):
             i = max(k for k, e in enumerate(s.entries) if any_batched(e))
+            if s.entries[i] is True and is_saved_list_name(p):
+                continue  # (a value pushed batched whole may hold unbatched slots: `destination`; needs_size)
             leaves = batched_leaves(f"{p}[{i - len(s.entries)}]", s.entries[i])
             if len(leaves) > 1:  # (the first may be UNSET: the tangent of a value a branch on data did not compute)
                 return f"batch_size_of_any(({', '.join(leaves)},))"

@@ -209,8 +209,16 @@ def restored_name(w: FunctionWriter, name: str) -> str:
 
 def needs_size(params: list[str], states: tuple[State, ...]) -> bool:
     """Whether a batched helper's only batched parameters are tapes batched whole, which may be empty or
-    hold unbatched values first: the caller passes the batch size."""
-    return any(s is True and is_saved_list_name(p) for p, s in zip(params, states))
+    hold unbatched values first, slot by slot (a recursive function's too, ``Repeated`` of ``True``; or a tape
+    followed push by push whose last batched push is such a value, ``(out, destination, ...)``: seed 1343 of
+    tests/test_transform_compose_random.py): the caller passes the batch size."""
+    def whole(s: State) -> bool:
+        if isinstance(s, Repeated):
+            return bool(s.entries) and s.entries[0] is True
+        if isinstance(s, Stack):
+            return any_batched(s) and [e for e in s.entries if any_batched(e)][-1] is True
+        return s is True
+    return any(whole(s) and is_saved_list_name(p) for p, s in zip(params, states))
 
 
 def sized(params: cst.Parameters, size: str, table: dict[str, str], name: str) -> str:

@@ -477,8 +477,9 @@ class JVP:
                     lines.append(f"{pad}{self.dname(n)} = zeros_like({n})")
             return
         tgt = s.targets[0].target
-        if active == (getattr(callee.fn, "__srcjax_linear_param__", None),) and isinstance(tgt, cst.Name):
-            self.linear_call(s, op, active[0], params, lines, ind, defined)
+        linear = getattr(callee.fn, "__srcjax_linear_params__", ())
+        if set(active) <= set(linear) and isinstance(tgt, cst.Name):
+            self.linear_call(s, op, linear, params, lines, ind, defined)
             return
         hname = jvp_helper(self.program, callee, active, self.helpers, self.out_lines)
         args = call_arguments(op, [self.tangent_expr(parse_expression(bound[p]), defined) for p in active])
@@ -495,18 +496,19 @@ class JVP:
             lines.append(f"{pad}{code(dots)} = {out_dot}")
         defined.update(names)
 
-    def linear_call(self, s: cst.Assign, op: Op, p: str, params: list[str], lines: list[str], ind: int,
-                    defined: set[str]) -> None:
-        """``y = h(a, key)`` of a helper linear in ``a`` (:func:`srcjax.core.linear_params`): ``y_dot = h(a_dot,
-        key)``."""
+    def linear_call(self, s: cst.Assign, op: Op, linear: tuple[str, ...], params: list[str], lines: list[str],
+                    ind: int, defined: set[str]) -> None:
+        """``y = h(a, key, b)`` of a helper linear in ``a`` and ``b`` together (:func:`srcjax.core.linear_params`):
+        ``y_dot = h(a_dot, key, b_dot)``."""
         pad = "    " * ind
         target = code(s.targets[0].target)
         lines.append(f"{pad}{target} = {code(s.value)}")
-        k = params.index(p)
-        tangent = self.tangent_expr(parse_expression(op.call_args[k] if k < len(op.call_args)
-                                                         else op.call_kwargs[p]), defined)
-        pos = [tangent if j == k else a for j, a in enumerate(op.call_args)]
-        kws = [f"{q}={tangent if q == p else v}" for q, v in op.call_kwargs.items()]
+        tangents = {p: self.tangent_expr(parse_expression(op.call_args[params.index(p)]
+                                                          if params.index(p) < len(op.call_args) else
+                                                          op.call_kwargs[p]), defined)
+                    for p in linear if params.index(p) < len(op.call_args) or p in op.call_kwargs}
+        pos = [tangents.get(params[j], a) if j < len(params) else a for j, a in enumerate(op.call_args)]
+        kws = [f"{q}={tangents.get(q, v)}" for q, v in op.call_kwargs.items()]
         func = code(s.value.func) if isinstance(s.value, cst.Call) else op.callee
         lines.append(f"{pad}{self.dname(target)} = {func}({', '.join(pos + kws)})")
         defined.add(target)

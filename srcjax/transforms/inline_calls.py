@@ -17,7 +17,7 @@ from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.resolve import LIBRARY_MODULES
 from ..frontend.restructure import walk as _walk
-from . import custom_rules
+from . import custom_rules, linear_calls
 from .activity import find_nested_def
 from .anf import DifferentiationError, classify, differentiable_params
 from .inline_lax import Inliner
@@ -40,9 +40,10 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
     """
     from ..frontend.binding_times import DYNAMIC, STATIC, UNKNOWN, BindingTimes
 
-    def inlinable(v: cst.BaseExpression) -> bool:  # a helper call; custom rules keep their own call
+    def inlinable(v: cst.BaseExpression) -> bool:  # a helper call; custom rules and linear_calls' keep their call
         return isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in program.functions \
-            and custom_rules.custom_callee(program, v.func.value) is None
+            and custom_rules.custom_callee(program, v.func.value) is None and \
+            not linear_calls.callee_has_rules(program, v)
 
     calls = [st for st, _ in _walk(body) if isinstance(st, cst.Assign) and inlinable(st.value)]
     if not calls:

@@ -35,7 +35,7 @@ from ..frontend.names import Names, code, names_in, parse_expression, target_nam
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.restructure import walk as _walk
-from . import custom_rules, loop_resets
+from . import custom_rules, linear_calls, loop_resets
 from .activity import (
     Activity,
     argument_reads,
@@ -179,7 +179,8 @@ class VJP:
                             if line is not None:
                                 lines.append(line)
                                 continue
-                        if op.kind == "call" and self.call_active(op) and id(small) not in self.no_bar:
+                        if op.kind == "call" and self.call_active(op) and id(small) not in self.no_bar and \
+                                linear_calls.rules(self.program, op) is None:
                             fwd, _ = self.call_names(op)
                             lines.append(f"{pad}{code(small.targets[0].target)} = {fwd}"
                                          f"({', '.join(call_arguments(op, [self.tape]))})")
@@ -521,7 +522,8 @@ class VJP:
             custom_rules.adjoint(self, s, op, [(n, old[n]) for n in reversed(restore)], lines, pad, defined)
             return
         reads_target = any(n in op.operands.values() or n in op.reads for n in names)
-        if restore and reads_target and op.kind != "call" and not isinstance(target, cst.Name):
+        taped = op.kind == "call" and linear_calls.rules(self.program, op) is None  # (else a rule, as a primitive's)
+        if restore and reads_target and not taped and not isinstance(target, cst.Name):
             # the old values come back before the rule runs (below): a result without a cotangent gets
             # its zeros now, shaped like the result (`a, b = b, a`: the old `b` may have another shape)
             for n in names:
@@ -547,20 +549,21 @@ class VJP:
                      for e in target.elements]
         out_ref = stacked_target_code(target, str) if rows else tcode  # (`w, x = q / s`: `out` is one array)
         if restore:
-            if op.kind != "call" and reads_target:
+            if not taped and reads_target:
                 # the operands are the old values: restore them first, keeping what the rule needs
                 if op.kind == "prim" and self.uses_out(op):
                     out_ref, rule_out = self.names.fresh(f"{tcode}_out" if "," not in tcode else "out"), out_ref
                     lines.append(f"{pad}{out_ref} = {rule_out}")
-                if op.kind != "call" and isinstance(target, cst.Name):
+                if isinstance(target, cst.Name):
                     gsave = self.names.fresh(f"{tcode}_bar_out")
                     lines.append(f"{pad}{gsave} = {gexpr}")
                     gexpr = gsave
                 for n in reversed(restore):
                     lines.append(f"{pad}{n} = {old[n]}")
                 restore = []
-        elif op.kind in ("prim", "copy", "pack", "record") and isinstance(target, cst.Name) and \
-                (tcode in op.operands.values() or tcode in op.elements):
+        elif (op.kind in ("prim", "copy", "pack", "record") or op.kind == "call" and not taped) and \
+                isinstance(target, cst.Name) and (tcode in op.operands.values() or tcode in op.elements or
+                                                  op.kind == "call" and tcode in op.reads):
             # `y = f(y, ...)`: the rule accumulates into y's cotangent, which it also reads
             gsave = self.names.fresh(f"{tcode}_bar_out")
             lines.append(f"{pad}{gsave} = {gexpr}")
@@ -709,8 +712,8 @@ class VJP:
         diff = differentiable_params(callee)
         active = tuple(p for p in params if p in bound and p in diff and any(
             n in self.act.active for n in argument_reads(bound[p])))
-        if not active:
-            return ()
+        if not active or linear_calls.rules(self.program, op) is not None:
+            return active
         pair = vjp_helper(self.program, callee, active, self.helpers, self.out_lines, self.max_iters)
         if set(HELPER_ZEROS.get(pair, ())) >= set(active):
             return ()  # nothing flows back (e.g. ones_like(x)): call the plain function
@@ -722,6 +725,8 @@ class VJP:
 
     def call_adjoint(self, op: Op, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
         active = self.call_active(op)
+        if active and linear_calls.rules(self.program, op) is not None:
+            return linear_calls.adjoint(self, op, g, lines, pad, defined)
         if not active:
             return
         _, bwd = self.call_names(op)

@@ -1,0 +1,80 @@
+"""Reverse mode's rules for the linear helpers of batched source (:mod:`srcjax.batched`).
+
+A helper call ``y = h(a, ...)`` in source reverse mode differentiates is written as the helper's forward half
+(pushing what its backward half needs on the tape) and, in the adjoint, its backward half; inside an ``if`` on
+data, where no tape can be written, the helper's body is written out in place instead
+(:mod:`.inline_calls`). Two helpers of batched source can take neither road: ``batch_broadcast_items``
+recurses on a container's structure, which a body written out in place cannot follow, and
+``batch_index_add``'s body is Python logic on index keys. Both are linear in their array operands, so their
+cotangents are written directly, as a primitive's are, from the rules below: the primal calls the helper
+as it is (nothing saved), and the adjoint reads::
+
+    x_bar = batch_summed_items(y_bar, x, False)          # y = batch_broadcast_items(x, n)
+    z_bar = batch_summed_items(y_bar, z, bz)             # y = batch_index_add(z, key, g, n, bz, bg, flags)
+    g_bar = batch_index_add_bar(y_bar, key, g, bg, flags)
+
+(``z_bar = y_bar`` where ``bz`` is written ``True``: ``z`` batched already, nothing to sum.)
+
+Each rule is a template in the helper's parameter names and ``out_bar`` (the result's cotangent); what it
+reads the adjoint keeps like any value an adjoint reads (the tape, where the primal binds it again).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from .. import batched
+from ..frontend.names import code, parse_expression
+from .templates import instantiate
+
+if TYPE_CHECKING:
+    from ..frontend.program import Program
+    from .anf import Op
+
+# helper -> {parameter: the template of its cotangent}
+RULES: dict[Any, dict[str, str]] = {
+    batched.batch_broadcast_items: {"x": "batch_summed_items(out_bar, x, False)"},
+    batched.batch_index_add: {"z": "batch_summed_items(out_bar, z, bz)",
+                              "g": "batch_index_add_bar(out_bar, key, g, bg, flags)"},
+}
+
+
+def rules(program: Program, op: Op) -> dict[str, str] | None:
+    """The cotangent rules of the helper a ``call`` Op calls, None for any other call."""
+    nf = program.functions.get(op.callee) if op.kind == "call" and op.callee is not None else None
+    return RULES.get(getattr(nf, "fn", None)) if nf is not None else None
+
+
+def callee_has_rules(program: Program, node: cst.BaseExpression) -> bool:
+    """Whether ``node`` calls one of these helpers by name (:mod:`.inline_calls` keeps such a call)."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name)):
+        return False
+    nf = program.functions.get(node.func.value)
+    return nf is not None and nf.fn in RULES
+
+
+def bound_arguments(program: Program, op: Op) -> dict[str, str]:
+    """Each parameter of the callee -> the argument's text (defaults written out)."""
+    assert op.callee is not None
+    fdef = program.functions[op.callee].plain_fdef
+    params = [*fdef.params.params, *fdef.params.kwonly_params]
+    out = {p.name.value: code(p.default) for p in params if p.default is not None}
+    out.update(zip([p.name.value for p in fdef.params.params], op.call_args))
+    out.update(op.call_kwargs)
+    return out
+
+
+def adjoint(w: Any, op: Op, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
+    """The cotangent ``g`` of the call's result into its active arguments (``w``: reverse_ad.VJP)."""
+    templates = rules(w.program, op)
+    assert templates is not None
+    bound = bound_arguments(w.program, op)
+    mapping = {**bound, "out_bar": g}
+    for p in w.call_active(op):
+        if p in templates:
+            text = instantiate(templates[p], mapping)
+            if text.startswith("batch_summed_items(") and text.endswith(", True)"):  # (batched: its own cotangent)
+                text = g
+            w.argument_parts(parse_expression(bound[p]), text, lines, pad, defined)
