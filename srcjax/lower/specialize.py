@@ -44,6 +44,7 @@ from .. import pytree, warm_cache
 from ..adjoint import UNSET
 from ..core import (
     PYTHON_SCALAR_DTYPES,
+    STATIC_EVAL_ERRORS,
     ArgumentError,
     DTypeError,
     DynamicControlFlowError,
@@ -277,7 +278,7 @@ class Specializer(LiteralEvals):
                 if e.span is None and e.note is None and isinstance(e, (ShapeError, DTypeError)):
                     e.note = self.operand_note(s, env)
                 raise e.with_span(span) from e.__cause__
-            except RecursionError:
+            except (RecursionError, MemoryError):  # (not a bug of srcjax's: the program's size, the machine's)
                 raise
             except Exception as e:  # a bug: report it where it happened
                 raise InternalError(f"internal error: {type(e).__name__}: {e}", span=span,
@@ -430,7 +431,7 @@ class Specializer(LiteralEvals):
                 hint="decide on shapes or static arguments, or compute both sides and use np.where(cond, a, b)")
         try:
             return bool(v)
-        except Exception as e:
+        except STATIC_EVAL_ERRORS as e:
             raise StaticValueError(f"{what}: cannot take the truth value of {v!r}: {e}") from None
 
     def need_static(self, v: Any, what: str) -> Any:
@@ -593,7 +594,7 @@ class Specializer(LiteralEvals):
                 and not isinstance(right, np.ndarray):
             try:
                 return BINOPS[op](left, right)
-            except Exception as e:
+            except STATIC_EVAL_ERRORS as e:
                 raise StaticValueError(f"{type(e).__name__}: {e}") from None
         prim_name = OPERATOR_PRIMS.get(op)
         if prim_name is None:
@@ -765,7 +766,7 @@ class Specializer(LiteralEvals):
             return self.from_python(fv(*args, **kwargs))
         except TranspileError:
             raise
-        except Exception as e:
+        except STATIC_EVAL_ERRORS as e:  # (the callable's refusal of these values; MemoryError, a bug: not)
             name = getattr(fv, "__qualname__", None) or repr(fv)
             raise python_errors.method_of_arrays(fv, name) or StaticValueError(f"{name}(): {type(e).__name__}: {e}") \
                 from None
