@@ -55,3 +55,74 @@ def test_numpy_refusing_static_inputs_is_still_the_users_error() -> None:
     assert type(info.value).__name__ == "StaticValueError"
     assert "ValueError: bad input" in str(info.value)
     assert "c = np.tanh(2.0)" in str(info.value)
+
+
+# -- a transformation chosen by a conditional expression inside compiled code (item 5) --------------------------
+
+
+def _cube(x):
+    return np.sum(x ** 3)
+
+
+def _sines(x):
+    return np.sum(np.sin(x))
+
+
+def _chosen_by_local_flag(x):
+    flag = True
+    g = srcjax.grad(_cube) if flag else srcjax.grad(_sines)
+    return g(x)
+
+
+def _chosen_by_argument(x, flag):
+    g = srcjax.grad(_cube) if flag else srcjax.grad(_sines)
+    return g(x)
+
+
+def _chosen_in_an_if(x, flag):
+    if flag:
+        g = srcjax.jacfwd(_cube)
+    else:
+        g = srcjax.jacfwd(_sines)
+    return g(x) * 2.0
+
+
+def _function_chosen_then_transformed(x):
+    g = srcjax.grad(_cube if x.shape[0] > 1 else _sines)
+    return g(x)
+
+
+def _chosen_by_data(x):
+    g = srcjax.grad(_cube) if np.sum(x) > 0 else srcjax.grad(_sines)
+    return g(x)
+
+
+def test_transformation_chosen_by_a_static_flag_runs() -> None:
+    # was: ArgumentError "cannot transform NormalizedFunction(name='_cube', ...)" with 40 kB of its tree
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+    x = np.array([0.5, -1.5, 2.0])
+    cube = np.asarray(jax.grad(lambda v: jnp.sum(v ** 3))(x))
+    sines = np.asarray(jax.grad(lambda v: jnp.sum(jnp.sin(v)))(x))
+    np.testing.assert_allclose(np.asarray(srcjax.jit(_chosen_by_local_flag)(x)), cube, rtol=1e-12)
+    jitted = srcjax.jit(_chosen_by_argument, static_argnums=1)
+    np.testing.assert_allclose(np.asarray(jitted(x, True)), cube, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(jitted(x, False)), sines, rtol=1e-12)
+    in_if = srcjax.jit(_chosen_in_an_if, static_argnums=1)
+    np.testing.assert_allclose(np.asarray(in_if(x, False)), 2.0 * np.cos(x), rtol=1e-12)
+    text = srcjax.source(jitted)
+    assert "select = _cube_grad" in text and "select = _sines_grad" in text, text
+
+
+@pytest.mark.parametrize("fn, snippet", [
+    (_function_chosen_then_transformed, "srcjax.grad(_cube if x.shape[0] > 1 else _sines)"),
+    (_chosen_by_data, "srcjax.grad(_cube) if np.sum(x) > 0 else srcjax.grad(_sines)"),
+])
+def test_transformation_of_a_chosen_function_is_a_short_refusal(fn, snippet) -> None:
+    with pytest.raises(srcjax.TranspileError) as info:
+        srcjax.jit(fn)(np.ones(3))
+    text = str(info.value)
+    assert len(text) < 800 and "NormalizedFunction" not in text and "FunctionDef" not in text, text[:2000]
+    assert snippet in text and __file__ in text.splitlines()[0], text

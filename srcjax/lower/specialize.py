@@ -751,6 +751,11 @@ class Specializer(LiteralEvals):
             # it would run once here, its result a constant of the compiled program, where NumPy calls it
             # again on every call
             raise callees.refusal(fv)
+        if getattr(fv, "__srcjax_transform__", False) and any(type(a) is NormalizedFunction for a in args):
+            raise UnsupportedSyntaxError(  # (`srcjax.grad(h if flag else k)`: was "cannot transform <function h>")
+                f"srcjax.{getattr(fv, '__name__', 'transformation')} of a function chosen by a value: srcjax "
+                "transforms a function it names", hint="transform each function by its name: "
+                "g = srcjax.grad(h) if flag else srcjax.grad(k)")
         if (key := python_errors.array_key(fv, args)) is not None:  # (`d[x[0]] = v`: a key of run-time data)
             self.need_static(key, "an index into a Python container")
         dyn = [a for a in list(args) + list(kwargs.values()) if contains_dynamic(a)]
