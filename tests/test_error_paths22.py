@@ -126,3 +126,53 @@ def test_transformation_of_a_chosen_function_is_a_short_refusal(fn, snippet) -> 
     text = str(info.value)
     assert len(text) < 800 and "NormalizedFunction" not in text and "FunctionDef" not in text, text[:2000]
     assert snippet in text and __file__ in text.splitlines()[0], text
+
+
+# -- a dict or list changed through one name while a second name made by `m = d` holds it (item 4) --------------
+
+
+def _dict_changed_while_second_name_reads(x):
+    d = {"a": x}
+    m = d
+    d["b"] = x * 2.0
+    return np.sum(m["a"] * m["b"])
+
+
+def _dict_changed_through_second_name(x):
+    d = dict(a=x)
+    m = d
+    m["a"] = x * 3.0
+    return np.sum(d["a"])
+
+
+def _list_changed_while_second_name_reads(x):
+    lst = [x, x * 2.0]
+    m = lst
+    lst[0] = x * 3.0
+    return np.sum(m[0])
+
+
+def _line_of(fn, text: str) -> int:
+    import inspect
+
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, ln in enumerate(lines) if text in ln)
+
+
+@pytest.mark.parametrize("transform", [srcjax.jit, srcjax.grad])
+@pytest.mark.parametrize("fn, kind, changed, made, change", [
+    (_dict_changed_while_second_name_reads, "dict", "d", "m = d", 'd["b"] = x * 2.0'),
+    (_dict_changed_through_second_name, "dict", "m", "m = d", 'm["a"] = x * 3.0'),
+    (_list_changed_while_second_name_reads, "list", "lst", "m = lst", "lst[0] = x * 3.0"),
+])
+def test_container_changed_through_a_second_name_names_it(transform, fn, kind, changed, made, change) -> None:
+    # was: "assigning into 'd' would also change 'm' in NumPy (one is a view of the other) ... append .copy()"
+    # (NumPy's words for arrays), and for `m["a"] = v`: "changes `m`'s array in place ... `d = dict(a=x)` does
+    # not copy"
+    with pytest.raises(srcjax.TranspileError) as info:
+        transform(fn)(np.ones(2))
+    text = str(info.value)
+    first = text.splitlines()[0]
+    assert f"{__file__}:{_line_of(fn, change)}:" in first, text
+    assert f"the {kind} {changed!r}" in first and f"`{made}`, line {_line_of(fn, made)}" in first, text
+    assert "view" not in text and ".copy()" not in text, text
