@@ -174,6 +174,14 @@ def _small(st: _State, s: cst.CSTNode) -> None:
                     st.held.setdefault(next(iter(made)), set()).add(next(st.objects))
                 st.refs[tgt.value] = made
             elif isinstance(tgt, cst.Name) and isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) \
+                    and all(isinstance(e.slice, cst.Slice) for e in value.slice):
+                made = st.fresh()  # out = out[::-1], rest = rows[1:]: a list of its own holding the same items (was
+                items = _items(st, value.value)  # read as an item: `bwd = [z]; bwd = bwd[::-1]; bwd.append(y)`
+                st.held[next(iter(made))] = set(items)  # changed "the list z", a false refusal)
+                if items:
+                    st.share(items, s, value.value.value, tgt.value, item=True)
+                st.refs[tgt.value] = made
+            elif isinstance(tgt, cst.Name) and isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) \
                     and (items := _items(st, value.value)):
                 st.refs[tgt.value] = items  # getitem = t[0]: the list t holds
                 st.share(items, s, value.value.value, tgt.value, item=True)

@@ -1,0 +1,153 @@
+"""Lists built by joins and in-place methods under every transformation (lst22; issue #15/#18 users).
+
+``out += [y]``, ``out = out + [y]``, ``lst = [v] + lst``, ``lst.insert(0, v)``, ``lst.extend([...])`` and
+``reversed(lst)`` of a built list, each in a loop, under ``jit``, ``grad``, ``jacrev``, ``jacfwd``, ``hessian``,
+``vmap`` and ``vmap(grad)``, against jax (the same text with ``np`` as jax.numpy) and central finite differences.
+The joins and ``insert`` were refused under derivatives ("joining or repeating tuples or lists", "it changes the
+list in place, an order derivatives do not follow") and vmap, and the joins in a loop under ``jit`` too ("the loop
+body returns (*, [*],), but the loop carries (*, [],)"); ``frontend/list_methods.py`` reads them as appends and
+``out = out[::-1]``. The default run takes each form under one derivative, ``vmap`` and ``vmap(grad)``
+(``SRCJAX_HYPOTHESIS=thorough``: the whole grid).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+import srcjax  # noqa: E402
+from tests.twins import JAX, jax_twin  # noqa: E402
+from tests.written import THOROUGH  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+
+def aug_join(x):
+    out = []
+    for t in range(3):
+        y = np.sin(x * t)
+        out += [y]
+    return np.sum(np.stack(out) ** 2 * np.arange(1.0, 4.0)[:, None])
+
+
+def plus_join(x):
+    out = []
+    for t in range(3):
+        out = out + [np.sin(x * t) * x]
+    return np.sum(np.stack(out) ** 2 * np.arange(1.0, 4.0)[:, None])
+
+
+def prepend_join(x):
+    lst = [x]
+    for _ in range(3):
+        lst = [np.sin(lst[0]) * 2.0] + lst
+    return np.sum(np.stack(lst) * np.arange(4.0)[:, None])
+
+
+def insert_front(x):
+    lst = [x]
+    for _ in range(3):
+        lst.insert(0, np.sin(lst[0]) * 2.0)
+    return np.sum(np.stack(lst) * np.arange(4.0)[:, None] * lst[-1])
+
+
+def extend_display(x):
+    lst = []
+    for t in range(2):
+        lst.extend([np.sin(x) * t, np.cos(x * (lst[-1] if t > 0 else 1.0))])
+    return np.sum(np.stack(lst) * np.arange(4.0)[:, None])
+
+
+def reversed_built(x):
+    lst = []
+    for t in range(3):
+        lst.append(np.sin(x * (t + 1)))
+    acc = 0.0
+    for i, v in enumerate(reversed(lst)):
+        acc = acc + v * (i + 1.0)
+    return np.sum(acc * acc)
+
+
+FORMS = [aug_join, plus_join, prepend_join, insert_front, extend_display, reversed_built]
+
+TRANSFORMS: dict[str, tuple[Callable[..., Any], Callable[..., Any], bool]] = {  # name -> (srcjax, jax, batched)
+    "jit": (srcjax.jit, lambda f: f, False),
+    "grad": (srcjax.grad, JAX.grad, False),
+    "jacrev": (srcjax.jacrev, JAX.jacrev, False),
+    "jacfwd": (srcjax.jacfwd, JAX.jacfwd, False),
+    "hessian": (srcjax.hessian, JAX.hessian, False),
+    "vmap": (srcjax.vmap, JAX.vmap, True),
+    "vmap(grad)": (lambda f: srcjax.vmap(srcjax.grad(f)), lambda f: JAX.vmap(jax.grad(f)), True),
+}
+
+_DERIVATIVE = {"aug_join": "grad", "plus_join": "jacrev", "prepend_join": "hessian", "insert_front": "jacfwd",
+               "extend_display": "grad", "reversed_built": "jacrev"}
+CHECKS = [(f, t) for f in FORMS for t in TRANSFORMS
+          if THOROUGH or t in ("vmap", "vmap(grad)", _DERIVATIVE[f.__name__])]
+
+X = np.array([0.3, -0.7])
+XS = np.array([[0.3, -0.7], [0.1, 0.5], [1.2, 0.4]])
+
+
+@pytest.mark.parametrize("fn, name", CHECKS, ids=[f"{f.__name__}-{t}" for f, t in CHECKS])
+def test_list_form_matches_jax(fn, name) -> None:
+    ours, theirs, batched = TRANSFORMS[name]
+    arg = XS if batched else X
+    got = np.asarray(ours(fn)(arg))
+    want = np.asarray(theirs(jax_twin(fn))(arg))
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn", FORMS, ids=[f.__name__ for f in FORMS])
+def test_list_form_gradient_matches_finite_differences(fn) -> None:
+    eps = 1e-6
+    fd = np.array([(fn(X + eps * e) - fn(X - eps * e)) / (2 * eps) for e in np.eye(X.size)])
+    np.testing.assert_allclose(np.asarray(srcjax.grad(fn)(X)), fd, rtol=1e-6, atol=1e-8)
+
+
+def test_insert_front_source_reads_as_appends() -> None:
+    text = srcjax.source(srcjax.jit(insert_front))
+    assert "lst = lst[::-1]\n        lst.append(lst_item)\n        lst = lst[::-1]" in text, text
+
+
+# -- the rewrite keeps Python's meaning -------------------------------------------------------------------------
+
+
+def extend_reading_itself(x):
+    out = [x]
+    out.extend([out[-1] * 2.0, out[-1] * 3.0])  # both items of the list as it was: [x, 2x, 3x]
+    out += [out[-1] * 5.0, out[0] * 7.0]
+    return np.sum(np.stack(out) * np.arange(1.0, 6.0)[:, None])
+
+
+def join_while_walking(x):
+    out = [x, x * 2.0]
+    for v in out:  # Python walks the old list: two steps, the joins make new lists
+        out = out + [v * 3.0]
+    return np.sum(np.stack(out))
+
+
+def array_plus_list(x):
+    out = x * 1.0  # an array: `+= [1.0]` adds, it does not append
+    out += [1.0]
+    out = out + [2.0]
+    return np.sum(out * out)
+
+
+@pytest.mark.parametrize("fn", [extend_reading_itself, join_while_walking, array_plus_list])
+def test_rewrite_keeps_pythons_meaning(fn) -> None:
+    # extend_reading_itself was a silent wrong answer: `out.extend([out[-1] * 2.0, out[-1] * 3.0])` appended one
+    # by one, the second item reading the first (jit 18 where NumPy says 12, grad 9 where it is 6)
+    np.testing.assert_allclose(np.asarray(srcjax.jit(fn)(X)), fn(X), rtol=1e-12)
+    if fn is join_while_walking:  # (not rewritten: appends would walk on; refused at the join, never wrong)
+        with pytest.raises(srcjax.TranspileError, match="out = out \\+ \\[v \\* 3.0\\]"):
+            srcjax.grad(fn)(X)
+        return
+    eps = 1e-6  # (jax refuses `array + list`: finite differences of NumPy's run)
+    fd = np.array([(fn(X + eps * e) - fn(X - eps * e)) / (2 * eps) for e in np.eye(X.size)])
+    np.testing.assert_allclose(np.asarray(srcjax.grad(fn)(X)), fd, rtol=1e-6, atol=1e-8)
