@@ -151,3 +151,41 @@ def test_rewrite_keeps_pythons_meaning(fn) -> None:
     eps = 1e-6  # (jax refuses `array + list`: finite differences of NumPy's run)
     fd = np.array([(fn(X + eps * e) - fn(X - eps * e)) / (2 * eps) for e in np.eye(X.size)])
     np.testing.assert_allclose(np.asarray(srcjax.grad(fn)(X)), fd, rtol=1e-6, atol=1e-8)
+
+
+# -- a list rebound to one a comprehension built, carried around a loop, under vmap(grad) (item 2) ----------------
+
+
+def carried_comprehension(x):
+    prev = [x]
+    for _ in range(2):
+        cur = [p * 2.0 for p in prev]
+        prev = cur
+    return np.sum(prev[0] ** 2)
+
+
+def carried_mixed(x):
+    prev = [x, 1.0]  # an unbatched item: the body, written for the first iteration, broadcast it again in the next
+    for t in range(2):
+        cur = [p * 2.0 + t for p in prev]
+        prev = cur
+    return np.sum(sum(prev) * prev[0])
+
+
+def carried_mixed_sines(x):
+    prev = [np.sin(x), 1.0, x]
+    for _ in range(3):
+        prev = [np.sin(p) * x for p in prev]
+    return np.sum(np.stack(prev) ** 2)
+
+
+@pytest.mark.parametrize("fn", [carried_comprehension, carried_mixed, carried_mixed_sines])
+@pytest.mark.parametrize("name", ["vmap(grad)", "vmap"] + (["grad", "hessian"] if THOROUGH else []))
+def test_list_carried_around_a_loop_matches_jax(fn, name) -> None:
+    # was a silent wrong answer under vmap(grad) where the list held an unbatched item (carried_mixed: 12 where jax
+    # says 4), or "np.stack: ... shape (3,) and (3, 3)"
+    ours, theirs, batched = TRANSFORMS[name]
+    arg = XS[:, 0] if batched else X[0]
+    got = np.asarray(ours(fn)(arg))
+    want = np.asarray(theirs(jax_twin(fn))(arg))
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

@@ -27,7 +27,7 @@ from typing import Any
 
 import libcst as cst
 
-from .names import walk
+from .names import target_names, walk
 from .read import FunctionSource, Located
 from .syntax import attr_chain, params_of
 
@@ -115,10 +115,9 @@ def _list_names(fdef: cst.FunctionDef) -> set[str]:
             for t in n.targets:
                 if isinstance(t.target, cst.Name):
                     binds.setdefault(t.target.value, []).append(n.value)
-                else:
-                    for x in walk(t.target):
-                        if isinstance(x, cst.Name):
-                            binds.setdefault(x.value, []).append(None)
+                else:  # (`a, b = ...`; `out[0] = v`, `o.w = v` bind no name)
+                    for bound in target_names(t.target):
+                        binds.setdefault(bound, []).append(None)
         elif isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
             binds.setdefault(n.target.value, []).append(n.value if isinstance(n.operator, cst.AddAssign) else None)
         elif isinstance(n, cst.AnnAssign | cst.For | cst.CompFor | cst.WithItem | cst.NamedExpr | cst.Del):
