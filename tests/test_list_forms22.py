@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from numpy import sin as v  # (a comprehension's target of the same name wins inside it: Python's scope)
 
 jax = pytest.importorskip("jax")
 
@@ -68,8 +69,8 @@ def reversed_built(x):
     for t in range(3):
         lst.append(np.sin(x * (t + 1)))
     acc = 0.0
-    for i, v in enumerate(reversed(lst)):
-        acc = acc + v * (i + 1.0)
+    for i, item in enumerate(reversed(lst)):
+        acc = acc + item * (i + 1.0)
     return np.sum(acc * acc)
 
 
@@ -127,8 +128,8 @@ def extend_reading_itself(x):
 
 def join_while_walking(x):
     out = [x, x * 2.0]
-    for v in out:  # Python walks the old list: two steps, the joins make new lists
-        out = out + [v * 3.0]
+    for item in out:  # Python walks the old list: two steps, the joins make new lists
+        out = out + [item * 3.0]
     return np.sum(np.stack(out))
 
 
@@ -145,7 +146,7 @@ def test_rewrite_keeps_pythons_meaning(fn) -> None:
     # by one, the second item reading the first (jit 18 where NumPy says 12, grad 9 where it is 6)
     np.testing.assert_allclose(np.asarray(srcjax.jit(fn)(X)), fn(X), rtol=1e-12)
     if fn is join_while_walking:  # (not rewritten: appends would walk on; refused at the join, never wrong)
-        with pytest.raises(srcjax.TranspileError, match="out = out \\+ \\[v \\* 3.0\\]"):
+        with pytest.raises(srcjax.TranspileError, match="out = out \\+ \\[item \\* 3.0\\]"):
             srcjax.grad(fn)(X)
         return
     eps = 1e-6  # (jax refuses `array + list`: finite differences of NumPy's run)
@@ -189,3 +190,25 @@ def test_list_carried_around_a_loop_matches_jax(fn, name) -> None:
     got = np.asarray(ours(fn)(arg))
     want = np.asarray(theirs(jax_twin(fn))(arg))
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+# -- a comprehension's target named like an imported function or a module constant (item 3) ---------------------
+
+k = 10.0  # (a module constant: the comprehension's own `k` wins inside it)
+
+
+def comprehension_names_win(x):
+    d = {1: x, 2: 2.0 * x}
+    scaled = [k * v for k, v in d.items()]  # `v` the item, not numpy's sin; `k` the key, not 10.0
+    return np.sum(np.stack(scaled) ** 2) + np.sum(v(x)) * k  # (after it: the module's names again)
+
+
+@pytest.mark.parametrize("name", ["jit", "grad"])
+def test_comprehension_target_shadows_a_global(name) -> None:
+    # (reported compiling the global; not reproduced on main at da2975ab: kept as a guard, against jax)
+    ours, theirs, _ = TRANSFORMS[name]
+    got = np.asarray(ours(comprehension_names_win)(X))
+    want = np.asarray(theirs(jax_twin(comprehension_names_win, k=k, v=jax.numpy.sin))(X))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    if name == "jit":
+        np.testing.assert_allclose(got, comprehension_names_win(X), rtol=1e-12)
