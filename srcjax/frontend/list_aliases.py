@@ -24,6 +24,7 @@ from typing import Any
 
 import libcst as cst
 
+from . import list_methods
 from .names import code, names_in, target_names
 
 __all__ = ["SharedChange", "lists_of_rows", "shared_changes"]
@@ -97,6 +98,8 @@ def _calls_changes(code_obj: Any) -> bool:
     unknown: True)."""
     if code_obj is None:
         return True
+    if list_methods.may_change(code_obj):  # (`cur += [x]`, written `cur.append(x)` by list_methods: was not walked,
+        return True  # `cur = [2 * p for p in prev]; cur += [x]; prev = cur[:]` a silently wrong gradient)
     return bool(_CHANGES & set(code_obj.co_names)) or any(
         isinstance(c, types.CodeType) and _calls_changes(c) for c in code_obj.co_consts)
 

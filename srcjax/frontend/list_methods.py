@@ -40,7 +40,7 @@ def rewrite(src: FunctionSource) -> FunctionSource:
     """``src`` with the ``reverse()``/``extend(...)``/``insert(0, ...)`` statements of its unaliased lists, and the
     joins of its lists with themselves (``out += [y]``, ``out = out + [y]``, ``out = [y] + out``), rewritten."""
     code = getattr(src.fn, "__code__", None)
-    if code is not None and not _may_change(code):  # (most functions: no walk of the body)
+    if code is not None and not may_change(code):  # (most functions: no walk of the body)
         return src
     lists = _list_names(src.fdef)
     changes = [(c, small) for small in _small_statements(src.fdef.body) if (c := _change(small, lists)) is not None]
@@ -58,7 +58,7 @@ def rewrite(src: FunctionSource) -> FunctionSource:
     return dataclasses.replace(src, fdef=fdef)
 
 
-def _may_change(code: Any) -> bool:
+def may_change(code: Any) -> bool:
     """Whether ``code`` (or a function nested in it) names a rewritten method or adds to a list display."""
     import dis
     import types
@@ -69,7 +69,7 @@ def _may_change(code: Any) -> bool:
     if any(op == "BUILD_LIST" or op == "LIST_EXTEND" for op, _ in ops) and \
             any(op in ("BINARY_OP", "BINARY_ADD", "INPLACE_ADD") and arg in ("+", "+=", "") for op, arg in ops):
         return True
-    return any(isinstance(c, types.CodeType) and _may_change(c) for c in code.co_consts)
+    return any(isinstance(c, types.CodeType) and may_change(c) for c in code.co_consts)
 
 
 @dataclasses.dataclass(frozen=True)
