@@ -115,6 +115,9 @@ def _list_names(fdef: cst.FunctionDef) -> set[str]:
     a loop's target or anything else that may be another value."""
     binds: dict[str, list[cst.BaseExpression | None]] = {p.name.value: [None] for p in params_of(fdef)}
     for n in walk(fdef.body):
+        kind = type(n)  # (exact types: libcst's node classes are final, and isinstance goes through ABCMeta)
+        if kind is cst.SimpleStatementLine or kind is cst.Name or kind is cst.Call or kind is cst.Attribute:
+            continue
         if isinstance(n, cst.Assign):
             for t in n.targets:
                 if isinstance(t.target, cst.Name):
@@ -173,17 +176,25 @@ def _change(small: cst.CSTNode, lists: set[str]) -> _Change | None:
 
 
 def _small_statements(body: cst.CSTNode) -> list[cst.CSTNode]:
-    """The small statements of ``body``, not of a function nested in it (a closure's change to the enclosing
-    function's list stays as it is)."""
+    """The small statements of ``body`` (an indented block), not of a function or class nested in it (a closure's
+    change to the enclosing function's list stays as it is); read through the blocks, not libcst's ``children``
+    (a visitor per node)."""
     out: list[cst.CSTNode] = []
-    todo = [body]
+    todo: list[Any] = list(getattr(body, "body", ()))
     while todo:
         n = todo.pop()
-        if isinstance(n, cst.FunctionDef | cst.Lambda | cst.ClassDef) and n is not body:
-            continue
-        if isinstance(n, cst.SimpleStatementLine):
+        kind = type(n)
+        if kind is cst.SimpleStatementLine:
             out += n.body
-        todo.extend(n.children)
+        elif kind is cst.FunctionDef or kind is cst.ClassDef:
+            continue
+        else:  # (if, for, while, with, try: their blocks, else, except and finally clauses)
+            for part in ("body", "orelse", "handlers", "finalbody"):
+                v = getattr(n, part, None)
+                if isinstance(v, (list, tuple)):
+                    todo.extend(v)
+                elif v is not None:
+                    todo.append(v)
     return out
 
 

@@ -18,7 +18,7 @@ import libcst as cst
 from ..adjoint import is_saved_list_name
 from ..frontend.binding_times import STATIC, BindingTimes
 from ..frontend.liveness import Liveness
-from ..frontend.names import code, names_in, renamed, target_names
+from ..frontend.names import code, names_in, renamed, target_names, walk
 from ..frontend.resolve import LIBRARY_MODULES
 from . import batch_errors
 from .batch_state import Repeated, Stack, Tree, any_batched, element, join
@@ -258,16 +258,10 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
 
 
 def _rebound(body: Any) -> set[str]:
-    """The names ``body`` binds by a plain assignment (``prev = cur``), not only pushes to."""
-    out: set[str] = set()
-    todo = list(body)
-    while todo:
-        n = todo.pop()
-        if type(n) is cst.Assign:
-            out.update(x for t in n.targets for x in target_names(t.target))
-        elif not isinstance(n, (cst.FunctionDef, cst.Lambda)):
-            todo.extend(n.children)
-    return out
+    """The names ``body`` binds by a plain assignment (``prev = cur``), not only pushes to (a nested def's too:
+    conservative)."""
+    return {x for st in body for n in walk(st) if type(n) is cst.Assign for t in n.targets  # type: ignore[attr-defined]
+            for x in target_names(t.target)}
 
 
 def _grown_list_read(s: cst.For | cst.While, v: str, end: Stack, top: Any) -> bool:
