@@ -237,3 +237,41 @@ def _line(fn, text: str) -> int:
 
     lines, start = inspect.getsourcelines(fn)
     return start + next(i for i, ln in enumerate(lines) if text in ln)
+
+
+# -- a join of lists bound to a name of its own (`hs = ws + [y]`, `hs = [a, b] + [c]`) ---------------------------
+
+
+def join_of_a_named_list(x):
+    ws = [x, x * 2.0]
+    acc = 0.0
+    for t in range(2):
+        hs = ws + [np.sin(x) * t]
+        acc = acc + np.sum(np.stack(hs) ** 2)
+    return acc
+
+
+def join_of_displays(x):
+    hs = [x, np.cos(x)] + [x * 3.0]
+    return np.sum(np.stack(hs) * np.arange(3.0)[:, None])
+
+
+def join_of_a_slice(x):
+    ws = [x]
+    for t in range(2):
+        ws2 = ws[::-1] + [x * t]
+        ws = ws2
+    return np.sum(np.stack(ws) ** 2 * np.arange(1.0, 4.0)[:, None])
+
+
+JOINS = [join_of_a_named_list, join_of_displays, join_of_a_slice]
+
+
+@pytest.mark.parametrize("fn", JOINS, ids=[f.__name__ for f in JOINS])
+@pytest.mark.parametrize("name", ["grad", "vmap(grad)"] + (["jacfwd", "hessian", "vmap"] if THOROUGH else []))
+def test_join_into_a_new_name_matches_jax(fn, name) -> None:
+    # (refused under derivatives before: "joining or repeating tuples or lists"; written `hs = ws[:]` and appends)
+    ours, theirs, batched = TRANSFORMS[name]
+    arg = XS if batched else X
+    np.testing.assert_allclose(np.asarray(ours(fn)(arg)), np.asarray(theirs(jax_twin(fn))(arg)), rtol=1e-10,
+                               atol=1e-12)

@@ -28,7 +28,7 @@ from typing import Any
 
 import libcst as cst
 
-from .names import target_names, walk
+from .names import names_in, target_names, walk
 from .read import FunctionSource, Located
 from .syntax import attr_chain, params_of
 
@@ -49,9 +49,9 @@ def rewrite(src: FunctionSource) -> FunctionSource:
         return src
     fresh, shared = _bindings(src.fdef.body)
     local = ({p.name.value for p in params_of(src.fdef)} | fresh) - shared
-    names = {c.name for c, _ in changes if c.name in (local if c.method else lists)}
+    names = {c.name for c, _ in changes if c.name in (local if c.method else lists) and c.kind != "join"}
     safe = {n for n in names if not _stored(src.fdef.body, n)}
-    if not safe:
+    if not safe and not any(c.kind == "join" for c, _ in changes):  # (a join makes a list of its own: no alias)
         return src
     taken = {n.value for n in walk(src.fdef) if isinstance(n, cst.Name)}
     fdef = src.fdef.visit(_Rewrite(safe, lists, taken, src.positions))
@@ -79,13 +79,15 @@ _ADDS = frozenset(dis.opmap[n] for n in ("BINARY_OP", "BINARY_ADD", "INPLACE_ADD
 @dataclasses.dataclass(frozen=True)
 class _Change:
     """A statement changing the list ``name``: ``kind`` "reverse", "extend" (``items``: a display's elements, else
-    ``seq`` appended item by item) or "prepend" (the same, put in front); ``method``: written as a method call."""
+    ``seq`` appended item by item), "prepend" (the same, put in front) or "join" (``name = first + seq``, a new list:
+    ``first``, then ``seq``'s items appended); ``method``: written as a method call."""
 
     name: str
     kind: str
     method: bool
     items: tuple[cst.BaseExpression, ...] | None = None
     seq: cst.BaseExpression | None = None
+    first: cst.BaseExpression | None = None
 
 
 def _elements(seq: cst.BaseExpression) -> tuple[cst.BaseExpression, ...] | None:
@@ -172,6 +174,12 @@ def _change(small: cst.CSTNode, lists: set[str]) -> _Change | None:
             return _Change(t.value, "extend", False, _elements(v.right), v.right)
         if isinstance(v.right, cst.Name) and v.right.value == t.value:
             return _Change(t.value, "prepend", False, _elements(v.left), v.left)
+        if t.value not in names_in(v) and isinstance(v.left, cst.List | cst.Name | cst.Subscript):
+            # `hs = [a, b] + [y]`, `hs = ws + [y]`: the first list (a copy of a name's: `ws[:]`), then the appends
+            # (not a comprehension: its list is a temporary's, a second name that list_aliases refuses)
+            first = cst.Subscript(value=v.left, slice=[cst.SubscriptElement(cst.Slice(lower=None, upper=None))]) \
+                if isinstance(v.left, cst.Name) else v.left
+            return _Change(t.value, "join", False, _elements(v.right), v.right, first)
     return None
 
 
@@ -330,7 +338,7 @@ class _Rewrite(Located):
 
     def change(self, s: cst.CSTNode) -> _Change | None:
         c = _change(s, self.lists)
-        if c is None or c.name not in self.names:
+        if c is None or c.name not in self.names and c.kind != "join":
             return None
         reads = {x.value for x in walk(c.seq) if isinstance(x, cst.Name)} if c.seq is not None else set()
         if c.items is None and c.kind != "reverse" and c.name in reads:
@@ -364,6 +372,9 @@ class _Rewrite(Located):
             if c.kind == "reverse":
                 run.append(flip())
                 continue
+            if c.kind == "join":
+                assert c.first is not None
+                run.append(at(cst.Assign(targets=[cst.AssignTarget(name)], value=c.first)))
 
             def append(v: cst.BaseExpression, name: cst.Name = name, at: Any = at) -> cst.Expr:
                 return at(cst.Expr(cst.Call(func=cst.Attribute(value=name, attr=cst.Name("append")),
