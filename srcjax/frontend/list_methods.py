@@ -44,7 +44,11 @@ def rewrite(src: FunctionSource) -> FunctionSource:
     if code is not None and not may_change(code):  # (most functions: no walk of the body)
         return src
     lists = _list_names(src.fdef)
-    changes = [(c, small) for small in _small_statements(src.fdef.body) if (c := _change(small, lists)) is not None]
+    # (a join into a name of its own only in the user's code: srcjax's helpers join static lists of strings, which
+    # read better as they are)
+    joins = not str(getattr(src.fn, "__module__", "") or "").startswith("srcjax.")
+    changes = [(c, small) for small in _small_statements(src.fdef.body)
+               if (c := _change(small, lists)) is not None and (joins or c.kind != "join")]
     if not changes:
         return src
     fresh, shared = _bindings(src.fdef.body)
@@ -54,7 +58,7 @@ def rewrite(src: FunctionSource) -> FunctionSource:
     if not safe and not any(c.kind == "join" for c, _ in changes):  # (a join makes a list of its own: no alias)
         return src
     taken = {n.value for n in walk(src.fdef) if isinstance(n, cst.Name)}
-    fdef = src.fdef.visit(_Rewrite(safe, lists, taken, src.positions))
+    fdef = src.fdef.visit(_Rewrite(safe, lists, taken, src.positions, joins))
     assert isinstance(fdef, cst.FunctionDef)
     return dataclasses.replace(src, fdef=fdef)
 
@@ -302,9 +306,10 @@ def _stored(body: cst.CSTNode, name: str) -> bool:
 
 
 class _Rewrite(Located):
-    def __init__(self, names: set[str], lists: set[str], taken: set[str], positions: dict[Any, Any]) -> None:
+    def __init__(self, names: set[str], lists: set[str], taken: set[str], positions: dict[Any, Any],
+                 joins: bool = True) -> None:
         super().__init__(positions)
-        self.names, self.lists, self.taken = names, lists, set(taken)
+        self.names, self.lists, self.taken, self.joins = names, lists, set(taken), joins
         self.walked: list[set[str]] = []  # the names each enclosing `for` loop's sequence reads, innermost last
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -338,7 +343,7 @@ class _Rewrite(Located):
 
     def change(self, s: cst.CSTNode) -> _Change | None:
         c = _change(s, self.lists)
-        if c is None or c.name not in self.names and c.kind != "join":
+        if c is None or c.name not in self.names and c.kind != "join" or c.kind == "join" and not self.joins:
             return None
         reads = {x.value for x in walk(c.seq) if isinstance(x, cst.Name)} if c.seq is not None else set()
         if c.items is None and c.kind != "reverse" and c.name in reads:
