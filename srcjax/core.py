@@ -339,6 +339,14 @@ class StaticValueError(TranspileError):
     """A value that must be known at transpile time depends on array data."""
 
 
+STATIC_EVAL_ERRORS: tuple[type[Exception], ...] = (ValueError, TypeError, IndexError, KeyError, ArithmeticError)
+"""What NumPy and Python's operators raise for bad inputs (``LinAlgError``, ``AxisError``, ``ZeroDivisionError``,
+``FloatingPointError``, ``OverflowError`` among them): a value computed at transpile time that raises one of these
+is the user program's error, refused at its line as a :class:`StaticValueError`. Anything else (``MemoryError``,
+``RecursionError``, an ``AssertionError`` or ``AttributeError`` of srcjax's own code) is not a fault of the
+program's values and is never turned into a refusal."""
+
+
 class DynamicControlFlowError(StaticValueError):
     """A decision srcjax needs at transpile time made on array data (`and`/`or`/`not` on arrays)."""
 

@@ -33,7 +33,7 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .core import CustomRuleError, Span
+from .core import CustomRuleError, Span, TranspileError
 from .lifetimes import PerFunction
 
 __all__ = ["custom_vjp", "custom_jvp"]
@@ -149,7 +149,7 @@ def def_span(fn: Callable[..., Any]) -> Span | None:
 
         src = read_function(fn)
         return src.span(src.fdef.name)
-    except Exception:
+    except (TranspileError, OSError, TypeError):  # (no source to read: the code object's first line)
         return Span(code.co_filename, code.co_firstlineno, 0, code.co_firstlineno, 0)
 
 
@@ -279,7 +279,7 @@ def none_cotangents(owner: _Custom) -> frozenset[int]:
         from .frontend.read import read_function
 
         fdef = read_function(fn).fdef
-    except Exception:
+    except (TranspileError, OSError, TypeError):  # (no source to read: no literal None seen)
         return frozenset()
     import libcst as cst
 

@@ -431,15 +431,20 @@ def _defaults_set_in_place(r: Any) -> Any:
 def test_a_list_changed_in_place_otherwise_is_refused_under_derivatives() -> None:
     """Silently wrong before: ``out.insert(0, y)`` (the classic REINFORCE returns) under jacrev kept the
     cotangents in append order, and ``m.reverse()`` of a list another name holds (``m = out``) under jacfwd and
-    jacrev left the Jacobian unreversed. Both are refused under derivatives at the user's line now (jit runs
-    them as NumPy does). So is ``d.setdefault(k, v)``, a statement of its own (was: a wrong jacrev; a KeyError
+    jacrev left the Jacobian unreversed. The second is refused under derivatives at the user's line (jit runs
+    it as NumPy does); the first runs since lst22 (``out = out[::-1]``, an append, ``out = out[::-1]``), checked
+    against jax. So is ``d.setdefault(k, v)``, a statement of its own, refused (was: a wrong jacrev; a KeyError
     under jacfwd)."""
     x = np.array([0.5, -1.0, 2.0])
     _agree(srcjax.jit(_returns_by_insert)(x), _returns_by_insert(x))
     _agree(srcjax.jit(_defaults_set_in_place)(x), _defaults_set_in_place(x))
     _agree(srcjax.jit(_reversed_through_an_alias)(x), _reversed_through_an_alias(x))
-    for fn, line in ((_returns_by_insert, "out.insert(0"), (_reversed_through_an_alias, "m.reverse()"),
-                     (_defaults_set_in_place, 'd.setdefault("a"')):
+    from tests import twins
+
+    twin = twins.jax_twin(_returns_by_insert)
+    _agree(srcjax.jacfwd(_returns_by_insert)(x), jax.jacfwd(twin)(x))
+    _agree(srcjax.jacrev(_returns_by_insert)(x), jax.jacrev(twin)(x))
+    for fn, line in ((_reversed_through_an_alias, "m.reverse()"), (_defaults_set_in_place, 'd.setdefault("a"')):
         for t in (srcjax.jacfwd, srcjax.jacrev):
             with pytest.raises(srcjax.TranspileError, match="changes the (list|dict)") as e:
                 t(fn)(x)

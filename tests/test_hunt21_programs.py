@@ -39,12 +39,7 @@ JAX_REFUSES: tuple[str, ...] = (
     "vmap: cannot batch 'v > 1.0 and not above'",
 )
 # Refusals met where jax runs the program (each with a reason)
-KNOWN_REFUSALS: tuple[str, ...] = (
-    # posterior_decode's backward pass `bwd.insert(0, x)` under vmap (jax's vmap runs it: its lists are Python's);
-    # hunt20 refused `insert` under derivatives (list methods other than append/reverse/extend), and `[x] + bwd`, the
-    # rebinding that would replace it, is not differentiated yet either
-    "vmap: cannot batch 'bwd.insert(0",
-)
+KNOWN_REFUSALS: tuple[str, ...] = ()  # (posterior_decode's `bwd.insert(0, x)` under vmap runs: lst22)
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers met and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
@@ -191,7 +186,7 @@ CASES: tuple[Case, ...] = (
          (J, out(0, "grad", "(0, 1, 2, 3)"), out(1, "jacfwd", 1), v((None, None, 0, None)), v((0, 0, None, 0)),
           jp(4))),
     Case("posterior_decode", lambda r, d: (_n(r, d, 3, 3, scale=0.5), np.array([-1.0, 0.0, 1.0], d), _n(r, d, 5)),
-         (J, v((0, None, 0)), v((None, 0, None)))),
+         (J, v((0, None, 0)), v((None, 0, None)), out(0, "jacrev", "(0, 1, 2)"), out(0, "jacfwd", 2))),
     # librosa
     Case("log_mel_spectrogram", lambda r, d: (_n(r, d, 28),), (J, JF, JR, v((0,)), jp(1))),
     Case("centroid_rolloff", lambda r, d: (_u(r, d, 0.1, 1.0, 6, 3),),

@@ -82,8 +82,11 @@ _WRITES_FIRST = ("at", "fill_diagonal", "copyto", "put_along_axis")  # (np.add.a
 
 def _containers(fdef: cst.FunctionDef) -> set[str]:
     """The names the function binds to a list or dict of values that may be arrays (a display with an item other
-    than a literal, a comprehension, ``list(...)``, ``dict(...)``): ``cfg = {"lr": 0.1}``'s items are numbers."""
+    than a literal, a comprehension, ``list(...)``, ``dict(...)``), and the plain second names of those (``m = d``:
+    ``m["b"] = v`` writes a slot of the same dict, not into an array; view_updates.py names the second name):
+    ``cfg = {"lr": 0.1}``'s items are numbers."""
     out: set[str] = set()
+    copies: list[tuple[str, str]] = []
     for n in walk(fdef.body):
         if not isinstance(n, cst.Assign):
             continue
@@ -92,6 +95,10 @@ def _containers(fdef: cst.FunctionDef) -> set[str]:
         if isinstance(v, (cst.ListComp, cst.DictComp)) or items is not None and not all(map(_is_literal, items)) or \
                 isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in ("list", "dict"):
             out.update(t.target.value for t in n.targets if isinstance(t.target, cst.Name))
+        elif isinstance(v, cst.Name):
+            copies += [(t.target.value, v.value) for t in n.targets if isinstance(t.target, cst.Name)]
+    while grown := {a for a, b in copies if b in out and a not in out}:
+        out |= grown
     return out
 
 

@@ -267,7 +267,8 @@ class BindingTimes:
         for part in chain[1:]:
             try:
                 base, v = v, getattr(v, part)
-            except Exception:
+            except Exception:  # noqa: BLE001 - a user's property may raise anything: not static here, and the
+                # program's own read of it raises again where it runs (MemoryError, a bug, included)
                 return False, None
             warm_cache.note_attr(base, part, v)
         return True, v

@@ -57,7 +57,7 @@ def depth(made: str) -> int:
     """How many integer indices ``made`` (``m[0]``, ``m[i, j]``, ``m[0][1]``, ``m[k]``) takes."""
     try:
         node = cst.parse_expression(made)
-    except Exception:  # pragma: no cover (srcjax writes ``made`` from the user's code)
+    except cst.ParserSyntaxError:  # pragma: no cover (srcjax writes ``made`` from the user's code)
         return 1
     n = 0
     while isinstance(node, cst.Subscript):
@@ -84,7 +84,7 @@ def may_overlap(a: cst.BaseExpression | str, b: cst.BaseExpression | str) -> boo
     try:
         na = cst.parse_expression(a) if isinstance(a, str) else a
         nb = cst.parse_expression(b) if isinstance(b, str) else b
-    except Exception:  # pragma: no cover (srcjax writes the items from the user's code)
+    except cst.ParserSyntaxError:  # pragma: no cover (srcjax writes the items from the user's code)
         return True
     i, j = _first_index(na), _first_index(nb)
     return i is None or j is None or i == j

@@ -143,6 +143,18 @@ def flat_at(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str |
     return cst.Call(func=name, args=[cst.Arg(base), cst.Arg(norm.atom(key)), cst.Arg(v)]), "update"
 
 
+def flat_transformed(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str | None] | None:
+    """``srcjax.grad(h)`` read as a value, not called at once (``g = srcjax.grad(h) if flag else srcjax.grad(k)``,
+    a branch of an ``if``): the generated function's name, as a name bound to it by its own statement reads
+    (was: the transformation applied while compiling, to srcjax's normalized copy of ``h``: "cannot transform
+    NormalizedFunction(...)" and 40 kB of its tree). Not one that takes the caller's locals or follows the call's
+    arguments (a lifted lambda, a vmap of ``in_axes`` per call): those need the call."""
+    made = norm.transformed(call)
+    if made is None or norm.closure_args.get(id(unwrap(made))) or getattr(made, "_one_axis", None) is not None:
+        return None
+    return norm.helper_call_name(unwrap(made), call), None
+
+
 def flat_replace(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str | None] | None:
     """``p._replace(w=v, ...)`` / ``dataclasses.replace(p, w=v, ...)`` as field updates (the result: one
     operation on atoms); None when ``call`` is neither."""

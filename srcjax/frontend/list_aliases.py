@@ -24,6 +24,7 @@ from typing import Any
 
 import libcst as cst
 
+from . import list_methods
 from .names import code, names_in, target_names
 
 __all__ = ["SharedChange", "lists_of_rows", "shared_changes"]
@@ -97,6 +98,8 @@ def _calls_changes(code_obj: Any) -> bool:
     unknown: True)."""
     if code_obj is None:
         return True
+    if list_methods.may_change(code_obj):  # (`cur += [x]`, written `cur.append(x)` by list_methods: was not walked,
+        return True  # `cur = [2 * p for p in prev]; cur += [x]; prev = cur[:]` a silently wrong gradient)
     return bool(_CHANGES & set(code_obj.co_names)) or any(
         isinstance(c, types.CodeType) and _calls_changes(c) for c in code_obj.co_consts)
 
@@ -172,6 +175,14 @@ def _small(st: _State, s: cst.CSTNode) -> None:
                     st.share(st.refs[n], s, n, tgt.value)
                 for _ in range(_nested_displays(value)):  # lists = [[], []]: two lists of its own
                     st.held.setdefault(next(iter(made)), set()).add(next(st.objects))
+                st.refs[tgt.value] = made
+            elif isinstance(tgt, cst.Name) and isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) \
+                    and all(isinstance(e.slice, cst.Slice) for e in value.slice):
+                made = st.fresh()  # out = out[::-1], rest = rows[1:]: a list of its own holding the same items (was
+                items = _items(st, value.value)  # read as an item: `bwd = [z]; bwd = bwd[::-1]; bwd.append(y)`
+                st.held[next(iter(made))] = set(items)  # changed "the list z", a false refusal)
+                if items:
+                    st.share(items, s, value.value.value, tgt.value, item=True)
                 st.refs[tgt.value] = made
             elif isinstance(tgt, cst.Name) and isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) \
                     and (items := _items(st, value.value)):

@@ -1,85 +1,212 @@
-"""A list's in-place ``reverse`` and ``extend`` read as the rebinding and the appends every transformation follows:
-``out.reverse()`` -> ``out = out[::-1]``, ``out.extend([a, b])`` -> ``out.append(a)`` then ``out.append(b)``,
-``out.extend(xs)`` -> ``for item in xs: out.append(item)``.
+"""A list changed in place, or rebound to itself joined with more items, read as the rebindings and appends every
+transformation follows: ``out.reverse()`` -> ``out = out[::-1]``; ``out.extend([a, b])``, ``out += [a, b]`` and
+``out = out + [a, b]`` -> ``out.append(a)`` then ``out.append(b)`` (``out.extend(xs)``, ``out += xs``, ``out = out +
+xs`` -> ``for item in xs: out.append(item)``); ``out.insert(0, v)`` and ``out = [v] + out`` -> ``out = out[::-1]``,
+``out.append(v)``, ``out = out[::-1]``.
 
 Derivatives follow a list built by ``append`` and read by slices, but did not follow the other methods that change
 it in place: the tangent (or cotangent) list kept the old order or length, a silently wrong Jacobian under
 ``jacfwd``/``jacrev``/``jvp`` (rlax's and torchbeast's returns, ``targets.append(g)`` in a reversed loop, then
-``targets.reverse()``); vmap refused them. A method is rewritten only where NumPy's change could not be seen
-through another name: the list is a local or a parameter whose bare name is never stored elsewhere (``m = out``,
-``[out, x]``, ``d[k] = out``, ``outer.append(out)``, a call of the user's); it may be read as ``out[i]``,
-``out.append(...)``, ``len(out)``, ``np.stack(out)``, iterated or returned. What is left is refused under
-derivatives where it changes a list that carries them (``transforms/activity.py``), at the user's line.
+``targets.reverse()``); vmap refused them, and refused the joins (``out += [y]``, ``bwd = [b] + bwd``, ``bwd.insert(0,
+b)``: an HMM's backward pass), which jit did not run in a loop either. A statement is rewritten only where NumPy's
+change could not be seen through another name: the list is a local or a parameter whose bare name is never stored
+elsewhere (``m = out``, ``[out, x]``, ``d[k] = out``, ``outer.append(out)``, a call of the user's); it may be read as
+``out[i]``, ``out.append(...)``, ``len(out)``, ``np.stack(out)``, joined (``out + [y]``: a copy), iterated or
+returned. A join or ``+=`` is rewritten only for a name every binding of which is a list (a display, a comprehension,
+``list(...)``, a join of lists: ``x += [y]`` of an array adds), and ``out = out + ...`` not inside a loop over ``out``
+(Python's loop walks the old list). Values that read the list are named before it changes (``out.extend([out[-1],
+out[-1] * 2])``: both items of the old list; was appended one by one, the second reading the first, a silent wrong
+answer). What is left is refused under derivatives where it changes a list that carries them
+(``transforms/activity.py``), at the user's line.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import dis
 from typing import Any
 
 import libcst as cst
 
-from .names import walk
+from .names import names_in, target_names, walk
 from .read import FunctionSource, Located
 from .syntax import attr_chain, params_of
 
-_REWRITTEN = ("reverse", "extend")
+_REWRITTEN = ("reverse", "extend", "insert")
 _READING_CALLS = frozenset({"len", "sum", "max", "min", "sorted", "tuple", "list", "any", "all"})
 _NUMPY = frozenset({"np", "numpy", "jnp", "math"})
 
 
 def rewrite(src: FunctionSource) -> FunctionSource:
-    """``src`` with the ``reverse()``/``extend(...)`` statements of its unaliased lists rewritten."""
+    """``src`` with the ``reverse()``/``extend(...)``/``insert(0, ...)`` statements of its unaliased lists, and the
+    joins of its lists with themselves (``out += [y]``, ``out = out + [y]``, ``out = [y] + out``), rewritten."""
     code = getattr(src.fn, "__code__", None)
-    if code is not None and not _names_method(code):  # (most functions: no walk of the body)
+    if code is not None and not may_change(code):  # (most functions: no walk of the body)
         return src
-    calls = [(s, c) for s, c in _method_statements(src.fdef.body)]
-    if not calls:
+    lists = _list_names(src.fdef)
+    # (a join into a name of its own only in the user's code: srcjax's helpers join static lists of strings, which
+    # read better as they are)
+    joins = not str(getattr(src.fn, "__module__", "") or "").startswith("srcjax.")
+    changes = [(c, small) for small in _small_statements(src.fdef.body)
+               if (c := _change(small, lists)) is not None and (joins or c.kind != "join")]
+    if not changes:
         return src
     fresh, shared = _bindings(src.fdef.body)
     local = ({p.name.value for p in params_of(src.fdef)} | fresh) - shared
-    names = {c.func.value.value for _, c in calls} & local  # type: ignore[attr-defined]
+    names = {c.name for c, _ in changes if c.name in (local if c.method else lists) and c.kind != "join"}
     safe = {n for n in names if not _stored(src.fdef.body, n)}
-    if not safe:
+    if not safe and not any(c.kind == "join" for c, _ in changes):  # (a join makes a list of its own: no alias)
         return src
     taken = {n.value for n in walk(src.fdef) if isinstance(n, cst.Name)}
-    fdef = src.fdef.visit(_Rewrite(safe, taken, src.positions))
+    fdef = src.fdef.visit(_Rewrite(safe, lists, taken, src.positions, joins))
     assert isinstance(fdef, cst.FunctionDef)
     return dataclasses.replace(src, fdef=fdef)
 
 
-def _names_method(code: Any) -> bool:
+def may_change(code: Any) -> bool:
+    """Whether ``code`` (or a function nested in it) names a rewritten method, or builds a list and adds (its
+    opcodes read from the bytes: no disassembly; a false positive costs one walk of the body)."""
     import types
 
-    return any(m in code.co_names for m in _REWRITTEN) or any(
-        isinstance(c, types.CodeType) and _names_method(c) for c in code.co_consts)
+    if any(m in code.co_names for m in _REWRITTEN):
+        return True
+    ops = set(code.co_code[0::2])
+    if ops & _BUILDS and ops & _ADDS:
+        return True
+    return any(isinstance(c, types.CodeType) and may_change(c) for c in code.co_consts)
 
 
-def _method_call(small: cst.CSTNode) -> cst.Call | None:
-    """``small``'s call when it is a statement ``name.reverse()`` or ``name.extend(x)``."""
-    if not isinstance(small, cst.Expr) or not isinstance(call := small.value, cst.Call):
+_BUILDS = frozenset(dis.opmap[n] for n in ("BUILD_LIST", "LIST_EXTEND") if n in dis.opmap)
+_ADDS = frozenset(dis.opmap[n] for n in ("BINARY_OP", "BINARY_ADD", "INPLACE_ADD") if n in dis.opmap)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Change:
+    """A statement changing the list ``name``: ``kind`` "reverse", "extend" (``items``: a display's elements, else
+    ``seq`` appended item by item), "prepend" (the same, put in front) or "join" (``name = first + seq``, a new list:
+    ``first``, then ``seq``'s items appended); ``method``: written as a method call."""
+
+    name: str
+    kind: str
+    method: bool
+    items: tuple[cst.BaseExpression, ...] | None = None
+    seq: cst.BaseExpression | None = None
+    first: cst.BaseExpression | None = None
+
+
+def _elements(seq: cst.BaseExpression) -> tuple[cst.BaseExpression, ...] | None:
+    if isinstance(seq, cst.List | cst.Tuple) and all(isinstance(e, cst.Element) for e in seq.elements):
+        return tuple(e.value for e in seq.elements)
+    return None
+
+
+def _is_list(e: cst.BaseExpression, lists: set[str]) -> bool:
+    """Whether ``e`` is a list whatever the program's values (a display, a comprehension, ``list(...)``, a join of
+    lists, a slice of a list, a name of ``lists``)."""
+    if isinstance(e, cst.List | cst.ListComp):
+        return True
+    if isinstance(e, cst.Name):
+        return e.value in lists
+    if isinstance(e, cst.Call):
+        return isinstance(e.func, cst.Name) and e.func.value in ("list", "sorted")
+    if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Add):
+        return _is_list(e.left, lists) and _is_list(e.right, lists)
+    if isinstance(e, cst.Subscript):
+        return _is_list(e.value, lists) and all(isinstance(x.slice, cst.Slice) for x in e.slice)
+    return False
+
+
+def _list_names(fdef: cst.FunctionDef) -> set[str]:
+    """The names every binding of which is a list (:func:`_is_list`; ``+=`` of a list keeps one): not a parameter,
+    a loop's target or anything else that may be another value."""
+    binds: dict[str, list[cst.BaseExpression | None]] = {p.name.value: [None] for p in params_of(fdef)}
+    for n in walk(fdef.body):
+        kind = type(n)  # (exact types: libcst's node classes are final, and isinstance goes through ABCMeta)
+        if kind is cst.SimpleStatementLine or kind is cst.Name or kind is cst.Call or kind is cst.Attribute:
+            continue
+        if isinstance(n, cst.Assign):
+            for t in n.targets:
+                if isinstance(t.target, cst.Name):
+                    binds.setdefault(t.target.value, []).append(n.value)
+                else:  # (`a, b = ...`; `out[0] = v`, `o.w = v` bind no name)
+                    for bound in target_names(t.target):
+                        binds.setdefault(bound, []).append(None)
+        elif isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
+            binds.setdefault(n.target.value, []).append(n.value if isinstance(n.operator, cst.AddAssign) else None)
+        elif isinstance(n, cst.AnnAssign | cst.For | cst.CompFor | cst.WithItem | cst.NamedExpr | cst.Del):
+            target = n.asname if isinstance(n, cst.WithItem) else n.target
+            for x in walk(target) if target is not None else ():
+                if isinstance(x, cst.Name):
+                    binds.setdefault(x.value, []).append(None)
+        elif isinstance(n, cst.FunctionDef | cst.Param | cst.Global | cst.Nonlocal | cst.ImportAlias | cst.ClassDef):
+            for x in walk(n.name if isinstance(n, cst.FunctionDef | cst.Param | cst.ClassDef | cst.ImportAlias)
+                          else n):
+                if isinstance(x, cst.Name):
+                    binds.setdefault(x.value, []).append(None)
+    lists = set(binds)
+    while True:
+        drop = {k for k in lists if not all(v is not None and _is_list(v, lists) for v in binds[k])}
+        if not drop:
+            return lists
+        lists -= drop
+
+
+def _change(small: cst.CSTNode, lists: set[str]) -> _Change | None:
+    """What ``small`` does to a list, when it is one of the forms rewritten."""
+    if isinstance(small, cst.Expr) and isinstance(call := small.value, cst.Call):
+        f = call.func
+        if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in _REWRITTEN) or \
+                any(a.keyword is not None or a.star for a in call.args):
+            return None
+        name, args = f.value.value, [a.value for a in call.args]
+        if f.attr.value == "reverse" and not args:
+            return _Change(name, "reverse", True)
+        if f.attr.value == "extend" and len(args) == 1:
+            return _Change(name, "extend", True, _elements(args[0]), args[0])
+        if f.attr.value == "insert" and len(args) == 2 and isinstance(args[0], cst.Integer) and \
+                args[0].value == "0":
+            return _Change(name, "prepend", True, (args[1],))
         return None
-    f = call.func
-    if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in _REWRITTEN):
-        return None
-    n_args = 0 if f.attr.value == "reverse" else 1
-    if len(call.args) != n_args or any(a.keyword is not None or a.star for a in call.args):
-        return None
-    return call
+    if isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign) and \
+            isinstance(small.target, cst.Name) and small.target.value in lists and _is_list(small.value, lists):
+        return _Change(small.target.value, "extend", False, _elements(small.value), small.value)
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+            isinstance(t := small.targets[0].target, cst.Name) and t.value in lists and \
+            isinstance(v := small.value, cst.BinaryOperation) and isinstance(v.operator, cst.Add) and \
+            _is_list(v.left, lists) and _is_list(v.right, lists):
+        if isinstance(v.left, cst.Name) and v.left.value == t.value:
+            return _Change(t.value, "extend", False, _elements(v.right), v.right)
+        if isinstance(v.right, cst.Name) and v.right.value == t.value:
+            return _Change(t.value, "prepend", False, _elements(v.left), v.left)
+        if t.value not in names_in(v) and isinstance(v.left, cst.List | cst.Name | cst.Subscript):
+            # `hs = [a, b] + [y]`, `hs = ws + [y]`: the first list (a copy of a name's: `ws[:]`), then the appends
+            # (not a comprehension: its list is a temporary's, a second name that list_aliases refuses)
+            first = cst.Subscript(value=v.left, slice=[cst.SubscriptElement(cst.Slice(lower=None, upper=None))]) \
+                if isinstance(v.left, cst.Name) else v.left
+            return _Change(t.value, "join", False, _elements(v.right), v.right, first)
+    return None
 
 
-def _method_statements(body: cst.CSTNode) -> list[tuple[cst.CSTNode, cst.Call]]:
-    """The ``reverse``/``extend`` statements of ``body``, not of a function nested in it (a closure's change to
-    the enclosing function's list stays as it is)."""
-    out: list[tuple[cst.CSTNode, cst.Call]] = []
-    todo = [body]
+def _small_statements(body: cst.CSTNode) -> list[cst.CSTNode]:
+    """The small statements of ``body`` (an indented block), not of a function or class nested in it (a closure's
+    change to the enclosing function's list stays as it is); read through the blocks, not libcst's ``children``
+    (a visitor per node)."""
+    out: list[cst.CSTNode] = []
+    todo: list[Any] = list(getattr(body, "body", ()))
     while todo:
         n = todo.pop()
-        if isinstance(n, cst.FunctionDef | cst.Lambda | cst.ClassDef) and n is not body:
+        kind = type(n)
+        if kind is cst.SimpleStatementLine:
+            out += n.body
+        elif kind is cst.FunctionDef or kind is cst.ClassDef:
             continue
-        if isinstance(n, cst.SimpleStatementLine):
-            out += [(s, c) for s in n.body if (c := _method_call(s)) is not None]
-        todo.extend(n.children)
+        else:  # (if, for, while, with, try: their blocks, else, except and finally clauses)
+            for part in ("body", "orelse", "handlers", "finalbody"):
+                v = getattr(n, part, None)
+                if isinstance(v, (list, tuple)):
+                    todo.extend(v)
+                elif v is not None:
+                    todo.append(v)
     return out
 
 
@@ -156,6 +283,16 @@ class _Uses(cst.CSTVisitor):
         if self._is(node.target):
             self.fine.add(id(node.target))
 
+    def visit_If(self, node: cst.If | cst.IfExp | cst.While) -> None:
+        if self._is(node.test):  # (`if out:`, a length's test)
+            self.fine.add(id(node.test))
+
+    visit_IfExp = visit_While = visit_If
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.Add):  # (`out + [y]`: a new list of out's items; of arrays, a new array)
+            self.fine.update(id(e) for e in (node.left, node.right) if self._is(e))
+
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == self.name and id(node) not in self.fine:
             self.stored = True
@@ -169,9 +306,11 @@ def _stored(body: cst.CSTNode, name: str) -> bool:
 
 
 class _Rewrite(Located):
-    def __init__(self, names: set[str], taken: set[str], positions: dict[Any, Any]) -> None:
+    def __init__(self, names: set[str], lists: set[str], taken: set[str], positions: dict[Any, Any],
+                 joins: bool = True) -> None:
         super().__init__(positions)
-        self.names, self.taken = names, set(taken)
+        self.names, self.lists, self.taken, self.joins = names, lists, set(taken), joins
+        self.walked: list[set[str]] = []  # the names each enclosing `for` loop's sequence reads, innermost last
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self.depth = getattr(self, "depth", 0) + 1
@@ -179,6 +318,13 @@ class _Rewrite(Located):
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> Any:
         self.depth -= 1
+        return updated
+
+    def visit_For(self, node: cst.For) -> None:
+        self.walked.append({x.value for x in walk(node.iter) if isinstance(x, cst.Name)})
+
+    def leave_For(self, original: cst.For, updated: cst.For) -> Any:
+        self.walked.pop()
         return updated
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
@@ -195,10 +341,20 @@ class _Rewrite(Located):
         self.taken.add(name)
         return name
 
+    def change(self, s: cst.CSTNode) -> _Change | None:
+        c = _change(s, self.lists)
+        if c is None or c.name not in self.names and c.kind != "join" or c.kind == "join" and not self.joins:
+            return None
+        reads = {x.value for x in walk(c.seq) if isinstance(x, cst.Name)} if c.seq is not None else set()
+        if c.items is None and c.kind != "reverse" and c.name in reads:
+            return None  # (`out += out`, `out.extend(out[1:])` read item by item while it grows: left as written)
+        if not c.method and any(c.name in w for w in self.walked):
+            return None  # (`for v in out: out = out + [v]`: Python's loop walks the old list, appends would not end)
+        return c
+
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
                                   updated: cst.SimpleStatementLine) -> Any:
-        if not any((c := _method_call(s)) is not None and c.func.value.value in self.names  # type: ignore[attr-defined]
-                   for s in updated.body):
+        if not any(self.change(s) is not None for s in updated.body):
             return updated
         out: list[Any] = []
         run: list[cst.BaseSmallStatement] = []
@@ -209,29 +365,56 @@ class _Rewrite(Located):
                 run.clear()
 
         for s in updated.body:
-            call = _method_call(s)
-            if call is None or call.func.value.value not in self.names:  # type: ignore[attr-defined]
+            c = self.change(s)
+            if c is None:
                 run.append(s)
                 continue
-            name = call.func.value  # type: ignore[attr-defined]
-            if call.func.attr.value == "reverse":  # type: ignore[attr-defined]
-                rev = cst.Subscript(value=name, slice=[cst.SubscriptElement(cst.Slice(
-                    lower=None, upper=None, step=cst.UnaryOperation(cst.Minus(), cst.Integer("1"))))])
-                run.append(self.located(s, cst.Assign(targets=[cst.AssignTarget(name)], value=rev)))
-                continue
-            seq = call.args[0].value
+            name = cst.Name(c.name)
+            at = (lambda made, s=s: self.located(s, made))  # noqa: E731 - (the user's line for each made node)
 
-            def append(v: cst.BaseExpression, name: cst.Name = name, s: Any = s) -> cst.Expr:
-                return self.located(s, cst.Expr(cst.Call(func=cst.Attribute(value=name, attr=cst.Name("append")),
-                                                         args=[cst.Arg(v)])))
-            if isinstance(seq, cst.List | cst.Tuple) and all(isinstance(e, cst.Element) for e in seq.elements):
-                run += [append(e.value) for e in seq.elements]
+            def flip(name: cst.Name = name, at: Any = at) -> cst.Assign:  # out = out[::-1]
+                return at(cst.Assign(targets=[cst.AssignTarget(name)], value=_reversed(name)))
+            if c.kind == "reverse":
+                run.append(flip())
                 continue
+            if c.kind == "join":
+                assert c.first is not None
+                run.append(at(cst.Assign(targets=[cst.AssignTarget(name)], value=c.first)))
+
+            def append(v: cst.BaseExpression, name: cst.Name = name, at: Any = at) -> cst.Expr:
+                return at(cst.Expr(cst.Call(func=cst.Attribute(value=name, attr=cst.Name("append")),
+                                            args=[cst.Arg(v)])))
+            if c.items is not None:
+                items = list(c.items)
+                if any(c.name in {x.value for x in walk(v) if isinstance(x, cst.Name)} for v in items) and (
+                        len(items) > 1 or c.kind == "prepend"):  # (values of the list as it was: named first)
+                    for k, v in enumerate(items):
+                        temp = cst.Name(self.fresh(f"{c.name}_item"))
+                        run.append(at(cst.Assign(targets=[cst.AssignTarget(temp)], value=v)))
+                        items[k] = temp
+                if c.kind == "prepend":
+                    run += [flip(), *[append(v) for v in reversed(items)], flip()]
+                else:
+                    run += [append(v) for v in items]
+                continue
+            assert c.seq is not None
+            seq = c.seq
+            if c.kind == "prepend":  # (`out = xs + out`: xs's items last to first, then the list turned back)
+                run.append(flip())
+                seq = _reversed(seq)
             flush()
-            item = cst.Name(self.fresh(f"{name.value}_item"))
+            item = cst.Name(self.fresh(f"{c.name}_item"))
             body = cst.IndentedBlock(body=[self.located(original, cst.SimpleStatementLine(body=[append(item)]))])
             out.append(self.located(original, cst.For(target=item, iter=seq, body=body)))
+            if c.kind == "prepend":
+                run.append(flip())
         flush()
         if out:
             out[0] = out[0].with_changes(leading_lines=updated.leading_lines)
         return cst.FlattenSentinel(out)
+
+
+def _reversed(seq: cst.BaseExpression) -> cst.Subscript:
+    """``seq[::-1]``."""
+    return cst.Subscript(value=seq, slice=[cst.SubscriptElement(cst.Slice(
+        lower=None, upper=None, step=cst.UnaryOperation(cst.Minus(), cst.Integer("1"))))])

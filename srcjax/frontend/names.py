@@ -331,7 +331,7 @@ def text_names(text: str) -> list[str]:
         return []
     try:
         return names_in(parse_expression(text))
-    except Exception:
+    except cst.ParserSyntaxError:
         return []
 
 

@@ -8,13 +8,12 @@ Input: :class:`FunctionSource`. Output: :class:`NormalizedFunction`, whose
 - fresh temporaries are named after what they hold (``matmul``, ``tanh_1``);
 - ``numpy`` under any alias and ``from numpy import f`` become ``np.f``; array methods become NumPy
   calls (``x.sum(0)`` -> ``np.sum(x, axis=0)``), with every non-operand argument passed by keyword;
-- augmented assignment, conditional expressions and chained assignment are
-  desugared; docstrings and ``pass`` are dropped;
+- augmented assignment, conditional expressions and chained assignment are desugared; docstrings and ``pass`` are
+  dropped; a transformation that is not called at once (``g = srcjax.grad(h) if c else ...``) is its function's name;
 - calls to other user functions name the generated helper.
 
-Expressions that Python evaluates lazily (operands of ``and``/``or``, chained
-comparisons, ``while`` tests, comprehensions) are kept nested: flattening them
-would change when they run. Unsupported syntax raises
+Expressions that Python evaluates lazily (operands of ``and``/``or``, chained comparisons, ``while`` tests,
+comprehensions) are kept nested: flattening them would change when they run. Unsupported syntax raises
 :class:`UnsupportedSyntaxError` here, before any shapes are known.
 """
 
@@ -119,7 +118,7 @@ PACK_METHODS = {"reshape", "transpose"}
 
 _TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
-@dataclass
+@dataclass(repr=False)  # (its repr: the name; its tree is the source, srcjax.source prints it)
 class NormalizedFunction:
     """One function of a program, in ANF."""
 
@@ -131,11 +130,13 @@ class NormalizedFunction:
     calls: list[Callable[..., Any]] = field(default_factory=list)  # user functions it calls
     call_sites: dict[Callable[..., Any], Span | None] = field(default_factory=dict)  # where it names each
     temps: set[str] = field(default_factory=set)  # names the normalizer invented
-    # the ANF before control flow on data was functionalized (what AD transforms); None: same as fdef
-    plain: cst.FunctionDef | None = None
+    plain: cst.FunctionDef | None = None  # the ANF before data's control flow was functionalized (AD's); None: fdef
     # the sequences reverse mode names for its loops (``loop_items = range(0, n, 1)`` for ``while i < n``) -> the
     # user's loop (srcjax/frontend/locations.py places their lines there)
     loop_names: dict[str, Span] = field(default_factory=dict)
+
+    def __repr__(self) -> str:  # (was the dataclass's: every node of the tree, 40-200 kB in an error message)
+        return f"<function {self.fn.__qualname__ if hasattr(self.fn, '__qualname__') else self.name}>"
 
     @property
     def namespace(self) -> dict[str, Any]:
@@ -338,8 +339,8 @@ class Normalizer(Resolver):
             return self.flat(node.with_changes(func=cst.Name(builtin)))  # `act("s", y)` of `_apply(print, x)`
         at = jax_spellings.flat_at(self, node) or numpy_calls.selection_reduction(self, node) or \
             jax_spellings.flat_jvp(self, node) or jax_spellings.flat_vjp(self, node) or \
-            jax_spellings.flat_replace(self, node)
-        # x.at[k].set(v); x[x > 0].sum(); srcjax.jvp(f, (x,), (v,)); p._replace(w=v)
+            jax_spellings.flat_replace(self, node) or jax_spellings.flat_transformed(self, node)
+        # x.at[k].set(v); x[x > 0].sum(); srcjax.jvp(f, (x,), (v,)); p._replace(w=v); `srcjax.grad(h) if c else ..`
         if at is not None:
             return at
         made = self.transformed(func) if isinstance(func, cst.Call) else None
@@ -369,8 +370,7 @@ class Normalizer(Resolver):
     def call_of(self, node: cst.Call, ok: bool, fv: Any) -> tuple[cst.BaseExpression, str | None]:
         """``node`` read as a call of its callee (``ok, fv``: its static value), no spelling of it rewritten."""
         func = node.func
-        # array methods -> NumPy functions
-        if not ok and isinstance(func, cst.Attribute) and func.attr.value in ARRAY_METHODS:
+        if not ok and isinstance(func, cst.Attribute) and func.attr.value in ARRAY_METHODS:  # methods -> NumPy's
             prim, args = self.method_call(node, self.atom(func.value), node.args)
             return self.prim_call(node, prim, args)
         if ok:

@@ -126,40 +126,76 @@ def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) 
         way = [*range(vpos + 1, end), *range(start, pos)]
         return not any(not is_update(order[k]) and set(names) & set(assigned_names([order[k]])) for k in way)
 
-    def sharing(pos: int, y: str) -> list[tuple[str, str]]:
-        """(another name, the alias to copy) for each name sharing ``y``'s memory at the update at ``pos``: a view of
-        it, what it views, and on through views (``a = m[0]; r = m[:2]``: ``a[0] = v`` changes ``r``; only the
-        pair was followed, a silent wrong answer); two items of one base with other literal rows do not share."""
+    def sharing(pos: int, y: str) -> list[tuple[str, str, int]]:
+        """(another name, the alias to copy, the view's position) for each name sharing ``y``'s memory at the update
+        at ``pos``: a view of it, what it views, and on through views (``a = m[0]; r = m[:2]``: ``a[0] = v`` changes
+        ``r``; only the pair was followed, a silent wrong answer); two items of one base with other literal rows do
+        not share."""
         in_loop = [loops[o] for o in outer[pos] if o in loops]
         # (a view made later in an enclosing loop exists at the update from the loop's second iteration on)
         live = [v for v in views if v[0] < pos or any(
             v[0] < end and shared_until(v[0], pos, (v[1], v[2]), start, end) for start, end in in_loop)]
-        out: dict[str, tuple[str, str]] = {}  # a name reached -> (alias, base) of the view that reached it
+        out: dict[str, tuple[str, str, int]] = {}  # a name reached -> (alias, base, line) of the view reaching it
         seen = {y}
         todo: list[tuple[str, cst.BaseExpression | None]] = [(y, None)]  # (a name, the view it was reached up by)
         while todo:
             n, up_from = todo.pop()
-            for _, alias, base, value in live:
+            for vpos, alias, base, value in live:
                 if alias == n and base not in seen:  # (what `n` views)
                     seen.add(base)
-                    out[base] = (alias, base)
+                    out[base] = (alias, base, vpos)
                     todo.append((base, value))
                 elif base == n and alias not in seen and (up_from is None or item_views.may_overlap(up_from, value)):
                     seen.add(alias)  # (a view of `n`; reached from a view of `n`, one that may overlap it)
-                    out[alias] = (alias, base)
+                    out[alias] = (alias, base, vpos)
                     todo.append((alias, None))
-        return [(o, a) for o, (a, _) in out.items()]
+        return [(o, a, vpos) for o, (a, _, vpos) in out.items()]
 
     for pos, line in enumerate(order):
         small = line.body[0]
         if not is_update(line):
             continue
         y = small.targets[0].target.value  # type: ignore[attr-defined]
-        for other, alias in sharing(pos, y):
+        for other, alias, vpos in sharing(pos, y):
             later = read_stale(pos, other)
+            if later and (named := _second_name(order, pos, vpos, y, spans)) is not None:
+                raise UnsupportedSyntaxError(named[0], span=spans.get(id(line)), hint=named[1])
             if later:
                 raise UnsupportedSyntaxError(
                     f"assigning into {y!r} would also change {other!r} in NumPy (one is a view of the other), "
                     f"and {other!r} is used afterwards; srcjax updates arrays functionally, so copy the view",
                     span=spans.get(id(line)),
                     hint=f"make {alias!r} an independent copy: append .copy() where it is created")
+
+
+def _second_name(order: Sequence[cst.SimpleStatementLine], pos: int, vpos: int, y: str,
+                 spans: dict[int, Span]) -> tuple[str, str] | None:
+    """(message, hint) where the update at ``pos`` into ``y`` is seen through a second name that the line at
+    ``vpos`` made by a plain ``m = d`` of a dict or list (its last binding a display, a comprehension, ``dict(...)``
+    or ``list(...)``; a string key: a dict): that name and line are named, as the list refusals do (was: "one is a
+    view of the other ... append .copy()", NumPy's words for arrays). None for arrays and views."""
+    made = order[vpos].body[0]
+    if not (isinstance(made, cst.Assign) and isinstance(made.value, cst.Name)):
+        return None
+    alias, base = made.targets[0].target.value, made.value.value  # type: ignore[attr-defined]
+    update = order[pos].body[0].value  # type: ignore[attr-defined]
+    kind = "dict" if len(update.args) > 1 and isinstance(update.args[1].value, cst.SimpleString) else None
+    for line in order[:vpos]:
+        st = line.body[0]
+        if isinstance(st, cst.Assign) and [t.target for t in st.targets if isinstance(t.target, cst.Name) and
+                                           t.target.value == base]:
+            v = st.value
+            call = attr_chain(v.func) if isinstance(v, cst.Call) else None
+            kind = "dict" if isinstance(v, cst.Dict | cst.DictComp) or call == ["dict"] else \
+                "list" if isinstance(v, cst.List | cst.ListComp) or call == ["list"] else kind
+    if kind is None:
+        return None
+    sp = spans.get(id(order[vpos]))
+    where = f"`{alias} = {base}`, line {sp.line}" if sp is not None else f"`{alias} = {base}`"
+    other, changed = (alias, base) if base == y else (base, alias)
+    return (f"this changes the {kind} {changed!r} in place, but {other!r} names the same {kind} ({where}) and is "
+            f"read afterwards: Python sees the change through {other!r}, srcjax follows a {kind} by the name it is "
+            "changed through",
+            f"read and change the {kind} by one name ({base!r}): " + (
+                f"read {base!r} where {alias!r} is read, or make {alias!r} after the {kind}'s last change" if
+                changed == base else f"change it through {base!r} (`{base}[...] = ...`), not {alias!r}"))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..core import ArgumentError, DTypeError, InternalError, ShapedArray, StaticValueError
+from ..core import STATIC_EVAL_ERRORS, ArgumentError, DTypeError, InternalError, ShapedArray, StaticValueError
 from ..primitives.registry import LowerCtx, Primitive
 from .hlo import HloValue
 from .values import contains_dynamic, is_dynamic
@@ -136,7 +136,7 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
     if all_static and prim.static_eval:
         try:
             return prim.fn(*args, **kwargs)
-        except Exception as e:
+        except STATIC_EVAL_ERRORS as e:  # (NumPy's refusal of these inputs: the user's; MemoryError, a bug: not)
             raise StaticValueError(f"{prim.path}(): {type(e).__name__}: {e}") from None
     folded = prim.fold(values) if prim.fold is not None else None
     if folded is not None:

@@ -44,6 +44,7 @@ from .. import pytree, warm_cache
 from ..adjoint import UNSET
 from ..core import (
     PYTHON_SCALAR_DTYPES,
+    STATIC_EVAL_ERRORS,
     ArgumentError,
     DTypeError,
     DynamicControlFlowError,
@@ -277,7 +278,7 @@ class Specializer(LiteralEvals):
                 if e.span is None and e.note is None and isinstance(e, (ShapeError, DTypeError)):
                     e.note = self.operand_note(s, env)
                 raise e.with_span(span) from e.__cause__
-            except RecursionError:
+            except (RecursionError, MemoryError):  # (not a bug of srcjax's: the program's size, the machine's)
                 raise
             except Exception as e:  # a bug: report it where it happened
                 raise InternalError(f"internal error: {type(e).__name__}: {e}", span=span,
@@ -430,7 +431,7 @@ class Specializer(LiteralEvals):
                 hint="decide on shapes or static arguments, or compute both sides and use np.where(cond, a, b)")
         try:
             return bool(v)
-        except Exception as e:
+        except STATIC_EVAL_ERRORS as e:
             raise StaticValueError(f"{what}: cannot take the truth value of {v!r}: {e}") from None
 
     def need_static(self, v: Any, what: str) -> Any:
@@ -593,7 +594,7 @@ class Specializer(LiteralEvals):
                 and not isinstance(right, np.ndarray):
             try:
                 return BINOPS[op](left, right)
-            except Exception as e:
+            except STATIC_EVAL_ERRORS as e:
                 raise StaticValueError(f"{type(e).__name__}: {e}") from None
         prim_name = OPERATOR_PRIMS.get(op)
         if prim_name is None:
@@ -750,6 +751,11 @@ class Specializer(LiteralEvals):
             # it would run once here, its result a constant of the compiled program, where NumPy calls it
             # again on every call
             raise callees.refusal(fv)
+        if getattr(fv, "__srcjax_transform__", False) and any(type(a) is NormalizedFunction for a in args):
+            raise UnsupportedSyntaxError(  # (`srcjax.grad(h if flag else k)`: was "cannot transform <function h>")
+                f"srcjax.{getattr(fv, '__name__', 'transformation')} of a function chosen by a value: srcjax "
+                "transforms a function it names", hint="transform each function by its name: "
+                "g = srcjax.grad(h) if flag else srcjax.grad(k)")
         if (key := python_errors.array_key(fv, args)) is not None:  # (`d[x[0]] = v`: a key of run-time data)
             self.need_static(key, "an index into a Python container")
         dyn = [a for a in list(args) + list(kwargs.values()) if contains_dynamic(a)]
@@ -765,7 +771,7 @@ class Specializer(LiteralEvals):
             return self.from_python(fv(*args, **kwargs))
         except TranspileError:
             raise
-        except Exception as e:
+        except STATIC_EVAL_ERRORS as e:  # (the callable's refusal of these values; MemoryError, a bug: not)
             name = getattr(fv, "__qualname__", None) or repr(fv)
             raise python_errors.method_of_arrays(fv, name) or StaticValueError(f"{name}(): {type(e).__name__}: {e}") \
                 from None

@@ -19,7 +19,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from ..core import PYTHON_SCALAR_DTYPES, DTypeError, ShapedArray, ShapeError, canonical_dtype
+from ..core import PYTHON_SCALAR_DTYPES, STATIC_EVAL_ERRORS, DTypeError, ShapedArray, ShapeError, canonical_dtype
 from ..frontend.normalize import NormalizedFunction
 from ..weak_arrays import WeakArray
 from .hlo import HloValue
@@ -149,7 +149,7 @@ def same_static(a: Any, b: Any) -> bool:
         return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
     try:
         return bool(a == b)
-    except Exception:
+    except STATIC_EVAL_ERRORS:  # (an equality that does not say, `[a1] == [a2]` of arrays: not the same)
         return False
 
 

@@ -733,7 +733,7 @@ def _seq_names(v: Any) -> list[str]:
             return []
         try:
             node = parse_expression(v)
-        except Exception:
+        except cst.ParserSyntaxError:
             return []
         reads = _ArrayNames()
         reads.walk(node)

@@ -127,7 +127,7 @@ def _paren(text: str) -> str:
         return text if atom else f"({text})"
     try:
         node = parse_expression(text)
-    except Exception:  # pragma: no cover
+    except cst.ParserSyntaxError:  # pragma: no cover
         return f"({text})"
     if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.Call, cst.Subscript, cst.Attribute)):
         return text

@@ -18,7 +18,7 @@ import libcst as cst
 from ..adjoint import is_saved_list_name
 from ..frontend.binding_times import STATIC, BindingTimes
 from ..frontend.liveness import Liveness
-from ..frontend.names import code, names_in, renamed, target_names
+from ..frontend.names import code, names_in, renamed, target_names, walk
 from ..frontend.resolve import LIBRARY_MODULES
 from . import batch_errors
 from .batch_state import Repeated, Stack, Tree, any_batched, element, join
@@ -226,12 +226,21 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
     # (a name first bound in the body that the next step reads before binding it again is carried too: `if i == 0:
     # acc = np.zeros(n)`, then `acc = acc * x`)
     exposed = Liveness(s.body.body).live_in(s.body.body, set(), None)
+    rebound = _rebound(s.body.body)
     for v, st in w.st.items():
         if isinstance(st, Stack):  # (pushed or popped once per iteration: not a carried value)
             if _grown_list_read(s, v, st, entry.get(v)):  # (items there at the top, unbatched: not rewritten)
                 raise w.error(f"vmap: cannot batch the list '{v}' read in a loop that appends batched values to "
                               "it", s, hint="name the items (k1 = ..., k2 = ...), or read the list after the loop "
                                             "that builds it")
+            top = entry.get(v, False)
+            if v in rebound and (v in before or v in exposed) and isinstance(top, (Tree, Stack)) and \
+                    join(st, top) != top:
+                # a list bound again to one the body built (`prev = cur` of `cur = [2 * p for p in prev]`), carried
+                # around: the next iteration reads the new list's batched items where the body, written for the
+                # first, broadcast `prev[1]` of `prev = [x, 1.0]` again (vmap(grad): (3,) against (3, 3), or a
+                # silently wrong gradient); batched from before the loop
+                w.forced.add(v)
             continue
         top = entry.get(v, False)
         if (v in before or v in exposed) and (any_batched(st) != any_batched(top) or
@@ -246,6 +255,13 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
     for v, st in list(w.st.items()):
         if not isinstance(st, Stack):
             w.st[v] = join(st, entry.get(v, st))
+
+
+def _rebound(body: Any) -> set[str]:
+    """The names ``body`` binds by a plain assignment (``prev = cur``), not only pushes to (a nested def's too:
+    conservative)."""
+    return {x for st in body for n in walk(st) if type(n) is cst.Assign for t in n.targets  # type: ignore[attr-defined]
+            for x in target_names(t.target)}
 
 
 def _grown_list_read(s: cst.For | cst.While, v: str, end: Stack, top: Any) -> bool:

@@ -227,7 +227,7 @@ def argument_states(w: FunctionWriter, params: list[str], arguments: dict[str, A
         a = arguments.get(p)
         try:
             node = parse_expression(a) if isinstance(a, str) else None
-        except Exception:
+        except cst.ParserSyntaxError:
             node = None
         if isinstance(a, str) and node is not None and type(node) is not cst.Name and \
                 any(any_batched(w.state(n)) for n in names_in(node)) and w.only_shapes(node):

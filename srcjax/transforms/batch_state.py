@@ -147,7 +147,7 @@ def _parts(expr: str) -> tuple[tuple[str, str], ...] | None:
         return None
     try:
         node = parse_expression(expr)
-    except Exception:
+    except cst.ParserSyntaxError:
         return None
     if isinstance(node, (cst.Tuple, cst.List)):
         return tuple((str(i), code(e.value)) for i, e in enumerate(node.elements))
@@ -161,7 +161,7 @@ def _simple(expr: str) -> bool:
     """Whether ``expr`` is a name, subscript, attribute or call (indexing it needs no parentheses)."""
     try:
         return isinstance(parse_expression(expr), (cst.Name, cst.Subscript, cst.Attribute, cst.Call))
-    except Exception:
+    except cst.ParserSyntaxError:
         return False
 
 
