@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -47,6 +48,10 @@ from .split_vjp import _RecomputingVJP, vjp  # (vjp_fn as one program, shared on
 from .transforms import ad
 from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch_errors import BatchingError
+
+# (each generated module's own file name: its registrations are dropped by name when its functions die, so
+# a second module of the same name registered meanwhile lost its source: OSError reading it)
+_MODULES = itertools.count()
 
 
 def _basis(shape: tuple[int, ...], dtype: Any) -> Any:
@@ -628,7 +633,8 @@ def _tuple_source(base: Callable[..., Any], blocks: tuple[Any, ...], kind: str, 
     else:
         lines.append(f"    return {calls(blocks)}  # one Jacobian per argument")
     text = "\n".join(lines) + "\n"
-    code = load_module(f"<srcjax.{kind} of {plain.__qualname__} by argnums>", text, {name: prog.entry})
+    code = load_module(f"<srcjax.{kind} of {plain.__qualname__} by argnums #{next(_MODULES)}>", text,
+                       {name: prog.entry})
     derived = exec_generated(code, name, prog, {}, extra)[name]
     derived.__srcjax_derived__ = (kind, base, tuple(range(len(params))))  # type: ignore[attr-defined]
     return derived
@@ -658,7 +664,8 @@ def _hessian_switch(fn: Callable[..., Any], own: Callable[..., Any], general: Ca
         f"    if by_leaves({out}) or np.ndim({out}) != 0:  # (not a scalar output: JAX's hessian, jacfwd(jacrev))",
         f"        return {by_jacobians}({call})",
         f"    return {by_grad}({call})  # (a scalar output: forward mode over the gradient)"]) + "\n"
-    code = load_module(f"<srcjax.hessian of {plain.__qualname__} called in compiled code>", text, {name: prog.entry})
+    code = load_module(f"<srcjax.hessian of {plain.__qualname__} called in compiled code #{next(_MODULES)}>", text,
+                       {name: prog.entry})
     switch = exec_generated(code, name, prog, {}, extra)[name]
     switch.__srcjax_derived__ = ("hessian", fn, nums)  # type: ignore[attr-defined]
     return switch

@@ -29,6 +29,7 @@ derivative writers only through the hook interfaces :class:`ForwardWriter` and
 from __future__ import annotations
 
 import inspect
+import itertools
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -114,6 +115,7 @@ def classify_call(program: Program, node: cst.Call, op_cls: type[Op]) -> Op:
 
 
 _MISSING = "<missing>"
+_TRAMPOLINE_FILES = itertools.count()  # (a file name each: two custom functions of one name, two texts)
 
 
 def _bound(owner: _Custom, op: Op) -> dict[str, str]:
@@ -420,7 +422,7 @@ def trampoline(fn: Any) -> Any:
     out = next(n for n in ("y", "out", "out_") if n not in sig.parameters)
     # named so that the custom function keeps its own name in the program
     text = f"def _call_{fn.__name__}{head}:\n    {out} = _custom_function({args})\n    return {out}\n"
-    filename = f"<srcjax.custom call of {fn.__qualname__}>"
+    filename = f"<srcjax.custom call of {fn.__qualname__} #{next(_TRAMPOLINE_FILES)}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     ns["__name__"] = fn.__module__
     exec(compile(text, filename, "exec"), ns)
