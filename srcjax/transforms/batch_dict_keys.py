@@ -2,7 +2,8 @@
 is mapped whole (``in_axes=0`` of a dict argument: the state ``True``, as an array's). Iterating a dict gives
 its keys, the same strings in every example; read as a batched array's rows, the key ``k`` was a mapped value
 and ``g[k]`` was refused ("must be the same for every example"). Where the function shows the name is a dict
-(it indexes it by a string, calls its ``.items()``, binds it to a display: ``dict_merges.dict_names``), the loop
+(it indexes it by a string, calls its ``.items()``, binds it to a display: ``dict_merges.dict_names``; or a loop over it
+indexes it, or a dict, by the loop's name: ``for k in g: out[k] = m[k] + g[k]``, ``dict_merges.keyed_loops``), the loop
 runs over ``batch_keys(d)`` (a name renamed where a loop's body is written in line, ``params_1``, is read as
 ``params``) (``srcjax/batch_keys.py``: ``d`` itself, checked to be a dict while specializing,
 so an array bound to the same name is refused there, never iterated over its batch axis) with unbatched keys.
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ..frontend.dict_merges import dict_names
+from ..frontend.dict_merges import dict_names, keyed_loops
 from ..frontend.names import walk
 
 if TYPE_CHECKING:
@@ -39,8 +40,8 @@ def shown_dict(w: FunctionWriter, name: str) -> bool:
     fdef = w.nf.fdef
     hit = _NAMES.get(id(fdef))
     if hit is None or hit[0] is not fdef:  # (the function's and its nested functions', a loop's body)
-        hit = _NAMES[id(fdef)] = (fdef, set().union(*(dict_names(d) for d in walk(fdef)
-                                                      if type(d) is cst.FunctionDef), _unpacked_dicts(fdef)))
+        names = set().union(*(dict_names(d) for d in walk(fdef) if type(d) is cst.FunctionDef), _unpacked_dicts(fdef))
+        hit = _NAMES[id(fdef)] = (fdef, names | keyed_loops([fdef], names))
     while name not in hit[1] and re.fullmatch(r".+_\d+", name):  # (`params_1`: a body written in line, renamed)
         name = name.rsplit("_", 1)[0]
     return name in hit[1]
@@ -55,3 +56,4 @@ def _unpacked_dicts(fdef: cst.FunctionDef) -> set[str]:
             out |= {e.value.value for e, v in zip(t.elements, n.value.elements)
                     if isinstance(e.value, cst.Name) and isinstance(v.value, (cst.Dict, cst.DictComp))}
     return out
+
