@@ -350,7 +350,7 @@ CASES: tuple[Case, ...] = (
          (J, jf("(0, 1)"), v((0, None)), v((None, 0)), v((0, 0)), jp(2))),
     Case("neural_ode_zip", lambda r, d: ({"w": _n(r, d, 2, 4, scale=0.5), "b": _n(r, d, 4, scale=0.1),
                                           "v": _n(r, d, 4, 2, scale=0.5)}, _n(r, d, 2), _sorted(r, d, 5)),
-         (J, jr("(0, 1)"), jf(2), v((None, 0, None)), v((None, None, 0)), v((None, 0, 0)), jp(3))),
+         (J, jr("(0, 1)"), jf(2), v((None, 0, None)), v((None, None, 0)), v((None, 0, 0)), jp(3, (1, 2)))),
     Case("implicit_midpoint", lambda r, d: (_n(r, d, 2, scale=0.5), _u(r, d, 0.8, 1.5)),
          (J, jf("(0, 1)"), jr(0), v((0, None)), v((0, 0)), jp(2))),
     Case("leapfrog_hamiltonian", lambda r, d: (_n(r, d, 3), _n(r, d, 3), _u(r, d, 0.8, 1.5)),
@@ -490,18 +490,35 @@ def _field_energy_jax(w: Any, x: Any) -> Any:
     return jax.numpy.sum(jax.vmap(jax.grad(H))(x) ** 2)
 
 
+def _r1(p: Any, real: Any) -> Any:
+    def D(x: Any) -> Any:
+        return np.sum(np.tanh(x @ p["w1"] + p["b1"]) @ p["w2"])
+
+    return np.mean(np.sum(srcjax.vmap(srcjax.grad(D))(real) ** 2, axis=1))
+
+
+def _r1_jax(p: Any, real: Any) -> Any:
+    def D(x: Any) -> Any:
+        return jax.numpy.sum(jax.numpy.tanh(x @ p["w1"] + p["b1"]) @ p["w2"])
+
+    return jax.numpy.mean(jax.numpy.sum(jax.vmap(jax.grad(D))(real) ** 2, axis=1))
+
+
 def test_vmap_of_grad_of_a_program_with_vmap_of_grad_inside() -> None:
     """An internal error before (hunt22's hnn_loss, jacobian_penalty, r1_penalty: Hamiltonian neural networks'
     ``vmap(grad(H))(x)`` in a loss, per-example gradients of that loss by ``vmap(grad(loss))``): "a loop over
     'range(loop_count)' runs a different number of times per example", located in srcjax's own helper
-    (``batch_unbroadcast``'s loop over a tree's levels, whose count its tape holds). A count of srcjax's helpers is
-    the same in every example, as their tests are: the loop runs it once for all."""
+    (``batch_unbroadcast``'s loop over a tree's levels, whose count its tape holds), or, with a bias broadcast
+    (R1's discriminator over a dict), "an `if` condition: cannot take the truth value of array([False, ...])". The
+    counts and tests of derivatives' and vmap's own helpers are the same in every example: read once for all."""
     r = np.random.default_rng(0)
     w, x = r.standard_normal(2), r.standard_normal((3, 4, 2))
     _agree(srcjax.vmap(srcjax.grad(_field_energy), in_axes=(None, 0))(w, x),
            jax.vmap(jax.grad(_field_energy_jax), in_axes=(None, 0))(w, x))
     W = r.standard_normal((3, 2))
     _agree(srcjax.vmap(srcjax.grad(_field_energy))(W, x), jax.vmap(jax.grad(_field_energy_jax))(W, x))
+    p = {"w1": r.standard_normal((2, 3)), "b1": r.standard_normal(3), "w2": r.standard_normal(3)}
+    _agree(srcjax.vmap(srcjax.grad(_r1), in_axes=(None, 0))(p, x), jax.vmap(jax.grad(_r1_jax), in_axes=(None, 0))(p, x))
 
 
 def _heater(temps: Any, state: Any) -> Any:

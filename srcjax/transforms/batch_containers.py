@@ -11,7 +11,7 @@ import libcst as cst
 
 from ..frontend.cst_expressions import parse_expression
 from ..frontend.names import code
-from ..frontend.resolve import LIBRARY_MODULES
+from ..frontend.resolve import STRUCTURAL_MODULES
 from .anf import Op
 from .batch_state import (
     Repeated,
@@ -75,8 +75,8 @@ def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None
     if f == "range" and all(w.only_shapes(a.value) for a in value.args):  # range(r.size): an example's size
         from .batch_queries import PerExample
         return code(value.visit(PerExample(w))), False  # type: ignore[arg-type]
-    if f == "range" and getattr(w.nf.fn, "__module__", "") in LIBRARY_MODULES:  # (srcjax's helpers: a count
-        # of their tape, `range(loop_count)` of a tree's levels, is the same in every example, as their tests)
+    if f == "range" and getattr(w.nf.fn, "__module__", "") in STRUCTURAL_MODULES:  # (derivatives' and vmap's
+        # helpers: a count of their tape, `range(loop_count)` of a tree's levels, is the same in every example)
         return "range(" + ", ".join(f"batch_static({code(a.value)})" if any_batched(w.value_state(a.value)) else
                                     code(a.value) for a in value.args) + ")", False
     if f == "range":

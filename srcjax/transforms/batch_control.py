@@ -19,7 +19,7 @@ from ..adjoint import is_saved_list_name
 from ..frontend.binding_times import STATIC, BindingTimes
 from ..frontend.liveness import Liveness
 from ..frontend.names import code, names_in, renamed, target_names
-from ..frontend.resolve import LIBRARY_MODULES
+from ..frontend.resolve import LIBRARY_MODULES, STRUCTURAL_MODULES
 from . import batch_errors
 from .batch_state import Repeated, Stack, Tree, any_batched, element, join
 
@@ -282,8 +282,10 @@ def data_test(w: FunctionWriter, s: cst.If | cst.While) -> bool:
     Python value); the function is functionalized again knowing it (:class:`DataTest`). True where
     the test is static, its batched values broadcast (a derivative's flags on a batched tape: vmap of
     jacrev of a loop with `break`): the `if` reads one row of it (``batch_static``)."""
-    if getattr(w.nf.fn, "__module__", "") in LIBRARY_MODULES:  # (srcjax's helpers: their tests are static)
-        return False
+    if getattr(w.nf.fn, "__module__", "") in LIBRARY_MODULES:  # (srcjax's helpers: their tests are static; those
+        # of derivatives' and vmap's own helpers, on a container's structure, are the same in every example: one
+        # read from a tape the batch broadcast is read from its first row, as their loops' counts)
+        return getattr(w.nf.fn, "__module__", "") in STRUCTURAL_MODULES
     if w.only_shapes(s.test):  # (`while is_tree(x)`, `if x.shape[0] > 2`: static)
         return False
     if w.bta is None:
