@@ -34,7 +34,6 @@ from ..batch_keys import batch_keys
 from ..primitives import registry
 from ..pytree import by_leaves, is_tree, item_keys  # (a value's structure: static whatever its data)
 from .callees import STATIC_NUMPY
-from .dict_merges import keyed_loops
 from .names import children, target_names
 from .normalize import NormalizedFunction
 from .restructure import walk as walk_statements
@@ -132,7 +131,7 @@ class BindingTimes:
                                           isinstance(value, cst.Call) and self.resolve(value.func) == (True, dict)):
                     names.add(name)
                     grown = True
-        return names | keyed_loops(body, names)  # (`for k in ema: out[k] = ema[k]`: a dict's keys)
+        return names
 
     # -- variables ---------------------------------------------------------------------
     def kind(self, name: str) -> int:

@@ -19,7 +19,7 @@ assignment is such a name (``d = defaults | a`` then ``d["x"]``). An array is ne
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable
 from typing import Any
 
 import libcst as cst
@@ -295,34 +295,33 @@ def dict_names(fdef: cst.FunctionDef) -> set[str]:
     return _dict_names(fdef)
 
 
-def keyed_loops(nodes: Iterable[cst.CSTNode], dicts: set[str]) -> set[str]:
-    """Names a loop runs over whose body indexes by the loop's name the name itself or a dict
+def keyed_loop(loop: cst.For, is_dict: Callable[[str], bool]) -> str | None:
+    """The name ``loop`` runs over where its body indexes by the loop's name that name itself or a dict
     (``for k in g: out[k] = m[k] + g[k]``, optax's ``{k: m[k] + g[k] for k in g}`` written as a loop;
-    ``out = {}``): the keys of a dict. (Was: read as a batched array's rows, ``k`` was a mapped value and
-    ``m[k]`` of the unmapped ``m`` a mapped one: a ShapeError, or unmapped results left without their batch
-    axis, silently; and a loop over a dict that a loop made, ``a, ema = lax.fori_loop(...)``, was walked by
-    position, ``ema[0]``.) ``dicts``: the names known to be dicts. An integer array iterated to index another
-    array (``for i in idx: x[i]``) is not one."""
-    out: set[str] = set()
-    for n in (n for top in nodes for n in walk(top)):
-        if type(n) is not cst.For or type(n.target) is not cst.Name:
-            continue
-        it = n.iter
-        if type(it) is cst.Call and not it.args and type(it.func) is cst.Attribute and it.func.attr.value == "keys":
-            it = it.func.value
-        if type(it) is not cst.Name:
-            continue
-        key, seq = n.target.value, it.value
-        keyed = dicts | {seq}
-        for m in walk(n.body):
-            if type(m) is cst.Subscript and type(m.value) is cst.Name and m.value.value in keyed and \
-                    len(m.slice) == 1 and type(m.slice[0].slice) is cst.Index and \
-                    type(ix := m.slice[0].slice.value) is cst.Name and ix.value == key:
-                out.add(seq)
-                break
-            if type(m) is cst.Call and type(m.func) is cst.Attribute and m.func.attr.value == "index_update" and \
-                    len(m.args) >= 2 and type(m.args[0].value) is cst.Name and m.args[0].value.value in keyed and \
-                    type(m.args[1].value) is cst.Name and m.args[1].value.value == key:
-                out.add(seq)
-                break
-    return out
+    ``out = {}``): a dict's keys, for this loop only (the name may hold a list elsewhere, a recursive helper's
+    ``for v in t`` over a list). (Was: read as a batched array's rows, ``k`` was a mapped value and ``m[k]`` of
+    the unmapped ``m`` a mapped one: a ShapeError, or unmapped results left without their batch axis, silently;
+    and a loop over a dict that a loop made, ``a, ema = lax.fori_loop(...)``, was walked by position, ``ema[0]``.)
+    ``is_dict``: whether a name is known to be a dict. An integer array iterated to index another array (``for i in idx:
+    x[i]``) is not one."""
+    it = loop.iter
+    if type(it) is cst.Call and not it.args and type(it.func) is cst.Attribute and it.func.attr.value == "keys":
+        it = it.func.value
+    if type(loop.target) is not cst.Name or type(it) is not cst.Name:
+        return None
+    key, seq = loop.target.value, it.value
+
+    def keyed(e: cst.BaseExpression) -> bool:
+        return type(e) is cst.Name and (e.value == seq or is_dict(e.value))
+
+    def by_key(e: cst.BaseExpression) -> bool:
+        return type(e) is cst.Name and e.value == key
+
+    for m in walk(loop.body):
+        if type(m) is cst.Subscript and keyed(m.value) and len(m.slice) == 1 and \
+                type(m.slice[0].slice) is cst.Index and by_key(m.slice[0].slice.value):
+            return seq
+        if type(m) is cst.Call and type(m.func) is cst.Attribute and m.func.attr.value == "index_update" and \
+                len(m.args) >= 2 and keyed(m.args[0].value) and by_key(m.args[1].value):
+            return seq
+    return None

@@ -21,6 +21,7 @@ from ..frontend.liveness import Liveness
 from ..frontend.names import code, names_in, renamed, target_names
 from ..frontend.resolve import LIBRARY_MODULES, STRUCTURAL_MODULES
 from . import batch_errors
+from .batch_dict_keys import keyed_dict_loop
 from .batch_state import Repeated, Stack, Tree, any_batched, element, join
 
 if TYPE_CHECKING:
@@ -166,7 +167,9 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
             w.st[v] = True
     if isinstance(s, cst.For):
         it = code(s.iter)
-        walked = w.iterator(s.iter) if any(any_batched(w.state(n)) for n in names_in(s.iter)) else None
+        keys_of = keyed_dict_loop(w, s)  # (`for k in g: out[k] = m[k] + g[k]`, g a dict mapped whole: its keys)
+        walked = (f"batch_keys({keys_of})", False) if keys_of is not None else \
+            w.iterator(s.iter) if any(any_batched(w.state(n)) for n in names_in(s.iter)) else None
         if walked is not None:  # zip / enumerate / .items() of containers: element by element
             it, elem = walked
             w.emit(f"for {code(s.target)} in {it}:", ind)
