@@ -19,11 +19,12 @@ assignment is such a name (``d = defaults | a`` then ``d["x"]``). An array is ne
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import libcst as cst
 
-from .names import Visitor, assigned_names, comprehension_targets, target_names
+from .names import Visitor, assigned_names, comprehension_targets, target_names, walk
 from .read import FunctionSource, Located
 from .syntax import attr_chain, params_of, statements_in
 
@@ -292,3 +293,35 @@ class _Merges(Located):
 def dict_names(fdef: cst.FunctionDef) -> set[str]:
     """The names ``fdef`` shows to be dicts (see the module docstring; vmap's ``for k in d``)."""
     return _dict_names(fdef)
+
+
+def keyed_loop(loop: cst.For, is_dict: Callable[[str], bool]) -> str | None:
+    """The name ``loop`` runs over where its body indexes by the loop's name that name itself or a dict
+    (``for k in g: out[k] = m[k] + g[k]``, optax's ``{k: m[k] + g[k] for k in g}`` written as a loop;
+    ``out = {}``): a dict's keys, for this loop only (the name may hold a list elsewhere, a recursive helper's
+    ``for v in t`` over a list). (Was: read as a batched array's rows, ``k`` was a mapped value and ``m[k]`` of
+    the unmapped ``m`` a mapped one: a ShapeError, or unmapped results left without their batch axis, silently;
+    and a loop over a dict that a loop made, ``a, ema = lax.fori_loop(...)``, was walked by position, ``ema[0]``.)
+    ``is_dict``: whether a name is known to be a dict. An integer array iterated to index another array (``for i in idx:
+    x[i]``) is not one."""
+    it = loop.iter
+    if type(it) is cst.Call and not it.args and type(it.func) is cst.Attribute and it.func.attr.value == "keys":
+        it = it.func.value
+    if type(loop.target) is not cst.Name or type(it) is not cst.Name:
+        return None
+    key, seq = loop.target.value, it.value
+
+    def keyed(e: cst.BaseExpression) -> bool:
+        return type(e) is cst.Name and (e.value == seq or is_dict(e.value))
+
+    def by_key(e: cst.BaseExpression) -> bool:
+        return type(e) is cst.Name and e.value == key
+
+    for m in walk(loop.body):
+        if type(m) is cst.Subscript and keyed(m.value) and len(m.slice) == 1 and \
+                type(m.slice[0].slice) is cst.Index and by_key(m.slice[0].slice.value):
+            return seq
+        if type(m) is cst.Call and type(m.func) is cst.Attribute and m.func.attr.value == "index_update" and \
+                len(m.args) >= 2 and keyed(m.args[0].value) and by_key(m.args[1].value):
+            return seq
+    return None

@@ -54,6 +54,7 @@ from ..core import Span, UnsupportedSyntaxError
 from ..primitives import registry
 from . import closure_reads, data_bound_index, loop_returns
 from .binding_times import DYNAMIC, SHAPE_ATTRS, STATIC, STATIC_FUNCTIONS, UNKNOWN, BindingTimes
+from .dict_merges import keyed_loop
 from .exits import exit_flags, own_exits
 from .liveness import Liveness, LoopExits
 from .names import boolean_valued, children, code, names_in, target_names
@@ -549,6 +550,7 @@ class Functionalizer:
         view = isinstance(s.iter, cst.Call) and isinstance(s.iter.func, cst.Attribute) and not s.iter.args and \
             s.iter.func.attr.value == "keys"  # (a dict's keys: `{**a, ...}` read as a loop, `a` rebound later)
         view = view or self.bta.keys_call(s.iter)  # (vmap's `batch_keys(d)`: a mapped dict's keys)
+        view = view or keyed_loop(s, self.bta.dicts.__contains__) is not None  # (`for k in ema: out[k] = ema[k]`)
         rows = rng is None and not (named and code(s.iter) in self.bta.dicts) and not view and \
             (self.bta.of(s.iter) == DYNAMIC or flagged and named and self.bta.of(s.iter) == UNKNOWN)
         zipped = self.zipped_rows(s) if flagged and rng is None else None  # (v, v_dot in zip(x, x_dot))

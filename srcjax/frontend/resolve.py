@@ -53,6 +53,9 @@ LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.composites", "src
                    "srcjax.random", "srcjax.nn", "srcjax.scipy.special", "srcjax.scipy.stats.norm", *REEXPORTED_MODULES)
 """The helpers generated source calls: transpiled like user code, shown as imports (those of
 :data:`REEXPORTED_MODULES` from the module that re-exports them: ``srcjax.adjoint`` or ``srcjax.batched``)."""
+STRUCTURAL_MODULES = ("srcjax.adjoint", "srcjax.batched")
+"""Derivatives' and vmap's own helpers: their tests and loop counts read a container's structure and flags, the
+same in every example (vmap reads one its batch broadcast from the first row: ``batch_static``)."""
 
 _MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
                                "popitem", "add", "discard", "sort", "reverse", "fill", "resize", "itemset", "put",

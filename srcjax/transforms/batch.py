@@ -664,8 +664,8 @@ class FunctionWriter:
         others (``i in range(np.ndim(b))``), returned, are not, whatever a name they shadow holds."""
         unbatched: set[str] = set()
         for n in batch_queries.comprehension_fors(value):
-            if self.reads_only_shapes(n.iter, unbatched):
-                unbatched.update(target_names(n.target))
+            if self.reads_only_shapes(n.iter, unbatched) or batch_queries.dict_keys(self, n.iter):
+                unbatched.update(target_names(n.target))  # (a dict's keys: `{k: ema[k] for k in ema}`)
             else:
                 self.st.update(dict.fromkeys(target_names(n.target), True))
         return unbatched

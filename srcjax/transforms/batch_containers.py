@@ -11,6 +11,7 @@ import libcst as cst
 
 from ..frontend.cst_expressions import parse_expression
 from ..frontend.names import code
+from ..frontend.resolve import STRUCTURAL_MODULES
 from .anf import Op
 from .batch_state import (
     Repeated,
@@ -74,6 +75,10 @@ def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None
     if f == "range" and all(w.only_shapes(a.value) for a in value.args):  # range(r.size): an example's size
         from .batch_queries import PerExample
         return code(value.visit(PerExample(w))), False  # type: ignore[arg-type]
+    if f == "range" and getattr(w.nf.fn, "__module__", "") in STRUCTURAL_MODULES:  # (derivatives' and vmap's
+        # helpers: a count of their tape, `range(loop_count)` of a tree's levels, is the same in every example)
+        return "range(" + ", ".join(f"batch_static({code(a.value)})" if any_batched(w.value_state(a.value)) else
+                                    code(a.value) for a in value.args) + ")", False
     if f == "range":
         raise w.error(f"vmap: a loop over {code(value)!r} runs a different number of times per example", value,
                       hint="a `while` loop on a counter (`while i < n:`) runs per example under vmap; under grad "
@@ -107,6 +112,9 @@ def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None
     if f == "sorted" and len(value.args) == 1 and isinstance(first, Stack) and not isinstance(first, Repeated) and all(
             isinstance(e, Tree) and e.kind == "tuple" and e.items and e.items[0][1] is False for e in first.entries):
         return code(value), first  # sorted(d.items()): by the unbatched keys, the pairs as they are
+    if f == "dict" and len(value.args) == 1 and value.args[0].keyword is None and isinstance(first, Tree) and \
+            first.kind == "dict":  # (a copy of a dict mapped in part, `s = dict(state)`: item by item as it is)
+        return code(value), first
     if f in ("list", "tuple") and len(value.args) == 1 and isinstance(first, (Tree, Stack)):
         if isinstance(first, Tree) and first.kind in ("tuple", "list"):
             return code(value), Tree(f, first.items)

@@ -19,8 +19,9 @@ from ..adjoint import is_saved_list_name
 from ..frontend.binding_times import STATIC, BindingTimes
 from ..frontend.liveness import Liveness
 from ..frontend.names import code, names_in, renamed, target_names, walk
-from ..frontend.resolve import LIBRARY_MODULES
+from ..frontend.resolve import LIBRARY_MODULES, STRUCTURAL_MODULES
 from . import batch_errors
+from .batch_dict_keys import keyed_dict_loop
 from .batch_state import Repeated, Stack, Tree, any_batched, element, join
 
 if TYPE_CHECKING:
@@ -166,7 +167,9 @@ def loop(w: FunctionWriter, s: cst.For | cst.While, ind: int) -> None:
             w.st[v] = True
     if isinstance(s, cst.For):
         it = code(s.iter)
-        walked = w.iterator(s.iter) if any(any_batched(w.state(n)) for n in names_in(s.iter)) else None
+        keys_of = keyed_dict_loop(w, s)  # (`for k in g: out[k] = m[k] + g[k]`, g a dict mapped whole: its keys)
+        walked = (f"batch_keys({keys_of})", False) if keys_of is not None else \
+            w.iterator(s.iter) if any(any_batched(w.state(n)) for n in names_in(s.iter)) else None
         if walked is not None:  # zip / enumerate / .items() of containers: element by element
             it, elem = walked
             w.emit(f"for {code(s.target)} in {it}:", ind)
@@ -298,8 +301,10 @@ def data_test(w: FunctionWriter, s: cst.If | cst.While) -> bool:
     Python value); the function is functionalized again knowing it (:class:`DataTest`). True where
     the test is static, its batched values broadcast (a derivative's flags on a batched tape: vmap of
     jacrev of a loop with `break`): the `if` reads one row of it (``batch_static``)."""
-    if getattr(w.nf.fn, "__module__", "") in LIBRARY_MODULES:  # (srcjax's helpers: their tests are static)
-        return False
+    if getattr(w.nf.fn, "__module__", "") in LIBRARY_MODULES:  # (srcjax's helpers: their tests are static; those
+        # of derivatives' and vmap's own helpers, on a container's structure, are the same in every example: one
+        # read from a tape the batch broadcast is read from its first row, as their loops' counts)
+        return getattr(w.nf.fn, "__module__", "") in STRUCTURAL_MODULES
     if w.only_shapes(s.test):  # (`while is_tree(x)`, `if x.shape[0] > 2`: static)
         return False
     if w.bta is None:

@@ -22,6 +22,7 @@ from ..frontend.names import Names, assigned_names, code, names_in, renamed, syn
 from . import batch_errors, loop_counter
 from .anf import classify
 from .batch_containers import note_tree
+from .batch_dict_keys import shown_dict
 from .batch_state import State, Tree, all_batched, any_batched, item, join, pack, parts_of
 
 if TYPE_CHECKING:
@@ -481,7 +482,9 @@ def may_be_tree(w: FunctionWriter, a: str, b: str) -> bool:
         if type(node) is cst.Name and (m := _COTANGENT.fullmatch(x)) is not None and container(cst.Name(m[1])):
             return True  # (the cotangent of a container: one too, `d_bar` of `d`)
         return x.startswith(("batch_broadcast_items(", "from_leaves(")) or x in w.zeros or parts_of(x) is not None or \
-            isinstance(w.st.get(x), Tree) or x in w.trees and x not in w.arrays
+            isinstance(w.st.get(x), Tree) or x in w.trees and x not in w.arrays or \
+            type(node) is cst.Name and x not in w.arrays and shown_dict(w, x)  # (`s = dict(state)` carried by a
+    # loop, `if t[i] > 0: s["e"] = ...`: selected whole with batch_select, "cannot use a value of type dict")
     return any(container(cst.parse_expression(x)) for x in (a, b))
 
 
@@ -633,11 +636,18 @@ def _unmapped_reads(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str],
     (:func:`shared_reads`): each is broadcast along the batch and marked."""
     shared = shared_reads(w, fdef)
     local = {p.name.value for p in fdef.params.params} | set(assigned_names(list(fdef.body.body)[:-1]))
+    # (a dict is not an array operand: `s = dict(state)` returned by the branch that leaves it, `if x > 0:
+    # s["e"] = ...`; it was broadcast whole, `batch_broadcast(s)`, "cannot use a value of type dict")
     outer = {n for n in names_in(fdef.body)
-             if n not in local and n in shared and w.st.get(n) is False and _dynamic(w, n)}
+             if n not in local and n in shared and w.st.get(n) is False and _dynamic(w, n) and not _dict(w, n)}
     params = {p.name.value for p, a, st in zip(fdef.params.params, args, states)
-              if p.name.value in shared and st is False and a.isidentifier() and _dynamic(w, a)}
+              if p.name.value in shared and st is False and a.isidentifier() and _dynamic(w, a) and not _dict(w, a)}
     return outer, params
+
+
+def _dict(w: FunctionWriter, name: str) -> bool:
+    """Whether ``name`` holds a container: a dict the function shows, or a name a join selected item by item."""
+    return name in w.trees or shown_dict(w, name)
 
 
 def repeats(w: FunctionWriter, calls: list[tuple[cst.FunctionDef, list[str], list[State]]],

@@ -118,6 +118,16 @@ def iterator(w: FunctionWriter, it: cst.BaseExpression) -> tuple[str, State] | N
     return None
 
 
+def dict_keys(w: FunctionWriter, it: cst.BaseExpression) -> bool:
+    """``it`` (``d`` or ``d.keys()``) runs over the keys of a dict: the same in every example."""
+    if type(it) is cst.Call and not it.args and type(it.func) is cst.Attribute and it.func.attr.value == "keys":
+        it = it.func.value
+    if type(it) is not cst.Name:
+        return False
+    st = w.state(it.value)
+    return isinstance(st, Tree) and st.kind == "dict" or mapped_dict_keys(w, it)
+
+
 def _uniform(w: FunctionWriter, text: str, st: State) -> tuple[str, State]:
     """A sequence iterated over, with every element in one state: batched and unbatched elements
     (``for v in [x, w]``, x mapped) are all batched first. A dict yields its keys: static strings or numbers
