@@ -31,6 +31,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -427,4 +428,7 @@ def trampoline(fn: Any) -> Any:
     ns["__name__"] = fn.__module__
     exec(compile(text, filename, "exec"), ns)
     t = _TRAMPOLINES.set(fn, None, ns[f"_call_{fn.__name__}"])
+    from ..generated import forget_module  # (generated.py reads programs: imported when a trampoline is made)
+
+    weakref.finalize(t, forget_module, filename)  # (its text and what reading it noted die with it)
     return t
