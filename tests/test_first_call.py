@@ -609,6 +609,22 @@ def test_a_helper_that_reads_back_as_another_tree_is_not_kept(tmp_path, monkeypa
     assert sorted(back.spans.values(), key=str) == sorted(nf.spans.values(), key=str)
 
 
+def _stored_record(fn):
+    """``fn`` (a library helper) normalized and stored in the disk cache the test set: ``(nf, key, record)``, the
+    record as the cache holds it (JSON)."""
+    import json
+
+    from srcjax.frontend import library_cache
+    from srcjax.frontend.normalize import normalize
+    from srcjax.runtime import disk_cache
+
+    nf = normalize(fn, lambda g, *_: g.__name__)
+    library_cache.store(nf)
+    _flush()
+    key = library_cache._key(fn, nf.name)
+    return nf, key, json.loads(disk_cache.load(key, count=False, kind="normalized").decode())
+
+
 def test_a_helpers_stored_tree_is_its_texts_tree(tmp_path, monkeypatch):
     """A helper's tree is stored beside its text and rebuilt without the parser: the parsed text's tree
     exactly (whitespace, tuples); an entry whose tree names anything but a libcst node class, or none,
@@ -617,17 +633,12 @@ def test_a_helpers_stored_tree_is_its_texts_tree(tmp_path, monkeypatch):
 
     from srcjax import adjoint, batched
     from srcjax.frontend import library_cache
-    from srcjax.frontend.normalize import normalize
     from srcjax.frontend.read import parse_module
     from srcjax.runtime import disk_cache
 
     monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
     for fn in (adjoint.matmul_rhs_bar, batched.batch_unbroadcast, adjoint.zeros_like):
-        nf = normalize(fn, lambda g, *_: g.__name__)
-        library_cache.store(nf)
-        _flush()
-        key = library_cache._key(fn, nf.name)
-        record = json.loads(disk_cache.load(key, count=False, kind="normalized").decode())
+        nf, key, record = _stored_record(fn)
         assert record["tree"] is not None
         parsed = parse_module(record["text"]).body[0]
         back = library_cache.load(fn, nf.name)
@@ -686,16 +697,11 @@ def test_a_loaded_helpers_tree_is_rebuilt_when_first_read(tmp_path, monkeypatch)
     from srcjax import adjoint
     from srcjax.frontend import library_cache
     from srcjax.frontend.names import code, walk
-    from srcjax.frontend.normalize import normalize
     from srcjax.runtime import disk_cache
 
     monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
     fn = adjoint.matmul_rhs_bar
-    nf = normalize(fn, lambda g, *_: g.__name__)
-    library_cache.store(nf)
-    _flush()
-    key = library_cache._key(fn, nf.name)
-    record = json.loads(disk_cache.load(key, count=False, kind="normalized").decode())
+    nf, key, record = _stored_record(fn)
     for tree in (record["tree"], {**record["tree"], "nodes": [[0, "not a field"]]}):
         disk_cache.store(key, json.dumps({**record, "tree": tree}).encode(), kind="normalized")
         back = library_cache.load(fn, nf.name)
@@ -721,16 +727,11 @@ def test_a_flat_tree_that_is_not_a_tree_reads_its_text(tmp_path, monkeypatch):
     from srcjax import adjoint
     from srcjax.frontend import library_cache
     from srcjax.frontend.names import code, walk
-    from srcjax.frontend.normalize import normalize
     from srcjax.runtime import disk_cache
 
     monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
     fn = adjoint.matmul_rhs_bar
-    nf = normalize(fn, lambda g, *_: g.__name__)
-    library_cache.store(nf)
-    _flush()
-    key = library_cache._key(fn, nf.name)
-    record = json.loads(disk_cache.load(key, count=False, kind="normalized").decode())
+    nf, key, record = _stored_record(fn)
     tree = record["tree"]
     nodes = tree["nodes"]
     assert len(tree["at"]) == len(record["spans"]) and len(nodes) > 10
@@ -773,17 +774,12 @@ def test_a_flat_trees_tokens_are_shared_leaves_and_its_names_written_inline(tmp_
     from srcjax import adjoint
     from srcjax.frontend import library_cache
     from srcjax.frontend.names import code, walk
-    from srcjax.frontend.normalize import normalize
     from srcjax.frontend.read import parse_module
     from srcjax.runtime import disk_cache
 
     monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
     fn = adjoint.matmul_rhs_bar
-    nf = normalize(fn, lambda g, *_: g.__name__)
-    library_cache.store(nf)
-    _flush()
-    key = library_cache._key(fn, nf.name)
-    record = json.loads(disk_cache.load(key, count=False, kind="normalized").decode())
+    nf, key, record = _stored_record(fn)
     tree = record["tree"]
     parsed = parse_module(record["text"]).body[0]
     every = list(walk(parsed))
