@@ -130,6 +130,12 @@ def _reversed_getter(cls: type) -> tuple[Callable[[Any], Any], bool]:
     return found
 
 
+# (for loops over a stack elsewhere, as walk's and names_in's: ``getter, single = REVERSED_GETTERS[type(n)]``,
+# ``reversed_getter(type(n))`` on a KeyError)
+REVERSED_GETTERS = _REVERSED_GETTERS
+reversed_getter = _reversed_getter
+
+
 def _nodes_in(node: cst.CSTNode, fields: tuple[str, ...]) -> list[cst.CSTNode]:
     out: list[cst.CSTNode] = []
     nodes = NODE_CLASSES

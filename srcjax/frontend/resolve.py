@@ -35,7 +35,7 @@ from ..core import Span, TranspileError, UnknownFunctionError, UnsupportedSyntax
 from ..primitives import registry
 from . import callees, closures, star_params, tuple_params
 from .callees import ALLOWED_BUILTINS
-from .names import Visitor, code, target_names
+from .names import NODE_CLASSES, REVERSED_GETTERS, Visitor, code, reversed_getter, target_names
 from .read import FunctionSource
 from .syntax import attr_chain, dotted
 
@@ -120,6 +120,9 @@ def called(v: Any) -> Any:
 
 
 def local_names(fdef: cst.FunctionDef) -> set[str]:
+    """The names ``fdef`` binds: its parameters, assignment and ``for`` targets, a lambda's parameters (it
+    becomes a nested def), and a nested ``def``'s name and locals (one flat namespace). One loop over a stack
+    of the code nodes, as :func:`~.names.names_in` (a ``Visitor``'s walk made two calls a node)."""
     names: set[str] = set()
     p = fdef.params
     for prm in list(p.params) + list(p.posonly_params) + list(p.kwonly_params):
@@ -128,43 +131,49 @@ def local_names(fdef: cst.FunctionDef) -> set[str]:
         names.add(p.star_arg.name.value)
     if p.star_kwarg is not None:
         names.add(p.star_kwarg.name.value)
-
-    _LocalNames(fdef, names).walk(fdef)
+    getters, nodes = REVERSED_GETTERS, NODE_CLASSES
+    stack: list[Any] = [fdef]
+    pop, push = stack.pop, stack.append
+    name_t, attr_t, arg_t = cst.Name, cst.Attribute, cst.Arg
+    while stack:
+        n = pop()
+        t = n.__class__
+        if t is name_t:  # (no code under it)
+            continue
+        if t is attr_t or t is arg_t:  # (an attribute's or a keyword's name binds nothing: only the value is read)
+            push(n.value)
+            continue
+        if t in _BINDS_TARGET:
+            names.update(target_names(n.target))
+        elif t is cst.FunctionDef and n is not fdef:  # a nested def: its name, and its own locals
+            names.add(n.name.value)
+            names.update(local_names(n))
+            continue
+        elif t is cst.Lambda:  # becomes a nested def (see lambda_function)
+            names.update(prm.name.value for prm in n.params.params)
+        try:
+            getter, single = getters[t]
+        except KeyError:
+            getter, single = reversed_getter(t)
+        got = getter(n)
+        for v in (got,) if single else got:
+            c = v.__class__
+            if c in nodes:
+                push(v)
+            elif c is tuple or c is list:
+                for x in v[::-1]:
+                    if x.__class__ in nodes:
+                        push(x)
     return names
+
+
+_BINDS_TARGET = frozenset({cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For})
 
 
 def rebound_parameters(fdef: cst.FunctionDef) -> set[str]:
     """The parameters of ``fdef`` its body assigns again (or a nested function or comprehension binds)."""
     return local_names(fdef.with_changes(params=cst.Parameters())) & local_names(
         fdef.with_changes(body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])])))
-
-
-class _LocalNames(Visitor):
-    """The names :func:`local_names` collects (a class made once: one made per call is cyclic garbage)."""
-
-    def __init__(self, fdef: cst.FunctionDef, names: set[str]) -> None:
-        self.fdef, self.names = fdef, names
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self.names.update(target_names(node.target))
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self.names.update(target_names(node.target))
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.names.update(target_names(node.target))
-
-    def visit_For(self, node: cst.For) -> None:
-        self.names.update(target_names(node.target))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        if node is not self.fdef:  # a nested def: its name, and (one flat namespace) its own locals
-            self.names.add(node.name.value)
-            self.names.update(local_names(node))
-        return node is self.fdef
-
-    def visit_Lambda(self, node: cst.Lambda) -> None:  # becomes a nested def (see lambda_function)
-        self.names.update(prm.name.value for prm in node.params.params)
 
 
 class Resolver:
@@ -283,8 +292,63 @@ class Resolver:
     def reserve_helpers(self, fdef: cst.FunctionDef) -> None:
         """Name every user function the body refers to before any temporary is made, so that no
         temporary takes a helper's name (``cube_1 = cube_1(x)`` when another module's ``cube``
-        becomes ``cube_1``)."""
-        _ReserveHelpers(self).walk(fdef.body)
+        becomes ``cube_1``). The body's code nodes in source order (helpers are named in the order met),
+        by one loop over a stack; a name chain with a static value (``np.tanh``, ``helpers.f``) is one
+        reference, an attribute's and a keyword's own name none."""
+        seen: set[str] = set()  # (the names met: a name means the same wherever it is read in the function)
+        bindings, locals_ = self.bindings, self.locals
+        getters, nodes = REVERSED_GETTERS, NODE_CLASSES
+        name_t, attr_t, arg_t = cst.Name, cst.Attribute, cst.Arg
+        stack: list[Any] = [fdef.body]
+        pop, push = stack.pop, stack.append
+        while stack:
+            n = pop()
+            t = n.__class__
+            if t is name_t:
+                if n.value not in seen:
+                    seen.add(n.value)
+                    if n.value in bindings:  # (a parameter fixed to a function: calls through it call that one)
+                        self._reserve(bindings[n.value])
+                    elif n.value not in locals_:
+                        found, v = self.lookup(n.value)
+                        if found:
+                            self._reserve(v)
+                continue
+            if t is attr_t:
+                try:
+                    ok, v = self.static_value(n)
+                except UnknownFunctionError:
+                    ok = False
+                if ok:
+                    self._reserve(v)
+                else:
+                    push(n.value)
+                continue
+            if t is arg_t:
+                push(n.value)
+                continue
+            try:
+                getter, single = getters[t]
+            except KeyError:
+                getter, single = reversed_getter(t)
+            got = getter(n)
+            for c in (got,) if single else got:
+                k = c.__class__
+                if k in nodes:
+                    push(c)
+                elif k is tuple or k is list:
+                    for x in c[::-1]:
+                        if x.__class__ in nodes:
+                            push(x)
+
+    def _reserve(self, v: Any) -> None:
+        """(:meth:`reserve_helpers`) the helper name of ``v`` where it is a user function."""
+        if is_user_function(v) and not (callable(v) and registry.lookup(v) is not None):
+            if star_params.star_parameter(unwrap(v)) is not None or tuple_params.spreads(unwrap(v)):
+                # (`def f(*xs)`, `f(y, *args)` of a parameter: its calls name copies of it)
+                self.used.add(unwrap(v).__name__)
+                return
+            self.used.add(self.helper_name(unwrap(v)))
 
     def static_value(self, node: cst.BaseExpression) -> tuple[bool, Any]:
         """The value of a module-rooted name chain (``np.tanh``), if it has one. Remembered per node while this
@@ -540,45 +604,3 @@ _HELPERS_PASSED: dict[int, Any] = {}
 def _own_params(fn: Any, n_extra: int) -> int:
     """How many parameters of a lifted function are its own (the rest are the caller's locals)."""
     return len(inspect.signature(unwrap(fn)).parameters) - n_extra
-
-
-class _ReserveHelpers(Visitor):
-    """What :meth:`Resolver.reserve_helpers` reserves (a class made once: one made per call is cyclic garbage)."""
-
-    def __init__(self, norm: Resolver) -> None:
-        self.norm = norm
-        self.seen: set[str] = set()  # (the names met: a name means the same wherever it is read in the function)
-
-    def reserve(self, v: Any) -> None:
-        if is_user_function(v) and not (callable(v) and registry.lookup(v) is not None):
-            if star_params.star_parameter(unwrap(v)) is not None or tuple_params.spreads(unwrap(v)):
-                # (`def f(*xs)`, `f(y, *args)` of a parameter: its calls name copies of it)
-                self.norm.used.add(unwrap(v).__name__)
-                return
-            self.norm.used.add(self.norm.helper_name(unwrap(v)))
-
-    def visit_Name(self, n: cst.Name) -> None:
-        if n.value in self.seen:
-            return
-        self.seen.add(n.value)
-        if n.value in self.norm.bindings:  # (a parameter fixed to a function: calls through it call that one)
-            self.reserve(self.norm.bindings[n.value])
-        elif n.value not in self.norm.locals:
-            found, v = self.norm.lookup(n.value)
-            if found:
-                self.reserve(v)
-
-    def visit_Attribute(self, n: cst.Attribute) -> bool:
-        try:
-            ok, v = self.norm.static_value(n)
-        except UnknownFunctionError:
-            ok = False
-        if ok:
-            self.reserve(v)
-            return False
-        self.walk(n.value)
-        return False
-
-    def visit_Arg(self, n: cst.Arg) -> bool:
-        self.walk(n.value)
-        return False
