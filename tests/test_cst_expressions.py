@@ -13,7 +13,7 @@ import libcst as cst
 import pytest
 
 import srcjax  # noqa: F401  (registers the primitive table)
-from srcjax.frontend.cst_expressions import ExpressionBuilder, parse_expression
+from srcjax.frontend.cst_expressions import ExpressionBuilder, assign, line, parse_expression
 from srcjax.frontend.cst_functions import _function, function_module, parse_function_module  # (_function: built)
 from srcjax.frontend.library_cache import _identical  # (the field-for-field comparison test_first_call uses)
 from srcjax.frontend.read import _positions, parse_module  # (_positions: libcst's code generation's positions)
@@ -205,6 +205,31 @@ def test_builds_what_srcjax_writes() -> None:
 
 def test_new_tree_each_call() -> None:
     assert parse_expression("a + b") is not parse_expression("a + b")
+
+
+def _nodes(node: cst.CSTNode) -> list[int]:
+    out: list[int] = []
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        n = stack.pop()
+        out.append(id(n))
+        stack.extend(n.children)
+    return out
+
+
+def test_lines_and_assignments_made_as_libcst_makes_them() -> None:
+    """The normalizer's lines and assignments (``line``, ``assign``): the nodes libcst's constructors make, field for
+    field (lists as lists), fresh nodes each call (libcst's defaults are never shared: metadata is keyed by node)."""
+    target, value = cst.Name("y"), parse_expression("np.sin(x) * 2")
+    made, ref = line(assign(target, value)), cst.SimpleStatementLine(
+        body=[cst.Assign(targets=[cst.AssignTarget(target=target)], value=value)])
+    assert _identical(made, ref)
+    assert cst.Module(body=[made]).code == "y = np.sin(x) * 2\n"
+    ret = cst.Return(value=target)
+    assert _identical(line(ret), cst.SimpleStatementLine(body=[ret]))
+    again = line(assign(target, value))
+    shared = {id(target), id(value)} | set(_nodes(value))
+    assert not (set(_nodes(made)) & set(_nodes(again))) - shared
 
 
 FUNCTIONS = [  # generated straight-line functions (test_golden, test_ad, test_vmap), one per mix of features

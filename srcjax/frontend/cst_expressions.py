@@ -28,7 +28,8 @@ from typing import Any
 
 import libcst as cst
 
-__all__ = ["TOKENS", "TWO_TOKENS", "ExpressionBuilder", "Unsupported", "make", "parse_expression", "whitespace"]
+__all__ = ["TOKENS", "TWO_TOKENS", "ExpressionBuilder", "Unsupported", "assign", "line", "make", "parse_expression",
+           "whitespace"]
 
 
 class Unsupported(Exception):
@@ -75,6 +76,54 @@ _SET_WS = cst.SimpleWhitespace.__dict__["value"].__set__
 def whitespace(value: str) -> cst.SimpleWhitespace:
     node = _NEW(cst.SimpleWhitespace)
     _SET_WS(node, value)
+    return node  # type: ignore[no-any-return]
+
+
+def _setters(cls: type, *fields: str) -> tuple[Any, ...]:
+    assert [f.name for f in dataclasses.fields(cls)] == list(fields), cls  # (every field, in order)
+    return tuple(cls.__dict__[f].__set__ for f in fields)
+
+
+_LINE = _setters(cst.SimpleStatementLine, "body", "leading_lines", "trailing_whitespace")
+_TRAILING = _setters(cst.TrailingWhitespace, "whitespace", "comment", "newline")
+_SET_NEWLINE = _setters(cst.Newline, "value")[0]
+_ASSIGN = _setters(cst.Assign, "targets", "value", "semicolon")
+_TARGET = _setters(cst.AssignTarget, "target", "whitespace_before_equal", "whitespace_after_equal")
+
+
+def line(small: cst.BaseSmallStatement) -> cst.SimpleStatementLine:
+    """``cst.SimpleStatementLine(body=[small])``, each node of it made without its ``__init__`` (its defaults' nodes
+    made by their own ``__init__``, one call each: ~4x the time of the line's own) and validation (which a line of
+    one statement, its empty space and its newline pass): the same fields, fresh nodes
+    (``tests/test_cst_expressions.py``)."""
+    newline = _NEW(cst.Newline)
+    _SET_NEWLINE(newline, None)
+    trailing = _NEW(cst.TrailingWhitespace)
+    ws, comment, nl = _TRAILING
+    ws(trailing, whitespace(""))
+    comment(trailing, None)
+    nl(trailing, newline)
+    node = _NEW(cst.SimpleStatementLine)
+    body, leading, trailing_ws = _LINE
+    body(node, [small])
+    leading(node, ())
+    trailing_ws(node, trailing)
+    return node  # type: ignore[no-any-return]
+
+
+def assign(target: cst.BaseAssignTargetExpression, value: cst.BaseExpression) -> cst.Assign:
+    """``cst.Assign(targets=[cst.AssignTarget(target=target)], value=value)``, made as :func:`line` makes a line
+    (an assignment of one target passes the validation)."""
+    at = _NEW(cst.AssignTarget)
+    tg, before, after = _TARGET
+    tg(at, target)
+    before(at, whitespace(" "))
+    after(at, whitespace(" "))
+    node = _NEW(cst.Assign)
+    targets, val, semicolon = _ASSIGN
+    targets(node, [at])
+    val(node, value)
+    semicolon(node, cst.MaybeSentinel.DEFAULT)
     return node  # type: ignore[no-any-return]
 
 

@@ -68,6 +68,7 @@ from . import (
     view_unpacking,
     view_updates,
 )
+from .cst_expressions import assign, line
 from .cst_transform import transform
 from .names import comprehension_targets
 from .names import walk as walk_nodes
@@ -164,14 +165,13 @@ class Normalizer(Resolver):
         sp = self.span(origin) if origin is not None else None
         if sp is not None and sp.end_line != sp.line:  # written over several lines: one line now
             stmt = stmt.visit(OneLine())  # type: ignore[assignment]
-        line = cst.SimpleStatementLine(body=[stmt])
+        self.out.append(made := line(stmt))  # (cst.SimpleStatementLine(body=[stmt]) without __init__: cst_expressions)
         if sp is not None:
-            self.spans[id(line)] = sp
-        self.out.append(line)
+            self.spans[id(made)] = sp
 
     def assign(self, target: cst.BaseAssignTargetExpression, value: cst.BaseExpression,
                origin: cst.CSTNode | None) -> None:
-        self.emit(cst.Assign(targets=[cst.AssignTarget(target=target)], value=value), origin)
+        self.emit(assign(target, value), origin)  # (cst.Assign(targets=[cst.AssignTarget(target)], value=value))
 
     # -- expressions --------------------------------------------------------------
     def atom(self, node: cst.BaseExpression) -> cst.BaseExpression:
