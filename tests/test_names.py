@@ -8,6 +8,7 @@ derivatives: the same names, in the same order.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import textwrap
 import types
@@ -94,7 +95,10 @@ def extra(x, *args, k=1, **kw):
 '''
 
 
+@functools.cache
 def _trees() -> list[cst.CSTNode]:
+    """The trees the checks walk: made at the first test that needs them, not when the module is collected (every
+    xdist worker collects every module: 1.6 CPU s each)."""
     trees: list[cst.CSTNode] = [cst.parse_module(EXTRA)]
     for fn in _functions():
         trees.append(cst.parse_module(textwrap.dedent(inspect.getsource(fn))))
@@ -107,13 +111,11 @@ def _trees() -> list[cst.CSTNode]:
     return trees
 
 
-TREES = _trees()
-
 
 @pytest.mark.parametrize("skip_targets", [False, True])
 def test_names_in_matches_the_visitor(skip_targets):
     checked = 0
-    for tree in TREES:
+    for tree in _trees():
         nodes = [tree, *N.walk(tree)]
         for node in nodes:
             assert N.names_in(node, skip_targets=skip_targets) == _visitor_names(node, skip_targets=skip_targets)
@@ -122,7 +124,7 @@ def test_names_in_matches_the_visitor(skip_targets):
 
 
 def test_children_match_libcst():
-    for tree in TREES:
+    for tree in _trees():
         for node in N.walk(tree):
             assert N.children(node) == list(node.children)
             code = [c for c in node.children if N.names_in(c) or isinstance(c, (cst.BaseStatement, cst.BaseSmallStatement))]
@@ -151,7 +153,7 @@ def test_visitor_visits_like_libcst():
             ns[f"leave_{k}"] = lambda self, n, k=k: log.append(("leave", id(n)))
         return type("R", (base,), ns), log
 
-    for tree in TREES:
+    for tree in _trees():
         ours, log1 = recorder(N.Visitor)
         ours().walk(tree)
         theirs, log2 = recorder(cst.CSTVisitor)
@@ -174,7 +176,7 @@ def test_positions_match_the_metadata_wrapper():
 
 def test_renamed_matches_rename_names():
     mod = cst.Module(body=[])
-    for tree in TREES:
+    for tree in _trees():
         for node in N.walk(tree):
             if not isinstance(node, (cst.BaseStatement, cst.BaseSmallStatement, cst.Call)):
                 continue
@@ -204,7 +206,7 @@ def test_names_read_matches_names_in():
 
 def test_code_matches_code_for_node():
     mod = cst.Module(body=[])
-    for tree in TREES:
+    for tree in _trees():
         for node in N.walk(tree):
             try:
                 theirs = mod.code_for_node(node)
@@ -241,7 +243,7 @@ def _preorder(node):
 
 def test_walk_is_the_preorder_of_syntax_children():
     """``walk`` (fields read by one getter a node class) visits what a recursion over ``syntax_children`` does."""
-    for tree in TREES[:40]:
+    for tree in _trees()[:40]:
         got, want = list(N.walk(tree)), _preorder(tree)
         assert len(got) == len(want) and all(a is b for a, b in zip(got, want))
 
