@@ -60,7 +60,7 @@ def test_generated_module_is_registered_from_one_parse_and_runs():
     filename = fn.__code__.co_filename
     text = "".join(linecache.getlines(filename))
     assert text.startswith("import numpy as np\nfrom srcjax.adjoint import *\n")
-    ends = read._ENDS[(filename, len(text), hash(text))]  # noted when the module was loaded
+    ends = read._ENDS[filename][(len(text), hash(text))]  # noted when the module was loaded
     first = fn.__code__.co_firstlineno
     assert text.splitlines()[first - 1].startswith("def f_grad(")
     assert ends[first] == len(text.rstrip("\n").splitlines())
@@ -98,3 +98,21 @@ def test_positions_are_libcsts_for_every_node_but_whitespace():
         assert ours[node] == (r.start.line, r.start.column, r.end.line, r.end.column), node
         checked += 1
     assert checked > 5000
+
+
+def test_forgetting_a_module_drops_its_line_tables_alone_in_one_step():
+    """A module's line tables are forgotten by one pop of its file name (a finalizer runs it: the scan over every
+    module's tables it replaced raised 'dictionary changed size during iteration' when a collection inside the
+    scan ran another module's finalizer, and left the tables behind)."""
+    import ast
+
+    a, b = "<srcjax.test_forget_a>", "<srcjax.test_forget_b>"
+    text = "def f(x):\n    return x\n"
+    read.note_generated(a, text, ast.parse(text))
+    read.note_generated(b, text, ast.parse(text))
+    read.note_generated(a, text + "\n", ast.parse(text))  # (a second text under the same name)
+    assert len(read._ENDS[a]) == 2 and b in read._ENDS
+    read.forget_generated(a)
+    assert a not in read._ENDS and read._ENDS[b] == {(len(text), hash(text)): {1: 2}}
+    read.forget_generated(b)
+    assert b not in read._ENDS

@@ -286,7 +286,9 @@ def _file_lines(fn: Callable[..., Any], code: Any) -> tuple[list[str], int, str]
     return found, start, inspect.getsourcefile(code) or code.co_filename
 
 
-_ENDS: dict[tuple[str, int, int], dict[int, int]] = {}  # a generated module's text -> its defs' first -> last lines
+# a generated module's file name -> its text's (length, hash) -> its defs' first -> last lines (by file name:
+# forgetting a module is one pop, nothing iterated that a finalizer run by a collection inside could change)
+_ENDS: dict[str, dict[tuple[int, int], dict[int, int]]] = {}
 
 
 def _generated_lines(code: Any) -> tuple[list[str], int] | None:
@@ -307,8 +309,7 @@ def _generated(code: Any) -> tuple[list[str], int, ast.FunctionDef | None] | Non
     if not lines:
         return None
     text = "".join(lines)
-    key = (filename, len(text), hash(text))
-    ends = _ENDS.get(key)
+    ends = _ENDS.get(filename, {}).get((len(text), hash(text)))
     if ends is None:
         try:
             ends = note_generated(filename, text, parse(text))
@@ -344,7 +345,8 @@ def note_generated(filename: str, text: str, tree: ast.Module) -> dict[int, int]
     written) their ``ast`` trees: :func:`read_function` builds a function's libcst tree from its module's
     parse instead of parsing its text again."""
     defs = {n.lineno: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.decorator_list}
-    ends = _ENDS[(filename, len(text), hash(text))] = {k: n.end_lineno or n.lineno for k, n in defs.items()}
+    ends = {k: n.end_lineno or n.lineno for k, n in defs.items()}
+    _ENDS.setdefault(filename, {})[(len(text), hash(text))] = ends
     _DEF_NODES.pop(filename, None)
     _DEF_NODES[filename] = (text, defs)
     while len(_DEF_NODES) > _DEF_NODES_KEPT:  # (the oldest first: a transformation reads its module soon after)
@@ -362,8 +364,7 @@ _DEF_NODES_KEPT = 16
 
 def forget_generated(filename: str) -> None:
     """Drop what :func:`note_generated` remembered of the generated module ``filename`` (its functions died)."""
-    for key in [k for k in _ENDS if k[0] == filename]:
-        _ENDS.pop(key, None)
+    _ENDS.pop(filename, None)
     _DEF_NODES.pop(filename, None)
 
 
