@@ -199,11 +199,11 @@ def cyclic_tridiagonal(a, b, c, d):
 # == root finders ===================================================================================================
 
 
-def newton_cubic_while(c, x0=2.0):
-    # Newman's Newton iteration: x^3 - c x - 1 = 0, until |delta| < 1e-12
+def newton_cubic_while(c, x0=2.0, tol=1e-6):
+    # Newman's Newton iteration: x^3 - c x - 1 = 0, until |delta| < tol
     x = x0
     delta = 1.0
-    while np.abs(delta) > 1e-12:
+    while np.abs(delta) > tol:
         f = x ** 3 - c * x - 1.0
         fp = 3 * x ** 2 - c
         delta = f / fp
@@ -999,7 +999,7 @@ def value_iteration(P, R, gamma=0.9, sweeps=25):
     return V, policy
 
 
-def policy_evaluation_while(P_pi, r_pi, gamma=0.9, theta=1e-8):
+def policy_evaluation_while(P_pi, r_pi, gamma=0.9, theta=1e-5):
     V = np.zeros_like(r_pi)
     delta = 1.0
     while delta > theta:
@@ -1155,7 +1155,7 @@ def mccall_vfi(w, q, c=25.0, beta=0.99, tol=1e-6):
     return (1 - beta) * (c + beta * np.sum(v * q))
 
 
-def stationary_power(P, tol=1e-12):
+def stationary_power(P, tol=1e-6):
     psi = np.ones(P.shape[0]) / P.shape[0]
     diff = 1.0
     while diff > tol:
@@ -1254,7 +1254,7 @@ def ewma_vol(returns, lam=0.94):
     return np.sqrt(252 * out)
 
 
-def sor_until_converged(A, b, omega=1.1, tol=1e-8):
+def sor_until_converged(A, b, omega=1.1, tol=1e-5):
     # SOR sweeps by index until the residual is small (no iteration cap: a `while` on data around a static loop)
     x = np.zeros_like(b)
     res = np.linalg.norm(b)
