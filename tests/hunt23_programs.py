@@ -228,7 +228,7 @@ def secant_while(k):
     f0 = x0 * np.exp(x0) - k
     f1 = x1 * np.exp(x1) - k
     n = 0
-    while np.abs(f1) > 1e-12 and n < 50:
+    while np.abs(f1) > 1e-6 and n < 50:
         x2 = x1 - f1 * (x1 - x0) / (f1 - f0)
         x0, f0 = x1, f1
         x1 = x2
@@ -1263,3 +1263,33 @@ def sor_until_converged(A, b, omega=1.1, tol=1e-5):
             x[i] = x[i] + omega * (b[i] - A[i] @ x) / A[i, i]
         res = np.linalg.norm(b - A @ x)
     return x
+
+
+def bisect_tol_break(a):
+    # bisection for sqrt(a) that stops when the midpoint is good enough (the midpoint first bound in the loop)
+    lo, hi = 0.0, 2.0
+    for i in range(60):
+        mid = 0.5 * (lo + hi)
+        fm = mid * mid - a
+        if np.abs(fm) < 1e-9:
+            break
+        if fm > 0:
+            hi = mid
+        else:
+            lo = mid
+    return mid
+
+
+def rk4_rate_keyword(y0, k, dt=0.1, n_steps=5):
+    # a nested right-hand side with a default rate, called with the rate by keyword
+    def rhs(y, k=1.0):
+        return -k * y + np.sin(y)
+
+    y = y0
+    for i in range(n_steps):
+        k1 = rhs(y, k=k)
+        k2 = rhs(y + dt / 2 * k1, k=k)
+        k3 = rhs(y + dt / 2 * k2, k=k)
+        k4 = rhs(y + dt * k3, k=k)
+        y = y + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return y

@@ -30,6 +30,9 @@ jax.config.update("jax_enable_x64", True)
 JAX_REFUSES: tuple[str, ...] = (
     # reverse mode through a `while` on data (jax: "Reverse-mode differentiation does not work for lax.while_loop")
     "needs a bound on its iterations",
+    # bisect_tol_break's `break` on data in a `for` whose midpoint is first bound in the loop and returned after it
+    # (jax.jit refuses the Python `break` on a traced value; eager jax runs it)
+    "a name it first assigns is used after the loop",
 )
 # Refusals met where jax runs the program (each with a reason)
 KNOWN_REFUSALS: tuple[str, ...] = (
@@ -43,6 +46,9 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     # for data, `b.shape[0]` included, and refuse the index of a loop with a data bound (as hunt22's dopri5_adaptive,
     # the same class; a fix is under way on another branch, wt-known23); jax.jit refuses the Python `while` too
     "writes with the index of a loop whose bound is computed from array data",
+    # rk4_rate_keyword's nested `def rhs(y, k=1.0)` called as `rhs(y, k=k)`: a nested function's defaults are taken
+    # only where every call passes the parameters without defaults alone, by position (frontend/nested_defaults.py)
+    "nested functions with defaults",
 )
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()
@@ -403,10 +409,19 @@ CASES: tuple[Case, ...] = (
     Case("max_drawdown", lambda r, d: (_n(r, d, 8, scale=0.05),),
          (J, out(0, "grad"), out(1, "jacrev"), v((0,)), v((1,)), jp(1))),
     Case("sor_until_converged", lambda r, d: (_dd(r, d, 4), _n(r, d, 4)), (J, jf(1), v((0, 0)), v((None, 0)))),
+    Case("bisect_tol_break", lambda r, d: (_u(r, d, 0.5, 3.0),), (J, v((0,)))),
+    Case("rk4_rate_keyword", lambda r, d: (_n(r, d, 3), _u(r, d, 0.5, 2.0)),
+         (J, jr("(0, 1)"), v((0, 0)), ("vmap(lambda a0, a1: f(a0, a1, n_steps=3))", (0, 0)))),
     Case("ewma_vol", lambda r, d: (_n(r, d, 7),), (J, JF, JR, v((0,)), v((1,), out="1"), jp(1))),
 )
 
-CASES = tuple(_spelled(c) for c in CASES)
+# float32 programs whose NumPy result is float64 (NumPy 2 promotes float32 with a float64 NumPy scalar made from
+# Python numbers, `np.cos(b)`, `np.exp(x0)`, `np.sqrt(len(v))`, or with an int64 array, `py - i0`; jax keeps
+# float32): srcjax's dtypes are NumPy's there, so they are not compared with jax's
+F64_FROM_NUMPY = ("secant_while", "simpson_gauss", "mc_integrate", "bilinear_grid")
+CASES = tuple(_spelled(c if c.name not in F64_FROM_NUMPY or c.numpy_dtypes else
+                       c._replace(numpy_dtypes="a float64 NumPy value made from Python numbers (F64_FROM_NUMPY)"))
+              for c in CASES)
 
 DEFAULT_CASES = ("td_lambda", "kmeans_guarded", "newton_cubic_while")
 
