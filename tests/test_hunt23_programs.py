@@ -295,7 +295,7 @@ CASES: tuple[Case, ...] = (
     Case("shooting_secant", lambda r, d: (_u(r, d, 0.5, 1.5),), (J, G, JF, v((0,)), vg((0,)), jp(1))),
     Case("lotka_volterra", lambda r, d: (_u(r, d, 0.8, 1.2, 2), {"a": _u(r, d, 0.9, 1.1), "b": _u(r, d, 0.3, 0.5),
                                                                  "c": _u(r, d, 0.9, 1.1), "d": _u(r, d, 0.2, 0.4)}),
-         (J, jr("(0, 1)"), v((0, None)), v((None, LV_AXES)), v((0, LV_AXES), out="1"), jp(2))),
+         (J, jr("(0, 1)"), v((0, None)), v((None, LV_AXES)), v((0, LV_AXES), out="1"), jp(2, (0,)))),
     # signal and image processing
     Case("fir_loops", lambda r, d: (_n(r, d, 3), _n(r, d, 6)),
          (J, jr("(0, 1)"), v((0, 0)), v((None, 0)), v((0, None), out="1"), jp(2))),
