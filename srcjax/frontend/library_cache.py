@@ -404,7 +404,7 @@ def _classes(names: list[Any]) -> list[Any]:
         found = _CLASSES.get(name) if type(name) is str else None
         if found is None:
             cls = getattr(cst, str(name), None)
-            if not isinstance(cls, type) or not issubclass(cls, cst.CSTNode):
+            if not isinstance(cls, type) or cst.CSTNode not in cls.__mro__:  # (not issubclass: ABCMeta's check)
                 raise ValueError(name)
             setters = [cls.__dict__[f].__set__ for f in _fields(cls)]
             found = _CLASSES[str(name)] = (cls, setters, len(setters))
