@@ -135,9 +135,10 @@ def _per_example(fn):
     return srcjax.vmap(srcjax.grad(fn), in_axes=(None, 0, 0))
 
 
-def test_a_library_helpers_batched_copy_is_written_once_and_reads_the_same(monkeypatch):
+def test_a_library_helpers_batched_copy_is_written_once_and_reads_the_same(monkeypatch, tmp_path):
     from srcjax.transforms import batch_copies
 
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))  # (no copy an earlier test stored)
     rng = np.random.default_rng(3)
     w, x, y = rng.standard_normal((5, 3)), rng.standard_normal((6, 5)), rng.standard_normal((6, 3))
     batch_copies.clear()
@@ -172,12 +173,13 @@ def test_a_library_helpers_batched_copy_is_written_once_and_reads_the_same(monke
     assert srcjax.source(_per_example(f3)) == second
 
 
-def test_a_copy_is_written_again_where_the_programs_names_differ(monkeypatch):
+def test_a_copy_is_written_again_where_the_programs_names_differ(monkeypatch, tmp_path):
     """A program with a function named like a name in a copy (``mul_1``) writes the copy again (its fresh
     names avoid the program's functions), as it would with no copy kept."""
     from srcjax.transforms import batch_copies
     from srcjax.transforms.batch import Batcher
 
+    monkeypatch.setenv("SRCJAX_CACHE_DIR", str(tmp_path / "cache"))
     rng = np.random.default_rng(4)
     w, x, y = rng.standard_normal((5, 3)), rng.standard_normal((6, 5)), rng.standard_normal((6, 3))
     batch_copies.clear()

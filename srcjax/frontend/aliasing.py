@@ -88,7 +88,7 @@ def _containers(fdef: cst.FunctionDef) -> set[str]:
     out: set[str] = set()
     copies: list[tuple[str, str]] = []
     for n in walk(fdef.body):
-        if not isinstance(n, cst.Assign):
+        if type(n) is not cst.Assign:  # (exact type: libcst's node classes are final)
             continue
         v = n.value
         items = [e.value for e in v.elements] if isinstance(v, (cst.List, cst.Dict)) else None

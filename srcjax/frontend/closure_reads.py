@@ -34,10 +34,10 @@ def _local_functions(body: Sequence[Any], inside: set[int]) -> dict[str, set[str
         for n in walk_nodes(st):
             if id(n) in inside:
                 continue
-            if isinstance(n, cst.FunctionDef):
+            if type(n) is cst.FunctionDef:  # (exact types: libcst's node classes are final)
                 free = set(names_in(n.body)) - _params(n) - set(assigned_in(n.body.body))
                 out[n.name.value] = free
-            elif isinstance(n, cst.Assign) and isinstance(n.value, cst.Lambda) and len(n.targets) == 1 and \
+            elif type(n) is cst.Assign and isinstance(n.value, cst.Lambda) and len(n.targets) == 1 and \
                     isinstance(n.targets[0].target, cst.Name):
                 out[n.targets[0].target.value] = set(names_in(n.value.body)) - _params(n.value)
     return out

@@ -81,6 +81,16 @@ def _key(fn: Callable[..., Any], name: str, text: str | None = None) -> str:
     return h.hexdigest()
 
 
+def helper_key(fn: Callable[..., Any], name: str) -> str | None:
+    """The key of the library helper ``fn`` named ``name`` (or of a shared batched copy of one, its text
+    included), as its normalized form's entry is keyed: what srcjax derives from the helper alone is keyed by
+    it; None for anything else (a function srcjax wrote in this process that is not a shared copy)."""
+    shared = _shared_text(fn) if is_generated(fn) else None
+    if shared is None and is_generated(fn):
+        return None
+    return _key(fn, name, shared)
+
+
 def _key_start(fingerprint: str) -> Any:
     """The digest of what every helper's key starts with (this format, srcjax's files, the versions of
     libcst, NumPy and Python), remembered for ``fingerprint``."""
@@ -394,7 +404,7 @@ def _classes(names: list[Any]) -> list[Any]:
         found = _CLASSES.get(name) if type(name) is str else None
         if found is None:
             cls = getattr(cst, str(name), None)
-            if not isinstance(cls, type) or not issubclass(cls, cst.CSTNode):
+            if not isinstance(cls, type) or cst.CSTNode not in cls.__mro__:  # (not issubclass: ABCMeta's check)
                 raise ValueError(name)
             setters = [cls.__dict__[f].__set__ for f in _fields(cls)]
             found = _CLASSES[str(name)] = (cls, setters, len(setters))

@@ -116,32 +116,39 @@ def _is_list(e: cst.BaseExpression, lists: set[str]) -> bool:
     return False
 
 
+# (by exact type, as libcst's node classes are final: isinstance goes through ABCMeta, each class's first check
+# of a type in a process walks its subclasses)
+_TARGETED = frozenset({cst.AnnAssign, cst.For, cst.CompFor, cst.WithItem, cst.NamedExpr, cst.Del})  # bind a target
+_NAMING = frozenset({cst.FunctionDef, cst.Param, cst.Global, cst.Nonlocal, cst.ImportAlias, cst.ClassDef})  # a name
+
+
 def _list_names(fdef: cst.FunctionDef) -> set[str]:
     """The names every binding of which is a list (:func:`_is_list`; ``+=`` of a list keeps one): not a parameter,
     a loop's target or anything else that may be another value."""
     binds: dict[str, list[cst.BaseExpression | None]] = {p.name.value: [None] for p in params_of(fdef)}
+    n: Any
     for n in walk(fdef.body):
         kind = type(n)  # (exact types: libcst's node classes are final, and isinstance goes through ABCMeta)
         if kind is cst.SimpleStatementLine or kind is cst.Name or kind is cst.Call or kind is cst.Attribute:
             continue
-        if isinstance(n, cst.Assign):
+        if kind is cst.Assign:
             for t in n.targets:
-                if isinstance(t.target, cst.Name):
+                if type(t.target) is cst.Name:
                     binds.setdefault(t.target.value, []).append(n.value)
                 else:  # (`a, b = ...`; `out[0] = v`, `o.w = v` bind no name)
                     for bound in target_names(t.target):
                         binds.setdefault(bound, []).append(None)
-        elif isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
-            binds.setdefault(n.target.value, []).append(n.value if isinstance(n.operator, cst.AddAssign) else None)
-        elif isinstance(n, cst.AnnAssign | cst.For | cst.CompFor | cst.WithItem | cst.NamedExpr | cst.Del):
-            target = n.asname if isinstance(n, cst.WithItem) else n.target
+        elif kind is cst.AugAssign:
+            if type(n.target) is cst.Name:
+                binds.setdefault(n.target.value, []).append(n.value if type(n.operator) is cst.AddAssign else None)
+        elif kind in _TARGETED:
+            target = n.asname if kind is cst.WithItem else n.target
             for x in walk(target) if target is not None else ():
-                if isinstance(x, cst.Name):
+                if type(x) is cst.Name:
                     binds.setdefault(x.value, []).append(None)
-        elif isinstance(n, cst.FunctionDef | cst.Param | cst.Global | cst.Nonlocal | cst.ImportAlias | cst.ClassDef):
-            for x in walk(n.name if isinstance(n, cst.FunctionDef | cst.Param | cst.ClassDef | cst.ImportAlias)
-                          else n):
-                if isinstance(x, cst.Name):
+        elif kind in _NAMING:
+            for x in walk(n.name if kind is not cst.Global and kind is not cst.Nonlocal else n):
+                if type(x) is cst.Name:
                     binds.setdefault(x.value, []).append(None)
     lists = set(binds)
     while True:

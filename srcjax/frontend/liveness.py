@@ -119,13 +119,14 @@ class Liveness:
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
+_COMPREHENSION_TYPES = frozenset(_COMPREHENSIONS)  # (libcst's node classes are final)
 
 
 def free_reads(node: cst.CSTNode) -> set[str]:
     """The names ``node`` reads from its scope: not a comprehension's own variables (``k`` in
     ``[f(k) for k in range(3)]`` is not the ``k`` of an enclosing loop)."""
     found = set(names_in(node, skip_targets=True))
-    comps = [n for n in walk_nodes(node) if isinstance(n, _COMPREHENSIONS)]
+    comps: list[Any] = [n for n in walk_nodes(node) if type(n) in _COMPREHENSION_TYPES]  # (exact types)
     if not comps:
         return found
     bound: set[str] = set()

@@ -47,12 +47,23 @@ _HOLDERS = (cst.BaseSuite, cst.BaseCompoundStatement, cst.Else, cst.Finally, cst
             cst.ExceptStarHandler, cst.MatchCase)
 
 
+_HELD: dict[type, bool] = {}  # a node's type -> whether a `def` can be inside it (one of _HOLDERS, not a line)
+
+
+def _holds_defs(t: type) -> bool:
+    """Whether ``t`` is one of :data:`_HOLDERS` other than a line of simple statements, by its MRO (``isinstance``
+    against libcst's abstract classes walks each one's subclasses the first time a process asks it of a type)."""
+    k = _HELD[t] = t is not cst.SimpleStatementLine and not frozenset(_HOLDERS).isdisjoint(t.__mro__)
+    return k
+
+
 def _defs_in(node: cst.CSTNode, found: list[cst.FunctionDef]) -> None:
-    children = node.body if isinstance(node, cst.IndentedBlock) else node.children
+    children = node.body if type(node) is cst.IndentedBlock else node.children
     for ch in children:
-        if isinstance(ch, cst.SimpleStatementLine) or not isinstance(ch, _HOLDERS):
+        t = type(ch)
+        if not (_HELD[t] if t in _HELD else _holds_defs(t)):
             continue
-        if isinstance(ch, cst.FunctionDef):
+        if type(ch) is cst.FunctionDef:
             found.append(ch)
         _defs_in(ch, found)
 

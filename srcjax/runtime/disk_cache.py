@@ -47,8 +47,10 @@ _SUFFIX = ".xla"
 # kind -> (magic, suffix): XLA executables, and the front end's results (``srcjax/warm_cache.py``: JSON)
 # and srcjax's own helper executables (runtime/host_upload.py)
 # and the normalized form of srcjax's library helpers (``srcjax/frontend/library_cache.py``: JSON)
+# and vmap's batched copies of them (``srcjax/transforms/batch_copies.py``: JSON)
 _KINDS = {"xla": (_MAGIC, _SUFFIX), "program": (b"SRCJAX-PROGRAM-1\n", ".prog"), "helper": (_MAGIC, ".hlp"),
-          "normalized": (b"SRCJAX-NORMALIZED-1\n", ".norm"), "templates": (b"SRCJAX-TEMPLATES-1\n", ".tmpl")}
+          "normalized": (b"SRCJAX-NORMALIZED-1\n", ".norm"), "templates": (b"SRCJAX-TEMPLATES-1\n", ".tmpl"),
+          "batched": (b"SRCJAX-BATCHED-1\n", ".bat")}
 _SUFFIXES = tuple(suffix for _, suffix in _KINDS.values())
 _DEFAULT_MAX = 1 << 30
 _LOCK = threading.Lock()

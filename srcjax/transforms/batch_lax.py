@@ -776,7 +776,7 @@ def _returns(node: cst.CSTNode) -> bool:
     """Whether ``node`` holds a ``return`` of its function (not of a function nested in it)."""
     if type(node) is cst.Return:
         return True
-    if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+    if type(node) is cst.FunctionDef or type(node) is cst.Lambda:  # (exact types: libcst's node classes are final)
         return False
     return any(_returns(c) for c in syntax_children(node))
 
