@@ -38,6 +38,20 @@ RULES: dict[Any, dict[str, str]] = {
     batched.batch_broadcast_items: {"x": "batch_summed_items(out_bar, x, False)"},
     batched.batch_index_add: {"z": "batch_summed_items(out_bar, z, bz)",
                               "g": "batch_index_add_bar(out_bar, key, g, bg, flags)"},
+    # per-example sums and broadcasts, each pair the other's transpose (a `_bar` helper reads the result `c` of
+    # the helper it transposes for its shape: batched like it; srcjax/batch_sums.py)
+    batched.batch_unbroadcast: {"g": "batch_unbroadcast_bar(out_bar, g, bg)"},
+    batched.batch_unbroadcast_bar: {"c": "batch_unbroadcast(out_bar, c, bg, True)"},
+    batched.batch_broadcast_like: {"t": "batch_broadcast_like_bar(out_bar, t, bt)"},
+    batched.batch_broadcast_like_bar: {"c": "batch_broadcast_like(out_bar, c, bt, True)"},
+    batched.batch_expand_reduced: {"g": "batch_expand_reduced_bar(out_bar, g, axis, keepdims, bg)"},
+    batched.batch_expand_reduced_bar: {"c": "batch_expand_reduced(out_bar, c, axis, keepdims, bg, True)"},
+    batched.batch_align: {"x": "np.reshape(out_bar, np.shape(x))"},  # (new length-1 axes, or x itself)
+    batched.batch_align_b: {"x": "np.reshape(out_bar, np.shape(x))"},
+    # a vmap of batched source: its two batch axes merged into one (broadcast along a level not batched), split again
+    batched.batch_merge: {"v": "batch_merge_bar(out_bar, v, outer_batched, inner_batched, outer, inner)"},
+    batched.batch_merge_bar: {"c": "batch_merge(out_bar, outer_batched, inner_batched, outer, inner)"},
+    batched.batch_split: {"v": "np.reshape(out_bar, np.shape(v))"},
 }
 
 
