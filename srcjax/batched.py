@@ -114,6 +114,7 @@ def batch_tree_add(a: Any, b: Any) -> Any:
     return batch_align_b(a, b) + batch_align_b(b, a)
 
 
+@linear_params("x")
 def batch_broadcast(x: Any, n: int) -> Any:
     """An unbatched array (or number) repeated along a new batch axis (``UNSET`` and an empty tuple, a carry's
     ``key = ()``, stay). Not a container: its writers call batch_broadcast_items (reverse mode inlines this one)."""
@@ -369,6 +370,7 @@ def batch_choose(index: Any, results: Any) -> Any:
     return out
 
 
+@linear_params("a")
 def batch_reshape(a: Any, shape: Any) -> Any:
     """``np.reshape`` of every example to ``shape``."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
@@ -879,12 +881,15 @@ _STATIC_PARAMS = frozenset({
     "outer_batched", "inner_batched", "batched", "bx", "by", "bt", "bg", "ba", "bb", "bi", "bv", "bz", "b1", "b2",
     "new", "key2", "sa", "sb", "out_spec", "positions"})
 
+# Helpers whose result is a size, a shape or axes (Python ints): every parameter read for its shape only
+_SIZES = ("batch_size_of", "batch_size_of_any", "batch_axis", "batch_axes", "batch_shape", "batch_len")
+
 
 def _mark_static_params() -> None:
     import inspect
     for f in list(globals().values()):
         if inspect.isfunction(f) and f.__module__ == __name__:
-            names = [p for p in inspect.signature(f).parameters if p in _STATIC_PARAMS]
+            names = [p for p in inspect.signature(f).parameters if p in _STATIC_PARAMS or f.__name__ in _SIZES]
             if names:  # (with those a helper marks itself: batch_unbroadcast's x, read for its shape only)
                 index_params(*dict.fromkeys([*getattr(f, "__srcjax_index_params__", ()), *names]))(f)
 

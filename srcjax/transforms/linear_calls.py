@@ -21,6 +21,7 @@ reads the adjoint keeps like any value an adjoint reads (the tape, where the pri
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -48,11 +49,18 @@ RULES: dict[Any, dict[str, str]] = {
     batched.batch_expand_reduced_bar: {"c": "batch_expand_reduced(out_bar, c, axis, keepdims, bg, True)"},
     batched.batch_align: {"x": "np.reshape(out_bar, np.shape(x))"},  # (new length-1 axes, or x itself)
     batched.batch_align_b: {"x": "np.reshape(out_bar, np.shape(x))"},
+    batched.batch_reshape: {"a": "np.reshape(out_bar, np.shape(a))"},
+    batched.batch_broadcast: {"x": "batch_summed_items(out_bar, x, False)"},  # (a repeat along a new batch axis)
     # a vmap of batched source: its two batch axes merged into one (broadcast along a level not batched), split again
     batched.batch_merge: {"v": "batch_merge_bar(out_bar, v, outer_batched, inner_batched, outer, inner)"},
     batched.batch_merge_bar: {"c": "batch_merge(out_bar, outer_batched, inner_batched, outer, inner)"},
     batched.batch_split: {"v": "np.reshape(out_bar, np.shape(v))"},
 }
+
+# the helpers the rules call, by name: every derivative's namespace has them (a derivative of batched source
+# written in the user's function, jacrev inside a grad, runs in the user's module, which does not import them)
+CALLED: dict[str, Any] = {n: getattr(batched, n) for t in RULES.values() for text in t.values()
+                          for n in re.findall(r"\b(batch_\w+)\(", text)}
 
 
 def rules(program: Program, op: Op) -> dict[str, str] | None:
