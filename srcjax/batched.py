@@ -30,7 +30,15 @@ from .adjoint import (
     unbroadcast,
 )
 from .batch_keys import batch_keys  # noqa: F401  (generated batched code imports it)
-from .batch_sums import batch_summed_items
+from .batch_sums import (  # noqa: F401  (generated batched code imports them from here)
+    batch_broadcast_like_bar,
+    batch_expand_reduced_bar,
+    batch_merge,
+    batch_merge_bar,
+    batch_split,
+    batch_summed_items,
+    batch_unbroadcast_bar,
+)
 from .collective_trees import batch_ppermute  # noqa: F401  (generated batched code imports it)
 from .construction import batch_array, batch_cross, batch_kron, batch_meshgrid, batch_move, batch_stacked  # noqa: F401
 from .conv_adjoint import batch_conv, batch_reduce_window  # noqa: F401  (generated batched code imports them)
@@ -65,6 +73,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_searchsorted", "batch_array", "batch_move", "batch_kron", "batch_cross", "batch_meshgrid", "batch_conv",
     "batch_reduce_window", "batch_ppermute", "batch_pack_like", "batch_broadcast_parts", "batch_unpacked",
     "batch_merge", "batch_split", "batch_static", "batch_keys", "batch_summed_items", "batch_index_add_bar",
+    "batch_unbroadcast_bar", "batch_broadcast_like_bar", "batch_expand_reduced_bar", "batch_merge_bar",
 ]
 
 
@@ -77,6 +86,7 @@ def _lifted(x: Any, r: int) -> Any:
     return x
 
 
+@linear_params("x", shape=("y",))
 def batch_align(x: Any, y: Any) -> Any:
     """The batched ``x`` with at least as many per-example axes as the unbatched ``y`` has axes
     (new axes of length 1 after the batch axis), so that it broadcasts against ``y`` per example."""
@@ -84,6 +94,7 @@ def batch_align(x: Any, y: Any) -> Any:
     return np.reshape(x, np.shape(x)[:1] + (1,) * k + np.shape(x)[1:]) if k > 0 else x
 
 
+@linear_params("x", shape=("y",))
 def batch_align_b(x: Any, y: Any) -> Any:
     """The batched ``x`` with at least as many per-example axes as the batched ``y``."""
     k = np.ndim(y) - np.ndim(x)
@@ -103,6 +114,7 @@ def batch_tree_add(a: Any, b: Any) -> Any:
     return batch_align_b(a, b) + batch_align_b(b, a)
 
 
+@linear_params("x")
 def batch_broadcast(x: Any, n: int) -> Any:
     """An unbatched array (or number) repeated along a new batch axis (``UNSET`` and an empty tuple, a carry's
     ``key = ()``, stay). Not a container: its writers call batch_broadcast_items (reverse mode inlines this one)."""
@@ -358,6 +370,7 @@ def batch_choose(index: Any, results: Any) -> Any:
     return out
 
 
+@linear_params("a")
 def batch_reshape(a: Any, shape: Any) -> Any:
     """``np.reshape`` of every example to ``shape``."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
@@ -660,28 +673,6 @@ def _moved(x: Any, source: tuple[int, ...], destination: tuple[int, ...]) -> Any
     return np.moveaxis(x, source, destination) if source else x
 
 
-def batch_merge(v: Any, outer_batched: bool, inner_batched: bool, outer: int, inner: int) -> Any:
-    """A value of a program batched twice (an outer vmap of batched source) with its two batch axes
-    merged into one of ``outer * inner`` (outer-major); a value batched by one level only is broadcast
-    along the other first (transforms/batch_nested.py). A tuple (a key built in a loop, batched as a
-    whole: each item batched alike) is merged item by item."""
-    if is_tree(v):
-        out = v
-        for k in item_keys(v):
-            out = index_update(out, k, batch_merge(tree_get(v, k), outer_batched, inner_batched, outer, inner))
-        return out
-    if outer_batched and inner_batched:
-        return np.reshape(v, (outer * inner,) + np.shape(v)[2:])
-    rest = np.shape(v)[1:]
-    both = np.broadcast_to(np.expand_dims(v, 1) if outer_batched else v, (outer, inner) + rest)
-    return np.reshape(both, (outer * inner,) + rest)
-
-
-def batch_split(v: Any, outer: int) -> Any:
-    """:func:`batch_merge` undone: a merged batch axis split into the outer and the inner one."""
-    return np.reshape(v, (outer, np.shape(v)[0] // outer) + np.shape(v)[1:])
-
-
 @linear_params("x")
 def batch_getitem(x: Any, key: Any) -> Any:
     """``x[key]`` per example for a batched ``x`` and an unbatched key (integers, slices, None, ``...``,
@@ -766,6 +757,7 @@ def batch_index_add_bar(g: Any, key: Any, v: Any, bv: bool, flags: Any) -> Any:
     return batch_summed_items(batch_unbroadcast(batch_index(g, key, True, flags), v, True, bv), v, bv)
 
 
+@linear_params("g", shape=("x",))
 def batch_unbroadcast(g: Any, x: Any, bg: bool, bx: bool) -> Any:
     """``unbroadcast(g, x)`` per example: each example of ``g`` summed to the per-example shape of ``x`` (``x`` with
     length-1 axes after the batch axis for the axes ``g`` has in front). A container's cotangent is already shaped
@@ -780,6 +772,7 @@ def batch_unbroadcast(g: Any, x: Any, bg: bool, bx: bool) -> Any:
     return np.reshape(unbroadcast(g, _lifted(ref, np.ndim(g) - 1)), np.shape(ref))
 
 
+@linear_params("t", shape=("y",))
 def batch_broadcast_like(t: Any, y: Any, bt: bool, by: bool) -> Any:
     """``broadcast_like(t, y)`` per example: ``t`` broadcast to the per-example shape of ``y`` (a
     container's tangent as it is, as ``broadcast_like``)."""
@@ -790,6 +783,7 @@ def batch_broadcast_like(t: Any, y: Any, bt: bool, by: bool) -> Any:
     return broadcast_like(_lifted(t, np.ndim(y) - 1) if bt else t, y)
 
 
+@linear_params("g", shape=("a",))
 def batch_expand_reduced(g: Any, a: Any, axis: Any, keepdims: Any, bg: bool, ba: bool) -> Any:
     """``expand_reduced(g, a, axis, keepdims)`` per example."""
     if not ba:
@@ -887,14 +881,17 @@ _STATIC_PARAMS = frozenset({
     "outer_batched", "inner_batched", "batched", "bx", "by", "bt", "bg", "ba", "bb", "bi", "bv", "bz", "b1", "b2",
     "new", "key2", "sa", "sb", "out_spec", "positions"})
 
+# Helpers whose result is a size, a shape or axes (Python ints): every parameter read for its shape only
+_SIZES = ("batch_size_of", "batch_size_of_any", "batch_axis", "batch_axes", "batch_shape", "batch_len")
+
 
 def _mark_static_params() -> None:
     import inspect
     for f in list(globals().values()):
         if inspect.isfunction(f) and f.__module__ == __name__:
-            names = [p for p in inspect.signature(f).parameters if p in _STATIC_PARAMS]
-            if names:
-                index_params(*names)(f)
+            names = [p for p in inspect.signature(f).parameters if p in _STATIC_PARAMS or f.__name__ in _SIZES]
+            if names:  # (with those a helper marks itself: batch_unbroadcast's x, read for its shape only)
+                index_params(*dict.fromkeys([*getattr(f, "__srcjax_index_params__", ()), *names]))(f)
 
 
 _mark_static_params()

@@ -71,14 +71,18 @@ def index_params(*names: str) -> Any:
     return mark
 
 
-def linear_params(*names: str) -> Any:
+def linear_params(*names: str, shape: tuple[str, ...] = ()) -> Any:
     """Marks a library helper (``srcjax.batched``) as linear in its parameters ``names`` together (its other
     parameters being indices or static values): the helper's JVP is the helper again, called with the
     tangents in place of ``names`` (zeros for one without; ``transforms/forward_ad``), not a derivative of its
     body. A second vmap then meets the helper itself, whose rule it has (``transforms/batch_nested``), instead of
-    the Python logic of its body on a key it batches."""
+    the Python logic of its body on a key it batches. ``shape``: parameters read for their shape only (the
+    reference a sum or a broadcast is shaped like), index parameters (:func:`index_params`): no derivative
+    flows through them."""
     def mark(f: Any) -> Any:
         f.__srcjax_linear_params__ = names
+        if shape:
+            f.__srcjax_index_params__ = tuple(dict.fromkeys([*getattr(f, "__srcjax_index_params__", ()), *shape]))
         return f
     return mark
 

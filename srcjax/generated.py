@@ -17,6 +17,7 @@ from .frontend import locations, read
 from .frontend.normalize import NormalizedFunction
 from .frontend.parsed import parse
 from .frontend.program import Program
+from .transforms import linear_calls
 
 __all__ = ["exec_generated", "load_module"]
 
@@ -54,6 +55,7 @@ def exec_generated(code: Any, name: str, prog: Program, origins: dict[str, str],
             ns.update(functions)
             ns.update(np=np, math=math, srcjax=sys.modules["srcjax"])
             ns.update(extra)
+            ns.update(linear_calls.CALLED)  # (the helpers reverse mode's rules call: a user's module lacks them)
             ns["__name__"] = getattr(nf.fn, "__module__", None) or prog.entry_fn.__module__
             _exec_module(code, ns, {g for g, o in owners.items() if key_of(o) == key})
         chosen[generated] = ns[generated]

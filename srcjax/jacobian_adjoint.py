@@ -2,7 +2,12 @@
 it); ``leaf_bases``, ``jacfwd_blocks`` and ``jacrev_blocks``: a Jacobian by a container argument or of a
 container output, one batched JVP (VJP) per leaf; ``argnums_blocks``: by a tuple of argnums, of a
 container output. ``adjoint`` exports them with its own helpers
-(``JACOBIAN_HELPERS``: their ``__module__`` is ``srcjax.adjoint``)."""
+(``JACOBIAN_HELPERS``: their ``__module__`` is ``srcjax.adjoint``).
+
+The bases are constants and the others reshape their first argument only (:func:`srcjax.core.linear_params`):
+a derivative of a Jacobian calls them again on tangents, never differentiates their bodies, and the container
+branch of a Jacobian's source (``for basis_1 in leaf_bases(x)``) takes the derivative of the batched JVP that
+the array branch takes (the same active arguments: one helper, not a copy per branch)."""
 
 from __future__ import annotations
 
@@ -10,12 +15,14 @@ from typing import Any
 
 import numpy as np
 
+from .core import index_params, linear_params
 from .pytree import from_leaves, is_tree, leaves_like
 from .tree_util import tree_leaves
 
 JACOBIAN_HELPERS = ["jacobian_rows", "leaf_bases", "jacfwd_blocks", "jacrev_blocks", "argnums_blocks"]
 
 
+@linear_params("bars", shape=("out",))
 def jacobian_rows(bars: Any, out: Any) -> Any:
     """The Jacobian of ``out`` by an argument from the argument's cotangents ``bars`` for a basis of
     ``out``'s cotangents (the basis axis first): each leaf as ``out.shape + its own shape`` (JAX's
@@ -28,6 +35,7 @@ def jacobian_rows(bars: Any, out: Any) -> Any:
     return np.reshape(bars, np.shape(out) + np.shape(bars)[1:])
 
 
+@index_params("x")  # (constants: x read for its structure, shapes and dtypes only)
 def leaf_bases(x: Any) -> list[Any]:
     """One basis of ``x``'s (co)tangents per leaf of ``x``: that leaf's elements one by one along a
     leading axis (``eye`` reshaped), the other leaves zero there (of that length). (Loops over the
@@ -46,6 +54,7 @@ def leaf_bases(x: Any) -> list[Any]:
     return bases
 
 
+@linear_params("ts", shape=("out", "x"))
 def jacfwd_blocks(ts: Any, out: Any, x: Any) -> Any:
     """jacfwd by ``x`` from the output tangents ``ts`` of the batched JVPs for ``leaf_bases(x)`` (one per
     leaf of ``x``, of ``out``'s structure, the basis axis first): JAX's layout, ``out``'s structure
@@ -62,6 +71,7 @@ def jacfwd_blocks(ts: Any, out: Any, x: Any) -> Any:
     return from_leaves(out, rows)
 
 
+@linear_params("bars", shape=("out",))
 def jacrev_blocks(bars: Any, out: Any) -> Any:
     """jacrev from the argument's cotangents ``bars`` of the batched VJPs for ``leaf_bases(out)`` (one per
     leaf of ``out``): JAX's layout, ``out``'s structure outside, the argument's inside."""

@@ -53,7 +53,7 @@ LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.composites", "src
                    "srcjax.random", "srcjax.nn", "srcjax.scipy.special", "srcjax.scipy.stats.norm", *REEXPORTED_MODULES)
 """The helpers generated source calls: transpiled like user code, shown as imports (those of
 :data:`REEXPORTED_MODULES` from the module that re-exports them: ``srcjax.adjoint`` or ``srcjax.batched``)."""
-STRUCTURAL_MODULES = ("srcjax.adjoint", "srcjax.batched")
+STRUCTURAL_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.batch_sums")
 """Derivatives' and vmap's own helpers: their tests and loop counts read a container's structure and flags, the
 same in every example (vmap reads one its batch broadcast from the first row: ``batch_static``)."""
 

@@ -64,6 +64,19 @@ _SPECS: dict[Any, _Spec] = {
     batched_helpers.batch_take: _Spec("batch_take", (("a", "ba"), ("indices", "bi")), None, None, False),
     batched_helpers.batch_take_along_axis: _Spec("batch_take_along_axis", (("arr", "ba"), ("indices", "bi")), None,
                                                  None, False),
+    # per-example sums and their transpose (linear helpers: a derivative calls them again, never their bodies)
+    batched_helpers.batch_unbroadcast: _Spec("batch_unbroadcast", (("g", "bg"), ("x", "bx")), None, None, False),
+    batched_helpers.batch_unbroadcast_bar: _Spec("batch_unbroadcast_bar", (("c", True), ("g", "bg")), None, None,
+                                                 False),
+    batched_helpers.batch_broadcast_like: _Spec("batch_broadcast_like", (("t", "bt"), ("y", "by")), None, None, False),
+    batched_helpers.batch_broadcast_like_bar: _Spec("batch_broadcast_like_bar", (("c", True), ("t", "bt")), None,
+                                                    None, False),
+    batched_helpers.batch_expand_reduced: _Spec("batch_expand_reduced", (("g", "bg"), ("a", "ba")), None, None,
+                                                False),
+    batched_helpers.batch_expand_reduced_bar: _Spec("batch_expand_reduced_bar", (("c", True), ("g", "bg")), None,
+                                                    None, False),
+    batched_helpers.batch_align: _Spec("batch_align", (("x", True),), None, None, False),
+    batched_helpers.batch_align_b: _Spec("batch_align_b", (("x", True), ("y", True)), None, None, False),
 }
 
 

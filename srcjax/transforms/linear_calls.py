@@ -21,6 +21,7 @@ reads the adjoint keeps like any value an adjoint reads (the tape, where the pri
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
@@ -38,7 +39,28 @@ RULES: dict[Any, dict[str, str]] = {
     batched.batch_broadcast_items: {"x": "batch_summed_items(out_bar, x, False)"},
     batched.batch_index_add: {"z": "batch_summed_items(out_bar, z, bz)",
                               "g": "batch_index_add_bar(out_bar, key, g, bg, flags)"},
+    # per-example sums and broadcasts, each pair the other's transpose (a `_bar` helper reads the result `c` of
+    # the helper it transposes for its shape: batched like it; srcjax/batch_sums.py)
+    batched.batch_unbroadcast: {"g": "batch_unbroadcast_bar(out_bar, g, bg)"},
+    batched.batch_unbroadcast_bar: {"c": "batch_unbroadcast(out_bar, c, bg, True)"},
+    batched.batch_broadcast_like: {"t": "batch_broadcast_like_bar(out_bar, t, bt)"},
+    batched.batch_broadcast_like_bar: {"c": "batch_broadcast_like(out_bar, c, bt, True)"},
+    batched.batch_expand_reduced: {"g": "batch_expand_reduced_bar(out_bar, g, axis, keepdims, bg)"},
+    batched.batch_expand_reduced_bar: {"c": "batch_expand_reduced(out_bar, c, axis, keepdims, bg, True)"},
+    batched.batch_align: {"x": "np.reshape(out_bar, np.shape(x))"},  # (new length-1 axes, or x itself)
+    batched.batch_align_b: {"x": "np.reshape(out_bar, np.shape(x))"},
+    batched.batch_reshape: {"a": "np.reshape(out_bar, np.shape(a))"},
+    batched.batch_broadcast: {"x": "batch_summed_items(out_bar, x, False)"},  # (a repeat along a new batch axis)
+    # a vmap of batched source: its two batch axes merged into one (broadcast along a level not batched), split again
+    batched.batch_merge: {"v": "batch_merge_bar(out_bar, v, outer_batched, inner_batched, outer, inner)"},
+    batched.batch_merge_bar: {"c": "batch_merge(out_bar, outer_batched, inner_batched, outer, inner)"},
+    batched.batch_split: {"v": "np.reshape(out_bar, np.shape(v))"},
 }
+
+# the helpers the rules call, by name: every derivative's namespace has them (a derivative of batched source
+# written in the user's function, jacrev inside a grad, runs in the user's module, which does not import them)
+CALLED: dict[str, Any] = {n: getattr(batched, n) for t in RULES.values() for text in t.values()
+                          for n in re.findall(r"\b(batch_\w+)\(", text)}
 
 
 def rules(program: Program, op: Op) -> dict[str, str] | None:
