@@ -38,11 +38,6 @@ JAX_REFUSES: tuple[str, ...] = (
 )
 # Refusals met where jax runs the program (each with a reason)
 KNOWN_REFUSALS: tuple[str, ...] = (
-    # nerf_posenc_mlp's `[f(2.0 ** k * x) for k in range(L) for f in (np.sin, np.cos)]`: a name bound to a NumPy
-    # function by a loop (or an assignment, `fn = np.sin`) is not resolved to it under derivatives and vmap (jit runs
-    # it); a parameter with such a default is
-    "`f_1(...)`: srcjax does not know its derivative",
-    "vmap: cannot batch 'f_1(mul)'",
     # dopri5_adaptive's `for j in range(len(DP_A[i]))` over a module's ragged Butcher tableau inside a `while` on
     # data whose step size is carried: binding times take the counter `i` of the static `range(7)` for data (the
     # whole body of a `while` on data is control dependent on it), so the bound `len(DP_A[i])` for data too
