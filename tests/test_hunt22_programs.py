@@ -47,13 +47,7 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     "is float32 and float64 on different paths",
 )
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
-KNOWN_INTERNAL: tuple[str, ...] = (
-    # gradient_noise_scale under vmap(in_axes=({'w1': 0, 'b1': None, 'w2': None}, ...)): the program's own
-    # `vmap(grad(loss), in_axes=(None, 0, 0))(params, X, Y)` vmapped again with the params mapped in part gives a
-    # ShapeError at the user's line where the inner batch size differs from the features' (per-example shapes of the
-    # inner batch transposed in the helpers' nested batching); the values are right where the sizes agree
-    "could not be broadcast together with shapes (3, 5, 1) and (3, 5, 3, 1)",
-)
+KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers met and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
 KNOWN_WRONG: dict[tuple[str, ...], str] = {}
 
@@ -548,3 +542,20 @@ def test_vmap_of_an_if_on_data_updating_an_unmapped_dict() -> None:
         _agree(srcjax.vmap(fn, in_axes=(0, None))(T, st), want)
         _agree(srcjax.vmap(fn, in_axes=(0, {"e": None, "p": 0}))(T, {"e": st["e"], "p": np.array([1.5, 2.0])}),
                {k: np.stack([fn(t, {"e": st["e"], "p": p})[k] for t, p in zip(T, (1.5, 2.0))]) for k in st})
+
+
+def test_vmap_of_per_example_gradients_with_the_parameters_mapped_in_part() -> None:
+    """An internal error before (hunt22's gradient_noise_scale under ``vmap(in_axes=({'w1': 0, 'b1': None, 'w2':
+    None}, None, None))``: the program's own ``vmap(grad(loss), in_axes=(None, 0, 0))`` batched again): the
+    cotangent's dict, mapped in part, was read by a key known only when it runs (``tree_get(x, k)`` in the loop of
+    ``batch_broadcast_items`` over its keys) as mapped at every leaf, so its unmapped leaf's first axis was taken
+    for the batch ("could not be broadcast together with shapes (3, 5, 1) and (3, 5, 3, 1)" where the sizes agree).
+    Such a read is of the dict made mapped at every leaf."""
+    r = np.random.default_rng(1)
+    axes = ({"w1": 0, "b1": None, "w2": None}, None, None)
+    for hidden in (3, 4):
+        p = {"w1": r.standard_normal((3, 2, hidden)), "b1": r.standard_normal(hidden),
+             "w2": r.standard_normal((hidden, 1))}
+        X, Y = r.standard_normal((5, 2)), r.standard_normal((5, 1))
+        want = [hp.gradient_noise_scale({"w1": w1, "b1": p["b1"], "w2": p["w2"]}, X, Y) for w1 in p["w1"]]
+        _agree(srcjax.vmap(hp.gradient_noise_scale, in_axes=axes)(p, X, Y), np.array(want), rtol=1e-9)
