@@ -34,6 +34,7 @@ from ..batch_keys import batch_keys
 from ..primitives import registry
 from ..pytree import by_leaves, is_tree, item_keys  # (a value's structure: static whatever its data)
 from .callees import STATIC_NUMPY
+from .dict_names import dict_names
 from .names import children, target_names
 from .normalize import NormalizedFunction
 from .restructure import walk as walk_statements
@@ -106,32 +107,13 @@ class BindingTimes:
         self.restored = {p.name.value for p in params_of(fdef)} | _bound_unless_popped(body)
         self.flagged: set[int] = set()
         self.dynamic_break: set[int] = set()
-        self.dicts = self._dict_names(body)
+        # names bound to a dict, or used as one: a loop over one walks its keys (never rows by position, as over an
+        # array whose items may be batched or data)
+        self.dicts = dict_names(body, lambda f: self.resolve(f) == (True, dict))
         self.changed = True
         while self.changed:
             self.changed = False
             self.block(body, STATIC, STATIC, None)
-
-    def _dict_names(self, body: Sequence[Any]) -> set[str]:
-        """Names bound to a dict (a display, a comprehension, ``dict(...)``, or such a name): a loop over one
-        walks its keys (never rows by position, as over an array whose items may be batched or data)."""
-        binds = [(t.target.value, st.value) for st, _ in walk_statements(body) if isinstance(st, cst.Assign)
-                 for t in st.targets if isinstance(t.target, cst.Name)]
-        binds += [(e.value.value, v.value) for st, _ in walk_statements(body) if isinstance(st, cst.Assign)
-                  and isinstance(st.value, cst.Tuple) for t in st.targets if isinstance(t.target, cst.Tuple)
-                  and len(t.target.elements) == len(st.value.elements)  # (`params, grads = {...}, {...}`)
-                  for e, v in zip(t.target.elements, st.value.elements) if isinstance(e.value, cst.Name)]
-        names: set[str] = set()
-        grown = True
-        while grown:
-            grown = False
-            for name, value in binds:
-                if name not in names and (isinstance(value, (cst.Dict, cst.DictComp)) or
-                                          isinstance(value, cst.Name) and value.value in names or
-                                          isinstance(value, cst.Call) and self.resolve(value.func) == (True, dict)):
-                    names.add(name)
-                    grown = True
-        return names
 
     # -- variables ---------------------------------------------------------------------
     def kind(self, name: str) -> int:
