@@ -13,6 +13,7 @@ import pytest
 
 import srcjax
 
+from .fd import central_fd
 from .twins import JAX, jax_twin
 
 jax = pytest.importorskip("jax")
@@ -58,15 +59,6 @@ def _close(got: Any, want: Any, what: str) -> None:
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-9, atol=1e-12, err_msg=what)
 
 
-def _fd(f: Any, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
-
-
 @pytest.mark.parametrize("fn", [posenc, assigned, looped, summed, act_default])
 def test_functions_held_by_names_differentiate_and_batch(fn: Any) -> None:
     x = np.random.default_rng(3).uniform(0.1, 0.9, (3, 2))
@@ -74,7 +66,7 @@ def test_functions_held_by_names_differentiate_and_batch(fn: Any) -> None:
     _close(srcjax.jit(fn)(x), fn(x), "jit vs NumPy")
     g = srcjax.grad(fn)(x)
     _close(g, JAX.grad(twin)(x), "grad vs jax")
-    np.testing.assert_allclose(np.asarray(g), _fd(fn, x), rtol=1e-6, atol=1e-8, err_msg="grad vs finite differences")
+    np.testing.assert_allclose(np.asarray(g), central_fd(fn, (x,), 0), rtol=1e-6, atol=1e-8, err_msg="grad vs finite differences")
     _close(srcjax.vmap(fn)(x), [fn(r) for r in x], "vmap vs a loop over the examples")
     _close(srcjax.vmap(srcjax.grad(fn))(x), JAX.vmap(JAX.grad(twin))(x), "vmap(grad) vs jax")
     t = np.ones_like(x)
