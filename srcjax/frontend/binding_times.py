@@ -112,10 +112,10 @@ class BindingTimes:
         # array whose items may be batched or data)
         self.dicts = dict_names(body, lambda f: self.resolve(f) == (True, dict))
         self.params = {p.name.value for p in params_of(fdef)}
-        self.counts = Counter(n for st in body for n in names_in(st))  # (each name's occurrences: own_targets)
+        self._body = body
+        self._counts: tuple[Counter[str], Counter[str]] | None = None  # (see occurrences)
         self._own: dict[int, set[str]] = {}
         self._inside: dict[int, Counter[str]] = {}
-        self.bound = Counter(n for st, _ in walk_statements(body) for n in _bound_names(st))  # (bindings of each)
         self.changed = True
         while self.changed:
             self.changed = False
@@ -197,8 +197,10 @@ class BindingTimes:
             return False
         if isinstance(s, cst.For):
             c = DYNAMIC if id(s) in self.dynamic_break else ctl
-            own = self.own_targets(s) if id(s) not in self.dynamic_break else set()
-            for n, tk in self.loop_targets(s):
+            targets = self.loop_targets(s)
+            own = self.own_targets(s) if id(s) not in self.dynamic_break and any(c > tk for _, tk in targets) \
+                else set()
+            for n, tk in targets:
                 # (a target bound by this loop alone and read in its body alone is an item of the sequence at
                 # every read, whatever the control around the loop: `for i in range(7)` in a `while` on data,
                 # `len(DP_A[i])` a static bound)
@@ -206,6 +208,14 @@ class BindingTimes:
             self.block(s.body.body, c, STATIC, s)
             return False
         return False
+
+    def occurrences(self) -> tuple[Counter[str], Counter[str]]:
+        """Each name's occurrences in the function, and its bindings (made when a loop under control on data
+        first asks: most functions have none)."""
+        if self._counts is None:
+            self._counts = (Counter(n for st in self._body for n in names_in(st)),
+                            Counter(n for st, _ in walk_statements(self._body) for n in _bound_names(st)))
+        return self._counts
 
     def loop_own(self, line: cst.SimpleStatementLine, small: cst.Assign, loop: cst.CSTNode | None) -> bool:
         """Whether ``small`` (of ``line``, a statement of ``loop``'s own body) binds names that nothing else binds
@@ -216,8 +226,9 @@ class BindingTimes:
         inside = self._inside.get(id(loop))
         if inside is None:
             inside = self._inside[id(loop)] = Counter(names_in(loop.body))
-        return bool(names) and all(self.bound.get(n, 0) == 1 and n not in self.params and
-                                   self.counts.get(n, 0) == inside.get(n, 0) for n in names)
+        counts, bound = self.occurrences()
+        return bool(names) and all(bound.get(n, 0) == 1 and n not in self.params and
+                                   counts.get(n, 0) == inside.get(n, 0) for n in names)
 
     def own_targets(self, s: cst.For) -> set[str]:
         """The names of ``s``'s target that nothing but it binds and nothing outside its body reads."""
@@ -225,8 +236,9 @@ class BindingTimes:
         if hit is None:
             inside = names_in(s.body)
             assigned = set(assigned_in(s.body.body))
+            counts = self.occurrences()[0]
             hit = self._own[id(s)] = {n for n in target_names(s.target) if n not in assigned and n not in
-                                      self.params and self.counts.get(n, 0) == 1 + inside.count(n)}
+                                      self.params and counts.get(n, 0) == 1 + inside.count(n)}
         return hit
 
     def loop_targets(self, s: cst.For) -> list[tuple[str, int]]:

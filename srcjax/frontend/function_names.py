@@ -88,6 +88,8 @@ def plain_body(body: cst.BaseSuite, target: str) -> bool:
 
 def rewrite(src: FunctionSource) -> FunctionSource:
     """``src`` with the names bound to known functions written as those functions (see the module's docstring)."""
+    if src.filename.startswith("<srcjax.") or str(getattr(src.fn, "__module__", "") or "").startswith("srcjax."):
+        return src  # (source srcjax wrote, its own helpers: their names were resolved when they were written)
     fdef = src.fdef
     candidates = [n for n in walk(fdef.body) if _candidate(n)]
     if not candidates:
