@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import pytree
 from ..adjoint import UNSET
-from ..core import DTypeError, ShapedArray, ShapeError, TranspileError
+from ..core import DTypeError, ShapedArray, TranspileError
 from ..frontend.names import assigned_names
 from .hlo import HloValue
 from .regions import (
@@ -130,14 +130,8 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
                 f"{labels[j]} is {odd!r} on one branch and something else on another; a value decided by array "
                 "data must be an array or a number"))
             continue
-        try:
-            joined = join_avals([a for a in vavals if a is not None], labels[j])
-        except (DTypeError, ShapeError) as e:  # (an error where it is read after the `if`: a cotangent that a
-            # branch of derivative code binds, float32 on one path and float64 on another, is read in it alone)
-            result[j] = Undefined(labels[j], "an `if` on array data", message=e.message)
-            continue
         dyn.append(j)
-        avals.append(joined)
+        avals.append(join_avals([a for a in vavals if a is not None], labels[j]))
     for k, lines in enumerate(regions):
         with sp.b.region(lines):
             outs_k = []
