@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,6 +25,7 @@ from .batch_shared import share_library_copies
 from .core import ArgumentError, ShapeDtypeStruct, Span, TranspileError, transformation
 from .custom import custom_jvp, custom_vjp, def_span, owner_of
 from .example_errors import example_error
+from .frontend.bound_helpers import is_plain_function
 from .frontend.names import Names, code
 from .frontend.normalize import NormalizedFunction
 from .frontend.program import Program
@@ -244,18 +246,27 @@ def batched_source(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_s
     """The module text of ``vmap(fn, in_axes, out_axes, axis_size, axis_name)``, its function's name, and
     the program."""
     c = _as_compiled(fn)
+    fns = function_defaults(c.signature)  # (`act=np.tanh`: calls through it are calls of np.tanh, as for grad)
     try:
         try:
-            return _batched_source(c, c.program, fn, in_axes, out_axes, axis_size, axis_name)
-        except ComprehensionBatchingError:  # read again with comprehensions written as append loops
-            return _batched_source(c, Program(c.fn, comprehension_loops=True), fn, in_axes, out_axes, axis_size,
+            return _batched_source(c, Program(c.fn, fns) if fns else c.program, fn, in_axes, out_axes, axis_size,
                                    axis_name)
+        except ComprehensionBatchingError:  # read again with comprehensions written as append loops
+            return _batched_source(c, Program(c.fn, fns or None, comprehension_loops=True), fn, in_axes, out_axes,
+                                   axis_size, axis_name)
     except BatchingError as e:  # found in generated source (a derivative's helper): at the user's function
         fn0 = _user_function(c.fn)
         code0 = getattr(fn0, "__code__", None)
         if getattr(c.fn, "__srcjax_derived__", None) is None and code0 is not None:  # (its def line, as the CLI)
             raise e.with_span(Span(code0.co_filename, code0.co_firstlineno, 0, code0.co_firstlineno, 0)) from None
         raise e.with_span(def_span(fn0)) from None
+
+
+def function_defaults(sig: inspect.Signature) -> dict[str, Any]:
+    """The parameters with a function for default (``act=np.tanh``): the batched source calls that function
+    through them (a call passing another is refused: :meth:`Vmapped._check_sizes`)."""
+    return {p.name: p.default for p in sig.parameters.values()
+            if p.default is not p.empty and is_plain_function(p.default)}
 
 
 def _user_function(fn: Any) -> Any:
@@ -584,7 +595,16 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
     def _check_sizes(self, args: Sequence[Any]) -> None:
         specs = _in_specs(self._in_axes, len(self.params), self._primal)
         sizes: list[tuple[str | _LeafPath, int]] = []
+        fixed = self.__dict__.get("_fixed_functions")
+        if fixed is None:
+            fixed = self.__dict__["_fixed_functions"] = function_defaults(_as_compiled(self._primal).signature) \
+                if self._primal is not None else {}
         for p, a, s in zip(self.params, args, specs):
+            if p in fixed and a is not None and a is not fixed[p]:
+                raise _clean(ArgumentError(
+                    f"vmap: `{p}` is called as a function, and the batched source calls its default "
+                    f"{getattr(fixed[p], '__name__', fixed[p])!s} through it: another function passed for it is "
+                    "not supported", hint=f"vmap a function that fixes it: functools.partial(f, {p}=...)"))
             for path, leaf, ax in _leaves_with_axes(a, s, p):
                 if ax is None:
                     continue

@@ -38,27 +38,12 @@ JAX_REFUSES: tuple[str, ...] = (
 )
 # Refusals met where jax runs the program (each with a reason)
 KNOWN_REFUSALS: tuple[str, ...] = (
-    # nerf_posenc_mlp's `[f(2.0 ** k * x) for k in range(L) for f in (np.sin, np.cos)]`: a name bound to a NumPy
-    # function by a loop (or an assignment, `fn = np.sin`) is not resolved to it under derivatives and vmap (jit runs
-    # it); a parameter with such a default is
-    "`f_1(...)`: srcjax does not know its derivative",
-    "vmap: cannot batch 'f_1(mul)'",
-    # dopri5_adaptive's `for j in range(len(DP_A[i]))` over a module's ragged Butcher tableau inside a `while` on
-    # data whose step size is carried: binding times take the counter `i` of the static `range(7)` for data (the
-    # whole body of a `while` on data is control dependent on it), so the bound `len(DP_A[i])` for data too
-    "reads with the index of a loop whose bound is computed from array data",
     # nbody_loops' reverse mode at float32: `ai = np.zeros(2)` (float64, NumPy's) summed with float32 forces under
     # `if i != j` in a double loop: the cotangent's dtype differs between the paths of the rolled loop's branch
     "is float32 and float64 on different paths",
 )
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
-KNOWN_INTERNAL: tuple[str, ...] = (
-    # gradient_noise_scale under vmap(in_axes=({'w1': 0, 'b1': None, 'w2': None}, ...)): the program's own
-    # `vmap(grad(loss), in_axes=(None, 0, 0))(params, X, Y)` vmapped again with the params mapped in part gives a
-    # ShapeError at the user's line where the inner batch size differs from the features' (per-example shapes of the
-    # inner batch transposed in the helpers' nested batching); the values are right where the sizes agree
-    "could not be broadcast together with shapes (3, 5, 1) and (3, 5, 3, 1)",
-)
+KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers met and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
 KNOWN_WRONG: dict[tuple[str, ...], str] = {}
 
@@ -553,3 +538,53 @@ def test_vmap_of_an_if_on_data_updating_an_unmapped_dict() -> None:
         _agree(srcjax.vmap(fn, in_axes=(0, None))(T, st), want)
         _agree(srcjax.vmap(fn, in_axes=(0, {"e": None, "p": 0}))(T, {"e": st["e"], "p": np.array([1.5, 2.0])}),
                {k: np.stack([fn(t, {"e": st["e"], "p": p})[k] for t, p in zip(T, (1.5, 2.0))]) for k in st})
+
+
+def test_vmap_of_per_example_gradients_with_the_parameters_mapped_in_part() -> None:
+    """An internal error before (hunt22's gradient_noise_scale under ``vmap(in_axes=({'w1': 0, 'b1': None, 'w2':
+    None}, None, None))``: the program's own ``vmap(grad(loss), in_axes=(None, 0, 0))`` batched again): the
+    cotangent's dict, mapped in part, was read by a key known only when it runs (``tree_get(x, k)`` in the loop of
+    ``batch_broadcast_items`` over its keys) as mapped at every leaf, so its unmapped leaf's first axis was taken
+    for the batch ("could not be broadcast together with shapes (3, 5, 1) and (3, 5, 3, 1)" where the sizes agree).
+    Such a read is of the dict made mapped at every leaf."""
+    r = np.random.default_rng(1)
+    axes = ({"w1": 0, "b1": None, "w2": None}, None, None)
+    for hidden in (3, 4):
+        p = {"w1": r.standard_normal((3, 2, hidden)), "b1": r.standard_normal(hidden),
+             "w2": r.standard_normal((hidden, 1))}
+        X, Y = r.standard_normal((5, 2)), r.standard_normal((5, 1))
+        want = [hp.gradient_noise_scale({"w1": w1, "b1": p["b1"], "w2": p["w2"]}, X, Y) for w1 in p["w1"]]
+        _agree(srcjax.vmap(hp.gradient_noise_scale, in_axes=axes)(p, X, Y), np.array(want), rtol=1e-9)
+
+
+_TABLE = [[], [0.5], [0.25, 0.25]]
+
+
+def _ragged_stages(y: Any, k: Any) -> Any:
+    t = 0.0 * k
+    while t < 1.0:
+        ks = []
+        for i in range(3):
+            yi = y
+            for j in range(len(_TABLE[i])):
+                yi = yi + 0.1 * _TABLE[i][j] * ks[j]
+            ks.append(-k * yi + np.sin(yi))
+        y = y + 0.1 * sum(ks)
+        t = t + 0.3 * k
+    return y
+
+
+def test_a_static_loop_in_a_while_on_data_keeps_its_counter_static() -> None:
+    """Refused before (hunt22's dopri5_adaptive, a Butcher tableau's ragged rows in a `while` on the time): "reads
+    with the index of a loop whose bound is computed from array data". Binding times took every name the body of a
+    `while` on data binds for data, `for i in range(7)`'s counter and `len(DP_A[i])` too; a name that the loop's own
+    body binds alone (a `for` target, a statement of the body) and reads alone holds the same value at every pass."""
+    y, k = np.array([0.3, -0.2]), np.array(0.7)
+    _agree(srcjax.jit(_ragged_stages)(y, k), _ragged_stages(y, k), rtol=1e-12)
+    eps = 1e-6
+    fd = np.stack([(_ragged_stages(y + eps * e, k) - _ragged_stages(y - eps * e, k)) / (2 * eps) for e in np.eye(2)],
+                  axis=1)
+    np.testing.assert_allclose(np.asarray(srcjax.jacfwd(_ragged_stages)(y, k)), fd, rtol=1e-6, atol=1e-9)
+    ks = np.array([0.5, 0.7, 0.9])
+    _agree(srcjax.vmap(_ragged_stages, in_axes=(None, 0))(y, ks), np.stack([_ragged_stages(y, q) for q in ks]),
+           rtol=1e-12)

@@ -6,7 +6,9 @@
 The joins and ``insert`` were refused under derivatives ("joining or repeating tuples or lists", "it changes the
 list in place, an order derivatives do not follow") and vmap, and the joins in a loop under ``jit`` too ("the loop
 body returns (*, [*],), but the loop carries (*, [],)"); ``frontend/list_methods.py`` reads them as appends and
-``out = out[::-1]``. The default run takes each form under one derivative, ``vmap`` and ``vmap(grad)``
+``out = out[::-1]``. Then (known23): a comprehension joined with a list, ``lst.insert(i, v)`` at a literal place,
+a comprehension's list appended to after, and values made before a loop appended in it (a silently lost
+gradient). The default run takes each form under one derivative, ``vmap`` and ``vmap(grad)``
 (``SRCJAX_HYPOTHESIS=thorough``: the whole grid).
 """
 
@@ -74,7 +76,39 @@ def reversed_built(x):
     return np.sum(acc * acc)
 
 
-FORMS = [aug_join, plus_join, prepend_join, insert_front, extend_display, reversed_built]
+def comprehension_joined(x):
+    ys = [np.sin(x * t) for t in range(3)] + [x * 2.0]  # (refused under derivatives: "joining or repeating ...")
+    return np.sum(np.stack(ys) ** 2 * np.arange(1.0, 5.0)[:, None])
+
+
+def insert_inside(x):
+    lst = [x, x * 2.0, x * 3.0]
+    for t in range(2):
+        lst.insert(1, np.sin(lst[-1]) * t)  # (refused under derivatives and vmap: only insert(0, v) was read)
+        lst.insert(-1, np.cos(lst[0]))
+    return np.sum(np.stack(lst) ** 2 * np.arange(1.0, 8.0)[:, None])
+
+
+def comprehension_appended(x):
+    prev = [x]
+    for _ in range(2):
+        cur = [p * 2.0 for p in prev]
+        cur.append(x)  # (refused under derivatives: "`cur = items`", the comprehension's list by a second name)
+        prev = cur
+    return np.sum(np.stack(prev) * np.arange(1.0, 4.0)[:, None])
+
+
+def outer_appended(x):
+    y = np.sin(x)
+    out = []
+    for _ in range(2):
+        out.append(x)  # (values made before the loop: their gradients were lost, silently: 0 for x)
+        out.append(y)
+    return np.sum(np.stack(out) ** 2 * np.arange(1.0, 5.0)[:, None])
+
+
+FORMS = [aug_join, plus_join, prepend_join, insert_front, extend_display, reversed_built, comprehension_joined,
+         insert_inside, comprehension_appended, outer_appended]
 
 TRANSFORMS: dict[str, tuple[Callable[..., Any], Callable[..., Any], bool]] = {  # name -> (srcjax, jax, batched)
     "jit": (srcjax.jit, lambda f: f, False),
@@ -87,7 +121,8 @@ TRANSFORMS: dict[str, tuple[Callable[..., Any], Callable[..., Any], bool]] = {  
 }
 
 _DERIVATIVE = {"aug_join": "grad", "plus_join": "jacrev", "prepend_join": "hessian", "insert_front": "jacfwd",
-               "extend_display": "grad", "reversed_built": "jacrev"}
+               "extend_display": "grad", "reversed_built": "jacrev", "comprehension_joined": "jacrev",
+               "insert_inside": "jacrev", "comprehension_appended": "jacfwd", "outer_appended": "jacrev"}
 CHECKS = [(f, t) for f in FORMS for t in TRANSFORMS
           if THOROUGH or t in ("vmap", "vmap(grad)", _DERIVATIVE[f.__name__])]
 
@@ -223,13 +258,35 @@ def comprehension_then_joined(x):
     return np.sum(np.stack(prev))
 
 
-def test_a_join_written_as_an_append_is_checked_like_one() -> None:
-    # a silent wrong answer while this branch was written (grad 4 where jax says 7): the check for a list changed
-    # through a second name skipped functions whose own text named no list method; refused now, never wrong
-    np.testing.assert_allclose(np.asarray(srcjax.jit(comprehension_then_joined)(X)), comprehension_then_joined(X))
+def comprehension_of_itself_appended(x):
+    cur = [x]
+    for _ in range(2):
+        cur = [c * 2.0 for c in cur]  # (the comprehension reads the list it replaces: made first, then appended)
+        cur.append(x)
+    return np.sum(np.stack(cur) * np.arange(1.0, 4.0)[:, None])
+
+
+@pytest.mark.parametrize("fn", [comprehension_then_joined, comprehension_of_itself_appended])
+def test_a_comprehensions_list_changed_after_matches_jax(fn) -> None:
+    # a silent wrong answer while lst22's branch was written (grad 4 where jax says 7), then refused, quoting
+    # `cur = items` (a name srcjax made); the comprehension's items are appended to `cur` (list_methods.py), and
+    # reverse mode adds the cotangent of `x`, made before the loop, at every pass of the loop that appends it
+    np.testing.assert_allclose(np.asarray(srcjax.jit(fn)(X)), fn(X))
+    np.testing.assert_allclose(np.asarray(srcjax.grad(fn)(X)), np.asarray(JAX.grad(jax_twin(fn))(X)), rtol=1e-12)
+
+
+def starred_join(x):
+    ys = [*[np.sin(x * t) for t in range(3)], x * 2.0]
+    return np.sum(np.stack(ys) ** 2)
+
+
+def test_a_refused_join_quotes_the_users_text() -> None:
+    # (quoted `items + [mul_1]`, srcjax's names, before)
     with pytest.raises(srcjax.TranspileError) as info:
-        srcjax.grad(comprehension_then_joined)(X)
-    assert f"{__file__}:{_line(comprehension_then_joined, 'cur = [p * 2.0')}:" in str(info.value).splitlines()[0]
+        srcjax.grad(starred_join)(X)
+    first = str(info.value).splitlines()[0]
+    assert "`[*[np.sin(x * t) for t in range(3)], x * 2.0]`" in first and "items" not in first, first
+    assert f"{__file__}:{_line(starred_join, 'ys = [*')}:" in first
 
 
 def _line(fn, text: str) -> int:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import builtins
 import math
 import sys
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -34,7 +35,8 @@ from ..batch_keys import batch_keys
 from ..primitives import registry
 from ..pytree import by_leaves, is_tree, item_keys  # (a value's structure: static whatever its data)
 from .callees import STATIC_NUMPY
-from .names import children, target_names
+from .dict_names import dict_names
+from .names import children, names_in, target_names
 from .normalize import NormalizedFunction
 from .restructure import walk as walk_statements
 from .syntax import LITERAL_TYPES, assigned_in, attr_chain, is_literal, orelse_stmts, params_of
@@ -106,32 +108,18 @@ class BindingTimes:
         self.restored = {p.name.value for p in params_of(fdef)} | _bound_unless_popped(body)
         self.flagged: set[int] = set()
         self.dynamic_break: set[int] = set()
-        self.dicts = self._dict_names(body)
+        # names bound to a dict, or used as one: a loop over one walks its keys (never rows by position, as over an
+        # array whose items may be batched or data)
+        self.dicts = dict_names(body, lambda f: self.resolve(f) == (True, dict))
+        self.params = {p.name.value for p in params_of(fdef)}
+        self._body = body
+        self._counts: tuple[Counter[str], Counter[str]] | None = None  # (see occurrences)
+        self._own: dict[int, set[str]] = {}
+        self._inside: dict[int, Counter[str]] = {}
         self.changed = True
         while self.changed:
             self.changed = False
             self.block(body, STATIC, STATIC, None)
-
-    def _dict_names(self, body: Sequence[Any]) -> set[str]:
-        """Names bound to a dict (a display, a comprehension, ``dict(...)``, or such a name): a loop over one
-        walks its keys (never rows by position, as over an array whose items may be batched or data)."""
-        binds = [(t.target.value, st.value) for st, _ in walk_statements(body) if isinstance(st, cst.Assign)
-                 for t in st.targets if isinstance(t.target, cst.Name)]
-        binds += [(e.value.value, v.value) for st, _ in walk_statements(body) if isinstance(st, cst.Assign)
-                  and isinstance(st.value, cst.Tuple) for t in st.targets if isinstance(t.target, cst.Tuple)
-                  and len(t.target.elements) == len(st.value.elements)  # (`params, grads = {...}, {...}`)
-                  for e, v in zip(t.target.elements, st.value.elements) if isinstance(e.value, cst.Name)]
-        names: set[str] = set()
-        grown = True
-        while grown:
-            grown = False
-            for name, value in binds:
-                if name not in names and (isinstance(value, (cst.Dict, cst.DictComp)) or
-                                          isinstance(value, cst.Name) and value.value in names or
-                                          isinstance(value, cst.Call) and self.resolve(value.func) == (True, dict)):
-                    names.add(name)
-                    grown = True
-        return names
 
     # -- variables ---------------------------------------------------------------------
     def kind(self, name: str) -> int:
@@ -172,6 +160,9 @@ class BindingTimes:
                 if isinstance(small, cst.Assign):
                     popped = _tape_pop(small.value)
                     k = max(self.of(small.value), ctl)
+                    if k > self.of(small.value) and lctl == STATIC and self.loop_own(s, small, loop):
+                        k = self.of(small.value)  # (the same value at every pass: `getitem = DP_A[i]` in a while on
+                        # data, read in that pass only)
                     for t in small.targets:
                         for n in target_names(t.target):
                             self._set(n, ctl if popped and n in self.restored else k)
@@ -206,11 +197,49 @@ class BindingTimes:
             return False
         if isinstance(s, cst.For):
             c = DYNAMIC if id(s) in self.dynamic_break else ctl
-            for n, tk in self.loop_targets(s):
-                self._set(n, max(tk, c))
+            targets = self.loop_targets(s)
+            own = self.own_targets(s) if id(s) not in self.dynamic_break and any(c > tk for _, tk in targets) \
+                else set()
+            for n, tk in targets:
+                # (a target bound by this loop alone and read in its body alone is an item of the sequence at
+                # every read, whatever the control around the loop: `for i in range(7)` in a `while` on data,
+                # `len(DP_A[i])` a static bound)
+                self._set(n, tk if n in own else max(tk, c))
             self.block(s.body.body, c, STATIC, s)
             return False
         return False
+
+    def occurrences(self) -> tuple[Counter[str], Counter[str]]:
+        """Each name's occurrences in the function, and its bindings (made when a loop under control on data
+        first asks: most functions have none)."""
+        if self._counts is None:
+            self._counts = (Counter(n for st in self._body for n in names_in(st)),
+                            Counter(n for st, _ in walk_statements(self._body) for n in _bound_names(st)))
+        return self._counts
+
+    def loop_own(self, line: cst.SimpleStatementLine, small: cst.Assign, loop: cst.CSTNode | None) -> bool:
+        """Whether ``small`` (of ``line``, a statement of ``loop``'s own body) binds names that nothing else binds
+        and nothing outside the loop's body reads: each read sees the value this pass made."""
+        if not isinstance(loop, (cst.For, cst.While)) or not any(x is line for x in loop.body.body):
+            return False
+        names = [n for t in small.targets for n in target_names(t.target)]
+        inside = self._inside.get(id(loop))
+        if inside is None:
+            inside = self._inside[id(loop)] = Counter(names_in(loop.body))
+        counts, bound = self.occurrences()
+        return bool(names) and all(bound.get(n, 0) == 1 and n not in self.params and
+                                   counts.get(n, 0) == inside.get(n, 0) for n in names)
+
+    def own_targets(self, s: cst.For) -> set[str]:
+        """The names of ``s``'s target that nothing but it binds and nothing outside its body reads."""
+        hit = self._own.get(id(s))
+        if hit is None:
+            inside = names_in(s.body)
+            assigned = set(assigned_in(s.body.body))
+            counts = self.occurrences()[0]
+            hit = self._own[id(s)] = {n for n in target_names(s.target) if n not in assigned and n not in
+                                      self.params and counts.get(n, 0) == 1 + inside.count(n)}
+        return hit
 
     def loop_targets(self, s: cst.For) -> list[tuple[str, int]]:
         """The names a ``for`` binds and their binding times: a ``range`` counter is UNKNOWN (the
@@ -311,3 +340,13 @@ class BindingTimes:
         if isinstance(e.func, cst.Name) and e.func.value in self.helpers:
             return args
         return max(args, self.of(e.func))
+
+
+def _bound_names(st: Any) -> list[str]:
+    """The names a statement (of :func:`walk_statements`) binds: assignment, augmented assignment and ``for``
+    targets."""
+    if isinstance(st, cst.Assign):
+        return [n for t in st.targets for n in target_names(t.target)]
+    if isinstance(st, (cst.AugAssign, cst.AnnAssign, cst.For)):
+        return target_names(st.target)
+    return []

@@ -27,6 +27,8 @@ from typing import Any
 
 import libcst as cst
 
+from . import function_names
+from .bound_helpers import is_plain_function
 from .names import comprehension_targets, copy_positions, renamed
 
 
@@ -69,21 +71,29 @@ def comprehension_loop(norm: Any, node: cst.ListComp | cst.GeneratorExp,
         return cst.Expr(cst.Call(func=cst.Attribute(value=cst.Name(result), attr=cst.Name("append")),
                                  args=[cst.Arg(new.elt)]))
 
-    def loop(cf: cst.CompFor) -> cst.BaseStatement:
-        inner: cst.BaseStatement
+    def loop(cf: cst.CompFor) -> list[cst.BaseStatement]:
+        inner: list[cst.BaseStatement]
         if cf.inner_for_in is not None:
             inner = loop(cf.inner_for_in)
         else:
-            inner = located(cst.SimpleStatementLine(body=[located(leaf(), new.elt)]), new.elt)
+            inner = [located(cst.SimpleStatementLine(body=[located(leaf(), new.elt)]), new.elt)]
         for c in reversed(cf.ifs):
-            inner = located(cst.If(test=c.test, body=cst.IndentedBlock(body=[inner])), c.test)
-        return located(cst.For(target=cf.target, iter=cf.iter, body=cst.IndentedBlock(body=[inner])), cf)
+            inner = [located(cst.If(test=c.test, body=cst.IndentedBlock(body=inner)), c.test)]
+        if isinstance(cf.target, cst.Name) and (fns := function_names.function_items(cf.iter, known)) is not None \
+                and not any(function_names.binds(s, cf.target.value) for s in inner):
+            return function_names.unrolled(inner, cf.target.value, fns, positions)  # `for f in (np.sin, np.cos)`
+        return [located(cst.For(target=cf.target, iter=cf.iter, body=cst.IndentedBlock(body=inner)), cf)]
+
+    def known(v: cst.BaseExpression) -> bool:
+        ok, fv = norm.static_value(v)
+        return ok and is_plain_function(fv)
 
     first = total[0] if total is not None else cst.Dict([]) if pairs else cst.List([])
     origin = total[1] if total is not None else node
     start = located(cst.Assign(targets=[cst.AssignTarget(cst.Name(result))], value=first), origin)
     norm.statement(located(cst.SimpleStatementLine(body=[start]), origin))
-    norm.statement(loop(new.for_in))
+    for s in loop(new.for_in):
+        norm.statement(s)
     return cst.Name(result), None
 
 

@@ -24,24 +24,30 @@ from typing import Any
 
 import libcst as cst
 
-from .names import Visitor, assigned_names, comprehension_targets, target_names, walk
+from .dict_names import Scoped, builtin_dict, dict_names, dictish, is_merge
+from .names import Visitor, target_names
 from .read import FunctionSource, Located
 from .syntax import attr_chain, params_of, statements_in
-
-_DICT_METHODS = ("items", "keys", "values")
 
 
 def rewrite(src: FunctionSource) -> FunctionSource:
     """``src`` with the dict merges it shows written as displays (``src`` itself where there are none)."""
     if src.filename.startswith("<srcjax.") or not _has_or(src.fdef):
         return src  # (srcjax's output: each `|` it holds was decided when the user's function was read)
-    names = _dict_names(src.fdef)
+    is_dict = _builtin_dict(src)
+    names = dict_names(src.fdef.body.body, is_dict)
     arrays, in_arrays = _array_evidence(src.fdef)
-    fdef = src.fdef.visit(_Merges(names, src.positions, arrays, in_arrays))
+    fdef = src.fdef.visit(_Merges(names, src.positions, arrays, in_arrays, is_dict))
     if fdef is src.fdef:
         return src
     assert isinstance(fdef, cst.FunctionDef)
     return dataclasses.replace(src, fdef=fdef)
+
+
+def _builtin_dict(src: FunctionSource) -> Callable[[cst.BaseExpression], bool]:
+    """Whether a callee is the builtin ``dict`` in ``src``'s function (a module's own ``dict`` is not)."""
+    own = "dict" in src.globals or "dict" in src.closure
+    return (lambda f: False) if own else builtin_dict
 
 
 def _has_or(fdef: cst.FunctionDef) -> bool:
@@ -58,56 +64,6 @@ def _has_or(fdef: cst.FunctionDef) -> bool:
 
     V().walk(fdef)
     return found
-
-
-def _display(node: cst.BaseExpression) -> bool:
-    return isinstance(node, (cst.Dict, cst.DictComp)) or \
-        isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict"
-
-
-class _Scoped(Visitor):
-    """A walk of a function's body that knows the names a nested scope (a lambda, a comprehension, a nested
-    ``def``) binds again: what such a scope does with ``a`` says nothing of the function's own ``a``
-    (``tree_map(lambda a: a * 2.0, a)``; ``sum(np.sum(a) for a in leaves(a))``)."""
-
-    def __init__(self) -> None:
-        self.hidden: list[frozenset[str]] = []
-
-    def shown(self, name: str) -> bool:
-        return not any(name in h for h in self.hidden)
-
-    def run(self, fdef: cst.FunctionDef) -> None:
-        self.walk(fdef.body)
-
-    def inner(self, names: set[str] | list[str], *nodes: cst.CSTNode | None) -> bool:
-        self.hidden.append(frozenset(names))
-        for n in nodes:
-            if n is not None:
-                self.walk(n)
-        self.hidden.pop()
-        return False
-
-    def visit_Lambda(self, n: cst.Lambda) -> bool:
-        return self.inner({p.name.value for p in params_of(n)}, n.body)  # type: ignore[arg-type]
-
-    def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:  # (a nested def: the top one is not walked)
-        return self.inner({p.name.value for p in params_of(n)} | set(assigned_names([n.body])), n.body)
-
-    def _comprehension(self, n: Any, *parts: cst.CSTNode) -> bool:
-        self.walk(n.for_in.iter)  # (the first sequence is read in the enclosing scope)
-        return self.inner(comprehension_targets(n), *parts, *n.for_in.ifs, n.for_in.inner_for_in)
-
-    def visit_ListComp(self, n: cst.ListComp) -> bool:
-        return self._comprehension(n, n.elt)
-
-    def visit_SetComp(self, n: cst.SetComp) -> bool:
-        return self._comprehension(n, n.elt)
-
-    def visit_GeneratorExp(self, n: cst.GeneratorExp) -> bool:
-        return self._comprehension(n, n.elt)
-
-    def visit_DictComp(self, n: cst.DictComp) -> bool:
-        return self._comprehension(n, n.key, n.value)
 
 
 def _bound_twice(fdef: cst.FunctionDef) -> set[str]:
@@ -127,40 +83,6 @@ def _bound_twice(fdef: cst.FunctionDef) -> set[str]:
         for name in targets:
             (twice if name in seen else seen).add(name)
     return twice
-
-
-def _dict_names(fdef: cst.FunctionDef) -> set[str]:
-    """The names the function shows to be dicts (see the module docstring)."""
-    names: set[str] = set()
-    binds: list[tuple[str, cst.BaseExpression]] = []
-
-    class V(_Scoped):
-        def visit_Subscript(self, n: cst.Subscript) -> None:
-            if isinstance(n.value, cst.Name) and len(n.slice) == 1 and isinstance(n.slice[0].slice, cst.Index) \
-                    and isinstance(n.slice[0].slice.value, cst.SimpleString) and self.shown(n.value.value):
-                names.add(n.value.value)
-
-        def visit_Call(self, n: cst.Call) -> None:
-            f = n.func
-            if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in _DICT_METHODS \
-                    and not n.args and self.shown(f.value.value):
-                names.add(f.value.value)
-
-        def visit_Assign(self, n: cst.Assign) -> None:
-            if len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and not self.hidden:
-                binds.append((n.targets[0].target.value, n.value))
-
-    V().run(fdef)
-    grown = True
-    while grown:  # a name bound to a display, or to a merge of a dict (d = defaults | a; e = d)
-        grown = False
-        for name, value in binds:
-            if name not in names and (_display(value) or _dictish(value, names) or
-                                      _merge(value) and (_dictish(value.left, names) or  # type: ignore[attr-defined]
-                                                         _dictish(value.right, names))):  # type: ignore[attr-defined]
-                names.add(name)
-                grown = True
-    return names
 
 
 _ARRAY_ATTRS = frozenset({"shape", "dtype", "ndim", "size", "T", "sum", "mean", "any", "all", "astype", "reshape",
@@ -188,13 +110,13 @@ def _array_evidence(fdef: cst.FunctionDef) -> tuple[set[str], set[int]]:
     names: set[str] = set()
     ors: set[int] = set()
 
-    class V(_Scoped):
+    class V(Scoped):
         def operands(self, *nodes: Any) -> None:
             for n in nodes:
                 if isinstance(n, cst.Name):
                     if self.shown(n.value):
                         names.add(n.value)
-                elif _merge(n):
+                elif is_merge(n):
                     ors.add(id(n))
 
         def visit_BinaryOperation(self, n: cst.BinaryOperation) -> None:
@@ -230,19 +152,11 @@ def _array_evidence(fdef: cst.FunctionDef) -> tuple[set[str], set[int]]:
     return names - _bound_twice(fdef), ors
 
 
-def _merge(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr)
-
-
-def _dictish(node: cst.BaseExpression, names: set[str]) -> bool:
-    return _display(node) or isinstance(node, cst.Name) and node.value in names or \
-        _merge(node) and (_dictish(node.left, names) or _dictish(node.right, names))  # type: ignore[attr-defined]
-
-
 class _Merges(Located):
-    def __init__(self, names: set[str], positions: dict[Any, Any], arrays: set[str], in_arrays: set[int]) -> None:
+    def __init__(self, names: set[str], positions: dict[Any, Any], arrays: set[str], in_arrays: set[int],
+                 is_dict: Callable[[cst.BaseExpression], bool] = builtin_dict) -> None:
         super().__init__(positions)
-        self.names, self.arrays, self.in_arrays = names, arrays, in_arrays
+        self.names, self.arrays, self.in_arrays, self.is_dict = names, arrays, in_arrays, is_dict
         self.values: list[Any] = []  # per enclosing assignment: its value where it binds a dict's name
 
     def visit_Assign(self, n: cst.Assign) -> None:
@@ -258,7 +172,7 @@ class _Merges(Located):
         if not isinstance(updated.operator, cst.BitOr):
             return updated
         assigned = bool(self.values) and original is self.values[-1]
-        if assigned or _dictish(original.left, self.names) or _dictish(original.right, self.names):
+        if assigned or any(dictish(e, self.names, self.is_dict) for e in (original.left, original.right)):
             return self.merged(original, updated.left, updated.right)
         left, right = original.left, original.right
         if id(original) in self.in_arrays or not (self.unclear(left) and self.unclear(right)):
@@ -279,7 +193,7 @@ class _Merges(Located):
     def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign) -> Any:
         target = updated.target
         if not (isinstance(updated.operator, cst.BitOrAssign) and isinstance(target, cst.Name) and
-                (target.value in self.names or _dictish(updated.value, self.names))):
+                (target.value in self.names or dictish(updated.value, self.names, self.is_dict))):
             return updated
         value = self.merged(original, cst.Name(target.value), updated.value)
         return self.located(original, cst.Assign(targets=[cst.AssignTarget(target)], value=value))
@@ -287,41 +201,3 @@ class _Merges(Located):
     def merged(self, origin: cst.CSTNode, left: cst.BaseExpression, right: cst.BaseExpression) -> cst.Dict:
         elements = [self.located(origin, cst.StarredDictElement(v)) for v in (left, right)]
         return self.located(origin, cst.Dict(elements))
-
-
-
-def dict_names(fdef: cst.FunctionDef) -> set[str]:
-    """The names ``fdef`` shows to be dicts (see the module docstring; vmap's ``for k in d``)."""
-    return _dict_names(fdef)
-
-
-def keyed_loop(loop: cst.For, is_dict: Callable[[str], bool]) -> str | None:
-    """The name ``loop`` runs over where its body indexes by the loop's name that name itself or a dict
-    (``for k in g: out[k] = m[k] + g[k]``, optax's ``{k: m[k] + g[k] for k in g}`` written as a loop;
-    ``out = {}``): a dict's keys, for this loop only (the name may hold a list elsewhere, a recursive helper's
-    ``for v in t`` over a list). (Was: read as a batched array's rows, ``k`` was a mapped value and ``m[k]`` of
-    the unmapped ``m`` a mapped one: a ShapeError, or unmapped results left without their batch axis, silently;
-    and a loop over a dict that a loop made, ``a, ema = lax.fori_loop(...)``, was walked by position, ``ema[0]``.)
-    ``is_dict``: whether a name is known to be a dict. An integer array iterated to index another array (``for i in idx:
-    x[i]``) is not one."""
-    it = loop.iter
-    if type(it) is cst.Call and not it.args and type(it.func) is cst.Attribute and it.func.attr.value == "keys":
-        it = it.func.value
-    if type(loop.target) is not cst.Name or type(it) is not cst.Name:
-        return None
-    key, seq = loop.target.value, it.value
-
-    def keyed(e: cst.BaseExpression) -> bool:
-        return type(e) is cst.Name and (e.value == seq or is_dict(e.value))
-
-    def by_key(e: cst.BaseExpression) -> bool:
-        return type(e) is cst.Name and e.value == key
-
-    for m in walk(loop.body):
-        if type(m) is cst.Subscript and keyed(m.value) and len(m.slice) == 1 and \
-                type(m.slice[0].slice) is cst.Index and by_key(m.slice[0].slice.value):
-            return seq
-        if type(m) is cst.Call and type(m.func) is cst.Attribute and m.func.attr.value == "index_update" and \
-                len(m.args) >= 2 and keyed(m.args[0].value) and by_key(m.args[1].value):
-            return seq
-    return None

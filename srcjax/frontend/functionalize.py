@@ -54,7 +54,7 @@ from ..core import Span, UnsupportedSyntaxError
 from ..primitives import registry
 from . import closure_reads, data_bound_index, loop_returns
 from .binding_times import DYNAMIC, SHAPE_ATTRS, STATIC, STATIC_FUNCTIONS, UNKNOWN, BindingTimes
-from .dict_merges import keyed_loop
+from .dict_names import keyed_loop
 from .exits import exit_flags, own_exits
 from .liveness import Liveness, LoopExits
 from .names import boolean_valued, children, code, names_in, target_names

@@ -2,7 +2,10 @@
 transformation follows: ``out.reverse()`` -> ``out = out[::-1]``; ``out.extend([a, b])``, ``out += [a, b]`` and
 ``out = out + [a, b]`` -> ``out.append(a)`` then ``out.append(b)`` (``out.extend(xs)``, ``out += xs``, ``out = out +
 xs`` -> ``for item in xs: out.append(item)``); ``out.insert(0, v)`` and ``out = [v] + out`` -> ``out = out[::-1]``,
-``out.append(v)``, ``out = out[::-1]``.
+``out.append(v)``, ``out = out[::-1]``; ``out.insert(2, v)`` (a literal place) -> ``out_tail = out[2:]``, ``out =
+out[:2]``, ``out.append(v)``, then ``out_tail``'s items appended; ``hs = [f(p) for p in ps] + [y]``, and ``cur =
+[f(p) for p in ps]`` of a list the function changes in place later, -> ``hs = []`` and the comprehension's items
+appended (derivatives build a comprehension in a temporary list: ``cur`` would have been its second name).
 
 Derivatives follow a list built by ``append`` and read by slices, but did not follow the other methods that change
 it in place: the tangent (or cotangent) list kept the old order or length, a silently wrong Jacobian under
@@ -47,8 +50,10 @@ def rewrite(src: FunctionSource) -> FunctionSource:
     # (a join into a name of its own only in the user's code: srcjax's helpers join static lists of strings, which
     # read better as they are)
     joins = not str(getattr(src.fn, "__module__", "") or "").startswith("srcjax.")
-    changes = [(c, small) for small in _small_statements(src.fdef.body)
-               if (c := _change(small, lists)) is not None and (joins or c.kind != "join")]
+    smalls = _small_statements(src.fdef.body)
+    changed = _changed(smalls) & lists
+    changes = [(c, small) for small in smalls
+               if (c := _change(small, lists, changed)) is not None and (joins or c.kind != "join")]
     if not changes:
         return src
     fresh, shared = _bindings(src.fdef.body)
@@ -58,7 +63,7 @@ def rewrite(src: FunctionSource) -> FunctionSource:
     if not safe and not any(c.kind == "join" for c, _ in changes):  # (a join makes a list of its own: no alias)
         return src
     taken = {n.value for n in walk(src.fdef) if isinstance(n, cst.Name)}
-    fdef = src.fdef.visit(_Rewrite(safe, lists, taken, src.positions, joins))
+    fdef = src.fdef.visit(_Rewrite(safe, lists, taken, src.positions, joins, changed))
     assert isinstance(fdef, cst.FunctionDef)
     return dataclasses.replace(src, fdef=fdef)
 
@@ -158,8 +163,9 @@ def _list_names(fdef: cst.FunctionDef) -> set[str]:
         lists -= drop
 
 
-def _change(small: cst.CSTNode, lists: set[str]) -> _Change | None:
-    """What ``small`` does to a list, when it is one of the forms rewritten."""
+def _change(small: cst.CSTNode, lists: set[str], changed: frozenset[str] | set[str] = frozenset()) -> _Change | None:
+    """What ``small`` does to a list, when it is one of the forms rewritten (``changed``: the lists the function
+    changes in place, :func:`_changed`)."""
     if isinstance(small, cst.Expr) and isinstance(call := small.value, cst.Call):
         f = call.func
         if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in _REWRITTEN) or \
@@ -173,6 +179,8 @@ def _change(small: cst.CSTNode, lists: set[str]) -> _Change | None:
         if f.attr.value == "insert" and len(args) == 2 and isinstance(args[0], cst.Integer) and \
                 args[0].value == "0":
             return _Change(name, "prepend", True, (args[1],))
+        if f.attr.value == "insert" and len(args) == 2 and _literal_int(args[0]):  # `lst.insert(2, v)`
+            return _Change(name, "insert", True, (args[1],), first=args[0])
         return None
     if isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign) and \
             isinstance(small.target, cst.Name) and small.target.value in lists and _is_list(small.value, lists):
@@ -185,13 +193,39 @@ def _change(small: cst.CSTNode, lists: set[str]) -> _Change | None:
             return _Change(t.value, "extend", False, _elements(v.right), v.right)
         if isinstance(v.right, cst.Name) and v.right.value == t.value:
             return _Change(t.value, "prepend", False, _elements(v.left), v.left)
-        if t.value not in names_in(v) and isinstance(v.left, cst.List | cst.Name | cst.Subscript):
+        if t.value not in names_in(v) and isinstance(v.left, cst.List | cst.ListComp | cst.Name | cst.Subscript):
             # `hs = [a, b] + [y]`, `hs = ws + [y]`: the first list (a copy of a name's: `ws[:]`), then the appends
-            # (not a comprehension: its list is a temporary's, a second name that list_aliases refuses)
+            # (a comprehension's items appended to a new list: derivatives build it in a temporary list, which a
+            # second name would hold: refused by list_aliases)
             first = cst.Subscript(value=v.left, slice=[cst.SubscriptElement(cst.Slice(lower=None, upper=None))]) \
                 if isinstance(v.left, cst.Name) else v.left
             return _Change(t.value, "join", False, _elements(v.right), v.right, first)
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+            isinstance(t := small.targets[0].target, cst.Name) and t.value in changed and \
+            isinstance(small.value, cst.ListComp):
+        # `cur = [p * 2.0 for p in prev]` then `cur.append(x)`: the comprehension's items appended to `cur`
+        return _Change(t.value, "join", False, None, small.value, cst.List([]))
     return None
+
+
+def _literal_int(e: cst.BaseExpression) -> bool:
+    """``2``, ``-1``: an int literal."""
+    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus):
+        e = e.expression
+    return isinstance(e, cst.Integer)
+
+
+def _changed(smalls: list[cst.CSTNode]) -> set[str]:
+    """The names of lists the statements change in place (``out.append(y)``, ``out += [y]``, ...)."""
+    out: set[str] = set()
+    for small in smalls:
+        if isinstance(small, cst.Expr) and isinstance(call := small.value, cst.Call) and \
+                isinstance(f := call.func, cst.Attribute) and isinstance(f.value, cst.Name) and \
+                f.attr.value in ("append", "extend", "insert", "reverse", "pop", "remove", "sort", "clear"):
+            out.add(f.value.value)
+        elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+            out.add(small.target.value)
+    return out
 
 
 def _small_statements(body: cst.CSTNode) -> list[cst.CSTNode]:
@@ -314,9 +348,10 @@ def _stored(body: cst.CSTNode, name: str) -> bool:
 
 class _Rewrite(Located):
     def __init__(self, names: set[str], lists: set[str], taken: set[str], positions: dict[Any, Any],
-                 joins: bool = True) -> None:
+                 joins: bool = True, changed: set[str] | None = None) -> None:
         super().__init__(positions)
         self.names, self.lists, self.taken, self.joins = names, lists, set(taken), joins
+        self.changed = changed or set()
         self.walked: list[set[str]] = []  # the names each enclosing `for` loop's sequence reads, innermost last
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -349,11 +384,12 @@ class _Rewrite(Located):
         return name
 
     def change(self, s: cst.CSTNode) -> _Change | None:
-        c = _change(s, self.lists)
+        c = _change(s, self.lists, self.changed)
         if c is None or c.name not in self.names and c.kind != "join" or c.kind == "join" and not self.joins:
             return None
         reads = {x.value for x in walk(c.seq) if isinstance(x, cst.Name)} if c.seq is not None else set()
-        if c.items is None and c.kind != "reverse" and c.name in reads:
+        fill = isinstance(c.seq, cst.ListComp) and isinstance(c.first, cst.List) and not c.first.elements
+        if c.items is None and c.kind != "reverse" and c.name in reads and not fill:
             return None  # (`out += out`, `out.extend(out[1:])` read item by item while it grows: left as written)
         if not c.method and any(c.name in w for w in self.walked):
             return None  # (`for v in out: out = out + [v]`: Python's loop walks the old list, appends would not end)
@@ -384,13 +420,44 @@ class _Rewrite(Located):
             if c.kind == "reverse":
                 run.append(flip())
                 continue
-            if c.kind == "join":
-                assert c.first is not None
-                run.append(at(cst.Assign(targets=[cst.AssignTarget(name)], value=c.first)))
-
             def append(v: cst.BaseExpression, name: cst.Name = name, at: Any = at) -> cst.Expr:
                 return at(cst.Expr(cst.Call(func=cst.Attribute(value=name, attr=cst.Name("append")),
                                             args=[cst.Arg(v)])))
+
+            def extend(seq: cst.BaseExpression, c: _Change = c, append: Any = append) -> None:  # a loop of appends
+                flush()
+                item = cst.Name(self.fresh(f"{c.name}_item"))
+                body = cst.IndentedBlock(body=[self.located(original, cst.SimpleStatementLine(body=[append(item)]))])
+                out.append(self.located(original, cst.For(target=item, iter=seq, body=body)))
+            if c.kind == "join":
+                assert c.first is not None
+                comprehension = isinstance(c.first, cst.ListComp)
+                run.append(at(cst.Assign(targets=[cst.AssignTarget(name)],
+                                         value=cst.List([]) if comprehension else c.first)))
+                if comprehension:  # (`ys = [f(t) for t in ts] + [y]`: `ys = []`, the comprehension's items appended)
+                    extend(c.first)
+                if c.items is None and isinstance(c.seq, cst.ListComp) and isinstance(c.first, cst.List) and \
+                        not c.first.elements:  # `cur = [comprehension]` changed later: filled by appends
+                    seq: cst.BaseExpression = c.seq
+                    if c.name in names_in(seq):  # (`cur = [2 * c for c in cur]`: of the list as it was, made first)
+                        seq = cst.Name(self.fresh(f"{c.name}_items"))
+                        run.insert(len(run) - 1, at(cst.Assign(targets=[cst.AssignTarget(seq)], value=c.seq)))
+                    extend(seq)
+                    continue
+            if c.kind == "insert":  # `lst.insert(2, v)`: the items from 2 put aside, v appended, they after it
+                assert c.first is not None and c.items is not None
+                v = c.items[0]
+                if c.name in {x.value for x in walk(v) if isinstance(x, cst.Name)}:  # (of the list as it was)
+                    temp = cst.Name(self.fresh(f"{c.name}_item"))
+                    run.append(at(cst.Assign(targets=[cst.AssignTarget(temp)], value=v)))
+                    v = temp
+                tail = cst.Name(self.fresh(f"{c.name}_tail"))
+                cut = (lambda lower, upper, name=name: cst.Subscript(value=name, slice=[  # noqa: E731
+                    cst.SubscriptElement(cst.Slice(lower=lower, upper=upper))]))
+                run += [at(cst.Assign(targets=[cst.AssignTarget(tail)], value=cut(c.first, None))),
+                        at(cst.Assign(targets=[cst.AssignTarget(name)], value=cut(None, c.first))), append(v)]
+                extend(tail)
+                continue
             if c.items is not None:
                 items = list(c.items)
                 if any(c.name in {x.value for x in walk(v) if isinstance(x, cst.Name)} for v in items) and (
@@ -409,10 +476,7 @@ class _Rewrite(Located):
             if c.kind == "prepend":  # (`out = xs + out`: xs's items last to first, then the list turned back)
                 run.append(flip())
                 seq = _reversed(seq)
-            flush()
-            item = cst.Name(self.fresh(f"{c.name}_item"))
-            body = cst.IndentedBlock(body=[self.located(original, cst.SimpleStatementLine(body=[append(item)]))])
-            out.append(self.located(original, cst.For(target=item, iter=seq, body=body)))
+            extend(seq)
             if c.kind == "prepend":
                 run.append(flip())
         flush()

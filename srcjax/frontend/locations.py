@@ -29,7 +29,7 @@ import libcst as cst
 
 from ..core import ArgumentError, InternalError, Span, TranspileError
 from .ast_walk import walk_ast
-from .names import assigned_names, code, target_names
+from .names import assigned_names, code, names_in, target_names
 from .normalize import NormalizedFunction
 
 _TABLES: dict[str, dict[int, Span]] = {}  # generated filename -> line -> the user's span
@@ -313,6 +313,9 @@ def user_code(node: cst.CSTNode, span: Span | None) -> str:
     if len(line) != 1 or not isinstance(line[0], cst.SimpleStatementLine) or len(line[0].body) != 1:
         return code(node)
     small = line[0].body[0]
+    if isinstance(node, cst.Assign) and isinstance(small, cst.Expr) and len(node.targets) == 1 and \
+            set(names_in(node.value)) - set(names_in(small.value)):  # (`cur = items` of a span at the user's
+        return code(node.with_changes(value=small.value))  # `[p * 2.0 for p in prev]`: `cur = [p * 2.0 for ...]`)
     if not isinstance(node, cst.BaseExpression):
         return code(small) if type(small) is type(node) else code(node)
     if isinstance(small, cst.AugAssign) and isinstance(node, cst.BinaryOperation):
@@ -320,5 +323,7 @@ def user_code(node: cst.CSTNode, span: Span | None) -> str:
     value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
     if value is None or type(value) is not type(node) or \
             isinstance(node, cst.Call) and code(node.func) != code(value.func):  # type: ignore[attr-defined]
+        if value is not None and set(names_in(node)) - set(names_in(small)):
+            return code(value)  # (`items + [mul_1]`, names srcjax made: the user's `[*[f(t) for t in ts], y]`)
         return code(node)
     return code(value)

@@ -41,6 +41,7 @@ from . import (
     constructed_objects,
     dict_merges,
     dict_methods,
+    function_names,
     in_place_updates,
     jax_spellings,
     list_copies,
@@ -892,7 +893,7 @@ def normalize(fn: Callable[..., Any], helper_name: Callable[..., str],
     src = constructed_objects.rewrite(returned_closures.rewrite(list_copies.rewrite(src)))  # `d | e` of dicts;
     # `a, b = d.values()`; `list(ws)` of a parameter); `g = make_scaler(a)` (a helper's closure: its body written
     # out); `p = Point(x, y)` (a plain class: its dataclass); `loss = lambda w: ...` (`def loss(w): ...`, a helper's
-    src = list_methods.rewrite(named_lambdas.rewrite(src))  # too); `out.reverse()` (`out = out[::-1]`), `extend`
+    src = list_methods.rewrite(named_lambdas.rewrite(function_names.rewrite(src)))  # too); `extend`; fn = np.sin
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     closure_bindings.register(norm)  # (calls through a parameter fixed to a lifted function pass its locals)
     fdef = norm.function(name or src.name)

@@ -2,7 +2,7 @@
 is mapped whole (``in_axes=0`` of a dict argument: the state ``True``, as an array's). Iterating a dict gives
 its keys, the same strings in every example; read as a batched array's rows, the key ``k`` was a mapped value
 and ``g[k]`` was refused ("must be the same for every example"). Where the function shows the name is a dict
-(it indexes it by a string, calls its ``.items()``, binds it to a display: ``dict_merges.dict_names``; or the loop
+(it indexes it by a string, calls its ``.items()``, binds it to a display: ``frontend/dict_names.py``; or the loop
 indexes it, or a dict, by the loop's name: ``for k in g: out[k] = m[k] + g[k]``, :func:`keyed_dict_loop`), the loop
 runs over ``batch_keys(d)`` (a name renamed where a loop's body is written in line, ``params_1``, is read as
 ``params``) (``srcjax/batch_keys.py``: ``d`` itself, checked to be a dict while specializing,
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ..frontend.dict_merges import dict_names, keyed_loop
+from ..frontend.dict_names import dict_names, keyed_loop
 from ..frontend.names import walk
 
 if TYPE_CHECKING:
@@ -40,26 +40,15 @@ def shown_dict(w: FunctionWriter, name: str) -> bool:
     fdef = w.nf.fdef
     hit = _NAMES.get(id(fdef))
     if hit is None or hit[0] is not fdef:  # (the function's and its nested functions', a loop's body)
-        hit = _NAMES[id(fdef)] = (fdef, set().union(*(dict_names(d) for d in walk(fdef)
-                                                      if type(d) is cst.FunctionDef), _unpacked_dicts(fdef)))
+        hit = _NAMES[id(fdef)] = (fdef, set().union(*(dict_names(d.body.body) for d in walk(fdef)
+                                                      if type(d) is cst.FunctionDef)))
     while name not in hit[1] and re.fullmatch(r".+_\d+", name):  # (`params_1`: a body written in line, renamed)
         name = name.rsplit("_", 1)[0]
     return name in hit[1]
 
 
-def _unpacked_dicts(fdef: cst.FunctionDef) -> set[str]:
-    """Names bound to a dict display by unpacking, ``xs, hs = {}, {}`` (min-char-rnn)."""
-    out: set[str] = set()
-    for n in walk(fdef):
-        if type(n) is cst.Assign and len(n.targets) == 1 and isinstance(t := n.targets[0].target, cst.Tuple) and \
-                isinstance(n.value, cst.Tuple) and len(t.elements) == len(n.value.elements):
-            out |= {e.value.value for e, v in zip(t.elements, n.value.elements)
-                    if isinstance(e.value, cst.Name) and isinstance(v.value, (cst.Dict, cst.DictComp))}
-    return out
-
-
 def keyed_dict_loop(w: FunctionWriter, loop: cst.For) -> str | None:
     """The name of a dict mapped whole that ``loop`` runs over the keys of, shown by its body (``for k in g:
-    out[k] = m[k] + g[k]``: ``dict_merges.keyed_loop``); None for any other loop."""
+    out[k] = m[k] + g[k]``: ``dict_names.keyed_loop``); None for any other loop."""
     name = keyed_loop(loop, lambda n: shown_dict(w, n))
     return name if name is not None and w.state(name) is True else None

@@ -45,13 +45,15 @@ def shared_lists(act: Activity, body: Sequence[Any]) -> None:
                 "through)", span=act.span_of(found.change, body),
                 hint="build each inner list under a name of its own (`a = []`, `a.append(y)`) and put them "
                      f"together after their last change (`{found.name} = [a, b]`)")
+        own = found.name in act.nf.source.names()  # (else a list srcjax made: a comprehension's, `cur = [...]`)
         raise DifferentiationError(
             f"cannot differentiate through `{act.shown(found.made, found.made, body)}` yet: `{found.alias}` "
-            f"holds the list `{found.name}`, which `{act.shown(found.change, found.change, body)}` changes "
-            "in place after (derivatives follow a list by the name it is changed through)",
-            span=act.span_of(found.made, body),
-            hint=f"read and change the list by one name (`{found.name}`), or make `{found.alias}` after the "
-                 "list's last change")
+            f"holds the list {f'`{found.name}`' if own else 'this line makes'}, which "
+            f"`{act.shown(found.change, found.change, body)}` changes in place after (derivatives follow a list by "
+            "the name it is changed through)", span=act.span_of(found.made, body),
+            hint=f"read and change the list by one name (`{found.name}`), or make `{found.alias}` after the list's "
+                 "last change" if own else f"make the new list under a name of its own and bind `{found.alias}` to "
+                 "it after its last change")
 
 
 def item_pop(act: Activity, call: Any, s: cst.CSTNode, body: Sequence[Any]) -> None:

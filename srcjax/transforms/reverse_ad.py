@@ -1,8 +1,7 @@
 """Reverse mode: :class:`VJP` writes the primal sweep and the adjoint sweep of one function.
 
-Reverse mode (:func:`~.derivative_source.vjp_source`, :func:`~.derivative_source.grad_source`)
-writes the primal sweep, then the adjoint
-sweep in reverse statement order, accumulating ``v_bar`` cotangents. Values
+Reverse mode (:func:`~.derivative_source.vjp_source`, :func:`~.derivative_source.grad_source`) writes the
+primal sweep, then the adjoint sweep in reverse statement order, accumulating ``v_bar`` cotangents. Values
 the adjoint needs but that the primal overwrites (variables assigned in loops
 or more than once) are saved on a tape (``_tape.append(v)`` before the
 assignment) and restored in the adjoint (``v = _tape.pop()``), which makes
@@ -443,10 +442,12 @@ class VJP:
                 out |= {code(c.seq) for c in active_loop(s, self.act.active)} & self.act.active  # at every pass)
             elif isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and not s.value.args and \
                     isinstance(s.value.func, cst.Attribute) and s.value.func.attr.value == "pop":
-                # `_tape_dot.pop()`, item unused: its adjoint appends to `_tape_dot_bar`, which must exist before
-                # the loop (was: made again at each pass and after the loop, losing what it held: "pop from empty
-                # list" in vjp(jvp(grad(f))) of a `while` on data)
+                # `_tape_dot.pop()`, item unused: its adjoint appends to `_tape_dot_bar`, which must exist before the
+                # loop (was: made again at each pass and after it: "pop from empty list" in vjp(jvp(grad(f))))
                 out |= {code(s.value.func.value)} & self.act.active
+            elif isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and len(s.value.args) == 1 and \
+                    isinstance(s.value.func, cst.Attribute) and s.value.func.attr.value == "append":  # out.append(x)
+                out |= set(names_in(s.value.args[0].value)) & self.act.active  # (x made before: was a zero x_bar)
         return out
 
     def adjoint_small(self, s: Any, ind: int, lines: list[str], defined: set[str]) -> None:
