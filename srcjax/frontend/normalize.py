@@ -885,9 +885,8 @@ def call_hint(callee: cst.BaseExpression) -> str:
     return "call"
 
 
-def normalize(fn: Callable[..., Any], helper_name: Callable[..., str],
-              name: str | None = None, bindings: dict[str, Any] | None = None,
-              comprehension_loops: bool = False) -> NormalizedFunction:
+def normalize(fn: Callable[..., Any], helper_name: Callable[..., str], name: str | None = None,
+              bindings: dict[str, Any] | None = None, comprehension_loops: bool = False) -> NormalizedFunction:
     src = methods.guard(closure_bindings.expand(tuple_params.expand(star_params.expand(read_function(fn)))))
     src = view_unpacking.rewrite(dict_merges.rewrite(nested_defaults.rewrite(src)))  # (`def g(v, k=k)` in a loop;
     src = constructed_objects.rewrite(returned_closures.rewrite(list_copies.rewrite(src)))  # `d | e` of dicts;
