@@ -562,6 +562,40 @@ def test_vjp_of_a_hessian_through_a_while_on_data() -> None:
     _agree(_hessian_of_a_while_pulled_back(x), jitted(pulled)(x), "called from Python", 1e-12)
 
 
+def _shrink_or_shift(x: Any, y: Any) -> Any:
+    s = y * 0.5
+    for i in range(2):
+        if x[i] > 0.0:
+            s = s * -0.7 + x
+        else:
+            s = np.tanh(s)
+    return np.sum(s)
+
+
+def test_vmap_of_jacfwd_of_jacfwd_of_a_loop_with_a_branch_on_data() -> None:
+    """``vmap(jacfwd(jacfwd(f, argnums=1), argnums=0), in_axes=(None, 0))`` of a ``for`` with an ``if`` on data
+    (seed 1194): the loop's carry tangent, ``(zeros_like(s), zeros_like(s_dot))``, holds an item the vmap maps and
+    one it does not; ``batch_broadcast_parts`` reads its items at keys known at run time, ``tree_get(x, k)``, which
+    the vmap took for batched without making the container batched: the unmapped item's own batch axes read as
+    the mapped one's ("unbroadcast: a value of shape (2, 3, 6, 2, 3) is not a broadcast of shape (6, 3, 1, 2, 3)";
+    where the sizes agreed, a zero read in the wrong order). Every item is batched now, as for ``t[k]``
+    (transforms/batch_containers.py). Against jax and the generated source run by NumPy."""
+    x, y = np.array([0.3, -0.2, 0.5]), np.random.default_rng(0).standard_normal((2, 2, 3))
+    g = srcjax.vmap(srcjax.jacfwd(srcjax.jacfwd(_shrink_or_shift, argnums=1), argnums=0), in_axes=(None, 0),
+                    out_axes=1)
+
+
+    def twin(a: Any, b: Any) -> Any:  # (np.where: jax's oracle jitted)
+        s = b * 0.5
+        for i in range(2):
+            s = jnp.where(a[i] > 0.0, s * -0.7 + a, jnp.tanh(s))
+        return jnp.sum(s)
+
+    want = jitted(jax.vmap(jax.jacfwd(jax.jacfwd(twin, argnums=1), argnums=0), in_axes=(None, 0), out_axes=1))(x, y)
+    _agree(g(x, y), want, "called from Python", 1e-12)
+    _agree(srcjax.numpy_function(g)(x, y), want, "the generated source under NumPy", 1e-12)
+
+
 # -- open: vmap of a derivative of vmapped code through srcjax.batched's helpers (KNOWN_INTERNAL) -----------------
 
 def _set_at_a_data_index(x: Any, y: Any) -> Any:

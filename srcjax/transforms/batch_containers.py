@@ -239,6 +239,9 @@ def tree_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State]:
         for kk, v in zs.items:
             if kk == f".{k}" or literal_key(kk) == k:
                 return code(value), v
+        if type(z) is cst.Name and any_batched(zs) and not all(v is True for _, v in zs.items):
+            w.forced.add(z.value)  # an item chosen at run time (`for k in item_keys(x)`): every item batched, as
+            # container_item's (was: an unbatched item read as batched, vmap(jacfwd(jacfwd(f))), seed 1194)
     return code(value), any_batched(zs)
 
 
