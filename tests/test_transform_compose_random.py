@@ -596,6 +596,30 @@ def test_vmap_of_jacfwd_of_jacfwd_of_a_loop_with_a_branch_on_data() -> None:
     _agree(srcjax.numpy_function(g)(x, y), want, "the generated source under NumPy", 1e-12)
 
 
+def _weighted_by_pairs(x: Any, d: Any) -> Any:
+    if isinstance(d, dict):
+        pairs = d.items()
+    else:
+        pairs = zip(range(2), [1.0, 3.0])
+    acc = 0.0
+    for i, w in pairs:
+        acc = acc + np.sum(np.sin(x * w)) * (i + 1)
+    return acc
+
+
+def test_grad_of_a_loop_over_a_name_bound_to_an_iterator() -> None:
+    """A ``for`` over a name bound to ``zip(...)`` on one path (seed 1548: ``batch_broadcast_parts``' ``zip(keys,
+    flags)``, differentiated by ``jacrev`` of a vmapped ``jacfwd``): reverse mode saved the iterable for the adjoint
+    as it was, the iterator the loop had used up ("reversed(): 'zip' object is not reversible"; had the adjoint
+    listed it, its loop would have run no steps). It is saved as a list now (transforms/saved_constants.py).
+    Against the derivative by hand, compiled and as generated source run by NumPy."""
+    x = np.array([0.3, -0.2, 0.5])
+    want = np.cos(x) * 1.0 + np.cos(3.0 * x) * 3.0 * 2.0
+    g = srcjax.grad(_weighted_by_pairs)
+    _agree(g(x, (1, 2)), want, "compiled", 1e-12)
+    _agree(srcjax.numpy_function(g)(x, (1, 2)), want, "the generated source under NumPy", 1e-12)
+
+
 # -- open: vmap of a derivative of vmapped code through srcjax.batched's helpers (KNOWN_INTERNAL) -----------------
 
 def _set_at_a_data_index(x: Any, y: Any) -> Any:

@@ -66,7 +66,7 @@ from .anf import (
 )
 from .integer_leaves import sometimes_integers
 from .reverse_body import reverse_body
-from .saved_constants import constant, constant_names, restored, saved_iterable
+from .saved_constants import bound_values, constant, constant_names, restored, saved_iterable
 from .templates import expr, instantiate, paren, summand
 
 
@@ -103,6 +103,7 @@ class VJP:
         self.body, self.custom_res = custom_rules.with_residuals(self, self.body)
         self.no_bar: set[int] = set()  # calls whose result gets no cotangent: primal calls them plainly
         self.order = {id(st): k for k, (st, _) in enumerate(_walk(self.body))}  # program order
+        self.bound_values = bound_values(self.body)  # (loops over a name bound to an iterator: saved_iterable)
         self.first_reads = first_reads(self.body)
         self.saved = self.overwritten()
         self.arrays = array_names(self.body, self.act)
@@ -219,7 +220,7 @@ class VJP:
                         if not reuse and self.spans.get(id(s)) is not None:
                             self.nf.loop_names[it] = self.spans[id(s)]
                     if not reuse:  # an iterator (enumerate, zip, ...) is saved as a list: the adjoint reverses it
-                        lines.append(f"{pad}{it} = {saved_iterable(s.iter)}")
+                        lines.append(f"{pad}{it} = {saved_iterable(s.iter, self.bound_values)}")
                         bound.add(it)
                         if self.loop_saves and it not in self.loop_saves[-1]:
                             self.loop_saves[-1].append(it)  # per iteration of the enclosing loop (range(j, n))
