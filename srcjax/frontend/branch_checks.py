@@ -60,9 +60,11 @@ def decided_here(bta: BindingTimes, stmts: Sequence[Any]) -> tuple[set[int], set
                 inner = state is not False if t == STATIC else None if data else False
                 a = block(s.body.body, env, inner)
                 b = block(orelse_stmts(s), env, inner)
-                # (a `cond`'s outputs are joined, two Python values into an array unless they are the same)
-                env = {n: DYNAMIC if data and (a.get(n) != env.get(n) or b.get(n) != env.get(n))
-                       else max(a.get(n, DYNAMIC), b.get(n, DYNAMIC)) for n in set(a) | set(b)}
+                # (a `cond`'s outputs are joined, two Python values into an array unless they are the same:
+                # `skip = False`, then `if lt: skip = True` on data, is data after it)
+                bound = set(assigned_in([s])) if data else set()
+                env = {n: DYNAMIC if n in bound else max(a.get(n, DYNAMIC), b.get(n, DYNAMIC))
+                       for n in set(a) | set(b)}
             elif isinstance(s, (cst.For, cst.While)):
                 body = list(s.body.body)
                 bound = assigned_in(body) + (target_names(s.target) if isinstance(s, cst.For) else [])
