@@ -67,8 +67,8 @@ def decided_here(bta: BindingTimes, stmts: Sequence[Any]) -> tuple[set[int], set
                        for n in set(a) | set(b)}
             elif isinstance(s, (cst.For, cst.While)):
                 body = list(s.body.body)
-                bound = assigned_in(body) + (target_names(s.target) if isinstance(s, cst.For) else [])
-                env.update((n, DYNAMIC) for n in bound)
+                looped = assigned_in(body) + (target_names(s.target) if isinstance(s, cst.For) else [])
+                env.update((n, DYNAMIC) for n in looped)
                 on_data = isinstance(s, cst.While) and kind(s.test, env) != STATIC
                 block(body, env, None if on_data else state)
             elif isinstance(s, cst.FunctionDef):
