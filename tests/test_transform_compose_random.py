@@ -522,6 +522,104 @@ def test_jacrev_of_a_hessian_through_a_loop_with_a_branch_on_data_seed_1611(tmp_
     _check(1611, tmp_path)
 
 
+def _grow_tanh(x: Any) -> Any:
+    s = x * 0.5 + 0.1
+    it = 0
+    while it < 3 and np.sum(s * s) < 1.0:
+        s = np.tanh(s) * 1.3 + 0.1
+        it = it + 1
+    return np.sum(s * s)
+
+
+def _hessian_of_a_while_pulled_back(x: Any) -> Any:
+    out, back = srcjax.vjp(srcjax.hessian(_grow_tanh, max_iters=8), x, max_iters=8)
+    return back(np.ones_like(out))[0]
+
+
+def test_vjp_of_a_hessian_through_a_while_on_data() -> None:
+    """``vjp(hessian(f))`` of a ``while`` on data (seeds 1276, 1100, 1411): reverse mode writes the helpers called
+    in the Hessian's branches on data out in place, ``batch_size_of`` too, whose loop over a tree's first leaves
+    (an integer result, no derivative) then saved values on the tape inside the branch: "reverse mode through a
+    loop inside an `if` on array data" (located in srcjax's generated source). A helper whose result has no
+    derivative is called as it is (transforms/inline_calls.py). Against jax, the loop unrolled to its trip count
+    (the generated source run by NumPy agrees, 15 CPU s: not checked here)."""
+    x = np.array([0.3, -0.2, 0.5])
+    s, trips = x * 0.5 + 0.1, 0
+    while trips < 3 and np.sum(s * s) < 1.0:
+        s, trips = np.tanh(s) * 1.3 + 0.1, trips + 1
+
+    def unrolled(v: Any) -> Any:
+        s = v * 0.5 + 0.1
+        for _ in range(trips):
+            s = jnp.tanh(s) * 1.3 + 0.1
+        return jnp.sum(s * s)
+
+    def pulled(v: Any) -> Any:
+        out, back = jax.vjp(jax.hessian(unrolled), v)
+        return back(jnp.ones_like(out))[0]
+
+    assert trips == 3
+    _agree(_hessian_of_a_while_pulled_back(x), jitted(pulled)(x), "called from Python", 1e-12)
+
+
+def _shrink_or_shift(x: Any, y: Any) -> Any:
+    s = y * 0.5
+    for i in range(2):
+        if x[i] > 0.0:
+            s = s * -0.7 + x
+        else:
+            s = np.tanh(s)
+    return np.sum(s)
+
+
+def test_vmap_of_jacfwd_of_jacfwd_of_a_loop_with_a_branch_on_data() -> None:
+    """``vmap(jacfwd(jacfwd(f, argnums=1), argnums=0), in_axes=(None, 0))`` of a ``for`` with an ``if`` on data
+    (seed 1194): the loop's carry tangent, ``(zeros_like(s), zeros_like(s_dot))``, holds an item the vmap maps and
+    one it does not; ``batch_broadcast_parts`` reads its items at keys known at run time, ``tree_get(x, k)``, which
+    the vmap took for batched without making the container batched: the unmapped item's own batch axes read as
+    the mapped one's ("unbroadcast: a value of shape (2, 3, 6, 2, 3) is not a broadcast of shape (6, 3, 1, 2, 3)";
+    where the sizes agreed, a zero read in the wrong order). Every item is batched now, as for ``t[k]``
+    (transforms/batch_containers.py). Against jax and the generated source run by NumPy."""
+    x, y = np.array([0.3, -0.2, 0.5]), np.random.default_rng(0).standard_normal((2, 2, 3))
+    g = srcjax.vmap(srcjax.jacfwd(srcjax.jacfwd(_shrink_or_shift, argnums=1), argnums=0), in_axes=(None, 0),
+                    out_axes=1)
+
+
+    def twin(a: Any, b: Any) -> Any:  # (np.where: jax's oracle jitted)
+        s = b * 0.5
+        for i in range(2):
+            s = jnp.where(a[i] > 0.0, s * -0.7 + a, jnp.tanh(s))
+        return jnp.sum(s)
+
+    want = jitted(jax.vmap(jax.jacfwd(jax.jacfwd(twin, argnums=1), argnums=0), in_axes=(None, 0), out_axes=1))(x, y)
+    _agree(g(x, y), want, "called from Python", 1e-12)
+    _agree(srcjax.numpy_function(g)(x, y), want, "the generated source under NumPy", 1e-12)
+
+
+def _weighted_by_pairs(x: Any, d: Any) -> Any:
+    if isinstance(d, dict):
+        pairs = d.items()
+    else:
+        pairs = zip(range(2), [1.0, 3.0])
+    acc = 0.0
+    for i, w in pairs:
+        acc = acc + np.sum(np.sin(x * w)) * (i + 1)
+    return acc
+
+
+def test_grad_of_a_loop_over_a_name_bound_to_an_iterator() -> None:
+    """A ``for`` over a name bound to ``zip(...)`` on one path (seed 1548: ``batch_broadcast_parts``' ``zip(keys,
+    flags)``, differentiated by ``jacrev`` of a vmapped ``jacfwd``): reverse mode saved the iterable for the adjoint
+    as it was, the iterator the loop had used up ("reversed(): 'zip' object is not reversible"; had the adjoint
+    listed it, its loop would have run no steps). It is saved as a list now (transforms/saved_constants.py).
+    Against the derivative by hand, compiled and as generated source run by NumPy."""
+    x = np.array([0.3, -0.2, 0.5])
+    want = np.cos(x) * 1.0 + np.cos(3.0 * x) * 3.0 * 2.0
+    g = srcjax.grad(_weighted_by_pairs)
+    _agree(g(x, (1, 2)), want, "compiled", 1e-12)
+    _agree(srcjax.numpy_function(g)(x, (1, 2)), want, "the generated source under NumPy", 1e-12)
+
+
 # -- open: vmap of a derivative of vmapped code through srcjax.batched's helpers (KNOWN_INTERNAL) -----------------
 
 def _set_at_a_data_index(x: Any, y: Any) -> Any:

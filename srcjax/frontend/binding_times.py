@@ -325,6 +325,20 @@ class BindingTimes:
             return self.of(e.value)  # type: ignore[attr-defined]
         return max((self.of(child) for child in children(e)), default=STATIC)
 
+    def at(self, e: cst.CSTNode, kinds: dict[str, int]) -> int:
+        """The binding time of ``e`` where each name of ``kinds`` holds a value of that kind (flow-sensitive: the
+        definition that reaches a point, not the join of all of a name's definitions)."""
+        saved = {n: self.kinds.get(n) for n in kinds}
+        self.kinds.update(kinds)
+        try:
+            return self.of(e)
+        finally:
+            for n, k in saved.items():
+                if k is None:
+                    del self.kinds[n]
+                else:
+                    self.kinds[n] = k
+
     def call(self, e: cst.Call) -> int:
         args = max((self.of(a.value) for a in e.args), default=STATIC)
         ok, v = self.resolve(e.func)

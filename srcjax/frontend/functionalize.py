@@ -54,6 +54,7 @@ from ..core import Span, UnsupportedSyntaxError
 from ..primitives import registry
 from . import closure_reads, data_bound_index, loop_returns
 from .binding_times import DYNAMIC, SHAPE_ATTRS, STATIC, STATIC_FUNCTIONS, UNKNOWN, BindingTimes
+from .branch_checks import decided_here
 from .dict_names import keyed_loop
 from .exits import exit_flags, own_exits
 from .liveness import Liveness, LoopExits
@@ -111,6 +112,7 @@ class Functionalizer:
         self.changed = False
         self.logical_tests: set[str] = set()
         self.retested: set[str] = set()  # predicates of `if`s left to the lowering (see if_stmt)
+        self.decided: set[int] = set()  # `if`s in generated branches on tests decided there (branch_checks.py)
         self.live = Liveness(nf.fdef.body.body)
 
     # -- names, spans ------------------------------------------------------------------------
@@ -210,7 +212,8 @@ class Functionalizer:
 
     # -- if ----------------------------------------------------------------------------------
     def if_stmt(self, s: cst.If, defined: set[str], after: set[str], ctx: _Ctx) -> list[Any]:
-        if self.bta.of(s.test) != DYNAMIC or (isinstance(s.test, cst.Name) and s.test.value in self.retested):
+        if self.bta.of(s.test) != DYNAMIC or (isinstance(s.test, cst.Name) and s.test.value in self.retested) or \
+                id(s) in self.decided:
             return self.python_if(s, defined, after, ctx)
         sp = self.span(s)
         tb, fb = list(s.body.body), orelse_stmts(s)
@@ -272,6 +275,10 @@ class Functionalizer:
         """Refuse what a generated function cannot do for its caller: mutate, raise, return; or see (a nested
         function reading a name the body binds again: closure_reads.py)."""
         self.check_closures(stmts, where, node)
+        decided: set[int] = set()
+        if is_generated(self.nf.fn):  # (frontend/branch_checks.py)
+            tests, decided = decided_here(self.bta, stmts)
+            self.decided |= tests
         for st, _ in walk(stmts):
             recv = self.method_receiver(st)
             if recv is not None and recv in outer and is_tape_name(recv):  # (reverse-mode source: srcjax's tape)
@@ -284,6 +291,8 @@ class Functionalizer:
                 raise self.error(f"`{recv}.{st.value.func.attr.value}(...)` inside {where} changes `{recv}`, "
                                  "which a generated branch or loop body cannot do",
                                  node, "build the result with NumPy (np.where, np.concatenate, np.stack) instead")
+            if isinstance(st, cst.Raise) and id(st) in decided:  # (a check of a structure srcjax wrote, decided
+                continue  # while specializing the branch: frontend/branch_checks.py)
             if isinstance(st, cst.Raise) and is_generated(self.nf.fn):  # (the user's were refused in the user's code)
                 raise self.error(f"reverse mode through {where} of a derivative srcjax wrote (a derivative of a "
                                  "derivative: a helper of the inner one checks values inside the branch) is not "

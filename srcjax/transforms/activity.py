@@ -394,15 +394,7 @@ class Activity:
         diff = differentiable_params(callee)
         pattern = tuple(p for p in params if p in bound and p in diff and
                         any(n in self.active for n in argument_reads(bound[p])))
-        if not pattern:
-            return False
-        known = _CALL_ACTIVITY.of(callee)
-        hit = known.get(pattern)
-        if hit is None:
-            known[pattern] = True  # recursion: assume active
-            sub = Activity(self.program, callee, pattern)
-            hit = known[pattern] = bool(_returned_names(callee) & sub.active)
-        return hit
+        return bool(pattern) and result_active(self.program, callee, pattern)
 
     def called(self, op: Op, s: cst.CSTNode) -> bool:
         """:meth:`call_output_active`; a refusal in the callee records this call (a callee of srcjax's own, e.g.
@@ -528,6 +520,18 @@ class FactsPerFunction:
 
 
 _CALL_ACTIVITY = FactsPerFunction()  # callee -> {its active parameters: whether its result is active}
+
+
+def result_active(program: Program, callee: NormalizedFunction, pattern: tuple[str, ...]) -> bool:
+    """Whether ``callee``'s result depends differentiably on its parameters ``pattern`` (``batch_size_of(x)``, an
+    integer from ``x``'s shape, does not). Cached per callee and pattern."""
+    known = _CALL_ACTIVITY.of(callee)
+    hit = known.get(pattern)
+    if hit is None:
+        known[pattern] = True  # recursion: assume active
+        sub = Activity(program, callee, pattern)
+        hit = known[pattern] = bool(_returned_names(callee) & sub.active)
+    return hit
 _MUTATED = FactsPerFunction()  # function -> {"params": the parameters it appends to}
 
 

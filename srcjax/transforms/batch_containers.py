@@ -239,9 +239,11 @@ def tree_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State]:
         for kk, v in zs.items:
             if kk == f".{k}" or literal_key(kk) == k:
                 return code(value), v
-        if any_batched(zs) and not fully_batched(zs):  # (an item by a key known when it runs, `for k in
-            # item_keys(p)`: of the container made batched at every leaf; its unbatched leaf was read as batched,
+        if type(z) is cst.Name and any_batched(zs) and not all(v is True for _, v in zs.items):
+            w.forced.add(z.value)  # an item chosen at run time (`for k in item_keys(x)`): every item batched, as
+            # container_item's (was: an unbatched item read as batched, vmap(jacfwd(jacfwd(f))), seed 1194;
             # gradient_noise_scale's ShapeError under vmap with the parameters mapped in part)
+        elif any_batched(zs) and not fully_batched(zs):  # (not a name: the container made batched at every leaf)
             whole = w.convert(code(z), zs, True)
             return f"{code(value.func)}({whole}, {code(key)})", True
     return code(value), any_batched(zs)

@@ -18,8 +18,8 @@ from ..frontend.program import Program
 from ..frontend.resolve import LIBRARY_MODULES
 from ..frontend.restructure import walk as _walk
 from . import custom_rules, linear_calls
-from .activity import find_nested_def
-from .anf import DifferentiationError, classify, differentiable_params
+from .activity import find_nested_def, result_active
+from .anf import DifferentiationError, all_params, classify, differentiable_params
 from .inline_lax import Inliner
 
 
@@ -95,8 +95,8 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
             return None
         callee = program.functions[op.callee]  # type: ignore[index]
         diff = differentiable_params(callee)
-        if not diff:  # (index_key, a helper of indices only: no derivative, nothing saved: called as it is)
-            return None
+        if not diff or not result_active(program, callee, tuple(p for p in all_params(callee) if p in diff)):
+            return None  # (index_key, batch_size_of: no derivative flows out, nothing saved: called as it is)
         where = f"a call of `{callee.name}` inside an `if` on array data"
         if not _reads_same_globals(program, callee, nf) or callee.source.closure or depth > 8 or \
                 callee is nf or find_nested_def(callee.plain_fdef.body) is not None:

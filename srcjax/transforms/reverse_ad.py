@@ -1,23 +1,19 @@
 """Reverse mode: :class:`VJP` writes the primal sweep and the adjoint sweep of one function.
 
-Reverse mode (:func:`~.derivative_source.vjp_source`, :func:`~.derivative_source.grad_source`) writes the
-primal sweep, then the adjoint sweep in reverse statement order, accumulating ``v_bar`` cotangents. Values
-the adjoint needs but that the primal overwrites (variables assigned in loops
-or more than once) are saved on a tape (``_tape.append(v)`` before the
-assignment) and restored in the adjoint (``v = _tape.pop()``), which makes
-static ``if``/``for``/``while`` and helper calls uniform; a loop's adjoint runs
-over ``reversed(<the saved iterable>)``. Tapes are plain Python lists: under
-NumPy they are lists of arrays, under specialization lists of SSA values.
+Reverse mode (:func:`~.derivative_source.vjp_source`, :func:`~.derivative_source.grad_source`) writes the primal
+sweep, then the adjoint sweep in reverse statement order, accumulating ``v_bar`` cotangents. Values the adjoint
+needs but that the primal overwrites (variables assigned in loops or more than once) are saved on a tape
+(``_tape.append(v)`` before the assignment) and restored in the adjoint (``v = _tape.pop()``), which makes static
+``if``/``for``/``while`` and helper calls uniform; a loop's adjoint runs over ``reversed(<the saved iterable>)``.
+Tapes are plain Python lists: under NumPy they are lists of arrays, under specialization lists of SSA values.
 Helpers get a forward and a backward half sharing the tape (:func:`vjp_helper`).
 
-Invariants: the output is valid for every shape the primal accepts (shape
-work is done by :mod:`srcjax.adjoint` helpers); only names of the primal
-are read by the adjoint at points where they hold their primal values. The
-adjoint of a statement reads its operands as they were before it and its results
-as they are after it: when the statement rebinds an operand (``y = e * y``), what
-the rule needs of the results (``out``, zero cotangents of results without one,
-custom_vjp residuals) is kept in fresh names, then the old values come back (from
-the tape, or from names an ``if`` on data saved them in), then the rule runs.
+Invariants: the output is valid for every shape the primal accepts (shape work is done by :mod:`srcjax.adjoint`
+helpers); only names of the primal are read by the adjoint at points where they hold their primal values. The
+adjoint of a statement reads its operands as they were before it and its results as they are after it: when the
+statement rebinds an operand (``y = e * y``), what the rule needs of the results (``out``, zero cotangents of
+results without one, custom_vjp residuals) is kept in fresh names, then the old values come back (from the tape, or
+from names an ``if`` on data saved them in), then the rule runs.
 """
 
 from __future__ import annotations
@@ -65,7 +61,7 @@ from .anf import (
 )
 from .integer_leaves import sometimes_integers
 from .reverse_body import reverse_body
-from .saved_constants import constant, constant_names, restored, saved_iterable
+from .saved_constants import bound_values, constant, constant_names, restored, saved_iterable
 from .templates import expr, instantiate, paren, summand
 
 
@@ -102,6 +98,7 @@ class VJP:
         self.body, self.custom_res = custom_rules.with_residuals(self, self.body)
         self.no_bar: set[int] = set()  # calls whose result gets no cotangent: primal calls them plainly
         self.order = {id(st): k for k, (st, _) in enumerate(_walk(self.body))}  # program order
+        self.bound_values = bound_values(self.body)  # (loops over a name bound to an iterator: saved_iterable)
         self.first_reads = first_reads(self.body)
         self.saved = self.overwritten()
         self.arrays = array_names(self.body, self.act)
@@ -218,7 +215,7 @@ class VJP:
                         if not reuse and self.spans.get(id(s)) is not None:
                             self.nf.loop_names[it] = self.spans[id(s)]
                     if not reuse:  # an iterator (enumerate, zip, ...) is saved as a list: the adjoint reverses it
-                        lines.append(f"{pad}{it} = {saved_iterable(s.iter)}")
+                        lines.append(f"{pad}{it} = {saved_iterable(s.iter, self.bound_values)}")
                         bound.add(it)
                         if self.loop_saves and it not in self.loop_saves[-1]:
                             self.loop_saves[-1].append(it)  # per iteration of the enclosing loop (range(j, n))

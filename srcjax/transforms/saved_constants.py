@@ -19,7 +19,7 @@ included: ``n = p[1]`` of ``p = (x, 2)``, and ``y, n = h(x)`` where ``h`` return
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import libcst as cst
@@ -139,16 +139,34 @@ def restored(names: Sequence[str], constants: set[str], fresh: Callable[[str], s
     return [saved.get(n, n) for n in names], [f"{n} = index_key({s})" for n, s in saved.items()]
 
 
-def saved_iterable(it: cst.BaseExpression) -> str:
-    """What the primal keeps of a loop's iterable for the adjoint: iterators become lists."""
+def saved_iterable(it: cst.BaseExpression, values: Mapping[str, Sequence[cst.BaseExpression]] | None = None) -> str:
+    """What the primal keeps of a loop's iterable for the adjoint: iterators become lists, a name bound to one too
+    (``values``: the values each name is bound to in the function; ``select = zip(keys, flags)`` on one path of a
+    helper, ``for k, f in select:``, was saved as the iterator the loop then used up: "'zip' object is not
+    reversible" in the adjoint, and ``reversed(list(...))`` of it would run no steps)."""
+    return f"list({code(it)})" if _iterator(it, values or {}, 0) else code(it)
+
+
+def bound_values(body: Sequence[Any]) -> dict[str, list[cst.BaseExpression]]:
+    """The values each name is bound to (by ``name = value``) anywhere in ``body``."""
+    out: dict[str, list[cst.BaseExpression]] = {}
+    for st, _ in _walk(body):
+        if isinstance(st, cst.Assign):
+            for t in st.targets:
+                if isinstance(t.target, cst.Name):
+                    out.setdefault(t.target.value, []).append(st.value)
+    return out
+
+
+def _iterator(it: cst.BaseExpression, values: Mapping[str, Sequence[cst.BaseExpression]], depth: int) -> bool:
+    if isinstance(it, cst.Name):  # (a copy of a copy: followed a few steps)
+        return depth < 8 and any(_iterator(v, values, depth + 1) for v in values.get(it.value, ()))
     if not isinstance(it, cst.Call):
-        return code(it)
+        return False
     f = it.func
-    if isinstance(f, cst.Name) and f.value in ITERATOR_CALLS | {"reversed"} and not (
-            f.value == "reversed" and it.args and call_name(it.args[0].value) == "range") or \
-            isinstance(f, cst.Attribute) and f.attr.value in ("items", "values", "keys"):
-        return f"list({code(it)})"
-    return code(it)
+    return isinstance(f, cst.Name) and f.value in ITERATOR_CALLS | {"reversed", "iter"} and not (
+        f.value == "reversed" and bool(it.args) and call_name(it.args[0].value) == "range") or \
+        isinstance(f, cst.Attribute) and f.attr.value in ("items", "values", "keys")
 
 
 def constant(restore: str, is_constant: bool) -> str:
