@@ -95,7 +95,7 @@ def inline_calls_in_data_branches(program: Program, nf: NormalizedFunction, body
             return None
         callee = program.functions[op.callee]  # type: ignore[index]
         diff = differentiable_params(callee)
-        if not diff or not result_active(program, callee, tuple(p for p in all_params(callee) if p in diff)):
+        if not diff or not _result_active(program, callee, tuple(p for p in all_params(callee) if p in diff)):
             return None  # (index_key, batch_size_of: no derivative flows out, nothing saved: called as it is)
         where = f"a call of `{callee.name}` inside an `if` on array data"
         if not _reads_same_globals(program, callee, nf) or callee.source.closure or depth > 8 or \
@@ -208,3 +208,14 @@ def with_flags_decided(body: list[Any], flags: dict[str, bool]) -> list[Any]:
         return out
 
     return block(body)
+
+
+def _result_active(program: Program, callee: NormalizedFunction, pattern: tuple[str, ...]) -> bool:
+    """:func:`~.activity.result_active`, True where that analysis refuses the callee (a helper whose body
+    derivatives cannot follow, e.g. ``lax_slicing._windows``' tuple joins: written out as before, its refusal
+    raised where it is differentiated, not here for every parameter at once)."""
+    try:
+        return result_active(program, callee, pattern)
+    except DifferentiationError:
+        return True
+
