@@ -21,7 +21,7 @@ import pytest
 import srcjax  # noqa: F401 - (the checks' namespace)
 
 from . import hunt22_programs as hp
-from .vmap_corpus import Case, VmapCorpus, jp, v
+from .vmap_corpus import JF, JR, Case, G, H, J, VmapCorpus, g, gs, h, jf, jp, jr, out, v, vg, vgs
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
@@ -141,44 +141,6 @@ def _lj(r: np.random.Generator, d: Any) -> tuple[Any, ...]:
     return ((grid + _n(r, np.float64, 4, 2, scale=0.05)).astype(d),)
 
 
-J = ("jit(f)", None)
-G, H, JF, JR = ("grad(f)", None), ("hessian(f)", None), ("jacfwd(f)", None), ("jacrev(f)", None)
-
-
-def g(argnums: Any) -> tuple[str, None]:
-    return (f"grad(f, argnums={argnums})", None)
-
-
-def jf(argnums: Any) -> tuple[str, None]:
-    return (f"jacfwd(f, argnums={argnums})", None)
-
-
-def jr(argnums: Any) -> tuple[str, None]:
-    return (f"jacrev(f, argnums={argnums})", None)
-
-
-def h(argnums: Any) -> tuple[str, None]:
-    return (f"hessian(f, argnums={argnums})", None)
-
-
-def gs(argnums: Any = 0) -> tuple[str, None]:
-    """``grad`` of the sum of the squares of ``f``'s output (a loss over an array-valued program)."""
-    return (f"grad(lambda *a: np.sum(f(*a) ** 2), argnums={argnums})", None)
-
-
-def vg(axes: tuple[Any, ...], argnums: Any = 0) -> tuple[str, Any]:
-    """``vmap(grad(f[, argnums]), in_axes=axes)``."""
-    return v(axes, "grad(f)" if argnums == 0 else f"grad(f, argnums={argnums})")
-
-
-def vgs(axes: tuple[Any, ...], argnums: Any = 0) -> tuple[str, Any]:
-    """``vmap`` of :func:`gs`."""
-    return v(axes, gs(argnums)[0])
-
-
-def out(k: int, t: str = "jacrev", argnums: Any = 0) -> tuple[str, None]:
-    """``t`` of output ``k`` of a function returning a tuple."""
-    return (f"{t}(lambda *a: f(*a)[{k}], argnums={argnums})", None)
 
 
 def nested(outer: tuple[Any, ...], inner: tuple[Any, ...], fn: str = "f", out_axes: str = "") -> tuple[str, Any]:

@@ -21,7 +21,7 @@ import pytest
 import srcjax  # noqa: F401 - (the checks' namespace)
 
 from . import hunt23_programs as hp
-from .vmap_corpus import Case, VmapCorpus, jp, v
+from .vmap_corpus import JF, JR, Case, G, H, J, VmapCorpus, g, gs, h, jf, jp, jr, out, v, vg, vgs
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
@@ -96,42 +96,6 @@ def _ints(r: np.random.Generator, hi: int, *shape: int) -> np.ndarray:
     return r.integers(0, hi, shape)
 
 
-J = ("jit(f)", None)
-G, H, JF, JR = ("grad(f)", None), ("hessian(f)", None), ("jacfwd(f)", None), ("jacrev(f)", None)
-
-
-def g(argnums: Any) -> tuple[str, None]:
-    return (f"grad(f, argnums={argnums})", None)
-
-
-def jf(argnums: Any) -> tuple[str, None]:
-    return (f"jacfwd(f, argnums={argnums})", None)
-
-
-def jr(argnums: Any) -> tuple[str, None]:
-    return (f"jacrev(f, argnums={argnums})", None)
-
-
-def h(argnums: Any) -> tuple[str, None]:
-    return (f"hessian(f, argnums={argnums})", None)
-
-
-def gs(argnums: Any = 0) -> tuple[str, None]:
-    """``grad`` of the sum of the squares of ``f``'s output."""
-    return (f"grad(lambda *a: np.sum(f(*a) ** 2), argnums={argnums})", None)
-
-
-def vg(axes: tuple[Any, ...], argnums: Any = 0) -> tuple[str, Any]:
-    return v(axes, "grad(f)" if argnums == 0 else f"grad(f, argnums={argnums})")
-
-
-def vgs(axes: tuple[Any, ...], argnums: Any = 0) -> tuple[str, Any]:
-    return v(axes, gs(argnums)[0])
-
-
-def out(k: int, t: str = "jacrev", argnums: Any = 0) -> tuple[str, None]:
-    """``t`` of output ``k`` of a function returning a tuple."""
-    return (f"{t}(lambda *a: f(*a)[{k}], argnums={argnums})", None)
 
 
 def vout(axes: tuple[Any, ...], k: int, t: str = "grad", argnums: Any = 0) -> tuple[str, Any]:

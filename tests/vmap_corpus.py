@@ -84,6 +84,47 @@ class Case(NamedTuple):
     fn_name: str = ""  # the module's function (default: name)
 
 
+# the corpora's check specs (test_hunt22_programs, test_hunt23_programs): (transformation of `f`, in_axes)
+J = ("jit(f)", None)
+G, H, JF, JR = ("grad(f)", None), ("hessian(f)", None), ("jacfwd(f)", None), ("jacrev(f)", None)
+
+
+def g(argnums: Any) -> tuple[str, None]:
+    return (f"grad(f, argnums={argnums})", None)
+
+
+def jf(argnums: Any) -> tuple[str, None]:
+    return (f"jacfwd(f, argnums={argnums})", None)
+
+
+def jr(argnums: Any) -> tuple[str, None]:
+    return (f"jacrev(f, argnums={argnums})", None)
+
+
+def h(argnums: Any) -> tuple[str, None]:
+    return (f"hessian(f, argnums={argnums})", None)
+
+
+def gs(argnums: Any = 0) -> tuple[str, None]:
+    """``grad`` of the sum of the squares of ``f``'s output (a loss over an array-valued program)."""
+    return (f"grad(lambda *a: np.sum(f(*a) ** 2), argnums={argnums})", None)
+
+
+def vg(axes: tuple[Any, ...], argnums: Any = 0) -> tuple[str, Any]:
+    """``vmap(grad(f[, argnums]), in_axes=axes)``."""
+    return v(axes, "grad(f)" if argnums == 0 else f"grad(f, argnums={argnums})")
+
+
+def vgs(axes: tuple[Any, ...], argnums: Any = 0) -> tuple[str, Any]:
+    """``vmap`` of :func:`gs`."""
+    return v(axes, gs(argnums)[0])
+
+
+def out(k: int, t: str = "jacrev", argnums: Any = 0) -> tuple[str, None]:
+    """``t`` of output ``k`` of a function returning a tuple."""
+    return (f"{t}(lambda *a: f(*a)[{k}], argnums={argnums})", None)
+
+
 def _stack_prefix(draws: list[Any], ax: Any) -> Any:
     """``draws`` (one argument's examples) stacked along the prefix ``ax``."""
     if ax is None:
