@@ -51,6 +51,37 @@ def stored(x):
     return np.sum(fs[0](x) + fs[2](x))
 
 
+def keyword_rate(y0, k):
+    def rhs(y, k=1.0, c=0.5):
+        return -k * y + c * np.sin(y)
+
+    y = y0
+    for _ in range(3):
+        a = rhs(y, k=k)
+        b = rhs(y + 0.1 * a, c=k, k=2.0)  # (keywords out of order)
+        y = y + 0.1 * (a + rhs(b) + rhs(y, k, 0.25))
+    return np.sum(y ** 2)
+
+
+def jax_keyword_rate(y0, k):
+    def rhs(y, k=1.0, c=0.5):
+        return -k * y + c * jnp.sin(y)
+
+    y = y0
+    for _ in range(3):
+        a = rhs(y, k=k)
+        b = rhs(y + 0.1 * a, c=k, k=2.0)
+        y = y + 0.1 * (a + rhs(b) + rhs(y, k, 0.25))
+    return jnp.sum(y ** 2)
+
+
+def star_call(x):
+    def g(v, k=1.0):
+        return v * k
+    args = (x, 2.0)
+    return np.sum(g(*args))
+
+
 X = np.array([0.3, 1.7, 4.0])
 
 
@@ -74,6 +105,31 @@ def test_defaults_are_the_values_when_the_def_ran():
 def test_a_stored_nested_function_with_defaults_is_refused():
     with pytest.raises(srcjax.TranspileError, match="nested functions with defaults"):
         srcjax.jit(stored)(X)
+
+
+def test_defaults_passed_by_keyword_against_jax_and_finite_differences():
+    """``rhs(y, k=k)`` (hunt23's rk4_rate_keyword): each call passes every parameter by position, the name that
+    keeps the default where it leaves it out (was refused "nested functions with defaults")."""
+    from .fd import central_fd
+
+    k = 1.3
+    np.testing.assert_allclose(np.asarray(srcjax.jit(keyword_rate)(X, k)), keyword_rate(X, k), rtol=1e-12)
+    gx, gk = srcjax.grad(keyword_rate, argnums=(0, 1))(X, k)
+    jx, jk = jax.grad(jax_keyword_rate, argnums=(0, 1))(X, k)
+    np.testing.assert_allclose(np.asarray(gx), np.asarray(jx), rtol=1e-10)
+    np.testing.assert_allclose(float(gk), float(jk), rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(gx), central_fd(keyword_rate, (X, k), 0), rtol=1e-6)
+    np.testing.assert_allclose(float(gk), central_fd(keyword_rate, (X, k), 1), rtol=1e-6)
+    xs = np.stack([X, 2 * X])
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(keyword_rate, in_axes=(0, None))(xs, k)),
+                               np.asarray(jax.vmap(jax_keyword_rate, in_axes=(0, None))(xs, k)), rtol=1e-12)
+    text = srcjax.source(srcjax.jit(keyword_rate))
+    assert "def rhs(y, k, c):" in text and "rhs(y, k, rhs_c_default)" in text, text
+
+
+def test_a_nested_function_with_defaults_called_with_star_args_is_refused():
+    with pytest.raises(srcjax.TranspileError, match="nested functions with defaults"):
+        srcjax.jit(star_call)(X)
 
 
 def test_nested_defs_are_found_in_every_kind_of_block():

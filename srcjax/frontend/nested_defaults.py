@@ -1,11 +1,12 @@
 """Nested functions with defaults: ``def g(v, k=k)`` inside a loop (the idiom that captures the loop variable).
 
-A default is evaluated when the ``def`` runs. Where the function is only ever called by name, with its
-parameters without defaults (``g(x)``: never stored, passed or called with the defaulted ones), every call runs
-the function the latest ``def`` made, so the value that ``def`` saw can be kept in a name of the enclosing
-function instead: ``g_k_default = k`` before the ``def``, and ``k = g_k_default`` first in its body. The nested
-function then has plain positional parameters, which the normalizer takes (:func:`rewrite`). Any other use
-(``fs.append(g)``, ``g(x, 2)``) is left as it is, and refused as before ("nested functions with defaults").
+A default is evaluated when the ``def`` runs. Where the function is only ever called by name, its parameters
+bound by position or keyword (``g(x)``, ``g(x, k=2)``: never stored or passed, no ``*args``), every call runs the
+function the latest ``def`` made, so the value that ``def`` saw can be kept in a name of the enclosing function
+instead: ``g_k_default = k`` before the ``def``, and each call passes every parameter by position, the name where
+it leaves the default out (``g(x, g_k_default)``, ``g(x, 2)``). The nested function then has plain positional
+parameters, which the normalizer takes (:func:`rewrite`). Any other use (``fs.append(g)``, ``g(*xs)``) is left as
+it is, and refused as before ("nested functions with defaults").
 """
 
 from __future__ import annotations
@@ -24,11 +25,16 @@ def rewrite(src: FunctionSource) -> FunctionSource:
     defs = [d for d in _nested_defs(src.fdef) if _rewritable(d)]
     if not defs:
         return src
-    ok = [d for d in defs if _called_plainly(src.fdef, d)]
+    calls: dict[int, tuple[int, list[int | None]]] = {}
+    ok = [d for d in defs if _calls(src.fdef, d, calls)]
     if not ok:
         return src
     seen = {n.value for n in walk(src.fdef) if type(n) is cst.Name}  # type: ignore[attr-defined]
-    fdef = src.fdef.visit(_Move({id(d) for d in ok}, seen, src.positions))
+    fresh = Names(seen).fresh
+    omitted = {(d, i) for d, args in calls.values() for i, a in enumerate(args) if a is None}
+    keeps = {id(d): {i: fresh(f"{d.name.value}_{p.name.value}_default") for i, p in enumerate(d.params.params)
+                     if (id(d), i) in omitted} for d in ok}
+    fdef = src.fdef.visit(_Move(keeps, calls, src.positions))
     assert isinstance(fdef, cst.FunctionDef)
     return dataclasses.replace(src, fdef=fdef)
 
@@ -74,14 +80,29 @@ def _rewritable(d: cst.FunctionDef) -> bool:
         not isinstance(p.star_arg, cst.Param) and p.star_kwarg is None and any(x.default is not None for x in p.params)
 
 
-def _called_plainly(fdef: cst.FunctionDef, d: cst.FunctionDef) -> bool:
-    """Whether every other occurrence of ``d``'s name in ``fdef`` is the callee of a call passing exactly its
-    parameters without defaults, by position; and ``d`` is the only ``def`` of that name."""
+def _calls(fdef: cst.FunctionDef, d: cst.FunctionDef, calls: dict[int, tuple[int, list[int | None]]]) -> bool:
+    """Whether every other occurrence of ``d``'s name in ``fdef`` is the callee of a call that binds its
+    parameters by position or keyword (no ``*``/``**``), and ``d`` is the only ``def`` of that name. Each such
+    call goes into ``calls`` (by the call's id) as ``d``'s id and, per parameter in order, the index of the
+    argument passing it (None: its default)."""
     name = d.name.value
-    required = sum(x.default is None for x in d.params.params)
+    params = [p.name.value for p in d.params.params]
+    required = {p.name.value for p in d.params.params if p.default is None}
     bad = False
     callees: set[int] = set()
+    found: dict[int, tuple[int, list[int | None]]] = {}
     defs = 0
+
+    def bound(n: cst.Call) -> list[int | None] | None:
+        args: dict[str, int] = {}
+        for i, a in enumerate(n.args):
+            if a.star:
+                return None
+            key = params[i] if a.keyword is None and i < len(params) else a.keyword.value if a.keyword else None
+            if key is None or key not in params or key in args:
+                return None
+            args[key] = i
+        return [args.get(p) for p in params] if required <= set(args) else None
 
     class V(Visitor):
         def visit_FunctionDef(self, n: cst.FunctionDef) -> None:
@@ -91,8 +112,10 @@ def _called_plainly(fdef: cst.FunctionDef, d: cst.FunctionDef) -> bool:
 
         def visit_Call(self, n: cst.Call) -> None:
             if isinstance(n.func, cst.Name) and n.func.value == name:
-                if len(n.args) == required and all(a.keyword is None and not a.star for a in n.args):
+                args = bound(n)
+                if args is not None:
                     callees.add(id(n.func))
+                    found[id(n)] = (id(d), args)
 
         def visit_Name(self, n: cst.Name) -> None:
             nonlocal bad
@@ -100,22 +123,35 @@ def _called_plainly(fdef: cst.FunctionDef, d: cst.FunctionDef) -> bool:
                 bad = True
 
     V().walk(fdef)
-    return defs == 1 and not bad
+    if defs != 1 or bad:
+        return False
+    calls.update(found)
+    return True
 
 
 class _Move(cst.CSTTransformer):
-    def __init__(self, ids: set[int], taken: set[str], positions: dict[Any, Any]) -> None:
-        self.ids, self.fresh, self.positions = ids, Names(taken).fresh, positions
+    """Each ``def`` of ``keeps`` (by id: its parameters' indices -> the names keeping their defaults) without
+    defaults, the defaults it needs saved before it; each call of ``calls`` passing every parameter by position."""
+
+    def __init__(self, keeps: dict[int, dict[int, str]], calls: dict[int, tuple[int, list[int | None]]],
+                 positions: dict[Any, Any]) -> None:
+        self.keeps, self.calls, self.positions = keeps, calls, positions
         self.origins: dict[int, Any] = {}  # id of a node rewritten -> the node it was
 
     def on_leave(self, original: Any, updated: Any) -> Any:
         if isinstance(updated, (cst.IndentedBlock, cst.Module)):
             body: list[Any] = []
             for st in updated.body:
-                body.extend(self.moved(st) if isinstance(st, cst.FunctionDef) and id(self.origin(st)) in self.ids
+                body.extend(self.moved(st) if isinstance(st, cst.FunctionDef) and id(self.origin(st)) in self.keeps
                             else [st])
-            if len(body) != len(updated.body):
+            if any(a is not b for a, b in zip(body, updated.body)) or len(body) != len(updated.body):
                 updated = updated.with_changes(body=body)
+        elif type(updated) is cst.Call and id(original) in self.calls:
+            d, args = self.calls[id(original)]
+            keep = self.keeps[d]
+            updated = updated.with_changes(args=[
+                cst.Arg(updated.args[a].value if a is not None else cst.Name(keep[i]),
+                        comma=cst.MaybeSentinel.DEFAULT) for i, a in enumerate(args)])
         if updated is not original and original in self.positions:
             self.positions[updated] = self.positions[original]  # (errors keep the user's positions)
         self.origins[id(updated)] = self.origin(original)
@@ -125,23 +161,17 @@ class _Move(cst.CSTTransformer):
         return self.origins.get(id(node), node)
 
     def moved(self, d: cst.FunctionDef) -> list[Any]:
-        saves, loads, params = [], [], []
-        for p in d.params.params:
-            if p.default is None:
-                params.append(p)
-                continue
-            keep = self.fresh(f"{d.name.value}_{p.name.value}_default")
+        saves = []
+        for i, keep in self.keeps[id(self.origin(d))].items():
+            default = d.params.params[i].default
+            assert default is not None
             saves.append(cst.SimpleStatementLine(body=[cst.Assign(
-                targets=[cst.AssignTarget(target=cst.Name(keep))], value=p.default)]))
-            loads.append(cst.SimpleStatementLine(body=[cst.Assign(
-                targets=[cst.AssignTarget(target=p.name)], value=cst.Name(keep))]))
-            if p.default in self.positions:
-                self.positions[saves[-1]] = self.positions[p.default]
-                self.positions[loads[-1]] = self.positions[p.default]
-        assert isinstance(d.body, cst.IndentedBlock)
-        new = d.with_changes(params=d.params.with_changes(params=[p.with_changes(comma=cst.MaybeSentinel.DEFAULT)
-                                                                  for p in params]),
-                             body=d.body.with_changes(body=[*loads, *d.body.body]))
+                targets=[cst.AssignTarget(target=cst.Name(keep))], value=default)]))
+            if default in self.positions:
+                self.positions[saves[-1]] = self.positions[default]
+        new = d.with_changes(params=d.params.with_changes(params=[
+            p.with_changes(default=None, equal=cst.MaybeSentinel.DEFAULT, comma=cst.MaybeSentinel.DEFAULT)
+            for p in d.params.params]))
         if d in self.positions:
             self.positions[new] = self.positions[d]
         return [*saves, new]
