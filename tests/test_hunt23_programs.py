@@ -46,9 +46,6 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     # for data, `b.shape[0]` included, and refuse the index of a loop with a data bound (as hunt22's dopri5_adaptive,
     # the same class; a fix is under way on another branch, wt-known23); jax.jit refuses the Python `while` too
     "writes with the index of a loop whose bound is computed from array data",
-    # rk4_rate_keyword's nested `def rhs(y, k=1.0)` called as `rhs(y, k=k)`: a nested function's defaults are taken
-    # only where every call passes the parameters without defaults alone, by position (frontend/nested_defaults.py)
-    "nested functions with defaults",
 )
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()

@@ -294,11 +294,15 @@ class Resolver:
         temporary takes a helper's name (``cube_1 = cube_1(x)`` when another module's ``cube``
         becomes ``cube_1``). The body's code nodes in source order (helpers are named in the order met),
         by one loop over a stack; a name chain with a static value (``np.tanh``, ``helpers.f``) is one
-        reference, an attribute's and a keyword's own name none."""
+        reference, an attribute's and a keyword's own name none. A name a comprehension's ``for`` binds in the
+        function (``[x * k for k in ks]``) is that comprehension's, never a module's function ``k``: not reserved
+        (it was, and ``srcjax.source`` printed ``k`` as a helper)."""
         seen: set[str] = set()  # (the names met: a name means the same wherever it is read in the function)
+        met: list[tuple[str | None, Any]] = []  # (name, None) of a name not local, (None, value) of a chain's value
+        comp: set[str] = set()  # names a comprehension's `for` binds: its own, never a module's function
         bindings, locals_ = self.bindings, self.locals
         getters, nodes = REVERSED_GETTERS, NODE_CLASSES
-        name_t, attr_t, arg_t = cst.Name, cst.Attribute, cst.Arg
+        name_t, attr_t, arg_t, for_t = cst.Name, cst.Attribute, cst.Arg, cst.CompFor
         stack: list[Any] = [fdef.body]
         pop, push = stack.pop, stack.append
         while stack:
@@ -308,23 +312,23 @@ class Resolver:
                 if n.value not in seen:
                     seen.add(n.value)
                     if n.value in bindings:  # (a parameter fixed to a function: calls through it call that one)
-                        self._reserve(bindings[n.value])
+                        met.append((None, bindings[n.value]))
                     elif n.value not in locals_:
-                        found, v = self.lookup(n.value)
-                        if found:
-                            self._reserve(v)
+                        met.append((n.value, None))
                 continue
-            if t is attr_t:
+            if t is for_t:
+                comp.update(target_names(n.target))
+            elif t is attr_t:
                 try:
                     ok, v = self.static_value(n)
                 except UnknownFunctionError:
                     ok = False
                 if ok:
-                    self._reserve(v)
+                    met.append((None, v))
                 else:
                     push(n.value)
                 continue
-            if t is arg_t:
+            elif t is arg_t:
                 push(n.value)
                 continue
             try:
@@ -340,6 +344,13 @@ class Resolver:
                     for x in c[::-1]:
                         if x.__class__ in nodes:
                             push(x)
+        for name, v in met:  # (after the walk: a comprehension's element is met before its `for`)
+            if name is None:
+                self._reserve(v)
+            elif name not in comp:
+                found, v = self.lookup(name)
+                if found:
+                    self._reserve(v)
 
     def _reserve(self, v: Any) -> None:
         """(:meth:`reserve_helpers`) the helper name of ``v`` where it is a user function."""
