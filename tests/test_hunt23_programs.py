@@ -41,11 +41,6 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     # (gauss_legendre_unit, the program written so, is checked)
     "np.linspace(): the argument 'start' must be known at transpile time",
     "np.linspace's start= argument must be the same for every example",
-    # sor_until_converged's `for i in range(b.shape[0]): x[i] = ...` inside a `while res > tol` (Gauss-Seidel and
-    # SOR sweeps by index until the residual is small): binding times take every name bound in a `while` on data
-    # for data, `b.shape[0]` included, and refuse the index of a loop with a data bound (as hunt22's dopri5_adaptive,
-    # the same class; a fix is under way on another branch, wt-known23); jax.jit refuses the Python `while` too
-    "writes with the index of a loop whose bound is computed from array data",
 )
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()

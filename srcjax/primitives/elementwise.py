@@ -580,10 +580,12 @@ defvjp("logaddexp", x1="unbroadcast(out_bar * logaddexp_weight(x1, out, 'e'), x1
 defjvp("logaddexp2", x1="x1_dot * logaddexp_weight(x1, out, 2)", x2="x2_dot * logaddexp_weight(x2, out, 2)")
 defvjp("logaddexp2", x1="unbroadcast(out_bar * logaddexp_weight(x1, out, 2), x1)",
        x2="unbroadcast(out_bar * logaddexp_weight(x2, out, 2), x2)")
-# d hypot / d x1 = x1 / out; 0 at the origin (a subgradient, like linalg.norm; JAX splits it 0.5/0.5).
-defjvp("hypot", x1="x1_dot * x1 / np.where(out == 0, 1.0, out)", x2="x2_dot * x2 / np.where(out == 0, 1.0, out)")
-defvjp("hypot", x1="unbroadcast(out_bar * x1 / np.where(out == 0, 1.0, out), x1)",
-       x2="unbroadcast(out_bar * x2 / np.where(out == 0, 1.0, out), x2)")
+# d hypot / d x1 = x1 / out; 0.5 at the origin, as JAX (jnp.hypot is max(|x1|, |x2|) there: abs' = 1 at 0, the
+# tie shared), a subgradient (linalg.norm's 2-norm gradient at 0 is 0: JAX's is NaN, docs/limitations.md).
+defjvp("hypot", x1="x1_dot * np.where(out == 0, 0.5, x1 / np.where(out == 0, 1.0, out))",
+       x2="x2_dot * np.where(out == 0, 0.5, x2 / np.where(out == 0, 1.0, out))")
+defvjp("hypot", x1="unbroadcast(out_bar * np.where(out == 0, 0.5, x1 / np.where(out == 0, 1.0, out)), x1)",
+       x2="unbroadcast(out_bar * np.where(out == 0, 0.5, x2 / np.where(out == 0, 1.0, out)), x2)")
 # JAX: fmax(x1, x2) = where((x1 > x2) | isnan(x2), x1, x2), so a tie goes to x2 (fmin: x1 < x2).
 defjvp("fmax", x1="broadcast_like(np.where((x1 > x2) | np.isnan(x2), x1_dot, 0.0), out)",
        x2="broadcast_like(np.where((x1 > x2) | np.isnan(x2), 0.0, x2_dot), out)")
