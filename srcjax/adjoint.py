@@ -25,6 +25,7 @@ from .construction import (  # noqa: F401  (generated derivative code imports th
     cross_bar,
     diagonal_bar,
     kron_bar,
+    linspace_bar,
     meshgrid_bars,
     meshgrid_dots,
     move_bar,
@@ -142,7 +143,7 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "partition_bar", "order_stat_jvp", "order_stat_bar", "diagonal_bar", "move_bar", "kron_bar", "cross_bar",
     "meshgrid_dots", "meshgrid_bars", *linalg_adjoint.LINALG_HELPERS, *complex_adjoint.COMPLEX_HELPERS,
     "conv_general_dilated", *conv_adjoint.CONV_HELPERS, "winning_writes", *branch_guard.BRANCH_HELPERS,
-    *jacobian_adjoint.JACOBIAN_HELPERS, "in_place",
+    *jacobian_adjoint.JACOBIAN_HELPERS, "in_place", "linspace_bar",
 ]
 
 def typed_like(g: Any, x: Any) -> Any:
@@ -420,10 +421,9 @@ def norm_axes(ndim: int, axis: Any) -> tuple[int, ...]:
 
 
 def norm_bar(g: Any, x: Any, y: Any, axis: Any, keepdims: Any, ord: Any = None) -> Any:
-    """Cotangent of ``x`` in ``y = np.linalg.norm(x, ord, axis, keepdims)``, for every order srcjax
-    supports, with JAX's definitions (``sum(abs(x))``, ``max(abs(x))``, ...): abs has derivative 1
-    at 0, ties of max/min share equally. One deliberate difference: the 2-norm (and Frobenius)
-    gradient at x == 0 is 0 (JAX: nan)."""
+    """Cotangent of ``x`` in ``y = np.linalg.norm(x, ord, axis, keepdims)``, for every order srcjax supports, with
+    JAX's definitions (``sum(abs(x))``, ``max(abs(x))``, ...): abs has derivative 1 at 0, ties of max/min share
+    equally. One deliberate difference: the 2-norm (and Frobenius) gradient at x == 0 is 0 (JAX: nan)."""
     axes = norm_axes(np.ndim(x), axis)
     gk = expand_reduced(g, x, axes, keepdims)
     yk = expand_reduced(y, x, axes, keepdims)

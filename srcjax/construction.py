@@ -213,5 +213,14 @@ def batch_meshgrid(xi: Any, batched: Any, sparse: Any, indexing: Any, size: int)
     return tuple(pieces)
 
 
+def linspace_bar(g: Any, num: int, endpoint: bool, axis: int, to_start: bool) -> Any:
+    """Cotangent of ``start`` (``to_start``) or ``stop`` in ``np.linspace(start, stop, num, endpoint, axis=axis)``:
+    ``g`` summed along the samples' axis, weighted by the derivative of each sample, ``linspace(1, 0)`` for
+    ``start``, ``linspace(0, 1)`` for ``stop`` (the result is linear in the two together), in ``g``'s dtype."""
+    w = np.linspace(1.0 if to_start else 0.0, 0.0 if to_start else 1.0, num, endpoint, dtype=np.result_type(g))
+    ax = axis % np.ndim(g)
+    return np.sum(g * np.reshape(w, (num,) + (1,) * (np.ndim(g) - ax - 1)), axis=ax)
+
+
 __all__ = ["mesh_piece", "meshgrid_dots", "meshgrid_bars", "batch_meshgrid", "diagonal_bar", "batch_array", "move_bar",
-           "batch_move", "kron_bar", "batch_kron", "cross_bar", "batch_cross"]
+           "batch_move", "kron_bar", "batch_kron", "cross_bar", "batch_cross", "linspace_bar"]

@@ -353,6 +353,8 @@ case("split", "np.split(x, 2)", N(4, 3))
 case("split", "np.split(x, [1, 3], axis=1)", N(2, 5))
 case("array_split", "np.array_split(x, 3)", N(5))
 case("array_split", "np.array_split(x, [3, 1], axis=-1)", N(2, 4), jax=False)  # overlapping and empty pieces
+group("linspace", [("linspace", "np.linspace(x, y, 5)"), ("linspace", "np.linspace(y, 2.0, 4, endpoint=False)"),
+                   ("linspace", "np.linspace(x, y, 3, axis=-1)"), ("linspace", "np.linspace(-1.0, x, 1)")], N(), N(3))
 group("full", [("full", "np.full((2, 3), x)"), ("full", "np.full((2, 3), y)"), ("full_like", "np.full_like(y, x)"),
                ("full_like", "np.full_like(y, y, shape=(2, 3))"), ("full", "np.full(3, x, np.float64)")], N(), N(3))
 group("gathers", [("take", "np.take(x, np.arange(4) % 3, axis=1)"), ("take", "np.take(x, 5 - np.arange(7))"),

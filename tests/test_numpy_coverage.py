@@ -23,7 +23,6 @@ from tests.fd import central_fd  # noqa: E402
 REFUSED = {
     ("number_of_classes", "compile"),  # np.unique without size=: a data-dependent size (jax refuses it too)
     ("gaussian_blur_separable", "compile"),  # np.apply_along_axis
-    ("linspace_dynamic_endpoints", "compile"),  # np.linspace of run-time endpoints
     ("sorted_in_place", "compile"),  # y.sort() changes y in place (jax silently returns y unsorted)
     ("array_split_means", "grad"),  # a loop over np.array_split's pieces
     ("newton_sqrt", "grad"),  # reverse mode through a while on data needs max_iters= (jax's grad refuses it too)
@@ -204,8 +203,21 @@ def sine_grid(a, b):
     return np.sin(np.linspace(a, b, 7))
 
 
-def test_linspace_of_run_time_endpoints_names_the_alternative():
-    with pytest.raises(srcjax.TranspileError) as e:
-        srcjax.compile(sine_grid)(np.float64(0.2), np.float64(1.0))
-    assert e.value.span is not None and e.value.span.filename == __file__
-    assert "np.linspace(0.0, 1.0, num)" in (e.value.hint or "")
+def sine_grid_total(a, b):
+    return np.sum(sine_grid(a, b) ** 2)
+
+
+def test_linspace_of_run_time_endpoints():
+    """``np.linspace(a, b, 7)`` of arguments (was refused with a hint to ``a + (b - a) * np.linspace(0, 1, 7)``):
+    NumPy's values; derivatives as jax's and finite differences'."""
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+    a, b = 0.2, 1.3
+    np.testing.assert_allclose(np.asarray(srcjax.compile(sine_grid)(a, b)), sine_grid(a, b), rtol=1e-15)
+    got = srcjax.grad(sine_grid_total, argnums=(0, 1))(a, b)
+    want = jax.grad(lambda a, b: jnp.sum(jnp.sin(jnp.linspace(a, b, 7)) ** 2), argnums=(0, 1))(a, b)
+    for k in range(2):
+        np.testing.assert_allclose(float(got[k]), float(want[k]), rtol=1e-12)
+        np.testing.assert_allclose(float(got[k]), central_fd(sine_grid_total, (a, b), k), rtol=1e-6)

@@ -1521,6 +1521,14 @@ def linspace():
             np.linspace(np.float32(0), 1, 5), np.linspace(0, 1), np.linspace(1, 0, 6, dtype=np.float32))
 
 
+@case("linspace", (arr(()), arr((3,))))
+def linspace_data(a, b):
+    """Endpoints from data (jnp.linspace takes traced endpoints): NumPy's algorithm in the program."""
+    return (np.linspace(a, b, 5), np.linspace(b, a, 4, endpoint=False, axis=-1), np.linspace(a, 2.0, 3),
+            np.linspace(b.astype(np.float32), 1.0, 6), np.linspace(-a, b, 1), np.linspace(a, b, 0),
+            np.linspace(a, b, 4, dtype=np.float32), np.linspace(b, b * 3.0, 4, dtype=np.int32))
+
+
 @case("linspace")
 def linspace_negative():
     return np.linspace(0, 1, -1)

@@ -711,6 +711,13 @@ def creation(x, s):
             np.broadcast_to(s, x.shape), np.reshape(x * s, x.shape[::-1]))
 
 
+@case("linspace", args=(arr(()), arr((3,))), jax=True)
+def linspace_endpoints(a, b):
+    """Batched endpoints: the samples' axis one further along (``axis=1``)."""
+    return (np.linspace(a, b, 5), np.linspace(b, a, 4, endpoint=False, axis=-1), np.linspace(a, 2.0, 3),
+            np.linspace(0.0, b, 3, axis=1), np.linspace(b, a, 2, dtype=np.float32))
+
+
 @case("full_like", "full", args=(arr(3, I32), arr((2, 3))), jax=True)
 def creation_fill_arrays(i, x):
     return (np.full_like(x, i), np.full_like(i, x[1]), np.full((4, 3), i), np.full((2, 3), i, dtype=np.float32),

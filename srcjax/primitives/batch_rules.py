@@ -76,6 +76,20 @@ def _literal(text: Any) -> Any:
 def elementwise(c: BatchCall) -> str:
     """A ufunc-like call (``x1 * x2``, ``np.where``, ``np.clip``): each batched operand gets as many
     per-example axes as the others (``batch_align``), then NumPy broadcasts per example."""
+    return c.call(**_aligned(c))
+
+
+def linspace(c: BatchCall) -> str:
+    """``np.linspace(start, stop, num)`` with batched endpoints: broadcast as an elementwise call's operands, the
+    samples' axis one further along (``axis=1``: the batch axis first)."""
+    axis = _literal(c.args.get("axis", "0"))
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        return c.per_example()
+    return c.call(**_aligned(c), axis=repr(axis + 1 if axis >= 0 else axis))
+
+
+def _aligned(c: BatchCall) -> dict[str, str]:
+    """(:func:`elementwise`) each batched operand's text, aligned with the others."""
     ops = [p for p in _operands(c) if p in c.args]
     new: dict[str, str] = {}
     for p in ops:
@@ -86,7 +100,7 @@ def elementwise(c: BatchCall) -> str:
             if q != p and is_name(c.args[q]) and c.args[q] != c.args[p] and not c.static(q):
                 e = f"batch_align{'_b' if c.batched(q) else ''}({e}, {c.args[q]})"
         new[p] = e
-    return c.call(**new)
+    return new
 
 
 def _operands(c: BatchCall) -> list[str]:

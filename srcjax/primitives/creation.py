@@ -20,7 +20,7 @@ import numpy as np
 from ..core import DTypeError, ShapedArray, ShapeError
 from ..lower.hlo import FuncBuilder, HloValue, is_float
 from . import batch_rules
-from .common import as_dtype, fmt_shape, static_dims
+from .common import as_dtype, broadcast_shapes, fmt_shape, normalize_axis, static_dims, weak_key
 from .registry import LowerCtx, deflinear, defprim, set_fields
 
 _F64 = np.dtype(np.float64)
@@ -227,61 +227,88 @@ defprim("arange", np.arange, _arange_stub, abstract_eval=_arange_abstract, lower
 
 
 # -- linspace ------------------------------------------------------------------------
-def _linspace_stub(start, stop, num=50, endpoint=True, dtype=None):  # type: ignore[no-untyped-def]
+# Endpoints are array operands (numbers written in place, or data: jnp.linspace takes traced endpoints too); the
+# result is linear in them together, so its rules are linspaces of the tangents (the other endpoint's zeros: its
+# shape is the result's) and weighted sums of the cotangent.
+def _linspace_stub(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):  # type: ignore[no-untyped-def]
     ...
 
 
-def _linspace_plan(start: Any, stop: Any, num: Any, dtype: Any) -> tuple[int, np.dtype, np.dtype]:
-    """(num, computation dtype, result dtype)."""
-    for v in (start, stop):  # (a 0-d array known while compiling, `np.where` of constants: a number, as NumPy)
-        if not isinstance(v, (int, float, np.integer, np.floating)) and not (
-                isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "biuf"):
-            raise DTypeError(f"np.linspace: start and stop must be static numbers, got {v!r}",
-                             hint="compute start + (stop - start) * np.linspace(0, 1, num) for array bounds")
+def _linspace_plan(start: ShapedArray, stop: ShapedArray, num: Any, retstep: Any, dtype: Any, axis: Any
+                   ) -> tuple[int, np.dtype, np.dtype, tuple[int, ...], int]:
+    """(num, computation dtype, result dtype, result shape, the samples' axis)."""
+    if retstep is not False:
+        raise DTypeError("np.linspace: retstep=True is not supported", hint="compute the step as (stop - start) / "
+                         "(num - 1) beside np.linspace(start, stop, num)")
+    for v in (start, stop):
+        if v.dtype.kind not in "biuf":
+            raise DTypeError(f"np.linspace: start and stop must be real numbers, got {v.dtype.name}")
     try:
         n = operator.index(num)
     except TypeError:
         raise DTypeError(f"np.linspace: num must be a static int, got {num!r}") from None
     if n < 0:
         raise ShapeError(f"np.linspace: number of samples, {n}, must be non-negative")
-    dt = np.result_type(start, stop, 0.0)  # NumPy: the operands' type, made inexact
-    return n, dt, as_dtype(dtype) or dt
+    # NumPy: the operands' type made inexact (`start * 1.0`: a float32 array stays float32, NEP 50)
+    dt = np.multiply.resolve_dtypes((np.add.resolve_dtypes((weak_key(start), weak_key(stop), None))[2],
+                                     float, None))[2]
+    ends = broadcast_shapes(start.shape, stop.shape, what="np.linspace: start and stop")
+    ax = normalize_axis(axis, len(ends) + 1, "np.linspace: axis")
+    return n, dt, as_dtype(dtype) or dt, ends[:ax] + (n,) + ends[ax:], ax
 
 
-def _linspace_abstract(start: Any, stop: Any, num: Any = 50, endpoint: Any = True, dtype: Any = None) -> ShapedArray:
-    n, _, d = _linspace_plan(start, stop, num, dtype)
-    return ShapedArray((n,), d)
+def _linspace_abstract(start: ShapedArray, stop: ShapedArray, num: Any = 50, endpoint: Any = True,
+                       retstep: Any = False, dtype: Any = None, axis: Any = 0) -> ShapedArray:
+    _, _, d, shape, _ = _linspace_plan(start, stop, num, retstep, dtype, axis)
+    return ShapedArray(shape, d)
 
 
-def _linspace_lower(ctx: LowerCtx, start: Any, stop: Any, num: Any = 50, endpoint: Any = True,
-                    dtype: Any = None) -> HloValue:
-    """NumPy's algorithm: ``arange(num) * step + start``, the last element set to ``stop``."""
+def _linspace_lower(ctx: LowerCtx, start: HloValue, stop: HloValue, num: Any = 50, endpoint: Any = True,
+                    retstep: Any = False, dtype: Any = None, axis: Any = 0) -> HloValue:
+    """NumPy's algorithm: ``arange(num) * step + start``, the last element set to ``stop`` (numbers written in
+    place: the step computed now, exactly as NumPy; a step that underflows to 0 is NumPy's ``/ div * delta``)."""
     b = ctx.b
-    n, dt, d = _linspace_plan(start, stop, num, dtype)
-    shape = (n,)
+    n, dt, d, shape, ax = _linspace_plan(start.aval, stop.aval, num, retstep, dtype, axis)
     div = n - 1 if endpoint else n
-    with np.errstate(all="ignore"):
-        delta = np.subtract(stop, start, dtype=dt)
-        step = delta / div if div > 0 else None
-    y = b.iota(ShapedArray(shape, dt), 0)
-    if step is not None and step != 0:
-        y = b.binary("multiply", y, b.full(step, shape, dt))
-    else:  # an undefined step (div <= 0), or a step that underflows to 0 (denormals)
-        if div > 0:
-            y = b.binary("divide", y, b.full(div, shape, dt))
-        y = b.binary("multiply", y, b.full(delta, shape, dt))
-    y = b.binary("add", y, b.full(start, shape, dt))
+    rest = [i for i in range(len(shape)) if i != ax]
+    if start.literal is not None and stop.literal is not None:
+        with np.errstate(all="ignore"):
+            delta = np.subtract(stop.literal, start.literal, dtype=dt)
+            step = delta / div if div > 0 else None
+        y = b.iota(ShapedArray(shape, dt), ax)
+        if step is not None and step != 0:
+            y = b.binary("multiply", y, b.full(step, shape, dt))
+        else:  # an undefined step (div <= 0), or a step that underflows to 0 (denormals)
+            if div > 0:
+                y = b.binary("divide", y, b.full(div, shape, dt))
+            y = b.binary("multiply", y, b.full(delta, shape, dt))
+        lo, hi = b.full(start.literal, shape, dt), b.full(stop.literal, shape, dt)
+    else:  # (endpoints from data: the same operations in the program)
+        lo = b.broadcast_in_dim(b.convert(start, dt), shape, rest[len(rest) - start.ndim:])
+        hi = b.broadcast_in_dim(b.convert(stop, dt), shape, rest[len(rest) - stop.ndim:])
+        y = b.iota(ShapedArray(shape, dt), ax)
+        delta = b.binary("subtract", hi, lo)
+        y = b.binary("multiply", y, b.binary("divide", delta, b.full(div, shape, dt)) if div > 0 else delta)
+    y = b.binary("add", y, lo)
     if endpoint and n > 1:
-        last = b.compare("EQ", b.iota(ShapedArray(shape, _I64), 0), b.full(n - 1, shape, _I64))
-        y = b.select(last, b.full(stop, shape, dt), y)
+        last = b.compare("EQ", b.iota(ShapedArray(shape, _I64), ax), b.full(n - 1, shape, _I64))
+        y = b.select(last, hi, y)
     if d.kind in "iu":
         y = b.unary("floor", y)
     return b.convert(y, d)
 
 
+def _linspace_integers(args: Any) -> bool:
+    """``np.linspace(a, b, n, dtype=int)`` (the call's arguments as source text): no derivative."""
+    return any(t in args.get("dtype", "") for t in ("int", "bool", "uint"))
+
+
 defprim("linspace", np.linspace, _linspace_stub, abstract_eval=_linspace_abstract, lower=_linspace_lower,
-        arrays=(), static_eval=False, positional=2, nondiff=True)
-set_fields("linspace", static_hint="for run-time endpoints write start + (stop - start) * np.linspace(0.0, 1.0, num)")
+        arrays=("start", "stop"), static_eval=False, positional=2, nondiff_when=_linspace_integers,
+        jvp={"start": "broadcast_like(np.linspace(start_dot, 0.0 * stop, num, endpoint, dtype=dtype, axis=axis), out)",
+             "stop": "broadcast_like(np.linspace(0.0 * start, stop_dot, num, endpoint, dtype=dtype, axis=axis), out)"},
+        vjp={"start": "unbroadcast(linspace_bar(out_bar, num, endpoint, axis, True), start)",
+             "stop": "unbroadcast(linspace_bar(out_bar, num, endpoint, axis, False), stop)"})
 
 
 # -- creation: linear in the fill value ---------------------------------------------------------------
@@ -293,8 +320,9 @@ deflinear("full_like", {"fill_value": "np.full_like(out, fill_value_dot)"},
 
 # -- batching (vmap): only a batched template or fill value makes a batched array ----------------------
 
-for _name in ("zeros", "ones", "eye", "identity", "arange", "linspace"):
+for _name in ("zeros", "ones", "eye", "identity", "arange"):
     set_fields(_name, batch=batch_rules.per_example)  # (no array operand: never batched)
+set_fields("linspace", batch=batch_rules.linspace)
 set_fields("full", batch=batch_rules.full)
 set_fields("zeros_like", batch=batch_rules.like)
 set_fields("ones_like", batch=batch_rules.like)
