@@ -280,13 +280,44 @@ def starred_join(x):
     return np.sum(np.stack(ys) ** 2)
 
 
+def starred_display_bound(x, y):
+    ys = [x, *[np.sin(x * t) for t in range(3)], y * 2.0, *(x, y)]
+    return np.sum(np.stack(ys) ** 2)
+
+
+def starred_join_in_place(x):
+    return np.sum(np.stack([*[np.sin(x * t) for t in range(3)], x * 2.0]) ** 2)
+
+
+def test_a_starred_display_bound_to_a_name_is_differentiated() -> None:
+    """``ys = [*[comprehension], y]`` (was refused under derivatives: "joining or repeating tuples or lists"): the
+    list built by appends (frontend/list_methods.py), which every transformation follows."""
+    from .fd import central_fd
+
+    y = X[::-1] * 0.5
+    for fn, args in ((starred_join, (X,)), (starred_display_bound, (X, y))):
+        np.testing.assert_allclose(np.asarray(srcjax.jit(fn)(*args)), fn(*args), rtol=1e-12)
+        argnums = tuple(range(len(args)))
+        got = srcjax.grad(fn, argnums=argnums)(*args)
+        want = JAX.grad(jax_twin(fn), argnums=argnums)(*args)
+        for k in argnums:
+            np.testing.assert_allclose(np.asarray(got[k]), np.asarray(want[k]), rtol=1e-12)
+            np.testing.assert_allclose(np.asarray(got[k]), central_fd(fn, args, k), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(srcjax.jvp(fn, args, args)[1]),
+                                   np.asarray(JAX.jvp(jax_twin(fn), args, args)[1]), rtol=1e-12)
+    xs = np.stack([X, 2.0 * X])
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(srcjax.grad(starred_join))(xs)),
+                               np.asarray(JAX.vmap(JAX.grad(jax_twin(starred_join)))(xs)), rtol=1e-12)
+    assert "ys.append(" in srcjax.source(srcjax.jit(starred_join))
+
+
 def test_a_refused_join_quotes_the_users_text() -> None:
     # (quoted `items + [mul_1]`, srcjax's names, before)
     with pytest.raises(srcjax.TranspileError) as info:
-        srcjax.grad(starred_join)(X)
+        srcjax.grad(starred_join_in_place)(X)
     first = str(info.value).splitlines()[0]
     assert "`[*[np.sin(x * t) for t in range(3)], x * 2.0]`" in first and "items" not in first, first
-    assert f"{__file__}:{_line(starred_join, 'ys = [*')}:" in first
+    assert f"{__file__}:{_line(starred_join_in_place, 'np.stack([*')}:" in first
 
 
 def _line(fn, text: str) -> int:

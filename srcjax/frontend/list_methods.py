@@ -5,7 +5,9 @@ xs`` -> ``for item in xs: out.append(item)``); ``out.insert(0, v)`` and ``out = 
 ``out.append(v)``, ``out = out[::-1]``; ``out.insert(2, v)`` (a literal place) -> ``out_tail = out[2:]``, ``out =
 out[:2]``, ``out.append(v)``, then ``out_tail``'s items appended; ``hs = [f(p) for p in ps] + [y]``, and ``cur =
 [f(p) for p in ps]`` of a list the function changes in place later, -> ``hs = []`` and the comprehension's items
-appended (derivatives build a comprehension in a temporary list: ``cur`` would have been its second name).
+appended (derivatives build a comprehension in a temporary list: ``cur`` would have been its second name); ``ys =
+[x, *ws, y]`` -> ``ys = [x]``, ``ws``'s items appended, then ``y`` (elsewhere a join of copies, ``[x] + [item for
+item in ws] + [y]``, which derivatives refuse: ``frontend/starred_displays.py``).
 
 Derivatives follow a list built by ``append`` and read by slices, but did not follow the other methods that change
 it in place: the tangent (or cotangent) list kept the old order or length, a silently wrong Jacobian under
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import dis
+import itertools
 from typing import Any
 
 import libcst as cst
@@ -58,9 +61,9 @@ def rewrite(src: FunctionSource) -> FunctionSource:
         return src
     fresh, shared = _bindings(src.fdef.body)
     local = ({p.name.value for p in params_of(src.fdef)} | fresh) - shared
-    names = {c.name for c, _ in changes if c.name in (local if c.method else lists) and c.kind != "join"}
+    names = {c.name for c, _ in changes if c.name in (local if c.method else lists) and c.kind not in _NEW}
     safe = {n for n in names if not _stored(src.fdef.body, n)}
-    if not safe and not any(c.kind == "join" for c, _ in changes):  # (a join makes a list of its own: no alias)
+    if not safe and not any(c.kind in _NEW for c, _ in changes):  # (a join makes a list of its own: no alias)
         return src
     taken = {n.value for n in walk(src.fdef) if isinstance(n, cst.Name)}
     fdef = src.fdef.visit(_Rewrite(safe, lists, taken, src.positions, joins, changed))
@@ -78,18 +81,24 @@ def may_change(code: Any) -> bool:
     ops = set(code.co_code[0::2])
     if ops & _BUILDS and ops & _ADDS:
         return True
+    if _EXTEND in ops and any(code.co_code[i] == _EXTEND and code.co_code[i - 2] != _CONST
+                              for i in range(2, len(code.co_code), 2)):
+        return True  # (`[*ws, y]`; not `[1.0, 2.0, 3.0]`, a constant tuple's items)
     return any(isinstance(c, types.CodeType) and may_change(c) for c in code.co_consts)
 
 
 _BUILDS = frozenset(dis.opmap[n] for n in ("BUILD_LIST", "LIST_EXTEND") if n in dis.opmap)
 _ADDS = frozenset(dis.opmap[n] for n in ("BINARY_OP", "BINARY_ADD", "INPLACE_ADD") if n in dis.opmap)
+_EXTEND, _CONST = dis.opmap.get("LIST_EXTEND", -1), dis.opmap["LOAD_CONST"]
+_NEW = ("join", "starred")  # changes that bind a new list (no alias of the old one to mind)
 
 
 @dataclasses.dataclass(frozen=True)
 class _Change:
     """A statement changing the list ``name``: ``kind`` "reverse", "extend" (``items``: a display's elements, else
-    ``seq`` appended item by item), "prepend" (the same, put in front) or "join" (``name = first + seq``, a new list:
-    ``first``, then ``seq``'s items appended); ``method``: written as a method call."""
+    ``seq`` appended item by item), "prepend" (the same, put in front), "join" (``name = first + seq``, a new list:
+    ``first``, then ``seq``'s items appended) or "starred" (``name = [x, *ws, y]``, a new list: ``elements``, the
+    starred ones' items appended); ``method``: written as a method call."""
 
     name: str
     kind: str
@@ -97,6 +106,7 @@ class _Change:
     items: tuple[cst.BaseExpression, ...] | None = None
     seq: cst.BaseExpression | None = None
     first: cst.BaseExpression | None = None
+    elements: tuple[cst.BaseElement, ...] | None = None
 
 
 def _elements(seq: cst.BaseExpression) -> tuple[cst.BaseExpression, ...] | None:
@@ -200,6 +210,12 @@ def _change(small: cst.CSTNode, lists: set[str], changed: frozenset[str] | set[s
             first = cst.Subscript(value=v.left, slice=[cst.SubscriptElement(cst.Slice(lower=None, upper=None))]) \
                 if isinstance(v.left, cst.Name) else v.left
             return _Change(t.value, "join", False, _elements(v.right), v.right, first)
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+            isinstance(t := small.targets[0].target, cst.Name) and t.value in lists and \
+            isinstance(v := small.value, cst.List) and any(isinstance(e, cst.StarredElement) for e in v.elements) \
+            and t.value not in names_in(v):
+        # `ys = [*[f(t) for t in ts], y]`: `ys = []`, the starred operands' items and the other elements appended
+        return _Change(t.value, "starred", False, elements=tuple(v.elements))
     if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
             isinstance(t := small.targets[0].target, cst.Name) and t.value in changed and \
             isinstance(small.value, cst.ListComp):
@@ -385,7 +401,7 @@ class _Rewrite(Located):
 
     def change(self, s: cst.CSTNode) -> _Change | None:
         c = _change(s, self.lists, self.changed)
-        if c is None or c.name not in self.names and c.kind != "join" or c.kind == "join" and not self.joins:
+        if c is None or c.name not in self.names and c.kind not in _NEW or c.kind in _NEW and not self.joins:
             return None
         reads = {x.value for x in walk(c.seq) if isinstance(x, cst.Name)} if c.seq is not None else set()
         fill = isinstance(c.seq, cst.ListComp) and isinstance(c.first, cst.List) and not c.first.elements
@@ -429,6 +445,17 @@ class _Rewrite(Located):
                 item = cst.Name(self.fresh(f"{c.name}_item"))
                 body = cst.IndentedBlock(body=[self.located(original, cst.SimpleStatementLine(body=[append(item)]))])
                 out.append(self.located(original, cst.For(target=item, iter=seq, body=body)))
+            if c.kind == "starred":  # `ys = [x, *ws, y]`: `ys = [x]`, ws's items appended, then y
+                assert c.elements is not None
+                lead = list(itertools.takewhile(lambda e: not isinstance(e, cst.StarredElement), c.elements))
+                run.append(at(cst.Assign(targets=[cst.AssignTarget(name)], value=cst.List(
+                    [e.with_changes(comma=cst.MaybeSentinel.DEFAULT) for e in lead]))))
+                for e in c.elements[len(lead):]:
+                    if isinstance(e, cst.StarredElement):
+                        extend(e.value)
+                    else:
+                        run.append(append(e.value))
+                continue
             if c.kind == "join":
                 assert c.first is not None
                 comprehension = isinstance(c.first, cst.ListComp)
