@@ -21,6 +21,7 @@ import pytest
 import srcjax  # noqa: F401 - (the checks' namespace)
 
 from . import hunt22_programs as hp
+from .fd import central_fd
 from .vmap_corpus import JF, JR, Case, G, H, J, VmapCorpus, g, gs, h, jf, jp, jr, out, v, vg, vgs
 
 jax = pytest.importorskip("jax")
@@ -37,11 +38,7 @@ JAX_REFUSES: tuple[str, ...] = (
     "assignment to an array element inside a tuple target",
 )
 # Refusals met where jax runs the program (each with a reason)
-KNOWN_REFUSALS: tuple[str, ...] = (
-    # nbody_loops' reverse mode at float32: `ai = np.zeros(2)` (float64, NumPy's) summed with float32 forces under
-    # `if i != j` in a double loop: the cotangent's dtype differs between the paths of the rolled loop's branch
-    "is float32 and float64 on different paths",
-)
+KNOWN_REFUSALS: tuple[str, ...] = ()
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers met and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
@@ -550,3 +547,31 @@ def test_a_static_loop_in_a_while_on_data_keeps_its_counter_static() -> None:
     ks = np.array([0.5, 0.7, 0.9])
     _agree(srcjax.vmap(_ragged_stages, in_axes=(None, 0))(y, ks), np.stack([_ragged_stages(y, q) for q in ks]),
            rtol=1e-12)
+
+
+def _mixed_paths(x: Any) -> Any:
+    z = np.zeros(2)  # (float64: NumPy's)
+    if np.sum(x) > 0:
+        z = x * 2.0
+    return z
+
+
+def test_derivative_code_s_names_of_two_dtypes_after_an_if_on_data_are_refused_where_read() -> None:
+    """Refused before (hunt22's nbody_loops under grad at float32, "`add_1_bar` is float32 and float64 on different
+    paths" at `if i != j`): the cotangents reverse mode binds in a branch on a test the tape holds (the steps' loop
+    rolled) change dtype where `ai = np.zeros(2)` (float64) is added to float32 forces, and are read in that branch
+    alone; the branches' join refused them. In derivative code srcjax wrote, such a name is an error where it is read
+    after the `if`; in the user's code the error stays at the `if`."""
+    r = np.random.default_rng(0)
+    d = np.float32
+    pos, vel = r.standard_normal((3, 2)).astype(d), (0.3 * r.standard_normal((3, 2))).astype(d)
+    m = r.uniform(0.5, 1.5, 3).astype(d)
+    got = srcjax.grad(lambda p, v, w: hp.nbody_loops(p, v, w)[1], argnums=(0, 1, 2))(pos, vel, m)
+    args = tuple(a.astype(np.float64) for a in (pos, vel, m))
+    want = [central_fd(lambda p, v, w: hp.nbody_loops(p, v, w)[1], args, i) for i in range(3)]
+    for g_, w in zip(got, want):
+        assert np.asarray(g_).dtype == d
+        np.testing.assert_allclose(np.asarray(g_), np.asarray(w), rtol=2e-3, atol=1e-4)
+    with pytest.raises(srcjax.TranspileError, match="float32 and float64 on different paths") as e:
+        srcjax.jit(_mixed_paths)(np.ones(2, np.float32))
+    assert "if np.sum(x) > 0" in str(e.value)
