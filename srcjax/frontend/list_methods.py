@@ -81,15 +81,19 @@ def may_change(code: Any) -> bool:
     ops = set(code.co_code[0::2])
     if ops & _BUILDS and ops & _ADDS:
         return True
-    if _EXTEND in ops and any(code.co_code[i] == _EXTEND and code.co_code[i - 2] != _CONST
-                              for i in range(2, len(code.co_code), 2)):
-        return True  # (`[*ws, y]`; not `[1.0, 2.0, 3.0]`, a constant tuple's items)
+    if _EXTEND in ops:  # (`[*ws, y]`; not `[1.0, 2.0, 3.0]`, a constant tuple's items)
+        co, i = code.co_code, code.co_code.find(_EXTEND_BYTE)
+        while i != -1:
+            if i % 2 == 0 and i >= 2 and co[i - 2] != _CONST:
+                return True
+            i = co.find(_EXTEND_BYTE, i + 1)
     return any(isinstance(c, types.CodeType) and may_change(c) for c in code.co_consts)
 
 
 _BUILDS = frozenset(dis.opmap[n] for n in ("BUILD_LIST", "LIST_EXTEND") if n in dis.opmap)
 _ADDS = frozenset(dis.opmap[n] for n in ("BINARY_OP", "BINARY_ADD", "INPLACE_ADD") if n in dis.opmap)
 _EXTEND, _CONST = dis.opmap.get("LIST_EXTEND", -1), dis.opmap["LOAD_CONST"]
+_EXTEND_BYTE = bytes([_EXTEND % 256])
 _NEW = ("join", "starred")  # changes that bind a new list (no alias of the old one to mind)
 
 
