@@ -39,6 +39,22 @@ if "SRCJAX_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, _dir, True)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """srcjax's bytecode written once, before the tests start (in xdist's controller, before its workers): the
+    interpreters the tests start (``python -m srcjax``, warm-cache runs, several devices or processes: dozens)
+    then read it instead of each compiling srcjax's source (~0.7-1.5 CPU s a process), as they did under
+    PYTHONDONTWRITEBYTECODE=1 only once some test's child started without that variable had written it.
+    ``py_compile`` writes whatever that variable says; a read-only install is left as it is."""
+    if hasattr(config, "workerinput"):
+        return
+    import compileall
+    import importlib.util
+
+    spec = importlib.util.find_spec("srcjax")
+    if spec is not None and spec.submodule_search_locations:
+        compileall.compile_dir(list(spec.submodule_search_locations)[0], quiet=2)
+
+
 @pytest.fixture(autouse=True)
 def _own_transformed_objects() -> None:
     from srcjax import reuse

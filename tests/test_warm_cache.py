@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,7 +64,9 @@ def _write(d: Path, scale=2.0, factor=3.0, offset=1.0) -> None:
 
 
 def _run(d: Path, cache: Path, **env: str) -> dict:
-    e = {**os.environ, "SRCJAX_CACHE_DIR": str(cache), "PYTHONPATH": os.pathsep.join([str(ROOT), str(d)]), **env}
+    # (no .pyc of helper.py: an edit of the same size within a second would be served its old bytecode)
+    e = {**os.environ, "SRCJAX_CACHE_DIR": str(cache), "PYTHONPATH": os.pathsep.join([str(ROOT), str(d)]),
+         "PYTHONDONTWRITEBYTECODE": "1", **env}
     if "SRCJAX_CACHE" not in env:
         e.pop("SRCJAX_CACHE", None)
     r = subprocess.run([sys.executable, str(d / "main.py")], capture_output=True, text=True, timeout=300, env=e)
@@ -89,11 +93,27 @@ def _check(out: dict, **consts: float) -> None:
     assert np.isclose(out["vg"][0], _loss(consts.get("offset", 1.0)))
 
 
-def test_a_second_process_skips_the_front_end_and_gets_the_same_results(tmp_path):
-    code, cache = tmp_path / "code", tmp_path / "cache"
+@pytest.fixture(scope="module")
+def cold(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
+    """The default program's cold first run, once per module (each a new interpreter that writes every program):
+    its code directory (the cache's entries name its files), the cache it filled and its output."""
+    base = tmp_path_factory.mktemp("warm")
+    code, cache = base / "code", base / "cache"
     code.mkdir()
     _write(code)
-    first = _run(code, cache)
+    return code, cache, _run(code, cache)
+
+
+def _after_cold(cold: tuple[Path, Path, dict], tmp_path: Path) -> tuple[Path, Path, dict]:
+    """The cold run's code directory, a copy of its cache of this test's own and its output (a test that edits
+    the code writes it back before it ends)."""
+    code, cache, first = cold
+    shutil.copytree(cache, tmp_path / "cache")
+    return code, tmp_path / "cache", first
+
+
+def test_a_second_process_skips_the_front_end_and_gets_the_same_results(cold, tmp_path):
+    code, cache, first = _after_cold(cold, tmp_path)
     _check(first)
     assert first["stats"]["stores"] >= 4 and first["lazy"] == [False, False]
     second = _run(code, cache)
@@ -110,31 +130,29 @@ def test_a_second_process_skips_the_front_end_and_gets_the_same_results(tmp_path
     assert list(cache.glob("*.prog")) and all(p.stat().st_mode & 0o077 == 0 for p in cache.iterdir())
 
 
-def test_edits_are_never_served_stale(tmp_path):
-    code, cache = tmp_path / "code", tmp_path / "cache"
-    code.mkdir()
-    _write(code)
-    _check(_run(code, cache))
-    for change in (dict(factor=5.0), dict(scale=4.0), dict(offset=7.0)):  # helper body, helper constant, constant
-        _write(code, **change)
+def test_edits_are_never_served_stale(cold, tmp_path):
+    code, cache, first = _after_cold(cold, tmp_path)
+    _check(first)
+    try:
+        for change in (dict(factor=5.0), dict(scale=4.0), dict(offset=7.0)):  # helper body, helper constant, constant
+            _write(code, **change)
+            out = _run(code, cache)
+            _check(out, **change)
+            assert out["lazy"] == [False, "offset" not in change]  # written again where they read what changed
+            assert _run(code, cache)["stats"]["hits"] >= 4  # and cached again
+            _write(code)
+        _check(_run(code, cache, SHIFT="10"), shift=10.0)  # a constant computed from the environment: no file changed
+        _check(_run(code, cache))
+        text = (code / "main.py").read_text().replace("return total + OFFSET + SHIFT", "return total - OFFSET + SHIFT")
+        (code / "main.py").write_text(text)  # the function itself
         out = _run(code, cache)
-        _check(out, **change)
-        assert out["lazy"] == [False, "offset" not in change]  # written again where they read what changed
-        assert _run(code, cache)["stats"]["hits"] >= 4  # and cached again
-        _write(code)
-    _check(_run(code, cache, SHIFT="10"), shift=10.0)  # a constant computed from the environment: no file changed
-    _check(_run(code, cache))
-    text = (code / "main.py").read_text().replace("return total + OFFSET + SHIFT", "return total - OFFSET + SHIFT")
-    (code / "main.py").write_text(text)  # the function itself
-    out = _run(code, cache)
-    assert np.isclose(out["f2"], _expected()[0] - 2.0)
+        assert np.isclose(out["f2"], _expected()[0] - 2.0)
+    finally:
+        _write(code)  # (the shared cold run's code, as its cache's entries read it)
 
 
-def test_a_corrupt_entry_is_ignored_and_rewritten(tmp_path):
-    code, cache = tmp_path / "code", tmp_path / "cache"
-    code.mkdir()
-    _write(code)
-    first = _run(code, cache)
+def test_a_corrupt_entry_is_ignored_and_rewritten(cold, tmp_path):
+    code, cache, first = _after_cold(cold, tmp_path)
     for p in cache.glob("*.prog"):
         data = p.read_bytes()
         p.write_bytes(data[:-20] + b"x" * 20)  # the checksum no longer matches

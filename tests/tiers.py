@@ -170,6 +170,13 @@ COVER: dict[str, tuple[str, Callable[[str, dict[str, Any]], tuple[str, ...]]]] =
     "tests/test_hunt16_programs.py::test_hunt16_program": ("program and transformation", _program_and_chain),
     "tests/test_hunt17_programs.py::test_hunt17_program": ("program and transformation", _program_and_chain),
     "tests/test_container_programs.py::test_container_program": ("program and transformation", _program_and_chain),
+    # (session 42, suite24) the hunt corpora run by tests/vmap_corpus.py: their default programs' checks under the
+    # same rule (test_hunt18_programs' checks are vmaps that differ by in_axes, its class: all of them run)
+    "tests/test_hunt19_programs.py::test_hunt19_program": ("program and transformation", _program_and_chain),
+    "tests/test_hunt20_programs.py::test_hunt20_program": ("program and transformation", _program_and_chain),
+    "tests/test_hunt21_programs.py::test_hunt21_program": ("program and transformation", _program_and_chain),
+    "tests/test_hunt22_programs.py::test_hunt22_program": ("program and transformation", _program_and_chain),
+    "tests/test_hunt23_programs.py::test_hunt23_program": ("program and transformation", _program_and_chain),
     # grids of programs x transformations (in_axes, dtypes): each value of each axis keeps a case (grids whose
     # cases cost ~0.1 CPU s or less, test_max_bar's, test_fft's n-d calls, test_windows' vmaps, all run)
     "tests/test_vmap_recursion.py::test_vmap_through_static_recursion": ("program, in_axes and transformation",
