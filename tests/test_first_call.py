@@ -245,6 +245,36 @@ def test_a_tally_over_the_cap_evicts_in_a_new_process(tmp_path, monkeypatch):
     assert int((cache / ".size").read_text()) == sum(p.stat().st_size for p in cache.glob("*.xla"))
 
 
+def test_the_writers_stores_write_the_tally_once_it_has_no_more(tmp_path, monkeypatch):
+    """A first call's stores (the executable, the level-2 entry, ...) go to the writer thread together: the
+    tally (a file renamed into place, half of a store's CPU) is written once the writer has none left, before
+    flush() returns, not after each; a direct store after it writes it at once, as before."""
+    import threading
+
+    disk_cache.flush()
+    cache, tally, entry = _three_entries(tmp_path, monkeypatch)
+    scans = _new_process(monkeypatch)
+    written: list[int] = []
+    real = disk_cache._write_tally
+    monkeypatch.setattr(disk_cache, "_write_tally", lambda d, total: written.append(total) or real(d, total))
+    go = threading.Event()
+
+    def first() -> bytes:  # (holds the writer until the other two are queued: one burst)
+        go.wait(10)
+        return b"x" * 1000
+
+    disk_cache.store_later(f"{3:064x}", first)
+    for n in (4, 5):
+        disk_cache.store_later(f"{n:064x}", lambda: b"x" * 1000)
+    go.set()
+    disk_cache.flush()
+    assert written == [6 * entry] and int(tally.read_text()) == 6 * entry and scans == []
+    assert len(list(cache.glob("*.xla"))) == 6
+    disk_cache.store(f"{6:064x}", b"x" * 1000)
+    assert written == [6 * entry, 7 * entry] and int(tally.read_text()) == 7 * entry
+    assert disk_cache.clear() == 7 and not tally.exists()
+
+
 # ------------------------------------------------------------------------------------------------
 # never a stale program
 # ------------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ import stat
 import sys
 import tempfile
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -147,11 +148,18 @@ def program_key(text: str, backend: Any, options: Any) -> str:
 
 
 def _private_dir(d: Path, create: bool) -> bool:
-    """Whether ``d`` is a directory only its owner (this user) can write; made 0700 when ``create``."""
+    """Whether ``d`` is a directory only its owner (this user) can write; made 0700 when ``create`` and absent
+    (looked at first: ``mkdir`` of a directory that exists raises and is caught, each store of a first call)."""
     try:
-        if create:
-            d.mkdir(mode=0o700, parents=True, exist_ok=True)
         st = os.stat(_text(d))
+    except FileNotFoundError:
+        if not create:
+            return False
+        try:
+            d.mkdir(mode=0o700, parents=True, exist_ok=True)
+            st = os.stat(_text(d))
+        except OSError:
+            return False
     except OSError:
         return False
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
@@ -204,7 +212,10 @@ def load(key: str, count: bool = True, kind: str = "xla") -> bytes | None:
 
 def store(key: str, blob: bytes, kind: str = "xla", directory: Path | None = None) -> None:
     """Store ``blob`` under ``key`` atomically; then keep the cache under its size cap. Never raises.
-    ``directory``: the cache's directory when the store was asked for (:func:`store_later`), default now."""
+    ``directory``: the cache's directory when the store was asked for (:func:`store_later`), default now.
+    On the writer thread (:func:`store_later`), the size tally is left for :func:`_write_untallied`: written
+    when the writer has nothing to store and :data:`TALLY_EVERY` seconds have passed since the last, and by
+    :func:`flush` (at exit): once for a first call's three or four stores, not after each."""
     d = directory if directory is not None else cache_dir()
     if d is None or not blob or not _private_dir(d, create=True):
         return
@@ -213,9 +224,8 @@ def store(key: str, blob: bytes, kind: str = "xla", directory: Path | None = Non
     try:
         fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=suffix)
         try:
-            with os.fdopen(fd, "wb") as f:
+            with os.fdopen(fd, "wb") as f:  # (mkstemp made it 0600: only this user reads or writes it)
                 f.write(data)
-            os.chmod(tmp, 0o600)
             os.replace(tmp, d / (key + suffix))
             STATS["stores"] += 1
         except BaseException:
@@ -223,7 +233,7 @@ def store(key: str, blob: bytes, kind: str = "xla", directory: Path | None = Non
             raise
     except OSError:
         return
-    _evict(d, _max_bytes(), len(data))
+    _evict(d, _max_bytes(), len(data), threading.get_ident() != _WRITER[0])
 
 
 # key + suffix -> set once its store_later is on the disk; the jobs not started yet, in order (one writer)
@@ -268,6 +278,13 @@ def _writer() -> None:
             pass
         finally:
             with _WAKE:
+                idle = not _JOBS
+            if idle and _UNTALLIED and time.monotonic() - _TALLIED[0] >= TALLY_EVERY:
+                try:
+                    _write_untallied()
+                except Exception:  # noqa: BLE001 - (as a store's: never stop the writer)
+                    pass
+            with _WAKE:
                 if _PENDING.get(name) is done:
                     del _PENDING[name]
             done.set()
@@ -282,6 +299,7 @@ def _after_fork_in_child() -> None:
     _WAKE = threading.Condition(_LOCK)
     _PENDING.clear()
     _JOBS.clear()
+    _UNTALLIED.clear()
     _WRITER[0] = None
 
 
@@ -301,6 +319,8 @@ def flush() -> None:
         return
     for done in list(_PENDING.values()):
         done.wait()
+    if _UNTALLIED:
+        _write_untallied()
 
 
 atexit.register(flush)  # (the writer is not joined at exit as a non-daemon thread would be)
@@ -325,13 +345,19 @@ def _entries(d: Path) -> list[tuple[float, int, str]]:
 
 # directory -> (its size in bytes at the last scan plus what this process stored since, bytes stored since)
 _SIZES: dict[Path, tuple[int, int]] = {}
+# directories whose tally is behind _SIZES: the writer thread's stores (the tally is half of a store's CPU: a
+# temporary file renamed into place, three or four times a first call), written by _write_untallied
+_UNTALLIED: set[Path] = set()
+TALLY_EVERY = 1.0  # seconds: the writer, when it has nothing to store, writes tallies left behind this often
+_TALLIED = [time.monotonic()]  # when _write_untallied last ran (a process's first second: at exit, or later)
 # the directory's size as the last process that stored into it knew it (a scan plus the stores since):
 # a new process starts from it instead of scanning (a scan stats every entry: ~30-90 ms on a cache
-# of 15,000 entries, paid by each new process's first compile)
+# of 15,000 entries, paid by each new process's first compile). The writer thread's stores bring it up to
+# date at most every TALLY_EVERY seconds and at exit (_write_untallied), direct stores and scans at once.
 _TALLY = ".size"
 
 
-def _evict(d: Path, cap: int, added: int = 0) -> None:
+def _evict(d: Path, cap: int, added: int = 0, write_tally: bool = True) -> None:
     """Keep ``d`` under ``cap`` bytes, least recently used entries first.
 
     The directory is scanned when the running estimate (the last scan plus the stores since, of this
@@ -339,7 +365,8 @@ def _evict(d: Path, cap: int, added: int = 0) -> None:
     1/32 of the cap since its last scan (other processes' stores, which a race may have left out of
     the tally), and when there is no tally to trust; not on every store, nor on every process's first
     store: a scan stats every entry, which on a cache of thousands of entries was most of a small
-    program's first call.
+    program's first call. ``write_tally=False``: the tally is left for :func:`_write_untallied` (after a scan it is
+    written at once).
     """
     with _LOCK:
         known = _SIZES.get(d)
@@ -350,7 +377,11 @@ def _evict(d: Path, cap: int, added: int = 0) -> None:
             total, since = known[0] + added, known[1] + added
             if total <= cap and since <= cap // 32:
                 _SIZES[d] = (total, since)
-                _write_tally(d, total)
+                if write_tally:
+                    _UNTALLIED.discard(d)
+                    _write_tally(d, total)
+                else:
+                    _UNTALLIED.add(d)
                 return
         entries = _entries(d)
         total = sum(size for _, size, _ in entries)
@@ -361,7 +392,21 @@ def _evict(d: Path, cap: int, added: int = 0) -> None:
                 if total <= cap * 0.9:
                     break
         _SIZES[d] = (total, 0)
+        _UNTALLIED.discard(d)
         _write_tally(d, total)
+
+
+def _write_untallied() -> None:
+    """Write the tallies the writer thread's stores left behind (each directory's size as this process knows it
+    now). A process that dies before leaves its stores out of the tally, as a race between two processes may: the
+    next scan (after 1/32 of the cap stored) counts them."""
+    with _LOCK:
+        _TALLIED[0] = time.monotonic()
+        for d in list(_UNTALLIED):
+            _UNTALLIED.discard(d)
+            known = _SIZES.get(d)
+            if known is not None:
+                _write_tally(d, known[0])
 
 
 def _read_tally(d: Path) -> int | None:
@@ -427,6 +472,7 @@ def clear() -> int:
     flush()
     n = 0
     _SIZES.pop(d, None)
+    _UNTALLIED.discard(d)
     _remove(d / _TALLY)
     for _, _, p in _entries(d):
         _remove(p)
