@@ -600,9 +600,9 @@ def test_generated_functions_read_from_their_modules_parse(monkeypatch: pytest.M
     seen: list[tuple[str, Any]] = []
     built = cst_functions._function
 
-    def spy(text: str, node: Any = None) -> Any:
+    def spy(text: str, node: Any = None, places: Any = None) -> Any:
         seen.append((text, node))
-        return built(text, node)
+        return built(text, node, places)
 
     monkeypatch.setattr(cst_functions, "_function", spy)
 
