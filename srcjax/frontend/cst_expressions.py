@@ -91,6 +91,9 @@ _ASSIGN = _setters(cst.Assign, "targets", "value", "semicolon")
 _TARGET = _setters(cst.AssignTarget, "target", "whitespace_before_equal", "whitespace_after_equal")
 
 
+_SET_NAME, _SET_LPAR, _SET_RPAR = _setters(cst.Name, "value", "lpar", "rpar")
+
+
 def line(small: cst.BaseSmallStatement) -> cst.SimpleStatementLine:
     """``cst.SimpleStatementLine(body=[small])``, each node of it made without its ``__init__`` (its defaults' nodes
     made by their own ``__init__``, one call each: ~4x the time of the line's own) and validation (which a line of
@@ -164,8 +167,10 @@ class ExpressionBuilder:
     # -- reading the text between nodes -------------------------------------------------
     def spaces(self) -> str:
         t, i = self.t, self.i
-        j = i
-        while j < len(t) and t[j] == " ":
+        if not t.startswith(" ", i):  # (most often: no space, or one)
+            return ""
+        j = i + 1
+        while t.startswith(" ", j):
             j += 1
         self.i = j
         return t[i:j]
@@ -202,9 +207,17 @@ class ExpressionBuilder:
     # -- nodes ----------------------------------------------------------------------------
     def expr(self, node: Any) -> Any:
         """``node``'s tree, with the parentheses around it (those its span leaves out)."""
-        lpar = []
         start = node.col_offset
         pos, ln = self.pos, self.line
+        if node.__class__ is ast.Name and self.i == start:  # (the most common node: no parentheses, no children)
+            built = _NEW(cst.Name)
+            _SET_NAME(built, node.id)
+            _SET_LPAR(built, ())
+            _SET_RPAR(built, ())
+            self.i = end = node.end_col_offset
+            pos[built] = (ln, start, ln, end)
+            return built
+        lpar = []
         while self.i < start:
             s = self.i
             self.token("(")
