@@ -38,14 +38,16 @@ class Unsupported(Exception):
 
 _NEW = object.__new__
 _MISSING: Any = dataclasses.MISSING
-_SLOTS: dict[type, tuple[tuple[str, Any, Any, Any], ...]] = {}  # class -> (field, slot, default, factory)
+_SLOTS: dict[type, tuple[dict[str, Any], tuple[tuple[str, Any, Any, Any], ...]]] = {}
+# class -> (field -> its slot's setter, (field, setter, default, factory) for each field)
 
 
-def _slots(cls: type) -> tuple[tuple[str, Any, Any, Any], ...]:
+def _slots(cls: type) -> tuple[dict[str, Any], tuple[tuple[str, Any, Any, Any], ...]]:
     found = _SLOTS.get(cls)
     if found is None:
-        found = _SLOTS[cls] = tuple((f.name, cls.__dict__[f.name], f.default, f.default_factory)
-                                    for f in dataclasses.fields(cls))
+        fields = tuple((f.name, cls.__dict__[f.name].__set__, f.default, f.default_factory)
+                       for f in dataclasses.fields(cls))
+        found = _SLOTS[cls] = ({name: setter for name, setter, _, _ in fields}, fields)
     return found
 
 
@@ -54,19 +56,21 @@ def make(cls: type, **given: Any) -> Any:
     a whitespace field (a default factory) an empty ``SimpleWhitespace`` of its own, as the parser's."""
     node: Any = _NEW(cls)
     try:
-        slots = _SLOTS[cls]
+        setters, fields = _SLOTS[cls]
     except KeyError:
-        slots = _slots(cls)
-    for name, slot, default, factory in slots:  # (`in` and subscripts: no call a field, where most are given)
-        if name in given:
-            v = given[name]
-        elif default is not _MISSING:
-            v = default
-        elif factory is not _MISSING:
-            v = factory()
-        else:  # pragma: no cover - every required field is given below
-            raise Unsupported(name)
-        slot.__set__(node, v)
+        setters, fields = _slots(cls)
+    for name, v in given.items():  # (a name the class has not: KeyError, a form not built)
+        setters[name](node, v)
+    if len(given) != len(fields):  # (most callers give every field)
+        for name, setter, default, factory in fields:
+            if name in given:
+                continue
+            if default is not _MISSING:
+                setter(node, default)
+            elif factory is not _MISSING:
+                setter(node, factory())
+            else:  # pragma: no cover - every required field is given below
+                raise Unsupported(name)
     return node
 
 
