@@ -160,13 +160,16 @@ class ExpressionBuilder:
     """Builds one text's tree, reading it left to right (``i``: the next character not yet read). ``pos`` gets
     each node's range on ``line`` as libcst's ``PositionProvider`` gives it (syntactic: an expression without
     its parentheses, an operator without its spaces, a unary operator with the space after it), found as the
-    text is read (a second walk of the tree found them: ``cst_functions.function_module``)."""
+    text is read (a second walk of the tree found them: ``cst_functions.function_module``); ``names`` the
+    variable names of the nodes built (``set(names.names_in(tree))``: not an attribute's or a keyword's name)."""
 
-    def __init__(self, text: str, line: int = 1, pos: dict[Any, tuple[int, int, int, int]] | None = None) -> None:
+    def __init__(self, text: str, line: int = 1, pos: dict[Any, tuple[int, int, int, int]] | None = None,
+                 names: set[str] | None = None) -> None:
         self.t = text
         self.i = 0
         self.line = line
         self.pos: dict[Any, tuple[int, int, int, int]] = {} if pos is None else pos
+        self.names: set[str] = set() if names is None else names
 
     # -- reading the text between nodes -------------------------------------------------
     def spaces(self) -> str:
@@ -215,6 +218,7 @@ class ExpressionBuilder:
         pos, ln = self.pos, self.line
         if node.__class__ is ast.Name and self.i == start:  # (the most common node: no parentheses, no children)
             built = _NEW(cst.Name)
+            self.names.add(node.id)
             _SET_NAME(built, node.id)
             _SET_LPAR(built, ())
             _SET_RPAR(built, ())
@@ -261,6 +265,7 @@ class ExpressionBuilder:
         kind = type(node)
         if kind is ast.Name:
             self.i = node.end_col_offset
+            self.names.add(node.id)
             return make(cst.Name, value=node.id, lpar=(), rpar=())
         if kind is ast.Constant:
             return self.constant(node)
@@ -335,6 +340,7 @@ class ExpressionBuilder:
         v = node.value
         self.i = node.end_col_offset
         if v is None or v is True or v is False:
+            self.names.add(text)
             return make(cst.Name, value=text, lpar=(), rpar=())
         if v is Ellipsis:
             return make(cst.Ellipsis, lpar=(), rpar=())

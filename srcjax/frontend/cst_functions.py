@@ -32,13 +32,20 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import libcst as cst
 
 from .cst_expressions import ExpressionBuilder, Unsupported, make, whitespace
 
-__all__ = ["function_module", "parse_function_module"]
+__all__ = ["BuiltNames", "function_module", "parse_function_module"]
+
+
+class BuiltNames(NamedTuple):
+    """The names of a function built here, met as it was built (no walk of the tree)."""
+
+    names: frozenset[str]  # its variable names: ``set(names.names_in(fdef))``
+    bound: frozenset[str]  # the names it binds: ``resolve.local_names(fdef)``
 
 _HEADER = re.compile(r"def ([A-Za-z_][A-Za-z_0-9]*)\(((?:[A-Za-z_][A-Za-z_0-9]*(?:, [A-Za-z_][A-Za-z_0-9]*)*)?)\):\Z")
 _PLAIN = re.compile(r"[ -~\n]*\Z")  # printable ASCII and line ends: no tab, no carriage return
@@ -62,10 +69,11 @@ def _trailing(comment: str | None, spaces: str) -> Any:
                 newline=make(cst.Newline, value=None))
 
 
-def _params(names: list[str], line: int, col: int, pos: dict[Any, Any]) -> Any:
-    """Plain parameters ``a, b`` from column ``col`` of ``line``, their positions in ``pos``."""
+def _params(names: list[str], line: int, col: int, pos: dict[Any, Any], seen: set[str]) -> Any:
+    """Plain parameters ``a, b`` from column ``col`` of ``line``, their positions in ``pos``, names in ``seen``."""
     params = []
     start = col
+    seen.update(names)
     for k, n in enumerate(names):
         name = _name(n)
         end = col + len(n)
@@ -136,11 +144,14 @@ class _Line(ExpressionBuilder):
         raise Unsupported(kind)
 
 
-def _function(text: str, node: Any = None, places: dict[Any, tuple[int, int, int, int]] | None = None) -> Any:
+def _function(text: str, node: Any = None, places: dict[Any, tuple[int, int, int, int]] | None = None,
+              names: set[str] | None = None, bound: set[str] | None = None) -> Any:
     """The module of ``text``; ``node``: where given, ``ast``'s ``FunctionDef`` of exactly this text parsed as
     part of a larger module (its lines there start at ``node.lineno``, its columns are the text's: a top-level
     ``def``), so the text is not parsed again. ``places``: where given, gets each node's position (as libcst's
-    ``PositionProvider`` finds them in the module), found as the text is read."""
+    ``PositionProvider`` finds them in the module), found as the text is read; ``names``: where given, gets the
+    variable names of the module's nodes (``set(names.names_in(its def))``), ``bound`` the names the function
+    binds (``resolve.local_names``: its parameters, targets, nested ``def``s' names and theirs)."""
     if not text.endswith("\n") or not _PLAIN.match(text):
         raise Unsupported("text")
     lines = text[:-1].split("\n")
@@ -156,31 +167,35 @@ def _function(text: str, node: Any = None, places: dict[Any, tuple[int, int, int
     if type(fdef) is not ast.FunctionDef or fdef.col_offset != 0 or fdef.end_lineno != len(lines) + base:
         raise Unsupported("form")
     pos = places if places is not None else {}
-    params = _signature(lines[0], fdef, 0, 1, pos)
-    reader = _Lines([""] * base + lines, base, pos)  # (read by the node's own line numbers)
+    seen = names if names is not None else set()
+    binds = bound if bound is not None else set()
+    params = _signature(lines[0], fdef, 0, 1, pos, seen)
+    binds.update(p.name.value for p in params.params)
+    reader = _Lines([""] * base + lines, base, pos, seen, binds)  # (read by the node's own line numbers)
     reader.next = base + 2
     block = reader.block(fdef.body, 4)
     if reader.next != len(lines) + base + 1:  # pragma: no cover - the function's last line is its last statement's
         raise Unsupported("end")
-    func = _def(fdef.name, params, block, (), 1, 0, pos)
+    func = _def(fdef.name, params, block, (), 1, 0, pos, seen)
     module = make(cst.Module, body=(func,), header=(), footer=(), encoding="utf-8", default_indent="    ",
                   default_newline="\n", has_trailing_newline=True)
     pos[module] = (1, 0, len(lines) + 1, 0)
     return module
 
 
-def _signature(line: str, node: Any, indent: int, ln: int, pos: dict[Any, Any]) -> Any:
+def _signature(line: str, node: Any, indent: int, ln: int, pos: dict[Any, Any], seen: set[str]) -> Any:
     """The parameters of the ``def`` on ``line`` (line ``ln`` of the text: positions in ``pos``): plain names
     (:data:`_HEADER`), or names with defaults (``initial=None``: no spaces around ``=``, one after each comma)
     that the expression builder reads."""
     head = _HEADER.match(line, indent)
     if head is not None:
-        return _params(head.group(2).split(", ") if head.group(2) else [], ln, indent + 5 + len(head.group(1)), pos)
+        return _params(head.group(2).split(", ") if head.group(2) else [], ln, indent + 5 + len(head.group(1)), pos,
+                       seen)
     a = node.args
     if node.decorator_list or node.returns is not None or a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or \
             node.type_comment is not None or any(x.annotation is not None for x in a.args) or not line.endswith(":"):
         raise Unsupported("header")
-    b = _Line(line[:-1], ln, pos)
+    b = _Line(line[:-1], ln, pos, seen)
     b.i = indent
     b.token("def")
     if b.spaces() != " ":
@@ -194,6 +209,7 @@ def _signature(line: str, node: Any, indent: int, ln: int, pos: dict[Any, Any]) 
         start = b.i
         b.token(arg.arg)
         name = _name(arg.arg)
+        seen.add(arg.arg)
         pos[name] = (ln, start, ln, b.i)
         equal: Any = cst.MaybeSentinel.DEFAULT
         default = None
@@ -228,9 +244,11 @@ def _signature(line: str, node: Any, indent: int, ln: int, pos: dict[Any, Any]) 
 
 
 def _def(name: str, params: Any, block: Any, leading: tuple[Any, ...], line: int, indent: int,
-         pos: dict[Any, Any]) -> Any:
-    """The ``def`` on ``line`` at ``indent``, its name's and its own positions in ``pos`` (its block's there)."""
+         pos: dict[Any, Any], seen: set[str]) -> Any:
+    """The ``def`` on ``line`` at ``indent``, its name's and its own positions in ``pos`` (its block's there), its
+    name in ``seen``."""
     node = _name(name)
+    seen.add(name)
     pos[node] = (line, indent + 4, line, indent + 4 + len(name))
     f = make(cst.FunctionDef, name=node, params=params, body=block,
              decorators=(), returns=None, asynchronous=None, leading_lines=leading, lines_after_decorators=(),
@@ -251,11 +269,13 @@ class _Lines:
     ``else``, ``while`` and ``for`` (no ``else``) and nested ``def``s with plain parameters, their headers one a
     line with no comment, every block indented four spaces more, empty lines (no spaces) before a statement."""
 
-    def __init__(self, lines: list[str], base: int, pos: dict[Any, Any]) -> None:
+    def __init__(self, lines: list[str], base: int, pos: dict[Any, Any], names: set[str], bound: set[str]) -> None:
         self.lines = lines
         self.next = 2  # the next line to read (1-based: the header is line 1)
         self.base = base  # (ast's line numbers less the text's)
         self.pos = pos
+        self.names = names
+        self.bound = bound
 
     def block(self, stmts: list[Any], indent: int) -> Any:
         body = tuple(self.statement(s, indent) for s in stmts)
@@ -286,9 +306,12 @@ class _Lines:
             if node.decorator_list or node.end_lineno is None:
                 raise Unsupported("def")
             ln = node.lineno - self.base
-            params = _signature(line, node, indent, ln, self.pos)
+            params = _signature(line, node, indent, ln, self.pos, self.names)
+            self.bound.add(node.name)  # (a nested def: its name, and its own locals, in one namespace)
+            self.bound.update(p.name.value for p in params.params)
             self.next += 1
-            return _def(node.name, params, self.block(node.body, indent + 4), tuple(leading), ln, indent, self.pos)
+            return _def(node.name, params, self.block(node.body, indent + 4), tuple(leading), ln, indent, self.pos,
+                        self.names)
         return self.simple(node, line, indent, tuple(leading))
 
     def simple(self, node: Any, line: str, indent: int, leading: tuple[Any, ...]) -> Any:
@@ -305,9 +328,15 @@ class _Lines:
             raise Unsupported("space")
         # (a statement's columns are the line's: read it with its indentation)
         ln = node.lineno - self.base
-        b = _Line(line[:end], ln, self.pos)
+        b = _Line(line[:end], ln, self.pos, self.names)
         b.i = indent
         stmt = b.statement(node)
+        kind = type(node)
+        if kind is ast.Assign:
+            for t in node.targets:
+                _bound_by(t, self.bound)
+        elif kind is ast.AugAssign:
+            _bound_by(node.target, self.bound)
         if b.i != end:
             raise Unsupported("end")
         self.next += 1
@@ -321,7 +350,7 @@ class _Lines:
         line = self.lines[node.lineno - 1]
         if not line.endswith(":") or node.end_lineno is None:
             raise Unsupported("header")
-        b = _Line(line[:-1], node.lineno - self.base, self.pos)
+        b = _Line(line[:-1], node.lineno - self.base, self.pos, self.names)
         b.i = indent
         b.token(keyword)
         self.next = node.lineno + 1
@@ -379,6 +408,7 @@ class _Lines:
         b = self.header(node, indent, "for")
         after_for = b.spaces()
         target = b.expr(node.target)
+        _bound_by(node.target, self.bound)
         before_in, after_in = b.around("in")
         it = b.expr(node.iter)
         before_colon = b.spaces()
@@ -390,6 +420,18 @@ class _Lines:
                    whitespace_before_colon=whitespace(before_colon))
         self.pos[out] = (node.lineno - self.base, indent, *self.pos[out.body][2:])
         return out
+
+
+def _bound_by(t: Any, out: set[str]) -> None:
+    """(``ast``) the names the target ``t`` binds, into ``out``, as ``names.target_names`` finds them."""
+    kind = type(t)
+    if kind is ast.Name:
+        out.add(t.id)
+    elif kind is ast.Tuple or kind is ast.List:
+        for e in t.elts:
+            _bound_by(e, out)
+    elif kind is ast.Starred:
+        _bound_by(t.value, out)
 
 
 _REFUSED = (Unsupported, SyntaxError, ValueError, KeyError, IndexError, AttributeError, TypeError)
@@ -404,17 +446,20 @@ def parse_function_module(text: str, parse: Any) -> cst.Module:
         return parse(text)  # type: ignore[no-any-return]
 
 
-def function_module(text: str, parse: Any, positions: Any,
-                    node: Any = None) -> tuple[cst.Module, dict[Any, tuple[int, int, int, int]]]:
-    """``(module, positions(module))`` of :func:`parse_function_module`'s ``module``: for a module built here,
-    the positions found as it is built (the ranges libcst's code generation finds, without it). ``node``:
-    ``ast``'s tree of the text where a larger module's parse holds it already (see :func:`_function`)."""
+def function_module(text: str, parse: Any, positions: Any, node: Any = None
+                    ) -> tuple[cst.Module, dict[Any, tuple[int, int, int, int]], BuiltNames | None]:
+    """``(module, positions(module), names)`` of :func:`parse_function_module`'s ``module``: for a module built
+    here, the positions found as it is built (the ranges libcst's code generation finds, without it) and its
+    names (:class:`BuiltNames`; None for a module libcst parsed). ``node``: ``ast``'s tree of the text where a
+    larger module's parse holds it already (see :func:`_function`)."""
     places: dict[Any, tuple[int, int, int, int]] = {}
+    names: set[str] = set()
+    bound: set[str] = set()
     try:
-        module = _function(text, node, places)
+        module = _function(text, node, places, names, bound)
     except _REFUSED:
         module = parse(text)
-        return module, positions(module)
-    return module, places
+        return module, positions(module), None
+    return module, places, BuiltNames(frozenset(names), frozenset(bound))
 
 

@@ -189,9 +189,9 @@ class Resolver:
         self.helper_name = helper_name
         self.calls: list[Callable[..., Any]] = []
         self.call_sites: dict[Callable[..., Any], Span | None] = {}  # where each of `calls` is first named
-        self.locals = local_names(src.fdef)
-        # (src.names(): names_in(src.fdef), remembered on the source for readable.user_names to read again)
-        self.used = set(self.locals) | set(src.names()) | {"np", "math", "srcjax"}
+        built = src.built_names()  # (a tree built from ast: the names its builder met, no walk of the tree)
+        self.locals = set(built.bound) if built is not None else local_names(src.fdef)
+        self.used = set(self.locals) | src.name_set() | {"np", "math", "srcjax"}
         self.counts: dict[str, int] = {}
         self.temps: set[str] = set()
         self.closure_args: dict[int, list[str]] = {}  # id(a function made from a lambda) -> the locals it takes
