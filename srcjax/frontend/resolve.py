@@ -199,6 +199,7 @@ class Resolver:
         # def, the static functions it calls by name); a transformation of the name lifts it (closures)
         self.made_defs: dict[str, tuple[cst.FunctionDef, dict[str, Any]]] = {}
         self._static: dict[int, tuple[Any, Any, tuple[bool, Any]]] = {}  # id(node) -> (node, reads, static_value)
+        self._found: dict[str, tuple[Any, tuple[bool, Any]]] = {}  # name -> (recording, lookup's answer) if found
 
     # -- errors and spans ---------------------------------------------------------
     def span(self, node: cst.CSTNode) -> Span | None:
@@ -227,6 +228,19 @@ class Resolver:
                 return name
 
     def lookup(self, name: str) -> tuple[bool, Any]:
+        """``(True, value)`` of ``name`` in the function's closure, globals or builtins. A name found is remembered
+        while this function is read, under the same recording of reads (as :meth:`static_value`: one opened
+        meanwhile gets the read noted again; in the same one, a later look-up's note would be one made already)."""
+        hit = self._found.get(name)
+        top = warm_cache.current()
+        if hit is not None and hit[0] is top:
+            return hit[1]  # type: ignore[no-any-return]
+        found = self._lookup(name)
+        if found[0]:
+            self._found[name] = (top, found)
+        return found
+
+    def _lookup(self, name: str) -> tuple[bool, Any]:
         if name in self.src.closure:
             warm_cache.note_closure(name, self.src.closure[name])
             return True, self.src.closure[name]
