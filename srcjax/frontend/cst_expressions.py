@@ -222,7 +222,7 @@ class ExpressionBuilder:
             _SET_NAME(built, node.id)
             _SET_LPAR(built, ())
             _SET_RPAR(built, ())
-            self.i = end = node.end_col_offset
+            self.i = end = node.end_col_offset or 0  # (never None for a parsed expression)
             pos[built] = (ln, start, ln, end)
             return built
         lpar = []
