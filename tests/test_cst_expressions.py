@@ -16,7 +16,9 @@ import srcjax  # noqa: F401  (registers the primitive table)
 from srcjax.frontend.cst_expressions import ExpressionBuilder, assign, line, parse_expression
 from srcjax.frontend.cst_functions import _function, function_module, parse_function_module  # (_function: built)
 from srcjax.frontend.library_cache import _identical  # (the field-for-field comparison test_first_call uses)
+from srcjax.frontend.names import names_in
 from srcjax.frontend.read import _positions, parse_module  # (_positions: libcst's code generation's positions)
+from srcjax.frontend.resolve import local_names
 from srcjax.primitives.registry import PRIMITIVES
 
 CORPUS = [
@@ -521,10 +523,11 @@ def test_function_positions() -> None:
     built = 0
     for text in texts + NOT_BUILT:
         try:
-            module, places = function_module(text, parse_module, _positions)
+            module, places, names = function_module(text, parse_module, _positions)
         except cst.ParserSyntaxError:  # (a form that is no statement: `assert a, b, 'm'`)
             continue
         assert places == _positions(module), text
+        assert names is None or names == (frozenset(names_in(module.body[0])), local_names(module.body[0])), text
         try:
             _function(text)
             built += 1
@@ -554,8 +557,9 @@ def test_user_functions_same_tree_and_positions() -> None:
             except Exception:  # noqa: BLE001, S112 - left to libcst: its own tree
                 continue
             assert _identical(module, cst.parse_module(text)), text
-            module, places = function_module(text, parse_module, _positions)
+            module, places, names = function_module(text, parse_module, _positions)
             assert places == _positions(module), text
+            assert names == (frozenset(names_in(module.body[0])), local_names(module.body[0])), text
             built += 1
     assert built > 200, built
 
@@ -584,8 +588,9 @@ def test_function_from_its_modules_parse() -> None:
         from_module = _function(text, node)
         assert _identical(from_module, alone), text
         assert _identical(from_module, cst.parse_module(text)), text
-        module, places = function_module(text, parse_module, _positions, node)
+        module, places, names = function_module(text, parse_module, _positions, node)
         assert _identical(module, alone) and places == _positions(module), text
+        assert names == (frozenset(names_in(module.body[0])), local_names(module.body[0])), text
     with pytest.raises(Exception):  # noqa: B017 - the node of another function
         _function(texts[0], defs[1])
 
@@ -600,9 +605,9 @@ def test_generated_functions_read_from_their_modules_parse(monkeypatch: pytest.M
     seen: list[tuple[str, Any]] = []
     built = cst_functions._function
 
-    def spy(text: str, node: Any = None) -> Any:
+    def spy(text: str, node: Any = None, places: Any = None, names: Any = None, bound: Any = None) -> Any:
         seen.append((text, node))
-        return built(text, node)
+        return built(text, node, places, names, bound)
 
     monkeypatch.setattr(cst_functions, "_function", spy)
 

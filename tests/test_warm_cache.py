@@ -310,3 +310,31 @@ def test_a_lookup_remembered_while_reading_is_noted_again_in_a_recording_opened_
             assert norm.static_value(node) == (True, 2.5)
         assert key in inner.noted
     assert norm.static_value(cst.Name("SCALE_READ")) == (True, 2.5)  # another node: looked up
+
+
+def test_a_name_looked_up_again_is_noted_again_in_a_recording_opened_since():
+    """``Resolver.lookup`` remembers a name it found while one function is read (``np``, a helper's name: looked up
+    at each use): in the same recording the note is not made again (it was made), a recording opened since gets
+    it noted (what it guards is checked against ``SCALE_READ`` too), and a name not found is looked up again."""
+    from srcjax import warm_cache
+    from srcjax.frontend.normalize import Normalizer
+    from srcjax.frontend.read import read_function
+
+    norm = Normalizer(read_function(_reads_scale), lambda f: f.__name__)
+    key = (id(globals()), "SCALE_READ", id(SCALE_READ))
+    outer, inner = warm_cache.Reads(), warm_cache.Reads()
+    with warm_cache.recording(outer):
+        assert norm.lookup("SCALE_READ") == (True, 2.5)
+        assert key in outer.noted
+        outer.noted.clear()
+        assert norm.lookup("SCALE_READ") == (True, 2.5)  # remembered: not looked up (nor noted) again
+        assert key not in outer.noted
+        with warm_cache.recording(inner):
+            assert norm.lookup("SCALE_READ") == (True, 2.5)
+        assert key in inner.noted
+        assert norm.lookup("NOT_A_NAME_HERE") == (False, None)
+        globals()["NOT_A_NAME_HERE"] = 1.0  # (found once it is there: a miss is not remembered)
+        try:
+            assert norm.lookup("NOT_A_NAME_HERE") == (True, 1.0)
+        finally:
+            del globals()["NOT_A_NAME_HERE"]

@@ -38,14 +38,16 @@ class Unsupported(Exception):
 
 _NEW = object.__new__
 _MISSING: Any = dataclasses.MISSING
-_SLOTS: dict[type, tuple[tuple[str, Any, Any, Any], ...]] = {}  # class -> (field, slot, default, factory)
+_SLOTS: dict[type, tuple[dict[str, Any], tuple[tuple[str, Any, Any, Any], ...]]] = {}
+# class -> (field -> its slot's setter, (field, setter, default, factory) for each field)
 
 
-def _slots(cls: type) -> tuple[tuple[str, Any, Any, Any], ...]:
+def _slots(cls: type) -> tuple[dict[str, Any], tuple[tuple[str, Any, Any, Any], ...]]:
     found = _SLOTS.get(cls)
     if found is None:
-        found = _SLOTS[cls] = tuple((f.name, cls.__dict__[f.name], f.default, f.default_factory)
-                                    for f in dataclasses.fields(cls))
+        fields = tuple((f.name, cls.__dict__[f.name].__set__, f.default, f.default_factory)
+                       for f in dataclasses.fields(cls))
+        found = _SLOTS[cls] = ({name: setter for name, setter, _, _ in fields}, fields)
     return found
 
 
@@ -54,19 +56,21 @@ def make(cls: type, **given: Any) -> Any:
     a whitespace field (a default factory) an empty ``SimpleWhitespace`` of its own, as the parser's."""
     node: Any = _NEW(cls)
     try:
-        slots = _SLOTS[cls]
+        setters, fields = _SLOTS[cls]
     except KeyError:
-        slots = _slots(cls)
-    for name, slot, default, factory in slots:  # (`in` and subscripts: no call a field, where most are given)
-        if name in given:
-            v = given[name]
-        elif default is not _MISSING:
-            v = default
-        elif factory is not _MISSING:
-            v = factory()
-        else:  # pragma: no cover - every required field is given below
-            raise Unsupported(name)
-        slot.__set__(node, v)
+        setters, fields = _slots(cls)
+    for name, v in given.items():  # (a name the class has not: KeyError, a form not built)
+        setters[name](node, v)
+    if len(given) != len(fields):  # (most callers give every field)
+        for name, setter, default, factory in fields:
+            if name in given:
+                continue
+            if default is not _MISSING:
+                setter(node, default)
+            elif factory is not _MISSING:
+                setter(node, factory())
+            else:  # pragma: no cover - every required field is given below
+                raise Unsupported(name)
     return node
 
 
@@ -89,6 +93,9 @@ _TRAILING = _setters(cst.TrailingWhitespace, "whitespace", "comment", "newline")
 _SET_NEWLINE = _setters(cst.Newline, "value")[0]
 _ASSIGN = _setters(cst.Assign, "targets", "value", "semicolon")
 _TARGET = _setters(cst.AssignTarget, "target", "whitespace_before_equal", "whitespace_after_equal")
+
+
+_SET_NAME, _SET_LPAR, _SET_RPAR = _setters(cst.Name, "value", "lpar", "rpar")
 
 
 def line(small: cst.BaseSmallStatement) -> cst.SimpleStatementLine:
@@ -150,17 +157,27 @@ _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 
 
 class ExpressionBuilder:
-    """Builds one text's tree, reading it left to right (``i``: the next character not yet read)."""
+    """Builds one text's tree, reading it left to right (``i``: the next character not yet read). ``pos`` gets
+    each node's range on ``line`` as libcst's ``PositionProvider`` gives it (syntactic: an expression without
+    its parentheses, an operator without its spaces, a unary operator with the space after it), found as the
+    text is read (a second walk of the tree found them: ``cst_functions.function_module``); ``names`` the
+    variable names of the nodes built (``set(names.names_in(tree))``: not an attribute's or a keyword's name)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, line: int = 1, pos: dict[Any, tuple[int, int, int, int]] | None = None,
+                 names: set[str] | None = None) -> None:
         self.t = text
         self.i = 0
+        self.line = line
+        self.pos: dict[Any, tuple[int, int, int, int]] = {} if pos is None else pos
+        self.names: set[str] = set() if names is None else names
 
     # -- reading the text between nodes -------------------------------------------------
     def spaces(self) -> str:
         t, i = self.t, self.i
-        j = i
-        while j < len(t) and t[j] == " ":
+        if not t.startswith(" ", i):  # (most often: no space, or one)
+            return ""
+        j = i + 1
+        while t.startswith(" ", j):
             j += 1
         self.i = j
         return t[i:j]
@@ -182,8 +199,12 @@ class ExpressionBuilder:
 
     def operator(self, tok: str, cls: type) -> Any:
         """The node ``cls`` of the operator ``tok`` (``+``, ``and``, ``.``, ``+=``), with the spaces around it."""
-        before, after = self.around(tok)
-        return make(cls, whitespace_before=whitespace(before), whitespace_after=whitespace(after))
+        before = self.spaces()
+        start = self.i
+        self.token(tok)
+        op = make(cls, whitespace_before=whitespace(before), whitespace_after=whitespace(self.spaces()))
+        self.pos[op] = (self.line, start, self.line, start + len(tok))
+        return op
 
     def no_space(self) -> None:
         """Where libcst's choice of owner for a space is not one this module writes: none allowed."""
@@ -193,27 +214,47 @@ class ExpressionBuilder:
     # -- nodes ----------------------------------------------------------------------------
     def expr(self, node: Any) -> Any:
         """``node``'s tree, with the parentheses around it (those its span leaves out)."""
-        lpar = []
         start = node.col_offset
+        pos, ln = self.pos, self.line
+        if node.__class__ is ast.Name and self.i == start:  # (the most common node: no parentheses, no children)
+            built = _NEW(cst.Name)
+            self.names.add(node.id)
+            _SET_NAME(built, node.id)
+            _SET_LPAR(built, ())
+            _SET_RPAR(built, ())
+            self.i = end = node.end_col_offset or 0  # (never None for a parsed expression)
+            pos[built] = (ln, start, ln, end)
+            return built
+        lpar = []
         while self.i < start:
+            s = self.i
             self.token("(")
-            lpar.append(make(cst.LeftParen, whitespace_after=whitespace(self.spaces())))
+            lpar.append(p := make(cst.LeftParen, whitespace_after=whitespace(self.spaces())))
+            pos[p] = (ln, s, ln, self.i)
         if self.i != start:
             raise Unsupported("position")
         own_parens = type(node) is ast.Tuple and _parenthesized(self.t, node)
         if own_parens:
+            s = self.i
             self.token("(")
-            lpar.append(make(cst.LeftParen, whitespace_after=whitespace(self.spaces())))
+            lpar.append(p := make(cst.LeftParen, whitespace_after=whitespace(self.spaces())))
+            pos[p] = (ln, s, ln, self.i)
+        s = self.i
         built = self.inner(node, own_parens)
+        pos[built] = (ln, s, ln, self.i)
         rpar = []
         if own_parens:
-            rpar.append(make(cst.RightParen, whitespace_before=whitespace(self.spaces())))
+            s = self.i
+            rpar.append(p := make(cst.RightParen, whitespace_before=whitespace(self.spaces())))
             self.token(")")
+            pos[p] = (ln, s, ln, self.i)
         if self.i != node.end_col_offset:
             raise Unsupported("end")
         for _ in range(len(lpar) - len(rpar)):
-            rpar.append(make(cst.RightParen, whitespace_before=whitespace(self.spaces())))
+            s = self.i
+            rpar.append(p := make(cst.RightParen, whitespace_before=whitespace(self.spaces())))
             self.token(")")
+            pos[p] = (ln, s, ln, self.i)
         if lpar:
             slot = type(built).__dict__
             slot["lpar"].__set__(built, tuple(lpar))
@@ -224,6 +265,7 @@ class ExpressionBuilder:
         kind = type(node)
         if kind is ast.Name:
             self.i = node.end_col_offset
+            self.names.add(node.id)
             return make(cst.Name, value=node.id, lpar=(), rpar=())
         if kind is ast.Constant:
             return self.constant(node)
@@ -237,17 +279,21 @@ class ExpressionBuilder:
             value = self.expr(node.value)
             dot = self.operator(".", cst.Dot)
             attr = node.attr
+            s = self.i
             self.token(attr)
-            return make(cst.Attribute, value=value, attr=make(cst.Name, value=attr, lpar=(), rpar=()), dot=dot,
-                         lpar=(), rpar=())
+            name = make(cst.Name, value=attr, lpar=(), rpar=())
+            self.pos[name] = (self.line, s, self.line, self.i)
+            return make(cst.Attribute, value=value, attr=name, dot=dot, lpar=(), rpar=())
         if kind is ast.Call:
             return self.call(node)
         if kind is ast.Subscript:
             return self.subscript(node)
         if kind is ast.UnaryOp:
             tok, un_cls = _UNARY[type(node.op)]
+            s = self.i
             self.token(tok)
             op = make(un_cls, whitespace_after=whitespace(self.spaces()))
+            self.pos[op] = (self.line, s, self.line, self.i)  # (its space after it is in its range)
             return make(cst.UnaryOperation, operator=op, expression=self.expr(node.operand),
                          lpar=(), rpar=())
         if kind is ast.Compare:
@@ -255,10 +301,12 @@ class ExpressionBuilder:
         if kind is ast.BoolOp:
             tok, bool_cls = _BOOL[type(node.op)]
             values = node.values
+            s = self.i
             out = self.expr(values[0])
             for v in values[1:]:
                 op = self.operator(tok, bool_cls)
                 out = make(cst.BooleanOperation, left=out, operator=op, right=self.expr(v), lpar=(), rpar=())
+                self.pos[out] = (self.line, s, self.line, self.i)  # (`a and b` of `a and b and c`: its own range)
             return out
         if kind is ast.IfExp:
             body = self.expr(node.body)
@@ -275,11 +323,15 @@ class ExpressionBuilder:
                 raise Unsupported("tuple")  # pragma: no cover - ast's one-tuple has its comma
             return make(cst.Tuple, elements=elements, lpar=(), rpar=())
         if kind is ast.List:
+            s = self.i
             self.token("[")
             lb = make(cst.LeftSquareBracket, whitespace_after=whitespace(self.spaces()))
+            self.pos[lb] = (self.line, s, self.line, self.i)
             elements = self.elements(node.elts, "]")
+            s = self.i
             rb = make(cst.RightSquareBracket, whitespace_before=whitespace(self.spaces()))
             self.token("]")
+            self.pos[rb] = (self.line, s, self.line, self.i)
             return make(cst.List, elements=elements, lbracket=lb, rbracket=rb, lpar=(), rpar=())
         raise Unsupported(kind)
 
@@ -288,6 +340,7 @@ class ExpressionBuilder:
         v = node.value
         self.i = node.end_col_offset
         if v is None or v is True or v is False:
+            self.names.add(text)
             return make(cst.Name, value=text, lpar=(), rpar=())
         if v is Ellipsis:
             return make(cst.Ellipsis, lpar=(), rpar=())
@@ -304,10 +357,13 @@ class ExpressionBuilder:
         """A tuple's or list's elements, each with the comma after it (``close``: the bracket that ends
         them; None for a tuple without parentheses)."""
         out = []
+        pos, ln = self.pos, self.line
         for k, e in enumerate(elts):
             if type(e) is ast.Starred:
                 raise Unsupported("starred")
+            start = self.i
             value = self.expr(e)
+            end = self.i
             if close is not None or k < len(elts) - 1:  # (after a bare tuple's last element: the next token's)
                 self.no_space()
             comma: Any = cst.MaybeSentinel.DEFAULT
@@ -316,9 +372,11 @@ class ExpressionBuilder:
                 # (a space after a trailing comma is the next token's: `a, = b`'s before the `=`)
                 after = self.spaces() if k < len(elts) - 1 else ""
                 comma = make(cst.Comma, whitespace_before=whitespace(""), whitespace_after=whitespace(after))
+                pos[comma] = (ln, end, ln, end + 1)
             elif k < len(elts) - 1:
                 raise Unsupported("comma")
-            out.append(make(cst.Element, value=value, comma=comma))
+            out.append(element := make(cst.Element, value=value, comma=comma))
+            pos[element] = (ln, start, ln, end)
         if close is not None:
             self.no_space()
         return tuple(out)
@@ -331,17 +389,21 @@ class ExpressionBuilder:
         parts: list[Any] = [*node.args, *node.keywords]
         parts.sort(key=lambda p: (p.lineno, p.col_offset))
         args = []
+        pos, ln = self.pos, self.line
         for k, p in enumerate(parts):
             star, keyword, equal = "", None, cst.MaybeSentinel.DEFAULT
+            start = self.i
             if type(p) is ast.keyword:
                 if p.arg is None:
                     raise Unsupported("**")
                 self.token(p.arg)
                 keyword = make(cst.Name, value=p.arg, lpar=(), rpar=())
+                pos[keyword] = (ln, start, ln, self.i)
                 self.no_space()
                 self.token("=")
                 self.no_space()
                 equal = make(cst.AssignEqual, whitespace_before=whitespace(""), whitespace_after=whitespace(""))
+                pos[equal] = (ln, self.i - 1, ln, self.i)
                 value = self.expr(p.value)
             elif type(p) is ast.Starred:
                 self.token("*")
@@ -351,6 +413,7 @@ class ExpressionBuilder:
             else:
                 value = self.expr(p)
             self.no_space()
+            end = self.i
             comma: Any = cst.MaybeSentinel.DEFAULT
             if self.i < len(self.t) and self.t[self.i] == ",":
                 self.i += 1
@@ -358,10 +421,12 @@ class ExpressionBuilder:
                 if k == len(parts) - 1 and after:
                     raise Unsupported("space")
                 comma = make(cst.Comma, whitespace_before=whitespace(""), whitespace_after=whitespace(after))
+                pos[comma] = (ln, end, ln, end + 1)
             elif k < len(parts) - 1:
                 raise Unsupported("comma")
-            args.append(make(cst.Arg, value=value, keyword=keyword, equal=equal, comma=comma, star=star,
-                              whitespace_after_star=whitespace(""), whitespace_after_arg=whitespace("")))
+            args.append(arg := make(cst.Arg, value=value, keyword=keyword, equal=equal, comma=comma, star=star,
+                                    whitespace_after_star=whitespace(""), whitespace_after_arg=whitespace("")))
+            pos[arg] = (ln, start, ln, end)
         if not parts and w_args:
             raise Unsupported("space")
         self.no_space()
@@ -372,17 +437,22 @@ class ExpressionBuilder:
     def subscript(self, node: ast.Subscript) -> Any:
         value = self.expr(node.value)
         w_value = self.spaces()
+        pos, ln = self.pos, self.line
+        start = self.i
         self.token("[")
         lb = make(cst.LeftSquareBracket, whitespace_after=whitespace(self.spaces()))
+        pos[lb] = (ln, start, ln, self.i)
         s = node.slice
         items = s.elts if type(s) is ast.Tuple and not _parenthesized(self.t, s) else [s]
         elements = []
         for k, item in enumerate(items):
             if type(item) is ast.Starred:
                 raise Unsupported("starred")
+            start = self.i
             sl = self.slice(item) if type(item) is ast.Slice else make(
                 cst.Index, value=self.expr(item), star=None, whitespace_after_star=None)
             self.no_space()
+            end = self.i
             comma: Any = cst.MaybeSentinel.DEFAULT
             if self.i < len(self.t) and self.t[self.i] == ",":
                 self.i += 1
@@ -390,12 +460,16 @@ class ExpressionBuilder:
                 if k == len(items) - 1 and after:
                     raise Unsupported("space")
                 comma = make(cst.Comma, whitespace_before=whitespace(""), whitespace_after=whitespace(after))
+                pos[comma] = (ln, end, ln, end + 1)
             elif k < len(items) - 1:
                 raise Unsupported("comma")
-            elements.append(make(cst.SubscriptElement, slice=sl, comma=comma))
+            elements.append(element := make(cst.SubscriptElement, slice=sl, comma=comma))
+            pos[sl] = pos[element] = (ln, start, ln, end)
         self.no_space()
+        end = self.i
         self.token("]")
         rb = make(cst.RightSquareBracket, whitespace_before=whitespace(""))
+        pos[rb] = (ln, end, ln, end + 1)
         return make(cst.Subscript, value=value, slice=tuple(elements), lbracket=lb, rbracket=rb, lpar=(), rpar=(),
                      whitespace_after_value=whitespace(w_value))
 
@@ -406,6 +480,7 @@ class ExpressionBuilder:
         self.token(":")
         self.no_space()
         first = make(cst.Colon, whitespace_before=whitespace(""), whitespace_after=whitespace(""))
+        self.pos[first] = (self.line, self.i - 1, self.line, self.i)
         upper = self.expr(node.upper) if node.upper is not None else None
         self.no_space()
         second: Any = cst.MaybeSentinel.DEFAULT
@@ -414,6 +489,7 @@ class ExpressionBuilder:
             self.i += 1
             self.no_space()
             second = make(cst.Colon, whitespace_before=whitespace(""), whitespace_after=whitespace(""))
+            self.pos[second] = (self.line, self.i - 1, self.line, self.i)
             step = self.expr(node.step) if node.step is not None else None
         elif node.step is not None:  # pragma: no cover - a step is after a second colon
             raise Unsupported("step")
@@ -422,16 +498,21 @@ class ExpressionBuilder:
     def compare(self, node: ast.Compare) -> Any:
         left = self.expr(node.left)
         targets = []
+        pos, ln = self.pos, self.line
         for op, right in zip(node.ops, node.comparators):
+            start = self.i  # (a target's range: its operator's space before it included)
             two = _COMPARE2.get(type(op))
             if two is not None:  # (`not in`, `is not`)
                 before, between = self.around(two[0])
                 self.token(two[1])
+                end = self.i
                 cmp = make(two[2], whitespace_before=whitespace(before), whitespace_between=whitespace(between),
                            whitespace_after=whitespace(self.spaces()))
+                pos[cmp] = (ln, start + len(before), ln, end)
             else:
                 cmp = self.operator(*_COMPARE[type(op)])
-            targets.append(make(cst.ComparisonTarget, operator=cmp, comparator=self.expr(right)))
+            targets.append(target := make(cst.ComparisonTarget, operator=cmp, comparator=self.expr(right)))
+            pos[target] = (ln, start, ln, self.i)
         return make(cst.Comparison, left=left, comparisons=tuple(targets), lpar=(), rpar=())
 
 

@@ -22,21 +22,30 @@ one simple statement a line, every block four spaces further in, plain parameter
 line of their own, a default or an annotation, a decorator, a loop's ``else``, a ``with``, a line break
 inside a statement) is parsed by libcst, as before. :func:`function_module` also gives the positions of a
 built module's nodes without libcst's code generation (``read._positions`` ran it over the whole
-tree: ~half the cost of the parse), as :class:`_Places` finds them. ``tests/test_cst_expressions.py``
-checks the trees are libcst's on generated texts of every transformation, and the positions too.
+tree: ~half the cost of the parse): the builders record each node's range as they read its text (a second
+walk over the built tree found them before, ~12% of the Python calls of normalizing generated functions).
+``tests/test_cst_expressions.py`` checks the trees are libcst's on generated texts of every transformation,
+and the positions too.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import libcst as cst
 
-from .cst_expressions import TOKENS, TWO_TOKENS, ExpressionBuilder, Unsupported, make, whitespace
+from .cst_expressions import ExpressionBuilder, Unsupported, make, whitespace
 
-__all__ = ["function_module", "parse_function_module"]
+__all__ = ["BuiltNames", "function_module", "parse_function_module"]
+
+
+class BuiltNames(NamedTuple):
+    """The names of a function built here, met as it was built (no walk of the tree)."""
+
+    names: frozenset[str]  # its variable names: ``set(names.names_in(fdef))``
+    bound: frozenset[str]  # the names it binds: ``resolve.local_names(fdef)``
 
 _HEADER = re.compile(r"def ([A-Za-z_][A-Za-z_0-9]*)\(((?:[A-Za-z_][A-Za-z_0-9]*(?:, [A-Za-z_][A-Za-z_0-9]*)*)?)\):\Z")
 _PLAIN = re.compile(r"[ -~\n]*\Z")  # printable ASCII and line ends: no tab, no carriage return
@@ -48,7 +57,6 @@ _AUG = {ast.Add: ("+=", cst.AddAssign), ast.Sub: ("-=", cst.SubtractAssign), ast
 
 _WORDS: dict[type, tuple[str, type]] = {ast.Pass: ("pass", cst.Pass), ast.Break: ("break", cst.Break),
                                         ast.Continue: ("continue", cst.Continue)}
-_WORD_LENGTHS = {cls: len(word) for word, cls in _WORDS.values()}
 
 
 def _name(value: str) -> Any:
@@ -61,16 +69,27 @@ def _trailing(comment: str | None, spaces: str) -> Any:
                 newline=make(cst.Newline, value=None))
 
 
-def _params(names: list[str]) -> Any:
+def _params(names: list[str], line: int, col: int, pos: dict[Any, Any], seen: set[str]) -> Any:
+    """Plain parameters ``a, b`` from column ``col`` of ``line``, their positions in ``pos``, names in ``seen``."""
     params = []
+    start = col
+    seen.update(names)
     for k, n in enumerate(names):
-        comma: Any = make(cst.Comma, whitespace_before=whitespace(""), whitespace_after=whitespace(" ")) \
-            if k < len(names) - 1 else cst.MaybeSentinel.DEFAULT
-        params.append(make(cst.Param, name=_name(n), annotation=None, equal=cst.MaybeSentinel.DEFAULT, default=None,
-                           comma=comma, star="", whitespace_after_star=whitespace(""),
-                           whitespace_after_param=whitespace("")))
-    return make(cst.Parameters, params=tuple(params), star_arg=cst.MaybeSentinel.DEFAULT, kwonly_params=(),
-                star_kwarg=None, posonly_params=(), posonly_ind=cst.MaybeSentinel.DEFAULT)
+        name = _name(n)
+        end = col + len(n)
+        comma: Any = cst.MaybeSentinel.DEFAULT
+        if k < len(names) - 1:
+            comma = make(cst.Comma, whitespace_before=whitespace(""), whitespace_after=whitespace(" "))
+            pos[comma] = (line, end, line, end + 1)
+        params.append(param := make(cst.Param, name=name, annotation=None, equal=cst.MaybeSentinel.DEFAULT,
+                                    default=None, comma=comma, star="", whitespace_after_star=whitespace(""),
+                                    whitespace_after_param=whitespace("")))
+        pos[name] = pos[param] = (line, col, line, end)  # (a parameter's: its name's)
+        col = end + 2
+    out = make(cst.Parameters, params=tuple(params), star_arg=cst.MaybeSentinel.DEFAULT, kwonly_params=(),
+               star_kwarg=None, posonly_params=(), posonly_ind=cst.MaybeSentinel.DEFAULT)
+    pos[out] = (line, start, line, col - 2 if names else start)
+    return out
 
 
 class _Line(ExpressionBuilder):
@@ -81,10 +100,13 @@ class _Line(ExpressionBuilder):
         if kind is ast.Assign:
             targets = []
             for t in node.targets:
+                start = self.i
                 target = self.expr(t)
+                end = self.i
                 before, after = self.around("=")
-                targets.append(make(cst.AssignTarget, target=target, whitespace_before_equal=whitespace(before),
-                                    whitespace_after_equal=whitespace(after)))
+                targets.append(at := make(cst.AssignTarget, target=target, whitespace_before_equal=whitespace(before),
+                                          whitespace_after_equal=whitespace(after)))
+                self.pos[at] = (self.line, start, self.line, end)
             return make(cst.Assign, targets=tuple(targets), value=self.expr(node.value),
                         semicolon=cst.MaybeSentinel.DEFAULT)
         if kind is ast.Return:
@@ -103,7 +125,9 @@ class _Line(ExpressionBuilder):
             if node.msg is not None:
                 self.no_space()
                 self.token(",")
+                at = self.i - 1
                 comma = make(cst.Comma, whitespace_before=whitespace(""), whitespace_after=whitespace(self.spaces()))
+                self.pos[comma] = (self.line, at, self.line, at + 1)
                 msg = self.expr(node.msg)
             return make(cst.Assert, test=test, msg=msg, comma=comma, whitespace_after_assert=whitespace(after),
                         semicolon=cst.MaybeSentinel.DEFAULT)
@@ -120,10 +144,14 @@ class _Line(ExpressionBuilder):
         raise Unsupported(kind)
 
 
-def _function(text: str, node: Any = None) -> Any:
+def _function(text: str, node: Any = None, places: dict[Any, tuple[int, int, int, int]] | None = None,
+              names: set[str] | None = None, bound: set[str] | None = None) -> Any:
     """The module of ``text``; ``node``: where given, ``ast``'s ``FunctionDef`` of exactly this text parsed as
     part of a larger module (its lines there start at ``node.lineno``, its columns are the text's: a top-level
-    ``def``), so the text is not parsed again."""
+    ``def``), so the text is not parsed again. ``places``: where given, gets each node's position (as libcst's
+    ``PositionProvider`` finds them in the module), found as the text is read; ``names``: where given, gets the
+    variable names of the module's nodes (``set(names.names_in(its def))``), ``bound`` the names the function
+    binds (``resolve.local_names``: its parameters, targets, nested ``def``s' names and theirs)."""
     if not text.endswith("\n") or not _PLAIN.match(text):
         raise Unsupported("text")
     lines = text[:-1].split("\n")
@@ -138,38 +166,51 @@ def _function(text: str, node: Any = None) -> Any:
     base = fdef.lineno - 1  # (0 for the text's own parse)
     if type(fdef) is not ast.FunctionDef or fdef.col_offset != 0 or fdef.end_lineno != len(lines) + base:
         raise Unsupported("form")
-    params = _signature(lines[0], fdef, 0)
-    reader = _Lines([""] * base + lines)  # (read by the node's own line numbers)
+    pos = places if places is not None else {}
+    seen = names if names is not None else set()
+    binds = bound if bound is not None else set()
+    params = _signature(lines[0], fdef, 0, 1, pos, seen)
+    binds.update(p.name.value for p in params.params)
+    reader = _Lines([""] * base + lines, base, pos, seen, binds)  # (read by the node's own line numbers)
     reader.next = base + 2
     block = reader.block(fdef.body, 4)
     if reader.next != len(lines) + base + 1:  # pragma: no cover - the function's last line is its last statement's
         raise Unsupported("end")
-    func = _def(fdef.name, params, block, ())
-    return make(cst.Module, body=(func,), header=(), footer=(), encoding="utf-8", default_indent="    ",
-                default_newline="\n", has_trailing_newline=True)
+    func = _def(fdef.name, params, block, (), 1, 0, pos, seen)
+    module = make(cst.Module, body=(func,), header=(), footer=(), encoding="utf-8", default_indent="    ",
+                  default_newline="\n", has_trailing_newline=True)
+    pos[module] = (1, 0, len(lines) + 1, 0)
+    return module
 
 
-def _signature(line: str, node: Any, indent: int) -> Any:
-    """The parameters of the ``def`` on ``line``: plain names (:data:`_HEADER`), or names with defaults
-    (``initial=None``: no spaces around ``=``, one after each comma) that the expression builder reads."""
+def _signature(line: str, node: Any, indent: int, ln: int, pos: dict[Any, Any], seen: set[str]) -> Any:
+    """The parameters of the ``def`` on ``line`` (line ``ln`` of the text: positions in ``pos``): plain names
+    (:data:`_HEADER`), or names with defaults (``initial=None``: no spaces around ``=``, one after each comma)
+    that the expression builder reads."""
     head = _HEADER.match(line, indent)
     if head is not None:
-        return _params(head.group(2).split(", ") if head.group(2) else [])
+        return _params(head.group(2).split(", ") if head.group(2) else [], ln, indent + 5 + len(head.group(1)), pos,
+                       seen)
     a = node.args
     if node.decorator_list or node.returns is not None or a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or \
             node.type_comment is not None or any(x.annotation is not None for x in a.args) or not line.endswith(":"):
         raise Unsupported("header")
-    b = _Line(line[:-1])
+    b = _Line(line[:-1], ln, pos, seen)
     b.i = indent
     b.token("def")
     if b.spaces() != " ":
         raise Unsupported("header")
     b.token(node.name)
     b.token("(")
+    pstart = b.i
     first_default = len(a.args) - len(a.defaults)
     params = []
     for k, arg in enumerate(a.args):
+        start = b.i
         b.token(arg.arg)
+        name = _name(arg.arg)
+        seen.add(arg.arg)
+        pos[name] = (ln, start, ln, b.i)
         equal: Any = cst.MaybeSentinel.DEFAULT
         default = None
         if k >= first_default:
@@ -177,6 +218,7 @@ def _signature(line: str, node: Any, indent: int) -> Any:
             b.token("=")
             b.no_space()
             equal = make(cst.AssignEqual, whitespace_before=whitespace(""), whitespace_after=whitespace(""))
+            pos[equal] = (ln, b.i - 1, ln, b.i)
             default = b.expr(a.defaults[k - first_default])
         comma: Any = cst.MaybeSentinel.DEFAULT
         if k < len(a.args) - 1:
@@ -185,22 +227,36 @@ def _signature(line: str, node: Any, indent: int) -> Any:
             if b.spaces() != " ":
                 raise Unsupported("header")
             comma = make(cst.Comma, whitespace_before=whitespace(""), whitespace_after=whitespace(" "))
-        params.append(make(cst.Param, name=_name(arg.arg), annotation=None, equal=equal, default=default, comma=comma,
-                           star="", whitespace_after_star=whitespace(""), whitespace_after_param=whitespace("")))
+            pos[comma] = (ln, b.i - 2, ln, b.i - 1)
+        params.append(param := make(cst.Param, name=name, annotation=None, equal=equal, default=default,
+                                    comma=comma, star="", whitespace_after_star=whitespace(""),
+                                    whitespace_after_param=whitespace("")))
+        pos[param] = pos[name]  # (a parameter's: its name's)
     b.no_space()
+    end = b.i
     b.token(")")
     if b.i != len(b.t):
         raise Unsupported("header")
-    return make(cst.Parameters, params=tuple(params), star_arg=cst.MaybeSentinel.DEFAULT, kwonly_params=(),
-                star_kwarg=None, posonly_params=(), posonly_ind=cst.MaybeSentinel.DEFAULT)
+    out = make(cst.Parameters, params=tuple(params), star_arg=cst.MaybeSentinel.DEFAULT, kwonly_params=(),
+               star_kwarg=None, posonly_params=(), posonly_ind=cst.MaybeSentinel.DEFAULT)
+    pos[out] = (ln, pstart, ln, end)
+    return out
 
 
-def _def(name: str, params: Any, block: Any, leading: tuple[Any, ...]) -> Any:
-    return make(cst.FunctionDef, name=_name(name), params=params, body=block,
-                decorators=(), returns=None, asynchronous=None, leading_lines=leading, lines_after_decorators=(),
-                whitespace_after_def=whitespace(" "), whitespace_after_name=whitespace(""),
-                whitespace_before_params=whitespace(""), whitespace_before_colon=whitespace(""),
-                type_parameters=None, whitespace_after_type_parameters=whitespace(""))
+def _def(name: str, params: Any, block: Any, leading: tuple[Any, ...], line: int, indent: int,
+         pos: dict[Any, Any], seen: set[str]) -> Any:
+    """The ``def`` on ``line`` at ``indent``, its name's and its own positions in ``pos`` (its block's there), its
+    name in ``seen``."""
+    node = _name(name)
+    seen.add(name)
+    pos[node] = (line, indent + 4, line, indent + 4 + len(name))
+    f = make(cst.FunctionDef, name=node, params=params, body=block,
+             decorators=(), returns=None, asynchronous=None, leading_lines=leading, lines_after_decorators=(),
+             whitespace_after_def=whitespace(" "), whitespace_after_name=whitespace(""),
+             whitespace_before_params=whitespace(""), whitespace_before_colon=whitespace(""),
+             type_parameters=None, whitespace_after_type_parameters=whitespace(""))
+    pos[f] = (line, indent, *pos[block][2:])
+    return f
 
 
 def _empty_line() -> Any:
@@ -213,13 +269,22 @@ class _Lines:
     ``else``, ``while`` and ``for`` (no ``else``) and nested ``def``s with plain parameters, their headers one a
     line with no comment, every block indented four spaces more, empty lines (no spaces) before a statement."""
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: list[str], base: int, pos: dict[Any, Any], names: set[str], bound: set[str]) -> None:
         self.lines = lines
         self.next = 2  # the next line to read (1-based: the header is line 1)
+        self.base = base  # (ast's line numbers less the text's)
+        self.pos = pos
+        self.names = names
+        self.bound = bound
 
     def block(self, stmts: list[Any], indent: int) -> Any:
         body = tuple(self.statement(s, indent) for s in stmts)
-        return make(cst.IndentedBlock, body=body, header=_trailing(None, ""), indent=None, footer=())
+        if not body:  # pragma: no cover - ast's blocks are never empty
+            raise Unsupported("block")
+        pos = self.pos
+        out = make(cst.IndentedBlock, body=body, header=_trailing(None, ""), indent=None, footer=())
+        pos[out] = (pos[body[0]][0], indent, *pos[body[-1]][2:])
+        return out
 
     def statement(self, node: Any, indent: int) -> Any:
         leading = []
@@ -240,9 +305,13 @@ class _Lines:
         if kind is ast.FunctionDef:
             if node.decorator_list or node.end_lineno is None:
                 raise Unsupported("def")
-            params = _signature(line, node, indent)
+            ln = node.lineno - self.base
+            params = _signature(line, node, indent, ln, self.pos, self.names)
+            self.bound.add(node.name)  # (a nested def: its name, and its own locals, in one namespace)
+            self.bound.update(p.name.value for p in params.params)
             self.next += 1
-            return _def(node.name, params, self.block(node.body, indent + 4), tuple(leading))
+            return _def(node.name, params, self.block(node.body, indent + 4), tuple(leading), ln, indent, self.pos,
+                        self.names)
         return self.simple(node, line, indent, tuple(leading))
 
     def simple(self, node: Any, line: str, indent: int, leading: tuple[Any, ...]) -> Any:
@@ -258,21 +327,30 @@ class _Lines:
         elif line.endswith(" "):
             raise Unsupported("space")
         # (a statement's columns are the line's: read it with its indentation)
-        b = _Line(line[:end])
+        ln = node.lineno - self.base
+        b = _Line(line[:end], ln, self.pos, self.names)
         b.i = indent
         stmt = b.statement(node)
+        kind = type(node)
+        if kind is ast.Assign:
+            for t in node.targets:
+                _bound_by(t, self.bound)
+        elif kind is ast.AugAssign:
+            _bound_by(node.target, self.bound)
         if b.i != end:
             raise Unsupported("end")
         self.next += 1
-        return make(cst.SimpleStatementLine, body=(stmt,), leading_lines=leading,
-                    trailing_whitespace=_trailing(comment, spaces))
+        out = make(cst.SimpleStatementLine, body=(stmt,), leading_lines=leading,
+                   trailing_whitespace=_trailing(comment, spaces))
+        self.pos[out] = self.pos[stmt] = (ln, indent, ln, end)
+        return out
 
     def header(self, node: Any, indent: int, keyword: str) -> _Line:
         """The reader of ``node``'s header line, past its keyword (the line must end in the colon)."""
         line = self.lines[node.lineno - 1]
         if not line.endswith(":") or node.end_lineno is None:
             raise Unsupported("header")
-        b = _Line(line[:-1])
+        b = _Line(line[:-1], node.lineno - self.base, self.pos, self.names)
         b.i = indent
         b.token(keyword)
         self.next = node.lineno + 1
@@ -286,6 +364,8 @@ class _Lines:
         if b.i != len(b.t):
             raise Unsupported("header")
         body = self.block(node.body, indent + 4)
+        pos = self.pos
+        end = pos[body][2:]
         orelse: Any = None
         if node.orelse:
             line = self.lines[self.next - 1] if self.next <= len(self.lines) else ""
@@ -293,14 +373,20 @@ class _Lines:
             if line.startswith(" " * indent + "elif ") and len(node.orelse) == 1 and type(first) is ast.If and \
                     first.lineno == self.next and first.col_offset == indent:
                 orelse = self.if_(first, indent, (), "elif")
+                end = pos[orelse][2:]
             elif line == " " * indent + "else:":
+                start = self.next - self.base
                 self.next += 1
                 orelse = make(cst.Else, body=self.block(node.orelse, indent + 4), leading_lines=(),
                               whitespace_before_colon=whitespace(""))
+                end = pos[orelse.body][2:]
+                pos[orelse] = (start, indent, *end)
             else:
                 raise Unsupported("else")
-        return make(cst.If, test=test, body=body, orelse=orelse, leading_lines=leading,
-                    whitespace_before_test=whitespace(before), whitespace_after_test=whitespace(after))
+        out = make(cst.If, test=test, body=body, orelse=orelse, leading_lines=leading,
+                   whitespace_before_test=whitespace(before), whitespace_after_test=whitespace(after))
+        pos[out] = (node.lineno - self.base, indent, *end)
+        return out
 
     def loop(self, node: Any, indent: int, leading: tuple[Any, ...]) -> Any:
         if node.orelse:
@@ -312,23 +398,40 @@ class _Lines:
             before_colon = b.spaces()
             if b.i != len(b.t):
                 raise Unsupported("header")
-            return make(cst.While, test=test, body=self.block(node.body, indent + 4), orelse=None,
-                        leading_lines=leading, whitespace_after_while=whitespace(after_while),
-                        whitespace_before_colon=whitespace(before_colon))
+            out = make(cst.While, test=test, body=self.block(node.body, indent + 4), orelse=None,
+                       leading_lines=leading, whitespace_after_while=whitespace(after_while),
+                       whitespace_before_colon=whitespace(before_colon))
+            self.pos[out] = (node.lineno - self.base, indent, *self.pos[out.body][2:])
+            return out
         if node.type_comment is not None:
             raise Unsupported("for")
         b = self.header(node, indent, "for")
         after_for = b.spaces()
         target = b.expr(node.target)
+        _bound_by(node.target, self.bound)
         before_in, after_in = b.around("in")
         it = b.expr(node.iter)
         before_colon = b.spaces()
         if b.i != len(b.t) or not before_in or not after_in:
             raise Unsupported("header")
-        return make(cst.For, target=target, iter=it, body=self.block(node.body, indent + 4), orelse=None,
-                    asynchronous=None, leading_lines=leading, whitespace_after_for=whitespace(after_for),
-                    whitespace_before_in=whitespace(before_in), whitespace_after_in=whitespace(after_in),
-                    whitespace_before_colon=whitespace(before_colon))
+        out = make(cst.For, target=target, iter=it, body=self.block(node.body, indent + 4), orelse=None,
+                   asynchronous=None, leading_lines=leading, whitespace_after_for=whitespace(after_for),
+                   whitespace_before_in=whitespace(before_in), whitespace_after_in=whitespace(after_in),
+                   whitespace_before_colon=whitespace(before_colon))
+        self.pos[out] = (node.lineno - self.base, indent, *self.pos[out.body][2:])
+        return out
+
+
+def _bound_by(t: Any, out: set[str]) -> None:
+    """(``ast``) the names the target ``t`` binds, into ``out``, as ``names.target_names`` finds them."""
+    kind = type(t)
+    if kind is ast.Name:
+        out.add(t.id)
+    elif kind is ast.Tuple or kind is ast.List:
+        for e in t.elts:
+            _bound_by(e, out)
+    elif kind is ast.Starred:
+        _bound_by(t.value, out)
 
 
 _REFUSED = (Unsupported, SyntaxError, ValueError, KeyError, IndexError, AttributeError, TypeError)
@@ -343,287 +446,20 @@ def parse_function_module(text: str, parse: Any) -> cst.Module:
         return parse(text)  # type: ignore[no-any-return]
 
 
-def function_module(text: str, parse: Any, positions: Any,
-                    node: Any = None) -> tuple[cst.Module, dict[Any, tuple[int, int, int, int]]]:
-    """``(module, positions(module))`` of :func:`parse_function_module`'s ``module``: for a module built here,
-    the positions found without libcst's code generation (:class:`_Places`: the same ranges). ``node``:
-    ``ast``'s tree of the text where a larger module's parse holds it already (see :func:`_function`)."""
+def function_module(text: str, parse: Any, positions: Any, node: Any = None
+                    ) -> tuple[cst.Module, dict[Any, tuple[int, int, int, int]], BuiltNames | None]:
+    """``(module, positions(module), names)`` of :func:`parse_function_module`'s ``module``: for a module built
+    here, the positions found as it is built (the ranges libcst's code generation finds, without it) and its
+    names (:class:`BuiltNames`; None for a module libcst parsed). ``node``: ``ast``'s tree of the text where a
+    larger module's parse holds it already (see :func:`_function`)."""
+    places: dict[Any, tuple[int, int, int, int]] = {}
+    names: set[str] = set()
+    bound: set[str] = set()
     try:
-        module = _function(text, node)
+        module = _function(text, node, places, names, bound)
     except _REFUSED:
         module = parse(text)
-        return module, positions(module)
-    try:
-        return module, _Places().module(module)
-    except _REFUSED:  # pragma: no cover - _Places reads every node _function builds
-        return module, positions(module)
+        return module, positions(module), None
+    return module, places, BuiltNames(frozenset(names), frozenset(bound))
 
 
-class _Places:
-    """The positions ``read._positions`` (libcst's code generation, recording) finds in a module
-    :func:`_function` built, without the code generation: each node's range as libcst's
-    ``PositionProvider`` gives it (syntactic: an expression without its parentheses, an operator
-    without its spaces; a node that records none, its whole text). Only the node types
-    :func:`_function` builds: anything else raises ``Unsupported``."""
-
-    def __init__(self) -> None:
-        self.pos: dict[Any, tuple[int, int, int, int]] = {}
-        self.line = 1
-        self.col = 0
-        self.indent = 0
-
-    def ws(self, w: Any) -> None:
-        self.col += len(w.value)
-
-    def tok(self, n: Any, text: str) -> None:
-        """A one-token operator (``+``, ``,``, ``=``): its spaces around it, the token alone recorded."""
-        self.col += len(n.whitespace_before.value)
-        self.pos[n] = (self.line, self.col, self.line, self.col + len(text))
-        self.col += len(text) + len(n.whitespace_after.value)
-
-    def expr(self, n: Any) -> None:
-        for p in n.lpar:
-            start = self.col
-            self.col += 1 + len(p.whitespace_after.value)
-            self.pos[p] = (self.line, start, self.line, self.col)
-        start = self.col
-        _EXPRESSIONS[type(n)](self, n)
-        self.pos[n] = (self.line, start, self.line, self.col)
-        for p in n.rpar:
-            s = self.col
-            self.col += len(p.whitespace_before.value) + 1
-            self.pos[p] = (self.line, s, self.line, self.col)
-
-    def name(self, n: Any) -> None:
-        self.col += len(n.value)
-
-    def attribute(self, n: Any) -> None:
-        self.expr(n.value)
-        self.tok(n.dot, ".")
-        self.expr(n.attr)
-
-    def binary(self, n: Any) -> None:
-        self.expr(n.left)
-        self.tok(n.operator, TOKENS[type(n.operator)])
-        self.expr(n.right)
-
-    def unary(self, n: Any) -> None:
-        op = n.operator
-        text = TOKENS[type(op)]
-        start = self.col  # (a unary operator records no syntactic range: its space after it is in it)
-        self.col += len(text) + len(op.whitespace_after.value)
-        self.pos[op] = (self.line, start, self.line, self.col)
-        self.expr(n.expression)
-
-    def comparison(self, n: Any) -> None:
-        self.expr(n.left)
-        for t in n.comparisons:
-            start = self.col
-            op = t.operator
-            two = TWO_TOKENS.get(type(op))
-            if two is None:
-                self.tok(op, TOKENS[type(op)])
-            else:
-                self.col += len(op.whitespace_before.value)
-                s = self.col
-                self.col += len(two[0]) + len(op.whitespace_between.value) + len(two[1])
-                self.pos[op] = (self.line, s, self.line, self.col)
-                self.col += len(op.whitespace_after.value)
-            self.expr(t.comparator)
-            self.pos[t] = (self.line, start, self.line, self.col)
-
-    def boolean(self, n: Any) -> None:
-        self.expr(n.left)
-        self.tok(n.operator, TOKENS[type(n.operator)])
-        self.expr(n.right)
-
-    def if_exp(self, n: Any) -> None:
-        self.expr(n.body)
-        self.col += len(n.whitespace_before_if.value) + 2 + len(n.whitespace_after_if.value)
-        self.expr(n.test)
-        self.col += len(n.whitespace_before_else.value) + 4 + len(n.whitespace_after_else.value)
-        self.expr(n.orelse)
-
-    def comma(self, c: Any) -> None:
-        if c is not cst.MaybeSentinel.DEFAULT:
-            self.tok(c, ",")
-
-    def elements(self, n: Any) -> None:
-        for e in n.elements:
-            start = self.col
-            self.expr(e.value)
-            self.pos[e] = (self.line, start, self.line, self.col)
-            self.comma(e.comma)
-
-    def bracketed(self, n: Any) -> None:
-        lb, rb = n.lbracket, n.rbracket
-        s = self.col
-        self.col += 1 + len(lb.whitespace_after.value)
-        self.pos[lb] = (self.line, s, self.line, self.col)
-        self.elements(n)
-        s = self.col
-        self.col += len(rb.whitespace_before.value) + 1
-        self.pos[rb] = (self.line, s, self.line, self.col)
-
-    def call(self, n: Any) -> None:
-        self.expr(n.func)
-        self.col += len(n.whitespace_after_func.value) + 1 + len(n.whitespace_before_args.value)
-        for a in n.args:
-            start = self.col
-            self.col += len(a.star) + len(a.whitespace_after_star.value)
-            if a.keyword is not None:
-                self.expr(a.keyword)
-                self.tok(a.equal, "=")
-            self.expr(a.value)
-            self.pos[a] = (self.line, start, self.line, self.col)
-            self.comma(a.comma)
-            self.col += len(a.whitespace_after_arg.value)
-        self.col += 1
-
-    def subscript(self, n: Any) -> None:
-        self.expr(n.value)
-        self.ws(n.whitespace_after_value)
-        lb, rb = n.lbracket, n.rbracket
-        s = self.col
-        self.col += 1 + len(lb.whitespace_after.value)
-        self.pos[lb] = (self.line, s, self.line, self.col)
-        for e in n.slice:
-            start = self.col
-            sl = e.slice
-            if type(sl) is cst.Index:
-                self.expr(sl.value)
-            else:
-                if sl.lower is not None:
-                    self.expr(sl.lower)
-                self.tok(sl.first_colon, ":")
-                if sl.upper is not None:
-                    self.expr(sl.upper)
-                if sl.second_colon is not cst.MaybeSentinel.DEFAULT:
-                    self.tok(sl.second_colon, ":")
-                if sl.step is not None:
-                    self.expr(sl.step)
-            self.pos[sl] = self.pos[e] = (self.line, start, self.line, self.col)
-            self.comma(e.comma)
-        s = self.col
-        self.col += len(rb.whitespace_before.value) + 1
-        self.pos[rb] = (self.line, s, self.line, self.col)
-
-    def statement(self, s: Any) -> None:
-        kind = type(s)
-        start = self.col
-        if kind is cst.Assign:
-            for t in s.targets:
-                ts = self.col
-                self.expr(t.target)
-                self.pos[t] = (self.line, ts, self.line, self.col)
-                self.col += len(t.whitespace_before_equal.value) + 1 + len(t.whitespace_after_equal.value)
-            self.expr(s.value)
-        elif kind is cst.Return:
-            self.col += 6 + len(s.whitespace_after_return.value)
-            if s.value is not None:
-                self.expr(s.value)
-        elif kind is cst.Expr:
-            self.expr(s.value)
-        elif kind is cst.Assert:
-            self.col += 6 + len(s.whitespace_after_assert.value)
-            self.expr(s.test)
-            if s.msg is not None:
-                self.comma(s.comma)
-                self.expr(s.msg)
-        elif kind is cst.AugAssign:
-            self.expr(s.target)
-            self.tok(s.operator, _AUG_TOKENS[type(s.operator)])
-            self.expr(s.value)
-        elif kind in _WORD_LENGTHS:
-            self.col += _WORD_LENGTHS[kind]
-        else:
-            raise Unsupported(kind)
-        self.pos[s] = (self.line, start, self.line, self.col)
-
-    def module(self, m: Any) -> dict[Any, tuple[int, int, int, int]]:
-        f = m.body[0]
-        self.line, self.indent = 1, 0
-        self.function(f)
-        self.pos[m] = (1, 0, self.line, 0)
-        return self.pos
-
-    def function(self, f: Any) -> None:
-        """A ``def`` at ``self.line`` (its leading lines passed) and ``self.indent``; ``self.line`` after it."""
-        line, indent = self.line, self.indent
-        self.col = indent + 4
-        self.pos[f.name] = (line, self.col, line, self.col + len(f.name.value))
-        self.col += len(f.name.value) + 1
-        params = f.params
-        pstart = self.col
-        for p in params.params:
-            start = self.col
-            self.col += len(p.name.value)
-            self.pos[p.name] = self.pos[p] = (line, start, line, self.col)  # (a parameter's: its name's)
-            if p.default is not None:
-                self.tok(p.equal, "=")
-                self.expr(p.default)
-            self.comma(p.comma)
-        self.pos[params] = (line, pstart, line, self.col)
-        end = self.block(f.body)
-        self.pos[f] = (line, indent, *end)
-
-    def block(self, b: Any) -> tuple[int, int]:
-        """The block after a header on ``self.line``: its statements one level in; the end of its last."""
-        self.line += 1
-        self.indent += 4
-        first = None
-        for st in b.body:
-            self.line += len(st.leading_lines)
-            start = (self.line, self.indent)
-            first = first or start
-            kind = type(st)
-            if kind is cst.SimpleStatementLine:
-                self.col = self.indent
-                self.statement(st.body[0])
-                self.pos[st] = self.pos[st.body[0]]
-                self.line += 1
-            elif kind is cst.FunctionDef:
-                self.function(st)
-            elif kind is cst.If:
-                self.if_(st, "if")
-            elif kind is cst.While:
-                self.col = self.indent + 5 + len(st.whitespace_after_while.value)
-                self.expr(st.test)
-                self.pos[st] = (*start, *self.block(st.body))
-            elif kind is cst.For:
-                self.col = self.indent + 3 + len(st.whitespace_after_for.value)
-                self.expr(st.target)
-                self.col += len(st.whitespace_before_in.value) + 2 + len(st.whitespace_after_in.value)
-                self.expr(st.iter)
-                self.pos[st] = (*start, *self.block(st.body))
-            else:
-                raise Unsupported(kind)
-        self.indent -= 4
-        if first is None or b.footer:
-            raise Unsupported("block")
-        end = self.pos[b.body[-1]][2:]
-        self.pos[b] = (*first, *end)
-        return end
-
-    def if_(self, st: Any, keyword: str) -> None:
-        start = (self.line, self.indent)
-        self.col = self.indent + len(keyword) + len(st.whitespace_before_test.value)
-        self.expr(st.test)
-        end = self.block(st.body)
-        if type(st.orelse) is cst.If:
-            self.if_(st.orelse, "elif")
-            end = self.pos[st.orelse][2:]
-        elif st.orelse is not None:
-            else_start = (self.line, self.indent)
-            end = self.block(st.orelse.body)
-            self.pos[st.orelse] = (*else_start, *end)
-        self.pos[st] = (*start, *end)
-
-
-_EXPRESSIONS: dict[type, Any] = {
-    cst.Name: _Places.name, cst.Integer: _Places.name, cst.Float: _Places.name, cst.Imaginary: _Places.name,
-    cst.SimpleString: _Places.name, cst.Ellipsis: lambda self, n: setattr(self, "col", self.col + 3),
-    cst.Attribute: _Places.attribute, cst.BinaryOperation: _Places.binary, cst.UnaryOperation: _Places.unary,
-    cst.Comparison: _Places.comparison, cst.BooleanOperation: _Places.boolean, cst.IfExp: _Places.if_exp,
-    cst.Call: _Places.call, cst.Subscript: _Places.subscript, cst.Tuple: _Places.elements, cst.List: _Places.bracketed}
-_AUG_TOKENS = {cls: tok for tok, cls in _AUG.values()}

@@ -794,7 +794,7 @@ class Normalizer(Resolver):
         stmts = fdef.body.body
         if cst.DictComp in {n.__class__ for n in tuple(self.src.positions)}:  # (a position per node of the source)
             stmts = [dict_comprehensions(st, self.src.positions) for st in stmts]
-        if "dict" not in getattr(self.src.fn, "__globals__", {}) and "dict" in self.src.names() and \
+        if "dict" not in getattr(self.src.fn, "__globals__", {}) and "dict" in self.src.name_set() and \
                 any(keyword_dict(n) for n in walk_nodes(fdef.body)):  # (the builtin's `dict(a=x)`: `{"a": x}`)
             stmts = [dict_keywords(st, self.src.positions) for st in stmts]
         body = unread_defs.without_unread_defs(self.block(stmts, top=True))  # (`def vjp_fun` a lift replaced)

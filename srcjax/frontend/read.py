@@ -28,7 +28,7 @@ from .. import warm_cache
 from ..core import Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..lifetimes import PerFunction
 from .ast_walk import walk_ast
-from .cst_functions import function_module
+from .cst_functions import BuiltNames, function_module
 from .parsed import parse
 
 Range = tuple[int, int, int, int]
@@ -65,6 +65,17 @@ class FunctionSource:
         if found is None or found[0] is not self.fdef:
             found = self.__dict__["_names_of"] = (self.fdef, names_in(self.fdef))
         return list(found[1])
+
+    def name_set(self) -> frozenset[str]:
+        """``frozenset(self.names())``: for a tree built from ``ast``, the names its builder met (no walk)."""
+        built = self.built_names()
+        return built.names if built is not None else frozenset(self.names())
+
+    def built_names(self) -> BuiltNames | None:
+        """The names ``cst_functions`` met building ``fdef`` from ``ast`` (while ``fdef`` is still that tree);
+        None for a tree libcst parsed or another one."""
+        built = self.__dict__.get("_built_names")
+        return built[1] if built is not None and built[0] is self.fdef else None
 
 
 class Located(cst.CSTTransformer):
@@ -120,7 +131,7 @@ _CACHE: PerFunction[FunctionSource] = PerFunction("source")  # fn -> its source 
 # its own file and offsets). A batched helper's copy or a Jacobian's wrapper is written again, the same
 # text, for every function transformed; libcst trees never change, and the positions only gain entries
 # for nodes the normalizer makes.
-_GENERATED_TREES: dict[str, tuple[cst.FunctionDef, dict[cst.CSTNode, Range]]] = {}
+_GENERATED_TREES: dict[str, tuple[cst.FunctionDef, dict[cst.CSTNode, Range], BuiltNames | None]] = {}
 _GENERATED_KEPT = 512
 
 
@@ -161,14 +172,14 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
     generated = filename.startswith("<srcjax.")
     known = _GENERATED_TREES.get(raw) if generated else None
     if known is not None:  # (the same text in another generated module: the same tree and positions)
-        fdef, positions = known
+        fdef, positions, names = known
     else:
         try:
             # (straight-line functions, srcjax's or the user's, built from ast with their positions:
             # cst_functions.py, the parser's tree and the positions libcst's code generation finds in it;
             # anything else goes to libcst's parser)
-            module, positions = function_module(dedented, parse_module, _positions,
-                                                node if dedented is raw or dedented == raw else None)
+            module, positions, names = function_module(dedented, parse_module, _positions,
+                                                       node if dedented is raw or dedented == raw else None)
         except cst.ParserSyntaxError as e:
             raise UnsupportedSyntaxError(f"cannot parse the source of {fn.__qualname__}: {e.message}") from e
         found = next((s for s in module.body if isinstance(s, cst.FunctionDef)), None)
@@ -176,7 +187,7 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
             raise UnsupportedSyntaxError(f"cannot find the definition of {fn.__qualname__} in its source")
         fdef = found
         if generated:
-            _GENERATED_TREES[raw] = (fdef, positions)
+            _GENERATED_TREES[raw] = (fdef, positions, names)
             if len(_GENERATED_TREES) > _GENERATED_KEPT:
                 _GENERATED_TREES.pop(next(iter(_GENERATED_TREES)), None)
     if fdef.asynchronous is not None:
@@ -185,6 +196,8 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
     src = FunctionSource(fn=fn, name=fn.__name__, filename=filename, fdef=fdef, positions=positions,
                          line_offset=start - 1, col_offset=col_offset, globals=fn.__globals__,
                          closure=_closure(fn))
+    if names is not None:  # (the names of the tree built from ast: FunctionSource.built_names)
+        src.__dict__["_built_names"] = (fdef, names)
     _CACHE.set(fn, key, src)
     warm_cache.note_file(filename)
     return src

@@ -189,9 +189,9 @@ class Resolver:
         self.helper_name = helper_name
         self.calls: list[Callable[..., Any]] = []
         self.call_sites: dict[Callable[..., Any], Span | None] = {}  # where each of `calls` is first named
-        self.locals = local_names(src.fdef)
-        # (src.names(): names_in(src.fdef), remembered on the source for readable.user_names to read again)
-        self.used = set(self.locals) | set(src.names()) | {"np", "math", "srcjax"}
+        built = src.built_names()  # (a tree built from ast: the names its builder met, no walk of the tree)
+        self.locals = set(built.bound) if built is not None else local_names(src.fdef)
+        self.used = set(self.locals) | src.name_set() | {"np", "math", "srcjax"}
         self.counts: dict[str, int] = {}
         self.temps: set[str] = set()
         self.closure_args: dict[int, list[str]] = {}  # id(a function made from a lambda) -> the locals it takes
@@ -199,6 +199,7 @@ class Resolver:
         # def, the static functions it calls by name); a transformation of the name lifts it (closures)
         self.made_defs: dict[str, tuple[cst.FunctionDef, dict[str, Any]]] = {}
         self._static: dict[int, tuple[Any, Any, tuple[bool, Any]]] = {}  # id(node) -> (node, reads, static_value)
+        self._found: dict[str, tuple[Any, tuple[bool, Any]]] = {}  # name -> (recording, lookup's answer) if found
 
     # -- errors and spans ---------------------------------------------------------
     def span(self, node: cst.CSTNode) -> Span | None:
@@ -227,6 +228,19 @@ class Resolver:
                 return name
 
     def lookup(self, name: str) -> tuple[bool, Any]:
+        """``(True, value)`` of ``name`` in the function's closure, globals or builtins. A name found is remembered
+        while this function is read, under the same recording of reads (as :meth:`static_value`: one opened
+        meanwhile gets the read noted again; in the same one, a later look-up's note would be one made already)."""
+        hit = self._found.get(name)
+        top = warm_cache.current()
+        if hit is not None and hit[0] is top:
+            return hit[1]  # type: ignore[no-any-return]
+        found = self._lookup(name)
+        if found[0]:
+            self._found[name] = (top, found)
+        return found
+
+    def _lookup(self, name: str) -> tuple[bool, Any]:
         if name in self.src.closure:
             warm_cache.note_closure(name, self.src.closure[name])
             return True, self.src.closure[name]

@@ -45,7 +45,7 @@ def shared_lists(act: Activity, body: Sequence[Any]) -> None:
                 "through)", span=act.span_of(found.change, body),
                 hint="build each inner list under a name of its own (`a = []`, `a.append(y)`) and put them "
                      f"together after their last change (`{found.name} = [a, b]`)")
-        own = found.name in act.nf.source.names()  # (else a list srcjax made: a comprehension's, `cur = [...]`)
+        own = found.name in act.nf.source.name_set()  # (else a list srcjax made: a comprehension's, `cur = [...]`)
         raise DifferentiationError(
             f"cannot differentiate through `{act.shown(found.made, found.made, body)}` yet: `{found.alias}` "
             f"holds the list {f'`{found.name}`' if own else 'this line makes'}, which "

@@ -126,7 +126,7 @@ def for_program(text: str, pure_calls: set[str], prog: Any) -> str:
 def user_names(prog: Any) -> frozenset[str]:
     """The names the user wrote in the functions of ``prog`` (a :class:`~srcjax.frontend.program.Program`):
     never folded away, so the user's own variables keep their names in what srcjax writes."""
-    return frozenset(n for nf in prog.functions.values() for n in nf.source.names())
+    return frozenset(n for nf in prog.functions.values() for n in nf.source.name_set())
 
 
 def keep_anf(functions: dict[str, Any], anf_text: str, module_text: str) -> None:
