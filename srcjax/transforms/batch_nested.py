@@ -49,9 +49,8 @@ class _Spec:
     (``batch_take``: its other parameters are static, passed on as they are)."""
 
     def __init__(self, call: str, operands: tuple[tuple[str, str | bool], ...], size: str | None,
-                 flags: str | None, keyed: bool = True, rank_only: tuple[str, ...] = ()) -> None:
+                 flags: str | None, keyed: bool = True) -> None:
         self.call, self.operands, self.size, self.flags, self.keyed = call, operands, size, flags, keyed
-        self.rank_only = rank_only  # (operands read for their number of axes only: see _merged_plain)
 
 
 _SPECS: dict[Any, _Spec] = {
@@ -78,7 +77,7 @@ _SPECS: dict[Any, _Spec] = {
     batched_helpers.batch_expand_reduced_bar: _Spec("batch_expand_reduced_bar", (("c", True), ("g", "bg")), None,
                                                     None, False),
     batched_helpers.batch_align: _Spec("batch_align", (("x", True),), None, None, False),
-    batched_helpers.batch_align_b: _Spec("batch_align_b", (("x", True), ("y", True)), None, None, False, ("y",)),
+    batched_helpers.batch_align_b: _Spec("batch_align_b", (("x", True), ("y", True)), None, None, False),
 }
 
 
@@ -238,8 +237,6 @@ def _merged_plain(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: 
     w.emit(f"{inner_size} = np.shape({t})[{1 if o else 0}]", ind)
     new = dict(args)
     for (p, flag), (_, text, o, i) in zip(spec.operands, operands):
-        if p in spec.rank_only and o != i:  # (batched by one level: as many axes as merged, not broadcast for them)
-            continue
         if o or i:
             name = w.names.fresh("batch_merge")
             w.emit(f"{name} = batch_merge({text}, {o}, {i}, {outer}, {inner_size})", ind)
